@@ -1,0 +1,49 @@
+"""funcgrad: composable functional automatic differentiation on NumPy and CuPy arrays.
+
+Example:
+    >>> import funcgrad, funcgrad.numpy as fnp
+    >>> float(funcgrad.grad(lambda x: fnp.sin(x) * x)(0.0))
+    0.0
+"""
+
+from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
+from funcgrad import tree_util
+from funcgrad.api import grad, jvp, linearize, make_jaxpr, value_and_grad, vjp
+from funcgrad.avals import ShapedArray, float0
+from funcgrad.backend import default_device, device_put, devices, to_numpy
+from funcgrad.errors import (
+    ConcretizationError,
+    DeviceMismatchError,
+    DTypeError,
+    MissingRuleError,
+    ShapeError,
+    TracerMutationError,
+    UnexpectedTracerError,
+)
+from funcgrad.ops.elementwise import stop_gradient
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "grad",
+    "value_and_grad",
+    "jvp",
+    "vjp",
+    "linearize",
+    "make_jaxpr",
+    "stop_gradient",
+    "tree_util",
+    "devices",
+    "device_put",
+    "default_device",
+    "to_numpy",
+    "ShapedArray",
+    "float0",
+    "ConcretizationError",
+    "DeviceMismatchError",
+    "DTypeError",
+    "MissingRuleError",
+    "ShapeError",
+    "TracerMutationError",
+    "UnexpectedTracerError",
+]

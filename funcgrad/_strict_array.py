@@ -1,0 +1,860 @@
+"""Strict test backend: a CuPy-like "device" array type implemented over NumPy.
+
+CuPy refuses implicit host/device conversion: ``numpy.asarray(cupy_array)`` raises,
+and mixing a ``numpy.ndarray`` with a CuPy array in one CuPy operation raises.
+Without a GPU such mixing bugs go unnoticed, because NumPy silently accepts
+everything.  This module provides
+
+* :class:`StrictArray`, a distinct array type that wraps a ``numpy.ndarray`` and
+  refuses every implicit conversion to / mixing with raw NumPy arrays, exactly
+  where CuPy would;
+* :data:`strict_numpy`, an array-module namespace ("xp") with the NumPy API whose
+  functions take and return :class:`StrictArray` and reject raw ``numpy.ndarray``
+  arguments (except the explicit host-to-device transfers ``asarray``/``array``);
+* :func:`to_strict`, :func:`to_numpy` and :func:`is_strict` helpers.
+
+Python scalars and NumPy scalars (``np.float32(1.0)``, ...) are accepted as
+operands everywhere, as CuPy does.  This module imports only NumPy and the
+standard library.
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+__all__ = ["StrictArray", "is_strict", "strict_numpy", "to_numpy", "to_strict"]
+
+_HOST_HINT = "host array mixed with device arrays; use funcgrad.device_put"
+_SCALAR_TYPES = (bool, int, float, complex, np.generic)
+
+
+def _host_error(where: str, what: str = "argument") -> TypeError:
+    return TypeError(f"strict backend: numpy.ndarray {what} given to {where}: {_HOST_HINT}")
+
+
+# --------------------------------------------------------------------------------------
+# argument unwrapping / result wrapping
+# --------------------------------------------------------------------------------------
+
+
+def _unwrap(
+    obj: Any,
+    where: str,
+    ids: dict[int, StrictArray],
+    hosts: list[np.ndarray] | None,
+) -> Any:
+    """Replace StrictArrays by their ndarrays (recursively in lists/tuples).
+
+    Raw ``numpy.ndarray`` objects raise ``TypeError`` unless ``hosts`` is a list, in
+    which case they are allowed and collected there.
+    """
+    if isinstance(obj, StrictArray):
+        ids[id(obj._a)] = obj
+        return obj._a
+    if isinstance(obj, np.ndarray):
+        if hosts is None:
+            raise _host_error(where)
+        hosts.append(obj)
+        return obj
+    if isinstance(obj, list):
+        return [_unwrap(o, where, ids, hosts) for o in obj]
+    if isinstance(obj, tuple):
+        items = [_unwrap(o, where, ids, hosts) for o in obj]
+        if type(obj) is tuple:
+            return tuple(items)
+        if hasattr(obj, "_fields"):  # namedtuple
+            return type(obj)(*items)
+        return type(obj)(items)
+    return obj
+
+
+def _wrap(obj: Any, wrap_scalars: bool, ids: dict[int, StrictArray] | None = None) -> Any:
+    """Wrap ndarray results (recursively in lists/tuples) as StrictArray.
+
+    NumPy scalars become 0-d StrictArrays when ``wrap_scalars`` is true.  An
+    ndarray that is the buffer of one of the StrictArray arguments (``out=``, or
+    functions returning their input) maps back to that very StrictArray object.
+    """
+    if isinstance(obj, np.ndarray):
+        if ids:
+            s = ids.get(id(obj))
+            if s is not None and s._a is obj:
+                return s
+        return StrictArray(obj)
+    if isinstance(obj, np.generic):
+        return StrictArray(np.asarray(obj)) if wrap_scalars else obj
+    if isinstance(obj, list):
+        return [_wrap(o, wrap_scalars, ids) for o in obj]
+    if isinstance(obj, tuple):
+        items = [_wrap(o, wrap_scalars, ids) for o in obj]
+        if type(obj) is tuple:
+            return tuple(items)
+        if hasattr(obj, "_fields"):  # namedtuple, e.g. numpy.linalg results
+            return type(obj)(*items)
+        return type(obj)(items)
+    return obj
+
+
+def _operand(other: Any, where: str) -> Any:
+    """Unwrap an operator operand; ``NotImplemented`` for unsupported types."""
+    if isinstance(other, StrictArray):
+        return other._a
+    if isinstance(other, np.ndarray):
+        raise _host_error(where, "operand")
+    if isinstance(other, _SCALAR_TYPES):
+        return other
+    return NotImplemented
+
+
+# --------------------------------------------------------------------------------------
+# operator / method factories
+# --------------------------------------------------------------------------------------
+
+
+def _binary(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray, Any], Any]:
+    where = f"StrictArray.{name}"
+
+    def method(self: StrictArray, other: Any) -> Any:
+        o = _operand(other, where)
+        if o is NotImplemented:
+            return NotImplemented
+        return _wrap(op(self._a, o), True)
+
+    method.__name__ = name
+    method.__qualname__ = where
+    method.__doc__ = f"Like ``numpy.ndarray.{name}``; raw ``numpy.ndarray`` operands raise."
+    return method
+
+
+def _reflected(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray, Any], Any]:
+    where = f"StrictArray.{name}"
+
+    def method(self: StrictArray, other: Any) -> Any:
+        o = _operand(other, where)
+        if o is NotImplemented:
+            return NotImplemented
+        return _wrap(op(o, self._a), True)
+
+    method.__name__ = name
+    method.__qualname__ = where
+    method.__doc__ = f"Like ``numpy.ndarray.{name}``; raw ``numpy.ndarray`` operands raise."
+    return method
+
+
+def _inplace(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray, Any], Any]:
+    where = f"StrictArray.{name}"
+
+    def method(self: StrictArray, other: Any) -> Any:
+        o = _operand(other, where)
+        if o is NotImplemented:
+            return NotImplemented
+        op(self._a, o)  # ndarray in-place operator mutates self._a
+        return self
+
+    method.__name__ = name
+    method.__qualname__ = where
+    method.__doc__ = f"Like ``numpy.ndarray.{name}`` (in place); raw ndarray operands raise."
+    return method
+
+
+def _unary(op: Callable[[Any], Any], name: str) -> Callable[[StrictArray], StrictArray]:
+    def method(self: StrictArray) -> StrictArray:
+        return _wrap(op(self._a), True)
+
+    method.__name__ = name
+    method.__qualname__ = f"StrictArray.{name}"
+    method.__doc__ = f"Like ``numpy.ndarray.{name}``."
+    return method
+
+
+def _array_method(name: str) -> Callable[..., Any]:
+    where = f"StrictArray.{name}"
+
+    def method(self: StrictArray, *args: Any, **kwargs: Any) -> Any:
+        ids: dict[int, StrictArray] = {id(self._a): self}
+        args = _unwrap(args, where, ids, None)
+        kwargs = {k: _unwrap(v, where, ids, None) for k, v in kwargs.items()}
+        return _wrap(getattr(self._a, name)(*args, **kwargs), True, ids)
+
+    method.__name__ = name
+    method.__qualname__ = where
+    method.__doc__ = (
+        f"Like ``numpy.ndarray.{name}``; array results are StrictArray, "
+        "raw ``numpy.ndarray`` arguments raise."
+    )
+    return method
+
+
+# --------------------------------------------------------------------------------------
+# StrictArray
+# --------------------------------------------------------------------------------------
+
+
+class StrictArray:
+    """A CuPy-like "device" array over NumPy that refuses implicit host conversion.
+
+    Construct with ``StrictArray(ndarray)`` (internal) or, publicly, with
+    :func:`to_strict` / ``strict_numpy.asarray``.  Operators, indexing and methods
+    behave like ``numpy.ndarray`` but always return StrictArray (0-d for scalar
+    results) and raise ``TypeError`` when a raw ``numpy.ndarray`` is involved.
+
+    >>> x = to_strict([1.0, 2.0])
+    >>> x * 2 + np.float32(1)
+    StrictArray([3., 5.])
+    >>> float(x.sum())
+    3.0
+    >>> np.asarray(x)
+    Traceback (most recent call last):
+    ...
+    TypeError: Implicit conversion to a NumPy array is not allowed (strict test backend). Use .get() to make an explicit host copy.
+    """
+
+    __slots__ = ("_a",)
+    __array_priority__ = 1000.0
+    __array_ufunc__ = None  # numpy ufuncs refuse StrictArray; ndarray ops defer to us
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like ndarray
+
+    _a: np.ndarray
+
+    def __init__(self, a: np.ndarray | np.generic) -> None:
+        if isinstance(a, np.generic):
+            a = np.asarray(a)
+        if not isinstance(a, np.ndarray):
+            raise TypeError(
+                f"StrictArray wraps a numpy.ndarray, got {type(a).__name__}; use to_strict()"
+            )
+        if type(a) is not np.ndarray:
+            a = a.view(np.ndarray)
+        self._a = a
+
+    # ---- NumPy protocol: refuse implicit conversion --------------------------------
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed (strict test backend). "
+            "Use .get() to make an explicit host copy."
+        )
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        mod = getattr(func, "__module__", None) or "numpy"
+        name = getattr(func, "__name__", repr(func))
+        xp_name = "strict_" + mod if mod.startswith("numpy") else "strict_numpy"
+        raise TypeError(
+            f"strict backend: {mod}.{name} called on a StrictArray; NumPy functions do not "
+            f"accept device arrays (use the xp module, e.g. {xp_name}.{name}, or .get())"
+        )
+
+    # ---- metadata ------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Array shape."""
+        return self._a.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """Array dtype."""
+        return self._a.dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self._a.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return self._a.size
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._a.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Total bytes of the elements."""
+        return self._a.nbytes
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Byte strides."""
+        return self._a.strides
+
+    @property
+    def flags(self) -> Any:
+        """Memory-layout flags (as ``numpy.ndarray.flags``)."""
+        return self._a.flags
+
+    @property
+    def T(self) -> StrictArray:
+        """Transpose."""
+        return StrictArray(self._a.T)
+
+    @property
+    def mT(self) -> StrictArray:
+        """Transpose of the last two axes."""
+        return StrictArray(self._a.mT)
+
+    @property
+    def real(self) -> StrictArray:
+        """Real part."""
+        return StrictArray(self._a.real)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._a.real[...] = _setitem_value(value, "StrictArray.real")
+
+    @property
+    def imag(self) -> StrictArray:
+        """Imaginary part."""
+        return StrictArray(self._a.imag)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._a.imag[...] = _setitem_value(value, "StrictArray.imag")
+
+    # ---- host transfer -------------------------------------------------------------
+
+    def get(
+        self, stream: Any = None, order: str = "C", out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Copy to host: return a new ``numpy.ndarray`` (like ``cupy.ndarray.get``).
+
+        ``stream`` is ignored.  With ``out`` (a ``numpy.ndarray``) the data is copied
+        into it and ``out`` is returned.
+
+        >>> to_strict([1, 2]).get()
+        array([1, 2])
+        """
+        if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("out must be a numpy.ndarray")
+            if out.shape != self._a.shape:
+                raise ValueError("Shape mismatch")
+            np.copyto(out, self._a, casting="no")
+            return out
+        return np.array(self._a, order=order, copy=True)
+
+    def set(self, arr: np.ndarray, stream: Any = None) -> None:
+        """Copy a host ``numpy.ndarray`` into this array (like ``cupy.ndarray.set``)."""
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"Only numpy.ndarray can be set to StrictArray, got {type(arr)}")
+        if arr.dtype != self._a.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self._a.dtype} array")
+        if arr.shape != self._a.shape:
+            raise ValueError("Shape mismatch")
+        np.copyto(self._a, arr)
+
+    # ---- Python protocol -----------------------------------------------------------
+
+    def __repr__(self) -> str:
+        r = repr(self._a)
+        if r.startswith("array("):
+            return "StrictArray" + r[len("array") :].replace("\n", "\n      ")
+        return f"StrictArray({r})"
+
+    def __str__(self) -> str:
+        return str(self._a)
+
+    def __format__(self, format_spec: str) -> str:
+        return format(self._a, format_spec)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Iterator[StrictArray]:
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for row in self._a:
+            yield StrictArray(row)
+
+    def __contains__(self, value: Any) -> bool:
+        eq = self.__eq__(value)
+        if eq is NotImplemented:
+            return False
+        return bool(eq._a.any())
+
+    def __getitem__(self, key: Any) -> StrictArray:
+        k = _unwrap(key, "StrictArray.__getitem__ (index)", {}, None)
+        return StrictArray(self._a[k])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        k = _unwrap(key, "StrictArray.__setitem__ (index)", {}, None)
+        self._a[k] = _setitem_value(value, "StrictArray.__setitem__")
+
+    def __copy__(self) -> StrictArray:
+        return StrictArray(self._a.copy())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> StrictArray:
+        return StrictArray(self._a.copy())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StrictArray, (self._a,))
+
+    # ---- scalar conversion (size-1 arrays, like CuPy) ------------------------------
+
+    def _scalar(self, what: str) -> Any:
+        if self._a.size != 1:
+            raise TypeError(f"only size-1 arrays can be converted to Python {what}")
+        return self._a.reshape(())[()]
+
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+    def __float__(self) -> float:
+        return float(self._scalar("scalars"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("scalars"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("scalars"))
+
+    def __index__(self) -> int:
+        if self._a.dtype.kind not in "iu" or self._a.size != 1:
+            raise TypeError("only integer size-1 arrays can be converted to an index")
+        return int(self._a.reshape(())[()])
+
+    def __round__(self, ndigits: int | None = None) -> StrictArray:
+        return StrictArray(np.round(self._a, 0 if ndigits is None else ndigits))
+
+    # ---- operators -----------------------------------------------------------------
+
+    __add__ = _binary(operator.add, "__add__")
+    __radd__ = _reflected(operator.add, "__radd__")
+    __iadd__ = _inplace(operator.iadd, "__iadd__")
+    __sub__ = _binary(operator.sub, "__sub__")
+    __rsub__ = _reflected(operator.sub, "__rsub__")
+    __isub__ = _inplace(operator.isub, "__isub__")
+    __mul__ = _binary(operator.mul, "__mul__")
+    __rmul__ = _reflected(operator.mul, "__rmul__")
+    __imul__ = _inplace(operator.imul, "__imul__")
+    __truediv__ = _binary(operator.truediv, "__truediv__")
+    __rtruediv__ = _reflected(operator.truediv, "__rtruediv__")
+    __itruediv__ = _inplace(operator.itruediv, "__itruediv__")
+    __floordiv__ = _binary(operator.floordiv, "__floordiv__")
+    __rfloordiv__ = _reflected(operator.floordiv, "__rfloordiv__")
+    __ifloordiv__ = _inplace(operator.ifloordiv, "__ifloordiv__")
+    __mod__ = _binary(operator.mod, "__mod__")
+    __rmod__ = _reflected(operator.mod, "__rmod__")
+    __imod__ = _inplace(operator.imod, "__imod__")
+    __pow__ = _binary(operator.pow, "__pow__")
+    __rpow__ = _reflected(operator.pow, "__rpow__")
+    __ipow__ = _inplace(operator.ipow, "__ipow__")
+    __matmul__ = _binary(operator.matmul, "__matmul__")
+    __rmatmul__ = _reflected(operator.matmul, "__rmatmul__")
+    __imatmul__ = _inplace(operator.imatmul, "__imatmul__")
+    __and__ = _binary(operator.and_, "__and__")
+    __rand__ = _reflected(operator.and_, "__rand__")
+    __iand__ = _inplace(operator.iand, "__iand__")
+    __or__ = _binary(operator.or_, "__or__")
+    __ror__ = _reflected(operator.or_, "__ror__")
+    __ior__ = _inplace(operator.ior, "__ior__")
+    __xor__ = _binary(operator.xor, "__xor__")
+    __rxor__ = _reflected(operator.xor, "__rxor__")
+    __ixor__ = _inplace(operator.ixor, "__ixor__")
+    __lshift__ = _binary(operator.lshift, "__lshift__")
+    __rlshift__ = _reflected(operator.lshift, "__rlshift__")
+    __ilshift__ = _inplace(operator.ilshift, "__ilshift__")
+    __rshift__ = _binary(operator.rshift, "__rshift__")
+    __rrshift__ = _reflected(operator.rshift, "__rrshift__")
+    __irshift__ = _inplace(operator.irshift, "__irshift__")
+    __divmod__ = _binary(divmod, "__divmod__")
+    __rdivmod__ = _reflected(divmod, "__rdivmod__")
+
+    __lt__ = _binary(operator.lt, "__lt__")
+    __le__ = _binary(operator.le, "__le__")
+    __eq__ = _binary(operator.eq, "__eq__")  # type: ignore[assignment]
+    __ne__ = _binary(operator.ne, "__ne__")  # type: ignore[assignment]
+    __gt__ = _binary(operator.gt, "__gt__")
+    __ge__ = _binary(operator.ge, "__ge__")
+
+    __neg__ = _unary(operator.neg, "__neg__")
+    __pos__ = _unary(operator.pos, "__pos__")
+    __abs__ = _unary(operator.abs, "__abs__")
+    __invert__ = _unary(operator.invert, "__invert__")
+
+    # ---- methods -------------------------------------------------------------------
+
+    astype = _array_method("astype")
+    reshape = _array_method("reshape")
+    transpose = _array_method("transpose")
+    ravel = _array_method("ravel")
+    flatten = _array_method("flatten")
+    copy = _array_method("copy")
+    sum = _array_method("sum")
+    prod = _array_method("prod")
+    mean = _array_method("mean")
+    std = _array_method("std")
+    var = _array_method("var")
+    max = _array_method("max")
+    min = _array_method("min")
+    argmax = _array_method("argmax")
+    argmin = _array_method("argmin")
+    any = _array_method("any")
+    all = _array_method("all")
+    cumsum = _array_method("cumsum")
+    cumprod = _array_method("cumprod")
+    clip = _array_method("clip")
+    conj = _array_method("conj")
+    conjugate = _array_method("conjugate")
+    squeeze = _array_method("squeeze")
+    swapaxes = _array_method("swapaxes")
+    dot = _array_method("dot")
+    nonzero = _array_method("nonzero")
+    round = _array_method("round")
+    repeat = _array_method("repeat")
+    take = _array_method("take")
+    put = _array_method("put")
+    diagonal = _array_method("diagonal")
+    trace = _array_method("trace")
+    sort = _array_method("sort")
+    argsort = _array_method("argsort")
+    partition = _array_method("partition")
+    argpartition = _array_method("argpartition")
+    searchsorted = _array_method("searchsorted")
+
+    def view(self, dtype: Any = None) -> StrictArray:
+        """A view of the same data, optionally reinterpreted as ``dtype``."""
+        if isinstance(dtype, type) and issubclass(dtype, np.ndarray):
+            raise TypeError("StrictArray.view: cannot view a device array as a numpy.ndarray")
+        return StrictArray(self._a.view() if dtype is None else self._a.view(dtype))
+
+    def fill(self, value: Any) -> None:
+        """Fill the array with a scalar (Python/NumPy scalar or 0-d StrictArray)."""
+        self._a.fill(_setitem_value(value, "StrictArray.fill"))
+
+    def item(self, *args: Any) -> Any:
+        """The element as a Python scalar (like ``numpy.ndarray.item``)."""
+        return self._a.item(*_unwrap(args, "StrictArray.item", {}, None))
+
+    def tolist(self) -> Any:
+        """Nested Python lists of Python scalars (like ``numpy.ndarray.tolist``)."""
+        return self._a.tolist()
+
+
+def _setitem_value(value: Any, where: str) -> Any:
+    return _unwrap(value, where + " (value)", {}, None)
+
+
+# --------------------------------------------------------------------------------------
+# the "xp" namespace
+# --------------------------------------------------------------------------------------
+
+# Functions whose results are never wrapped and which, like their CuPy counterparts,
+# only inspect metadata (so raw host arrays are harmless and accepted).
+_METADATA = frozenset(
+    {
+        "result_type", "shape", "ndim", "size", "iscomplexobj", "isrealobj", "can_cast",
+        "broadcast_shapes", "promote_types", "isscalar", "min_scalar_type", "issubdtype",
+        "isdtype", "common_type", "mintypecode", "typename", "iterable", "get_printoptions",
+        "set_printoptions", "printoptions", "geterr", "seterr", "geterrcall", "seterrcall",
+        "getbufsize", "setbufsize", "may_share_memory", "shares_memory",
+    }
+)  # fmt: skip
+
+# Explicit host-to-device transfers: raw numpy.ndarray arguments allowed (copied).
+_TRANSFER = frozenset({"asarray", "array", "asanyarray", "ascontiguousarray"})
+
+# Creation functions: NumPy-scalar results are wrapped even without StrictArray inputs.
+_CREATION = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "geomspace",
+        "eye", "identity", "asfortranarray", "zeros_like", "ones_like", "empty_like",
+        "full_like", "tri", "tril_indices", "triu_indices", "indices", "meshgrid",
+        "fromfunction", "frombuffer", "fromiter", "fromstring", "copy", "diag", "diagflat",
+        "vander", "asarray_chkfinite", "require",
+    }
+)  # fmt: skip
+
+_INDEX_TRICKS = frozenset({"r_", "c_", "mgrid", "ogrid"})
+
+
+def _wrap_callable(fn: Callable[..., Any], qualname: str, kind: str) -> Callable[..., Any]:
+    """Wrap a NumPy callable: unwrap StrictArray args, refuse host arrays, wrap results.
+
+    ``kind`` is ``"array"`` (default), ``"creation"``, ``"transfer"`` or ``"metadata"``.
+    """
+    allow_host = kind in ("transfer", "metadata")
+    always_wrap_scalars = kind in ("creation", "transfer")
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ids: dict[int, StrictArray] = {}
+        hosts: list[np.ndarray] | None = [] if allow_host else None
+        args = _unwrap(args, qualname, ids, hosts)
+        kwargs = {k: _unwrap(v, qualname, ids, hosts) for k, v in kwargs.items()}
+        result = fn(*args, **kwargs)
+        if kind == "metadata":
+            return result
+        if (
+            hosts
+            and isinstance(result, np.ndarray)
+            and any(np.may_share_memory(result, h) for h in hosts)
+        ):
+            result = result.copy()  # host -> device transfer never aliases host memory
+        return _wrap(result, always_wrap_scalars or bool(ids), ids)
+
+    wrapper.__name__ = getattr(fn, "__name__", qualname.rpartition(".")[2])
+    wrapper.__qualname__ = qualname
+    wrapper.__doc__ = getattr(fn, "__doc__", None)
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+class _StrictUfunc:
+    """A NumPy ufunc lifted to StrictArray, keeping ``reduce``/``accumulate``/``at``/..."""
+
+    def __init__(self, ufunc: np.ufunc, prefix: str) -> None:
+        name = ufunc.__name__
+        qual = f"{prefix}.{name}"
+        self._ufunc = ufunc
+        self.__name__ = name
+        self.__qualname__ = qual
+        self.__doc__ = ufunc.__doc__
+        self._call = _wrap_callable(ufunc, qual, "array")
+        self.reduce = _wrap_callable(ufunc.reduce, qual + ".reduce", "array")
+        self.accumulate = _wrap_callable(ufunc.accumulate, qual + ".accumulate", "array")
+        self.reduceat = _wrap_callable(ufunc.reduceat, qual + ".reduceat", "array")
+        self.outer = _wrap_callable(ufunc.outer, qual + ".outer", "array")
+        self.at = _wrap_callable(ufunc.at, qual + ".at", "array")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # nin, nout, nargs, identity, types, ntypes, signature, ...
+        inner = self.__dict__.get("_ufunc")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    def __repr__(self) -> str:
+        return f"<strict ufunc '{self.__name__}'>"
+
+
+class _StrictIndexTrick:
+    """``r_``/``c_``/``mgrid``/``ogrid`` lifted to StrictArray."""
+
+    def __init__(self, inner: Any, qualname: str) -> None:
+        self._inner = inner
+        self._qualname = qualname
+
+    def __getitem__(self, key: Any) -> Any:
+        ids: dict[int, StrictArray] = {}
+        k = _unwrap(key, self._qualname, ids, None)
+        return _wrap(self._inner[k], True, ids)
+
+    def __repr__(self) -> str:
+        return f"<strict {self._qualname}>"
+
+
+class _StrictRandomProxy:
+    """Base for random generators whose draws are StrictArray."""
+
+    _inner: Any
+    _prefix: str
+
+    def __getattr__(self, name: str) -> Any:
+        inner = self.__dict__.get("_inner")
+        if inner is None:
+            raise AttributeError(name)
+        value = getattr(inner, name)
+        if callable(value) and not isinstance(value, type):
+            return _wrap_callable(value, f"{self._prefix}.{name}", "creation")
+        return value
+
+    def __repr__(self) -> str:
+        return f"Strict{self._inner!r}"
+
+
+class _StrictRandomState(_StrictRandomProxy):
+    """``numpy.random.RandomState`` whose draws are StrictArray."""
+
+    _prefix = "numpy.random.RandomState"
+
+    def __init__(self, seed: Any = None) -> None:
+        self._inner = np.random.RandomState(_unwrap(seed, self._prefix, {}, []))
+
+
+class _StrictGenerator(_StrictRandomProxy):
+    """``numpy.random.Generator`` whose draws are StrictArray."""
+
+    _prefix = "numpy.random.Generator"
+
+    def __init__(self, bit_generator: Any) -> None:
+        if isinstance(bit_generator, np.random.Generator):
+            self._inner = bit_generator
+        else:
+            self._inner = np.random.Generator(bit_generator)
+
+
+def _default_rng(seed: Any = None) -> _StrictGenerator:
+    """Like ``numpy.random.default_rng``; the generator's draws are StrictArray."""
+    if isinstance(seed, _StrictGenerator):
+        return seed
+    return _StrictGenerator(np.random.default_rng(_unwrap(seed, "default_rng", {}, [])))
+
+
+class _StrictNamespace(types.ModuleType):
+    """A module-like "xp" namespace mirroring a NumPy module over StrictArray.
+
+    Attributes are looked up lazily in the NumPy module and cached: ufuncs and
+    functions are wrapped, everything else (dtypes, classes, constants) passes
+    through unchanged.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        np_module: types.ModuleType,
+        prefix: str,
+        *,
+        all_creation: bool = False,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(name, f"Strict test backend mirror of ``{prefix}``.")
+        self._np_module = np_module
+        self._prefix = prefix
+        self._all_creation = all_creation
+        for key, value in (overrides or {}).items():
+            setattr(self, key, value)
+
+    def _kind(self, name: str) -> str:
+        if name in _METADATA:
+            return "metadata"
+        if self._prefix == "numpy" and name in _TRANSFER:
+            return "transfer"
+        if self._all_creation or name in _CREATION:
+            return "creation"
+        return "array"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        try:
+            value = getattr(self.__dict__["_np_module"], name)
+        except AttributeError:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}") from None
+        qual = f"{self._prefix}.{name}"
+        wrapped: Any
+        if isinstance(value, np.ufunc):
+            wrapped = _StrictUfunc(value, self._prefix)
+        elif isinstance(value, (type, types.ModuleType)):
+            wrapped = value
+        elif name in _INDEX_TRICKS:
+            wrapped = _StrictIndexTrick(value, qual)
+        elif callable(value):
+            wrapped = _wrap_callable(value, qual, self._kind(name))
+        else:
+            wrapped = value
+        setattr(self, name, wrapped)  # cache: later lookups skip __getattr__
+        return wrapped
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(dir(self.__dict__["_np_module"])))
+
+    def __repr__(self) -> str:
+        return f"<strict namespace {self.__name__!r} over {self._prefix!r}>"
+
+
+def _get_array_module(*args: Any) -> types.ModuleType:
+    """Like ``cupy.get_array_module``: strict_numpy if any argument is a StrictArray."""
+    return strict_numpy if any(isinstance(a, StrictArray) for a in args) else np
+
+
+# --------------------------------------------------------------------------------------
+# public helpers
+# --------------------------------------------------------------------------------------
+
+
+def to_strict(x: Any, dtype: Any = None) -> StrictArray:
+    """Transfer host data (any array-like) to a new StrictArray (a copy).
+
+    A StrictArray is returned unchanged when no ``dtype`` conversion is needed.
+
+    >>> to_strict(np.arange(3))
+    StrictArray([0, 1, 2])
+    >>> to_strict(2.5)
+    StrictArray(2.5)
+    """
+    if isinstance(x, StrictArray):
+        return x if dtype is None or x.dtype == np.dtype(dtype) else x.astype(dtype)
+    return StrictArray(np.array(_unwrap(x, "to_strict", {}, []), dtype=dtype, copy=True))
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Transfer to host: StrictArray -> ``numpy.ndarray`` copy; NumPy arrays pass through.
+
+    >>> to_numpy(to_strict([1.0, 2.0]))
+    array([1., 2.])
+    >>> a = np.zeros(2)
+    >>> to_numpy(a) is a
+    True
+    """
+    if isinstance(x, StrictArray):
+        return x.get()
+    if isinstance(x, np.ndarray):
+        return x
+    return np.asarray(_unwrap(x, "to_numpy", {}, []))
+
+
+def is_strict(x: Any) -> bool:
+    """True when ``x`` is a StrictArray.
+
+    >>> is_strict(to_strict([1])), is_strict(np.ones(1))
+    (True, False)
+    """
+    return isinstance(x, StrictArray)
+
+
+_random = _StrictNamespace(
+    "strict_numpy.random",
+    np.random,
+    "numpy.random",
+    all_creation=True,
+    overrides={
+        "default_rng": _default_rng,
+        "RandomState": _StrictRandomState,
+        "Generator": _StrictGenerator,
+    },
+)
+
+_STRICT_NUMPY_DOC = """The "xp" array module of the strict backend (use like ``numpy`` / ``cupy``).
+
+Functions and ufuncs take and return StrictArray; raw ``numpy.ndarray`` arguments
+raise ``TypeError`` except in the explicit transfers ``asarray``/``array``/
+``asanyarray``/``ascontiguousarray``.  Dtypes, constants and classes pass through.
+
+>>> x = strict_numpy.linspace(0.0, 1.0, 3)
+>>> strict_numpy.sin(x * strict_numpy.pi)[1]
+StrictArray(1.)
+>>> strict_numpy.float32 is np.float32
+True
+>>> strict_numpy.sin(np.zeros(2))
+Traceback (most recent call last):
+...
+TypeError: strict backend: numpy.ndarray argument given to numpy.sin: host array mixed with device arrays; use funcgrad.device_put
+"""
+
+strict_numpy: Any = _StrictNamespace(
+    "strict_numpy",
+    np,
+    "numpy",
+    overrides={
+        "__doc__": _STRICT_NUMPY_DOC,
+        "ndarray": StrictArray,
+        "linalg": _StrictNamespace("strict_numpy.linalg", np.linalg, "numpy.linalg"),
+        "fft": _StrictNamespace("strict_numpy.fft", np.fft, "numpy.fft"),
+        "random": _random,
+        "asnumpy": to_numpy,
+        "get_array_module": _get_array_module,
+    },
+)
+
+__test__ = {"strict_numpy": _STRICT_NUMPY_DOC}

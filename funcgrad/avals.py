@@ -1,0 +1,222 @@
+"""Abstract values: what a transformation knows about an array without its contents.
+
+``ShapedArray`` holds shape, dtype, weak type and device. Dtype promotion follows NumPy 2
+(NEP 50): Python scalars are *weak* and take the other operand's precision, so
+``float32_array * 2.0`` stays float32.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy
+
+from funcgrad.backend import device_of
+from funcgrad.errors import DTypeError
+
+__all__ = [
+    "ShapedArray",
+    "get_aval",
+    "float0",
+    "result_dtype",
+    "is_float",
+    "is_complex",
+    "is_inexact",
+    "short_dtype_name",
+    "canonical_dtype",
+]
+
+#: dtype of the tangent of an integer or boolean value: it carries no information.
+float0 = numpy.dtype([("float0", numpy.void, 0)])
+
+_SUPPORTED_KINDS = frozenset("biufc")
+
+
+class ShapedArray:
+    """The abstract value of an array: ``shape``, ``dtype``, ``weak_type``, ``device``.
+
+    ``weak_type`` marks values that came from Python scalars: they adopt the dtype of the
+    arrays they meet (NEP 50). ``device`` is None for values that may live anywhere.
+
+    Example:
+        >>> a = ShapedArray((2, 3), numpy.dtype("float32"))
+        >>> str(a), a.ndim, a.size
+        ('f32[2,3]', 2, 6)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "device", "_hash")
+
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        dtype: Any,
+        weak_type: bool = False,
+        device: str | None = None,
+    ) -> None:
+        self.shape = tuple(shape)
+        self.dtype = numpy.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self.device = device
+        self._hash = hash((self.shape, self.dtype, self.weak_type, self.device))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(numpy.prod(self.shape, dtype=numpy.int64))
+
+    def update(self, **kw: Any) -> ShapedArray:
+        """A copy with some fields replaced."""
+        return ShapedArray(
+            kw.get("shape", self.shape),
+            kw.get("dtype", self.dtype),
+            kw.get("weak_type", self.weak_type),
+            kw.get("device", self.device),
+        )
+
+    def strip_weak(self) -> ShapedArray:
+        return self if not self.weak_type else self.update(weak_type=False)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+            and self.device == other.device
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def str_short(self) -> str:
+        return f"{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
+
+    def __repr__(self) -> str:
+        extra = ", weak_type=True" if self.weak_type else ""
+        dev = f", device={self.device!r}" if self.device else ""
+        return f"ShapedArray({self.str_short()}{extra}{dev})"
+
+
+_SHORT = {
+    "float64": "f64", "float32": "f32", "float16": "f16",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8",
+    "uint64": "u64", "uint32": "u32", "uint16": "u16", "uint8": "u8",
+    "complex128": "c128", "complex64": "c64", "bool": "bool",
+}
+
+
+def short_dtype_name(dtype: Any) -> str:
+    """``f64`` for float64, ``i32`` for int32, ``float0`` for float0, and so on.
+
+    Example:
+        >>> short_dtype_name(numpy.float32)
+        'f32'
+    """
+    dtype = numpy.dtype(dtype)
+    if dtype == float0:
+        return "float0"
+    return _SHORT.get(dtype.name, dtype.name)
+
+
+def canonical_dtype(dtype: Any, what: str = "array") -> numpy.dtype:
+    """Validate a dtype funcgrad can compute with; object, string and the like are refused.
+
+    Example:
+        >>> canonical_dtype("float32")
+        dtype('float32')
+    """
+    dt = numpy.dtype(dtype)
+    if dt.kind not in _SUPPORTED_KINDS and dt != float0:
+        raise DTypeError(
+            f"{what}: dtype {dt} is not supported; funcgrad computes on bool, integer, "
+            "float and complex arrays (convert strings/objects to numbers first)"
+        )
+    return dt
+
+
+_PY_WEAK = {int: numpy.dtype("int64"), float: numpy.dtype("float64"),
+            complex: numpy.dtype("complex128")}
+
+
+def get_aval(x: Any) -> ShapedArray:
+    """The abstract value of a concrete array, Python scalar or tracer.
+
+    Example:
+        >>> get_aval(1.0)
+        ShapedArray(f64[], weak_type=True)
+        >>> get_aval(numpy.ones((2,), numpy.float32))
+        ShapedArray(f32[2], device='cpu')
+    """
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    t = type(x)
+    if t is numpy.ndarray:
+        dt = x.dtype
+        if dt.kind not in _SUPPORTED_KINDS:
+            canonical_dtype(dt)
+        return ShapedArray(x.shape, dt, False, "cpu")
+    if t is bool:
+        return ShapedArray((), numpy.dtype(bool), False, None)
+    if t in _PY_WEAK:
+        return ShapedArray((), _PY_WEAK[t], True, None)
+    if isinstance(x, numpy.generic):
+        return ShapedArray((), canonical_dtype(x.dtype), False, None)
+    if isinstance(x, bool):
+        return ShapedArray((), numpy.dtype(bool), False, None)
+    for pt, dt in _PY_WEAK.items():
+        if isinstance(x, pt):
+            return ShapedArray((), dt, True, None)
+    dev = device_of(x)
+    if dev is not None:
+        return ShapedArray(x.shape, canonical_dtype(x.dtype), False, dev)
+    raise TypeError(
+        f"{type(x).__name__} is not a valid funcgrad array type; expected a numpy/cupy "
+        "array, a Python or NumPy scalar (lists must be converted with funcgrad.numpy.asarray)"
+    )
+
+
+def _stand_in(dtype: numpy.dtype, weak: bool) -> Any:
+    if not weak:
+        return dtype
+    return {"i": 0, "u": 0, "f": 0.0, "c": 0j, "b": False}[dtype.kind]
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_dtype_cached(key: tuple[tuple[numpy.dtype, bool], ...]) -> tuple[numpy.dtype, bool]:
+    weak = all(w for _, w in key)
+    if weak:
+        # Weak with weak: NumPy's scalar rules (int + float -> float64), still weak.
+        dt = numpy.result_type(*(_stand_in(d, True) for d, _ in key))
+        return numpy.dtype(dt), True
+    return numpy.dtype(numpy.result_type(*(_stand_in(d, w) for d, w in key))), False
+
+
+def result_dtype(*avals: ShapedArray) -> tuple[numpy.dtype, bool]:
+    """The (dtype, weak_type) NumPy 2 gives for an operation on ``avals`` (NEP 50).
+
+    Example:
+        >>> f32 = ShapedArray((), numpy.float32)
+        >>> result_dtype(f32, get_aval(2.0))
+        (dtype('float32'), False)
+    """
+    return _result_dtype_cached(tuple((a.dtype, a.weak_type) for a in avals))
+
+
+def is_float(dtype: Any) -> bool:
+    return numpy.dtype(dtype).kind == "f"
+
+
+def is_complex(dtype: Any) -> bool:
+    return numpy.dtype(dtype).kind == "c"
+
+
+def is_inexact(dtype: Any) -> bool:
+    """Whether values of ``dtype`` can carry derivatives (floating or complex)."""
+    return numpy.dtype(dtype).kind in "fc"

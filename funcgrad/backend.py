@@ -1,0 +1,262 @@
+"""The only door to array libraries.
+
+Every primitive implementation asks this module for its array module (``xp``) instead of
+importing NumPy, so the same code runs on NumPy (device ``"cpu"``), CuPy (``"gpu"``, imported
+lazily, only when a CuPy array or device is used) and the strict test backend (``"strict"``): a
+distinct array type over NumPy that, like CuPy, refuses implicit conversion, so host/device
+mixing bugs show up on a CPU-only machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import Any
+
+import numpy
+
+from funcgrad.errors import DeviceMismatchError
+
+__all__ = [
+    "devices",
+    "device_put",
+    "device_of",
+    "default_device",
+    "get_default_device",
+    "xp_for",
+    "xp_for_device",
+    "to_numpy",
+    "is_array",
+    "cuda_available",
+]
+
+_PY_SCALARS = (bool, int, float, complex)
+_default_device: ContextVar[str] = ContextVar("funcgrad_default_device", default="cpu")
+
+# device name -> array module, filled lazily for the optional ones.
+_modules: dict[str, Any] = {"cpu": numpy}
+# concrete array type -> device name; the hot path of device_of is one dict lookup.
+_type_to_device: dict[type, str] = {numpy.ndarray: "cpu"}
+
+
+def _load_strict() -> Any:
+    if "strict" not in _modules:
+        from funcgrad import _strict_array
+
+        _modules["strict"] = _strict_array.strict_numpy
+        _type_to_device[_strict_array.StrictArray] = "strict"
+    return _modules["strict"]
+
+
+def _load_cupy() -> Any:
+    if "gpu" not in _modules:
+        try:
+            import cupy
+        except ImportError as e:  # pragma: no cover - depends on the machine
+            raise RuntimeError(
+                "device 'gpu' needs CuPy: pip install 'funcgrad[cuda]' (cupy-cuda12x)"
+            ) from e
+        _modules["gpu"] = cupy
+        _type_to_device[cupy.ndarray] = "gpu"
+    return _modules["gpu"]
+
+
+_loaders = {"strict": _load_strict, "gpu": _load_cupy}
+
+
+def cuda_available() -> bool:
+    """Whether CuPy imports and sees at least one CUDA device.
+
+    Example:
+        >>> isinstance(cuda_available(), bool)
+        True
+    """
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def devices() -> list[str]:
+    """The devices usable now: always ``"cpu"``, ``"gpu"`` when CuPy sees CUDA.
+
+    Example:
+        >>> "cpu" in devices()
+        True
+    """
+    out = ["cpu"]
+    if cuda_available():
+        out.append("gpu")
+    return out
+
+
+def xp_for_device(device: str) -> Any:
+    """The array module of ``device`` ("cpu", "gpu" or "strict").
+
+    Example:
+        >>> xp_for_device("cpu").__name__
+        'numpy'
+    """
+    mod = _modules.get(device)
+    if mod is not None:
+        return mod
+    loader = _loaders.get(device)
+    if loader is None:
+        raise ValueError(f"unknown device {device!r}; expected one of 'cpu', 'gpu', 'strict'")
+    return loader()
+
+
+def device_of(x: Any) -> str | None:
+    """The device an array lives on, or None for Python scalars (which go anywhere).
+
+    NumPy scalars (``numpy.float32(1)``) count as host values that any device accepts, as
+    CuPy accepts them.
+
+    Example:
+        >>> device_of(numpy.ones(2)), device_of(1.0)
+        ('cpu', None)
+    """
+    d = _type_to_device.get(type(x))
+    if d is not None:
+        return d
+    if isinstance(x, _PY_SCALARS) or isinstance(x, numpy.generic):
+        return None
+    if isinstance(x, numpy.ndarray):
+        return "cpu"
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        _load_cupy()
+        return "gpu"
+    if mod == "funcgrad" and type(x).__name__ == "StrictArray":
+        _load_strict()
+        return "strict"
+    return None
+
+
+def is_array(x: Any) -> bool:
+    """Whether ``x`` is an array of a known backend (not a Python or NumPy scalar).
+
+    Example:
+        >>> is_array(numpy.zeros(3)), is_array(3.0)
+        (True, False)
+    """
+    return device_of(x) is not None
+
+
+def get_default_device() -> str:
+    """The device used for arrays created from Python data (see :func:`default_device`).
+
+    Example:
+        >>> get_default_device()
+        'cpu'
+    """
+    return _default_device.get()
+
+
+@contextlib.contextmanager
+def default_device(device: str) -> Iterator[None]:
+    """Context manager: arrays created from scalars or lists inside go to ``device``.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> with default_device("cpu"):
+        ...     type(fnp.zeros(2)).__name__
+        'ndarray'
+    """
+    xp_for_device(device)
+    token = _default_device.set(device)
+    try:
+        yield
+    finally:
+        _default_device.reset(token)
+
+
+def common_device(values: Any, what: str = "operation") -> str:
+    """The one device of the arrays in ``values``; raises naming both when they differ."""
+    dev = None
+    for v in values:
+        d = _type_to_device.get(type(v))
+        if d is None:
+            d = device_of(v)
+            if d is None:
+                continue
+        if dev is None:
+            dev = d
+        elif d != dev:
+            raise DeviceMismatchError(
+                f"{what}: arrays on different devices met: {dev!r} and {d!r}. "
+                f"Move them to one device first with funcgrad.device_put(x, {dev!r})."
+            )
+    return dev if dev is not None else _default_device.get()
+
+
+def xp_for(*values: Any, what: str = "operation") -> Any:
+    """The array module for computing on ``values`` (NumPy, CuPy or the strict backend).
+
+    Raises :class:`~funcgrad.errors.DeviceMismatchError` when arrays of two devices meet.
+
+    Example:
+        >>> xp_for(numpy.ones(2), 2.0).__name__
+        'numpy'
+    """
+    # Fast path: everything on the host.
+    for v in values:
+        t = type(v)
+        if t is not numpy.ndarray and t not in _PY_SCALARS and not isinstance(v, numpy.generic):
+            return _modules[common_device(values, what)]
+    dev = _default_device.get()
+    return numpy if dev == "cpu" else xp_for_device(dev)
+
+
+def device_put(x: Any, device: str | None = None) -> Any:
+    """Copy an array (or a pytree of arrays) to ``device`` ("cpu", "gpu" or "strict").
+
+    Example:
+        >>> y = device_put([1.0, 2.0], "cpu")
+        >>> type(y).__name__, y.dtype
+        ('ndarray', dtype('float64'))
+    """
+    from funcgrad import tree_util
+
+    device = device or _default_device.get()
+    xp = xp_for_device(device)
+
+    def put(v: Any) -> Any:
+        if hasattr(v, "aval") and hasattr(v, "_trace"):
+            return v  # tracers stay where they are
+        src = device_of(v)
+        if src == device:
+            return v
+        if src is not None and src != "cpu":
+            v = to_numpy(v)
+        return xp.asarray(v)
+
+    return tree_util.tree_map(put, x)
+
+
+def to_numpy(x: Any) -> Any:
+    """A host ``numpy.ndarray`` view or copy of ``x`` (from any device); scalars pass through.
+
+    Example:
+        >>> to_numpy(numpy.arange(3)).tolist()
+        [0, 1, 2]
+    """
+    if isinstance(x, numpy.ndarray | numpy.generic) or isinstance(x, _PY_SCALARS):
+        return x
+    get = getattr(x, "get", None)
+    if get is not None and device_of(x) in ("gpu", "strict"):
+        return get()
+    if hasattr(x, "aval") and hasattr(x, "_trace"):
+        raise TypeError(
+            "to_numpy got a traced value; it has no concrete array inside a transformation"
+        )
+    return numpy.asarray(x)
+
+
+def is_cupy_loaded() -> bool:
+    """Whether CuPy has been imported (funcgrad never imports it unless asked)."""
+    return "cupy" in sys.modules

@@ -1,0 +1,375 @@
+"""Primitives, ``bind``, and the stackless trace machinery.
+
+The current trace lives in a :class:`contextvars.ContextVar`. Every transforming trace has a
+``parent`` (the trace that was current when it was made) and is its own unique tag: a value is
+a dual number / batched / staged only for the trace whose tracer it is; for every other trace it
+is a constant. Rules run with the parent as the current trace. This keeps nested derivatives,
+closures over outer tracers and perturbation confusion right without a global stack.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.errors import (
+    ConcretizationError,
+    FuncgradError,
+    TracerMutationError,
+    UnexpectedTracerError,
+)
+
+__all__ = [
+    "Primitive",
+    "bind",
+    "bind1",
+    "Trace",
+    "EvalTrace",
+    "Tracer",
+    "current_trace",
+    "set_current_trace",
+    "eval_trace",
+    "user_source_info",
+    "SourceInfo",
+    "concrete_or_error",
+]
+
+Params = dict[str, Any]
+
+
+class Primitive:
+    """An operation that transformations know by identity.
+
+    Each primitive carries an implementation ``impl(*arrays, **params) -> list`` and a
+    shape/dtype rule ``abstract_eval(*avals, **params) -> list[ShapedArray]``; the
+    interpreters keep their own rule tables (jvp, transpose, batching) keyed by the primitive.
+
+    Example:
+        >>> p = Primitive("my_double")
+        >>> _ = p.def_impl(lambda x: [x * 2])
+        >>> _ = p.def_abstract_eval(lambda a: [a])
+        >>> bind(p, 3.0)
+        [6.0]
+    """
+
+    __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__weakref__")
+
+    def __init__(self, name: str, multiple_results: bool = False) -> None:
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl: Callable[..., list[Any]] | None = None
+        self.abstract_eval: Callable[..., list[ShapedArray]] | None = None
+
+    def def_impl(self, impl: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(
+        self, rule: Callable[..., list[ShapedArray]]
+    ) -> Callable[..., list[ShapedArray]]:
+        self.abstract_eval = rule
+        return rule
+
+    def bind(self, *args: Any, **params: Any) -> list[Any]:
+        return _trace_var.get().process_primitive(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_tag_counter = itertools.count(1)
+
+
+class Trace:
+    """Base of all traces. ``parent`` is the trace current when this one was made."""
+
+    __slots__ = ("parent", "tag", "__weakref__")
+
+    def __init__(self, parent: Trace | None) -> None:
+        self.parent = parent
+        self.tag = next(_tag_counter)
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: Params) -> list:
+        raise NotImplementedError  # every concrete trace overrides this
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}#{self.tag}"
+
+
+class EvalTrace(Trace):
+    """The bottom trace: runs implementations on concrete arrays."""
+
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: Params) -> list:
+        for a in args:
+            if isinstance(a, Tracer):
+                raise _leaked_tracer_error(a, prim)
+        try:
+            return prim.impl(*args, **params)  # type: ignore[misc]
+        except FuncgradError:
+            raise
+        except Exception as e:
+            raise _explain_impl_failure(prim, args, params, e) from e
+
+
+def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:
+    where = t._creation_site()
+    return UnexpectedTracerError(
+        f"{prim.name} received a tracer of {t._trace!r} ({t.aval.str_short()}) outside the "
+        f"transformation that made it: it escaped (stored in a global or a closure and used "
+        f"after the transformation returned).{where} Return values out of the transformed "
+        "function instead of storing them."
+    )
+
+
+def _explain_impl_failure(
+    prim: Primitive, args: Sequence[Any], params: Params, e: Exception
+) -> Exception:
+    # Run the shape rule first: it usually names the real problem better than NumPy does.
+    try:
+        avals = [get_aval(a) for a in args]
+        if prim.abstract_eval is not None:
+            prim.abstract_eval(*avals, **params)
+    except FuncgradError as rule_error:
+        return rule_error
+    except Exception:
+        avals = None
+    shapes = ", ".join(a.str_short() for a in avals) if avals else "?"
+    err_type = type(e) if isinstance(e, ValueError | TypeError | IndexError) else RuntimeError
+    try:
+        return err_type(f"{prim.name} on ({shapes}) failed{user_source_info().at()}: {e}")
+    except Exception:
+        return RuntimeError(f"{prim.name} on ({shapes}) failed: {e}")
+
+
+eval_trace = EvalTrace(None)
+_trace_var: ContextVar[Trace] = ContextVar("funcgrad_current_trace", default=eval_trace)
+
+
+def current_trace() -> Trace:
+    """The trace that ``bind`` sends primitives to right now."""
+    return _trace_var.get()
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace) -> Iterator[None]:
+    """Make ``trace`` current inside the ``with`` block."""
+    token = _trace_var.set(trace)
+    try:
+        yield
+    finally:
+        _trace_var.reset(token)
+
+
+def bind(prim: Primitive, *args: Any, **params: Any) -> list[Any]:
+    """Apply ``prim`` to ``args`` on the current trace; always returns a list of outputs.
+
+    Example:
+        >>> import funcgrad.ops.elementwise as ew
+        >>> bind(ew.add_p, 1.0, 2.0)
+        [np.float64(3.0)]
+    """
+    return _trace_var.get().process_primitive(prim, args, params)
+
+
+def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """``bind`` for single-output primitives: returns the output itself."""
+    return _trace_var.get().process_primitive(prim, args, params)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Source locations: errors and equations point at the user's line, not ours.
+
+_OUR_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d) + os.sep
+    for d in ("funcgrad", "funcgrad_nn")
+)
+_SKIP_FILES = ("contextlib.py", "functools.py", "<frozen")
+
+
+class SourceInfo:
+    """Where in the user's code an operation was written."""
+
+    __slots__ = ("filename", "lineno", "function")
+
+    def __init__(self, filename: str, lineno: int, function: str) -> None:
+        self.filename = filename
+        self.lineno = lineno
+        self.function = function
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno} ({self.function})"
+
+    def at(self) -> str:
+        return f" at {self}" if self.filename else ""
+
+
+_NO_SOURCE = SourceInfo("", 0, "")
+
+
+def user_source_info() -> SourceInfo:
+    """The innermost stack frame outside funcgrad (the user's line)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_OUR_DIRS) and not fn.endswith(_SKIP_FILES):
+            return SourceInfo(fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return _NO_SOURCE
+
+
+# ---------------------------------------------------------------------------------------------
+# Tracers
+
+
+class Tracer:
+    """A stand-in for an array inside a transformation.
+
+    Tracers behave like arrays: Python operators, ``.T``, ``.shape``, indexing, array methods
+    and the NumPy protocols (``numpy.sin(t)`` and ``ndarray * t`` trace) are installed by
+    :mod:`funcgrad.numpy`. Converting to a Python value (``bool``, ``float``, ``int``) works
+    when the trace knows the concrete value (under ``grad``, ``jvp``) and raises
+    :class:`ConcretizationError` under staging (``jit``, ``make_jaxpr``).
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError  # every concrete tracer overrides this
+
+    def to_concrete_value(self) -> Any:
+        """The concrete array behind this tracer, or None when the trace does not know it."""
+        return None
+
+    def _origin(self) -> str:
+        """A phrase saying where this value came from (an argument, an operation)."""
+        return ""
+
+    def _creation_site(self) -> str:
+        return ""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    def __len__(self) -> int:
+        shape = self.aval.shape
+        if not shape:
+            raise TypeError("len() of a 0-d (scalar) traced array")
+        return shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        shape = self.aval.shape
+        if not shape:
+            raise TypeError("iteration over a 0-d (scalar) traced array")
+        return (self[i] for i in range(shape[0]))
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        raise TracerMutationError(
+            f"traced arrays are immutable: `x[{_idx_str(idx)}] = ...` cannot be recorded. "
+            f"Use the functional update `x = x.at[{_idx_str(idx)}].set(value)` (or .add, .mul, "
+            ".min, .max) instead."
+        )
+
+    def __hash__(self) -> int:
+        raise TypeError(
+            "traced arrays are unhashable; to use a value as a dict key or static argument, "
+            "it must be concrete (pass it as a static argument)"
+        )
+
+    def _concrete(self, what: str) -> Any:
+        return concrete_or_error(self, what)
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("bool() / a Python `if` or `while` condition"))
+
+    def __float__(self) -> float:
+        return float(self._concrete("float()"))
+
+    def __int__(self) -> int:
+        return int(self._concrete("int()"))
+
+    def __complex__(self) -> complex:
+        return complex(self._concrete("complex()"))
+
+    def __index__(self) -> int:
+        return int(self._concrete("an index (__index__)").__index__())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise ConcretizationError(
+            f"a traced array ({self.aval.str_short()}) cannot be converted to a NumPy array"
+            f"{user_source_info().at()}: inside a transformation, use funcgrad.numpy "
+            "(`import funcgrad.numpy as fnp`) instead of numpy functions that funcgrad does not "
+            "know, and return values out of the transformed function to get arrays."
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self.aval.str_short()}>({self._trace!r})"
+
+    def __deepcopy__(self, memo: Any) -> Tracer:
+        return self
+
+    def __copy__(self) -> Tracer:
+        return self
+
+
+def _idx_str(idx: Any) -> str:
+    try:
+        if isinstance(idx, tuple):
+            return ", ".join(_idx_str(i) for i in idx)
+        if isinstance(idx, slice):
+            parts = ["" if v is None else str(v) for v in (idx.start, idx.stop, idx.step)]
+            return ":".join(parts[:2] if idx.step is None else parts)
+        if isinstance(idx, int):
+            return str(idx)
+    except Exception:
+        pass
+    return "idx"
+
+
+def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
+    """The concrete value of ``x``; a ConcretizationError naming the line and the fix if none.
+
+    Example:
+        >>> concrete_or_error(3.0)
+        3.0
+    """
+    if not isinstance(x, Tracer):
+        return x
+    val = x.to_concrete_value()
+    if val is not None:
+        return val
+    origin = x._origin()
+    raise ConcretizationError(
+        f"{what} needs a concrete value, but got a traced array ({x.aval.str_short()}) "
+        f"{origin}under {type(x._trace).__name__}{user_source_info().at()}. "
+        "Its value is not known while the function is being traced (jit, make_jaxpr, vmap). "
+        "Fixes: mark the argument static (jit's static_argnums/static_argnames), or use "
+        "structured control flow: funcgrad.numpy.where / funcgrad.cond for `if`, "
+        "funcgrad.while_loop / funcgrad.fori_loop / funcgrad.scan for loops."
+    )
+
+
+def is_tracer(x: Any) -> bool:
+    return isinstance(x, Tracer)

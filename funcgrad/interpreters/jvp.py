@@ -1,0 +1,244 @@
+"""Forward mode: dual numbers (primal, tangent) traced per primitive with JVP rules.
+
+Tangents may be symbolic zeros (:class:`Zero`), instantiated only when an array is needed.
+Integer and boolean values get ``float0`` tangents. JVP rules are written with differentiable
+primitives and run with the parent trace current, so their results differentiate again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
+from funcgrad.errors import MissingRuleError
+
+__all__ = [
+    "Zero",
+    "JVPTrace",
+    "JVPTracer",
+    "jvp_rules",
+    "defjvp",
+    "defjvp_zero",
+    "deflinear",
+    "jvp_flat",
+    "tangent_aval",
+    "instantiate",
+    "zeros_like_aval",
+    "add_tangents",
+    "add_any_p",
+]
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of abstract value ``aval``."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @staticmethod
+    def from_primal(x: Any) -> Zero:
+        return Zero(tangent_aval(get_aval(x)))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The abstract value of tangents of ``aval``: same shape; float0 for ints and bools."""
+    if aval.dtype.kind in "fc":
+        return aval if not aval.weak_type else aval.update(weak_type=False)
+    return ShapedArray(aval.shape, float0, False, aval.device)
+
+
+def zeros_like_aval(aval: ShapedArray) -> Any:
+    """A concrete zero array of ``aval`` on its device."""
+    xp = xp_for_device(aval.device or get_default_device())
+    return xp.zeros(aval.shape, dtype=aval.dtype)
+
+
+def instantiate(t: Any) -> Any:
+    """Turn a symbolic :class:`Zero` into an array; anything else passes through."""
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+# -- add_any: the one addition interpreters need, defined here so they never import ops ------
+
+add_any_p = Primitive("add_any")
+
+
+def _add_any_impl(x: Any, y: Any) -> list[Any]:
+    if getattr(x, "dtype", None) == float0:
+        return [x]
+    return [x + y]
+
+
+def _add_any_abstract(x: ShapedArray, y: ShapedArray) -> list[ShapedArray]:
+    return [x]
+
+
+add_any_p.def_impl(_add_any_impl)
+add_any_p.def_abstract_eval(_add_any_abstract)
+
+
+def add_tangents(x: Any, y: Any) -> Any:
+    """Sum two tangents (or cotangents) of the same aval; symbolic zeros are free."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return bind1(add_any_p, x, y)
+
+
+# -- rules -----------------------------------------------------------------------------------
+
+JvpRule = Callable[..., tuple[list[Any], list[Any]]]
+#: primitive -> rule(primals, tangents, **params) -> (primal_outs, tangent_outs)
+jvp_rules: dict[Primitive, JvpRule] = {}
+
+
+def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
+    """JVP from one function per input: ``fn(g, ans, *primals, **params)`` -> contribution.
+
+    ``None`` marks an input that is not differentiable. Contributions are summed.
+    """
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
+        ans = bind1(prim, *primals, **params)
+        out = None
+        for fn, t in zip(jvp_fns, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            c = fn(t, ans, *primals, **params)
+            out = c if out is None else add_tangents(out, c)
+        if out is None:
+            out = Zero.from_primal(ans)
+        return [ans], [out]
+
+    jvp_rules[prim] = rule
+
+
+def defjvp_zero(prim: Primitive) -> None:
+    """The primitive's outputs do not depend differentiably on its inputs (argmax, floor...)."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
+        outs = bind(prim, *primals, **params)
+        return outs, [Zero.from_primal(o) for o in outs]
+
+    jvp_rules[prim] = rule
+
+
+def deflinear(prim: Primitive) -> None:
+    """The primitive is linear in all its inputs: the tangent is the primitive of tangents."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
+        outs = bind(prim, *primals, **params)
+        if all(type(t) is Zero for t in tangents):
+            return outs, [Zero.from_primal(o) for o in outs]
+        touts = bind(prim, *[instantiate(t) for t in tangents], **params)
+        return outs, touts
+
+    jvp_rules[prim] = rule
+
+
+def _add_any_jvp(primals, tangents):
+    return [bind1(add_any_p, *primals)], [add_tangents(*tangents)]
+
+
+jvp_rules[add_any_p] = _add_any_jvp
+
+
+def get_jvp_rule(prim: Primitive) -> JvpRule:
+    rule = jvp_rules.get(prim)
+    if rule is None:
+        raise MissingRuleError(
+            f"differentiation rule for '{prim.name}' is not implemented (no JVP rule registered)"
+        )
+    return rule
+
+
+# -- the trace -------------------------------------------------------------------------------
+
+
+class JVPTracer(Tracer):
+    """A dual number: a primal value (of the parent trace) and its tangent."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def to_concrete_value(self) -> Any:
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    """Pushes tangents forward through each primitive (forward-mode AD)."""
+
+    __slots__ = ()
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        primals: list[Any] = []
+        tangents: list[Any] = []
+        live = False
+        for x in args:
+            if type(x) is JVPTracer and x._trace is self:
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                live = True
+            else:
+                primals.append(x)
+                tangents.append(Zero.from_primal(x))
+        token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+        try:
+            if not live:
+                return bind(prim, *primals, **params)
+            p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+        finally:
+            _trace_var.reset(token)
+        return [
+            p if type(t) is Zero else JVPTracer(self, p, t) for p, t in zip(p_outs, t_outs)
+        ]
+
+    def unpack(self, x: Any) -> tuple[Any, Any]:
+        """(primal, tangent) of an output value of this trace."""
+        if type(x) is JVPTracer and x._trace is self:
+            return x.primal, x.tangent
+        return x, Zero.from_primal(x)
+
+
+def jvp_flat(
+    f: Callable[..., Sequence[Any]], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[list[Any], list[Any]]:
+    """Forward mode on a flat function ``f(*arrays) -> list``; tangents may be Zero."""
+    trace = JVPTrace(_trace_var.get())
+    ins = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    token = _trace_var.set(trace)
+    try:
+        outs = f(*ins)
+    finally:
+        _trace_var.reset(token)
+    pairs = [trace.unpack(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+def is_float0(x: Any) -> bool:
+    return getattr(x, "dtype", None) == float0
+
+
+def float0_zeros(shape: tuple[int, ...]) -> numpy.ndarray:
+    """The float0 array JAX-style APIs return as the gradient of an integer input."""
+    return numpy.zeros(shape, dtype=float0)

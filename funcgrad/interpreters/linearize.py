@@ -1,0 +1,147 @@
+"""Linearize: primal work on the parent trace now, tangent work staged into a linear jaxpr.
+
+Each primitive's JVP rule runs with a :class:`PartialEvalTrace` current: operations on primal
+values alone are forwarded to the parent (so they are computed eagerly, and Python ``if`` on
+values works under ``grad``), operations on tangents are recorded. The recorded jaxpr is
+linear in the tangent inputs; dead code is removed before it is transposed for reverse mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind
+from funcgrad.interpreters.jvp import Zero, get_jvp_rule, tangent_aval
+from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer
+from funcgrad.ir import ClosedJaxpr
+
+__all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
+
+
+class LinearizeTracer(Tracer):
+    """A primal value (of the parent trace) with a staged tangent."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: LinearizeTrace, primal: Any, tangent: Any) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        return get_aval(self.primal)
+
+    def to_concrete_value(self) -> Any:
+        p = self.primal
+        return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class LinearizeTrace(Trace):
+    __slots__ = ("tangent_trace",)
+
+    def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace) -> None:
+        super().__init__(parent)
+        self.tangent_trace = tangent_trace
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        primals: list[Any] = []
+        tangents: list[Any] = []
+        live = False
+        for x in args:
+            if type(x) is LinearizeTracer and x._trace is self:
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                live = True
+            else:
+                primals.append(x)
+                tangents.append(Zero.from_primal(x))
+        if not live:
+            token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+            try:
+                return bind(prim, *primals, **params)
+            finally:
+                _trace_var.reset(token)
+        token = _trace_var.set(self.tangent_trace)
+        try:
+            p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+        finally:
+            _trace_var.reset(token)
+        return [
+            p if type(t) is Zero else LinearizeTracer(self, p, t) for p, t in zip(p_outs, t_outs)
+        ]
+
+
+class LinearizeResult:
+    """What :func:`linearize_flat` returns.
+
+    ``jaxpr`` maps the tangents of the inputs marked in ``linear_inputs`` to the output
+    tangents; an output whose tangent is symbolically zero is listed in ``zero_outputs`` (the
+    jaxpr still returns a placeholder for it so positions line up).
+    """
+
+    __slots__ = ("primals_out", "jaxpr", "in_tangent_avals", "out_tangent_avals", "zero_outputs")
+
+    def __init__(self, primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs):
+        self.primals_out = primals_out
+        self.jaxpr = jaxpr
+        self.in_tangent_avals = in_tangent_avals
+        self.out_tangent_avals = out_tangent_avals
+        self.zero_outputs = zero_outputs
+
+
+def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> LinearizeResult:
+    """Linearize a flat function ``f(*arrays) -> list`` at ``primals``."""
+    parent = _trace_var.get()
+    tangent_trace = PartialEvalTrace(parent)
+    trace = LinearizeTrace(parent, tangent_trace)
+    in_tangent_avals = [tangent_aval(get_aval(p)) for p in primals]
+    tangent_args = [tangent_trace.new_arg(a) for a in in_tangent_avals]
+    ins = [
+        LinearizeTracer(trace, p, t) if a.dtype.kind in "fc" else p
+        for p, t, a in zip(primals, tangent_args, in_tangent_avals)
+    ]
+    token = _trace_var.set(trace)
+    try:
+        outs = f(*ins)
+    finally:
+        _trace_var.reset(token)
+    primals_out, tangents_out, zero_outputs = [], [], []
+    for o in outs:
+        if type(o) is LinearizeTracer and o._trace is trace:
+            primals_out.append(o.primal)
+            tangents_out.append(o.tangent)
+            zero_outputs.append(type(o.tangent) is Zero)
+        else:
+            primals_out.append(o)
+            tangents_out.append(Zero.from_primal(o))
+            zero_outputs.append(True)
+    out_tangent_avals = [tangent_aval(get_aval(p)) for p in primals_out]
+    placeholders = [
+        _zero_placeholder(a) if z else t
+        for t, a, z in zip(tangents_out, out_tangent_avals, zero_outputs)
+    ]
+    jaxpr = tangent_trace.to_jaxpr(placeholders)
+    return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs)
+
+
+def _zero_placeholder(aval: ShapedArray) -> Any:
+    from funcgrad.interpreters.jvp import zeros_like_aval
+
+    return zeros_like_aval(aval)
+
+
+def is_staged_tangent(x: Any, trace: PartialEvalTrace) -> bool:
+    return isinstance(x, StagingTracer) and x._trace is trace
+
+
+def eval_linear(result: LinearizeResult, tangents: Sequence[Any]) -> list[Any]:
+    """Apply the linear map of ``result`` to input tangents (forward evaluation)."""
+    from funcgrad.ir import eval_jaxpr
+
+    closed: ClosedJaxpr = result.jaxpr
+    outs = eval_jaxpr(closed.jaxpr, closed.consts, *tangents)
+    return [Zero(a) if z else o for o, a, z in zip(outs, result.out_tangent_avals,
+                                                      result.zero_outputs)]

@@ -1,0 +1,368 @@
+"""The jaxpr IR: variables, literals, equations, jaxprs; typecheck, eval, DCE, printing.
+
+Example:
+    >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
+    >>> print(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)))
+    { lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.core import Primitive, SourceInfo, bind
+
+__all__ = [
+    "Var",
+    "Literal",
+    "Eqn",
+    "Jaxpr",
+    "ClosedJaxpr",
+    "eval_jaxpr",
+    "typecheck_jaxpr",
+    "dce_jaxpr",
+    "pp_jaxpr",
+    "JaxprTypeError",
+]
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A jaxpr variable: an abstract value with identity."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self) -> str:
+        return f"Var({self.id}:{self.aval.str_short()})"
+
+
+class Literal:
+    """A constant written into the jaxpr (a Python or NumPy scalar)."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val: Any, aval: ShapedArray | None = None) -> None:
+        self.val = val
+        self.aval = aval if aval is not None else get_aval(val)
+
+    def __repr__(self) -> str:
+        return f"Literal({self.val!r})"
+
+
+Atom = Var | Literal
+
+
+class Eqn:
+    """``outvars = prim[params] invars``, with the user's source line."""
+
+    __slots__ = ("prim", "invars", "outvars", "params", "source_info")
+
+    def __init__(
+        self,
+        prim: Primitive,
+        invars: list[Atom],
+        outvars: list[Var],
+        params: dict[str, Any],
+        source_info: SourceInfo | None = None,
+    ) -> None:
+        self.prim = prim
+        self.invars = invars
+        self.outvars = outvars
+        self.params = params
+        self.source_info = source_info
+
+    def replace(self, **kw: Any) -> Eqn:
+        return Eqn(
+            kw.get("prim", self.prim),
+            kw.get("invars", self.invars),
+            kw.get("outvars", self.outvars),
+            kw.get("params", self.params),
+            kw.get("source_info", self.source_info),
+        )
+
+    def __repr__(self) -> str:
+        return f"Eqn({self.prim.name})"
+
+
+class Jaxpr:
+    """A closed-over-nothing function in A-normal form: constvars, invars, eqns, outvars."""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns")
+
+    def __init__(
+        self,
+        constvars: Sequence[Var],
+        invars: Sequence[Var],
+        outvars: Sequence[Atom],
+        eqns: Sequence[Eqn],
+    ) -> None:
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.outvars]
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars.
+
+    ``str`` gives the readable form; ``.jaxpr``, ``.consts``, ``.in_avals`` and
+    ``.out_avals`` give the parts.
+    """
+
+    __slots__ = ("jaxpr", "consts")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+    @property
+    def eqns(self) -> list[Eqn]:
+        return self.jaxpr.eqns
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+    def __str__(self) -> str:
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding each equation on the current trace.
+
+    Because it uses ``bind``, evaluating a jaxpr under a transformation transforms it.
+    """
+    env: dict[Var, Any] = {}
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
+        outs = bind(eqn.prim, *invals, **eqn.params)
+        for v, x in zip(eqn.outvars, outs):
+            env[v] = x
+    return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-typed (an equation's avals disagree with its primitive's rule)."""
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr) -> None:
+    """Check every variable is defined once before use and avals match the shape rules.
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> typecheck_jaxpr(funcgrad.make_jaxpr(lambda x: x * 2)(np.ones(2)).jaxpr)
+    """
+    defined: set[Var] = set()
+
+    def define(v: Var) -> None:
+        if v in defined:
+            raise JaxprTypeError(f"variable {v} defined twice")
+        defined.add(v)
+
+    def read(a: Atom) -> ShapedArray:
+        if isinstance(a, Literal):
+            return a.aval
+        if a not in defined:
+            raise JaxprTypeError(f"variable {a} used before definition")
+        return a.aval
+
+    for v in jaxpr.constvars:
+        define(v)
+    for v in jaxpr.invars:
+        define(v)
+    for eqn in jaxpr.eqns:
+        in_avals = [read(a) for a in eqn.invars]
+        rule = eqn.prim.abstract_eval
+        if rule is not None:
+            out_avals = rule(*in_avals, **eqn.params)
+            got = [v.aval for v in eqn.outvars]
+            if [(a.shape, a.dtype) for a in out_avals] != [(a.shape, a.dtype) for a in got]:
+                raise JaxprTypeError(
+                    f"{eqn.prim.name}: the rule gives "
+                    f"{[a.str_short() for a in out_avals]} but the equation declares "
+                    f"{[a.str_short() for a in got]}"
+                )
+        for v in eqn.outvars:
+            define(v)
+    for a in jaxpr.outvars:
+        read(a)
+
+
+# DCE rules for primitives whose inner jaxprs can shrink (jit, cond, scan...) register here.
+DceRule = Callable[[list[bool], Eqn], tuple[list[bool], Eqn | None]]
+dce_rules: dict[Primitive, DceRule] = {}
+# Primitives with side effects are never removed.
+effectful_primitives: set[Primitive] = set()
+
+
+def dce_jaxpr(
+    jaxpr: Jaxpr, used_outputs: Sequence[bool] | None = None, prune_invars: bool = False
+) -> tuple[Jaxpr, list[bool]]:
+    """Remove equations whose results no output needs.
+
+    Returns the new jaxpr and, per invar, whether it is still used. With ``prune_invars``
+    the unused invars are dropped from the new jaxpr too.
+    """
+    if used_outputs is None:
+        used_outputs = [True] * len(jaxpr.outvars)
+    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+    live: set[Var] = {v for v in outvars if isinstance(v, Var)}
+    new_eqns: list[Eqn] = []
+    for eqn in reversed(jaxpr.eqns):
+        used = [v in live for v in eqn.outvars]
+        if not any(used) and eqn.prim not in effectful_primitives:
+            continue
+        rule = dce_rules.get(eqn.prim)
+        if rule is not None:
+            used_in, new_eqn = rule(used, eqn)
+            if new_eqn is None:
+                continue
+            for a, u in zip(new_eqn.invars, used_in):
+                if u and isinstance(a, Var):
+                    live.add(a)
+            new_eqns.append(new_eqn)
+            continue
+        for a in eqn.invars:
+            if isinstance(a, Var):
+                live.add(a)
+        new_eqns.append(eqn)
+    new_eqns.reverse()
+    used_inputs = [v in live for v in jaxpr.invars]
+    invars = [v for v, u in zip(jaxpr.invars, used_inputs) if u] if prune_invars else jaxpr.invars
+    constvars = [v for v in jaxpr.constvars if v in live]
+    return Jaxpr(constvars, invars, outvars, new_eqns), used_inputs
+
+
+def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """DCE a closed jaxpr, dropping the constants nothing reads anymore."""
+    new, _ = dce_jaxpr(closed.jaxpr)
+    keep = set(new.constvars)
+    consts = [c for v, c in zip(closed.jaxpr.constvars, closed.consts) if v in keep]
+    return ClosedJaxpr(new, consts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pretty printing: `{ lambda c:f64[3] ; a:f64[3]. let b:f64[3] = sin a in (b) }`
+
+
+def _names() -> Any:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for n in itertools.count(1):
+        for combo in itertools.product(letters, repeat=n):
+            yield "".join(combo)
+
+
+def _fmt_literal(v: Any) -> str:
+    if isinstance(v, bool | numpy.bool_):
+        return str(bool(v))
+    if isinstance(v, numpy.ndarray | numpy.generic):
+        v = v.item() if numpy.ndim(v) == 0 else v
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _fmt_param(v: Any, names: dict[Var, str], indent: int) -> str:
+    if isinstance(v, ClosedJaxpr):
+        return _pp(v.jaxpr, names, indent + 2, force_multiline=True)
+    if isinstance(v, Jaxpr):
+        return _pp(v, names, indent + 2, force_multiline=True)
+    if isinstance(v, numpy.dtype):
+        return v.name
+    if isinstance(v, type) and issubclass(v, numpy.generic):
+        return numpy.dtype(v).name
+    if isinstance(v, tuple):
+        inner = ", ".join(_fmt_param(x, names, indent) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    if callable(v) and hasattr(v, "__name__"):
+        return v.__name__
+    return str(v)
+
+
+def pp_jaxpr(jaxpr: Jaxpr) -> str:
+    """The readable text form of ``jaxpr`` (one line when short, one equation a line if not)."""
+    return _pp(jaxpr, {}, 0, force_multiline=False)
+
+
+def _pp(jaxpr: Jaxpr, names: dict[Var, str], indent: int, force_multiline: bool) -> str:
+    gen = _names()
+    used = set(names.values())
+
+    def name(v: Var) -> str:
+        n = names.get(v)
+        if n is None:
+            n = next(gen)
+            while n in used:
+                n = next(gen)
+            names[v] = n
+            used.add(n)
+        return n
+
+    def atom(a: Atom) -> str:
+        return _fmt_literal(a.val) if isinstance(a, Literal) else name(a)
+
+    def binder(v: Var) -> str:
+        return f"{name(v)}:{v.aval.str_short()}"
+
+    consts = " ".join(binder(v) for v in jaxpr.constvars)
+    args = " ".join(binder(v) for v in jaxpr.invars)
+    lines = []
+    for eqn in jaxpr.eqns:
+        outs = " ".join(binder(v) for v in eqn.outvars) or "_"
+        params = ""
+        if eqn.params:
+            params = "[" + ", ".join(
+                f"{k}={_fmt_param(v, names, indent)}" for k, v in sorted(eqn.params.items())
+            ) + "]"
+        ins = " ".join(atom(a) for a in eqn.invars)
+        lines.append(f"{outs} = {eqn.prim.name}{params} {ins}".rstrip())
+    outs = " ".join(atom(a) for a in jaxpr.outvars)
+    head = f"{{ lambda {consts + ' ' if consts else ''}; {args}. let"
+    tail = f"in ({outs}) }}"
+    one_line = f"{head} {'; '.join(lines)}{' ' if lines else ''}{tail}"
+    if not force_multiline and len(one_line) <= 100 and "\n" not in one_line:
+        return one_line
+    pad = " " * indent
+    body = "".join(f"\n{pad}    {ln}" for ln in lines)
+    return f"{head}{body}\n{pad}  {tail}"

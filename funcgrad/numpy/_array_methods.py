@@ -1,0 +1,170 @@
+"""Installs array behaviour on :class:`funcgrad.core.Tracer`: operators, methods, protocols.
+
+Tracers live in ``core``, which knows nothing of operations; this module (above the ops
+layer) gives them NumPy's operators and methods, and routes ``numpy.sin(tracer)`` /
+``numpy.sum(tracer)`` to the funcgrad.numpy function of the same name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from funcgrad.core import Tracer
+
+
+def _fnp() -> Any:
+    import funcgrad.numpy as fnp
+
+    return fnp
+
+
+def _binary(name: str, reflected: bool = False):
+    def op(self: Any, other: Any) -> Any:
+        fn = getattr(_fnp(), name)
+        if isinstance(other, list | tuple):
+            other = _fnp().asarray(other)
+        elif not _is_operand(other):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+
+    op.__name__ = name
+    return op
+
+
+def _is_operand(x: Any) -> bool:
+    if isinstance(x, Tracer | bool | int | float | complex | numpy.ndarray | numpy.generic):
+        return True
+    from funcgrad.backend import device_of
+
+    return device_of(x) is not None
+
+
+_BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift",
+}
+_COMPARE = {
+    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+    "eq": "equal", "ne": "not_equal",
+}
+
+
+def _install() -> None:
+    for dunder, fname in _BINARY.items():
+        setattr(Tracer, f"__{dunder}__", _binary(fname))
+        setattr(Tracer, f"__r{dunder}__", _binary(fname, reflected=True))
+    for dunder, fname in _COMPARE.items():
+        setattr(Tracer, f"__{dunder}__", _binary(fname))
+    Tracer.__divmod__ = lambda self, o: (self // o, self % o)  # type: ignore[attr-defined]
+    Tracer.__rdivmod__ = lambda self, o: (o // self, o % self)  # type: ignore[attr-defined]
+    Tracer.__neg__ = lambda self: _fnp().negative(self)  # type: ignore[attr-defined]
+    Tracer.__pos__ = lambda self: self  # type: ignore[attr-defined]
+    Tracer.__abs__ = lambda self: _fnp().abs(self)  # type: ignore[attr-defined]
+    Tracer.__invert__ = lambda self: _fnp().invert(self)  # type: ignore[attr-defined]
+    Tracer.__getitem__ = lambda self, idx: _fnp()._getitem(self, idx)  # type: ignore[attr-defined]
+    Tracer.__hash__ = None  # type: ignore[assignment]
+    Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+    Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
+
+    def _method(name: str):
+        def m(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(_fnp(), name)(self, *args, **kwargs)
+
+        m.__name__ = name
+        return m
+
+    for name in (
+        "sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "any", "all",
+        "cumsum", "cumprod", "ravel", "squeeze", "swapaxes", "clip", "conj", "conjugate",
+        "dot", "round", "trace", "diagonal", "nonzero", "ptp", "repeat", "sort", "argsort",
+        "take",
+    ):
+        setattr(Tracer, name, _method(name))
+
+    def reshape(self: Any, *shape: Any, order: str = "C") -> Any:
+        if len(shape) == 1 and isinstance(shape[0], tuple | list):
+            shape = tuple(shape[0])
+        return _fnp().reshape(self, shape, order=order)
+
+    def transpose(self: Any, *axes: Any) -> Any:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
+            axes = axes[0]
+        return _fnp().transpose(self, axes or None)
+
+    def astype(self: Any, dtype: Any, copy: bool = True) -> Any:
+        return _fnp().asarray(self, dtype=dtype)
+
+    def flatten(self: Any, order: str = "C") -> Any:
+        return _fnp().ravel(self, order=order)
+
+    def item(self: Any, *args: Any) -> Any:
+        v = self._concrete("item()")
+        return v.item(*args) if hasattr(v, "item") else v
+
+    def tolist(self: Any) -> Any:
+        v = self._concrete("tolist()")
+        return v.tolist() if hasattr(v, "tolist") else v
+
+    Tracer.reshape = reshape  # type: ignore[attr-defined]
+    Tracer.transpose = transpose  # type: ignore[attr-defined]
+    Tracer.astype = astype  # type: ignore[attr-defined]
+    Tracer.flatten = flatten  # type: ignore[attr-defined]
+    Tracer.copy = lambda self: _fnp().copy(self)  # type: ignore[attr-defined]
+    Tracer.item = item  # type: ignore[attr-defined]
+    Tracer.tolist = tolist  # type: ignore[attr-defined]
+    Tracer.T = property(lambda self: _fnp().transpose(self))  # type: ignore[attr-defined]
+    Tracer.mT = property(lambda self: _fnp().swapaxes(self, -1, -2))  # type: ignore[attr-defined]
+    Tracer.real = property(lambda self: _fnp().real(self))  # type: ignore[attr-defined]
+    Tracer.imag = property(lambda self: _fnp().imag(self))  # type: ignore[attr-defined]
+    Tracer.at = property(lambda self: _fnp()._IndexUpdateHelper(self))  # type: ignore[attr-defined]
+
+
+def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    fnp = _fnp()
+    if kwargs.get("out") is not None:
+        raise TypeError(
+            f"numpy.{ufunc.__name__}(..., out=...) cannot write into a traced array; "
+            "drop out= (funcgrad arrays are immutable)"
+        )
+    kwargs.pop("out", None)
+    fn = getattr(fnp, ufunc.__name__, None)
+    if method == "__call__" and fn is not None:
+        return fn(*inputs, **kwargs)
+    if method == "reduce" and ufunc.__name__ in _REDUCERS:
+        return getattr(fnp, _REDUCERS[ufunc.__name__])(*inputs, **kwargs)
+    if method == "accumulate" and ufunc.__name__ in _ACCUMULATORS:
+        return getattr(fnp, _ACCUMULATORS[ufunc.__name__])(*inputs, **kwargs)
+    raise TypeError(
+        f"numpy.{ufunc.__name__}.{method} is not supported on traced arrays; "
+        "use the funcgrad.numpy equivalent"
+    )
+
+
+_REDUCERS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+             "logical_and": "all", "logical_or": "any"}
+_ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _array_function(self: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    fnp = _fnp()
+    mod = getattr(func, "__module__", "") or ""
+    name = func.__name__
+    target = fnp
+    if mod.startswith("numpy.linalg"):
+        target = getattr(fnp, "linalg", None)
+    elif mod.startswith("numpy.fft"):
+        target = getattr(fnp, "fft", None)
+    fn = getattr(target, name, None) if target is not None else None
+    if fn is None:
+        raise TypeError(
+            f"numpy.{name} has no funcgrad.numpy equivalent yet, so it cannot trace; "
+            "rewrite it with funcgrad.numpy functions"
+        )
+    return fn(*args, **kwargs)
+
+
+_install()

@@ -1,0 +1,1414 @@
+"""Pytrees: nested containers of arrays, and functions that work on them.
+
+A *pytree* is a nested structure of containers whose non-container members are
+*leaves*.  The container ("node") types are:
+
+* ``None`` -- a node with no children (it is **not** a leaf),
+* ``tuple`` and ``list`` -- children in sequence order,
+* ``dict`` -- children in **sorted key order**; unflattening builds a ``dict``
+  whose keys are in that sorted order.  Keys that cannot be sorted together
+  (e.g. ``1`` and ``"a"``) fall back to sorting by ``(type name, repr(key))``,
+* ``collections.OrderedDict`` -- children in insertion order,
+* ``collections.defaultdict`` -- children in sorted key order; the
+  ``default_factory`` is kept,
+* namedtuples (any ``tuple`` subclass with a ``_fields`` attribute) -- children
+  in field order,
+* types registered with :func:`register_pytree_node`,
+  :func:`register_pytree_with_keys`, :func:`register_pytree_node_class` or
+  :func:`register_dataclass` -- children in the order their flatten function
+  returns them,
+* :class:`Partial` -- its positional arguments, then its keyword arguments.
+
+Everything else (arrays, numbers, strings, subclasses of ``list`` or ``dict``
+that are not registered, ...) is a leaf.  Type matching is by exact type.
+
+Leaves always come out of :func:`tree_flatten` in the same deterministic
+order: a depth-first, left-to-right walk where each node's children are
+visited in the order listed above.
+
+>>> leaves, treedef = tree_flatten({"b": (1, 2), "a": [3, None]})
+>>> leaves
+[3, 1, 2]
+>>> treedef
+PyTreeDef({'a': [*, None], 'b': (*, *)})
+>>> tree_unflatten(treedef, [30, 10, 20])
+{'a': [30, None], 'b': (10, 20)}
+
+A :class:`PyTreeDef` stores the structure as a flat, post-order tuple of node
+records; its hash is computed once when it is built, so treedefs are cheap to
+use as cache keys.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import operator
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+__all__ = [
+    "DictKey",
+    "FlattenedIndexKey",
+    "GetAttrKey",
+    "KeyEntry",
+    "KeyPath",
+    "Partial",
+    "PyTreeDef",
+    "SequenceKey",
+    "all_leaves",
+    "broadcast_prefix",
+    "keystr",
+    "ravel_pytree",
+    "register_dataclass",
+    "register_pytree_node",
+    "register_pytree_node_class",
+    "register_pytree_with_keys",
+    "tree_all",
+    "tree_broadcast",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_leaves",
+    "tree_leaves_with_path",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
+    "tree_structure",
+    "tree_transpose",
+    "tree_unflatten",
+    "treedef_children",
+    "treedef_is_leaf",
+    "treedef_tuple",
+]
+
+T = TypeVar("T")
+Leaf = Any
+PyTree = Any
+KeyEntry = Any
+KeyPath = tuple[Any, ...]
+
+# ---------------------------------------------------------------------------
+# Key path entries
+# ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """Key path entry for a child of a tuple or list.
+
+    >>> str(SequenceKey(0))
+    '[0]'
+    """
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """Key path entry for a child of a dict (or OrderedDict / defaultdict).
+
+    >>> str(DictKey("a"))
+    "['a']"
+    """
+
+    key: Hashable
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """Key path entry for an attribute (namedtuple field, dataclass field, ...).
+
+    >>> str(GetAttrKey("w"))
+    '.w'
+    """
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """Key path entry for the i-th child of a custom node registered without keys.
+
+    >>> str(FlattenedIndexKey(0))
+    '[<flat index 0>]'
+    """
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+def _simple_key_str(k: Any) -> str:
+    if isinstance(k, SequenceKey):
+        return str(k.idx)
+    if isinstance(k, DictKey):
+        return str(k.key)
+    if isinstance(k, GetAttrKey):
+        return k.name
+    if isinstance(k, FlattenedIndexKey):
+        return str(k.key)
+    return str(k)
+
+
+def keystr(path: Sequence[Any], *, simple: bool = False, separator: str = "/") -> str:
+    """Render a key path as a string.
+
+    By default the ``str`` of each entry is concatenated (entries carry their
+    own delimiters).  With ``simple=True`` each entry is reduced to its bare
+    key/index/name and the parts are joined with ``separator`` (which is only
+    used in simple mode).
+
+    >>> path = (DictKey("a"), SequenceKey(0), GetAttrKey("w"))
+    >>> keystr(path)
+    "['a'][0].w"
+    >>> keystr(path, simple=True)
+    'a/0/w'
+    >>> keystr(path, simple=True, separator=".")
+    'a.0.w'
+    """
+    if simple:
+        return separator.join(_simple_key_str(k) for k in path)
+    return "".join(str(k) for k in path)
+
+
+# ---------------------------------------------------------------------------
+# Node kinds and the registry
+# ---------------------------------------------------------------------------
+
+_TUPLE, _LIST, _DICT, _NONE, _NAMEDTUPLE, _ODICT, _DDICT, _CUSTOM = range(8)
+
+
+class _NodeKind:
+    """How to flatten/unflatten one node type.  Compared and hashed by identity."""
+
+    __slots__ = ("nodetype", "code", "flatten", "unflatten", "flatten_with_keys", "name")
+
+    def __init__(
+        self,
+        nodetype: type,
+        code: int,
+        flatten: Callable[[Any], tuple[Iterable[Any], Any]] | None,
+        unflatten: Callable[[Any, Iterable[Any]], Any] | None,
+        flatten_with_keys: Callable[[Any], tuple[Iterable[tuple[Any, Any]], Any]] | None,
+    ) -> None:
+        self.nodetype = nodetype
+        self.code = code
+        self.flatten = flatten
+        self.unflatten = unflatten
+        self.flatten_with_keys = flatten_with_keys
+        self.name = getattr(nodetype, "__qualname__", repr(nodetype))
+
+    def __repr__(self) -> str:
+        return f"<pytree node kind {self.name}>"
+
+
+def _namedtuple_flatten(x: tuple) -> tuple[tuple, type]:
+    return x, type(x)
+
+
+def _namedtuple_flatten_with_keys(x: Any) -> tuple[list[tuple[Any, Any]], type]:
+    return [(GetAttrKey(f), v) for f, v in zip(x._fields, x)], type(x)
+
+
+def _namedtuple_unflatten(aux: type, children: Iterable[Any]) -> Any:
+    return aux(*children)
+
+
+def _odict_flatten(x: collections.OrderedDict) -> tuple[list[Any], tuple]:
+    return list(x.values()), tuple(x)
+
+
+def _odict_flatten_with_keys(x: collections.OrderedDict) -> tuple[list[tuple[Any, Any]], tuple]:
+    return [(DictKey(k), v) for k, v in x.items()], tuple(x)
+
+
+def _odict_unflatten(aux: tuple, children: Iterable[Any]) -> collections.OrderedDict:
+    return collections.OrderedDict(zip(aux, children))
+
+
+def _ddict_flatten(x: collections.defaultdict) -> tuple[list[Any], tuple]:
+    keys = _sorted_keys(x)
+    return [x[k] for k in keys], (x.default_factory, keys)
+
+
+def _ddict_flatten_with_keys(
+    x: collections.defaultdict,
+) -> tuple[list[tuple[Any, Any]], tuple]:
+    keys = _sorted_keys(x)
+    return [(DictKey(k), x[k]) for k in keys], (x.default_factory, keys)
+
+
+def _ddict_unflatten(aux: tuple, children: Iterable[Any]) -> collections.defaultdict:
+    factory, keys = aux
+    return collections.defaultdict(factory, zip(keys, children))
+
+
+def _fallback_sort_key(k: Any) -> tuple[str, str]:
+    return (type(k).__name__, repr(k))
+
+
+def _sorted_keys(d: dict) -> tuple:
+    try:
+        return tuple(sorted(d))
+    except TypeError:
+        return tuple(sorted(d, key=_fallback_sort_key))
+
+
+_TUPLE_KIND = _NodeKind(tuple, _TUPLE, None, None, None)
+_LIST_KIND = _NodeKind(list, _LIST, None, None, None)
+_DICT_KIND = _NodeKind(dict, _DICT, None, None, None)
+_NONE_KIND = _NodeKind(type(None), _NONE, None, None, None)
+_NAMEDTUPLE_KIND = _NodeKind(
+    tuple, _NAMEDTUPLE, _namedtuple_flatten, _namedtuple_unflatten, _namedtuple_flatten_with_keys
+)
+_NAMEDTUPLE_KIND.name = "namedtuple"
+_ODICT_KIND = _NodeKind(
+    collections.OrderedDict, _ODICT, _odict_flatten, _odict_unflatten, _odict_flatten_with_keys
+)
+_DDICT_KIND = _NodeKind(
+    collections.defaultdict, _DDICT, _ddict_flatten, _ddict_unflatten, _ddict_flatten_with_keys
+)
+
+_BUILTIN_KINDS = {
+    tuple: _TUPLE_KIND,
+    list: _LIST_KIND,
+    dict: _DICT_KIND,
+    type(None): _NONE_KIND,
+    collections.OrderedDict: _ODICT_KIND,
+    collections.defaultdict: _DDICT_KIND,
+}
+
+# Registered node types (built-ins plus user registrations): never shrinks.
+_registry: dict[type, _NodeKind] = dict(_BUILTIN_KINDS)
+# Exact type -> kind, or None for leaf types.  Filled lazily; may be reset.
+_kind_cache: dict[type, _NodeKind | None] = dict(_registry)
+_KIND_CACHE_LIMIT = 8192
+_MISSING: Any = object()
+
+
+def _resolve_kind(t: type) -> _NodeKind | None:
+    kind = _registry.get(t)
+    if kind is None and issubclass(t, tuple) and hasattr(t, "_fields"):
+        kind = _NAMEDTUPLE_KIND
+    if len(_kind_cache) >= _KIND_CACHE_LIMIT:
+        _kind_cache.clear()
+        _kind_cache.update(_registry)
+    _kind_cache[t] = kind
+    return kind
+
+
+def _kind_of(t: type) -> _NodeKind | None:
+    kind = _kind_cache.get(t, _MISSING)
+    if kind is _MISSING:
+        kind = _resolve_kind(t)
+    return kind
+
+
+def _add_kind(nodetype: type, kind: _NodeKind) -> None:
+    if not isinstance(nodetype, type):
+        raise TypeError(f"pytree node type must be a class, got {nodetype!r}")
+    if nodetype in _registry:
+        raise ValueError(f"Duplicate pytree node type registration for {nodetype!r}")
+    _registry[nodetype] = kind
+    _kind_cache[nodetype] = kind
+
+
+def register_pytree_node(
+    nodetype: type[T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    flatten_with_keys_func: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]]
+    | None = None,
+) -> None:
+    """Register a type as a pytree node.
+
+    ``flatten_func(x)`` returns ``(children, aux_data)``; ``unflatten_func(aux_data,
+    children)`` rebuilds the node.  ``aux_data`` should be hashable and comparable
+    with ``==`` (it is part of the :class:`PyTreeDef`).  ``flatten_with_keys_func``
+    (optional) returns ``([(key, child), ...], aux_data)`` and is used for key
+    paths; without it children get :class:`FlattenedIndexKey` entries.
+    Registering a type twice raises ``ValueError``.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    >>> tree_leaves(Pair(1, (2, 3)))
+    [1, 2, 3]
+    """
+    _add_kind(nodetype, _NodeKind(nodetype, _CUSTOM, flatten_func, unflatten_func,
+                                  flatten_with_keys_func))
+
+
+def register_pytree_with_keys(
+    nodetype: type[T],
+    flatten_with_keys: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]] | None = None,
+) -> None:
+    """Register a pytree node type whose children carry key path entries.
+
+    ``flatten_with_keys(x)`` returns ``([(key, child), ...], aux_data)``.  If
+    ``flatten_func`` is omitted it is derived from ``flatten_with_keys`` (a faster
+    dedicated one can be passed for the hot path).
+
+    >>> class Box:
+    ...     def __init__(self, v):
+    ...         self.v = v
+    >>> register_pytree_with_keys(
+    ...     Box, lambda b: ([(GetAttrKey("v"), b.v)], None), lambda _, c: Box(*c))
+    >>> [keystr(p) for p, _ in tree_leaves_with_path({"x": Box(1.0)})]
+    ["['x'].v"]
+    """
+    if flatten_func is None:
+
+        def flatten_func(x: T) -> tuple[list[Any], Hashable]:
+            keyed, aux = flatten_with_keys(x)
+            return [c for _, c in keyed], aux
+
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls: type[T]) -> type[T]:
+    """Class decorator: register ``cls`` using its ``tree_flatten``/``tree_unflatten``.
+
+    ``cls.tree_flatten(self)`` returns ``(children, aux_data)`` and the classmethod
+    ``cls.tree_unflatten(aux_data, children)`` rebuilds an instance.
+
+    >>> @register_pytree_node_class
+    ... class Scaled:
+    ...     def __init__(self, x, scale):
+    ...         self.x, self.scale = x, scale
+    ...     def tree_flatten(self):
+    ...         return (self.x,), self.scale
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(children[0], aux)
+    >>> tree_map(lambda v: v + 1, Scaled(1, 10)).x
+    2
+    """
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(
+    cls: type[T] | None = None,
+    data_fields: Sequence[str] | None = None,
+    meta_fields: Sequence[str] | None = None,
+) -> Any:
+    """Register a (data)class as a pytree node with data (children) and meta (aux) fields.
+
+    Use it as a bare decorator on a ``@dataclass``: fields declared with
+    ``field(metadata={"static": True})`` become meta fields, all others data
+    fields.  Or pass ``data_fields``/``meta_fields`` explicitly (if only one list
+    is given for a dataclass, the other is the remaining fields), either as
+    ``register_dataclass(cls, data_fields, meta_fields)`` or as a decorator
+    factory ``@register_dataclass(data_fields=..., meta_fields=...)``.
+
+    Unflattening builds the instance with ``object.__new__`` and
+    ``object.__setattr__`` -- ``__init__``/``__post_init__`` are not called, so
+    frozen dataclasses and validating constructors work.  Meta field values
+    should be hashable.  Key path entries are ``GetAttrKey(field_name)``.
+
+    >>> from dataclasses import dataclass, field
+    >>> @register_dataclass
+    ... @dataclass(frozen=True)
+    ... class Layer:
+    ...     w: float
+    ...     b: float
+    ...     name: str = field(default="dense", metadata={"static": True})
+    >>> leaves, treedef = tree_flatten(Layer(1.0, 2.0))
+    >>> leaves
+    [1.0, 2.0]
+    >>> tree_unflatten(treedef, [3.0, 4.0])
+    Layer(w=3.0, b=4.0, name='dense')
+    """
+    if cls is None:
+        return functools.partial(register_dataclass, data_fields=data_fields,
+                                 meta_fields=meta_fields)
+
+    if dataclasses.is_dataclass(cls):
+        all_fields = dataclasses.fields(cls)
+        names = [f.name for f in all_fields]
+        if data_fields is None and meta_fields is None:
+            meta_fields = [f.name for f in all_fields if f.metadata.get("static", False)]
+            data_fields = [f.name for f in all_fields if not f.metadata.get("static", False)]
+        elif data_fields is None:
+            data_fields = [n for n in names if n not in set(meta_fields)]  # type: ignore[arg-type]
+        elif meta_fields is None:
+            meta_fields = [n for n in names if n not in set(data_fields)]
+        missing = [f.name for f in all_fields
+                   if f.init and f.name not in set(data_fields) | set(meta_fields)]
+        if missing:
+            raise ValueError(
+                f"register_dataclass({cls.__qualname__}): init fields {missing} are in neither "
+                "data_fields nor meta_fields")
+    elif data_fields is None or meta_fields is None:
+        raise TypeError(
+            f"register_dataclass({getattr(cls, '__qualname__', cls)!r}): data_fields and "
+            "meta_fields are required for classes that are not dataclasses")
+
+    data = tuple(data_fields)
+    meta = tuple(meta_fields)
+    overlap = set(data) & set(meta)
+    if overlap:
+        raise ValueError(f"register_dataclass: fields {sorted(overlap)} are both data and meta")
+
+    def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
+        if not names:
+            return lambda x: ()
+        if len(names) == 1:
+            g1 = operator.attrgetter(names[0])
+            return lambda x: (g1(x),)
+        return operator.attrgetter(*names)
+
+    get_data = _getter(data)
+    get_meta = _getter(meta)
+    keys = tuple(GetAttrKey(n) for n in data)
+    setattr_ = object.__setattr__
+    new = object.__new__
+
+    def flatten(x: Any) -> tuple[tuple, tuple]:
+        return get_data(x), get_meta(x)
+
+    def flatten_with_keys(x: Any) -> tuple[list[tuple[Any, Any]], tuple]:
+        return list(zip(keys, get_data(x))), get_meta(x)
+
+    def unflatten(aux: tuple, children: Iterable[Any]) -> Any:
+        obj = new(cls)
+        for name, value in zip(data, children):
+            setattr_(obj, name, value)
+        for name, value in zip(meta, aux):
+            setattr_(obj, name, value)
+        return obj
+
+    register_pytree_node(cls, flatten, unflatten, flatten_with_keys)
+    return cls
+
+
+# ---------------------------------------------------------------------------
+# PyTreeDef
+# ---------------------------------------------------------------------------
+#
+# A treedef is a tuple of node records in post-order (children before their
+# parent, the root last).  A leaf is recorded as ``None``; any other node as
+# ``(kind, aux, num_children, num_leaves, num_nodes)`` where the two counts are
+# for the subtree rooted at that node.  Aux data: dict -> sorted key tuple,
+# namedtuple -> the namedtuple class, OrderedDict -> key tuple, defaultdict ->
+# (default_factory, sorted key tuple), custom -> the user's aux data.
+
+_NONE_REC = (_NONE_KIND, None, 0, 0, 1)
+
+
+def _aux_hash(aux: Any) -> int:
+    try:
+        return hash(aux)
+    except TypeError:
+        return hash(type(aux))
+
+
+def _aux_equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _child_roots(nodes: tuple, i: int, n: int) -> list[int]:
+    """Indices (into ``nodes``) of the roots of node ``i``'s ``n`` children."""
+    roots = [0] * n
+    j = i - 1
+    for c in range(n - 1, -1, -1):
+        roots[c] = j
+        rec = nodes[j]
+        j -= 1 if rec is None else rec[4]
+    return roots
+
+
+def _plural(n: int) -> str:
+    return f"{n} child" if n == 1 else f"{n} children"
+
+
+def _describe_record(rec: tuple | None) -> str:
+    if rec is None:
+        return "leaf"
+    kind, aux, n = rec[0], rec[1], rec[2]
+    code = kind.code
+    if code == _TUPLE:
+        return f"tuple of {_plural(n)}"
+    if code == _LIST:
+        return f"list of {_plural(n)}"
+    if code == _DICT:
+        return f"dict with keys {list(aux)!r}"
+    if code == _NONE:
+        return "None"
+    if code == _NAMEDTUPLE:
+        return f"namedtuple {aux.__qualname__} of {_plural(n)}"
+    if code == _ODICT:
+        return f"OrderedDict with keys {list(aux)!r}"
+    if code == _DDICT:
+        return f"defaultdict with keys {list(aux[1])!r}"
+    return f"{kind.name} node of {_plural(n)}"
+
+
+def _one_level(kind: _NodeKind, x: Any) -> tuple[list[Any], tuple]:
+    """Children of node ``x`` and its (kind, aux, n) record head."""
+    code = kind.code
+    if code == _TUPLE or code == _LIST:
+        children = list(x)
+        return children, (kind, None, len(children))
+    if code == _DICT:
+        keys = _sorted_keys(x)
+        return [x[k] for k in keys], (kind, keys, len(keys))
+    if code == _NONE:
+        return [], _NONE_REC
+    children, aux = kind.flatten(x)  # type: ignore[misc]
+    children = list(children)
+    return children, (kind, aux, len(children))
+
+
+def _describe_value(x: Any) -> str:
+    kind = _kind_of(type(x))
+    if kind is None:
+        return f"leaf of type {type(x).__qualname__}"
+    return _describe_record(_one_level(kind, x)[1])
+
+
+def _node_keys(kind: _NodeKind, aux: Any, n: int, x: Any) -> list[Any]:
+    code = kind.code
+    if code == _TUPLE or code == _LIST:
+        return [SequenceKey(i) for i in range(n)]
+    if code == _DICT or code == _ODICT:
+        return [DictKey(k) for k in aux]
+    if code == _DDICT:
+        return [DictKey(k) for k in aux[1]]
+    if code == _NAMEDTUPLE:
+        return [GetAttrKey(f) for f in aux._fields]
+    if kind.flatten_with_keys is not None and x is not _MISSING:
+        return [k for k, _ in kind.flatten_with_keys(x)[0]]
+    return [FlattenedIndexKey(i) for i in range(n)]
+
+
+def _trail_to_path(trail: list[tuple]) -> tuple:
+    return tuple(_node_keys(kind, aux, n, x)[idx] for kind, aux, n, idx, x in trail)
+
+
+class PyTreeDef:
+    """The structure of a pytree: what :func:`tree_flatten` returns next to the leaves.
+
+    Immutable, hashable (hash precomputed at construction) and comparable with
+    ``==``; two treedefs are equal when their node types, aux data (dict keys,
+    namedtuple classes, custom aux data) and shapes are equal.
+
+    >>> treedef = tree_structure({"a": 1, "b": (2, 3)})
+    >>> treedef
+    PyTreeDef({'a': *, 'b': (*, *)})
+    >>> treedef.num_leaves, treedef.num_nodes
+    (3, 5)
+    >>> treedef == tree_structure({"b": (0, 0), "a": 0})
+    True
+    >>> treedef.unflatten([1, 2, 3])
+    {'a': 1, 'b': (2, 3)}
+    """
+
+    __slots__ = ("_nodes", "_hash", "__weakref__")
+
+    def __init__(self, nodes: tuple) -> None:
+        self._nodes = nodes
+        try:
+            self._hash = hash(nodes)
+        except TypeError:  # unhashable custom aux data
+            self._hash = hash(tuple(
+                None if r is None else (r[0], _aux_hash(r[1]), r[2]) for r in nodes))
+
+    # -- basic protocol -----------------------------------------------------
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, PyTreeDef):
+            return NotImplemented
+        if self._hash != other._hash:
+            return False
+        try:
+            return bool(self._nodes == other._nodes)
+        except Exception:  # aux data whose == is not a plain bool (e.g. arrays)
+            a, b = self._nodes, other._nodes
+            if len(a) != len(b):
+                return False
+            for ra, rb in zip(a, b):
+                if ra is rb:
+                    continue
+                if ra is None or rb is None:
+                    return False
+                if ra[0] is not rb[0] or ra[2:] != rb[2:] or not _aux_equal(ra[1], rb[1]):
+                    return False
+            return True
+
+    def __copy__(self) -> PyTreeDef:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> PyTreeDef:
+        return self
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({self._repr_node(len(self._nodes) - 1)})"
+
+    def _repr_node(self, i: int) -> str:
+        nodes = self._nodes
+        rec = nodes[i]
+        if rec is None:
+            return "*"
+        kind, aux, n = rec[0], rec[1], rec[2]
+        kids = [self._repr_node(r) for r in _child_roots(nodes, i, n)]
+        code = kind.code
+        if code == _TUPLE:
+            return "(" + ", ".join(kids) + ("," if n == 1 else "") + ")"
+        if code == _LIST:
+            return "[" + ", ".join(kids) + "]"
+        if code == _NONE:
+            return "None"
+        if code == _DICT:
+            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids)) + "}"
+        if code == _NAMEDTUPLE:
+            body = ", ".join(f"{f}={c}" for f, c in zip(aux._fields, kids))
+            return f"{aux.__qualname__}({body})"
+        if code == _ODICT:
+            body = ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids))
+            return f"OrderedDict({{{body}}})"
+        if code == _DDICT:
+            body = ", ".join(f"{k!r}: {c}" for k, c in zip(aux[1], kids))
+            return f"defaultdict({aux[0]!r}, {{{body}}})"
+        return f"CustomNode({kind.name}[{aux!r}], [{', '.join(kids)}])"
+
+    # -- properties ---------------------------------------------------------
+
+    @property
+    def num_leaves(self) -> int:
+        """Number of leaves in the structure."""
+        rec = self._nodes[-1]
+        return 1 if rec is None else rec[3]
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes, counting leaves and ``None`` nodes."""
+        return len(self._nodes)
+
+    def is_leaf(self) -> bool:
+        """True when the structure is a single leaf ``*``.
+
+        >>> tree_structure(1.0).is_leaf(), tree_structure(None).is_leaf()
+        (True, False)
+        """
+        return len(self._nodes) == 1 and self._nodes[0] is None
+
+    def node_data(self) -> tuple[type, Any] | None:
+        """``(node type, aux data)`` of the root node, or ``None`` for a leaf.
+
+        >>> tree_structure({"a": 1}).node_data()
+        (<class 'dict'>, ('a',))
+        """
+        rec = self._nodes[-1]
+        if rec is None:
+            return None
+        kind, aux = rec[0], rec[1]
+        if kind.code == _NAMEDTUPLE:
+            return aux, aux
+        return kind.nodetype, aux
+
+    def children(self) -> list[PyTreeDef]:
+        """Treedefs of the root's children (empty for a leaf or ``None``).
+
+        >>> tree_structure((1, [2, 3])).children()
+        [PyTreeDef(*), PyTreeDef([*, *])]
+        """
+        nodes = self._nodes
+        i = len(nodes) - 1
+        rec = nodes[i]
+        if rec is None:
+            return []
+        out = []
+        for r in _child_roots(nodes, i, rec[2]):
+            child = nodes[r]
+            size = 1 if child is None else child[4]
+            out.append(PyTreeDef(nodes[r - size + 1 : r + 1]))
+        return out
+
+    # -- unflatten / flatten_up_to -----------------------------------------
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """Build a pytree with this structure from ``leaves`` (in flatten order).
+
+        Raises ``ValueError`` naming the expected and actual leaf counts.
+
+        >>> tree_structure([1, (2, 3)]).unflatten("abc")
+        ['a', ('b', 'c')]
+        """
+        if type(leaves) is not list and type(leaves) is not tuple:
+            leaves = list(leaves)
+        nodes = self._nodes
+        root = nodes[-1]
+        expected = 1 if root is None else root[3]
+        if len(leaves) != expected:  # type: ignore[arg-type]
+            raise ValueError(
+                f"tree_unflatten: wrong number of leaves for {self!r}: "
+                f"expected {expected}, got {len(leaves)}")  # type: ignore[arg-type]
+        if root is None:
+            return leaves[0]  # type: ignore[index]
+        if len(nodes) == expected + 1:
+            # Fast path: a single node whose children are all leaves.
+            kind, aux = root[0], root[1]
+            code = kind.code
+            if code == _DICT:
+                return dict(zip(aux, leaves))
+            if code == _TUPLE:
+                return tuple(leaves)
+            if code == _LIST:
+                return list(leaves)
+            if code == _NONE:
+                return None
+            return kind.unflatten(aux, tuple(leaves))
+        stack: list[Any] = []
+        push = stack.append
+        li = 0
+        for rec in nodes:
+            if rec is None:
+                push(leaves[li])  # type: ignore[index]
+                li += 1
+                continue
+            kind, aux, n = rec[0], rec[1], rec[2]
+            if n:
+                children = stack[-n:]
+                del stack[-n:]
+            else:
+                children = []
+            code = kind.code
+            if code == _TUPLE:
+                push(tuple(children))
+            elif code == _LIST:
+                push(children)
+            elif code == _DICT:
+                push(dict(zip(aux, children)))
+            elif code == _NONE:
+                push(None)
+            else:
+                push(kind.unflatten(aux, tuple(children)))
+        return stack[0]
+
+    def flatten_up_to(self, tree: Any) -> list[Any]:
+        """Flatten ``tree`` only down to this treedef's leaves.
+
+        ``tree`` must have this structure, except that at each leaf position it
+        may hold any subtree (returned whole).  On mismatch raises ``ValueError``
+        naming the key path of the first difference and what each side had.
+
+        >>> tree_structure((1, 2)).flatten_up_to(([1, 2], {"a": 3}))
+        [[1, 2], {'a': 3}]
+        """
+        return _flatten_up_to(self, tree, "flatten_up_to", "")
+
+
+def _flatten_up_to(treedef: PyTreeDef, tree: Any, what: str, suffix: str) -> list[Any]:
+    nodes = treedef._nodes
+    out: list[Any] = []
+    _up_to(nodes, len(nodes) - 1, tree, out, [], what, suffix)
+    return out
+
+
+def _up_to(nodes: tuple, i: int, x: Any, out: list, trail: list, what: str, suffix: str) -> None:
+    rec = nodes[i]
+    if rec is None:
+        out.append(x)
+        return
+    kind, aux, n = rec[0], rec[1], rec[2]
+    xkind = _kind_of(type(x))
+    ok = xkind is kind
+    xaux = None
+    if ok:
+        code = kind.code
+        if code == _TUPLE or code == _LIST:
+            children = x
+            ok = len(x) == n
+        elif code == _DICT:
+            xaux = _sorted_keys(x)
+            ok = xaux == aux
+            children = [x[k] for k in aux] if ok else ()
+        elif code == _NONE:
+            return
+        else:
+            children, xaux = kind.flatten(x)  # type: ignore[misc]
+            children = list(children)
+            ok = len(children) == n and _aux_equal(xaux, aux)
+    if not ok:
+        path = keystr(_trail_to_path(trail)) or "root"
+        want = _describe_record(rec)
+        got = _describe_value(x)
+        if want == got and xkind is kind and kind.code == _CUSTOM:
+            want += f" with aux data {aux!r}"
+            got += f" with aux data {xaux!r}"
+        raise ValueError(f"{what}: structure mismatch at {path}: {want} vs {got}{suffix}")
+    for idx, (r, c) in enumerate(zip(_child_roots(nodes, i, n), children)):
+        trail.append((kind, aux, n, idx, x))
+        _up_to(nodes, r, c, out, trail, what, suffix)
+        trail.pop()
+
+
+# ---------------------------------------------------------------------------
+# Flattening
+# ---------------------------------------------------------------------------
+
+
+def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list, nodes: list) -> None:
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        nodes.append(None)
+        return
+    kind = _kind_cache.get(type(x), _MISSING)
+    if kind is _MISSING:
+        kind = _resolve_kind(type(x))
+    if kind is None:
+        leaves.append(x)
+        nodes.append(None)
+        return
+    code = kind.code
+    l0 = len(leaves)
+    n0 = len(nodes)
+    if code == _DICT:
+        keys = _sorted_keys(x)
+        for k in keys:
+            _flatten(x[k], is_leaf, leaves, nodes)
+        nodes.append((kind, keys, len(keys), len(leaves) - l0, len(nodes) - n0 + 1))
+    elif code == _TUPLE or code == _LIST:
+        for c in x:
+            _flatten(c, is_leaf, leaves, nodes)
+        nodes.append((kind, None, len(x), len(leaves) - l0, len(nodes) - n0 + 1))
+    elif code == _NONE:
+        nodes.append(_NONE_REC)
+    else:
+        children, aux = kind.flatten(x)  # type: ignore[misc]
+        n = 0
+        for c in children:
+            _flatten(c, is_leaf, leaves, nodes)
+            n += 1
+        nodes.append((kind, aux, n, len(leaves) - l0, len(nodes) - n0 + 1))
+
+
+def _flatten_fast(x: Any, leaves: list, nodes: list) -> None:
+    """:func:`_flatten` specialised for ``is_leaf=None``, with leaf children inlined."""
+    kind = _kind_cache.get(type(x), _MISSING)
+    if kind is _MISSING:
+        kind = _resolve_kind(type(x))
+    if kind is None:
+        leaves.append(x)
+        nodes.append(None)
+        return
+    code = kind.code
+    l0 = len(leaves)
+    n0 = len(nodes)
+    get = _kind_cache.get
+    leaf_append = leaves.append
+    node_append = nodes.append
+    if code == _DICT:
+        keys = _sorted_keys(x)
+        for k in keys:
+            c = x[k]
+            if get(type(c), _MISSING) is None:
+                leaf_append(c)
+                node_append(None)
+            else:
+                _flatten_fast(c, leaves, nodes)
+        nodes.append((kind, keys, len(keys), len(leaves) - l0, len(nodes) - n0 + 1))
+    elif code == _TUPLE or code == _LIST:
+        for c in x:
+            if get(type(c), _MISSING) is None:
+                leaf_append(c)
+                node_append(None)
+            else:
+                _flatten_fast(c, leaves, nodes)
+        nodes.append((kind, None, len(x), len(leaves) - l0, len(nodes) - n0 + 1))
+    elif code == _NONE:
+        nodes.append(_NONE_REC)
+    else:
+        children, aux = kind.flatten(x)  # type: ignore[misc]
+        n = 0
+        for c in children:
+            _flatten_fast(c, leaves, nodes)
+            n += 1
+        nodes.append((kind, aux, n, len(leaves) - l0, len(nodes) - n0 + 1))
+
+
+def _leaves_only(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list) -> None:
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return
+    kind = _kind_cache.get(type(x), _MISSING)
+    if kind is _MISSING:
+        kind = _resolve_kind(type(x))
+    if kind is None:
+        leaves.append(x)
+        return
+    code = kind.code
+    if code == _DICT:
+        for k in _sorted_keys(x):
+            _leaves_only(x[k], is_leaf, leaves)
+    elif code == _TUPLE or code == _LIST:
+        for c in x:
+            _leaves_only(c, is_leaf, leaves)
+    elif code != _NONE:
+        for c in kind.flatten(x)[0]:  # type: ignore[misc]
+            _leaves_only(c, is_leaf, leaves)
+
+
+def _flatten_with_path(
+    x: Any, is_leaf: Callable[[Any], bool] | None, path: tuple, out: list, nodes: list
+) -> None:
+    if is_leaf is not None and is_leaf(x):
+        out.append((path, x))
+        nodes.append(None)
+        return
+    kind = _kind_of(type(x))
+    if kind is None:
+        out.append((path, x))
+        nodes.append(None)
+        return
+    code = kind.code
+    l0 = len(out)
+    n0 = len(nodes)
+    if code == _DICT:
+        keys = _sorted_keys(x)
+        for k in keys:
+            _flatten_with_path(x[k], is_leaf, (*path, DictKey(k)), out, nodes)
+        nodes.append((kind, keys, len(keys), len(out) - l0, len(nodes) - n0 + 1))
+    elif code == _TUPLE or code == _LIST:
+        for i, c in enumerate(x):
+            _flatten_with_path(c, is_leaf, (*path, SequenceKey(i)), out, nodes)
+        nodes.append((kind, None, len(x), len(out) - l0, len(nodes) - n0 + 1))
+    elif code == _NONE:
+        nodes.append(_NONE_REC)
+    else:
+        if kind.flatten_with_keys is not None:
+            keyed, aux = kind.flatten_with_keys(x)
+        else:
+            children, aux = kind.flatten(x)  # type: ignore[misc]
+            keyed = [(FlattenedIndexKey(i), c) for i, c in enumerate(children)]
+        n = 0
+        for k, c in keyed:
+            _flatten_with_path(c, is_leaf, (*path, k), out, nodes)
+            n += 1
+        nodes.append((kind, aux, n, len(out) - l0, len(nodes) - n0 + 1))
+
+
+def tree_flatten(
+    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Leaf], PyTreeDef]:
+    """Flatten a pytree into ``(leaves, treedef)``.
+
+    Leaves are listed depth-first, left to right (dicts in sorted key order).
+    ``is_leaf(x)`` returning true makes ``x`` a leaf even if it is a node.
+
+    >>> tree_flatten([1, {"b": 2, "a": 3}, None])
+    ([1, 3, 2], PyTreeDef([*, {'a': *, 'b': *}, None]))
+    >>> tree_flatten([(1, 2), 3], is_leaf=lambda x: isinstance(x, tuple))[0]
+    [(1, 2), 3]
+    """
+    leaves: list[Any] = []
+    nodes: list[Any] = []
+    if is_leaf is None:
+        _flatten_fast(tree, leaves, nodes)
+    else:
+        _flatten(tree, is_leaf, leaves, nodes)
+    return leaves, PyTreeDef(tuple(nodes))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Leaf]) -> PyTree:
+    """Rebuild a pytree from a treedef and leaves (inverse of :func:`tree_flatten`).
+
+    >>> leaves, treedef = tree_flatten({"a": 1, "b": [2]})
+    >>> tree_unflatten(treedef, [10, 20])
+    {'a': 10, 'b': [20]}
+    """
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: PyTree, is_leaf: Callable[[Any], bool] | None = None) -> list[Leaf]:
+    """The leaves of a pytree, in :func:`tree_flatten` order.
+
+    >>> tree_leaves({"x": (1, None), "a": [2.0]})
+    [2.0, 1]
+    """
+    leaves: list[Any] = []
+    _leaves_only(tree, is_leaf, leaves)
+    return leaves
+
+
+def tree_structure(tree: PyTree, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The :class:`PyTreeDef` of a pytree.
+
+    >>> tree_structure((1, {"a": None}))
+    PyTreeDef((*, {'a': None}))
+    """
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_flatten_with_path(
+    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[KeyPath, Leaf]], PyTreeDef]:
+    """Like :func:`tree_flatten`, but each leaf comes with its key path.
+
+    >>> pairs, treedef = tree_flatten_with_path({"a": [1, 2]})
+    >>> [(keystr(p), x) for p, x in pairs]
+    [("['a'][0]", 1), ("['a'][1]", 2)]
+    """
+    out: list[tuple[KeyPath, Any]] = []
+    nodes: list[Any] = []
+    _flatten_with_path(tree, is_leaf, (), out, nodes)
+    return out, PyTreeDef(tuple(nodes))
+
+
+def tree_leaves_with_path(
+    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[KeyPath, Leaf]]:
+    """``(key path, leaf)`` pairs in :func:`tree_flatten` order.
+
+    >>> tree_leaves_with_path((1, {"k": 2}))
+    [((SequenceKey(idx=0),), 1), ((SequenceKey(idx=1), DictKey(key='k')), 2)]
+    """
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def _rest_leaves(
+    treedef: PyTreeDef, tree: Any, is_leaf: Callable[[Any], bool] | None, what: str, i: int
+) -> list[Any]:
+    leaves, other = tree_flatten(tree, is_leaf)
+    if other == treedef:
+        return leaves
+    return _flatten_up_to(treedef, tree, what, f" (tree 0 vs tree {i})")
+
+
+def tree_map(
+    f: Callable[..., Any],
+    tree: PyTree,
+    *rest: PyTree,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> PyTree:
+    """Apply ``f`` to the leaves of ``tree`` (and the matching leaves of ``rest``).
+
+    Each tree in ``rest`` must have the structure of ``tree`` (it may hold whole
+    subtrees where ``tree`` has leaves).  A mismatch raises ``ValueError`` naming
+    the key path where the structures first differ.
+
+    >>> tree_map(lambda x: x * 2, {"a": 1, "b": (2, 3)})
+    {'a': 2, 'b': (4, 6)}
+    >>> tree_map(lambda x, y: x + y, [1, 2], [10, 20])
+    [11, 22]
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    all_leaves_ = [leaves]
+    for i, r in enumerate(rest):
+        all_leaves_.append(_rest_leaves(treedef, r, is_leaf, "tree_map", i + 1))
+    return treedef.unflatten([f(*xs) for xs in zip(*all_leaves_)])
+
+
+def tree_map_with_path(
+    f: Callable[..., Any],
+    tree: PyTree,
+    *rest: PyTree,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> PyTree:
+    """Like :func:`tree_map`, but ``f`` gets the key path as its first argument.
+
+    >>> tree_map_with_path(lambda p, x: f"{keystr(p)}={x}", {"a": [1]})
+    {'a': ["['a'][0]=1"]}
+    """
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    all_leaves_ = [[x for _, x in pairs]]
+    for i, r in enumerate(rest):
+        all_leaves_.append(_rest_leaves(treedef, r, is_leaf, "tree_map_with_path", i + 1))
+    return treedef.unflatten(
+        [f(p, *xs) for (p, _), xs in zip(pairs, zip(*all_leaves_))])
+
+
+def tree_all(tree: PyTree, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """True if every leaf is truthy (vacuously true for no leaves).
+
+    >>> tree_all([True, {"a": 1}]), tree_all((True, 0)), tree_all(None)
+    (True, False, True)
+    """
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_reduce(
+    f: Callable[[Any, Any], Any],
+    tree: PyTree,
+    initializer: Any = _MISSING,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Reduce the leaves with ``f`` (like ``functools.reduce``), left to right.
+
+    >>> tree_reduce(lambda a, b: a + b, {"a": 1, "b": [2, 3]})
+    6
+    >>> tree_reduce(lambda a, b: a + b, [], 0)
+    0
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _MISSING:
+        return functools.reduce(f, leaves)
+    return functools.reduce(f, leaves, initializer)
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """True when ``treedef`` is a single leaf (``None`` is a node, so it is not).
+
+    >>> treedef_is_leaf(tree_structure(1)), treedef_is_leaf(tree_structure((1,)))
+    (True, False)
+    """
+    return treedef.is_leaf()
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """Treedefs of the root node's children.
+
+    >>> treedef_children(tree_structure({"a": 1, "b": (2,)}))
+    [PyTreeDef(*), PyTreeDef((*,))]
+    """
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The treedef of a tuple whose children have the given treedefs.
+
+    >>> treedef_tuple([tree_structure(1), tree_structure([1, 2])])
+    PyTreeDef((*, [*, *]))
+    """
+    treedefs = list(treedefs)
+    nodes: list[Any] = []
+    num_leaves = 0
+    for td in treedefs:
+        nodes.extend(td._nodes)
+        num_leaves += td.num_leaves
+    nodes.append((_TUPLE_KIND, None, len(treedefs), num_leaves, len(nodes) + 1))
+    return PyTreeDef(tuple(nodes))
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """True if every element of ``iterable`` is a leaf (``None`` is not a leaf).
+
+    >>> all_leaves([1.0, "s"]), all_leaves([1.0, (2,)]), all_leaves([None])
+    (True, False, False)
+    """
+    for x in iterable:
+        if is_leaf is not None and is_leaf(x):
+            continue
+        if _kind_of(type(x)) is not None:
+            return False
+    return True
+
+
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: PyTree
+) -> PyTree:
+    """Turn an outer-of-inner pytree into an inner-of-outer pytree.
+
+    ``pytree_to_transpose`` must have structure ``outer_treedef`` with a tree of
+    structure ``inner_treedef`` at each outer leaf (``inner_treedef=None``
+    infers it from the first one).
+
+    >>> outer = tree_structure([0, 0])
+    >>> inner = tree_structure({"a": 0, "b": 0})
+    >>> tree_transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    {'a': [1, 3], 'b': [2, 4]}
+    """
+    flat = _flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose", " (outer)")
+    if inner_treedef is None:
+        if not flat:
+            raise ValueError("tree_transpose: cannot infer inner_treedef from an empty tree")
+        inner_treedef = tree_structure(flat[0])
+    lol = [_flatten_up_to(inner_treedef, x, "tree_transpose", " (inner)") for x in flat]
+    if lol:
+        columns: Iterable[Sequence[Any]] = zip(*lol)
+    else:
+        columns = [[] for _ in range(inner_treedef.num_leaves)]
+    return inner_treedef.unflatten([outer_treedef.unflatten(col) for col in columns])
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
+
+
+def broadcast_prefix(
+    prefix_tree: PyTree, full_tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> list[Any]:
+    """Replicate each leaf of ``prefix_tree`` once per leaf of the matching subtree.
+
+    ``prefix_tree`` must be a tree prefix of ``full_tree``.  ``None`` in
+    ``prefix_tree`` is a **leaf** here (as for ``vmap``'s ``in_axes``).
+    ``is_leaf`` applies to both trees.  Returns a list with one entry per leaf of
+    ``full_tree``.
+
+    >>> broadcast_prefix((None, 0), (1.0, {"a": 2.0, "b": 3.0}))
+    [None, 0, 0]
+    """
+    if is_leaf is None:
+        prefix_is_leaf: Callable[[Any], bool] = _is_none
+    else:
+        user_is_leaf = is_leaf
+
+        def prefix_is_leaf(x: Any) -> bool:
+            return x is None or bool(user_is_leaf(x))
+
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, prefix_is_leaf)
+    subtrees = _flatten_up_to(prefix_def, full_tree, "broadcast_prefix", "")
+    out: list[Any] = []
+    for p, sub in zip(prefix_leaves, subtrees):
+        out.extend([p] * len(tree_leaves(sub, is_leaf)))
+    return out
+
+
+def tree_broadcast(
+    prefix_tree: PyTree, full_tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+) -> PyTree:
+    """Like :func:`broadcast_prefix`, but returns a tree with ``full_tree``'s structure.
+
+    >>> tree_broadcast({"a": 0, "b": None}, {"a": (1, 2), "b": [3]})
+    {'a': (0, 0), 'b': [None]}
+    """
+    return tree_structure(full_tree, is_leaf).unflatten(
+        broadcast_prefix(prefix_tree, full_tree, is_leaf))
+
+
+# ---------------------------------------------------------------------------
+# Partial
+# ---------------------------------------------------------------------------
+
+
+class Partial(functools.partial):
+    """A ``functools.partial`` that is a pytree.
+
+    Its leaves are the bound positional and keyword argument values; the
+    wrapped function is aux data (so it must be hashable).  This lets
+    partially-applied functions pass through transformations.
+
+    >>> p = Partial(lambda x, y, scale: (x + y) * scale, 1, scale=2)
+    >>> tree_leaves(p)
+    [1, 2]
+    >>> tree_map(lambda v: v * 10, p)(3)
+    260
+    """
+
+
+def _partial_flatten(p: Partial) -> tuple[tuple[tuple, dict], Callable]:
+    return (p.args, p.keywords), p.func
+
+
+def _partial_flatten_with_keys(p: Partial) -> tuple[list[tuple[Any, Any]], Callable]:
+    return [(GetAttrKey("args"), p.args), (GetAttrKey("keywords"), p.keywords)], p.func
+
+
+def _partial_unflatten(func: Callable, children: Sequence[Any]) -> Partial:
+    args, kwargs = children
+    return Partial(func, *args, **kwargs)
+
+
+register_pytree_node(Partial, _partial_flatten, _partial_unflatten, _partial_flatten_with_keys)
+
+
+# ---------------------------------------------------------------------------
+# ravel_pytree
+# ---------------------------------------------------------------------------
+
+
+def _concatenate(arrays: list[Any]) -> Any:
+    """Concatenate 1-D arrays (the one place the array namespace is chosen)."""
+    import numpy as np
+
+    return np.concatenate(arrays)
+
+
+class _LeafInfo(NamedTuple):
+    shape: tuple[int, ...]
+    dtype: Any
+    size: int
+
+
+def _unravel(
+    treedef: PyTreeDef, infos: tuple[_LeafInfo, ...], total: int, flat: Any
+) -> PyTree:
+    import numpy as np
+
+    shape = getattr(flat, "shape", None)
+    if shape is None:
+        flat = np.asarray(flat)
+        shape = flat.shape
+    if tuple(shape) != (total,):
+        raise ValueError(
+            f"unravel_pytree: expected a flat vector of size {total} (shape ({total},)), "
+            f"got shape {tuple(shape)}")
+    complex_input = np.issubdtype(flat.dtype, np.complexfloating)
+    leaves = []
+    offset = 0
+    for info in infos:
+        piece = flat[offset : offset + info.size].reshape(info.shape)
+        if complex_input and not np.issubdtype(info.dtype, np.complexfloating):
+            piece = piece.real
+        leaves.append(piece.astype(info.dtype, copy=False))
+        offset += info.size
+    return treedef.unflatten(leaves)
+
+
+def ravel_pytree(pytree: PyTree) -> tuple[Any, Callable[[Any], PyTree]]:
+    """Flatten a pytree of arrays into one 1-D array, plus a function to undo it.
+
+    The flat array has dtype ``numpy.result_type`` of all leaves (Python scalars
+    count as weakly typed); an empty tree gives a float64 array of shape
+    ``(0,)``.  ``unravel(flat)`` restores the structure, each leaf's shape and
+    its dtype (cast back), and raises ``ValueError`` naming the expected and
+    actual size if ``flat`` has the wrong shape.
+
+    >>> import numpy as np
+    >>> flat, unravel = ravel_pytree({"a": np.ones((2, 2), np.float32), "b": np.arange(2)})
+    >>> flat.shape, flat.dtype
+    ((6,), dtype('float64'))
+    >>> restored = unravel(flat)
+    >>> restored["a"].dtype, restored["b"].dtype, restored["a"].shape
+    (dtype('float32'), dtype('int64'), (2, 2))
+    """
+    import numpy as np
+
+    leaves, treedef = tree_flatten(pytree)
+    if not leaves:
+        return np.zeros((0,), dtype=np.float64), functools.partial(_unravel, treedef, (), 0)
+    # Collect distinct strong dtypes plus one representative per weak Python
+    # scalar type; avoids numpy's limit on result_type's argument count.
+    strong: dict[Any, None] = {}
+    weak: dict[type, Any] = {}
+    arrays = []
+    for leaf in leaves:
+        if type(leaf) in (bool, int, float, complex):
+            weak.setdefault(type(leaf), leaf)
+        arr = np.asarray(leaf)
+        if type(leaf) not in (bool, int, float, complex):
+            strong[arr.dtype] = None
+        arrays.append(arr)
+    dtype = np.result_type(*strong, *weak.values())
+    infos = tuple(_LeafInfo(a.shape, a.dtype, a.size) for a in arrays)
+    flat = _concatenate([np.ravel(a).astype(dtype, copy=False) for a in arrays])
+    total = sum(i.size for i in infos)
+    return flat, functools.partial(_unravel, treedef, infos, total)

@@ -1,0 +1,743 @@
+"""Tests for funcgrad.tree_util."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import doctest
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from funcgrad import tree_util
+from funcgrad.tree_util import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    Partial,
+    PyTreeDef,
+    SequenceKey,
+    all_leaves,
+    broadcast_prefix,
+    keystr,
+    ravel_pytree,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    register_pytree_with_keys,
+    tree_all,
+    tree_broadcast,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_leaves_with_path,
+    tree_map,
+    tree_map_with_path,
+    tree_reduce,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
+)
+
+# ---------------------------------------------------------------------------
+# Node types used across the tests
+# ---------------------------------------------------------------------------
+
+
+class Point(NamedTuple):
+    x: Any
+    y: Any
+
+
+@register_pytree_node_class
+class Pair:
+    """Custom node registered via tree_flatten/tree_unflatten (no keys)."""
+
+    def __init__(self, a: Any, b: Any, tag: str = "t") -> None:
+        self.a, self.b, self.tag = a, b, tag
+
+    def tree_flatten(self) -> tuple[tuple[Any, Any], str]:
+        return (self.a, self.b), self.tag
+
+    @classmethod
+    def tree_unflatten(cls, aux: str, children: Any) -> Pair:
+        return cls(*children, tag=aux)
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Pair and self.tag == other.tag  # type: ignore[attr-defined]
+                and _same(self.a, other.a) and _same(self.b, other.b))  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@register_dataclass
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    w: Any
+    b: Any
+    name: str = dataclasses.field(default="layer", metadata={"static": True})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.w, str) and self.w == "boom":
+            raise AssertionError("__post_init__ must not run on unflatten")
+
+
+@dataclasses.dataclass
+class Explicit:
+    data: Any
+    size: int
+
+
+register_dataclass(Explicit, data_fields=["data"], meta_fields=["size"])
+
+
+class Keyed:
+    def __init__(self, left: Any, right: Any) -> None:
+        self.left, self.right = left, right
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Keyed and _same(self.left, other.left)  # type: ignore[attr-defined]
+                and _same(self.right, other.right))  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+register_pytree_with_keys(
+    Keyed,
+    lambda k: ([(GetAttrKey("left"), k.left), (GetAttrKey("right"), k.right)], None),
+    lambda _, children: Keyed(*children),
+)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Deep equality that also checks container types and dict key order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, collections.defaultdict):
+        return (a.default_factory is b.default_factory and sorted(a) == sorted(b)
+                and all(_same(a[k], b[k]) for k in a))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    return a == b
+
+
+def _canonical(tree: Any) -> Any:
+    """What unflatten(flatten(tree)) should produce: plain dicts get sorted keys."""
+    if type(tree) is dict:
+        return {k: _canonical(tree[k]) for k in sorted(tree)}
+    if type(tree) in (list, tuple):
+        return type(tree)(_canonical(x) for x in tree)
+    if type(tree) is Point:
+        return Point(_canonical(tree.x), _canonical(tree.y))
+    if type(tree) is collections.OrderedDict:
+        return collections.OrderedDict((k, _canonical(v)) for k, v in tree.items())
+    if type(tree) is collections.defaultdict:
+        return collections.defaultdict(tree.default_factory,
+                                       {k: _canonical(tree[k]) for k in sorted(tree)})
+    if type(tree) is Pair:
+        return Pair(_canonical(tree.a), _canonical(tree.b), tree.tag)
+    if type(tree) is Frozen:
+        return Frozen(_canonical(tree.w), _canonical(tree.b), tree.name)
+    if type(tree) is Keyed:
+        return Keyed(_canonical(tree.left), _canonical(tree.right))
+    return tree
+
+
+# ---------------------------------------------------------------------------
+# Hypothesis strategies
+# ---------------------------------------------------------------------------
+
+leaf_st = st.one_of(
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, width=32),
+    st.text(max_size=2),
+    st.booleans(),
+)
+key_st = st.text(alphabet="abcdef", min_size=1, max_size=3)
+
+
+def _extend(children: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(
+        st.lists(children, max_size=4),
+        st.lists(children, max_size=4).map(tuple),
+        st.dictionaries(key_st, children, max_size=4),
+        st.builds(Point, children, children),
+        st.dictionaries(key_st, children, max_size=3).map(collections.OrderedDict),
+        st.dictionaries(key_st, children, max_size=3).map(
+            lambda d: collections.defaultdict(list, d)),
+        st.builds(Pair, children, children, st.sampled_from(["t", "u"])),
+        st.builds(Frozen, children, children, st.sampled_from(["l1", "l2"])),
+        st.builds(Keyed, children, children),
+    )
+
+
+tree_st = st.recursive(st.one_of(leaf_st, st.none()), _extend, max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree_st)
+def test_roundtrip_flatten_unflatten(tree: Any) -> None:
+    leaves, treedef = tree_flatten(tree)
+    assert isinstance(treedef, PyTreeDef)
+    assert len(leaves) == treedef.num_leaves
+    assert leaves == tree_leaves(tree)
+    rebuilt = tree_unflatten(treedef, leaves)
+    assert _same(rebuilt, _canonical(tree))
+    # Flattening the rebuilt tree gives the same leaves and an equal treedef.
+    leaves2, treedef2 = tree_flatten(rebuilt)
+    assert leaves2 == leaves
+    assert treedef2 == treedef
+    assert hash(treedef2) == hash(treedef)
+    assert hash(treedef) == hash(treedef)  # stable
+    assert not (treedef2 != treedef)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree_st)
+def test_treedef_invariants(tree: Any) -> None:
+    leaves, treedef = tree_flatten(tree)
+    # tree_map with identity keeps the structure; mapping values changes only leaves.
+    mapped = tree_map(lambda x: ("m", x), tree)
+    mleaves, mdef = tree_flatten(mapped, is_leaf=lambda x: isinstance(x, tuple)
+                                 and len(x) == 2 and x[:1] == ("m",))
+    assert mdef == treedef
+    assert mleaves == [("m", x) for x in leaves]
+    # Paths agree with plain flatten.
+    pairs, pdef = tree_flatten_with_path(tree)
+    assert pdef == treedef
+    assert [x for _, x in pairs] == leaves
+    assert len({p for p, _ in pairs}) == len(pairs)  # paths are unique
+    # Children recompose.
+    kids = treedef_children(treedef)
+    if treedef_is_leaf(treedef):
+        assert kids == [] and treedef.num_nodes == 1
+    else:
+        assert sum(k.num_leaves for k in kids) == treedef.num_leaves
+        assert sum(k.num_nodes for k in kids) == treedef.num_nodes - 1
+    # Two-tree map and flatten_up_to against itself.
+    assert treedef.flatten_up_to(tree) == leaves
+    assert tree_leaves(tree_map(lambda a, b: (a, b), tree, tree),
+                       is_leaf=lambda x: isinstance(x, tuple) and len(x) == 2
+                       and not isinstance(x, Point)) == [(x, x) for x in leaves]
+    assert isinstance(repr(treedef), str) and repr(treedef).startswith("PyTreeDef(")
+    assert copy.deepcopy(treedef) == treedef
+
+
+@settings(max_examples=100, deadline=None)
+@given(tree_st, tree_st)
+def test_treedef_equality_matches_structure(t1: Any, t2: Any) -> None:
+    d1, d2 = tree_structure(t1), tree_structure(t2)
+    if d1 == d2:
+        assert hash(d1) == hash(d2)
+        assert d1.num_leaves == d2.num_leaves
+        # Same structure: leaves of one fit the other.
+        assert tree_structure(tree_unflatten(d2, tree_leaves(t1))) == d1
+    elif _not_prefix(d1, t2):
+        with pytest.raises(ValueError, match="structure mismatch"):
+            tree_map(lambda a, b: None, t1, t2)
+    else:  # t1 is a strict prefix of t2: tree_map hands whole subtrees of t2 to f
+        seen: list[Any] = []
+        tree_map(lambda a, b: seen.append(b), t1, t2)
+        assert len(seen) == d1.num_leaves
+
+
+def _not_prefix(treedef: PyTreeDef, tree: Any) -> bool:
+    try:
+        treedef.flatten_up_to(tree)
+    except ValueError:
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Basic semantics
+# ---------------------------------------------------------------------------
+
+
+def test_none_is_a_node_not_a_leaf() -> None:
+    assert tree_leaves(None) == []
+    assert tree_leaves([None, 1, (None,)]) == [1]
+    treedef = tree_structure(None)
+    assert treedef.num_leaves == 0 and treedef.num_nodes == 1
+    assert not treedef_is_leaf(treedef)
+    assert tree_unflatten(treedef, []) is None
+    assert tree_map(lambda x: x + 1, {"a": None, "b": 1}) == {"a": None, "b": 2}
+    assert tree_leaves([None], is_leaf=lambda x: x is None) == [None]
+
+
+def test_dict_sorted_and_ordered_dict_insertion_order() -> None:
+    leaves, treedef = tree_flatten({"b": 1, "a": 2, "c": 3})
+    assert leaves == [2, 1, 3]
+    out = tree_unflatten(treedef, leaves)
+    assert list(out) == ["a", "b", "c"]
+    od = collections.OrderedDict([("b", 1), ("a", 2)])
+    leaves, treedef = tree_flatten(od)
+    assert leaves == [1, 2]
+    out = tree_unflatten(treedef, leaves)
+    assert type(out) is collections.OrderedDict and list(out) == ["b", "a"]
+    # Insertion order is part of an OrderedDict's structure.
+    assert treedef != tree_structure(collections.OrderedDict([("a", 1), ("b", 2)]))
+    assert repr(treedef) == "PyTreeDef(OrderedDict({'b': *, 'a': *}))"
+
+
+def test_defaultdict_keeps_factory() -> None:
+    dd = collections.defaultdict(list, {"y": 1, "x": 2})
+    leaves, treedef = tree_flatten(dd)
+    assert leaves == [2, 1]
+    out = tree_unflatten(treedef, [5, 6])
+    assert type(out) is collections.defaultdict and out.default_factory is list
+    assert dict(out) == {"x": 5, "y": 6}
+    assert treedef != tree_structure(collections.defaultdict(set, {"y": 1, "x": 2}))
+
+
+def test_mixed_unsortable_keys_fall_back_deterministically() -> None:
+    d1 = {"a": 1, 2: 2, None: 3, (1,): 4}
+    d2 = {(1,): 4, None: 3, 2: 2, "a": 1}
+    l1, t1 = tree_flatten(d1)
+    l2, t2 = tree_flatten(d2)
+    assert l1 == l2 and t1 == t2
+    # (type name, repr) order: NoneType, int, str, tuple
+    assert l1 == [3, 2, 1, 4]
+    assert tree_unflatten(t1, l1) == d1
+
+
+def test_subclasses_and_other_types_are_leaves() -> None:
+    class MyList(list):
+        pass
+
+    class MyDict(dict):
+        pass
+
+    arr = np.arange(3)
+    assert tree_leaves([MyList([1, 2]), MyDict(a=1), arr, "str", 3]) == [
+        MyList([1, 2]), MyDict(a=1), arr, "str", 3]
+    assert all_leaves([1, "x", arr])
+    assert not all_leaves([1, [2]])
+    assert not all_leaves([None])
+    assert all_leaves([[1]], is_leaf=lambda x: isinstance(x, list))
+
+
+def test_is_leaf() -> None:
+    tree = {"a": (1, 2), "b": [3, (4, 5)]}
+    leaves = tree_leaves(tree, is_leaf=lambda x: isinstance(x, tuple))
+    assert leaves == [(1, 2), 3, (4, 5)]
+    out = tree_map(lambda t: sum(t) if isinstance(t, tuple) else t, tree,
+                   is_leaf=lambda x: isinstance(x, tuple))
+    assert out == {"a": 3, "b": [3, 9]}
+
+
+def test_repr_and_properties() -> None:
+    treedef = tree_structure({"a": 1, "b": (2, 3)})
+    assert repr(treedef) == "PyTreeDef({'a': *, 'b': (*, *)})"
+    assert treedef.num_leaves == 3 and treedef.num_nodes == 5
+    assert repr(tree_structure((1,))) == "PyTreeDef((*,))"
+    assert repr(tree_structure(Point(1, [2, None]))) == "PyTreeDef(Point(x=*, y=[*, None]))"
+    assert repr(tree_structure(1)) == "PyTreeDef(*)"
+    assert repr(tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair['t'], [*, *]))"
+    assert treedef_is_leaf(tree_structure(np.zeros(3)))
+    assert treedef.children() == [tree_structure(0), tree_structure((0, 0))]
+    assert treedef.node_data() == (dict, ("a", "b"))
+    assert tree_structure(Point(1, 2)).node_data() == (Point, Point)
+    assert tree_structure(1).node_data() is None
+    tup = treedef_tuple([tree_structure(1), treedef])
+    assert tup == tree_structure((1, {"a": 1, "b": (2, 3)}))
+    assert hash(tup) == hash(tree_structure((1, {"a": 1, "b": (2, 3)})))
+
+
+def test_treedef_usable_as_dict_key() -> None:
+    cache = {tree_structure({"a": 1, "b": [1, 2]}): "hit"}
+    assert cache[tree_structure({"b": [np.ones(2), 0.0], "a": np.zeros(1)})] == "hit"
+    assert tree_structure([1, 2]) != tree_structure((1, 2))
+    assert tree_structure({"a": 1}) != tree_structure({"b": 1})
+    assert tree_structure(Point(1, 2)) != tree_structure((1, 2))
+    assert tree_structure(Pair(1, 2, "t")) != tree_structure(Pair(1, 2, "u"))
+    assert tree_structure([1]) != "not a treedef"
+
+
+def test_unhashable_aux_data() -> None:
+    class Box:
+        def __init__(self, v: Any, meta: list) -> None:
+            self.v, self.meta = v, meta
+
+    register_pytree_node(Box, lambda b: ((b.v,), b.meta), lambda m, c: Box(c[0], m))
+    t1 = tree_structure(Box(1, [1, 2]))
+    t2 = tree_structure(Box(2, [1, 2]))
+    assert hash(t1) == hash(t2)
+    assert t1 == t2
+    assert t1 != tree_structure(Box(1, [3]))
+    # array aux data: == is elementwise, comparison must not crash
+    a1 = tree_structure(Box(1, np.array([1, 2])))  # type: ignore[arg-type]
+    a2 = tree_structure(Box(1, np.array([1, 2])))  # type: ignore[arg-type]
+    assert isinstance(a1 == a2, bool)
+    assert hash(a1) == hash(a2)
+
+
+# ---------------------------------------------------------------------------
+# Key paths
+# ---------------------------------------------------------------------------
+
+
+def test_key_entries() -> None:
+    assert str(SequenceKey(0)) == "[0]"
+    assert str(DictKey("a")) == "['a']"
+    assert str(DictKey(1)) == "[1]"
+    assert str(GetAttrKey("w")) == ".w"
+    assert str(FlattenedIndexKey(0)) == "[<flat index 0>]"
+    assert hash(DictKey("a")) == hash(DictKey("a")) and DictKey("a") == DictKey("a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SequenceKey(0).idx = 1  # type: ignore[misc]
+    path = (DictKey("a"), SequenceKey(0), GetAttrKey("w"))
+    assert keystr(path) == "['a'][0].w"
+    assert keystr(path, simple=True) == "a/0/w"
+    assert keystr(path, simple=True, separator=".") == "a.0.w"
+    assert keystr(()) == ""
+
+
+def test_paths_for_all_node_kinds() -> None:
+    tree = {
+        "list": [1, 2],
+        "nt": Point(3, 4),
+        "dc": Frozen(5, 6),
+        "custom": Pair(7, 8),
+        "keyed": Keyed(9, 10),
+        "od": collections.OrderedDict(z=11),
+        "partial": Partial(print, 12, k=13),
+    }
+    got = {keystr(p): x for p, x in tree_leaves_with_path(tree)}
+    assert got == {
+        "['custom'][<flat index 0>]": 7,
+        "['custom'][<flat index 1>]": 8,
+        "['dc'].w": 5,
+        "['dc'].b": 6,
+        "['keyed'].left": 9,
+        "['keyed'].right": 10,
+        "['list'][0]": 1,
+        "['list'][1]": 2,
+        "['nt'].x": 3,
+        "['nt'].y": 4,
+        "['od']['z']": 11,
+        "['partial'].args[0]": 12,
+        "['partial'].keywords['k']": 13,
+    }
+    simple = [keystr(p, simple=True) for p, _ in tree_leaves_with_path({"a": [{"w": 1}]})]
+    assert simple == ["a/0/w"]
+
+
+def test_tree_map_with_path() -> None:
+    tree = {"a": [1, 2], "b": Point(3, 4)}
+    out = tree_map_with_path(lambda p, x, y: (keystr(p), x + y), tree, tree)
+    assert out == {"a": [("['a'][0]", 2), ("['a'][1]", 4)],
+                   "b": Point(("['b'].x", 6), ("['b'].y", 8))}
+
+
+# ---------------------------------------------------------------------------
+# Registration
+# ---------------------------------------------------------------------------
+
+
+def test_register_custom_class_and_duplicate_error() -> None:
+    class Node:
+        def __init__(self, children: list, name: str) -> None:
+            self.children, self.name = children, name
+
+    register_pytree_node(Node, lambda n: (n.children, n.name),
+                         lambda name, ch: Node(list(ch), name))
+    tree = Node([1, Node([2, 3], "inner")], "outer")
+    leaves, treedef = tree_flatten(tree)
+    assert leaves == [1, 2, 3]
+    out = tree_unflatten(treedef, [10, 20, 30])
+    assert out.name == "outer" and out.children[0] == 10
+    assert out.children[1].name == "inner" and out.children[1].children == [20, 30]
+    with pytest.raises(ValueError, match="Node"):
+        register_pytree_node(Node, lambda n: ((), None), lambda a, c: Node([], ""))
+    with pytest.raises(ValueError, match="tuple"):
+        register_pytree_node(tuple, lambda n: ((), None), lambda a, c: ())
+
+
+def test_type_cached_as_leaf_can_be_registered_later() -> None:
+    class Late:
+        def __init__(self, v: Any) -> None:
+            self.v = v
+
+    assert len(tree_leaves([Late(1)])) == 1  # leaf for now (and cached as such)
+    register_pytree_node(Late, lambda x: ((x.v,), None), lambda _, c: Late(c[0]))
+    assert tree_leaves([Late(1)]) == [1]
+
+
+def test_register_dataclass_frozen_with_static_field() -> None:
+    layer = Frozen(w=np.ones(2), b=0.5, name="dense")
+    leaves, treedef = tree_flatten(layer)
+    assert len(leaves) == 2 and leaves[1] == 0.5
+    assert treedef != tree_structure(Frozen(w=1, b=2, name="other"))
+    assert treedef == tree_structure(Frozen(w=3, b=4, name="dense"))
+    # Unflatten bypasses __init__/__post_init__ (which would raise here).
+    out = tree_unflatten(treedef, ["boom", 2.0])
+    assert out.w == "boom" and out.b == 2.0 and out.name == "dense"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.w = 1  # type: ignore[misc]
+    doubled = tree_map(lambda x: x * 2, layer)
+    assert isinstance(doubled, Frozen) and doubled.b == 1.0 and doubled.name == "dense"
+
+
+def test_register_dataclass_explicit_and_errors() -> None:
+    leaves, treedef = tree_flatten(Explicit(data=[1, 2], size=2))
+    assert leaves == [1, 2]
+    assert tree_unflatten(treedef, [3, 4]) == Explicit(data=[3, 4], size=2)
+
+    @register_dataclass(data_fields=["x"], meta_fields=["y"])
+    @dataclasses.dataclass
+    class Factory:
+        x: Any
+        y: int
+
+    assert tree_leaves(Factory(1, 2)) == [1]
+
+    @dataclasses.dataclass
+    class Missing:
+        x: Any
+        y: Any
+        z: Any
+
+    with pytest.raises(ValueError, match="z"):
+        register_dataclass(Missing, data_fields=["x"], meta_fields=["y"])
+
+    class Plain:
+        pass
+
+    with pytest.raises(TypeError):
+        register_dataclass(Plain)
+
+    @dataclasses.dataclass
+    class OnlyMeta:
+        x: Any
+        y: Any
+
+    register_dataclass(OnlyMeta, meta_fields=["y"])
+    assert tree_leaves(OnlyMeta(1, 2)) == [1]
+
+
+def test_register_dataclass_with_slots() -> None:
+    @register_dataclass
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        a: Any
+        k: int = dataclasses.field(default=0, metadata={"static": True})
+
+    out = tree_map(lambda x: x + 1, Slotted(1, 5))
+    assert out == Slotted(2, 5)
+
+
+# ---------------------------------------------------------------------------
+# Partial
+# ---------------------------------------------------------------------------
+
+
+def _affine(x: Any, w: Any, *, b: Any) -> Any:
+    return x * w + b
+
+
+def test_partial_is_a_pytree() -> None:
+    p = Partial(_affine, w=2.0, b=1.0)
+    assert tree_leaves(p) == [1.0, 2.0]  # kwargs in sorted key order
+    assert p(3.0) == 7.0
+    q = tree_map(lambda v: v * 10, p)
+    assert isinstance(q, Partial) and q.func is _affine
+    assert q(1.0) == 30.0
+    p2 = Partial(_affine, 3.0)
+    assert tree_leaves(p2) == [3.0]
+    assert tree_map(lambda v: v + 1, p2)(w=2.0, b=0.0) == 8.0
+    # Same function and argument structure -> equal, hashable treedefs.
+    assert tree_structure(p) == tree_structure(Partial(_affine, w=0, b=0))
+    assert tree_structure(p) != tree_structure(Partial(print, w=0, b=0))
+    assert {tree_structure(p): 1}[tree_structure(Partial(_affine, w=5, b=6))] == 1
+    # Nested Partial objects stay separate nodes.
+    nested = Partial(Partial(_affine, w=2.0), b=1.0)
+    assert tree_leaves(nested) == [1.0]
+    assert nested(2.0) == 5.0
+
+
+# ---------------------------------------------------------------------------
+# ravel_pytree
+# ---------------------------------------------------------------------------
+
+
+def test_ravel_pytree_roundtrip_mixed_dtypes() -> None:
+    tree = {
+        "a": np.arange(6, dtype=np.float32).reshape(2, 3),
+        "b": (np.array([1, 2], dtype=np.int32), np.float64(3.5)),
+        "c": [np.array(True)],
+    }
+    flat, unravel = ravel_pytree(tree)
+    assert flat.shape == (10,)
+    assert flat.dtype == np.float64
+    np.testing.assert_array_equal(flat[:6], np.arange(6))
+    out = unravel(flat)
+    assert tree_structure(out) == tree_structure(tree)
+    for x, y in zip(tree_leaves(out), tree_leaves(tree)):
+        assert x.dtype == np.asarray(y).dtype
+        assert x.shape == np.shape(y)
+        np.testing.assert_array_equal(x, y)
+    out2 = unravel(flat + 1)
+    assert out2["a"].dtype == np.float32 and out2["b"][0].dtype == np.int32
+    np.testing.assert_array_equal(out2["b"][0], [2, 3])
+
+
+def test_ravel_pytree_dtype_promotion_and_scalars() -> None:
+    flat, unravel = ravel_pytree([np.ones(2, np.float32), 1.5, 2])
+    assert flat.dtype == np.float32  # Python scalars are weakly typed
+    assert flat.shape == (4,)
+    out = unravel(flat)
+    assert out[0].dtype == np.float32 and out[1].shape == ()
+    flat, _ = ravel_pytree([np.ones(2, np.int8), np.ones(1, np.int16)])
+    assert flat.dtype == np.int16
+    flat, unravel = ravel_pytree([np.ones(2), np.array([1 + 2j])])
+    assert flat.dtype == np.complex128
+    assert unravel(flat)[0].dtype == np.float64
+    # Many leaves (more than numpy's result_type argument limit).
+    many = [np.ones(1, np.float32)] * 100 + [np.ones(1, np.float16)]
+    flat, _ = ravel_pytree(many)
+    assert flat.dtype == np.float32 and flat.shape == (101,)
+
+
+def test_ravel_pytree_empty_and_wrong_size() -> None:
+    flat, unravel = ravel_pytree({"a": None, "b": []})
+    assert flat.shape == (0,) and flat.dtype == np.float64
+    assert unravel(flat) == {"a": None, "b": []}
+    flat, unravel = ravel_pytree({"a": np.ones(3), "b": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match=r"expected .*7.* got shape \(6,\)"):
+        unravel(np.ones(6))
+    with pytest.raises(ValueError, match="7"):
+        unravel(np.ones((7, 1)))
+
+
+# ---------------------------------------------------------------------------
+# Error messages
+# ---------------------------------------------------------------------------
+
+
+def test_unflatten_wrong_leaf_count() -> None:
+    treedef = tree_structure({"a": 1, "b": (2, 3)})
+    with pytest.raises(ValueError, match="expected 3, got 2"):
+        tree_unflatten(treedef, [1, 2])
+    with pytest.raises(ValueError, match="expected 3, got 4"):
+        treedef.unflatten([1, 2, 3, 4])
+
+
+def test_tree_map_mismatch_names_path() -> None:
+    a = {"a": 1, "b": [0, (1, 2)]}
+    b = {"a": 1, "b": [0, [1, 2, 3]]}
+    with pytest.raises(ValueError) as info:
+        tree_map(lambda x, y: x, a, b)
+    msg = str(info.value)
+    assert msg.startswith(
+        "tree_map: structure mismatch at ['b'][1]: tuple of 2 children vs list of 3 children")
+
+
+def test_tree_map_mismatch_dict_keys_and_leaf() -> None:
+    with pytest.raises(ValueError, match=r"at \['x'\]: dict with keys \['a', 'b'\] vs "
+                                         r"dict with keys \['a', 'c'\]"):
+        tree_map(lambda x, y: x, {"x": {"a": 1, "b": 2}}, {"x": {"a": 1, "c": 2}})
+    with pytest.raises(ValueError, match=r"at root: tuple of 2 children vs leaf of type int"):
+        tree_map(lambda x, y: x, (1, 2), 3)
+    with pytest.raises(ValueError, match=r"at \[1\]: None vs leaf of type int"):
+        tree_map(lambda x, y: x, [1, None], [1, 2])
+    with pytest.raises(ValueError, match=r"at \.y: namedtuple Point of 2 children vs "
+                                         r"tuple of 2 children"):
+        tree_map(lambda x, y: x, Point(1, Point(2, 3)), Point(1, (2, 3)))
+    with pytest.raises(ValueError, match=r"aux data 't' vs Pair node of 2 children "
+                                         r"with aux data 'u'"):
+        tree_map(lambda x, y: x, [Pair(1, 2, "t")], [Pair(1, 2, "u")])
+    with pytest.raises(ValueError, match=r"at \[0\]\.w: list of 1 child vs list of 2"):
+        tree_map(lambda x, y: x, [Frozen([1], 2)], [Frozen([1, 2], 2)])
+    with pytest.raises(ValueError, match=r"tree 0 vs tree 2"):
+        tree_map(lambda x, y, z: x, [1], [1], [1, 2])
+
+
+def test_tree_map_allows_rest_to_have_deeper_subtrees() -> None:
+    out = tree_map(lambda x, y: (x, y), {"a": 1, "b": 2}, {"a": [1, 2], "b": {"c": 3}})
+    assert out == {"a": (1, [1, 2]), "b": (2, {"c": 3})}
+
+
+def test_flatten_up_to() -> None:
+    treedef = tree_structure({"a": 0, "b": (0, 0)})
+    assert treedef.flatten_up_to({"a": [1], "b": (2, {"z": 3})}) == [[1], 2, {"z": 3}]
+    with pytest.raises(ValueError, match=r"flatten_up_to: structure mismatch at \['b'\]: "
+                                         r"tuple of 2 children vs tuple of 3 children"):
+        treedef.flatten_up_to({"a": 1, "b": (1, 2, 3)})
+
+
+# ---------------------------------------------------------------------------
+# broadcast_prefix, tree_transpose, reductions
+# ---------------------------------------------------------------------------
+
+
+def test_broadcast_prefix_with_none() -> None:
+    x, y, z = np.ones(1), np.ones(2), np.ones(3)
+    assert broadcast_prefix((None, 0), (x, {"a": y, "b": z})) == [None, 0, 0]
+    assert broadcast_prefix(0, (x, [y, z])) == [0, 0, 0]
+    assert broadcast_prefix(None, (x, [y, z])) == [None, None, None]
+    assert broadcast_prefix({"a": 1, "b": None}, {"a": [x, y], "b": (z,)}) == [1, 1, None]
+    assert broadcast_prefix((0, 1), (x, None)) == [0]
+    assert broadcast_prefix([0, 1], [x, y], is_leaf=lambda v: isinstance(v, np.ndarray)) == [0, 1]
+    with pytest.raises(ValueError, match=r"broadcast_prefix: structure mismatch at root: "
+                                         r"tuple of 2 children vs tuple of 3 children"):
+        broadcast_prefix((0, 1), (x, y, z))
+    assert tree_broadcast((None, 0), (x, {"a": y, "b": z})) == (None, {"a": 0, "b": 0})
+
+
+def test_tree_transpose() -> None:
+    outer = tree_structure([0, 0, 0])
+    inner = tree_structure({"a": 0, "b": (0, 0)})
+    tree = [{"a": i, "b": (10 * i, 100 * i)} for i in range(3)]
+    out = tree_transpose(outer, inner, tree)
+    assert out == {"a": [0, 1, 2], "b": ([0, 10, 20], [0, 100, 200])}
+    back = tree_transpose(inner, outer, out)
+    assert back == tree
+    assert tree_transpose(outer, None, tree) == out
+    with pytest.raises(ValueError, match="tree_transpose: structure mismatch"):
+        tree_transpose(outer, inner, [{"a": 0, "b": (0, 0)}, {"a": 0}, {"a": 0, "b": (0, 0)}])
+    # Empty outer tree.
+    assert tree_transpose(tree_structure([]), inner, []) == {"a": [], "b": ([], [])}
+
+
+def test_tree_all_reduce() -> None:
+    assert tree_all({"a": True, "b": [1, 2]})
+    assert not tree_all({"a": True, "b": [1, 0]})
+    assert tree_all(None)
+    assert tree_reduce(lambda a, b: a + b, {"x": 1, "y": (2, 3)}) == 6
+    assert tree_reduce(lambda a, b: a + [b], [1, (2,)], []) == [1, 2]
+    assert tree_reduce(lambda a, b: a + b, [], 0) == 0
+    with pytest.raises(TypeError):
+        tree_reduce(lambda a, b: a + b, [])
+    assert tree_reduce(max, [(1, 5), (3, 2)], is_leaf=lambda x: isinstance(x, tuple)) == (3, 2)
+
+
+def test_unflatten_accepts_iterables() -> None:
+    treedef = tree_structure([0, (0, {"k": 0})])
+    assert treedef.unflatten(iter([1, 2, 3])) == [1, (2, {"k": 3})]
+    assert treedef.unflatten(np.array([1, 2, 3])) == [1, (2, {"k": 3})]
+
+
+def test_module_doctests() -> None:
+    result = doctest.testmod(tree_util, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_public_api_has_docstrings_and_examples() -> None:
+    for name in tree_util.__all__:
+        obj = getattr(tree_util, name)
+        if name in ("KeyEntry", "KeyPath"):
+            continue
+        assert obj.__doc__ and ">>>" in obj.__doc__, name
