@@ -243,6 +243,10 @@ class StrictArray:
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         mod = getattr(func, "__module__", None) or "numpy"
         name = getattr(func, "__name__", repr(func))
+        if mod == "numpy" and name in _METADATA:
+            # Metadata-only functions (numpy.result_type, numpy.shape, ...) work on
+            # CuPy arrays too (CuPy dispatches them), so they are allowed here.
+            return getattr(strict_numpy, name)(*args, **kwargs)
         xp_name = "strict_" + mod if mod.startswith("numpy") else "strict_numpy"
         raise TypeError(
             f"strict backend: {mod}.{name} called on a StrictArray; NumPy functions do not "
@@ -371,8 +375,7 @@ class StrictArray:
     def __iter__(self) -> Iterator[StrictArray]:
         if self._a.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        for row in self._a:
-            yield StrictArray(row)
+        return (StrictArray(row) for row in self._a)
 
     def __contains__(self, value: Any) -> bool:
         eq = self.__eq__(value)

@@ -1304,7 +1304,9 @@ class Partial(functools.partial):
 
     Its leaves are the bound positional and keyword argument values; the
     wrapped function is aux data (so it must be hashable).  This lets
-    partially-applied functions pass through transformations.
+    partially-applied functions pass through transformations.  As with
+    ``functools.partial``, a ``Partial`` of a ``Partial`` is merged into one
+    whose bound arguments are all leaves.
 
     >>> p = Partial(lambda x, y, scale: (x + y) * scale, 1, scale=2)
     >>> tree_leaves(p)

@@ -1,46 +1,52 @@
-"""funcgrad.numpy: a NumPy-compatible, differentiable namespace (minimal bootstrap)."""
+"""funcgrad.numpy: a NumPy-compatible, differentiable namespace.
+
+Plain ``numpy.ndarray`` (or ``cupy.ndarray``) in and out; inside transformations the same
+functions trace. Dtypes are what NumPy gives.
+
+Example:
+    >>> import numpy as np, funcgrad.numpy as fnp
+    >>> fnp.sum(fnp.sin(np.zeros(3)))
+    np.float64(0.0)
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as _np
 
-from funcgrad.avals import get_aval as _get_aval
-from funcgrad.backend import xp_for as _xp_for
-from funcgrad.core import Tracer as _Tracer
-from funcgrad.numpy import _array_methods  # noqa: F401
-from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import reductions as _red
-from funcgrad.ops import shape as _sh
+from funcgrad.numpy import _array_methods  # noqa: F401  (tracer operators and methods)
+from funcgrad.numpy._creation import *  # noqa: F403
+from funcgrad.numpy._elementwise import *  # noqa: F403
+from funcgrad.numpy._indexing import *  # noqa: F403
+from funcgrad.numpy._linalg_ops import *  # noqa: F403
+from funcgrad.numpy._reductions import *  # noqa: F403
+from funcgrad.numpy._shape import *  # noqa: F403
 
+# dtypes and constants, as NumPy names them
+from numpy import (  # noqa: E402, F401
+    bool_,
+    complex64,
+    complex128,
+    dtype,
+    e,
+    euler_gamma,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    nan,
+    ndarray,
+    newaxis,
+    pi,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
-def asarray(x: Any, dtype: Any = None) -> Any:
-    if isinstance(x, _Tracer):
-        if dtype is not None and _np.dtype(dtype) != x.dtype:
-            return _ew.convert_element_type(x, dtype)
-        return x
-    return _xp_for(x).asarray(x, dtype=dtype)
-
-
-add = _ew.add
-subtract = _ew.sub
-multiply = _ew.mul
-true_divide = divide = _ew.div
-negative = _ew.neg
-sin, cos, exp, log = _ew.sin, _ew.cos, _ew.exp, _ew.log
-
-
-def sum(a: Any, axis: Any = None) -> Any:  # noqa: A001
-    return _red.reduce_sum(a, axis)
-
-
-def reshape(a: Any, shape: Any, order: str = "C") -> Any:
-    return _sh.reshape(a, shape)
-
-
-def transpose(a: Any, axes: Any = None) -> Any:
-    return _sh.transpose(a, axes)
-
-
-del Any, _get_aval
+bool = _np.bool_  # noqa: A001

@@ -134,6 +134,23 @@ def test_ndarray_operand_raises(op: Any) -> None:
         op(s, np.asarray(1.0))  # even 0-d host arrays
 
 
+def test_numpy_metadata_functions_on_strict_allowed() -> None:
+    # CuPy dispatches these through __array_function__, so they must not raise
+    s = S(np.ones((2, 3), dtype=np.float32))
+    assert np.result_type(s, np.float64) == np.float64
+    assert np.shape(s) == (2, 3)
+    assert np.ndim(s) == 2
+    assert np.iscomplexobj(s) is False
+    assert np.can_cast(s.dtype, np.float64)
+
+
+def test_numpy_scalar_left_operand_comparisons() -> None:
+    s = S([1.0, 2.0])
+    assert_same(np.float64(2) == s, np.array([False, True]))
+    assert_same(np.float32(1.5) < s, np.array([False, True]))
+    assert_same(2 > s, np.array([True, False]))
+
+
 def test_ndarray_operand_error_message() -> None:
     with pytest.raises(TypeError, match="host array mixed with device arrays"):
         np.ones(2) + S([1.0, 2.0])
@@ -309,7 +326,7 @@ def test_iteration() -> None:
     elems = list(S([1, 2]))
     assert all(isinstance(e, StrictArray) and e.ndim == 0 for e in elems)
     with pytest.raises(TypeError):
-        iter(S(1.0)).__next__()
+        iter(S(1.0))
     with pytest.raises(TypeError):
         len(S(1.0))
     assert 3 in S([1, 2, 3])

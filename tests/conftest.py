@@ -1,0 +1,43 @@
+"""Test session set-up: optional strict device, GPU marker handling, Hypothesis profile."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+settings.register_profile(
+    "funcgrad",
+    deadline=None,
+    max_examples=int(os.environ.get("FUNCGRAD_HYPOTHESIS_EXAMPLES", "25")),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("funcgrad")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    device = os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu")
+    if device != "cpu":
+        from funcgrad.backend import _default_device
+
+        # Python scalars and creation functions land on the test device for the whole run.
+        _default_device.set(device)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from funcgrad.backend import cuda_available
+
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA and CuPy (pip install 'funcgrad[cuda]')")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"funcgrad test device: {os.environ.get('FUNCGRAD_TEST_DEVICE', 'cpu')}"
