@@ -9,6 +9,7 @@ Example:
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import tree_util
 from funcgrad.api import grad, jvp, linearize, make_jaxpr, value_and_grad, vjp
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import default_device, device_put, devices, to_numpy
 from funcgrad.errors import (
@@ -31,6 +32,7 @@ __all__ = [
     "vjp",
     "linearize",
     "make_jaxpr",
+    "vmap",
     "stop_gradient",
     "tree_util",
     "devices",

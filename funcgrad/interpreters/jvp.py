@@ -80,7 +80,10 @@ def _add_any_impl(x: Any, y: Any) -> list[Any]:
 
 
 def _add_any_abstract(x: ShapedArray, y: ShapedArray) -> list[ShapedArray]:
-    return [x]
+    if x.shape == y.shape:
+        return [x]
+    # Only batching makes operands differ (one batched, one not); NumPy broadcasting adds them.
+    return [x.update(shape=numpy.broadcast_shapes(x.shape, y.shape))]
 
 
 add_any_p.def_impl(_add_any_impl)

@@ -17,7 +17,14 @@ from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, bind1
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, deflinear, jvp_rules
+from funcgrad.interpreters.jvp import (
+    Zero,
+    add_any_p,
+    defjvp,
+    defjvp_zero,
+    deflinear,
+    jvp_rules,
+)
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import (
     broadcast_shapes_or_error,
@@ -124,6 +131,10 @@ def _is_zero_tangent_dtype(a: ShapedArray) -> bool:
 
 
 # =============================================================================================
+# add_any (the interpreters' tangent addition) batches like any broadcasting op
+
+_broadcasting_batch(add_any_p)
+
 # add
 
 

@@ -1,0 +1,136 @@
+"""One op table, several drivers: forward vs NumPy, check_grads, vmap vs a Python loop.
+
+Every table module in tests/funcgrad/op_tables/ exposes ``CASES: list[OpCase]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import OpCase, assert_allclose, check_device, dev, float_argnums, host
+
+import funcgrad
+from funcgrad.test_util import check_grads
+from tests.funcgrad import op_tables
+
+
+def _all_cases() -> list[OpCase]:
+    cases: list[OpCase] = []
+    for info in pkgutil.iter_modules(op_tables.__path__):
+        mod = importlib.import_module(f"tests.funcgrad.op_tables.{info.name}")
+        cases.extend(getattr(mod, "CASES", []))
+    return cases
+
+
+CASES = _all_cases()
+FORWARD = [pytest.param(c, i, id=f"{c.name}-{i}") for c in CASES for i in range(len(c.args))]
+GRADS = [
+    pytest.param(c, i, id=f"{c.name}-{i}")
+    for c in CASES
+    for i, a in enumerate(c.grad_args if c.grad_args is not None else c.args)
+    if float_argnums(a)
+]
+VMAP = [
+    pytest.param(c, i, id=f"{c.name}-{i}")
+    for c in CASES if c.vmap
+    for i, a in enumerate(c.args)
+    if any(isinstance(x, np.ndarray) for x in a)
+]
+
+
+def test_case_names_unique() -> None:
+    names = [c.name for c in CASES]
+    dupes = {n for n in names if names.count(n) > 1}
+    assert not dupes, f"duplicate op-table names: {sorted(dupes)}"
+
+
+@pytest.mark.parametrize("case,i", FORWARD)
+def test_forward_matches_numpy(case: OpCase, i: int) -> None:
+    args = case.args[i]
+    out = case.fn(*dev(args))
+    check_device(out)
+    ref = case.ref(*args)
+    assert_allclose(out, ref, case.rtol, case.atol, check_dtype=case.check_dtype,
+                    err_msg=f"{case.name} on {[np.shape(a) for a in args]}")
+
+
+def _diff_fn(case: OpCase, args: tuple) -> tuple[Any, tuple]:
+    argnums = case.diff_argnums if case.diff_argnums is not None else float_argnums(args)
+    argnums = tuple(i for i in argnums if i in float_argnums(args))
+    fixed = list(dev(args))
+
+    def f(*diff: Any) -> Any:
+        full = list(fixed)
+        for i, v in zip(argnums, diff):
+            full[i] = v
+        return case.fn(*full)
+
+    return f, tuple(fixed[i] for i in argnums)
+
+
+@pytest.mark.parametrize("case,i", GRADS)
+def test_grads(case: OpCase, i: int) -> None:
+    args = (case.grad_args if case.grad_args is not None else case.args)[i]
+    f, diff_args = _diff_fn(case, args)
+    if not diff_args:
+        pytest.skip("no differentiable argument")
+    if case.order == 0:
+        # Non-differentiable: zero tangents, never a crash, in both modes.
+        tangents = tuple(funcgrad.numpy.ones_like(a) if hasattr(a, "shape") else 1.0
+                         for a in diff_args)
+        _, t_out = funcgrad.jvp(f, diff_args, tangents)
+        for leaf in funcgrad.tree_util.tree_leaves(host(t_out)):
+            if np.asarray(leaf).dtype != funcgrad.float0:
+                assert not np.any(np.asarray(leaf)), f"{case.name}: nonzero tangent"
+        return
+    check_grads(f, diff_args, order=case.order, modes=("fwd", "rev"),
+                atol=case.grad_atol, rtol=case.grad_rtol)
+
+
+def _batched_variants(args: tuple) -> list[tuple[tuple, tuple]]:
+    """(in_axes, per-example args list) variants: all arrays mapped at 0, first at -1."""
+    rng = np.random.default_rng(0)
+    n = 3
+    examples = []
+    for k in range(n):
+        ex = []
+        for a in args:
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fc":
+                ex.append((a + 0.1 * k * rng.standard_normal(a.shape)).astype(a.dtype))
+            else:
+                ex.append(a)
+        examples.append(tuple(ex))
+    variants = []
+    axes_all = tuple(0 if isinstance(a, np.ndarray) else None for a in args)
+    variants.append(axes_all)
+    first = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray))
+    variants.append(tuple(-1 if j == first else None for j in range(len(args))))
+    out = []
+    for axes in variants:
+        batched = []
+        for j, a in enumerate(args):
+            if axes[j] is None:
+                batched.append(args[j])
+                continue
+            stacked = np.stack([ex[j] for ex in examples])
+            batched.append(np.moveaxis(stacked, 0, axes[j]))
+        per_ex = [tuple(ex[j] if axes[j] is not None else args[j] for j in range(len(args)))
+                  for ex in examples]
+        out.append((axes, tuple(batched), per_ex))
+    return out
+
+
+@pytest.mark.parametrize("case,i", VMAP)
+def test_vmap_matches_loop(case: OpCase, i: int) -> None:
+    args = case.args[i]
+    for axes, batched, per_ex in _batched_variants(args):
+        got = funcgrad.vmap(case.fn, in_axes=axes)(*dev(batched))
+        check_device(got)
+        loop = [host(case.fn(*dev(ex))) for ex in per_ex]
+        want = funcgrad.tree_util.tree_map(lambda *xs: np.stack(xs), *loop)
+        assert_allclose(got, want, case.rtol, case.atol, check_dtype=case.check_dtype,
+                        err_msg=f"{case.name} vmap in_axes={axes}")
