@@ -65,6 +65,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.impl: Callable[..., list[Any]] | None = None
         self.abstract_eval: Callable[..., list[ShapedArray]] | None = None
+        primitive_registry.append(self)
 
     def def_impl(self, impl: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
         self.impl = impl
@@ -82,6 +83,9 @@ class Primitive:
     def __repr__(self) -> str:
         return self.name
 
+
+#: every primitive ever made, in creation order; the rule-coverage test walks it.
+primitive_registry: list[Primitive] = []
 
 _tag_counter = itertools.count(1)
 

@@ -137,8 +137,13 @@ def defjvp_zero(prim: Primitive) -> None:
     jvp_rules[prim] = rule
 
 
+#: primitives whose JVP says they are linear; each must also have a transpose rule.
+linear_jvp_primitives: set[Primitive] = set()
+
+
 def deflinear(prim: Primitive) -> None:
     """The primitive is linear in all its inputs: the tangent is the primitive of tangents."""
+    linear_jvp_primitives.add(prim)
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
         outs = bind(prim, *primals, **params)

@@ -1,24 +1,34 @@
-"""Shape primitives: broadcast_in_dim, reshape, transpose (and the helpers built on them).
+"""Shape primitives and the helpers built on them.
+
+Primitives: broadcast_in_dim, reshape, transpose, squeeze, expand_dims, concatenate, pad, rev,
+slice, dynamic_slice, dynamic_update_slice, iota. Helpers (not primitives): broadcast_to,
+sum_to_aval, moveaxis, swapaxes, static_slice, slice_in_dim, index_in_dim,
+dynamic_slice_in_dim, dynamic_update_slice_in_dim, broadcasted_iota, full.
 
 Each primitive is one block: wrapper, impl + shape rule, JVP, transpose, batch rule.
 """
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
-from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import xp_for
+from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind1
-from funcgrad.errors import ShapeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import deflinear
-from funcgrad.interpreters.transpose import deftranspose
-from funcgrad.ops._util import check_static, make_primitive, normalize_axis
+from funcgrad.interpreters.jvp import Zero, defjvp_zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters.jvp import zeros_like_aval as _zeros_like_aval
+from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
+
+_pyslice = builtins.slice
 
 # =============================================================================================
 # broadcast_in_dim: operand dims go to `broadcast_dimensions` of the result `shape`

@@ -1,0 +1,96 @@
+"""The backend seam: devices, device_put, the strict test backend, device mixing errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import backend
+from funcgrad._strict_array import StrictArray
+
+
+def test_devices_lists_cpu() -> None:
+    assert "cpu" in funcgrad.devices()
+
+
+def test_cupy_is_not_imported_by_default() -> None:
+    import subprocess
+    import sys
+
+    code = ("import funcgrad, funcgrad.numpy as fnp, numpy as np, sys; "
+            "funcgrad.grad(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)); "
+            "print('cupy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_device_put_round_trip_strict() -> None:
+    x = np.arange(3.0)
+    s = funcgrad.device_put(x, "strict")
+    assert isinstance(s, StrictArray)
+    assert backend.device_of(s) == "strict"
+    np.testing.assert_array_equal(funcgrad.to_numpy(s), x)
+    back = funcgrad.device_put(s, "cpu")
+    assert type(back) is np.ndarray
+
+
+def test_device_put_pytree() -> None:
+    tree = {"a": np.ones(2), "b": [np.zeros(1)]}
+    out = funcgrad.device_put(tree, "strict")
+    assert all(isinstance(v, StrictArray) for v in funcgrad.tree_util.tree_leaves(out))
+
+
+def test_results_stay_on_strict_device() -> None:
+    x = funcgrad.device_put(np.linspace(0, 1, 4), "strict")
+    y = fnp.sin(x) * 2.0
+    assert isinstance(y, StrictArray)
+    g = funcgrad.grad(lambda v: fnp.sum(fnp.sin(v)))(x)
+    assert isinstance(g, StrictArray)
+    np.testing.assert_allclose(funcgrad.to_numpy(g), np.cos(np.linspace(0, 1, 4)))
+
+
+def test_mixing_devices_names_both() -> None:
+    x = funcgrad.device_put(np.ones(3), "strict")
+    with pytest.raises(funcgrad.DeviceMismatchError) as e:
+        fnp.add(x, np.ones(3))
+    assert "'strict'" in str(e.value) and "'cpu'" in str(e.value)
+
+
+def test_mixing_devices_under_tracing_names_both() -> None:
+    x = funcgrad.device_put(np.ones(3), "strict")
+    with pytest.raises(funcgrad.DeviceMismatchError):
+        funcgrad.make_jaxpr(lambda a, b: a * b)(x, np.ones(3))
+
+
+def test_default_device_context() -> None:
+    with funcgrad.default_device("strict"):
+        z = fnp.zeros(3)
+        assert isinstance(z, StrictArray)
+    assert type(fnp.zeros(3)) is np.ndarray
+
+
+def test_unknown_device_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown device"):
+        funcgrad.device_put(np.ones(2), "tpu")
+
+
+@pytest.mark.gpu
+def test_gpu_round_trip() -> None:  # pragma: no cover - needs CUDA
+    import cupy
+
+    x = funcgrad.device_put(np.linspace(0, 1, 5), "gpu")
+    assert isinstance(x, cupy.ndarray)
+    g = funcgrad.grad(lambda v: fnp.sum(fnp.sin(v) * v))(x)
+    assert isinstance(g, cupy.ndarray)
+    v = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(cupy.asnumpy(g), np.sin(v) + v * np.cos(v), rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_host_mixing_is_an_error() -> None:  # pragma: no cover - needs CUDA
+    x = funcgrad.device_put(np.ones(3), "gpu")
+    with pytest.raises(funcgrad.DeviceMismatchError):
+        fnp.add(x, np.ones(3))

@@ -1,0 +1,151 @@
+"""Tracers: operators, NumPy protocols, concretization, mutation, leaks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import Primitive, bind, current_trace, eval_trace
+
+
+def test_bind_returns_list_on_eval_trace() -> None:
+    p = Primitive("test_double")
+    p.def_impl(lambda x: [x * 2])
+    p.def_abstract_eval(lambda a: [a])
+    try:
+        assert bind(p, 3.0) == [6.0]
+        assert current_trace() is eval_trace
+    finally:
+        from funcgrad.core import primitive_registry
+
+        primitive_registry.remove(p)
+
+
+def test_primitives_compare_by_identity() -> None:
+    from funcgrad.ops.elementwise import sin_p
+
+    assert sin_p is sin_p and sin_p != Primitive("sin")
+
+
+def test_numpy_ufunc_on_tracer_traces() -> None:
+    def f(x):
+        return np.sin(x) * np.exp(x)
+
+    g = funcgrad.grad(lambda x: f(x))(0.3)
+    assert_allclose(g, np.cos(0.3) * np.exp(0.3) + np.sin(0.3) * np.exp(0.3))
+    jaxpr = funcgrad.make_jaxpr(f)(np.ones(2))
+    assert [e.prim.name for e in jaxpr.eqns] == ["sin", "exp", "mul"]
+
+
+def test_ndarray_times_tracer_traces() -> None:
+    w = np.array([1.0, 2.0, 3.0])
+    g = funcgrad.grad(lambda x: np.sum(w * x))(dev(np.zeros(3)))
+    assert_allclose(g, dev(w))
+
+
+def test_array_function_protocol_routes_to_fnp() -> None:
+    jaxpr = funcgrad.make_jaxpr(lambda x: np.sum(np.sin(x)))(np.ones(3))
+    assert [e.prim.name for e in jaxpr.eqns] == ["sin", "reduce_sum"]
+
+
+def test_tracer_attributes_and_len_iter() -> None:
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, ndim=x.ndim, dtype=x.dtype, size=x.size, len=len(x))
+        rows = list(x)
+        return rows[0] + x.T[0]
+
+    funcgrad.make_jaxpr(f)(np.ones((2, 2), np.float32))
+    assert seen == dict(shape=(2, 2), ndim=2, dtype=np.dtype("float32"), size=4, len=2)
+
+
+def test_tracer_methods() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    out = funcgrad.vmap(lambda r: r.sum() + r.mean() + r.max())(x)
+    assert_allclose(out, x.sum(1) + x.mean(1) + x.max(1))
+    y = funcgrad.grad(lambda m: m.reshape(3, 2).T.astype(np.float64).sum())(x)
+    assert_allclose(y, np.ones_like(x))
+
+
+def test_python_if_under_grad_works_and_under_jaxpr_raises() -> None:
+    def f(x):
+        if x > 0:
+            return x * x
+        return -x
+
+    assert float(funcgrad.grad(f)(3.0)) == 6.0
+    assert float(funcgrad.grad(f)(-3.0)) == -1.0
+    with pytest.raises(funcgrad.ConcretizationError) as e:
+        funcgrad.make_jaxpr(f)(1.0)
+    msg = str(e.value)
+    assert "test_core.py" in msg and "cond" in msg and "while_loop" in msg
+    assert "argument" in msg
+
+
+def test_float_and_int_of_tracer() -> None:
+    assert funcgrad.grad(lambda x: x * float(x))(2.0) == 2.0
+    with pytest.raises(funcgrad.ConcretizationError):
+        funcgrad.make_jaxpr(lambda x: float(x))(1.0)
+
+
+def test_setitem_on_tracer_suggests_at_set() -> None:
+    def f(x):
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(funcgrad.TracerMutationError, match=r"\.at\[0\]\.set"):
+        funcgrad.grad(lambda x: f(x).sum())(np.ones(3))
+
+
+def test_tracer_to_numpy_array_conversion_is_an_error() -> None:
+    with pytest.raises(funcgrad.ConcretizationError, match="funcgrad.numpy"):
+        funcgrad.make_jaxpr(lambda x: np.asarray(x))(np.ones(2))
+
+
+def test_leaked_tracer_raises_unexpected_tracer_error() -> None:
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2.0
+
+    funcgrad.grad(f)(1.0)
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="escaped"):
+        fnp.sin(leaked[0])
+
+
+def test_leaked_staged_tracer_names_creation_line() -> None:
+    leaked = []
+
+    def f(x):
+        y = fnp.sin(x)  # created here
+        leaked.append(y)
+        return y
+
+    funcgrad.make_jaxpr(f)(1.0)
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="test_core.py"):
+        fnp.cos(leaked[0])
+
+
+def test_object_and_string_dtypes_are_refused() -> None:
+    with pytest.raises(funcgrad.DTypeError, match="not supported"):
+        funcgrad.grad(lambda x: x)(np.array(["a"], dtype=object))
+    with pytest.raises(funcgrad.DTypeError, match="not supported"):
+        funcgrad.make_jaxpr(lambda x: x)(np.array(["a", "b"]))
+
+
+def test_unhashable_static_param_is_refused() -> None:
+    from funcgrad.ops import reductions
+
+    with pytest.raises(TypeError, match="static"):
+        funcgrad.core.bind(reductions.reduce_sum_p, np.ones(3), axes=[0])
+
+
+def test_trace_context_is_restored_after_errors() -> None:
+    with pytest.raises(ZeroDivisionError):
+        funcgrad.grad(lambda x: 1 // 0)(1.0)
+    assert current_trace() is eval_trace

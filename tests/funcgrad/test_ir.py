@@ -1,0 +1,96 @@
+"""The jaxpr IR: make_jaxpr golden strings, typecheck, eval_jaxpr, DCE, source lines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.ir import dce_jaxpr, eval_jaxpr, typecheck_jaxpr
+
+
+def test_golden_sin_sum() -> None:
+    jaxpr = funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }"
+    )
+
+
+def test_golden_weak_scalar_literal_keeps_float32() -> None:
+    jaxpr = funcgrad.make_jaxpr(lambda x: x * 2.0)(np.ones(2, np.float32))
+    assert str(jaxpr) == "{ lambda ; a:f32[2]. let b:f32[2] = mul a 2.0 in (b) }"
+
+
+def test_golden_two_args_and_tuple_output() -> None:
+    jaxpr = funcgrad.make_jaxpr(lambda x, y: (x + y, x * y))(np.ones(3), np.ones(3))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = add a b; d:f64[3] = mul a b in (c d) }"
+    )
+
+
+def test_golden_constvar_from_closure() -> None:
+    w = np.arange(3.0)
+    jaxpr = funcgrad.make_jaxpr(lambda x: x * w)(np.ones(3))
+    assert str(jaxpr) == "{ lambda a:f64[3] ; b:f64[3]. let c:f64[3] = mul b a in (c) }"
+    assert jaxpr.consts[0] is w
+
+
+def test_long_jaxpr_prints_one_equation_per_line() -> None:
+    def f(x):
+        for _ in range(6):
+            x = fnp.sin(x) * x
+        return x
+
+    text = str(funcgrad.make_jaxpr(f)(np.ones(4)))
+    assert text.startswith("{ lambda ; a:f64[4]. let\n")
+    assert text.count("\n") >= 12
+    assert text.rstrip().endswith("}")
+
+
+def test_pytree_inputs_and_outputs() -> None:
+    jaxpr = funcgrad.make_jaxpr(lambda d: {"s": d["a"] + d["b"]})({"a": 1.0, "b": np.ones(2)})
+    assert len(jaxpr.jaxpr.invars) == 2
+    assert [str(a) for a in jaxpr.out_avals] == ["f64[2]"]
+
+
+def test_typecheck_eval_and_dce() -> None:
+    def f(x):
+        unused = fnp.exp(x)  # noqa: F841
+        return fnp.sin(x) * 3.0
+
+    closed = funcgrad.make_jaxpr(f)(np.linspace(0, 1, 5))
+    typecheck_jaxpr(closed.jaxpr)
+    (out,) = eval_jaxpr(closed.jaxpr, closed.consts, np.linspace(0, 1, 5))
+    np.testing.assert_allclose(out, np.sin(np.linspace(0, 1, 5)) * 3.0)
+    pruned, used = dce_jaxpr(closed.jaxpr)
+    assert [e.prim.name for e in pruned.eqns] == ["sin", "mul"]
+    assert used == [True]
+
+
+def test_equations_record_user_source_line() -> None:
+    def f(x):
+        return fnp.sin(x)  # the line recorded
+
+    closed = funcgrad.make_jaxpr(f)(1.0)
+    info = closed.eqns[0].source_info
+    assert info.filename == __file__
+    assert "the line recorded" in open(__file__).read().splitlines()[info.lineno - 1]
+
+
+def test_shape_error_under_tracing_names_primitive_shapes_and_line() -> None:
+    def f(x, y):
+        return x + y  # bad broadcast
+
+    with pytest.raises(funcgrad.ShapeError) as e:
+        funcgrad.make_jaxpr(f)(np.ones(3), np.ones(4))
+    msg = str(e.value)
+    assert "add" in msg and "(3,)" in msg and "(4,)" in msg
+    assert __file__ in msg
+
+
+def test_shape_error_eager_names_primitive_and_shapes() -> None:
+    with pytest.raises(funcgrad.ShapeError) as e:
+        fnp.add(np.ones((2, 3)), np.ones((4,)))
+    msg = str(e.value)
+    assert "add" in msg and "(2, 3)" in msg and "(4,)" in msg
