@@ -1,4 +1,11 @@
-"""``vmap``: vectorizing map over a batch axis, pytrees in and out."""
+"""``vmap``: vectorizing map over a batch axis, pytrees in and out.
+
+The arguments are flattened to leaves, each leaf gets its axis from the ``in_axes`` prefix,
+the flat function runs under a :class:`~funcgrad.interpreters.batching.BatchTrace`, and each
+output leaf has its batch axis moved to (or, when it does not depend on the batch, broadcast
+into) the position ``out_axes`` asks for. ``chunk_size`` evaluates the batch in slices to
+bound peak memory.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +13,133 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
+from funcgrad.backend import xp_for
+from funcgrad.core import Tracer
 from funcgrad.interpreters.batching import batch_flat
 from funcgrad.ops import shape as _shape
 
 __all__ = ["vmap"]
 
 
-def _normalize_axis(ax: Any, ndim: int, what: str) -> int | None:
-    if ax is None:
-        return None
-    if not isinstance(ax, int):
-        raise TypeError(f"vmap: {what}: axis must be an int or None, got {ax!r}")
-    if not -ndim <= ax < ndim:
-        raise ValueError(
-            f"vmap: {what} has rank {ndim}, so in_axes={ax} is out of range "
-            f"[-{ndim}, {ndim})"
+# ---------------------------------------------------------------------------------------------
+# Axis specs
+
+
+def _is_axis(ax: Any) -> bool:
+    return ax is None or (isinstance(ax, int | numpy.integer) and not isinstance(ax, bool))
+
+
+def _check_spec(spec: Any, name: str) -> None:
+    """Every leaf of an in_axes/out_axes prefix must be an int or None."""
+    for path, leaf in tree_util.tree_flatten_with_path(spec, is_leaf=lambda x: x is None)[0]:
+        if not _is_axis(leaf):
+            raise TypeError(
+                f"vmap: {name}{tree_util.keystr(path)} = {leaf!r} is not a valid axis: each "
+                f"entry of {name} must be an int (negative counts from the end) or None "
+                f"(not mapped), got {type(leaf).__name__}"
+            )
+
+
+def _is_plain_seq(x: Any) -> bool:
+    return type(x) in (tuple, list)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, dict):
+        return f"a {type(x).__name__} with keys [{', '.join(sorted(map(repr, x)))}]"
+    if isinstance(x, tuple | list):
+        return f"a {type(x).__name__} of {len(x)} entries"
+    if x is None:
+        return "None"
+    return f"a {type(x).__name__}"
+
+
+def _children(x: Any) -> tuple[list[tuple[Any, Any]], Any]:
+    """One level of pytree ``x``: ([(key, child)], treedef of that level)."""
+    pairs, td = tree_util.tree_flatten_with_path(x, is_leaf=lambda y: y is not x)
+    return [(p[0], c) for p, c in pairs], td
+
+
+def _match_prefix(
+    spec: Any, tree: Any, spec_name: str, tree_name: str, path: tuple, out: list
+) -> None:
+    """Append ``(key path, axis, spec path)`` for every leaf of ``tree`` (``spec`` a prefix).
+
+    Lists and tuples match each other (as in JAX, where users mix them freely).
+    """
+    if _is_axis(spec):
+        for p, _ in tree_util.tree_flatten_with_path(tree)[0]:
+            out.append((path + p, spec, path))
+        return
+    where = tree_util.keystr(path)
+
+    def mismatch(detail: str = "") -> ValueError:
+        return ValueError(
+            f"vmap: {spec_name}{where} is {_describe(spec)} but {tree_name}{where} is "
+            f"{_describe(tree)}{detail}; {spec_name} must be a prefix of the structure of "
+            f"{tree_name} (an int/None for a whole subtree, or a container of the same "
+            "kind and size)"
         )
-    return ax % ndim
+
+    if _is_plain_seq(spec):
+        if not isinstance(tree, tuple | list):
+            raise mismatch()
+        if len(spec) != len(tree):
+            raise mismatch(" (lengths differ)")
+        for sub, (key, child) in zip(spec, _children(tree)[0]):
+            _match_prefix(sub, child, spec_name, tree_name, path + (key,), out)
+        return
+    if isinstance(spec, dict):
+        if not isinstance(tree, dict):
+            raise mismatch()
+        if set(spec) != set(tree):
+            missing = sorted(map(repr, set(tree) - set(spec)))
+            extra = sorted(map(repr, set(spec) - set(tree)))
+            detail = []
+            if missing:
+                detail.append(f"{spec_name} lacks key(s) {', '.join(missing)}")
+            if extra:
+                detail.append(f"{tree_name} lacks key(s) {', '.join(extra)}")
+            raise mismatch(" (" + "; ".join(detail) + ")")
+        for key, child in _children(tree)[0]:
+            _match_prefix(spec[key.key], child, spec_name, tree_name, path + (key,), out)
+        return
+    # Any other registered pytree node: same type and aux data, children by position.
+    s_kids, s_td = _children(spec)
+    t_kids, t_td = _children(tree)
+    if s_td.node_data() is None:
+        raise TypeError(
+            f"vmap: {spec_name}{where} = {spec!r} is not a valid axis: each entry of "
+            f"{spec_name} must be an int (negative counts from the end) or None"
+        )
+    if s_td != t_td:
+        raise ValueError(
+            f"vmap: {spec_name}{where} has structure {s_td} but {tree_name}{where} has "
+            f"structure {t_td}; {spec_name} must be a prefix of {tree_name}"
+        )
+    for (_, sub), (key, child) in zip(s_kids, t_kids):
+        _match_prefix(sub, child, spec_name, tree_name, path + (key,), out)
+
+
+def _normalize_axis(ax: int, ndim: int, spec_where: str, what: str, shape: Any) -> int:
+    if not -ndim <= ax < ndim:
+        if ndim == 0:
+            valid = "it has no axis to map (use None for it, or pass an array)"
+        else:
+            valid = f"valid axes are {-ndim}..{ndim - 1}"
+        raise ValueError(
+            f"vmap: {spec_where}={ax} is out of range for {what} of rank {ndim} "
+            f"(shape {tuple(shape)}); {valid}"
+        )
+    return int(ax) % ndim
+
+
+# ---------------------------------------------------------------------------------------------
+# vmap
 
 
 def vmap(
@@ -32,79 +147,276 @@ def vmap(
     in_axes: Any = 0,
     out_axes: Any = 0,
     axis_size: int | None = None,
+    chunk_size: int | None = None,
+    axis_name: Any = None,
 ) -> Callable[..., Any]:
-    """Vectorize ``fun`` over axis ``in_axes`` of its arguments.
+    """Vectorize ``fun`` over a batch axis of its arguments.
+
+    ``vmap(f)(xs)`` computes ``stack([f(x) for x in xs])``, but runs each operation once on
+    the whole batch.
+
+    Args:
+        fun: the function to map; takes and returns pytrees of arrays.
+        in_axes: the batch axis of each argument: an int (negative counts from the end) or
+            None (not mapped: the same value for every example) for all positional arguments,
+            or a tuple (or list) with one entry per positional argument, where each entry may
+            itself be a prefix of that argument's pytree (a dict for a dict argument...).
+            Keyword arguments are always mapped over axis 0.
+        out_axes: where the batch axis goes in each output (a prefix of the output pytree).
+            None returns an output that does not depend on the batch as is (an error for one
+            that does); with an int, such outputs are broadcast along the batch axis.
+        axis_size: the batch size; needed when no argument is mapped, checked otherwise.
+        chunk_size: evaluate the batch in chunks of at most this many examples (the last one
+            may be smaller) and concatenate the results, bounding peak memory. Results are
+            the same; works under grad/jvp too.
+        axis_name: a name for the batch axis (recorded on the trace, for collectives).
+
+    Returns:
+        The batched function, taking the same arguments as ``fun`` with batch axes added.
 
     Example:
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
         >>> funcgrad.vmap(lambda r: fnp.sum(r * r))(np.arange(6.0).reshape(2, 3)).tolist()
         [5.0, 50.0]
+        >>> funcgrad.vmap(lambda a, b: a * b, in_axes=(1, None))(np.ones((2, 3)), 2.0).shape
+        (3, 2)
     """
+    if not callable(fun):
+        raise TypeError(f"vmap: the first argument must be a function, got {type(fun).__name__}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_spec(in_axes, "in_axes")
+    _check_spec(out_axes, "out_axes")
+    if isinstance(in_axes, dict):
+        raise TypeError(
+            "vmap: in_axes must be an int, None, or a tuple with one entry per positional "
+            "argument; got a dict. For a function of one dict argument, write "
+            "in_axes=({...},)."
+        )
+    if axis_size is not None and (
+        not isinstance(axis_size, int | numpy.integer) or isinstance(axis_size, bool)
+        or axis_size < 0
+    ):
+        raise TypeError(f"vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int | numpy.integer) or isinstance(chunk_size, bool)
+        or chunk_size < 1
+    ):
+        raise TypeError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
 
     @functools.wraps(fun)
-    def batched(*args: Any) -> Any:
-        axes = in_axes
-        if isinstance(axes, list):
-            axes = tuple(axes)
-        if not isinstance(axes, tuple) or len(args) == 1 and not isinstance(in_axes, tuple):
-            axes = (axes,) * len(args) if not isinstance(axes, tuple) else axes
-        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
-            raise ValueError(
-                f"vmap: in_axes has {len(in_axes)} entries but the function got "
-                f"{len(args)} positional arguments"
-            )
-        leaves_with_path, in_tree = tree_util.tree_flatten_with_path(args)
-        try:
-            ax_leaves = tree_util.broadcast_prefix(axes, args)
-        except ValueError as e:
-            raise ValueError(f"vmap: in_axes {in_axes!r} does not match the arguments: {e}") from e
-        vals, dims, sizes = [], [], []
-        for (path, x), ax in zip(leaves_with_path, ax_leaves):
-            where = f"argument {tree_util.keystr(path)}"
-            d = _normalize_axis(ax, get_aval(x).ndim, where)
-            vals.append(x)
-            dims.append(d)
-            if d is not None:
-                sizes.append((where, get_aval(x).shape[d]))
-        n = axis_size
-        if n is None:
-            if not sizes:
-                raise ValueError("vmap: no argument is mapped; give axis_size")
-            n = sizes[0][1]
-        if any(s != n for _, s in sizes):
-            detail = ", ".join(f"{w} has size {s}" for w, s in sizes)
-            raise ValueError(f"vmap: mapped axes have inconsistent sizes: {detail}")
-        store: list = []
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
+        vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size)
+        if chunk_size is not None and n > chunk_size:
+            return _chunked_call(fun, in_tree, vals, dims, n, out_axes, axis_name,
+                                 int(chunk_size))
+        out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name)
+        return tree_util.tree_unflatten(out_tree, out_leaves)
 
-        def flat(*leaves: Any) -> list[Any]:
-            out = fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            store.append(out_tree)
-            return out_leaves
+    return vmapped
 
-        outs, out_dims = batch_flat(flat, vals, dims, n)
-        out_tree = store[0]
-        out_ax = tree_util.broadcast_prefix(
-            out_axes, tree_util.tree_unflatten(out_tree, outs)
+
+def _flatten_args(
+    args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None
+) -> tuple[list[Any], list[int | None], Any, int]:
+    """Leaves of (args, kwargs), their normalized batch dims, the treedef, the batch size."""
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        raise ValueError(
+            f"vmap: in_axes is a tuple of {len(in_axes)} entries but the function was called "
+            f"with {len(args)} positional argument{'s' if len(args) != 1 else ''}; give one "
+            "entry per positional argument (an int or None applies to all of them)"
         )
-        results = []
-        for o, d, oa in zip(outs, out_dims, out_ax):
-            if oa is None:
-                if d is not None:
-                    raise ValueError(
-                        "vmap: out_axes=None but the output depends on the mapped axis"
-                    )
-                results.append(o)
-                continue
-            nd = get_aval(o).ndim + (d is None)
-            oa = _normalize_axis(oa, nd, "output")
-            if d is None:
-                a = get_aval(o)
-                o = _shape.broadcast_in_dim(
-                    o, (n,) + a.shape, tuple(range(1, a.ndim + 1))
-                )
-                d = 0
-            results.append(_shape.moveaxis(o, d, oa))
-        return tree_util.tree_unflatten(out_tree, results)
+    vals, arg_tree = tree_util.tree_flatten(args)
+    n_args = len(vals)
+    if _is_axis(in_axes):
+        axes = [in_axes] * n_args
+    else:
+        matched: list = []
+        _match_prefix(in_axes, args, "in_axes", "args", (), matched)
+        axes = [m[1] for m in matched]
+        spec_paths = [m[2] for m in matched]
+    if kwargs:
+        kw_leaves, kw_tree = tree_util.tree_flatten(kwargs)
+        vals += kw_leaves
+        axes += [0] * len(kw_leaves)
+    else:
+        kw_tree = _EMPTY_DICT_TREE
+    in_tree = tree_util.treedef_tuple([arg_tree, kw_tree])
 
-    return batched
+    def where(i: int) -> str:
+        # Key paths are only needed for error messages: computed on demand.
+        if i < n_args:
+            return "args" + tree_util.keystr(tree_util.tree_leaves_with_path(args)[i][0])
+        return "kwargs" + tree_util.keystr(
+            tree_util.tree_leaves_with_path(kwargs)[i - n_args][0])
+
+    dims: list[int | None] = []
+    sizes: list[tuple[int, int, int]] = []
+    for i, (x, ax) in enumerate(zip(vals, axes)):
+        if ax is None:
+            dims.append(None)
+            continue
+        try:
+            shape = get_aval(x).shape
+        except TypeError as e:
+            raise TypeError(
+                f"vmap: {where(i)} is mapped (axis {ax}) but is not an array: {e}"
+            ) from None
+        nd = len(shape)
+        if -nd <= ax < nd:
+            d = int(ax) % nd
+        else:
+            if i >= n_args:
+                spec = "axis (keyword arguments are always mapped over axis 0)"
+            elif _is_axis(in_axes):
+                spec = "in_axes"
+            else:
+                spec = "in_axes" + tree_util.keystr(spec_paths[i])
+            d = _normalize_axis(ax, nd, spec, where(i), shape)
+        dims.append(d)
+        sizes.append((i, shape[d], d))
+    if axis_size is not None:
+        n = int(axis_size)
+    elif sizes:
+        n = sizes[0][1]
+    else:
+        raise ValueError(
+            "vmap: no argument is mapped (in_axes is None for every argument; the function "
+            f"got {len(args)} positional and {len(kwargs)} keyword arguments), so the batch "
+            "size is unknown. Map at least one argument with in_axes, or pass axis_size=N to "
+            "evaluate the function for a batch of N examples that all see the same inputs."
+        )
+    for _, s, _ in sizes:
+        if s != n:
+            detail = "; ".join(f"{where(i)} has size {s} along axis {d}" for i, s, d in sizes)
+            given = f"axis_size={n} was given, but " if axis_size is not None else ""
+            raise ValueError(f"vmap: mapped axes must all have the same size: {given}{detail}")
+    return vals, dims, in_tree, n
+
+
+_EMPTY_DICT_TREE = tree_util.tree_structure({})
+
+
+def _call(
+    fun: Callable[..., Any],
+    in_tree: Any,
+    vals: list[Any],
+    dims: list[int | None],
+    n: int,
+    out_axes: Any,
+    axis_name: Any,
+) -> tuple[list[Any], Any, list[int | None]]:
+    """One batched evaluation: output leaves placed per out_axes, treedef, their out axes."""
+    store: list = []
+
+    def flat(*leaves: Any) -> list[Any]:
+        a, kw = tree_util.tree_unflatten(in_tree, list(leaves))
+        out = fun(*a, **kw)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        store.append(out_tree)
+        return out_leaves
+
+    outs, out_dims = batch_flat(flat, vals, dims, n, axis_name)
+    out_tree = store[0]
+    if _is_axis(out_axes):
+        o_axes = [out_axes] * len(outs)
+        paths: list | None = None
+    else:
+        matched: list = []
+        _match_prefix(out_axes, tree_util.tree_unflatten(out_tree, outs), "out_axes",
+                      "the output", (), matched)
+        o_axes = [m[1] for m in matched]
+        paths = [m[0] for m in matched]
+    results, final_axes = [], []
+    for i, (o, d, oa) in enumerate(zip(outs, out_dims, o_axes)):
+        if oa is None:
+            if d is not None:
+                where = _out_where(out_tree, outs, paths, i)
+                raise ValueError(
+                    f"vmap: out_axes is None for output {where}, but that output depends on "
+                    "the mapped axis (it differs between examples); give it an int out axis, "
+                    "or make it independent of the batch"
+                )
+            results.append(o)
+            final_axes.append(None)
+            continue
+        try:
+            aval = get_aval(o)
+        except TypeError as e:
+            where = _out_where(out_tree, outs, paths, i)
+            raise TypeError(f"vmap: output {where} is not an array: {e}") from None
+        rank = aval.ndim + (d is None)
+        shape = aval.shape if d is not None else (n,) + aval.shape
+        oa = _normalize_axis(oa, rank, "out_axes", f"output {_out_where(out_tree, outs, paths, i)}"
+                             " (batch axis included)", shape)
+        if d is None:
+            o = _shape.broadcast_in_dim(
+                o, aval.shape[:oa] + (n,) + aval.shape[oa:],
+                tuple(j for j in range(rank) if j != oa),
+            )
+        elif d != oa:
+            o = _shape.moveaxis(o, d, oa)
+        results.append(o)
+        final_axes.append(oa)
+    return results, out_tree, final_axes
+
+
+def _out_where(out_tree: Any, outs: list[Any], paths: list | None, i: int) -> str:
+    if paths is None:
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(
+            tree_util.tree_unflatten(out_tree, outs))[0]]
+    return "out" + tree_util.keystr(paths[i])
+
+
+# ---------------------------------------------------------------------------------------------
+# chunk_size
+
+
+def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
+    """``x[..., start:stop, ...]`` along ``axis``, differentiable when ``x`` is traced."""
+    if isinstance(x, Tracer):
+        return _shape.slice_in_dim(x, start, stop, axis=axis)
+    # A concrete array: a basic-indexing view costs no copy.
+    return x[(slice(None),) * axis + (slice(start, stop),)]
+
+
+def _concat_axis(xs: list[Any], axis: int) -> Any:
+    if len(xs) == 1:
+        return xs[0]
+    if any(isinstance(x, Tracer) for x in xs):
+        return _shape.concatenate(xs, axis)
+    return xp_for(*xs).concatenate(xs, axis=axis)
+
+
+def _chunked_call(
+    fun: Callable[..., Any],
+    in_tree: Any,
+    vals: list[Any],
+    dims: list[int | None],
+    n: int,
+    out_axes: Any,
+    axis_name: Any,
+    chunk: int,
+) -> Any:
+    pieces: list[list[Any]] = []
+    out_tree = None
+    o_axes: list[int | None] = []
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        sliced = [v if d is None else _slice_axis(v, d, start, stop) for v, d in zip(vals, dims)]
+        outs, tree, axes = _call(fun, in_tree, sliced, dims, stop - start, out_axes, axis_name)
+        if out_tree is None:
+            out_tree, o_axes = tree, axes
+        elif tree != out_tree:
+            raise ValueError(
+                f"vmap(chunk_size={chunk}): the function returned {tree} for one chunk and "
+                f"{out_tree} for another; the output structure must not depend on the values"
+            )
+        pieces.append(outs)
+    results = []
+    for i, ax in enumerate(o_axes):
+        col = [p[i] for p in pieces]
+        # out_axes=None outputs do not depend on the batch: every chunk gave the same value.
+        results.append(col[0] if ax is None else _concat_axis(col, ax))
+    return tree_util.tree_unflatten(out_tree, results)
+

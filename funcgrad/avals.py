@@ -144,6 +144,10 @@ _PY_WEAK = {int: numpy.dtype("int64"), float: numpy.dtype("float64"),
             complex: numpy.dtype("complex128")}
 
 
+# ShapedArrays are immutable, so one per (shape, dtype) serves every ndarray.
+_ndarray_avals: dict[tuple, ShapedArray] = {}
+
+
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a concrete array, Python scalar or tracer.
 
@@ -158,10 +162,16 @@ def get_aval(x: Any) -> ShapedArray:
         return aval
     t = type(x)
     if t is numpy.ndarray:
-        dt = x.dtype
-        if dt.kind not in _SUPPORTED_KINDS:
-            canonical_dtype(dt)
-        return ShapedArray(x.shape, dt, False, "cpu")
+        key = (x.shape, x.dtype)
+        hit = _ndarray_avals.get(key)
+        if hit is None:
+            if x.dtype.kind not in _SUPPORTED_KINDS:
+                canonical_dtype(x.dtype)
+            hit = ShapedArray(x.shape, x.dtype, False, "cpu")
+            if len(_ndarray_avals) > 10_000:
+                _ndarray_avals.clear()
+            _ndarray_avals[key] = hit
+        return hit
     if t is bool:
         return ShapedArray((), numpy.dtype(bool), False, None)
     if t in _PY_WEAK:

@@ -125,6 +125,16 @@ def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
         return [ans], [out]
 
     jvp_rules[prim] = rule
+    jvp_fn_table[prim] = jvp_fns
+
+
+#: primitive -> its per-input JVP functions, for primitives defined with :func:`defjvp`.
+#: The eager reverse-mode tape uses them for elementwise primitives, whose JVP is diagonal
+#: and therefore its own transpose.
+jvp_fn_table: dict[Primitive, tuple[Callable[..., Any] | None, ...]] = {}
+
+#: primitives that act elementwise (with NumPy broadcasting); registered by their factories.
+elementwise_primitives: set[Primitive] = set()
 
 
 def defjvp_zero(prim: Primitive) -> None:

@@ -15,6 +15,7 @@ import numpy
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import (
     Primitive,
+    SourceInfo,
     Trace,
     Tracer,
     bind,
@@ -24,9 +25,52 @@ from funcgrad.core import (
 from funcgrad.errors import FuncgradError
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
-__all__ = ["StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr"]
+__all__ = [
+    "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
+]
 
 _LITERAL_TYPES = (bool, int, float, complex)
+
+#: primitive -> rule(trace, args, params) -> outputs, consulted by PartialEvalTrace when some
+#: (not necessarily all) inputs are its own tracers. Higher-order primitives (jit, cond...) use
+#: it to run the part of their body that reads only known inputs on the parent now and stage
+#: only the rest: staging them whole would put primal work into linearize's linear jaxpr.
+partial_eval_rules: dict[Primitive, Callable[..., list]] = {}
+
+
+def _derived_origin(args: Sequence[Any]) -> str:
+    """'derived from argument x, argument y' for the outputs of an operation on ``args``."""
+    bases: list[str] = []
+    for x in args:
+        if type(x) is StagingTracer and x.origin:
+            o = x.origin
+            b = o[13:] if o.startswith("derived from ") else o[5:] if o.startswith("from ") else o
+            for part in b.split(", "):
+                if part not in bases:
+                    bases.append(part)
+    if not bases:
+        return ""
+    return "derived from " + ", ".join(bases[:3] + (["..."] if len(bases) > 3 else []))
+
+
+_abstract_cache: dict[Any, list[ShapedArray]] = {}
+
+
+def abstract_eval_cached(
+    prim: Primitive, avals: list[ShapedArray], params: dict
+) -> list[ShapedArray]:
+    """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op."""
+    try:
+        key = (prim, *avals, *params.items())
+        hit = _abstract_cache.get(key)
+    except TypeError:  # unhashable params: the rule itself reports them
+        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+    if hit is None:
+        hit = prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+        if len(_abstract_cache) > 100_000:
+            _abstract_cache.clear()
+        _abstract_cache[key] = hit
+    return hit
 
 
 class StagingTracer(Tracer):
@@ -102,18 +146,26 @@ class StagingTrace(Trace):
         return v
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        return self.stage(prim, args, params, user_source_info())
+
+    def stage(
+        self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
+    ) -> list:
         invars = [self.getvar(x) for x in args]
-        src = user_source_info()
         try:
-            out_avals = prim.abstract_eval(*[v.aval for v in invars], **params)  # type: ignore[misc]
+            out_avals = abstract_eval_cached(prim, [v.aval for v in invars], params)
         except FuncgradError as e:
+            src = src or user_source_info()
             if src.filename and str(src) not in str(e):
                 e.args = (f"{e.args[0] if e.args else ''} (at {src})",) + tuple(e.args[1:])
             raise
+        # Only user-facing staging (src given) tracks origins, for ConcretizationError texts.
+        origin = _derived_origin(args) if src is not None else ""
         outs, outvars = [], []
         for a in out_avals:
             t, v = self._new_tracer(a)
             t.source = src
+            t.origin = origin
             outs.append(t)
             outvars.append(v)
         self.eqns.append(Eqn(prim, invars, outvars, params, src))
@@ -134,7 +186,11 @@ class PartialEvalTrace(StagingTrace):
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
             if isinstance(x, StagingTracer) and x._trace is self:
-                return StagingTrace.process_primitive(self, prim, args, params)
+                rule = partial_eval_rules.get(prim)
+                if rule is not None:
+                    return rule(self, args, params)
+                # Linear (tangent) jaxprs are internal: no user source line to record.
+                return self.stage(prim, args, params, None)
         with set_current_trace(self.parent):  # type: ignore[arg-type]
             return bind(prim, *args, **params)
 

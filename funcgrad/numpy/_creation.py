@@ -1,5 +1,664 @@
-"""funcgrad.numpy: creation functions (filled in by the family's author)."""
+"""funcgrad.numpy: array creation.
+
+Arrays made from Python data go to the default device (:func:`funcgrad.default_device`);
+``*_like`` functions follow their argument's device. Functions whose values depend on traced
+inputs (``asarray`` of lists holding tracers, ``full`` with a traced fill value, ``linspace``
+with traced bounds, ``meshgrid``, ``tril``/``triu``, ``diagflat``) are built from primitives and
+differentiate; the others need concrete arguments.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import canonical_dtype, get_aval, result_dtype
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    to_numpy,
+    xp_for_device,
+)
+from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import ShapeError
+from funcgrad.ops._util import broadcast_shapes_or_error
+
+__all__ = [
+    "array",
+    "asarray",
+    "asanyarray",
+    "ascontiguousarray",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "eye",
+    "identity",
+    "arange",
+    "linspace",
+    "logspace",
+    "geomspace",
+    "meshgrid",
+    "tri",
+    "tril",
+    "triu",
+    "diagflat",
+]
+
+_PY_SCALARS = (bool, int, float, complex)
+_ORDERS = (None, "K", "A", "C", "F")
+
+
+def _fnp() -> Any:
+    import funcgrad.numpy as fnp
+
+    return fnp
+
+
+def _dtype_or_none(dtype: Any, fname: str) -> numpy.dtype | None:
+    return None if dtype is None else canonical_dtype(dtype, fname)
+
+
+def _check_order(order: Any, fname: str) -> None:
+    # Memory layout never changes values, so every NumPy order is accepted for creation.
+    if order not in _ORDERS:
+        raise ValueError(f"{fname}: order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
+
+
+def _needs_stacking(obj: Any) -> bool:
+    """Whether a nested list holds values NumPy cannot read: tracers or device arrays."""
+    if isinstance(obj, list | tuple):
+        return any(_needs_stacking(o) for o in obj)
+    if isinstance(obj, Tracer):
+        return True
+    dev = device_of(obj)
+    return dev is not None and dev != "cpu"
+
+
+def _host_to_default(h: numpy.ndarray) -> Any:
+    dev = get_default_device()
+    return h if dev == "cpu" else xp_for_device(dev).asarray(h)
+
+
+def _from_nested(obj: Any, fname: str) -> Any:
+    """Stack a nested list holding tracers/device arrays with primitives (differentiable)."""
+    if not isinstance(obj, list | tuple):
+        if isinstance(obj, Tracer) or device_of(obj) is not None:
+            return obj
+        h = numpy.asarray(obj)
+        canonical_dtype(h.dtype, fname)
+        return _host_to_default(h)
+    if not obj:
+        return _host_to_default(numpy.asarray(obj, dtype=numpy.float64))
+    parts = [_from_nested(o, fname) for o in obj]
+    avals = [get_aval(p) for p in parts]
+    if any(a.shape != avals[0].shape for a in avals):
+        raise ShapeError(
+            f"{fname}: the nested sequence is ragged: its elements have shapes "
+            f"{[a.shape for a in avals]} (all must be equal)"
+        )
+    # In a list NumPy treats Python scalars as strong (np.array([f32, 2.0]) is float64).
+    dt = numpy.result_type(*[a.dtype for a in avals])
+    parts = [p if get_aval(p).dtype == dt else _ew.convert_element_type(p, dt) for p in parts]
+    return _shape.concatenate([_shape.expand_dims(p, (0,)) for p in parts], 0)
+
+
+def _cast(x: Any, dt: numpy.dtype | None) -> Any:
+    if dt is None or get_aval(x).dtype == dt:
+        return x
+    if isinstance(x, Tracer):
+        return _ew.convert_element_type(x, dt)
+    return x.astype(dt)
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None) -> Any:
+    """Convert ``a`` to an array (on the default device); arrays and tracers pass through.
+
+    With ``dtype``, tracers are converted with ``convert_element_type``. Nested lists may hold
+    tracers: they are stacked, differentiably.
+
+    Example:
+        >>> asarray([1, 2]).dtype, asarray(1.0, dtype="float32").dtype
+        (dtype('int64'), dtype('float32'))
+    """
+    if type(a) is numpy.ndarray and dtype is None and not copy:
+        if get_default_device() == "cpu":
+            return a
+    dt = _dtype_or_none(dtype, "asarray")
+    if order is not None:
+        _check_order(order, "asarray")
+    if isinstance(a, Tracer):
+        return _cast(a, dt)
+    dev = device_of(a)
+    if dev is not None:
+        canonical_dtype(a.dtype, "asarray")
+        default = get_default_device()
+        moved = dev == "cpu" and default != "cpu"
+        needs_cast = dt is not None and a.dtype != dt
+        if copy is False and (moved or needs_cast):
+            raise ValueError(
+                "asarray: copy=False, but a copy is needed (to change the dtype or device)"
+            )
+        if moved:
+            a = device_put(a, default)
+        out = _cast(a, dt)
+        if copy and out is a:
+            out = a.copy()
+        return out
+    if _needs_stacking(a):
+        return _cast(_from_nested(a, "asarray"), dt)
+    h = numpy.asarray(a, dtype=dt)
+    canonical_dtype(h.dtype, "asarray")
+    return _host_to_default(h)
+
+
+def array(
+    object: Any,  # noqa: A002  (NumPy's parameter name)
+    dtype: Any = None,
+    *,
+    copy: bool | None = True,
+    order: Any = "K",
+    subok: bool = False,
+    ndmin: int = 0,
+) -> Any:
+    """Make an array from ``object`` (a copy of arrays unless ``copy`` is False/None).
+
+    Nested lists holding tracers are stacked (differentiably).
+
+    Example:
+        >>> array([[1.0, 2.0]], ndmin=3).shape
+        (1, 1, 2)
+    """
+    _check_order(order, "array")
+    if isinstance(object, Tracer) or device_of(object) is not None or _needs_stacking(object):
+        out = asarray(object, dtype, copy=copy)
+    else:
+        dt = _dtype_or_none(dtype, "array")
+        h = numpy.array(object, dtype=dt)
+        canonical_dtype(h.dtype, "array")
+        out = _host_to_default(h)
+    ndmin = operator.index(ndmin)
+    nd = get_aval(out).ndim
+    if ndmin > nd:
+        out = _shape.reshape(out, (1,) * (ndmin - nd) + get_aval(out).shape)
+    return out
+
+
+def asanyarray(a: Any, dtype: Any = None, order: Any = None) -> Any:
+    """Same as :func:`asarray` (funcgrad has no array subclasses).
+
+    Example:
+        >>> asanyarray((1.0, 2.0)).shape
+        (2,)
+    """
+    return asarray(a, dtype, order)
+
+
+def ascontiguousarray(a: Any, dtype: Any = None) -> Any:
+    """Same as :func:`asarray` with at least one dimension, as NumPy does.
+
+    Example:
+        >>> ascontiguousarray(3.0).shape
+        (1,)
+    """
+    return array(a, dtype, copy=None, ndmin=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Filled arrays
+
+
+def _shape_tuple(shape: Any, fname: str) -> tuple[int, ...]:
+    if isinstance(shape, Tracer):
+        shape = concrete_or_error(shape, f"{fname}: the shape")
+    if isinstance(shape, int | numpy.integer) or (
+        hasattr(shape, "ndim") and getattr(shape, "ndim", 1) == 0
+    ):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(concrete_or_error(s, f"{fname}: the shape")) for s in shape)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: shape must be an int or a sequence of ints, got {shape!r}"
+        ) from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"{fname}: negative dimensions are not allowed, got {out}")
+    return out
+
+
+def _default_xp() -> Any:
+    return xp_for_device(get_default_device())
+
+
+def zeros(shape: Any, dtype: Any = float, order: Any = "C") -> Any:
+    """An array of zeros on the default device.
+
+    Example:
+        >>> zeros((2, 3), dtype="int32").dtype
+        dtype('int32')
+    """
+    _check_order(order, "zeros")
+    dt = canonical_dtype(float if dtype is None else dtype, "zeros")
+    return _default_xp().zeros(_shape_tuple(shape, "zeros"), dtype=dt)
+
+
+def ones(shape: Any, dtype: Any = None, order: Any = "C") -> Any:
+    """An array of ones on the default device.
+
+    Example:
+        >>> ones(2).tolist()
+        [1.0, 1.0]
+    """
+    _check_order(order, "ones")
+    dt = canonical_dtype(float if dtype is None else dtype, "ones")
+    return _default_xp().ones(_shape_tuple(shape, "ones"), dtype=dt)
+
+
+def empty(shape: Any, dtype: Any = float, order: Any = "C") -> Any:
+    """Like :func:`zeros` (funcgrad never hands out uninitialised memory).
+
+    Example:
+        >>> empty(2).tolist()
+        [0.0, 0.0]
+    """
+    return zeros(shape, dtype, order)
+
+
+def _is_traced_or_device(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return True
+    dev = device_of(x)
+    return dev is not None and dev != "cpu"
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (broadcast; traced values allowed).
+
+    Example:
+        >>> full((2,), 7).tolist(), full(2, 1.5, dtype="float32").dtype
+        ([7, 7], dtype('float32'))
+    """
+    _check_order(order, "full")
+    shape = _shape_tuple(shape, "full")
+    dt = _dtype_or_none(dtype, "full")
+    if isinstance(fill_value, Tracer):
+        return _fnp().broadcast_to(_cast(fill_value, dt), shape)
+    dev = device_of(fill_value)
+    if dev is not None and dev != "cpu":
+        xp = xp_for_device(dev)
+        if dt is None:
+            dt = canonical_dtype(fill_value.dtype, "full")
+    else:
+        xp = _default_xp()
+        if dt is None:
+            dt = canonical_dtype(numpy.asarray(fill_value).dtype, "full")
+        if dev == "cpu" and get_default_device() != "cpu":
+            fill_value = device_put(fill_value, get_default_device())
+    return xp.full(shape, fill_value, dtype=dt)
+
+
+def _like_spec(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[str, numpy.dtype, tuple]:
+    """(device, dtype, shape) for a ``*_like`` function of ``a``."""
+    if not isinstance(a, Tracer) and device_of(a) is None and not isinstance(
+        a, _PY_SCALARS | numpy.generic
+    ):
+        a = asarray(a)
+    aval = get_aval(a)
+    dt = aval.dtype if dtype is None else canonical_dtype(dtype, fname)
+    shp = aval.shape if shape is None else _shape_tuple(shape, fname)
+    dev = aval.device if isinstance(a, Tracer) else device_of(a)
+    return dev or get_default_device(), dt, shp
+
+
+def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+               shape: Any = None) -> Any:
+    """Zeros with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
+
+    Example:
+        >>> zeros_like(numpy.ones((2,), numpy.float32)).dtype
+        dtype('float32')
+    """
+    dev, dt, shp = _like_spec(a, dtype, shape, "zeros_like")
+    return xp_for_device(dev).zeros(shp, dtype=dt)
+
+
+def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+              shape: Any = None) -> Any:
+    """Ones with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
+
+    Example:
+        >>> ones_like([1, 2]).tolist()
+        [1, 1]
+    """
+    dev, dt, shp = _like_spec(a, dtype, shape, "ones_like")
+    return xp_for_device(dev).ones(shp, dtype=dt)
+
+
+def empty_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
+               shape: Any = None) -> Any:
+    """Like :func:`zeros_like` (funcgrad never hands out uninitialised memory).
+
+    Example:
+        >>> empty_like(numpy.ones(2)).tolist()
+        [0.0, 0.0]
+    """
+    return zeros_like(a, dtype, order, subok, shape)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
+              subok: bool = True, shape: Any = None) -> Any:
+    """``fill_value`` in the shape and dtype of ``a`` (traced fill values differentiate).
+
+    Example:
+        >>> full_like(numpy.zeros(2, numpy.int64), 2.7).tolist()
+        [2, 2]
+    """
+    dev, dt, shp = _like_spec(a, dtype, shape, "full_like")
+    if isinstance(fill_value, Tracer):
+        return _fnp().broadcast_to(_cast(fill_value, dt), shp)
+    if device_of(fill_value) not in (None, dev):
+        fill_value = device_put(fill_value, dev)
+    return xp_for_device(dev).full(shp, fill_value, dtype=dt)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
+        order: Any = "C") -> Any:
+    """A 2-D array with ones on diagonal ``k``, on the default device.
+
+    Example:
+        >>> eye(2, 3, k=1, dtype=int).tolist()
+        [[0, 1, 0], [0, 0, 1]]
+    """
+    _check_order(order, "eye")
+    dt = canonical_dtype(float if dtype is None else dtype, "eye")
+    N = operator.index(concrete_or_error(N, "eye: N"))
+    M = N if M is None else operator.index(concrete_or_error(M, "eye: M"))
+    k = operator.index(concrete_or_error(k, "eye: k"))
+    return _default_xp().eye(N, M, k=k, dtype=dt)
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    """The ``n`` by ``n`` identity matrix.
+
+    Example:
+        >>> identity(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranges
+
+
+def _host_scalar(v: Any, what: str) -> Any:
+    v = concrete_or_error(v, what)
+    if isinstance(v, _PY_SCALARS | numpy.generic):
+        return v
+    h = to_numpy(v)
+    if numpy.ndim(h) != 0:
+        raise ValueError(f"{what} must be a scalar, got an array of shape {numpy.shape(h)}")
+    return h[()]
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
+    """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints).
+
+    The bounds must be concrete (they fix the length): a traced bound raises
+    ConcretizationError; build traced ranges from ``linspace`` or ``start + step * arange(n)``.
+
+    Example:
+        >>> arange(5).dtype, arange(0.0, 1.0, 0.25).tolist()
+        (dtype('int64'), [0.0, 0.25, 0.5, 0.75])
+    """
+    what = "arange: its bounds fix the length of the result, so each"
+    args = [_host_scalar(v, what) for v in (start, stop, step) if v is not None]
+    if stop is None and step is not None:
+        args = [0, args[0], args[1]]
+    dt = _dtype_or_none(dtype, "arange")
+    dev = get_default_device()
+    if dev == "cpu":
+        out = numpy.arange(*args, dtype=dt)
+        canonical_dtype(out.dtype, "arange")
+        return out
+    # NumPy decides the dtype; the device computes the values.
+    dt = numpy.arange(*args, dtype=dt).dtype
+    canonical_dtype(dt, "arange")
+    return xp_for_device(dev).arange(*args, dtype=dt)
+
+
+def _array_or_scalar(x: Any) -> Any:
+    if isinstance(x, Tracer | numpy.generic) or isinstance(x, _PY_SCALARS):
+        return x
+    return asarray(x)
+
+
+def _device_of_values(*xs: Any) -> Any:
+    for x in xs:
+        d = device_of(x)
+        if d is not None:
+            return xp_for_device(d)
+    return _default_xp()
+
+
+def _concrete_value(x: Any) -> Any:
+    return x.to_concrete_value() if isinstance(x, Tracer) else x
+
+
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's algorithm).
+
+    Traced ``start``/``stop`` work and differentiate (the samples are built from ``iota``).
+
+    Example:
+        >>> linspace(0.0, 1.0, 5).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    num = operator.index(concrete_or_error(num, "linspace: num"))
+    if num < 0:
+        raise ValueError(f"linspace: Number of samples, {num}, must be non-negative.")
+    dt_out = _dtype_or_none(dtype, "linspace")
+    start, stop = _array_or_scalar(start), _array_or_scalar(stop)
+    if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
+        xp = _device_of_values(start, stop)
+        return xp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                           dtype=dt_out, axis=axis)
+    a_start, a_stop = get_aval(start), get_aval(stop)
+    dt = result_dtype(a_start, a_stop, get_aval(0.0))[0]
+    bshape = broadcast_shapes_or_error("linspace", a_start.shape, a_stop.shape)
+    start_c = _ew.convert_element_type(start, dt)
+    stop_c = _ew.convert_element_type(stop, dt)
+    delta = _ew.sub(stop_c, start_c)
+    div = (num - 1) if endpoint else num
+    y = _shape.iota(dt, (num,) + (1,) * len(bshape), 0)
+    if div > 0:
+        step: Any = _ew.div(delta, numpy.asarray(div, dtype=dt)[()])
+        known = _concrete_value(step)
+        # NumPy's special case for denormal steps (gh-5437), taken when the value is known.
+        if known is not None and bool(numpy.any(to_numpy(known) == 0)):
+            y = _ew.mul(_ew.div(y, numpy.asarray(div, dtype=dt)[()]), delta)
+        else:
+            y = _ew.mul(y, step)
+    else:
+        step = numpy.nan
+        y = _ew.mul(y, delta)
+    y = _ew.add(y, start_c)
+    y = _shape.broadcast_to(y, (num,) + bshape)
+    if endpoint and num > 1:
+        last = _shape.expand_dims(_shape.broadcast_to(stop_c, bshape), (0,))
+        y = _shape.concatenate([_shape.slice_in_dim(y, 0, num - 1, axis=0), last], 0)
+    if axis != 0:
+        y = _shape.moveaxis(y, 0, axis)
+    if dt_out is not None and dt_out.kind in "iu":
+        y = _fnp().floor(y)
+    y = _cast(y, dt_out)
+    return (y, step) if retstep else y
+
+
+def logspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    base: Any = 10.0,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
+    """``base ** linspace(start, stop, num)``; traced bounds differentiate.
+
+    Example:
+        >>> logspace(0.0, 2.0, 3).tolist()
+        [1.0, 10.0, 100.0]
+    """
+    start, stop, base = (_array_or_scalar(v) for v in (start, stop, base))
+    if not any(isinstance(v, Tracer) for v in (start, stop, base)):
+        xp = _device_of_values(start, stop, base)
+        return xp.logspace(start, stop, num, endpoint=endpoint, base=base,
+                           dtype=_dtype_or_none(dtype, "logspace"), axis=axis)
+    if get_aval(base).ndim:
+        ndmax = len(broadcast_shapes_or_error(
+            "logspace", *(get_aval(v).shape for v in (start, stop, base))))
+        start, stop, base = (array(v, copy=None, ndmin=ndmax) for v in (start, stop, base))
+        base = _fnp().expand_dims(base, axis)
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    out = _fnp().power(base, y)
+    return _cast(out, _dtype_or_none(dtype, "logspace"))
+
+
+def geomspace(
+    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+    axis: int = 0,
+) -> Any:
+    """Geometric progression from ``start`` to ``stop`` (concrete bounds only).
+
+    Example:
+        >>> geomspace(1.0, 100.0, 3).tolist()
+        [1.0, 10.0, 100.0]
+    """
+    start, stop = _array_or_scalar(start), _array_or_scalar(stop)
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        start = concrete_or_error(start, "geomspace: start (traced bounds are not supported)")
+        stop = concrete_or_error(stop, "geomspace: stop (traced bounds are not supported)")
+    xp = _device_of_values(start, stop)
+    return xp.geomspace(start, stop, num, endpoint=endpoint,
+                        dtype=_dtype_or_none(dtype, "geomspace"), axis=axis)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij').
+
+    Example:
+        >>> [g.shape for g in meshgrid(numpy.arange(3), numpy.arange(2))]
+        [(2, 3), (2, 3)]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError("meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    out = [
+        _shape.reshape(asarray(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)
+    ]
+    if indexing == "xy" and ndim > 1:
+        out[0] = _shape.reshape(out[0], (1, -1) + s0[2:])
+        out[1] = _shape.reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        out = list(_fnp().broadcast_arrays(*out))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Triangles
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> Any:
+    """Ones at and below diagonal ``k``, zeros above.
+
+    Example:
+        >>> tri(2, dtype=int).tolist()
+        [[1, 0], [1, 1]]
+    """
+    dt = canonical_dtype(float if dtype is None else dtype, "tri")
+    N = operator.index(concrete_or_error(N, "tri: N"))
+    M = N if M is None else operator.index(concrete_or_error(M, "tri: M"))
+    k = operator.index(concrete_or_error(k, "tri: k"))
+    return _default_xp().tri(N, M, k=k, dtype=dt)
+
+
+def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:
+    m = asarray(m)
+    a = get_aval(m)
+    if a.ndim < 1:
+        raise ShapeError(f"{fname}: input must be at least 1-d, got {a.str_short()}")
+    k = operator.index(concrete_or_error(k, f"{fname}: k"))
+    if not isinstance(m, Tracer):
+        xp = xp_for_device(device_of(m))
+        return xp.tril(m, k=k) if lower else xp.triu(m, k=k)
+    xp = xp_for_device(a.device or get_default_device())
+    mask = xp.tri(*a.shape[-2:], k=k if lower else k - 1, dtype=bool)
+    if not lower:
+        mask = ~mask
+    where = getattr(_fnp(), "where", None)
+    if where is not None:
+        return where(mask, m, a.dtype.type(0))
+    # Without a select primitive: multiply by the 0/1 mask (inf/nan outside the triangle then
+    # give nan instead of 0).
+    return _ew.mul(m, mask.astype(a.dtype))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """Lower triangle of the last two axes of ``m`` (zero above diagonal ``k``);
+    differentiable.
+
+    Example:
+        >>> tril(numpy.ones((2, 2))).tolist()
+        [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return _triangle(m, k, True, "tril")
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """Upper triangle of the last two axes of ``m`` (zero below diagonal ``k``);
+    differentiable.
+
+    Example:
+        >>> triu(numpy.ones((2, 2))).tolist()
+        [[1.0, 1.0], [0.0, 1.0]]
+    """
+    return _triangle(m, k, False, "triu")
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """A 2-D array with the flattened ``v`` on diagonal ``k``; differentiable.
+
+    Example:
+        >>> diagflat([1, 2]).tolist()
+        [[1, 0], [0, 2]]
+    """
+    v = _shape.reshape(asarray(v), (-1,))
+    n = get_aval(v).shape[0]
+    k = operator.index(concrete_or_error(k, "diagflat: k"))
+    zero = get_aval(v).dtype.type(0)
+    # Interior padding by n puts v[i] at flat position i * (n + 1): the diagonal of n x n.
+    d = _shape.reshape(_shape.pad(v, zero, [(0, 0, n)]), (n, n))
+    if k > 0:
+        d = _shape.pad(d, zero, [(0, k, 0), (k, 0, 0)])
+    elif k < 0:
+        d = _shape.pad(d, zero, [(-k, 0, 0), (0, -k, 0)])
+    return d

@@ -1,5 +1,722 @@
-"""funcgrad.numpy: elementwise functions (filled in by the family's author)."""
+"""funcgrad.numpy: elementwise functions (NumPy's ufuncs and their friends).
+
+Every function takes what the NumPy function takes for the covered parameters (arrays, Python
+and NumPy scalars, lists), gives NumPy's values and dtypes (NEP 50 included), and always goes
+through the primitives of :mod:`funcgrad.ops.elementwise`, so the same call runs eagerly on
+plain arrays and traces under ``grad``/``jit``/``vmap``. The ufunc-named functions also accept
+the ufunc keywords NumPy passes through ``__array_ufunc__`` (``dtype=``, and the defaults of
+``out``, ``where``, ``casting``, ``order``, ``subok``); other values raise a clear error.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as _np
+
+from funcgrad.avals import get_aval
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import DTypeError
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops._util import probe_dtype
+
+ArrayLike = Any
+
+__all__: list[str] = ["asarray_operands"]
+
+# ---------------------------------------------------------------------------------------------
+# Operand conversion
+
+
+def _has_tracer(x: Any) -> bool:
+    if isinstance(x, Tracer):
+        return True
+    if type(x) in (list, tuple):
+        return builtins.any(_has_tracer(v) for v in x)
+    return False
+
+
+def _seq_to_array(x: Any, others: tuple[Any, ...] = ()) -> Any:
+    """A list/tuple operand as an array, on the device of the other operands."""
+    if _has_tracer(x):
+        import funcgrad.numpy as fnp
+
+        asarray = getattr(fnp, "asarray", None)
+        if asarray is None:
+            raise TypeError(
+                "a list containing traced arrays needs funcgrad.numpy.asarray to stack it; "
+                "build the array with funcgrad.numpy.stack first"
+            )
+        return asarray(x)
+    device = None
+    for o in others:
+        if type(o) not in (list, tuple):
+            device = get_aval(o).device
+            if device is not None:
+                break
+    return xp_for_device(device or get_default_device()).asarray(x)
+
+
+def asarray_operands(*xs: ArrayLike) -> tuple[Any, ...]:
+    """The operands with lists/tuples turned into arrays (on the device of the others).
+
+    Arrays, tracers and scalars pass through untouched (Python scalars stay weakly typed).
+
+    Example:
+        >>> a, b = asarray_operands([1.0, 2.0], 3.0)
+        >>> a, b
+        (array([1., 2.]), 3.0)
+    """
+    if not builtins.any(type(x) in (list, tuple) for x in xs):
+        return xs
+    return tuple(_seq_to_array(x, xs) if type(x) in (list, tuple) else x for x in xs)
+
+
+def _cast(x: Any, dt: _np.dtype) -> Any:
+    return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
+
+
+def _ufunc_dtype(ufunc: Any, *xs: Any) -> _np.dtype:
+    """The dtype ``ufunc`` gives on operands like ``xs`` (NEP 50 weak scalars included)."""
+    return probe_dtype(ufunc.__name__, ufunc, *(get_aval(x) for x in xs))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# ufunc keyword handling (the slow path: only when extra keywords are given)
+
+_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok": True,
+                   "signature": None}
+
+
+def _ufunc_options(
+    name: str, xs: tuple[Any, ...], out: Any, kwargs: dict[str, Any], bool_out: bool
+) -> tuple[Any, ...]:
+    if out is not None and not (isinstance(out, tuple) and builtins.all(o is None for o in out)):
+        raise TypeError(
+            f"funcgrad.numpy.{name}: out= is not supported (funcgrad arrays are immutable); "
+            "use the returned array instead"
+        )
+    dtype = kwargs.pop("dtype", None)
+    for k, v in kwargs.items():
+        if k not in _UFUNC_DEFAULTS:
+            raise TypeError(f"funcgrad.numpy.{name}() got an unexpected keyword argument {k!r}")
+        default = _UFUNC_DEFAULTS[k]
+        if not (v is default or (type(v) is type(default) and v == default)):
+            raise NotImplementedError(
+                f"funcgrad.numpy.{name}: {k}={v!r} is not supported; only the default "
+                f"{k}={default!r} is"
+            )
+    xs = asarray_operands(*xs)
+    if dtype is None:
+        return xs
+    dtype = _np.dtype(dtype)
+    if bool_out:
+        if dtype.kind != "b":
+            raise NotImplementedError(
+                f"funcgrad.numpy.{name}: dtype={dtype} is not supported (the result is bool)"
+            )
+        return xs
+    out_xs = []
+    for x in xs:
+        a = get_aval(x)
+        if not a.weak_type and not _np.can_cast(a.dtype, dtype, "same_kind"):
+            raise DTypeError(
+                f"funcgrad.numpy.{name}: cannot compute in dtype={dtype} from an operand of "
+                f"dtype {a.dtype} under casting='same_kind'"
+            )
+        out_xs.append(_cast(x, dtype))
+    return tuple(out_xs)
+
+
+def _doc(name: str, summary: str, example: str, result: str) -> str:
+    return (
+        f"{summary}, like :func:`numpy.{name}`; traces under transformations.\n"
+        "\n"
+        "Example:\n"
+        "    >>> import funcgrad.numpy as fnp\n"
+        f"    >>> fnp.{example}\n"
+        f"    {result}\n"
+    )
+
+
+def _make_unary(
+    name: str, op: Callable[[Any], Any], summary: str, example: str, result: str,
+    bool_out: bool = False,
+) -> Callable[..., Any]:
+    def fn(x: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
+        if out is not None or kwargs:
+            (x,) = _ufunc_options(name, (x,), out, kwargs, bool_out)
+        elif type(x) in (list, tuple):
+            x = _seq_to_array(x)
+        return op(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, summary, example, result)
+    return fn
+
+
+def _make_binary(
+    name: str, op: Callable[[Any, Any], Any], summary: str, example: str, result: str,
+    bool_out: bool = False,
+) -> Callable[..., Any]:
+    def fn(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
+        if out is not None or kwargs:
+            x1, x2 = _ufunc_options(name, (x1, x2), out, kwargs, bool_out)
+        elif type(x1) in (list, tuple) or type(x2) in (list, tuple):
+            x1, x2 = asarray_operands(x1, x2)
+        return op(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _doc(name, summary, example, result)
+    return fn
+
+
+def _export(fn: Callable[..., Any], *aliases: str) -> Callable[..., Any]:
+    g = globals()
+    for n in (fn.__name__, *aliases):
+        g[n] = fn
+        __all__.append(n)
+    return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# Custom compositions behind some ufuncs
+
+
+def _positive(x: Any) -> Any:
+    if get_aval(x).dtype.kind == "b":
+        raise DTypeError("funcgrad.numpy.positive: not supported for bool input (as in NumPy)")
+    return x
+
+
+def _fabs(x: Any) -> Any:
+    return _ew.abs(_cast(x, _ufunc_dtype(_np.fabs, x)))
+
+
+def _rint(x: Any) -> Any:
+    return _ew.round(_cast(x, _ufunc_dtype(_np.rint, x)), 0)
+
+
+_DEG = 180.0 / math.pi
+_RAD = math.pi / 180.0
+
+
+def _deg2rad(x: Any) -> Any:
+    return _ew.mul(_cast(x, _ufunc_dtype(_np.deg2rad, x)), _RAD)
+
+
+def _rad2deg(x: Any) -> Any:
+    return _ew.mul(_cast(x, _ufunc_dtype(_np.rad2deg, x)), _DEG)
+
+
+def _isinf(x: Any) -> Any:
+    if get_aval(x).dtype.kind not in "fc":
+        _ufunc_dtype(_np.isinf, x)  # the same dtype errors as NumPy
+        return _ew.ne(x, x)  # all False, with x's shape
+    return _ew.eq(_ew.abs(x), _np.inf)
+
+
+def _isnan(x: Any) -> Any:
+    _ufunc_dtype(_np.isnan, x)
+    return _ew.ne(x, x)
+
+
+def _truth(x: Any) -> Any:
+    return x if get_aval(x).dtype.kind == "b" else _ew.ne(x, 0)
+
+
+def _conjugate(x: Any) -> Any:
+    if get_aval(x).dtype.kind == "b":
+        return _ew.bind1(_ew.conj_p, x)  # NumPy's conjugate of bool is int8
+    return _ew.conj(x)
+
+
+def _power(x: Any, y: Any) -> Any:
+    # A Python int exponent is static: integer_pow differentiates at x <= 0 without log(x).
+    if type(y) is int:
+        return _ew.integer_pow(x, y)
+    return _ew.pow(x, y)
+
+
+def _float_power(x: Any, y: Any) -> Any:
+    dt = _ufunc_dtype(_np.float_power, x, y)
+    return _power(_cast(x, dt), y if type(y) is int else _cast(y, dt))
+
+
+def _fmax(x: Any, y: Any) -> Any:
+    r = _ew.max(x, y)
+    if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
+        return r
+    r = _ew.select_n(_ew.is_nan(x), r, y)
+    return _ew.select_n(_ew.is_nan(y), r, x)
+
+
+def _fmin(x: Any, y: Any) -> Any:
+    r = _ew.min(x, y)
+    if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
+        return r
+    r = _ew.select_n(_ew.is_nan(x), r, y)
+    return _ew.select_n(_ew.is_nan(y), r, x)
+
+
+def _heaviside(x1: Any, x2: Any) -> Any:
+    dt = _ufunc_dtype(_np.heaviside, x1, x2)
+    x1, x2 = _cast(x1, dt), _cast(x2, dt)
+    r = _ew.select_n(_ew.gt(x1, 0), x2, 1)
+    r = _ew.select_n(_ew.lt(x1, 0), r, 0)
+    return _ew.select_n(_ew.is_nan(x1), r, x1)
+
+
+def _divmod(x: Any, y: Any) -> tuple[Any, Any]:
+    return _ew.floor_divide(x, y), _ew.rem(x, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# The ufunc-named functions: (name, op, summary, example call, example result, aliases)
+
+_UNARY: list[tuple[Any, ...]] = [
+    ("negative", _ew.neg, "Elementwise ``-x``", "negative([1.0, -2.0])",
+     "array([-1.,  2.])", ()),
+    ("positive", _positive, "Elementwise ``+x`` (a no-op on numbers)", "positive(2.0)",
+     "2.0", ()),
+    ("absolute", _ew.abs, "Elementwise absolute value (modulus for complex)",
+     "absolute([-1.5, 2.0])", "array([1.5, 2. ])", ("abs",)),
+    ("fabs", _fabs, "Elementwise absolute value of real numbers, as floats", "fabs([-1, 2])",
+     "array([1., 2.])", ()),
+    ("sign", _ew.sign, "Elementwise sign (-1, 0 or 1; ``z/|z|`` for complex)",
+     "sign([-2.0, 0.0, 3.0])", "array([-1.,  0.,  1.])", ()),
+    ("floor", _ew.floor, "Elementwise floor", "floor([-1.5, 1.5])", "array([-2.,  1.])", ()),
+    ("ceil", _ew.ceil, "Elementwise ceiling", "ceil([-1.5, 1.5])", "array([-1.,  2.])", ()),
+    ("trunc", _ew.trunc, "Elementwise rounding towards zero", "trunc([-1.5, 1.5])",
+     "array([-1.,  1.])", ()),
+    ("rint", _rint, "Elementwise rounding to the nearest integer (half to even)",
+     "rint([0.5, 1.5, 2.5])", "array([0., 2., 2.])", ()),
+    ("exp", _ew.exp, "Elementwise ``e**x``", "exp(0.0)", "np.float64(1.0)", ()),
+    ("exp2", _ew.exp2, "Elementwise ``2**x``", "exp2([1.0, 3.0])", "array([2., 8.])", ()),
+    ("expm1", _ew.expm1, "Elementwise ``exp(x) - 1``, accurate near 0", "expm1(0.0)",
+     "np.float64(0.0)", ()),
+    ("log", _ew.log, "Elementwise natural logarithm", "log(1.0)", "np.float64(0.0)", ()),
+    ("log2", _ew.log2, "Elementwise base-2 logarithm", "log2([1.0, 8.0])",
+     "array([0., 3.])", ()),
+    ("log10", _ew.log10, "Elementwise base-10 logarithm", "log10([1.0, 100.0])",
+     "array([0., 2.])", ()),
+    ("log1p", _ew.log1p, "Elementwise ``log(1 + x)``, accurate near 0", "log1p(0.0)",
+     "np.float64(0.0)", ()),
+    ("sqrt", _ew.sqrt, "Elementwise non-negative square root", "sqrt([4.0, 9.0])",
+     "array([2., 3.])", ()),
+    ("cbrt", _ew.cbrt, "Elementwise real cube root", "cbrt([-8.0, 27.0])",
+     "array([-2.,  3.])", ()),
+    ("square", _ew.square, "Elementwise ``x * x``", "square([2, 3])", "array([4, 9])", ()),
+    ("reciprocal", _ew.reciprocal, "Elementwise ``1 / x``", "reciprocal([2.0, 4.0])",
+     "array([0.5 , 0.25])", ()),
+    ("sin", _ew.sin, "Elementwise sine", "sin(0.0)", "np.float64(0.0)", ()),
+    ("cos", _ew.cos, "Elementwise cosine", "cos(0.0)", "np.float64(1.0)", ()),
+    ("tan", _ew.tan, "Elementwise tangent", "tan(0.0)", "np.float64(0.0)", ()),
+    ("arcsin", _ew.asin, "Elementwise inverse sine", "arcsin(1.0)",
+     "np.float64(1.5707963267948966)", ("asin",)),
+    ("arccos", _ew.acos, "Elementwise inverse cosine", "arccos(1.0)", "np.float64(0.0)",
+     ("acos",)),
+    ("arctan", _ew.atan, "Elementwise inverse tangent", "arctan(1.0)",
+     "np.float64(0.7853981633974483)", ("atan",)),
+    ("sinh", _ew.sinh, "Elementwise hyperbolic sine", "sinh(0.0)", "np.float64(0.0)", ()),
+    ("cosh", _ew.cosh, "Elementwise hyperbolic cosine", "cosh(0.0)", "np.float64(1.0)", ()),
+    ("tanh", _ew.tanh, "Elementwise hyperbolic tangent", "tanh(0.0)", "np.float64(0.0)", ()),
+    ("arcsinh", _ew.asinh, "Elementwise inverse hyperbolic sine", "arcsinh(0.0)",
+     "np.float64(0.0)", ("asinh",)),
+    ("arccosh", _ew.acosh, "Elementwise inverse hyperbolic cosine", "arccosh(1.0)",
+     "np.float64(0.0)", ("acosh",)),
+    ("arctanh", _ew.atanh, "Elementwise inverse hyperbolic tangent", "arctanh(0.0)",
+     "np.float64(0.0)", ("atanh",)),
+    ("deg2rad", _deg2rad, "Degrees to radians", "deg2rad(180.0)",
+     "np.float64(3.141592653589793)", ()),
+    ("radians", _deg2rad, "Degrees to radians", "radians(180.0)",
+     "np.float64(3.141592653589793)", ()),
+    ("rad2deg", _rad2deg, "Radians to degrees", "rad2deg(3.141592653589793)",
+     "np.float64(180.0)", ()),
+    ("degrees", _rad2deg, "Radians to degrees", "degrees(3.141592653589793)",
+     "np.float64(180.0)", ()),
+    ("conjugate", _conjugate, "Elementwise complex conjugate", "conjugate(1 + 2j)",
+     "np.complex128(1-2j)", ("conj",)),
+]
+
+_UNARY_BOOL: list[tuple[Any, ...]] = [
+    ("isfinite", _ew.is_finite, "Elementwise test for finiteness (not inf, not nan)",
+     "isfinite([1.0, float('inf')])", "array([ True, False])", ()),
+    ("isinf", _isinf, "Elementwise test for positive or negative infinity",
+     "isinf([1.0, float('-inf')])", "array([False,  True])", ()),
+    ("isnan", _isnan, "Elementwise test for nan", "isnan([1.0, float('nan')])",
+     "array([False,  True])", ()),
+    ("signbit", _ew.signbit, "Elementwise test of the sign bit (True for -0.0)",
+     "signbit([-0.0, 1.0])", "array([ True, False])", ()),
+    ("logical_not", _ew.logical_not, "Elementwise logical NOT (nonzero is True)",
+     "logical_not([0, 2])", "array([ True, False])", ()),
+]
+
+_UNARY_INT: list[tuple[Any, ...]] = [
+    ("invert", _ew.not_, "Elementwise bitwise NOT (logical NOT of booleans)",
+     "invert([0, 5])", "array([-1, -6])", ("bitwise_not", "bitwise_invert")),
+]
+
+_BINARY: list[tuple[Any, ...]] = [
+    ("add", _ew.add, "Elementwise ``x1 + x2``", "add([1.0, 2.0], 1.0)", "array([2., 3.])", ()),
+    ("subtract", _ew.sub, "Elementwise ``x1 - x2``", "subtract(3.0, [1.0, 2.0])",
+     "array([2., 1.])", ()),
+    ("multiply", _ew.mul, "Elementwise ``x1 * x2``", "multiply([1.0, 2.0], 3.0)",
+     "array([3., 6.])", ()),
+    ("divide", _ew.div, "Elementwise true division ``x1 / x2``", "divide([1, 3], 2)",
+     "array([0.5, 1.5])", ("true_divide",)),
+    ("floor_divide", _ew.floor_divide, "Elementwise ``x1 // x2`` (rounding down)",
+     "floor_divide([-7, 7], 2)", "array([-4,  3])", ()),
+    ("remainder", _ew.rem, "Elementwise remainder with the sign of the divisor",
+     "remainder([-3, 3], 2)", "array([1, 1])", ("mod",)),
+    ("fmod", _ew.fmod, "Elementwise remainder with the sign of the dividend (C ``fmod``)",
+     "fmod([-3, 3], 2)", "array([-1,  1])", ()),
+    ("power", _power, "Elementwise ``x1 ** x2``", "power([2.0, 3.0], 2)",
+     "array([4., 9.])", ("pow",)),
+    ("float_power", _float_power, "Elementwise ``x1 ** x2`` in at least float64",
+     "float_power(2, 3)", "np.float64(8.0)", ()),
+    ("arctan2", _ew.atan2, "Elementwise angle of the point ``(x2, x1)``", "arctan2(1.0, 1.0)",
+     "np.float64(0.7853981633974483)", ("atan2",)),
+    ("hypot", _ew.hypot, "Elementwise ``sqrt(x1**2 + x2**2)`` without overflow",
+     "hypot(3.0, 4.0)", "np.float64(5.0)", ()),
+    ("logaddexp", _ew.logaddexp, "Elementwise ``log(exp(x1) + exp(x2))``, stable",
+     "logaddexp(0.0, 0.0)", "np.float64(0.6931471805599453)", ()),
+    ("logaddexp2", _ew.logaddexp2, "Elementwise ``log2(2**x1 + 2**x2)``, stable",
+     "logaddexp2(1.0, 1.0)", "np.float64(2.0)", ()),
+    ("maximum", _ew.max, "Elementwise maximum, propagating nan", "maximum([1.0, 4.0], 2.0)",
+     "array([2., 4.])", ()),
+    ("minimum", _ew.min, "Elementwise minimum, propagating nan", "minimum([1.0, 4.0], 2.0)",
+     "array([1., 2.])", ()),
+    ("fmax", _fmax, "Elementwise maximum, ignoring nan", "fmax([1.0, float('nan')], 2.0)",
+     "array([2., 2.])", ()),
+    ("fmin", _fmin, "Elementwise minimum, ignoring nan", "fmin([1.0, float('nan')], 2.0)",
+     "array([1., 2.])", ()),
+    ("copysign", _ew.copysign, "Elementwise magnitude of ``x1`` with the sign of ``x2``",
+     "copysign([1.0, 2.0], -1.0)", "array([-1., -2.])", ()),
+    ("heaviside", _heaviside, "Elementwise Heaviside step, ``x2`` at 0",
+     "heaviside([-1.0, 0.0, 2.0], 0.5)", "array([0. , 0.5, 1. ])", ()),
+    ("bitwise_and", _ew.and_, "Elementwise bitwise AND (logical for booleans)",
+     "bitwise_and([12, 10], 6)", "array([4, 2])", ()),
+    ("bitwise_or", _ew.or_, "Elementwise bitwise OR (logical for booleans)",
+     "bitwise_or([12, 10], 6)", "array([14, 14])", ()),
+    ("bitwise_xor", _ew.xor, "Elementwise bitwise XOR (logical for booleans)",
+     "bitwise_xor([12, 10], 6)", "array([10, 12])", ()),
+    ("left_shift", _ew.shift_left, "Elementwise ``x1 << x2``", "left_shift([1, 3], 2)",
+     "array([ 4, 12])", ("bitwise_left_shift",)),
+    ("right_shift", _ew.shift_right, "Elementwise ``x1 >> x2``", "right_shift([8, 12], 2)",
+     "array([2, 3])", ("bitwise_right_shift",)),
+]
+
+_BINARY_BOOL: list[tuple[Any, ...]] = [
+    ("equal", _ew.eq, "Elementwise ``x1 == x2``", "equal([1, 2], 2)",
+     "array([False,  True])", ()),
+    ("not_equal", _ew.ne, "Elementwise ``x1 != x2``", "not_equal([1, 2], 2)",
+     "array([ True, False])", ()),
+    ("less", _ew.lt, "Elementwise ``x1 < x2``", "less([1, 2], 2)", "array([ True, False])", ()),
+    ("less_equal", _ew.le, "Elementwise ``x1 <= x2``", "less_equal([1, 3], 2)",
+     "array([ True, False])", ()),
+    ("greater", _ew.gt, "Elementwise ``x1 > x2``", "greater([1, 3], 2)",
+     "array([False,  True])", ()),
+    ("greater_equal", _ew.ge, "Elementwise ``x1 >= x2``", "greater_equal([1, 2], 2)",
+     "array([False,  True])", ()),
+    ("logical_and", lambda x, y: _ew.and_(_truth(x), _truth(y)),
+     "Elementwise logical AND (nonzero is True)", "logical_and([0, 1, 2], 3)",
+     "array([False,  True,  True])", ()),
+    ("logical_or", lambda x, y: _ew.or_(_truth(x), _truth(y)),
+     "Elementwise logical OR (nonzero is True)", "logical_or([0, 1], 0)",
+     "array([False,  True])", ()),
+    ("logical_xor", lambda x, y: _ew.xor(_truth(x), _truth(y)),
+     "Elementwise logical XOR (nonzero is True)", "logical_xor([0, 1], 1)",
+     "array([ True, False])", ()),
+]
+
+for _name, _op, _summary, _ex, _res, _aliases in _UNARY + _UNARY_INT:
+    _export(_make_unary(_name, _op, _summary, _ex, _res), *_aliases)
+for _name, _op, _summary, _ex, _res, _aliases in _UNARY_BOOL:
+    _export(_make_unary(_name, _op, _summary, _ex, _res, bool_out=True), *_aliases)
+for _name, _op, _summary, _ex, _res, _aliases in _BINARY:
+    _export(_make_binary(_name, _op, _summary, _ex, _res), *_aliases)
+for _name, _op, _summary, _ex, _res, _aliases in _BINARY_BOOL:
+    _export(_make_binary(_name, _op, _summary, _ex, _res, bool_out=True), *_aliases)
+
+
+def divmod(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A001
+    """``(floor_divide(x1, x2), remainder(x1, x2))``, like :func:`numpy.divmod`.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.divmod([7, -7], 2)
+        (array([ 3, -4]), array([1, 1]))
+    """
+    if out is not None or kwargs:
+        x1, x2 = _ufunc_options("divmod", (x1, x2), out, kwargs, False)
+    else:
+        x1, x2 = asarray_operands(x1, x2)
+    return _divmod(x1, x2)
+
+
+__all__.append("divmod")
+
+# ---------------------------------------------------------------------------------------------
+# Non-ufunc functions
+
+
+def fix(x: ArrayLike, out: Any = None) -> Any:
+    """Round towards zero, like :func:`numpy.fix` (integers keep their dtype).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.fix([-2.5, 2.5])
+        array([-2.,  2.])
+    """
+    _no_out("fix", out)
+    (x,) = asarray_operands(x)
+    return _ew.trunc(x)
+
+
+def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Any:  # noqa: A001
+    """Round half to even to ``decimals`` decimals, like :func:`numpy.round`.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.round([0.5, 1.5, 2.5])
+        array([0., 2., 2.])
+        >>> fnp.round(1.234, 1)
+        np.float64(1.2)
+    """
+    _no_out("round", out)
+    (a,) = asarray_operands(a)
+    try:
+        decimals = int(decimals.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(
+            f"funcgrad.numpy.round: decimals must be an integer, got {type(decimals).__name__}"
+        ) from None
+    return _ew.round(a, decimals)
+
+
+around = round
+
+
+def real(val: ArrayLike) -> Any:
+    """The real part, like :func:`numpy.real` (the input itself when it is not complex).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.real([1 + 2j, 3 - 1j])
+        array([1., 3.])
+    """
+    (val,) = asarray_operands(val)
+    return _ew.real(val)
+
+
+def imag(val: ArrayLike) -> Any:
+    """The imaginary part, like :func:`numpy.imag` (zeros when the input is not complex).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.imag([1 + 2j, 3 - 1j])
+        array([ 2., -1.])
+    """
+    (val,) = asarray_operands(val)
+    return _ew.imag(val)
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Any:
+    """The complex argument in radians (degrees with ``deg=True``), like :func:`numpy.angle`.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.angle([1j, -1.0])
+        array([1.57079633, 3.14159265])
+    """
+    (z,) = asarray_operands(z)
+    if get_aval(z).dtype.kind == "c":
+        a = _ew.atan2(_ew.imag(z), _ew.real(z))
+    else:
+        a = _ew.atan2(0, z)
+    return _ew.mul(a, _DEG) if deg else a
+
+
+def sinc(x: ArrayLike) -> Any:
+    """The normalized sinc ``sin(pi x) / (pi x)`` (1 at 0), like :func:`numpy.sinc`.
+
+    The derivative at exactly 0 is right to first order (0); higher derivatives there are not.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.sinc([0.0, 0.5])
+        array([1.        , 0.63661977])
+    """
+    (x,) = asarray_operands(x)
+    y = _ew.mul(x, math.pi)
+    # As NumPy: a tiny stand-in at 0, which also keeps the gradient there finite (0).
+    y = _ew.select_n(_ew.eq(y, 0), y, 1.0e-20)
+    return _ew.div(_ew.sin(y), y)
+
+
+def clip(
+    a: ArrayLike,
+    a_min: Any = _np._NoValue,
+    a_max: Any = _np._NoValue,
+    out: Any = None,
+    *,
+    min: Any = _np._NoValue,  # noqa: A002
+    max: Any = _np._NoValue,  # noqa: A002
+    **kwargs: Any,
+) -> Any:
+    """Clip values to ``[a_min, a_max]`` (either may be None), like :func:`numpy.clip`.
+
+    The bounds may also be given as ``min=``/``max=``. Where ``a_min > a_max`` the result is
+    ``a_max``, as in NumPy. At a value equal to a bound the gradient is 0 for every operand when
+    both bounds are given (and split half/half, as in ``maximum``/``minimum``, with one bound).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.clip([-1.0, 0.5, 3.0], 0.0, 1.0)
+        array([0. , 0.5, 1. ])
+    """
+    _no_out("clip", out)
+    if min is not _np._NoValue:
+        if a_min is not _np._NoValue:
+            raise TypeError("funcgrad.numpy.clip: a_min and min given; pass only one of them")
+        a_min = min
+    if max is not _np._NoValue:
+        if a_max is not _np._NoValue:
+            raise TypeError("funcgrad.numpy.clip: a_max and max given; pass only one of them")
+        a_max = max
+    lo = None if a_min is _np._NoValue else a_min
+    hi = None if a_max is _np._NoValue else a_max
+    a, lo, hi = asarray_operands(a, lo, hi)
+    if kwargs:
+        given = [v for v in (a, lo, hi) if v is not None]
+        it = iter(_ufunc_options("clip", tuple(given), None, dict(kwargs), False))
+        a, lo, hi = (None if v is None else next(it) for v in (a, lo, hi))
+    if lo is None and hi is None:
+        return a
+    if lo is None:
+        return _ew.min(a, hi)
+    if hi is None:
+        return _ew.max(a, lo)
+    return _ew.clamp(lo, a, hi)
+
+
+def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /) -> Any:
+    """``x`` where ``condition`` is true (nonzero), else ``y``, like :func:`numpy.where`.
+
+    Broadcasts all three; the result dtype is NumPy's. Differentiable in ``x`` and ``y``.
+    The one-argument form ``where(condition)`` is ``nonzero(condition)``: it needs a concrete
+    condition (its output shape depends on the values), so it fails under ``jit``/``vmap``.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.where([True, False], 1.0, [2.0, 3.0])
+        array([1., 3.])
+    """
+    if x is _np._NoValue and y is _np._NoValue:
+        c = concrete_or_error(condition, "funcgrad.numpy.where(condition) (nonzero)")
+        if type(c) in (list, tuple):
+            c = _seq_to_array(c)
+        xp = xp_for(c)
+        return xp.nonzero(xp.asarray(c))
+    if x is _np._NoValue or y is _np._NoValue:
+        raise ValueError("funcgrad.numpy.where: either both or neither of x and y should be given")
+    condition, x, y = asarray_operands(condition, x, y)
+    return _ew.select_n(_truth(condition), y, x)
+
+
+def isclose(
+    a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
+) -> Any:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (infinities equal only to themselves),
+    like :func:`numpy.isclose`.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.isclose([1.0, 1.1], 1.0)
+        array([ True, False])
+    """
+    a, b, rtol, atol = asarray_operands(a, b, rtol, atol)
+    bd = get_aval(b)
+    if bd.dtype.kind not in "fc":
+        # As NumPy: an exact (non-float) b is compared in floating point.
+        b = _cast(b, _np.result_type(bd.dtype, 1.0)) if not bd.weak_type else float(b)
+    close = _ew.le(_ew.abs(_ew.sub(a, b)), _ew.add(atol, _ew.mul(rtol, _ew.abs(b))))
+    result = _ew.or_(_ew.and_(close, _ew.is_finite(b)), _ew.eq(a, b))
+    if equal_nan:
+        result = _ew.or_(result, _ew.and_(_ew.is_nan(a), _ew.is_nan(b)))
+    return result
+
+
+def allclose(
+    a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
+) -> bool:
+    """Whether every element is :func:`isclose`, as a Python bool, like :func:`numpy.allclose`.
+
+    Needs concrete values (it returns a Python bool), so it fails under ``jit``.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
+        True
+    """
+    r = concrete_or_error(isclose(a, b, rtol, atol, equal_nan), "funcgrad.numpy.allclose")
+    return builtins.bool(xp_for(r).all(r))
+
+
+def nan_to_num(
+    x: ArrayLike,
+    copy: bool = True,
+    nan: Any = 0.0,
+    posinf: Any = None,
+    neginf: Any = None,
+) -> Any:
+    """Replace nan by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's
+    largest/smallest finite values), like :func:`numpy.nan_to_num`. Complex inputs are
+    treated part by part; integers pass through. Gradients flow where ``x`` is finite.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.nan_to_num([float("nan"), 1.0, float("-inf")], neginf=-9.0)
+        array([ 0.,  1., -9.])
+    """
+    (x,) = asarray_operands(x)
+    a = get_aval(x)
+    kind = a.dtype.kind
+    if kind not in "fc":
+        return x
+    if kind == "c":
+        return _ew.complex(
+            _nan_to_num_real(_ew.real(x), nan, posinf, neginf),
+            _nan_to_num_real(_ew.imag(x), nan, posinf, neginf),
+        )
+    return _nan_to_num_real(x, nan, posinf, neginf)
+
+
+def _nan_to_num_real(x: Any, nan: Any, posinf: Any, neginf: Any) -> Any:
+    dt = get_aval(x).dtype
+    fi = _np.finfo(dt)
+    hi = float(fi.max) if posinf is None else posinf
+    lo = float(fi.min) if neginf is None else neginf
+    nan, hi, lo = (v if isinstance(v, int | float) else _cast(v, dt) for v in (nan, hi, lo))
+    x = _ew.select_n(_ew.is_nan(x), x, nan)
+    x = _ew.select_n(_ew.eq(x, _np.inf), x, hi)
+    return _ew.select_n(_ew.eq(x, -_np.inf), x, lo)
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(
+            f"funcgrad.numpy.{name}: out= is not supported (funcgrad arrays are immutable); "
+            "use the returned array instead"
+        )
+
+
+__all__ += [
+    "fix", "round", "around", "real", "imag", "angle", "sinc", "clip", "where", "isclose",
+    "allclose", "nan_to_num",
+]

@@ -1,5 +1,967 @@
-"""funcgrad.numpy: reductions functions (filled in by the family's author)."""
+"""funcgrad.numpy: reductions, statistics, cumulative ops and sorting, with NumPy semantics.
+
+Axes are None (all), an int (negative counts from the end) or a tuple; ``keepdims`` and
+``dtype`` behave as in NumPy, and so do result dtypes (``sum`` of bool is int64, ``mean`` of
+ints float64, ``var`` of complex real). ``out=`` and ``where=`` are not supported (a clear
+error says so). Sorting is always stable, which is one of the orders NumPy may return.
+
+Example:
+    >>> import numpy as np, funcgrad.numpy as fnp
+    >>> fnp.mean(np.array([[1, 2], [3, 5]]), axis=0)
+    array([2. , 3.5])
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import builtins
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.reductions as _red
+import funcgrad.ops.shape as _shape
+import funcgrad.ops.sorting as _sorting
+from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
+from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import ShapeError
+
+__all__ = [
+    "sum", "prod", "mean", "var", "std", "max", "amax", "min", "amin", "argmax", "argmin",
+    "any", "all", "cumsum", "cumprod", "ptp", "median", "quantile", "percentile", "average",
+    "count_nonzero", "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+    "sort", "argsort",
+]
+
+_F64 = numpy.dtype("float64")
+_F32 = numpy.dtype("float32")
+_F16 = numpy.dtype("float16")
+_BOOL = numpy.dtype("bool")
+_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def _fnp(name: str) -> Any:
+    """A funcgrad.numpy function of another family, looked up when first needed."""
+    import funcgrad.numpy as fnp
+
+    fn = getattr(fnp, name, None)
+    if fn is None:
+        raise NotImplementedError(f"funcgrad.numpy.{name} is not available yet")
+    return fn
+
+
+def _asarray(a: Any) -> Any:
+    """Arrays, tracers and scalars pass through; lists and tuples become arrays."""
+    if isinstance(a, list | tuple):
+        try:
+            return _fnp("asarray")(a)
+        except NotImplementedError:
+            return xp_for_device(get_default_device()).asarray(numpy.asarray(a))
+    return a
+
+
+def _aval(name: str, a: Any) -> ShapedArray:
+    try:
+        return get_aval(a)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
+def _unsupported(name: str, **params: Any) -> None:
+    for k, v in params.items():
+        if v is not None and v is not False:
+            raise NotImplementedError(
+                f"funcgrad.numpy.{name}: the argument {k}= is not supported"
+                + (" (arrays are immutable: use the return value)" if k == "out" else "")
+            )
+
+
+def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple of ints) as sorted non-negative axes; errors name ``name``."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, list | tuple):
+        items = tuple(axis)
+    else:
+        items = (axis,)
+    out = []
+    for ax in items:
+        if isinstance(ax, bool) or not isinstance(ax, int | numpy.integer):
+            raise TypeError(
+                f"{name}: axis must be None, an int or a tuple of ints, got "
+                f"{type(ax).__name__}"
+            )
+        if not -ndim <= ax < ndim:
+            raise ShapeError(
+                f"{name}: axis {int(ax)} is out of bounds for an array of rank {ndim}"
+            )
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{name}: repeated axis in {items}")
+    return tuple(sorted(out))
+
+
+def _axis1(name: str, axis: Any, ndim: int) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int | numpy.integer):
+        raise TypeError(f"{name}: axis must be an int or None, got {type(axis).__name__}")
+    return _axes(name, axis, ndim)[0]
+
+
+def _keep(out: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        return out
+    return _shape.reshape(out, tuple(1 if i in axes else s for i, s in enumerate(shape)))
+
+
+def _size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    n = 1
+    for i in axes:
+        n *= shape[i]
+    return n
+
+
+def _cast(x: Any, dtype: numpy.dtype) -> Any:
+    if get_aval(x).dtype == dtype:
+        return x
+    return _ew.convert_element_type(x, dtype)
+
+
+def _dtype_arg(name: str, dtype: Any) -> numpy.dtype | None:
+    return None if dtype is None else canonical_dtype(dtype, f"{name}(dtype=...)")
+
+
+def _ravel(x: Any) -> Any:
+    return _shape.reshape(x, (get_aval(x).size,))
+
+
+def _to_last(x: Any, axes: tuple[int, ...]) -> Any:
+    """``x`` with ``axes`` moved to the end and merged into one last axis."""
+    a = get_aval(x)
+    kept = tuple(i for i in range(a.ndim) if i not in axes)
+    x = _shape.transpose(x, kept + axes)
+    return _shape.reshape(x, tuple(a.shape[i] for i in kept) + (_size(a.shape, axes),))
+
+
+def _const(like: ShapedArray, value: Any) -> Any:
+    """A host value as a constant on ``like``'s device."""
+    xp = xp_for_device(like.device or get_default_device())
+    return xp.asarray(value)
+
+
+def _take_last(x: Any, positions: Any) -> Any:
+    """``x[..., positions]`` for static non-negative ``positions`` (a 1-d int sequence)."""
+    a = get_aval(x)
+    idx = numpy.asarray(positions, dtype=numpy.int64).reshape((1,) * (a.ndim - 1) + (-1,))
+    return _sorting.gather_along_axis(x, _const(a, idx), a.ndim - 1)
+
+
+def _drop_last(x: Any) -> Any:
+    return _shape.reshape(x, get_aval(x).shape[:-1])
+
+
+def _is_inexact(a: ShapedArray) -> bool:
+    return a.dtype.kind in "fc"
+
+
+def _isnan(x: Any) -> Any:
+    return _fnp("isnan")(x)
+
+
+def _where(c: Any, x: Any, y: Any) -> Any:
+    return _fnp("where")(c, x, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# sum, prod
+
+
+def _sum_like(name, reduce, a, axis, dtype, out, keepdims, initial, where):
+    _unsupported(name, out=out, where=where)
+    x = _asarray(a)
+    av = _aval(name, x)
+    axes = _axes(name, axis, av.ndim)
+    dt = _dtype_arg(name, dtype)
+    if dt is not None:
+        x = _cast(x, dt)
+    r = reduce(x, axes)
+    if dt is not None:
+        r = _cast(r, dt)
+    if initial is not None:
+        r = (_ew.add if reduce is _red.reduce_sum else _ew.mul)(r, initial)
+    return _keep(r, av.shape, axes, keepdims)
+
+
+def sum(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    initial: Any = None, where: Any = None,
+) -> Any:
+    """Sum over ``axis`` (``numpy.sum``): ints and bools sum in int64, floats in their dtype.
+
+    Example:
+        >>> import numpy as np
+        >>> sum(np.array([[True, False], [True, True]]), axis=1)
+        array([1, 2])
+    """
+    return _sum_like("sum", _red.reduce_sum, a, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    initial: Any = None, where: Any = None,
+) -> Any:
+    """Product over ``axis`` (``numpy.prod``); gradients are exact where elements are zero.
+
+    Example:
+        >>> import numpy as np
+        >>> prod(np.array([[1., 2.], [3., 4.]]), axis=0)
+        array([3., 8.])
+    """
+    return _sum_like("prod", _red.reduce_prod, a, axis, dtype, out, keepdims, initial, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# mean, var, std
+
+
+def _mean_dtypes(a: ShapedArray, dtype: numpy.dtype | None) -> tuple[numpy.dtype, numpy.dtype]:
+    """(compute dtype, result dtype) of a mean as NumPy picks them."""
+    if dtype is not None:
+        return (dtype if dtype.kind in "fc" else _F64), dtype
+    if a.dtype.kind in "biu":
+        return _F64, _F64
+    if a.dtype == _F16:
+        return _F32, _F16
+    return a.dtype, a.dtype
+
+
+def mean(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    *, where: Any = None,
+) -> Any:
+    """Arithmetic mean over ``axis`` (``numpy.mean``); ints give float64.
+
+    Example:
+        >>> import numpy as np
+        >>> mean(np.array([1, 2, 4]))
+        np.float64(2.3333333333333335)
+    """
+    _unsupported("mean", out=out, where=where)
+    x = _asarray(a)
+    av = _aval("mean", x)
+    axes = _axes("mean", axis, av.ndim)
+    cdt, rdt = _mean_dtypes(av, _dtype_arg("mean", dtype))
+    r = _ew.div(_red.reduce_sum(_cast(x, cdt), axes), _size(av.shape, axes))
+    return _keep(_cast(r, rdt), av.shape, axes, keepdims)
+
+
+def _abs2(d: Any) -> Any:
+    """``|d|**2`` (real) for real or complex ``d``."""
+    a = get_aval(d)
+    if a.dtype.kind != "c":
+        return _ew.mul(d, d)
+    real_dt = numpy.finfo(a.dtype).dtype
+    re = _ew.convert_element_type(d, real_dt)
+    im = _ew.convert_element_type(_ew.mul(d, -1j), real_dt)
+    return _ew.add(_ew.mul(re, re), _ew.mul(im, im))
+
+
+def _ddof(name: str, ddof: Any, correction: Any) -> Any:
+    if correction is not None:
+        if ddof not in (0, None):
+            raise ValueError(f"{name}: ddof and correction can't be provided simultaneously")
+        return correction
+    return 0 if ddof is None else ddof
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
+    _unsupported(name, out=out, where=where, mean=mean_arg)
+    x = _asarray(a)
+    av = _aval(name, x)
+    axes = _axes(name, axis, av.ndim)
+    dt = _dtype_arg(name, dtype)
+    if dt is None and av.dtype.kind in "biu":
+        dt = _F64
+    if dt is not None:
+        x = _cast(x, dt)
+    n = _size(av.shape, axes)
+    m = _ew.div(_red.reduce_sum(x, axes), n)
+    d = _ew.sub(x, _expand(m, av.shape, axes))
+    r = _ew.div(_red.reduce_sum(_abs2(d), axes), builtins.max(n - ddof, 0))
+    # A complex variance is real.
+    if dt is not None and dt.kind in "fc":
+        rdt = numpy.finfo(dt).dtype
+    elif av.dtype.kind in "fc":
+        rdt = numpy.finfo(av.dtype).dtype
+    else:
+        rdt = _F64
+    return _keep(_cast(r, rdt), av.shape, axes, keepdims)
+
+
+def _expand(m: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Any:
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return _shape.broadcast_in_dim(m, shape, kept)
+
+
+def var(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+    keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None,
+) -> Any:
+    """Variance over ``axis`` with ``ddof`` (``numpy.var``); complex input gives a real result.
+
+    Example:
+        >>> import numpy as np
+        >>> var(np.array([1., 2., 4.]), ddof=1)
+        np.float64(2.3333333333333335)
+    """
+    return _var("var", a, axis, dtype, out, _ddof("var", ddof, correction), keepdims, where,
+                mean)
+
+
+def std(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+    keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None,
+) -> Any:
+    """Standard deviation over ``axis`` with ``ddof`` (``numpy.std``).
+
+    Its derivative is infinite or NaN where the variance is zero (as in JAX).
+
+    Example:
+        >>> import numpy as np
+        >>> std(np.array([1., 3.]))
+        np.float64(1.0)
+    """
+    v = _var("std", a, axis, dtype, out, _ddof("std", ddof, correction), keepdims, where, mean)
+    return _fnp("sqrt")(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# max, min
+
+
+def _extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name):
+    _unsupported(name, out=out, where=where)
+    x = _asarray(a)
+    av = _aval(name, x)
+    axes = _axes(name, axis, av.ndim)
+    if _size(av.shape, axes) == 0:
+        if initial is None:
+            raise ValueError(
+                f"{name}: zero-size array to reduction operation {np_name} which has no "
+                f"identity (reducing axes {axes} of an array of shape {av.shape}); pass "
+                "initial= to give empty reductions a value"
+            )
+        shape = tuple(s for i, s in enumerate(av.shape) if i not in axes)
+        xp = xp_for_device(av.device or get_default_device())
+        r = xp.full(shape, initial, dtype=av.dtype)
+        return _keep(r, av.shape, axes, keepdims)
+    r = reduce(x, axes)
+    if initial is not None:
+        r = _fnp(np_name)(r, initial)
+    return _keep(r, av.shape, axes, keepdims)
+
+
+def max(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Maximum over ``axis`` (``numpy.max``); NaN-propagating. Tied maxima share the gradient.
+
+    Example:
+        >>> import numpy as np
+        >>> max(np.array([[1., 5.], [7., 2.]]), axis=0)
+        array([7., 5.])
+    """
+    return _extremum("max", _red.reduce_max, a, axis, out, keepdims, initial, where, "maximum")
+
+
+def min(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Minimum over ``axis`` (``numpy.min``); NaN-propagating. Tied minima share the gradient.
+
+    Example:
+        >>> import numpy as np
+        >>> min(np.array([[1., 5.], [7., 2.]]), axis=1)
+        array([1., 2.])
+    """
+    return _extremum("min", _red.reduce_min, a, axis, out, keepdims, initial, where, "minimum")
+
+
+amax = max
+amin = min
+
+
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """Range ``max - min`` over ``axis`` (``numpy.ptp``).
+
+    Example:
+        >>> import numpy as np
+        >>> ptp(np.array([[1., 5.], [7., 2.]]), axis=1)
+        array([4., 5.])
+    """
+    _unsupported("ptp", out=out)
+    x = _asarray(a)
+    if _aval("ptp", x).dtype == _BOOL:
+        raise TypeError("ptp: boolean arrays are not supported (NumPy cannot subtract bools)")
+    hi = _extremum("ptp", _red.reduce_max, x, axis, None, keepdims, None, None, "maximum")
+    lo = _extremum("ptp", _red.reduce_min, x, axis, None, keepdims, None, None, "minimum")
+    return _ew.sub(hi, lo)
+
+
+# ---------------------------------------------------------------------------------------------
+# argmax, argmin
+
+
+def _arg(name, prim_fn, a, axis, out, keepdims):
+    _unsupported(name, out=out)
+    x = _asarray(a)
+    av = _aval(name, x)
+    if axis is None:
+        flat = _ravel(x) if av.ndim != 1 else x
+        if av.size == 0:
+            raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+        r = prim_fn(flat, 0)
+        if keepdims:
+            r = _shape.reshape(r, (1,) * av.ndim)
+        return r
+    ax = _axis1(name, axis, av.ndim)
+    if av.shape[ax] == 0:
+        raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+    r = prim_fn(x, ax)
+    return _keep(r, av.shape, (ax,), keepdims)
+
+
+def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    """Index of the first maximum (``numpy.argmax``; flat index when ``axis`` is None).
+
+    Example:
+        >>> import numpy as np
+        >>> argmax(np.array([[1., 5.], [7., 2.]]))
+        np.int64(2)
+    """
+    return _arg("argmax", _red.argmax, a, axis, out, keepdims)
+
+
+def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> Any:
+    """Index of the first minimum (``numpy.argmin``; flat index when ``axis`` is None).
+
+    Example:
+        >>> import numpy as np
+        >>> argmin(np.array([[1., 5.], [7., 0.]]), axis=1)
+        array([0, 1])
+    """
+    return _arg("argmin", _red.argmin, a, axis, out, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# any, all, count_nonzero
+
+
+def _logical(name, reduce, a, axis, out, keepdims, where):
+    _unsupported(name, out=out, where=where)
+    x = _asarray(a)
+    av = _aval(name, x)
+    axes = _axes(name, axis, av.ndim)
+    return _keep(reduce(x, axes), av.shape, axes, keepdims)
+
+
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
+    """Whether any element over ``axis`` is nonzero (``numpy.any``).
+
+    Example:
+        >>> import numpy as np
+        >>> any(np.array([[0, 0], [0, 3]]), axis=1)
+        array([False,  True])
+    """
+    return _logical("any", _red.reduce_or, a, axis, out, keepdims, where)
+
+
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
+    """Whether every element over ``axis`` is nonzero (``numpy.all``).
+
+    Example:
+        >>> import numpy as np
+        >>> all(np.array([[1, 0], [2, 3]]), axis=1)
+        array([False,  True])
+    """
+    return _logical("all", _red.reduce_and, a, axis, out, keepdims, where)
+
+
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+    """Number of nonzero elements over ``axis`` (``numpy.count_nonzero``), as int64.
+
+    Example:
+        >>> import numpy as np
+        >>> count_nonzero(np.array([[0., 1.], [2., 3.]]), axis=0)
+        array([1, 2])
+    """
+    x = _asarray(a)
+    av = _aval("count_nonzero", x)
+    axes = _axes("count_nonzero", axis, av.ndim)
+    if av.dtype.kind == "c":
+        nz = _fnp("not_equal")(x, 0)
+    else:
+        nz = _cast(x, _BOOL)
+    r = _red.reduce_sum(nz, axes)
+    return _keep(r, av.shape, axes, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# cumsum, cumprod
+
+
+def _cumulative(name, prim_fn, a, axis, dtype, out):
+    _unsupported(name, out=out)
+    x = _asarray(a)
+    av = _aval(name, x)
+    dt = _dtype_arg(name, dtype)
+    if dt is not None:
+        x = _cast(x, dt)
+    if axis is None:
+        x = _ravel(x)
+        ax = 0
+    else:
+        ax = _axis1(name, axis, av.ndim)
+    r = prim_fn(x, ax)
+    return r if dt is None else _cast(r, dt)
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running sum along ``axis`` (``numpy.cumsum``; flattened when ``axis`` is None).
+
+    Example:
+        >>> import numpy as np
+        >>> cumsum(np.array([[1, 2], [3, 4]]))
+        array([ 1,  3,  6, 10])
+    """
+    return _cumulative("cumsum", _red.cumsum, a, axis, dtype, out)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running product along ``axis`` (``numpy.cumprod``; flattened when ``axis`` is None).
+
+    Its derivatives are exact where elements are zero, to any order.
+
+    Example:
+        >>> import numpy as np
+        >>> cumprod(np.array([[1., 2.], [3., 4.]]), axis=1)
+        array([[ 1.,  2.],
+               [ 3., 12.]])
+    """
+    return _cumulative("cumprod", _red.cumprod, a, axis, dtype, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# sort, argsort
+
+
+def _sort_args(name: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any):
+    _unsupported(name, order=order)
+    if kind not in _SORT_KINDS:
+        raise ValueError(f"{name}: kind={kind!r} is not one of {_SORT_KINDS[1:]}")
+    if stable not in (None, True, False):
+        raise ValueError(f"{name}: stable must be True, False or None, got {stable!r}")
+    x = _asarray(a)
+    av = _aval(name, x)
+    if axis is None:
+        return _ravel(x), 0
+    if av.ndim == 0:
+        raise ShapeError(f"{name}: axis {axis} is out of bounds for an array of rank 0")
+    return x, _axis1(name, axis, av.ndim)
+
+
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+         stable: Any = None) -> Any:
+    """Sorted copy along ``axis`` (``numpy.sort``; flattened when ``axis`` is None).
+
+    NaNs go last, as in NumPy. The gradient follows each element to its sorted position.
+
+    Example:
+        >>> import numpy as np
+        >>> sort(np.array([3., np.nan, 1.]))
+        array([ 1.,  3., nan])
+    """
+    x, ax = _sort_args("sort", a, axis, kind, order, stable)
+    return _sorting.sort(x, ax)
+
+
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
+            stable: Any = None) -> Any:
+    """Indices that sort ``a`` along ``axis`` (``numpy.argsort``); always stable.
+
+    Example:
+        >>> import numpy as np
+        >>> argsort(np.array([2., 1., 2., 0.]))
+        array([3, 1, 0, 2])
+    """
+    x, ax = _sort_args("argsort", a, axis, kind, order, stable)
+    return _sorting.argsort(x, ax)
+
+
+# ---------------------------------------------------------------------------------------------
+# median, quantile, percentile
+
+
+def _sorted_last(name: str, a: Any, axis: Any) -> tuple[Any, ShapedArray, tuple[int, ...]]:
+    """(values sorted along one merged last axis, aval of ``a``, reduced axes)."""
+    x = _asarray(a)
+    av = _aval(name, x)
+    axes = _axes(name, axis, av.ndim)
+    if av.dtype.kind in "biu":
+        x = _cast(x, _F64)
+    elif av.dtype.kind == "c" and name in ("quantile", "percentile"):
+        raise TypeError(f"{name}: complex input is not supported (as in NumPy)")
+    xs = _to_last(x, axes) if av.ndim else _shape.reshape(x, (1,))
+    return _sorting.sort(xs, -1), av, axes
+
+
+def _nan_propagate(result: Any, s: Any, n: int) -> Any:
+    """NaN where the sorted slice ends in a NaN (NumPy's median/quantile NaN rule)."""
+    if not _is_inexact(get_aval(s)) or n == 0:
+        return result
+    last = _drop_last(_take_last(s, [n - 1]))
+    bad = _isnan(last)
+    ra, ba = get_aval(result), get_aval(bad)
+    if ra.ndim > ba.ndim:
+        bad = _shape.broadcast_in_dim(bad, ra.shape, tuple(range(ra.ndim - ba.ndim, ra.ndim)))
+    return _where(bad, numpy.nan, result)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """Median over ``axis`` (``numpy.median``): the mean of the two middle values when even.
+
+    NaN when the slice holds a NaN, as in NumPy.
+
+    Example:
+        >>> import numpy as np
+        >>> median(np.array([[3., 1., 2., 10.]]), axis=1)
+        array([2.5])
+    """
+    _unsupported("median", out=out)
+    s, av, axes = _sorted_last("median", a, axis)
+    n = get_aval(s).shape[-1]
+    if n == 0:
+        return mean(a, axis=axis, keepdims=keepdims)
+    if n % 2:
+        r = _drop_last(_take_last(s, [n // 2]))
+    else:
+        pair = _take_last(s, [n // 2 - 1, n // 2])
+        r = _ew.div(_red.reduce_sum(pair, (get_aval(pair).ndim - 1,)), 2)
+    r = _nan_propagate(r, s, n)
+    if av.dtype == _F16:
+        r = _cast(r, _F16)
+    return _keep(r, av.shape, axes, keepdims)
+
+
+def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
+              scale: float) -> Any:
+    if method != "linear":
+        raise NotImplementedError(
+            f"{name}: method={method!r} is not supported; only method='linear' is"
+        )
+    q = _asarray(q)
+    qv = concrete_or_error(q, f"{name}: the quantile q")
+    if isinstance(qv, Tracer):  # pragma: no cover - concrete_or_error returns arrays
+        raise TypeError(f"{name}: q must be concrete")
+    from funcgrad.backend import to_numpy
+
+    qh = numpy.asarray(to_numpy(qv), dtype=numpy.float64) / scale
+    if qh.size and not (numpy.all(qh >= 0) and numpy.all(qh <= 1)):
+        what = "Percentiles must be in the range [0, 100]" if scale == 100 else (
+            "Quantiles must be in the range [0, 1]")
+        raise ValueError(f"{name}: {what}")
+    s, av, axes = _sorted_last(name, a, axis)
+    sa = get_aval(s)
+    n = sa.shape[-1]
+    if n == 0:
+        raise ValueError(f"{name}: cannot take a quantile of an empty slice")
+    virtual = qh * (n - 1)
+    lo = numpy.clip(numpy.floor(virtual), 0, n - 1).astype(numpy.int64)
+    hi = numpy.minimum(lo + 1, n - 1)
+    rdt = sa.dtype
+    a_lo = _take_last(s, lo.ravel())
+    a_hi = _take_last(s, hi.ravel())
+    # gamma stays a function of q, so derivatives with respect to q flow.
+    if isinstance(q, Tracer):
+        qq = _ew.div(q, scale) if scale != 1 else q
+        gamma = _ew.sub(_ew.mul(_cast(qq, rdt), n - 1), _const(sa, lo.astype(rdt)))
+        gamma = _shape.reshape(gamma, (qh.size,))
+    else:
+        gamma = _const(sa, (virtual - lo).astype(rdt).ravel())
+    diff = _ew.sub(a_hi, a_lo)
+    low_form = _ew.add(a_lo, _ew.mul(diff, gamma))
+    high_form = _ew.sub(a_hi, _ew.mul(diff, _ew.sub(1, gamma)))
+    use_high = _const(sa, (virtual - lo >= 0.5).ravel())
+    r = _where(use_high, high_form, low_form)
+    # (..., K) -> q.shape + (...)
+    r = _shape.moveaxis(r, -1, 0)
+    rest = get_aval(r).shape[1:]
+    r = _shape.reshape(r, qh.shape + rest)
+    r = _nan_propagate(r, s, n)
+    if keepdims:
+        r = _shape.reshape(r, qh.shape + tuple(1 if i in axes else d
+                                               for i, d in enumerate(av.shape)))
+    return r
+
+
+def quantile(
+    a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+    method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+    interpolation: Any = None,
+) -> Any:
+    """The ``q``-th quantiles over ``axis`` (``numpy.quantile``, ``method='linear'``).
+
+    ``q`` (in [0, 1]) must be concrete; the result has ``q``'s shape in front.
+
+    Example:
+        >>> import numpy as np
+        >>> quantile(np.array([1., 2., 3., 4.]), 0.5)
+        np.float64(2.5)
+    """
+    _unsupported("quantile", out=out, weights=weights)
+    return _quantile("quantile", a, q, axis, interpolation or method, keepdims, 1.0)
+
+
+def percentile(
+    a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+    method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+    interpolation: Any = None,
+) -> Any:
+    """The ``q``-th percentiles over ``axis`` (``numpy.percentile``, ``method='linear'``).
+
+    Example:
+        >>> import numpy as np
+        >>> percentile(np.array([1., 2., 3., 4.]), [0, 100])
+        array([1., 4.])
+    """
+    _unsupported("percentile", out=out, weights=weights)
+    return _quantile("percentile", a, q, axis, interpolation or method, keepdims, 100.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# average
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: bool = False) -> Any:
+    """(Weighted) average over ``axis`` (``numpy.average``); ``returned`` adds the weight sum.
+
+    Example:
+        >>> import numpy as np
+        >>> average(np.array([1., 2., 4.]), weights=np.array([1., 1., 2.]))
+        np.float64(2.75)
+    """
+    x = _asarray(a)
+    av = _aval("average", x)
+    axes = _axes("average", axis, av.ndim)
+    if weights is None:
+        avg = mean(x, axis=axes, keepdims=keepdims)
+        aa = get_aval(avg)
+        scl = aa.dtype.type(av.size / builtins.max(aa.size, 1))
+        if returned:
+            xp = xp_for_device(aa.device or get_default_device())
+            return avg, xp.full(aa.shape, scl, dtype=aa.dtype)
+        return avg
+    w = _asarray(weights)
+    wa = _aval("average", w)
+    if av.dtype.kind in "biu":
+        rdt = numpy.result_type(av.dtype, wa.dtype, _F64)
+    else:
+        rdt = numpy.result_type(av.dtype, wa.dtype)
+    if wa.shape != av.shape:
+        if axis is None:
+            raise TypeError(
+                "average: axis must be specified when shapes of a and weights differ"
+            )
+        if wa.shape != tuple(av.shape[i] for i in axes):
+            raise ValueError(
+                f"average: shape of weights {wa.shape} must be consistent with the shape "
+                f"of a {av.shape} along axis {axis}"
+            )
+        w = _shape.broadcast_in_dim(w, av.shape, axes)
+    w = _cast(w, rdt)
+    scl = _red.reduce_sum(w, axes)
+    _check_nonzero_weights(scl)
+    avg = _ew.div(_red.reduce_sum(_ew.mul(_cast(x, rdt), w), axes), scl)
+    avg = _keep(avg, av.shape, axes, keepdims)
+    if returned:
+        scl = _keep(scl, av.shape, axes, keepdims)
+        return avg, scl
+    return avg
+
+
+def _check_nonzero_weights(scl: Any) -> None:
+    val = scl.to_concrete_value() if isinstance(scl, Tracer) else scl
+    if val is None:
+        return  # traced without a value (jit, vmap): cannot check
+    if bool((val == 0).any()) if hasattr(val, "any") else val == 0:
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN-ignoring reductions
+
+
+def nansum(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    initial: Any = None, where: Any = None,
+) -> Any:
+    """Sum treating NaN as zero (``numpy.nansum``).
+
+    Example:
+        >>> import numpy as np
+        >>> nansum(np.array([1., np.nan, 2.]))
+        np.float64(3.0)
+    """
+    x = _asarray(a)
+    if _is_inexact(_aval("nansum", x)):
+        x = _where(_isnan(x), 0, x)
+    return _sum_like("nansum", _red.reduce_sum, x, axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    initial: Any = None, where: Any = None,
+) -> Any:
+    """Product treating NaN as one (``numpy.nanprod``).
+
+    Example:
+        >>> import numpy as np
+        >>> nanprod(np.array([3., np.nan, 2.]))
+        np.float64(6.0)
+    """
+    x = _asarray(a)
+    if _is_inexact(_aval("nanprod", x)):
+        x = _where(_isnan(x), 1, x)
+    return _sum_like("nanprod", _red.reduce_prod, x, axis, dtype, out, keepdims, initial, where)
+
+
+def nanmean(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+    *, where: Any = None,
+) -> Any:
+    """Mean ignoring NaNs (``numpy.nanmean``); NaN for all-NaN slices.
+
+    Example:
+        >>> import numpy as np
+        >>> nanmean(np.array([1., np.nan, 2.]))
+        np.float64(1.5)
+    """
+    _unsupported("nanmean", out=out, where=where)
+    x = _asarray(a)
+    av = _aval("nanmean", x)
+    if not _is_inexact(av):
+        return mean(x, axis, dtype, keepdims=keepdims)
+    axes = _axes("nanmean", axis, av.ndim)
+    nanmask = _isnan(x)
+    tot = nansum(x, axis=axes, dtype=dtype)
+    cnt = _red.reduce_sum(_ew.convert_element_type(nanmask, _BOOL), axes)
+    cnt = _cast(_ew.sub(_size(av.shape, axes), cnt), get_aval(tot).dtype)
+    return _keep(_ew.div(tot, cnt), av.shape, axes, keepdims)
+
+
+def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
+    _unsupported(name, out=out, where=where, mean=mean_arg)
+    x = _asarray(a)
+    av = _aval(name, x)
+    if not _is_inexact(av):
+        return _var(name, x, axis, dtype, None, ddof, keepdims, None, None)
+    axes = _axes(name, axis, av.ndim)
+    dt = _dtype_arg(name, dtype)
+    if dt is not None:
+        x = _cast(x, dt)
+    nanmask = _isnan(x)
+    x0 = _where(nanmask, 0, x)
+    cnt = _red.reduce_sum(_ew.convert_element_type(nanmask, _BOOL), axes)
+    cnt = _ew.sub(_size(av.shape, axes), cnt)
+    xdt = get_aval(x0).dtype
+    m = _ew.div(_red.reduce_sum(x0, axes), _cast(cnt, xdt))
+    d = _where(nanmask, 0, _ew.sub(x0, _expand(m, av.shape, axes)))
+    rdt = numpy.finfo(xdt).dtype
+    denom = _cast(_ew.sub(cnt, ddof), rdt)
+    r = _ew.div(_red.reduce_sum(_abs2(d), axes), denom)
+    return _keep(_cast(r, rdt), av.shape, axes, keepdims)
+
+
+def nanvar(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+    keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None,
+) -> Any:
+    """Variance ignoring NaNs (``numpy.nanvar``).
+
+    Example:
+        >>> import numpy as np
+        >>> nanvar(np.array([1., np.nan, 3.]))
+        np.float64(1.0)
+    """
+    return _nan_var("nanvar", a, axis, dtype, out, _ddof("nanvar", ddof, correction),
+                    keepdims, where, mean)
+
+
+def nanstd(
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
+    keepdims: bool = False, *, where: Any = None, mean: Any = None, correction: Any = None,
+) -> Any:
+    """Standard deviation ignoring NaNs (``numpy.nanstd``).
+
+    Example:
+        >>> import numpy as np
+        >>> nanstd(np.array([1., np.nan, 3.]))
+        np.float64(1.0)
+    """
+    v = _nan_var("nanstd", a, axis, dtype, out, _ddof("nanstd", ddof, correction), keepdims,
+                 where, mean)
+    return _fnp("sqrt")(v)
+
+
+def _nan_extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name, fill):
+    x = _asarray(a)
+    av = _aval(name, x)
+    if not _is_inexact(av):
+        return _extremum(name, reduce, x, axis, out, keepdims, initial, where, np_name)
+    nanmask = _isnan(x)
+    r = _extremum(name, reduce, _where(nanmask, fill, x), axis, out, keepdims, initial, where,
+                  np_name)
+    axes = _axes(name, axis, av.ndim)
+    all_nan = _keep(_red.reduce_and(nanmask, axes), av.shape, axes, keepdims)
+    return _where(all_nan, numpy.nan, r)
+
+
+def nanmax(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Maximum ignoring NaNs (``numpy.nanmax``); NaN for all-NaN slices.
+
+    Example:
+        >>> import numpy as np
+        >>> nanmax(np.array([1., np.nan, 2.]))
+        np.float64(2.0)
+    """
+    return _nan_extremum("nanmax", _red.reduce_max, a, axis, out, keepdims, initial, where,
+                         "maximum", -numpy.inf)
+
+
+def nanmin(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Minimum ignoring NaNs (``numpy.nanmin``); NaN for all-NaN slices.
+
+    Example:
+        >>> import numpy as np
+        >>> nanmin(np.array([1., np.nan, 2.]))
+        np.float64(1.0)
+    """
+    return _nan_extremum("nanmin", _red.reduce_min, a, axis, out, keepdims, initial, where,
+                         "minimum", numpy.inf)
+

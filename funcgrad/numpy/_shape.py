@@ -1,5 +1,961 @@
-"""funcgrad.numpy: shape functions (filled in by the family's author)."""
+"""funcgrad.numpy: shape manipulation, joining, splitting, tiling, flipping, padding.
+
+Everything here is linear in its array arguments and built from the shape primitives, so it
+differentiates and batches. Counts and axes (split points, shifts, repeats, pad widths) are
+static and must be concrete.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import canonical_dtype, get_aval, result_dtype
+from funcgrad.backend import device_of, to_numpy, xp_for_device
+from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import ShapeError
+from funcgrad.numpy._creation import array, asarray
+from funcgrad.ops._util import broadcast_shapes_or_error, normalize_axis
+
+__all__ = [
+    "reshape",
+    "ravel",
+    "transpose",
+    "permute_dims",
+    "matrix_transpose",
+    "moveaxis",
+    "swapaxes",
+    "squeeze",
+    "expand_dims",
+    "broadcast_to",
+    "broadcast_arrays",
+    "broadcast_shapes",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "concatenate",
+    "concat",
+    "stack",
+    "hstack",
+    "vstack",
+    "dstack",
+    "column_stack",
+    "split",
+    "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "tile",
+    "repeat",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "rot90",
+    "pad",
+    "shape",
+    "ndim",
+    "size",
+    "copy",
+]
+
+
+def _arr(x: Any) -> Any:
+    """An array (or tracer) from anything NumPy would accept."""
+    if isinstance(x, Tracer):
+        return x
+    return asarray(x)
+
+
+def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tuple[int, ...]:
+    """Normalised axes in the given order; errors name the function, argument and rank."""
+    if isinstance(axis, int | numpy.integer):
+        axis = (axis,)
+    try:
+        axes = tuple(operator.index(a) for a in axis)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: {argname} must be an int or a tuple of ints, got {axis!r}"
+        ) from None
+    out = tuple(normalize_axis(f"{fname}: {argname}", a, ndim) for a in axes)
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{fname}: repeated axis in {argname}={axes}")
+    return out
+
+
+def _axis(fname: str, axis: Any, ndim: int, argname: str = "axis") -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fname}: {argname} must be an int, got {axis!r}") from None
+    return normalize_axis(f"{fname}: {argname}", axis, ndim)
+
+
+def _static_int(v: Any, what: str) -> int:
+    v = concrete_or_error(v, what)
+    if not isinstance(v, int | numpy.integer):
+        v = to_numpy(v)
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {v!r}") from None
+
+
+def _static_ints(v: Any, what: str) -> list[int]:
+    v = concrete_or_error(v, what)
+    if not isinstance(v, list | tuple):
+        v = to_numpy(v)
+        if numpy.ndim(v) == 0:
+            return [_static_int(v[()] if isinstance(v, numpy.ndarray) else v, what)]
+        v = v.tolist()
+    return [_static_int(x, what) for x in v]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reshaping
+
+
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: bool | None = None) -> Any:
+    """Give ``a`` a new shape (one ``-1`` is inferred); ``order='C'`` only.
+
+    Example:
+        >>> reshape(numpy.arange(6), (2, -1)).shape
+        (2, 3)
+    """
+    if shape is None:
+        shape = newshape
+    if shape is None:
+        raise TypeError("reshape: missing the shape argument")
+    if order != "C":
+        raise NotImplementedError(
+            f"reshape: order={order!r} is not supported; funcgrad reshapes in C (row-major) "
+            "order only (transpose before/after to emulate Fortran order)"
+        )
+    a = _arr(a)
+    if isinstance(shape, int | numpy.integer):
+        shape = (shape,)
+    return _shape.reshape(a, tuple(_static_int(s, "reshape: a shape entry") for s in shape))
+
+
+def ravel(a: Any, order: str = "C") -> Any:
+    """The elements of ``a`` as a 1-D array, in C order.
+
+    Example:
+        >>> ravel(numpy.ones((2, 3))).shape
+        (6,)
+    """
+    if order != "C":
+        raise NotImplementedError(
+            f"ravel: order={order!r} is not supported; funcgrad flattens in C order only"
+        )
+    a = _arr(a)
+    return _shape.reshape(a, (get_aval(a).size,))
+
+
+def transpose(a: Any, axes: Any = None) -> Any:
+    """Permute the axes of ``a`` (reverse them by default).
+
+    Example:
+        >>> transpose(numpy.ones((2, 3, 4)), (1, 0, 2)).shape
+        (3, 2, 4)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    if axes is None:
+        return _shape.transpose(a)
+    perm = _axes_tuple("transpose", axes, nd, "axes")
+    if len(perm) != nd:
+        raise ShapeError(
+            f"transpose: axes {tuple(axes)} don't match an array of rank {nd} "
+            f"({get_aval(a).str_short()})"
+        )
+    return _shape.transpose(a, perm)
+
+
+def permute_dims(a: Any, axes: Any = None) -> Any:
+    """Array-API name of :func:`transpose`.
+
+    Example:
+        >>> permute_dims(numpy.ones((2, 3)), (1, 0)).shape
+        (3, 2)
+    """
+    return transpose(a, axes)
+
+
+def matrix_transpose(x: Any) -> Any:
+    """Swap the last two axes of ``x`` (at least 2-D).
+
+    Example:
+        >>> matrix_transpose(numpy.ones((4, 2, 3))).shape
+        (4, 3, 2)
+    """
+    x = _arr(x)
+    if get_aval(x).ndim < 2:
+        raise ShapeError(
+            f"matrix_transpose: input must be at least 2-D, got {get_aval(x).str_short()}"
+        )
+    return _shape.swapaxes(x, -1, -2)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """Move axes ``source`` to positions ``destination`` (ints or sequences).
+
+    Example:
+        >>> moveaxis(numpy.zeros((3, 4, 5)), [0, 1], [-1, -2]).shape
+        (5, 4, 3)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    src = _axes_tuple("moveaxis", source, nd, "source")
+    dst = _axes_tuple("moveaxis", destination, nd, "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            "moveaxis: `source` and `destination` arguments must have the same number of "
+            f"elements, got {len(src)} and {len(dst)}"
+        )
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _shape.transpose(a, tuple(order))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """Exchange two axes of ``a``.
+
+    Example:
+        >>> swapaxes(numpy.zeros((2, 3)), 0, 1).shape
+        (3, 2)
+    """
+    a = _arr(a)
+    nd = get_aval(a).ndim
+    return _shape.swapaxes(a, _axis("swapaxes", axis1, nd, "axis1"),
+                           _axis("swapaxes", axis2, nd, "axis2"))
+
+
+def squeeze(a: Any, axis: Any = None) -> Any:
+    """Remove size-1 axes (all of them, or those in ``axis``, which must have size 1).
+
+    Example:
+        >>> squeeze(numpy.zeros((1, 3, 1)), axis=0).shape
+        (3, 1)
+    """
+    a = _arr(a)
+    av = get_aval(a)
+    if axis is None:
+        dims = tuple(i for i, s in enumerate(av.shape) if s == 1)
+    else:
+        dims = _axes_tuple("squeeze", axis, av.ndim)
+        for d in dims:
+            if av.shape[d] != 1:
+                raise ShapeError(
+                    f"squeeze: cannot select axis {d} to squeeze out of {av.str_short()}: "
+                    f"its size is {av.shape[d]}, not 1"
+                )
+    return _shape.squeeze(a, dims)
+
+
+def expand_dims(a: Any, axis: Any) -> Any:
+    """Insert size-1 axes at positions ``axis`` (int or tuple) of the result.
+
+    Example:
+        >>> expand_dims(numpy.zeros((2, 3)), (0, -1)).shape
+        (1, 2, 3, 1)
+    """
+    a = _arr(a)
+    n_new = 1 if isinstance(axis, int | numpy.integer) else len(axis)
+    dims = _axes_tuple("expand_dims", axis, get_aval(a).ndim + n_new)
+    return _shape.expand_dims(a, dims)
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape NumPy broadcasting gives ``shapes``.
+
+    Example:
+        >>> broadcast_shapes((2, 1), (3,))
+        (2, 3)
+    """
+    norm = [(s,) if isinstance(s, int | numpy.integer) else tuple(s) for s in shapes]
+    return broadcast_shapes_or_error("broadcast_shapes", *norm)
+
+
+def broadcast_to(array: Any, shape: Any) -> Any:
+    """Broadcast ``array`` to ``shape`` (NumPy rules: trailing axes aligned).
+
+    Example:
+        >>> broadcast_to(numpy.ones(3), (2, 3)).shape
+        (2, 3)
+    """
+    x = _arr(array)
+    a = get_aval(x)
+    shape = (shape,) if isinstance(shape, int | numpy.integer) else tuple(
+        _static_int(s, "broadcast_to: a shape entry") for s in shape)
+    lead = len(shape) - a.ndim
+    if lead < 0 or any(
+        s not in (1, t) for s, t in zip(a.shape, shape[lead:])
+    ) or any(s < 0 for s in shape):
+        raise ShapeError(
+            f"broadcast_to: cannot broadcast an array of shape {a.shape} to shape {shape}"
+        )
+    return _shape.broadcast_to(x, shape)
+
+
+def broadcast_arrays(*args: Any) -> tuple:
+    """Broadcast all arguments against each other (returns a tuple, as NumPy 2).
+
+    Example:
+        >>> [x.shape for x in broadcast_arrays(numpy.ones((2, 1)), numpy.ones(3))]
+        [(2, 3), (2, 3)]
+    """
+    xs = [_arr(x) for x in args]
+    shp = broadcast_shapes_or_error("broadcast_arrays", *(get_aval(x).shape for x in xs))
+    return tuple(_shape.broadcast_to(x, shp) for x in xs)
+
+
+def _atleast(arys: tuple, nd: int) -> Any:
+    out = []
+    for x in arys:
+        x = _arr(x)
+        s = get_aval(x).shape
+        if len(s) < nd:
+            if nd == 3 and len(s) == 1:
+                s = (1,) + s + (1,)
+            elif nd == 3 and len(s) == 2:
+                s = s + (1,)
+            else:
+                s = (1,) * (nd - len(s)) + s
+            x = _shape.reshape(x, s)
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """Arrays with at least one axis (a tuple when given several).
+
+    Example:
+        >>> atleast_1d(1.0).shape
+        (1,)
+    """
+    return _atleast(arys, 1)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Arrays with at least two axes (a 1-D array becomes a row).
+
+    Example:
+        >>> atleast_2d(numpy.ones(3)).shape
+        (1, 3)
+    """
+    return _atleast(arys, 2)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """Arrays with at least three axes ((N,) becomes (1, N, 1), (M, N) becomes (M, N, 1)).
+
+    Example:
+        >>> atleast_3d(numpy.ones(3)).shape
+        (1, 3, 1)
+    """
+    return _atleast(arys, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Joining
+
+
+def _as_sequence(arrays: Any, fname: str) -> list[Any]:
+    if isinstance(arrays, Tracer) or device_of(arrays) is not None:
+        x = _arr(arrays)
+        n = get_aval(x).shape[0] if get_aval(x).ndim else 0
+        if get_aval(x).ndim == 0:
+            raise ShapeError(f"{fname}: a 0-d array is not a sequence of arrays")
+        return [_shape.index_in_dim(x, i, 0, keepdims=False) for i in range(n)]
+    if isinstance(arrays, dict | set) or not hasattr(arrays, "__iter__"):
+        raise TypeError(f"{fname}: expected a sequence of arrays, got {type(arrays).__name__}")
+    xs = [_arr(x) for x in arrays]
+    if not xs:
+        raise ValueError(f"{fname}: need at least one array to concatenate")
+    return xs
+
+
+def _promote(xs: list[Any], dtype: Any, casting: str, fname: str) -> list[Any]:
+    avals = [get_aval(x) for x in xs]
+    if dtype is None:
+        dt = result_dtype(*avals)[0]
+    else:
+        dt = canonical_dtype(dtype, fname)
+        for a in avals:
+            if not numpy.can_cast(a.dtype, dt, casting=casting):
+                raise TypeError(
+                    f"{fname}: cannot cast array data from {a.dtype} to {dt} according to the "
+                    f"rule {casting!r}"
+                )
+    return [x if a.dtype == dt else _ew.convert_element_type(x, dt) for x, a in zip(xs, avals)]
+
+
+def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+                casting: str = "same_kind") -> Any:
+    """Join arrays along an existing ``axis`` (None: flatten them first); dtypes promote.
+
+    Example:
+        >>> concatenate([numpy.zeros((1, 2)), numpy.ones((3, 2))]).shape
+        (4, 2)
+    """
+    if out is not None:
+        raise TypeError("concatenate: out= is not supported (funcgrad arrays are immutable)")
+    xs = _as_sequence(arrays, "concatenate")
+    if axis is None:
+        xs = [ravel(x) for x in xs]
+        axis = 0
+    xs = _promote(xs, dtype, casting, "concatenate")
+    nd = get_aval(xs[0]).ndim
+    if nd == 0:
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
+    return _shape.concatenate(xs, _axis("concatenate", axis, nd))
+
+
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+    """Array-API name of :func:`concatenate`.
+
+    Example:
+        >>> concat([numpy.zeros(2), numpy.ones(1)]).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    return concatenate(arrays, axis)
+
+
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """Join same-shaped arrays along a new ``axis``.
+
+    Example:
+        >>> stack([numpy.zeros(3), numpy.ones(3)], axis=1).shape
+        (3, 2)
+    """
+    if out is not None:
+        raise TypeError("stack: out= is not supported (funcgrad arrays are immutable)")
+    xs = _as_sequence(arrays, "stack")
+    shapes = {get_aval(x).shape for x in xs}
+    if len(shapes) != 1:
+        raise ShapeError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+    xs = _promote(xs, dtype, casting, "stack")
+    ax = _axis("stack", axis, get_aval(xs[0]).ndim + 1)
+    return _shape.concatenate([_shape.expand_dims(x, (ax,)) for x in xs], ax)
+
+
+def _seq(tup: Any, fname: str) -> list[Any]:
+    if isinstance(tup, Tracer) or device_of(tup) is not None:
+        return _as_sequence(tup, fname)
+    return list(tup)
+
+
+def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Join along the second axis (the first for 1-D arrays).
+
+    Example:
+        >>> hstack([numpy.zeros(2), numpy.ones(3)]).shape
+        (5,)
+    """
+    arrs = [atleast_1d(x) for x in _seq(tup, "hstack")]
+    if arrs and get_aval(arrs[0]).ndim == 1:
+        return concatenate(arrs, 0, dtype=dtype, casting=casting)
+    return concatenate(arrs, 1, dtype=dtype, casting=casting)
+
+
+def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Join along the first axis after making inputs at least 2-D.
+
+    Example:
+        >>> vstack([numpy.zeros(3), numpy.ones(3)]).shape
+        (2, 3)
+    """
+    return concatenate([atleast_2d(x) for x in _seq(tup, "vstack")], 0, dtype=dtype,
+                       casting=casting)
+
+
+def dstack(tup: Any) -> Any:
+    """Join along the third axis after making inputs at least 3-D.
+
+    Example:
+        >>> dstack([numpy.zeros(3), numpy.ones(3)]).shape
+        (1, 3, 2)
+    """
+    return concatenate([atleast_3d(x) for x in _seq(tup, "dstack")], 2)
+
+
+def column_stack(tup: Any) -> Any:
+    """Stack 1-D arrays as columns of a 2-D array (2-D inputs are joined as they are).
+
+    Example:
+        >>> column_stack([numpy.zeros(3), numpy.ones(3)]).shape
+        (3, 2)
+    """
+    arrs = []
+    for x in _seq(tup, "column_stack"):
+        x = _arr(x)
+        if get_aval(x).ndim < 2:
+            x = _shape.transpose(array(x, copy=None, ndmin=2))
+        arrs.append(x)
+    return concatenate(arrs, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Splitting
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into ``n`` nearly equal parts, or at the given indices (returns a list).
+
+    Example:
+        >>> [p.shape for p in array_split(numpy.arange(5), 2)]
+        [(3,), (2,)]
+    """
+    return _split(ary, indices_or_sections, axis, False, "array_split")
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into ``n`` equal parts (an error if impossible), or at the given indices.
+
+    Example:
+        >>> [p.tolist() for p in split(numpy.arange(4), [1, 3])]
+        [[0], [1, 2], [3]]
+    """
+    return _split(ary, indices_or_sections, axis, True, "split")
+
+
+def _split(ary: Any, ios: Any, axis: Any, equal: bool, fname: str) -> list[Any]:
+    x = _arr(ary)
+    a = get_aval(x)
+    if a.ndim == 0:
+        raise ShapeError(f"{fname}: cannot split a 0-d array")
+    ax = _axis(fname, axis, a.ndim)
+    n = a.shape[ax]
+    ios = concrete_or_error(ios, f"{fname}: indices_or_sections")
+    if isinstance(ios, list | tuple) or (
+        not isinstance(ios, int | numpy.integer) and numpy.ndim(to_numpy(ios)) > 0
+    ):
+        points = [0] + _static_ints(ios, f"{fname}: a split index") + [n]
+    else:
+        sections = _static_int(ios, f"{fname}: the number of sections")
+        if sections <= 0:
+            raise ValueError(f"{fname}: number sections must be larger than 0.")
+        each, extras = divmod(n, sections)
+        if equal and extras:
+            raise ValueError(
+                f"{fname}: array split does not result in an equal division ({n} elements "
+                f"along axis {ax} into {sections} sections)"
+            )
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = list(numpy.cumsum(sizes).tolist())
+    out = []
+    for st, end in zip(points[:-1], points[1:]):
+        s, e, _ = slice(st, end).indices(n)
+        out.append(_shape.slice_in_dim(x, s, max(s, e), 1, ax))
+    return out
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """:func:`split` along the second axis (the first for 1-D arrays).
+
+    Example:
+        >>> len(hsplit(numpy.zeros((2, 4)), 2))
+        2
+    """
+    x = _arr(ary)
+    if get_aval(x).ndim == 0:
+        raise ShapeError("hsplit: hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, 1 if get_aval(x).ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """:func:`split` along the first axis (arrays of 2 or more dimensions).
+
+    Example:
+        >>> len(vsplit(numpy.zeros((4, 2)), 2))
+        2
+    """
+    x = _arr(ary)
+    if get_aval(x).ndim < 2:
+        raise ShapeError("vsplit: vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """:func:`split` along the third axis (arrays of 3 or more dimensions).
+
+    Example:
+        >>> len(dsplit(numpy.zeros((1, 1, 4)), 2))
+        2
+    """
+    x = _arr(ary)
+    if get_aval(x).ndim < 3:
+        raise ShapeError("dsplit: dsplit only works on arrays of 3 or more dimensions")
+    return split(x, indices_or_sections, 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tiling and repeating
+
+
+def tile(A: Any, reps: Any) -> Any:
+    """Repeat the whole of ``A`` ``reps`` times along each axis.
+
+    Example:
+        >>> tile(numpy.array([1, 2]), 2).tolist()
+        [1, 2, 1, 2]
+    """
+    x = _arr(A)
+    reps = tuple(_static_ints(reps, "tile: reps"))
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative dimensions are not allowed in reps={reps}")
+    a = get_aval(x)
+    nd = max(len(reps), a.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    shp = (1,) * (nd - a.ndim) + a.shape
+    x = _shape.reshape(x, shp)
+    if all(r == 1 for r in reps):
+        return x
+    # One broadcast to interleaved (rep, size) axes and one reshape: no per-copy operations.
+    expanded = tuple(v for r, s in zip(reps, shp) for v in (r, s))
+    x = _shape.broadcast_in_dim(x, expanded, tuple(range(1, 2 * nd, 2)))
+    return _shape.reshape(x, tuple(r * s for r, s in zip(reps, shp)))
+
+
+def _repeat_int(x: Any, r: int, ax: int) -> Any:
+    a = get_aval(x)
+    if r == 1:
+        return x
+    shp = a.shape[: ax + 1] + (r,) + a.shape[ax + 1:]
+    dims = tuple(i for i in range(a.ndim + 1) if i != ax + 1)
+    y = _shape.broadcast_in_dim(x, shp, dims)
+    return _shape.reshape(y, a.shape[:ax] + (a.shape[ax] * r,) + a.shape[ax + 1:])
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times (an int, or concrete per-element counts).
+
+    Example:
+        >>> repeat(numpy.array([1, 2]), 2).tolist(), repeat(numpy.array([1, 2]), [1, 2]).tolist()
+        ([1, 1, 2, 2], [1, 2, 2])
+    """
+    x = _arr(a)
+    if axis is None:
+        x = ravel(x)
+        axis = 0
+    ax = _axis("repeat", axis, get_aval(x).ndim)
+    counts = _static_ints(repeats, "repeat: repeats")
+    if any(c < 0 for c in counts):
+        raise ValueError("repeat: repeats may not contain negative values")
+    n = get_aval(x).shape[ax]
+    if len(counts) == 1:
+        return _repeat_int(x, counts[0], ax)
+    if len(counts) != n:
+        raise ValueError(
+            f"repeat: operands could not be broadcast together: {len(counts)} repeats for "
+            f"{n} elements along axis {ax}"
+        )
+    # Runs of equal counts become one slice repeated by an int: few operations in the usual
+    # cases (block-structured counts).
+    pieces = []
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and counts[j + 1] == counts[i]:
+            j += 1
+        if counts[i]:
+            pieces.append(_repeat_int(_shape.slice_in_dim(x, i, j + 1, 1, ax), counts[i], ax))
+        i = j + 1
+    if not pieces:
+        return _shape.slice_in_dim(x, 0, 0, 1, ax)
+    return _shape.concatenate(pieces, ax)
+
+
+# ---------------------------------------------------------------------------------------------
+# Flipping and rolling
+
+
+def flip(m: Any, axis: Any = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes when None).
+
+    Example:
+        >>> flip(numpy.arange(3)).tolist()
+        [2, 1, 0]
+    """
+    x = _arr(m)
+    nd = get_aval(x).ndim
+    dims = tuple(range(nd)) if axis is None else _axes_tuple("flip", axis, nd)
+    return _shape.rev(x, dims)
+
+
+def fliplr(m: Any) -> Any:
+    """Reverse the columns (axis 1) of an array of at least 2 dimensions.
+
+    Example:
+        >>> fliplr(numpy.array([[1, 2]])).tolist()
+        [[2, 1]]
+    """
+    x = _arr(m)
+    if get_aval(x).ndim < 2:
+        raise ShapeError(f"fliplr: input must be >= 2-d, got {get_aval(x).str_short()}")
+    return _shape.rev(x, (1,))
+
+
+def flipud(m: Any) -> Any:
+    """Reverse the rows (axis 0) of an array of at least 1 dimension.
+
+    Example:
+        >>> flipud(numpy.array([1, 2])).tolist()
+        [2, 1]
+    """
+    x = _arr(m)
+    if get_aval(x).ndim < 1:
+        raise ShapeError(f"flipud: input must be >= 1-d, got {get_aval(x).str_short()}")
+    return _shape.rev(x, (0,))
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """Shift elements cyclically by ``shift`` along ``axis`` (ints or tuples; None flattens).
+
+    Example:
+        >>> roll(numpy.arange(4), 1).tolist()
+        [3, 0, 1, 2]
+    """
+    x = _arr(a)
+    if axis is None:
+        return _shape.reshape(roll(ravel(x), shift, 0), get_aval(x).shape)
+    av = get_aval(x)
+    shifts = _static_ints(shift, "roll: shift")
+    axes = [_axis("roll", ax, av.ndim) for ax in (
+        [axis] if isinstance(axis, int | numpy.integer) else list(axis))]
+    try:
+        pairs = numpy.broadcast(numpy.asarray(shifts), numpy.asarray(axes))
+    except ValueError:
+        raise ValueError(
+            f"roll: 'shift' and 'axis' should be scalars or 1D sequences of the same length, "
+            f"got {shifts} and {axes}"
+        ) from None
+    total = dict.fromkeys(range(av.ndim), 0)
+    for sh, ax in pairs:
+        total[int(ax)] += int(sh)
+    for ax, sh in total.items():
+        n = av.shape[ax]
+        if n == 0 or sh % n == 0:
+            continue
+        s = sh % n
+        x = _shape.concatenate(
+            [_shape.slice_in_dim(x, n - s, n, 1, ax), _shape.slice_in_dim(x, 0, n - s, 1, ax)],
+            ax,
+        )
+    return x
+
+
+def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (first towards second).
+
+    Example:
+        >>> rot90(numpy.array([[1, 2], [3, 4]])).tolist()
+        [[2, 4], [1, 3]]
+    """
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("rot90: len(axes) must be 2.")
+    x = _arr(m)
+    nd = get_aval(x).ndim
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError("rot90: Axes must be different.")
+    if not (-nd <= axes[0] < nd and -nd <= axes[1] < nd):
+        raise ValueError(f"rot90: Axes={axes} out of range for array of ndim={nd}.")
+    k = _static_int(k, "rot90: k") % 4
+    a0, a1 = axes[0] % nd, axes[1] % nd
+    if k == 0:
+        return x
+    if k == 2:
+        return _shape.rev(x, (a0, a1))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return _shape.transpose(_shape.rev(x, (a1,)), tuple(perm))
+    return _shape.rev(_shape.transpose(x, tuple(perm)), (a1,))
+
+
+# ---------------------------------------------------------------------------------------------
+# Padding
+
+
+def _as_pairs(v: Any, nd: int, fname: str, argname: str, as_index: bool) -> list[tuple]:
+    """NumPy's pad-argument normalisation: scalar, (a,), (a, b), ((a, b),) or one per axis."""
+    if isinstance(v, Tracer):
+        if get_aval(v).ndim == 0:
+            return [(v, v)] * nd
+        v = concrete_or_error(v, f"{fname}: {argname} (only a traced scalar is supported)")
+    h = numpy.asarray(to_numpy(v) if device_of(v) not in (None, "cpu") else v)
+    if as_index:
+        if h.dtype.kind not in "iub" and not (h.dtype.kind == "f" and numpy.all(h == numpy.round(h))):
+            raise TypeError(f"{fname}: `{argname}` must be of integral type, got {h.dtype}")
+        h = numpy.round(h).astype(numpy.int64)
+        if (h < 0).any():
+            raise ValueError(f"{fname}: {argname} can't contain negative values")
+    try:
+        h = numpy.broadcast_to(h, (nd, 2))
+    except ValueError:
+        raise ValueError(
+            f"{fname}: {argname} of shape {h.shape} cannot be broadcast to ({nd}, 2)"
+        ) from None
+    return [(h[i, 0][()], h[i, 1][()]) for i in range(nd)]
+
+
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+_PAD_KWARGS = {"constant": {"constant_values"}, "empty": set(), "edge": set(),
+               "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set()}
+
+
+def _gather_runs(x: Any, idx: numpy.ndarray, ax: int) -> Any:
+    """``take(x, idx, axis=ax)`` for a static index list, as slices of monotone runs."""
+    n = get_aval(x).shape[ax]
+    if len(idx) == n and (idx == numpy.arange(n)).all():
+        return x
+    pieces = []
+    i, total = 0, len(idx)
+    while i < total:
+        step = int(idx[i + 1] - idx[i]) if i + 1 < total else 1
+        if step not in (-1, 0, 1):
+            step = 1
+        j = i
+        while j + 1 < total and idx[j + 1] - idx[j] == step:
+            j += 1
+        lo, hi = int(idx[i]), int(idx[j])
+        if step == 0:
+            one = _shape.slice_in_dim(x, lo, lo + 1, 1, ax)
+            shp = list(get_aval(one).shape)
+            shp[ax] = j - i + 1
+            pieces.append(_shape.broadcast_to(one, tuple(shp)))
+        elif step == 1:
+            pieces.append(_shape.slice_in_dim(x, lo, hi + 1, 1, ax))
+        else:
+            pieces.append(_shape.rev(_shape.slice_in_dim(x, hi, lo + 1, 1, ax), (ax,)))
+        i = j + 1
+    return _shape.concatenate(pieces, ax)
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad an array. Modes: 'constant' (``constant_values``, traced scalars allowed),
+    'empty' (zeros), 'edge', 'reflect', 'symmetric' (``reflect_type='even'``) and 'wrap'.
+
+    Example:
+        >>> pad(numpy.array([1, 2]), (1, 2), constant_values=9).tolist()
+        [9, 1, 2, 9, 9]
+        >>> pad(numpy.array([1, 2, 3]), 2, mode="reflect").tolist()
+        [3, 2, 1, 2, 3, 2, 1]
+    """
+    if not isinstance(mode, str):
+        raise NotImplementedError("pad: a callable mode is not supported")
+    if mode not in _PAD_KWARGS:
+        raise NotImplementedError(
+            f"pad: mode={mode!r} is not supported; supported modes are "
+            f"{', '.join(repr(m) for m in _PAD_KWARGS)}"
+        )
+    bad = set(kwargs) - _PAD_KWARGS[mode]
+    if bad:
+        raise ValueError(f"pad: unsupported keyword arguments for mode '{mode}': {sorted(bad)}")
+    x = _arr(array)
+    av = get_aval(x)
+    nd = av.ndim
+    widths = _as_pairs(pad_width, nd, "pad", "pad_width", as_index=True)
+    widths = [(int(b), int(e)) for b, e in widths]
+    if mode in ("constant", "empty"):
+        cv = kwargs.get("constant_values", 0)
+        values = [(0, 0)] * nd if mode == "empty" else _as_pairs(
+            cv, nd, "pad", "constant_values", as_index=False)
+        flat = [v for pair in values for v in pair]
+        first = flat[0] if flat else 0
+        same = all(v is first for v in flat) or all(
+            not isinstance(v, Tracer) and not isinstance(first, Tracer) and v == first
+            for v in flat)
+        if same:
+            return _shape.pad(x, first, [(b, e, 0) for b, e in widths])
+        # Axis by axis, as NumPy: later axes overwrite the corners.
+        for ax, ((b, e), (vb, ve)) in enumerate(zip(widths, values)):
+            for cfg, v in (((b, 0, 0), vb), ((0, e, 0), ve)):
+                if cfg == (0, 0, 0):
+                    continue
+                full_cfg = [(0, 0, 0)] * nd
+                full_cfg[ax] = cfg
+                x = _shape.pad(x, v, full_cfg)
+        return x
+    reflect_type = kwargs.get("reflect_type", "even")
+    if reflect_type != "even":
+        raise NotImplementedError(
+            f"pad: reflect_type={reflect_type!r} is not supported (only 'even')"
+        )
+    for ax, (b, e) in enumerate(widths):
+        if b == 0 and e == 0:
+            continue
+        n = get_aval(x).shape[ax]
+        if n == 0:
+            raise ValueError(
+                f"pad: can't extend empty axis {ax} using modes other than 'constant' or "
+                "'empty'"
+            )
+        # The index pattern of each mode, computed by NumPy on static host integers.
+        idx = numpy.pad(numpy.arange(n), (b, e), mode=mode)
+        x = _gather_runs(x, idx, ax)
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata and copies
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a`` (arrays, tracers, scalars, nested lists).
+
+    Example:
+        >>> shape([[1, 2, 3]])
+        (1, 3)
+    """
+    if isinstance(a, Tracer) or device_of(a) is not None:
+        return tuple(a.shape)
+    return numpy.shape(a)
+
+
+def ndim(a: Any) -> int:
+    """The number of axes of ``a``.
+
+    Example:
+        >>> ndim(numpy.ones((2, 3)))
+        2
+    """
+    return len(shape(a))
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    """The number of elements of ``a`` (along ``axis`` when given).
+
+    Example:
+        >>> size(numpy.ones((2, 3))), size(numpy.ones((2, 3)), 1)
+        (6, 3)
+    """
+    s = shape(a)
+    if axis is None:
+        return int(numpy.prod(s, dtype=numpy.int64))
+    return s[_axis("size", axis, len(s))]
+
+
+def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
+    """A copy of ``a`` (tracers are immutable values, so they are returned as they are).
+
+    Example:
+        >>> x = numpy.ones(2); copy(x) is x
+        False
+    """
+    if isinstance(a, Tracer):
+        return a
+    dev = device_of(a)
+    if dev is not None:
+        return xp_for_device(dev).array(a, copy=True)
+    return asarray(a)

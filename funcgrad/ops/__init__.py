@@ -1,3 +1,5 @@
 """The primitives. Importing this package registers every primitive's rules."""
 
 from funcgrad.ops import elementwise, reductions, shape  # noqa: F401
+from funcgrad.ops import sorting  # noqa: F401
+from funcgrad.ops import indexing, linalg  # noqa: F401

@@ -4,18 +4,33 @@ Binary primitives broadcast like NumPy (no explicit broadcast op is inserted, wh
 eager mode fast); their transpose rules sum cotangents back to each operand's shape.
 Each primitive is one block: wrapper, impl + shape/dtype rule (via the factories), JVP,
 transpose (linear ones) and batch rule.
+
+Derivative conventions (as JAX's): holomorphic rules for complex inputs (``d sin z = cos z dz``),
+real-linear maps for the non-holomorphic ones (``abs``, ``real``, ``imag``, ``conj``), and
+transposes with respect to the real pairing ``<a, b> = Re(a * b)`` (no conjugation), so
+``real``'s transpose is ``complex(ct, 0)`` and ``imag``'s is ``complex(0, -ct)``.
+Piecewise-constant primitives (floor, sign, comparisons, bitwise ops...) have zero tangents;
+integer and boolean values always get ``float0`` tangents.
+
+Several wrappers are named like Python builtins (``abs``, ``max``, ``min``, ``pow``, ``round``,
+``complex``), as JAX's ``lax`` names them; inside this module the builtins are reached through
+:mod:`builtins`.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+import operator
 from typing import Any
 
 import numpy
 
 import funcgrad.ops.shape as _shape
-from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, bind1
+from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
     Zero,
@@ -23,11 +38,13 @@ from funcgrad.interpreters.jvp import (
     defjvp,
     defjvp_zero,
     deflinear,
+    elementwise_primitives,
     jvp_rules,
 )
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import (
     broadcast_shapes_or_error,
+    check_static,
     make_primitive,
     probe_dtype,
     result_device,
@@ -48,9 +65,11 @@ def unop(name: str, fn: Any) -> Primitive:
 
     def abstract(a: ShapedArray, **params: Any) -> list[ShapedArray]:
         dt, weak = probe_dtype(name, np_fn, a, **params)
-        return [ShapedArray(a.shape, dt, weak and a.weak_type, a.device)]
+        return [ShapedArray(a.shape, dt, weak and a.weak_type and dt.kind != "b", a.device)]
 
-    return make_primitive(name, impl, abstract)
+    p = make_primitive(name, impl, abstract)
+    elementwise_primitives.add(p)
+    return p
 
 
 def naryop(name: str, fn: Any) -> Primitive:
@@ -65,9 +84,11 @@ def naryop(name: str, fn: Any) -> Primitive:
     def abstract(*avals: ShapedArray, **params: Any) -> list[ShapedArray]:
         shape = broadcast_shapes_or_error(name, *(a.shape for a in avals))
         dt, weak = probe_dtype(name, np_fn, *avals, **params)
-        return [ShapedArray(shape, dt, weak, result_device(name, *avals))]
+        return [ShapedArray(shape, dt, weak and dt.kind != "b", result_device(name, *avals))]
 
-    return make_primitive(name, impl, abstract)
+    p = make_primitive(name, impl, abstract)
+    elementwise_primitives.add(p)
+    return p
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +113,7 @@ def _broadcasting_batch(prim: Primitive) -> None:
 
 def align_batched(vals: list[Any], dims: list[int | None]) -> list[Any]:
     """Batched operands with the batch axis first and ranks padded to the widest operand."""
-    rank = max(get_aval(v).ndim - (d is not None) for v, d in zip(vals, dims))
+    rank = builtins.max(get_aval(v).ndim - (d is not None) for v, d in zip(vals, dims))
     out = []
     for v, d in zip(vals, dims):
         if d is None:
@@ -130,11 +151,43 @@ def _is_zero_tangent_dtype(a: ShapedArray) -> bool:
     return a.dtype == float0 or a.dtype.kind not in "fc"
 
 
+def _is_complex(x: Any) -> bool:
+    return get_aval(x).dtype.kind == "c"
+
+
+def _safe_denominator(d: Any) -> Any:
+    """``d`` with zeros replaced by ones, for rules whose true derivative is 0 where d is 0."""
+    return select_n(eq(d, 0), d, 1)
+
+
+def _unary(name: str, fn: Any, jvp: Any = None, zero: bool = False) -> Primitive:
+    """A unary primitive with its JVP (or zero derivative) and the vectorized batch rule."""
+    p = unop(name, fn)
+    if zero:
+        defjvp_zero(p)
+    else:
+        defjvp(p, jvp)
+    _vectorized_batch(p)
+    return p
+
+
+def _binary(name: str, fn: Any, jvp_x: Any = None, jvp_y: Any = None,
+            zero: bool = False) -> Primitive:
+    """A broadcasting binary primitive; each JVP contribution is fitted to the output."""
+    p = naryop(name, fn)
+    if zero:
+        defjvp_zero(p)
+    else:
+        defjvp(
+            p,
+            None if jvp_x is None else (lambda g, ans, x, y: fit_tangent(jvp_x(g, ans, x, y), ans)),
+            None if jvp_y is None else (lambda g, ans, x, y: fit_tangent(jvp_y(g, ans, x, y), ans)),
+        )
+    _broadcasting_batch(p)
+    return p
+
+
 # =============================================================================================
-# add_any (the interpreters' tangent addition) batches like any broadcasting op
-
-_broadcasting_batch(add_any_p)
-
 # add
 
 
@@ -293,6 +346,866 @@ defjvp(log_p, lambda g, ans, x: div(g, x))
 _vectorized_batch(log_p)
 
 # =============================================================================================
+# More unary math (holomorphic rules: the same formulas hold for complex inputs)
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+exp2_p = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, ans, x: mul(g, mul(ans, _LN2)))
+
+
+def exp2(x: Any) -> Any:
+    """Elementwise ``2**x``."""
+    return bind1(exp2_p, x)
+
+
+expm1_p = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, ans, x: mul(g, add(ans, 1)))
+
+
+def expm1(x: Any) -> Any:
+    """Elementwise ``exp(x) - 1``, accurate for small ``x``."""
+    return bind1(expm1_p, x)
+
+
+log1p_p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, ans, x: div(g, add(x, 1)))
+
+
+def log1p(x: Any) -> Any:
+    """Elementwise ``log(1 + x)``, accurate for small ``x``."""
+    return bind1(log1p_p, x)
+
+
+# log2/log10 are primitives (not log(x)/log(2)) so exact powers give exact answers.
+log2_p = _unary("log2", lambda xp, x: xp.log2(x), lambda g, ans, x: div(g, mul(x, _LN2)))
+
+
+def log2(x: Any) -> Any:
+    """Elementwise base-2 logarithm."""
+    return bind1(log2_p, x)
+
+
+log10_p = _unary("log10", lambda xp, x: xp.log10(x), lambda g, ans, x: div(g, mul(x, _LN10)))
+
+
+def log10(x: Any) -> Any:
+    """Elementwise base-10 logarithm."""
+    return bind1(log10_p, x)
+
+
+sqrt_p = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: mul(g, div(0.5, ans)))
+
+
+def sqrt(x: Any) -> Any:
+    """Elementwise non-negative square root."""
+    return bind1(sqrt_p, x)
+
+
+rsqrt_p = _unary(
+    "rsqrt",
+    lambda xp, x: xp.reciprocal(xp.sqrt(x)),
+    lambda g, ans, x: mul(g, mul(-0.5, div(ans, x))),
+)
+
+
+def rsqrt(x: Any) -> Any:
+    """Elementwise ``1 / sqrt(x)``.
+
+    Example:
+        >>> float(rsqrt(4.0))
+        0.5
+    """
+    return bind1(rsqrt_p, x)
+
+
+# d cbrt = 1/(3 cbrt(x)**2): written with ans so x = 0 gives inf (the true slope), not nan.
+cbrt_p = _unary(
+    "cbrt", lambda xp, x: xp.cbrt(x), lambda g, ans, x: mul(g, div(1.0 / 3.0, square(ans)))
+)
+
+
+def cbrt(x: Any) -> Any:
+    """Elementwise real cube root."""
+    return bind1(cbrt_p, x)
+
+
+tan_p = _unary("tan", lambda xp, x: xp.tan(x), lambda g, ans, x: mul(g, add(1, square(ans))))
+
+
+def tan(x: Any) -> Any:
+    """Elementwise tangent."""
+    return bind1(tan_p, x)
+
+
+asin_p = _unary(
+    "asin", lambda xp, x: xp.arcsin(x), lambda g, ans, x: mul(g, rsqrt(sub(1, square(x))))
+)
+
+
+def asin(x: Any) -> Any:
+    """Elementwise inverse sine."""
+    return bind1(asin_p, x)
+
+
+acos_p = _unary(
+    "acos", lambda xp, x: xp.arccos(x), lambda g, ans, x: neg(mul(g, rsqrt(sub(1, square(x)))))
+)
+
+
+def acos(x: Any) -> Any:
+    """Elementwise inverse cosine."""
+    return bind1(acos_p, x)
+
+
+atan_p = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, ans, x: div(g, add(1, square(x))))
+
+
+def atan(x: Any) -> Any:
+    """Elementwise inverse tangent."""
+    return bind1(atan_p, x)
+
+
+sinh_p = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, ans, x: mul(g, cosh(x)))
+
+
+def sinh(x: Any) -> Any:
+    """Elementwise hyperbolic sine."""
+    return bind1(sinh_p, x)
+
+
+cosh_p = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, ans, x: mul(g, sinh(x)))
+
+
+def cosh(x: Any) -> Any:
+    """Elementwise hyperbolic cosine."""
+    return bind1(cosh_p, x)
+
+
+tanh_p = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: mul(g, sub(1, square(ans))))
+
+
+def tanh(x: Any) -> Any:
+    """Elementwise hyperbolic tangent."""
+    return bind1(tanh_p, x)
+
+
+asinh_p = _unary(
+    "asinh", lambda xp, x: xp.arcsinh(x), lambda g, ans, x: mul(g, rsqrt(add(square(x), 1)))
+)
+
+
+def asinh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic sine."""
+    return bind1(asinh_p, x)
+
+
+# 1/(sqrt(x-1) sqrt(x+1)) rather than 1/sqrt(x**2-1): right on the principal complex branch.
+acosh_p = _unary(
+    "acosh",
+    lambda xp, x: xp.arccosh(x),
+    lambda g, ans, x: div(g, mul(sqrt(sub(x, 1)), sqrt(add(x, 1)))),
+)
+
+
+def acosh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic cosine."""
+    return bind1(acosh_p, x)
+
+
+atanh_p = _unary(
+    "atanh", lambda xp, x: xp.arctanh(x), lambda g, ans, x: div(g, sub(1, square(x)))
+)
+
+
+def atanh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic tangent."""
+    return bind1(atanh_p, x)
+
+
+def _logistic_fn(xp: Any, x: Any) -> Any:
+    dt = getattr(x, "dtype", None)
+    if isinstance(x, builtins.complex) or (dt is not None and dt.kind == "c"):
+        return 1 / (1 + xp.exp(-x))
+    if dt is None:
+        x = float(x)
+    elif dt.kind in "biu":
+        # -abs(x) would wrap around for unsigned integers.
+        x = x.astype(numpy.float64)
+    # exp(-|x|) never overflows, so both branches stay finite for any |x|.
+    e = xp.exp(-xp.abs(x))
+    r = 1 / (1 + e)
+    return xp.where(x >= 0, r, e * r)
+
+
+logistic_p = _unary(
+    "logistic", _logistic_fn, lambda g, ans, x: mul(g, mul(ans, sub(1, ans)))
+)
+
+
+def logistic(x: Any) -> Any:
+    """Elementwise sigmoid ``1 / (1 + exp(-x))``, stable for large ``|x|``.
+
+    Example:
+        >>> float(logistic(0.0)), float(logistic(-1000.0))
+        (0.5, 0.0)
+    """
+    return bind1(logistic_p, x)
+
+
+square_p = _unary("square", lambda xp, x: xp.square(x), lambda g, ans, x: mul(g, mul(2, x)))
+
+
+def square(x: Any) -> Any:
+    """Elementwise ``x * x``."""
+    return bind1(square_p, x)
+
+
+reciprocal_p = _unary(
+    "reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, ans, x: neg(mul(g, square(ans)))
+)
+
+
+def reciprocal(x: Any) -> Any:
+    """Elementwise ``1 / x`` (integer reciprocal for integers, as NumPy)."""
+    return bind1(reciprocal_p, x)
+
+
+def _abs_jvp(g, ans, x):
+    if _is_complex(x):
+        # d|z| = Re(conj(z) dz) / |z|; at z = 0 the (sub)gradient 0 is chosen, not nan.
+        return div(real(mul(conj(x), g)), _safe_denominator(ans))
+    return mul(g, sign(x))
+
+
+abs_p = _unary("abs", lambda xp, x: xp.abs(x), _abs_jvp)
+
+
+def abs(x: Any) -> Any:  # noqa: A001
+    """Elementwise absolute value (the modulus, real-valued, for complex ``x``)."""
+    return bind1(abs_p, x)
+
+
+# -- integer_pow: x**y for a static Python int y -------------------------------------------
+
+
+def _integer_pow_fn(xp: Any, x: Any, y: int) -> Any:
+    return xp.power(x, y)
+
+
+integer_pow_p = unop("integer_pow", _integer_pow_fn)
+_integer_pow_abstract_base = integer_pow_p.abstract_eval
+
+
+def _integer_pow_abstract(a: ShapedArray, y: int) -> list[ShapedArray]:
+    check_static("integer_pow", y=y)
+    if type(y) is not int:
+        raise TypeError(f"integer_pow: exponent y must be a Python int, got {type(y).__name__}")
+    if y < 0 and a.dtype.kind in "biu":
+        raise DTypeError(
+            f"integer_pow: integers ({a.str_short()}) to the negative power {y} are not allowed"
+        )
+    return _integer_pow_abstract_base(a, y=y)  # type: ignore[misc]
+
+
+integer_pow_p.def_abstract_eval(_integer_pow_abstract)
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """Elementwise ``x**y`` for a static Python integer ``y``.
+
+    Example:
+        >>> float(integer_pow(3.0, 2))
+        9.0
+    """
+    return bind1(integer_pow_p, x, y=operator.index(y))
+
+
+def _integer_pow_jvp(primals, tangents, y):
+    (x,), (t,) = primals, tangents
+    ans = integer_pow(x, y)
+    if type(t) is Zero or y == 0:
+        return [ans], [Zero.from_primal(ans)]
+    if y == 1:
+        return [ans], [t]
+    d = mul(y, x) if y == 2 else mul(y, integer_pow(x, y - 1))
+    return [ans], [fit_tangent(mul(t, d), ans)]
+
+
+jvp_rules[integer_pow_p] = _integer_pow_jvp
+_vectorized_batch(integer_pow_p)
+
+# =============================================================================================
+# Piecewise-constant unary primitives: zero derivatives everywhere
+
+sign_p = _unary("sign", lambda xp, x: xp.sign(x), zero=True)
+
+
+def sign(x: Any) -> Any:
+    """Elementwise sign (-1, 0, 1; ``z/|z|`` for complex; nan for nan)."""
+    return bind1(sign_p, x)
+
+
+floor_p = _unary("floor", lambda xp, x: xp.floor(x), zero=True)
+
+
+def floor(x: Any) -> Any:
+    """Elementwise floor."""
+    return bind1(floor_p, x)
+
+
+ceil_p = _unary("ceil", lambda xp, x: xp.ceil(x), zero=True)
+
+
+def ceil(x: Any) -> Any:
+    """Elementwise ceiling."""
+    return bind1(ceil_p, x)
+
+
+trunc_p = _unary("trunc", lambda xp, x: xp.trunc(x), zero=True)
+
+
+def trunc(x: Any) -> Any:
+    """Elementwise rounding towards zero."""
+    return bind1(trunc_p, x)
+
+
+round_p = _unary("round", lambda xp, x, decimals: xp.round(x, decimals), zero=True)
+_round_abstract_base = round_p.abstract_eval
+
+
+def _round_abstract(a: ShapedArray, decimals: int) -> list[ShapedArray]:
+    check_static("round", decimals=decimals)
+    if type(decimals) is not int:
+        raise TypeError(f"round: decimals must be a Python int, got {type(decimals).__name__}")
+    return _round_abstract_base(a, decimals=decimals)  # type: ignore[misc]
+
+
+round_p.def_abstract_eval(_round_abstract)
+
+
+def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
+    """Round half to even to ``decimals`` decimals (NumPy ``round``; negative decimals allowed).
+
+    Example:
+        >>> float(round(2.5)), float(round(1.25, 1))
+        (2.0, 1.2)
+    """
+    return bind1(round_p, x, decimals=int(decimals))
+
+
+is_finite_p = _unary("is_finite", lambda xp, x: xp.isfinite(x), zero=True)
+
+
+def is_finite(x: Any) -> Any:
+    """Elementwise: neither infinite nor nan (bool)."""
+    return bind1(is_finite_p, x)
+
+
+signbit_p = _unary("signbit", lambda xp, x: xp.signbit(x), zero=True)
+
+
+def signbit(x: Any) -> Any:
+    """Elementwise: the sign bit is set (True for -0.0 and negative values)."""
+    return bind1(signbit_p, x)
+
+
+not_p = _unary("not", lambda xp, x: xp.invert(x), zero=True)
+
+
+def not_(x: Any) -> Any:
+    """Bitwise NOT of integers; logical NOT of booleans."""
+    return bind1(not_p, x)
+
+
+def logical_not(x: Any) -> Any:
+    """Elementwise logical NOT of any dtype (nonzero is True); bool result."""
+    if get_aval(x).dtype.kind == "b":
+        return not_(x)
+    return eq(x, 0)
+
+
+def is_nan(x: Any) -> Any:
+    """Elementwise nan test (``x != x``); bool result."""
+    return ne(x, x)
+
+
+# =============================================================================================
+# Complex parts and copies (linear)
+
+
+real_p = unop("real", lambda xp, x: xp.real(x))
+
+
+def real(x: Any) -> Any:
+    """The real part of ``x`` (``x`` itself when it is not complex)."""
+    if not _is_complex(x):
+        return x
+    return bind1(real_p, x)
+
+
+def _real_transpose(ct, x):
+    if x.aval.dtype.kind == "c":
+        return [complex(ct, 0.0)]
+    return [ct]
+
+
+deflinear(real_p)
+deftranspose(real_p, _real_transpose)
+_vectorized_batch(real_p)
+
+imag_p = unop("imag", lambda xp, x: xp.imag(x))
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of ``x`` (zeros for real ``x``)."""
+    return bind1(imag_p, x)
+
+
+def _imag_transpose(ct, x):
+    if x.aval.dtype.kind == "c":
+        return [complex(0.0, neg(ct))]
+    return [None]  # imag of a real value is constant: no cotangent flows back
+
+
+deflinear(imag_p)
+deftranspose(imag_p, _imag_transpose)
+_vectorized_batch(imag_p)
+
+conj_p = unop("conj", lambda xp, x: xp.conjugate(x))
+
+
+def conj(x: Any) -> Any:
+    """Complex conjugate (``x`` itself when it is not complex)."""
+    if not _is_complex(x):
+        return x
+    return bind1(conj_p, x)
+
+
+deflinear(conj_p)
+deftranspose(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else ct])
+_vectorized_batch(conj_p)
+
+
+def _complex_dtype(re: ShapedArray, im: ShapedArray) -> numpy.dtype:
+    for a in (re, im):
+        if a.dtype.kind not in "biuf":
+            raise DTypeError(
+                f"complex: real and imaginary parts must be real numbers, got "
+                f"{re.str_short()} and {im.str_short()}"
+            )
+    dt, _ = result_dtype(re, im)
+    return numpy.result_type(dt, numpy.complex64)
+
+
+def _complex_impl(re: Any, im: Any) -> list[Any]:
+    xp = xp_for(re, im, what="complex")
+    ra, ia = get_aval(re), get_aval(im)
+    shape = broadcast_shapes_or_error("complex", ra.shape, ia.shape)
+    # Set the parts, not re + 1j*im: 1j*inf is nan+infj, which would corrupt the real part.
+    out = xp.zeros(shape, dtype=_complex_dtype(ra, ia))
+    out.real = re
+    out.imag = im
+    return [out]
+
+
+def _complex_abstract(re: ShapedArray, im: ShapedArray) -> list[ShapedArray]:
+    shape = broadcast_shapes_or_error("complex", re.shape, im.shape)
+    return [ShapedArray(shape, _complex_dtype(re, im), re.weak_type and im.weak_type,
+                        result_device("complex", re, im))]
+
+
+complex_p = make_primitive("complex", _complex_impl, _complex_abstract)
+
+
+def complex(re: Any, im: Any) -> Any:  # noqa: A001
+    """``re + 1j * im`` from real parts (broadcasting), without inf*1j turning into nan.
+
+    Example:
+        >>> complex(1.0, 2.0)
+        array(1.+2.j)
+    """
+    return bind1(complex_p, re, im)
+
+
+def _complex_transpose(ct, re, im):
+    return [
+        unbroadcast_ct(real(ct), re) if is_undefined(re) else None,
+        unbroadcast_ct(neg(imag(ct)), im) if is_undefined(im) else None,
+    ]
+
+
+deflinear(complex_p)
+deftranspose(complex_p, _complex_transpose)
+_broadcasting_batch(complex_p)
+
+copy_p = unop("copy", lambda xp, x: xp.array(x, copy=True))
+
+
+def copy(x: Any) -> Any:
+    """A fresh array equal to ``x``."""
+    return bind1(copy_p, x)
+
+
+deflinear(copy_p)
+deftranspose(copy_p, lambda ct, x: [ct])
+_vectorized_batch(copy_p)
+
+# =============================================================================================
+# Binary arithmetic beyond add/sub/mul/div
+
+floor_divide_p = _binary("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), zero=True)
+
+
+def floor_divide(x: Any, y: Any) -> Any:
+    """Elementwise ``x // y`` (NumPy ``floor_divide``)."""
+    return bind1(floor_divide_p, x, y)
+
+
+# NumPy remainder: the sign of the divisor; x - floor(x / y) * y, so d/dy = -floor(x / y).
+rem_p = _binary(
+    "rem",
+    lambda xp, x, y: xp.remainder(x, y),
+    lambda g, ans, x, y: g,
+    lambda g, ans, x, y: neg(mul(g, floor_divide(x, y))),
+)
+
+
+def rem(x: Any, y: Any) -> Any:
+    """Elementwise ``x % y`` with the sign of ``y`` (NumPy ``remainder``)."""
+    return bind1(rem_p, x, y)
+
+
+fmod_p = _binary(
+    "fmod",
+    lambda xp, x, y: xp.fmod(x, y),
+    lambda g, ans, x, y: g,
+    lambda g, ans, x, y: neg(mul(g, trunc(div(x, y)))),
+)
+
+
+def fmod(x: Any, y: Any) -> Any:
+    """Elementwise C ``fmod``: remainder with the sign of ``x``."""
+    return bind1(fmod_p, x, y)
+
+
+def _pow_jvp_x(g, ans, x, y):
+    # y * x**(y-1), but exactly 0 where y == 0 (0**-1 * 0 would be nan at x = 0).
+    jac = select_n(eq(y, 0), mul(y, pow(x, sub(y, 1))), 0)
+    return mul(g, jac)
+
+
+def _pow_jvp_y(g, ans, x, y):
+    # log(x) * x**y, with log(0) replaced so 0**y (y > 0) has slope 0 in y instead of nan.
+    return mul(g, mul(log(select_n(eq(x, 0), x, 1)), ans))
+
+
+pow_p = _binary("pow", lambda xp, x, y: xp.power(x, y), _pow_jvp_x, _pow_jvp_y)
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise ``x**y`` (NumPy ``power``); see :func:`integer_pow` for static ints."""
+    return bind1(pow_p, x, y)
+
+
+def _balanced_eq(x: Any, ans: Any, y: Any) -> Any:
+    """1 where x won alone, 1/2 where x and y tie, 0 where y won: JAX's split at ties."""
+    dt = get_aval(ans).dtype
+    hit = convert_element_type(eq(x, ans), dt)
+    both = add(convert_element_type(eq(y, ans), dt), 1)
+    return div(hit, both)
+
+
+max_p = _binary(
+    "max",
+    lambda xp, x, y: xp.maximum(x, y),
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
+
+
+def max(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise maximum, nan-propagating (NumPy ``maximum``); ties split the gradient."""
+    return bind1(max_p, x, y)
+
+
+min_p = _binary(
+    "min",
+    lambda xp, x, y: xp.minimum(x, y),
+    lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+    lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
+)
+
+
+def min(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise minimum, nan-propagating (NumPy ``minimum``); ties split the gradient."""
+    return bind1(min_p, x, y)
+
+
+atan2_p = _binary(
+    "atan2",
+    lambda xp, x, y: xp.arctan2(x, y),
+    lambda g, ans, x, y: mul(g, div(y, add(square(x), square(y)))),
+    lambda g, ans, x, y: neg(mul(g, div(x, add(square(x), square(y))))),
+)
+
+
+def atan2(x: Any, y: Any) -> Any:
+    """Elementwise ``arctan(x / y)`` in the right quadrant (NumPy ``arctan2(x, y)``)."""
+    return bind1(atan2_p, x, y)
+
+
+hypot_p = _binary(
+    "hypot",
+    lambda xp, x, y: xp.hypot(x, y),
+    lambda g, ans, x, y: mul(g, div(x, _safe_denominator(ans))),
+    lambda g, ans, x, y: mul(g, div(y, _safe_denominator(ans))),
+)
+
+
+def hypot(x: Any, y: Any) -> Any:
+    """Elementwise ``sqrt(x**2 + y**2)`` without intermediate overflow."""
+    return bind1(hypot_p, x, y)
+
+
+logaddexp_p = _binary(
+    "logaddexp",
+    lambda xp, x, y: xp.logaddexp(x, y),
+    lambda g, ans, x, y: mul(g, exp(sub(x, ans))),
+    lambda g, ans, x, y: mul(g, exp(sub(y, ans))),
+)
+
+
+def logaddexp(x: Any, y: Any) -> Any:
+    """Elementwise ``log(exp(x) + exp(y))``, computed stably."""
+    return bind1(logaddexp_p, x, y)
+
+
+logaddexp2_p = _binary(
+    "logaddexp2",
+    lambda xp, x, y: xp.logaddexp2(x, y),
+    lambda g, ans, x, y: mul(g, exp2(sub(x, ans))),
+    lambda g, ans, x, y: mul(g, exp2(sub(y, ans))),
+)
+
+
+def logaddexp2(x: Any, y: Any) -> Any:
+    """Elementwise ``log2(2**x + 2**y)``, computed stably."""
+    return bind1(logaddexp2_p, x, y)
+
+
+copysign_p = _binary(
+    "copysign",
+    lambda xp, x, y: xp.copysign(x, y),
+    lambda g, ans, x, y: select_n(ne(signbit(x), signbit(y)), g, neg(g)),
+    None,
+)
+
+
+def copysign(x: Any, y: Any) -> Any:
+    """``|x|`` with the sign of ``y``, elementwise."""
+    return bind1(copysign_p, x, y)
+
+
+# =============================================================================================
+# Comparisons, logical/bitwise ops, shifts: bool or integer results, zero derivatives
+
+eq_p = _binary("eq", lambda xp, x, y: xp.equal(x, y), zero=True)
+ne_p = _binary("ne", lambda xp, x, y: xp.not_equal(x, y), zero=True)
+lt_p = _binary("lt", lambda xp, x, y: xp.less(x, y), zero=True)
+le_p = _binary("le", lambda xp, x, y: xp.less_equal(x, y), zero=True)
+gt_p = _binary("gt", lambda xp, x, y: xp.greater(x, y), zero=True)
+ge_p = _binary("ge", lambda xp, x, y: xp.greater_equal(x, y), zero=True)
+
+
+def eq(x: Any, y: Any) -> Any:
+    """Elementwise ``x == y`` (bool)."""
+    return bind1(eq_p, x, y)
+
+
+def ne(x: Any, y: Any) -> Any:
+    """Elementwise ``x != y`` (bool)."""
+    return bind1(ne_p, x, y)
+
+
+def lt(x: Any, y: Any) -> Any:
+    """Elementwise ``x < y`` (bool)."""
+    return bind1(lt_p, x, y)
+
+
+def le(x: Any, y: Any) -> Any:
+    """Elementwise ``x <= y`` (bool)."""
+    return bind1(le_p, x, y)
+
+
+def gt(x: Any, y: Any) -> Any:
+    """Elementwise ``x > y`` (bool)."""
+    return bind1(gt_p, x, y)
+
+
+def ge(x: Any, y: Any) -> Any:
+    """Elementwise ``x >= y`` (bool)."""
+    return bind1(ge_p, x, y)
+
+
+and_p = _binary("and", lambda xp, x, y: xp.bitwise_and(x, y), zero=True)
+or_p = _binary("or", lambda xp, x, y: xp.bitwise_or(x, y), zero=True)
+xor_p = _binary("xor", lambda xp, x, y: xp.bitwise_xor(x, y), zero=True)
+
+
+def and_(x: Any, y: Any) -> Any:
+    """Bitwise AND of integers; logical AND of booleans."""
+    return bind1(and_p, x, y)
+
+
+def or_(x: Any, y: Any) -> Any:
+    """Bitwise OR of integers; logical OR of booleans."""
+    return bind1(or_p, x, y)
+
+
+def xor(x: Any, y: Any) -> Any:
+    """Bitwise XOR of integers; logical XOR of booleans."""
+    return bind1(xor_p, x, y)
+
+
+shift_left_p = _binary("shift_left", lambda xp, x, y: xp.left_shift(x, y), zero=True)
+shift_right_p = _binary("shift_right", lambda xp, x, y: xp.right_shift(x, y), zero=True)
+
+
+def shift_left(x: Any, y: Any) -> Any:
+    """Elementwise ``x << y`` of integers."""
+    return bind1(shift_left_p, x, y)
+
+
+def shift_right(x: Any, y: Any) -> Any:
+    """Elementwise ``x >> y`` of integers (arithmetic for signed types, as NumPy)."""
+    return bind1(shift_right_p, x, y)
+
+
+# =============================================================================================
+# select_n(which, *cases): which (bool, or int for any number of cases) picks a case
+
+
+def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> list[ShapedArray]:
+    if not cases:
+        raise TypeError("select_n: needs at least one case")
+    kind = which.dtype.kind
+    if kind == "b":
+        if len(cases) > 2:
+            raise DTypeError(
+                f"select_n: a bool predicate picks between at most 2 cases, got {len(cases)}; "
+                "use an integer predicate"
+            )
+    elif kind not in "iu":
+        raise DTypeError(
+            f"select_n: the predicate must be bool or integer, got {which.str_short()}"
+        )
+    shape = broadcast_shapes_or_error(
+        "select_n", which.shape, *(c.shape for c in cases)
+    )
+    for c in cases:
+        if c.dtype == float0:
+            raise DTypeError("select_n: float0 (the tangent type of integers) is not a number")
+    dt, weak = result_dtype(*cases)
+    return [ShapedArray(shape, dt, weak, result_device("select_n", which, *cases))]
+
+
+def _select_n_impl(which: Any, *cases: Any) -> list[Any]:
+    xp = xp_for(which, *cases, what="select_n")
+    n = len(cases)
+    if n == 1:
+        # Still broadcast against `which`, as the shape rule says.
+        return [xp.where(xp.equal(which, which), cases[0], cases[0])]
+    if n == 2:
+        pred = which if get_aval(which).dtype.kind == "b" else xp.not_equal(which, 0)
+        return [xp.where(pred, cases[1], cases[0])]
+    out = cases[-1]
+    for i in range(n - 2, -1, -1):
+        out = xp.where(xp.equal(which, i), cases[i], out)
+    dt, _ = result_dtype(*(get_aval(c) for c in cases))
+    if out.dtype != dt:
+        out = out.astype(dt)
+    return [out]
+
+
+select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise, broadcasting like ``numpy.where``.
+
+    A bool ``which`` picks ``cases[1]`` where True and ``cases[0]`` where False (so
+    ``select_n(c, y, x)`` is ``numpy.where(c, x, y)``); an integer ``which`` indexes the cases
+    (values past the last case pick the last). Differentiable in the cases, not in ``which``.
+
+    Example:
+        >>> select_n(numpy.array([True, False]), 0.0, 1.0)
+        array([1., 0.])
+    """
+    return bind1(select_n_p, which, *cases)
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n(which, *cases)
+    tcases = tangents[1:]
+    if get_aval(ans).dtype.kind not in "fc" or all(type(t) is Zero for t in tcases):
+        return [ans], [Zero.from_primal(ans)]
+    # A weak 0.0 takes the dtype of the other tangents, so no zero arrays are built.
+    ts = [0.0 if type(t) is Zero else t for t in tcases]
+    return [ans], [fit_tangent(select_n(which, *ts), ans)]
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined(which):
+        raise ValueError("select_n: transpose with respect to the predicate (not linear)")
+    out: list[Any] = [None]
+    for i, c in enumerate(cases):
+        if not is_undefined(c):
+            out.append(None)
+            continue
+        parts = [ct if j == i else 0.0 for j in range(len(cases))]
+        out.append(unbroadcast_ct(select_n(which, *parts), c))
+    return out
+
+
+jvp_rules[select_n_p] = _select_n_jvp
+deftranspose(select_n_p, _select_n_transpose)
+_broadcasting_batch(select_n_p)
+
+# =============================================================================================
+# clamp(lo, x, hi): numpy.clip semantics, minimum(maximum(x, lo), hi)
+
+
+def _clamp_fn(xp: Any, lo: Any, x: Any, hi: Any) -> Any:
+    return xp.minimum(xp.maximum(x, lo), hi)
+
+
+clamp_p = naryop("clamp", _clamp_fn)
+
+
+def clamp(lo: Any, x: Any, hi: Any) -> Any:
+    """``x`` clipped to ``[lo, hi]`` (``minimum(maximum(x, lo), hi)``, as ``numpy.clip``).
+
+    Example:
+        >>> clamp(0.0, numpy.array([-1.0, 0.5, 2.0]), 1.0)
+        array([0. , 0.5, 1. ])
+    """
+    return bind1(clamp_p, lo, x, hi)
+
+
+# Ties give 0 to every operand (like JAX); the upper bound wins where it is below max(x, lo),
+# which keeps the rule right when lo > hi too.
+defjvp(
+    clamp_p,
+    lambda g, ans, lo, x, hi: fit_tangent(
+        select_n(and_(gt(lo, x), lt(lo, hi)), 0.0, g), ans),
+    lambda g, ans, lo, x, hi: fit_tangent(
+        select_n(and_(gt(x, lo), lt(x, hi)), 0.0, g), ans),
+    lambda g, ans, lo, x, hi: fit_tangent(
+        select_n(lt(hi, max(x, lo)), 0.0, g), ans),
+)
+_broadcasting_batch(clamp_p)
+
+# =============================================================================================
 # convert_element_type
 
 
@@ -305,6 +1218,8 @@ def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
 
 
 def _convert_abstract(a: ShapedArray, new_dtype: numpy.dtype) -> list[ShapedArray]:
+    check_static("convert_element_type", new_dtype=new_dtype)
+    canonical_dtype(new_dtype, "convert_element_type")
     return [ShapedArray(a.shape, new_dtype, False, a.device)]
 
 
@@ -315,7 +1230,11 @@ convert_element_type_p = make_primitive(
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:
     """Cast ``x`` to ``new_dtype`` (complex to real keeps the real part)."""
-    return bind1(convert_element_type_p, x, new_dtype=numpy.dtype(new_dtype))
+    new_dtype = numpy.dtype(new_dtype)
+    a = get_aval(x)
+    if a.dtype == new_dtype and not a.weak_type:
+        return x
+    return bind1(convert_element_type_p, x, new_dtype=new_dtype)
 
 
 def _convert_jvp(primals, tangents, new_dtype):
@@ -349,4 +1268,24 @@ def stop_gradient(x: Any) -> Any:
 defjvp_zero(stop_gradient_p)
 _vectorized_batch(stop_gradient_p)
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+__all__ = [
+    # factories and rule helpers
+    "unop", "naryop", "fit_tangent", "unbroadcast_ct", "align_batched",
+    # unary
+    "neg", "sign", "floor", "ceil", "trunc", "round", "abs", "exp", "exp2", "expm1", "log",
+    "log1p", "log2", "log10", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
+    "reciprocal", "is_finite", "is_nan", "signbit", "not_", "logical_not", "integer_pow",
+    "real", "imag", "conj", "complex", "copy", "stop_gradient", "convert_element_type",
+    # binary
+    "add", "sub", "mul", "div", "floor_divide", "rem", "fmod", "pow", "max", "min", "atan2",
+    "hypot", "logaddexp", "logaddexp2", "copysign", "eq", "ne", "lt", "le", "gt", "ge",
+    "and_", "or_", "xor", "shift_left", "shift_right",
+    # n-ary
+    "select_n", "clamp",
+]
+__all__ += [n + "_p" for n in __all__[5:] if n + "_p" in globals()]
+__all__ += ["and_p", "or_p", "not_p"]
+
+# The interpreters' tangent addition (add_any) batches like any broadcasting op.
+_broadcasting_batch(add_any_p)

@@ -1,0 +1,87 @@
+"""Shared benchmark harness: fresh process per case, pinned threads, warm-up, medians, ratios.
+
+Each benchmark module defines ``CASES = {name: setup}`` where ``setup()`` returns
+``(funcgrad_fn, numpy_fn)``: two zero-argument callables computing the same thing, one with
+funcgrad and one hand-written in NumPy. ``main(CASES)`` runs every case in a fresh Python
+process (so one case's allocations and caches do not colour the next) and prints a table of
+median times and the ratio funcgrad / NumPy. Run one case in-process with ``--case NAME``.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Pin BLAS/OpenMP to one thread *before* NumPy loads: on this 2-core shared machine,
+# oversubscription makes timings meaningless.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+
+
+def time_callable(fn: Callable[[], object], rounds: int = 7, min_time: float = 0.2) -> float:
+    """Median seconds per call over ``rounds`` rounds, after a warm-up."""
+    for _ in range(3):
+        fn()
+    # Choose a repeat count so one round lasts about `min_time`.
+    n = 1
+    while True:
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t
+        if dt >= min_time / 4 or n > 1_000_000:
+            break
+        n *= 2
+    n = max(1, int(n * (min_time / max(dt, 1e-9))))
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        times.append((time.perf_counter() - t) / n)
+    return statistics.median(times)
+
+
+def run_case(cases: dict, name: str) -> dict:
+    ours, baseline = cases[name]()
+    t_ours = time_callable(ours)
+    t_base = time_callable(baseline)
+    # Interleave once more and keep the better median of each: less sensitive to a noisy
+    # neighbour appearing halfway through.
+    t_ours = min(t_ours, time_callable(ours))
+    t_base = min(t_base, time_callable(baseline))
+    return {"case": name, "funcgrad_s": t_ours, "numpy_s": t_base, "ratio": t_ours / t_base}
+
+
+def _fmt(s: float) -> str:
+    return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms"
+
+
+def main(cases: dict, argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", help="run one case in this process and print JSON")
+    parser.add_argument("--only", nargs="*", help="subset of cases to run")
+    args = parser.parse_args(argv)
+    if args.case:
+        print(json.dumps(run_case(cases, args.case)))
+        return
+    names = args.only or list(cases)
+    print(f"{'case':44s} {'funcgrad':>12s} {'numpy':>12s} {'ratio':>7s}")
+    script = sys.modules["__main__"].__file__
+    for name in names:
+        proc = subprocess.run([sys.executable, script, "--case", name],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"{name:44s} FAILED: {err}")
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{name:44s} {_fmt(r['funcgrad_s'])} {_fmt(r['numpy_s'])} {r['ratio']:7.2f}")

@@ -1,0 +1,262 @@
+"""Contraction primitive: ``dot_general`` (the one primitive behind matmul, dot, einsum...).
+
+``dot_general(lhs, rhs, dimension_numbers=((lhs_contract, rhs_contract), (lhs_batch,
+rhs_batch)))`` contracts the paired ``*_contract`` axes, keeps the paired ``*_batch`` axes, and
+lays the result out as JAX does: batch dims, then lhs free dims, then rhs free dims (each in
+increasing axis order). Dtypes follow NumPy (``numpy.matmul``'s promotion, NEP 50 for weak
+scalars). The implementation is one transpose/reshape to ``(batch, M, K) @ (batch, K, N)``
+(or a plain ``matmul`` when the operands already have that form, the MLP hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import xp_for
+from funcgrad.core import bind1
+from funcgrad.errors import ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules
+from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ops._util import check_static, make_primitive, probe_dtype, result_device
+
+__all__ = ["dot_general", "dot_general_p", "canonical_dimension_numbers"]
+
+DimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]],
+                         tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def canonical_dimension_numbers(dimension_numbers: Any, lhs_ndim: int,
+                                rhs_ndim: int) -> DimensionNumbers:
+    """Dimension numbers as nested tuples of non-negative ints (negative axes allowed in).
+
+    Example:
+        >>> canonical_dimension_numbers((([-1], [0]), ([], [])), 2, 2)
+        (((1,), (0,)), ((), ()))
+    """
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError(
+            "dot_general: dimension_numbers must be ((lhs_contract, rhs_contract), "
+            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}"
+        ) from None
+
+    def axes(seq: Any, nd: int, what: str) -> tuple[int, ...]:
+        out = []
+        for a in seq:
+            a = int(a)
+            if not -nd <= a < nd:
+                raise ShapeError(
+                    f"dot_general: {what} axis {a} is out of bounds for an operand of rank {nd}"
+                )
+            out.append(a % nd)
+        return tuple(out)
+
+    return ((axes(lc, lhs_ndim, "lhs contracting"), axes(rc, rhs_ndim, "rhs contracting")),
+            (axes(lb, lhs_ndim, "lhs batch"), axes(rb, rhs_ndim, "rhs batch")))
+
+
+def _free(nd: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> tuple[int, ...]:
+    used = set(contract) | set(batch)
+    return tuple(i for i in range(nd) if i not in used)
+
+
+def _np_multiply(a: Any, b: Any) -> Any:
+    # matmul promotes like multiply (bool stays bool, int8 stays int8, NEP 50 for scalars).
+    return numpy.multiply(a, b)
+
+
+def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers):
+    check_static("dot_general", dimension_numbers=dimension_numbers)
+    (lc, rc), (lb, rb) = dimension_numbers
+    for name, axes, a in (("lhs contracting", lc, lhs), ("rhs contracting", rc, rhs),
+                          ("lhs batch", lb, lhs), ("rhs batch", rb, rhs)):
+        if any(not 0 <= d < a.ndim for d in axes):
+            raise ShapeError(
+                f"dot_general: {name} dims {axes} out of range for {a.str_short()}"
+            )
+    for side, c, b, a in (("lhs", lc, lb, lhs), ("rhs", rc, rb, rhs)):
+        if len(set(c) | set(b)) != len(c) + len(b):
+            raise ShapeError(
+                f"dot_general: {side} contracting dims {c} and batch dims {b} must be "
+                f"distinct (operand {a.str_short()})"
+            )
+    if len(lc) != len(rc):
+        raise ShapeError(
+            f"dot_general: {len(lc)} lhs contracting dims {lc} but {len(rc)} rhs "
+            f"contracting dims {rc}"
+        )
+    if len(lb) != len(rb):
+        raise ShapeError(
+            f"dot_general: {len(lb)} lhs batch dims {lb} but {len(rb)} rhs batch dims {rb}"
+        )
+    for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+        for i, j in zip(ld, rd):
+            if lhs.shape[i] != rhs.shape[j]:
+                raise ShapeError(
+                    f"dot_general: {what} dims do not match: lhs {lhs.str_short()} dim {i} "
+                    f"has size {lhs.shape[i]} but rhs {rhs.str_short()} dim {j} has size "
+                    f"{rhs.shape[j]}"
+                )
+    dt, weak = probe_dtype("dot_general", _np_multiply, lhs, rhs)
+    shape = (
+        tuple(lhs.shape[i] for i in lb)
+        + tuple(lhs.shape[i] for i in _free(lhs.ndim, lc, lb))
+        + tuple(rhs.shape[i] for i in _free(rhs.ndim, rc, rb))
+    )
+    return [ShapedArray(shape, dt, weak, result_device("dot_general", lhs, rhs))]
+
+
+def _prod(shape: Any) -> int:
+    return int(numpy.prod(shape, dtype=numpy.int64))
+
+
+def _dot_general_impl(lhs: Any, rhs: Any, dimension_numbers) -> list:
+    xp = xp_for(lhs, rhs, what="dot_general")
+    (lc, rc), (lb, rb) = dimension_numbers
+    if not hasattr(lhs, "ndim") or not hasattr(rhs, "ndim") or lhs.ndim == 0 or rhs.ndim == 0:
+        # A scalar operand: nothing to contract, an outer product is a multiply (NEP 50 kept).
+        return [xp.multiply(lhs, rhs)]
+    ln, rn = lhs.ndim, rhs.ndim
+    if not lb:
+        if ln == 2 and rn == 2 and lc == (1,) and rc == (0,):
+            return [xp.matmul(lhs, rhs)]
+        if ln == 2 and rn == 2 and len(lc) == 1:
+            a = lhs if lc == (1,) else lhs.T
+            b = rhs if rc == (0,) else rhs.T
+            return [xp.matmul(a, b)]
+        if rn == 2 and lc == (ln - 1,) and rc == (0,):
+            return [xp.matmul(lhs, rhs)]  # (..., K) @ (K, N): rows stack in lhs's batch dims
+        if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
+            return [xp.matmul(lhs, rhs)]
+    lf, rf = _free(ln, lc, lb), _free(rn, rc, rb)
+    ls, rs = lhs.shape, rhs.shape
+    bshape = tuple(ls[i] for i in lb)
+    m_shape, n_shape = tuple(ls[i] for i in lf), tuple(rs[i] for i in rf)
+    B, M, N, K = _prod(bshape), _prod(m_shape), _prod(n_shape), _prod([ls[i] for i in lc])
+    a = xp.transpose(lhs, lb + lf + lc).reshape(B, M, K)
+    b = xp.transpose(rhs, rb + rc + rf).reshape(B, K, N)
+    out = xp.matmul(a, b)
+    return [out.reshape(bshape + m_shape + n_shape)]
+
+
+dot_general_p = make_primitive("dot_general", _dot_general_impl, _dot_general_abstract)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any) -> Any:
+    """General tensor contraction: contract, batch, then lay out as (batch, lhs free, rhs free).
+
+    Example:
+        >>> import numpy as np
+        >>> a, b = np.ones((2, 3)), np.ones((3, 4))
+        >>> dot_general(a, b, (((1,), (0,)), ((), ()))).shape
+        (2, 4)
+    """
+    la, ra = get_aval(lhs), get_aval(rhs)
+    dn = canonical_dimension_numbers(dimension_numbers, la.ndim, ra.ndim)
+    return bind1(dot_general_p, lhs, rhs, dimension_numbers=dn)
+
+
+# -- JVP: bilinear -------------------------------------------------------------------------------
+
+
+def _dot_general_jvp(primals, tangents, dimension_numbers):
+    lhs, rhs = primals
+    tl, tr = tangents
+    out = bind1(dot_general_p, lhs, rhs, dimension_numbers=dimension_numbers)
+    t: Any = Zero.from_primal(out)
+    if type(tl) is not Zero:
+        c = bind1(dot_general_p, tl, rhs, dimension_numbers=dimension_numbers)
+        t = add_tangents(t, _ew.fit_tangent(c, out))
+    if type(tr) is not Zero:
+        c = bind1(dot_general_p, lhs, tr, dimension_numbers=dimension_numbers)
+        t = add_tangents(t, _ew.fit_tangent(c, out))
+    return [out], [t]
+
+
+jvp_rules[dot_general_p] = _dot_general_jvp
+
+# -- transpose -----------------------------------------------------------------------------------
+
+
+def _ranges_like(*xs: tuple[int, ...]) -> list[tuple[int, ...]]:
+    out, start = [], 0
+    for x in xs:
+        out.append(tuple(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+def _transpose_lhs(ct: Any, y: Any, dimension_numbers, x_aval: ShapedArray,
+                   swap_ans: bool = False) -> Any:
+    """Cotangent of the lhs ``x`` of ``dot_general(x, y)`` given the output cotangent."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_ndim = x_aval.ndim
+    y_ndim = get_aval(y).ndim
+    x_kept = _free(x_ndim, x_contract, x_batch)
+    y_kept = _free(y_ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, y_kept), (ans_batch, y_batch))
+    # Result layout: x's batch dims, x's free dims (as in ct), then y's contracted dims in
+    # increasing y-axis order; each pairs with an x axis.
+    x_contract_sorted_by_y = [x for _, x in sorted(zip(y_contract, x_contract))]
+    out_axes = list(x_batch) + list(x_kept) + x_contract_sorted_by_y
+    perm = tuple(int(i) for i in numpy.argsort(out_axes))
+    r = bind1(dot_general_p, ct, y, dimension_numbers=dims)
+    r = _shape.transpose(r, perm)
+    if get_aval(r).dtype != x_aval.dtype and x_aval.dtype.kind in "fc":
+        r = _ew.convert_element_type(r, x_aval.dtype)
+    return r
+
+
+def _transpose_rhs(ct: Any, x: Any, dimension_numbers, y_aval: ShapedArray) -> Any:
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    swapped = ((y_contract, x_contract), (y_batch, x_batch))
+    return _transpose_lhs(ct, x, swapped, y_aval, swap_ans=True)
+
+
+def _dot_general_transpose(ct, lhs, rhs, dimension_numbers):
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("dot_general: transpose with respect to both operands (not linear)")
+    if is_undefined(lhs):
+        return [_transpose_lhs(ct, rhs, dimension_numbers, lhs.aval), None]
+    return [None, _transpose_rhs(ct, lhs, dimension_numbers, rhs.aval)]
+
+
+deftranspose(dot_general_p, _dot_general_transpose)
+
+# -- batching ------------------------------------------------------------------------------------
+
+
+def _shift(axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(a + 1 for a in axes)
+
+
+def _dot_general_batch(axis_size, vals, dims, dimension_numbers):
+    (lhs, rhs), (ld, rd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if ld is not None and rd is not None:
+        lhs, rhs = _shape.moveaxis(lhs, ld, 0), _shape.moveaxis(rhs, rd, 0)
+        dn = ((_shift(lc), _shift(rc)), ((0,) + _shift(lb), (0,) + _shift(rb)))
+        return [bind1(dot_general_p, lhs, rhs, dimension_numbers=dn)], [0]
+    if ld is not None:
+        # The batch axis becomes lhs's first free dim.
+        lhs = _shape.moveaxis(lhs, ld, 0)
+        dn = ((_shift(lc), rc), (_shift(lb), rb))
+        return [bind1(dot_general_p, lhs, rhs, dimension_numbers=dn)], [len(lb)]
+    rhs = _shape.moveaxis(rhs, rd, 0)
+    dn = ((lc, _shift(rc)), (lb, _shift(rb)))
+    n_lhs_free = get_aval(lhs).ndim - len(lc) - len(lb)
+    return [bind1(dot_general_p, lhs, rhs, dimension_numbers=dn)], [len(lb) + n_lhs_free]
+
+
+batching.batch_rules[dot_general_p] = _dot_general_batch
