@@ -7,6 +7,7 @@ Example:
 """
 
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
+from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import tree_util
 from funcgrad.api import grad, jvp, linearize, make_jaxpr, value_and_grad, vjp
 from funcgrad.api_vmap import vmap

@@ -10,6 +10,7 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.backend import device_of, get_default_device, xp_for_device
 from funcgrad.core import _trace_var
 from funcgrad.interpreters.jvp import Zero, instantiate, jvp_flat, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
@@ -362,6 +363,6 @@ def _check_scalar_output(ans: Any, holomorphic: bool) -> ShapedArray:
 def _ones_like_output(ans: Any, a: ShapedArray) -> Any:
     leaf = tree_util.tree_leaves(ans)[0]
     out_tree = tree_util.tree_structure(ans)
-    one = zeros_like_aval(a.update(weak_type=False)) + 1
-    del leaf
+    xp = xp_for_device(a.device or device_of(leaf) or get_default_device())
+    one = xp.ones(a.shape, dtype=a.dtype)
     return tree_util.tree_unflatten(out_tree, [one])

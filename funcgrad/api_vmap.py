@@ -30,7 +30,9 @@ __all__ = ["vmap"]
 
 
 def _is_axis(ax: Any) -> bool:
-    return ax is None or (isinstance(ax, int | numpy.integer) and not isinstance(ax, bool))
+    if ax is None or type(ax) is int:
+        return True
+    return isinstance(ax, int | numpy.integer) and not isinstance(ax, bool)
 
 
 def _check_spec(spec: Any, name: str) -> None:
@@ -219,7 +221,8 @@ def vmap(
 def _flatten_args(
     args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None
 ) -> tuple[list[Any], list[int | None], Any, int]:
-    """Leaves of (args, kwargs), their normalized batch dims, the treedef, the batch size."""
+    """Leaves of (args, kwargs), their normalized batch dims, (args treedef, number of args
+    leaves, kwargs treedef or None), and the batch size."""
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(
             f"vmap: in_axes is a tuple of {len(in_axes)} entries but the function was called "
@@ -235,13 +238,12 @@ def _flatten_args(
         _match_prefix(in_axes, args, "in_axes", "args", (), matched)
         axes = [m[1] for m in matched]
         spec_paths = [m[2] for m in matched]
+    kw_tree = None
     if kwargs:
         kw_leaves, kw_tree = tree_util.tree_flatten(kwargs)
         vals += kw_leaves
         axes += [0] * len(kw_leaves)
-    else:
-        kw_tree = _EMPTY_DICT_TREE
-    in_tree = tree_util.treedef_tuple([arg_tree, kw_tree])
+    in_tree = (arg_tree, n_args, kw_tree)
 
     def where(i: int) -> str:
         # Key paths are only needed for error messages: computed on demand.
@@ -294,9 +296,6 @@ def _flatten_args(
     return vals, dims, in_tree, n
 
 
-_EMPTY_DICT_TREE = tree_util.tree_structure({})
-
-
 def _call(
     fun: Callable[..., Any],
     in_tree: Any,
@@ -310,8 +309,9 @@ def _call(
     store: list = []
 
     def flat(*leaves: Any) -> list[Any]:
-        a, kw = tree_util.tree_unflatten(in_tree, list(leaves))
-        out = fun(*a, **kw)
+        arg_tree, n_args, kw_tree = in_tree
+        a = arg_tree.unflatten(leaves[:n_args])
+        out = fun(*a, **kw_tree.unflatten(leaves[n_args:])) if kw_tree else fun(*a)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         store.append(out_tree)
         return out_leaves
@@ -346,9 +346,12 @@ def _call(
             where = _out_where(out_tree, outs, paths, i)
             raise TypeError(f"vmap: output {where} is not an array: {e}") from None
         rank = aval.ndim + (d is None)
-        shape = aval.shape if d is not None else (n,) + aval.shape
-        oa = _normalize_axis(oa, rank, "out_axes", f"output {_out_where(out_tree, outs, paths, i)}"
-                             " (batch axis included)", shape)
+        if -rank <= oa < rank:
+            oa = int(oa) % rank
+        else:
+            shape = aval.shape if d is not None else (n,) + aval.shape
+            where = _out_where(out_tree, outs, paths, i)
+            _normalize_axis(oa, rank, "out_axes", f"output {where} (batch axis included)", shape)
         if d is None:
             o = _shape.broadcast_in_dim(
                 o, aval.shape[:oa] + (n,) + aval.shape[oa:],
@@ -383,9 +386,7 @@ def _slice_axis(x: Any, axis: int, start: int, stop: int) -> Any:
 def _concat_axis(xs: list[Any], axis: int) -> Any:
     if len(xs) == 1:
         return xs[0]
-    if any(isinstance(x, Tracer) for x in xs):
-        return _shape.concatenate(xs, axis)
-    return xp_for(*xs).concatenate(xs, axis=axis)
+    return _shape.concatenate(xs, axis)
 
 
 def _chunked_call(
@@ -398,25 +399,45 @@ def _chunked_call(
     axis_name: Any,
     chunk: int,
 ) -> Any:
-    pieces: list[list[Any]] = []
     out_tree = None
     o_axes: list[int | None] = []
+    # Per output leaf: a preallocated array that concrete chunks are written into (so chunk
+    # results are freed as we go: peak memory is one output plus one chunk), or a list of
+    # traced pieces to concatenate with the differentiable primitive.
+    acc: list[Any] = []
     for start in range(0, n, chunk):
         stop = min(start + chunk, n)
         sliced = [v if d is None else _slice_axis(v, d, start, stop) for v, d in zip(vals, dims)]
         outs, tree, axes = _call(fun, in_tree, sliced, dims, stop - start, out_axes, axis_name)
         if out_tree is None:
             out_tree, o_axes = tree, axes
+            acc = [None] * len(outs)
         elif tree != out_tree:
             raise ValueError(
                 f"vmap(chunk_size={chunk}): the function returned {tree} for one chunk and "
                 f"{out_tree} for another; the output structure must not depend on the values"
             )
-        pieces.append(outs)
-    results = []
-    for i, ax in enumerate(o_axes):
-        col = [p[i] for p in pieces]
-        # out_axes=None outputs do not depend on the batch: every chunk gave the same value.
-        results.append(col[0] if ax is None else _concat_axis(col, ax))
+        for i, (o, ax) in enumerate(zip(outs, o_axes)):
+            if ax is None:
+                # out_axes=None outputs do not depend on the batch: every chunk gives the same.
+                if start == 0:
+                    acc[i] = o
+                continue
+            buf = acc[i]
+            if isinstance(o, Tracer) or type(buf) is list:
+                if buf is None:
+                    acc[i] = [o]
+                elif type(buf) is list:
+                    buf.append(o)
+                else:
+                    acc[i] = [_slice_axis(buf, ax, 0, start), o]
+                continue
+            if buf is None:
+                shape = list(o.shape)
+                shape[ax] = n
+                buf = acc[i] = xp_for(o).empty(tuple(shape), dtype=o.dtype)
+            buf[(slice(None),) * ax + (slice(start, stop),)] = o
+    results = [
+        _concat_axis(a, ax) if type(a) is list else a for a, ax in zip(acc, o_axes)
+    ]
     return tree_util.tree_unflatten(out_tree, results)
-

@@ -203,11 +203,19 @@ def xp_for(*values: Any, what: str = "operation") -> Any:
         >>> xp_for(numpy.ones(2), 2.0).__name__
         'numpy'
     """
-    # Fast path: everything on the host.
+    # Fast path: host arrays (and NumPy scalars, which are host values) compute on the host;
+    # Python scalars alone go to the default device.
+    host = False
     for v in values:
         t = type(v)
-        if t is not numpy.ndarray and t not in _PY_SCALARS and not isinstance(v, numpy.generic):
-            return _modules[common_device(values, what)]
+        if t is numpy.ndarray:
+            host = True
+        elif t not in _PY_SCALARS:
+            if not isinstance(v, numpy.generic):
+                return _modules[common_device(values, what)]
+            host = True
+    if host:
+        return numpy
     dev = _default_device.get()
     return numpy if dev == "cpu" else xp_for_device(dev)
 

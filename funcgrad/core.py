@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+import numpy
+
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.errors import (
     ConcretizationError,
@@ -116,11 +118,17 @@ class EvalTrace(Trace):
             if isinstance(a, Tracer):
                 raise _leaked_tracer_error(a, prim)
         try:
-            return prim.impl(*args, **params)  # type: ignore[misc]
+            outs = prim.impl(*args, **params)  # type: ignore[misc]
         except FuncgradError:
             raise
         except Exception as e:
             raise _explain_impl_failure(prim, args, params, e) from e
+        # NumPy hands back scalars (numpy.float64) from reductions and from ufuncs on 0-d
+        # arrays; a scalar has no device, so keep every result an array.
+        for i, o in enumerate(outs):
+            if isinstance(o, numpy.generic):
+                outs[i] = numpy.asarray(o)
+        return outs
 
 
 def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:
@@ -178,7 +186,7 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list[Any]:
     Example:
         >>> import funcgrad.ops.elementwise as ew
         >>> bind(ew.add_p, 1.0, 2.0)
-        [np.float64(3.0)]
+        [array(3.)]
     """
     return _trace_var.get().process_primitive(prim, args, params)
 

@@ -37,6 +37,12 @@ _LITERAL_TYPES = (bool, int, float, complex)
 #: only the rest: staging them whole would put primal work into linearize's linear jaxpr.
 partial_eval_rules: dict[Primitive, Callable[..., list]] = {}
 
+#: primitive -> rule(trace, args, params) -> (args, params), applied before an operation is
+#: staged. Custom-derivative calls use it to replace their Python callable by its traced jaxpr
+#: (lifting traced values it closes over into operands), so the staged equation is
+#: self-contained.
+staging_rewrites: dict[Primitive, Callable[..., tuple[Sequence[Any], dict]]] = {}
+
 
 def _derived_origin(args: Sequence[Any]) -> str:
     """'derived from argument x, argument y' for the outputs of an operation on ``args``."""
@@ -151,6 +157,9 @@ class StagingTrace(Trace):
     def stage(
         self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
     ) -> list:
+        rewrite = staging_rewrites.get(prim)
+        if rewrite is not None:
+            args, params = rewrite(self, args, params)
         invars = [self.getvar(x) for x in args]
         try:
             out_avals = abstract_eval_cached(prim, [v.aval for v in invars], params)

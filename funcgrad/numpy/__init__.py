@@ -6,7 +6,7 @@ functions trace. Dtypes are what NumPy gives.
 Example:
     >>> import numpy as np, funcgrad.numpy as fnp
     >>> fnp.sum(fnp.sin(np.zeros(3)))
-    np.float64(0.0)
+    array(0.)
 """
 
 from __future__ import annotations

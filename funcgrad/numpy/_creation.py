@@ -54,7 +54,7 @@ __all__ = [
     "diagflat",
 ]
 
-_PY_SCALARS = (bool, int, float, complex)
+_PY_SCALARS = (bool, int, float, complex, numpy.generic)
 _ORDERS = (None, "K", "A", "C", "F")
 
 
@@ -309,7 +309,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> An
 def _like_spec(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[str, numpy.dtype, tuple]:
     """(device, dtype, shape) for a ``*_like`` function of ``a``."""
     if not isinstance(a, Tracer) and device_of(a) is None and not isinstance(
-        a, _PY_SCALARS | numpy.generic
+        a, _PY_SCALARS
     ):
         a = asarray(a)
     aval = get_aval(a)
@@ -402,7 +402,7 @@ def identity(n: int, dtype: Any = None) -> Any:
 
 def _host_scalar(v: Any, what: str) -> Any:
     v = concrete_or_error(v, what)
-    if isinstance(v, _PY_SCALARS | numpy.generic):
+    if isinstance(v, _PY_SCALARS):
         return v
     h = to_numpy(v)
     if numpy.ndim(h) != 0:
@@ -614,12 +614,8 @@ def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:
     mask = xp.tri(*a.shape[-2:], k=k if lower else k - 1, dtype=bool)
     if not lower:
         mask = ~mask
-    where = getattr(_fnp(), "where", None)
-    if where is not None:
-        return where(mask, m, a.dtype.type(0))
-    # Without a select primitive: multiply by the 0/1 mask (inf/nan outside the triangle then
-    # give nan instead of 0).
-    return _ew.mul(m, mask.astype(a.dtype))
+    # A select, not a product with a 0/1 mask: inf/nan outside the triangle must give 0.
+    return _fnp().where(mask, m, a.dtype.type(0))
 
 
 def tril(m: Any, k: int = 0) -> Any:

@@ -1,5 +1,795 @@
-"""funcgrad.numpy: indexing functions (filled in by the family's author)."""
+"""funcgrad.numpy: indexing (``x[idx]``, ``x.at[idx].set/add/...``), take, diagonal and friends.
+
+Indexing follows NumPy: integers (negative too), slices (any step), ``None``, ``...``, integer
+arrays (NumPy, device or traced) and lists, and boolean masks, mixed in a tuple, with NumPy's
+placement of advanced-index dimensions. Boolean masks must be concrete (their number of
+``True`` entries fixes the result's shape); under ``jit`` use ``fnp.where`` instead.
+
+Out-of-range indices raise ``IndexError`` when the index values are known; traced index
+arrays (under ``jit`` or ``vmap``) cannot be checked and are clamped into range.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.reductions as _red
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import get_aval, result_dtype
+from funcgrad.backend import device_of, device_put, get_default_device, xp_for, xp_for_device
+from funcgrad.core import Tracer
+from funcgrad.errors import ConcretizationError, DTypeError, ShapeError
+from funcgrad.ops import indexing as _ix
+from funcgrad.ops.indexing import FULL, Operand, Slice
+
+__all__ = [
+    "_getitem",
+    "_IndexUpdateHelper",
+    "at",
+    "take",
+    "take_along_axis",
+    "nonzero",
+    "argwhere",
+    "flatnonzero",
+    "diag",
+    "diagonal",
+    "trace",
+    "tril_indices",
+    "triu_indices",
+    "tril_indices_from",
+    "triu_indices_from",
+    "diag_indices",
+    "diag_indices_from",
+    "compress",
+    "extract",
+    "select",
+]
+
+_ARRAY_TYPES = (numpy.ndarray,)
+
+
+def _as_array(x: Any, device: str | None = None) -> Any:
+    """Arrays and tracers as they are; Python scalars kept weak; lists become arrays."""
+    if isinstance(x, Tracer) or type(x) in _ARRAY_TYPES or isinstance(x, numpy.generic):
+        return x
+    if isinstance(x, bool | int | float | complex):
+        return x
+    if device_of(x) is not None:
+        return x
+    if isinstance(x, list | tuple):
+        host = numpy.asarray(x)
+        if host.dtype == object:
+            raise TypeError("funcgrad.numpy: ragged nested sequences cannot become an array")
+        return _to_device(host, device or get_default_device())
+    raise TypeError(f"funcgrad.numpy: expected an array, got {type(x).__name__}")
+
+
+def _to_device(arr: Any, device: str | None) -> Any:
+    if device is None:
+        return arr
+    d = device_of(arr)
+    if d is None or d == device:
+        return arr
+    return device_put(arr, device)
+
+
+def _ndim(x: Any) -> int:
+    return get_aval(x).ndim
+
+
+def _concrete(x: Any, fn: str) -> Any:
+    """The concrete value of ``x``, or an error saying why ``fn`` needs one."""
+    if not isinstance(x, Tracer):
+        return x
+    v = x.to_concrete_value()
+    if v is None or isinstance(v, Tracer):
+        raise ConcretizationError(
+            f"{fn} needs a concrete array, but got a traced value ({x.aval.str_short()}): the "
+            "size of its result depends on the values, which are unknown while tracing (jit, "
+            "vmap). Use fnp.where(mask, x, 0) or a fixed-size formulation instead."
+        )
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Index parsing: a NumPy index -> (static indexer, index arrays)
+
+
+def _slice_bound(v: Any, what: str) -> int | None:
+    if v is None:
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(
+            f"slice {what} must be an integer or None, got {type(v).__name__}"
+        ) from None
+
+
+def _mask_entries(mask: Any, device: str | None) -> list[Any]:
+    """Integer index arrays (one per mask dim) for a concrete boolean mask."""
+    value = _concrete(mask, "indexing with a boolean mask")
+    if isinstance(value, bool | numpy.bool_) or get_aval(value).ndim == 0:
+        raise IndexError(
+            "indexing with a 0-d boolean (x[True] / x[False]) is not supported; use "
+            "x[None] or an empty slice instead"
+        )
+    xp = xp_for(value)
+    return [_to_device(a, device) for a in xp.nonzero(value)]
+
+
+def _parse_index(x: Any, idx: Any) -> tuple[tuple, list[Any]]:
+    """The static indexer and the index arrays of NumPy index ``idx`` applied to ``x``."""
+    xa = get_aval(x)
+    dev = xa.device
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    entries: list[Any] = []
+    arrays: list[Any] = []
+    # (entry position, mask ndim) for the shape checks of boolean masks
+    masks: list[tuple[int, tuple[int, ...]]] = []
+    for e in idx:
+        t = type(e)
+        if e is None or e is Ellipsis:
+            entries.append(e)
+            continue
+        if t is int:
+            entries.append(e)
+            continue
+        if t is slice:
+            entries.append(Slice(_slice_bound(e.start, "start"), _slice_bound(e.stop, "stop"),
+                                 _slice_bound(e.step, "step")))
+            continue
+        if isinstance(e, bool | numpy.bool_):
+            raise IndexError(
+                "indexing with a 0-d boolean (x[True] / x[False]) is not supported; use "
+                "x[None] or an empty slice instead"
+            )
+        if isinstance(e, numpy.integer):
+            entries.append(int(e))
+            continue
+        if isinstance(e, list | tuple):
+            host = numpy.asarray(e)
+            if host.size == 0:
+                host = host.astype(numpy.intp)
+            e = _to_device(host, dev)
+        elif not isinstance(e, Tracer) and device_of(e) is None:
+            raise IndexError(
+                f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                f"integer or boolean arrays are valid indices, got {type(e).__name__}"
+            )
+        kind = get_aval(e).dtype.kind
+        if kind == "b":
+            mask_shape = get_aval(e).shape
+            masks.append((len(entries), mask_shape))
+            for a in _mask_entries(e, dev):
+                entries.append(Operand(len(arrays)))
+                arrays.append(a)
+            continue
+        if kind not in "iu":
+            raise IndexError(
+                "arrays used as indices must be of integer (or boolean) type, got "
+                f"{get_aval(e).dtype}"
+            )
+        if not isinstance(e, Tracer):
+            e = _to_device(e, dev)
+        entries.append(Operand(len(arrays)))
+        arrays.append(e)
+    if masks:
+        _check_masks(entries, masks, xa.shape)
+    return tuple(entries), arrays
+
+
+def _check_masks(entries: list, masks: list[tuple[int, tuple[int, ...]]],
+                 shape: tuple[int, ...]) -> None:
+    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    axis = 0
+    axis_at: dict[int, int] = {}
+    for i, e in enumerate(entries):
+        axis_at[i] = axis
+        if e is Ellipsis:
+            axis += len(shape) - consumed
+        elif e is not None:
+            axis += 1
+    for pos, mshape in masks:
+        start = axis_at[pos]
+        for j, m in enumerate(mshape):
+            ax = start + j
+            if ax >= len(shape):
+                raise IndexError(
+                    f"too many indices for array: array is {len(shape)}-dimensional, but the "
+                    f"boolean index of shape {mshape} needs more"
+                )
+            if shape[ax] != m:
+                raise IndexError(
+                    f"boolean index did not match indexed array along axis {ax}; size of axis "
+                    f"is {shape[ax]} but size of corresponding boolean axis is {m}"
+                )
+
+
+def _getitem(x: Any, idx: Any) -> Any:
+    """``x[idx]`` with NumPy semantics (what ``Tracer.__getitem__`` calls).
+
+    Example:
+        >>> import numpy as np
+        >>> _getitem(np.arange(6).reshape(2, 3), (slice(None), [2, 0]))
+        array([[2, 0],
+               [5, 3]])
+    """
+    if type(idx) is int:  # the hot path: t[i]
+        return _ix.gather(x, indexer=(idx,))
+    indexer, arrays = _parse_index(x, idx)
+    return _ix.gather(x, *arrays, indexer=indexer)
+
+
+# ---------------------------------------------------------------------------------------------
+# x.at[idx].op(values)
+
+_AT_KWARGS = frozenset({"indices_are_sorted", "unique_indices", "mode"})
+
+
+def _at_mode(kwargs: dict, what: str) -> str | None:
+    bad = set(kwargs) - _AT_KWARGS
+    if bad:
+        raise TypeError(f"x.at[...].{what}() got unexpected keyword argument(s) {sorted(bad)}")
+    mode = kwargs.get("mode")
+    if mode is None or mode == "promise_in_bounds":
+        return None
+    if mode == "clip":
+        return "clamp"
+    raise ValueError(
+        f"x.at[...].{what}(mode={mode!r}) is not supported; use None (NumPy's checks) or "
+        "'clip' (clamp indices into range)"
+    )
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional updates of ``x`` at ``idx``; every method returns a new array."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: Any) -> None:
+        self.array = array
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def _prepare(self, values: Any, what: str, same_kind: bool, kwargs: dict):
+        mode = _at_mode(kwargs, what)
+        x = self.array
+        xa = get_aval(x)
+        indexer, arrays = _parse_index(x, self.index)
+        values = _as_array(values, xa.device)
+        va = get_aval(values)
+        if same_kind:
+            rdt, _ = result_dtype(xa, va)
+            if not numpy.can_cast(rdt, xa.dtype, "same_kind"):
+                raise DTypeError(
+                    f"x.at[...].{what}: cannot cast the result {rdt} of combining "
+                    f"{xa.dtype} x with {va.dtype} values back to {xa.dtype} (NumPy's "
+                    "'same_kind' rule); cast x or the values first"
+                )
+        lay = _ix.index_layout("x.at[...]." + what, indexer, xa.shape,
+                               tuple(get_aval(a).shape for a in arrays))
+        g = lay.out_shape
+        if va.ndim > len(g):
+            extra = va.shape[: va.ndim - len(g)]
+            if any(s != 1 for s in extra):
+                raise ShapeError(
+                    f"x.at[...].{what}: values of shape {va.shape} cannot be broadcast to the "
+                    f"indexed shape {g}"
+                )
+            values = _shape.reshape(values, va.shape[va.ndim - len(g):])
+        else:
+            try:
+                ok = tuple(numpy.broadcast_shapes(va.shape, g)) == g
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ShapeError(
+                    f"x.at[...].{what}: values of shape {va.shape} cannot be broadcast to the "
+                    f"indexed shape {g}"
+                )
+        return x, values, arrays, indexer, mode
+
+    def get(self, **kwargs: Any) -> Any:
+        """``x[idx]``."""
+        mode = _at_mode(kwargs, "get")
+        indexer, arrays = _parse_index(self.array, self.index)
+        return _ix.gather(self.array, *arrays, indexer=indexer, mode=mode)
+
+    def set(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``x[idx] = values`` (the last of repeated indices wins)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "set", False, kwargs)
+        return _ix.scatter(x, v, *arrays, indexer=indexer, mode=mode)
+
+    def add(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``values`` added at ``idx`` (repeated indices accumulate)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "add", True, kwargs)
+        return _ix.scatter_add(x, v, *arrays, indexer=indexer, mode=mode)
+
+    def subtract(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``values`` subtracted at ``idx`` (repeated indices accumulate)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "subtract", True, kwargs)
+        xa = get_aval(x)
+        if get_aval(v).dtype != xa.dtype:
+            v = _ew.convert_element_type(v, xa.dtype)
+        return _ix.scatter_add(x, _ew.neg(v), *arrays, indexer=indexer, mode=mode)
+
+    def multiply(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` multiplied by ``values`` at ``idx`` (repeated indices multiply)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "multiply", True, kwargs)
+        return _ix.scatter_mul(x, v, *arrays, indexer=indexer, mode=mode)
+
+    mul = multiply
+
+    def divide(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` divided by ``values`` at ``idx`` (as multiplication by ``1/values``)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "divide", True, kwargs)
+        xa = get_aval(x)
+        if xa.dtype.kind not in "fc":
+            raise DTypeError(
+                f"x.at[...].divide: true division of a {xa.dtype} array cannot be stored back "
+                "in it; cast x to a float dtype first"
+            )
+        if get_aval(v).dtype != xa.dtype:
+            v = _ew.convert_element_type(v, xa.dtype)
+        return _ix.scatter_mul(x, _ew.div(1, v), *arrays, indexer=indexer, mode=mode)
+
+    def power(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``x[idx] ** values`` at ``idx``.
+
+        Unlike ``numpy.power.at``, a repeated index is raised to the power once, not once per
+        repetition (as in JAX).
+        """
+        x, v, arrays, indexer, mode = self._prepare(values, "power", True, kwargs)
+        xa = get_aval(x)
+        cur = _ix.gather(x, *arrays, indexer=indexer, mode=mode)
+        new = _ew.pow(cur, v)
+        if get_aval(new).dtype != xa.dtype:
+            new = _ew.convert_element_type(new, xa.dtype)
+        return _ix.scatter(x, new, *arrays, indexer=indexer, mode=mode)
+
+    def min(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``minimum(x[idx], values)`` at ``idx`` (``numpy.minimum.at``)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "min", True, kwargs)
+        return _ix.scatter_min(x, v, *arrays, indexer=indexer, mode=mode)
+
+    def max(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``maximum(x[idx], values)`` at ``idx`` (``numpy.maximum.at``)."""
+        x, v, arrays, indexer, mode = self._prepare(values, "max", True, kwargs)
+        return _ix.scatter_max(x, v, *arrays, indexer=indexer, mode=mode)
+
+
+class _IndexUpdateHelper:
+    """The ``x.at`` object: ``x.at[idx]`` gives an :class:`_IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+def at(x: Any) -> _IndexUpdateHelper:
+    """Functional indexed updates of any array: ``fnp.at(x)[idx].add(v)`` is ``x.at[idx].add(v)``.
+
+    Returns new arrays; ``x`` is never modified. Repeated indices accumulate for ``add``,
+    ``subtract``, ``multiply``, ``min`` and ``max`` (like ``numpy.add.at``).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.at(np.zeros(3))[np.array([0, 0, 2])].add(1.0)
+        array([2., 0., 1.])
+    """
+    return _IndexUpdateHelper(_as_array(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# take / take_along_axis
+
+
+def _norm_axis(fn: str, axis: Any, ndim: int) -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fn}: axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _ravel(x: Any) -> Any:
+    a = get_aval(x)
+    return x if a.ndim == 1 else _shape.reshape(x, (a.size,))
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
+         mode: str = "raise") -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (flattened ``a`` when None), as NumPy.
+
+    ``mode``: ``'raise'`` (out of range raises; with traced indices they are clamped),
+    ``'wrap'`` or ``'clip'``.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.take(np.array([[1, 2], [3, 4]]), [1, 0], axis=1)
+        array([[2, 1],
+               [4, 3]])
+    """
+    if out is not None:
+        raise TypeError("fnp.take: out= is not supported (funcgrad arrays are immutable)")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"fnp.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    a = _as_array(a)
+    if axis is None:
+        a = _ravel(a)
+        axis = 0
+    aa = get_aval(a)
+    axis = _norm_axis("fnp.take", axis, aa.ndim)
+    n = aa.shape[axis]
+    if isinstance(indices, int | numpy.integer) and not isinstance(indices, bool):
+        i = int(indices)
+        if mode == "wrap" and n:
+            i %= n
+        elif mode == "clip":
+            i = min(max(i, 0), n - 1)
+        return _ix.gather(a, indexer=(FULL,) * axis + (i,))
+    ind = _as_array(indices, aa.device)
+    ia = get_aval(ind)
+    if ia.dtype.kind not in "iu":
+        if ia.dtype.kind == "b" or ia.size == 0:
+            ind = _ew.convert_element_type(ind, numpy.intp)
+        else:
+            raise TypeError(
+                f"fnp.take: indices must be integers, got dtype {ia.dtype}"
+            )
+    if not isinstance(ind, Tracer):
+        ind = _to_device(ind, aa.device)
+    m = None if mode == "raise" else mode
+    return _ix.gather(a, ind, indexer=(FULL,) * axis + (Operand(0),), mode=m)
+
+
+def _axis_iota(n: int, ndim: int, axis: int, device: str | None) -> Any:
+    """``arange(n)`` shaped to broadcast along ``axis`` of a rank-``ndim`` array."""
+    xp = xp_for_device(device or get_default_device())
+    shape = [1] * ndim
+    shape[axis] = n
+    return xp.arange(n, dtype=numpy.intp).reshape(shape)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
+    """``arr`` picked at ``indices`` along ``axis``, matching 1-D slices (NumPy semantics).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> x = np.array([[10, 30, 20], [60, 40, 50]])
+        >>> fnp.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+        array([[10, 20, 30],
+               [40, 50, 60]])
+    """
+    arr = _as_array(arr)
+    indices = _as_array(indices, get_aval(arr).device)
+    ia = get_aval(indices)
+    if ia.dtype.kind not in "iu":
+        raise IndexError("fnp.take_along_axis: `indices` must be an integer array")
+    if axis is None:
+        if ia.ndim != 1:
+            raise ValueError("fnp.take_along_axis: when axis=None, `indices` must be 1-D")
+        arr = _ravel(arr)
+        axis = 0
+    aa = get_aval(arr)
+    axis = _norm_axis("fnp.take_along_axis", axis, aa.ndim)
+    if ia.ndim != aa.ndim:
+        raise ValueError(
+            f"fnp.take_along_axis: `indices` and `arr` must have the same number of "
+            f"dimensions, got {ia.ndim} and {aa.ndim}"
+        )
+    if not isinstance(indices, Tracer):
+        indices = _to_device(indices, aa.device)
+    arrays: list[Any] = []
+    entries: list[Any] = []
+    for d in range(aa.ndim):
+        entries.append(Operand(len(arrays)))
+        if d == axis:
+            arrays.append(indices)
+        else:
+            arrays.append(_axis_iota(aa.shape[d], aa.ndim, d, aa.device))
+    return _ix.gather(arr, *arrays, indexer=tuple(entries),
+                      mode=_ix.default_mode([indices]))
+
+
+# ---------------------------------------------------------------------------------------------
+# nonzero and friends (concrete only)
+
+
+def _concrete_array(a: Any, fn: str) -> Any:
+    v = _concrete(_as_array(a), fn)
+    if isinstance(v, bool | int | float | complex | numpy.generic):
+        v = xp_for_device(get_default_device()).asarray(v)
+    return v
+
+
+def nonzero(a: Any) -> tuple[Any, ...]:
+    """Indices of the non-zero elements, one integer array per axis (concrete input only).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.nonzero(np.array([0, 3, 0, 4]))
+        (array([1, 3]),)
+    """
+    v = _concrete_array(a, "fnp.nonzero")
+    return tuple(xp_for(v).nonzero(v))
+
+
+def argwhere(a: Any) -> Any:
+    """Indices of non-zero elements as a ``(count, ndim)`` array (concrete input only).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.argwhere(np.array([[0, 1], [2, 0]]))
+        array([[0, 1],
+               [1, 0]])
+    """
+    v = _concrete_array(a, "fnp.argwhere")
+    return xp_for(v).argwhere(v)
+
+
+def flatnonzero(a: Any) -> Any:
+    """Indices of the non-zero elements of the flattened array (concrete input only).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.flatnonzero(np.array([[0, 1], [2, 0]]))
+        array([1, 2])
+    """
+    v = _concrete_array(a, "fnp.flatnonzero")
+    return xp_for(v).flatnonzero(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagonals
+
+
+def _diag_index_arrays(n: int, offset: int, device: str | None) -> tuple[Any, Any]:
+    xp = xp_for_device(device or get_default_device())
+    rows = xp.arange(max(-offset, 0), max(-offset, 0) + n, dtype=numpy.intp)
+    cols = xp.arange(max(offset, 0), max(offset, 0) + n, dtype=numpy.intp)
+    return rows, cols
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The ``offset`` diagonal over ``axis1``/``axis2``, as a new last axis (NumPy layout).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.diagonal(np.arange(9).reshape(3, 3), 1)
+        array([1, 5])
+    """
+    a = _as_array(a)
+    aa = get_aval(a)
+    if aa.ndim < 2:
+        raise ValueError("fnp.diagonal: diag requires an array of at least two dimensions")
+    ax1 = _norm_axis("fnp.diagonal", axis1, aa.ndim)
+    ax2 = _norm_axis("fnp.diagonal", axis2, aa.ndim)
+    if ax1 == ax2:
+        raise ValueError("fnp.diagonal: axis1 and axis2 cannot be the same")
+    offset = operator.index(offset)
+    perm = [d for d in range(aa.ndim) if d not in (ax1, ax2)] + [ax1, ax2]
+    a = _shape.transpose(a, tuple(perm))
+    n1, n2 = aa.shape[ax1], aa.shape[ax2]
+    if offset >= 0:
+        n = max(0, min(n1, n2 - offset))
+    else:
+        n = max(0, min(n1 + offset, n2))
+    rows, cols = _diag_index_arrays(n, offset, aa.device)
+    return _ix.gather(a, rows, cols, indexer=(Ellipsis, Operand(0), Operand(1)))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """The ``k``-th diagonal of a 2-D array, or a 2-D array with 1-D ``v`` on that diagonal.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.diag(np.array([1, 2]))
+        array([[1, 0],
+               [0, 2]])
+    """
+    v = _as_array(v)
+    va = get_aval(v)
+    k = operator.index(k)
+    if va.ndim == 2:
+        return diagonal(v, k)
+    if va.ndim != 1:
+        raise ValueError("fnp.diag: input must be 1- or 2-d")
+    n = va.shape[0]
+    size = n + abs(k)
+    xp = xp_for_device(va.device or get_default_device())
+    base = xp.zeros((size, size), dtype=va.dtype)
+    rows, cols = _diag_index_arrays(n, k, va.device)
+    return _ix.scatter(base, v, rows, cols, indexer=(Operand(0), Operand(1)))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+          out: Any = None) -> Any:
+    """Sum along a diagonal (NumPy ``trace``; integer inputs sum in the platform integer).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> float(fnp.trace(np.eye(3)))
+        3.0
+    """
+    if out is not None:
+        raise TypeError("fnp.trace: out= is not supported (funcgrad arrays are immutable)")
+    d = diagonal(a, offset, axis1, axis2)
+    if dtype is not None:
+        d = _ew.convert_element_type(d, numpy.dtype(dtype))
+    nd = get_aval(d).ndim
+    return _red.reduce_sum(d, (nd - 1,))
+
+
+def _default_xp() -> Any:
+    return xp_for_device(get_default_device())
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    """Row and column indices of the lower triangle of an ``(n, m)`` array.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.tril_indices(2)]
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    return tuple(_default_xp().tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    """Row and column indices of the upper triangle of an ``(n, m)`` array.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.triu_indices(2)]
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    return tuple(_default_xp().triu_indices(n, k, m))
+
+
+def _shape2(arr: Any, fn: str) -> tuple[int, int]:
+    shape = get_aval(_as_array(arr)).shape
+    if len(shape) != 2:
+        raise ValueError(f"{fn}: input array must be 2-d")
+    return shape  # type: ignore[return-value]
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    """``tril_indices`` for the shape of the 2-D array ``arr``.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.tril_indices_from(np.ones((2, 2)))]
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    n, m = _shape2(arr, "fnp.tril_indices_from")
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    """``triu_indices`` for the shape of the 2-D array ``arr``.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.triu_indices_from(np.ones((2, 2)))]
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    n, m = _shape2(arr, "fnp.triu_indices_from")
+    return triu_indices(n, k, m)
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
+    """Indices of the main diagonal of an ``(n,) * ndim`` array.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.diag_indices(2)]
+        [[0, 1], [0, 1]]
+    """
+    idx = _default_xp().arange(n)
+    return (idx,) * ndim
+
+
+def diag_indices_from(arr: Any) -> tuple[Any, ...]:
+    """``diag_indices`` for a square array ``arr`` (all sides equal).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> [a.tolist() for a in fnp.diag_indices_from(np.ones((2, 2)))]
+        [[0, 1], [0, 1]]
+    """
+    shape = get_aval(_as_array(arr)).shape
+    if len(shape) < 2:
+        raise ValueError("fnp.diag_indices_from: input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("fnp.diag_indices_from: all dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# compress / extract / select
+
+
+def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -> Any:
+    """The slices of ``a`` along ``axis`` where ``condition`` is true (concrete condition).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.compress([True, False, True], np.array([1, 2, 3]))
+        array([1, 3])
+    """
+    if out is not None:
+        raise TypeError("fnp.compress: out= is not supported (funcgrad arrays are immutable)")
+    cond = _concrete_array(condition, "fnp.compress")
+    if get_aval(cond).ndim != 1:
+        raise ValueError("fnp.compress: condition must be a 1-d array")
+    (idx,) = xp_for(cond).nonzero(cond)
+    return take(a, idx, axis=axis)
+
+
+def extract(condition: Any, arr: Any) -> Any:
+    """The elements of ``arr`` where ``condition`` is non-zero, flattened (concrete condition).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> fnp.extract(np.array([[1, 0], [0, 1]]), np.array([[1, 2], [3, 4]]))
+        array([1, 4])
+    """
+    cond = _concrete_array(condition, "fnp.extract")
+    flat = cond.reshape(-1)
+    (idx,) = xp_for(flat).nonzero(flat)
+    return take(_ravel(_as_array(arr)), idx)
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """``choicelist[i]`` where ``condlist[i]`` is first true, else ``default`` (NumPy ``select``).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> x = np.arange(4)
+        >>> fnp.select([x < 1, x > 2], [x, x * 10], default=-1)
+        array([ 0, -1, -1, 30])
+    """
+    condlist, choicelist = list(condlist), list(choicelist)
+    if len(condlist) != len(choicelist):
+        raise ValueError("fnp.select: list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("fnp.select with an empty condition list is not possible")
+    conds = [_as_array(c) for c in condlist]
+    choices = [_as_array(c) for c in choicelist]
+    default = _as_array(default)
+    for i, c in enumerate(conds):
+        if get_aval(c).dtype.kind != "b":
+            raise TypeError(
+                f"fnp.select: invalid entry {i} in condlist: should be boolean ndarray"
+            )
+    dt, _ = result_dtype(*(get_aval(c) for c in choices), get_aval(default))
+    result = default
+    for c, v in zip(reversed(conds), reversed(choices)):
+        result = _ew.select_n(c, result, v)
+    ra = get_aval(result)
+    if ra.dtype != dt:
+        result = _ew.convert_element_type(result, dt)
+    shape = tuple(numpy.broadcast_shapes(*(get_aval(v).shape for v in (*conds, *choices,
+                                                                        default))))
+    if get_aval(result).shape != shape:
+        result = _shape.broadcast_to(result, shape)
+    return result

@@ -23,7 +23,7 @@ import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
 
@@ -669,12 +669,9 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
             f"{name}: method={method!r} is not supported; only method='linear' is"
         )
     q = _asarray(q)
-    qv = concrete_or_error(q, f"{name}: the quantile q")
-    if isinstance(qv, Tracer):  # pragma: no cover - concrete_or_error returns arrays
-        raise TypeError(f"{name}: q must be concrete")
-    from funcgrad.backend import to_numpy
-
-    qh = numpy.asarray(to_numpy(qv), dtype=numpy.float64) / scale
+    qa = _aval(name, q)
+    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")),
+                       dtype=numpy.float64) / scale
     if qh.size and not (numpy.all(qh >= 0) and numpy.all(qh <= 1)):
         what = "Percentiles must be in the range [0, 100]" if scale == 100 else (
             "Quantiles must be in the range [0, 1]")
@@ -687,21 +684,32 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
     virtual = qh * (n - 1)
     lo = numpy.clip(numpy.floor(virtual), 0, n - 1).astype(numpy.int64)
     hi = numpy.minimum(lo + 1, n - 1)
-    rdt = sa.dtype
+    frac = virtual - lo
     a_lo = _take_last(s, lo.ravel())
     a_hi = _take_last(s, hi.ravel())
-    # gamma stays a function of q, so derivatives with respect to q flow.
+    # As NumPy: the difference in the values' dtype, the interpolation weight in q's (a Python
+    # scalar q is weak, so float32 data stays float32). A traced q keeps its derivative.
+    if qa.weak_type or qa.dtype.kind in "iu" and scale == 1:
+        gdt = sa.dtype
+    else:
+        gdt = qa.dtype if qa.dtype.kind == "f" else _F64
     if isinstance(q, Tracer):
         qq = _ew.div(q, scale) if scale != 1 else q
-        gamma = _ew.sub(_ew.mul(_cast(qq, rdt), n - 1), _const(sa, lo.astype(rdt)))
+        if not qa.weak_type:
+            qq = _cast(qq, gdt)
+        gamma = _ew.sub(_ew.mul(qq, n - 1), _const(sa, lo.astype(gdt)) if lo.ndim else int(lo))
         gamma = _shape.reshape(gamma, (qh.size,))
+    elif qa.weak_type:
+        gamma = float(frac)
     else:
-        gamma = _const(sa, (virtual - lo).astype(rdt).ravel())
+        gamma = _const(sa, frac.astype(gdt).ravel())
     diff = _ew.sub(a_hi, a_lo)
     low_form = _ew.add(a_lo, _ew.mul(diff, gamma))
     high_form = _ew.sub(a_hi, _ew.mul(diff, _ew.sub(1, gamma)))
-    use_high = _const(sa, (virtual - lo >= 0.5).ravel())
-    r = _where(use_high, high_form, low_form)
+    if frac.ndim == 0:
+        r = high_form if frac >= 0.5 else low_form
+    else:
+        r = _where(_const(sa, (frac >= 0.5).ravel()), high_form, low_form)
     # (..., K) -> q.shape + (...)
     r = _shape.moveaxis(r, -1, 0)
     rest = get_aval(r).shape[1:]
@@ -887,9 +895,11 @@ def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     m = _ew.div(_red.reduce_sum(x0, axes), _cast(cnt, xdt))
     d = _where(nanmask, 0, _ew.sub(x0, _expand(m, av.shape, axes)))
     rdt = numpy.finfo(xdt).dtype
-    denom = _cast(_ew.sub(cnt, ddof), rdt)
-    r = _ew.div(_red.reduce_sum(_abs2(d), axes), denom)
-    return _keep(_cast(r, rdt), av.shape, axes, keepdims)
+    dof = _ew.sub(cnt, ddof)
+    r = _ew.div(_red.reduce_sum(_abs2(d), axes), _cast(dof, rdt))
+    # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count).
+    r = _where(_fnp("less_equal")(dof, 0), numpy.nan, _cast(r, rdt))
+    return _keep(r, av.shape, axes, keepdims)
 
 
 def nanvar(

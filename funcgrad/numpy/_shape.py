@@ -82,7 +82,8 @@ def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tupl
         raise TypeError(
             f"{fname}: {argname} must be an int or a tuple of ints, got {axis!r}"
         ) from None
-    out = tuple(normalize_axis(f"{fname}: {argname}", a, ndim) for a in axes)
+    name = fname if argname == "axis" else f"{fname} ({argname})"
+    out = tuple(normalize_axis(name, a, ndim) for a in axes)
     if len(set(out)) != len(out):
         raise ShapeError(f"{fname}: repeated axis in {argname}={axes}")
     return out
@@ -93,7 +94,7 @@ def _axis(fname: str, axis: Any, ndim: int, argname: str = "axis") -> int:
         axis = operator.index(axis)
     except TypeError:
         raise TypeError(f"{fname}: {argname} must be an int, got {axis!r}") from None
-    return normalize_axis(f"{fname}: {argname}", axis, ndim)
+    return normalize_axis(fname if argname == "axis" else f"{fname} ({argname})", axis, ndim)
 
 
 def _static_int(v: Any, what: str) -> int:

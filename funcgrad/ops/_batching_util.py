@@ -2,7 +2,8 @@
 
 The batching interpreter (:mod:`funcgrad.interpreters.batching`) cannot import ops, so the
 helpers that move or materialize batch axes live here. In a batch rule a dim is the position
-of the batch axis in that value, or None for a value shared by the whole batch.
+of the batch axis in that value, or None for a value shared by the whole batch. (Batching a
+whole jaxpr, for higher-order primitives: ``funcgrad.interpreters.jaxpr_rules.batch_jaxpr``.)
 
 Example:
     >>> import numpy as np
@@ -18,10 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from funcgrad.avals import get_aval
-from funcgrad.core import current_trace
-from funcgrad.interpreters.batching import batch_flat
-from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 from funcgrad.ops import shape as _shape
 
 __all__ = [
@@ -30,7 +27,6 @@ __all__ = [
     "move_bdim",
     "all_bdims_at_front",
     "batched_at_front",
-    "batch_jaxpr",
 ]
 
 
@@ -106,65 +102,3 @@ def batched_at_front(vals: Sequence[Any], dims: Sequence[int | None]) -> list[An
         [(2, 3), (3,)]
     """
     return [moveaxis_to_front(v, d) for v, d in zip(vals, dims)]
-
-
-def batch_jaxpr(
-    closed: ClosedJaxpr,
-    axis_size: int,
-    in_batched: Sequence[bool],
-    instantiate: bool | Sequence[bool] = False,
-) -> tuple[ClosedJaxpr, list[bool]]:
-    """The jaxpr computing ``closed`` for a whole batch, batch axes at 0 in and out.
-
-    ``in_batched[i]`` says whether input ``i`` of the new jaxpr carries a leading batch axis of
-    ``axis_size``. Outputs come back batched at 0 where they depend on a batched input, or
-    where ``instantiate`` (one bool, or one per output) forces it; the second result says
-    which outputs are batched. For the batch rules of higher-order primitives (cond, scan...).
-
-    Example:
-        >>> import numpy as np
-        >>> from funcgrad.interpreters.staging import trace_to_jaxpr
-        >>> from funcgrad.ops.elementwise import mul
-        >>> from funcgrad.avals import get_aval
-        >>> from funcgrad.core import eval_trace
-        >>> j = trace_to_jaxpr(lambda x, y: [mul(x, y)], [get_aval(np.ones(2))] * 2, eval_trace)
-        >>> bj, out_batched = batch_jaxpr(j, 3, [True, False])
-        >>> [str(a) for a in bj.in_avals], out_batched
-        (['f64[3,2]', 'f64[2]'], [True])
-    """
-    in_batched = [bool(b) for b in in_batched]
-    in_avals = closed.in_avals
-    if len(in_batched) != len(in_avals):
-        raise ValueError(
-            f"batch_jaxpr: the jaxpr has {len(in_avals)} inputs but in_batched has "
-            f"{len(in_batched)} entries"
-        )
-    n_out = len(closed.out_avals)
-    inst = [bool(instantiate)] * n_out if isinstance(instantiate, bool) else list(instantiate)
-    if len(inst) != n_out:
-        raise ValueError(
-            f"batch_jaxpr: the jaxpr has {n_out} outputs but instantiate has {len(inst)} entries"
-        )
-    batched_avals = [
-        a.update(shape=(axis_size,) + a.shape) if b else a for a, b in zip(in_avals, in_batched)
-    ]
-    dims = [0 if b else None for b in in_batched]
-    out_batched: list[bool] = []
-
-    def run(*args: Any) -> list[Any]:
-        outs, out_dims = batch_flat(
-            lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs), args, dims, axis_size
-        )
-        res = []
-        out_batched.clear()
-        for o, d, force in zip(outs, out_dims, inst):
-            if d is None and not force:
-                res.append(o)
-                out_batched.append(False)
-            else:
-                res.append(bdim_at_front(o, d, axis_size))
-                out_batched.append(True)
-        return res
-
-    new = trace_to_jaxpr(run, batched_avals, current_trace())
-    return new, list(out_batched)

@@ -569,18 +569,36 @@ def reciprocal(x: Any) -> Any:
     return bind1(reciprocal_p, x)
 
 
-def _abs_jvp(g, ans, x):
-    if _is_complex(x):
-        # d|z| = Re(conj(z) dz) / |z|; at z = 0 the (sub)gradient 0 is chosen, not nan.
-        return div(real(mul(conj(x), g)), _safe_denominator(ans))
-    return mul(g, sign(x))
+abs_p = _unary("abs", lambda xp, x: xp.abs(x), lambda g, ans, x: mul(g, sign(x)))
+_abs_abstract_base = abs_p.abstract_eval
 
 
-abs_p = _unary("abs", lambda xp, x: xp.abs(x), _abs_jvp)
+def _abs_abstract(a: ShapedArray) -> list[ShapedArray]:
+    if a.dtype.kind == "c":
+        # Complex moduli go through hypot(real, imag) (see abs below): every elementwise JVP
+        # function must be its own transpose (the eager tape relies on it), and the
+        # real-valued modulus of a complex number is not.
+        raise DTypeError(
+            f"abs primitive: complex input {a.str_short()}; use funcgrad.ops.elementwise.abs, "
+            "which computes the modulus as hypot(real(z), imag(z))"
+        )
+    return _abs_abstract_base(a)  # type: ignore[misc]
+
+
+abs_p.def_abstract_eval(_abs_abstract)
 
 
 def abs(x: Any) -> Any:  # noqa: A001
-    """Elementwise absolute value (the modulus, real-valued, for complex ``x``)."""
+    """Elementwise absolute value; the real-valued modulus ``hypot(re, im)`` for complex ``x``.
+
+    The derivative at 0 is 0 (the subgradient ``sign(0)``), for complex ``x`` too.
+
+    Example:
+        >>> abs(numpy.array([-2.0, 3.0])), abs(3 + 4j)
+        (array([2., 3.]), array(5.))
+    """
+    if _is_complex(x):
+        return hypot(real(x), imag(x))
     return bind1(abs_p, x)
 
 
@@ -619,18 +637,15 @@ def integer_pow(x: Any, y: int) -> Any:
     return bind1(integer_pow_p, x, y=operator.index(y))
 
 
-def _integer_pow_jvp(primals, tangents, y):
-    (x,), (t,) = primals, tangents
-    ans = integer_pow(x, y)
-    if type(t) is Zero or y == 0:
-        return [ans], [Zero.from_primal(ans)]
+def _integer_pow_jvp(g, ans, x, y):
+    if y == 0:
+        return mul(g, 0)
     if y == 1:
-        return [ans], [t]
-    d = mul(y, x) if y == 2 else mul(y, integer_pow(x, y - 1))
-    return [ans], [fit_tangent(mul(t, d), ans)]
+        return g
+    return mul(g, mul(y, x) if y == 2 else mul(y, integer_pow(x, y - 1)))
 
 
-jvp_rules[integer_pow_p] = _integer_pow_jvp
+defjvp(integer_pow_p, _integer_pow_jvp)
 _vectorized_batch(integer_pow_p)
 
 # =============================================================================================
@@ -732,7 +747,7 @@ def is_nan(x: Any) -> Any:
 # Complex parts and copies (linear)
 
 
-real_p = unop("real", lambda xp, x: xp.real(x))
+real_p = unop("real", lambda xp, x: xp.real(xp.asarray(x)))
 
 
 def real(x: Any) -> Any:
@@ -752,7 +767,7 @@ deflinear(real_p)
 deftranspose(real_p, _real_transpose)
 _vectorized_batch(real_p)
 
-imag_p = unop("imag", lambda xp, x: xp.imag(x))
+imag_p = unop("imag", lambda xp, x: xp.imag(xp.asarray(x)))
 
 
 def imag(x: Any) -> Any:

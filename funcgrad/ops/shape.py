@@ -624,16 +624,15 @@ def _pad_batch(axis_size, vals, dims, padding_config):
         cfg = list(padding_config)
         cfg.insert(dx, (0, 0, 0))
         return [pad(x, p, tuple(cfg))], [dx]
-    # One padding value per example: pad with zeros, then add the values through a 0/1 mask
-    # of the padded positions (bool dtypes: the mask works with and/or).
+    # One padding value per example: pad with zeros, then select the values at the padded
+    # positions (a mask that is itself a padded constant).
     x = _to_front(x, dx, axis_size)
     p = moveaxis(p, dp, 0)
     xa = get_aval(x)
-    dt = xa.dtype
-    body = pad(x, _zero_scalar(dt), ((0, 0, 0),) + tuple(padding_config))
-    mask = pad(_zeros(xa.shape[1:], dt, xa.device), dt.type(1), padding_config)
+    body = pad(x, _zero_scalar(xa.dtype), ((0, 0, 0),) + tuple(padding_config))
+    mask = pad(_zeros(xa.shape[1:], numpy.dtype(bool), xa.device), numpy.True_, padding_config)
     p = reshape(p, (axis_size,) + (1,) * (xa.ndim - 1))
-    return [_ew.add(body, _ew.mul(mask, p))], [0]
+    return [_ew.select_n(mask, body, p)], [0]
 
 
 deflinear(pad_p)

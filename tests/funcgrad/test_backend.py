@@ -67,9 +67,16 @@ def test_mixing_devices_under_tracing_names_both() -> None:
 
 def test_default_device_context() -> None:
     with funcgrad.default_device("strict"):
-        z = fnp.zeros(3)
-        assert isinstance(z, StrictArray)
-    assert type(fnp.zeros(3)) is np.ndarray
+        assert isinstance(fnp.zeros(3), StrictArray)
+        with funcgrad.default_device("cpu"):
+            assert type(fnp.zeros(3)) is np.ndarray
+        assert isinstance(fnp.zeros(3), StrictArray)
+
+
+def test_host_arrays_compute_on_host_whatever_the_default_device() -> None:
+    with funcgrad.default_device("strict"):
+        y = fnp.sin(np.ones(2)) * 2.0
+        assert type(y) is np.ndarray
 
 
 def test_unknown_device_is_an_error() -> None:

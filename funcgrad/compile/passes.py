@@ -1,0 +1,466 @@
+"""Optimisation passes over closed jaxprs, run before code generation.
+
+:func:`optimize_jaxpr` runs, in order:
+
+1. **inlining** of call primitives (``jit`` registers itself in :data:`inline_primitives`), so
+   the later passes see across nested ``jit`` boundaries (which AD and vmap create a lot of);
+2. one forward sweep doing, per equation,
+   * **constant folding**: an equation whose inputs are all literals or consts and whose
+     result is small is evaluated now (results of literal-only equations are folded only when
+     they are scalars, since an array made now would live on whatever device is current);
+   * **algebraic simplification** of what AD leaves behind: ``x * 1``, ``1 * x``, ``x / 1``,
+     ``x + 0``, ``0 + x``, ``x - 0`` (also ``add_any``), ``0 - x`` -> ``neg x``,
+     ``neg (neg x)``, ``convert_element_type`` to the dtype ``x`` has, identity
+     ``broadcast_in_dim``/``reshape``/``transpose``, ``reduce_sum`` over no axes,
+     ``stop_gradient``, ``select_n`` with equal cases, ``transpose`` of a ``transpose``
+     (permutations composed) and ``reshape`` of a ``reshape``. A rewrite to ``x`` happens
+     only when ``x`` already has exactly the result's shape and dtype and is not weakly typed,
+     so no broadcast or promotion is lost. ``x * 0`` becomes ``0`` only for integer and bool
+     ``x``: for floats ``inf * 0`` and ``nan * 0`` are NaN, and folding would hide them.
+     ``x + 0.0`` -> ``x`` can turn a ``-0.0`` result into ``-0.0`` where NumPy gives ``0.0``
+     (they compare equal);
+   * **common-subexpression elimination**: same primitive, same params, same inputs;
+3. **dead-code elimination** (:func:`funcgrad.ir.dce_jaxpr`).
+
+Consts of the input that are all zeros or all ones count as zeros/ones (AD instantiates
+symbolic zeros as zero arrays and ``grad`` seeds with ones).
+
+Example:
+    >>> import numpy as np, funcgrad
+    >>> from funcgrad.ops.elementwise import mul, sin
+    >>> closed = funcgrad.make_jaxpr(lambda x: mul(sin(x), 1.0))(np.ones(3))
+    >>> print(optimize_jaxpr(closed))
+    { lambda ; a:f64[3]. let b:f64[3] = sin a in (b) }
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray
+from funcgrad.backend import is_array, to_numpy
+from funcgrad.core import Primitive
+from funcgrad.interpreters.jvp import add_any_p
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import reductions as _red
+from funcgrad.ops import shape as _shape
+
+__all__ = [
+    "optimize_jaxpr",
+    "inline_primitives",
+    "simplification_rules",
+    "FOLD_MAX_SIZE",
+]
+
+#: call primitive -> name of its ClosedJaxpr param; such equations are inlined first.
+inline_primitives: dict[Primitive, str] = {}
+
+#: results with more elements than this are never folded at compile time
+FOLD_MAX_SIZE = 1024
+# Consts bigger than this are not scanned for all-zeros / all-ones.
+_SCAN_MAX_SIZE = 1 << 20
+
+Atom = Var | Literal
+
+
+# ---------------------------------------------------------------------------------------------
+# Inlining
+
+
+def _inline(closed: ClosedJaxpr) -> tuple[Jaxpr, list[Any]]:
+    """A copy of ``closed`` with every inlinable call expanded, with fresh variables."""
+    const_vars: list[Var] = []
+    const_vals: list[Any] = []
+    const_ids: dict[int, Var] = {}
+    eqns: list[Eqn] = []
+
+    def const_var(aval: ShapedArray, val: Any) -> Var:
+        v = const_ids.get(id(val))
+        if v is None:
+            v = Var(aval)
+            const_ids[id(val)] = v
+            const_vars.append(v)
+            const_vals.append(val)
+        return v
+
+    def body(c: ClosedJaxpr, in_atoms: list[Atom]) -> list[Atom]:
+        j = c.jaxpr
+        env: dict[Var, Atom] = {}
+        for v, val in zip(j.constvars, c.consts):
+            env[v] = const_var(v.aval, val)
+        env.update(zip(j.invars, in_atoms))
+
+        def read(a: Atom) -> Atom:
+            return a if type(a) is Literal else env[a]
+
+        for e in j.eqns:
+            ins = [read(a) for a in e.invars]
+            key = inline_primitives.get(e.prim)
+            if key is not None:
+                outs = body(e.params[key], ins)
+                env.update(zip(e.outvars, outs))
+                continue
+            outvars = [Var(v.aval) for v in e.outvars]
+            env.update(zip(e.outvars, outvars))
+            eqns.append(e.replace(invars=ins, outvars=outvars))
+        return [read(a) for a in j.outvars]
+
+    invars = [Var(v.aval) for v in closed.jaxpr.invars]
+    outvars = body(closed, list(invars))
+    return Jaxpr(const_vars, invars, outvars, eqns), const_vals
+
+
+# ---------------------------------------------------------------------------------------------
+# Facts about atoms
+
+
+class _Facts:
+    """What the sweep knows: const values, producers of variables, zero/one-ness."""
+
+    def __init__(self, const_vals: dict[Var, Any]) -> None:
+        self.const_vals = const_vals
+        self.producer: dict[Var, Eqn] = {}
+        self._kind: dict[Var, str | None] = {}
+
+    def value(self, a: Atom) -> Any:
+        return a.val if type(a) is Literal else self.const_vals[a]
+
+    def is_known(self, a: Atom) -> bool:
+        return type(a) is Literal or a in self.const_vals
+
+    def _const_kind(self, a: Atom) -> str | None:
+        """"zero" / "one" when the literal or const is all zeros / all ones, else None."""
+        if type(a) is Literal:
+            v = a.val
+            if isinstance(v, bool | numpy.bool_):
+                return None
+            try:
+                return "zero" if v == 0 else "one" if v == 1 else None
+            except Exception:
+                return None
+        if a not in self.const_vals:
+            return None
+        if a in self._kind:
+            return self._kind[a]
+        kind = None
+        val = self.const_vals[a]
+        aval = a.aval
+        if aval.dtype.kind in "iufc" and aval.size <= _SCAN_MAX_SIZE:
+            try:
+                host = numpy.asarray(to_numpy(val))
+                if not host.size:
+                    kind = None
+                elif not host.any():
+                    kind = "zero"
+                elif bool((host == 1).all()):
+                    kind = "one"
+            except Exception:
+                kind = None
+        self._kind[a] = kind
+        return kind
+
+    def is_zero(self, a: Atom) -> bool:
+        return self._const_kind(a) == "zero"
+
+    def is_one(self, a: Atom) -> bool:
+        return self._const_kind(a) == "one"
+
+
+def _same(x: Atom, out: Var) -> bool:
+    """``x`` can stand for ``out``: same shape and dtype, neither weakly typed."""
+    a, b = x.aval, out.aval
+    return a.shape == b.shape and a.dtype == b.dtype and not a.weak_type and not b.weak_type
+
+
+# ---------------------------------------------------------------------------------------------
+# Simplification rules: rule(eqn, ins, facts) -> None (keep), list of atoms (the outputs are
+# these), or an Eqn (emit this one instead; it may be simplified again).
+
+SimplifyRule = Callable[[Eqn, list[Atom], _Facts], "list[Atom] | Eqn | None"]
+simplification_rules: dict[Primitive, SimplifyRule] = {}
+
+
+def _rule(*prims: Primitive | None) -> Callable[[SimplifyRule], SimplifyRule]:
+    def deco(fn: SimplifyRule) -> SimplifyRule:
+        for p in prims:
+            if p is not None:
+                simplification_rules[p] = fn
+        return fn
+
+    return deco
+
+
+@_rule(_ew.add_p, add_any_p)
+def _simplify_add(eqn: Eqn, ins: list[Atom], f: _Facts):
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_zero(y) and _same(x, out):
+        return [x]
+    if f.is_zero(x) and _same(y, out):
+        return [y]
+    return None
+
+
+@_rule(_ew.sub_p)
+def _simplify_sub(eqn: Eqn, ins: list[Atom], f: _Facts):
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_zero(y) and _same(x, out):
+        return [x]
+    if f.is_zero(x) and _same(y, out):
+        return Eqn(_ew.neg_p, [y], eqn.outvars, {}, eqn.source_info)
+    return None
+
+
+@_rule(_ew.mul_p)
+def _simplify_mul(eqn: Eqn, ins: list[Atom], f: _Facts):
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_one(y) and _same(x, out):
+        return [x]
+    if f.is_one(x) and _same(y, out):
+        return [y]
+    # x * 0 is 0 only where x cannot be inf or nan.
+    if out.aval.dtype.kind in "biu":
+        if f.is_zero(y) and _same(y, out) and x.aval.dtype.kind in "biu":
+            return [y]
+        if f.is_zero(x) and _same(x, out) and y.aval.dtype.kind in "biu":
+            return [x]
+    return None
+
+
+@_rule(_ew.div_p)
+def _simplify_div(eqn: Eqn, ins: list[Atom], f: _Facts):
+    x, y = ins
+    if f.is_one(y) and _same(x, eqn.outvars[0]):
+        return [x]
+    return None
+
+
+@_rule(_ew.neg_p)
+def _simplify_neg(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is _ew.neg_p and _same(p.invars[0], eqn.outvars[0]):
+        return [p.invars[0]]
+    return None
+
+
+@_rule(_ew.convert_element_type_p)
+def _simplify_convert(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    if _same(x, eqn.outvars[0]):
+        return [x]
+    return None
+
+
+@_rule(getattr(_ew, "stop_gradient_p", None))
+def _simplify_identity(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    if _same(x, eqn.outvars[0]):
+        return [x]
+    return None
+
+
+@_rule(_shape.broadcast_in_dim_p)
+def _simplify_bid(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    out = eqn.outvars[0]
+    dims = eqn.params.get("broadcast_dimensions")
+    if _same(x, out) and tuple(dims) == tuple(range(out.aval.ndim)):
+        return [x]
+    return None
+
+
+@_rule(_shape.reshape_p)
+def _simplify_reshape(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    out = eqn.outvars[0]
+    if _same(x, out):
+        return [x]
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is _shape.reshape_p and set(eqn.params) == {"new_sizes"}:
+        src = p.invars[0]
+        if _same(src, out):
+            return [src]
+        return eqn.replace(invars=[src])
+    return None
+
+
+@_rule(_shape.transpose_p)
+def _simplify_transpose(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    out = eqn.outvars[0]
+    perm = tuple(eqn.params["permutation"])
+    if perm == tuple(range(len(perm))) and _same(x, out):
+        return [x]
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is _shape.transpose_p and set(eqn.params) == {"permutation"}:
+        inner = tuple(p.params["permutation"])
+        composed = tuple(inner[i] for i in perm)
+        src = p.invars[0]
+        if composed == tuple(range(len(composed))) and _same(src, out):
+            return [src]
+        return eqn.replace(invars=[src], params={"permutation": composed})
+    return None
+
+
+@_rule(_red.reduce_sum_p)
+def _simplify_reduce_sum(eqn: Eqn, ins: list[Atom], f: _Facts):
+    (x,) = ins
+    if not tuple(eqn.params.get("axes", (0,))) and _same(x, eqn.outvars[0]):
+        return [x]
+    return None
+
+
+@_rule(getattr(_ew, "select_n_p", None))
+def _simplify_select(eqn: Eqn, ins: list[Atom], f: _Facts):
+    cases = ins[1:]
+    out = eqn.outvars[0]
+    first = cases[0]
+    if type(first) is Var and all(c is first for c in cases) and _same(first, out):
+        return [first]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Constant folding
+
+
+def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
+    """Values of ``eqn``'s outputs computed now, or None when it should not be folded."""
+    prim = eqn.prim
+    if prim.impl is None or prim in effectful_primitives or prim in inline_primitives:
+        return None
+    if any(v.aval.size > FOLD_MAX_SIZE for v in eqn.outvars):
+        return None
+    has_array = False
+    for a in ins:
+        if type(a) is not Literal:
+            if a.aval.size > FOLD_MAX_SIZE:
+                return None
+            has_array = has_array or is_array(f.const_vals[a])
+    vals = [f.value(a) for a in ins]
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outs = prim.impl(*vals, **eqn.params)
+    except Exception:
+        return None  # let it fail (with the eager error) when the code runs
+    if caught:
+        return None  # keep the warning (log(0), overflow...) where the user will see it
+    if not has_array:
+        # Arrays made from literals alone would live on the device current now.
+        for o in outs:
+            if is_array(o) or not isinstance(o, bool | int | float | complex | numpy.generic):
+                return None
+    return list(outs)
+
+
+# ---------------------------------------------------------------------------------------------
+# CSE keys
+
+
+def _atom_key(a: Atom) -> Any:
+    if type(a) is Literal:
+        v = a.val
+        return ("lit", type(v), repr(v), a.aval)
+    return a
+
+
+def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
+    if eqn.prim in effectful_primitives or not eqn.outvars:
+        return None
+    try:
+        key = (eqn.prim, tuple(_atom_key(a) for a in ins), tuple(sorted(eqn.params.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep
+
+
+def _sweep(jaxpr: Jaxpr, const_vals: dict[Var, Any]) -> tuple[Jaxpr, dict[Var, Any]]:
+    facts = _Facts(dict(const_vals))
+    env: dict[Var, Atom] = {}
+    new_consts: dict[Var, Any] = {}
+    cse: dict[Any, list[Var]] = {}
+    eqns: list[Eqn] = []
+
+    def read(a: Atom) -> Atom:
+        # env maps to atoms that are already final, so one lookup resolves.
+        return a if type(a) is Literal else env.get(a, a)
+
+    pending = list(reversed(jaxpr.eqns))
+    while pending:
+        eqn = pending.pop()
+        ins = [read(a) for a in eqn.invars]
+
+        if all(facts.is_known(a) for a in ins):
+            vals = _fold(eqn, ins, facts)
+            if vals is not None:
+                for v, val in zip(eqn.outvars, vals):
+                    if is_array(val) or not isinstance(
+                        val, bool | int | float | complex | numpy.generic
+                    ):
+                        nv = Var(v.aval)
+                        facts.const_vals[nv] = val
+                        new_consts[nv] = val
+                        env[v] = nv
+                    else:
+                        env[v] = Literal(val, v.aval)
+                continue
+
+        rule = simplification_rules.get(eqn.prim)
+        if rule is not None:
+            res = rule(eqn, ins, facts)
+            if isinstance(res, Eqn):
+                # Simplify the replacement again (a composed transpose may be the identity).
+                pending.append(res)
+                continue
+            if res is not None:
+                env.update(zip(eqn.outvars, res))
+                continue
+
+        key = _cse_key(eqn, ins)
+        if key is not None:
+            prev = cse.get(key)
+            if prev is not None:
+                env.update(zip(eqn.outvars, prev))
+                continue
+            cse[key] = eqn.outvars
+        new_eqn = eqn.replace(invars=ins)
+        for v in eqn.outvars:
+            facts.producer[v] = new_eqn
+        eqns.append(new_eqn)
+
+    outvars = [read(a) for a in jaxpr.outvars]
+    all_consts = dict(const_vals)
+    all_consts.update(new_consts)
+    constvars = list(jaxpr.constvars) + list(new_consts)
+    return Jaxpr(constvars, jaxpr.invars, outvars, eqns), all_consts
+
+
+def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
+    """The optimised equivalent of ``closed`` (see the module docstring for the passes).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad.ops.elementwise import add, sin
+        >>> closed = funcgrad.make_jaxpr(lambda x: add(sin(x), sin(x)))(np.ones(2))
+        >>> print(optimize_jaxpr(closed))
+        { lambda ; a:f64[2]. let b:f64[2] = sin a; c:f64[2] = add b b in (c) }
+    """
+    jaxpr, consts = _inline(closed)
+    const_map = dict(zip(jaxpr.constvars, consts))
+    jaxpr, const_map = _sweep(jaxpr, const_map)
+    jaxpr, _ = dce_jaxpr(jaxpr)
+    return ClosedJaxpr(jaxpr, [const_map[v] for v in jaxpr.constvars])

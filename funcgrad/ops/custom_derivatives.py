@@ -1,0 +1,970 @@
+"""Custom derivative rules for Python functions: ``custom_jvp`` and ``custom_vjp``.
+
+A call of a decorated function is one operation on the current trace, carried by a
+higher-order primitive whose params are the flattened function and its rules:
+
+- ``custom_jvp_call`` (``fun``, ``jvp``): evaluation calls ``fun`` (eagerly, so Python control
+  flow on values works); forward mode and linearize run the user's JVP rule with the parent
+  trace current; vmap batches ``fun`` and the rule together; staging (``make_jaxpr``, ``jit``)
+  records the traced jaxpr of ``fun`` and keeps the rule as a callable, so the staged jaxpr can
+  still be differentiated with the custom rule.
+- ``custom_vjp_call`` (``fun``, ``fwd``, ``bwd``): under linearize (and so ``grad``/``vjp``),
+  ``fwd`` runs on the parent trace and the tangent map is one ``custom_lin`` equation whose
+  transpose rule *is* ``bwd``: the backward pass runs the user's ``bwd``.
+- ``custom_lin``: linear in its tangent operands. Evaluating it forward (forward mode:
+  ``jvp``, ``jacfwd``, ``hessian``, or ``linearize``'s JVP function) transposes ``bwd``, which
+  is linear in the cotangent, so forward mode of a ``custom_vjp`` function works too (JAX
+  refuses it).
+
+Closures: a custom function defined at module level cannot close over traced values and takes
+the fast path above. One defined (or given rules) inside a transformed function, or given
+callables / traced values as ``nondiff_argnums``, may close over tracers: each call then traces
+the function and its rules into jaxprs and passes the traced values they close over as explicit
+operands (closure conversion). Derivatives with respect to such closed-over values come from
+differentiating ``fun`` itself (the custom rule covers the explicit arguments).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.core import Primitive, Tracer, bind, current_trace, eval_trace, set_current_trace
+from funcgrad.errors import MissingRuleError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import (
+    Zero,
+    add_tangents,
+    instantiate,
+    jvp_flat,
+    jvp_rules,
+    tangent_aval,
+    zeros_like_aval,
+)
+from funcgrad.interpreters.staging import StagingTrace, staging_rewrites, trace_to_jaxpr
+from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
+from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
+from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
+from funcgrad.ops.elementwise import convert_element_type
+
+__all__ = [
+    "custom_jvp",
+    "custom_vjp",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
+    "custom_lin_p",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def _is_inexact(a: ShapedArray) -> bool:
+    return a.dtype.kind in "fc"
+
+
+def _call(fun: Any, args: Sequence[Any]) -> list[Any]:
+    """Call a flat function (a Python callable or a ClosedJaxpr) on operands."""
+    if isinstance(fun, ClosedJaxpr):
+        return eval_jaxpr(fun.jaxpr, fun.consts, *args)
+    return list(fun(*args))
+
+
+def _fun_name(fun: Any) -> str:
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _zeros_of(a: ShapedArray) -> Any:
+    if a.dtype == float0:
+        return numpy.zeros(a.shape, dtype=float0)
+    return zeros_like_aval(a)
+
+
+def _instantiate_tangent(t: Any) -> Any:
+    if type(t) is Zero:
+        return _zeros_of(t.aval)
+    return t
+
+
+def _fit(t: Any, aval: ShapedArray, what: str) -> Any:
+    """Check a tangent/cotangent ``t`` given by a user rule against ``aval``; fix weak dtypes."""
+    ta = get_aval(t)
+    if ta.shape != aval.shape:
+        raise ValueError(
+            f"{what} has shape {ta.shape} but should have shape {aval.shape} "
+            f"({aval.str_short()})"
+        )
+    if ta.dtype != aval.dtype:
+        if ta.dtype.kind == aval.dtype.kind or (ta.dtype.kind in "iub" and aval.dtype.kind == "f"):
+            return convert_element_type(t, aval.dtype)
+        raise TypeError(
+            f"{what} has dtype {ta.dtype} but should have dtype {aval.dtype} "
+            f"({aval.str_short()})"
+        )
+    return t
+
+
+def _to_front(outs: Sequence[Any], dims: Sequence[int | None], n: int) -> list[Any]:
+    return [bdim_at_front(o, d, n) for o, d in zip(outs, dims)]
+
+
+class _Store:
+    """What flat wrappers learn when they run: output treedef, residual treedef, avals."""
+
+    __slots__ = ("out_tree", "res_tree", "out_avals")
+
+    def __init__(self) -> None:
+        self.out_tree: Any = None
+        self.res_tree: Any = None
+        self.out_avals: list[ShapedArray] | None = None
+
+    def set_out(self, tree: Any, what: str, name: str) -> None:
+        if self.out_tree is None:
+            self.out_tree = tree
+        elif tree != self.out_tree:
+            raise TypeError(
+                f"{what} of {name} has structure {tree}, but the function's output has "
+                f"structure {self.out_tree}; they must match"
+            )
+
+
+class _ConvState:
+    """A closure conversion in progress (see :func:`_convert_jvp`).
+
+    While a custom function's rules are traced, the rules usually call the function itself.
+    On the first pass (``consts`` None) such a call is inlined, which reveals every traced
+    value the function and its rules close over. On the second pass the call binds the
+    converted function with those values as explicit operands and rules (``jvp``/``fwd``/
+    ``bwd``) that forward to the converted rules once they exist, so that differentiating the
+    rule again (higher orders) still uses the custom rule and never meets a stale closure.
+    """
+
+    __slots__ = ("in_avals", "in_tree", "out_tree", "consts", "fun", "rules", "final")
+
+    def __init__(self, in_avals: list[ShapedArray], in_tree: Any) -> None:
+        self.in_avals = in_avals
+        self.in_tree = in_tree
+        self.out_tree: Any = None
+        self.consts: list[Any] | None = None
+        self.fun: Any = None
+        self.rules: dict[str, Callable[..., Any]] = {}
+        self.final: dict[str, Callable[..., Any]] = {}
+
+    def forwarder(self, kind: str, name: str) -> Callable[..., Any]:
+        def f(*args: Any) -> Any:
+            return self.final[kind](*args)
+
+        f.__name__ = name
+        self.rules[kind] = f
+        return f
+
+    def nested(self, prim: Primitive, leaves: list, in_tree: Any, fallback: Callable) -> Any:
+        """The outputs of a call of the function from inside its own rule."""
+        avals = [get_aval(x) for x in leaves]
+        if (
+            self.consts is None
+            or in_tree != self.in_tree
+            or [(a.shape, a.dtype) for a in avals] != [(a.shape, a.dtype) for a in self.in_avals]
+        ):
+            return fallback()
+        outs = bind(prim, *self.consts, *leaves, fun=self.fun, num_consts=len(self.consts),
+                    **self.rules)
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+
+# Custom functions whose rules are being traced right now (closure conversion), by id.
+_converting: contextvars.ContextVar[dict[int, _ConvState]] = contextvars.ContextVar(
+    "funcgrad_custom_converting", default={}  # noqa: B039  (never mutated: copied on set)
+)
+
+
+@contextlib.contextmanager
+def _converting_as(key: int, state: _ConvState) -> Any:
+    token = _converting.set({**_converting.get(), key: state})
+    try:
+        yield
+    finally:
+        _converting.reset(token)
+
+
+def _maybe_closes(x: Any) -> bool:
+    """Whether a nondiff argument may carry traced values (a tracer, or a callable)."""
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, Tracer) or callable(leaf):
+            return True
+    return False
+
+
+def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> tuple:
+    if not kwargs:
+        return args
+    try:
+        ba = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError(
+            f"{name}: keyword-only arguments ({', '.join(ba.kwargs)}) are not supported by "
+            "custom_jvp/custom_vjp functions; make them positional"
+        )
+    return tuple(ba.args)
+
+
+def _split_nondiff(args: tuple, nondiff: tuple[int, ...], name: str) -> tuple[list, tuple]:
+    for i in nondiff:
+        if i >= len(args):
+            raise TypeError(
+                f"{name}: nondiff_argnums contains {i} but the function was called with "
+                f"{len(args)} positional arguments"
+            )
+    return [args[i] for i in nondiff], tuple(a for i, a in enumerate(args) if i not in nondiff)
+
+
+def _merge_args(nondiff_idx: tuple[int, ...], nondiff: list, diff: Sequence[Any]) -> list:
+    out: list[Any] = []
+    nd, df = iter(nondiff), iter(diff)
+    for i in range(len(nondiff_idx) + len(diff)):
+        out.append(next(nd) if i in nondiff_idx else next(df))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Closure conversion
+
+
+def _closure_convert(
+    flat_fn: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray]
+) -> tuple[ClosedJaxpr, list[Var], list[Any]]:
+    """Trace ``flat_fn``; return (jaxpr over its args, lifted vars, lifted traced values).
+
+    Constants of the traced jaxpr that are tracers (values of some transformation the function
+    closes over) are lifted out: the caller makes them explicit operands.
+    """
+    closed = trace_to_jaxpr(flat_fn, in_avals, current_trace())
+    keep_vars, keep_vals, lift_vars, lift_vals = [], [], [], []
+    for v, c in zip(closed.jaxpr.constvars, closed.consts):
+        if isinstance(c, Tracer):
+            lift_vars.append(v)
+            lift_vals.append(c)
+        else:
+            keep_vars.append(v)
+            keep_vals.append(c)
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(keep_vars, j.invars, j.outvars, j.eqns), keep_vals), lift_vars, \
+        lift_vals
+
+
+def _merge_lifted(parts: Sequence[tuple[list[Var], list[Any]]]) -> list[Any]:
+    """All lifted values, each once (by identity), in first-seen order."""
+    seen: dict[int, Any] = {}
+    for _, vals in parts:
+        for v in vals:
+            seen.setdefault(id(v), v)
+    return list(seen.values())
+
+
+def _with_lifted_invars(
+    closed: ClosedJaxpr, lift_vars: list[Var], lift_vals: list[Any], consts: list[Any]
+) -> ClosedJaxpr:
+    """``closed`` taking ``consts`` (the merged lifted values) as leading invars."""
+    own = {id(c): v for v, c in zip(lift_vars, lift_vals)}
+    lead = [own.get(id(c)) or Var(get_aval(c)) for c in consts]
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, lead + j.invars, j.outvars, j.eqns), closed.consts)
+
+
+# =============================================================================================
+# custom_jvp
+
+
+class custom_jvp:  # noqa: N801  (the JAX name)
+    """A function with a custom forward-mode (JVP) derivative rule.
+
+    Decorate a function, then give the rule with :meth:`defjvp` (or one function per argument
+    with :meth:`defjvps`). Differentiation (``jvp``, ``grad``, ``jacfwd``...) uses the rule;
+    reverse mode transposes the rule's tangent computation, so it must be linear in the
+    tangents. Evaluating, ``vmap`` and ``make_jaxpr`` run the function itself.
+
+    ``nondiff_argnums`` marks arguments that are not differentiated (static values such as
+    Python callables or flags); the rule receives them first: ``jvp(*nondiff, primals,
+    tangents)``.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> @custom_jvp
+        ... def f(x):
+        ...     return fnp.sin(x)
+        >>> @f.defjvp
+        ... def f_jvp(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return f(x), 2.0 * t       # deliberately not cos(x)
+        >>> float(funcgrad.grad(f)(0.3))
+        2.0
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"custom_jvp: expected a function, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_jvp")
+        self.jvp: Callable[..., Any] | None = None
+        # Defined under a transformation: the function may close over its tracers.
+        self._maybe_closure = current_trace() is not eval_trace
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``.
+
+        ``primals`` and ``tangents`` are tuples of the differentiable arguments (pytrees);
+        tangents of integer arguments are ``float0`` zeros. Returns ``jvp`` (use it as a
+        decorator).
+        """
+        if not callable(jvp):
+            raise TypeError(f"defjvp: expected a function, got {type(jvp).__name__}")
+        self.jvp = jvp
+        if current_trace() is not eval_trace:
+            self._maybe_closure = True
+        return jvp
+
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
+        """One rule per argument: ``fn(tangent, primal_out, *primals)`` -> its contribution.
+
+        ``None`` marks an argument whose contribution is zero. Contributions are summed.
+        """
+        if self.nondiff_argnums:
+            raise TypeError("defjvps cannot be combined with nondiff_argnums; use defjvp")
+
+        def jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+            if len(jvps) != len(primals):
+                raise TypeError(
+                    f"defjvps: got {len(jvps)} rules for a function of {len(primals)} "
+                    "arguments; give one per argument (None for no contribution)"
+                )
+            ans = self(*primals)
+            out = None
+            for fn, t in zip(jvps, tangents):
+                if fn is None:
+                    continue
+                c = fn(t, ans, *primals)
+                out = c if out is None else tree_util.tree_map(lambda a, b: a + b, out, c)
+            if out is None:
+                out = tree_util.tree_map(lambda a: _zeros_of(tangent_aval(get_aval(a))), ans)
+            return ans, out
+
+        jvp.__name__ = f"{self.__name__}_jvps"  # type: ignore[attr-defined]
+        self.defjvp(jvp)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(self, "__name__", "custom_jvp function")
+        if self.jvp is None:
+            raise AttributeError(
+                f"no JVP rule defined for custom_jvp function {name}; define one with "
+                f"{name}.defjvp(...)"
+            )
+        args = _resolve_args(self.fun, args, kwargs, name)
+        cur = current_trace()
+        if cur is eval_trace:
+            return self.fun(*args)
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        store = _Store()
+        nd_idx = self.nondiff_argnums
+        fun, rule = self.fun, self.jvp
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            out = fun(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            store.set_out(out_tree, "the output", name)
+            return out_leaves
+
+        def flat_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+            p = tree_util.tree_unflatten(in_tree, list(primals))
+            t = tree_util.tree_unflatten(in_tree, list(tangents))
+            res = rule(*nondiff, tuple(p), tuple(t))
+            if not isinstance(res, tuple | list) or len(res) != 2:
+                raise TypeError(
+                    f"the JVP rule of {name} must return a pair (primal_out, tangent_out), "
+                    f"got {type(res).__name__}"
+                )
+            po_leaves, po_tree = tree_util.tree_flatten(res[0])
+            store.set_out(po_tree, "the primal output of the JVP rule", name)
+            to_leaves, to_tree = tree_util.tree_flatten(res[1], is_leaf=lambda x: x is None)
+            if len(to_leaves) != len(po_leaves):
+                raise TypeError(
+                    f"the JVP rule of {name} returned a tangent output of structure {to_tree} "
+                    f"for a primal output of structure {po_tree}; they must match"
+                )
+            touts = []
+            for i, (o, t) in enumerate(zip(po_leaves, to_leaves)):
+                oa = tangent_aval(get_aval(o))
+                if t is None or getattr(t, "dtype", None) == float0 or oa.dtype == float0:
+                    touts.append(Zero(oa))
+                else:
+                    touts.append(_fit(t, oa, f"tangent output {i} of the JVP rule of {name}"))
+            return po_leaves, touts
+
+        flat_fun.__name__ = name
+        flat_jvp.__name__ = _fun_name(rule)
+        state = _converting.get().get(id(self))
+        if state is not None:
+            return state.nested(custom_jvp_call_p, leaves, in_tree, lambda: fun(*args))
+        if self._maybe_closure or _maybe_closes(nondiff):
+            state = _ConvState([get_aval(x) for x in leaves], in_tree)
+            with _converting_as(id(self), state):
+                ops, params = _convert_jvp(state, leaves, flat_fun, flat_jvp, store)
+            outs = bind(custom_jvp_call_p, *ops, **params)
+        else:
+            outs = bind(custom_jvp_call_p, *leaves, fun=flat_fun, jvp=flat_jvp, num_consts=0)
+        return tree_util.tree_unflatten(store.out_tree, outs)
+
+
+def _normalize_nondiff(nondiff_argnums: Any, what: str) -> tuple[int, ...]:
+    if isinstance(nondiff_argnums, int):
+        nondiff_argnums = (nondiff_argnums,)
+    out = tuple(sorted(set(nondiff_argnums)))
+    for i in out:
+        if not isinstance(i, int) or i < 0:
+            raise TypeError(f"{what}: nondiff_argnums must be non-negative ints, got {i!r}")
+    return out
+
+
+def _convert_jvp(
+    state: _ConvState,
+    leaves: list,
+    flat_fun: Callable[..., Any],
+    flat_jvp: Callable[..., Any],
+    store: _Store,
+) -> tuple[list[Any], dict]:
+    in_avals = state.in_avals
+    t_avals = [tangent_aval(a) for a in in_avals]
+    n = len(leaves)
+
+    def rule_flat(*pt: Any) -> list[Any]:
+        outs, touts = flat_jvp(list(pt[:n]), list(pt[n:]))
+        return list(outs) + [_instantiate_tangent(t) for t in touts]
+
+    f_closed, f_lv, f_vals = _closure_convert(flat_fun, in_avals)
+    state.out_tree = store.out_tree
+    _, r_lv, r_vals = _closure_convert(rule_flat, in_avals + t_avals)
+    consts = _merge_lifted([(f_lv, f_vals), (r_lv, r_vals)])
+    fun_c = _with_lifted_invars(f_closed, f_lv, f_vals, consts)
+    state.consts, state.fun = consts, fun_c
+    jvp_fwd = state.forwarder("jvp", _fun_name(flat_jvp))
+    r_closed, r_lv, r_vals = _closure_convert(rule_flat, in_avals + t_avals)
+    _check_no_new_consts(consts, r_vals)
+    rule_c = _with_lifted_invars(r_closed, r_lv, r_vals, consts)
+    m = len(fun_c.out_avals)
+
+    def jvp_c(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+        res = eval_jaxpr(rule_c.jaxpr, rule_c.consts, *primals, *tangents)
+        touts = [
+            Zero(tangent_aval(get_aval(o))) if getattr(t, "dtype", None) == float0 else t
+            for o, t in zip(res[:m], res[m:])
+        ]
+        return res[:m], touts
+
+    state.final["jvp"] = jvp_c
+    return consts + leaves, dict(fun=fun_c, jvp=jvp_fwd, num_consts=len(consts))
+
+
+def _check_no_new_consts(consts: list[Any], vals: list[Any]) -> None:
+    known = {id(c) for c in consts}
+    if any(id(v) not in known for v in vals):
+        raise AssertionError("custom derivative closure conversion did not reach a fixed point")
+
+
+# -- the custom_jvp_call primitive -------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+
+
+def _custom_call_impl(*args: Any, fun: Any, num_consts: int, **_: Any) -> list[Any]:
+    with set_current_trace(eval_trace):
+        return _call(fun, args)
+
+
+def _out_avals_of(fun: Any, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+    if isinstance(fun, ClosedJaxpr):
+        return list(fun.out_avals)
+    return list(trace_to_jaxpr(fun, avals, current_trace()).out_avals)
+
+
+def _custom_call_abstract(*avals: ShapedArray, fun: Any, **_: Any) -> list[ShapedArray]:
+    return _out_avals_of(fun, avals)
+
+
+custom_jvp_call_p.def_impl(_custom_call_impl)
+custom_jvp_call_p.def_abstract_eval(_custom_call_abstract)
+
+
+def _closure_tangents(
+    fun: Any, primals: Sequence[Any], tangents: Sequence[Any], k: int, touts: list[Any]
+) -> list[Any]:
+    """Add the derivative with respect to the lifted closed-over operands (by autodiff)."""
+    if not any(type(t) is not Zero for t in tangents[:k]):
+        return touts
+    rest = list(primals[k:])
+    _, extra = jvp_flat(lambda *c: _call(fun, list(c) + rest), list(primals[:k]),
+                        list(tangents[:k]))
+    return [add_tangents(a, b) for a, b in zip(touts, extra)]
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, fun, jvp, num_consts):
+    k = num_consts
+    arg_t = tangents[k:]
+    if all(type(t) is Zero for t in arg_t):
+        outs = bind(custom_jvp_call_p, *primals, fun=fun, jvp=jvp, num_consts=k)
+        touts: list[Any] = [Zero(tangent_aval(get_aval(o))) for o in outs]
+    else:
+        outs, touts = jvp(list(primals), [_instantiate_tangent(t) for t in arg_t])
+        outs, touts = list(outs), list(touts)
+    return outs, _closure_tangents(fun, primals, tangents, k, touts)
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+
+
+def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):
+    n = axis_size
+    vals = [moveaxis_to_front(v, d) for v, d in zip(vals, dims)]
+    dims = [None if d is None else 0 for d in dims]
+    arg_dims = dims[num_consts:]
+
+    def bfun(*ops: Any) -> list[Any]:
+        outs, odims = batching.batch_flat(lambda *a: _call(fun, a), list(ops), dims, n)
+        return _to_front(outs, odims, n)
+
+    def bjvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+        npr = len(primals)
+        m_box: list[int] = []
+
+        def flat(*pt: Any) -> list[Any]:
+            outs, touts = jvp(list(pt[:npr]), list(pt[npr:]))
+            m_box.append(len(outs))
+            return list(outs) + [_instantiate_tangent(t) for t in touts]
+
+        res, rdims = batching.batch_flat(
+            flat, list(primals) + list(tangents), dims + arg_dims, n
+        )
+        m = m_box[0]
+        outs = _to_front(res[:m], rdims[:m], n)
+        touts = [
+            Zero(tangent_aval(get_aval(o))) if getattr(t, "dtype", None) == float0
+            else bdim_at_front(t, d, n)
+            for o, t, d in zip(outs, res[m:], rdims[m:])
+        ]
+        return outs, touts
+
+    bfun.__name__ = f"vmap({_fun_name(fun)})"
+    bjvp.__name__ = f"vmap({_fun_name(jvp)})"
+    outs = bind(custom_jvp_call_p, *vals, fun=bfun, jvp=bjvp, num_consts=num_consts)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+
+
+# =============================================================================================
+# custom_vjp
+
+
+class custom_vjp:  # noqa: N801  (the JAX name)
+    """A function with a custom reverse-mode (VJP) derivative rule.
+
+    Give the rule with :meth:`defvjp`: ``fwd(*args) -> (out, residuals)`` runs on the forward
+    pass and ``bwd(*nondiff_args, residuals, out_cotangent)`` returns a tuple with one
+    cotangent per differentiable argument (``None`` for a zero one). Under ``grad``/``vjp``
+    the backward pass runs ``bwd`` itself, so it may deliberately differ from the true
+    derivative (gradient clipping, straight-through estimators).
+
+    Forward mode (``jvp``, ``jacfwd``, ``hessian``) also works, unlike in JAX: the tangent is
+    obtained by transposing ``bwd``, which must then be linear in the cotangent.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> @custom_vjp
+        ... def scale_grad(x):
+        ...     return x
+        >>> scale_grad.defvjp(lambda x: (x, None), lambda res, g: (0.5 * g,))
+        >>> float(funcgrad.grad(lambda x: 3.0 * scale_grad(x))(1.0))
+        1.5
+    """
+
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"custom_vjp: expected a function, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_vjp")
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self._maybe_closure = current_trace() is not eval_trace
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        """Set the forward and backward passes.
+
+        ``fwd`` takes the same arguments as the function and returns ``(out, residuals)``
+        (residuals: any pytree of arrays). ``bwd(*nondiff_args, residuals, ct)`` gets the
+        cotangent of the output (same structure) and returns a tuple of cotangents, one per
+        differentiable argument, each shaped like it (``None`` for zeros).
+        """
+        if not callable(fwd) or not callable(bwd):
+            raise TypeError("defvjp: fwd and bwd must be functions")
+        self.fwd = fwd
+        self.bwd = bwd
+        if current_trace() is not eval_trace:
+            self._maybe_closure = True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(self, "__name__", "custom_vjp function")
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(
+                f"no VJP rule defined for custom_vjp function {name}; define one with "
+                f"{name}.defvjp(fwd, bwd)"
+            )
+        args = _resolve_args(self.fun, args, kwargs, name)
+        cur = current_trace()
+        if cur is eval_trace:
+            return self.fun(*args)
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums, name)
+        leaves, in_tree = tree_util.tree_flatten(diff)
+        in_avals = [get_aval(x) for x in leaves]
+        store = _Store()
+        nd_idx = self.nondiff_argnums
+        fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        n_diff = len(diff)
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            out = fun(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            store.set_out(out_tree, "the output", name)
+            return out_leaves
+
+        def flat_fwd(*xs: Any) -> tuple[list, list]:
+            res = fwd(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+            if not isinstance(res, tuple | list) or len(res) != 2:
+                raise TypeError(
+                    f"the fwd rule of {name} must return a pair (output, residuals), got "
+                    f"{type(res).__name__}"
+                )
+            out_leaves, out_tree = tree_util.tree_flatten(res[0])
+            store.set_out(out_tree, "the output of the fwd rule", name)
+            res_leaves, res_tree = tree_util.tree_flatten(res[1])
+            for r in res_leaves:
+                try:
+                    get_aval(r)
+                except TypeError:
+                    raise TypeError(
+                        f"the residuals returned by the fwd rule of {name} must be arrays "
+                        f"(pytrees of arrays), got a {type(r).__name__}; pass static values "
+                        "through nondiff_argnums or close over them instead"
+                    ) from None
+            store.res_tree = res_tree
+            store.out_avals = [get_aval(o) for o in out_leaves]
+            return out_leaves, res_leaves
+
+        def flat_bwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+            """``cts``: one per inexact output; returns one per inexact argument."""
+            out_avals = store.out_avals or []
+            it = iter(cts)
+            full = [
+                next(it) if _is_inexact(a) else numpy.zeros(a.shape, dtype=float0)
+                for a in out_avals
+            ]
+            ct = tree_util.tree_unflatten(store.out_tree, full)
+            r = tree_util.tree_unflatten(store.res_tree, list(res))
+            got = bwd(*nondiff, r, ct)
+            if not isinstance(got, tuple | list) or len(got) != n_diff:
+                what = f"a {type(got).__name__}"
+                if isinstance(got, tuple | list):
+                    what = f"{len(got)} cotangents"
+                raise TypeError(
+                    f"the bwd rule of {name} must return a tuple with one cotangent per "
+                    f"differentiable argument ({n_diff}), got {what}"
+                )
+            flat: list[Any] = []
+            for j, (g, d) in enumerate(zip(got, diff)):
+                n_leaves = len(tree_util.tree_leaves(d))
+                if g is None:
+                    flat.extend([None] * n_leaves)
+                    continue
+                gl, gt = tree_util.tree_flatten(g, is_leaf=lambda x: x is None)
+                if len(gl) != n_leaves:
+                    raise TypeError(
+                        f"the bwd rule of {name} returned a cotangent of structure {gt} for "
+                        f"argument {j} of structure {tree_util.tree_structure(d)}"
+                    )
+                flat.extend(gl)
+            out = []
+            for i, (g, a) in enumerate(zip(flat, in_avals)):
+                if not _is_inexact(a):
+                    continue
+                ta = tangent_aval(a)
+                if g is None or getattr(g, "dtype", None) == float0:
+                    out.append(zeros_like_aval(ta))
+                else:
+                    out.append(_fit(g, ta, f"cotangent {i} returned by the bwd rule of {name}"))
+            return out
+
+        flat_fun.__name__ = name
+        flat_fwd.__name__ = _fun_name(fwd)
+        flat_bwd.__name__ = _fun_name(bwd)
+        state = _converting.get().get(id(self))
+        if state is not None:
+            return state.nested(custom_vjp_call_p, leaves, in_tree, lambda: fun(*args))
+        if self._maybe_closure or _maybe_closes(nondiff):
+            state = _ConvState(in_avals, in_tree)
+            with _converting_as(id(self), state):
+                ops, params = _convert_vjp(state, leaves, flat_fun, flat_fwd, flat_bwd, store)
+            outs = bind(custom_vjp_call_p, *ops, **params)
+        else:
+            outs = bind(custom_vjp_call_p, *leaves, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd,
+                        num_consts=0)
+        return tree_util.tree_unflatten(store.out_tree, outs)
+
+
+def _convert_vjp(
+    state: _ConvState,
+    leaves: list,
+    flat_fun: Callable[..., Any],
+    flat_fwd: Callable[..., Any],
+    flat_bwd: Callable[..., Any],
+    store: _Store,
+) -> tuple[list[Any], dict]:
+    in_avals = state.in_avals
+    box: list[int] = []
+
+    def fwd_flat(*xs: Any) -> list[Any]:
+        outs, res = flat_fwd(*xs)
+        box.append(len(outs))
+        return list(outs) + list(res)
+
+    f_closed, f_lv, f_vals = _closure_convert(flat_fun, in_avals)
+    state.out_tree = store.out_tree
+    w_closed, w_lv, w_vals = _closure_convert(fwd_flat, in_avals)
+    m = box[0]
+    res_avals = list(w_closed.out_avals[m:])
+    ct_avals = [tangent_aval(a) for a in w_closed.out_avals[:m] if _is_inexact(a)]
+    nr = len(res_avals)
+
+    def bwd_flat(*rc: Any) -> list[Any]:
+        return flat_bwd(list(rc[:nr]), list(rc[nr:]))
+
+    _, b_lv, b_vals = _closure_convert(bwd_flat, res_avals + ct_avals)
+    consts = _merge_lifted([(f_lv, f_vals), (w_lv, w_vals), (b_lv, b_vals)])
+    k = len(consts)
+    fun_c = _with_lifted_invars(f_closed, f_lv, f_vals, consts)
+    state.consts, state.fun = consts, fun_c
+    fwd_fwd = state.forwarder("fwd", _fun_name(flat_fwd))
+    bwd_fwd = state.forwarder("bwd", _fun_name(flat_bwd))
+    w_closed, w_lv, w_vals = _closure_convert(fwd_flat, in_avals)
+    b_closed, b_lv, b_vals = _closure_convert(bwd_flat, res_avals + ct_avals)
+    _check_no_new_consts(consts, w_vals + b_vals)
+    fwd_j = _with_lifted_invars(w_closed, w_lv, w_vals, consts)
+    bwd_j = _with_lifted_invars(b_closed, b_lv, b_vals, consts)
+
+    def fwd_c(*ops: Any) -> tuple[list, list]:
+        outs = eval_jaxpr(fwd_j.jaxpr, fwd_j.consts, *ops)
+        # The lifted values travel as extra residuals so that bwd can read them.
+        return outs[:m], outs[m:] + list(ops[:k])
+
+    def bwd_c(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        res = list(res)
+        return eval_jaxpr(bwd_j.jaxpr, bwd_j.consts, *res[nr:], *res[:nr], *cts)
+
+    state.final["fwd"] = fwd_c
+    state.final["bwd"] = bwd_c
+    return consts + leaves, dict(fun=fun_c, fwd=fwd_fwd, bwd=bwd_fwd, num_consts=k)
+
+
+# -- the custom_vjp_call primitive -------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.def_impl(_custom_call_impl)
+custom_vjp_call_p.def_abstract_eval(_custom_call_abstract)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, fun, fwd, bwd, num_consts):
+    k = num_consts
+    arg_p, arg_t = primals[k:], tangents[k:]
+    if all(type(t) is Zero for t in arg_t):
+        outs = bind(custom_vjp_call_p, *primals, fun=fun, fwd=fwd, bwd=bwd, num_consts=k)
+        touts: list[Any] = [Zero(tangent_aval(get_aval(o))) for o in outs]
+    else:
+        outs, res = fwd(*primals)
+        outs, res = list(outs), list(res)
+        in_avals = [tangent_aval(get_aval(p)) for p in arg_p]
+        out_avals = [tangent_aval(get_aval(o)) for o in outs]
+        ts = [instantiate(t) for t, a in zip(arg_t, in_avals) if _is_inexact(a)]
+        lin_out_avals = tuple(a for a in out_avals if _is_inexact(a))
+        lin = bind(
+            custom_lin_p, *res, *ts, num_res=len(res), bwd=bwd,
+            in_avals=tuple(a for a in in_avals if _is_inexact(a)), out_avals=lin_out_avals,
+        )
+        it = iter(lin)
+        touts = [next(it) if _is_inexact(a) else Zero(a) for a in out_avals]
+    return outs, _closure_tangents(fun, primals, tangents, k, touts)
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+
+
+def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
+    n = axis_size
+    vals = [moveaxis_to_front(v, d) for v, d in zip(vals, dims)]
+    dims = [None if d is None else 0 for d in dims]
+
+    def bfun(*ops: Any) -> list[Any]:
+        outs, odims = batching.batch_flat(lambda *a: _call(fun, a), list(ops), dims, n)
+        return _to_front(outs, odims, n)
+
+    def bfwd(*ops: Any) -> tuple[list, list]:
+        m_box: list[int] = []
+
+        def flat(*a: Any) -> list[Any]:
+            outs, res = fwd(*a)
+            m_box.append(len(outs))
+            return list(outs) + list(res)
+
+        res, rdims = batching.batch_flat(flat, list(ops), dims, n)
+        res = _to_front(res, rdims, n)
+        m = m_box[0]
+        return res[:m], res[m:]
+
+    def bbwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        nr = len(res)
+        outs, odims = batching.batch_flat(
+            lambda *rc: bwd(list(rc[:nr]), list(rc[nr:])), list(res) + list(cts),
+            [0] * (nr + len(cts)), n,
+        )
+        return _to_front(outs, odims, n)
+
+    bfun.__name__ = f"vmap({_fun_name(fun)})"
+    bfwd.__name__ = f"vmap({_fun_name(fwd)})"
+    bbwd.__name__ = f"vmap({_fun_name(bwd)})"
+    outs = bind(custom_vjp_call_p, *vals, fun=bfun, fwd=bfwd, bwd=bbwd, num_consts=num_consts)
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
+
+
+# -- custom_lin: the tangent map of a custom_vjp function, whose transpose is bwd ------------
+
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _lin_forward(
+    res: Sequence[Any], ts: Sequence[Any], bwd: Callable[..., Any], in_avals: tuple,
+    out_avals: tuple,
+) -> list[Any]:
+    """The tangent map itself: the transpose of ``ct -> bwd(res, ct)`` applied to ``ts``."""
+    res = list(res)
+
+    def lin(*cts: Any) -> list[Any]:
+        return list(bwd(res, list(cts)))
+
+    closed = trace_to_jaxpr(lin, list(out_avals), current_trace())
+    try:
+        cts = backward_pass(
+            closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in out_avals], list(ts)
+        )
+    except (MissingRuleError, ValueError) as e:
+        raise type(e)(
+            f"forward-mode differentiation of a custom_vjp function (jvp, jacfwd, hessian, or "
+            f"evaluating linearize's JVP) transposes its bwd rule {_fun_name(bwd)}, so bwd must "
+            f"be linear in the cotangent; transposing it failed: {e}"
+        ) from e
+    return [_instantiate_tangent(c) for c in cts]
+
+
+def _custom_lin_impl(*args: Any, num_res: int, bwd: Any, in_avals: tuple, out_avals: tuple):
+    return _lin_forward(args[:num_res], args[num_res:], bwd, in_avals, out_avals)
+
+
+def _custom_lin_abstract(*avals: ShapedArray, num_res, bwd, in_avals, out_avals):
+    return list(out_avals)
+
+
+custom_lin_p.def_impl(_custom_lin_impl)
+custom_lin_p.def_abstract_eval(_custom_lin_abstract)
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
+    res = list(args[:num_res])
+    cts = [_instantiate_tangent(c) if type(c) is Zero else c for c in cts]
+    arg_cts = bwd(res, cts)
+    return [None] * num_res + list(arg_cts)
+
+
+deftranspose(custom_lin_p, _custom_lin_transpose)
+
+
+def _custom_lin_jvp(primals, tangents, *, num_res, bwd, in_avals, out_avals):
+    def f(*ops: Any) -> list[Any]:
+        return _lin_forward(ops[:num_res], ops[num_res:], bwd, in_avals, out_avals)
+
+    return jvp_flat(f, list(primals), list(tangents))
+
+
+jvp_rules[custom_lin_p] = _custom_lin_jvp
+
+
+def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, in_avals, out_avals):
+    def f(*ops: Any) -> list[Any]:
+        return _lin_forward(ops[:num_res], ops[num_res:], bwd, in_avals, out_avals)
+
+    return batching.batch_flat(f, list(vals), list(dims), axis_size)
+
+
+batching.batch_rules[custom_lin_p] = _custom_lin_batch
+
+
+# =============================================================================================
+# Staging: record the traced jaxpr of the function (not a Python callable), lifting traced
+# values it closes over into operands, so the staged equation is self-contained.
+
+
+def _stage_custom_call(trace: StagingTrace, args: Sequence[Any], params: dict):
+    fun = params["fun"]
+    if isinstance(fun, ClosedJaxpr):
+        return args, params
+    closed, lv, vals = _closure_convert(
+        lambda *xs: _call(fun, xs), [get_aval(a) for a in args]
+    )
+    if not vals:
+        return args, dict(params, fun=closed)
+    fun_c = _with_lifted_invars(closed, lv, vals, vals)
+    k = len(vals)
+    new = dict(params, fun=fun_c, num_consts=params["num_consts"] + k)
+    if "jvp" in params:
+        jvp = params["jvp"]
+
+        def jvp_s(primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+            return jvp(list(primals)[k:], tangents)
+
+        jvp_s.__name__ = _fun_name(jvp)
+        new["jvp"] = jvp_s
+    else:
+        fwd = params["fwd"]
+
+        def fwd_s(*ops: Any) -> Any:
+            return fwd(*ops[k:])
+
+        fwd_s.__name__ = _fun_name(fwd)
+        new["fwd"] = fwd_s
+    return list(vals) + list(args), new
+
+
+staging_rewrites[custom_jvp_call_p] = _stage_custom_call
+staging_rewrites[custom_vjp_call_p] = _stage_custom_call
