@@ -9,7 +9,22 @@ Example:
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import tree_util
-from funcgrad.api import grad, jvp, linearize, make_jaxpr, value_and_grad, vjp
+from funcgrad.api import (
+    elementwise_grad,
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    make_jaxpr,
+    value_and_grad,
+    vhp,
+    vjp,
+)
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import default_device, device_put, devices, to_numpy
@@ -22,6 +37,7 @@ from funcgrad.errors import (
     TracerMutationError,
     UnexpectedTracerError,
 )
+from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import stop_gradient
 
 __version__ = "0.1.0"
@@ -33,6 +49,16 @@ __all__ = [
     "vjp",
     "linearize",
     "make_jaxpr",
+    "linear_transpose",
+    "jacfwd",
+    "jacrev",
+    "jacobian",
+    "hessian",
+    "hvp",
+    "vhp",
+    "elementwise_grad",
+    "custom_jvp",
+    "custom_vjp",
     "vmap",
     "stop_gradient",
     "tree_util",

@@ -1,8 +1,19 @@
-"""User-facing transformations: pytree flattening, argnums, has_aux, then the *_flat cores."""
+"""User-facing transformations: pytree flattening, argnums, has_aux, then the *_flat cores.
+
+Differentiation API (JAX-style, functional): ``jvp``, ``linearize``, ``vjp``,
+``linear_transpose``, ``grad``, ``value_and_grad``, ``jacfwd``, ``jacrev``, ``jacobian``,
+``hessian``, ``hvp``, ``vhp``, ``elementwise_grad``; plus ``make_jaxpr``.
+
+Complex numbers follow JAX's convention (see docs/autodiff.md): ``jvp`` computes the full
+real-linear derivative, and reverse mode transposes it without conjugation, so for a real-valued
+``f`` of a complex ``z = x + iy``, ``grad(f)(z) == df/dx - i df/dy`` (the conjugate of the
+direction of steepest ascent); for holomorphic ``f``, ``grad(f, holomorphic=True)(z) == f'(z)``.
+"""
 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,12 +21,12 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.backend import device_of, get_default_device, xp_for_device
-from funcgrad.core import _trace_var
-from funcgrad.interpreters.jvp import Zero, instantiate, jvp_flat, zeros_like_aval
+from funcgrad.core import _trace_var, current_trace, eval_trace
+from funcgrad.errors import MissingRuleError
+from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.interpreters.transpose import transpose_linearized
+from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, transpose_linearized
 from funcgrad.ir import ClosedJaxpr
 
 __all__ = [
@@ -23,8 +34,16 @@ __all__ = [
     "jvp",
     "linearize",
     "vjp",
+    "linear_transpose",
     "grad",
     "value_and_grad",
+    "jacfwd",
+    "jacrev",
+    "jacobian",
+    "hessian",
+    "hvp",
+    "vhp",
+    "elementwise_grad",
 ]
 
 
@@ -45,22 +64,108 @@ def _flatten_fun(f: Callable[..., Any], in_tree: Any, out_store: list) -> Callab
     return flat
 
 
-def _as_value(x: Any, what: str) -> Any:
-    """Validate a leaf passed to a transformation; lists of numbers become arrays."""
-    if isinstance(x, list | tuple):
-        raise TypeError(f"{what}: expected an array, got a {type(x).__name__}")
-    get_aval(x)
-    return x
+def _is_inexact(a: ShapedArray) -> bool:
+    return a.dtype.kind in "fc"
 
 
-def _tangent_dtype_ok(primal_aval: ShapedArray, tangent: Any) -> Any:
-    ta = get_aval(tangent)
-    if ta.shape != primal_aval.shape:
+def _materialize_tangent(t: Any) -> Any:
+    """A concrete array for a (co)tangent that may be a symbolic Zero (float0 for integers)."""
+    if type(t) is Zero:
+        if t.aval.dtype == float0:
+            return numpy.zeros(t.aval.shape, float0)
+        return zeros_like_aval(t.aval)
+    return t
+
+
+def _is_weak_scalar(x: Any) -> bool:
+    return type(x) in (int, float, complex)
+
+
+def _check_tangent(
+    primal_aval: ShapedArray, t: Any, what: str, expected: str = "primal"
+) -> Any:
+    """``t`` as a tangent of a value of ``primal_aval``: Zero for integer values, dtype-checked.
+
+    Python scalars adopt the expected dtype (they are weak); arrays must match it exactly.
+    """
+    ta = tangent_aval(primal_aval)
+    if t is None or getattr(t, "dtype", None) == float0 or not _is_inexact(primal_aval):
+        return Zero(ta)
+    a = get_aval(t)
+    if a.shape != ta.shape:
         raise ValueError(
-            f"jvp: primal and tangent shapes must match, got primal {primal_aval.str_short()} "
-            f"and tangent {ta.str_short()}"
+            f"{what}: {expected} and tangent shapes must match, got {expected} "
+            f"{primal_aval.str_short()} and tangent {a.str_short()}"
         )
-    return tangent
+    if a.dtype != ta.dtype:
+        if _is_weak_scalar(t) or a.weak_type:
+            from funcgrad.ops.elementwise import convert_element_type
+
+            return convert_element_type(t, ta.dtype)
+        raise TypeError(
+            f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
+            f"{ta.dtype}, got {a.dtype}; cast it (e.g. t.astype({ta.dtype.name}))"
+        )
+    return t
+
+
+def _argnums_tuple(argnums: int | Sequence[int], fname: str) -> tuple[int, ...]:
+    if isinstance(argnums, int | numpy.integer) and not isinstance(argnums, bool):
+        return (int(argnums),)
+    try:
+        t = tuple(argnums)
+    except TypeError:
+        raise TypeError(
+            f"{fname}: argnums must be an int or a tuple of ints, got {type(argnums).__name__}"
+        ) from None
+    if not t:
+        raise ValueError(f"{fname}: argnums is empty; give at least one argument to "
+                         "differentiate with respect to")
+    for i in t:
+        if not isinstance(i, int | numpy.integer) or isinstance(i, bool):
+            raise TypeError(f"{fname}: argnums must contain ints, got {i!r}")
+    return tuple(int(i) for i in t)
+
+
+def _resolve_argnums(argnums_t: tuple[int, ...], nargs: int, fname: str) -> tuple[int, ...]:
+    out = []
+    for i in argnums_t:
+        if not -nargs <= i < nargs:
+            raise TypeError(
+                f"{fname}: argnums={argnums_t if len(argnums_t) > 1 else argnums_t[0]} but the "
+                f"function was called with {nargs} positional argument"
+                f"{'s' if nargs != 1 else ''} (differentiated arguments must be positional)"
+            )
+        out.append(i % nargs)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: argnums {argnums_t} refers to the same argument twice")
+    return tuple(out)
+
+
+def _partial(fun: Callable[..., Any], args: tuple, kwargs: dict, idx: tuple[int, ...]):
+    """``fun`` as a function of the arguments at ``idx`` only (the others fixed)."""
+
+    def f(*dyn: Any) -> Any:
+        full = list(args)
+        for i, v in zip(idx, dyn):
+            full[i] = v
+        return fun(*full, **kwargs)
+
+    return f
+
+
+def _split_aux(fun: Callable[..., Any], aux_store: list, fname: str) -> Callable[..., Any]:
+    def f(*args: Any) -> Any:
+        out = fun(*args)
+        if not isinstance(out, tuple | list) or len(out) != 2:
+            raise TypeError(
+                f"{fname}: has_aux=True requires the function to return a pair "
+                f"(output, aux), got {type(out).__name__}"
+            )
+        aux_store.append(out[1])
+        return out[0]
+
+    return f
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,11 +211,21 @@ def make_jaxpr(
 
 
 # ---------------------------------------------------------------------------------------------
-# jvp / linearize / vjp
+# jvp / linearize / vjp / linear_transpose
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]):
+def jvp(
+    fun: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    has_aux: bool = False,
+) -> Any:
     """Forward mode: ``(fun(*primals), J(primals) @ tangents)``, pytrees in and out.
+
+    ``primals`` and ``tangents`` are tuples (or lists) with one entry per argument, of the
+    same structure; a tangent has the primal's shape and (inexact) dtype. Integer primals take
+    ``float0`` (or any) tangents and are not differentiated. With ``has_aux=True``, ``fun``
+    returns ``(out, aux)`` and ``jvp`` returns ``(out, tangent_out, aux)``.
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
@@ -121,7 +236,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
             "jvp: primals and tangents must be tuples (or lists) of arguments, got "
-            f"{type(primals).__name__} and {type(tangents).__name__}"
+            f"{type(primals).__name__} and {type(tangents).__name__}; for one argument write "
+            "jvp(f, (x,), (t,))"
         )
     if len(primals) != len(tangents):
         raise ValueError(
@@ -129,35 +245,29 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
             "per argument"
         )
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
-    if p_tree != t_tree:
-        raise ValueError(
-            f"jvp: primal and tangent structures differ: {p_tree} vs {t_tree}"
-        )
-    t_in = []
-    for p, t in zip(p_leaves, t_leaves):
-        pa = get_aval(p)
-        if getattr(t, "dtype", None) == float0 or pa.dtype.kind not in "fc":
-            t_in.append(Zero.from_primal(p))
-        else:
-            t_in.append(_tangent_dtype_ok(pa, t))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents), is_leaf=lambda x: x is None)
+    if len(t_leaves) != len(p_leaves):
+        raise ValueError(f"jvp: primal and tangent structures differ: {p_tree} vs {t_tree}")
+    t_in = [_check_tangent(get_aval(p), t, "jvp") for p, t in zip(p_leaves, t_leaves)]
     store: list = []
-    outs_p, outs_t = jvp_flat(_flatten_fun(fun, p_tree, store), p_leaves, t_in)
+    aux_store: list = []
+    f = _split_aux(fun, aux_store, "jvp") if has_aux else fun
+    outs_p, outs_t = jvp_flat(_flatten_fun(f, p_tree, store), p_leaves, t_in)
     out_tree = store[0]
     outs_t = [_materialize_tangent(t) for t in outs_t]
-    return tree_util.tree_unflatten(out_tree, outs_p), tree_util.tree_unflatten(out_tree, outs_t)
+    y = tree_util.tree_unflatten(out_tree, outs_p)
+    dy = tree_util.tree_unflatten(out_tree, outs_t)
+    if has_aux:
+        return y, dy, aux_store[0]
+    return y, dy
 
 
-def _materialize_tangent(t: Any) -> Any:
-    if type(t) is Zero:
-        return zeros_like_aval(t.aval) if t.aval.dtype != float0 else numpy.zeros(
-            t.aval.shape, float0
-        )
-    return t
-
-
-def linearize(fun: Callable[..., Any], *primals: Any):
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` applies the linear map.
+
+    The primal computation runs once, now; ``f_jvp`` replays only the (staged) tangent
+    computation, so calling it many times is cheap. With ``has_aux=True`` the result is
+    ``(out, f_jvp, aux)``.
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
@@ -166,22 +276,35 @@ def linearize(fun: Callable[..., Any], *primals: Any):
         2.0
     """
     p_leaves, p_tree = tree_util.tree_flatten(primals)
+    p_avals = [get_aval(p) for p in p_leaves]
     store: list = []
-    result = linearize_flat(_flatten_fun(fun, p_tree, store), p_leaves)
+    aux_store: list = []
+    f = _split_aux(fun, aux_store, "linearize") if has_aux else fun
+    result = linearize_flat(_flatten_fun(f, p_tree, store), p_leaves)
     out_tree = store[0]
 
     def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != p_tree:
-            raise ValueError(f"linearize: tangent structure {t_tree} != primal {p_tree}")
-        outs = eval_linear(result, [instantiate(t) for t in t_leaves])
+        t_leaves, t_tree = tree_util.tree_flatten(tangents, is_leaf=lambda x: x is None)
+        if len(t_leaves) != len(p_leaves):
+            raise ValueError(
+                f"linearize: the JVP function takes tangents structured like the primals "
+                f"{p_tree}, got {t_tree}"
+            )
+        ts = [_check_tangent(a, t, "linearize") for a, t in zip(p_avals, t_leaves)]
+        outs = eval_linear(result, [_materialize_tangent(t) for t in ts])
         return tree_util.tree_unflatten(out_tree, [_materialize_tangent(o) for o in outs])
 
-    return tree_util.tree_unflatten(out_tree, result.primals_out), f_jvp
+    y = tree_util.tree_unflatten(out_tree, result.primals_out)
+    if has_aux:
+        return y, f_jvp, aux_store[0]
+    return y, f_jvp
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False):
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_vjp)`` (plus ``aux`` with has_aux); ``f_vjp(ct)`` pulls back.
+
+    ``f_vjp`` takes a cotangent shaped like the output and returns a tuple with one cotangent
+    per primal argument (``float0`` zeros for integer ones). It may be called many times.
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
@@ -192,55 +315,158 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     store: list = []
     aux_store: list = []
-    f = fun
-    if has_aux:
-        f = _split_aux(fun, aux_store)
-    result = linearize_flat(_flatten_fun(f, p_tree, store), p_leaves)
+    f = _split_aux(fun, aux_store, "vjp") if has_aux else fun
+    flat = _flatten_fun(f, p_tree, store)
+    if _use_tape and current_trace() is eval_trace:
+        from funcgrad.interpreters.tape import vjp_tape
+
+        primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
+    else:
+        result = linearize_flat(flat, p_leaves)
+        primals_out, out_avals = result.primals_out, result.out_tangent_avals
+
+        def pull(cts: Sequence[Any]) -> list[Any]:
+            return transpose_linearized(result, cts)
+
     out_tree = store[0]
-    primals_out = tree_util.tree_unflatten(out_tree, result.primals_out)
+    out_primal_avals = [get_aval(o) for o in primals_out]
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-        if ct_tree != out_tree:
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+        if len(ct_leaves) != len(out_avals):
             raise ValueError(
-                f"vjp: cotangent structure {ct_tree} does not match the output {out_tree}"
+                f"vjp: the cotangent must be structured like the output {out_tree}, got "
+                f"{ct_tree}"
             )
-        cts = []
-        for c, a in zip(ct_leaves, result.out_tangent_avals):
-            ca = get_aval(c)
-            if ca.shape != a.shape:
-                raise ValueError(
-                    f"vjp: cotangent of shape {ca.shape} given for an output of shape {a.shape}"
-                )
-            cts.append(Zero(a) if a.dtype == float0 else c)
-        in_cts = transpose_linearized(result, cts)
+        cts = [
+            _check_tangent(pa, c, "vjp", expected="output")
+            for c, pa in zip(ct_leaves, out_primal_avals)
+        ]
+        in_cts = pull(cts)
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
+    primals_out_tree = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
-        return primals_out, f_vjp, aux_store[0]
-    return primals_out, f_vjp
+        return primals_out_tree, f_vjp, aux_store[0]
+    return primals_out_tree, f_vjp
 
 
-def _split_aux(fun: Callable[..., Any], aux_store: list) -> Callable[..., Any]:
-    def f(*args: Any) -> Any:
-        out = fun(*args)
-        if not isinstance(out, tuple) or len(out) != 2:
+#: Whether top-level reverse mode uses the eager tape (interpreters/tape.py) instead of
+#: linearize + transpose. Both give the same results (tests check it); the tape is faster.
+_use_tape = True
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple]:
+    """The transpose of the linear function ``fun``, at inputs shaped like ``primals``.
+
+    ``primals`` only give shapes and dtypes (their values are not used). The result takes a
+    cotangent shaped like ``fun``'s output and returns a tuple with one cotangent per input:
+    for ``fun(x) = A @ x`` it computes ``A.T @ ct``. ``fun`` must be linear (built from
+    operations that are linear in its inputs).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f_t = funcgrad.linear_transpose(lambda x: 3.0 * x, 1.0)
+        >>> float(f_t(2.0)[0])
+        6.0
+    """
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    in_avals = []
+    for p in p_leaves:
+        a = get_aval(p)
+        if not _is_inexact(a):
             raise TypeError(
-                "has_aux=True requires the function to return a pair (output, aux), got "
-                f"{type(out).__name__}"
+                f"linear_transpose: inputs must be float or complex, got {a.str_short()}"
             )
-        aux_store.append(out[1])
-        return out[0]
+        in_avals.append(a.strip_weak())
+    store: list = []
+    closed = trace_to_jaxpr(_flatten_fun(fun, p_tree, store), in_avals, current_trace())
+    out_tree = store[0]
+    out_avals = closed.out_avals
 
-    return f
+    def transposed(ct: Any) -> tuple[Any, ...]:
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+        if len(ct_leaves) != len(out_avals):
+            raise ValueError(
+                f"linear_transpose: the cotangent must be structured like the output "
+                f"{out_tree}, got {ct_tree}"
+            )
+        cts = [
+            _check_tangent(a, c, "linear_transpose", expected="output")
+            for c, a in zip(ct_leaves, out_avals)
+        ]
+        try:
+            in_cts = backward_pass(
+                closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in in_avals], cts
+            )
+        except MissingRuleError as e:
+            raise TypeError(
+                f"linear_transpose: the function is not linear in its inputs (or uses an "
+                f"operation without a transpose rule): {e}"
+            ) from e
+        return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
+
+    return transposed
 
 
 # ---------------------------------------------------------------------------------------------
 # grad / value_and_grad
 
 
-def _argnums_tuple(argnums: int | Sequence[int]) -> tuple[int, ...]:
-    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: str) -> None:
+    for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
+        a = get_aval(leaf)
+        where = f"argument {i}{tree_util.keystr(path)}"
+        if holomorphic and a.dtype.kind != "c":
+            raise TypeError(
+                f"{fname} with holomorphic=True requires complex inputs, but {where} has "
+                f"dtype {a.dtype}"
+            )
+        if not _is_inexact(a) and not allow_int:
+            raise TypeError(
+                f"{fname} requires real- or complex-valued inputs (float or complex dtype), "
+                f"but {where} has dtype {a.dtype}. Cast it with .astype(float), or pass "
+                "allow_int=True to get a float0 zero gradient for it."
+            )
+
+
+def _check_scalar_output(ans: Any, holomorphic: bool, fname: str) -> ShapedArray:
+    leaves = tree_util.tree_leaves(ans)
+    if len(leaves) != 1:
+        raise TypeError(
+            f"{fname} requires a function returning one scalar, got a pytree with "
+            f"{len(leaves)} leaves; use vjp or jacrev for non-scalar outputs (or has_aux=True "
+            "to return auxiliary data)"
+        )
+    a = get_aval(leaves[0])
+    if a.shape != ():
+        raise TypeError(
+            f"{fname} requires a scalar output, got shape {a.shape}; use vjp or jacrev for "
+            "non-scalar outputs (or sum the output)"
+        )
+    if holomorphic:
+        if a.dtype.kind != "c":
+            raise TypeError(
+                f"{fname} with holomorphic=True requires a complex output, got dtype {a.dtype}"
+            )
+    elif a.dtype.kind == "c":
+        raise TypeError(
+            f"{fname} requires a real-valued output, got a complex one; use holomorphic=True "
+            "for complex-to-complex holomorphic functions, take the real part / abs for a "
+            "real loss, or use vjp directly for non-holomorphic ones"
+        )
+    if not _is_inexact(a):
+        raise TypeError(
+            f"{fname} requires a float (or, with holomorphic=True, complex) output, got dtype "
+            f"{a.dtype}"
+        )
+    return a
+
+
+def _ones_like_output(ans: Any, a: ShapedArray) -> Any:
+    out_tree = tree_util.tree_structure(ans)
+    one = zeros_like_aval(a.update(weak_type=False)) + 1
+    return tree_util.tree_unflatten(out_tree, [one])
 
 
 def value_and_grad(
@@ -252,40 +478,36 @@ def value_and_grad(
 ) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` of scalar-valued ``fun``.
 
+    ``argnums`` (int or tuple of ints) picks the differentiated positional arguments (each may
+    be a pytree); with a tuple the gradient is a tuple. ``has_aux=True``: ``fun`` returns
+    ``(value, aux)`` and the result is ``((value, aux), gradient)``. ``holomorphic=True`` for
+    complex-to-complex holomorphic functions (gives ``f'(z)``). ``allow_int=True`` gives
+    integer arguments ``float0`` zero gradients instead of an error.
+
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
         >>> v, g = funcgrad.value_and_grad(lambda x: x * x)(3.0)
         >>> float(v), float(g)
         (9.0, 6.0)
     """
-    argnums_t = _argnums_tuple(argnums)
+    fname = "value_and_grad"
+    argnums_t = _argnums_tuple(argnums, fname)
+    single = isinstance(argnums, int | numpy.integer)
 
     @functools.wraps(fun)
     def vg(*args: Any, **kwargs: Any) -> Any:
-        if any(i >= len(args) or i < -len(args) for i in argnums_t):
-            raise TypeError(
-                f"grad: argnums={argnums} but the function was called with {len(args)} "
-                "positional arguments"
-            )
-        diff_args = tuple(args[i] for i in argnums_t)
-        for i, a in zip(argnums_t, diff_args):
-            _check_diff_arg(a, i, allow_int, holomorphic)
-
-        def partial_f(*dargs: Any) -> Any:
-            full = list(args)
-            for i, v in zip(argnums_t, dargs):
-                full[i] = v
-            return fun(*full, **kwargs)
-
-        res = vjp(partial_f, *diff_args, has_aux=has_aux)
+        idx = _resolve_argnums(argnums_t, len(args), "grad")
+        diff_args = tuple(args[i] for i in idx)
+        for i, a in zip(idx, diff_args):
+            _check_diff_arg(a, i, allow_int, holomorphic, "grad")
+        res = vjp(_partial(fun, args, kwargs, idx), *diff_args, has_aux=has_aux)
         if has_aux:
             ans, f_vjp, aux = res
         else:
             ans, f_vjp = res
-        a = _check_scalar_output(ans, holomorphic)
-        ones = _ones_like_output(ans, a)
-        g = f_vjp(ones)
-        g = g[0] if isinstance(argnums, int) else tuple(g)
+        a = _check_scalar_output(ans, holomorphic, "grad")
+        g = f_vjp(_ones_like_output(ans, a))
+        g = g[0] if single else tuple(g)
         if has_aux:
             return (ans, aux), g
         return ans, g
@@ -302,10 +524,16 @@ def grad(
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
+    The gradient has the structure (and dtype) of the differentiated argument(s). Options as
+    in :func:`value_and_grad`; with ``has_aux=True`` the result is ``(gradient, aux)``.
+    Non-scalar outputs raise a TypeError pointing to :func:`vjp` / :func:`jacrev`.
+
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
         >>> float(funcgrad.grad(fnp.sin)(0.0))
         1.0
+        >>> funcgrad.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
+        {'b': array(2.), 'w': array(3.)}
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -319,50 +547,385 @@ def grad(
     return g
 
 
-def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool) -> None:
-    for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
-        a = get_aval(leaf)
-        where = f"argument {i}{tree_util.keystr(path)}"
-        if holomorphic and a.dtype.kind != "c":
-            raise TypeError(
-                f"grad with holomorphic=True requires complex inputs, but {where} has dtype "
-                f"{a.dtype}"
-            )
-        if a.dtype.kind not in "fc" and not allow_int:
-            raise TypeError(
-                f"grad requires real- or complex-valued inputs (float or complex dtype), but "
-                f"{where} has dtype {a.dtype}. Cast it with .astype(float), or pass "
-                "allow_int=True to get a float0 zero gradient for it."
-            )
+# ---------------------------------------------------------------------------------------------
+# Jacobians
 
 
-def _check_scalar_output(ans: Any, holomorphic: bool) -> ShapedArray:
-    leaves = tree_util.tree_leaves(ans)
-    if len(leaves) != 1:
+def _vmap(fun: Callable[..., Any], out_axes: Any, chunk_size: int | None) -> Callable[..., Any]:
+    from funcgrad.api_vmap import vmap
+
+    if chunk_size is None:
+        return vmap(fun, out_axes=out_axes)
+    if "chunk_size" not in inspect.signature(vmap).parameters:
+        raise NotImplementedError("chunk_size needs a vmap that supports it")
+    return vmap(fun, out_axes=out_axes, chunk_size=chunk_size)
+
+
+def _size(a: ShapedArray) -> int:
+    return int(numpy.prod(a.shape, dtype=numpy.int64))
+
+
+def _std_basis(avals: Sequence[ShapedArray], dtypes: Sequence[Any]) -> list[Any]:
+    """For leaves of ``avals``: arrays of shape ``(N,) + shape`` that together form the rows
+    of the N x N identity (N the total size), each in the given dtype."""
+    n = sum(_size(a) for a in avals)
+    out = []
+    offset = 0
+    for a, dt in zip(avals, dtypes):
+        s = _size(a)
+        block = numpy.zeros((n, s), dtype=dt)
+        block[numpy.arange(offset, offset + s), numpy.arange(s)] = 1
+        offset += s
+        dev = a.device
+        b = block.reshape((n,) + a.shape)
+        if dev not in (None, "cpu"):
+            from funcgrad.backend import device_put
+
+            b = device_put(b, dev)
+        elif dev is None:
+            from funcgrad.backend import device_put, get_default_device
+
+            d = get_default_device()
+            b = device_put(b, d) if d != "cpu" else b
+        out.append(b)
+    return out
+
+
+def _jac_block(j: Any, offset: int, size: int, total: int, shape: tuple[int, ...]) -> Any:
+    """Rows ``offset:offset+size`` of ``j`` (leading axis of length ``total``), reshaped."""
+    import funcgrad.numpy as fnp
+
+    if size != total:
+        j = j[offset:offset + size]
+    return fnp.reshape(j, shape)
+
+
+def _float0_block(shape: tuple[int, ...]) -> Any:
+    return numpy.zeros(shape, dtype=float0)
+
+
+def _check_jac_inputs(
+    dyn: tuple, idx: tuple[int, ...], holomorphic: bool, allow_int: bool, fname: str,
+    complex_ok: bool,
+) -> None:
+    for i, x in zip(idx, dyn):
+        for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
+            a = get_aval(leaf)
+            where = f"argument {i}{tree_util.keystr(path)}"
+            if holomorphic:
+                if a.dtype.kind != "c":
+                    raise TypeError(
+                        f"{fname} with holomorphic=True requires complex inputs, but {where} "
+                        f"has dtype {a.dtype}"
+                    )
+            elif a.dtype.kind == "c" and not complex_ok:
+                raise TypeError(
+                    f"{fname} requires real-valued (float) inputs, but {where} is complex "
+                    f"({a.dtype}); pass holomorphic=True for holomorphic functions, or use "
+                    "jvp directly (or jacrev) for non-holomorphic ones"
+                )
+            elif not _is_inexact(a) and not allow_int:
+                hint = ("pass allow_int=True for float0 zero rows" if fname == "jacrev"
+                        else "cast it to float, or use jvp directly")
+                raise TypeError(
+                    f"{fname} requires float or complex inputs, but {where} has dtype "
+                    f"{a.dtype}; {hint}"
+                )
+
+
+def jacfwd(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode: ``vmap`` of ``jvp`` over the input basis.
+
+    Pytrees in and out: the result has the structure of ``fun``'s output, where each output
+    leaf of shape ``out.shape`` holds the structure of the differentiated input(s) (a tuple of
+    them when ``argnums`` is a tuple) with leaves of shape ``out.shape + in.shape``.
+    Efficient when there are fewer inputs than outputs. ``chunk_size`` evaluates the basis in
+    chunks of that many directions to bound memory. ``has_aux``: ``fun`` returns
+    ``(out, aux)`` and the result is ``(jacobian, aux)``.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> funcgrad.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    fname = "jacfwd"
+    argnums_t = _argnums_tuple(argnums, fname)
+    single = isinstance(argnums, int | numpy.integer)
+
+    @functools.wraps(fun)
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        idx = _resolve_argnums(argnums_t, len(args), fname)
+        dyn = tuple(args[i] for i in idx)
+        _check_jac_inputs(dyn, idx, holomorphic, False, fname, complex_ok=False)
+        f_partial = _partial(fun, args, kwargs, idx)
+        in_leaves, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = [get_aval(x) for x in in_leaves]
+        basis = _std_basis(in_avals, [tangent_aval(a).dtype for a in in_avals])
+        info: list = []
+
+        def pushfwd(*b: Any) -> Any:
+            t = tree_util.tree_unflatten(in_tree, list(b))
+            res = jvp(f_partial, dyn, t, has_aux=has_aux)
+            y, dy = res[0], res[1]
+            y_leaves, out_tree = tree_util.tree_flatten(y)
+            y_avals = [get_aval(v) for v in y_leaves]
+            info.append((out_tree, y_avals))
+            dy_leaves = [d for d, a in zip(tree_util.tree_leaves(dy), y_avals) if _is_inexact(a)]
+            return (dy_leaves, res[2]) if has_aux else dy_leaves
+
+        out = _vmap(pushfwd, (0, None) if has_aux else 0, chunk_size)(*basis)
+        jac_leaves, aux = (out[0], out[1]) if has_aux else (out, None)
+        out_tree, y_avals = info[0]
+        if holomorphic:
+            for a in y_avals:
+                if a.dtype.kind != "c":
+                    raise TypeError(
+                        "jacfwd with holomorphic=True requires complex outputs, got dtype "
+                        f"{a.dtype}"
+                    )
+        total = sum(_size(a) for a in in_avals)
+        it = iter(jac_leaves)
+        per_out = []
+        for ya in y_avals:
+            j = next(it) if _is_inexact(ya) else None
+            blocks = []
+            offset = 0
+            for xa in in_avals:
+                s = _size(xa)
+                if j is None:
+                    blocks.append(_float0_block(ya.shape + xa.shape))
+                else:
+                    blk = _jac_block(j, offset, s, total, xa.shape + ya.shape)
+                    blocks.append(_move_leading_to_end(blk, len(xa.shape)))
+                offset += s
+            sub = tree_util.tree_unflatten(in_tree, blocks)
+            per_out.append(sub[0] if single else sub)
+        jac = tree_util.tree_unflatten(out_tree, per_out)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+def _move_leading_to_end(x: Any, k: int) -> Any:
+    """Move the first ``k`` axes of ``x`` to the end (input axes after output axes)."""
+    if k == 0:
+        return x
+    import funcgrad.numpy as fnp
+
+    nd = len(get_aval(x).shape)
+    if nd == k:
+        return x
+    perm = tuple(range(k, nd)) + tuple(range(k))
+    return fnp.transpose(x, perm)
+
+
+def jacrev(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode: ``vmap`` of the VJP over the output basis.
+
+    Same output structure as :func:`jacfwd` (output structure outside, input structure inside,
+    leaves of shape ``out.shape + in.shape``). Efficient when there are fewer outputs than
+    inputs. Outputs must be real (complex with ``holomorphic=True``); complex inputs of a
+    real-valued function follow the ``grad`` convention. ``allow_int`` gives integer inputs
+    ``float0`` zero blocks.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> funcgrad.jacrev(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
+        [2.0, 4.0]
+    """
+    fname = "jacrev"
+    argnums_t = _argnums_tuple(argnums, fname)
+    single = isinstance(argnums, int | numpy.integer)
+
+    @functools.wraps(fun)
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        idx = _resolve_argnums(argnums_t, len(args), fname)
+        dyn = tuple(args[i] for i in idx)
+        _check_jac_inputs(dyn, idx, holomorphic, allow_int, fname, complex_ok=True)
+        f_partial = _partial(fun, args, kwargs, idx)
+        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        y, pullback = res[0], res[1]
+        y_leaves, out_tree = tree_util.tree_flatten(y)
+        y_avals = [get_aval(v) for v in y_leaves]
+        for a in y_avals:
+            if holomorphic and a.dtype.kind != "c":
+                raise TypeError(
+                    f"jacrev with holomorphic=True requires complex outputs, got dtype {a.dtype}"
+                )
+            if not holomorphic and a.dtype.kind != "f":
+                raise TypeError(
+                    f"jacrev requires real-valued (float) outputs, got dtype {a.dtype}; "
+                    "pass holomorphic=True for complex outputs of holomorphic functions, or "
+                    "use vjp directly"
+                )
+        in_leaves, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = [get_aval(x) for x in in_leaves]
+        basis = _std_basis(y_avals, [tangent_aval(a).dtype for a in y_avals])
+
+        def pullback_flat(*b: Any) -> list[Any]:
+            cts = pullback(tree_util.tree_unflatten(out_tree, list(b)))
+            return [c for c, a in zip(tree_util.tree_leaves(cts), in_avals) if _is_inexact(a)]
+
+        jac_leaves = _vmap(pullback_flat, 0, chunk_size)(*basis)
+        total = sum(_size(a) for a in y_avals)
+        per_out = []
+        offset = 0
+        for ya in y_avals:
+            s = _size(ya)
+            it = iter(jac_leaves)
+            blocks = []
+            for xa in in_avals:
+                if not _is_inexact(xa):
+                    blocks.append(_float0_block(ya.shape + xa.shape))
+                    continue
+                blocks.append(_jac_block(next(it), offset, s, total, ya.shape + xa.shape))
+            offset += s
+            sub = tree_util.tree_unflatten(in_tree, blocks)
+            per_out.append(sub[0] if single else sub)
+        jac = tree_util.tree_unflatten(out_tree, per_out)
+        return (jac, res[2]) if has_aux else jac
+
+    return jacfun
+
+
+#: ``jacobian`` is ``jacrev``, as in JAX.
+jacobian = jacrev
+
+
+def hessian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))`` (forward-over-reverse).
+
+    For a function of a dict ``{"a": ..., "b": ...}`` the result is a dict of dicts:
+    ``H["a"]["b"]`` has shape ``a.shape + b.shape``.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> funcgrad.hessian(lambda x: fnp.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
+        [[6.0, 0.0], [0.0, 12.0]]
+    """
+    inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
+                   chunk_size=chunk_size)
+    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic,
+                  chunk_size=chunk_size)
+
+
+def _check_pair(primals: Any, tangents: Any, fname: str, tname: str) -> tuple[tuple, tuple]:
+    if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
-            f"grad requires a function returning one scalar, got a pytree with {len(leaves)} "
-            "leaves; use vjp or jacrev for non-scalar outputs (or has_aux=True to return "
-            "auxiliary data)"
+            f"{fname}: primals and {tname} must be tuples (or lists) with one entry per "
+            f"argument, got {type(primals).__name__} and {type(tangents).__name__}; for one "
+            f"argument write {fname}(f, (x,), (v,))"
         )
-    a = get_aval(leaves[0])
-    if a.shape != ():
-        raise TypeError(
-            f"grad requires a scalar output, got shape {a.shape}; use vjp or jacrev for "
-            "non-scalar outputs (or sum the output)"
+    if len(primals) != len(tangents):
+        raise ValueError(
+            f"{fname}: got {len(primals)} primals but {len(tangents)} {tname}"
         )
-    if a.dtype.kind == "c" and not holomorphic:
-        raise TypeError(
-            "grad requires a real-valued output, got a complex one; use holomorphic=True for "
-            "complex-to-complex functions, or take the real part / abs"
-        )
-    if a.dtype.kind not in "fc":
-        raise TypeError(f"grad requires a float output, got dtype {a.dtype}")
-    return a
+    return tuple(primals), tuple(tangents)
 
 
-def _ones_like_output(ans: Any, a: ShapedArray) -> Any:
-    leaf = tree_util.tree_leaves(ans)[0]
-    out_tree = tree_util.tree_structure(ans)
-    xp = xp_for_device(a.device or device_of(leaf) or get_default_device())
-    one = xp.ones(a.shape, dtype=a.dtype)
-    return tree_util.tree_unflatten(out_tree, [one])
+def hvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[Any, tuple]:
+    """Hessian-vector product of scalar ``fun``: ``(fun(*primals), H @ v)``.
+
+    Like ``torch.autograd.functional.hvp(func, inputs, v)`` (it returns the function value
+    and ``H v``), with JAX's functional signature: ``primals`` and ``tangents`` are tuples
+    with one entry (pytree) per argument, and ``H v`` is a tuple shaped like ``primals``.
+    Computed forward-over-reverse (``jvp`` of ``grad``), without forming ``H``.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> x, v = np.array([1.0, 2.0]), np.array([1.0, 0.0])
+        >>> value, (hv,) = funcgrad.hvp(lambda x: fnp.sum(x ** 3), (x,), (v,))
+        >>> float(value), hv.tolist()
+        (9.0, [6.0, 0.0])
+    """
+    primals, tangents = _check_pair(primals, tangents, "hvp", "tangents")
+    vg = value_and_grad(fun, argnums=tuple(range(len(primals))))
+    (value, _), (_, hv) = jvp(vg, primals, tangents)
+    return value, tuple(hv)
+
+
+def vhp(
+    fun: Callable[..., Any], primals: Sequence[Any], v: Sequence[Any]
+) -> tuple[Any, tuple]:
+    """Vector-Hessian product of scalar ``fun``: ``(fun(*primals), v @ H)``.
+
+    Like ``torch.autograd.functional.vhp``; computed reverse-over-reverse (``vjp`` of
+    ``grad``). Equal to :func:`hvp` when the Hessian is symmetric (twice continuously
+    differentiable ``fun``).
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> value, (vh,) = funcgrad.vhp(lambda x: x[0] * x[1] ** 2, (np.array([1.0, 2.0]),),
+        ...                             (np.array([1.0, 0.0]),))
+        >>> vh.tolist()
+        [0.0, 4.0]
+    """
+    primals, v = _check_pair(primals, v, "vhp", "v")
+    vg = value_and_grad(fun, argnums=tuple(range(len(primals))))
+
+    def g_with_value(*xs: Any) -> Any:
+        value, g = vg(*xs)
+        return g, value
+
+    _, pullback, value = vjp(g_with_value, *primals, has_aux=True)
+    return value, tuple(pullback(v))
+
+
+def elementwise_grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0
+) -> Callable[..., Any]:
+    """The gradient of ``sum(fun(*args))``: for elementwise ``fun``, the derivative at each
+    element (HIPS autograd's ``elementwise_grad``), one reverse pass for the whole array.
+
+    The result is shaped like the differentiated argument(s). For functions that are not
+    elementwise it is the vector-Jacobian product with a cotangent of ones.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> funcgrad.elementwise_grad(lambda x: x ** 2)(np.array([1.0, 2.0, 3.0])).tolist()
+        [2.0, 4.0, 6.0]
+    """
+    fname = "elementwise_grad"
+    argnums_t = _argnums_tuple(argnums, fname)
+    single = isinstance(argnums, int | numpy.integer)
+
+    @functools.wraps(fun)
+    def eg(*args: Any, **kwargs: Any) -> Any:
+        idx = _resolve_argnums(argnums_t, len(args), fname)
+        dyn = tuple(args[i] for i in idx)
+        for i, a in zip(idx, dyn):
+            _check_diff_arg(a, i, False, False, fname)
+        y, pullback = vjp(_partial(fun, args, kwargs, idx), *dyn)
+
+        def one(o: Any) -> Any:
+            a = get_aval(o)
+            if not _is_inexact(a):
+                return numpy.zeros(a.shape, float0)
+            return zeros_like_aval(a.strip_weak()) + 1
+
+        g = pullback(tree_util.tree_map(one, y))
+        return g[0] if single else tuple(g)
+
+    return eg
+

@@ -136,6 +136,10 @@ jvp_fn_table: dict[Primitive, tuple[Callable[..., Any] | None, ...]] = {}
 #: primitives that act elementwise (with NumPy broadcasting); registered by their factories.
 elementwise_primitives: set[Primitive] = set()
 
+#: primitives linear in each floating operand separately (the others held fixed), like
+#: ``dot_general``: their transpose rule, with one operand undefined, is that operand's VJP.
+multilinear_primitives: set[Primitive] = set()
+
 
 def defjvp_zero(prim: Primitive) -> None:
     """The primitive's outputs do not depend differentiably on its inputs (argmax, floor...)."""

@@ -9,8 +9,9 @@ the backward pass then derives each node's VJP from the same JVP and transpose r
 - elementwise primitives: their JVP is diagonal, so it is its own transpose: the cotangent
   of input ``i`` is that input's JVP function applied to the output cotangent, summed back
   to the input's shape (broadcasting);
-- linear (or multilinear) primitives: their transpose rule, with the input being
-  differentiated as the undefined linear argument;
+- primitives linear in all operands (``deflinear``) or in each operand separately
+  (``multilinear_primitives``, e.g. ``dot_general``): their transpose rule, with the input
+  being differentiated as the undefined linear argument;
 - anything else: the node is linearized on its own (JVP rule staged into a tiny jaxpr) and
   that jaxpr is transposed.
 
@@ -30,12 +31,13 @@ from funcgrad.interpreters.jvp import (
     Zero,
     elementwise_primitives,
     jvp_fn_table,
+    linear_jvp_primitives,
+    multilinear_primitives,
     tangent_aval,
 )
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
-    linear_primitives,
     transpose_linearized,
     transpose_rules,
 )
@@ -125,7 +127,8 @@ def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
         return _linearized_backward
     if prim in elementwise_primitives and prim in jvp_fn_table:
         return _elementwise_backward
-    if prim in linear_primitives and prim in transpose_rules:
+    if (prim in linear_jvp_primitives or prim in multilinear_primitives) \
+            and prim in transpose_rules:
         return _transpose_backward
     return _linearized_backward
 

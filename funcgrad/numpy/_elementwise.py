@@ -584,15 +584,12 @@ def clip(
     if a_min is _np._NoValue and a_max is _np._NoValue:
         a_min = None if min is _np._NoValue else min
         a_max = None if max is _np._NoValue else max
-    elif a_min is _np._NoValue or a_max is _np._NoValue:
-        missing = "a_min" if a_min is _np._NoValue else "a_max"
-        raise TypeError(
-            f"funcgrad.numpy.clip: missing argument {missing!r} (as NumPy, a_min and a_max go "
-            "together; pass None for no bound, or use min=/max=)"
-        )
     elif min is not _np._NoValue or max is not _np._NoValue:
         raise TypeError("funcgrad.numpy.clip: pass the bounds as a_min/a_max or as min=/max=, "
                         "not both")
+    # A bound left out is no bound (ndarray.clip(lo) allows that; numpy.clip raises).
+    a_min = None if a_min is _np._NoValue else a_min
+    a_max = None if a_max is _np._NoValue else a_max
     a, lo, hi = asarray_operands(a, a_min, a_max)
     if kwargs:
         given = [v for v in (a, lo, hi) if v is not None]

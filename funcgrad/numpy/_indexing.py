@@ -320,7 +320,9 @@ class _IndexUpdateRef:
         xa = get_aval(x)
         if get_aval(v).dtype != xa.dtype:
             v = _ew.convert_element_type(v, xa.dtype)
-        return _ix.scatter_add(x, _ew.neg(v), *arrays, indexer=indexer, mode=mode)
+        # Python scalars are negated in Python: they stay weak and on no device.
+        neg = -v if isinstance(v, int | float | complex) else _ew.neg(v)
+        return _ix.scatter_add(x, neg, *arrays, indexer=indexer, mode=mode)
 
     def multiply(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` multiplied by ``values`` at ``idx`` (repeated indices multiply)."""
@@ -340,7 +342,8 @@ class _IndexUpdateRef:
             )
         if get_aval(v).dtype != xa.dtype:
             v = _ew.convert_element_type(v, xa.dtype)
-        return _ix.scatter_mul(x, _ew.div(1, v), *arrays, indexer=indexer, mode=mode)
+        inv = 1 / v if isinstance(v, int | float | complex) else _ew.div(1, v)
+        return _ix.scatter_mul(x, inv, *arrays, indexer=indexer, mode=mode)
 
     def power(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] ** values`` at ``idx``.

@@ -705,7 +705,9 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
         gamma = _const(sa, frac.astype(gdt).ravel())
     diff = _ew.sub(a_hi, a_lo)
     low_form = _ew.add(a_lo, _ew.mul(diff, gamma))
-    high_form = _ew.sub(a_hi, _ew.mul(diff, _ew.sub(1, gamma)))
+    # (a Python gamma stays a Python float: an eager 1 - gamma would be a strong float64)
+    one_minus = 1.0 - gamma if isinstance(gamma, float) else _ew.sub(1, gamma)
+    high_form = _ew.sub(a_hi, _ew.mul(diff, one_minus))
     if frac.ndim == 0:
         r = high_form if frac >= 0.5 else low_form
     else:

@@ -3,3 +3,4 @@
 from funcgrad.ops import elementwise, reductions, shape  # noqa: F401
 from funcgrad.ops import sorting  # noqa: F401
 from funcgrad.ops import indexing, linalg  # noqa: F401
+from funcgrad.ops import jit  # noqa: F401  (the jit call primitive)

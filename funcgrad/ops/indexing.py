@@ -241,7 +241,7 @@ def index_layout(
         if type(e) is Operand:
             has_array = True
             if not 0 <= e.k < len(op_shapes):
-                raise ValueError(
+                raise ShapeError(
                     f"{name}: indexer refers to index array #{e.k} but {len(op_shapes)} "
                     "index arrays were given"
                 )
@@ -432,6 +432,8 @@ def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None) ->
         return x
     if mode is None:
         mode = default_mode(index_arrays)
+    else:
+        _check_mode("gather", mode)
     return bind1(gather_p, x, *index_arrays, indexer=indexer, mode=mode)
 
 
@@ -657,6 +659,8 @@ def _scatter_wrapper(prim, x, updates, index_arrays, indexer, mode):
         updates = _ew.convert_element_type(updates, xa.dtype)
     if mode is None:
         mode = default_mode(index_arrays)
+    else:
+        _check_mode(prim.name, mode)
     return bind1(prim, x, updates, *index_arrays, indexer=indexer, mode=mode)
 
 

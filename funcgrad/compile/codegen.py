@@ -1,0 +1,654 @@
+"""Code generation: an optimised closed jaxpr becomes one straight-line Python function.
+
+The generated function takes the array module first (``xp``: NumPy, CuPy or the strict test
+module, picked from the arguments' device at each call) and the jaxpr's inputs, and returns
+the list of outputs::
+
+    def f(xp, a, b):
+        c = xp.sin(a)                  # sin (user.py:3)
+        d = xp.multiply(c, b)          # mul (user.py:3)
+        return [d]
+
+Each primitive is written by an *emitter* (:data:`emitters`, or one discovered automatically
+for the elementwise primitives made by ``funcgrad.ops.elementwise``'s factories and the
+reductions made by ``funcgrad.ops.reductions``'s) that writes exactly what the primitive's impl
+would compute; a primitive without one calls its ``impl`` (bound into the function's globals),
+which is correct for every primitive. Higher-order primitives can register an emitter that
+calls a compiled sub-function (:meth:`Context.subfunction`).
+
+**Buffer reuse.** An elementwise result may be written (``out=``) into the buffer of a value
+that is dead afterwards, when the shapes and dtypes match, the array is big enough for it to
+pay (:data:`REUSE_MIN_SIZE` elements) and no alias can observe the write: only buffers this
+function allocated itself (a ufunc/matmul/astype result) are reused -- never an input (unless
+donated and checked at call time), a const, or anything that may be a view (broadcast,
+reshape, transpose, or any primitive without an emitter, whose result may alias its inputs);
+a buffer counts as dead only when every value that may alias it is dead. Writing into an
+operand of the same operation is done only for elementwise ufuncs reading that exact buffer.
+
+**Outputs never alias what they did not alias before optimisation**: an output that may share
+memory with an input, a const or another output (which simplification or CSE can cause, e.g.
+``x * 1.0`` -> ``x``) is copied unless the traced function returned that very input.
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy
+
+from funcgrad.avals import float0
+from funcgrad.backend import get_default_device, is_array, xp_for, xp_for_device
+from funcgrad.core import Primitive
+from funcgrad.interpreters.jvp import add_any_p
+from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import shape as _shape
+
+__all__ = [
+    "Emission",
+    "Context",
+    "emitters",
+    "Executable",
+    "generate_source",
+    "REUSE_MIN_SIZE",
+]
+
+#: arrays smaller than this are not worth an ``out=`` (the keyword costs more than malloc)
+REUSE_MIN_SIZE = 4096
+
+_INF = 1 << 62
+_IMMUTABLE = (bool, int, float, complex, numpy.generic)
+
+
+class Emission(NamedTuple):
+    """What an emitter writes for one equation.
+
+    ``expr`` is a Python expression (over the argument names it was given, ``xp`` and globals
+    bound through the :class:`Context`); for a multiple-result primitive it evaluates to a
+    sequence. ``fresh`` says the results of rank >= 1 are newly allocated (never views of an
+    input). ``out`` says ``expr`` is one call that accepts ``out=``: ``"elementwise"`` (a
+    ufunc over exactly these operands: the output may be one of them) or ``"fresh"`` (the
+    output buffer must not be an operand).
+    """
+
+    expr: str
+    fresh: bool = False
+    out: str | None = None
+
+
+class Context:
+    """Binds Python objects (constants, functions) into the generated function's globals."""
+
+    def __init__(self) -> None:
+        self.globals: dict[str, Any] = {"_copy": _copy, "_unshare": _unshare}
+        self._names: dict[int, str] = {}
+        self._keep: list[Any] = []
+
+    def bind(self, obj: Any, hint: str = "g") -> str:
+        """A global name for ``obj`` (the same object always gets the same name)."""
+        name = self._names.get(id(obj))
+        if name is None:
+            name = f"_{hint}{len(self._names)}"
+            self._names[id(obj)] = name
+            self._keep.append(obj)  # ids stay unique while we hold them
+            self.globals[name] = obj
+        return name
+
+    def literal(self, val: Any) -> str:
+        """Python source for a constant: plain for finite Python numbers, else a global."""
+        t = type(val)
+        if t is bool or t is int:
+            return repr(val)
+        if t is float and math.isfinite(val):
+            return repr(val)
+        if val is None:
+            return "None"
+        if t is str:
+            return repr(val)
+        if t is tuple and all(type(v) in (int, bool) for v in val):
+            return repr(val)
+        return self.bind(val, "k")
+
+    def subfunction(self, closed: ClosedJaxpr, name: str = "sub") -> str:
+        """A global name for the compiled ``closed``: call it as ``name(xp, *args)`` -> list."""
+        exe = compile_executable(closed, None, name)
+        return self.bind(exe.fn, "f")
+
+
+EmitFn = Callable[[Context, Eqn, list[str]], "Emission | None"]
+#: primitive -> emitter(ctx, eqn, arg_sources) -> Emission, or None to fall back to the impl
+emitters: dict[Primitive, EmitFn] = {}
+
+
+def _copy(v: Any) -> Any:
+    return v if isinstance(v, _IMMUTABLE) else v.copy()
+
+
+def _unshare(xp: Any, v: Any, *others: Any) -> Any:
+    """``v``, or a copy of it when it shares memory with one of ``others``."""
+    if isinstance(v, _IMMUTABLE):
+        return v
+    for o in others:
+        if o is v or (not isinstance(o, _IMMUTABLE) and xp.may_share_memory(v, o)):
+            return v.copy()
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Emitters discovered from the factories' impl closures
+
+
+class _Sentinel:
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+
+_RESULT = object()
+_SENTINELS = tuple(_Sentinel(i) for i in range(16))
+
+
+class _Recorder:
+    """Stands in for ``xp`` and records the calls a factory's ``fn(xp, *args)`` makes."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append((name, args, kwargs))
+            return _RESULT
+
+        return call
+
+
+def _plain(v: Any) -> bool:
+    if v is None or type(v) in (bool, int, float, complex, str):
+        return True
+    if isinstance(v, numpy.dtype | numpy.generic):
+        return True
+    if type(v) is tuple:
+        return all(_plain(x) for x in v)
+    return False
+
+
+def _closure_var(fn: Any, name: str) -> Any:
+    code = getattr(fn, "__code__", None)
+    if code is None or name not in code.co_freevars or fn.__closure__ is None:
+        return None
+    return fn.__closure__[code.co_freevars.index(name)].cell_contents
+
+
+@functools.lru_cache(maxsize=4096)
+def _discover_call(fn: Any, nargs: int, params: tuple) -> tuple[str, tuple, tuple] | None:
+    """If ``fn(xp, *args, **params)`` is exactly one ``xp.<name>(...)`` call returned as is,
+    that call as ``(name, args, kwargs)`` (operands as sentinels), else None."""
+    rec = _Recorder()
+    try:
+        out = fn(rec, *_SENTINELS[:nargs], **dict(params))
+    except Exception:
+        return None
+    if out is not _RESULT or len(rec.calls) != 1:
+        return None
+    name, args, kwargs = rec.calls[0]
+    for v in (*args, *kwargs.values()):
+        if not isinstance(v, _Sentinel) and not _plain(v):
+            return None
+    return name, args, tuple(kwargs.items())
+
+
+_FACTORY_IMPLS = ("unop.<locals>.impl", "naryop.<locals>.impl")
+
+
+def _auto_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    impl = eqn.prim.impl
+    qual = getattr(impl, "__qualname__", "")
+    if qual in _FACTORY_IMPLS:
+        fn = _closure_var(impl, "fn")
+        if fn is None or len(args) > len(_SENTINELS):
+            return None
+        try:
+            found = _discover_call(fn, len(args), tuple(sorted(eqn.params.items())))
+        except TypeError:  # unhashable params
+            return None
+        if found is None:
+            return None
+        name, cargs, ckw = found
+        parts = [args[a.i] if isinstance(a, _Sentinel) else ctx.literal(a) for a in cargs]
+        parts += [f"{k}={args[v.i] if isinstance(v, _Sentinel) else ctx.literal(v)}"
+                  for k, v in ckw]
+        is_ufunc = isinstance(getattr(numpy, name, None), numpy.ufunc)
+        exact = (not ckw and len(cargs) == len(args)
+                 and all(isinstance(a, _Sentinel) and a.i == i for i, a in enumerate(cargs)))
+        return Emission(f"xp.{name}({', '.join(parts)})", fresh=is_ufunc,
+                        out="elementwise" if is_ufunc and exact else None)
+    if qual == "_reducer.<locals>.impl" and set(eqn.params) == {"axes"}:
+        xp_name = _closure_var(impl, "xp_name")
+        if not isinstance(xp_name, str) or not xp_name.isidentifier():
+            return None
+        axes = tuple(eqn.params["axes"])
+        return Emission(f"xp.{xp_name}({args[0]}, axis={axes!r})", fresh=bool(axes))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-written emitters for the hot non-elementwise primitives (each mirrors its impl)
+
+
+def _emit_add_any(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    if eqn.invars[0].aval.dtype == float0:
+        return Emission(args[0])
+    return Emission(f"xp.add({args[0]}, {args[1]})", fresh=True, out="elementwise")
+
+
+def _as_array(eqn: Eqn, i: int, src: str) -> str:
+    # A rank >= 1 value is an array at run time; a 0-d one may be a Python scalar.
+    return src if eqn.invars[i].aval.ndim >= 1 else f"xp.asarray({src})"
+
+
+def _emit_bid(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"shape", "broadcast_dimensions"}:
+        return None
+    shape = tuple(eqn.params["shape"])
+    in_shape = eqn.invars[0].aval.shape
+    expanded = [1] * len(shape)
+    for src, dst in enumerate(eqn.params["broadcast_dimensions"]):
+        expanded[dst] = in_shape[src]
+    x = _as_array(eqn, 0, args[0])
+    if tuple(expanded) != in_shape or eqn.invars[0].aval.ndim == 0:
+        x = f"{x}.reshape({tuple(expanded)!r})"
+    return Emission(f"xp.broadcast_to({x}, {shape!r})")
+
+
+def _emit_reshape(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"new_sizes"}:
+        return None
+    return Emission(f"xp.reshape({args[0]}, {tuple(eqn.params['new_sizes'])!r})")
+
+
+def _emit_transpose(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"permutation"}:
+        return None
+    return Emission(f"xp.transpose({args[0]}, {tuple(eqn.params['permutation'])!r})")
+
+
+def _emit_convert(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"new_dtype"}:
+        return None
+    new = numpy.dtype(eqn.params["new_dtype"])
+    x = f"xp.asarray({args[0]})"
+    if eqn.invars[0].aval.dtype.kind == "c" and new.kind != "c":
+        x = f"xp.real({x})"
+    return Emission(f"{x}.astype({ctx.bind(new, 'dt')})", fresh=True)
+
+
+def _emit_select_n(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if eqn.params:
+        return None
+    which, *cases = args
+    if len(cases) == 1:
+        return Emission(f"xp.where(xp.equal({which}, {which}), {cases[0]}, {cases[0]})",
+                        fresh=True)
+    if len(cases) == 2:
+        pred = which if eqn.invars[0].aval.dtype.kind == "b" else f"xp.not_equal({which}, 0)"
+        return Emission(f"xp.where({pred}, {cases[1]}, {cases[0]})", fresh=True)
+    return None
+
+
+def _emit_dot_general(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"dimension_numbers"}:
+        return None
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lc, rc, lb = tuple(lc), tuple(rc), tuple(lb)
+    ln, rn = eqn.invars[0].aval.ndim, eqn.invars[1].aval.ndim
+    a, b = args
+    if ln == 0 or rn == 0:
+        return Emission(f"xp.multiply({a}, {b})", fresh=True)
+    if lb:
+        return None
+    if ln == 2 and rn == 2 and len(lc) == 1:
+        a = a if lc == (1,) else f"{a}.T"
+        b = b if rc == (0,) else f"{b}.T"
+        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
+    if rn == 2 and lc == (ln - 1,) and rc == (0,):
+        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
+    if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
+        return Emission(f"xp.matmul({a}, {b})", fresh=True)
+    return None
+
+
+emitters[add_any_p] = _emit_add_any
+emitters[_shape.broadcast_in_dim_p] = _emit_bid
+emitters[_shape.reshape_p] = _emit_reshape
+emitters[_shape.transpose_p] = _emit_transpose
+emitters[_ew.convert_element_type_p] = _emit_convert
+if hasattr(_ew, "select_n_p"):
+    emitters[_ew.select_n_p] = _emit_select_n
+
+
+def _register_optional() -> None:
+    try:
+        from funcgrad.ops import linalg as _linalg
+    except ImportError:  # pragma: no cover - the module is optional while it is written
+        return
+    p = getattr(_linalg, "dot_general_p", None)
+    if p is not None:
+        emitters[p] = _emit_dot_general
+
+
+_register_optional()
+
+
+def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    impl = eqn.prim.impl
+    if impl is None:
+        raise NotImplementedError(f"jit: primitive '{eqn.prim.name}' has no implementation")
+    fn = functools.partial(impl, **eqn.params) if eqn.params else impl
+    name = ctx.bind(fn, "p")
+    call = f"{name}({', '.join(args)})"
+    return Emission(call if eqn.prim.multiple_results else f"{call}[0]")
+
+
+def _emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    em = emitters.get(eqn.prim)
+    out = em(ctx, eqn, args) if em is not None else _auto_emitter(ctx, eqn, args)
+    return out if out is not None else _fallback(ctx, eqn, args)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generation
+
+
+def _source_comment(eqn: Eqn) -> str:
+    si = eqn.source_info
+    if si is None or not si.filename:
+        return eqn.prim.name
+    fname = si.filename.rsplit("/", 1)[-1]
+    return f"{eqn.prim.name} ({fname}:{si.lineno})"
+
+
+def generate_source(
+    closed: ClosedJaxpr,
+    donated: Sequence[bool] | None = None,
+    name: str = "jitted",
+    identity_outputs: Sequence[int | None] | None = None,
+    same_outputs: Sequence[Any] | None = None,
+) -> tuple[str, dict[str, Any], str]:
+    """``(source, globals, function_name)`` of the straight-line function for ``closed``.
+
+    ``closed`` should be optimised already. ``donated`` marks inputs whose buffers may be
+    reused. ``identity_outputs[j] = k`` says the traced function returned its input ``k`` as
+    output ``j`` (so returning it uncopied is what the user wrote); ``same_outputs`` holds one
+    key per output, equal for outputs that were the same value before optimisation.
+    """
+    jaxpr = closed.jaxpr
+    ctx = Context()
+    fname = _py_name(name)
+    n_in = len(jaxpr.invars)
+    donated = tuple(donated) if donated is not None else (False,) * n_in
+    names: dict[Var, str] = {}
+    counter = iter(range(1 << 62))
+
+    def new_name(v: Var) -> str:
+        n = f"v{next(counter)}"
+        names[v] = n
+        return n
+
+    def src(a: Any) -> str:
+        return ctx.literal(a.val) if type(a) is Literal else names[a]
+
+    # -- liveness ---------------------------------------------------------------------------
+    last_use: dict[Var, int] = {}
+    for i, eqn in enumerate(jaxpr.eqns):
+        for a in eqn.invars:
+            if type(a) is Var:
+                last_use[a] = i
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            last_use[a] = _INF
+
+    # -- aliasing: each value maps to the buffers ("roots") it may share memory with --------
+    roots: dict[Var, frozenset[Var]] = {}
+    group_last: dict[Var, int] = {}
+    owned: set[Var] = set()  # roots whose buffer this function may overwrite once dead
+    holder: dict[Var, str] = {}  # root -> a name holding exactly that buffer
+    full: dict[Var, Var] = {}  # value -> the root whose whole buffer it is (not a view)
+    pool: dict[tuple, list[Var]] = {}
+    params_src = []
+    for i, v in enumerate(jaxpr.invars):
+        params_src.append(new_name(v))
+        roots[v] = frozenset((v,))
+        group_last[v] = last_use.get(v, -1)
+        holder[v] = names[v]
+        full[v] = v
+        if donated[i] and v.aval.ndim >= 1 and v.aval.size >= REUSE_MIN_SIZE:
+            owned.add(v)
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        names[v] = ctx.bind(c, "c")
+        roots[v] = frozenset() if isinstance(c, _IMMUTABLE) else frozenset((v,))
+        group_last[v] = _INF  # consts live in the cache: never overwritten
+
+    def pool_key(aval: Any) -> tuple:
+        return (aval.shape, aval.dtype)
+
+    def release(r: Var, i: int) -> None:
+        if r in owned and group_last.get(r, _INF) == i:
+            pool.setdefault(pool_key(r.aval), []).append(r)
+
+    # Donated inputs nobody reads are free from the start.
+    for v in jaxpr.invars:
+        if v in owned and group_last[v] < 0:
+            pool.setdefault(pool_key(v.aval), []).append(v)
+
+    lines: list[str] = []
+    for i, eqn in enumerate(jaxpr.eqns):
+        args = [src(a) for a in eqn.invars]
+        em = _emission(ctx, eqn, args)
+        expr = em.expr
+        outs = eqn.outvars
+        in_roots: set[Var] = set()
+        for a in eqn.invars:
+            if type(a) is Var:
+                in_roots |= roots[a]
+
+        target: Var | None = None
+        if em.out is not None and len(outs) == 1:
+            o = outs[0]
+            if o.aval.ndim >= 1 and o.aval.size >= REUSE_MIN_SIZE:
+                key = pool_key(o.aval)
+                if em.out == "elementwise":
+                    # In place over an operand that dies here, when every operand aliasing
+                    # that buffer is the whole buffer (same layout as the output).
+                    for a in eqn.invars:
+                        r = full.get(a) if type(a) is Var else None
+                        if (r is not None and r in owned and group_last[r] == i
+                                and pool_key(r.aval) == key
+                                and all(type(b) is not Var or r not in roots[b]
+                                        or full.get(b) is r for b in eqn.invars)):
+                            target = r
+                            break
+                if target is None and pool.get(key):
+                    target = pool[key].pop()
+                if target is not None:
+                    expr = f"{expr[:-1]}, out={holder[target]})"
+
+        out_names = [new_name(v) for v in outs]
+        lhs = out_names[0] if not eqn.prim.multiple_results else (
+            ", ".join(out_names) + ("," if len(out_names) == 1 else ""))
+        if not out_names:
+            lhs = "_"
+        stmt = f"{lhs} = {expr}"
+        lines.append(f"    {stmt:<40}  # {_source_comment(eqn)}")
+
+        for v in outs:
+            lu = last_use.get(v, i)
+            if target is not None:
+                r_set = frozenset((target,))
+                holder[target] = names[v]
+                full[v] = target
+            elif em.fresh:
+                r_set = frozenset((v,))
+                holder[v] = names[v]
+                full[v] = v
+                if v.aval.ndim >= 1 and v.aval.size >= REUSE_MIN_SIZE:
+                    owned.add(v)
+            else:
+                r_set = frozenset(in_roots)
+            roots[v] = r_set
+            for r in r_set:
+                group_last[r] = max(group_last.get(r, -1), lu)
+        touched = set(in_roots)
+        for v in outs:
+            touched |= roots[v]
+        for r in touched:
+            release(r, i)
+
+    # -- outputs: never alias what the traced function did not -------------------------------
+    identity_outputs = (list(identity_outputs) if identity_outputs is not None
+                        else [None] * len(jaxpr.outvars))
+    same_outputs = list(same_outputs) if same_outputs is not None else [
+        object() for _ in jaxpr.outvars]
+    in_pos = {v: k for k, v in enumerate(jaxpr.invars)}
+    const_set = set(jaxpr.constvars)
+    out_srcs: list[str] = []
+    for j, a in enumerate(jaxpr.outvars):
+        if type(a) is Literal:
+            out_srcs.append(src(a))
+            continue
+        s = names[a]
+        if identity_outputs[j] is not None and in_pos.get(a) == identity_outputs[j]:
+            out_srcs.append(s)
+            continue
+        others: list[str] = []
+        certain = False
+        for r in roots[a]:
+            if r in in_pos or r in const_set:
+                others.append(names[r])
+                certain = certain or r is a
+        for k in range(j):
+            b = jaxpr.outvars[k]
+            if type(b) is Var and roots[a] & roots[b] and same_outputs[k] != same_outputs[j]:
+                others.append(out_srcs[k] if b is not a else names[b])
+                certain = certain or b is a
+        if certain:
+            out_srcs.append(f"_copy({s})")
+        elif others:
+            out_srcs.append(f"_unshare(xp, {s}, {', '.join(dict.fromkeys(others))})")
+        else:
+            out_srcs.append(s)
+
+    head = f"def {fname}({', '.join(['xp', *params_src])}):"
+    body = lines + [f"    return [{', '.join(out_srcs)}]"]
+    return "\n".join([head, *body]) + "\n", ctx.globals, fname
+
+
+def _py_name(name: str) -> str:
+    s = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name) or "jitted"
+    if s[0].isdigit():
+        s = "_" + s
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# Executables
+
+
+_file_counter = iter(range(1 << 62))
+
+
+class Executable:
+    """A compiled jaxpr: ``exe(*args) -> list`` runs the generated function.
+
+    ``source`` is the generated Python code, ``jaxpr`` the optimised closed jaxpr it came from
+    and ``fn`` the raw function ``fn(xp, *args)``.
+    """
+
+    __slots__ = ("jaxpr", "name", "source", "fn", "_xp_hint", "donated", "_variants",
+                 "_orig", "_in_avals")
+
+    def __init__(self, closed: ClosedJaxpr, optimized: ClosedJaxpr,
+                 donated: tuple[bool, ...] | None, name: str) -> None:
+        self.jaxpr = optimized
+        self.name = name
+        self.donated = donated if donated is not None and any(donated) else None
+        self._variants: dict[tuple[bool, ...], Any] = {}
+        self._orig = _output_identity(closed)
+        self._in_avals = closed.in_avals
+        # Without array arguments, the consts' device decides (else the default device).
+        self._xp_hint = tuple(c for c in optimized.consts if is_array(c))[:1]
+        self.source, self.fn = self._build(None)
+
+    def _build(self, donated: tuple[bool, ...] | None) -> tuple[str, Any]:
+        ident, same = self._orig
+        source, glb, fname = generate_source(self.jaxpr, donated, self.name, ident, same)
+        filename = f"<funcgrad-jit-{next(_file_counter)} {self.name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = compile(source, filename, "exec")
+        glb = dict(glb)
+        exec(code, glb)
+        return source, glb[fname]
+
+    def __call__(self, *args: Any) -> list[Any]:
+        if self.donated is not None:
+            return self._call_donating(args)
+        if args:
+            return self.fn(xp_for(*args, *self._xp_hint), *args)
+        hint = self._xp_hint
+        return self.fn(xp_for(*hint) if hint else xp_for_device(get_default_device()))
+
+    def _call_donating(self, args: Sequence[Any]) -> list[Any]:
+        xp = xp_for(*args, *self._xp_hint) if args else xp_for_device(get_default_device())
+        eff = tuple(
+            bool(d) and _donatable(xp, x, aval, args, self.jaxpr.consts)
+            for d, x, aval in zip(self.donated, args, self._in_avals)  # type: ignore[arg-type]
+        )
+        if not any(eff):
+            return self.fn(xp, *args)
+        fn = self._variants.get(eff)
+        if fn is None:
+            fn = self._variants[eff] = self._build(eff)[1]
+        return fn(xp, *args)
+
+
+def _output_identity(closed: ClosedJaxpr) -> tuple[list[int | None], list[Any]]:
+    j = closed.jaxpr
+    pos = {v: k for k, v in enumerate(j.invars)}
+    ident = [pos.get(a) if type(a) is Var else None for a in j.outvars]
+    same = [a if type(a) is Var else object() for a in j.outvars]
+    return ident, same
+
+
+def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence[Any]) -> bool:
+    """Whether ``x``'s buffer may be overwritten: a writeable contiguous array of exactly the
+    traced shape and dtype that shares no memory with another argument or a const."""
+    if isinstance(x, _IMMUTABLE) or not is_array(x):
+        return False
+    flags = getattr(x, "flags", None)
+    if flags is None or not flags.c_contiguous or not getattr(flags, "writeable", True):
+        return False
+    if tuple(x.shape) != aval.shape or x.dtype != aval.dtype:
+        return False
+    for o in (*args, *consts):
+        if o is x:
+            continue
+        if is_array(o) and not isinstance(o, _IMMUTABLE) and xp.may_share_memory(x, o):
+            return False
+    return sum(1 for o in args if o is x) == 1
+
+
+@functools.lru_cache(maxsize=2048)
+def compile_executable(
+    closed: ClosedJaxpr, donated: tuple[bool, ...] | None = None, name: str = "jitted"
+) -> Executable:
+    """The cached :class:`Executable` of ``closed`` (optimised, then generated)."""
+    from funcgrad.compile.passes import optimize_jaxpr
+
+    return Executable(closed, optimize_jaxpr(closed), donated, name)

@@ -1,0 +1,280 @@
+"""Shared machinery of the control-flow primitives.
+
+- tracing user functions (branches, loop bodies) to closed jaxprs whose constants, including
+  tracers of enclosing transformations, become explicit operands;
+- type checks that name pytree leaf paths and both abstract values;
+- small jaxpr surgery (reordering, unused inputs) the rules need to line operands up;
+- a fast evaluator for the implementations: a jaxpr is turned once into a list of steps that
+  call each primitive's implementation directly, so a loop runs its body without retracing and
+  without the per-equation dispatch of ``eval_jaxpr``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.core import Tracer, current_trace, eval_trace
+from funcgrad.interpreters.jvp import zeros_like_aval
+from funcgrad.interpreters.staging import trace_to_jaxpr
+from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from funcgrad.ops.control_flow._tape import Tape, TapeAval, empty_tape
+
+__all__ = [
+    "Traced",
+    "trace_fun",
+    "merge_consts",
+    "same_type",
+    "type_str",
+    "check_carry_types",
+    "runner",
+    "as_output",
+    "reorder",
+    "add_unused_invars",
+    "zeros_for",
+    "closed_call",
+]
+
+
+class Traced:
+    """A user function traced to a jaxpr: ``jaxpr`` takes ``consts`` first, then the leaves."""
+
+    __slots__ = ("jaxpr", "consts", "out_tree")
+
+    def __init__(self, jaxpr: ClosedJaxpr, consts: list[Any], out_tree: Any) -> None:
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.out_tree = out_tree
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+
+def _leaf_aval(x: Any, what: str, path: Any) -> ShapedArray:
+    try:
+        return get_aval(x)
+    except TypeError:
+        raise TypeError(
+            f"{what} must return arrays (or pytrees of arrays), but output "
+            f"{tree_util.keystr(path) or 'value'} is a {type(x).__name__}"
+        ) from None
+
+
+def trace_fun(
+    fun: Callable[..., Any],
+    args_tree: Any,
+    in_avals: Sequence[ShapedArray],
+    what: str,
+    origins: Sequence[str] | None = None,
+) -> Traced:
+    """Trace ``fun(*tree_unflatten(args_tree, leaves))`` on abstract leaves of ``in_avals``.
+
+    The enclosing trace is the parent, so values ``fun`` closes over (outer tracers, arrays)
+    become jaxpr constants; they are turned into leading inputs and returned in ``consts``
+    for the caller to pass as operands.
+    """
+    store: list[Any] = []
+
+    def flat(*leaves: Any) -> list[Any]:
+        args = tree_util.tree_unflatten(args_tree, list(leaves))
+        out = fun(*args)
+        pairs, out_tree = tree_util.tree_flatten_with_path(out)
+        store.append(out_tree)
+        for p, leaf in pairs:
+            _leaf_aval(leaf, what, p)
+        return [leaf for _, leaf in pairs]
+
+    closed = trace_to_jaxpr(flat, list(in_avals), current_trace(), origins)
+    j = closed.jaxpr
+    jaxpr = Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns)
+    return Traced(ClosedJaxpr(jaxpr, []), list(closed.consts), store[0])
+
+
+def merge_consts(traced: Sequence[Traced]) -> tuple[list[Any], list[ClosedJaxpr]]:
+    """One constant list for several traced functions (branches): each jaxpr takes them all."""
+    consts: list[Any] = []
+    index: dict[int, int] = {}
+    for t in traced:
+        for c in t.consts:
+            if id(c) not in index:
+                index[id(c)] = len(consts)
+                consts.append(c)
+    out = []
+    for t in traced:
+        j = t.jaxpr.jaxpr
+        nc = len(t.consts)
+        mine = {index[id(c)]: v for c, v in zip(t.consts, j.invars[:nc])}
+        invars = [mine[i] if i in mine else Var(get_aval(c)) for i, c in enumerate(consts)]
+        out.append(ClosedJaxpr(Jaxpr([], invars + j.invars[nc:], j.outvars, j.eqns),
+                               t.jaxpr.consts))
+    return consts, out
+
+
+def type_str(a: ShapedArray) -> str:
+    return a.str_short()
+
+
+def same_type(a: ShapedArray, b: ShapedArray) -> bool:
+    """Equal shape, dtype and kind (tape or array); weak typing may differ."""
+    return a.shape == b.shape and a.dtype == b.dtype and (type(a) is TapeAval) == (
+        type(b) is TapeAval) and (type(a) is not TapeAval or same_type(a.elem, b.elem))
+
+
+def check_carry_types(
+    what: str,
+    in_tree: Any,
+    in_avals: Sequence[ShapedArray],
+    out_tree: Any,
+    out_avals: Sequence[ShapedArray],
+    in_name: str = "the initial carry",
+    out_name: str = "the body's output carry",
+) -> None:
+    """The loop carry keeps its structure, shapes and dtypes; errors name the leaf path."""
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{what}: the carry changes structure: {in_name} is {in_tree} but {out_name} is "
+            f"{out_tree}; the carry must keep its pytree structure"
+        )
+    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(in_tree, list(range(len(in_avals)))))[0]]
+    for p, a, b in zip(paths, in_avals, out_avals):
+        if not same_type(a, b):
+            raise TypeError(
+                f"{what}: the carry{p} changes type: {in_name} has {type_str(a)} but "
+                f"{out_name} has {type_str(b)}; the carry must keep its shape and dtype "
+                "(cast with .astype(...) or change the initial value)"
+            )
+
+
+def leaf_paths(tree: Any) -> list[str]:
+    n = tree.num_leaves
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(tree, list(range(n))))[0]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast evaluation of jaxprs on concrete values (for the implementations)
+
+_RUNNERS: dict[int, tuple[ClosedJaxpr, Callable[..., list]]] = {}
+
+
+def runner(closed: ClosedJaxpr) -> Callable[..., list]:
+    """A function evaluating ``closed`` on concrete values, straight over the implementations.
+
+    Built once per jaxpr (cached while the jaxpr is alive in the cache) so loop bodies are not
+    re-dispatched through the trace machinery each iteration.
+    """
+    hit = _RUNNERS.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    fn = _build_runner(closed)
+    if len(_RUNNERS) > 512:
+        _RUNNERS.clear()
+    _RUNNERS[id(closed)] = (closed, fn)
+    return fn
+
+
+def _build_runner(closed: ClosedJaxpr) -> Callable[..., list]:
+    jaxpr = closed.jaxpr
+    slots: dict[Var, int] = {}
+    template: list[Any] = []
+
+    def slot_of(a: Any) -> int:
+        if type(a) is Literal:
+            template.append(a.val)
+            return len(template) - 1
+        s = slots.get(a)
+        if s is None:
+            s = slots[a] = len(template)
+            template.append(None)
+        return s
+
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        template_idx = slot_of(v)
+        template[template_idx] = c
+    in_slots = [slot_of(v) for v in jaxpr.invars]
+    steps = []
+    for eqn in jaxpr.eqns:
+        ins = [slot_of(a) for a in eqn.invars]
+        outs = [slot_of(v) for v in eqn.outvars]
+        steps.append((eqn.prim, ins, eqn.params, outs))
+    out_slots = [slot_of(a) for a in jaxpr.outvars]
+    process = eval_trace.process_primitive
+    n_in = len(in_slots)
+
+    def run(*args: Any) -> list:
+        if len(args) != n_in:
+            raise TypeError(f"jaxpr takes {n_in} arguments, got {len(args)}")
+        env = list(template)
+        for s, x in zip(in_slots, args):
+            env[s] = x
+        for prim, ins, params, outs in steps:
+            res = process(prim, [env[i] for i in ins], params)
+            for s, r in zip(outs, res):
+                env[s] = r
+        return [env[s] for s in out_slots]
+
+    return run
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def as_output(x: Any, aval: ShapedArray) -> Any:
+    """A Python scalar carried through a loop unchanged comes out as a 0-d array."""
+    if type(x) in _PY_SCALARS:
+        return xp_for_device(get_default_device()).asarray(x, dtype=aval.dtype)
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Jaxpr surgery
+
+
+def reorder(
+    closed: ClosedJaxpr,
+    in_order: Sequence[int] | None = None,
+    out_order: Sequence[int] | None = None,
+) -> ClosedJaxpr:
+    """``closed`` with invars/outvars permuted: new position i holds old ``order[i]``."""
+    j = closed.jaxpr
+    invars = j.invars if in_order is None else [j.invars[i] for i in in_order]
+    outvars = j.outvars if out_order is None else [j.outvars[i] for i in out_order]
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, outvars, j.eqns), closed.consts)
+
+
+def add_unused_invars(
+    closed: ClosedJaxpr, avals: Sequence[ShapedArray], at: int
+) -> ClosedJaxpr:
+    """``closed`` with extra inputs of ``avals`` (ignored) inserted at position ``at``."""
+    j = closed.jaxpr
+    new = [Var(a) for a in avals]
+    invars = list(j.invars[:at]) + new + list(j.invars[at:])
+    return ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns), closed.consts)
+
+
+def zeros_for(aval: ShapedArray) -> Any:
+    """A zero value of ``aval`` (an empty tape for tape avals)."""
+    if type(aval) is TapeAval:
+        return empty_tape(aval)
+    # A concrete array: inside a traced body it becomes a constant, allocated once.
+    return zeros_like_aval(aval.strip_weak())
+
+
+def closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
+    """Evaluate ``closed`` on the current trace (so it is transformed by it)."""
+    from funcgrad.ir import eval_jaxpr
+
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def has_tracer(xs: Sequence[Any]) -> bool:
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def is_tape(x: Any) -> bool:
+    return type(x) is Tape
