@@ -8,7 +8,7 @@ Example:
 
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
-from funcgrad import tree_util
+from funcgrad import lax, tree_util
 from funcgrad.api import (
     elementwise_grad,
     grad,
@@ -25,6 +25,7 @@ from funcgrad.api import (
     vhp,
     vjp,
 )
+from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import default_device, device_put, devices, to_numpy
@@ -37,6 +38,7 @@ from funcgrad.errors import (
     TracerMutationError,
     UnexpectedTracerError,
 )
+from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import stop_gradient
 
@@ -49,6 +51,10 @@ __all__ = [
     "vjp",
     "linearize",
     "make_jaxpr",
+    "jit",
+    "eval_shape",
+    "compiled_source",
+    "RetraceWarning",
     "linear_transpose",
     "jacfwd",
     "jacrev",
@@ -59,6 +65,13 @@ __all__ = [
     "elementwise_grad",
     "custom_jvp",
     "custom_vjp",
+    "cond",
+    "switch",
+    "while_loop",
+    "fori_loop",
+    "scan",
+    "map",
+    "lax",
     "vmap",
     "stop_gradient",
     "tree_util",

@@ -13,7 +13,6 @@ direction of steepest ascent); for holomorphic ``f``, ``grad(f, holomorphic=True
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -154,18 +153,48 @@ def _partial(fun: Callable[..., Any], args: tuple, kwargs: dict, idx: tuple[int,
     return f
 
 
-def _split_aux(fun: Callable[..., Any], aux_store: list, fname: str) -> Callable[..., Any]:
-    def f(*args: Any) -> Any:
-        out = fun(*args)
-        if not isinstance(out, tuple | list) or len(out) != 2:
-            raise TypeError(
-                f"{fname}: has_aux=True requires the function to return a pair "
-                f"(output, aux), got {type(out).__name__}"
-            )
-        aux_store.append(out[1])
-        return out[0]
+class _AuxFlat:
+    """A flat version of ``fun`` whose traced auxiliary outputs travel as extra outputs.
 
-    return f
+    With ``has_aux``, ``fun`` returns ``(out, aux)``. The flat function returns the leaves of
+    ``out`` followed by the leaves of ``aux`` that are tracers, so the transformation hands
+    them back as plain values of the caller's level (never as its own tracers); the other aux
+    leaves (Python values, constants) are kept as they are.
+    """
+
+    def __init__(self, fun: Callable[..., Any], in_tree: Any, has_aux: bool, fname: str):
+        self.fun, self.in_tree, self.has_aux, self.fname = fun, in_tree, has_aux, fname
+        self.out_tree: Any = None
+        self.n_out = 0
+        self.aux_tree: Any = None
+        self.aux_leaves: list[Any] = []
+        self.aux_traced: list[int] = []
+
+    def __call__(self, *leaves: Any) -> list[Any]:
+        from funcgrad.core import Tracer
+
+        out = self.fun(*tree_util.tree_unflatten(self.in_tree, list(leaves)))
+        aux_out: list[Any] = []
+        if self.has_aux:
+            if not isinstance(out, tuple | list) or len(out) != 2:
+                raise TypeError(
+                    f"{self.fname}: has_aux=True requires the function to return a pair "
+                    f"(output, aux), got {type(out).__name__}"
+                )
+            out, aux = out
+            self.aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+            self.aux_traced = [i for i, x in enumerate(self.aux_leaves) if isinstance(x, Tracer)]
+            aux_out = [self.aux_leaves[i] for i in self.aux_traced]
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        self.n_out = len(out_leaves)
+        return out_leaves + aux_out
+
+    def aux(self, outs: Sequence[Any]) -> Any:
+        """The aux pytree, given all outputs of the transformed flat function."""
+        leaves = list(self.aux_leaves)
+        for i, v in zip(self.aux_traced, outs[self.n_out:]):
+            leaves[i] = v
+        return tree_util.tree_unflatten(self.aux_tree, leaves)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,16 +278,14 @@ def jvp(
     if len(t_leaves) != len(p_leaves):
         raise ValueError(f"jvp: primal and tangent structures differ: {p_tree} vs {t_tree}")
     t_in = [_check_tangent(get_aval(p), t, "jvp") for p, t in zip(p_leaves, t_leaves)]
-    store: list = []
-    aux_store: list = []
-    f = _split_aux(fun, aux_store, "jvp") if has_aux else fun
-    outs_p, outs_t = jvp_flat(_flatten_fun(f, p_tree, store), p_leaves, t_in)
-    out_tree = store[0]
-    outs_t = [_materialize_tangent(t) for t in outs_t]
-    y = tree_util.tree_unflatten(out_tree, outs_p)
-    dy = tree_util.tree_unflatten(out_tree, outs_t)
+    flat = _AuxFlat(fun, p_tree, has_aux, "jvp")
+    outs_p, outs_t = jvp_flat(flat, p_leaves, t_in)
+    n = flat.n_out
+    outs_t = [_materialize_tangent(t) for t in outs_t[:n]]
+    y = tree_util.tree_unflatten(flat.out_tree, outs_p[:n])
+    dy = tree_util.tree_unflatten(flat.out_tree, outs_t)
     if has_aux:
-        return y, dy, aux_store[0]
+        return y, dy, flat.aux(outs_p)
     return y, dy
 
 
@@ -277,11 +304,9 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     """
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     p_avals = [get_aval(p) for p in p_leaves]
-    store: list = []
-    aux_store: list = []
-    f = _split_aux(fun, aux_store, "linearize") if has_aux else fun
-    result = linearize_flat(_flatten_fun(f, p_tree, store), p_leaves)
-    out_tree = store[0]
+    flat = _AuxFlat(fun, p_tree, has_aux, "linearize")
+    result = linearize_flat(flat, p_leaves)
+    out_tree, n = flat.out_tree, flat.n_out
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves, t_tree = tree_util.tree_flatten(tangents, is_leaf=lambda x: x is None)
@@ -291,12 +316,12 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
                 f"{p_tree}, got {t_tree}"
             )
         ts = [_check_tangent(a, t, "linearize") for a, t in zip(p_avals, t_leaves)]
-        outs = eval_linear(result, [_materialize_tangent(t) for t in ts])
+        outs = eval_linear(result, [_materialize_tangent(t) for t in ts])[:n]
         return tree_util.tree_unflatten(out_tree, [_materialize_tangent(o) for o in outs])
 
-    y = tree_util.tree_unflatten(out_tree, result.primals_out)
+    y = tree_util.tree_unflatten(out_tree, result.primals_out[:n])
     if has_aux:
-        return y, f_jvp, aux_store[0]
+        return y, f_jvp, flat.aux(result.primals_out)
     return y, f_jvp
 
 
@@ -312,12 +337,15 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         >>> [float(c) for c in f_vjp(1.0)]
         [1.0]
     """
+    return _vjp(fun, primals, has_aux, eager_pullback=False)
+
+
+def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool) -> Any:
+    """``vjp``; ``eager_pullback``: the caller calls the pullback right away, at the top
+    level, with concrete cotangents (grad does), which allows the eager tape."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
-    store: list = []
-    aux_store: list = []
-    f = _split_aux(fun, aux_store, "vjp") if has_aux else fun
-    flat = _flatten_fun(f, p_tree, store)
-    if _use_tape and current_trace() is eval_trace:
+    flat = _AuxFlat(fun, p_tree, has_aux, "vjp")
+    if eager_pullback and _use_tape and current_trace() is eval_trace:
         from funcgrad.interpreters.tape import vjp_tape
 
         primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
@@ -328,12 +356,15 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         def pull(cts: Sequence[Any]) -> list[Any]:
             return transpose_linearized(result, cts)
 
-    out_tree = store[0]
+    out_tree, n = flat.out_tree, flat.n_out
+    all_outs = primals_out
+    primals_out = primals_out[:n]
     out_primal_avals = [get_aval(o) for o in primals_out]
+    aux_zeros = [Zero(a) for a in out_avals[n:]]
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
         ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
-        if len(ct_leaves) != len(out_avals):
+        if len(ct_leaves) != n:
             raise ValueError(
                 f"vjp: the cotangent must be structured like the output {out_tree}, got "
                 f"{ct_tree}"
@@ -342,17 +373,20 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             _check_tangent(pa, c, "vjp", expected="output")
             for c, pa in zip(ct_leaves, out_primal_avals)
         ]
-        in_cts = pull(cts)
+        in_cts = pull(cts + aux_zeros)
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
     primals_out_tree = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
-        return primals_out_tree, f_vjp, aux_store[0]
+        return primals_out_tree, f_vjp, flat.aux(all_outs)
     return primals_out_tree, f_vjp
 
 
-#: Whether top-level reverse mode uses the eager tape (interpreters/tape.py) instead of
-#: linearize + transpose. Both give the same results (tests check it); the tape is faster.
+#: Whether top-level ``grad``/``value_and_grad``/``elementwise_grad`` use the eager tape
+#: (interpreters/tape.py) instead of linearize + transpose. Both give the same results (tests
+#: check it); the tape is faster. ``vjp`` itself always linearizes: its pullback may be called
+#: later under other transformations (vmap in jacrev, grad of the pullback), which the tape's
+#: eager backward pass does not support.
 _use_tape = True
 
 
@@ -500,7 +534,7 @@ def value_and_grad(
         diff_args = tuple(args[i] for i in idx)
         for i, a in zip(idx, diff_args):
             _check_diff_arg(a, i, allow_int, holomorphic, "grad")
-        res = vjp(_partial(fun, args, kwargs, idx), *diff_args, has_aux=has_aux)
+        res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True)
         if has_aux:
             ans, f_vjp, aux = res
         else:
@@ -554,10 +588,6 @@ def grad(
 def _vmap(fun: Callable[..., Any], out_axes: Any, chunk_size: int | None) -> Callable[..., Any]:
     from funcgrad.api_vmap import vmap
 
-    if chunk_size is None:
-        return vmap(fun, out_axes=out_axes)
-    if "chunk_size" not in inspect.signature(vmap).parameters:
-        raise NotImplementedError("chunk_size needs a vmap that supports it")
     return vmap(fun, out_axes=out_axes, chunk_size=chunk_size)
 
 
@@ -916,7 +946,7 @@ def elementwise_grad(
         dyn = tuple(args[i] for i in idx)
         for i, a in zip(idx, dyn):
             _check_diff_arg(a, i, False, False, fname)
-        y, pullback = vjp(_partial(fun, args, kwargs, idx), *dyn)
+        y, pullback = _vjp(_partial(fun, args, kwargs, idx), dyn, False, eager_pullback=True)
 
         def one(o: Any) -> Any:
             a = get_aval(o)

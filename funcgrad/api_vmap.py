@@ -206,9 +206,13 @@ def vmap(
     ):
         raise TypeError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
 
+    # args treedef -> (axis per leaf, in_axes path per leaf): matching a prefix depends only on
+    # the structure, so repeated calls skip it.
+    prefix_cache: dict[Any, tuple[list, list]] = {}
+
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
-        vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size)
+        vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache)
         if chunk_size is not None and n > chunk_size:
             return _chunked_call(fun, in_tree, vals, dims, n, out_axes, axis_name,
                                  int(chunk_size))
@@ -219,7 +223,7 @@ def vmap(
 
 
 def _flatten_args(
-    args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None
+    args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None, cache: dict
 ) -> tuple[list[Any], list[int | None], Any, int]:
     """Leaves of (args, kwargs), their normalized batch dims, (args treedef, number of args
     leaves, kwargs treedef or None), and the batch size."""
@@ -234,10 +238,16 @@ def _flatten_args(
     if _is_axis(in_axes):
         axes = [in_axes] * n_args
     else:
-        matched: list = []
-        _match_prefix(in_axes, args, "in_axes", "args", (), matched)
-        axes = [m[1] for m in matched]
-        spec_paths = [m[2] for m in matched]
+        hit = cache.get(arg_tree)
+        if hit is None:
+            matched: list = []
+            _match_prefix(in_axes, args, "in_axes", "args", (), matched)
+            hit = ([m[1] for m in matched], [m[2] for m in matched])
+            if len(cache) >= 64:
+                cache.clear()
+            cache[arg_tree] = hit
+        axes = list(hit[0])
+        spec_paths = hit[1]
     kw_tree = None
     if kwargs:
         kw_leaves, kw_tree = tree_util.tree_flatten(kwargs)

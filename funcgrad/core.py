@@ -117,6 +117,11 @@ class EvalTrace(Trace):
         for a in args:
             if isinstance(a, Tracer):
                 raise _leaked_tracer_error(a, prim)
+        if params:
+            try:
+                hash(tuple(params.values()))
+            except TypeError:
+                raise _unhashable_param_error(prim, params) from None
         try:
             outs = prim.impl(*args, **params)  # type: ignore[misc]
         except FuncgradError:
@@ -138,6 +143,20 @@ def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:
         f"transformation that made it: it escaped (stored in a global or a closure and used "
         f"after the transformation returned).{where} Return values out of the transformed "
         "function instead of storing them."
+    )
+
+
+def _unhashable_param_error(prim: Primitive, params: Params) -> TypeError:
+    bad = []
+    for k, v in params.items():
+        try:
+            hash(v)
+        except TypeError:
+            bad.append(f"{k}={type(v).__name__}")
+    return TypeError(
+        f"{prim.name}: parameter(s) {', '.join(bad)} must be static, hashable Python data "
+        "(an int, a tuple of ints, a dtype...), not an array or a list; pass array-valued "
+        "operands as positional arguments instead"
     )
 
 

@@ -2,7 +2,16 @@
 
 JVPs are compared with central differences in random directions; VJPs through the
 inner-product identity ``<u, J v> == <J^T u, v>``; higher orders recursively, by checking the
-derivatives of the JVP/VJP functions themselves.
+derivatives of the JVP/VJP functions themselves. Arguments and outputs may be pytrees (dicts,
+tuples...) of arrays and Python scalars; integer leaves are held fixed (``float0`` tangents).
+
+Complex values follow funcgrad's (JAX's) convention: JVPs are real-linear maps checked against
+central differences in random complex directions, and VJPs are their transposes for the real
+pairing ``<a, b> = Re(sum(a * b))`` (no conjugation), so the identity is checked on real parts.
+
+Tolerances default by dtype (the loosest dtype among inputs and outputs): 1e-5 for float64 /
+complex128, 2e-2 for float32 / complex64, 1e-1 for float16; the finite-difference step
+``eps`` likewise (1e-5 / 1e-3 / 1e-1).
 
 Example:
     >>> import numpy as np, funcgrad.numpy as fnp
@@ -53,49 +62,49 @@ def _is_diff(x: Any) -> bool:
     return get_aval(x).dtype.kind in "fc"
 
 
+def _is_float0(x: Any) -> bool:
+    return getattr(x, "dtype", None) == float0
+
+
 def _as_host(x: Any) -> numpy.ndarray:
     return numpy.asarray(to_numpy(x))
 
 
 def _like(v: numpy.ndarray, x: Any) -> Any:
-    """``v`` (host) with the dtype of ``x``, on ``x``'s device."""
-    dt = get_aval(x).dtype
-    v = numpy.asarray(v, dtype=dt)
+    """``v`` (host) with the dtype of ``x``, on ``x``'s device; Python scalars stay scalars."""
+    if type(x) in (float, complex):
+        return type(x)(numpy.asarray(v).reshape(()))
+    a = get_aval(x)
+    v = numpy.asarray(v, dtype=a.dtype)
+    if isinstance(x, numpy.generic):
+        return a.dtype.type(v)
     dev = device_of(x)
     return device_put(v, dev) if dev not in (None, "cpu") else v
 
 
 def _rand_like(rng: numpy.random.Generator, x: Any) -> Any:
     a = get_aval(x)
+    if a.dtype.kind not in "fc":
+        return numpy.zeros(a.shape, dtype=float0)
     v = rng.standard_normal(a.shape)
     if a.dtype.kind == "c":
         v = v + 1j * rng.standard_normal(a.shape)
-    if isinstance(x, float | complex):
-        return type(x)(v) if a.dtype.kind in "fc" else x
     return _like(v, x)
 
 
-def _zeros_tangent(x: Any) -> Any:
-    a = get_aval(x)
-    if a.dtype.kind in "fc":
-        return _like(numpy.zeros(a.shape), x)
-    return numpy.zeros(a.shape, dtype=float0)
-
-
 def _add_scaled(x: Any, v: Any, s: float) -> Any:
-    if isinstance(x, float | complex):
-        return x + s * v
-    a = get_aval(x)
-    return _like(_as_host(x) + s * _as_host(v), x) if a.ndim or not isinstance(
-        x, numpy.generic) else a.dtype.type(_as_host(x) + s * _as_host(v))
+    """``x + s * v`` computed on the host, returned like ``x``."""
+    return _like(_as_host(x) + s * _as_host(v), x)
 
 
-def _inner(xs: Sequence[Any], ys: Sequence[Any]) -> complex:
+def _inner(xs: Sequence[Any], ys: Sequence[Any]) -> float:
+    """The real pairing ``Re(sum(x * y))`` over leaves (float0 leaves contribute nothing)."""
     total = 0.0
     for x, y in zip(xs, ys):
-        if getattr(x, "dtype", None) == float0 or getattr(y, "dtype", None) == float0:
+        if _is_float0(x) or _is_float0(y):
             continue
-        total = total + numpy.sum(_as_host(x).astype(complex) * _as_host(y).astype(complex))
+        prod = _as_host(x).astype(numpy.complex128) * _as_host(y).astype(numpy.complex128)
+        total += float(numpy.sum(prod).real)
     return total
 
 
@@ -116,19 +125,32 @@ def _tol_for(tree: Any) -> float:
     return tol
 
 
+def _check_args(args: Any, fname: str) -> tuple:
+    if not isinstance(args, tuple | list):
+        raise TypeError(
+            f"{fname}: args must be a tuple (or list) of arguments, got "
+            f"{type(args).__name__}; for one argument write {fname}(f, (x,), ...)"
+        )
+    return tuple(args)
+
+
 def numerical_jvp(
     f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], eps: float | None = None
 ) -> Any:
     """Central-difference ``(f(x + eps t) - f(x - eps t)) / (2 eps)``, leaf by leaf.
+
+    Returns a pytree like ``f``'s output, in float64 / complex128 on the host (``float0``
+    zeros for integer outputs).
 
     Example:
         >>> import funcgrad.numpy as fnp
         >>> round(float(numerical_jvp(fnp.sin, (0.0,), (1.0,))), 6)
         1.0
     """
+    primals = _check_args(primals, "numerical_jvp")
     eps = eps if eps is not None else _eps_for(primals)
-    p_leaves, tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves = tree_util.tree_leaves(tuple(tangents))
+    p_leaves, tree = tree_util.tree_flatten(primals)
+    t_leaves = tree_util.tree_leaves(tuple(tangents), is_leaf=lambda x: x is None)
     if len(t_leaves) != len(p_leaves):
         raise ValueError("numerical_jvp: primals and tangents must have the same structure")
     plus = [_add_scaled(p, t, eps) if _is_diff(p) else p for p, t in zip(p_leaves, t_leaves)]
@@ -140,7 +162,8 @@ def numerical_jvp(
         ah, bh = _as_host(a), _as_host(b)
         if ah.dtype.kind not in "fc":
             return numpy.zeros(ah.shape, dtype=float0)
-        return (ah.astype(complex if ah.dtype.kind == "c" else numpy.float64) - bh) / (2 * eps)
+        wide = numpy.complex128 if ah.dtype.kind == "c" or bh.dtype.kind == "c" else numpy.float64
+        return (ah.astype(wide) - bh.astype(wide)) / (2 * eps)
 
     return tree_util.tree_map(diff, f_plus, f_minus)
 
@@ -151,15 +174,31 @@ def _check_close(actual: Any, desired: Any, atol: float, rtol: float, what: str)
     if a_tree != d_tree:
         raise AssertionError(f"{what}: structure {a_tree} != {d_tree}")
     for i, (a, d) in enumerate(zip(a_leaves, d_leaves)):
-        if getattr(a, "dtype", None) == float0 or getattr(d, "dtype", None) == float0:
+        if _is_float0(a) or _is_float0(d):
             continue
         ah, dh = _as_host(a), _as_host(d)
         if ah.shape != dh.shape:
             raise AssertionError(f"{what} (output leaf {i}): shape {ah.shape} != {dh.shape}")
+        wide = numpy.complex128 if "c" in (ah.dtype.kind, dh.dtype.kind) else numpy.float64
         numpy.testing.assert_allclose(
-            ah.astype(complex if "c" in (ah.dtype.kind, dh.dtype.kind) else numpy.float64),
-            dh, atol=atol, rtol=rtol, err_msg=f"{what} (output leaf {i})",
+            ah.astype(wide), dh.astype(wide), atol=atol, rtol=rtol,
+            err_msg=f"{what} (output leaf {i})",
         )
+
+
+def _check_tangent_dtypes(y: Any, dy: Any, what: str) -> None:
+    """A tangent has its primal's dtype (float0 for integer primals)."""
+    for i, (p, t) in enumerate(zip(tree_util.tree_leaves(y), tree_util.tree_leaves(dy))):
+        pa = get_aval(p)
+        want = pa.dtype if pa.dtype.kind in "fc" else float0
+        got = getattr(t, "dtype", None)
+        if got is None:
+            got = get_aval(t).dtype
+        if numpy.dtype(got) != want:
+            raise AssertionError(
+                f"{what} (output leaf {i}): the tangent has dtype {got} but the primal output "
+                f"is {pa.str_short()}, so it should be {want}"
+            )
 
 
 def check_jvp(
@@ -169,25 +208,29 @@ def check_jvp(
     rtol: float | None = None,
     eps: float | None = None,
     rng: numpy.random.Generator | None = None,
+    what: str = "jvp",
 ) -> None:
     """Check ``jvp(f)`` against central differences in a random direction.
+
+    Also checks that the primal output equals ``f(*args)`` and that each output tangent has
+    its primal's dtype.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> check_jvp(fnp.exp, (np.array([0.5, 1.0]),))
     """
     rng = rng or numpy.random.default_rng(0)
-    args = tuple(args)
+    args = _check_args(args, "check_jvp")
     leaves, tree = tree_util.tree_flatten(args)
-    t_leaves = [_rand_like(rng, x) if _is_diff(x) else _zeros_tangent(x) for x in leaves]
-    tangents = tree_util.tree_unflatten(tree, t_leaves)
+    tangents = tree_util.tree_unflatten(tree, [_rand_like(rng, x) for x in leaves])
     y, dy = jvp(f, args, tangents)
     tol = _tol_for((args, y))
     atol = atol if atol is not None else tol
     rtol = rtol if rtol is not None else tol
-    _check_close(y, f(*args), atol, rtol, "jvp primal output vs f(x)")
+    _check_close(y, f(*args), atol, rtol, f"{what}: primal output vs f(x)")
+    _check_tangent_dtypes(y, dy, f"{what}: tangent dtype")
     num = numerical_jvp(f, args, tangents, eps)
-    _check_close(dy, num, atol, rtol, "jvp tangent vs central differences")
+    _check_close(dy, num, atol, rtol, f"{what}: tangent vs central differences")
 
 
 def check_vjp(
@@ -197,34 +240,49 @@ def check_vjp(
     rtol: float | None = None,
     eps: float | None = None,
     rng: numpy.random.Generator | None = None,
+    what: str = "vjp",
 ) -> None:
-    """Check ``vjp(f)`` by the identity ``<u, J v> = <J^T u, v>`` (J v numerically).
+    """Check ``vjp(f)`` by the identity ``<u, J v> = <J^T u, v>`` (``J v`` numerically).
+
+    Also checks the primal output and that each cotangent has its argument's structure,
+    shape and dtype.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> check_vjp(fnp.sin, (np.array([0.5, 1.0]),))
     """
     rng = rng or numpy.random.default_rng(1)
-    args = tuple(args)
+    args = _check_args(args, "check_vjp")
     y, f_vjp = vjp(f, *args)
     tol = _tol_for((args, y))
     atol = atol if atol is not None else tol
     rtol = rtol if rtol is not None else tol
-    _check_close(y, f(*args), atol, rtol, "vjp primal output vs f(x)")
+    _check_close(y, f(*args), atol, rtol, f"{what}: primal output vs f(x)")
     leaves, tree = tree_util.tree_flatten(args)
-    v_leaves = [_rand_like(rng, x) if _is_diff(x) else _zeros_tangent(x) for x in leaves]
+    v_leaves = [_rand_like(rng, x) for x in leaves]
     v = tree_util.tree_unflatten(tree, v_leaves)
     y_leaves, y_tree = tree_util.tree_flatten(y)
-    u_leaves = [_rand_like(rng, o) if _is_diff(o) else _zeros_tangent(o) for o in y_leaves]
+    u_leaves = [_rand_like(rng, o) for o in y_leaves]
     u = tree_util.tree_unflatten(y_tree, u_leaves)
     ct = f_vjp(u)
+    ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+    if ct_tree != tree:
+        raise AssertionError(f"{what}: cotangent structure {ct_tree} != argument structure {tree}")
+    _check_tangent_dtypes(leaves, ct_leaves, f"{what}: cotangent dtype")
+    for i, (c, x) in enumerate(zip(ct_leaves, leaves)):
+        if numpy.shape(to_numpy(c)) != get_aval(x).shape:
+            raise AssertionError(
+                f"{what}: cotangent {i} has shape {numpy.shape(to_numpy(c))}, argument has "
+                f"shape {get_aval(x).shape}"
+            )
     jv = tree_util.tree_leaves(numerical_jvp(f, args, v, eps))
     lhs = _inner(u_leaves, jv)
-    rhs = _inner(tree_util.tree_leaves(ct), v_leaves)
+    rhs = _inner(ct_leaves, v_leaves)
     scale = max(1.0, abs(lhs), abs(rhs))
     if not abs(lhs - rhs) <= atol + rtol * scale:
         raise AssertionError(
-            f"vjp inner-product identity fails: <u, J v> = {lhs} but <J^T u, v> = {rhs}"
+            f"{what}: the inner-product identity fails: <u, J v> = {lhs} (J v by central "
+            f"differences) but <J^T u, v> = {rhs} (from vjp); difference {abs(lhs - rhs):.3g}"
         )
 
 
@@ -239,6 +297,11 @@ def check_grads(
 ) -> None:
     """Check forward and/or reverse derivatives of ``f`` at ``args`` up to ``order``.
 
+    ``args`` is a tuple of arguments (pytrees). Order k checks every nesting of k modes
+    (for ``order=2``: fwd, rev, fwd-over-fwd, rev-over-fwd, fwd-over-rev, rev-over-rev) by
+    checking the JVP/VJP functions themselves. Raises AssertionError naming the failing
+    composition.
+
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> check_grads(fnp.tanh, (np.array([0.3, -0.2]),), order=3)
@@ -246,39 +309,38 @@ def check_grads(
     bad = set(modes) - {"fwd", "rev"}
     if bad:
         raise ValueError(f"check_grads: unknown mode(s) {sorted(bad)}; use 'fwd' and/or 'rev'")
-    args = tuple(args)
+    if not isinstance(order, int) or order < 0:
+        raise ValueError(f"check_grads: order must be a non-negative int, got {order!r}")
+    args = _check_args(args, "check_grads")
     rng = numpy.random.default_rng(order)
+    leaves, tree = tree_util.tree_flatten(args)
 
-    def recurse(fun: Callable[..., Any], k: int) -> None:
+    def recurse(fun: Callable[..., Any], k: int, path: str) -> None:
         if "fwd" in modes:
-            check_jvp(fun, args, atol, rtol, eps, rng)
+            what = f"fwd{path} (order {order - k + 1})"
+            check_jvp(fun, args, atol, rtol, eps, rng, what=what)
             if k > 1:
-                leaves, tree = tree_util.tree_flatten(args)
-                t = tree_util.tree_unflatten(
-                    tree, [_rand_like(rng, x) if _is_diff(x) else _zeros_tangent(x)
-                           for x in leaves])
+                t = tree_util.tree_unflatten(tree, [_rand_like(rng, x) for x in leaves])
 
                 def f_jvp(*xs: Any, fun: Callable[..., Any] = fun, t: Any = t) -> Any:
                     return jvp(fun, xs, t)[1]
 
-                recurse(f_jvp, k - 1)
+                recurse(f_jvp, k - 1, f"-over-fwd{path}")
         if "rev" in modes:
-            check_vjp(fun, args, atol, rtol, eps, rng)
+            what = f"rev{path} (order {order - k + 1})"
+            check_vjp(fun, args, atol, rtol, eps, rng, what=what)
             if k > 1:
-                y = fun(*args)
-                y_leaves, y_tree = tree_util.tree_flatten(y)
-                u = tree_util.tree_unflatten(
-                    y_tree, [_rand_like(rng, o) if _is_diff(o) else _zeros_tangent(o)
-                             for o in y_leaves])
+                y_leaves, y_tree = tree_util.tree_flatten(fun(*args))
+                u = tree_util.tree_unflatten(y_tree, [_rand_like(rng, o) for o in y_leaves])
 
                 def f_vjp(*xs: Any, fun: Callable[..., Any] = fun, u: Any = u) -> Any:
                     return vjp(fun, *xs)[1](u)
 
-                recurse(f_vjp, k - 1)
+                recurse(f_vjp, k - 1, f"-over-rev{path}")
 
     if order < 1:
         return
-    recurse(f, order)
+    recurse(f, order, "")
 
 
 def gradcheck(
@@ -287,14 +349,15 @@ def gradcheck(
 ) -> bool:
     """PyTorch-style: first derivatives (fwd and rev) agree with finite differences.
 
-    Returns True or raises AssertionError naming the mismatch.
+    Returns True or raises AssertionError naming the mismatch. The defaults (small ``eps``,
+    loose ``rtol``) suit float64 inputs, as PyTorch's do; for float32 pass larger values.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> gradcheck(fnp.sin, (np.array([0.1, 0.2]),))
         True
     """
-    check_grads(f, tuple(inputs), order=1, atol=atol, rtol=rtol, eps=eps)
+    check_grads(f, _check_args(inputs, "gradcheck"), order=1, atol=atol, rtol=rtol, eps=eps)
     return True
 
 
@@ -309,5 +372,6 @@ def gradgradcheck(
         >>> gradgradcheck(fnp.sin, (np.array([0.1, 0.2]),))
         True
     """
-    check_grads(f, tuple(inputs), order=2, atol=atol, rtol=rtol, eps=eps)
+    check_grads(f, _check_args(inputs, "gradgradcheck"), order=2, atol=atol, rtol=rtol,
+                eps=eps)
     return True

@@ -84,7 +84,7 @@ class Context:
     """Binds Python objects (constants, functions) into the generated function's globals."""
 
     def __init__(self) -> None:
-        self.globals: dict[str, Any] = {"_copy": _copy, "_unshare": _unshare}
+        self.globals: dict[str, Any] = {"_copy": _copy, "_unshare": _unshare, "_arr": _arr}
         self._names: dict[int, str] = {}
         self._keep: list[Any] = []
 
@@ -126,6 +126,12 @@ emitters: dict[Primitive, EmitFn] = {}
 
 def _copy(v: Any) -> Any:
     return v if isinstance(v, _IMMUTABLE) else v.copy()
+
+
+def _arr(xp: Any, v: Any) -> Any:
+    # As eager evaluation does: NumPy scalars (from reductions, 0-d ufuncs) leave as arrays,
+    # on the device the function ran on.
+    return xp.asarray(v) if isinstance(v, numpy.generic) else v
 
 
 def _unshare(xp: Any, v: Any, *others: Any) -> Any:
@@ -539,11 +545,12 @@ def generate_source(
                 others.append(out_srcs[k] if b is not a else names[b])
                 certain = certain or b is a
         if certain:
-            out_srcs.append(f"_copy({s})")
+            s = f"_copy({s})"
         elif others:
-            out_srcs.append(f"_unshare(xp, {s}, {', '.join(dict.fromkeys(others))})")
-        else:
-            out_srcs.append(s)
+            s = f"_unshare(xp, {s}, {', '.join(dict.fromkeys(others))})"
+        if a.aval.ndim == 0 and a not in in_pos:
+            s = f"_arr(xp, {s})"
+        out_srcs.append(s)
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"
     body = lines + [f"    return [{', '.join(out_srcs)}]"]

@@ -13,14 +13,20 @@
      ``neg (neg x)``, ``convert_element_type`` to the dtype ``x`` has, identity
      ``broadcast_in_dim``/``reshape``/``transpose``, ``reduce_sum`` over no axes,
      ``stop_gradient``, ``select_n`` with equal cases, ``transpose`` of a ``transpose``
-     (permutations composed) and ``reshape`` of a ``reshape``. A rewrite to ``x`` happens
+     (permutations composed), ``reshape`` of a ``reshape``, and the transpose of a 2-D
+     product used nowhere else, ``(a . b)^T`` -> ``b^T . a^T`` (what reverse mode of a matmul
+     produces: one contiguous product instead of two steps). A rewrite to ``x`` happens
      only when ``x`` already has exactly the result's shape and dtype and is not weakly typed,
      so no broadcast or promotion is lost. ``x * 0`` becomes ``0`` only for integer and bool
      ``x``: for floats ``inf * 0`` and ``nan * 0`` are NaN, and folding would hide them.
      ``x + 0.0`` -> ``x`` can turn a ``-0.0`` result into ``-0.0`` where NumPy gives ``0.0``
      (they compare equal);
-   * **common-subexpression elimination**: same primitive, same params, same inputs;
+   * **common-subexpression elimination**: same primitive, same params, same inputs (in
+     either order for ``add``, ``mul``, ``add_any`` and the commutative logic ops);
 3. **dead-code elimination** (:func:`funcgrad.ir.dce_jaxpr`).
+
+(A CSE-only sweep runs before the full one, so rules that depend on use counts see them
+after duplicates are merged.)
 
 Consts of the input that are all zeros or all ones count as zeros/ones (AD instantiates
 symbolic zeros as zero arrays and ``grad`` seeds with ones).
@@ -47,6 +53,7 @@ from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
 from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import linalg as _linalg
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
 
@@ -66,6 +73,7 @@ FOLD_MAX_SIZE = 1024
 _SCAN_MAX_SIZE = 1 << 20
 
 Atom = Var | Literal
+_dot_general_p = getattr(_linalg, "dot_general_p", None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,6 +126,11 @@ def _inline(closed: ClosedJaxpr) -> tuple[Jaxpr, list[Any]]:
 # ---------------------------------------------------------------------------------------------
 # Facts about atoms
 
+_KIND_PRESERVING = frozenset(
+    (_shape.broadcast_in_dim_p, _shape.reshape_p, _shape.transpose_p,
+     _ew.convert_element_type_p)
+)
+
 
 class _Facts:
     """What the sweep knows: const values, producers of variables, zero/one-ness."""
@@ -125,6 +138,7 @@ class _Facts:
     def __init__(self, const_vals: dict[Var, Any]) -> None:
         self.const_vals = const_vals
         self.producer: dict[Var, Eqn] = {}
+        self.uses: dict[Var, int] = {}  # reads of each variable in the input jaxpr
         self._kind: dict[Var, str | None] = {}
 
     def value(self, a: Atom) -> Any:
@@ -143,10 +157,16 @@ class _Facts:
                 return "zero" if v == 0 else "one" if v == 1 else None
             except Exception:
                 return None
-        if a not in self.const_vals:
-            return None
         if a in self._kind:
             return self._kind[a]
+        if a not in self.const_vals:
+            # Broadcasting, reshaping or casting a zero/one keeps it a zero/one.
+            p = self.producer.get(a)
+            kind = None
+            if p is not None and p.prim in _KIND_PRESERVING and a.aval.dtype.kind in "iufc":
+                kind = self._const_kind(p.invars[0])
+            self._kind[a] = kind
+            return kind
         kind = None
         val = self.const_vals[a]
         aval = a.aval
@@ -307,6 +327,15 @@ def _simplify_transpose(eqn: Eqn, ins: list[Atom], f: _Facts):
         if composed == tuple(range(len(composed))) and _same(src, out):
             return [src]
         return eqn.replace(invars=[src], params={"permutation": composed})
+    if (p is not None and p.prim is _dot_general_p and perm == (1, 0)
+            and f.uses.get(x, 0) == 1 and set(p.params) == {"dimension_numbers"}):
+        # (a . b)^T = b^T . a^T: one contiguous product instead of a product and a transpose.
+        (lc, rc), (lb, rb) = p.params["dimension_numbers"]
+        a, b = p.invars
+        if not lb and not rb and a.aval.ndim == 2 and b.aval.ndim == 2 and len(lc) == 1:
+            dims = ((tuple(rc), tuple(lc)), ((), ()))
+            return Eqn(_dot_general_p, [b, a], eqn.outvars, {"dimension_numbers": dims},
+                       eqn.source_info)
     return None
 
 
@@ -327,6 +356,15 @@ def _simplify_select(eqn: Eqn, ins: list[Atom], f: _Facts):
         return [first]
     return None
 
+
+# IEEE addition and multiplication commute exactly, and so do NumPy's broadcasting and
+# promotion; max/min are left out (which zero or NaN they return depends on the order).
+_COMMUTATIVE = frozenset(
+    p for p in (_ew.add_p, _ew.mul_p, add_any_p, getattr(_ew, "and_p", None),
+                getattr(_ew, "or_p", None), getattr(_ew, "xor_p", None),
+                getattr(_ew, "eq_p", None), getattr(_ew, "ne_p", None))
+    if p is not None
+)
 
 # ---------------------------------------------------------------------------------------------
 # Constant folding
@@ -373,11 +411,18 @@ def _atom_key(a: Atom) -> Any:
     return a
 
 
+def _order(k: Any) -> tuple:
+    return (0, k.id, "") if type(k) is Var else (1, 0, repr(k))
+
+
 def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
     if eqn.prim in effectful_primitives or not eqn.outvars:
         return None
+    keys = [_atom_key(a) for a in ins]
+    if eqn.prim in _COMMUTATIVE and len(keys) == 2:
+        keys.sort(key=_order)  # x*y and y*x are one value
     try:
-        key = (eqn.prim, tuple(_atom_key(a) for a in ins), tuple(sorted(eqn.params.items())))
+        key = (eqn.prim, tuple(keys), tuple(sorted(eqn.params.items())))
         hash(key)
     except TypeError:
         return None
@@ -388,8 +433,17 @@ def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
 # The sweep
 
 
-def _sweep(jaxpr: Jaxpr, const_vals: dict[Var, Any]) -> tuple[Jaxpr, dict[Var, Any]]:
+def _sweep(
+    jaxpr: Jaxpr, const_vals: dict[Var, Any], simplify: bool = True
+) -> tuple[Jaxpr, dict[Var, Any]]:
     facts = _Facts(dict(const_vals))
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            if type(a) is Var:
+                facts.uses[a] = facts.uses.get(a, 0) + 1
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            facts.uses[a] = facts.uses.get(a, 0) + 1
     env: dict[Var, Atom] = {}
     new_consts: dict[Var, Any] = {}
     cse: dict[Any, list[Var]] = {}
@@ -399,12 +453,19 @@ def _sweep(jaxpr: Jaxpr, const_vals: dict[Var, Any]) -> tuple[Jaxpr, dict[Var, A
         # env maps to atoms that are already final, so one lookup resolves.
         return a if type(a) is Literal else env.get(a, a)
 
+    def forward(olds: list[Var], news: list[Atom]) -> None:
+        # The readers of each old variable now read its replacement.
+        for o, n in zip(olds, news):
+            env[o] = n
+            if type(n) is Var:
+                facts.uses[n] = facts.uses.get(n, 0) + facts.uses.get(o, 0)
+
     pending = list(reversed(jaxpr.eqns))
     while pending:
         eqn = pending.pop()
         ins = [read(a) for a in eqn.invars]
 
-        if all(facts.is_known(a) for a in ins):
+        if simplify and all(facts.is_known(a) for a in ins):
             vals = _fold(eqn, ins, facts)
             if vals is not None:
                 for v, val in zip(eqn.outvars, vals):
@@ -419,7 +480,7 @@ def _sweep(jaxpr: Jaxpr, const_vals: dict[Var, Any]) -> tuple[Jaxpr, dict[Var, A
                         env[v] = Literal(val, v.aval)
                 continue
 
-        rule = simplification_rules.get(eqn.prim)
+        rule = simplification_rules.get(eqn.prim) if simplify else None
         if rule is not None:
             res = rule(eqn, ins, facts)
             if isinstance(res, Eqn):
@@ -427,14 +488,14 @@ def _sweep(jaxpr: Jaxpr, const_vals: dict[Var, Any]) -> tuple[Jaxpr, dict[Var, A
                 pending.append(res)
                 continue
             if res is not None:
-                env.update(zip(eqn.outvars, res))
+                forward(eqn.outvars, res)
                 continue
 
         key = _cse_key(eqn, ins)
         if key is not None:
             prev = cse.get(key)
             if prev is not None:
-                env.update(zip(eqn.outvars, prev))
+                forward(eqn.outvars, prev)
                 continue
             cse[key] = eqn.outvars
         new_eqn = eqn.replace(invars=ins)
@@ -461,6 +522,8 @@ def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
     """
     jaxpr, consts = _inline(closed)
     const_map = dict(zip(jaxpr.constvars, consts))
+    # CSE alone first, so the rules that depend on how often a value is used see true counts.
+    jaxpr, const_map = _sweep(jaxpr, const_map, simplify=False)
     jaxpr, const_map = _sweep(jaxpr, const_map)
     jaxpr, _ = dce_jaxpr(jaxpr)
     return ClosedJaxpr(jaxpr, [const_map[v] for v in jaxpr.constvars])

@@ -147,6 +147,14 @@ class BatchTrace(Trace):
             if not live:
                 return bind(prim, *vals, **params)
             outs, out_dims = get_batch_rule(prim)(self.axis_size, vals, dims, **params)
+        except Exception as e:
+            if live and hasattr(e, "add_note"):
+                # Shapes in the message are batched ones; say so, and which rule it was.
+                e.add_note(
+                    f"(raised while vmap batched '{prim.name}': batch of {self.axis_size} at "
+                    f"operand axes {list(dims)}; shapes above include the batch axis)"
+                )
+            raise
         finally:
             _trace_var.reset(token)
         return [o if d is None else BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]

@@ -59,6 +59,10 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
     """A concrete zero array of ``aval`` on its device."""
+    if type(aval) is not ShapedArray:  # other abstract values (control flow's tapes) own theirs
+        zeros = getattr(aval, "zeros", None)
+        if zeros is not None:
+            return zeros()
     xp = xp_for_device(aval.device or get_default_device())
     return xp.zeros(aval.shape, dtype=aval.dtype)
 

@@ -130,7 +130,7 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
         >>> asarray([1, 2]).dtype, asarray(1.0, dtype="float32").dtype
         (dtype('int64'), dtype('float32'))
     """
-    if type(a) is numpy.ndarray and dtype is None and not copy:
+    if type(a) is numpy.ndarray and dtype is None and not copy and a.dtype.kind in "biufc":
         if get_default_device() == "cpu":
             return a
     dt = _dtype_or_none(dtype, "asarray")
@@ -538,6 +538,9 @@ def logspace(
         start, stop, base = (array(v, copy=None, ndmin=ndmax) for v in (start, stop, base))
         base = _fnp().expand_dims(base, axis)
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    if not isinstance(base, Tracer) and device_of(base) is None:
+        # A scalar base as an array of the dtype NEP 50 gives it against y.
+        base = asarray(base, dtype=result_dtype(get_aval(base), get_aval(y))[0])
     out = _fnp().power(base, y)
     return _cast(out, _dtype_or_none(dtype, "logspace"))
 

@@ -76,6 +76,28 @@ def asarray_operands(*xs: ArrayLike) -> tuple[Any, ...]:
     return tuple(_seq_to_array(x, xs) if type(x) in (list, tuple) else x for x in xs)
 
 
+def _colocate(*xs: Any) -> tuple[Any, ...]:
+    """NumPy scalars among device operands, moved to that device.
+
+    Compositions of several primitives need this: a primitive given only host values (a NumPy
+    scalar) returns a host array, which a later primitive could not mix with device arrays.
+    """
+    device = None
+    for x in xs:
+        if x is not None and not isinstance(x, _np.generic) and type(x) not in _PY_SCALARS:
+            d = get_aval(x).device
+            if d is not None and d != "cpu":
+                device = d
+                break
+    if device is None:
+        return xs
+    xp = xp_for_device(device)
+    return tuple(xp.asarray(x) if isinstance(x, _np.generic) else x for x in xs)
+
+
+_PY_SCALARS = (bool, int, float, builtins.complex)
+
+
 def _cast(x: Any, dt: _np.dtype) -> Any:
     return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
 
@@ -225,6 +247,11 @@ def _isnan(x: Any) -> Any:
     return _ew.ne(x, x)
 
 
+def _logical(op: Callable[[Any, Any], Any], x: Any, y: Any) -> Any:
+    x, y = _colocate(x, y)
+    return op(_truth(x), _truth(y))
+
+
 def _truth(x: Any) -> Any:
     return x if get_aval(x).dtype.kind == "b" else _ew.ne(x, 0)
 
@@ -243,11 +270,13 @@ def _power(x: Any, y: Any) -> Any:
 
 
 def _float_power(x: Any, y: Any) -> Any:
+    x, y = _colocate(x, y)
     dt = _ufunc_dtype(_np.float_power, x, y)
     return _power(_cast(x, dt), y if type(y) is int else _cast(y, dt))
 
 
 def _fmax(x: Any, y: Any) -> Any:
+    x, y = _colocate(x, y)
     r = _ew.max(x, y)
     if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
         return r
@@ -256,6 +285,7 @@ def _fmax(x: Any, y: Any) -> Any:
 
 
 def _fmin(x: Any, y: Any) -> Any:
+    x, y = _colocate(x, y)
     r = _ew.min(x, y)
     if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
         return r
@@ -264,6 +294,7 @@ def _fmin(x: Any, y: Any) -> Any:
 
 
 def _heaviside(x1: Any, x2: Any) -> Any:
+    x1, x2 = _colocate(x1, x2)
     dt = _ufunc_dtype(_np.heaviside, x1, x2)
     x1, x2 = _cast(x1, dt), _cast(x2, dt)
     r = _ew.select_n(_ew.gt(x1, 0), x2, 1)
@@ -423,13 +454,13 @@ _BINARY_BOOL: list[tuple[Any, ...]] = [
      "array([False,  True])", ()),
     ("greater_equal", _ew.ge, "Elementwise ``x1 >= x2``", "greater_equal([1, 2], 2)",
      "array([False,  True])", ()),
-    ("logical_and", lambda x, y: _ew.and_(_truth(x), _truth(y)),
+    ("logical_and", lambda x, y: _logical(_ew.and_, x, y),
      "Elementwise logical AND (nonzero is True)", "logical_and([0, 1, 2], 3)",
      "array([False,  True,  True])", ()),
-    ("logical_or", lambda x, y: _ew.or_(_truth(x), _truth(y)),
+    ("logical_or", lambda x, y: _logical(_ew.or_, x, y),
      "Elementwise logical OR (nonzero is True)", "logical_or([0, 1], 0)",
      "array([False,  True])", ()),
-    ("logical_xor", lambda x, y: _ew.xor(_truth(x), _truth(y)),
+    ("logical_xor", lambda x, y: _logical(_ew.xor, x, y),
      "Elementwise logical XOR (nonzero is True)", "logical_xor([0, 1], 1)",
      "array([ True, False])", ()),
 ]
@@ -590,7 +621,7 @@ def clip(
     # A bound left out is no bound (ndarray.clip(lo) allows that; numpy.clip raises).
     a_min = None if a_min is _np._NoValue else a_min
     a_max = None if a_max is _np._NoValue else a_max
-    a, lo, hi = asarray_operands(a, a_min, a_max)
+    a, lo, hi = _colocate(*asarray_operands(a, a_min, a_max))
     if kwargs:
         given = [v for v in (a, lo, hi) if v is not None]
         it = iter(_ufunc_options("clip", tuple(given), None, dict(kwargs), False))
@@ -624,7 +655,7 @@ def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /)
         return xp.nonzero(xp.asarray(c))
     if x is _np._NoValue or y is _np._NoValue:
         raise ValueError("funcgrad.numpy.where: either both or neither of x and y should be given")
-    condition, x, y = asarray_operands(condition, x, y)
+    condition, x, y = _colocate(*asarray_operands(condition, x, y))
     return _ew.select_n(_truth(condition), y, x)
 
 
@@ -639,11 +670,12 @@ def isclose(
         >>> fnp.isclose([1.0, 1.1], 1.0)
         array([ True, False])
     """
-    a, b, rtol, atol = asarray_operands(a, b, rtol, atol)
+    a, b, rtol, atol = _colocate(*asarray_operands(a, b, rtol, atol))
     bd = get_aval(b)
     if bd.dtype.kind not in "fc":
         # As NumPy: an exact (non-float) b is compared in floating point.
-        b = _cast(b, _np.result_type(bd.dtype, 1.0)) if not bd.weak_type else float(b)
+        # (a weak Python int stays weak: NumPy turns it into a Python float)
+        b = _ew.add(b, 0.0) if bd.weak_type else _cast(b, _np.result_type(bd.dtype, 1.0))
     close = _ew.le(_ew.abs(_ew.sub(a, b)), _ew.add(atol, _ew.mul(rtol, _ew.abs(b))))
     result = _ew.or_(_ew.and_(close, _ew.is_finite(b)), _ew.eq(a, b))
     if equal_nan:

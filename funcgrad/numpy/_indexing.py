@@ -101,8 +101,8 @@ def _concrete(x: Any, fn: str) -> Any:
 
 
 def _slice_bound(v: Any, what: str) -> int | None:
-    if v is None:
-        return None
+    if v is None or type(v) is int:
+        return v
     try:
         return operator.index(v)
     except TypeError:
@@ -123,65 +123,62 @@ def _mask_entries(mask: Any, device: str | None) -> list[Any]:
     return [_to_device(a, device) for a in xp.nonzero(value)]
 
 
+_ZERO_D_BOOL = (
+    "indexing with a 0-d boolean (x[True] / x[False]) is not supported; use x[None] or an "
+    "empty slice instead"
+)
+
+
 def _parse_index(x: Any, idx: Any) -> tuple[tuple, list[Any]]:
     """The static indexer and the index arrays of NumPy index ``idx`` applied to ``x``."""
-    xa = get_aval(x)
-    dev = xa.device
-    if not isinstance(idx, tuple):
+    dev = x.aval.device if isinstance(x, Tracer) else device_of(x)
+    if type(idx) is not tuple:
         idx = (idx,)
     entries: list[Any] = []
     arrays: list[Any] = []
-    # (entry position, mask ndim) for the shape checks of boolean masks
+    # (entry position, mask shape) for the shape checks of boolean masks
     masks: list[tuple[int, tuple[int, ...]]] = []
     for e in idx:
         t = type(e)
-        if e is None or e is Ellipsis:
-            entries.append(e)
-            continue
-        if t is int:
+        if t is int or e is None or e is Ellipsis:
             entries.append(e)
             continue
         if t is slice:
             entries.append(Slice(_slice_bound(e.start, "start"), _slice_bound(e.stop, "stop"),
                                  _slice_bound(e.step, "step")))
             continue
-        if isinstance(e, bool | numpy.bool_):
-            raise IndexError(
-                "indexing with a 0-d boolean (x[True] / x[False]) is not supported; use "
-                "x[None] or an empty slice instead"
-            )
+        if t is bool or t is numpy.bool_:
+            raise IndexError(_ZERO_D_BOOL)
         if isinstance(e, numpy.integer):
             entries.append(int(e))
             continue
-        if isinstance(e, list | tuple):
+        if t is list or t is tuple:
             host = numpy.asarray(e)
             if host.size == 0:
                 host = host.astype(numpy.intp)
-            e = _to_device(host, dev)
-        elif not isinstance(e, Tracer) and device_of(e) is None:
+            e = host
+        elif t is not numpy.ndarray and not isinstance(e, Tracer) and device_of(e) is None:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
                 f"integer or boolean arrays are valid indices, got {type(e).__name__}"
             )
-        kind = get_aval(e).dtype.kind
+        kind = e.dtype.kind
         if kind == "b":
-            mask_shape = get_aval(e).shape
-            masks.append((len(entries), mask_shape))
+            masks.append((len(entries), tuple(e.shape)))
             for a in _mask_entries(e, dev):
                 entries.append(Operand(len(arrays)))
                 arrays.append(a)
             continue
         if kind not in "iu":
             raise IndexError(
-                "arrays used as indices must be of integer (or boolean) type, got "
-                f"{get_aval(e).dtype}"
+                f"arrays used as indices must be of integer (or boolean) type, got {e.dtype}"
             )
-        if not isinstance(e, Tracer):
+        if dev is not None and not isinstance(e, Tracer):
             e = _to_device(e, dev)
         entries.append(Operand(len(arrays)))
         arrays.append(e)
     if masks:
-        _check_masks(entries, masks, xa.shape)
+        _check_masks(entries, masks, tuple(x.shape) if hasattr(x, "shape") else ())
     return tuple(entries), arrays
 
 
@@ -222,9 +219,9 @@ def _getitem(x: Any, idx: Any) -> Any:
                [5, 3]])
     """
     if type(idx) is int:  # the hot path: t[i]
-        return _ix.gather(x, indexer=(idx,))
+        return _ix.gather_p.bind(x, indexer=(idx,), mode="raise")[0]
     indexer, arrays = _parse_index(x, idx)
-    return _ix.gather(x, *arrays, indexer=indexer)
+    return _ix.gather_canonical(x, *arrays, indexer=indexer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +299,7 @@ class _IndexUpdateRef:
         """``x[idx]``."""
         mode = _at_mode(kwargs, "get")
         indexer, arrays = _parse_index(self.array, self.index)
-        return _ix.gather(self.array, *arrays, indexer=indexer, mode=mode)
+        return _ix.gather_canonical(self.array, *arrays, indexer=indexer, mode=mode)
 
     def set(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] = values`` (the last of repeated indices wins)."""
@@ -342,7 +339,11 @@ class _IndexUpdateRef:
             )
         if get_aval(v).dtype != xa.dtype:
             v = _ew.convert_element_type(v, xa.dtype)
-        inv = 1 / v if isinstance(v, int | float | complex) else _ew.div(1, v)
+        if isinstance(v, int | float | complex):
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                inv = xa.dtype.type(1) / xa.dtype.type(v)
+        else:
+            inv = _ew.div(1, v)
         return _ix.scatter_mul(x, inv, *arrays, indexer=indexer, mode=mode)
 
     def power(self, values: Any, **kwargs: Any) -> Any:
@@ -353,7 +354,7 @@ class _IndexUpdateRef:
         """
         x, v, arrays, indexer, mode = self._prepare(values, "power", True, kwargs)
         xa = get_aval(x)
-        cur = _ix.gather(x, *arrays, indexer=indexer, mode=mode)
+        cur = _ix.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
         new = _ew.pow(cur, v)
         if get_aval(new).dtype != xa.dtype:
             new = _ew.convert_element_type(new, xa.dtype)

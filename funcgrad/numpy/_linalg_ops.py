@@ -18,27 +18,44 @@ import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, xp_for_device
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, bind1
 from funcgrad.errors import ShapeError
 from funcgrad.ops import indexing as _ix
-from funcgrad.ops.linalg import dot_general
+from funcgrad.ops.linalg import dot_general, dot_general_p
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron"]
 
 
-def _arr(x: Any) -> Any:
-    """An array operand: tracers and arrays as they are; scalars and lists become arrays."""
-    if isinstance(x, Tracer) or type(x) is numpy.ndarray:
-        return x
-    if device_of(x) is not None:
-        return x
-    if isinstance(x, bool | int | float | complex | numpy.generic | list | tuple):
-        host = numpy.asarray(x)
+def _arrs(*xs: Any) -> list[Any]:
+    """Array operands: tracers and arrays as they are; Python/NumPy scalars and lists become
+    (strongly typed) arrays on the device of the array operands, as ``numpy.asarray`` would.
+    """
+    out: list[Any] = list(xs)
+    pending = []
+    dev = None
+    for k, x in enumerate(xs):
+        if isinstance(x, Tracer):
+            dev = dev or x.aval.device
+        elif type(x) is numpy.ndarray:
+            dev = dev or "cpu"
+        else:
+            d = device_of(x)
+            if d is not None:
+                dev = dev or d
+            elif isinstance(x, bool | int | float | complex | numpy.generic | list | tuple):
+                pending.append(k)
+            else:
+                raise TypeError(f"funcgrad.numpy: expected an array, got {type(x).__name__}")
+    for k in pending:
+        host = numpy.asarray(xs[k])
         if host.dtype == object:
             raise TypeError("funcgrad.numpy: ragged nested sequences cannot become an array")
-        dev = get_default_device()
-        return host if dev == "cpu" else device_put(host, dev)
-    raise TypeError(f"funcgrad.numpy: expected an array, got {type(x).__name__}")
+        d = dev or get_default_device()
+        out[k] = host if d == "cpu" else device_put(host, d)
+    return out
+
+
+_MM_DN = (((1,), (0,)), ((), ()))
 
 
 def _aval(x: Any) -> ShapedArray:
@@ -76,9 +93,13 @@ def matmul(a: Any, b: Any) -> Any:
         >>> fnp.matmul(np.ones((2, 3)), np.ones(3))
         array([3., 3.])
     """
-    a, b = _arr(a), _arr(b)
+    a, b = _arrs(a, b)
+    an, bn = a.ndim, b.ndim
+    if an == 2 and bn == 2:  # the hot path (dense layers)
+        if a.shape[1] != b.shape[0]:
+            _check_contract("matmul", _aval(a), 1, _aval(b), 0)
+        return bind1(dot_general_p, a, b, dimension_numbers=_MM_DN)
     aa, ba = _aval(a), _aval(b)
-    an, bn = aa.ndim, ba.ndim
     if an == 0 or bn == 0:
         raise ValueError(
             f"matmul: Input operand {0 if an == 0 else 1} does not have enough dimensions "
@@ -123,7 +144,7 @@ def dot(a: Any, b: Any) -> Any:
         >>> float(fnp.dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
         11.0
     """
-    a, b = _arr(a), _arr(b)
+    a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
         return _ew.mul(a, b)
@@ -140,7 +161,7 @@ def vdot(a: Any, b: Any) -> Any:
         >>> complex(fnp.vdot(np.array([1j, 2.0]), np.array([1j, 1.0])))
         (3+0j)
     """
-    a, b = _ravel(_arr(a)), _ravel(_arr(b))
+    a, b = (_ravel(v) for v in _arrs(a, b))
     aa, ba = _aval(a), _aval(b)
     if aa.size != ba.size:
         raise ShapeError(
@@ -157,7 +178,7 @@ def inner(a: Any, b: Any) -> Any:
         >>> fnp.inner(np.ones((2, 3)), np.ones((4, 3))).shape
         (2, 4)
     """
-    a, b = _arr(a), _arr(b)
+    a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
         return _ew.mul(a, b)
@@ -176,7 +197,7 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     """
     if out is not None:
         raise TypeError("fnp.outer: out= is not supported (funcgrad arrays are immutable)")
-    a, b = _ravel(_arr(a)), _ravel(_arr(b))
+    a, b = (_ravel(v) for v in _arrs(a, b))
     return dot_general(a, b, _dn((), ()))
 
 
@@ -191,7 +212,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         >>> fnp.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0], [1])).shape
         (3, 3)
     """
-    a, b = _arr(a), _arr(b)
+    a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     try:
         n = operator.index(axes)
@@ -245,7 +266,7 @@ def kron(a: Any, b: Any) -> Any:
         array([[1., 2., 0., 0.],
                [0., 0., 1., 2.]])
     """
-    a, b = _arr(a), _arr(b)
+    a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     nd = max(aa.ndim, ba.ndim)
     sa = (1,) * (nd - aa.ndim) + aa.shape
@@ -377,7 +398,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
         raise TypeError("fnp.einsum: out= is not supported (funcgrad arrays are immutable)")
     del optimize, order, casting
     spec, ops = _parse_einsum_args(operands)
-    ops = [_arr(o) for o in ops]
+    ops = _arrs(*ops)
     if dtype is not None:
         ops = [_ew.convert_element_type(o, numpy.dtype(dtype)) for o in ops]
     spec = spec.replace(" ", "")
@@ -432,9 +453,10 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
             )
     result_dt = numpy.result_type(*(_aval(o).dtype for o in ops))
 
+    diag = [_take_diagonal(o, ls) for o, ls in zip(ops, labels)]
     # Sizes per label, with NumPy's broadcasting of size-1 dims.
     sizes: dict[Any, int] = {}
-    for i, (o, ls) in enumerate(zip(ops, labels)):
+    for i, (o, ls) in enumerate(diag):
         for lab, s in zip(ls, _aval(o).shape):
             cur = sizes.get(lab)
             if cur is None or cur == 1:
@@ -446,8 +468,7 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
                 )
 
     work = []
-    for o, ls in zip(ops, labels):
-        o, ls = _take_diagonal(o, ls)
+    for o, ls in diag:
         shape = _aval(o).shape
         full = tuple(sizes[lab] for lab in ls)
         if shape != full:

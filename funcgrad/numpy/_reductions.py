@@ -24,7 +24,7 @@ import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
-from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.core import Tracer, bind1, concrete_or_error
 from funcgrad.errors import ShapeError
 
 __all__ = [
@@ -46,22 +46,16 @@ _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
 def _fnp(name: str) -> Any:
-    """A funcgrad.numpy function of another family, looked up when first needed."""
+    """A funcgrad.numpy function of another family (looked up late: it imports after us)."""
     import funcgrad.numpy as fnp
 
-    fn = getattr(fnp, name, None)
-    if fn is None:
-        raise NotImplementedError(f"funcgrad.numpy.{name} is not available yet")
-    return fn
+    return getattr(fnp, name)
 
 
 def _asarray(a: Any) -> Any:
     """Arrays, tracers and scalars pass through; lists and tuples become arrays."""
     if isinstance(a, list | tuple):
-        try:
-            return _fnp("asarray")(a)
-        except NotImplementedError:
-            return xp_for_device(get_default_device()).asarray(numpy.asarray(a))
+        return _fnp("asarray")(a)
     return a
 
 
@@ -81,10 +75,13 @@ def _unsupported(name: str, **params: Any) -> None:
             )
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(33)]
+
+
 def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or tuple of ints) as sorted non-negative axes; errors name ``name``."""
     if axis is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < 33 else tuple(range(ndim))
     if isinstance(axis, list | tuple):
         items = tuple(axis)
     else:
@@ -110,6 +107,11 @@ def _axis1(name: str, axis: Any, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int | numpy.integer):
         raise TypeError(f"{name}: axis must be an int or None, got {type(axis).__name__}")
     return _axes(name, axis, ndim)[0]
+
+
+def _rsum(x: Any, axes: tuple[int, ...]) -> Any:
+    """``reduce_sum`` over already-normalized ``axes`` (skips re-validating them)."""
+    return bind1(_red.reduce_sum_p, x, axes=axes)
 
 
 def _keep(out: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -180,20 +182,21 @@ def _where(c: Any, x: Any, y: Any) -> Any:
 # sum, prod
 
 
-def _sum_like(name, reduce, a, axis, dtype, out, keepdims, initial, where):
-    _unsupported(name, out=out, where=where)
+def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where):
+    if out is not None or where is not None:
+        _unsupported(name, out=out, where=where)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
-    dt = _dtype_arg(name, dtype)
+    dt = None if dtype is None else _dtype_arg(name, dtype)
     if dt is not None:
         x = _cast(x, dt)
-    r = reduce(x, axes)
+    r = bind1(prim, x, axes=axes)
     if dt is not None:
         r = _cast(r, dt)
     if initial is not None:
-        r = (_ew.add if reduce is _red.reduce_sum else _ew.mul)(r, initial)
-    return _keep(r, av.shape, axes, keepdims)
+        r = (_ew.add if prim is _red.reduce_sum_p else _ew.mul)(r, initial)
+    return _keep(r, av.shape, axes, keepdims) if keepdims else r
 
 
 def sum(
@@ -207,7 +210,7 @@ def sum(
         >>> sum(np.array([[True, False], [True, True]]), axis=1)
         array([1, 2])
     """
-    return _sum_like("sum", _red.reduce_sum, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("sum", _red.reduce_sum_p, a, axis, dtype, out, keepdims, initial, where)
 
 
 def prod(
@@ -221,7 +224,7 @@ def prod(
         >>> prod(np.array([[1., 2.], [3., 4.]]), axis=0)
         array([3., 8.])
     """
-    return _sum_like("prod", _red.reduce_prod, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("prod", _red.reduce_prod_p, a, axis, dtype, out, keepdims, initial, where)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,15 +250,15 @@ def mean(
 
     Example:
         >>> import numpy as np
-        >>> mean(np.array([1, 2, 4]))
-        np.float64(2.3333333333333335)
+        >>> float(mean(np.array([1, 2, 4])))
+        2.3333333333333335
     """
     _unsupported("mean", out=out, where=where)
     x = _asarray(a)
     av = _aval("mean", x)
     axes = _axes("mean", axis, av.ndim)
     cdt, rdt = _mean_dtypes(av, _dtype_arg("mean", dtype))
-    r = _ew.div(_red.reduce_sum(_cast(x, cdt), axes), _size(av.shape, axes))
+    r = _ew.div(_rsum(_cast(x, cdt), axes), _size(av.shape, axes))
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
 
 
@@ -289,9 +292,9 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     if dt is not None:
         x = _cast(x, dt)
     n = _size(av.shape, axes)
-    m = _ew.div(_red.reduce_sum(x, axes), n)
+    m = _ew.div(_rsum(x, axes), n)
     d = _ew.sub(x, _expand(m, av.shape, axes))
-    r = _ew.div(_red.reduce_sum(_abs2(d), axes), builtins.max(n - ddof, 0))
+    r = _ew.div(_rsum(_abs2(d), axes), builtins.max(n - ddof, 0))
     # A complex variance is real.
     if dt is not None and dt.kind in "fc":
         rdt = numpy.finfo(dt).dtype
@@ -315,8 +318,8 @@ def var(
 
     Example:
         >>> import numpy as np
-        >>> var(np.array([1., 2., 4.]), ddof=1)
-        np.float64(2.3333333333333335)
+        >>> float(var(np.array([1., 2., 4.]), ddof=1))
+        2.333333333333333
     """
     return _var("var", a, axis, dtype, out, _ddof("var", ddof, correction), keepdims, where,
                 mean)
@@ -332,8 +335,8 @@ def std(
 
     Example:
         >>> import numpy as np
-        >>> std(np.array([1., 3.]))
-        np.float64(1.0)
+        >>> float(std(np.array([1., 3.])))
+        1.0
     """
     v = _var("std", a, axis, dtype, out, _ddof("std", ddof, correction), keepdims, where, mean)
     return _fnp("sqrt")(v)
@@ -343,7 +346,7 @@ def std(
 # max, min
 
 
-def _extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name):
+def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
     _unsupported(name, out=out, where=where)
     x = _asarray(a)
     av = _aval(name, x)
@@ -359,7 +362,7 @@ def _extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name):
         xp = xp_for_device(av.device or get_default_device())
         r = xp.full(shape, initial, dtype=av.dtype)
         return _keep(r, av.shape, axes, keepdims)
-    r = reduce(x, axes)
+    r = bind1(prim, x, axes=axes)
     if initial is not None:
         r = _fnp(np_name)(r, initial)
     return _keep(r, av.shape, axes, keepdims)
@@ -376,7 +379,7 @@ def max(
         >>> max(np.array([[1., 5.], [7., 2.]]), axis=0)
         array([7., 5.])
     """
-    return _extremum("max", _red.reduce_max, a, axis, out, keepdims, initial, where, "maximum")
+    return _extremum("max", _red.reduce_max_p, a, axis, out, keepdims, initial, where, "maximum")
 
 
 def min(
@@ -390,11 +393,37 @@ def min(
         >>> min(np.array([[1., 5.], [7., 2.]]), axis=1)
         array([1., 2.])
     """
-    return _extremum("min", _red.reduce_min, a, axis, out, keepdims, initial, where, "minimum")
+    return _extremum("min", _red.reduce_min_p, a, axis, out, keepdims, initial, where, "minimum")
 
 
-amax = max
-amin = min
+def amax(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Maximum over ``axis``: ``numpy.amax``, the same as :func:`max`.
+
+    Example:
+        >>> import numpy as np
+        >>> float(amax(np.array([1., 5., 2.])))
+        5.0
+    """
+    return _extremum("amax", _red.reduce_max_p, a, axis, out, keepdims, initial, where,
+                     "maximum")
+
+
+def amin(
+    a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+    where: Any = None,
+) -> Any:
+    """Minimum over ``axis``: ``numpy.amin``, the same as :func:`min`.
+
+    Example:
+        >>> import numpy as np
+        >>> float(amin(np.array([1., 5., 2.])))
+        1.0
+    """
+    return _extremum("amin", _red.reduce_min_p, a, axis, out, keepdims, initial, where,
+                     "minimum")
 
 
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
@@ -409,8 +438,8 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     x = _asarray(a)
     if _aval("ptp", x).dtype == _BOOL:
         raise TypeError("ptp: boolean arrays are not supported (NumPy cannot subtract bools)")
-    hi = _extremum("ptp", _red.reduce_max, x, axis, None, keepdims, None, None, "maximum")
-    lo = _extremum("ptp", _red.reduce_min, x, axis, None, keepdims, None, None, "minimum")
+    hi = _extremum("ptp", _red.reduce_max_p, x, axis, None, keepdims, None, None, "maximum")
+    lo = _extremum("ptp", _red.reduce_min_p, x, axis, None, keepdims, None, None, "minimum")
     return _ew.sub(hi, lo)
 
 
@@ -442,8 +471,8 @@ def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
 
     Example:
         >>> import numpy as np
-        >>> argmax(np.array([[1., 5.], [7., 2.]]))
-        np.int64(2)
+        >>> int(argmax(np.array([[1., 5.], [7., 2.]])))
+        2
     """
     return _arg("argmax", _red.argmax, a, axis, out, keepdims)
 
@@ -463,12 +492,12 @@ def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
 # any, all, count_nonzero
 
 
-def _logical(name, reduce, a, axis, out, keepdims, where):
+def _logical(name, prim, a, axis, out, keepdims, where):
     _unsupported(name, out=out, where=where)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
-    return _keep(reduce(x, axes), av.shape, axes, keepdims)
+    return _keep(bind1(prim, x, axes=axes), av.shape, axes, keepdims)
 
 
 def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
@@ -480,7 +509,7 @@ def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
         >>> any(np.array([[0, 0], [0, 3]]), axis=1)
         array([False,  True])
     """
-    return _logical("any", _red.reduce_or, a, axis, out, keepdims, where)
+    return _logical("any", _red.reduce_or_p, a, axis, out, keepdims, where)
 
 
 def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
@@ -492,7 +521,7 @@ def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *,
         >>> all(np.array([[1, 0], [2, 3]]), axis=1)
         array([False,  True])
     """
-    return _logical("all", _red.reduce_and, a, axis, out, keepdims, where)
+    return _logical("all", _red.reduce_and_p, a, axis, out, keepdims, where)
 
 
 def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
@@ -510,7 +539,7 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
         nz = _fnp("not_equal")(x, 0)
     else:
         nz = _cast(x, _BOOL)
-    r = _red.reduce_sum(nz, axes)
+    r = _rsum(nz, axes)
     return _keep(r, av.shape, axes, keepdims)
 
 
@@ -655,7 +684,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
         r = _drop_last(_take_last(s, [n // 2]))
     else:
         pair = _take_last(s, [n // 2 - 1, n // 2])
-        r = _ew.div(_red.reduce_sum(pair, (get_aval(pair).ndim - 1,)), 2)
+        r = _ew.div(_rsum(pair, (get_aval(pair).ndim - 1,)), 2)
     r = _nan_propagate(r, s, n)
     if av.dtype == _F16:
         r = _cast(r, _F16)
@@ -734,8 +763,8 @@ def quantile(
 
     Example:
         >>> import numpy as np
-        >>> quantile(np.array([1., 2., 3., 4.]), 0.5)
-        np.float64(2.5)
+        >>> float(quantile(np.array([1., 2., 3., 4.]), 0.5))
+        2.5
     """
     _unsupported("quantile", out=out, weights=weights)
     return _quantile("quantile", a, q, axis, interpolation or method, keepdims, 1.0)
@@ -767,8 +796,8 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
     Example:
         >>> import numpy as np
-        >>> average(np.array([1., 2., 4.]), weights=np.array([1., 1., 2.]))
-        np.float64(2.75)
+        >>> float(average(np.array([1., 2., 4.]), weights=np.array([1., 1., 2.])))
+        2.75
     """
     x = _asarray(a)
     av = _aval("average", x)
@@ -799,9 +828,9 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             )
         w = _shape.broadcast_in_dim(w, av.shape, axes)
     w = _cast(w, rdt)
-    scl = _red.reduce_sum(w, axes)
+    scl = _rsum(w, axes)
     _check_nonzero_weights(scl)
-    avg = _ew.div(_red.reduce_sum(_ew.mul(_cast(x, rdt), w), axes), scl)
+    avg = _ew.div(_rsum(_ew.mul(_cast(x, rdt), w), axes), scl)
     avg = _keep(avg, av.shape, axes, keepdims)
     if returned:
         scl = _keep(scl, av.shape, axes, keepdims)
@@ -829,13 +858,13 @@ def nansum(
 
     Example:
         >>> import numpy as np
-        >>> nansum(np.array([1., np.nan, 2.]))
-        np.float64(3.0)
+        >>> float(nansum(np.array([1., np.nan, 2.])))
+        3.0
     """
     x = _asarray(a)
     if _is_inexact(_aval("nansum", x)):
         x = _where(_isnan(x), 0, x)
-    return _sum_like("nansum", _red.reduce_sum, x, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("nansum", _red.reduce_sum_p, x, axis, dtype, out, keepdims, initial, where)
 
 
 def nanprod(
@@ -846,13 +875,13 @@ def nanprod(
 
     Example:
         >>> import numpy as np
-        >>> nanprod(np.array([3., np.nan, 2.]))
-        np.float64(6.0)
+        >>> float(nanprod(np.array([3., np.nan, 2.])))
+        6.0
     """
     x = _asarray(a)
     if _is_inexact(_aval("nanprod", x)):
         x = _where(_isnan(x), 1, x)
-    return _sum_like("nanprod", _red.reduce_prod, x, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("nanprod", _red.reduce_prod_p, x, axis, dtype, out, keepdims, initial, where)
 
 
 def nanmean(
@@ -863,8 +892,8 @@ def nanmean(
 
     Example:
         >>> import numpy as np
-        >>> nanmean(np.array([1., np.nan, 2.]))
-        np.float64(1.5)
+        >>> float(nanmean(np.array([1., np.nan, 2.])))
+        1.5
     """
     _unsupported("nanmean", out=out, where=where)
     x = _asarray(a)
@@ -874,7 +903,7 @@ def nanmean(
     axes = _axes("nanmean", axis, av.ndim)
     nanmask = _isnan(x)
     tot = nansum(x, axis=axes, dtype=dtype)
-    cnt = _red.reduce_sum(_ew.convert_element_type(nanmask, _BOOL), axes)
+    cnt = _rsum(nanmask, axes)
     cnt = _cast(_ew.sub(_size(av.shape, axes), cnt), get_aval(tot).dtype)
     return _keep(_ew.div(tot, cnt), av.shape, axes, keepdims)
 
@@ -891,14 +920,14 @@ def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
         x = _cast(x, dt)
     nanmask = _isnan(x)
     x0 = _where(nanmask, 0, x)
-    cnt = _red.reduce_sum(_ew.convert_element_type(nanmask, _BOOL), axes)
+    cnt = _rsum(nanmask, axes)
     cnt = _ew.sub(_size(av.shape, axes), cnt)
     xdt = get_aval(x0).dtype
-    m = _ew.div(_red.reduce_sum(x0, axes), _cast(cnt, xdt))
+    m = _ew.div(_rsum(x0, axes), _cast(cnt, xdt))
     d = _where(nanmask, 0, _ew.sub(x0, _expand(m, av.shape, axes)))
     rdt = numpy.finfo(xdt).dtype
     dof = _ew.sub(cnt, ddof)
-    r = _ew.div(_red.reduce_sum(_abs2(d), axes), _cast(dof, rdt))
+    r = _ew.div(_rsum(_abs2(d), axes), _cast(dof, rdt))
     # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count).
     r = _where(_fnp("less_equal")(dof, 0), numpy.nan, _cast(r, rdt))
     return _keep(r, av.shape, axes, keepdims)
@@ -912,8 +941,8 @@ def nanvar(
 
     Example:
         >>> import numpy as np
-        >>> nanvar(np.array([1., np.nan, 3.]))
-        np.float64(1.0)
+        >>> float(nanvar(np.array([1., np.nan, 3.])))
+        1.0
     """
     return _nan_var("nanvar", a, axis, dtype, out, _ddof("nanvar", ddof, correction),
                     keepdims, where, mean)
@@ -927,8 +956,8 @@ def nanstd(
 
     Example:
         >>> import numpy as np
-        >>> nanstd(np.array([1., np.nan, 3.]))
-        np.float64(1.0)
+        >>> float(nanstd(np.array([1., np.nan, 3.])))
+        1.0
     """
     v = _nan_var("nanstd", a, axis, dtype, out, _ddof("nanstd", ddof, correction), keepdims,
                  where, mean)
@@ -944,7 +973,7 @@ def _nan_extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name,
     r = _extremum(name, reduce, _where(nanmask, fill, x), axis, out, keepdims, initial, where,
                   np_name)
     axes = _axes(name, axis, av.ndim)
-    all_nan = _keep(_red.reduce_and(nanmask, axes), av.shape, axes, keepdims)
+    all_nan = _keep(bind1(_red.reduce_and_p, nanmask, axes=axes), av.shape, axes, keepdims)
     return _where(all_nan, numpy.nan, r)
 
 
@@ -956,10 +985,10 @@ def nanmax(
 
     Example:
         >>> import numpy as np
-        >>> nanmax(np.array([1., np.nan, 2.]))
-        np.float64(2.0)
+        >>> float(nanmax(np.array([1., np.nan, 2.])))
+        2.0
     """
-    return _nan_extremum("nanmax", _red.reduce_max, a, axis, out, keepdims, initial, where,
+    return _nan_extremum("nanmax", _red.reduce_max_p, a, axis, out, keepdims, initial, where,
                          "maximum", -numpy.inf)
 
 
@@ -971,9 +1000,9 @@ def nanmin(
 
     Example:
         >>> import numpy as np
-        >>> nanmin(np.array([1., np.nan, 2.]))
-        np.float64(1.0)
+        >>> float(nanmin(np.array([1., np.nan, 2.])))
+        1.0
     """
-    return _nan_extremum("nanmin", _red.reduce_min, a, axis, out, keepdims, initial, where,
+    return _nan_extremum("nanmin", _red.reduce_min_p, a, axis, out, keepdims, initial, where,
                          "minimum", numpy.inf)
 

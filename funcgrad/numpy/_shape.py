@@ -314,6 +314,8 @@ def broadcast_arrays(*args: Any) -> tuple:
         [(2, 3), (2, 3)]
     """
     xs = [_arr(x) for x in args]
+    if not xs:
+        return ()
     shp = broadcast_shapes_or_error("broadcast_arrays", *(get_aval(x).shape for x in xs))
     return tuple(_shape.broadcast_to(x, shp) for x in xs)
 

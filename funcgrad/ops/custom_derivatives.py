@@ -37,6 +37,7 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Primitive, Tracer, bind, current_trace, eval_trace, set_current_trace
 from funcgrad.errors import MissingRuleError
 from funcgrad.interpreters import batching
@@ -49,7 +50,13 @@ from funcgrad.interpreters.jvp import (
     tangent_aval,
     zeros_like_aval,
 )
-from funcgrad.interpreters.staging import StagingTrace, staging_rewrites, trace_to_jaxpr
+from funcgrad.interpreters.staging import (
+    PartialEvalTrace,
+    StagingTrace,
+    partial_eval_rules,
+    staging_rewrites,
+    trace_to_jaxpr,
+)
 from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
@@ -204,11 +211,30 @@ def _maybe_closes(x: Any) -> bool:
     return False
 
 
-def _resolve_args(fun: Callable[..., Any], args: tuple, kwargs: dict, name: str) -> tuple:
-    if not kwargs:
+def _signature(fun: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _n_positional(sig: inspect.Signature | None) -> int:
+    if sig is None:
+        return 0
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in sig.parameters.values() if p.kind in kinds)
+
+
+def _resolve_args(
+    sig: inspect.Signature | None, n_pos: int, args: tuple, kwargs: dict, name: str
+) -> tuple:
+    """Positional arguments, with keywords and defaults filled in (rules see them all)."""
+    if (not kwargs and len(args) >= n_pos) or sig is None:
+        if kwargs:
+            raise TypeError(f"{name}: cannot resolve keyword arguments {sorted(kwargs)}")
         return args
     try:
-        ba = inspect.signature(fun).bind(*args, **kwargs)
+        ba = sig.bind(*args, **kwargs)
     except TypeError as e:
         raise TypeError(f"{name}: {e}") from None
     ba.apply_defaults()
@@ -317,6 +343,8 @@ class custom_jvp:  # noqa: N801  (the JAX name)
             raise TypeError(f"custom_jvp: expected a function, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._sig = _signature(fun)
+        self._n_pos = _n_positional(self._sig)
         self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_jvp")
         self.jvp: Callable[..., Any] | None = None
         # Defined under a transformation: the function may close over its tracers.
@@ -371,7 +399,7 @@ class custom_jvp:  # noqa: N801  (the JAX name)
                 f"no JVP rule defined for custom_jvp function {name}; define one with "
                 f"{name}.defjvp(...)"
             )
-        args = _resolve_args(self.fun, args, kwargs, name)
+        args = _resolve_args(self._sig, self._n_pos, args, kwargs, name)
         cur = current_trace()
         if cur is eval_trace:
             return self.fun(*args)
@@ -490,7 +518,14 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 
 def _custom_call_impl(*args: Any, fun: Any, num_consts: int, **_: Any) -> list[Any]:
     with set_current_trace(eval_trace):
-        return _call(fun, args)
+        outs = _call(fun, args)
+    # A function of Python scalars may return Python scalars; primitives return arrays.
+    return [_as_array(o) if type(o) in (bool, int, float, complex) else o for o in outs]
+
+
+def _as_array(x: Any) -> Any:
+    a = get_aval(x)
+    return xp_for_device(get_default_device()).asarray(x, dtype=a.dtype)
 
 
 def _out_avals_of(fun: Any, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
@@ -605,6 +640,8 @@ class custom_vjp:  # noqa: N801  (the JAX name)
             raise TypeError(f"custom_vjp: expected a function, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._sig = _signature(fun)
+        self._n_pos = _n_positional(self._sig)
         self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_vjp")
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
@@ -632,7 +669,7 @@ class custom_vjp:  # noqa: N801  (the JAX name)
                 f"no VJP rule defined for custom_vjp function {name}; define one with "
                 f"{name}.defvjp(fwd, bwd)"
             )
-        args = _resolve_args(self.fun, args, kwargs, name)
+        args = _resolve_args(self._sig, self._n_pos, args, kwargs, name)
         cur = current_trace()
         if cur is eval_trace:
             return self.fun(*args)
@@ -968,3 +1005,18 @@ def _stage_custom_call(trace: StagingTrace, args: Sequence[Any], params: dict):
 
 staging_rewrites[custom_jvp_call_p] = _stage_custom_call
 staging_rewrites[custom_vjp_call_p] = _stage_custom_call
+
+
+def _partial_eval_custom_call(trace: PartialEvalTrace, args: Sequence[Any], params: dict):
+    """A custom function applied to tangents inside a linear (tangent) computation: inline it.
+
+    The linear jaxpr is only evaluated or transposed, which its operations support one by one;
+    staging the call whole would need a transpose rule for it and would stage the primal work
+    done on known operands.
+    """
+    with set_current_trace(trace):
+        return _call(params["fun"], list(args))
+
+
+partial_eval_rules[custom_jvp_call_p] = _partial_eval_custom_call
+partial_eval_rules[custom_vjp_call_p] = _partial_eval_custom_call

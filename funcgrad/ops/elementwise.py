@@ -61,7 +61,11 @@ def unop(name: str, fn: Any) -> Primitive:
         return fn(numpy, x, **params)
 
     def impl(x: Any, **params: Any) -> list[Any]:
-        return [fn(xp_for(x), x, **params)]
+        xp = xp_for(x)
+        out = fn(xp, x, **params)
+        if xp is not numpy and isinstance(out, numpy.generic):
+            out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
+        return [out]
 
     def abstract(a: ShapedArray, **params: Any) -> list[ShapedArray]:
         dt, weak = probe_dtype(name, np_fn, a, **params)
@@ -79,7 +83,11 @@ def naryop(name: str, fn: Any) -> Primitive:
         return fn(numpy, *args, **params)
 
     def impl(*args: Any, **params: Any) -> list[Any]:
-        return [fn(xp_for(*args, what=name), *args, **params)]
+        xp = xp_for(*args, what=name)
+        out = fn(xp, *args, **params)
+        if xp is not numpy and isinstance(out, numpy.generic):
+            out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
+        return [out]
 
     def abstract(*avals: ShapedArray, **params: Any) -> list[ShapedArray]:
         shape = broadcast_shapes_or_error(name, *(a.shape for a in avals))
@@ -903,8 +911,9 @@ def fmod(x: Any, y: Any) -> Any:
 
 
 def _pow_jvp_x(g, ans, x, y):
-    # y * x**(y-1), but exactly 0 where y == 0 (0**-1 * 0 would be nan at x = 0).
-    jac = select_n(eq(y, 0), mul(y, pow(x, sub(y, 1))), 0)
+    # y * x**(y-1), but 0 at x = y = 0 (0 * 0**-1 would be nan). Only that point is
+    # guarded: selecting on y == 0 alone would lose the mixed derivative d2/dxdy = 1/x there.
+    jac = select_n(and_(eq(x, 0), eq(y, 0)), mul(y, pow(x, sub(y, 1))), 0)
     return mul(g, jac)
 
 

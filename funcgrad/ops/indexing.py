@@ -49,6 +49,7 @@ __all__ = [
     "index_layout",
     "canonical_indexer",
     "gather",
+    "gather_canonical",
     "gather_p",
     "scatter",
     "scatter_p",
@@ -367,7 +368,7 @@ def _check_index_avals(name: str, idx: Sequence[ShapedArray]) -> None:
 
 
 def _as_array(xp: Any, x: Any) -> Any:
-    return x if hasattr(x, "shape") else xp.asarray(x)
+    return xp.asarray(x) if isinstance(x, bool | int | float | complex | numpy.generic) else x
 
 
 def _zeros(shape: tuple[int, ...], dtype: Any, device: str | None) -> Any:
@@ -396,6 +397,8 @@ def _check_mode(name: str, mode: str) -> None:
 
 
 def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str) -> list:
+    if not idx and type(x) is numpy.ndarray:  # the eager fast path: a NumPy view
+        return [x[_index_tuple(indexer, idx)]]
     xp = xp_for(x, *idx, what="gather")
     x = _as_array(xp, x)
     if idx and (mode != "raise" or not _is_numpy_like(xp)):
@@ -427,7 +430,17 @@ def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None) ->
         array([[2, 0],
                [5, 3]])
     """
-    indexer = canonical_indexer(indexer)
+    return gather_canonical(x, *index_arrays, indexer=canonical_indexer(indexer), mode=mode)
+
+
+def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | None = None) -> Any:
+    """:func:`gather` for an ``indexer`` already in canonical form (no Python slices).
+
+    Example:
+        >>> import numpy as np
+        >>> gather_canonical(np.arange(4), indexer=(Slice(None, None, -1),))
+        array([3, 2, 1, 0])
+    """
     if not index_arrays and _is_identity_indexer(indexer):
         return x
     if mode is None:
@@ -616,9 +629,40 @@ def _scatter_mul_impl(x, u, *idx, indexer, mode):
     xp, out, key = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
     if not idx:
         out[key] *= u
-    else:
-        xp.multiply.at(out, key, u)
+        return [out]
+    at = getattr(xp.multiply, "at", None)
+    try:
+        if at is None:
+            raise NotImplementedError
+        at(out, key, u)
+    except (NotImplementedError, TypeError):
+        # Array modules without multiply.at (some CuPy versions): fine without repeats.
+        if _may_repeat(out.shape, _key_arrays(key), _key_indexer(key)):
+            raise NotImplementedError(
+                f"scatter_mul: {getattr(xp, '__name__', 'this array module')} has no "
+                "multiply.at for repeated indices"
+            ) from None
+        out[key] = out[key] * u
     return [out]
+
+
+def _key_arrays(key: tuple) -> list[Any]:
+    """The index arrays of a built index tuple, in order."""
+    return [e for e in key if hasattr(e, "shape")]
+
+
+def _key_indexer(key: tuple) -> tuple:
+    k = 0
+    out = []
+    for e in key:
+        if hasattr(e, "shape"):
+            out.append(Operand(k))
+            k += 1
+        elif type(e) is slice:
+            out.append(Slice(e.start, e.stop, e.step))
+        else:
+            out.append(e)
+    return tuple(out)
 
 
 def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
@@ -752,6 +796,18 @@ def _may_repeat(x_shape: tuple[int, ...], idx: Sequence[Any], indexer: tuple) ->
                 return True
         concrete.append(a)
     xp = xp_for(*concrete)
+    ops = [e for e in indexer if type(e) is Operand]
+    if len(ops) == 1 and all(
+        e is Ellipsis or e is None or type(e) is int or (type(e) is Slice and e.is_full())
+        for e in indexer if type(e) is not Operand
+    ):
+        # One index array and nothing else that could collide: look at it alone.
+        (axis,) = index_layout("scatter", indexer, tuple(x_shape),
+                               (tuple(concrete[0].shape),)).operand_axes[ops[0].k]
+        n = x_shape[axis]
+        a = concrete[ops[0].k].reshape(-1)
+        a = a % n if n else a
+        return int(xp.unique(a).size) != int(a.size)
     ids = _iota(tuple(x_shape), get_aval(concrete[0]).device)
     try:
         picked = ids[_index_tuple(indexer, concrete)]

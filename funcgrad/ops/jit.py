@@ -21,18 +21,20 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from funcgrad import compile as _compile
 from funcgrad.avals import ShapedArray, float0
+from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, bind, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching, jaxpr_rules
 from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
 from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer, partial_eval_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ir import ClosedJaxpr, Eqn, dce_rules
+from funcgrad.ir import ClosedJaxpr, Eqn, Literal, dce_rules
 from funcgrad.ops import shape as _shape
 
 __all__ = ["jit_p", "call_jaxpr"]
@@ -77,8 +79,18 @@ def _no_donation(n: int) -> tuple[bool, ...]:
 # -- impl and shape rule ------------------------------------------------------------------------
 
 
+_PY_SCALARS = (bool, int, float, complex)
+
+
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple[bool, ...]):
-    return _compile.compile_jaxpr(jaxpr, donated_invars, name)(*args)
+    outs = _compile.compile_jaxpr(jaxpr, donated_invars, name)(*args)
+    # Primitive results are arrays (EvalTrace makes NumPy scalars arrays too); a traced
+    # function may hand back a Python scalar (an input, a literal) as it is, which eager
+    # consumers such as the reverse-mode tape would not recognise as a value.
+    for i, o in enumerate(outs):
+        if type(o) in _PY_SCALARS:
+            outs[i] = xp_for(o).asarray(o, dtype=jaxpr.out_avals[i].dtype)
+    return outs
 
 
 def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, donated_invars):
@@ -124,15 +136,48 @@ jvp_rules[jit_p] = _jit_jvp
 # -- partial evaluation (linearize): known part now, unknown part staged -------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _forwarding(known: ClosedJaxpr) -> tuple[ClosedJaxpr | None, tuple[Any, ...]]:
+    """Outputs of ``known`` that are just one of its inputs or a literal need no call: the
+    plan says, per output, ``("in", i)``, ``("lit", value)`` or ``("out", None)``; the jaxpr
+    returned computes only the ``"out"`` ones (None when there are none)."""
+    j = known.jaxpr
+    pos = {v: i for i, v in enumerate(j.invars)}
+    plan: list[tuple[str, Any]] = []
+    for a in j.outvars:
+        if type(a) is Literal:
+            plan.append(("lit", a.val))
+        elif a in pos:
+            plan.append(("in", pos[a]))
+        else:
+            plan.append(("out", None))
+    used = tuple(k == "out" for k, _ in plan)
+    if all(used):
+        return known, tuple(plan)
+    if not any(used) and not jaxpr_rules.has_effects(j):
+        return None, tuple(plan)
+    pruned, _ = jaxpr_rules.dce_closed_jaxpr(known, used, prune_invars=False)
+    return pruned, tuple(plan)
+
+
 def _jit_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict) -> list[Any]:
     jaxpr: ClosedJaxpr = params["jaxpr"]
     name: str = params["name"]
     unknowns = tuple(isinstance(x, StagingTracer) and x._trace is trace for x in args)
     known, unknown, out_unk, _ = jaxpr_rules.partial_eval_jaxpr(jaxpr, unknowns, False)
     known_args = [x for x, u in zip(args, unknowns) if not u]
-    with set_current_trace(trace.parent):  # type: ignore[arg-type]
-        known_outs = bind(jit_p, *known_args, jaxpr=known, name=name,
+    # Residuals that are known inputs (or literals) pass straight through, not via the call:
+    # the parent trace then sees the very values it gave (a tape keeps tracking them).
+    to_call, plan = _forwarding(known)
+    called: list[Any] = []
+    if to_call is not None:
+        with set_current_trace(trace.parent):  # type: ignore[arg-type]
+            called = bind(jit_p, *known_args, jaxpr=to_call, name=name,
                           donated_invars=_no_donation(len(known_args)))
+    c_it = iter(called)
+    known_outs = []
+    for kind, v in plan:
+        known_outs.append(known_args[v] if kind == "in" else v if kind == "lit" else next(c_it))
     n_known = sum(1 for u in out_unk if not u)
     residuals = known_outs[n_known:]
     unknown_args = [*residuals, *(x for x, u in zip(args, unknowns) if u)]

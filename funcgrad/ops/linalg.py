@@ -10,6 +10,7 @@ scalars). The implementation is one transpose/reshape to ``(batch, M, K) @ (batc
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy
@@ -113,12 +114,19 @@ def _dot_general_abstract(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers)
     return [ShapedArray(shape, dt, weak, result_device("dot_general", lhs, rhs))]
 
 
+_MATMUL_DN = (((1,), (0,)), ((), ()))
+
+
 def _prod(shape: Any) -> int:
     return int(numpy.prod(shape, dtype=numpy.int64))
 
 
 def _dot_general_impl(lhs: Any, rhs: Any, dimension_numbers) -> list:
     xp = xp_for(lhs, rhs, what="dot_general")
+    if dimension_numbers == _MATMUL_DN and getattr(lhs, "ndim", 0) == 2 and getattr(
+        rhs, "ndim", 0
+    ) == 2:
+        return [xp.matmul(lhs, rhs)]  # the hot path: x @ W
     (lc, rc), (lb, rb) = dimension_numbers
     if not hasattr(lhs, "ndim") or not hasattr(rhs, "ndim") or lhs.ndim == 0 or rhs.ndim == 0:
         # A scalar operand: nothing to contract, an outer product is a multiply (NEP 50 kept).
@@ -158,9 +166,15 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any) -> Any:
         >>> dot_general(a, b, (((1,), (0,)), ((), ()))).shape
         (2, 4)
     """
-    la, ra = get_aval(lhs), get_aval(rhs)
-    dn = canonical_dimension_numbers(dimension_numbers, la.ndim, ra.ndim)
+    lnd, rnd = get_aval(lhs).ndim, get_aval(rhs).ndim
+    try:
+        dn = _canonical_cached(dimension_numbers, lnd, rnd)
+    except TypeError:  # lists inside: unhashable, not cacheable
+        dn = canonical_dimension_numbers(dimension_numbers, lnd, rnd)
     return bind1(dot_general_p, lhs, rhs, dimension_numbers=dn)
+
+
+_canonical_cached = functools.lru_cache(maxsize=1024)(canonical_dimension_numbers)
 
 
 # -- JVP: bilinear -------------------------------------------------------------------------------

@@ -41,7 +41,6 @@ from funcgrad.ops._util import (
 )
 
 _INT64 = numpy.dtype("int64")
-_BOOL = numpy.dtype("bool")
 
 
 def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -78,7 +77,9 @@ def _reducer(name: str, xp_name: str, dtype_fn: Any = None, nonempty: bool = Fal
     """A reduction primitive over ``axes``; result dtype probed with ``dtype_fn`` if given."""
 
     def impl(x: Any, axes: tuple[int, ...]) -> list:
-        return [getattr(xp_for(x), xp_name)(x, axis=axes)]
+        # axis=None is NumPy's fast path for a full reduction.
+        full = type(axes) is tuple and 0 < len(axes) == getattr(x, "ndim", 0)
+        return [getattr(xp_for(x), xp_name)(x, axis=None if full else axes)]
 
     def abstract(a: ShapedArray, axes: tuple[int, ...]) -> list[ShapedArray]:
         check_static(name, axes=axes)
@@ -101,10 +102,6 @@ def _norm_axes(name: str, x: Any, axes: Any) -> tuple[int, ...]:
 
 # =============================================================================================
 # reduce_sum
-
-
-def _np_sum(x, axes):
-    return numpy.sum(x, axis=axes)
 
 
 reduce_sum_p = _reducer("reduce_sum", "sum", numpy.sum)

@@ -11,6 +11,8 @@ import collections
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev, host
+from hypothesis import given
+from hypothesis import strategies as st
 
 import funcgrad
 from funcgrad import grad, jvp, vmap
@@ -527,3 +529,110 @@ def test_make_jaxpr_of_vmap():
     s = str(jaxpr)
     assert "f64[4,3]" in s or "f64[3,4]" in s
     assert "reduce_sum" in s
+
+
+# ---------------------------------------------------------------------------------------------
+# with funcgrad.numpy, jit and the other transformations
+
+
+def test_python_if_through_numpy_operators_explains():
+    import funcgrad.numpy as fnp
+
+    msg = _err(ConcretizationError, vmap(lambda x: x if x > 0 else -x), dev(rnd(3)))
+    assert "batched" in msg and "where" in msg
+    got = vmap(lambda x: fnp.where(x > 0, x, -x))(dev(np.array([1.0, -2.0, 3.0])))
+    assert_allclose(got, np.array([1.0, 2.0, 3.0]))
+    # Python control flow on unmapped values is fine.
+    f = vmap(lambda x, k: x * 2.0 if k > 0 else x, in_axes=(0, None))
+    assert_allclose(f(dev(np.ones(3)), 1), np.full(3, 2.0))
+
+
+def test_per_example_gradients_with_numpy_mlp():
+    import funcgrad.numpy as fnp
+
+    params, xs, ys = _mlp_params(), rnd(12, 4), rnd(12, 2)
+
+    def loss(p, x, y):
+        h = fnp.sin(x @ p["w1"] + p["b1"])
+        return fnp.sum((h @ p["w2"] + p["b2"] - y) ** 2)
+
+    got = vmap(grad(loss), in_axes=(None, 0, 0))(*dev((params, xs, ys)))
+    assert_allclose(got, _numpy_per_example_grads(params, xs, ys), rtol=1e-10, atol=1e-12)
+    got = vmap(grad(loss), in_axes=(None, 0, 0), chunk_size=5)(*dev((params, xs, ys)))
+    assert_allclose(got, _numpy_per_example_grads(params, xs, ys), rtol=1e-10, atol=1e-12)
+
+
+def test_vmap_and_jit_compose():
+    import funcgrad.numpy as fnp
+
+    x = rnd(7, 3)
+    f = lambda r: fnp.sum(fnp.sin(r) ** 2)
+    want = np.sum(np.sin(x) ** 2, 1)
+    assert_allclose(funcgrad.jit(vmap(f))(dev(x)), want)
+    assert_allclose(funcgrad.jit(vmap(f, chunk_size=3))(dev(x)), want)
+    assert_allclose(vmap(funcgrad.jit(f), in_axes=1)(dev(x.T)), want)
+
+
+def test_make_jaxpr_of_chunked_vmap_slices_and_concatenates():
+    s = str(funcgrad.make_jaxpr(vmap(g3, chunk_size=4))(rnd(7, 3)))
+    assert s.count("slice") == 2 and "concatenate" in s
+
+
+def test_vmap_of_jacobians():
+    import funcgrad.numpy as fnp
+
+    x = rnd(5, 3)
+    jr = vmap(funcgrad.jacrev(fnp.sin))(dev(x))
+    jf = vmap(funcgrad.jacfwd(fnp.sin), chunk_size=2)(dev(x))
+    want = np.stack([np.diag(np.cos(r)) for r in x])
+    assert_allclose(jr, want)
+    assert_allclose(jf, want)
+
+
+# ---------------------------------------------------------------------------------------------
+# property test: random axes, chunking and output placement agree with a loop
+
+
+def _prop_fun(a, b):
+    s = red.reduce_sum(ew.mul(b, b))
+    return {"y": ew.add(ew.mul(ew.sin(a), s), a), "s": s}
+
+
+@given(
+    ax_a=st.sampled_from([0, 1, 2, -1, -2, -3]),
+    ax_b=st.sampled_from([None, 0, 1, -1]),
+    out_y=st.sampled_from([0, 1, 2, -1, -3]),
+    chunk=st.sampled_from([None, 1, 2, 3, 4]),
+    n=st.integers(1, 5),
+)
+def test_random_axes_match_loop(ax_a, ax_b, out_y, chunk, n):
+    r = np.random.default_rng(n)
+    a = np.moveaxis(r.standard_normal((n, 2, 3)), 0, ax_a)
+    b = r.standard_normal((n, 4)) if ax_b is not None else r.standard_normal(4)
+    if ax_b is not None:
+        b = np.moveaxis(b, 0, ax_b)
+    got = vmap(_prop_fun, in_axes=(ax_a, ax_b), out_axes={"y": out_y, "s": 0},
+               chunk_size=chunk)(*dev((a, b)))
+    want = loop(_prop_fun, (ax_a, ax_b), dev((a, b)))
+    want["y"] = np.moveaxis(want["y"], 0, out_y)
+    if ax_b is None:
+        want["s"] = np.broadcast_to(want["s"], (n,))
+    assert_allclose(got, want)
+
+
+def test_numpy_integer_axes_and_non_array_outputs():
+    x = rnd(3, 4)
+    got = vmap(ew.sin, in_axes=np.int64(1), out_axes=np.int32(-1))(dev(x))
+    assert_allclose(got, np.sin(x))
+    msg = _err(TypeError, vmap(lambda r: (r, "label")), dev(x))
+    assert "out[1]" in msg and "not an array" in msg
+    assert vmap(lambda r: (r, "label"), out_axes=(0, None))(dev(x))[1] == "label"
+
+
+def test_one_vmapped_function_called_with_different_structures():
+    f = vmap(lambda d: red.reduce_sum(d["w"]), in_axes=({"w": 1},))
+    assert_allclose(f(dev({"w": np.ones((2, 3))})), np.full(3, 2.0))
+    assert_allclose(f(dev({"w": np.ones((4, 5))})), np.full(5, 4.0))
+    msg = _err(ValueError, f, dev({"v": np.ones((2, 3))}))
+    assert "'v'" in msg and "'w'" in msg
+    assert_allclose(f(dev({"w": np.ones((2, 3))})), np.full(3, 2.0))

@@ -31,7 +31,11 @@ __all__ = [
     "type_str",
     "check_carry_types",
     "runner",
+    "compiled",
+    "COMPILE_AFTER",
     "as_output",
+    "weak_scalar_slots",
+    "keep_weak",
     "reorder",
     "add_unused_invars",
     "zeros_for",
@@ -221,7 +225,50 @@ def _build_runner(closed: ClosedJaxpr) -> Callable[..., list]:
     return run
 
 
+#: iterations a loop runs over the interpreted body before compiling it (compiling costs a few
+#: milliseconds, then each iteration runs several times faster)
+COMPILE_AFTER = 48
+
+
+def _compilable(closed: ClosedJaxpr) -> bool:
+    # Tapes are opaque Python objects; the code generator reasons about array buffers.
+    j = closed.jaxpr
+    if any(type(v.aval) is TapeAval for v in (*j.invars, *j.constvars)):
+        return False
+    if any(type(a.aval) is TapeAval for a in j.outvars):
+        return False
+    return not any(type(v.aval) is TapeAval for e in j.eqns for v in e.outvars)
+
+
+def compiled(closed: ClosedJaxpr) -> Callable[..., list] | None:
+    """The compiled executable of ``closed`` (cached), or None when it cannot be compiled."""
+    if not _compilable(closed):
+        return None
+    from funcgrad.compile import compile_jaxpr
+
+    return compile_jaxpr(closed, None, "loop_body")
+
+
 _PY_SCALARS = (bool, int, float, complex)
+
+
+def weak_scalar_slots(avals: Sequence[ShapedArray]) -> list[int]:
+    """Positions of weakly typed scalar carries (those that started as Python scalars)."""
+    return [k for k, a in enumerate(avals)
+            if a.weak_type and a.shape == () and type(a) is not TapeAval]
+
+
+def keep_weak(carry: list[Any], slots: Sequence[int]) -> None:
+    """Turn weakly typed scalar carries back into Python scalars, in place.
+
+    A loop counter that started as ``0`` is weakly typed in the jaxpr (``f32_array + i``
+    stays float32, NEP 50), but one iteration of ``i + 1`` at run time gives a 0-d array,
+    which NumPy treats as strong: the next ``f32_array + i`` would silently be float64.
+    """
+    for k in slots:
+        v = carry[k]
+        if type(v) not in _PY_SCALARS:
+            carry[k] = v.item()
 
 
 def as_output(x: Any, aval: ShapedArray) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 
 from funcgrad.avals import ShapedArray
 
-__all__ = ["TapeAval", "Tape", "is_tape_aval", "empty_tape"]
+__all__ = ["TapeAval", "Tape", "ZeroTape", "is_tape_aval", "empty_tape"]
 
 
 class TapeAval(ShapedArray):
@@ -47,6 +47,10 @@ class TapeAval(ShapedArray):
 
     def __hash__(self) -> int:
         return self._hash
+
+    def zeros(self) -> ZeroTape:
+        """The zero value of this type (``zeros_like_aval`` asks for it)."""
+        return ZeroTape(self)
 
     def str_short(self) -> str:
         return f"tape[{self.elem.str_short()}]"
@@ -93,11 +97,22 @@ class Tape:
 
     def __add__(self, other: Any) -> Tape:
         # add_any sums the cotangents of a tape read twice by linear code.
+        if type(other) is ZeroTape:
+            return self
         if not isinstance(other, Tape) or len(other) != len(self):
             raise TypeError(f"cannot add {self!r} and {other!r}")
         return Tape([a + b for a, b in zip(self.items, other.items)], self.aval)
 
     __radd__ = __add__
+
+    def copy(self) -> Tape:
+        return Tape(list(self.items), self.aval)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # Tapes share no memory with arrays (jit's output un-aliasing asks); nothing else.
+        if getattr(func, "__name__", "") in ("may_share_memory", "shares_memory"):
+            return False
+        return NotImplemented
 
     def __repr__(self) -> str:
         return f"Tape(len={len(self.items)}, {self.aval.str_short()})"
@@ -105,6 +120,41 @@ class Tape:
     __str__ = __repr__
 
 
+class ZeroTape(Tape):
+    """A tape of zeros of any length: the zero (co)tangent of a tape, and the filler of a
+    residual slot that the taken branch of a ``cond`` does not use.
+
+    Loops over tapes take their length from the other tapes; indexing gives zeros.
+    """
+
+    __slots__ = ("_zero",)
+
+    def __init__(self, aval: TapeAval) -> None:
+        super().__init__([], aval)
+        self._zero: Any = None
+
+    def __getitem__(self, i: int) -> Any:
+        if self._zero is None:
+            from funcgrad.interpreters.jvp import zeros_like_aval
+
+            elem = self.aval.elem
+            self._zero = ZeroTape(elem) if type(elem) is TapeAval else zeros_like_aval(elem)
+        return self._zero
+
+    def __add__(self, other: Any) -> Tape:
+        return other
+
+    __radd__ = __add__
+
+    def copy(self) -> ZeroTape:
+        return self
+
+    def __repr__(self) -> str:
+        return f"ZeroTape({self.aval.str_short()})"
+
+    __str__ = __repr__
+
+
 def empty_tape(aval: TapeAval) -> Tape:
-    """A tape with no elements (what a branch that ran no loop contributes)."""
-    return Tape([], aval)
+    """The zero tape of ``aval`` (what a branch that ran no loop contributes)."""
+    return ZeroTape(aval)

@@ -209,3 +209,22 @@ def test_helpers_differentiate():
 def test_batch_trace_under_staging():
     jaxpr = funcgrad.make_jaxpr(funcgrad.vmap(lambda v: ew.sin(sh.reshape(v, (3, 1)))))(rnd(4, 3))
     assert "f64[4,3,1]" in str(jaxpr)
+
+
+def test_errors_from_a_rule_say_which_primitive_was_batched():
+    p = Primitive("test_batching_raises")
+    p.def_impl(lambda x: [x])
+    p.def_abstract_eval(lambda a: [a])
+
+    def rule(axis_size, vals, dims):
+        raise ValueError("boom")
+
+    batching.batch_rules[p] = rule
+    try:
+        with pytest.raises(ValueError, match="boom") as info:
+            funcgrad.vmap(lambda v: p.bind(v)[0], in_axes=1)(dev(rnd(2, 3)))
+        notes = " ".join(getattr(info.value, "__notes__", []))
+        assert "test_batching_raises" in notes and "batch of 3" in notes and "[1]" in notes
+    finally:
+        del batching.batch_rules[p]
+        primitive_registry.remove(p)

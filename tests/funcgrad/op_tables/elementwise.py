@@ -246,7 +246,7 @@ _TIES = [(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0, 4.0])),
          (np.array([np.nan, 1.0, 2.0]), np.array([1.0, np.nan, 2.0]))]
 for _n in ("maximum", "minimum", "fmax", "fmin"):
     binary(_n, getattr(fnp, _n), getattr(np, _n), extra=_TIES, grad_args=_no_ties(_grad2()))
-binary("heaviside", fnp.heaviside, np.heaviside, order=0,
+binary("heaviside", fnp.heaviside, np.heaviside, order=0, grad_args=_grad2(),
        extra=[(np.array([-1.0, 0.0, 2.0, np.nan]), 0.5), (np.array([-1, 0, 3]), 1)])
 
 # -- comparisons, logical and bitwise ops ------------------------------------------------------

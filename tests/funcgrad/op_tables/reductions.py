@@ -30,7 +30,8 @@ ONE_AXIS = [a for a in AXES if not isinstance(a[1], tuple)]
 
 
 def _args(shapes, dtypes=(np.float64, np.float32, np.int64), low=-2.0, high=2.0, seed=0):
-    return [(rand(s, d, low, high, seed=seed + i),)
+    # np.asarray: rand gives a NumPy scalar for a 0-d bool, which would stay on the host.
+    return [(np.asarray(rand(s, d, low, high, seed=seed + i)),)
             for i, (s, d) in enumerate((s, d) for d in dtypes for s in shapes)]
 
 
@@ -154,8 +155,6 @@ CASES += [
            lambda x: np.argmax(x, axis=1, keepdims=True), _args([(2, 3), (2, 3, 4)]), order=0),
     OpCase("fnp.argmin_flat_kd", lambda x: fnp.argmin(x, keepdims=True),
            lambda x: np.argmin(x, keepdims=True), _args([(2, 3)]), order=0),
-    OpCase("fnp.sum_weak_scalar", lambda x: fnp.sum(x), np.sum, [(2.5,), (3,)]),
-    OpCase("fnp.mean_weak_scalar", lambda x: fnp.mean(x), np.mean, [(2.5,), (3,)]),
     OpCase("fnp.max_list", lambda x: fnp.max([[1.0, 3.0], [2.0, 0.5]], axis=1),
            lambda x: np.max([[1.0, 3.0], [2.0, 0.5]], axis=1), [(1.0,)], order=0),
     OpCase("fnp.average", lambda x: fnp.average(x, axis=1), lambda x: np.average(x, axis=1),

@@ -462,3 +462,16 @@ def test_concrete_helpers() -> None:
 
     x = np.array([1.0, -2.0, 3.0])
     assert_allclose(funcgrad.grad(f)(x), np.array([1.0, 0.0, 1.0]))
+
+
+def test_tracer_at_property_and_getitem() -> None:
+    def f(x):
+        # y = [2, x1 + 2 x2, x2]; L = 2 x2 + x1**2 + 2 x1 x2 + x0 x2
+        y = x.at[0].set(2.0).at[[1, 1]].add(x[2])
+        return _sum(ew.mul(y, x[::-1]))
+
+    x0, x1, x2 = hx = rand((3,))
+    val, g = funcgrad.value_and_grad(f)(dev(hx))
+    assert_allclose(val, np.float64(2 * x2 + x1**2 + 2 * x1 * x2 + x0 * x2))
+    assert_allclose(g, np.array([x2, 2 * x1 + 2 * x2, 2 + 2 * x1 + x0]))
+    check_grads(funcgrad.grad(f), (dev(hx),), order=1)

@@ -162,3 +162,21 @@ def test_tape_vjp_agrees(case: OpCase, i: int) -> None:
     assert_allclose(got, want, rtol=1e-5 if case.rtol is None else case.rtol,
                     atol=1e-6 if case.atol is None else case.atol,
                     err_msg=f"{case.name}: tape vjp differs from linearize+transpose")
+
+
+JIT = [pytest.param(c, i, id=f"{c.name}-{i}") for c in CASES if c.jit
+       for i in range(len(c.args))]
+
+
+@pytest.mark.parametrize("case,i", JIT)
+def test_jit_matches_eager(case: OpCase, i: int) -> None:
+    """funcgrad.jit(fn) gives eager fn's values and dtypes, on the first and a cached call."""
+    args = dev(case.args[i])
+    want = case.fn(*args)
+    jitted = funcgrad.jit(case.fn)
+    for _ in range(2):
+        got = jitted(*args)
+        check_device(got)
+        assert_allclose(got, want, case.rtol, case.atol, check_dtype=True,
+                        err_msg=f"{case.name}: jit differs from eager")
+    assert jitted.trace_count == 1

@@ -1,0 +1,530 @@
+"""``jit``, ``eval_shape`` and ``compiled_source``: tracing once, running compiled code after.
+
+``jit(f)`` traces ``f`` to a closed jaxpr the first time it sees a new *signature* -- the pytree
+structure of the arguments, each array leaf's shape, dtype, weak type and device, and the values
+of the static arguments -- and binds the ``jit`` call primitive (:mod:`funcgrad.ops.jit`) on it.
+Called on concrete arrays, that runs straight-line Python generated from the optimised jaxpr
+(:mod:`funcgrad.compile`); under another transformation the primitive's rules transform the
+jaxpr instead, so ``jit`` composes with ``grad``, ``vmap``, ``jvp``, ``linearize`` in both orders.
+
+Cache behaviour worth knowing:
+
+* Python scalars are *weakly typed* (NEP 50): ``f(2.0)`` and ``f(np.float64(2.0))`` and
+  ``f(np.array(2.0))`` are three signatures (three traces), because they give different result
+  dtypes next to float32 arrays (``float32_array * 2.0`` stays float32).
+* Arrays a traced function closes over (globals, closures) are baked into the trace as
+  constants; rebinding or mutating them later is not seen until the cache is cleared
+  (``.clear_cache()``). Closures over tracers of an enclosing transformation are passed in as
+  arguments and never cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import compile as _compile
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import is_array, xp_for
+from funcgrad.core import Tracer, bind, current_trace, eval_trace
+from funcgrad.interpreters import jaxpr_rules
+from funcgrad.interpreters.staging import trace_to_jaxpr
+from funcgrad.ir import ClosedJaxpr
+from funcgrad.ops.jit import jit_p
+
+__all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning"]
+
+
+class RetraceWarning(UserWarning):
+    """A jitted function was traced again (``jit(..., explain_retraces=True)``): says why."""
+
+
+_PY_SCALARS = (bool, int, float, complex)
+# Argument types that are pytree leaves for sure: calls made only of them skip flattening.
+_FAST_LEAVES = frozenset((numpy.ndarray, bool, int, float, complex))
+
+
+def _leaf_key(x: Any) -> Any:
+    """The part of the cache key one argument leaf contributes (cheap for common types)."""
+    t = type(x)
+    if t is numpy.ndarray:
+        return (t, x.shape, x.dtype)
+    if t in _PY_SCALARS:
+        return t
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, numpy.generic):
+        return t
+    a = get_aval(x)
+    return (t, a.shape, a.dtype, a.device)
+
+
+def _describe_leaf(key: Any) -> str:
+    if isinstance(key, ShapedArray):
+        return f"traced {key.str_short()}{' (weak)' if key.weak_type else ''}"
+    if isinstance(key, type):
+        if key in _PY_SCALARS:
+            return f"Python {key.__name__} (weakly typed)"
+        return f"NumPy scalar {key.__name__}"
+    t, shape, dtype = key[0], key[1], key[2]
+    kind = "array" if t is numpy.ndarray else t.__name__
+    return f"{dtype} {kind} of shape {shape}"
+
+
+def _leaf_change(old: Any, new: Any) -> str:
+    def parts(k: Any) -> tuple[Any, Any, Any]:
+        if isinstance(k, ShapedArray):
+            return k.shape, k.dtype, ("traced", k.weak_type)
+        if isinstance(k, type):
+            return (), get_aval(k(0)).dtype, k
+        return k[1], k[2], k[0]
+
+    (s0, d0, t0), (s1, d1, t1) = parts(old), parts(new)
+    bits = []
+    if s0 != s1:
+        bits.append(f"shape {s0} -> {s1}")
+    if d0 != d1:
+        bits.append(f"dtype {d0} -> {d1}")
+    if not bits or t0 != t1:
+        bits.append(f"{_describe_leaf(old)} -> {_describe_leaf(new)}")
+    return ", ".join(bits)
+
+
+class _Entry:
+    """One traced signature: the jaxpr, the output structure and (lazily) the executable."""
+
+    __slots__ = ("closed", "out_tree", "donated", "exe", "labels", "key", "consts", "out_kind",
+                 "run")
+
+    def __init__(self, closed, out_tree, donated, labels, key, consts) -> None:
+        self.closed = closed
+        self.consts = consts  # tracers of enclosing transformations, passed as leading args
+        self.out_tree = out_tree
+        # 1: a single array out, 2: a flat tuple of them (no unflattening needed), 0: other.
+        n = out_tree.num_leaves
+        self.out_kind = (1 if tree_util.treedef_is_leaf(out_tree)
+                         else 2 if out_tree == tree_util.tree_structure((0,) * n) else 0)
+        self.donated = donated
+        self.exe = None
+        self.run: Any = None  # the callable the eager fast path uses
+        self.labels = labels
+        self.key = key
+
+    def executable(self, name: str) -> Any:
+        exe = self.exe
+        if exe is None:
+            exe = self.exe = _compile.compile_jaxpr(self.closed, self.donated, name)
+        return exe
+
+    def runner(self, name: str, leaves: Sequence[Any]) -> Any:
+        """``run(*leaves) -> list``: with an array among the arguments (or consts) the array
+        module follows from their types alone, which this signature fixes, so it is bound
+        once; otherwise (Python scalars only) it is looked up per call."""
+        exe = self.executable(name)
+        run: Any = exe
+        if exe.donated is None:
+            arrays = [x for x in (*leaves, *exe.jaxpr.consts) if is_array(x)]
+            if arrays:
+                run = functools.partial(exe.fn, xp_for(*leaves, *arrays[:1]))
+        self.run = run
+        return run
+
+
+class Jitted:
+    """A function compiled by :func:`jit`; call it like the original.
+
+    Attributes and methods: ``trace_count`` (traces so far), ``lower(*args)`` (the closed
+    jaxpr for those arguments), ``source(*args)`` (the generated Python code),
+    ``clear_cache()``.
+    """
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+        donate_argnums: tuple[int, ...],
+        explain_retraces: bool,
+    ) -> None:
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._name = getattr(fun, "__name__", None) or type(fun).__name__
+        try:
+            self._params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            self._params = []
+        positional = [p for p in self._params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        nums = set(static_argnums)
+        names = set(static_argnames)
+        # Each static argument may be given by position or by name.
+        for i, p in enumerate(positional):
+            if i in nums and p.kind is p.POSITIONAL_OR_KEYWORD:
+                names.add(p.name)
+            if p.name in names:
+                nums.add(i)
+        self._static_nums = frozenset(nums)
+        self._neg_static = tuple(i for i in nums if i < 0)
+        self._static_names = frozenset(names)
+        self._positional_names = [p.name for p in positional]
+        self._donate = frozenset(donate_argnums)
+        self._explain = explain_retraces
+        self._cache: dict[Any, _Entry] = {}
+        self._last: _Entry | None = None
+        self.trace_count = 0
+
+    def __repr__(self) -> str:
+        return f"<jitted {self._name}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)
+
+    def clear_cache(self) -> None:
+        """Forget every traced signature (the next call traces again)."""
+        self._cache.clear()
+        self._last = None
+
+    # -- argument handling ----------------------------------------------------------------
+
+    def _arg_label(self, i: int) -> str:
+        if i < len(self._positional_names):
+            return self._positional_names[i]
+        return f"args[{i}]"
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[list, list, dict, list]:
+        """(static key parts, dynamic positional args, dynamic kwargs, dynamic arg indices)."""
+        statics: list[Any] = []
+        dyn_args: list[Any] = []
+        dyn_pos: list[int] = []
+        nums = self._static_nums
+        if self._neg_static:
+            nums = nums | {i + len(args) for i in self._neg_static}
+        for i, a in enumerate(args):
+            if i in nums:
+                # Keyed by name where there is one, so f(x, 3) and f(x, n=3) share a trace.
+                k = self._positional_names[i] if i < len(self._positional_names) else i
+                statics.append((k, self._static_value(a, i, None)))
+            else:
+                dyn_args.append(a)
+                dyn_pos.append(i)
+        dyn_kwargs = kwargs
+        if kwargs and self._static_names:
+            dyn_kwargs = {}
+            for k, v in kwargs.items():
+                if k in self._static_names:
+                    statics.append((k, self._static_value(v, None, k)))
+                else:
+                    dyn_kwargs[k] = v
+        return statics, dyn_args, dyn_kwargs, dyn_pos
+
+    def _static_value(self, v: Any, i: int | None, name: str | None) -> Any:
+        try:
+            hash(v)
+        except TypeError:
+            if i is not None:
+                label = self._arg_label(i)
+                what = f"argument {i} ('{label}')" if label != f"args[{i}]" else f"argument {i}"
+            else:
+                what = f"argument '{name}'"
+            raise TypeError(
+                f"{what} of {self._name} is static but unhashable: {type(v).__name__}. Static "
+                "arguments are part of the cache key and must be hashable (use a tuple instead "
+                "of a list, or pass arrays as non-static arguments)"
+            ) from None
+        return (type(v), v)
+
+    def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any], bool]:
+        if not kwargs and not self._static_nums:
+            # Fast path: positional arrays and scalars only, the common call.
+            fast_keys: list[Any] = []
+            has_tracer = False
+            for a in args:
+                t = type(a)
+                if t is numpy.ndarray:
+                    fast_keys.append((t, a.shape, a.dtype))
+                elif t in _FAST_LEAVES:
+                    fast_keys.append(t)
+                elif isinstance(a, Tracer):
+                    fast_keys.append(a.aval)
+                    has_tracer = True
+                else:
+                    break
+            else:
+                keys = tuple(fast_keys)
+                entry = self._cache.get(keys)
+                if entry is None:
+                    statics, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
+                    leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+                    entry = self._trace(args, kwargs, statics, dyn_pos, leaves, treedef, keys)
+                self._last = entry
+                return entry, args, has_tracer
+        statics, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
+        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        has_tracer = False
+        keys = []
+        for x in leaves:
+            try:
+                k = _leaf_key(x)
+            except TypeError:
+                raise TypeError(self._bad_leaf_message(x, leaves, treedef, dyn_pos)) from None
+            if type(k) is ShapedArray:
+                has_tracer = True
+            keys.append(k)
+        key = (treedef, tuple(statics), tuple(keys))
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(args, kwargs, statics, dyn_pos, leaves, treedef, key)
+        self._last = entry
+        return entry, leaves, has_tracer
+
+    def _leaf_labels(self, treedef: Any, leaves: list, dyn_pos: list[int]) -> list[str]:
+        labels = []
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, list(range(len(leaves))))
+        for p, leaf in tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
+            del leaf
+            head, rest = p[1], tree_util.keystr(p[2:])
+            if p[0] == tree_util.SequenceKey(0):
+                base = self._arg_label(dyn_pos[head.idx])
+            else:
+                base = str(head.key)
+            labels.append(base + rest)
+        return labels
+
+    def _bad_leaf_message(self, x: Any, leaves: list, treedef: Any, dyn_pos: list[int]) -> str:
+        label = "?"
+        for lab, leaf in zip(self._leaf_labels(treedef, leaves, dyn_pos), leaves):
+            if leaf is x:
+                label = lab
+                break
+        return (
+            f"jit({self._name}): argument {label} is a {type(x).__name__}, which is not an "
+            "array or a Python/NumPy scalar; mark it static with static_argnums / "
+            "static_argnames (or convert lists with funcgrad.numpy.asarray)"
+        )
+
+    # -- tracing --------------------------------------------------------------------------
+
+    def _trace(self, args, kwargs, statics, dyn_pos, leaves, treedef, cache_key) -> _Entry:
+        # The full signature, for explaining retraces (the cache key may be a shortcut).
+        key = (treedef, tuple(statics), tuple(_leaf_key(x) for x in leaves))
+        if self._explain and self._last is not None:
+            self._warn_retrace(key)
+        labels = self._leaf_labels(treedef, leaves, dyn_pos)
+        in_avals = [get_aval(x) for x in leaves]
+        origins = [f"from argument {lab}" for lab in labels]
+        out_store: list[Any] = []
+        fun = self._fun
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, list(tracers))
+            full = list(args)
+            for i, v in zip(dyn_pos, dyn_args):
+                full[i] = v
+            kw = dict(kwargs)
+            kw.update(dyn_kwargs)
+            out = fun(*full, **kw)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            for o in out_leaves:
+                if not isinstance(o, Tracer):
+                    try:
+                        get_aval(o)
+                    except TypeError:
+                        raise TypeError(
+                            f"jit({self._name}) returned a {type(o).__name__}; jitted "
+                            "functions return (pytrees of) arrays and scalars"
+                        ) from None
+            out_store.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat_fun, in_avals, current_trace(), origins)
+        self.trace_count += 1
+        closed, tracer_consts = jaxpr_rules.hoist_tracer_consts(closed)
+        donated = self._donated_leaves(treedef, leaves, dyn_pos)
+        entry = _Entry(closed, out_store[0], donated, labels, key, tracer_consts)
+        if not tracer_consts:
+            self._cache[cache_key] = entry
+        return entry
+
+    def _donated_leaves(self, treedef: Any, leaves: list, dyn_pos: list[int]):
+        if not self._donate:
+            return None
+        dyn_args, _ = tree_util.tree_unflatten(treedef, list(leaves))
+        mask: list[bool] = []
+        for i, a in zip(dyn_pos, dyn_args):
+            mask += [i in self._donate] * len(tree_util.tree_leaves(a))
+        mask += [False] * (len(leaves) - len(mask))
+        return tuple(mask) if any(mask) else None
+
+    def _warn_retrace(self, key: Any) -> None:
+        last = self._last
+        assert last is not None
+        old = last.key
+        treedef, statics, keys = key
+        msgs: list[str] = []
+        if old[0] != treedef:
+            msgs.append(f"the argument structure changed: {old[0]} -> {treedef}")
+        else:
+            old_static = dict(old[1])
+            for k, (_, v) in statics:
+                if k in old_static and old_static[k][1] != v or k in old_static and (
+                        old_static[k][0] is not type(v)):
+                    where = f"argument {self._arg_label(k)}" if isinstance(k, int) else \
+                        f"argument {k}"
+                    msgs.append(f"static {where}: {old_static[k][1]!r} -> {v!r}")
+            for lab, k0, k1 in zip(last.labels, old[2], keys):
+                if k0 != k1:
+                    msgs.append(f"argument {lab}: {_leaf_change(k0, k1)}")
+        detail = "; ".join(msgs) if msgs else "a new combination of argument types"
+        warnings.warn(
+            RetraceWarning(f"jit({self._name}) is tracing again (trace "
+                           f"#{self.trace_count + 1}) because {detail}"),
+            stacklevel=5,
+        )
+
+    # -- calling --------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        entry, leaves, has_tracer = self._lookup(args, kwargs)
+        consts = entry.consts
+        if not consts and not has_tracer and current_trace() is eval_trace:
+            run = entry.run or entry.runner(self._name, leaves)
+            outs = run(*leaves)
+        else:
+            n = len(consts) + len(leaves)
+            donated = (False,) * n
+            outs = bind(jit_p, *consts, *leaves, jaxpr=entry.closed, name=self._name,
+                        donated_invars=donated)
+        kind = entry.out_kind
+        if kind == 1:
+            return outs[0]
+        if kind == 2:
+            return tuple(outs)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> ClosedJaxpr:
+        """The closed jaxpr traced for these arguments (tracing if needed).
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> print(funcgrad.jit(lambda x: x * 2.0).lower(np.ones(2)))
+            { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+        """
+        entry, _, _ = self._lookup(args, kwargs)
+        return entry.closed
+
+    def source(self, *args: Any, **kwargs: Any) -> str:
+        """The generated Python code run for these arguments (tracing if needed).
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> print(funcgrad.jit(lambda x: x).source(np.ones(2)), end="")
+            def _lambda_(xp, v0):
+                return [v0]
+        """
+        entry, _, _ = self._lookup(args, kwargs)
+        if entry.consts:
+            closed, _ = jaxpr_rules.hoist_tracer_consts(entry.closed)
+            return _compile.compile_jaxpr(closed, None, self._name).source
+        return entry.executable(self._name).source
+
+
+def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, int | str):
+        return (x,)
+    return tuple(x)
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    explain_retraces: bool = False,
+) -> Any:
+    """Compile ``fun``: trace it once per argument signature, then run generated code.
+
+    ``static_argnums`` / ``static_argnames`` mark arguments that are Python values baked into
+    the trace (hashable; a new value traces again) -- use them for shapes, flags, loop counts.
+    ``donate_argnums`` lets the compiled code reuse those arguments' buffers (their contents are
+    garbage afterwards). ``explain_retraces=True`` warns with :class:`RetraceWarning` saying
+    which argument changed whenever a new trace is needed. Works as a decorator too
+    (``@jit`` or ``@functools.partial(jit, static_argnums=1)``).
+
+    Python control flow on traced values raises :class:`~funcgrad.ConcretizationError`; use
+    static arguments, ``funcgrad.numpy.where``, ``funcgrad.cond`` or ``funcgrad.while_loop``.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> f = funcgrad.jit(lambda x: fnp.sum(fnp.sin(x) ** 2))
+        >>> float(f(np.zeros(3))), f.trace_count
+        (0.0, 1)
+    """
+    nums = tuple(int(i) for i in _as_tuple(static_argnums))
+    names = tuple(str(n) for n in _as_tuple(static_argnames))
+    donate = tuple(int(i) for i in _as_tuple(donate_argnums))
+    if fun is None:
+        return functools.partial(jit, static_argnums=nums, static_argnames=names,
+                                 donate_argnums=donate, explain_retraces=explain_retraces)
+    if not callable(fun):
+        raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+    return Jitted(fun, nums, names, donate, explain_retraces)
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes ``fun(*args, **kwargs)`` would return, without computing it.
+
+    Arguments may be arrays, scalars, :class:`~funcgrad.ShapedArray` or anything with
+    ``.shape`` and ``.dtype``; the result is a pytree of :class:`~funcgrad.ShapedArray`.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.eval_shape(lambda x: x.T, funcgrad.ShapedArray((2, 3), np.float32))
+        ShapedArray(f32[3,2])
+    """
+    leaves, treedef = tree_util.tree_flatten((args, kwargs))
+    avals = [_as_aval(x) for x in leaves]
+    store: list[Any] = []
+
+    def flat(*tracers: Any) -> list[Any]:
+        a, kw = tree_util.tree_unflatten(treedef, list(tracers))
+        out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **kw))
+        store.append(out_tree)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat, avals, current_trace())
+    return tree_util.tree_unflatten(store[0], list(closed.out_avals))
+
+
+def _as_aval(x: Any) -> ShapedArray:
+    if isinstance(x, ShapedArray):
+        return x
+    try:
+        return get_aval(x)
+    except TypeError:
+        shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dtype is None:
+            raise TypeError(
+                f"eval_shape: {type(x).__name__} is neither an array nor something with "
+                ".shape and .dtype"
+            ) from None
+        return ShapedArray(tuple(shape), dtype)
+
+
+def compiled_source(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """The Python code ``jit(fun)`` generates for these arguments.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad.ops.elementwise import sin
+        >>> print(funcgrad.compiled_source(sin, np.zeros(2)).splitlines()[1].split("#")[0].strip())
+        v1 = xp.sin(v0)
+    """
+    return jit(fun).source(*args, **kwargs)

@@ -1,0 +1,452 @@
+"""``cond`` and ``switch``: one primitive, ``cond_p``, choosing a branch jaxpr by index.
+
+``cond_p`` binds ``(index, *operands, branches=tuple[ClosedJaxpr])``; ``index`` is an int32
+scalar already clamped to the branches. Every rule reuses the generic jaxpr transformations
+of :mod:`funcgrad.interpreters.jaxpr_rules` branch by branch:
+
+- JVP: each branch's JVP jaxpr, with the union of the branches' nonzero output tangents;
+- partial evaluation (linearize): the known part of every branch runs now in a known ``cond``
+  that also returns the residuals (merged by type across branches, zeros for the slots of the
+  branches not taken), the unknown (tangent) part is staged as a ``cond`` on the same index;
+- transpose: the cotangent ``cond`` of the transposed branches;
+- batching: with an unbatched index, the batched branches; with a batched index, every
+  branch runs on the whole batch and ``select_n`` picks per example (as JAX does).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
+from funcgrad.errors import ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters import jaxpr_rules as jr
+from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
+from funcgrad.interpreters.staging import (
+    PartialEvalTrace,
+    StagingTracer,
+    partial_eval_rules,
+    trace_to_jaxpr,
+)
+from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Var, dce_rules
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import shape as _shape
+from funcgrad.ops.control_flow._common import (
+    as_output,
+    merge_consts,
+    runner,
+    same_type,
+    trace_fun,
+    type_str,
+    zeros_for,
+)
+from funcgrad.ops.control_flow._tape import TapeAval
+
+__all__ = ["cond", "switch", "cond_p"]
+
+cond_p = Primitive("cond", multiple_results=True)
+
+_I32 = numpy.dtype(numpy.int32)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public wrappers
+
+
+def _check_callable(what: str, name: str, f: Any) -> None:
+    if not callable(f):
+        raise TypeError(f"{what}: {name} must be callable, got {type(f).__name__}")
+
+
+def _operand_avals(what: str, leaves: Sequence[Any]) -> list[ShapedArray]:
+    avals = []
+    for i, x in enumerate(leaves):
+        try:
+            avals.append(get_aval(x))
+        except TypeError:
+            raise TypeError(
+                f"{what}: operands must be arrays, scalars or pytrees of them; operand leaf {i} "
+                f"is a {type(x).__name__}"
+            ) from None
+    return avals
+
+
+def _trace_branches(
+    what: str, funs: Sequence[Callable[..., Any]], names: Sequence[str], operands: tuple
+) -> tuple[list[Any], list[ClosedJaxpr], Any, list[Any]]:
+    leaves, tree = tree_util.tree_flatten(operands)
+    avals = _operand_avals(what, leaves)
+    paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(operands)[0]]
+    traced = []
+    for f, name in zip(funs, names):
+        origins = [f"from operand{p} of {name}" for p in paths]
+        traced.append(trace_fun(f, tree, avals, f"{what} {name}", origins))
+    first = traced[0]
+    for t, name in zip(traced[1:], names[1:]):
+        if t.out_tree != first.out_tree:
+            raise TypeError(
+                f"{what} branches return different structures: {names[0]} gives "
+                f"{first.out_tree} but {name} gives {t.out_tree}"
+            )
+        for p, a, b in zip(_paths(first.out_tree), first.out_avals, t.out_avals):
+            if not same_type(a, b):
+                where = f" (output{p})" if p else ""
+                raise TypeError(
+                    f"{what} branches return different types{where}: {names[0]} gives "
+                    f"{type_str(a)}, {name} gives {type_str(b)}"
+                )
+    consts, jaxprs = merge_consts(traced)
+    return consts, jaxprs, first.out_tree, leaves
+
+
+def _paths(tree: Any) -> list[str]:
+    n = tree.num_leaves
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(tree, list(range(n))))[0]]
+
+
+def _scalar_aval(what: str, name: str, x: Any) -> ShapedArray:
+    if isinstance(x, list | tuple | dict) or x is None:
+        raise TypeError(f"{what}: {name} must be a scalar, got a {type(x).__name__}")
+    try:
+        a = get_aval(x)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be a scalar, got a {type(x).__name__}") from None
+    if a.shape != ():
+        raise TypeError(f"{what}: {name} must be a scalar, got an array of type {a.str_short()}")
+    return a
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
+
+    ``pred`` is a scalar bool (a scalar integer is compared with 0). Both branches are traced
+    and must return the same pytree structure, shapes and dtypes. Differentiable in the
+    operands (and in values the branches close over), batchable: under ``vmap`` with a batched
+    ``pred`` both branches run and the results are selected per example.
+
+    Example:
+        >>> import numpy as np
+        >>> float(cond(np.float64(2.0) > 1.0, lambda x: x * 10.0, lambda x: x, 3.0))
+        30.0
+    """
+    what = "cond"
+    _check_callable(what, "true_fun", true_fun)
+    _check_callable(what, "false_fun", false_fun)
+    a = _scalar_aval(what, "pred", pred)
+    kind = a.dtype.kind
+    if kind not in "biu":
+        raise TypeError(
+            f"cond: pred must be a scalar boolean (or integer), got {a.str_short()}; compare "
+            "explicitly, e.g. `x > 0`"
+        )
+    # Traced true_fun first so error texts read naturally; branch order is index order.
+    consts, (jt, jf), out_tree, leaves = _trace_branches(
+        what, (true_fun, false_fun), ("true_fun", "false_fun"), operands)
+    if isinstance(pred, Tracer):
+        index = _ew.convert_element_type(pred if kind == "b" else _ew.ne(pred, 0), _I32)
+    else:
+        index = numpy.int32(bool(pred))
+    outs = bind(cond_p, index, *consts, *leaves, branches=(jf, jt))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``.
+
+    Example:
+        >>> import numpy as np
+        >>> fs = [lambda x: x + 1.0, lambda x: x * 2.0, lambda x: -x]
+        >>> [float(switch(i, fs, 5.0)) for i in (0, 1, 2, 7)]
+        [6.0, 10.0, -5.0, -5.0]
+    """
+    what = "switch"
+    if not isinstance(branches, Sequence) or isinstance(branches, str):
+        raise TypeError(f"switch: branches must be a sequence of functions, got "
+                        f"{type(branches).__name__}")
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: needs at least one branch")
+    for i, b in enumerate(branches):
+        _check_callable(what, f"branches[{i}]", b)
+    a = _scalar_aval(what, "index", index)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"switch: index must be a scalar integer, got {a.str_short()}")
+    n = len(branches)
+    names = [f"branch {i}" for i in range(n)]
+    if n == 1:
+        return branches[0](*operands)
+    consts, jaxprs, out_tree, leaves = _trace_branches(what, branches, names, operands)
+    if isinstance(index, Tracer):
+        idx = _ew.convert_element_type(_ew.clamp(0, index, n - 1), _I32)
+    else:
+        idx = numpy.int32(min(max(int(index), 0), n - 1))
+    outs = bind(cond_p, idx, *consts, *leaves, branches=tuple(jaxprs))
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# ---------------------------------------------------------------------------------------------
+# impl and shape rule
+
+
+def _cond_impl(index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]) -> list[Any]:
+    i = min(max(int(index), 0), len(branches) - 1)
+    b = branches[i]
+    with set_current_trace(eval_trace):
+        outs = runner(b)(*ops)
+    return [as_output(o, a) for o, a in zip(outs, b.out_avals)]
+
+
+def _join_avals(what: str, avals_per: Sequence[Sequence[ShapedArray]]) -> list[ShapedArray]:
+    out = []
+    for avs in zip(*avals_per):
+        first = avs[0]
+        for a in avs[1:]:
+            if not same_type(first, a):
+                raise TypeError(f"{what}: branch outputs differ: {first} vs {a}")
+        weak = all(a.weak_type for a in avs)
+        out.append(first if first.weak_type == weak else first.update(weak_type=weak))
+    return out
+
+
+def _cond_abstract(index: ShapedArray, *ops: ShapedArray,
+                   branches: tuple[ClosedJaxpr, ...]) -> list[ShapedArray]:
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise TypeError(f"cond: the branch index must be an integer scalar, got {index}")
+    for k, b in enumerate(branches):
+        want = b.in_avals
+        if len(want) != len(ops):
+            raise TypeError(
+                f"cond: branch {k} takes {len(want)} operands, got {len(ops)}")
+        for i, (a, w) in enumerate(zip(ops, want)):
+            if not same_type(a, w):
+                raise ShapeError(
+                    f"cond: operand {i} is {a.str_short()} but branch {k} was traced for "
+                    f"{w.str_short()}")
+    return _join_avals("cond", [b.out_avals for b in branches])
+
+
+cond_p.def_impl(_cond_impl)
+cond_p.def_abstract_eval(_cond_abstract)
+
+
+# ---------------------------------------------------------------------------------------------
+# JVP
+
+
+def _is_zero(t: Any) -> bool:
+    return type(t) is Zero or getattr(t, "dtype", None) == float0
+
+
+@functools.lru_cache(maxsize=1024)
+def _jvp_branches(
+    branches: tuple[ClosedJaxpr, ...], nonzero: tuple[bool, ...]
+) -> tuple[tuple[ClosedJaxpr, ...], tuple[bool, ...]]:
+    out_nz = [False] * len(branches[0].out_avals)
+    for b in branches:
+        _, nz = jr.jvp_jaxpr(b, nonzero, False)
+        out_nz = [x or y for x, y in zip(out_nz, nz)]
+    new = tuple(jr.jvp_jaxpr(b, nonzero, tuple(out_nz))[0] for b in branches)
+    return new, tuple(out_nz)
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, *ops = primals
+    nonzero = tuple(not _is_zero(t) for t in tangents[1:])
+    new, out_nz = _jvp_branches(branches, nonzero)
+    nz_t = [t for t, nz in zip(tangents[1:], nonzero) if nz]
+    outs = bind(cond_p, index, *ops, *nz_t, branches=new)
+    n = len(branches[0].out_avals)
+    it = iter(outs[n:])
+    t_out = [next(it) if nz else Zero(tangent_aval(a))
+             for a, nz in zip(branches[0].out_avals, out_nz)]
+    return outs[:n], t_out
+
+
+jvp_rules[cond_p] = _cond_jvp
+
+
+# ---------------------------------------------------------------------------------------------
+# Partial evaluation (linearize): known part now, unknown (tangent) part staged
+
+
+def _merge_residuals(
+    res_avals: Sequence[Sequence[ShapedArray]],
+) -> tuple[list[ShapedArray], list[list[int]]]:
+    """Slots shared by type across branches: (slot avals, per branch: slot of each residual)."""
+    slots: list[ShapedArray] = []
+    per_branch: list[list[int]] = []
+    for avals in res_avals:
+        taken: set[int] = set()
+        mine = []
+        for a in avals:
+            s = next((i for i, b in enumerate(slots) if i not in taken and b == a), None)
+            if s is None:
+                s = len(slots)
+                slots.append(a)
+            taken.add(s)
+            mine.append(s)
+        per_branch.append(mine)
+    return slots, per_branch
+
+
+@functools.lru_cache(maxsize=1024)
+def _pe_branches(branches: tuple[ClosedJaxpr, ...], unknowns: tuple[bool, ...]):
+    out_uk = [False] * len(branches[0].out_avals)
+    for b in branches:
+        _, _, uk, _ = jr.partial_eval_jaxpr(b, unknowns, False)
+        out_uk = [x or y for x, y in zip(out_uk, uk)]
+    out_uk_t = tuple(out_uk)
+    splits = [jr.partial_eval_jaxpr(b, unknowns, out_uk_t) for b in branches]
+    n_known = sum(1 for u in out_uk if not u)
+    res_avals = [k.out_avals[n_known:] for k, _, _, _ in splits]
+    slots, slot_of = _merge_residuals(res_avals)
+
+    known_branches = []
+    unknown_branches = []
+    for (known, unknown, _, nres), mine in zip(splits, slot_of):
+        def kf(*args: Any, known: ClosedJaxpr = known, mine: list[int] = mine) -> list[Any]:
+            outs = jr.eval_closed(known, *args)
+            fill = [zeros_for(a) for a in slots]
+            for j, s in enumerate(mine):
+                fill[s] = outs[n_known + j]
+            return outs[:n_known] + fill
+
+        known_branches.append(trace_to_jaxpr(kf, known.in_avals, eval_trace))
+        uj = unknown.jaxpr
+        own = dict(zip(mine, uj.invars[:nres]))
+        slot_vars = [own[s] if s in own else Var(a) for s, a in enumerate(slots)]
+        unknown_branches.append(ClosedJaxpr(
+            Jaxpr(uj.constvars, slot_vars + list(uj.invars[nres:]), uj.outvars, uj.eqns),
+            unknown.consts))
+    return tuple(known_branches), tuple(unknown_branches), out_uk_t, len(slots)
+
+
+def _cond_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict) -> list[Any]:
+    branches = params["branches"]
+    unknowns = tuple(isinstance(x, StagingTracer) and x._trace is trace for x in args)
+    if unknowns[0]:
+        # The choice itself is unknown: nothing can run now.
+        return trace.stage(cond_p, args, params, None)
+    index, *ops = args
+    known_b, unknown_b, out_uk, nslots = _pe_branches(branches, unknowns[1:])
+    known_ops = [x for x, u in zip(ops, unknowns[1:]) if not u]
+    with set_current_trace(trace.parent):  # type: ignore[arg-type]
+        known_outs = bind(cond_p, index, *known_ops, branches=known_b)
+    n_known = len(known_outs) - nslots
+    residuals = known_outs[n_known:]
+    unknown_outs: list[Any] = []
+    if any(out_uk):
+        uk_ops = [x for x, u in zip(ops, unknowns[1:]) if u]
+        unknown_outs = trace.stage(cond_p, [index, *residuals, *uk_ops],
+                                   dict(branches=unknown_b), None)
+    k_it, u_it = iter(known_outs[:n_known]), iter(unknown_outs)
+    return [next(u_it) if u else next(k_it) for u in out_uk]
+
+
+partial_eval_rules[cond_p] = _cond_partial_eval
+
+
+# ---------------------------------------------------------------------------------------------
+# Transpose: branch by branch
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    if is_undefined(index):
+        raise TypeError("cond: cannot transpose with respect to the branch index (not linear)")
+    linear = tuple(is_undefined(x) for x in ops)
+    nonzero = tuple(c is not None and type(c) is not Zero for c in cts)
+    new = tuple(jr.transpose_jaxpr(b, linear, nonzero) for b in branches)
+    ins = [x for x, lin in zip(ops, linear) if not lin]
+    ins += [c for c, nz in zip(cts, nonzero) if nz]
+    outs = bind(cond_p, index, *ins, branches=new)
+    it = iter(outs)
+    return [None] + [next(it) if lin else None for lin in linear]
+
+
+deftranspose(cond_p, _cond_transpose)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batching
+
+
+@functools.lru_cache(maxsize=1024)
+def _batch_branches(branches: tuple[ClosedJaxpr, ...], axis_size: int,
+                    in_dims: tuple[int | None, ...], instantiate: tuple[bool, ...] | bool):
+    n_out = len(branches[0].out_avals)
+    inst = (instantiate,) * n_out if isinstance(instantiate, bool) else instantiate
+    out_b = list(inst)
+    for b in branches:
+        _, dims = jr.batch_jaxpr(b, axis_size, in_dims, inst)
+        out_b = [x or d is not None for x, d in zip(out_b, dims)]
+    new = tuple(jr.batch_jaxpr(b, axis_size, in_dims, tuple(out_b))[0] for b in branches)
+    return new, tuple(out_b)
+
+
+def _to_front(x: Any, d: int | None) -> Any:
+    return x if d is None or d == 0 else _shape.moveaxis(x, d, 0)
+
+
+def _cond_batch(axis_size, vals, dims, *, branches):
+    index, *ops = vals
+    idim, *odims = dims
+    ops = [_to_front(x, d) for x, d in zip(ops, odims)]
+    in_dims = tuple(None if d is None else 0 for d in odims)
+    if idim is None:
+        new, out_b = _batch_branches(branches, axis_size, in_dims, False)
+        outs = bind(cond_p, index, *ops, branches=new)
+        return outs, [0 if b else None for b in out_b]
+    # A batched index: every branch runs on the whole batch, then a per-example select.
+    for a in branches[0].out_avals:
+        if type(a) is TapeAval:
+            raise NotImplementedError(
+                "vmap of a cond with a batched predicate whose branches record a while_loop "
+                "tape (reverse-mode through a while_loop inside the cond) is not supported")
+    index = _to_front(index, idim)
+    new, _ = _batch_branches(branches, axis_size, in_dims, True)
+    results = [jr.eval_closed(b, *ops) for b in new]
+    outs = []
+    for k, a in enumerate(branches[0].out_avals):
+        shape = (axis_size,) + a.shape
+        which = _shape.broadcast_in_dim(index, shape, (0,)) if a.shape else index
+        outs.append(_ew.select_n(which, *[r[k] for r in results]))
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[cond_p] = _cond_batch
+
+
+# ---------------------------------------------------------------------------------------------
+# Dead code elimination: drop outputs no one reads, and operands no branch reads
+
+
+def _cond_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | None]:
+    branches: tuple[ClosedJaxpr, ...] = eqn.params["branches"]
+    if not any(used_outputs) and not any(jr.has_effects(b.jaxpr) for b in branches):
+        return [False] * len(eqn.invars), None
+    pruned = [jr.dce_closed_jaxpr(b, used_outputs, prune_invars=False) for b in branches]
+    used_in = [any(u) for u in zip(*(p[1] for p in pruned))]
+    new_branches = []
+    for b, _ in pruned:
+        j = b.jaxpr
+        invars = [v for v, u in zip(j.invars, used_in) if u]
+        new_branches.append(ClosedJaxpr(Jaxpr(j.constvars, invars, j.outvars, j.eqns),
+                                        b.consts))
+    new_eqn = eqn.replace(
+        invars=[eqn.invars[0]] + [a for a, u in zip(eqn.invars[1:], used_in) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
+        params=dict(eqn.params, branches=tuple(new_branches)),
+    )
+    return [True] * len(new_eqn.invars), new_eqn
+
+
+dce_rules[cond_p] = _cond_dce

@@ -1,0 +1,163 @@
+"""Code generation: emitters, fallback, buffer reuse safety, executables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.compile import REUSE_MIN_SIZE, compile_jaxpr, emitters
+from funcgrad.compile.codegen import Emission
+from funcgrad.core import Primitive
+from funcgrad.ir import eval_jaxpr
+from funcgrad.ops import elementwise as ew
+
+N = REUSE_MIN_SIZE * 2
+
+
+def _exe(f, *args, donated=None):
+    return compile_jaxpr(funcgrad.make_jaxpr(f)(*args), donated, "f")
+
+
+def _check(f, *args, donated=None):
+    closed = funcgrad.make_jaxpr(f)(*args)
+    want = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    exe = compile_jaxpr(closed, donated, "f")
+    before = [host(a).copy() if hasattr(a, "shape") else a for a in args]
+    got = exe(*args)
+    assert_allclose(got, want)
+    if donated is None:
+        for a, b in zip(args, before):
+            np.testing.assert_array_equal(host(a), b)
+    return exe
+
+
+def test_emitters_write_backend_calls():
+    exe = _exe(lambda x, y: fnp.sum(fnp.tanh(x @ y).T.reshape(-1)), np.ones((2, 3)),
+               np.ones((3, 4)))
+    src = exe.source
+    for frag in ("xp.matmul(", "xp.tanh(", "xp.transpose(", "xp.reshape(", "xp.sum("):
+        assert frag in src, src
+    compile(src, "<t>", "exec")
+
+
+def test_auto_emitter_keeps_params():
+    exe = _check(lambda x: ew.round(x, 2), np.array([1.2345, 2.5678]))
+    assert "xp.round(v0, 2)" in exe.source, exe.source
+
+
+def test_fallback_calls_the_impl():
+    p = Primitive("test_codegen_double")
+    p.def_impl(lambda x: [x * 2])
+    p.def_abstract_eval(lambda a: [a])
+    try:
+        closed = funcgrad.make_jaxpr(lambda x: funcgrad.core.bind1(p, x) + 1.0)(np.ones(2))
+        exe = compile_jaxpr(closed)
+        assert "_p" in exe.source
+        assert_allclose(exe(np.ones(2))[0], 3 * np.ones(2))
+    finally:
+        funcgrad.core.primitive_registry.remove(p)
+
+
+def test_custom_emitter_is_used():
+    p = Primitive("test_codegen_triple")
+    p.def_impl(lambda x: [x * 3])
+    p.def_abstract_eval(lambda a: [a])
+    emitters[p] = lambda ctx, eqn, args: Emission(f"xp.multiply({args[0]}, 3)", fresh=True)
+    try:
+        closed = funcgrad.make_jaxpr(lambda x: funcgrad.core.bind1(p, x))(np.ones(2))
+        exe = compile_jaxpr(closed)
+        assert "xp.multiply(v0, 3)" in exe.source
+        assert_allclose(exe(np.ones(2))[0], 3 * np.ones(2))
+    finally:
+        del emitters[p]
+        funcgrad.core.primitive_registry.remove(p)
+
+
+def test_scalar_outputs_are_arrays():
+    out = _exe(lambda x: fnp.sum(x), np.ones(3))(np.ones(3))[0]
+    assert isinstance(out, np.ndarray) and out.shape == ()
+
+
+def test_no_args_uses_consts_device():
+    c = dev(np.arange(3.0))
+    exe = compile_jaxpr(funcgrad.make_jaxpr(lambda: fnp.sin(c) * 2.0)())
+    got = exe()[0]
+    assert type(got) is type(c)
+    assert_allclose(got, 2 * np.sin(np.arange(3.0)))
+
+
+# -- buffer reuse ------------------------------------------------------------------------------
+
+
+def test_reuse_writes_only_dead_temporaries():
+    x = np.linspace(0, 1, N)
+    exe = _check(lambda x: fnp.exp(fnp.sin(fnp.cos(x))) * 2.0, x)
+    assert "out=" in exe.source
+    assert "out=v0" not in exe.source  # never the input
+
+
+def test_small_arrays_are_not_reused():
+    exe = _check(lambda x: fnp.exp(fnp.sin(fnp.cos(x))), np.ones(8))
+    assert "out=" not in exe.source
+
+
+def test_view_of_a_temporary_keeps_it_alive():
+    def f(x):
+        a = fnp.exp(x)
+        v = a.reshape(2, -1)  # a view of a's buffer
+        b = fnp.sin(a)  # must not be written into a: v is read below
+        return b * 2.0, v + 1.0
+
+    _check(f, np.linspace(0, 1, N))
+
+
+def test_elementwise_over_a_transposed_view_is_not_in_place():
+    n = int(np.ceil(np.sqrt(N)))
+
+    def f(x):
+        a = fnp.exp(x)
+        return a + a.T  # a dies here, but a.T is a view of it in another layout
+
+    _check(f, np.arange(float(n * n)).reshape(n, n) / (n * n))
+
+
+def test_results_aliasing_inputs_are_copies_unless_returned_as_is():
+    x = np.arange(float(N))
+    exe = _exe(lambda x: (x, ew.mul(x, 1.0), x.reshape(2, -1)), x)
+    a, b, c = exe(x)
+    assert a is x
+    assert b is not x and not np.shares_memory(b, x)
+    assert not np.shares_memory(c, x)
+
+
+def test_donated_inputs_are_reused_only_when_safe():
+    x = np.linspace(0, 1, N)
+    exe = _exe(lambda x, y: fnp.sin(x) * y, x, x, donated=(True, False))
+    y = np.full(N, 2.0)
+    got = exe(x.copy(), y)[0]
+    assert_allclose(got, np.sin(x) * 2.0)
+    # the same array passed twice: not donatable, left intact
+    z = x.copy()
+    exe(z, z)
+    np.testing.assert_array_equal(z, x)
+    # a read-only array is not donatable either
+    r = x.copy()
+    r.setflags(write=False)
+    assert_allclose(exe(r, y)[0], np.sin(x) * 2.0)
+
+
+@pytest.mark.parametrize("shape", [(N,), (2, N // 2)])
+def test_many_temporaries_share_buffers_correctly(shape):
+    def f(x):
+        a = fnp.sin(x)
+        b = fnp.cos(x)
+        c = a * b
+        d = fnp.exp(c) + a
+        e = d - b
+        return fnp.tanh(e) * c, fnp.sum(e)
+
+    rng = np.random.default_rng(0)
+    _check(f, rng.standard_normal(shape))

@@ -1,0 +1,141 @@
+"""The optimisation passes: inlining, folding, simplification, CSE, DCE."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import assert_allclose
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.compile import optimize_jaxpr
+from funcgrad.ir import eval_jaxpr, typecheck_jaxpr
+from funcgrad.ops import elementwise as ew
+from funcgrad.ops import shape as sh
+
+
+def _opt(f, *args):
+    closed = funcgrad.make_jaxpr(f)(*args)
+    new = optimize_jaxpr(closed)
+    typecheck_jaxpr(new.jaxpr)
+    want = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    got = eval_jaxpr(new.jaxpr, new.consts, *args)
+    assert_allclose(got, want)
+    return new
+
+
+def _prims(closed):
+    return [e.prim.name for e in closed.eqns]
+
+
+def test_inlines_nested_jit_and_cses_across_it():
+    inner = funcgrad.jit(lambda x: fnp.sin(x) * 2.0)
+    new = _opt(lambda x: inner(x) + fnp.sin(x) * 2.0, np.ones(3))
+    assert "jit" not in _prims(new)
+    assert _prims(new).count("sin") == 1 and _prims(new).count("mul") == 1
+
+
+def test_cse_same_prim_params_inputs_only():
+    new = _opt(lambda x: fnp.sum(x, axis=0) + fnp.sum(x, axis=0) + fnp.sum(x, axis=1)[0],
+               np.ones((2, 2)))
+    assert _prims(new).count("reduce_sum") == 2
+    # -0.0 and 0.0 literals are different inputs
+    new = _opt(lambda x: ew.add(ew.mul(x, -0.0), ew.mul(x, 0.0)), np.ones(2))
+    assert _prims(new).count("mul") == 2
+
+
+def test_dce_removes_unused_work():
+    def f(x):
+        fnp.exp(x)  # result unused
+        return fnp.sin(x)
+
+    assert _prims(_opt(f, np.ones(2))) == ["sin"]
+
+
+def test_constant_folding_of_scalars_and_small_consts():
+    c = np.array([1.0, 2.0, 3.0])
+    new = _opt(lambda x: x * ew.exp(ew.neg(2.0)) + ew.sin(c), np.ones(3))
+    assert _prims(new) == ["mul", "add"]
+    big = np.ones(5000)
+    new = _opt(lambda x: x + ew.sin(big), np.ones(5000))
+    assert "sin" in _prims(new)
+
+
+def test_folding_keeps_runtime_warnings():
+    new = _opt(lambda x: x + ew.log(0.0), np.ones(2))
+    assert "log" in _prims(new)
+
+
+def test_zero_one_simplification():
+    x = np.array([1.5, -2.0])
+    assert _prims(_opt(lambda x: ew.mul(ew.sin(x), 1.0), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.mul(1.0, ew.sin(x)), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.div(ew.sin(x), 1.0), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.add(ew.sin(x), np.zeros(2)), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.sub(ew.sin(x), 0.0), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.sub(np.zeros(2), ew.sin(x)), x)) == ["sin", "neg"]
+    assert _prims(_opt(lambda x: ew.neg(ew.neg(ew.sin(x))), x)) == ["sin"]
+    assert _prims(_opt(lambda x: ew.mul(ew.sin(x), sh.broadcast_in_dim(np.float64(1.0), (2,), ())), x)) \
+        == ["sin"]
+
+
+def test_simplification_never_changes_shape_dtype_or_weak_type():
+    # broadcasting: x (2,) * ones (3, 2) is (3, 2)
+    new = _opt(lambda x: ew.mul(x, np.ones((3, 2))), np.ones(2))
+    assert _prims(new) == ["mul"]
+    # promotion: float32 * float64 one is float64
+    new = _opt(lambda x: ew.mul(x, np.float64(1.0)), np.ones(2, np.float32))
+    assert _prims(new) == ["mul"]
+    # a weakly typed value times 1.0 stays a computation (its result type is not its own)
+    new = _opt(lambda s: ew.mul(s, 1.0), 2.0)
+    assert _prims(new) == ["mul"]
+
+
+def test_times_zero_only_for_integers():
+    new = _opt(lambda x: ew.mul(ew.sin(x), np.zeros(2)), np.array([np.inf, 1.0]))
+    assert "mul" in _prims(new)  # inf * 0 is nan: kept
+    new = _opt(lambda n: ew.mul(ew.add(n, 1), np.zeros(2, np.int64)), np.array([1, 2]))
+    assert "mul" not in _prims(new)
+
+
+def test_convert_to_same_dtype_removed():
+    new = _opt(lambda x: ew.convert_element_type(ew.sin(x), np.float64), np.ones(2))
+    assert _prims(new) == ["sin"]
+    new = _opt(lambda x: ew.convert_element_type(ew.sin(x), np.float32), np.ones(2))
+    assert _prims(new) == ["sin", "convert_element_type"]
+
+
+def test_transpose_and_reshape_cancellation():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    assert _prims(_opt(lambda x: sh.transpose(sh.transpose(ew.sin(x), (1, 2, 0)), (2, 0, 1)),
+                       x)) == ["sin"]
+    new = _opt(lambda x: sh.transpose(sh.transpose(x, (1, 0, 2)), (0, 2, 1)), x)
+    assert _prims(new) == ["transpose"]
+    assert new.eqns[0].params["permutation"] == (1, 2, 0)
+    new = _opt(lambda x: sh.reshape(sh.reshape(x, (6, 4)), (4, 6)), x)
+    assert _prims(new) == ["reshape"]
+    assert _prims(_opt(lambda x: sh.reshape(sh.reshape(ew.sin(x), (6, 4)), (2, 3, 4)), x)) \
+        == ["sin"]
+
+
+def test_grad_leaves_no_trivial_arithmetic():
+    closed = funcgrad.make_jaxpr(funcgrad.grad(lambda x: fnp.sum(fnp.sin(x) * x)))(np.ones(3))
+    new = optimize_jaxpr(closed)
+    for e in new.eqns:
+        assert e.prim.name != "broadcast_in_dim", new
+    assert len(new.eqns) <= 4, new
+
+
+def test_commutative_operands_are_one_value():
+    new = _opt(lambda x, y: ew.mul(x, y) + ew.mul(y, x), np.ones(2), np.arange(2.0))
+    assert _prims(new).count("mul") == 1
+    new = _opt(lambda x, y: ew.sub(x, y) + ew.sub(y, x), np.ones(2), np.arange(2.0))
+    assert _prims(new).count("sub") == 2
+
+
+def test_transposed_product_becomes_one_product():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    new = _opt(lambda a, b: sh.transpose(a @ b, (1, 0)), a, b)
+    assert _prims(new) == ["dot_general"]
+    # the product is used elsewhere too: keep it (no second product)
+    new = _opt(lambda a, b: (sh.transpose(a @ b, (1, 0)), a @ b), a, b)
+    assert _prims(new).count("dot_general") == 1

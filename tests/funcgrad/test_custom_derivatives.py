@@ -1,0 +1,524 @@
+"""custom_jvp / custom_vjp: the rules are used, compose with every transformation, and close
+over traced values correctly."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import custom_jvp, custom_vjp
+from funcgrad.test_util import check_grads
+
+X3 = np.array([0.3, -0.7, 1.1])
+Y3 = np.array([1.5, 2.0, -0.5])
+
+
+def _close(a, b, rtol=1e-10, atol=1e-12, **kw):
+    assert_allclose(a, b, rtol=rtol, atol=atol, check_dtype=False, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# custom_jvp
+
+
+@custom_jvp
+def log1pexp(x):
+    return fnp.log(1.0 + fnp.exp(x))
+
+
+@log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + fnp.exp(x)))
+
+
+@custom_jvp
+def sin_with_fake_rule(x):
+    return fnp.sin(x)
+
+
+@sin_with_fake_rule.defjvp
+def _fake_jvp(primals, tangents):
+    # Deliberately not the true derivative, so tests can see which rule ran.
+    (x,), (t,) = primals, tangents
+    return sin_with_fake_rule(x), 3.0 * x * t
+
+
+def test_custom_jvp_evaluates_the_function() -> None:
+    _close(log1pexp(dev(X3)), np.log1p(np.exp(X3)))
+
+
+def test_custom_jvp_rule_is_used_in_every_mode() -> None:
+    x = dev(X3)
+    want = 3.0 * X3
+    _close(funcgrad.jvp(sin_with_fake_rule, (x,), (fnp.ones_like(x),))[1], want)
+    _close(funcgrad.grad(lambda v: fnp.sum(sin_with_fake_rule(v)))(x), want)
+    _close(funcgrad.jacfwd(sin_with_fake_rule)(x), np.diag(want))
+    _close(funcgrad.jacrev(sin_with_fake_rule)(x), np.diag(want))
+    _, f_jvp = funcgrad.linearize(sin_with_fake_rule, x)
+    _close(f_jvp(fnp.ones_like(x)), want)
+    # Second order differentiates the rule: d/dx (3 x) = 3.
+    _close(funcgrad.grad(funcgrad.grad(sin_with_fake_rule))(0.4), 3.0)
+    _close(funcgrad.hessian(lambda v: fnp.sum(sin_with_fake_rule(v)))(x), 3.0 * np.eye(3))
+
+
+def test_custom_jvp_fixes_a_numerically_unstable_gradient() -> None:
+    g = funcgrad.grad(lambda x: log1pexp(x))
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = funcgrad.grad(lambda x: fnp.log(1.0 + fnp.exp(x)))(1000.0)
+        assert np.isnan(host(naive))
+        assert float(g(1000.0)) == 1.0
+    _close(g(0.0), 0.5)
+
+
+def test_custom_jvp_check_grads() -> None:
+    check_grads(log1pexp, (dev(X3),), order=2)
+
+
+def test_custom_jvp_python_control_flow_on_values() -> None:
+    @custom_jvp
+    def relu_ish(x):
+        return x * x if float(x) > 0 else 0.0 * x
+
+    @relu_ish.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return relu_ish(x), (2.0 * x * t if float(x) > 0 else 0.0 * t)
+
+    assert float(relu_ish(2.0)) == 4.0
+    assert float(funcgrad.grad(relu_ish)(2.0)) == 4.0
+    assert float(funcgrad.grad(relu_ish)(-2.0)) == 0.0
+    assert float(funcgrad.jvp(relu_ish, (3.0,), (1.0,))[1]) == 6.0
+
+
+def test_defjvps_per_argument() -> None:
+    @custom_jvp
+    def f(x, y):
+        return fnp.sin(x) * y
+
+    f.defjvps(lambda t, ans, x, y: fnp.cos(x) * t * y, lambda t, ans, x, y: fnp.sin(x) * t)
+    x, y = dev(X3), dev(Y3)
+    gx, gy = funcgrad.grad(lambda a, b: fnp.sum(f(a, b)), (0, 1))(x, y)
+    _close(gx, np.cos(X3) * Y3)
+    _close(gy, np.sin(X3))
+    check_grads(f, (x, y), order=2)
+
+
+def test_defjvps_none_means_zero() -> None:
+    @custom_jvp
+    def f(x, y):
+        return x * y
+
+    f.defjvps(None, lambda t, ans, x, y: x * t)
+    gx, gy = funcgrad.grad(f, (0, 1))(2.0, 3.0)
+    assert float(gx) == 0.0 and float(gy) == 2.0
+
+
+def test_custom_jvp_nondiff_argnums() -> None:
+    @functools.partial(custom_jvp, nondiff_argnums=(0,))
+    def apply(fn, x):
+        return fn(x)
+
+    @apply.defjvp
+    def _(fn, primals, tangents):
+        (x,), (t,) = primals, tangents
+        # the rule gets the nondiff argument first
+        return apply(fn, x), 10.0 * t
+
+    assert float(apply(fnp.sin, 0.0)) == 0.0
+    assert float(funcgrad.grad(lambda x: apply(fnp.sin, x))(0.3)) == 10.0
+    assert float(funcgrad.jvp(lambda x: apply(fnp.cos, x), (0.3,), (2.0,))[1]) == 20.0
+
+
+def test_custom_jvp_pytrees_in_and_out() -> None:
+    @custom_jvp
+    def f(p):
+        return {"s": fnp.sin(p["a"]) * p["b"], "t": (p["a"] + p["b"],)}
+
+    @f.defjvp
+    def _(primals, tangents):
+        (p,), (t,) = primals, tangents
+        out = f(p)
+        return out, {
+            "s": fnp.cos(p["a"]) * t["a"] * p["b"] + fnp.sin(p["a"]) * t["b"],
+            "t": (t["a"] + t["b"],),
+        }
+
+    p = {"a": dev(X3), "b": dev(Y3)}
+    check_grads(f, (p,), order=2)
+    jf = funcgrad.jacfwd(f)(p)
+    assert set(jf) == {"s", "t"} and set(jf["s"]) == {"a", "b"}
+    assert host(jf["s"]["a"]).shape == (3, 3)
+
+
+def test_custom_jvp_integer_argument_gets_float0_tangent() -> None:
+    seen = []
+
+    @custom_jvp
+    def scale(x, n):
+        return x * n
+
+    @scale.defjvp
+    def _(primals, tangents):
+        (x, n), (tx, tn) = primals, tangents
+        seen.append(np.asarray(tn).dtype)
+        return scale(x, n), tx * n
+
+    assert float(funcgrad.grad(scale)(2.0, 3)) == 3.0
+    assert seen and seen[0] == funcgrad.float0
+
+
+def test_custom_jvp_vmap_matches_loop() -> None:
+    xs = dev(np.array([[0.1, 0.2], [0.3, -0.4], [1.0, 2.0]]))
+    _close(funcgrad.vmap(log1pexp)(xs), np.log1p(np.exp(host(xs))))
+    g = funcgrad.vmap(funcgrad.grad(lambda v: fnp.sum(sin_with_fake_rule(v))))(xs)
+    _close(g, 3.0 * host(xs))
+    # the rule is batched together with the function
+    jv = funcgrad.vmap(lambda v: funcgrad.jvp(sin_with_fake_rule, (v,), (fnp.ones_like(v),))[1])
+    _close(jv(xs), 3.0 * host(xs))
+    # and jvp of vmap (the batched call keeps the custom rule)
+    _close(funcgrad.jvp(funcgrad.vmap(sin_with_fake_rule), (xs,), (fnp.ones_like(xs),))[1],
+           3.0 * host(xs))
+
+
+def test_custom_jvp_make_jaxpr() -> None:
+    jaxpr = funcgrad.make_jaxpr(sin_with_fake_rule)(dev(X3))
+    text = str(jaxpr)
+    assert "custom_jvp_call" in text and "sin" in text and "_fake_jvp" in text
+    _close(jaxpr(dev(X3))[0], np.sin(X3))
+    # The staged call still carries the rule: differentiate the jaxpr's evaluation.
+    _close(funcgrad.jvp(lambda v: jaxpr(v)[0], (dev(X3),), (dev(np.ones(3)),))[1], 3.0 * X3)
+    g = funcgrad.make_jaxpr(funcgrad.grad(lambda v: fnp.sum(sin_with_fake_rule(v))))(dev(X3))
+    _close(g(dev(X3))[0], 3.0 * X3)
+
+
+def test_custom_jvp_errors() -> None:
+    @custom_jvp
+    def no_rule(x):
+        return x
+
+    with pytest.raises(AttributeError, match="defjvp"):
+        funcgrad.grad(no_rule)(1.0)
+
+    @custom_jvp
+    def bad_shape(x):
+        return x * 2.0
+
+    bad_shape.defjvp(lambda p, t: (bad_shape(p[0]), fnp.ones(5)))
+    with pytest.raises(ValueError, match="shape"):
+        funcgrad.jvp(bad_shape, (dev(X3),), (dev(X3),))
+
+    @custom_jvp
+    def not_pair(x):
+        return x
+
+    not_pair.defjvp(lambda p, t: p[0])
+    with pytest.raises(TypeError, match="pair"):
+        funcgrad.grad(not_pair)(1.0)
+
+    with pytest.raises(TypeError, match="nondiff_argnums"):
+        custom_jvp(lambda f, x: x, nondiff_argnums=(0,)).defjvps(None, None)
+
+
+def test_custom_jvp_keyword_arguments() -> None:
+    @custom_jvp
+    def f(x, scale=2.0):
+        return x * scale
+
+    f.defjvp(lambda p, t: (f(*p), t[0] * p[1]))
+    assert float(funcgrad.grad(lambda x: f(x, scale=3.0))(1.0)) == 3.0
+    assert float(funcgrad.grad(lambda x: f(x))(1.0)) == 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# custom_vjp
+
+
+@custom_vjp
+def clip_gradient(x):
+    return x
+
+
+clip_gradient.defvjp(lambda x: (x, None), lambda res, g: (fnp.clip(g, -1.0, 1.0),))
+
+
+@custom_vjp
+def sin_mul(x, y):
+    return fnp.sin(x) * y
+
+
+def _sin_mul_fwd(x, y):
+    return sin_mul(x, y), (fnp.cos(x), fnp.sin(x), y)
+
+
+def _sin_mul_bwd(res, g):
+    c, s, y = res
+    return c * g * y, s * g
+
+
+sin_mul.defvjp(_sin_mul_fwd, _sin_mul_bwd)
+
+
+def _sin_mul_ref(x, y):
+    return fnp.sin(x) * y
+
+
+def test_custom_vjp_bwd_runs_in_the_backward_pass() -> None:
+    # The true derivative of 10 * x is 10; the clipping bwd says 1.
+    assert float(funcgrad.grad(lambda x: 10.0 * clip_gradient(x))(2.0)) == 1.0
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.array([10.0, 0.5, -3.0]) * clip_gradient(x)))
+    _close(g(dev(X3)), np.array([1.0, 0.5, -1.0]))
+    calls = []
+
+    @custom_vjp
+    def ident(x):
+        return x
+
+    def bwd(res, g):
+        calls.append(1)
+        return (7.0 * g,)
+
+    ident.defvjp(lambda x: (x, None), bwd)
+    assert float(funcgrad.grad(ident)(1.0)) == 7.0
+    _, pull = funcgrad.vjp(ident, 1.0)
+    n = len(calls)
+    assert float(pull(2.0)[0]) == 14.0 and len(calls) == n + 1
+    # under a staged grad, too
+    assert float(funcgrad.make_jaxpr(funcgrad.grad(ident))(1.0)(1.0)[0]) == 7.0
+
+
+def test_custom_vjp_gradients_match_autodiff() -> None:
+    x, y = dev(X3), dev(Y3)
+    loss = lambda a, b: fnp.sum(sin_mul(a, b) ** 2)  # noqa: E731
+    loss_ref = lambda a, b: fnp.sum(_sin_mul_ref(a, b) ** 2)  # noqa: E731
+    _close(funcgrad.grad(loss, (0, 1))(x, y), funcgrad.grad(loss_ref, (0, 1))(x, y))
+    check_grads(sin_mul, (x, y), order=2)
+
+
+def test_custom_vjp_forward_mode_transposes_bwd() -> None:
+    x, y = dev(X3), dev(Y3)
+    t = (dev(np.array([1.0, -2.0, 0.5])), dev(np.array([0.3, 0.1, 2.0])))
+    _close(funcgrad.jvp(sin_mul, (x, y), t)[1], funcgrad.jvp(_sin_mul_ref, (x, y), t)[1])
+    for jac in (funcgrad.jacfwd, funcgrad.jacrev):
+        _close(jac(sin_mul, (0, 1))(x, y), jac(_sin_mul_ref, (0, 1))(x, y))
+    _, f_jvp = funcgrad.linearize(sin_mul, x, y)
+    _close(f_jvp(*t), funcgrad.jvp(_sin_mul_ref, (x, y), t)[1])
+
+
+def test_hessian_and_jacfwd_of_a_custom_vjp_function() -> None:
+    x, y = dev(X3), dev(Y3)
+    loss = lambda a, b: fnp.sum(sin_mul(a, b) ** 2 + a * b)  # noqa: E731
+    loss_ref = lambda a, b: fnp.sum(_sin_mul_ref(a, b) ** 2 + a * b)  # noqa: E731
+    _close(funcgrad.hessian(loss, (0, 1))(x, y), funcgrad.hessian(loss_ref, (0, 1))(x, y))
+    _close(funcgrad.jacfwd(funcgrad.jacfwd(sin_mul))(x, y),
+           funcgrad.jacfwd(funcgrad.jacfwd(_sin_mul_ref))(x, y))
+    _close(funcgrad.jacrev(funcgrad.jacfwd(sin_mul))(x, y),
+           funcgrad.jacrev(funcgrad.jacfwd(_sin_mul_ref))(x, y))
+    v = (dev(np.array([1.0, 0.0, -1.0])), dev(np.array([0.5, 0.5, 0.5])))
+    _close(funcgrad.hvp(loss, (x, y), v), funcgrad.hvp(loss_ref, (x, y), v))
+
+
+def test_forward_mode_of_a_nonlinear_bwd_is_a_clear_error() -> None:
+    with pytest.raises(Exception, match="linear in the cotangent"):
+        funcgrad.jvp(clip_gradient, (2.0,), (1.0,))
+
+
+def test_custom_vjp_none_cotangent_means_zero() -> None:
+    @custom_vjp
+    def f(x, y):
+        return x * y
+
+    f.defvjp(lambda x, y: (f(x, y), x), lambda x, g: (None, x * g))
+    gx, gy = funcgrad.grad(f, (0, 1))(2.0, 3.0)
+    assert float(gx) == 0.0 and float(gy) == 2.0
+
+
+def test_custom_vjp_nondiff_argnums() -> None:
+    @functools.partial(custom_vjp, nondiff_argnums=(0,))
+    def clip_to(bound, x):
+        return x
+
+    def fwd(bound, x):
+        return x, None
+
+    def bwd(bound, res, g):
+        return (fnp.clip(g, -bound, bound),)
+
+    clip_to.defvjp(fwd, bwd)
+    assert float(funcgrad.grad(lambda x: 5.0 * clip_to(2.0, x))(1.0)) == 2.0
+    assert float(funcgrad.grad(lambda x: 5.0 * clip_to(10.0, x))(1.0)) == 5.0
+
+
+def test_custom_vjp_pytrees_and_residuals() -> None:
+    @custom_vjp
+    def f(p):
+        return {"y": p["w"] * p["x"], "z": fnp.sum(p["x"])}
+
+    def fwd(p):
+        return f(p), {"w": p["w"], "x": p["x"]}
+
+    def bwd(res, ct):
+        return ({"w": ct["y"] * res["x"], "x": ct["y"] * res["w"] + ct["z"]},)
+
+    f.defvjp(fwd, bwd)
+    p = {"w": dev(X3), "x": dev(Y3)}
+    check_grads(f, (p,), order=2)
+    jr = funcgrad.jacrev(f)(p)
+    assert host(jr["y"]["w"]).shape == (3, 3) and host(jr["z"]["x"]).shape == (3,)
+
+
+def test_custom_vjp_vmap() -> None:
+    xs, ys = dev(np.stack([X3, 2 * X3])), dev(np.stack([Y3, -Y3]))
+    _close(funcgrad.vmap(sin_mul)(xs, ys), np.sin(host(xs)) * host(ys))
+    g = funcgrad.vmap(funcgrad.grad(lambda a, b: fnp.sum(sin_mul(a, b))))(xs, ys)
+    _close(g, np.cos(host(xs)) * host(ys))
+    # the batched backward pass still runs the (clipping) bwd, per example
+    gc = funcgrad.vmap(funcgrad.grad(lambda v: fnp.sum(4.0 * clip_gradient(v))))(xs)
+    _close(gc, np.ones((2, 3)))
+    # grad of vmap
+    gv = funcgrad.grad(lambda v: fnp.sum(funcgrad.vmap(clip_gradient)(v) * 4.0))(xs)
+    _close(gv, np.ones((2, 3)))
+    # jacfwd under vmap: forward mode of the batched call
+    jf = funcgrad.vmap(funcgrad.jacfwd(sin_mul))(xs, ys)
+    want = np.stack([np.diag(np.cos(host(xs)[i]) * host(ys)[i]) for i in range(2)])
+    _close(jf, want)
+
+
+def test_custom_vjp_make_jaxpr() -> None:
+    text = str(funcgrad.make_jaxpr(sin_mul)(dev(X3), dev(Y3)))
+    assert "custom_vjp_call" in text and "_sin_mul_bwd" in text
+    jaxpr = funcgrad.make_jaxpr(funcgrad.grad(lambda v: fnp.sum(10.0 * clip_gradient(v))))(
+        dev(X3))
+    _close(jaxpr(dev(X3))[0], np.ones(3))
+    # differentiating the evaluation of a staged jaxpr still uses bwd
+    staged = funcgrad.make_jaxpr(clip_gradient)(2.0)
+    assert float(funcgrad.grad(lambda v: 10.0 * staged(v)[0])(2.0)) == 1.0
+
+
+def test_custom_vjp_errors() -> None:
+    @custom_vjp
+    def f(x):
+        return x
+
+    with pytest.raises(AttributeError, match="defvjp"):
+        funcgrad.grad(f)(1.0)
+    f.defvjp(lambda x: (x, None), lambda r, g: (g, g))
+    with pytest.raises(TypeError, match="one cotangent per"):
+        funcgrad.grad(f)(1.0)
+
+    @custom_vjp
+    def h(x):
+        return x
+
+    h.defvjp(lambda x: (x, "not an array"), lambda r, g: (g,))
+    with pytest.raises(TypeError, match="residuals"):
+        funcgrad.grad(h)(1.0)
+
+    @custom_vjp
+    def k(x):
+        return x
+
+    k.defvjp(lambda x: (x, None), lambda r, g: (fnp.ones(4),))
+    with pytest.raises(ValueError, match="shape"):
+        funcgrad.grad(lambda v: fnp.sum(k(v)))(dev(X3))
+
+
+# ---------------------------------------------------------------------------------------------
+# Closures over traced values
+
+
+def _make_closing_jvp(c):
+    @custom_jvp
+    def f(y):
+        return c * fnp.sin(y)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (y,), (t,) = primals, tangents
+        return f(y), c * fnp.cos(y) * t
+
+    return f
+
+
+def _make_closing_vjp(c):
+    @custom_vjp
+    def f(y):
+        return c * fnp.sin(y)
+
+    f.defvjp(lambda y: (f(y), fnp.cos(y)), lambda cos_y, g: (c * cos_y * g,))
+    return f
+
+
+@pytest.mark.parametrize("make", [_make_closing_jvp, _make_closing_vjp], ids=["jvp", "vjp"])
+def test_closure_over_the_differentiated_value(make) -> None:
+    # g(x) = x sin(x): the custom function closes over x (derivative w.r.t. the closed-over
+    # value comes from differentiating the function; w.r.t. the argument from the rule).
+    def g(x):
+        return make(x)(x)
+
+    x0 = 0.7
+    _close(funcgrad.grad(g)(x0), np.sin(x0) + x0 * np.cos(x0))
+    _close(funcgrad.jvp(g, (x0,), (1.0,))[1], np.sin(x0) + x0 * np.cos(x0))
+    _close(funcgrad.grad(funcgrad.grad(g))(x0), 2 * np.cos(x0) - x0 * np.sin(x0))
+    _close(funcgrad.vmap(funcgrad.grad(g))(dev(X3)), np.sin(X3) + X3 * np.cos(X3))
+    _close(funcgrad.hessian(lambda v: fnp.sum(g(v)))(dev(X3)),
+           np.diag(2 * np.cos(X3) - X3 * np.sin(X3)))
+    _close(funcgrad.make_jaxpr(g)(x0)(x0)[0], x0 * np.sin(x0))
+
+
+@pytest.mark.parametrize("make", [_make_closing_jvp, _make_closing_vjp], ids=["jvp", "vjp"])
+def test_closure_over_outer_tracers(make) -> None:
+    # The custom function closes over an outer transformation's value; the inner one
+    # differentiates its argument with the custom rule.
+    def inner(c, y):
+        return make(c)(y)
+
+    def outer(c):
+        return funcgrad.grad(lambda y: inner(c, y))(dev(np.asarray(0.4)))  # = c cos(0.4)
+
+    _close(outer(2.0), 2.0 * np.cos(0.4))
+    _close(funcgrad.grad(outer)(2.0), np.cos(0.4))
+    _close(funcgrad.vmap(outer)(dev(X3)), X3 * np.cos(0.4))
+    _close(funcgrad.jvp(outer, (2.0,), (1.0,))[1], np.cos(0.4))
+    # vmap closure: batched c, unbatched argument
+    _close(funcgrad.vmap(lambda c: inner(c, dev(np.asarray(0.4))))(dev(X3)), X3 * np.sin(0.4))
+
+
+def test_closure_uses_the_custom_rule_for_the_argument() -> None:
+    def g(c, x):
+        @custom_jvp
+        def f(y):
+            return c * fnp.sin(y)
+
+        f.defjvp(lambda p, t: (f(p[0]), 5.0 * t[0]))  # fake rule for y
+        return f(x)
+
+    # w.r.t. x (the argument): the fake rule; w.r.t. c (closed over): d/dc = sin(x)
+    gc, gx = funcgrad.grad(g, (0, 1))(2.0, 0.3)
+    _close(gx, 5.0)
+    _close(gc, np.sin(0.3))
+
+
+def test_custom_function_applied_to_tangents_inside_a_rule() -> None:
+    @custom_jvp
+    def double(t):
+        return 2.0 * t
+
+    double.defjvp(lambda p, t: (double(p[0]), double(t[0])))
+
+    @custom_jvp
+    def f(x):
+        return fnp.sin(x)
+
+    f.defjvp(lambda p, t: (f(p[0]), fnp.cos(p[0]) * double(t[0])))
+    x = dev(X3)
+    _close(funcgrad.grad(lambda v: fnp.sum(f(v)))(x), 2 * np.cos(X3))
+    _close(funcgrad.jacrev(f)(x), np.diag(2 * np.cos(X3)))
+    _close(funcgrad.hessian(lambda v: fnp.sum(f(v)))(x), np.diag(-2 * np.sin(X3)))
+    _, f_jvp = funcgrad.linearize(f, x)
+    _close(f_jvp(dev(np.ones(3))), 2 * np.cos(X3))

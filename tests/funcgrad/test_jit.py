@@ -1,0 +1,523 @@
+"""funcgrad.jit: compositions with every transformation, caching, errors, generated code."""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+
+import numpy as np
+import pytest
+from helpers import DEVICE, assert_allclose, check_device, dev, host
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.compile import REUSE_MIN_SIZE
+
+
+def f_scalar(x, y):
+    return fnp.sum(fnp.sin(x) * y + fnp.exp(-x * x) / (1.0 + y * y))
+
+
+def f_vec(x):
+    return fnp.tanh(x) * fnp.cos(x) + x ** 2
+
+
+def _xy(n=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return dev(rng.standard_normal(n)), dev(rng.standard_normal(n))
+
+
+# ---------------------------------------------------------------------------------------------
+# compositions
+
+
+def test_jit_matches_eager_and_counts_one_trace():
+    x, y = _xy()
+    jf = funcgrad.jit(f_scalar)
+    for _ in range(3):
+        got = jf(x, y)
+        check_device(got)
+        assert_allclose(got, f_scalar(x, y))
+    assert jf.trace_count == 1
+
+
+@pytest.mark.parametrize(
+    "name,make",
+    [
+        ("jit(grad)", lambda f: funcgrad.jit(funcgrad.grad(f, argnums=(0, 1)))),
+        ("grad(jit)", lambda f: funcgrad.grad(funcgrad.jit(f), argnums=(0, 1))),
+        ("jit(jit(grad))", lambda f: funcgrad.jit(funcgrad.jit(funcgrad.grad(f, (0, 1))))),
+        ("grad(jit(jit))", lambda f: funcgrad.grad(funcgrad.jit(funcgrad.jit(f)), (0, 1))),
+        ("jit(grad(jit))", lambda f: funcgrad.jit(funcgrad.grad(funcgrad.jit(f), (0, 1)))),
+        ("value_and_grad(jit)",
+         lambda f: lambda *a: funcgrad.value_and_grad(funcgrad.jit(f), (0, 1))(*a)[1]),
+    ],
+)
+def test_gradient_compositions(name, make):
+    x, y = _xy()
+    want = funcgrad.grad(f_scalar, argnums=(0, 1))(x, y)
+    got = make(f_scalar)(x, y)
+    check_device(got)
+    assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_grad_of_grad_of_jit():
+    def f(x):
+        return fnp.sin(x) * x
+
+    want = funcgrad.grad(funcgrad.grad(f))(0.3)
+    assert_allclose(funcgrad.grad(funcgrad.grad(funcgrad.jit(f)))(0.3), want)
+    assert_allclose(funcgrad.grad(funcgrad.grad(funcgrad.jit(f)))(np.float64(0.3)), want)
+    assert_allclose(funcgrad.jit(funcgrad.grad(funcgrad.grad(f)))(0.3), want)
+    third = funcgrad.grad(funcgrad.grad(funcgrad.grad(funcgrad.jit(f))))(0.3)
+    assert_allclose(third, -3 * np.sin(0.3) - 0.3 * np.cos(0.3), rtol=1e-12)
+
+
+def test_vmap_compositions():
+    rng = np.random.default_rng(1)
+    xs, ys = dev(rng.standard_normal((5, 4))), dev(rng.standard_normal((5, 4)))
+    want = np.stack([host(f_scalar(a, b)) for a, b in zip(host(xs), host(ys))])
+    for fn in (funcgrad.vmap(funcgrad.jit(f_scalar)), funcgrad.jit(funcgrad.vmap(f_scalar)),
+               funcgrad.jit(funcgrad.vmap(funcgrad.jit(f_scalar)))):
+        got = fn(xs, ys)
+        check_device(got)
+        assert_allclose(got, want)
+    # batch axis elsewhere than 0, and an unbatched argument
+    got = funcgrad.vmap(funcgrad.jit(f_scalar), in_axes=(1, None))(xs.T, ys[0])
+    want = np.stack([host(f_scalar(a, ys[0])) for a in xs])
+    assert_allclose(got, want)
+    g = funcgrad.vmap(funcgrad.grad(funcgrad.jit(f_scalar)))(xs, ys)
+    want = np.stack([host(funcgrad.grad(f_scalar)(a, b)) for a, b in zip(xs, ys)])
+    assert_allclose(g, want)
+
+
+def test_jvp_and_linearize_of_jit():
+    x, y = _xy()
+    tx, ty = _xy(seed=3)
+    want = funcgrad.jvp(f_scalar, (x, y), (tx, ty))
+    got = funcgrad.jvp(funcgrad.jit(f_scalar), (x, y), (tx, ty))
+    assert_allclose(got, want)
+    yv, f_lin = funcgrad.linearize(funcgrad.jit(f_scalar), x, y)
+    assert_allclose(yv, want[0])
+    assert_allclose(f_lin(tx, ty), want[1])
+    assert_allclose(funcgrad.jit(lambda a, b, c, d: funcgrad.jvp(f_scalar, (a, b), (c, d)))(
+        x, y, tx, ty), want)
+
+
+def test_vjp_of_jit_with_pytrees():
+    def f(p, x):
+        return {"out": fnp.tanh(p["w"] @ x + p["b"]), "norm": fnp.sum(p["w"] ** 2)}
+
+    rng = np.random.default_rng(2)
+    p = {"w": dev(rng.standard_normal((3, 4))), "b": dev(rng.standard_normal(3))}
+    x = dev(rng.standard_normal(4))
+    ct = {"out": dev(rng.standard_normal(3)), "norm": 1.5}
+    out_e, vjp_e = funcgrad.vjp(f, p, x)
+    out_j, vjp_j = funcgrad.vjp(funcgrad.jit(f), p, x)
+    assert_allclose(out_j, out_e)
+    assert_allclose(vjp_j(ct), vjp_e(ct))
+
+
+def test_hessian_and_jacobians_through_jit():
+    x = dev(np.array([0.3, -0.7, 1.1]))
+
+    def f(x):
+        return fnp.sum(fnp.sin(x) * x[::-1]) + fnp.prod(x)
+
+    want = funcgrad.hessian(f)(x)
+    assert_allclose(funcgrad.jit(funcgrad.hessian(f))(x), want)
+    assert_allclose(funcgrad.hessian(funcgrad.jit(f))(x), want)
+    assert_allclose(funcgrad.jacfwd(funcgrad.jit(f_vec))(x), funcgrad.jacfwd(f_vec)(x))
+    assert_allclose(funcgrad.jacrev(funcgrad.jit(f_vec))(x), funcgrad.jacrev(f_vec)(x))
+
+
+def test_closure_over_outer_tracers():
+    x0 = dev(np.array([0.5, 1.5]))
+
+    def outer(y):
+        # the jitted function closes over the grad tracer y: it becomes an input of the call
+        return fnp.sum(funcgrad.jit(lambda x: fnp.sin(x * y))(x0))
+
+    want = funcgrad.grad(lambda y: fnp.sum(fnp.sin(x0 * y)))(0.7)
+    assert_allclose(funcgrad.grad(outer)(0.7), want)
+    assert_allclose(funcgrad.jit(funcgrad.grad(outer))(0.7), want)
+    ys = dev(np.array([0.1, 0.2, 0.3]))
+    got = funcgrad.vmap(lambda y: funcgrad.jit(lambda x: fnp.sum(x * y))(x0))(ys)
+    assert_allclose(got, np.array([host(fnp.sum(x0 * y)) for y in ys]))
+
+
+def test_perturbation_confusion_through_jit():
+    # d/dx [x * d/dy (x + y)] = 1: the inner derivative must not see the outer x's tangent.
+    def inner(x):
+        return funcgrad.jit(funcgrad.grad(lambda y: x + y))(1.0)
+
+    assert_allclose(funcgrad.grad(lambda x: x * inner(x))(2.0), 1.0)
+
+
+def test_integer_inputs_and_outputs():
+    def f(x, n):
+        return fnp.sum(x * n), n * 2
+
+    x = dev(np.array([1.0, 2.0]))
+    n = dev(np.array([3, 4]))
+    assert_allclose(funcgrad.jit(f)(x, n), f(x, n))
+    g = funcgrad.grad(lambda x, n: funcgrad.jit(f)(x, n)[0])(x, n)
+    assert_allclose(g, host(n).astype(float))
+
+
+# ---------------------------------------------------------------------------------------------
+# caching
+
+
+def test_retrace_counts_and_static_args():
+    calls = []
+
+    def f(x, n):
+        calls.append(1)
+        return x * n
+
+    jf = funcgrad.jit(f, static_argnums=1)
+    jf(dev(np.ones(3)), 2)
+    jf(dev(np.zeros(3)), 2)
+    assert jf.trace_count == 1 and len(calls) == 1
+    jf(dev(np.ones(4)), 2)
+    assert jf.trace_count == 2
+    jf(dev(np.ones(4)), 3)
+    assert jf.trace_count == 3
+    jf(dev(np.ones(4, np.float32)), 3)
+    assert jf.trace_count == 4
+    jf(dev(np.ones(4)), n=3)  # the same static argument given by name
+    assert jf.trace_count == 4
+    jf.clear_cache()
+    jf(dev(np.ones(4)), 3)
+    assert jf.trace_count == 5
+
+
+def test_weak_python_scalar_is_its_own_signature():
+    """A Python float is weakly typed (NEP 50): it traces separately from a float64 array,
+    and keeps a float32 computation float32, exactly as eager NumPy does."""
+    jf = funcgrad.jit(lambda s, a: s * a)
+    a32 = dev(np.ones(3, np.float32))
+    r1 = jf(2.0, a32)
+    r2 = jf(dev(np.array(2.0)), a32)
+    assert host(r1).dtype == np.float32
+    assert host(r2).dtype == np.float64
+    assert jf.trace_count == 2
+    jf(3.0, a32)
+    assert jf.trace_count == 2
+
+
+def test_static_argnames_and_kwargs():
+    def f(x, *, scale, power=2):
+        return fnp.sum(x ** power) * scale
+
+    jf = funcgrad.jit(f, static_argnames=("power",))
+    x = dev(np.arange(3.0))
+    assert_allclose(jf(x, scale=2.0), f(x, scale=2.0))
+    assert_allclose(jf(x, scale=2.0, power=3), f(x, scale=2.0, power=3))
+    assert jf.trace_count == 2
+
+
+def test_unhashable_static_argument_message():
+    def f(x, n):
+        return x * len(n)
+
+    with pytest.raises(TypeError, match=re.escape("argument 1 ('n') of f is static but "
+                                                  "unhashable: list")):
+        funcgrad.jit(f, static_argnums=1)(np.ones(2), [1, 2])
+    with pytest.raises(TypeError, match="argument 'n' of f is static but unhashable: dict"):
+        funcgrad.jit(f, static_argnames="n")(np.ones(2), n={})
+
+
+def test_non_array_argument_message():
+    with pytest.raises(TypeError, match="argument mode is a str.*static_argnums"):
+        funcgrad.jit(lambda x, mode: x)(np.ones(2), "fast")
+
+
+def test_explain_retraces_warns_with_the_change():
+    jf = funcgrad.jit(lambda x, n: x * n, static_argnums=1, explain_retraces=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        jf(np.ones(3), 2)
+        jf(np.ones(3), 2)
+    with pytest.warns(funcgrad.RetraceWarning, match=r"argument x: shape \(3,\) -> \(4,\)"):
+        jf(np.ones(4), 2)
+    with pytest.warns(funcgrad.RetraceWarning, match="static argument n: 2 -> 5"):
+        jf(np.ones(4), 5)
+    with pytest.warns(funcgrad.RetraceWarning, match="dtype float64 -> float32"):
+        jf(np.ones(4, np.float32), 5)
+    assert issubclass(funcgrad.RetraceWarning, UserWarning)
+
+
+def test_closed_over_arrays_are_baked_in():
+    w = np.ones(2)
+    jf = funcgrad.jit(lambda x: x * w)
+    assert_allclose(jf(np.ones(2)), np.ones(2))
+    w = np.zeros(2)  # noqa: F841  (rebinding is not seen: documented)
+    assert_allclose(jf(np.ones(2)), np.ones(2))
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+
+
+def test_python_if_on_traced_value_raises_concretization_error():
+    def f(x, n):
+        y = fnp.sin(x) * 2
+        if y[0] > 0:  # the offending line
+            return y
+        return -y
+
+    with pytest.raises(funcgrad.ConcretizationError) as info:
+        funcgrad.jit(f)(dev(np.ones(3)), 2)
+    msg = str(info.value)
+    assert "test_jit.py" in msg and "(f)" in msg
+    assert "derived from argument x" in msg
+    assert "static_argnums" in msg and "cond" in msg and "while_loop" in msg
+    # the same under grad works: the primal is concrete there
+    assert_allclose(funcgrad.grad(lambda x: fnp.sum(f(x, 2)))(dev(np.ones(3))),
+                    2 * np.cos(np.ones(3)))
+
+
+def test_concretization_error_names_direct_argument():
+    with pytest.raises(funcgrad.ConcretizationError, match="from argument n"):
+        funcgrad.jit(lambda x, n: x * int(n))(np.ones(2), 3)
+    with pytest.raises(funcgrad.ConcretizationError, match=r"from argument p\['b'\]"):
+        funcgrad.jit(lambda p: p["a"] if float(p["b"]) else p["a"])({"a": 1.0, "b": 2.0})
+
+
+def test_leaked_tracer_error_names_creation_site():
+    leaked = []
+
+    def f(x):
+        leaked.append(x * 2)
+        return x
+
+    funcgrad.jit(f)(np.ones(2))
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="test_jit.py"):
+        fnp.sin(leaked[0])
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        funcgrad.jit(lambda x: x + leaked[0])(np.ones(2))
+
+
+# ---------------------------------------------------------------------------------------------
+# lowering, source, eval_shape
+
+
+def test_make_jaxpr_prints_nested_jit_indented():
+    inner = funcgrad.jit(lambda x: fnp.sin(x) * 2.0)
+    text = str(funcgrad.make_jaxpr(lambda x: inner(x) + 1.0)(np.ones(3)))
+    assert "jit[" in text and "name=<lambda>" in text
+    lines = text.splitlines()
+    sin_line = next(ln for ln in lines if "sin" in ln)
+    jit_line = next(ln for ln in lines if "jit[" in ln)
+    indent = len(sin_line) - len(sin_line.lstrip())
+    assert indent > len(jit_line) - len(jit_line.lstrip())
+
+
+def test_lower_and_source():
+    jf = funcgrad.jit(f_scalar)
+    x, y = _xy()
+    closed = jf.lower(x, y)
+    assert [a.shape for a in closed.in_avals] == [(4,), (4,)]
+    src = jf.source(x, y)
+    assert src.startswith("def f_scalar(xp, ")
+    assert "xp.sin(" in src and "return [" in src
+    assert funcgrad.compiled_source(f_scalar, x, y) == src
+    compile(src, "<test>", "exec")
+    assert jf.trace_count == 1
+
+
+def test_no_multiplication_by_one_left_by_grad():
+    src = funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(fnp.sin(x) * x))).source(np.ones(3))
+    assert "1.0" not in src, src
+    assert not re.search(r"multiply\([^)]*_k\d+\)", src), src
+    src = funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(fnp.sin(x)))).source(np.ones(3))
+    assert src.count("xp.") == 1 and "xp.cos(" in src, src
+
+
+def test_eval_shape():
+    def f(x, y):
+        return {"prod": x @ y, "total": fnp.sum(x).astype(np.float32)}
+
+    out = funcgrad.eval_shape(f, np.ones((2, 3)), funcgrad.ShapedArray((3, 5), np.float64))
+    assert out["prod"].shape == (2, 5) and out["prod"].dtype == np.float64
+    assert out["total"].shape == () and out["total"].dtype == np.float32
+
+    class Spec:
+        shape, dtype = (4,), np.dtype(np.float32)
+
+    assert funcgrad.eval_shape(lambda x: x * 2.0, Spec()).dtype == np.float32
+
+
+def test_decorator_forms_and_repr():
+    @funcgrad.jit
+    def a(x):
+        return x + 1
+
+    @functools.partial(funcgrad.jit, static_argnums=1)
+    def b(x, n):
+        return x * n
+
+    assert_allclose(a(dev(np.ones(2))), 2 * np.ones(2))
+    assert_allclose(b(dev(np.ones(2)), 3), 3 * np.ones(2))
+    assert "a" in repr(a) and a.__name__ == "a"
+
+
+# ---------------------------------------------------------------------------------------------
+# buffer reuse never changes what the caller can see
+
+BIG = REUSE_MIN_SIZE * 2
+
+
+def test_inputs_never_change():
+    rng = np.random.default_rng(0)
+    x = dev(rng.standard_normal(BIG))
+    x_copy = host(x).copy()
+
+    def f(x):
+        a = fnp.sin(x)
+        b = fnp.exp(a) * x  # x is read after ops that could be in place
+        c = b + a
+        return c * 2.0, x, x.reshape(2, -1), fnp.transpose(x.reshape(2, -1))
+
+    out = funcgrad.jit(f)(x)
+    np.testing.assert_array_equal(host(x), x_copy)
+    assert_allclose(out, f(x))
+    assert out[1] is x  # the function returned its input: so does jit
+
+
+def test_outputs_are_not_views_of_inputs_after_simplification():
+    x = dev(np.arange(float(BIG)))
+    y = funcgrad.jit(lambda x: x * 1.0 + 0.0)(x)  # simplifies to x
+    assert y is not x
+    y[0] = -1.0
+    assert host(x)[0] == 0.0
+
+
+def test_duplicate_outputs_are_distinct_arrays():
+    x = dev(np.arange(float(BIG)))
+    a, b = funcgrad.jit(lambda x: (fnp.sin(x), fnp.sin(x)))(x)  # CSE makes them one
+    assert a is not b
+    a[0] = 100.0
+    assert host(b)[0] == 0.0
+
+
+def test_const_outputs_are_fresh_each_call():
+    w = np.zeros(BIG)
+    jf = funcgrad.jit(lambda x: (x + 1.0, w))
+    _, w1 = jf(np.ones(3))
+    w1[0] = 5.0
+    _, w2 = jf(np.ones(3))
+    assert w2[0] == 0.0 and w[0] == 0.0
+
+
+def test_buffer_reuse_happens_on_dead_temporaries():
+    src = funcgrad.jit(lambda x: fnp.exp(fnp.sin(fnp.cos(x)))).source(np.ones(BIG))
+    assert "out=" in src, src
+    x = np.ones(BIG)
+    assert_allclose(funcgrad.jit(lambda x: fnp.exp(fnp.sin(fnp.cos(x))))(x),
+                    np.exp(np.sin(np.cos(x))))
+
+
+def test_donated_argument_buffer_may_be_reused():
+    jf = funcgrad.jit(lambda x, y: fnp.sin(x) * y, donate_argnums=0)
+    x = np.linspace(0.0, 1.0, BIG)
+    y = np.full(BIG, 2.0)
+    want = np.sin(x) * y
+    got = jf(x.copy(), y)
+    assert_allclose(got, want)
+    y_copy = y.copy()
+    jf(y, y)  # donated and also read as y: must not be overwritten
+    np.testing.assert_array_equal(y, y_copy)
+
+
+# ---------------------------------------------------------------------------------------------
+# generated code vs eager on random inputs
+
+
+def _composite(kind):
+    if kind == 0:
+        return lambda x, y: fnp.sum(fnp.tanh(x @ y) ** 2, axis=0)
+    if kind == 1:
+        return lambda x, y: fnp.maximum(x, 0.0) * fnp.exp(-(x @ y).sum()) - fnp.log1p(x * x)
+    if kind == 2:
+        return lambda x, y: fnp.where(x > 0, fnp.sqrt(fnp.abs(x) + 1.0), x.T.T) / (1 + y.sum())
+    return lambda x, y: funcgrad.grad(lambda a: fnp.sum(fnp.sin(a @ y) @ a))(x)
+
+
+@given(
+    kind=st.integers(0, 3),
+    m=st.integers(1, 4),
+    n=st.integers(1, 4),
+    seed=st.integers(0, 10_000),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_generated_code_matches_eager(kind, m, n, seed, dtype):
+    rng = np.random.default_rng(seed)
+    x = dev(rng.standard_normal((m, n)).astype(dtype))
+    y = dev(rng.standard_normal((n, m)).astype(dtype))
+    f = _composite(kind)
+    want = f(x, y)
+    got = funcgrad.jit(f)(x, y)
+    check_device(got)
+    assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                    atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="exercises a non-host test device")
+def test_device_results_stay_on_device():
+    x, y = _xy()
+    check_device(funcgrad.jit(f_scalar)(x, y))
+    check_device(funcgrad.jit(funcgrad.grad(f_scalar))(x, y))
+
+
+# ---------------------------------------------------------------------------------------------
+# every op of the op table: reverse and forward mode through jit agree with eager
+
+
+def _op_cases():
+    from tests.funcgrad.ops.test_op_table import CASES, float_argnums
+
+    out = []
+    for c in CASES:
+        if not c.jit or c.order == 0:
+            continue
+        arg_sets = c.grad_args if c.grad_args is not None else c.args
+        for i, a in enumerate(arg_sets):
+            if float_argnums(a) and any(isinstance(x, np.ndarray) for x in a):
+                out.append(pytest.param(c, a, id=f"{c.name}-{i}"))
+                break
+    return out
+
+
+@pytest.mark.parametrize("case,args", _op_cases())
+def test_op_table_vjp_and_jvp_through_jit(case, args):
+    from tests.funcgrad.ops.test_op_table import _diff_fn
+
+    f, diff_args = _diff_fn(case, args)
+
+    def flat(*xs):
+        return funcgrad.tree_util.tree_leaves(f(*xs))
+
+    try:
+        out_e, vjp_e = funcgrad.vjp(flat, *diff_args)
+    except funcgrad.DeviceMismatchError as e:  # the eager reference itself fails
+        pytest.skip(f"eager vjp of {case.name} fails on this device: {e}")
+    out_j, vjp_j = funcgrad.vjp(funcgrad.jit(flat), *diff_args)
+    assert_allclose(out_j, out_e, case.rtol, case.atol)
+    rng = np.random.default_rng(0)
+    cts = [dev(np.asarray(rng.standard_normal(np.shape(host(o))),
+                          dtype=np.asarray(host(o)).dtype)) for o in out_e]
+    tol = dict(rtol=1e-6 if case.rtol is None else case.rtol,
+               atol=1e-7 if case.atol is None else case.atol)
+    assert_allclose(vjp_j(cts), vjp_e(cts), **tol, err_msg=f"{case.name}: vjp through jit")
+    ts = tuple(dev(np.asarray(rng.standard_normal(np.shape(host(a))),
+                              dtype=np.asarray(host(a)).dtype)) if hasattr(a, "shape") else 0.5
+               for a in diff_args)
+    assert_allclose(funcgrad.jvp(funcgrad.jit(flat), diff_args, ts),
+                    funcgrad.jvp(flat, diff_args, ts), **tol,
+                    err_msg=f"{case.name}: jvp through jit")
