@@ -41,6 +41,7 @@ from funcgrad.errors import (
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 
 __version__ = "0.1.0"
 
@@ -74,6 +75,10 @@ __all__ = [
     "lax",
     "vmap",
     "stop_gradient",
+    "checkpoint",
+    "remat",
+    "checkpoint_name",
+    "checkpoint_policies",
     "tree_util",
     "devices",
     "device_put",

@@ -97,7 +97,7 @@ def _check_tangent(
             f"{primal_aval.str_short()} and tangent {a.str_short()}"
         )
     if a.dtype != ta.dtype:
-        if _is_weak_scalar(t) or a.weak_type:
+        if (_is_weak_scalar(t) or a.weak_type) and (a.dtype.kind != "c" or ta.dtype.kind == "c"):
             from funcgrad.ops.elementwise import convert_element_type
 
             return convert_element_type(t, ta.dtype)

@@ -224,9 +224,9 @@ def device_put(x: Any, device: str | None = None) -> Any:
     """Copy an array (or a pytree of arrays) to ``device`` ("cpu", "gpu" or "strict").
 
     Example:
-        >>> y = device_put([1.0, 2.0], "cpu")
-        >>> type(y).__name__, y.dtype
-        ('ndarray', dtype('float64'))
+        >>> y = device_put({"w": numpy.ones(2)}, "strict")
+        >>> type(y["w"]).__name__
+        'StrictArray'
     """
     from funcgrad import tree_util
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import xp_for
 from funcgrad.errors import (
     ConcretizationError,
     FuncgradError,
@@ -132,7 +133,8 @@ class EvalTrace(Trace):
         # arrays; a scalar has no device, so keep every result an array.
         for i, o in enumerate(outs):
             if isinstance(o, numpy.generic):
-                outs[i] = numpy.asarray(o)
+                # On the device the inputs chose (the default one for Python scalars alone).
+                outs[i] = xp_for(*args).asarray(o)
         return outs
 
 

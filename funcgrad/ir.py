@@ -132,7 +132,9 @@ class ClosedJaxpr:
     ``.out_avals`` give the parts.
     """
 
-    __slots__ = ("jaxpr", "consts")
+    # Weak references let caches of derived jaxprs (jit, AD of higher-order primitives) drop
+    # their entries when the jaxpr they were derived from dies.
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]) -> None:
         self.jaxpr = jaxpr
@@ -355,6 +357,7 @@ def _pp(jaxpr: Jaxpr, names: dict[Var, str], indent: int, force_multiline: bool)
             params = "[" + ", ".join(
                 f"{k}={_fmt_param(v, names, indent)}" for k, v in sorted(eqn.params.items())
             ) + "]"
+            used.update(names.values())  # names a nested jaxpr took are taken here too
         ins = " ".join(atom(a) for a in eqn.invars)
         lines.append(f"{outs} = {eqn.prim.name}{params} {ins}".rstrip())
     outs = " ".join(atom(a) for a in jaxpr.outvars)

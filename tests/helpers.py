@@ -133,7 +133,7 @@ def rand(
     rng = np.random.default_rng(seed + 7919 * len(shape) + sum(shape))
     dt = np.dtype(dtype)
     if dt.kind == "b":
-        return rng.random(shape) > 0.5 if shape else np.bool_(rng.random() > 0.5)
+        return np.asarray(rng.random(shape) > 0.5)
     x = rng.uniform(low, high, size=shape)
     if dt.kind in "iu":
         x = np.round(x)

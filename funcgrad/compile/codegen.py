@@ -43,6 +43,7 @@ import numpy
 from funcgrad.avals import float0
 from funcgrad.backend import get_default_device, is_array, xp_for, xp_for_device
 from funcgrad.core import Primitive
+from funcgrad.interpreters.jaxpr_rules import weak_memo
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
 from funcgrad.ops import elementwise as _ew
@@ -286,6 +287,18 @@ def _emit_transpose(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
     return Emission(f"xp.transpose({args[0]}, {tuple(eqn.params['permutation'])!r})")
 
 
+def _emit_squeeze(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"dimensions"}:
+        return None
+    return Emission(f"xp.squeeze({args[0]}, axis={tuple(eqn.params['dimensions'])!r})")
+
+
+def _emit_expand_dims(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"dimensions"}:
+        return None
+    return Emission(f"xp.expand_dims({args[0]}, {tuple(eqn.params['dimensions'])!r})")
+
+
 def _emit_convert(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
     if set(eqn.params) != {"new_dtype"}:
         return None
@@ -336,6 +349,9 @@ emitters[_shape.broadcast_in_dim_p] = _emit_bid
 emitters[_shape.reshape_p] = _emit_reshape
 emitters[_shape.transpose_p] = _emit_transpose
 emitters[_ew.convert_element_type_p] = _emit_convert
+for _name, _emit in (("squeeze_p", _emit_squeeze), ("expand_dims_p", _emit_expand_dims)):
+    if hasattr(_shape, _name):
+        emitters[getattr(_shape, _name)] = _emit
 if hasattr(_ew, "select_n_p"):
     emitters[_ew.select_n_p] = _emit_select_n
 
@@ -651,7 +667,7 @@ def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence
     return sum(1 for o in args if o is x) == 1
 
 
-@functools.lru_cache(maxsize=2048)
+@weak_memo
 def compile_executable(
     closed: ClosedJaxpr, donated: tuple[bool, ...] | None = None, name: str = "jitted"
 ) -> Executable:

@@ -14,8 +14,9 @@ this module for a transformed jaxpr and bind themselves again with it.
 * :func:`hoist_tracer_consts` -- turn consts that are tracers of outer transformations
   (closures over a ``grad``/``vmap`` variable) into explicit leading inputs.
 
-Every transformation is memoised on the identity of the closed jaxpr and its static flags, and
-returns the same object for the same request, so chains of them (jvp, then partial eval, then
+Every transformation is memoised (:func:`weak_memo`) on the identity of the closed jaxpr --
+held weakly, so entries go with the jaxpr -- and its static flags, and returns the same object
+for the same request, so chains of them (jvp, then partial eval, then
 DCE, then transpose) hit their caches on every later call. They require closed jaxprs whose
 consts are concrete arrays (run :func:`hoist_tracer_consts` first), which is what makes the
 results independent of the transformation they are requested under.
@@ -32,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,14 +62,35 @@ __all__ = [
     "has_effects",
     "shape_helpers",
     "clear_caches",
+    "weak_memo",
 ]
-
-_CACHE_SIZE = 4096
 
 #: Operations the batching boundary needs but this layer may not import (interpreters sit
 #: below ops). ``funcgrad.ops.jit`` registers them: ``"moveaxis"(x, src, dst)`` and
 #: ``"broadcast_in_dim"(x, shape, broadcast_dimensions)``.
 shape_helpers: dict[str, Callable[..., Any]] = {}
+
+
+def weak_memo(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Memoise ``fn(closed, *flags)`` on the identity of ``closed`` (held weakly: entries go
+    when the jaxpr dies) and the hashable ``flags``. Results must not reference ``closed``."""
+    cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+    @functools.wraps(fn)
+    def memo(closed: ClosedJaxpr, *flags: Any) -> Any:
+        per = cache.get(closed)
+        if per is None:
+            per = cache[closed] = {}
+        hit = per.get(flags, _MISSING)
+        if hit is _MISSING:
+            hit = per[flags] = fn(closed, *flags)
+        return hit
+
+    memo.cache_clear = cache.clear  # type: ignore[attr-defined]
+    return memo
+
+
+_MISSING = object()
 
 
 def _helper(name: str) -> Callable[..., Any]:
@@ -172,7 +195,7 @@ def dce_closed_jaxpr(
     return _dce_closed(closed, tuple(bool(u) for u in used_outputs), bool(prune_invars))
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _dce_closed(
     closed: ClosedJaxpr, used_outputs: tuple[bool, ...], prune_invars: bool
 ) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
@@ -213,7 +236,7 @@ def jvp_jaxpr(
     return _jvp_jaxpr(closed, nz, inst)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _jvp_jaxpr(
     closed: ClosedJaxpr, nonzero: tuple[bool, ...], instantiate: tuple[bool, ...]
 ) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
@@ -286,7 +309,7 @@ def partial_eval_jaxpr(
     return _partial_eval_jaxpr(closed, unk, inst)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _partial_eval_jaxpr(
     closed: ClosedJaxpr, unknowns: tuple[bool, ...], instantiate: tuple[bool, ...]
 ) -> tuple[ClosedJaxpr, ClosedJaxpr, tuple[bool, ...], int]:
@@ -355,7 +378,7 @@ def linearize_jaxpr(
     return _linearize_jaxpr(closed, nz)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _linearize_jaxpr(
     closed: ClosedJaxpr, nonzero: tuple[bool, ...]
 ) -> tuple[ClosedJaxpr, ClosedJaxpr, tuple[bool, ...], int]:
@@ -398,7 +421,7 @@ def transpose_jaxpr(
     return _transpose_jaxpr(closed, lin, nz)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _transpose_jaxpr(
     closed: ClosedJaxpr, linear: tuple[bool, ...], nonzero_cts: tuple[bool, ...]
 ) -> ClosedJaxpr:
@@ -458,7 +481,7 @@ def batch_jaxpr(
     return _batch_jaxpr(closed, int(axis_size), dims, inst)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@weak_memo
 def _batch_jaxpr(
     closed: ClosedJaxpr,
     axis_size: int,

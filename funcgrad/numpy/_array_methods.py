@@ -135,9 +135,18 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
     if method == "__call__" and fn is not None:
         return fn(*inputs, **kwargs)
     if method == "reduce" and ufunc.__name__ in _REDUCERS:
+        kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 unless told otherwise
         return getattr(fnp, _REDUCERS[ufunc.__name__])(*inputs, **kwargs)
     if method == "accumulate" and ufunc.__name__ in _ACCUMULATORS:
+        kwargs.setdefault("axis", 0)
         return getattr(fnp, _ACCUMULATORS[ufunc.__name__])(*inputs, **kwargs)
+    if method == "accumulate" and ufunc.__name__ in ("maximum", "minimum"):
+        from funcgrad.ops import reductions
+
+        (x,) = inputs
+        axis = kwargs.pop("axis", 0)
+        op = reductions.cummax if ufunc.__name__ == "maximum" else reductions.cummin
+        return op(fnp.asarray(x), axis=axis)
     raise TypeError(
         f"numpy.{ufunc.__name__}.{method} is not supported on traced arrays; "
         "use the funcgrad.numpy equivalent"

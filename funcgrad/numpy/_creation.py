@@ -84,22 +84,48 @@ def _needs_stacking(obj: Any) -> bool:
     return dev is not None and dev != "cpu"
 
 
+def _nested_device(obj: Any) -> str:
+    """Where to join a nested list: an accelerator device among its values, else the host
+    if it holds host arrays, else the default device."""
+    found = None
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list | tuple):
+            stack.extend(x)
+            continue
+        d = _leaf_device(x) if isinstance(x, Tracer) or device_of(x) else None
+        if d is not None and d != "cpu":
+            return d
+        found = found or d
+    return found or get_default_device()
+
+
 def _host_to_default(h: numpy.ndarray) -> Any:
     dev = get_default_device()
     return h if dev == "cpu" else xp_for_device(dev).asarray(h)
 
 
-def _from_nested(obj: Any, fname: str) -> Any:
-    """Stack a nested list holding tracers/device arrays with primitives (differentiable)."""
+def _leaf_device(x: Any) -> str | None:
+    return x.aval.device if isinstance(x, Tracer) else device_of(x)
+
+
+def _from_nested(obj: Any, fname: str, device: str) -> Any:
+    """Stack a nested list holding tracers/device arrays with primitives (differentiable).
+
+    Concrete leaves (numbers, host arrays) are put on ``device``, the device of the list's
+    tracers and device arrays, so that they can be joined.
+    """
     if not isinstance(obj, list | tuple):
-        if isinstance(obj, Tracer) or device_of(obj) is not None:
+        if isinstance(obj, Tracer):
             return obj
-        h = numpy.asarray(obj)
-        canonical_dtype(h.dtype, fname)
-        return _host_to_default(h)
+        if device_of(obj) is None:
+            obj = numpy.asarray(obj)
+            canonical_dtype(obj.dtype, fname)
+        return device_put(obj, device) if device_of(obj) != device else obj
     if not obj:
-        return _host_to_default(numpy.asarray(obj, dtype=numpy.float64))
-    parts = [_from_nested(o, fname) for o in obj]
+        return device_put(numpy.asarray(obj, dtype=numpy.float64), device)
+    parts = [_from_nested(o, fname, device) for o in obj]
     avals = [get_aval(p) for p in parts]
     if any(a.shape != avals[0].shape for a in avals):
         raise ShapeError(
@@ -131,31 +157,23 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
         (dtype('int64'), dtype('float32'))
     """
     if type(a) is numpy.ndarray and dtype is None and not copy and a.dtype.kind in "biufc":
-        if get_default_device() == "cpu":
-            return a
+        return a
     dt = _dtype_or_none(dtype, "asarray")
     if order is not None:
         _check_order(order, "asarray")
     if isinstance(a, Tracer):
         return _cast(a, dt)
-    dev = device_of(a)
-    if dev is not None:
+    if device_of(a) is not None:
+        # Arrays stay on their device (host arrays compute on the host, as in the backend).
         canonical_dtype(a.dtype, "asarray")
-        default = get_default_device()
-        moved = dev == "cpu" and default != "cpu"
-        needs_cast = dt is not None and a.dtype != dt
-        if copy is False and (moved or needs_cast):
-            raise ValueError(
-                "asarray: copy=False, but a copy is needed (to change the dtype or device)"
-            )
-        if moved:
-            a = device_put(a, default)
+        if copy is False and dt is not None and a.dtype != dt:
+            raise ValueError("asarray: copy=False, but changing the dtype needs a copy")
         out = _cast(a, dt)
         if copy and out is a:
             out = a.copy()
         return out
     if _needs_stacking(a):
-        return _cast(_from_nested(a, "asarray"), dt)
+        return _cast(_from_nested(a, "asarray", _nested_device(a)), dt)
     h = numpy.asarray(a, dtype=dt)
     canonical_dtype(h.dtype, "asarray")
     return _host_to_default(h)
@@ -292,17 +310,12 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> An
     dt = _dtype_or_none(dtype, "full")
     if isinstance(fill_value, Tracer):
         return _fnp().broadcast_to(_cast(fill_value, dt), shape)
+    # An array fill value keeps its device; numbers and lists go to the default device.
     dev = device_of(fill_value)
-    if dev is not None and dev != "cpu":
-        xp = xp_for_device(dev)
-        if dt is None:
-            dt = canonical_dtype(fill_value.dtype, "full")
-    else:
-        xp = _default_xp()
-        if dt is None:
-            dt = canonical_dtype(numpy.asarray(fill_value).dtype, "full")
-        if dev == "cpu" and get_default_device() != "cpu":
-            fill_value = device_put(fill_value, get_default_device())
+    if dt is None:
+        dt = canonical_dtype(
+            fill_value.dtype if dev is not None else numpy.asarray(fill_value).dtype, "full")
+    xp = xp_for_device(dev) if dev is not None else _default_xp()
     return xp.full(shape, fill_value, dtype=dt)
 
 

@@ -5,3 +5,4 @@ from funcgrad.ops import sorting  # noqa: F401
 from funcgrad.ops import indexing, linalg  # noqa: F401
 from funcgrad.ops import jit  # noqa: F401  (the jit call primitive)
 from funcgrad.ops import control_flow  # noqa: F401  (cond, while, scan)
+from funcgrad.ops import remat  # noqa: F401  (checkpoint / rematerialization)

@@ -356,6 +356,18 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         ``primals`` and ``tangents`` are tuples of the differentiable arguments (pytrees);
         tangents of integer arguments are ``float0`` zeros. Returns ``jvp`` (use it as a
         decorator).
+
+        Example:
+            >>> import funcgrad, funcgrad.numpy as fnp
+            >>> @custom_jvp
+            ... def cube(x):
+            ...     return x * x * x
+            >>> @cube.defjvp
+            ... def cube_jvp(primals, tangents):
+            ...     (x,), (t,) = primals, tangents
+            ...     return cube(x), 3.0 * x * x * t
+            >>> float(funcgrad.grad(cube)(2.0))
+            12.0
         """
         if not callable(jvp):
             raise TypeError(f"defjvp: expected a function, got {type(jvp).__name__}")
@@ -368,6 +380,16 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         """One rule per argument: ``fn(tangent, primal_out, *primals)`` -> its contribution.
 
         ``None`` marks an argument whose contribution is zero. Contributions are summed.
+
+        Example:
+            >>> import funcgrad, funcgrad.numpy as fnp
+            >>> @custom_jvp
+            ... def f(x, y):
+            ...     return fnp.sin(x) * y
+            >>> f.defjvps(lambda t, ans, x, y: fnp.cos(x) * t * y,
+            ...           lambda t, ans, x, y: fnp.sin(x) * t)
+            >>> float(funcgrad.grad(f, 1)(0.5, 2.0)) == float(fnp.sin(0.5))
+            True
         """
         if self.nondiff_argnums:
             raise TypeError("defjvps cannot be combined with nondiff_argnums; use defjvp")
@@ -654,6 +676,15 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         (residuals: any pytree of arrays). ``bwd(*nondiff_args, residuals, ct)`` gets the
         cotangent of the output (same structure) and returns a tuple of cotangents, one per
         differentiable argument, each shaped like it (``None`` for zeros).
+
+        Example:
+            >>> import funcgrad
+            >>> @custom_vjp
+            ... def double(x):
+            ...     return 2.0 * x
+            >>> double.defvjp(lambda x: (double(x), None), lambda res, g: (2.0 * g,))
+            >>> float(funcgrad.grad(double)(1.0))
+            2.0
         """
         if not callable(fwd) or not callable(bwd):
             raise TypeError("defvjp: fwd and bwd must be functions")

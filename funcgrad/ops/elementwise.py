@@ -913,7 +913,9 @@ def fmod(x: Any, y: Any) -> Any:
 def _pow_jvp_x(g, ans, x, y):
     # y * x**(y-1), but 0 at x = y = 0 (0 * 0**-1 would be nan). Only that point is
     # guarded: selecting on y == 0 alone would lose the mixed derivative d2/dxdy = 1/x there.
-    jac = select_n(and_(eq(x, 0), eq(y, 0)), mul(y, pow(x, sub(y, 1))), 0)
+    at_origin = and_(eq(x, 0), eq(y, 0))
+    safe_x = select_n(at_origin, x, 1)  # no 0**-1 computed, so no inf and no warning
+    jac = select_n(at_origin, mul(y, pow(safe_x, sub(y, 1))), 0)
     return mul(g, jac)
 
 
@@ -1135,11 +1137,16 @@ def _select_n_abstract(which: ShapedArray, *cases: ShapedArray) -> list[ShapedAr
 def _select_n_impl(which: Any, *cases: Any) -> list[Any]:
     xp = xp_for(which, *cases, what="select_n")
     n = len(cases)
+    kind = get_aval(which).dtype.kind
+    if kind not in "biu" or (kind == "b" and n > 2) or n == 0:
+        # NumPy would accept these silently (a float predicate, a bool picking among 3):
+        # the shape/dtype rule raises the error that tracing would.
+        _select_n_abstract(*(get_aval(v) for v in (which, *cases)))
     if n == 1:
         # Still broadcast against `which`, as the shape rule says.
         return [xp.where(xp.equal(which, which), cases[0], cases[0])]
     if n == 2:
-        pred = which if get_aval(which).dtype.kind == "b" else xp.not_equal(which, 0)
+        pred = which if kind == "b" else xp.not_equal(which, 0)
         return [xp.where(pred, cases[1], cases[0])]
     out = cases[-1]
     for i in range(n - 2, -1, -1):

@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -136,11 +135,15 @@ jvp_rules[jit_p] = _jit_jvp
 # -- partial evaluation (linearize): known part now, unknown part staged -------------------------
 
 
-@functools.lru_cache(maxsize=4096)
+_WHOLE: Any = object()  # "call the known jaxpr as it is"
+
+
+@jaxpr_rules.weak_memo
 def _forwarding(known: ClosedJaxpr) -> tuple[ClosedJaxpr | None, tuple[Any, ...]]:
     """Outputs of ``known`` that are just one of its inputs or a literal need no call: the
     plan says, per output, ``("in", i)``, ``("lit", value)`` or ``("out", None)``; the jaxpr
-    returned computes only the ``"out"`` ones (None when there are none)."""
+    returned computes only the ``"out"`` ones (None when there are none; ``known`` itself is
+    never returned, as the memo must not hold its own key: the caller uses it then)."""
     j = known.jaxpr
     pos = {v: i for i, v in enumerate(j.invars)}
     plan: list[tuple[str, Any]] = []
@@ -153,7 +156,7 @@ def _forwarding(known: ClosedJaxpr) -> tuple[ClosedJaxpr | None, tuple[Any, ...]
             plan.append(("out", None))
     used = tuple(k == "out" for k, _ in plan)
     if all(used):
-        return known, tuple(plan)
+        return _WHOLE, tuple(plan)
     if not any(used) and not jaxpr_rules.has_effects(j):
         return None, tuple(plan)
     pruned, _ = jaxpr_rules.dce_closed_jaxpr(known, used, prune_invars=False)
@@ -169,6 +172,8 @@ def _jit_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict
     # Residuals that are known inputs (or literals) pass straight through, not via the call:
     # the parent trace then sees the very values it gave (a tape keeps tracking them).
     to_call, plan = _forwarding(known)
+    if to_call is _WHOLE:
+        to_call = known
     called: list[Any] = []
     if to_call is not None:
         with set_current_trace(trace.parent):  # type: ignore[arg-type]

@@ -60,6 +60,11 @@ def test_jvp_errors() -> None:
         funcgrad.jvp(fnp.sin, (dev(X3),), (dev(np.ones(2)),))
     with pytest.raises(TypeError, match="dtype float32"):
         funcgrad.jvp(fnp.sin, (dev(X3.astype(np.float32)),), (dev(X3),))
+    with pytest.raises(TypeError, match="complex128"):
+        funcgrad.jvp(fnp.sin, (1.0,), (1j,))
+    # Python scalars adopt the primal's dtype
+    _, t32 = funcgrad.jvp(lambda v: v * 2, (np.float32(1.5),), (1.0,))
+    assert np.asarray(host(t32)).dtype == np.float32
 
 
 def test_jvp_integer_primal_has_float0_tangent() -> None:

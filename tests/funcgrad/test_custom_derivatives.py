@@ -522,3 +522,15 @@ def test_custom_function_applied_to_tangents_inside_a_rule() -> None:
     _close(funcgrad.hessian(lambda v: fnp.sum(f(v)))(x), np.diag(-2 * np.sin(X3)))
     _, f_jvp = funcgrad.linearize(f, x)
     _close(f_jvp(dev(np.ones(3))), 2 * np.cos(X3))
+
+
+def test_custom_functions_under_jit() -> None:
+    x = dev(X3)
+    _close(funcgrad.jit(sin_with_fake_rule)(x), np.sin(X3))
+    loss = lambda v: fnp.sum(sin_with_fake_rule(v))  # noqa: E731
+    _close(funcgrad.jit(funcgrad.grad(loss))(x), 3.0 * X3)
+    _close(funcgrad.grad(funcgrad.jit(loss))(x), 3.0 * X3)
+    clip_loss = lambda v: fnp.sum(10.0 * clip_gradient(v))  # noqa: E731
+    _close(funcgrad.jit(funcgrad.grad(clip_loss))(x), np.ones(3))
+    _close(funcgrad.grad(funcgrad.jit(clip_loss))(x), np.ones(3))
+    _close(funcgrad.jacfwd(funcgrad.jit(sin_mul))(x, dev(Y3)), np.diag(np.cos(X3) * Y3))

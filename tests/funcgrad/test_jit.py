@@ -521,3 +521,25 @@ def test_op_table_vjp_and_jvp_through_jit(case, args):
     assert_allclose(funcgrad.jvp(funcgrad.jit(flat), diff_args, ts),
                     funcgrad.jvp(flat, diff_args, ts), **tol,
                     err_msg=f"{case.name}: jvp through jit")
+
+
+def test_linearize_of_jit_stages_only_tangent_work():
+    from funcgrad.interpreters.linearize import linearize_flat
+
+    jf = funcgrad.jit(lambda x: fnp.sin(fnp.exp(x)) * x)
+    res = linearize_flat(lambda x: [jf(x)], [np.linspace(0, 1, 3)])
+    (eqn,) = res.jaxpr.eqns
+    assert eqn.prim.name == "jit"
+    inner = {e.prim.name for e in eqn.params["jaxpr"].eqns}
+    assert inner <= {"mul", "add_any", "neg"}, inner  # no sin/exp/cos: primal work ran now
+
+
+def test_grad_of_jitted_identity_on_python_scalar():
+    assert_allclose(funcgrad.grad(funcgrad.jit(lambda x: x))(0.3), 1.0)
+    assert_allclose(funcgrad.grad(lambda x: funcgrad.jit(lambda y: y)(x) * x)(0.3), 0.6)
+
+
+def test_nested_jaxpr_names_do_not_clash():
+    text = str(funcgrad.make_jaxpr(lambda x: funcgrad.jit(fnp.sin)(x) * 2.0)(np.ones(3)))
+    binders = re.findall(r"\b([a-z]+):f64", text)
+    assert len(binders) == len(set(binders)), text

@@ -26,8 +26,9 @@ from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.interpreters import jaxpr_rules as jr
-from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
+from funcgrad.interpreters.jvp import Zero, jvp_flat, jvp_rules, tangent_aval
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTracer,
@@ -258,8 +259,30 @@ def _jvp_branches(
     return new, tuple(out_nz)
 
 
+def _chosen(index: Any, branches: tuple[ClosedJaxpr, ...]) -> ClosedJaxpr | None:
+    """The branch a concrete index picks (None when the index is traced)."""
+    if isinstance(index, Tracer):
+        return None
+    return branches[min(max(int(index), 0), len(branches) - 1)]
+
+
+def _select_branches(index: Any, branches: tuple[ClosedJaxpr, ...], *ops: Any) -> list[Any]:
+    results = [jr.eval_closed(b, *ops) for b in branches]
+    return [_ew.select_n(index, *outs) for outs in zip(*results)]
+
+
 def _cond_jvp(primals, tangents, *, branches):
     index, *ops = primals
+    b = _chosen(index, branches)
+    if b is not None:
+        # The choice is made already (eager grad/jvp): differentiate just that branch, as a
+        # Python `if` would.
+        return jvp_flat(functools.partial(jr.eval_closed, b), ops, list(tangents[1:]))
+    if type(index) is BatchTracer:
+        # vmap would evaluate every branch and select per example anyway; doing it here keeps
+        # what reverse mode records per branch (while_loop tapes) out of a batched select.
+        return jvp_flat(functools.partial(_select_branches, index, branches), ops,
+                        list(tangents[1:]))
     nonzero = tuple(not _is_zero(t) for t in tangents[1:])
     new, out_nz = _jvp_branches(branches, nonzero)
     nz_t = [t for t, nz in zip(tangents[1:], nonzero) if nz]
@@ -399,6 +422,9 @@ def _to_front(x: Any, d: int | None) -> Any:
 def _cond_batch(axis_size, vals, dims, *, branches):
     index, *ops = vals
     idim, *odims = dims
+    b = _chosen(index, branches) if idim is None else None
+    if b is not None:
+        return batching.batch_flat(functools.partial(jr.eval_closed, b), ops, odims, axis_size)
     ops = [_to_front(x, d) for x, d in zip(ops, odims)]
     in_dims = tuple(None if d is None else 0 for d in odims)
     if idim is None:

@@ -355,10 +355,9 @@ def test_diagflat_grads() -> None:
     lambda: fnp.geomspace(1.0, 8.0, 4),
     lambda: fnp.array([1.0, 2.0]),
     lambda: fnp.asarray([[1, 2]]),
-    lambda: fnp.asarray(np.ones(3)),
     lambda: fnp.asarray(3.0),
     lambda: fnp.zeros_like([1.0]),
-    lambda: fnp.tril(np.ones((2, 2))),
+    lambda: fnp.tril([[1.0, 2.0], [3.0, 4.0]]),
     lambda: fnp.diagflat([1.0, 2.0]),
     lambda: fnp.meshgrid([1.0, 2.0], [3.0])[0],
     lambda: fnp.stack([[1.0], [2.0]]),
@@ -368,6 +367,19 @@ def test_creation_under_strict_device(make) -> None:
     with funcgrad.default_device("strict"):
         out = make()
     assert isinstance(out, StrictArray), type(out)
+
+
+def test_host_arrays_stay_on_the_host_under_strict_device() -> None:
+    x = np.ones(3)
+    with funcgrad.default_device("strict"):
+        assert fnp.asarray(x) is x
+        assert type(fnp.tril(np.ones((2, 2)))) is np.ndarray
+        assert type(fnp.full(2, np.ones(2))) is np.ndarray
+        assert type(fnp.zeros_like(x)) is np.ndarray
+        assert type(fnp.reshape(x, (3, 1))) is np.ndarray
+        # a list mixing host arrays and device values joins on the device
+        out = fnp.array([x, funcgrad.device_put(np.zeros(3), "strict")])
+        assert isinstance(out, StrictArray)
 
 
 def test_linspace_retstep_strict_device() -> None:
