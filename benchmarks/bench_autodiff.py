@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import main  # noqa: E402  (pins BLAS threads before numpy loads)
 
+# isort: split
 import numpy as np  # noqa: E402
 
 import funcgrad  # noqa: E402

@@ -543,7 +543,8 @@ def generate_source(
     out_srcs: list[str] = []
     for j, a in enumerate(jaxpr.outvars):
         if type(a) is Literal:
-            out_srcs.append(src(a))
+            out_srcs.append(f"_arr(xp, {src(a)})" if isinstance(a.val, numpy.generic)
+                            else src(a))
             continue
         s = names[a]
         if identity_outputs[j] is not None and in_pos.get(a) == identity_outputs[j]:

@@ -393,9 +393,13 @@ def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
     if caught:
         return None  # keep the warning (log(0), overflow...) where the user will see it
     if not has_array:
-        # Arrays made from literals alone would live on the device current now.
-        for o in outs:
-            if is_array(o) or not isinstance(o, bool | int | float | complex | numpy.generic):
+        # Arrays made from literals alone would live on the device current now; a 0-d one
+        # becomes a NumPy scalar (strongly typed like it, and accepted on every device).
+        outs = list(outs)
+        for i, o in enumerate(outs):
+            if is_array(o) and getattr(o, "ndim", None) == 0:
+                o = outs[i] = numpy.asarray(to_numpy(o))[()]
+            if not isinstance(o, bool | int | float | complex | numpy.generic):
                 return None
     return list(outs)
 

@@ -99,14 +99,21 @@ class TapeTrace(Trace):
             else:
                 vals.append(x)
                 in_uids.append(-1)
-        outs = eval_trace.process_primitive(prim, vals, params)
         if not live:
-            return outs
+            return eval_trace.process_primitive(prim, vals, params)
+        backward = _backward_method(prim)
+        if backward is _linearized_backward:
+            # The node's linearization computes its outputs too: run the primitive once.
+            outs, backward = _linearize_node(prim, vals, in_uids, params)
+        else:
+            outs = eval_trace.process_primitive(prim, vals, params)
         wrapped: list[Any] = []
         out_uids: list[int] = []
         for o in outs:
             dt = getattr(o, "dtype", None)
-            if dt is not None and dt.kind in "fc":
+            if dt is None:  # a Python scalar passed straight through (an identity)
+                dt = get_aval(o).dtype
+            if dt.kind in "fc":
                 t = TapeTracer(self, o)
                 wrapped.append(t)
                 out_uids.append(t.uid)
@@ -115,9 +122,6 @@ class TapeTrace(Trace):
                 out_uids.append(-1)
         if all(u < 0 for u in out_uids):
             return outs
-        backward = _backward_method(prim)
-        if backward is _linearized_backward:
-            backward = _linearize_node(prim, vals, in_uids, params)
         self.nodes.append(_Node(prim, params, vals, in_uids, out_uids, outs, backward))
         return wrapped
 
@@ -184,7 +188,10 @@ def _linearized_backward(node: _Node, cts: list[Any]) -> list[Any]:
 
 
 def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params: dict):
-    """Linearize one primitive application at ``vals`` w.r.t. its taped inputs."""
+    """Linearize one primitive application at ``vals`` w.r.t. its taped inputs.
+
+    Returns the primitive's outputs and the node's backward function.
+    """
     idx = [i for i, u in enumerate(in_uids) if u >= 0]
 
     def f(*diff: Any) -> list[Any]:
@@ -211,7 +218,7 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
             out[i] = None if type(c) is Zero else c
         return out
 
-    return backward
+    return list(result.primals_out), backward
 
 
 def vjp_tape(

@@ -134,7 +134,10 @@ def _from_nested(obj: Any, fname: str, device: str) -> Any:
         )
     # In a list NumPy treats Python scalars as strong (np.array([f32, 2.0]) is float64).
     dt = numpy.result_type(*[a.dtype for a in avals])
-    parts = [p if get_aval(p).dtype == dt else _ew.convert_element_type(p, dt) for p in parts]
+    parts = [
+        p if a.dtype == dt and not a.weak_type else _ew.convert_element_type(p, dt)
+        for p, a in zip(parts, avals)
+    ]
     return _shape.concatenate([_shape.expand_dims(p, (0,)) for p in parts], 0)
 
 
@@ -236,6 +239,10 @@ def ascontiguousarray(a: Any, dtype: Any = None) -> Any:
 
 
 def _shape_tuple(shape: Any, fname: str) -> tuple[int, ...]:
+    if type(shape) is int and shape >= 0:
+        return (shape,)
+    if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+        return shape
     if isinstance(shape, Tracer):
         shape = concrete_or_error(shape, f"{fname}: the shape")
     if isinstance(shape, int | numpy.integer) or (

@@ -25,6 +25,7 @@ from funcgrad.ops import elementwise as _ew
 from funcgrad.ops._util import probe_dtype
 
 ArrayLike = Any
+_SEQ_TYPES = (list, tuple)
 
 __all__: list[str] = ["asarray_operands"]
 
@@ -71,7 +72,10 @@ def asarray_operands(*xs: ArrayLike) -> tuple[Any, ...]:
         >>> a, b
         (array([1., 2.]), 3.0)
     """
-    if not builtins.any(type(x) in (list, tuple) for x in xs):
+    for x in xs:
+        if type(x) in _SEQ_TYPES:
+            break
+    else:
         return xs
     return tuple(_seq_to_array(x, xs) if type(x) in (list, tuple) else x for x in xs)
 
@@ -82,6 +86,11 @@ def _colocate(*xs: Any) -> tuple[Any, ...]:
     Compositions of several primitives need this: a primitive given only host values (a NumPy
     scalar) returns a host array, which a later primitive could not mix with device arrays.
     """
+    for x in xs:
+        if isinstance(x, _np.generic):
+            break
+    else:
+        return xs
     device = None
     for x in xs:
         if x is not None and not isinstance(x, _np.generic) and type(x) not in _PY_SCALARS:

@@ -437,7 +437,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"fnp.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     a = _as_array(a)
-    if axis is None:
+    # (NumPy takes along a 0-d array as if it were 1-d)
+    if axis is None or _ndim(a) == 0 and axis in (0, -1) and type(axis) is not bool:
         a = _ravel(a)
         axis = 0
     aa = get_aval(a)

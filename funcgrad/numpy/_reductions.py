@@ -26,6 +26,7 @@ from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, bind1, concrete_or_error
 from funcgrad.errors import ShapeError
+from funcgrad.ops.indexing import IndexingError
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "max", "amax", "min", "amin", "argmax", "argmin",
@@ -78,10 +79,16 @@ def _unsupported(name: str, **params: Any) -> None:
 _ALL_AXES = [tuple(range(n)) for n in range(33)]
 
 
-def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, int or tuple of ints) as sorted non-negative axes; errors name ``name``."""
+def _axes(name: str, axis: Any, ndim: int, scalar_axis: bool = True) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple of ints) as sorted non-negative axes; errors name ``name``.
+
+    Like NumPy's ufunc reductions, a 0-d array takes a bare ``axis`` of 0 or -1 (reducing
+    nothing) unless ``scalar_axis`` is False (``mean``, ``var``, ``median`` refuse it).
+    """
     if axis is None:
         return _ALL_AXES[ndim] if ndim < 33 else tuple(range(ndim))
+    if ndim == 0 and scalar_axis and type(axis) is int and axis in (0, -1):
+        return ()
     if isinstance(axis, list | tuple):
         items = tuple(axis)
     else:
@@ -106,7 +113,7 @@ def _axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
 def _axis1(name: str, axis: Any, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int | numpy.integer):
         raise TypeError(f"{name}: axis must be an int or None, got {type(axis).__name__}")
-    return _axes(name, axis, ndim)[0]
+    return _axes(name, axis, ndim, scalar_axis=False)[0]
 
 
 def _rsum(x: Any, axes: tuple[int, ...]) -> Any:
@@ -195,8 +202,16 @@ def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where):
     if dt is not None:
         r = _cast(r, dt)
     if initial is not None:
-        r = (_ew.add if prim is _red.reduce_sum_p else _ew.mul)(r, initial)
+        r = (_ew.add if prim is _red.reduce_sum_p else _ew.mul)(r, _initial(r, initial))
     return _keep(r, av.shape, axes, keepdims) if keepdims else r
+
+
+def _initial(r: Any, initial: Any) -> Any:
+    """``initial`` converted to ``r``'s dtype as NumPy converts it (``OverflowError`` if out of
+    range), as a weak Python scalar so it joins ``r`` on its device without promoting it."""
+    if isinstance(initial, Tracer):
+        return _cast(initial, get_aval(r).dtype)
+    return get_aval(r).dtype.type(initial).item()
 
 
 def sum(
@@ -234,7 +249,7 @@ def prod(
 def _mean_dtypes(a: ShapedArray, dtype: numpy.dtype | None) -> tuple[numpy.dtype, numpy.dtype]:
     """(compute dtype, result dtype) of a mean as NumPy picks them."""
     if dtype is not None:
-        return (dtype if dtype.kind in "fc" else _F64), dtype
+        return dtype, dtype
     if a.dtype.kind in "biu":
         return _F64, _F64
     if a.dtype == _F16:
@@ -256,7 +271,7 @@ def mean(
     _unsupported("mean", out=out, where=where)
     x = _asarray(a)
     av = _aval("mean", x)
-    axes = _axes("mean", axis, av.ndim)
+    axes = _axes("mean", axis, av.ndim, scalar_axis=False)
     cdt, rdt = _mean_dtypes(av, _dtype_arg("mean", dtype))
     r = _ew.div(_rsum(_cast(x, cdt), axes), _size(av.shape, axes))
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
@@ -285,23 +300,21 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     _unsupported(name, out=out, where=where, mean=mean_arg)
     x = _asarray(a)
     av = _aval(name, x)
-    axes = _axes(name, axis, av.ndim)
-    dt = _dtype_arg(name, dtype)
-    if dt is None and av.dtype.kind in "biu":
-        dt = _F64
-    if dt is not None:
-        x = _cast(x, dt)
+    axes = _axes(name, axis, av.ndim, scalar_axis=False)
+    given = _dtype_arg(name, dtype)
+    # NumPy's algorithm: the mean is summed in (and stored as) ``dtype``; the deviations are
+    # taken from the original values; their squares (real for complex) are summed in
+    # ``dtype``, which is also the result's dtype when given.
+    dt = _F64 if given is None and av.dtype.kind in "biu" else given
+    xs = x if dt is None else _cast(x, dt)
     n = _size(av.shape, axes)
-    m = _ew.div(_rsum(x, axes), n)
+    m = _cast(_ew.div(_rsum(xs, axes), n), av.dtype if dt is None else dt)
     d = _ew.sub(x, _expand(m, av.shape, axes))
-    r = _ew.div(_rsum(_abs2(d), axes), builtins.max(n - ddof, 0))
-    # A complex variance is real.
-    if dt is not None and dt.kind in "fc":
-        rdt = numpy.finfo(dt).dtype
-    elif av.dtype.kind in "fc":
-        rdt = numpy.finfo(av.dtype).dtype
-    else:
-        rdt = _F64
+    sq = _abs2(d)
+    if given is not None:
+        sq = _cast(sq, given)
+    rdt = get_aval(sq).dtype
+    r = _ew.div(_rsum(sq, axes), builtins.max(n - ddof, 0))
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
 
 
@@ -339,7 +352,7 @@ def std(
         1.0
     """
     v = _var("std", a, axis, dtype, out, _ddof("std", ddof, correction), keepdims, where, mean)
-    return _fnp("sqrt")(v)
+    return _cast(_fnp("sqrt")(v), get_aval(v).dtype)  # (an integer dtype= stays integer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -360,11 +373,11 @@ def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
             )
         shape = tuple(s for i, s in enumerate(av.shape) if i not in axes)
         xp = xp_for_device(av.device or get_default_device())
-        r = xp.full(shape, initial, dtype=av.dtype)
+        r = xp.full(shape, av.dtype.type(initial), dtype=av.dtype)
         return _keep(r, av.shape, axes, keepdims)
     r = bind1(prim, x, axes=axes)
     if initial is not None:
-        r = _fnp(np_name)(r, initial)
+        r = _fnp(np_name)(r, _initial(r, initial))
     return _keep(r, av.shape, axes, keepdims)
 
 
@@ -436,9 +449,9 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> An
     """
     _unsupported("ptp", out=out)
     x = _asarray(a)
+    hi = _extremum("ptp", _red.reduce_max_p, x, axis, None, keepdims, None, None, "maximum")
     if _aval("ptp", x).dtype == _BOOL:
         raise TypeError("ptp: boolean arrays are not supported (NumPy cannot subtract bools)")
-    hi = _extremum("ptp", _red.reduce_max_p, x, axis, None, keepdims, None, None, "maximum")
     lo = _extremum("ptp", _red.reduce_min_p, x, axis, None, keepdims, None, None, "minimum")
     return _ew.sub(hi, lo)
 
@@ -451,7 +464,7 @@ def _arg(name, prim_fn, a, axis, out, keepdims):
     _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
-    if axis is None:
+    if axis is None or av.ndim == 0 and type(axis) is int and axis in (0, -1):
         flat = _ravel(x) if av.ndim != 1 else x
         if av.size == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
@@ -554,7 +567,7 @@ def _cumulative(name, prim_fn, a, axis, dtype, out):
     dt = _dtype_arg(name, dtype)
     if dt is not None:
         x = _cast(x, dt)
-    if axis is None:
+    if axis is None or av.ndim == 0 and type(axis) is int and axis in (0, -1):
         x = _ravel(x)
         ax = 0
     else:
@@ -600,7 +613,9 @@ def _sort_args(name: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any)
         raise ValueError(f"{name}: stable must be True, False or None, got {stable!r}")
     x = _asarray(a)
     av = _aval(name, x)
-    if axis is None:
+    # (NumPy's argsort, unlike its sort, treats a 0-d array as 1-d)
+    if axis is None or name == "argsort" and av.ndim == 0 and type(axis) is int and (
+            axis in (0, -1)):
         return _ravel(x), 0
     if av.ndim == 0:
         raise ShapeError(f"{name}: axis {axis} is out of bounds for an array of rank 0")
@@ -643,7 +658,9 @@ def _sorted_last(name: str, a: Any, axis: Any) -> tuple[Any, ShapedArray, tuple[
     """(values sorted along one merged last axis, aval of ``a``, reduced axes)."""
     x = _asarray(a)
     av = _aval(name, x)
-    axes = _axes(name, axis, av.ndim)
+    axes = _axes(name, axis, av.ndim, scalar_axis=False)
+    if av.dtype == _BOOL and name in ("quantile", "percentile"):
+        raise TypeError(f"{name}: boolean input is not supported (as in NumPy)")
     if av.dtype.kind in "biu":
         x = _cast(x, _F64)
     elif av.dtype.kind == "c" and name in ("quantile", "percentile"):
@@ -709,7 +726,8 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
     sa = get_aval(s)
     n = sa.shape[-1]
     if n == 0:
-        raise ValueError(f"{name}: cannot take a quantile of an empty slice")
+        # (an IndexError as in NumPy, and a ValueError as it is one)
+        raise IndexingError(f"{name}: cannot take a quantile of an empty slice")
     virtual = qh * (n - 1)
     lo = numpy.clip(numpy.floor(virtual), 0, n - 1).astype(numpy.int64)
     hi = numpy.minimum(lo + 1, n - 1)
@@ -801,11 +819,11 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """
     x = _asarray(a)
     av = _aval("average", x)
-    axes = _axes("average", axis, av.ndim)
+    axes = _axes("average", axis, av.ndim, scalar_axis=False)
     if weights is None:
         avg = mean(x, axis=axes, keepdims=keepdims)
         aa = get_aval(avg)
-        scl = aa.dtype.type(av.size / builtins.max(aa.size, 1))
+        scl = aa.dtype.type(av.size / aa.size)  # (ZeroDivisionError when empty, as NumPy)
         if returned:
             xp = xp_for_device(aa.device or get_default_device())
             return avg, xp.full(aa.shape, scl, dtype=aa.dtype)
@@ -972,6 +990,8 @@ def _nan_extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name,
     nanmask = _isnan(x)
     r = _extremum(name, reduce, _where(nanmask, fill, x), axis, out, keepdims, initial, where,
                   np_name)
+    if initial is not None:
+        return r  # NumPy: an all-NaN slice gives ``initial``, not NaN
     axes = _axes(name, axis, av.ndim)
     all_nan = _keep(bind1(_red.reduce_and_p, nanmask, axes=axes), av.shape, axes, keepdims)
     return _where(all_nan, numpy.nan, r)

@@ -334,7 +334,7 @@ def _atleast(arys: tuple, nd: int) -> Any:
                 s = (1,) * (nd - len(s)) + s
             x = _shape.reshape(x, s)
         out.append(x)
-    return out[0] if len(out) == 1 else tuple(out)
+    return out[0] if len(out) == 1 else tuple(out)  # NumPy 2: () for no arguments
 
 
 def atleast_1d(*arys: Any) -> Any:
@@ -382,7 +382,7 @@ def _as_sequence(arrays: Any, fname: str) -> list[Any]:
         raise TypeError(f"{fname}: expected a sequence of arrays, got {type(arrays).__name__}")
     xs = [_arr(x) for x in arrays]
     if not xs:
-        raise ValueError(f"{fname}: need at least one array to concatenate")
+        raise ValueError(f"{fname}: need at least one array")
     return xs
 
 
@@ -792,10 +792,21 @@ def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Any:
 
 def _as_pairs(v: Any, nd: int, fname: str, argname: str, as_index: bool) -> list[tuple]:
     """NumPy's pad-argument normalisation: scalar, (a,), (a, b), ((a, b),) or one per axis."""
-    if isinstance(v, Tracer):
-        if get_aval(v).ndim == 0:
-            return [(v, v)] * nd
-        v = concrete_or_error(v, f"{fname}: {argname} (only a traced scalar is supported)")
+    if not as_index and (isinstance(v, Tracer) or _holds_tracers(v)):
+        # Traced values: broadcast to (nd, 2) and pick the entries with static slices.
+        t = _arr(v)
+        if get_aval(t).ndim == 0:
+            return [(t, t)] * nd
+        try:
+            t = broadcast_to(t, (nd, 2))
+        except ShapeError:
+            raise ValueError(
+                f"{fname}: {argname} of shape {get_aval(t).shape} cannot be broadcast to "
+                f"({nd}, 2)"
+            ) from None
+        return [tuple(_shape.index_in_dim(_shape.index_in_dim(t, i, 0, False), j, 0, False)
+                      for j in (0, 1)) for i in range(nd)]
+    v = concrete_or_error(v, f"{fname}: {argname}")
     h = numpy.asarray(to_numpy(v) if device_of(v) not in (None, "cpu") else v)
     if as_index:
         if h.dtype.kind not in "iub" and not (h.dtype.kind == "f" and numpy.all(h == numpy.round(h))):
@@ -812,7 +823,12 @@ def _as_pairs(v: Any, nd: int, fname: str, argname: str, as_index: bool) -> list
     return [(h[i, 0][()], h[i, 1][()]) for i in range(nd)]
 
 
-_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+def _holds_tracers(v: Any) -> bool:
+    if isinstance(v, list | tuple):
+        return any(_holds_tracers(x) for x in v)
+    return isinstance(v, Tracer)
+
+
 _PAD_KWARGS = {"constant": {"constant_values"}, "empty": set(), "edge": set(),
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set()}
 

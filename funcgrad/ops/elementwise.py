@@ -62,7 +62,7 @@ def unop(name: str, fn: Any) -> Primitive:
 
     def impl(x: Any, **params: Any) -> list[Any]:
         xp = xp_for(x)
-        out = fn(xp, x, **params)
+        out = fn(xp, x, **params) if params else fn(xp, x)
         if xp is not numpy and isinstance(out, numpy.generic):
             out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
         return [out]
@@ -84,7 +84,7 @@ def naryop(name: str, fn: Any) -> Primitive:
 
     def impl(*args: Any, **params: Any) -> list[Any]:
         xp = xp_for(*args, what=name)
-        out = fn(xp, *args, **params)
+        out = fn(xp, *args, **params) if params else fn(xp, *args)
         if xp is not numpy and isinstance(out, numpy.generic):
             out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
         return [out]

@@ -608,7 +608,21 @@ def _scatter_prepare(name: str, x: Any, u: Any, idx: tuple, indexer: tuple, mode
     return xp, out, _index_tuple(indexer, idx)
 
 
+def _full_rank_updates(u: Any, x: Any, idx: tuple, indexer: tuple) -> Any:
+    """``u`` with leading 1-axes up to the indexed rank.
+
+    NumPy's ``ufunc.at`` reads garbage when lower-rank updates broadcast against a
+    multi-dimensional index array (numpy 2.4: ``np.add.at(z, [[0, 1], [2, 3]], [1., 2.])``).
+    """
+    nd = getattr(u, "ndim", 0)
+    if nd == 0 or not idx:
+        return u
+    g = index_layout("scatter", indexer, tuple(x.shape), tuple(a.shape for a in idx)).out_shape
+    return u if nd == len(g) else u.reshape((1,) * (len(g) - nd) + tuple(u.shape))
+
+
 def _scatter_add_impl(x, u, *idx, indexer, mode):
+    u = _full_rank_updates(u, x, idx, indexer)
     xp, out, key = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
     if not idx:
         out[key] += u  # basic index: no position is written twice
@@ -626,6 +640,7 @@ def _scatter_impl(x, u, *idx, indexer, mode):
 
 
 def _scatter_mul_impl(x, u, *idx, indexer, mode):
+    u = _full_rank_updates(u, x, idx, indexer)
     xp, out, key = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
     if not idx:
         out[key] *= u
@@ -667,6 +682,7 @@ def _key_indexer(key: tuple) -> tuple:
 
 def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
     def impl(x, u, *idx, indexer, mode):
+        u = _full_rank_updates(u, x, idx, indexer)
         xp, out, key = _scatter_prepare(name, x, u, idx, indexer, mode)
         if not idx:
             out[key] = getattr(xp, ufunc_name)(out[key], u)

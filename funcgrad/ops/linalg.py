@@ -22,7 +22,7 @@ from funcgrad.backend import xp_for
 from funcgrad.core import bind1
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules
+from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules, multilinear_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import check_static, make_primitive, probe_dtype, result_device
 
@@ -247,6 +247,9 @@ def _dot_general_transpose(ct, lhs, rhs, dimension_numbers):
 
 
 deftranspose(dot_general_p, _dot_general_transpose)
+# Linear in each operand with the other fixed: the eager tape can use the transpose rule as
+# each operand's VJP instead of linearizing the node (which would redo the product).
+multilinear_primitives.add(dot_general_p)
 
 # -- batching ------------------------------------------------------------------------------------
 

@@ -9,9 +9,10 @@ primal intermediates it needs from those residuals and then does the tangent wor
 residuals kept between the forward and the backward pass are therefore the inputs plus the
 saved intermediates, not every intermediate the derivative reads.
 
-A policy is ``policy(prim, *in_avals, **params) -> bool`` (JAX's convention): whether the
-outputs of one primitive application of the forward pass may be saved. The ready-made ones are
-in :data:`checkpoint_policies`.
+A policy is ``policy(prim, *in_avals, **params) -> bool`` (JAX's convention; a function of
+exactly two parameters is called ``policy(prim, params_dict)``): whether the outputs of one
+primitive application of the forward pass may be saved. The ready-made ones are in
+:data:`checkpoint_policies`.
 
 The rules reuse :mod:`funcgrad.interpreters.jaxpr_rules`: the JVP rule binds ``remat_p`` on the
 JVP jaxpr (so a linearization of the linearization is rematerialized too), the transpose rule
@@ -24,12 +25,13 @@ Example:
     >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
     >>> f = checkpoint(lambda x: fnp.sin(fnp.sin(x)))
     >>> round(float(funcgrad.grad(f)(0.5)), 6)
-    0.776699
+    0.778644
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -267,9 +269,24 @@ def _check_policy(policy: Any) -> Policy:
     return policy
 
 
-def _saveable(policy: Policy, eqn: Eqn) -> bool:
-    avals = [a.aval for a in eqn.invars]
+@functools.lru_cache(maxsize=256)
+def _takes_params_dict(policy: Policy) -> bool:
+    """Whether ``policy`` is written ``policy(prim, params)`` rather than JAX's
+    ``policy(prim, *avals, **params)``: exactly two positional parameters, nothing variadic."""
     try:
+        sig = inspect.signature(policy)
+    except (TypeError, ValueError):
+        return False
+    kinds = [p.kind for p in sig.parameters.values()]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return len(kinds) == 2 and all(k in positional for k in kinds)
+
+
+def _saveable(policy: Policy, eqn: Eqn) -> bool:
+    try:
+        if _takes_params_dict(policy):
+            return bool(policy(eqn.prim, dict(eqn.params)))
+        avals = [a.aval for a in eqn.invars]
         return bool(policy(eqn.prim, *avals, **eqn.params))
     except TypeError as e:
         raise TypeError(
@@ -497,8 +514,8 @@ jvp_rules[remat_p] = _remat_jvp
 class _Split:
     """How a remat call splits for given unknown inputs (cached per jaxpr, flags, policy).
 
-    ``known`` maps the known inputs to the known outputs and the saved intermediates; the
-    ``plan`` says per output of ``known`` whether it is one of its inputs ("in", i), a literal
+    The forward part maps the known inputs to the known outputs and the saved intermediates;
+    the ``plan`` says per output of it whether it is one of its inputs ("in", i), a literal
     ("lit", v) or computed ("out"); ``known_call`` computes only the computed ones (None when
     none). ``res_known`` lists the known inputs the staged part reads; ``unknown`` maps
     ``(*those inputs, *saved, *unknown inputs)`` to the unknown outputs, recomputing first.

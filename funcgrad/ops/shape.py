@@ -11,7 +11,7 @@ Each primitive is one block: wrapper, impl + shape rule, JVP, transpose, batch r
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy
@@ -305,35 +305,33 @@ def _as_scalar_of(v: Any, dtype: numpy.dtype, name: str) -> Any:
     return v
 
 
-def _loop_batch(
+def _block_index_arrays(
     axis_size: int,
-    vals: Sequence[Any],
-    dims: Sequence[int | None],
-    fn: Callable[..., Any],
-) -> tuple[list[Any], list[int]]:
-    """Batch ``fn`` by applying it per example and stacking the results.
+    shape: Sequence[int],
+    idx: Sequence[Any],
+    didx: Sequence[int | None],
+    sizes: Sequence[int],
+    with_batch: bool,
+) -> list[Any]:
+    """Integer index arrays picking, for each example, the ``sizes`` block at its (clamped,
+    per-example) start indices; with ``with_batch`` the first array indexes the batch axis.
 
-    Used where the batched operands are start indices: without a gather primitive that is
-    the one general way; it costs ``axis_size`` applications.
+    Batched start indices are scalars per example, so they arrive as ``(axis_size,)`` arrays.
     """
-    if axis_size == 0:
-        args = [
-            v if d is None else _zeros(
-                tuple(s for i, s in enumerate(get_aval(v).shape) if i != d),
-                get_aval(v).dtype, get_aval(v).device,
-            )
-            for v, d in zip(vals, dims)
-        ]
-        out = fn(*args)
-        oa = get_aval(out)
-        return [_zeros((0,) + oa.shape, oa.dtype, oa.device)], [0]
-    outs = []
-    for b in range(axis_size):
-        args = [
-            v if d is None else index_in_dim(v, b, d, keepdims=False) for v, d in zip(vals, dims)
-        ]
-        outs.append(expand_dims(fn(*args), (0,)))
-    return [concatenate(outs, 0)], [0]
+    out_shape = (axis_size,) + tuple(sizes)
+    i64 = numpy.dtype(numpy.int64)
+    arrays = [iota(i64, out_shape, 0)] if with_batch else []
+    for k, (i, d, n, z) in enumerate(zip(idx, didx, shape, sizes)):
+        start = _ew.clamp(0, _ew.convert_element_type(i, i64), n - z)
+        start = broadcast_in_dim(start, out_shape, (0,) if d is not None else ())
+        arrays.append(_ew.add(start, iota(i64, out_shape, k + 1)))
+    return arrays
+
+
+def _operands(n: int) -> tuple:
+    from funcgrad.ops.indexing import Operand
+
+    return tuple(Operand(k) for k in range(n))
 
 
 # =============================================================================================
@@ -353,7 +351,8 @@ def _squeeze_shape(a: ShapedArray, dimensions: tuple[int, ...]) -> tuple[int, ..
 
 
 def _squeeze_impl(x: Any, dimensions: tuple[int, ...]) -> list:
-    return [xp_for(x).squeeze(x, axis=dimensions)]
+    shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
+    return [xp_for(x).reshape(x, shape)]
 
 
 def _squeeze_abstract(a: ShapedArray, dimensions) -> list[ShapedArray]:
@@ -401,7 +400,11 @@ def _expand_dims_shape(a: ShapedArray, dimensions: tuple[int, ...]) -> tuple[int
 
 
 def _expand_dims_impl(x: Any, dimensions: tuple[int, ...]) -> list:
-    return [xp_for(x).expand_dims(x, dimensions)]
+    # A reshape: cheaper than xp.expand_dims, which re-validates the axes.
+    shape = list(getattr(x, "shape", ()))
+    for d in dimensions:
+        shape.insert(d, 1)
+    return [xp_for(x).reshape(x, shape)]
 
 
 def _expand_dims_abstract(a: ShapedArray, dimensions) -> list[ShapedArray]:
@@ -446,29 +449,33 @@ def _concat_shape(avals: Sequence[ShapedArray], dimension: int) -> tuple[int, ..
     if not avals:
         raise ShapeError("concatenate: needs at least one operand")
     first = avals[0]
-    shapes = ", ".join(a.str_short() for a in avals)
+
+    def shapes() -> str:
+        return ", ".join(a.str_short() for a in avals)
+
     if first.ndim == 0:
-        raise ShapeError(f"concatenate: zero-dimensional operands cannot be joined ({shapes})")
+        raise ShapeError(f"concatenate: zero-dimensional operands cannot be joined ({shapes()})")
     if not 0 <= dimension < first.ndim:
         raise ShapeError(
             f"concatenate: dimension {dimension} is out of bounds for operands of rank "
-            f"{first.ndim} ({shapes})"
+            f"{first.ndim} ({shapes()})"
         )
     size = 0
+    pre, post = first.shape[:dimension], first.shape[dimension + 1 :]
     for a in avals:
-        if a.ndim != first.ndim or any(
-            s != t for i, (s, t) in enumerate(zip(a.shape, first.shape)) if i != dimension
-        ):
+        s = a.shape
+        if len(s) != first.ndim or s[:dimension] != pre or s[dimension + 1 :] != post:
             raise ShapeError(
                 f"concatenate: operand shapes must agree except along dimension {dimension}, "
-                f"got ({shapes})"
+                f"got ({shapes()})"
             )
         if a.dtype != first.dtype:
             raise DTypeError(
-                f"concatenate: operands must have one dtype (promote them first), got ({shapes})"
+                f"concatenate: operands must have one dtype (promote them first), got "
+                f"({shapes()})"
             )
-        size += a.shape[dimension]
-    return first.shape[:dimension] + (size,) + first.shape[dimension + 1 :]
+        size += s[dimension]
+    return pre + (size,) + post
 
 
 def _concat_impl(*xs: Any, dimension: int) -> list:
@@ -891,9 +898,17 @@ def _ds_batch(axis_size, vals, dims, slice_sizes):
         sizes = list(slice_sizes)
         sizes.insert(dx, axis_size)
         return [dynamic_slice(x, idx, sizes)], [dx]
-    return _loop_batch(
-        axis_size, vals, dims, lambda x, *i: dynamic_slice(x, i, slice_sizes)
-    )
+    # Per-example starts: one gather of the blocks (ops.indexing is imported late: it builds
+    # on this module).
+    from funcgrad.ops.indexing import gather_canonical
+
+    xa = get_aval(x)
+    shape = xa.shape if dx is None else xa.shape[:dx] + xa.shape[dx + 1 :]
+    if dx is not None:
+        x = moveaxis(x, dx, 0)
+    arrays = _block_index_arrays(axis_size, shape, idx, didx, slice_sizes, dx is not None)
+    out = gather_canonical(x, *arrays, indexer=_operands(len(arrays)), mode="clip")
+    return [out], [0]
 
 
 jvp_rules[dynamic_slice_p] = _ds_jvp
@@ -995,9 +1010,14 @@ def _dus_batch(axis_size, vals, dims):
         x = _to_front(x, dx, axis_size)
         u = _to_front(u, du, axis_size)
         return [dynamic_update_slice(x, u, [0] + idx)], [0]
-    return _loop_batch(
-        axis_size, vals, dims, lambda x, u, *i: dynamic_update_slice(x, u, i)
-    )
+    from funcgrad.ops.indexing import scatter
+
+    x = _to_front(x, dx, axis_size)
+    u = _to_front(u, du, axis_size)
+    shape, sizes = get_aval(x).shape[1:], get_aval(u).shape[1:]
+    arrays = _block_index_arrays(axis_size, shape, idx, didx, sizes, True)
+    out = scatter(x, u, *arrays, indexer=_operands(len(arrays)), mode="clip")
+    return [out], [0]
 
 
 jvp_rules[dynamic_update_slice_p] = _dus_jvp

@@ -108,6 +108,9 @@ class Tape:
     def copy(self) -> Tape:
         return Tape(list(self.items), self.aval)
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise TypeError(f"{self!r} is a tape of loop residuals, not an array")
+
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         # Tapes share no memory with arrays (jit's output un-aliasing asks); nothing else.
         if getattr(func, "__name__", "") in ("may_share_memory", "shares_memory"):

@@ -48,7 +48,7 @@ from funcgrad.ops.control_flow._common import (
     type_str,
     zeros_for,
 )
-from funcgrad.ops.control_flow._tape import TapeAval
+from funcgrad.ops.control_flow._tape import TapeAval, ZeroTape
 
 __all__ = ["cond", "switch", "cond_p"]
 
@@ -311,7 +311,9 @@ def _merge_residuals(
         taken: set[int] = set()
         mine = []
         for a in avals:
-            s = next((i for i, b in enumerate(slots) if i not in taken and b == a), None)
+            # A tape slot belongs to one branch: a batched index then needs no tape select.
+            s = None if type(a) is TapeAval else next(
+                (i for i, b in enumerate(slots) if i not in taken and b == a), None)
             if s is None:
                 s = len(slots)
                 slots.append(a)
@@ -405,14 +407,41 @@ deftranspose(cond_p, _cond_transpose)
 @functools.lru_cache(maxsize=1024)
 def _batch_branches(branches: tuple[ClosedJaxpr, ...], axis_size: int,
                     in_dims: tuple[int | None, ...], instantiate: tuple[bool, ...] | bool):
-    n_out = len(branches[0].out_avals)
+    out_avals = branches[0].out_avals
+    n_out = len(out_avals)
     inst = (instantiate,) * n_out if isinstance(instantiate, bool) else instantiate
+    is_tape = [type(a) is TapeAval for a in out_avals]
     out_b = list(inst)
     for b in branches:
         _, dims = jr.batch_jaxpr(b, axis_size, in_dims, inst)
         out_b = [x or d is not None for x, d in zip(out_b, dims)]
-    new = tuple(jr.batch_jaxpr(b, axis_size, in_dims, tuple(out_b))[0] for b in branches)
-    return new, tuple(out_b)
+    # Tapes are never broadcast: a branch that fills a tape slot with zeros gets zeros of
+    # the batched type instead.
+    want = tuple(b and not t for b, t in zip(out_b, is_tape))
+    new = []
+    for b in branches:
+        nb, dims = jr.batch_jaxpr(b, axis_size, in_dims, want)
+        fix = [k for k in range(n_out) if is_tape[k] and out_b[k] and dims[k] is None]
+        new.append(_batched_zero_tapes(nb, fix, axis_size) if fix else nb)
+    return tuple(new), tuple(out_b)
+
+
+def _batched_zero_tapes(closed: ClosedJaxpr, outs: list[int], axis_size: int) -> ClosedJaxpr:
+    j = closed.jaxpr
+    consts = dict(zip(j.constvars, closed.consts))
+    constvars, vals = list(j.constvars), list(closed.consts)
+    outvars = list(j.outvars)
+    for k in outs:
+        v = outvars[k]
+        if not (v in consts and type(consts[v]) is ZeroTape):
+            raise NotImplementedError(
+                "vmap of a cond whose branches record while_loop tapes of different batching")
+        elem = v.aval.elem
+        new_v = Var(TapeAval(elem.update(shape=(axis_size,) + elem.shape)))
+        constvars.append(new_v)
+        vals.append(ZeroTape(new_v.aval))
+        outvars[k] = new_v
+    return ClosedJaxpr(Jaxpr(constvars, j.invars, outvars, j.eqns), vals)
 
 
 def _to_front(x: Any, d: int | None) -> Any:
@@ -432,20 +461,38 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         outs = bind(cond_p, index, *ops, branches=new)
         return outs, [0 if b else None for b in out_b]
     # A batched index: every branch runs on the whole batch, then a per-example select.
-    for a in branches[0].out_avals:
-        if type(a) is TapeAval:
-            raise NotImplementedError(
-                "vmap of a cond with a batched predicate whose branches record a while_loop "
-                "tape (reverse-mode through a while_loop inside the cond) is not supported")
     index = _to_front(index, idim)
-    new, _ = _batch_branches(branches, axis_size, in_dims, True)
+    is_tape = tuple(type(a) is TapeAval for a in branches[0].out_avals)
+    new, out_b = _batch_branches(branches, axis_size, in_dims, tuple(not t for t in is_tape))
     results = [jr.eval_closed(b, *ops) for b in new]
-    outs = []
+    outs, out_dims = [], []
     for k, a in enumerate(branches[0].out_avals):
+        if is_tape[k]:
+            # The tape residuals of a differentiated cond: one branch records each slot (the
+            # others give zeros), and only that branch's tangent part reads it.
+            owner = _tape_owner(branches, k)
+            outs.append(results[owner][k])
+            out_dims.append(0 if out_b[k] else None)
+            continue
         shape = (axis_size,) + a.shape
         which = _shape.broadcast_in_dim(index, shape, (0,)) if a.shape else index
         outs.append(_ew.select_n(which, *[r[k] for r in results]))
-    return outs, [0] * len(outs)
+        out_dims.append(0)
+    return outs, out_dims
+
+
+def _tape_owner(branches: tuple[ClosedJaxpr, ...], k: int) -> int:
+    owners = []
+    for i, b in enumerate(branches):
+        v = b.jaxpr.outvars[k]
+        consts = dict(zip(b.jaxpr.constvars, b.consts))
+        if not (v in consts and type(consts[v]) is ZeroTape):
+            owners.append(i)
+    if len(owners) > 1:
+        raise NotImplementedError(
+            "vmap of a cond with a batched predicate: several branches return a tape in the "
+            "same output; only reverse-mode residuals (one branch each) are supported")
+    return owners[0] if owners else 0
 
 
 batching.batch_rules[cond_p] = _cond_batch

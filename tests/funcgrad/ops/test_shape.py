@@ -279,6 +279,31 @@ def test_dynamic_slice_vmap_of_grad() -> None:
     assert_allclose(g, np.stack(want))
 
 
+def test_grad_of_vmapped_dynamic_ops_with_batched_indices() -> None:
+    x = rand((6,))
+    idx = dev(np.array([0, 2, 5, -1]))
+
+    def f(x):
+        blocks = funcgrad.vmap(lambda i: S.dynamic_slice_in_dim(x, i, 3))(idx)
+        return fnp.sum(blocks * blocks)
+
+    want = np.zeros(6)
+    for i in (0, 2, 3, 0):
+        want[i:i + 3] += 2 * x[i:i + 3]
+    assert_allclose(funcgrad.grad(f)(dev(x)), want)
+    check_grads(f, dev((x,)), order=2)
+
+    xs, us = rand((4, 5)), rand((4, 2), seed=3)
+
+    def g(xs, us):
+        return funcgrad.vmap(lambda x, u, i: S.dynamic_update_slice_in_dim(x, u, i))(xs, us, idx)
+
+    check_grads(g, dev((xs, us)), order=2)
+    out = funcgrad.jit(g)(*dev((xs, us)))
+    want = np.stack([dyn_update_ref(xs[k], us[k], (int(host(idx)[k]),)) for k in range(4)])
+    assert_allclose(out, want)
+
+
 def test_dynamic_slice_errors() -> None:
     with pytest.raises(ShapeError, match="one start index per axis of f64\\[2,3\\], got 1"):
         S.dynamic_slice(np.ones((2, 3)), (0,), (1, 1))

@@ -1,0 +1,194 @@
+"""Reductions, statistics, cumulative ops and sorting: funcgrad.numpy against NumPy.
+
+Random dtypes and shapes (0-d and size-0 included), random ``axis`` (None, int, tuple,
+negative, out of range, repeated), ``keepdims``, ``ddof``, ``dtype=``, ``initial=``, Python
+scalars and lists; eager, under ``jit`` and under ``vmap``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import funcgrad.numpy as fnp
+from tests.funcgrad.numpy import (
+    ALL_DTYPES,
+    INEXACT_DTYPES,
+    NUMERIC_DTYPES,
+    REAL_DTYPES,
+    array_of,
+    axis_for,
+    check_like_numpy,
+    weak_scalars,
+)
+
+REDUCERS = (
+    "sum", "prod", "mean", "max", "min", "amax", "amin", "any", "all", "count_nonzero",
+    "nansum", "nanprod", "nanmean", "nanmax", "nanmin", "ptp", "median", "average",
+)
+VAR_LIKE = ("var", "std", "nanvar", "nanstd")
+
+
+@given(st.sampled_from(REDUCERS), array_of(), st.data(), st.booleans())
+def test_reduction(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool) -> None:
+    axis = data.draw(axis_for(x.ndim), "axis")
+    if name == "median" and x.dtype.kind == "c":
+        # NumPy divides the middle value by 1 (inf+0j / 1 is nan+infj); funcgrad doesn't.
+        x = np.where(np.isfinite(x), x, 0).astype(x.dtype)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, vmap=True,
+                     axis=axis, keepdims=keepdims)
+
+
+@given(st.sampled_from(VAR_LIKE), array_of(), st.data(), st.booleans(),
+       st.sampled_from([0, 1, 2, 0.5]))
+def test_variance(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool,
+                  ddof: float) -> None:
+    axis = data.draw(axis_for(x.ndim), "axis")
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, vmap=True,
+                     axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+@given(st.sampled_from(("argmax", "argmin")), array_of(), st.data(), st.booleans())
+def test_arg_reduction(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool) -> None:
+    axis = data.draw(axis_for(x.ndim, allow_tuple=False), "axis")
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, vmap=True,
+                     axis=axis, keepdims=keepdims)
+
+
+@given(st.sampled_from(("cumsum", "cumprod")), array_of(), st.data())
+def test_cumulative(name: str, x: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(axis_for(x.ndim, allow_tuple=False), "axis")
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, vmap=True,
+                     axis=axis)
+
+
+def _argsort_ref(x, axis=-1, **kw):
+    # NumPy's default sort is not stable; funcgrad's always is (one of the orders NumPy allows).
+    return np.argsort(x, axis=axis, stable=True, **kw)
+
+
+@given(st.sampled_from(("sort", "argsort")), array_of(), st.data())
+def test_sort(name: str, x: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(st.one_of(st.just(-1), axis_for(x.ndim, allow_tuple=False)), "axis")
+    ref = np.sort if name == "sort" else _argsort_ref
+    check_like_numpy(getattr(fnp, name), ref, x, name=name, vmap=True, axis=axis)
+
+
+@given(st.sampled_from(("quantile", "percentile")), array_of(REAL_DTYPES), st.data(),
+       st.booleans())
+def test_quantile(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool) -> None:
+    assume(x.size or x.dtype != bool)  # (which of two errors NumPy raises first)
+    axis = data.draw(axis_for(x.ndim), "axis")
+    scale = 100 if name == "percentile" else 1
+    q = data.draw(st.one_of(
+        st.sampled_from([0.0, 0.25, 0.5, 1.0, 0.3]).map(lambda v: v * scale),
+        st.lists(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0]), min_size=1, max_size=3)
+        .map(lambda v: [t * scale for t in v]),
+        st.just(1.5 * scale),  # out of range: NumPy raises
+    ), "q")
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, q, name=name, axis=axis,
+                     keepdims=keepdims)
+
+
+@given(st.sampled_from(("sum", "prod", "cumsum", "cumprod", "nansum")),
+       array_of(special=False), st.sampled_from(ALL_DTYPES))
+def test_accumulating_dtype_arg(name: str, x: np.ndarray, dtype: str) -> None:
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, dtype=dtype)
+
+
+@given(st.sampled_from(("mean", "var", "std", "nanmean")), array_of(special=False),
+       st.sampled_from(INEXACT_DTYPES), st.data())
+def test_mean_dtype_arg(name: str, x: np.ndarray, dtype: str, data: st.DataObject) -> None:
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        dtype = "complex128"  # NumPy casts complex to real here, dropping the imaginary part
+    axis = data.draw(axis_for(x.ndim, allow_invalid=False), "axis")
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, dtype=dtype,
+                     axis=axis)
+
+
+@given(st.sampled_from(("mean", "sum")), array_of(("int8", "uint8", "int32", "bool"),
+                                                  special=False),
+       st.sampled_from(("int32", "int64", "uint8")))
+def test_integer_mean_dtype(name: str, x: np.ndarray, dtype: str) -> None:
+    """``mean(ints, dtype=int)`` sums in that dtype and truncates, as NumPy."""
+    check_like_numpy(getattr(fnp, name), getattr(np, name), abs(x.astype(np.int64)) % 5,
+                     name=name, dtype=dtype)
+
+
+@given(st.sampled_from(("sum", "prod", "max", "min", "nansum", "nanmax")),
+       array_of(NUMERIC_DTYPES + ("bool",)), st.data())
+def test_initial(name: str, x: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(axis_for(x.ndim, allow_invalid=False), "axis")
+    initial = data.draw(st.sampled_from([0, 1, 2, -1, 2.5, True]), "initial")
+    if x.dtype.kind in "ub" and isinstance(initial, int) and initial < 0:
+        initial = 3  # (NumPy raises OverflowError; tested below)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, axis=axis,
+                     initial=initial)
+
+
+def test_initial_out_of_range() -> None:
+    for name in ("max", "sum"):
+        check_like_numpy(getattr(fnp, name), getattr(np, name),
+                         np.array([1, 2], np.uint8), name=name, initial=-1)
+        check_like_numpy(getattr(fnp, name), getattr(np, name),
+                         np.array([1, 2], np.int8), name=name, initial=300)
+
+
+PY_INPUTS = st.one_of(
+    weak_scalars(),
+    st.lists(st.integers(-3, 3), max_size=4),
+    st.lists(st.floats(-3, 3, width=32), max_size=4),
+    st.lists(st.booleans(), min_size=1, max_size=3),
+    st.lists(st.lists(st.integers(-3, 3), min_size=2, max_size=2), min_size=1, max_size=3),
+    st.just([[1, 2.5], [3, 4]]),
+)
+
+
+@given(st.sampled_from(REDUCERS + VAR_LIKE + ("argmax", "argmin", "cumsum", "cumprod",
+                                              "sort", "argsort")), PY_INPUTS)
+def test_python_inputs(name: str, x: object) -> None:
+    ref = _argsort_ref if name == "argsort" else getattr(np, name)
+    check_like_numpy(getattr(fnp, name), ref, x, name=name)
+
+
+@given(array_of(("float32", "float64", "int32", "bool", "complex64"), special=False),
+       st.data())
+def test_weighted_average(x: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(axis_for(x.ndim, allow_tuple=False, allow_invalid=False), "axis")
+    wshape = x.shape if axis is None or data.draw(st.booleans()) else (x.shape[axis],)
+    w = data.draw(array_of(("float64", "float32", "int8"), shape=st.just(wshape),
+                           special=False, low=0.5, high=3.0), "weights")
+    returned = data.draw(st.booleans(), "returned")
+    check_like_numpy(fnp.average, np.average, x, name="average", axis=axis, weights=w,
+                     returned=returned)
+
+
+METHODS = ("sum", "prod", "mean", "var", "std", "max", "min", "any", "all", "argmax",
+           "argmin", "cumsum", "cumprod", "ptp")
+
+
+@given(st.sampled_from(METHODS), array_of(REAL_DTYPES, special=False), st.data())
+def test_tracer_methods(name: str, x: np.ndarray, data: st.DataObject) -> None:
+    """``x.sum(axis)`` and friends on traced arrays behave like the ndarray methods."""
+    tuple_ok = name not in ("argmax", "argmin", "cumsum", "cumprod")
+    axis = data.draw(axis_for(x.ndim, allow_tuple=tuple_ok), "axis")
+    if name == "ptp":
+        def method(a, axis):
+            return np.ptp(a, axis=axis)
+    else:
+        def method(a, axis):
+            return getattr(a, name)(axis=axis)
+    check_like_numpy(method, method, x, name=f"x.{name}", axis=axis)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "argmax", "cumsum", "any", "count_nonzero"])
+def test_scalar_axis_on_0d(name: str) -> None:
+    """NumPy's ufunc reductions take ``axis=0``/``-1`` on a 0-d array; mean/median don't."""
+    for axis in (0, -1, 1, (0,)):
+        check_like_numpy(getattr(fnp, name), getattr(np, name), np.array(2.5), name=name,
+                         axis=axis)
+    for name2 in ("mean", "var", "median"):
+        check_like_numpy(getattr(fnp, name2), getattr(np, name2), np.array(2.5), name=name2,
+                         axis=0)
