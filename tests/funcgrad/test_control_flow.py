@@ -387,3 +387,61 @@ def test_strict_device_results_stay_on_device():
     x = rnd(3)
     out = lax.fori_loop(0, 3, lambda i, c: c * 2.0, x)
     assert type(out) is type(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# eager evaluation does not retrace; dead code elimination; leaked tracers
+
+
+def test_eager_loops_trace_the_body_once():
+    calls = []
+
+    def body(c):
+        calls.append(1)
+        return c * 2.0
+
+    lax.while_loop(lambda c: c < 1e6, body, 1.0)
+    assert len(calls) == 1
+    lax.fori_loop(0, 100, lambda i, c: (calls.append(1), c + i)[1], 0)
+    assert len(calls) == 2
+
+
+def test_dce_prunes_unused_loop_and_branch_outputs():
+    from funcgrad.ir import dce_jaxpr, eval_jaxpr
+
+    def f(x, y):
+        (a, b), ys = lax.scan(lambda c, t: ((c[0] * t, c[1] + fnp.sin(t) * y), (c[0], c[1] * 2)),
+                              (1.0, 0.0), x)
+        k = lax.cond(y > 0, lambda v: (v * 2, v * 3), lambda v: (v, v + 1), y)
+        return b, ys[1], k[1]
+
+    x = dev(np.arange(1.0, 4.0))
+    closed = funcgrad.make_jaxpr(f)(x, 2.0)
+    j, _ = dce_jaxpr(closed.jaxpr, [True, False, True])
+    typecheck_jaxpr(j)
+    scan_eqn = [e for e in j.eqns if e.prim.name == "scan"][0]
+    assert scan_eqn.params["num_carry"] == 1 and len(scan_eqn.outvars) == 1
+    cond_eqn = [e for e in j.eqns if e.prim.name == "cond"][0]
+    assert len(cond_eqn.outvars) == 1
+    got = eval_jaxpr(j, closed.consts, x, 2.0)
+    want = f(x, 2.0)
+    assert_allclose(got[0], host(want[0]))
+    assert_allclose(got[1], host(want[2]))
+
+
+def test_dce_drops_unread_tapes():
+    from funcgrad.ir import dce_jaxpr
+
+    closed = funcgrad.make_jaxpr(funcgrad.grad(
+        lambda a: lax.while_loop(lambda x: x < 10.0, lambda x: x * a, 1.0)))(2.0)
+    j, _ = dce_jaxpr(closed.jaxpr)
+    typecheck_jaxpr(j)
+    while_eqn = [e for e in j.eqns if e.prim.name == "while"][0]
+    assert all(str(v.aval).startswith("tape") for v in while_eqn.outvars[1:])
+
+
+def test_tracer_leaked_from_a_body_is_reported():
+    leak = []
+    lax.fori_loop(0, 2, lambda i, c: (leak.append(c), c)[1], 1.0)
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        leak[0] + 1.0

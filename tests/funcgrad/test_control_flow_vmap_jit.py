@@ -258,3 +258,17 @@ def test_jit_retraces_nothing_per_iteration():
 def test_make_jaxpr_of_vmapped_while_shows_masking():
     text = str(make_jaxpr(vmap(newton))(np.array([2.0, 3.0])))
     assert "reduce_or" in text and "select_n" in text
+
+
+def test_vmap_of_grad_of_cond_containing_while():
+    def newton_abs(a):
+        a = fnp.abs(a) + 0.1  # every example converges: vmap runs both branches on all
+        return newton(a)
+
+    g = lambda x: lax.cond(x > 0, newton_abs, lambda a: a * a, x)
+    xs = dev(np.array([4.0, -3.0, 2.0]))
+    want = np.array([float(grad(g)(dev(np.asarray(x)))) for x in host(xs)])
+    assert_allclose(vmap(grad(g))(xs), want, rtol=1e-9)
+    assert_allclose(vmap(jit(grad(g)))(xs), want, rtol=1e-9)
+    wantgg = np.array([float(grad(grad(g))(dev(np.asarray(x)))) for x in host(xs)])
+    assert_allclose(vmap(grad(grad(g)))(xs), wantgg, rtol=1e-7)

@@ -142,6 +142,13 @@ def _int_bound(x: Any) -> int | None:
     return int(x)
 
 
+def _as_counter(x: Any, dt: numpy.dtype) -> Any:
+    if isinstance(x, Tracer):
+        return _ew.convert_element_type(x, dt)
+    # A static bound becomes an array on the default device, where the loop computes.
+    return xp_for_device(get_default_device()).asarray(x, dtype=dt)
+
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns ``val``.
 
@@ -190,8 +197,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     dt, weak = result_dtype(get_aval(lower), get_aval(upper))
     if dt.kind not in "iu":
         raise TypeError(f"fori_loop: bounds must be integers, got dtype {dt}")
-    lower_c = lower if weak else _ew.convert_element_type(lower, dt)
-    upper_c = upper if weak else _ew.convert_element_type(upper, dt)
+    lower_c = lower if weak else _as_counter(lower, dt)
+    upper_c = upper if weak else _as_counter(upper, dt)
 
     def body(carry: Any) -> Any:
         i, x = carry

@@ -81,6 +81,7 @@ def test_sort(name: str, x: np.ndarray, data: st.DataObject) -> None:
 def test_quantile(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool) -> None:
     assume(x.size or x.dtype != bool)  # (which of two errors NumPy raises first)
     axis = data.draw(axis_for(x.ndim), "axis")
+    assume(x.size or axis != ())  # NumPy fails to reshape the empty result there
     scale = 100 if name == "percentile" else 1
     q = data.draw(st.one_of(
         st.sampled_from([0.0, 0.25, 0.5, 1.0, 0.3]).map(lambda v: v * scale),
