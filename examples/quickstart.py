@@ -72,7 +72,7 @@ def main() -> None:
         return loss(p, xi[None, :], yi[None])
 
     per_example = funcgrad.vmap(funcgrad.grad(example_loss), in_axes=(None, 0, 0))(params, x, y)
-    norms = np.sqrt(per_example["w"] ** 2).sum(axis=1)
+    norms = np.sqrt((per_example["w"] ** 2).sum(axis=1) + per_example["b"] ** 2)
     print(f"per-example grad norms: shape {norms.shape}, max {norms.max():.4f}, "
           f"mean of per-example grads matches full grad: "
           f"{np.allclose(per_example['w'].mean(0), funcgrad.grad(loss)(params, x, y)['w'])}")
