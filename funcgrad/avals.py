@@ -146,6 +146,11 @@ _PY_WEAK = {int: numpy.dtype("int64"), float: numpy.dtype("float64"),
 
 # ShapedArrays are immutable, so one per (shape, dtype) serves every ndarray.
 _ndarray_avals: dict[tuple, ShapedArray] = {}
+# ... and one per Python scalar type serves every Python scalar.
+_scalar_avals: dict[type, ShapedArray] = {
+    bool: ShapedArray((), numpy.dtype(bool), False, None),
+    **{t: ShapedArray((), dt, True, None) for t, dt in _PY_WEAK.items()},
+}
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -157,10 +162,19 @@ def get_aval(x: Any) -> ShapedArray:
         >>> get_aval(numpy.ones((2,), numpy.float32))
         ShapedArray(f32[2], device='cpu')
     """
-    aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray):
-        return aval
     t = type(x)
+    # Host arrays first: the hot case, and getattr(ndarray, "aval") would raise internally.
+    if t is numpy.ndarray:
+        hit = _ndarray_avals.get((x.shape, x.dtype))
+        if hit is not None:
+            return hit
+    else:
+        hit = _scalar_avals.get(t)
+        if hit is not None:
+            return hit
+        aval = getattr(x, "aval", None)
+        if isinstance(aval, ShapedArray):
+            return aval
     if t is numpy.ndarray:
         key = (x.shape, x.dtype)
         hit = _ndarray_avals.get(key)

@@ -135,8 +135,11 @@ def _size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 
 def _cast(x: Any, dtype: numpy.dtype) -> Any:
-    if get_aval(x).dtype == dtype:
+    src = get_aval(x).dtype
+    if src == dtype:
         return x
+    if dtype == _BOOL and src.kind == "c":
+        return _ew.ne(x, 0)  # (NumPy: nonzero; convert_element_type keeps only the real part)
     return _ew.convert_element_type(x, dtype)
 
 

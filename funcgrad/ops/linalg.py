@@ -147,6 +147,12 @@ def _dot_general_impl(lhs: Any, rhs: Any, dimension_numbers) -> list:
     ls, rs = lhs.shape, rhs.shape
     bshape = tuple(ls[i] for i in lb)
     m_shape, n_shape = tuple(ls[i] for i in lf), tuple(rs[i] for i in rf)
+    if not lc:
+        # Nothing to contract (per-example outer products under vmap): a broadcasting multiply.
+        # A stacked matmul with K=1 is many times slower, and the promotion rules agree.
+        a = xp.transpose(lhs, lb + lf).reshape(bshape + m_shape + (1,) * len(n_shape))
+        b = xp.transpose(rhs, rb + rf).reshape(bshape + (1,) * len(m_shape) + n_shape)
+        return [xp.multiply(a, b)]
     B, M, N, K = _prod(bshape), _prod(m_shape), _prod(n_shape), _prod([ls[i] for i in lc])
     a = xp.transpose(lhs, lb + lf + lc).reshape(B, M, K)
     b = xp.transpose(rhs, rb + rc + rf).reshape(B, K, N)

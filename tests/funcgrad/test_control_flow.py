@@ -359,9 +359,11 @@ def test_scan_errors():
 def test_fori_loop_errors():
     with pytest.raises(TypeError, match="bounds must be integer"):
         lax.fori_loop(0.0, 3, lambda i, c: c, 1.0)
-    with pytest.raises(TypeError, match=r"fori_loop: the carry\[1\] changes type|"
-                                        r"fori_loop.*changes type"):
+    with pytest.raises(TypeError, match=r"fori_loop: the carry changes type: init_val has "
+                                        r"f64\[2\] but body_fun's output has f32\[2\]"):
         lax.fori_loop(0, 3, lambda i, c: c.astype(np.float32), np.ones(2))
+    with pytest.raises(TypeError, match=r"fori_loop: the carry\['a'\] changes type"):
+        lax.fori_loop(0, 3, lambda i, c: {"a": c["a"][:1]}, {"a": np.ones(2)})
     with pytest.raises(TypeError, match="fori_loop: the carry changes structure"):
         lax.fori_loop(0, 3, lambda i, c: (c, c), np.ones(2))
 

@@ -152,8 +152,8 @@ def test_grad_fori_loop_traced_bounds():
     x = 1.5
     for n in (0, 1, 4):
         g = jit(grad(f))(x, n)
-        assert_allclose(g, fd(lambda v: ref(v, n), x), rtol=1e-7, atol=1e-9)
-        assert_allclose(grad(lambda v: jit(f)(v, n))(x), g, rtol=1e-13)
+        assert_allclose(g, fd(lambda v, n=n: ref(v, n), x), rtol=1e-7, atol=1e-9)
+        assert_allclose(grad(lambda v, n=n: jit(f)(v, n))(x), g, rtol=1e-13)
     assert "while" in str(make_jaxpr(grad(f))(x, 4))
     gg = jit(grad(grad(f)))(x, 4)
     assert_allclose(gg, fd(lambda v: float(grad(f)(v, 4)), x), rtol=1e-6)

@@ -21,6 +21,7 @@ from funcgrad.core import Tracer, current_trace, eval_trace
 from funcgrad.interpreters.jvp import zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow._tape import Tape, TapeAval, empty_tape
 
 __all__ = [
@@ -308,8 +309,11 @@ def zeros_for(aval: ShapedArray) -> Any:
     """A zero value of ``aval`` (an empty tape for tape avals)."""
     if type(aval) is TapeAval:
         return empty_tape(aval)
-    # A concrete array: inside a traced body it becomes a constant, allocated once.
-    return zeros_like_aval(aval.strip_weak())
+    zero = zeros_like_aval(ShapedArray((), aval.dtype, False, aval.device))
+    if not aval.shape:
+        return zero
+    # Broadcast when run: a big zeros constant would stay alive with the (cached) jaxpr.
+    return _shape.broadcast_in_dim(zero, aval.shape, ())
 
 
 def closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:

@@ -26,8 +26,8 @@ from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.interpreters import jaxpr_rules as jr
+from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.interpreters.jvp import Zero, jvp_flat, jvp_rules, tangent_aval
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
@@ -247,7 +247,7 @@ def _is_zero(t: Any) -> bool:
     return type(t) is Zero or getattr(t, "dtype", None) == float0
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _jvp_branches(
     branches: tuple[ClosedJaxpr, ...], nonzero: tuple[bool, ...]
 ) -> tuple[tuple[ClosedJaxpr, ...], tuple[bool, ...]]:
@@ -268,7 +268,13 @@ def _chosen(index: Any, branches: tuple[ClosedJaxpr, ...]) -> ClosedJaxpr | None
 
 def _select_branches(index: Any, branches: tuple[ClosedJaxpr, ...], *ops: Any) -> list[Any]:
     results = [jr.eval_closed(b, *ops) for b in branches]
-    return [_ew.select_n(index, *outs) for outs in zip(*results)]
+    out = []
+    for k, (a, outs) in enumerate(zip(branches[0].out_avals, zip(*results))):
+        # A tape slot of a differentiated cond is recorded by one branch only (see
+        # _merge_residuals) and read only by that branch's tangent part.
+        out.append(outs[_tape_owner(branches, k)] if type(a) is TapeAval
+                   else _ew.select_n(index, *outs))
+    return out
 
 
 def _cond_jvp(primals, tangents, *, branches):
@@ -323,7 +329,7 @@ def _merge_residuals(
     return slots, per_branch
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _pe_branches(branches: tuple[ClosedJaxpr, ...], unknowns: tuple[bool, ...]):
     out_uk = [False] * len(branches[0].out_avals)
     for b in branches:
@@ -404,7 +410,7 @@ deftranspose(cond_p, _cond_transpose)
 # Batching
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _batch_branches(branches: tuple[ClosedJaxpr, ...], axis_size: int,
                     in_dims: tuple[int | None, ...], instantiate: tuple[bool, ...] | bool):
     out_avals = branches[0].out_avals

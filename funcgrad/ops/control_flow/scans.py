@@ -145,12 +145,12 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
             raise TypeError(f"{what}: length must be an int, got {length!r}") from None
         if length < 0:
             raise ValueError(f"{what}: length must be non-negative, got {length}")
+    given = length is not None
     for p, s in zip(x_paths, sizes):
         if length is None:
             length = s
         elif s != length:
-            first = f"length={length}" if len(sizes) == 0 or sizes[0] != length or \
-                x_paths[0] == p else f"xs{x_paths[0]} has {sizes[0]}"
+            first = f"length={length}" if given else f"xs{x_paths[0]} has {sizes[0]}"
             raise ValueError(
                 f"{what}: xs have inconsistent leading axis sizes: {first} but xs{p} has {s}")
     if length is None:
@@ -336,7 +336,7 @@ def _fixed_point(step: Callable[[tuple[bool, ...]], Sequence[bool]],
         cur = new
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _jvp_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_nz: tuple[bool, ...],
               carry_nz: tuple[bool, ...], x_nz: tuple[bool, ...]):
     n_ys = len(jaxpr.out_avals) - ncar
@@ -430,7 +430,7 @@ def split_invariant(known: ClosedJaxpr, n_fixed: int, n_known_outs: int, nres: i
     return loop_known, invariant, inv_mask
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _pe_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_uk: tuple[bool, ...],
              carry_uk: tuple[bool, ...], x_uk: tuple[bool, ...]):
     n_ys = len(jaxpr.out_avals) - ncar
@@ -454,7 +454,38 @@ def _pe_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_uk: tuple[bool, ...],
     in_order = (inv_idx + list(range(rest, rest + n_ukc + n_ukcar)) + var_idx
                 + list(range(rest + n_ukc + n_ukcar, len(unknown.in_avals))))
     unknown2 = reorder(unknown, in_order)
-    return carry_uk, out_uk, loop_known, invariant, unknown2, len(inv_idx), len(var_idx)
+    loop_known, sources = _forward_residuals(loop_known, n_kc, ncar - n_ukcar, n_known_outs)
+    return carry_uk, out_uk, loop_known, invariant, unknown2, len(inv_idx), sources
+
+
+def _forward_residuals(loop_known: ClosedJaxpr, n_kc: int, n_kcar: int, n_known_outs: int):
+    """Residuals that are a known ``x`` or a known ``y`` are not stacked a second time.
+
+    Returns the known body without them and, per varying residual, where to find it:
+    ``("xs", i)`` (the i-th known xs operand), ``("ys", i)`` (the i-th known ys output) or
+    ``("res", i)`` (the i-th extra output).
+    """
+    j = loop_known.jaxpr
+    xs_pos = {v: i for i, v in enumerate(j.invars[n_kc + n_kcar:])}
+    ys_pos: dict[Any, int] = {}
+    for i, a in enumerate(j.outvars[n_kcar:n_known_outs]):
+        if type(a) is Var:
+            ys_pos.setdefault(a, i)
+    sources: list[tuple[str, int]] = []
+    kept = []
+    for a in j.outvars[n_known_outs:]:
+        if type(a) is Var and a in xs_pos:
+            sources.append(("xs", xs_pos[a]))
+        elif type(a) is Var and a in ys_pos:
+            sources.append(("ys", ys_pos[a]))
+        else:
+            sources.append(("res", len(kept)))
+            kept.append(a)
+    if len(kept) == len(sources):
+        return loop_known, tuple(sources)
+    new_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars, list(j.outvars[:n_known_outs]) + kept,
+                               j.eqns))
+    return ClosedJaxpr(new_j, loop_known.consts), tuple(sources)
 
 
 def _own(x: Any, trace: PartialEvalTrace) -> bool:
@@ -469,24 +500,25 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
     c_uk, carry_uk, x_uk = uk[:nc], uk[nc:nc + ncar], uk[nc + ncar:]
     if all(uk) or (length is None and all(x_uk)):
         return trace.stage(scan_p, args, params, None)
-    carry_uk, out_uk, loop_known, invariant, unknown, n_inv, n_var = _pe_body(
+    carry_uk, out_uk, loop_known, invariant, unknown, n_inv, sources = _pe_body(
         jaxpr, nc, ncar, c_uk, carry_uk, x_uk)
+    n_extra = sum(1 for kind, _ in sources if kind == "res")
     consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
     k_consts = [c for c, u in zip(consts, c_uk) if not u]
     k_init = [c for c, u in zip(init, carry_uk) if not u]
     k_xs = [x for x, u in zip(xs, x_uk) if not u]
     n_kcar = len(k_init)
-    n_ys = len(jaxpr.out_avals) - ncar
     n_known_outs = sum(1 for u in out_uk if not u)
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
         inv_res = jr.eval_closed(invariant, *k_consts) if n_inv else []
-        if n_known_outs or n_var:
+        if n_known_outs or n_extra:
             known_outs = bind(scan_p, *k_consts, *k_init, *k_xs, jaxpr=loop_known,
                               num_consts=len(k_consts), num_carry=n_kcar, length=length,
                               reverse=reverse)
         else:
             known_outs = []
-    var_res = known_outs[n_known_outs:]
+    found = {"xs": k_xs, "ys": known_outs[n_kcar:n_known_outs], "res": known_outs[n_known_outs:]}
+    var_res = [found[kind][i] for kind, i in sources]
     unknown_outs: list[Any] = []
     if any(out_uk):
         uk_consts = [c for c, u in zip(consts, c_uk) if u]
@@ -502,7 +534,6 @@ def _scan_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dic
             dict(jaxpr=body, num_consts=n_inv + len(uk_consts), num_carry=len(uk_init),
                  length=length, reverse=reverse), None)
     k_it, u_it = iter(known_outs[:n_known_outs]), iter(unknown_outs)
-    del n_ys
     return [next(u_it) if u else next(k_it) for u in out_uk]
 
 
@@ -519,7 +550,7 @@ partial_eval_rules[scan_p] = _scan_partial_eval
 # Transpose: a scan the other way round
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _transpose_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_lin: tuple[bool, ...],
                     x_lin: tuple[bool, ...], ys_nz: tuple[bool, ...]) -> ClosedJaxpr:
     linear = c_lin + (True,) * ncar + x_lin

@@ -172,12 +172,19 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     in_tree = tree_util.tree_structure(init_val)
 
     def checked(i: Any, x: Any) -> Any:
+        # Checked here so that errors name the user's carry, not the (i, carry) pair.
         out = body_fun(i, x)
         out_tree = tree_util.tree_structure(out)
         if out_tree != in_tree:
             raise TypeError(
                 f"fori_loop: the carry changes structure: init_val is {in_tree} but "
                 f"body_fun's output is {out_tree}; the carry must keep its pytree structure")
+        in_avals = [get_aval(v) for v in tree_util.tree_leaves(x)]
+        out_avals = [get_aval(v) for v in tree_util.tree_leaves(out)]
+        if any(not same_type(a, b) and not (a.weak_type and a.shape == b.shape)
+               for a, b in zip(in_avals, out_avals)):
+            check_carry_types("fori_loop", in_tree, in_avals, out_tree, out_avals,
+                              in_name="init_val", out_name="body_fun's output")
         return out
 
     if lo is not None and hi is not None:
@@ -288,7 +295,7 @@ def _is_zero(t: Any) -> bool:
     return t is None or type(t) is Zero or getattr(t, "dtype", None) == float0
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _jvp_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, bn: int,
               bc_nz: tuple[bool, ...], carry_nz: tuple[bool, ...]):
     n = len(carry_nz)
@@ -354,7 +361,7 @@ def _used_inputs(closed: ClosedJaxpr) -> list[bool]:
     return list(dce_jaxpr(closed.jaxpr)[1])
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _pe_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cn: int, bn: int,
              bc_uk: tuple[bool, ...], carry_uk: tuple[bool, ...]):
     n = len(carry_uk)
@@ -502,7 +509,7 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
     return outs, [0] * n + list(ys_dims)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _masked_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, axis_size: int,
                  cc_d: tuple[int | None, ...], bc_d: tuple[int | None, ...], record_pred: bool):
     """A loop over the whole batch that runs until every example's predicate is False.

@@ -157,6 +157,7 @@ def test_python_inputs(name: str, x: object) -> None:
 @given(array_of(("float32", "float64", "int32", "bool", "complex64"), special=False),
        st.data())
 def test_weighted_average(x: np.ndarray, data: st.DataObject) -> None:
+    assume(x.size)  # (NumPy's weight-sum shape for empty input differs from its result's)
     axis = data.draw(axis_for(x.ndim, allow_tuple=False, allow_invalid=False), "axis")
     wshape = x.shape if axis is None or data.draw(st.booleans()) else (x.shape[axis],)
     w = data.draw(array_of(("float64", "float32", "int8"), shape=st.just(wshape),

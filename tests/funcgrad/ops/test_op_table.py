@@ -114,7 +114,7 @@ def _batched_variants(args: tuple) -> list[tuple[tuple, tuple]]:
         batched = []
         for j, a in enumerate(args):
             if axes[j] is None:
-                batched.append(args[j])
+                batched.append(a)
                 continue
             stacked = np.stack([ex[j] for ex in examples])
             batched.append(np.moveaxis(stacked, 0, axes[j]))
