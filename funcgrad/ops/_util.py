@@ -15,7 +15,6 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, float0
-from funcgrad.backend import common_device
 from funcgrad.core import Primitive
 from funcgrad.errors import DTypeError, ShapeError
 
