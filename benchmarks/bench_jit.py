@@ -19,11 +19,14 @@ from __future__ import annotations
 import os
 import sys
 
+# One BLAS/OpenMP thread, set before NumPy loads (the harness does the same on import).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ[_var] = "1"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import main  # noqa: E402  (pins BLAS threads before numpy loads)
-
 import numpy as np  # noqa: E402
+from harness import main  # noqa: E402
 
 import funcgrad  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402

@@ -73,6 +73,10 @@ def _materialize_tangent(t: Any) -> Any:
         if t.aval.dtype == float0:
             return numpy.zeros(t.aval.shape, float0)
         return zeros_like_aval(t.aval)
+    if isinstance(t, numpy.generic):
+        # NumPy hands back scalars for 0-d arithmetic; results are arrays (on the host, where
+        # NumPy scalars live).
+        return numpy.asarray(t)
     return t
 
 
@@ -105,7 +109,35 @@ def _check_tangent(
             f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
             f"{ta.dtype}, got {a.dtype}; cast it (e.g. t.astype({ta.dtype.name}))"
         )
+    if _is_weak_scalar(t):
+        # A Python scalar would otherwise come back as is (identity functions, pass-through
+        # outputs) where an array is expected.
+        return _xp_for_aval(ta).asarray(t, dtype=ta.dtype)
     return t
+
+
+def _xp_for_aval(a: ShapedArray) -> Any:
+    from funcgrad.backend import get_default_device, xp_for_device
+
+    return xp_for_device(a.device or get_default_device())
+
+
+def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> list[Any]:
+    """Leaves of (co)tangents ``tree`` at the leaf positions of ``treedef`` (None = zero).
+
+    ``None`` may stand for a whole leaf; ``None`` nodes of ``treedef`` (a primal or output
+    that is None) are matched by ``None``.
+    """
+    leaves, t_tree = tree_util.tree_flatten(tree, is_leaf=lambda x: x is None)
+    if t_tree == treedef:
+        return leaves
+    try:
+        return treedef.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(
+            f"{what}: the {whose} must have the structure of the {like} {treedef}, got "
+            f"{t_tree} ({e})"
+        ) from None
 
 
 def _argnums_tuple(argnums: int | Sequence[int], fname: str) -> tuple[int, ...]:
@@ -153,6 +185,21 @@ def _partial(fun: Callable[..., Any], args: tuple, kwargs: dict, idx: tuple[int,
     return f
 
 
+def _describe_value(x: Any) -> str:
+    from funcgrad.core import Tracer
+
+    if isinstance(x, Tracer):
+        return f"an array ({x.aval.str_short()})"
+    if isinstance(x, tuple | list):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return f"a {type(x).__name__}"
+
+
+def _check_callable(fun: Any, fname: str) -> None:
+    if not callable(fun):
+        raise TypeError(f"{fname}: expected a function to transform, got {type(fun).__name__}")
+
+
 class _AuxFlat:
     """A flat version of ``fun`` whose traced auxiliary outputs travel as extra outputs.
 
@@ -179,7 +226,7 @@ class _AuxFlat:
             if not isinstance(out, tuple | list) or len(out) != 2:
                 raise TypeError(
                     f"{self.fname}: has_aux=True requires the function to return a pair "
-                    f"(output, aux), got {type(out).__name__}"
+                    f"(output, aux), got {_describe_value(out)}"
                 )
             out, aux = out
             self.aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
@@ -274,9 +321,7 @@ def jvp(
             "per argument"
         )
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents), is_leaf=lambda x: x is None)
-    if len(t_leaves) != len(p_leaves):
-        raise ValueError(f"jvp: primal and tangent structures differ: {p_tree} vs {t_tree}")
+    t_leaves = _flatten_like(p_tree, tuple(tangents), "jvp", "tangents", "primals")
     t_in = [_check_tangent(get_aval(p), t, "jvp") for p, t in zip(p_leaves, t_leaves)]
     flat = _AuxFlat(fun, p_tree, has_aux, "jvp")
     outs_p, outs_t = jvp_flat(flat, p_leaves, t_in)
@@ -309,12 +354,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     out_tree, n = flat.out_tree, flat.n_out
 
     def f_jvp(*tangents: Any) -> Any:
-        t_leaves, t_tree = tree_util.tree_flatten(tangents, is_leaf=lambda x: x is None)
-        if len(t_leaves) != len(p_leaves):
-            raise ValueError(
-                f"linearize: the JVP function takes tangents structured like the primals "
-                f"{p_tree}, got {t_tree}"
-            )
+        t_leaves = _flatten_like(p_tree, tangents, "linearize", "tangents", "primals")
         ts = [_check_tangent(a, t, "linearize") for a, t in zip(p_avals, t_leaves)]
         outs = eval_linear(result, [_materialize_tangent(t) for t in ts])[:n]
         return tree_util.tree_unflatten(out_tree, [_materialize_tangent(o) for o in outs])
@@ -340,11 +380,12 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     return _vjp(fun, primals, has_aux, eager_pullback=False)
 
 
-def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool) -> Any:
+def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,
+         fname: str = "vjp") -> Any:
     """``vjp``; ``eager_pullback``: the caller calls the pullback right away, at the top
     level, with concrete cotangents (grad does), which allows the eager tape."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
-    flat = _AuxFlat(fun, p_tree, has_aux, "vjp")
+    flat = _AuxFlat(fun, p_tree, has_aux, fname)
     if eager_pullback and _use_tape and current_trace() is eval_trace:
         from funcgrad.interpreters.tape import vjp_tape
 
@@ -363,12 +404,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     aux_zeros = [Zero(a) for a in out_avals[n:]]
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
-        if len(ct_leaves) != n:
-            raise ValueError(
-                f"vjp: the cotangent must be structured like the output {out_tree}, got "
-                f"{ct_tree}"
-            )
+        ct_leaves = _flatten_like(out_tree, ct, "vjp", "cotangent", "output")
         cts = [
             _check_tangent(pa, c, "vjp", expected="output")
             for c, pa in zip(ct_leaves, out_primal_avals)
@@ -419,12 +455,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
     out_avals = closed.out_avals
 
     def transposed(ct: Any) -> tuple[Any, ...]:
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
-        if len(ct_leaves) != len(out_avals):
-            raise ValueError(
-                f"linear_transpose: the cotangent must be structured like the output "
-                f"{out_tree}, got {ct_tree}"
-            )
+        ct_leaves = _flatten_like(out_tree, ct, "linear_transpose", "cotangent", "output")
         cts = [
             _check_tangent(a, c, "linear_transpose", expected="output")
             for c, a in zip(ct_leaves, out_avals)
@@ -433,7 +464,10 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
             in_cts = backward_pass(
                 closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in in_avals], cts
             )
-        except MissingRuleError as e:
+        except (MissingRuleError, ValueError) as e:
+            # Transpose rules raise ValueError "... (not linear)" for products of two inputs.
+            if type(e) is ValueError and "not linear" not in str(e):
+                raise
             raise TypeError(
                 f"linear_transpose: the function is not linear in its inputs (or uses an "
                 f"operation without a transpose rule): {e}"
@@ -497,9 +531,14 @@ def _check_scalar_output(ans: Any, holomorphic: bool, fname: str) -> ShapedArray
     return a
 
 
+def _ones_like_aval(a: ShapedArray) -> Any:
+    """An array of ones of ``a`` on its device (``zeros + 1`` is a NumPy scalar for 0-d)."""
+    return _xp_for_aval(a).ones(a.shape, dtype=a.dtype)
+
+
 def _ones_like_output(ans: Any, a: ShapedArray) -> Any:
     out_tree = tree_util.tree_structure(ans)
-    one = zeros_like_aval(a.update(weak_type=False)) + 1
+    one = _ones_like_aval(a.update(weak_type=False))
     return tree_util.tree_unflatten(out_tree, [one])
 
 
@@ -525,6 +564,7 @@ def value_and_grad(
         (9.0, 6.0)
     """
     fname = "value_and_grad"
+    _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -534,7 +574,8 @@ def value_and_grad(
         diff_args = tuple(args[i] for i in idx)
         for i, a in zip(idx, diff_args):
             _check_diff_arg(a, i, allow_int, holomorphic, "grad")
-        res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True)
+        res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True,
+                   fname="grad")
         if has_aux:
             ans, f_vjp, aux = res
         else:
@@ -569,6 +610,7 @@ def grad(
         >>> funcgrad.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
         {'b': array(2.), 'w': array(3.)}
     """
+    _check_callable(fun, "grad")
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
@@ -585,10 +627,13 @@ def grad(
 # Jacobians
 
 
-def _vmap(fun: Callable[..., Any], out_axes: Any, chunk_size: int | None) -> Callable[..., Any]:
+def _vmap(
+    fun: Callable[..., Any], out_axes: Any, chunk_size: int | None, axis_size: int
+) -> Callable[..., Any]:
     from funcgrad.api_vmap import vmap
 
-    return vmap(fun, out_axes=out_axes, chunk_size=chunk_size)
+    # axis_size: the basis may have no leaves at all (a function of an empty pytree).
+    return vmap(fun, out_axes=out_axes, chunk_size=chunk_size, axis_size=axis_size)
 
 
 def _size(a: ShapedArray) -> int:
@@ -685,6 +730,7 @@ def jacfwd(
         [[2.0, 0.0], [0.0, 4.0]]
     """
     fname = "jacfwd"
+    _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -709,7 +755,8 @@ def jacfwd(
             dy_leaves = [d for d, a in zip(tree_util.tree_leaves(dy), y_avals) if _is_inexact(a)]
             return (dy_leaves, res[2]) if has_aux else dy_leaves
 
-        out = _vmap(pushfwd, (0, None) if has_aux else 0, chunk_size)(*basis)
+        total = sum(_size(a) for a in in_avals)
+        out = _vmap(pushfwd, (0, None) if has_aux else 0, chunk_size, total)(*basis)
         jac_leaves, aux = (out[0], out[1]) if has_aux else (out, None)
         out_tree, y_avals = info[0]
         if holomorphic:
@@ -719,7 +766,6 @@ def jacfwd(
                         "jacfwd with holomorphic=True requires complex outputs, got dtype "
                         f"{a.dtype}"
                     )
-        total = sum(_size(a) for a in in_avals)
         it = iter(jac_leaves)
         per_out = []
         for ya in y_avals:
@@ -777,6 +823,7 @@ def jacrev(
         [2.0, 4.0]
     """
     fname = "jacrev"
+    _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -809,8 +856,8 @@ def jacrev(
             cts = pullback(tree_util.tree_unflatten(out_tree, list(b)))
             return [c for c, a in zip(tree_util.tree_leaves(cts), in_avals) if _is_inexact(a)]
 
-        jac_leaves = _vmap(pullback_flat, 0, chunk_size)(*basis)
         total = sum(_size(a) for a in y_avals)
+        jac_leaves = _vmap(pullback_flat, 0, chunk_size, total)(*basis)
         per_out = []
         offset = 0
         for ya in y_avals:
@@ -937,6 +984,7 @@ def elementwise_grad(
         [2.0, 4.0, 6.0]
     """
     fname = "elementwise_grad"
+    _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -952,7 +1000,7 @@ def elementwise_grad(
             a = get_aval(o)
             if not _is_inexact(a):
                 return numpy.zeros(a.shape, float0)
-            return zeros_like_aval(a.strip_weak()) + 1
+            return _ones_like_aval(a.strip_weak())
 
         g = pullback(tree_util.tree_map(one, y))
         return g[0] if single else tuple(g)

@@ -97,6 +97,8 @@ class Trace:
     """Base of all traces. ``parent`` is the trace current when this one was made."""
 
     __slots__ = ("parent", "tag", "__weakref__")
+    #: how error messages name the transformation this trace implements
+    user_name = "a transformation"
 
     def __init__(self, parent: Trace | None) -> None:
         self.parent = parent
@@ -396,7 +398,8 @@ def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
     origin = x._origin()
     raise ConcretizationError(
         f"{what} needs a concrete value, but got a traced array ({x.aval.str_short()}) "
-        f"{origin}under {type(x._trace).__name__}{user_source_info().at()}. "
+        f"{origin}under {getattr(x._trace, 'user_name', type(x._trace).__name__)}"
+        f"{user_source_info().at()}. "
         "Its value is not known while the function is being traced (jit, make_jaxpr, vmap). "
         "Fixes: mark the argument static (jit's static_argnums/static_argnames), or use "
         "structured control flow: funcgrad.numpy.where / funcgrad.cond for `if`, "

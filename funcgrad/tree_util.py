@@ -45,8 +45,11 @@ import collections
 import dataclasses
 import functools
 import operator
+import sys
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, NamedTuple, TypeVar
+
+from funcgrad.backend import device_of, xp_for, xp_for_device
 
 __all__ = [
     "DictKey",
@@ -1401,16 +1404,41 @@ def ravel_pytree(pytree: PyTree) -> tuple[Any, Callable[[Any], PyTree]]:
     # scalar type; avoids numpy's limit on result_type's argument count.
     strong: dict[Any, None] = {}
     weak: dict[type, Any] = {}
-    arrays = []
+    traced = False
+    infos_l = []
     for leaf in leaves:
-        if type(leaf) in (bool, int, float, complex):
-            weak.setdefault(type(leaf), leaf)
-        arr = np.asarray(leaf)
-        if type(leaf) not in (bool, int, float, complex):
-            strong[arr.dtype] = None
-        arrays.append(arr)
+        t = type(leaf)
+        if t in (bool, int, float, complex):
+            weak.setdefault(t, leaf)
+            infos_l.append(_LeafInfo((), np.asarray(leaf).dtype, 1))
+            continue
+        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
+            # Arrays of any device (never copied to the host here) and tracers.
+            traced = traced or (hasattr(leaf, "aval") and hasattr(leaf, "_trace"))
+            shape, dt = tuple(leaf.shape), np.dtype(leaf.dtype)
+        else:
+            a = np.asarray(leaf)
+            shape, dt = a.shape, a.dtype
+        strong[dt] = None
+        infos_l.append(_LeafInfo(shape, dt, int(np.prod(shape, dtype=np.int64))))
     dtype = np.result_type(*strong, *weak.values())
-    infos = tuple(_LeafInfo(a.shape, a.dtype, a.size) for a in arrays)
-    flat = _concatenate([np.ravel(a).astype(dtype, copy=False) for a in arrays])
+    infos = tuple(infos_l)
+    if traced:
+        # A tracer exists, so funcgrad.numpy (which installs tracer methods) is loaded; its
+        # operations record the flattening, so derivatives and vmap flow through.
+        fnp = sys.modules["funcgrad.numpy"]
+        dev = None
+        for x in leaves:
+            dev = getattr(getattr(x, "aval", None), "device", None) or device_of(x)
+            if dev is not None:
+                break
+        # Python scalars join the arrays' device (not the default one).
+        xs = [xp_for_device(dev).asarray(x) if dev is not None and type(x) in
+              (bool, int, float, complex) else x for x in leaves]
+        flat = fnp.concatenate([fnp.ravel(fnp.asarray(x)).astype(dtype) for x in xs])
+    else:
+        xp = xp_for(*leaves, what="ravel_pytree")
+        flat = xp.concatenate([xp.asarray(x).reshape(-1).astype(dtype, copy=False)
+                               for x in leaves])
     total = sum(i.size for i in infos)
     return flat, functools.partial(_unravel, treedef, infos, total)

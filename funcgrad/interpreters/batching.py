@@ -17,8 +17,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, user_source_info
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    _trace_var,
+    bind,
+    eval_trace,
+    user_source_info,
+)
 from funcgrad.errors import ConcretizationError, MissingRuleError
+from funcgrad.interpreters.jvp import elementwise_primitives
 
 __all__ = [
     "not_mapped",
@@ -79,15 +89,34 @@ def shift_axes(axes: Sequence[int], bdim: int | None) -> tuple[int, ...]:
 
 
 class BatchTracer(Tracer):
-    """A value of the parent trace with a batch axis at ``bdim``."""
+    """A value of the parent trace with a batch axis at ``bdim``.
 
-    __slots__ = ("val", "bdim", "_aval")
+    ``struct`` (a :class:`OneHotStructure`, rarely set) says the value is a row block of a
+    scaled identity; its dense ``val`` is then made only when a rule that does not know the
+    structure needs it.
+    """
 
-    def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
+    __slots__ = ("_val", "bdim", "_aval", "struct")
+
+    def __init__(
+        self,
+        trace: BatchTrace,
+        val: Any,
+        bdim: int,
+        struct: OneHotStructure | None = None,
+    ) -> None:
         self._trace = trace
-        self.val = val
+        self._val = val
         self.bdim = bdim
-        self._aval: ShapedArray | None = None
+        self.struct = struct
+        self._aval: ShapedArray | None = None if struct is None else struct.aval
+
+    @property
+    def val(self) -> Any:
+        v = self._val
+        if v is None:
+            v = self._val = self.struct.materialize(self.bdim)  # type: ignore[union-attr]
+        return v
 
     @property
     def aval(self) -> ShapedArray:
@@ -124,6 +153,7 @@ class BatchTrace(Trace):
     """
 
     __slots__ = ("axis_size", "axis_name")
+    user_name = "vmap"
 
     def __init__(self, parent: Trace, axis_size: int, axis_name: Any = None) -> None:
         super().__init__(parent)
@@ -134,9 +164,12 @@ class BatchTrace(Trace):
         vals: list[Any] = []
         dims: list[int | None] = []
         live = False
+        structured = False
         for x in args:
             if type(x) is BatchTracer and x._trace is self:
-                vals.append(x.val)
+                if x.struct is not None:
+                    structured = True
+                vals.append(x._val)
                 dims.append(x.bdim)
                 live = True
             else:
@@ -146,6 +179,12 @@ class BatchTrace(Trace):
         try:
             if not live:
                 return bind(prim, *vals, **params)
+            if structured:
+                res = _process_structured(self, prim, args, vals, dims, params)
+                if res is not None:
+                    return res
+                vals = [x.val if type(x) is BatchTracer and x._trace is self else v
+                        for x, v in zip(args, vals)]
             outs, out_dims = get_batch_rule(prim)(self.axis_size, vals, dims, **params)
         except Exception as e:
             if live and hasattr(e, "add_note"):
@@ -164,6 +203,136 @@ class BatchTrace(Trace):
         if type(x) is BatchTracer and x._trace is self:
             return x.val, x.bdim
         return x, not_mapped
+
+
+# -- structured batches: the rows of an identity, for Jacobians -------------------------------
+
+
+class OneHotStructure:
+    """A batch of ``N = prod(aval.shape)`` examples where example ``i`` is zero except at flat
+    position ``i``, which holds ``scale.flat[i]`` (1 when ``scale`` is None).
+
+    ``jacfwd``/``jacrev``/``hessian`` push such a basis through the function; rules that know
+    the structure skip the multiplications by the identity (``A @ e_i`` is a column of ``A``),
+    the rest see the dense value. Results agree with the dense computation exactly: rules
+    only use the structure where the dense result would be the same numbers.
+    """
+
+    __slots__ = ("aval", "scale")
+
+    def __init__(self, aval: ShapedArray, scale: Any = None) -> None:
+        self.aval = aval  # per-example
+        self.scale = scale
+
+    def materialize(self, bdim: int) -> Any:
+        a = self.aval
+        n = a.size
+        xp = xp_for_device(a.device or get_default_device())
+        m = xp.zeros((n, n), dtype=a.dtype)
+        diag = m.reshape(-1)[:: n + 1]
+        diag[...] = 1 if self.scale is None else self.scale.reshape(-1)
+        m = m.reshape((n,) + a.shape)
+        return m if bdim == 0 else xp.moveaxis(m, 0, bdim)
+
+    def __repr__(self) -> str:
+        return f"OneHotStructure({self.aval.str_short()}{'' if self.scale is None else ', scaled'})"
+
+    def scale_or_ones(self) -> Any:
+        if self.scale is not None:
+            return self.scale
+        a = self.aval
+        return xp_for_device(a.device or get_default_device()).ones(a.shape, dtype=a.dtype)
+
+
+#: primitive -> rule(axis_size, vals, dims, structs, **params) -> (outs, out_dims, out_structs)
+#: or None to decline (the dense rule then runs). ``structs[i]`` is the OneHotStructure of
+#: operand i or None; ``vals[i]`` is None for a structured operand whose dense value was not
+#: made yet. An output with a structure may have a None value.
+structured_batch_rules: dict[Primitive, Callable[..., Any]] = {}
+
+# Below this batch size the dense identity is cheaper than the bookkeeping.
+_MIN_STRUCTURED_SIZE = 16
+
+
+def identity_structure(v: Any, d: int | None, axis_size: int) -> OneHotStructure | None:
+    """The structure of ``v`` batched along ``d`` if it is an identity (the basis that
+    jacfwd/jacrev/hessian map over), else None.
+
+    Cheap for other arrays: almost every one fails the first-row test.
+
+    Example:
+        >>> import numpy as np
+        >>> identity_structure(np.eye(20), 0, 20)
+        OneHotStructure(f64[20])
+        >>> identity_structure(np.ones((20, 20)), 0, 20) is None
+        True
+    """
+    if d != 0 or axis_size < _MIN_STRUCTURED_SIZE or isinstance(v, Tracer):
+        return None
+    a = get_aval(v)
+    if a.dtype.kind not in "fc" or a.size != axis_size * axis_size:
+        return None
+    xp = xp_for(v)
+    m = v.reshape(axis_size, axis_size)
+    if not bool(m[0, 0] == 1) or int(xp.count_nonzero(m[0])) != 1:
+        return None
+    if int(xp.count_nonzero(m)) != axis_size \
+            or not bool(xp.all(m.reshape(-1)[:: axis_size + 1] == 1)):
+        return None
+    return OneHotStructure(ShapedArray(a.shape[1:], a.dtype, False, a.device))
+
+
+def _process_structured(
+    trace: BatchTrace, prim: Primitive, args: Sequence[Any], vals: list[Any],
+    dims: list[int | None], params: dict,
+) -> list[Any] | None:
+    structs = [x.struct if type(x) is BatchTracer and x._trace is trace else None for x in args]
+    rule = structured_batch_rules.get(prim)
+    if rule is not None:
+        res = rule(trace.axis_size, vals, dims, structs, **params)
+    elif prim in elementwise_primitives and not prim.multiple_results:
+        res = _elementwise_structured(prim, vals, dims, structs, params)
+    else:
+        return None
+    if res is None:
+        return None
+    outs, out_dims, out_structs = res
+    return [
+        o if d is None else BatchTracer(trace, o, d, s)
+        for o, d, s in zip(outs, out_dims, out_structs)
+    ]
+
+
+def _elementwise_structured(
+    prim: Primitive, vals: list[Any], dims: list[int | None],
+    structs: list[OneHotStructure | None], params: dict,
+) -> tuple[list[Any], list[int | None], list[Any]] | None:
+    """An elementwise op with one structured operand (the rest unbatched and concrete) keeps
+    the structure when it maps 0 to 0 at every position given these operands (checked, so
+    NaN and inf keep their dense meaning): example i is then zero but at position i, where
+    it is the op applied to the scale."""
+    k = -1
+    for i, (v, d, st) in enumerate(zip(vals, dims, structs)):
+        if st is not None and k < 0:
+            k = i
+        elif d is not None or isinstance(v, Tracer):
+            return None
+    st = structs[k]
+    a = st.aval  # type: ignore[union-attr]
+    args = list(vals)
+    # All operands are concrete: compute on the evaluation trace, whatever is current.
+    args[k] = st.scale_or_ones()  # type: ignore[union-attr]
+    (s_out,) = eval_trace.process_primitive(prim, args, params)
+    oa = get_aval(s_out)
+    if oa.size != a.size:  # equal sizes: at most size-1 axes were added, flat order kept
+        return None
+    xp = xp_for(s_out)
+    args[k] = xp.zeros(a.shape, dtype=a.dtype)
+    (z,) = eval_trace.process_primitive(prim, args, params)
+    if xp.count_nonzero(z):
+        return None
+    out = OneHotStructure(ShapedArray(oa.shape, oa.dtype, False, oa.device), s_out)
+    return [None], [dims[k]], [out]
 
 
 def batch_flat(
@@ -197,7 +366,7 @@ def batch_flat(
             d += nd
         if not 0 <= d < nd:
             raise ValueError(f"batch_flat: batch dim {d} is out of range for rank {nd}")
-        ins.append(BatchTracer(trace, v, d))
+        ins.append(BatchTracer(trace, v, d, identity_structure(v, d, axis_size)))
     token = _trace_var.set(trace)
     try:
         outs = f(*ins)

@@ -37,17 +37,33 @@ __all__ = [
 class Zero:
     """A symbolic zero tangent or cotangent of abstract value ``aval``."""
 
-    __slots__ = ("aval",)
+    __slots__ = ("_aval", "_primal")
 
     def __init__(self, aval: ShapedArray) -> None:
-        self.aval = aval
+        self._aval = aval
+
+    @property
+    def aval(self) -> ShapedArray:
+        a = self._aval
+        if a is None:
+            a = self._aval = tangent_aval(get_aval(self._primal))
+            self._primal = None
+        return a
 
     @staticmethod
     def from_primal(x: Any) -> Zero:
-        return Zero(tangent_aval(get_aval(x)))
+        # Interpreters make one per constant operand of every primitive and most are never
+        # asked their aval: compute it lazily.
+        z = _new_zero(Zero)
+        z._aval = None
+        z._primal = x
+        return z
 
     def __repr__(self) -> str:
         return f"Zero({self.aval.str_short()})"
+
+
+_new_zero = object.__new__
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
@@ -215,6 +231,7 @@ class JVPTrace(Trace):
     """Pushes tangents forward through each primitive (forward-mode AD)."""
 
     __slots__ = ()
+    user_name = "jvp"
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []

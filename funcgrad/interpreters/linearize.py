@@ -41,6 +41,7 @@ class LinearizeTracer(Tracer):
 
 class LinearizeTrace(Trace):
     __slots__ = ("tangent_trace",)
+    user_name = "grad / vjp / linearize"
 
     def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace) -> None:
         super().__init__(parent)

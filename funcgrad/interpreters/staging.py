@@ -18,6 +18,7 @@ from funcgrad.core import (
     SourceInfo,
     Trace,
     Tracer,
+    _trace_var,
     bind,
     set_current_trace,
     user_source_info,
@@ -66,6 +67,10 @@ def abstract_eval_cached(
     prim: Primitive, avals: list[ShapedArray], params: dict
 ) -> list[ShapedArray]:
     """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op."""
+    if prim.multiple_results:
+        # Higher-order primitives carry jaxprs (and their constants) in params: caching them
+        # would keep those alive; their rules are cheap to rerun anyway.
+        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
     try:
         key = (prim, *avals, *params.items())
         hit = _abstract_cache.get(key)
@@ -108,6 +113,7 @@ class StagingTrace(Trace):
         "eqns", "tracer_to_var", "const_vals", "const_vars", "_const_ids", "invars",
         "main_tracers",
     )
+    user_name = "jit / make_jaxpr tracing"
 
     def __init__(self, parent: Trace | None) -> None:
         super().__init__(parent)
@@ -200,8 +206,11 @@ class PartialEvalTrace(StagingTrace):
                     return rule(self, args, params)
                 # Linear (tangent) jaxprs are internal: no user source line to record.
                 return self.stage(prim, args, params, None)
-        with set_current_trace(self.parent):  # type: ignore[arg-type]
+        token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+        try:
             return bind(prim, *args, **params)
+        finally:
+            _trace_var.reset(token)
 
 
 def trace_to_jaxpr(

@@ -82,6 +82,7 @@ class TapeTrace(Trace):
     """Runs primitives eagerly and records the ones touching its tracers."""
 
     __slots__ = ("nodes",)
+    user_name = "grad"
 
     def __init__(self) -> None:
         super().__init__(eval_trace)

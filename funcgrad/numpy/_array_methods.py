@@ -59,6 +59,15 @@ def _install() -> None:
         setattr(Tracer, f"__r{dunder}__", _binary(fname, reflected=True))
     for dunder, fname in _COMPARE.items():
         setattr(Tracer, f"__{dunder}__", _binary(fname))
+    binary_pow = Tracer.__pow__  # type: ignore[attr-defined]
+
+    def pow_(self: Any, other: Any) -> Any:
+        # ndarray.__pow__ sends the exponent 2 to square, which makes bool int8, not int64.
+        if type(other) is int and other == 2 and self.aval.dtype == numpy.bool_:
+            return _fnp().square(self)
+        return binary_pow(self, other)
+
+    Tracer.__pow__ = pow_  # type: ignore[attr-defined]
     Tracer.__divmod__ = lambda self, o: (self // o, self % o)  # type: ignore[attr-defined]
     Tracer.__rdivmod__ = lambda self, o: (o // self, o % self)  # type: ignore[attr-defined]
     Tracer.__neg__ = lambda self: _fnp().negative(self)  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ from funcgrad.ops._util import probe_dtype
 
 ArrayLike = Any
 _SEQ_TYPES = (list, tuple)
+_PY_SCALARS = (bool, int, float, builtins.complex)
 
 __all__: list[str] = ["asarray_operands"]
 
@@ -102,9 +103,6 @@ def _colocate(*xs: Any) -> tuple[Any, ...]:
         return xs
     xp = xp_for_device(device)
     return tuple(xp.asarray(x) if isinstance(x, _np.generic) else x for x in xs)
-
-
-_PY_SCALARS = (bool, int, float, builtins.complex)
 
 
 def _cast(x: Any, dt: _np.dtype) -> Any:

@@ -787,12 +787,15 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
                 f"fnp.select: invalid entry {i} in condlist: should be boolean ndarray"
             )
     dt, _ = result_dtype(*(get_aval(c) for c in choices), get_aval(default))
-    result = default
+
+    def cast(v: Any) -> Any:
+        # Every operand in the common dtype first: a weak -1 default meeting a uint8 choice
+        # must not wrap to 255 before the result is promoted (NumPy promotes all at once).
+        return v if get_aval(v).dtype == dt else _ew.convert_element_type(v, dt)
+
+    result = cast(default)
     for c, v in zip(reversed(conds), reversed(choices)):
-        result = _ew.select_n(c, result, v)
-    ra = get_aval(result)
-    if ra.dtype != dt:
-        result = _ew.convert_element_type(result, dt)
+        result = _ew.select_n(c, result, cast(v))
     shape = tuple(numpy.broadcast_shapes(*(get_aval(v).shape for v in (*conds, *choices,
                                                                         default))))
     if get_aval(result).shape != shape:

@@ -417,8 +417,17 @@ def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: st
 gather_p = make_primitive("gather", _gather_impl, _gather_abstract)
 
 
-def _is_identity_indexer(indexer: tuple) -> bool:
-    return all(e is Ellipsis or (type(e) is Slice and e.is_full()) for e in indexer)
+def _is_identity_indexer(indexer: tuple, x: Any) -> bool:
+    """Whether ``x[indexer]`` is ``x`` itself (and a valid index: one ``...``, not too long)."""
+    n_ell = n_full = 0
+    for e in indexer:
+        if e is Ellipsis:
+            n_ell += 1
+        elif type(e) is Slice and e.is_full():
+            n_full += 1
+        else:
+            return False
+    return n_ell <= 1 and (n_full == 0 or n_full <= get_aval(x).ndim)
 
 
 def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None) -> Any:
@@ -441,7 +450,7 @@ def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | Non
         >>> gather_canonical(np.arange(4), indexer=(Slice(None, None, -1),))
         array([3, 2, 1, 0])
     """
-    if not index_arrays and _is_identity_indexer(indexer):
+    if not index_arrays and _is_identity_indexer(indexer, x):
         return x
     if mode is None:
         mode = default_mode(index_arrays)

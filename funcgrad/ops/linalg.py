@@ -19,7 +19,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import bind1
+from funcgrad.core import Tracer, bind1, eval_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules, multilinear_primitives
@@ -283,3 +283,66 @@ def _dot_general_batch(axis_size, vals, dims, dimension_numbers):
 
 
 batching.batch_rules[dot_general_p] = _dot_general_batch
+
+
+def _dot_general_structured(axis_size, vals, dims, structs, dimension_numbers):
+    """``dot_general`` with the rows of a (scaled) identity contracted over all their axes:
+    ``A @ e_i`` is column ``i`` of ``A``, so the batch is ``A`` itself (times the scale), with
+    the contracted axis as batch axis; no multiplication by the identity (jacfwd, jacrev)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    k = 0 if structs[0] is not None else 1
+    other = vals[1 - k]
+    if lb or structs[1 - k] is not None or dims[1 - k] is not None \
+            or isinstance(other, Tracer) or not hasattr(other, "ndim"):
+        return None
+    st = structs[k]
+    nd = st.aval.ndim
+    sc, oc = (lc, rc) if k == 0 else (rc, lc)
+    if not sc and other.size == 1:
+        # An outer product with one number (a size-1 batch of an inner vmap): still one-hot.
+        ones = st.scale_or_ones()
+        args = [ones, other] if k == 0 else [other, ones]
+        (scale,) = eval_trace.process_primitive(dot_general_p, args,
+                                                {"dimension_numbers": dimension_numbers})
+        if not xp_for(other).isfinite(other).all():
+            return None
+        a = get_aval(scale)
+        return [None], [dims[k]], [batching.OneHotStructure(a.strip_weak(), scale)]
+    # Every axis of the structured operand is contracted, but for size-1 free ones (the
+    # batch of an inner size-1 vmap), which only add size-1 axes to the result.
+    s_free = [j for j in range(nd) if j not in sc]
+    if not sc or any(st.aval.shape[j] != 1 for j in s_free):
+        return None
+    xp = xp_for(other)
+    # A NaN or inf elsewhere in `other` would turn the dense product's zeros into NaN.
+    if other.dtype.kind in "fc" and not xp.isfinite(xp.sum(other)):
+        return None
+    out_aval = _dot_general_abstract(get_aval(other), st.aval, dimension_numbers=(
+        (oc, sc), ((), ())))[0]
+    order = [oc[sc.index(j)] for j in range(nd) if j in sc]
+    if len(order) == 1:
+        r, bdim = other, order[0]
+        if st.scale is not None:
+            shape = [1] * other.ndim
+            shape[bdim] = axis_size
+            r = xp.multiply(r, st.scale.reshape(shape))
+    else:
+        free = [a for a in range(other.ndim) if a not in oc]
+        r = xp.transpose(other, free + order).reshape(
+            tuple(other.shape[a] for a in free) + (axis_size,))
+        bdim = len(free)
+        if st.scale is not None:
+            r = xp.multiply(r, st.scale.reshape(-1))
+    if s_free:
+        # The structured operand's free axes come first (lhs) or last (rhs) per example.
+        ones = (1,) * len(s_free)
+        if k == 0:
+            r, bdim = r.reshape(ones + r.shape), bdim + len(s_free)
+        else:
+            r = r.reshape(r.shape + ones)
+    if r.dtype != out_aval.dtype:
+        r = r.astype(out_aval.dtype)
+    return [r], [bdim], [None]
+
+
+batching.structured_batch_rules[dot_general_p] = _dot_general_structured

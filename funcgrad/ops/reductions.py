@@ -128,6 +128,17 @@ deflinear(reduce_sum_p)
 deftranspose(reduce_sum_p, _reduce_sum_transpose)
 _batch_reducer(reduce_sum_p)
 
+
+def _reduce_sum_structured(axis_size, vals, dims, structs, axes):
+    # Summing all of example i of a (scaled) identity leaves its one entry: the scale.
+    st = structs[0]
+    if len(axes) != st.aval.ndim or st.aval.dtype.kind not in "fc":
+        return None
+    return [st.scale_or_ones().reshape(-1)], [0], [None]
+
+
+batching.structured_batch_rules[reduce_sum_p] = _reduce_sum_structured
+
 # =============================================================================================
 # reduce_prod
 

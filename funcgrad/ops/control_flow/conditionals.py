@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
@@ -41,6 +42,7 @@ from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow._common import (
     as_output,
+    compiled,
     merge_consts,
     runner,
     same_type,
@@ -529,3 +531,26 @@ def _cond_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | Non
 
 
 dce_rules[cond_p] = _cond_dce
+
+
+# ---------------------------------------------------------------------------------------------
+# jit: the compiled function calls the compiled branch
+
+
+def _cond_emitted(fns: tuple[Callable[..., list], ...], out_avals: list[ShapedArray], xp: Any,
+                  index: Any, *ops: Any) -> list[Any]:
+    i = min(max(int(index), 0), len(fns) - 1)
+    return [as_output(o, a) for o, a in zip(fns[i](xp, *ops), out_avals)]
+
+
+def _emit_cond(ctx: Any, eqn: Eqn, args: list[str]) -> Any:
+    exes = [compiled(b) for b in eqn.params["branches"]]
+    if any(e is None for e in exes):
+        return None  # the generic fallback calls the impl
+    fns = tuple(e.fn for e in exes)  # type: ignore[union-attr]
+    helper = ctx.bind(functools.partial(_cond_emitted, fns, [v.aval for v in eqn.outvars]),
+                      "cond")
+    return _compile.Emission(f"{helper}({', '.join(['xp', *args])})")
+
+
+_compile.emitters[cond_p] = _emit_cond

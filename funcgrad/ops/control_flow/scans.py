@@ -22,6 +22,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
@@ -262,24 +263,31 @@ def _stack(items: list[Any], a: ShapedArray, length: int | None) -> Any:
 
 def _scan_impl(*args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
                length: int | None, reverse: bool) -> list[Any]:
+    return _scan_run(runner(jaxpr), functools.partial(compiled, jaxpr), args, jaxpr,
+                     num_consts, num_carry, length, reverse)
+
+
+def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args: Sequence[Any],
+              jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, length: int | None,
+              reverse: bool) -> list[Any]:
+    """The loop, over ``run`` (the body); ``upgrade()`` gives a faster body for long loops."""
     consts = args[:num_consts]
     carry = list(args[num_consts:num_consts + num_carry])
     xs = args[num_consts + num_carry:]
     n = length if length is not None else _tape_length(xs)
     n_ys = len(jaxpr.out_avals) - num_carry
     ys: list[list[Any]] = [[None] * n for _ in range(n_ys)]
-    run = runner(jaxpr)
     weak = weak_scalar_slots(jaxpr.in_avals[num_consts:num_consts + num_carry])
     with set_current_trace(eval_trace):
         for k, i in enumerate(range(n - 1, -1, -1) if reverse else range(n)):
-            if k == COMPILE_AFTER:
-                run = compiled(jaxpr) or run
+            if k == COMPILE_AFTER and upgrade is not None:
+                run = upgrade() or run
             out = run(*consts, *carry, *[x[i] for x in xs])
             carry = out[:num_carry]
             if weak:
                 keep_weak(carry, weak)
-            for k in range(n_ys):
-                ys[k][i] = out[num_carry + k]
+            for j in range(n_ys):
+                ys[j][i] = out[num_carry + j]
     carry_avals = jaxpr.in_avals[num_consts:num_consts + num_carry]
     outs = [as_output(c, a) for c, a in zip(carry, carry_avals)]
     outs += [_stack(lst, a, length) for lst, a in zip(ys, jaxpr.out_avals[num_carry:])]
@@ -705,3 +713,22 @@ def _scan_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | Non
 
 
 dce_rules[scan_p] = _scan_dce
+
+
+# ---------------------------------------------------------------------------------------------
+# jit: the compiled function calls the loop over the compiled body from the first iteration
+
+
+def _scan_emitted(fn: Callable[..., list], params: dict, xp: Any, *args: Any) -> list[Any]:
+    return _scan_run(functools.partial(fn, xp), None, args, **params)
+
+
+def _emit_scan(ctx: Any, eqn: Eqn, args: list[str]) -> Any:
+    exe = compiled(eqn.params["jaxpr"])
+    if exe is None:
+        return None  # the generic fallback calls the impl
+    helper = ctx.bind(functools.partial(_scan_emitted, exe.fn, dict(eqn.params)), "scan")
+    return _compile.Emission(f"{helper}({', '.join(['xp', *args])})")
+
+
+_compile.emitters[scan_p] = _emit_scan

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval, result_dtype
 from funcgrad.backend import get_default_device, xp_for_device
@@ -229,25 +230,37 @@ _BOOL = ShapedArray((), numpy.dtype(bool))
 
 def _while_impl(*args: Any, cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr,
                 cond_nconsts: int, body_nconsts: int, record_pred: bool) -> list[Any]:
+    def upgrade() -> tuple[Any, Any]:
+        return compiled(cond_jaxpr), compiled(body_jaxpr)
+
+    return _while_run(runner(cond_jaxpr), runner(body_jaxpr), upgrade, args, cond_jaxpr,
+                      body_jaxpr, cond_nconsts, body_nconsts, record_pred)
+
+
+def _while_run(cond_run: Callable[..., list], body_run: Callable[..., list],
+               upgrade: Callable[[], tuple[Any, Any]] | None, args: Sequence[Any],
+               cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cond_nconsts: int,
+               body_nconsts: int, record_pred: bool) -> list[Any]:
+    """The loop over ``cond_run``/``body_run``; ``upgrade()`` gives faster ones (or None)."""
     cc, bc, carry = _split(args, cond_nconsts, body_nconsts)
     n = len(carry)
     n_ys = len(body_jaxpr.out_avals) - n
-    cond_run, body_run = runner(cond_jaxpr), runner(body_jaxpr)
     ys: list[list[Any]] = [[] for _ in range(n_ys)]
     it = 0
     weak = weak_scalar_slots(body_jaxpr.in_avals[body_nconsts:])
     with set_current_trace(eval_trace):
         while cond_run(*cc, *carry)[0]:
             it += 1
-            if it == COMPILE_AFTER:
-                cond_run = compiled(cond_jaxpr) or cond_run
-                body_run = compiled(body_jaxpr) or body_run
+            if it == COMPILE_AFTER and upgrade is not None:
+                fast_cond, fast_body = upgrade()
+                cond_run = fast_cond or cond_run
+                body_run = fast_body or body_run
             out = body_run(*bc, *carry)
             carry = out[:n]
             if weak:
                 keep_weak(carry, weak)
-            for k in range(n_ys):
-                ys[k].append(out[n + k])
+            for j in range(n_ys):
+                ys[j].append(out[n + j])
     carry_avals = body_jaxpr.in_avals[body_nconsts:]
     outs = [as_output(c, a) for c, a in zip(carry, carry_avals)]
     outs += [Tape(lst, TapeAval(a)) for lst, a in zip(ys, body_jaxpr.out_avals[n:])]
@@ -577,3 +590,25 @@ def _while_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | No
 
 
 dce_rules[while_p] = _while_dce
+
+
+# ---------------------------------------------------------------------------------------------
+# jit: the compiled function runs the loop over compiled cond and body from the start
+
+
+def _while_emitted(cond_fn: Callable[..., list], body_fn: Callable[..., list], params: dict,
+                   xp: Any, *args: Any) -> list[Any]:
+    return _while_run(functools.partial(cond_fn, xp), functools.partial(body_fn, xp), None,
+                      args, **params)
+
+
+def _emit_while(ctx: Any, eqn: Eqn, args: list[str]) -> Any:
+    p = eqn.params
+    c, b = compiled(p["cond_jaxpr"]), compiled(p["body_jaxpr"])
+    if c is None or b is None:
+        return None  # the generic fallback calls the impl
+    helper = ctx.bind(functools.partial(_while_emitted, c.fn, b.fn, dict(p)), "while")
+    return _compile.Emission(f"{helper}({', '.join(['xp', *args])})")
+
+
+_compile.emitters[while_p] = _emit_while

@@ -1,0 +1,828 @@
+"""Matrix decompositions and solves: the primitives behind ``funcgrad.numpy.linalg``.
+
+``cholesky``, ``triangular_solve``, ``solve``, ``inv``, ``det``, ``slogdet``, ``eigh``,
+``eigvalsh``, ``svd`` and ``qr``. Each works on the last two axes and takes any number of
+leading batch axes, as NumPy's ``linalg`` does; the implementation is the backend's
+``xp.linalg`` (NumPy, CuPy or the strict test backend), so values are NumPy's exactly.
+
+Operands must already be float32/float64/complex64/complex128 of one dtype (the wrappers in
+:mod:`funcgrad.numpy.linalg` convert integers to float64 as NumPy does). A singular or
+non-positive-definite matrix raises NumPy's ``LinAlgError`` when the primitive runs.
+
+Derivative conventions (JVP rules written with primitives, so they nest to any order):
+
+* ``cholesky`` and ``eigh``/``eigvalsh`` read one triangle of the input, exactly as LAPACK
+  does (the lower one by default): the tangent is taken of the Hermitian matrix that triangle
+  defines, so derivatives agree with finite differences of the function as computed. For a
+  symmetric parametrisation (``A = B @ B.T``) this is the usual symmetric derivative.
+* ``eigh``: ``dV = V (F * (V^H dA V))`` with ``F_ij = 1 / (w_j - w_i)``. Where two
+  eigenvalues are exactly equal the eigenvectors are not differentiable; ``F`` is set to 0
+  there (the derivative within the degenerate eigenspace is left out), so results stay finite
+  and are right for functions that do not depend on the basis chosen inside that eigenspace.
+* ``svd``: the reduced decomposition (``full_matrices=False``, or any square matrix) is
+  differentiable, with the same convention for equal singular values; ``1 / s`` is taken as 0
+  for zero singular values. ``compute_uv=False`` gives ``ds = real(diag(U^H dA V))``.
+* ``qr``: ``mode="reduced"`` (tall, square and wide matrices) and ``mode="r"``;
+  ``mode="complete"`` only where it equals the reduced one (``m <= n``). ``R`` must be
+  nonsingular.
+* ``det``/``slogdet``: ``d log det A = trace(solve(A, dA))``; at an exactly singular matrix
+  the derivative raises ``LinAlgError`` (the value itself does not).
+
+Example:
+    >>> import numpy as np
+    >>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    >>> cholesky(a)
+    array([[2.        , 0.        ],
+           [1.        , 1.41421356]])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.reductions as _red
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.core import bind, bind1
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, jvp_rules
+from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ops._batching_util import all_bdims_at_front, moveaxis_to_front
+from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops.linalg import dot_general
+
+__all__ = [
+    "cholesky", "cholesky_p",
+    "triangular_solve", "triangular_solve_p",
+    "solve", "solve_p",
+    "inv", "inv_p",
+    "det", "det_p",
+    "slogdet", "slogdet_p",
+    "eigh", "eigh_p",
+    "eigvalsh", "eigvalsh_p",
+    "svd", "svd_p",
+    "qr", "qr_p",
+    "linalg_dtype",
+]
+
+_LINALG_DTYPES = frozenset(
+    numpy.dtype(d) for d in ("float32", "float64", "complex64", "complex128")
+)
+
+
+def linalg_dtype(name: str, *avals: ShapedArray) -> numpy.dtype:
+    """The one dtype of ``avals`` a linalg primitive computes in; a DTypeError otherwise.
+
+    Example:
+        >>> linalg_dtype("inv", ShapedArray((2, 2), numpy.float32))
+        dtype('float32')
+    """
+    dts = {a.dtype for a in avals}
+    if len(dts) != 1:
+        shapes = ", ".join(a.str_short() for a in avals)
+        raise DTypeError(f"{name}: operands must have one dtype, got ({shapes})")
+    (dt,) = dts
+    if dt not in _LINALG_DTYPES:
+        raise DTypeError(
+            f"{name}: array type {dt} is unsupported in linalg (float32, float64, complex64 "
+            "and complex128 are; funcgrad.numpy.linalg converts integers to float64)"
+        )
+    return dt
+
+
+def _real_dtype(dt: numpy.dtype) -> numpy.dtype:
+    if dt.kind != "c":
+        return dt
+    return numpy.dtype(numpy.float32 if dt == numpy.complex64 else numpy.float64)
+
+
+def _check_square(name: str, a: ShapedArray) -> tuple[int, int]:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(
+            f"{name}: expected a square matrix or a stack of them (shape (..., n, n)), got "
+            f"{a.str_short()}"
+        )
+    return a.shape[-2], a.shape[-1]
+
+
+def _check_matrix(name: str, a: ShapedArray) -> tuple[int, int]:
+    if a.ndim < 2:
+        raise ShapeError(
+            f"{name}: expected a matrix or a stack of them (at least 2 dimensions), got "
+            f"{a.str_short()}"
+        )
+    return a.shape[-2], a.shape[-1]
+
+
+def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
+    n = a.shape[-1]
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        raise ShapeError(
+            f"{name}: the right-hand side must have shape {a.shape[:-2] + (n, 'k')} for the "
+            f"matrix {a.str_short()}, got {b.str_short()}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrix helpers for the rules (all on the last two axes, written with primitives)
+
+
+def _xp_of(x: Any) -> Any:
+    return xp_for_device(get_aval(x).device or get_default_device())
+
+
+def _is_complex(x: Any) -> bool:
+    return get_aval(x).dtype.kind == "c"
+
+
+def _mT(x: Any) -> Any:
+    nd = get_aval(x).ndim
+    return _shape.swapaxes(x, nd - 2, nd - 1)
+
+
+def _H(x: Any) -> Any:
+    t = _mT(x)
+    return _ew.conj(t) if _is_complex(t) else t
+
+
+def _mm(a: Any, b: Any) -> Any:
+    """Batched matrix product of two stacks with equal batch dims."""
+    nd = get_aval(a).ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _const(x: Any, host: numpy.ndarray) -> Any:
+    """A constant like ``host`` on ``x``'s device, in ``x``'s dtype."""
+    xp = _xp_of(x)
+    return xp.asarray(host.astype(get_aval(x).dtype))
+
+
+def _eye(x: Any) -> Any:
+    n = get_aval(x).shape[-1]
+    return _const(x, numpy.eye(n))
+
+
+def _tril(x: Any, k: int = 0) -> Any:
+    n, m = get_aval(x).shape[-2:]
+    return _ew.mul(x, _const(x, numpy.tri(n, m, k)))
+
+
+def _triu(x: Any, k: int = 0) -> Any:
+    n, m = get_aval(x).shape[-2:]
+    return _ew.mul(x, _const(x, 1.0 - numpy.tri(n, m, k - 1)))
+
+
+def _diag(x: Any) -> Any:
+    """The diagonal of each matrix, shape (..., n)."""
+    nd = get_aval(x).ndim
+    return _red.reduce_sum(_ew.mul(x, _eye(x)), (nd - 1,))
+
+
+def _trace(x: Any) -> Any:
+    nd = get_aval(x).ndim
+    return _red.reduce_sum(_ew.mul(x, _eye(x)), (nd - 2, nd - 1))
+
+
+def _row(v: Any) -> Any:
+    """(..., k) -> (..., 1, k)."""
+    return _shape.expand_dims(v, (get_aval(v).ndim - 1,))
+
+
+def _col(v: Any) -> Any:
+    """(..., k) -> (..., k, 1)."""
+    return _shape.expand_dims(v, (get_aval(v).ndim,))
+
+
+def _real_part_as(x: Any, like: Any) -> Any:
+    """``real(x)`` in ``like``'s dtype (a complex dtype keeps a zero imaginary part)."""
+    if not _is_complex(x):
+        return x
+    return _ew.convert_element_type(_ew.real(x), get_aval(like).dtype)
+
+
+def _hermitian_from(x: Any, lower: bool) -> Any:
+    """The Hermitian matrix LAPACK reads from one triangle of ``x`` (real diagonal)."""
+    part = _tril(x, -1) if lower else _triu(x, 1)
+    d = _real_part_as(_ew.mul(x, _eye(x)), x)
+    return _ew.add(_ew.add(part, _H(part)), d)
+
+
+def _safe_reciprocal(d: Any) -> Any:
+    """``1 / d`` where ``d != 0``, and 0 where ``d == 0``."""
+    zero = _ew.eq(d, 0)
+    return _ew.select_n(zero, _ew.div(1, _ew.select_n(zero, d, 1)), 0)
+
+
+def _right_solve_upper(r: Any, b: Any) -> Any:
+    """``b @ inv(r)`` for upper-triangular ``r``: solves ``x r = b``."""
+    return _mT(triangular_solve(r, _mT(b), lower=False, transpose_a=True))
+
+
+def _batch_front(prim: Any) -> None:
+    """Batch rule: every batch axis to the front (unbatched operands broadcast)."""
+
+    def rule(axis_size, vals, dims, **params):
+        if len(vals) == 1:
+            outs = bind(prim, moveaxis_to_front(vals[0], dims[0]), **params)
+        else:
+            outs = bind(prim, *all_bdims_at_front(axis_size, vals, dims), **params)
+        return outs, [0] * len(outs)
+
+    batching.batch_rules[prim] = rule
+
+
+# =============================================================================================
+# cholesky
+
+
+def _cholesky_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("cholesky", a)
+    dt = linalg_dtype("cholesky", a)
+    return [ShapedArray(a.shape, dt, False, a.device)]
+
+
+def _cholesky_impl(a: Any) -> list[Any]:
+    return [xp_for(a).linalg.cholesky(a)]
+
+
+cholesky_p = make_primitive("cholesky", _cholesky_impl, _cholesky_abstract)
+
+
+def cholesky(a: Any) -> Any:
+    """Lower Cholesky factor ``L`` of Hermitian positive-definite ``a`` (``a = L L^H``).
+
+    Only the lower triangle of ``a`` is read. Stacks of matrices work.
+
+    Example:
+        >>> import numpy as np
+        >>> cholesky(np.array([[9.0, 0.0], [3.0, 5.0]]))
+        array([[3., 0.],
+               [1., 2.]])
+    """
+    return bind1(cholesky_p, a)
+
+
+def _cholesky_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    low = cholesky(a)
+    if type(da) is Zero:
+        return [low], [Zero.from_primal(low)]
+    s = _hermitian_from(da, lower=True)
+    x = triangular_solve(low, s, lower=True)  # L^-1 S
+    m = _H(triangular_solve(low, _H(x), lower=True))  # L^-1 S L^-H
+    n = get_aval(a).shape[-1]
+    phi = _ew.mul(m, _const(m, numpy.tri(n, n, -1) + 0.5 * numpy.eye(n)))
+    return [low], [_mm(low, phi)]
+
+
+jvp_rules[cholesky_p] = _cholesky_jvp
+_batch_front(cholesky_p)
+
+# =============================================================================================
+# triangular_solve: op(A) X = B with A triangular; linear in B
+
+
+def _ts_abstract(a: ShapedArray, b: ShapedArray, *, lower: bool, transpose_a: bool,
+                 conjugate_a: bool, unit_diagonal: bool) -> list[ShapedArray]:
+    check_static("triangular_solve", lower=lower, transpose_a=transpose_a,
+                 conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+    _check_square("triangular_solve", a)
+    _check_rhs("triangular_solve", a, b)
+    dt = linalg_dtype("triangular_solve", a, b)
+    return [ShapedArray(b.shape, dt, False, result_device("triangular_solve", a, b))]
+
+
+def _ts_impl(a: Any, b: Any, *, lower: bool, transpose_a: bool, conjugate_a: bool,
+             unit_diagonal: bool) -> list[Any]:
+    xp = xp_for(a, b, what="triangular_solve")
+    k = (-1 if lower else 1) if unit_diagonal else 0
+    t = xp.tril(a, k) if lower else xp.triu(a, k)
+    if unit_diagonal:
+        t = t + xp.eye(a.shape[-1], dtype=t.dtype)
+    if conjugate_a:
+        t = xp.conj(t)
+    if transpose_a:
+        t = xp.swapaxes(t, -1, -2)
+    # NumPy has no triangular solver; LU on the triangle gives the same solution.
+    return [xp.linalg.solve(t, b)]
+
+
+triangular_solve_p = make_primitive("triangular_solve", _ts_impl, _ts_abstract)
+
+
+def triangular_solve(a: Any, b: Any, *, lower: bool = True, transpose_a: bool = False,
+                     conjugate_a: bool = False, unit_diagonal: bool = False) -> Any:
+    """Solve ``op(T) X = b`` where ``T`` is the lower (or upper) triangle of ``a``.
+
+    ``op`` transposes when ``transpose_a`` and conjugates when ``conjugate_a``;
+    ``unit_diagonal`` takes the diagonal of ``T`` as ones (``a``'s is not read). ``b`` has
+    shape ``(..., n, k)`` with ``a``'s batch dims. Linear in ``b``.
+
+    Example:
+        >>> import numpy as np
+        >>> triangular_solve(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([[2.0], [3.0]]))
+        array([[1.],
+               [2.]])
+    """
+    return bind1(triangular_solve_p, a, b, lower=bool(lower), transpose_a=bool(transpose_a),
+                 conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal))
+
+
+def _ts_jvp(primals, tangents, **params):
+    a, b = primals
+    da, db = tangents
+    x = bind1(triangular_solve_p, a, b, **params)
+    rhs = None if type(db) is Zero else db
+    if type(da) is not Zero:
+        k = (-1 if params["lower"] else 1) if params["unit_diagonal"] else 0
+        dt = _tril(da, k) if params["lower"] else _triu(da, k)
+        if params["conjugate_a"] and _is_complex(dt):
+            dt = _ew.conj(dt)
+        if params["transpose_a"]:
+            dt = _mT(dt)
+        term = _ew.neg(_mm(dt, x))
+        rhs = term if rhs is None else _ew.add(rhs, term)
+    if rhs is None:
+        return [x], [Zero.from_primal(x)]
+    return [x], [bind1(triangular_solve_p, a, rhs, **params)]
+
+
+def _ts_transpose(ct, a, b, **params):
+    if is_undefined(a):
+        raise ValueError("triangular_solve: transpose with respect to the matrix (not linear)")
+    if type(ct) is Zero:
+        return [None, Zero(b.aval)]
+    flipped = dict(params, transpose_a=not params["transpose_a"])
+    return [None, bind1(triangular_solve_p, a, ct, **flipped)]
+
+
+jvp_rules[triangular_solve_p] = _ts_jvp
+deftranspose(triangular_solve_p, _ts_transpose)
+_batch_front(triangular_solve_p)
+
+# =============================================================================================
+# solve: A X = B; linear in B
+
+
+def _solve_abstract(a: ShapedArray, b: ShapedArray) -> list[ShapedArray]:
+    _check_square("solve", a)
+    _check_rhs("solve", a, b)
+    dt = linalg_dtype("solve", a, b)
+    return [ShapedArray(b.shape, dt, False, result_device("solve", a, b))]
+
+
+def _solve_impl(a: Any, b: Any) -> list[Any]:
+    return [xp_for(a, b, what="solve").linalg.solve(a, b)]
+
+
+solve_p = make_primitive("solve", _solve_impl, _solve_abstract)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """Solve ``a X = b`` for square ``a`` (..., n, n) and ``b`` (..., n, k), equal batch dims.
+
+    Example:
+        >>> import numpy as np
+        >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([[2.0], [2.0]]))
+        array([[1. ],
+               [0.5]])
+    """
+    return bind1(solve_p, a, b)
+
+
+def _solve_jvp(primals, tangents):
+    a, b = primals
+    da, db = tangents
+    x = solve(a, b)
+    rhs = None if type(db) is Zero else db
+    if type(da) is not Zero:
+        term = _ew.neg(_mm(da, x))
+        rhs = term if rhs is None else _ew.add(rhs, term)
+    if rhs is None:
+        return [x], [Zero.from_primal(x)]
+    return [x], [solve(a, rhs)]
+
+
+def _solve_transpose(ct, a, b):
+    if is_undefined(a):
+        raise ValueError("solve: transpose with respect to the matrix (not linear)")
+    if type(ct) is Zero:
+        return [None, Zero(b.aval)]
+    # The real pairing <u, v> = Re(sum(u * v)) has no conjugation: plain transpose.
+    return [None, solve(_mT(a), ct)]
+
+
+jvp_rules[solve_p] = _solve_jvp
+deftranspose(solve_p, _solve_transpose)
+_batch_front(solve_p)
+
+# =============================================================================================
+# inv
+
+
+def _inv_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("inv", a)
+    return [ShapedArray(a.shape, linalg_dtype("inv", a), False, a.device)]
+
+
+inv_p = make_primitive("inv", lambda a: [xp_for(a).linalg.inv(a)], _inv_abstract)
+
+
+def inv(a: Any) -> Any:
+    """Inverse of each square matrix in ``a``.
+
+    Example:
+        >>> import numpy as np
+        >>> inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+        array([[0.5 , 0.  ],
+               [0.  , 0.25]])
+    """
+    return bind1(inv_p, a)
+
+
+def _inv_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    x = inv(a)
+    if type(da) is Zero:
+        return [x], [Zero.from_primal(x)]
+    return [x], [_ew.neg(_mm(_mm(x, da), x))]
+
+
+jvp_rules[inv_p] = _inv_jvp
+_batch_front(inv_p)
+
+# =============================================================================================
+# det and slogdet
+
+
+def _det_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("det", a)
+    return [ShapedArray(a.shape[:-2], linalg_dtype("det", a), False, a.device)]
+
+
+def _det_impl(a: Any) -> list[Any]:
+    return [xp_for(a).asarray(xp_for(a).linalg.det(a))]
+
+
+det_p = make_primitive("det", _det_impl, _det_abstract)
+
+
+def det(a: Any) -> Any:
+    """Determinant of each square matrix in ``a``.
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(det(np.array([[2.0, 1.0], [1.0, 3.0]]))), 12)
+        5.0
+    """
+    return bind1(det_p, a)
+
+
+def _log_det_tangent(a: Any, da: Any) -> Any:
+    """``trace(solve(a, da))``: the tangent of ``log det a``."""
+    return _trace(solve(a, da))
+
+
+def _det_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    d = det(a)
+    if type(da) is Zero:
+        return [d], [Zero.from_primal(d)]
+    return [d], [_ew.mul(d, _log_det_tangent(a, da))]
+
+
+jvp_rules[det_p] = _det_jvp
+_batch_front(det_p)
+
+
+def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _check_square("slogdet", a)
+    dt = linalg_dtype("slogdet", a)
+    shape = a.shape[:-2]
+    return [ShapedArray(shape, dt, False, a.device),
+            ShapedArray(shape, _real_dtype(dt), False, a.device)]
+
+
+def _slogdet_impl(a: Any) -> list[Any]:
+    xp = xp_for(a)
+    sign, logabsdet = xp.linalg.slogdet(a)
+    return [xp.asarray(sign), xp.asarray(logabsdet)]
+
+
+slogdet_p = make_primitive("slogdet", _slogdet_impl, _slogdet_abstract, multiple_results=True)
+
+
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """``(sign, log|det a|)`` of each square matrix, without overflow.
+
+    Example:
+        >>> import numpy as np
+        >>> sign, logabs = slogdet(np.array([[0.0, 2.0], [3.0, 0.0]]))
+        >>> float(sign), round(float(logabs), 6)
+        (-1.0, 1.791759)
+    """
+    sign, logabs = bind(slogdet_p, a)
+    return sign, logabs
+
+
+def _slogdet_jvp(primals, tangents):
+    (a,), (da,) = primals, tangents
+    sign, logabs = slogdet(a)
+    if type(da) is Zero:
+        return [sign, logabs], [Zero.from_primal(sign), Zero.from_primal(logabs)]
+    t = _log_det_tangent(a, da)
+    if not _is_complex(t):
+        return [sign, logabs], [Zero.from_primal(sign), t]
+    # sign = det/|det|: it turns by the imaginary part of d log det.
+    dsign = _ew.mul(sign, _ew.complex(_ew.mul(_ew.imag(t), 0.0), _ew.imag(t)))
+    return [sign, logabs], [dsign, _ew.real(t)]
+
+
+jvp_rules[slogdet_p] = _slogdet_jvp
+_batch_front(slogdet_p)
+
+# =============================================================================================
+# eigh and eigvalsh: Hermitian eigendecomposition (ascending eigenvalues)
+
+
+def _eigh_avals(name: str, a: ShapedArray, lower: bool) -> tuple[ShapedArray, ShapedArray]:
+    check_static(name, lower=lower)
+    _check_square(name, a)
+    dt = linalg_dtype(name, a)
+    w = ShapedArray(a.shape[:-1], _real_dtype(dt), False, a.device)
+    return w, ShapedArray(a.shape, dt, False, a.device)
+
+
+def _eigh_impl(a: Any, *, lower: bool) -> list[Any]:
+    w, v = xp_for(a).linalg.eigh(a, UPLO="L" if lower else "U")
+    return [w, v]
+
+
+eigh_p = make_primitive("eigh", _eigh_impl, lambda a, *, lower: list(_eigh_avals("eigh", a, lower)),
+                        multiple_results=True)
+
+
+def eigh(a: Any, *, lower: bool = True) -> tuple[Any, Any]:
+    """Eigenvalues (ascending) and eigenvectors (columns) of Hermitian ``a``.
+
+    Only the lower (``lower=True``) or upper triangle is read, as LAPACK does.
+
+    Example:
+        >>> import numpy as np
+        >>> w, v = eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+        >>> w
+        array([1., 3.])
+    """
+    w, v = bind(eigh_p, a, lower=bool(lower))
+    return w, v
+
+
+def _eig_gaps_inverse(w: Any) -> Any:
+    """``F[..., i, j] = 1 / (w_j - w_i)``, and 0 where ``w_i == w_j`` (diagonal included)."""
+    return _safe_reciprocal(_ew.sub(_row(w), _col(w)))
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    (a,), (da,) = primals, tangents
+    w, v = eigh(a, lower=lower)
+    if type(da) is Zero:
+        return [w, v], [Zero.from_primal(w), Zero.from_primal(v)]
+    s = _hermitian_from(da, lower)
+    vdv = _mm(_H(v), _mm(s, v))
+    dw = _diag(vdv)
+    if _is_complex(dw):
+        dw = _ew.real(dw)
+    dv = _mm(v, _ew.mul(_eig_gaps_inverse(w), vdv))
+    return [w, v], [dw, dv]
+
+
+jvp_rules[eigh_p] = _eigh_jvp
+_batch_front(eigh_p)
+
+
+def _eigvalsh_impl(a: Any, *, lower: bool) -> list[Any]:
+    return [xp_for(a).linalg.eigvalsh(a, UPLO="L" if lower else "U")]
+
+
+eigvalsh_p = make_primitive(
+    "eigvalsh", _eigvalsh_impl, lambda a, *, lower: [_eigh_avals("eigvalsh", a, lower)[0]]
+)
+
+
+def eigvalsh(a: Any, *, lower: bool = True) -> Any:
+    """Eigenvalues (ascending) of Hermitian ``a``, reading one triangle.
+
+    Example:
+        >>> import numpy as np
+        >>> eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+        array([1., 3.])
+    """
+    return bind1(eigvalsh_p, a, lower=bool(lower))
+
+
+def _eigvalsh_jvp(primals, tangents, *, lower):
+    (a,), (da,) = primals, tangents
+    w = eigvalsh(a, lower=lower)
+    if type(da) is Zero:
+        return [w], [Zero.from_primal(w)]
+    _, v = eigh(a, lower=lower)
+    s = _hermitian_from(da, lower)
+    nd = get_aval(v).ndim
+    prod = _ew.mul(_ew.conj(v) if _is_complex(v) else v, _mm(s, v))
+    dw = _red.reduce_sum(prod, (nd - 2,))
+    if _is_complex(dw):
+        dw = _ew.real(dw)
+    return [w], [dw]
+
+
+jvp_rules[eigvalsh_p] = _eigvalsh_jvp
+_batch_front(eigvalsh_p)
+
+# =============================================================================================
+# svd
+
+
+def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool):
+    check_static("svd", full_matrices=full_matrices, compute_uv=compute_uv)
+    m, n = _check_matrix("svd", a)
+    dt = linalg_dtype("svd", a)
+    k = min(m, n)
+    batch = a.shape[:-2]
+    s = ShapedArray(batch + (k,), _real_dtype(dt), False, a.device)
+    if not compute_uv:
+        return [s]
+    ku, kv = (m, n) if full_matrices else (k, k)
+    return [ShapedArray(batch + (m, ku), dt, False, a.device), s,
+            ShapedArray(batch + (kv, n), dt, False, a.device)]
+
+
+def _svd_impl(a: Any, *, full_matrices: bool, compute_uv: bool) -> list[Any]:
+    xp = xp_for(a)
+    if not compute_uv:
+        return [xp.linalg.svd(a, compute_uv=False)]
+    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+    return [u, s, vh]
+
+
+svd_p = make_primitive("svd", _svd_impl, _svd_abstract, multiple_results=True)
+
+
+def svd(a: Any, *, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """Singular value decomposition ``a = u @ diag(s) @ vh`` (``s`` descending).
+
+    Returns ``(u, s, vh)``, or ``s`` alone when ``compute_uv=False``. Derivatives need
+    ``full_matrices=False`` unless ``a`` is square.
+
+    Example:
+        >>> import numpy as np
+        >>> svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+        array([4., 3.])
+    """
+    outs = bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    return tuple(outs) if compute_uv else outs[0]
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    (a,), (da,) = primals, tangents
+    outs = bind(svd_p, a, full_matrices=full_matrices, compute_uv=compute_uv)
+    if type(da) is Zero:
+        return outs, [Zero.from_primal(o) for o in outs]
+    m, n = get_aval(a).shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: derivatives of full_matrices=True are not defined for non-square matrices "
+            f"({get_aval(a).str_short()}): the extra singular vectors are arbitrary. Use "
+            "full_matrices=False."
+        )
+    u, s, vh = (outs if compute_uv and not full_matrices
+                else bind(svd_p, a, full_matrices=False, compute_uv=True))
+    v, uh = _H(vh), _H(u)
+    ds_mat = _mm(uh, _mm(da, v))
+    ds = _diag(ds_mat)
+    if _is_complex(ds):
+        ds = _ew.real(ds)
+    if not compute_uv:
+        return outs, [ds]
+    s_row, s_col = _row(s), _col(s)
+    f = _safe_reciprocal(_ew.mul(_ew.add(s_row, s_col), _ew.sub(s_row, s_col)))
+    dss = _ew.mul(ds_mat, s_row)
+    sds = _ew.mul(s_col, ds_mat)
+    inv_s_row = _row(_safe_reciprocal(s))
+    du_inner = _ew.mul(f, _ew.add(dss, _H(dss)))
+    if _is_complex(ds_mat):
+        # The phase freedom of each singular pair, fixed as LAPACK does (real diagonal).
+        skew = _ew.mul(_ew.sub(ds_mat, _H(ds_mat)), 0.5)
+        du_inner = _ew.add(du_inner, _ew.mul(_ew.mul(skew, _eye(skew)), inv_s_row))
+    du = _mm(u, du_inner)
+    dv = _mm(v, _ew.mul(f, _ew.add(sds, _H(sds))))
+    if m > n:
+        dav = _mm(da, v)
+        du = _ew.add(du, _ew.mul(_ew.sub(dav, _mm(u, _mm(uh, dav))), inv_s_row))
+    if n > m:
+        dahu = _mm(_H(da), u)
+        dv = _ew.add(dv, _ew.mul(_ew.sub(dahu, _mm(v, _mm(vh, dahu))), inv_s_row))
+    return [u, s, vh], [du, ds, _H(dv)]
+
+
+jvp_rules[svd_p] = _svd_jvp
+_batch_front(svd_p)
+
+# =============================================================================================
+# qr
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+def _qr_abstract(a: ShapedArray, *, mode: str) -> list[ShapedArray]:
+    check_static("qr", mode=mode)
+    if mode not in _QR_MODES:
+        raise ValueError(f"qr: mode must be one of {_QR_MODES}, got {mode!r}")
+    m, n = _check_matrix("qr", a)
+    dt = linalg_dtype("qr", a)
+    k = min(m, n)
+    batch = a.shape[:-2]
+    kq = m if mode == "complete" else k
+    r = ShapedArray(batch + (kq, n), dt, False, a.device)
+    if mode == "r":
+        return [ShapedArray(batch + (k, n), dt, False, a.device)]
+    return [ShapedArray(batch + (m, kq), dt, False, a.device), r]
+
+
+def _qr_impl(a: Any, *, mode: str) -> list[Any]:
+    out = xp_for(a).linalg.qr(a, mode=mode)
+    if mode == "r":
+        return [out]
+    q, r = out
+    return [q, r]
+
+
+qr_p = make_primitive("qr", _qr_impl, _qr_abstract, multiple_results=True)
+
+
+def qr(a: Any, *, mode: str = "reduced") -> Any:
+    """QR decomposition ``a = q @ r``: ``(q, r)`` for modes "reduced"/"complete", ``r`` for "r".
+
+    Example:
+        >>> import numpy as np
+        >>> q, r = qr(np.array([[3.0], [4.0]]))
+        >>> np.allclose(q @ r, [[3.0], [4.0]])
+        True
+    """
+    outs = bind(qr_p, a, mode=mode)
+    return outs[0] if mode == "r" else tuple(outs)
+
+
+def _qr_square_jvp(q: Any, r: Any, x_dot: Any) -> tuple[Any, Any]:
+    """Tangents of the reduced QR of a tall (or square) matrix with factors ``q``, ``r``."""
+    b = _right_solve_upper(r, x_dot)  # dA R^-1
+    c = _mm(_H(q), b)
+    low = _tril(c, -1)
+    omega = _ew.sub(low, _H(low))
+    if _is_complex(c):
+        # LAPACK's R has a real diagonal: the phase of each column goes into Q.
+        im_diag = _ew.mul(_ew.complex(_ew.mul(_ew.imag(c), 0.0), _ew.imag(c)), _eye(c))
+        omega = _ew.add(omega, im_diag)
+    c_minus = _ew.sub(c, omega)
+    dq = _ew.sub(b, _mm(q, c_minus))
+    dr = _mm(c_minus, r)
+    return dq, dr
+
+
+def _qr_jvp(primals, tangents, *, mode):
+    (a,), (da,) = primals, tangents
+    outs = bind(qr_p, a, mode=mode)
+    if type(da) is Zero:
+        return outs, [Zero.from_primal(o) for o in outs]
+    m, n = get_aval(a).shape[-2:]
+    if mode == "complete" and m > n:
+        raise NotImplementedError(
+            f"qr: derivatives of mode='complete' are not defined for tall matrices "
+            f"({get_aval(a).str_short()}): the extra columns of q are arbitrary. Use "
+            "mode='reduced'."
+        )
+    q, r = outs if mode != "r" else bind(qr_p, a, mode="reduced")
+    if m >= n:
+        dq, dr = _qr_square_jvp(q, r, da)
+    else:
+        # a = [X | Y] with X square: q, r[:, :m] come from X; r[:, m:] = q^H Y.
+        nd = get_aval(a).ndim
+        x_dot = _shape.slice_in_dim(da, 0, m, axis=nd - 1)
+        y_dot = _shape.slice_in_dim(da, m, n, axis=nd - 1)
+        y = _shape.slice_in_dim(a, m, n, axis=nd - 1)
+        r_x = _shape.slice_in_dim(r, 0, m, axis=nd - 1)
+        dq, dr_x = _qr_square_jvp(q, r_x, x_dot)
+        dr_y = _ew.add(_mm(_H(dq), y), _mm(_H(q), y_dot))
+        dr = _shape.concatenate([dr_x, dr_y], nd - 1)
+    if mode == "r":
+        return outs, [dr]
+    return outs, [dq, dr]
+
+
+jvp_rules[qr_p] = _qr_jvp
+_batch_front(qr_p)
