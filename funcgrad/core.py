@@ -57,8 +57,8 @@ class Primitive:
         >>> p = Primitive("my_double")
         >>> _ = p.def_impl(lambda x: [x * 2])
         >>> _ = p.def_abstract_eval(lambda a: [a])
-        >>> bind(p, 3.0)
-        [6.0]
+        >>> bind(p, 3.0)  # results are arrays, as NumPy operations give
+        [array(6.)]
     """
 
     __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__weakref__")
@@ -132,12 +132,22 @@ class EvalTrace(Trace):
         except Exception as e:
             raise _explain_impl_failure(prim, args, params, e) from e
         # NumPy hands back scalars (numpy.float64) from reductions and from ufuncs on 0-d
-        # arrays; a scalar has no device, so keep every result an array.
-        for i, o in enumerate(outs):
-            if isinstance(o, numpy.generic):
-                # On the device the inputs chose (the default one for Python scalars alone).
-                outs[i] = xp_for(*args).asarray(o)
+        # arrays, and identity-like impls may hand back a Python scalar. A scalar has no
+        # device, and in NumPy 2 an operation's result is strong-typed (only Python scalars
+        # are weak), so every result becomes an array.
+        for o in outs:
+            if isinstance(o, _SCALAR_TYPES):
+                return _scalars_to_arrays(outs, args)
         return outs
+
+
+_SCALAR_TYPES = (numpy.generic, bool, int, float, complex)
+
+
+def _scalars_to_arrays(outs: list, args: Sequence[Any]) -> list:
+    # On the device the inputs chose (the default one for Python scalars alone).
+    xp = xp_for(*args)
+    return [xp.asarray(o) if isinstance(o, _SCALAR_TYPES) else o for o in outs]
 
 
 def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:

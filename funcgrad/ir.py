@@ -300,6 +300,8 @@ def _fmt_literal(v: Any) -> str:
         return str(bool(v))
     if isinstance(v, numpy.ndarray | numpy.generic):
         v = v.item() if numpy.ndim(v) == 0 else v
+    elif getattr(v, "ndim", None) == 0 and hasattr(v, "item"):  # a device scalar
+        v = v.item()
     if isinstance(v, float):
         return repr(v)
     return str(v)

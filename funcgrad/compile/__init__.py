@@ -25,6 +25,14 @@ from funcgrad.compile.codegen import (
     emitters,
     generate_source,
 )
+from funcgrad.compile.fusion import (
+    FUSION_CHUNK_BYTES,
+    FUSION_MIN_SIZE,
+    FusionConfig,
+    fusion_config,
+    fusion_options,
+    set_fusion,
+)
 from funcgrad.compile.passes import (
     FOLD_MAX_SIZE,
     inline_primitives,
@@ -45,6 +53,12 @@ __all__ = [
     "simplification_rules",
     "FOLD_MAX_SIZE",
     "REUSE_MIN_SIZE",
+    "FusionConfig",
+    "fusion_config",
+    "set_fusion",
+    "fusion_options",
+    "FUSION_MIN_SIZE",
+    "FUSION_CHUNK_BYTES",
 ]
 
 
@@ -55,6 +69,8 @@ def compile_jaxpr(
 
     ``donated_invars`` marks inputs whose buffers the code may overwrite (checked at each call:
     only writeable contiguous arrays that share memory with no other argument qualify).
+    Elementwise chains over big arrays are fused as :func:`fusion_config` says now
+    (:mod:`funcgrad.compile.fusion`).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -65,4 +81,4 @@ def compile_jaxpr(
     donated = tuple(bool(d) for d in donated_invars) if donated_invars is not None else None
     if donated is not None and not any(donated):
         donated = None
-    return compile_executable(closed, donated, name)
+    return compile_executable(closed, donated, name, fusion_config())

@@ -73,21 +73,37 @@ class Emission(NamedTuple):
     sequence. ``fresh`` says the results of rank >= 1 are newly allocated (never views of an
     input). ``out`` says ``expr`` is one call that accepts ``out=``: ``"elementwise"`` (a
     ufunc over exactly these operands: the output may be one of them) or ``"fresh"`` (the
-    output buffer must not be an operand).
+    output buffer must not be an operand). ``comment`` replaces the primitive's name in the
+    line's comment.
     """
 
     expr: str
     fresh: bool = False
     out: str | None = None
+    comment: str | None = None
 
 
 class Context:
-    """Binds Python objects (constants, functions) into the generated function's globals."""
+    """Binds Python objects (constants, functions) into the generated function's globals.
 
-    def __init__(self) -> None:
+    ``preamble`` holds the source of helper functions an emitter writes into the generated
+    module (before the main function; fusion kernels); ``fusion`` is the fusion setting the
+    module is generated with.
+    """
+
+    def __init__(self, fusion: Any = None) -> None:
         self.globals: dict[str, Any] = {"_copy": _copy, "_unshare": _unshare, "_arr": _arr}
         self._names: dict[int, str] = {}
         self._keep: list[Any] = []
+        self._counts: dict[str, int] = {}
+        self.preamble: list[str] = []
+        self.fusion = fusion
+
+    def count(self, kind: str) -> int:
+        """0, 1, 2, ... on successive calls with the same ``kind`` (unique helper names)."""
+        n = self._counts.get(kind, 0)
+        self._counts[kind] = n + 1
+        return n
 
     def bind(self, obj: Any, hint: str = "g") -> str:
         """A global name for ``obj`` (the same object always gets the same name)."""
@@ -116,8 +132,18 @@ class Context:
 
     def subfunction(self, closed: ClosedJaxpr, name: str = "sub") -> str:
         """A global name for the compiled ``closed``: call it as ``name(xp, *args)`` -> list."""
-        exe = compile_executable(closed, None, name)
+        exe = compile_executable(closed, None, name, self.fusion)
         return self.bind(exe.fn, "f")
+
+
+def _typed_literal(a: Literal) -> Any:
+    """A literal's value as it must act at run time: a Python scalar stays weak only where
+    the jaxpr says so; a strong-typed one becomes a NumPy scalar of its dtype (NumPy 2
+    promotes those like arrays)."""
+    v = a.val
+    if type(v) in (int, float, complex) and not a.aval.weak_type:
+        return a.aval.dtype.type(v)
+    return v
 
 
 EmitFn = Callable[[Context, Eqn, list[str]], "Emission | None"]
@@ -389,12 +415,13 @@ def _emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
 # Generation
 
 
-def _source_comment(eqn: Eqn) -> str:
+def _source_comment(eqn: Eqn, what: str | None = None) -> str:
+    what = what or eqn.prim.name
     si = eqn.source_info
     if si is None or not si.filename:
-        return eqn.prim.name
+        return what
     fname = si.filename.rsplit("/", 1)[-1]
-    return f"{eqn.prim.name} ({fname}:{si.lineno})"
+    return f"{what} ({fname}:{si.lineno})"
 
 
 def generate_source(
@@ -403,6 +430,7 @@ def generate_source(
     name: str = "jitted",
     identity_outputs: Sequence[int | None] | None = None,
     same_outputs: Sequence[Any] | None = None,
+    fusion: Any = None,
 ) -> tuple[str, dict[str, Any], str]:
     """``(source, globals, function_name)`` of the straight-line function for ``closed``.
 
@@ -410,9 +438,13 @@ def generate_source(
     reused. ``identity_outputs[j] = k`` says the traced function returned its input ``k`` as
     output ``j`` (so returning it uncopied is what the user wrote); ``same_outputs`` holds one
     key per output, equal for outputs that were the same value before optimisation.
+    ``fusion`` (a :class:`funcgrad.compile.fusion.FusionConfig`; None: no fusion) fuses
+    elementwise chains over big arrays (:mod:`funcgrad.compile.fusion`).
     """
     jaxpr = closed.jaxpr
-    ctx = Context()
+    ctx = Context(fusion)
+    eqns = (_fusion.plan_fusion(jaxpr, fusion) if fusion is not None and fusion.mode != "off"
+            else jaxpr.eqns)
     fname = _py_name(name)
     n_in = len(jaxpr.invars)
     donated = tuple(donated) if donated is not None else (False,) * n_in
@@ -425,11 +457,11 @@ def generate_source(
         return n
 
     def src(a: Any) -> str:
-        return ctx.literal(a.val) if type(a) is Literal else names[a]
+        return ctx.literal(_typed_literal(a)) if type(a) is Literal else names[a]
 
     # -- liveness ---------------------------------------------------------------------------
     last_use: dict[Var, int] = {}
-    for i, eqn in enumerate(jaxpr.eqns):
+    for i, eqn in enumerate(eqns):
         for a in eqn.invars:
             if type(a) is Var:
                 last_use[a] = i
@@ -471,7 +503,7 @@ def generate_source(
             pool.setdefault(pool_key(v.aval), []).append(v)
 
     lines: list[str] = []
-    for i, eqn in enumerate(jaxpr.eqns):
+    for i, eqn in enumerate(eqns):
         args = [src(a) for a in eqn.invars]
         em = _emission(ctx, eqn, args)
         expr = em.expr
@@ -508,7 +540,7 @@ def generate_source(
         if not out_names:
             lhs = "_"
         stmt = f"{lhs} = {expr}"
-        lines.append(f"    {stmt:<40}  # {_source_comment(eqn)}")
+        lines.append(f"    {stmt:<40}  # {_source_comment(eqn, em.comment)}")
 
         for v in outs:
             lu = last_use.get(v, i)
@@ -571,7 +603,10 @@ def generate_source(
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"
     body = lines + [f"    return [{', '.join(out_srcs)}]"]
-    return "\n".join([head, *body]) + "\n", ctx.globals, fname
+    main = "\n".join([head, *body]) + "\n"
+    if ctx.preamble:
+        main = "\n\n".join([*ctx.preamble, main])
+    return main, ctx.globals, fname
 
 
 def _py_name(name: str) -> str:
@@ -596,12 +631,13 @@ class Executable:
     """
 
     __slots__ = ("jaxpr", "name", "source", "fn", "_xp_hint", "donated", "_variants",
-                 "_orig", "_in_avals")
+                 "_orig", "_in_avals", "fusion")
 
     def __init__(self, closed: ClosedJaxpr, optimized: ClosedJaxpr,
-                 donated: tuple[bool, ...] | None, name: str) -> None:
+                 donated: tuple[bool, ...] | None, name: str, fusion: Any = None) -> None:
         self.jaxpr = optimized
         self.name = name
+        self.fusion = fusion
         self.donated = donated if donated is not None and any(donated) else None
         self._variants: dict[tuple[bool, ...], Any] = {}
         self._orig = _output_identity(closed)
@@ -612,7 +648,8 @@ class Executable:
 
     def _build(self, donated: tuple[bool, ...] | None) -> tuple[str, Any]:
         ident, same = self._orig
-        source, glb, fname = generate_source(self.jaxpr, donated, self.name, ident, same)
+        source, glb, fname = generate_source(self.jaxpr, donated, self.name, ident, same,
+                                             self.fusion)
         filename = f"<funcgrad-jit-{next(_file_counter)} {self.name}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec")
@@ -670,9 +707,15 @@ def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence
 
 @weak_memo
 def compile_executable(
-    closed: ClosedJaxpr, donated: tuple[bool, ...] | None = None, name: str = "jitted"
+    closed: ClosedJaxpr, donated: tuple[bool, ...] | None = None, name: str = "jitted",
+    fusion: Any = None,
 ) -> Executable:
-    """The cached :class:`Executable` of ``closed`` (optimised, then generated)."""
+    """The cached :class:`Executable` of ``closed`` (optimised, then generated, fused with
+    the :class:`~funcgrad.compile.fusion.FusionConfig` ``fusion``, None for none)."""
     from funcgrad.compile.passes import optimize_jaxpr
 
-    return Executable(closed, optimize_jaxpr(closed), donated, name)
+    return Executable(closed, optimize_jaxpr(closed), donated, name, fusion)
+
+
+# Imported last: fusion builds on the emitters above (and registers its own).
+from funcgrad.compile import fusion as _fusion  # noqa: E402

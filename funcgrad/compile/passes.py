@@ -460,6 +460,8 @@ def _sweep(
     def forward(olds: list[Var], news: list[Atom]) -> None:
         # The readers of each old variable now read its replacement.
         for o, n in zip(olds, news):
+            if type(n) is Literal and n.aval.weak_type and not o.aval.weak_type:
+                n = Literal(n.val, o.aval)  # the result was strong-typed: keep it so
             env[o] = n
             if type(n) is Var:
                 facts.uses[n] = facts.uses.get(n, 0) + facts.uses.get(o, 0)

@@ -60,6 +60,12 @@ def _derived_origin(args: Sequence[Any]) -> str:
     return "derived from " + ", ".join(bases[:3] + (["..."] if len(bases) > 3 else []))
 
 
+def _strong(avals: list[Any]) -> list[Any]:
+    """Operation results are strong-typed, as in NumPy 2 (only Python scalars are weak):
+    ``numpy.add(1.0, 2.0)`` is a float64 that upcasts a float32 array."""
+    return [a.strip_weak() if getattr(a, "weak_type", False) else a for a in avals]
+
+
 _abstract_cache: dict[Any, list[ShapedArray]] = {}
 
 
@@ -70,14 +76,14 @@ def abstract_eval_cached(
     if prim.multiple_results:
         # Higher-order primitives carry jaxprs (and their constants) in params: caching them
         # would keep those alive; their rules are cheap to rerun anyway.
-        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+        return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
     try:
         key = (prim, *avals, *params.items())
         hit = _abstract_cache.get(key)
     except TypeError:  # unhashable params: the rule itself reports them
-        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+        return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
     if hit is None:
-        hit = prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+        hit = _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
         if len(_abstract_cache) > 100_000:
             _abstract_cache.clear()
         _abstract_cache[key] = hit
@@ -148,6 +154,10 @@ class StagingTrace(Trace):
         if isinstance(x, StagingTracer) and x._trace is self:
             return self.tracer_to_var[id(x)]
         if type(x) in _LITERAL_TYPES or (isinstance(x, numpy.generic)):
+            return Literal(x)
+        if getattr(x, "ndim", None) == 0 and not isinstance(x, Tracer):
+            # Scalar constants (a 0-d array: a gradient seed, a folded constant) read better
+            # inline, as JAX prints them; the array object is kept, so its device is too.
             return Literal(x)
         v = self._const_ids.get(id(x))
         if v is None:

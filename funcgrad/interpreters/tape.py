@@ -166,7 +166,11 @@ def _elementwise_backward(node: _Node, cts: list[Any]) -> list[Any]:
             out.append(None)
             continue
         c = fn(ct, ans, *node.vals, **node.params)
-        out.append(_sum_to(c, tangent_aval(get_aval(node.vals[i]))))
+        v = node.vals[i]
+        # Usually the contribution has the operand's shape and dtype already.
+        if type(c) is not type(v) or c.shape != v.shape or c.dtype != v.dtype:
+            c = _sum_to(c, tangent_aval(get_aval(v)))
+        out.append(c)
     return out
 
 
@@ -253,11 +257,17 @@ def vjp_tape(
         token = _trace_var.set(eval_trace)
         try:
             for node in reversed(trace.nodes):
-                cts = [env.pop(u, None) if u >= 0 else None for u in node.out_uids]
-                if all(c is None for c in cts):
-                    continue
-                if not node.prim.multiple_results and cts[0] is None:
-                    continue
+                if len(node.out_uids) == 1:
+                    ct = env.pop(node.out_uids[0], None)
+                    if ct is None:
+                        continue
+                    cts = [ct]
+                else:
+                    cts = [env.pop(u, None) if u >= 0 else None for u in node.out_uids]
+                    if all(c is None for c in cts):
+                        continue
+                    if not node.prim.multiple_results and cts[0] is None:
+                        continue
                 in_cts = node.backward(node, cts)
                 for uid, c in zip(node.in_uids, in_cts):
                     if uid < 0 or c is None or type(c) is Zero:

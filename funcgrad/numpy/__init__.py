@@ -20,6 +20,8 @@ from funcgrad.numpy._indexing import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
 from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
+from funcgrad.numpy._astype import astype  # noqa: F401
+from funcgrad.numpy import fft, linalg  # noqa: F401, E402
 
 # dtypes and constants, as NumPy names them
 from numpy import (  # noqa: E402, F401

@@ -123,7 +123,8 @@ def _static_ints(v: Any, what: str) -> list[int]:
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
-    """Give ``a`` a new shape (one ``-1`` is inferred); ``order='C'`` only.
+    """Give ``a`` a new shape (one ``-1`` is inferred), read and written in ``order`` 'C'
+    (row-major) or 'F' (column-major).
 
     Example:
         >>> reshape(numpy.arange(6), (2, -1)).shape
@@ -133,15 +134,19 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         shape = newshape
     if shape is None:
         raise TypeError("reshape: missing the shape argument")
-    if order != "C":
+    if order not in ("C", "F"):
         raise NotImplementedError(
-            f"reshape: order={order!r} is not supported; funcgrad reshapes in C (row-major) "
-            "order only (transpose before/after to emulate Fortran order)"
+            f"reshape: order={order!r} is not supported; use 'C' (row-major) or 'F' "
+            "(column-major)"
         )
     a = _arr(a)
     if isinstance(shape, int | numpy.integer):
         shape = (shape,)
-    return _shape.reshape(a, tuple(_static_int(s, "reshape: a shape entry") for s in shape))
+    new = tuple(_static_int(s, "reshape: a shape entry") for s in shape)
+    if order == "F":
+        # Fortran order is C order on the reversed axes.
+        return _shape.transpose(_shape.reshape(_shape.transpose(a), new[::-1]))
+    return _shape.reshape(a, new)
 
 
 def ravel(a: Any, order: str = "C") -> Any:
@@ -151,11 +156,14 @@ def ravel(a: Any, order: str = "C") -> Any:
         >>> ravel(numpy.ones((2, 3))).shape
         (6,)
     """
-    if order != "C":
+    if order not in ("C", "F"):
         raise NotImplementedError(
-            f"ravel: order={order!r} is not supported; funcgrad flattens in C order only"
+            f"ravel: order={order!r} is not supported; use 'C' (row-major) or 'F' "
+            "(column-major)"
         )
     a = _arr(a)
+    if order == "F":
+        a = _shape.transpose(a)
     return _shape.reshape(a, (get_aval(a).size,))
 
 
@@ -250,6 +258,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     av = get_aval(a)
     if axis is None:
         dims = tuple(i for i, s in enumerate(av.shape) if s == 1)
+    elif av.ndim == 0 and type(axis) is int and axis in (0, -1):
+        return a  # (NumPy lets a bare axis 0 or -1 "squeeze" a 0-d array)
     else:
         dims = _axes_tuple("squeeze", axis, av.ndim)
         for d in dims:
@@ -647,7 +657,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
         ([1, 1, 2, 2], [1, 2, 2])
     """
     x = _arr(a)
-    if axis is None:
+    # (NumPy repeats a 0-d array along axis 0 or -1 as if it were 1-d)
+    if axis is None or get_aval(x).ndim == 0 and type(axis) is int and axis in (0, -1):
         x = ravel(x)
         axis = 0
     ax = _axis("repeat", axis, get_aval(x).ndim)

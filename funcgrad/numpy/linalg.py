@@ -692,6 +692,9 @@ def _vector_norm(x: Any, ord: Any, axis: tuple, keepdims: bool) -> Any:  # noqa:
         return _sqrt_zero_safe(_fr.sum(_abs2(x), axis=ax, keepdims=keepdims))
     if not _is_num(ord):
         raise TypeError(f"norm: ord must be a number, a string or None, got {ord!r}")
+    # Python numbers: a NumPy scalar exponent would be a host value among device arrays.
+    ord = int(ord) if isinstance(ord, numpy.integer) else float(ord) if isinstance(
+        ord, numpy.floating) else ord  # noqa: A001
     if ord == numpy.inf:
         return _fr.max(_fe.abs(x), axis=ax, keepdims=keepdims, initial=0)
     if ord == -numpy.inf:
@@ -705,7 +708,9 @@ def _vector_norm(x: Any, ord: Any, axis: tuple, keepdims: bool) -> Any:  # noqa:
     absx = _fe.abs(x)
     ret = _fr.sum(_fe.power(absx, ord), axis=ax, keepdims=keepdims)
     rdt = get_aval(ret).dtype
-    return _fe.power(ret, numpy.reciprocal(numpy.asarray(ord, dtype=rdt))[()])
+    # A Python float exponent holding NumPy's reciprocal in ret's dtype (a NumPy scalar
+    # would be a host value next to device arrays).
+    return _fe.power(ret, float(numpy.reciprocal(numpy.asarray(ord, dtype=rdt))))
 
 
 def _matrix_norm(x: Any, ord: Any, axis: tuple, keepdims: bool) -> Any:  # noqa: A002

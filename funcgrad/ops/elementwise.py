@@ -626,7 +626,8 @@ def _integer_pow_abstract(a: ShapedArray, y: int) -> list[ShapedArray]:
     if type(y) is not int:
         raise TypeError(f"integer_pow: exponent y must be a Python int, got {type(y).__name__}")
     if y < 0 and a.dtype.kind in "biu":
-        raise DTypeError(
+        # ValueError, as NumPy raises for integer arrays to negative integer powers.
+        raise ValueError(
             f"integer_pow: integers ({a.str_short()}) to the negative power {y} are not allowed"
         )
     return _integer_pow_abstract_base(a, y=y)  # type: ignore[misc]
@@ -1207,7 +1208,9 @@ _broadcasting_batch(select_n_p)
 
 
 def _clamp_fn(xp: Any, lo: Any, x: Any, hi: Any) -> Any:
-    return xp.minimum(xp.maximum(x, lo), hi)
+    # clip, not minimum(maximum(...)): its dtype is the three-way promotion (int8, 0.5,
+    # float16 -> float16) and it takes out-of-range Python ints (uint8 clipped at -1).
+    return xp.clip(x, lo, hi)
 
 
 clamp_p = naryop("clamp", _clamp_fn)
@@ -1244,6 +1247,8 @@ def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
     xp = xp_for(x)
     x = xp.asarray(x)
     if x.dtype.kind == "c" and new_dtype.kind != "c":
+        if new_dtype.kind == "b":
+            return [xp.not_equal(x, 0)]  # truth of a complex number looks at both parts
         x = xp.real(x)
     return [x.astype(new_dtype)]
 
@@ -1260,7 +1265,7 @@ convert_element_type_p = make_primitive(
 
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:
-    """Cast ``x`` to ``new_dtype`` (complex to real keeps the real part)."""
+    """Cast ``x`` to ``new_dtype`` (complex to real keeps the real part; to bool, ``x != 0``)."""
     new_dtype = numpy.dtype(new_dtype)
     a = get_aval(x)
     if a.dtype == new_dtype and not a.weak_type:

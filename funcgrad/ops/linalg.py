@@ -317,8 +317,7 @@ def _dot_general_structured(axis_size, vals, dims, structs, dimension_numbers):
     # A NaN or inf elsewhere in `other` would turn the dense product's zeros into NaN.
     if other.dtype.kind in "fc" and not xp.isfinite(xp.sum(other)):
         return None
-    out_aval = _dot_general_abstract(get_aval(other), st.aval, dimension_numbers=(
-        (oc, sc), ((), ())))[0]
+    out_dtype, _ = probe_dtype("dot_general", _np_multiply, get_aval(other), st.aval)
     order = [oc[sc.index(j)] for j in range(nd) if j in sc]
     if len(order) == 1:
         r, bdim = other, order[0]
@@ -340,8 +339,8 @@ def _dot_general_structured(axis_size, vals, dims, structs, dimension_numbers):
             r, bdim = r.reshape(ones + r.shape), bdim + len(s_free)
         else:
             r = r.reshape(r.shape + ones)
-    if r.dtype != out_aval.dtype:
-        r = r.astype(out_aval.dtype)
+    if r.dtype != out_dtype:
+        r = r.astype(out_dtype)
     return [r], [bdim], [None]
 
 

@@ -334,3 +334,19 @@ def test_jvp_of_cond_with_integer_output():
     f = lambda x: lax.cond(x > 0, lambda a: (a * 2.0, 1), lambda a: (a, 2), x)
     (y, k), (ty, tk) = jvp(f, (1.0,), (1.0,))
     assert float(ty) == 2.0 and host(tk).dtype == funcgrad.float0
+
+
+def test_second_derivatives_agree_across_compositions():
+    def f(x):
+        c, ys = lax.scan(lambda c, a: (fnp.sin(c * a) + a, c * a), x[0], x)
+        w = lax.while_loop(lambda v: v[0] < 3, lambda v: (v[0] + 1, fnp.cos(v[1]) * c), (0, x))[1]
+        k = lax.cond(c > 0, lambda u: u * 2.0, lambda u: u ** 2, w)
+        return fnp.sum(k) + fnp.sum(ys)
+
+    x = dev(np.array([0.3, 0.5, 0.9]))
+    gf = grad(f)
+    num = np.stack([(host(gf(x + dev(e))) - host(gf(x - dev(e)))) / 2e-5
+                    for e in np.eye(3) * 1e-5])
+    for h in (funcgrad.jacfwd(funcgrad.jacrev(f)), funcgrad.hessian(f),
+              funcgrad.jacrev(funcgrad.jacfwd(f)), jit(funcgrad.jacrev(funcgrad.jacrev(f)))):
+        assert_allclose(h(x), num, rtol=1e-6, atol=1e-7)

@@ -240,11 +240,12 @@ def check_like_numpy(
     what = f"{name or getattr(fn, '__name__', 'fn')}({_describe(args, kwargs)})"
     expected, np_err = numpy_result(ref, args, kwargs)
     dargs = dev(tuple(args))
+    dkwargs = dev(kwargs)
     if np_err is not None:
-        assert_raises_like(np_err, lambda: fn(*dargs, **kwargs), what, loose_errors)
+        assert_raises_like(np_err, lambda: fn(*dargs, **dkwargs), what, loose_errors)
         return None
     try:
-        out = _quiet(fn, *dargs, **kwargs)
+        out = _quiet(fn, *dargs, **dkwargs)
     except Exception as e:  # noqa: BLE001
         raise AssertionError(
             f"{what}: NumPy returns {expected!r}, funcgrad raises {type(e).__name__}: {e}"
@@ -257,7 +258,7 @@ def check_like_numpy(
             full = list(dargs)
             for i, a in zip(pos, arrs):
                 full[i] = a
-            return fn(*full, **kwargs)
+            return fn(*full, **dkwargs)
 
         try:
             jout = _quiet(funcgrad.jit(traced), *[dargs[i] for i in pos])
@@ -293,12 +294,13 @@ def _check_vmap(fn, ref, args, kwargs, pos, what, rtol) -> None:
         per_example.append(r)
     expected = _stack_results(per_example)
     dbatch = dev(tuple(batch))
+    dkwargs = dev(kwargs)
 
     def one(*arrs: Any) -> Any:
         full = list(dbatch)
         for i, a in zip(pos, arrs):
             full[i] = a
-        return fn(*full, **kwargs)
+        return fn(*full, **dkwargs)
 
     try:
         vout = _quiet(funcgrad.vmap(one), *[dbatch[i] for i in pos])

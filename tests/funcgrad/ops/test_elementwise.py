@@ -439,8 +439,10 @@ def test_shape_mismatch_errors_name_primitive_and_shapes() -> None:
 def test_dtype_errors() -> None:
     with pytest.raises(DTypeError, match="bitwise|and"):
         fnp.bitwise_and(dev(np.ones(2)), 1)
-    with pytest.raises(DTypeError, match="integer_pow"):
+    with pytest.raises(ValueError, match="integer_pow"):
         ew.integer_pow(dev(np.array([1, 2])), -1)
+    with pytest.raises(ValueError, match="negative"):
+        make_jaxpr(lambda x: fnp.power(x, -2))(np.array([1, 2]))
     with pytest.raises(DTypeError, match="select_n"):
         ew.select_n(dev(np.ones(2)), 1.0, 2.0)
     with pytest.raises(DTypeError, match="complex"):

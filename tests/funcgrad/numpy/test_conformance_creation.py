@@ -1,0 +1,131 @@
+"""Creation functions against NumPy: values, shapes and (above all) dtypes.
+
+arange/linspace/logspace/geomspace with int, float and NumPy-scalar arguments; eye/identity/
+tri; zeros/ones/full/empty and their ``_like`` forms with every ``dtype``; asarray/array of
+Python scalars, nested lists (mixed kinds, empty, ragged) and arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import funcgrad.numpy as fnp
+from tests.funcgrad.numpy import ALL_DTYPES, array_of, check_like_numpy
+
+DTYPE_ARGS = st.sampled_from(ALL_DTYPES + ("f4", "i8", None)) | st.sampled_from(
+    [int, float, complex, bool, np.float32, np.int16])
+NUMBER = st.one_of(st.integers(-5, 10), st.sampled_from([0.5, 2.5, -1.25, 3.0]),
+                   st.sampled_from([np.float32(1.5), np.int32(4), np.int8(-2)]))
+
+
+@given(st.lists(NUMBER, min_size=1, max_size=3), st.one_of(st.none(), st.sampled_from(
+    ("int32", "float32", "int64", "float64", "uint8", "complex64"))))
+def test_arange(args: list, dtype: str | None) -> None:
+    assume(not (len(args) == 3 and args[2] == 0))  # NumPy: ZeroDivisionError-ish
+    if dtype == "uint8":
+        assume(all(float(a) >= 0 for a in args))
+    kw = {} if dtype is None else {"dtype": dtype}
+    check_like_numpy(fnp.arange, np.arange, *args, name="arange", **kw)
+
+
+@given(NUMBER, NUMBER, st.integers(0, 6), st.booleans(), st.booleans(),
+       st.one_of(st.none(), st.sampled_from(("float32", "int64", "complex64", "float16"))))
+def test_linspace(start, stop, num: int, endpoint: bool, retstep: bool,
+                  dtype: str | None) -> None:
+    check_like_numpy(fnp.linspace, np.linspace, start, stop, num, endpoint, retstep, dtype,
+                     name="linspace")
+
+
+@given(array_of(("float32", "float64", "int32"), shape=st.sampled_from([(2,), (1, 2)]),
+                special=False), st.integers(0, 4), st.integers(-1, 1))
+def test_linspace_array_bounds(start: np.ndarray, num: int, axis: int) -> None:
+    check_like_numpy(fnp.linspace, np.linspace, start, 5.0, num, name="linspace", axis=axis)
+
+
+@given(st.sampled_from(("logspace", "geomspace")), st.integers(1, 4), st.integers(1, 5),
+       st.integers(0, 5), st.one_of(st.none(), st.sampled_from(("float32", "complex128"))))
+def test_log_geom_space(name: str, a: int, b: int, num: int, dtype: str | None) -> None:
+    check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, num, name=name, dtype=dtype)
+
+
+@given(st.integers(0, 4), st.one_of(st.none(), st.integers(0, 4)), st.integers(-4, 4),
+       DTYPE_ARGS)
+def test_eye_tri(n: int, m: int | None, k: int, dtype) -> None:
+    kw = {} if dtype is None else {"dtype": dtype}
+    check_like_numpy(fnp.eye, np.eye, n, m, k, name="eye", **kw)
+    check_like_numpy(fnp.tri, np.tri, n, m, k, name="tri", **kw)
+    check_like_numpy(fnp.identity, np.identity, n, name="identity", **kw)
+
+
+SHAPE_ARGS = st.one_of(st.integers(0, 4), st.lists(st.integers(0, 3), max_size=3).map(tuple),
+                       st.lists(st.integers(0, 3), max_size=2), st.just(np.int64(3)),
+                       st.just(-1))
+
+
+@given(st.sampled_from(("zeros", "ones", "empty")), SHAPE_ARGS, DTYPE_ARGS)
+def test_filled(name: str, shape, dtype) -> None:
+    if name == "empty":  # values are arbitrary: compare the shape and dtype only
+        check_like_numpy(lambda s, dt: fnp.empty(s, dt).dtype,
+                         lambda s, dt: np.empty(s, dt).dtype, shape, dtype, name="empty")
+        check_like_numpy(lambda s, dt: fnp.empty(s, dt).shape,
+                         lambda s, dt: np.empty(s, dt).shape, shape, dtype, name="empty")
+        return
+    check_like_numpy(getattr(fnp, name), getattr(np, name), shape, dtype, name=name)
+
+
+FILL = st.one_of(st.integers(-3, 300), st.sampled_from([2.5, True, 1j, -0.0, np.nan]),
+                 st.sampled_from([np.float32(2), np.int8(3), np.array(3, np.int8),
+                                  np.array([1.5, 2.5], np.float32)]))
+
+
+@given(SHAPE_ARGS, FILL, DTYPE_ARGS)
+def test_full(shape, value, dtype) -> None:
+    assume(not (dtype is not None and np.dtype(dtype).kind in "iub"
+                and isinstance(value, float | complex)))  # (unsafe casts of nan/complex)
+    check_like_numpy(fnp.full, np.full, shape, value, dtype, name="full", loose_errors=True)
+
+
+@given(array_of(), st.sampled_from(("zeros_like", "ones_like", "full_like", "empty_like")),
+       DTYPE_ARGS, st.one_of(st.none(), st.just((2,)), st.just(())))
+def test_like(x: np.ndarray, name: str, dtype, shape) -> None:
+    args = (x, 7) if name == "full_like" else (x,)
+    if name == "empty_like":
+        check_like_numpy(lambda a: fnp.empty_like(a, dtype, shape=shape).shape,
+                         lambda a: np.empty_like(a, dtype, shape=shape).shape, x,
+                         name=name, jit=False)
+        check_like_numpy(lambda a: fnp.empty_like(a, dtype, shape=shape).dtype,
+                         lambda a: np.empty_like(a, dtype, shape=shape).dtype, x,
+                         name=name, jit=False)
+        return
+    check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name, dtype=dtype,
+                     shape=shape)
+
+
+PY_VALUES = st.recursive(
+    st.one_of(st.integers(-5, 5), st.floats(-3, 3, width=32), st.booleans(),
+              st.sampled_from([1j, np.float32(1.5), np.int8(2), np.float16(0.5)])),
+    lambda inner: st.lists(inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@given(PY_VALUES, st.one_of(st.none(), st.sampled_from(("float32", "int32", "complex64", "bool",
+                                                        "float16", "int64"))),
+       st.sampled_from(("asarray", "array")))
+def test_asarray(value, dtype: str | None, name: str) -> None:
+    if dtype is not None and np.dtype(dtype).kind in "iub":
+        assume("j" not in repr(value))  # (complex to int/bool: a ComplexWarning cast)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), value, dtype, name=name,
+                     loose_errors=True)
+
+
+@given(array_of(), st.sampled_from(ALL_DTYPES))
+def test_asarray_of_arrays(x: np.ndarray, dtype: str) -> None:
+    assume(not (x.dtype.kind == "c" and np.dtype(dtype).kind != "c"))
+    assume(not (x.dtype.kind == "f" and np.dtype(dtype).kind in "iub"
+                and not np.all(np.isfinite(x))))
+    check_like_numpy(fnp.asarray, np.asarray, x, dtype, name="asarray")
+    check_like_numpy(lambda a: fnp.asarray([a, a]), lambda a: np.asarray([a, a]), x,
+                     name="asarray([x, x])", jit=False)

@@ -1,0 +1,132 @@
+"""Products: matmul, dot, vdot, inner, outer, kron, tensordot, einsum against NumPy.
+
+Random ranks 0-4 (size-0 axes too), matching and mismatching contraction sizes, every pair of
+dtypes, Python scalars and lists; eager, under ``jit`` and under ``vmap``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import funcgrad.numpy as fnp
+from tests.funcgrad.numpy import ALL_DTYPES, arrays, check_like_numpy
+
+# float16 products are computed in float16 by NumPy with its own accumulation order; their
+# rounding differs too much to compare closely, so they get a loose tolerance.
+PRODUCT_DTYPES = ALL_DTYPES
+
+
+@st.composite
+def product_operands(draw, max_rank: int = 3):
+    """Two shapes that mostly agree on a shared size ``k`` (sometimes not), and dtypes."""
+    k = draw(st.integers(0, 3))
+
+    def shape(rank: int) -> tuple[int, ...]:
+        return tuple(k if draw(st.integers(0, 2)) else draw(st.integers(0, 3))
+                     for _ in range(rank))
+
+    sa = shape(draw(st.integers(0, max_rank)))
+    sb = shape(draw(st.integers(0, max_rank)))
+    da = draw(st.sampled_from(PRODUCT_DTYPES))
+    db = draw(st.sampled_from(PRODUCT_DTYPES))
+    a = draw(arrays(np.dtype(da), sa, special=False))
+    b = draw(arrays(np.dtype(db), sb, special=False))
+    return a, b
+
+
+def _rtol(a, b) -> float | None:
+    return 5e-2 if np.float16 in (a.dtype, b.dtype) else None
+
+
+@given(st.sampled_from(("matmul", "dot", "vdot", "inner", "outer", "kron")),
+       product_operands())
+def test_products(name: str, ab: tuple) -> None:
+    a, b = ab
+    check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name, vmap=True,
+                     rtol=_rtol(a, b), loose_errors=True)
+
+
+@given(product_operands(), st.data())
+def test_matmul_operator_traced(ab: tuple, data: st.DataObject) -> None:
+    a, b = ab
+    check_like_numpy(lambda x, y: x @ y, lambda x, y: x @ y, a, b, name="x @ y",
+                     rtol=_rtol(a, b), loose_errors=True)
+
+
+@given(product_operands(max_rank=4), st.data())
+def test_tensordot(ab: tuple, data: st.DataObject) -> None:
+    a, b = ab
+    axes = data.draw(st.one_of(
+        st.integers(0, 3),
+        st.tuples(st.lists(st.integers(-3, 3), max_size=2), st.lists(st.integers(-3, 3),
+                                                                      max_size=2)),
+        st.tuples(st.integers(-3, 3), st.integers(-3, 3)),
+    ), "axes")
+    check_like_numpy(fnp.tensordot, np.tensordot, a, b, axes, name="tensordot", vmap=True,
+                     rtol=_rtol(a, b), loose_errors=True)
+
+
+EINSUM_SPECS = {
+    1: ["ij->ji", "ii->i", "ii", "ij->", "i->", "ijk->kji", "iij->ij", "...i->...", "i...->i",
+        "ij->j", "ij", "ba", "ij->ij", "i->ii"],
+    2: ["ij,jk->ik", "ij,jk", "i,i->", "i,j->ij", "...j,jk->...k", "ij,j->i", "bij,bjk->bik",
+        "ij,ij->ij", "ij,kj->ik", "ij...,jk...->ik...", "i,jk", "i,i", "ij,jk->iz", "ii,i->i",
+        ",i->i", "i,->i"],
+    3: ["ab,bc,cd->ad", "i,i,i->", "ij,j,k->ik", "a,b,c"],
+}
+
+
+def _shapes_for(spec: str, n_ops: int, sizes: dict) -> list[tuple[int, ...]]:
+    ins = spec.split("->")[0].split(",")
+    out = []
+    for s in ins[:n_ops]:
+        shp = []
+        for ch in s.replace("...", "*"):
+            shp.extend([2, 3][: sizes["ell"]] if ch == "*" else [sizes.setdefault(ch, 2)])
+        out.append(tuple(shp))
+    return out
+
+
+@given(st.sampled_from((1, 2, 3)), st.data(), st.sampled_from(ALL_DTYPES),
+       st.sampled_from(ALL_DTYPES))
+def test_einsum(n_ops: int, data: st.DataObject, da: str, db: str) -> None:
+    spec = data.draw(st.sampled_from(EINSUM_SPECS[n_ops]), "spec")
+    sizes = {"ell": data.draw(st.integers(0, 2), "ellipsis rank")}
+    for ch in "abcdijkz":
+        sizes[ch] = data.draw(st.integers(0, 3), f"size of {ch}")
+    if data.draw(st.booleans(), "square"):  # repeated subscripts need equal sizes
+        sizes.update({ch: sizes["i"] for ch in "abcdjk"})
+    ops = [data.draw(arrays(np.dtype(da if i == 0 else db), shp, special=False))
+           for i, shp in enumerate(_shapes_for(spec, n_ops, dict(sizes)))]
+    check_like_numpy(fnp.einsum, np.einsum, spec, *ops, name="einsum", vmap=True,
+                     rtol=5e-2 if "float16" in (da, db) else None, loose_errors=True)
+
+
+@given(st.sampled_from(ALL_DTYPES), st.sampled_from(("float32", "float64", "complex128",
+                                                     "int64")), st.data())
+def test_einsum_dtype_and_sublists(da: str, dt: str, data: st.DataObject) -> None:
+    # (NumPy refuses unsafe casts to ``dtype=``; funcgrad casts: a deliberate leniency that
+    # tests/funcgrad/ops/test_linalg_ops.py relies on)
+    assume(np.can_cast(da, dt))
+    a = data.draw(arrays(np.dtype(da), (2, 3), special=False))
+    b = data.draw(arrays(np.dtype(da), (3, 2), special=False))
+    check_like_numpy(fnp.einsum, np.einsum, "ij,jk->ik", a, b, name="einsum", dtype=dt)
+    check_like_numpy(lambda x, y: fnp.einsum(x, [0, 1], y, [1, 2], [0, 2]),
+                     lambda x, y: np.einsum(x, [0, 1], y, [1, 2], [0, 2]), a, b,
+                     name="einsum(sublists)")
+
+
+PY_OPERANDS = st.one_of(
+    st.integers(-3, 3), st.floats(-3, 3, width=32), st.just([1, 2]), st.just([1.5, -2.0]),
+    st.just([[1, 2], [3, 4]]), st.just([[1.0, 0.5]]),
+)
+
+
+@given(st.sampled_from(("matmul", "dot", "vdot", "inner", "outer", "kron")), PY_OPERANDS,
+       PY_OPERANDS)
+def test_python_operands(name: str, a: object, b: object) -> None:
+    assume(not (name == "vdot" and np.size(a) != np.size(b)))
+    check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name,
+                     loose_errors=True)

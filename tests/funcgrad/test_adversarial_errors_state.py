@@ -1,0 +1,306 @@
+"""Adversarial tests: every documented error path gives a clear error, and transformations keep
+no state between calls (shapes changing between calls, interleaved transformed functions,
+exceptions raised inside transformations, threads)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import current_trace, eval_trace
+
+EXACT = dict(rtol=1e-10, atol=1e-12)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda f: funcgrad.grad(f), lambda f: funcgrad.value_and_grad(f),
+    lambda f: funcgrad.elementwise_grad(f),
+])
+def test_integer_input_to_grad_suggests_allow_int(make: Callable) -> None:
+    with pytest.raises(TypeError, match=r"argument 0.*int64.*allow_int=True"):
+        make(lambda x: x * 2.0)(dev(np.arange(3)))
+    with pytest.raises(TypeError, match=r"argument 0\['b'\].*int64"):
+        funcgrad.grad(lambda p: p["a"] * 2.0)({"a": 1.0, "b": 2})
+
+
+@pytest.mark.parametrize("out, match", [
+    (lambda x: x * 2.0, r"scalar output, got shape \(3,\).*vjp or jacrev"),
+    (lambda x: (fnp.sum(x), fnp.sum(x)), r"one scalar.*2 leaves"),
+    (lambda x: None, r"one scalar.*0 leaves"),
+    (lambda x: fnp.sum(x) * 1j, r"real-valued output.*holomorphic=True"),
+    (lambda x: fnp.sum(x) > 0, r"float.*output, got dtype bool"),
+    (lambda x: fnp.reshape(fnp.sum(x), (1,)), r"scalar output, got shape \(1,\)"),
+])
+def test_grad_of_a_bad_output_is_a_clear_type_error(out: Callable, match: str) -> None:
+    with pytest.raises(TypeError, match=match):
+        funcgrad.grad(out)(dev(np.ones(3)))
+
+
+def test_jvp_tangent_mismatches_name_shapes_and_dtypes() -> None:
+    x = dev(np.ones(3))
+    with pytest.raises(ValueError, match=r"shapes must match.*f64\[3\].*f64\[2\]"):
+        funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(2)),))
+    with pytest.raises(TypeError, match=r"dtype float64, got float32"):
+        funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(3, np.float32)),))
+    with pytest.raises(TypeError, match=r"dtype float64, got int64"):
+        funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(3, np.int64)),))
+    with pytest.raises(TypeError, match=r"dtype float32, got float64"):
+        funcgrad.jvp(fnp.sin, (dev(np.ones(3, np.float32)),), (x,))
+    with pytest.raises(TypeError, match=r"dtype float64, got complex128"):
+        funcgrad.jvp(fnp.sin, (1.0,), (1j,))
+    with pytest.raises(TypeError, match=r"tuples"):
+        funcgrad.jvp(fnp.sin, x, x)
+    with pytest.raises(ValueError, match=r"2 primals but 1 tangents"):
+        funcgrad.jvp(lambda a, b: a, (x, x), (x,))
+    # the pullback and the linearized function check the same way
+    _, pullback = funcgrad.vjp(fnp.sin, x)
+    with pytest.raises(ValueError, match=r"shapes must match"):
+        pullback(dev(np.ones(2)))
+    with pytest.raises(TypeError, match=r"dtype float64, got float32"):
+        pullback(dev(np.ones(3, np.float32)))
+    _, f_jvp = funcgrad.linearize(fnp.sin, x)
+    with pytest.raises(ValueError, match=r"shapes must match"):
+        f_jvp(dev(np.ones(4)))
+
+
+def test_vmap_errors_name_the_arguments() -> None:
+    a, b = dev(np.ones((3, 2))), dev(np.ones((4, 2)))
+    with pytest.raises(ValueError, match=r"same size.*args\[0\] has size 3.*args\[1\] has size 4"):
+        funcgrad.vmap(lambda x, y: x + y)(a, b)
+    with pytest.raises(ValueError, match=r"axis_size=5 was given"):
+        funcgrad.vmap(lambda x: x, axis_size=5)(a)
+    with pytest.raises(ValueError, match=r"in_axes=2 is out of range.*rank 2"):
+        funcgrad.vmap(lambda x: x, in_axes=2)(a)
+    with pytest.raises(ValueError, match=r"no argument is mapped"):
+        funcgrad.vmap(lambda x: x, in_axes=None)(a)
+    with pytest.raises(ValueError, match=r"in_axes is a tuple of 1"):
+        funcgrad.vmap(lambda x, y: x, in_axes=(0,))(a, a)
+    with pytest.raises(ValueError, match=r"out_axes is None.*depends on the mapped axis"):
+        funcgrad.vmap(lambda x: x, out_axes=None)(a)
+    with pytest.raises(funcgrad.ConcretizationError, match=r"where"):
+        funcgrad.vmap(lambda x: x if x[0] > 0 else -x)(a)
+    with pytest.raises(TypeError, match=r"must be a function"):
+        funcgrad.vmap(3)
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f: funcgrad.grad(lambda x: fnp.sum(f(x)))(dev(np.ones(2))),
+    lambda f: funcgrad.vmap(f)(dev(np.ones((2, 2)))),
+    lambda f: funcgrad.jit(f)(dev(np.ones(2))),
+    lambda f: funcgrad.jvp(f, (dev(np.ones(2)),), (dev(np.ones(2)),)),
+    lambda f: funcgrad.linearize(f, dev(np.ones(2))),
+    lambda f: funcgrad.vjp(f, dev(np.ones(2))),
+    lambda f: funcgrad.make_jaxpr(f)(dev(np.ones(2))),
+    lambda f: funcgrad.jacfwd(f)(dev(np.ones(2))),
+    lambda f: funcgrad.hessian(lambda x: fnp.sum(f(x)))(dev(np.ones(2))),
+    lambda f: funcgrad.grad(lambda x: fnp.sum(funcgrad.vmap(f)(x)))(dev(np.ones((2, 2)))),
+], ids=["grad", "vmap", "jit", "jvp", "linearize", "vjp", "make_jaxpr", "jacfwd", "hessian",
+        "grad-vmap"])
+def test_leaked_tracers_raise_when_used_later(transform: Callable) -> None:
+    leaked: list = []
+
+    def f(x: Any) -> Any:
+        leaked.append(x)
+        return fnp.sin(x)
+
+    transform(f)
+    t = leaked[-1]
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="escaped"):
+        fnp.sin(t)
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        t + 1.0
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        funcgrad.grad(lambda y: y * fnp.sum(t))(1.0)
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        funcgrad.jit(lambda y: y * fnp.sum(t))(1.0)
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        funcgrad.vmap(lambda y: y * fnp.sum(t))(dev(np.ones(2)))
+    assert current_trace() is eval_trace
+
+
+def test_other_documented_errors() -> None:
+    x = dev(np.ones(2))
+    with pytest.raises(TypeError, match=r"grad: has_aux=True.*pair.*an array"):
+        funcgrad.grad(lambda v: fnp.sum(v), has_aux=True)(x)
+    with pytest.raises(TypeError, match=r"grad: has_aux=True.*tuple of length 3"):
+        funcgrad.grad(lambda v: (fnp.sum(v), 1, 2), has_aux=True)(x)
+    for api in (funcgrad.grad, funcgrad.value_and_grad, funcgrad.jacfwd, funcgrad.jacrev,
+                funcgrad.elementwise_grad):
+        with pytest.raises(TypeError, match="expected a function"):
+            api(3.0)
+    with pytest.raises(TypeError, match=r"argnums=1 but the function was called with 1"):
+        funcgrad.grad(lambda v: v, argnums=1)(1.0)
+    with pytest.raises(ValueError, match=r"same argument twice"):
+        funcgrad.grad(lambda a, b: a, argnums=(0, -2))(1.0, 2.0)
+    with pytest.raises(TypeError, match=r"argnums must be an int"):
+        funcgrad.grad(lambda a: a, argnums=True)
+    with pytest.raises(TypeError, match=r"jacfwd requires float or complex inputs"):
+        funcgrad.jacfwd(lambda v: v)(dev(np.arange(2)))
+    with pytest.raises(TypeError, match=r"jacrev requires float or complex inputs.*allow_int"):
+        funcgrad.jacrev(lambda v: v * 1.0)(dev(np.arange(2)))
+    with pytest.raises(TypeError, match=r"jacrev requires real-valued \(float\) outputs"):
+        funcgrad.jacrev(lambda v: fnp.argmax(v))(x)
+    with pytest.raises(TypeError, match=r"holomorphic=True requires complex inputs"):
+        funcgrad.grad(lambda z: z * 2.0, holomorphic=True)(1.0)
+    with pytest.raises(TypeError, match=r"not linear"):
+        funcgrad.linear_transpose(lambda v: v * v, x)(x)
+    with pytest.raises(TypeError, match=r"not linear"):
+        funcgrad.linear_transpose(fnp.sin, x)(x)
+    with pytest.raises(TypeError, match=r"float or complex"):
+        funcgrad.linear_transpose(lambda v: v, dev(np.arange(2)))
+    with pytest.raises(funcgrad.TracerMutationError, match=r"\.at\["):
+        funcgrad.grad(lambda v: v.__setitem__(0, 1.0))(x)
+    with pytest.raises(funcgrad.ConcretizationError, match=r"cond"):
+        funcgrad.jit(lambda v: v if v > 0 else -v)(1.0)
+
+
+def test_custom_rule_errors_name_the_rule() -> None:
+    @funcgrad.custom_vjp
+    def f(x: Any) -> Any:
+        return x * 2.0
+
+    f.defvjp(lambda x: (x * 2.0, None), lambda r, g: (fnp.sum(g),))
+    with pytest.raises(ValueError, match=r"bwd rule of f.*shape \(\).*\(2,\)"):
+        funcgrad.grad(lambda x: fnp.sum(f(x)))(dev(np.ones(2)))
+
+    @funcgrad.custom_jvp
+    def h(x: Any) -> Any:
+        return x * 2.0
+
+    h.defjvp(lambda p, t: (h(p[0]), fnp.sum(t[0])))
+    with pytest.raises(ValueError, match=r"JVP rule of h.*shape \(\)"):
+        funcgrad.jvp(h, (dev(np.ones(2)),), (dev(np.ones(2)),))
+
+
+# -- state isolation --------------------------------------------------------------------------
+
+
+def test_same_transformed_function_with_new_shapes_and_dtypes() -> None:
+    f = lambda x: fnp.sum(fnp.sin(x) * x)  # noqa: E731
+    g, h, v = funcgrad.grad(f), funcgrad.hessian(f), funcgrad.vmap(funcgrad.grad(f))
+    jg, jf, jr = funcgrad.jit(funcgrad.grad(f)), funcgrad.jacfwd(funcgrad.grad(f)), \
+        funcgrad.jacrev(funcgrad.grad(f))
+    for shape, dtype in [((2,), np.float64), ((3, 2), np.float64), ((), np.float64),
+                         ((4,), np.float32), ((2,), np.float64), ((0,), np.float64)]:
+        x = np.linspace(-1.0, 1.0, int(np.prod(shape))).reshape(shape).astype(dtype)
+        ref = np.cos(x) * x + np.sin(x)
+        tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else EXACT
+        for fn in (g, jg):
+            out = fn(dev(x))
+            assert out.dtype == dtype and out.shape == shape
+            assert_allclose(out, ref, **tol)
+        n = x.size
+        hm = np.diag((2 * np.cos(x) - x * np.sin(x)).reshape(-1)).reshape(shape + shape)
+        for fn in (h, jf, jr):
+            assert_allclose(fn(dev(x)), hm, **tol)
+        assert_allclose(v(dev(np.stack([x, x]))), np.stack([ref, ref]), **tol)
+        assert n == x.size
+    assert jg.trace_count == 5  # one trace per new signature, none for the repeat
+
+
+def test_interleaved_transformed_functions_and_reentrant_calls() -> None:
+    inner = funcgrad.jit(lambda x: fnp.sin(x) * 2.0)
+    g_inner = funcgrad.grad(lambda x: fnp.sum(inner(x)))
+    outer = funcgrad.grad(lambda x: fnp.sum(inner(x) * g_inner(x)))
+    x = dev(np.array([0.3, 0.6]))
+    xv = np.array([0.3, 0.6])
+    # d/dx [2 sin x * 2 cos x] = d/dx [2 sin 2x] = 4 cos 2x
+    assert_allclose(outer(x), 4 * np.cos(2 * xv), **EXACT)
+    assert_allclose(inner(x), 2 * np.sin(xv), **EXACT)
+    assert_allclose(funcgrad.vmap(g_inner)(dev(np.stack([xv, xv]))),
+                    np.stack([2 * np.cos(xv)] * 2), **EXACT)
+    assert_allclose(outer(x), 4 * np.cos(2 * xv), **EXACT)
+    assert_allclose(g_inner(x), 2 * np.cos(xv), **EXACT)
+    # a transformed function calling itself through another transformation
+    def rec(x: Any, depth: int) -> Any:
+        if depth == 0:
+            return fnp.sum(fnp.sin(x))
+        return fnp.sum(funcgrad.grad(rec)(x, depth - 1))
+
+    # d^3/dx^3 sin summed: -cos
+    assert_allclose(rec(x, 3), np.sum(-np.cos(xv)), **EXACT)
+    assert current_trace() is eval_trace
+
+
+def _boom(x: Any) -> Any:
+    fnp.sin(x)
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize("run", [
+    lambda: funcgrad.grad(_boom)(1.0),
+    lambda: funcgrad.value_and_grad(_boom)(1.0),
+    lambda: funcgrad.vmap(_boom)(dev(np.ones(2))),
+    lambda: funcgrad.vmap(_boom, chunk_size=1)(dev(np.ones(2))),
+    lambda: funcgrad.jit(_boom)(1.0),
+    lambda: funcgrad.jvp(_boom, (1.0,), (1.0,)),
+    lambda: funcgrad.linearize(_boom, 1.0),
+    lambda: funcgrad.vjp(_boom, 1.0),
+    lambda: funcgrad.hessian(_boom)(dev(np.ones(2))),
+    lambda: funcgrad.jacfwd(_boom)(dev(np.ones(2))),
+    lambda: funcgrad.jacrev(_boom)(dev(np.ones(2))),
+    lambda: funcgrad.make_jaxpr(_boom)(1.0),
+    lambda: funcgrad.eval_shape(_boom, 1.0),
+    lambda: funcgrad.grad(funcgrad.checkpoint(_boom))(1.0),
+    lambda: funcgrad.cond(True, _boom, _boom, 1.0),
+    lambda: funcgrad.scan(lambda c, x: (_boom(c), x), 1.0, dev(np.ones(2))),
+    lambda: funcgrad.fori_loop(0, 2, lambda i, c: _boom(c), 1.0),
+    lambda: funcgrad.grad(lambda x: funcgrad.vmap(_boom)(x * dev(np.ones(2)))[0])(1.0),
+    lambda: funcgrad.jit(funcgrad.grad(lambda x: funcgrad.jvp(_boom, (x,), (x,))[1]))(1.0),
+    lambda: funcgrad.linear_transpose(_boom, 1.0),
+], ids=["grad", "value_and_grad", "vmap", "vmap-chunk", "jit", "jvp", "linearize", "vjp",
+        "hessian", "jacfwd", "jacrev", "make_jaxpr", "eval_shape", "checkpoint", "cond",
+        "scan", "fori_loop", "grad-vmap", "jit-grad-jvp", "linear_transpose"])
+def test_exceptions_inside_transformations_leave_the_trace_context_clean(run: Callable) -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        run()
+    assert current_trace() is eval_trace
+    # plain eager code and fresh transformations still work
+    assert_allclose(fnp.sin(dev(np.zeros(2))), np.zeros(2))
+    assert_allclose(funcgrad.grad(lambda v: v * v)(3.0), np.asarray(6.0))
+    assert_allclose(funcgrad.vmap(lambda v: v * 2.0)(dev(np.ones(2))), np.full(2, 2.0))
+
+
+def test_exception_in_a_custom_rule_leaves_the_context_clean() -> None:
+    @funcgrad.custom_vjp
+    def f(x: Any) -> Any:
+        return x * 2.0
+
+    def bwd(r: Any, g: Any) -> Any:
+        raise RuntimeError("bwd boom")
+
+    f.defvjp(lambda x: (f(x), None), bwd)
+    for run in (lambda: funcgrad.grad(f)(1.0), lambda: funcgrad.jit(funcgrad.grad(f))(1.0),
+                lambda: funcgrad.vmap(funcgrad.grad(f))(dev(np.ones(2)))):
+        with pytest.raises(RuntimeError, match="bwd boom"):
+            run()
+        assert current_trace() is eval_trace
+    assert_allclose(f(2.0), np.asarray(4.0))
+
+
+def test_transformations_in_threads_do_not_interfere() -> None:
+    f = lambda a: fnp.sum(fnp.sin(a) * a ** 2)  # noqa: E731
+    gj = funcgrad.jit(funcgrad.grad(f))
+
+    def work(i: int) -> bool:
+        x = np.linspace(0.0, 1.0, 2 + i % 3) * (i + 1)
+        ref = np.cos(x) * x ** 2 + 2 * x * np.sin(x)
+        outs = (funcgrad.grad(f)(dev(x)), gj(dev(x)),
+                funcgrad.vmap(funcgrad.grad(f))(dev(np.stack([x, x])))[1])
+        h = host(funcgrad.jacfwd(funcgrad.grad(f))(dev(x)))
+        h_ref = np.diag(-np.sin(x) * x ** 2 + 4 * x * np.cos(x) + 2 * np.sin(x))
+        return all(np.allclose(host(o), ref) for o in outs) and np.allclose(h, h_ref)
+
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        assert all(ex.map(work, range(24)))
+    assert current_trace() is eval_trace
