@@ -119,16 +119,227 @@ def _mlp(dtype, sizes=(784, 512, 512, 10), batch=128, jitted=True):
     return (lambda: vg(params, x, y)), numpy_value_and_grad
 
 
+def _hessian(d: int = 400, jitted: bool = True):
+    # The same function and analytic NumPy Hessian as bench_jacobians.py's hessian_d400.
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((d, d)) / np.sqrt(d)
+    b = rng.standard_normal((d, d)) / np.sqrt(d)
+    x = rng.standard_normal(d)
+
+    def logsumexp(z):
+        m = funcgrad.stop_gradient(fnp.max(z))
+        return fnp.log(fnp.sum(fnp.exp(z - m))) + m
+
+    def f(x):
+        return logsumexp(a @ x) + 0.5 * (x @ b @ x) + fnp.sum(fnp.sin(x))
+
+    hess = funcgrad.hessian(f)
+    if jitted:
+        hess = funcgrad.jit(hess)
+
+    def numpy_hessian():
+        z = a @ x
+        e = np.exp(z - z.max())
+        p = e / e.sum()
+        ap = a.T @ p
+        h = a.T @ (p[:, None] * a)
+        h -= np.outer(ap, ap)
+        h += 0.5 * (b + b.T)
+        h[np.diag_indices(d)] -= np.sin(x)
+        return h
+
+    np.testing.assert_allclose(hess(x), numpy_hessian(), rtol=1e-9, atol=1e-10)
+    return (lambda: hess(x)), numpy_hessian
+
+
+def _hvp_rosenbrock(n: int = 10_000, jitted: bool = True):
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-1.0, 2.0, n)
+    v = rng.standard_normal(n)
+
+    def rosen(x):
+        return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+    def hvp(x, v):
+        # forward-over-reverse: the directional derivative of the gradient
+        return funcgrad.jvp(funcgrad.grad(rosen), (x,), (v,))[1]
+
+    if jitted:
+        hvp = funcgrad.jit(hvp)
+
+    def numpy_hvp():
+        # d/dt of the hand-written gradient at x + t v:
+        #   g[i] = 200 (x[i] - x[i-1]^2) - 400 x[i] (x[i+1] - x[i]^2) - 2 (1 - x[i])
+        xm, xl, xr = x[1:-1], x[:-2], x[2:]
+        vm, vl, vr = v[1:-1], v[:-2], v[2:]
+        out = np.empty_like(x)
+        out[1:-1] = (200.0 * (vm - 2.0 * xl * vl) - 400.0 * (vm * (xr - xm * xm)
+                     + xm * (vr - 2.0 * xm * vm)) + 2.0 * vm)
+        out[0] = -400.0 * (v[0] * (x[1] - x[0] ** 2) + x[0] * (v[1] - 2.0 * x[0] * v[0])) \
+            + 2.0 * v[0]
+        out[-1] = 200.0 * (v[-1] - 2.0 * x[-2] * v[-2])
+        return out
+
+    np.testing.assert_allclose(hvp(x, v), numpy_hvp(), rtol=1e-10, atol=1e-8)
+    return (lambda: hvp(x, v)), numpy_hvp
+
+
+def _deriv6(jitted: bool = True):
+    import sympy
+
+    def f(x):
+        return fnp.tanh(fnp.sin(x) * x)
+
+    d = f
+    for _ in range(6):
+        d = funcgrad.grad(d)
+    if jitted:
+        d = funcgrad.jit(d)
+    s = sympy.Symbol("x")
+    # The closed form, common subexpressions shared, evaluated with NumPy functions.
+    numpy_d6 = sympy.lambdify(s, sympy.diff(sympy.tanh(sympy.sin(s) * s), s, 6), "numpy",
+                              cse=True)
+    x = np.float64(0.7)
+    np.testing.assert_allclose(d(x), numpy_d6(x), rtol=1e-11)
+    return (lambda: d(x)), (lambda: numpy_d6(x))
+
+
+def _jac_tanh(mode: str, jitted: bool = True, n_in: int = 200, n_out: int = 300):
+    # The same function and baseline as bench_jacobians.py's jac*_tanh_200x300.
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((n_out, n_in)) / np.sqrt(n_in)
+    x = rng.standard_normal(n_in)
+
+    def f(x):
+        return fnp.tanh(w @ x)
+
+    jac = (funcgrad.jacfwd if mode == "fwd" else funcgrad.jacrev)(f)
+    if jitted:
+        jac = funcgrad.jit(jac)
+
+    def numpy_jacobian():
+        t = np.tanh(w @ x)
+        return (1.0 - t * t)[:, None] * w
+
+    np.testing.assert_allclose(jac(x), numpy_jacobian(), rtol=1e-12, atol=1e-14)
+    return (lambda: jac(x)), numpy_jacobian
+
+
+def _elementwise(dtype, fusion: str | None, n: int = 10_000_000):
+    """grad of sum(sin(x) exp(-x^2) + x^2 / 2) over n elements; fusion: a funcgrad.compile
+    fusion mode ("chunked", "numexpr", "off"), or None for eager."""
+    x = np.linspace(-3.0, 3.0, n).astype(dtype)
+
+    def f(x):
+        return fnp.sum(fnp.sin(x) * fnp.exp(-x * x) + 0.5 * x ** 2)
+
+    g = funcgrad.grad(f)
+    if fusion is not None:
+        funcgrad.compile.set_fusion(fusion)
+        g = funcgrad.jit(g)
+
+    def numpy_grad():
+        e = np.exp(-x * x)
+        return (np.cos(x) - 2.0 * x * np.sin(x)) * e + x
+
+    got, want = g(x), numpy_grad()
+    assert got.dtype == want.dtype == dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-13)
+    return (lambda: g(x)), numpy_grad
+
+
 CASES = {
     "chain100_grad": lambda: _chain100(True),
     "chain100_grad_eager": lambda: _chain100(False),
     "mlp_b128_f32": lambda: _mlp(np.float32),
-    "mlp_b128_f64": lambda: _mlp(np.float64),
     "mlp_b128_f32_eager": lambda: _mlp(np.float32, jitted=False),
+    "mlp_b128_f64": lambda: _mlp(np.float64),
+    "mlp_b128_f64_eager": lambda: _mlp(np.float64, jitted=False),
     "mlp_small_b32_f64": lambda: _mlp(np.float64, sizes=(32, 64, 64, 10), batch=32),
     "mlp_small_b32_f64_eager": lambda: _mlp(np.float64, sizes=(32, 64, 64, 10), batch=32,
                                             jitted=False),
+    "hessian_d400": lambda: _hessian(400),
+    "hessian_d400_eager": lambda: _hessian(400, jitted=False),
+    "hvp_rosenbrock_1e4": lambda: _hvp_rosenbrock(),
+    "hvp_rosenbrock_1e4_eager": lambda: _hvp_rosenbrock(jitted=False),
+    "deriv6_tanh_sin": lambda: _deriv6(),
+    "deriv6_tanh_sin_eager": lambda: _deriv6(jitted=False),
+    "jacfwd_tanh_200x300": lambda: _jac_tanh("fwd"),
+    "jacfwd_tanh_200x300_eager": lambda: _jac_tanh("fwd", jitted=False),
+    "jacrev_tanh_200x300": lambda: _jac_tanh("rev"),
+    "jacrev_tanh_200x300_eager": lambda: _jac_tanh("rev", jitted=False),
+    "elementwise_1e7_f64_fused": lambda: _elementwise(np.float64, "chunked"),
+    "elementwise_1e7_f64_numexpr": lambda: _elementwise(np.float64, "numexpr"),
+    "elementwise_1e7_f64_unfused": lambda: _elementwise(np.float64, "off"),
+    "elementwise_1e7_f64_eager": lambda: _elementwise(np.float64, None),
+    "elementwise_1e7_f32_fused": lambda: _elementwise(np.float32, "chunked"),
+    "elementwise_1e7_f32_numexpr": lambda: _elementwise(np.float32, "numexpr"),
+    "elementwise_1e7_f32_unfused": lambda: _elementwise(np.float32, "off"),
+    "elementwise_1e7_f32_eager": lambda: _elementwise(np.float32, None),
 }
 
+def fusion_sweep() -> None:
+    """``--fusion-sweep``: the measurements behind funcgrad.compile.fusion's defaults (fused
+    vs unfused jit per size and dtype, block size, numexpr), printed as tables."""
+    from harness import time_callable
+
+    from funcgrad.compile import fusion_options
+
+    def transcendental(x):
+        return fnp.sum(fnp.sin(x) * fnp.exp(-x * x) + 0.5 * x ** 2)
+
+    def arithmetic(x):
+        return fnp.sum((x * 1.5 + 2.0) * x - 0.25 * x * x * x + x / 3.0)
+
+    def timed(fn, x, **cfg):
+        with fusion_options(**cfg):
+            g = funcgrad.jit(funcgrad.grad(fn))
+            g(x)
+        return time_callable(lambda: g(x), rounds=5, min_time=0.1)
+
+    print("fused (chunked, 64 KiB blocks) / unfused jit time, by size")
+    print(f"{'function':15s} {'dtype':8s}" + "".join(f"{'2^' + str(k):>8s}" for k in
+                                                      range(12, 24, 2)))
+    for fn in (transcendental, arithmetic):
+        for dt in (np.float32, np.float64):
+            row = []
+            for k in range(12, 24, 2):
+                x = np.linspace(-3.0, 3.0, 1 << k).astype(dt)
+                t_f = timed(fn, x, mode="chunked", min_size=1)
+                t_u = timed(fn, x, mode="off")
+                row.append(t_f / t_u)
+            print(f"{fn.__name__:15s} {np.dtype(dt).name:8s}" + "".join(f"{r:8.2f}" for r in row))
+
+    print("\nblock size (chunk_bytes) at n = 10^7: time / unfused")
+    sizes = [1 << k for k in range(12, 21, 2)]
+    print(f"{'function':15s} {'dtype':8s}" + "".join(f"{b // 1024:>6d}K" for b in sizes))
+    for fn in (transcendental, arithmetic):
+        for dt in (np.float32, np.float64):
+            x = np.linspace(-3.0, 3.0, 10_000_000).astype(dt)
+            t_u = timed(fn, x, mode="off")
+            row = [timed(fn, x, mode="chunked", min_size=1, chunk_bytes=b) / t_u
+                   for b in sizes]
+            print(f"{fn.__name__:15s} {np.dtype(dt).name:8s}" + "".join(f"{r:7.2f}" for r in row))
+
+    try:
+        import numexpr  # noqa: F401
+    except ImportError:
+        print("\nnumexpr not installed: no numexpr column")
+        return
+    print("\nn = 10^7, one thread: time / unfused")
+    print(f"{'function':15s} {'dtype':8s} {'chunked':>8s} {'numexpr':>8s}")
+    for fn in (transcendental, arithmetic):
+        for dt in (np.float32, np.float64):
+            x = np.linspace(-3.0, 3.0, 10_000_000).astype(dt)
+            t_u = timed(fn, x, mode="off")
+            t_c = timed(fn, x, mode="chunked")
+            t_n = timed(fn, x, mode="numexpr")
+            print(f"{fn.__name__:15s} {np.dtype(dt).name:8s} {t_c / t_u:8.2f} {t_n / t_u:8.2f}")
+
+
 if __name__ == "__main__":
-    main(CASES)
+    if "--fusion-sweep" in sys.argv:
+        fusion_sweep()
+    else:
+        main(CASES)

@@ -116,6 +116,12 @@ def _check_tangent(
     return t
 
 
+def _convert(x: Any, dtype: Any) -> Any:
+    from funcgrad.ops.elementwise import convert_element_type
+
+    return convert_element_type(x, dtype)
+
+
 def _xp_for_aval(a: ShapedArray) -> Any:
     from funcgrad.backend import get_default_device, xp_for_device
 
@@ -135,7 +141,7 @@ def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> 
         return treedef.flatten_up_to(tree)
     except ValueError as e:
         raise ValueError(
-            f"{what}: the {whose} must have the structure of the {like} {treedef}, got "
+            f"{what}: the {whose} must be structured like the {like} {treedef}, got "
             f"{t_tree} ({e})"
         ) from None
 
@@ -248,6 +254,15 @@ class _AuxFlat:
 # make_jaxpr
 
 
+def _all_array_leaves(x: Any) -> bool:
+    for leaf in tree_util.tree_leaves(x):
+        try:
+            get_aval(leaf)
+        except TypeError:
+            return False
+    return True
+
+
 def make_jaxpr(
     fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
 ) -> Callable[..., ClosedJaxpr]:
@@ -262,19 +277,26 @@ def make_jaxpr(
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> ClosedJaxpr:
-        dyn_idx = [i for i in range(len(args)) if i not in static]
+        nargs = len(args)
+        static_idx = {i % nargs for i in static if -nargs <= i < nargs}
+        dyn_idx = [i for i in range(nargs) if i not in static_idx]
+        # Keyword arguments are traced too (as by jit); ones holding non-array values (a
+        # string, a callable) are passed through as they are.
+        dyn_kw = {k: v for k, v in kwargs.items() if _all_array_leaves(v)}
 
-        def g(*dyn: Any) -> Any:
+        def g(dyn: tuple, kw: dict) -> Any:
             full = list(args)
             for i, v in zip(dyn_idx, dyn):
                 full[i] = v
-            return fun(*full, **kwargs)
+            return fun(*full, **{**kwargs, **kw})
 
         dyn_args = tuple(args[i] for i in dyn_idx)
-        leaves_with_path, in_tree = tree_util.tree_flatten_with_path(dyn_args)
+        leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kw))
         leaves = [leaf for _, leaf in leaves_with_path]
         origins = [
-            f"from argument {tree_util.keystr(p)}" for p, _ in leaves_with_path
+            f"from argument {tree_util.keystr(p[1:])}" if p[0].idx == 0
+            else f"from argument {p[1].key}{tree_util.keystr(p[2:])}"
+            for p, _ in leaves_with_path
         ]
         in_avals = [get_aval(x) for x in leaves]
         store: list = []
@@ -448,11 +470,14 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
             raise TypeError(
                 f"linear_transpose: inputs must be float or complex, got {a.str_short()}"
             )
-        in_avals.append(a.strip_weak())
+        # Python scalars stay weak while tracing, as when ``fun`` is called on them (x * f32
+        # array is float32); their cotangents are float64, as grad's are.
+        in_avals.append(a)
     store: list = []
     closed = trace_to_jaxpr(_flatten_fun(fun, p_tree, store), in_avals, current_trace())
     out_tree = store[0]
     out_avals = closed.out_avals
+    ct_avals = [tangent_aval(a) for a in in_avals]
 
     def transposed(ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, "linear_transpose", "cotangent", "output")
@@ -462,7 +487,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
         ]
         try:
             in_cts = backward_pass(
-                closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in in_avals], cts
+                closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in ct_avals], cts
             )
         except (MissingRuleError, ValueError) as e:
             # Transpose rules raise ValueError "... (not linear)" for products of two inputs.
@@ -472,6 +497,8 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
                 f"linear_transpose: the function is not linear in its inputs (or uses an "
                 f"operation without a transpose rule): {e}"
             ) from e
+        in_cts = [c if type(c) is Zero or get_aval(c).dtype == a.dtype
+                  else _convert(c, a.dtype) for c, a in zip(in_cts, ct_avals)]
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
     return transposed

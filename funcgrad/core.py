@@ -367,6 +367,9 @@ class Tracer:
             f"{user_source_info().at()}: inside a transformation, use funcgrad.numpy "
             "(`import funcgrad.numpy as fnp`) instead of numpy functions that funcgrad does not "
             "know, and return values out of the transformed function to get arrays."
+            + (" A NumPy array indexed by a traced integer (x[i] in a loop body or under "
+               "jit) needs funcgrad's indexing: fnp.take(x, i, axis=0) or fnp.at(x)[i].get()."
+               if self.aval.dtype.kind in "iub" else "")
         )
 
     def __repr__(self) -> str:

@@ -41,12 +41,13 @@ from typing import Any, NamedTuple
 import numpy
 
 from funcgrad.avals import float0
-from funcgrad.backend import get_default_device, is_array, xp_for, xp_for_device
+from funcgrad.backend import get_default_device, is_array, to_numpy, xp_for, xp_for_device
 from funcgrad.core import Primitive
 from funcgrad.interpreters.jaxpr_rules import weak_memo
 from funcgrad.interpreters.jvp import add_any_p
-from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, effectful_primitives
 from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
 
 __all__ = [
@@ -60,8 +61,11 @@ __all__ = [
 
 #: arrays smaller than this are not worth an ``out=`` (the keyword costs more than malloc)
 REUSE_MIN_SIZE = 4096
+#: most bytes of scratch buffers one generated function keeps between calls
+SCRATCH_MAX_BYTES = 1 << 25
 
 _INF = 1 << 62
+_tie_mask_p = getattr(_red, "tie_mask_p", None)
 _IMMUTABLE = (bool, int, float, complex, numpy.generic)
 
 
@@ -73,7 +77,8 @@ class Emission(NamedTuple):
     sequence. ``fresh`` says the results of rank >= 1 are newly allocated (never views of an
     input). ``out`` says ``expr`` is one call that accepts ``out=``: ``"elementwise"`` (a
     ufunc over exactly these operands: the output may be one of them) or ``"fresh"`` (the
-    output buffer must not be an operand). ``comment`` replaces the primitive's name in the
+    output buffer must not be an operand) or ``"first"`` (the output may be the first operand's
+    buffer, no other). ``comment`` replaces the primitive's name in the
     line's comment.
     """
 
@@ -159,6 +164,37 @@ def _arr(xp: Any, v: Any) -> Any:
     # As eager evaluation does: NumPy scalars (from reductions, 0-d ufuncs) leave as arrays,
     # on the device the function ran on.
     return xp.asarray(v) if isinstance(v, numpy.generic) else v
+
+
+class _Scratch:
+    """Buffers for intermediates that never leave the function, kept between calls.
+
+    Fresh arrays of tens of kilobytes and more are not free: freeing several makes malloc
+    hand the memory back to the system and the next call page-faults it in again (this
+    measured up to 4x the run time of a 10^4-element Hessian-vector product). ``get`` hands
+    a call its own set (a concurrent or re-entrant call gets a new one; ``list.pop`` and
+    ``append`` are atomic), ``put`` takes it back; a few sets per array module are kept.
+    """
+
+    __slots__ = ("specs", "free")
+
+    def __init__(self, specs: list[tuple[tuple, Any]]) -> None:
+        self.specs = specs
+        self.free: dict[int, list[list[Any]]] = {}
+
+    def get(self, xp: Any) -> list[Any]:
+        sets = self.free.get(id(xp))
+        if sets:
+            try:
+                return sets.pop()
+            except IndexError:  # another thread took it
+                pass
+        return [xp.empty(shape, dtype) for shape, dtype in self.specs]
+
+    def put(self, xp: Any, bufs: list[Any]) -> None:
+        sets = self.free.setdefault(id(xp), [])
+        if len(sets) < 2:
+            sets.append(bufs)
 
 
 def _unshare(xp: Any, v: Any, *others: Any) -> Any:
@@ -258,18 +294,30 @@ def _auto_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
         parts = [args[a.i] if isinstance(a, _Sentinel) else ctx.literal(a) for a in cargs]
         parts += [f"{k}={args[v.i] if isinstance(v, _Sentinel) else ctx.literal(v)}"
                   for k, v in ckw]
-        is_ufunc = isinstance(getattr(numpy, name, None), numpy.ufunc)
-        exact = (not ckw and len(cargs) == len(args)
-                 and all(isinstance(a, _Sentinel) and a.i == i for i, a in enumerate(cargs)))
+        uf = getattr(numpy, name, None)
+        is_ufunc = isinstance(uf, numpy.ufunc)
+        # One call of the ufunc with its inputs positional (operands, or literals from the
+        # params: `power(x, 2)`): it takes `out=`, which may be one of the operands.
+        plain_call = is_ufunc and not ckw and len(cargs) == uf.nin and uf.nout == 1
         return Emission(f"xp.{name}({', '.join(parts)})", fresh=is_ufunc,
-                        out="elementwise" if is_ufunc and exact else None)
+                        out="elementwise" if plain_call else None)
     if qual == "_reducer.<locals>.impl" and set(eqn.params) == {"axes"}:
         xp_name = _closure_var(impl, "xp_name")
         if not isinstance(xp_name, str) or not xp_name.isidentifier():
             return None
         axes = tuple(eqn.params["axes"])
-        return Emission(f"xp.{xp_name}({args[0]}, axis={axes!r})", fresh=bool(axes))
+        x = eqn.invars[0]
+        # As the impl: axis=None for a full reduction (NumPy's fast path; it also fixes the
+        # summation order the impl gets).
+        axis = None if axes and len(axes) == x.aval.ndim else axes
+        if xp_name in _REDUCE_METHODS and axis is not None and type(x) is Var:
+            # An array at run time: its method skips the function's dispatch (~4 us).
+            return Emission(f"{args[0]}.{xp_name}(axis={axis!r})", fresh=bool(axes))
+        return Emission(f"xp.{xp_name}({args[0]}, axis={axis!r})", fresh=bool(axes))
     return None
+
+
+_REDUCE_METHODS = frozenset(("sum", "max", "min", "prod", "any", "all"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,10 +412,104 @@ def _emit_dot_general(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | Non
         b = b if rc == (0,) else f"{b}.T"
         return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
     if rn == 2 and lc == (ln - 1,) and rc == (0,):
+        if ln > 2:
+            # One (M, K) @ (K, N) product instead of a stack of (1, K) @ (K, N) ones (what
+            # NumPy's matmul does with them): a single BLAS gemm, several times faster. Rows
+            # are summed by gemm rather than gemv, which may round differently in the last bit.
+            shape = eqn.invars[0].aval.shape
+            m, k = math.prod(shape[:-1]), shape[-1]
+            out = tuple(eqn.outvars[0].aval.shape)
+            return Emission(f"xp.matmul({a}.reshape({(m, k)!r}), {b}).reshape({out!r})",
+                            fresh=True)
         return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
+    if ln == 2 and rn == 1 and rc == (0,):
+        return Emission(f"xp.matmul({a if lc == (1,) else a + '.T'}, {b})", fresh=True)
+    if ln == 1 and rn == 2 and lc == (0,):
+        return Emission(f"xp.matmul({a}, {b if rc == (0,) else b + '.T'})", fresh=True)
     if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
         return Emission(f"xp.matmul({a}, {b})", fresh=True)
     return None
+
+
+def _emit_integer_pow(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    # NumPy's own `x ** 2` is `square` (three times faster than `power(x, 2)`; both give
+    # the correctly rounded x*x). Other exponents: the impl's `power`.
+    if eqn.params.get("y") == 2 and set(eqn.params) == {"y"}:
+        return Emission(f"xp.square({args[0]})", fresh=True, out="elementwise")
+    return None
+
+
+def _index_source(indexer: tuple) -> str | None:
+    """``indexer`` (static entries only) as subscript source (``1:, None``), or None."""
+    parts = []
+    for e in indexer:
+        if e is None:
+            parts.append("None")
+        elif e is Ellipsis:
+            parts.append("...")
+        elif type(e) is int:
+            parts.append(repr(e))
+        elif type(e).__name__ == "Slice":
+            sl = e.slice
+            if not all(v is None or type(v) is int for v in (sl.start, sl.stop, sl.step)):
+                return None
+            txt = ("" if sl.start is None else repr(sl.start)) + ":" + (
+                "" if sl.stop is None else repr(sl.stop))
+            if sl.step is not None:
+                txt += f":{sl.step!r}"
+            parts.append(txt)
+        else:
+            return None
+    if not parts:
+        return "()"
+    return ", ".join(parts) + ("," if len(parts) == 1 and parts[0] == "None" else "")
+
+
+def _emit_gather(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    # Basic indexing by static entries (slices, ints, None): what the impl's NumPy fast path
+    # does, for any array module (a view, or a scalar for all-int indices).
+    if len(eqn.invars) != 1 or eqn.invars[0].aval.ndim == 0:
+        return None
+    key = _index_source(tuple(eqn.params.get("indexer", ())))
+    if key is None:
+        return None
+    return Emission(f"{args[0]}[{key}]")
+
+
+def _emit_tie_mask(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    # The impl's computation in one expression (x == y, NaN equal to NaN, in x's dtype).
+    if eqn.params:
+        return None
+    x, y = args
+    dt = ctx.bind(eqn.outvars[0].aval.dtype, "dt")
+    eq = f"xp.equal({x}, {y})"
+    if eqn.invars[0].aval.dtype.kind in "fc":
+        eq = f"xp.logical_or({eq}, xp.logical_and(xp.isnan({x}), xp.isnan({y})))"
+    return Emission(f"{eq}.astype({dt})", fresh=True)
+
+
+def _scatter_add_static(x: Any, u: Any, key: tuple, out: Any = None) -> Any:
+    """``x`` with ``u`` added at the basic index ``key`` (no position twice), in ``out``
+    (which may be ``x`` itself) or a copy."""
+    if out is None:
+        out = x.copy()
+    elif out is not x:
+        out[...] = x
+    out[key] += u
+    return out
+
+
+def _emit_scatter_add(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    if len(eqn.invars) != 2 or eqn.invars[0].aval.ndim == 0:
+        return None
+    if eqn.invars[0].aval.dtype != eqn.outvars[0].aval.dtype:
+        return None
+    indexer = tuple(eqn.params.get("indexer", ()))
+    if _index_source(indexer) is None:
+        return None
+    key = ctx.bind(tuple(e.slice if type(e).__name__ == "Slice" else e for e in indexer), "ix")
+    fn = ctx.bind(_scatter_add_static, "scatter_add")
+    return Emission(f"{fn}({args[0]}, {args[1]}, {key})", fresh=True, out="first")
 
 
 emitters[add_any_p] = _emit_add_any
@@ -380,6 +522,8 @@ for _name, _emit in (("squeeze_p", _emit_squeeze), ("expand_dims_p", _emit_expan
         emitters[getattr(_shape, _name)] = _emit
 if hasattr(_ew, "select_n_p"):
     emitters[_ew.select_n_p] = _emit_select_n
+if hasattr(_ew, "integer_pow_p"):
+    emitters[_ew.integer_pow_p] = _emit_integer_pow
 
 
 def _register_optional() -> None:
@@ -390,9 +534,218 @@ def _register_optional() -> None:
     p = getattr(_linalg, "dot_general_p", None)
     if p is not None:
         emitters[p] = _emit_dot_general
+    try:
+        from funcgrad.ops import indexing as _indexing
+    except ImportError:  # pragma: no cover
+        return
+    for name, em in (("gather_p", _emit_gather), ("scatter_add_p", _emit_scatter_add)):
+        p = getattr(_indexing, name, None)
+        if p is not None:
+            emitters[p] = em
+    if _tie_mask_p is not None:
+        emitters[_tie_mask_p] = _emit_tie_mask
 
 
 _register_optional()
+
+
+class _DiagMatmulOp:
+    """Stands in for ``dot_general(identity * v, r)`` in the equations code generation walks."""
+
+    name = "diag_matmul"
+    multiple_results = False
+    impl = None
+
+
+DIAG_MATMUL = _DiagMatmulOp()
+
+
+def _diag_matmul(xp: Any, v: Any, r: Any, eye: Any, left: bool, check_r: bool) -> Any:
+    """``(eye * v) @ r`` (``left``) or ``r @ (eye * v)``, for an identity ``eye``: a row (or
+    column) scaling when everything is finite, which is then exactly what the product gives
+    (its other terms are zeros; only the sign of a zero result may differ); else the
+    product itself, so that infinities and NaNs spread as they would."""
+    if bool(xp.isfinite(v).all()) and (not check_r or bool(xp.isfinite(r).all())):
+        return xp.multiply(xp.reshape(v, (-1, 1) if left else (1, -1)), r)
+    m = xp.multiply(eye, v)
+    return xp.matmul(m, r) if left else xp.matmul(r, m)
+
+
+def _emit_diag_matmul(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    v, r, e = args
+    fn = ctx.bind(_diag_matmul, "diag_matmul")
+    return Emission(f"{fn}(xp, {v}, {r}, {e}, {eqn.params['left']}, "
+                    f"{eqn.params['check_r']})", fresh=True)
+
+
+emitters[DIAG_MATMUL] = _emit_diag_matmul  # type: ignore[index]
+_EYE_MAX_SIZE = 1 << 22
+
+
+def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
+    """``dot_general(identity * v, r)`` -> a row scaling of ``r`` by ``v`` (and ``r @ (identity
+    * v)`` -> a column scaling): what ``jacrev``/``hessian`` make of an elementwise function
+    followed by a matrix product, the identity being their basis. An O(n^3) product becomes
+    O(n^2); see :func:`_diag_matmul` for why the values do not change."""
+    dot = emitters_dot_general()
+    if dot is None:
+        return list(eqns)
+    eyes: set[Var] = set()
+    for v, c in consts.items():
+        a = v.aval
+        if (a.ndim == 2 and a.shape[0] == a.shape[1] and a.size <= _EYE_MAX_SIZE
+                and a.dtype.kind == "f" and is_array(c)):
+            host = numpy.asarray(to_numpy(c))
+            if numpy.array_equal(host, numpy.eye(a.shape[0], dtype=a.dtype)):
+                eyes.add(v)
+    if not eyes:
+        return list(eqns)
+    producer = {e.outvars[0]: e for e in eqns if len(e.outvars) == 1}
+    matmul_dn = (((1,), (0,)), ((), ()))
+    out: list[Eqn] = []
+    for eqn in eqns:
+        if eqn.prim is dot and eqn.params.get("dimension_numbers") == matmul_dn:
+            lhs, rhs = eqn.invars
+            for side, m_, r in ((True, lhs, rhs), (False, rhs, lhs)):
+                p = producer.get(m_) if type(m_) is Var else None
+                if p is None or p.prim is not _ew.mul_p or r.aval.ndim != 2:
+                    continue
+                a, b = p.invars
+                e, v = (a, b) if a in eyes else (b, a) if b in eyes else (None, None)
+                if e is None or type(v) is not Var:
+                    continue
+                n = e.aval.shape[0]
+                dts = {e.aval.dtype, v.aval.dtype, m_.aval.dtype, r.aval.dtype,
+                       eqn.outvars[0].aval.dtype}
+                if v.aval.size != n or v.aval.ndim > 2 or len(dts) != 1:
+                    continue
+                check_r = True
+                if r in consts:  # a const's finiteness is known now
+                    if not numpy.isfinite(numpy.asarray(to_numpy(consts[r]))).all():
+                        continue
+                    check_r = False
+                eqn = Eqn(DIAG_MATMUL, [v, r, e], eqn.outvars,
+                          {"left": side, "check_r": check_r}, eqn.source_info)
+                break
+        out.append(eqn)
+    return out
+
+
+def emitters_dot_general() -> Any:
+    from funcgrad.ops import linalg as _linalg
+
+    return getattr(_linalg, "dot_general_p", None)
+
+
+def _broadcasting_elementwise(eqn: Eqn) -> bool:
+    """Whether ``eqn`` is elementwise with NumPy broadcasting of its operands."""
+    p = eqn.prim
+    if p is add_any_p or p is getattr(_ew, "select_n_p", None) or p is _tie_mask_p:
+        return True
+    return getattr(getattr(p, "impl", None), "__qualname__", "") in _FACTORY_IMPLS
+
+
+def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
+    """``eqns`` where elementwise operations read the operand of a ``broadcast_in_dim``
+    (reshaped to the broadcast rank where needed) instead of its result, when NumPy's own
+    broadcasting gives the same result shape; broadcasts nobody reads then are dropped.
+
+    ``xp.multiply(xp.broadcast_to(a, s), b)`` costs ``broadcast_to`` (microseconds) and a
+    slower strided loop; ``xp.multiply(a, b)`` computes the same values with the same dtype
+    (the operand is an array of the same dtype either way).
+    """
+    prod: dict[Var, tuple[Any, tuple]] = {}  # bid result -> (its stand-in, expanded shape)
+    for eqn in eqns:
+        if eqn.prim is not _shape.broadcast_in_dim_p or set(eqn.params) != {
+                "shape", "broadcast_dimensions"}:
+            continue
+        x, out = eqn.invars[0], eqn.outvars[0]
+        if x.aval.dtype != out.aval.dtype:
+            continue
+        if x.aval.ndim == 0:
+            if type(x) is Literal:
+                # Typed as the broadcast result is (strong: an array's promotion).
+                prod[out] = (Literal(x.val, out.aval.update(shape=())), ())
+            elif not x.aval.weak_type:
+                prod[out] = (x, ())
+            continue
+        expanded = [1] * out.aval.ndim
+        for src, dst in enumerate(eqn.params["broadcast_dimensions"]):
+            expanded[dst] = x.aval.shape[src]
+        prod[out] = (x, tuple(expanded))
+    if not prod:
+        return list(eqns)
+    uses: dict[Var, int] = {}
+    for eqn in eqns:
+        for a in eqn.invars:
+            if type(a) is Var:
+                uses[a] = uses.get(a, 0) + 1
+    for a in outvars:
+        if type(a) is Var:
+            uses[a] = uses.get(a, 0) + 1
+    new: list[Eqn] = []
+    reshaped: dict[tuple, Var] = {}
+    # reshape results -> their operand: a reshape of a reshape reads the first operand
+    reshape_of = {e.outvars[0]: e.invars[0] for e in eqns
+                  if e.prim is _shape.reshape_p and type(e.invars[0]) is Var}
+    for eqn in eqns:
+        if _broadcasting_elementwise(eqn) and any(type(a) is Var and a in prod
+                                                  for a in eqn.invars):
+            out_shape = eqn.outvars[0].aval.shape
+            plan = None
+            for full_rank in (False, True):
+                # Each broadcast operand as its source (NumPy prepends the 1-axes itself), or
+                # else reshaped to the broadcast rank (when the result's rank needs it).
+                cand = []
+                for a in eqn.invars:
+                    if type(a) is Var and a in prod:
+                        x, expanded = prod[a]
+                        while type(x) is Var and x in reshape_of and reshape_of[x].aval.ndim >= 1:
+                            x = reshape_of[x]
+                        if not expanded or x.aval.shape == expanded or (
+                                not full_rank
+                                and expanded[len(expanded) - x.aval.ndim:] == x.aval.shape):
+                            cand.append((a, x, None))
+                        else:
+                            cand.append((a, x, expanded))
+                    else:
+                        cand.append((a, a, None))
+                shapes = [sh if sh is not None else x.aval.shape for _, x, sh in cand]
+                try:
+                    if numpy.broadcast_shapes(*shapes) == out_shape:
+                        plan = cand
+                        break
+                except ValueError:
+                    pass
+            if plan is not None:
+                ins = []
+                for a, x, shape in plan:
+                    if x is not a:
+                        uses[a] -= 1
+                    if shape is not None:
+                        key = (a, shape)
+                        r = reshaped.get(key)
+                        if r is None:
+                            r = reshaped[key] = Var(x.aval.update(shape=shape))
+                            new.append(Eqn(_shape.reshape_p, [x], [r], {"new_sizes": shape},
+                                           eqn.source_info))
+                        x = r
+                    ins.append(x)
+                eqn = eqn.replace(invars=ins)
+        new.append(eqn)
+    return new
+
+
+def _dce(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
+    """What the codegen-time rewrites left unread goes (broadcasts, reshapes, products)."""
+    live: set[Var] = {a for a in outvars if type(a) is Var}
+    kept: list[Eqn] = []
+    for e in reversed(eqns):
+        if e.prim in effectful_primitives or any(v in live for v in e.outvars):
+            live.update(a for a in e.invars if type(a) is Var)
+            kept.append(e)
+    kept.reverse()
+    return kept
 
 
 def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
@@ -443,8 +796,11 @@ def generate_source(
     """
     jaxpr = closed.jaxpr
     ctx = Context(fusion)
-    eqns = (_fusion.plan_fusion(jaxpr, fusion) if fusion is not None and fusion.mode != "off"
-            else jaxpr.eqns)
+    eqns = diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts)))
+    eqns = _dce(elide_broadcasts(eqns, jaxpr.outvars), jaxpr.outvars)
+    if fusion is not None and fusion.mode != "off":
+        eqns = _fusion.plan_fusion(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns),
+                                   fusion)
     fname = _py_name(name)
     n_in = len(jaxpr.invars)
     donated = tuple(donated) if donated is not None else (False,) * n_in
@@ -458,6 +814,20 @@ def generate_source(
 
     def src(a: Any) -> str:
         return ctx.literal(_typed_literal(a)) if type(a) is Literal else names[a]
+
+    # -- emissions first (names in order), so that escape analysis can see them --------------
+    params_src = [new_name(v) for v in jaxpr.invars]
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        names[v] = ctx.bind(c, "c")
+    emitted: list[tuple[Emission, list[str]]] = []
+    for eqn in eqns:
+        em = _emission(ctx, eqn, [src(a) for a in eqn.invars])
+        emitted.append((em, [new_name(v) for v in eqn.outvars]))
+    # Values that may be (views of) an output: they must not live in scratch buffers.
+    escapes: set[Var] = {a for a in jaxpr.outvars if type(a) is Var}
+    for eqn, (em, _) in zip(reversed(eqns), reversed(emitted)):
+        if not em.fresh and any(v in escapes for v in eqn.outvars):
+            escapes.update(a for a in eqn.invars if type(a) is Var)
 
     # -- liveness ---------------------------------------------------------------------------
     last_use: dict[Var, int] = {}
@@ -476,9 +846,11 @@ def generate_source(
     holder: dict[Var, str] = {}  # root -> a name holding exactly that buffer
     full: dict[Var, Var] = {}  # value -> the root whose whole buffer it is (not a view)
     pool: dict[tuple, list[Var]] = {}
-    params_src = []
+    spool: dict[tuple, list[Var]] = {}  # dead scratch buffers
+    scratch: dict[Var, int] = {}  # root -> its scratch slot
+    specs: list[tuple[tuple, Any]] = []
+    scratch_bytes = 0
     for i, v in enumerate(jaxpr.invars):
-        params_src.append(new_name(v))
         roots[v] = frozenset((v,))
         group_last[v] = last_use.get(v, -1)
         holder[v] = names[v]
@@ -486,7 +858,6 @@ def generate_source(
         if donated[i] and v.aval.ndim >= 1 and v.aval.size >= REUSE_MIN_SIZE:
             owned.add(v)
     for v, c in zip(jaxpr.constvars, closed.consts):
-        names[v] = ctx.bind(c, "c")
         roots[v] = frozenset() if isinstance(c, _IMMUTABLE) else frozenset((v,))
         group_last[v] = _INF  # consts live in the cache: never overwritten
 
@@ -495,7 +866,7 @@ def generate_source(
 
     def release(r: Var, i: int) -> None:
         if r in owned and group_last.get(r, _INF) == i:
-            pool.setdefault(pool_key(r.aval), []).append(r)
+            (spool if r in scratch else pool).setdefault(pool_key(r.aval), []).append(r)
 
     # Donated inputs nobody reads are free from the start.
     for v in jaxpr.invars:
@@ -504,8 +875,7 @@ def generate_source(
 
     lines: list[str] = []
     for i, eqn in enumerate(eqns):
-        args = [src(a) for a in eqn.invars]
-        em = _emission(ctx, eqn, args)
+        em, out_names = emitted[i]
         expr = em.expr
         outs = eqn.outvars
         in_roots: set[Var] = set()
@@ -514,16 +884,19 @@ def generate_source(
                 in_roots |= roots[a]
 
         target: Var | None = None
+        new_slot = False
         if em.out is not None and len(outs) == 1:
             o = outs[0]
             if o.aval.ndim >= 1 and o.aval.size >= REUSE_MIN_SIZE:
                 key = pool_key(o.aval)
-                if em.out == "elementwise":
+                local = o not in escapes  # may live in a scratch buffer
+                if em.out in ("elementwise", "first"):
                     # In place over an operand that dies here, when every operand aliasing
                     # that buffer is the whole buffer (same layout as the output).
-                    for a in eqn.invars:
+                    for a in (eqn.invars if em.out == "elementwise" else eqn.invars[:1]):
                         r = full.get(a) if type(a) is Var else None
                         if (r is not None and r in owned and group_last[r] == i
+                                and (local or r not in scratch)
                                 and pool_key(r.aval) == key
                                 and all(type(b) is not Var or r not in roots[b]
                                         or full.get(b) is r for b in eqn.invars)):
@@ -531,10 +904,19 @@ def generate_source(
                             break
                 if target is None and pool.get(key):
                     target = pool[key].pop()
+                if target is None and local and spool.get(key):
+                    target = spool[key].pop()
+                nbytes = o.aval.size * o.aval.dtype.itemsize
+                if (target is None and local and em.fresh
+                        and scratch_bytes + nbytes <= SCRATCH_MAX_BYTES):
+                    scratch_bytes += nbytes
+                    new_slot = True
+                    expr = f"{expr[:-1]}, out=_sb[{len(specs)}])"
+                    scratch[o] = len(specs)
+                    specs.append((o.aval.shape, o.aval.dtype))
                 if target is not None:
                     expr = f"{expr[:-1]}, out={holder[target]})"
 
-        out_names = [new_name(v) for v in outs]
         lhs = out_names[0] if not eqn.prim.multiple_results else (
             ", ".join(out_names) + ("," if len(out_names) == 1 else ""))
         if not out_names:
@@ -548,7 +930,7 @@ def generate_source(
                 r_set = frozenset((target,))
                 holder[target] = names[v]
                 full[v] = target
-            elif em.fresh:
+            elif em.fresh or new_slot:
                 r_set = frozenset((v,))
                 holder[v] = names[v]
                 full[v] = v
@@ -602,6 +984,9 @@ def generate_source(
         out_srcs.append(s)
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"
+    if specs:
+        scr = ctx.bind(_Scratch(specs), "scratch")
+        lines = [f"    _sb = {scr}.get(xp)", *lines, f"    {scr}.put(xp, _sb)"]
     body = lines + [f"    return [{', '.join(out_srcs)}]"]
     main = "\n".join([head, *body]) + "\n"
     if ctx.preamble:

@@ -48,6 +48,7 @@ import numpy
 
 from funcgrad.avals import float0
 from funcgrad.compile import codegen as _cg
+from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import Eqn, Jaxpr, Literal, Var
 from funcgrad.ops import elementwise as _ew
@@ -174,11 +175,11 @@ def _is_elementwise(eqn: Eqn) -> bool:
     p = eqn.prim
     if p in _ELEMENTWISE_OTHER:
         return True
-    return getattr(p.impl, "__qualname__", "") in _cg._FACTORY_IMPLS
+    return getattr(getattr(p, "impl", None), "__qualname__", "") in _cg._FACTORY_IMPLS
 
 
 def _fusible(eqn: Eqn, min_size: int) -> bool:
-    if type(eqn.prim) is _FusedOp or eqn.prim.multiple_results or len(eqn.outvars) != 1:
+    if not isinstance(eqn.prim, Primitive) or eqn.prim.multiple_results or len(eqn.outvars) != 1:
         return False
     out = eqn.outvars[0].aval
     if out.ndim == 0 or out.size < min_size or out.dtype == float0 or out.dtype.kind not in "biufc":

@@ -41,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -53,6 +54,7 @@ from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
 from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import indexing as _indexing
 from funcgrad.ops import linalg as _linalg
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
@@ -74,6 +76,9 @@ _SCAN_MAX_SIZE = 1 << 20
 
 Atom = Var | Literal
 _dot_general_p = getattr(_linalg, "dot_general_p", None)
+_scatter_add_p = getattr(_indexing, "scatter_add_p", None)
+_FOLD_BIG = frozenset(p for p in (_dot_general_p, _shape.transpose_p, _shape.reshape_p)
+                      if p is not None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,6 +228,20 @@ def _simplify_add(eqn: Eqn, ins: list[Atom], f: _Facts):
         return [x]
     if f.is_zero(x) and _same(y, out):
         return [y]
+    # x + -y -> x - y, -x + y -> y - x (exact)
+    for k in (1, 0):
+        z = _negated(ins[k], f)
+        if z is not None:
+            return Eqn(_ew.sub_p, [ins[1 - k], z], eqn.outvars, {}, eqn.source_info)
+    # scatter_add(0, u, idx) + y -> scatter_add(y, u, idx): what the transpose of slicing
+    # leaves behind (a zero array padded around u, then added), in one pass and no zeros.
+    for s_, other in ((x, y), (y, x)):
+        p = f.producer.get(s_) if type(s_) is Var else None
+        if (p is not None and p.prim is _scatter_add_p and len(p.invars) == 2
+                and f.uses.get(s_) == 1 and f.is_zero(p.invars[0])
+                and _same(other, out) and _same(s_, out)):
+            return Eqn(_scatter_add_p, [other, p.invars[1]], eqn.outvars, p.params,
+                       eqn.source_info)
     return None
 
 
@@ -234,6 +253,9 @@ def _simplify_sub(eqn: Eqn, ins: list[Atom], f: _Facts):
         return [x]
     if f.is_zero(x) and _same(y, out):
         return Eqn(_ew.neg_p, [y], eqn.outvars, {}, eqn.source_info)
+    z = _negated(y, f)
+    if z is not None:  # x - -z -> x + z (exact)
+        return Eqn(_ew.add_p, [x, z], eqn.outvars, {}, eqn.source_info)
     return None
 
 
@@ -251,15 +273,20 @@ def _simplify_mul(eqn: Eqn, ins: list[Atom], f: _Facts):
             return [y]
         if f.is_zero(x) and _same(x, out) and y.aval.dtype.kind in "biu":
             return [x]
-    return None
-
-
-@_rule(_ew.div_p)
-def _simplify_div(eqn: Eqn, ins: list[Atom], f: _Facts):
-    x, y = ins
-    if f.is_one(y) and _same(x, eqn.outvars[0]):
-        return [x]
-    return None
+    # (z + z) * c -> z * (2c) for a float literal |c| >= 1: 2z is exact and the product is
+    # rounded once either way (and overflows alike); reverse mode of z * z writes z + z.
+    for s_, c in ((x, y), (y, x)):
+        if type(c) is Literal and type(c.val) is float and out.aval.dtype.kind == "f":
+            p = f.producer.get(s_) if type(s_) is Var else None
+            two_c = 2.0 * c.val
+            if (p is not None and p.prim in (_ew.add_p, add_any_p) and p.invars[0] is p.invars[1]
+                    and type(p.invars[0]) is Var and f.uses.get(s_) == 1
+                    and abs(c.val) >= 1.0 and math.isfinite(two_c)
+                    and p.invars[0].aval == s_.aval):
+                z = p.invars[0]
+                new_ins = [z, Literal(two_c, c.aval)] if s_ is x else [Literal(two_c, c.aval), z]
+                return Eqn(_ew.mul_p, new_ins, eqn.outvars, {}, eqn.source_info)
+    return _push_neg(eqn, ins, f)
 
 
 @_rule(_ew.neg_p)
@@ -268,7 +295,51 @@ def _simplify_neg(eqn: Eqn, ins: list[Atom], f: _Facts):
     p = f.producer.get(x) if type(x) is Var else None
     if p is not None and p.prim is _ew.neg_p and _same(p.invars[0], eqn.outvars[0]):
         return [p.invars[0]]
+    # -(c * y) -> (-c) * y for a float literal c: negation is exact.
+    if (p is not None and p.prim is _ew.mul_p and f.uses.get(x) == 1
+            and eqn.outvars[0].aval.dtype.kind in "fc"):
+        a, b = p.invars
+        for c, y in ((a, b), (b, a)):
+            if type(c) is Literal and type(c.val) in (float, complex):
+                return Eqn(_ew.mul_p, [Literal(-c.val, c.aval), y] if c is a
+                           else [y, Literal(-c.val, c.aval)], eqn.outvars, {}, eqn.source_info)
     return None
+
+
+def _negated(a: Atom, f: _Facts) -> Atom | None:
+    """``y`` when ``a`` is ``neg y`` read only here, of exactly ``a``'s type (float)."""
+    p = f.producer.get(a) if type(a) is Var else None
+    if p is None or p.prim is not _ew.neg_p or f.uses.get(a) != 1:
+        return None
+    y = p.invars[0]
+    if (y.aval.shape != a.aval.shape or y.aval.dtype != a.aval.dtype
+            or y.aval.weak_type != a.aval.weak_type or a.aval.dtype.kind not in "fc"):
+        return None
+    return y
+
+
+def _push_neg(eqn: Eqn, ins: list[Atom], f: _Facts):
+    """``x * -y`` -> ``-(x * y)`` (also ``/``), where the negation can meet another one (or a
+    literal) and vanish: exact, as negation is; AD writes such chains a lot."""
+    for k in (0, 1):
+        y = _negated(ins[k], f)
+        if y is not None:
+            new_ins = list(ins)
+            new_ins[k] = y
+            out = eqn.outvars[0]
+            t = Var(out.aval)
+            f.uses[t] = 1
+            return (Eqn(eqn.prim, new_ins, [t], eqn.params, eqn.source_info),
+                    Eqn(_ew.neg_p, [t], [out], {}, eqn.source_info))
+    return None
+
+
+@_rule(_ew.div_p)
+def _simplify_div(eqn: Eqn, ins: list[Atom], f: _Facts):
+    x, y = ins
+    if f.is_one(y) and _same(x, eqn.outvars[0]):
+        return [x]
+    return _push_neg(eqn, ins, f)
 
 
 @_rule(_ew.convert_element_type_p)
@@ -375,14 +446,21 @@ def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
     prim = eqn.prim
     if prim.impl is None or prim in effectful_primitives or prim in inline_primitives:
         return None
-    if any(v.aval.size > FOLD_MAX_SIZE for v in eqn.outvars):
-        return None
     has_array = False
+    biggest = 0
     for a in ins:
         if type(a) is not Literal:
-            if a.aval.size > FOLD_MAX_SIZE:
-                return None
             has_array = has_array or is_array(f.const_vals[a])
+            biggest = max(biggest, a.aval.size)
+    # Products and transposes of consts (what jacfwd/hessian build from basis matrices:
+    # `0.5 * B` as an outer product, `I @ B`) are folded whatever their size when the result
+    # is no bigger than the biggest const it is made from: it costs the cache at most what
+    # that const already does, and saves a matrix product per call.
+    limit = max(FOLD_MAX_SIZE, biggest) if prim in _FOLD_BIG else FOLD_MAX_SIZE
+    if any(v.aval.size > limit for v in eqn.outvars):
+        return None
+    if prim not in _FOLD_BIG and biggest > FOLD_MAX_SIZE:
+        return None
     vals = [f.value(a) for a in ins]
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -402,6 +480,44 @@ def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
             if not isinstance(o, bool | int | float | complex | numpy.generic):
                 return None
     return list(outs)
+
+
+# Correctly rounded IEEE operations: on scalars they give exactly what they give elementwise.
+_EXACT_ARITH = frozenset(p for p in (
+    _ew.add_p, _ew.sub_p, _ew.mul_p, _ew.div_p, _ew.neg_p, add_any_p,
+    getattr(_ew, "max_p", None), getattr(_ew, "min_p", None)) if p is not None)
+
+
+def _fold_broadcast_scalars(eqn: Eqn, ins: list[Atom], f: _Facts) -> Eqn | None:
+    """``op(c, broadcast(d))`` for scalar consts/literals ``c``, ``d`` -> ``broadcast(op(c, d))``
+    (``100.0 * ones`` from a ``grad`` seed), so the broadcast can melt into its readers."""
+    if eqn.prim not in _EXACT_ARITH or len(eqn.outvars) != 1:
+        return None
+    out = eqn.outvars[0]
+    if out.aval.ndim == 0:
+        return None
+    scalars: list[Atom] = []
+    any_bid = False
+    for a in ins:
+        if a.aval.ndim == 0 and f.is_known(a):
+            scalars.append(a)
+            continue
+        p = f.producer.get(a) if type(a) is Var else None
+        if (p is None or p.prim is not _shape.broadcast_in_dim_p
+                or p.invars[0].aval.ndim != 0 or not f.is_known(p.invars[0])):
+            return None
+        # The broadcast result is an array of its dtype: a strong scalar of that dtype.
+        val = numpy.asarray(to_numpy(f.value(p.invars[0])), dtype=a.aval.dtype)[()]
+        scalars.append(Literal(val, a.aval.update(shape=())))
+        any_bid = True
+    if not any_bid:
+        return None
+    tmp = Var(out.aval.update(shape=()))
+    vals = _fold(eqn.replace(invars=scalars, outvars=[tmp]), scalars, f)
+    if vals is None or numpy.asarray(vals[0]).dtype != out.aval.dtype:
+        return None
+    return Eqn(_shape.broadcast_in_dim_p, [Literal(vals[0], tmp.aval)], eqn.outvars,
+               {"shape": tuple(out.aval.shape), "broadcast_dimensions": ()}, eqn.source_info)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,12 +602,21 @@ def _sweep(
                         env[v] = Literal(val, v.aval)
                 continue
 
+        if simplify and eqn.prim in _EXACT_ARITH:
+            folded = _fold_broadcast_scalars(eqn, ins, facts)
+            if folded is not None:
+                pending.append(folded)
+                continue
+
         rule = simplification_rules.get(eqn.prim) if simplify else None
         if rule is not None:
             res = rule(eqn, ins, facts)
             if isinstance(res, Eqn):
                 # Simplify the replacement again (a composed transpose may be the identity).
                 pending.append(res)
+                continue
+            if isinstance(res, tuple):  # several equations, in order
+                pending.extend(reversed(res))
                 continue
             if res is not None:
                 forward(eqn.outvars, res)

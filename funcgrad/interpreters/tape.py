@@ -25,8 +25,10 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy
+
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, eval_trace
+from funcgrad.core import Primitive, Trace, Tracer, _scalars_to_arrays, _trace_var, eval_trace
 from funcgrad.interpreters.jvp import (
     Zero,
     elementwise_primitives,
@@ -92,12 +94,15 @@ class TapeTrace(Trace):
         vals: list[Any] = []
         in_uids: list[int] = []
         live = False
+        foreign = False
         for x in args:
             if type(x) is TapeTracer and x._trace is self:
                 vals.append(x.val)
                 in_uids.append(x.uid)
                 live = True
             else:
+                if isinstance(x, Tracer):
+                    foreign = True
                 vals.append(x)
                 in_uids.append(-1)
         if not live:
@@ -106,10 +111,13 @@ class TapeTrace(Trace):
         if backward is _linearized_backward:
             # The node's linearization computes its outputs too: run the primitive once.
             outs, backward = _linearize_node(prim, vals, in_uids, params)
+        elif foreign:
+            outs = eval_trace.process_primitive(prim, vals, params)  # raises: a leaked tracer
         else:
-            outs = eval_trace.process_primitive(prim, vals, params)
+            outs = _eval(prim, vals, params)
         wrapped: list[Any] = []
         out_uids: list[int] = []
+        recorded = False
         for o in outs:
             dt = getattr(o, "dtype", None)
             if dt is None:  # a Python scalar passed straight through (an identity)
@@ -118,20 +126,38 @@ class TapeTrace(Trace):
                 t = TapeTracer(self, o)
                 wrapped.append(t)
                 out_uids.append(t.uid)
+                recorded = True
             else:
                 wrapped.append(o)
                 out_uids.append(-1)
-        if all(u < 0 for u in out_uids):
+        if not recorded:
             return outs
         self.nodes.append(_Node(prim, params, vals, in_uids, out_uids, outs, backward))
         return wrapped
 
 
+def _eval(prim: Primitive, vals: list[Any], params: dict) -> list[Any]:
+    """``eval_trace.process_primitive`` for operands known to hold no tracer, minus a layer:
+    the tape's forward pass runs one primitive per user operation."""
+    try:
+        if params:
+            hash(tuple(params.values()))
+        outs = prim.impl(*vals, **params)  # type: ignore[misc]
+    except Exception:
+        # The evaluation trace runs it again and reports the failure in its words.
+        return eval_trace.process_primitive(prim, vals, params)
+    for o in outs:
+        if isinstance(o, numpy.generic):
+            return _scalars_to_arrays(outs, vals)
+    return outs
+
+
 def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
+    if prim in elementwise_primitives and prim in jvp_fn_table \
+            and not prim.multiple_results:
+        return _elementwise_backward
     if prim.multiple_results:
         return _linearized_backward
-    if prim in elementwise_primitives and prim in jvp_fn_table:
-        return _elementwise_backward
     if (prim in linear_jvp_primitives or prim in multilinear_primitives) \
             and prim in transpose_rules:
         return _transpose_backward

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any
 
 import numpy
@@ -96,10 +97,7 @@ def _axes(name: str, axis: Any, ndim: int, scalar_axis: bool = True) -> tuple[in
     out = []
     for ax in items:
         if isinstance(ax, bool) or not isinstance(ax, int | numpy.integer):
-            raise TypeError(
-                f"{name}: axis must be None, an int or a tuple of ints, got "
-                f"{type(ax).__name__}"
-            )
+            ax = _index(name, ax, "None, an int or a tuple of ints")
         if not -ndim <= ax < ndim:
             raise ShapeError(
                 f"{name}: axis {int(ax)} is out of bounds for an array of rank {ndim}"
@@ -110,9 +108,19 @@ def _axes(name: str, axis: Any, ndim: int, scalar_axis: bool = True) -> tuple[in
     return tuple(sorted(out))
 
 
+def _index(name: str, ax: Any, what: str) -> int:
+    """``ax`` as an int if NumPy takes it as one (a 0-d integer array, say), else TypeError."""
+    try:
+        if not isinstance(ax, bool):
+            return operator.index(ax)
+    except TypeError:
+        pass
+    raise TypeError(f"{name}: axis must be {what}, got {type(ax).__name__}")
+
+
 def _axis1(name: str, axis: Any, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int | numpy.integer):
-        raise TypeError(f"{name}: axis must be an int or None, got {type(axis).__name__}")
+        axis = _index(name, axis, "an int or None")
     return _axes(name, axis, ndim, scalar_axis=False)[0]
 
 

@@ -74,7 +74,7 @@ def _arr(x: Any) -> Any:
 
 def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tuple[int, ...]:
     """Normalised axes in the given order; errors name the function, argument and rank."""
-    if isinstance(axis, int | numpy.integer):
+    if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0:
         axis = (axis,)
     try:
         axes = tuple(operator.index(a) for a in axis)
@@ -123,8 +123,7 @@ def _static_ints(v: Any, what: str) -> list[int]:
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
-    """Give ``a`` a new shape (one ``-1`` is inferred), read and written in ``order`` 'C'
-    (row-major) or 'F' (column-major).
+    """Give ``a`` a new shape (one ``-1`` is inferred); ``order='C'`` only.
 
     Example:
         >>> reshape(numpy.arange(6), (2, -1)).shape
@@ -134,19 +133,15 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         shape = newshape
     if shape is None:
         raise TypeError("reshape: missing the shape argument")
-    if order not in ("C", "F"):
+    if order != "C":
         raise NotImplementedError(
-            f"reshape: order={order!r} is not supported; use 'C' (row-major) or 'F' "
-            "(column-major)"
+            f"reshape: order={order!r} is not supported; funcgrad reshapes in C (row-major) "
+            "order only (transpose before/after to emulate Fortran order)"
         )
     a = _arr(a)
     if isinstance(shape, int | numpy.integer):
         shape = (shape,)
-    new = tuple(_static_int(s, "reshape: a shape entry") for s in shape)
-    if order == "F":
-        # Fortran order is C order on the reversed axes.
-        return _shape.transpose(_shape.reshape(_shape.transpose(a), new[::-1]))
-    return _shape.reshape(a, new)
+    return _shape.reshape(a, tuple(_static_int(s, "reshape: a shape entry") for s in shape))
 
 
 def ravel(a: Any, order: str = "C") -> Any:
@@ -156,14 +151,11 @@ def ravel(a: Any, order: str = "C") -> Any:
         >>> ravel(numpy.ones((2, 3))).shape
         (6,)
     """
-    if order not in ("C", "F"):
+    if order != "C":
         raise NotImplementedError(
-            f"ravel: order={order!r} is not supported; use 'C' (row-major) or 'F' "
-            "(column-major)"
+            f"ravel: order={order!r} is not supported; funcgrad flattens in C order only"
         )
     a = _arr(a)
-    if order == "F":
-        a = _shape.transpose(a)
     return _shape.reshape(a, (get_aval(a).size,))
 
 
@@ -279,7 +271,12 @@ def expand_dims(a: Any, axis: Any) -> Any:
         (1, 2, 3, 1)
     """
     a = _arr(a)
-    n_new = 1 if isinstance(axis, int | numpy.integer) else len(axis)
+    if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0:
+        n_new = 1
+    elif isinstance(axis, tuple | list):
+        n_new = len(axis)
+    else:
+        raise TypeError(f"expand_dims: axis must be an int or a tuple of ints, got {axis!r}")
     dims = _axes_tuple("expand_dims", axis, get_aval(a).ndim + n_new)
     return _shape.expand_dims(a, dims)
 
@@ -745,7 +742,8 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     av = get_aval(x)
     shifts = _static_ints(shift, "roll: shift")
     axes = [_axis("roll", ax, av.ndim) for ax in (
-        [axis] if isinstance(axis, int | numpy.integer) else list(axis))]
+        [axis] if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0
+        else list(axis))]
     try:
         pairs = numpy.broadcast(numpy.asarray(shifts), numpy.asarray(axes))
     except ValueError:

@@ -97,6 +97,13 @@ def _inexact(name: str, x: Any) -> Any:
 
 def _prep(name: str, *xs: Any) -> list[Any]:
     """Array operands on one device, in one inexact dtype (NumPy's common type)."""
+    # Fast path: host arrays or tracers already in one linalg dtype.
+    dts = {x.dtype for x in xs if type(x) is numpy.ndarray or isinstance(x, Tracer)}
+    if len(dts) == 1 and len(xs) == sum(
+            1 for x in xs if type(x) is numpy.ndarray or isinstance(x, Tracer)):
+        (dt,) = dts
+        if dt in _INEXACT:
+            return list(xs)
     arrs = [_inexact(name, x) for x in _fl._arrs(*xs)]
     if len(arrs) > 1:
         dt = numpy.result_type(*(get_aval(a).dtype for a in arrs))
@@ -317,7 +324,8 @@ def solve(a: Any, b: Any) -> Any:
     if ba.ndim == 1:
         if ba.shape[0] != n:
             raise ShapeError(f"solve: a {aa.str_short()} and b {ba.str_short()} do not match")
-        b2 = _shape.broadcast_in_dim(b, aa.shape[:-2] + (n, 1), (aa.ndim - 2,))
+        b2 = (_shape.reshape(b, (n, 1)) if aa.ndim == 2 else
+              _shape.broadcast_in_dim(b, aa.shape[:-2] + (n, 1), (aa.ndim - 2,)))
         return _shape.reshape(_ld.solve(a, b2), aa.shape[:-1])
     try:
         batch = tuple(numpy.broadcast_shapes(aa.shape[:-2], ba.shape[:-2]))
@@ -838,8 +846,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *,  # noqa: N8
     s = _ew.stop_gradient(s)
     if tol is None:
         if rtol is None:
-            rtol = builtins.max(a.shape[-2:]) * numpy.finfo(get_aval(s).dtype).eps
-            rt: Any = rtol
+            rt: Any = builtins.max(a.shape[-2:]) * float(numpy.finfo(get_aval(s).dtype).eps)
         else:
             rt = _fs.expand_dims(_as_cutoff_array(rtol, s), -1)
         tol_arr = _ew.mul(_fr.max(s, axis=-1, keepdims=True, initial=0), rt)

@@ -20,6 +20,7 @@ Several wrappers are named like Python builtins (``abs``, ``max``, ``min``, ``po
 from __future__ import annotations
 
 import builtins
+import cmath
 import math
 import operator
 from typing import Any
@@ -911,7 +912,16 @@ def fmod(x: Any, y: Any) -> Any:
     return bind1(fmod_p, x, y)
 
 
+_PY_NUMBERS = (int, float, builtins.complex)
+
+
 def _pow_jvp_x(g, ans, x, y):
+    if type(y) in _PY_NUMBERS:
+        # A Python exponent: its arithmetic stays in Python, so nothing is promoted past x's
+        # dtype (an op on Python scalars alone gives a strong float64).
+        if y == 0:
+            return mul(g, 0.0)
+        return mul(g, mul(y, pow(x, y - 1)))
     # y * x**(y-1), but 0 at x = y = 0 (0 * 0**-1 would be nan). Only that point is
     # guarded: selecting on y == 0 alone would lose the mixed derivative d2/dxdy = 1/x there.
     at_origin = and_(eq(x, 0), eq(y, 0))
@@ -922,6 +932,14 @@ def _pow_jvp_x(g, ans, x, y):
 
 def _pow_jvp_y(g, ans, x, y):
     # log(x) * x**y, with log(0) replaced so 0**y (y > 0) has slope 0 in y instead of nan.
+    if type(x) in _PY_NUMBERS:
+        if x == 0:
+            return mul(g, 0.0)
+        if type(x) is builtins.complex:
+            lx: Any = cmath.log(x)
+        else:
+            lx = math.log(x) if x > 0 else math.nan  # NumPy's real log of x < 0 is nan
+        return mul(g, mul(ans, lx))
     return mul(g, mul(log(select_n(eq(x, 0), x, 1)), ans))
 
 
@@ -967,11 +985,17 @@ def min(x: Any, y: Any) -> Any:  # noqa: A001
     return bind1(min_p, x, y)
 
 
+def _sq(v: Any) -> Any:
+    # Python scalars are squared in Python, keeping them weak (a square primitive on a Python
+    # scalar gives a strong float64 that would promote float32 operands).
+    return v * v if type(v) in _PY_NUMBERS else square(v)
+
+
 atan2_p = _binary(
     "atan2",
     lambda xp, x, y: xp.arctan2(x, y),
-    lambda g, ans, x, y: mul(g, div(y, add(square(x), square(y)))),
-    lambda g, ans, x, y: neg(mul(g, div(x, add(square(x), square(y))))),
+    lambda g, ans, x, y: mul(g, div(y, add(_sq(x), _sq(y)))),
+    lambda g, ans, x, y: neg(mul(g, div(x, add(_sq(x), _sq(y))))),
 )
 
 

@@ -371,6 +371,16 @@ def _as_array(xp: Any, x: Any) -> Any:
     return xp.asarray(x) if isinstance(x, bool | int | float | complex | numpy.generic) else x
 
 
+def _index_arrays(x: Any, idx: tuple) -> tuple:
+    """Index operands as arrays: jit's generated code passes traced Python-int arguments
+    (``xs[i]`` with ``i`` a jit argument) to the implementation as they are."""
+    for i in idx:
+        if isinstance(i, bool | int | numpy.generic):
+            xp = xp_for(x, *idx)
+            return tuple(_as_array(xp, a) for a in idx)
+    return idx
+
+
 def _zeros(shape: tuple[int, ...], dtype: Any, device: str | None) -> Any:
     return xp_for_device(device or get_default_device()).zeros(shape, dtype=dtype)
 
@@ -401,6 +411,7 @@ def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str) -> list:
         return [x[_index_tuple(indexer, idx)]]
     xp = xp_for(x, *idx, what="gather")
     x = _as_array(xp, x)
+    idx = _index_arrays(x, idx)
     if idx and (mode != "raise" or not _is_numpy_like(xp)):
         idx = tuple(_fix_indices("gather", xp, x.shape, indexer, idx, mode))
     return [x[_index_tuple(indexer, idx)]]
@@ -631,6 +642,7 @@ def _full_rank_updates(u: Any, x: Any, idx: tuple, indexer: tuple) -> Any:
 
 
 def _scatter_add_impl(x, u, *idx, indexer, mode):
+    idx = _index_arrays(x, idx)
     u = _full_rank_updates(u, x, idx, indexer)
     xp, out, key = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
     if not idx:
@@ -643,12 +655,14 @@ def _scatter_add_impl(x, u, *idx, indexer, mode):
 
 
 def _scatter_impl(x, u, *idx, indexer, mode):
+    idx = _index_arrays(x, idx)
     _, out, key = _scatter_prepare("scatter", x, u, idx, indexer, mode)
     out[key] = u
     return [out]
 
 
 def _scatter_mul_impl(x, u, *idx, indexer, mode):
+    idx = _index_arrays(x, idx)
     u = _full_rank_updates(u, x, idx, indexer)
     xp, out, key = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
     if not idx:
@@ -691,6 +705,7 @@ def _key_indexer(key: tuple) -> tuple:
 
 def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
     def impl(x, u, *idx, indexer, mode):
+        idx = _index_arrays(x, idx)
         u = _full_rank_updates(u, x, idx, indexer)
         xp, out, key = _scatter_prepare(name, x, u, idx, indexer, mode)
         if not idx:

@@ -11,6 +11,7 @@ scalars). The implementation is one transpose/reshape to ``(batch, M, K) @ (batc
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import numpy
@@ -118,7 +119,7 @@ _MATMUL_DN = (((1,), (0,)), ((), ()))
 
 
 def _prod(shape: Any) -> int:
-    return int(numpy.prod(shape, dtype=numpy.int64))
+    return math.prod(shape)  # numpy.prod of a short tuple costs microseconds
 
 
 def _dot_general_impl(lhs: Any, rhs: Any, dimension_numbers) -> list:
@@ -216,9 +217,19 @@ def _ranges_like(*xs: tuple[int, ...]) -> list[tuple[int, ...]]:
 def _transpose_lhs(ct: Any, y: Any, dimension_numbers, x_aval: ShapedArray,
                    swap_ans: bool = False) -> Any:
     """Cotangent of the lhs ``x`` of ``dot_general(x, y)`` given the output cotangent."""
+    dims, perm = _transpose_lhs_dims(dimension_numbers, x_aval.ndim, get_aval(y).ndim, swap_ans)
+    r = bind1(dot_general_p, ct, y, dimension_numbers=dims)
+    if perm != tuple(range(len(perm))):
+        r = _shape.transpose(r, perm)
+    if get_aval(r).dtype != x_aval.dtype and x_aval.dtype.kind in "fc":
+        r = _ew.convert_element_type(r, x_aval.dtype)
+    return r
+
+
+@functools.lru_cache(maxsize=1024)
+def _transpose_lhs_dims(dimension_numbers, x_ndim: int, y_ndim: int, swap_ans: bool):
+    """(dimension numbers of the cotangent product, permutation of its result)."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    x_ndim = x_aval.ndim
-    y_ndim = get_aval(y).ndim
     x_kept = _free(x_ndim, x_contract, x_batch)
     y_kept = _free(y_ndim, y_contract, y_batch)
     if swap_ans:
@@ -230,12 +241,8 @@ def _transpose_lhs(ct: Any, y: Any, dimension_numbers, x_aval: ShapedArray,
     # increasing y-axis order; each pairs with an x axis.
     x_contract_sorted_by_y = [x for _, x in sorted(zip(y_contract, x_contract))]
     out_axes = list(x_batch) + list(x_kept) + x_contract_sorted_by_y
-    perm = tuple(int(i) for i in numpy.argsort(out_axes))
-    r = bind1(dot_general_p, ct, y, dimension_numbers=dims)
-    r = _shape.transpose(r, perm)
-    if get_aval(r).dtype != x_aval.dtype and x_aval.dtype.kind in "fc":
-        r = _ew.convert_element_type(r, x_aval.dtype)
-    return r
+    perm = tuple(sorted(range(len(out_axes)), key=out_axes.__getitem__))
+    return dims, perm
 
 
 def _transpose_rhs(ct: Any, x: Any, dimension_numbers, y_aval: ShapedArray) -> Any:

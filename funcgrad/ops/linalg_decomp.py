@@ -122,9 +122,10 @@ def _check_matrix(name: str, a: ShapedArray) -> tuple[int, int]:
 def _check_rhs(name: str, a: ShapedArray, b: ShapedArray) -> None:
     n = a.shape[-1]
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != n:
+        want = ",".join([str(d) for d in a.shape[:-2]] + [str(n), "k"])
         raise ShapeError(
-            f"{name}: the right-hand side must have shape {a.shape[:-2] + (n, 'k')} for the "
-            f"matrix {a.str_short()}, got {b.str_short()}"
+            f"{name}: the right-hand side must have shape [{want}] for the matrix "
+            f"{a.str_short()}, got {b.str_short()}"
         )
 
 

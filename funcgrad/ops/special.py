@@ -230,11 +230,13 @@ def _erfcx_table(xp: Any, ax: Any) -> Any:
     r = xp.full(ax.shape, numpy.nan)
     for a, b, coeffs in _ERFCX_INTERVALS:
         m = (ax >= a) & (ax < b)
-        v = ax[m]
-        r[m] = _horner(coeffs, (2.0 * v - (a + b)) / (b - a))
+        if m.any():  # small inputs usually touch one interval: skip the others' work
+            v = ax[m]
+            r[m] = _horner(coeffs, (2.0 * v - (a + b)) / (b - a))
     m = ax >= 10.0
-    v = ax[m]
-    r[m] = _horner(_ERFCX_ASYMPT, 0.5 / (v * v)) / (v * _SQRT_PI)
+    if m.any():
+        v = ax[m]
+        r[m] = _horner(_ERFCX_ASYMPT, 0.5 / (v * v)) / (v * _SQRT_PI)
     return r
 
 
@@ -247,45 +249,66 @@ def _erfc_pos(xp: Any, ax: Any) -> Any:
     return xp.where(ax >= 27.5, 0.0, out)  # below the smallest subnormal
 
 
+def _erf_small(v: Any) -> Any:
+    """``erf(v)`` for ``|v| < 0.5``."""
+    return v * _horner(_ERF_SMALL, v * v)
+
+
 def _erf64(xp: Any, x: Any) -> Any:
-    ax = xp.abs(x)
+    small = xp.abs(x) < 0.5
+    if small.all():
+        return _erf_small(x)
     out = xp.empty_like(x)
-    m = ax < 0.5
-    v = x[m]
-    out[m] = v * _horner(_ERF_SMALL, v * v)
-    m = ~m
+    v = x[small]
+    out[small] = _erf_small(v)
+    m = ~small
     v = x[m]
     out[m] = xp.copysign(1.0 - _erfc_pos(xp, xp.abs(v)), v)
     return out
 
 
 def _erfc64(xp: Any, x: Any) -> Any:
-    ax = xp.abs(x)
+    small = xp.abs(x) < 0.5
+    if small.all():
+        return 1.0 - _erf_small(x)
     out = xp.empty_like(x)
-    m = ax < 0.5
-    v = x[m]
-    out[m] = 1.0 - v * _horner(_ERF_SMALL, v * v)
-    m = ~m
+    out[small] = 1.0 - _erf_small(x[small])
+    m = ~small
     v = x[m]
     c = _erfc_pos(xp, xp.abs(v))
     out[m] = xp.where(v < 0, 2.0 - c, c)
     return out
 
 
+def _halley_erf(xp: Any, x: Any, target: Any, tail: bool) -> Any:
+    """Halley steps for ``erf(x) = target`` (``erfc(x) = target`` when ``tail``), x > 0."""
+    # Cubic convergence from Winitzki's guess: its ~1e-3 relative error in the centre needs
+    # two steps; far in the tail (erfcinv(1e-300)) it is ~1e-2, which needs three.
+    for _ in range(3 if tail else 2):
+        fp = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
+        # f = erf(x) - y, from erfc in the tail where erf(x) is too close to 1.
+        f = target - _erfc64(xp, x) if tail else _erf64(xp, x) - target
+        x = x - f / (fp + x * f)
+    return x
+
+
 def _erfinv_core(xp: Any, ay: Any, tail: Any) -> Any:
     """``x >= 0`` with ``erf(x) = ay``, given ``tail = 1 - ay`` (exact where ``ay >= 0.5``)."""
-    # Winitzki's approximation (relative error ~1e-3), then Halley steps (cubic).
+    # Winitzki's approximation (relative error ~1e-3), then Halley steps.
     a = 0.147
     w = -(xp.log(tail) + xp.log1p(ay))
     t = 2.0 / (math.pi * a) - 0.5 * w
     x = xp.sqrt(xp.maximum(xp.sqrt(t * t + w / a) - t, 0.0))
     in_tail = ay >= 0.5
-    for _ in range(3):
-        fp = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
-        # f = erf(x) - ay, from erfc in the tail where erf(x) is too close to 1.
-        f = xp.where(in_tail, tail - _erfc64(xp, x), _erf64(xp, x) - ay)
-        x = x - f / (fp + x * f)
-    return x
+    if not in_tail.any():
+        return _halley_erf(xp, x, ay, tail=False)
+    if in_tail.all():
+        return _halley_erf(xp, x, tail, tail=True)
+    out = xp.empty_like(x)
+    out[in_tail] = _halley_erf(xp, x[in_tail], tail[in_tail], tail=True)
+    m = ~in_tail
+    out[m] = _halley_erf(xp, x[m], ay[m], tail=False)
+    return out
 
 
 def _erfinv64(xp: Any, y: Any) -> Any:
@@ -313,77 +336,96 @@ def _lgamma_small(z: Any) -> Any:
     return z * _horner(_LGAMMA2_COEFFS, 2.0 * z)
 
 
-def _lgamma_pos(xp: Any, v: Any) -> Any:
-    """``lgamma(v)`` for finite ``v > 0``."""
-    out = xp.empty_like(v)
-    m = v < 0.5
-    z = v[m]
-    out[m] = _lgamma_small(z) - xp.log(z) - xp.log1p(z)  # lgamma(z + 2) - log(z (z + 1))
-    m = (v >= 0.5) & (v < 1.5)
-    z = v[m] - 1.0
-    out[m] = _lgamma_small(z) - xp.log1p(z)
-    m = (v >= 1.5) & (v < 2.5)
-    out[m] = _lgamma_small(v[m] - 2.0)
-    m = (v >= 2.5) & (v < 10.0)
-    z = v[m]
+def _put(out: Any, m: Any, fn: Any, src: Any) -> None:
+    """``out[m] = fn(src[m])``, skipped when ``m`` is empty (small inputs hit few branches)."""
+    if m.any():
+        out[m] = fn(src[m])
+
+
+def _lgamma_mid(xp: Any, z: Any) -> Any:
+    """``lgamma(z)`` for ``2.5 <= z < 10``: down into [1.5, 2.5) by the recurrence."""
     prod = xp.ones_like(z)
-    for _ in range(8):  # down into [1.5, 2.5): lgamma(z) = log((z-1)...(z-k)) + lgamma(z-k)
+    for _ in range(8):  # lgamma(z) = log((z-1)...(z-k)) + lgamma(z-k)
         step = z >= 2.5
         z = xp.where(step, z - 1.0, z)
         prod = xp.where(step, prod * z, prod)
-    out[m] = xp.log(prod) + _lgamma_small(z - 2.0)
-    m = v >= 10.0
-    z = v[m]
-    out[m] = (z - 0.5) * xp.log(z) - z + _HALF_LOG_2PI + _horner(_STIRLING, 1.0 / (z * z)) / z
+    return xp.log(prod) + _lgamma_small(z - 2.0)
+
+
+def _lgamma_pos(xp: Any, v: Any) -> Any:
+    """``lgamma(v)`` for finite ``v > 0``."""
+    out = xp.empty_like(v)
+    # lgamma(z) = lgamma(z + 2) - log(z (z + 1)) below 1/2.
+    _put(out, v < 0.5, lambda z: _lgamma_small(z) - xp.log(z) - xp.log1p(z), v)
+    _put(out, (v >= 0.5) & (v < 1.5), lambda z: _lgamma_small(z - 1.0) - xp.log1p(z - 1.0), v)
+    _put(out, (v >= 1.5) & (v < 2.5), lambda z: _lgamma_small(z - 2.0), v)
+    _put(out, (v >= 2.5) & (v < 10.0), lambda z: _lgamma_mid(xp, z), v)
+    _put(out, v >= 10.0, lambda z: (z - 0.5) * xp.log(z) - z + _HALF_LOG_2PI
+         + _horner(_STIRLING, 1.0 / (z * z)) / z, v)
     return out
 
 
+def _lgamma_reflected(xp: Any, v: Any) -> Any:
+    """``lgamma(v)`` for finite negative non-integer ``v``."""
+    s = xp.abs(xp.sin(math.pi * (v - xp.round(v))))
+    return xp.log(math.pi / s) - _lgamma_pos(xp, 1.0 - v)
+
+
 def _lgamma64(xp: Any, x: Any) -> Any:
-    out = xp.full_like(x, numpy.nan)
     finite = xp.isfinite(x)
-    m = finite & (x > 0)
-    out[m] = _lgamma_pos(xp, x[m])
+    pos = finite & (x > 0)
+    if pos.all():
+        return _lgamma_pos(xp, x)
+    out = xp.full_like(x, numpy.nan)
+    _put(out, pos, lambda v: _lgamma_pos(xp, v), x)
     out[x == numpy.inf] = numpy.inf
     out[x == -numpy.inf] = -numpy.inf  # as SciPy
     integer = finite & (x == xp.floor(x))
     out[integer & (x <= 0)] = numpy.inf
-    m = finite & (x < 0) & ~integer
-    v = x[m]
-    s = xp.abs(xp.sin(math.pi * (v - xp.round(v))))
-    out[m] = xp.log(math.pi / s) - _lgamma_pos(xp, 1.0 - v)
+    _put(out, finite & (x < 0) & ~integer, lambda v: _lgamma_reflected(xp, v), x)
     return out
+
+
+def _digamma_rest(xp: Any, z: Any) -> Any:
+    """``digamma(z)`` for ``z > 0``: the recurrence up to 10, then the asymptotic series."""
+    acc = xp.zeros_like(z)
+    for _ in range(10):  # psi(z) = psi(z + 1) - 1 / z
+        step = z < 10.0
+        acc = xp.where(step, acc - 1.0 / z, acc)
+        z = xp.where(step, z + 1.0, z)
+    w = 1.0 / (z * z)
+    return acc + xp.log(z) - 0.5 / z - w * _horner(_DIGAMMA_ASYMPT, w)
+
+
+def _digamma_root(v: Any) -> Any:
+    """``digamma(v)`` within 1/4 of its positive root (relative accuracy at the root)."""
+    hi, lo = _DIGAMMA_ROOT
+    h = (v - hi) - lo
+    return h * _horner(_DIGAMMA_ROOT_COEFFS, 4.0 * h)
 
 
 def _digamma_pos(xp: Any, v: Any) -> Any:
     """``digamma(v)`` for finite ``v > 0``."""
     out = xp.empty_like(v)
-    hi, lo = _DIGAMMA_ROOT
-    root = xp.abs(v - hi) < 0.25
-    h = (v[root] - hi) - lo
-    out[root] = h * _horner(_DIGAMMA_ROOT_COEFFS, 4.0 * h)
-    rest = ~root
-    z = v[rest]
-    acc = xp.zeros_like(z)
-    for _ in range(10):  # up to z >= 10: psi(z) = psi(z + 1) - 1 / z
-        step = z < 10.0
-        acc = xp.where(step, acc - 1.0 / z, acc)
-        z = xp.where(step, z + 1.0, z)
-    w = 1.0 / (z * z)
-    out[rest] = acc + xp.log(z) - 0.5 / z - w * _horner(_DIGAMMA_ASYMPT, w)
+    root = xp.abs(v - _DIGAMMA_ROOT[0]) < 0.25
+    _put(out, root, _digamma_root, v)
+    _put(out, ~root, lambda z: _digamma_rest(xp, z), v)
     return out
 
 
 def _digamma64(xp: Any, x: Any) -> Any:
-    out = xp.full_like(x, numpy.nan)
     finite = xp.isfinite(x)
-    m = finite & (x > 0)
-    out[m] = _digamma_pos(xp, x[m])
+    pos = finite & (x > 0)
+    if pos.all():
+        return _digamma_pos(xp, x)
+    out = xp.full_like(x, numpy.nan)
+    _put(out, pos, lambda v: _digamma_pos(xp, v), x)
     out[x == numpy.inf] = numpy.inf
     zero = x == 0
-    out[zero] = xp.where(xp.signbit(x[zero]), numpy.inf, -numpy.inf)  # as SciPy
-    m = finite & (x < 0) & (x != xp.floor(x))
-    v = x[m]
-    out[m] = _digamma_pos(xp, 1.0 - v) - math.pi / xp.tan(math.pi * (v - xp.round(v)))
+    _put(out, zero, lambda v: xp.where(xp.signbit(v), numpy.inf, -numpy.inf), x)  # as SciPy
+    _put(out, finite & (x < 0) & (x != xp.floor(x)),
+         lambda v: _digamma_pos(xp, 1.0 - v) - math.pi / xp.tan(math.pi * (v - xp.round(v))),
+         x)
     return out
 
 
@@ -412,13 +454,15 @@ def _hurwitz_tail_coeffs(s: int) -> tuple[float, ...]:
     return tuple(reversed(out))
 
 
-def _polygamma_pos(xp: Any, n: int, x: Any) -> Any:
-    """``polygamma(n, x)``, n >= 1, for ``x >= 0`` (and +inf): the Hurwitz zeta series."""
+def _polygamma_series(xp: Any, n: int, x: Any, lowest: float = 0.0) -> Any:
+    """``polygamma(n, x)``, n >= 1, by the Hurwitz zeta series: sum the terms up to
+    ``x + k >= 10 + n``, then the Euler-Maclaurin tail. ``lowest`` bounds ``x`` from below
+    (finite, non-integer where negative); +inf gives 0."""
     s = n + 1
     q = x
     acc = xp.zeros_like(q)
     thresh = 10.0 + n
-    for _ in range(int(thresh) + 1):  # finite x >= 0 reaches thresh in this many steps
+    for _ in range(int(math.ceil(thresh - lowest)) + 1):
         m = q < thresh
         acc = xp.where(m, acc + xp.power(q, -s), acc)
         q = xp.where(m, q + 1.0, q)
@@ -431,16 +475,22 @@ def _polygamma_pos(xp: Any, n: int, x: Any) -> Any:
 def _polygamma64(xp: Any, x: Any, *, n: int) -> Any:
     out = xp.full_like(x, numpy.nan)
     m = (x >= 0) & ~xp.isnan(x)
-    out[m] = _polygamma_pos(xp, n, x[m])
+    out[m] = _polygamma_series(xp, n, x[m])
     finite = xp.isfinite(x)
     integer = finite & (x == xp.floor(x))
     out[integer & (x <= 0)] = (-1.0) ** (n + 1) * numpy.inf
-    m = finite & (x < 0) & ~integer
+    # Negative x: the series itself (its terms hardly cancel) down to -1e4, ...
+    m = finite & (x < 0) & ~integer & (x >= -1e4)
     v = x[m]
-    # Reflection: psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x)).
+    if v.size:
+        out[m] = _polygamma_series(xp, n, v, float(xp.min(v)))
+    # ... and the reflection psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x)) below
+    # (it cancels badly near half-integers for large n, but needs no loop over |x| terms).
+    m = finite & (x < -1e4) & ~integer
+    v = x[m]
     cot = 1.0 / xp.tan(math.pi * (v - xp.round(v)))
     refl = math.pi ** (n + 1) * _horner(_cot_derivative_poly(n), cot)
-    out[m] = (-1.0) ** n * _polygamma_pos(xp, n, 1.0 - v) - refl
+    out[m] = (-1.0) ** n * _polygamma_series(xp, n, 1.0 - v) - refl
     return out
 
 

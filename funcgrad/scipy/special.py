@@ -27,9 +27,9 @@ from typing import Any
 import numpy
 
 import funcgrad.ops.elementwise as _ew
-import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval, result_dtype
+from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError
 from funcgrad.numpy import _elementwise as _fe
@@ -166,16 +166,20 @@ def polygamma(n: Any, x: Any) -> Any:
     if isinstance(n, bool | int | numpy.integer):
         return _sp.polygamma(int(n), x)
     n_host = numpy.asarray(n.get() if hasattr(n, "get") else n)
+    if n_host.dtype.kind not in "iu":
+        raise TypeError(f"polygamma: n must be a non-negative integer (array), got {n!r}")
     if n_host.ndim == 0:
         return _sp.polygamma(int(n_host), x)
-    if n_host.dtype.kind not in "iu" and not numpy.all(n_host == numpy.floor(n_host)):
-        raise ValueError("polygamma: n must hold non-negative integers")
     ks = sorted({int(k) for k in n_host.ravel()})
     shape = numpy.broadcast_shapes(n_host.shape, get_aval(x).shape)
     out: Any = None
     for k in ks:
         val = _shape.broadcast_to(_sp.polygamma(k, x), shape)
-        out = val if out is None else _fe.where(n_host == k, val, out)
+        if out is None:
+            out = val
+            continue
+        where_k = device_put(n_host == k, get_aval(val).device or get_default_device())
+        out = _fe.where(where_k, val, out)
     return out
 
 
@@ -320,25 +324,27 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     if not hasattr(a, "shape") and not isinstance(a, Tracer):
         a = _fe.asarray_operands([a])[0].reshape(())
     axes = _reduce_axes(a, axis)
-    a_max = _fr.max(a, axis=axes, keepdims=True)
+    # The shift cancels exactly, so it carries no derivative: every derivative comes from
+    # the exponentials, which stays right to any order, even where maxima tie.
+    a_max = _ew.stop_gradient(_fr.max(a, axis=axes, keepdims=True))
     shift = _ew.select_n(_ew.is_finite(a_max), 0.0, a_max)
-    # The maximal terms (each exp(0) = 1, times its weight) are kept out of the sum, so the
-    # rest goes through log1p: accurate when it is tiny.
     is_max = _ew.eq(a, a_max)
     dt = get_aval(a_max).dtype
     if b is None:
-        m = _red.reduce_sum(_ew.convert_element_type(is_max, dt), axes)
         terms = _ew.exp(_ew.sub(a, shift))
+        weights_at_max = _ew.convert_element_type(is_max, dt)
     else:
-        m = _red.reduce_sum(_ew.select_n(is_max, 0.0, b), axes)
         # Capped so a zero-weight term above the maximum cannot make 0 * inf.
-        cap = float(numpy.log(numpy.finfo(get_aval(a).dtype).max)) - 1.0
-        expo = _ew.min(_ew.sub(a_terms, shift), cap)
-        terms = _ew.mul(b, _ew.exp(expo))
-    m = _shape.reshape(m, get_aval(a_max).shape)
+        cap = float(numpy.log(numpy.finfo(dt).max)) - 1.0
+        terms = _ew.mul(b, _ew.exp(_ew.min(_ew.sub(a_terms, shift), cap)))
+        weights_at_max = _ew.select_n(is_max, 0.0, b)
+    # The maximal terms (exp(0) = 1 times their weight) are kept apart, so the rest goes
+    # through log1p: accurate when it is tiny.
+    m = _fr.sum(_ew.select_n(is_max, 0.0, terms), axis=axes, keepdims=True)
+    m_sign = _ew.sign(_fr.sum(weights_at_max, axis=axes, keepdims=True))
     s = _fr.sum(_ew.select_n(is_max, terms, 0.0), axis=axes, keepdims=True)
     s = _ew.select_n(_ew.eq(s, 0), _ew.div(s, _ew.select_n(_ew.eq(m, 0), m, 1.0)), s)
-    sgn = _ew.mul(_ew.sign(_ew.add(s, 1.0)), _ew.sign(m))
+    sgn = _ew.mul(_ew.sign(_ew.add(s, 1.0)), m_sign)
     s = _ew.select_n(_ew.lt(s, -1.0), s, _ew.sub(_ew.neg(s), 2.0))
     out = _ew.add(_ew.add(_ew.log1p(s), _ew.log(_ew.abs(m))), a_max)
     if not return_sign:

@@ -419,3 +419,76 @@ def test_ravel_pytree_is_differentiable_and_batchable() -> None:
     flat, unravel = tree_util.ravel_pytree({"a": dev(np.ones(2, np.float32)), "b": 1.0})
     assert _is_array(flat) and flat.dtype == np.float32
     assert_allclose(unravel(flat)["b"], np.asarray(1.0))
+
+
+# -- traced integer indices -------------------------------------------------------------------
+
+
+def test_python_int_arguments_as_indices_under_jit_and_in_loops() -> None:
+    # jit passes a traced Python-int argument to the indexing primitives as a Python int.
+    xs = dev(np.arange(12.0).reshape(4, 3))
+    ref = np.arange(12.0).reshape(4, 3)
+    assert_allclose(funcgrad.jit(lambda a, i: a[i])(xs, 1), ref[1])
+    assert_allclose(funcgrad.jit(lambda a, i: a[i])(xs, -1), ref[-1])
+    assert_allclose(funcgrad.jit(lambda a, i, j: a[i, j])(xs, 1, 2), np.asarray(5.0))
+    assert_allclose(funcgrad.jit(lambda a, i: fnp.take(a, i, axis=1))(xs, 2), ref[:, 2])
+    for op, expected in [("add", ref[1] + 1.0), ("set", np.ones(3)),
+                         ("multiply", ref[1] * 2.0), ("max", np.full(3, 100.0))]:
+        val = {"add": 1.0, "set": 1.0, "multiply": 2.0, "max": 100.0}[op]
+        out = funcgrad.jit(lambda a, i: getattr(fnp.at(a)[i], op)(val))(xs, 1)  # noqa: B023
+        assert_allclose(out[1], expected)
+        assert_allclose(out[0], ref[0])
+    g = funcgrad.jit(funcgrad.grad(lambda a, i: fnp.sum(a[i] ** 2)))(xs, 1)
+    assert_allclose(g, np.where(np.arange(4)[:, None] == 1, 2 * ref, 0.0))
+    # a loop counter indexing a closed-over array, through every transformation
+    w = dev(np.array([0.5, -1.0, 2.0, 0.25]))
+
+    def f(c: Any) -> Any:
+        return funcgrad.fori_loop(0, 4, lambda i, s: s * fnp.take(w, i) + fnp.sin(s), c)
+
+    def f_ref(c: Any) -> Any:
+        s = c
+        for i in range(4):
+            s = s * w[i] + fnp.sin(s)
+        return s
+
+    for t in (funcgrad.grad, funcgrad.jacfwd, lambda h: funcgrad.jit(funcgrad.grad(h)),
+              lambda h: funcgrad.grad(funcgrad.grad(h))):
+        assert_allclose(t(f)(0.3), t(f_ref)(0.3), **EXACT)
+    assert_allclose(funcgrad.vmap(f)(dev(np.array([0.3, -0.2]))),
+                    funcgrad.vmap(f_ref)(dev(np.array([0.3, -0.2]))), **EXACT)
+
+
+def test_indexing_a_numpy_array_with_a_traced_index_says_what_to_do() -> None:
+    xs = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(funcgrad.ConcretizationError, match=r"fnp\.take\(x, i, axis=0\)"):
+        funcgrad.fori_loop(0, 3, lambda i, c: c + xs[i], np.zeros(3))
+
+
+def test_python_control_flow_on_primal_values_under_jacobians() -> None:
+    # jacfwd/hessian batch only the tangents: primal values stay concrete.
+    def f(x: Any) -> Any:
+        if fnp.sum(x) > 0:
+            return fnp.sum(x ** 3)
+        return fnp.sum(-x)
+
+    x = dev(np.array([1.0, 2.0]))
+    for h in (funcgrad.hessian(f), funcgrad.jacfwd(funcgrad.grad(f)),
+              funcgrad.jacrev(funcgrad.grad(f)), funcgrad.hessian(f, chunk_size=1)):
+        assert_allclose(h(x), np.diag([6.0, 12.0]), **EXACT)
+    assert_allclose(funcgrad.jacfwd(lambda v: v * float(fnp.sum(v)))(x), 3.0 * np.eye(2), **EXACT)
+    with pytest.raises(funcgrad.ConcretizationError):
+        funcgrad.vmap(funcgrad.hessian(f))(dev(np.stack([np.ones(2), -np.ones(2)])))
+
+
+def test_linear_transpose_of_a_python_scalar_input_matches_vjp() -> None:
+    a32 = dev(np.ones(2, np.float32))
+    f = lambda x: x * a32  # noqa: E731  (float32: the Python scalar is weak)
+    ct = dev(np.array([1.0, 2.0], np.float32))
+    (lt,) = funcgrad.linear_transpose(f, 1.0)(ct)
+    (vj,) = funcgrad.vjp(f, 1.0)[1](ct)
+    assert lt.dtype == vj.dtype == np.float64
+    assert_allclose(lt, np.asarray(3.0), **EXACT)
+    assert_allclose(vj, np.asarray(3.0), **EXACT)
+    assert funcgrad.linear_transpose(lambda x: x * 2.0, np.float32(1.0))(
+        np.float32(1.0))[0].dtype == np.float32

@@ -48,11 +48,16 @@ def _squash(h: Any) -> Any:
     return fnp.tanh(h)
 
 
+def _logsumexp(h: Any, axis: int) -> Any:
+    m = fnp.max(h, axis=axis, keepdims=True)
+    return _squash(fnp.squeeze(m, axis) + fnp.log(fnp.sum(fnp.exp(h - m), axis=axis)))
+
+
 # name -> (applicable(shape), op(h, k)); k is a random int choosing axes and variants.
 OPS: dict[str, tuple[Callable[[tuple], bool], Callable[[Any, int], Any]]] = {
     "sin": (lambda s: True, lambda h, k: fnp.sin(h)),
     "tanh": (lambda s: True, lambda h, k: fnp.tanh(h)),
-    "exp": (lambda s: True, lambda h, k: _squash(fnp.exp(0.5 * h))),
+    "exp": (lambda s: True, lambda h, k: fnp.exp(fnp.tanh(h))),
     "square": (lambda s: True, lambda h, k: _squash(h * h)),
     "div": (lambda s: True, lambda h, k: h / (1.5 + fnp.cos(h))),
     "pow": (lambda s: True, lambda h, k: _squash((h * h + 1.0) ** 1.5)),
@@ -60,7 +65,7 @@ OPS: dict[str, tuple[Callable[[tuple], bool], Callable[[Any, int], Any]]] = {
     "abs_mul": (lambda s: True, lambda h, k: _squash(fnp.abs(h) * h)),
     "maximum": (lambda s: True, lambda h, k: fnp.maximum(h, 0.3 * fnp.sin(h))),
     "clip": (lambda s: True, lambda h, k: fnp.clip(h, -0.8, 0.9)),
-    "where": (lambda s: True, lambda h, k: fnp.where(_mask(h.shape), h, h * h)),
+    "where": (lambda s: True, lambda h, k: fnp.where(_mask(h.shape), h, _squash(h * h))),
     "add_flip": (lambda s: len(s) > 0,
                  lambda h, k: h + 0.5 * fnp.flip(h, _ax(h, k))),
     "sum": (lambda s: len(s) > 0, lambda h, k: _squash(fnp.sum(h, axis=_ax(h, k)))),
@@ -69,8 +74,7 @@ OPS: dict[str, tuple[Callable[[tuple], bool], Callable[[Any, int], Any]]] = {
     "max_kd": (lambda s: len(s) > 0,
                lambda h, k: _squash(h * fnp.max(h, axis=_ax(h, k), keepdims=True))),
     "var": (lambda s: len(s) > 0, lambda h, k: _squash(fnp.var(h, axis=_ax(h, k)))),
-    "logsumexp": (lambda s: len(s) > 0,
-                  lambda h, k: _squash(fnp.log(fnp.sum(fnp.exp(h), axis=_ax(h, k))))),
+    "logsumexp": (lambda s: len(s) > 0, lambda h, k: _logsumexp(h, _ax(h, k))),
     "prod": (lambda s: len(s) > 0 and s[-1] < 5, lambda h, k: _squash(fnp.prod(h, axis=-1))),
     "cumsum": (lambda s: len(s) > 0, lambda h, k: _squash(fnp.cumsum(h, axis=_ax(h, k)))),
     "reshape": (lambda s: len(s) > 0,
@@ -138,7 +142,7 @@ def _rand(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any = np.floa
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(programs, st.sampled_from(SHAPES), st.booleans(), st.integers(0, 2), st.integers(0, 99))
 def test_first_order_identities(prog, shape, y_drop, combine, seed) -> None:
     f = build(prog, combine)
@@ -166,7 +170,7 @@ def test_first_order_identities(prog, shape, y_drop, combine, seed) -> None:
                     funcgrad.jacrev(f, argnums=(0, 1))(x, y), **EXACT)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(programs, st.sampled_from(SHAPES), st.booleans(), st.integers(0, 2), st.integers(0, 99))
 def test_second_order_and_vmap_identities(prog, shape, y_drop, combine, seed) -> None:
     fs = _scalar(build(prog, combine))
@@ -203,7 +207,7 @@ def test_second_order_and_vmap_identities(prog, shape, y_drop, combine, seed) ->
     assert_allclose(gs, loop, **EXACT)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(programs, st.sampled_from(SHAPES), st.booleans(), st.integers(0, 2), st.integers(0, 99))
 def test_jit_agrees_with_eager(prog, shape, y_drop, combine, seed) -> None:
     f = build(prog, combine)
@@ -220,7 +224,7 @@ def test_jit_agrees_with_eager(prog, shape, y_drop, combine, seed) -> None:
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="float32 program sweep runs on the NumPy pass")
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(programs, st.sampled_from(SHAPES), st.booleans(), st.integers(0, 2), st.integers(0, 99))
 def test_float32_programs_keep_float32(prog, shape, y_drop, combine, seed) -> None:
     # "pow" is left out: its derivative under jit is float64 (reported to its owners).
@@ -247,7 +251,7 @@ def _dense(fn: Callable[[], Any]) -> Any:
         batching._MIN_STRUCTURED_SIZE = old
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(programs, st.sampled_from(BIG_SHAPES), st.integers(0, 2), st.integers(0, 99))
 def test_structured_basis_matches_dense(prog, shape, combine, seed) -> None:
     # 16+ inputs: jacfwd/jacrev/hessian push a one-hot structured basis; results must be

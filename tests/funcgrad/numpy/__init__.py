@@ -226,6 +226,7 @@ def check_like_numpy(
     rtol: float | None = None,
     name: str = "",
     loose_errors: bool = False,
+    trace_scalars: bool = False,
     **kwargs: Any,
 ) -> Any:
     """funcgrad's ``fn(*args, **kwargs)`` against NumPy's ``ref(*args, **kwargs)``.
@@ -234,8 +235,10 @@ def check_like_numpy(
     scalars, lists, axes) pass unchanged. With ``jit``, the array arguments are traced by
     ``funcgrad.jit`` and the result must equal NumPy's too; with ``vmap``, each array
     argument is stacked with a perturbed copy along a new leading axis and
-    ``funcgrad.vmap(fn)`` must give NumPy's per-example results stacked. ``loose_errors``: see
-    :func:`assert_raises_like`. Returns NumPy's result (None if it raised).
+    ``funcgrad.vmap(fn)`` must give NumPy's per-example results stacked. ``trace_scalars``:
+    Python scalar arguments are traced by ``jit`` too (as weak-typed values, NEP 50).
+    ``loose_errors``: see :func:`assert_raises_like`. Returns NumPy's result (None if it
+    raised).
     """
     what = f"{name or getattr(fn, '__name__', 'fn')}({_describe(args, kwargs)})"
     expected, np_err = numpy_result(ref, args, kwargs)
@@ -253,15 +256,17 @@ def check_like_numpy(
     check_device(out)
     assert_same(out, expected, what, rtol)
     pos = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-    if jit and pos:
+    jpos = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) or trace_scalars and
+            type(a) in (bool, int, float, complex)]
+    if jit and jpos:
         def traced(*arrs: Any) -> Any:
             full = list(dargs)
-            for i, a in zip(pos, arrs):
+            for i, a in zip(jpos, arrs):
                 full[i] = a
             return fn(*full, **dkwargs)
 
         try:
-            jout = _quiet(funcgrad.jit(traced), *[dargs[i] for i in pos])
+            jout = _quiet(funcgrad.jit(traced), *[dargs[i] for i in jpos])
         except Exception as e:  # noqa: BLE001
             raise AssertionError(f"jit {what}: {type(e).__name__}: {e}") from e
         assert_same(jout, expected, "jit " + what, rtol)

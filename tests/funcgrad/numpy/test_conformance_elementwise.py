@@ -88,6 +88,24 @@ def test_binary_weak_scalar(name: str, dtype: str, shape: tuple, s: object, scal
     assume(_weak_ok(name, x, s))
     args = (s, x) if scalar_first else (x, s)
     _safe_shift(name, *args)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name, vmap=True,
+                     trace_scalars=True)
+
+
+NUMPY_SCALARS = st.sampled_from([np.float32(1.5), np.float16(-2), np.float64(0.5), np.int8(-3),
+                                 np.uint8(2), np.int64(4), np.bool_(True), np.complex64(1j)])
+
+
+@given(st.sampled_from(BINARY), st.sampled_from(ALL_DTYPES),
+       hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3), NUMPY_SCALARS,
+       st.booleans(), st.data())
+def test_binary_numpy_scalar(name: str, dtype: str, shape: tuple, s: object,
+                             scalar_first: bool, data: st.DataObject) -> None:
+    """NumPy scalars are strong operands (NumPy 2): ``float32_array * np.float64(2)`` is
+    float64."""
+    x = data.draw(arrays(np.dtype(dtype), shape), "x")
+    args = (s, x) if scalar_first else (x, s)
+    _safe_shift(name, *args)
     check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name, vmap=True)
 
 
@@ -96,7 +114,8 @@ def test_python_scalars_only(name: str, a: object, b: object) -> None:
     assume(not (name in ("real", "imag") and type(a) is bool))  # NumPy: False.real is int 0
     args = (a,) if name in UNARY else (a, b)
     _safe_shift(name, *args)
-    check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name,
+                     trace_scalars=True)
 
 
 @given(st.sampled_from(("add", "multiply", "maximum", "equal", "exp", "negative")),

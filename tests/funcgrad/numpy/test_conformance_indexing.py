@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import (
     ALL_DTYPES,
@@ -178,10 +180,11 @@ def test_at(x: np.ndarray, data: st.DataObject, op: str) -> None:
 
     if isinstance(v, int):
         check_like_numpy(lambda a, *ia: fg(a, v, *ia), lambda a, *ia: ref(a, v, *ia), x,
-                         *arrs, name=f"x.at[idx].{op}", jit=in_range, loose_errors=True)
+                         *arrs, name=f"x.at[idx].{op}", jit=in_range, vmap=in_range,
+                         loose_errors=True)
     else:
         check_like_numpy(fg, ref, x, v, *arrs, name=f"x.at[idx].{op}", jit=in_range,
-                         loose_errors=True)
+                         vmap=in_range, loose_errors=True)
 
 
 @given(array_of(), st.data(), st.sampled_from((None, "clip", "wrap")))
@@ -264,3 +267,13 @@ def test_select(da: str, db: str, shape: tuple, data: st.DataObject) -> None:
     check_like_numpy(lambda c0, c1, x0, x1: fnp.select([c0, c1], [x0, x1], default),
                      lambda c0, c1, x0, x1: np.select([c0, c1], [x0, x1], default),
                      *conds, *choices, name="select", vmap=True)
+
+
+def test_unsupported_indices_say_so() -> None:
+    """Where funcgrad can't follow NumPy it raises, naming the problem (never a wrong value)."""
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(IndexError, match="0-d boolean"):
+        fnp._getitem(x, True)  # NumPy: x[None] (or an empty x[None][:0] for False)
+    mask = np.array([True, False])
+    with pytest.raises(TypeError, match="boolean mask"):
+        funcgrad.jit(lambda a, m: a[m])(x, mask)  # the result's shape depends on the values

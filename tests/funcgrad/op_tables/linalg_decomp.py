@@ -261,3 +261,10 @@ for _lo, _tr, _un in [(True, False, False), (False, False, False), (True, True, 
              a, b, lower=lo, transpose_a=tr, unit_diagonal=un),
          _tri_ref(_lo, _tr, _un),
          [(_dominant(3), _gen((3, 2), seed=1)), (_dominant(2, (2,), seed=2), _gen((2, 2, 1), seed=3))])
+
+# -- fnp.astype (NumPy 2's function form of ndarray.astype) -------------------------------------
+case("astype", lambda x: [fnp.astype(x, F32), fnp.astype(x, F64), fnp.astype(x, F64, copy=False)],
+     lambda x: [np.astype(x, F32), np.astype(x, F64), np.astype(x, F64, copy=False)],
+     [(_gen((2, 3)),), (_gen((3,), F32, seed=1),), (_gen((), seed=2),)], rtol=1e-6, atol=1e-6)
+case("astype_int", lambda x: fnp.astype(x, I64), lambda x: np.astype(x, I64),
+     [(_gen((2, 3)) * 5,), (np.arange(3, dtype=np.int32),)], order=0)

@@ -521,3 +521,27 @@ def test_grad_of_grad_through_composites() -> None:
               lambda x: fnp.fmod(x, 0.5), lambda x: fnp.angle(x + 1j)):
         check_grads(lambda x, f=f: f(x) if f is not fnp.logaddexp2 else f(x, 0.1), (x,),
                     order=3)
+
+
+F32_PROGRAMS = {
+    "pow_py": lambda x: fnp.power(x, 2.5), "rpow": lambda x: 2.0 ** x, "pow3": lambda x: x ** 3,
+    "atan2": lambda x: fnp.arctan2(x, 2.0), "ratan2": lambda x: fnp.arctan2(2.0, x),
+    "hypot": lambda x: fnp.hypot(x, 2.0), "logaddexp": lambda x: fnp.logaddexp(x, 0.5),
+    "logaddexp2": lambda x: fnp.logaddexp2(0.5, x), "max": lambda x: fnp.maximum(x, 0.5),
+    "fmin": lambda x: fnp.fmin(0.5, x), "clip": lambda x: fnp.clip(x, 0.4, 0.8),
+    "where": lambda x: fnp.where(x > 0.5, x, 2.0), "rem": lambda x: fnp.remainder(2.0, x),
+    "fmod": lambda x: fnp.fmod(x, 0.7), "copysign": lambda x: fnp.copysign(x, -1.0),
+    "sinc": fnp.sinc, "angle": fnp.angle, "deg2rad": fnp.deg2rad, "log2": fnp.log2,
+    "exp2": fnp.exp2, "logistic": ew.logistic, "nan_to_num": fnp.nan_to_num,
+}
+
+
+@pytest.mark.parametrize("name", sorted(F32_PROGRAMS))
+def test_float32_derivatives_never_go_through_float64(name: str) -> None:
+    f = F32_PROGRAMS[name]
+    x = np.arange(1, 4, dtype=np.float32) * 0.3
+    closed = make_jaxpr(grad(lambda x: fnp.sum(f(x))))(x)
+    promoted = [str(e.prim) for e in closed.jaxpr.eqns
+                if any(v.aval.dtype == np.float64 for v in e.outvars)]
+    assert not promoted, f"{name}: float64 intermediates in {promoted}"
+    assert grad(lambda x: fnp.sum(f(x)))(dev(x)).dtype == np.float32

@@ -1,0 +1,351 @@
+"""Focused tests of the decomposition primitives and funcgrad.numpy.linalg: stacks of
+matrices, errors, complex derivatives, degenerate cases, Hessians and NumPy routing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DEVICE, assert_allclose, check_device, dev, host, rand
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.ops import linalg_decomp as ld
+from funcgrad.test_util import check_grads
+
+
+def _spd(n, batch=(), seed=0):
+    b = rand(batch + (n, n), np.float64, -1.0, 1.0, seed=seed)
+    return b @ np.swapaxes(b, -1, -2) + n * np.eye(n)
+
+
+def _dominant(n, batch=(), seed=0):
+    return rand(batch + (n, n), np.float64, -1.0, 1.0, seed=seed) + 2.5 * np.eye(n)
+
+
+def _cplx(shape, seed=0):
+    return (rand(shape, np.float64, -1.0, 1.0, seed=seed)
+            + 1j * rand(shape, np.float64, -1.0, 1.0, seed=seed + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# Stacks of matrices: one call equals a loop, values and gradients
+
+
+_STACKED = [
+    ("cholesky", fnp.linalg.cholesky, lambda: (_spd(3, (2, 2)),)),
+    ("inv", fnp.linalg.inv, lambda: (_dominant(3, (4,)),)),
+    ("det", fnp.linalg.det, lambda: (_dominant(3, (4,)),)),
+    ("slogdet", lambda a: tuple(fnp.linalg.slogdet(a)), lambda: (_dominant(3, (4,)),)),
+    ("solve", fnp.linalg.solve, lambda: (_dominant(3, (4,)), rand((4, 3, 2), seed=3))),
+    ("eigvalsh", fnp.linalg.eigvalsh, lambda: (_spd(3, (2, 2)),)),
+    ("svdvals", fnp.linalg.svdvals, lambda: (rand((3, 4, 2), seed=4),)),
+    ("qr", lambda a: tuple(fnp.linalg.qr(a)), lambda: (rand((3, 4, 2), seed=5),)),
+    ("pinv", fnp.linalg.pinv, lambda: (rand((3, 2, 4), seed=6),)),
+    ("norm2", lambda a: fnp.linalg.norm(a, 2, axis=(-2, -1)), lambda: (rand((3, 2, 4), seed=7),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", _STACKED, ids=[s[0] for s in _STACKED])
+def test_stacked_matrices_match_a_loop(name, fn, make) -> None:
+    args = make()
+    got = fn(*dev(args))
+    check_device(got)
+    n = args[0].shape[0]
+    loop = [host(fn(*dev(tuple(a[i] for a in args)))) for i in range(n)]
+    want = funcgrad.tree_util.tree_map(lambda *xs: np.stack(xs), *loop)
+    assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    # The gradient of a scalar summary, stacked, equals the per-matrix gradients.
+    def total(*xs):
+        out = fn(*xs)
+        return sum(fnp.sum(fnp.real(o) if o.dtype.kind == "c" else o)
+                   for o in funcgrad.tree_util.tree_leaves(out))
+
+    g = funcgrad.grad(total)(*dev(args))
+    g_loop = np.stack([host(funcgrad.grad(total)(*dev(tuple(a[i] for a in args))))
+                       for i in range(n)])
+    assert_allclose(g, g_loop, rtol=1e-9, atol=1e-9)
+
+
+def test_vmap_of_solve_with_a_shared_matrix() -> None:
+    a = _dominant(3, seed=1)
+    bs = rand((5, 3), seed=2)
+    a_d, b0 = dev(a), dev(bs[0])
+    got = funcgrad.vmap(lambda b: fnp.linalg.solve(a_d, b))(dev(bs))
+    assert_allclose(got, np.linalg.solve(a, bs.T).T, rtol=1e-12, atol=1e-12)
+    got = funcgrad.vmap(lambda m: fnp.linalg.solve(m, b0))(dev(np.stack([a, a + np.eye(3)])))
+    assert_allclose(got, np.stack([np.linalg.solve(a, bs[0]),
+                                   np.linalg.solve(a + np.eye(3), bs[0])]))
+
+
+def test_batched_grads_to_second_order() -> None:
+    a = _dominant(3, (2,), seed=8)
+    for fn in (fnp.linalg.inv, fnp.linalg.det, lambda m: fnp.linalg.slogdet(m)[1],
+               lambda m: fnp.linalg.eigvalsh(m @ fnp.swapaxes(m, -1, -2))):
+        check_grads(fn, dev((a,)), order=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+@pytest.mark.parametrize("name", ["cholesky", "inv", "det", "slogdet", "eigh", "eigvalsh"])
+def test_non_square_names_the_function_and_shape(name) -> None:
+    fn = getattr(fnp.linalg, name)
+    with pytest.raises(ShapeError, match=rf"{name}.*(2, 3|f64\[2,3\])"):
+        fn(dev(np.ones((2, 3))))
+    # The primitive's shape rule says the same when tracing.
+    prim = getattr(ld, name)
+    with pytest.raises(ShapeError, match=rf"{name}: expected a square matrix.*f64\[2,3\]"):
+        funcgrad.make_jaxpr(prim)(np.ones((2, 3)))
+
+
+def test_shape_errors_of_solve_and_friends() -> None:
+    with pytest.raises(ShapeError, match="solve.*square"):
+        fnp.linalg.solve(dev(np.ones((2, 3))), dev(np.ones(2)))
+    with pytest.raises(ShapeError, match="solve"):
+        fnp.linalg.solve(dev(np.eye(3)), dev(np.ones(2)))
+    with pytest.raises(ShapeError, match="triangular_solve: the right-hand side"):
+        ld.triangular_solve(np.eye(3), np.ones((2, 1)))
+    with pytest.raises(ShapeError, match="svd.*at least 2"):
+        fnp.linalg.svd(dev(np.ones(3)))
+    with pytest.raises(ShapeError, match="qr"):
+        fnp.linalg.qr(dev(np.ones(3)))
+    with pytest.raises(ValueError, match="outer: input arrays must be one-dimensional"):
+        fnp.linalg.outer(dev(np.ones((2, 2))), dev(np.ones(2)))
+    with pytest.raises(ValueError, match="cross"):
+        fnp.linalg.cross(dev(np.ones(2)), dev(np.ones(2)))
+    with pytest.raises(ValueError, match="Invalid norm order|invalid norm order"):
+        fnp.linalg.norm(dev(np.ones(3)), "fro", axis=0)
+    with pytest.raises(ValueError, match="UPLO"):
+        fnp.linalg.eigh(dev(np.eye(2)), UPLO="X")
+
+
+def test_singular_and_indefinite_raise_numpys_linalg_error() -> None:
+    with pytest.raises(np.linalg.LinAlgError):
+        fnp.linalg.inv(dev(np.zeros((2, 2))))
+    with pytest.raises(np.linalg.LinAlgError):
+        fnp.linalg.solve(dev(np.zeros((2, 2))), dev(np.ones(2)))
+    with pytest.raises(np.linalg.LinAlgError):
+        fnp.linalg.cholesky(dev(-np.eye(2)))
+    # The values of det/slogdet at a singular matrix are fine (NumPy's).
+    assert float(host(fnp.linalg.det(dev(np.zeros((2, 2)))))) == 0.0
+    sign, logabs = fnp.linalg.slogdet(dev(np.zeros((2, 2))))
+    assert float(host(sign)) == 0.0 and float(host(logabs)) == -np.inf
+    assert fnp.linalg.LinAlgError is np.linalg.LinAlgError
+
+
+def test_dtype_errors_and_conversions() -> None:
+    with pytest.raises(DTypeError, match="float16 is unsupported in linalg"):
+        fnp.linalg.inv(dev(np.eye(2, dtype=np.float16)))
+    with pytest.raises(DTypeError, match="inv: array type int64"):
+        funcgrad.make_jaxpr(ld.inv)(np.eye(2, dtype=np.int64))
+    # Integers become float64, float32 stays float32, as in NumPy.
+    assert fnp.linalg.inv(dev(np.eye(2, dtype=np.int32))).dtype == np.float64
+    assert fnp.linalg.det(dev(np.eye(2, dtype=np.float32))).dtype == np.float32
+    assert fnp.linalg.solve(dev(np.eye(2, dtype=np.float32)), [1.0, 2.0]).dtype == np.float64
+
+
+def test_unsupported_modes_say_so() -> None:
+    with pytest.raises(NotImplementedError, match="raw"):
+        fnp.linalg.qr(dev(np.eye(2)), mode="raw")
+    with pytest.raises(NotImplementedError, match="eigh"):
+        fnp.linalg.eig(dev(np.eye(2)))
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        funcgrad.grad(lambda a: fnp.sum(fnp.linalg.svd(a)[0]))(dev(rand((3, 2))))
+    with pytest.raises(NotImplementedError, match="mode='reduced'"):
+        funcgrad.grad(lambda a: fnp.sum(fnp.linalg.qr(a, mode="complete")[0]))(dev(rand((3, 2))))
+
+
+# ---------------------------------------------------------------------------------------------
+# Derivatives
+
+
+def test_hessian_of_slogdet() -> None:
+    a = _dominant(3, seed=11)
+    h = funcgrad.hessian(lambda m: fnp.linalg.slogdet(m)[1])(dev(a))
+    ainv = np.linalg.inv(a)
+    # d2 log|det A| / dA_ij dA_kl = -inv(A)_jk inv(A)_li
+    want = -np.einsum("jk,li->ijkl", ainv, ainv)
+    assert_allclose(h, want, rtol=1e-10, atol=1e-12)
+    g = funcgrad.grad(lambda m: fnp.linalg.slogdet(m)[1])(dev(a))
+    assert_allclose(g, ainv.T, rtol=1e-12, atol=1e-12)
+
+
+def test_det_gradient_is_the_cofactor_matrix() -> None:
+    a = _dominant(3, seed=12)
+    g = funcgrad.grad(fnp.linalg.det)(dev(a))
+    assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,fn,make", [
+    ("cholesky", ld.cholesky, lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T + 3 * np.eye(3),)),
+    ("solve", ld.solve, lambda: (_cplx((3, 3)) + 3 * np.eye(3), _cplx((3, 2), seed=5))),
+    ("inv", ld.inv, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
+    ("det", ld.det, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
+    ("slogdet", ld.slogdet, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
+    ("eigvalsh", ld.eigvalsh, lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T,)),
+    ("svdvals", lambda a: ld.svd(a, compute_uv=False), lambda: (_cplx((3, 2)),)),
+    ("qr", ld.qr, lambda: (_cplx((3, 2)),)),
+    ("qr_wide", ld.qr, lambda: (_cplx((2, 3)),)),
+    ("triangular_solve", lambda a, b: ld.triangular_solve(a, b, transpose_a=True,
+                                                          conjugate_a=True),
+     lambda: (_cplx((3, 3)) + 3 * np.eye(3), _cplx((3, 2), seed=5))),
+])
+def test_complex_derivatives(name, fn, make) -> None:
+    check_grads(fn, dev(make()), order=1)
+
+
+def test_eigh_complex_invariants_differentiate() -> None:
+    b = _cplx((3, 3))
+    a = b @ b.conj().T + np.diag([0.0, 2.0, 5.0])
+
+    def projector(m):
+        w, v = ld.eigh(m)
+        p = v[:, :1] * fnp.conj(v[:, :1]).T  # independent of the eigenvector's phase
+        return w, p
+
+    check_grads(projector, dev((a,)), order=2)
+
+
+def test_degenerate_eigenvalues_stay_finite() -> None:
+    # The identity has one repeated eigenvalue: eigenvalue derivatives are the diagonal of
+    # the perturbation; eigenvector derivatives drop the (undefined) degenerate part.
+    a = np.eye(3)
+    da = _spd(3, seed=2)
+    (w, v), (dw, dv) = funcgrad.jvp(lambda m: fnp.linalg.eigh(m), (dev(a),), (dev(da),))
+    assert np.all(np.isfinite(host(dv)))
+    assert_allclose(np.sum(host(dw)), np.trace(da), rtol=1e-12)
+    g = funcgrad.grad(lambda m: fnp.sum(fnp.linalg.eigh(m)[1]))(dev(a))
+    assert np.all(np.isfinite(host(g)))
+    g = funcgrad.grad(lambda m: fnp.sum(fnp.linalg.svd(m, compute_uv=False)))(dev(a))
+    assert_allclose(g, np.eye(3), rtol=1e-12, atol=1e-12)
+
+
+def test_cholesky_reads_the_lower_triangle() -> None:
+    a = _spd(3, seed=3)
+    up = np.triu(rand((3, 3), seed=4), 1)
+    assert_allclose(fnp.linalg.cholesky(dev(a + up)), np.linalg.cholesky(a))
+    # A symmetric perturbation gives the usual symmetric derivative.
+    s = _spd(3, seed=5)
+    _, t = funcgrad.jvp(fnp.linalg.cholesky, (dev(a),), (dev(s),))
+    eps = 1e-6
+    fd = (np.linalg.cholesky(a + eps * s) - np.linalg.cholesky(a - eps * s)) / (2 * eps)
+    assert_allclose(t, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_norm_gradient_at_zero_is_zero_not_nan() -> None:
+    for fn, x in ((fnp.linalg.norm, np.zeros(3)), (fnp.linalg.norm, np.zeros((2, 2))),
+                  (lambda v: fnp.linalg.norm(v, axis=1), np.zeros((2, 3))),
+                  (fnp.linalg.vector_norm, np.zeros(4)), (fnp.linalg.matrix_norm, np.zeros((2, 2)))):
+        g = funcgrad.grad(lambda v, fn=fn: fnp.sum(fn(v)))(dev(x))
+        assert_allclose(g, np.zeros_like(x))
+    # Away from zero, the usual x / |x|.
+    x = np.array([3.0, -4.0])
+    assert_allclose(funcgrad.grad(fnp.linalg.norm)(dev(x)), x / 5.0)
+
+
+def test_pinv_and_lstsq_gradients() -> None:
+    a = rand((4, 2), seed=6)
+    b = rand((4,), seed=7)
+    check_grads(lambda m, v: fnp.linalg.lstsq(m, v)[0], dev((a, b)), order=2)
+    g = funcgrad.grad(lambda m: fnp.sum(fnp.linalg.pinv(m)))(dev(a))
+    eps = 1e-6
+    fd = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[idx] = eps
+        fd[idx] = (np.sum(np.linalg.pinv(a + e)) - np.sum(np.linalg.pinv(a - e))) / (2 * eps)
+    assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_lstsq_rank_and_residuals() -> None:
+    a = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    b = np.array([1.0, 2.0, 4.0])
+    x, res, rank, s = fnp.linalg.lstsq(dev(a), dev(b))
+    wx, wres, wrank, ws = np.linalg.lstsq(a, b)
+    assert_allclose((x, res, s), (wx, wres, ws), rtol=1e-12, atol=1e-12)
+    assert rank == wrank and isinstance(rank, int)
+    # Rank deficient: no residuals, as NumPy.
+    a2 = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    _, res2, rank2, _ = fnp.linalg.lstsq(dev(a2), dev(b))
+    assert rank2 == 1 and host(res2).shape == (0,)
+
+
+# ---------------------------------------------------------------------------------------------
+# Routing from NumPy, jit, devices
+
+
+def test_numpy_linalg_calls_on_tracers_route_here() -> None:
+    a = _dominant(3, seed=9)
+    b = rand((3,), seed=10)
+
+    # Both operands traced: NumPy dispatches to the tracers' __array_function__.
+    def f(m, v):
+        return fnp.sum(np.linalg.solve(m, v) ** 2)
+
+    def g(m, v):
+        return fnp.sum(fnp.linalg.solve(m, v) ** 2)
+
+    got = funcgrad.grad(f, argnums=(0, 1))(*dev((a, b)))
+    assert_allclose(got, funcgrad.grad(g, argnums=(0, 1))(*dev((a, b))))
+    # A plain (host) matrix with a traced right-hand side routes too.
+    got = funcgrad.grad(lambda v: fnp.sum(np.linalg.solve(a, v) ** 2))(b)
+    assert_allclose(got, funcgrad.grad(lambda v: g(a, v))(b))
+    for np_fn, fn in ((np.linalg.det, fnp.linalg.det), (np.linalg.inv, fnp.linalg.inv),
+                      (lambda m: np.linalg.norm(m, 2), lambda m: fnp.linalg.norm(m, 2)),
+                      (lambda m: np.linalg.eigh(m).eigenvalues,
+                       lambda m: fnp.linalg.eigh(m).eigenvalues)):
+        got = funcgrad.grad(lambda m, h=np_fn: fnp.sum(h(m)))(dev(a + a.T))
+        want = funcgrad.grad(lambda m, h=fn: fnp.sum(h(m)))(dev(a + a.T))
+        assert_allclose(got, want)
+
+
+def test_results_are_numpys_named_tuples() -> None:
+    a = _spd(3)
+    assert type(fnp.linalg.eigh(dev(a))) is type(np.linalg.eigh(a))
+    assert type(fnp.linalg.svd(dev(a))) is type(np.linalg.svd(a))
+    assert type(fnp.linalg.qr(dev(a))) is type(np.linalg.qr(a))
+    assert type(fnp.linalg.slogdet(dev(a))) is type(np.linalg.slogdet(a))
+    r = fnp.linalg.slogdet(dev(a))
+    assert_allclose(r.logabsdet, np.linalg.slogdet(a).logabsdet)
+
+
+def test_jit_and_make_jaxpr() -> None:
+    a = _dominant(3, seed=13)
+
+    @funcgrad.jit
+    def f(m):
+        q, r = fnp.linalg.qr(m)
+        return fnp.linalg.slogdet(r)[1] + fnp.linalg.norm(fnp.linalg.inv(m), "nuc")
+
+    want = np.linalg.slogdet(np.linalg.qr(a)[1])[1] + np.linalg.norm(np.linalg.inv(a), "nuc")
+    assert_allclose(f(dev(a)), want, rtol=1e-12)
+    assert_allclose(funcgrad.jit(funcgrad.grad(f))(dev(a)), funcgrad.grad(f)(dev(a)))
+    text = str(funcgrad.make_jaxpr(fnp.linalg.solve)(a, np.ones((3, 2))))
+    assert "solve" in text
+
+
+def test_results_stay_on_the_device() -> None:
+    a = _spd(3)
+    outs = [fnp.linalg.cholesky(dev(a)), fnp.linalg.eigh(dev(a)), fnp.linalg.svd(dev(a)),
+            fnp.linalg.qr(dev(a)), fnp.linalg.lstsq(dev(a), dev(np.ones(3)))[:2],
+            fnp.linalg.matrix_power(dev(a), 0), fnp.linalg.matrix_rank(dev(a)),
+            funcgrad.grad(lambda m: fnp.linalg.slogdet(m)[1])(dev(a))]
+    check_device(outs)
+    if DEVICE != "cpu":
+        assert all(not isinstance(o, np.ndarray) for o in funcgrad.tree_util.tree_leaves(outs))
+
+
+def test_astype_follows_numpy() -> None:
+    # (fnp.astype lives beside fnp.linalg: NumPy 2's function form of ndarray.astype.)
+    a = dev(np.arange(3.0))
+    assert fnp.astype(a, np.float64, copy=False) is a
+    assert fnp.astype(a, np.float64) is not a
+    assert_allclose(fnp.astype(a, np.float64), np.arange(3.0))
+    assert fnp.astype(np.float32(2.5), np.int64) == np.int64(2)
+    with pytest.raises(TypeError, match="astype: input should be an array"):
+        fnp.astype([1, 2], np.float64)
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.astype(x, np.float32) ** 2))(dev(np.arange(3.0)))
+    assert g.dtype == np.float64
+    assert_allclose(g, 2 * np.arange(3.0))
