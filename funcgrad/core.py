@@ -187,11 +187,13 @@ def _explain_impl_failure(
     except Exception:
         avals = None
     shapes = ", ".join(a.str_short() for a in avals) if avals else "?"
-    err_type = type(e) if isinstance(e, ValueError | TypeError | IndexError) else RuntimeError
+    msg = f"{prim.name} on ({shapes}) failed{user_source_info().at()}: {e}"
     try:
-        return err_type(f"{prim.name} on ({shapes}) failed{user_source_info().at()}: {e}")
+        # Keep the exception's type (ValueError, OverflowError, LinAlgError...) so callers
+        # can catch what NumPy would have raised.
+        return type(e)(msg)
     except Exception:
-        return RuntimeError(f"{prim.name} on ({shapes}) failed: {e}")
+        return RuntimeError(msg)
 
 
 eval_trace = EvalTrace(None)

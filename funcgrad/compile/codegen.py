@@ -378,6 +378,8 @@ def _emit_convert(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
         return None
     new = numpy.dtype(eqn.params["new_dtype"])
     x = f"xp.asarray({args[0]})"
+    if eqn.invars[0].aval.dtype.kind == "c" and new.kind == "b":
+        return Emission(f"xp.not_equal({x}, 0)", fresh=True)  # as the impl: any part nonzero
     if eqn.invars[0].aval.dtype.kind == "c" and new.kind != "c":
         x = f"xp.real({x})"
     return Emission(f"{x}.astype({ctx.bind(new, 'dt')})", fresh=True)
