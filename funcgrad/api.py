@@ -268,6 +268,10 @@ def make_jaxpr(
 ) -> Callable[..., ClosedJaxpr]:
     """A function that traces ``fun`` on example arguments and returns its closed jaxpr.
 
+    Positional arguments other than ``static_argnums`` (negative counts from the end) and
+    keyword arguments holding arrays or scalars become the jaxpr's inputs, as under ``jit``;
+    static arguments and other keyword values (strings, callables) are passed through.
+
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
         >>> print(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)))

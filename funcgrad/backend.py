@@ -203,17 +203,15 @@ def xp_for(*values: Any, what: str = "operation") -> Any:
         >>> xp_for(numpy.ones(2), 2.0).__name__
         'numpy'
     """
-    # Fast path: host arrays (and NumPy scalars, which are host values) compute on the host;
-    # Python scalars alone go to the default device.
+    # Fast path: host arrays compute on the host. Python and NumPy scalars go anywhere (as
+    # CuPy treats them); alone, they go to the default device.
     host = False
     for v in values:
         t = type(v)
         if t is numpy.ndarray:
             host = True
-        elif t not in _PY_SCALARS:
-            if not isinstance(v, numpy.generic):
-                return _modules[common_device(values, what)]
-            host = True
+        elif t not in _PY_SCALARS and not isinstance(v, numpy.generic):
+            return _modules[common_device(values, what)]
     if host:
         return numpy
     dev = _default_device.get()

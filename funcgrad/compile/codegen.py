@@ -887,7 +887,30 @@ def generate_source(
 
         target: Var | None = None
         new_slot = False
-        if em.out is not None and len(outs) == 1:
+        targets: dict[Var, Var] = {}  # per output of a fused group: the buffer it goes to
+        slots: set[Var] = set()
+        if eqn.prim is _fusion.FUSED:
+            kw = []
+            for k, o in enumerate(outs):
+                if o.aval.size < REUSE_MIN_SIZE:
+                    continue
+                key = pool_key(o.aval)
+                local = o not in escapes
+                t = (pool[key].pop() if pool.get(key)
+                     else spool[key].pop() if local and spool.get(key) else None)
+                nbytes = o.aval.size * o.aval.dtype.itemsize
+                if t is not None:
+                    targets[o] = t
+                    kw.append(f"o{k}={holder[t]}")
+                elif local and scratch_bytes + nbytes <= SCRATCH_MAX_BYTES:
+                    scratch_bytes += nbytes
+                    slots.add(o)
+                    kw.append(f"o{k}=_sb[{len(specs)}]")
+                    scratch[o] = len(specs)
+                    specs.append((o.aval.shape, o.aval.dtype))
+            if kw:
+                expr = f"{expr[:-1]}, {', '.join(kw)})"
+        elif em.out is not None and len(outs) == 1:
             o = outs[0]
             if o.aval.ndim >= 1 and o.aval.size >= REUSE_MIN_SIZE:
                 key = pool_key(o.aval)
@@ -926,13 +949,18 @@ def generate_source(
         stmt = f"{lhs} = {expr}"
         lines.append(f"    {stmt:<40}  # {_source_comment(eqn, em.comment)}")
 
+        if target is not None:
+            targets[outs[0]] = target
+        if new_slot:
+            slots.add(outs[0])
         for v in outs:
             lu = last_use.get(v, i)
-            if target is not None:
-                r_set = frozenset((target,))
-                holder[target] = names[v]
-                full[v] = target
-            elif em.fresh or new_slot:
+            t = targets.get(v)
+            if t is not None:
+                r_set = frozenset((t,))
+                holder[t] = names[v]
+                full[v] = t
+            elif em.fresh or v in slots:
                 r_set = frozenset((v,))
                 holder[v] = names[v]
                 full[v] = v

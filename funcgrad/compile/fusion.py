@@ -66,9 +66,9 @@ __all__ = [
 
 #: groups whose arrays have fewer elements than this are left unfused (measured: see
 #: docs/jit.md, "Fusion"; below it the arrays fit in cache and the loop only adds overhead)
-FUSION_MIN_SIZE = 1 << 17
+FUSION_MIN_SIZE = 1 << 18
 #: bytes per block-sized intermediate buffer of the chunked path (measured likewise)
-FUSION_CHUNK_BYTES = 1 << 16
+FUSION_CHUNK_BYTES = 1 << 18
 MODES = ("auto", "chunked", "numexpr", "off")
 
 
@@ -376,7 +376,22 @@ class _Kernel:
         self.exports: list[Var] = list(eqn.outvars)
         self.calls = [_ufunc_call(m) for m in self.members]
         self.params = [f"a{k}" for k in range(len(self.ext))]
+        self.outs = [f"o{k}" for k in range(len(self.exports))]
         self.np = ctx.bind(numpy, "np")
+
+    def header(self, fname: str) -> str:
+        """``def name(xp, a0, ..., o0=None, ...)``: ``o<k>``, when given, is the buffer
+        export ``k`` must be written into (a scratch buffer of the calling function)."""
+        outs = [f"{o}=None" for o in self.outs]
+        return f"def {fname}({', '.join(['xp', *self.params, *outs])}):"
+
+    def dispatch(self, other: str) -> list[str]:
+        """The first lines: a module other than NumPy runs ``other`` (results copied into
+        the given buffers, so that every path leaves its results in the same place)."""
+        np_ = self.np
+        into = self.ctx.bind(_into, "into")
+        return [f"    if xp is not {np_}:",
+                f"        return {into}({other}, ({', '.join(self.outs)},))"]
 
     def operand(self, a: Any, names: dict[Var, str]) -> str:
         return self.ctx.literal(a.val) if type(a) is Literal else names[a]
@@ -409,9 +424,7 @@ class _Kernel:
         itemsize = max(m.outvars[0].aval.dtype.itemsize for m in self.members)
         block = max(1, self.cfg.chunk_bytes // (itemsize * inner_size))
         block = min(block, rows)
-        lines = [f"def {fname}({', '.join(['xp', *self.params])}):",
-                 f"    if xp is not {np_}:",
-                 f"        return {other}"]
+        lines = [self.header(fname), *self.dispatch(other)]
         names: dict[Var, str] = {}
         sliced: list[tuple[str, str]] = []
         for a, p in zip(self.ext, self.params):
@@ -427,9 +440,11 @@ class _Kernel:
                 names[a] = p
         out_names = {}
         for k, v in enumerate(self.exports):
-            out_names[v] = f"o{k}"
             dt = self.ctx.bind(v.aval.dtype, "dt")
-            lines.append(f"    o{k} = {np_}.empty({view!r}, {dt})")
+            lines.append(f"    if o{k} is None:")
+            lines.append(f"        o{k} = {np_}.empty({shape!r}, {dt})")
+            out_names[v] = f"f{k}"
+            lines.append(f"    f{k} = o{k}.reshape(-1)" if view != shape else f"    f{k} = o{k}")
         # Assign block buffers: liveness inside the group.
         last: dict[Var, int] = {}
         for k, m in enumerate(self.members):
@@ -448,7 +463,7 @@ class _Kernel:
             call = self.calls[k]
             dt = v.aval.dtype
             if v in out_names:
-                tgt = f"e{out_names[v][1:]}"
+                tgt = f"e{out_names[v][1:]}"  # this block of the export
                 body.append(f"{tgt} = {out_names[v]}[i:j]")
                 names[v] = tgt
                 roots[v] = frozenset()
@@ -495,9 +510,12 @@ class _Kernel:
                     holders[b].discard(a)
                     if not holders[b] and b != in_buffer.get(v):
                         pool.setdefault(dict(buffers)[b], []).append(b)
-        for b, dt in buffers:
-            lines.append(f"    {b} = {np_}.empty({(block, *inner)!r}, "
-                         f"{self.ctx.bind(dt, 'dt')})")
+        if buffers:
+            # Block buffers are kept between calls (fresh ones page-fault on every call).
+            scr = self.ctx.bind(_cg._Scratch([((block, *inner), dt) for _, dt in buffers]),
+                                "blocks")
+            lines.append(f"    _bb = {scr}.get(xp)")
+            lines.append(f"    {', '.join(b for b, _ in buffers)}, = _bb")
         lines.append(f"    for i in range({0}, {rows}, {block}):")
         lines.append(f"        j = i + {block}")
         if rows % block:
@@ -508,9 +526,9 @@ class _Kernel:
         for s, p in sliced:
             lines.append(f"        {s} = {p}[i:j]")
         lines += [f"        {x}" for x in body]
-        outs = [f"o{k}.reshape({shape!r})" if view != shape else f"o{k}"
-                for k in range(len(self.exports))]
-        lines.append(f"    return [{', '.join(outs)}]")
+        if buffers:
+            lines.append(f"    {scr}.put(xp, _bb)")
+        lines.append(f"    return [{', '.join(self.outs)}]")
         return "\n".join(lines)
 
     @staticmethod
@@ -545,9 +563,7 @@ class _Kernel:
             if a.aval.ndim == 0:
                 scalars.append(p)
         ne = self.ctx.bind(evaluate, "ne")
-        lines = [f"def {fname}({', '.join(['xp', *self.params])}):",
-                 f"    if xp is not {np_}:",
-                 f"        return {other}"]
+        lines = [self.header(fname), *self.dispatch(other)]
         n_tmp = 0
 
         def text(a: Any) -> str | None:
@@ -589,9 +605,14 @@ class _Kernel:
             expr = tmpl.format(*args)
             v = m.outvars[0]
             if v in self.exports or uses.get(v, 0) != 1:
-                name = f"o{self.exports.index(v)}" if v in self.exports else f"t{n_tmp}"
-                n_tmp += name.startswith("t")
-                lines.append(f"    {name} = {np_}.empty({self.shape!r}, {dtn})")
+                if v in self.exports:
+                    name = f"o{self.exports.index(v)}"
+                    lines.append(f"    if {name} is None:")
+                    lines.append(f"        {name} = {np_}.empty({self.shape!r}, {dtn})")
+                else:
+                    name = f"t{n_tmp}"
+                    n_tmp += 1
+                    lines.append(f"    {name} = {np_}.empty({self.shape!r}, {dtn})")
                 lines.append(f"    {ne}({expr!r}, {ldict()}, out={name}, casting='no')")
                 local[v] = name
             else:
@@ -644,6 +665,15 @@ _NE_TEMPLATES: dict[str, str] = {
     "power": "({0} ** {1})",
     **{n: n + "({0})" for n in _NE_UNARY},
 }
+
+
+def _into(res: list[Any], outs: tuple) -> list[Any]:
+    """``res`` with each result copied into its given buffer (``outs[k]``, or None)."""
+    for k, o in enumerate(outs):
+        if o is not None:
+            o[...] = res[k]
+            res[k] = o
+    return res
 
 
 class _OtherBackend:

@@ -252,6 +252,8 @@ structured_batch_rules: dict[Primitive, Callable[..., Any]] = {}
 
 # Below this batch size the dense identity is cheaper than the bookkeeping.
 _MIN_STRUCTURED_SIZE = 16
+# itemsize -> an integer dtype whose words tile the element (complex: two words each).
+_WORDS = {2: "int16", 4: "int32", 8: "int64", 16: "int64"}
 
 
 def identity_structure(v: Any, d: int | None, axis_size: int) -> OneHotStructure | None:
@@ -276,7 +278,10 @@ def identity_structure(v: Any, d: int | None, axis_size: int) -> OneHotStructure
     m = v.reshape(axis_size, axis_size)
     if not bool(m[0, 0] == 1) or int(xp.count_nonzero(m[0])) != 1:
         return None
-    if int(xp.count_nonzero(m)) != axis_size \
+    # Counting nonzero machine words is several times faster than comparing floats; a -0.0
+    # counts as nonzero, which only declines the structure.
+    words = xp.ascontiguousarray(m).view(_WORDS[a.dtype.itemsize])
+    if int(xp.count_nonzero(words)) != axis_size \
             or not bool(xp.all(m.reshape(-1)[:: axis_size + 1] == 1)):
         return None
     return OneHotStructure(ShapedArray(a.shape[1:], a.dtype, False, a.device))

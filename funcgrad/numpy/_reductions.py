@@ -143,11 +143,8 @@ def _size(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 
 def _cast(x: Any, dtype: numpy.dtype) -> Any:
-    src = get_aval(x).dtype
-    if src == dtype:
+    if get_aval(x).dtype == dtype:
         return x
-    if dtype == _BOOL and src.kind == "c":
-        return _ew.ne(x, 0)  # (NumPy: nonzero; convert_element_type keeps only the real part)
     return _ew.convert_element_type(x, dtype)
 
 

@@ -141,7 +141,10 @@ def _dot_general_impl(lhs: Any, rhs: Any, dimension_numbers) -> list:
             b = rhs if rc == (0,) else rhs.T
             return [xp.matmul(a, b)]
         if rn == 2 and lc == (ln - 1,) and rc == (0,):
-            return [xp.matmul(lhs, rhs)]  # (..., K) @ (K, N): rows stack in lhs's batch dims
+            # (..., K) @ (K, N): one GEMM over all rows; matmul on the stacked operand would
+            # run one small product per leading index.
+            out = xp.matmul(lhs.reshape(_prod(lhs.shape[:-1]), lhs.shape[-1]), rhs)
+            return [out.reshape(lhs.shape[:-1] + rhs.shape[1:])]
         if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
             return [xp.matmul(lhs, rhs)]
     lf, rf = _free(ln, lc, lb), _free(rn, rc, rb)

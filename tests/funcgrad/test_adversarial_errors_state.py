@@ -304,3 +304,13 @@ def test_transformations_in_threads_do_not_interfere() -> None:
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         assert all(ex.map(work, range(24)))
     assert current_trace() is eval_trace
+
+
+def test_make_jaxpr_traces_keyword_arguments_and_negative_static_argnums() -> None:
+    x = dev(np.ones(2))
+    closed = funcgrad.make_jaxpr(lambda a, b, name="n": a * b)(x, b=2.0, name="s")
+    assert len(closed.jaxpr.invars) == 2 and not closed.consts
+    closed = funcgrad.make_jaxpr(lambda a, n: a * n, static_argnums=-1)(x, 3)
+    assert len(closed.jaxpr.invars) == 1
+    with pytest.raises(funcgrad.ConcretizationError, match="argument b"):
+        funcgrad.make_jaxpr(lambda a, b: a if b > 0 else -a)(x, b=2.0)

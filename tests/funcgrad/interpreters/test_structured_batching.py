@@ -74,6 +74,8 @@ CASES = {
     "scaled_then_matvec": lambda w, x: w @ (fnp.sin(x) * 3.0),
     "sum_of_squares_times": lambda w, x: fnp.sum(x * x) * (w @ x),
     "exp_div": lambda w, x: fnp.exp(w @ x) / (1.0 + x[:1]),
+    "diagonal_escapes": lambda w, x: fnp.sin(x) * 2.0,
+    "reshaped": lambda w, x: fnp.reshape(fnp.cos(x), (4, 5)) * 2.0,
 }
 
 

@@ -34,6 +34,7 @@ VAR_LIKE = ("var", "std", "nanvar", "nanstd")
 @given(st.sampled_from(REDUCERS), array_of(), st.data(), st.booleans())
 def test_reduction(name: str, x: np.ndarray, data: st.DataObject, keepdims: bool) -> None:
     axis = data.draw(axis_for(x.ndim), "axis")
+    assume(x.size or axis is None or name != "median")  # NumPy fails to reshape its empty result
     if name == "median" and x.dtype.kind == "c":
         # NumPy divides the middle value by 1 (inf+0j / 1 is nan+infj); funcgrad doesn't.
         x = np.where(np.isfinite(x), x, 0).astype(x.dtype)
