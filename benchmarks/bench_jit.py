@@ -8,7 +8,22 @@ Cases (each also run eagerly, ``*_eager``, to show what jit saves):
   per-operation overhead, where the generated straight-line code shines.
 - ``mlp_b128_{f32,f64}``: ``jit(value_and_grad(loss))`` of an MLP 784-512-512-10 (tanh,
   softmax cross-entropy), batch 128: BLAS-bound.
-- ``mlp_small_b32_f64``: the same for an MLP 32-64-64-10, batch 32: overhead and BLAS mixed.
+- ``mlp_small_b32_f64``: the same for an MLP 32-64-64-10, batch 32: overhead and BLAS mixed
+  (``_sg``: the log-sum-exp shift under ``stop_gradient``).
+- ``hessian_d400``: ``jit(hessian(f))``, ``f = logsumexp(A x) + x.B.x / 2 + sum(sin x)``,
+  against the analytic Hessian (as in bench_jacobians.py).
+- ``hvp_rosenbrock_1e4``: ``jit`` of forward-over-reverse ``jvp(grad(rosen))`` at n = 10^4,
+  against the directional derivative of the hand-written Rosenbrock gradient.
+- ``deriv6_tanh_sin``: ``jit`` of ``grad`` nested six times of ``tanh(sin(x) x)`` at a
+  scalar, against sympy's closed form (common subexpressions shared) evaluated with NumPy.
+- ``jac{fwd,rev}_tanh_200x300``: ``jit(jacfwd/jacrev)`` of ``tanh(W x)``, R^200 -> R^300.
+- ``elementwise_1e7_{f64,f32}_{fused,numexpr,unfused}``: ``jit(grad)`` of
+  ``sum(sin(x) exp(-x^2) + x^2/2)`` over 10^7 elements, fusion chunked / numexpr / off.
+
+``python benchmarks/bench_jit.py --repeat 5 [case ...]`` runs each case five times (fresh
+processes) and prints median times and the median (min-max) ratio.
+``python benchmarks/bench_jit.py --fusion-sweep`` prints the measurements behind the fusion
+defaults (size threshold, block size, numexpr; see docs/jit.md, "Fusion").
 
 The NumPy baselines are hand-written forward + backward passes in the same process; BLAS and
 OpenMP are pinned to one thread (by the harness, before NumPy loads).
@@ -66,7 +81,9 @@ def _chain100(jitted: bool):
     return (lambda: gf(x)), numpy_fwd_bwd
 
 
-def _mlp(dtype, sizes=(784, 512, 512, 10), batch=128, jitted=True):
+def _mlp(dtype, sizes=(784, 512, 512, 10), batch=128, jitted=True, shift_sg=False):
+    # shift_sg: the log-sum-exp shift under stop_gradient (as jax.nn.logsumexp writes it): its
+    # derivative cancels exactly, and this skips computing it.
     rng = np.random.default_rng(0)
     params = []
     for m, n in zip(sizes[:-1], sizes[1:]):
@@ -82,6 +99,8 @@ def _mlp(dtype, sizes=(784, 512, 512, 10), batch=128, jitted=True):
             h = fnp.tanh(h @ layer["w"] + layer["b"])
         logits = h @ params[-1]["w"] + params[-1]["b"]
         m = fnp.max(logits, axis=1, keepdims=True)
+        if shift_sg:
+            m = funcgrad.stop_gradient(m)
         logz = fnp.log(fnp.sum(fnp.exp(logits - m), axis=1, keepdims=True)) + m
         return -fnp.sum((logits - logz) * y) / x.shape[0]
 
@@ -259,6 +278,8 @@ CASES = {
     "mlp_small_b32_f64": lambda: _mlp(np.float64, sizes=(32, 64, 64, 10), batch=32),
     "mlp_small_b32_f64_eager": lambda: _mlp(np.float64, sizes=(32, 64, 64, 10), batch=32,
                                             jitted=False),
+    "mlp_small_b32_f64_sg": lambda: _mlp(np.float64, sizes=(32, 64, 64, 10), batch=32,
+                                         shift_sg=True),
     "hessian_d400": lambda: _hessian(400),
     "hessian_d400_eager": lambda: _hessian(400, jitted=False),
     "hvp_rosenbrock_1e4": lambda: _hvp_rosenbrock(),
@@ -338,8 +359,41 @@ def fusion_sweep() -> None:
             print(f"{fn.__name__:15s} {np.dtype(dt).name:8s} {t_c / t_u:8.2f} {t_n / t_u:8.2f}")
 
 
+def repeated(n: int, names: list[str]) -> None:
+    """``--repeat N [names]``: each case N times, each time in a fresh process; prints the
+    median funcgrad and NumPy times and the median, min and max of the ratio (this machine's
+    timings move by tens of percent from one process to the next)."""
+    import json
+    import statistics
+    import subprocess
+
+    print(f"{'case':30s} {'funcgrad':>10s} {'numpy':>10s} {'ratio':>6s} {'(min-max)':>12s}")
+    for name in names or list(CASES):
+        runs = []
+        for _ in range(n):
+            proc = subprocess.run([sys.executable, __file__, "--case", name],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                print(f"{name:30s} FAILED: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+                break
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        else:
+            ratios = [r["ratio"] for r in runs]
+            t_f = statistics.median(r["funcgrad_s"] for r in runs)
+            t_n = statistics.median(r["numpy_s"] for r in runs)
+
+            def fmt(t: float) -> str:
+                return f"{t * 1e6:7.1f} us" if t < 1e-3 else f"{t * 1e3:7.2f} ms"
+
+            print(f"{name:30s} {fmt(t_f)} {fmt(t_n)} {statistics.median(ratios):6.2f} "
+                  f"({min(ratios):.2f}-{max(ratios):.2f})", flush=True)
+
+
 if __name__ == "__main__":
     if "--fusion-sweep" in sys.argv:
         fusion_sweep()
+    elif "--repeat" in sys.argv:
+        k = sys.argv.index("--repeat")
+        repeated(int(sys.argv[k + 1]), sys.argv[k + 2:])
     else:
         main(CASES)

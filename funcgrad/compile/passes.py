@@ -8,6 +8,9 @@
    * **constant folding**: an equation whose inputs are all literals or consts and whose
      result is small is evaluated now (results of literal-only equations are folded only when
      they are scalars, since an array made now would live on whatever device is current);
+     products, transposes and reshapes of consts also when big, if no bigger than their
+     biggest const; an exact scalar operation on scalars and broadcasts of scalars becomes a
+     broadcast of the folded scalar;
    * **algebraic simplification** of what AD leaves behind: ``x * 1``, ``1 * x``, ``x / 1``,
      ``x + 0``, ``0 + x``, ``x - 0`` (also ``add_any``), ``0 - x`` -> ``neg x``,
      ``neg (neg x)``, ``convert_element_type`` to the dtype ``x`` has, identity
@@ -20,7 +23,10 @@
      so no broadcast or promotion is lost. ``x * 0`` becomes ``0`` only for integer and bool
      ``x``: for floats ``inf * 0`` and ``nan * 0`` are NaN, and folding would hide them.
      ``x + 0.0`` -> ``x`` can turn a ``-0.0`` result into ``-0.0`` where NumPy gives ``0.0``
-     (they compare equal);
+     (they compare equal). Exact float rewrites of what reverse mode writes: negations move
+     out and cancel (``x * -y`` -> ``-(x * y)``, ``-(c * y)`` -> ``(-c) * y``, ``x + -y`` ->
+     ``x - y``, ``x - -y`` -> ``x + y``), ``(z + z) * c`` -> ``z * (2c)`` for ``|c| >= 1``, and
+     ``scatter_add(0, u, idx) + y`` -> ``scatter_add(y, u, idx)``;
    * **common-subexpression elimination**: same primitive, same params, same inputs (in
      either order for ``add``, ``mul``, ``add_any`` and the commutative logic ops);
 3. **dead-code elimination** (:func:`funcgrad.ir.dce_jaxpr`).
