@@ -441,7 +441,9 @@ class _Kernel:
         out_names = {}
         for k, v in enumerate(self.exports):
             dt = self.ctx.bind(v.aval.dtype, "dt")
-            lines.append(f"    if o{k} is None:")
+            # A given buffer is written through a flat view: it must be C-contiguous (else
+            # a fresh one is used; the caller only needs the result to be this function's).
+            lines.append(f"    if o{k} is None or not o{k}.flags.c_contiguous:")
             lines.append(f"        o{k} = {np_}.empty({shape!r}, {dt})")
             out_names[v] = f"f{k}"
             lines.append(f"    f{k} = o{k}.reshape(-1)" if view != shape else f"    f{k} = o{k}")
@@ -607,7 +609,7 @@ class _Kernel:
             if v in self.exports or uses.get(v, 0) != 1:
                 if v in self.exports:
                     name = f"o{self.exports.index(v)}"
-                    lines.append(f"    if {name} is None:")
+                    lines.append(f"    if {name} is None or not {name}.flags.c_contiguous:")
                     lines.append(f"        {name} = {np_}.empty({self.shape!r}, {dtn})")
                 else:
                     name = f"t{n_tmp}"

@@ -449,3 +449,19 @@ def test_stacked_product_is_one_gemm():
     a, w = np.ones((6, 1, 5)), np.ones((5, 3))
     src = _source(lambda a, w: a @ w, a, w)
     assert ".reshape((6, 5))" in src
+
+
+def test_kernel_given_a_non_contiguous_dead_buffer():
+    # a = x.T cast: a fresh, Fortran-ordered buffer; dead after the sum, it is offered to the
+    # fused group's output, which writes through a flat view: it must take a fresh one.
+    x = dev(np.linspace(0, 1, 64 * 80).reshape(64, 80))
+    y = dev(np.linspace(1, 2, 80 * 64, dtype=np.float32).reshape(80, 64))
+
+    def f(x, y):
+        a = x.T.astype(np.float32)
+        s = fnp.sum(a)
+        return fnp.exp(y) * 2.0 + y * s
+
+    exe = _compile(f, x, y)
+    assert "_fused0(" in exe.source
+    _same(exe(x, y), _unfused(f, x, y))
