@@ -6,9 +6,9 @@ Example:
     0.0
 """
 
-from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
-from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import lax, tree_util
+from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
+from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad.api import (
     elementwise_grad,
     grad,

@@ -13,16 +13,6 @@ from __future__ import annotations
 
 import numpy as _np
 
-from funcgrad.numpy import _array_methods  # noqa: F401  (tracer operators and methods)
-from funcgrad.numpy._creation import *  # noqa: F403
-from funcgrad.numpy._elementwise import *  # noqa: F403
-from funcgrad.numpy._indexing import *  # noqa: F403
-from funcgrad.numpy._linalg_ops import *  # noqa: F403
-from funcgrad.numpy._reductions import *  # noqa: F403
-from funcgrad.numpy._shape import *  # noqa: F403
-from funcgrad.numpy._astype import astype  # noqa: F401
-from funcgrad.numpy import fft, linalg  # noqa: F401, E402
-
 # dtypes and constants, as NumPy names them
 from numpy import (  # noqa: E402, F401
     bool_,
@@ -50,5 +40,18 @@ from numpy import (  # noqa: E402, F401
     uint32,
     uint64,
 )
+
+from funcgrad.numpy import (  # noqa: F401, E402
+    _array_methods,  # noqa: F401  (tracer operators and methods)
+    fft,
+    linalg,
+)
+from funcgrad.numpy._astype import astype  # noqa: F401
+from funcgrad.numpy._creation import *  # noqa: F403
+from funcgrad.numpy._elementwise import *  # noqa: F403
+from funcgrad.numpy._indexing import *  # noqa: F403
+from funcgrad.numpy._linalg_ops import *  # noqa: F403
+from funcgrad.numpy._reductions import *  # noqa: F403
+from funcgrad.numpy._shape import *  # noqa: F403
 
 bool = _np.bool_  # noqa: A001
