@@ -161,6 +161,8 @@ class Jitted:
             self._params = []
         positional = [p for p in self._params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        _check_argnums(self._name, self._params, positional, static_argnums, static_argnames,
+                       donate_argnums)
         nums = set(static_argnums)
         names = set(static_argnames)
         # Each static argument may be given by position or by name.
@@ -440,6 +442,37 @@ def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple:
     if isinstance(x, int | str):
         return (x,)
     return tuple(x)
+
+
+def _check_argnums(
+    name: str,
+    params: list[inspect.Parameter],
+    positional: list[inspect.Parameter],
+    static_argnums: tuple[int, ...],
+    static_argnames: tuple[str, ...],
+    donate_argnums: tuple[int, ...],
+) -> None:
+    # A typo here would otherwise silently trace the argument instead of baking it in.
+    if not params:
+        return  # no signature to check against (a builtin, a C function)
+    kinds = {p.kind for p in params}
+    if inspect.Parameter.VAR_POSITIONAL not in kinds:
+        n = len(positional)
+        for what, nums in (("static_argnums", static_argnums), ("donate_argnums", donate_argnums)):
+            for i in nums:
+                if not -n <= i < n:
+                    raise ValueError(
+                        f"jit({name}): {what} contains {i}, but {name} takes only {n} "
+                        f"positional argument(s) ({', '.join(p.name for p in positional)})"
+                    )
+    if inspect.Parameter.VAR_KEYWORD not in kinds:
+        known = {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
+        for a in static_argnames:
+            if a not in known:
+                raise ValueError(
+                    f"jit({name}): static_argnames contains {a!r}, which is not a parameter "
+                    f"of {name} (its parameters: {', '.join(sorted(known)) or 'none'})"
+                )
 
 
 def jit(

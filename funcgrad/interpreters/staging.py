@@ -23,7 +23,7 @@ from funcgrad.core import (
     set_current_trace,
     user_source_info,
 )
-from funcgrad.errors import FuncgradError
+from funcgrad.errors import FuncgradError, UnexpectedTracerError
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
@@ -43,6 +43,15 @@ partial_eval_rules: dict[Primitive, Callable[..., list]] = {}
 #: (lifting traced values it closes over into operands), so the staged equation is
 #: self-contained.
 staging_rewrites: dict[Primitive, Callable[..., tuple[Sequence[Any], dict]]] = {}
+
+
+def _leaked_tracer_error(t: Tracer, trace: Trace) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"a tracer ({t.aval.str_short()}) made by an earlier {t._trace.user_name} was used "
+        f"in {trace.user_name}, outside the transformation that made it: it escaped (stored in a global or a "
+        f"closure and used after that transformation returned).{t._creation_site()} Return "
+        "values out of the transformed function instead of storing them."
+    )
 
 
 def _derived_origin(args: Sequence[Any]) -> str:
@@ -161,11 +170,24 @@ class StagingTrace(Trace):
             return Literal(x)
         v = self._const_ids.get(id(x))
         if v is None:
+            if isinstance(x, Tracer) and not self._encloses(x):
+                raise _leaked_tracer_error(x, self)
             v = Var(get_aval(x))
             self._const_ids[id(x)] = v
             self.const_vals.append(x)
             self.const_vars.append(v)
         return v
+
+    def _encloses(self, t: Tracer) -> bool:
+        # A foreign tracer is a legitimate constant only while its trace is still running,
+        # i.e. it is one of ours' ancestors (a closure over an outer transformation's value).
+        # Any other trace has finished: the tracer leaked out of it.
+        trace = self.parent
+        while trace is not None:
+            if trace is t._trace:
+                return True
+            trace = trace.parent
+        return False
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         return self.stage(prim, args, params, user_source_info())

@@ -142,10 +142,15 @@ def _from_nested(obj: Any, fname: str, device: str) -> Any:
 
 
 def _cast(x: Any, dt: numpy.dtype | None) -> Any:
-    if dt is None or get_aval(x).dtype == dt:
-        return x
+    a = get_aval(x)
     if isinstance(x, Tracer):
-        return _ew.convert_element_type(x, dt)
+        # A weak tracer stands for a Python scalar argument; NumPy's asarray makes a Python
+        # scalar a strong array, so the traced asarray must too (else jit and eager differ).
+        if (dt is None or a.dtype == dt) and not a.weak_type:
+            return x
+        return _ew.convert_element_type(x, a.dtype if dt is None else dt)
+    if dt is None or a.dtype == dt:
+        return x
     return x.astype(dt)
 
 

@@ -36,6 +36,8 @@ def _arrs(*xs: Any) -> list[Any]:
     for k, x in enumerate(xs):
         if isinstance(x, Tracer):
             dev = dev or x.aval.device
+            if x.aval.weak_type:  # a Python scalar argument under jit: strong, as eagerly
+                out[k] = _ew.convert_element_type(x, x.aval.dtype)
         elif type(x) is numpy.ndarray:
             dev = dev or "cpu"
         else:

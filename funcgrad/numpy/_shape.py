@@ -15,7 +15,7 @@ import numpy
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
-from funcgrad.avals import canonical_dtype, get_aval, result_dtype
+from funcgrad.avals import canonical_dtype, get_aval
 from funcgrad.backend import device_of, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
@@ -396,7 +396,9 @@ def _as_sequence(arrays: Any, fname: str) -> list[Any]:
 def _promote(xs: list[Any], dtype: Any, casting: str, fname: str) -> list[Any]:
     avals = [get_aval(x) for x in xs]
     if dtype is None:
-        dt = result_dtype(*avals)[0]
+        # Strong promotion: NumPy makes every element an array first, so a weak tracer (a
+        # Python scalar argument under jit) promotes like the array it would be eagerly.
+        dt = numpy.result_type(*[a.dtype for a in avals])
     else:
         dt = canonical_dtype(dtype, fname)
         for a in avals:
@@ -405,7 +407,8 @@ def _promote(xs: list[Any], dtype: Any, casting: str, fname: str) -> list[Any]:
                     f"{fname}: cannot cast array data from {a.dtype} to {dt} according to the "
                     f"rule {casting!r}"
                 )
-    return [x if a.dtype == dt else _ew.convert_element_type(x, dt) for x, a in zip(xs, avals)]
+    return [x if a.dtype == dt and not a.weak_type else _ew.convert_element_type(x, dt)
+            for x, a in zip(xs, avals)]
 
 
 def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,

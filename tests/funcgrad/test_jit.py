@@ -221,6 +221,25 @@ def test_static_argnames_and_kwargs():
     assert jf.trace_count == 2
 
 
+def test_out_of_range_static_and_donated_arguments_raise_at_jit_time():
+    def f(x, n):
+        return x * n
+
+    with pytest.raises(ValueError, match=r"static_argnums contains 2, but f takes only 2"):
+        funcgrad.jit(f, static_argnums=2)
+    with pytest.raises(ValueError, match=r"static_argnums contains -3"):
+        funcgrad.jit(f, static_argnums=-3)
+    with pytest.raises(ValueError, match=r"donate_argnums contains 4"):
+        funcgrad.jit(f, donate_argnums=4)
+    with pytest.raises(ValueError, match=r"static_argnames contains 'm', which is not a "):
+        funcgrad.jit(f, static_argnames="m")
+    # Negative indices count from the end; *args / **kwargs accept anything.
+    assert_allclose(funcgrad.jit(f, static_argnums=-1)(np.ones(2), 3), 3 * np.ones(2))
+    g = funcgrad.jit(lambda *a, **k: a[0] * a[1] * k["s"], static_argnums=1,
+                     static_argnames="s")
+    assert_allclose(g(np.ones(2), 3, s=2), 6 * np.ones(2))
+
+
 def test_unhashable_static_argument_message():
     def f(x, n):
         return x * len(n)
@@ -301,6 +320,33 @@ def test_leaked_tracer_error_names_creation_site():
         fnp.sin(leaked[0])
     with pytest.raises(funcgrad.UnexpectedTracerError):
         funcgrad.jit(lambda x: x + leaked[0])(np.ones(2))
+
+
+def test_tracer_leaked_into_a_later_trace_is_not_kept_as_a_constant():
+    leaked = []
+
+    def f(x):
+        leaked.append(x * 2)
+        return x
+
+    funcgrad.make_jaxpr(f)(1.0)
+    for later in (
+        funcgrad.make_jaxpr(lambda y: y + leaked[0]),
+        funcgrad.jit(lambda y: fnp.sin(y) * leaked[0]),
+        funcgrad.jit(funcgrad.grad(lambda y: y * leaked[0])),
+        funcgrad.make_jaxpr(funcgrad.vmap(lambda y: y + leaked[0])),
+    ):
+        with pytest.raises(funcgrad.UnexpectedTracerError, match="test_jit.py"):
+            later(np.ones(2))
+
+
+def test_closing_over_an_outer_tracer_is_not_a_leak():
+    def outer(x):
+        return funcgrad.jit(lambda y: y * x)(2.0)
+
+    assert float(funcgrad.grad(outer)(3.0)) == 2.0
+    np.testing.assert_allclose(funcgrad.vmap(outer)(np.ones(3)), 2.0 * np.ones(3))
+    assert "mul" in str(funcgrad.make_jaxpr(outer)(3.0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -543,3 +589,31 @@ def test_nested_jaxpr_names_do_not_clash():
     text = str(funcgrad.make_jaxpr(lambda x: funcgrad.jit(fnp.sin)(x) * 2.0)(np.ones(3)))
     binders = re.findall(r"\b([a-z]+):f64", text)
     assert len(binders) == len(set(binders)), text
+
+
+_STRONGLY_PROMOTING = {
+    "stack": lambda a, b: fnp.stack([a, b]),
+    "concatenate": lambda a, b: fnp.concatenate([fnp.atleast_1d(a), fnp.atleast_1d(b)]),
+    "asarray": lambda a, b: a * fnp.asarray(b),
+    "array": lambda a, b: a * fnp.array(b),
+    "dot": fnp.dot,
+    "inner": fnp.inner,
+    "kron": fnp.kron,
+    "vdot": fnp.vdot,
+    "tensordot": lambda a, b: fnp.tensordot(a, b, 0),
+    "multiply": lambda a, b: a * b,  # weak: stays float32
+    "where": lambda a, b: fnp.where(True, a, b),  # weak: stays float32
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STRONGLY_PROMOTING))
+def test_python_scalar_arguments_promote_under_jit_as_eagerly(name):
+    # A Python float passed to a jitted function is a weak tracer; functions that NumPy runs
+    # through asarray must make it strong, as the eager call does.
+    f = _STRONGLY_PROMOTING[name]
+    x = dev(np.float32(2.0))
+    eager = f(x, 1.5)
+    assert funcgrad.jit(f)(x, 1.5).dtype == eager.dtype
+    assert funcgrad.jvp(f, (x, 1.5), (dev(np.float32(1.0)), 1.0))[0].dtype == eager.dtype
+    assert funcgrad.vmap(f, in_axes=(0, None))(dev(np.ones(2, np.float32)), 1.5).dtype == \
+        eager.dtype
