@@ -68,7 +68,7 @@ __all__ = [
 #: docs/jit.md, "Fusion"; below it the arrays fit in cache and the loop only adds overhead)
 FUSION_MIN_SIZE = 1 << 18
 #: bytes per block-sized intermediate buffer of the chunked path (measured likewise)
-FUSION_CHUNK_BYTES = 1 << 18
+FUSION_CHUNK_BYTES = 1 << 17
 MODES = ("auto", "chunked", "numexpr", "off")
 
 
