@@ -32,6 +32,8 @@ from funcgrad.backend import device_of, device_put, to_numpy
 
 __all__ = [
     "check_grads",
+    "check_jit",
+    "check_vmap",
     "check_jvp",
     "check_vjp",
     "numerical_jvp",
@@ -375,3 +377,107 @@ def gradgradcheck(
     check_grads(f, _check_args(inputs, "gradgradcheck"), order=2, atol=atol, rtol=rtol,
                 eps=eps)
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Transformations that must not change values: vmap against a loop, jit against eager.
+
+
+def _check_same(got: Any, want: Any, atol: float | None, rtol: float | None, what: str) -> None:
+    g_leaves, g_tree = tree_util.tree_flatten(got)
+    w_leaves, w_tree = tree_util.tree_flatten(want)
+    if g_tree != w_tree:
+        raise AssertionError(f"{what}: output structures differ: {g_tree} vs {w_tree}")
+    for k, (g, w) in enumerate(zip(g_leaves, w_leaves)):
+        ga, wa = get_aval(g), get_aval(w)
+        if ga.shape != wa.shape or ga.dtype != wa.dtype:
+            raise AssertionError(
+                f"{what}: output leaf {k} is {ga.str_short()}, expected {wa.str_short()}")
+        if ga.dtype == float0:
+            continue
+        tol = _TOL.get(numpy.dtype(ga.dtype), 0.0) if ga.dtype.kind in "fc" else 0.0
+        _check_close(_as_host(g), _as_host(w), tol if atol is None else atol,
+                     tol if rtol is None else rtol, f"{what}, output leaf {k}")
+
+
+def check_vmap(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> None:
+    """Check that ``vmap(f, in_axes, out_axes)(*args)`` equals a Python loop over examples.
+
+    ``args`` are the batched arguments (pytrees); ``in_axes``/``out_axes`` are as for
+    :func:`funcgrad.vmap` (ints, None, or pytree prefixes). Each example is ``f`` applied to
+    the slices of the mapped leaves, the unmapped ones passed whole; the stacked loop results
+    must match the batched ones in shape, dtype and value. Raises AssertionError otherwise.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> check_vmap(lambda x, w: fnp.dot(w, x), (np.ones((4, 3)), np.eye(3)), (0, None))
+    """
+    from funcgrad.api_vmap import _flatten_args, _match_prefix, _slice_axis, vmap
+    from funcgrad.ops import shape as _shape
+
+    args = _check_args(args, "check_vmap")
+    got = vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
+    vals, dims, (arg_tree, _, _), n = _flatten_args(args, {}, in_axes, None, {})
+    loop = []
+    for k in range(n):
+        ex = [v if d is None else _shape.squeeze(_slice_axis(v, d, k, k + 1), (d,))
+              for v, d in zip(vals, dims)]
+        loop.append(f(*arg_tree.unflatten(ex)))
+    out_leaves, out_tree = tree_util.tree_flatten(loop[0])
+    if _is_axis_spec(out_axes):
+        o_axes = [out_axes] * len(out_leaves)
+    else:
+        matched: list = []
+        _match_prefix(out_axes, loop[0], "out_axes", "the output", (), matched)
+        o_axes = [m[1] for m in matched]
+    per_leaf = zip(*[tree_util.tree_leaves(o) for o in loop]) if out_leaves else []
+    want = []
+    for leaves, oa in zip(per_leaf, o_axes):
+        if oa is None:
+            want.append(leaves[0])
+            continue
+        stacked = _shape.concatenate([_shape.expand_dims(x, (0,)) for x in leaves], 0)
+        want.append(_shape.moveaxis(stacked, 0, oa % get_aval(stacked).ndim))
+    _check_same(got, tree_util.tree_unflatten(out_tree, want), atol, rtol,
+                f"check_vmap(in_axes={in_axes!r}, out_axes={out_axes!r})")
+
+
+def _is_axis_spec(ax: Any) -> bool:
+    return ax is None or isinstance(ax, int | numpy.integer)
+
+
+def check_jit(
+    f: Callable[..., Any],
+    args: Sequence[Any],
+    static_argnums: int | Sequence[int] = (),
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> None:
+    """Check that ``jit(f)`` gives eager ``f``'s values, shapes and dtypes, and traces once.
+
+    The jitted function is called twice (the second call runs the cached compiled code) and
+    each result must match the eager one; a second trace raises AssertionError.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> check_jit(lambda x: fnp.sum(fnp.sin(x) ** 2), (np.linspace(0, 1, 5),))
+    """
+    from funcgrad.api_jit import jit
+
+    args = _check_args(args, "check_jit")
+    want = f(*args)
+    jitted = jit(f, static_argnums=static_argnums)
+    for call in ("first", "cached"):
+        _check_same(jitted(*args), want, atol, rtol, f"check_jit ({call} call)")
+    if jitted.trace_count != 1:
+        raise AssertionError(
+            f"check_jit: calling again with the same arguments traced again "
+            f"(trace_count={jitted.trace_count})"
+        )

@@ -131,3 +131,39 @@ def test_argument_validation() -> None:
     with pytest.raises(ValueError, match="order"):
         check_grads(fnp.sin, (dev(X3),), order=-1)
     check_grads(fnp.sin, (dev(X3),), order=0)  # nothing to check
+
+
+# ---------------------------------------------------------------------------------------------
+# check_vmap / check_jit
+
+
+def _differs_when_traced(x):
+    # Python-level branching on tracer-ness: what a broken batching or jit rule looks like.
+    return x * (2.0 if isinstance(x, funcgrad.core.Tracer) else 1.0)
+
+
+def test_check_vmap_passes_and_catches_a_wrong_batch():
+    from funcgrad.test_util import check_vmap
+
+    check_vmap(lambda x, w: fnp.dot(w, x), (np.ones((4, 3)), np.eye(3)), (0, None))
+    check_vmap(lambda d: {"a": d["x"] * 2, "b": fnp.sum(d["y"])},
+               ({"x": np.ones((3, 2)), "y": np.arange(6.0).reshape(3, 2)},),
+               ({"x": 1, "y": -1},), {"a": 1, "b": 0})
+    check_vmap(lambda x, c: (x * c, c), (np.arange(6.0).reshape(2, 3), 2.0), (1, None),
+               (0, None))
+    with pytest.raises(AssertionError, match="check_vmap"):
+        check_vmap(_differs_when_traced, (np.ones((3, 2)),))
+    with pytest.raises(AssertionError, match=r"f32\[3,2\], expected f64"):
+        check_vmap(lambda x: x.astype(np.float32) if isinstance(x, funcgrad.core.Tracer)
+                   else x, (np.ones((3, 2)),))
+
+
+def test_check_jit_passes_and_catches_differences_and_retraces():
+    from funcgrad.test_util import check_jit
+
+    check_jit(lambda x, n: x ** n, (np.arange(3.0), 3), static_argnums=1)
+    check_jit(lambda x: {"s": fnp.sum(x), "i": fnp.argmax(x)}, (np.arange(3.0),))
+    with pytest.raises(AssertionError, match="check_jit"):
+        check_jit(_differs_when_traced, (np.ones(3),))
+    with pytest.raises(TypeError, match="args must be a tuple"):
+        check_jit(fnp.sin, np.ones(3))
