@@ -48,7 +48,9 @@ from funcgrad.numpy import (  # noqa: F401, E402
 )
 from funcgrad.numpy._astype import astype  # noqa: F401
 from funcgrad.numpy._creation import *  # noqa: F403
+from funcgrad.numpy._dtype_utils import *  # noqa: F403
 from funcgrad.numpy._elementwise import *  # noqa: F403
+from funcgrad.numpy._elementwise_extra import *  # noqa: F403
 from funcgrad.numpy._indexing import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
 from funcgrad.numpy._reductions import *  # noqa: F403

@@ -548,6 +548,8 @@ def real(val: ArrayLike) -> Any:
         >>> fnp.real([1 + 2j, 3 - 1j])
         array([1., 3.])
     """
+    if type(val) is bool:
+        val = int(val)  # as NumPy: False.real is the int 0 (bool arrays stay bool)
     (val,) = asarray_operands(val)
     return _ew.real(val)
 
@@ -560,6 +562,8 @@ def imag(val: ArrayLike) -> Any:
         >>> fnp.imag([1 + 2j, 3 - 1j])
         array([ 2., -1.])
     """
+    if type(val) is bool:
+        val = int(val)  # as NumPy: False.imag is the int 0 (bool arrays stay bool)
     (val,) = asarray_operands(val)
     return _ew.imag(val)
 
