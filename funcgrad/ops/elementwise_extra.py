@@ -10,6 +10,7 @@ results, ``spacing``, ``gcd``/``lcm`` and ``bitwise_count`` have zero (or ``floa
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy
@@ -151,6 +152,11 @@ defjvp(nextafter_p, lambda g, ans, x, y: fit_tangent(g, ans), None)
 _broadcasting_batch(nextafter_p)
 
 
+@functools.cache
+def _spacing_dtype(dt: numpy.dtype) -> numpy.dtype:
+    # Dtype metadata only (which float loop NumPy picks for an int/bool input), probed once.
+    return numpy.spacing(numpy.ones((1,), dt)).dtype
+
 
 def _spacing_impl(xp: Any, x: Any) -> Any:
     fn = getattr(xp, "spacing", None)
@@ -159,7 +165,7 @@ def _spacing_impl(xp: Any, x: Any) -> Any:
     # Array modules without the ufunc: one step away from zero (x < 0, not the sign bit:
     # NumPy's spacing(-0.0) is positive).
     x = xp.asarray(x)
-    dt = numpy.spacing(numpy.ones((1,), x.dtype)).dtype
+    dt = _spacing_dtype(x.dtype)
     if x.dtype != dt:
         x = x.astype(dt)
     if dt == numpy.float16:

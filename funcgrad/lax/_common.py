@@ -1,0 +1,117 @@
+"""Argument checks shared by the ``funcgrad.lax`` wrappers.
+
+``jax.lax`` is stricter than NumPy: binary operations take operands of one dtype (Python
+scalars, which are weakly typed, adopt the other operand's dtype when their kind fits), and
+shapes must agree up to size-1 axes (rank-0 operands broadcast). These helpers raise the
+``TypeError`` JAX raises, naming the ``lax`` function and the offending argument.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.errors import DTypeError, ShapeError
+
+# The dtype kinds a weak (Python-scalar) value may take on: a Python int fits any numeric
+# dtype, a float only inexact ones, a complex only complex ones, a bool only bool.
+_WEAK_FITS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
+
+FLOATING = "f"
+INEXACT = "fc"
+NUMERIC = "iufc"
+INTEGRAL = "iu"
+BOOL_OR_INT = "biu"
+ANY = "biufc"
+
+_KIND_WORDS = {
+    "f": "floating", "fc": "floating or complex", "iufc": "numeric", "iu": "integer",
+    "biu": "bool or integer", "biufc": "numeric or bool", "c": "complex",
+}
+
+
+def aval_of(name: str, x: Any, arg: str = "operand") -> ShapedArray:
+    """``x``'s abstract value, or a TypeError naming ``lax.<name>`` and the argument."""
+    try:
+        return get_aval(x)
+    except TypeError as e:
+        raise TypeError(f"lax.{name}: argument {arg} is not an array: {e}") from None
+
+
+def check_kind(name: str, a: ShapedArray, kinds: str, arg: str = "operand") -> None:
+    if a.dtype.kind not in kinds:
+        raise DTypeError(
+            f"lax.{name} does not accept dtype {a.dtype} for {arg}; accepted: "
+            f"{_KIND_WORDS.get(kinds, kinds)} dtypes"
+        )
+
+
+def same_dtypes(name: str, args: dict[str, Any], kinds: str = ANY) -> list[ShapedArray]:
+    """Check that the arrays in ``args`` (name -> value) share one dtype of ``kinds``.
+
+    Weak values (Python scalars) must fit the strong dtype's kind; every non-scalar operand
+    must have the same rank, and sizes must agree up to 1s. Returns the avals in order.
+    """
+    avals = [aval_of(name, v, k) for k, v in args.items()]
+    strong = [(k, a) for k, a in zip(args, avals) if not a.weak_type]
+    if strong:
+        k0, a0 = strong[0]
+        for k, a in strong[1:]:
+            if a.dtype != a0.dtype:
+                raise DTypeError(
+                    f"lax.{name} requires arguments to have the same dtypes, got "
+                    f"{a0.dtype} ({k0}) and {a.dtype} ({k}); convert one with "
+                    "lax.convert_element_type"
+                )
+        check_kind(name, a0, kinds, k0)
+        for k, a in zip(args, avals):
+            if a.weak_type and a0.dtype.kind not in _WEAK_FITS[a.dtype.kind]:
+                raise DTypeError(
+                    f"lax.{name}: the Python scalar {k} (a {a.dtype.kind!r}-kind value) does "
+                    f"not fit the dtype {a0.dtype} of {k0}"
+                )
+    else:
+        for k, a in zip(args, avals):
+            check_kind(name, a, kinds, k)
+    shaped = [(k, a) for k, a in zip(args, avals) if a.ndim]
+    if len({a.ndim for _, a in shaped}) > 1:
+        raise TypeError(
+            f"lax.{name}: arrays must have the same rank (only rank-0 values broadcast), got "
+            + ", ".join(f"{k}{a.shape}" for k, a in shaped)
+        )
+    return avals
+
+
+def static_int(name: str, v: Any, arg: str) -> int:
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"lax.{name}: {arg} must be a static Python int, got {v!r}") from None
+
+
+def static_ints(name: str, seq: Any, arg: str) -> tuple[int, ...]:
+    if isinstance(seq, int | numpy.integer):
+        raise TypeError(f"lax.{name}: {arg} must be a sequence of ints, got {seq!r}")
+    try:
+        return tuple(operator.index(v) for v in seq)
+    except TypeError:
+        raise TypeError(
+            f"lax.{name}: {arg} must be a sequence of static Python ints, got {seq!r}"
+        ) from None
+
+
+def axis_in(name: str, axis: Any, ndim: int, arg: str = "axis") -> int:
+    axis = static_int(name, axis, arg)
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"lax.{name}: {arg}={axis} is out of bounds for rank {ndim}")
+    return axis % ndim
+
+
+def axes_in(name: str, axes: Any, ndim: int, arg: str = "axes") -> tuple[int, ...]:
+    out = tuple(axis_in(name, a, ndim, arg) for a in static_ints(name, axes, arg))
+    if len(set(out)) != len(out):
+        raise ShapeError(f"lax.{name}: {arg}={tuple(axes)} has repeated axes")
+    return out

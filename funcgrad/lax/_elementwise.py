@@ -1,0 +1,484 @@
+"""Elementwise ``funcgrad.lax`` operations: thin, strictly-typed wrappers over the primitives.
+
+Every function composes existing primitives of :mod:`funcgrad.ops`, so derivatives, vmap
+and jit come with them. Unlike :mod:`funcgrad.numpy`, operands must share one dtype (Python
+scalars excepted) and unary math checks the dtype kind, as ``jax.lax`` does.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.elementwise_extra as _ewx
+import funcgrad.ops.special as _sp
+from funcgrad import tree_util
+from funcgrad.avals import get_aval
+from funcgrad.errors import DTypeError
+from funcgrad.lax._common import (
+    ANY,
+    BOOL_OR_INT,
+    FLOATING,
+    INEXACT,
+    INTEGRAL,
+    NUMERIC,
+    aval_of,
+    check_kind,
+    same_dtypes,
+    static_int,
+)
+
+Array = Any
+
+__all__ = [
+    "RoundingMethod", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2",
+    "nextafter", "complex", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "neg", "sign", "floor", "ceil", "round", "abs", "exp", "exp2",
+    "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
+    "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
+    "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "select", "select_n",
+    "clamp", "convert_element_type", "stop_gradient",
+]
+
+
+def _doc(fn: Callable[..., Any], name: str, text: str, example: str, result: str) -> None:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"{text}\n\n    Example:\n        >>> from funcgrad import lax\n"
+                  f"        >>> {example}\n        {result}\n    ")
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary math: one dtype-kind check, then the primitive.
+
+
+def _unary(name: str, op: Callable[[Any], Any], kinds: str, text: str,
+           example: str, result: str) -> Callable[[Array], Array]:
+    def fn(x: Array) -> Array:
+        check_kind(name, aval_of(name, x, "x"), kinds, "x")
+        return op(x)
+
+    _doc(fn, name, text, example, result)
+    return fn
+
+
+neg = _unary("neg", _ew.neg, NUMERIC, "Elementwise ``-x``.",
+             "lax.neg(2.0).tolist()", "-2.0")
+sign = _unary("sign", _ew.sign, NUMERIC, "Elementwise sign (-1, 0 or 1; ``x/|x|`` for complex).",
+              "lax.sign(numpy.array([-3.0, 0.0, 2.0])).tolist()", "[-1.0, 0.0, 1.0]")
+floor = _unary("floor", _ew.floor, FLOATING, "Elementwise floor of a float array.",
+               "lax.floor(-1.5).tolist()", "-2.0")
+ceil = _unary("ceil", _ew.ceil, FLOATING, "Elementwise ceiling of a float array.",
+              "lax.ceil(-1.5).tolist()", "-1.0")
+exp = _unary("exp", _ew.exp, INEXACT, "Elementwise ``e**x``.", "lax.exp(0.0).tolist()", "1.0")
+exp2 = _unary("exp2", _ew.exp2, INEXACT, "Elementwise ``2**x``.",
+              "lax.exp2(3.0).tolist()", "8.0")
+expm1 = _unary("expm1", _ew.expm1, INEXACT, "Elementwise ``e**x - 1``, accurate near 0.",
+               "lax.expm1(0.0).tolist()", "0.0")
+log = _unary("log", _ew.log, INEXACT, "Elementwise natural logarithm.",
+             "lax.log(1.0).tolist()", "0.0")
+log1p = _unary("log1p", _ew.log1p, INEXACT, "Elementwise ``log(1 + x)``, accurate near 0.",
+               "lax.log1p(0.0).tolist()", "0.0")
+sqrt = _unary("sqrt", _ew.sqrt, INEXACT, "Elementwise square root.",
+              "lax.sqrt(4.0).tolist()", "2.0")
+rsqrt = _unary("rsqrt", _ew.rsqrt, INEXACT, "Elementwise ``1 / sqrt(x)``.",
+               "lax.rsqrt(4.0).tolist()", "0.5")
+cbrt = _unary("cbrt", _ew.cbrt, FLOATING, "Elementwise real cube root.",
+              "lax.cbrt(-8.0).tolist()", "-2.0")
+sin = _unary("sin", _ew.sin, INEXACT, "Elementwise sine.", "lax.sin(0.0).tolist()", "0.0")
+cos = _unary("cos", _ew.cos, INEXACT, "Elementwise cosine.", "lax.cos(0.0).tolist()", "1.0")
+tan = _unary("tan", _ew.tan, INEXACT, "Elementwise tangent.", "lax.tan(0.0).tolist()", "0.0")
+asin = _unary("asin", _ew.asin, INEXACT, "Elementwise arcsine.",
+              "lax.asin(0.0).tolist()", "0.0")
+acos = _unary("acos", _ew.acos, INEXACT, "Elementwise arccosine.",
+              "lax.acos(1.0).tolist()", "0.0")
+atan = _unary("atan", _ew.atan, INEXACT, "Elementwise arctangent.",
+              "lax.atan(0.0).tolist()", "0.0")
+sinh = _unary("sinh", _ew.sinh, INEXACT, "Elementwise hyperbolic sine.",
+              "lax.sinh(0.0).tolist()", "0.0")
+cosh = _unary("cosh", _ew.cosh, INEXACT, "Elementwise hyperbolic cosine.",
+              "lax.cosh(0.0).tolist()", "1.0")
+tanh = _unary("tanh", _ew.tanh, INEXACT, "Elementwise hyperbolic tangent.",
+              "lax.tanh(0.0).tolist()", "0.0")
+asinh = _unary("asinh", _ew.asinh, INEXACT, "Elementwise inverse hyperbolic sine.",
+               "lax.asinh(0.0).tolist()", "0.0")
+acosh = _unary("acosh", _ew.acosh, INEXACT, "Elementwise inverse hyperbolic cosine.",
+               "lax.acosh(1.0).tolist()", "0.0")
+atanh = _unary("atanh", _ew.atanh, INEXACT, "Elementwise inverse hyperbolic tangent.",
+               "lax.atanh(0.0).tolist()", "0.0")
+logistic = _unary("logistic", _ew.logistic, INEXACT, "Elementwise ``1 / (1 + exp(-x))``.",
+                  "lax.logistic(0.0).tolist()", "0.5")
+square = _unary("square", _ew.square, NUMERIC, "Elementwise ``x * x``.",
+                "lax.square(3).tolist()", "9")
+reciprocal = _unary("reciprocal", _ew.reciprocal, INEXACT, "Elementwise ``1 / x``.",
+                    "lax.reciprocal(4.0).tolist()", "0.25")
+is_finite = _unary("is_finite", _ew.is_finite, FLOATING,
+                   "Elementwise: not inf and not nan (float operands only, as in lax).",
+                   "lax.is_finite(numpy.array([1.0, numpy.inf])).tolist()", "[True, False]")
+erf = _unary("erf", _sp.erf, FLOATING, "Elementwise error function.",
+             "lax.erf(0.0).tolist()", "0.0")
+erfc = _unary("erfc", _sp.erfc, FLOATING, "Elementwise complementary error function.",
+              "lax.erfc(0.0).tolist()", "1.0")
+erf_inv = _unary("erf_inv", _sp.erfinv, FLOATING, "Elementwise inverse error function.",
+                 "lax.erf_inv(0.0).tolist()", "0.0")
+lgamma = _unary("lgamma", _sp.lgamma, FLOATING, "Elementwise ``log|Gamma(x)|``.",
+                "lax.lgamma(1.0).tolist()", "0.0")
+digamma = _unary("digamma", _sp.digamma, FLOATING, "Elementwise digamma (psi) function.",
+                 "f'{float(lax.digamma(1.0)):.6f}'", "'-0.577216'")
+population_count = _unary(
+    "population_count", _ewx.bitwise_count, INTEGRAL, "Elementwise number of set bits.",
+    "lax.population_count(numpy.array([7, 8])).tolist()", "[3, 1]")
+
+
+def abs(x: Array) -> Array:  # noqa: A001
+    """Elementwise absolute value (the real modulus for complex ``x``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.abs(numpy.array([-2, 3])).tolist()
+        [2, 3]
+    """
+    check_kind("abs", aval_of("abs", x, "x"), NUMERIC, "x")
+    return _ew.abs(x)
+
+
+def real(x: Array) -> Array:
+    """The real part of a complex ``x``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.real(1 + 2j).tolist()
+        1.0
+    """
+    check_kind("real", aval_of("real", x, "x"), "c", "x")
+    return _ew.real(x)
+
+
+def imag(x: Array) -> Array:
+    """The imaginary part of a complex ``x``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.imag(1 + 2j).tolist()
+        2.0
+    """
+    check_kind("imag", aval_of("imag", x, "x"), "c", "x")
+    return _ew.imag(x)
+
+
+def _complex_dtype(dt: numpy.dtype) -> numpy.dtype:
+    return numpy.result_type(dt, numpy.complex64)
+
+
+def conj(x: Array) -> Array:
+    """Complex conjugate; a real ``x`` comes back as a complex array, as in ``jax.lax``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.conj(numpy.float32(2.0)).dtype
+        dtype('complex64')
+    """
+    a = aval_of("conj", x, "x")
+    check_kind("conj", a, INEXACT, "x")
+    if a.dtype.kind != "c":
+        x = _ew.convert_element_type(x, _complex_dtype(a.dtype))
+    return _ew.conj(x)
+
+
+class RoundingMethod(enum.IntEnum):
+    """How :func:`round` breaks ties (values as in ``jax.lax.RoundingMethod``)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x: Array, rounding_method: Any = RoundingMethod.AWAY_FROM_ZERO) -> Array:  # noqa: A001
+    """Round a float array to integral values; ties away from zero by default.
+
+    ``rounding_method=RoundingMethod.TO_NEAREST_EVEN`` (or 1) rounds ties to even, like NumPy.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> x = numpy.array([-2.5, 0.5, 1.5])
+        >>> lax.round(x).tolist(), lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN).tolist()
+        ([-3.0, 1.0, 2.0], [-2.0, 0.0, 2.0])
+    """
+    check_kind("round", aval_of("round", x, "x"), FLOATING, "x")
+    try:
+        method = RoundingMethod(rounding_method)
+    except ValueError:
+        raise ValueError(
+            f"lax.round: rounding_method must be a lax.RoundingMethod (0 or 1), got "
+            f"{rounding_method!r}") from None
+    if method is RoundingMethod.TO_NEAREST_EVEN:
+        return _ew.round(x)
+    # x - trunc(x) is exact, unlike floor(|x| + 0.5), which rounds 0.49999999999999994 up.
+    t = _ew.trunc(x)
+    away = _ew.ge(_ew.abs(_ew.sub(x, t)), 0.5)
+    return _ew.select_n(away, t, _ew.add(t, _ew.sign(x)))
+
+
+def integer_pow(x: Array, y: int) -> Array:
+    """Elementwise ``x**y`` for a static Python int ``y``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.integer_pow(numpy.array([2.0, 3.0]), 3).tolist()
+        [8.0, 27.0]
+    """
+    check_kind("integer_pow", aval_of("integer_pow", x, "x"), NUMERIC, "x")
+    return _ew.integer_pow(x, static_int("integer_pow", y, "y"))
+
+
+def polygamma(m: Array, x: Array) -> Array:
+    """The ``m``-th derivative of digamma at ``x`` (``m`` a static non-negative integer).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> f'{float(lax.polygamma(1, 1.0)):.6f}'
+        '1.644934'
+    """
+    check_kind("polygamma", aval_of("polygamma", x, "x"), FLOATING, "x")
+    return _sp.polygamma(static_int("polygamma", m, "m"), x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary operations: one dtype for both operands.
+
+
+def _binary(name: str, op: Callable[[Any, Any], Any], kinds: str, text: str,
+            example: str, result: str) -> Callable[[Array, Array], Array]:
+    def fn(x: Array, y: Array) -> Array:
+        same_dtypes(name, {"x": x, "y": y}, kinds)
+        return op(x, y)
+
+    _doc(fn, name, text, example, result)
+    return fn
+
+
+add = _binary("add", _ew.add, NUMERIC, "Elementwise ``x + y`` (operands of one dtype).",
+              "lax.add(numpy.float32(1.0), 2.0).dtype", "dtype('float32')")
+sub = _binary("sub", _ew.sub, NUMERIC, "Elementwise ``x - y``.", "lax.sub(3, 1).tolist()", "2")
+mul = _binary("mul", _ew.mul, NUMERIC, "Elementwise ``x * y``.", "lax.mul(3, 2).tolist()", "6")
+max = _binary("max", _ew.max, ANY, "Elementwise maximum (nan propagates).",  # noqa: A001
+              "lax.max(numpy.array([1.0, 5.0]), numpy.array([3.0, 2.0])).tolist()",
+              "[3.0, 5.0]")
+min = _binary("min", _ew.min, ANY, "Elementwise minimum (nan propagates).",  # noqa: A001
+              "lax.min(numpy.array([1.0, 5.0]), numpy.array([3.0, 2.0])).tolist()",
+              "[1.0, 2.0]")
+atan2 = _binary("atan2", _ew.atan2, FLOATING, "Elementwise ``atan(x / y)`` in the right quadrant.",
+                "f'{float(lax.atan2(1.0, -1.0)):.6f}'", "'2.356194'")
+nextafter = _binary("nextafter", _ewx.nextafter, FLOATING,
+                    "The next representable float after ``x`` towards ``y``.",
+                    "bool(lax.nextafter(1.0, 2.0) > 1.0)", "True")
+eq = _binary("eq", _ew.eq, ANY, "Elementwise ``x == y``.", "lax.eq(1, 1).tolist()", "True")
+ne = _binary("ne", _ew.ne, ANY, "Elementwise ``x != y``.", "lax.ne(1, 1).tolist()", "False")
+lt = _binary("lt", _ew.lt, ANY, "Elementwise ``x < y``.", "lax.lt(1, 2).tolist()", "True")
+le = _binary("le", _ew.le, ANY, "Elementwise ``x <= y``.", "lax.le(2, 2).tolist()", "True")
+gt = _binary("gt", _ew.gt, ANY, "Elementwise ``x > y``.", "lax.gt(1, 2).tolist()", "False")
+ge = _binary("ge", _ew.ge, ANY, "Elementwise ``x >= y``.", "lax.ge(1, 2).tolist()", "False")
+bitwise_and = _binary("bitwise_and", _ew.and_, BOOL_OR_INT,
+                      "Elementwise bitwise (logical, for bool) AND.",
+                      "lax.bitwise_and(numpy.array([6]), numpy.array([3])).tolist()", "[2]")
+bitwise_or = _binary("bitwise_or", _ew.or_, BOOL_OR_INT,
+                     "Elementwise bitwise (logical, for bool) OR.",
+                     "lax.bitwise_or(numpy.array([6]), numpy.array([3])).tolist()", "[7]")
+bitwise_xor = _binary("bitwise_xor", _ew.xor, BOOL_OR_INT,
+                      "Elementwise bitwise (logical, for bool) XOR.",
+                      "lax.bitwise_xor(numpy.array([6]), numpy.array([3])).tolist()", "[5]")
+shift_left = _binary("shift_left", _ew.shift_left, INTEGRAL,
+                     "Elementwise ``x << y``; shifts past the bit width give 0.",
+                     "lax.shift_left(numpy.array([1]), numpy.array([3])).tolist()", "[8]")
+shift_right_arithmetic = _binary(
+    "shift_right_arithmetic", _ew.shift_right, INTEGRAL,
+    "Elementwise ``x >> y`` filling with the sign bit (a logical shift for unsigned types).",
+    "lax.shift_right_arithmetic(numpy.array([-8]), numpy.array([1])).tolist()", "[-4]")
+
+
+def bitwise_not(x: Array) -> Array:
+    """Elementwise bitwise NOT (logical NOT for bool).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.bitwise_not(numpy.array([True, False])).tolist()
+        [False, True]
+    """
+    check_kind("bitwise_not", aval_of("bitwise_not", x, "x"), BOOL_OR_INT, "x")
+    return _ew.not_(x)
+
+
+def shift_right_logical(x: Array, y: Array) -> Array:
+    """Elementwise ``x >> y`` filling with zeros (signed values shift as their bit pattern).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.shift_right_logical(numpy.array([-1], numpy.int8), numpy.array([4], numpy.int8))
+        array([15], dtype=int8)
+    """
+    ax, _ = same_dtypes("shift_right_logical", {"x": x, "y": y}, INTEGRAL)
+    dt = ax.dtype if not ax.weak_type else get_aval(_ew.add(x, y)).dtype
+    if dt.kind == "u":
+        return _ew.shift_right(x, y)
+    bits = dt.itemsize * 8
+    # The arithmetic shift, with the copies of the sign bit masked off: mask = 2**(bits-y) - 1.
+    one = _ew.convert_element_type(1, dt)
+    mask = _ew.sub(_ew.shift_left(one, _ew.sub(bits, y)), one)
+    shifted = _ew.and_(_ew.shift_right(x, y), mask)
+    zero = _ew.convert_element_type(0, dt)
+    return _ew.select_n(_ew.ge(y, bits), _ew.select_n(_ew.le(y, 0), shifted, x), zero)
+
+
+def div(x: Array, y: Array) -> Array:
+    """Elementwise ``x / y``; integer division rounds towards zero (C semantics, as lax).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.div(numpy.array([7, -7]), numpy.array([2, 2])).tolist()
+        [3, -3]
+    """
+    ax, ay = same_dtypes("div", {"x": x, "y": y}, NUMERIC)
+    if ax.dtype.kind in "fc" or ay.dtype.kind in "fc":
+        return _ew.div(x, y)
+    q = _ew.floor_divide(x, y)
+    # Floor and truncation differ by one where the division is inexact and the signs differ.
+    fix = _ew.and_(_ew.ne(_ew.fmod(x, y), 0), _ew.ne(_ew.lt(x, 0), _ew.lt(y, 0)))
+    return _ew.select_n(fix, q, _ew.add(q, 1))
+
+
+def rem(x: Array, y: Array) -> Array:
+    """Elementwise remainder with the sign of ``x`` (C ``fmod``, as ``jax.lax.rem``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.rem(numpy.array([7.0, -7.0]), 3.0).tolist()
+        [1.0, -1.0]
+    """
+    same_dtypes("rem", {"x": x, "y": y}, "iuf")
+    return _ew.fmod(x, y)
+
+
+def pow(x: Array, y: Array) -> Array:  # noqa: A001
+    """Elementwise ``x**y``; ``y`` has ``x``'s dtype or is an integer array (as in lax).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.pow(numpy.array([2.0, 4.0]), numpy.array([3, 2])).tolist()
+        [8.0, 16.0]
+    """
+    ax, ay = aval_of("pow", x, "x"), aval_of("pow", y, "y")
+    check_kind("pow", ax, INEXACT, "x")
+    if ay.dtype.kind in "iu" and not ay.weak_type:
+        y = _ew.convert_element_type(y, ax.dtype)  # an integer exponent array is allowed
+    same_dtypes("pow", {"x": x, "y": y}, INEXACT)
+    return _ew.pow(x, y)
+
+
+def complex(x: Array, y: Array) -> Array:  # noqa: A001
+    """``x + 1j * y`` from two float arrays of one dtype (float32 gives complex64).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.complex(numpy.float32(1.0), numpy.float32(2.0)).dtype
+        dtype('complex64')
+    """
+    same_dtypes("complex", {"x": x, "y": y}, FLOATING)
+    return _ew.complex(x, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection and clamping
+
+
+def select_n(which: Array, *cases: Array) -> Array:
+    """``cases[which]`` elementwise: a bool ``which`` picks ``cases[1]`` where True.
+
+    The cases share one dtype and shape; ``which`` is bool (two cases) or int32, scalar or
+    of the cases' shape.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.select_n(numpy.array([0, 2, 1], numpy.int32), numpy.zeros(3), numpy.ones(3),
+        ...              numpy.full(3, 2.0)).tolist()
+        [0.0, 2.0, 1.0]
+    """
+    if not cases:
+        raise ValueError("lax.select_n: needs at least one case")
+    avals = same_dtypes("select_n", {f"cases[{i}]": c for i, c in enumerate(cases)}, ANY)
+    shapes = {a.shape for a in avals if not a.weak_type}
+    if len(shapes) > 1:
+        raise TypeError(f"lax.select_n: cases must have the same shape, got {sorted(shapes)}")
+    w = aval_of("select_n", which, "which")
+    if w.dtype.kind not in "biu":
+        raise DTypeError(f"lax.select_n: which must be bool or an integer, got {w.dtype}")
+    if w.dtype.kind == "b" and len(cases) > 2:
+        raise DTypeError(
+            f"lax.select_n: a bool which selects between at most 2 cases, got {len(cases)}")
+    case_shape = next(iter(shapes)) if shapes else ()
+    if w.shape not in ((), case_shape):
+        raise TypeError(
+            f"lax.select_n: which must be a scalar or have the cases' shape {case_shape}, got "
+            f"{w.shape}")
+    return _ew.select_n(which, *cases)
+
+
+def select(pred: Array, on_true: Array, on_false: Array) -> Array:
+    """``on_true`` where the bool ``pred`` is True, else ``on_false`` (equal dtypes/shapes).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.select(numpy.array([True, False]), numpy.ones(2), numpy.zeros(2)).tolist()
+        [1.0, 0.0]
+    """
+    if aval_of("select", pred, "pred").dtype.kind != "b":
+        raise DTypeError(f"lax.select: pred must be bool, got {get_aval(pred).dtype}")
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min: Array, x: Array, max: Array) -> Array:  # noqa: A002
+    """``x`` clipped to ``[min, max]``; the bounds are scalars or have ``x``'s shape.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.clamp(0.0, numpy.array([-1.0, 0.5, 2.0]), 1.0).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    lo, xa, hi = same_dtypes("clamp", {"min": min, "x": x, "max": max}, "biuf")
+    for k, a in (("min", lo), ("max", hi)):
+        if a.shape not in ((), xa.shape):
+            raise TypeError(
+                f"lax.clamp: {k} must be a scalar or have x's shape {xa.shape}, got {a.shape}")
+    return _ew.clamp(min, x, max)
+
+
+def convert_element_type(operand: Array, new_dtype: Any) -> Array:
+    """``operand`` cast to ``new_dtype`` (complex to real keeps the real part).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.convert_element_type(numpy.array([1.7, -1.7]), numpy.int32).tolist()
+        [1, -1]
+    """
+    aval_of("convert_element_type", operand)
+    try:
+        dt = numpy.dtype(new_dtype)
+    except TypeError:
+        raise TypeError(
+            f"lax.convert_element_type: new_dtype {new_dtype!r} is not a dtype") from None
+    return _ew.convert_element_type(operand, dt)
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (any pytree of arrays) with derivatives cut to zero at every order.
+
+    Example:
+        >>> import funcgrad
+        >>> from funcgrad import lax
+        >>> float(funcgrad.grad(lambda v: v * lax.stop_gradient(v))(3.0))
+        3.0
+    """
+    return tree_util.tree_map(_ew.stop_gradient, x)

@@ -1,0 +1,552 @@
+"""Reductions, cumulative ops, sorting, contractions and ``associative_scan`` for ``lax``.
+
+All compose existing primitives. Integer sums and products keep the operand's dtype (wrapping
+on overflow) as ``jax.lax`` does, where NumPy would widen to int64. ``associative_scan`` is the
+log-depth odd/even parallel prefix over strided slices, so it differentiates and batches like
+any composition of primitives.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.linalg as _la
+import funcgrad.ops.reductions as _red
+import funcgrad.ops.shape as _sh
+import funcgrad.ops.sorting as _sort
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.lax._common import (
+    ANY,
+    BOOL_OR_INT,
+    FLOATING,
+    NUMERIC,
+    aval_of,
+    axes_in,
+    axis_in,
+    check_kind,
+    static_int,
+    static_ints,
+)
+
+Array = Any
+
+__all__ = [
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+    "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
+    "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
+    "batch_matmul", "associative_scan",
+]
+
+
+def _keep_int_dtype(out: Array, a: ShapedArray) -> Array:
+    # lax accumulates integers in the operand's own type; NumPy's rules widen to int64.
+    if a.dtype.kind in "iu":
+        return _ew.convert_element_type(out, a.dtype)
+    return out
+
+
+def _reduce_args(name: str, operand: Array, axes: Any, kinds: str) -> tuple[ShapedArray, tuple]:
+    a = aval_of(name, operand)
+    check_kind(name, a, kinds)
+    return a, tuple(sorted(axes_in(name, axes, a.ndim)))
+
+
+def reduce_sum(operand: Array, axes: Sequence[int]) -> Array:
+    """Sum over ``axes``; integer sums keep the operand's dtype.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_sum(numpy.ones((2, 3), numpy.int32), (1,))
+        array([3, 3], dtype=int32)
+    """
+    a, axes = _reduce_args("reduce_sum", operand, axes, NUMERIC)
+    return _keep_int_dtype(_red.reduce_sum(operand, axes), a)
+
+
+def reduce_prod(operand: Array, axes: Sequence[int]) -> Array:
+    """Product over ``axes``; integer products keep the operand's dtype.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_prod(numpy.array([[1.0, 2.0], [3.0, 4.0]]), (0,)).tolist()
+        [3.0, 8.0]
+    """
+    a, axes = _reduce_args("reduce_prod", operand, axes, NUMERIC)
+    return _keep_int_dtype(_red.reduce_prod(operand, axes), a)
+
+
+def reduce_max(operand: Array, axes: Sequence[int]) -> Array:
+    """Maximum over the (non-empty) ``axes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_max(numpy.array([[1.0, 5.0], [3.0, 2.0]]), (1,)).tolist()
+        [5.0, 3.0]
+    """
+    _, axes = _reduce_args("reduce_max", operand, axes, ANY)
+    return _red.reduce_max(operand, axes)
+
+
+def reduce_min(operand: Array, axes: Sequence[int]) -> Array:
+    """Minimum over the (non-empty) ``axes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_min(numpy.array([[1.0, 5.0], [3.0, 2.0]]), (1,)).tolist()
+        [1.0, 2.0]
+    """
+    _, axes = _reduce_args("reduce_min", operand, axes, ANY)
+    return _red.reduce_min(operand, axes)
+
+
+def _fold(op: Callable[[Any, Any], Any], x: Array, a: ShapedArray, axes: tuple,
+          identity: Any) -> Array:
+    """Reduce ``axes`` with the associative ``op`` by pairwise halving (log depth)."""
+    if not axes:
+        return x
+    keep = tuple(i for i in range(a.ndim) if i not in axes)
+    rest = tuple(a.shape[i] for i in keep)
+    n = math.prod(a.shape[i] for i in axes)
+    if n == 0:
+        return _sh.full(rest, identity, a.dtype)
+    x = _sh.reshape(_sh.transpose(x, axes + keep), (n,) + rest)
+    while n > 1:
+        h = n // 2
+        r = op(_sh.slice_in_dim(x, 0, h), _sh.slice_in_dim(x, h, 2 * h))
+        if n % 2:
+            r = _sh.concatenate([r, _sh.slice_in_dim(x, 2 * h, n)], 0)
+        x, n = r, h + n % 2
+    return _sh.squeeze(x, (0,))
+
+
+def _all_ones(dt: numpy.dtype) -> Any:
+    return numpy.True_ if dt.kind == "b" else numpy.array(-1).astype(dt)[()]
+
+
+def reduce_and(operand: Array, axes: Sequence[int]) -> Array:
+    """Logical (bool) or bitwise (integer) AND over ``axes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_and(numpy.array([[6, 3], [7, 7]]), (1,)).tolist()
+        [2, 7]
+    """
+    a, axes = _reduce_args("reduce_and", operand, axes, BOOL_OR_INT)
+    if a.dtype.kind == "b":
+        return _red.reduce_and(operand, axes)
+    return _fold(_ew.and_, operand, a, axes, _all_ones(a.dtype))
+
+
+def reduce_or(operand: Array, axes: Sequence[int]) -> Array:
+    """Logical (bool) or bitwise (integer) OR over ``axes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_or(numpy.array([[4, 1], [0, 0]]), (1,)).tolist()
+        [5, 0]
+    """
+    a, axes = _reduce_args("reduce_or", operand, axes, BOOL_OR_INT)
+    if a.dtype.kind == "b":
+        return _red.reduce_or(operand, axes)
+    return _fold(_ew.or_, operand, a, axes, a.dtype.type(0))
+
+
+def reduce_xor(operand: Array, axes: Sequence[int]) -> Array:
+    """Logical (bool) or bitwise (integer) XOR over ``axes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_xor(numpy.array([True, True, True]), (0,)).tolist()
+        True
+    """
+    a, axes = _reduce_args("reduce_xor", operand, axes, BOOL_OR_INT)
+    return _fold(_ew.xor, operand, a, axes, a.dtype.type(0))
+
+
+def _arg(name: str, fn: Callable[..., Any], operand: Array, axis: int, index_dtype: Any) -> Array:
+    a = aval_of(name, operand)
+    if a.ndim == 0:
+        raise TypeError(f"lax.{name}: operand must have rank >= 1")
+    axis = axis_in(name, axis, a.ndim)
+    dt = numpy.dtype(index_dtype)
+    if dt.kind not in "iu":
+        raise DTypeError(f"lax.{name}: index_dtype must be an integer dtype, got {dt}")
+    if a.shape[axis] == 0:
+        raise ShapeError(f"lax.{name}: axis {axis} of shape {a.shape} is empty")
+    return fn(operand, axis, dt)
+
+
+def argmax(operand: Array, axis: int, index_dtype: Any) -> Array:
+    """Index (of ``index_dtype``) of the first maximum along ``axis``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.argmax(numpy.array([[1.0, 5.0, 5.0]]), 1, numpy.int32)
+        array([1], dtype=int32)
+    """
+    return _arg("argmax", _red.argmax, operand, axis, index_dtype)
+
+
+def argmin(operand: Array, axis: int, index_dtype: Any) -> Array:
+    """Index (of ``index_dtype``) of the first minimum along ``axis``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.argmin(numpy.array([[1.0, 0.0, 0.0]]), 1, numpy.int32)
+        array([1], dtype=int32)
+    """
+    return _arg("argmin", _red.argmin, operand, axis, index_dtype)
+
+
+def _cum(name: str, fn: Callable[..., Any], operand: Array, axis: int, reverse: bool,
+         kinds: str) -> Array:
+    a = aval_of(name, operand)
+    check_kind(name, a, kinds)
+    if a.ndim == 0:
+        raise TypeError(f"lax.{name}: operand must have rank >= 1")
+    return _keep_int_dtype(fn(operand, axis_in(name, axis, a.ndim), bool(reverse)), a)
+
+
+def cumsum(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+    """Running sum along ``axis`` (from the end when ``reverse``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.cumsum(numpy.array([1, 2, 3], numpy.int32), reverse=True)
+        array([6, 5, 3], dtype=int32)
+    """
+    return _cum("cumsum", _red.cumsum, operand, axis, reverse, NUMERIC)
+
+
+def cumprod(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+    """Running product along ``axis`` (from the end when ``reverse``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.cumprod(numpy.array([1.0, 2.0, 3.0])).tolist()
+        [1.0, 2.0, 6.0]
+    """
+    return _cum("cumprod", _red.cumprod, operand, axis, reverse, NUMERIC)
+
+
+def cummax(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+    """Running maximum along ``axis`` (from the end when ``reverse``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.cummax(numpy.array([1.0, 3.0, 2.0])).tolist()
+        [1.0, 3.0, 3.0]
+    """
+    return _cum("cummax", _red.cummax, operand, axis, reverse, "biuf")
+
+
+def cummin(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+    """Running minimum along ``axis`` (from the end when ``reverse``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.cummin(numpy.array([3.0, 1.0, 2.0])).tolist()
+        [3.0, 1.0, 1.0]
+    """
+    return _cum("cummin", _red.cummin, operand, axis, reverse, "biuf")
+
+
+def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+    """Running ``log(sum(exp(x)))`` along ``axis``, computed stably.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> [round(v, 6) for v in lax.cumlogsumexp(numpy.array([0.0, 0.0])).tolist()]
+        [0.0, 0.693147]
+    """
+    def scan(x: Array, ax: int, rev: bool) -> Array:
+        return associative_scan(_ew.logaddexp, x, rev, ax)
+
+    return _cum("cumlogsumexp", scan, operand, axis, reverse, FLOATING)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sorting
+
+
+def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool = True,
+         num_keys: int = 1) -> Array | tuple[Array, ...]:
+    """Sort one array, or several equal-shaped arrays by the first ``num_keys`` of them.
+
+    Several operands come back as a tuple, all permuted by the lexicographic key order
+    (stable: equal keys keep their order). NaNs sort last.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.sort(numpy.array([3.0, 1.0, 2.0])).tolist()
+        [1.0, 2.0, 3.0]
+        >>> [v.tolist() for v in lax.sort((numpy.array([2, 1]), numpy.array([5.0, 6.0])))]
+        [[1, 2], [6.0, 5.0]]
+    """
+    single = not isinstance(operand, list | tuple)
+    ops = [operand] if single else list(operand)
+    if not ops:
+        raise TypeError("lax.sort: needs at least one operand")
+    avals = [aval_of("sort", o, f"operand[{i}]") for i, o in enumerate(ops)]
+    if avals[0].ndim == 0 or any(a.shape != avals[0].shape for a in avals):
+        raise TypeError("lax.sort: operands must have one shape of rank >= 1, got "
+                        + ", ".join(str(a.shape) for a in avals))
+    dim = axis_in("sort", dimension, avals[0].ndim, "dimension")
+    k = static_int("sort", num_keys, "num_keys")
+    if not 1 <= k <= len(ops):
+        raise ValueError(f"lax.sort: num_keys={k} must be between 1 and {len(ops)}")
+    outs = _sort.sort(ops, dim, bool(is_stable), k)
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys: Array, values: Array, dimension: int = -1,
+                 is_stable: bool = True) -> tuple[Array, Array]:
+    """``keys`` sorted along ``dimension`` and ``values`` permuted alike.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> k, v = lax.sort_key_val(numpy.array([2, 1]), numpy.array([5.0, 6.0]))
+        >>> v.tolist()
+        [6.0, 5.0]
+    """
+    k, v = sort((keys, values), dimension, is_stable, 1)
+    return k, v
+
+
+def top_k(operand: Array, k: int) -> tuple[Array, Array]:
+    """The ``k`` largest entries along the last axis, descending, and their int32 indices.
+
+    Ties list the lower index first, as in ``jax.lax.top_k``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> v, i = lax.top_k(numpy.array([1.0, 3.0, 3.0, 2.0]), 2)
+        >>> v.tolist(), i.tolist()
+        ([3.0, 3.0], [1, 2])
+    """
+    a = aval_of("top_k", operand)
+    if a.ndim == 0:
+        raise TypeError("lax.top_k: operand must have rank >= 1")
+    check_kind("top_k", a, "biuf")
+    k = static_int("top_k", k, "k")
+    n = a.shape[-1]
+    if not 0 <= k <= n:
+        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last axis size {n}")
+    last = a.ndim - 1
+    idx = _sh.iota(numpy.dtype(numpy.int32), a.shape, last)
+    # A stable ascending sort of the reversed array, reversed back: descending order with
+    # ties keeping the lower index first.
+    vals, ids = _sort.sort([_sh.rev(operand, (last,)), _sh.rev(idx, (last,))], last, True, 1)
+    vals, ids = _sh.rev(vals, (last,)), _sh.rev(ids, (last,))
+    return _sh.slice_in_dim(vals, 0, k, 1, last), _sh.slice_in_dim(ids, 0, k, 1, last)
+
+
+# ---------------------------------------------------------------------------------------------
+# Contractions
+
+
+class Precision(enum.Enum):
+    """Accepted for ``jax.lax`` compatibility; NumPy/CuPy always compute in full precision."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+
+_PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+                    "fastest"}
+
+
+def _check_precision(name: str, precision: Any) -> None:
+    items = precision if isinstance(precision, tuple | list) else (precision,)
+    if isinstance(precision, tuple | list) and len(precision) != 2:
+        raise ValueError(f"lax.{name}: precision pairs have 2 entries, got {precision!r}")
+    for p in items:
+        if p is None or isinstance(p, Precision) or (
+                isinstance(p, str) and p.lower() in _PRECISION_NAMES):
+            continue
+        raise ValueError(f"lax.{name}: precision must be None, a lax.Precision, one of "
+                         f"{sorted(_PRECISION_NAMES)} or a pair of them, got {p!r}")
+
+
+def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any) -> tuple[Array, Array]:
+    """Check lax's dtype rules; with ``preferred_element_type``, compute in that type."""
+    la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
+    check_kind(name, la, "biufc", "lhs")
+    check_kind(name, ra, "biufc", "rhs")
+    if preferred is None:
+        if la.dtype != ra.dtype:
+            raise DTypeError(f"lax.{name} requires lhs and rhs of one dtype, got {la.dtype} and "
+                             f"{ra.dtype} (or pass preferred_element_type)")
+        return lhs, rhs
+    pt = numpy.dtype(preferred)
+    for what, a in (("lhs", la), ("rhs", ra)):
+        src = "i" if a.dtype.kind in "biu" else a.dtype.kind
+        ok = {"i": "iuf", "f": "f", "c": "c"}[src]
+        if pt.kind not in ok or (src == pt.kind and pt.itemsize < a.dtype.itemsize):
+            raise DTypeError(
+                f"lax.{name}: {what} dtype {a.dtype} is incompatible with "
+                f"preferred_element_type {pt} (allowed: integer to integer or float, float to a "
+                "float at least as wide, complex to a complex at least as wide)")
+    return _ew.convert_element_type(lhs, pt), _ew.convert_element_type(rhs, pt)
+
+
+def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Array:
+    """General contraction: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
+
+    The result lays out batch axes, then lhs free axes, then rhs free axes, as in JAX.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> x, y = numpy.ones((5, 2, 3)), numpy.ones((5, 3, 4))
+        >>> lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))).shape
+        (5, 2, 4)
+    """
+    _check_precision("dot_general", precision)
+    la, ra = aval_of("dot_general", lhs, "lhs"), aval_of("dot_general", rhs, "rhs")
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        lc, rc, lb, rb = (static_ints("dot_general", d, "dimension_numbers")
+                          for d in (lc, rc, lb, rb))
+    except (TypeError, ValueError):
+        raise TypeError(
+            "lax.dot_general: dimension_numbers must be ((lhs_contracting_dims, "
+            "rhs_contracting_dims), (lhs_batch_dims, rhs_batch_dims)), got "
+            f"{dimension_numbers!r}") from None
+    for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+        if len(ld) != len(rd):
+            raise TypeError(f"lax.dot_general: lhs and rhs {what} dimensions must have equal "
+                            f"lengths, got {ld} and {rd}")
+    for side, a, c, b in (("lhs", la, lc, lb), ("rhs", ra, rc, rb)):
+        dims = [axis_in("dot_general", d, a.ndim, f"{side} dimension") for d in c + b]
+        if len(set(dims)) != len(dims):
+            raise TypeError(f"lax.dot_general: {side} contracting {c} and batch {b} dimensions "
+                            "must be distinct")
+    for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
+        for i, j in zip(ld, rd):
+            if la.shape[i] != ra.shape[j]:
+                raise TypeError(
+                    f"lax.dot_general: {what} dimension sizes differ: lhs {la.shape} axis {i} "
+                    f"vs rhs {ra.shape} axis {j}")
+    lhs, rhs = _contract_dtypes("dot_general", lhs, rhs, preferred_element_type)
+    return _la.dot_general(lhs, rhs, ((lc, rc), (lb, rb)))
+
+
+def dot(lhs: Array, rhs: Array, precision: Any = None,
+        preferred_element_type: Any = None) -> Array:
+    """Vector/matrix product of 1-D or 2-D operands (``lhs``'s last axis with ``rhs``'s first).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dot(numpy.ones((2, 3)), numpy.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    la, ra = aval_of("dot", lhs, "lhs"), aval_of("dot", rhs, "rhs")
+    if not (1 <= la.ndim <= 2 and 1 <= ra.ndim <= 2) or la.shape[-1] != ra.shape[0]:
+        raise TypeError(f"lax.dot: incompatible shapes {la.shape} and {ra.shape} (1-D or 2-D "
+                        "operands, lhs's last axis matching rhs's first)")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
+
+
+def batch_matmul(lhs: Array, rhs: Array, precision: Any = None) -> Array:
+    """Matrix products over the leading batch axes of two equal-rank (>= 2) operands.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.batch_matmul(numpy.ones((4, 2, 3)), numpy.ones((4, 3, 5))).shape
+        (4, 2, 5)
+    """
+    la, ra = aval_of("batch_matmul", lhs, "lhs"), aval_of("batch_matmul", rhs, "rhs")
+    nd = la.ndim
+    if nd < 2 or ra.ndim != nd or la.shape[:-2] != ra.shape[:-2]:
+        raise TypeError(f"lax.batch_matmul: operands need one rank >= 2 and equal batch axes, "
+                        f"got {la.shape} and {ra.shape}")
+    batch = tuple(range(nd - 2))
+    return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), precision)
+
+
+# ---------------------------------------------------------------------------------------------
+# associative_scan
+
+
+def _interleave(a: Array, b: Array, axis: int) -> Array:
+    """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` may be one element longer)."""
+    na, nb = _sh_size(a, axis), _sh_size(b, axis)
+    if na > nb:  # a placeholder so both halves stack; sliced off below
+        b = _sh.concatenate([b, _sh.slice_in_dim(a, 0, 1, 1, axis)], axis)
+    pair = _sh.concatenate([_sh.expand_dims(a, (axis + 1,)), _sh.expand_dims(b, (axis + 1,))],
+                           axis + 1)
+    shape = aval_of("associative_scan", a).shape
+    out = _sh.reshape(pair, shape[:axis] + (2 * na,) + shape[axis + 1:])
+    return _sh.slice_in_dim(out, 0, na + nb, 1, axis) if na > nb else out
+
+
+def _sh_size(x: Array, axis: int) -> int:
+    return aval_of("associative_scan", x).shape[axis]
+
+
+def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
+                     axis: int = 0) -> Any:
+    """Inclusive scan of the associative ``fn`` over a pytree of arrays along ``axis``.
+
+    ``fn(a, b)`` combines two pytrees of slices elementwise (it must accept any number of
+    slices at once). The log-depth odd/even algorithm calls it O(log n) times.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.associative_scan(lax.add, numpy.arange(1.0, 6.0)).tolist()
+        [1.0, 3.0, 6.0, 10.0, 15.0]
+    """
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        raise TypeError("lax.associative_scan: elems must contain at least one array")
+    avals = [aval_of("associative_scan", e, "elems") for e in leaves]
+    nd = avals[0].ndim
+    if nd == 0 or any(a.ndim < 1 for a in avals):
+        raise TypeError("lax.associative_scan: elems must be arrays of rank >= 1")
+    axes = [axis_in("associative_scan", axis, a.ndim) for a in avals]
+    n = avals[0].shape[axes[0]]
+    if any(a.shape[ax] != n for a, ax in zip(avals, axes)):
+        raise ValueError("lax.associative_scan: every array in elems needs the same size along "
+                         f"axis {axis}, got " + ", ".join(str(a.shape) for a in avals))
+    if reverse:
+        leaves = [_sh.rev(e, (ax,)) for e, ax in zip(leaves, axes)]
+
+    def combine(a: list, b: list) -> list:
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        flat, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"lax.associative_scan: fn must return the structure of elems "
+                            f"({tree}), got {out_tree}")
+        return flat
+
+    def sl(xs: list, start: int, stop: int | None, step: int = 1) -> list:
+        return [_sh.slice_in_dim(x, start, stop, step, ax) for x, ax in zip(xs, axes)]
+
+    def scan(xs: list) -> list:
+        m = _sh_size(xs[0], axes[0])
+        if m < 2:
+            return xs
+        # Combine neighbouring pairs, scan the half-length result: that gives the odd
+        # positions; the even ones (after the first) add one more element each.
+        odd = scan(combine(sl(xs, 0, m - 1, 2), sl(xs, 1, None, 2)))
+        prev = sl(odd, 0, -1) if m % 2 == 0 else odd
+        even = combine(prev, sl(xs, 2, None, 2))
+        even = [_sh.concatenate([_sh.slice_in_dim(x, 0, 1, 1, ax), e], ax)
+                for x, e, ax in zip(xs, even, axes)]
+        return [_interleave(e, o, ax) for e, o, ax in zip(even, odd, axes)]
+
+    out = scan(list(leaves))
+    if reverse:
+        out = [_sh.rev(e, (ax,)) for e, ax in zip(out, axes)]
+    return tree_util.tree_unflatten(tree, out)

@@ -1,0 +1,496 @@
+"""Shape-manipulating ``funcgrad.lax`` operations over the primitives of ``funcgrad.ops.shape``.
+
+Arguments are static Python ints (tuples for per-axis values), checked up front so a bad call
+fails with an error naming the ``lax`` function. Dynamic start indices may be traced; as in
+``jax.lax`` negative ones count from the end (``allow_negative_indices=True``), then the block is
+clamped to fit.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.shape as _sh
+from funcgrad.avals import get_aval
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.lax._common import (
+    ANY,
+    aval_of,
+    axes_in,
+    axis_in,
+    same_dtypes,
+    static_int,
+    static_ints,
+)
+
+Array = Any
+
+__all__ = [
+    "broadcast", "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims",
+    "concatenate", "pad", "slice", "slice_in_dim", "index_in_dim", "dynamic_slice",
+    "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
+    "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "rev", "iota",
+    "broadcasted_iota", "collapse", "full", "full_like",
+]
+
+
+def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
+    """``operand`` with new leading axes of ``sizes`` (shape ``sizes + operand.shape``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcast(numpy.ones(3), (2,)).shape
+        (2, 3)
+    """
+    a = aval_of("broadcast", operand)
+    sizes = static_ints("broadcast", sizes, "sizes")
+    return _sh.broadcast_in_dim(operand, sizes + a.shape,
+                                tuple(range(len(sizes), len(sizes) + a.ndim)))
+
+
+def broadcast_in_dim(operand: Array, shape: Sequence[int],
+                     broadcast_dimensions: Sequence[int]) -> Array:
+    """Broadcast to ``shape``, operand axis ``i`` landing on ``broadcast_dimensions[i]``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcast_in_dim(numpy.arange(3), (3, 2), (0,)).tolist()
+        [[0, 0], [1, 1], [2, 2]]
+    """
+    a = aval_of("broadcast_in_dim", operand)
+    shape = static_ints("broadcast_in_dim", shape, "shape")
+    dims = static_ints("broadcast_in_dim", broadcast_dimensions, "broadcast_dimensions")
+    if len(dims) != a.ndim:
+        raise TypeError(
+            f"lax.broadcast_in_dim: broadcast_dimensions {dims} must have one entry per axis of "
+            f"the operand (shape {a.shape})")
+    for i, d in enumerate(dims):
+        if not 0 <= d < len(shape) or a.shape[i] not in (1, shape[d]):
+            raise TypeError(
+                f"lax.broadcast_in_dim: operand shape {a.shape} cannot be broadcast to {shape} "
+                f"with broadcast_dimensions {dims}")
+    if any(b <= c for c, b in zip(dims, dims[1:])):
+        raise TypeError(
+            f"lax.broadcast_in_dim: broadcast_dimensions {dims} must be strictly increasing")
+    return _sh.broadcast_in_dim(operand, shape, dims)
+
+
+def reshape(operand: Array, new_sizes: Sequence[int],
+            dimensions: Sequence[int] | None = None) -> Array:
+    """``operand`` reshaped to ``new_sizes`` (after permuting its axes by ``dimensions``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reshape(numpy.arange(6), (2, 3), None).tolist()
+        [[0, 1, 2], [3, 4, 5]]
+        >>> lax.reshape(numpy.arange(6).reshape(2, 3), (6,), (1, 0)).tolist()
+        [0, 3, 1, 4, 2, 5]
+    """
+    a = aval_of("reshape", operand)
+    if isinstance(new_sizes, int | numpy.integer):
+        new_sizes = (new_sizes,)
+    sizes = static_ints("reshape", new_sizes, "new_sizes")
+    if builtins.min(sizes, default=0) < 0 or math.prod(sizes) != a.size:
+        raise TypeError(
+            f"lax.reshape: new_sizes {sizes} (non-negative, no -1) must have as many elements "
+            f"as the operand of shape {a.shape}")
+    if dimensions is not None:
+        operand = transpose(operand, dimensions)
+    return _sh.reshape(operand, sizes)
+
+
+def transpose(operand: Array, permutation: Sequence[int]) -> Array:
+    """``operand`` with its axes permuted: result axis ``i`` is operand axis ``permutation[i]``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.transpose(numpy.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
+    a = aval_of("transpose", operand)
+    perm = static_ints("transpose", permutation, "permutation")
+    if sorted(perm) != list(range(a.ndim)):
+        raise TypeError(
+            f"lax.transpose: permutation {perm} is not a permutation of the {a.ndim} axes of "
+            f"shape {a.shape}")
+    return _sh.transpose(operand, perm)
+
+
+def squeeze(array: Array, dimensions: Sequence[int]) -> Array:
+    """``array`` without its size-1 axes ``dimensions``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.squeeze(numpy.zeros((1, 3, 1)), (0, -1)).shape
+        (3,)
+    """
+    a = aval_of("squeeze", array, "array")
+    dims = axes_in("squeeze", dimensions, a.ndim, "dimensions")
+    bad = [d for d in dims if a.shape[d] != 1]
+    if bad:
+        raise ShapeError(
+            f"lax.squeeze: dimensions {bad} of shape {a.shape} do not have size 1")
+    return _sh.squeeze(array, dims)
+
+
+def expand_dims(array: Array, dimensions: Sequence[int]) -> Array:
+    """``array`` with size-1 axes inserted at ``dimensions`` (positions in the result).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.expand_dims(numpy.zeros(3), (0, 2)).shape
+        (1, 3, 1)
+    """
+    a = aval_of("expand_dims", array, "array")
+    dims = static_ints("expand_dims", dimensions, "dimensions")
+    axes_in("expand_dims", dims, a.ndim + len(dims), "dimensions")
+    return _sh.expand_dims(array, dims)
+
+
+def concatenate(operands: Sequence[Array], dimension: int) -> Array:
+    """Join ``operands`` (one dtype, equal shapes off ``dimension``) along ``dimension``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.concatenate([numpy.zeros((2, 1)), numpy.ones((2, 2))], 1).shape
+        (2, 3)
+    """
+    if not isinstance(operands, list | tuple) or not operands:
+        raise TypeError("lax.concatenate: operands must be a non-empty sequence of arrays")
+    avals = same_dtypes("concatenate", {f"operands[{i}]": o for i, o in enumerate(operands)},
+                        ANY)
+    nd = avals[0].ndim
+    if nd == 0 or any(a.ndim != nd for a in avals):
+        raise TypeError("lax.concatenate: operands must be arrays of one rank >= 1, got shapes "
+                        + ", ".join(str(a.shape) for a in avals))
+    d = axis_in("concatenate", dimension, nd, "dimension")
+    off = {a.shape[:d] + a.shape[d + 1:] for a in avals}
+    if len(off) > 1:
+        raise TypeError(
+            f"lax.concatenate: operand shapes must agree except on dimension {d}, got "
+            + ", ".join(str(a.shape) for a in avals))
+    return _sh.concatenate(list(operands), d)
+
+
+def pad(operand: Array, padding_value: Array,
+        padding_config: Sequence[tuple[int, int, int]]) -> Array:
+    """Pad with the scalar ``padding_value``: ``(lo, hi, interior)`` per axis.
+
+    ``lo``/``hi`` may be negative (cropping); ``interior`` inserts that many values between
+    neighbours. ``padding_value`` has the operand's dtype (or is a fitting Python scalar).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.pad(numpy.array([1.0, 2.0, 3.0]), 0.0, [(1, -1, 1)]).tolist()
+        [0.0, 1.0, 0.0, 2.0, 0.0]
+    """
+    a, p = same_dtypes("pad", {"operand": operand, "padding_value": padding_value}, ANY)
+    if p.shape != ():
+        raise TypeError(f"lax.pad: padding_value must be a scalar, got shape {p.shape}")
+    try:
+        config = [static_ints("pad", c, "padding_config") for c in padding_config]
+    except TypeError:
+        raise TypeError(
+            "lax.pad: padding_config must be a sequence of (lo, hi, interior) int triples, got "
+            f"{padding_config!r}") from None
+    if len(config) != a.ndim or any(len(c) != 3 for c in config):
+        raise ValueError(
+            f"lax.pad: padding_config needs one (lo, hi, interior) triple per axis of shape "
+            f"{a.shape}, got {padding_config!r}")
+    for n, (lo, hi, it) in zip(a.shape, config):
+        if it < 0 or lo + hi + (n + (n - 1) * it if n else 0) < 0:
+            raise ValueError(
+                f"lax.pad: padding_config {padding_config!r} is invalid for shape {a.shape} "
+                "(interior must be >= 0 and no axis may shrink below size 0)")
+    return _sh.pad(operand, padding_value, [tuple(c) for c in config])
+
+
+def slice(operand: Array, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+          strides: Sequence[int] | None = None) -> Array:
+    """``operand[start:limit:stride, ...]`` with static in-bounds indices for every axis.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.slice(numpy.arange(10), (1,), (8,), (3,)).tolist()
+        [1, 4, 7]
+    """
+    a = aval_of("slice", operand)
+    start = static_ints("slice", start_indices, "start_indices")
+    limit = static_ints("slice", limit_indices, "limit_indices")
+    st = (1,) * a.ndim if strides is None else static_ints("slice", strides, "strides")
+    if not len(start) == len(limit) == len(st) == a.ndim:
+        raise TypeError(
+            f"lax.slice: start_indices {start}, limit_indices {limit} and strides {st} need one "
+            f"entry per axis of shape {a.shape}")
+    for n, s, lim, k in zip(a.shape, start, limit, st):
+        if not 0 <= s <= lim <= n or k < 1:
+            raise IndexError(
+                f"lax.slice: start_indices {start}, limit_indices {limit}, strides {st} are out "
+                f"of bounds for shape {a.shape} (need 0 <= start <= limit <= size, stride >= 1)")
+    return _sh.static_slice(operand, start, limit, st)
+
+
+def slice_in_dim(operand: Array, start_index: int | None, limit_index: int | None,
+                 stride: int = 1, axis: int = 0) -> Array:
+    """:func:`slice` along one ``axis``; negative indices count from the end, None is the edge.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.slice_in_dim(numpy.arange(6).reshape(2, 3), 1, None, axis=1).tolist()
+        [[1, 2], [4, 5]]
+    """
+    a = aval_of("slice_in_dim", operand)
+    axis = axis_in("slice_in_dim", axis, a.ndim)
+    n = a.shape[axis]
+    s = 0 if start_index is None else static_int("slice_in_dim", start_index, "start_index")
+    e = n if limit_index is None else static_int("slice_in_dim", limit_index, "limit_index")
+    s, e = s + n if s < 0 else s, e + n if e < 0 else e
+    starts, limits, strides = [0] * a.ndim, list(a.shape), [1] * a.ndim
+    starts[axis], limits[axis] = s, e
+    strides[axis] = static_int("slice_in_dim", stride, "stride")
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Array, index: int, axis: int = 0, keepdims: bool = True) -> Array:
+    """The static ``index``-th slab along ``axis`` (negative counts from the end).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.index_in_dim(numpy.arange(6).reshape(2, 3), -1, 1, False).tolist()
+        [2, 5]
+    """
+    a = aval_of("index_in_dim", operand)
+    axis = axis_in("index_in_dim", axis, a.ndim)
+    n, i = a.shape[axis], static_int("index_in_dim", index, "index")
+    if not -n <= i < n:
+        raise IndexError(
+            f"lax.index_in_dim: index {i} is out of bounds for axis {axis} of size {n}")
+    out = slice_in_dim(operand, i % n, i % n + 1, 1, axis)
+    return out if keepdims else _sh.squeeze(out, (axis,))
+
+
+def _start_index(name: str, i: Any, n: int, allow_negative: bool) -> Any:
+    a = aval_of(name, i, "start index")
+    if a.shape != () or a.dtype.kind not in "iu":
+        raise TypeError(f"lax.{name}: start indices must be integer scalars, got {a.str_short()}")
+    if not allow_negative or a.dtype.kind == "u":
+        return i
+    if isinstance(i, int | numpy.integer):
+        return i + n if i < 0 else i
+    return _ew.select_n(_ew.lt(i, 0), i, _ew.add(i, n))
+
+
+def _start_indices(name: str, start_indices: Any, shape: tuple[int, ...],
+                   allow_negative: bool) -> list[Any]:
+    if hasattr(start_indices, "shape") and not isinstance(start_indices, list | tuple):
+        sa = get_aval(start_indices)
+        if sa.ndim != 1:
+            raise TypeError(f"lax.{name}: start_indices must be a sequence or a 1-D array, got "
+                            f"{sa.str_short()}")
+        start_indices = [_sh.index_in_dim(start_indices, k, 0, False) for k in range(sa.shape[0])]
+    start_indices = list(start_indices)
+    if len(start_indices) != len(shape):
+        raise TypeError(f"lax.{name}: needs one start index per axis of shape {shape}, got "
+                        f"{len(start_indices)}")
+    return [_start_index(name, i, n, allow_negative) for i, n in zip(start_indices, shape)]
+
+
+def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool = True) -> Array:
+    """The ``slice_sizes`` block at (possibly traced) ``start_indices``, clamped to fit.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_slice(numpy.arange(5), (-2,), (2,)).tolist()
+        [3, 4]
+    """
+    a = aval_of("dynamic_slice", operand)
+    sizes = static_ints("dynamic_slice", slice_sizes, "slice_sizes")
+    if len(sizes) != a.ndim or any(not 0 <= z <= n for z, n in zip(sizes, a.shape)):
+        raise TypeError(
+            f"lax.dynamic_slice: slice_sizes {sizes} must fit in the operand shape {a.shape}")
+    idx = _start_indices("dynamic_slice", start_indices, a.shape, allow_negative_indices)
+    return _sh.dynamic_slice(operand, idx, sizes)
+
+
+def dynamic_slice_in_dim(operand: Array, start_index: Any, slice_size: int = 1, axis: int = 0,
+                         *, allow_negative_indices: bool = True) -> Array:
+    """:func:`dynamic_slice` of ``slice_size`` along one ``axis``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_slice_in_dim(numpy.arange(5), 1, 3).tolist()
+        [1, 2, 3]
+    """
+    a = aval_of("dynamic_slice_in_dim", operand)
+    axis = axis_in("dynamic_slice_in_dim", axis, a.ndim)
+    starts: list[Any] = [0] * a.ndim
+    sizes = list(a.shape)
+    starts[axis] = start_index
+    sizes[axis] = static_int("dynamic_slice_in_dim", slice_size, "slice_size")
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_index_in_dim(operand: Array, index: Any, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True) -> Array:
+    """The slab at (possibly traced) ``index`` along ``axis``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_index_in_dim(numpy.arange(6).reshape(3, 2), 1, keepdims=False).tolist()
+        [2, 3]
+    """
+    a = aval_of("dynamic_index_in_dim", operand)
+    axis = axis_in("dynamic_index_in_dim", axis, a.ndim)
+    out = dynamic_slice_in_dim(operand, index, 1, axis,
+                               allow_negative_indices=allow_negative_indices)
+    return out if keepdims else _sh.squeeze(out, (axis,))
+
+
+def dynamic_update_slice(operand: Array, update: Array, start_indices: Any, *,
+                         allow_negative_indices: bool = True) -> Array:
+    """``operand`` with ``update`` (same dtype and rank) written at clamped ``start_indices``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_update_slice(numpy.zeros(4), numpy.ones(2), (1,)).tolist()
+        [0.0, 1.0, 1.0, 0.0]
+    """
+    a = aval_of("dynamic_update_slice", operand)
+    u = aval_of("dynamic_update_slice", update, "update")
+    if u.dtype != a.dtype:
+        raise DTypeError(
+            f"lax.dynamic_update_slice: update dtype {u.dtype} must equal the operand's "
+            f"{a.dtype}")
+    if u.ndim != a.ndim or any(s > n for s, n in zip(u.shape, a.shape)):
+        raise TypeError(
+            f"lax.dynamic_update_slice: update shape {u.shape} must have the operand's rank and "
+            f"fit in its shape {a.shape}")
+    idx = _start_indices("dynamic_update_slice", start_indices, a.shape, allow_negative_indices)
+    return _sh.dynamic_update_slice(operand, update, idx)
+
+
+def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Array:
+    """:func:`dynamic_update_slice` at ``start_index`` along ``axis`` (0 on other axes).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_update_slice_in_dim(numpy.zeros(3), numpy.ones(1), -1, 0).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    a = aval_of("dynamic_update_slice_in_dim", operand)
+    axis = axis_in("dynamic_update_slice_in_dim", axis, a.ndim)
+    starts: list[Any] = [0] * a.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts,
+                                allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand: Array, update: Array, index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Array:
+    """Write the slab ``update`` (with or without the size-1 ``axis``) at ``index``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dynamic_update_index_in_dim(numpy.zeros((2, 2)), numpy.ones(2), 1, 0).tolist()
+        [[0.0, 0.0], [1.0, 1.0]]
+    """
+    a = aval_of("dynamic_update_index_in_dim", operand)
+    axis = axis_in("dynamic_update_index_in_dim", axis, a.ndim)
+    if aval_of("dynamic_update_index_in_dim", update, "update").ndim == a.ndim - 1:
+        update = _sh.expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis,
+                                       allow_negative_indices=allow_negative_indices)
+
+
+def rev(operand: Array, dimensions: Sequence[int]) -> Array:
+    """``operand`` reversed along the axes ``dimensions``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.rev(numpy.arange(4).reshape(2, 2), (1,)).tolist()
+        [[1, 0], [3, 2]]
+    """
+    a = aval_of("rev", operand)
+    return _sh.rev(operand, axes_in("rev", dimensions, a.ndim, "dimensions"))
+
+
+def iota(dtype: Any, size: int) -> Array:
+    """The 1-D array ``0, 1, ..., size - 1`` of ``dtype``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.iota(numpy.int32, 3)
+        array([0, 1, 2], dtype=int32)
+    """
+    return _sh.iota(numpy.dtype(dtype), (static_int("iota", size, "size"),), 0)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
+    """An array of ``shape`` counting ``0, 1, ...`` along ``dimension``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcasted_iota(numpy.int64, (2, 3), 0).tolist()
+        [[0, 0, 0], [1, 1, 1]]
+    """
+    shape = static_ints("broadcasted_iota", shape, "shape")
+    dim = axis_in("broadcasted_iota", dimension, len(shape), "dimension")
+    return _sh.iota(numpy.dtype(dtype), shape, dim)
+
+
+def collapse(operand: Array, start_dimension: int, stop_dimension: int | None = None) -> Array:
+    """Merge the axes ``start_dimension:stop_dimension`` (to the end when None) into one.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.collapse(numpy.zeros((2, 3, 4)), 1).shape
+        (2, 12)
+    """
+    a = aval_of("collapse", operand)
+    nd = a.ndim
+    lo = static_int("collapse", start_dimension, "start_dimension")
+    hi = nd if stop_dimension is None else static_int("collapse", stop_dimension,
+                                                      "stop_dimension")
+    lo, hi = lo + nd if lo < 0 else lo, hi + nd if hi < 0 else hi
+    if not 0 <= lo <= hi <= nd:
+        raise ValueError(
+            f"lax.collapse: dimensions [{start_dimension}, {stop_dimension}) are out of range "
+            f"for shape {a.shape}")
+    shape = a.shape[:lo] + (math.prod(a.shape[lo:hi]),) + a.shape[hi:]
+    return _sh.reshape(operand, shape)
+
+
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype`` if given).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.full((2,), 3, numpy.float32).tolist()
+        [3.0, 3.0]
+    """
+    shape = static_ints("full", shape, "shape")
+    if aval_of("full", fill_value, "fill_value").shape != ():
+        raise TypeError("lax.full: fill_value must be a scalar")
+    return _sh.full(shape, fill_value, dtype)
+
+
+def full_like(x: Array, fill_value: Any, dtype: Any = None,
+              shape: Sequence[int] | None = None) -> Array:
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.full_like(numpy.zeros(2, numpy.int32), 7).tolist()
+        [7, 7]
+    """
+    a = aval_of("full_like", x, "x")
+    return full(a.shape if shape is None else shape, fill_value,
+                a.dtype if dtype is None else dtype)

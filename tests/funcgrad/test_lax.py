@@ -1,0 +1,186 @@
+"""funcgrad.lax: jax.lax's strictness (dtypes, static arguments, error messages) and the
+transformations of the compositions that op-table cases cannot express."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+from funcgrad import lax
+from funcgrad.test_util import check_grads
+
+
+def test_namespace_complete() -> None:
+    for name in lax.__all__:
+        assert hasattr(lax, name), name
+    for name in ["add", "dot_general", "associative_scan", "scan", "cond", "top_k", "pad"]:
+        assert name in lax.__all__
+
+
+@pytest.mark.parametrize("fn", [lax.add, lax.sub, lax.mul, lax.div, lax.max, lax.eq, lax.atan2])
+def test_binary_ops_require_equal_dtypes(fn) -> None:
+    x32, x64 = dev(np.ones(3, np.float32)), dev(np.ones(3))
+    with pytest.raises(TypeError, match=rf"lax\.{fn.__name__} requires arguments to have the "
+                                        r"same dtypes, got float32 \(x\) and float64 \(y\)"):
+        fn(x32, x64)
+
+
+def test_python_scalars_are_weak() -> None:
+    x = dev(np.ones(3, np.float32))
+    assert host(lax.add(x, 2.0)).dtype == np.float32
+    assert host(lax.mul(3, x)).dtype == np.float32
+    assert host(lax.add(dev(np.ones(2, np.int8)), 3)).dtype == np.int8
+    with pytest.raises(TypeError, match=r"lax\.add: the Python scalar y .* does not fit the "
+                                        "dtype int32"):
+        lax.add(dev(np.ones(2, np.int32)), 2.5)
+
+
+def test_rank_mismatch_and_kind_errors() -> None:
+    with pytest.raises(TypeError, match=r"lax\.add: arrays must have the same rank"):
+        lax.add(dev(np.ones(3)), dev(np.ones((2, 3))))
+    assert host(lax.add(dev(np.ones(3)), dev(np.array(2.0)))).tolist() == [3.0] * 3
+    with pytest.raises(TypeError, match=r"lax\.exp does not accept dtype int64"):
+        lax.exp(dev(np.arange(3)))
+    with pytest.raises(TypeError, match=r"lax\.shift_left does not accept dtype float64"):
+        lax.shift_left(1.0, 2.0)
+    with pytest.raises(TypeError, match=r"lax\.add: argument y is not an array"):
+        lax.add(1.0, [1.0])
+
+
+def test_div_rem_integer_semantics() -> None:
+    x = dev(np.array([7, -7, 7, -7, 0], np.int32))
+    y = dev(np.array([2, 2, -2, -2, 3], np.int32))
+    assert host(lax.div(x, y)).tolist() == [3, -3, -3, 3, 0]
+    assert host(lax.rem(x, y)).tolist() == [1, -1, 1, -1, 0]
+    assert host(lax.div(x, y)).dtype == np.int32
+
+
+def test_round_methods_and_errors() -> None:
+    x = dev(np.array([0.5, 1.5, 2.5, -0.5, 0.49999999999999994]))
+    assert host(lax.round(x)).tolist() == [1.0, 2.0, 3.0, -1.0, 0.0]
+    assert host(lax.round(x, 1)).tolist() == [0.0, 2.0, 2.0, -0.0, 0.0]
+    with pytest.raises(ValueError, match="lax.round: rounding_method"):
+        lax.round(x, 7)
+
+
+def test_shift_right_logical_edges() -> None:
+    x = dev(np.array([-1, -1, -1, -128], np.int8))
+    s = dev(np.array([0, 1, 8, 7], np.int8))
+    assert host(lax.shift_right_logical(x, s)).tolist() == [-1, 127, 0, 1]
+
+
+def test_select_and_clamp_validation() -> None:
+    with pytest.raises(TypeError, match="lax.select: pred must be bool"):
+        lax.select(dev(np.array([1, 0])), dev(np.ones(2)), dev(np.zeros(2)))
+    with pytest.raises(TypeError, match="lax.select_n requires arguments to have the same"):
+        lax.select_n(dev(np.array([True])), dev(np.ones(1)), dev(np.ones(1, np.float32)))
+    with pytest.raises(TypeError, match=r"lax\.clamp: min must be a scalar or have x's shape"):
+        lax.clamp(dev(np.zeros(2)), dev(np.ones(3)), 1.0)
+
+
+def test_shape_op_errors() -> None:
+    x = dev(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"lax\.pad: padding_config needs one"):
+        lax.pad(x, 0.0, [(1, 1, 0)])
+    with pytest.raises(ValueError, match=r"lax\.pad: padding_config .* is invalid"):
+        lax.pad(x, 0.0, [(0, 0, -1), (0, 0, 0)])
+    with pytest.raises(TypeError, match="lax.pad requires arguments to have the same dtypes"):
+        lax.pad(x, np.float32(0), [(0, 0, 0), (0, 0, 0)])
+    with pytest.raises(IndexError, match=r"lax\.slice: .* out of bounds for shape \(2, 3\)"):
+        lax.slice(x, (0, 0), (2, 4))
+    with pytest.raises(TypeError, match=r"lax\.reshape: new_sizes \(-1,\)"):
+        lax.reshape(x, (-1,))
+    with pytest.raises(TypeError, match=r"lax\.transpose: permutation \(0,\)"):
+        lax.transpose(x, (0,))
+    with pytest.raises(TypeError, match="lax.concatenate: operand shapes must agree"):
+        lax.concatenate([x, dev(np.ones((3, 3)))], 1)
+    with pytest.raises(TypeError, match="lax.dynamic_update_slice: update dtype float32"):
+        lax.dynamic_update_slice(x, dev(np.ones((1, 1), np.float32)), (0, 0))
+    with pytest.raises(TypeError, match="lax.broadcast_in_dim: broadcast_dimensions"):
+        lax.broadcast_in_dim(x, (2, 3, 4), (0,))
+    with pytest.raises(TypeError, match=r"lax\.slice: start_indices must be a sequence"):
+        lax.slice(x, 0, (1, 1))
+
+
+def test_dot_general_errors() -> None:
+    a, b = dev(np.ones((2, 3))), dev(np.ones((4, 3)))
+    with pytest.raises(TypeError, match="contracting dimension sizes differ"):
+        lax.dot_general(a, b, (((1,), (0,)), ((), ())))
+    with pytest.raises(TypeError, match="must have equal lengths"):
+        lax.dot_general(a, b, (((1,), ()), ((), ())))
+    with pytest.raises(TypeError, match="dimension_numbers must be"):
+        lax.dot_general(a, b, ((1,), (1,)))
+    with pytest.raises(TypeError, match="lax.dot_general requires lhs and rhs of one dtype"):
+        lax.dot_general(a, dev(np.ones((4, 3), np.float32)), (((1,), (1,)), ((), ())))
+    with pytest.raises(TypeError, match="incompatible with preferred_element_type int32"):
+        lax.dot(dev(np.ones(3)), dev(np.ones(3)), preferred_element_type=np.int32)
+    with pytest.raises(ValueError, match="lax.dot_general: precision"):
+        lax.dot(dev(np.ones(3)), dev(np.ones(3)), precision="bogus")
+    with pytest.raises(TypeError, match="lax.dot: incompatible shapes"):
+        lax.dot(dev(np.ones((2, 2, 2))), dev(np.ones(2)))
+    out = lax.dot(dev(np.ones(3, np.int8)), dev(np.ones(3, np.int8)),
+                  precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
+    assert host(out).dtype == np.int32 and int(host(out)) == 3
+
+
+def test_integer_reductions_keep_dtype() -> None:
+    x = dev(np.full((3, 100), 100, np.int8))
+    assert host(lax.reduce_sum(x, (1,))).dtype == np.int8
+    assert host(lax.cumsum(x, 1)).dtype == np.int8
+    with pytest.raises(TypeError, match=r"lax\.reduce_and does not accept dtype float64"):
+        lax.reduce_and(dev(np.ones(3)), (0,))
+    assert host(lax.reduce_and(dev(np.zeros((0, 2), np.int32)), (0,))).tolist() == [-1, -1]
+
+
+def test_sort_and_top_k() -> None:
+    ks, vs = lax.sort((dev(np.array([2, 1, 2])), dev(np.array([0.0, 1.0, 2.0]))))
+    assert host(vs).tolist() == [1.0, 0.0, 2.0]
+    out = lax.sort([dev(np.array([2, 1]))])
+    assert isinstance(out, tuple) and len(out) == 1
+    with pytest.raises(ValueError, match="lax.top_k: k=5"):
+        lax.top_k(dev(np.ones(3)), 5)
+
+
+def test_dynamic_slice_traced_negative_index_under_jit_and_vmap() -> None:
+    x = dev(np.arange(10.0))
+    f = funcgrad.jit(lambda x, i: lax.dynamic_slice_in_dim(x, i, 3))
+    assert host(f(x, dev(np.array(-4)))).tolist() == [6.0, 7.0, 8.0]
+    assert host(f(x, dev(np.array(9)))).tolist() == [7.0, 8.0, 9.0]  # clamped
+    idx = dev(np.array([-1, 0, 2]))
+    got = funcgrad.vmap(lambda i: lax.dynamic_index_in_dim(x, i, keepdims=False))(idx)
+    assert host(got).tolist() == [9.0, 0.0, 2.0]
+
+
+def _linear_recurrence(a, b):
+    return lax.associative_scan(lambda p, q: (p[0] * q[0], p[1] * q[0] + q[1]), (a, b))[1]
+
+
+def test_associative_scan_transforms() -> None:
+    rng = np.random.default_rng(0)
+    a, b = dev(rng.uniform(0.5, 1.0, 9)), dev(rng.standard_normal(9))
+    check_grads(_linear_recurrence, (a, b), order=2, modes=("fwd", "rev"))
+    want = np.empty(9)
+    h = 0.0
+    for t in range(9):
+        h = host(a)[t] * h + host(b)[t]
+        want[t] = h
+    assert_allclose(funcgrad.jit(_linear_recurrence)(a, b), want)
+    A, B = dev(rng.uniform(0.5, 1.0, (4, 5))), dev(rng.standard_normal((4, 5)))
+    batched = funcgrad.vmap(_linear_recurrence)(A, B)
+    assert_allclose(batched, np.stack([host(_linear_recurrence(A[i], B[i])) for i in range(4)]))
+
+
+def test_associative_scan_errors() -> None:
+    with pytest.raises(ValueError, match="same size along axis 0"):
+        lax.associative_scan(lambda x, y: x, (dev(np.ones(3)), dev(np.ones(4))))
+    with pytest.raises(TypeError, match="fn must return the structure of elems"):
+        lax.associative_scan(lambda x, y: (x, y), dev(np.ones(3)))
+
+
+def test_stop_gradient_pytree_and_control_flow_reexports() -> None:
+    out = lax.stop_gradient({"a": dev(np.ones(2)), "b": 1.0})
+    assert set(out) == {"a", "b"}
+    g = funcgrad.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: lax.mul(c, x), 1.0))(2.0)
+    assert float(host(g)) == pytest.approx(12.0)
