@@ -53,6 +53,8 @@ from funcgrad.numpy._elementwise import *  # noqa: F403
 from funcgrad.numpy._elementwise_extra import *  # noqa: F403
 from funcgrad.numpy._indexing import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
+from funcgrad.numpy._manipulation import *  # noqa: F403
+from funcgrad.numpy._polynomial import *  # noqa: F403
 from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
 

@@ -1,0 +1,387 @@
+"""funcgrad.numpy: NumPy's classic polynomial functions on coefficient arrays (highest power
+first): ``poly, polyval, polyadd, polysub, polymul, polyder, polyint, polydiv, polyfit, roots``.
+
+They are composed from funcgrad.numpy operations, so they differentiate, batch and jit, except
+where NumPy's result depends on the values: ``roots`` (and ``poly`` of a matrix) need general
+eigenvalues, which funcgrad does not differentiate, and are computed on concrete input only;
+``polydiv`` trims the remainder's leading zeros by value only when the input is concrete.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy._creation as _fc
+import funcgrad.numpy._elementwise as _fe
+import funcgrad.numpy._indexing as _fi
+import funcgrad.numpy._linalg_ops as _fl
+import funcgrad.numpy._reductions as _fr
+import funcgrad.numpy._shape as _fs
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
+from funcgrad.core import Tracer, concrete_or_error
+
+__all__ = [
+    "poly",
+    "polyval",
+    "polyadd",
+    "polysub",
+    "polymul",
+    "polyder",
+    "polyint",
+    "polydiv",
+    "polyfit",
+    "roots",
+]
+
+_arr = _fs._arr
+
+
+def _cast(x: Any, dt: Any) -> Any:
+    dt = numpy.dtype(dt)
+    return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
+
+
+def _1d(x: Any) -> Any:
+    return _fs.atleast_1d(_arr(x))
+
+
+def _device(x: Any) -> str:
+    return get_aval(x).device or get_default_device()
+
+
+def _const(host: Any, like: Any) -> Any:
+    return device_put(numpy.asarray(host), _device(like))
+
+
+def _concrete_host(x: Any, what: str) -> numpy.ndarray | None:
+    """Host values of ``x`` if known (plain arrays, or tracers with a concrete value)."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    return numpy.asarray(to_numpy(x) if device_of(x) is not None else x)
+
+
+def _untraced(x: Any, what: str) -> Any:
+    """``x`` as a plain array; any tracer is refused, since a result computed from its value
+    would silently have no derivative (under grad) or no batching (under vmap)."""
+    if isinstance(x, Tracer):
+        if x.to_concrete_value() is None:
+            concrete_or_error(x, what + ", so its input")
+        raise TypeError(f"{what}: got a traced input ({x.aval.str_short()}); apply it to "
+                        "plain arrays outside grad/jvp/vmap/jit")
+    return x
+
+
+def _check_1d(fname: str, x: Any, what: str) -> None:
+    if get_aval(x).ndim != 1:
+        raise ValueError(f"{fname}: {what} must be a 1-d array of coefficients, got "
+                         f"{get_aval(x).str_short()}")
+
+
+def polyval(p: Any, x: Any) -> Any:
+    """The polynomial with coefficients ``p`` (highest power first) evaluated at ``x`` by
+    Horner's scheme; differentiable in both.
+
+    Example:
+        >>> polyval([3, 0, 1], 5).tolist()
+        76
+    """
+    p = _arr(p)
+    x = _arr(x)
+    pa = get_aval(p)
+    if pa.ndim != 1:
+        raise ValueError(f"polyval: p must be a 1-d array of coefficients, got "
+                         f"{pa.str_short()}")
+    y = _fc.zeros_like(x)
+    for i in range(pa.shape[0]):
+        y = _fe.add(_fe.multiply(y, x), _shape.index_in_dim(p, i, 0, keepdims=False))
+    return y
+
+
+def _zeros_front(a: Any, n: int) -> Any:
+    """``a`` with ``n`` zeros in front (zeros made on ``a``'s device, in its dtype)."""
+    if n == 0:
+        return a
+    z = _const(numpy.zeros(n, dtype=get_aval(a).dtype), a)
+    return _fs.concatenate([z, a], 0)
+
+
+def _add_sub(fname: str, a1: Any, a2: Any, op: Any) -> Any:
+    a, b = _1d(a1), _1d(a2)
+    _check_1d(fname, a, "a1")
+    _check_1d(fname, b, "a2")
+    na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
+    if na < nb:
+        a = _zeros_front(a, nb - na)
+    elif nb < na:
+        b = _zeros_front(b, na - nb)
+    return op(a, b)
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """The sum of two polynomials (the shorter one padded with leading zeros).
+
+    Example:
+        >>> polyadd([1, 2], [9, 5, 4]).tolist()
+        [9, 6, 6]
+    """
+    return _add_sub("polyadd", a1, a2, _fe.add)
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    """The difference ``a1 - a2`` of two polynomials.
+
+    Example:
+        >>> polysub([2, 10, -2], [3, 10, -4]).tolist()
+        [-1, 0, 2]
+    """
+    return _add_sub("polysub", a1, a2, _fe.subtract)
+
+
+def polymul(a1: Any, a2: Any) -> Any:
+    """The product of two polynomials (the full convolution of their coefficients).
+
+    Example:
+        >>> polymul([1, 2, 3], [9, 5, 1]).tolist()
+        [9, 23, 38, 17, 3]
+    """
+    a, b = _1d(a1), _1d(a2)
+    _check_1d("polymul", a, "a1")
+    _check_1d("polymul", b, "a2")
+    na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
+    if na == 0 or nb == 0:
+        raise ValueError("polymul: the coefficient arrays cannot be empty")
+    prod = _fs.ravel(_fl.outer(a, b))
+    # Coefficient k of the product gathers a[i] * b[j] over i + j == k: one scatter-add with
+    # static positions.
+    pos = (numpy.arange(na)[:, None] + numpy.arange(nb)[None, :]).ravel()
+    base = _const(numpy.zeros(na + nb - 1, dtype=get_aval(prod).dtype), prod)
+    return _fi.at(base)[_const(pos, prod)].add(prod)
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """The ``m``-th derivative of a polynomial.
+
+    Example:
+        >>> polyder([1, 1, 1, 1]).tolist()
+        [3, 2, 1]
+    """
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("polyder: Order of derivative must be positive (see polyint)")
+    p = _arr(p)
+    _check_1d("polyder", p, "p")
+    for _ in range(m):
+        n = get_aval(p).shape[0] - 1
+        if n <= 0:
+            # NumPy: the derivative of a constant is [0]-like of length... an empty product.
+            p = _fe.multiply(_shape.slice_in_dim(p, 0, 0, 1, 0),
+                             _const(numpy.arange(0, 0, -1), p))
+            continue
+        p = _fe.multiply(_shape.slice_in_dim(p, 0, n, 1, 0), _const(numpy.arange(n, 0, -1), p))
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The ``m``-th antiderivative of a polynomial, with integration constants ``k`` (one per
+    integration, or one used for all; zeros by default).
+
+    Example:
+        >>> polyint([3, 2, 1], k=5).tolist()
+        [1.0, 1.0, 1.0, 5.0]
+    """
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("polyint: Order of integral must be positive (see polyder)")
+    p = _arr(p)
+    _check_1d("polyint", p, "p")
+    if m == 0:
+        return p
+    if k is None:
+        k = _const(numpy.zeros(m, float), p)
+    k = _fs.atleast_1d(_arr(k))
+    if get_aval(k).shape[0] == 1 and m > 1:
+        k = _fs.broadcast_to(k, (m,))
+    if get_aval(k).shape[0] < m:
+        raise ValueError("polyint: k must be a scalar or a rank-1 array of length 1 or >m.")
+    for i in range(m):
+        n = get_aval(p).shape[0]
+        q = _fe.true_divide(p, _const(numpy.arange(n, 0, -1), p))
+        ki = _shape.slice_in_dim(k, i, i + 1, 1, 0)
+        p = _fs.concatenate([q, ki], 0)
+    return p
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """Quotient and remainder of polynomial division ``u / v``.
+
+    NumPy drops the remainder's leading (near-)zeros; funcgrad does the same for concrete input,
+    and under ``jit``/``vmap`` (values unknown) drops the leading entries that division zeroes
+    by construction, so the remainder has length ``len(v) - 1`` there.
+
+    Example:
+        >>> q, r = polydiv([3.0, 5.0, 2.0], [2.0, 1.0])
+        >>> q.tolist(), r.tolist()
+        ([1.5, 1.75], [0.25])
+    """
+    u = _fe.add(_1d(u), 0.0)
+    v = _fe.add(_1d(v), 0.0)
+    _check_1d("polydiv", u, "u")
+    _check_1d("polydiv", v, "v")
+    dt = numpy.result_type(get_aval(u).dtype, get_aval(v).dtype)
+    m, n = get_aval(u).shape[0] - 1, get_aval(v).shape[0] - 1
+    # NumPy's arithmetic exactly: 1/v[0] is rounded in v's dtype before promotion.
+    scale = _fe.true_divide(1.0, _shape.index_in_dim(v, 0, 0, keepdims=False))
+    r = _cast(u, dt)
+    qs = []
+    for k in range(0, m - n + 1):
+        d = _cast(_fe.multiply(scale, _shape.index_in_dim(r, k, 0, keepdims=False)), dt)
+        qs.append(d)
+        r = _fi.at(r)[k:k + n + 1].subtract(_fe.multiply(d, v))
+    q = _fs.stack(qs, 0) if qs else _const(numpy.zeros(1, dtype=dt), u)
+    h = _concrete_host(r, "polydiv")
+    if h is not None:
+        start = 0
+        while start < h.shape[0] - 1 and numpy.allclose(h[start], 0, rtol=1e-14):
+            start += 1
+    else:
+        start = max(m - n + 1, 0) if n > 0 else m
+    return q, _shape.slice_in_dim(r, start, get_aval(r).shape[0], 1, 0)
+
+
+def _poly_from_matrix(a: Any) -> Any:
+    h = _untraced(a, "poly: the characteristic polynomial of a matrix needs general "
+                     "eigenvalues, which funcgrad neither traces nor differentiates")
+    return device_put(numpy.linalg.eigvals(to_numpy(h)), _device(h))
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """Coefficients of the monic polynomial with the given roots (or of a square matrix's
+    characteristic polynomial, concrete input only). Real when complex roots pair up.
+
+    Example:
+        >>> poly([1.0, 2.0]).tolist()
+        [1.0, -3.0, 2.0]
+    """
+    z = _1d(seq_of_zeros)
+    za = get_aval(z)
+    if za.ndim == 2 and za.shape[0] == za.shape[1] and za.shape[0] != 0:
+        z = _poly_from_matrix(z)
+    elif za.ndim != 1:
+        raise ValueError("poly: input must be 1d or non-empty square 2d array.")
+    else:
+        kind = za.dtype.kind
+        if kind not in "fc" or za.dtype == numpy.float16:
+            z = _cast(z, numpy.float64 if kind != "c" else za.dtype)
+    if get_aval(z).shape[0] == 0:
+        return 1.0
+    dt = get_aval(z).dtype
+    a = _const(numpy.ones(1, dtype=dt), z)
+    for i in range(get_aval(z).shape[0]):
+        zi = _shape.slice_in_dim(z, i, i + 1, 1, 0)
+        a = polymul(a, _fs.concatenate([_const(numpy.ones(1, dtype=dt), z), _fe.negative(zi)],
+                                       0))
+    if dt.kind == "c":
+        h = _concrete_host(z, "poly")
+        if h is not None:
+            pos = numpy.sort(h[h.imag > 0])
+            neg = numpy.sort(numpy.conjugate(h[h.imag < 0]))
+            if len(pos) == len(neg) and numpy.all(neg == pos):
+                a = _fe.real(a)
+    return a
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """Least-squares polynomial fit of degree ``deg`` (coefficients highest power first);
+    ``y`` may be 2-D (one fit per column). Differentiable in ``x``, ``y`` and ``w``.
+
+    ``full=True`` also returns ``(residuals, rank, singular_values, rcond)``; ``cov=True``
+    (or ``'unscaled'``) also returns the covariance matrix. NumPy's ``RankWarning`` is not
+    emitted.
+
+    Example:
+        >>> x = numpy.array([0.0, 1.0, 2.0, 3.0])
+        >>> numpy.round(polyfit(x, 2 * x**2 - x + 1, 2), 6).tolist()
+        [2.0, -1.0, 1.0]
+    """
+    from funcgrad.numpy import linalg as _linalg
+    from funcgrad.numpy._manipulation import vander
+
+    order = operator.index(deg) + 1
+    x = _fe.add(_arr(x), 0.0)
+    y = _fe.add(_arr(y), 0.0)
+    xa, ya = get_aval(x), get_aval(y)
+    if order < 1:
+        raise ValueError("polyfit: expected deg >= 0")
+    if xa.ndim != 1:
+        raise TypeError("polyfit: expected 1D vector for x")
+    if xa.shape[0] == 0:
+        raise TypeError("polyfit: expected non-empty vector for x")
+    if ya.ndim < 1 or ya.ndim > 2:
+        raise TypeError("polyfit: expected 1D or 2D array for y")
+    if xa.shape[0] != ya.shape[0]:
+        raise TypeError("polyfit: expected x and y to have same length")
+    if rcond is None:
+        rcond = xa.shape[0] * numpy.finfo(xa.dtype).eps
+    lhs = vander(x, order)
+    rhs = y
+    if w is not None:
+        w = _fe.add(_arr(w), 0.0)
+        if get_aval(w).ndim != 1:
+            raise TypeError("polyfit: expected a 1-d array for weights")
+        if get_aval(w).shape[0] != ya.shape[0]:
+            raise TypeError("polyfit: expected w and y to have the same length")
+        lhs = _fe.multiply(lhs, _shape.expand_dims(w, (1,)))
+        rhs = _fe.multiply(rhs, w if ya.ndim == 1 else _shape.expand_dims(w, (1,)))
+    scale = _fe.sqrt(_fr.sum(_fe.multiply(lhs, lhs), axis=0))
+    lhs = _fe.true_divide(lhs, scale)
+    c, resids, rank, s = _linalg.lstsq(lhs, rhs, rcond)
+    c = _fe.true_divide(c, scale if ya.ndim == 1 else _shape.expand_dims(scale, (1,)))
+    if full:
+        return c, resids, rank, s, rcond
+    if cov:
+        vbase = _linalg.inv(_fl.dot(_fs.transpose(lhs), lhs))
+        vbase = _fe.true_divide(vbase, _fl.outer(scale, scale))
+        if cov == "unscaled":
+            fac = 1
+        else:
+            if xa.shape[0] <= order:
+                raise ValueError("polyfit: the number of data points must exceed order to "
+                                 "scale the covariance matrix")
+            fac = _fe.true_divide(resids, xa.shape[0] - order)
+        if ya.ndim == 1:
+            return c, _fe.multiply(vbase, fac)
+        return c, _fe.multiply(_shape.expand_dims(vbase, (2,)),
+                               _shape.reshape(fac, (1, 1, -1)) if not isinstance(fac, int)
+                               else fac)
+    return c
+
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p``, as the eigenvalues of its companion
+    matrix (real when all are real, else complex, as NumPy).
+
+    Needs concrete coefficients: general eigenvalues are not traced or differentiated by
+    funcgrad, and stripping zeros depends on the values.
+
+    Example:
+        >>> numpy.sort(roots([1.0, -3.0, 2.0])).tolist()
+        [1.0, 2.0]
+    """
+    if not strip_zeros:
+        raise NotImplementedError("roots: strip_zeros=False is not supported")
+    h = _untraced(_1d(p), "roots: funcgrad computes roots only from plain coefficient arrays "
+                          "(general eigenvalues are neither traced nor differentiated)")
+    if get_aval(h).ndim != 1:
+        raise ValueError("roots: Input must be a rank-1 array.")
+    # A one-off host computation on concrete values (as NumPy does it, LAPACK's eigenvalue
+    # order included), moved back to the input's device.
+    return device_put(numpy.roots(to_numpy(h)), _device(h))

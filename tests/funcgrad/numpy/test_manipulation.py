@@ -1,0 +1,325 @@
+"""Focused tests for funcgrad/numpy/_manipulation.py and _polynomial.py: errors, edge cases
+(empty arrays, negative indices), and behaviour under jit / vmap / grad that an OpCase cannot
+express. Values against NumPy are in tests/funcgrad/op_tables/manipulation.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.special
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.errors import ConcretizationError
+
+
+def _np(x):
+    return np.asarray(host(x))
+
+
+# --- insert / delete / append -----------------------------------------------------------------
+
+
+def test_insert_delete_edges() -> None:
+    x = dev(np.arange(6.0).reshape(2, 3))
+    assert_allclose(fnp.insert(x, -1, 9.0, axis=1), np.insert(np.arange(6.0).reshape(2, 3), -1,
+                                                               9.0, axis=1))
+    assert_allclose(fnp.insert(x, 3, [7.0, 8.0], axis=1),
+                    np.insert(np.arange(6.0).reshape(2, 3), 3, [7.0, 8.0], axis=1))
+    e = dev(np.zeros((0,)))
+    assert_allclose(fnp.insert(e, 0, 1.0), np.insert(np.zeros(0), 0, 1.0))
+    assert_allclose(fnp.delete(x, [0, 1, 2], axis=1), np.zeros((2, 0)))
+    assert_allclose(fnp.delete(x, -1), np.delete(np.arange(6.0), -1))
+    assert_allclose(fnp.append(e, e), np.zeros(0))
+    assert_allclose(fnp.resize(e, (2, 2)), np.zeros((2, 2)))
+
+
+def test_insert_delete_errors() -> None:
+    x = dev(np.arange(4.0))
+    with pytest.raises(IndexError, match="insert: index 5 is out of bounds"):
+        fnp.insert(x, 5, 1.0)
+    with pytest.raises(IndexError, match="delete: index -5 is out of bounds"):
+        fnp.delete(x, [-5])
+    with pytest.raises(ValueError, match="delete: boolean array .* length of 4"):
+        fnp.delete(x, np.array([True, False]))
+    with pytest.raises(ValueError, match="insert: values of shape"):
+        fnp.insert(dev(np.zeros((2, 3))), 1, [1.0, 2.0], axis=0)
+    with pytest.raises(ConcretizationError, match="insert: the positions obj"):
+        funcgrad.jit(lambda x, i: fnp.insert(x, i, 0.0))(x, np.array(1))
+    with pytest.raises(ConcretizationError, match="delete"):
+        funcgrad.jit(lambda x, i: fnp.delete(x, i))(x, np.array(1))
+
+
+def test_insert_grad_and_vmap() -> None:
+    x = dev(np.arange(4.0))
+
+    def f(x, v):
+        return fnp.sum(fnp.insert(x, [0, 2], v) * dev(np.arange(6.0)))
+
+    gx, gv = funcgrad.grad(f, argnums=(0, 1))(x, dev(np.array([1.0, 2.0])))
+    # positions after insertion: values at 0 and 3, x at 1, 2, 4, 5
+    assert_allclose(gx, np.array([1.0, 2.0, 4.0, 5.0]))
+    assert_allclose(gv, np.array([0.0, 3.0]))
+    vs = dev(np.arange(6.0).reshape(3, 2))
+    got = funcgrad.vmap(lambda v: fnp.insert(x, 1, v))(vs)
+    want = np.stack([np.insert(np.arange(4.0), 1, v) for v in np.arange(6.0).reshape(3, 2)])
+    assert_allclose(got, want)
+
+
+def test_numpy_functions_dispatch_on_tracers() -> None:
+    x = dev(np.arange(3.0))
+    got = funcgrad.jit(lambda t: np.append(np.insert(t, 1, 5.0), 7.0))(x)
+    assert_allclose(got, np.array([0.0, 5.0, 1.0, 2.0, 7.0]))
+
+
+# --- block, rollaxis, unstack ------------------------------------------------------------------
+
+
+def test_block_errors() -> None:
+    with pytest.raises(TypeError, match="tuple"):
+        fnp.block(([1.0], [2.0]))
+    with pytest.raises(ValueError, match="depths are mismatched"):
+        fnp.block([[1.0], 2.0])
+    with pytest.raises(ValueError, match="cannot be empty"):
+        fnp.block([[]])
+
+
+def test_rollaxis_unstack_errors() -> None:
+    x = dev(np.zeros((2, 3)))
+    with pytest.raises(np.exceptions.AxisError, match="rollaxis: 'start'"):
+        fnp.rollaxis(x, 0, 5)
+    with pytest.raises(ValueError, match="unstack: input array must be at least 1-d"):
+        fnp.unstack(dev(np.array(1.0)))
+    assert fnp.unstack(dev(np.zeros((0, 2)))) == ()
+
+
+# --- functional writes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: fnp.fill_diagonal(x, 1.0),
+    lambda x: fnp.put(x, [0], 1.0),
+    lambda x: fnp.put_along_axis(x, np.array([[0], [1]]), 1.0, 1),
+    lambda x: fnp.place(x, np.ones((2, 2), bool), [1.0]),
+])
+def test_inplace_true_is_refused(call) -> None:
+    x = dev(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="inplace=False"):
+        call(x)
+    assert not _np(x).any()  # and the argument is untouched
+
+
+def test_put_modes_and_errors() -> None:
+    x = dev(np.arange(5.0))
+    with pytest.raises(IndexError, match="put: index 7 is out of bounds"):
+        fnp.put(x, [7], 1.0, inplace=False)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        fnp.put(x, [1], 1.0, mode="bogus", inplace=False)
+    with pytest.raises(ValueError, match="empty array of values"):
+        fnp.put(x, [1], [], inplace=False)
+    # Traced indices cannot be checked: they are clipped, as elsewhere in funcgrad.
+    got = funcgrad.jit(lambda x, i: fnp.put(x, i, -1.0, inplace=False))(x, dev(np.array([9])))
+    assert_allclose(got, np.array([0.0, 1.0, 2.0, 3.0, -1.0]))
+
+
+def test_fill_diagonal_grad() -> None:
+    g = funcgrad.grad(lambda x, v: fnp.sum(fnp.fill_diagonal(x, v, inplace=False) * 2.0),
+                      argnums=(0, 1))(dev(np.ones((3, 3))), 5.0)
+    assert_allclose(g[0], 2.0 * (1 - np.eye(3)))
+    assert_allclose(g[1], np.array(6.0))
+
+
+def test_choose_modes() -> None:
+    a = np.array([0, 3])
+    c = [dev(np.array([1.0, 2.0])), dev(np.array([10.0, 20.0]))]
+    with pytest.raises(ValueError, match="choose: invalid entry"):
+        fnp.choose(a, c)
+    got = funcgrad.jit(lambda a, c0, c1: fnp.choose(a, [c0, c1]))(dev(a), *c)
+    assert_allclose(got, np.array([1.0, 20.0]))  # traced: clipped
+    with pytest.raises(TypeError, match="choose: a must be an integer array"):
+        fnp.choose(np.array([0.5]), c)
+
+
+# --- index arithmetic --------------------------------------------------------------------------
+
+
+def test_unravel_ravel_errors_and_jit() -> None:
+    with pytest.raises(ValueError, match="index 42 is out of bounds for array with size 42"):
+        fnp.unravel_index(np.array([42]), (7, 6))
+    with pytest.raises(TypeError, match="only int indices"):
+        fnp.unravel_index(np.array([1.0]), (7, 6))
+    with pytest.raises(ValueError, match="invalid entry in coordinates"):
+        fnp.ravel_multi_index((np.array([7]), np.array([0])), (7, 6))
+    i = dev(np.array([0, 5, 41]))
+    got = funcgrad.jit(lambda i: fnp.unravel_index(i, (7, 6)))(i)
+    assert_allclose(got, np.unravel_index(np.array([0, 5, 41]), (7, 6)))
+    back = funcgrad.jit(lambda r, c: fnp.ravel_multi_index((r, c), (7, 6)))(*got)
+    assert_allclose(back, np.array([0, 5, 41]))
+
+
+def test_indices_ix_mask_indices() -> None:
+    assert_allclose(fnp.indices((0, 2)), np.indices((0, 2)))
+    assert_allclose(fnp.ix_(np.array([True, False, True]), [1]),
+                    np.ix_(np.array([True, False, True]), [1]))
+    with pytest.raises(ValueError, match="Cross index must be 1 dimensional"):
+        fnp.ix_(np.zeros((2, 2), int))
+    assert_allclose(fnp.mask_indices(3, fnp.triu, 1), np.mask_indices(3, np.triu, 1))
+
+
+# --- products -----------------------------------------------------------------------------------
+
+
+def test_cross_errors_and_grad() -> None:
+    with pytest.raises(ValueError, match="dimension must be 2 or 3"):
+        fnp.cross(np.ones(4), np.ones(3))
+    with pytest.raises(ValueError, match="zero dimension"):
+        fnp.cross(1.0, np.ones(3))
+    a, b = dev(np.array([1.0, 2.0, 3.0])), dev(np.array([-1.0, 0.5, 2.0]))
+    # d/da sum(a x b) = b x 1 (the gradient of the triple product with ones)
+    g = funcgrad.grad(lambda a: fnp.sum(fnp.cross(a, b)))(a)
+    assert_allclose(g, np.cross(host(b), np.ones(3)))
+
+
+def test_matvec_vecmat_errors() -> None:
+    with pytest.raises(ValueError, match="matvec: mismatch in its core dimension"):
+        fnp.matvec(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(ValueError, match="vecmat: need a vector and a matrix"):
+        fnp.vecmat(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="out= is not supported"):
+        fnp.vecdot(np.ones(2), np.ones(2), out=np.zeros(()))
+
+
+# --- applying functions -------------------------------------------------------------------------
+
+
+def test_apply_along_axis_traces_once() -> None:
+    calls = []
+
+    def f(v):
+        calls.append(1)
+        return fnp.cumsum(v) * v[0]
+
+    x = dev(np.arange(24.0).reshape(2, 3, 4))
+    got = fnp.apply_along_axis(f, 1, x)
+    assert len(calls) == 1
+    assert_allclose(got, np.apply_along_axis(lambda v: np.cumsum(v) * v[0], 1,
+                                             np.arange(24.0).reshape(2, 3, 4)))
+    with pytest.raises(ValueError, match="iteration dimensions are 0"):
+        fnp.apply_along_axis(f, 0, dev(np.zeros((3, 0))))
+
+
+def test_apply_over_axes_bad_function() -> None:
+    with pytest.raises(ValueError, match="correct shape"):
+        fnp.apply_over_axes(lambda a, ax: fnp.sum(a), dev(np.ones((2, 3, 4))), [0])
+
+
+def test_piecewise_errors_and_grad() -> None:
+    x = dev(np.array([-1.0, 2.0]))
+    with pytest.raises(ValueError, match="either 1 or 2 functions"):
+        fnp.piecewise(x, [x > 0], [1.0, 2.0, 3.0])
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.piecewise(x, [x < 0], [lambda v: v**2,
+                                                                    lambda v: 3 * v])))(x)
+    assert_allclose(g, np.array([-2.0, 3.0]))
+
+
+def test_trim_zeros_needs_concrete_input() -> None:
+    with pytest.raises(ConcretizationError, match="trim_zeros"):
+        funcgrad.jit(fnp.trim_zeros)(dev(np.array([0.0, 1.0, 0.0])))
+    with pytest.raises(ValueError, match="unexpected character"):
+        fnp.trim_zeros(dev(np.array([0.0, 1.0])), "x")
+    assert_allclose(fnp.trim_zeros(dev(np.zeros((2, 2)))), np.zeros((0, 0)))
+
+
+# --- i0 and windows -------------------------------------------------------------------------------
+
+
+def test_i0_derivative_is_i1() -> None:
+    x = np.array([-15.0, -8.5, -2.0, 0.3, 5.0, 7.99, 8.01, 30.0])
+    g = funcgrad.vmap(funcgrad.grad(fnp.i0))(dev(x))
+    assert_allclose(g, scipy.special.i1(x), rtol=1e-13, atol=0)
+    assert_allclose(funcgrad.grad(fnp.i0)(0.0), np.array(0.0))
+    with pytest.raises(TypeError, match="complex"):
+        fnp.i0(np.array([1j]))
+
+
+def test_windows_edge_lengths() -> None:
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        for m in (0, 1, 2, 5.0):
+            assert_allclose(getattr(fnp, name)(m), getattr(np, name)(m), atol=1e-15)
+    for m in (0, 1, 4):
+        assert_allclose(fnp.kaiser(m, 2.5), np.kaiser(m, 2.5), rtol=1e-12)
+    g = funcgrad.grad(lambda b: fnp.sum(fnp.kaiser(5, b)))(3.0)
+    eps = 1e-6
+    fd = (np.kaiser(5, 3.0 + eps).sum() - np.kaiser(5, 3.0 - eps).sum()) / (2 * eps)
+    assert_allclose(g, np.array(fd), rtol=1e-6)
+
+
+# --- comparisons ----------------------------------------------------------------------------------
+
+
+def test_array_equal_types() -> None:
+    x = dev(np.array([1.0, np.nan]))
+    assert fnp.array_equal(x, x) is False
+    assert fnp.array_equal(x, x, equal_nan=True) is True
+    assert fnp.array_equal(x, dev(np.ones(3))) is False
+    assert fnp.array_equiv(dev(np.ones(2)), dev(np.ones((3, 2)))) is True
+    got = funcgrad.jit(lambda a, b: fnp.array_equal(a, b, equal_nan=True))(x, x)
+    assert _np(got).dtype == np.bool_ and bool(_np(got))
+    got = funcgrad.vmap(lambda a: fnp.array_equiv(a, 1.0))(dev(np.array([[1.0, 1.0],
+                                                                          [1.0, 2.0]])))
+    assert_allclose(got, np.array([True, False]))
+    # different shapes: a plain False even under jit
+    out = funcgrad.jit(lambda a, b: fnp.asarray(fnp.array_equal(a, b)))(x, dev(np.ones(3)))
+    assert not bool(_np(out))
+
+
+# --- polynomials ----------------------------------------------------------------------------------
+
+
+def test_polydiv_under_jit_keeps_structural_length() -> None:
+    u, v = np.array([1.0, -3.0, 0.0, 2.0]), np.array([1.0, -1.0])
+    q, r = funcgrad.jit(fnp.polydiv)(dev(u), dev(v))
+    qn, rn = np.polydiv(u, v)
+    assert_allclose(q, qn)
+    assert _np(r).shape == (1,)
+    assert_allclose(r, rn[-1:], atol=1e-12)
+
+
+def test_polyfit_grad_is_the_pseudo_inverse() -> None:
+    x = np.linspace(-1.0, 1.0, 6)
+    y = np.cos(x)
+    jac = funcgrad.jacrev(lambda y: fnp.polyfit(dev(x), y, 2))(dev(y))
+    assert_allclose(jac, np.linalg.pinv(np.vander(x, 3)), rtol=1e-9, atol=1e-12)
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        fnp.polyfit(x, y[:3], 1)
+    with pytest.raises(ValueError, match="expected deg >= 0"):
+        fnp.polyfit(x, y, -1)
+
+
+def test_roots_and_poly_matrix_refuse_tracers() -> None:
+    p = dev(np.array([1.0, -3.0, 2.0]))
+    with pytest.raises(ConcretizationError, match="roots"):
+        funcgrad.jit(fnp.roots)(p)
+    with pytest.raises(TypeError, match="roots: .*traced input"):
+        funcgrad.grad(lambda p: fnp.sum(fnp.roots(p)))(p)
+    assert_allclose(fnp.roots(dev(np.array([0.0, 0.0]))), np.roots(np.array([0.0, 0.0])))
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert_allclose(fnp.poly(dev(m)), np.poly(m), rtol=1e-12)
+    with pytest.raises(TypeError, match="poly: .*traced input"):
+        funcgrad.grad(lambda m: fnp.sum(fnp.poly(m)))(dev(m))
+
+
+def test_poly_polyval_grads() -> None:
+    z = dev(np.array([0.5, -1.5, 2.0]))
+    # d/dz_i of prod_j (x - z_j) at x: -prod_{j != i}(x - z_j)
+    g = funcgrad.grad(lambda z: fnp.polyval(fnp.poly(z), 3.0))(z)
+    zh = host(z)
+    want = [-np.prod([3.0 - zh[j] for j in range(3) if j != i]) for i in range(3)]
+    assert_allclose(g, np.array(want))
+    assert fnp.poly([]) == 1.0
+    with pytest.raises(ValueError, match="polyder: Order of derivative must be positive"):
+        fnp.polyder([1.0, 2.0], -1)
+    with pytest.raises(ValueError, match="polyint: k must be"):
+        fnp.polyint([1.0], 3, k=[1.0, 2.0])
