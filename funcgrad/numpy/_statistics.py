@@ -1052,8 +1052,13 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: Any = N
 def _hist_edges(name: str, a: Any, bins: Any, range: Any, weights: Any) -> tuple[Any, int]:
     """(bin edges, number of bins) as NumPy computes them."""
     if isinstance(bins, str):
-        raise NotImplementedError(f"{name}: bins={bins!r} (a binning rule) is not supported; "
-                                  "pass an int or the edges")
+        # A binning rule ('auto', 'fd', 'sturges'...) reads the data: NumPy computes the
+        # edges (its rules and errors exactly), which then count like explicit edges.
+        why = f"{name}: bins={bins!r} (the number of bins depends on the data)"
+        host = numpy.asarray(to_numpy(concrete_or_error(a, why)))
+        w = None if weights is None else numpy.asarray(to_numpy(concrete_or_error(weights, why)))
+        edges = numpy.histogram_bin_edges(host, bins, range, w)
+        bins = _device_xp(a).asarray(edges)
     aa = _av(a)
     if isinstance(bins, int | numpy.integer) and not isinstance(bins, bool) or (
             hasattr(bins, "ndim") and not isinstance(bins, Tracer) and bins.ndim == 0):

@@ -184,3 +184,23 @@ def test_second_order_grads() -> None:
 def test_errors(call, exc, match) -> None:
     with pytest.raises(exc, match=match):
         call()
+
+
+@pytest.mark.parametrize("rule", ["auto", "fd", "sturges", "doane", "scott", "stone", "rice",
+                                  "sqrt"])
+def test_histogram_binning_rules_match_numpy(rule):
+    x = np.random.default_rng(0).normal(size=100)
+    h, e = fnp.histogram(dev(x), rule)
+    hn, en = np.histogram(x, rule)
+    assert_allclose(h, hn)
+    assert_allclose(e, en)
+    assert_allclose(fnp.histogram_bin_edges(dev(x), rule, range=(0, 1)),
+                    np.histogram_bin_edges(x, rule, range=(0, 1)))
+
+
+def test_histogram_binning_rule_needs_concrete_data():
+    x = np.linspace(0, 1, 10)
+    with pytest.raises(funcgrad.ConcretizationError, match="bins='auto'"):
+        funcgrad.jit(lambda x: fnp.histogram(x, "auto")[0])(dev(x))
+    with pytest.raises(TypeError, match="weighted data"):
+        fnp.histogram(dev(x), "auto", weights=dev(np.ones(10)))
