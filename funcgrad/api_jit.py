@@ -32,10 +32,10 @@ from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import is_array, xp_for
-from funcgrad.core import Tracer, bind, current_trace, eval_trace
+from funcgrad.core import Tracer, _scalars_to_arrays, bind, current_trace, eval_trace
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.ir import ClosedJaxpr
+from funcgrad.ir import ClosedJaxpr, Var
 from funcgrad.ops.jit import jit_p
 
 __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning"]
@@ -132,6 +132,16 @@ class _Entry:
             arrays = [x for x in (*leaves, *exe.jaxpr.consts) if is_array(x)]
             if arrays:
                 run = functools.partial(exe.fn, xp_for(*leaves, *arrays[:1]))
+        j = exe.jaxpr.jaxpr
+        produced = {v for e in j.eqns for v in e.outvars}
+        if any(not (isinstance(v, Var) and v in produced) for v in j.outvars):
+            # An output that is an input or a literal may be a Python/NumPy scalar: jit's
+            # results are arrays (as JAX's are), on the arguments' device.
+            inner = run
+
+            def run(*xs: Any) -> list[Any]:
+                return _scalars_to_arrays(inner(*xs), xs)
+
         self.run = run
         return run
 
@@ -226,14 +236,22 @@ class Jitted:
         return statics, dyn_args, dyn_kwargs, dyn_pos
 
     def _static_value(self, v: Any, i: int | None, name: str | None) -> Any:
+        if i is not None:
+            label = self._arg_label(i)
+            what = f"argument {i} ('{label}')" if label != f"args[{i}]" else f"argument {i}"
+        else:
+            what = f"argument '{name}'"
+        if isinstance(v, Tracer):
+            # Tracers are unhashable too, but "use a tuple" would be the wrong advice here.
+            raise TypeError(
+                f"{what} of {self._name} is static but got a traced value "
+                f"({v.aval.str_short()}): static arguments must be concrete Python values. "
+                "Mark it static in the enclosing jit too (static_argnums), pass it with "
+                "in_axes=None under vmap, or make it a non-static argument"
+            )
         try:
             hash(v)
         except TypeError:
-            if i is not None:
-                label = self._arg_label(i)
-                what = f"argument {i} ('{label}')" if label != f"args[{i}]" else f"argument {i}"
-            else:
-                what = f"argument '{name}'"
             raise TypeError(
                 f"{what} of {self._name} is static but unhashable: {type(v).__name__}. Static "
                 "arguments are part of the cache key and must be hashable (use a tuple instead "
@@ -522,6 +540,19 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         >>> funcgrad.eval_shape(lambda x: x.T, funcgrad.ShapedArray((2, 3), np.float32))
         ShapedArray(f32[3,2])
     """
+    if isinstance(fun, Jitted) and (fun._static_nums or fun._static_names):
+        # Static arguments stay Python values (as in a call), only the others are abstract.
+        nums = fun._static_nums | {i + len(args) for i in fun._neg_static}
+        s_pos = {i for i in range(len(args)) if i in nums}
+        s_kw = {k: v for k, v in kwargs.items() if k in fun._static_names}
+
+        def dynamic(*d_args: Any, **d_kwargs: Any) -> Any:
+            it = iter(d_args)
+            full = [a if i in s_pos else next(it) for i, a in enumerate(args)]
+            return fun(*full, **s_kw, **d_kwargs)
+
+        return eval_shape(dynamic, *[a for i, a in enumerate(args) if i not in s_pos],
+                          **{k: v for k, v in kwargs.items() if k not in s_kw})
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
     avals = [_as_aval(x) for x in leaves]
     store: list[Any] = []

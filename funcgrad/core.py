@@ -153,7 +153,8 @@ def _scalars_to_arrays(outs: list, args: Sequence[Any]) -> list:
 def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:
     where = t._creation_site()
     return UnexpectedTracerError(
-        f"{prim.name} received a tracer of {t._trace!r} ({t.aval.str_short()}) outside the "
+        f"{prim.name} received a tracer ({t.aval.str_short()}) of {t._trace.user_name} "
+        f"({t._trace!r}) outside the "
         f"transformation that made it: it escaped (stored in a global or a closure and used "
         f"after the transformation returned).{where} Return values out of the transformed "
         "function instead of storing them."

@@ -158,6 +158,10 @@ def _typed_literal(a: Literal) -> Any:
     v = a.val
     if type(v) in (int, float, complex) and not a.aval.weak_type:
         return a.aval.dtype.type(v)
+    if type(v) is numpy.ndarray and v.ndim == 0:
+        # A host 0-d array (AD's seed `1.0`) would meet device arrays where it is passed as
+        # is (a loop's carry); a NumPy scalar promotes alike and goes to every device.
+        return v[()]
     return v
 
 
@@ -1047,6 +1051,11 @@ def generate_source(
             s = f"_unshare(xp, {s}, {', '.join(dict.fromkeys(others))})"
         if a.aval.ndim == 0 and a not in in_pos:
             s = f"_arr(xp, {s})"
+        if s != names[a]:
+            # Named, so that later outputs compare against this very array (re-evaluating
+            # the expression there would copy again, and check against the wrong copy).
+            lines.append(f"    _o{j} = {s}")
+            s = f"_o{j}"
         out_srcs.append(s)
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"

@@ -118,7 +118,11 @@ class StagingTracer(Tracer):
         return f"({self.origin}) " if self.origin else ""
 
     def _creation_site(self) -> str:
-        return f" It was created at {self.source}." if self.source else ""
+        if self.source:
+            return f" It was created at {self.source}."
+        if self.origin:  # an input of the traced function: name which one
+            return f" It is the traced {self.origin.removeprefix('from ')}."
+        return ""
 
 
 class StagingTrace(Trace):

@@ -617,3 +617,15 @@ def test_python_scalar_arguments_promote_under_jit_as_eagerly(name):
     assert funcgrad.jvp(f, (x, 1.5), (dev(np.float32(1.0)), 1.0))[0].dtype == eager.dtype
     assert funcgrad.vmap(f, in_axes=(0, None))(dev(np.ones(2, np.float32)), 1.5).dtype == \
         eager.dtype
+
+
+def test_jit_results_are_arrays_even_when_an_input_or_literal_passes_through():
+    # As in JAX: a jitted function returns arrays, never Python or NumPy scalars.
+    for f in (lambda x: x, lambda x: 1.0, lambda x: (x, 2), lambda x: x * 1):
+        for x in (3, np.float32(3.0), 2.5):
+            for leaf in funcgrad.tree_util.tree_leaves(funcgrad.jit(f)(x)):
+                assert funcgrad.backend.is_array(leaf), (f, x, leaf)
+    assert funcgrad.jit(lambda x: x)(np.float32(3.0)).dtype == np.float32
+    assert funcgrad.jit(lambda x: x)(3).dtype == np.int64
+    x = dev(np.ones(2))
+    check_device(funcgrad.jit(lambda x, c: (x, c))(x, 2.0))

@@ -16,7 +16,7 @@ from typing import Any
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import device_of, get_default_device, is_array, xp_for_device
 from funcgrad.core import Tracer, current_trace, eval_trace
 from funcgrad.interpreters.jvp import zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
@@ -35,6 +35,7 @@ __all__ = [
     "compiled",
     "COMPILE_AFTER",
     "as_output",
+    "out_xp",
     "weak_scalar_slots",
     "keep_weak",
     "reorder",
@@ -259,24 +260,38 @@ def weak_scalar_slots(avals: Sequence[ShapedArray]) -> list[int]:
             if a.weak_type and a.shape == () and type(a) is not TapeAval]
 
 
-def keep_weak(carry: list[Any], slots: Sequence[int]) -> None:
+def keep_weak(carry: list[Any], slots: Sequence[int]) -> Any:
     """Turn weakly typed scalar carries back into Python scalars, in place.
 
     A loop counter that started as ``0`` is weakly typed in the jaxpr (``f32_array + i``
     stays float32, NEP 50), but one iteration of ``i + 1`` at run time gives a 0-d array,
     which NumPy treats as strong: the next ``f32_array + i`` would silently be float64.
+    Returns one of the arrays replaced (None if none was): the loop's result goes back to its
+    device (:func:`as_output`).
     """
+    seen = None
     for k in slots:
         v = carry[k]
         if type(v) not in _PY_SCALARS:
+            seen = v
             carry[k] = v.item()
+    return seen
 
 
-def as_output(x: Any, aval: ShapedArray) -> Any:
-    """A Python scalar carried through a loop unchanged comes out as a 0-d array."""
+def as_output(x: Any, aval: ShapedArray, like: Sequence[Any] = ()) -> Any:
+    """A Python scalar carried through a loop comes out as a 0-d array, on the device of the
+    arrays among ``like`` (the construct's operands; the default device when there are none).
+    """
     if type(x) in _PY_SCALARS:
-        return xp_for_device(get_default_device()).asarray(x, dtype=aval.dtype)
+        return out_xp(like).asarray(x, dtype=aval.dtype)
     return x
+
+
+def out_xp(like: Sequence[Any]) -> Any:
+    """The array module of the arrays among ``like``, or the default device's."""
+    arrays = [a for a in like if is_array(a)]
+    dev = [d for d in map(device_of, arrays) if d != "cpu"][:1] or ["cpu" if arrays else None]
+    return xp_for_device(dev[0] or get_default_device())
 
 
 # ---------------------------------------------------------------------------------------------

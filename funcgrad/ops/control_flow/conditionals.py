@@ -205,7 +205,7 @@ def _cond_impl(index: Any, *ops: Any, branches: tuple[ClosedJaxpr, ...]) -> list
     b = branches[i]
     with set_current_trace(eval_trace):
         outs = runner(b)(*ops)
-    return [as_output(o, a) for o, a in zip(outs, b.out_avals)]
+    return [as_output(o, a, (*ops, *b.consts)) for o, a in zip(outs, b.out_avals)]
 
 
 def _join_avals(what: str, avals_per: Sequence[Sequence[ShapedArray]]) -> list[ShapedArray]:
@@ -540,7 +540,9 @@ dce_rules[cond_p] = _cond_dce
 def _cond_emitted(fns: tuple[Callable[..., list], ...], out_avals: list[ShapedArray], xp: Any,
                   index: Any, *ops: Any) -> list[Any]:
     i = min(max(int(index), 0), len(fns) - 1)
-    return [as_output(o, a) for o, a in zip(fns[i](xp, *ops), out_avals)]
+    # A branch returning a Python scalar: a 0-d array of the jitted function's module.
+    return [xp.asarray(o, dtype=a.dtype) if type(o) in (bool, int, float, complex) else o
+            for o, a in zip(fns[i](xp, *ops), out_avals)]
 
 
 def _emit_cond(ctx: Any, eqn: Eqn, args: list[str]) -> Any:

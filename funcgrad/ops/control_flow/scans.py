@@ -19,6 +19,7 @@ each ``y`` is collected into a tape. That form is the linear part of a different
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,6 +53,7 @@ from funcgrad.ops.control_flow._common import (
     check_carry_types,
     compiled,
     keep_weak,
+    out_xp,
     reorder,
     runner,
     same_type,
@@ -141,8 +143,8 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
         if isinstance(length, Tracer):
             raise TypeError(f"{what}: length must be a static Python int, got a traced value")
         try:
-            length = int(length)
-        except (TypeError, ValueError):
+            length = operator.index(length)  # 3.5 must not become 3
+        except TypeError:
             raise TypeError(f"{what}: length must be an int, got {length!r}") from None
         if length < 0:
             raise ValueError(f"{what}: length must be non-negative, got {length}")
@@ -249,12 +251,14 @@ def _tape_length(xs: Sequence[Any]) -> int:
     return 0 if n is None else n
 
 
-def _stack(items: list[Any], a: ShapedArray, length: int | None) -> Any:
+def _stack(items: list[Any], a: ShapedArray, length: int | None, like: Sequence[Any]) -> Any:
     if length is None or type(a) is TapeAval:
         return Tape(items, TapeAval(a))
     if not items:
         return zeros_like_aval(ShapedArray((0,) + a.shape, a.dtype, False, a.device))
-    xp = xp_for(*items)
+    # Python scalars alone (a weak carry as y) go where the loop's operands are.
+    py = (int, float, complex, bool)
+    xp = xp_for(*items) if any(type(v) not in py for v in items) else out_xp(like)
     items = [xp.asarray(v, dtype=a.dtype) if type(v) in (int, float, complex, bool) else v
              for v in items]
     out = xp.stack(items)
@@ -278,6 +282,7 @@ def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args:
     n_ys = len(jaxpr.out_avals) - num_carry
     ys: list[list[Any]] = [[None] * n for _ in range(n_ys)]
     weak = weak_scalar_slots(jaxpr.in_avals[num_consts:num_consts + num_carry])
+    seen = None  # an array a weak carry was, before it became a Python scalar again
     with set_current_trace(eval_trace):
         for k, i in enumerate(range(n - 1, -1, -1) if reverse else range(n)):
             if k == COMPILE_AFTER and upgrade is not None:
@@ -285,12 +290,13 @@ def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args:
             out = run(*consts, *carry, *[x[i] for x in xs])
             carry = out[:num_carry]
             if weak:
-                keep_weak(carry, weak)
+                seen = keep_weak(carry, weak) or seen
             for j in range(n_ys):
                 ys[j][i] = out[num_carry + j]
     carry_avals = jaxpr.in_avals[num_consts:num_consts + num_carry]
-    outs = [as_output(c, a) for c, a in zip(carry, carry_avals)]
-    outs += [_stack(lst, a, length) for lst, a in zip(ys, jaxpr.out_avals[num_carry:])]
+    like = (*args, *jaxpr.consts, seen)
+    outs = [as_output(c, a, like) for c, a in zip(carry, carry_avals)]
+    outs += [_stack(lst, a, length, like) for lst, a in zip(ys, jaxpr.out_avals[num_carry:])]
     return outs
 
 

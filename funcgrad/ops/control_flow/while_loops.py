@@ -248,6 +248,7 @@ def _while_run(cond_run: Callable[..., list], body_run: Callable[..., list],
     ys: list[list[Any]] = [[] for _ in range(n_ys)]
     it = 0
     weak = weak_scalar_slots(body_jaxpr.in_avals[body_nconsts:])
+    seen = None  # an array a weak carry was, before it became a Python scalar again
     with set_current_trace(eval_trace):
         while cond_run(*cc, *carry)[0]:
             it += 1
@@ -258,11 +259,12 @@ def _while_run(cond_run: Callable[..., list], body_run: Callable[..., list],
             out = body_run(*bc, *carry)
             carry = out[:n]
             if weak:
-                keep_weak(carry, weak)
+                seen = keep_weak(carry, weak) or seen
             for j in range(n_ys):
                 ys[j].append(out[n + j])
     carry_avals = body_jaxpr.in_avals[body_nconsts:]
-    outs = [as_output(c, a) for c, a in zip(carry, carry_avals)]
+    like = (*args, *body_jaxpr.consts, *cond_jaxpr.consts, seen)
+    outs = [as_output(c, a, like) for c, a in zip(carry, carry_avals)]
     outs += [Tape(lst, TapeAval(a)) for lst, a in zip(ys, body_jaxpr.out_avals[n:])]
     if record_pred:
         outs.append(Tape([True] * it, TapeAval(_BOOL)))
