@@ -447,3 +447,24 @@ def test_tracer_leaked_from_a_body_is_reported():
     lax.fori_loop(0, 2, lambda i, c: (leak.append(c), c)[1], 1.0)
     with pytest.raises(funcgrad.UnexpectedTracerError):
         leak[0] + 1.0
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 5, 7])
+def test_map_batch_size_matches_the_unbatched_map(batch_size):
+    x = np.arange(10.0).reshape(5, 2)
+    f = lambda v: {"s": fnp.sum(fnp.sin(v) ** 2), "v": v * 2}  # noqa: E731
+    want = funcgrad.map(f, dev(x))
+    assert_allclose(funcgrad.map(f, dev(x), batch_size=batch_size), want)
+    assert_allclose(funcgrad.jit(lambda x: lax.map(f, x, batch_size=batch_size))(dev(x)), want)
+    g = funcgrad.grad(lambda x: fnp.sum(funcgrad.map(lambda v: fnp.sin(v).sum(), x,
+                                                     batch_size=batch_size)))(dev(x))
+    assert_allclose(g, np.cos(x))
+    assert funcgrad.vmap(lambda x: lax.map(f, x, batch_size=batch_size)
+                         )(dev(np.ones((3, 5, 2))))["v"].shape == (3, 5, 2)
+
+
+def test_map_batch_size_errors():
+    with pytest.raises(TypeError, match="batch_size must be a positive int"):
+        funcgrad.map(lambda v: v, np.ones(3), batch_size=0)
+    with pytest.raises(ValueError, match="same leading axis length"):
+        funcgrad.map(lambda v: v, (np.ones(3), np.ones(4)), batch_size=2)
