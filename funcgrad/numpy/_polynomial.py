@@ -2,9 +2,12 @@
 first): ``poly, polyval, polyadd, polysub, polymul, polyder, polyint, polydiv, polyfit, roots``.
 
 They are composed from funcgrad.numpy operations, so they differentiate, batch and jit, except
-where NumPy's result depends on the values: ``roots`` (and ``poly`` of a matrix) need general
-eigenvalues, which funcgrad does not differentiate, and are computed on concrete input only;
-``polydiv`` trims the remainder's leading zeros by value only when the input is concrete.
+where NumPy's result depends on the values: ``roots`` strips leading and trailing zero
+coefficients by value, so it needs concrete coefficients (``strip_zeros=False`` works traced);
+``polydiv`` trims the remainder's leading zeros by value only when the input is concrete. Roots
+(and ``poly`` of a matrix) come from ``funcgrad.numpy.linalg.eigvals`` and differentiate
+through it; a result known to be real is returned real, as NumPy does, which needs the values
+(under ``jit``/``vmap`` it stays complex).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
-from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.core import Tracer
+from funcgrad.errors import ConcretizationError
 
 __all__ = [
     "poly",
@@ -66,17 +70,6 @@ def _concrete_host(x: Any, what: str) -> numpy.ndarray | None:
         if x is None:
             return None
     return numpy.asarray(to_numpy(x) if device_of(x) is not None else x)
-
-
-def _untraced(x: Any, what: str) -> Any:
-    """``x`` as a plain array; any tracer is refused, since a result computed from its value
-    would silently have no derivative (under grad) or no batching (under vmap)."""
-    if isinstance(x, Tracer):
-        if x.to_concrete_value() is None:
-            concrete_or_error(x, what + ", so its input")
-        raise TypeError(f"{what}: got a traced input ({x.aval.str_short()}); apply it to "
-                        "plain arrays outside grad/jvp/vmap/jit")
-    return x
 
 
 def _check_1d(fname: str, x: Any, what: str) -> None:
@@ -257,14 +250,15 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
 
 
 def _poly_from_matrix(a: Any) -> Any:
-    h = _untraced(a, "poly: the characteristic polynomial of a matrix needs general "
-                     "eigenvalues, which funcgrad neither traces nor differentiates")
-    return device_put(numpy.linalg.eigvals(to_numpy(h)), _device(h))
+    from funcgrad.numpy import linalg as _linalg
+
+    return _linalg.eigvals(a)
 
 
 def poly(seq_of_zeros: Any) -> Any:
     """Coefficients of the monic polynomial with the given roots (or of a square matrix's
-    characteristic polynomial, concrete input only). Real when complex roots pair up.
+    characteristic polynomial). Real when complex roots pair up (known only for concrete
+    values: under ``jit``/``vmap`` complex roots give complex coefficients).
 
     Example:
         >>> poly([1.0, 2.0]).tolist()
@@ -365,23 +359,88 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     return c
 
 
-def roots(p: Any, *, strip_zeros: bool = True) -> Any:
-    """The roots of the polynomial with coefficients ``p``, as the eigenvalues of its companion
-    matrix (real when all are real, else complex, as NumPy).
+def _real_if_real(w: Any, real_input: bool) -> Any:
+    """``w`` as real when NumPy's ``eigvals`` would give real (real input, every imaginary
+    part zero); decidable only when the values are known."""
+    if not real_input:
+        return w
+    h = _concrete_host(w, "roots")
+    if h is not None and numpy.all(h.imag == 0):
+        return _fe.real(w)
+    return w
 
-    Needs concrete coefficients: general eigenvalues are not traced or differentiated by
-    funcgrad, and stripping zeros depends on the values.
+
+def _companion_eigvals(p: Any) -> Any:
+    """Eigenvalues of the companion matrix of ``p`` (length >= 2), built as NumPy builds it."""
+    from funcgrad.numpy import linalg as _linalg
+
+    n = get_aval(p).shape[0]
+    first = _fe.true_divide(_fe.negative(_shape.slice_in_dim(p, 1, n, 1, 0)),
+                            _shape.index_in_dim(p, 0, 0, keepdims=False))
+    below = _const(numpy.eye(n - 2, n - 1, dtype=get_aval(p).dtype), p)
+    return _linalg.eigvals(_fs.concatenate([_shape.expand_dims(first, (0,)), below], 0))
+
+
+def _float_coeffs(p: Any) -> Any:
+    kind = get_aval(p).dtype.kind
+    return p if kind in "fc" else _cast(p, numpy.float64)
+
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest power first), as the
+    eigenvalues of its companion matrix: NumPy's values, order and dtype (real when all roots
+    are real, else complex). Differentiable through ``funcgrad.numpy.linalg.eigvals``.
+
+    ``strip_zeros=True`` (NumPy's behaviour) drops leading zero coefficients and returns
+    trailing ones as zero roots, which needs concrete coefficients. ``strip_zeros=False`` (as
+    in ``jax.numpy.roots``) keeps the length fixed for ``jit``/``vmap``: always
+    ``len(p) - 1`` complex roots, with NaN for each leading zero coefficient, and zero roots
+    last.
 
     Example:
-        >>> numpy.sort(roots([1.0, -3.0, 2.0])).tolist()
-        [1.0, 2.0]
+        >>> roots([1.0, -3.0, 2.0]).tolist()
+        [2.0, 1.0]
     """
-    if not strip_zeros:
-        raise NotImplementedError("roots: strip_zeros=False is not supported")
-    h = _untraced(_1d(p), "roots: funcgrad computes roots only from plain coefficient arrays "
-                          "(general eigenvalues are neither traced nor differentiated)")
-    if get_aval(h).ndim != 1:
+    p = _1d(p)
+    if get_aval(p).ndim != 1:
         raise ValueError("roots: Input must be a rank-1 array.")
-    # A one-off host computation on concrete values (as NumPy does it, LAPACK's eigenvalue
-    # order included), moved back to the input's device.
-    return device_put(numpy.roots(to_numpy(h)), _device(h))
+    if not strip_zeros:
+        return _roots_fixed_length(_float_coeffs(p))
+    h = _concrete_host(p, "roots")
+    if h is None:
+        raise ConcretizationError(
+            f"roots: stripping the zero coefficients (strip_zeros=True, NumPy's behaviour) "
+            f"needs concrete coefficients, but got a traced array ({get_aval(p).str_short()}) under "
+            "jit/vmap, where the number of roots cannot depend on the values. Pass "
+            "strip_zeros=False for len(p) - 1 roots (NaN for leading zero coefficients)."
+        )
+    nonzero = numpy.flatnonzero(h)
+    if nonzero.size == 0:
+        return _const(numpy.array([]), p)
+    trailing = h.shape[0] - int(nonzero[-1]) - 1
+    p = _float_coeffs(_shape.slice_in_dim(p, int(nonzero[0]), int(nonzero[-1]) + 1, 1, 0))
+    if get_aval(p).shape[0] > 1:
+        w = _real_if_real(_companion_eigvals(p), get_aval(p).dtype.kind != "c")
+    else:
+        w = _const(numpy.array([]), p)  # NumPy's array([]): float64 whatever p's dtype
+    if trailing:
+        w = _fs.concatenate([w, _const(numpy.zeros(trailing, dtype=get_aval(w).dtype), w)], 0)
+    return w
+
+
+def _roots_fixed_length(p: Any) -> Any:
+    n = get_aval(p).shape[0]
+    cdt = numpy.result_type(get_aval(p).dtype, numpy.complex64)
+    if n < 2:
+        return _const(numpy.zeros(0, dtype=cdt), p)
+    lead = _fr.argmin(_fe.equal(p, 0))  # leading zero coefficients (n if all are zero)
+    lead = _fe.where(_fr.all(_fe.equal(p, 0)), n, lead)
+    # Leading zeros rolled to the end become zero roots; an all-zero p gets dummy
+    # coefficients so the companion matrix stays finite (every root is NaN then).
+    idx = _fe.remainder(_fe.add(_const(numpy.arange(n), p), lead), n)
+    q = _fe.where(_fe.equal(lead, n), _fc.ones_like(p), _fi.take(p, idx))
+    w = _companion_eigvals(q)
+    order = _fr.argsort(_fe.equal(w, 0), stable=True)
+    w = _fi.take(w, order)
+    keep = _fe.less(_const(numpy.arange(n - 1), p), n - 1 - lead)
+    return _fe.where(keep, w, _const(numpy.array(complex(numpy.nan, numpy.nan), dtype=cdt), w))

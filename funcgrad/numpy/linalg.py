@@ -1,15 +1,15 @@
 """funcgrad.numpy.linalg: NumPy's ``numpy.linalg``, differentiable.
 
-Plain arrays in and out, results in NumPy's named tuples (``EighResult``, ``SVDResult``,
-``QRResult``, ``SlogdetResult``); integer inputs become float64 as in NumPy. Everything is
-built on the decomposition primitives of :mod:`funcgrad.ops.linalg_decomp` and on
-funcgrad.numpy, so ``grad``, ``jvp``, ``vmap`` and ``jit`` go through, to any order. Calling
-``numpy.linalg.solve(A, tracer)`` inside a transformation lands here.
+Plain arrays in and out, results in NumPy's named tuples (``EigResult``, ``EighResult``,
+``SVDResult``, ``QRResult``, ``SlogdetResult``); integer inputs become float64 as in NumPy.
+Everything is built on the decomposition primitives of :mod:`funcgrad.ops.linalg_decomp` and
+on funcgrad.numpy, so ``grad``, ``jvp``, ``vmap`` and ``jit`` go through, to any order.
+Calling ``numpy.linalg.solve(A, tracer)`` inside a transformation lands here.
 
 Where it differs from NumPy (see ``docs/linalg.md``):
 
-* ``eig`` / ``eigvals`` (general, possibly complex eigenvalues) are not provided; ``eigh``
-  / ``eigvalsh`` are.
+* ``eig`` / ``eigvals`` always return complex arrays (NumPy gives real ones when every
+  eigenvalue is real, a type that depends on the values).
 * Derivatives: ``svd(full_matrices=True)`` only for square matrices, ``qr`` for
   ``mode="reduced"``/``"r"``; eigenvectors and singular vectors at exactly repeated
   eigen/singular values get the finite "zero inside the degenerate space" convention; the
@@ -55,7 +55,7 @@ from funcgrad.numpy import _shape as _fs
 from funcgrad.ops import linalg_decomp as _ld
 
 __all__ = [
-    "LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
+    "LinAlgError", "EigResult", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
     "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "solve", "inv", "det",
     "slogdet", "pinv", "lstsq", "matrix_power", "multi_dot", "norm", "vector_norm",
     "matrix_norm", "cond", "matrix_rank", "tensorsolve", "tensorinv", "eig", "eigvals",
@@ -70,6 +70,7 @@ EighResult = type(numpy.linalg.eigh(numpy.eye(1)))
 SVDResult = type(numpy.linalg.svd(numpy.eye(1)))
 QRResult = type(numpy.linalg.qr(numpy.eye(1)))
 SlogdetResult = type(numpy.linalg.slogdet(numpy.eye(1)))
+EigResult = type(numpy.linalg.eig(numpy.eye(1)))
 
 _INEXACT = frozenset(numpy.dtype(d) for d in ("float32", "float64", "complex64", "complex128"))
 _F64 = numpy.dtype(numpy.float64)
@@ -224,35 +225,41 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
 
 
 def eig(a: Any) -> Any:
-    """Not supported: general eigendecomposition (complex eigenvalues, no derivatives here).
+    """Eigenvalues and right eigenvectors of general square ``a``:
+    ``EigResult(eigenvalues, eigenvectors)`` with ``a @ v[:, i] = w[i] * v[:, i]``.
 
-    Use :func:`eigh` for Hermitian/symmetric matrices.
+    Results are always complex (complex64 for float32 input, complex128 otherwise): NumPy
+    returns real arrays when every eigenvalue happens to be real, a value-dependent type that
+    cannot be known under ``jit``/``vmap``. Values, order and normalisation (unit 2-norm
+    columns) are NumPy's. Differentiable; eigenvector derivatives keep LAPACK's normalisation
+    and, at repeated eigenvalues, leave out the part inside the degenerate eigenspace.
 
     Example:
-        >>> import numpy as np, funcgrad.numpy as fnp
-        >>> fnp.linalg.eig(np.eye(2))
-        Traceback (most recent call last):
-        NotImplementedError: ...
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> fnp.linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]])).eigenvalues
+        array([2.+0.j, 3.+0.j])
+        >>> funcgrad.grad(lambda m: fnp.sum(fnp.linalg.eig(m).eigenvalues.real))(np.eye(2))
+        array([[1., 0.],
+               [0., 1.]])
     """
-    raise NotImplementedError(
-        "funcgrad.numpy.linalg.eig: the general (non-Hermitian) eigendecomposition is not "
-        "supported; use funcgrad.numpy.linalg.eigh for Hermitian/symmetric matrices"
-    )
+    (a,) = _prep("eig", a)
+    _square("eig", a)
+    w, v = _ld.eig(a)
+    return EigResult(w, v)
 
 
 def eigvals(a: Any) -> Any:
-    """Not supported: general eigenvalues (use :func:`eigvalsh` for Hermitian matrices).
+    """Eigenvalues of general square ``a`` (always complex, see :func:`eig`), in NumPy's
+    order; differentiable (``dw = diag(inv(V) @ da @ V)``).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
-        >>> fnp.linalg.eigvals(np.eye(2))
-        Traceback (most recent call last):
-        NotImplementedError: ...
+        >>> fnp.linalg.eigvals(np.array([[0.0, -1.0], [1.0, 0.0]]))
+        array([0.+1.j, 0.-1.j])
     """
-    raise NotImplementedError(
-        "funcgrad.numpy.linalg.eigvals: general (non-Hermitian) eigenvalues are not "
-        "supported; use funcgrad.numpy.linalg.eigvalsh for Hermitian/symmetric matrices"
-    )
+    (a,) = _prep("eigvals", a)
+    _square("eigvals", a)
+    return _ld.eigvals(a)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,

@@ -1,9 +1,10 @@
 """Matrix decompositions and solves: the primitives behind ``funcgrad.numpy.linalg``.
 
 ``cholesky``, ``triangular_solve``, ``solve``, ``inv``, ``det``, ``slogdet``, ``eigh``,
-``eigvalsh``, ``svd`` and ``qr``. Each works on the last two axes and takes any number of
-leading batch axes, as NumPy's ``linalg`` does; the implementation is the backend's
-``xp.linalg`` (NumPy, CuPy or the strict test backend), so values are NumPy's exactly.
+``eigvalsh``, ``eig``/``eigvals`` (general matrices), ``svd`` and ``qr``. Each works on the
+last two axes and takes any number of leading batch axes, as NumPy's ``linalg`` does; the
+implementation is the backend's ``xp.linalg`` (NumPy, CuPy or the strict test backend), so
+values are NumPy's exactly.
 
 Operands must already be float32/float64/complex64/complex128 of one dtype (the wrappers in
 :mod:`funcgrad.numpy.linalg` convert integers to float64 as NumPy does). A singular or
@@ -19,6 +20,10 @@ Derivative conventions (JVP rules written with primitives, so they nest to any o
   eigenvalues are exactly equal the eigenvectors are not differentiable; ``F`` is set to 0
   there (the derivative within the degenerate eigenspace is left out), so results stay finite
   and are right for functions that do not depend on the basis chosen inside that eigenspace.
+* ``eig`` (general matrices, complex results): ``dw = diag(V^-1 dA V)`` and
+  ``dV = V (F * (V^-1 dA V)) + V diag(c)``, where ``c`` keeps LAPACK's normalisation of each
+  eigenvector (unit 2-norm, largest-magnitude component's phase fixed), so derivatives agree
+  with finite differences of the values as computed. Equal eigenvalues as for ``eigh``.
 * ``svd``: the reduced decomposition (``full_matrices=False``, or any square matrix) is
   differentiable, with the same convention for equal singular values; ``1 / s`` is taken as 0
   for zero singular values. ``compute_uv=False`` gives ``ds = real(diag(U^H dA V))``.
@@ -46,7 +51,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.backend import device_of, get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
@@ -65,6 +70,7 @@ __all__ = [
     "slogdet", "slogdet_p",
     "eigh", "eigh_p",
     "eigvalsh", "eigvalsh_p",
+    "eig", "eigvals", "eig_p",
     "svd", "svd_p",
     "qr", "qr_p",
     "linalg_dtype",
@@ -644,6 +650,112 @@ def _eigvalsh_jvp(primals, tangents, *, lower):
 
 jvp_rules[eigvalsh_p] = _eigvalsh_jvp
 _batch_front(eigvalsh_p)
+
+# =============================================================================================
+# eig and eigvals: general (non-Hermitian) eigendecomposition, complex results
+
+
+def _complex_dtype(dt: numpy.dtype) -> numpy.dtype:
+    if dt.kind == "c":
+        return dt
+    return numpy.dtype(numpy.complex64 if dt == numpy.float32 else numpy.complex128)
+
+
+def _eig_abstract(a: ShapedArray, *, compute_eigenvectors: bool) -> list[ShapedArray]:
+    check_static("eig", compute_eigenvectors=compute_eigenvectors)
+    _check_square("eig", a)
+    cdt = _complex_dtype(linalg_dtype("eig", a))
+    w = ShapedArray(a.shape[:-1], cdt, False, a.device)
+    if not compute_eigenvectors:
+        return [w]
+    return [w, ShapedArray(a.shape, cdt, False, a.device)]
+
+
+def _eig_impl(a: Any, *, compute_eigenvectors: bool) -> list[Any]:
+    xp = xp_for(a)
+    linalg = xp.linalg
+    if not hasattr(linalg, "eig"):
+        device = device_of(a)
+        raise NotImplementedError(
+            f"eig: the general eigendecomposition is not available on device {device!r} (its "
+            f"array module {getattr(xp, '__name__', xp)!r} has no linalg.eig); move the matrix "
+            "to the host first, e.g. funcgrad.device_put(a, 'cpu'), or use eigh for Hermitian "
+            "matrices"
+        )
+    # LAPACK returns real arrays when every eigenvalue is real; the result type here must not
+    # depend on the values (it is fixed before they are known under jit), so always complex.
+    cdt = _complex_dtype(a.dtype)
+    if not compute_eigenvectors:
+        return [linalg.eigvals(a).astype(cdt, copy=False)]
+    w, v = linalg.eig(a)
+    return [w.astype(cdt, copy=False), v.astype(cdt, copy=False)]
+
+
+eig_p = make_primitive("eig", _eig_impl, _eig_abstract, multiple_results=True)
+
+
+def eig(a: Any) -> tuple[Any, Any]:
+    """Eigenvalues and right eigenvectors (columns) of general square ``a``, always complex.
+
+    Eigenvectors have unit 2-norm, as LAPACK returns them; eigenvalues are in LAPACK's order.
+
+    Example:
+        >>> import numpy as np
+        >>> w, v = eig(np.array([[2.0, 0.0], [0.0, 3.0]]))
+        >>> w
+        array([2.+0.j, 3.+0.j])
+    """
+    w, v = bind(eig_p, a, compute_eigenvectors=True)
+    return w, v
+
+
+def eigvals(a: Any) -> Any:
+    """Eigenvalues of general square ``a`` (complex), without computing eigenvectors.
+
+    Example:
+        >>> import numpy as np
+        >>> eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+        array([0.+1.j, 0.-1.j])
+    """
+    return bind1(eig_p, a, compute_eigenvectors=False)
+
+
+def _pick_rows(onehot: Any, x: Any) -> Any:
+    """``x[..., k_j, j]`` for each column ``j``, where ``onehot[..., :, j]`` marks row ``k_j``."""
+    return _red.reduce_sum(_ew.mul(onehot, x), (get_aval(x).ndim - 2,))
+
+
+def _eig_jvp(primals, tangents, *, compute_eigenvectors):
+    (a,), (da,) = primals, tangents
+    if type(da) is Zero:
+        outs = bind(eig_p, a, compute_eigenvectors=compute_eigenvectors)
+        return outs, [Zero.from_primal(o) for o in outs]
+    # The eigenvalues come from the same call as the eigenvectors, so that the two pair up
+    # (LAPACK's eigenvalues-only path need not order them identically to the last bit).
+    w, v = bind(eig_p, a, compute_eigenvectors=True)
+    cdt = get_aval(v).dtype
+    m = solve(v, _mm(_ew.convert_element_type(da, cdt), v))  # V^-1 dA V
+    dw = _diag(m)
+    if not compute_eigenvectors:
+        return [w], [dw]
+    du = _mm(v, _ew.mul(_eig_gaps_inverse(w), m))
+    nd = get_aval(v).ndim
+    # Each column's free multiple c_j of v_j is fixed by LAPACK's normalisation: unit 2-norm
+    # (Re(v_j^H dv_j) = 0) and a fixed phase of the largest-magnitude component k_j
+    # (Im(dv_kj / v_kj) = 0). Adding c_j v_j leaves the eigen-equation satisfied.
+    re_vh_du = _ew.real(_red.reduce_sum(_ew.mul(_ew.conj(v), du), (nd - 2,)))
+    n = get_aval(v).shape[-1]
+    k = _red.argmax(_ew.real(_ew.mul(_ew.conj(v), v)), nd - 2)
+    rows = _xp_of(v).asarray(numpy.arange(n, dtype=get_aval(k).dtype).reshape(n, 1))
+    onehot = _ew.convert_element_type(_ew.eq(rows, _row(k)), cdt)
+    phase = _ew.imag(_ew.div(_pick_rows(onehot, du), _pick_rows(onehot, v)))
+    c = _ew.complex(_ew.neg(re_vh_du), _ew.neg(phase))
+    dv = _ew.add(du, _ew.mul(v, _row(c)))
+    return [w, v], [dw, dv]
+
+
+jvp_rules[eig_p] = _eig_jvp
+_batch_front(eig_p)
 
 # =============================================================================================
 # svd

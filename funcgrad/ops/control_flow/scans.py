@@ -49,6 +49,7 @@ from funcgrad.interpreters.staging import (
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, dce_rules
 from funcgrad.ops import shape as _shape
+from funcgrad.ops._batching_util import bdim_at_front
 from funcgrad.ops.control_flow._common import (
     COMPILE_AFTER,
     as_output,
@@ -242,8 +243,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
 
 
 def _batched_map(f: Callable[[Any], Any], xs: Any, batch_size: Any) -> Any:
-    from funcgrad.api_vmap import vmap
-
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | numpy.integer) \
             or batch_size < 1:
         raise TypeError(f"map: batch_size must be a positive int, got {batch_size!r}")
@@ -259,17 +258,29 @@ def _batched_map(f: Callable[[Any], Any], xs: Any, batch_size: Any) -> Any:
                 f"{[get_aval(y).shape for y in leaves]}")
     b = int(min(batch_size, n)) if n else 1
     full = n // b * b
-    vf = vmap(f)
+    out_tree: list[Any] = []
+
+    def vf(block: list[Any]) -> Any:
+        def flat(*leaves: Any) -> list[Any]:
+            outs, t = tree_util.tree_flatten(f(tree_util.tree_unflatten(tree, list(leaves))))
+            out_tree.append(t)
+            return outs
+
+        size = get_aval(block[0]).shape[0]
+        outs, dims = batching.batch_flat(flat, block, [0] * len(block), size)
+        outs = [bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
+        return tree_util.tree_unflatten(out_tree[-1], outs)
+
     parts = []
     if full:
         blocks = [_shape.reshape(_shape.slice_in_dim(x, 0, full, axis=0),
                                  (full // b, b) + get_aval(x).shape[1:]) for x in leaves]
-        ys = map(lambda blk: vf(tree_util.tree_unflatten(tree, blk)), blocks)
+        ys = map(vf, blocks)
         parts.append(tree_util.tree_map(
             lambda y: _shape.reshape(y, (full,) + get_aval(y).shape[2:]), ys))
     if full < n or not parts:
         rest = [_shape.slice_in_dim(x, full, n, axis=0) for x in leaves]
-        parts.append(vf(tree_util.tree_unflatten(tree, rest)))
+        parts.append(vf(rest))
     if len(parts) == 1:
         return parts[0]
     return tree_util.tree_map(lambda a, c: _shape.concatenate([a, c], 0), *parts)

@@ -268,3 +268,67 @@ case("astype", lambda x: [fnp.astype(x, F32), fnp.astype(x, F64), fnp.astype(x, 
      [(_gen((2, 3)),), (_gen((3,), F32, seed=1),), (_gen((), seed=2),)], rtol=1e-6, atol=1e-6)
 case("astype_int", lambda x: fnp.astype(x, I64), lambda x: np.astype(x, I64),
      [(_gen((2, 3)) * 5,), (np.arange(3, dtype=np.int32),)], order=0)
+
+# -- eig / eigvals (general matrices) and what is built on them ----------------------------------
+# Non-symmetric matrices S diag(d) S^-1 with well-separated eigenvalues: a real spectrum, and a
+# complex-conjugate pair next to a real eigenvalue. NumPy returns real arrays for real spectra;
+# funcgrad always complex, so the references cast to complex (or reduce to real summaries).
+
+
+def _similar(block, seed, dtype=F64):
+    n = block.shape[-1]
+    s = _gen(block.shape[:-2] + (n, n), F64, seed) + 2.0 * np.eye(n)
+    return (s @ block @ np.linalg.inv(s)).astype(dtype)
+
+
+_REAL_SPEC = np.diag([-1.5, 0.5, 2.0])
+_PAIR_SPEC = np.array([[0.5, 1.2, 0.0], [-1.2, 0.5, 0.0], [0.0, 0.0, -1.0]])
+_EIG_ARGS = [(_similar(_REAL_SPEC, 1),), (_similar(_PAIR_SPEC, 2),),
+             (_similar(np.stack([_REAL_SPEC, _PAIR_SPEC]), 3),),
+             (_similar(_PAIR_SPEC, 4, F32),)]
+_EIG_GRAD_ARGS = _EIG_ARGS[:3] + [(_gen((3, 3), np.complex128, seed=5),)]
+
+
+def _as_complex(w):
+    return w.astype(np.result_type(w.dtype, np.complex64))
+
+
+def _phase_cols(lib, v):
+    """Columns of v rotated so that each one's largest-magnitude entry is real positive (a
+    continuous choice; LAPACK may flip a column's sign under a tiny perturbation)."""
+    k = lib.argmax(lib.abs(v), axis=-2)[..., None, :]
+    vk = lib.take_along_axis(v, k, axis=-2)
+    return v * (lib.conj(vk) / lib.abs(vk))
+
+
+def _eig_norm(lib, linalg):
+    def f(a):
+        w, v = linalg.eig(a)
+        return _as_complex(w), _phase_cols(lib, _as_complex(v))
+
+    return f
+
+
+case("linalg.eigvals", fnp.linalg.eigvals, lambda a: _as_complex(np.linalg.eigvals(a)),
+     _EIG_ARGS + [(_gen((3, 3), np.complex128, seed=5),)], grad_args=_EIG_GRAD_ARGS,
+     rtol=1e-10, atol=1e-10)
+case("linalg.eigvals_int", fnp.linalg.eigvals, lambda a: _as_complex(np.linalg.eigvals(a)),
+     [(np.array([[2, 1], [0, 3]], dtype=I64),)], rtol=1e-12, atol=1e-12)
+case("linalg.eig", *_pair(_eig_norm), _EIG_ARGS, grad_args=_EIG_GRAD_ARGS,
+     rtol=1e-10, atol=1e-10)
+case("linalg.eigvals_sum_real", lambda a: fnp.sum(fnp.real(fnp.linalg.eigvals(a)), axis=-1),
+     lambda a: np.sum(np.real(np.linalg.eigvals(a)), axis=-1), _EIG_ARGS,
+     grad_args=_EIG_GRAD_ARGS[:3], rtol=1e-10, atol=1e-10)
+case("linalg.eigvals_abs2", lambda a: fnp.sum(fnp.abs(fnp.linalg.eig(a).eigenvalues) ** 2, -1),
+     lambda a: np.sum(np.abs(np.linalg.eig(a).eigenvalues) ** 2, -1), _EIG_ARGS,
+     grad_args=_EIG_GRAD_ARGS)
+# roots: the eigenvalues of the companion matrix. strip_zeros=True needs concrete values (no
+# jit/vmap) but differentiates; strip_zeros=False (jax.numpy's fixed-length form) traces.
+_ROOTS_ARGS = [(np.array([1.0, -3.0, 2.0]),), (np.array([2.0, -1.0, 0.5, 3.0]),),
+               (np.array([1.0, -6.0, 11.0, -6.0]),)]
+case("roots_grad", fnp.roots, np.roots, _ROOTS_ARGS, rtol=1e-10, atol=1e-10,
+     jit=False, vmap=False)
+case("roots_fixed_length", lambda p: fnp.roots(p, strip_zeros=False),
+     lambda p: _as_complex(np.roots(p)), _ROOTS_ARGS, rtol=1e-10, atol=1e-10)
+case("poly_matrix", fnp.poly, np.poly, [(_similar(_REAL_SPEC, 6),), (_similar(_PAIR_SPEC, 7),)],
+     rtol=1e-10, atol=1e-10, jit=False, vmap=False)
