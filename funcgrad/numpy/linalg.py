@@ -468,8 +468,9 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
         resid = xp_for_device(aa.device or get_default_device()).zeros((0,), dtype=real_dt)
     if is_1d:
         x = _shape.reshape(x, (n,))
-    if rank_value is not None:
-        rank = int(rank_value)
+    # NumPy's rank is an int32 (LAPACK's integer), a scalar when known.
+    rank = (numpy.int32(int(rank_value)) if rank_value is not None
+            else _ew.convert_element_type(rank, numpy.int32))
     return x, resid, rank, s
 
 
