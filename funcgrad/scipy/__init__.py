@@ -1,4 +1,5 @@
-"""funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required).
+"""funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
+``funcgrad.scipy.special`` and ``funcgrad.scipy.stats``.
 
 Example:
     >>> import funcgrad.scipy.special as fsp
@@ -6,6 +7,6 @@ Example:
     1.791759469228
 """
 
-from funcgrad.scipy import special  # noqa: F401
+from funcgrad.scipy import special, stats  # noqa: F401
 
-__all__ = ["special"]
+__all__ = ["special", "stats"]

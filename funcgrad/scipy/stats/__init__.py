@@ -1,0 +1,37 @@
+"""funcgrad.scipy.stats: differentiable ``scipy.stats`` distributions, as modules of functions
+(like ``jax.scipy.stats``): ``norm.logpdf(x, loc=0, scale=1)`` and so on.
+
+Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic``,
+``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``uniform``, ``dirichlet`` and the
+discrete ``poisson``, ``bernoulli``, ``binom``. Arguments broadcast; float32 stays float32,
+integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
+
+Example:
+    >>> import funcgrad
+    >>> from funcgrad.scipy.stats import norm
+    >>> float(funcgrad.grad(norm.logpdf)(1.0))   # d/dx of -x^2/2
+    -1.0
+"""
+
+from funcgrad.scipy.stats import (  # noqa: F401
+    bernoulli,
+    beta,
+    binom,
+    cauchy,
+    chi2,
+    dirichlet,
+    expon,
+    gamma,
+    laplace,
+    logistic,
+    multivariate_normal,
+    norm,
+    poisson,
+    t,
+    uniform,
+)
+
+__all__ = [
+    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "laplace",
+    "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform",
+]

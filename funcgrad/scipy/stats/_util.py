@@ -1,0 +1,38 @@
+"""Shared helpers of funcgrad.scipy.stats: argument promotion and the standardised variable."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.errors import DTypeError
+from funcgrad.scipy import special as _special
+
+HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+LOG_PI = math.log(math.pi)
+
+
+def promote(name: str, *args: Any) -> list[Any]:
+    """Arguments as float arrays of one dtype: float32 if all array arguments are float32
+    (Python scalars are weak, NEP 50), float64 otherwise (integers included)."""
+    try:
+        out = _special._floats(name, *args)
+    except DTypeError:
+        raise DTypeError(f"funcgrad.scipy.stats.{name}: complex input is not supported") from None
+    return [fnp.asarray(v) for v in out]
+
+
+def standardize(x: Any, loc: Any, scale: Any) -> Any:
+    return (x - loc) / scale
+
+
+def scale_ok(out: Any, scale: Any) -> Any:
+    """nan where ``scale <= 0`` (as SciPy)."""
+    return fnp.where(scale > 0, out, numpy.nan)
+
+
+def is_integer(k: Any) -> Any:
+    return fnp.equal(k, fnp.floor(k))

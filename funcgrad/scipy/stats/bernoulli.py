@@ -1,0 +1,82 @@
+"""The Bernoulli distribution, as ``scipy.stats.bernoulli`` (``p``, ``loc``).
+
+Example:
+    >>> from funcgrad.scipy.stats import bernoulli
+    >>> float(bernoulli.pmf(1, 0.25))
+    0.25
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import special as _sp
+from funcgrad.scipy.stats._util import promote
+
+__all__ = ["logpmf", "pmf", "cdf", "ppf"]
+
+
+def _p_ok(out: Any, p: Any) -> Any:
+    return fnp.where((p >= 0) & (p <= 1), out, numpy.nan)
+
+
+def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """``log(p)`` at ``k - loc = 1``, ``log1p(-p)`` at 0, ``-inf`` elsewhere (nan unless
+    ``0 <= p <= 1``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> round(float(bernoulli.logpmf(0, 0.25)), 12)
+        -0.287682072452
+    """
+    k, p, loc = promote("bernoulli.logpmf", k, p, loc)
+    k = k - loc
+    inside = (k == 0) | (k == 1)
+    k = fnp.where(inside, k, 0.0)
+    out = fnp.where(inside, _sp.xlogy(k, p) + _sp.xlog1py(1.0 - k, -p), -numpy.inf)
+    return _p_ok(out, p)
+
+
+def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """Probability mass function.
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> float(bernoulli.pmf(0, 0.25))
+        0.75
+    """
+    return fnp.exp(logpmf(k, p, loc))
+
+
+def cdf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """0 below ``loc``, ``1 - p`` on ``[loc, loc + 1)``, 1 above.
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> float(bernoulli.cdf(0.5, 0.25))
+        0.75
+    """
+    k, p, loc = promote("bernoulli.cdf", k, p, loc)
+    k = k - loc
+    out = fnp.where(k < 0, 0.0, fnp.where(k < 1, 1.0 - p, 1.0))
+    return _p_ok(out, p)
+
+
+def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
+    """The smallest ``k`` with ``cdf(k) >= q``: ``loc - 1`` at ``q = 0``, ``loc`` for
+    ``q <= 1 - p``, ``loc + 1`` above (nan outside ``[0, 1]``). Its derivative is zero.
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> float(bernoulli.ppf(0.9, 0.25))
+        1.0
+    """
+    q, p, loc = promote("bernoulli.ppf", q, p, loc)
+    q, p = stop_gradient(q), stop_gradient(p)
+    k = fnp.where(q == 0, -1.0, fnp.where(q <= 1.0 - p, 0.0, 1.0))
+    out = fnp.where((q >= 0) & (q <= 1), k + loc, numpy.nan)
+    return _p_ok(out, p)

@@ -1,0 +1,136 @@
+"""funcgrad.scipy.special additions: derivatives at awkward points, tails, errors, transforms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.scipy.special as fsp
+from funcgrad.errors import DTypeError
+from funcgrad.test_util import check_grads
+
+sp = pytest.importorskip("scipy.special")
+
+
+def _nth(f, n):
+    for _ in range(n):
+        f = funcgrad.grad(f)
+    return f
+
+
+@pytest.mark.parametrize("name,coeffs", [
+    # Taylor coefficients at 0: i0 = sum (x/2)^2k / k!^2, i1 = sum (x/2)^(2k+1) / (k! (k+1)!)
+    ("i0", [1.0, 0.0, 0.5, 0.0, 3.0 / 8.0, 0.0]),
+    ("i1", [0.0, 0.5, 0.0, 3.0 / 8.0, 0.0, 5.0 / 16.0]),
+])
+def test_bessel_derivatives_at_zero_every_order(name, coeffs):
+    f = getattr(fsp, name)
+    for n, want in enumerate(coeffs):
+        assert abs(float(_nth(f, n)(0.0)) - want) < 1e-13, (name, n)
+
+
+def test_bessel_derivatives_match_closed_forms():
+    x = dev(np.array([-9.0, -3.0, 0.0, 0.5, 4.0, 7.5, 8.5, 30.0]))
+    assert_allclose(funcgrad.vmap(funcgrad.grad(fsp.i0))(x), fsp.i1(x))
+    xh = np.array([-9.0, -3.0, 0.5, 4.0, 7.5, 8.5, 30.0])
+    want = sp.i0(xh) - sp.i1(xh) / xh
+    assert_allclose(funcgrad.vmap(funcgrad.grad(fsp.i1))(dev(xh)), want, rtol=1e-13)
+    want_e = sp.i0e(xh) - sp.i1e(xh) * (np.sign(xh) + 1.0 / xh)
+    assert_allclose(funcgrad.vmap(funcgrad.grad(fsp.i1e))(dev(xh)), want_e, rtol=1e-13)
+    # Scaled versions stay finite where i0 overflows.
+    big = dev(np.array([800.0, -1e4]))
+    d = funcgrad.vmap(funcgrad.grad(fsp.i0e))(big)
+    assert np.all(np.isfinite(np.asarray(funcgrad.backend.to_numpy(d))))
+    check_grads(fsp.i1e, (dev(np.array([0.3, 2.0, 9.0, -5.0])),), order=3)
+
+
+def test_log_ndtr_tails():
+    x = np.array([-1e5, -1e3, -40.0, -20.0, -10.0, -9.5, 3.0, 8.0, 30.0])
+    assert_allclose(fsp.log_ndtr(dev(x)), sp.log_ndtr(x), rtol=1e-13, atol=0.0)
+    # The derivative far in the tail: d/dx log ndtr(x) ~ -x.
+    g = funcgrad.grad(fsp.log_ndtr)(-1e3)
+    assert abs(float(g) - 1000.001) < 1e-6
+
+
+def test_betaln_large_arguments_are_accurate():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    for a, b in [(1.0, 1e8), (10.0, 1e6), (300.0, 400.0), (0.5, 1e12)]:
+        want = float(mpmath.log(mpmath.beta(a, b)))
+        got = float(fsp.betaln(a, b))
+        assert abs(got - want) <= 1e-14 * abs(want), (a, b, got, want)
+
+
+def test_gammainc_values_and_boundaries():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.05, 60.0, 500)
+    x = rng.uniform(0.0, 120.0, 500) * rng.uniform(0.0, 1.0, 500)
+    assert_allclose(fsp.gammainc(dev(a), dev(x)), sp.gammainc(a, x), rtol=1e-12, atol=1e-14)
+    assert_allclose(fsp.gammaincc(dev(a), dev(x)), sp.gammaincc(a, x), rtol=1e-12, atol=1e-14)
+    a = np.array([0.0, 0.0, 1.0, -1.0, 1.0, 1.0, np.inf, 2.0, np.nan])
+    x = np.array([1.0, 0.0, 0.0, 1.0, -1.0, np.inf, 3.0, np.inf, 1.0])
+    assert_allclose(fsp.gammainc(dev(a), dev(x)), sp.gammainc(a, x))
+    assert_allclose(fsp.gammaincc(dev(a), dev(x)), sp.gammaincc(a, x))
+
+
+def test_gammainc_derivative_in_x_under_transforms():
+    a, x = dev(np.array([0.5, 2.0, 7.0])), dev(np.array([0.3, 2.0, 9.0]))
+    want = np.exp((np.array([0.5, 2.0, 7.0]) - 1) * np.log([0.3, 2.0, 9.0]) - [0.3, 2.0, 9.0]
+                  - sp.gammaln([0.5, 2.0, 7.0]))
+    g = funcgrad.vmap(funcgrad.grad(fsp.gammainc, argnums=1))(a, x)
+    assert_allclose(g, want, rtol=1e-13)
+    gj = funcgrad.jit(funcgrad.vmap(funcgrad.grad(fsp.gammaincc, argnums=1)))(a, x)
+    assert_allclose(gj, -want, rtol=1e-13)
+    check_grads(lambda x: fsp.gammainc(a, x), (x,), order=3)
+
+
+def test_gammainc_derivative_in_a_raises():
+    with pytest.raises(NotImplementedError, match="with respect to the shape parameter a"):
+        funcgrad.grad(fsp.gammainc)(2.0, 3.0)
+    with pytest.raises(NotImplementedError, match="gammainc/gammaincc"):
+        funcgrad.jvp(lambda a: fsp.gammaincc(a, 3.0), (2.0,), (1.0,))
+
+
+def test_gamma_family():
+    x = np.array([0.5, 3.0, -0.5, -2.5, 0.0, -0.0, -1.0, np.inf, -np.inf, np.nan])
+    assert_allclose(fsp.gamma(dev(x)), sp.gamma(x), rtol=1e-13)
+    assert_allclose(fsp.gammasgn(dev(x)), sp.gammasgn(x))
+    assert_allclose(fsp.loggamma(dev(x)), sp.loggamma(x), rtol=1e-13)
+    # d gamma = gamma * digamma, also for negative x.
+    xs = np.array([0.7, 3.5, -0.5, -2.5])
+    g = funcgrad.vmap(funcgrad.grad(fsp.gamma))(dev(xs))
+    assert_allclose(g, sp.gamma(xs) * sp.digamma(xs), rtol=1e-12)
+    assert float(funcgrad.grad(fsp.gammasgn)(-0.5)) == 0.0
+
+
+def test_multigammaln_checks():
+    out = fsp.multigammaln(dev(np.array([3.0, 1.0, 0.9])), 3)
+    assert_allclose(np.asarray(funcgrad.backend.to_numpy(out))[:1], np.array([sp.multigammaln(3.0, 3)]))
+    assert np.all(np.isnan(np.asarray(funcgrad.backend.to_numpy(out))[1:]))  # a <= (d-1)/2
+    for d in (0, 1.5, True):
+        with pytest.raises(ValueError, match="multigammaln: d must be a positive integer"):
+            fsp.multigammaln(3.0, d)
+    assert fsp.multigammaln(dev(np.float32([3.0])), 2).dtype == np.float32
+
+
+def test_divergences_edges_and_gradients():
+    x = np.array([0.0, 0.0, 1.0, 1.0, -1.0, 0.5, np.nan])
+    y = np.array([0.0, 1.0, 0.0, -1.0, 1.0, 0.25, 1.0])
+    assert_allclose(fsp.rel_entr(dev(x), dev(y)), sp.rel_entr(x, y))
+    assert_allclose(fsp.kl_div(dev(x), dev(y)), sp.kl_div(x, y))
+    # Gradient at x = 0 in y stays finite (kl_div = y there).
+    g = funcgrad.grad(fsp.kl_div, argnums=(0, 1))(0.0, 2.0)
+    assert float(g[1]) == 1.0 and np.isfinite(float(g[0])) or math.isinf(float(g[0]))
+
+
+@pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e", "gamma", "log_ndtr", "loggamma"])
+def test_dtypes_and_complex_error(name):
+    f = getattr(fsp, name)
+    assert f(dev(np.float32([1.0, 2.0]))).dtype == np.float32
+    assert f(dev(np.array([1, 2]))).dtype == np.float64
+    with pytest.raises(DTypeError, match=f"funcgrad.scipy.special.{name}: complex"):
+        f(dev(np.array([1.0 + 1j])))

@@ -1,0 +1,101 @@
+"""funcgrad.scipy.stats: errors, dtypes, support edges and gradients not covered by the table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+from funcgrad.scipy import stats
+from funcgrad.test_util import check_grads
+
+ss = pytest.importorskip("scipy.stats")
+
+
+def test_modules_listed():
+    for name in stats.__all__:
+        assert hasattr(getattr(stats, name), "__all__")
+
+
+def test_norm_tails_and_bad_scale():
+    x = np.array([-50.0, -10.0, 0.0, 10.0, 50.0])
+    assert_allclose(stats.norm.logcdf(dev(x)), ss.norm.logcdf(x), rtol=1e-13)
+    assert_allclose(stats.norm.logsf(dev(x)), ss.norm.logsf(x), rtol=1e-13)
+    out = stats.norm.logpdf(dev(np.array([0.0, 0.0])), 0.0, dev(np.array([0.0, -1.0])))
+    assert np.all(np.isnan(funcgrad.backend.to_numpy(out)))
+
+
+def test_float32_stays_float32():
+    x = dev(np.float32([0.5, 1.5]))
+    for mod, fn, extra in [(stats.norm, "logpdf", ()), (stats.t, "logpdf", (3.0,)),
+                           (stats.gamma, "cdf", (2.0,)), (stats.beta, "logpdf", (2.0, 2.0)),
+                           (stats.cauchy, "cdf", ()), (stats.expon, "logsf", ())]:
+        out = getattr(mod, fn)(x * np.float32(0.5), *extra)
+        assert out.dtype == np.float32, (mod.__name__, fn)
+    assert stats.poisson.logpmf(dev(np.array([1, 2])), 2.0).dtype == np.float64
+
+
+def test_multivariate_normal_gradients_and_errors():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3))
+    cov = a @ a.T + 3 * np.eye(3)
+    x, mean = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    got = stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov))
+    assert_allclose(got, ss.multivariate_normal.logpdf(x, mean, cov))
+
+    def f(x, mean, c):
+        return funcgrad.numpy.sum(stats.multivariate_normal.logpdf(x, mean, c @ c.T))
+
+    check_grads(f, dev((x, mean, a + 2 * np.eye(3))), order=2)
+    with pytest.raises(ValueError, match="cov must have shape"):
+        stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(np.eye(2)))
+    with pytest.raises(ValueError, match="last axis"):
+        stats.multivariate_normal.logpdf(dev(x), dev(np.zeros(2)), dev(np.eye(2)))
+    with pytest.raises(ValueError, match="need a last axis"):
+        stats.multivariate_normal.logpdf(1.0, 0.0, 1.0)
+    with pytest.raises(NotImplementedError, match="allow_singular"):
+        stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov), allow_singular=True)
+
+
+def test_multivariate_normal_jit_vmap():
+    cov, mean = np.diag([1.0, 2.0]), np.array([0.5, -0.5])
+    x = np.random.default_rng(1).standard_normal((5, 2))
+    d_mean, d_cov = dev(mean), dev(cov)
+    f = funcgrad.jit(lambda x: stats.multivariate_normal.logpdf(x, d_mean, d_cov))
+    assert_allclose(f(dev(x)), ss.multivariate_normal.logpdf(x, mean, cov))
+    g = funcgrad.vmap(lambda x: stats.multivariate_normal.logpdf(x, d_mean, d_cov))
+    assert_allclose(g(dev(x)), ss.multivariate_normal.logpdf(x, mean, cov))
+
+
+def test_dirichlet_support_and_errors():
+    alpha = np.array([1.5, 2.0, 3.0])
+    out = stats.dirichlet.logpdf(dev(np.array([0.5, 0.6, -0.1])), dev(alpha))
+    assert float(out) == -np.inf
+    with pytest.raises(ValueError, match="dirichlet.logpdf: x must have shape"):
+        stats.dirichlet.logpdf(dev(np.ones(5) / 5), dev(alpha))
+    with pytest.raises(ValueError, match="alpha must be 1-D"):
+        stats.dirichlet.logpdf(dev(np.ones(3) / 3), dev(np.ones((3, 1))))
+    pt = dev(np.array([0.2, 0.3, 0.5]))
+    g = funcgrad.grad(lambda a: stats.dirichlet.logpdf(pt, a))(
+        dev(alpha))
+    from scipy.special import digamma
+    want = np.log([0.2, 0.3, 0.5]) - digamma(alpha) + digamma(alpha.sum())
+    assert_allclose(g, want)
+
+
+def test_discrete_gradients_in_parameters():
+    k = np.array([0.0, 2.0, 5.0])
+    dk = dev(k)
+    g = funcgrad.grad(lambda mu: funcgrad.numpy.sum(stats.poisson.logpmf(dk, mu)))(2.0)
+    assert abs(float(g) - (k / 2.0 - 1.0).sum()) < 1e-13
+    # poisson.cdf: derivative in mu is -pmf(k; mu) summed below; zero in k.
+    gk, gmu = funcgrad.grad(stats.poisson.cdf, argnums=(0, 1))(2.5, 3.0)
+    assert float(gk) == 0.0
+    assert abs(float(gmu) + ss.poisson.pmf(2, 3.0)) < 1e-13
+
+
+def test_gamma_cdf_shape_derivative_raises():
+    with pytest.raises(NotImplementedError, match="shape parameter a"):
+        funcgrad.grad(stats.gamma.cdf, argnums=1)(1.0, 2.0)
+    assert abs(float(funcgrad.grad(stats.gamma.cdf)(1.0, 2.0)) - ss.gamma.pdf(1.0, 2.0)) < 1e-14
