@@ -57,7 +57,7 @@ from funcgrad.numpy._manipulation import *  # noqa: F403
 from funcgrad.numpy._polynomial import *  # noqa: F403
 from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._setops import *  # noqa: F403
-from funcgrad.numpy._statistics import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
+from funcgrad.numpy._statistics import *  # noqa: F403
 
 bool = _np.bool_  # noqa: A001

@@ -4,8 +4,9 @@ Every function takes what the NumPy function takes for the covered parameters (a
 and NumPy scalars, lists), gives NumPy's values and dtypes (NEP 50 included), and always goes
 through the primitives of :mod:`funcgrad.ops.elementwise`, so the same call runs eagerly on
 plain arrays and traces under ``grad``/``jit``/``vmap``. The ufunc-named functions also accept
-the ufunc keywords NumPy passes through ``__array_ufunc__`` (``dtype=``, and the defaults of
-``out``, ``where``, ``casting``, ``order``, ``subok``); other values raise a clear error.
+the ufunc keywords NumPy passes through ``__array_ufunc__``: ``dtype=``, ``signature=`` and
+``casting=`` pick NumPy's loop, ``order=`` and ``subok=`` take any valid value; ``out=`` and a
+``where=`` mask raise a clear TypeError (both need an output array to write into).
 """
 
 from __future__ import annotations
@@ -117,45 +118,119 @@ def _ufunc_dtype(ufunc: Any, *xs: Any) -> _np.dtype:
 # ---------------------------------------------------------------------------------------------
 # ufunc keyword handling (the slow path: only when extra keywords are given)
 
-_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "subok": True,
-                   "signature": None}
+_ORDERS = ("K", "A", "C", "F")
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+_UFUNC_KEYWORDS = ("where", "casting", "order", "subok", "signature", "dtype")
+
+
+def _weak_or_dtype(x: Any) -> Any:
+    """What ``ufunc.resolve_dtypes`` takes for an operand: its dtype, or the Python type of
+    a weak scalar (NEP 50)."""
+    a = get_aval(x)
+    if a.weak_type and a.dtype.kind in "iufc":
+        return {"i": int, "u": int, "f": float, "c": builtins.complex}[a.dtype.kind]
+    return a.dtype
+
+
+def _signature(name: str, sig: Any, n: int) -> tuple[Any, ...]:
+    """``signature=`` ('ff->f', a tuple of dtypes/None, or one dtype) as a tuple of n dtypes."""
+    if isinstance(sig, str):
+        ins, arrow, outs = sig.replace(" ", "").partition("->")
+        chars = list(ins + outs) if arrow else list(ins)
+    elif isinstance(sig, tuple | list):
+        chars = list(sig)
+    else:
+        chars = [sig] * n
+    if len(chars) != n:
+        raise TypeError(
+            f"funcgrad.numpy.{name}: signature={sig!r} does not have {n} entries "
+            "(inputs and outputs)"
+        )
+    try:
+        return tuple(None if c is None else _np.dtype(c) for c in chars)
+    except TypeError as e:
+        raise TypeError(f"funcgrad.numpy.{name}: invalid signature={sig!r}: {e}") from None
 
 
 def _ufunc_options(
     name: str, xs: tuple[Any, ...], out: Any, kwargs: dict[str, Any], bool_out: bool
 ) -> tuple[Any, ...]:
+    """The operands, checked against and cast for NumPy's ufunc keywords.
+
+    ``order`` and ``subok`` don't change values (funcgrad arrays are plain arrays with no
+    layout to choose), so every valid value is accepted. ``dtype``, ``signature`` and
+    ``casting`` pick the loop as NumPy does (``ufunc.resolve_dtypes``, on dtypes only); the
+    operands are cast to that loop's input dtypes. ``where`` other than True and ``out``
+    raise a TypeError: both need an output array to write into.
+    """
     if out is not None and not (isinstance(out, tuple) and builtins.all(o is None for o in out)):
         raise TypeError(
             f"funcgrad.numpy.{name}: out= is not supported (funcgrad arrays are immutable); "
             "use the returned array instead"
         )
-    dtype = kwargs.pop("dtype", None)
-    for k, v in kwargs.items():
-        if k not in _UFUNC_DEFAULTS:
+    for k in kwargs:
+        if k not in _UFUNC_KEYWORDS:
             raise TypeError(f"funcgrad.numpy.{name}() got an unexpected keyword argument {k!r}")
-        default = _UFUNC_DEFAULTS[k]
-        if not (v is default or (type(v) is type(default) and v == default)):
-            raise NotImplementedError(
-                f"funcgrad.numpy.{name}: {k}={v!r} is not supported; only the default "
-                f"{k}={default!r} is"
-            )
+    where = kwargs.get("where", True)
+    if not (where is True or isinstance(where, _np.bool_) and bool(where)):
+        raise TypeError(
+            f"funcgrad.numpy.{name}: where= (other than True) is not supported: NumPy leaves "
+            "the masked-out elements of a new result uninitialized, and out= to keep them in "
+            "is not possible on immutable arrays; use "
+            f"fnp.where(mask, fnp.{name}(...), fallback) instead"
+        )
+    order = kwargs.get("order", "K")
+    if order not in _ORDERS:
+        raise ValueError(
+            f"funcgrad.numpy.{name}: order must be one of 'C', 'F', 'A', or 'K' "
+            f"(got {order!r})"
+        )
+    if not isinstance(kwargs.get("subok", True), bool | _np.bool_):
+        raise TypeError(f"funcgrad.numpy.{name}: 'subok' must be a boolean")
+    casting = kwargs.get("casting", "same_kind")
+    if casting not in _CASTINGS:
+        raise ValueError(
+            f"funcgrad.numpy.{name}: casting must be one of 'no', 'equiv', 'safe', "
+            f"'same_kind', 'unsafe' (got {casting!r})"
+        )
+    dtype, sig = kwargs.get("dtype"), kwargs.get("signature")
+    if dtype is not None and sig is not None:
+        raise TypeError(f"funcgrad.numpy.{name}: cannot specify both 'signature' and 'dtype'")
     xs = asarray_operands(*xs)
+    if dtype is None and sig is None and casting == "same_kind":
+        return xs
+    ufunc = getattr(_np, name, None)
+    if not isinstance(ufunc, _np.ufunc) or ufunc.nin != len(xs):
+        return _cast_to_dtype(name, xs, dtype, casting)
+    n = ufunc.nin + ufunc.nout
+    if dtype is not None:
+        signature = (None,) * ufunc.nin + (_np.dtype(dtype),) * ufunc.nout
+    elif sig is not None:
+        signature = _signature(name, sig, n)
+    else:
+        signature = None
+    try:
+        loop = ufunc.resolve_dtypes(
+            tuple(_weak_or_dtype(x) for x in xs) + (None,) * ufunc.nout, casting=casting,
+            **({} if signature is None else {"signature": signature}),
+        )
+    except TypeError as e:  # (NumPy's UFuncTypeError and casting errors)
+        raise DTypeError(f"funcgrad.numpy.{name}: {e}") from None
+    return tuple(_cast(x, dt) for x, dt in zip(xs, loop[: ufunc.nin]))
+
+
+def _cast_to_dtype(name: str, xs: tuple[Any, ...], dtype: Any, casting: str) -> tuple[Any, ...]:
+    """Operands cast to ``dtype`` under ``casting`` (functions that are not NumPy ufuncs)."""
     if dtype is None:
         return xs
     dtype = _np.dtype(dtype)
-    if bool_out:
-        if dtype.kind != "b":
-            raise NotImplementedError(
-                f"funcgrad.numpy.{name}: dtype={dtype} is not supported (the result is bool)"
-            )
-        return xs
     out_xs = []
     for x in xs:
         a = get_aval(x)
-        if not a.weak_type and not _np.can_cast(a.dtype, dtype, "same_kind"):
+        if not a.weak_type and not _np.can_cast(a.dtype, dtype, casting):
             raise DTypeError(
                 f"funcgrad.numpy.{name}: cannot compute in dtype={dtype} from an operand of "
-                f"dtype {a.dtype} under casting='same_kind'"
+                f"dtype {a.dtype} under casting={casting!r}"
             )
         out_xs.append(_cast(x, dtype))
     return tuple(out_xs)

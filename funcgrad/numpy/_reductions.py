@@ -2,7 +2,8 @@
 
 Axes are None (all), an int (negative counts from the end) or a tuple; ``keepdims`` and
 ``dtype`` behave as in NumPy, and so do result dtypes (``sum`` of bool is int64, ``mean`` of
-ints float64, ``var`` of complex real). ``out=`` and ``where=`` are not supported (a clear
+ints float64, ``var`` of complex real). ``where=`` masks as in NumPy (``max``/``min`` need
+``initial=`` with it, as in NumPy); ``out=`` is not supported (arrays are immutable: a clear
 error says so). Sorting is always stable, which is one of the orders NumPy may return.
 
 Example:
@@ -71,10 +72,48 @@ def _aval(name: str, a: Any) -> ShapedArray:
 def _unsupported(name: str, **params: Any) -> None:
     for k, v in params.items():
         if v is not None and v is not False:
-            raise NotImplementedError(
+            raise TypeError(
                 f"funcgrad.numpy.{name}: the argument {k}= is not supported"
                 + (" (arrays are immutable: use the return value)" if k == "out" else "")
             )
+
+
+def _mask(name: str, where: Any, av: ShapedArray) -> Any:
+    """``where=`` as a bool mask of ``av``'s shape, or None when every element counts."""
+    if where is None or where is True:
+        return None
+    w = _asarray(where)
+    if isinstance(w, bool | int | numpy.bool_) and not isinstance(w, Tracer):
+        # (only ``where=True`` itself means "no mask": NumPy's max(where=1) wants initial=)
+        return _fnp("broadcast_to")(_const(av, numpy.asarray(bool(w))), av.shape)
+    wa = _aval(name, w)
+    if wa.dtype != _BOOL:
+        raise TypeError(
+            f"{name}: where= must be boolean: cannot cast array data from {wa.dtype} to bool "
+            "according to the rule 'safe'"
+        )
+    if wa.shape == av.shape:
+        return w
+    try:
+        return _fnp("broadcast_to")(w, av.shape)
+    except ShapeError:
+        raise ShapeError(
+            f"{name}: where= of shape {wa.shape} cannot be broadcast to the array's shape "
+            f"{av.shape}"
+        ) from None
+
+
+def _fill(x: Any, mask: Any, value: Any) -> Any:
+    """``x`` with ``value`` (cast to ``x``'s dtype) where ``mask`` is False."""
+    if mask is None:
+        return x
+    xa = get_aval(x)
+    return _where(mask, x, _const(xa, numpy.asarray(value).astype(xa.dtype)))
+
+
+def _count(mask: Any, n: int, axes: tuple[int, ...]) -> Any:
+    """How many elements each reduction sees: ``n``, or the mask's count (int64)."""
+    return n if mask is None else _rsum(mask, axes)
 
 
 _ALL_AXES = [tuple(range(n)) for n in range(33)]
@@ -198,14 +237,16 @@ def _where(c: Any, x: Any, y: Any) -> Any:
 
 
 def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where):
-    if out is not None or where is not None:
-        _unsupported(name, out=out, where=where)
+    if out is not None:
+        _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
     dt = None if dtype is None else _dtype_arg(name, dtype)
     if dt is not None:
         x = _cast(x, dt)
+    if where is not None:
+        x = _fill(x, _mask(name, where, av), 0 if prim is _red.reduce_sum_p else 1)
     r = bind1(prim, x, axes=axes)
     if dt is not None:
         r = _cast(r, dt)
@@ -276,13 +317,16 @@ def mean(
         >>> float(mean(np.array([1, 2, 4])))
         2.3333333333333335
     """
-    _unsupported("mean", out=out, where=where)
+    _unsupported("mean", out=out)
     x = _asarray(a)
     av = _aval("mean", x)
     axes = _axes("mean", axis, av.ndim, scalar_axis=False)
     cdt, rdt = _mean_dtypes(av, _dtype_arg("mean", dtype))
-    r = _ew.div(_rsum(_cast(x, cdt), axes), _size(av.shape, axes))
-    return _keep(_cast(r, rdt), av.shape, axes, keepdims)
+    mask = _mask("mean", where, av)
+    # (a masked count is an int64 array: the quotient goes back to the sum's dtype, as NumPy)
+    r = _ew.div(_rsum(_fill(_cast(x, cdt), mask, 0), axes), _count(mask, _size(av.shape, axes),
+                                                                    axes))
+    return _keep(_cast(_cast(r, cdt), rdt), av.shape, axes, keepdims)
 
 
 def _abs2(d: Any) -> Any:
@@ -305,24 +349,34 @@ def _ddof(name: str, ddof: Any, correction: Any) -> Any:
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
-    _unsupported(name, out=out, where=where, mean=mean_arg)
+    _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim, scalar_axis=False)
     given = _dtype_arg(name, dtype)
+    mask = _mask(name, where, av)
     # NumPy's algorithm: the mean is summed in (and stored as) ``dtype``; the deviations are
     # taken from the original values; their squares (real for complex) are summed in
     # ``dtype``, which is also the result's dtype when given.
     dt = _F64 if given is None and av.dtype.kind in "biu" else given
-    xs = x if dt is None else _cast(x, dt)
-    n = _size(av.shape, axes)
-    m = _cast(_ew.div(_rsum(xs, axes), n), av.dtype if dt is None else dt)
-    d = _ew.sub(x, _expand(m, av.shape, axes))
+    n = _count(mask, _size(av.shape, axes), axes)
+    if mean_arg is not None:
+        d = _ew.sub(x, _asarray(mean_arg))  # (NumPy: a keepdims-shaped mean broadcasts)
+        if get_aval(d).shape != av.shape:
+            raise ShapeError(
+                f"{name}: mean= of shape {_aval(name, mean_arg).shape} does not broadcast "
+                f"to the input's shape {av.shape} (give it keepdims=True's shape)"
+            )
+    else:
+        xs = x if dt is None else _cast(x, dt)
+        m = _cast(_ew.div(_rsum(_fill(xs, mask, 0), axes), n), av.dtype if dt is None else dt)
+        d = _ew.sub(x, _expand(m, av.shape, axes))
     sq = _abs2(d)
-    if given is not None:
-        sq = _cast(sq, given)
+    if dt is not None:
+        sq = _cast(sq, dt)
     rdt = get_aval(sq).dtype
-    r = _ew.div(_rsum(sq, axes), builtins.max(n - ddof, 0))
+    dof = builtins.max(n - ddof, 0) if mask is None else _fnp("maximum")(_ew.sub(n, ddof), 0)
+    r = _ew.div(_rsum(_fill(sq, mask, 0), axes), dof)
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
 
 
@@ -368,10 +422,19 @@ def std(
 
 
 def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
-    _unsupported(name, out=out, where=where)
+    _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
+    mask = _mask(name, where, av)
+    if mask is not None:
+        if initial is None:
+            raise ValueError(
+                f"{name}: reduction operation '{np_name}' does not have an identity, so to "
+                "use a where mask one has to specify 'initial'"
+            )
+        # Masked-out elements become ``initial``, which the result includes anyway.
+        x = _where(mask, x, _initial(x, initial))
     if _size(av.shape, axes) == 0:
         if initial is None:
             raise ValueError(
@@ -514,10 +577,11 @@ def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False)
 
 
 def _logical(name, prim, a, axis, out, keepdims, where):
-    _unsupported(name, out=out, where=where)
+    _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
+    x = _fill(x, _mask(name, where, av), 0 if prim is _red.reduce_or_p else 1)
     return _keep(bind1(prim, x, axes=axes), av.shape, axes, keepdims)
 
 
@@ -716,57 +780,216 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return _keep(r, av.shape, axes, keepdims)
 
 
+# NumPy's quantile methods (Hyndman & Fan 1996 and NumPy's older ones). The continuous ones
+# map to (alpha, beta) of the virtual index n*q + alpha + q*(1 - alpha - beta) - 1.
+_QUANTILE_METHODS = (
+    "inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+    "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+    "normal_unbiased", "lower", "higher", "midpoint", "nearest",
+)
+_ALPHA_BETA = {
+    "interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
+    "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0),
+}
+# Methods whose interpolation weight moves with q (so a traced q gets a derivative).
+_SMOOTH_IN_Q = ("linear", *_ALPHA_BETA)
+# Methods that pick one order statistic (an integer virtual index, no interpolation).
+_DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
+
+
+def _to_boundaries(index: Any, take_previous: Any) -> numpy.ndarray:
+    previous = numpy.floor(index)
+    cond = take_previous(index - previous, index)
+    res = numpy.where(cond, previous, previous + 1).astype(numpy.intp)
+    return numpy.maximum(res, 0)
+
+
+def _virtual_index(method: str, n: int, q: numpy.ndarray) -> numpy.ndarray:
+    """NumPy's virtual index of each quantile, computed as NumPy does (in q's dtype)."""
+    if method == "linear":
+        v = (n - 1) * q
+    elif method in _ALPHA_BETA:
+        alpha, beta = _ALPHA_BETA[method]
+        v = n * q + (alpha + q * (1 - alpha - beta)) - 1
+    elif method == "lower":
+        v = numpy.floor((n - 1) * q).astype(numpy.intp)
+    elif method == "higher":
+        v = numpy.ceil((n - 1) * q).astype(numpy.intp)
+    elif method == "nearest":
+        v = numpy.around((n - 1) * q).astype(numpy.intp)
+    elif method == "midpoint":
+        v = 0.5 * (numpy.floor((n - 1) * q) + numpy.ceil((n - 1) * q))
+    elif method == "averaged_inverted_cdf":
+        v = n * q - 1
+    elif method == "inverted_cdf":
+        v = _to_boundaries(n * q - 1, lambda g, _: g == 0)
+    else:  # closest_observation: the nearest even order statistic (1-based) at g == 0
+        v = _to_boundaries(n * q - 1 - 0.5,
+                           lambda g, i: (g == 0) & (numpy.floor(i) % 2 == 1))
+    return numpy.asarray(v)
+
+
+def _neighbours_and_gamma(method: str, n: int, v: numpy.ndarray):
+    """(previous index, next index, gamma) as NumPy's ``_get_indexes`` / ``_get_gamma``.
+
+    Out-of-range virtual indices clamp to the first/last element; as in NumPy, gamma is then
+    measured from the clamped index (it only ever multiplies a zero difference there).
+    """
+    prev = numpy.floor(v)
+    nxt = prev + 1
+    above = v >= n - 1
+    prev, nxt = numpy.where(above, -1, prev), numpy.where(above, -1, nxt)
+    below = v < 0
+    prev, nxt = numpy.where(below, 0, prev), numpy.where(below, 0, nxt)
+    prev, nxt = prev.astype(numpy.intp), nxt.astype(numpy.intp)
+    gamma = numpy.asarray(v - prev)
+    if method == "averaged_inverted_cdf":
+        gamma = numpy.where(gamma == 0, 0.5, 1.0)
+    elif method == "midpoint":
+        gamma = numpy.where(v % 1 == 0, 0.0, 0.5)
+    return prev, nxt, numpy.asarray(gamma, dtype=v.dtype)
+
+
+def _traced_virtual_index(method: str, n: int, q: Any, qa: ShapedArray, scale: float,
+                          qdt: numpy.dtype) -> Any:
+    """The virtual index of a traced ``q`` (continuous methods), so gamma has a derivative."""
+    if scale != 1:
+        q = _ew.div(q, scale)
+    if not qa.weak_type:
+        q = _cast(q, qdt)
+    if method == "linear":
+        return _ew.mul(q, n - 1)
+    alpha, beta = _ALPHA_BETA[method]
+    return _ew.sub(_ew.add(_ew.mul(q, n), _ew.add(alpha, _ew.mul(q, 1 - alpha - beta))), 1)
+
+
+def _weights_for(name: str, w: Any, av: ShapedArray, axis: Any, axes: tuple[int, ...]) -> Any:
+    """``weights`` broadcast to ``a``'s shape, checked as NumPy's ``_weights_are_valid``."""
+    wa = _aval(name, w)
+    if wa.shape != av.shape:
+        if axis is None:
+            raise TypeError(
+                f"{name}: axis must be specified when shapes of a and weights differ"
+            )
+        given = [int(ax) % av.ndim for ax in (axis if isinstance(axis, list | tuple)
+                                              else (axis,))]
+        if wa.shape != tuple(av.shape[ax] for ax in given):
+            raise ValueError(
+                f"{name}: shape of weights {wa.shape} must be consistent with the shape of a "
+                f"{av.shape} along axis {axis}"
+            )
+        w = _shape.transpose(w, tuple(int(i) for i in numpy.argsort(given)))
+        w = _shape.broadcast_in_dim(w, av.shape, axes)
+    val = w.to_concrete_value() if isinstance(w, Tracer) else w
+    if val is not None and bool((val < 0).any()):
+        raise ValueError(f"{name}: weights must be non-negative")
+    return w
+
+
+def _weighted_inverted_cdf(name: str, x: Any, w: Any, av: ShapedArray, axes: tuple[int, ...],
+                           qh: numpy.ndarray) -> tuple[Any, Any]:
+    """(sorted values, the weighted inverted-CDF quantiles as ``(..., K)``), as NumPy."""
+    if av.ndim:
+        xs, ws = _to_last(x, axes), _to_last(w, axes)
+    else:
+        xs, ws = _shape.reshape(x, (1,)), _shape.reshape(w, (1,))
+    s, ws = _sorting.sort([xs, ws], -1, True, 1)
+    n = get_aval(s).shape[-1]
+    if n == 0:
+        raise IndexingError(f"{name}: cannot take a quantile of an empty slice")
+    cdf = _red.cumsum(_cast(ws, _F64), get_aval(ws).ndim - 1)
+    total = _take_last(cdf, [n - 1])
+    val = total.to_concrete_value() if isinstance(total, Tracer) else total
+    if val is not None and not bool(_fnp("isfinite")(val).all()) or (
+            val is not None and bool((val == 0).any())):
+        raise ValueError(f"{name}: weights included NaN, inf or were all zero")
+    cdf = _ew.div(cdf, total)
+    if qh.dtype.kind == "f":
+        cdf = _cast(cdf, qh.dtype)
+    # Leading zero weights: the first quantile must skip them (NumPy sets zeros of the CDF
+    # to -1 so that searchsorted passes over them).
+    cdf = _where(_fnp("equal")(cdf, 0), -1, cdf)
+    qc = _const(get_aval(s), qh.ravel())
+    # searchsorted(cdf, q, side='left') == the number of CDF entries below q
+    below = _fnp("less")(_fnp("expand_dims")(cdf, -1), qc)
+    idx = _rsum(below, (get_aval(below).ndim - 2,))
+    idx = _fnp("minimum")(idx, n - 1)
+    return s, _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
+
+
 def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
-              scale: float) -> Any:
-    if method != "linear":
-        raise NotImplementedError(
-            f"{name}: method={method!r} is not supported; only method='linear' is"
+              scale: float, weights: Any = None) -> Any:
+    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
+        raise ValueError(
+            f"{name}: {method!r} is not a valid method. Use one of: "
+            + ", ".join(repr(m) for m in _QUANTILE_METHODS)
         )
+    x = _asarray(a)
+    av = _aval(name, x)
+    if av.dtype.kind == "c":
+        raise TypeError(f"{name}: complex input is not supported (as in NumPy)")
     q = _asarray(q)
     qa = _aval(name, q)
-    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")),
-                       dtype=numpy.float64) / scale
+    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")))
+    if scale != 1:
+        qh = numpy.asarray(numpy.true_divide(qh, scale))
     if qh.size and not (numpy.all(qh >= 0) and numpy.all(qh <= 1)):
         what = "Percentiles must be in the range [0, 100]" if scale == 100 else (
             "Quantiles must be in the range [0, 1]")
         raise ValueError(f"{name}: {what}")
-    s, av, axes = _sorted_last(name, a, axis)
-    sa = get_aval(s)
-    n = sa.shape[-1]
-    if n == 0:
-        # (an IndexError as in NumPy, and a ValueError as it is one)
-        raise IndexingError(f"{name}: cannot take a quantile of an empty slice")
-    virtual = qh * (n - 1)
-    lo = numpy.clip(numpy.floor(virtual), 0, n - 1).astype(numpy.int64)
-    hi = numpy.minimum(lo + 1, n - 1)
-    frac = virtual - lo
-    a_lo = _take_last(s, lo.ravel())
-    a_hi = _take_last(s, hi.ravel())
-    # As NumPy: the difference in the values' dtype, the interpolation weight in q's (a Python
-    # scalar q is weak, so float32 data stays float32). A traced q keeps its derivative.
-    if qa.weak_type or qa.dtype.kind in "iu" and scale == 1:
-        gdt = sa.dtype
+    if qh.ndim > 2:
+        raise ValueError(f"{name}: q must be a scalar or 1d")
+    axes = _axes(name, axis, av.ndim, scalar_axis=False)
+    if weights is not None:
+        if method != "inverted_cdf":
+            raise ValueError(
+                f"{name}: only method 'inverted_cdf' supports weights, got method={method!r}"
+            )
+        w = _weights_for(name, _asarray(weights), av, axis, axes)
+        s, r = _weighted_inverted_cdf(name, x, w, av, axes, qh)
+        n = get_aval(s).shape[-1]
     else:
-        gdt = qa.dtype if qa.dtype.kind == "f" else _F64
-    if isinstance(q, Tracer):
-        qq = _ew.div(q, scale) if scale != 1 else q
-        if not qa.weak_type:
-            qq = _cast(qq, gdt)
-        gamma = _ew.sub(_ew.mul(qq, n - 1), _const(sa, lo.astype(gdt)) if lo.ndim else int(lo))
-        gamma = _shape.reshape(gamma, (qh.size,))
-    elif qa.weak_type:
-        gamma = float(frac)
-    else:
-        gamma = _const(sa, frac.astype(gdt).ravel())
-    diff = _ew.sub(a_hi, a_lo)
-    low_form = _ew.add(a_lo, _ew.mul(diff, gamma))
-    # (a Python gamma stays a Python float: an eager 1 - gamma would be a strong float64)
-    one_minus = 1.0 - gamma if isinstance(gamma, float) else _ew.sub(1, gamma)
-    high_form = _ew.sub(a_hi, _ew.mul(diff, one_minus))
-    if frac.ndim == 0:
-        r = high_form if frac >= 0.5 else low_form
-    else:
-        r = _where(_const(sa, (frac >= 0.5).ravel()), high_form, low_form)
+        xs = _to_last(x, axes) if av.ndim else _shape.reshape(x, (1,))
+        s = _sorting.sort(xs, -1)
+        sa = get_aval(s)
+        n = sa.shape[-1]
+        if n == 0:
+            # (an IndexError as in NumPy, and a ValueError as it is one)
+            raise IndexingError(f"{name}: cannot take a quantile of an empty slice")
+        v = _virtual_index(method, n, qh)
+        if method in _DISCRETE or method == "linear" and v.dtype.kind in "iu":
+            # One order statistic per quantile, in the data's own dtype (ints stay ints).
+            r = _take_last(s, v.ravel())
+        else:
+            if sa.dtype == _BOOL:
+                raise TypeError(
+                    f"{name}: boolean input is not supported with method={method!r} "
+                    "(NumPy cannot subtract booleans)"
+                )
+            prev, nxt, gamma = _neighbours_and_gamma(method, n, v)
+            a_lo = _take_last(s, (prev % n).ravel())
+            a_hi = _take_last(s, (nxt % n).ravel())
+            weak_q = qa.weak_type and qh.ndim == 0
+            if isinstance(q, Tracer) and method in _SMOOTH_IN_Q:
+                # Same arithmetic as NumPy's, on the traced q: a derivative in q for free.
+                vt = _traced_virtual_index(method, n, q, qa, scale, v.dtype)
+                g = _ew.sub(vt, int(prev) if prev.ndim == 0 else _const(sa, prev))
+                if not weak_q:
+                    g = _shape.reshape(_cast(g, gamma.dtype), (gamma.size,))
+            elif weak_q:
+                g = float(gamma)
+            else:
+                g = _const(sa, gamma.ravel())
+            diff = _ew.sub(a_hi, a_lo)
+            low_form = _ew.add(a_lo, _ew.mul(diff, g))
+            # (a Python gamma stays a Python float: an eager 1 - gamma would be a strong
+            # float64)
+            one_minus = 1.0 - g if isinstance(g, float) else _ew.sub(1, g)
+            high_form = _ew.sub(a_hi, _ew.mul(diff, one_minus))
+            if gamma.ndim == 0:
+                r = high_form if gamma >= 0.5 else low_form
+            else:
+                r = _where(_const(sa, (gamma >= 0.5).ravel()), high_form, low_form)
     # (..., K) -> q.shape + (...)
     r = _shape.moveaxis(r, -1, 0)
     rest = get_aval(r).shape[1:]
@@ -783,17 +1006,22 @@ def quantile(
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
     interpolation: Any = None,
 ) -> Any:
-    """The ``q``-th quantiles over ``axis`` (``numpy.quantile``, ``method='linear'``).
+    """The ``q``-th quantiles over ``axis`` (``numpy.quantile``), with every NumPy ``method``.
 
-    ``q`` (in [0, 1]) must be concrete; the result has ``q``'s shape in front.
+    ``q`` (in [0, 1]) must be concrete; the result has ``q``'s shape in front. ``weights``
+    (``method='inverted_cdf'`` only, as in NumPy) have ``a``'s shape or the shape of the
+    reduced axes. Discrete methods ('lower', 'nearest', 'inverted_cdf', ...) keep integer
+    input integer, as NumPy does.
 
     Example:
         >>> import numpy as np
         >>> float(quantile(np.array([1., 2., 3., 4.]), 0.5))
         2.5
+        >>> quantile(np.array([1, 2, 3, 4]), [0.3, 0.5], method="lower")
+        array([1, 2])
     """
-    _unsupported("quantile", out=out, weights=weights)
-    return _quantile("quantile", a, q, axis, interpolation or method, keepdims, 1.0)
+    _unsupported("quantile", out=out)
+    return _quantile("quantile", a, q, axis, interpolation or method, keepdims, 1.0, weights)
 
 
 def percentile(
@@ -801,15 +1029,18 @@ def percentile(
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,
     interpolation: Any = None,
 ) -> Any:
-    """The ``q``-th percentiles over ``axis`` (``numpy.percentile``, ``method='linear'``).
+    """The ``q``-th percentiles over ``axis`` (``numpy.percentile``); see :func:`quantile`.
 
     Example:
         >>> import numpy as np
         >>> percentile(np.array([1., 2., 3., 4.]), [0, 100])
         array([1., 4.])
+        >>> float(percentile(np.array([1., 2., 3., 4.]), 50, method="hazen"))
+        2.5
     """
-    _unsupported("percentile", out=out, weights=weights)
-    return _quantile("percentile", a, q, axis, interpolation or method, keepdims, 100.0)
+    _unsupported("percentile", out=out)
+    return _quantile("percentile", a, q, axis, interpolation or method, keepdims, 100.0,
+                     weights)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -921,12 +1152,13 @@ def nanmean(
         >>> float(nanmean(np.array([1., np.nan, 2.])))
         1.5
     """
-    _unsupported("nanmean", out=out, where=where)
+    _unsupported("nanmean", out=out)
     x = _asarray(a)
     av = _aval("nanmean", x)
     if not _is_inexact(av):
-        return mean(x, axis, dtype, keepdims=keepdims)
+        return mean(x, axis, dtype, keepdims=keepdims, where=where)
     axes = _axes("nanmean", axis, av.ndim)
+    x = _mask_as_nan("nanmean", x, where, av)
     nanmask = _isnan(x)
     tot = nansum(x, axis=axes, dtype=dtype)
     cnt = _rsum(nanmask, axes)
@@ -934,23 +1166,40 @@ def nanmean(
     return _keep(_ew.div(tot, cnt), av.shape, axes, keepdims)
 
 
+def _mask_as_nan(name: str, x: Any, where: Any, av: ShapedArray) -> Any:
+    """Masked-out elements as NaN: the NaN-ignoring reductions then skip them, as NumPy's
+    ``where=`` does."""
+    mask = _mask(name, where, av)
+    return x if mask is None else _where(mask, x, numpy.nan)
+
+
 def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
-    _unsupported(name, out=out, where=where, mean=mean_arg)
+    _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     if not _is_inexact(av):
-        return _var(name, x, axis, dtype, None, ddof, keepdims, None, None)
+        return _var(name, x, axis, dtype, None, ddof, keepdims, where, mean_arg)
     axes = _axes(name, axis, av.ndim)
     dt = _dtype_arg(name, dtype)
     if dt is not None:
         x = _cast(x, dt)
+    x = _mask_as_nan(name, x, where, av)
     nanmask = _isnan(x)
     x0 = _where(nanmask, 0, x)
     cnt = _rsum(nanmask, axes)
     cnt = _ew.sub(_size(av.shape, axes), cnt)
     xdt = get_aval(x0).dtype
-    m = _ew.div(_rsum(x0, axes), _cast(cnt, xdt))
-    d = _where(nanmask, 0, _ew.sub(x0, _expand(m, av.shape, axes)))
+    if mean_arg is not None:
+        dev = _cast(_ew.sub(x0, _asarray(mean_arg)), xdt)  # (NumPy subtracts in place)
+        if get_aval(dev).shape != av.shape:
+            raise ShapeError(
+                f"{name}: mean= of shape {_aval(name, mean_arg).shape} does not broadcast "
+                f"to the input's shape {av.shape} (give it keepdims=True's shape)"
+            )
+    else:
+        m = _ew.div(_rsum(x0, axes), _cast(cnt, xdt))
+        dev = _ew.sub(x0, _expand(m, av.shape, axes))
+    d = _where(nanmask, 0, dev)
     rdt = numpy.finfo(xdt).dtype
     dof = _ew.sub(cnt, ddof)
     r = _ew.div(_rsum(_abs2(d), axes), _cast(dof, rdt))

@@ -1,7 +1,7 @@
 """funcgrad.numpy: shape manipulation, joining, splitting, tiling, flipping, padding.
 
-Everything here is linear in its array arguments and built from the shape primitives, so it
-differentiates and batches. Counts and axes (split points, shifts, repeats, pad widths) are
+Everything here is built from the shape primitives (and, for the statistic and ramp modes of
+``pad``, from funcgrad.numpy reductions), so it differentiates and batches. Counts and axes (split points, shifts, repeats, pad widths) are
 static and must be concrete.
 """
 
@@ -121,41 +121,87 @@ def _static_ints(v: Any, what: str) -> list[int]:
 # Reshaping
 
 
+def _order(fname: str, order: Any) -> str:
+    if order is None:
+        return "C"
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"{fname}: order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return order
+
+
+def _is_fortran(a: Any) -> bool:
+    """NumPy's ``order='A'`` test: Fortran-contiguous and not C-contiguous.
+
+    Only concrete arrays have a memory layout; traced values (and lists) count as C-ordered.
+    """
+    flags = None if isinstance(a, Tracer) else getattr(a, "flags", None)
+    return flags is not None and bool(flags.f_contiguous) and not bool(flags.c_contiguous)
+
+
+def _keep_order_perm(a: Any) -> tuple[int, ...] | None:
+    """The axis order of NumPy's ``order='K'``: axes by decreasing absolute stride, with
+    broadcast (zero-stride) and length-1 axes left in place; None for C order."""
+    strides = None if isinstance(a, Tracer) else getattr(a, "strides", None)
+    shp = getattr(a, "shape", ())
+    if strides is None or len(strides) != len(shp):
+        return None
+    movable = [i for i, (n, st) in enumerate(zip(shp, strides)) if n > 1 and st != 0]
+    perm = list(range(len(shp)))
+    for pos, ax in zip(movable, sorted(movable, key=lambda i: -abs(strides[i]))):
+        perm[pos] = ax
+    return None if perm == sorted(perm) else tuple(perm)
+
+
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
-    """Give ``a`` a new shape (one ``-1`` is inferred); ``order='C'`` only.
+    """Give ``a`` a new shape (one ``-1`` is inferred), reading and writing the elements in
+    C order, Fortran order (``order='F'``) or ``a``'s own layout (``order='A'``).
 
     Example:
-        >>> reshape(numpy.arange(6), (2, -1)).shape
-        (2, 3)
+        >>> reshape(numpy.arange(6), (2, -1)).tolist()
+        [[0, 1, 2], [3, 4, 5]]
+        >>> reshape(numpy.arange(6), (2, -1), order="F").tolist()
+        [[0, 2, 4], [1, 3, 5]]
     """
     if shape is None:
         shape = newshape
     if shape is None:
         raise TypeError("reshape: missing the shape argument")
-    if order != "C":
-        raise NotImplementedError(
-            f"reshape: order={order!r} is not supported; funcgrad reshapes in C (row-major) "
-            "order only (transpose before/after to emulate Fortran order)"
-        )
+    order = _order("reshape", order)
+    if order == "K":
+        raise ValueError("reshape: order 'K' is not permitted for reshaping")
+    fortran = order == "F" or order == "A" and _is_fortran(a)
     a = _arr(a)
     if isinstance(shape, int | numpy.integer):
         shape = (shape,)
-    return _shape.reshape(a, tuple(_static_int(s, "reshape: a shape entry") for s in shape))
+    shape = tuple(_static_int(s, "reshape: a shape entry") for s in shape)
+    if fortran:
+        # Fortran order is C order on the reversed axes: reverse, reshape, reverse back.
+        return _shape.transpose(_shape.reshape(_shape.transpose(a), shape[::-1]))
+    return _shape.reshape(a, shape)
 
 
 def ravel(a: Any, order: str = "C") -> Any:
-    """The elements of ``a`` as a 1-D array, in C order.
+    """The elements of ``a`` as a 1-D array, in C order, Fortran order (``order='F'``), or
+    ``a``'s memory order (``'A'``, ``'K'``; traced values have no layout and count as C).
 
     Example:
         >>> ravel(numpy.ones((2, 3))).shape
         (6,)
+        >>> ravel(numpy.array([[1, 2], [3, 4]]), order="F").tolist()
+        [1, 3, 2, 4]
     """
-    if order != "C":
-        raise NotImplementedError(
-            f"ravel: order={order!r} is not supported; funcgrad flattens in C order only"
-        )
+    order = _order("ravel", order)
+    perm = None
+    if order == "F" or order == "A" and _is_fortran(a):
+        perm = "F"
+    elif order == "K":
+        perm = _keep_order_perm(a)
     a = _arr(a)
+    if perm == "F":
+        a = _shape.transpose(a)
+    elif perm is not None:
+        a = _shape.transpose(a, perm)
     return _shape.reshape(a, (get_aval(a).size,))
 
 
@@ -841,7 +887,9 @@ def _holds_tracers(v: Any) -> bool:
     return isinstance(v, Tracer)
 
 
+_PAD_STATS = ("maximum", "minimum", "mean", "median")
 _PAD_KWARGS = {"constant": {"constant_values"}, "empty": set(), "edge": set(),
+               "linear_ramp": {"end_values"}, **{m: {"stat_length"} for m in _PAD_STATS},
                "reflect": {"reflect_type"}, "symmetric": {"reflect_type"}, "wrap": set()}
 
 
@@ -873,21 +921,119 @@ def _gather_runs(x: Any, idx: numpy.ndarray, ax: int) -> Any:
     return _shape.concatenate(pieces, ax)
 
 
+def _fnp() -> Any:
+    import funcgrad.numpy as fnp
+
+    return fnp
+
+
+def _pad_stat(x: Any, ax: int, widths: tuple[int, int], lengths: tuple[Any, Any],
+              mode: str) -> Any:
+    """NumPy's 'maximum'/'minimum'/'mean'/'median' padding of one axis (``_get_stats``)."""
+    n = get_aval(x).shape[ax]
+    dt = get_aval(x).dtype
+    lb, le = (n if v is None or n < v else int(v) for v in lengths)
+    if (lb == 0 or le == 0) and mode in ("maximum", "minimum"):
+        raise ValueError("pad: stat_length of 0 yields no value for padding")
+    func = getattr(_fnp(), {"maximum": "max", "minimum": "min"}.get(mode, mode))
+
+    def stat(lo: int, hi: int) -> Any:
+        s = func(_shape.slice_in_dim(x, lo, hi, 1, ax), axis=ax, keepdims=True)
+        if dt.kind in "iu":
+            s = _fnp().round(s)  # (NumPy rounds a mean/median before storing it as an int)
+        return _ew.convert_element_type(s, dt) if get_aval(s).dtype != dt else s
+
+    left = stat(0, lb)
+    right = left if lb == le == n else stat(n - le, n)
+    pieces = []
+    for w, s in ((widths[0], left), (None, x), (widths[1], right)):
+        if w is None:
+            pieces.append(x)
+        elif w:
+            shp = list(get_aval(s).shape)
+            shp[ax] = w
+            pieces.append(_shape.broadcast_to(s, tuple(shp)))
+    return _shape.concatenate(pieces, ax)
+
+
+def _pad_ramp(x: Any, ax: int, widths: tuple[int, int], ends: tuple[Any, Any]) -> Any:
+    """NumPy's 'linear_ramp' padding of one axis: from each end value towards the edge."""
+    n = get_aval(x).shape[ax]
+    dt = get_aval(x).dtype
+    pieces = [x]
+    for side, (w, end) in enumerate(zip(widths, ends)):
+        if not w:
+            continue
+        edge = _shape.squeeze(_shape.slice_in_dim(x, 0, 1, 1, ax) if side == 0 else
+                              _shape.slice_in_dim(x, n - 1, n, 1, ax), (ax,))
+        ramp = _fnp().linspace(end, edge, num=w, endpoint=False, dtype=dt, axis=ax)
+        if side == 0:
+            pieces.insert(0, ramp)
+        else:
+            pieces.append(_shape.rev(ramp, (ax,)))
+    return _shape.concatenate(pieces, ax) if len(pieces) > 1 else x
+
+
+def _pad_reflect_odd(x: Any, ax: int, widths: tuple[int, int], include_edge: bool) -> Any:
+    """NumPy's ``reflect_type='odd'`` ('reflect'/'symmetric'): point reflection through the
+    edge, repeated (``_set_reflect_both``) while the pad is wider than what is filled."""
+    b, e = widths
+    period = get_aval(x).shape[ax]
+    dt = get_aval(x).dtype
+
+    def mirror(edge: Any, chunk: Any) -> Any:
+        r = _ew.sub(_ew.mul(edge, 2), chunk)
+        # (stored into the array, as NumPy does: bools become int and back)
+        return r if get_aval(r).dtype == dt else _ew.convert_element_type(r, dt)
+
+    while b > 0 or e > 0:
+        n = get_aval(x).shape[ax]
+        if include_edge:
+            length, off = n // period * period, 1
+        else:
+            length, off = (n - 1) // (period - 1) * (period - 1), 0
+        if b > 0:
+            c = min(length, b)
+            chunk = _shape.rev(_shape.slice_in_dim(x, 1 - off, c + 1 - off, 1, ax), (ax,))
+            edge = _shape.slice_in_dim(x, 0, 1, 1, ax)
+            x = _shape.concatenate([mirror(edge, chunk), x], ax)
+            b -= c
+        if e > 0:
+            n2 = get_aval(x).shape[ax]
+            c = min(length, e)
+            chunk = _shape.rev(
+                _shape.slice_in_dim(x, n2 + off - 1 - c, n2 + off - 1, 1, ax), (ax,))
+            edge = _shape.slice_in_dim(x, n2 - 1, n2, 1, ax)
+            x = _shape.concatenate([x, mirror(edge, chunk)], ax)
+            e -= c
+    return x
+
+
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad an array. Modes: 'constant' (``constant_values``, traced scalars allowed),
-    'empty' (zeros), 'edge', 'reflect', 'symmetric' (``reflect_type='even'``) and 'wrap'.
+    """Pad an array (``numpy.pad``), with every NumPy mode but a callable one.
+
+    'constant' (``constant_values``, traced values allowed), 'empty' (zeros), 'edge',
+    'linear_ramp' (``end_values``), 'maximum'/'minimum'/'mean'/'median' (``stat_length``),
+    'reflect'/'symmetric' (``reflect_type`` 'even' or 'odd') and 'wrap'. Axes are padded one
+    after another, as NumPy does, so corners agree with NumPy.
 
     Example:
         >>> pad(numpy.array([1, 2]), (1, 2), constant_values=9).tolist()
         [9, 1, 2, 9, 9]
         >>> pad(numpy.array([1, 2, 3]), 2, mode="reflect").tolist()
         [3, 2, 1, 2, 3, 2, 1]
+        >>> pad(numpy.array([1., 2., 4.]), (2, 1), mode="linear_ramp").tolist()
+        [0.0, 0.5, 1.0, 2.0, 4.0, 0.0]
     """
-    if not isinstance(mode, str):
-        raise NotImplementedError("pad: a callable mode is not supported")
+    if callable(mode):
+        raise TypeError(
+            "pad: a callable mode is not supported: NumPy's protocol has the function write "
+            "into each padded vector in place, which immutable (traced) arrays cannot do; "
+            "build the padding with pad(mode='constant'), concatenate or .at[...].set instead"
+        )
     if mode not in _PAD_KWARGS:
-        raise NotImplementedError(
-            f"pad: mode={mode!r} is not supported; supported modes are "
+        raise ValueError(
+            f"pad: mode {mode!r} is not supported; the modes are "
             f"{', '.join(repr(m) for m in _PAD_KWARGS)}"
         )
     bad = set(kwargs) - _PAD_KWARGS[mode]
@@ -918,23 +1064,39 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
                 full_cfg[ax] = cfg
                 x = _shape.pad(x, v, full_cfg)
         return x
-    reflect_type = kwargs.get("reflect_type", "even")
-    if reflect_type != "even":
-        raise NotImplementedError(
-            f"pad: reflect_type={reflect_type!r} is not supported (only 'even')"
-        )
     for ax, (b, e) in enumerate(widths):
-        if b == 0 and e == 0:
-            continue
-        n = get_aval(x).shape[ax]
-        if n == 0:
+        if av.shape[ax] == 0 and (b or e):
             raise ValueError(
                 f"pad: can't extend empty axis {ax} using modes other than 'constant' or "
                 "'empty'"
             )
-        # The index pattern of each mode, computed by NumPy on static host integers.
-        idx = numpy.pad(numpy.arange(n), (b, e), mode=mode)
-        x = _gather_runs(x, idx, ax)
+    if av.size == 0:  # (an empty axis is left as it is: the result is empty too)
+        return _shape.pad(x, numpy.zeros((), av.dtype)[()], [(b, e, 0) for b, e in widths])
+    if mode in _PAD_STATS:
+        sl = kwargs.get("stat_length")
+        lengths = [(None, None)] * nd if sl is None else _as_pairs(
+            sl, nd, "pad", "stat_length", as_index=True)
+        if mode in ("maximum", "minimum") and any(v == 0 for p in lengths for v in p):
+            # (NumPy checks every axis, padded or not)
+            raise ValueError("pad: stat_length of 0 yields no value for padding")
+    elif mode == "linear_ramp":
+        ends = _as_pairs(kwargs.get("end_values", 0), nd, "pad", "end_values", as_index=False)
+    odd = mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") == "odd"
+    for ax, (b, e) in enumerate(widths):
+        if b == 0 and e == 0:
+            continue
+        n = get_aval(x).shape[ax]
+        if mode in _PAD_STATS:
+            x = _pad_stat(x, ax, (b, e), lengths[ax], mode)
+        elif mode == "linear_ramp":
+            x = _pad_ramp(x, ax, (b, e), ends[ax])
+        elif odd and n > 1:
+            x = _pad_reflect_odd(x, ax, (b, e), mode == "symmetric")
+        else:
+            # The index pattern of each mode, computed by NumPy on static host integers.
+            # (NumPy reflects a length-1 axis as 'edge', odd or even.)
+            idx = numpy.pad(numpy.arange(n), (b, e), mode=mode)
+            x = _gather_runs(x, idx, ax)
     return x
 
 

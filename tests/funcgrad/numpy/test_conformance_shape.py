@@ -25,8 +25,34 @@ def test_reshape(x: np.ndarray, data: st.DataObject) -> None:
                                                                               else 0),
         n, (0, -1),
     ]), "shape")
-    check_like_numpy(fnp.reshape, np.reshape, x, shape, name="reshape", vmap=True)
-    check_like_numpy(fnp.ravel, np.ravel, x, name="ravel", vmap=True)
+    order = data.draw(st.sampled_from(["C", "F", "A"]), "order")
+    check_like_numpy(fnp.reshape, np.reshape, x, shape, name="reshape", vmap=True, order=order)
+    rorder = data.draw(st.sampled_from(["C", "F", "A", "K"]), "ravel order")
+    check_like_numpy(fnp.ravel, np.ravel, x, name="ravel", vmap=True, order=rorder)
+
+
+@given(array_of(shape=st.sampled_from([(2, 3), (3, 1, 2), (4,)])), st.data())
+def test_reshape_ravel_layouts(x: np.ndarray, data: st.DataObject) -> None:
+    """``order='A'``/``'K'`` follow a concrete array's memory layout (Fortran, transposed,
+    strided and broadcast views), as in NumPy."""
+    view = data.draw(st.sampled_from(["fortran", "T", "strided", "reversed", "broadcast"]),
+                     "view")
+    if view == "fortran":
+        v = np.asfortranarray(x)
+    elif view == "T":
+        v = x.T
+    elif view == "strided":
+        v = x[..., ::2]
+    elif view == "reversed":
+        v = x[::-1]
+    else:
+        v = np.broadcast_to(x, (2,) + x.shape)
+    for order in ("C", "F", "A", "K"):
+        np.testing.assert_array_equal(np.asarray(fnp.ravel(v, order=order)),
+                                      np.ravel(v, order=order), err_msg=f"{view} {order}")
+    for order in ("C", "F", "A"):
+        np.testing.assert_array_equal(np.asarray(fnp.reshape(v, (-1, 1), order=order)),
+                                      np.reshape(v, (-1, 1), order=order))
 
 
 @given(array_of(), st.data())
@@ -118,7 +144,8 @@ def test_broadcast_to(x: np.ndarray, data: st.DataObject) -> None:
 
 
 @given(array_of(), st.data(), st.sampled_from(("constant", "edge", "reflect", "symmetric",
-                                               "wrap")))
+                                               "wrap", "linear_ramp", "maximum", "minimum",
+                                               "mean", "median")))
 def test_pad(x: np.ndarray, data: st.DataObject, mode: str) -> None:
     nd = x.ndim
     width = data.draw(st.one_of(
@@ -131,6 +158,14 @@ def test_pad(x: np.ndarray, data: st.DataObject, mode: str) -> None:
     kw = {"mode": mode}
     if mode == "constant" and data.draw(st.booleans()):
         kw["constant_values"] = data.draw(st.sampled_from([1, 2.5, (1, 2)]), "constant_values")
+    if mode in ("reflect", "symmetric") and data.draw(st.booleans()):
+        kw["reflect_type"] = "odd"
+    if mode == "linear_ramp" and data.draw(st.booleans()):
+        kw["end_values"] = data.draw(st.sampled_from([1, -2.5, (1, 2)]), "end_values")
+    if mode in ("maximum", "minimum", "mean", "median") and data.draw(st.booleans()):
+        kw["stat_length"] = data.draw(st.sampled_from([1, 2, (1, 3), 0]), "stat_length")
+    if mode == "mean" and kw.get("stat_length") == 0 and x.dtype.kind in "iu":
+        return  # (NumPy stores the NaN mean of nothing into an integer array: undefined)
     check_like_numpy(fnp.pad, np.pad, x, width, name="pad", loose_errors=True, **kw)
 
 

@@ -398,13 +398,13 @@ def test_ufunc_keywords() -> None:
     assert_allclose(fnp.multiply(x, 2.0, where=True, casting="same_kind"), host(x) * 2)
     with pytest.raises(TypeError, match="out="):
         fnp.add(x, x, out=np.zeros(2))
-    with pytest.raises(NotImplementedError, match="where"):
+    with pytest.raises(TypeError, match="where"):
         fnp.add(x, x, where=np.array([True, False]))
     with pytest.raises(DTypeError, match="same_kind"):
         fnp.add(x, x, dtype=np.int64)
     with pytest.raises(TypeError, match="unexpected keyword"):
         fnp.sin(x, foo=1)
-    with pytest.raises(NotImplementedError, match="dtype"):
+    with pytest.raises(TypeError, match="dtype|loop"):
         fnp.less(x, x, dtype=np.float64)
 
 
