@@ -797,57 +797,62 @@ _SMOOTH_IN_Q = ("linear", *_ALPHA_BETA)
 _DISCRETE = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
 
 
-def _to_boundaries(index: Any, take_previous: Any) -> numpy.ndarray:
-    previous = numpy.floor(index)
+def _to_boundaries(index: Any, take_previous: Any, xp: Any = numpy) -> numpy.ndarray:
+    previous = xp.floor(index)
     cond = take_previous(index - previous, index)
-    res = numpy.where(cond, previous, previous + 1).astype(numpy.intp)
-    return numpy.maximum(res, 0)
+    res = xp.where(cond, previous, previous + 1).astype(numpy.intp)
+    return xp.maximum(res, 0)
 
 
-def _virtual_index(method: str, n: int, q: numpy.ndarray) -> numpy.ndarray:
-    """NumPy's virtual index of each quantile, computed as NumPy does (in q's dtype)."""
+def _virtual_index(method: str, n: int, q: numpy.ndarray, xp: Any = numpy) -> numpy.ndarray:
+    """NumPy's virtual index of each quantile, computed as NumPy does (in q's dtype).
+
+    ``xp`` may be ``funcgrad.numpy``, for a traced ``q`` or per-slice count ``n`` (an array
+    broadcasting against ``q``, in q's dtype when that is floating, as a Python int would be).
+    """
     if method == "linear":
         v = (n - 1) * q
     elif method in _ALPHA_BETA:
         alpha, beta = _ALPHA_BETA[method]
         v = n * q + (alpha + q * (1 - alpha - beta)) - 1
     elif method == "lower":
-        v = numpy.floor((n - 1) * q).astype(numpy.intp)
+        v = xp.floor((n - 1) * q).astype(numpy.intp)
     elif method == "higher":
-        v = numpy.ceil((n - 1) * q).astype(numpy.intp)
+        v = xp.ceil((n - 1) * q).astype(numpy.intp)
     elif method == "nearest":
-        v = numpy.around((n - 1) * q).astype(numpy.intp)
+        v = xp.around((n - 1) * q).astype(numpy.intp)
     elif method == "midpoint":
-        v = 0.5 * (numpy.floor((n - 1) * q) + numpy.ceil((n - 1) * q))
+        v = 0.5 * (xp.floor((n - 1) * q) + xp.ceil((n - 1) * q))
     elif method == "averaged_inverted_cdf":
         v = n * q - 1
     elif method == "inverted_cdf":
-        v = _to_boundaries(n * q - 1, lambda g, _: g == 0)
+        v = _to_boundaries(n * q - 1, lambda g, _: g == 0, xp)
     else:  # closest_observation: the nearest even order statistic (1-based) at g == 0
         v = _to_boundaries(n * q - 1 - 0.5,
-                           lambda g, i: (g == 0) & (numpy.floor(i) % 2 == 1))
-    return numpy.asarray(v)
+                           lambda g, i: (g == 0) & (xp.floor(i) % 2 == 1), xp)
+    return xp.asarray(v)
 
 
-def _neighbours_and_gamma(method: str, n: int, v: numpy.ndarray):
+def _neighbours_and_gamma(method: str, n: int, v: numpy.ndarray, xp: Any = numpy):
     """(previous index, next index, gamma) as NumPy's ``_get_indexes`` / ``_get_gamma``.
 
     Out-of-range virtual indices clamp to the first/last element; as in NumPy, gamma is then
     measured from the clamped index (it only ever multiplies a zero difference there).
+    ``xp`` and ``n`` as for :func:`_virtual_index`.
     """
-    prev = numpy.floor(v)
+    prev = xp.floor(v)
     nxt = prev + 1
     above = v >= n - 1
-    prev, nxt = numpy.where(above, -1, prev), numpy.where(above, -1, nxt)
+    prev, nxt = xp.where(above, -1, prev), xp.where(above, -1, nxt)
     below = v < 0
-    prev, nxt = numpy.where(below, 0, prev), numpy.where(below, 0, nxt)
+    prev, nxt = xp.where(below, 0, prev), xp.where(below, 0, nxt)
     prev, nxt = prev.astype(numpy.intp), nxt.astype(numpy.intp)
-    gamma = numpy.asarray(v - prev)
+    gamma = xp.asarray(v - prev)
     if method == "averaged_inverted_cdf":
-        gamma = numpy.where(gamma == 0, 0.5, 1.0)
+        gamma = xp.where(gamma == 0, 0.5, 1.0)
     elif method == "midpoint":
-        gamma = numpy.where(v % 1 == 0, 0.0, 0.5)
-    return prev, nxt, numpy.asarray(gamma, dtype=v.dtype)
+        gamma = xp.where(v % 1 == 0, 0.0, 0.5)
+    return prev, nxt, xp.asarray(gamma, dtype=v.dtype)
 
 
 def _traced_virtual_index(method: str, n: int, q: Any, qa: ShapedArray, scale: float,

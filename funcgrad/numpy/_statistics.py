@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,13 +33,20 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.numpy._reductions import (
+    _DISCRETE,
+    _QUANTILE_METHODS,
     _asarray,
     _axes,
     _axis1,
     _cast,
     _keep,
+    _neighbours_and_gamma,
+    _quantile,
     _sorted_last,
     _unsupported,
+    _virtual_index,
+    _weighted_inverted_cdf,
+    _weights_for,
 )
 from funcgrad.ops.elementwise import stop_gradient
 
@@ -536,97 +544,149 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     return _keep(r, av.shape, axes, keepdims)
 
 
-def _nanquantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
-                 scale: float) -> Any:
-    if method != "linear":
-        raise NotImplementedError(
-            f"{name}: method={method!r} is not supported; only method='linear' is"
+def _nan_weights(w: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """``w`` with NaN elements of ``x`` weighted 0 (NumPy drops them from each slice); an
+    all-NaN slice keeps weight 1 everywhere so the weighted quantile has a non-empty CDF (its
+    result becomes NaN afterwards)."""
+    nan = fnp.isnan(x)
+    all_nan = fnp.all(nan, axis=axes, keepdims=True)
+    return fnp.where(nan, fnp.where(all_nan, 1, 0), w)
+
+
+def _nanquantile(name: str, a: Any, q: Any, axis: Any, method: Any, keepdims: bool,
+                 scale: float, weights: Any = None) -> Any:
+    # Validation in NumPy's order: method, complex a, q in range, weights, then empty a.
+    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
+        raise ValueError(
+            f"{name}: {method!r} is not a valid method. Use one of: "
+            + ", ".join(repr(m) for m in _QUANTILE_METHODS)
         )
     x = _arr(name, a)
     xa = _av(x)
-    if xa.dtype.kind not in "fc":
-        if xa.dtype == _BOOL:
-            raise TypeError(f"{name}: boolean input is not supported (as in NumPy)")
-        base = fnp.quantile if scale == 1.0 else fnp.percentile
-        return base(x, q, axis=axis, keepdims=keepdims)
+    if xa.dtype.kind == "c":
+        raise TypeError(f"{name}: a must be an array of real numbers (complex input)")
     q = _asarray(q)
     qa = get_aval(q)
-    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")),
-                       dtype=numpy.float64) / scale
+    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")))
+    if scale != 1:
+        qh = numpy.asarray(numpy.true_divide(qh, scale))
     if qh.size and not (numpy.all(qh >= 0) and numpy.all(qh <= 1)):
         what = "Percentiles must be in the range [0, 100]" if scale == 100 else (
             "Quantiles must be in the range [0, 1]")
         raise ValueError(f"{name}: {what}")
-    s, k, av, axes = _nan_sorted(name, x, axis)
-    sa = get_aval(s)
-    n = sa.shape[-1]
-    if n == 0:
-        raise IndexError(f"{name}: cannot take a quantile of an empty slice")
-    # NumPy computes the virtual index (count - 1) * q in q's dtype, which is the data's for a
-    # Python scalar q.
-    if qa.weak_type or qa.dtype.kind in "iu" and scale == 1:
-        gdt = sa.dtype
+    if qh.ndim > 2:
+        raise ValueError(f"{name}: q must be a scalar or 1d")
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(
+            f"{name}: only method 'inverted_cdf' supports weights, got method={method!r}"
+        )
+    if xa.size == 0:
+        # NumPy answers an empty ``a`` with nanmean (whatever q is).
+        _axes(name, axis, xa.ndim, scalar_axis=False)
+        return fnp.nanmean(x, axis=axis, keepdims=keepdims)
+    if xa.dtype.kind not in "fc":
+        # Integers and booleans hold no NaN: exactly quantile.
+        return _quantile(name, x, q, axis, method, keepdims, scale, weights)
+    if weights is not None:
+        axes = _axes(name, axis, xa.ndim, scalar_axis=False)
+        w = _weights_for(name, _asarray(weights), xa, axis, axes)
+        s, r = _weighted_inverted_cdf(name, x, _nan_weights(w, x, axes), xa, axes, qh)
+        k = fnp.sum(fnp.logical_not(fnp.isnan(s)), axis=-1)
     else:
-        gdt = qa.dtype if qa.dtype.kind == "f" else _F64
-    if isinstance(q, Tracer):
-        qq = fnp.divide(q, scale) if scale != 1 else q
-        qq = _cast(qq, gdt)
-        qq = _shape.reshape(qq, (qh.size,))
-    else:
-        qq = _const(s, qh.ravel(), dtype=gdt)
-    km1 = _cast(fnp.subtract(k, 1), gdt)
-    virtual = fnp.multiply(fnp.expand_dims(km1, -1), qq)  # (..., Q)
-    lo = fnp.clip(stop_gradient(fnp.floor(virtual)), 0, None)
-    kk = fnp.expand_dims(fnp.maximum(km1, 0), -1)
-    lo = fnp.minimum(lo, kk)
-    hi = fnp.minimum(fnp.add(lo, 1), kk)
-    gamma = fnp.subtract(virtual, lo)
-    a_lo = _take_traced_last(s, _cast(lo, _I64))
-    a_hi = _take_traced_last(s, _cast(hi, _I64))
-    d = fnp.subtract(a_hi, a_lo)
-    low_form = fnp.add(a_lo, fnp.multiply(d, gamma))
-    high_form = fnp.subtract(a_hi, fnp.multiply(d, fnp.subtract(1, gamma)))
-    r = fnp.where(fnp.greater_equal(gamma, 0.5), high_form, low_form)
-    r = fnp.where(fnp.expand_dims(fnp.equal(k, 0), -1), numpy.nan, r)
-    r = _cast(r, numpy.result_type(sa.dtype, gdt))
+        s, k, _, axes = _nan_sorted(name, x, axis)
+        r = _nan_quantile_sorted(s, k, q, qa, qh, method, scale)
+    empty = fnp.equal(k, 0)
+    host = _concrete_value(empty)
+    if host is not None and host.any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    r = fnp.where(fnp.expand_dims(empty, -1), numpy.nan, r)
+    # (..., K) -> q.shape + (...)
     r = _shape.moveaxis(r, -1, 0)
     rest = get_aval(r).shape[1:]
     r = _shape.reshape(r, qh.shape + rest)
     if keepdims:
-        r = _shape.reshape(r, qh.shape + tuple(1 if i in axes else dd
-                                               for i, dd in enumerate(av.shape)))
+        r = _shape.reshape(r, qh.shape + tuple(1 if i in axes else d
+                                               for i, d in enumerate(xa.shape)))
     return r
+
+
+def _nan_quantile_sorted(s: Any, k: Any, q: Any, qa: ShapedArray, qh: numpy.ndarray,
+                         method: str, scale: float) -> Any:
+    """Quantiles ``(..., K)`` of the first ``k`` (traced, per slice) entries of each sorted
+    slice of ``s``, with NumPy's arithmetic: the virtual index is computed in q's dtype, with
+    the count standing in for NumPy's Python-int slice length."""
+    sa = get_aval(s)
+    if isinstance(q, Tracer):
+        # (the derivative in q flows through the virtual index)
+        qv = fnp.divide(q, scale) if scale != 1 else q
+        qv = _shape.reshape(_cast(qv, qh.dtype), (qh.size,))
+    else:
+        qv = _const(s, qh.ravel())
+    nv = fnp.expand_dims(k, -1)
+    if qh.dtype.kind == "f":
+        nv = _cast(nv, qh.dtype)
+    last = fnp.expand_dims(fnp.maximum(fnp.subtract(k, 1), 0), -1)
+    v = _virtual_index(method, nv, qv, fnp)
+    if method in _DISCRETE or method == "linear" and qh.dtype.kind in "iub":
+        # One order statistic, in the data's dtype (NumPy's `take` path).
+        return _take_traced_last(s, fnp.clip(v, 0, last))
+    prev, nxt, gamma = _neighbours_and_gamma(method, nv, v, fnp)
+    # -1 means the last valid element (NaNs sort after it); all-NaN slices pick anything.
+    prev = fnp.where(fnp.less(prev, 0), last, prev)
+    nxt = fnp.where(fnp.less(nxt, 0), last, nxt)
+    a_lo, a_hi = _take_traced_last(s, prev), _take_traced_last(s, nxt)
+    diff = fnp.subtract(a_hi, a_lo)
+    if qa.weak_type and qh.ndim == 0:
+        # NumPy makes gamma a Python float here: the result keeps the data's dtype, and
+        # 1 - gamma is taken in double before rounding to it.
+        g, one_minus = _cast(gamma, sa.dtype), _cast(fnp.subtract(1, gamma), sa.dtype)
+    else:
+        g, one_minus = gamma, fnp.subtract(1, gamma)
+    low_form = fnp.add(a_lo, fnp.multiply(diff, g))
+    high_form = fnp.subtract(a_hi, fnp.multiply(diff, one_minus))
+    return fnp.where(fnp.greater_equal(gamma, 0.5), high_form, low_form)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                 *, weights: Any = None, interpolation: Any = None) -> Any:
-    """The ``q``-th quantiles ignoring NaNs (``numpy.nanquantile``, ``method='linear'``).
+    """The ``q``-th quantiles ignoring NaNs (``numpy.nanquantile``), with every NumPy
+    ``method``.
 
-    ``q`` must be concrete; all-NaN slices give NaN.
+    Each slice uses only its non-NaN values (so the count varies per slice, also under
+    ``jit``/``vmap``); all-NaN slices give NaN (with NumPy's RuntimeWarning on concrete
+    input). ``q`` must be concrete. ``weights`` need ``method='inverted_cdf'``, as in NumPy.
+    The gradient goes to the selected or interpolated elements.
 
     Example:
         >>> import numpy as np
         >>> float(nanquantile(np.array([1., np.nan, 2., 3., 4.]), 0.5))
         2.5
+        >>> nanquantile(np.array([[4., np.nan, 1.], [2., 3., 5.]]), 0.5, axis=1, method="lower")
+        array([1., 3.])
     """
-    _unsupported("nanquantile", out=out, weights=weights)
-    return _nanquantile("nanquantile", a, q, axis, interpolation or method, keepdims, 1.0)
+    _unsupported("nanquantile", out=out)
+    return _nanquantile("nanquantile", a, q, axis, interpolation or method, keepdims, 1.0,
+                        weights)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   overwrite_input: bool = False, method: str = "linear",
                   keepdims: bool = False, *, weights: Any = None,
                   interpolation: Any = None) -> Any:
-    """The ``q``-th percentiles ignoring NaNs (``numpy.nanpercentile``, ``method='linear'``).
+    """The ``q``-th percentiles ignoring NaNs (``numpy.nanpercentile``); see
+    :func:`nanquantile`.
 
     Example:
         >>> import numpy as np
         >>> nanpercentile(np.array([1., np.nan, 2., 3., 4.]), [0, 100])
         array([1., 4.])
+        >>> float(nanpercentile(np.array([1., np.nan, 2., 3., 4.]), 50, method="hazen"))
+        2.5
     """
-    _unsupported("nanpercentile", out=out, weights=weights)
-    return _nanquantile("nanpercentile", a, q, axis, interpolation or method, keepdims, 100.0)
+    _unsupported("nanpercentile", out=out)
+    return _nanquantile("nanpercentile", a, q, axis, interpolation or method, keepdims, 100.0,
+                        weights)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ behaviour that the op table (tests/funcgrad/op_tables/statistics.py) cannot expr
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev, host
@@ -176,7 +178,16 @@ def test_second_order_grads() -> None:
     (lambda: fnp.cov(np.ones((2, 2, 2))), ValueError, "more than 2"),
     (lambda: fnp.cov(np.ones((2, 3)), fweights=np.array([1.5, 1, 1])), TypeError, "integer"),
     (lambda: fnp.nanquantile(np.ones(3), 1.5), ValueError, "range"),
-    (lambda: fnp.nanquantile(np.ones(3), 0.5, method="nearest"), NotImplementedError, "method"),
+    (lambda: fnp.nanquantile(np.ones(3), 0.5, method="closest"), ValueError, "not a valid method"),
+    (lambda: fnp.nanpercentile(np.ones(3), 101), ValueError, "range"),
+    (lambda: fnp.nanquantile(np.ones(3), 0.5, weights=np.ones(3)), ValueError, "inverted_cdf"),
+    (lambda: fnp.nanquantile(np.array([1.0, np.nan]), 0.5, weights=np.array([0.0, 1.0]),
+                             method="inverted_cdf"), ValueError, "all zero"),
+    (lambda: fnp.nanquantile(np.ones(3), 0.5, weights=-np.ones(3), method="inverted_cdf"),
+     ValueError, "non-negative"),
+    (lambda: fnp.nanquantile(np.ones(3) * 1j, 0.5), TypeError, "real"),
+    (lambda: fnp.nanquantile(np.ones(3), np.full((1, 1, 1), 0.5)), ValueError, "1d"),
+    (lambda: fnp.nanquantile(np.array([True, False]), 0.5), TypeError, "boolean"),
     (lambda: fnp.lexsort(()), TypeError, "len > 0"),
     (lambda: fnp.unique(np.ones(3), size=-1), ValueError, "non-negative"),
     (lambda: fnp.isin(np.ones(3), np.ones(2), kind="hash"), ValueError, "kind"),
@@ -204,3 +215,128 @@ def test_histogram_binning_rule_needs_concrete_data():
         funcgrad.jit(lambda x: fnp.histogram(x, "auto")[0])(dev(x))
     with pytest.raises(TypeError, match="weighted data"):
         fnp.histogram(dev(x), "auto", weights=dev(np.ones(10)))
+
+
+# --- nanquantile / nanpercentile: every method ------------------------------------------------
+_QMETHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+             "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+             "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+
+
+def _nan_data(dtype=np.float64) -> np.ndarray:
+    """(3, 4, 5) with scattered NaNs, an all-NaN (i, :, k) slice, an all-NaN row along the
+    last axis, slices with a single valid value, and ties."""
+    x = np.random.default_rng(3).integers(-4, 5, (3, 4, 5)).astype(dtype)
+    x[np.random.default_rng(4).random(x.shape) < 0.35] = np.nan
+    x[1, :, 2] = np.nan
+    x[2, 3, :] = np.nan
+    x[0, 1, :] = [np.nan, np.nan, 7.0, np.nan, np.nan]
+    return x
+
+
+def _np_quiet(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(fn(*args, **kw))
+
+
+@pytest.mark.parametrize("method", _QMETHODS)
+def test_nanquantile_methods_match_numpy(method) -> None:
+    x64 = _nan_data()
+    qs = (0.5, 0, 1, np.float64(0.37), np.array([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]),
+          np.array([0.2, 0.71], np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for dt in (np.float64, np.float32):
+            x = x64.astype(dt)
+            for q in qs:
+                for axis, kd in ((None, False), (-1, True), (1, False), ((0, 2), True)):
+                    want = _np_quiet(np.nanquantile, x, q, axis=axis, method=method,
+                                     keepdims=kd)
+                    got = fnp.nanquantile(dev(x), q, axis=axis, method=method, keepdims=kd)
+                    assert_allclose(got, want, rtol=0, atol=0,
+                                    err_msg=f"{dt.__name__} q={q!r} axis={axis} kd={kd}")
+        # percentiles (q / 100 as NumPy divides) and integer input (no NaN: quantile)
+        want = _np_quiet(np.nanpercentile, x64, [5, 50, 99], axis=2, method=method)
+        assert_allclose(fnp.nanpercentile(dev(x64), [5, 50, 99], axis=2, method=method), want)
+        xi = np.arange(12).reshape(3, 4) % 5
+        assert_allclose(fnp.nanquantile(dev(xi), 0.4, axis=1, method=method),
+                        np.nanquantile(xi, 0.4, axis=1, method=method))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "hazen", "midpoint", "inverted_cdf"])
+def test_nanquantile_jit_vmap_traced_count(method) -> None:
+    x = _nan_data()[0]  # (4, 5): rows with different valid counts (one has 1) ...
+    x[3] = np.nan  # ... and an all-NaN row
+    q = np.array([0.1, 0.5, 0.95])
+    want = _np_quiet(np.nanquantile, x, q, axis=1, method=method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # traced: no warning
+        got = funcgrad.jit(lambda a: fnp.nanquantile(a, q, axis=1, method=method))(dev(x))
+        assert_allclose(got, want)
+        got = funcgrad.vmap(lambda r: fnp.nanquantile(r, q, method=method))(dev(x))
+        assert_allclose(got, want.T)
+        got = funcgrad.vmap(lambda r: fnp.nanpercentile(r, 30.0, method=method),
+                            in_axes=1)(dev(x.T))
+        assert_allclose(got, _np_quiet(np.nanpercentile, x, 30.0, axis=1, method=method))
+
+
+def test_nanquantile_all_nan_warns_only_on_concrete_input() -> None:
+    x = np.array([[1.0, np.nan], [np.nan, np.nan]])
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = fnp.nanquantile(dev(x), 0.5, axis=1, method="nearest")
+    assert_allclose(got, np.array([1.0, np.nan]))
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = fnp.nanquantile(dev(x[1]), [0.5], method="weibull")
+    assert_allclose(got, np.array([np.nan]))
+
+
+@pytest.mark.parametrize("method", _QMETHODS)
+def test_nanquantile_grads(method) -> None:
+    # distinct values, NaNs ignored: derivatives go to the selected / interpolated elements
+    x = np.array([[0.3, np.nan, -1.2, 2.1, 0.9], [1.4, -0.6, np.nan, np.nan, 0.2]])
+    q = np.array([0.15, 0.5, 0.8])
+    check_grads(lambda a: fnp.nanquantile(a, q, axis=1, method=method), (dev(x),), order=2,
+                modes=("fwd", "rev"), eps=1e-4)
+    g = funcgrad.grad(lambda a: fnp.sum(fnp.nanquantile(a, q, axis=1, method=method)))(dev(x))
+    g = host(g)
+    assert np.all(g[np.isnan(x)] == 0) and np.isclose(g[0].sum(), 3) and np.isclose(
+        g[1].sum(), 3)
+    if method in ("linear", "hazen", "weibull", "median_unbiased"):
+        # q traced under grad: the derivative of the interpolation weight
+        f = lambda t: fnp.nanquantile(dev(x[0]), t, method=method)  # noqa: E731
+        check_grads(f, (0.45,), order=1, modes=("fwd", "rev"), eps=1e-5)
+
+
+def test_nanquantile_weights_inverted_cdf() -> None:
+    x = np.array([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4, [5.0, 4.0, np.nan, 0.5]])
+    w = np.array([[1.0, np.nan, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 3.0, 1.0, 1.0]])
+    q = np.array([0.0, 0.3, 0.5, 1.0])
+    want = _np_quiet(np.nanquantile, x, q, axis=1, weights=w, method="inverted_cdf")
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        got = fnp.nanquantile(dev(x), q, axis=1, weights=dev(w), method="inverted_cdf")
+    assert_allclose(got, want)
+    got = funcgrad.jit(lambda a, w: fnp.nanquantile(a, q, axis=1, weights=w,
+                                                    method="inverted_cdf"))(dev(x), dev(w))
+    assert_allclose(got, want)
+    want = _np_quiet(np.nanpercentile, x[0], 40, weights=w[0], method="inverted_cdf")
+    assert_allclose(fnp.nanpercentile(dev(x[0]), 40, weights=dev(w[0]), method="inverted_cdf"),
+                    want)
+    with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+        g = funcgrad.grad(lambda a: fnp.nansum(fnp.nanquantile(
+            a, q, axis=1, weights=dev(w), method="inverted_cdf")))(dev(x))
+    assert_allclose(g, np.array([[1.0, 0, 1, 2], [0, 0, 0, 0], [0, 3, 0, 1]]))
+
+
+def test_nanquantile_empty_and_0d_like_numpy() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # NumPy answers an empty a with nanmean, whatever q is
+        assert_allclose(fnp.nanquantile(dev(np.zeros((0, 3))), [0.2, 0.5], axis=0),
+                        np.nanquantile(np.zeros((0, 3)), [0.2, 0.5], axis=0))
+        assert_allclose(fnp.nanquantile(dev(np.array(np.nan)), 0.5, method="lower"),
+                        np.asarray(np.nanquantile(np.array(np.nan), 0.5, method="lower")))
+    assert_allclose(fnp.nanquantile(dev(np.array(2.0)), [0.5], keepdims=True, method="hazen"),
+                    np.nanquantile(np.array(2.0), [0.5], keepdims=True, method="hazen"))
+    assert_allclose(fnp.nanquantile(dev(np.array([True, False])), 0.5, method="lower"),
+                    np.asarray(np.nanquantile(np.array([True, False]), 0.5, method="lower")))

@@ -293,3 +293,20 @@ _add("setxor1d", lambda a, b: fnp.setxor1d(a, b), lambda a, b: np.setxor1d(a, b)
      grad_args=[(_DISTINCT, _DISTINCT + 10)])
 _add("setxor1d_size", lambda a, b: fnp.setxor1d(a, b, size=5),
      lambda a, b: np.array([2, 4, 7, 10, 2]), [(_S1, _S2)])
+
+# --- nanquantile / nanpercentile: non-linear methods (per-slice NaN counts; the all-NaN rows
+# warn as in NumPy, silenced)
+_add("nanquantile_lower_kd", _quiet(lambda x: fnp.nanquantile(x, [0.2, 0.7], axis=1,
+                                                              method="lower", keepdims=True)),
+     _quiet(lambda x: np.nanquantile(x, [0.2, 0.7], axis=1, method="lower", keepdims=True)),
+     [(_nans((3, 4)),), (_nans((3, 4), dtype=F32),), (rand((2, 3), I64),)],
+     grad_args=[_gn((3, 4), 13)])
+_add("nanpercentile_hazen", _quiet(lambda x: fnp.nanpercentile(x, 35.0, axis=0, method="hazen")),
+     _quiet(lambda x: np.nanpercentile(x, 35.0, axis=0, method="hazen")),
+     [(_nans((4, 3)).T.copy(),), (_nans((3, 4), dtype=F32),)], grad_args=[_gn((3, 4), 14)])
+_NQW = np.array([[1.0, 2.0, 0.0, 1.0], [0.5, 1.0, 1.0, 3.0], [1.0, 1.0, 1.0, 1.0]])
+_add("nanquantile_weighted", _quiet(lambda x: fnp.nanquantile(
+    x, [0.3, 0.8], axis=1, weights=dev(_NQW), method="inverted_cdf")),
+     _quiet(lambda x: np.nanquantile(x, [0.3, 0.8], axis=1, weights=_NQW,
+                                     method="inverted_cdf")),
+     [(_nans((3, 4)),)], grad_args=[_gn((3, 4), 15)])
