@@ -2,7 +2,7 @@
 (like ``jax.scipy.stats``): ``norm.logpdf(x, loc=0, scale=1)`` and so on.
 
 Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic``,
-``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``uniform``, ``dirichlet`` and the
+``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``f``, ``uniform``, ``dirichlet`` and the
 discrete ``poisson``, ``bernoulli``, ``binom``. Arguments broadcast; float32 stays float32,
 integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
 
@@ -21,6 +21,7 @@ from funcgrad.scipy.stats import (  # noqa: F401
     chi2,
     dirichlet,
     expon,
+    f,
     gamma,
     laplace,
     logistic,
@@ -32,6 +33,6 @@ from funcgrad.scipy.stats import (  # noqa: F401
 )
 
 __all__ = [
-    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "laplace",
+    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "f", "gamma", "laplace",
     "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform",
 ]

@@ -36,3 +36,10 @@ def scale_ok(out: Any, scale: Any) -> Any:
 
 def is_integer(k: Any) -> Any:
     return fnp.equal(k, fnp.floor(k))
+
+
+def log_prob(p: Any, q: Any) -> Any:
+    """``log(p)`` where ``q = 1 - p`` is known accurately: ``log1p(-q)`` when ``p > 1/2`` (so
+    a log-CDF near 1 keeps the digits of the small tail mass)."""
+    big = p > 0.5
+    return fnp.where(big, fnp.log1p(-fnp.where(big, q, 0.0)), fnp.log(fnp.where(big, 0.5, p)))

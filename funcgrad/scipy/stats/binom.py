@@ -1,5 +1,8 @@
 """The binomial distribution, as ``scipy.stats.binom`` (``n``, ``p``, ``loc``).
 
+``cdf``/``sf`` are differentiable in ``p`` (their derivatives in the integers ``k`` and ``n``
+are zero).
+
 Example:
     >>> from funcgrad.scipy.stats import binom
     >>> round(float(binom.pmf(1, 2, 0.5)), 12)
@@ -16,7 +19,7 @@ import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, promote
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf"]
 
 
 def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -51,3 +54,40 @@ def pmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     return fnp.exp(logpmf(k, n, p, loc))
 
 
+def _cdf_args(name: str, k: Any, n: Any, p: Any, loc: Any) -> tuple[Any, ...]:
+    k, n, p, loc = promote(name, k, n, p, loc)
+    k = fnp.floor(k - loc)
+    inside = (k >= 0) & (k < n)
+    k_s = fnp.where(inside, k, 0.0)
+    n_s = fnp.where(inside, n, 1.0)
+    ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)
+    return k, n, p, inside, k_s, n_s, ok
+
+
+def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """``P(K <= k) = betainc(n - k, k + 1, 1 - p)`` for ``0 <= k < n`` (``k`` floored), 0
+    below, 1 from ``n`` on.
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> round(float(binom.cdf(1, 2, 0.5)), 12)
+        0.75
+    """
+    k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.cdf", k, n, p, loc)
+    out = _sp._betainc_const_ab(n_s - k_s, k_s + 1.0, 1.0 - p)
+    out = fnp.where(inside, out, fnp.where(k < 0, 0.0, 1.0))
+    return fnp.where(ok, out, numpy.nan)
+
+
+def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """``P(K > k) = betainc(k + 1, n - k, p)``, accurate in the right tail.
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> round(float(binom.sf(1, 2, 0.5)), 12)
+        0.25
+    """
+    k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.sf", k, n, p, loc)
+    out = _sp._betainc_const_ab(k_s + 1.0, n_s - k_s, p)
+    out = fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0))
+    return fnp.where(ok, out, numpy.nan)
