@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The harness, and the checkout's funcgrad when it is not installed.
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 
 from harness import main  # noqa: E402  (pins BLAS threads before numpy loads)
 

@@ -17,7 +17,9 @@ import sys
 # One BLAS/OpenMP thread, set before NumPy loads (the harness does the same on import).
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The harness, and the checkout's funcgrad when it is not installed.
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 
 import numpy as np  # noqa: E402
 from harness import main  # noqa: E402
