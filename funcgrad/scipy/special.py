@@ -8,8 +8,8 @@ near zero stay accurate), ``softmax``/``log_softmax``, ``expit``/``logit``/``log
 ``ndtr``/``ndtri``/``log_ndtr``, ``gamma``/``gammasgn``/``loggamma``, ``beta``/``betaln``,
 ``multigammaln``, ``rel_entr``/``kl_div``. The Bessel functions ``i0``/``i0e``/``i1``/``i1e``
 (Cephes' Chebyshev series) and ``gammainc``/``gammaincc`` (series / continued fraction in a
-``while_loop``) carry closed-form derivatives (``custom_jvp``), right to every order (the
-Bessel ones also at 0). ``betainc`` (continued fraction; differentiable in all three
+``while_loop``; in ``a`` the loop itself is differentiated) carry closed-form derivatives
+(``custom_jvp``), right to every order (the Bessel ones also at 0). ``betainc`` (continued fraction; differentiable in all three
 arguments), ``zeta`` (Hurwitz / Riemann, Euler-Maclaurin) and the exponential integrals
 ``exp1``/``expi``/``expn`` follow the same pattern.
 
@@ -875,10 +875,14 @@ def i1e(x: Any) -> Any:
 # Regularized incomplete gamma functions
 
 
-def _igam_values(a: Any, x: Any) -> tuple[Any, Any]:
+def _igam_values(a: Any, x: Any, shadow: bool = False) -> tuple[Any, Any]:
     """(P(a, x), Q(a, x)): the power series where ``x < a + 1``, Lentz's continued fraction
     for Q elsewhere (the other one by ``1 - .``, never near cancellation), one vectorised
-    ``while_loop`` until every element has converged."""
+    ``while_loop`` until every element has converged. Plain funcgrad operations, so forward
+    mode through the loop gives the derivatives in ``a``; ``shadow`` (set when differentiating
+    in ``a``) keeps the fraction lanes going until a copy at ``a + 1/2`` has converged too:
+    at an integer ``a`` the fraction terminates (its ``n = a`` coefficient is 0) but its
+    derivatives in ``a`` do not."""
     fnp = _fnp()
     from funcgrad.lax import while_loop
 
@@ -894,30 +898,44 @@ def _igam_values(a: Any, x: Any) -> tuple[Any, Any]:
     b0 = fnp.where(series, 1.0, b0)  # the series lanes never use the fraction
     init = (fnp.asarray(0, dtype=numpy.int32), 1.0 / a_s, 1.0 / a_s, b0,
             zero + 1.0 / tiny, 1.0 / b0, 1.0 / b0, fnp.logical_not(valid))
+    if shadow:
+        a_c = _ew.stop_gradient(a_s + 0.5)
+        x_c = _ew.stop_gradient(x_s)
+        b_c = fnp.where(series, 1.0, x_c + 1.0 - a_c)
+        init = init + (b_c, zero + 1.0 / tiny, 1.0 / b_c)
 
     def cond(s: tuple) -> Any:
         return (s[0] < 2000) & fnp.logical_not(fnp.all(s[7]))
 
-    def body(s: tuple) -> tuple:
-        i, term, total, b, c, d, h, done = s
-        n = i + 1
-        nf = fnp.asarray(n, dtype=dt)  # int32 + float32 would promote to float64
-        term = term * x_s / (a_s + nf)
-        total = total + term
-        an = -nf * (nf - a_s)
+    def fraction(nf: Any, a_f: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Any, Any]:
+        an = -nf * (nf - a_f)
         b = b + 2.0
         d = an * d + b
         d = fnp.where(fnp.abs(d) < tiny, tiny, d)
         c = b + an / c
         c = fnp.where(fnp.abs(c) < tiny, tiny, c)
         d = 1.0 / d
-        delta = d * c
-        h = h * delta
-        conv = fnp.where(series, fnp.abs(term) <= fnp.abs(total) * eps,
-                         fnp.abs(delta - 1.0) <= eps)
-        return n, term, total, b, c, d, h, done | conv
+        return b, c, d, d * c
 
-    _, _, total, _, _, _, h, _ = while_loop(cond, body, init)
+    def body(s: tuple) -> tuple:
+        i, term, total, b, c, d, h, done = s[:8]
+        n = i + 1
+        nf = fnp.asarray(n, dtype=dt)  # int32 + float32 would promote to float64
+        term = term * x_s / (a_s + nf)
+        total = total + term
+        b, c, d, delta = fraction(nf, a_s, b, c, d)
+        h = h * delta
+        cf_conv = fnp.abs(delta - 1.0) <= eps
+        rest: tuple = ()
+        if shadow:
+            b_c, c_c, d_c, delta_c = fraction(nf, a_c, *s[8:])
+            cf_conv = cf_conv & (fnp.abs(delta_c - 1.0) <= eps)
+            rest = (b_c, c_c, d_c)
+        conv = fnp.where(series, fnp.abs(term) <= fnp.abs(total) * eps, cf_conv)
+        return (n, term, total, b, c, d, h, done | conv) + rest
+
+    out = while_loop(cond, body, init)
+    total, h = out[2], out[6]
     log_pre = a_s * fnp.log(x_s) - x_s - _sp.lgamma(a_s)
     p_series = fnp.exp(log_pre) * total
     q_cf = fnp.exp(log_pre) * h
@@ -942,6 +960,15 @@ def _igam_density(a: Any, x: Any) -> Any:
     return _ew.exp(_ew.sub(_ew.sub(xlogy(_ew.sub(a, 1.0), x), x), _sp.lgamma(a)))
 
 
+def _igam_jvp(which: int, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (a, x), (ta, tx) = primals, tangents
+    # The derivative in a differentiates the series / continued fraction itself (forward mode
+    # through the loop, which converges with the values); the one in x is closed form.
+    out, t_a = _jvp(lambda a_: _igam_values(a_, x, shadow=True)[which], (a,), (ta,))
+    t_x = _ew.mul(tx, _igam_density(a, x))
+    return out, _ew.add(t_a, t_x if which == 0 else _ew.neg(t_x))
+
+
 @custom_jvp
 def _gammainc(a: Any, x: Any) -> Any:
     return _igam_values(a, x)[0]
@@ -952,68 +979,75 @@ def _gammaincc(a: Any, x: Any) -> Any:
     return _igam_values(a, x)[1]
 
 
-@_gammainc.defjvp
-def _gammainc_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    (a, x), (_, tx) = primals, tangents  # the tangent in a is zero (see _no_derivative_in_a)
-    return _gammainc(a, x), _ew.mul(tx, _igam_density(a, x))
-
-
-@_gammaincc.defjvp
-def _gammaincc_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    (a, x), (_, tx) = primals, tangents
-    return _gammaincc(a, x), _ew.mul(tx, _ew.neg(_igam_density(a, x)))
+_gammainc.defjvp(functools.partial(_igam_jvp, 0))
+_gammaincc.defjvp(functools.partial(_igam_jvp, 1))
 
 
 @custom_jvp
-def _no_derivative_in_a(a: Any) -> Any:
-    return a
+def _gammainc_x(a: Any, x: Any) -> Any:
+    return _igam_values(a, x)[0]
 
 
-@_no_derivative_in_a.defjvp
-def _no_derivative_in_a_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    # Only reached when ``a`` really carries a tangent (symbolic zeros skip the rule).
-    raise NotImplementedError(
-        "funcgrad.scipy.special.gammainc/gammaincc: the derivative with respect to the shape "
-        "parameter a is not implemented (only with respect to x); differentiate with respect "
-        "to x only, or pass a through funcgrad.lax.stop_gradient")
+@custom_jvp
+def _gammaincc_x(a: Any, x: Any) -> Any:
+    return _igam_values(a, x)[1]
+
+
+@_gammainc_x.defjvp
+def _gammainc_x_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    # Only used where a is a constant of every transformation (not a tracer), so its tangent
+    # is zero and the loop need not be differentiated.
+    (a, x), (_, tx) = primals, tangents
+    return _gammainc_x(a, x), _ew.mul(tx, _igam_density(a, x))
+
+
+@_gammaincc_x.defjvp
+def _gammaincc_x_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (a, x), (_, tx) = primals, tangents
+    return _gammaincc_x(a, x), _ew.mul(tx, _ew.neg(_igam_density(a, x)))
 
 
 def _igam_args(name: str, a: Any, x: Any) -> tuple[Any, Any]:
     a, x = _floats(name, a, x)
     fnp = _fnp()
     a, x = fnp.broadcast_arrays(fnp.asarray(a), fnp.asarray(x))
-    return _no_derivative_in_a(a), x
+    return a, x
 
 
 def _gammaincc_const_a(a: Any, x: Any) -> Any:
     """gammaincc for callers whose ``a`` has a zero derivative by construction (e.g. a floor),
-    which some transformations still carry as an explicit zero tangent."""
-    a, x = _floats("gammaincc", a, x)
-    fnp = _fnp()
-    a, x = fnp.broadcast_arrays(fnp.asarray(a), fnp.asarray(x))
-    return _gammaincc(_ew.stop_gradient(a), x)
+    which some transformations still carry as an explicit zero tangent: the loop is never
+    differentiated."""
+    a, x = _igam_args("gammaincc", a, x)
+    return _gammaincc_x(_ew.stop_gradient(a), x)
 
 
 def gammainc(a: Any, x: Any) -> Any:
     """Regularized lower incomplete gamma function ``P(a, x)`` (``a >= 0``, ``x >= 0``).
 
-    Differentiable in ``x`` to any order (``dP/dx = x^(a-1) e^(-x) / Gamma(a)``);
-    differentiating in ``a`` raises ``NotImplementedError``. Values are accurate to ~1e-14
+    Differentiable to any order in ``x`` (``dP/dx = x^(a-1) e^(-x) / Gamma(a)``) and in ``a``
+    (by differentiating the series / continued fraction, which converges with the values;
+    when ``a`` is not traced the loop is never differentiated). Values are accurate to ~1e-14
     for moderate ``a`` (the series / continued fraction take O(sqrt(a)) steps; very large
     ``a`` loses a little through ``exp(a log x - x - gammaln(a))``).
 
     Example:
+        >>> import funcgrad
         >>> from funcgrad.scipy.special import gammainc
         >>> round(float(gammainc(1.0, 2.0)), 12)   # 1 - exp(-2)
         0.864664716763
+        >>> round(float(funcgrad.grad(gammainc)(1.0, 2.0)), 12)   # d/da
+        -0.220825426212
     """
     a, x = _igam_args("gammainc", a, x)
-    return _gammainc(a, x)
+    if isinstance(a, Tracer):
+        return _gammainc(a, x)
+    return _gammainc_x(a, x)
 
 
 def gammaincc(a: Any, x: Any) -> Any:
     """Regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``, accurate in the
-    upper tail. Differentiable in ``x`` (see :func:`gammainc`).
+    upper tail. Differentiable in ``a`` and ``x`` (see :func:`gammainc`).
 
     Example:
         >>> from funcgrad.scipy.special import gammaincc
@@ -1021,7 +1055,9 @@ def gammaincc(a: Any, x: Any) -> Any:
         1.9287498480e-22
     """
     a, x = _igam_args("gammaincc", a, x)
-    return _gammaincc(a, x)
+    if isinstance(a, Tracer):
+        return _gammaincc(a, x)
+    return _gammaincc_x(a, x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The gamma distribution, as ``scipy.stats.gamma`` (shape ``a``, ``loc``, ``scale``).
 
-The CDF family is differentiable in ``x``, ``loc`` and ``scale``; differentiating it in ``a``
-raises ``NotImplementedError`` (see :func:`funcgrad.scipy.special.gammainc`).
+The CDF family is differentiable to any order in ``x``, ``loc``, ``scale`` and the shape ``a``
+(the latter through the series / continued fraction of :func:`funcgrad.scipy.special.gammainc`).
 
 Example:
     >>> from funcgrad.scipy.stats import gamma

@@ -95,7 +95,16 @@ def test_discrete_gradients_in_parameters():
     assert abs(float(gmu) + ss.poisson.pmf(2, 3.0)) < 1e-13
 
 
-def test_gamma_cdf_shape_derivative_raises():
-    with pytest.raises(NotImplementedError, match="shape parameter a"):
-        funcgrad.grad(stats.gamma.cdf, argnums=1)(1.0, 2.0)
+def test_gamma_cdf_shape_derivative():
+    eps = 1e-6
+    for f, ref, args in [(stats.gamma.cdf, ss.gamma.cdf, (1.0, 2.0, 0.5, 1.5)),
+                         (stats.gamma.sf, ss.gamma.sf, (9.0, 2.0, 0.5, 1.5)),
+                         (stats.chi2.cdf, ss.chi2.cdf, (3.0, 4.0)),
+                         (stats.chi2.sf, ss.chi2.sf, (30.0, 3.0))]:
+        x, s, *rest = args
+        num = (ref(x, s + eps, *rest) - ref(x, s - eps, *rest)) / (2 * eps)
+        got = float(funcgrad.grad(f, argnums=1)(*args))
+        assert abs(got - num) <= 1e-7 * abs(num), (f, got, num)
+    check_grads(stats.chi2.logcdf, (dev(np.array([0.5, 9.0])), dev(np.array([2.0, 4.0]))),
+                order=2)
     assert abs(float(funcgrad.grad(stats.gamma.cdf)(1.0, 2.0)) - ss.gamma.pdf(1.0, 2.0)) < 1e-14
