@@ -1,0 +1,20 @@
+"""funcgrad_nn.optim: optimizers — a pure optax-style core and PyTorch-style stateful wrappers.
+
+>>> import numpy as np
+>>> from funcgrad_nn import optim
+>>> w = np.zeros(2)
+>>> opt = optim.SGD([w], lr=0.1)
+>>> opt.step([np.array([1.0, -1.0])])
+>>> w
+array([-0.1,  0.1])
+"""
+
+from funcgrad_nn.optim import lr_scheduler
+from funcgrad_nn.optim._schedules import *  # noqa: F403
+from funcgrad_nn.optim._schedules import __all__ as _sched_all
+from funcgrad_nn.optim._transform import *  # noqa: F403
+from funcgrad_nn.optim._transform import __all__ as _tx_all
+from funcgrad_nn.optim.optimizer import *  # noqa: F403
+from funcgrad_nn.optim.optimizer import __all__ as _opt_all
+
+__all__ = [*_tx_all, *_sched_all, *_opt_all, "lr_scheduler"]

@@ -1,0 +1,512 @@
+"""The functional optimizer core: optax-style gradient transformations.
+
+A :class:`GradientTransformation` is a pair of pure functions ``init(params) -> state`` and
+``update(updates, state, params=None) -> (updates, state)`` over pytrees. Everything is written
+with :mod:`funcgrad.numpy`, so it runs on NumPy and CuPy arrays and inside ``jit``/``vmap``/
+``grad``. Updates are *added* to parameters (:func:`apply_updates`), so the learning-rate step
+multiplies by ``-learning_rate`` as in optax.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad_nn.optim._schedules import Schedule
+
+__all__ = [
+    "GradientTransformation",
+    "EmptyState",
+    "ScaleByAdamState",
+    "ScaleByScheduleState",
+    "TraceState",
+    "ScaleByRmsState",
+    "ScaleByRStdDevState",
+    "ScaleByRssState",
+    "identity",
+    "chain",
+    "apply_updates",
+    "scale",
+    "scale_by_learning_rate",
+    "scale_by_schedule",
+    "scale_by_adam",
+    "scale_by_rms",
+    "scale_by_stddev",
+    "scale_by_rss",
+    "trace",
+    "add_decayed_weights",
+    "clip",
+    "clip_by_global_norm",
+    "global_norm",
+    "sgd",
+    "adam",
+    "adamw",
+    "rmsprop",
+    "adagrad",
+]
+
+ScalarOrSchedule = float | Schedule
+
+
+class GradientTransformation(NamedTuple):
+    """A pure optimizer: ``init(params) -> state``, ``update(updates, state, params) -> (updates, state)``.
+
+    >>> import numpy as np
+    >>> tx = sgd(0.1)
+    >>> params = {"w": np.ones(2)}
+    >>> state = tx.init(params)
+    >>> updates, state = tx.update({"w": np.full(2, 2.0)}, state, params)
+    >>> apply_updates(params, updates)["w"]
+    array([0.8, 0.8])
+    """
+
+    init: Callable[[Any], Any]
+    update: Callable[..., tuple[Any, Any]]
+
+
+class EmptyState(NamedTuple):
+    """State of stateless transformations."""
+
+
+class ScaleByScheduleState(NamedTuple):
+    """The step count fed to a schedule."""
+
+    count: Any
+
+
+class ScaleByAdamState(NamedTuple):
+    """Adam's step count and first/second moment estimates."""
+
+    count: Any
+    mu: Any
+    nu: Any
+
+
+class TraceState(NamedTuple):
+    """The momentum buffer of :func:`trace`."""
+
+    trace: Any
+
+
+class ScaleByRmsState(NamedTuple):
+    """Running mean of squared gradients."""
+
+    nu: Any
+
+
+class ScaleByRStdDevState(NamedTuple):
+    """Running means of gradients and squared gradients (centered RMSprop)."""
+
+    mu: Any
+    nu: Any
+
+
+class ScaleByRssState(NamedTuple):
+    """Running sum of squared gradients (Adagrad)."""
+
+    sum_of_squares: Any
+
+
+def _tmap(f: Callable[..., Any], *trees: Any) -> Any:
+    # None marks "no gradient for this leaf" (frozen parameters): keep it None.
+    return tree_util.tree_map(
+        lambda x, *rest: None if x is None else f(x, *rest), *trees, is_leaf=lambda x: x is None
+    )
+
+
+def _zero_count(params: Any) -> Any:
+    # The count lives on the parameters' device so bias corrections never mix devices.
+    leaves = tree_util.tree_leaves(params)
+    if leaves:
+        return fnp.zeros_like(leaves[0], dtype=fnp.int32, shape=())
+    return fnp.zeros((), dtype=fnp.int32)
+
+
+def _as_dtype(x: Any, like: Any) -> Any:
+    # Python scalars are weak (NEP 50) and keep the leaf's dtype; arrays are cast to it.
+    if isinstance(x, int | float):
+        return x
+    if isinstance(x, np.generic):
+        # NumPy scalars (e.g. ``0.9 ** count`` of a host count) go anywhere as Python scalars.
+        return x.item()
+    return fnp.asarray(x).astype(like.dtype)
+
+
+def identity() -> GradientTransformation:
+    """The transformation that leaves updates unchanged.
+
+    >>> identity().update(1.0, identity().init(1.0))[0]
+    1.0
+    """
+    return GradientTransformation(lambda params: EmptyState(), lambda u, s, p=None: (u, s))
+
+
+def chain(*transforms: GradientTransformation) -> GradientTransformation:
+    """Apply ``transforms`` in sequence; the state is the tuple of their states.
+
+    >>> import numpy as np
+    >>> tx = chain(clip_by_global_norm(1.0), scale(-0.5))
+    >>> tx.update([np.array([3.0, 4.0])], tx.init([np.zeros(2)]))[0][0]
+    array([-0.3, -0.4])
+    """
+
+    def init(params: Any) -> tuple:
+        return tuple(t.init(params) for t in transforms)
+
+    def update(updates: Any, state: tuple, params: Any = None) -> tuple[Any, tuple]:
+        if len(state) != len(transforms):
+            raise ValueError(
+                f"chain: state has {len(state)} entries for {len(transforms)} transformations"
+            )
+        new_state = []
+        for t, s in zip(transforms, state):
+            updates, s = t.update(updates, s, params)
+            new_state.append(s)
+        return updates, tuple(new_state)
+
+    return GradientTransformation(init, update)
+
+
+def apply_updates(params: Any, updates: Any) -> Any:
+    """``params + updates`` leaf by leaf, keeping each parameter's dtype; None updates skip.
+
+    >>> import numpy as np
+    >>> apply_updates([np.ones(2, np.float32)], [np.ones(2)])[0].dtype
+    dtype('float32')
+    """
+    return tree_util.tree_map(
+        lambda p, u: p if u is None else (p + u).astype(fnp.asarray(p).dtype),
+        params, updates, is_leaf=lambda x: x is None,
+    )
+
+
+def scale(step_size: float) -> GradientTransformation:
+    """Multiply updates by a constant.
+
+    >>> import numpy as np
+    >>> scale(2.0).update(np.ones(2), EmptyState())[0]
+    array([2., 2.])
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        return _tmap(lambda u: u * step_size, updates), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
+    """Multiply updates by ``step_size_fn(count)``, counting calls from 0.
+
+    >>> import numpy as np
+    >>> tx = scale_by_schedule(lambda n: 1.0 / (n + 1))
+    >>> s = tx.init(np.zeros(1))
+    >>> u, s = tx.update(np.ones(1), s); u2, s = tx.update(np.ones(1), s); u2
+    array([0.5])
+    """
+
+    def init(params: Any) -> ScaleByScheduleState:
+        return ScaleByScheduleState(_zero_count(params))
+
+    def update(updates: Any, state: ScaleByScheduleState, params: Any = None) -> tuple[Any, Any]:
+        s = step_size_fn(state.count)
+        updates = _tmap(lambda u: u * _as_dtype(s, u), updates)
+        return updates, ScaleByScheduleState(state.count + 1)
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True) -> GradientTransformation:
+    """Scale by ``-learning_rate`` (a constant or a schedule of the step count).
+
+    >>> import numpy as np
+    >>> scale_by_learning_rate(0.1).update(np.ones(1), EmptyState())[0]
+    array([-0.1])
+    """
+    m = -1 if flip_sign else 1
+    if callable(learning_rate):
+        return scale_by_schedule(lambda count: m * learning_rate(count))
+    return scale(m * learning_rate)
+
+
+def scale_by_adam(
+    b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0
+) -> GradientTransformation:
+    """Adam's rescaling: ``mu_hat / (sqrt(nu_hat + eps_root) + eps)`` with bias correction.
+
+    >>> import numpy as np
+    >>> tx = scale_by_adam()
+    >>> np.round(tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0], 6)
+    array([ 1., -1.])
+    """
+
+    def init(params: Any) -> ScaleByAdamState:
+        zeros = _tmap(fnp.zeros_like, params)
+        return ScaleByAdamState(_zero_count(params), zeros, _tmap(fnp.zeros_like, params))
+
+    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
+        mu = _tmap(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
+        nu = _tmap(lambda g, v: (1 - b2) * (g * fnp.conj(g)).real + b2 * v, updates, state.nu)
+        count = state.count + 1
+        bc1 = 1 - b1 ** fnp.asarray(count, dtype=fnp.float64)
+        bc2 = 1 - b2 ** fnp.asarray(count, dtype=fnp.float64)
+
+        def rescale(m: Any, v: Any) -> Any:
+            m_hat = m / _as_dtype(bc1, m)
+            v_hat = v / _as_dtype(bc2, v)
+            return m_hat / (fnp.sqrt(v_hat + eps_root) + eps)
+
+        return _tmap(rescale, mu, nu), ScaleByAdamState(count, mu, nu)
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_rms(
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+) -> GradientTransformation:
+    """Divide by the root of a running mean of squared updates (RMSprop).
+
+    >>> import numpy as np
+    >>> tx = scale_by_rms(decay=0.0, eps=0.0)
+    >>> tx.update(np.array([-2.0]), tx.init(np.zeros(1)))[0]
+    array([-1.])
+    """
+
+    def init(params: Any) -> ScaleByRmsState:
+        return ScaleByRmsState(_tmap(lambda p: fnp.full_like(p, initial_scale), params))
+
+    def update(updates: Any, state: ScaleByRmsState, params: Any = None) -> tuple[Any, Any]:
+        nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
+        if eps_in_sqrt:
+            out = _tmap(lambda g, v: g / fnp.sqrt(v + eps), updates, nu)
+        else:
+            out = _tmap(lambda g, v: g / (fnp.sqrt(v) + eps), updates, nu)
+        return out, ScaleByRmsState(nu)
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_stddev(
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+) -> GradientTransformation:
+    """Divide by a running standard deviation of updates (centered RMSprop).
+
+    >>> import numpy as np
+    >>> tx = scale_by_stddev(decay=0.5, eps=0.0)
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)))[0]
+    array([2.])
+    """
+
+    def init(params: Any) -> ScaleByRStdDevState:
+        return ScaleByRStdDevState(
+            _tmap(fnp.zeros_like, params), _tmap(lambda p: fnp.full_like(p, initial_scale), params)
+        )
+
+    def update(updates: Any, state: ScaleByRStdDevState, params: Any = None) -> tuple[Any, Any]:
+        mu = _tmap(lambda g, m: (1 - decay) * g + decay * m, updates, state.mu)
+        nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
+        if eps_in_sqrt:
+            out = _tmap(lambda g, m, v: g / fnp.sqrt(v - m * m + eps), updates, mu, nu)
+        else:
+            out = _tmap(lambda g, m, v: g / (fnp.sqrt(v - m * m) + eps), updates, mu, nu)
+        return out, ScaleByRStdDevState(mu, nu)
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_rss(initial_accumulator_value: float = 0.1, eps: float = 1e-7) -> GradientTransformation:
+    """Divide by the root of the running sum of squared updates (Adagrad).
+
+    >>> import numpy as np
+    >>> tx = scale_by_rss(0.0, 0.0)
+    >>> tx.update(np.array([3.0, 0.0]), tx.init(np.zeros(2)))[0]
+    array([1., 0.])
+    """
+
+    def init(params: Any) -> ScaleByRssState:
+        return ScaleByRssState(_tmap(lambda p: fnp.full_like(p, initial_accumulator_value), params))
+
+    def update(updates: Any, state: ScaleByRssState, params: Any = None) -> tuple[Any, Any]:
+        ss = _tmap(lambda g, s: s + g * g, updates, state.sum_of_squares)
+        # A zero accumulator means a zero gradient so far: the update is 0, not 0/0.
+        out = _tmap(
+            lambda g, s: fnp.where(s > 0, g / fnp.sqrt(fnp.where(s > 0, s, 1) + eps), 0 * g),
+            updates, ss,
+        )
+        return out, ScaleByRssState(ss)
+
+    return GradientTransformation(init, update)
+
+
+def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
+    """Momentum: ``t = g + decay * t``; the update is ``t`` (or ``g + decay * t`` with Nesterov).
+
+    >>> import numpy as np
+    >>> tx = trace(0.5)
+    >>> s = tx.init(np.zeros(1)); u, s = tx.update(np.ones(1), s); u, s = tx.update(np.ones(1), s)
+    >>> u
+    array([1.5])
+    """
+
+    def init(params: Any) -> TraceState:
+        return TraceState(_tmap(fnp.zeros_like, params))
+
+    def update(updates: Any, state: TraceState, params: Any = None) -> tuple[Any, Any]:
+        t = _tmap(lambda g, t: g + decay * t, updates, state.trace)
+        out = _tmap(lambda g, t: g + decay * t, updates, t) if nesterov else t
+        return out, TraceState(t)
+
+    return GradientTransformation(init, update)
+
+
+def add_decayed_weights(
+    weight_decay: float = 0.0, mask: Any = None
+) -> GradientTransformation:
+    """Add ``weight_decay * params`` to the updates (where ``mask``, a pytree of bools or a
+    function of the params returning one, is True).
+
+    >>> import numpy as np
+    >>> add_decayed_weights(0.1).update(np.zeros(1), EmptyState(), np.full(1, 2.0))[0]
+    array([0.2])
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        if params is None:
+            raise ValueError("add_decayed_weights: update needs params (pass them to update)")
+        if mask is None:
+            return _tmap(lambda g, p: g + weight_decay * p, updates, params), state
+        m = mask(params) if callable(mask) else mask
+        return _tmap(lambda g, p, k: g + weight_decay * p if k else g, updates, params, m), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def clip(max_delta: float) -> GradientTransformation:
+    """Clip every update element to ``[-max_delta, max_delta]``.
+
+    >>> import numpy as np
+    >>> clip(1.0).update(np.array([-3.0, 0.5]), EmptyState())[0]
+    array([-1. ,  0.5])
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        return _tmap(lambda g: fnp.clip(g, -max_delta, max_delta), updates), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def global_norm(updates: Any) -> Any:
+    """The L2 norm of all leaves of a pytree taken together.
+
+    >>> import numpy as np
+    >>> float(global_norm([np.array([3.0]), np.array([4.0])]))
+    5.0
+    """
+    leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
+    if not leaves:
+        return fnp.zeros(())
+    total = sum(fnp.sum(fnp.real(x * fnp.conj(x))) for x in leaves)
+    return fnp.sqrt(total)
+
+
+def clip_by_global_norm(max_norm: float) -> GradientTransformation:
+    """Rescale updates so their global norm is at most ``max_norm``.
+
+    >>> import numpy as np
+    >>> clip_by_global_norm(1.0).update([np.array([3.0, 4.0])], EmptyState())[0][0]
+    array([0.6, 0.8])
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        g_norm = global_norm(updates)
+        # where() instead of a Python if keeps this traceable under jit.
+        factor = fnp.where(g_norm < max_norm, 1.0, max_norm / fnp.where(g_norm == 0, 1.0, g_norm))
+        return _tmap(lambda g: g * _as_dtype(factor, g), updates), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def sgd(
+    learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov: bool = False
+) -> GradientTransformation:
+    """Stochastic gradient descent, optionally with (Nesterov) momentum (optax's ``sgd``).
+
+    >>> import numpy as np
+    >>> tx = sgd(0.1, momentum=0.9)
+    >>> u, _ = tx.update(np.ones(1), tx.init(np.zeros(1)))
+    >>> u
+    array([-0.1])
+    """
+    parts = []
+    if momentum is not None and momentum != 0:
+        parts.append(trace(momentum, nesterov))
+    parts.append(scale_by_learning_rate(learning_rate))
+    return chain(*parts)
+
+
+def adam(
+    learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+    eps_root: float = 0.0,
+) -> GradientTransformation:
+    """Adam (optax's ``adam``: ``eps`` outside the square root, bias-corrected moments).
+
+    >>> import numpy as np
+    >>> tx = adam(0.1)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.zeros(1)))[0], 6)
+    array([-0.1])
+    """
+    return chain(scale_by_adam(b1, b2, eps, eps_root), scale_by_learning_rate(learning_rate))
+
+
+def adamw(
+    learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+    eps_root: float = 0.0, weight_decay: float = 1e-4, mask: Any = None,
+) -> GradientTransformation:
+    """Adam with decoupled weight decay: ``-lr * (adam_update + weight_decay * params)``.
+
+    >>> import numpy as np
+    >>> tx = adamw(0.1, weight_decay=0.5)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.ones(1)), np.ones(1))[0], 6)
+    array([-0.15])
+    """
+    return chain(
+        scale_by_adam(b1, b2, eps, eps_root),
+        add_decayed_weights(weight_decay, mask),
+        scale_by_learning_rate(learning_rate),
+    )
+
+
+def rmsprop(
+    learning_rate: ScalarOrSchedule, decay: float = 0.9, eps: float = 1e-8,
+    initial_scale: float = 0.0, centered: bool = False, momentum: float | None = None,
+    nesterov: bool = False, eps_in_sqrt: bool = True,
+) -> GradientTransformation:
+    """RMSprop (optax's conventions: ``eps`` inside the square root by default).
+
+    >>> import numpy as np
+    >>> tx = rmsprop(0.1, decay=0.0, eps=0.0)
+    >>> tx.update(np.array([4.0]), tx.init(np.zeros(1)))[0]
+    array([-0.1])
+    """
+    scaler = scale_by_stddev if centered else scale_by_rms
+    parts = [scaler(decay, eps, initial_scale, eps_in_sqrt)]
+    if momentum is not None and momentum != 0:
+        parts.append(trace(momentum, nesterov))
+    parts.append(scale_by_learning_rate(learning_rate))
+    return chain(*parts)
+
+
+def adagrad(
+    learning_rate: ScalarOrSchedule, initial_accumulator_value: float = 0.1, eps: float = 1e-7
+) -> GradientTransformation:
+    """Adagrad (optax's conventions).
+
+    >>> import numpy as np
+    >>> tx = adagrad(0.1, 0.0, 0.0)
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)))[0]
+    array([-0.1])
+    """
+    return chain(scale_by_rss(initial_accumulator_value, eps), scale_by_learning_rate(learning_rate))
