@@ -1,7 +1,80 @@
 """funcgrad_nn: PyTorch-flavoured neural-network modules over funcgrad.
 
-The Module-style layer (Module, layers, losses, optimizers, data loading) is built on the
-functional core; this package currently exposes nothing (see the project's issue tracker).
+Modules are stateful, mutable and pytrees (leaves: parameters and buffers); the
+module-aware transforms (:func:`grad`, :func:`value_and_grad`, :func:`jit`, :func:`vmap`)
+differentiate trainable parameters and write buffer updates back. Parameters are float32
+NumPy arrays by default (:func:`set_default_dtype`), initialised with PyTorch's default
+schemes from a global generator (:func:`manual_seed`). Optimizers live in
+``funcgrad_nn.optim``.
+
+>>> import numpy as np, funcgrad_nn as nn
+>>> _ = nn.manual_seed(0)
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+>>> x, y = np.ones((5, 4), np.float32), np.array([0, 1, 2, 0, 1])
+>>> loss, grads = nn.value_and_grad(lambda m: nn.F.cross_entropy(m(x), y))(model)
+>>> for p, g in zip(model.parameters(), nn.tree_leaves(grads)):
+...     p -= 0.1 * g
+>>> loss.dtype
+dtype('float32')
 """
 
-__all__: list[str] = []
+from funcgrad.tree_util import tree_leaves
+
+# Subpackages last: they build on the names above.
+from funcgrad_nn import data, functional, init, optim  # noqa: E402
+from funcgrad_nn import functional as F
+from funcgrad_nn.containers import ModuleDict, ModuleList, ParameterList, Sequential
+from funcgrad_nn.init import get_default_dtype, manual_seed, set_default_dtype
+from funcgrad_nn.layers import (
+    ELU,
+    GELU,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    Bilinear,
+    Conv1d,
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    MaxPool2d,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+    Unflatten,
+)
+from funcgrad_nn.losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.serialization import load, save
+from funcgrad_nn.transforms import grad, jit, value_and_grad, vmap
+
+__all__ = [
+    "data", "optim",
+    "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",
+    "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "F", "Flatten",
+    "GELU", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "Parameter", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+    "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
+    "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
+    "value_and_grad", "vmap",
+]

@@ -1,0 +1,838 @@
+"""``funcgrad_nn.functional`` (``F``): stateless layer functions and losses, PyTorch numerics.
+
+Everything is composed from ``funcgrad.numpy`` operations, so it works on plain arrays and
+under every funcgrad transformation (grad, jit, vmap, ...). Arrays keep their dtype (float32
+in, float32 out).
+
+>>> import numpy as np
+>>> import funcgrad_nn.functional as F
+>>> logits = np.array([[2.0, 0.0, -1.0]], dtype=np.float32)
+>>> round(float(F.cross_entropy(logits, np.array([0]))), 4)
+0.1698
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.scipy.special as fsp
+from funcgrad.core import concrete_or_error, is_tracer
+
+__all__ = [
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "conv1d", "conv2d", "cross_entropy", "dropout", "elu", "embedding", "gelu", "huber_loss",
+    "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
+    "max_pool2d", "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
+    "smooth_l1_loss", "softmax", "softplus", "tanh",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduce(loss: Any, reduction: str, fname: str) -> Any:
+    if reduction == "mean":
+        return fnp.mean(loss)
+    if reduction == "sum":
+        return fnp.sum(loss)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{fname}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _check_reduction(reduction: str, fname: str, extra: tuple[str, ...] = ()) -> None:
+    if reduction not in _REDUCTIONS + extra:
+        raise ValueError(f"{fname}: reduction must be one of {_REDUCTIONS + extra}, "
+                         f"got {reduction!r}")
+
+
+def _same_shape(a: Any, b: Any, fname: str) -> None:
+    if tuple(fnp.shape(a)) != tuple(fnp.shape(b)):
+        raise ValueError(f"{fname}: input shape {tuple(fnp.shape(a))} and target shape "
+                         f"{tuple(fnp.shape(b))} must match")
+
+
+def _host_value(x: Any) -> numpy.ndarray | None:
+    """``x`` as a host array when its value is known (not traced), else None."""
+    if is_tracer(x):
+        return None
+    return numpy.asarray(funcgrad.to_numpy(x))
+
+
+# -- activations -------------------------------------------------------------------------
+
+
+def relu(input: Any) -> Any:
+    """max(x, 0); the derivative at 0 is 0, as in PyTorch.
+
+    >>> import numpy as np
+    >>> relu(np.array([-1.0, 2.0]))
+    array([0., 2.])
+    """
+    return fnp.where(input > 0, input, 0)
+
+
+def relu6(input: Any) -> Any:
+    """min(max(x, 0), 6).
+
+    >>> import numpy as np
+    >>> relu6(np.array([-1.0, 7.0]))
+    array([0., 6.])
+    """
+    return fnp.where(input > 6, 6, relu(input))
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01) -> Any:
+    """x if x > 0 else negative_slope * x.
+
+    >>> import numpy as np
+    >>> leaky_relu(np.array([-1.0, 2.0]), 0.1)
+    array([-0.1,  2. ])
+    """
+    return fnp.where(input > 0, input, input * negative_slope)
+
+
+def elu(input: Any, alpha: float = 1.0) -> Any:
+    """x if x > 0 else alpha * (exp(x) - 1).
+
+    >>> import numpy as np
+    >>> np.round(elu(np.array([-1.0, 2.0])), 4)
+    array([-0.6321,  2.    ])
+    """
+    # expm1 of the clamped value keeps the unselected branch finite (no inf * 0 in grads).
+    return fnp.where(input > 0, input, alpha * fnp.expm1(fnp.minimum(input, 0)))
+
+
+def gelu(input: Any, approximate: str = "none") -> Any:
+    """Gaussian error linear unit: x * Phi(x) (``approximate="tanh"``: the tanh formula).
+
+    >>> import numpy as np
+    >>> np.round(gelu(np.array([1.0])), 4), np.round(gelu(np.array([1.0]), "tanh"), 4)
+    (array([0.8413]), array([0.8412]))
+    """
+    if approximate == "none":
+        return 0.5 * input * (1.0 + fsp.erf(input * (1.0 / math.sqrt(2.0))))
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + fnp.tanh(inner))
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def sigmoid(input: Any) -> Any:
+    """1 / (1 + exp(-x)).
+
+    >>> import numpy as np
+    >>> sigmoid(np.array([0.0]))
+    array([0.5])
+    """
+    return fsp.expit(input)
+
+
+def logsigmoid(input: Any) -> Any:
+    """log(sigmoid(x)), computed stably.
+
+    >>> import numpy as np
+    >>> np.round(logsigmoid(np.array([0.0])), 4)
+    array([-0.6931])
+    """
+    return fsp.log_expit(input)
+
+
+def silu(input: Any) -> Any:
+    """x * sigmoid(x) (a.k.a. swish).
+
+    >>> import numpy as np
+    >>> np.round(silu(np.array([1.0])), 4)
+    array([0.7311])
+    """
+    return input * fsp.expit(input)
+
+
+def tanh(input: Any) -> Any:
+    """Hyperbolic tangent.
+
+    >>> import numpy as np
+    >>> tanh(np.array([0.0]))
+    array([0.])
+    """
+    return fnp.tanh(input)
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """log(1 + exp(beta * x)) / beta; linear where beta * x > threshold (as PyTorch).
+
+    >>> import numpy as np
+    >>> np.round(softplus(np.array([0.0, 30.0])), 4)
+    array([ 0.6931, 30.    ])
+    """
+    bx = input * beta
+    return fnp.where(bx > threshold, input, fnp.logaddexp(fnp.zeros_like(bx), bx) / beta)
+
+
+def _dim(dim: Any, fname: str) -> int:
+    if dim is None:
+        raise TypeError(f"{fname}: pass dim= explicitly (PyTorch's implicit-dim choice is "
+                        "deprecated and not supported)")
+    return dim
+
+
+def softmax(input: Any, dim: int | None = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``dim`` (required).
+
+    >>> import numpy as np
+    >>> softmax(np.array([0.0, 0.0]), dim=0)
+    array([0.5, 0.5])
+    """
+    return fsp.softmax(input, axis=_dim(dim, "softmax"))
+
+
+def log_softmax(input: Any, dim: int | None = None) -> Any:
+    """log(softmax(x)) along ``dim`` (required), computed stably.
+
+    >>> import numpy as np
+    >>> np.round(log_softmax(np.array([0.0, 0.0]), dim=0), 4)
+    array([-0.6931, -0.6931])
+    """
+    return fsp.log_softmax(input, axis=_dim(dim, "log_softmax"))
+
+
+# -- linear, embedding, normalisation -----------------------------------------------------
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Any:
+    """x @ weight.T + bias, with PyTorch's ``(out_features, in_features)`` weight layout.
+
+    >>> import numpy as np
+    >>> linear(np.ones((1, 2)), np.array([[1.0, 2.0]]), np.array([0.5]))
+    array([[3.5]])
+    """
+    out = fnp.matmul(input, fnp.swapaxes(weight, -1, -2) if fnp.ndim(weight) > 1 else weight)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
+    """Rows of ``weight`` picked by the integer array ``input``.
+
+    Rows at ``padding_idx`` get no gradient (as in PyTorch).
+
+    >>> import numpy as np
+    >>> embedding(np.array([1, 0]), np.array([[0.0, 1.0], [2.0, 3.0]]))
+    array([[2., 3.],
+           [0., 1.]])
+    """
+    dt = getattr(input, "dtype", None)
+    if dt is None or numpy.dtype(dt).kind not in "iu":
+        raise TypeError(f"embedding: input must be an integer array, got dtype {dt}")
+    num = weight.shape[0]
+    hv = _host_value(input)
+    if hv is not None and hv.size and (hv.min() < -num or hv.max() >= num):
+        raise IndexError(f"embedding: index out of range for {num} embeddings "
+                         f"(got min {hv.min()}, max {hv.max()})")
+    out = fnp.take(weight, input, axis=0)
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += num
+        pad = fnp.expand_dims(input == padding_idx, -1)
+        out = fnp.where(pad, funcgrad.stop_gradient(out), out)
+    return out
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """int64 one-hot encoding with a trailing class axis (``num_classes=-1``: max + 1,
+    which needs a concrete input).
+
+    >>> import numpy as np
+    >>> one_hot(np.array([0, 2]), 3)
+    array([[1, 0, 0],
+           [0, 0, 1]])
+    """
+    dt = getattr(tensor, "dtype", None)
+    if dt is None or numpy.dtype(dt).kind not in "iu":
+        raise TypeError(f"one_hot: input must be an integer array, got dtype {dt}")
+    if num_classes == -1:
+        hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
+            tensor, "one_hot(num_classes=-1) (pass num_classes= under jit/vmap)")))
+        num_classes = int(hv.max()) + 1 if hv.size else 0
+    iota = _iota_like(tensor, num_classes, tensor.dtype)
+    return (fnp.expand_dims(tensor, -1) == iota).astype(numpy.int64)
+
+
+def _iota_like(x: Any, n: int, dtype: Any) -> Any:
+    # Built from ones_like so the counter lives on x's device (no host constant).
+    ones = fnp.ones_like(x, dtype=dtype, shape=(n,))
+    return fnp.cumsum(ones, dtype=dtype) - 1
+
+
+def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = None,
+               bias: Any = None, eps: float = 1e-5) -> Any:
+    """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale
+    and shift.
+
+    >>> import numpy as np
+    >>> np.round(layer_norm(np.array([[1.0, 3.0]]), 2), 3)
+    array([[-1.,  1.]])
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ValueError(f"layer_norm: input shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {normalized_shape}")
+    axes = tuple(range(input.ndim - k, input.ndim))
+    mean = fnp.mean(input, axis=axes, keepdims=True)
+    centered = input - mean
+    var = fnp.mean(centered * centered, axis=axes, keepdims=True)
+    out = centered / fnp.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _channel_shape(x: Any) -> tuple[int, ...]:
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = None,
+               bias: Any = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Any:
+    """Batch normalisation over all axes but the channel axis 1.
+
+    With ``training=True`` the batch statistics (biased variance) normalise; otherwise the
+    running ones. Pure: it never updates ``running_mean``/``running_var`` (``BatchNorm1d``
+    does that); ``momentum`` is accepted for signature compatibility.
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0], [3.0]])
+    >>> np.round(batch_norm(x, None, None, training=True), 3)
+    array([[-1.],
+           [ 1.]])
+    """
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected input with at least 2 dims (N, C, ...), got "
+                         f"shape {tuple(input.shape)}")
+    cshape = _channel_shape(input)
+    if training:
+        mean, var = _batch_stats(input)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when "
+                             "training=False")
+        mean, var = running_mean, running_var
+    out = (input - fnp.reshape(mean, cshape)) / fnp.sqrt(fnp.reshape(var, cshape) + eps)
+    if weight is not None:
+        out = out * fnp.reshape(weight, cshape)
+    if bias is not None:
+        out = out + fnp.reshape(bias, cshape)
+    return out
+
+
+def _batch_stats(x: Any) -> tuple[Any, Any]:
+    axes = (0,) + tuple(range(2, x.ndim))
+    mean = fnp.mean(x, axis=axes)
+    c = x - fnp.reshape(mean, _channel_shape(x))
+    return mean, fnp.mean(c * c, axis=axes)
+
+
+# -- dropout -------------------------------------------------------------------------------
+
+_M32 = 0xFFFFFFFF
+
+
+def _mix32(h: Any) -> Any:
+    # "lowbias32" integer hash (C. Wellons): a bijection on uint32 with good avalanche.
+    h = h ^ (h >> 16)
+    h = h * 0x7FEB352D
+    h = h ^ (h >> 15)
+    h = h * 0x846CA68B
+    return h ^ (h >> 16)
+
+
+def _key_parts(key: Any, like: Any) -> tuple[Any, Any]:
+    if isinstance(key, (int, numpy.integer)) and not isinstance(key, bool):
+        k = int(key)
+        return k & _M32, (k >> 32) & _M32
+    shape = tuple(getattr(key, "shape", ()))
+    dt = getattr(key, "dtype", None)
+    if shape != (2,) or dt is None or numpy.dtype(dt) != numpy.uint32:
+        raise TypeError(f"dropout: key must be an int seed or a uint32 array of shape (2,), "
+                        f"got {type(key).__name__} shape {shape} dtype {dt}")
+    return key[0], key[1]
+
+
+def random_uniform(key: Any, like: Any) -> Any:
+    """Counter-based uniform [0, 1) samples shaped like ``like`` (its dtype if floating, else
+    float32), reproducible from ``key`` and traceable (works under jit/vmap).
+
+    ``key``: an int seed or a uint32 array of shape (2,) (see :func:`split_key`).
+
+    >>> import numpy as np
+    >>> u = random_uniform(0, np.zeros(1000, np.float32))
+    >>> bool((u >= 0).all() and (u < 1).all()), u.dtype, round(float(u.mean()), 1)
+    (True, dtype('float32'), 0.5)
+    """
+    k0, k1 = _key_parts(key, like)
+    n = math.prod(like.shape)
+    counter = fnp.reshape(_iota_like(like, n, numpy.uint32), like.shape)
+    bits = _mix32(_mix32(counter ^ k0) + k1)
+    bits = _mix32(bits ^ 0x9E3779B9)
+    dt = like.dtype if numpy.dtype(like.dtype).kind == "f" else numpy.dtype(numpy.float32)
+    # 24 bits are exact in float32 and give values in [0, 1).
+    return (bits >> 8).astype(dt) * (1.0 / (1 << 24))
+
+
+def split_key(key: Any) -> tuple[Any, Any]:
+    """Two independent uint32[2] keys derived from ``key`` (an int seed or a uint32[2] array).
+
+    >>> import numpy as np
+    >>> a, b = split_key(np.array([1, 2], dtype=np.uint32))
+    >>> a.dtype, a.shape, bool((a != b).any())
+    (dtype('uint32'), (2,), True)
+    """
+    if isinstance(key, (int, numpy.integer)):
+        key = numpy.array([int(key) & _M32, (int(key) >> 32) & _M32], dtype=numpy.uint32)
+    k0, k1 = _key_parts(key, key)
+    base = fnp.reshape(_iota_like(key, 4, numpy.uint32), (2, 2))
+    out = _mix32(_mix32(base ^ k0) + (k1 ^ 0x85EBCA6B))
+    return out[0], out[1]
+
+
+def dropout(input: Any, p: float = 0.5, training: bool = True, *, key: Any = None) -> Any:
+    """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    Randomness is explicit: with ``training`` and ``0 < p`` a ``key=`` (int seed or uint32[2]
+    array) is required, so results are reproducible and correct under jit (a hidden global
+    seed would be frozen into a compiled trace). ``nn.Dropout`` manages a key for you.
+
+    >>> import numpy as np
+    >>> y = dropout(np.ones(1000, np.float32), 0.5, key=0)
+    >>> sorted(set(y.tolist())), round(float((y == 0).mean()), 1)
+    ([0.0, 2.0], 0.5)
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0
+    if key is None:
+        raise TypeError("dropout: training with p > 0 needs key= (an int seed or a uint32[2] "
+                        "array); nn.Dropout keeps and advances its own key")
+    keep = random_uniform(key, input) >= p
+    return fnp.where(keep, input * (1.0 / (1.0 - p)), 0)
+
+
+# -- convolution and pooling ---------------------------------------------------------------
+
+
+def _tuple(v: Any, n: int, name: str, fname: str) -> tuple[int, ...]:
+    if isinstance(v, (int, numpy.integer)):
+        return (int(v),) * n
+    t = tuple(int(i) for i in v)
+    if len(t) != n:
+        raise ValueError(f"{fname}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    return t
+
+
+def _patches(x: Any, kernel: tuple[int, int], stride: tuple[int, int],
+             dilation: tuple[int, int], fname: str) -> tuple[Any, int, int]:
+    """(N, C, kh*kw, Ho, Wo) strided views of an already padded (N, C, H, W) input."""
+    h, w = x.shape[2], x.shape[3]
+    kh, kw = kernel
+    ho = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    if ho <= 0 or wo <= 0:
+        raise ValueError(f"{fname}: kernel size {kernel} (dilation {dilation}) is larger than "
+                         f"the padded input ({h}, {w})")
+    cols = []
+    for i in range(kh):
+        for j in range(kw):
+            r0, c0 = i * dilation[0], j * dilation[1]
+            cols.append(x[:, :, r0:r0 + stride[0] * (ho - 1) + 1:stride[0],
+                          c0:c0 + stride[1] * (wo - 1) + 1:stride[1]])
+    return fnp.stack(cols, axis=2), ho, wo
+
+
+def _conv_padding(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
+                  stride: tuple[int, int], fname: str) -> tuple[tuple[int, int], ...]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0), (0, 0))
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{fname}: padding='same' is not supported for strided "
+                                 "convolutions")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))
+            return tuple(out)
+        raise ValueError(f"{fname}: padding must be 'valid', 'same', an int or a tuple, got "
+                         f"{padding!r}")
+    ph, pw = _tuple(padding, 2, "padding", fname)
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{fname}: negative padding {padding!r}")
+    return ((ph, ph), (pw, pw))
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """2-D cross-correlation (PyTorch's conv2d): input ``(N, C, H, W)`` or ``(C, H, W)``,
+    weight ``(O, C // groups, kh, kw)``; zero padding (int, pair, 'valid' or 'same').
+
+    >>> import numpy as np
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> conv2d(x, np.ones((1, 1, 2, 2)), stride=2)
+    array([[[[10., 18.],
+             [42., 50.]]]])
+    """
+    fname = "conv2d"
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = fnp.expand_dims(input, 0)
+    if input.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"{fname}: expected input (N, C, H, W) or (C, H, W) and weight "
+                         f"(O, C/groups, kh, kw), got shapes {tuple(input.shape)} and "
+                         f"{tuple(weight.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    o, cg, kh, kw = weight.shape
+    if groups < 1 or c % groups or o % groups or cg * groups != c:
+        raise ValueError(f"{fname}: input has {c} channels, weight {tuple(weight.shape)} and "
+                         f"groups={groups}: need C == weight.shape[1] * groups and O "
+                         "divisible by groups")
+    stride_t = _tuple(stride, 2, "stride", fname)
+    dil = _tuple(dilation, 2, "dilation", fname)
+    pads = _conv_padding(padding, (kh, kw), dil, stride_t, fname)
+    if any(p for pair in pads for p in pair):
+        input = fnp.pad(input, ((0, 0), (0, 0)) + pads)
+    cols, ho, wo = _patches(input, (kh, kw), stride_t, dil, fname)
+    cols = fnp.reshape(cols, (n, groups, cg, kh * kw, ho, wo))
+    w = fnp.reshape(weight, (groups, o // groups, cg, kh * kw))
+    out = fnp.einsum("ngckhw,gock->ngohw", cols, w)
+    out = fnp.reshape(out, (n, o, ho, wo))
+    if bias is not None:
+        out = out + fnp.reshape(bias, (1, o, 1, 1))
+    return out[0] if unbatched else out
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """1-D cross-correlation: input ``(N, C, L)`` or ``(C, L)``, weight ``(O, C // groups, k)``.
+
+    >>> import numpy as np
+    >>> conv1d(np.arange(5.0).reshape(1, 1, 5), np.ones((1, 1, 2)))
+    array([[[1., 3., 5., 7.]]])
+    """
+    if weight.ndim != 3:
+        raise ValueError(f"conv1d: expected weight (O, C/groups, k), got shape "
+                         f"{tuple(weight.shape)}")
+    if isinstance(padding, str):
+        pad2: Any = padding
+    else:
+        pad2 = (0, _tuple(padding, 1, "padding", "conv1d")[0])
+    out = conv2d(fnp.expand_dims(input, -2), fnp.expand_dims(weight, -2), bias,
+                 (1, _tuple(stride, 1, "stride", "conv1d")[0]), pad2,
+                 (1, _tuple(dilation, 1, "dilation", "conv1d")[0]), groups)
+    return fnp.squeeze(out, -2)
+
+
+def _pool_setup(input: Any, kernel_size: Any, stride: Any, padding: Any, fname: str
+                ) -> tuple[Any, bool, tuple[int, int], tuple[int, int], tuple[int, int]]:
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = fnp.expand_dims(input, 0)
+    if input.ndim != 4:
+        raise ValueError(f"{fname}: expected input (N, C, H, W) or (C, H, W), got shape "
+                         f"{tuple(input.shape)}")
+    k = _tuple(kernel_size, 2, "kernel_size", fname)
+    s = k if stride is None else _tuple(stride, 2, "stride", fname)
+    p = _tuple(padding, 2, "padding", fname)
+    if any(pi > ki // 2 for pi, ki in zip(p, k)):
+        raise ValueError(f"{fname}: padding {p} should be at most half of kernel size {k}")
+    return input, unbatched, k, s, p
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False) -> Any:
+    """2-D max pooling (padding counts as -inf). ``ceil_mode=True`` is not supported.
+
+    >>> import numpy as np
+    >>> max_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    if ceil_mode:
+        raise NotImplementedError("max_pool2d: ceil_mode=True is not supported")
+    x, unbatched, k, s, p = _pool_setup(input, kernel_size, stride, padding, "max_pool2d")
+    d = _tuple(dilation, 2, "dilation", "max_pool2d")
+    if any(p):
+        x = fnp.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])),
+                    constant_values=-numpy.inf)
+    cols, _, _ = _patches(x, k, s, d, "max_pool2d")
+    out = fnp.max(cols, axis=2)
+    return out[0] if unbatched else out
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Any:
+    """2-D average pooling. ``ceil_mode=True`` is not supported.
+
+    >>> import numpy as np
+    >>> avg_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    """
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported")
+    x, unbatched, k, s, p = _pool_setup(input, kernel_size, stride, padding, "avg_pool2d")
+    pads = ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))
+    if any(p):
+        x = fnp.pad(x, pads)
+    cols, _, _ = _patches(x, k, s, (1, 1), "avg_pool2d")
+    total = fnp.sum(cols, axis=2)
+    if divisor_override is not None:
+        out = total / divisor_override
+    elif count_include_pad or not any(p):
+        out = total / (k[0] * k[1])
+    else:
+        ones = fnp.pad(fnp.ones_like(x[:1, :1, p[0]:x.shape[2] - p[0], p[1]:x.shape[3] - p[1]]),
+                       pads)
+        counts, _, _ = _patches(ones, k, s, (1, 1), "avg_pool2d")
+        out = total / fnp.sum(counts, axis=2)
+    return out[0] if unbatched else out
+
+
+# -- losses --------------------------------------------------------------------------------
+
+
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """Mean squared error.
+
+    >>> import numpy as np
+    >>> mse_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
+    array(2.)
+    """
+    _check_reduction(reduction, "mse_loss")
+    _same_shape(input, target, "mse_loss")
+    d = input - target
+    return _reduce(d * d, reduction, "mse_loss")
+
+
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
+    """Mean absolute error.
+
+    >>> import numpy as np
+    >>> l1_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
+    array(1.)
+    """
+    _check_reduction(reduction, "l1_loss")
+    _same_shape(input, target, "l1_loss")
+    return _reduce(fnp.abs(input - target), reduction, "l1_loss")
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
+    """0.5 d**2 if |d| < delta else delta * (|d| - 0.5 delta).
+
+    >>> import numpy as np
+    >>> huber_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
+    array([0.125, 2.5  ])
+    """
+    _check_reduction(reduction, "huber_loss")
+    _same_shape(input, target, "huber_loss")
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    ad = fnp.abs(input - target)
+    small = fnp.minimum(ad, delta)
+    # Written without a branch: 0.5 s**2 + delta * (|d| - s), s = min(|d|, delta).
+    return _reduce(0.5 * small * small + delta * (ad - small), reduction, "huber_loss")
+
+
+def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+    """0.5 d**2 / beta if |d| < beta else |d| - 0.5 beta (``beta=0``: L1).
+
+    >>> import numpy as np
+    >>> smooth_l1_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
+    array([0.125, 2.5  ])
+    """
+    _check_reduction(reduction, "smooth_l1_loss")
+    _same_shape(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    ad = fnp.abs(input - target)
+    small = fnp.minimum(ad, beta)
+    return _reduce(0.5 * small * small / beta + (ad - small), reduction, "smooth_l1_loss")
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
+                         reduction: str = "mean") -> Any:
+    """-w (t log p + (1 - t) log(1 - p)) on probabilities; logs clamped at -100 like PyTorch.
+
+    >>> import numpy as np
+    >>> round(float(binary_cross_entropy(np.array([0.8]), np.array([1.0]))), 4)
+    0.2231
+    """
+    _check_reduction(reduction, "binary_cross_entropy")
+    _same_shape(input, target, "binary_cross_entropy")
+    logp = fnp.maximum(fnp.log(input), -100.0)
+    log1mp = fnp.maximum(fnp.log1p(-input), -100.0)
+    loss = -(target * logp + (1 - target) * log1mp)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Any:
+    """Sigmoid + binary cross entropy, computed stably from logits (PyTorch's formula,
+    including ``pos_weight`` broadcast over the last axis).
+
+    >>> import numpy as np
+    >>> round(float(binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
+    0.6931
+    """
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    _same_shape(input, target, "binary_cross_entropy_with_logits")
+    # log(1 + exp(-x)) stably = softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)
+    sp_neg = fnp.log1p(fnp.exp(-fnp.abs(input))) + fnp.maximum(-input, 0)
+    if pos_weight is not None:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp_neg
+    else:
+        loss = (1 - target) * input + sp_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def _class_axis(input: Any) -> int:
+    return 0 if input.ndim == 1 else 1
+
+
+def _check_targets(target: Any, n_classes: int, ignore_index: int, fname: str) -> None:
+    hv = _host_value(target)
+    if hv is not None and hv.size:
+        bad = (hv != ignore_index) & ((hv < 0) | (hv >= n_classes))
+        if bad.any():
+            raise IndexError(f"{fname}: target {int(hv[bad].flat[0])} is out of bounds "
+                             f"for {n_classes} classes")
+
+
+def _pick(logp: Any, target: Any, axis: int) -> Any:
+    return fnp.squeeze(fnp.take_along_axis(logp, fnp.expand_dims(target, axis), axis=axis),
+                       axis)
+
+
+def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Any:
+    """Negative log-likelihood of class indices given log-probabilities ``(N, C, ...)``.
+
+    ``mean`` divides by the summed weights of the non-ignored targets (PyTorch).
+
+    >>> import numpy as np
+    >>> round(float(nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([1]))), 4)
+    0.6931
+    """
+    _check_reduction(reduction, "nll_loss")
+    axis = _class_axis(input)
+    n_classes = input.shape[axis]
+    tdt = getattr(target, "dtype", None)
+    if tdt is None or numpy.dtype(tdt).kind not in "iu":
+        raise TypeError(f"nll_loss: target must be an integer array of class indices, got "
+                        f"dtype {tdt}")
+    expected = tuple(input.shape[:axis]) + tuple(input.shape[axis + 1:])
+    if tuple(target.shape) != expected:
+        raise ValueError(f"nll_loss: input shape {tuple(input.shape)} needs target shape "
+                         f"{expected}, got {tuple(target.shape)}")
+    _check_targets(target, n_classes, ignore_index, "nll_loss")
+    valid = target != ignore_index
+    safe = fnp.where(valid, target, 0)
+    picked = _pick(input, safe, axis)
+    w = fnp.where(valid, 1, 0).astype(input.dtype) if weight is None else \
+        fnp.where(valid, fnp.take(weight, safe), 0)
+    loss = -picked * w
+    if reduction == "mean":
+        return fnp.divide(fnp.sum(loss), fnp.sum(w))
+    return _reduce(loss, reduction, "nll_loss")
+
+
+def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Any:
+    """Cross entropy of logits ``(N, C, ...)`` (or ``(C,)``) against class indices or
+    class probabilities, with PyTorch's ``weight``/``ignore_index``/``label_smoothing``
+    semantics and normalisation.
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 2.0, 0.5]])
+    >>> bool(np.isclose(cross_entropy(x, np.array([1])),
+    ...                 cross_entropy(x, np.array([[0.0, 1.0, 0.0]]))))
+    True
+    """
+    _check_reduction(reduction, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    axis = _class_axis(input)
+    n_classes = input.shape[axis]
+    logp = fsp.log_softmax(input, axis=axis)
+    wshape = [1] * input.ndim
+    wshape[axis] = n_classes
+    tdt = getattr(target, "dtype", None)
+    if tdt is not None and numpy.dtype(tdt).kind == "f":
+        if tuple(target.shape) != tuple(input.shape):
+            raise ValueError(f"cross_entropy: probability targets must have the input's shape "
+                             f"{tuple(input.shape)}, got {tuple(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        prod = logp * target
+        if weight is not None:
+            prod = prod * fnp.reshape(weight, wshape)
+        loss = -fnp.sum(prod, axis=axis)
+        return _reduce(loss, reduction, "cross_entropy")
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0:
+        return nll
+    valid = target != ignore_index
+    lw = logp if weight is None else logp * fnp.reshape(weight, wshape)
+    smooth = fnp.where(valid, -fnp.sum(lw, axis=axis), 0)
+    if reduction == "mean":
+        if weight is None:
+            denom = fnp.sum(valid.astype(input.dtype))
+        else:
+            denom = fnp.sum(fnp.where(valid, fnp.take(weight, fnp.where(valid, target, 0)), 0))
+        smooth = fnp.divide(fnp.sum(smooth), denom)
+    elif reduction == "sum":
+        smooth = fnp.sum(smooth)
+    # fnp ops (not operators) so eager 0-d results stay arrays, not NumPy scalars.
+    return fnp.add(fnp.multiply(nll, 1 - label_smoothing),
+                   fnp.multiply(smooth, label_smoothing / n_classes))
+
+
+def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Any:
+    """KL divergence with ``input`` as log-probabilities: target * (log target - input)
+    (0 where target is 0). ``reduction="batchmean"`` divides the sum by the batch size.
+
+    >>> import numpy as np
+    >>> p = np.array([[0.5, 0.5]])
+    >>> kl_div(np.log(p), p, reduction="batchmean")
+    array(0.)
+    """
+    _check_reduction(reduction, "kl_div", ("batchmean",))
+    _same_shape(input, target, "kl_div")
+    if log_target:
+        loss = fnp.exp(target) * (target - input)
+    else:
+        loss = fsp.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return fnp.divide(fnp.sum(loss), input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction, "kl_div")

@@ -1,0 +1,298 @@
+"""Parameter initialisers with PyTorch's formulas, plus the global default dtype and RNG.
+
+Parameters are created eagerly as host NumPy arrays, so initialisation uses a
+``numpy.random.Generator``. Every initialiser takes ``generator=`` (a ``Generator``, or an
+int seed); without one it draws from the global default generator, which
+:func:`manual_seed` reseeds (like ``torch.manual_seed``; the streams are not PyTorch's, only
+the distributions are). Initialisers fill the array IN PLACE and return it, like PyTorch's
+trailing-underscore functions; they work on CuPy arrays too (values are drawn on the host).
+
+>>> import numpy as np
+>>> from funcgrad_nn import init
+>>> w = np.empty((3, 4), dtype=np.float32)
+>>> _ = init.xavier_uniform_(w, generator=0)
+>>> bool(np.abs(w).max() <= np.sqrt(6 / 7))
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+
+import funcgrad
+
+__all__ = [
+    "calculate_gain", "constant_", "default_generator", "eye_", "get_default_dtype",
+    "kaiming_normal_", "kaiming_uniform_", "manual_seed", "normal_", "ones_", "orthogonal_",
+    "set_default_dtype", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+    "zeros_",
+]
+
+_state: dict[str, Any] = {"dtype": numpy.dtype(numpy.float32),
+                          "generator": numpy.random.default_rng()}
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set the floating dtype new parameters are created with (float32 by default).
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> nn.set_default_dtype(np.float64); nn.Linear(1, 1).weight.dtype
+    dtype('float64')
+    >>> nn.set_default_dtype(np.float32)
+    """
+    dt = numpy.dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating dtypes are supported, got {dt}")
+    _state["dtype"] = dt
+
+
+def get_default_dtype() -> numpy.dtype:
+    """The floating dtype new parameters get.
+
+    >>> get_default_dtype()
+    dtype('float32')
+    """
+    return _state["dtype"]
+
+
+def manual_seed(seed: int) -> numpy.random.Generator:
+    """Reseed the global generator used by initialisers (and Dropout's default key).
+
+    >>> import funcgrad_nn as nn
+    >>> _ = nn.manual_seed(0); a = nn.Linear(2, 2).weight.copy()
+    >>> _ = nn.manual_seed(0); bool((a == nn.Linear(2, 2).weight).all())
+    True
+    """
+    _state["generator"] = numpy.random.default_rng(seed)
+    return _state["generator"]
+
+
+def default_generator() -> numpy.random.Generator:
+    """The global generator (see :func:`manual_seed`).
+
+    >>> import numpy as np
+    >>> isinstance(default_generator(), np.random.Generator)
+    True
+    """
+    return _state["generator"]
+
+
+def _gen(generator: Any) -> numpy.random.Generator:
+    if generator is None:
+        return _state["generator"]
+    if isinstance(generator, numpy.random.Generator):
+        return generator
+    if isinstance(generator, (int, numpy.integer)):
+        return numpy.random.default_rng(int(generator))
+    raise TypeError(f"generator: expected None, an int seed or numpy.random.Generator, got "
+                    f"{type(generator).__name__}")
+
+
+def _fill(tensor: Any, values: numpy.ndarray) -> Any:
+    if not hasattr(tensor, "shape"):
+        raise TypeError(f"expected an array to fill in place, got {type(tensor).__name__}")
+    values = numpy.asarray(values, dtype=tensor.dtype).reshape(tensor.shape)
+    if isinstance(tensor, numpy.ndarray):
+        tensor[...] = values
+    else:
+        tensor[...] = funcgrad.device_put(values, _device(tensor))
+    return tensor
+
+
+def _device(x: Any) -> str:
+    from funcgrad.backend import device_of
+
+    return device_of(x)
+
+
+def _fans(tensor: Any) -> tuple[int, int]:
+    shape = tuple(tensor.shape)
+    if len(shape) < 2:
+        raise ValueError("fan in and fan out can not be computed for an array with fewer than "
+                         f"2 dimensions (shape {shape})")
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """PyTorch's recommended gain for a nonlinearity.
+
+    >>> round(calculate_gain("relu"), 4), round(calculate_gain("leaky_relu", 0.2), 4)
+    (1.4142, 1.3868)
+    """
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid", "identity")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+            raise ValueError(f"negative_slope {slope} not a valid number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Any:
+    """Fill with U(a, b).
+
+    >>> import numpy as np
+    >>> x = uniform_(np.empty(100), -1, 1, generator=0); bool((np.abs(x) <= 1).all())
+    True
+    """
+    return _fill(tensor, _gen(generator).uniform(a, b, size=tensor.shape))
+
+
+def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Any:
+    """Fill with N(mean, std**2).
+
+    >>> import numpy as np
+    >>> normal_(np.empty(3), generator=0).shape
+    (3,)
+    """
+    return _fill(tensor, _gen(generator).normal(mean, std, size=tensor.shape))
+
+
+def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Any = None) -> Any:
+    """Fill with N(mean, std**2) truncated to [a, b] (rejection sampling).
+
+    >>> import numpy as np
+    >>> x = trunc_normal_(np.empty(1000), generator=0); bool((np.abs(x) <= 2).all())
+    True
+    """
+    g = _gen(generator)
+    n = math.prod(tensor.shape)
+    out = numpy.empty(0)
+    while out.size < n:
+        draw = g.normal(mean, std, size=max(2 * (n - out.size), 16))
+        out = numpy.concatenate([out, draw[(draw >= a) & (draw <= b)]])
+    return _fill(tensor, out[:n])
+
+
+def constant_(tensor: Any, val: float) -> Any:
+    """Fill with ``val``.
+
+    >>> import numpy as np
+    >>> constant_(np.empty(2), 3.0)
+    array([3., 3.])
+    """
+    return _fill(tensor, numpy.full(tensor.shape, val))
+
+
+def zeros_(tensor: Any) -> Any:
+    """Fill with zeros.
+
+    >>> import numpy as np
+    >>> zeros_(np.ones(2))
+    array([0., 0.])
+    """
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Any) -> Any:
+    """Fill with ones.
+
+    >>> import numpy as np
+    >>> ones_(np.zeros(2))
+    array([1., 1.])
+    """
+    return constant_(tensor, 1.0)
+
+
+def eye_(tensor: Any) -> Any:
+    """Fill a 2-D array with the identity.
+
+    >>> import numpy as np
+    >>> eye_(np.zeros((2, 3)))[1]
+    array([0., 1., 0.])
+    """
+    if len(tensor.shape) != 2:
+        raise ValueError(f"eye_: only 2-D arrays are supported, got shape {tensor.shape}")
+    return _fill(tensor, numpy.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
+    """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
+
+    >>> import numpy as np
+    >>> xavier_uniform_(np.empty((2, 2)), generator=0).shape
+    (2, 2)
+    """
+    fan_in, fan_out = _fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
+    """Glorot normal: N(0, std**2), std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    >>> import numpy as np
+    >>> xavier_normal_(np.empty((2, 2)), generator=0).shape
+    (2, 2)
+    """
+    fan_in, fan_out = _fans(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor: Any, a: float, mode: str, nonlinearity: str) -> float:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Any:
+    """He uniform: U(-b, b), b = gain * sqrt(3 / fan). ``a=sqrt(5)`` is PyTorch's Linear/Conv
+    default (giving b = 1/sqrt(fan_in)).
+
+    >>> import numpy as np, math
+    >>> w = kaiming_uniform_(np.empty((4, 9)), a=math.sqrt(5), generator=0)
+    >>> bool(np.abs(w).max() <= 1 / 3)
+    True
+    """
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator: Any = None) -> Any:
+    """He normal: N(0, std**2), std = gain / sqrt(fan).
+
+    >>> import numpy as np
+    >>> kaiming_normal_(np.empty((2, 3)), generator=0).shape
+    (2, 3)
+    """
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
+    """A (semi-)orthogonal matrix (trailing dims flattened), scaled by ``gain``.
+
+    >>> import numpy as np
+    >>> q = orthogonal_(np.empty((3, 3)), generator=0)
+    >>> bool(np.allclose(q @ q.T, np.eye(3)))
+    True
+    """
+    if len(tensor.shape) < 2:
+        raise ValueError("orthogonal_: only arrays with 2 or more dimensions are supported")
+    rows = tensor.shape[0]
+    cols = math.prod(tensor.shape[1:])
+    flat = _gen(generator).normal(size=(rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = numpy.linalg.qr(flat)
+    q = q * numpy.sign(numpy.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q)

@@ -1,0 +1,28 @@
+"""Layer modules: linear, activations, dropout, normalisation, embedding, conv, pooling."""
+
+from funcgrad_nn.layers.activation import (
+    ELU,
+    GELU,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+from funcgrad_nn.layers.conv import Conv1d, Conv2d
+from funcgrad_nn.layers.dropout import Dropout
+from funcgrad_nn.layers.embedding import Embedding
+from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, Linear, Unflatten
+from funcgrad_nn.layers.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from funcgrad_nn.layers.pooling import AvgPool2d, MaxPool2d
+
+__all__ = [
+    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Dropout", "ELU",
+    "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU", "Linear",
+    "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus",
+    "Tanh", "Unflatten",
+]

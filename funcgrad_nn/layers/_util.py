@@ -1,0 +1,20 @@
+"""Shared helpers for the layer modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from funcgrad_nn.init import get_default_dtype
+
+
+def empty(shape: tuple[int, ...], dtype: Any = None, device: str | None = None) -> Any:
+    """A host array for a new parameter (filled by an initialiser right after)."""
+    del device  # moved with Module.to(); creation is always on the host
+    return numpy.zeros(shape, dtype=get_default_dtype() if dtype is None else dtype)
+
+
+def place(module: Any, device: str | None) -> None:
+    if device is not None and device != "cpu":
+        module.to(device)

@@ -1,0 +1,101 @@
+"""Conv1d and Conv2d (im2col over funcgrad.numpy; PyTorch weight layout and init)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from funcgrad_nn import functional as F
+from funcgrad_nn import init
+from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.module import Module, Parameter
+
+__all__ = ["Conv1d", "Conv2d"]
+
+
+def _ntuple(v: Any, n: int) -> tuple[int, ...]:
+    return (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
+
+
+class _ConvNd(Module):
+    _n = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: only padding_mode='zeros' is supported, got "
+                                      f"{padding_mode!r}")
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
+                             f"({out_channels}) must be divisible by groups ({groups})")
+        n = self._n
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.groups, self.padding_mode = groups, padding_mode
+        self.weight = Parameter(empty((out_channels, in_channels // groups)
+                                      + self.kernel_size, dtype))
+        if bias:
+            self.bias = Parameter(empty((out_channels,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+        place(self, device)
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            if fan_in:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound, generator=generator)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding not in ((0,) * self._n, "valid"):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over ``(N, C, L)``; weight ``(out, in // groups, k)``.
+
+    >>> import numpy as np
+    >>> Conv1d(2, 4, 3, padding=1)(np.ones((1, 2, 5), np.float32)).shape
+    (1, 4, 5)
+    """
+
+    _n = 1
+
+    def forward(self, input: Any) -> Any:
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over ``(N, C, H, W)``; weight ``(out, in // groups, kh, kw)``; stride,
+    padding (int, pair, 'same', 'valid'), dilation and groups as in PyTorch.
+
+    >>> import numpy as np
+    >>> Conv2d(3, 8, 3, stride=2, padding=1)(np.ones((2, 3, 8, 8), np.float32)).shape
+    (2, 8, 4, 4)
+    """
+
+    _n = 2
+
+    def forward(self, input: Any) -> Any:
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)

@@ -1,0 +1,161 @@
+"""Linear, Bilinear, Identity, Flatten, Unflatten."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import funcgrad.numpy as fnp
+from funcgrad_nn import functional as F
+from funcgrad_nn import init
+from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.module import Module, Parameter
+
+__all__ = ["Bilinear", "Flatten", "Identity", "Linear", "Unflatten"]
+
+
+class Identity(Module):
+    """Returns its input (extra constructor arguments are ignored, as in PyTorch).
+
+    >>> import numpy as np
+    >>> Identity(54, unused="x")(np.ones(2))
+    array([1., 1.])
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias; weight ``(out_features, in_features)``, PyTorch's default
+    init (kaiming_uniform with a=sqrt(5), bias U(-1/sqrt(in), 1/sqrt(in))).
+
+    >>> import numpy as np
+    >>> m = Linear(3, 2)
+    >>> m.weight.shape, m.bias.shape, m.weight.dtype
+    ((2, 3), (2,), dtype('float32'))
+    >>> m(np.ones((4, 3), np.float32)).shape
+    (4, 2)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: str | None = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), dtype))
+        if bias:
+            self.bias = Parameter(empty((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+        place(self, device)
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound, generator=generator)
+
+    def forward(self, input: Any) -> Any:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """y_k = x1 @ weight[k] @ x2 + bias[k]; weight ``(out, in1, in2)``, U(-1/sqrt(in1), ...)
+    init like PyTorch.
+
+    >>> import numpy as np
+    >>> Bilinear(2, 3, 4)(np.ones((5, 2), np.float32), np.ones((5, 3), np.float32)).shape
+    (5, 4)
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: str | None = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), dtype))
+        if bias:
+            self.bias = Parameter(empty((out_features,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+        place(self, device)
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound, generator=generator)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound, generator=generator)
+
+    def forward(self, input1: Any, input2: Any) -> Any:
+        out = fnp.einsum("...i,oij,...j->...o", input1, self.weight, input2)
+        if self.bias is not None:
+            out = out + self.bias
+        return out
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+def _norm_dim(d: int, ndim: int, what: str) -> int:
+    if not -ndim <= d < ndim:
+        raise IndexError(f"{what}: dimension {d} out of range for an input with {ndim} dims")
+    return d % ndim
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim..end_dim`` into one.
+
+    >>> import numpy as np
+    >>> Flatten()(np.zeros((2, 3, 4))).shape
+    (2, 12)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input: Any) -> Any:
+        nd = max(input.ndim, 1)
+        s = _norm_dim(self.start_dim, nd, "Flatten")
+        e = _norm_dim(self.end_dim, nd, "Flatten")
+        if input.ndim == 0:
+            return fnp.reshape(input, (1,))
+        if s > e:
+            raise ValueError("Flatten: start_dim cannot come after end_dim")
+        shape = tuple(input.shape)
+        return fnp.reshape(input, shape[:s] + (-1,) + shape[e + 1:])
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Expand dim ``dim`` into ``unflattened_size`` (may contain one -1).
+
+    >>> import numpy as np
+    >>> Unflatten(1, (3, 4))(np.zeros((2, 12))).shape
+    (2, 3, 4)
+    """
+
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...]) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input: Any) -> Any:
+        d = _norm_dim(self.dim, input.ndim, "Unflatten")
+        shape = tuple(input.shape)
+        return fnp.reshape(input, shape[:d] + self.unflattened_size + shape[d + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,0 +1,814 @@
+"""``Module`` and ``Parameter``: PyTorch-style stateful modules that are also pytrees.
+
+A module holds plain arrays (NumPy/CuPy, or tracers inside transforms) in three ordered
+registries: ``_parameters``, ``_buffers`` and ``_modules``. Every subclass is registered as a
+pytree node: the leaves are all parameters (trainable and frozen) and all buffers, in
+``state_dict`` order (non-persistent buffers after the persistent ones of the same module);
+everything else is static. Unflattening builds a new instance without calling ``__init__``,
+so transformed code never mutates the caller's object.
+
+>>> import numpy as np
+>>> import funcgrad_nn as nn
+>>> from funcgrad import tree_util
+>>> class Affine(nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.w = nn.Parameter(np.ones(2, dtype=np.float32))
+...         self.register_buffer("count", np.zeros((), dtype=np.int64))
+...     def forward(self, x):
+...         return x * self.w
+>>> m = Affine()
+>>> [name for name, _ in m.named_parameters()]
+['w']
+>>> [tree_util.keystr(p, simple=True, separator=".") for p, _ in
+...  tree_util.tree_leaves_with_path(m)]
+['w', 'count']
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy
+
+import funcgrad
+from funcgrad import tree_util
+
+__all__ = ["Module", "Parameter", "is_array"]
+
+
+def is_array(x: Any) -> bool:
+    """True for anything array-like a module may hold as a parameter/buffer (not Python scalars).
+
+    >>> import numpy as np
+    >>> is_array(np.zeros(2)), is_array(3.0)
+    (True, False)
+    """
+    return hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+class Parameter:
+    """Marks an array as a parameter on assignment: ``self.weight = Parameter(x)``.
+
+    The module stores the array itself (there is no tensor wrapper) plus the
+    ``requires_grad`` flag; ``module.weight`` returns the array.
+
+    >>> import numpy as np
+    >>> p = Parameter(np.zeros(3), requires_grad=False)
+    >>> p.requires_grad, p.data.shape
+    (False, (3,))
+    """
+
+    __slots__ = ("data", "requires_grad")
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        if isinstance(data, Parameter):
+            data = data.data
+        if not is_array(data):
+            data = numpy.asarray(data)
+        self.data = data
+        self.requires_grad = bool(requires_grad)
+
+    def __repr__(self) -> str:
+        return f"Parameter(shape={tuple(self.data.shape)}, dtype={self.data.dtype}, " \
+               f"requires_grad={self.requires_grad})"
+
+
+_REGISTRIES = ("_parameters", "_buffers", "_modules")
+_INTERNAL = frozenset(
+    ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
+     "_forward_pre_hooks")
+)
+
+
+class Module:
+    """Base class of all layers; subclass it and implement ``forward``.
+
+    Assigning a :class:`Parameter` registers a parameter, assigning a ``Module`` registers a
+    submodule, ``register_buffer`` registers a buffer; attribute access returns the plain array.
+
+    >>> import numpy as np
+    >>> import funcgrad_nn as nn
+    >>> net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    >>> [n for n, _ in net.named_parameters()]
+    ['0.weight', '0.bias', '2.weight', '2.bias']
+    >>> net(np.ones((5, 3), dtype=np.float32)).shape
+    (5, 1)
+    """
+
+    training: bool
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        tree_util.register_pytree_node(cls, _flatten, _unflatten, _flatten_with_keys)
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_frozen", set())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # -- attribute routing ------------------------------------------------------------------
+
+    def _check_init(self) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign parameters/submodules before {type(self).__name__}.__init__ "
+                "called super().__init__()")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            self._check_init()
+            self._remove_from(name, keep="_parameters")
+            d["_parameters"][name] = value.data
+            if value.requires_grad:
+                d["_frozen"].discard(name)
+            else:
+                d["_frozen"].add(name)
+        elif isinstance(value, Module):
+            self._check_init()
+            self._remove_from(name, keep="_modules")
+            d["_modules"][name] = value
+        elif "_parameters" in d and name in d["_parameters"]:
+            if value is not None and not is_array(value):
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as parameter {name!r} "
+                    "(expected an array, a Parameter or None)")
+            d["_parameters"][name] = value
+        elif "_buffers" in d and name in d["_buffers"]:
+            if value is not None and not is_array(value):
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as buffer {name!r} "
+                    "(expected an array or None)")
+            d["_buffers"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as child module {name!r} "
+                    "(expected a Module or None)")
+            d["_modules"][name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _remove_from(self, name: str, keep: str) -> None:
+        d = self.__dict__
+        d.pop(name, None)
+        for reg in _REGISTRIES:
+            if reg != keep:
+                d[reg].pop(name, None)
+        if keep != "_parameters":
+            d["_frozen"].discard(name)
+        if keep != "_buffers":
+            d["_non_persistent"].discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: look in the registries.
+        d = self.__dict__
+        for reg in _REGISTRIES:
+            r = d.get(reg)
+            if r is not None and name in r:
+                return r[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        d = self.__dict__
+        for reg in _REGISTRIES:
+            if name in d.get(reg, ()):
+                del d[reg][name]
+                d["_frozen"].discard(name)
+                d["_non_persistent"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        extra = itertools.chain(self._parameters, self._buffers, self._modules)
+        return sorted(set(super().__dir__()) | set(extra))
+
+    # -- registration -----------------------------------------------------------------------
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (a :class:`Parameter`, or None) under ``name``.
+
+        >>> import numpy as np
+        >>> m = Module(); m.register_parameter("w", Parameter(np.ones(2)))
+        >>> list(m._parameters)
+        ['w']
+        """
+        self._check_init()
+        _check_name(name, self)
+        if param is None:
+            self._remove_from(name, keep="_parameters")
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter({name!r}): expected a Parameter or None, "
+                            f"got {type(param).__name__}")
+        else:
+            setattr(self, name, param)
+
+    def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
+        """Register an array as a buffer (saved in ``state_dict`` unless ``persistent=False``).
+
+        >>> import numpy as np
+        >>> m = Module(); m.register_buffer("mean", np.zeros(2))
+        >>> list(m.state_dict())
+        ['mean']
+        """
+        self._check_init()
+        _check_name(name, self)
+        if tensor is not None and not is_array(tensor):
+            raise TypeError(f"register_buffer({name!r}): expected an array or None, got "
+                            f"{type(tensor).__name__}")
+        self._remove_from(name, keep="_buffers")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a child module (or None) under ``name``.
+
+        >>> m = Module(); m.add_module("act", Module())
+        >>> list(dict(m.named_children()))
+        ['act']
+        """
+        self._check_init()
+        _check_name(name, self)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module({name!r}): {type(module).__name__} is not a Module")
+        self._remove_from(name, keep="_modules")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path ``target`` (``""`` is ``self``).
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Sequential(nn.Linear(1, 1)).get_submodule("0").in_features
+        1
+        """
+        mod: Module = self
+        if target == "":
+            return mod
+        for part in target.split("."):
+            sub = mod._modules.get(part)
+            if sub is None:
+                raise AttributeError(f"{type(mod).__name__} has no submodule {part!r} "
+                                     f"(in path {target!r})")
+            mod = sub
+        return mod
+
+    # -- forward ----------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no forward method")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward; a non-None result replaces
+        the output. Returns a handle with ``remove()``.
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m = nn.Identity()
+        >>> h = m.register_forward_hook(lambda mod, args, out: out * 2)
+        >>> float(m(np.float32(3.0)))
+        6.0
+        >>> h.remove()
+        """
+        return _RemovableHandle(self._forward_hooks, hook)
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
+        """Call ``hook(module, args)`` before each forward; a non-None result replaces args.
+
+        >>> import funcgrad_nn as nn
+        >>> h = nn.Identity().register_forward_pre_hook(lambda mod, args: None)
+        >>> h.remove()
+        """
+        return _RemovableHandle(self._forward_pre_hooks, hook)
+
+    # -- iteration --------------------------------------------------------------------------
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """(dotted name, module) for this module and all descendants, depth-first.
+
+        >>> import funcgrad_nn as nn
+        >>> [n for n, _ in nn.Sequential(nn.Linear(1, 1)).named_modules()]
+        ['', '0']
+        """
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, mod in self._modules.items():
+            if mod is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from mod.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        """All modules in the tree (self first).
+
+        >>> import funcgrad_nn as nn
+        >>> len(list(nn.Sequential(nn.ReLU(), nn.ReLU()).modules()))
+        3
+        """
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, module) for the direct children.
+
+        >>> import funcgrad_nn as nn
+        >>> [n for n, _ in nn.Sequential(nn.ReLU()).named_children()]
+        ['0']
+        """
+        seen: set[int] = set()
+        for name, mod in self._modules.items():
+            if mod is not None and id(mod) not in seen:
+                seen.add(id(mod))
+                yield name, mod
+
+    def children(self) -> Iterator[Module]:
+        """The direct children.
+
+        >>> import funcgrad_nn as nn
+        >>> len(list(nn.Sequential(nn.ReLU()).children()))
+        1
+        """
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, reg: str, prefix: str, recurse: bool,
+                       keep: Callable[[Module, str], bool]) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mprefix, mod in mods:
+            for name, v in getattr(mod, reg).items():
+                if v is None or id(v) in seen or not keep(mod, name):
+                    continue
+                seen.add(id(v))
+                yield mprefix + ("." if mprefix else "") + name, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         include_frozen: bool = False) -> Iterator[tuple[str, Any]]:
+        """(dotted name, array) for the trainable parameters (all with ``include_frozen``).
+
+        Order: depth-first, a module's own parameters before its submodules'.
+
+        >>> import funcgrad_nn as nn
+        >>> [n for n, _ in nn.Linear(2, 3).named_parameters()]
+        ['weight', 'bias']
+        """
+        if include_frozen:
+            return self._named_members("_parameters", prefix, recurse, lambda m, n: True)
+        return self._named_members("_parameters", prefix, recurse,
+                                   lambda m, n: n not in m._frozen)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Any]:
+        """The live trainable parameter arrays (optimizers update them in place).
+
+        >>> import funcgrad_nn as nn
+        >>> [p.shape for p in nn.Linear(2, 3).parameters()]
+        [(3, 2), (3,)]
+        """
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Any]]:
+        """(dotted name, array) for all buffers.
+
+        >>> import funcgrad_nn as nn
+        >>> [n for n, _ in nn.BatchNorm1d(2).named_buffers()]
+        ['running_mean', 'running_var', 'num_batches_tracked']
+        """
+        return self._named_members("_buffers", prefix, recurse, lambda m, n: True)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Any]:
+        """All buffer arrays.
+
+        >>> import funcgrad_nn as nn
+        >>> len(list(nn.BatchNorm1d(2).buffers()))
+        3
+        """
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # -- modes and flags --------------------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and all descendants; returns self.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Dropout().train(False).training
+        False
+        """
+        if not isinstance(mode, bool):
+            raise TypeError(f"train(mode): expected a bool, got {type(mode).__name__}")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode (same as ``train(False)``); returns self.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Dropout().eval().training
+        False
+        """
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Mark every parameter trainable (or frozen); returns self.
+
+        >>> import funcgrad_nn as nn
+        >>> len(list(nn.Linear(2, 2).requires_grad_(False).parameters()))
+        0
+        """
+        for m in self.modules():
+            for name in m._parameters:
+                if requires_grad:
+                    m._frozen.discard(name)
+                else:
+                    m._frozen.add(name)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """No-op: gradients are returned by the transforms, never stored on the module.
+
+        >>> Module().zero_grad()
+        """
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every submodule (children first, like PyTorch) and then on self.
+
+        >>> import funcgrad_nn as nn
+        >>> names = []
+        >>> _ = nn.Sequential(nn.ReLU()).apply(lambda m: names.append(type(m).__name__))
+        >>> names
+        ['ReLU', 'Sequential']
+        """
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # -- state dict -------------------------------------------------------------------------
+
+    def _state_items(self, prefix: str = "", keep_vars: bool = False
+                     ) -> Iterator[tuple[str, Any]]:
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                yield prefix + name, b
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m._state_items(prefix + name + ".", keep_vars)
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False
+                   ) -> collections.OrderedDict[str, Any]:
+        """OrderedDict name -> array copy (``keep_vars=True``: the live arrays).
+
+        Parameters then persistent buffers, module by module, in PyTorch's order.
+
+        >>> import funcgrad_nn as nn
+        >>> list(nn.Linear(2, 3).state_dict())
+        ['weight', 'bias']
+        """
+        out: collections.OrderedDict[str, Any] = collections.OrderedDict()
+        for name, v in self._state_items(prefix, keep_vars):
+            out[name] = v if keep_vars else v.copy()
+        return out
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True) -> _IncompatibleKeys:
+        """Copy arrays from ``state_dict`` into this module's parameters/buffers in place.
+
+        Names and shapes follow PyTorch; with ``strict`` missing or unexpected keys raise
+        ``RuntimeError``. Returns ``(missing_keys, unexpected_keys)``.
+
+        >>> import funcgrad_nn as nn
+        >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
+        >>> b.load_state_dict(a.state_dict())
+        _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        >>> bool((a.weight == b.weight).all())
+        True
+        """
+        targets: dict[str, tuple[Module, str, str]] = {}
+        for mprefix, mod in self.named_modules(remove_duplicate=False):
+            p = mprefix + "." if mprefix else ""
+            for name, v in mod._parameters.items():
+                if v is not None:
+                    targets[p + name] = (mod, "_parameters", name)
+            for name, v in mod._buffers.items():
+                if v is not None and name not in mod._non_persistent:
+                    targets[p + name] = (mod, "_buffers", name)
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        errors = []
+        if strict and (missing or unexpected):
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(
+                    repr(k) for k in unexpected))
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(
+                    repr(k) for k in missing))
+        for key, (mod, reg, name) in targets.items():
+            if key not in state_dict:
+                continue
+            cur = getattr(mod, reg)[name]
+            new = state_dict[key]
+            new_shape = tuple(getattr(new, "shape", numpy.shape(new)))
+            if new_shape != tuple(cur.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{new_shape}, the shape in current model is {tuple(cur.shape)}")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        for key, (mod, reg, name) in targets.items():
+            if key in state_dict:
+                cur = getattr(mod, reg)[name]
+                new = _to_device_like(state_dict[key], cur)
+                if getattr(cur, "flags", None) is not None and cur.flags.writeable:
+                    cur[...] = new
+                else:
+                    getattr(mod, reg)[name] = new.astype(cur.dtype, copy=True)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- device / dtype ---------------------------------------------------------------------
+
+    def _apply_arrays(self, fn: Callable[[Any], Any], params: bool = True,
+                      buffers: bool = True) -> Module:
+        for m in self.modules():
+            if params:
+                for k, v in m._parameters.items():
+                    if v is not None:
+                        m._parameters[k] = fn(v)
+            if buffers:
+                for k, v in m._buffers.items():
+                    if v is not None:
+                        m._buffers[k] = fn(v)
+        return self
+
+    def to(self, device: str | None = None, dtype: Any = None) -> Module:
+        """Move every parameter/buffer to ``device`` (e.g. ``"cpu"``, ``"cuda"``) and/or
+        cast floating ones to ``dtype``; replaces the arrays (optimizers built earlier keep
+        the old ones, as in PyTorch's advice to move before building the optimizer).
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> nn.Linear(2, 2).to(dtype=np.float64).weight.dtype
+        dtype('float64')
+        """
+        if device is not None and not isinstance(device, str):
+            dtype, device = device, None
+        if device is not None:
+            self._apply_arrays(lambda v: funcgrad.device_put(v, device))
+        if dtype is not None:
+            dt = numpy.dtype(dtype)
+            self._apply_arrays(lambda v: v.astype(dt) if v.dtype.kind in "fc" else v)
+        return self
+
+    def cpu(self) -> Module:
+        """Move to the host (``to("cpu")``).
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Linear(1, 1).cpu().weight.shape
+        (1, 1)
+        """
+        return self.to("cpu")
+
+    def cuda(self, device: int | None = None) -> Module:
+        """Move to the GPU (needs CuPy)."""
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def double(self) -> Module:
+        """Cast floating parameters/buffers to float64.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Linear(1, 1).double().weight.dtype
+        dtype('float64')
+        """
+        return self.to(dtype=numpy.float64)
+
+    def float(self) -> Module:
+        """Cast floating parameters/buffers to float32.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Linear(1, 1).double().float().weight.dtype
+        dtype('float32')
+        """
+        return self.to(dtype=numpy.float32)
+
+    def half(self) -> Module:
+        """Cast floating parameters/buffers to float16.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Linear(1, 1).half().weight.dtype
+        dtype('float16')
+        """
+        return self.to(dtype=numpy.float16)
+
+    # -- repr -------------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            sub = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {sub}")
+        main = type(self).__name__ + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _check_name(name: Any, mod: Module) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"attribute name should be a string, got {type(name).__name__}")
+    if name == "" or "." in name:
+        raise KeyError(f"attribute name can't be empty or contain '.', got {name!r}")
+    if name in mod.__dict__ and name not in _INTERNAL and not any(
+            name in mod.__dict__[r] for r in _REGISTRIES):
+        raise KeyError(f"attribute {name!r} already exists")
+
+
+def _to_device_like(new: Any, cur: Any) -> Any:
+    if type(new) is not type(cur):
+        if isinstance(cur, numpy.ndarray):
+            new = funcgrad.to_numpy(new)
+        else:
+            new = funcgrad.device_put(numpy.asarray(funcgrad.to_numpy(new)),
+                                      _device_name(cur))
+    return new
+
+
+def _device_name(x: Any) -> str:
+    from funcgrad.backend import device_of  # the one public-ish door to device names
+
+    return device_of(x)
+
+
+class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",
+                                               ["missing_keys", "unexpected_keys"])):
+    pass
+
+
+class _RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, registry: dict, hook: Callable[..., Any]) -> None:
+        self._registry = registry
+        self.id = next(self._ids)
+        registry[self.id] = hook
+
+    def remove(self) -> None:
+        self._registry.pop(self.id, None)
+
+    def __enter__(self) -> _RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+# -- pytree registration ---------------------------------------------------------------------
+
+
+def _static_equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if is_array(a):
+        return False  # arrays held as plain attributes: compare by identity only
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+class _ModuleAux:
+    """Static part of a module node: class, registry layout, flags and plain attributes."""
+
+    __slots__ = ("cls", "param_names", "buffer_names", "module_names", "frozen",
+                 "non_persistent", "static", "hooks", "pre_hooks", "nones", "_hash")
+
+    def __init__(self, mod: Module) -> None:
+        d = mod.__dict__
+        self.cls = type(mod)
+        self.param_names = tuple(k for k, v in d["_parameters"].items() if v is not None)
+        self.buffer_names = tuple(k for k, v in d["_buffers"].items() if v is not None)
+        self.module_names = tuple(k for k, v in d["_modules"].items() if v is not None)
+        # Entries registered as None (e.g. Linear(bias=False).bias) are kept, not leaves.
+        self.nones = tuple((reg, k) for reg in _REGISTRIES for k, v in d[reg].items()
+                           if v is None)
+        self.frozen = frozenset(d["_frozen"])
+        self.non_persistent = frozenset(d["_non_persistent"])
+        self.static = tuple((k, v) for k, v in d.items() if k not in _INTERNAL)
+        # Snapshots, so hooks added later change the structure (and retrace under jit).
+        self.hooks = tuple(d["_forward_hooks"].items())
+        self.pre_hooks = tuple(d["_forward_pre_hooks"].items())
+        h = hash((self.cls, self.param_names, self.buffer_names, self.module_names,
+                  self.frozen, self.non_persistent))
+        for k, v in self.static:
+            try:
+                h ^= hash((k, v))
+            except TypeError:
+                h ^= hash((k, type(v)))
+        self._hash = h
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _ModuleAux):
+            return NotImplemented
+        if self is other:
+            return True
+        if (self._hash != other._hash or self.cls is not other.cls
+                or self.param_names != other.param_names
+                or self.buffer_names != other.buffer_names
+                or self.module_names != other.module_names or self.frozen != other.frozen
+                or self.non_persistent != other.non_persistent
+                or self.nones != other.nones or self.hooks != other.hooks or self.pre_hooks != other.pre_hooks
+                or len(self.static) != len(other.static)):
+            return False
+        return all(ka == kb and _static_equal(va, vb)
+                   for (ka, va), (kb, vb) in zip(self.static, other.static))
+
+    def __repr__(self) -> str:
+        return self.cls.__name__
+
+
+def _leaf_names(aux: _ModuleAux) -> list[tuple[str, str]]:
+    persistent = [n for n in aux.buffer_names if n not in aux.non_persistent]
+    transient = [n for n in aux.buffer_names if n in aux.non_persistent]
+    return ([("_parameters", n) for n in aux.param_names]
+            + [("_buffers", n) for n in persistent] + [("_buffers", n) for n in transient]
+            + [("_modules", n) for n in aux.module_names])
+
+
+def _flatten(mod: Module) -> tuple[list[Any], _ModuleAux]:
+    aux = _ModuleAux(mod)
+    d = mod.__dict__
+    return [d[reg][n] for reg, n in _leaf_names(aux)], aux
+
+
+def _flatten_with_keys(mod: Module) -> tuple[list[tuple[Any, Any]], _ModuleAux]:
+    aux = _ModuleAux(mod)
+    d = mod.__dict__
+    return [(tree_util.GetAttrKey(n), d[reg][n]) for reg, n in _leaf_names(aux)], aux
+
+
+def _unflatten(aux: _ModuleAux, children: Any) -> Module:
+    mod = object.__new__(aux.cls)
+    d = mod.__dict__
+    for k, v in aux.static:
+        d[k] = v
+    d["_parameters"] = collections.OrderedDict()
+    d["_buffers"] = collections.OrderedDict()
+    d["_modules"] = collections.OrderedDict()
+    d["_frozen"] = set(aux.frozen)
+    d["_non_persistent"] = set(aux.non_persistent)
+    d["_forward_hooks"] = collections.OrderedDict(aux.hooks)
+    d["_forward_pre_hooks"] = collections.OrderedDict(aux.pre_hooks)
+    for reg, n in aux.nones:
+        d[reg][n] = None
+    for (reg, n), c in zip(_leaf_names(aux), children):
+        d[reg][n] = c
+    return mod
+
+
+tree_util.register_pytree_node(Module, _flatten, _unflatten, _flatten_with_keys)

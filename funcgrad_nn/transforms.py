@@ -1,0 +1,195 @@
+"""Module-aware transforms: ``grad``, ``value_and_grad``, ``jit``, ``vmap``.
+
+``grad``/``value_and_grad`` differentiate the TRAINABLE parameters of the module passed as
+the first argument (frozen parameters and buffers are constants) and return gradients as a
+module of the same class whose trainable-parameter leaves are the gradients and whose other
+leaves are None, so ``tree_leaves(grads)`` lines up with ``list(model.parameters())``.
+All four write buffer updates made during the call (BatchNorm running statistics, Dropout's
+key) back to the caller's modules afterwards; the caller's module is otherwise untouched
+(the function sees a copy rebuilt from the pytree).
+
+>>> import numpy as np, funcgrad_nn as nn
+>>> model = nn.Linear(2, 1)
+>>> def loss_fn(m, x):
+...     return (m(x) ** 2).sum()
+>>> grads = nn.grad(loss_fn)(model, np.ones((3, 2), np.float32))
+>>> grads.weight.shape, grads.weight.dtype
+((1, 2), dtype('float32'))
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import funcgrad
+from funcgrad import tree_util
+from funcgrad_nn.module import Module
+
+__all__ = ["grad", "jit", "value_and_grad", "vmap"]
+
+
+def _trainable_mask(mod: Module) -> list[bool]:
+    d = mod.__dict__
+    mask = [n not in d["_frozen"] for n, v in d["_parameters"].items() if v is not None]
+    mask += [False for v in d["_buffers"].values() if v is not None]
+    for sub in d["_modules"].values():
+        if sub is not None:
+            mask += _trainable_mask(sub)
+    return mask
+
+
+def _buffer_dict(mod: Module) -> dict[str, Any]:
+    """Every buffer (persistent or not) of ``mod`` by full dotted name."""
+    out: dict[str, Any] = {}
+    for prefix, m in mod.named_modules(remove_duplicate=False):
+        for name, b in m._buffers.items():
+            if b is not None:
+                out[(prefix + "." if prefix else "") + name] = b
+    return out
+
+
+def _write_back(mod: Module, bufs: dict[str, Any]) -> None:
+    for full, value in bufs.items():
+        path, _, name = full.rpartition(".")
+        target = mod.get_submodule(path)
+        if target._buffers.get(name) is not value:
+            target._buffers[name] = value
+
+
+def _check_module(model: Any, fname: str) -> None:
+    if not isinstance(model, Module):
+        raise TypeError(f"funcgrad_nn.{fname}: the first argument must be a Module, got "
+                        f"{type(model).__name__} (use funcgrad.{fname} for plain pytrees)")
+
+
+def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
+    """``fn(model, *args)`` -> scalar (or ``(scalar, aux)`` with ``has_aux``); returns a
+    function giving ``(value, grads)`` (``((value, aux), grads)``), grads module-shaped.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Linear(1, 1, bias=False)
+    >>> m.weight[...] = 3.0
+    >>> loss, g = nn.value_and_grad(lambda m, x: m(x).sum())(m, np.full((1, 1), 2.0, np.float32))
+    >>> float(loss), g.weight
+    (6.0, array([[2.]], dtype=float32))
+    """
+
+    @functools.wraps(fn)
+    def wrapped(model: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_module(model, "value_and_grad")
+        leaves, treedef = tree_util.tree_flatten(model)
+        mask = _trainable_mask(model)
+        if len(mask) != len(leaves):
+            raise TypeError("funcgrad_nn.value_and_grad: module parameters/buffers must be "
+                            "arrays (a leaf is not an array)")
+        trainable = [leaf for leaf, m in zip(leaves, mask) if m]
+
+        def inner(train: list[Any]) -> Any:
+            it = iter(train)
+            copy = tree_util.tree_unflatten(
+                treedef, [next(it) if m else leaf for leaf, m in zip(leaves, mask)])
+            out = fn(copy, *args, **kwargs)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise TypeError("funcgrad_nn.value_and_grad(has_aux=True): the function "
+                                    "must return a (value, aux) pair")
+                value, aux = out
+            else:
+                value, aux = out, None
+            return value, (aux, _buffer_dict(copy))
+
+        (value, (aux, bufs)), g = funcgrad.value_and_grad(inner, has_aux=True)(trainable)
+        _write_back(model, bufs)
+        git = iter(g)
+        grads = tree_util.tree_unflatten(treedef, [next(git) if m else None for m in mask])
+        return ((value, aux), grads) if has_aux else (value, grads)
+
+    return wrapped
+
+
+def grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
+    """Like :func:`value_and_grad` but returns only the grads (``(grads, aux)`` with
+    ``has_aux``).
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Linear(2, 1)
+    >>> g = nn.grad(lambda m, x: m(x).sum())(m, np.ones((4, 2), np.float32))
+    >>> g.bias
+    array([4.], dtype=float32)
+    """
+    vg = value_and_grad(fn, has_aux=has_aux)
+
+    @functools.wraps(fn)
+    def wrapped(model: Any, *args: Any, **kwargs: Any) -> Any:
+        out, grads = vg(model, *args, **kwargs)
+        return (grads, out[1]) if has_aux else grads
+
+    return wrapped
+
+
+def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
+    """``funcgrad.jit`` that accepts modules among the arguments (their parameters/buffers are
+    traced inputs; the rest is static, so e.g. ``train()``/``eval()`` retraces) and writes
+    buffer updates back to the caller's modules. Keyword options pass to ``funcgrad.jit``.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> bn = nn.BatchNorm1d(2)
+    >>> f = nn.jit(lambda m, x: m(x))
+    >>> f(bn, np.ones((4, 2), np.float32)).shape, int(bn.num_batches_tracked)
+    ((4, 2), 1)
+    """
+    if fn is None:
+        return lambda f: jit(f, **jit_kwargs)
+
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        bufs = {i: _buffer_dict(a) for i, a in enumerate(args) if isinstance(a, Module)}
+        return out, bufs
+
+    jitted = funcgrad.jit(inner, **jit_kwargs)
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        out, bufs = jitted(*args, **kwargs)
+        for i, d in bufs.items():
+            _write_back(args[i], d)
+        return out
+
+    return wrapped
+
+
+def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+         **vmap_kwargs: Any) -> Callable[..., Any]:
+    """``funcgrad.vmap`` that accepts modules: with an int/None ``in_axes``, module arguments
+    are broadcast (axis None) and the others mapped over ``in_axes``; a tuple ``in_axes`` is
+    used as given (a module's entry may be a prefix: None, or an int to map a stacked
+    module). Buffer updates are written back only when they do not depend on the mapped
+    axis (else the call raises: use ``eval()`` or an explicit loop).
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Linear(3, 2)
+    >>> per_example = nn.vmap(lambda m, x: m(x))(m, np.ones((5, 3), np.float32))
+    >>> per_example.shape
+    (5, 2)
+    """
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any) -> Any:
+        axes = in_axes
+        if not isinstance(axes, (tuple, list)):
+            axes = tuple(None if isinstance(a, Module) else axes for a in args)
+
+        def inner(*a: Any) -> Any:
+            out = fn(*a)
+            return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
+
+        out, bufs = funcgrad.vmap(inner, in_axes=tuple(axes), out_axes=(out_axes, None),
+                                  **vmap_kwargs)(*args)
+        for i, d in bufs.items():
+            if axes[i] is None:
+                _write_back(args[i], d)
+        return out
+
+    return wrapped

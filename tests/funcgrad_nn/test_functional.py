@@ -1,0 +1,240 @@
+"""funcgrad_nn.functional against hand-written NumPy formulas, plus gradient checks."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import erf
+
+import funcgrad
+import funcgrad_nn.functional as F
+from funcgrad.test_util import check_grads
+from tests.helpers import assert_allclose, dev, host
+
+rng = np.random.default_rng(0)
+
+
+def _log_softmax(x, axis):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("relu", lambda x: np.maximum(x, 0)),
+    ("relu6", lambda x: np.clip(x, 0, 6)),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
+    ("silu", lambda x: x / (1 + np.exp(-x))),
+    ("tanh", np.tanh),
+    ("elu", lambda x: np.where(x > 0, x, np.expm1(x))),
+    ("leaky_relu", lambda x: np.where(x > 0, x, 0.01 * x)),
+    ("softplus", lambda x: np.log1p(np.exp(x))),
+    ("gelu", lambda x: 0.5 * x * (1 + erf(x / math.sqrt(2)))),
+    ("logsigmoid", lambda x: -np.log1p(np.exp(-x))),
+])
+def test_activations(name, ref):
+    x = rng.normal(size=(3, 4)) * 3
+    assert_allclose(getattr(F, name)(dev(x)), ref(x), rtol=1e-10, atol=1e-12)
+    x32 = x.astype(np.float32)
+    assert getattr(F, name)(dev(x32)).dtype == np.float32
+    check_grads(getattr(F, name), (dev(x + 0.1),), order=2)
+
+
+def test_gelu_tanh_and_softmax():
+    x = rng.normal(size=(2, 5))
+    t = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    assert_allclose(F.gelu(dev(x), approximate="tanh"), t)
+    assert_allclose(F.log_softmax(dev(x), dim=1), _log_softmax(x, 1))
+    assert_allclose(F.softmax(dev(x), dim=0), np.exp(_log_softmax(x, 0)))
+    with pytest.raises(TypeError, match="dim"):
+        F.softmax(x)
+    with pytest.raises(ValueError, match="approximate"):
+        F.gelu(x, approximate="fast")
+
+
+def test_relu_grad_at_zero_like_pytorch():
+    g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
+    assert_allclose(g, np.zeros(2))
+
+
+def _conv2d_ref(x, w, b, stride, pad, dil, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    ho = (h + 2 * pad[0] - dil[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (wd + 2 * pad[1] - dil[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, ho, wo))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(ho):
+            for j in range(wo):
+                patch = xp[:, g * cg:(g + 1) * cg,
+                           i * stride[0]:i * stride[0] + dil[0] * (kh - 1) + 1:dil[0],
+                           j * stride[1]:j * stride[1] + dil[1] * (kw - 1) + 1:dil[1]]
+                out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    return out + (0 if b is None else b.reshape(1, -1, 1, 1))
+
+
+@pytest.mark.parametrize("stride,pad,dil,groups", [
+    ((1, 1), (0, 0), (1, 1), 1), ((2, 1), (1, 2), (1, 1), 1), ((1, 1), (2, 2), (2, 1), 2),
+    ((2, 2), (1, 1), (1, 1), 4)])
+def test_conv2d_matches_loops(stride, pad, dil, groups):
+    x = rng.normal(size=(2, 4, 7, 6))
+    w = rng.normal(size=(8, 4 // groups, 3, 2))
+    b = rng.normal(size=8)
+    got = F.conv2d(dev(x), dev(w), dev(b), stride, pad, dil, groups)
+    assert_allclose(got, _conv2d_ref(x, w, b, stride, pad, dil, groups), rtol=1e-10,
+                    atol=1e-10)
+
+
+def test_conv2d_same_conv1d_and_grads():
+    x = rng.normal(size=(1, 2, 5, 5))
+    w = rng.normal(size=(3, 2, 3, 3))
+    assert F.conv2d(dev(x), dev(w), padding="same").shape == (1, 3, 5, 5)
+    assert_allclose(F.conv2d(dev(x), dev(w), padding="same"),
+                    _conv2d_ref(x, w, None, (1, 1), (1, 1), (1, 1), 1), atol=1e-10)
+    x1 = rng.normal(size=(2, 2, 6))
+    w1 = rng.normal(size=(4, 2, 3))
+    ref = _conv2d_ref(x1[:, :, None], w1[:, :, None], None, (1, 2), (0, 1), (1, 1), 1)[:, :, 0]
+    assert_allclose(F.conv1d(dev(x1), dev(w1), stride=2, padding=1), ref, atol=1e-10)
+    check_grads(lambda x, w: F.conv2d(x, w, stride=2, padding=1), (dev(x), dev(w)), order=1)
+    with pytest.raises(ValueError, match="groups"):
+        F.conv2d(x, rng.normal(size=(3, 1, 3, 3)), groups=2)
+
+
+def test_pooling():
+    x = rng.normal(size=(2, 3, 5, 6))
+    got = F.max_pool2d(dev(x), 2)
+    ref = x[:, :, :4, :6].reshape(2, 3, 2, 2, 3, 2).max(axis=(3, 5))
+    assert_allclose(got, ref)
+    got = F.avg_pool2d(dev(x), 2)
+    assert_allclose(got, x[:, :, :4, :6].reshape(2, 3, 2, 2, 3, 2).mean(axis=(3, 5)))
+    # count_include_pad=False: corner window (padding 1, kernel 2, stride 2) averages 1 value
+    out = F.avg_pool2d(dev(x), 2, padding=1, count_include_pad=False)
+    assert_allclose(host(out)[:, :, 0, 0], x[:, :, 0, 0])
+    out = F.max_pool2d(dev(x), 3, stride=1, padding=1)
+    assert host(out).shape == (2, 3, 5, 6)
+    assert_allclose(host(out)[:, :, 0, 0], x[:, :, :2, :2].max(axis=(2, 3)))
+    check_grads(lambda x: F.avg_pool2d(x, 2, padding=1), (dev(x),), order=1)
+
+
+def test_layer_norm_and_batch_norm():
+    x = rng.normal(size=(4, 3, 5))
+    w, b = rng.normal(size=5), rng.normal(size=5)
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    assert_allclose(F.layer_norm(dev(x), 5, dev(w), dev(b)),
+                    (x - mu) / np.sqrt(var + 1e-5) * w + b, rtol=1e-10, atol=1e-10)
+    check_grads(lambda x, w: F.layer_norm(x, (3, 5), w), (dev(x), dev(rng.normal(size=(3, 5)))),
+                order=2)
+    mu, var = x.mean((0, 2)), x.var((0, 2))
+    ref = (x - mu[None, :, None]) / np.sqrt(var[None, :, None] + 1e-5)
+    assert_allclose(F.batch_norm(dev(x), None, None, training=True), ref, atol=1e-10)
+    rm, rv = rng.normal(size=3), rng.uniform(1, 2, size=3)
+    ref = (x - rm[None, :, None]) / np.sqrt(rv[None, :, None] + 1e-5)
+    assert_allclose(F.batch_norm(dev(x), dev(rm), dev(rv)), ref, atol=1e-10)
+
+
+def _ce_ref(x, t, w=None, ignore=-100, red="mean", ls=0.0):
+    logp = _log_softmax(x, 1)
+    c = x.shape[1]
+    w = np.ones(c) if w is None else w
+    valid = t != ignore
+    ts = np.where(valid, t, 0)
+    nll = -np.take_along_axis(logp, ts[:, None], 1)[:, 0] * w[ts] * valid
+    smooth = -(logp * w).sum(1) * valid
+    if red == "mean":
+        den = (w[ts] * valid).sum()
+        nll, smooth = nll.sum() / den, smooth.sum() / den
+    elif red == "sum":
+        nll, smooth = nll.sum(), smooth.sum()
+    return (1 - ls) * nll + ls / c * smooth
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("red", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ls", [0.0, 0.2])
+def test_cross_entropy_indices(weighted, red, ls):
+    x = rng.normal(size=(6, 4))
+    t = np.array([0, 3, 1, -100, 2, 3])
+    w = rng.uniform(0.5, 2, size=4) if weighted else None
+    got = F.cross_entropy(dev(x), dev(t), None if w is None else dev(w), reduction=red,
+                          label_smoothing=ls)
+    assert_allclose(got, _ce_ref(x, t, w, red=red, ls=ls), rtol=1e-10, atol=1e-12)
+    check_grads(lambda x: F.cross_entropy(x, dev(t), None if w is None else dev(w),
+                                          reduction=red, label_smoothing=ls), (dev(x),), order=2)
+
+
+def test_cross_entropy_probs_spatial_and_errors():
+    x = rng.normal(size=(3, 4))
+    p = np.exp(_log_softmax(rng.normal(size=(3, 4)), 1))
+    ref = -(_log_softmax(x, 1) * (p * 0.9 + 0.1 / 4)).sum(1).mean()
+    assert_allclose(F.cross_entropy(dev(x), dev(p), label_smoothing=0.1), ref)
+    xs = rng.normal(size=(2, 3, 4, 5))
+    ts = rng.integers(0, 3, size=(2, 4, 5))
+    flat = F.cross_entropy(dev(np.moveaxis(xs, 1, -1).reshape(-1, 3)), dev(ts.reshape(-1)))
+    assert_allclose(F.cross_entropy(dev(xs), dev(ts)), flat, rtol=1e-12)
+    assert F.cross_entropy(x.astype(np.float32), np.array([0, 1, 2])).dtype == np.float32
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.cross_entropy(x, np.array([0, 1, 4]))
+    with pytest.raises(ValueError, match="reduction"):
+        F.cross_entropy(x, np.array([0, 1, 2]), reduction="avg")
+
+
+def test_regression_and_binary_losses():
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)) * 2
+    d = a - b
+    assert_allclose(F.mse_loss(dev(a), dev(b)), (d**2).mean())
+    assert_allclose(F.l1_loss(dev(a), dev(b), reduction="sum"), np.abs(d).sum())
+    hub = np.where(np.abs(d) < 1.5, 0.5 * d**2, 1.5 * (np.abs(d) - 0.75))
+    assert_allclose(F.huber_loss(dev(a), dev(b), "none", delta=1.5), hub, atol=1e-12)
+    sl1 = np.where(np.abs(d) < 0.5, 0.5 * d**2 / 0.5, np.abs(d) - 0.25)
+    assert_allclose(F.smooth_l1_loss(dev(a), dev(b), "none", beta=0.5), sl1, atol=1e-12)
+    p, t = 1 / (1 + np.exp(-a)), rng.uniform(size=(3, 4))
+    bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    assert_allclose(F.binary_cross_entropy(dev(p), dev(t)), bce.mean(), rtol=1e-10)
+    assert_allclose(F.binary_cross_entropy_with_logits(dev(a), dev(t)), bce.mean(), rtol=1e-10)
+    pw = rng.uniform(1, 3, size=4)
+    ref = -(pw * t * np.log(p) + (1 - t) * np.log(1 - p)).mean()
+    assert_allclose(F.binary_cross_entropy_with_logits(dev(a), dev(t), pos_weight=dev(pw)), ref,
+                    rtol=1e-10)
+    q = np.exp(_log_softmax(b, 1))
+    kl = (q * (np.log(q) - _log_softmax(a, 1))).sum() / 3
+    assert_allclose(F.kl_div(dev(_log_softmax(a, 1)), dev(q), reduction="batchmean"), kl,
+                    rtol=1e-10)
+    check_grads(lambda a: F.binary_cross_entropy_with_logits(a, dev(t)), (dev(a),), order=2)
+    check_grads(lambda a: F.huber_loss(a, dev(b)), (dev(a),), order=1)
+    with pytest.raises(ValueError, match="target shape"):
+        F.mse_loss(a, b[0])
+
+
+def test_nll_loss_ignore_and_embedding_one_hot():
+    logp = _log_softmax(rng.normal(size=(4, 3)), 1)
+    t = np.array([2, -1, 0, 1])
+    ref = -(logp[0, 2] + logp[2, 0] + logp[3, 1]) / 3
+    assert_allclose(F.nll_loss(dev(logp), dev(t), ignore_index=-1), ref)
+    w = rng.normal(size=(5, 2))
+    idx = np.array([[0, 4], [2, 0]])
+    assert_allclose(F.embedding(dev(idx), dev(w)), w[idx])
+    g = funcgrad.grad(lambda w: F.embedding(dev(idx), w, padding_idx=0).sum())(dev(w))
+    assert_allclose(g, np.array([[0, 0], [0, 0], [1, 1], [0, 0], [1, 1]], float))
+    assert_allclose(F.one_hot(dev(np.array([1, 0, 3]))), np.eye(4, dtype=np.int64)[[1, 0, 3]])
+    with pytest.raises(funcgrad.ConcretizationError, match="num_classes"):
+        funcgrad.jit(F.one_hot)(np.array([1, 2]))
+    assert_allclose(funcgrad.jit(lambda i: F.one_hot(i, 3))(dev(np.array([2]))),
+                    np.array([[0, 0, 1]]))
+
+
+def test_dropout_key_semantics():
+    x = np.ones((100, 100), np.float32)
+    y1 = host(F.dropout(dev(x), 0.3, key=1))
+    assert abs((y1 == 0).mean() - 0.3) < 0.03
+    assert set(np.unique(y1)) == {0.0, np.float32(1 / 0.7)}
+    assert np.array_equal(y1, host(F.dropout(dev(x), 0.3, key=1)))
+    assert not np.array_equal(y1, host(F.dropout(dev(x), 0.3, key=2)))
+    jitted = funcgrad.jit(lambda x, k: F.dropout(x, 0.3, key=k))
+    k1, k2 = F.split_key(np.array([5, 6], np.uint32))
+    assert not np.array_equal(host(jitted(dev(x), dev(k1))), host(jitted(dev(x), dev(k2))))
+    assert np.array_equal(host(jitted(dev(x), dev(k1))), host(F.dropout(dev(x), 0.3, key=k1)))
+    assert F.dropout(x, 0.3, training=False) is x
+    with pytest.raises(TypeError, match="key"):
+        F.dropout(x, 0.3)

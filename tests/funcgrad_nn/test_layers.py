@@ -1,0 +1,105 @@
+"""Layer modules: shapes, PyTorch init bounds, numerics vs NumPy, train/eval behaviour."""
+
+import math
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from tests.helpers import DEVICE, assert_allclose, dev, host
+
+rng = np.random.default_rng(0)
+
+
+def test_linear_init_bounds_and_numerics():
+    m = nn.Linear(16, 8)
+    assert np.abs(m.weight).max() <= 1 / math.sqrt(16) and np.abs(m.bias).max() <= 0.25
+    assert m.weight.dtype == np.float32
+    m.to(DEVICE)
+    x = rng.normal(size=(4, 16)).astype(np.float32)
+    assert_allclose(m(dev(x)), x @ host(m.weight).T + host(m.bias), rtol=1e-5, atol=1e-5)
+    assert nn.Linear(3, 2, bias=False).bias is None
+
+
+def test_conv_init_bounds_and_numerics():
+    c = nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2)
+    fan_in = 2 * 9
+    assert np.abs(c.weight).max() <= 1 / math.sqrt(fan_in) and c.weight.shape == (6, 2, 3, 3)
+    x = rng.normal(size=(2, 4, 8, 8)).astype(np.float32)
+    out = c.to(DEVICE)(dev(x))
+    assert host(out).shape == (2, 6, 4, 4) and out.dtype == np.float32
+    c1 = nn.Conv1d(3, 5, 3, padding="same")
+    assert host(c1.to(DEVICE)(dev(rng.normal(size=(2, 3, 7)).astype(np.float32)))).shape == (
+        2, 5, 7)
+    with pytest.raises(NotImplementedError, match="padding_mode"):
+        nn.Conv2d(1, 1, 3, padding_mode="reflect")
+
+
+def test_batchnorm_train_eval_and_running_stats():
+    bn = nn.BatchNorm1d(3, momentum=None).to(DEVICE)
+    xs = [rng.normal(size=(5, 3)).astype(np.float32) * (i + 1) for i in range(3)]
+    for xb in xs:
+        out = bn(dev(xb))
+    assert_allclose(out, (xs[-1] - xs[-1].mean(0)) / np.sqrt(xs[-1].var(0) + 1e-5), rtol=1e-4,
+                    atol=1e-5)
+    assert_allclose(bn.running_mean, np.mean([xb.mean(0) for xb in xs], 0), rtol=1e-5,
+                    atol=1e-6)
+    assert_allclose(bn.running_var, np.mean([xb.var(0, ddof=1) for xb in xs], 0), rtol=1e-5)
+    bn.eval()
+    rm, rv = host(bn.running_mean), host(bn.running_var)
+    assert_allclose(bn(dev(xs[0])), (xs[0] - rm) / np.sqrt(rv + 1e-5), rtol=1e-5, atol=1e-5)
+    assert int(host(bn.num_batches_tracked)) == 3
+    x3 = rng.normal(size=(2, 3, 4)).astype(np.float32)
+    bn.train()
+    assert host(bn(dev(x3))).shape == (2, 3, 4)
+    with pytest.raises(ValueError, match="more than 1 value"):
+        bn(dev(np.ones((1, 3), np.float32)))
+    with pytest.raises(ValueError, match="channels"):
+        bn(dev(np.ones((4, 2), np.float32)))
+
+
+def test_layernorm_embedding_dropout_flatten():
+    ln = nn.LayerNorm((2, 3)).to(DEVICE)
+    x = rng.normal(size=(4, 2, 3)).astype(np.float32)
+    mu = x.mean((1, 2), keepdims=True)
+    assert_allclose(ln(dev(x)), (x - mu) / np.sqrt(x.var((1, 2), keepdims=True) + 1e-5),
+                    rtol=1e-4, atol=1e-5)
+    e = nn.Embedding(5, 3, padding_idx=1)
+    assert np.all(e.weight[1] == 0) and e.weight.dtype == np.float32
+    d = nn.Dropout(0.25)
+    y = d(np.ones((50, 40), np.float32))
+    assert abs(float((y == 0).mean()) - 0.25) < 0.05
+    assert np.array_equal(d(np.ones(3, np.float32), key=4), d(np.ones(3, np.float32), key=4))
+    assert nn.Flatten(0)(np.zeros((2, 3, 4))).shape == (24,)
+    assert nn.Unflatten(-1, (2, -1))(np.zeros((3, 8))).shape == (3, 2, 4)
+    with pytest.raises(ValueError):
+        nn.Dropout(1.5)
+
+
+def test_activation_modules_and_losses_match_functional():
+    x = rng.normal(size=(3, 4))
+    for mod, fn in [(nn.ReLU(), nn.F.relu), (nn.GELU("tanh"), lambda v: nn.F.gelu(v, "tanh")),
+                    (nn.SiLU(), nn.F.silu), (nn.Softmax(-1), lambda v: nn.F.softmax(v, -1)),
+                    (nn.LogSoftmax(1), lambda v: nn.F.log_softmax(v, 1)),
+                    (nn.LeakyReLU(0.2), lambda v: nn.F.leaky_relu(v, 0.2)),
+                    (nn.ELU(), nn.F.elu), (nn.Softplus(), nn.F.softplus),
+                    (nn.Sigmoid(), nn.F.sigmoid), (nn.Tanh(), nn.F.tanh)]:
+        assert_allclose(mod(dev(x)), fn(dev(x)))
+    t = np.array([1, 0, 3])
+    w = rng.uniform(size=4)
+    ce = nn.CrossEntropyLoss(weight=w, label_smoothing=0.1)
+    assert list(ce.state_dict()) == ["weight"]
+    assert_allclose(ce(x, t), nn.F.cross_entropy(x, t, w, label_smoothing=0.1))
+    with pytest.raises(ValueError, match="reduction"):
+        nn.MSELoss(reduction="avg")
+
+
+def test_pooling_and_bilinear_modules():
+    x = rng.normal(size=(1, 2, 4, 4)).astype(np.float32)
+    assert host(nn.MaxPool2d(2)(dev(x))).shape == (1, 2, 2, 2)
+    assert_allclose(nn.AvgPool2d(4)(dev(x)), x.mean((2, 3), keepdims=True), rtol=1e-5,
+                    atol=1e-6)
+    b = nn.Bilinear(2, 3, 4).to(DEVICE)
+    x1, x2 = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
+    ref = np.einsum("ni,oij,nj->no", x1, host(b.weight), x2) + host(b.bias)
+    assert_allclose(b(dev(x1), dev(x2)), ref, rtol=1e-5, atol=1e-5, check_dtype=False)

@@ -1,0 +1,126 @@
+"""Module-aware grad / value_and_grad / jit / vmap."""
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.test_util
+import funcgrad_nn as nn
+from funcgrad import tree_util
+from tests.helpers import DEVICE, assert_allclose, dev, host
+
+
+def _model():
+    nn.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.Tanh(), nn.Linear(5, 2))
+    return m.to(DEVICE)
+
+
+def _loss(m, x, y):
+    return nn.F.mse_loss(m(x), y)
+
+
+x = np.random.default_rng(1).normal(size=(8, 3)).astype(np.float32)
+y = np.random.default_rng(2).normal(size=(8, 2)).astype(np.float32)
+
+
+def test_grads_align_with_parameters_and_match_flat_grad():
+    m = _model()
+    m[0].requires_grad_(False)
+    loss, g = nn.value_and_grad(_loss)(m, dev(x), dev(y))
+    assert type(g) is nn.Sequential and g[0].weight is None and g[1].running_mean is None
+    params = list(m.parameters())
+    leaves = tree_util.tree_leaves(g)
+    assert [p.shape for p in params] == [gl.shape for gl in leaves]
+    assert all(gl.dtype == np.float32 for gl in leaves)
+
+    def flat(ps):
+        mm = tree_util.tree_unflatten(tree_util.tree_structure(m), ps)
+        return _loss(mm.train(), dev(x), dev(y))
+
+    ref = funcgrad.grad(flat, allow_int=True)(tree_util.tree_leaves(_model()))
+    # trainable leaves of the flat gradient, in order
+    mask = [n for n, _ in m.named_parameters()]
+    names = list(m.state_dict())
+    sel = [ref[names.index(n)] for n in mask]
+    assert_allclose(leaves, sel, rtol=1e-4, atol=1e-5)
+    assert float(host(loss)) > 0
+
+
+def test_buffers_written_back_and_has_aux():
+    m = _model()
+    (loss, aux), g = nn.value_and_grad(lambda m, x, y: (_loss(m, x, y), 7), has_aux=True)(
+        m, dev(x), dev(y))
+    assert aux == 7
+    assert int(host(m[1].num_batches_tracked)) == 1
+    assert_allclose(m[1].running_mean, 0.1 * host(m[0](dev(x))).mean(0), rtol=1e-4, atol=1e-6)
+    gr, aux = nn.grad(lambda m: (m[3].bias.sum(), "a"), has_aux=True)(m)
+    assert aux == "a" and np.allclose(host(gr[3].bias), 1)
+    with pytest.raises(TypeError, match="Module"):
+        nn.grad(_loss)({"a": 1}, x, y)
+
+
+def test_grad_matches_numerical():
+    nn.set_default_dtype(np.float64)
+    try:
+        m = nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.LayerNorm(4), nn.Linear(4, 1)).to(DEVICE)
+    finally:
+        nn.set_default_dtype(np.float32)
+    xd = dev(x.astype(np.float64))
+    g = nn.grad(lambda m: (m(xd) ** 2).sum())(m)
+    leaves, treedef = tree_util.tree_flatten(m)
+    funcgrad.test_util.check_grads(
+        lambda *ls: (tree_util.tree_unflatten(treedef, ls)(xd) ** 2).sum(), leaves, order=1)
+    num = funcgrad.grad(lambda ls: (tree_util.tree_unflatten(treedef, ls)(xd) ** 2).sum())(leaves)
+    assert_allclose(tree_util.tree_leaves(g), num)
+
+
+def test_jit_module_writes_back_and_retraces_on_mode():
+    m = _model()
+    f = nn.jit(lambda m, x: m(x))
+    out1 = f(m, dev(x))
+    assert host(out1).shape == (8, 2) and int(host(m[1].num_batches_tracked)) == 1
+    m.train()
+    for _ in range(2):
+        out = f(m, dev(x))
+    assert int(host(m[1].num_batches_tracked)) == 3
+    m.eval()
+    assert_allclose(f(m, dev(x)), m(dev(x)), rtol=1e-5, atol=1e-6)
+    assert int(host(m[1].num_batches_tracked)) == 3
+    assert out.dtype == np.float32
+
+    step = nn.jit(nn.value_and_grad(_loss))
+    m.train()
+    loss, g = step(m, dev(x), dev(y))
+    loss2, g2 = nn.value_and_grad(_loss)(_model(), dev(x), dev(y))
+    assert_allclose(loss, loss2, rtol=1e-5)
+    assert_allclose(tree_util.tree_leaves(g), tree_util.tree_leaves(g2), rtol=1e-4, atol=1e-5)
+    # in-place parameter updates are seen by the next jitted call (no stale constants)
+    for p in m.parameters():
+        p[...] = p * 0
+    assert_allclose(step(m, dev(x), dev(y))[0], nn.F.mse_loss(0 * dev(y), dev(y)), rtol=1e-6)
+
+
+def test_dropout_key_threaded_through_jit_and_grad():
+    d = nn.Dropout(0.5).to(DEVICE)
+    f = nn.jit(lambda m, x: m(x))
+    ones = dev(np.ones(64, np.float32))
+    a, b = host(f(d, ones)), host(f(d, ones))
+    assert not np.array_equal(a, b)
+    k = host(d.rng_key).copy()
+    nn.grad(lambda m, x: m(x).sum())(nn.Sequential(nn.Linear(64, 64), d).to(DEVICE), ones)
+    assert not np.array_equal(k, host(d.rng_key))
+    e = nn.Dropout(0.5).to(DEVICE)
+    e.load_state_dict({})  # non-persistent key is not part of the state dict
+    assert list(e.state_dict()) == []
+
+
+def test_vmap_module():
+    m = _model().eval()
+    per = nn.vmap(lambda m, xi: m(xi[None])[0])(m, dev(x))
+    assert_allclose(per, m(dev(x)), rtol=1e-5, atol=1e-6)
+    # per-example gradients: vmap over grad
+    lin = nn.Linear(3, 2).to(DEVICE)
+    pg = nn.vmap(nn.grad(lambda m, xi: m(xi).sum()))(lin, dev(x))
+    assert host(pg.weight).shape == (8, 2, 3)
+    assert_allclose(pg.weight[0], np.ones((2, 1), np.float32) * x[0], rtol=1e-6)
