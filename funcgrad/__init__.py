@@ -9,6 +9,7 @@ Example:
 from funcgrad import lax, tree_util
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
+from funcgrad import random as random
 from funcgrad.api import (
     elementwise_grad,
     grad,
@@ -73,6 +74,7 @@ __all__ = [
     "scan",
     "map",
     "lax",
+    "random",
     "vmap",
     "stop_gradient",
     "checkpoint",

@@ -1,0 +1,55 @@
+"""funcgrad.random: explicit-key, splittable pseudo-random numbers, as ``jax.random``.
+
+A key is a plain ``uint32`` array of shape ``(2,)``; every sampler is a pure function of its
+key (the same key always gives the same numbers). Make new keys with :func:`split` or
+:func:`fold_in`, never reuse one for two purposes. The bits come from the Threefry-2x32 hash
+(20 rounds) with the layout of JAX's default implementation, so keys, ``split``, ``fold_in``,
+``bits``, ``uniform``, ``randint`` and permutations are bit-identical to ``jax.random`` with
+``jax_enable_x64`` on (see ``docs/random.md``).
+
+Example:
+    >>> from funcgrad import random
+    >>> key = random.PRNGKey(0)
+    >>> k1, k2 = random.split(key)
+    >>> random.normal(k1, (2, 3)).shape
+    (2, 3)
+"""
+
+from funcgrad.random._core import (
+    PRNGKey,
+    bits,
+    fold_in,
+    key,
+    key_data,
+    split,
+    threefry_2x32,
+    wrap_key_data,
+)
+from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
+from funcgrad.random._samplers import (
+    bernoulli,
+    categorical,
+    cauchy,
+    choice,
+    exponential,
+    gumbel,
+    laplace,
+    logistic,
+    lognormal,
+    multivariate_normal,
+    normal,
+    orthogonal,
+    permutation,
+    rademacher,
+    randint,
+    truncated_normal,
+    uniform,
+)
+
+__all__ = [
+    "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+    "threefry_2x32", "uniform", "normal", "truncated_normal", "lognormal", "bernoulli",
+    "rademacher", "randint", "categorical", "gumbel", "exponential", "laplace", "logistic",
+    "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
+    "loggamma", "beta", "dirichlet", "chisquare", "poisson",
+]
