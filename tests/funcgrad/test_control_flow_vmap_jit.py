@@ -272,3 +272,22 @@ def test_vmap_of_grad_of_cond_containing_while():
     assert_allclose(vmap(jit(grad(g)))(xs), want, rtol=1e-9)
     wantgg = np.array([float(grad(grad(g))(dev(np.asarray(x)))) for x in host(xs)])
     assert_allclose(vmap(grad(grad(g)))(xs), wantgg, rtol=1e-7)
+
+
+@pytest.mark.parametrize("counter", [0, np.int64(0)])
+def test_batched_while_with_a_scalar_counter_runs_on_the_batch_device(counter):
+    # Scalars are device-neutral: with the default device elsewhere (a CuPy batch while the
+    # default is the host), the counter must join the batch's device, not mix with it.
+    with funcgrad.default_device("cpu"):
+        x = funcgrad.device_put(np.array([1.0, 3.0, 20.0]), "strict")
+
+        def f(x):
+            return lax.while_loop(lambda c: c[1] < 10.0, lambda c: (c[0] + 1, c[1] * 2),
+                                  (counter, x))
+
+        n, y = vmap(f)(x)
+        assert funcgrad.backend.device_of(n) == "strict"
+        assert_allclose(host(n), np.array([4, 2, 0]))
+        assert_allclose(host(y), np.array([16.0, 12.0, 20.0]))
+        n, y = jit(vmap(f))(x)
+        assert_allclose(host(n), np.array([4, 2, 0]))

@@ -70,6 +70,8 @@ from funcgrad.ops.control_flow.scans import (
 
 __all__ = ["while_loop", "fori_loop", "while_p"]
 
+_SCALARS = (bool, int, float, complex, numpy.generic)
+
 while_p = Primitive("while", multiple_results=True)
 
 
@@ -502,6 +504,13 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
 
     carry_b = _fixed_point(step, tuple(d is not None for d in init_d))
     init = list(vals[cn + bn:])
+    # Python/NumPy scalars are device-neutral: they start the loop on the mapped operands'
+    # device (a CuPy batch with a Python-int counter), not on the default one, so the batched
+    # loop's selects never mix devices.
+    loop_dev = next((get_aval(v).device for v, d in zip(vals, dims) if d is not None), None)
+    if loop_dev is not None:
+        init = [xp_for_device(loop_dev).asarray(v) if isinstance(v, _SCALARS) else v
+                for v in init]
     for i, b in enumerate(carry_b):
         if b and init_d[i] is None:
             a = get_aval(init[i])
