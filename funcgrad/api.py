@@ -85,35 +85,67 @@ def _is_weak_scalar(x: Any) -> bool:
 
 
 def _check_tangent(
-    primal_aval: ShapedArray, t: Any, what: str, expected: str = "primal"
+    primal_aval: ShapedArray, t: Any, what: str, expected: str = "primal",
+    where: Callable[[], str] | None = None,
 ) -> Any:
     """``t`` as a tangent of a value of ``primal_aval``: Zero for integer values, dtype-checked.
 
     Python scalars adopt the expected dtype (they are weak); arrays must match it exactly.
+    ``where()`` names the offending leaf (e.g. ``tangents[1]['b']``) in error messages; it is
+    only called on error, as key paths cost a flatten.
     """
     ta = tangent_aval(primal_aval)
-    if t is None or getattr(t, "dtype", None) == float0 or not _is_inexact(primal_aval):
+    if t is None or not _is_inexact(primal_aval):
         return Zero(ta)
     a = get_aval(t)
+    if a.dtype == float0:
+        loc = f" ({where()})" if where is not None else ""
+        raise TypeError(
+            f"{what}: a float0 tangent{loc} was given for a {primal_aval.str_short()} "
+            f"{expected}; float0 is the tangent type of integer and bool values only. Pass "
+            f"zeros of dtype {ta.dtype} (or None) for a zero tangent"
+        )
     if a.shape != ta.shape:
+        loc = f" ({where()})" if where is not None else ""
         raise ValueError(
             f"{what}: {expected} and tangent shapes must match, got {expected} "
-            f"{primal_aval.str_short()} and tangent {a.str_short()}"
+            f"{primal_aval.str_short()} and tangent {a.str_short()}{loc}"
         )
     if a.dtype != ta.dtype:
         if (_is_weak_scalar(t) or a.weak_type) and (a.dtype.kind != "c" or ta.dtype.kind == "c"):
             from funcgrad.ops.elementwise import convert_element_type
 
             return convert_element_type(t, ta.dtype)
+        loc = f" ({where()})" if where is not None else ""
         raise TypeError(
             f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
-            f"{ta.dtype}, got {a.dtype}; cast it (e.g. t.astype({ta.dtype.name}))"
+            f"{ta.dtype}, got {a.dtype}{loc}; cast it (e.g. t.astype({ta.dtype.name}))"
         )
     if _is_weak_scalar(t):
         # A Python scalar would otherwise come back as is (identity functions, pass-through
         # outputs) where an array is expected.
         return _xp_for_aval(ta).asarray(t, dtype=ta.dtype)
     return t
+
+
+def _leaf_where(tree: Any, i: int, name: str) -> Callable[[], str]:
+    """A thunk naming leaf ``i`` of ``tree`` as ``name[...]`` (for error messages)."""
+
+    def where() -> str:
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(tree)[0]]
+        return name + tree_util.keystr(paths[i]) if i < len(paths) else name
+
+    return where
+
+
+def _as_array_out(x: Any) -> Any:
+    """A primal output leaf as an array: Python and NumPy scalars (a function returning a
+    constant, or its input unchanged) become 0-d arrays, as ``jit`` returns them."""
+    if type(x) in (int, float, complex, bool):
+        return _xp_for_aval(get_aval(x)).asarray(x)
+    if isinstance(x, numpy.generic):
+        return numpy.asarray(x)
+    return x
 
 
 def _convert(x: Any, dtype: Any) -> Any:
@@ -325,8 +357,9 @@ def jvp(
     """Forward mode: ``(fun(*primals), J(primals) @ tangents)``, pytrees in and out.
 
     ``primals`` and ``tangents`` are tuples (or lists) with one entry per argument, of the
-    same structure; a tangent has the primal's shape and (inexact) dtype. Integer primals take
-    ``float0`` (or any) tangents and are not differentiated. With ``has_aux=True``, ``fun``
+    same structure; a tangent has the primal's shape and (inexact) dtype (``None`` for zero).
+    Integer primals take ``float0`` (or any) tangents and are not differentiated; a ``float0``
+    tangent for a float primal is an error. With ``has_aux=True``, ``fun``
     returns ``(out, aux)`` and ``jvp`` returns ``(out, tangent_out, aux)``.
 
     Example:
@@ -348,12 +381,16 @@ def jvp(
         )
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
     t_leaves = _flatten_like(p_tree, tuple(tangents), "jvp", "tangents", "primals")
-    t_in = [_check_tangent(get_aval(p), t, "jvp") for p, t in zip(p_leaves, t_leaves)]
+    primal_tup = tuple(primals)
+    t_in = [
+        _check_tangent(get_aval(p), t, "jvp", where=_leaf_where(primal_tup, i, "tangents"))
+        for i, (p, t) in enumerate(zip(p_leaves, t_leaves))
+    ]
     flat = _AuxFlat(fun, p_tree, has_aux, "jvp")
     outs_p, outs_t = jvp_flat(flat, p_leaves, t_in)
     n = flat.n_out
     outs_t = [_materialize_tangent(t) for t in outs_t[:n]]
-    y = tree_util.tree_unflatten(flat.out_tree, outs_p[:n])
+    y = tree_util.tree_unflatten(flat.out_tree, [_as_array_out(o) for o in outs_p[:n]])
     dy = tree_util.tree_unflatten(flat.out_tree, outs_t)
     if has_aux:
         return y, dy, flat.aux(outs_p)
@@ -381,11 +418,14 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves = _flatten_like(p_tree, tangents, "linearize", "tangents", "primals")
-        ts = [_check_tangent(a, t, "linearize") for a, t in zip(p_avals, t_leaves)]
+        ts = [
+            _check_tangent(a, t, "linearize", where=_leaf_where(primals, i, "tangents"))
+            for i, (a, t) in enumerate(zip(p_avals, t_leaves))
+        ]
         outs = eval_linear(result, [_materialize_tangent(t) for t in ts])[:n]
         return tree_util.tree_unflatten(out_tree, [_materialize_tangent(o) for o in outs])
 
-    y = tree_util.tree_unflatten(out_tree, result.primals_out[:n])
+    y = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in result.primals_out[:n]])
     if has_aux:
         return y, f_jvp, flat.aux(result.primals_out)
     return y, f_jvp
@@ -432,13 +472,14 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     def f_vjp(ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, "vjp", "cotangent", "output")
         cts = [
-            _check_tangent(pa, c, "vjp", expected="output")
-            for c, pa in zip(ct_leaves, out_primal_avals)
+            _check_tangent(pa, c, fname, expected="output",
+                           where=_leaf_where(primals_out_tree, i, "cotangent"))
+            for i, (c, pa) in enumerate(zip(ct_leaves, out_primal_avals))
         ]
         in_cts = pull(cts + aux_zeros)
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
-    primals_out_tree = tree_util.tree_unflatten(out_tree, primals_out)
+    primals_out_tree = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in primals_out])
     if has_aux:
         return primals_out_tree, f_vjp, flat.aux(all_outs)
     return primals_out_tree, f_vjp
@@ -482,12 +523,15 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
     out_tree = store[0]
     out_avals = closed.out_avals
     ct_avals = [tangent_aval(a) for a in in_avals]
+    # The output's structure with leaf positions, to name a bad cotangent leaf in errors.
+    out_positions = tree_util.tree_unflatten(out_tree, list(range(len(out_avals))))
 
     def transposed(ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, "linear_transpose", "cotangent", "output")
         cts = [
-            _check_tangent(a, c, "linear_transpose", expected="output")
-            for c, a in zip(ct_leaves, out_avals)
+            _check_tangent(a, c, "linear_transpose", expected="output",
+                           where=_leaf_where(out_positions, i, "cotangent"))
+            for i, (c, a) in enumerate(zip(ct_leaves, out_avals))
         ]
         try:
             in_cts = backward_pass(
@@ -968,7 +1012,8 @@ def hvp(
         (9.0, [6.0, 0.0])
     """
     primals, tangents = _check_pair(primals, tangents, "hvp", "tangents")
-    vg = value_and_grad(fun, argnums=tuple(range(len(primals))))
+    # Integer arguments (counts, indices) take None tangents and get float0 results.
+    vg = value_and_grad(fun, argnums=tuple(range(len(primals))), allow_int=True)
     (value, _), (_, hv) = jvp(vg, primals, tangents)
     return value, tuple(hv)
 
@@ -990,7 +1035,8 @@ def vhp(
         [0.0, 4.0]
     """
     primals, v = _check_pair(primals, v, "vhp", "v")
-    vg = value_and_grad(fun, argnums=tuple(range(len(primals))))
+    # Integer arguments (counts, indices) take None tangents and get float0 results.
+    vg = value_and_grad(fun, argnums=tuple(range(len(primals))), allow_int=True)
 
     def g_with_value(*xs: Any) -> Any:
         value, g = vg(*xs)
@@ -1001,13 +1047,14 @@ def vhp(
 
 
 def elementwise_grad(
-    fun: Callable[..., Any], argnums: int | Sequence[int] = 0
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, allow_int: bool = False
 ) -> Callable[..., Any]:
     """The gradient of ``sum(fun(*args))``: for elementwise ``fun``, the derivative at each
     element (HIPS autograd's ``elementwise_grad``), one reverse pass for the whole array.
 
     The result is shaped like the differentiated argument(s). For functions that are not
-    elementwise it is the vector-Jacobian product with a cotangent of ones.
+    elementwise it is the vector-Jacobian product with a cotangent of ones. ``allow_int`` as
+    in :func:`grad`: ``float0`` zeros for integer arguments instead of an error.
 
     Example:
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -1024,7 +1071,7 @@ def elementwise_grad(
         idx = _resolve_argnums(argnums_t, len(args), fname)
         dyn = tuple(args[i] for i in idx)
         for i, a in zip(idx, dyn):
-            _check_diff_arg(a, i, False, False, fname)
+            _check_diff_arg(a, i, allow_int, False, fname)
         y, pullback = _vjp(_partial(fun, args, kwargs, idx), dyn, False, eager_pullback=True)
 
         def one(o: Any) -> Any:

@@ -18,7 +18,7 @@ import numpy
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, _scalars_to_arrays
 from funcgrad.interpreters.batching import batch_flat
 from funcgrad.ops import shape as _shape
 
@@ -165,8 +165,8 @@ def vmap(
             itself be a prefix of that argument's pytree (a dict for a dict argument...).
             Keyword arguments are always mapped over axis 0.
         out_axes: where the batch axis goes in each output (a prefix of the output pytree).
-            None returns an output that does not depend on the batch as is (an error for one
-            that does); with an int, such outputs are broadcast along the batch axis.
+            None returns an output that does not depend on the batch once, unbatched (an error
+            for one that does); with an int, such outputs are broadcast along the batch axis.
         axis_size: the batch size; needed when no argument is mapped, checked otherwise.
         chunk_size: evaluate the batch in chunks of at most this many examples (the last one
             may be smaller) and concatenate the results, bounding peak memory. Results are
@@ -347,7 +347,8 @@ def _call(
                     "the mapped axis (it differs between examples); give it an int out axis, "
                     "or make it independent of the batch"
                 )
-            results.append(o)
+            # Results are arrays (as in JAX), on the batch's device, even a constant.
+            results.append(_scalars_to_arrays([o], vals)[0])
             final_axes.append(None)
             continue
         try:
