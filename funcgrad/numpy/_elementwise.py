@@ -347,6 +347,10 @@ def _conjugate(x: Any) -> Any:
 def _power(x: Any, y: Any) -> Any:
     # A Python int exponent is static: integer_pow differentiates at x <= 0 without log(x).
     if type(y) is int:
+        dt = get_aval(x).dtype
+        # NumPy checks the weak exponent's range before its sign (eagerly the impl does)
+        if dt.kind in "iu" and not _np.iinfo(dt).min <= y <= _np.iinfo(dt).max:
+            raise OverflowError(f"power: Python integer {y} out of bounds for {dt}")
         return _ew.integer_pow(x, y)
     return _ew.pow(x, y)
 

@@ -434,6 +434,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
     """
     if out is not None:
         raise TypeError("fnp.take: out= is not supported (funcgrad arrays are immutable)")
+    if mode is None:  # (NumPy reads None as the default)
+        mode = "raise"
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"fnp.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     a = _as_array(a)

@@ -398,11 +398,18 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
     """
     if out is not None:
         raise TypeError("fnp.einsum: out= is not supported (funcgrad arrays are immutable)")
-    del optimize, order, casting
+    del optimize, order
     spec, ops = _parse_einsum_args(operands)
     ops = _arrs(*ops)
     if dtype is not None:
-        ops = [_ew.convert_element_type(o, numpy.dtype(dtype)) for o in ops]
+        dt = numpy.dtype(dtype)
+        for i, o in enumerate(ops):
+            if not numpy.can_cast(_aval(o).dtype, dt, casting=casting):
+                raise TypeError(
+                    f"einsum: operand {i} of dtype {_aval(o).dtype} cannot be cast to "
+                    f"dtype={dt} according to the rule {casting!r} (pass casting='unsafe')"
+                )
+        ops = [_ew.convert_element_type(o, dt) for o in ops]
     spec = spec.replace(" ", "")
     if "->" in spec:
         in_spec, out_spec = spec.split("->")

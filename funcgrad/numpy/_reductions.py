@@ -168,6 +168,12 @@ def _rsum(x: Any, axes: tuple[int, ...]) -> Any:
     return bind1(_red.reduce_sum_p, x, axes=axes)
 
 
+def _rsum_as(x: Any, axes: tuple[int, ...]) -> Any:
+    """:func:`_rsum` in ``x``'s own dtype: a sum NumPy accumulates in a ``dtype=`` such as
+    int8 wraps around there (reduce_sum would widen small ints to int64)."""
+    return _cast(_rsum(x, axes), get_aval(x).dtype)
+
+
 def _keep(out: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     if not keepdims:
         return out
@@ -324,8 +330,8 @@ def mean(
     cdt, rdt = _mean_dtypes(av, _dtype_arg("mean", dtype))
     mask = _mask("mean", where, av)
     # (a masked count is an int64 array: the quotient goes back to the sum's dtype, as NumPy)
-    r = _ew.div(_rsum(_fill(_cast(x, cdt), mask, 0), axes), _count(mask, _size(av.shape, axes),
-                                                                    axes))
+    r = _ew.div(_rsum_as(_fill(_cast(x, cdt), mask, 0), axes),
+                _count(mask, _size(av.shape, axes), axes))
     return _keep(_cast(_cast(r, cdt), rdt), av.shape, axes, keepdims)
 
 
@@ -369,14 +375,14 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
             )
     else:
         xs = x if dt is None else _cast(x, dt)
-        m = _cast(_ew.div(_rsum(_fill(xs, mask, 0), axes), n), av.dtype if dt is None else dt)
+        m = _cast(_ew.div(_rsum_as(_fill(xs, mask, 0), axes), n), av.dtype if dt is None else dt)
         d = _ew.sub(x, _expand(m, av.shape, axes))
     sq = _abs2(d)
     if dt is not None:
         sq = _cast(sq, dt)
     rdt = get_aval(sq).dtype
     dof = builtins.max(n - ddof, 0) if mask is None else _fnp("maximum")(_ew.sub(n, ddof), 0)
-    r = _ew.div(_rsum(_fill(sq, mask, 0), axes), dof)
+    r = _ew.div(_rsum_as(_fill(sq, mask, 0), axes), dof)
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
 
 
@@ -414,7 +420,22 @@ def std(
         1.0
     """
     v = _var("std", a, axis, dtype, out, _ddof("std", ddof, correction), keepdims, where, mean)
-    return _cast(_fnp("sqrt")(v), get_aval(v).dtype)  # (an integer dtype= stays integer)
+    return _sqrt_of_var("std", v)
+
+
+def _sqrt_of_var(name: str, v: Any) -> Any:
+    """``sqrt(v)`` in ``v``'s dtype, as NumPy's std takes it: an integer or bool ``dtype=``
+    truncates a 0-d result, but an array result fails NumPy's in-place ``sqrt(out=)`` cast."""
+    va = get_aval(v)
+    if va.dtype.kind in "biu":
+        if va.ndim:
+            raise TypeError(
+                f"{name}: cannot cast the square root of the variance to dtype={va.dtype} "
+                f"(NumPy's 'same_kind' rule refuses float to {va.dtype} for an array result); "
+                f"pass a floating dtype"
+            )
+        return _cast(_fnp("sqrt")(v), va.dtype)
+    return _fnp("sqrt")(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1163,6 +1184,7 @@ def nanmean(
     if not _is_inexact(av):
         return mean(x, axis, dtype, keepdims=keepdims, where=where)
     axes = _axes("nanmean", axis, av.ndim)
+    _inexact_dtype_arg("nanmean", dtype)
     x = _mask_as_nan("nanmean", x, where, av)
     nanmask = _isnan(x)
     tot = nansum(x, axis=axes, dtype=dtype)
@@ -1178,6 +1200,15 @@ def _mask_as_nan(name: str, x: Any, where: Any, av: ShapedArray) -> Any:
     return x if mask is None else _where(mask, x, numpy.nan)
 
 
+def _inexact_dtype_arg(name: str, dtype: Any) -> numpy.dtype | None:
+    """``dtype=`` of a NaN-ignoring statistic of an inexact array: NumPy demands an inexact
+    one."""
+    dt = _dtype_arg(name, dtype)
+    if dt is not None and dt.kind not in "fc":
+        raise TypeError(f"{name}: if a is inexact, then dtype must be inexact, got {dt}")
+    return dt
+
+
 def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     _unsupported(name, out=out)
     x = _asarray(a)
@@ -1185,31 +1216,34 @@ def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     if not _is_inexact(av):
         return _var(name, x, axis, dtype, None, ddof, keepdims, where, mean_arg)
     axes = _axes(name, axis, av.ndim)
-    dt = _dtype_arg(name, dtype)
-    if dt is not None:
-        x = _cast(x, dt)
+    dt = _inexact_dtype_arg(name, dtype)
     x = _mask_as_nan(name, x, where, av)
     nanmask = _isnan(x)
     x0 = _where(nanmask, 0, x)
     cnt = _rsum(nanmask, axes)
     cnt = _ew.sub(_size(av.shape, axes), cnt)
-    xdt = get_aval(x0).dtype
+    # NumPy's algorithm: the deviations are stored in the input's dtype (an in-place
+    # subtract); only the mean's and the squares' sums are taken in ``dtype``, which is also
+    # the result's dtype when given (complex too, for real input).
     if mean_arg is not None:
-        dev = _cast(_ew.sub(x0, _asarray(mean_arg)), xdt)  # (NumPy subtracts in place)
+        dev = _cast(_ew.sub(x0, _asarray(mean_arg)), av.dtype)
         if get_aval(dev).shape != av.shape:
             raise ShapeError(
                 f"{name}: mean= of shape {_aval(name, mean_arg).shape} does not broadcast "
                 f"to the input's shape {av.shape} (give it keepdims=True's shape)"
             )
     else:
-        m = _ew.div(_rsum(x0, axes), _cast(cnt, xdt))
-        dev = _ew.sub(x0, _expand(m, av.shape, axes))
-    d = _where(nanmask, 0, dev)
-    rdt = numpy.finfo(xdt).dtype
+        tot = _rsum(x0 if dt is None else _cast(x0, dt), axes)
+        m = _cast(_ew.div(tot, cnt), get_aval(tot).dtype)
+        dev = _cast(_ew.sub(x0, _expand(m, av.shape, axes)), av.dtype)
+    sq = _abs2(_where(nanmask, 0, dev))
+    if dt is not None:
+        sq = _cast(sq, dt)
+    rdt = get_aval(sq).dtype
     dof = _ew.sub(cnt, ddof)
-    r = _ew.div(_rsum(_abs2(d), axes), _cast(dof, rdt))
+    r = _cast(_ew.div(_rsum(sq, axes), dof), rdt)
     # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count).
-    r = _where(_fnp("less_equal")(dof, 0), numpy.nan, _cast(r, rdt))
+    r = _where(_fnp("less_equal")(dof, 0), numpy.nan, r)
     return _keep(r, av.shape, axes, keepdims)
 
 
@@ -1241,7 +1275,7 @@ def nanstd(
     """
     v = _nan_var("nanstd", a, axis, dtype, out, _ddof("nanstd", ddof, correction), keepdims,
                  where, mean)
-    return _fnp("sqrt")(v)
+    return _sqrt_of_var("nanstd", v)
 
 
 def _nan_extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name, fill):

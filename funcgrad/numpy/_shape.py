@@ -175,6 +175,8 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     if isinstance(shape, int | numpy.integer):
         shape = (shape,)
     shape = tuple(_static_int(s, "reshape: a shape entry") for s in shape)
+    # (NumPy takes any negative entry as the unknown dimension, not only -1)
+    shape = tuple(-1 if s < 0 else s for s in shape)
     if fortran:
         # Fortran order is C order on the reversed axes: reverse, reshape, reverse back.
         return _shape.transpose(_shape.reshape(_shape.transpose(a), shape[::-1]))
@@ -439,20 +441,26 @@ def _as_sequence(arrays: Any, fname: str) -> list[Any]:
     return xs
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
 def _promote(xs: list[Any], dtype: Any, casting: str, fname: str) -> list[Any]:
     avals = [get_aval(x) for x in xs]
+    if casting not in _CASTINGS:
+        raise ValueError(f"{fname}: casting must be one of {_CASTINGS}, got {casting!r}")
     if dtype is None:
         # Strong promotion: NumPy makes every element an array first, so a weak tracer (a
         # Python scalar argument under jit) promotes like the array it would be eagerly.
         dt = numpy.result_type(*[a.dtype for a in avals])
     else:
         dt = canonical_dtype(dtype, fname)
-        for a in avals:
-            if not numpy.can_cast(a.dtype, dt, casting=casting):
-                raise TypeError(
-                    f"{fname}: cannot cast array data from {a.dtype} to {dt} according to the "
-                    f"rule {casting!r}"
-                )
+    # (NumPy checks ``casting`` against the promoted dtype too: 'no' refuses int8 + float32)
+    for a in avals:
+        if not numpy.can_cast(a.dtype, dt, casting=casting):
+            raise TypeError(
+                f"{fname}: cannot cast array data from {a.dtype} to {dt} according to the "
+                f"rule {casting!r}"
+            )
     return [x if a.dtype == dt and not a.weak_type else _ew.convert_element_type(x, dt)
             for x, a in zip(xs, avals)]
 

@@ -503,11 +503,14 @@ def _take_traced_last(s: Any, idx: Any) -> Any:
     return _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
 
 
-def _nan_sorted(name: str, a: Any, axis: Any) -> tuple[Any, Any, ShapedArray, tuple]:
-    """(sorted along a merged last axis with NaNs last, count of non-NaN per slice, aval, axes)"""
+def _nan_sorted(name: str, a: Any, axis: Any,
+                complex_ok: bool = False) -> tuple[Any, Any, ShapedArray, tuple]:
+    """(sorted along a merged last axis with NaNs last, count of non-NaN per slice, aval, axes)
+
+    (Complex values sort lexicographically with any-NaN values last, as in NumPy.)"""
     x = _arr(name, a)
     av = _av(x)
-    if av.dtype.kind == "c":
+    if av.dtype.kind == "c" and not complex_ok:
         raise TypeError(f"{name}: a must be an array of real numbers (complex input)")
     s, av, axes = _sorted_last(name, x, axis)
     k = fnp.sum(fnp.logical_not(fnp.isnan(s)), axis=-1)
@@ -529,7 +532,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     x = _arr("nanmedian", a)
     if _av(x).dtype.kind not in "fc":
         return fnp.median(x, axis=axis, keepdims=keepdims)
-    s, k, av, axes = _nan_sorted("nanmedian", x, axis)
+    s, k, av, axes = _nan_sorted("nanmedian", x, axis, complex_ok=True)
     n = get_aval(s).shape[-1]
     if n == 0:
         return fnp.median(x, axis=axis, keepdims=keepdims)

@@ -64,7 +64,9 @@ def test_einsum_dtypes_and_options() -> None:
     assert_allclose(fnp.einsum("ij,jk->ik", dev(m), dev(m)), np.einsum("ij,jk->ik", m, m))
     assert_allclose(fnp.einsum("ii->", dev(m)), np.einsum("ii->", m))
     x = rand((2, 3))
-    assert fnp.einsum("ij->j", dev(x), dtype=np.float32).dtype == np.float32
+    assert fnp.einsum("ij->j", dev(x), dtype=np.float32, casting="unsafe").dtype == np.float32
+    with pytest.raises(TypeError):  # as NumPy: casting='safe' by default
+        fnp.einsum("ij->j", dev(x), dtype=np.float32)
 
 
 def test_einsum_errors() -> None:
