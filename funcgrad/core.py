@@ -126,7 +126,7 @@ class EvalTrace(Trace):
             except TypeError:
                 raise _unhashable_param_error(prim, params) from None
         try:
-            outs = prim.impl(*args, **params)  # type: ignore[misc]
+            outs = prim.impl(*args, **params) if params else prim.impl(*args)  # type: ignore[misc]
         except FuncgradError:
             raise
         except Exception as e:
@@ -136,12 +136,13 @@ class EvalTrace(Trace):
         # device, and in NumPy 2 an operation's result is strong-typed (only Python scalars
         # are weak), so every result becomes an array.
         for o in outs:
-            if isinstance(o, _SCALAR_TYPES):
+            if type(o) is not _ndarray and isinstance(o, _SCALAR_TYPES):
                 return _scalars_to_arrays(outs, args)
         return outs
 
 
 _SCALAR_TYPES = (numpy.generic, bool, int, float, complex)
+_ndarray = numpy.ndarray
 
 
 def _scalars_to_arrays(outs: list, args: Sequence[Any]) -> list:

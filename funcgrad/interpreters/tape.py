@@ -47,6 +47,7 @@ from funcgrad.interpreters.transpose import (
 __all__ = ["TapeTrace", "TapeTracer", "vjp_tape"]
 
 _uids = itertools.count()
+_new_tracer = object.__new__
 
 
 class TapeTracer(Tracer):
@@ -107,7 +108,9 @@ class TapeTrace(Trace):
                 in_uids.append(-1)
         if not live:
             return eval_trace.process_primitive(prim, vals, params)
-        backward = _backward_method(prim)
+        backward = _backward_cache.get(prim)
+        if backward is None:
+            backward = _backward_method(prim)
         if backward is _linearized_backward:
             # The node's linearization computes its outputs too: run the primitive once.
             outs, backward = _linearize_node(prim, vals, in_uids, params)
@@ -115,6 +118,20 @@ class TapeTrace(Trace):
             outs = eval_trace.process_primitive(prim, vals, params)  # raises: a leaked tracer
         else:
             outs = _eval(prim, vals, params)
+        if len(outs) == 1:  # the hot case, one output
+            o = outs[0]
+            dt = o.dtype if type(o) is numpy.ndarray else getattr(o, "dtype", None)
+            if dt is None:  # a Python scalar passed straight through (an identity)
+                dt = get_aval(o).dtype
+            if dt.kind not in "fc":
+                return outs
+            # TapeTracer(self, o), without the __init__ call
+            t = _new_tracer(TapeTracer)
+            t._trace = self
+            t.val = o
+            t.uid = uid = next(_uids)
+            self.nodes.append(_Node(prim, params, vals, in_uids, [uid], outs, backward))
+            return [t]
         wrapped: list[Any] = []
         out_uids: list[int] = []
         recorded = False
@@ -142,12 +159,14 @@ def _eval(prim: Primitive, vals: list[Any], params: dict) -> list[Any]:
     try:
         if params:
             hash(tuple(params.values()))
-        outs = prim.impl(*vals, **params)  # type: ignore[misc]
+            outs = prim.impl(*vals, **params)  # type: ignore[misc]
+        else:
+            outs = prim.impl(*vals)  # type: ignore[misc]
     except Exception:
         # The evaluation trace runs it again and reports the failure in its words.
         return eval_trace.process_primitive(prim, vals, params)
     for o in outs:
-        if isinstance(o, numpy.generic):
+        if type(o) is not numpy.ndarray and isinstance(o, numpy.generic):
             return _scalars_to_arrays(outs, vals)
     return outs
 
@@ -155,13 +174,24 @@ def _eval(prim: Primitive, vals: list[Any], params: dict) -> list[Any]:
 def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
     if prim in elementwise_primitives and prim in jvp_fn_table \
             and not prim.multiple_results:
-        return _elementwise_backward
-    if prim.multiple_results:
-        return _linearized_backward
-    if (prim in linear_jvp_primitives or prim in multilinear_primitives) \
+        method = _elementwise_backward
+    elif prim.multiple_results:
+        method = _linearized_backward
+    elif (prim in linear_jvp_primitives or prim in multilinear_primitives) \
             and prim in transpose_rules:
-        return _transpose_backward
-    return _linearized_backward
+        method = _transpose_backward
+    else:
+        # Not cached: a rule registered later (a primitive defined by the user) may still
+        # give it a cheaper method, and the linearized path is slow anyway.
+        return _linearized_backward
+    _backward_cache[prim] = method
+    return method
+
+
+#: primitive -> its backward method, once it has one of the fast ones (the rule tables only
+#: grow: a primitive's jvp functions, transpose rule and linearity are fixed when it is
+#: defined).
+_backward_cache: dict[Primitive, Callable[..., list[Any]]] = {}
 
 
 def _sum_to(ct: Any, aval: ShapedArray) -> Any:
@@ -186,13 +216,13 @@ def _sum_to(ct: Any, aval: ShapedArray) -> Any:
 def _elementwise_backward(node: _Node, cts: list[Any]) -> list[Any]:
     (ct,), ans = cts, node.outs[0]
     fns = jvp_fn_table[node.prim]
+    vals, params = node.vals, node.params
     out = []
-    for i, (fn, uid) in enumerate(zip(fns, node.in_uids)):
+    for fn, uid, v in zip(fns, node.in_uids, vals):
         if uid < 0 or fn is None:
             out.append(None)
             continue
-        c = fn(ct, ans, *node.vals, **node.params)
-        v = node.vals[i]
+        c = fn(ct, ans, *vals, **params) if params else fn(ct, ans, *vals)
         # Usually the contribution has the operand's shape and dtype already.
         if type(c) is not type(v) or c.shape != v.shape or c.dtype != v.dtype:
             c = _sum_to(c, tangent_aval(get_aval(v)))

@@ -12,29 +12,73 @@ from typing import Any
 import numpy
 
 from funcgrad.core import Tracer
+from funcgrad.ops import elementwise as _ew
+
+_fnp_module: Any = None
 
 
 def _fnp() -> Any:
-    import funcgrad.numpy as fnp
+    global _fnp_module
+    m = _fnp_module
+    if m is None:
+        import funcgrad.numpy as m
 
-    return fnp
+        _fnp_module = m
+    return m
+
+
+# Operand types for which a binary operator needs no conversion; checked with one set lookup
+# (tracers, of any trace, by one isinstance).
+_PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray})
+_SEQUENCES = (list, tuple)
+_SCALARS_AND_ARRAYS = (Tracer, bool, int, float, complex, numpy.ndarray, numpy.generic)
+
+# funcgrad.numpy functions that are exactly their ``funcgrad.ops.elementwise`` primitive
+# wrapper when called without keywords and with no list/tuple operand (``_make_binary``
+# converts sequences and handles ufunc keywords, nothing else). Operators call the primitive
+# wrapper directly: one Python call and its checks less per operation on the eager hot path.
+# tests/funcgrad/test_eager_fast_paths.py checks that each is what funcgrad.numpy wraps.
+_DIRECT_BINARY = {
+    "add": _ew.add, "subtract": _ew.sub, "multiply": _ew.mul, "true_divide": _ew.div,
+    "floor_divide": _ew.floor_divide, "remainder": _ew.rem,
+    "bitwise_and": _ew.and_, "bitwise_or": _ew.or_, "bitwise_xor": _ew.xor,
+    "left_shift": _ew.shift_left, "right_shift": _ew.shift_right,
+    "less": _ew.lt, "less_equal": _ew.le, "greater": _ew.gt, "greater_equal": _ew.ge,
+    "equal": _ew.eq, "not_equal": _ew.ne,
+}
+_DIRECT_UNARY = {"negative": _ew.neg, "absolute": _ew.abs, "invert": _ew.not_}
 
 
 def _binary(name: str, reflected: bool = False):
-    def op(self: Any, other: Any) -> Any:
+    direct = _DIRECT_BINARY.get(name)
+
+    def slow(self: Any, other: Any) -> Any:
         fn = getattr(_fnp(), name)
-        if isinstance(other, list | tuple):
+        if isinstance(other, _SEQUENCES):
             other = _fnp().asarray(other)
         elif not _is_operand(other):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
+
+    if direct is None:
+        op = slow
+    elif reflected:
+        def op(self: Any, other: Any) -> Any:
+            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+                return direct(other, self)
+            return slow(self, other)
+    else:
+        def op(self: Any, other: Any) -> Any:
+            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+                return direct(self, other)
+            return slow(self, other)
 
     op.__name__ = name
     return op
 
 
 def _is_operand(x: Any) -> bool:
-    if isinstance(x, Tracer | bool | int | float | complex | numpy.ndarray | numpy.generic):
+    if isinstance(x, _SCALARS_AND_ARRAYS):
         return True
     from funcgrad.backend import device_of
 
@@ -70,10 +114,12 @@ def _install() -> None:
     Tracer.__pow__ = pow_  # type: ignore[attr-defined]
     Tracer.__divmod__ = lambda self, o: (self // o, self % o)  # type: ignore[attr-defined]
     Tracer.__rdivmod__ = lambda self, o: (o // self, o % self)  # type: ignore[attr-defined]
-    Tracer.__neg__ = lambda self: _fnp().negative(self)  # type: ignore[attr-defined]
+    # Unary operators on a tracer: the funcgrad.numpy wrapper would only forward it.
+    neg, abs_, invert = _DIRECT_UNARY["negative"], _DIRECT_UNARY["absolute"], _DIRECT_UNARY["invert"]
+    Tracer.__neg__ = lambda self: neg(self)  # type: ignore[attr-defined]
     Tracer.__pos__ = lambda self: self  # type: ignore[attr-defined]
-    Tracer.__abs__ = lambda self: _fnp().abs(self)  # type: ignore[attr-defined]
-    Tracer.__invert__ = lambda self: _fnp().invert(self)  # type: ignore[attr-defined]
+    Tracer.__abs__ = lambda self: abs_(self)  # type: ignore[attr-defined]
+    Tracer.__invert__ = lambda self: invert(self)  # type: ignore[attr-defined]
     Tracer.__getitem__ = lambda self, idx: _fnp()._getitem(self, idx)  # type: ignore[attr-defined]
     Tracer.__hash__ = None  # type: ignore[assignment]
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]

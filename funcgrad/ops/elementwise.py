@@ -54,6 +54,9 @@ from funcgrad.ops._util import (
 # ---------------------------------------------------------------------------------------------
 # Factories
 
+_ndarray = numpy.ndarray
+_PY_SCALAR_TYPES = frozenset({bool, int, float, complex})
+
 
 def unop(name: str, fn: Any) -> Primitive:
     """An elementwise unary primitive computing ``fn(xp, x, **params)``."""
@@ -62,6 +65,8 @@ def unop(name: str, fn: Any) -> Primitive:
         return fn(numpy, x, **params)
 
     def impl(x: Any, **params: Any) -> list[Any]:
+        if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
+            return [fn(numpy, x, **params) if params else fn(numpy, x)]
         xp = xp_for(x)
         out = fn(xp, x, **params) if params else fn(xp, x)
         if xp is not numpy and isinstance(out, numpy.generic):
@@ -84,6 +89,18 @@ def naryop(name: str, fn: Any) -> Primitive:
         return fn(numpy, *args, **params)
 
     def impl(*args: Any, **params: Any) -> list[Any]:
+        # The eager hot path, xp_for's own fast path inlined: host arrays with Python
+        # scalars compute on the host.
+        host = False
+        for a in args:
+            t = type(a)
+            if t is _ndarray:
+                host = True
+            elif t not in _PY_SCALAR_TYPES:
+                host = False
+                break
+        if host:
+            return [fn(numpy, *args, **params) if params else fn(numpy, *args)]
         xp = xp_for(*args, what=name)
         out = fn(xp, *args, **params) if params else fn(xp, *args)
         if xp is not numpy and isinstance(out, numpy.generic):
@@ -142,6 +159,9 @@ def align_batched(vals: list[Any], dims: list[int | None]) -> list[Any]:
 
 def fit_tangent(t: Any, ans: Any) -> Any:
     """Broadcast/cast tangent contribution ``t`` to the shape and dtype of ``ans``."""
+    if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape \
+            and t.dtype == ans.dtype:
+        return t  # the eager hot path: nothing to fit
     ta, aa = get_aval(t), get_aval(ans)
     if ta.dtype != aa.dtype and aa.dtype.kind in "fc":
         t = convert_element_type(t, aa.dtype)
