@@ -117,7 +117,9 @@ def _install() -> None:
     # Unary operators on a tracer: the funcgrad.numpy wrapper would only forward it.
     neg, abs_, invert = _DIRECT_UNARY["negative"], _DIRECT_UNARY["absolute"], _DIRECT_UNARY["invert"]
     Tracer.__neg__ = lambda self: neg(self)  # type: ignore[attr-defined]
-    Tracer.__pos__ = lambda self: self  # type: ignore[attr-defined]
+    # +x is x, except that NumPy refuses it for bool arrays (fnp.positive says so).
+    Tracer.__pos__ = lambda self: (  # type: ignore[attr-defined]
+        _fnp().positive(self) if self.aval.dtype.kind == "b" else self)
     Tracer.__abs__ = lambda self: abs_(self)  # type: ignore[attr-defined]
     Tracer.__invert__ = lambda self: invert(self)  # type: ignore[attr-defined]
     Tracer.__getitem__ = lambda self, idx: _fnp()._getitem(self, idx)  # type: ignore[attr-defined]

@@ -164,8 +164,6 @@ def test_integer_power_errors_under_jit(dtype: str, exponent: int) -> None:
     check_jit_raises_like_numpy(lambda a: fnp.power(a, exponent), x, name="fnp.power")
 
 
-@pytest.mark.xfail(strict=True, reason="Tracer.__pos__ (funcgrad/numpy/_array_methods.py) "
-                   "returns a bool tracer unchanged; NumPy's +bool_array raises TypeError")
 def test_positive_of_traced_bool_raises() -> None:
     check_jit_raises_like_numpy(lambda a: +a, np.array([True, False]), name="+bool")
 
