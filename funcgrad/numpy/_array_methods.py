@@ -190,6 +190,9 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
     kwargs.pop("out", None)
     fn = getattr(fnp, ufunc.__name__, None)
     if method == "__call__" and fn is not None:
+        # NumPy turns a scalar operand (`np.float32(2) < x`) into a 0-d host array before it
+        # calls us; as a scalar again it stays device-neutral (and strongly typed).
+        inputs = tuple(a[()] if type(a) is numpy.ndarray and a.ndim == 0 else a for a in inputs)
         return fn(*inputs, **kwargs)
     if method == "reduce" and ufunc.__name__ in _REDUCERS:
         kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 unless told otherwise
