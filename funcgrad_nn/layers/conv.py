@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
@@ -17,6 +18,11 @@ def _ntuple(v: Any, n: int) -> tuple[int, ...]:
     return (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
 
 
+# PyTorch's padding modes, as numpy.pad names them.
+_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
+
+
 class _ConvNd(Module):
     _n = 0
 
@@ -26,9 +32,9 @@ class _ConvNd(Module):
                  dtype: Any = None) -> None:
         super().__init__()
         name = type(self).__name__
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: only padding_mode='zeros' is supported, got "
-                                      f"{padding_mode!r}")
+        if padding_mode not in _PAD_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {sorted(_PAD_MODES)}, got "
+                             f"{padding_mode!r}")
         if groups < 1 or in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must be divisible by groups ({groups})")
@@ -47,6 +53,23 @@ class _ConvNd(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
         place(self, device)
+
+    def _padded(self, x: Any) -> tuple[Any, Any]:
+        """(input, padding for the convolution): other padding modes pad explicitly first."""
+        if self.padding_mode == "zeros":
+            return x, self.padding
+        if self.padding == "valid":
+            return x, 0
+        if self.padding == "same":
+            pads = []
+            for k, d in zip(self.kernel_size, self.dilation):
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+        else:
+            pads = [(p, p) for p in self.padding]
+        x = fnp.pad(x, [(0, 0)] * (fnp.ndim(x) - self._n) + pads,
+                    mode=_PAD_MODES[self.padding_mode])
+        return x, 0
 
     def reset_parameters(self, generator: Any = None) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
@@ -81,8 +104,9 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input: Any) -> Any:
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        x, padding = self._padded(input)
+        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -97,5 +121,6 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input: Any) -> Any:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+        x, padding = self._padded(input)
+        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)

@@ -31,8 +31,6 @@ def test_conv_init_bounds_and_numerics():
     c1 = nn.Conv1d(3, 5, 3, padding="same")
     assert host(c1.to(DEVICE)(dev(rng.normal(size=(2, 3, 7)).astype(np.float32)))).shape == (
         2, 5, 7)
-    with pytest.raises(NotImplementedError, match="padding_mode"):
-        nn.Conv2d(1, 1, 3, padding_mode="reflect")
 
 
 def test_batchnorm_train_eval_and_running_stats():
@@ -103,3 +101,23 @@ def test_pooling_and_bilinear_modules():
     x1, x2 = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
     ref = np.einsum("ni,oij,nj->no", x1, host(b.weight), x2) + host(b.bias)
     assert_allclose(b(dev(x1), dev(x2)), ref, rtol=1e-5, atol=1e-5, check_dtype=False)
+
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_conv_padding_modes_pad_the_input_first(mode, np_mode):
+    nn.manual_seed(0)
+    x = np.random.default_rng(0).normal(size=(2, 3, 6, 7)).astype(np.float32)
+    conv = nn.Conv2d(3, 4, 3, padding=1, padding_mode=mode).to(DEVICE)
+    want = nn.F.conv2d(dev(np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], mode=np_mode)),
+                       conv.weight, conv.bias)
+    assert_allclose(conv(dev(x)), host(want), rtol=1e-5, atol=1e-5)
+    same = nn.Conv2d(3, 4, (3, 4), padding="same", padding_mode=mode).to(DEVICE)
+    assert same(dev(x)).shape == (2, 4, 6, 7)
+    c1 = nn.Conv1d(3, 2, 3, padding=2, dilation=2, padding_mode=mode).to(DEVICE)
+    assert c1(dev(x[:, :, 0])).shape == (2, 2, 7)
+
+
+def test_conv_rejects_unknown_padding_mode():
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(3, 4, 3, padding_mode="bogus")
