@@ -25,6 +25,8 @@ import funcgrad.scipy.special as fsp
 from funcgrad.core import concrete_or_error, is_tracer
 
 __all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "avg_pool1d", "group_norm", "max_pool1d", "scaled_dot_product_attention",
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv1d", "conv2d", "cross_entropy", "dropout", "elu", "embedding", "gelu", "huber_loss",
     "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
@@ -545,71 +547,406 @@ def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return fnp.squeeze(out, -2)
 
 
-def _pool_setup(input: Any, kernel_size: Any, stride: Any, padding: Any, fname: str
-                ) -> tuple[Any, bool, tuple[int, int], tuple[int, int], tuple[int, int]]:
-    unbatched = input.ndim == 3
+def _pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    # PyTorch's pooling_output_shape: in ceil mode the last window must still start inside
+    # the input or the left padding.
+    num = size + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        out = -(-num // s) + 1
+        if (out - 1) * s >= size + p:
+            out -= 1
+    else:
+        out = num // s + 1
+    return out
+
+
+def _pool_setup(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+                dilation: Any, ceil_mode: bool, fname: str) -> tuple[Any, bool, tuple, tuple,
+                                                                     tuple, tuple, tuple]:
+    """4-D input, whether it was unbatched, and per-axis (H, W) kernel/stride/padding/
+    dilation/output sizes; 1-D pooling runs as 2-D with a unit H axis."""
+    want = "(N, C, L) or (C, L)" if nd == 1 else "(N, C, H, W) or (C, H, W)"
+    if input.ndim not in (nd + 1, nd + 2):
+        raise ValueError(f"{fname}: expected input {want}, got shape {tuple(input.shape)}")
+    unbatched = input.ndim == nd + 1
+    x = fnp.expand_dims(input, 0) if unbatched else input
+    k = _tuple(kernel_size, nd, "kernel_size", fname)
+    # PyTorch's functional forms also take an empty stride list for "same as kernel".
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        _tuple(stride, nd, "stride", fname)
+    p = _tuple(padding, nd, "padding", fname)
+    d = _tuple(dilation, nd, "dilation", fname)
+    if any(v <= 0 for v in k + s + d):
+        raise ValueError(f"{fname}: kernel_size {k}, stride {s} and dilation {d} must be "
+                         "positive")
+    if any(pi < 0 or pi > ki // 2 for pi, ki in zip(p, k)):
+        raise ValueError(f"{fname}: padding {p} should be non-negative and at most half of "
+                         f"kernel size {k}")
+    if nd == 1:
+        x = fnp.expand_dims(x, 2)
+        k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
+    sizes = x.shape[2:]
+    out = tuple(_pool_out_size(n, *a, ceil_mode) for n, a in zip(sizes, zip(k, s, p, d)))
+    if any(o <= 0 for o in out):
+        raise ValueError(f"{fname}: given input size {tuple(sizes)[2 - nd:]}, the calculated "
+                         f"output size {out[2 - nd:]} is too small")
+    return x, unbatched, k, s, p, d, out
+
+
+def _windows(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple,
+             fill: Any) -> Any:
+    """(N, C, kh*kw, Ho, Wo) windows of (N, C, H, W), padded with ``fill`` on the left by
+    ``p`` and on the right as far as the last (ceil-mode) window reaches."""
+    pads = [(0, 0), (0, 0)]
+    for n, ki, si, pi, di, oi in zip(x.shape[2:], k, s, p, d, out):
+        pads.append((pi, max((oi - 1) * si + di * (ki - 1) + 1 - n - pi, 0)))
+    if any(a or b for a, b in pads):
+        x = fnp.pad(x, pads, constant_values=fill)
+    cols = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r0, c0 = i * d[0], j * d[1]
+            cols.append(x[:, :, r0:r0 + s[0] * (out[0] - 1) + 1:s[0],
+                          c0:c0 + s[1] * (out[1] - 1) + 1:s[1]])
+    return fnp.stack(cols, axis=2) if len(cols) > 1 else fnp.expand_dims(cols[0], 2)
+
+
+def _lowest(dtype: Any) -> Any:
+    dt = numpy.dtype(dtype)
+    if dt.kind == "f":
+        return -numpy.inf
+    if dt.kind in "iu":
+        return int(numpy.iinfo(dt).min)
+    raise TypeError(f"max pooling: unsupported dtype {dt}")
+
+
+def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool, fname: str) -> Any:
+    x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding,
+                                                dilation, ceil_mode, fname)
+    cols = _windows(x, k, s, p, d, out, _lowest(x.dtype))
+    # Gather at the first maximum (row-major window order) so the gradient goes to that one
+    # element, as in PyTorch, rather than being shared among ties.
+    arg = fnp.argmax(cols, axis=2, keepdims=True)
+    res = fnp.squeeze(fnp.take_along_axis(cols, arg, axis=2), 2)
+    if nd == 1:
+        res = fnp.squeeze(res, 2)
     if unbatched:
-        input = fnp.expand_dims(input, 0)
-    if input.ndim != 4:
-        raise ValueError(f"{fname}: expected input (N, C, H, W) or (C, H, W), got shape "
-                         f"{tuple(input.shape)}")
-    k = _tuple(kernel_size, 2, "kernel_size", fname)
-    s = k if stride is None else _tuple(stride, 2, "stride", fname)
-    p = _tuple(padding, 2, "padding", fname)
-    if any(pi > ki // 2 for pi, ki in zip(p, k)):
-        raise ValueError(f"{fname}: padding {p} should be at most half of kernel size {k}")
-    return input, unbatched, k, s, p
+        res = res[0]
+    if not return_indices:
+        return res
+    arg = fnp.squeeze(arg, 2).astype(numpy.int64)
+    rows = _iota_like(arg, out[0], numpy.int64)[:, None] * s[0] - p[0] + (arg // k[1]) * d[0]
+    cols_ = _iota_like(arg, out[1], numpy.int64) * s[1] - p[1] + (arg % k[1]) * d[1]
+    idx = rows * x.shape[3] + cols_
+    if nd == 1:
+        idx = fnp.squeeze(idx, 2)
+    return res, (idx[0] if unbatched else idx)
 
 
 def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False) -> Any:
-    """2-D max pooling (padding counts as -inf). ``ceil_mode=True`` is not supported.
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Any:
+    """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (padding counts as -inf).
+
+    ``ceil_mode`` uses PyTorch's output-size rule; ``return_indices=True`` also returns the
+    int64 flat index of each maximum within its input's ``H * W`` plane. NaNs propagate;
+    the gradient goes to the (first) maximum only, as in PyTorch.
 
     >>> import numpy as np
     >>> max_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
     array([[[[ 5.,  7.],
              [13., 15.]]]])
+    >>> max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2, ceil_mode=True, return_indices=True)[1]
+    array([[[4, 5],
+            [7, 8]]])
     """
-    if ceil_mode:
-        raise NotImplementedError("max_pool2d: ceil_mode=True is not supported")
-    x, unbatched, k, s, p = _pool_setup(input, kernel_size, stride, padding, "max_pool2d")
-    d = _tuple(dilation, 2, "dilation", "max_pool2d")
-    if any(p):
-        x = fnp.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])),
-                    constant_values=-numpy.inf)
-    cols, _, _ = _patches(x, k, s, d, "max_pool2d")
-    out = fnp.max(cols, axis=2)
-    return out[0] if unbatched else out
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, "max_pool2d")
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Any:
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)`` (see :func:`max_pool2d`).
+
+    >>> import numpy as np
+    >>> max_pool1d(np.array([[1.0, 3.0, 2.0, 5.0, 4.0]]), 2, ceil_mode=True)
+    array([[3., 5., 4.]])
+    """
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, "max_pool1d")
+
+
+def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None,
+              fname: str) -> Any:
+    x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding, 1,
+                                                ceil_mode, fname)
+    total = fnp.sum(_windows(x, k, s, p, d, out, 0), axis=2)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{fname}: divisor_override must be non-zero")
+        res = total / divisor_override
+    else:
+        sizes = x.shape[2:]
+        exact = all((o - 1) * si + ki <= n + 2 * pi
+                    for o, si, ki, n, pi in zip(out, s, k, sizes, p))
+        if exact and (count_include_pad or not any(p)):
+            res = total / (k[0] * k[1])
+        else:
+            # PyTorch's divisor: the window clipped to the padded input (padding counts with
+            # count_include_pad, the ceil-mode overhang never does), or to the input itself.
+            dt = total.dtype if numpy.dtype(total.dtype).kind == "f" else numpy.float64
+            counts = []
+            for o, si, ki, n, pi in zip(out, s, k, sizes, p):
+                start = _iota_like(total, o, dt) * si - pi
+                end = fnp.minimum(start + ki, n + pi)
+                if not count_include_pad:
+                    start, end = fnp.maximum(start, 0), fnp.minimum(end, n)
+                counts.append(end - start)
+            res = total / (counts[0][:, None] * counts[1])
+    if nd == 1:
+        res = fnp.squeeze(res, 2)
+    return res[0] if unbatched else res
 
 
 def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Any:
-    """2-D average pooling. ``ceil_mode=True`` is not supported.
+    """2-D average pooling with PyTorch's divisor rules (``count_include_pad`` counts the
+    zero padding but never the ``ceil_mode`` overhang; ``divisor_override`` replaces both).
 
     >>> import numpy as np
     >>> avg_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
     array([[[[ 2.5,  4.5],
              [10.5, 12.5]]]])
+    >>> avg_pool2d(np.ones((1, 3, 3)), 2, ceil_mode=True)
+    array([[[1., 1.],
+            [1., 1.]]])
     """
-    if ceil_mode:
-        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported")
-    x, unbatched, k, s, p = _pool_setup(input, kernel_size, stride, padding, "avg_pool2d")
-    pads = ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1]))
-    if any(p):
-        x = fnp.pad(x, pads)
-    cols, _, _ = _patches(x, k, s, (1, 1), "avg_pool2d")
-    total = fnp.sum(cols, axis=2)
-    if divisor_override is not None:
-        out = total / divisor_override
-    elif count_include_pad or not any(p):
-        out = total / (k[0] * k[1])
-    else:
-        ones = fnp.pad(fnp.ones_like(x[:1, :1, p[0]:x.shape[2] - p[0], p[1]:x.shape[3] - p[1]]),
-                       pads)
-        counts, _, _ = _patches(ones, k, s, (1, 1), "avg_pool2d")
-        out = total / fnp.sum(counts, axis=2)
-    return out[0] if unbatched else out
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool2d")
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Any:
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)`` (see :func:`avg_pool2d`).
+
+    >>> import numpy as np
+    >>> avg_pool1d(np.array([[1.0, 3.0, 2.0, 6.0]]), 2)
+    array([[2., 4.]])
+    """
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     None, "avg_pool1d")
+
+
+def _adaptive_sizes(input: Any, nd: int, output_size: Any, fname: str) -> tuple[Any, bool,
+                                                                                 tuple]:
+    if input.ndim not in (nd + 1, nd + 2):
+        want = "(N, C, L) or (C, L)" if nd == 1 else "(N, C, H, W) or (C, H, W)"
+        raise ValueError(f"{fname}: expected input {want}, got shape {tuple(input.shape)}")
+    unbatched = input.ndim == nd + 1
+    x = fnp.expand_dims(input, 0) if unbatched else input
+    if isinstance(output_size, (int, numpy.integer)) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) != nd:
+        raise ValueError(f"{fname}: output_size must be an int or a tuple of {nd}, got "
+                         f"{output_size!r}")
+    out = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if any(o <= 0 for o in out) or any(n == 0 for n in x.shape[2:]):
+        raise ValueError(f"{fname}: output size {out} and input spatial size "
+                         f"{tuple(x.shape[2:])} must be positive")
+    return x, unbatched, out
+
+
+def _adaptive_axis(x: Any, axis: int, out: int, want_arg: bool) -> tuple[Any, Any]:
+    """Adaptive reduction of ``axis`` to ``out`` windows [floor(i*L/out), ceil((i+1)*L/out)):
+    (mean, None) or, with ``want_arg``, (max, absolute argmax along ``axis``)."""
+    n = x.shape[axis]
+    if n % out == 0:
+        kk = n // out
+        shp = x.shape[:axis] + (out, kk) + x.shape[axis + 1:]
+        w = fnp.reshape(x, shp)
+        if not want_arg:
+            return fnp.mean(w, axis=axis + 1), None
+        a = fnp.argmax(w, axis=axis + 1, keepdims=True)
+        v = fnp.squeeze(fnp.take_along_axis(w, a, axis=axis + 1), axis + 1)
+        off = _iota_like(a, out, numpy.int64) * kk
+        off = fnp.reshape(off, (out,) + (1,) * (x.ndim - axis - 1))
+        return v, fnp.squeeze(a, axis + 1).astype(numpy.int64) + off
+    vals, args = [], []
+    for i in range(out):
+        lo, hi = (i * n) // out, -((-(i + 1) * n) // out)
+        seg = x[(slice(None),) * axis + (slice(lo, hi),)]
+        if not want_arg:
+            vals.append(fnp.mean(seg, axis=axis, keepdims=True))
+            continue
+        a = fnp.argmax(seg, axis=axis, keepdims=True)
+        vals.append(fnp.take_along_axis(seg, a, axis=axis))
+        args.append(a.astype(numpy.int64) + lo)
+    v = fnp.concatenate(vals, axis=axis)
+    return v, (fnp.concatenate(args, axis=axis) if want_arg else None)
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
+    """Adaptive average pooling of ``(N, C, L)``/``(C, L)`` to ``output_size`` windows
+    (PyTorch's ``floor(i*L/out)`` .. ``ceil((i+1)*L/out)`` bounds).
+
+    >>> import numpy as np
+    >>> adaptive_avg_pool1d(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), 2)
+    array([[2., 4.]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 1, output_size, "adaptive_avg_pool1d")
+    res, _ = _adaptive_axis(x, 2, out[0], False)
+    return res[0] if unbatched else res
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
+    """Adaptive average pooling of ``(N, C, H, W)``/``(C, H, W)`` to ``output_size`` (an int,
+    or a pair whose None entries keep that input size).
+
+    >>> import numpy as np
+    >>> adaptive_avg_pool2d(np.arange(16.0).reshape(1, 4, 4), 1)
+    array([[[7.5]]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 2, output_size, "adaptive_avg_pool2d")
+    # Windows are products of per-axis intervals, so the mean separates by axis.
+    res, _ = _adaptive_axis(x, 3, out[1], False)
+    res, _ = _adaptive_axis(res, 2, out[0], False)
+    return res[0] if unbatched else res
+
+
+def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, L)``/``(C, L)`` (``return_indices``: int64 positions).
+
+    >>> import numpy as np
+    >>> adaptive_max_pool1d(np.array([[1.0, 5.0, 3.0, 4.0, 2.0]]), 2)
+    array([[5., 4.]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 1, output_size, "adaptive_max_pool1d")
+    res, idx = _adaptive_axis(x, 2, out[0], True)
+    if unbatched:
+        res, idx = res[0], idx[0]
+    return (res, idx) if return_indices else res
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, H, W)``/``(C, H, W)``; ``return_indices``: int64 flat
+    indices into each ``H * W`` plane (first maximum in row-major order, as PyTorch).
+
+    >>> import numpy as np
+    >>> adaptive_max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2, return_indices=True)[1]
+    array([[[4, 5],
+            [7, 8]]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 2, output_size, "adaptive_max_pool2d")
+    # The max separates by axis; taking the first maximum per row, then the first row,
+    # finds the first maximum of the window in row-major order.
+    v1, col = _adaptive_axis(x, 3, out[1], True)
+    res, row = _adaptive_axis(v1, 2, out[0], True)
+    if unbatched:
+        res = res[0]
+    if not return_indices:
+        return res
+    idx = row * x.shape[3] + fnp.take_along_axis(col, row, axis=2)
+    return res, (idx[0] if unbatched else idx)
+
+
+def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Any:
+    """Normalise ``(N, C, ...)`` over each group of ``C // num_groups`` channels and the
+    spatial axes (biased variance), then per-channel affine ``weight``/``bias``.
+
+    >>> import numpy as np
+    >>> np.round(group_norm(np.array([[1.0, 3.0, 0.0, 2.0]]), 2), 3)
+    array([[-1.,  1., -1.,  1.]])
+    """
+    if input.ndim < 2:
+        raise ValueError(f"group_norm: expected input (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise ValueError(f"group_norm: num_channels {c} must be divisible by num_groups "
+                         f"{num_groups}")
+    g = fnp.reshape(input, (n, num_groups, -1))
+    mean = fnp.mean(g, axis=-1, keepdims=True)
+    centered = g - mean
+    var = fnp.mean(centered * centered, axis=-1, keepdims=True)
+    out = fnp.reshape(centered / fnp.sqrt(var + eps), input.shape)
+    cshape = _channel_shape(input)
+    if weight is not None:
+        out = out * fnp.reshape(weight, cshape)
+    if bias is not None:
+        out = out + fnp.reshape(bias, cshape)
+    return out
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False, *,
+                                 dropout_key: Any = None) -> Any:
+    """softmax(query @ key^T * scale + bias) @ value over ``(..., L, E)``/``(..., S, E)``/
+    ``(..., S, Ev)`` (PyTorch's reference formula).
+
+    ``attn_mask``: bool (True = may attend) or float (added), broadcast to ``(..., L, S)``;
+    ``is_causal``: top-left aligned lower-triangular mask (not with ``attn_mask``);
+    ``scale`` defaults to ``1 / sqrt(E)``; ``enable_gqa`` repeats key/value heads (dim -3).
+    ``dropout_p > 0`` drops attention weights and needs ``dropout_key=`` (see
+    :func:`dropout`). Rows with every key masked give NaN, as the formula does.
+
+    >>> import numpy as np
+    >>> q = k = v = np.eye(2)[None]
+    >>> np.round(scaled_dot_product_attention(q, k, v, is_causal=True), 3)
+    array([[[1.  , 0.  ],
+            [0.33, 0.67]]])
+    """
+    fname = "scaled_dot_product_attention"
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise ValueError(f"{fname}: query, key and value need at least 2 dims, got shapes "
+                         f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(f"{fname}: query {tuple(query.shape)} and key {tuple(key.shape)} "
+                         f"need the same last dim, key and value {tuple(value.shape)} the "
+                         "same sequence length")
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk or value.shape[-3] != hk:
+            raise ValueError(f"{fname}: with enable_gqa the query heads {hq} must be a "
+                             f"multiple of the key/value heads {hk}")
+        key = fnp.repeat(key, hq // hk, axis=-3)
+        value = fnp.repeat(value, hq // hk, axis=-3)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    scores = fnp.matmul(query, fnp.swapaxes(key, -1, -2)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError(f"{fname}: explicit attn_mask should not be set when "
+                             "is_causal=True")
+        lq, sk = query.shape[-2], key.shape[-2]
+        attn_mask = (_iota_like(scores, sk, numpy.int64)
+                     <= _iota_like(scores, lq, numpy.int64)[:, None])
+    if attn_mask is not None:
+        scores = _apply_mask(scores, attn_mask, allowed=True)
+    weights = fsp.softmax(scores, axis=-1)
+    if dropout_p > 0.0:
+        if dropout_key is None:
+            raise TypeError(f"{fname}: dropout_p > 0 needs dropout_key= (an int seed or a "
+                            "uint32[2] array)")
+        weights = dropout(weights, dropout_p, True, key=dropout_key)
+    return fnp.matmul(weights, value)
+
+
+def _apply_mask(scores: Any, mask: Any, allowed: bool) -> Any:
+    """Add a float mask, or set -inf where a bool mask says a position may not be attended
+    (``allowed``: True marks attendable positions (SDPA), else masked ones (MHA))."""
+    if numpy.dtype(mask.dtype) == numpy.bool_:
+        return fnp.where(mask if allowed else ~mask, scores, -numpy.inf)
+    if numpy.dtype(mask.dtype).kind != "f":
+        raise TypeError(f"attention: masks must be bool or floating, got dtype {mask.dtype}")
+    # Cast so a float64 mask does not promote float32 attention scores.
+    return scores + mask.astype(scores.dtype)
 
 
 # -- losses --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
 
 
 class LayerNorm(Module):
@@ -145,3 +145,39 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _ndims = (4,)
+
+
+class GroupNorm(Module):
+    """Normalise ``(N, C, ...)`` over groups of ``num_channels // num_groups`` channels and
+    the spatial axes; per-channel affine ``weight``/``bias`` (ones / zeros) when ``affine``.
+
+    >>> import numpy as np
+    >>> gn = GroupNorm(2, 4)
+    >>> np.round(gn(np.array([[1.0, 3.0, 0.0, 2.0]], np.float32)), 3)
+    array([[-1.,  1., -1.,  1.]], dtype=float32)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: str | None = None, dtype: Any = None) -> None:
+        super().__init__()
+        if num_groups <= 0 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        if affine:
+            self.weight = Parameter(init.ones_(empty((num_channels,), dtype)))
+            self.bias = Parameter(empty((num_channels,), dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        place(self, device)
+
+    def forward(self, input: Any) -> Any:
+        if input.ndim < 2 or input.shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm: expected input (N, {self.num_channels}, ...), got "
+                             f"shape {tuple(input.shape)}")
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

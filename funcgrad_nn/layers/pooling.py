@@ -1,4 +1,4 @@
-"""MaxPool2d and AvgPool2d."""
+"""Pooling layers: max/average (1-D, 2-D) and adaptive average/max pooling."""
 
 from __future__ import annotations
 
@@ -7,38 +7,58 @@ from typing import Any
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
-__all__ = ["AvgPool2d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
 
-class MaxPool2d(Module):
-    """2-D max pooling (``stride`` defaults to ``kernel_size``; no ``ceil_mode``).
-
-    >>> import numpy as np
-    >>> MaxPool2d(2)(np.zeros((1, 1, 4, 6))).shape
-    (1, 1, 2, 3)
-    """
-
+class _MaxPoolNd(Module):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("MaxPool2d: return_indices=True is not supported")
-        if ceil_mode:
-            raise NotImplementedError("MaxPool2d: ceil_mode=True is not supported")
-        self.kernel_size, self.stride = kernel_size, stride
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
         self.padding, self.dilation = padding, dilation
-
-    def forward(self, input: Any) -> Any:
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation)
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}")
+                f"padding={self.padding}, dilation={self.dilation}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling (``stride`` defaults to ``kernel_size``); ``ceil_mode`` and
+    ``return_indices`` (flat int64 indices into each ``H * W`` plane) as in PyTorch.
+
+    >>> import numpy as np
+    >>> MaxPool2d(2)(np.zeros((1, 1, 4, 6))).shape
+    (1, 1, 2, 3)
+    >>> MaxPool2d(2, ceil_mode=True)(np.zeros((1, 1, 5, 5))).shape
+    (1, 1, 3, 3)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)`` (see :class:`MaxPool2d`).
+
+    >>> import numpy as np
+    >>> MaxPool1d(2)(np.array([[1.0, 3.0, 2.0, 5.0]]))
+    array([[3., 5.]])
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
 
 
 class AvgPool2d(Module):
-    """2-D average pooling (``count_include_pad``, ``divisor_override``; no ``ceil_mode``).
+    """2-D average pooling (``ceil_mode``, ``count_include_pad``, ``divisor_override`` with
+    PyTorch's divisor rules).
 
     >>> import numpy as np
     >>> AvgPool2d(2)(np.ones((1, 1, 4, 4))).ravel()
@@ -49,14 +69,100 @@ class AvgPool2d(Module):
                  ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: int | None = None) -> None:
         super().__init__()
-        if ceil_mode:
-            raise NotImplementedError("AvgPool2d: ceil_mode=True is not supported")
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Any) -> Any:
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, False,
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(Module):
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)`` (see :class:`AvgPool2d`).
+
+    >>> import numpy as np
+    >>> AvgPool1d(2)(np.array([[1.0, 3.0, 2.0, 6.0]]))
+    array([[2., 4.]])
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Any) -> Any:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(Module):
+    """Adaptive average pooling to ``output_size`` windows.
+
+    >>> import numpy as np
+    >>> AdaptiveAvgPool1d(1)(np.array([[1.0, 2.0, 6.0]]))
+    array([[3.]])
+    """
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    """Adaptive average pooling to ``output_size`` (int, or pair; None keeps that size).
+
+    >>> import numpy as np
+    >>> AdaptiveAvgPool2d((1, None))(np.ones((2, 3, 5, 7))).shape
+    (2, 3, 1, 7)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveMaxPool1d(Module):
+    """Adaptive max pooling to ``output_size`` windows (``return_indices`` as PyTorch).
+
+    >>> import numpy as np
+    >>> AdaptiveMaxPool1d(1)(np.array([[1.0, 7.0, 6.0]]))
+    array([[7.]])
+    """
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    """Adaptive 2-D max pooling (``return_indices``: flat indices into each ``H * W`` plane).
+
+    >>> import numpy as np
+    >>> AdaptiveMaxPool2d(1)(np.arange(6.0).reshape(1, 2, 3))
+    array([[[5.]]])
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
