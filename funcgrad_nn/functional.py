@@ -219,15 +219,23 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     return out
 
 
-def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
+def embedding(input: Any, weight: Any, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0) -> Any:
     """Rows of ``weight`` picked by the integer array ``input``.
 
-    Rows at ``padding_idx`` get no gradient (as in PyTorch).
+    Rows at ``padding_idx`` get no gradient (as in PyTorch). With ``max_norm``, each looked-up
+    row whose ``norm_type``-norm exceeds it is scaled by ``max_norm / (norm + 1e-7)``, as
+    PyTorch's in-place renormalisation; the gradient is PyTorch's too (that of a plain
+    lookup of the renormalised table: the scale is not differentiated). This function is
+    pure: it does not write the renormalised rows into ``weight`` (``nn.Embedding`` does,
+    in eager calls).
 
     >>> import numpy as np
     >>> embedding(np.array([1, 0]), np.array([[0.0, 1.0], [2.0, 3.0]]))
     array([[2., 3.],
            [0., 1.]])
+    >>> embedding(np.array([0]), np.array([[3.0, 4.0]]), max_norm=1.0).round(6)
+    array([[0.6, 0.8]])
     """
     dt = getattr(input, "dtype", None)
     if dt is None or numpy.dtype(dt).kind not in "iu":
@@ -238,12 +246,41 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Any:
         raise IndexError(f"embedding: index out of range for {num} embeddings "
                          f"(got min {hv.min()}, max {hv.max()})")
     out = fnp.take(weight, input, axis=0)
+    if max_norm is not None:
+        out = _renorm_rows(out, max_norm, norm_type)
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += num
         pad = fnp.expand_dims(input == padding_idx, -1)
         out = fnp.where(pad, funcgrad.stop_gradient(out), out)
     return out
+
+
+def _renorm_rows(rows: Any, max_norm: float, norm_type: float) -> Any:
+    if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
+        raise TypeError(f"embedding: max_norm must be a number or None, got "
+                        f"{type(max_norm).__name__}")
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)):
+        raise TypeError(f"embedding: norm_type must be a number, got "
+                        f"{type(norm_type).__name__}")
+    p = float(norm_type)
+    r = funcgrad.stop_gradient(rows)
+    a = fnp.abs(r)
+    if p == 2:
+        norm = fnp.sqrt(fnp.sum(r * r, axis=-1, keepdims=True))
+    elif p == 1:
+        norm = fnp.sum(a, axis=-1, keepdims=True)
+    elif p == math.inf:
+        norm = fnp.max(a, axis=-1, keepdims=True)
+    elif p == 0:
+        norm = fnp.sum((a != 0).astype(r.dtype), axis=-1, keepdims=True)
+    else:
+        norm = fnp.sum(a ** p, axis=-1, keepdims=True) ** (1.0 / p)
+    scale = fnp.where(norm > max_norm, max_norm / (norm + 1e-7), fnp.ones_like(norm))
+    # Value of the renormalised rows, gradient of the plain lookup (PyTorch renormalises the
+    # table in place under no_grad, so the scale never enters the backward pass);
+    # rows - stop_gradient(rows) is exactly 0, so the value is exact.
+    return funcgrad.stop_gradient(r * scale) + (rows - r)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:

@@ -363,30 +363,48 @@ class Module:
             yield m
 
     def _named_members(self, reg: str, prefix: str, recurse: bool,
-                       keep: Callable[[Module, str], bool]) -> Iterator[tuple[str, Any]]:
+                       keep: Callable[[Module, str], bool],
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
         seen: set[int] = set()
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                if recurse else [(prefix, self)])
         for mprefix, mod in mods:
             for name, v in getattr(mod, reg).items():
-                if v is None or id(v) in seen or not keep(mod, name):
+                if v is None or not keep(mod, name):
                     continue
-                seen.add(id(v))
+                if remove_duplicate:
+                    # Tied arrays (the same object under several names) count once, at
+                    # their first name, as in PyTorch.
+                    if id(v) in seen:
+                        continue
+                    seen.add(id(v))
                 yield mprefix + ("." if mprefix else "") + name, v
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         include_frozen: bool = False) -> Iterator[tuple[str, Any]]:
+                         remove_duplicate: bool = True, include_frozen: bool = False
+                         ) -> Iterator[tuple[str, Any]]:
         """(dotted name, array) for the trainable parameters (all with ``include_frozen``).
 
-        Order: depth-first, a module's own parameters before its submodules'.
+        Order: depth-first, a module's own parameters before its submodules'. A tied array
+        (the same object registered under several names) is yielded once, under its first
+        name, unless ``remove_duplicate=False``.
 
         >>> import funcgrad_nn as nn
         >>> [n for n, _ in nn.Linear(2, 3).named_parameters()]
         ['weight', 'bias']
+        >>> a, b = nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)
+        >>> b.weight = a.weight
+        >>> net = nn.Sequential(a, b)
+        >>> [n for n, _ in net.named_parameters()]
+        ['0.weight']
+        >>> [n for n, _ in net.named_parameters(remove_duplicate=False)]
+        ['0.weight', '1.weight']
         """
         if include_frozen:
-            return self._named_members("_parameters", prefix, recurse, lambda m, n: True)
+            return self._named_members("_parameters", prefix, recurse, lambda m, n: True,
+                                       remove_duplicate)
         return self._named_members("_parameters", prefix, recurse,
-                                   lambda m, n: n not in m._frozen)
+                                   lambda m, n: n not in m._frozen, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Any]:
         """The live trainable parameter arrays (optimizers update them in place).
@@ -398,14 +416,17 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Any]]:
-        """(dotted name, array) for all buffers.
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
+        """(dotted name, array) for all buffers (a shared array once unless
+        ``remove_duplicate=False``).
 
         >>> import funcgrad_nn as nn
         >>> [n for n, _ in nn.BatchNorm1d(2).named_buffers()]
         ['running_mean', 'running_var', 'num_batches_tracked']
         """
-        return self._named_members("_buffers", prefix, recurse, lambda m, n: True)
+        return self._named_members("_buffers", prefix, recurse, lambda m, n: True,
+                                   remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Any]:
         """All buffer arrays.
@@ -549,29 +570,43 @@ class Module:
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
+        replaced: dict[int, Any] = {}  # tied read-only arrays get one replacement
         for key, (mod, reg, name) in targets.items():
             if key in state_dict:
                 cur = getattr(mod, reg)[name]
                 new = _to_device_like(state_dict[key], cur)
                 if getattr(cur, "flags", None) is not None and cur.flags.writeable:
                     cur[...] = new
+                elif id(cur) in replaced:
+                    replaced[id(cur)][...] = new
+                    getattr(mod, reg)[name] = replaced[id(cur)]
                 else:
-                    getattr(mod, reg)[name] = new.astype(cur.dtype, copy=True)
+                    rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
+                    getattr(mod, reg)[name] = rep
         return _IncompatibleKeys(missing, unexpected)
 
     # -- device / dtype ---------------------------------------------------------------------
 
     def _apply_arrays(self, fn: Callable[[Any], Any], params: bool = True,
                       buffers: bool = True) -> Module:
+        # Memoised by identity so tied arrays stay one object after to()/double()/...
+        done: dict[int, tuple[Any, Any]] = {}
+
+        def once(v: Any) -> Any:
+            hit = done.get(id(v))
+            if hit is None:
+                hit = done[id(v)] = (v, fn(v))  # keep v alive so its id is not reused
+            return hit[1]
+
         for m in self.modules():
             if params:
                 for k, v in m._parameters.items():
                     if v is not None:
-                        m._parameters[k] = fn(v)
+                        m._parameters[k] = once(v)
             if buffers:
                 for k, v in m._buffers.items():
                     if v is not None:
-                        m._buffers[k] = fn(v)
+                        m._buffers[k] = once(v)
         return self
 
     def to(self, device: str | None = None, dtype: Any = None) -> Module:

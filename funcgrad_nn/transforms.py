@@ -3,7 +3,9 @@
 ``grad``/``value_and_grad`` differentiate the TRAINABLE parameters of the module passed as
 the first argument (frozen parameters and buffers are constants) and return gradients as a
 module of the same class whose trainable-parameter leaves are the gradients and whose other
-leaves are None, so ``tree_leaves(grads)`` lines up with ``list(model.parameters())``.
+leaves are None, so ``tree_leaves(grads)`` lines up with ``list(model.parameters())``. A tied
+parameter (the same array registered under several names) is one variable: its gradient is
+the sum over all its uses, stored at its first name (the later names are None).
 All four write buffer updates made during the call (BatchNorm running statistics, Dropout's
 key) back to the caller's modules afterwards; the caller's module is otherwise untouched
 (the function sees a copy rebuilt from the pytree).
@@ -58,6 +60,60 @@ def _write_back(mod: Module, bufs: dict[str, Any]) -> None:
             target._buffers[name] = value
 
 
+class _Tied:
+    """Pytree wrapper for a module with tied arrays: its leaves are the module's DISTINCT
+    arrays, so ``jit``/``vmap`` give a tied array one tracer and the rebuilt module (what
+    unflattening returns) still shares it."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+
+
+class _TiedAux:
+    __slots__ = ("treedef", "slots")
+
+    def __init__(self, treedef: Any, slots: tuple[int, ...]) -> None:
+        self.treedef, self.slots = treedef, slots
+
+    def __hash__(self) -> int:
+        return hash((self.treedef, self.slots))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, _TiedAux) and self.slots == other.slots
+                and self.treedef == other.treedef)
+
+
+def _tied_flatten(t: _Tied) -> tuple[list[Any], _TiedAux]:
+    leaves, treedef = tree_util.tree_flatten(t.module)
+    index: dict[int, int] = {}
+    unique: list[Any] = []
+    for leaf in leaves:
+        if id(leaf) not in index:
+            index[id(leaf)] = len(unique)
+            unique.append(leaf)
+    return unique, _TiedAux(treedef, tuple(index[id(leaf)] for leaf in leaves))
+
+
+def _tied_unflatten(aux: _TiedAux, children: Any) -> Module:
+    children = list(children)
+    return tree_util.tree_unflatten(aux.treedef, [children[s] for s in aux.slots])
+
+
+tree_util.register_pytree_node(_Tied, _tied_flatten, _tied_unflatten)
+
+
+def _dedup(arg: Any) -> Any:
+    """``arg`` wrapped in :class:`_Tied` when it is a module holding an array twice."""
+    if not isinstance(arg, Module):
+        return arg
+    leaves = tree_util.tree_leaves(arg)
+    if len({id(leaf) for leaf in leaves}) == len(leaves):
+        return arg
+    return _Tied(arg)
+
+
 def _check_module(model: Any, fname: str) -> None:
     if not isinstance(model, Module):
         raise TypeError(f"funcgrad_nn.{fname}: the first argument must be a Module, got "
@@ -84,12 +140,29 @@ def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..
         if len(mask) != len(leaves):
             raise TypeError("funcgrad_nn.value_and_grad: module parameters/buffers must be "
                             "arrays (a leaf is not an array)")
-        trainable = [leaf for leaf, m in zip(leaves, mask) if m]
+        # A tied parameter (one array object at several leaves) is ONE variable: every
+        # occurrence of it (trainable or not) reads that variable, so the gradients of all
+        # uses add up. Variables are numbered by first trainable occurrence, the order of
+        # model.parameters().
+        var_of: dict[int, int] = {}
+        trainable: list[Any] = []
+        for leaf, m in zip(leaves, mask):
+            if m and id(leaf) not in var_of:
+                var_of[id(leaf)] = len(trainable)
+                trainable.append(leaf)
+        slots = [var_of.get(id(leaf)) for leaf in leaves]
+        first = set()
+        grad_slots: list[int | None] = []
+        for s, m in zip(slots, mask):
+            if m and s not in first:
+                first.add(s)
+                grad_slots.append(s)
+            else:
+                grad_slots.append(None)
 
         def inner(train: list[Any]) -> Any:
-            it = iter(train)
             copy = tree_util.tree_unflatten(
-                treedef, [next(it) if m else leaf for leaf, m in zip(leaves, mask)])
+                treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
             out = fn(copy, *args, **kwargs)
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -102,8 +175,8 @@ def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..
 
         (value, (aux, bufs)), g = funcgrad.value_and_grad(inner, has_aux=True)(trainable)
         _write_back(model, bufs)
-        git = iter(g)
-        grads = tree_util.tree_unflatten(treedef, [next(git) if m else None for m in mask])
+        grads = tree_util.tree_unflatten(treedef,
+                                         [None if s is None else g[s] for s in grad_slots])
         return ((value, aux), grads) if has_aux else (value, grads)
 
     return wrapped
@@ -152,7 +225,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        out, bufs = jitted(*args, **kwargs)
+        out, bufs = jitted(*(_dedup(a) for a in args), **kwargs)
         for i, d in bufs.items():
             _write_back(args[i], d)
         return out
@@ -185,8 +258,11 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             out = fn(*a)
             return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
 
+        # A module whose axis entry is a full pytree (not a prefix) keeps its own layout.
+        vargs = [_dedup(a) if ax is None or isinstance(ax, int) else a
+                 for a, ax in zip(args, axes)]
         out, bufs = funcgrad.vmap(inner, in_axes=tuple(axes), out_axes=(out_axes, None),
-                                  **vmap_kwargs)(*args)
+                                  **vmap_kwargs)(*vargs)
         for i, d in bufs.items():
             if axes[i] is None:
                 _write_back(args[i], d)

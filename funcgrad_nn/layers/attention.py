@@ -31,6 +31,10 @@ class MultiheadAttention(Module):
     ``(output, weights)``; weights are ``None`` unless ``need_weights``, averaged over heads
     unless ``average_attn_weights=False``. Attention dropout (training, ``dropout > 0``)
     draws from a non-persistent ``rng_key`` buffer like :class:`Dropout`, or ``key=``.
+    ``add_bias_kv=True`` adds parameters ``bias_k``/``bias_v`` ``(1, 1, E)`` (xavier-normal)
+    appended to the projected keys/values as one more key position; ``add_zero_attn=True``
+    then appends a zero key/value; masks get a "not masked" column for each, so the weights
+    are ``(N, L, S + extra)``, as PyTorch.
 
     >>> import numpy as np
     >>> mha = MultiheadAttention(8, 2, batch_first=True)
@@ -52,9 +56,6 @@ class MultiheadAttention(Module):
         if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible "
                              f"by num_heads ({num_heads})")
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported")
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1], got {dropout}")
         self.embed_dim, self.num_heads = embed_dim, num_heads
@@ -78,6 +79,12 @@ class MultiheadAttention(Module):
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         if dropout > 0.0:
             seed = default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)
             self.register_buffer("rng_key", seed, persistent=False)
@@ -93,6 +100,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.zeros_(self.in_proj_bias)
             init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k, generator=generator)
+            init.xavier_normal_(self.bias_v, generator=generator)
 
     def reset_parameters(self, generator: Any = None) -> None:
         self.out_proj.reset_parameters(generator)
@@ -132,23 +142,45 @@ class MultiheadAttention(Module):
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         b = self.in_proj_bias
         bq, bk, bv = (None, None, None) if b is None else (b[:e], b[e:2 * e], b[2 * e:])
-        q = fnp.swapaxes(fnp.reshape(F.linear(query, wq, bq), (n, lq, h, hd)), 1, 2)
-        k = fnp.swapaxes(fnp.reshape(F.linear(key, wk, bk), (n, s, h, hd)), 1, 2)
-        v = fnp.swapaxes(fnp.reshape(F.linear(value, wv, bv), (n, s, h, hd)), 1, 2)
-        scores = fnp.matmul(q * math.sqrt(1.0 / hd), fnp.swapaxes(k, -1, -2))
         if attn_mask is not None:
             if attn_mask.ndim == 2 and tuple(attn_mask.shape) == (lq, s):
                 m = attn_mask
             elif attn_mask.ndim == 3 and tuple(attn_mask.shape) == (n * h, lq, s):
-                m = fnp.reshape(attn_mask, (n, h, lq, s))
+                m = attn_mask
             else:
                 raise ValueError(f"{name}: attn_mask should have shape ({lq}, {s}) or "
                                  f"({n * h}, {lq}, {s}), got {tuple(attn_mask.shape)}")
+        if key_padding_mask is not None and tuple(key_padding_mask.shape) != (n, s):
+            raise ValueError(f"{name}: key_padding_mask should have shape ({n}, {s}), "
+                             f"got {tuple(key_padding_mask.shape)}")
+        qp = F.linear(query, wq, bq)
+        kp = F.linear(key, wk, bk)
+        vp = F.linear(value, wv, bv)
+        # PyTorch appends bias_k/bias_v (after the projection), then a zero key/value
+        # (per head, which is a zero row before the head split), and pads both masks with
+        # a "not masked" column for each appended position.
+        extra = []
+        if self.bias_k is not None:
+            extra.append((self.bias_k, self.bias_v))
+        if self.add_zero_attn:
+            z = fnp.zeros_like(kp[:, :1])
+            extra.append((z, z))
+        for bk_, bv_ in extra:
+            kp = fnp.concatenate([kp, fnp.broadcast_to(bk_, (n, 1, e)).astype(kp.dtype)], 1)
+            vp = fnp.concatenate([vp, fnp.broadcast_to(bv_, (n, 1, e)).astype(vp.dtype)], 1)
+            if attn_mask is not None:
+                attn_mask = _pad_mask(attn_mask)
+            if key_padding_mask is not None:
+                key_padding_mask = _pad_mask(key_padding_mask)
+        s += len(extra)
+        q = fnp.swapaxes(fnp.reshape(qp, (n, lq, h, hd)), 1, 2)
+        k = fnp.swapaxes(fnp.reshape(kp, (n, s, h, hd)), 1, 2)
+        v = fnp.swapaxes(fnp.reshape(vp, (n, s, h, hd)), 1, 2)
+        scores = fnp.matmul(q * math.sqrt(1.0 / hd), fnp.swapaxes(k, -1, -2))
+        if attn_mask is not None:
+            m = attn_mask if attn_mask.ndim == 2 else fnp.reshape(attn_mask, (n, h, lq, s))
             scores = F._apply_mask(scores, m, allowed=False)
         if key_padding_mask is not None:
-            if tuple(key_padding_mask.shape) != (n, s):
-                raise ValueError(f"{name}: key_padding_mask should have shape ({n}, {s}), "
-                                 f"got {tuple(key_padding_mask.shape)}")
             scores = F._apply_mask(scores, fnp.reshape(key_padding_mask, (n, 1, 1, s)),
                                    allowed=False)
         weights = F.softmax(scores, dim=-1)
@@ -173,3 +205,8 @@ class MultiheadAttention(Module):
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
                 f"dropout={self.dropout}, batch_first={self.batch_first}")
+
+
+def _pad_mask(mask: Any) -> Any:
+    # A trailing zero column: False (bool: may attend) or 0.0 (float: nothing added).
+    return fnp.concatenate([mask, fnp.zeros_like(mask[..., :1])], axis=-1)

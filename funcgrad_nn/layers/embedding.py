@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import funcgrad
+from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
@@ -16,6 +18,13 @@ class Embedding(Module):
     """Table of ``num_embeddings`` vectors of size ``embedding_dim``, N(0, 1) init; the
     ``padding_idx`` row starts at zero and gets no gradient.
 
+    With ``max_norm``, looked-up rows whose ``norm_type``-norm exceeds it are renormalised
+    to ``max_norm`` (see :func:`funcgrad_nn.functional.embedding`). When the weight and the
+    indices are concrete arrays (an eager call) the renormalised rows are also written into
+    ``weight`` in place, as PyTorch does; under ``jit``/``vmap``, or ``grad`` with respect to
+    the weight, it is a traced value and is not written back (only the returned rows are
+    renormalised).
+
     >>> import numpy as np
     >>> e = Embedding(10, 3, padding_idx=0)
     >>> e(np.array([[0, 4]])).shape, bool((e.weight[0] == 0).all())
@@ -23,10 +32,17 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight: Any = None, _freeze: bool = False, device: str | None = None,
                  dtype: Any = None) -> None:
         super().__init__()
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse are not "
+                                      "supported")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm = None if max_norm is None else float(max_norm)
+        self.norm_type = float(norm_type)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} must be within "
@@ -47,7 +63,8 @@ class Embedding(Module):
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
-                        padding_idx: int | None = None) -> Embedding:
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0) -> Embedding:
         """Wrap an existing ``(num, dim)`` array (frozen by default).
 
         >>> import numpy as np
@@ -56,11 +73,24 @@ class Embedding(Module):
         0
         """
         n, d = embeddings.shape
-        return cls(n, d, padding_idx, _weight=embeddings, _freeze=freeze)
+        return cls(n, d, padding_idx, max_norm, norm_type, _weight=embeddings, _freeze=freeze)
 
     def forward(self, input: Any) -> Any:
-        return F.embedding(input, self.weight, self.padding_idx)
+        w = self.weight
+        out = F.embedding(input, w, self.padding_idx, self.max_norm, self.norm_type)
+        if (self.max_norm is not None and not is_tracer(w) and not is_tracer(input)
+                and not is_tracer(out) and getattr(w, "flags", None) is not None
+                and w.flags.writeable):
+            # PyTorch renormalises the table rows in place; duplicates write equal values.
+            w[input] = funcgrad.stop_gradient(out)
+        return out
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
-        return s if self.padding_idx is None else s + f", padding_idx={self.padding_idx}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2.0:
+            s += f", norm_type={self.norm_type}"
+        return s
