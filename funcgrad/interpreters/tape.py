@@ -38,6 +38,8 @@ from funcgrad.interpreters.jvp import (
     tangent_aval,
 )
 from funcgrad.interpreters.linearize import linearize_flat
+from funcgrad.interpreters.tape_direct import direct_vjp_for
+from funcgrad.interpreters.tape_direct import sum_to as _sum_to
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
     transpose_linearized,
@@ -184,6 +186,8 @@ def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
         # Not cached: a rule registered later (a primitive defined by the user) may still
         # give it a cheaper method, and the linearized path is slow anyway.
         return _linearized_backward
+    # The hottest elementwise primitives have array-level rules (tape_direct.py).
+    method = direct_vjp_for(prim, method) or method
     _backward_cache[prim] = method
     return method
 
@@ -192,25 +196,6 @@ def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
 #: grow: a primitive's jvp functions, transpose rule and linearity are fixed when it is
 #: defined).
 _backward_cache: dict[Primitive, Callable[..., list[Any]]] = {}
-
-
-def _sum_to(ct: Any, aval: ShapedArray) -> Any:
-    from funcgrad.backend import xp_for
-
-    shape = getattr(ct, "shape", ())
-    if shape != aval.shape:
-        xp = xp_for(ct)
-        lead = len(shape) - len(aval.shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(aval.shape) if s == 1 and shape[lead + i] != 1
-        )
-        ct = xp.sum(ct, axis=axes).reshape(aval.shape) if axes else ct.reshape(aval.shape)
-    dt = ct.dtype
-    if dt != aval.dtype:
-        if dt.kind == "c" and aval.dtype.kind != "c":
-            ct = ct.real
-        ct = ct.astype(aval.dtype)
-    return ct
 
 
 def _elementwise_backward(node: _Node, cts: list[Any]) -> list[Any]:
@@ -312,23 +297,24 @@ def vjp_tape(
                 env[o.uid] = ct if prev is None else prev + ct
         token = _trace_var.set(eval_trace)
         try:
+            pop, get = env.pop, env.get
             for node in reversed(trace.nodes):
-                if len(node.out_uids) == 1:
-                    ct = env.pop(node.out_uids[0], None)
+                out_uids = node.out_uids
+                if len(out_uids) == 1:
+                    ct = pop(out_uids[0], None)
                     if ct is None:
                         continue
                     cts = [ct]
                 else:
-                    cts = [env.pop(u, None) if u >= 0 else None for u in node.out_uids]
+                    cts = [pop(u, None) if u >= 0 else None for u in out_uids]
                     if all(c is None for c in cts):
                         continue
                     if not node.prim.multiple_results and cts[0] is None:
                         continue
-                in_cts = node.backward(node, cts)
-                for uid, c in zip(node.in_uids, in_cts):
+                for uid, c in zip(node.in_uids, node.backward(node, cts)):
                     if uid < 0 or c is None or type(c) is Zero:
                         continue
-                    prev = env.get(uid)
+                    prev = get(uid)
                     env[uid] = c if prev is None else prev + c
         finally:
             _trace_var.reset(token)
