@@ -289,6 +289,10 @@ def test_sorting_with_nans(dtype: str, n: int, kind, name: str, data: st.DataObj
         return
     if name == "nanargmax":
         assume(not np.all(np.isnan(x)))  # (NumPy raises ValueError: checked eagerly only)
+    if name in ("median", "nanmedian") and dtype.startswith("complex"):
+        # NumPy takes the mean of the middle element(s) even for one: (inf+0j) / 1 is inf+nanj
+        # there, an artefact of complex division that a selection does not reproduce.
+        assume(not np.any(np.isinf(x)))
     jit = name != "unique"
     check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name, jit=jit)
 
