@@ -24,8 +24,10 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
     shape ``...``). ``mean`` broadcasts against ``x`` (last axis ``d``); ``cov`` is a ``(d, d)``
     positive-definite matrix, or a ``(d,)`` diagonal or a scalar multiple of the identity.
 
-    Through a Cholesky factor: differentiable in ``x``, ``mean`` and ``cov``.
-    ``allow_singular=True`` is not supported (a singular ``cov`` gives nan).
+    Through a Cholesky factor: differentiable in ``x``, ``mean`` and ``cov``. With
+    ``allow_singular=True``, as SciPy: the pseudo-inverse and pseudo-determinant from an
+    eigendecomposition (eigenvalues below SciPy's cutoff count as zero), and ``-inf`` off the
+    support (points whose ``x - mean`` leaves the column space of ``cov``).
 
     Example:
         >>> import numpy as np
@@ -34,10 +36,6 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
         >>> multivariate_normal.logpdf(x, np.zeros(2), np.diag([1.0, 4.0]))
         array([-3.03102425, -3.03102425])
     """
-    if allow_singular:
-        raise NotImplementedError(
-            "funcgrad.scipy.stats.multivariate_normal.logpdf: allow_singular=True is not "
-            "supported")
     x, mean, cov = promote("multivariate_normal.logpdf", x, mean, cov)
     xs, ms, cs = get_aval(x).shape, get_aval(mean).shape, get_aval(cov).shape
     if len(ms) == 0 or len(xs) == 0:
@@ -57,11 +55,32 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
             f"{cs}")
     diff = x - mean
     batch = get_aval(diff).shape[:-1]
+    if allow_singular:
+        return _singular_logpdf(diff, cov, d, batch)
     low = fnp.linalg.cholesky(cov)
     z = triangular_solve(low, fnp.reshape(diff, (-1, d)).T, lower=True)
     maha = fnp.reshape(fnp.sum(z * z, axis=0), batch)
     half_logdet = fnp.sum(fnp.log(fnp.diagonal(low)))
     return -0.5 * maha - half_logdet - d * HALF_LOG_2PI
+
+
+def _singular_logpdf(diff: Any, cov: Any, d: int, batch: tuple) -> Any:
+    # SciPy's _PSD: eigenvalues at most cond * max|s| are zero (cond 1e6 * eps for float64,
+    # 1e3 * eps for float32), the rest give the pseudo-inverse and pseudo-determinant.
+    s, u = fnp.linalg.eigh(cov)
+    dt = get_aval(s).dtype
+    cond = (1e3 if dt == fnp.float32 else 1e6) * fnp.finfo(dt).eps
+    keep = s > cond * fnp.max(fnp.abs(s))
+    safe = fnp.where(keep, s, 1.0)
+    rank = fnp.sum(keep)
+    log_pdet = fnp.sum(fnp.where(keep, fnp.log(safe), 0.0))
+    proj = fnp.reshape(diff, (-1, d)) @ u
+    maha = fnp.reshape(fnp.sum(fnp.where(keep, proj * proj / safe, 0.0), axis=-1), batch)
+    # Off the support: a component along a zero-eigenvalue direction (absolute tolerance 1e-8).
+    residual = fnp.reshape(fnp.sqrt(fnp.sum(fnp.where(keep, 0.0, proj * proj), axis=-1)),
+                           batch)
+    out = -0.5 * (rank * (2.0 * HALF_LOG_2PI) + log_pdet + maha)
+    return fnp.where(residual <= 1e-8, out, -fnp.inf)
 
 
 def pdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:

@@ -54,8 +54,9 @@ def test_multivariate_normal_gradients_and_errors():
         stats.multivariate_normal.logpdf(dev(x), dev(np.zeros(2)), dev(np.eye(2)))
     with pytest.raises(ValueError, match="need a last axis"):
         stats.multivariate_normal.logpdf(1.0, 0.0, 1.0)
-    with pytest.raises(NotImplementedError, match="allow_singular"):
-        stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov), allow_singular=True)
+    assert_allclose(
+        stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov), allow_singular=True),
+        ss.multivariate_normal.logpdf(x, mean, cov, allow_singular=True), rtol=1e-10)
 
 
 def test_multivariate_normal_jit_vmap():
@@ -108,3 +109,21 @@ def test_gamma_cdf_shape_derivative():
     check_grads(stats.chi2.logcdf, (dev(np.array([0.5, 9.0])), dev(np.array([2.0, 4.0]))),
                 order=2)
     assert abs(float(funcgrad.grad(stats.gamma.cdf)(1.0, 2.0)) - ss.gamma.pdf(1.0, 2.0)) < 1e-14
+
+
+def test_multivariate_normal_allow_singular_matches_scipy():
+    rank1 = np.array([[1.0, 2.0], [2.0, 4.0]])
+    mean = np.array([0.5, 1.0])
+    x = np.array([[1.0, 2.0], [0.0, 0.0], [1.0, 0.0], [2.5, 5.0]])  # third: off the support
+    want = ss.multivariate_normal.logpdf(x, mean, rank1, allow_singular=True)
+    got = stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(rank1), allow_singular=True)
+    assert_allclose(got, want, rtol=1e-10)
+    c = np.diag([1.0, 2.0, 0.0])
+    x3 = np.array([[0.3, -0.2, 0.0], [0.1, 0.1, 0.5]])
+    assert_allclose(stats.multivariate_normal.logpdf(dev(x3), dev(np.zeros(3)), dev(c),
+                                                     allow_singular=True),
+                    ss.multivariate_normal.logpdf(x3, np.zeros(3), c, allow_singular=True))
+    full = np.array([[2.0, 0.3], [0.3, 1.0]])
+    check_grads(lambda m: stats.multivariate_normal.logpdf(dev(x[0]), m, dev(full),
+                                                           allow_singular=True),
+                (dev(mean),), order=2)
