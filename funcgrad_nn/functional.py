@@ -220,7 +220,8 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
 
 
 def embedding(input: Any, weight: Any, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0) -> Any:
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of ``weight`` picked by the integer array ``input``.
 
     Rows at ``padding_idx`` get no gradient (as in PyTorch). With ``max_norm``, each looked-up
@@ -228,7 +229,9 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
     PyTorch's in-place renormalisation; the gradient is PyTorch's too (that of a plain
     lookup of the renormalised table: the scale is not differentiated). This function is
     pure: it does not write the renormalised rows into ``weight`` (``nn.Embedding`` does,
-    in eager calls).
+    in eager calls). ``scale_grad_by_freq`` divides each looked-up row's gradient by how often
+    its index occurs in ``input``, as PyTorch; ``sparse`` is accepted (gradients are dense
+    arrays with the same values).
 
     >>> import numpy as np
     >>> embedding(np.array([1, 0]), np.array([[0.0, 1.0], [2.0, 3.0]]))
@@ -248,6 +251,11 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
     out = fnp.take(weight, input, axis=0)
     if max_norm is not None:
         out = _renorm_rows(out, max_norm, norm_type)
+    if scale_grad_by_freq:
+        counts = fnp.at(fnp.zeros_like(weight, shape=(num,)))[fnp.ravel(input)].add(1.0)
+        freq = fnp.expand_dims(fnp.take(counts, input, axis=0), -1)
+        fixed = funcgrad.stop_gradient(out)
+        out = fixed + (out - fixed) / freq  # the value is unchanged; the gradient is scaled
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += num

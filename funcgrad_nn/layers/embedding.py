@@ -37,9 +37,9 @@ class Embedding(Module):
                  _weight: Any = None, _freeze: bool = False, device: str | None = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse are not "
-                                      "supported")
+        # sparse=True only changes PyTorch's storage of weight.grad; gradients here are
+        # dense arrays with the same values.
+        self.scale_grad_by_freq, self.sparse = bool(scale_grad_by_freq), bool(sparse)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm = None if max_norm is None else float(max_norm)
         self.norm_type = float(norm_type)
@@ -77,7 +77,8 @@ class Embedding(Module):
 
     def forward(self, input: Any) -> Any:
         w = self.weight
-        out = F.embedding(input, w, self.padding_idx, self.max_norm, self.norm_type)
+        out = F.embedding(input, w, self.padding_idx, self.max_norm, self.norm_type,
+                          self.scale_grad_by_freq, self.sparse)
         if (self.max_norm is not None and not is_tracer(w) and not is_tracer(input)
                 and not is_tracer(out) and getattr(w, "flags", None) is not None
                 and w.flags.writeable):

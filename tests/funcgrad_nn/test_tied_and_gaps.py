@@ -214,8 +214,6 @@ def test_embedding_max_norm_with_padding_and_errors():
     assert_allclose(g, np.array([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
     with pytest.raises(TypeError, match="max_norm"):
         F.embedding(dev(np.array([0])), dev(w), max_norm="1")
-    with pytest.raises(NotImplementedError, match="sparse"):
-        nn.Embedding(3, 2, sparse=True)
     e = nn.Embedding.from_pretrained(w.copy(), max_norm=1.0, norm_type=1.0)
     assert e.max_norm == 1.0 and e.norm_type == 1.0
 
@@ -300,3 +298,21 @@ def test_mha_bias_kv_and_zero_attn(bias_kv, zero_attn):
         assert np.any(host(g.bias_k)) and np.any(host(g.bias_v))
     check_grads(lambda a, b: m(a, b, b, key_padding_mask=dev(kpm))[0], (dev(q), dev(k)),
                 order=1, modes=("rev",))
+
+
+def test_embedding_scale_grad_by_freq_divides_by_index_counts():
+    w = np.arange(12.0).reshape(4, 3)
+    idx = np.array([[0, 1, 1], [3, 1, 0]])
+    c = np.arange(18.0).reshape(2, 3, 3)
+
+    def loss(ww, scale):
+        return (F.embedding(dev(idx), ww, scale_grad_by_freq=scale) * dev(c)).sum()
+
+    plain = host(funcgrad.grad(loss)(dev(w), False))
+    scaled = funcgrad.grad(loss)(dev(w), True)
+    counts = np.maximum(np.bincount(idx.ravel(), minlength=4), 1)[:, None]
+    assert_allclose(scaled, plain / counts)
+    assert_allclose(F.embedding(dev(idx), dev(w), scale_grad_by_freq=True), w[idx])
+    e = nn.Embedding(4, 3, scale_grad_by_freq=True, sparse=True).to(DEVICE)
+    assert e(dev(idx)).shape == (2, 3, 3)
+
