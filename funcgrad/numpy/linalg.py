@@ -958,19 +958,10 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
             "cross: both input arrays must be (arrays of) 3-dimensional vectors, but they are "
             f"{a1.shape[ax1]} and {a2.shape[ax2]} dimensional instead."
         )
-    u = _fs.moveaxis(x1, ax1, -1)
-    v = _fs.moveaxis(x2, ax2, -1)
+    # numpy.linalg.cross is numpy.cross restricted to 3-vectors.
+    from funcgrad.numpy._manipulation import cross as _cross
 
-    def comp(t: Any, i: int) -> Any:
-        return _shape.index_in_dim(t, i, axis=get_aval(t).ndim - 1, keepdims=False)
-
-    u0, u1, u2 = (comp(u, i) for i in range(3))
-    v0, v1, v2 = (comp(v, i) for i in range(3))
-    c0 = _fe.subtract(_fe.multiply(u1, v2), _fe.multiply(u2, v1))
-    c1 = _fe.subtract(_fe.multiply(u2, v0), _fe.multiply(u0, v2))
-    c2 = _fe.subtract(_fe.multiply(u0, v1), _fe.multiply(u1, v0))
-    out = _fs.stack([c0, c1, c2], axis=-1)
-    return _fs.moveaxis(out, -1, axis)
+    return _cross(x1, x2, axis=axis)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:

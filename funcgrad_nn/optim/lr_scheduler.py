@@ -85,8 +85,13 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self) -> list[float]:
-        """The learning rates for the current ``last_epoch`` (recursive form)."""
-        raise NotImplementedError
+        """The learning rates for the current ``last_epoch`` (recursive form).
+
+        Subclasses define it (as in PyTorch); the base class has no schedule of its own.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must define get_lr() (the learning rates for "
+            "self.last_epoch, one per parameter group)")
 
     def step(self, epoch: float | None = None) -> None:
         """Advance one epoch (or, deprecated as in PyTorch, jump to ``epoch``)."""

@@ -174,7 +174,10 @@ class Optimizer:
         return loss
 
     def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        raise NotImplementedError
+        # Each algorithm (SGD, Adam...) defines its in-place update of (param, grad) pairs.
+        raise NotImplementedError(
+            f"{type(self).__name__} must define _update_group(group, pairs): the in-place "
+            "update of each (parameter, gradient) pair of a parameter group")
 
     def _grad(self, p: Any, g: Any, group: dict[str, Any]) -> tuple[Any, Any]:
         xp = xp_for(p, g, what=f"{type(self).__name__}.step")
