@@ -943,17 +943,9 @@ def _weighted_inverted_cdf(name: str, x: Any, w: Any, av: ShapedArray, axes: tup
     return s, _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
 
 
-def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
-              scale: float, weights: Any = None) -> Any:
-    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
-        raise ValueError(
-            f"{name}: {method!r} is not a valid method. Use one of: "
-            + ", ".join(repr(m) for m in _QUANTILE_METHODS)
-        )
-    x = _asarray(a)
-    av = _aval(name, x)
-    if av.dtype.kind == "c":
-        raise TypeError(f"{name}: complex input is not supported (as in NumPy)")
+def _checked_quantiles(name: str, q: Any, scale: float) -> tuple[Any, Any, numpy.ndarray]:
+    """``q`` as an array, its aval and its concrete values divided by ``scale`` (100 for
+    percentiles), checked as NumPy checks them."""
     q = _asarray(q)
     qa = _aval(name, q)
     qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")))
@@ -965,6 +957,21 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
         raise ValueError(f"{name}: {what}")
     if qh.ndim > 2:
         raise ValueError(f"{name}: q must be a scalar or 1d")
+    return q, qa, qh
+
+
+def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
+              scale: float, weights: Any = None) -> Any:
+    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
+        raise ValueError(
+            f"{name}: {method!r} is not a valid method. Use one of: "
+            + ", ".join(repr(m) for m in _QUANTILE_METHODS)
+        )
+    x = _asarray(a)
+    av = _aval(name, x)
+    if av.dtype.kind == "c":
+        raise TypeError(f"{name}: complex input is not supported (as in NumPy)")
+    q, qa, qh = _checked_quantiles(name, q, scale)
     axes = _axes(name, axis, av.ndim, scalar_axis=False)
     if weights is not None:
         if method != "inverted_cdf":

@@ -39,6 +39,7 @@ from funcgrad.numpy._reductions import (
     _axes,
     _axis1,
     _cast,
+    _checked_quantiles,
     _keep,
     _neighbours_and_gamma,
     _quantile,
@@ -568,17 +569,7 @@ def _nanquantile(name: str, a: Any, q: Any, axis: Any, method: Any, keepdims: bo
     xa = _av(x)
     if xa.dtype.kind == "c":
         raise TypeError(f"{name}: a must be an array of real numbers (complex input)")
-    q = _asarray(q)
-    qa = get_aval(q)
-    qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")))
-    if scale != 1:
-        qh = numpy.asarray(numpy.true_divide(qh, scale))
-    if qh.size and not (numpy.all(qh >= 0) and numpy.all(qh <= 1)):
-        what = "Percentiles must be in the range [0, 100]" if scale == 100 else (
-            "Quantiles must be in the range [0, 1]")
-        raise ValueError(f"{name}: {what}")
-    if qh.ndim > 2:
-        raise ValueError(f"{name}: q must be a scalar or 1d")
+    q, qa, qh = _checked_quantiles(name, q, scale)
     if weights is not None and method != "inverted_cdf":
         raise ValueError(
             f"{name}: only method 'inverted_cdf' supports weights, got method={method!r}"
