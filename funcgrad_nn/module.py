@@ -37,7 +37,7 @@ import numpy
 import funcgrad
 from funcgrad import tree_util
 
-__all__ = ["Module", "Parameter", "is_array"]
+__all__ = ["Module", "Parameter", "ParameterIterator", "is_array"]
 
 
 def is_array(x: Any) -> bool:
@@ -365,6 +365,13 @@ class Module:
     def _named_members(self, reg: str, prefix: str, recurse: bool,
                        keep: Callable[[Module, str], bool],
                        remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
+        for full, _, _, v in self._members(reg, prefix, recurse, keep, remove_duplicate):
+            yield full, v
+
+    def _members(self, reg: str, prefix: str, recurse: bool,
+                 keep: Callable[[Module, str], bool], remove_duplicate: bool = True
+                 ) -> Iterator[tuple[str, Module, str, Any]]:
+        # (dotted name, owning module, local name, array): the one walk over the registries.
         seen: set[int] = set()
         mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
                 if recurse else [(prefix, self)])
@@ -378,7 +385,7 @@ class Module:
                     if id(v) in seen:
                         continue
                     seen.add(id(v))
-                yield mprefix + ("." if mprefix else "") + name, v
+                yield mprefix + ("." if mprefix else "") + name, mod, name, v
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
                          remove_duplicate: bool = True, include_frozen: bool = False
@@ -406,15 +413,20 @@ class Module:
         return self._named_members("_parameters", prefix, recurse,
                                    lambda m, n: n not in m._frozen, remove_duplicate)
 
-    def parameters(self, recurse: bool = True) -> Iterator[Any]:
+    def parameters(self, recurse: bool = True) -> ParameterIterator:
         """The live trainable parameter arrays (optimizers update them in place).
+
+        The iterator remembers which module attribute each array came from, so an optimizer
+        built from ``model.parameters()`` follows the module when ``to()``/``double()``
+        replace the arrays.
 
         >>> import funcgrad_nn as nn
         >>> [p.shape for p in nn.Linear(2, 3).parameters()]
         [(3, 2), (3,)]
         """
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        return ParameterIterator(
+            (mod, name, v) for _, mod, name, v in self._members(
+                "_parameters", "", recurse, lambda m, n: n not in m._frozen))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
@@ -596,6 +608,10 @@ class Module:
             hit = done.get(id(v))
             if hit is None:
                 hit = done[id(v)] = (v, fn(v))  # keep v alive so its id is not reused
+                if hit[1] is not v and isinstance(v, numpy.ndarray):
+                    # The old array is orphaned: an optimizer still holding it (built from
+                    # a list) then fails loudly instead of training arrays nobody reads.
+                    v.flags.writeable = False
             return hit[1]
 
         for m in self.modules():
@@ -611,8 +627,9 @@ class Module:
 
     def to(self, device: str | None = None, dtype: Any = None) -> Module:
         """Move every parameter/buffer to ``device`` (e.g. ``"cpu"``, ``"cuda"``) and/or
-        cast floating ones to ``dtype``; replaces the arrays (optimizers built earlier keep
-        the old ones, as in PyTorch's advice to move before building the optimizer).
+        cast floating ones to ``dtype``; replaces the arrays. An optimizer built from
+        ``model.parameters()`` follows the new arrays; the old host arrays become read-only,
+        so one built from a saved list of them raises instead of training orphans.
 
         >>> import numpy as np, funcgrad_nn as nn
         >>> nn.Linear(2, 2).to(dtype=np.float64).weight.dtype
@@ -713,6 +730,30 @@ def _device_name(x: Any) -> str:
     from funcgrad.backend import device_of  # the one public-ish door to device names
 
     return device_of(x)
+
+
+class ParameterIterator:
+    """What :meth:`Module.parameters` returns: an iterator over the parameter arrays that
+    records, in ``sources``, the ``(module, attribute name)`` each yielded array came from.
+
+    >>> import funcgrad_nn as nn
+    >>> m = nn.Linear(2, 1)
+    >>> it = m.parameters()
+    >>> [p.shape for p in it], [name for _, name in it.sources]
+    ([(1, 2), (1,)], ['weight', 'bias'])
+    """
+
+    def __init__(self, items: Iterator[tuple[Module, str, Any]]) -> None:
+        self._items = items
+        self.sources: list[tuple[Module, str]] = []
+
+    def __iter__(self) -> ParameterIterator:
+        return self
+
+    def __next__(self) -> Any:
+        mod, name, value = next(self._items)
+        self.sources.append((mod, name))
+        return value
 
 
 class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",

@@ -12,9 +12,12 @@ array([-0.1,  0.1])
 from funcgrad_nn.optim import lr_scheduler
 from funcgrad_nn.optim._schedules import *  # noqa: F403
 from funcgrad_nn.optim._schedules import __all__ as _sched_all
+from funcgrad_nn.optim._torch_transform import *  # noqa: F403
+from funcgrad_nn.optim._torch_transform import __all__ as _torch_all
 from funcgrad_nn.optim._transform import *  # noqa: F403
 from funcgrad_nn.optim._transform import __all__ as _tx_all
+from funcgrad_nn.optim.lbfgs import LBFGS
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_sched_all, *_opt_all, "lr_scheduler"]
+__all__ = [*_tx_all, *_torch_all, *_sched_all, *_opt_all, "LBFGS", "lr_scheduler"]

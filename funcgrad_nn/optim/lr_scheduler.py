@@ -486,7 +486,8 @@ class OneCycleLR(LRScheduler):
         if step_num > self.total_steps:
             raise ValueError(
                 f"Tried to step {step_num} times. The specified number of total steps is "
-                f"{self.total_steps}"
+                f"{self.total_steps} (this OneCycleLR has finished its cycle: build a new "
+                "scheduler, or give a larger total_steps / epochs * steps_per_epoch)"
             )
         lrs = []
         for group in self.optimizer.param_groups:

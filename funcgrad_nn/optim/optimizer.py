@@ -1,39 +1,79 @@
-"""PyTorch-style stateful optimizers over mutable NumPy/CuPy parameter arrays.
+"""PyTorch-style stateful optimizers: thin wrappers over the functional core.
 
-``step(grads)`` updates the parameter arrays in place with PyTorch's update formulas (the
-single-tensor variants of ``torch.optim``), so the same hyperparameters give the same numbers.
-Gradients are passed explicitly (funcgrad returns gradients instead of storing ``.grad``).
+Each optimizer builds, per parameter group, a :class:`~funcgrad_nn.optim.GradientTransformation`
+chain from the group's hyperparameters (``_transform``; the formulas live in
+:mod:`._torch_transform`), keeps one chain state per parameter (aligned with
+``param_groups``), and ``step(grads)`` adds the chain's update to each parameter array in place,
+so the same hyperparameters give PyTorch's numbers. Gradients are passed explicitly (funcgrad
+returns gradients instead of storing ``.grad``), or returned by a closure.
 """
 
 from __future__ import annotations
 
+import collections
 import copy
-import math
+import functools
+import itertools
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from funcgrad import tree_util
-from funcgrad.backend import device_of, is_array, xp_for
+import numpy as np
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "RMSprop", "Adagrad"]
+from funcgrad import tree_util
+from funcgrad.backend import device_of, device_put, is_array, to_numpy, xp_for
+from funcgrad_nn.optim import _torch_transform as T
+from funcgrad_nn.optim._transform import (
+    GradientTransformation,
+    add_decayed_weights,
+    chain,
+    scale,
+)
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "RMSprop", "Adagrad", "NAdam", "RAdam",
+           "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Lion"]
 
 _required = object()
+_hook_ids = itertools.count()
 
 
-def _lerp(xp: Any, start: Any, end: Any, weight: float) -> None:
-    # torch.lerp_'s two-branch formula, in place, so moment estimates match bit for bit.
-    if weight < 0.5:
-        start += weight * (end - start)
-    else:
-        start[...] = end - (end - start) * (1 - weight)
+class _HookHandle:
+    def __init__(self, registry: dict) -> None:
+        self._registry, self.id = registry, next(_hook_ids)
+
+    def remove(self) -> None:
+        self._registry.pop(self.id, None)
+
+
+def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    # Wraps every class's own step so step pre/post hooks run for subclasses (LBFGS) too.
+    @functools.wraps(step)
+    def wrapped(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._step_pre_hooks.values()):
+            out = hook(self, args, kwargs)
+            if out is not None:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError("a step pre-hook must return None or (args, kwargs), "
+                                       f"got {out!r}")
+                args, kwargs = out
+        result = step(self, *args, **kwargs)
+        for hook in list(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return result
+
+    wrapped._with_hooks = True  # type: ignore[attr-defined]
+    return wrapped
 
 
 class Optimizer:
-    """Base class: parameter groups, per-parameter state, ``state_dict``/``load_state_dict``.
+    """Base class: parameter groups, per-parameter state, hooks, ``state_dict``.
 
-    ``params`` is an iterable of arrays or of dicts ``{"params": [...], <hyperparameter>: ...}``
-    (per-group overrides of ``defaults``). Subclasses implement :meth:`_update_group`.
+    ``params`` is an iterable of arrays (``model.parameters()``) or of dicts
+    ``{"params": [...], <hyperparameter>: ...}`` (per-group overrides of ``defaults``).
+    Subclasses define ``_transform(group)``: the functional chain for a group's hyperparameters.
+    An optimizer built from ``model.parameters()`` follows the module's current arrays (after
+    ``model.double()`` or ``model.to(...)``); a parameter whose shape or dtype no longer matches
+    its state raises.
 
     >>> import numpy as np
     >>> w = np.ones(2)
@@ -43,22 +83,36 @@ class Optimizer:
     array([0.5, 0.5])
     """
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("step")
+        if own is not None and not getattr(own, "_with_hooks", False):
+            cls.step = _with_hooks(own)
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.state: dict[int, dict[str, Any]] = {}  # keyed by id(param)
         self.param_groups: list[dict[str, Any]] = []
+        self._sources: list[list[tuple[Any, str] | None]] = []
+        self._states: list[list[Any]] = []  # per group, per parameter: its chain state or None
+        self._tx_cache: dict[Any, GradientTransformation] = {}
+        self._step_pre_hooks: dict[int, Callable[..., Any]] = collections.OrderedDict()
+        self._step_post_hooks: dict[int, Callable[..., Any]] = collections.OrderedDict()
         if is_array(params):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
                 f"dicts, but got {type(params).__module__}.{type(params).__name__}"
             )
+        sources = getattr(params, "sources", None)
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
-        for group in param_groups:
-            self.add_param_group(group)
+            group: dict[str, Any] = {"params": param_groups}
+            if sources is not None:
+                group["params"] = _Sourced(param_groups, sources[-len(param_groups):])
+            param_groups = [group]
+        for g in param_groups:
+            self.add_param_group(g)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -70,9 +124,7 @@ class Optimizer:
         lines.append(")")
         return "\n".join(lines)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
-
+    # -- parameter groups ----------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters (a dict with ``"params"`` and optional hyperparameters).
 
@@ -84,30 +136,41 @@ class Optimizer:
         """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError("param_group must have a 'params' entry")
         params = param_group["params"]
-        if is_array(params):
-            param_group["params"] = [params]
+        sources: list[Any]
+        if isinstance(params, _Sourced):
+            params, sources = params.arrays, list(params.sources)
+        elif is_array(params):
+            params, sources = [params], [None]
         elif isinstance(params, set):
             raise TypeError(
                 "optimizer parameters need to be organized in ordered collections, but the "
                 "ordering of tensors in sets will change between runs. Please use a list instead."
             )
         else:
-            param_group["params"] = list(params)
-        for p in param_group["params"]:
+            it_sources = getattr(params, "sources", None)
+            params = list(params)
+            sources = (list(it_sources[-len(params):]) if it_sources is not None and params
+                       else [None] * len(params))
+        for i, p in enumerate(params):
             if not is_array(p) or not hasattr(p, "__setitem__"):
                 raise TypeError(
                     "optimizer can only optimize Tensors, but one of the params is "
-                    f"{type(p).__module__}.{type(p).__name__}"
+                    f"{type(p).__module__}.{type(p).__name__} (parameter {i} of group "
+                    f"{len(self.param_groups)})"
                 )
+        group = dict(param_group)
+        group["params"] = params
         for name, default in self.defaults.items():
-            if default is _required and name not in param_group:
+            if default is _required and name not in group:
                 raise ValueError(
                     "parameter group didn't specify a value of required optimization "
                     f"parameter {name}"
                 )
-            param_group.setdefault(name, default)
-        ids = [id(p) for p in param_group["params"]]
+            group.setdefault(name, default)
+        ids = [id(p) for p in params]
         if len(ids) != len(set(ids)):
             warnings.warn(
                 "optimizer contains a parameter group with duplicate parameters; in future, "
@@ -116,14 +179,135 @@ class Optimizer:
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if seen & set(ids):
             raise ValueError("some parameters appear in more than one parameter group")
-        self._validate_group(param_group)
-        self.param_groups.append(param_group)
+        self._validate_group(group)
+        self.param_groups.append(group)
+        self._sources.append(sources)
+        self._states.append([None] * len(params))
+        if self._eager_state:
+            gi = len(self.param_groups) - 1
+            tx = self._transform_for(group)
+            self._states[gi] = [tx.init(p) for p in params]
+
+    _eager_state = False  # PyTorch creates Adagrad's state at construction
 
     def _validate_group(self, group: dict[str, Any]) -> None:
         """Check a group's hyperparameters (subclasses raise PyTorch's messages)."""
 
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        # Each algorithm (SGD, Adam...) defines its chain of gradient transformations.
+        raise NotImplementedError(
+            f"{type(self).__name__} must define _transform(group): the chain of gradient "
+            "transformations (funcgrad_nn.optim) for a parameter group's hyperparameters")
+
+    def _transform_for(self, group: dict[str, Any]) -> GradientTransformation:
+        key = tuple((k, v) for k, v in group.items() if k != "params")
+        try:
+            hit = self._tx_cache.get(key)
+        except TypeError:  # an unhashable hyperparameter: build afresh
+            return self._transform(group)
+        if hit is None:
+            if len(self._tx_cache) > 64:  # a scheduler changes lr every step: keep it small
+                self._tx_cache.clear()
+            hit = self._tx_cache[key] = self._transform(group)
+        return hit
+
+    def transform(self, group: int = 0) -> GradientTransformation:
+        """The functional form of this optimizer for ``param_groups[group]``'s current
+        hyperparameters: a pure ``GradientTransformation`` to ``init``/``update`` under
+        ``jit``, whose per-parameter state uses the same names as :meth:`state_dict`.
+
+        >>> import numpy as np
+        >>> tx = Adam([np.zeros(1)], lr=0.1).transform()
+        >>> p = {"w": np.zeros(1)}
+        >>> u, s = tx.update({"w": np.ones(1)}, tx.init(p), p)
+        >>> np.round(u["w"], 6)
+        array([-0.1])
+        """
+        return self._transform_for(self.param_groups[group])
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """No-op: funcgrad returns gradients instead of accumulating them on parameters."""
+
+    # -- hooks ---------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` before each ``step``; it may return new
+        ``(args, kwargs)``. Returns a handle with ``remove()``.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=1.0)
+        >>> h = opt.register_step_pre_hook(lambda o, a, k: ((a[0] * 2,), k))
+        >>> opt.step(np.ones(1)); h.remove(); opt.param_groups[0]["params"][0]
+        array([-2.])
+        """
+        h = _HookHandle(self._step_pre_hooks)
+        self._step_pre_hooks[h.id] = hook
+        return h
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """Call ``hook(optimizer, args, kwargs)`` after each ``step``.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=1.0)
+        >>> calls = []
+        >>> h = opt.register_step_post_hook(lambda o, a, k: calls.append(1))
+        >>> opt.step([np.ones(1)]); calls
+        [1]
+        """
+        h = _HookHandle(self._step_post_hooks)
+        self._step_post_hooks[h.id] = hook
+        return h
+
+    # -- the step ------------------------------------------------------------------------
+    def step(self, grads: Any = None, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter in place from ``grads`` (a list aligned with the parameters,
+        None to skip one, or a pytree whose leaves align with them, like the Module-shaped
+        gradients of ``funcgrad_nn.grad``).
+
+        ``step(closure)``: the closure re-evaluates the model at the current parameters and
+        returns the loss, or ``(loss, grads)`` (then no ``grads`` argument is needed); the
+        loss is returned.
+        """
+        if closure is None and _is_closure(grads):
+            grads, closure = None, grads
+        loss = None
+        if closure is not None:
+            out = closure()
+            if grads is None and isinstance(out, tuple) and len(out) == 2:
+                loss, grads = out
+            else:
+                loss = out
+        if grads is None:
+            raise TypeError(
+                f"{type(self).__name__}.step: pass the gradients, step(grads), or a closure "
+                "returning (loss, grads); funcgrad does not store .grad on parameters"
+            )
+        self._apply(grads)
+        return loss
+
+    def _apply(self, grads: Any) -> None:
+        self._follow_modules()
+        flat = self._align_grads(grads)
+        k = 0
+        for gi, group in enumerate(self.param_groups):
+            params = group["params"]
+            gs = flat[k:k + len(params)]
+            k += len(params)
+            tx = None
+            states = self._states[gi]
+            for i, (p, g) in enumerate(zip(params, gs)):
+                if g is None:
+                    continue
+                if tx is None:
+                    tx = self._transform_for(group)
+                g = self._device_grad(p, g)
+                st = states[i]
+                u, states[i] = tx.update(g, tx.init(p) if st is None else st, p)
+                _add_in_place(p, u, i)
+
+    def _device_grad(self, p: Any, g: Any) -> Any:
+        if device_of(g) is None:  # a Python scalar or a list
+            return xp_for(p).asarray(g, dtype=p.dtype)
+        return g
 
     def _params(self) -> list[Any]:
         return [p for g in self.param_groups for p in g["params"]]
@@ -131,11 +315,8 @@ class Optimizer:
     def _align_grads(self, grads: Any) -> list[Any]:
         params = self._params()
         n = len(params)
-        if grads is None:
-            raise TypeError(
-                f"{type(self).__name__}.step: pass the gradients, step(grads); funcgrad does "
-                "not store .grad on parameters"
-            )
+        if is_array(grads) and n == 1:
+            grads = [grads]
         if isinstance(grads, list | tuple) and len(grads) == n and all(
             g is None or is_array(g) for g in grads
         ):
@@ -157,40 +338,36 @@ class Optimizer:
                 )
         return flat
 
-    def step(self, grads: Any, closure: Callable[[], Any] | None = None) -> Any:
-        """Update every parameter in place from ``grads`` (aligned list or pytree).
+    def _follow_modules(self) -> None:
+        """Adopt the arrays the source modules hold now (after ``to()``/``double()``)."""
+        for gi, group in enumerate(self.param_groups):
+            params = group["params"]
+            for i, src in enumerate(self._sources[gi]):
+                if src is None:
+                    continue
+                mod, name = src
+                cur = mod.__dict__["_parameters"].get(name)
+                if cur is None or cur is params[i]:
+                    continue
+                self._states[gi][i] = _moved_state(self._states[gi][i], params[i], cur,
+                                                   f"{type(mod).__name__}.{name}")
+                params[i] = cur
 
-        Returns ``closure()`` when a closure is given (called before the update), else None.
-        """
-        loss = closure() if closure is not None else None
-        flat = self._align_grads(grads)
-        k = 0
-        for group in self.param_groups:
-            ps = group["params"]
-            pairs = [(p, g) for p, g in zip(ps, flat[k:k + len(ps)]) if g is not None]
-            k += len(ps)
-            if pairs:
-                self._update_group(group, pairs)
-        return loss
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def state(self) -> _StateView:
+        """Per-parameter state under PyTorch's names, looked up by the parameter array:
+        ``opt.state[w]["exp_avg"]`` (read-only views of the live state)."""
+        return _StateView(self)
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        # Each algorithm (SGD, Adam...) defines its in-place update of (param, grad) pairs.
-        raise NotImplementedError(
-            f"{type(self).__name__} must define _update_group(group, pairs): the in-place "
-            "update of each (parameter, gradient) pair of a parameter group")
+    def _items(self) -> Iterable[tuple[Any, dict[str, Any]]]:
+        for group, states in zip(self.param_groups, self._states):
+            for p, st in zip(group["params"], states):
+                if st is not None:
+                    merged = _merge(st)
+                    if merged:
+                        yield p, merged
 
-    def _grad(self, p: Any, g: Any, group: dict[str, Any]) -> tuple[Any, Any]:
-        xp = xp_for(p, g, what=f"{type(self).__name__}.step")
-        if device_of(g) is None:
-            g = xp.asarray(g)
-        if group.get("maximize", False):
-            g = -g
-        wd = group.get("weight_decay", 0)
-        if wd != 0 and not getattr(self, "_decoupled", False):
-            g = g + wd * p
-        return xp, g
-
-    # -- serialization -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [{..., "params": [index...]}]}``.
 
@@ -203,24 +380,21 @@ class Optimizer:
         >>> sd["state"][0]["momentum_buffer"], sd["param_groups"][0]["params"]
         (array([1.]), [0])
         """
-        index: dict[int, int] = {}
-        groups = []
-        for group in self.param_groups:
-            packed = {k: v for k, v in group.items() if k != "params"}
-            packed["params"] = []
-            for p in group["params"]:
-                index.setdefault(id(p), len(index))
-                packed["params"].append(index[id(p)])
+        groups, state, index = [], {}, 0
+        for group, states in zip(self.param_groups, self._states):
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = list(range(index, index + len(group["params"])))
+            for st in states:
+                merged = _merge(st) if st is not None else {}
+                if merged:
+                    state[index] = {k: _copy(v) for k, v in merged.items()}
+                index += 1
             groups.append(packed)
-        state = {
-            index[pid]: {k: (v.copy() if is_array(v) else copy.deepcopy(v)) for k, v in s.items()}
-            for pid, s in self.state.items() if pid in index
-        }
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a :meth:`state_dict` (hyperparameters and per-parameter state), copying arrays
-        onto each parameter's device and dtype."""
+        """Load a :meth:`state_dict` (ours or PyTorch's, converted to arrays): hyperparameters
+        and per-parameter state, copied onto each parameter's device and dtype."""
         groups = self.param_groups
         saved = state_dict["param_groups"]
         if len(groups) != len(saved):
@@ -230,46 +404,153 @@ class Optimizer:
                 "loaded state dict contains a parameter group that doesn't match the size of "
                 "optimizer's group"
             )
-        id_map = {}
-        for g, s in zip(groups, saved):
-            for p, idx in zip(g["params"], s["params"]):
-                id_map[idx] = p
-        new_state: dict[int, dict[str, Any]] = {}
-        for idx, st in state_dict["state"].items():
-            key = int(idx)
-            if key not in id_map:
-                continue
-            p = id_map[key]
-            new_state[id(p)] = {k: self._cast_state(k, v, p) for k, v in st.items()}
-        self.state = new_state
-        new_groups = []
+        saved_state = {int(k): v for k, v in state_dict["state"].items()}
+        new_groups, new_states = [], []
         for g, s in zip(groups, saved):
             ng = {k: copy.deepcopy(v) for k, v in s.items() if k != "params"}
             ng["params"] = g["params"]
+            self._validate_group(ng)
+            tx = self._transform_for(ng)
+            sts = []
+            for p, idx in zip(g["params"], s["params"]):
+                st = saved_state.get(int(idx))
+                sts.append(None if not st else _split(tx.init(p), st, p))
             new_groups.append(ng)
-        self.param_groups = new_groups
+            new_states.append(sts)
+        self.param_groups, self._states = new_groups, new_states
 
-    @staticmethod
-    def _cast_state(key: str, value: Any, p: Any) -> Any:
-        if key == "step":
-            return int(float(value))
-        if is_array(value) or hasattr(value, "__array__"):
-            xp = xp_for(p)
-            if device_of(value) not in (None, device_of(p)):
-                from funcgrad.backend import to_numpy
 
-                value = to_numpy(value)
-            return xp.asarray(value, dtype=p.dtype).copy()
+class _Sourced:
+    """A parameter list with the (module, name) each array came from."""
+
+    def __init__(self, arrays: list[Any], sources: list[Any]) -> None:
+        self.arrays, self.sources = arrays, sources
+
+
+class _StateView:
+    """``optimizer.state``: PyTorch's ``state[param]`` lookup over the chain states."""
+
+    def __init__(self, opt: Optimizer) -> None:
+        self._opt = opt
+
+    def __getitem__(self, param: Any) -> dict[str, Any]:
+        for p, merged in self._opt._items():
+            if p is param:
+                return merged
+        for p in self._opt._params():
+            if p is param:
+                return {}
+        raise KeyError("not a parameter of this optimizer")
+
+    def __contains__(self, param: Any) -> bool:
+        return any(p is param for p, _ in self._opt._items())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self._opt._items())
+
+    def values(self) -> list[dict[str, Any]]:
+        return [m for _, m in self._opt._items()]
+
+    def items(self) -> list[tuple[Any, dict[str, Any]]]:
+        return list(self._opt._items())
+
+    def __iter__(self) -> Any:
+        return (p for p, _ in self._opt._items())
+
+
+def _is_closure(x: Any) -> bool:
+    # A function is a pytree leaf; a Module of gradients is callable but a pytree node.
+    if not callable(x) or is_array(x):
+        return False
+    leaves = tree_util.tree_leaves(x)
+    return len(leaves) == 1 and leaves[0] is x
+
+
+def _add_in_place(p: Any, u: Any, i: int) -> None:
+    flags = getattr(p, "flags", None)
+    if flags is not None and not flags.writeable:
+        raise ValueError(
+            f"optimizer parameter {i} is read-only: its module replaced it (model.to(), "
+            ".double(), .float(), ...) after the optimizer was built from a list of its arrays. "
+            "Build the optimizer from model.parameters() (it follows the module) or after "
+            "moving/casting the model."
+        )
+    p += u
+
+
+def _merge(st: Any) -> dict[str, Any]:
+    """The per-parameter dicts of a chain state, merged: PyTorch's per-parameter state."""
+    out: dict[str, Any] = {}
+    if isinstance(st, dict):
+        out.update(st)
+    elif isinstance(st, tuple):
+        for s in st:
+            out.update(_merge(s))
+    return out
+
+
+def _split(template: Any, saved: dict[str, Any], p: Any) -> Any:
+    """Fill a fresh chain state (``template``) from a merged PyTorch-style dict."""
+    if isinstance(template, dict):
+        return {k: (_cast(saved[k], v, p) if k in saved else v) for k, v in template.items()}
+    if isinstance(template, tuple):
+        items = [_split(t, saved, p) for t in template]
+        return type(template)(*items) if hasattr(template, "_fields") else tuple(items)
+    return template
+
+
+def _cast(value: Any, like: Any, p: Any) -> Any:
+    if value is None:
+        return None
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    target = like if like is not None else p
+    if not (is_array(value) or isinstance(value, int | float | np.generic)):
         return copy.deepcopy(value)
+    if device_of(value) not in (None, "cpu"):
+        value = to_numpy(value)  # one explicit host hop, then onto the target's device
+    host = np.array(value, dtype=target.dtype, copy=True).reshape(
+        target.shape if like is not None else np.shape(value))
+    return device_put(host, device_of(target)) if device_of(target) != "cpu" else host
 
+
+def _copy(v: Any) -> Any:
+    return v.copy() if is_array(v) else copy.deepcopy(v)
+
+
+def _moved_state(state: Any, old: Any, new: Any, where: str) -> Any:
+    """The chain state of ``old`` for its replacement ``new`` (same shape and dtype; moved
+    to ``new``'s device), or a clear error."""
+    if state is None:
+        return None
+    if new.shape != old.shape or new.dtype != old.dtype:
+        raise ValueError(
+            f"optimizer: parameter {where} was replaced by an array of shape {new.shape} and "
+            f"dtype {new.dtype}, but its optimizer state is for shape {old.shape} and dtype "
+            f"{old.dtype}; cast/move the model before building the optimizer (or build a new "
+            "one / load_state_dict after casting)")
+    dev = device_of(new)
+    if dev == device_of(old):
+        return state
+    return tree_util.tree_map(lambda x: device_put(x, dev) if is_array(x) else x, state)
+
+
+# -- hyperparameter checks (PyTorch's messages) ------------------------------------------------
 
 def _check(cond: bool, msg: str) -> None:
     if not cond:
         raise ValueError(msg)
 
 
+def _check_lr(group: dict[str, Any]) -> None:
+    lr = group["lr"]
+    if not isinstance(lr, int | float) and not (is_array(lr) and np.ndim(lr) == 0):
+        raise TypeError(f"lr must be a number, got {type(lr).__name__}")
+    _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+
+
 def _check_lr_eps_wd(group: dict[str, Any]) -> None:
-    _check(0.0 <= group["lr"], f"Invalid learning rate: {group['lr']}")
+    _check_lr(group)
     if "eps" in group:
         _check(0.0 <= group["eps"], f"Invalid epsilon value: {group['eps']}")
     _check(0.0 <= group["weight_decay"], f"Invalid weight_decay value: {group['weight_decay']}")
@@ -280,6 +561,25 @@ def _check_betas(group: dict[str, Any]) -> None:
     _check(0.0 <= b[0] < 1.0, f"Invalid beta parameter at index 0: {b[0]}")
     _check(0.0 <= b[1] < 1.0, f"Invalid beta parameter at index 1: {b[1]}")
 
+
+def _with_options(group: dict[str, Any], core: GradientTransformation, *,
+                  decoupled: bool = False) -> GradientTransformation:
+    """``core`` with PyTorch's options as transforms: ``maximize`` negates the gradient,
+    coupled L2 decay adds ``weight_decay * p`` to it, decoupled decay subtracts
+    ``lr * weight_decay * p`` from the parameter."""
+    parts = []
+    if group.get("maximize", False):
+        parts.append(scale(-1.0))
+    wd = group.get("weight_decay", 0)
+    if wd and not decoupled:
+        parts.append(add_decayed_weights(wd))
+    parts.append(core)
+    if wd and decoupled:
+        parts.append(add_decayed_weights(-group["lr"] * wd))
+    return chain(*parts)
+
+
+# -- the algorithms ----------------------------------------------------------------------------
 
 class SGD(Optimizer):
     """Stochastic gradient descent with PyTorch's momentum/dampening/Nesterov formulas.
@@ -296,37 +596,32 @@ class SGD(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
         dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-        maximize: bool = False,
+        maximize: bool = False, foreach: bool | None = None,
     ) -> None:
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
-                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize)
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
-        _check(0.0 <= group["lr"], f"Invalid learning rate: {group['lr']}")
+        _check_lr(group)
         _check(0.0 <= group["momentum"], f"Invalid momentum value: {group['momentum']}")
         _check(0.0 <= group["weight_decay"], f"Invalid weight_decay value: {group['weight_decay']}")
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        for p, g in pairs:
-            xp, g = self._grad(p, g, group)
-            if momentum != 0:
-                state = self.state.setdefault(id(p), {})
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = xp.array(g, dtype=p.dtype, copy=True)
-                else:
-                    buf *= momentum
-                    buf += (1 - dampening) * g
-                g = g + momentum * buf if group["nesterov"] else buf
-            p -= lr * g
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        parts = []
+        if group["momentum"] != 0:
+            parts.append(T.torch_momentum(group["momentum"], group["dampening"],
+                                          group["nesterov"]))
+        parts.append(scale(-group["lr"]))
+        return _with_options(group, chain(*parts))
 
 
 class Adam(Optimizer):
-    """Adam with PyTorch's formulas (coupled L2 ``weight_decay``, ``amsgrad``, ``maximize``).
+    """Adam with PyTorch's formulas (coupled L2 ``weight_decay``, ``amsgrad``, ``maximize``;
+    ``decoupled_weight_decay=True`` is AdamW).
 
     >>> import numpy as np
     >>> w = np.zeros(2)
@@ -335,49 +630,25 @@ class Adam(Optimizer):
     array([-0.1,  0.1])
     """
 
-    _decoupled = False
-
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-        maximize: bool = False,
+        foreach: bool | None = None, maximize: bool = False,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        amsgrad=amsgrad, maximize=maximize)
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
         _check_lr_eps_wd(group)
         _check_betas(group)
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
-        for p, g in pairs:
-            xp, g = self._grad(p, g, group)
-            state = self.state.get(id(p))
-            if not state:
-                state = self.state[id(p)] = {
-                    "step": 0, "exp_avg": xp.zeros_like(p), "exp_avg_sq": xp.zeros_like(p)}
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = xp.zeros_like(p)
-            state["step"] += 1
-            step = state["step"]
-            if self._decoupled:
-                p *= 1 - lr * wd
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            _lerp(xp, exp_avg, g, 1 - beta1)
-            exp_avg_sq *= beta2
-            exp_avg_sq += (1 - beta2) * (g * g)
-            step_size = lr / (1 - beta1**step)
-            bc2_sqrt = math.sqrt(1 - beta2**step)
-            if group["amsgrad"]:
-                m = state["max_exp_avg_sq"]
-                xp.maximum(m, exp_avg_sq, out=m)
-                denom = xp.sqrt(m) / bc2_sqrt + eps
-            else:
-                denom = xp.sqrt(exp_avg_sq) / bc2_sqrt + eps
-            p -= step_size * (exp_avg / denom)
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        core = T.torch_adam(group["lr"], b1, b2, group["eps"], group["amsgrad"])
+        return _with_options(group, core, decoupled=group.get("decoupled_weight_decay", False))
 
 
 class AdamW(Adam):
@@ -390,14 +661,13 @@ class AdamW(Adam):
     array([0.95])
     """
 
-    _decoupled = True
-
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-        maximize: bool = False,
+        foreach: bool | None = None, maximize: bool = False,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, decoupled_weight_decay=True)
 
 
 class Adamax(Optimizer):
@@ -412,32 +682,20 @@ class Adamax(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0.0, *, maximize: bool = False,
+        eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *,
+        maximize: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        maximize=maximize)
+                        foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
         _check_lr_eps_wd(group)
         _check_betas(group)
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        lr, eps = group["lr"], group["eps"]
-        beta1, beta2 = group["betas"]
-        for p, g in pairs:
-            xp, g = self._grad(p, g, group)
-            state = self.state.get(id(p))
-            if not state:
-                state = self.state[id(p)] = {
-                    "step": 0, "exp_avg": xp.zeros_like(p), "exp_inf": xp.zeros_like(p)}
-            state["step"] += 1
-            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-            _lerp(xp, exp_avg, g, 1 - beta1)
-            exp_inf *= beta2
-            xp.maximum(exp_inf, xp.abs(g) + eps, out=exp_inf)
-            clr = lr / (1 - beta1 ** state["step"])
-            p -= clr * (exp_avg / exp_inf)
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        return _with_options(group, T.torch_adamax(group["lr"], b1, b2, group["eps"]))
 
 
 class RMSprop(Optimizer):
@@ -452,11 +710,12 @@ class RMSprop(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-        weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False, *,
-        maximize: bool = False,
+        weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
+        foreach: bool | None = None, *, maximize: bool = False,
     ) -> None:
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered, maximize=maximize)
+                        momentum=momentum, centered=centered, foreach=foreach,
+                        maximize=maximize)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -464,38 +723,14 @@ class RMSprop(Optimizer):
         _check(0.0 <= group["momentum"], f"Invalid momentum value: {group['momentum']}")
         _check(0.0 <= group["alpha"], f"Invalid alpha value: {group['alpha']}")
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
-        for p, g in pairs:
-            xp, g = self._grad(p, g, group)
-            state = self.state.get(id(p))
-            if not state:
-                state = self.state[id(p)] = {"step": 0, "square_avg": xp.zeros_like(p)}
-                if momentum > 0:
-                    state["momentum_buffer"] = xp.zeros_like(p)
-                if group["centered"]:
-                    state["grad_avg"] = xp.zeros_like(p)
-            state["step"] += 1
-            sq = state["square_avg"]
-            sq *= alpha
-            sq += (1 - alpha) * (g * g)
-            if group["centered"]:
-                ga = state["grad_avg"]
-                _lerp(xp, ga, g, 1 - alpha)
-                avg = xp.sqrt(sq - ga * ga) + eps
-            else:
-                avg = xp.sqrt(sq) + eps
-            if momentum > 0:
-                buf = state["momentum_buffer"]
-                buf *= momentum
-                buf += g / avg
-                p -= lr * buf
-            else:
-                p -= lr * (g / avg)
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return _with_options(group, T.torch_rmsprop(
+            group["lr"], group["alpha"], group["eps"], group["momentum"], group["centered"]))
 
 
 class Adagrad(Optimizer):
-    """Adagrad with PyTorch's formulas (``lr_decay``, ``initial_accumulator_value``).
+    """Adagrad with PyTorch's formulas (``lr_decay``, ``initial_accumulator_value``); the
+    state exists from construction, as in PyTorch.
 
     >>> import numpy as np
     >>> w = np.zeros(1)
@@ -504,45 +739,268 @@ class Adagrad(Optimizer):
     array([-0.1])
     """
 
+    _eager_state = True
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
         weight_decay: float = 0.0, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
-        *, maximize: bool = False,
+        foreach: bool | None = None, *, maximize: bool = False,
     ) -> None:
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                        initial_accumulator_value=initial_accumulator_value, maximize=maximize)
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize)
         super().__init__(params, defaults)
-        for group in self.param_groups:
-            self._init_group_state(group)
-
-    def add_param_group(self, param_group: dict[str, Any]) -> None:  # noqa: D102
-        super().add_param_group(param_group)
-        # PyTorch creates Adagrad's accumulators eagerly, so they appear in state_dict at once.
-        if hasattr(self, "state"):
-            self._init_group_state(self.param_groups[-1])
-
-    def _init_group_state(self, group: dict[str, Any]) -> None:
-        for p in group["params"]:
-            if id(p) not in self.state:
-                xp = xp_for(p)
-                self.state[id(p)] = {
-                    "step": 0, "sum": xp.full_like(p, group["initial_accumulator_value"])}
 
     def _validate_group(self, group: dict[str, Any]) -> None:
-        _check(0.0 <= group["lr"], f"Invalid learning rate: {group['lr']}")
+        _check_lr(group)
         _check(0.0 <= group["lr_decay"], f"Invalid lr_decay value: {group['lr_decay']}")
         _check(0.0 <= group["weight_decay"], f"Invalid weight_decay value: {group['weight_decay']}")
         v = group["initial_accumulator_value"]
         _check(0.0 <= v, f"Invalid initial_accumulator_value value: {v}")
         _check(0.0 <= group["eps"], f"Invalid epsilon value: {group['eps']}")
 
-    def _update_group(self, group: dict[str, Any], pairs: list[tuple[Any, Any]]) -> None:
-        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        for p, g in pairs:
-            xp, g = self._grad(p, g, group)
-            state = self.state[id(p)]
-            state["step"] += 1
-            clr = lr / (1 + (state["step"] - 1) * lr_decay)
-            s = state["sum"]
-            s += g * g
-            p -= clr * (g / (xp.sqrt(s) + eps))
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return _with_options(group, T.torch_adagrad(
+            group["lr"], group["lr_decay"], group["eps"], group["initial_accumulator_value"]))
+
+
+class NAdam(Optimizer):
+    """NAdam with PyTorch's formulas (``momentum_decay``, ``decoupled_weight_decay``).
+
+    >>> import numpy as np
+    >>> w = np.zeros(1)
+    >>> NAdam([w], lr=0.1).step([np.array([1.0])])
+    >>> round(float(w[0]), 4)
+    -0.1056
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr_eps_wd(group)
+        _check_betas(group)
+        md = group["momentum_decay"]
+        _check(0.0 <= md, f"Invalid momentum_decay value: {md}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        core = T.torch_nadam(group["lr"], b1, b2, group["eps"], group["momentum_decay"])
+        return _with_options(group, core, decoupled=group["decoupled_weight_decay"])
+
+
+class RAdam(Optimizer):
+    """RAdam with PyTorch's formulas (``decoupled_weight_decay``).
+
+    >>> import numpy as np
+    >>> w = np.zeros(1)
+    >>> RAdam([w], lr=0.1).step([np.array([2.0])])
+    >>> w
+    array([-0.2])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
+        foreach: bool | None = None, maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr_eps_wd(group)
+        _check_betas(group)
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        core = T.torch_radam(group["lr"], b1, b2, group["eps"])
+        return _with_options(group, core, decoupled=group["decoupled_weight_decay"])
+
+
+class Adadelta(Optimizer):
+    """Adadelta with PyTorch's formulas and defaults (``lr=1.0``, ``rho=0.9``, ``eps=1e-6``).
+
+    >>> import numpy as np
+    >>> w = np.zeros(1)
+    >>> Adadelta([w]).step([np.array([1.0])])
+    >>> round(float(w[0]), 6)
+    -0.003162
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+        weight_decay: float = 0.0, foreach: bool | None = None, *, maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr_eps_wd(group)
+        _check(0.0 <= group["rho"] <= 1.0, f"Invalid rho value: {group['rho']}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return _with_options(group, T.torch_adadelta(group["lr"], group["rho"], group["eps"]))
+
+
+class ASGD(Optimizer):
+    """Averaged SGD with PyTorch's formulas; ``state[p]["ax"]`` is the averaged parameter.
+
+    >>> import numpy as np
+    >>> w = np.zeros(1)
+    >>> ASGD([w], lr=0.1).step([np.array([1.0])])
+    >>> w
+    array([-0.1])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
+        t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr(group)
+        _check(0.0 <= group["weight_decay"], f"Invalid weight_decay value: {group['weight_decay']}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return _with_options(group, T.torch_asgd(group["lr"], group["lambd"], group["alpha"],
+                                                 group["t0"]))
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation with PyTorch's formulas (``etas``, ``step_sizes``).
+
+    >>> import numpy as np
+    >>> w = np.zeros(2)
+    >>> Rprop([w], lr=0.1).step([np.array([3.0, -1.0])])
+    >>> w
+    array([-0.1,  0.1])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
+        step_sizes: tuple[float, float] = (1e-6, 50), *, foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr(group)
+        e = group["etas"]
+        _check(0.0 < e[0] < 1.0 < e[1], f"Invalid eta values: {e[0]}, {e[1]}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return _with_options(group, T.torch_rprop(group["lr"], group["etas"],
+                                                  group["step_sizes"]))
+
+
+class SparseAdam(Optimizer):
+    """PyTorch's SparseAdam on dense gradients: moments and parameters change only where
+    the gradient is non-zero (the entries a sparse gradient would store).
+
+    >>> import numpy as np
+    >>> w = np.zeros(2)
+    >>> SparseAdam([w], lr=0.1).step([np.array([0.0, 2.0])])
+    >>> np.round(w, 6)
+    array([ 0. , -0.1])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8, maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr(group)
+        _check(0.0 < group["eps"], f"Invalid epsilon value: {group['eps']}")
+        _check_betas(group)
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        return _with_options(group, T.torch_sparse_adam(group["lr"], b1, b2, group["eps"]))
+
+
+class Adafactor(Optimizer):
+    """Adafactor as ``torch.optim.Adafactor`` (factored second moments over the last two
+    axes, relative step size, update clipping ``d``, decoupled ``weight_decay``).
+
+    >>> import numpy as np
+    >>> w = np.ones((2, 3))
+    >>> Adafactor([w], lr=0.01).step([np.ones((2, 3))])
+    >>> np.round(w[0], 4)
+    array([0.99, 0.99, 0.99])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
+        weight_decay: float = 0.0, *, foreach: bool | None = None, maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
+                        weight_decay=weight_decay, foreach=foreach, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        lr, b, eps, d, wd = (group[k] for k in ("lr", "beta2_decay", "eps", "d", "weight_decay"))
+        _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
+        _check(0.0 >= b, f"beta2_decay should be <= 0 but is: {b}")
+        _check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")
+        _check(0.0 <= eps[1], f"epsilon2 should be >= 0 but is: {eps[1]}")
+        _check(1.0 <= d, f"Clipping threshold d should be >= 1 but is: {d}")
+        _check(0.0 <= wd, f"weight_decay should be >= 0 but is: {wd}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        core = T.torch_adafactor(group["lr"], group["beta2_decay"], group["eps"], group["d"])
+        return _with_options(group, core, decoupled=True)
+
+
+class Lion(Optimizer):
+    """Lion (Chen et al., 2023, "Symbolic Discovery of Optimization Algorithms"):
+    ``p -= lr * (sign(b1 * m + (1 - b1) * g) + weight_decay * p)``, then
+    ``m = b2 * m + (1 - b2) * g``; state ``exp_avg``.
+
+    >>> import numpy as np
+    >>> w = np.zeros(2)
+    >>> Lion([w], lr=0.1).step([np.array([0.5, -2.0])])
+    >>> w
+    array([-0.1,  0.1])
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
+        weight_decay: float = 0.0, *, foreach: bool | None = None, maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, betas=tuple(betas), weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _validate_group(self, group: dict[str, Any]) -> None:
+        _check_lr_eps_wd(group)
+        _check_betas(group)
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        b1, b2 = group["betas"]
+        core = chain(T.scale_by_lion(b1, b2), scale(-group["lr"]))
+        return _with_options(group, core, decoupled=True)
+
+
+Optimizer.step = _with_hooks(Optimizer.__dict__["step"])  # type: ignore[method-assign]

@@ -31,7 +31,7 @@ def test_optimizer_without_update_rule():
             super().__init__(params, {"lr": 0.1})
 
     p = np.ones(2)
-    with pytest.raises(NotImplementedError, match="NoRule must define _update_group"):
+    with pytest.raises(NotImplementedError, match="NoRule must define _transform"):
         NoRule([p]).step([np.ones(2)])
 
 

@@ -146,7 +146,8 @@ def test_defaults_match_pytorch():
     p = [np.zeros(1)]
     assert optim.SGD(p).defaults["lr"] == 1e-3
     assert optim.Adam(p).defaults == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
-                                          weight_decay=0.0, amsgrad=False, maximize=False)
+                                          weight_decay=0.0, amsgrad=False, maximize=False,
+                                          foreach=None, decoupled_weight_decay=False)
     assert optim.AdamW(p).defaults["weight_decay"] == 1e-2
     r = optim.RMSprop(p).defaults
     assert (r["lr"], r["alpha"], r["eps"]) == (1e-2, 0.99, 1e-8)
@@ -236,7 +237,7 @@ def test_state_dict_roundtrip_pytorch_layout():
         opt2.step(g)
     assert_allclose(other, live)
     sd["state"][0]["exp_avg"][...] = 0  # state_dict holds copies
-    assert np.any(opt.state[id(live[0])]["exp_avg"] != 0)
+    assert np.any(opt.state[live[0]]["exp_avg"] != 0)
     with pytest.raises(ValueError, match="different number of parameter groups"):
         optim.Adam([np.zeros(1)]).load_state_dict(sd)
 
@@ -352,3 +353,206 @@ def test_schedules_values():
     s = optim.piecewise_constant_schedule(1.0, {3: 0.5})
     assert float(host(s(3))) == 1.0 and float(host(s(4))) == 0.5
     assert float(host(optim.polynomial_schedule(1.0, 0.0, 1, 4)(8))) == 0.0
+
+
+# ------------------------- following the module, hooks, closures, bad input -----------------
+
+def _tiny_problem():
+    import funcgrad_nn as nn
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32)
+    model = nn.Linear(3, 1)
+    loss = nn.value_and_grad(lambda m, x, y: ((m(x) - y) ** 2).mean())
+    return model, x, y, loss
+
+
+def test_optimizer_follows_module_after_double_before_first_step():
+    # Regression: Adam kept updating the float32 arrays orphaned by model.double().
+    model, x, y, loss = _tiny_problem()
+    opt = optim.Adam(model.parameters(), lr=0.05)
+    model.double()
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    first, _ = loss(model, x64, y64)
+    for _ in range(100):
+        _, g = loss(model, x64, y64)
+        opt.step(g)
+    last, _ = loss(model, x64, y64)
+    assert model.weight.dtype == np.float64
+    assert opt.param_groups[0]["params"][0] is model.weight
+    assert float(last) < 0.05 * float(first)
+
+
+def test_optimizer_follows_module_copies_with_state():
+    # model.float() on a float32 model replaces every array (same shape and dtype): the
+    # state carries over and the run continues exactly as if nothing happened.
+    model, x, y, loss = _tiny_problem()
+    twin, _, _, _ = _tiny_problem()
+    twin.load_state_dict(model.state_dict())
+    opt, opt2 = optim.Adam(model.parameters(), lr=0.05), optim.Adam(twin.parameters(), lr=0.05)
+    for k in range(6):
+        if k == 3:
+            model.float()
+        opt.step(loss(model, x, y)[1])
+        opt2.step(loss(twin, x, y)[1])
+    assert_allclose(model.weight, twin.weight, rtol=0, atol=0)
+
+
+def test_optimizer_state_dtype_mismatch_raises():
+    model, x, y, loss = _tiny_problem()
+    opt = optim.Adam(model.parameters(), lr=0.05)
+    opt.step(loss(model, x, y)[1])
+    model.double()
+    with pytest.raises(ValueError, match=r"Linear.weight was replaced by an array of shape "
+                                         r"\(1, 3\) and dtype float64.*float32"):
+        opt.step(loss(model, x.astype(np.float64), y.astype(np.float64))[1])
+
+
+def test_optimizer_from_a_list_raises_on_orphaned_arrays():
+    model, x, y, loss = _tiny_problem()
+    opt = optim.SGD(list(model.parameters()), lr=0.05)
+    model.double()
+    with pytest.raises(ValueError, match="read-only: its module replaced it"):
+        opt.step(loss(model, x.astype(np.float64), y.astype(np.float64))[1])
+
+
+def test_step_closure_and_hooks():
+    w = np.zeros(2)
+    opt = optim.SGD([w], lr=0.5)
+    seen = []
+    pre = opt.register_step_pre_hook(lambda o, a, k: seen.append(("pre", len(a))))
+    post = opt.register_step_post_hook(lambda o, a, k: seen.append(("post", len(a))))
+    loss = opt.step(lambda: (float(np.sum((w - 1) ** 2)), [2 * (w - 1)]))
+    assert loss == 2.0 and seen == [("pre", 1), ("post", 1)]
+    assert_allclose(w, np.ones(2))
+    # A closure returning only the loss, with explicit gradients.
+    assert opt.step([np.ones(2)], closure=lambda: 7.0) == 7.0
+    assert_allclose(w, np.full(2, 0.5))
+    pre.remove(), post.remove()
+    opt.step([np.ones(2)])
+    assert len(seen) == 4
+    with pytest.raises(TypeError, match="closure returning \\(loss, grads\\)"):
+        opt.step(lambda: 1.0)
+
+
+def test_add_param_group_mid_run_and_zero_grad():
+    a, b = np.ones(2), np.ones(3)
+    opt = optim.Adam([a], lr=0.1)
+    opt.step([np.ones(2)])
+    opt.add_param_group({"params": [b], "lr": 0.2})
+    opt.step([np.ones(2), np.ones(3)])
+    assert_allclose(b, np.full(3, 0.8), rtol=1e-7)  # eps in Adam's denominator
+    assert sorted(opt.state_dict()["state"]) == [0, 1]
+    assert int(opt.state[a]["step"]) == 2 and int(opt.state[b]["step"]) == 1
+    opt.zero_grad()
+
+
+@pytest.mark.parametrize("make,err,msg", [
+    (lambda: optim.Adam([], lr=0.1), ValueError, "empty parameter list"),
+    (lambda: optim.NAdam([[1.0, 2.0]]), TypeError, "can only optimize Tensors.*list"),
+    (lambda: optim.RAdam([np.zeros(1)], lr=-0.1), ValueError, "Invalid learning rate: -0.1"),
+    (lambda: optim.Rprop([np.zeros(1)], etas=(1.5, 1.2)), ValueError, "Invalid eta values"),
+    (lambda: optim.Adadelta([np.zeros(1)], rho=1.5), ValueError, "Invalid rho value: 1.5"),
+    (lambda: optim.NAdam([np.zeros(1)], momentum_decay=-1), ValueError,
+     "Invalid momentum_decay value"),
+    (lambda: optim.Adafactor([np.zeros(1)], d=0.5), ValueError, "Clipping threshold d"),
+    (lambda: optim.Adafactor([np.zeros(1)], beta2_decay=0.5), ValueError, "beta2_decay"),
+    (lambda: optim.LBFGS([np.zeros(1)], line_search_fn="armijo"), ValueError, "strong_wolfe"),
+    (lambda: optim.LBFGS([{"params": [np.zeros(1)]}, {"params": [np.zeros(1)]}]), ValueError,
+     "doesn't support per-parameter options"),
+    (lambda: optim.SGD([np.zeros(1)], lr="0.1"), TypeError, "lr must be a number"),
+])
+def test_bad_input(make, err, msg):
+    with pytest.raises(err, match=msg):
+        make()
+
+
+def test_lbfgs_needs_a_closure_returning_grads():
+    w = np.zeros(2)
+    opt = optim.LBFGS([w])
+    with pytest.raises(TypeError, match="LBFGS.step needs a closure"):
+        opt.step()
+    with pytest.raises(TypeError, match="must return \\(loss, grads\\)"):
+        opt.step(lambda: 1.0)
+
+
+def test_lbfgs_state_dict_round_trip():
+    a = np.array([1.0, 2.0, 3.0])
+
+    def run(opt, w, steps):
+        for _ in range(steps):
+            opt.step(lambda: (float(np.sum(a * (w - 1) ** 4)), [4 * a * (w - 1) ** 3]))
+
+    w1, w2 = np.zeros(3), np.zeros(3)
+    o1 = optim.LBFGS([w1], max_iter=3, history_size=2)
+    run(o1, w1, 2)
+    w2[...] = w1
+    o2 = optim.LBFGS([w2], max_iter=3, history_size=2)
+    o2.load_state_dict(o1.state_dict())
+    run(o1, w1, 2)
+    run(o2, w2, 2)
+    assert_allclose(w1, w2, rtol=0, atol=0)
+
+
+def test_onecycle_stepped_past_the_end_is_a_clear_error():
+    opt = optim.SGD([np.zeros(1)], lr=0.1, momentum=0.9)
+    sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=3)
+    for _ in range(3):
+        sched.step()
+    with pytest.raises(ValueError, match="Tried to step 4 times.*finished its cycle"):
+        sched.step()
+
+
+def test_lion_matches_its_formula():
+    params, grads = _problem()
+    live = dev([p.copy() for p in params])
+    opt = optim.Lion(live, lr=0.01, betas=(0.8, 0.95), weight_decay=0.1)
+    for g in grads:
+        opt.step(dev(g))
+    for i, p in enumerate(params):
+        p, m = p.copy(), np.zeros_like(p)
+        for g in [gs[i] for gs in grads]:
+            p = p * (1 - 0.01 * 0.1) - 0.01 * np.sign(0.8 * m + 0.2 * g)
+            m = 0.95 * m + 0.05 * g
+        assert_allclose(host(live[i]), p, rtol=1e-12)
+
+
+def _rosenbrock(p):
+    x, y = p["x"], p["y"]
+    return fnp.sum((1 - x) ** 2 + 100 * (y - x**2) ** 2)
+
+
+ROSENBROCK = [  # (optimizer, hyperparameters, steps, final loss below); start loss 24.2
+    ("SGD", dict(lr=1e-3, momentum=0.9), 2000, 1e-2),
+    ("Adam", dict(lr=0.02), 2000, 1e-2),
+    ("AdamW", dict(lr=0.02, weight_decay=0.0), 2000, 1e-2),
+    ("Adamax", dict(lr=0.1), 2000, 1e-2),
+    ("RMSprop", dict(lr=3e-3, centered=True, momentum=0.5), 2000, 1e-2),
+    ("Adagrad", dict(lr=1.0), 2000, 1e-2),
+    ("NAdam", dict(lr=0.02), 2000, 1e-2),
+    ("RAdam", dict(lr=2e-3, betas=(0.9, 0.99)), 2000, 1e-2),
+    ("Adadelta", dict(lr=3.0, rho=0.99), 2000, 1.0),  # Adadelta is slow on this valley
+    ("ASGD", dict(lr=2e-3, t0=500), 2000, 1e-2),
+    ("Rprop", dict(lr=1e-3), 2000, 1e-2),
+    ("SparseAdam", dict(lr=0.02), 2000, 1e-2),
+    ("Adafactor", dict(lr=1.0, d=10.0), 2000, 5e-2),
+    ("Lion", dict(lr=1e-3), 3000, 1e-2),
+]
+
+
+@pytest.mark.parametrize("name,kw,steps,tol", ROSENBROCK, ids=[r[0] for r in ROSENBROCK])
+def test_converges_on_rosenbrock_in_a_jitted_step(name, kw, steps, tol):
+    tx = getattr(optim, name)([np.zeros(1)], **kw).transform()
+
+    @funcgrad.jit
+    def step(p, s):
+        g = funcgrad.grad(_rosenbrock)(p)
+        u, s = tx.update(g, s, p)
+        return optim.apply_updates(p, u), s
+
+    p = dev({"x": np.array([-1.2]), "y": np.array([1.0])})
+    s = tx.init(p)
+    for _ in range(steps):
+        p, s = step(p, s)
+    assert float(host(_rosenbrock(p))) < tol
