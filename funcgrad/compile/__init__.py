@@ -21,6 +21,7 @@ from funcgrad.compile.codegen import (
     Context,
     Emission,
     Executable,
+    compile_by_structure,
     compile_executable,
     emitters,
     generate_source,
@@ -63,14 +64,16 @@ __all__ = [
 
 
 def compile_jaxpr(
-    closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, name: str = "jitted"
+    closed: ClosedJaxpr, donated_invars: Sequence[bool] | None = None, name: str = "jitted",
+    by_structure: bool = False,
 ) -> Executable:
     """The compiled, cached :class:`Executable` of ``closed`` (``exe(*args) -> list``).
 
     ``donated_invars`` marks inputs whose buffers the code may overwrite (checked at each call:
     only writeable contiguous arrays that share memory with no other argument qualify).
     Elementwise chains over big arrays are fused as :func:`fusion_config` says now
-    (:mod:`funcgrad.compile.fusion`).
+    (:mod:`funcgrad.compile.fusion`). ``by_structure`` caches the executable also on the
+    jaxpr's structure, for jaxprs traced anew on every call (eager loop bodies).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -81,4 +84,6 @@ def compile_jaxpr(
     donated = tuple(bool(d) for d in donated_invars) if donated_invars is not None else None
     if donated is not None and not any(donated):
         donated = None
+    if by_structure and donated is None:
+        return compile_by_structure(closed, name, fusion_config())
     return compile_executable(closed, donated, name, fusion_config())

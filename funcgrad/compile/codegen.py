@@ -42,9 +42,12 @@ memory with an input, a const or another output (which simplification or CSE can
 
 from __future__ import annotations
 
+import collections
 import functools
 import linecache
 import math
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -52,6 +55,7 @@ import numpy
 
 from funcgrad.avals import float0
 from funcgrad.backend import get_default_device, is_array, to_numpy, xp_for, xp_for_device
+from funcgrad.compile.keys import structure_key
 from funcgrad.core import Primitive
 from funcgrad.interpreters.jaxpr_rules import weak_memo
 from funcgrad.interpreters.jvp import add_any_p
@@ -1111,11 +1115,15 @@ class Executable:
         source, glb, fname = generate_source(self.jaxpr, donated, self.name, ident, same,
                                              self.fusion)
         filename = f"<funcgrad-jit-{next(_file_counter)} {self.name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         code = compile(source, filename, "exec")
         glb = dict(glb)
         exec(code, glb)
-        return source, glb[fname]
+        # Taken out of its globals, the function dies with this executable (not at the next
+        # cycle collection); its source stays readable for tracebacks until then.
+        fn = glb.pop(fname)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        weakref.finalize(fn, linecache.cache.pop, filename, None)
+        return source, fn
 
     def __call__(self, *args: Any) -> list[Any]:
         if self.donated is not None:
@@ -1175,6 +1183,35 @@ def compile_executable(
     from funcgrad.compile.passes import optimize_jaxpr
 
     return Executable(closed, optimize_jaxpr(closed), donated, name, fusion)
+
+
+#: most executables :func:`compile_by_structure` keeps (least recently used go first)
+STRUCTURE_CACHE_SIZE = 64
+_by_structure: collections.OrderedDict[Any, Executable] = collections.OrderedDict()
+_by_structure_lock = threading.Lock()
+
+
+def compile_by_structure(closed: ClosedJaxpr, name: str = "jitted",
+                         fusion: Any = None) -> Executable:
+    """:func:`compile_executable`, cached also on the jaxpr's structure
+    (:func:`funcgrad.compile.keys.structure_key`): for jaxprs traced anew on every call that
+    compute the same thing each time (an eager loop's body), which would otherwise compile
+    once per call. The :data:`STRUCTURE_CACHE_SIZE` most recently used are kept."""
+    key = structure_key(closed)
+    if key is None:
+        return compile_executable(closed, None, name, fusion)
+    key = (key, name, fusion)
+    with _by_structure_lock:
+        exe = _by_structure.get(key)
+        if exe is not None:
+            _by_structure.move_to_end(key)
+            return exe
+    exe = compile_executable(closed, None, name, fusion)
+    with _by_structure_lock:
+        _by_structure[key] = exe
+        while len(_by_structure) > STRUCTURE_CACHE_SIZE:
+            _by_structure.popitem(last=False)
+    return exe
 
 
 # Imported last: fusion builds on the emitters above (and registers its own).

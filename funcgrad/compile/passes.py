@@ -56,6 +56,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import is_array, to_numpy
+from funcgrad.compile.keys import literal_key
 from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
@@ -531,14 +532,17 @@ def _fold_broadcast_scalars(eqn: Eqn, ins: list[Atom], f: _Facts) -> Eqn | None:
 
 
 def _atom_key(a: Atom) -> Any:
+    # By value (identity for big arrays, which the jaxpr keeps alive during the sweep):
+    # repr() of literals and their types was a tenth of some first calls.
     if type(a) is Literal:
-        v = a.val
-        return ("lit", type(v), repr(v), a.aval)
+        return ("lit", literal_key(a.val), a.aval)
     return a
 
 
 def _order(k: Any) -> tuple:
-    return (0, k.id, "") if type(k) is Var else (1, 0, repr(k))
+    # Any total order works (equal keys sort alike); two different literals with one hash
+    # may sort either way, which only misses a merge.
+    return (0, k.id) if type(k) is Var else (1, hash(k))
 
 
 def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:

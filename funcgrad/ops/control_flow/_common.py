@@ -248,7 +248,8 @@ def compiled(closed: ClosedJaxpr) -> Callable[..., list] | None:
         return None
     from funcgrad.compile import compile_jaxpr
 
-    return compile_jaxpr(closed, None, "loop_body")
+    # By structure: an eager loop traces its body again on every call.
+    return compile_jaxpr(closed, None, "loop_body", by_structure=True)
 
 
 _PY_SCALARS = (bool, int, float, complex)

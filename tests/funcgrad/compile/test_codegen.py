@@ -161,3 +161,64 @@ def test_many_temporaries_share_buffers_correctly(shape):
 
     rng = np.random.default_rng(0)
     _check(f, rng.standard_normal(shape))
+
+
+# -- compiled programs do not leak ------------------------------------------------------------
+
+
+def _jit_lines() -> set[str]:
+    import linecache
+
+    return {k for k in linecache.cache if k.startswith("<funcgrad-jit-")}
+
+
+def test_linecache_entry_goes_with_the_program():
+    import gc
+
+    before = _jit_lines()
+    exe = compile_jaxpr(funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 3.0)(np.ones(3)), None, "f")
+    mine = _jit_lines() - before
+    assert len(mine) == 1  # tracebacks into the program show its source
+    del exe
+    gc.collect()
+    # (the jaxpr above is dead too, so its memoised executable is gone)
+    assert not (_jit_lines() & mine)
+
+
+def test_eager_loop_compiles_its_body_once():
+    import gc
+
+    from funcgrad.compile import codegen
+
+    def step(x, lr):
+        # A new body function and a new jaxpr on every call, past the compile threshold.
+        return funcgrad.lax.fori_loop(0, 100, lambda i, c: c * lr + 0.01, x)
+
+    x = np.ones(3)
+    step(x, 0.5)
+    gc.collect()
+    before = _jit_lines()
+    built = []
+    real = codegen.Executable.__init__
+
+    def counting(self, *a, **k):
+        built.append(1)
+        real(self, *a, **k)
+
+    codegen.Executable.__init__ = counting
+    try:
+        for _ in range(20):
+            out = step(x, 0.5)
+    finally:
+        codegen.Executable.__init__ = real
+    gc.collect()
+    assert not built
+    assert len(_jit_lines() - before) == 0
+    def by_hand(lr):
+        c = x
+        for _ in range(100):
+            c = c * lr + 0.01
+        return c
+
+    assert_allclose(out, by_hand(0.5))
+    assert_allclose(step(x, 0.25), by_hand(0.25))  # another constant, another program

@@ -142,3 +142,19 @@ def test_transposed_product_becomes_one_product():
     # the product is used elsewhere too: keep it (no second product)
     new = _opt(lambda a, b: (sh.transpose(a @ b, (1, 0)), a @ b), a, b)
     assert _prims(new).count("dot_general") == 1
+
+
+def test_cse_keys_literals_by_value():
+    from funcgrad.compile.keys import literal_key
+
+    # 0.0 and -0.0 are different constants: 1 / (x * 0.0) and 1 / (x * -0.0) differ.
+    with np.errstate(divide="ignore"):
+        new = _opt(lambda x: (1.0 / (x * 0.0), 1.0 / (x * -0.0)), np.ones(2))
+    assert _prims(new).count("mul") == 2
+    new = _opt(lambda x: (x * np.float32(2.0), x * np.float32(2.0)), np.ones(2, np.float32))
+    assert _prims(new).count("mul") == 1
+    assert literal_key(np.arange(3.0)) == literal_key(np.arange(3.0))
+    assert literal_key(np.arange(3.0)) != literal_key(np.arange(3))
+    big = np.zeros(1000)
+    assert literal_key(big) == literal_key(big) and literal_key(big) != literal_key(np.zeros(1000))
+    assert literal_key(float("nan")) != literal_key(1.0)
