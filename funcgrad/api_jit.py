@@ -32,7 +32,14 @@ from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import is_array, xp_for
-from funcgrad.core import Tracer, _scalars_to_arrays, bind, current_trace, eval_trace
+from funcgrad.core import (
+    Tracer,
+    _scalars_to_arrays,
+    axis_env_key,
+    bind,
+    current_trace,
+    eval_trace,
+)
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, Var
@@ -260,6 +267,9 @@ class Jitted:
         return (type(v), v)
 
     def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any], bool]:
+        # Collectives trace to different programs under different bound axes (all_gather's
+        # shape is the axis size): the bound axes are part of every key.
+        env = axis_env_key()
         if not kwargs and not self._static_nums:
             # Fast path: positional arrays and scalars only, the common call.
             fast_keys: list[Any] = []
@@ -276,7 +286,7 @@ class Jitted:
                 else:
                     break
             else:
-                keys = tuple(fast_keys)
+                keys = tuple(fast_keys) if not env else (tuple(fast_keys), env)
                 entry = self._cache.get(keys)
                 if entry is None:
                     statics, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
@@ -296,7 +306,7 @@ class Jitted:
             if type(k) is ShapedArray:
                 has_tracer = True
             keys.append(k)
-        key = (treedef, tuple(statics), tuple(keys))
+        key = (treedef, tuple(statics), tuple(keys), env)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, kwargs, statics, dyn_pos, leaves, treedef, key)

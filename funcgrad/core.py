@@ -41,6 +41,10 @@ __all__ = [
     "user_source_info",
     "SourceInfo",
     "concrete_or_error",
+    "AxisFrame",
+    "extend_axis_env",
+    "lookup_axis",
+    "axis_env_key",
 ]
 
 Params = dict[str, Any]
@@ -426,3 +430,57 @@ def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
 
 def is_tracer(x: Any) -> bool:
     return isinstance(x, Tracer)
+
+
+# ---------------------------------------------------------------------------------------------
+# The axis environment: named axes that collectives (psum, all_gather, ...) may reduce over.
+# ``vmap(..., axis_name=)`` binds a name to its batch size while it traces; a multi-process
+# ``funcgrad.distributed.spmd`` binds one to an MPI communicator. A context variable, so
+# threads and nested transformations each see their own.
+
+
+class AxisFrame:
+    """A bound axis name: its size and, for a process axis, the communicator carrying it."""
+
+    __slots__ = ("name", "size", "comm")
+
+    def __init__(self, name: Any, size: int, comm: Any = None) -> None:
+        self.name = name
+        self.size = size
+        self.comm = comm  # None for a vmap axis; an MPI communicator for a process axis
+
+    def __repr__(self) -> str:
+        kind = "vmap" if self.comm is None else "processes"
+        return f"AxisFrame({self.name!r}, size={self.size}, {kind})"
+
+
+_axis_env: ContextVar[tuple[AxisFrame, ...]] = ContextVar("funcgrad_axis_env", default=())
+
+
+@contextlib.contextmanager
+def extend_axis_env(name: Any, size: int, comm: Any = None) -> Iterator[None]:
+    """Bind axis ``name`` (of ``size`` members) inside the ``with`` block.
+
+    Example:
+        >>> with extend_axis_env("i", 4):
+        ...     lookup_axis("i")
+        AxisFrame('i', size=4, vmap)
+    """
+    token = _axis_env.set(_axis_env.get() + (AxisFrame(name, size, comm),))
+    try:
+        yield
+    finally:
+        _axis_env.reset(token)
+
+
+def lookup_axis(name: Any) -> AxisFrame | None:
+    """The innermost frame binding ``name``, or None when no transformation binds it."""
+    for frame in reversed(_axis_env.get()):
+        if frame.name == name:
+            return frame
+    return None
+
+
+def axis_env_key() -> tuple:
+    """The bound names and sizes, for caches of programs traced under them (jit)."""
+    return tuple((f.name, f.size, f.comm is not None) for f in _axis_env.get())

@@ -14,6 +14,7 @@ constants for a ``BatchTrace``: they reach rules with dim None.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
@@ -25,6 +26,7 @@ from funcgrad.core import (
     _trace_var,
     bind,
     eval_trace,
+    extend_axis_env,
     user_source_info,
 )
 from funcgrad.errors import ConcretizationError, MissingRuleError
@@ -35,6 +37,8 @@ __all__ = [
     "BatchTrace",
     "BatchTracer",
     "batch_rules",
+    "named_axis_batch_rules",
+    "current_axis_name",
     "batch_flat",
     "get_batch_rule",
     "shift_axis",
@@ -47,6 +51,26 @@ not_mapped = None
 BatchRule = Callable[..., tuple[list[Any], list[int | None]]]
 #: primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims)
 batch_rules: dict[Primitive, BatchRule] = {}
+
+
+#: collective primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims), run by the
+#: BatchTrace whose ``axis_name`` is among the primitive's ``axis_name`` param (the collective
+#: reduces over *this* batch axis); for other traces the ordinary ``batch_rules`` entry runs.
+named_axis_batch_rules: dict[Primitive, BatchRule] = {}
+
+# The axis name of the BatchTrace whose rule is running: batch rules of higher-order
+# primitives (jit, cond, scan, custom_vjp) batch inner programs over the same named axis.
+_rule_axis_name: ContextVar[Any] = ContextVar("funcgrad_rule_axis_name", default=None)
+_INHERIT: Any = object()
+
+
+def current_axis_name() -> Any:
+    """The axis name of the BatchTrace whose batch rule is running (None: unnamed)."""
+    return _rule_axis_name.get()
+
+
+def _names(axis_name: Any) -> tuple:
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
 
 
 def get_batch_rule(prim: Primitive) -> BatchRule:
@@ -175,7 +199,21 @@ class BatchTrace(Trace):
             else:
                 vals.append(x)
                 dims.append(not_mapped)
+        named = named_axis_batch_rules.get(prim)
+        if named is not None and self.axis_name is not None \
+                and self.axis_name in _names(params["axis_name"]):
+            # A collective over this trace's axis: it runs even on unbatched operands (psum
+            # of a constant is axis_size times it).
+            token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+            name_token = _rule_axis_name.set(self.axis_name)
+            try:
+                outs, out_dims = named(self.axis_size, vals, dims, **params)
+            finally:
+                _rule_axis_name.reset(name_token)
+                _trace_var.reset(token)
+            return [o if d is None else BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+        name_token = _rule_axis_name.set(self.axis_name)
         try:
             if not live:
                 return bind(prim, *vals, **params)
@@ -195,6 +233,7 @@ class BatchTrace(Trace):
                 )
             raise
         finally:
+            _rule_axis_name.reset(name_token)
             _trace_var.reset(token)
         return [o if d is None else BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]
 
@@ -345,9 +384,12 @@ def batch_flat(
     vals: Sequence[Any],
     dims: Sequence[int | None],
     axis_size: int,
-    axis_name: Any = None,
+    axis_name: Any = _INHERIT,
 ) -> tuple[list[Any], list[int | None]]:
     """Run flat ``f`` on values batched along ``dims``; returns outputs and their batch dims.
+
+    ``axis_name`` names the batch axis for collectives; left out, a batch rule's inner
+    program (jit, cond, scan bodies) batches over the axis of the trace running the rule.
 
     ``dims[i]`` is the batch axis of ``vals[i]`` (negative counts from the end) or None; every
     batched value must have ``axis_size`` entries along it. Output dims are wherever the rules
@@ -360,6 +402,8 @@ def batch_flat(
         >>> outs[0].tolist(), out_dims
         ([2.0, 2.0, 2.0], [0])
     """
+    if axis_name is _INHERIT:
+        axis_name = _rule_axis_name.get()
     trace = BatchTrace(_trace_var.get(), axis_size, axis_name)
     ins = []
     for v, d in zip(vals, dims):
@@ -374,7 +418,11 @@ def batch_flat(
         ins.append(BatchTracer(trace, v, d, identity_structure(v, d, axis_size)))
     token = _trace_var.set(trace)
     try:
-        outs = f(*ins)
+        if axis_name is None:
+            outs = f(*ins)
+        else:
+            with extend_axis_env(axis_name, axis_size):
+                outs = f(*ins)
     finally:
         _trace_var.reset(token)
     pairs = [trace.unpack(o) for o in outs]

@@ -139,9 +139,27 @@ from funcgrad.lax._shape import (
     squeeze,
     transpose,
 )
+from funcgrad.ops.collectives import (
+    all_gather,
+    all_to_all,
+    axis_index,
+    axis_size,
+    pmax,
+    pmean,
+    pmin,
+    psum,
+)
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 
 __all__ = [
+    "psum",
+    "pmean",
+    "pmax",
+    "pmin",
+    "all_gather",
+    "all_to_all",
+    "axis_index",
+    "axis_size",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "RoundingMethod", "add", "sub",
     "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "complex", "eq", "ne",
     "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",

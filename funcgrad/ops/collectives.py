@@ -1,0 +1,497 @@
+"""Collectives over named axes: ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
+``axis_index`` (``pmean`` is ``psum`` divided by the axis size).
+
+One program, two ways to run it. Under ``vmap(f, axis_name="i")`` an axis is the batch of
+examples, and the BatchTrace bound to that name runs the primitive's *named-axis* batch rule
+(a reduction over the batch axis). Under ``funcgrad.distributed.spmd(f, axis_name="i")``
+each process runs ``f`` on its own data and the implementation exchanges values through the
+communicator bound to the name (MPI). The axis environment
+(:func:`funcgrad.core.extend_axis_env`) records which names are bound and how big they are;
+a name bound by nothing is a ``NameError`` naming it, as in JAX.
+
+Every collective is linear or piecewise linear: ``psum``'s transpose is ``psum``,
+``all_gather``'s is a ``psum`` followed by taking this member's slice, ``all_to_all``'s is
+``all_to_all`` with the axes swapped; ``pmax``/``pmin`` differentiate like ``max``/``min``
+(ties share the tangent equally).
+
+Example:
+    >>> import numpy as np, funcgrad
+    >>> from funcgrad import lax
+    >>> funcgrad.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(np.array([1.0, 3.0]))
+    array([0.25, 0.75])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.core import bind1, lookup_axis
+from funcgrad.errors import ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters.transpose import deftranspose
+from funcgrad.ir import effectful_primitives
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import reductions as _red
+from funcgrad.ops import shape as _shape
+from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
+from funcgrad.ops._util import check_static, make_primitive, normalize_axis
+
+__all__ = [
+    "psum",
+    "psum_p",
+    "pmean",
+    "pmax",
+    "pmax_p",
+    "pmin",
+    "pmin_p",
+    "all_gather",
+    "all_gather_p",
+    "all_to_all",
+    "all_to_all_p",
+    "axis_index",
+    "axis_index_p",
+    "axis_size",
+]
+
+
+# -- the axis environment ---------------------------------------------------------------------
+
+
+def _as_names(axis_name: Any) -> tuple:
+    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    if not names:
+        raise ValueError("a collective needs at least one axis name")
+    for n in names:
+        try:
+            hash(n)
+        except TypeError:
+            raise TypeError(f"axis names must be hashable, got {type(n).__name__}") from None
+    return tuple(names)
+
+
+def _frame(name: Any, what: str) -> Any:
+    frame = lookup_axis(name)
+    if frame is None:
+        raise NameError(
+            f"unbound axis name: {name!r} ({what}). Collectives reduce over an axis that an "
+            "enclosing transformation names: funcgrad.vmap(f, axis_name=...) on one process, "
+            "or funcgrad.distributed.spmd(f, axis_name=...) across MPI processes"
+        )
+    return frame
+
+
+def axis_size(axis_name: Any) -> int:
+    """The number of members of the named axis (a product over a tuple of names).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: x * axis_size("i"), axis_name="i")(np.ones(3)).tolist()
+        [3.0, 3.0, 3.0]
+    """
+    size = 1
+    for n in _as_names(axis_name):
+        size *= _frame(n, "axis_size").size
+    return size
+
+
+def _process_comm(name: Any, prim_name: str) -> Any:
+    """The communicator carrying process axis ``name`` (an implementation runs here)."""
+    frame = _frame(name, prim_name)
+    if frame.comm is None:
+        # A vmap axis reached the implementation: its BatchTrace did not see the value.
+        raise NameError(
+            f"{prim_name}: axis {name!r} is a vmap axis, but the value reached {prim_name} "
+            "outside that vmap (for example through a function called after vmap returned)"
+        )
+    return frame.comm
+
+
+def _array(x: Any) -> Any:
+    """``x`` as an array of its backend (Python scalars become 0-d arrays)."""
+    return xp_for(x).asarray(x)
+
+
+# -- psum / pmax / pmin -----------------------------------------------------------------------
+
+
+def _reduce_impl(op: str):
+    def impl(x: Any, *, axis_name: tuple) -> list[Any]:
+        out = _array(x)
+        for name in axis_name:
+            out = _process_comm(name, f"p{op}").allreduce(out, op)
+        return [out]
+
+    return impl
+
+
+def _reduce_abstract(name: str):
+    def rule(a: ShapedArray, *, axis_name: tuple) -> list[ShapedArray]:
+        for n in axis_name:
+            _frame(n, name)
+        return [ShapedArray(a.shape, a.dtype, False, a.device)]
+
+    return rule
+
+
+def _reduce_other_axis(prim):
+    # Over another trace's axis: an elementwise exchange, so the batch axis stays in place.
+    def rule(axis_size: int, vals, dims, *, axis_name: tuple):
+        return [bind1(prim, vals[0], axis_name=axis_name)], [dims[0]]
+
+    return rule
+
+
+def _reduce_named(prim, reduce_batch, unbatched):
+    def rule(axis_size: int, vals, dims, *, axis_name: tuple):
+        x, d = vals[0], dims[0]
+        out = unbatched(x, axis_size) if d is None else reduce_batch(x, (d,))
+        rest = tuple(n for n in axis_name if n != batching.current_axis_name())
+        if rest:
+            out = bind1(prim, out, axis_name=rest)
+        return [out], [None]
+
+    return rule
+
+
+def _sum_unbatched(x: Any, n: int) -> Any:
+    if get_aval(x).dtype == numpy.bool_:
+        x = _ew.convert_element_type(x, numpy.dtype(numpy.int_))
+    return _ew.mul(x, n)  # a weak Python int keeps x's dtype
+
+
+# -- psum
+psum_p = make_primitive("psum", _reduce_impl("sum"), _reduce_abstract("psum"))
+deflinear(psum_p)
+deftranspose(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(instantiate(ct),
+                                                              axis_name=axis_name)[0]])
+batching.batch_rules[psum_p] = _reduce_other_axis(psum_p)
+batching.named_axis_batch_rules[psum_p] = _reduce_named(psum_p, _red.reduce_sum, _sum_unbatched)
+
+
+def psum(x: Any, axis_name: Any) -> Any:
+    """The sum of ``x`` over the members of the named axis (or tuple of axes); a pytree is
+    reduced leaf by leaf. ``psum(1, name)`` is the axis size.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
+        [6.0, 6.0, 6.0, 6.0]
+    """
+    from funcgrad import tree_util
+
+    names = _as_names(axis_name)
+    return tree_util.tree_map(lambda v: bind1(psum_p, v, axis_name=names), x)
+
+
+def pmean(x: Any, axis_name: Any) -> Any:
+    """The mean of ``x`` over the members of the named axis (``psum`` / axis size).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: pmean(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
+        [1.5, 1.5, 1.5, 1.5]
+    """
+    from funcgrad import tree_util
+
+    names = _as_names(axis_name)
+    n = axis_size(names)
+
+    # True division by a weak Python int: float32 stays float32, integers give float64.
+    return tree_util.tree_map(lambda v: _ew.div(bind1(psum_p, v, axis_name=names), n), x)
+
+
+def _extremum_jvp(prim):
+    # Ties share the tangent equally, as max/min do.
+    def rule(primals, tangents, *, axis_name: tuple):
+        (x,), (t,) = primals, tangents
+        out = bind1(prim, x, axis_name=axis_name)
+        if type(t) is Zero:
+            return [out], [Zero.from_primal(out)]
+        hit = _ew.eq(x, out)
+        dt = get_aval(out).dtype
+        ones = _ew.convert_element_type(hit, dt)
+        num = bind1(psum_p, _ew.mul(instantiate(t), ones), axis_name=axis_name)
+        cnt = bind1(psum_p, ones, axis_name=axis_name)
+        return [out], [_ew.div(num, cnt)]
+
+    return rule
+
+
+# -- pmax
+pmax_p = make_primitive("pmax", _reduce_impl("max"), _reduce_abstract("pmax"))
+jvp_rules[pmax_p] = _extremum_jvp(pmax_p)
+batching.batch_rules[pmax_p] = _reduce_other_axis(pmax_p)
+batching.named_axis_batch_rules[pmax_p] = _reduce_named(pmax_p, _red.reduce_max, lambda x, n: x)
+
+
+def pmax(x: Any, axis_name: Any) -> Any:
+    """The elementwise maximum of ``x`` over the members of the named axis.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: pmax(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
+        [5.0, 5.0]
+    """
+    from funcgrad import tree_util
+
+    names = _as_names(axis_name)
+    return tree_util.tree_map(lambda v: bind1(pmax_p, v, axis_name=names), x)
+
+
+# -- pmin
+pmin_p = make_primitive("pmin", _reduce_impl("min"), _reduce_abstract("pmin"))
+jvp_rules[pmin_p] = _extremum_jvp(pmin_p)
+batching.batch_rules[pmin_p] = _reduce_other_axis(pmin_p)
+batching.named_axis_batch_rules[pmin_p] = _reduce_named(pmin_p, _red.reduce_min, lambda x, n: x)
+
+
+def pmin(x: Any, axis_name: Any) -> Any:
+    """The elementwise minimum of ``x`` over the members of the named axis.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: pmin(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
+        [1.0, 1.0]
+    """
+    from funcgrad import tree_util
+
+    names = _as_names(axis_name)
+    return tree_util.tree_map(lambda v: bind1(pmin_p, v, axis_name=names), x)
+
+
+# -- axis_index -------------------------------------------------------------------------------
+
+
+def _axis_index_impl(*, axis_name: Any) -> list[Any]:
+    xp = xp_for_device(get_default_device())
+    return [xp.asarray(_process_comm(axis_name, "axis_index").rank, dtype=numpy.int32)]
+
+
+def _axis_index_abstract(*, axis_name: Any) -> list[ShapedArray]:
+    _frame(axis_name, "axis_index")
+    return [ShapedArray((), numpy.dtype(numpy.int32), False)]
+
+
+axis_index_p = make_primitive("axis_index", _axis_index_impl, _axis_index_abstract)
+jvp_rules[axis_index_p] = lambda primals, tangents, *, axis_name: (
+    [bind1(axis_index_p, axis_name=axis_name)],
+    [Zero(ShapedArray((), numpy.dtype(numpy.int32), False))],
+)
+# No operands, so no trace but the named one ever batches it.
+batching.batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
+    [bind1(axis_index_p, axis_name=axis_name)], [None])
+batching.named_axis_batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
+    [_shape.iota(numpy.int32, (axis_size,), 0)], [0])
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This member's position (an int32 scalar) along the named axis.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: x * axis_index("i"), axis_name="i")(np.ones(3)).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    names = _as_names(axis_name)
+    if len(names) != 1:
+        raise ValueError(f"axis_index takes one axis name, got {names!r}")
+    return bind1(axis_index_p, axis_name=names[0])
+
+
+# -- all_gather -------------------------------------------------------------------------------
+
+
+def _gather_shape(shape: tuple, n: int, axis: int, tiled: bool) -> tuple:
+    if tiled:
+        return shape[:axis] + (shape[axis] * n,) + shape[axis + 1:]
+    return shape[:axis] + (n,) + shape[axis:]
+
+
+def _all_gather_impl(x: Any, *, axis_name: Any, axis: int, tiled: bool) -> list[Any]:
+    comm = _process_comm(axis_name, "all_gather")
+    x = _array(x)
+    parts = comm.allgather(x)  # one array per member, in rank order
+    xp = xp_for(x)
+    return [xp.concatenate(parts, axis) if tiled else xp.stack(parts, axis)]
+
+
+def _all_gather_abstract(a: ShapedArray, *, axis_name: Any, axis: int, tiled: bool):
+    n = _frame(axis_name, "all_gather").size
+    return [ShapedArray(_gather_shape(a.shape, n, axis, tiled), a.dtype, False, a.device)]
+
+
+def _all_gather_transpose(ct, x, *, axis_name: Any, axis: int, tiled: bool):
+    # Member m's x appears in every member's output: its cotangent is the sum over members of
+    # their cotangents' slot m.
+    total = bind1(psum_p, instantiate(ct), axis_name=(axis_name,))
+    me = bind1(axis_index_p, axis_name=axis_name)
+    size = x.aval.shape[axis] if tiled else 1
+    start = _ew.mul(me, size)
+    piece = _shape.dynamic_slice_in_dim(total, start, size, axis)
+    return [piece if tiled else _shape.squeeze(piece, (axis,))]
+
+
+def _all_gather_other_axis(axis_size: int, vals, dims, *, axis_name, axis, tiled):
+    x = moveaxis_to_front(vals[0], dims[0])
+    return [bind1(all_gather_p, x, axis_name=axis_name, axis=axis + 1, tiled=tiled)], [0]
+
+
+def _all_gather_named(axis_size: int, vals, dims, *, axis_name, axis, tiled):
+    x = bdim_at_front(vals[0], dims[0], axis_size)  # (members, *shape)
+    out = _shape.moveaxis(x, 0, axis)
+    if tiled:
+        shape = get_aval(vals[0]).shape if dims[0] is None else get_aval(x).shape[1:]
+        out = _shape.reshape(out, _gather_shape(shape, axis_size, axis, True))
+    return [out], [None]
+
+
+all_gather_p = make_primitive("all_gather", _all_gather_impl, _all_gather_abstract)
+deflinear(all_gather_p)
+deftranspose(all_gather_p, _all_gather_transpose)
+batching.batch_rules[all_gather_p] = _all_gather_other_axis
+batching.named_axis_batch_rules[all_gather_p] = _all_gather_named
+
+
+def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
+    """Every member's ``x``, stacked along a new axis ``axis`` (or concatenated along an
+    existing one with ``tiled=True``), in member order.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: all_gather(x, "i"), axis_name="i")
+        >>> f(np.array([1.0, 2.0])).tolist()
+        [[1.0, 2.0], [1.0, 2.0]]
+    """
+    from funcgrad import tree_util
+
+    check_static("all_gather", axis=axis, tiled=tiled)
+
+    def one(v: Any) -> Any:
+        nd = get_aval(v).ndim
+        ax = normalize_axis("all_gather", axis, nd if tiled else nd + 1)
+        if tiled and nd == 0:
+            raise ShapeError("all_gather(tiled=True) needs an array with at least one axis")
+        return bind1(all_gather_p, v, axis_name=axis_name, axis=ax, tiled=bool(tiled))
+
+    return tree_util.tree_map(one, x)
+
+
+# -- all_to_all -------------------------------------------------------------------------------
+
+
+def _a2a_shape(shape: tuple, n: int, split: int, concat: int, tiled: bool) -> tuple:
+    if tiled:
+        out = list(shape)
+        out[split] //= n
+        out[concat] *= n
+        return tuple(out)
+    rest = shape[:split] + shape[split + 1:]
+    return rest[:concat] + (n,) + rest[concat:]
+
+
+def _a2a_check(shape: tuple, n: int, split: int, concat: int, tiled: bool) -> None:
+    if tiled and shape[split] % n:
+        raise ShapeError(
+            f"all_to_all(tiled=True): axis {split} has size {shape[split]}, which the axis "
+            f"size {n} does not divide"
+        )
+    if not tiled and shape[split] != n:
+        raise ShapeError(
+            f"all_to_all: axis {split} (split_axis) has size {shape[split]} but the named axis "
+            f"has {n} members; they must be equal (or pass tiled=True to split it in chunks)"
+        )
+
+
+def _all_to_all_impl(x: Any, *, axis_name, split_axis, concat_axis, tiled) -> list[Any]:
+    comm = _process_comm(axis_name, "all_to_all")
+    x = _array(x)
+    xp = xp_for(x)
+    n = comm.size
+    _a2a_check(x.shape, n, split_axis, concat_axis, tiled)
+    chunks = xp.split(x, n, axis=split_axis)
+    if not tiled:
+        chunks = [xp.squeeze(c, split_axis) for c in chunks]
+    got = comm.alltoall(chunks)
+    return [xp.concatenate(got, concat_axis) if tiled else xp.stack(got, concat_axis)]
+
+
+def _all_to_all_abstract(a: ShapedArray, *, axis_name, split_axis, concat_axis, tiled):
+    n = _frame(axis_name, "all_to_all").size
+    _a2a_check(a.shape, n, split_axis, concat_axis, tiled)
+    shape = _a2a_shape(a.shape, n, split_axis, concat_axis, tiled)
+    return [ShapedArray(shape, a.dtype, False, a.device)]
+
+
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, tiled):
+    return [bind1(all_to_all_p, instantiate(ct), axis_name=axis_name, split_axis=concat_axis,
+                  concat_axis=split_axis, tiled=tiled)]
+
+
+def _all_to_all_other_axis(axis_size: int, vals, dims, *, axis_name, split_axis, concat_axis,
+                           tiled):
+    x = moveaxis_to_front(vals[0], dims[0])
+    return [bind1(all_to_all_p, x, axis_name=axis_name, split_axis=split_axis + 1,
+                  concat_axis=concat_axis + 1, tiled=tiled)], [0]
+
+
+def _all_to_all_named(n: int, vals, dims, *, axis_name, split_axis, concat_axis, tiled):
+    x = bdim_at_front(vals[0], dims[0], n)  # x[i] is member i's value
+    shape = get_aval(x).shape[1:]
+    _a2a_check(shape, n, split_axis, concat_axis, tiled)
+    s = split_axis + 1
+    if tiled:
+        # Member i's chunk j (along split) goes to member j, at block i of concat.
+        x = _shape.reshape(x, (n,) + shape[:split_axis] + (n, shape[split_axis] // n)
+                           + shape[split_axis + 1:])
+        # positions: i at 0, j at s, chunk at s+1, other per-example axes after shifting.
+        pos = [a + 1 if a < split_axis else (s + 1 if a == split_axis else a + 2)
+               for a in range(len(shape))]
+        perm = [s]
+        for a in range(len(shape)):
+            perm += [0, pos[a]] if a == concat_axis else [pos[a]]
+        y = _shape.transpose(x, tuple(perm))
+        out_shape = _a2a_shape(shape, n, split_axis, concat_axis, True)
+        return [_shape.reshape(y, (n,) + out_shape)], [0]
+    # Untiled: member j receives x[i][..j..] from each i, stacked at concat.
+    y = _shape.moveaxis(x, s, 0)  # (j, i, rest...)
+    return [_shape.moveaxis(y, 1, 1 + concat_axis)], [0]
+
+
+all_to_all_p = make_primitive("all_to_all", _all_to_all_impl, _all_to_all_abstract)
+deflinear(all_to_all_p)
+deftranspose(all_to_all_p, _all_to_all_transpose)
+batching.batch_rules[all_to_all_p] = _all_to_all_other_axis
+batching.named_axis_batch_rules[all_to_all_p] = _all_to_all_named
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               tiled: bool = False) -> Any:
+    """Member ``i`` sends the ``j``-th slice of ``x`` along ``split_axis`` to member ``j``,
+    which stacks what it receives along ``concat_axis`` in member order (``tiled=True``:
+    ``split_axis`` is cut into equal chunks and they are concatenated instead; no axis is
+    added or removed). As ``jax.lax.all_to_all``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: all_to_all(x, "i", 0, 0), axis_name="i")
+        >>> f(np.arange(4.0).reshape(2, 2)).tolist()   # a transpose across members
+        [[0.0, 2.0], [1.0, 3.0]]
+    """
+    check_static("all_to_all", split_axis=split_axis, concat_axis=concat_axis, tiled=tiled)
+    nd = get_aval(x).ndim
+    s = normalize_axis("all_to_all", split_axis, nd)
+    c = normalize_axis("all_to_all", concat_axis, nd if tiled else nd)
+    return bind1(all_to_all_p, x, axis_name=axis_name, split_axis=s, concat_axis=c,
+                 tiled=bool(tiled))
+
+
+# Collectives talk to other members, so the compiler must never evaluate one at compile time:
+# constant folding would run it on one member only, or bake one member's axis_index into a
+# program that members running as threads share. Marking them effectful is how the passes
+# learn that (it also keeps an unused collective, which every member then still runs).
+effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p})

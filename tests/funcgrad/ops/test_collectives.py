@@ -1,0 +1,204 @@
+"""Collectives over named axes: vmap semantics against NumPy, the same program on a process
+axis (members as threads), derivatives, jit, nesting, and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+from funcgrad import lax
+from funcgrad.distributed import ThreadGroup, spmd
+from funcgrad.test_util import check_grads
+from tests.helpers import dev, host
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(4, 3, 4))  # 4 members, each with a (3, 4) value
+
+
+def _vmapped(f, x=X):
+    return host(funcgrad.vmap(f, axis_name="i")(dev(x)))
+
+
+def _on_threads(f, x=X):
+    """Run ``f`` as one member per thread over a process axis named "i"."""
+    outs = ThreadGroup(x.shape[0]).run(lambda comm: host(spmd(f, "i", comm)(dev(x[comm.rank]))))
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _members_agree(f, expected):
+    np.testing.assert_allclose(_vmapped(f), expected, rtol=1e-12)
+    np.testing.assert_allclose(_on_threads(f), expected, rtol=1e-12)
+
+
+def test_psum_pmean_pmax_pmin_match_numpy():
+    n = X.shape[0]
+    _members_agree(lambda x: lax.psum(x, "i"), np.broadcast_to(X.sum(0), X.shape))
+    _members_agree(lambda x: lax.pmean(x, "i"), np.broadcast_to(X.mean(0), X.shape))
+    _members_agree(lambda x: lax.pmax(x, "i"), np.broadcast_to(X.max(0), X.shape))
+    _members_agree(lambda x: lax.pmin(x, "i"), np.broadcast_to(X.min(0), X.shape))
+    _members_agree(lambda x: x * lax.axis_index("i"), X * np.arange(n)[:, None, None])
+    _members_agree(lambda x: x + lax.psum(1, "i"), X + n)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_all_gather_stacks_in_member_order(axis):
+    expected = np.stack([np.moveaxis(X, 0, axis)] * X.shape[0])
+    _members_agree(lambda x: lax.all_gather(x, "i", axis=axis), expected)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_all_gather_tiled_concatenates(axis):
+    expected = np.stack([np.concatenate(list(X), axis)] * X.shape[0])
+    _members_agree(lambda x: lax.all_gather(x, "i", axis=axis, tiled=True), expected)
+
+
+def _all_to_all_reference(x, split, concat, tiled):
+    """Member j receives chunk j of every member's value, in member order."""
+    n = x.shape[0]
+    outs = []
+    for j in range(n):
+        chunks = [np.split(x[i], n, axis=split)[j] for i in range(n)]
+        if tiled:
+            outs.append(np.concatenate(chunks, concat))
+        else:
+            outs.append(np.stack([np.squeeze(c, split) for c in chunks], concat))
+    return np.stack(outs)
+
+
+@pytest.mark.parametrize("split,concat", [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2)])
+def test_all_to_all_untiled(split, concat):
+    x = RNG.normal(size=(4, 4, 3, 2)) if split == 0 else RNG.normal(size=(4, 3, 4, 2))
+    expected = _all_to_all_reference(x, split, concat, False)
+    f = lambda v: lax.all_to_all(v, "i", split, concat)
+    np.testing.assert_allclose(_vmapped(f, x), expected)
+    np.testing.assert_allclose(_on_threads(f, x), expected)
+
+
+@pytest.mark.parametrize("split,concat", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_all_to_all_tiled(split, concat):
+    x = RNG.normal(size=(4, 8, 4))
+    expected = _all_to_all_reference(x, split, concat, True)
+    f = lambda v: lax.all_to_all(v, "i", split, concat, tiled=True)
+    np.testing.assert_allclose(_vmapped(f, x), expected)
+    np.testing.assert_allclose(_on_threads(f, x), expected)
+
+
+def _normalised(x):
+    # a small program mixing every collective
+    centred = x - lax.pmean(x, "i")
+    scale = lax.pmax(abs(centred), "i") + 1.0
+    gathered = lax.all_gather(x, "i")
+    mixed = lax.all_to_all(x, "i", 1, 1, tiled=True)
+    return (centred / scale).sum() + (gathered ** 2).sum() * 0.1 + (mixed * x).sum() \
+        + lax.pmin(x, "i").sum()
+
+
+def test_derivatives_on_a_vmap_axis_pass_check_grads():
+    f = funcgrad.vmap(_normalised, axis_name="i")
+    check_grads(lambda x: f(x).sum(), (dev(X),), order=2, modes=("fwd", "rev"))
+
+
+def test_derivatives_on_a_process_axis_equal_vmap():
+    g = host(funcgrad.grad(lambda x: funcgrad.vmap(_normalised, axis_name="i")(x).sum())(dev(X)))
+    # Member m seeds cotangent 1 on its own output; the transposed collectives carry the
+    # other members' contributions to it, so it gets d(sum over members)/dx_m, as vmap does.
+    per_member = _on_threads(funcgrad.grad(_normalised))
+    np.testing.assert_allclose(per_member, g, rtol=1e-10, atol=1e-12)
+    jitted = _on_threads(funcgrad.jit(funcgrad.grad(_normalised)))
+    np.testing.assert_allclose(jitted, g, rtol=1e-10, atol=1e-12)
+
+
+def test_psum_transposes_to_psum():
+    # As jax.pmap: every member seeds its copy of the psum'd output, so d psum(x) / dx is the
+    # axis size on a process axis and under vmap alike.
+    n = X.shape[0]
+    g = host(funcgrad.vmap(funcgrad.grad(lambda x: lax.psum(x, "i").sum()), axis_name="i")(dev(X)))
+    np.testing.assert_allclose(g, np.full(X.shape, float(n)))
+    np.testing.assert_allclose(_on_threads(funcgrad.grad(lambda x: lax.psum(x, "i").sum())), g)
+
+
+def test_jvp_of_pmax_shares_ties():
+    x = np.array([[1.0], [3.0], [3.0]])
+    t = np.array([[1.0], [2.0], [4.0]])
+    _, tout = funcgrad.jvp(funcgrad.vmap(lambda v: lax.pmax(v, "i"), axis_name="i"), (x,), (t,))
+    np.testing.assert_allclose(tout, np.full((3, 1), 3.0))
+
+
+def test_jit_inside_and_outside_vmap():
+    f = lambda x: x / lax.psum(x, "i")
+    expected = X / X.sum(0)
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.vmap(f, axis_name="i"))(X), expected)
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.jit(f), axis_name="i")(X), expected)
+    jaxpr = funcgrad.make_jaxpr(funcgrad.vmap(funcgrad.jit(f), axis_name="i"))(X)
+    assert "psum" not in str(jaxpr)  # batched away into a sum over the batch axis
+
+
+def test_jit_retraces_when_the_axis_size_changes():
+    g = funcgrad.jit(lambda x: lax.all_gather(x, "i"))
+    f = funcgrad.vmap(g, axis_name="i")
+    assert f(np.ones((2, 3))).shape == (2, 2, 3)
+    assert f(np.ones((5, 3))).shape == (5, 5, 3)
+
+
+def test_nested_axes_and_tuples_of_names():
+    x = RNG.normal(size=(2, 3, 4))
+    f = funcgrad.vmap(funcgrad.vmap(lambda v: lax.psum(v, ("i", "j")), axis_name="j"),
+                      axis_name="i")
+    np.testing.assert_allclose(f(x), np.broadcast_to(x.sum((0, 1)), x.shape))
+    outer_only = funcgrad.vmap(funcgrad.vmap(lambda v: lax.psum(v, "i"), axis_name="j"),
+                               axis_name="i")
+    np.testing.assert_allclose(outer_only(x), np.broadcast_to(x.sum(0), x.shape))
+    idx = host(funcgrad.vmap(funcgrad.vmap(lambda v: v * 0 + lax.axis_index("i"),
+                                           axis_name="j"), axis_name="i")(dev(x)))
+    np.testing.assert_array_equal(idx[:, :, 0], np.repeat(np.arange(2)[:, None], 3, 1))
+
+
+def test_collectives_batch_over_another_axis():
+    # An unnamed inner vmap passes psum/all_gather/all_to_all over "i" to the outer trace.
+    x = RNG.normal(size=(3, 5, 3))
+    f = funcgrad.vmap(funcgrad.vmap(lambda v: lax.psum(v, "i")), axis_name="i")
+    np.testing.assert_allclose(f(x), np.broadcast_to(x.sum(0), x.shape))
+    g = funcgrad.vmap(funcgrad.vmap(lambda v: lax.all_gather(v, "i")), axis_name="i")
+    assert g(x).shape == (3, 5, 3, 3)
+    np.testing.assert_allclose(g(x)[1, 2], x[:, 2])
+    h = funcgrad.vmap(funcgrad.vmap(lambda v: lax.all_to_all(v, "i", 0, 0)), axis_name="i")
+    ref = np.stack([_all_to_all_reference(x[:, k], 0, 0, False) for k in range(5)], 1)
+    np.testing.assert_allclose(h(x), ref)
+    # A process axis around a vmap: every batch element talks to the same element elsewhere.
+    per = _on_threads(funcgrad.vmap(lambda v: lax.psum(v, "i")), x)
+    np.testing.assert_allclose(per, np.broadcast_to(x.sum(0), x.shape))
+
+
+def test_integer_and_scalar_inputs():
+    out = funcgrad.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(np.arange(3))
+    assert out.dtype == np.arange(3).dtype and out.tolist() == [3, 3, 3]
+    out = funcgrad.vmap(lambda x: lax.pmean(x, "i"), axis_name="i")(np.arange(4, dtype=np.float32))
+    assert out.dtype == np.float32
+
+
+def test_unbound_axis_name_is_a_clear_error():
+    with pytest.raises(NameError, match="unbound axis name: 'k'"):
+        lax.psum(np.ones(2), "k")
+    with pytest.raises(NameError, match="unbound axis name: 'k'"):
+        funcgrad.vmap(lambda x: lax.psum(x, "k"), axis_name="i")(np.ones((2, 3)))
+    with pytest.raises(NameError, match="unbound axis name"):
+        funcgrad.jit(lambda x: lax.all_gather(x, "k"))(np.ones(2))
+
+
+def test_all_to_all_checks_the_split_size():
+    with pytest.raises(Exception, match="split_axis"):
+        funcgrad.vmap(lambda x: lax.all_to_all(x, "i", 0, 0), axis_name="i")(np.ones((2, 3)))
+    with pytest.raises(Exception, match="does not divide"):
+        funcgrad.vmap(lambda x: lax.all_to_all(x, "i", 0, 0, tiled=True),
+                      axis_name="i")(np.ones((2, 3)))
+
+
+def test_thread_group_member_failure_does_not_hang():
+    def f(comm):
+        if comm.rank == 1:
+            raise ValueError("member 1 failed")
+        return comm.allreduce(np.ones(1), "sum")
+
+    with pytest.raises(ValueError, match="member 1 failed"):
+        ThreadGroup(2, timeout=5).run(f)
