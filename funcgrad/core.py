@@ -44,6 +44,8 @@ __all__ = [
     "AxisFrame",
     "extend_axis_env",
     "lookup_axis",
+    "bind_axis_for_context",
+    "unbind_axis",
     "axis_env_key",
 ]
 
@@ -471,6 +473,25 @@ def extend_axis_env(name: Any, size: int, comm: Any = None) -> Iterator[None]:
         yield
     finally:
         _axis_env.reset(token)
+
+
+def bind_axis_for_context(name: Any, size: int, comm: Any = None) -> Any:
+    """Bind axis ``name`` in the current context until :func:`unbind_axis` (for set-up calls
+    such as ``funcgrad_nn.distributed.init()`` that have no ``with`` block); returns a token.
+
+    Example:
+        >>> token = bind_axis_for_context("k", 2)
+        >>> lookup_axis("k").size
+        2
+        >>> unbind_axis(token); lookup_axis("k") is None
+        True
+    """
+    return _axis_env.set(_axis_env.get() + (AxisFrame(name, size, comm),))
+
+
+def unbind_axis(token: Any) -> None:
+    """Undo :func:`bind_axis_for_context`."""
+    _axis_env.reset(token)
 
 
 def lookup_axis(name: Any) -> AxisFrame | None:

@@ -133,21 +133,23 @@ class _ThreadMember:
         g._wait()  # nobody overwrites a slot before every member has read them all
         return got
 
+    # Members deposit host copies: a member may overwrite its own array (an in-place
+    # all_reduce) while another still reads the deposits.
     def allreduce(self, x: Any, op: str) -> Any:
         _check_op(op)
-        return _back(x, _REDUCERS[op]([_host(v) for v in self._exchange(x)]))
+        return _back(x, _REDUCERS[op](self._exchange(_host(x).copy())))
 
     def allgather(self, x: Any) -> list[Any]:
-        return [_back(x, _host(v)) for v in self._exchange(x)]
+        return [_back(x, v.copy()) for v in self._exchange(_host(x).copy())]
 
     def alltoall(self, chunks: Sequence[Any]) -> list[Any]:
         if len(chunks) != self.size:
             raise ValueError(f"alltoall needs {self.size} chunks, got {len(chunks)}")
-        rows = self._exchange(list(chunks))
-        return [_back(chunks[0], _host(rows[i][self.rank])) for i in range(self.size)]
+        rows = self._exchange([_host(c).copy() for c in chunks])
+        return [_back(chunks[0], rows[i][self.rank].copy()) for i in range(self.size)]
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        return _back(x, _host(self._exchange(x)[root]))
+        return _back(x, self._exchange(_host(x).copy())[root].copy())
 
     def barrier(self) -> None:
         self._exchange(None)
