@@ -261,10 +261,14 @@ class MPICommunicator:
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 
     def _wait(self, req: Any, what: str) -> None:
-        deadline = time.monotonic() + self.timeout
-        spins = 0
+        # MPI progresses a nonblocking collective only inside calls such as Test, so poll
+        # without sleeping for a while (as a blocking call would), then back off.
+        start = time.monotonic()
+        deadline = start + self.timeout
+        busy_until = start + 0.5
         while not req.Test():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 _timed_out.set()
                 atexit.register(_abort_job_if_timed_out)
                 raise DistributedTimeoutError(
@@ -274,9 +278,8 @@ class MPICommunicator:
                     "collectives in the same order). Change the limit with "
                     "FUNCGRAD_DISTRIBUTED_TIMEOUT or timeout=."
                 )
-            spins += 1
-            if spins > 100:
-                time.sleep(0.0002 if spins < 10_000 else 0.005)
+            if now > busy_until:
+                time.sleep(0.001)
 
     def allreduce(self, x: Any, op: str) -> Any:
         _check_op(op)

@@ -202,3 +202,17 @@ def test_thread_group_member_failure_does_not_hang():
 
     with pytest.raises(ValueError, match="member 1 failed"):
         ThreadGroup(2, timeout=5).run(f)
+
+
+def test_jit_keeps_collectives_as_primitives_on_a_process_axis():
+    from funcgrad.distributed import LocalCommunicator, bind_axis
+
+    with bind_axis("i", LocalCommunicator()):
+        jaxpr = str(funcgrad.make_jaxpr(lambda x: lax.psum(x * 2.0, "i") + lax.axis_index("i"))(
+            np.ones(3)))
+        assert "psum" in jaxpr and "axis_index" in jaxpr
+        # a psum of a constant is not folded away at compile time
+        src = funcgrad.jit(lambda x: x + lax.psum(2.0, "i")).source(np.ones(3))
+        assert "psum" in src
+        np.testing.assert_array_equal(funcgrad.jit(lambda x: x + lax.psum(2.0, "i"))(
+            np.ones(3)), np.full(3, 3.0))
