@@ -61,8 +61,9 @@ def worker_allreduce(quick: bool) -> None:
         x = np.random.default_rng(comm.rank).normal(size=n).astype(np.float32)
         out = np.empty_like(x)
         rounds = 5 if n >= 10**6 else 20
-        t_ours, s_ours = _median_time(lambda: psum(x), comm, rounds)
-        t_base, s_base = _median_time(lambda: comm.Allreduce(x, out, op=MPI.SUM), comm, rounds)
+        t_ours, s_ours = _median_time(lambda x=x: psum(x), comm, rounds)
+        t_base, s_base = _median_time(lambda x=x, out=out: comm.Allreduce(x, out, op=MPI.SUM),
+                                      comm, rounds)
         rows.append(dict(n=n, bytes=4 * n, ours=t_ours, ours_spread=s_ours, mpi=t_base,
                          mpi_spread=s_base))
     if comm.rank == 0:
