@@ -6,6 +6,7 @@ Example:
     0.0
 """
 
+from funcgrad import debug as debug
 from funcgrad import lax, tree_util
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
@@ -30,6 +31,7 @@ from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import default_device, device_put, devices, to_numpy
+from funcgrad.debug import debug_nans
 from funcgrad.errors import (
     ConcretizationError,
     DeviceMismatchError,
@@ -77,6 +79,8 @@ __all__ = [
     "random",
     "vmap",
     "stop_gradient",
+    "debug",
+    "debug_nans",
     "checkpoint",
     "remat",
     "checkpoint_name",

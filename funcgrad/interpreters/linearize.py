@@ -9,6 +9,7 @@ linear in the tangent inputs; dead code is removed before it is transposed for r
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
@@ -39,13 +40,21 @@ class LinearizeTracer(Tracer):
         return p.to_concrete_value() if isinstance(p, Tracer) else p
 
 
+#: Debugging tools (anomaly detection) set this to ``observe(prim, new_eqns)``, called after a
+#: primitive's JVP rule staged ``new_eqns`` (its tangent equations), so a failure in the
+#: backward pass can be traced to the forward operation. Read once per linearization.
+linearize_observer: ContextVar[Callable[[Primitive, list], None] | None] = ContextVar(
+    "funcgrad_linearize_observer", default=None)
+
+
 class LinearizeTrace(Trace):
-    __slots__ = ("tangent_trace",)
+    __slots__ = ("tangent_trace", "observe")
     user_name = "grad / vjp / linearize"
 
     def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace) -> None:
         super().__init__(parent)
         self.tangent_trace = tangent_trace
+        self.observe = linearize_observer.get()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []
@@ -65,11 +74,16 @@ class LinearizeTrace(Trace):
                 return bind(prim, *primals, **params)
             finally:
                 _trace_var.reset(token)
+        observe = self.observe
+        if observe is not None:
+            n_eqns = len(self.tangent_trace.eqns)
         token = _trace_var.set(self.tangent_trace)
         try:
             p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
         finally:
             _trace_var.reset(token)
+        if observe is not None:
+            observe(prim, self.tangent_trace.eqns[n_eqns:])
         return [
             p if type(t) is Zero else LinearizeTracer(self, p, t) for p, t in zip(p_outs, t_outs)
         ]

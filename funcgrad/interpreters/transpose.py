@@ -9,6 +9,7 @@ Rules are written with differentiable primitives, so a VJP can itself be differe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
@@ -63,6 +64,13 @@ def _add_any_transpose(ct, x, y):
 deftranspose(add_any_p, _add_any_transpose)
 
 
+#: Debugging tools (anomaly detection) set this to a callback ``observe(eqn)`` that is called
+#: before each equation's transpose rule runs. Read once per backward pass, so the default
+#: path pays one check per equation only.
+transpose_observer: ContextVar[Callable[[Any], None] | None] = ContextVar(
+    "funcgrad_transpose_observer", default=None)
+
+
 def backward_pass(
     jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_out: Sequence[Any]
 ) -> list[Any]:
@@ -104,10 +112,13 @@ def backward_pass(
     for v, ct in zip(jaxpr.outvars, cts_out):
         write_ct(v, ct)
 
+    observe = transpose_observer.get()
     for eqn in reversed(lin_eqns):
         cts = [ct_env.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
             continue
+        if observe is not None:
+            observe(eqn)
         if eqn.prim.multiple_results:
             cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
             ct_arg: Any = cts

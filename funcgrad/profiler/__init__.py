@@ -1,0 +1,409 @@
+"""Per-primitive profiling in PyTorch's shape: ``profile``, ``record_function``, ``key_averages``.
+
+Inside ``with profile() as prof:`` every primitive run is an event with its call count, total
+and self time (total minus the time of the events nested in it) and, with
+``record_shapes=True``, its input shapes. ``jit``-compiled functions are run equation by
+equation, unoptimised, so each equation of the jitted function is its own event nested in one
+event for the call (per-equation timing mode; the times are those of the unfused equations).
+Reverse mode under the profiler goes through linearize + transpose, so the backward pass's
+primitives appear as well. Nothing of this costs anything when no profile is active: the
+profiler works by making an instrumenting trace current (:mod:`funcgrad.debug.instrument`).
+
+``prof.key_averages().table(sort_by="self_cpu_time_total")`` prints PyTorch's table;
+``prof.export_chrome_trace(path)`` writes JSON for Perfetto / ``chrome://tracing``;
+``record_function("name")`` marks a user range.
+
+Example:
+    >>> import numpy as np, funcgrad.numpy as fnp
+    >>> from funcgrad.profiler import profile, record_function
+    >>> with profile(record_shapes=True) as prof:
+    ...     with record_function("my_block"):
+    ...         y = fnp.multiply(fnp.sin(np.ones(3)), 2.0)
+    >>> sorted(e.key for e in prof.key_averages())
+    ['mul', 'my_block', 'sin']
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from funcgrad.avals import get_aval
+from funcgrad.core import Primitive
+from funcgrad.debug.instrument import instrumented
+from funcgrad.ir import Eqn
+
+__all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
+           "ProfilerActivity"]
+
+
+class ProfilerActivity:
+    """Accepted for PyTorch compatibility: funcgrad profiles host (CPU) time."""
+
+    CPU = "CPU"
+    CUDA = "CUDA"
+
+
+class FunctionEvent:
+    """One timed operation (a primitive, a jitted call, or a ``record_function`` range).
+
+    Times are in microseconds, as PyTorch reports them.
+    """
+
+    __slots__ = ("name", "start_ns", "end_ns", "child_ns", "input_shapes", "thread", "kind",
+                 "source", "id")
+
+    def __init__(self, name: str, kind: str, input_shapes: list | None, source: str) -> None:
+        self.name = name
+        self.kind = kind
+        self.input_shapes = input_shapes
+        self.source = source
+        self.start_ns = 0
+        self.end_ns = 0
+        self.child_ns = 0
+        self.thread = threading.get_ident()
+        self.id = 0
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def cpu_time_total(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e3
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return (self.end_ns - self.start_ns - self.child_ns) / 1e3
+
+    @property
+    def count(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent {self.name} total={self.cpu_time_total:.1f}us "
+                f"self={self.self_cpu_time_total:.1f}us>")
+
+
+class FunctionEventAvg:
+    """Events with one key (name, and input shapes when grouped by them), summed."""
+
+    __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes")
+
+    def __init__(self, key: str, input_shapes: Any = None) -> None:
+        self.key = key
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.input_shapes = input_shapes
+
+    def add(self, e: Any) -> None:
+        self.count += e.count
+        self.cpu_time_total += e.cpu_time_total
+        self.self_cpu_time_total += e.self_cpu_time_total
+
+    @property
+    def cpu_time(self) -> float:
+        """Average total time per call (us)."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    @property
+    def self_cpu_time(self) -> float:
+        return self.self_cpu_time_total / self.count if self.count else 0.0
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg key={self.key} count={self.count} "
+                f"cpu_time_total={self.cpu_time_total:.1f}us "
+                f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>")
+
+
+_SORT_KEYS = {
+    "cpu_time": "cpu_time", "cpu_time_total": "cpu_time_total",
+    "self_cpu_time_total": "self_cpu_time_total", "self_cpu_time": "self_cpu_time",
+    "count": "count",
+    # Accepted for PyTorch scripts; there is no device time, these sort by host time.
+    "cuda_time_total": "cpu_time_total", "self_cuda_time_total": "self_cpu_time_total",
+    "device_time_total": "cpu_time_total", "self_device_time_total": "self_cpu_time_total",
+}
+
+
+def _fmt_time(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+class EventList(list):
+    """A list of events (or averages) with PyTorch's ``table`` and ``total_average``."""
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_name_column_width: int = 55, header: str | None = None,
+              top_level_events_only: bool = False, **_: Any) -> str:
+        """The events as PyTorch's text table, sorted descending by ``sort_by``.
+
+        Example:
+            >>> EventList().table()
+            'No events recorded.'
+        """
+        if sort_by is not None and sort_by not in _SORT_KEYS:
+            raise ValueError(f"table(sort_by={sort_by!r}): expected one of "
+                             f"{sorted(_SORT_KEYS)}")
+        rows = list(self)
+        if not rows:
+            return "No events recorded."
+        if sort_by is not None:
+            attr = _SORT_KEYS[sort_by]
+            rows.sort(key=lambda e: getattr(e, attr), reverse=True)
+        rows = rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
+        with_shapes = any(getattr(e, "input_shapes", None) for e in rows)
+        total_self = sum(e.self_cpu_time_total for e in self) or 1.0
+        total_all = total_self  # PyTorch's percentages are relative to the summed self time
+        name_w = min(max_name_column_width, max(4, *(len(e.key) for e in rows)))
+        cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
+                "# of Calls"]
+        widths = [name_w, 12, 12, 12, 12, 12, 12]
+        if with_shapes:
+            cols.append("Input Shapes")
+            widths.append(max(12, min(60, max(len(str(e.input_shapes)) for e in rows))))
+        sep = "  ".join("-" * w for w in widths)
+
+        def line(vals: Sequence[str]) -> str:
+            out = [vals[0][:name_w].ljust(name_w)]
+            out += [v.rjust(w) for v, w in zip(vals[1:7], widths[1:7])]
+            if with_shapes:
+                out.append(vals[7][:widths[7]].ljust(widths[7]))
+            return "  ".join(out).rstrip()
+
+        lines = []
+        if header:
+            lines.append(header)
+        lines += [sep, line(cols), sep]
+        for e in rows:
+            vals = [e.key, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
+                    _fmt_time(e.self_cpu_time_total),
+                    f"{100 * e.cpu_time_total / total_all:.2f}%", _fmt_time(e.cpu_time_total),
+                    _fmt_time(e.cpu_time_total / max(e.count, 1)), str(e.count)]
+            if with_shapes:
+                vals.append(str(e.input_shapes or []))
+            lines.append(line(vals))
+        lines.append(sep)
+        lines.append(f"Self CPU time total: {_fmt_time(total_self)}")
+        return "\n".join(lines)
+
+    def total_average(self) -> FunctionEventAvg:
+        """All events summed into one average.
+
+        Example:
+            >>> EventList().total_average().count
+            0
+        """
+        avg = FunctionEventAvg("Total")
+        for e in self:
+            avg.add(e)
+        return avg
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _shapes(args: Iterable[Any]) -> list[list[int]]:
+    out = []
+    for a in args:
+        try:
+            out.append(list(get_aval(a).shape))
+        except TypeError:
+            out.append([])
+    return out
+
+
+class _Recorder:
+    """The observer: times every operation, keeps the open ones on a stack."""
+
+    def __init__(self, prof: profile) -> None:
+        self.prof = prof
+
+    def around(self, prim: Primitive, args: Sequence[Any], params: dict, eqn: Eqn | None,
+               run: Callable[[], list]) -> list:
+        name = prim.name
+        call_name = params.get("name") if params else None
+        kind = "op"
+        if isinstance(call_name, str) and prim.multiple_results:
+            name = f"{prim.name}({call_name})"
+            kind = "call"
+        src = str(eqn.source_info) if eqn is not None and eqn.source_info is not None else ""
+        ev = FunctionEvent(name, kind, _shapes(args) if self.prof.record_shapes else None, src)
+        self.prof._open(ev)
+        try:
+            return run()
+        finally:
+            self.prof._close(ev)
+
+
+_active: ContextVar[profile | None] = ContextVar("funcgrad_profiler", default=None)
+
+
+class profile:  # noqa: N801  (PyTorch's name)
+    """Record every primitive run inside the block (PyTorch's ``torch.profiler.profile``).
+
+    ``record_shapes`` keeps input shapes; ``activities``, ``profile_memory``,
+    ``with_stack``, ``with_flops``, ``with_modules``, ``schedule``, ``on_trace_ready`` are
+    accepted for compatibility (host time only). Also usable with ``start()``/``stop()``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.jit(lambda x: (x * 2.0 + 1.0).sum())
+        >>> with profile() as prof:
+        ...     _ = f(np.ones(4))
+        >>> {e.key: e.count for e in prof.key_averages()}["mul"]
+        1
+    """
+
+    def __init__(self, activities: Any = None, *, record_shapes: bool = False,
+                 profile_memory: bool = False, with_stack: bool = False,
+                 with_flops: bool = False, with_modules: bool = False, enabled: bool = True,
+                 schedule: Any = None, on_trace_ready: Callable[..., Any] | None = None,
+                 **_: Any) -> None:
+        self.record_shapes = bool(record_shapes)
+        self.enabled = bool(enabled)
+        self.on_trace_ready = on_trace_ready
+        self._events: list[FunctionEvent] = []
+        self._stack: list[FunctionEvent] = []
+        self._ctx: instrumented | None = None
+        self._token: Any = None
+        self._ids = 0
+
+    # -- recording ------------------------------------------------------------------------
+
+    def _open(self, ev: FunctionEvent) -> None:
+        self._ids += 1
+        ev.id = self._ids
+        self._stack.append(ev)
+        ev.start_ns = time.perf_counter_ns()
+
+    def _close(self, ev: FunctionEvent) -> None:
+        ev.end_ns = time.perf_counter_ns()
+        stack = self._stack
+        while stack and stack[-1] is not ev:  # an exception skipped some closes
+            stack.pop()
+        if stack:
+            stack.pop()
+        if stack:
+            stack[-1].child_ns += ev.end_ns - ev.start_ns
+        self._events.append(ev)
+
+    def start(self) -> None:
+        if not self.enabled or self._ctx is not None:
+            return
+        self._ctx = instrumented(_Recorder(self))
+        self._ctx.__enter__()
+        self._token = _active.set(self)
+
+    def stop(self) -> None:
+        if self._ctx is None:
+            return
+        _active.reset(self._token)
+        self._ctx.__exit__(None, None, None)
+        self._ctx = None
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def step(self) -> None:
+        """Accepted for compatibility with scheduled profiling (records everything)."""
+
+    def __enter__(self) -> profile:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- results --------------------------------------------------------------------------
+
+    def events(self) -> EventList:
+        """Every recorded event, in order of starting."""
+        return EventList(sorted(self._events, key=lambda e: e.start_ns))
+
+    def key_averages(self, group_by_input_shape: bool = False, **_: Any) -> EventList:
+        """Events grouped by name (and input shapes), in first-seen order."""
+        groups: dict[Any, FunctionEventAvg] = {}
+        for e in self.events():
+            shapes = e.input_shapes if group_by_input_shape else None
+            key = (e.name, repr(shapes))
+            avg = groups.get(key)
+            if avg is None:
+                avg = groups[key] = FunctionEventAvg(e.name, shapes)
+            avg.add(e)
+        return EventList(groups.values())
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100, **kw: Any) -> str:
+        return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)
+
+    def export_chrome_trace(self, path: str | os.PathLike) -> None:
+        """Write the events as Chrome trace JSON (open in Perfetto or chrome://tracing)."""
+        pid = os.getpid()
+        t0 = min((e.start_ns for e in self._events), default=0)
+        trace = []
+        for e in self.events():
+            args: dict[str, Any] = {}
+            if e.input_shapes is not None:
+                args["Input Dims"] = e.input_shapes
+            if e.source:
+                args["Source"] = e.source
+            trace.append({
+                "ph": "X", "cat": "user_annotation" if e.kind == "range" else "cpu_op",
+                "name": e.name, "pid": pid, "tid": e.thread,
+                "ts": (e.start_ns - t0) / 1e3, "dur": (e.end_ns - e.start_ns) / 1e3,
+                "args": args,
+            })
+        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
+        os.replace(tmp, path)  # atomic: a reader never sees half a file
+
+
+class record_function:  # noqa: N801  (PyTorch's name)
+    """A named range in the profile (context manager or decorator); a no-op when no profile
+    is active.
+
+    Example:
+        >>> with record_function("setup"):
+        ...     pass
+    """
+
+    def __init__(self, name: str, args: str | None = None) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"record_function(name): expected a str, got {type(name).__name__}")
+        self.name = name
+        self._open: list[tuple[profile, FunctionEvent]] = []
+
+    def __enter__(self) -> record_function:
+        prof = _active.get()
+        if prof is not None:
+            ev = FunctionEvent(self.name, "range", None, "")
+            prof._open(ev)
+            self._open.append((prof, ev))
+        else:
+            self._open.append(None)  # type: ignore[arg-type]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        entry = self._open.pop()
+        if entry is not None:
+            prof, ev = entry
+            prof._close(ev)
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **k: Any) -> Any:
+            with record_function(self.name):
+                return fn(*a, **k)
+
+        return wrapper

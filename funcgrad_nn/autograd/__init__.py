@@ -1,0 +1,38 @@
+"""``funcgrad_nn.autograd``: PyTorch's autograd toolbox over funcgrad's functional core.
+
+- :class:`Function` (custom forward/backward with a ``ctx``), :func:`once_differentiable`;
+- grad modes: :class:`no_grad`, :class:`enable_grad`, :class:`set_grad_enabled`,
+  :class:`inference_mode`, :func:`is_grad_enabled`;
+- :mod:`functional` (``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``, ``vhp``),
+  :func:`gradcheck`, :func:`gradgradcheck`;
+- anomaly detection: :class:`detect_anomaly`, :func:`set_detect_anomaly`.
+
+Example:
+    >>> import funcgrad, funcgrad_nn as nn
+    >>> def f(x):
+    ...     with nn.autograd.no_grad():
+    ...         c = x * 2.0
+    ...     return c * x
+    >>> float(funcgrad.grad(f)(1.5))
+    3.0
+"""
+
+from funcgrad_nn.autograd import functional
+from funcgrad_nn.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from funcgrad_nn.autograd.function import Function, FunctionCtx, once_differentiable
+from funcgrad_nn.autograd.functional import GradcheckError, gradcheck, gradgradcheck
+from funcgrad_nn.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+__all__ = [
+    "Function", "FunctionCtx", "once_differentiable", "functional", "gradcheck",
+    "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
+    "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
+    "set_detect_anomaly", "is_anomaly_enabled",
+]

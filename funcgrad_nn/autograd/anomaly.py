@@ -1,0 +1,88 @@
+"""PyTorch's anomaly mode: ``detect_anomaly`` and ``set_detect_anomaly``, on
+:func:`funcgrad.debug_nans`.
+
+Inside the block every operation is checked for NaN, in the forward pass and in the backward
+pass, eagerly and under ``jit``. A NaN produced by a derivative rule is reported with the
+forward operation it belongs to and that operation's source line, as PyTorch's anomaly mode
+does; the error is a ``RuntimeError`` (:class:`funcgrad.debug.NaNError`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from funcgrad.debug.nans import _switch, _undo, nans_enabled
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on in this context.
+
+    Example:
+        >>> is_anomaly_enabled()
+        False
+    """
+    return nans_enabled()
+
+
+class detect_anomaly:  # noqa: N801  (PyTorch's name)
+    """Context manager / decorator enabling anomaly detection (``check_nan=True``).
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> f = lambda x: fnp.sum(fnp.where(x > 0, fnp.sqrt(x), 0.0))
+        >>> with detect_anomaly():                                   # doctest: +ELLIPSIS
+        ...     funcgrad.grad(f)(np.array([0.0, 4.0]))
+        Traceback (most recent call last):
+        ...
+        funcgrad.debug.nans.NaNError: debug_nans: NaN in the backward pass: the derivative of sqrt ...
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        if not isinstance(check_nan, bool):
+            raise TypeError(f"detect_anomaly(check_nan): expected a bool, got "
+                            f"{type(check_nan).__name__} {check_nan!r}")
+        self.check_nan = check_nan
+        self._stack: list[list[Any]] = []
+
+    def __enter__(self) -> None:
+        self._stack.append(_switch(self.check_nan, False))
+
+    def __exit__(self, *exc: Any) -> None:
+        _undo(self._stack.pop())
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with detect_anomaly(self.check_nan):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class set_detect_anomaly:  # noqa: N801
+    """Turn anomaly detection on/off: at once when called, restored when used in ``with``.
+
+    Example:
+        >>> with set_detect_anomaly(True):
+        ...     is_anomaly_enabled()
+        True
+        >>> is_anomaly_enabled()
+        False
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_detect_anomaly(mode): expected a bool, got "
+                            f"{type(mode).__name__} {mode!r}")
+        self.mode = mode
+        self._tokens = _switch(mode and check_nan, False)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _undo(self._tokens)

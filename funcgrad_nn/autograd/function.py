@@ -1,0 +1,468 @@
+"""``Function``: PyTorch's custom autograd functions, on funcgrad's custom derivative rules.
+
+A subclass defines static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
+``forward(*args)`` plus ``setup_context(ctx, inputs, output)``), optionally ``jvp(ctx,
+*tangents)``; ``MyFn.apply(*args)`` calls it. Each class becomes one
+:class:`funcgrad.custom_vjp` (or :class:`funcgrad.custom_jvp` when it defines only ``jvp``):
+
+- array arguments are the differentiable operands; every other argument (numbers, strings,
+  ``None``, modules...) is static and gets ``None`` as its gradient, as in PyTorch;
+- the ``ctx`` filled by ``forward`` travels to ``backward`` as the rule's residuals: the saved
+  arrays and array-valued attributes are residual operands (so ``jit`` and ``vmap`` carry them),
+  other attributes ride along as static data;
+- ``backward`` runs as the backward pass of ``grad``/``vjp``; written with funcgrad operations
+  it is itself differentiable, so derivatives of any order work. Forward mode (``jvp``,
+  ``jacfwd``, ``hessian``) transposes ``backward`` (which is linear in the grad outputs) unless
+  the class defines only ``jvp``;
+- under ``vmap`` and ``jit`` the same rules are batched / staged like any custom derivative.
+
+Outputs marked with ``ctx.mark_non_differentiable`` receive zero gradients; with
+``ctx.set_materialize_grads(False)`` ``backward`` sees ``None`` for them instead.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import tree_util
+from funcgrad.avals import float0, get_aval
+from funcgrad.core import Tracer, _trace_var, current_trace
+from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad.ops.elementwise import convert_element_type
+from funcgrad_nn.autograd.tensor_view import TensorViewTrace, unwrap, wrap
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, Tracer) or (hasattr(x, "shape") and hasattr(x, "dtype")
+                                     and not isinstance(x, numpy.generic | type))
+
+
+class FunctionCtx:
+    """The ``ctx`` a ``Function``'s ``forward``/``setup_context`` fills and ``backward`` reads.
+
+    Example:
+        >>> ctx = FunctionCtx("Demo", (True,))
+        >>> ctx.needs_input_grad
+        (True,)
+    """
+
+    def __init__(self, fname: str, needs_input_grad: tuple[bool, ...]) -> None:
+        self._fname = fname
+        self.needs_input_grad = needs_input_grad
+        self._saved: tuple[Any, ...] = ()
+        self._non_diff: list[Any] = []
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep arrays (or ``None``) for ``backward`` as ``ctx.saved_tensors``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not _is_array(t):
+                raise TypeError(
+                    f"{self._fname}: save_for_backward expects arrays (or None), but argument "
+                    f"{i} is a {type(t).__name__}; store other values as ctx attributes "
+                    f"(ctx.name = value)")
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        return self._saved
+
+    def mark_non_differentiable(self, *outputs: Any) -> None:
+        """Outputs given here get zero gradients (``None`` without materialization)."""
+        self._non_diff.extend(outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """``False``: ``backward`` receives ``None`` for grads known to be zero."""
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *args: Any) -> None:
+        """Accepted for compatibility: funcgrad arrays are never modified in place."""
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """As ``save_for_backward`` (``jvp`` reads ``ctx.saved_tensors`` too)."""
+        self.save_for_backward(*tensors)
+
+
+_CTX_OWN = frozenset(("_fname", "needs_input_grad", "_saved", "_non_diff", "materialize_grads",
+                      "_nondiff_out", "_input_avals"))
+
+
+class _Residuals:
+    """A ctx as a pytree: saved arrays and array attributes are leaves, the rest is static."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: FunctionCtx) -> None:
+        self.ctx = ctx
+
+
+class _Static:
+    """Static part of a ctx; compared by identity (it never takes part in caching)."""
+
+    __slots__ = ("fname", "needs", "saved_mask", "array_attrs", "other", "materialize",
+                 "nondiff_out", "input_avals")
+
+    def __init__(self, **kw: Any) -> None:
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
+    ctx = r.ctx
+    saved = [t for t in ctx._saved if t is not None]
+    array_attrs, other = [], {}
+    for k, v in vars(ctx).items():
+        if k in _CTX_OWN:
+            continue
+        if _is_array(v):
+            array_attrs.append(k)
+        else:
+            other[k] = v
+    static = _Static(fname=ctx._fname, needs=ctx.needs_input_grad,
+                     saved_mask=tuple(t is not None for t in ctx._saved),
+                     array_attrs=tuple(array_attrs), other=other,
+                     materialize=ctx.materialize_grads,
+                     nondiff_out=getattr(ctx, "_nondiff_out", ()),
+                     input_avals=getattr(ctx, "_input_avals", None))
+    return saved + [getattr(ctx, k) for k in array_attrs], static
+
+
+def _res_unflatten(static: _Static, children: Any) -> _Residuals:
+    children = list(children)
+    ctx = FunctionCtx(static.fname, static.needs)
+    n = sum(static.saved_mask)
+    it = iter(children[:n])
+    ctx._saved = tuple(next(it) if m else None for m in static.saved_mask)
+    for k, v in zip(static.array_attrs, children[n:]):
+        setattr(ctx, k, v)
+    for k, v in static.other.items():
+        setattr(ctx, k, v)
+    ctx.materialize_grads = static.materialize
+    ctx._nondiff_out = static.nondiff_out  # type: ignore[attr-defined]
+    ctx._input_avals = static.input_avals  # type: ignore[attr-defined]
+    return _Residuals(ctx)
+
+
+tree_util.register_pytree_node(_Residuals, _res_flatten, _res_unflatten)
+
+
+class _Call:
+    """The static part of one ``apply``: which positions are arrays, and the other values."""
+
+    __slots__ = ("cls", "nargs", "array_pos", "others")
+
+    def __init__(self, cls: type, args: tuple) -> None:
+        self.cls = cls
+        self.nargs = len(args)
+        self.array_pos = tuple(i for i, a in enumerate(args) if _is_array(a))
+        self.others = {i: a for i, a in enumerate(args) if i not in self.array_pos}
+
+    def merge(self, arrays: Sequence[Any]) -> tuple:
+        it = iter(arrays)
+        return tuple(next(it) if i in self.array_pos else self.others[i]
+                     for i in range(self.nargs))
+
+    def needs(self, arrays: Sequence[Any]) -> tuple[bool, ...]:
+        kinds = iter(get_aval(a).dtype.kind in "fc" for a in arrays)
+        return tuple(next(kinds) if i in self.array_pos else False for i in range(self.nargs))
+
+    # Static nondiff arguments must not look callable (that would force closure conversion).
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _uses_setup_context(cls: type) -> bool:
+    return getattr(cls, "setup_context", None) is not Function.setup_context
+
+
+def _unwrap_out(trace: TensorViewTrace, out: Any) -> Any:
+    if isinstance(out, tuple):
+        return tuple(unwrap(trace, o) for o in out)
+    return unwrap(trace, out)
+
+
+def _array_attrs(ctx: FunctionCtx) -> list[str]:
+    return [k for k, v in vars(ctx).items() if k not in _CTX_OWN and _is_array(v)]
+
+
+def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) -> Any:
+    """``forward`` (and ``setup_context``) on tensor-style views of the array arguments."""
+    cls = call.cls
+    trace = TensorViewTrace(current_trace())
+    token = _trace_var.set(trace)
+    try:
+        args = call.merge([wrap(trace, a, force=True) for a in arrays])
+        if _uses_setup_context(cls):
+            out = cls.forward(*args)
+            if ctx is not None:
+                cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx if ctx is not None else
+                              FunctionCtx(cls.__name__, call.needs(arrays)), *args)
+        if ctx is not None:
+            _mark_outputs(ctx, out)
+            ctx._saved = tuple(unwrap(trace, t) for t in ctx._saved)
+            for k in _array_attrs(ctx):
+                setattr(ctx, k, unwrap(trace, getattr(ctx, k)))
+        return _unwrap_out(trace, out)
+    finally:
+        _trace_var.reset(token)
+
+
+def _out_leaves(out: Any) -> list[Any]:
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _mark_outputs(ctx: FunctionCtx, out: Any) -> None:
+    ids = {id(o) for o in ctx._non_diff}
+    ctx._nondiff_out = tuple(id(o) in ids for o in _out_leaves(out))  # type: ignore[attr-defined]
+    ctx._non_diff = []
+
+
+def _fun(call: _Call, *arrays: Any) -> Any:
+    return _run_forward(call, arrays, None)
+
+
+def _fwd(call: _Call, *arrays: Any) -> tuple[Any, _Residuals]:
+    ctx = FunctionCtx(call.cls.__name__, call.needs(arrays))
+    out = _run_forward(call, arrays, ctx)
+    ctx._input_avals = [get_aval(a) for a in arrays]  # type: ignore[attr-defined]
+    return out, _Residuals(ctx)
+
+
+def _in_views(ctx: FunctionCtx, values: Sequence[Any], rule: Callable[..., Any]) -> Any:
+    """``rule(ctx, *values)`` with ctx's arrays and ``values`` as tensor-style views."""
+    trace = TensorViewTrace(current_trace())
+    token = _trace_var.set(trace)
+    try:
+        ctx._saved = tuple(None if t is None else wrap(trace, t, force=True)
+                           for t in ctx._saved)
+        for k in _array_attrs(ctx):
+            setattr(ctx, k, wrap(trace, getattr(ctx, k)))
+        got = rule(ctx, *[None if v is None else wrap(trace, v, force=True) for v in values])
+        if isinstance(got, tuple | list):
+            return tuple(unwrap(trace, g) for g in got)
+        return unwrap(trace, got)
+    finally:
+        _trace_var.reset(token)
+
+
+def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
+    cts = _out_leaves(ct)
+    nondiff = getattr(ctx, "_nondiff_out", ()) or (False,) * len(cts)
+    out = []
+    for c, nd in zip(cts, nondiff):
+        if nd or getattr(c, "dtype", None) == float0:
+            out.append(None if not ctx.materialize_grads else _zeros_like(c))
+        else:
+            out.append(c)
+    return out
+
+
+def _zeros_like(c: Any) -> Any:
+    from funcgrad import numpy as fnp
+
+    a = get_aval(c)
+    if a.dtype.kind not in "fc":
+        return None
+    return fnp.zeros(a.shape, a.dtype)
+
+
+def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, ...]:
+    """One cotangent per array argument from what ``backward`` returned; errors name it."""
+    name = call.cls.__name__
+    if not isinstance(got, tuple | list):
+        got = (got,)
+    got = tuple(got)
+    n = call.nargs
+    if len(got) < n or any(g is not None for g in got[n:]):
+        raise TypeError(
+            f"{name}.backward returned an incorrect number of gradients (expected {n}, one "
+            f"per input of forward, None for inputs without one; got {len(got)})")
+    from funcgrad import numpy as fnp
+
+    out = []
+    for k, i in enumerate(call.array_pos):
+        g, xa = got[i], in_avals[k]
+        if g is None or xa.dtype.kind not in "fc":
+            out.append(None)
+            continue
+        if not _is_array(g):
+            if isinstance(g, int | float | complex):
+                g = fnp.full(xa.shape, g, xa.dtype)
+            else:
+                raise TypeError(f"{name}.backward returned a {type(g).__name__} as the "
+                                f"gradient of input {i}; expected an array or None")
+        ga = get_aval(g)
+        if ga.shape != xa.shape:
+            try:
+                bshape = numpy.broadcast_shapes(xa.shape, ga.shape)
+            except ValueError:
+                bshape = None
+            if bshape != ga.shape:
+                raise ValueError(
+                    f"{name}.backward returned an invalid gradient at index {i}: got shape "
+                    f"{ga.shape} but expected shape {xa.shape} (the shape of input {i})")
+            # PyTorch sums a gradient of a broadcast shape down to the input's shape.
+            lead = len(ga.shape) - len(xa.shape)
+            axes = tuple(range(lead)) + tuple(
+                lead + j for j, d in enumerate(xa.shape) if d == 1 and ga.shape[lead + j] != 1)
+            g = fnp.reshape(fnp.sum(g, axis=axes), xa.shape)
+        if get_aval(g).dtype != xa.dtype:
+            g = convert_element_type(g, xa.dtype)
+        out.append(g)
+    return tuple(out)
+
+
+def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
+    ctx = res.ctx
+    got = _in_views(ctx, _grad_outputs(ctx, ct), call.cls.backward)
+    return _check_grads(call, got, ctx._input_avals)  # type: ignore[attr-defined]
+
+
+def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    ctx = FunctionCtx(call.cls.__name__, call.needs(primals))
+    out = _run_forward(call, primals, ctx)
+    full_t = call.merge(tangents)
+    ts = [t if i in call.array_pos else None for i, t in enumerate(full_t)]
+    t_out = _in_views(ctx, ts, call.cls.jvp)
+    n_out = len(_out_leaves(out))
+    if isinstance(out, tuple):
+        if not isinstance(t_out, tuple | list) or len(t_out) != n_out:
+            raise TypeError(f"{call.cls.__name__}.jvp must return one tangent per output "
+                            f"({n_out}), got {t_out!r:.80}")
+        t_out = tuple(t_out)
+    return out, t_out
+
+
+def _build(cls: type) -> Any:
+    has_backward = cls.backward is not Function.backward
+    has_jvp = getattr(cls, "jvp", None) is not Function.jvp
+    if has_jvp and not has_backward:
+        f = custom_jvp(_fun, nondiff_argnums=(0,))
+        f.defjvp(_jvp_rule)
+    else:
+        f = custom_vjp(_fun, nondiff_argnums=(0,))
+        f.defvjp(_fwd, _bwd)
+    f.__name__ = cls.__name__  # type: ignore[attr-defined]
+    return f
+
+
+class Function:
+    """Base class of custom differentiable operations (PyTorch's ``torch.autograd.Function``).
+
+    Example (PyTorch's own ``Exp``, only the imports changed):
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad_nn.autograd import Function
+        >>> class Exp(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, i):
+        ...         result = i.exp()
+        ...         ctx.save_for_backward(result)
+        ...         return result
+        ...     @staticmethod
+        ...     def backward(ctx, grad_output):
+        ...         result, = ctx.saved_tensors
+        ...         return grad_output * result
+        >>> x = np.array([0.0, 1.0])
+        >>> funcgrad.grad(lambda x: Exp.apply(x).sum())(x).round(4).tolist()
+        [1.0, 2.7183]
+    """
+
+    _rule: Any = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Built when the class is made: a custom rule made under a transformation is
+        # closure-converted (it may close over that transformation's values).
+        cls._rule = _build(cls)
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define a static forward method")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Optional: with ``forward(*args)`` (no ctx), fill ``ctx`` from inputs and output."""
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError  # replaced in subclasses; apply checks one exists
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        raise NotImplementedError  # optional, forward mode
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` on ``args``; derivatives use the class's ``backward``/``jvp``."""
+        if kwargs:
+            raise TypeError(f"{cls.__name__}.apply takes positional arguments only, got "
+                            f"keyword(s) {sorted(kwargs)}")
+        if cls is Function or cls.forward is Function.forward:
+            raise NotImplementedError(f"{cls.__name__} must define a static forward method")
+        if cls.backward is Function.backward and cls.jvp is Function.jvp:
+            raise TypeError(f"{cls.__name__} defines neither backward nor jvp; a Function "
+                            "needs at least one derivative rule")
+        rule = cls.__dict__.get("_rule") or _build(cls)
+        call = _Call(cls, args)
+        arrays = [args[i] for i in call.array_pos]
+        return rule(call, *arrays)
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a ``backward`` as not differentiable again: a second derivative through it raises.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad_nn.autograd import Function, once_differentiable
+        >>> class Square(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     @once_differentiable
+        ...     def backward(ctx, g):
+        ...         x, = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> float(funcgrad.grad(Square.apply)(3.0))
+        6.0
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        ctx._saved = tuple(None if t is None else _no_second(ctx._fname, t)
+                           for t in ctx._saved)
+        return backward(ctx, *grad_outputs)
+
+    return wrapper
+
+
+def _no_second_fun(fname: str, x: Any) -> Any:
+    return x
+
+
+def _no_second_bwd(fname: str, res: Any, g: Any) -> tuple[Any]:
+    raise RuntimeError(
+        f"{fname}.backward is decorated with @once_differentiable: it cannot be differentiated "
+        "again (a second-order derivative flowed through its saved tensors). Remove the "
+        "decorator and write backward with funcgrad operations to make it differentiable.")
+
+
+_no_second = custom_vjp(_no_second_fun, nondiff_argnums=(0,))
+_no_second.defvjp(lambda fname, x: (x, None), _no_second_bwd)

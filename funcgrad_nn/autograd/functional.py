@@ -1,0 +1,377 @@
+"""``torch.autograd.functional`` over funcgrad's transforms, and ``gradcheck``.
+
+Signatures and output structures are PyTorch's: ``inputs`` is an array or a tuple of arrays,
+and results follow that choice (a tuple of inputs gives tuples, a tuple of outputs gives tuples,
+both give tuples of tuples). ``create_graph`` is accepted and has no effect: funcgrad's results
+are always differentiable again when computed under a transformation. ``strict`` raises when an
+output does not depend on an input at all (the derivative is structurally zero).
+``vectorize`` and ``strategy`` choose between reverse and forward mode as in PyTorch; both
+batch the basis vectors with ``vmap``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+import funcgrad
+from funcgrad import numpy as fnp
+from funcgrad.interpreters.linearize import linearize_flat
+from funcgrad.ir import Var
+
+__all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp", "gradcheck", "gradgradcheck",
+           "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Analytical and numerical derivatives disagree (PyTorch's name)."""
+
+
+def _as_tuple(x: Any, what: str, fname: str) -> tuple[bool, tuple[Any, ...]]:
+    is_tuple = isinstance(x, tuple | list)
+    xs = tuple(x) if is_tuple else (x,)
+    for i, v in enumerate(xs):
+        if not (hasattr(v, "shape") and hasattr(v, "dtype")) and not isinstance(
+                v, float | int | complex):
+            raise TypeError(f"{fname}: the {what} must be arrays (or a tuple of arrays), but "
+                            f"element {i} is a {type(v).__name__}")
+    return is_tuple, tuple(fnp.asarray(v) if not hasattr(v, "shape") else v for v in xs)
+
+
+def _grad_postprocess(is_tuple: bool, xs: tuple) -> Any:
+    return xs if is_tuple else xs[0]
+
+
+def _call(func: Callable[..., Any], inputs: tuple, fname: str) -> tuple[bool, tuple]:
+    out = func(*inputs)
+    return _as_tuple(out, "outputs of the function", fname)
+
+
+def _check_strict(func: Callable[..., Any], inputs: tuple, fname: str) -> None:
+    """Raise if some input has no effect on every output (structurally zero derivative)."""
+
+    def flat(*xs: Any) -> list[Any]:
+        return list(_call(func, xs, fname)[1])
+
+    lin = linearize_flat(flat, list(inputs))
+    jaxpr = lin.jaxpr.jaxpr
+    used = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
+    used.update(v for v in jaxpr.outvars if type(v) is Var)
+    for i, v in enumerate(jaxpr.invars):
+        if v not in used:
+            raise RuntimeError(
+                f"{fname}(strict=True): the outputs are independent of input {i}; pass "
+                "strict=False to get zeros for it")
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), v^T J)``, shaped like the outputs and inputs.
+
+    Example:
+        >>> import numpy as np
+        >>> out, g = vjp(lambda x: (x ** 2).sum(), np.array([1.0, 2.0]))
+        >>> float(out), g.tolist()
+        (5.0, [2.0, 4.0])
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "vjp")
+    if strict:
+        _check_strict(func, xs, "vjp")
+    out, pull = funcgrad.vjp(lambda *a: _call(func, a, "vjp")[1], *xs)
+    out_tuple = isinstance(func(*xs), tuple | list) if v is None else None
+    if v is None:
+        if len(out) != 1 or out[0].size != 1:
+            raise RuntimeError("vjp: the function has more than one output element, so v "
+                               "(the vector to multiply the Jacobian by) must be given")
+        vs = (fnp.ones_like(out[0]),)
+    else:
+        v_tuple, vs = _as_tuple(v, "vectors v", "vjp")
+        out_tuple = v_tuple
+        if len(vs) != len(out):
+            raise RuntimeError(f"vjp: v has {len(vs)} elements but the function has "
+                               f"{len(out)} outputs")
+        for i, (a, o) in enumerate(zip(vs, out)):
+            if tuple(a.shape) != tuple(o.shape):
+                raise RuntimeError(f"vjp: v[{i}] has shape {tuple(a.shape)} but output {i} "
+                                   f"has shape {tuple(o.shape)}")
+    grads = pull(tuple(vs))
+    return _grad_postprocess(bool(out_tuple), out), _grad_postprocess(in_tuple, grads)
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), J v)``, shaped like the outputs.
+
+    Example:
+        >>> import numpy as np
+        >>> out, t = jvp(lambda x: x ** 2, np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+        >>> t.tolist()
+        [2.0, 4.0]
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
+    if v is None:
+        if len(xs) != 1 or xs[0].size != 1:
+            raise RuntimeError("jvp: the input has more than one element, so v (the "
+                               "tangent vector) must be given")
+        vs = (fnp.ones_like(xs[0]),)
+    else:
+        _, vs = _as_tuple(v, "vectors v", "jvp")
+        if len(vs) != len(xs):
+            raise RuntimeError(f"jvp: v has {len(vs)} elements but there are {len(xs)} inputs")
+        for i, (a, x) in enumerate(zip(vs, xs)):
+            if tuple(a.shape) != tuple(x.shape):
+                raise RuntimeError(f"jvp: v[{i}] has shape {tuple(a.shape)} but input {i} has "
+                                   f"shape {tuple(x.shape)}")
+    if strict:
+        _check_strict(func, xs, "jvp")
+    box: list[bool] = []
+
+    def f(*a: Any) -> tuple:
+        t, outs = _call(func, a, "jvp")
+        box.append(t)
+        return outs
+
+    out, tan = funcgrad.jvp(f, xs, tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
+    return _grad_postprocess(box[0], out), _grad_postprocess(box[0], tan)
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+             strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode") -> Any:
+    """The Jacobian; block ``[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> jacobian(lambda x: x ** 2, np.array([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
+                         f"{strategy!r}")
+    if strategy == "forward-mode" and not vectorize:
+        raise ValueError("jacobian: strategy='forward-mode' requires vectorize=True "
+                         "(as in PyTorch)")
+    in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
+    if strict:
+        _check_strict(func, xs, "jacobian")
+    box: list[bool] = []
+
+    def f(*a: Any) -> tuple:
+        t, outs = _call(func, a, "jacobian")
+        box.append(t)
+        return outs
+
+    jac_fn = funcgrad.jacfwd if strategy == "forward-mode" else funcgrad.jacrev
+    jac = jac_fn(f, argnums=tuple(range(len(xs))))(*xs)
+    # jac[i][j]: output i, input j
+    rows = tuple(_grad_postprocess(in_tuple, tuple(row)) for row in jac)
+    return _grad_postprocess(box[0], rows)
+
+
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a scalar function; block ``[i][j]`` is ``inputs[i].shape +
+    inputs[j].shape``.
+
+    Example:
+        >>> import numpy as np
+        >>> hessian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0])).tolist()
+        [[6.0, 0.0], [0.0, 12.0]]
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
+
+    def scalar(*a: Any) -> Any:
+        t, outs = _call(func, a, "hessian")
+        if len(outs) != 1 or outs[0].size != 1:
+            raise RuntimeError("hessian: the function must return a single-element array")
+        return fnp.reshape(outs[0], ())
+
+    if strict:
+        _check_strict(scalar, xs, "hessian")
+    h = funcgrad.hessian(scalar, argnums=tuple(range(len(xs))))(*xs)
+    rows = tuple(_grad_postprocess(in_tuple, tuple(row)) for row in h)
+    return _grad_postprocess(in_tuple, rows)
+
+
+def _scalar_fn(func: Callable[..., Any], fname: str) -> Callable[..., Any]:
+    def scalar(*a: Any) -> Any:
+        _, outs = _call(func, a, fname)
+        if len(outs) != 1 or outs[0].size != 1:
+            raise RuntimeError(f"{fname}: the function must return a single-element array")
+        return fnp.reshape(outs[0], ())
+
+    return scalar
+
+
+def _check_v(vs: tuple, xs: tuple, fname: str) -> None:
+    if len(vs) != len(xs):
+        raise RuntimeError(f"{fname}: v has {len(vs)} elements but there are {len(xs)} inputs")
+    for i, (a, x) in enumerate(zip(vs, xs)):
+        if tuple(a.shape) != tuple(x.shape):
+            raise RuntimeError(f"{fname}: v[{i}] has shape {tuple(a.shape)} but input {i} has "
+                               f"shape {tuple(x.shape)}")
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), v^T H)``, shaped like the inputs.
+
+    Example:
+        >>> import numpy as np
+        >>> out, r = vhp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+        >>> r.tolist()
+        [6.0, 0.0]
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "vhp")
+    scalar = _scalar_fn(func, "vhp")
+    if v is None:
+        if len(xs) != 1 or xs[0].size != 1:
+            raise RuntimeError("vhp: the input has more than one element, so v must be given")
+        vs = (fnp.ones_like(xs[0]),)
+    else:
+        _, vs = _as_tuple(v, "vectors v", "vhp")
+        _check_v(vs, xs, "vhp")
+    argnums = tuple(range(len(xs)))
+    out = scalar(*xs)
+    _, res = funcgrad.vjp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), *xs)
+    r = res(tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
+    return out, _grad_postprocess(in_tuple, tuple(r))
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """``(func(*inputs), H v)``, shaped like the inputs (forward-over-reverse).
+
+    Example:
+        >>> import numpy as np
+        >>> out, r = hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([0.0, 1.0]))
+        >>> r.tolist()
+        [0.0, 12.0]
+    """
+    in_tuple, xs = _as_tuple(inputs, "inputs", "hvp")
+    scalar = _scalar_fn(func, "hvp")
+    if v is None:
+        if len(xs) != 1 or xs[0].size != 1:
+            raise RuntimeError("hvp: the input has more than one element, so v must be given")
+        vs = (fnp.ones_like(xs[0]),)
+    else:
+        _, vs = _as_tuple(v, "vectors v", "hvp")
+        _check_v(vs, xs, "hvp")
+    argnums = tuple(range(len(xs)))
+    out = scalar(*xs)
+    _, r = funcgrad.jvp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), xs,
+                        tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
+    return out, _grad_postprocess(in_tuple, tuple(r))
+
+
+# ---------------------------------------------------------------------------------------------
+# gradcheck
+
+
+def _to_np(x: Any) -> numpy.ndarray:
+    return numpy.asarray(funcgrad.to_numpy(x))
+
+
+def _numerical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray], eps: float
+                        ) -> list[list[numpy.ndarray]]:
+    """``J[i][j]`` of shape (out_i.size, in_j.size) by central differences."""
+    outs = [_to_np(o) for o in f(*xs)]
+    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
+            for x in xs] for o in outs]
+    for j, x in enumerate(xs):
+        if x.dtype.kind not in "fc":
+            continue
+        flat = x.reshape(-1)
+        for k in range(flat.size):
+            orig = flat[k]
+            flat[k] = orig + eps
+            plus = [_to_np(o).reshape(-1) for o in f(*xs)]
+            flat[k] = orig - eps
+            minus = [_to_np(o).reshape(-1) for o in f(*xs)]
+            flat[k] = orig
+            for i in range(len(outs)):
+                jac[i][j][:, k] = (plus[i] - minus[i]) / (2 * eps)
+    return jac
+
+
+def _analytical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray]
+                         ) -> list[list[numpy.ndarray]]:
+    outs, pull = funcgrad.vjp(f, *xs)
+    outs = [_to_np(o) for o in outs]
+    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
+            for x in xs] for o in outs]
+    for i, o in enumerate(outs):
+        if o.dtype.kind not in "fc":
+            continue
+        for r in range(o.size):
+            cts = [numpy.zeros_like(oo) for oo in outs]
+            cts[i].reshape(-1)[r] = 1.0
+            gs = pull(tuple(cts))
+            for j, g in enumerate(gs):
+                if xs[j].dtype.kind in "fc":
+                    jac[i][j][r, :] = _to_np(g).reshape(-1)
+    return jac
+
+
+def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True, **_: Any) -> bool:
+    """Compare reverse-mode Jacobians with central differences (PyTorch's ``gradcheck``).
+
+    Use float64 inputs. Returns True; on a mismatch raises :class:`GradcheckError` (or
+    returns False with ``raise_exception=False``).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> gradcheck(fnp.sin, (np.array([0.1, 0.7]),))
+        True
+    """
+    _, xs_t = _as_tuple(inputs, "inputs", "gradcheck")
+    xs = [numpy.array(_to_np(x), copy=True) for x in xs_t]
+
+    def f(*a: Any) -> tuple:
+        return _call(func, a, "gradcheck")[1]
+
+    num = _numerical_jacobian(f, xs, eps)
+    ana = _analytical_jacobian(f, xs)
+    for i, row in enumerate(ana):
+        for j, a in enumerate(row):
+            n = num[i][j]
+            if not numpy.allclose(a, n, atol=atol, rtol=rtol):
+                if raise_exception:
+                    raise GradcheckError(
+                        f"gradcheck: Jacobian mismatch for output {i} with respect to input {j}"
+                        f",\nnumerical:{n}\nanalytical:{a}\n")
+                return False
+    return True
+
+
+def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *,
+                  eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True, **_: Any) -> bool:
+    """``gradcheck`` of the vector-Jacobian product (second derivatives).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> gradgradcheck(fnp.tanh, (np.array([0.1, 0.7]),))
+        True
+    """
+    _, xs_t = _as_tuple(inputs, "inputs", "gradgradcheck")
+    xs = tuple(numpy.array(_to_np(x), copy=True) for x in xs_t)
+    outs = _call(func, xs, "gradgradcheck")[1]
+    if grad_outputs is None:
+        rng = numpy.random.default_rng(0)
+        gos = tuple(rng.standard_normal(numpy.shape(o)).astype(_to_np(o).dtype) for o in outs)
+    else:
+        _, gos = _as_tuple(grad_outputs, "grad_outputs", "gradgradcheck")
+        gos = tuple(_to_np(g) for g in gos)
+    n = len(xs)
+
+    def vjp_fn(*a: Any) -> tuple:
+        _, pull = funcgrad.vjp(lambda *b: _call(func, b, "gradgradcheck")[1], *a[:n])
+        return tuple(pull(tuple(a[n:])))
+
+    return gradcheck(vjp_fn, xs + gos, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

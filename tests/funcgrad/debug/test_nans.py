@@ -1,0 +1,124 @@
+"""debug_nans / detect_anomaly: planted NaNs found in forward and backward, eagerly and
+under jit, naming the primitive, the forward operation and the user's line."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import current_trace, eval_trace
+from funcgrad.debug import NaNError, debug_nans, nans_enabled, set_debug_nans
+from funcgrad_nn.autograd import detect_anomaly, set_detect_anomaly
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _line_of(fn, text):
+    src, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(src):
+        if text in line:
+            return start + i
+    raise AssertionError(text)
+
+
+def forward_nan(x):
+    y = x * 2.0
+    z = fnp.log(y - 10.0)       # NaN here
+    return fnp.sum(z)
+
+
+def sqrt_where(x):
+    y = fnp.where(x > 0, fnp.sqrt(x), 0.0)   # gradient NaN at x == 0
+    return fnp.sum(y)
+
+
+def test_forward_eager_names_primitive_shapes_line():
+    line = _line_of(forward_nan, "fnp.log")
+    with debug_nans(), pytest.raises(NaNError) as e:
+        forward_nan(np.array([1.0, 2.0]))
+    msg = str(e.value)
+    assert "log on (f64[2])" in msg and "NaN" in msg
+    assert f"test_nans.py:{line}" in msg
+
+
+def test_forward_under_jit_reruns_equations():
+    line = _line_of(forward_nan, "fnp.log")
+    f = funcgrad.jit(forward_nan)
+    f(np.array([1.0, 2.0]))     # compiled outside the check: no error, NaN result
+    with debug_nans(), pytest.raises(NaNError) as e:
+        f(np.array([1.0, 2.0]))
+    msg = str(e.value)
+    assert "log" in msg and f"test_nans.py:{line}" in msg and "jit" in msg
+
+
+def test_backward_names_forward_operation_and_line():
+    line = _line_of(sqrt_where, "fnp.sqrt")
+    x = np.array([0.0, 4.0])
+    assert np.isnan(funcgrad.grad(sqrt_where)(x)[0])   # the planted NaN
+    with debug_nans(), pytest.raises(NaNError) as e:
+        funcgrad.grad(sqrt_where)(x)
+    msg = str(e.value)
+    assert "backward pass" in msg and "derivative of sqrt" in msg
+    assert f"test_nans.py:{line}" in msg
+
+
+def test_backward_under_jit_found():
+    x = np.array([0.0, 4.0])
+    with debug_nans(), pytest.raises(NaNError, match="produced NaN"):
+        funcgrad.jit(funcgrad.grad(sqrt_where))(x)
+
+
+def test_detect_anomaly_is_runtime_error_and_clean_values_pass():
+    x = np.array([0.0, 4.0])
+    with detect_anomaly(), pytest.raises(RuntimeError, match="derivative of sqrt"):
+        funcgrad.grad(sqrt_where)(x)
+    with detect_anomaly():
+        g = funcgrad.grad(sqrt_where)(np.array([1.0, 4.0]))
+    np.testing.assert_allclose(g, [0.5, 0.25])
+
+
+def test_infs_only_when_asked():
+    with debug_nans():
+        fnp.log(fnp.asarray(0.0))          # -inf is allowed by default
+    with debug_nans(infs=True), pytest.raises(NaNError, match="Inf"):
+        fnp.log(fnp.asarray(0.0))
+
+
+def test_flag_form_and_restoration():
+    assert not nans_enabled() and current_trace() is eval_trace
+    set_debug_nans(True)
+    try:
+        assert nans_enabled()
+        with pytest.raises(NaNError):
+            fnp.log(fnp.asarray(-1.0))
+    finally:
+        set_debug_nans(False)
+    assert not nans_enabled() and current_trace() is eval_trace
+    with set_detect_anomaly(True):
+        assert nans_enabled()
+    assert not nans_enabled()
+
+
+def test_decorator_and_values_unchanged():
+    @debug_nans()
+    def f(x):
+        return fnp.sum(fnp.sin(x) * x)
+
+    x = np.array([0.3, 0.5])
+    np.testing.assert_allclose(f(x), np.sum(np.sin(x) * x))
+    with debug_nans():
+        g = funcgrad.grad(f)(x)
+        h = funcgrad.jit(funcgrad.grad(f))(x)
+    np.testing.assert_allclose(g, np.sin(x) + x * np.cos(x))
+    np.testing.assert_allclose(h, g)
+
+
+def test_bad_argument():
+    with pytest.raises(TypeError, match="debug_nans.*bool"):
+        debug_nans("yes")
+    with pytest.raises(TypeError, match="set_detect_anomaly.*bool"):
+        set_detect_anomaly("yes")

@@ -1,0 +1,118 @@
+"""funcgrad.profiler: per-primitive counts equal the jaxpr's equation counts, self/total
+times are consistent, PyTorch's table and Chrome trace format."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.core import current_trace, eval_trace
+from funcgrad.profiler import EventList, profile, record_function
+
+
+def model(w, x):
+    h = fnp.tanh(x @ w)
+    return fnp.sum(h * h) + fnp.mean(h)
+
+
+W = np.random.default_rng(0).normal(size=(4, 3))
+X = np.random.default_rng(1).normal(size=(5, 4))
+
+
+def _eqn_counts(closed):
+    return collections.Counter(e.prim.name for e in closed.jaxpr.eqns)
+
+
+def test_counts_equal_jaxpr_equations_under_jit():
+    f = funcgrad.jit(model)
+    closed = funcgrad.make_jaxpr(model)(W, X)
+    with profile() as prof:
+        f(W, X)
+    counts = {e.key: e.count for e in prof.key_averages()}
+    for name, n in _eqn_counts(closed).items():
+        assert counts[name] == n, name
+    assert counts["jit(model)"] == 1
+
+
+def model_fnp(w, x):
+    # Eagerly, operators between plain NumPy arrays are NumPy's own (funcgrad never sees
+    # them); funcgrad.numpy functions are recorded.
+    h = fnp.tanh(fnp.matmul(x, w))
+    return fnp.add(fnp.sum(fnp.multiply(h, h)), fnp.mean(h))
+
+
+def test_counts_equal_jaxpr_equations_eagerly():
+    closed = funcgrad.make_jaxpr(model_fnp)(W, X)
+    with profile() as prof:
+        model_fnp(W, X)
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts == dict(_eqn_counts(closed))
+
+
+def test_grad_backward_ops_recorded_and_values_unchanged():
+    g0 = funcgrad.grad(model)(W, X)
+    with profile() as prof:
+        g = funcgrad.grad(model)(W, X)
+    np.testing.assert_allclose(g, g0)
+    names = {e.key for e in prof.key_averages()}
+    assert {"tanh", "dot_general", "transpose"} <= names or {"tanh", "dot_general"} <= names
+
+
+def test_self_and_total_times():
+    f = funcgrad.jit(model)
+    with profile() as prof:
+        with record_function("outer"):
+            f(W, X)
+    evs = prof.events()
+    outer = next(e for e in evs if e.key == "outer")
+    inner_total = sum(e.cpu_time_total for e in evs if e.key == "jit(model)")
+    assert outer.cpu_time_total >= inner_total
+    assert abs(outer.self_cpu_time_total - (outer.cpu_time_total - inner_total)) < 1e-6
+    for e in evs:
+        assert 0 <= e.self_cpu_time_total <= e.cpu_time_total + 1e-9
+
+
+def test_table_sorting_and_shapes():
+    with profile(record_shapes=True) as prof:
+        model_fnp(W, X)
+    table = prof.key_averages().table(sort_by="count", row_limit=3)
+    lines = table.splitlines()
+    assert "Name" in lines[1] and "Self CPU %" in lines[1] and "# of Calls" in lines[1]
+    assert "Input Shapes" not in lines[1]      # only when grouped by shape, as PyTorch
+    assert len([ln for ln in lines if ln and not ln.startswith(("-", "Name", "Self"))]) == 3
+    grouped = prof.key_averages(group_by_input_shape=True)
+    assert "Input Shapes" in grouped.table().splitlines()[1]
+    assert any(e.key == "dot_general" and e.input_shapes == [[5, 4], [4, 3]] for e in grouped)
+    with pytest.raises(ValueError, match="sort_by"):
+        prof.key_averages().table(sort_by="nonsense")
+    assert EventList().table() == "No events recorded."
+
+
+def test_chrome_trace(tmp_path):
+    with profile(record_shapes=True) as prof:
+        with record_function("block"):
+            funcgrad.jit(model)(W, X)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    data = json.loads(path.read_text())
+    evs = data["traceEvents"]
+    assert {e["ph"] for e in evs} == {"X"}
+    assert any(e["name"] == "block" and e["cat"] == "user_annotation" for e in evs)
+    tanh = next(e for e in evs if e["name"] == "tanh")
+    assert tanh["args"]["Input Dims"] == [[5, 3]] and tanh["dur"] >= 0
+
+
+def test_inactive_outside_and_record_function_noop():
+    with record_function("nothing"):
+        pass
+    with profile():
+        pass
+    assert current_trace() is eval_trace
+    with profile(enabled=False) as prof:
+        model_fnp(W, X)
+    assert len(prof.events()) == 0

@@ -1,0 +1,311 @@
+"""funcgrad_nn.autograd.Function: PyTorch's custom functions on custom_vjp/custom_jvp."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.test_util import check_grads
+from funcgrad_nn.autograd import Function, once_differentiable
+
+
+class Exp(Function):
+    """PyTorch's documentation example, verbatim but for the import."""
+
+    @staticmethod
+    def forward(ctx, i):
+        result = i.exp()
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (result,) = ctx.saved_tensors
+        return grad_output * result
+
+
+class LinearFn(Function):
+    """PyTorch's LinearFunction example (setup_context style, optional bias)."""
+
+    @staticmethod
+    def forward(input, weight, bias):
+        output = input.mm(weight.t())
+        if bias is not None:
+            output += bias.unsqueeze(0).expand_as(output)
+        return output
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        input, weight, bias = inputs
+        ctx.save_for_backward(input, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight, bias = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad_output.mm(weight)
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_output.t().mm(input)
+        if bias is not None and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(0)
+        return grad_input, grad_weight, grad_bias
+
+
+class MulConstant(Function):
+    """A non-array argument (PyTorch's MulConstant example)."""
+
+    @staticmethod
+    def forward(ctx, tensor, constant):
+        ctx.constant = constant
+        return tensor * constant
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.constant, None
+
+
+class SinCos(Function):
+    """Two outputs; the second marked non-differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s, c = fnp.sin(x), fnp.cos(x)
+        ctx.save_for_backward(x)
+        ctx.mark_non_differentiable(c)
+        return s, c
+
+    @staticmethod
+    def backward(ctx, gs, gc):
+        (x,) = ctx.saved_tensors
+        return gs * fnp.cos(x)
+
+
+class SinJvp(Function):
+    """Forward mode only (a jvp staticmethod)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return fnp.sin(x)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return fnp.cos(x) * t
+
+
+X = np.array([0.3, -0.7, 1.1])
+
+
+def test_exp_example_values_and_grad():
+    np.testing.assert_allclose(Exp.apply(X), np.exp(X))
+    g = funcgrad.grad(lambda x: Exp.apply(x).sum())(X)
+    np.testing.assert_allclose(g, np.exp(X))
+
+
+def test_exp_order_three():
+    check_grads(Exp.apply, (X,), order=3)
+
+
+def test_backward_runs_once_per_grad():
+    calls = []
+
+    class Tracked(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(1)
+            return g * 3.0
+
+    funcgrad.grad(lambda x: Tracked.apply(x).sum())(X)
+    assert len(calls) == 1
+
+
+def test_under_jit_and_vmap():
+    f = lambda x: Exp.apply(x).sum()
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.grad(f))(X), np.exp(X))
+    np.testing.assert_allclose(funcgrad.grad(funcgrad.jit(f))(X), np.exp(X))
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.grad(f))(xs), np.exp(xs))
+    np.testing.assert_allclose(funcgrad.vmap(Exp.apply)(xs), np.exp(xs))
+
+
+def test_setup_context_linear_matches_dense():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(4, 3)), rng.normal(size=(2, 3)), rng.normal(size=2)
+    np.testing.assert_allclose(LinearFn.apply(x, w, b), x @ w.T + b)
+    check_grads(lambda x, w, b: LinearFn.apply(x, w, b), (x, w, b), order=2)
+    gx = funcgrad.grad(lambda x: LinearFn.apply(x, w, None).sum())(x)
+    np.testing.assert_allclose(gx, np.ones((4, 2)) @ w)
+
+
+def test_non_array_argument_and_ctx_attribute():
+    g = funcgrad.grad(lambda x: MulConstant.apply(x, 2.5).sum())(X)
+    np.testing.assert_allclose(g, np.full(3, 2.5))
+    check_grads(lambda x: MulConstant.apply(x, 2.5), (X,), order=3)
+
+
+def test_needs_input_grad_reports_array_inputs():
+    seen = []
+
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x, n, k):
+            seen.append(ctx.needs_input_grad)
+            return x * n
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, None
+
+    funcgrad.grad(lambda x: F.apply(x, 2, np.arange(3)).sum())(X)
+    assert seen[-1] == (True, False, False)
+
+
+def test_several_outputs_and_non_differentiable():
+    g = funcgrad.grad(lambda x: (SinCos.apply(x)[0] + SinCos.apply(x)[1]).sum())(X)
+    np.testing.assert_allclose(g, np.cos(X))  # the cos output gets no gradient
+    check_grads(lambda x: SinCos.apply(x)[0], (X,), order=2)
+
+
+def test_set_materialize_grads_false_gives_none():
+    got = []
+
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            y = x * 2.0
+            z = x + 1.0
+            ctx.mark_non_differentiable(z)
+            return y, z
+
+        @staticmethod
+        def backward(ctx, gy, gz):
+            got.append(gz)
+            return gy * 2.0
+
+    funcgrad.grad(lambda x: F.apply(x)[0].sum())(X)
+    assert got == [None]
+
+
+def test_forward_mode_via_backward_and_via_jvp():
+    t = np.array([1.0, 0.5, -2.0])
+    _, tan = funcgrad.jvp(Exp.apply, (X,), (t,))
+    np.testing.assert_allclose(tan, np.exp(X) * t)
+    _, tan = funcgrad.jvp(SinJvp.apply, (X,), (t,))
+    np.testing.assert_allclose(tan, np.cos(X) * t)
+    # A jvp-only Function also gives reverse mode (its jvp is transposed).
+    np.testing.assert_allclose(funcgrad.grad(lambda x: SinJvp.apply(x).sum())(X), np.cos(X))
+    check_grads(SinJvp.apply, (X,), order=2)
+
+
+def test_backward_written_in_funcgrad_ops_is_differentiable():
+    # d2/dx2 exp = exp: the backward's own derivative is used for the second order.
+    h = funcgrad.grad(funcgrad.grad(lambda x: Exp.apply(x)))(0.4)
+    np.testing.assert_allclose(h, np.exp(0.4))
+
+
+def test_once_differentiable_raises_on_second_order():
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    assert float(funcgrad.grad(Square.apply)(3.0)) == 6.0
+    with pytest.raises(RuntimeError, match="Square.*once_differentiable"):
+        funcgrad.grad(funcgrad.grad(Square.apply))(3.0)
+
+
+def test_backward_wrong_number_of_gradients():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    with pytest.raises(TypeError, match=r"Bad\.backward.*incorrect number.*expected 1.*got 2"):
+        funcgrad.grad(lambda x: Bad.apply(x).sum())(X)
+
+
+def test_backward_extra_none_gradients_allowed():
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    np.testing.assert_allclose(funcgrad.grad(lambda x: F.apply(x).sum())(X), np.full(3, 2.0))
+
+
+def test_backward_wrong_shape():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g[:1]
+
+    with pytest.raises(ValueError, match=r"Bad\.backward.*index 0.*\(1,\).*\(3,\)"):
+        funcgrad.grad(lambda x: Bad.apply(x).sum())(X)
+
+
+def test_backward_broadcast_gradient_is_summed():
+    class F(Function):
+        @staticmethod
+        def forward(ctx, b):
+            return b * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return fnp.ones((4, 3))  # broadcast shape, as PyTorch allows
+
+    np.testing.assert_allclose(funcgrad.grad(lambda b: F.apply(b).sum())(X), np.full(3, 4.0))
+
+
+def test_save_for_backward_non_array():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward("s")
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(TypeError, match="Bad: save_for_backward expects arrays"):
+        funcgrad.grad(lambda x: Bad.apply(x).sum())(X)
+
+
+def test_missing_rules_and_keywords():
+    class NoRule(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+    with pytest.raises(TypeError, match="NoRule defines neither backward nor jvp"):
+        NoRule.apply(X)
+    with pytest.raises(TypeError, match="positional arguments only"):
+        Exp.apply(i=X)

@@ -1,0 +1,153 @@
+"""Grad modes: values computed with gradients disabled are constants to every enclosing
+derivative; PyTorch's nesting rules, context managers and decorators."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad_nn as nn
+from funcgrad_nn.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+
+def f_no_grad(x):
+    with no_grad():
+        c = fnp.sin(x) * x          # constant for grad
+    return c * x * x                # d/dx = 2 c x
+
+
+def test_no_grad_part_is_constant_hand_derived():
+    x = 0.7
+    c = np.sin(x) * x
+    np.testing.assert_allclose(funcgrad.grad(f_no_grad)(x), 2 * c * x)
+    # second order: d/dx (2 c x) = 2 c
+    np.testing.assert_allclose(funcgrad.grad(funcgrad.grad(f_no_grad))(x), 2 * c)
+
+
+def test_no_grad_under_jit_vmap_jvp():
+    x = 0.7
+    c = np.sin(x) * x
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.grad(f_no_grad))(x), 2 * c * x)
+    xs = np.array([0.3, 0.7])
+    cs = np.sin(xs) * xs
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.grad(f_no_grad))(xs), 2 * cs * xs)
+    _, t = funcgrad.jvp(f_no_grad, (x,), (1.0,))
+    np.testing.assert_allclose(t, 2 * c * x)
+
+
+def test_enable_grad_inside_no_grad():
+    def f(x):
+        with no_grad():
+            with enable_grad():
+                y = x * x           # differentiated
+            z = x * x               # not
+        return y + z
+
+    assert float(funcgrad.grad(f)(3.0)) == 6.0
+
+
+def test_set_grad_enabled_modes_and_function_form():
+    def f(x, train):
+        with set_grad_enabled(train):
+            return x * x
+
+    assert float(funcgrad.grad(f)(3.0, True)) == 6.0
+    assert float(funcgrad.grad(f)(3.0, False)) == 0.0
+
+    def g(x):
+        set_grad_enabled(False)     # the call itself switches (PyTorch)
+        y = x * x
+        set_grad_enabled(True)
+        return y + x
+
+    assert float(funcgrad.grad(g)(3.0)) == 1.0
+    assert is_grad_enabled()
+
+
+def test_decorators_with_and_without_parentheses():
+    @no_grad()
+    def a(x):
+        return x * x
+
+    @no_grad
+    def b(x):
+        return x * x
+
+    @set_grad_enabled(False)
+    def c(x):
+        return x * x
+
+    @inference_mode()
+    def d(x):
+        return x * x
+
+    for fn in (a, b, c, d):
+        assert float(funcgrad.grad(lambda x, fn=fn: fn(x) * x)(3.0)) == 9.0
+    assert is_grad_enabled()
+
+
+def test_is_grad_enabled_nesting():
+    assert is_grad_enabled()
+    with no_grad():
+        assert not is_grad_enabled()
+        with enable_grad():
+            assert is_grad_enabled()
+            with set_grad_enabled(False):
+                assert not is_grad_enabled()
+            assert is_grad_enabled()
+        assert not is_grad_enabled()
+    assert is_grad_enabled()
+    with inference_mode():
+        assert is_inference_mode_enabled() and not is_grad_enabled()
+        with inference_mode(False):
+            assert not is_inference_mode_enabled()
+    assert not is_inference_mode_enabled()
+
+
+def test_state_is_per_thread():
+    seen = []
+    with no_grad():
+        t = threading.Thread(target=lambda: seen.append(is_grad_enabled()))
+        t.start()
+        t.join()
+    assert seen == [True]
+
+
+def test_transform_started_inside_no_grad_differentiates():
+    # As torch.func.grad: an outer no_grad does not stop a transformation started inside it.
+    with no_grad():
+        assert float(funcgrad.grad(lambda x: x * x)(3.0)) == 6.0
+
+
+def test_module_forward_under_no_grad_in_module_transform():
+    _ = nn.manual_seed(0)
+    m = nn.Linear(3, 1)
+    x = np.ones((2, 3), np.float32)
+
+    def loss(m):
+        with no_grad():
+            target = m(x)           # a constant, like a detached target
+        return ((m(x) - target - 1.0) ** 2).sum()
+
+    g = nn.grad(loss)(m)
+    # d/dW sum((Wx+b - const - 1)^2) at Wx+b == const: 2 * (-1) * x summed over the batch
+    np.testing.assert_allclose(g.weight, np.full((1, 3), -4.0), rtol=1e-6)
+    np.testing.assert_allclose(g.bias, np.full(1, -4.0), rtol=1e-6)
+
+
+def test_bad_mode_argument():
+    with pytest.raises(TypeError, match="set_grad_enabled.*bool.*str 'yes'"):
+        set_grad_enabled("yes")
+    with pytest.raises(TypeError, match="inference_mode.*bool"):
+        inference_mode(1)
