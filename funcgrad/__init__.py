@@ -10,7 +10,9 @@ from funcgrad import debug as debug
 from funcgrad import lax, tree_util
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
+from funcgrad import profiler as profiler
 from funcgrad import random as random
+from funcgrad import viz as viz
 from funcgrad.api import (
     elementwise_grad,
     grad,
@@ -81,6 +83,8 @@ __all__ = [
     "stop_gradient",
     "debug",
     "debug_nans",
+    "profiler",
+    "viz",
     "checkpoint",
     "remat",
     "checkpoint_name",

@@ -21,7 +21,7 @@ dtype('float32')
 from funcgrad.tree_util import tree_leaves
 
 # Subpackages last: they build on the names above.
-from funcgrad_nn import data, distributed, functional, init, optim, parallel  # noqa: E402  # noqa: E402  (after the layers they wrap)
+from funcgrad_nn import autograd, data, distributed, functional, init, optim, parallel  # noqa: E402  # noqa: E402  (after the layers they wrap)
 from funcgrad_nn import functional as F
 from funcgrad_nn.containers import ModuleDict, ModuleList, ParameterList, Sequential
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
@@ -77,7 +77,7 @@ from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import grad, jit, value_and_grad, vmap
 
 __all__ = [
-    "data", "optim", "distributed", "parallel", "SyncBatchNorm",
+    "autograd", "data", "optim", "distributed", "parallel", "SyncBatchNorm",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",
