@@ -25,6 +25,12 @@ from funcgrad_nn import autograd, data, distributed, functional, init, optim, pa
 from funcgrad_nn import functional as F
 from funcgrad_nn.containers import ModuleDict, ModuleList, ParameterList, Sequential
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
+from funcgrad_nn.hooks import (
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from funcgrad_nn.init import get_default_dtype, manual_seed, set_default_dtype
 from funcgrad_nn.layers import (
     ELU,
@@ -87,5 +93,6 @@ __all__ = [
     "Parameter", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
-    "value_and_grad", "vmap",
+    "value_and_grad", "vmap", "register_module_forward_hook", "register_module_forward_pre_hook",
+    "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
 ]

@@ -36,6 +36,7 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad_nn import hooks as _hooks
 
 __all__ = ["Module", "Parameter", "ParameterIterator", "is_array"]
 
@@ -62,7 +63,7 @@ class Parameter:
     (False, (3,))
     """
 
-    __slots__ = ("data", "requires_grad")
+    __slots__ = ("data", "requires_grad", "_hooks")
 
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         if isinstance(data, Parameter):
@@ -71,6 +72,21 @@ class Parameter:
             data = numpy.asarray(data)
         self.data = data
         self.requires_grad = bool(requires_grad)
+        self._hooks: list[Callable[..., Any]] = []
+
+    def register_hook(self, hook: Callable[..., Any]) -> None:
+        """``hook(grad) -> new grad or None``, run on this parameter's total gradient in every
+        backward pass once it is assigned to a module (see
+        :meth:`Module.register_parameter_hook`).
+
+        >>> import numpy as np
+        >>> p = Parameter(np.ones(2))
+        >>> p.register_hook(lambda g: g * 2)
+        """
+        if not callable(hook):
+            raise TypeError(f"Parameter.register_hook: expected a callable, got "
+                            f"{type(hook).__name__}")
+        self._hooks.append(hook)
 
     def __repr__(self) -> str:
         return f"Parameter(shape={tuple(self.data.shape)}, dtype={self.data.dtype}, " \
@@ -80,7 +96,7 @@ class Parameter:
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
-     "_forward_pre_hooks")
+     "_forward_pre_hooks", "_autograd_hooks")
 )
 
 
@@ -133,6 +149,8 @@ class Module:
                 d["_frozen"].discard(name)
             else:
                 d["_frozen"].add(name)
+            for hook in getattr(value, "_hooks", ()):
+                _hooks.add_param_hook(self, name, hook)
         elif isinstance(value, Module):
             self._check_init()
             self._remove_from(name, keep="_modules")
@@ -273,6 +291,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward method")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "_autograd_hooks" in self.__dict__ or _hooks.any_global():
+            return _hooks.call_module(self, args, kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
@@ -284,9 +304,12 @@ class Module:
                 out = res
         return out
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call ``hook(module, args, output)`` after each forward; a non-None result replaces
-        the output. Returns a handle with ``remove()``.
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> _RemovableHandle:
+        """Call ``hook(module, args, output)`` (``with_kwargs=True``: ``hook(module, args,
+        kwargs, output)``) after each forward; a non-None result replaces the output.
+        Returns a handle with ``remove()``.
 
         >>> import numpy as np, funcgrad_nn as nn
         >>> m = nn.Identity()
@@ -295,16 +318,120 @@ class Module:
         6.0
         >>> h.remove()
         """
-        return _RemovableHandle(self._forward_hooks, hook)
+        handle = _RemovableHandle(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            _hooks.hook_table(self)["fwd_kwargs"][handle.id] = hook
+        return handle
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _RemovableHandle:
-        """Call ``hook(module, args)`` before each forward; a non-None result replaces args.
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> _RemovableHandle:
+        """Call ``hook(module, args)`` (``with_kwargs=True``: ``hook(module, args, kwargs)``
+        returning None or ``(args, kwargs)``) before each forward; a non-None result replaces
+        the arguments.
 
         >>> import funcgrad_nn as nn
         >>> h = nn.Identity().register_forward_pre_hook(lambda mod, args: None)
         >>> h.remove()
         """
-        return _RemovableHandle(self._forward_pre_hooks, hook)
+        handle = _RemovableHandle(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            _hooks.hook_table(self)["pre_kwargs"][handle.id] = hook
+        return handle
+
+    # -- backward and state-dict hooks (funcgrad_nn/hooks.py) --------------------------------
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                    ) -> _hooks.RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> new grad_input or None`` in each backward
+        pass (``grad_input``: gradients of the array positional inputs, ``None`` for inputs
+        not differentiated). Fires under ``jit`` too, with concrete arrays.
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m, seen = nn.Linear(2, 1), []
+        >>> h = m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].shape))
+        >>> _ = nn.grad(lambda m: m(np.ones((3, 2), np.float32)).sum())(m)
+        >>> seen
+        [(3, 1)]
+        """
+        return _hooks.add_hook(self, "full", hook, prepend)
+
+    register_backward_hook = register_full_backward_hook
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False
+                                        ) -> _hooks.RemovableHandle:
+        """``hook(module, grad_output) -> new grad_output or None`` before the module's
+        gradients are computed in each backward pass.
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m = nn.Linear(2, 1, bias=False)
+        >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 0,))
+        >>> g = nn.grad(lambda m: m(np.ones((1, 2), np.float32)).sum())(m)
+        >>> g.weight.tolist()
+        [[0.0, 0.0]]
+        """
+        return _hooks.add_hook(self, "full_pre", hook, prepend)
+
+    def register_parameter_hook(self, name: str, hook: Callable[..., Any]
+                                ) -> _hooks.RemovableHandle:
+        """``hook(grad) -> new grad or None`` on parameter ``name``'s total gradient, once per
+        backward pass (PyTorch's ``param.register_hook``; parameters here are plain arrays).
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m = nn.Linear(2, 1)
+        >>> h = m.register_parameter_hook("bias", lambda g: g * 10)
+        >>> nn.grad(lambda m: m(np.ones((1, 2), np.float32)).sum())(m).bias.tolist()
+        [10.0]
+        """
+        return _hooks.add_param_hook(self, name, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` collects this module.
+
+        >>> import funcgrad_nn as nn
+        >>> m, seen = nn.Linear(1, 1), []
+        >>> _ = m.register_state_dict_pre_hook(lambda mod, prefix, keep: seen.append(prefix))
+        >>> _ = m.state_dict(); seen
+        ['']
+        """
+        return _hooks.add_hook(self, "state_dict_pre", hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]
+                                      ) -> _hooks.RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict``; may edit
+        the dict in place.
+
+        >>> import funcgrad_nn as nn
+        >>> m = nn.Linear(1, 1)
+        >>> _ = m.register_state_dict_post_hook(lambda mod, sd, p, md: sd.pop(p + "bias"))
+        >>> list(m.state_dict())
+        ['weight']
+        """
+        return _hooks.add_hook(self, "state_dict_post", hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]
+                                          ) -> _hooks.RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before loading; may edit the (copied) state dict.
+
+        >>> import funcgrad_nn as nn
+        >>> m = nn.Linear(1, 1)
+        >>> h = m.register_load_state_dict_pre_hook(lambda *a: None); h.remove()
+        """
+        return _hooks.add_hook(self, "load_pre", hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]
+                                           ) -> _hooks.RemovableHandle:
+        """``hook(module, incompatible_keys)`` after ``load_state_dict``; it may edit
+        ``incompatible_keys.missing_keys`` / ``unexpected_keys`` (with ``strict``, keys left
+        there raise).
+
+        >>> import funcgrad_nn as nn
+        >>> a, seen = nn.Linear(1, 1), []
+        >>> _ = a.register_load_state_dict_post_hook(lambda mod, keys: seen.append(keys))
+        >>> _ = a.load_state_dict(nn.Linear(1, 1).state_dict()); seen
+        [_IncompatibleKeys(missing_keys=[], unexpected_keys=[])]
+        """
+        return _hooks.add_hook(self, "load_post", hook)
 
     # -- iteration --------------------------------------------------------------------------
 
@@ -533,9 +660,17 @@ class Module:
         >>> list(nn.Linear(2, 3).state_dict())
         ['weight', 'bias']
         """
+        hooked = [(p, m) for p, m in self.named_modules(prefix=prefix)
+                  if "_autograd_hooks" in m.__dict__]
+        for mprefix, mod in hooked:
+            for hook in list(mod._autograd_hooks["state_dict_pre"].values()):
+                hook(mod, mprefix + "." if mprefix else "", keep_vars)
         out: collections.OrderedDict[str, Any] = collections.OrderedDict()
         for name, v in self._state_items(prefix, keep_vars):
             out[name] = v if keep_vars else v.copy()
+        for mprefix, mod in hooked:
+            for hook in list(mod._autograd_hooks["state_dict_post"].values()):
+                hook(mod, out, mprefix + "." if mprefix else "", {})
         return out
 
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> _IncompatibleKeys:
@@ -551,6 +686,14 @@ class Module:
         >>> bool((a.weight == b.weight).all())
         True
         """
+        hooked = [(p, m) for p, m in self.named_modules()
+                  if "_autograd_hooks" in m.__dict__]
+        if any(m._autograd_hooks["load_pre"] for _, m in hooked):
+            state_dict = collections.OrderedDict(state_dict)  # hooks edit a copy, as PyTorch
+            for mprefix, mod in hooked:
+                for hook in list(mod._autograd_hooks["load_pre"].values()):
+                    hook(mod, state_dict, mprefix + "." if mprefix else "", {}, strict, [],
+                         [], [])
         targets: dict[str, tuple[Module, str, str]] = {}
         for mprefix, mod in self.named_modules(remove_duplicate=False):
             p = mprefix + "." if mprefix else ""
@@ -595,7 +738,16 @@ class Module:
                 else:
                     rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
                     getattr(mod, reg)[name] = rep
-        return _IncompatibleKeys(missing, unexpected)
+        result = _IncompatibleKeys(missing, unexpected)
+        for _, mod in hooked:
+            for hook in list(mod._autograd_hooks["load_post"].values()):
+                hook(mod, result)
+        if strict and (result.missing_keys or result.unexpected_keys):
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}: a load_state_dict "
+                f"post hook left missing keys {result.missing_keys} / unexpected keys "
+                f"{result.unexpected_keys} with strict=True")
+        return result
 
     # -- device / dtype ---------------------------------------------------------------------
 
@@ -764,10 +916,13 @@ class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",
 class _RemovableHandle:
     _ids = itertools.count()
 
-    def __init__(self, registry: dict, hook: Callable[..., Any]) -> None:
+    def __init__(self, registry: dict, hook: Callable[..., Any], prepend: bool = False
+                 ) -> None:
         self._registry = registry
         self.id = next(self._ids)
         registry[self.id] = hook
+        if prepend:
+            registry.move_to_end(self.id, last=False)
 
     def remove(self) -> None:
         self._registry.pop(self.id, None)
@@ -799,7 +954,8 @@ class _ModuleAux:
     """Static part of a module node: class, registry layout, flags and plain attributes."""
 
     __slots__ = ("cls", "param_names", "buffer_names", "module_names", "frozen",
-                 "non_persistent", "static", "hooks", "pre_hooks", "nones", "_hash")
+                 "non_persistent", "static", "hooks", "pre_hooks", "nones", "ag_hooks",
+                 "_hash")
 
     def __init__(self, mod: Module) -> None:
         d = mod.__dict__
@@ -816,6 +972,7 @@ class _ModuleAux:
         # Snapshots, so hooks added later change the structure (and retrace under jit).
         self.hooks = tuple(d["_forward_hooks"].items())
         self.pre_hooks = tuple(d["_forward_pre_hooks"].items())
+        self.ag_hooks = _hooks.snapshot(d.get("_autograd_hooks"))
         h = hash((self.cls, self.param_names, self.buffer_names, self.module_names,
                   self.frozen, self.non_persistent))
         for k, v in self.static:
@@ -839,6 +996,7 @@ class _ModuleAux:
                 or self.module_names != other.module_names or self.frozen != other.frozen
                 or self.non_persistent != other.non_persistent
                 or self.nones != other.nones or self.hooks != other.hooks or self.pre_hooks != other.pre_hooks
+                or self.ag_hooks != other.ag_hooks
                 or len(self.static) != len(other.static)):
             return False
         return all(ka == kb and _static_equal(va, vb)
@@ -884,6 +1042,14 @@ def _unflatten(aux: _ModuleAux, children: Any) -> Module:
         d[reg][n] = None
     for (reg, n), c in zip(_leaf_names(aux), children):
         d[reg][n] = c
+    if aux.ag_hooks is not None:
+        table = d["_autograd_hooks"] = _hooks.restore(aux.ag_hooks)
+        # Rebuilt inside a transformation: gradient hooks watch each hooked parameter.
+        for n, reg in table["param"].items():
+            if n in d["_parameters"]:
+                d["_parameters"][n] = _hooks.hook_param(aux.cls.__name__, n,
+                                                        list(reg.values()),
+                                                        d["_parameters"][n])
     return mod
 
 

@@ -162,13 +162,27 @@ def jaxpr_to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, name: str = "jaxpr",
     return "\n".join(b.lines) + "\n"
 
 
-def _arg_names(args: tuple, prefix: str = "") -> list[str]:
+def _param_names(f: Callable[..., Any], n: int) -> list[str]:
+    """The names of ``f``'s first ``n`` positional parameters (``arg<i>`` where unknown)."""
+    import inspect
+
+    try:
+        params = [p.name for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(n)]
+
+
+def _arg_names(f: Callable[..., Any], args: tuple, module_name: str | None = None
+               ) -> list[str]:
+    """One label per array leaf of ``args``: the parameter name plus the leaf's pytree path."""
     names = []
-    for i, a in enumerate(args):
+    for i, (a, pname) in enumerate(zip(args, _param_names(f, len(args)))):
+        base = module_name if module_name and hasattr(a, "named_parameters") else pname
         for path, _ in tree_util.tree_leaves_with_path(a):
             key = tree_util.keystr(path, simple=True, separator=".") if path else ""
-            base = f"{prefix}{i}" if len(args) > 1 or not key else prefix.rstrip(".")
-            names.append(".".join(p for p in (base, key) if p) or f"arg{i}")
+            names.append(f"{base}.{key}" if key else base)
     return names
 
 
@@ -189,7 +203,8 @@ def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
         raise ValueError(f"to_dot(graph={graph!r}): expected one of {_GRAPHS}")
     if not callable(f):
         raise TypeError(f"to_dot: expected a function, got {type(f).__name__}")
-    in_names = _arg_names(args, "arg")
+    in_names = _arg_names(f, args)
+    out_names = None
     if graph == "forward":
         closed = make_jaxpr(f)(*args, **kwargs)
         names = in_names
@@ -205,7 +220,9 @@ def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
         out, f_vjp = vjp(lambda *a: f(*a, **kwargs), *args)
         closed = make_jaxpr(f_vjp)(out)
         names = ["cotangent"]
-    return jaxpr_to_dot(closed, in_names=names, show_params=show_params, rankdir=rankdir)
+        out_names = [f"grad {n}" for n in in_names]
+    return jaxpr_to_dot(closed, in_names=names, out_names=out_names, show_params=show_params,
+                        rankdir=rankdir)
 
 
 def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
@@ -223,12 +240,7 @@ def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
         >>> "model.weight" in dot
         True
     """
-    names = []
-    for i, a in enumerate(args):
-        base = "model" if i == 0 and hasattr(a, "named_parameters") else f"arg{i}"
-        for path, _ in tree_util.tree_leaves_with_path(a):
-            key = tree_util.keystr(path, simple=True, separator=".") if path else ""
-            names.append(f"{base}.{key}" if key else base)
+    names = _arg_names(loss_fn, args, module_name="model")
     if backward:
         closed = make_jaxpr(value_and_grad(lambda *a: loss_fn(*a, **kwargs)))(*args)
         out_names = ["loss"] + [f"grad {n}" for n in names[:len(closed.jaxpr.outvars) - 1]]

@@ -1,0 +1,435 @@
+"""Module hooks in the backward pass, on funcgrad's custom derivative rules.
+
+PyTorch's ``BackwardHook`` idea, made functional: when a module has full backward hooks, its
+array inputs and its outputs pass through identity functions with custom VJPs (one
+``custom_vjp`` over all outputs, one over all inputs, sharing a per-call state):
+
+- the outputs' VJP receives ``grad_output``: backward pre-hooks see it and may replace it; it
+  is kept in the state;
+- the inputs' VJP receives ``grad_input``: full backward hooks see ``(grad_input,
+  grad_output)`` and may replace ``grad_input``. When no input of the call is being
+  differentiated (the usual first layer fed with data), the hooks run from the outputs' VJP
+  with ``grad_input`` all ``None``, as PyTorch calls them.
+
+Parameter gradient hooks (``Module.register_parameter_hook``, ``Parameter.register_hook``) wrap
+the parameter in an identity with a custom VJP where the module is rebuilt inside a
+transformation, so every use of the parameter shares it and the hook sees the total gradient,
+once per backward pass.
+
+Hook functions run through :func:`funcgrad.debug.call_hook`: eagerly they are called
+directly; under ``jit`` they run every time the compiled function runs, with concrete arrays.
+Global hooks (``register_module_*``) live in a context variable.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from funcgrad import tree_util
+from funcgrad.avals import get_aval
+from funcgrad.core import Tracer
+from funcgrad.debug.callback import call_hook
+from funcgrad.ops.custom_derivatives import custom_vjp
+
+__all__ = [
+    "RemovableHandle",
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
+
+_ids = itertools.count()
+
+#: kinds of per-module hooks kept in ``module._autograd_hooks``
+KINDS = ("full", "full_pre", "state_dict_pre", "state_dict_post", "load_pre", "load_post",
+         "fwd_kwargs", "pre_kwargs")
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``: ``remove()`` unregisters (also a context
+    manager)."""
+
+    def __init__(self, remove: Callable[[], None], hid: int) -> None:
+        self._remove = remove
+        self.id = hid
+
+    def remove(self) -> None:
+        self._remove()
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def hook_table(mod: Any) -> dict[str, Any]:
+    """The module's hook registries, created on first use."""
+    d = mod.__dict__
+    t = d.get("_autograd_hooks")
+    if t is None:
+        t = {k: collections.OrderedDict() for k in KINDS}
+        t["param"] = {}
+        d["_autograd_hooks"] = t
+    return t
+
+
+def add_hook(mod: Any, kind: str, hook: Callable[..., Any], prepend: bool = False
+             ) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"{type(mod).__name__}: a hook must be callable, got "
+                        f"{type(hook).__name__}")
+    reg = hook_table(mod)[kind]
+    hid = next(_ids)
+    reg[hid] = hook
+    if prepend:
+        reg.move_to_end(hid, last=False)
+    return RemovableHandle(lambda: reg.pop(hid, None), hid)
+
+
+def add_param_hook(mod: Any, name: str, hook: Callable[..., Any]) -> RemovableHandle:
+    if name not in mod.__dict__["_parameters"]:
+        raise KeyError(f"{type(mod).__name__} has no parameter {name!r} (parameters: "
+                       f"{list(mod.__dict__['_parameters'])})")
+    if not callable(hook):
+        raise TypeError(f"register_parameter_hook: a hook must be callable, got "
+                        f"{type(hook).__name__}")
+    reg = hook_table(mod)["param"].setdefault(name, collections.OrderedDict())
+    hid = next(_ids)
+    reg[hid] = hook
+    return RemovableHandle(lambda: reg.pop(hid, None), hid)
+
+
+def snapshot(table: dict[str, Any] | None) -> Any:
+    """An immutable, comparable copy of a hook table (part of the module's pytree aux)."""
+    if table is None:
+        return None
+    kinds = tuple((k, tuple(table[k].items())) for k in KINDS)
+    params = tuple((n, tuple(r.items())) for n, r in table["param"].items() if r)
+    if not params and not any(items for _, items in kinds):
+        return None
+    return kinds, params
+
+
+def restore(snap: Any) -> dict[str, Any]:
+    kinds, params = snap
+    t: dict[str, Any] = {k: collections.OrderedDict(items) for k, items in kinds}
+    t["param"] = {n: collections.OrderedDict(items) for n, items in params}
+    return t
+
+
+# -- global hooks -------------------------------------------------------------------------------
+
+_GLOBAL_KINDS = ("forward_pre", "forward", "full", "full_pre")
+_global: ContextVar[dict[str, tuple]] = ContextVar(
+    "funcgrad_nn_global_module_hooks",
+    default={k: () for k in _GLOBAL_KINDS})  # noqa: B039  (never mutated: replaced on set)
+
+
+def global_hooks() -> dict[str, tuple]:
+    return _global.get()
+
+
+def any_global() -> bool:
+    g = _global.get()
+    return any(g[k] for k in _GLOBAL_KINDS)
+
+
+def _add_global(kind: str, hook: Callable[..., Any]) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"a global module hook must be callable, got {type(hook).__name__}")
+    hid = next(_ids)
+    g = dict(_global.get())
+    g[kind] = g[kind] + ((hid, hook),)
+    _global.set(g)
+
+    def remove() -> None:
+        cur = dict(_global.get())
+        cur[kind] = tuple(e for e in cur[kind] if e[0] != hid)
+        _global.set(cur)
+
+    return RemovableHandle(remove, hid)
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward (this context/thread).
+
+    Example:
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> seen = []
+        >>> h = nn.register_module_forward_pre_hook(lambda m, a: seen.append(type(m).__name__))
+        >>> _ = nn.ReLU()(np.ones(2, np.float32)); h.remove()
+        >>> seen
+        ['ReLU']
+    """
+    return _add_global("forward_pre", hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, args, output)`` after every module's forward; non-None replaces it.
+
+    Example:
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> with nn.register_module_forward_hook(lambda m, a, out: out * 0):
+        ...     float(nn.Identity()(np.float32(3.0)))
+        0.0
+    """
+    return _add_global("forward", hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every module in the backward pass.
+
+    Example:
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> names = []
+        >>> m = nn.Linear(2, 1)
+        >>> with nn.register_module_full_backward_hook(
+        ...         lambda mod, gi, go: names.append(type(mod).__name__)):
+        ...     _ = nn.grad(lambda m: m(np.ones((1, 2), np.float32)).sum())(m)
+        >>> names
+        ['Linear']
+    """
+    return _add_global("full", hook)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``hook(module, grad_output)`` for every module in the backward pass.
+
+    Example:
+        >>> import funcgrad_nn as nn
+        >>> nn.register_module_full_backward_pre_hook(lambda m, go: None).remove()
+    """
+    return _add_global("full_pre", hook)
+
+
+# -- calling a module ---------------------------------------------------------------------------
+
+
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "__qualname__", None) or getattr(hook, "__name__", None) or \
+        type(hook).__name__
+
+
+def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
+    """``mod(*args, **kwargs)`` with global and per-module hooks (PyTorch's ``_call_impl``)."""
+    d = mod.__dict__
+    table = d.get("_autograd_hooks") or {k: {} for k in KINDS}
+    g = _global.get()
+    pre_kw = table["pre_kwargs"]
+    for _, hook in g["forward_pre"]:
+        res = hook(mod, args)
+        if res is not None:
+            args = res if isinstance(res, tuple) else (res,)
+    for hid, hook in list(d["_forward_pre_hooks"].items()):
+        if hid in pre_kw:
+            res = hook(mod, args, kwargs)
+            if res is not None:
+                if not (isinstance(res, tuple) and len(res) == 2):
+                    raise RuntimeError(
+                        f"forward pre-hook {_hook_name(hook)} of {type(mod).__name__} "
+                        "(with_kwargs=True) must return None or a tuple (new_args, "
+                        f"new_kwargs), got {type(res).__name__}")
+                args, kwargs = res
+                args = tuple(args)
+        else:
+            res = hook(mod, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+    full = [h for _, h in g["full"]] + list(table["full"].values())
+    full_pre = [h for _, h in g["full_pre"]] + list(table["full_pre"].values())
+    state = None
+    if full or full_pre:
+        state = _BackwardState(mod, full, full_pre)
+        args = state.wrap_inputs(args)
+    out = mod.forward(*args, **kwargs)
+    for _, hook in g["forward"]:
+        res = hook(mod, args, out)
+        if res is not None:
+            out = res
+    fwd_kw = table["fwd_kwargs"]
+    for hid, hook in list(d["_forward_hooks"].items()):
+        res = hook(mod, args, kwargs, out) if hid in fwd_kw else hook(mod, args, out)
+        if res is not None:
+            out = res
+    if state is not None:
+        out = state.wrap_outputs(out)
+    return out
+
+
+def _inexact(x: Any) -> bool:
+    try:
+        return get_aval(x).dtype.kind in "fc"
+    except TypeError:
+        return False
+
+
+class _BackwardState:
+    """What one call's input and output identities share."""
+
+    def __init__(self, mod: Any, full: list, full_pre: list) -> None:
+        self.mod = mod
+        self.full = full
+        self.full_pre = full_pre
+        self.in_pos: list[int] = []
+        self.in_tracers: list[Any] = []
+        self.n_in = 0
+        self.grad_output: list[Any] | None = None
+        self.fired = False
+
+    # -- forward ------------------------------------------------------------------------
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        self.in_pos = [i for i, a in enumerate(args) if _inexact(a) and hasattr(a, "shape")]
+        self.n_in = len(args)
+        self.in_tracers = [args[i] for i in self.in_pos]
+        if not self.in_pos:
+            return args
+        new = _inputs_identity(self, *[args[i] for i in self.in_pos])
+        out = list(args)
+        for i, v in zip(self.in_pos, new):
+            out[i] = v
+        return tuple(out)
+
+    def wrap_outputs(self, out: Any) -> Any:
+        leaves, tree = tree_util.tree_flatten(out)
+        pos = [i for i, x in enumerate(leaves) if _inexact(x)]
+        if not pos:
+            return out
+        # Is any input differentiated together with the outputs (a tracer of their trace)?
+        traces = {id(leaves[i]._trace) for i in pos if isinstance(leaves[i], Tracer)}
+        self.inputs_differentiated = any(
+            isinstance(x, Tracer) and id(x._trace) in traces for x in self.in_tracers)
+        new = _outputs_identity(self, *[leaves[i] for i in pos])
+        for i, v in zip(pos, new):
+            leaves[i] = v
+        return tree_util.tree_unflatten(tree, leaves)
+
+    # -- backward -----------------------------------------------------------------------
+
+    def on_grad_output(self, cts: Sequence[Any]) -> list[Any]:
+        cts = list(cts)
+        name = type(self.mod).__name__
+        for hook in self.full_pre:
+            hname = _hook_name(hook)
+
+            def run(*g: Any, hook: Any = hook, hname: str = hname) -> Any:
+                res = hook(self.mod, tuple(g))
+                return _check_tuple(res, len(g), f"full backward pre-hook {hname} of {name}",
+                                    "grad_output")
+
+            cts = call_hook(run, *cts, name=hname)
+        self.grad_output = cts
+        if not getattr(self, "inputs_differentiated", True):
+            self._fire_full([None] * len(self.in_pos), cts)
+        return cts
+
+    def on_grad_input(self, cts: Sequence[Any]) -> list[Any]:
+        go = self.grad_output if self.grad_output is not None else []
+        return self._fire_full(list(cts), go)
+
+    def _fire_full(self, gi: list[Any], go: list[Any]) -> list[Any]:
+        name = type(self.mod).__name__
+        n_arr = len([g for g in gi if g is not None])
+        for hook in self.full:
+            hname = _hook_name(hook)
+            none_mask = [g is None for g in gi]
+
+            def run(*a: Any, hook: Any = hook, hname: str = hname, mask: list = none_mask
+                    ) -> Any:
+                it = iter(a[:n_arr])
+                gi_full = tuple(None if m else next(it) for m in mask)
+                res = hook(self.mod, gi_full, tuple(a[n_arr:]))
+                if res is None:
+                    return None
+                new = _check_tuple(res, len(gi_full), f"full backward hook {hname} of {name}",
+                                   "grad_input")
+                kept = [r for r, m in zip(new, mask) if not m]
+                return list(kept) + list(a[n_arr:])
+
+            arrays = [g for g in gi if g is not None] + list(go)
+            res = call_hook(run, *arrays, name=hname)
+            it = iter(res[:n_arr])
+            gi = [None if g is None else next(it) for g in gi]
+        return gi
+
+
+def _check_tuple(res: Any, n: int, who: str, what: str) -> Any:
+    if res is None:
+        return None
+    if not isinstance(res, tuple | list):
+        raise TypeError(f"{who} must return None or a tuple of {n} {what} values, got a "
+                        f"{type(res).__name__}")
+    if len(res) != n:
+        raise TypeError(f"{who} returned {len(res)} {what} values; expected {n} (one per "
+                        f"{'input' if what == 'grad_input' else 'output'} array) or None")
+    return list(res)
+
+
+def _ident(state: _BackwardState, *xs: Any) -> tuple:
+    return tuple(xs)
+
+
+def _ident_fwd(state: _BackwardState, *xs: Any) -> tuple:
+    return tuple(xs), None
+
+
+def _outputs_bwd(state: _BackwardState, res: Any, cts: tuple) -> tuple:
+    return tuple(state.on_grad_output(cts))
+
+
+def _inputs_bwd(state: _BackwardState, res: Any, cts: tuple) -> tuple:
+    return tuple(state.on_grad_input(cts))
+
+
+_outputs_identity = custom_vjp(_ident, nondiff_argnums=(0,))
+_outputs_identity.defvjp(_ident_fwd, _outputs_bwd)
+_inputs_identity = custom_vjp(_ident, nondiff_argnums=(0,))
+_inputs_identity.defvjp(_ident_fwd, _inputs_bwd)
+
+
+# -- parameter hooks ----------------------------------------------------------------------------
+
+
+def _param_fwd(hooks: Any, x: Any) -> tuple:
+    return x, None
+
+
+def _param_bwd(hooks: Any, res: Any, g: Any) -> tuple:
+    for hook in hooks.fns:
+        hname = _hook_name(hook)
+
+        def run(v: Any, hook: Any = hook, hname: str = hname) -> Any:
+            r = hook(v)
+            if r is None:
+                return None
+            if isinstance(r, tuple | list):
+                raise TypeError(f"parameter hook {hname} of {hooks.where} must return an array "
+                                f"or None, got a {type(r).__name__}")
+            return [r]
+
+        (g,) = call_hook(run, g, name=hname)
+    return (g,)
+
+
+class _ParamHooks:
+    __slots__ = ("fns", "where")
+
+    def __init__(self, fns: tuple, where: str) -> None:
+        self.fns, self.where = fns, where
+
+
+_param_identity = custom_vjp(lambda hooks, x: x, nondiff_argnums=(0,))
+_param_identity.defvjp(_param_fwd, _param_bwd)
+
+
+def hook_param(mod_name: str, name: str, hooks: Sequence[Callable[..., Any]], value: Any) -> Any:
+    """``value`` (a parameter being rebuilt into a module) with its gradient hooks attached."""
+    if not hooks or not isinstance(value, Tracer) or not _inexact(value):
+        return value
+    return _param_identity(_ParamHooks(tuple(hooks), f"{mod_name}.{name}"), value)

@@ -1,0 +1,184 @@
+"""Module hooks: full backward (pre) hooks against PyTorch's values, parameter gradient hooks,
+forward hooks with kwargs, state-dict hooks, global hooks; once per backward, eagerly and
+under jit."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+
+REF = dict(np.load(pathlib.Path(__file__).parent / "autograd" / "torch_fixtures.npz"))
+Y = np.array([[0.5, 1.5, -0.2], [0.1, 0.2, 0.3]])
+
+
+def _linear():
+    lin = nn.Linear(3, 2).double()
+    lin.load_state_dict({"weight": REF["hook_w"], "bias": REF["hook_b"]})
+    return lin
+
+
+def test_full_backward_hooks_match_pytorch():
+    lin = _linear()
+    seen = {}
+    lin.register_full_backward_pre_hook(lambda m, go: seen.setdefault("pre", go) and None)
+    lin.register_full_backward_hook(lambda m, gi, go: seen.setdefault("full", (gi, go)) and None)
+    gx, gm = funcgrad.grad(lambda x, m: (m(x) ** 2).sum(), argnums=(0, 1))(Y, lin)
+    np.testing.assert_allclose(seen["pre"][0], REF["hook_pre_go"])
+    np.testing.assert_allclose(seen["full"][0][0], REF["hook_gi"])
+    np.testing.assert_allclose(seen["full"][1][0], REF["hook_go"])
+    np.testing.assert_allclose(gx, REF["hook_x_grad"])
+    np.testing.assert_allclose(gm.weight, REF["hook_w_grad"])
+
+
+def test_hooks_fire_once_per_backward_eager_and_jit():
+    lin = _linear()
+    calls = []
+    lin.register_full_backward_hook(lambda m, gi, go: calls.append(np.asarray(go[0]).copy()))
+    loss = lambda m, x: (m(x) ** 2).sum()
+    nn.grad(loss)(lin, Y)
+    assert len(calls) == 1
+    step = nn.jit(nn.grad(loss))
+    step(lin, Y)
+    step(lin, Y)     # compiled: the hook runs at run time, every call, with concrete arrays
+    assert len(calls) == 3
+    for c in calls:
+        assert isinstance(c, np.ndarray)
+        np.testing.assert_allclose(c, REF["hook_go"])
+
+
+def test_grad_input_none_when_input_not_differentiated():
+    lin = _linear()
+    seen = []
+    lin.register_full_backward_hook(lambda m, gi, go: seen.append(gi))
+    nn.grad(lambda m: m(Y).sum())(lin)
+    assert seen == [(None,)]
+
+
+def test_full_backward_hook_replaces_grad_input():
+    lin = _linear()
+    lin.register_full_backward_hook(lambda m, gi, go: (gi[0] * 0.0,))
+    gx = funcgrad.grad(lambda x: lin(x).sum())(Y)
+    np.testing.assert_allclose(gx, np.zeros_like(Y))
+
+
+def test_pre_hook_replaces_grad_output_under_jit():
+    lin = _linear()
+    lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 2.0,))
+    loss = lambda m: m(Y).sum()
+    g = nn.jit(nn.grad(loss))(lin)
+    np.testing.assert_allclose(g.bias, [4.0, 4.0])
+
+
+def test_parameter_hooks_total_gradient_once():
+    lin = _linear()
+    seen = []
+    lin.register_parameter_hook("weight", lambda g: seen.append(np.asarray(g).copy()))
+    # the weight is used twice: the hook sees the summed gradient, once
+    loss = lambda m: (m(Y) ** 2).sum() + (m.weight ** 2).sum()
+    g = nn.grad(loss)(lin)
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], g.weight)
+    nn.jit(nn.grad(loss))(lin)
+    assert len(seen) == 2
+    np.testing.assert_allclose(seen[1], g.weight)
+
+
+def test_parameter_register_hook_and_replacement():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            p = nn.Parameter(np.ones(2))
+            p.register_hook(lambda g: g * 3.0)
+            self.w = p
+
+        def forward(self, x):
+            return (self.w * x).sum()
+
+    g = nn.grad(lambda m: m(np.array([1.0, 2.0])))(M())
+    np.testing.assert_allclose(g.w, [3.0, 6.0])
+
+
+def test_forward_hooks_with_kwargs():
+    class Scale(nn.Module):
+        def forward(self, x, *, factor=1.0):
+            return x * factor
+
+    m = Scale()
+    seen = []
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"factor": 3.0}),
+                                with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: seen.append(kwargs) or out + 1,
+                            with_kwargs=True)
+    assert float(m(np.float64(2.0), factor=5.0)) == 7.0
+    assert seen == [{"factor": 3.0}]
+    bad = Scale()
+    bad.register_forward_pre_hook(lambda mod, a, k: 3, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="must return None or a tuple"):
+        bad(np.float64(1.0))
+
+
+def test_state_dict_hooks():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    prefixes = []
+    net[1].register_state_dict_pre_hook(lambda m, prefix, keep: prefixes.append(prefix))
+    sd = net.state_dict()
+    assert prefixes == ["1."]
+    loaded = []
+    other = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    other.register_load_state_dict_post_hook(lambda m, keys: loaded.append(keys))
+    other.load_state_dict(sd)
+    assert loaded and loaded[0].missing_keys == []
+    strict = nn.Linear(1, 1)
+    strict.register_load_state_dict_post_hook(lambda m, keys: keys.missing_keys.append("x"))
+    with pytest.raises(RuntimeError, match="post hook"):
+        strict.load_state_dict(nn.Linear(1, 1).state_dict())
+
+
+def test_global_hooks():
+    net = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    fwd, bwd = [], []
+    with nn.register_module_forward_hook(lambda m, a, o: fwd.append(type(m).__name__)), \
+            nn.register_module_full_backward_hook(lambda m, gi, go: bwd.append(
+                type(m).__name__)):
+        nn.grad(lambda m: m(np.ones((1, 2), np.float32)).sum())(net)
+    assert fwd == ["Linear", "ReLU", "Linear", "Sequential"]
+    assert sorted(bwd) == sorted(fwd) and bwd[0] == "Sequential"
+    net(np.ones((1, 2), np.float32))
+    assert len(fwd) == 4   # removed
+
+
+def test_hook_bad_structure_names_hook():
+    lin = _linear()
+
+    def my_hook(m, gi, go):
+        return (gi[0], gi[0])
+
+    lin.register_full_backward_hook(my_hook)
+    with pytest.raises(TypeError, match="my_hook of Linear returned 2 grad_input values; "
+                                        "expected 1"):
+        funcgrad.grad(lambda x: lin(x).sum())(Y)
+    lin2 = _linear()
+    lin2.register_full_backward_pre_hook(lambda m, go: go[0])
+    with pytest.raises(TypeError, match="pre-hook .* of Linear must return None or a tuple"):
+        nn.grad(lambda m: m(Y).sum())(lin2)
+    lin3 = _linear()
+    lin3.register_full_backward_pre_hook(lambda m, go: (go[0][:1],))
+    with pytest.raises(ValueError, match="shape"):
+        nn.grad(lambda m: m(Y).sum())(lin3)
+    with pytest.raises(KeyError, match="no parameter 'nope'"):
+        lin.register_parameter_hook("nope", lambda g: g)
+
+
+def test_hook_added_later_retraces_jit():
+    lin = _linear()
+    step = nn.jit(nn.grad(lambda m: m(Y).sum()))
+    g0 = step(lin)
+    lin.register_parameter_hook("bias", lambda g: g * 0)
+    g1 = step(lin)
+    np.testing.assert_allclose(g0.bias, [2.0, 2.0])
+    np.testing.assert_allclose(g1.bias, [0.0, 0.0])
