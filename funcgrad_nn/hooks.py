@@ -126,32 +126,36 @@ def restore(snap: Any) -> dict[str, Any]:
 # -- global hooks -------------------------------------------------------------------------------
 
 _GLOBAL_KINDS = ("forward_pre", "forward", "full", "full_pre")
-_global: ContextVar[dict[str, tuple]] = ContextVar(
-    "funcgrad_nn_global_module_hooks",
-    default={k: () for k in _GLOBAL_KINDS})  # noqa: B039  (never mutated: replaced on set)
+_NO_GLOBAL: dict[str, tuple] = {k: () for k in _GLOBAL_KINDS}
+#: None while no global hook is registered, so a module call checks one value only
+_global: ContextVar[dict[str, tuple] | None] = ContextVar("funcgrad_nn_global_module_hooks",
+                                                          default=None)
 
 
 def global_hooks() -> dict[str, tuple]:
-    return _global.get()
+    return _global.get() or _NO_GLOBAL
 
 
 def any_global() -> bool:
-    g = _global.get()
-    return any(g[k] for k in _GLOBAL_KINDS)
+    return _global.get() is not None
+
+
+def _set_global(g: dict[str, tuple]) -> None:
+    _global.set(g if any(g[k] for k in _GLOBAL_KINDS) else None)
 
 
 def _add_global(kind: str, hook: Callable[..., Any]) -> RemovableHandle:
     if not callable(hook):
         raise TypeError(f"a global module hook must be callable, got {type(hook).__name__}")
     hid = next(_ids)
-    g = dict(_global.get())
+    g = dict(global_hooks())
     g[kind] = g[kind] + ((hid, hook),)
-    _global.set(g)
+    _set_global(g)
 
     def remove() -> None:
-        cur = dict(_global.get())
+        cur = dict(global_hooks())
         cur[kind] = tuple(e for e in cur[kind] if e[0] != hid)
-        _global.set(cur)
+        _set_global(cur)
 
     return RemovableHandle(remove, hid)
 
@@ -220,7 +224,7 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
     """``mod(*args, **kwargs)`` with global and per-module hooks (PyTorch's ``_call_impl``)."""
     d = mod.__dict__
     table = d.get("_autograd_hooks") or {k: {} for k in KINDS}
-    g = _global.get()
+    g = global_hooks()
     pre_kw = table["pre_kwargs"]
     for _, hook in g["forward_pre"]:
         res = hook(mod, args)

@@ -195,8 +195,8 @@ batching.batch_rules[hook_call_p] = _hook_batch
 def call_hook(fn: Callable[..., Any], *arrays: Any, name: str | None = None) -> list[Any]:
     """``fn(*arrays)`` -> replacement arrays (or None to keep them), run with concrete values.
 
-    Eagerly (concrete inputs) ``fn`` is called directly; under ``jit`` it runs each time the
-    compiled function runs. Returns the (possibly replaced) arrays as a list.
+    On plain arrays ``fn`` is called directly; on traced values (``jit``, ``vmap``, higher
+    derivatives) it runs each time the computation runs, always with concrete arrays. Returns the (possibly replaced) arrays as a list.
 
     Example:
         >>> import numpy as np
@@ -204,6 +204,8 @@ def call_hook(fn: Callable[..., Any], *arrays: Any, name: str | None = None) -> 
         [array([2.])]
     """
     label = name or getattr(fn, "__name__", type(fn).__name__)
-    if not any(isinstance(a, Tracer) and a.to_concrete_value() is None for a in arrays):
+    if not any(isinstance(a, Tracer) for a in arrays):
         return _check_hook_result(fn(*arrays), arrays, label)
+    # Traced values (jit, vmap, a derivative of the backward pass): the primitive runs ``fn``
+    # on concrete arrays when the computation runs, once per example under vmap.
     return bind(hook_call_p, *arrays, hook=_Fn(fn, None, label))
