@@ -328,7 +328,7 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
 
 def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
     ctx = res.ctx
-    got = _in_views(ctx, _grad_outputs(ctx, ct), call.cls.backward)
+    got = _in_views(ctx, _grad_outputs(ctx, ct), _backward_of(call.cls))
     return _check_grads(call, got, ctx._input_avals)  # type: ignore[attr-defined]
 
 
@@ -347,8 +347,17 @@ def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     return out, t_out
 
 
+def _backward_of(cls: type) -> Callable[..., Any] | None:
+    """The class's backward rule: ``backward``, or ``vjp`` (PyTorch's alias), or None."""
+    if cls.backward is not Function.backward:
+        return cls.backward
+    if cls.vjp is not Function.vjp:
+        return cls.vjp
+    return None
+
+
 def _build(cls: type) -> Any:
-    has_backward = cls.backward is not Function.backward
+    has_backward = _backward_of(cls) is not None
     has_jvp = getattr(cls, "jvp", None) is not Function.jvp
     if has_jvp and not has_backward:
         f = custom_jvp(_fun, nondiff_argnums=(0,))
@@ -415,7 +424,7 @@ class Function:
                             f"keyword(s) {sorted(kwargs)}")
         if cls is Function or cls.forward is Function.forward:
             raise NotImplementedError(f"{cls.__name__} must define a static forward method")
-        if cls.backward is Function.backward and cls.jvp is Function.jvp:
+        if _backward_of(cls) is None and cls.jvp is Function.jvp:
             raise TypeError(f"{cls.__name__} defines neither backward nor jvp; a Function "
                             "needs at least one derivative rule")
         rule = cls.__dict__.get("_rule") or _build(cls)

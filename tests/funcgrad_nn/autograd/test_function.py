@@ -309,3 +309,38 @@ def test_missing_rules_and_keywords():
         NoRule.apply(X)
     with pytest.raises(TypeError, match="positional arguments only"):
         Exp.apply(i=X)
+
+
+def test_vjp_alias_for_backward():
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g * 2.0
+
+    np.testing.assert_allclose(funcgrad.grad(lambda x: Twice.apply(x).sum())(X), np.full(3, 2.0))
+
+
+def test_tensor_methods_inside_function():
+    class Softplusish(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            y = x.mm(w.t()).clamp(min=0.0)
+            ctx.save_for_backward(x, w, y)
+            return y.sum(dim=1, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w, y = ctx.saved_tensors
+            gy = g.expand_as(y) * (y > 0)
+            return gy.mm(w), gy.t().mm(x)
+
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=(4, 3)), rng.normal(size=(2, 3))
+    out = Softplusish.apply(x, w)
+    np.testing.assert_allclose(out, np.maximum(x @ w.T, 0).sum(1, keepdims=True))
+    check_grads(Softplusish.apply, (x, w), order=1)
+    assert type(out) is np.ndarray
