@@ -178,7 +178,7 @@ def _arg_names(f: Callable[..., Any], args: tuple, module_name: str | None = Non
                ) -> list[str]:
     """One label per array leaf of ``args``: the parameter name plus the leaf's pytree path."""
     names = []
-    for i, (a, pname) in enumerate(zip(args, _param_names(f, len(args)))):
+    for a, pname in zip(args, _param_names(f, len(args))):
         base = module_name if module_name and hasattr(a, "named_parameters") else pname
         for path, _ in tree_util.tree_leaves_with_path(a):
             key = tree_util.keystr(path, simple=True, separator=".") if path else ""
