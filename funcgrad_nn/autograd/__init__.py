@@ -5,7 +5,8 @@
   :class:`inference_mode`, :func:`is_grad_enabled`;
 - :mod:`functional` (``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``, ``vhp``),
   :func:`gradcheck`, :func:`gradgradcheck`;
-- anomaly detection: :class:`detect_anomaly`, :func:`set_detect_anomaly`.
+- anomaly detection: :class:`detect_anomaly`, :func:`set_detect_anomaly`;
+- ``profiler``: :mod:`funcgrad.profiler` (``profile``, ``record_function``).
 
 Example:
     >>> import funcgrad, funcgrad_nn as nn
@@ -17,6 +18,7 @@ Example:
     3.0
 """
 
+from funcgrad import profiler  # torch.autograd.profiler's place: profile, record_function
 from funcgrad_nn.autograd import functional
 from funcgrad_nn.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from funcgrad_nn.autograd.function import Function, FunctionCtx, once_differentiable
@@ -34,5 +36,5 @@ __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "functional", "gradcheck",
     "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-    "set_detect_anomaly", "is_anomaly_enabled",
+    "set_detect_anomaly", "is_anomaly_enabled", "profiler",
 ]
