@@ -21,11 +21,9 @@ from numpy import (  # noqa: E402, F401
     dtype,
     e,
     euler_gamma,
-    finfo,
     float16,
     float32,
     float64,
-    iinfo,
     inf,
     int8,
     int16,
@@ -49,9 +47,11 @@ from funcgrad.numpy import (  # noqa: F401, E402
 from funcgrad.numpy._astype import astype  # noqa: F401
 from funcgrad.numpy._creation import *  # noqa: F403
 from funcgrad.numpy._dtype_utils import *  # noqa: F403
+from funcgrad.numpy._dtypes import *  # noqa: F403
 from funcgrad.numpy._elementwise import *  # noqa: F403
 from funcgrad.numpy._elementwise_extra import *  # noqa: F403
 from funcgrad.numpy._indexing import *  # noqa: F403
+from funcgrad.numpy._interop import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
 from funcgrad.numpy._manipulation import *  # noqa: F403
 from funcgrad.numpy._polynomial import *  # noqa: F403
@@ -59,5 +59,6 @@ from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._setops import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
 from funcgrad.numpy._statistics import *  # noqa: F403
+from funcgrad.numpy._vectorize import vectorize  # noqa: F401
 
 bool = _np.bool_  # noqa: A001

@@ -1,0 +1,64 @@
+"""The scalar-type hierarchy, finfo/iinfo of arrays, DLPack and buffer constructors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from tests.helpers import host
+
+
+@pytest.mark.parametrize("dt", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
+                                np.float64, np.complex64, np.complex128])
+def test_hierarchy_agrees_with_numpy(dt):
+    for abstract in ("generic", "number", "inexact", "floating", "complexfloating", "integer",
+                     "signedinteger", "unsignedinteger"):
+        assert fnp.issubdtype(dt, getattr(fnp, abstract)) == np.issubdtype(
+            dt, getattr(np, abstract))
+    x = np.zeros(2, dt)
+    if np.issubdtype(dt, np.inexact):
+        assert fnp.finfo(x) == np.finfo(dt)
+        traced_eps = funcgrad.jit(lambda v: v + fnp.finfo(v).eps)(x)
+        np.testing.assert_array_equal(traced_eps, x + np.finfo(dt).eps)
+        with pytest.raises(ValueError, match="not an integer dtype"):
+            fnp.iinfo(x)
+    elif dt is not np.bool_:
+        assert fnp.iinfo(x).max == np.iinfo(dt).max
+        assert funcgrad.jit(lambda v: v + fnp.iinfo(v).max)(np.zeros(1, dt))[0] == np.iinfo(dt).max
+        with pytest.raises(ValueError, match="not an inexact dtype"):
+            fnp.finfo(x)
+
+
+def test_c_named_aliases_are_numpys():
+    for name in ("byte", "short", "intc", "int_", "long", "longlong", "intp", "ubyte", "ushort",
+                 "uintc", "uint", "ulong", "ulonglong", "uintp", "half", "single", "double",
+                 "longdouble", "csingle", "cdouble", "clongdouble"):
+        assert getattr(fnp, name) is getattr(np, name)
+
+
+def test_from_dlpack_shares_memory_and_frombuffer():
+    a = np.arange(6.0).reshape(2, 3)
+    b = fnp.from_dlpack(a)
+    b[0, 0] = 9.0
+    assert a[0, 0] == 9.0 and b.shape == (2, 3)
+    with pytest.raises(TypeError, match="__dlpack__"):
+        fnp.from_dlpack([1, 2])
+    buf = np.arange(5, dtype=np.int16).tobytes()
+    np.testing.assert_array_equal(host(fnp.frombuffer(buf, np.int16, count=3, offset=2)),
+                                  [1, 2, 3])
+    np.testing.assert_array_equal(host(fnp.fromiter(iter([3, 1]), np.float32)), [3.0, 1.0])
+    assert fnp.require([[1, 2]], np.int32, ["C", "A"]).dtype == np.int32
+    with pytest.raises(ValueError, match="unknown requirement"):
+        fnp.require([1], None, "Z")
+
+
+def test_dlpack_round_trip_with_torch():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(4, dtype=torch.float64)
+    a = fnp.from_dlpack(t)
+    a[1] = 5.0
+    assert float(t[1]) == 5.0  # zero copy from torch
+    back = torch.from_dlpack(funcgrad.grad(lambda v: fnp.sum(v ** 2))(a))
+    assert back.tolist() == [0.0, 10.0, 4.0, 6.0]
