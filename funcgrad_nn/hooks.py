@@ -47,7 +47,7 @@ _ids = itertools.count()
 
 #: kinds of per-module hooks kept in ``module._autograd_hooks``
 KINDS = ("full", "full_pre", "state_dict_pre", "state_dict_post", "load_pre", "load_post",
-         "fwd_kwargs", "pre_kwargs")
+         "fwd_kwargs", "pre_kwargs", "fwd_always")
 
 
 class RemovableHandle:
@@ -251,12 +251,19 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
     if full or full_pre:
         state = _BackwardState(mod, full, full_pre)
         args = state.wrap_inputs(args)
-    out = mod.forward(*args, **kwargs)
+    fwd_kw = table["fwd_kwargs"]
+    try:
+        out = mod.forward(*args, **kwargs)
+    except Exception:
+        # always_call forward hooks run even when forward raises (output None), as PyTorch's
+        for hid, hook in list(table["fwd_always"].items()):
+            if hid in d["_forward_hooks"]:
+                hook(mod, args, kwargs, None) if hid in fwd_kw else hook(mod, args, None)
+        raise
     for _, hook in g["forward"]:
         res = hook(mod, args, out)
         if res is not None:
             out = res
-    fwd_kw = table["fwd_kwargs"]
     for hid, hook in list(d["_forward_hooks"].items()):
         res = hook(mod, args, kwargs, out) if hid in fwd_kw else hook(mod, args, out)
         if res is not None:

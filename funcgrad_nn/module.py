@@ -309,7 +309,8 @@ class Module:
                               ) -> _RemovableHandle:
         """Call ``hook(module, args, output)`` (``with_kwargs=True``: ``hook(module, args,
         kwargs, output)``) after each forward; a non-None result replaces the output.
-        Returns a handle with ``remove()``.
+        ``always_call=True`` also calls it (with output None) when forward raises. Returns a
+        handle with ``remove()``.
 
         >>> import numpy as np, funcgrad_nn as nn
         >>> m = nn.Identity()
@@ -321,6 +322,8 @@ class Module:
         handle = _RemovableHandle(self._forward_hooks, hook, prepend)
         if with_kwargs:
             _hooks.hook_table(self)["fwd_kwargs"][handle.id] = hook
+        if always_call:
+            _hooks.hook_table(self)["fwd_always"][handle.id] = hook
         return handle
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,

@@ -113,7 +113,9 @@ class _NanCheck:
                 if eqn.source_info is not None and eqn.source_info.filename else \
                 " (equation of a jitted function)"
             return (f"debug_nans: {what} produced {kind} in {out_s}{where}. The jitted "
-                    "function was re-run equation by equation to locate it.")
+                    "function was re-run equation by equation to locate it; if this is a "
+                    "derivative equation, run the function without jit under debug_nans to "
+                    "have the forward operation it belongs to named.")
         if _in_backward_pass() and self.transposing is not None:
             t = self.transposing
             origin = self.origin.get(t)

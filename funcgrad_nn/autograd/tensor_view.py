@@ -226,6 +226,69 @@ class TensorView(Tracer):
             shape = tuple(shape[0])
         return fnp.ones(shape, dtype=kw.get("dtype", self.dtype))
 
+    # -- comparisons and in-place updates (PyTorch names) -----------------------------------
+
+    def ge(self, o: Any) -> Any:
+        return self >= o
+
+    def gt(self, o: Any) -> Any:
+        return self > o
+
+    def le(self, o: Any) -> Any:
+        return self <= o
+
+    def lt(self, o: Any) -> Any:
+        return self < o
+
+    def eq(self, o: Any) -> Any:
+        return self == o
+
+    def ne(self, o: Any) -> Any:
+        return self != o
+
+    def _assign(self, new: Any) -> TensorView:
+        """An in-place update: this view now stands for ``new`` (arrays stay immutable; only
+        names bound to this view inside the Function see the change, as with a tensor)."""
+        new = fnp.asarray(new, dtype=self.dtype)
+        if tuple(new.shape) != tuple(self.shape):
+            new = fnp.broadcast_to(new, self.shape)
+        self.val = unwrap(self._trace, new)  # type: ignore[arg-type]
+        return self
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        mask = getattr(idx, "dtype", None)
+        if mask is not None and mask.kind == "b" and tuple(idx.shape) == tuple(self.shape):
+            self._assign(fnp.where(idx, value, self))   # x[mask] = v, shape-stable
+        else:
+            self._assign(self.at[idx].set(value))
+
+    def zero_(self) -> TensorView:
+        return self._assign(fnp.zeros_like(self))
+
+    def fill_(self, v: Any) -> TensorView:
+        return self._assign(fnp.full_like(self, v))
+
+    def copy_(self, src: Any) -> TensorView:
+        return self._assign(src)
+
+    def add_(self, o: Any, alpha: Any = 1) -> TensorView:
+        return self._assign(self.add(o, alpha))
+
+    def sub_(self, o: Any, alpha: Any = 1) -> TensorView:
+        return self._assign(self.sub(o, alpha))
+
+    def mul_(self, o: Any) -> TensorView:
+        return self._assign(self * o)
+
+    def div_(self, o: Any) -> TensorView:
+        return self._assign(self / o)
+
+    def clamp_(self, min: Any = None, max: Any = None) -> TensorView:  # noqa: A002
+        return self._assign(fnp.clip(self, min, max))
+
+    def masked_fill_(self, mask: Any, value: Any) -> TensorView:
+        return self._assign(self.masked_fill(mask, value))
+
     def __getattr__(self, name: str) -> Any:
         # Elementwise and other functions of funcgrad.numpy as methods: x.exp(), x.tanh()...
         if not name.startswith("_"):

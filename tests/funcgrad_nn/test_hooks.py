@@ -187,3 +187,22 @@ def test_hook_added_later_retraces_jit():
     g1 = step(lin)
     assert_close(g0.bias, [2.0, 2.0])
     assert_close(g1.bias, [0.0, 0.0])
+
+
+def test_forward_hook_always_call_and_prepend():
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    m, seen = Boom(), []
+    m.register_forward_hook(lambda mod, a, out: seen.append(("always", out)), always_call=True)
+    m.register_forward_hook(lambda mod, a, out: seen.append(("normal", out)))
+    with pytest.raises(ValueError, match="boom"):
+        m(np.ones(1))
+    assert seen == [("always", None)]
+    order = []
+    lin = nn.Identity()
+    lin.register_forward_hook(lambda mod, a, out: order.append("second"))
+    lin.register_forward_hook(lambda mod, a, out: order.append("first"), prepend=True)
+    lin(np.ones(1))
+    assert order == ["first", "second"]

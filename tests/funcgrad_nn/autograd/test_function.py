@@ -349,3 +349,50 @@ def test_tensor_methods_inside_function():
     assert_close(out, np.maximum(x @ w.T, 0).sum(1, keepdims=True))
     check_grads(Softplusish.apply, (x, w), order=1)
     assert type(out) is np.ndarray
+
+
+class MyReLU(Function):
+    """PyTorch's tutorial MyReLU, verbatim (in-place masked assignment in backward)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+def test_pytorch_tutorial_relu_in_place_update():
+    x = np.array([-1.0, 0.5, 2.0, -0.3])
+    assert_close(MyReLU.apply(x), np.maximum(x, 0))
+    g = funcgrad.grad(lambda x: (MyReLU.apply(x) * np.arange(4.0)).sum())(x)
+    assert_close(g, [0.0, 1.0, 2.0, 0.0])
+    assert_close(funcgrad.jit(funcgrad.grad(lambda x: MyReLU.apply(x).sum()))(x),
+                 [0.0, 1.0, 1.0, 0.0])
+    assert x.tolist() == [-1.0, 0.5, 2.0, -0.3]   # the caller's array is untouched
+
+
+def test_in_place_methods_rebind_the_view():
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.clone()
+            y.mul_(2.0).add_(1.0)
+            y[0] = 0.0
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            out = g.clone()
+            out.mul_(2.0)
+            out[0] = 0.0
+            return out
+
+    x = np.array([1.0, 2.0, 3.0])
+    assert_close(F.apply(x), [0.0, 5.0, 7.0])
+    check_grads(F.apply, (x,), order=2)
