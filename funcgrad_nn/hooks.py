@@ -105,6 +105,30 @@ def add_param_hook(mod: Any, name: str, hook: Callable[..., Any]) -> RemovableHa
     return RemovableHandle(lambda: reg.pop(hid, None), hid)
 
 
+class GradHolder:
+    """What a post-accumulate-grad hook receives: the parameter's ``.grad`` (read-only
+    view of the total gradient; parameters here are plain arrays, with no ``.grad`` slot)."""
+
+    __slots__ = ("grad", "name")
+
+    def __init__(self, grad: Any, name: str) -> None:
+        self.grad, self.name = grad, name
+
+    def __repr__(self) -> str:
+        return f"GradHolder({self.name}, grad={self.grad!r})"
+
+
+def post_accumulate(hook: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A gradient hook calling ``hook(holder)`` with the total gradient; it returns nothing,
+    so the gradient is unchanged (PyTorch's ``register_post_accumulate_grad_hook``)."""
+
+    def run(grad: Any) -> None:
+        hook(GradHolder(grad, name))
+
+    run.__qualname__ = _hook_name(hook)
+    return run
+
+
 def snapshot(table: dict[str, Any] | None) -> Any:
     """An immutable, comparable copy of a hook table (part of the module's pytree aux)."""
     if table is None:

@@ -37,6 +37,7 @@ import numpy
 import funcgrad
 from funcgrad import tree_util
 from funcgrad_nn import hooks as _hooks
+from funcgrad_nn.hooks import _global as _global_module_hooks
 
 __all__ = ["Module", "Parameter", "ParameterIterator", "is_array"]
 
@@ -87,6 +88,19 @@ class Parameter:
             raise TypeError(f"Parameter.register_hook: expected a callable, got "
                             f"{type(hook).__name__}")
         self._hooks.append(hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[..., Any]) -> None:
+        """``hook(holder)`` after this parameter's total gradient is known, in every backward
+        pass; ``holder.grad`` is that gradient (PyTorch's hook receives the parameter with
+        its ``.grad``). It cannot change the gradient.
+
+        >>> import numpy as np
+        >>> Parameter(np.ones(2)).register_post_accumulate_grad_hook(lambda p: None)
+        """
+        if not callable(hook):
+            raise TypeError(f"Parameter.register_post_accumulate_grad_hook: expected a "
+                            f"callable, got {type(hook).__name__}")
+        self._hooks.append(_hooks.post_accumulate(hook, "parameter"))
 
     def __repr__(self) -> str:
         return f"Parameter(shape={tuple(self.data.shape)}, dtype={self.data.dtype}, " \
@@ -291,7 +305,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward method")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if "_autograd_hooks" in self.__dict__ or _hooks.any_global():
+        if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
             return _hooks.call_module(self, args, kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
@@ -386,6 +400,23 @@ class Module:
         [10.0]
         """
         return _hooks.add_param_hook(self, name, hook)
+
+    def register_post_accumulate_grad_hook(self, name: str, hook: Callable[..., Any]
+                                           ) -> _hooks.RemovableHandle:
+        """``hook(holder)`` once parameter ``name``'s total gradient is known (``holder.grad``),
+        in every backward pass; it observes, the gradient is unchanged.
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m, seen = nn.Linear(2, 1), []
+        >>> _ = m.register_post_accumulate_grad_hook("bias", lambda p: seen.append(p.grad))
+        >>> _ = nn.grad(lambda m: m(np.ones((3, 2), np.float32)).sum())(m)
+        >>> seen
+        [array([3.], dtype=float32)]
+        """
+        if not callable(hook):
+            raise TypeError(f"register_post_accumulate_grad_hook: a hook must be callable, "
+                            f"got {type(hook).__name__}")
+        return _hooks.add_param_hook(self, name, _hooks.post_accumulate(hook, name))
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` collects this module.

@@ -206,3 +206,16 @@ def test_forward_hook_always_call_and_prepend():
     lin.register_forward_hook(lambda mod, a, out: order.append("first"), prepend=True)
     lin(np.ones(1))
     assert order == ["first", "second"]
+
+
+def test_post_accumulate_grad_hooks():
+    lin = _linear()
+    seen = []
+    lin.register_post_accumulate_grad_hook("weight", lambda p: seen.append(np.asarray(p.grad)))
+    loss = lambda m: (m(Y) ** 2).sum()
+    g = nn.grad(loss)(lin)
+    nn.jit(nn.grad(loss))(lin)
+    assert len(seen) == 2
+    for s in seen:
+        assert_close(s, REF["hook_w_grad"])
+    assert_close(g.weight, REF["hook_w_grad"])     # unchanged by the hook
