@@ -35,7 +35,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import get_aval
-from funcgrad.core import Primitive
+from funcgrad.core import Primitive, user_source_info
 from funcgrad.debug.instrument import instrumented
 from funcgrad.ir import Eqn
 
@@ -238,7 +238,10 @@ class _Recorder:
         if isinstance(call_name, str) and prim.multiple_results:
             name = f"{prim.name}({call_name})"
             kind = "call"
-        src = str(eqn.source_info) if eqn is not None and eqn.source_info is not None else ""
+        if eqn is not None:
+            src = str(eqn.source_info) if eqn.source_info is not None else ""
+        else:
+            src = str(user_source_info()) if self.prof.with_stack else ""
         ev = FunctionEvent(name, kind, _shapes(args) if self.prof.record_shapes else None, src)
         self.prof._open(ev)
         try:
@@ -253,9 +256,11 @@ _active: ContextVar[profile | None] = ContextVar("funcgrad_profiler", default=No
 class profile:  # noqa: N801  (PyTorch's name)
     """Record every primitive run inside the block (PyTorch's ``torch.profiler.profile``).
 
-    ``record_shapes`` keeps input shapes; ``activities``, ``profile_memory``,
-    ``with_stack``, ``with_flops``, ``with_modules``, ``schedule``, ``on_trace_ready`` are
-    accepted for compatibility (host time only). Also usable with ``start()``/``stop()``.
+    ``record_shapes`` keeps input shapes; ``with_stack`` keeps the user's source line of each
+    eager operation (equations of jitted functions always carry theirs), shown in the Chrome
+    trace and in ``FunctionEvent.source``; ``activities``, ``profile_memory``,
+    ``with_flops``, ``with_modules``, ``schedule``, ``on_trace_ready`` are accepted for
+    compatibility (host time only). Also usable with ``start()``/``stop()``.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -272,6 +277,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                  schedule: Any = None, on_trace_ready: Callable[..., Any] | None = None,
                  **_: Any) -> None:
         self.record_shapes = bool(record_shapes)
+        self.with_stack = bool(with_stack)
         self.enabled = bool(enabled)
         self.on_trace_ready = on_trace_ready
         self._events: list[FunctionEvent] = []

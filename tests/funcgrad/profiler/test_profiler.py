@@ -121,3 +121,13 @@ def test_inactive_outside_and_record_function_noop():
     with profile(enabled=False) as prof:
         model_fnp(W, X)
     assert len(prof.events()) == 0
+
+
+def test_with_stack_records_user_lines():
+    with profile(with_stack=True) as prof:
+        model_fnp(W, X)
+        funcgrad.jit(model)(W, X)
+    eager = next(e for e in prof.events() if e.key == "tanh")
+    assert "test_profiler.py" in eager.source and "model_fnp" in eager.source
+    jitted = [e for e in prof.events() if e.key == "dot_general"][-1]
+    assert "test_profiler.py" in jitted.source
