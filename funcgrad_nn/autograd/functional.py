@@ -79,16 +79,22 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     in_tuple, xs = _as_tuple(inputs, "inputs", "vjp")
     if strict:
         _check_strict(func, xs, "vjp")
-    out, pull = funcgrad.vjp(lambda *a: _call(func, a, "vjp")[1], *xs)
-    out_tuple = isinstance(func(*xs), tuple | list) if v is None else None
+    box: list[bool] = []
+
+    def f(*a: Any) -> tuple:
+        t, outs = _call(func, a, "vjp")
+        box.append(t)
+        return outs
+
+    out, pull = funcgrad.vjp(f, *xs)
+    out_tuple = box[0]
     if v is None:
         if len(out) != 1 or out[0].size != 1:
             raise RuntimeError("vjp: the function has more than one output element, so v "
                                "(the vector to multiply the Jacobian by) must be given")
         vs = (fnp.ones_like(out[0]),)
     else:
-        v_tuple, vs = _as_tuple(v, "vectors v", "vjp")
-        out_tuple = v_tuple
+        _, vs = _as_tuple(v, "vectors v", "vjp")
         if len(vs) != len(out):
             raise RuntimeError(f"vjp: v has {len(vs)} elements but the function has "
                                f"{len(out)} outputs")
