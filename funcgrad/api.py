@@ -453,7 +453,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
     if eager_pullback and _use_tape and current_trace() is eval_trace:
-        from funcgrad.interpreters.tape import vjp_tape
+        from funcgrad.interpreters.eager_vjp import vjp_tape
 
         primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
     else:
@@ -486,7 +486,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
 
 
 #: Whether top-level ``grad``/``value_and_grad``/``elementwise_grad`` use the eager tape
-#: (interpreters/tape.py) instead of linearize + transpose. Both give the same results (tests
+#: (interpreters/eager_vjp.py) instead of linearize + transpose. Both give the same results (tests
 #: check it); the tape is faster. ``vjp`` itself always linearizes: its pullback may be called
 #: later under other transformations (vmap in jacrev, grad of the pullback), which the tape's
 #: eager backward pass does not support.

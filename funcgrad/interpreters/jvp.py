@@ -23,6 +23,8 @@ __all__ = [
     "JVPTracer",
     "jvp_rules",
     "defjvp",
+    "def_fast_vjp",
+    "fast_vjp_rules",
     "defjvp_zero",
     "deflinear",
     "jvp_flat",
@@ -126,11 +128,18 @@ JvpRule = Callable[..., tuple[list[Any], list[Any]]]
 jvp_rules: dict[Primitive, JvpRule] = {}
 
 
-def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
+def defjvp(
+    prim: Primitive,
+    *jvp_fns: Callable[..., Any] | None,
+    fast_vjp: Sequence[Callable[..., Any]] | None = None,
+) -> None:
     """JVP from one function per input: ``fn(g, ans, *primals, **params)`` -> contribution.
 
     ``None`` marks an input that is not differentiable. Contributions are summed.
+    ``fast_vjp``: array-level rules for the eager reverse-mode tape (see :func:`def_fast_vjp`).
     """
+    if fast_vjp is not None:
+        def_fast_vjp(prim, *fast_vjp)
 
     def rule(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
         ans = bind1(prim, *primals, **params)
@@ -152,6 +161,28 @@ def defjvp(prim: Primitive, *jvp_fns: Callable[..., Any] | None) -> None:
 #: The eager reverse-mode tape uses them for elementwise primitives, whose JVP is diagonal
 #: and therefore its own transpose.
 jvp_fn_table: dict[Primitive, tuple[Callable[..., Any] | None, ...]] = {}
+
+#: primitive -> one array-level VJP rule per operand, for the eager tape's hottest elementwise
+#: primitives (filled by the primitive's own block through :func:`def_fast_vjp`).
+FastVjpRule = Callable[..., Any]
+fast_vjp_rules: dict[Primitive, tuple[FastVjpRule, ...]] = {}
+
+
+def def_fast_vjp(prim: Primitive, *rules: FastVjpRule) -> None:
+    """Register array-level VJP rules of an elementwise primitive for the eager tape.
+
+    One rule per operand, ``rule(xp, ct, ans, *operands, **params)``: operand ``i``'s
+    cotangent contribution computed directly with the array module ``xp`` (no ``bind``), before
+    it is summed back to the operand's shape and dtype. Each rule must compute what the
+    primitive's JVP function for that operand computes (an elementwise JVP is its own transpose
+    under the real pairing, so the same formula serves; complex values need no conjugation);
+    the eager tape uses it only on concrete operands of one array module, and
+    ``tests/funcgrad/ops/test_op_table.py`` checks every registered rule against
+    linearize + transpose. Worth it only for primitives on the hot path of eager ``grad``:
+    it saves the Python frames of binding the JVP function's primitives.
+    """
+    fast_vjp_rules[prim] = rules
+
 
 #: primitives that act elementwise (with NumPy broadcasting); registered by their factories.
 elementwise_primitives: set[Primitive] = set()

@@ -36,6 +36,7 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
     Zero,
     add_any_p,
+    def_fast_vjp,
     defjvp,
     defjvp_zero,
     deflinear,
@@ -189,13 +190,18 @@ def _safe_denominator(d: Any) -> Any:
     return select_n(eq(d, 0), d, 1)
 
 
-def _unary(name: str, fn: Any, jvp: Any = None, zero: bool = False) -> Primitive:
-    """A unary primitive with its JVP (or zero derivative) and the vectorized batch rule."""
+def _unary(name: str, fn: Any, jvp: Any = None, zero: bool = False,
+           fast_vjp: Any = None) -> Primitive:
+    """A unary primitive with its JVP (or zero derivative) and the vectorized batch rule.
+
+    ``fast_vjp``: the JVP's formula written on the array module, ``(xp, ct, ans, x)``, for the
+    eager tape (see :func:`funcgrad.interpreters.jvp.def_fast_vjp`).
+    """
     p = unop(name, fn)
     if zero:
         defjvp_zero(p)
     else:
-        defjvp(p, jvp)
+        defjvp(p, jvp, fast_vjp=None if fast_vjp is None else (fast_vjp,))
     _vectorized_batch(p)
     return p
 
@@ -228,7 +234,8 @@ def add(x: Any, y: Any) -> Any:
     return bind1(add_p, x, y)
 
 
-defjvp(add_p, lambda g, ans, x, y: fit_tangent(g, ans), lambda g, ans, x, y: fit_tangent(g, ans))
+defjvp(add_p, lambda g, ans, x, y: fit_tangent(g, ans), lambda g, ans, x, y: fit_tangent(g, ans),
+       fast_vjp=(lambda xp, ct, ans, x, y: ct, lambda xp, ct, ans, x, y: ct))
 deftranspose(
     add_p,
     lambda ct, x, y: [
@@ -249,7 +256,8 @@ def sub(x: Any, y: Any) -> Any:
 
 
 defjvp(
-    sub_p, lambda g, ans, x, y: fit_tangent(g, ans), lambda g, ans, x, y: fit_tangent(neg(g), ans)
+    sub_p, lambda g, ans, x, y: fit_tangent(g, ans), lambda g, ans, x, y: fit_tangent(neg(g), ans),
+    fast_vjp=(lambda xp, ct, ans, x, y: ct, lambda xp, ct, ans, x, y: xp.negative(ct)),
 )
 deftranspose(
     sub_p,
@@ -274,6 +282,8 @@ defjvp(
     mul_p,
     lambda g, ans, x, y: fit_tangent(mul(g, y), ans),
     lambda g, ans, x, y: fit_tangent(mul(x, g), ans),
+    fast_vjp=(lambda xp, ct, ans, x, y: xp.multiply(ct, y),
+              lambda xp, ct, ans, x, y: xp.multiply(x, ct)),
 )
 
 
@@ -302,6 +312,8 @@ defjvp(
     div_p,
     lambda g, ans, x, y: fit_tangent(div(g, y), ans),
     lambda g, ans, x, y: fit_tangent(neg(mul(g, div(ans, y))), ans),
+    fast_vjp=(lambda xp, ct, ans, x, y: xp.true_divide(ct, y),
+              lambda xp, ct, ans, x, y: xp.negative(xp.multiply(ct, xp.true_divide(ans, y)))),
 )
 
 
@@ -326,6 +338,7 @@ def neg(x: Any) -> Any:
 
 deflinear(neg_p)
 deftranspose(neg_p, lambda ct, x: [neg(ct)])
+def_fast_vjp(neg_p, lambda xp, ct, ans, x: xp.negative(ct))
 _vectorized_batch(neg_p)
 
 # sin / cos / exp / log : the template for every differentiable unary op
@@ -338,7 +351,8 @@ def sin(x: Any) -> Any:
     return bind1(sin_p, x)
 
 
-defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
+defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)),
+       fast_vjp=(lambda xp, ct, ans, x: xp.multiply(ct, xp.cos(x)),))
 _vectorized_batch(sin_p)
 
 cos_p = unop("cos", lambda xp, x: xp.cos(x))
@@ -349,7 +363,8 @@ def cos(x: Any) -> Any:
     return bind1(cos_p, x)
 
 
-defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
+defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))),
+       fast_vjp=(lambda xp, ct, ans, x: xp.negative(xp.multiply(ct, xp.sin(x))),))
 _vectorized_batch(cos_p)
 
 exp_p = unop("exp", lambda xp, x: xp.exp(x))
@@ -360,7 +375,8 @@ def exp(x: Any) -> Any:
     return bind1(exp_p, x)
 
 
-defjvp(exp_p, lambda g, ans, x: mul(g, ans))
+defjvp(exp_p, lambda g, ans, x: mul(g, ans),
+       fast_vjp=(lambda xp, ct, ans, x: xp.multiply(ct, ans),))
 _vectorized_batch(exp_p)
 
 log_p = unop("log", lambda xp, x: xp.log(x))
@@ -371,7 +387,8 @@ def log(x: Any) -> Any:
     return bind1(log_p, x)
 
 
-defjvp(log_p, lambda g, ans, x: div(g, x))
+defjvp(log_p, lambda g, ans, x: div(g, x),
+       fast_vjp=(lambda xp, ct, ans, x: xp.true_divide(ct, x),))
 _vectorized_batch(log_p)
 
 # =============================================================================================
@@ -421,7 +438,8 @@ def log10(x: Any) -> Any:
     return bind1(log10_p, x)
 
 
-sqrt_p = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: mul(g, div(0.5, ans)))
+sqrt_p = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: mul(g, div(0.5, ans)),
+                fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.true_divide(0.5, ans)))
 
 
 def sqrt(x: Any) -> Any:
@@ -509,7 +527,10 @@ def cosh(x: Any) -> Any:
     return bind1(cosh_p, x)
 
 
-tanh_p = _unary("tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: mul(g, sub(1, square(ans))))
+tanh_p = _unary(
+    "tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: mul(g, sub(1, square(ans))),
+    fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.subtract(1, xp.square(ans))),
+)
 
 
 def tanh(x: Any) -> Any:
@@ -566,7 +587,8 @@ def _logistic_fn(xp: Any, x: Any) -> Any:
 
 
 logistic_p = _unary(
-    "logistic", _logistic_fn, lambda g, ans, x: mul(g, mul(ans, sub(1, ans)))
+    "logistic", _logistic_fn, lambda g, ans, x: mul(g, mul(ans, sub(1, ans))),
+    fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.multiply(ans, xp.subtract(1, ans))),
 )
 
 
@@ -580,7 +602,8 @@ def logistic(x: Any) -> Any:
     return bind1(logistic_p, x)
 
 
-square_p = _unary("square", lambda xp, x: xp.square(x), lambda g, ans, x: mul(g, mul(2, x)))
+square_p = _unary("square", lambda xp, x: xp.square(x), lambda g, ans, x: mul(g, mul(2, x)),
+                  fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.multiply(2, x)))
 
 
 def square(x: Any) -> Any:
@@ -675,7 +698,19 @@ def _integer_pow_jvp(g, ans, x, y):
     return mul(g, mul(y, x) if y == 2 else mul(y, integer_pow(x, y - 1)))
 
 
-defjvp(integer_pow_p, _integer_pow_jvp)
+
+
+def _integer_pow_fast_vjp(xp, ct, ans, x, y):
+    if y == 0:
+        return xp.multiply(ct, 0)
+    if y == 1:
+        return ct
+    if y == 2:
+        return xp.multiply(ct, xp.multiply(2, x))
+    return xp.multiply(ct, xp.multiply(y, xp.power(x, y - 1)))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp, fast_vjp=(_integer_pow_fast_vjp,))
 _vectorized_batch(integer_pow_p)
 
 # =============================================================================================

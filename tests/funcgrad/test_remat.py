@@ -14,7 +14,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, bind1
-from funcgrad.interpreters import batching, tape
+from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import defjvp
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.interpreters.transpose import vjp_flat
@@ -309,21 +309,21 @@ def test_residual_bytes_drop_with_vjp_flat():
 def test_residual_bytes_drop_on_the_tape(monkeypatch):
     """The eager tape linearizes a remat node on its own: the same residual saving."""
     recorded = []
-    orig = tape.linearize_flat
+    orig = eager_vjp.linearize_flat
 
     def recording(f, primals):
         r = orig(f, primals)
         recorded.append(r)
         return r
 
-    monkeypatch.setattr(tape, "linearize_flat", recording)
+    monkeypatch.setattr(eager_vjp, "linearize_flat", recording)
     ws, h = _chain_inputs()
     inputs = [*ws, h]
     extra, grads = {}, {}
     for name, fn in _variants().items():
         recorded.clear()
-        _, f_vjp, _ = tape.vjp_tape(lambda *a, fn=fn: [fnp.sum(fn(list(a[:-1]), a[-1]))],
-                                    inputs)
+        _, f_vjp, _ = eager_vjp.vjp_tape(lambda *a, fn=fn: [fnp.sum(fn(list(a[:-1]), a[-1]))],
+                                         inputs)
         grads[name] = f_vjp([dev(np.ones(()))])
         extra[name] = sum(_nbytes(r.jaxpr.consts, exclude=inputs) for r in recorded)
         if name != "none":

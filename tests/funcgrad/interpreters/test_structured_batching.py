@@ -194,7 +194,7 @@ def test_per_example_outer_products_under_vmap() -> None:
 
 
 def test_tape_uses_dot_general_transpose() -> None:
-    from funcgrad.interpreters import tape
+    from funcgrad.interpreters import eager_vjp as tape
     from funcgrad.interpreters.transpose import vjp_flat
     from funcgrad.ops.linalg import dot_general_p
 

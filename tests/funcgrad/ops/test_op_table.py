@@ -136,16 +136,15 @@ def test_vmap_matches_loop(case: OpCase, i: int) -> None:
                         err_msg=f"{case.name} vmap in_axes={axes}")
 
 
-@pytest.mark.parametrize("case,i", GRADS)
-def test_tape_vjp_agrees(case: OpCase, i: int) -> None:
-    """The eager reverse-mode tape (fast path) gives the same VJP as linearize + transpose."""
-    from funcgrad.interpreters.tape import vjp_tape
+def _tape_vs_general(case: OpCase, i: int) -> bool:
+    """Compare the eager tape's VJP with linearize + transpose; False: nothing to compare."""
+    from funcgrad.interpreters.eager_vjp import vjp_tape
     from funcgrad.interpreters.transpose import vjp_flat
 
     args = (case.grad_args if case.grad_args is not None else case.args)[i]
     f, diff_args = _diff_fn(case, args)
     if not diff_args or case.order == 0:
-        pytest.skip("nothing to differentiate")
+        return False
 
     def flat(*xs: Any) -> list[Any]:
         return funcgrad.tree_util.tree_leaves(f(*xs))
@@ -162,6 +161,56 @@ def test_tape_vjp_agrees(case: OpCase, i: int) -> None:
     assert_allclose(got, want, rtol=1e-5 if case.rtol is None else case.rtol,
                     atol=1e-6 if case.atol is None else case.atol,
                     err_msg=f"{case.name}: tape vjp differs from linearize+transpose")
+    return True
+
+
+@pytest.mark.parametrize("case,i", GRADS)
+def test_tape_vjp_agrees(case: OpCase, i: int) -> None:
+    """The eager reverse-mode tape (fast path) gives the same VJP as linearize + transpose."""
+    if not _tape_vs_general(case, i):
+        pytest.skip("nothing to differentiate")
+
+
+def _fast_rule_prims() -> list[Any]:
+    import funcgrad.ops  # noqa: F401  (every library primitive registers its rules)
+    from funcgrad.interpreters.jvp import fast_vjp_rules
+
+    return sorted(fast_vjp_rules, key=lambda p: p.name)
+
+
+@pytest.mark.parametrize("prim", _fast_rule_prims(), ids=lambda p: p.name)
+def test_fast_vjp_rules_agree(prim: Any) -> None:
+    """Each fast eager VJP rule a primitive registers (``defjvp(..., fast_vjp=...)``) gives
+    what linearize + transpose gives, on op-table cases where the rule really runs."""
+    from funcgrad.interpreters import eager_vjp
+    from funcgrad.interpreters.jvp import fast_vjp_rules
+
+    rules = fast_vjp_rules[prim]
+    calls = []
+
+    def counting(rule: Any) -> Any:
+        def wrapped(*a: Any, **k: Any) -> Any:
+            calls.append(1)
+            return rule(*a, **k)
+        return wrapped
+
+    # Cases named after the primitive first; stop after a few that exercise the rule.
+    order = sorted(GRADS, key=lambda p: prim.name not in p.values[0].name)
+    hits = 0
+    fast_vjp_rules[prim] = tuple(counting(r) for r in rules)
+    eager_vjp._backward_cache.pop(prim, None)
+    try:
+        for param in order:
+            case, i = param.values
+            calls.clear()
+            if _tape_vs_general(case, i) and calls:
+                hits += 1
+                if hits == 4:
+                    break
+    finally:
+        fast_vjp_rules[prim] = rules
+        eager_vjp._backward_cache.pop(prim, None)
+    assert hits, f"no op-table case runs the fast VJP rule of {prim.name}"
 
 
 JIT = [pytest.param(c, i, id=f"{c.name}-{i}") for c in CASES if c.jit

@@ -1,8 +1,10 @@
-"""The tape's array-level backward rules (tape_direct.py) against the generic tape method.
+"""The eager VJP (interpreters/eager_vjp.py): the fast rules primitives register
+(``defjvp(..., fast_vjp=...)``) against the tape's generic methods.
 
-Both must give the same cotangents bit for bit (the direct rules repeat the JVP functions'
+Both must give the same cotangents bit for bit (a fast rule repeats its JVP function's
 operations), on random shapes with broadcasting, dtypes mixing, Python-scalar operands and
-integer operands (which get no cotangent).
+integer operands (which get no cotangent). That each registered rule agrees with linearize +
+transpose is checked on the op table (tests/funcgrad/ops/test_op_table.py).
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from hypothesis import given, settings
 import funcgrad
 import funcgrad.ops.elementwise as ew
 from funcgrad.core import Primitive, bind1
-from funcgrad.interpreters import tape, tape_direct
-from funcgrad.interpreters.jvp import defjvp, elementwise_primitives
+from funcgrad.interpreters import eager_vjp
+from funcgrad.interpreters.jvp import defjvp, elementwise_primitives, fast_vjp_rules
 from tests.helpers import DEVICE, dev, host
 
 UNARY = {
@@ -33,21 +35,21 @@ FLOATS = ["float32", "float64", "complex64", "complex128"]
 
 @contextlib.contextmanager
 def _generic_only():
-    """The tape with its generic methods only (no direct rules)."""
-    saved = dict(tape._backward_cache)
-    orig = tape.direct_vjp_for
-    tape._backward_cache.clear()
-    tape.direct_vjp_for = lambda prim, generic: None
+    """The tape with its generic methods only (no fast rules)."""
+    saved = dict(eager_vjp._backward_cache)
+    saved_rules = dict(fast_vjp_rules)
+    eager_vjp._backward_cache.clear()
+    fast_vjp_rules.clear()
     try:
         yield
     finally:
-        tape.direct_vjp_for = orig
-        tape._backward_cache.clear()
-        tape._backward_cache.update(saved)
+        fast_vjp_rules.update(saved_rules)
+        eager_vjp._backward_cache.clear()
+        eager_vjp._backward_cache.update(saved)
 
 
 def _pullback(f, args, ct):
-    _, pull, _ = tape.vjp_tape(f, args)
+    _, pull, _ = eager_vjp.vjp_tape(f, args)
     return pull([ct])
 
 
@@ -84,7 +86,7 @@ shapes = st.sampled_from([(), (1,), (3,), (2, 3), (1, 3), (2, 1), (4, 1, 3)])
 
 @settings(max_examples=120, deadline=None)
 @given(st.data())
-def test_direct_matches_generic(data):
+def test_fast_matches_generic(data):
     binary = data.draw(st.booleans())
     if binary:
         name = data.draw(st.sampled_from(sorted(BINARY)))
@@ -115,14 +117,20 @@ def test_direct_matches_generic(data):
         pre = (lambda a: ew.mul(a, 1.0)) if data.draw(st.booleans()) else (lambda a: a)
         args, f = [x], (lambda a: [op(pre(a))])
     ct = _ct_for(f(*args)[0])
-    direct = _pullback(f, args, ct)
+    fast = _pullback(f, args, ct)
     with _generic_only():
         generic = _pullback(f, args, ct)
-    for d, g in zip(direct, generic):
+    for d, g in zip(fast, generic):
         _same(d, g)
 
 
-def test_direct_rules_are_used_and_shared_uid():
+def test_every_fast_rule_is_tested_here():
+    tested = {ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sin_p, ew.cos_p, ew.exp_p,
+              ew.log_p, ew.tanh_p, ew.square_p, ew.sqrt_p, ew.logistic_p, ew.integer_pow_p}
+    assert set(fast_vjp_rules) <= tested, set(fast_vjp_rules) - tested
+
+
+def test_fast_rules_are_used():
     x = dev(np.linspace(0.1, 1.0, 5))
     import funcgrad.numpy as fnp
 
@@ -131,29 +139,43 @@ def test_direct_rules_are_used_and_shared_uid():
         return fnp.sum(s * s + s / 3.0 - fnp.tanh(s))
 
     got = funcgrad.grad(f)(x)
-    assert ew.sin_p in tape_direct.direct_vjps and ew.mul_p in tape_direct.direct_vjps
+    assert eager_vjp._backward_cache[ew.sin_p].__qualname__.startswith("_fast_backward")
+    assert eager_vjp._backward_cache[ew.mul_p].__qualname__.startswith("_fast_backward")
     with _generic_only():
         want = funcgrad.grad(f)(x)
     _same(got, want)
 
 
-def test_same_named_user_primitive_gets_no_direct_rule():
+def test_user_primitive_registers_its_own_fast_rule():
+    """A primitive defined outside funcgrad registers a fast rule in its own block, keyed by the
+    primitive (never by name: a library primitive's rule never applies to a namesake)."""
     from funcgrad.core import primitive_registry
 
     p = Primitive("sin")
+    calls = []
+
+    def fast(xp, ct, ans, x):
+        calls.append(1)
+        return xp.multiply(ct, 3.0)
+
     try:
         p.def_impl(lambda x: [np.asarray(x) * 3.0])
         elementwise_primitives.add(p)
         defjvp(p, lambda g, ans, x: ew.mul(g, 3.0))
-        assert tape_direct.direct_vjp_for(p, tape._elementwise_backward) is None
         if DEVICE == "cpu":
             from funcgrad.avals import get_aval
 
             p.def_abstract_eval(lambda a: [get_aval(np.zeros(a.shape, a.dtype))])
             g = funcgrad.grad(lambda x: bind1(p, x))(2.0)
-            assert float(g) == 3.0
+            assert float(g) == 3.0 and not calls
+            eager_vjp._backward_cache.pop(p, None)
+            defjvp(p, lambda g, ans, x: ew.mul(g, 3.0), fast_vjp=(fast,))
+            g = funcgrad.grad(lambda x: bind1(p, x))(2.0)
+            assert float(g) == 3.0 and calls
     finally:  # keep the rule-coverage test's registry to the library's primitives
         elementwise_primitives.discard(p)
+        fast_vjp_rules.pop(p, None)
+        eager_vjp._backward_cache.pop(p, None)
         primitive_registry.remove(p)
 
 
