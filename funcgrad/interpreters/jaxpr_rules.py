@@ -33,10 +33,10 @@ Example:
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.core import Tracer, eval_trace, set_current_trace
 from funcgrad.interpreters.batching import batch_flat
@@ -71,26 +71,10 @@ __all__ = [
 shape_helpers: dict[str, Callable[..., Any]] = {}
 
 
-def weak_memo(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Memoise ``fn(closed, *flags)`` on the identity of ``closed`` (held weakly: entries go
-    when the jaxpr dies) and the hashable ``flags``. Results must not reference ``closed``."""
-    cache: weakref.WeakKeyDictionary[ClosedJaxpr, dict[Any, Any]] = weakref.WeakKeyDictionary()
-
-    @functools.wraps(fn)
-    def memo(closed: ClosedJaxpr, *flags: Any) -> Any:
-        per = cache.get(closed)
-        if per is None:
-            per = cache[closed] = {}
-        hit = per.get(flags, _MISSING)
-        if hit is _MISSING:
-            hit = per[flags] = fn(closed, *flags)
-        return hit
-
-    memo.cache_clear = cache.clear  # type: ignore[attr-defined]
-    return memo
-
-
-_MISSING = object()
+#: Memoise ``fn(closed, *flags)`` on the identity of ``closed`` (held weakly: entries go when
+#: the jaxpr dies, or past 4096 entries, least recently used first) and the hashable
+#: ``flags``. Results must not reference ``closed``.
+weak_memo = weak_lru_cache(maxsize=4096)
 
 
 def _helper(name: str) -> Callable[..., Any]:

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import tree_util
+from funcgrad._cache import WeakLRUCache, weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import (
@@ -438,20 +439,20 @@ remat = checkpoint
 #: calls of one jaxpr run interpreted before it is compiled (compiling costs milliseconds; a
 #: jaxpr called this often, e.g. from a jitted training step, is worth it)
 _COMPILE_AFTER = 3
-_EXECUTORS: dict[int, list[Any]] = {}
+#: jaxpr -> [calls so far, its executor] (the jaxpr held weakly)
+_EXECUTORS = WeakLRUCache(maxsize=512)
 _PY_SCALARS = (bool, int, float, complex)
 
 
 def _executor(closed: ClosedJaxpr) -> Callable[..., list]:
-    hit = _EXECUTORS.get(id(closed))
-    if hit is None or hit[0] is not closed:
-        if len(_EXECUTORS) > 512:
-            _EXECUTORS.clear()
-        hit = _EXECUTORS[id(closed)] = [closed, 0, runner(closed)]
-    hit[1] += 1
-    if hit[1] == _COMPILE_AFTER:
-        hit[2] = compiled(closed) or hit[2]
-    return hit[2]
+    hit = _EXECUTORS.get(closed)
+    if hit is None:
+        hit = [0, runner(closed)]
+        _EXECUTORS.put(closed, None, hit)
+    hit[0] += 1
+    if hit[0] == _COMPILE_AFTER:
+        hit[1] = compiled(closed) or hit[1]
+    return hit[1]
 
 
 def _remat_impl(*args: Any, jaxpr: ClosedJaxpr, policy: Policy, prevent_cse: bool) -> list:
@@ -540,7 +541,7 @@ def _closed_dce(closed: ClosedJaxpr, jaxpr: Jaxpr, prune: bool) -> tuple[ClosedJ
     return ClosedJaxpr(new, consts), used_in
 
 
-@functools.lru_cache(maxsize=1024)
+@weak_lru_cache(maxsize=1024)
 def _split(closed: ClosedJaxpr, unknowns: tuple[bool, ...], policy: Policy) -> _Split:
     known, unknown, out_unk, nres = jaxpr_rules.partial_eval_jaxpr(closed, unknowns, False)
     kj = known.jaxpr

@@ -13,6 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Lower number = lower layer. A module may import only modules of its layer or below.
 LAYERS = {
     "funcgrad.errors": 0,
+    "funcgrad._cache": 0,
     "funcgrad.backend": 0,
     "funcgrad._strict_array": 0,
     "funcgrad.tree_util": 0,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import tree_util
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, get_default_device, is_array, xp_for_device
 from funcgrad.core import Tracer, current_trace, eval_trace
@@ -165,23 +166,14 @@ def leaf_paths(tree: Any) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # Fast evaluation of jaxprs on concrete values (for the implementations)
 
-_RUNNERS: dict[int, tuple[ClosedJaxpr, Callable[..., list]]] = {}
-
-
+@weak_lru_cache(maxsize=512)
 def runner(closed: ClosedJaxpr) -> Callable[..., list]:
     """A function evaluating ``closed`` on concrete values, straight over the implementations.
 
-    Built once per jaxpr (cached while the jaxpr is alive in the cache) so loop bodies are not
+    Built once per jaxpr (cached while the jaxpr lives, 512 at most) so loop bodies are not
     re-dispatched through the trace machinery each iteration.
     """
-    hit = _RUNNERS.get(id(closed))
-    if hit is not None and hit[0] is closed:
-        return hit[1]
-    fn = _build_runner(closed)
-    if len(_RUNNERS) > 512:
-        _RUNNERS.clear()
-    _RUNNERS[id(closed)] = (closed, fn)
-    return fn
+    return _build_runner(closed)
 
 
 def _build_runner(closed: ClosedJaxpr) -> Callable[..., list]:

@@ -23,6 +23,7 @@ import numpy
 
 from funcgrad import compile as _compile
 from funcgrad import tree_util
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import ShapeError
@@ -249,7 +250,7 @@ def _is_zero(t: Any) -> bool:
     return type(t) is Zero or getattr(t, "dtype", None) == float0
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _jvp_branches(
     branches: tuple[ClosedJaxpr, ...], nonzero: tuple[bool, ...]
 ) -> tuple[tuple[ClosedJaxpr, ...], tuple[bool, ...]]:
@@ -331,7 +332,7 @@ def _merge_residuals(
     return slots, per_branch
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _pe_branches(branches: tuple[ClosedJaxpr, ...], unknowns: tuple[bool, ...]):
     out_uk = [False] * len(branches[0].out_avals)
     for b in branches:
@@ -412,7 +413,7 @@ deftranspose(cond_p, _cond_transpose)
 # Batching
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _batch_branches(branches: tuple[ClosedJaxpr, ...], axis_size: int,
                     in_dims: tuple[int | None, ...], instantiate: tuple[bool, ...] | bool):
     out_avals = branches[0].out_avals

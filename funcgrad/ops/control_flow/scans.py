@@ -27,6 +27,7 @@ import numpy
 
 from funcgrad import compile as _compile
 from funcgrad import tree_util
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
@@ -403,7 +404,7 @@ def _fixed_point(step: Callable[[tuple[bool, ...]], Sequence[bool]],
         cur = new
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _jvp_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_nz: tuple[bool, ...],
               carry_nz: tuple[bool, ...], x_nz: tuple[bool, ...]):
     n_ys = len(jaxpr.out_avals) - ncar
@@ -497,7 +498,7 @@ def split_invariant(known: ClosedJaxpr, n_fixed: int, n_known_outs: int, nres: i
     return loop_known, invariant, inv_mask
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _pe_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_uk: tuple[bool, ...],
              carry_uk: tuple[bool, ...], x_uk: tuple[bool, ...]):
     n_ys = len(jaxpr.out_avals) - ncar
@@ -617,7 +618,7 @@ partial_eval_rules[scan_p] = _scan_partial_eval
 # Transpose: a scan the other way round
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _transpose_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_lin: tuple[bool, ...],
                     x_lin: tuple[bool, ...], ys_nz: tuple[bool, ...]) -> ClosedJaxpr:
     linear = c_lin + (True,) * ncar + x_lin

@@ -29,6 +29,7 @@ import numpy
 
 from funcgrad import compile as _compile
 from funcgrad import tree_util
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval, result_dtype
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
@@ -312,7 +313,7 @@ def _is_zero(t: Any) -> bool:
     return t is None or type(t) is Zero or getattr(t, "dtype", None) == float0
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _jvp_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, bn: int,
               bc_nz: tuple[bool, ...], carry_nz: tuple[bool, ...]):
     n = len(carry_nz)
@@ -378,7 +379,7 @@ def _used_inputs(closed: ClosedJaxpr) -> list[bool]:
     return list(dce_jaxpr(closed.jaxpr)[1])
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _pe_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, cn: int, bn: int,
              bc_uk: tuple[bool, ...], carry_uk: tuple[bool, ...]):
     n = len(carry_uk)
@@ -533,7 +534,7 @@ def _while_batch(axis_size, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts,
     return outs, [0] * n + list(ys_dims)
 
 
-@functools.lru_cache(maxsize=256)
+@weak_lru_cache(maxsize=256)
 def _masked_loop(cond_jaxpr: ClosedJaxpr, body_jaxpr: ClosedJaxpr, axis_size: int,
                  cc_d: tuple[int | None, ...], bc_d: tuple[int | None, ...], record_pred: bool):
     """A loop over the whole batch that runs until every example's predicate is False.
