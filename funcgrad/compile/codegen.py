@@ -555,11 +555,13 @@ def _register_optional() -> None:
     if p is not None:
         emitters[p] = _emit_dot_general
     try:
-        from funcgrad.ops import indexing as _indexing
+        from funcgrad.ops import gather as _gather
+        from funcgrad.ops import scatter as _scatter
     except ImportError:  # pragma: no cover
         return
-    for name, em in (("gather_p", _emit_gather), ("scatter_add_p", _emit_scatter_add)):
-        p = getattr(_indexing, name, None)
+    for mod, name, em in ((_gather, "gather_p", _emit_gather),
+                          (_scatter, "scatter_add_p", _emit_scatter_add)):
+        p = getattr(mod, name, None)
         if p is not None:
             emitters[p] = em
     if _tie_mask_p is not None:

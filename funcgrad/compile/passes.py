@@ -61,9 +61,9 @@ from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
 from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import indexing as _indexing
 from funcgrad.ops import linalg as _linalg
 from funcgrad.ops import reductions as _red
+from funcgrad.ops import scatter as _scatter
 from funcgrad.ops import shape as _shape
 
 __all__ = [
@@ -83,7 +83,7 @@ _SCAN_MAX_SIZE = 1 << 20
 
 Atom = Var | Literal
 _dot_general_p = getattr(_linalg, "dot_general_p", None)
-_scatter_add_p = getattr(_indexing, "scatter_add_p", None)
+_scatter_add_p = getattr(_scatter, "scatter_add_p", None)
 _FOLD_BIG = frozenset(p for p in (_dot_general_p, _shape.transpose_p, _shape.reshape_p)
                       if p is not None)
 

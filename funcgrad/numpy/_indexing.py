@@ -24,7 +24,9 @@ from funcgrad.avals import get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, xp_for, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError, DTypeError, ShapeError
+from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
+from funcgrad.ops import scatter as _sc
 from funcgrad.ops.indexing import FULL, Operand, Slice
 
 __all__ = [
@@ -219,9 +221,9 @@ def _getitem(x: Any, idx: Any) -> Any:
                [5, 3]])
     """
     if type(idx) is int:  # the hot path: t[i]
-        return _ix.gather_p.bind(x, indexer=(idx,), mode="raise")[0]
+        return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")[0]
     indexer, arrays = _parse_index(x, idx)
-    return _ix.gather_canonical(x, *arrays, indexer=indexer)
+    return _ga.gather_canonical(x, *arrays, indexer=indexer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,17 +301,17 @@ class _IndexUpdateRef:
         """``x[idx]``."""
         mode = _at_mode(kwargs, "get")
         indexer, arrays = _parse_index(self.array, self.index)
-        return _ix.gather_canonical(self.array, *arrays, indexer=indexer, mode=mode)
+        return _ga.gather_canonical(self.array, *arrays, indexer=indexer, mode=mode)
 
     def set(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] = values`` (the last of repeated indices wins)."""
         x, v, arrays, indexer, mode = self._prepare(values, "set", False, kwargs)
-        return _ix.scatter(x, v, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter(x, v, *arrays, indexer=indexer, mode=mode)
 
     def add(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``values`` added at ``idx`` (repeated indices accumulate)."""
         x, v, arrays, indexer, mode = self._prepare(values, "add", True, kwargs)
-        return _ix.scatter_add(x, v, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_add(x, v, *arrays, indexer=indexer, mode=mode)
 
     def subtract(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``values`` subtracted at ``idx`` (repeated indices accumulate)."""
@@ -319,12 +321,12 @@ class _IndexUpdateRef:
             v = _ew.convert_element_type(v, xa.dtype)
         # Python scalars are negated in Python: they stay weak and on no device.
         neg = -v if isinstance(v, int | float | complex) else _ew.neg(v)
-        return _ix.scatter_add(x, neg, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_add(x, neg, *arrays, indexer=indexer, mode=mode)
 
     def multiply(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` multiplied by ``values`` at ``idx`` (repeated indices multiply)."""
         x, v, arrays, indexer, mode = self._prepare(values, "multiply", True, kwargs)
-        return _ix.scatter_mul(x, v, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_mul(x, v, *arrays, indexer=indexer, mode=mode)
 
     mul = multiply
 
@@ -344,7 +346,7 @@ class _IndexUpdateRef:
                 inv = xa.dtype.type(1) / xa.dtype.type(v)
         else:
             inv = _ew.div(1, v)
-        return _ix.scatter_mul(x, inv, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_mul(x, inv, *arrays, indexer=indexer, mode=mode)
 
     def power(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] ** values`` at ``idx``.
@@ -354,21 +356,21 @@ class _IndexUpdateRef:
         """
         x, v, arrays, indexer, mode = self._prepare(values, "power", True, kwargs)
         xa = get_aval(x)
-        cur = _ix.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
+        cur = _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
         new = _ew.pow(cur, v)
         if get_aval(new).dtype != xa.dtype:
             new = _ew.convert_element_type(new, xa.dtype)
-        return _ix.scatter(x, new, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter(x, new, *arrays, indexer=indexer, mode=mode)
 
     def min(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``minimum(x[idx], values)`` at ``idx`` (``numpy.minimum.at``)."""
         x, v, arrays, indexer, mode = self._prepare(values, "min", True, kwargs)
-        return _ix.scatter_min(x, v, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_min(x, v, *arrays, indexer=indexer, mode=mode)
 
     def max(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``maximum(x[idx], values)`` at ``idx`` (``numpy.maximum.at``)."""
         x, v, arrays, indexer, mode = self._prepare(values, "max", True, kwargs)
-        return _ix.scatter_max(x, v, *arrays, indexer=indexer, mode=mode)
+        return _sc.scatter_max(x, v, *arrays, indexer=indexer, mode=mode)
 
 
 class _IndexUpdateHelper:
@@ -452,7 +454,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
             i %= n
         elif mode == "clip":
             i = min(max(i, 0), n - 1)
-        return _ix.gather(a, indexer=(FULL,) * axis + (i,))
+        return _ga.gather(a, indexer=(FULL,) * axis + (i,))
     ind = _as_array(indices, aa.device)
     ia = get_aval(ind)
     if ia.dtype.kind not in "iu":
@@ -465,7 +467,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
     if not isinstance(ind, Tracer):
         ind = _to_device(ind, aa.device)
     m = None if mode == "raise" else mode
-    return _ix.gather(a, ind, indexer=(FULL,) * axis + (Operand(0),), mode=m)
+    return _ga.gather(a, ind, indexer=(FULL,) * axis + (Operand(0),), mode=m)
 
 
 def _axis_iota(n: int, ndim: int, axis: int, device: str | None) -> Any:
@@ -513,7 +515,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
             arrays.append(indices)
         else:
             arrays.append(_axis_iota(aa.shape[d], aa.ndim, d, aa.device))
-    return _ix.gather(arr, *arrays, indexer=tuple(entries),
+    return _ga.gather(arr, *arrays, indexer=tuple(entries),
                       mode=_ix.default_mode([indices]))
 
 
@@ -601,7 +603,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     else:
         n = max(0, min(n1 + offset, n2))
     rows, cols = _diag_index_arrays(n, offset, aa.device)
-    return _ix.gather(a, rows, cols, indexer=(Ellipsis, Operand(0), Operand(1)))
+    return _ga.gather(a, rows, cols, indexer=(Ellipsis, Operand(0), Operand(1)))
 
 
 def diag(v: Any, k: int = 0) -> Any:
@@ -625,7 +627,7 @@ def diag(v: Any, k: int = 0) -> Any:
     xp = xp_for_device(va.device or get_default_device())
     base = xp.zeros((size, size), dtype=va.dtype)
     rows, cols = _diag_index_arrays(n, k, va.device)
-    return _ix.scatter(base, v, rows, cols, indexer=(Operand(0), Operand(1)))
+    return _sc.scatter(base, v, rows, cols, indexer=(Operand(0), Operand(1)))
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,

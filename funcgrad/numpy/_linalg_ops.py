@@ -20,6 +20,7 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, xp_for_device
 from funcgrad.core import Tracer, bind1
 from funcgrad.errors import ShapeError
+from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops.linalg import dot_general, dot_general_p
 
@@ -367,7 +368,7 @@ def _take_diagonal(x: Any, labels: list[Any]) -> tuple[Any, list[Any]]:
         n = xa.shape[p]
         xp = xp_for_device(xa.device or get_default_device())
         ar = xp.arange(n, dtype=numpy.intp)
-        x = _ix.gather(x, ar, ar, indexer=(_ix.Operand(0), _ix.Operand(1)))
+        x = _ga.gather(x, ar, ar, indexer=(_ix.Operand(0), _ix.Operand(1)))
         labels = [labels[p]] + [labels[i] for i in rest]
 
 

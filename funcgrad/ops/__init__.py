@@ -5,12 +5,14 @@ from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
     control_flow,  # noqa: F401  (cond, while, scan)
     elementwise,
     fft,
+    gather,
     indexing,
     jit,  # noqa: F401  (the jit call primitive)
     linalg,
     linalg_decomp,
     reductions,
     remat,  # noqa: F401  (checkpoint / rematerialization)
+    scatter,
     shape,
     sorting,  # noqa: F401
     special,

@@ -900,7 +900,7 @@ def _ds_batch(axis_size, vals, dims, slice_sizes):
         return [dynamic_slice(x, idx, sizes)], [dx]
     # Per-example starts: one gather of the blocks (ops.indexing is imported late: it builds
     # on this module).
-    from funcgrad.ops.indexing import gather_canonical
+    from funcgrad.ops.gather import gather_canonical
 
     xa = get_aval(x)
     shape = xa.shape if dx is None else xa.shape[:dx] + xa.shape[dx + 1 :]
@@ -1010,7 +1010,7 @@ def _dus_batch(axis_size, vals, dims):
         x = _to_front(x, dx, axis_size)
         u = _to_front(u, du, axis_size)
         return [dynamic_update_slice(x, u, [0] + idx)], [0]
-    from funcgrad.ops.indexing import scatter
+    from funcgrad.ops.scatter import scatter
 
     x = _to_front(x, dx, axis_size)
     u = _to_front(u, du, axis_size)

@@ -12,8 +12,10 @@ from funcgrad.errors import ConcretizationError, DTypeError, ShapeError, TracerM
 from funcgrad.interpreters.batching import batch_flat
 from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as ew
+from funcgrad.ops import gather as ga
 from funcgrad.ops import indexing as ix
 from funcgrad.ops import reductions as red
+from funcgrad.ops import scatter as sc
 from funcgrad.ops.indexing import FULL, Operand, Slice
 from funcgrad.test_util import check_grads
 
@@ -188,7 +190,7 @@ def test_invalid_index_types() -> None:
     with pytest.raises(IndexError, match="valid indices"):
         fnp._getitem(x, "a")
     with pytest.raises(DTypeError, match="integer dtype"):
-        ix.gather(x, np.array([True]), indexer=(Operand(0),))
+        ga.gather(x, np.array([True]), indexer=(Operand(0),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,7 +395,7 @@ def test_scatter_batching(case, axes) -> None:
 def test_batch_flat_gather_and_grad_of_vmap() -> None:
     x = rand((3, 4))
     i = np.array([[0, 3], [1, 1], [2, 0]])
-    outs, dims = batch_flat(lambda x, i: [ix.gather(x, i, indexer=(FULL, Operand(0)))],
+    outs, dims = batch_flat(lambda x, i: [ga.gather(x, i, indexer=(FULL, Operand(0)))],
                             [x, i], [None, 0], 3)
     got = np.moveaxis(host(outs[0]), dims[0], 0)
     assert_allclose(got, np.stack([x[:, r] for r in i]))
@@ -415,19 +417,19 @@ def test_batch_flat_gather_and_grad_of_vmap() -> None:
 def test_primitive_rules_and_errors() -> None:
     x = rand((3, 4))
     with pytest.raises(ShapeError, match="updates of shape"):
-        ix.scatter_add(x, np.ones(5), indexer=(Slice(None, 2),))
+        sc.scatter_add(x, np.ones(5), indexer=(Slice(None, 2),))
     with pytest.raises(ValueError, match="index array #1"):
-        ix.gather(x, np.array([0]), indexer=(Operand(1),))
+        ga.gather(x, np.array([0]), indexer=(Operand(1),))
     with pytest.raises(TypeError, match="not a Slice"):
-        ix.gather(x, indexer=("a",))
+        ga.gather(x, indexer=("a",))
     with pytest.raises(ValueError, match="mode"):
-        ix.gather(x, np.array([0]), indexer=(Operand(0),), mode="bogus")
+        ga.gather(x, np.array([0]), indexer=(Operand(0),), mode="bogus")
     # Transposes: gather <-> scatter_add.
-    _, f_vjp = funcgrad.vjp(lambda x: ix.gather(x, np.array([0, 0]), indexer=(Operand(0),)), x)
+    _, f_vjp = funcgrad.vjp(lambda x: ga.gather(x, np.array([0, 0]), indexer=(Operand(0),)), x)
     (ct,) = f_vjp(np.ones((2, 4)))
     assert_allclose(ct, np.array([[2.0] * 4, [0.0] * 4, [0.0] * 4]))
     # The identity indexer is skipped.
-    assert ix.gather(x, indexer=(Ellipsis,)) is x
+    assert ga.gather(x, indexer=(Ellipsis,)) is x
     # The jaxpr is readable.
     jaxpr = funcgrad.make_jaxpr(lambda x: fnp._getitem(x, (S(None, None, -1), None, 1)))(x)
     assert "gather[indexer=(::-1, None, 1)" in str(jaxpr)

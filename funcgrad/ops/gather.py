@@ -1,0 +1,143 @@
+"""The ``gather`` primitive: ``x[idx]`` with NumPy semantics.
+
+``indexer`` describes the index expression statically (see :mod:`funcgrad.ops.indexing`, which
+also gives the result shape); integer index arrays are operands after ``x``. The transpose is a
+``scatter_add`` into zeros (:mod:`funcgrad.ops.scatter`); the batch rule folds the batch axis
+into the index expression (``indexing.batch_index_expr``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.scatter as _scatter
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import xp_for
+from funcgrad.core import bind1
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, jvp_rules
+from funcgrad.interpreters.transpose import deftranspose
+from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops.indexing import (
+    FULL,
+    Operand,
+    Slice,
+    as_array,
+    batch_index_expr,
+    canonical_indexer,
+    check_index_avals,
+    check_mode,
+    default_mode,
+    fix_indices,
+    index_arrays,
+    index_layout,
+    index_tuple,
+    is_numpy_like,
+    zeros,
+)
+
+__all__ = ["gather", "gather_canonical", "gather_p", "FULL", "Operand", "Slice"]
+
+
+def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str) -> list:
+    if not idx and type(x) is numpy.ndarray:  # the eager fast path: a NumPy view
+        return [x[index_tuple(indexer, idx)]]
+    xp = xp_for(x, *idx, what="gather")
+    x = as_array(xp, x)
+    idx = index_arrays(x, idx)
+    if idx and (mode != "raise" or not is_numpy_like(xp)):
+        idx = tuple(fix_indices("gather", xp, x.shape, indexer, idx, mode))
+    return [x[index_tuple(indexer, idx)]]
+
+
+def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: str):
+    check_static("gather", indexer=indexer, mode=mode)
+    check_mode("gather", mode)
+    check_index_avals("gather", idx)
+    lay = index_layout("gather", indexer, x.shape, tuple(a.shape for a in idx))
+    return [ShapedArray(lay.out_shape, x.dtype, x.weak_type, result_device("gather", x, *idx))]
+
+
+gather_p = make_primitive("gather", _gather_impl, _gather_abstract)
+
+
+def _is_identity_indexer(indexer: tuple, x: Any) -> bool:
+    """Whether ``x[indexer]`` is ``x`` itself (and a valid index: one ``...``, not too long)."""
+    n_ell = n_full = 0
+    for e in indexer:
+        if e is Ellipsis:
+            n_ell += 1
+        elif type(e) is Slice and e.is_full():
+            n_full += 1
+        else:
+            return False
+    return n_ell <= 1 and (n_full == 0 or n_full <= get_aval(x).ndim)
+
+
+def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None) -> Any:
+    """``x[idx]`` with NumPy semantics; ``indexer`` describes ``idx`` (see the module doc).
+
+    Example:
+        >>> import numpy as np
+        >>> gather(np.arange(6).reshape(2, 3), np.array([2, 0]), indexer=(FULL, Operand(0)))
+        array([[2, 0],
+               [5, 3]])
+    """
+    return gather_canonical(x, *index_arrays, indexer=canonical_indexer(indexer), mode=mode)
+
+
+def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | None = None) -> Any:
+    """:func:`gather` for an ``indexer`` already in canonical form (no Python slices).
+
+    Example:
+        >>> import numpy as np
+        >>> gather_canonical(np.arange(4), indexer=(Slice(None, None, -1),))
+        array([3, 2, 1, 0])
+    """
+    if not index_arrays and _is_identity_indexer(indexer, x):
+        return x
+    if mode is None:
+        mode = default_mode(index_arrays)
+    else:
+        check_mode("gather", mode)
+    return bind1(gather_p, x, *index_arrays, indexer=indexer, mode=mode)
+
+
+def _gather_jvp(primals, tangents, indexer, mode):
+    x, *idx = primals
+    tx = tangents[0]
+    out = bind1(gather_p, x, *idx, indexer=indexer, mode=mode)
+    if type(tx) is Zero:
+        return [out], [Zero.from_primal(out)]
+    return [out], [bind1(gather_p, tx, *idx, indexer=indexer, mode=mode)]
+
+
+def _gather_transpose(ct, x, *idx, indexer, mode):
+    aval = x.aval
+    ca = get_aval(ct)
+    base = zeros(aval.shape, ca.dtype, aval.device or ca.device)
+    ct_x = bind1(_scatter.scatter_add_p, base, ct, *idx, indexer=indexer, mode=mode)
+    return [ct_x] + [None] * len(idx)
+
+
+jvp_rules[gather_p] = _gather_jvp
+deftranspose(gather_p, _gather_transpose)
+
+
+def _gather_batch(axis_size, vals, dims, indexer, mode):
+    x, *idx = vals
+    xd, *idd = dims
+    b = batch_index_expr("gather", axis_size, x, xd, idx, idd, indexer, False)
+    out = bind1(gather_p, b.x, *b.idx, indexer=b.indexer, mode=mode)
+    p = b.perm
+    rest = [i for i in range(len(p)) if i != p[0]]
+    if list(p[1:]) == rest:
+        return [out], [p[0]]
+    return [_shape.transpose(out, p)], [0]
+
+
+batching.batch_rules[gather_p] = _gather_batch
+

@@ -1,0 +1,511 @@
+"""The scatter family: ``x.at[idx].set/add/mul/min/max`` as ``scatter``, ``scatter_add``,
+``scatter_mul``, ``scatter_min``, ``scatter_max``; one block per primitive.
+
+``indexer`` describes the index expression statically (:mod:`funcgrad.ops.indexing`); the
+updates are the operand after ``x``, integer index arrays follow. Every member shares the shape
+rule (updates broadcast to the indexed shape, same dtype as ``x``) and the batch rule (the
+batch axis folded into the index expression); each has its own impl, JVP and transpose.
+
+Repeated indices: ``scatter_add``/``scatter_mul``/``scatter_min``/``scatter_max`` accumulate
+like ``numpy.add.at`` and friends; ``scatter`` (set) lets the last write win on NumPy (on CuPy
+the winner among duplicates is unspecified).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.gather as _gather
+import funcgrad.ops.shape as _shape
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import xp_for
+from funcgrad.core import bind1
+from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, instantiate, jvp_rules
+from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops.indexing import (
+    Operand,
+    Slice,
+    as_array,
+    batch_index_expr,
+    canonical_indexer,
+    check_index_avals,
+    check_mode,
+    default_mode,
+    fix_indices,
+    full,
+    index_arrays,
+    index_layout,
+    index_tuple,
+    iota,
+    is_numpy_like,
+    may_repeat,
+    zeros,
+)
+
+__all__ = [
+    "scatter",
+    "scatter_p",
+    "scatter_add",
+    "scatter_add_p",
+    "scatter_mul",
+    "scatter_mul_p",
+    "scatter_min",
+    "scatter_min_p",
+    "scatter_max",
+    "scatter_max_p",
+]
+
+
+# =============================================================================================
+# Shared by the family: shape rule, impl helpers, wrapper, rule helpers, batch rule
+
+
+def _scatter_abstract_for(name: str):
+    def abstract(x: ShapedArray, u: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: str):
+        check_static(name, indexer=indexer, mode=mode)
+        check_mode(name, mode)
+        check_index_avals(name, idx)
+        lay = index_layout(name, indexer, x.shape, tuple(a.shape for a in idx))
+        g = lay.out_shape
+        try:
+            ok = tuple(numpy.broadcast_shapes(u.shape, g)) == g
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ShapeError(
+                f"{name}: updates of shape {u.shape} cannot be broadcast to the indexed shape "
+                f"{g} (x is {x.str_short()})"
+            )
+        if u.dtype != x.dtype:
+            raise DTypeError(
+                f"{name}: updates dtype {u.dtype} differs from the array dtype {x.dtype}; "
+                "convert the updates first"
+            )
+        return [ShapedArray(x.shape, x.dtype, x.weak_type, result_device(name, x, u, *idx))]
+
+    return abstract
+
+
+_cupyx_mod: list[Any] = []
+
+
+def _cupyx(xp: Any) -> Any:
+    """The ``cupyx`` package beside the CuPy array module ``xp``, imported on first use."""
+    if not _cupyx_mod:
+        _cupyx_mod.append(importlib.import_module(xp.__name__.split(".")[0] + "x"))
+    return _cupyx_mod[0]
+
+
+def _scatter_prepare(name: str, x: Any, u: Any, idx: tuple, indexer: tuple, mode: str):
+    xp = xp_for(x, u, *idx, what=name)
+    x = as_array(xp, x)
+    if idx and (mode != "raise" or not is_numpy_like(xp)):
+        idx = tuple(fix_indices(name, xp, x.shape, indexer, idx, mode))
+    out = x.copy()
+    return xp, out, index_tuple(indexer, idx)
+
+
+def _full_rank_updates(u: Any, x: Any, idx: tuple, indexer: tuple) -> Any:
+    """``u`` with leading 1-axes up to the indexed rank.
+
+    NumPy's ``ufunc.at`` reads garbage when lower-rank updates broadcast against a
+    multi-dimensional index array (numpy 2.4: ``np.add.at(z, [[0, 1], [2, 3]], [1., 2.])``).
+    """
+    nd = getattr(u, "ndim", 0)
+    if nd == 0 or not idx:
+        return u
+    g = index_layout("scatter", indexer, tuple(x.shape), tuple(a.shape for a in idx)).out_shape
+    return u if nd == len(g) else u.reshape((1,) * (len(g) - nd) + tuple(u.shape))
+
+
+def _key_arrays(key: tuple) -> list[Any]:
+    """The index arrays of a built index tuple, in order."""
+    return [e for e in key if hasattr(e, "shape")]
+
+
+def _key_indexer(key: tuple) -> tuple:
+    k = 0
+    out = []
+    for e in key:
+        if hasattr(e, "shape"):
+            out.append(Operand(k))
+            k += 1
+        elif type(e) is slice:
+            out.append(Slice(e.start, e.stop, e.step))
+        else:
+            out.append(e)
+    return tuple(out)
+
+
+def _scatter_wrapper(prim, x, updates, index_arrays, indexer, mode):
+    indexer = canonical_indexer(indexer)
+    xa, ua = get_aval(x), get_aval(updates)
+    if ua.dtype != xa.dtype:
+        updates = _ew.convert_element_type(updates, xa.dtype)
+    if mode is None:
+        mode = default_mode(index_arrays)
+    else:
+        check_mode(prim.name, mode)
+    return bind1(prim, x, updates, *index_arrays, indexer=indexer, mode=mode)
+
+
+def _mask(a: Any, b: Any, dtype: Any) -> Any:
+    """``a == b`` as 0/1 of ``dtype`` (a constant for differentiation)."""
+    return _ew.convert_element_type(_ew.eq(a, b), dtype)
+
+
+def _zeros_like(x: Any, dtype: Any = None) -> Any:
+    a = get_aval(x)
+    return zeros(a.shape, dtype or a.dtype, a.device)
+
+
+def _gather_shape(name: str, x_shape, idx, indexer) -> tuple[int, ...]:
+    return index_layout(name, indexer, tuple(x_shape),
+                        tuple(get_aval(a).shape for a in idx)).out_shape
+
+
+def _winner_mask(x_aval: ShapedArray, idx: Sequence[Any], indexer: tuple, mode: str,
+                 dtype: Any) -> Any:
+    """1 where an update position of ``scatter`` is the one whose write survives, else 0."""
+    g = _gather_shape("scatter", x_aval.shape, idx, indexer)
+    ids = iota(g, x_aval.device)
+    base = full(x_aval.shape, -1, numpy.int64, x_aval.device)
+    written = bind1(scatter_p, base, ids, *idx, indexer=indexer, mode=mode)
+    back = bind1(_gather.gather_p, written, *idx, indexer=indexer, mode=mode)
+    return _mask(back, ids, dtype)
+
+
+def _scatter_batch_for(prim):
+    def rule(axis_size, vals, dims, indexer, mode):
+        x, u, *idx = vals
+        xd, ud, *idd = dims
+        b = batch_index_expr(prim.name, axis_size, x, xd, idx, idd, indexer, True)
+        g = b.out_shape
+        ua = get_aval(u)
+        # Updates in the layout (batch, *g), padded with size-1 dims, then into the new layout.
+        if ud is None:
+            if ua.ndim == 0:
+                u_new = u
+            else:
+                u_new = _shape.reshape(u, (1,) * (len(g) + 1 - ua.ndim) + ua.shape)
+        else:
+            u = _shape.moveaxis(u, ud, 0)
+            s = ua.shape[:ud] + ua.shape[ud + 1:]
+            u_new = _shape.reshape(u, (axis_size,) + (1,) * (len(g) - len(s)) + tuple(s))
+        if get_aval(u_new).ndim:
+            inv = tuple(int(i) for i in numpy.argsort(b.perm))
+            u_new = _shape.transpose(u_new, inv)
+        out = bind1(prim, b.x, u_new, *b.idx, indexer=b.indexer, mode=mode)
+        return [out], [0]
+
+    batching.batch_rules[prim] = rule
+
+
+# =============================================================================================
+# scatter_add: x.at[idx].add(u)
+
+
+def _scatter_add_impl(x, u, *idx, indexer, mode):
+    idx = index_arrays(x, idx)
+    u = _full_rank_updates(u, x, idx, indexer)
+    xp, out, key = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
+    if not idx:
+        out[key] += u  # basic index: no position is written twice
+    elif is_numpy_like(xp):
+        xp.add.at(out, key, u)
+    else:
+        _cupyx(xp).scatter_add(out, key, u)
+    return [out]
+
+
+scatter_add_p = make_primitive(
+    "scatter_add", _scatter_add_impl, _scatter_abstract_for("scatter_add")
+)
+
+
+def scatter_add(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
+                mode: str | None = None) -> Any:
+    """``x.at[idx].add(updates)``: a copy of ``x`` with ``updates`` added at ``idx``.
+
+    Repeated indices accumulate (``numpy.add.at``). ``updates`` is cast to ``x``'s dtype.
+
+    Example:
+        >>> import numpy as np
+        >>> scatter_add(np.zeros(3), 1.0, np.array([0, 0, 2]), indexer=(Operand(0),))
+        array([2., 0., 1.])
+    """
+    return _scatter_wrapper(scatter_add_p, x, updates, index_arrays, indexer, mode)
+
+
+def _scatter_add_jvp(primals, tangents, indexer, mode):
+    x, u, *idx = primals
+    tx, tu = tangents[0], tangents[1]
+    out = bind1(scatter_add_p, x, u, *idx, indexer=indexer, mode=mode)
+    if type(tu) is Zero:
+        return [out], [tx if type(tx) is not Zero else Zero.from_primal(out)]
+    tx = instantiate(tx) if type(tx) is not Zero else _zeros_like(out, get_aval(tu).dtype)
+    return [out], [bind1(scatter_add_p, tx, tu, *idx, indexer=indexer, mode=mode)]
+
+
+def _scatter_add_transpose(ct, x, u, *idx, indexer, mode):
+    ct_x = ct if is_undefined(x) else None
+    ct_u = None
+    if is_undefined(u):
+        g = bind1(_gather.gather_p, ct, *idx, indexer=indexer, mode=mode)
+        ct_u = _shape.sum_to_aval(g, u.aval)
+    return [ct_x, ct_u] + [None] * len(idx)
+
+
+jvp_rules[scatter_add_p] = _scatter_add_jvp
+deftranspose(scatter_add_p, _scatter_add_transpose)
+_scatter_batch_for(scatter_add_p)
+
+
+# =============================================================================================
+# scatter: x.at[idx].set(u)
+
+
+def _scatter_impl(x, u, *idx, indexer, mode):
+    idx = index_arrays(x, idx)
+    _, out, key = _scatter_prepare("scatter", x, u, idx, indexer, mode)
+    out[key] = u
+    return [out]
+
+
+scatter_p = make_primitive(
+    "scatter", _scatter_impl, _scatter_abstract_for("scatter")
+)
+
+
+def scatter(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
+            mode: str | None = None) -> Any:
+    """``x.at[idx].set(updates)``: a copy of ``x`` with ``updates`` written at ``idx``.
+
+    Example:
+        >>> import numpy as np
+        >>> scatter(np.zeros(3), 5.0, indexer=(Slice(1, None),))
+        array([0., 5., 5.])
+    """
+    return _scatter_wrapper(scatter_p, x, updates, index_arrays, indexer, mode)
+
+
+def _scatter_jvp(primals, tangents, indexer, mode):
+    x, u, *idx = primals
+    tx, tu = tangents[0], tangents[1]
+    out = bind1(scatter_p, x, u, *idx, indexer=indexer, mode=mode)
+    if type(tx) is Zero and type(tu) is Zero:
+        return [out], [Zero.from_primal(out)]
+    oa = get_aval(out)
+    tdt = get_aval(tu).dtype if type(tx) is Zero else get_aval(tx).dtype
+    tx = zeros(oa.shape, tdt, oa.device) if type(tx) is Zero else tx
+    # Positions overwritten by constant updates have zero tangent.
+    tu = zeros((), tdt, oa.device) if type(tu) is Zero else tu
+    return [out], [bind1(scatter_p, tx, tu, *idx, indexer=indexer, mode=mode)]
+
+
+def _scatter_transpose(ct, x, u, *idx, indexer, mode):
+    ca = get_aval(ct)
+    ct_x = ct_u = None
+    if is_undefined(x):
+        zero = zeros((), ca.dtype, ca.device)
+        ct_x = bind1(scatter_p, ct, zero, *idx, indexer=indexer, mode=mode)
+    if is_undefined(u):
+        g = bind1(_gather.gather_p, ct, *idx, indexer=indexer, mode=mode)
+        if may_repeat(ca.shape, idx, indexer):
+            # Only the surviving write among repeated positions receives the cotangent.
+            g = _ew.mul(g, _winner_mask(ca, idx, indexer, mode, ca.dtype))
+        ct_u = _shape.sum_to_aval(g, u.aval)
+    return [ct_x, ct_u] + [None] * len(idx)
+
+
+jvp_rules[scatter_p] = _scatter_jvp
+deftranspose(scatter_p, _scatter_transpose)
+_scatter_batch_for(scatter_p)
+
+
+# =============================================================================================
+# scatter_mul: x.at[idx].multiply(u)
+
+
+def _scatter_mul_impl(x, u, *idx, indexer, mode):
+    idx = index_arrays(x, idx)
+    u = _full_rank_updates(u, x, idx, indexer)
+    xp, out, key = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
+    if not idx:
+        out[key] *= u
+        return [out]
+    at = getattr(xp.multiply, "at", None)
+    try:
+        if at is None:
+            raise NotImplementedError
+        at(out, key, u)
+    except (NotImplementedError, TypeError):
+        # Array modules without multiply.at (some CuPy versions): fine without repeats.
+        if may_repeat(out.shape, _key_arrays(key), _key_indexer(key)):
+            raise NotImplementedError(
+                f"scatter_mul: {getattr(xp, '__name__', 'this array module')} has no "
+                "multiply.at for repeated indices"
+            ) from None
+        out[key] = out[key] * u
+    return [out]
+
+
+scatter_mul_p = make_primitive(
+    "scatter_mul", _scatter_mul_impl, _scatter_abstract_for("scatter_mul")
+)
+
+
+def scatter_mul(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
+                mode: str | None = None) -> Any:
+    """``x.at[idx].multiply(updates)`` (repeated indices multiply repeatedly).
+
+    Example:
+        >>> import numpy as np
+        >>> scatter_mul(np.ones(3), 2.0, np.array([1, 1]), indexer=(Operand(0),))
+        array([1., 4., 1.])
+    """
+    return _scatter_wrapper(scatter_mul_p, x, updates, index_arrays, indexer, mode)
+
+
+def _scatter_mul_jvp(primals, tangents, indexer, mode):
+    x, u, *idx = primals
+    tx, tu = tangents[0], tangents[1]
+    out = bind1(scatter_mul_p, x, u, *idx, indexer=indexer, mode=mode)
+    t = None
+    if type(tx) is not Zero:
+        t = bind1(scatter_mul_p, tx, u, *idx, indexer=indexer, mode=mode)
+    if type(tu) is not Zero:
+        if may_repeat(get_aval(x).shape, idx, indexer):
+            raise NotImplementedError(
+                "scatter_mul (x.at[idx].multiply(v)): the derivative with respect to the "
+                "updates is not implemented when idx repeats a position; combine repeated "
+                "updates first (e.g. multiply them together) or use unique indices"
+            )
+        gx = bind1(_gather.gather_p, x, *idx, indexer=indexer, mode=mode)
+        contrib = _ew.mul(tu, gx)
+        g = _gather_shape("scatter_mul", get_aval(x).shape, idx, indexer)
+        contrib = _shape.broadcast_to(contrib, g)
+        base = _zeros_like(out, get_aval(contrib).dtype)
+        c = bind1(scatter_add_p, base, contrib, *idx, indexer=indexer, mode=mode)
+        t = c if t is None else _ew.add(t, c)
+    if t is None:
+        return [out], [Zero.from_primal(out)]
+    return [out], [t]
+
+
+def _scatter_mul_transpose(ct, x, u, *idx, indexer, mode):
+    if is_undefined(u):
+        raise ValueError("scatter_mul: transpose with respect to the updates (not linear)")
+    return [bind1(scatter_mul_p, ct, u, *idx, indexer=indexer, mode=mode), None] + [
+        None
+    ] * len(idx)
+
+
+jvp_rules[scatter_mul_p] = _scatter_mul_jvp
+deftranspose(scatter_mul_p, _scatter_mul_transpose)
+_scatter_batch_for(scatter_mul_p)
+
+
+# =============================================================================================
+# scatter_min / scatter_max: one impl and JVP recipe, one block each
+
+
+def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
+    def impl(x, u, *idx, indexer, mode):
+        idx = index_arrays(x, idx)
+        u = _full_rank_updates(u, x, idx, indexer)
+        xp, out, key = _scatter_prepare(name, x, u, idx, indexer, mode)
+        if not idx:
+            out[key] = getattr(xp, ufunc_name)(out[key], u)
+        elif is_numpy_like(xp):
+            getattr(xp, ufunc_name).at(out, key, u)
+        else:
+            getattr(_cupyx(xp), cupyx_name)(out, key, u)
+        return [out]
+
+    return impl
+
+
+def _extremal_jvp_for(prim):
+    def rule(primals, tangents, indexer, mode):
+        x, u, *idx = primals
+        tx, tu = tangents[0], tangents[1]
+        out = bind1(prim, x, u, *idx, indexer=indexer, mode=mode)
+        if type(tx) is Zero and type(tu) is Zero:
+            return [out], [Zero.from_primal(out)]
+        oa = get_aval(out)
+        tdt = get_aval(tx).dtype if type(tx) is not Zero else get_aval(tu).dtype
+        # The tangent comes from whichever operand wins; ties share it equally.
+        mx = _mask(x, out, tdt)
+        g_out = bind1(_gather.gather_p, out, *idx, indexer=indexer, mode=mode)
+        g = _gather_shape(prim.name, oa.shape, idx, indexer)
+        mu = _shape.broadcast_to(_mask(u, g_out, tdt), g)
+        zero = zeros(oa.shape, tdt, oa.device)
+        count = _ew.add(mx, bind1(scatter_add_p, zero, mu, *idx, indexer=indexer, mode=mode))
+        num = None
+        if type(tx) is not Zero:
+            num = _ew.mul(tx, mx)
+        if type(tu) is not Zero:
+            c = bind1(scatter_add_p, zero, _ew.mul(tu, mu), *idx, indexer=indexer, mode=mode)
+            num = c if num is None else _ew.add(num, c)
+        return [out], [_ew.div(num, count)]
+
+    jvp_rules[prim] = rule
+
+
+# -- scatter_min
+
+scatter_min_p = make_primitive(
+    "scatter_min", _scatter_extremal_impl("scatter_min", "minimum", "scatter_min"),
+    _scatter_abstract_for("scatter_min"),
+)
+
+
+def scatter_min(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
+                mode: str | None = None) -> Any:
+    """``x.at[idx].min(updates)``: elementwise minimum at ``idx`` (``numpy.minimum.at``).
+
+    Example:
+        >>> import numpy as np
+        >>> scatter_min(np.ones(3), np.array([0.5, 2.0]), np.array([0, 1]),
+        ...             indexer=(Operand(0),))
+        array([0.5, 1. , 1. ])
+    """
+    return _scatter_wrapper(scatter_min_p, x, updates, index_arrays, indexer, mode)
+
+
+_extremal_jvp_for(scatter_min_p)
+_scatter_batch_for(scatter_min_p)
+
+
+# -- scatter_max
+
+scatter_max_p = make_primitive(
+    "scatter_max", _scatter_extremal_impl("scatter_max", "maximum", "scatter_max"),
+    _scatter_abstract_for("scatter_max"),
+)
+
+
+def scatter_max(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
+                mode: str | None = None) -> Any:
+    """``x.at[idx].max(updates)``: elementwise maximum at ``idx`` (``numpy.maximum.at``).
+
+    Example:
+        >>> import numpy as np
+        >>> scatter_max(np.ones(3), np.array([0.5, 2.0]), np.array([0, 1]),
+        ...             indexer=(Operand(0),))
+        array([1., 2., 1.])
+    """
+    return _scatter_wrapper(scatter_max_p, x, updates, index_arrays, indexer, mode)
+
+
+_extremal_jvp_for(scatter_max_p)
+_scatter_batch_for(scatter_max_p)
