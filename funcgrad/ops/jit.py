@@ -2,10 +2,10 @@
 
 ``jit_p`` binds ``(*args, jaxpr=ClosedJaxpr, name=str, donated_invars=tuple[bool])``. Its
 rules are the generic jaxpr transformations of :mod:`funcgrad.interpreters.jaxpr_rules`, so
-``jit`` nests with every transformation in either order: the JVP rule binds ``jit_p`` again on
-the JVP jaxpr, the partial-eval rule (linearize) runs the known part now and stages only the
-tangent part, the transpose rule binds the transposed jaxpr, the batch rule the batched one,
-and the DCE rule prunes the inner jaxpr. The impl runs the compiled straight-line Python
+``jit`` nests with every transformation in either order: the JVP, transpose, batch and DCE
+rules are those every call primitive shares (:mod:`funcgrad.ops._call`: bind ``jit_p`` again on
+the transformed jaxpr, named after the transformation, without donation); the partial-eval
+rule (linearize) runs the known part now and stages only the tangent part. The impl runs the compiled straight-line Python
 (:mod:`funcgrad.compile`) cached on the jaxpr.
 
 The user-facing ``funcgrad.jit`` (tracing, caching on argument types, static arguments) is in
@@ -25,16 +25,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from funcgrad import compile as _compile
-from funcgrad.avals import ShapedArray, float0
-from funcgrad.backend import xp_for
+from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind, set_current_trace
-from funcgrad.errors import ShapeError
-from funcgrad.interpreters import batching, jaxpr_rules
-from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
+from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer, partial_eval_rules
-from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ir import ClosedJaxpr, Eqn, Literal, dce_rules
+from funcgrad.ir import ClosedJaxpr
 from funcgrad.ops import shape as _shape
+from funcgrad.ops._call import WHOLE, arrays_out, check_call_avals, def_call_rules, forwarding_plan
 
 __all__ = ["jit_p", "call_jaxpr"]
 
@@ -78,89 +75,32 @@ def _no_donation(n: int) -> tuple[bool, ...]:
 # -- impl and shape rule ------------------------------------------------------------------------
 
 
-_PY_SCALARS = (bool, int, float, complex)
-
-
 def _jit_impl(*args: Any, jaxpr: ClosedJaxpr, name: str, donated_invars: tuple[bool, ...]):
-    outs = _compile.compile_jaxpr(jaxpr, donated_invars, name)(*args)
-    # Primitive results are arrays (EvalTrace makes NumPy scalars arrays too); a traced
-    # function may hand back a Python scalar (an input, a literal) as it is, which eager
-    # consumers such as the reverse-mode tape would not recognise as a value.
-    for i, o in enumerate(outs):
-        if type(o) in _PY_SCALARS:
-            outs[i] = xp_for(o).asarray(o, dtype=jaxpr.out_avals[i].dtype)
-    return outs
+    return arrays_out(_compile.compile_jaxpr(jaxpr, donated_invars, name)(*args),
+                      jaxpr.out_avals)
 
 
 def _jit_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, name: str, donated_invars):
-    want = jaxpr.in_avals
-    if len(avals) != len(want):
-        raise TypeError(f"jit ({name}): the jaxpr takes {len(want)} arguments, got {len(avals)}")
-    for i, (a, w) in enumerate(zip(avals, want)):
-        if a.shape != w.shape or a.dtype != w.dtype:
-            raise ShapeError(
-                f"jit ({name}): argument {i} is {a.str_short()} but the jaxpr was traced for "
-                f"{w.str_short()}"
-            )
-    return list(jaxpr.out_avals)
+    return check_call_avals(f"jit ({name})", avals, jaxpr)
 
 
 jit_p.def_impl(_jit_impl)
 jit_p.def_abstract_eval(_jit_abstract)
 
-# -- JVP ----------------------------------------------------------------------------------------
+# -- JVP, transpose, batching, DCE: the call primitives' rules -----------------------------------
 
 
-def _is_zero(t: Any) -> bool:
-    return type(t) is Zero or getattr(t, "dtype", None) == float0
+def _retarget(params: dict, jaxpr: ClosedJaxpr, what: str, n_in: int,
+              kept: tuple[bool, ...] | None) -> dict:
+    if kept is not None:  # DCE: the same call on fewer operands
+        donated = tuple(d for d, k in zip(params["donated_invars"], kept) if k)
+        return dict(params, jaxpr=jaxpr, donated_invars=donated)
+    return dict(jaxpr=jaxpr, name=f"{what}({params['name']})", donated_invars=_no_donation(n_in))
 
 
-def _jit_jvp(primals, tangents, *, jaxpr: ClosedJaxpr, name: str, donated_invars):
-    nonzero = tuple(not _is_zero(t) for t in tangents)
-    jvp_closed, out_nz = jaxpr_rules.jvp_jaxpr(jaxpr, nonzero, False)
-    nz_tangents = [t for t, nz in zip(tangents, nonzero) if nz]
-    n_in = len(primals) + len(nz_tangents)
-    outs = bind(jit_p, *primals, *nz_tangents, jaxpr=jvp_closed, name=f"jvp({name})",
-                donated_invars=_no_donation(n_in))
-    n = len(jaxpr.out_avals)
-    t_it = iter(outs[n:])
-    t_out = [
-        next(t_it) if nz else Zero(tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nz)
-    ]
-    return outs[:n], t_out
-
-
-jvp_rules[jit_p] = _jit_jvp
+def_call_rules(jit_p, _retarget)
 
 # -- partial evaluation (linearize): known part now, unknown part staged -------------------------
-
-
-_WHOLE: Any = object()  # "call the known jaxpr as it is"
-
-
-@jaxpr_rules.weak_memo
-def _forwarding(known: ClosedJaxpr) -> tuple[ClosedJaxpr | None, tuple[Any, ...]]:
-    """Outputs of ``known`` that are just one of its inputs or a literal need no call: the
-    plan says, per output, ``("in", i)``, ``("lit", value)`` or ``("out", None)``; the jaxpr
-    returned computes only the ``"out"`` ones (None when there are none; ``known`` itself is
-    never returned, as the memo must not hold its own key: the caller uses it then)."""
-    j = known.jaxpr
-    pos = {v: i for i, v in enumerate(j.invars)}
-    plan: list[tuple[str, Any]] = []
-    for a in j.outvars:
-        if type(a) is Literal:
-            plan.append(("lit", a.val))
-        elif a in pos:
-            plan.append(("in", pos[a]))
-        else:
-            plan.append(("out", None))
-    used = tuple(k == "out" for k, _ in plan)
-    if all(used):
-        return _WHOLE, tuple(plan)
-    if not any(used) and not jaxpr_rules.has_effects(j):
-        return None, tuple(plan)
-    pruned, _ = jaxpr_rules.dce_closed_jaxpr(known, used, prune_invars=False)
-    return pruned, tuple(plan)
 
 
 def _jit_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict) -> list[Any]:
@@ -171,8 +111,8 @@ def _jit_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict
     known_args = [x for x, u in zip(args, unknowns) if not u]
     # Residuals that are known inputs (or literals) pass straight through, not via the call:
     # the parent trace then sees the very values it gave (a tape keeps tracking them).
-    to_call, plan = _forwarding(known)
-    if to_call is _WHOLE:
+    to_call, plan = forwarding_plan(known)
+    if to_call is WHOLE:
         to_call = known
     called: list[Any] = []
     if to_call is not None:
@@ -195,60 +135,3 @@ def _jit_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict
 
 
 partial_eval_rules[jit_p] = _jit_partial_eval
-
-# -- transpose ----------------------------------------------------------------------------------
-
-
-def _jit_transpose(cts, *args, jaxpr: ClosedJaxpr, name: str, donated_invars):
-    linear = tuple(is_undefined(a) for a in args)
-    nonzero_cts = tuple(type(c) is not Zero and c is not None for c in cts)
-    t_closed = jaxpr_rules.transpose_jaxpr(jaxpr, linear, nonzero_cts)
-    ins = [a for a, lin in zip(args, linear) if not lin]
-    ins += [c for c, nz in zip(cts, nonzero_cts) if nz]
-    outs = bind(jit_p, *ins, jaxpr=t_closed, name=f"transpose({name})",
-                donated_invars=_no_donation(len(ins)))
-    it = iter(outs)
-    return [next(it) if lin else None for lin in linear]
-
-
-deftranspose(jit_p, _jit_transpose)
-
-# -- batching -----------------------------------------------------------------------------------
-
-
-def _jit_batch(axis_size, vals, dims, *, jaxpr: ClosedJaxpr, name: str, donated_invars):
-    # Batch axes go to the front at the boundary: one batched jaxpr per (in_dims) then.
-    vals = [v if d is None or d == 0 else _shape.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-    dims0 = tuple(None if d is None else 0 for d in dims)
-    b_closed, out_dims = jaxpr_rules.batch_jaxpr(jaxpr, axis_size, dims0, False)
-    outs = bind(jit_p, *vals, jaxpr=b_closed, name=f"vmap({name})",
-                donated_invars=_no_donation(len(vals)))
-    return outs, list(out_dims)
-
-
-batching.batch_rules[jit_p] = _jit_batch
-
-# -- dead code elimination ----------------------------------------------------------------------
-
-
-def _jit_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | None]:
-    closed: ClosedJaxpr = eqn.params["jaxpr"]
-    if not any(used_outputs) and not jaxpr_rules.has_effects(closed.jaxpr):
-        return [False] * len(eqn.invars), None
-    new_closed, used_in = jaxpr_rules.dce_closed_jaxpr(closed, used_outputs, prune_invars=True)
-    donated = eqn.params["donated_invars"]
-    params = dict(
-        eqn.params,
-        jaxpr=new_closed,
-        donated_invars=tuple(d for d, u in zip(donated, used_in) if u),
-    )
-    new_eqn = eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, used_in) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=params,
-    )
-    # dce_jaxpr pairs the flags with the new eqn's (already pruned) inputs.
-    return [True] * len(new_eqn.invars), new_eqn
-
-
-dce_rules[jit_p] = _jit_dce

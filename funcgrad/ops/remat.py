@@ -14,10 +14,11 @@ exactly two parameters is called ``policy(prim, params_dict)``): whether the out
 primitive application of the forward pass may be saved. The ready-made ones are in
 :data:`checkpoint_policies`.
 
-The rules reuse :mod:`funcgrad.interpreters.jaxpr_rules`: the JVP rule binds ``remat_p`` on the
-JVP jaxpr (so a linearization of the linearization is rematerialized too), the transpose rule
-binds it on the transposed jaxpr (the recomputation then runs inside the backward pass), the
-batch rule on the batched jaxpr, and the DCE rule prunes the inner jaxpr. ``jit`` never
+The JVP, transpose, batch and DCE rules are those every call primitive shares
+(:mod:`funcgrad.ops._call`, over :mod:`funcgrad.interpreters.jaxpr_rules`): the JVP rule binds
+``remat_p`` on the JVP jaxpr (so a linearization of the linearization is rematerialized too), the
+transpose rule binds it on the transposed jaxpr (the recomputation then runs inside the
+backward pass), the batch rule on the batched jaxpr, and the DCE rule prunes the inner jaxpr. ``jit`` never
 inlines a ``remat`` call, so its compiler cannot merge the recomputation back into the forward
 pass (``prevent_cse`` is kept for API compatibility).
 
@@ -38,8 +39,7 @@ from typing import Any
 
 from funcgrad import tree_util
 from funcgrad._cache import WeakLRUCache, weak_lru_cache
-from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.backend import xp_for
+from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import (
     Primitive,
     Tracer,
@@ -49,14 +49,10 @@ from funcgrad.core import (
     eval_trace,
     set_current_trace,
 )
-from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching, jaxpr_rules
 from funcgrad.interpreters.jvp import (
-    Zero,
     defjvp,
     elementwise_primitives,
-    jvp_rules,
-    tangent_aval,
 )
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
@@ -64,9 +60,16 @@ from funcgrad.interpreters.staging import (
     partial_eval_rules,
     trace_to_jaxpr,
 )
-from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, dce_rules
+from funcgrad.interpreters.transpose import deftranspose
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Var, dce_jaxpr
 from funcgrad.ops import linalg as _linalg
+from funcgrad.ops._call import (
+    WHOLE,
+    arrays_out,
+    check_call_avals,
+    def_call_rules,
+    forwarding_plan,
+)
 from funcgrad.ops._util import check_static
 from funcgrad.ops.control_flow._common import compiled, runner
 
@@ -441,7 +444,6 @@ remat = checkpoint
 _COMPILE_AFTER = 3
 #: jaxpr -> [calls so far, its executor] (the jaxpr held weakly)
 _EXECUTORS = WeakLRUCache(maxsize=512)
-_PY_SCALARS = (bool, int, float, complex)
 
 
 def _executor(closed: ClosedJaxpr) -> Callable[..., list]:
@@ -456,27 +458,13 @@ def _executor(closed: ClosedJaxpr) -> Callable[..., list]:
 
 
 def _remat_impl(*args: Any, jaxpr: ClosedJaxpr, policy: Policy, prevent_cse: bool) -> list:
-    outs = list(_executor(jaxpr)(*args))
-    for i, o in enumerate(outs):
-        # A traced function may hand back a Python scalar (a literal); primitives give arrays.
-        if type(o) in _PY_SCALARS:
-            outs[i] = xp_for(o).asarray(o, dtype=jaxpr.out_avals[i].dtype)
-    return outs
+    return arrays_out(list(_executor(jaxpr)(*args)), jaxpr.out_avals)
 
 
 def _remat_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, policy: Policy,
                     prevent_cse: bool) -> list[ShapedArray]:
     check_static("remat", policy=policy, prevent_cse=prevent_cse)
-    want = jaxpr.in_avals
-    if len(avals) != len(want):
-        raise TypeError(f"remat: the jaxpr takes {len(want)} arguments, got {len(avals)}")
-    for i, (a, w) in enumerate(zip(avals, want)):
-        if a.shape != w.shape or a.dtype != w.dtype:
-            raise ShapeError(
-                f"remat: argument {i} is {a.str_short()} but the jaxpr was traced for "
-                f"{w.str_short()}"
-            )
-    return list(jaxpr.out_avals)
+    return check_call_avals("remat", avals, jaxpr)
 
 
 remat_p.def_impl(_remat_impl)
@@ -484,28 +472,9 @@ remat_p.def_abstract_eval(_remat_abstract)
 
 
 # ---------------------------------------------------------------------------------------------
-# JVP: the JVP jaxpr, still a remat call (so linearizing it rematerializes)
+# JVP, transpose, batching, DCE: the call primitives' rules (the policy goes along)
 
-
-def _is_zero(t: Any) -> bool:
-    return type(t) is Zero or getattr(t, "dtype", None) == float0
-
-
-def _remat_jvp(primals, tangents, *, jaxpr: ClosedJaxpr, policy: Policy, prevent_cse: bool):
-    nonzero = tuple(not _is_zero(t) for t in tangents)
-    jvp_closed, out_nz = jaxpr_rules.jvp_jaxpr(jaxpr, nonzero, False)
-    nz_tangents = [t for t, nz in zip(tangents, nonzero) if nz]
-    outs = bind(remat_p, *primals, *nz_tangents, jaxpr=jvp_closed, policy=policy,
-                prevent_cse=prevent_cse)
-    n = len(jaxpr.out_avals)
-    t_it = iter(outs[n:])
-    t_out = [
-        next(t_it) if nz else Zero(tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nz)
-    ]
-    return outs[:n], t_out
-
-
-jvp_rules[remat_p] = _remat_jvp
+def_call_rules(remat_p, lambda params, jaxpr, what, n_in, kept: dict(params, jaxpr=jaxpr))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,21 +535,9 @@ def _split(closed: ClosedJaxpr, unknowns: tuple[bool, ...], policy: Policy) -> _
     # The forward part: the known outputs and the saved values, nothing more.
     fwd = Jaxpr(kj.constvars, kj.invars, known_outs + saved, kj.eqns)
     fwd_closed, _ = _closed_dce(known, fwd, False)
-    pos = {v: i for i, v in enumerate(kj.invars)}
-    plan: list[tuple[str, Any]] = []
-    for a in fwd_closed.jaxpr.outvars:
-        if type(a) is Literal:
-            plan.append(("lit", a.val))
-        elif a in pos:
-            plan.append(("in", pos[a]))
-        else:
-            plan.append(("out", None))
-    used = tuple(k == "out" for k, _ in plan)
-    known_call: ClosedJaxpr | None = fwd_closed
-    if not any(used) and not jaxpr_rules.has_effects(fwd_closed.jaxpr):
-        known_call = None
-    elif not all(used):
-        known_call, _ = jaxpr_rules.dce_closed_jaxpr(fwd_closed, used, prune_invars=False)
+    known_call, plan = forwarding_plan(fwd_closed)
+    if known_call is WHOLE:
+        known_call = fwd_closed
 
     # The staged part: recompute the residuals, then the original unknown part.
     n_res_known, n_saved = len(res_known), len(saved)
@@ -594,7 +551,7 @@ def _split(closed: ClosedJaxpr, unknowns: tuple[bool, ...], policy: Policy) -> _
     in_avals += list(unknown.in_avals[nres:])
     assert len(in_avals) == n_res_known + n_saved + n_unknown_in
     staged = trace_to_jaxpr(body, in_avals, eval_trace)
-    return _Split(known_call, tuple(plan), n_known_out, res_known, staged, out_unk)
+    return _Split(known_call, plan, n_known_out, res_known, staged, out_unk)
 
 
 def _remat_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: dict) -> list:
@@ -627,60 +584,3 @@ def _remat_partial_eval(trace: PartialEvalTrace, args: Sequence[Any], params: di
 
 
 partial_eval_rules[remat_p] = _remat_partial_eval
-
-
-# ---------------------------------------------------------------------------------------------
-# Transpose: the transposed jaxpr recomputes (its non-linear equations) then transposes
-
-
-def _remat_transpose(cts, *args, jaxpr: ClosedJaxpr, policy: Policy, prevent_cse: bool):
-    linear = tuple(is_undefined(a) for a in args)
-    nonzero_cts = tuple(type(c) is not Zero and c is not None for c in cts)
-    t_closed = jaxpr_rules.transpose_jaxpr(jaxpr, linear, nonzero_cts)
-    ins = [a for a, lin in zip(args, linear) if not lin]
-    ins += [c for c, nz in zip(cts, nonzero_cts) if nz]
-    outs = bind(remat_p, *ins, jaxpr=t_closed, policy=policy, prevent_cse=prevent_cse)
-    it = iter(outs)
-    return [next(it) if lin else None for lin in linear]
-
-
-deftranspose(remat_p, _remat_transpose)
-
-
-# ---------------------------------------------------------------------------------------------
-# Batching
-
-
-def _remat_batch(axis_size, vals, dims, *, jaxpr: ClosedJaxpr, policy: Policy,
-                 prevent_cse: bool):
-    moveaxis = jaxpr_rules.shape_helpers["moveaxis"]
-    # Batch axes go to the front at the boundary: one batched jaxpr per pattern of batched
-    # inputs, whatever axes the caller used.
-    vals = [v if d is None or d == 0 else moveaxis(v, d, 0) for v, d in zip(vals, dims)]
-    dims0 = tuple(None if d is None else 0 for d in dims)
-    b_closed, out_dims = jaxpr_rules.batch_jaxpr(jaxpr, axis_size, dims0, False)
-    outs = bind(remat_p, *vals, jaxpr=b_closed, policy=policy, prevent_cse=prevent_cse)
-    return outs, list(out_dims)
-
-
-batching.batch_rules[remat_p] = _remat_batch
-
-
-# ---------------------------------------------------------------------------------------------
-# Dead code elimination
-
-
-def _remat_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | None]:
-    closed: ClosedJaxpr = eqn.params["jaxpr"]
-    if not any(used_outputs) and not jaxpr_rules.has_effects(closed.jaxpr):
-        return [False] * len(eqn.invars), None
-    new_closed, used_in = jaxpr_rules.dce_closed_jaxpr(closed, used_outputs, prune_invars=True)
-    new_eqn = eqn.replace(
-        invars=[a for a, u in zip(eqn.invars, used_in) if u],
-        outvars=[v for v, u in zip(eqn.outvars, used_outputs) if u],
-        params=dict(eqn.params, jaxpr=new_closed),
-    )
-    return [True] * len(new_eqn.invars), new_eqn
-
-
-dce_rules[remat_p] = _remat_dce
