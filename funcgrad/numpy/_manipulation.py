@@ -33,6 +33,7 @@ import funcgrad.numpy._reductions as _fr
 import funcgrad.numpy._shape as _fs
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
+import funcgrad.ops.special as _special
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
@@ -1037,17 +1038,15 @@ def i0(x: Any) -> Any:
         >>> round(float(i0(1.0)), 10)
         1.2660658778
     """
-    # The scipy.special version: same Cephes series, and a custom JVP (i0' = i1) that is right
-    # to every order at 0, where differentiating through |x| is not.
-    from funcgrad.scipy.special import i0 as special_i0
-
     x = _arr(x)
     dt = get_aval(x).dtype
     if dt.kind == "c":
         raise TypeError("i0: i0 not supported for complex values")
     if dt.kind != "f":
         x = _cast(x, numpy.dtype(numpy.float64))
-    return special_i0(x)
+    # The primitive funcgrad.scipy.special.i0 wraps too: its derivative i1 is right to every
+    # order at 0, where differentiating through |x| is not.
+    return _special.i0(x)
 
 
 def _window_len(M: Any, fname: str) -> float:  # noqa: N803

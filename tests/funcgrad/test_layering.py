@@ -106,3 +106,14 @@ def test_no_numpy_compute_in_ops_impls() -> None:
                     bad.append(f"{path.name}:{node.lineno} {fn.name} uses numpy.{node.attr}")
     assert not bad, "numpy used for array compute in impls (use backend.xp_for):\n" + \
         "\n".join(bad)
+
+
+def test_numpy_namespace_does_not_import_scipy() -> None:
+    """funcgrad.numpy wraps ops; it never reaches into funcgrad.scipy (``i0`` is a primitive
+    in ops/special.py that both wrap)."""
+    bad = []
+    for path in sorted((ROOT / "funcgrad" / "numpy").rglob("*.py")):
+        for imported, line in _imports(path):
+            if imported == "funcgrad.scipy" or imported.startswith("funcgrad.scipy."):
+                bad.append(f"{path.name}:{line} imports {imported}")
+    assert not bad, "\n".join(bad)
