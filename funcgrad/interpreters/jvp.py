@@ -21,6 +21,7 @@ __all__ = [
     "Zero",
     "JVPTrace",
     "JVPTracer",
+    "DualTracer",
     "jvp_rules",
     "defjvp",
     "def_fast_vjp",
@@ -239,12 +240,14 @@ def get_jvp_rule(prim: Primitive) -> JvpRule:
 # -- the trace -------------------------------------------------------------------------------
 
 
-class JVPTracer(Tracer):
-    """A dual number: a primal value (of the parent trace) and its tangent."""
+class DualTracer(Tracer):
+    """A primal value (of the parent trace) paired with its tangent: the base of the tracers
+    of forward mode (:class:`JVPTracer`, the tangent a value) and of linearize
+    (``LinearizeTracer``, the tangent staged)."""
 
     __slots__ = ("primal", "tangent")
 
-    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+    def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
@@ -256,6 +259,12 @@ class JVPTracer(Tracer):
     def to_concrete_value(self) -> Any:
         p = self.primal
         return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class JVPTracer(DualTracer):
+    """A dual number: a primal value (of the parent trace) and its tangent."""
+
+    __slots__ = ()
 
 
 class JVPTrace(Trace):

@@ -13,31 +13,18 @@ from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind
-from funcgrad.interpreters.jvp import Zero, get_jvp_rule, tangent_aval
+from funcgrad.core import Primitive, Trace, _trace_var, bind
+from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval
 from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer
 from funcgrad.ir import ClosedJaxpr
 
 __all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
 
 
-class LinearizeTracer(Tracer):
+class LinearizeTracer(DualTracer):
     """A primal value (of the parent trace) with a staged tangent."""
 
-    __slots__ = ("primal", "tangent")
-
-    def __init__(self, trace: LinearizeTrace, primal: Any, tangent: Any) -> None:
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent
-
-    @property
-    def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
-
-    def to_concrete_value(self) -> Any:
-        p = self.primal
-        return p.to_concrete_value() if isinstance(p, Tracer) else p
+    __slots__ = ()
 
 
 #: Debugging tools (anomaly detection) set this to ``observe(prim, new_eqns)``, called after a
