@@ -330,8 +330,8 @@ def make_jaxpr(
         leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kw))
         leaves = [leaf for _, leaf in leaves_with_path]
         origins = [
-            f"from argument {tree_util.keystr(p[1:])}" if p[0].idx == 0
-            else f"from argument {p[1].key}{tree_util.keystr(p[2:])}"
+            f"argument {tree_util.keystr(p[1:])}" if p[0].idx == 0
+            else f"argument {p[1].key}{tree_util.keystr(p[2:])}"
             for p, _ in leaves_with_path
         ]
         in_avals = [get_aval(x) for x in leaves]

@@ -347,7 +347,7 @@ class Jitted:
             self._warn_retrace(key)
         labels = self._leaf_labels(treedef, leaves, dyn_pos)
         in_avals = [get_aval(x) for x in leaves]
-        origins = [f"from argument {lab}" for lab in labels]
+        origins = [f"argument {lab}" for lab in labels]
         out_store: list[Any] = []
         fun = self._fun
 

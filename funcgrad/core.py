@@ -58,6 +58,10 @@ class Primitive:
     Each primitive carries an implementation ``impl(*arrays, **params) -> list`` and a
     shape/dtype rule ``abstract_eval(*avals, **params) -> list[ShapedArray]``; the
     interpreters keep their own rule tables (jvp, transpose, batching) keyed by the primitive.
+    ``multiple_results``: ``bind`` returns several outputs. ``carries_jaxprs``: a higher-order
+    primitive whose params hold jaxprs or functions (jit, remat, control flow, custom
+    derivatives), so its params, which may keep large constants alive, are never used as a
+    cache key.
 
     Example:
         >>> p = Primitive("my_double")
@@ -67,11 +71,14 @@ class Primitive:
         [array(6.)]
     """
 
-    __slots__ = ("name", "multiple_results", "impl", "abstract_eval", "__weakref__")
+    __slots__ = ("name", "multiple_results", "carries_jaxprs", "impl", "abstract_eval",
+                 "__weakref__")
 
-    def __init__(self, name: str, multiple_results: bool = False) -> None:
+    def __init__(self, name: str, multiple_results: bool = False,
+                 carries_jaxprs: bool = False) -> None:
         self.name = name
         self.multiple_results = multiple_results
+        self.carries_jaxprs = carries_jaxprs
         self.impl: Callable[..., list[Any]] | None = None
         self.abstract_eval: Callable[..., list[ShapedArray]] | None = None
         primitive_registry.append(self)
@@ -348,9 +355,13 @@ class Tracer:
         )
 
     def __hash__(self) -> int:
+        # Defined here, for every tracer (funcgrad.numpy installs __eq__ afterwards, which
+        # does not reset it), so the message names funcgrad's Tracer, not an interpreter's.
         raise TypeError(
-            "traced arrays are unhashable; to use a value as a dict key or static argument, "
-            "it must be concrete (pass it as a static argument)"
+            f"unhashable type: funcgrad Tracer (a traced array {self.aval.str_short()} under "
+            f"{self._trace.user_name}){user_source_info().at()}: like NumPy arrays, traced "
+            "arrays cannot be dict keys, set members or hashed static arguments. Use a "
+            "concrete value instead (for jit, mark the argument static)."
         )
 
     def _concrete(self, what: str) -> Any:

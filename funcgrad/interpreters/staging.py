@@ -54,19 +54,19 @@ def _leaked_tracer_error(t: Tracer, trace: Trace) -> UnexpectedTracerError:
     )
 
 
-def _derived_origin(args: Sequence[Any]) -> str:
-    """'derived from argument x, argument y' for the outputs of an operation on ``args``."""
+#: how many inputs an origin remembers (errors name three, then "...")
+_ORIGIN_MAX = 4
+
+
+def _derived_origin(args: Sequence[Any]) -> tuple[str, ...]:
+    """The inputs of the traced function the outputs of an operation on ``args`` come from."""
     bases: list[str] = []
     for x in args:
-        if type(x) is StagingTracer and x.origin:
-            o = x.origin
-            b = o[13:] if o.startswith("derived from ") else o[5:] if o.startswith("from ") else o
-            for part in b.split(", "):
-                if part not in bases:
-                    bases.append(part)
-    if not bases:
-        return ""
-    return "derived from " + ", ".join(bases[:3] + (["..."] if len(bases) > 3 else []))
+        if type(x) is StagingTracer:
+            for b in x.origin:
+                if b not in bases:
+                    bases.append(b)
+    return tuple(bases[:_ORIGIN_MAX])
 
 
 def _strong(avals: list[Any]) -> list[Any]:
@@ -82,7 +82,7 @@ def abstract_eval_cached(
     prim: Primitive, avals: list[ShapedArray], params: dict
 ) -> list[ShapedArray]:
     """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op."""
-    if prim.multiple_results:
+    if prim.carries_jaxprs:
         # Higher-order primitives carry jaxprs (and their constants) in params: caching them
         # would keep those alive; their rules are cheap to rerun anyway.
         return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
@@ -102,12 +102,15 @@ def abstract_eval_cached(
 class StagingTracer(Tracer):
     """A value being recorded: just its abstract value and, for errors, where it came from."""
 
-    __slots__ = ("_aval", "origin", "source")
+    # origin: labels of the traced function's inputs this value is (derived=False) or is
+    # computed from (derived=True), such as "argument x"; for error messages.
+    __slots__ = ("_aval", "origin", "derived", "source")
 
     def __init__(self, trace: StagingTrace, aval: ShapedArray, origin: str = "") -> None:
         self._trace = trace
         self._aval = aval
-        self.origin = origin
+        self.origin: tuple[str, ...] = (origin,) if origin else ()
+        self.derived = False
         self.source = None
 
     @property
@@ -115,13 +118,18 @@ class StagingTracer(Tracer):
         return self._aval
 
     def _origin(self) -> str:
-        return f"({self.origin}) " if self.origin else ""
+        if not self.origin:
+            return ""
+        shown = ", ".join(self.origin[:_ORIGIN_MAX - 1])
+        if len(self.origin) >= _ORIGIN_MAX:
+            shown += ", ..."
+        return f"({'derived from' if self.derived else 'from'} {shown}) "
 
     def _creation_site(self) -> str:
         if self.source:
             return f" It was created at {self.source}."
-        if self.origin:  # an input of the traced function: name which one
-            return f" It is the traced {self.origin.removeprefix('from ')}."
+        if self.origin and not self.derived:  # an input of the traced function: name which
+            return f" It is the traced {self.origin[0]}."
         return ""
 
 
@@ -149,6 +157,7 @@ class StagingTrace(Trace):
     # -- building ------------------------------------------------------------------------
 
     def new_arg(self, aval: ShapedArray, origin: str = "") -> StagingTracer:
+        """A new input of the jaxpr; ``origin`` labels it for errors ("argument x")."""
         t = StagingTracer(self, aval, origin)
         v = Var(aval)
         self.tracer_to_var[id(t)] = v
@@ -211,12 +220,13 @@ class StagingTrace(Trace):
                 e.args = (f"{e.args[0] if e.args else ''} (at {src})",) + tuple(e.args[1:])
             raise
         # Only user-facing staging (src given) tracks origins, for ConcretizationError texts.
-        origin = _derived_origin(args) if src is not None else ""
+        origin = _derived_origin(args) if src is not None else ()
         outs, outvars = [], []
         for a in out_avals:
             t, v = self._new_tracer(a)
             t.source = src
             t.origin = origin
+            t.derived = True
             outs.append(t)
             outvars.append(v)
         self.eqns.append(Eqn(prim, invars, outvars, params, src))

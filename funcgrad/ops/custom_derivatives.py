@@ -535,7 +535,7 @@ def _check_no_new_consts(consts: list[Any], vals: list[Any]) -> None:
 
 # -- the custom_jvp_call primitive -------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True, carries_jaxprs=True)
 
 
 def _custom_call_impl(*args: Any, fun: Any, num_consts: int, **_: Any) -> list[Any]:
@@ -857,7 +857,7 @@ def _convert_vjp(
 
 # -- the custom_vjp_call primitive -------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True, carries_jaxprs=True)
 custom_vjp_call_p.def_impl(_custom_call_impl)
 custom_vjp_call_p.def_abstract_eval(_custom_call_abstract)
 
@@ -929,7 +929,7 @@ batching.batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 
 # -- custom_lin: the tangent map of a custom_vjp function, whose transpose is bwd ------------
 
-custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True, carries_jaxprs=True)
 
 
 def _lin_forward(

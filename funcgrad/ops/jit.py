@@ -35,7 +35,7 @@ from funcgrad.ops._call import WHOLE, arrays_out, check_call_avals, def_call_rul
 
 __all__ = ["jit_p", "call_jaxpr"]
 
-jit_p = Primitive("jit", multiple_results=True)
+jit_p = Primitive("jit", multiple_results=True, carries_jaxprs=True)
 
 # The batching boundary of jaxpr_rules needs these operations (it sits below ops).
 jaxpr_rules.shape_helpers["moveaxis"] = _shape.moveaxis

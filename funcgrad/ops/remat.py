@@ -91,7 +91,7 @@ __all__ = [
     "save_from_both_policies",
 ]
 
-remat_p = Primitive("remat", multiple_results=True)
+remat_p = Primitive("remat", multiple_results=True, carries_jaxprs=True)
 name_p = Primitive("name")
 
 Policy = Callable[..., bool]

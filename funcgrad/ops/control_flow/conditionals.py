@@ -55,7 +55,7 @@ from funcgrad.ops.control_flow._tape import TapeAval, ZeroTape
 
 __all__ = ["cond", "switch", "cond_p"]
 
-cond_p = Primitive("cond", multiple_results=True)
+cond_p = Primitive("cond", multiple_results=True, carries_jaxprs=True)
 
 _I32 = numpy.dtype(numpy.int32)
 
@@ -90,7 +90,7 @@ def _trace_branches(
     paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(operands)[0]]
     traced = []
     for f, name in zip(funs, names):
-        origins = [f"from operand{p} of {name}" for p in paths]
+        origins = [f"operand{p} of {name}" for p in paths]
         traced.append(trace_fun(f, tree, avals, f"{what} {name}", origins))
     first = traced[0]
     for t, name in zip(traced[1:], names[1:]):

@@ -68,7 +68,7 @@ from funcgrad.ops.control_flow._tape import Tape, TapeAval, ZeroTape
 
 __all__ = ["scan", "map", "scan_p", "stack_aval", "unstack_aval", "invariant_outputs"]
 
-scan_p = Primitive("scan", multiple_results=True)
+scan_p = Primitive("scan", multiple_results=True, carries_jaxprs=True)
 
 
 def stack_aval(a: ShapedArray, length: int | None) -> ShapedArray:
@@ -183,8 +183,8 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
         return (out[0], out[1])
 
     args_tree = tree_util.treedef_tuple([init_tree, x_tree])
-    origins = [f"from the carry{tree_util.keystr(p)} of {fname}" for p, _ in init_pairs]
-    origins += [f"from x{p} of {fname}" for p in x_paths]
+    origins = [f"the carry{tree_util.keystr(p)} of {fname}" for p, _ in init_pairs]
+    origins += [f"x{p} of {fname}" for p in x_paths]
     for attempt in range(2):
         init_avals = [get_aval(x) for x in init_leaves]
         traced = trace_fun(body, args_tree, init_avals + xs_one, f"{what} {fname}", origins)

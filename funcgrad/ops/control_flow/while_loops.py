@@ -73,7 +73,7 @@ __all__ = ["while_loop", "fori_loop", "while_p"]
 
 _SCALARS = (bool, int, float, complex, numpy.generic)
 
-while_p = Primitive("while", multiple_results=True)
+while_p = Primitive("while", multiple_results=True, carries_jaxprs=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def _while_loop(cond_fun, body_fun, init_val, what: str):
                 f"{what}: the loop value must be arrays or pytrees of arrays; init_val"
                 f"{tree_util.keystr(p)} is a {type(x).__name__}") from None
     args_tree = tree_util.treedef_tuple([tree])
-    origins = [f"from the loop value{tree_util.keystr(p)}" for p, _ in pairs]
+    origins = [f"the loop value{tree_util.keystr(p)}" for p, _ in pairs]
     for attempt in range(2):
         avals = [get_aval(x) for x in leaves]
         body = trace_fun(body_fun, args_tree, avals, f"{what} body_fun", origins)
