@@ -10,7 +10,6 @@ mixing bugs show up on a CPU-only machine.
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -262,7 +261,3 @@ def to_numpy(x: Any) -> Any:
         )
     return numpy.asarray(x)
 
-
-def is_cupy_loaded() -> bool:
-    """Whether CuPy has been imported (funcgrad never imports it unless asked)."""
-    return "cupy" in sys.modules

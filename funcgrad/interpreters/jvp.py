@@ -317,11 +317,3 @@ def jvp_flat(
     pairs = [trace.unpack(o) for o in outs]
     return [p for p, _ in pairs], [t for _, t in pairs]
 
-
-def is_float0(x: Any) -> bool:
-    return getattr(x, "dtype", None) == float0
-
-
-def float0_zeros(shape: tuple[int, ...]) -> numpy.ndarray:
-    """The float0 array JAX-style APIs return as the gradient of an integer input."""
-    return numpy.zeros(shape, dtype=float0)

@@ -15,7 +15,7 @@ from typing import Any
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, Trace, _trace_var, bind
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval
-from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer
+from funcgrad.interpreters.staging import PartialEvalTrace
 from funcgrad.ir import ClosedJaxpr
 
 __all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
@@ -133,10 +133,6 @@ def _zero_placeholder(aval: ShapedArray) -> Any:
     from funcgrad.interpreters.jvp import zeros_like_aval
 
     return zeros_like_aval(aval)
-
-
-def is_staged_tangent(x: Any, trace: PartialEvalTrace) -> bool:
-    return isinstance(x, StagingTracer) and x._trace is trace
 
 
 def eval_linear(result: LinearizeResult, tangents: Sequence[Any]) -> list[Any]:

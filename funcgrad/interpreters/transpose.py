@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind
 from funcgrad.errors import MissingRuleError
-from funcgrad.interpreters.jvp import Zero, add_any_p, add_tangents, jvp_rules
+from funcgrad.interpreters.jvp import Zero, add_any_p, add_tangents
 from funcgrad.interpreters.linearize import LinearizeResult, linearize_flat
 from funcgrad.ir import Jaxpr, Literal, Var, dce_jaxpr
 
@@ -171,10 +171,3 @@ def vjp_flat(
 
     return result.primals_out, f_vjp, result
 
-
-def _check_linear_jvp(prim: Primitive) -> bool:
-    return prim in jvp_rules
-
-
-def ct_aval(x: Any) -> ShapedArray:
-    return x.aval if is_undefined(x) else get_aval(x)

@@ -123,7 +123,6 @@ def _install() -> None:
     Tracer.__abs__ = lambda self: abs_(self)  # type: ignore[attr-defined]
     Tracer.__invert__ = lambda self: invert(self)  # type: ignore[attr-defined]
     Tracer.__getitem__ = lambda self, idx: _fnp()._getitem(self, idx)  # type: ignore[attr-defined]
-    Tracer.__hash__ = None  # type: ignore[assignment]
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
 

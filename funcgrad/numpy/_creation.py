@@ -303,13 +303,6 @@ def empty(shape: Any, dtype: Any = float, order: Any = "C") -> Any:
     return zeros(shape, dtype, order)
 
 
-def _is_traced_or_device(x: Any) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    dev = device_of(x)
-    return dev is not None and dev != "cpu"
-
-
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> Any:
     """An array of ``shape`` filled with ``fill_value`` (broadcast; traced values allowed).
 

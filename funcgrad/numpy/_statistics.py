@@ -133,12 +133,6 @@ def _int_arg(name: str, what: str, v: Any) -> int:
         raise TypeError(f"{name}: {what} must be an integer, got {type(v).__name__}") from None
 
 
-def _result_float(*avals: ShapedArray) -> numpy.dtype:
-    """The floating dtype NumPy computes in for these inputs (ints promote to float64)."""
-    dt = numpy.result_type(*[numpy.empty((), a.dtype) for a in avals])
-    return dt if dt.kind in "fc" else _F64
-
-
 # ---------------------------------------------------------------------------------------------
 # Differences and integration
 
