@@ -41,7 +41,7 @@ class _Fn:
 
 # -- debug_callback ------------------------------------------------------------------------------
 
-debug_callback_p = Primitive("debug_callback", multiple_results=True)
+debug_callback_p = Primitive("debug_callback", multiple_results=True, carries_jaxprs=True)
 effectful_primitives.add(debug_callback_p)
 
 
@@ -136,7 +136,7 @@ def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001  (JAX's na
 
 # -- hook_call -----------------------------------------------------------------------------------
 
-hook_call_p = Primitive("hook_call", multiple_results=True)
+hook_call_p = Primitive("hook_call", multiple_results=True, carries_jaxprs=True)
 effectful_primitives.add(hook_call_p)
 
 
