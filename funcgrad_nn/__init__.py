@@ -21,7 +21,16 @@ dtype('float32')
 from funcgrad.tree_util import tree_leaves
 
 # Subpackages last: they build on the names above.
-from funcgrad_nn import autograd, data, distributed, functional, init, optim, parallel  # noqa: E402  # noqa: E402  (after the layers they wrap)
+from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
+    autograd,
+    data,
+    distributed,
+    functional,
+    init,
+    optim,
+    parallel,
+    utils,
+)
 from funcgrad_nn import functional as F
 from funcgrad_nn.containers import ModuleDict, ModuleList, ParameterList, Sequential
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
@@ -35,6 +44,9 @@ from funcgrad_nn.init import get_default_dtype, manual_seed, set_default_dtype
 from funcgrad_nn.layers import (
     ELU,
     GELU,
+    GRU,
+    LSTM,
+    RNN,
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveMaxPool1d,
@@ -50,33 +62,54 @@ from funcgrad_nn.layers import (
     Embedding,
     Flatten,
     GroupNorm,
+    GRUCell,
     Identity,
     LayerNorm,
     LeakyReLU,
     Linear,
     LogSoftmax,
+    LSTMCell,
     MaxPool1d,
     MaxPool2d,
     MultiheadAttention,
     ReLU,
     ReLU6,
+    RNNBase,
+    RNNCell,
     Sigmoid,
     SiLU,
     Softmax,
     Softplus,
     Tanh,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
     Unflatten,
 )
 from funcgrad_nn.losses import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from funcgrad_nn.module import Module, Parameter
 from funcgrad_nn.serialization import load, save
@@ -95,4 +128,10 @@ __all__ = [
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
     "value_and_grad", "vmap", "register_module_forward_hook", "register_module_forward_pre_hook",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer", "utils",
+    "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+    "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
 ]

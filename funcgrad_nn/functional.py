@@ -32,6 +32,10 @@ __all__ = [
     "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
     "max_pool2d", "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
     "smooth_l1_loss", "softmax", "softplus", "tanh",
+    "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+    "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -1218,3 +1222,472 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     if reduction == "batchmean":
         return fnp.divide(fnp.sum(loss), input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
+
+
+# -- margin, embedding, count and sequence losses ---------------------------------------------
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, fname: str) -> str:
+    # PyTorch's deprecated size_average/reduce flags, when given, decide the reduction.
+    if size_average is None and reduce is None:
+        _check_reduction(reduction, fname)
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else ("sum" if reduce else "none")
+
+
+def _relu0(z: Any) -> Any:
+    # max(z, 0) with gradient 0 at z == 0, as PyTorch's clamp_min/`z > 0` kernels.
+    return fnp.where(z > 0, z, 0)
+
+
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Any:
+    """max(0, -target * (input1 - input2) + margin); ``target`` is 1 or -1.
+
+    >>> import numpy as np
+    >>> margin_ranking_loss(np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0]))
+    array(0.5)
+    """
+    fname = "margin_ranking_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    if not (fnp.ndim(input1) == fnp.ndim(input2) == fnp.ndim(target)):
+        raise ValueError(f"{fname}: All input tensors should have same dimension but got "
+                         f"sizes: input1: {tuple(fnp.shape(input1))}, input2: "
+                         f"{tuple(fnp.shape(input2))}, target: {tuple(fnp.shape(target))}")
+    return _reduce(_relu0(-target * (input1 - input2) + margin), reduction, fname)
+
+
+def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Any:
+    """``input`` where target is 1, max(0, margin - input) where target is -1.
+
+    >>> import numpy as np
+    >>> hinge_embedding_loss(np.array([0.3, 0.2]), np.array([1.0, -1.0]), reduction="sum")
+    array(1.1)
+    """
+    fname = "hinge_embedding_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    # PyTorch's formula: entries with a target other than +-1 get both terms.
+    loss = fnp.where(target != 1, _relu0(margin - input), 0) + \
+        fnp.where(target != -1, input, 0)
+    return _reduce(loss, reduction, fname)
+
+
+def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+                     reduction: str = "mean") -> Any:
+    """log(1 + exp(-target * input)), averaged over all elements by default.
+
+    >>> import numpy as np
+    >>> round(float(soft_margin_loss(np.array([0.0]), np.array([1.0]))), 4)
+    0.6931
+    """
+    fname = "soft_margin_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _same_shape(input, target, fname)
+    return _reduce(fnp.logaddexp(0, -target * input), reduction, fname)
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
+                          size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Any:
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1
+    (rows of ``(N, D)`` inputs, or two ``(D,)`` vectors).
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> cosine_embedding_loss(x, x, np.array([1.0, -1.0]))
+    array(0.5)
+    """
+    fname = "cosine_embedding_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    nd = fnp.ndim(input1)
+    if nd not in (1, 2) or fnp.shape(input1) != fnp.shape(input2):
+        raise ValueError(f"{fname}: expected 1-D or 2-D inputs of equal shape, got "
+                         f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
+    if fnp.ndim(target) != nd - 1:
+        raise ValueError(f"{fname}: {nd}D target tensor expects {nd - 1}D target tensor, got "
+                         f"target shape {tuple(fnp.shape(target))}")
+    eps = 1e-12  # PyTorch's EPSILON, added to each squared magnitude
+    prod = fnp.sum(input1 * input2, axis=-1)
+    mag = (fnp.sum(input1 * input1, axis=-1) + eps) * (fnp.sum(input2 * input2, axis=-1) + eps)
+    cos = prod / fnp.sqrt(mag)
+    loss = fnp.where(target == 1, 1 - cos, 0) + fnp.where(target == -1, _relu0(cos - margin), 0)
+    return _reduce(loss, reduction, fname)
+
+
+def _p_norm(x: Any, p: float, axis: int, keepdims: bool = False) -> Any:
+    if p == 2:
+        return fnp.sqrt(fnp.sum(x * x, axis=axis, keepdims=keepdims))
+    if p == 1:
+        return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == math.inf:
+        return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == -math.inf:
+        return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == 0:
+        return fnp.sum((x != 0).astype(x.dtype), axis=axis, keepdims=keepdims)
+    return fnp.sum(fnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _pair_distance(x1: Any, x2: Any, p: float, eps: float) -> Any:
+    # PyTorch's pairwise_distance: ||x1 - x2 + eps||_p over the last dim.
+    return _p_norm(x1 - x2 + eps, p, axis=-1)
+
+
+def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Any:
+    """max(0, margin + d(a, p) - d(a, n)) with d the p-norm distance ``||x - y + eps||_p``;
+    ``swap`` uses min(d(a, n), d(p, n)).
+
+    >>> import numpy as np
+    >>> a, pos, neg = np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2))
+    >>> round(float(triplet_margin_loss(a, pos, neg, margin=2.0)), 4)
+    0.5858
+    """
+    fname = "triplet_margin_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    dims = (fnp.ndim(anchor), fnp.ndim(positive), fnp.ndim(negative))
+    if len(set(dims)) != 1 or dims[0] not in (1, 2):
+        raise ValueError(f"{fname}: The anchor, positive, and negative tensors are expected "
+                         f"to have the same number of dimensions (1 or 2), but got: anchor "
+                         f"{dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs")
+    if margin <= 0:
+        raise ValueError(f"{fname}: margin must be greater than 0, got {margin}")
+    d_pos = _pair_distance(anchor, positive, p, eps)
+    d_neg = _pair_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = fnp.minimum(d_neg, _pair_distance(positive, negative, p, eps))
+    return _reduce(_relu0(margin + d_pos - d_neg), reduction, fname)
+
+
+def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any, *,
+                                      distance_function: Any = None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Any:
+    """:func:`triplet_margin_loss` with any ``distance_function(x, y)`` (default: the
+    Euclidean pairwise distance).
+
+    >>> import numpy as np
+    >>> d = lambda x, y: np.abs(x - y).sum(-1)
+    >>> triplet_margin_with_distance_loss(np.zeros((1, 2)), np.zeros((1, 2)),
+    ...                                   np.ones((1, 2)), distance_function=d, margin=3.0)
+    array(1.)
+    """
+    fname = "triplet_margin_with_distance_loss"
+    _check_reduction(reduction, fname)
+    if margin <= 0:
+        raise ValueError(f"{fname}: margin must be greater than 0, got {margin}")
+    dist = distance_function if distance_function is not None else \
+        (lambda x, y: _pair_distance(x, y, 2, 1e-6))
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = fnp.minimum(d_neg, dist(positive, negative))
+    return _reduce(_relu0(margin + d_pos - d_neg), reduction, fname)
+
+
+def _class_rows(input: Any, target: Any, fname: str) -> tuple[Any, Any, bool]:
+    if fnp.ndim(input) not in (1, 2):
+        raise ValueError(f"{fname}: expected input of shape (N, C) or (C,), got "
+                         f"{tuple(fnp.shape(input))}")
+    batched = fnp.ndim(input) == 2
+    return (input if batched else input[None]), target, batched
+
+
+def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
+                      weight: Any = None, size_average: Any = None, reduce: Any = None,
+                      reduction: str = "mean") -> Any:
+    """Multi-class hinge loss: sum over i != y of max(0, margin - x[y] + x[i])^p (times
+    ``weight[y]``), divided by the number of classes.
+
+    >>> import numpy as np
+    >>> round(float(multi_margin_loss(np.array([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))), 4)
+    0.325
+    """
+    fname = "multi_margin_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    if p not in (1, 2):
+        raise ValueError(f"{fname}: only p == 1 and p == 2 supported, got {p}")
+    x, _, batched = _class_rows(input, target, fname)
+    n, c = x.shape
+    tdt = getattr(target, "dtype", None)
+    if tdt is None or numpy.dtype(tdt).kind not in "iu":
+        raise TypeError(f"{fname}: target must be an integer array of class indices, got "
+                        f"dtype {tdt}")
+    t = fnp.reshape(target, (n,))
+    if tuple(fnp.shape(target)) != ((n,) if batched else ()):
+        raise ValueError(f"{fname}: inconsistent target size: expected "
+                         f"{(n,) if batched else ()} for input {tuple(input.shape)}, got "
+                         f"{tuple(fnp.shape(target))}")
+    _check_targets(t, c, -(2**62), fname)
+    if weight is not None and tuple(fnp.shape(weight)) != (c,):
+        raise ValueError(f"{fname}: weight must have shape ({c},), got "
+                         f"{tuple(fnp.shape(weight))}")
+    x_y = _pick(x, t, 1)[:, None]
+    z = margin - x_y + x
+    h = _relu0(z)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * fnp.take(weight, t)[:, None]
+    other = _iota_like(x, c, t.dtype)[None, :] != t[:, None]
+    loss = fnp.sum(fnp.where(other, h, 0), axis=1) / c
+    return _reduce(loss if batched else loss[0], reduction, fname)
+
+
+def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
+                           reduce: Any = None, reduction: str = "mean") -> Any:
+    """Multi-label hinge loss: ``target`` holds each sample's class indices, ended by the
+    first -1; sum over targets j and non-targets i of max(0, 1 - (x[j] - x[i])), over C.
+
+    >>> import numpy as np
+    >>> round(float(multilabel_margin_loss(np.array([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                    np.array([[3, 0, -1, 1]]))), 4)
+    0.85
+    """
+    fname = "multilabel_margin_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    x, _, batched = _class_rows(input, target, fname)
+    n, c = x.shape
+    if tuple(fnp.shape(target)) != tuple(fnp.shape(input)):
+        raise ValueError(f"{fname}: inconsistent target size: expected "
+                         f"{tuple(fnp.shape(input))}, got {tuple(fnp.shape(target))}")
+    tdt = getattr(target, "dtype", None)
+    if tdt is None or numpy.dtype(tdt).kind not in "iu":
+        raise TypeError(f"{fname}: target must be an integer array, got dtype {tdt}")
+    t = fnp.reshape(target, (n, c))
+    hv = _host_value(t)
+    if hv is not None and hv.size:
+        live = numpy.cumprod(hv != -1, axis=1).astype(bool)
+        if ((hv[live] < 0) | (hv[live] >= c)).any():
+            raise IndexError(f"{fname}: target index out of range for {c} classes (entries "
+                             "before the first -1 must be in [0, C))")
+    valid = fnp.cumprod((t != -1).astype(numpy.int32), axis=1) > 0     # (n, J)
+    safe = fnp.where(valid, t, 0)
+    classes = _iota_like(x, c, t.dtype)
+    is_target = fnp.any(valid[:, :, None] & (safe[:, :, None] == classes[None, None, :]),
+                        axis=1)                                          # (n, C)
+    x_j = fnp.take_along_axis(x, safe, axis=1)                          # (n, J)
+    z = 1 - x_j[:, :, None] + x[:, None, :]                             # (n, J, C)
+    keep = valid[:, :, None] & ~is_target[:, None, :]
+    loss = fnp.sum(fnp.where(keep, _relu0(z), 0), axis=(1, 2)) / c
+    return _reduce(loss if batched else loss[0], reduction, fname)
+
+
+def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
+                                size_average: Any = None, reduce: Any = None,
+                                reduction: str = "mean") -> Any:
+    """Per-class logistic loss averaged over the C classes (``weight`` per class).
+
+    >>> import numpy as np
+    >>> round(float(multilabel_soft_margin_loss(np.zeros((1, 3)), np.ones((1, 3)))), 4)
+    0.6931
+    """
+    fname = "multilabel_soft_margin_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _same_shape(input, target, fname)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    c = input.shape[-1] if fnp.ndim(input) else 1
+    loss = fnp.sum(loss, axis=-1) / c if fnp.ndim(input) else loss
+    return _reduce(loss, reduction, fname)
+
+
+def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool = False,
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
+                     reduction: str = "mean") -> Any:
+    """Poisson negative log-likelihood: exp(input) - target * input (``log_input``), else
+    input - target * log(input + eps); ``full`` adds Stirling's term for target > 1.
+
+    >>> import numpy as np
+    >>> poisson_nll_loss(np.zeros(2), np.ones(2))
+    array(1.)
+    """
+    fname = "poisson_nll_loss"
+    reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    if log_input:
+        loss = fnp.exp(input) - target * input
+    else:
+        loss = input - target * fnp.log(input + eps)
+    if full:
+        big = target > 1
+        t = fnp.where(big, target, 1)
+        stirling = t * fnp.log(t) - t + 0.5 * fnp.log(2 * math.pi * t)
+        loss = loss + fnp.where(big, stirling, 0)
+    return _reduce(loss, reduction, fname)
+
+
+def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Any:
+    """Gaussian negative log-likelihood 0.5 * (log var + (input - target)^2 / var) (+ 0.5
+    log 2 pi with ``full``). ``var``: the input's shape, one dim of size 1 (or the last dim
+    missing) for shared variances, or a float. Variances below ``eps`` are clamped for the
+    value only (the gradient passes through, as PyTorch).
+
+    >>> import numpy as np
+    >>> round(float(gaussian_nll_loss(np.zeros(3), np.ones(3), np.ones(3))), 4)
+    0.5
+    """
+    fname = "gaussian_nll_loss"
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise ValueError(f"{fname}: var has negative entry/entries")
+        var = fnp.full(fnp.shape(input), var, dtype=fnp.result_type(input))
+    else:
+        hv = _host_value(var)
+        if hv is not None and (hv < 0).any():
+            raise ValueError(f"{fname}: var has negative entry/entries")
+    ishape, vshape = tuple(fnp.shape(input)), tuple(fnp.shape(var))
+    if vshape != ishape:
+        if ishape[:-1] == vshape:
+            var = fnp.expand_dims(var, -1)
+        elif len(ishape) == len(vshape) and sum(
+                v for i, v in zip(ishape, vshape) if i != v) == 1:
+            pass
+        else:
+            raise ValueError(f"{fname}: var is of incorrect size: input shape {ishape} needs "
+                             f"var of shape {ishape}, {ishape[:-1]} or with one dim of size 1,"
+                             f" got {vshape}")
+    _check_reduction(reduction, fname)
+    var = var + funcgrad.stop_gradient(fnp.maximum(var, eps) - var)
+    loss = 0.5 * (fnp.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, fname)
+
+
+def _lse3(a: Any, b: Any, c: Any) -> Any:
+    m = fnp.maximum(fnp.maximum(a, b), c)
+    return m + fnp.log(fnp.exp(a - m) + fnp.exp(b - m) + fnp.exp(c - m))
+
+
+def _ctc_targets(targets: Any, target_lengths: Any, n: int, fname: str) -> Any:
+    """Targets as a padded ``(N, S)`` integer array."""
+    tdt = getattr(targets, "dtype", None)
+    if tdt is None or numpy.dtype(tdt).kind not in "iu":
+        raise TypeError(f"{fname}: targets must be an integer array, got dtype {tdt}")
+    if fnp.ndim(targets) == 2:
+        if targets.shape[0] != n:
+            raise ValueError(f"{fname}: targets of shape {tuple(targets.shape)} need {n} rows "
+                             "(the batch size)")
+        return targets
+    if fnp.ndim(targets) != 1:
+        raise ValueError(f"{fname}: targets must be (N, S) padded or 1-D concatenated, got "
+                         f"shape {tuple(targets.shape)}")
+    # Concatenated targets: gather each sequence's labels into a padded row.
+    lens_h = _host_value(target_lengths)
+    width = int(lens_h.max()) if lens_h is not None and lens_h.size else targets.shape[0]
+    if lens_h is not None and int(lens_h.sum()) != targets.shape[0]:
+        raise ValueError(f"{fname}: 1-D targets hold {targets.shape[0]} labels but "
+                         f"target_lengths sum to {int(lens_h.sum())}")
+    tl = fnp.asarray(target_lengths)
+    starts = fnp.cumsum(tl) - tl
+    pos = starts[:, None] + _iota_like(targets, max(width, 1), tl.dtype)[None, :width]
+    inside = _iota_like(targets, max(width, 1), tl.dtype)[None, :width] < tl[:, None]
+    safe = fnp.where(inside, pos, 0)
+    if targets.shape[0] == 0:
+        return fnp.zeros((n, width), dtype=targets.dtype)
+    return fnp.where(inside, fnp.take(targets, safe), 0)
+
+
+def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Any:
+    """Connectionist Temporal Classification loss: -log of the total probability of all
+    alignments of each target with its input, summed in log space by the forward recursion
+    (a :func:`funcgrad.scan` over time); reverse mode through it is the forward-backward
+    algorithm.
+
+    ``log_probs`` ``(T, N, C)`` (or unbatched ``(T, C)``) are log-softmax outputs;
+    ``targets`` ``(N, S)`` padded or 1-D concatenated (not containing ``blank``);
+    ``input_lengths``/``target_lengths`` ``(N,)``. ``reduction="mean"`` divides each loss by
+    its target length, then averages (PyTorch). Impossible alignments give ``inf`` (0, with
+    zero gradient, under ``zero_infinity``). The gradient is that of the returned loss;
+    PyTorch's kernel instead returns the gradient with respect to the logits before
+    ``log_softmax``, which equals this one composed with ``log_softmax``.
+
+    >>> import numpy as np
+    >>> lp = np.log(np.full((2, 1, 2), 0.5))       # T=2, one sequence, 2 classes
+    >>> round(float(ctc_loss(lp, np.array([[1]]), [2], [1], reduction="sum")), 4)  # -log 0.75
+    0.2877
+    """
+    fname = "ctc_loss"
+    _check_reduction(reduction, fname)
+    if fnp.ndim(log_probs) not in (2, 3):
+        raise ValueError(f"{fname}: log_probs must be (T, N, C) or unbatched (T, C), got "
+                         f"shape {tuple(fnp.shape(log_probs))}")
+    unbatched = fnp.ndim(log_probs) == 2
+    lp = log_probs[:, None] if unbatched else log_probs
+    t_len, n, c = lp.shape
+    if not 0 <= blank < c:
+        raise ValueError(f"{fname}: blank must be in label range [0, {c}), got {blank}")
+    il = fnp.reshape(fnp.asarray(input_lengths), (-1,))
+    tl = fnp.reshape(fnp.asarray(target_lengths), (-1,))
+    if unbatched and fnp.ndim(targets) == 1:
+        targets = targets[None]
+    for what, v in (("input_lengths", il), ("target_lengths", tl)):
+        if tuple(v.shape) != (n,):
+            raise ValueError(f"{fname}: {what} must have one entry per sequence ({n}), got "
+                             f"shape {tuple(fnp.shape(v))}")
+    tgt = _ctc_targets(targets, tl, n, fname)
+    s_len = tgt.shape[1]
+    il_h, tl_h, tg_h = _host_value(il), _host_value(tl), _host_value(tgt)
+    if il_h is not None and ((il_h > t_len).any() or (il_h < 0).any()):
+        raise ValueError(f"{fname}: Expected input_lengths to have value at most {t_len} "
+                         f"(and >= 0), but got {il_h.tolist()}")
+    if tl_h is not None and ((tl_h > s_len).any() or (tl_h < 0).any()):
+        raise ValueError(f"{fname}: Expected target_lengths to be in [0, {s_len}] (the "
+                         f"target width), but got {tl_h.tolist()}")
+    if tg_h is not None and tl_h is not None and tg_h.size:
+        live = numpy.arange(s_len)[None, :] < tl_h[:, None]
+        if ((tg_h[live] < 0) | (tg_h[live] >= c)).any():
+            raise IndexError(f"{fname}: target labels must be in [0, {c})")
+    dt = lp.dtype
+    neg = float(numpy.finfo(dt).min) / 4  # a finite -inf: keeps exp/log gradients NaN-free
+    ext_len = 2 * s_len + 1
+    # Extended labels: blank, l1, blank, l2, ..., blank.
+    blanks = fnp.full((n, s_len), blank, dtype=tgt.dtype)
+    ext = fnp.concatenate([fnp.reshape(fnp.stack([blanks, tgt], axis=-1), (n, 2 * s_len)),
+                           fnp.full((n, 1), blank, dtype=tgt.dtype)], axis=1)
+    em = fnp.take_along_axis(lp, fnp.broadcast_to(ext[None], (t_len, n, ext_len)), axis=2)
+    em = fnp.maximum(em, neg)
+    if s_len:
+        skip = fnp.concatenate([fnp.zeros((n, 2), dtype=bool),
+                                (ext[:, 2:] != ext[:, :-2]) & (ext[:, 2:] != blank)], axis=1)
+    else:
+        skip = fnp.zeros((n, 1), dtype=bool)
+    pos = _iota_like(lp, ext_len, numpy.int64)
+    first = fnp.where(pos[None, :] < 2, em[0], neg) if t_len else None
+    empty_start = fnp.where(pos[None, :] == 0, fnp.zeros((), dt), neg)
+    alpha0 = empty_start if first is None else fnp.where((il > 0)[:, None], first, empty_start)
+    pad1 = fnp.full((n, 1), neg, dtype=dt)
+    pad2 = fnp.full((n, min(2, ext_len)), neg, dtype=dt)
+
+    def step(alpha: Any, inp: Any) -> tuple[Any, None]:
+        em_t, t = inp
+        a1 = fnp.concatenate([pad1, alpha[:, :-1]], axis=1)
+        a2 = fnp.concatenate([pad2, alpha[:, :-2]], axis=1)[:, :ext_len]
+        a2 = fnp.where(skip, a2, neg)
+        new = _lse3(alpha, a1, a2) + em_t
+        return fnp.where((t < il)[:, None], new, alpha), None
+
+    alpha = alpha0
+    if t_len > 1:
+        steps = _iota_like(il, t_len, il.dtype)[1:]
+        alpha, _ = funcgrad.scan(step, alpha0, (em[1:], steps))
+    last = fnp.take_along_axis(alpha, (2 * tl)[:, None], axis=1)[:, 0]
+    before = fnp.take_along_axis(alpha, fnp.maximum(2 * tl - 1, 0)[:, None], axis=1)[:, 0]
+    before = fnp.where(tl > 0, before, neg)
+    m = fnp.maximum(last, before)
+    ll = m + fnp.log(fnp.exp(last - m) + fnp.exp(before - m))
+    impossible = ll < neg / 2
+    nll = fnp.where(impossible, 0 if zero_infinity else math.inf, -ll)
+    if unbatched:
+        nll = nll[0]
+        tl = tl[0]
+    if reduction == "mean":
+        return fnp.mean(nll / fnp.maximum(tl, 1).astype(dt))
+    return _reduce(nll, reduction, fname)

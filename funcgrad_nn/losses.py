@@ -7,8 +7,11 @@ from typing import Any
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss",
-           "L1Loss", "MSELoss", "NLLLoss", "SmoothL1Loss"]
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
+           "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+           "MSELoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
+           "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
 class _Loss(Module):
@@ -171,3 +174,232 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Any, target: Any) -> Any:
         return F.kl_div(input, target, self.reduction, self.log_target)
+
+
+class _LegacyLoss(_Loss):
+    # PyTorch's deprecated size_average/reduce arguments, honoured when given.
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction,
+                                             type(self).__name__))
+
+
+class MarginRankingLoss(_LegacyLoss):
+    """max(0, -y * (x1 - x2) + margin), y in {1, -1}.
+
+    >>> import numpy as np
+    >>> MarginRankingLoss(margin=1.0)(np.array([2.0]), np.array([1.0]), np.array([-1.0]))
+    array(2.)
+    """
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Any, input2: Any, target: Any) -> Any:
+        return F.margin_ranking_loss(input1, input2, target, self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_LegacyLoss):
+    """x where y = 1, max(0, margin - x) where y = -1.
+
+    >>> import numpy as np
+    >>> HingeEmbeddingLoss()(np.array([0.25]), np.array([-1.0]))
+    array(0.75)
+    """
+
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_LegacyLoss):
+    """log(1 + exp(-y * x)).
+
+    >>> import numpy as np
+    >>> round(float(SoftMarginLoss()(np.array([0.0]), np.array([-1.0]))), 4)
+    0.6931
+    """
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_LegacyLoss):
+    """1 - cos(x1, x2) for y = 1, max(0, cos(x1, x2) - margin) for y = -1.
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0]])
+    >>> CosineEmbeddingLoss()(x, x, np.array([1])).round(6)
+    np.float64(0.0)
+    """
+
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Any, input2: Any, target: Any) -> Any:
+        return F.cosine_embedding_loss(input1, input2, target, self.margin,
+                                       reduction=self.reduction)
+
+
+class TripletMarginLoss(_LegacyLoss):
+    """max(0, margin + d(a, p) - d(a, n)), d the p-norm pairwise distance.
+
+    >>> import numpy as np
+    >>> round(float(TripletMarginLoss(margin=1.0, p=1)(np.zeros((1, 2)), np.zeros((1, 2)),
+    ...                                                np.ones((1, 2)))), 4)
+    0.0
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: margin must be greater than 0, got {margin}")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
+                                     self.eps, self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with a custom ``distance_function`` (default: Euclidean).
+
+    >>> import numpy as np
+    >>> TripletMarginWithDistanceLoss(margin=0.5)(np.zeros((1, 2)), np.zeros((1, 2)),
+    ...                                           np.ones((1, 2)))
+    array(0.)
+    """
+
+    def __init__(self, *, distance_function: Any = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
+                             f"got {margin}")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_LegacyLoss):
+    """Multi-class hinge loss (``p`` 1 or 2, ``margin``, per-class ``weight`` buffer).
+
+    >>> import numpy as np
+    >>> round(float(MultiMarginLoss()(np.array([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))), 4)
+    0.325
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported, got {p}")
+        if weight is not None and getattr(weight, "ndim", None) != 1:
+            raise ValueError("MultiMarginLoss: weight must be a 1-D array (one per class)")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_LegacyLoss):
+    """Multi-label hinge loss over class-index targets ended by -1.
+
+    >>> import numpy as np
+    >>> round(float(MultiLabelMarginLoss()(np.array([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                    np.array([[3, 0, -1, 1]]))), 4)
+    0.85
+    """
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_LegacyLoss):
+    """One-vs-all logistic loss averaged over classes (``weight`` buffer per class).
+
+    >>> import numpy as np
+    >>> round(float(MultiLabelSoftMarginLoss()(np.zeros((2, 3)), np.ones((2, 3)))), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Any, target: Any) -> Any:
+        return F.multilabel_soft_margin_loss(input, target, self.weight,
+                                             reduction=self.reduction)
+
+
+class PoissonNLLLoss(_LegacyLoss):
+    """Poisson negative log-likelihood (``log_input``, ``full``, ``eps``).
+
+    >>> import numpy as np
+    >>> PoissonNLLLoss()(np.zeros(2), np.ones(2))
+    array(1.)
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None,
+                 eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Any, target: Any) -> Any:
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood with predicted variances (``full``, ``eps``).
+
+    >>> import numpy as np
+    >>> round(float(GaussianNLLLoss()(np.zeros(2), np.ones(2), np.ones(2))), 4)
+    0.5
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Any, target: Any, var: Any) -> Any:
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist Temporal Classification loss (``blank``, ``zero_infinity``); see
+    :func:`funcgrad_nn.functional.ctc_loss`.
+
+    >>> import numpy as np
+    >>> lp = np.log(np.full((2, 1, 2), 0.5))
+    >>> round(float(CTCLoss()(lp, np.array([[1]]), [2], [1])), 4)
+    0.2877
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Any, targets: Any, input_lengths: Any,
+                target_lengths: Any) -> Any:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

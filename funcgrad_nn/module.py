@@ -28,6 +28,7 @@ so transformed code never mutates the caller's object.
 from __future__ import annotations
 
 import collections
+import contextvars
 import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,10 +37,17 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
-__all__ = ["Module", "Parameter", "ParameterIterator", "is_array"]
+__all__ = ["BadInputError", "Module", "Parameter", "ParameterIterator", "bad_input", "is_array",
+           "module_path"]
+
+# The modules whose forward is running, outermost first: lets a layer name its place in the
+# user's model ("Tagger.encoder.layers.0.self_attn") in an error message.
+_CALL_STACK: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "funcgrad_nn_call_stack", default=())
 
 
 def is_array(x: Any) -> bool:
@@ -305,8 +313,15 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward method")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
-            return _hooks.call_module(self, args, kwargs)
+        token = _CALL_STACK.set(_CALL_STACK.get() + (self,))
+        try:
+            if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
+                return _hooks.call_module(self, args, kwargs)
+            return self._call(args, kwargs)
+        finally:
+            _CALL_STACK.reset(token)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
@@ -890,6 +905,46 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def module_path(mod: Module) -> str:
+    """Where ``mod`` sits in the model being called: ``"Root.child.0.sub (Type)"``, or just
+    the type name when it is called on its own (for error messages).
+
+    >>> import funcgrad_nn as nn
+    >>> module_path(nn.Linear(1, 1))
+    'Linear'
+    """
+    stack = _CALL_STACK.get()
+    own = type(mod).__name__
+    at = next((i for i, m in enumerate(stack) if m is mod), 0)
+    if at == 0:
+        return own
+    parts = [type(stack[0]).__name__]
+    parent = stack[0]
+    for child in stack[1:at + 1]:
+        name = next((n for n, m in parent.named_modules() if m is child), None)
+        if name is None:
+            continue
+        parts.append(name)
+        parent = child
+    return ".".join(parts) + f" ({own})"
+
+
+class BadInputError(ShapeError, RuntimeError):
+    """A module got an input (or state, or mask) it cannot use; the message names the module's
+    place in the model, what was expected, what came, and how to fix it. A ``ValueError``
+    and (as PyTorch raises there) a ``RuntimeError``."""
+
+
+def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:
+    """The error to raise for bad input to ``mod`` (see :class:`BadInputError`).
+
+    >>> import funcgrad_nn as nn
+    >>> str(bad_input(nn.Linear(1, 1), "input: expected (*, 1), got (2, 3)", "pass 1 feature"))
+    'Linear: input: expected (*, 1), got (2, 3). Fix: pass 1 feature.'
+    """
+    return BadInputError(f"{module_path(mod)}: {problem}. Fix: {fix}.")
 
 
 def _check_name(name: Any, mod: Module) -> None:

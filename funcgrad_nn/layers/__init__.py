@@ -29,6 +29,14 @@ from funcgrad_nn.layers.pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from funcgrad_nn.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from funcgrad_nn.layers.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
@@ -37,4 +45,7 @@ __all__ = [
     "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus",
     "Tanh", "Unflatten",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",
+    "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer",
 ]
