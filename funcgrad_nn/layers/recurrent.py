@@ -13,6 +13,7 @@ own last step (a masked scan).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy
@@ -140,6 +141,10 @@ class RNNBase(Module):
                              ("num_layers", num_layers, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)) or v < low:
                 raise ValueError(f"{name}: {what} must be an integer >= {low}, got {v!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"{name}: dropout option adds dropout after all but last recurrent "
+                          "layer, so non-zero dropout expects num_layers greater than 1, but "
+                          f"got dropout={dropout} and num_layers={num_layers}", stacklevel=3)
         if proj_size < 0:
             raise ValueError(f"{name}: proj_size should be a positive integer or zero to "
                              f"disable projections, got {proj_size}")
