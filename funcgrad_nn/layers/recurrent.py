@@ -43,17 +43,25 @@ def _rnn_step(act: Any) -> Any:
 
 
 def _lstm_step(xw: Any, h: Any, c: Any, w_hh: Any, w_hr: Any) -> tuple[Any, Any]:
+    # Gate order here is i, f, o, g (the caller permuted PyTorch's i, f, g, o rows, see
+    # _lstm_gate_order): one sigmoid over three contiguous gates, one tanh.
     gates = xw + fnp.matmul(h, w_hh.T)
     n = c.shape[-1]
-    i = F.sigmoid(gates[..., :n])
-    f = F.sigmoid(gates[..., n:2 * n])
-    g = fnp.tanh(gates[..., 2 * n:3 * n])
-    o = F.sigmoid(gates[..., 3 * n:])
-    c = f * c + i * g
-    h = o * fnp.tanh(c)
+    s = F.sigmoid(gates[..., :3 * n])
+    g = fnp.tanh(gates[..., 3 * n:])
+    c = s[..., n:2 * n] * c + s[..., :n] * g
+    h = s[..., 2 * n:] * fnp.tanh(c)
     if w_hr is not None:
         h = fnp.matmul(h, w_hr.T)
     return h, c
+
+
+def _lstm_gate_order(w: Any) -> Any:
+    """PyTorch's gate rows i, f, g, o reordered to i, f, o, g (for :func:`_lstm_step`)."""
+    if w is None:
+        return None
+    n = w.shape[0] // 4
+    return fnp.concatenate([w[:2 * n], w[3 * n:], w[2 * n:3 * n]], axis=0)
 
 
 def _gru_step(xw: Any, h: Any, w_hh: Any, b_hh: Any) -> Any:
@@ -62,8 +70,8 @@ def _gru_step(xw: Any, h: Any, w_hh: Any, b_hh: Any) -> Any:
     if b_hh is not None:
         hw = hw + b_hh
     n = h.shape[-1]
-    r = F.sigmoid(xw[..., :n] + hw[..., :n])
-    z = F.sigmoid(xw[..., n:2 * n] + hw[..., n:2 * n])
+    rz = F.sigmoid(xw[..., :2 * n] + hw[..., :2 * n])  # r and z are contiguous: one call
+    r, z = rz[..., :n], rz[..., n:]
     cand = fnp.tanh(xw[..., 2 * n:] + r * hw[..., 2 * n:])
     return (1 - z) * cand + z * h
 
@@ -83,6 +91,8 @@ def _run_direction(mode: str, x: Any, state: tuple[Any, ...], weights: tuple[Any
     state)``. ``mask`` ``(T, N, 1)`` (True = a real step) freezes the state and zeroes the
     output at padded steps."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    if mode == "LSTM":
+        w_ih, w_hh, b_ih, b_hh = (_lstm_gate_order(w) for w in (w_ih, w_hh, b_ih, b_hh))
     xw = _input_projection(mode, x, w_ih, b_ih, b_hh)
     if mode == "LSTM":
         def cell(carry: Any, xw_t: Any) -> Any:
@@ -239,9 +249,22 @@ class RNNBase(Module):
                     f"give {nm} the shape {lay}{what}_size) = {shape}")
         return states
 
-    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
+    def forward(self, input: Any, hx: Any = None, *, lengths: Any = None) -> tuple[Any, Any]:
+        """``(output, h_n)`` (LSTM: ``(output, (h_n, c_n))``) for a padded batch, an unbatched
+        sequence or a PackedSequence.
+
+        ``lengths=`` (an integer array ``(batch,)``, may be traced: one compiled program
+        serves every length pattern) gives the same results as packing the padded input:
+        each sequence's final state is taken at its own last step and the outputs beyond
+        its length are zero.
+        """
         packed = isinstance(input, PackedSequence)
         mask = None
+        if lengths is not None and (packed or getattr(input, "ndim", 0) != 3):
+            raise bad_input(self, "lengths= needs a padded batched 3-D input, got "
+                            + ("a PackedSequence" if packed else
+                               f"shape {tuple(getattr(input, 'shape', ()))}"),
+                            "pass either a PackedSequence or a padded batch with lengths=")
         if packed:
             seq = input
             lens = seq.lengths()
@@ -275,6 +298,8 @@ class RNNBase(Module):
             elif self.batch_first:
                 x = fnp.swapaxes(x, 0, 1)
         n = x.shape[1]
+        if lengths is not None:
+            mask = self._length_mask(lengths, x.shape[0], n)
         states = self._check_states(hx, n if batched else None, batched, x.dtype)
         if not batched:
             states = [fnp.expand_dims(st, 1) for st in states]
@@ -308,6 +333,20 @@ class RNNBase(Module):
         elif self.batch_first:
             out = fnp.swapaxes(out, 0, 1)
         return out, (tuple(h_n) if self.mode == "LSTM" else h_n[0])
+
+    def _length_mask(self, lengths: Any, t_len: int, n: int) -> Any:
+        lens = fnp.asarray(lengths)
+        if tuple(lens.shape) != (n,) or numpy.dtype(lens.dtype).kind not in "iu":
+            raise bad_input(self, f"lengths: expected {n} integers (one per sequence), got "
+                            f"{lens.dtype} array of shape {tuple(lens.shape)}",
+                            "pass the true length of each sequence in the batch")
+        host = F._host_value(lens)
+        if host is not None and host.size and (host.min() < 0 or host.max() > t_len):
+            raise bad_input(self, f"lengths: expected values in [0, {t_len}] (the padded "
+                            f"length), got {host.tolist()}", "check the lengths and the "
+                            "batch_first layout of the input")
+        steps = F._iota_like(lens, t_len, lens.dtype)
+        return (steps[:, None] < lens[None, :])[..., None]
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
@@ -510,8 +549,10 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
         x, (h, c), batched = self._prepare(input, hx, 2)
-        xw = _input_projection("LSTM", x, self.weight_ih, self.bias_ih, self.bias_hh)
-        h, c = _lstm_step(xw, h, c, self.weight_hh, None)
+        w_ih, w_hh, b_ih, b_hh = (_lstm_gate_order(w) for w in (
+            self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
+        xw = _input_projection("LSTM", x, w_ih, b_ih, b_hh)
+        h, c = _lstm_step(xw, h, c, w_hh, None)
         return (h, c) if batched else (h[0], c[0])
 
 

@@ -216,3 +216,29 @@ def test_bad_constructor_arguments():
         nn.RNN(3, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="hidden_size"):
         nn.GRU(3, 0)
+
+
+def test_lengths_keyword_matches_packing_and_is_traceable():
+    m = nn.LSTM(2, 3, num_layers=2, bidirectional=True, batch_first=True, dtype=np.float64)
+    x = rng.normal(size=(3, 6, 2))
+    lens = np.array([4, 6, 1])
+    out, (h, c) = m(x, lengths=lens)
+    p_out, (p_h, p_c) = m(rnn.pack_padded_sequence(x, lens, batch_first=True,
+                                                   enforce_sorted=False))
+    padded, _ = rnn.pad_packed_sequence(p_out, batch_first=True, total_length=6)
+    np.testing.assert_allclose(out, padded, rtol=1e-12)
+    np.testing.assert_allclose(h, p_h, rtol=1e-12)
+    np.testing.assert_allclose(c, p_c, rtol=1e-12)
+    traces = []
+
+    def f(x, lens):
+        traces.append(1)
+        return m(x, lengths=lens)[1][0]
+
+    jf = funcgrad.jit(f)
+    np.testing.assert_allclose(jf(x, lens), h, rtol=1e-12)
+    other = np.array([2, 3, 5])
+    np.testing.assert_allclose(jf(x, other), m(x, lengths=other)[1][0], rtol=1e-12)
+    assert len(traces) == 1  # one compiled program for every length pattern
+    with pytest.raises(BadInputError, match="lengths"):
+        m(x, lengths=np.array([7, 1, 1]))
