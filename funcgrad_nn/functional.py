@@ -22,6 +22,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
+from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
 
 __all__ = [
@@ -61,6 +62,17 @@ def _same_shape(a: Any, b: Any, fname: str) -> None:
     if tuple(fnp.shape(a)) != tuple(fnp.shape(b)):
         raise ValueError(f"{fname}: input shape {tuple(fnp.shape(a))} and target shape "
                          f"{tuple(fnp.shape(b))} must match")
+
+
+def _on_device_of(x: Any, like: Any) -> Any:
+    """Host values ``x`` (an index array, lengths) moved to ``like``'s device: device arrays
+    (CuPy, the strict test backend) refuse host operands."""
+    dev = device_of(like)
+    if dev is None:
+        dev = getattr(getattr(like, "aval", None), "device", None)
+    if dev is None or dev == "cpu" or is_tracer(x) or device_of(x) == dev:
+        return x
+    return funcgrad.device_put(numpy.asarray(x), dev)
 
 
 def _host_value(x: Any) -> numpy.ndarray | None:
@@ -1536,7 +1548,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         if var < 0:
             raise ValueError(f"{fname}: var has negative entry/entries")
-        var = fnp.full(fnp.shape(input), var, dtype=fnp.result_type(input))
+        var = fnp.full_like(input, var)
     else:
         hv = _host_value(var)
         if hv is not None and (hv < 0).any():
@@ -1590,7 +1602,7 @@ def _ctc_targets(targets: Any, target_lengths: Any, n: int, fname: str) -> Any:
     inside = _iota_like(targets, max(width, 1), tl.dtype)[None, :width] < tl[:, None]
     safe = fnp.where(inside, pos, 0)
     if targets.shape[0] == 0:
-        return fnp.zeros((n, width), dtype=targets.dtype)
+        return fnp.zeros_like(targets, shape=(n, width))
     return fnp.where(inside, fnp.take(targets, safe), 0)
 
 
@@ -1624,8 +1636,9 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     t_len, n, c = lp.shape
     if not 0 <= blank < c:
         raise ValueError(f"{fname}: blank must be in label range [0, {c}), got {blank}")
-    il = fnp.reshape(fnp.asarray(input_lengths), (-1,))
-    tl = fnp.reshape(fnp.asarray(target_lengths), (-1,))
+    il = fnp.reshape(fnp.asarray(_on_device_of(input_lengths, lp)), (-1,))
+    tl = fnp.reshape(fnp.asarray(_on_device_of(target_lengths, lp)), (-1,))
+    targets = _on_device_of(targets, lp)
     if unbatched and fnp.ndim(targets) == 1:
         targets = targets[None]
     for what, v in (("input_lengths", il), ("target_lengths", tl)):
@@ -1649,22 +1662,22 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     neg = float(numpy.finfo(dt).min) / 4  # a finite -inf: keeps exp/log gradients NaN-free
     ext_len = 2 * s_len + 1
     # Extended labels: blank, l1, blank, l2, ..., blank.
-    blanks = fnp.full((n, s_len), blank, dtype=tgt.dtype)
+    blanks = fnp.full_like(tgt, blank, shape=(n, s_len))
     ext = fnp.concatenate([fnp.reshape(fnp.stack([blanks, tgt], axis=-1), (n, 2 * s_len)),
-                           fnp.full((n, 1), blank, dtype=tgt.dtype)], axis=1)
+                           fnp.full_like(tgt, blank, shape=(n, 1))], axis=1)
     em = fnp.take_along_axis(lp, fnp.broadcast_to(ext[None], (t_len, n, ext_len)), axis=2)
     em = fnp.maximum(em, neg)
     if s_len:
-        skip = fnp.concatenate([fnp.zeros((n, 2), dtype=bool),
+        skip = fnp.concatenate([fnp.zeros_like(ext, dtype=bool, shape=(n, 2)),
                                 (ext[:, 2:] != ext[:, :-2]) & (ext[:, 2:] != blank)], axis=1)
     else:
-        skip = fnp.zeros((n, 1), dtype=bool)
+        skip = fnp.zeros_like(ext, dtype=bool, shape=(n, 1))
     pos = _iota_like(lp, ext_len, numpy.int64)
     first = fnp.where(pos[None, :] < 2, em[0], neg) if t_len else None
-    empty_start = fnp.where(pos[None, :] == 0, fnp.zeros((), dt), neg)
+    empty_start = fnp.where(pos[None, :] == 0, fnp.zeros_like(lp, shape=()), neg)
     alpha0 = empty_start if first is None else fnp.where((il > 0)[:, None], first, empty_start)
-    pad1 = fnp.full((n, 1), neg, dtype=dt)
-    pad2 = fnp.full((n, min(2, ext_len)), neg, dtype=dt)
+    pad1 = fnp.full_like(lp, neg, shape=(n, 1))
+    pad2 = fnp.full_like(lp, neg, shape=(n, min(2, ext_len)))
 
     def step(alpha: Any, inp: Any) -> tuple[Any, None]:
         em_t, t = inp

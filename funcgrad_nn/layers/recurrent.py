@@ -73,7 +73,7 @@ def _gru_step(xw: Any, h: Any, w_hh: Any, b_hh: Any) -> Any:
     rz = F.sigmoid(xw[..., :2 * n] + hw[..., :2 * n])  # r and z are contiguous: one call
     r, z = rz[..., :n], rz[..., n:]
     cand = fnp.tanh(xw[..., 2 * n:] + r * hw[..., 2 * n:])
-    return (1 - z) * cand + z * h
+    return cand + z * (h - cand)  # (1 - z) * n + z * h, in PyTorch's kernel's form
 
 
 def _input_projection(mode: str, x: Any, w_ih: Any, b_ih: Any, b_hh: Any) -> Any:
@@ -219,12 +219,13 @@ class RNNBase(Module):
             shapes.append(lead + (self.hidden_size,))
         return shapes
 
-    def _check_states(self, hx: Any, n: int | None, batched: bool, dtype: Any) -> list[Any]:
+    def _check_states(self, hx: Any, n: int | None, batched: bool, like: Any) -> list[Any]:
         shapes = self._state_shapes(n)
         names = ["h_0", "c_0"][:len(shapes)]
         lay = "(num_layers * num_directions, " + ("batch, " if batched else "")
         if hx is None:
-            return [fnp.zeros(s, dtype=dtype) for s in shapes]
+            # On the input's device, in its dtype.
+            return [fnp.zeros_like(like, shape=s) for s in shapes]
         if self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise bad_input(self, f"hx: expected a tuple (h_0, c_0), got "
@@ -274,9 +275,10 @@ class RNNBase(Module):
                 raise bad_input(self, f"packed input data: expected shape (*, "
                                 f"{self.input_size}), got {tuple(data.shape)}",
                                 f"pack sequences with {self.input_size} features per step")
-            idx = padded_index(seq, t_max)
+            idx = F._on_device_of(padded_index(seq, t_max), data)
             x = fnp.concatenate([data, fnp.zeros_like(data[:1])], axis=0)[idx]
-            mask = (numpy.arange(t_max)[:, None] < lens[None, :])[..., None]
+            mask = F._on_device_of((numpy.arange(t_max)[:, None] < lens[None, :])[..., None],
+                                   data)
             batched = True
         else:
             x = input
@@ -299,8 +301,8 @@ class RNNBase(Module):
                 x = fnp.swapaxes(x, 0, 1)
         n = x.shape[1]
         if lengths is not None:
-            mask = self._length_mask(lengths, x.shape[0], n)
-        states = self._check_states(hx, n if batched else None, batched, x.dtype)
+            mask = self._length_mask(lengths, x.shape[0], n, x)
+        states = self._check_states(hx, n if batched else None, batched, x)
         if not batched:
             states = [fnp.expand_dims(st, 1) for st in states]
         dirs = 2 if self.bidirectional else 1
@@ -325,7 +327,7 @@ class RNNBase(Module):
         out = layer_in
         h_n = [fnp.stack(f, axis=0) for f in finals]
         if packed:
-            ts, bs = packed_positions(seq)
+            ts, bs = (F._on_device_of(i, out) for i in packed_positions(seq))
             out = PackedSequence(out[ts, bs], seq._batch_sizes, seq._sorted, seq._unsorted)
         elif not batched:
             out = out[:, 0]
@@ -334,8 +336,8 @@ class RNNBase(Module):
             out = fnp.swapaxes(out, 0, 1)
         return out, (tuple(h_n) if self.mode == "LSTM" else h_n[0])
 
-    def _length_mask(self, lengths: Any, t_len: int, n: int) -> Any:
-        lens = fnp.asarray(lengths)
+    def _length_mask(self, lengths: Any, t_len: int, n: int, like: Any) -> Any:
+        lens = fnp.asarray(F._on_device_of(lengths, like))
         if tuple(lens.shape) != (n,) or numpy.dtype(lens.dtype).kind not in "iu":
             raise bad_input(self, f"lengths: expected {n} integers (one per sequence), got "
                             f"{lens.dtype} array of shape {tuple(lens.shape)}",
@@ -489,7 +491,8 @@ class RNNCellBase(Module):
         shape = (x.shape[0], self.hidden_size) if batched else (self.hidden_size,)
         names = ("h_0", "c_0")[:n_states]
         if hx is None:
-            return x, [fnp.zeros((x.shape[0], self.hidden_size), x.dtype)] * n_states, batched
+            zero = fnp.zeros_like(x, shape=(x.shape[0], self.hidden_size))
+            return x, [zero] * n_states, batched
         states = list(hx) if n_states == 2 else [hx]
         if n_states == 2 and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise bad_input(self, "hx: expected a tuple (h_0, c_0)", "pass hx=(h_0, c_0)")

@@ -29,6 +29,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import is_tracer
+from funcgrad_nn import functional as F
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
            "pad_sequence", "unpack_sequence", "unpad_sequence"]
@@ -115,7 +116,9 @@ tree_util.register_pytree_node(
 def _host_lengths(lengths: Any, fname: str) -> numpy.ndarray:
     if is_tracer(lengths):
         raise TypeError(f"{fname}: lengths must be concrete host integers (a list or a NumPy "
-                        "array), not a traced value; they fix the shapes of the packed data")
+                        "array), not a traced value: they fix the shapes of the packed data. "
+                        "Under jit, pack outside the jitted function, or give the recurrent "
+                        "layer the padded batch and lengths= (traced lengths are fine there)")
     lens = numpy.asarray(funcgrad.to_numpy(lengths) if hasattr(lengths, "shape") else lengths)
     if lens.ndim != 1 or (lens.size and lens.dtype.kind not in "iu"):
         raise ValueError(f"{fname}: lengths must be a 1-D sequence of integers, got "
@@ -176,6 +179,7 @@ def pack_padded_sequence(input: Any, lengths: Any, batch_first: bool = False,
         order = numpy.argsort(-lens, kind="stable")
         sorted_indices = order
     (ts, bs), batch_sizes = _packed_positions(lens, order)
+    ts, bs = F._on_device_of(ts, input), F._on_device_of(bs, input)
     if batch_first:
         data = input[bs, ts] if ts.size else input[:0, 0]
     else:
@@ -206,9 +210,9 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                              f"the longest sequence in input, but got total_length="
                              f"{total_length} and max sequence length being {t_max}")
         t_max = total_length
-    idx = padded_index(sequence, t_max)
     data = sequence.data
-    pad = fnp.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+    idx = F._on_device_of(padded_index(sequence, t_max), data)
+    pad = fnp.full_like(data, padding_value, shape=(1,) + tuple(data.shape[1:]))
     out = fnp.concatenate([data, pad], axis=0)[idx]
     if batch_first:
         out = fnp.swapaxes(out, 0, 1)

@@ -242,3 +242,23 @@ def test_lengths_keyword_matches_packing_and_is_traceable():
     assert len(traces) == 1  # one compiled program for every length pattern
     with pytest.raises(BadInputError, match="lengths"):
         m(x, lengths=np.array([7, 1, 1]))
+
+
+def test_layers_packing_and_ctc_stay_on_the_test_device():
+    from helpers import DEVICE, check_device, dev
+
+    x = dev(rng.normal(size=(5, 2, 3)).astype(np.float32))
+    for cls in (nn.LSTM, nn.GRU, nn.RNN):
+        m = cls(3, 4, num_layers=2, bidirectional=True).to(DEVICE)
+        check_device(m(x))
+        check_device(m(x, lengths=dev(np.array([5, 3]))))
+        p = rnn.pack_padded_sequence(x, [3, 5], enforce_sorted=False)
+        check_device(rnn.pad_packed_sequence(m(p)[0])[0])
+        check_device(nn.value_and_grad(lambda m: (m(x)[0] ** 2).sum())(m))
+    check_device(nn.LSTMCell(3, 4).to(DEVICE)(x[0]))
+    t = nn.Transformer(8, 2, 1, 1, 16).to(DEVICE)
+    src = dev(rng.normal(size=(5, 2, 8)).astype(np.float32))
+    mask = nn.Transformer.generate_square_subsequent_mask(5, device=DEVICE)
+    check_device(t(src, src, tgt_mask=mask, src_key_padding_mask=dev(np.zeros((2, 5), bool))))
+    lp = dev(np.log(np.full((6, 2, 4), 0.25)))
+    check_device(nn.F.ctc_loss(lp, dev(np.array([1, 2, 3, 3])), [6, 6], [2, 2]))
