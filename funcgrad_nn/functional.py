@@ -1613,13 +1613,15 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     (a :func:`funcgrad.scan` over time); reverse mode through it is the forward-backward
     algorithm.
 
-    ``log_probs`` ``(T, N, C)`` (or unbatched ``(T, C)``) are log-softmax outputs;
+    ``log_probs`` ``(T, N, C)`` (or unbatched ``(T, C)``) are log-softmax outputs, as
+    PyTorch requires; they are renormalised over classes (``log_softmax``, a no-op on such
+    inputs), so the loss is that of ``log_softmax(log_probs)`` and its gradient is exactly
+    the one PyTorch returns for ``log_probs`` (PyTorch's kernel differentiates through that
+    normalisation); it is the true derivative of the returned loss.
     ``targets`` ``(N, S)`` padded or 1-D concatenated (not containing ``blank``);
     ``input_lengths``/``target_lengths`` ``(N,)``. ``reduction="mean"`` divides each loss by
     its target length, then averages (PyTorch). Impossible alignments give ``inf`` (0, with
-    zero gradient, under ``zero_infinity``). The gradient is that of the returned loss;
-    PyTorch's kernel instead returns the gradient with respect to the logits before
-    ``log_softmax``, which equals this one composed with ``log_softmax``.
+    zero gradient, under ``zero_infinity``).
 
     >>> import numpy as np
     >>> lp = np.log(np.full((2, 1, 2), 0.5))       # T=2, one sequence, 2 classes
@@ -1658,6 +1660,10 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
         live = numpy.arange(s_len)[None, :] < tl_h[:, None]
         if ((tg_h[live] < 0) | (tg_h[live] >= c)).any():
             raise IndexError(f"{fname}: target labels must be in [0, {c})")
+    # Renormalise over classes: a no-op on log-softmax outputs (what PyTorch requires), and
+    # it makes the gradient with respect to log_probs PyTorch's (its kernel returns the
+    # derivative of CTC composed with log_softmax).
+    lp = log_softmax(lp, dim=-1)
     dt = lp.dtype
     neg = float(numpy.finfo(dt).min) / 4  # a finite -inf: keeps exp/log gradients NaN-free
     ext_len = 2 * s_len + 1

@@ -30,6 +30,7 @@ def _fixtures():
     meta = json.loads((HERE / "cases.json").read_text())
     with np.load(HERE / "arrays.npz") as z:
         members = {k: z[k] for k in z.files}
+    meta["index"] = json.loads(members.pop("index.json").tobytes().decode())
     return meta, members
 
 
