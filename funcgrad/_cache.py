@@ -34,10 +34,12 @@ class LRUCache:
     """A mapping bounded to ``maxsize`` entries, evicting the least recently used one.
 
     ``get`` and ``__getitem__`` count as uses; ``on_evict(key, value)`` (optional) is told of
-    each entry dropped for room. ``maxsize=None`` means unbounded.
+    each entry dropped for room. ``maxsize=None`` means unbounded. Hot paths may look up with
+    ``peek`` (the dict's own ``get``: no Python frame, not a use) and call ``touch(key)`` when
+    the entry found is not the one they used last.
     """
 
-    __slots__ = ("maxsize", "_data", "_on_evict")
+    __slots__ = ("maxsize", "_data", "_on_evict", "peek", "touch")
 
     def __init__(self, maxsize: int | None,
                  on_evict: Callable[[Any, Any], None] | None = None) -> None:
@@ -46,6 +48,8 @@ class LRUCache:
         self.maxsize = maxsize
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
         self._on_evict = on_evict
+        self.peek = self._data.get
+        self.touch = self._data.move_to_end
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         data = self._data

@@ -16,6 +16,10 @@ Cache behaviour worth knowing:
   constants; rebinding or mutating them later is not seen until the cache is cleared
   (``.clear_cache()``). Closures over tracers of an enclosing transformation are passed in as
   arguments and never cached.
+* Each jitted function keeps at most :data:`JIT_CACHE_SIZE` signatures (least recently used
+  first out; ``._cache_size()`` counts them), so a function called on ever new shapes does not
+  grow without bound; it warns once (:class:`RetraceWarning`) when it has traced
+  :data:`RETRACE_WARN_AFTER` times.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy
 
 from funcgrad import compile as _compile
 from funcgrad import tree_util
+from funcgrad._cache import LRUCache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import is_array, xp_for
 from funcgrad.core import (
@@ -47,9 +52,18 @@ from funcgrad.ops.jit import jit_p
 
 __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning"]
 
+#: How many argument signatures (traces and their compiled programs) one jitted function
+#: keeps; past it the least recently used one is dropped (and traced again if it comes back).
+JIT_CACHE_SIZE = 512
+#: A jitted function that has traced this many times warns once (RetraceWarning): it is
+#: probably given a new shape, dtype or static value on most calls.
+RETRACE_WARN_AFTER = 32
+
 
 class RetraceWarning(UserWarning):
-    """A jitted function was traced again (``jit(..., explain_retraces=True)``): says why."""
+    """A jitted function was traced again: on every retrace with
+    ``jit(..., explain_retraces=True)`` (saying why), and once by default when it keeps
+    retracing (:data:`RETRACE_WARN_AFTER` traces)."""
 
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -194,9 +208,10 @@ class Jitted:
         self._positional_names = [p.name for p in positional]
         self._donate = frozenset(donate_argnums)
         self._explain = explain_retraces
-        self._cache: dict[Any, _Entry] = {}
+        self._cache = LRUCache(JIT_CACHE_SIZE)
         self._last: _Entry | None = None
         self.trace_count = 0
+        self._warned_retracing = False
 
     def __repr__(self) -> str:
         return f"<jitted {self._name}>"
@@ -208,6 +223,19 @@ class Jitted:
         """Forget every traced signature (the next call traces again)."""
         self._cache.clear()
         self._last = None
+
+    def _cache_size(self) -> int:
+        """How many argument signatures are cached now (at most :data:`JIT_CACHE_SIZE`), as
+        JAX's ``jitted._cache_size()``.
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> f = funcgrad.jit(lambda x: x + 1)
+            >>> _ = f(np.ones(2)); _ = f(np.ones(3)); _ = f(np.ones(2))
+            >>> f._cache_size()
+            2
+        """
+        return len(self._cache)
 
     # -- argument handling ----------------------------------------------------------------
 
@@ -287,7 +315,9 @@ class Jitted:
                     break
             else:
                 keys = tuple(fast_keys) if not env else (tuple(fast_keys), env)
-                entry = self._cache.get(keys)
+                entry = self._cache.peek(keys)
+                if entry is not self._last and entry is not None:
+                    self._cache.touch(keys)  # LRU order; the last entry used is already last
                 if entry is None:
                     statics, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
                     leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
@@ -307,7 +337,9 @@ class Jitted:
                 has_tracer = True
             keys.append(k)
         key = (treedef, tuple(statics), tuple(keys), env)
-        entry = self._cache.get(key)
+        entry = self._cache.peek(key)
+        if entry is not self._last and entry is not None:
+            self._cache.touch(key)
         if entry is None:
             entry = self._trace(args, kwargs, statics, dyn_pos, leaves, treedef, key)
         self._last = entry
@@ -345,6 +377,9 @@ class Jitted:
         key = (treedef, tuple(statics), tuple(_leaf_key(x) for x in leaves))
         if self._explain and self._last is not None:
             self._warn_retrace(key)
+        elif self.trace_count + 1 >= RETRACE_WARN_AFTER and not self._warned_retracing:
+            self._warned_retracing = True
+            self._warn_keeps_retracing(key)
         labels = self._leaf_labels(treedef, leaves, dyn_pos)
         in_avals = [get_aval(x) for x in leaves]
         origins = [f"argument {lab}" for lab in labels]
@@ -391,7 +426,30 @@ class Jitted:
         mask += [False] * (len(leaves) - len(mask))
         return tuple(mask) if any(mask) else None
 
+    def _warn_keeps_retracing(self, key: Any) -> None:
+        why = ""
+        if self._last is not None:
+            why = f" (this time because {self._retrace_reason(key)})"
+        warnings.warn(
+            RetraceWarning(
+                f"jit({self._name}) is tracing again, trace #{self.trace_count + 1}{why}: "
+                "every new argument signature (shape, dtype, weak type, static value) traces "
+                "and compiles again, and only the last "
+                f"{JIT_CACHE_SIZE} are kept. Pass values that vary as (non-static) arrays, "
+                "pad shapes to a few sizes, or use jit(..., explain_retraces=True) to see why "
+                "each trace happens. (This warning is shown once per function.)"
+            ),
+            stacklevel=5,
+        )
+
     def _warn_retrace(self, key: Any) -> None:
+        warnings.warn(
+            RetraceWarning(f"jit({self._name}) is tracing again (trace "
+                           f"#{self.trace_count + 1}) because {self._retrace_reason(key)}"),
+            stacklevel=5,
+        )
+
+    def _retrace_reason(self, key: Any) -> str:
         last = self._last
         assert last is not None
         old = last.key
@@ -410,12 +468,7 @@ class Jitted:
             for lab, k0, k1 in zip(last.labels, old[2], keys):
                 if k0 != k1:
                     msgs.append(f"argument {lab}: {_leaf_change(k0, k1)}")
-        detail = "; ".join(msgs) if msgs else "a new combination of argument types"
-        warnings.warn(
-            RetraceWarning(f"jit({self._name}) is tracing again (trace "
-                           f"#{self.trace_count + 1}) because {detail}"),
-            stacklevel=5,
-        )
+        return "; ".join(msgs) if msgs else "a new combination of argument types"
 
     # -- calling --------------------------------------------------------------------------
 

@@ -629,3 +629,72 @@ def test_jit_results_are_arrays_even_when_an_input_or_literal_passes_through():
     assert funcgrad.jit(lambda x: x)(3).dtype == np.int64
     x = dev(np.ones(2))
     check_device(funcgrad.jit(lambda x, c: (x, c))(x, 2.0))
+
+
+# -- the per-function cache is bounded (issue: ~25 kB per distinct shape, without bound) ------
+
+
+def test_jit_cache_is_lru_bounded(monkeypatch):
+    import gc
+    import weakref
+
+    import funcgrad.api_jit as api_jit
+
+    monkeypatch.setattr(api_jit, "JIT_CACHE_SIZE", 3)
+    f = funcgrad.jit(lambda x: x * 2.0)
+    assert f._cache_size() == 0
+    f(dev(np.ones(1)))
+    first = weakref.ref(f.lower(dev(np.ones(1))))
+    for n in (2, 3, 1, 4):  # 1 is used again, so 2 is the least recently used when 4 comes
+        f(dev(np.ones(n)))
+    assert f._cache_size() == 3 and f.trace_count == 4
+    f(dev(np.ones(1)))
+    f(dev(np.ones(4)))
+    assert f.trace_count == 4  # still cached
+    f(dev(np.ones(2)))  # evicted: traced again
+    assert f.trace_count == 5 and f._cache_size() == 3
+    for n in (5, 6, 7):
+        f(dev(np.ones(n)))
+    f._last = None
+    gc.collect()
+    assert first() is None  # an evicted entry's jaxpr (and compiled program) is freed
+    f.clear_cache()
+    assert f._cache_size() == 0
+
+
+def test_jit_cache_default_size_is_documented():
+    import funcgrad.api_jit as api_jit
+
+    assert api_jit.JIT_CACHE_SIZE >= 64
+    assert str(api_jit.JIT_CACHE_SIZE) in open(api_jit.__file__.replace(
+        "funcgrad/api_jit.py", "docs/jit.md")).read()
+
+
+def test_jit_warns_once_when_it_keeps_retracing(monkeypatch):
+    import funcgrad.api_jit as api_jit
+
+    monkeypatch.setattr(api_jit, "RETRACE_WARN_AFTER", 3)
+    f = funcgrad.jit(lambda x: x + 1.0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in range(1, 7):
+            f(dev(np.ones(n)))
+    msgs = [str(m.message) for m in w if issubclass(m.category, funcgrad.RetraceWarning)]
+    assert len(msgs) == 1, msgs
+    assert "trace #3" in msgs[0] and "shape (2,) -> (3,)" in msgs[0]
+    assert "explain_retraces=True" in msgs[0]
+    # The warning points at the caller's line.
+    assert [m.filename for m in w][0] == __file__
+
+
+def test_explain_retraces_warns_every_time_not_twice(monkeypatch):
+    import funcgrad.api_jit as api_jit
+
+    monkeypatch.setattr(api_jit, "RETRACE_WARN_AFTER", 2)
+    f = funcgrad.jit(lambda x: x + 1.0, explain_retraces=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in range(1, 5):
+            f(dev(np.ones(n)))
+    msgs = [str(m.message) for m in w if issubclass(m.category, funcgrad.RetraceWarning)]
+    assert len(msgs) == 3 and all("is tracing again (trace #" in m for m in msgs)
