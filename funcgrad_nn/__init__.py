@@ -41,6 +41,7 @@ from funcgrad_nn.hooks import (
     register_module_full_backward_pre_hook,
 )
 from funcgrad_nn.init import get_default_dtype, manual_seed, set_default_dtype
+from funcgrad_nn.layers import *  # noqa: E402, F403  (every layer, incl. the lists below)
 from funcgrad_nn.layers import (
     ELU,
     GELU,
@@ -88,6 +89,7 @@ from funcgrad_nn.layers import (
     TransformerEncoderLayer,
     Unflatten,
 )
+from funcgrad_nn.layers import __all__ as _layer_names  # noqa: E402
 from funcgrad_nn.losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -135,3 +137,4 @@ __all__ = [
     "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
 ]
+__all__ += [n for n in _layer_names if n not in __all__]

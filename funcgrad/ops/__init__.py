@@ -16,4 +16,5 @@ from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
     shape,
     sorting,  # noqa: F401
     special,
+    windows,  # noqa: F401  (patches / fold: convolution windows)
 )

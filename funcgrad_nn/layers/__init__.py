@@ -1,4 +1,5 @@
-"""Layer modules: linear, activations, dropout, normalisation, embedding, conv, pooling."""
+"""Layer modules: linear, activations, dropout, normalisation, embedding, conv, pooling,
+padding, upsampling, fold/unfold."""
 
 from funcgrad_nn.layers.activation import (
     ELU,
@@ -14,20 +15,58 @@ from funcgrad_nn.layers.activation import (
     Tanh,
 )
 from funcgrad_nn.layers.attention import MultiheadAttention
-from funcgrad_nn.layers.conv import Conv1d, Conv2d
+from funcgrad_nn.layers.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from funcgrad_nn.layers.dropout import Dropout
 from funcgrad_nn.layers.embedding import Embedding
+from funcgrad_nn.layers.fold import Fold, Unfold
 from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, Linear, Unflatten
 from funcgrad_nn.layers.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from funcgrad_nn.layers.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from funcgrad_nn.layers.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from funcgrad_nn.layers.upsampling import (
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from funcgrad_nn.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from funcgrad_nn.layers.transformer import (
@@ -48,4 +87,15 @@ __all__ = [
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",
     "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
+]
+
+# Convolution family (funcgrad_nn.layers.conv, pooling, padding, upsampling, fold).
+__all__ += [
+    "AdaptiveAvgPool3d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Unfold",
+    "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
 ]

@@ -1,4 +1,8 @@
-"""Conv1d and Conv2d (im2col over funcgrad.numpy; PyTorch weight layout and init)."""
+"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d (PyTorch weight layouts and init).
+
+Each forward is one ``patches``/``fold`` window primitive plus one matrix product (see
+``funcgrad_nn._convolution``).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(v: Any, n: int) -> tuple[int, ...]:
@@ -26,12 +30,24 @@ _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
 class _ConvNd(Module):
     _n = 0
 
+    _transposed = False
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, output_padding: Any = 0) -> None:
         super().__init__()
         name = type(self).__name__
+        if self._transposed and padding_mode != "zeros":
+            raise ValueError(f'{name}: only padding_mode="zeros" is supported for transposed '
+                             f"convolutions, got {padding_mode!r}")
+        if isinstance(padding, str) and (self._transposed or padding not in ("same", "valid")):
+            raise ValueError(f"{name}: padding must be an int, a tuple"
+                             + ("" if self._transposed else ", 'same' or 'valid'")
+                             + f", got {padding!r}")
+        if padding == "same" and any(s != 1 for s in _ntuple(stride, self._n)):
+            raise ValueError(f"{name}: padding='same' is not supported for strided "
+                             "convolutions (use an explicit padding)")
         if padding_mode not in _PAD_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {sorted(_PAD_MODES)}, got "
                              f"{padding_mode!r}")
@@ -45,8 +61,18 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
         self.groups, self.padding_mode = groups, padding_mode
-        self.weight = Parameter(empty((out_channels, in_channels // groups)
-                                      + self.kernel_size, dtype))
+        self.output_padding = _ntuple(output_padding, n)
+        if self._transposed:
+            for op, s, d in zip(self.output_padding, self.stride, self.dilation):
+                if op < 0 or (op >= s and op >= d):
+                    raise ValueError(f"{name}: output_padding {self.output_padding} must be "
+                                     f"smaller than either stride {self.stride} or dilation "
+                                     f"{self.dilation}; to get a larger output, raise the "
+                                     "stride or pass output_size= to forward")
+            wshape = (in_channels, out_channels // groups)
+        else:
+            wshape = (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(wshape + self.kernel_size, dtype))
         if bias:
             self.bias = Parameter(empty((out_channels,), dtype))
         else:
@@ -71,6 +97,25 @@ class _ConvNd(Module):
                     mode=_PAD_MODES[self.padding_mode])
         return x, 0
 
+    def _check_input(self, x: Any) -> None:
+        """Rank and channel count, checked before any work, with the fix in the message."""
+        n = self._n
+        shape = tuple(fnp.shape(x))
+        dims = "LHW"[-n:] if n < 3 else "DHW"
+        want = f"(N, {self.in_channels}, {', '.join(dims)}) or ({self.in_channels}, " \
+               f"{', '.join(dims)})"
+        if len(shape) not in (n + 1, n + 2):
+            raise ValueError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D unbatched "
+                             f"input {want}, got shape {shape}; add or remove a batch axis "
+                             f"(x[None]) or use a {len(shape) - 2 if len(shape) > 2 else '?'}-D "
+                             "layer")
+        c = shape[-n - 1]
+        if c != self.in_channels:
+            raise ValueError(f"{self!r}: expected input {want} with {self.in_channels} "
+                             f"channels (axis {len(shape) - n - 1}), got shape {shape} with {c}; "
+                             "set in_channels to the input's channel count (channels first, "
+                             "as PyTorch: permute channels-last data)")
+
     def reset_parameters(self, generator: Any = None) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
         if self.bias is not None:
@@ -86,6 +131,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -104,6 +151,7 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input: Any) -> Any:
+        self._check_input(input)
         x, padding = self._padded(input)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
@@ -121,6 +169,79 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input: Any) -> Any:
+        self._check_input(input)
         x, padding = self._padded(input)
         return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over ``(N, C, D, H, W)``; weight ``(out, in // groups, kd, kh, kw)``.
+
+    >>> import numpy as np
+    >>> Conv3d(2, 4, 3, padding=1)(np.ones((1, 2, 4, 5, 6), np.float32)).shape
+    (1, 4, 4, 5, 6)
+    """
+
+    _n = 3
+
+    def forward(self, input: Any) -> Any:
+        self._check_input(input)
+        x, padding = self._padded(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
+                 device: str | None = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def forward(self, input: Any, output_size: Any = None) -> Any:
+        self._check_input(input)
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
+        return fn(input, self.weight, self.bias, self.stride, self.padding,
+                  self.output_padding, self.groups, self.dilation, output_size=output_size)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution (a "deconvolution"); weight ``(in, out // groups, k)``;
+    ``forward(input, output_size=None)`` as PyTorch.
+
+    >>> import numpy as np
+    >>> ConvTranspose1d(2, 3, 4, stride=2, padding=1)(np.ones((1, 2, 5), np.float32)).shape
+    (1, 3, 10)
+    """
+
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution; weight ``(in, out // groups, kh, kw)``; ``stride``,
+    ``padding``, ``output_padding``, ``groups``, ``dilation`` and ``output_size=`` in forward.
+
+    >>> import numpy as np
+    >>> up = ConvTranspose2d(8, 4, 3, stride=2, padding=1)
+    >>> up(np.ones((1, 8, 5, 5), np.float32)).shape
+    (1, 4, 9, 9)
+    >>> up(np.ones((1, 8, 5, 5), np.float32), output_size=(10, 10)).shape
+    (1, 4, 10, 10)
+    """
+
+    _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution; weight ``(in, out // groups, kd, kh, kw)``.
+
+    >>> import numpy as np
+    >>> ConvTranspose3d(2, 1, 2, stride=2)(np.ones((1, 2, 2, 3, 4), np.float32)).shape
+    (1, 1, 4, 6, 8)
+    """
+
+    _n = 3

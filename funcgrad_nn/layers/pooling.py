@@ -1,4 +1,4 @@
-"""Pooling layers: max/average (1-D, 2-D) and adaptive average/max pooling."""
+"""Pooling layers: max/average (1-D, 2-D, 3-D), max unpooling, adaptive average/max pooling."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from typing import Any
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
+           "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -166,3 +167,95 @@ class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
 
     def forward(self, input: Any) -> Any:
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (see :class:`MaxPool2d`).
+
+    >>> import numpy as np
+    >>> MaxPool3d(2)(np.zeros((1, 1, 4, 4, 6))).shape
+    (1, 1, 2, 2, 3)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling (the divisor rules of :class:`AvgPool2d`).
+
+    >>> import numpy as np
+    >>> AvgPool3d(2)(np.ones((1, 1, 2, 4, 4))).shape
+    (1, 1, 1, 2, 2)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    """Adaptive 3-D average pooling to ``output_size`` (int or triple; None keeps a size).
+
+    >>> import numpy as np
+    >>> AdaptiveAvgPool3d((1, 2, None))(np.ones((2, 3, 4, 5, 7))).shape
+    (2, 3, 1, 2, 7)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = staticmethod(F.max_unpool1d)
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def forward(self, input: Any, indices: Any, output_size: Any = None) -> Any:
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                        output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool1d` (``return_indices=True``): maxima put back at
+    their indices, zeros elsewhere; ``output_size=`` resolves ambiguous sizes.
+
+    >>> import numpy as np
+    >>> v, i = MaxPool1d(2, return_indices=True)(np.array([[[1.0, 3.0, 4.0, 2.0]]]))
+    >>> MaxUnpool1d(2)(v, i)
+    array([[[0., 3., 4., 0.]]])
+    """
+
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool2d` (indices flat within each ``H * W`` plane).
+
+    >>> import numpy as np
+    >>> pool, unpool = MaxPool2d(2, return_indices=True), MaxUnpool2d(2)
+    >>> unpool(*pool(np.arange(16.0).reshape(1, 1, 4, 4))).shape
+    (1, 1, 4, 4)
+    """
+
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool3d`.
+
+    >>> import numpy as np
+    >>> pool, unpool = MaxPool3d(2, return_indices=True), MaxUnpool3d(2)
+    >>> float(unpool(*pool(np.ones((1, 1, 2, 2, 2)))).sum())
+    1.0
+    """
+
+    _fn = staticmethod(F.max_unpool3d)

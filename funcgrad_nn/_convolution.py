@@ -1,0 +1,824 @@
+"""Convolutions, transposed convolutions, pooling, fold/unfold (re-exported by ``functional``).
+
+Every layer is one ``patches`` (im2col) or ``fold`` (col2im) primitive plus ONE matrix product
+over the whole batch (see ``funcgrad.ops.windows``); the derivatives come from those
+primitives' rules (patches and fold are each other's transposes), so there is no second copy of
+any derivative formula here. Max pooling routes its gradient with a one-hot mask of the first
+maximum (PyTorch's choice among ties), a dense ``where``, never a scatter.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.ops.windows import fold as _fold_windows
+from funcgrad.ops.windows import patches as _patches
+from funcgrad.ops.windows import window_counts
+
+__all__ = [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "unfold",
+]
+
+_SHAPES = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
+
+
+def ntuple(v: Any, n: int, name: str, fname: str) -> tuple[int, ...]:
+    """``v`` (an int or a sequence of ``n`` ints) as an ``n``-tuple; a clear error otherwise."""
+    if isinstance(v, (int, numpy.integer)) and not isinstance(v, bool):
+        return (int(v),) * n
+    try:
+        t = tuple(int(i) for i in v)
+    except TypeError:
+        raise TypeError(f"{fname}: {name} must be an int or a tuple of {n} ints, got "
+                        f"{v!r}") from None
+    if len(t) == 1 and n > 1:
+        t = t * n
+    if len(t) != n:
+        raise ValueError(f"{fname}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    return t
+
+
+def _batched(input: Any, nd: int, fname: str, what: str = "input") -> tuple[Any, bool]:
+    """``input`` with a batch axis, and whether it had none (``(C, *S)`` inputs)."""
+    r = fnp.ndim(input)
+    if r not in (nd + 1, nd + 2):
+        unb = _SHAPES[nd].replace("N, ", "")
+        raise ValueError(f"{fname}: expected {what} {_SHAPES[nd]} or {unb} ({nd + 2}-D or "
+                         f"{nd + 1}-D), got shape {tuple(fnp.shape(input))} ({r}-D)")
+    if r == nd + 1:
+        return fnp.expand_dims(input, 0), True
+    return input, False
+
+
+def _const_like(value: numpy.ndarray, like: Any) -> Any:
+    """A host constant placed on ``like``'s device (matrices built from static sizes)."""
+    dev = get_aval(like).device
+    return value if dev in (None, "cpu") else funcgrad.device_put(value, dev)
+
+
+# -- convolution ---------------------------------------------------------------------------
+
+
+def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, nd: int,
+                  fname: str) -> tuple[tuple[int, int], ...]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{fname}: padding='same' is not supported for strided "
+                                 "convolutions (use an explicit padding)")
+            # PyTorch puts the odd element of the total on the right.
+            return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                         for k, d in zip(kernel, dilation))
+        raise ValueError(f"{fname}: padding must be 'valid', 'same', an int or a tuple, got "
+                         f"{padding!r}")
+    p = ntuple(padding, nd, "padding", fname)
+    if any(v < 0 for v in p):
+        raise ValueError(f"{fname}: negative padding {padding!r}")
+    return tuple((v, v) for v in p)
+
+
+def _contract_groups(w: Any, cols: Any, groups: int, nd: int) -> Any:
+    """``w`` (G*a, b, *K) against ``cols`` (G*b, *K, ...) -> (G*a, ...): one GEMM (a batched one
+    over groups)."""
+    if groups == 1:
+        return fnp.tensordot(w, cols, axes=(tuple(range(1, nd + 2)), tuple(range(nd + 1))))
+    ws, cs = fnp.shape(w), fnp.shape(cols)
+    wg = fnp.reshape(w, (groups, ws[0] // groups) + tuple(ws[1:]))
+    cg = fnp.reshape(cols, (groups, cs[0] // groups) + tuple(cs[1:]))
+    letters = "abcdefghijklm"[:nd + 1]
+    rest = "nopqrs"[:len(cs) - nd - 1]
+    out = fnp.einsum(f"gz{letters},g{letters}{rest}->gz{rest}", wg, cg)
+    return fnp.reshape(out, (ws[0],) + tuple(cs[nd + 1:]))
+
+
+def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+          groups: int, nd: int, fname: str) -> Any:
+    x, unbatched = _batched(input, nd, fname)
+    if fnp.ndim(weight) != nd + 2:
+        raise ValueError(f"{fname}: expected weight (out_channels, in_channels/groups, "
+                         f"*kernel) with {nd + 2} dims, got shape {tuple(fnp.shape(weight))}")
+    c = fnp.shape(x)[1]
+    o, cg = fnp.shape(weight)[:2]
+    kernel = tuple(fnp.shape(weight)[2:])
+    if not isinstance(groups, (int, numpy.integer)) or groups < 1 or o % groups \
+            or cg * groups != c:
+        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
+                         f"weight {tuple(fnp.shape(weight))} with groups={groups} expects "
+                         f"{cg * groups} (in_channels = weight.shape[1] * groups; out_channels "
+                         f"{o} must be divisible by groups)")
+    st = ntuple(stride, nd, "stride", fname)
+    dil = ntuple(dilation, nd, "dilation", fname)
+    if any(v < 1 for v in st + dil):
+        raise ValueError(f"{fname}: stride {st} and dilation {dil} must be positive")
+    pads = _conv_padding(padding, kernel, dil, st, nd, fname)
+    spatial = tuple(fnp.shape(x)[2:])
+    if any(n <= 0 for n in window_counts(spatial, kernel, st, dil, pads)):
+        raise ValueError(f"{fname}: kernel size {kernel} (dilation {dil}) is larger than the "
+                         f"padded input {tuple(n + a + b for n, (a, b) in zip(spatial, pads))}")
+    cols = _patches(x, kernel, st, dil, pads)               # (C, *K, N, *O)
+    out = fnp.moveaxis(_contract_groups(weight, cols, groups, nd), 0, 1)  # (N, O, *O)
+    if bias is not None:
+        out = out + fnp.reshape(bias, (1, o) + (1,) * nd)
+    return out[0] if unbatched else out
+
+
+def conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """1-D cross-correlation: input ``(N, C, L)`` or ``(C, L)``, weight ``(O, C // groups, k)``.
+
+    >>> import numpy as np
+    >>> conv1d(np.arange(5.0).reshape(1, 1, 5), np.ones((1, 1, 2)))
+    array([[[1., 3., 5., 7.]]])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """2-D cross-correlation (PyTorch's conv2d): input ``(N, C, H, W)`` or ``(C, H, W)``,
+    weight ``(O, C // groups, kh, kw)``; zero padding (int, pair, 'valid' or 'same').
+
+    >>> import numpy as np
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> conv2d(x, np.ones((1, 1, 2, 2)), stride=2)
+    array([[[[10., 18.],
+             [42., 50.]]]])
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1) -> Any:
+    """3-D cross-correlation: input ``(N, C, D, H, W)`` or ``(C, D, H, W)``, weight
+    ``(O, C // groups, kd, kh, kw)``.
+
+    >>> import numpy as np
+    >>> conv3d(np.ones((1, 1, 2, 3, 3)), np.ones((2, 1, 2, 2, 2))).shape
+    (1, 2, 1, 2, 2)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def transposed_output_padding(in_sizes: tuple, kernel: tuple, stride: tuple, padding: tuple,
+                              dilation: tuple, output_padding: tuple, output_size: Any,
+                              nd: int, fname: str) -> tuple[int, ...]:
+    """The output padding of a transposed convolution, from ``output_padding`` or from a
+    requested ``output_size`` (PyTorch's rules, with its errors)."""
+    if output_size is None:
+        for op, s, d in zip(output_padding, stride, dilation):
+            if op < 0 or (op >= s and op >= d):
+                raise ValueError(f"{fname}: output_padding {output_padding} must be smaller "
+                                 f"than either stride {stride} or dilation {dilation} (and "
+                                 "non-negative); use output_size= to pick among the possible "
+                                 "output sizes")
+        return output_padding
+    size = list(output_size)
+    if len(size) == nd + 2:
+        size = size[2:]
+    elif len(size) == nd + 1:
+        size = size[1:]
+    if len(size) != nd:
+        raise ValueError(f"{fname}: output_size must have {nd} or {nd + 2} elements, got "
+                         f"{tuple(output_size)}")
+    out = []
+    for i in range(nd):
+        lo = (in_sizes[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1
+        hi = lo + stride[i] - 1
+        if not lo <= int(size[i]) <= hi:
+            raise ValueError(f"{fname}: requested an output size of {tuple(size)}, but valid "
+                             f"sizes for input spatial size {tuple(in_sizes)} range from "
+                             f"{lo} to {hi} on axis {i}")
+        out.append(int(size[i]) - lo)
+    return tuple(out)
+
+
+def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
+                    output_padding: Any, groups: int, dilation: Any, nd: int, fname: str,
+                    output_size: Any = None) -> Any:
+    x, unbatched = _batched(input, nd, fname)
+    if fnp.ndim(weight) != nd + 2:
+        raise ValueError(f"{fname}: expected weight (in_channels, out_channels/groups, "
+                         f"*kernel) with {nd + 2} dims, got shape {tuple(fnp.shape(weight))}")
+    c = fnp.shape(x)[1]
+    ci, og = fnp.shape(weight)[:2]
+    kernel = tuple(fnp.shape(weight)[2:])
+    if not isinstance(groups, (int, numpy.integer)) or groups < 1 or ci % groups or ci != c:
+        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
+                         f"weight {tuple(fnp.shape(weight))} expects {ci} (weight is "
+                         f"(in_channels, out_channels/groups, *kernel); in_channels must be "
+                         f"divisible by groups={groups})")
+    st = ntuple(stride, nd, "stride", fname)
+    dil = ntuple(dilation, nd, "dilation", fname)
+    pad = ntuple(padding, nd, "padding", fname)
+    opad = ntuple(output_padding, nd, "output_padding", fname)
+    if any(v < 1 for v in st + dil) or any(v < 0 for v in pad):
+        raise ValueError(f"{fname}: stride {st} and dilation {dil} must be positive, padding "
+                         f"{pad} non-negative")
+    in_sizes = tuple(fnp.shape(x)[2:])
+    opad = transposed_output_padding(in_sizes, kernel, st, pad, dil, opad, output_size, nd,
+                                     fname)
+    out_sizes = tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                      for n, s, p, d, k, op in zip(in_sizes, st, pad, dil, kernel, opad))
+    if any(v <= 0 for v in out_sizes):
+        raise ValueError(f"{fname}: the output size {out_sizes} is not positive (padding "
+                         f"{pad} too large for input {in_sizes} and kernel {kernel})")
+    # Weight (Cin, Cout/G, *K) against x (N, Cin, *I) -> windows (Cout, *K, N, *I), then fold.
+    n = fnp.shape(x)[0]
+    if groups == 1:
+        cols = fnp.tensordot(weight, x, axes=((0,), (1,)))
+    else:
+        wg = fnp.reshape(weight, (groups, ci // groups, og) + kernel)
+        xg = fnp.reshape(x, (n, groups, ci // groups) + in_sizes)
+        k_ = "abc"[:nd]
+        s_ = "xyz"[:nd]
+        cols = fnp.einsum(f"gio{k_},ngi{s_}->go{k_}n{s_}", wg, xg)
+        cols = fnp.reshape(cols, (groups * og,) + kernel + (n,) + in_sizes)
+    out = _fold_windows(cols, out_sizes, kernel, st, dil,
+                        tuple((p, p - op) for p, op in zip(pad, opad)))
+    if bias is not None:
+        out = out + fnp.reshape(bias, (1, groups * og) + (1,) * nd)
+    return out[0] if unbatched else out
+
+
+def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1, *, output_size: Any = None) -> Any:
+    """1-D transposed convolution (the gradient of :func:`conv1d` w.r.t. its input): input
+    ``(N, Cin, L)``, weight ``(Cin, Cout // groups, k)``; output length
+    ``(L - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+
+    >>> import numpy as np
+    >>> conv_transpose1d(np.ones((1, 1, 3)), np.ones((1, 1, 2)), stride=2)
+    array([[[1., 1., 1., 1., 1., 1.]]])
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d", output_size)
+
+
+def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1, *, output_size: Any = None) -> Any:
+    """2-D transposed convolution: input ``(N, Cin, H, W)``, weight ``(Cin, Cout // groups,
+    kh, kw)`` (PyTorch's layout); ``output_size=`` picks ``output_padding`` as PyTorch.
+
+    >>> import numpy as np
+    >>> conv_transpose2d(np.ones((1, 2, 3, 3)), np.ones((2, 4, 4, 4)), stride=2,
+    ...                  padding=1).shape
+    (1, 4, 6, 6)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d", output_size)
+
+
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1, *, output_size: Any = None) -> Any:
+    """3-D transposed convolution: input ``(N, Cin, D, H, W)``, weight
+    ``(Cin, Cout // groups, kd, kh, kw)``.
+
+    >>> import numpy as np
+    >>> conv_transpose3d(np.ones((1, 1, 2, 2, 2)), np.ones((1, 3, 2, 2, 2)), stride=2).shape
+    (1, 3, 4, 4, 4)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d", output_size)
+
+
+# -- unfold / fold ---------------------------------------------------------------------------
+
+
+def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Any:
+    """Sliding blocks of ``(N, C, H, W)`` (or ``(C, H, W)``) as columns
+    ``(N, C * kh * kw, L)`` (PyTorch's ``F.unfold``/im2col).
+
+    >>> import numpy as np
+    >>> unfold(np.arange(9.0).reshape(1, 1, 3, 3), 2)[0]
+    array([[0., 1., 3., 4.],
+           [1., 2., 4., 5.],
+           [3., 4., 6., 7.],
+           [4., 5., 7., 8.]])
+    """
+    fname = "unfold"
+    x, unbatched = _batched(input, 2, fname)
+    k = ntuple(kernel_size, 2, "kernel_size", fname)
+    d = ntuple(dilation, 2, "dilation", fname)
+    p = ntuple(padding, 2, "padding", fname)
+    s = ntuple(stride, 2, "stride", fname)
+    pads = tuple((v, v) for v in p)
+    if any(c <= 0 for c in window_counts(tuple(fnp.shape(x)[2:]), k, s, d, pads)):
+        raise ValueError(f"{fname}: kernel {k} (dilation {d}) does not fit the input "
+                         f"{tuple(fnp.shape(x))} with padding {p}")
+    cols = _patches(x, k, s, d, pads)
+    sh = fnp.shape(cols)
+    cols = fnp.reshape(cols, (sh[0] * k[0] * k[1], sh[3], sh[4] * sh[5]))
+    out = fnp.moveaxis(cols, 1, 0)
+    return out[0] if unbatched else out
+
+
+def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Any:
+    """Sum columns ``(N, C * kh * kw, L)`` (or unbatched) back into ``(N, C, *output_size)``
+    (PyTorch's ``F.fold``/col2im; the adjoint of :func:`unfold`).
+
+    >>> import numpy as np
+    >>> fold(np.ones((1, 4, 4)), (3, 3), 2)[0, 0]
+    array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]])
+    """
+    fname = "fold"
+    r = fnp.ndim(input)
+    if r not in (2, 3):
+        raise ValueError(f"{fname}: expected input (N, C * prod(kernel_size), L) or "
+                         f"(C * prod(kernel_size), L), got shape {tuple(fnp.shape(input))}")
+    x = fnp.expand_dims(input, 0) if r == 2 else input
+    size = ntuple(output_size, 2, "output_size", fname)
+    k = ntuple(kernel_size, 2, "kernel_size", fname)
+    d = ntuple(dilation, 2, "dilation", fname)
+    p = ntuple(padding, 2, "padding", fname)
+    s = ntuple(stride, 2, "stride", fname)
+    pads = tuple((v, v) for v in p)
+    counts = window_counts(size, k, s, d, pads)
+    n, ck, length = fnp.shape(x)
+    if ck % (k[0] * k[1]) or length != counts[0] * counts[1] or min(counts) <= 0:
+        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} needs dim 1 divisible by "
+                         f"prod(kernel_size) = {k[0] * k[1]} and L = {max(counts[0], 0) * max(counts[1], 0)} "
+                         f"blocks for output_size {size}, kernel {k}, dilation {d}, padding "
+                         f"{p}, stride {s}")
+    cols = fnp.reshape(fnp.moveaxis(x, 0, 1), (ck // (k[0] * k[1]),) + k + (n,) + counts)
+    out = _fold_windows(cols, size, k, s, d, pads)
+    return out[0] if r == 2 else out
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+
+def _pool_out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    # PyTorch's pooling_output_shape: in ceil mode the last window must still start inside
+    # the input or the left padding.
+    num = size + 2 * p - d * (k - 1) - 1
+    if ceil_mode:
+        out = -(-num // s) + 1
+        if (out - 1) * s >= size + p:
+            out -= 1
+    else:
+        out = num // s + 1
+    return out
+
+
+def _pool_setup(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+                dilation: Any, ceil_mode: bool, fname: str) -> tuple:
+    """Batched input, whether it was unbatched, kernel/stride/padding/dilation and the output
+    sizes (PyTorch's checks and errors)."""
+    x, unbatched = _batched(input, nd, fname)
+    k = ntuple(kernel_size, nd, "kernel_size", fname)
+    # PyTorch's functional forms also take an empty stride list for "same as kernel".
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else \
+        ntuple(stride, nd, "stride", fname)
+    p = ntuple(padding, nd, "padding", fname)
+    d = ntuple(dilation, nd, "dilation", fname)
+    if any(v <= 0 for v in k + s + d):
+        raise ValueError(f"{fname}: kernel_size {k}, stride {s} and dilation {d} must be "
+                         "positive")
+    if any(pi < 0 or pi > ki // 2 for pi, ki in zip(p, k)):
+        raise ValueError(f"{fname}: padding {p} should be non-negative and at most half of "
+                         f"kernel size {k}")
+    sizes = tuple(fnp.shape(x)[2:])
+    out = tuple(_pool_out_size(n, *a, ceil_mode) for n, a in zip(sizes, zip(k, s, p, d)))
+    if any(o <= 0 for o in out):
+        raise ValueError(f"{fname}: given input size {sizes}, the calculated output size "
+                         f"{out} is too small")
+    return x, unbatched, k, s, p, d, out
+
+
+def _right_pads(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple) -> tuple:
+    """(lo, hi) padding so exactly ``out`` windows fit (the ceil-mode overhang included)."""
+    return tuple((pi, (oi - 1) * si + di * (ki - 1) + 1 - n - pi)
+                 for n, ki, si, pi, di, oi in zip(fnp.shape(x)[2:], k, s, p, d, out))
+
+
+def _flat_windows(cols: Any, nd: int) -> Any:
+    """(C, *K, N, *O) -> (C, prod(K), N, *O)."""
+    sh = fnp.shape(cols)
+    return fnp.reshape(cols, (sh[0], math.prod(sh[1:1 + nd])) + tuple(sh[1 + nd:]))
+
+
+def _lowest(dtype: Any) -> Any:
+    dt = numpy.dtype(dtype)
+    if dt.kind == "f":
+        return -numpy.inf
+    if dt.kind in "iu":
+        return int(numpy.iinfo(dt).min)
+    raise TypeError(f"max pooling: unsupported dtype {dt}")
+
+
+def _iota(like: Any, n: int, shape: tuple) -> Any:
+    """0..n-1 as int64 on ``like``'s device, reshaped to ``shape`` (which holds n elements)."""
+    ones = fnp.ones_like(like, dtype=numpy.int64, shape=(n,))
+    return fnp.reshape(fnp.cumsum(ones) - 1, shape)
+
+
+def _first_max(cols: Any, kt: int, nd: int) -> tuple[Any, Any]:
+    """One-hot mask (C, K, N, *O) of the FIRST maximum of each window (NaN counts as the
+    maximum, as PyTorch), and its window offset (C, N, *O).
+
+    Built from max reductions and comparisons (each window's true entries ranked by
+    ``K - k``), which are several times faster than ``argmax`` over a middle axis."""
+    top = fnp.max(cols, axis=1, keepdims=True)
+    eq = cols == top
+    if numpy.dtype(cols.dtype).kind == "f":
+        eq = eq | fnp.isnan(cols)
+    rank_dt = numpy.int16 if kt < 2 ** 15 else numpy.int64
+    rank = eq.astype(rank_dt) * (kt - _iota(cols, kt, (1, kt) + (1,) * (nd + 1))).astype(rank_dt)
+    first = fnp.max(rank, axis=1, keepdims=True)
+    return rank == first, fnp.squeeze(kt - first.astype(numpy.int64), 1)
+
+
+@funcgrad.custom_jvp
+def _window_max(cols: Any, mask: Any) -> Any:
+    """Max over axis 1 of the windows; the derivative flows to the ``mask`` (first maximum)
+    only, PyTorch's rule among ties. The tangent is one masked sum: its transpose is a dense
+    multiply, never a scatter."""
+    return fnp.max(cols, axis=1)
+
+
+@_window_max.defjvp
+def _window_max_jvp(primals: Any, tangents: Any) -> Any:
+    cols, mask = primals
+    t = tangents[0]
+    return _window_max(cols, mask), fnp.sum(t * mask.astype(t.dtype), axis=1)
+
+
+def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool, fname: str) -> Any:
+    x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding,
+                                                dilation, ceil_mode, fname)
+    pads = _right_pads(x, k, s, p, d, out)
+    if any(lo or hi > 0 for lo, hi in pads):
+        # -inf (the dtype's lowest) padding, so a padded element is never the maximum.
+        x = fnp.pad(x, [(0, 0), (0, 0)] + [(lo, max(hi, 0)) for lo, hi in pads],
+                    constant_values=_lowest(x.dtype))
+    cols = _flat_windows(_patches(x, k, s, d, ((0, 0),) * nd), nd)   # (C, K, N, *O)
+    kt = math.prod(k)
+    mask, arg = _first_max(funcgrad.stop_gradient(cols), kt, nd)
+    res = fnp.moveaxis(_window_max(cols, mask), 0, 1)                 # (N, C, *O)
+    if unbatched:
+        res = res[0]
+    if not return_indices:
+        return res
+    # Flat index of each maximum within its (unpadded) input's spatial plane.
+    arg = fnp.moveaxis(arg, 0, 1)
+    sizes = tuple(fnp.shape(input)[-nd:])
+    idx = None
+    rem = arg
+    for i in range(nd):
+        inner = math.prod(k[i + 1:])
+        ki = rem // inner
+        rem = rem % inner
+        pos = _iota(arg, out[i], (out[i],) + (1,) * (nd - 1 - i)) * s[i] - p[i] + ki * d[i]
+        idx = pos if idx is None else idx * sizes[i] + pos
+    return res, (idx[0] if unbatched else idx)
+
+
+def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Any:
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)`` (see :func:`max_pool2d`).
+
+    >>> import numpy as np
+    >>> max_pool1d(np.array([[1.0, 3.0, 2.0, 5.0, 4.0]]), 2, ceil_mode=True)
+    array([[3., 5., 4.]])
+    """
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, "max_pool1d")
+
+
+def max_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Any:
+    """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (padding counts as -inf).
+
+    ``ceil_mode`` uses PyTorch's output-size rule; ``return_indices=True`` also returns the
+    int64 flat index of each maximum within its input's ``H * W`` plane. NaNs propagate;
+    the gradient goes to the (first) maximum only, as in PyTorch.
+
+    >>> import numpy as np
+    >>> max_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    >>> max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2, ceil_mode=True, return_indices=True)[1]
+    array([[[4, 5],
+            [7, 8]]])
+    """
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, "max_pool2d")
+
+
+def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False
+               ) -> Any:
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (indices flat within
+    each ``D * H * W`` volume).
+
+    >>> import numpy as np
+    >>> max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2).ravel()
+    array([7.])
+    """
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, "max_pool3d")
+
+
+def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
+              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None,
+              fname: str) -> Any:
+    x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding, 1,
+                                                ceil_mode, fname)
+    pads = _right_pads(x, k, s, p, d, out)
+    total = fnp.moveaxis(fnp.sum(_flat_windows(_patches(x, k, s, d, pads), nd), axis=1), 0, 1)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{fname}: divisor_override must be non-zero")
+        res = total / divisor_override
+    else:
+        sizes = tuple(fnp.shape(x)[2:])
+        exact = all((o - 1) * si + ki <= n + 2 * pi
+                    for o, si, ki, n, pi in zip(out, s, k, sizes, p))
+        if exact and (count_include_pad or not any(p)):
+            res = total / math.prod(k)
+        else:
+            # PyTorch's divisor: the window clipped to the padded input (padding counts with
+            # count_include_pad, the ceil-mode overhang never does), or to the input itself.
+            div = numpy.ones(out)
+            for i, (o, si, ki, n, pi) in enumerate(zip(out, s, k, sizes, p)):
+                start = numpy.arange(o) * si - pi
+                end = numpy.minimum(start + ki, n + pi)
+                if not count_include_pad:
+                    start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
+                div = div * (end - start).reshape((o,) + (1,) * (nd - 1 - i))
+            dt = total.dtype if numpy.dtype(total.dtype).kind == "f" else numpy.float64
+            res = total / _const_like(div.astype(dt), total)
+    return res[0] if unbatched else res
+
+
+def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Any:
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)`` (see :func:`avg_pool2d`).
+
+    >>> import numpy as np
+    >>> avg_pool1d(np.array([[1.0, 3.0, 2.0, 6.0]]), 2)
+    array([[2., 4.]])
+    """
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     None, "avg_pool1d")
+
+
+def avg_pool2d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Any:
+    """2-D average pooling with PyTorch's divisor rules (``count_include_pad`` counts the
+    zero padding but never the ``ceil_mode`` overhang; ``divisor_override`` replaces both).
+
+    >>> import numpy as np
+    >>> avg_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2)
+    array([[[[ 2.5,  4.5],
+             [10.5, 12.5]]]])
+    >>> avg_pool2d(np.ones((1, 3, 3)), 2, ceil_mode=True)
+    array([[[1., 1.],
+            [1., 1.]]])
+    """
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool2d")
+
+
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Any:
+    """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (rules of
+    :func:`avg_pool2d`).
+
+    >>> import numpy as np
+    >>> avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2).ravel()
+    array([3.5])
+    """
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, "avg_pool3d")
+
+
+def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any,
+                padding: Any, output_size: Any, fname: str) -> Any:
+    x, unbatched = _batched(input, nd, fname)
+    if tuple(fnp.shape(indices)) != tuple(fnp.shape(input)):
+        raise ValueError(f"{fname}: indices shape {tuple(fnp.shape(indices))} must match the "
+                         f"input shape {tuple(fnp.shape(input))}")
+    idx = fnp.expand_dims(indices, 0) if unbatched else indices
+    k = ntuple(kernel_size, nd, "kernel_size", fname)
+    s = k if stride is None else ntuple(stride, nd, "stride", fname)
+    p = ntuple(padding, nd, "padding", fname)
+    n, c = fnp.shape(x)[:2]
+    in_sizes = tuple(fnp.shape(x)[2:])
+    default = tuple((i - 1) * si - 2 * pi + ki for i, si, pi, ki in zip(in_sizes, s, p, k))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(int(v) for v in output_size)[-nd:]
+        for i in range(nd):
+            if not default[i] - s[i] < size[i] < default[i] + s[i]:
+                raise ValueError(f"{fname}: output_size {size} must be within one stride "
+                                 f"{s} of the default size {default}")
+    plane = math.prod(size)
+    hv = None if funcgrad.core.is_tracer(idx) else numpy.asarray(funcgrad.to_numpy(idx))
+    if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= plane):
+        raise IndexError(f"{fname}: an index in indices is out of range for the output size "
+                         f"{size} (found {int(hv.min())}..{int(hv.max())}, plane {plane})")
+    flat_x = fnp.reshape(x, (n * c, -1))
+    flat_i = fnp.reshape(idx, (n * c, -1)).astype(numpy.int64)
+    rows = _iota(flat_i, n * c, (n * c, 1))
+    out = fnp.at(fnp.zeros_like(flat_x, shape=(n * c, plane)))[rows, flat_i].set(flat_x)
+    out = fnp.reshape(out, (n, c) + size)
+    return out[0] if unbatched else out
+
+
+def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Any:
+    """Partial inverse of :func:`max_pool1d`: values written at ``indices``, zeros elsewhere.
+
+    >>> import numpy as np
+    >>> v, i = max_pool1d(np.array([[[1.0, 3.0, 2.0, 5.0]]]), 2, return_indices=True)
+    >>> max_unpool1d(v, i, 2)
+    array([[[0., 3., 0., 5.]]])
+    """
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size,
+                       "max_unpool1d")
+
+
+def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Any:
+    """Partial inverse of :func:`max_pool2d` (indices flat within each ``H * W`` plane).
+
+    >>> import numpy as np
+    >>> v, i = max_pool2d(np.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)
+    >>> max_unpool2d(v, i, 2)[0, 0, 1]
+    array([0., 5., 0., 7.])
+    """
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size,
+                       "max_unpool2d")
+
+
+def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Any:
+    """Partial inverse of :func:`max_pool3d`.
+
+    >>> import numpy as np
+    >>> v, i = max_pool3d(np.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+    >>> max_unpool3d(v, i, 2).ravel()
+    array([0., 0., 0., 0., 0., 0., 0., 7.])
+    """
+    return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size,
+                       "max_unpool3d")
+
+
+# -- adaptive pooling ------------------------------------------------------------------------
+
+
+def _adaptive_sizes(input: Any, nd: int, output_size: Any, fname: str) -> tuple:
+    x, unbatched = _batched(input, nd, fname)
+    if isinstance(output_size, (int, numpy.integer)) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) != nd:
+        raise ValueError(f"{fname}: output_size must be an int or a tuple of {nd}, got "
+                         f"{output_size!r}")
+    out = tuple(fnp.shape(x)[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if any(o <= 0 for o in out) or any(n == 0 for n in fnp.shape(x)[2:]):
+        raise ValueError(f"{fname}: output size {out} and input spatial size "
+                         f"{tuple(fnp.shape(x)[2:])} must be positive")
+    return x, unbatched, out
+
+
+def _adaptive_bounds(n: int, out: int) -> list[tuple[int, int]]:
+    return [((i * n) // out, -((-(i + 1) * n) // out)) for i in range(out)]
+
+
+def _adaptive_mean_axis(x: Any, axis: int, out: int) -> Any:
+    """Adaptive mean of ``axis`` to ``out`` windows [floor(i*L/out), ceil((i+1)*L/out)):
+    a reshape when they tile, else one matrix product with the averaging matrix."""
+    n = fnp.shape(x)[axis]
+    if n % out == 0:
+        shp = tuple(fnp.shape(x)[:axis]) + (out, n // out) + tuple(fnp.shape(x)[axis + 1:])
+        return fnp.mean(fnp.reshape(x, shp), axis=axis + 1)
+    dt = x.dtype if numpy.dtype(x.dtype).kind in "fc" else numpy.float64
+    m = numpy.zeros((n, out), dtype=dt)
+    for i, (lo, hi) in enumerate(_adaptive_bounds(n, out)):
+        m[lo:hi, i] = 1.0 / (hi - lo)
+    res = fnp.tensordot(fnp.moveaxis(x, axis, -1), _const_like(m, x), axes=1)
+    return fnp.moveaxis(res, -1, axis)
+
+
+def _adaptive_max_axis(x: Any, axis: int, out: int) -> tuple[Any, Any]:
+    """Adaptive max of ``axis``: (max, absolute argmax along ``axis``)."""
+    n = fnp.shape(x)[axis]
+    if n % out == 0:
+        kk = n // out
+        shp = tuple(fnp.shape(x)[:axis]) + (out, kk) + tuple(fnp.shape(x)[axis + 1:])
+        w = fnp.reshape(x, shp)
+        a = fnp.argmax(w, axis=axis + 1, keepdims=True)
+        v = fnp.squeeze(fnp.take_along_axis(w, a, axis=axis + 1), axis + 1)
+        off = _iota(a, out, (out,) + (1,) * (fnp.ndim(x) - axis - 1)) * kk
+        return v, fnp.squeeze(a, axis + 1).astype(numpy.int64) + off
+    vals, args = [], []
+    for lo, hi in _adaptive_bounds(n, out):
+        seg = x[(slice(None),) * axis + (slice(lo, hi),)]
+        a = fnp.argmax(seg, axis=axis, keepdims=True)
+        vals.append(fnp.take_along_axis(seg, a, axis=axis))
+        args.append(a.astype(numpy.int64) + lo)
+    return fnp.concatenate(vals, axis=axis), fnp.concatenate(args, axis=axis)
+
+
+def _adaptive_avg(input: Any, nd: int, output_size: Any, fname: str) -> Any:
+    x, unbatched, out = _adaptive_sizes(input, nd, output_size, fname)
+    # Windows are products of per-axis intervals, so the mean separates by axis.
+    res = x
+    for i in reversed(range(nd)):
+        res = _adaptive_mean_axis(res, 2 + i, out[i])
+    return res[0] if unbatched else res
+
+
+def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
+    """Adaptive average pooling of ``(N, C, L)``/``(C, L)`` to ``output_size`` windows
+    (PyTorch's ``floor(i*L/out)`` .. ``ceil((i+1)*L/out)`` bounds).
+
+    >>> import numpy as np
+    >>> adaptive_avg_pool1d(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), 2)
+    array([[2., 4.]])
+    """
+    return _adaptive_avg(input, 1, output_size, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
+    """Adaptive average pooling of ``(N, C, H, W)``/``(C, H, W)`` to ``output_size`` (an int,
+    or a pair whose None entries keep that input size).
+
+    >>> import numpy as np
+    >>> adaptive_avg_pool2d(np.arange(16.0).reshape(1, 4, 4), 1)
+    array([[[7.5]]])
+    """
+    return _adaptive_avg(input, 2, output_size, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:
+    """Adaptive average pooling of ``(N, C, D, H, W)``/``(C, D, H, W)`` to ``output_size``.
+
+    >>> import numpy as np
+    >>> adaptive_avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1).ravel()
+    array([3.5])
+    """
+    return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool1d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, L)``/``(C, L)`` (``return_indices``: int64 positions).
+
+    >>> import numpy as np
+    >>> adaptive_max_pool1d(np.array([[1.0, 5.0, 3.0, 4.0, 2.0]]), 2)
+    array([[5., 4.]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 1, output_size, "adaptive_max_pool1d")
+    res, idx = _adaptive_max_axis(x, 2, out[0])
+    if unbatched:
+        res, idx = res[0], idx[0]
+    return (res, idx) if return_indices else res
+
+
+def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, H, W)``/``(C, H, W)``; ``return_indices``: int64 flat
+    indices into each ``H * W`` plane (first maximum in row-major order, as PyTorch).
+
+    >>> import numpy as np
+    >>> adaptive_max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2, return_indices=True)[1]
+    array([[[4, 5],
+            [7, 8]]])
+    """
+    x, unbatched, out = _adaptive_sizes(input, 2, output_size, "adaptive_max_pool2d")
+    # The max separates by axis; taking the first maximum per row, then the first row,
+    # finds the first maximum of the window in row-major order.
+    v1, col = _adaptive_max_axis(x, 3, out[1])
+    res, row = _adaptive_max_axis(v1, 2, out[0])
+    if unbatched:
+        res = res[0]
+    if not return_indices:
+        return res
+    idx = row * fnp.shape(x)[3] + fnp.take_along_axis(col, row, axis=2)
+    return res, (idx[0] if unbatched else idx)

@@ -1,0 +1,280 @@
+"""Padding, interpolation and pixel shuffling (re-exported by ``functional``).
+
+``interpolate`` is separable: each spatial axis is resampled by one matrix product with a
+small ``(out, in)`` interpolation matrix built from static sizes with PyTorch's index rules
+(linear, bicubic with ``A = -0.75`` and clamped borders), or by one ``take`` of PyTorch's
+nearest indices (exact, NaN-safe). Derivatives come from those operations' own rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+
+__all__ = ["interpolate", "pad", "pixel_shuffle", "pixel_unshuffle", "upsample"]
+
+_NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+             "circular": "wrap"}
+
+
+def _const_like(value: numpy.ndarray, like: Any) -> Any:
+    dev = get_aval(like).device
+    return value if dev in (None, "cpu") else funcgrad.device_put(value, dev)
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None
+        ) -> Any:
+    """Pad the last ``len(pad) // 2`` axes, PyTorch's order: ``(left, right)`` of the last
+    axis first, then of the one before, ...; negative amounts crop. Modes ``'constant'``
+    (``value``, default 0), ``'reflect'``, ``'replicate'``, ``'circular'``.
+
+    >>> import numpy as np
+    >>> pad(np.array([[1.0, 2.0, 3.0]]), (1, 2), value=9.0)
+    array([[9., 1., 2., 3., 9., 9.]])
+    >>> pad(np.array([[[1.0, 2.0, 3.0]]]), (2, 1), mode="reflect")
+    array([[[3., 2., 1., 2., 3., 2.]]])
+    """
+    fname = "pad"
+    pads = [int(p) for p in pad]
+    nd = fnp.ndim(input)
+    if len(pads) % 2 or len(pads) // 2 > nd:
+        raise ValueError(f"{fname}: pad must have an even length of at most 2 * input.ndim "
+                         f"({2 * nd}), got {tuple(pad)}")
+    if mode not in _NP_MODES:
+        raise ValueError(f"{fname}: mode must be one of {sorted(_NP_MODES)}, got {mode!r}")
+    if mode != "constant" and value is not None and value != 0:
+        raise ValueError(f"{fname}: value= is only used with mode='constant' (got mode "
+                         f"{mode!r}, value {value})")
+    k = len(pads) // 2
+    if mode != "constant" and not (k + 1 <= nd <= k + 2):
+        raise ValueError(f"{fname}: {mode} padding of {k} axes needs a {k + 1}-D or {k + 2}-D "
+                         f"input, got shape {tuple(fnp.shape(input))}")
+    # (lo, hi) per axis, first axis first.
+    width = [(0, 0)] * (nd - k) + [(pads[2 * i], pads[2 * i + 1]) for i in reversed(range(k))]
+    shape = tuple(fnp.shape(input))
+    x = input
+    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(width, shape))
+    if any(lo < 0 or hi < 0 for lo, hi in width):
+        x = x[crop]
+        shape = tuple(fnp.shape(x))
+        if any(n <= 0 for n in shape):
+            raise ValueError(f"{fname}: negative padding {tuple(pad)} crops input "
+                             f"{tuple(fnp.shape(input))} to nothing")
+    width = [(max(lo, 0), max(hi, 0)) for lo, hi in width]
+    for (lo, hi), n in zip(width, shape):
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise ValueError(f"{fname}: padding size {tuple(pad)} should be less than the "
+                             f"corresponding input dimension for reflect padding, got "
+                             f"shape {shape}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise ValueError(f"{fname}: padding size {tuple(pad)} should be at most the "
+                             f"corresponding input dimension for circular padding, got "
+                             f"shape {shape}")
+        if mode == "replicate" and n == 0 and (lo or hi):
+            raise ValueError(f"{fname}: cannot replicate-pad an empty axis of {shape}")
+    if not any(lo or hi for lo, hi in width):
+        return x
+    if mode == "constant":
+        return fnp.pad(x, width, mode="constant", constant_values=0 if value is None else value)
+    return fnp.pad(x, width, mode=_NP_MODES[mode])
+
+
+# -- interpolate -----------------------------------------------------------------------------
+
+_MODES_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _output_sizes(in_sizes: tuple, size: Any, scale_factor: Any, fname: str
+                  ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
+    nd = len(in_sizes)
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{fname}: exactly one of size and scale_factor must be given")
+    if size is not None:
+        sizes = (int(size),) * nd if isinstance(size, (int, numpy.integer)) else \
+            tuple(int(s) for s in size)
+        if len(sizes) != nd:
+            raise ValueError(f"{fname}: size {size!r} must have {nd} entries for an input "
+                             f"with {nd} spatial axes")
+        return sizes, (None,) * nd
+    scales = (float(scale_factor),) * nd if isinstance(scale_factor, (int, float)) else \
+        tuple(float(s) for s in scale_factor)
+    if len(scales) != nd:
+        raise ValueError(f"{fname}: scale_factor {scale_factor!r} must have {nd} entries for "
+                         f"an input with {nd} spatial axes")
+    if any(s <= 0 for s in scales):
+        raise ValueError(f"{fname}: scale_factor must be positive, got {scale_factor!r}")
+    return tuple(int(math.floor(n * s)) for n, s in zip(in_sizes, scales)), scales
+
+
+def _nearest_index(n_in: int, n_out: int, scale: float | None, exact: bool) -> numpy.ndarray:
+    # PyTorch computes these in float32: scale = 1/scale_factor or in/out.
+    s = numpy.float32(1.0 / scale) if scale is not None else numpy.float32(n_in) / \
+        numpy.float32(n_out)
+    dst = numpy.arange(n_out, dtype=numpy.float32)
+    if exact:
+        src = numpy.floor((dst + numpy.float32(0.5)) * s)
+    else:
+        src = numpy.floor(dst * s)
+    return numpy.minimum(src.astype(numpy.int64), n_in - 1)
+
+
+def _source_scale(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> float:
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale is not None else n_in / n_out
+
+
+def _linear_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bool
+                   ) -> numpy.ndarray:
+    s = _source_scale(n_in, n_out, scale, align_corners)
+    dst = numpy.arange(n_out, dtype=numpy.float64)
+    src = s * dst if align_corners else numpy.maximum(s * (dst + 0.5) - 0.5, 0.0)
+    i0 = numpy.minimum(numpy.floor(src).astype(numpy.int64), n_in - 1)
+    i1 = numpy.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    m = numpy.zeros((n_out, n_in))
+    numpy.add.at(m, (numpy.arange(n_out), i0), 1.0 - lam)  # host-side, static sizes
+    numpy.add.at(m, (numpy.arange(n_out), i1), lam)
+    return m
+
+
+def _cubic_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bool
+                  ) -> numpy.ndarray:
+    a = -0.75  # PyTorch's (and OpenCV's) bicubic coefficient
+    s = _source_scale(n_in, n_out, scale, align_corners)
+    dst = numpy.arange(n_out, dtype=numpy.float64)
+    src = s * dst if align_corners else s * (dst + 0.5) - 0.5
+    base = numpy.floor(src)
+    t = src - base
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = numpy.zeros((n_out, n_in))
+    rows = numpy.arange(n_out)
+    for off, w in zip((-1, 0, 1, 2), weights):
+        idx = numpy.clip(base.astype(numpy.int64) + off, 0, n_in - 1)
+        numpy.add.at(m, (rows, idx), w)
+    return m
+
+
+def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Any:
+    """Resize ``(N, C, *S)`` inputs (1 to 3 spatial axes) as PyTorch's ``F.interpolate``:
+    modes ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'``,
+    ``'bicubic'`` (4-D), ``'trilinear'`` (5-D) and ``'area'``; ``size`` or ``scale_factor``
+    (then the output size is ``floor(in * scale)`` and, unless ``recompute_scale_factor``, the
+    source indices use ``1 / scale`` as PyTorch); ``align_corners`` for the linear modes.
+
+    >>> import numpy as np
+    >>> interpolate(np.array([[[1.0, 2.0]]]), scale_factor=2)
+    array([[[1., 1., 2., 2.]]])
+    >>> interpolate(np.array([[[1.0, 2.0]]]), size=4, mode="linear")
+    array([[[1.  , 1.25, 1.75, 2.  ]]])
+    """
+    fname = "interpolate"
+    r = fnp.ndim(input)
+    if not 3 <= r <= 5:
+        raise ValueError(f"{fname}: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
+                         f"shape {tuple(fnp.shape(input))}")
+    nd = r - 2
+    if mode in _MODES_DIMS and _MODES_DIMS[mode] != nd:
+        raise ValueError(f"{fname}: mode {mode!r} expects a {_MODES_DIMS[mode] + 2}-D input, "
+                         f"got shape {tuple(fnp.shape(input))}")
+    if mode not in _MODES_DIMS and mode not in ("nearest", "nearest-exact", "area"):
+        raise ValueError(f"{fname}: mode must be one of 'nearest', 'nearest-exact', 'linear', "
+                         f"'bilinear', 'bicubic', 'trilinear', 'area', got {mode!r}")
+    if align_corners is not None and mode not in _MODES_DIMS:
+        raise ValueError(f"{fname}: align_corners option can only be set with the "
+                         "interpolating modes: linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise ValueError(f"{fname}: antialias=True is not supported (resize with "
+                         "mode='area' or adaptive_avg_pool for anti-aliased downsampling)")
+    in_sizes = tuple(fnp.shape(input)[2:])
+    out_sizes, scales = _output_sizes(in_sizes, size, scale_factor, fname)
+    if any(o <= 0 for o in out_sizes):
+        raise ValueError(f"{fname}: output size {out_sizes} must be positive (input "
+                         f"{in_sizes}, size={size!r}, scale_factor={scale_factor!r})")
+    if recompute_scale_factor:
+        scales = (None,) * nd
+    if mode == "area":
+        from funcgrad_nn._convolution import _adaptive_avg
+        return _adaptive_avg(input, nd, out_sizes, fname)
+    x = input
+    dt = x.dtype if numpy.dtype(x.dtype).kind == "f" else numpy.float32
+    for i in range(nd):
+        n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
+        if mode in ("nearest", "nearest-exact"):
+            if n_in == n_out and mode == "nearest":
+                continue
+            idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
+            x = fnp.take(x, _const_like(idx, x), axis=axis)
+            continue
+        build = _cubic_matrix if mode == "bicubic" else _linear_matrix
+        m = build(n_in, n_out, scales[i], bool(align_corners)).astype(dt)
+        x = fnp.moveaxis(fnp.tensordot(x, _const_like(m.T.copy(), x), axes=((axis,), (0,))),
+                         -1, axis)
+    return x
+
+
+def upsample(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Any:
+    """The deprecated alias of :func:`interpolate`.
+
+    >>> import numpy as np
+    >>> upsample(np.ones((1, 1, 2)), scale_factor=2).shape
+    (1, 1, 4)
+    """
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def pixel_shuffle(input: Any, upscale_factor: int) -> Any:
+    """``(*, C * r**2, H, W) -> (*, C, H * r, W * r)`` (sub-pixel convolution's rearrangement).
+
+    >>> import numpy as np
+    >>> pixel_shuffle(np.arange(4.0).reshape(1, 4, 1, 1), 2)[0, 0]
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    r = int(upscale_factor)
+    shape = tuple(fnp.shape(input))
+    if len(shape) < 3 or r < 1 or shape[-3] % (r * r):
+        raise ValueError(f"pixel_shuffle: expected input (*, C * {r}**2, H, W) with at least 3 "
+                         f"dims and channels divisible by upscale_factor**2 = {r * r}, got "
+                         f"shape {shape}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    x = fnp.reshape(input, lead + (c // (r * r), r, r, h, w))
+    k = len(lead)
+    x = fnp.transpose(x, tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return fnp.reshape(x, lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
+    """``(*, C, H * r, W * r) -> (*, C * r**2, H, W)``, the inverse of :func:`pixel_shuffle`.
+
+    >>> import numpy as np
+    >>> pixel_unshuffle(np.arange(4.0).reshape(1, 1, 2, 2), 2).ravel()
+    array([0., 1., 2., 3.])
+    """
+    r = int(downscale_factor)
+    shape = tuple(fnp.shape(input))
+    if len(shape) < 3 or r < 1 or shape[-2] % r or shape[-1] % r:
+        raise ValueError(f"pixel_unshuffle: expected input (*, C, H, W) with at least 3 dims "
+                         f"and H, W divisible by downscale_factor = {r}, got shape {shape}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    x = fnp.reshape(input, lead + (c, h // r, r, w // r, r))
+    k = len(lead)
+    x = fnp.transpose(x, tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return fnp.reshape(x, lead + (c * r * r, h // r, w // r))

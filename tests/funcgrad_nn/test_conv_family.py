@@ -1,0 +1,143 @@
+"""Convolution family: shapes, bad-input errors, jit/vmap agreement, gradients against finite
+differences, and a small convolutional autoencoder that trains (PyTorch values: see
+test_conv_fixtures.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad.test_util import check_grads
+from tests.helpers import assert_allclose
+
+F = nn.F
+
+
+def test_conv_transpose_is_the_input_gradient_of_conv():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 7, 6))
+    w = rng.standard_normal((4, 3, 3, 2))
+    y = F.conv2d(x, w, stride=2, padding=1, dilation=(1, 2))
+    ct = rng.standard_normal(y.shape)
+    gx = funcgrad.grad(lambda v: (F.conv2d(v, w, stride=2, padding=1, dilation=(1, 2))
+                                  * ct).sum())(x)
+    out = F.conv_transpose2d(ct, w, stride=2, padding=1, dilation=(1, 2),
+                             output_size=x.shape[2:])
+    assert_allclose(out, gx, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_conv_and_transpose_check_grads(nd):
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 4) + (5,) * nd)
+    w = rng.standard_normal((6, 2) + (2,) * nd)
+    wt = rng.standard_normal((4, 3) + (2,) * nd)
+    conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    convt = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
+    check_grads(lambda a, b: conv(a, b, stride=2, padding=1, groups=2), (x, w), order=2,
+                modes=("rev",))
+    check_grads(lambda a, b: convt(a, b, stride=2, padding=1, output_padding=1, groups=2),
+                (x, wt), order=1)
+
+
+def test_pooling_grads_and_jit_vmap():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 2, 6, 7))
+    for f in (lambda v: F.max_pool2d(v, 3, 2, 1, ceil_mode=True),
+              lambda v: F.avg_pool2d(v, 3, 2, 1, count_include_pad=False),
+              lambda v: F.max_pool3d(v[:, None], 2),
+              lambda v: F.adaptive_avg_pool2d(v, (4, 3)),
+              lambda v: F.interpolate(v, scale_factor=1.5, mode="bicubic")):
+        check_grads(f, (x,), order=1, modes=("rev",))
+        assert_allclose(funcgrad.jit(f)(x), f(x))
+        assert_allclose(funcgrad.vmap(f)(x[:, None]), np.stack([f(v[None]) for v in x]))
+
+
+def test_max_pool_gradient_goes_to_first_maximum_only():
+    x = np.zeros((1, 1, 2, 2))
+    g = funcgrad.grad(lambda v: F.max_pool2d(v, 2).sum())(x)
+    assert g.ravel().tolist() == [1.0, 0.0, 0.0, 0.0]
+    x = np.array([[[[1.0, np.nan], [np.nan, 0.0]]]])
+    v, i = F.max_pool2d(x, 2, return_indices=True)
+    assert np.isnan(v).all() and i.ravel().tolist() == [1]
+
+
+def test_integer_max_pool():
+    x = np.arange(16, dtype=np.int32).reshape(1, 1, 4, 4)
+    assert F.max_pool2d(x, 2, padding=1).dtype == np.int32
+    assert F.max_pool2d(x, 2).ravel().tolist() == [5, 7, 13, 15]
+
+
+def test_module_shapes_and_output_size():
+    up = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1)
+    x = np.ones((2, 8, 5, 5), np.float32)
+    assert up(x).shape == (2, 4, 9, 9)
+    assert up(x, output_size=(10, 10)).shape == (2, 4, 10, 10)
+    assert up(x, output_size=(2, 4, 10, 9)).shape == (2, 4, 10, 9)
+    assert up(x).dtype == np.float32
+    assert up.weight.shape == (8, 4, 3, 3)
+    assert nn.Conv3d(2, 4, 3, padding="same")(np.ones((1, 2, 4, 5, 6), np.float32)).shape \
+        == (1, 4, 4, 5, 6)
+    assert nn.ConvTranspose1d(4, 2, 3, groups=2)(np.ones((4, 6), np.float32)).shape == (2, 8)
+    assert nn.Unfold(2)(np.ones((1, 3, 4, 4))).shape == (1, 12, 9)
+    assert nn.ReflectionPad2d((1, 2, 0, 1))(np.ones((1, 1, 3, 3))).shape == (1, 1, 4, 6)
+    assert nn.ZeroPad2d(-1)(np.ones((1, 1, 3, 3))).shape == (1, 1, 1, 1)
+    assert nn.PixelShuffle(2)(nn.PixelUnshuffle(2)(np.ones((1, 1, 4, 4)))).shape \
+        == (1, 1, 4, 4)
+    assert "output_padding=(1, 1)" in repr(nn.ConvTranspose2d(1, 1, 3, 2, output_padding=1))
+
+
+def test_bad_input_errors_name_module_shapes_and_fix():
+    conv = nn.Conv2d(3, 8, 3)
+    with pytest.raises(ValueError, match=r"Conv2d\(3, 8.*expected input \(N, 3, H, W\).*"
+                                         r"got shape \(2, 4, 8, 8\).*in_channels"):
+        conv(np.ones((2, 4, 8, 8), np.float32))
+    with pytest.raises(ValueError, match=r"4-D batched or 3-D unbatched.*got shape \(8, 8\)"):
+        conv(np.ones((8, 8), np.float32))
+    with pytest.raises(ValueError, match="output_padding .* smaller than either stride"):
+        nn.ConvTranspose2d(1, 1, 3, stride=2, output_padding=2)
+    nn.ConvTranspose2d(1, 1, 3, stride=1, dilation=2, output_padding=1)  # < dilation: fine
+    with pytest.raises(ValueError, match="valid sizes .* range from 9 to 10"):
+        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1)(np.ones((1, 8, 5, 5)),
+                                                         output_size=(11, 11))
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        nn.Conv2d(1, 1, 3, stride=2, padding="same")
+    with pytest.raises(ValueError, match="larger than the padded input"):
+        F.conv2d(np.ones((1, 1, 2, 2)), np.ones((1, 1, 3, 3)))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        F.conv_transpose2d(np.ones((1, 3, 2, 2)), np.ones((3, 1, 2, 2)), groups=2)
+    with pytest.raises(ValueError, match="too small"):
+        F.max_pool2d(np.ones((1, 1, 1, 1)), 2)
+    with pytest.raises(ValueError, match="reflect padding"):
+        F.pad(np.ones((1, 1, 2)), (2, 2), mode="reflect")
+    with pytest.raises(ValueError, match="mode 'bilinear' expects a 4-D input"):
+        F.interpolate(np.ones((1, 1, 2)), scale_factor=2, mode="bilinear")
+    with pytest.raises(ValueError, match="align_corners option"):
+        F.interpolate(np.ones((1, 1, 2)), scale_factor=2, align_corners=True)
+    with pytest.raises(ValueError, match="divisible by upscale_factor"):
+        F.pixel_shuffle(np.ones((1, 3, 2, 2)), 2)
+
+
+def test_conv_autoencoder_trains():
+    nn.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 8, 3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.ReLU(),
+        nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1), nn.ReLU(),
+        nn.ConvTranspose2d(8, 1, 3, stride=2, padding=1, output_padding=1), nn.Sigmoid())
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[:8, :8]
+    centers = rng.integers(2, 6, (32, 2))
+    imgs = np.exp(-((yy - centers[:, :1, None]) ** 2 + (xx - centers[:, 1:, None]) ** 2) / 4.0)
+    imgs = imgs[:, None].astype(np.float32)
+    opt = nn.optim.Adam(model.parameters(), lr=1e-2)
+    step = nn.jit(nn.value_and_grad(lambda m, x: F.mse_loss(m(x), x)))
+    losses = []
+    for _ in range(60):
+        loss, grads = step(model, imgs)
+        opt.step(grads)
+        losses.append(float(loss))
+    assert model(imgs).shape == imgs.shape
+    assert losses[-1] < 0.5 * losses[0], losses[::10]
