@@ -1299,3 +1299,10 @@ from funcgrad_nn._resampling import *  # noqa: E402, F403
 from funcgrad_nn._resampling import __all__ as _resampling_all  # noqa: E402
 
 __all__ += _resampling_all
+from funcgrad_nn._pointwise import *  # noqa: E402, F403
+from funcgrad_nn._pointwise import __all__ as _pointwise_all  # noqa: E402
+
+__all__ += _pointwise_all
+from funcgrad_nn._embedding_bag import embedding_bag  # noqa: E402
+
+__all__ += ["embedding_bag"]

@@ -221,10 +221,14 @@ def log_expit(x: Any) -> Any:
     """
     (x,) = _floats("log_expit", x)
     neg = _ew.lt(x, 0)
-    # x - log1p(exp(x)) for x < 0, -log1p(exp(-x)) otherwise: exp never overflows.
-    e = _ew.exp(_ew.neg(_ew.abs(x)))
-    soft = _ew.log1p(e)
-    return _ew.select_n(neg, _ew.neg(soft), _ew.sub(x, soft))
+    # x - log1p(exp(x)) for x < 0, -log1p(exp(-x)) otherwise: exp never overflows. Each
+    # branch sees x only where it is chosen (a select, not abs: abs has slope 0 at 0, which
+    # made the derivative at 0 vanish instead of being 1/2).
+    zero = _fnp().zeros_like(x)
+    xn = _ew.select_n(neg, zero, x)
+    xp = _ew.select_n(neg, x, zero)
+    return _ew.select_n(neg, _ew.neg(_ew.log1p(_ew.exp(_ew.neg(xp)))),
+                        _ew.sub(xn, _ew.log1p(_ew.exp(xn))))
 
 
 def logit(x: Any) -> Any:

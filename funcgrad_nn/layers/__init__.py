@@ -2,17 +2,33 @@
 padding, upsampling, fold/unfold."""
 
 from funcgrad_nn.layers.activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
+    Mish,
+    PReLU,
     ReLU,
     ReLU6,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from funcgrad_nn.layers.attention import MultiheadAttention
 from funcgrad_nn.layers.conv import (
@@ -24,10 +40,21 @@ from funcgrad_nn.layers.conv import (
     ConvTranspose3d,
 )
 from funcgrad_nn.layers.dropout import Dropout
-from funcgrad_nn.layers.embedding import Embedding
+from funcgrad_nn.layers.embedding import Embedding, EmbeddingBag
 from funcgrad_nn.layers.fold import Fold, Unfold
 from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, Linear, Unflatten
-from funcgrad_nn.layers.normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from funcgrad_nn.layers.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from funcgrad_nn.layers.padding import (
     CircularPad1d,
     CircularPad2d,
@@ -98,4 +125,12 @@ __all__ += [
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Unfold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d",
     "ZeroPad3d",
+]
+
+# Normalisation and activations (funcgrad_nn.layers.normalization, activation).
+__all__ += [
+    "BatchNorm3d", "CELU", "EmbeddingBag", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "LogSigmoid",
+    "Mish", "PReLU", "RMSNorm", "SELU", "Softmax2d", "Softmin", "Softshrink", "Softsign",
+    "Tanhshrink", "Threshold",
 ]

@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad_nn import functional as F
-from funcgrad_nn.module import Module
+from funcgrad_nn.init import constant_
+from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["ELU", "GELU", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "SiLU", "Sigmoid",
-           "Softmax", "Softplus", "Tanh"]
+__all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+           "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
+           "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink",
+           "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 
 class ReLU(Module):
@@ -194,3 +198,266 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class _Elementwise(Module):
+    """An activation without parameters: ``forward`` applies ``_fn`` with the stored
+    keyword arguments (``inplace`` is accepted and ignored: arrays are never mutated)."""
+
+    _fn: Any = None
+    _keys: tuple[str, ...] = ()
+
+    def forward(self, input: Any) -> Any:
+        return type(self)._fn(input, **{k: getattr(self, k) for k in self._keys})
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={getattr(self, k)}" for k in self._keys)
+
+
+class SELU(_Elementwise):
+    """Scaled ELU with the self-normalising constants.
+
+    >>> import numpy as np
+    >>> SELU()(np.array([0.0]))
+    array([0.])
+    """
+
+    _fn = staticmethod(F.selu)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class CELU(_Elementwise):
+    """x if x > 0 else alpha * (exp(x / alpha) - 1).
+
+    >>> import numpy as np
+    >>> CELU(1.0)(np.array([0.0]))
+    array([0.])
+    """
+
+    _fn = staticmethod(F.celu)
+    _keys = ("alpha",)
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+
+
+class GLU(_Elementwise):
+    """Gated linear unit over ``dim`` (first half times sigmoid of the second half).
+
+    >>> import numpy as np
+    >>> GLU()(np.ones((2, 4))).shape
+    (2, 2)
+    """
+
+    _fn = staticmethod(F.glu)
+    _keys = ("dim",)
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+
+class Mish(_Elementwise):
+    """x * tanh(softplus(x)).
+
+    >>> import numpy as np
+    >>> Mish()(np.array([0.0]))
+    array([0.])
+    """
+
+    _fn = staticmethod(F.mish)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardswish(_Elementwise):
+    """x * relu6(x + 3) / 6.
+
+    >>> import numpy as np
+    >>> Hardswish()(np.array([4.0]))
+    array([4.])
+    """
+
+    _fn = staticmethod(F.hardswish)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardsigmoid(_Elementwise):
+    """relu6(x + 3) / 6.
+
+    >>> import numpy as np
+    >>> Hardsigmoid()(np.array([0.0]))
+    array([0.5])
+    """
+
+    _fn = staticmethod(F.hardsigmoid)
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+
+
+class Hardtanh(_Elementwise):
+    """x clipped to ``[min_val, max_val]``.
+
+    >>> import numpy as np
+    >>> Hardtanh(-2.0, 2.0)(np.array([-3.0, 3.0]))
+    array([-2.,  2.])
+    """
+
+    _fn = staticmethod(F.hardtanh)
+    _keys = ("min_val", "max_val")
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val "
+                             f"({max_val})")
+        self.min_val, self.max_val = min_val, max_val
+
+
+class Softsign(_Elementwise):
+    """x / (1 + |x|).
+
+    >>> import numpy as np
+    >>> Softsign()(np.array([1.0]))
+    array([0.5])
+    """
+
+    _fn = staticmethod(F.softsign)
+
+
+class Softmin(_Elementwise):
+    """softmax(-x) along ``dim``.
+
+    >>> import numpy as np
+    >>> Softmin(dim=0)(np.array([0.0, 0.0]))
+    array([0.5, 0.5])
+    """
+
+    _fn = staticmethod(F.softmin)
+    _keys = ("dim",)
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+
+class Softmax2d(Module):
+    """Softmax over the channel axis of ``(N, C, H, W)`` or ``(C, H, W)`` inputs.
+
+    >>> import numpy as np
+    >>> float(Softmax2d()(np.zeros((1, 2, 1, 1))).sum())
+    1.0
+    """
+
+    def forward(self, input: Any) -> Any:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input (N, C, H, W) or (C, H, W), got shape "
+                             f"{tuple(input.shape)}")
+        return F.softmax(input, dim=-3)
+
+
+class Softshrink(_Elementwise):
+    """x - lambd if x > lambd, x + lambd if x < -lambd, else 0.
+
+    >>> import numpy as np
+    >>> Softshrink(1.0)(np.array([2.0]))
+    array([1.])
+    """
+
+    _fn = staticmethod(F.softshrink)
+    _keys = ("lambd",)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+
+class Hardshrink(_Elementwise):
+    """x if |x| > lambd else 0.
+
+    >>> import numpy as np
+    >>> Hardshrink(1.0)(np.array([0.5, 2.0]))
+    array([0., 2.])
+    """
+
+    _fn = staticmethod(F.hardshrink)
+    _keys = ("lambd",)
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+
+class Tanhshrink(_Elementwise):
+    """x - tanh(x).
+
+    >>> import numpy as np
+    >>> Tanhshrink()(np.array([0.0]))
+    array([0.])
+    """
+
+    _fn = staticmethod(F.tanhshrink)
+
+
+class Threshold(_Elementwise):
+    """x if x > threshold else value.
+
+    >>> import numpy as np
+    >>> Threshold(1.0, 0.0)(np.array([0.5, 2.0]))
+    array([0., 2.])
+    """
+
+    _fn = staticmethod(F.threshold)
+    _keys = ("threshold", "value")
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value = threshold, value
+
+
+class LogSigmoid(_Elementwise):
+    """log(sigmoid(x)), computed stably.
+
+    >>> import numpy as np
+    >>> LogSigmoid()(np.array([0.0])).round(4)
+    array([-0.6931])
+    """
+
+    _fn = staticmethod(F.logsigmoid)
+
+
+class PReLU(Module):
+    """x if x > 0 else a * x with a learnable slope ``weight``: one shared value
+    (``num_parameters=1``) or one per channel (axis 1), initialised to ``init``.
+
+    >>> import numpy as np
+    >>> PReLU()(np.array([-4.0, 1.0], np.float32))
+    array([-1.,  1.], dtype=float32)
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25,
+                 device: str | None = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(empty((num_parameters,), dtype))
+        self.reset_parameters()
+        place(self, device)
+
+    def reset_parameters(self) -> None:
+        constant_(self.weight, self.init)
+
+    def forward(self, input: Any) -> Any:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+

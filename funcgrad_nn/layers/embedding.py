@@ -1,4 +1,4 @@
-"""Embedding lookup table."""
+"""Embedding lookup table and EmbeddingBag (reduced bags of rows)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -64,7 +64,8 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
                         padding_idx: int | None = None, max_norm: float | None = None,
-                        norm_type: float = 2.0) -> Embedding:
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
         """Wrap an existing ``(num, dim)`` array (frozen by default).
 
         >>> import numpy as np
@@ -72,8 +73,12 @@ class Embedding(Module):
         >>> len(list(e.parameters()))
         0
         """
+        if len(getattr(embeddings, "shape", ())) != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (num, dim), "
+                             f"got shape {tuple(getattr(embeddings, 'shape', ()))}")
         n, d = embeddings.shape
-        return cls(n, d, padding_idx, max_norm, norm_type, _weight=embeddings, _freeze=freeze)
+        return cls(n, d, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
 
     def forward(self, input: Any) -> Any:
         w = self.weight
@@ -94,4 +99,73 @@ class Embedding(Module):
             s += f", max_norm={self.max_norm}"
         if self.norm_type != 2.0:
             s += f", norm_type={self.norm_type}"
+        return s
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings without materialising the rows per bag:
+    ``forward(input, offsets=None, per_sample_weights=None)`` as PyTorch (2-D input: one bag
+    per row; 1-D input: bags start at ``offsets``).
+
+    >>> import numpy as np
+    >>> bag = EmbeddingBag(10, 3, mode="sum")
+    >>> bag(np.array([1, 2, 4, 5, 4]), np.array([0, 2])).shape
+    (2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Any = None, include_last_offset: bool = False,
+                 padding_idx: int | None = None, device: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, float(norm_type)
+        self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
+        self.include_last_offset = include_last_offset
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"EmbeddingBag: padding_idx {padding_idx} must be within "
+                                 f"num_embeddings {num_embeddings}")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            w = init.normal_(empty((num_embeddings, embedding_dim), dtype))
+            if padding_idx is not None:
+                w[padding_idx] = 0
+        else:
+            w = _weight
+        self.weight = Parameter(w)
+        place(self, device)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """Wrap an existing ``(num, dim)`` array (frozen by default).
+
+        >>> import numpy as np
+        >>> EmbeddingBag.from_pretrained(np.eye(3), mode="sum")(np.array([[0, 1]]))
+        array([[1., 1., 0.]])
+        """
+        n, d = embeddings.shape
+        bag = cls(n, d, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        if freeze:
+            bag.requires_grad_(False)
+        return bag
+
+    def forward(self, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
         return s

@@ -1,4 +1,5 @@
-"""LayerNorm and BatchNorm1d/2d (running statistics as buffers)."""
+"""LayerNorm, RMSNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d (running statistics as buffers),
+GroupNorm, LocalResponseNorm."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 class LayerNorm(Module):
@@ -181,3 +183,170 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over ``(N, C, D, H, W)`` inputs (see :class:`BatchNorm1d`).
+
+    >>> import numpy as np
+    >>> BatchNorm3d(2)(np.random.default_rng(0).normal(size=(2, 2, 3, 4, 4))).shape
+    (2, 2, 3, 4, 4)
+    """
+
+    _ndims = (5,)
+
+
+class _InstanceNorm(Module):
+    _n = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 device: str | None = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(init.ones_(empty((num_features,), dtype)))
+            self.bias = Parameter(empty((num_features,), dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", empty((num_features,), dtype))
+            self.register_buffer("running_var", init.ones_(empty((num_features,), dtype)))
+            self.register_buffer("num_batches_tracked", numpy.zeros((), numpy.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        place(self, device)
+
+    def forward(self, input: Any) -> Any:
+        n = self._n
+        shape = tuple(input.shape)
+        dims = ("L",) if n == 1 else ("H", "W") if n == 2 else ("D", "H", "W")
+        want = f"(N, {self.num_features}, {', '.join(dims)}) or ({self.num_features}, " \
+               f"{', '.join(dims)})"
+        if len(shape) not in (n + 1, n + 2):
+            raise ValueError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D unbatched "
+                             f"input {want}, got shape {shape}; use InstanceNorm"
+                             f"{max(len(shape) - 2, 1)}d for this rank or add a batch axis")
+        unbatched = len(shape) == n + 1
+        x = input[None] if unbatched else input
+        if x.shape[1] != self.num_features:
+            # PyTorch only warns when affine=False; a silent mismatch is a bug in the model.
+            raise ValueError(f"{self!r}: expected input {want} with {self.num_features} "
+                             f"channels, got shape {shape}; set num_features to the channel "
+                             "count (channels first)")
+        use_input = self.training or not self.track_running_stats
+        if self.training and self.track_running_stats:
+            # As PyTorch: momentum=None means 0 here (no update), and num_batches_tracked
+            # is registered but never advanced by instance norm.
+            factor: Any = 0.0 if self.momentum is None else self.momentum
+            fixed = funcgrad.stop_gradient(x)
+            axes = tuple(range(2, x.ndim))
+            m = math.prod(x.shape[2:])
+            mean = fixed.mean(axis=axes)
+            var = ((fixed - mean.reshape(mean.shape + (1,) * n)) ** 2).sum(axis=axes) / max(
+                m - 1, 1)
+            rm, rv = self.running_mean, self.running_var
+            # PyTorch averages the per-instance statistics over the batch (unbiased var).
+            self.running_mean = (1 - factor) * rm + factor * mean.mean(axis=0).astype(rm.dtype)
+            self.running_var = (1 - factor) * rv + factor * var.mean(axis=0).astype(rv.dtype)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              use_input, 0.0, self.eps)
+        return out[0] if unbatched else out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each example of ``(N, C, L)`` (or ``(C, L)``) over ``L``;
+    ``affine`` (default False) and ``track_running_stats`` (default False) as PyTorch.
+
+    >>> import numpy as np
+    >>> InstanceNorm1d(1)(np.array([[[1.0, 3.0]]], np.float32)).round(3)
+    array([[[-1.,  1.]]], dtype=float32)
+    """
+
+    _n = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over ``(N, C, H, W)`` or ``(C, H, W)`` (see :class:`InstanceNorm1d`).
+
+    >>> import numpy as np
+    >>> InstanceNorm2d(3, affine=True)(np.ones((2, 3, 4, 4))).shape
+    (2, 3, 4, 4)
+    """
+
+    _n = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    >>> import numpy as np
+    >>> InstanceNorm3d(1)(np.ones((1, 1, 2, 2, 2))).shape
+    (1, 1, 2, 2, 2)
+    """
+
+    _n = 3
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x**2) + eps) over the trailing ``normalized_shape`` dims, times a
+    learnable ``weight`` (ones) when ``elementwise_affine``; ``eps=None``: machine epsilon.
+
+    >>> import numpy as np
+    >>> RMSNorm(2)(np.array([[3.0, 4.0]], np.float32)).round(4)
+    array([[0.8485, 1.1314]], dtype=float32)
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
+                 elementwise_affine: bool = True, device: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(init.ones_(empty(self.normalized_shape, dtype)))
+        else:
+            self.register_parameter("weight", None)
+        place(self, device)
+
+    def forward(self, input: Any) -> Any:
+        k = len(self.normalized_shape)
+        if tuple(input.shape[input.ndim - k:]) != self.normalized_shape:
+            raise ValueError(f"{self!r}: expected input (*, {', '.join(map(str, self.normalized_shape))}), "
+                             f"got shape {tuple(input.shape)}; normalized_shape must match "
+                             "the input's trailing dims")
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalise each channel by its ``size`` neighbours' mean square (AlexNet's LRN).
+
+    >>> import numpy as np
+    >>> LocalResponseNorm(2)(np.ones((1, 3, 2, 2))).shape
+    (1, 3, 2, 2)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

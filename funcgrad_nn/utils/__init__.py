@@ -1,5 +1,15 @@
-"""Utilities as ``torch.nn.utils`` (``rnn``: packing variable-length sequences)."""
+"""Utilities as ``torch.nn.utils``: ``rnn`` (packing variable-length sequences), gradient
+clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_norm``,
+``spectral_norm``)."""
 
-from funcgrad_nn.utils import rnn
+from funcgrad_nn.utils import parametrizations, rnn
+from funcgrad_nn.utils.clip_grad import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_by_norm,
+    get_total_norm,
+)
+from funcgrad_nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "get_total_norm",
+           "parameters_to_vector", "parametrizations", "rnn", "vector_to_parameters"]

@@ -1,0 +1,355 @@
+"""More activations and normalisations, and distances (re-exported by ``functional``).
+
+Each activation is written so its derivative at the kinks is PyTorch's (the branch PyTorch's
+backward takes at the boundary is the branch the ``where`` selects there).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.scipy.special as fsp
+
+__all__ = [
+    "celu", "cosine_similarity", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "instance_norm", "local_response_norm", "mish", "normalize", "pairwise_distance", "prelu",
+    "rms_norm", "selu", "softmin", "softshrink", "softsign", "tanhshrink", "threshold",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _zero(x: Any) -> Any:
+    return fnp.zeros_like(x, shape=())
+
+
+def prelu(input: Any, weight: Any) -> Any:
+    """x if x > 0 else weight * x, ``weight`` per channel (axis 1) or a single value.
+
+    >>> import numpy as np
+    >>> prelu(np.array([[-2.0, 3.0]]), np.array([0.25]))
+    array([[-0.5,  3. ]])
+    """
+    w = weight
+    nw = math.prod(fnp.shape(weight))
+    if nw != 1:
+        if fnp.ndim(input) < 2 or fnp.shape(input)[1] != nw:
+            raise ValueError(f"prelu: weight has {nw} values, which needs input (N, {nw}, ...) "
+                             f"(one per channel, axis 1), got shape {tuple(fnp.shape(input))}")
+        w = fnp.reshape(weight, (nw,) + (1,) * (fnp.ndim(input) - 2))
+    else:
+        w = fnp.reshape(weight, ())
+    return fnp.where(input > 0, input, w * input)
+
+
+def selu(input: Any) -> Any:
+    """scale * (x if x > 0 else alpha * (exp(x) - 1)) with the self-normalising constants.
+
+    >>> import numpy as np
+    >>> np.round(selu(np.array([-1.0, 1.0])), 4)
+    array([-1.1113,  1.0507])
+    """
+    neg = (_SELU_SCALE * _SELU_ALPHA) * fnp.expm1(fnp.minimum(input, 0))
+    return fnp.where(input > 0, _SELU_SCALE * input, neg)
+
+
+def celu(input: Any, alpha: float = 1.0) -> Any:
+    """x if x > 0 else alpha * (exp(x / alpha) - 1).
+
+    >>> import numpy as np
+    >>> np.round(celu(np.array([-1.0, 1.0]), 2.0), 4)
+    array([-0.7869,  1.    ])
+    """
+    if alpha == 0:
+        raise ValueError("celu: alpha must be non-zero (it divides the input)")
+    return fnp.where(input > 0, input, alpha * fnp.expm1(fnp.minimum(input, 0) / alpha))
+
+
+def glu(input: Any, dim: int = -1) -> Any:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half.
+
+    >>> import numpy as np
+    >>> glu(np.array([[1.0, 2.0, 0.0, 0.0]]))
+    array([[0.5, 1. ]])
+    """
+    n = fnp.shape(input)[dim]
+    if n % 2:
+        raise ValueError(f"glu: halving dimension {dim} needs an even size, got shape "
+                         f"{tuple(fnp.shape(input))}")
+    a, b = fnp.split(input, 2, axis=dim)
+    return a * fsp.expit(b)
+
+
+def mish(input: Any) -> Any:
+    """x * tanh(softplus(x)).
+
+    >>> import numpy as np
+    >>> np.round(mish(np.array([1.0])), 4)
+    array([0.8651])
+    """
+    return input * fnp.tanh(fnp.logaddexp(_zero(input), input))
+
+
+def hardswish(input: Any) -> Any:
+    """x * relu6(x + 3) / 6 (at -3 and 3 the gradient is PyTorch's: 0 and 1).
+
+    >>> import numpy as np
+    >>> hardswish(np.array([-4.0, 0.0, 1.0, 4.0]))
+    array([-0.        ,  0.        ,  0.66666667,  4.        ])
+    """
+    mid = input * (input + 3) / 6
+    return fnp.where(input <= -3, input * 0, fnp.where(input >= 3, input, mid))
+
+
+def hardsigmoid(input: Any) -> Any:
+    """relu6(x + 3) / 6 (zero gradient at -3 and 3, as PyTorch).
+
+    The slope in between is PyTorch's float32 constant ``1/6`` (its backward multiplies by
+    it in every dtype), while the value is exact: ``x/6 + 0.5``.
+
+    >>> import numpy as np
+    >>> hardsigmoid(np.array([-4.0, 0.0, 4.0]))
+    array([0. , 0.5, 1. ])
+    """
+    fixed = funcgrad.stop_gradient(input)
+    mid = (fixed / 6 + 0.5) + (input - fixed) * float(numpy.float32(1.0 / 6.0))
+    return fnp.where(input <= -3, input * 0, fnp.where(input >= 3, input * 0 + 1, mid))
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    """x clipped to ``[min_val, max_val]`` (zero gradient at the ends, as PyTorch).
+
+    >>> import numpy as np
+    >>> hardtanh(np.array([-2.0, 0.5, 2.0]))
+    array([-1. ,  0.5,  1. ])
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    lo = fnp.full_like(input, min_val, shape=())
+    hi = fnp.full_like(input, max_val, shape=())
+    return fnp.where(input <= min_val, lo, fnp.where(input >= max_val, hi, input))
+
+
+def softsign(input: Any) -> Any:
+    """x / (1 + |x|).
+
+    >>> import numpy as np
+    >>> softsign(np.array([-1.0, 3.0]))
+    array([-0.5 ,  0.75])
+    """
+    return input / (1 + fnp.abs(input))
+
+
+def softmin(input: Any, dim: int | None = None) -> Any:
+    """softmax(-x) along ``dim`` (required).
+
+    >>> import numpy as np
+    >>> softmin(np.array([0.0, 0.0]), dim=0)
+    array([0.5, 0.5])
+    """
+    if dim is None:
+        raise TypeError("softmin: pass dim= explicitly (PyTorch's implicit-dim choice is "
+                        "deprecated and not supported)")
+    return fsp.softmax(-input, axis=dim)
+
+
+def softshrink(input: Any, lambd: float = 0.5) -> Any:
+    """x - lambd if x > lambd, x + lambd if x < -lambd, else 0.
+
+    >>> import numpy as np
+    >>> softshrink(np.array([-1.0, 0.2, 1.0]))
+    array([-0.5,  0. ,  0.5])
+    """
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+    return fnp.where(input > lambd, input - lambd,
+                     fnp.where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input: Any, lambd: float = 0.5) -> Any:
+    """x if |x| > lambd else 0.
+
+    >>> import numpy as np
+    >>> hardshrink(np.array([-1.0, 0.2, 1.0]))
+    array([-1.,  0.,  1.])
+    """
+    return fnp.where((input > lambd) | (input < -lambd), input, input * 0)
+
+
+def tanhshrink(input: Any) -> Any:
+    """x - tanh(x).
+
+    >>> import numpy as np
+    >>> tanhshrink(np.array([0.0]))
+    array([0.])
+    """
+    return input - fnp.tanh(input)
+
+
+def threshold(input: Any, threshold: float, value: float) -> Any:
+    """x if x > threshold else value.
+
+    >>> import numpy as np
+    >>> threshold(np.array([0.5, 2.0]), 1.0, -1.0)
+    array([-1.,  2.])
+    """
+    return fnp.where(input > threshold, input, fnp.full_like(input, value, shape=()))
+
+
+# -- normalisation ---------------------------------------------------------------------------
+
+
+def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
+                  weight: Any = None, bias: Any = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Any:
+    """Normalise each ``(n, c)`` slice of ``(N, C, *S)`` over its spatial axes (biased
+    variance), then per-channel affine. ``use_input_stats=False`` normalises with the running
+    statistics instead. Pure: the running statistics are not updated (``InstanceNorm*d``
+    does that).
+
+    >>> import numpy as np
+    >>> np.round(instance_norm(np.array([[[1.0, 3.0]]])), 3)
+    array([[[-1.,  1.]]])
+    """
+    if fnp.ndim(input) < 3:
+        raise ValueError(f"instance_norm: expected input (N, C, *spatial) with at least 3 "
+                         f"dims, got shape {tuple(fnp.shape(input))}")
+    c = fnp.shape(input)[1]
+    cshape = (1, c) + (1,) * (fnp.ndim(input) - 2)
+    if use_input_stats:
+        axes = tuple(range(2, fnp.ndim(input)))
+        mean = fnp.mean(input, axis=axes, keepdims=True)
+        centered = input - mean
+        var = fnp.mean(centered * centered, axis=axes, keepdims=True)
+        out = centered / fnp.sqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and "
+                             "running_var")
+        out = (input - fnp.reshape(running_mean, cshape)) / fnp.sqrt(
+            fnp.reshape(running_var, cshape) + eps)
+    if weight is not None:
+        out = out * fnp.reshape(weight, cshape)
+    if bias is not None:
+        out = out + fnp.reshape(bias, cshape)
+    return out
+
+
+def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = None,
+             eps: float | None = None) -> Any:
+    """x / sqrt(mean(x**2) + eps) over the trailing ``normalized_shape`` dims, times
+    ``weight``; ``eps=None`` uses the dtype's machine epsilon (as PyTorch).
+
+    >>> import numpy as np
+    >>> np.round(rms_norm(np.array([[3.0, 4.0]]), 2), 4)
+    array([[0.8485, 1.1314]])
+    """
+    if isinstance(normalized_shape, (int, numpy.integer)):
+        normalized_shape = (int(normalized_shape),)
+    shape = tuple(normalized_shape)
+    k = len(shape)
+    if tuple(fnp.shape(input)[fnp.ndim(input) - k:]) != shape:
+        raise ValueError(f"rms_norm: input shape {tuple(fnp.shape(input))} does not end with "
+                         f"normalized_shape {shape}")
+    if eps is None:
+        dt = input.dtype if numpy.dtype(input.dtype).kind == "f" else numpy.float32
+        eps = float(numpy.finfo(dt).eps)
+    axes = tuple(range(fnp.ndim(input) - k, fnp.ndim(input)))
+    out = input / fnp.sqrt(fnp.mean(input * input, axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Any:
+    """x / (k + alpha * mean of x**2 over ``size`` neighbouring channels)**beta, PyTorch's
+    formula (the window is zero-padded by ``size // 2`` before and ``(size - 1) // 2`` after).
+
+    >>> import numpy as np
+    >>> local_response_norm(np.ones((1, 3, 2)), 2).shape
+    (1, 3, 2)
+    """
+    if fnp.ndim(input) < 3:
+        raise ValueError(f"local_response_norm: expected input (N, C, *spatial) with at least "
+                         f"3 dims, got shape {tuple(fnp.shape(input))}")
+    shape = tuple(fnp.shape(input))
+    n, c = shape[:2]
+    sq = fnp.reshape(input * input, (n, 1, c, -1))
+    sq = fnp.pad(sq, ((0, 0), (0, 0), (size // 2, (size - 1) // 2), (0, 0)))
+    from funcgrad_nn._convolution import avg_pool2d
+    div = fnp.reshape(avg_pool2d(sq, (size, 1), stride=1), shape)
+    return input / (div * alpha + k) ** beta
+
+
+# -- distances -------------------------------------------------------------------------------
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
+    """x / max(||x||_p, eps) along ``dim``.
+
+    >>> import numpy as np
+    >>> normalize(np.array([[3.0, 4.0]]))
+    array([[0.6, 0.8]])
+    """
+    norm = _pnorm(input, p, dim, keepdims=True)
+    return input / fnp.maximum(norm, eps)
+
+
+def _pnorm(x: Any, p: float, dim: Any, keepdims: bool = False) -> Any:
+    a = fnp.abs(x)
+    if p == 2:
+        # sqrt of the sum of squares has an infinite derivative at 0; PyTorch's norm
+        # backward gives 0 there (its subgradient), so guard the zero case.
+        s = fnp.sum(x * x, axis=dim, keepdims=keepdims)
+        safe = fnp.where(s > 0, s, fnp.ones_like(s))
+        return fnp.where(s > 0, fnp.sqrt(safe), s * 0)
+    if p == 1:
+        return fnp.sum(a, axis=dim, keepdims=keepdims)
+    if p == math.inf:
+        return fnp.max(a, axis=dim, keepdims=keepdims)
+    if p == -math.inf:
+        return fnp.min(a, axis=dim, keepdims=keepdims)
+    if p == 0:
+        return fnp.sum((a != 0).astype(x.dtype), axis=dim, keepdims=keepdims)
+    s = fnp.sum(a ** p, axis=dim, keepdims=keepdims)
+    safe = fnp.where(s > 0, s, fnp.ones_like(s))
+    return fnp.where(s > 0, safe ** (1.0 / p), s * 0)
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along ``dim`` (broadcasting),
+    PyTorch's formula: each norm is clamped separately.
+
+    >>> import numpy as np
+    >>> cosine_similarity(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0]])).round(4)
+    array([0.7071])
+    """
+    try:
+        shape = numpy.broadcast_shapes(tuple(fnp.shape(x1)), tuple(fnp.shape(x2)))
+    except ValueError:
+        raise ValueError(f"cosine_similarity: shapes {tuple(fnp.shape(x1))} and "
+                         f"{tuple(fnp.shape(x2))} do not broadcast") from None
+    x1 = fnp.broadcast_to(x1, shape)
+    x2 = fnp.broadcast_to(x2, shape)
+    n1 = fnp.maximum(_pnorm(x1, 2, dim), eps)
+    n2 = fnp.maximum(_pnorm(x2, 2, dim), eps)
+    return fnp.sum(x1 * x2, axis=dim) / (n1 * n2)
+
+
+def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Any:
+    """||x1 - x2 + eps||_p over the last dim (PyTorch adds ``eps`` to the difference).
+
+    >>> import numpy as np
+    >>> pairwise_distance(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), eps=0.0)
+    array([5.])
+    """
+    d = x1 - x2 + eps
+    return _pnorm(d, p, -1, keepdims=keepdim)
+

@@ -1,0 +1,115 @@
+"""``clip_grad_norm_`` / ``clip_grad_value_`` over a gradient pytree (PyTorch's rules).
+
+Gradients here are arrays in a pytree (the module ``nn.grad`` returns, a list, a dict), not
+``.grad`` attributes: the functions scale or clip those arrays IN PLACE (eager NumPy/CuPy
+arrays) and, like PyTorch, return the total norm. Under ``jit``/``vmap`` arrays cannot be
+changed in place: use :func:`clip_grads_by_norm`, which returns the clipped pytree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.core import is_tracer
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "get_total_norm"]
+
+
+def _leaves(grads: Any) -> list[Any]:
+    return [g for g in tree_util.tree_leaves(grads) if g is not None]
+
+
+def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Any:
+    """The ``norm_type``-norm of all gradient leaves together (the norm of their norms), a
+    0-d array, as ``torch.nn.utils.get_total_norm``.
+
+    >>> import numpy as np
+    >>> float(get_total_norm([np.array([3.0]), np.array([4.0])]))
+    5.0
+    """
+    leaves = _leaves(grads)
+    p = float(norm_type)
+    if not leaves:
+        return fnp.asarray(0.0)
+    if p == math.inf:
+        norms = [fnp.max(fnp.abs(g)) if g.size else fnp.zeros_like(g, shape=()) for g in leaves]
+        total = fnp.max(fnp.stack(norms))
+    elif p == 0:
+        total = sum(fnp.sum((g != 0).astype(g.dtype)) for g in leaves)
+    else:
+        norms = [fnp.sum(fnp.abs(g) ** p) ** (1.0 / p) for g in leaves]
+        total = fnp.sum(fnp.stack(norms) ** p) ** (1.0 / p)
+    if error_if_nonfinite and not is_tracer(total) and not bool(fnp.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           "`parameters` is non-finite, so it cannot be clipped. To disable "
+                           "this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_by_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
+                       error_if_nonfinite: bool = False) -> tuple[Any, Any]:
+    """``(clipped grads, total norm)``: every leaf times ``min(1, max_norm / (norm + 1e-6))``
+    (PyTorch's coefficient); pure, so it works under ``jit``.
+
+    >>> import numpy as np
+    >>> g, n = clip_grads_by_norm([np.array([3.0, 4.0])], 1.0)
+    >>> float(n), g[0].round(4)
+    (5.0, array([0.6, 0.8]))
+    """
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    coef = fnp.minimum(float(max_norm) / (total + 1e-6), 1.0)
+
+    def scale(g: Any) -> Any:
+        return None if g is None else g * coef.astype(g.dtype)
+
+    return tree_util.tree_map(scale, grads), total
+
+
+def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
+    """Scale the gradient arrays in place so their total ``norm_type``-norm is at most
+    ``max_norm``; returns the total norm before clipping (a 0-d array), as PyTorch.
+
+    >>> import numpy as np
+    >>> grads = {"w": np.array([3.0, 4.0])}
+    >>> float(clip_grad_norm_(grads, 1.0)), grads["w"].round(4)
+    (5.0, array([0.6, 0.8]))
+    """
+    del foreach  # PyTorch's kernel choice; one implementation here
+    leaves = _leaves(grads)
+    _check_writable(leaves, "clip_grad_norm_", "clip_grads_by_norm(grads, max_norm)")
+    total = get_total_norm(leaves, norm_type, error_if_nonfinite)
+    coef = fnp.minimum(float(max_norm) / (total + 1e-6), 1.0)
+    for g in leaves:
+        g *= coef.astype(g.dtype)
+    return total
+
+
+def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None) -> None:
+    """Clip every gradient entry to ``[-clip_value, clip_value]`` in place (PyTorch returns
+    None too).
+
+    >>> import numpy as np
+    >>> g = [np.array([-3.0, 0.5])]
+    >>> clip_grad_value_(g, 1.0); g[0]
+    array([-1. ,  0.5])
+    """
+    del foreach
+    leaves = _leaves(grads)
+    _check_writable(leaves, "clip_grad_value_",
+                    "tree_map(lambda g: fnp.clip(g, -v, v), grads)")
+    v = float(clip_value)
+    for g in leaves:
+        g[...] = g.clip(-v, v)
+
+
+def _check_writable(leaves: list[Any], fname: str, alternative: str) -> None:
+    for g in leaves:
+        if is_tracer(g) or not getattr(getattr(g, "flags", None), "writeable", True):
+            raise TypeError(f"{fname}: changes gradient arrays in place, which traced values "
+                            f"(under jit/vmap/grad) and read-only arrays cannot be; use the "
+                            f"pure form {alternative} instead")

@@ -1,0 +1,180 @@
+"""``weight_norm`` and ``spectral_norm`` parametrizations (as
+``torch.nn.utils.parametrizations``), with PyTorch's state-dict names.
+
+A parametrized module keeps the raw arrays under ``parametrizations.<name>`` (``original0``
+and ``original1`` for weight norm's magnitude ``g`` and direction ``v``; ``original`` for
+spectral norm, whose power-iteration vectors are the buffers ``0._u`` and ``0._v``) and
+computes ``module.<name>`` from them on every access, so gradients reach the raw arrays and
+PyTorch checkpoints load through ``load_state_dict`` unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad_nn.containers import ModuleDict
+from funcgrad_nn.module import Module, Parameter
+
+__all__ = ["is_parametrized", "spectral_norm", "weight_norm"]
+
+
+def _norm_except_dim(v: Any, dim: int | None) -> Any:
+    if dim is None:
+        return fnp.sqrt(fnp.sum(v * v))
+    axes = tuple(i for i in range(fnp.ndim(v)) if i != dim)
+    return fnp.sqrt(fnp.sum(v * v, axis=axes, keepdims=True))
+
+
+class _WeightNorm(Module):
+    def __init__(self, dim: int | None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, g: Any, v: Any) -> Any:
+        return v * (g / _norm_except_dim(v, self.dim))
+
+
+def _normalize(x: Any, eps: float) -> Any:
+    return x / fnp.maximum(fnp.sqrt(fnp.sum(x * x)), eps)
+
+
+class _SpectralNorm(Module):
+    def __init__(self, weight: numpy.ndarray, n_power_iterations: int, dim: int,
+                 eps: float) -> None:
+        super().__init__()
+        self.n_power_iterations, self.dim, self.eps = n_power_iterations, dim, eps
+        if weight.ndim > 1:
+            mat = self._matrix(weight)
+            rng = numpy.random.default_rng()
+            u = _normalize(rng.standard_normal(mat.shape[0]).astype(weight.dtype), eps)
+            v = _normalize(rng.standard_normal(mat.shape[1]).astype(weight.dtype), eps)
+            self.register_buffer("_u", numpy.asarray(u))
+            self.register_buffer("_v", numpy.asarray(v))
+            self._power_method(mat, 15)
+
+    def _matrix(self, w: Any) -> Any:
+        if self.dim != 0:
+            w = fnp.moveaxis(w, self.dim, 0)
+        return fnp.reshape(w, (fnp.shape(w)[0], -1))
+
+    def _power_method(self, mat: Any, n: int) -> None:
+        mat = funcgrad.stop_gradient(mat)
+        u, v = self._u, self._v
+        for _ in range(n):
+            u = _normalize(fnp.matmul(mat, v), self.eps)
+            v = _normalize(fnp.matmul(fnp.swapaxes(mat, 0, 1), u), self.eps)
+        self._u, self._v = u, v
+
+    def forward(self, weight: Any) -> Any:
+        if fnp.ndim(weight) == 1:
+            return _normalize(weight, self.eps)
+        mat = self._matrix(weight)
+        if self.training:
+            self._power_method(mat, self.n_power_iterations)
+        sigma = fnp.sum(self._u * fnp.matmul(mat, self._v))
+        return weight / sigma
+
+
+class ParametrizationList(Module):
+    """The raw arrays of one parametrized attribute and the parametrization (submodule
+    ``0``) that computes the attribute from them."""
+
+    def __init__(self, parametrization: Module, originals: dict[str, Any]) -> None:
+        super().__init__()
+        for name, value in originals.items():
+            setattr(self, name, value)
+        self.add_module("0", parametrization)
+        self._names = tuple(originals)
+
+    def value(self) -> Any:
+        return self._modules["0"](*(getattr(self, n) for n in self._names))
+
+
+def _parametrize(module: Module, name: str, parametrization: Module,
+                 originals: dict[str, Any], fname: str) -> Module:
+    if "parametrizations" in module._modules and name in module.parametrizations._modules:
+        raise ValueError(f"{fname}: {type(module).__name__}.{name} is already parametrized")
+    if "parametrizations" not in module._modules:
+        module.parametrizations = ModuleDict()
+        base = type(module)
+        module.__class__ = type(f"Parametrized{base.__name__}", (base,), {
+            "__module__": base.__module__, "__doc__": base.__doc__,
+        })
+    module.parametrizations[name] = ParametrizationList(parametrization, originals)
+    cls = type(module)
+    setattr(cls, name, property(lambda m: m.parametrizations[name].value()))
+    return module
+
+
+def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:
+    if name not in module._parameters or module._parameters[name] is None:
+        raise ValueError(f"{fname}: {type(module).__name__} has no parameter {name!r} "
+                         f"(parameters: {list(module._parameters)})")
+    w = module._parameters[name]
+    trainable = name not in module._frozen
+    delattr(module, name)
+    return w, trainable
+
+
+def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
+    """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (norm over every axis but
+    ``dim``; ``dim=None``: the whole array); ``g`` is ``parametrizations.<name>.original0``,
+    ``v`` is ``...original1``, as PyTorch.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> lin = weight_norm(nn.Linear(3, 2))
+    >>> sorted(lin.state_dict())
+    ['bias', 'parametrizations.weight.original0', 'parametrizations.weight.original1']
+    >>> lin(np.ones((1, 3), np.float32)).shape
+    (1, 2)
+    """
+    w, trainable = _take_parameter(module, name, "weight_norm")
+    if dim is not None and dim < -w.ndim or dim is not None and dim >= w.ndim:
+        raise ValueError(f"weight_norm: dim {dim} is out of range for {name} of shape "
+                         f"{tuple(w.shape)}")
+    if dim is not None and dim < 0:
+        dim += w.ndim
+    g = numpy.asarray(funcgrad.to_numpy(_norm_except_dim(w, dim))).astype(w.dtype)
+    originals = {"original0": Parameter(g, trainable),
+                 "original1": Parameter(numpy.array(w, copy=True), trainable)}
+    return _parametrize(module, name, _WeightNorm(dim), originals, "weight_norm")
+
+
+def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
+                  eps: float = 1e-12, dim: int | None = None) -> Module:
+    """Reparametrize ``module.<name>`` as ``W / sigma(W)``, ``sigma`` estimated by power
+    iteration (``n_power_iterations`` per forward in training mode, vectors in the buffers
+    ``parametrizations.<name>.0._u``/``_v``); ``dim`` defaults to 1 for transposed
+    convolutions, else 0, as PyTorch.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> lin = spectral_norm(nn.Linear(4, 3))
+    >>> s = np.linalg.svd(lin.weight, compute_uv=False)[0]
+    >>> bool(abs(s - 1) < 1e-3)
+    True
+    """
+    w, trainable = _take_parameter(module, name, "spectral_norm")
+    if dim is None:
+        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    if dim < 0:
+        dim += w.ndim
+    sn = _SpectralNorm(numpy.asarray(w), n_power_iterations, dim, eps)
+    return _parametrize(module, name, sn, {"original": Parameter(w, trainable)},
+                        "spectral_norm")
+
+
+def is_parametrized(module: Module, name: str | None = None) -> bool:
+    """Whether ``module`` (or its attribute ``name``) is parametrized.
+
+    >>> import funcgrad_nn as nn
+    >>> is_parametrized(weight_norm(nn.Linear(1, 1)), "weight")
+    True
+    """
+    p = module._modules.get("parametrizations")
+    if p is None:
+        return False
+    return True if name is None else name in p._modules
