@@ -3,8 +3,12 @@
     python benchmarks/bench_nn_conv.py              # every case, each in a fresh process
     python benchmarks/bench_nn_conv.py --case cnn_step_jit
 
-Cases (the baseline column is torch eager, CPU, one thread, in the same process; without torch
-importable the cases are skipped):
+Each case runs in a fresh process, one BLAS/torch thread; funcgrad_nn and torch eager are
+timed in the same process in interleaved rounds by CPU time (robust to a loaded machine); the
+table shows the best times, their ratio, and the median and interquartile range of the
+per-round ratios. torch must be importable (it is the baseline).
+
+Cases:
 - ``cnn_step_{eager,jit}``: one SGD training step (forward, backward, parameter update) of a
   small CNN on 8x8 "digits", batch 64: Conv2d(1, 16, 3, padding=1) - ReLU - MaxPool2d(2) -
   Conv2d(16, 32, 3, padding=1) - ReLU - MaxPool2d(2) - Flatten - Linear(128, 10),
@@ -25,8 +29,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
 import numpy as np  # noqa: E402
-from harness import main  # noqa: E402
 
 import funcgrad_nn as nn  # noqa: E402
 
@@ -111,6 +120,51 @@ CASES = {
     "decoder_jit": lambda: decoder(True),
 }
 
+
+
+def measure(name: str, rounds: int = 15, per_round: int = 5) -> dict:
+    """CPU time (``process_time``) per call, ours and torch's interleaved round by round, so
+    a busy neighbour slows both alike; the minimum over rounds, and the per-round ratios'
+    median and spread."""
+    ours, theirs = CASES[name]()
+    for _ in range(3):
+        ours()
+        theirs()
+    t_o, t_t = [], []
+    for _ in range(rounds):
+        for fn, acc in ((ours, t_o), (theirs, t_t)):
+            t = time.process_time()
+            for _ in range(per_round):
+                fn()
+            acc.append((time.process_time() - t) / per_round)
+    ratios = sorted(a / b for a, b in zip(t_o, t_t))
+    return {"case": name, "ours_s": min(t_o), "torch_s": min(t_t),
+            "ratio_min": min(t_o) / min(t_t), "ratio_median": statistics.median(ratios),
+            "ratio_lo": ratios[len(ratios) // 4], "ratio_hi": ratios[3 * len(ratios) // 4]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", help="run one case in this process and print JSON")
+    parser.add_argument("--only", nargs="*", help="subset of cases")
+    args = parser.parse_args(argv)
+    if args.case:
+        print(json.dumps(measure(args.case)))
+        return
+    print(f"{'case':18s} {'funcgrad_nn':>12s} {'torch':>10s} {'ratio':>6s} "
+          "(median of per-round ratios, interquartile range)")
+    for name in args.only or list(CASES):
+        proc = subprocess.run([sys.executable, __file__, "--case", name],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"{name:18s} FAILED: {err}")
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{name:18s} {r['ours_s'] * 1e3:9.2f} ms {r['torch_s'] * 1e3:7.2f} ms "
+              f"{r['ratio_min']:6.2f} ({r['ratio_median']:.2f}, {r['ratio_lo']:.2f}-"
+              f"{r['ratio_hi']:.2f})")
+
+
 if __name__ == "__main__":
-    print("ratio = funcgrad_nn / torch eager (the 'numpy' column is torch here)")
-    main(CASES)
+    main()
