@@ -92,9 +92,13 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
 def _contract_groups(w: Any, cols: Any, groups: int, nd: int) -> Any:
     """``w`` (G*a, b, *K) against ``cols`` (G*b, *K, ...) -> (G*a, ...): one GEMM (a batched one
     over groups)."""
-    if groups == 1:
-        return fnp.tensordot(w, cols, axes=(tuple(range(1, nd + 2)), tuple(range(nd + 1))))
     ws, cs = fnp.shape(w), fnp.shape(cols)
+    if groups == 1:
+        # Plain 2-D matrix products: their transposes (the weight and input gradients) are
+        # 2-D products of transposed VIEWS, so no operand is copied into a new layout.
+        k = math.prod(ws[1:])
+        out = fnp.matmul(fnp.reshape(w, (ws[0], k)), fnp.reshape(cols, (k, -1)))
+        return fnp.reshape(out, (ws[0],) + tuple(cs[nd + 1:]))
     wg = fnp.reshape(w, (groups, ws[0] // groups) + tuple(ws[1:]))
     cg = fnp.reshape(cols, (groups, cs[0] // groups) + tuple(cs[1:]))
     letters = "abcdefghijklm"[:nd + 1]
@@ -237,7 +241,10 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     # Weight (Cin, Cout/G, *K) against x (N, Cin, *I) -> windows (Cout, *K, N, *I), then fold.
     n = fnp.shape(x)[0]
     if groups == 1:
-        cols = fnp.tensordot(weight, x, axes=((0,), (1,)))
+        xt = fnp.reshape(fnp.moveaxis(x, 1, 0), (ci, -1))                  # (Cin, N*I)
+        w2 = fnp.reshape(weight, (ci, -1))                                  # (Cin, Cout*K)
+        cols = fnp.reshape(fnp.matmul(fnp.swapaxes(w2, 0, 1), xt),
+                           (og,) + kernel + (n,) + in_sizes)
     else:
         wg = fnp.reshape(weight, (groups, ci // groups, og) + kernel)
         xg = fnp.reshape(x, (n, groups, ci // groups) + in_sizes)

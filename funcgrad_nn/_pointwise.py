@@ -120,7 +120,8 @@ def hardsigmoid(input: Any) -> Any:
     """
     fixed = funcgrad.stop_gradient(input)
     mid = (fixed / 6 + 0.5) + (input - fixed) * float(numpy.float32(1.0 / 6.0))
-    return fnp.where(input <= -3, input * 0, fnp.where(input >= 3, input * 0 + 1, mid))
+    zero, one = _zero(input), fnp.ones_like(input, shape=())
+    return fnp.where(input <= -3, zero, fnp.where(input >= 3, one, mid))
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
@@ -170,7 +171,7 @@ def softshrink(input: Any, lambd: float = 0.5) -> Any:
     if lambd < 0:
         raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
     return fnp.where(input > lambd, input - lambd,
-                     fnp.where(input < -lambd, input + lambd, input * 0))
+                     fnp.where(input < -lambd, input + lambd, _zero(input)))
 
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Any:
@@ -180,7 +181,7 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Any:
     >>> hardshrink(np.array([-1.0, 0.2, 1.0]))
     array([-1.,  0.,  1.])
     """
-    return fnp.where((input > lambd) | (input < -lambd), input, input * 0)
+    return fnp.where((input > lambd) | (input < -lambd), input, _zero(input))
 
 
 def tanhshrink(input: Any) -> Any:
