@@ -10,7 +10,7 @@ import pytest
 import funcgrad
 import funcgrad_nn as nn
 from funcgrad.test_util import check_grads
-from tests.helpers import assert_allclose
+from tests.helpers import DEVICE, assert_allclose, dev, host
 
 F = nn.F
 
@@ -44,7 +44,7 @@ def test_conv_and_transpose_check_grads(nd):
 
 def test_pooling_grads_and_jit_vmap():
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((3, 2, 6, 7))
+    x = dev(rng.standard_normal((3, 2, 6, 7)))
     for f in (lambda v: F.max_pool2d(v, 3, 2, 1, ceil_mode=True),
               lambda v: F.avg_pool2d(v, 3, 2, 1, count_include_pad=False),
               lambda v: F.max_pool3d(v[:, None], 2),
@@ -52,7 +52,7 @@ def test_pooling_grads_and_jit_vmap():
               lambda v: F.interpolate(v, scale_factor=1.5, mode="bicubic")):
         check_grads(f, (x,), order=1, modes=("rev",))
         assert_allclose(funcgrad.jit(f)(x), f(x))
-        assert_allclose(funcgrad.vmap(f)(x[:, None]), np.stack([f(v[None]) for v in x]))
+        assert_allclose(funcgrad.vmap(f)(x[:, None]), np.stack([host(f(v[None])) for v in x]))
 
 
 def test_max_pool_gradient_goes_to_first_maximum_only():
@@ -141,3 +141,42 @@ def test_conv_autoencoder_trains():
         losses.append(float(loss))
     assert model(imgs).shape == imgs.shape
     assert losses[-1] < 0.5 * losses[0], losses[::10]
+
+
+LAYERS = [
+    ("Conv3d(2, 3, 2, padding=1)", (1, 2, 3, 4, 3)),
+    ("ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1, groups=1)", (2, 2, 3, 3)),
+    ("ConvTranspose1d(2, 4, 3, stride=2, groups=2)", (2, 2, 5)),
+    ("MaxPool2d(3, 2, 1, ceil_mode=True)", (2, 2, 5, 5)),
+    ("AvgPool3d(2, 1, 1, count_include_pad=False)", (1, 2, 3, 3, 3)),
+    ("AdaptiveAvgPool2d((3, 2))", (2, 2, 5, 5)),
+    ("Unfold(2, padding=1)", (2, 2, 3, 3)),
+    ("Upsample(scale_factor=1.5, mode='bicubic')", (1, 2, 4, 4)),
+    ("Upsample(size=5, mode='nearest-exact')", (1, 2, 4, 4)),
+    ("ReflectionPad2d((1, 2, 0, 1))", (1, 2, 4, 4)),
+    ("ReplicationPad1d(2)", (1, 2, 4)),
+    ("PixelShuffle(2)", (1, 4, 2, 2)),
+    ("InstanceNorm2d(2, affine=True, track_running_stats=True)", (2, 2, 3, 3)),
+    ("BatchNorm3d(2)", (2, 2, 2, 2, 2)),
+    ("RMSNorm(3)", (2, 3)),
+    ("LocalResponseNorm(2)", (2, 3, 2, 2)),
+    ("PReLU(2)", (2, 2, 3)),
+    ("Hardswish()", (2, 3)),
+    ("Hardsigmoid()", (2, 3)),
+    ("Threshold(0.1, 2.0)", (2, 3)),
+    ("utils.parametrizations.spectral_norm(Linear(3, 2))", (2, 3)),
+]
+
+
+@pytest.mark.parametrize("ctor,shape", LAYERS, ids=[c for c, _ in LAYERS])
+def test_layers_run_forward_and_backward_on_the_test_device(ctor, shape):
+    ns = dict(vars(nn))
+    ns["utils"] = nn.utils
+    model = eval(ctor, ns).to(DEVICE)  # noqa: S307
+    x = dev(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+    loss, grads = nn.value_and_grad(lambda m, v: (m(v) ** 2).sum())(model, x)
+    assert np.isfinite(float(host(loss)))
+    for g in nn.tree_leaves(grads):
+        assert host(g).dtype == np.float32
+    gx = funcgrad.grad(lambda v: (model(v) ** 2).sum())(x)
+    assert host(gx).shape == shape
