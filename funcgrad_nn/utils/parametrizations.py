@@ -90,6 +90,9 @@ class ParametrizationList(Module):
         self.add_module("0", parametrization)
         self._names = tuple(originals)
 
+    def __getitem__(self, index: int) -> Module:
+        return self._modules[str(index)]  # as torch's ModuleList: [0] is the parametrization
+
     def value(self) -> Any:
         return self._modules["0"](*(getattr(self, n) for n in self._names))
 
@@ -111,6 +114,8 @@ def _parametrize(module: Module, name: str, parametrization: Module,
 
 
 def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:
+    if is_parametrized(module, name):
+        raise ValueError(f"{fname}: {type(module).__name__}.{name} is already parametrized")
     if name not in module._parameters or module._parameters[name] is None:
         raise ValueError(f"{fname}: {type(module).__name__} has no parameter {name!r} "
                          f"(parameters: {list(module._parameters)})")

@@ -1,0 +1,97 @@
+"""nn.utils: gradient clipping (values from torch 2.13, hard-coded), parameter/vector
+conversion, parametrizations beyond the fixtures (gradients reach the raw arrays, errors)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad_nn.utils.parametrizations import is_parametrized, spectral_norm, weight_norm
+
+G0 = [[1.0, -2.0], [3.0, 0.5]]
+G1 = [4.0, -1.0, 2.0]
+# torch.nn.utils.clip_grad_norm_(params, 2.5, norm_type) on these gradients (float64).
+TORCH = {
+    2.0: (5.937171043518958, 0.4210758896112856),
+    1.0: (13.5, 0.1851851714677651),
+    math.inf: (4.0, 0.624999843750039),
+    3.0: (4.7786814988210065, 0.5231567488772896),
+}
+
+
+@pytest.mark.parametrize("norm_type", list(TORCH))
+def test_clip_grad_norm_matches_torch(norm_type):
+    grads = {"a": np.array(G0), "b": np.array(G1)}
+    total = nn.utils.clip_grad_norm_(grads, 2.5, norm_type=norm_type)
+    ref_total, ref_first = TORCH[norm_type]
+    np.testing.assert_allclose(float(total), ref_total, rtol=1e-12)
+    np.testing.assert_allclose(grads["a"][0, 0], ref_first, rtol=1e-12)
+    np.testing.assert_allclose(grads["b"], np.array(G1) * ref_first, rtol=1e-12)
+
+
+def test_clip_grad_norm_below_max_is_unchanged_and_modules_work():
+    model = nn.Linear(3, 2)
+    grads = nn.grad(lambda m: m(np.ones((4, 3), np.float32)).sum())(model)
+    before = [g.copy() for g in nn.tree_leaves(grads)]
+    total = nn.utils.clip_grad_norm_(grads, 1e6)
+    assert total.dtype == np.float32
+    for a, b in zip(nn.tree_leaves(grads), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_clip_errors_and_pure_form_under_jit():
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_([np.array([np.inf])], 1.0, error_if_nonfinite=True)
+    with pytest.raises(TypeError, match="clip_grads_by_norm"):
+        funcgrad.jit(lambda g: nn.utils.clip_grad_norm_([g], 1.0))(np.ones(3))
+    out, total = funcgrad.jit(lambda g: nn.utils.clip_grads_by_norm([g], 1.0))(
+        np.array([3.0, 4.0]))
+    np.testing.assert_allclose(out[0], [0.6, 0.8], rtol=1e-6)
+    assert float(total) == 5.0
+    g = [np.array([-3.0, 0.5, 2.0])]
+    assert nn.utils.clip_grad_value_(g, 1.0) is None
+    assert g[0].tolist() == [-1.0, 0.5, 1.0]
+
+
+def test_parameters_vector_round_trip():
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    vec = nn.utils.parameters_to_vector(model.parameters())
+    assert vec.shape == (11,)
+    nn.utils.vector_to_parameters(vec * 2, model.parameters())
+    np.testing.assert_allclose(nn.utils.parameters_to_vector(model.parameters()), vec * 2)
+    with pytest.raises(ValueError, match="11"):
+        nn.utils.vector_to_parameters(np.zeros(5, np.float32), model.parameters())
+
+
+def test_weight_norm_gradients_reach_g_and_v():
+    lin = weight_norm(nn.Linear(3, 2))
+    assert is_parametrized(lin, "weight") and not is_parametrized(nn.Linear(1, 1))
+    w = lin.weight
+    np.testing.assert_allclose(np.linalg.norm(w, axis=1, keepdims=True),
+                               lin.parametrizations.weight.original0, rtol=1e-6)
+    grads = nn.grad(lambda m: (m(np.ones((2, 3), np.float32)) ** 2).sum())(lin)
+    names = [n for n, _ in lin.named_parameters()]
+    assert names == ["bias", "parametrizations.weight.original0",
+                     "parametrizations.weight.original1"]
+    assert all(g is not None for g in nn.tree_leaves(grads))
+    with pytest.raises(ValueError, match="already parametrized"):
+        weight_norm(lin)
+    with pytest.raises(ValueError, match="no parameter 'kernel'"):
+        weight_norm(nn.Linear(2, 2), name="kernel")
+
+
+def test_spectral_norm_normalises_and_updates_buffers_in_training_only():
+    lin = spectral_norm(nn.Linear(5, 4), n_power_iterations=3)
+    assert abs(np.linalg.svd(lin.weight, compute_uv=False)[0] - 1) < 1e-3
+    u = lin.parametrizations.weight[0]._u.copy()
+    lin.eval()
+    _ = lin(np.ones((1, 5), np.float32))
+    np.testing.assert_array_equal(lin.parametrizations.weight[0]._u, u)
+    lin.train()
+    step = nn.jit(nn.value_and_grad(lambda m, x: (m(x) ** 2).sum()))
+    step(lin, np.ones((2, 5), np.float32))
+    assert lin.parametrizations.weight[0]._u.shape == (4,)
