@@ -88,13 +88,6 @@ from funcgrad_nn.layers.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from funcgrad_nn.layers.upsampling import (
-    PixelShuffle,
-    PixelUnshuffle,
-    Upsample,
-    UpsamplingBilinear2d,
-    UpsamplingNearest2d,
-)
 from funcgrad_nn.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
 from funcgrad_nn.layers.transformer import (
     Transformer,
@@ -102,6 +95,13 @@ from funcgrad_nn.layers.transformer import (
     TransformerDecoderLayer,
     TransformerEncoder,
     TransformerEncoderLayer,
+)
+from funcgrad_nn.layers.upsampling import (
+    PixelShuffle,
+    PixelUnshuffle,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 
 __all__ = [
