@@ -14,7 +14,7 @@ from funcgrad_nn import init
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.layers.linear import Linear
-from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.module import Module, Parameter, bad_input
 
 __all__ = ["MultiheadAttention"]
 
@@ -118,9 +118,11 @@ class MultiheadAttention(Module):
             raise RuntimeError(f"{name}: need attn_mask if specifying the is_causal hint")
         e, h, hd = self.embed_dim, self.num_heads, self.head_dim
         if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
-            raise ValueError(f"{name}: query, key and value must all be 3-D (batched) or 2-D "
-                             f"(unbatched), got shapes {tuple(query.shape)}, "
-                             f"{tuple(key.shape)}, {tuple(value.shape)}")
+            raise bad_input(self, f"query, key and value must all be 3-D (batched) or 2-D "
+                            f"(unbatched), got shapes {tuple(query.shape)}, "
+                            f"{tuple(key.shape)}, {tuple(value.shape)}",
+                            "pass (L, N, E) arrays ((N, L, E) with batch_first) or (L, E)")
+        given = ", ".join(str(tuple(t.shape)) for t in (query, key, value))
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = (fnp.expand_dims(t, 0) for t in (query, key, value))
@@ -132,10 +134,11 @@ class MultiheadAttention(Module):
         s = key.shape[1]
         if (query.shape[2] != e or key.shape[2] != self.kdim or value.shape[2] != self.vdim
                 or value.shape[:2] != key.shape[:2] or key.shape[0] != n):
-            raise ValueError(f"{name}: expected query (.., {e}), key (.., {self.kdim}) and "
-                             f"value (.., {self.vdim}) with matching batch and key/value "
-                             f"lengths, got shapes {tuple(query.shape)}, {tuple(key.shape)}, "
-                             f"{tuple(value.shape)} (batch first)")
+            raise bad_input(self, f"expected query (.., {e}), key (.., {self.kdim}) and "
+                            f"value (.., {self.vdim}) with matching batch and key/value "
+                            f"lengths, got shapes {given}",
+                            "give key and value the same batch and length, and the feature "
+                            "sizes embed_dim/kdim/vdim the module was built with")
         if self._qkv_same_embed_dim:
             wq, wk, wv = (self.in_proj_weight[i * e:(i + 1) * e] for i in range(3))
         else:
@@ -148,11 +151,14 @@ class MultiheadAttention(Module):
             elif attn_mask.ndim == 3 and tuple(attn_mask.shape) == (n * h, lq, s):
                 m = attn_mask
             else:
-                raise ValueError(f"{name}: attn_mask should have shape ({lq}, {s}) or "
-                                 f"({n * h}, {lq}, {s}), got {tuple(attn_mask.shape)}")
+                raise bad_input(self, f"attn_mask should have shape ({lq}, {s}) or "
+                                f"({n * h}, {lq}, {s}), got {tuple(attn_mask.shape)}",
+                                "pass a (target length, source length) mask, or one per "
+                                "batch entry and head")
         if key_padding_mask is not None and tuple(key_padding_mask.shape) != (n, s):
-            raise ValueError(f"{name}: key_padding_mask should have shape ({n}, {s}), "
-                             f"got {tuple(key_padding_mask.shape)}")
+            raise bad_input(self, f"key_padding_mask should have shape ({n}, {s}), "
+                            f"got {tuple(key_padding_mask.shape)}",
+                            "pass one row per batch entry, True at padded key positions")
         qp = F.linear(query, wq, bq)
         kp = F.linear(key, wk, bk)
         vp = F.linear(value, wv, bv)

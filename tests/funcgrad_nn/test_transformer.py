@@ -133,3 +133,20 @@ def test_nhead_must_divide_d_model_and_is_causal_needs_a_mask():
         nn.Transformer(d_model=10, nhead=4)
     with pytest.raises(RuntimeError, match="attn_mask"):
         _layer()(np.zeros((3, 1, 8)), is_causal=True)
+
+
+def test_multihead_attention_errors_name_the_layer_path():
+    enc = nn.TransformerEncoderLayer(8, 2, 16)
+    with pytest.raises(BadInputError, match=r"MultiheadAttention.*key_padding_mask.*Fix"):
+        enc.self_attn(X, X, X, key_padding_mask=np.zeros((3, 5), bool))
+
+    class Wrap(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(8, 2)
+
+        def forward(self, q, kv):
+            return self.attn(q, kv, kv)
+
+    with pytest.raises(BadInputError, match=r"Wrap.attn \(MultiheadAttention\).*\(5, 3, 8\)"):
+        Wrap()(X, np.zeros((5, 3, 8), np.float32))
