@@ -5,6 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad_nn as nn
@@ -262,3 +264,33 @@ def test_layers_packing_and_ctc_stay_on_the_test_device():
     check_device(t(src, src, tgt_mask=mask, src_key_padding_mask=dev(np.zeros((2, 5), bool))))
     lp = dev(np.log(np.full((6, 2, 4), 0.25)))
     check_device(nn.F.ctc_loss(lp, dev(np.array([1, 2, 3, 3])), [6, 6], [2, 2]))
+
+
+def test_dropout_key_advances_under_module_jit():
+    m = nn.GRU(3, 6, num_layers=3, dropout=0.4)
+    x = rng.normal(size=(4, 2, 3)).astype(np.float32)
+    f = nn.jit(lambda m, x: m(x)[0])
+    key0 = m.rng_key.copy()
+    a, b = f(m, x), f(m, x)
+    assert not np.allclose(a, b)
+    assert not np.array_equal(m.rng_key, key0)
+
+
+@settings(deadline=None, max_examples=20)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=5), st.booleans(), st.booleans())
+def test_pack_pad_round_trip(lengths, batch_first, enforce_sorted):
+    if enforce_sorted:
+        lengths = sorted(lengths, reverse=True)
+    t = max(lengths)
+    x = np.arange(t * len(lengths) * 2, dtype=np.float64).reshape(t, len(lengths), 2) + 1
+    live = np.arange(t)[:, None] < np.array(lengths)[None, :]
+    x = np.where(live[..., None], x, 0.0)
+    if batch_first:
+        x = np.swapaxes(x, 0, 1)
+    p = rnn.pack_padded_sequence(x, lengths, batch_first=batch_first,
+                                 enforce_sorted=enforce_sorted)
+    assert p.data.shape == (sum(lengths), 2)
+    assert p.batch_sizes.tolist() == [sum(n > i for n in lengths) for i in range(t)]
+    back, lens = rnn.pad_packed_sequence(p, batch_first=batch_first)
+    np.testing.assert_array_equal(back, x)
+    assert lens.tolist() == lengths
