@@ -9,6 +9,7 @@ maximum (PyTorch's choice among ties), a dense ``where``, never a scatter.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -438,13 +439,13 @@ def _iota(like: Any, n: int, shape: tuple) -> Any:
     return fnp.reshape(fnp.cumsum(ones) - 1, shape)
 
 
-def _first_max(cols: Any, kt: int, nd: int) -> tuple[Any, Any]:
+def _first_max(cols: Any, top: Any, kt: int, nd: int) -> tuple[Any, Any]:
     """One-hot mask (C, K, N, *O) of the FIRST maximum of each window (NaN counts as the
-    maximum, as PyTorch), and its window offset (C, N, *O).
+    maximum, as PyTorch), and its window offset (C, N, *O); ``top`` is the window maximum
+    with the K axis kept.
 
-    Built from max reductions and comparisons (each window's true entries ranked by
+    Built from comparisons and a max reduction (each window's true entries ranked by
     ``K - k``), which are several times faster than ``argmax`` over a middle axis."""
-    top = fnp.max(cols, axis=1, keepdims=True)
     eq = cols == top
     if numpy.dtype(cols.dtype).kind == "f":
         eq = eq | fnp.isnan(cols)
@@ -454,19 +455,21 @@ def _first_max(cols: Any, kt: int, nd: int) -> tuple[Any, Any]:
     return rank == first, fnp.squeeze(kt - first.astype(numpy.int64), 1)
 
 
-@funcgrad.custom_jvp
-def _window_max(cols: Any, mask: Any) -> Any:
-    """Max over axis 1 of the windows; the derivative flows to the ``mask`` (first maximum)
-    only, PyTorch's rule among ties. The tangent is one masked sum: its transpose is a dense
-    multiply, never a scatter."""
+@functools.partial(funcgrad.custom_jvp, nondiff_argnums=(1,))
+def _window_max(cols: Any, nd: int) -> Any:
+    """Max over axis 1 of the windows (C, K, N, *O); the derivative flows to the FIRST
+    maximum only, PyTorch's rule among ties. The tangent is one masked sum, so its transpose
+    is a dense multiply, never a scatter; the mask is built inside the rule from the primal
+    values, so the eager tape records no comparison nodes for it."""
     return fnp.max(cols, axis=1)
 
 
 @_window_max.defjvp
-def _window_max_jvp(primals: Any, tangents: Any) -> Any:
-    cols, mask = primals
-    t = tangents[0]
-    return _window_max(cols, mask), fnp.sum(t * mask.astype(t.dtype), axis=1)
+def _window_max_jvp(nd: int, primals: Any, tangents: Any) -> Any:
+    (cols,), (t,) = primals, tangents
+    top = fnp.max(cols, axis=1, keepdims=True)
+    mask, _ = _first_max(cols, top, fnp.shape(cols)[1], nd)
+    return fnp.squeeze(top, 1), fnp.sum(t * mask.astype(t.dtype), axis=1)
 
 
 def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
@@ -480,12 +483,13 @@ def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
                     constant_values=_lowest(x.dtype))
     cols = _flat_windows(_patches(x, k, s, d, ((0, 0),) * nd), nd)   # (C, K, N, *O)
     kt = math.prod(k)
-    mask, arg = _first_max(funcgrad.stop_gradient(cols), kt, nd)
-    res = fnp.moveaxis(_window_max(cols, mask), 0, 1)                 # (N, C, *O)
+    res = fnp.moveaxis(_window_max(cols, nd), 0, 1)                   # (N, C, *O)
     if unbatched:
         res = res[0]
     if not return_indices:
         return res
+    fixed = funcgrad.stop_gradient(cols)
+    _, arg = _first_max(fixed, fnp.max(fixed, axis=1, keepdims=True), kt, nd)
     # Flat index of each maximum within its (unpadded) input's spatial plane.
     arg = fnp.moveaxis(arg, 0, 1)
     sizes = tuple(fnp.shape(input)[-nd:])

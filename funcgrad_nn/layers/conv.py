@@ -101,7 +101,7 @@ class _ConvNd(Module):
         """Rank and channel count, checked before any work, with the fix in the message."""
         n = self._n
         shape = tuple(fnp.shape(x))
-        dims = "LHW"[-n:] if n < 3 else "DHW"
+        dims = {1: "L", 2: "HW", 3: "DHW"}[n]
         want = f"(N, {self.in_channels}, {', '.join(dims)}) or ({self.in_channels}, " \
                f"{', '.join(dims)})"
         if len(shape) not in (n + 1, n + 2):
