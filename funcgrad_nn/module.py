@@ -37,6 +37,7 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad.core import current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
@@ -118,7 +119,7 @@ class Parameter:
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
-     "_forward_pre_hooks", "_autograd_hooks")
+     "_forward_pre_hooks", "_autograd_hooks", "_born_in")
 )
 
 
@@ -152,6 +153,9 @@ class Module:
         object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "training", True)
+        # The trace this module was made under: a traced value from a transformation that
+        # started later must not be stored in it (it would outlive that transformation).
+        object.__setattr__(self, "_born_in", current_trace().tag)
 
     # -- attribute routing ------------------------------------------------------------------
 
@@ -182,13 +186,13 @@ class Module:
                 raise TypeError(
                     f"cannot assign {type(value).__name__} as parameter {name!r} "
                     "(expected an array, a Parameter or None)")
-            d["_parameters"][name] = value
+            d["_parameters"][name] = storable_state_value(self, name, value)
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not is_array(value):
                 raise TypeError(
                     f"cannot assign {type(value).__name__} as buffer {name!r} "
                     "(expected an array or None)")
-            d["_buffers"][name] = value
+            d["_buffers"][name] = storable_state_value(self, name, value)
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(
@@ -947,6 +951,39 @@ def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:
     return BadInputError(f"{module_path(mod)}: {problem}. Fix: {fix}.")
 
 
+def storable_state_value(mod: Module, name: str, value: Any) -> Any:
+    """What to store when a parameter/buffer of ``mod`` is assigned ``value``.
+
+    Under a plain ``funcgrad.grad``/``jit`` the caller's module is not a copy, so a traced
+    value (a running statistic) stored in it would outlive the transformation and break the
+    module. Where the trace knows the concrete value (``grad``, ``jvp``) that value is stored,
+    as PyTorch updates running statistics outside autograd; where it does not (``jit``,
+    ``vmap``) this raises. The module-aware transforms pass copies made inside the
+    transformation (their values stay traced) and write them back afterwards.
+    """
+    while is_tracer(value):
+        born = mod.__dict__.get("_born_in")
+        trace = value._trace
+        ancestor = trace.parent
+        while ancestor is not None and ancestor.tag != born:
+            ancestor = ancestor.parent
+        if born is None or ancestor is None:
+            return value  # the module was made inside this transformation: value stays local
+        concrete = value.to_concrete_value()
+        if concrete is None or getattr(concrete, "shape", None) != value.aval.shape:
+            raise funcgrad.UnexpectedTracerError(
+                f"{module_path(mod)}: {name!r} was assigned a value traced by "
+                f"{trace.user_name}, but the {type(mod).__name__} was created outside that "
+                "transformation; "
+                "storing the tracer would break the module after it ends. Pass the module as "
+                "an argument to the module-aware funcgrad_nn.jit / funcgrad_nn.grad / "
+                "funcgrad_nn.value_and_grad / funcgrad_nn.vmap (they write buffer updates "
+                "such as BatchNorm running statistics back to it), or put the module in "
+                "eval() mode inside plain funcgrad transforms.")
+        value = concrete
+    return value
+
+
 def _check_name(name: Any, mod: Module) -> None:
     if not isinstance(name, str):
         raise TypeError(f"attribute name should be a string, got {type(name).__name__}")
@@ -1127,6 +1164,7 @@ def _unflatten(aux: _ModuleAux, children: Any) -> Module:
     d["_non_persistent"] = set(aux.non_persistent)
     d["_forward_hooks"] = collections.OrderedDict(aux.hooks)
     d["_forward_pre_hooks"] = collections.OrderedDict(aux.pre_hooks)
+    d["_born_in"] = current_trace().tag  # copies made inside a transformation belong to it
     for reg, n in aux.nones:
         d[reg][n] = None
     for (reg, n), c in zip(_leaf_names(aux), children):

@@ -22,23 +22,27 @@ key) back to the caller's modules afterwards; the caller's module is otherwise u
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad_nn.module import Module
+from funcgrad_nn.module import Module, storable_state_value
 
 __all__ = ["grad", "jit", "value_and_grad", "vmap"]
 
 
 def _trainable_mask(mod: Module) -> list[bool]:
-    d = mod.__dict__
-    mask = [n not in d["_frozen"] for n, v in d["_parameters"].items() if v is not None]
-    mask += [False for v in d["_buffers"].values() if v is not None]
-    for sub in d["_modules"].values():
-        if sub is not None:
-            mask += _trainable_mask(sub)
+    """For each leaf of ``mod`` (in ``tree_leaves`` order): is it a trainable parameter?
+
+    Derived from the leaves' key paths (``fc1.weight``), the one description of where a leaf
+    lives: a leaf is trainable when its owner module registers it as a parameter that is not
+    frozen."""
+    mask = []
+    for path, _ in tree_util.tree_flatten_with_path(mod)[0]:
+        names = [getattr(k, "name", str(k)) for k in path]
+        owner = mod.get_submodule(".".join(names[:-1]))
+        mask.append(names[-1] in owner._parameters and names[-1] not in owner._frozen)
     return mask
 
 
@@ -57,7 +61,9 @@ def _write_back(mod: Module, bufs: dict[str, Any]) -> None:
         path, _, name = full.rpartition(".")
         target = mod.get_submodule(path)
         if target._buffers.get(name) is not value:
-            target._buffers[name] = value
+            # Under an enclosing plain transformation the new value may be traced: store it
+            # only if that is safe (concrete under grad, else a clear error).
+            target._buffers[name] = storable_state_value(target, name, value)
 
 
 class _Tied:
@@ -120,9 +126,15 @@ def _check_module(model: Any, fname: str) -> None:
                         f"{type(model).__name__} (use funcgrad.{fname} for plain pytrees)")
 
 
-def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
+def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """``fn(model, *args)`` -> scalar (or ``(scalar, aux)`` with ``has_aux``); returns a
-    function giving ``(value, grads)`` (``((value, aux), grads)``), grads module-shaped.
+    function giving ``(value, grads)`` (``((value, aux), grads)``).
+
+    ``argnums`` picks what is differentiated, as in ``funcgrad.grad``: 0 (the default) is the
+    module's trainable parameters, giving module-shaped grads; other positions are the other
+    arguments (e.g. the input, for saliency maps). With a tuple, ``grads`` is a tuple in that
+    order.
 
     >>> import numpy as np, funcgrad_nn as nn
     >>> m = nn.Linear(1, 1, bias=False)
@@ -130,16 +142,31 @@ def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..
     >>> loss, g = nn.value_and_grad(lambda m, x: m(x).sum())(m, np.full((1, 1), 2.0, np.float32))
     >>> float(loss), g.weight
     (6.0, array([[2.]], dtype=float32))
+    >>> _, (gm, gx) = nn.value_and_grad(lambda m, x: m(x).sum(), argnums=(0, 1))(
+    ...     m, np.full((1, 1), 2.0, np.float32))
+    >>> gx
+    array([[3.]], dtype=float32)
     """
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums or any(not isinstance(a, int) or a < 0 for a in nums) \
+            or len(set(nums)) != len(nums):
+        raise ValueError(f"funcgrad_nn.value_and_grad: argnums must be a non-negative int or "
+                         f"a tuple of distinct ones, got {argnums!r}")
 
     @functools.wraps(fn)
     def wrapped(model: Any, *args: Any, **kwargs: Any) -> Any:
         _check_module(model, "value_and_grad")
+        if max(nums) > len(args):
+            raise ValueError(f"funcgrad_nn.value_and_grad: argnums {argnums!r} refers to "
+                             f"argument {max(nums)}, but the function got {len(args) + 1}")
         leaves, treedef = tree_util.tree_flatten(model)
         mask = _trainable_mask(model)
         if len(mask) != len(leaves):
             raise TypeError("funcgrad_nn.value_and_grad: module parameters/buffers must be "
                             "arrays (a leaf is not an array)")
+        if 0 not in nums:
+            mask = [False] * len(mask)
         # A tied parameter (one array object at several leaves) is ONE variable: every
         # occurrence of it (trainable or not) reads that variable, so the gradients of all
         # uses add up. Variables are numbered by first trainable occurrence, the order of
@@ -159,11 +186,15 @@ def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..
                 grad_slots.append(s)
             else:
                 grad_slots.append(None)
+        others = [a for a in nums if a != 0]
 
-        def inner(train: list[Any]) -> Any:
+        def inner(train: list[Any], *diff: Any) -> Any:
             copy = tree_util.tree_unflatten(
                 treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
-            out = fn(copy, *args, **kwargs)
+            call_args = list(args)
+            for a, d in zip(others, diff):
+                call_args[a - 1] = d
+            out = fn(copy, *call_args, **kwargs)
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
                     raise TypeError("funcgrad_nn.value_and_grad(has_aux=True): the function "
@@ -173,16 +204,21 @@ def value_and_grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..
                 value, aux = out, None
             return value, (aux, _buffer_dict(copy))
 
-        (value, (aux, bufs)), g = funcgrad.value_and_grad(inner, has_aux=True)(trainable)
+        diff_args = [args[a - 1] for a in others]
+        (value, (aux, bufs)), gs = funcgrad.value_and_grad(
+            inner, argnums=tuple(range(1 + len(others))), has_aux=True)(trainable, *diff_args)
         _write_back(model, bufs)
-        grads = tree_util.tree_unflatten(treedef,
-                                         [None if s is None else g[s] for s in grad_slots])
+        by_num = {a: g for a, g in zip(others, gs[1:])}
+        by_num[0] = tree_util.tree_unflatten(
+            treedef, [None if s is None else gs[0][s] for s in grad_slots])
+        grads = by_num[nums[0]] if single else tuple(by_num[a] for a in nums)
         return ((value, aux), grads) if has_aux else (value, grads)
 
     return wrapped
 
 
-def grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
+def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
     """Like :func:`value_and_grad` but returns only the grads (``(grads, aux)`` with
     ``has_aux``).
 
@@ -192,7 +228,7 @@ def grad(fn: Callable[..., Any], has_aux: bool = False) -> Callable[..., Any]:
     >>> g.bias
     array([4.], dtype=float32)
     """
-    vg = value_and_grad(fn, has_aux=has_aux)
+    vg = value_and_grad(fn, argnums=argnums, has_aux=has_aux)
 
     @functools.wraps(fn)
     def wrapped(model: Any, *args: Any, **kwargs: Any) -> Any:

@@ -124,3 +124,81 @@ def test_vmap_module():
     pg = nn.vmap(nn.grad(lambda m, xi: m(xi).sum()))(lin, dev(x))
     assert host(pg.weight).shape == (8, 2, 3)
     assert_allclose(pg.weight[0], np.ones((2, 1), np.float32) * x[0], rtol=1e-6)
+
+
+# ---------------------- module state under plain (not module-aware) transforms -------------
+
+def test_plain_jit_over_a_closed_over_batchnorm_raises_at_the_assignment():
+    # Regression: plain funcgrad.jit stored tracers into running_mean and broke the module.
+    m = _model()
+    before = host(m[1].running_mean).copy()
+    with pytest.raises(funcgrad.UnexpectedTracerError,
+                       match=r"Sequential\.1 \(BatchNorm1d\): 'running_mean'.*funcgrad_nn\.jit"):
+        funcgrad.jit(lambda x: m(x).sum())(dev(x))
+    assert isinstance(m[1].running_mean, type(dev(np.zeros(1))))
+    assert_allclose(host(m[1].running_mean), before)
+    m(dev(x))  # the module still works, and state_dict holds arrays
+    assert all(not funcgrad.core.is_tracer(v) for v in m.state_dict().values())
+
+
+def test_plain_grad_over_a_closed_over_batchnorm_updates_running_stats():
+    # Under grad the running statistics are concrete: they are stored, as PyTorch does.
+    m, ref = _model(), _model()
+    g = funcgrad.grad(lambda x: _loss(m, x, dev(y)))(dev(x))
+    _loss(ref, dev(x), dev(y))
+    assert g.shape == x.shape
+    assert_allclose(host(m[1].running_mean), host(ref[1].running_mean))
+    assert_allclose(host(m[1].running_var), host(ref[1].running_var))
+
+
+def test_plain_vmap_and_nested_module_aware_grad_under_plain_jit_raise():
+    m = _model()
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="running_mean"):
+        funcgrad.vmap(lambda xb: m(xb).sum())(dev(x.reshape(2, 4, 3)))
+
+    @funcgrad.jit
+    def step(x):  # the module is captured, not an argument of jit: write-back would leak
+        return nn.grad(_loss)(m, x, dev(y))
+
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="running_mean"):
+        step(dev(x))
+    m.eval()
+    g = step(dev(x))  # eval mode: no state is written, so plain jit is fine
+    assert g[0].weight.shape == (5, 3)
+
+
+def test_modules_made_inside_a_transformation_may_hold_tracers():
+    def f(x):
+        bn = nn.BatchNorm1d(3).to(DEVICE)
+        return bn(x).sum() + bn.running_mean.sum()
+
+    assert np.isfinite(float(host(funcgrad.jit(f)(dev(x)))))
+
+
+def test_grad_argnums_gives_input_and_parameter_gradients():
+    m = _model().eval()
+    xs = dev(x)
+    gx = nn.grad(lambda m, x, y: _loss(m, x, y), argnums=1)(m, xs, dev(y))
+    ref = funcgrad.grad(lambda x: _loss(m, x, dev(y)))(xs)
+    assert_allclose(host(gx), host(ref), rtol=1e-5, atol=1e-6)
+    (loss, (gm, gx2, gy)) = nn.value_and_grad(_loss, argnums=(0, 1, 2))(m, xs, dev(y))
+    assert_allclose(host(gx2), host(ref), rtol=1e-5, atol=1e-6)
+    assert_allclose(host(gm[0].weight), host(nn.grad(_loss)(m, xs, dev(y))[0].weight))
+    assert gy.shape == y.shape
+    gx3, gm3 = nn.grad(_loss, argnums=(1, 0))(m, xs, dev(y))
+    assert type(gm3) is nn.Sequential and gx3.shape == x.shape
+    with pytest.raises(ValueError, match="argnums"):
+        nn.grad(_loss, argnums=(1, 1))(m, xs, dev(y))
+    with pytest.raises(ValueError, match="refers to argument 5"):
+        nn.grad(_loss, argnums=5)(m, xs, dev(y))
+
+
+def test_trainable_mask_follows_key_paths():
+    from funcgrad_nn.transforms import _trainable_mask
+
+    m = _model()
+    m[3].requires_grad_(False)
+    paths = [tree_util.keystr(p, simple=True, separator=".")
+             for p, _ in tree_util.tree_flatten_with_path(m)[0]]
+    trainable = {n for n, _ in m.named_parameters()}
+    assert _trainable_mask(m) == [p in trainable for p in paths]

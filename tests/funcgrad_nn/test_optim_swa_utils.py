@@ -1,0 +1,95 @@
+"""funcgrad_nn.optim.swa_utils: AveragedModel (SWA, EMA, buffers), SWALR, update_bn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from funcgrad_nn import optim
+from funcgrad_nn.optim import swa_utils
+from tests.helpers import assert_allclose
+
+
+def _net():
+    nn.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 1))
+
+
+def _snapshots(model, k):
+    rng = np.random.default_rng(k)
+    for p in model.parameters():
+        p[...] = rng.standard_normal(p.shape).astype(p.dtype)
+    model(rng.standard_normal((8, 3)).astype(np.float32))  # moves the running statistics
+    return [p.copy() for p in model.parameters()], [b.copy() for b in model.buffers()]
+
+
+def test_swa_is_the_running_mean_and_buffers_follow_the_model():
+    model = _net()
+    swa = swa_utils.AveragedModel(model)
+    seen = []
+    for k in range(4):
+        params, bufs = _snapshots(model, k)
+        seen.append(params)
+        swa.update_parameters(model)
+    assert int(swa.n_averaged) == 4
+    for i, p in enumerate(swa.module.parameters()):
+        assert_allclose(p, np.mean([s[i] for s in seen], axis=0), rtol=1e-6, atol=1e-6)
+    for b, ref in zip(swa.module.buffers(), bufs):
+        assert_allclose(b, ref)  # use_buffers=False: copied from the model
+    x = np.ones((2, 3), np.float32)
+    assert_allclose(swa.eval()(x), swa.module(x))
+
+
+def test_ema_with_buffers_and_custom_avg_fn():
+    model = _net()
+    ema = swa_utils.AveragedModel(model, multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.9),
+                                  use_buffers=True)
+    custom = swa_utils.AveragedModel(model, avg_fn=swa_utils.get_ema_avg_fn(0.9),
+                                     use_buffers=True)
+    ref_p = ref_b = None
+    for k in range(3):
+        params, bufs = _snapshots(model, k)
+        ema.update_parameters(model)
+        custom.update_parameters(model)
+        if ref_p is None:
+            ref_p, ref_b = params, bufs
+        else:
+            ref_p = [0.9 * r + 0.1 * p for r, p in zip(ref_p, params)]
+            ref_b = [0.9 * r + 0.1 * b if b.dtype.kind == "f" else b for r, b in zip(ref_b, bufs)]
+    for m in (ema, custom):
+        assert_allclose(list(m.module.parameters()), ref_p, rtol=1e-6, atol=1e-6)
+        assert_allclose(list(m.module.buffers()), ref_b, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="do not match"):
+        ema.update_parameters(nn.Linear(3, 1))
+
+
+@pytest.mark.parametrize("strategy,epochs,expected", [
+    # PyTorch 2.13's SWALR(SGD(lr=1.0), swa_lr=0.05, ...) get_last_lr() after 0..6 steps.
+    ("cos", 3, [1.0, 0.7625, 0.2875000000000001, 0.05, 0.05, 0.05, 0.05]),
+    ("linear", 4, [1.0, 0.7625, 0.525, 0.2875, 0.05, 0.05, 0.05]),
+    ("cos", 0, [0.05] * 7),
+])
+def test_swalr_matches_pytorch(strategy, epochs, expected):
+    opt = optim.SGD([np.zeros(1)], lr=1.0)
+    sched = swa_utils.SWALR(opt, swa_lr=0.05, anneal_epochs=epochs, anneal_strategy=strategy)
+    lrs = [sched.get_last_lr()[0]]
+    for _ in range(6):
+        sched.step()
+        lrs.append(sched.get_last_lr()[0])
+    assert lrs == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="anneal_strategy must be one of"):
+        swa_utils.SWALR(opt, 0.1, anneal_strategy="exp")
+    with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+        swa_utils.SWALR(opt, 0.1, anneal_epochs=-1)
+
+
+def test_update_bn_is_a_cumulative_average_and_restores_mode():
+    model = _net().eval()
+    rng = np.random.default_rng(5)
+    batches = [rng.standard_normal((8, 3)).astype(np.float32) for _ in range(3)]
+    swa_utils.update_bn([(b, None) for b in batches], model)
+    assert not model.training and model[1].momentum == 0.1
+    h = [model[0](b) for b in batches]
+    assert_allclose(model[1].running_mean, np.mean([x.mean(0) for x in h], axis=0), rtol=1e-5)
+    assert int(model[1].num_batches_tracked) == 3
