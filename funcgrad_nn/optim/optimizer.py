@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import device_of, device_put, is_array, to_numpy, xp_for
+from funcgrad.core import is_tracer
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
@@ -113,6 +115,15 @@ class Optimizer:
             param_groups = [group]
         for g in param_groups:
             self.add_param_group(g)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Compiled updates and cached chains are rebuilt on demand (closures don't pickle).
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_tx_cache", "_fused_cache", "_fused_off")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._tx_cache = {}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -287,22 +298,72 @@ class Optimizer:
     def _apply(self, grads: Any) -> None:
         self._follow_modules()
         flat = self._align_grads(grads)
+        if any(is_tracer(g) for g in flat):
+            raise TypeError(_TRACED_STEP)
         k = 0
         for gi, group in enumerate(self.param_groups):
             params = group["params"]
             gs = flat[k:k + len(params)]
             k += len(params)
-            tx = None
+            idx = [i for i, g in enumerate(gs) if g is not None]
+            if not idx:
+                continue
+            tx = self._transform_for(group)
             states = self._states[gi]
-            for i, (p, g) in enumerate(zip(params, gs)):
-                if g is None:
-                    continue
-                if tx is None:
-                    tx = self._transform_for(group)
-                g = self._device_grad(p, g)
-                st = states[i]
-                u, states[i] = tx.update(g, tx.init(p) if st is None else st, p)
+            ps = [params[i] for i in idx]
+            gs = [self._device_grad(p, gs[i]) for p, i in zip(ps, idx)]
+            sts = [tx.init(p) if states[i] is None else states[i] for p, i in zip(ps, idx)]
+            fused = self._fused_update(group, ps) if self._wants_fused(group, ps) else None
+            if fused is not None:
+                # One compiled program for the whole group: the elementwise formulas run as
+                # fused, cache-blocked kernels; lr is an argument, so schedulers don't retrace.
+                us, sts = fused(group["lr"], gs, sts, ps)
+            else:
+                us, new = [], []
+                for g, st, p in zip(gs, sts, ps):
+                    u, st = tx.update(g, st, p)
+                    us.append(u)
+                    new.append(st)
+                sts = new
+            for i, p, u, st in zip(idx, ps, us, sts):
+                states[i] = st
                 _add_in_place(p, u, i)
+
+    _FUSED_MIN_SIZE = 1 << 16  # below this many elements per group, eager dispatch is cheaper
+
+    def _wants_fused(self, group: dict[str, Any], ps: list[Any]) -> bool:
+        foreach = group.get("foreach")
+        if foreach is None:
+            return sum(p.size for p in ps) >= self._FUSED_MIN_SIZE
+        return bool(foreach)
+
+    def _fused_update(self, group: dict[str, Any], ps: list[Any]) -> Any:
+        """The jitted update of a whole group (None: use the eager loop)."""
+        if getattr(self, "_fused_off", False):
+            return None
+        key = tuple((k, v) for k, v in group.items() if k not in ("params", "lr"))
+        cache = self.__dict__.setdefault("_fused_cache", {})
+        try:
+            fn = cache.get(key)
+        except TypeError:
+            return None
+        if fn is None:
+            if len(cache) >= 8:  # hyperparameters other than lr keep changing (momentum
+                self._fused_off = True  # cycling): retracing each step would cost more
+                return None
+            static = {k: v for k, v in group.items() if k != "params"}
+
+            def update(lr: Any, gs: list[Any], sts: list[Any], ps: list[Any]) -> Any:
+                tx = self._transform({**static, "lr": lr})
+                us, new = [], []
+                for g, st, p in zip(gs, sts, ps):
+                    u, st = tx.update(g, st, p)
+                    us.append(u)
+                    new.append(st)
+                return us, new
+
+            fn = cache[key] = funcgrad.jit(update)
+        return fn
 
     def _device_grad(self, p: Any, g: Any) -> Any:
         if device_of(g) is None:  # a Python scalar or a list
@@ -466,7 +527,16 @@ def _is_closure(x: Any) -> bool:
     return len(leaves) == 1 and leaves[0] is x
 
 
+_TRACED_STEP = (
+    "Optimizer.step updates parameter arrays in place, which cannot be recorded inside a "
+    "transformation (jit, grad, vmap). Jit the loss and gradient (e.g. "
+    "funcgrad_nn.jit(funcgrad_nn.value_and_grad(loss))) and call step outside, or use the "
+    "functional form opt.transform() with apply_updates inside jit.")
+
+
 def _add_in_place(p: Any, u: Any, i: int) -> None:
+    if is_tracer(u) or is_tracer(p):
+        raise TypeError(_TRACED_STEP)
     flags = getattr(p, "flags", None)
     if flags is not None and not flags.writeable:
         raise ValueError(

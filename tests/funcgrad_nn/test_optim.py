@@ -556,3 +556,45 @@ def test_converges_on_rosenbrock_in_a_jitted_step(name, kw, steps, tol):
     for _ in range(steps):
         p, s = step(p, s)
     assert float(host(_rosenbrock(p))) < tol
+
+
+def test_fused_step_follows_schedulers_without_retracing():
+    # lr is an argument of the jitted group update; momentum cycling (other hyperparameters
+    # changing every step) falls back to the eager loop after a few traces.
+    params, grads = _problem()
+    runs = []
+    for foreach in (False, True):
+        live = [p.copy() for p in params]
+        opt = optim.SGD(live, lr=0.1, momentum=0.9, foreach=foreach)
+        sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=len(grads) * 3)
+        for _ in range(3):
+            for g in grads:
+                opt.step(g)
+                sched.step()
+        runs.append(live)
+        if foreach:
+            assert opt.__dict__["_fused_off"]  # momentum changed every step
+    assert_allclose(runs[0], runs[1], rtol=1e-12)
+    live = [p.copy() for p in params]
+    opt = optim.Adam(live, lr=0.1, foreach=True)
+    sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    for g in grads:
+        opt.step(g)
+        sched.step()
+    assert len(opt.__dict__["_fused_cache"]) == 1 and not opt.__dict__.get("_fused_off")
+
+
+def test_step_inside_jit_is_a_clear_error_and_optimizers_copy():
+    import copy
+
+    w = np.zeros(2)
+    opt = optim.Adam([w], lr=0.1, foreach=True)
+    opt.step([np.ones(2)])
+    with pytest.raises(TypeError, match="cannot be recorded inside a transformation"):
+        funcgrad.jit(lambda g: opt.step([g]))(np.ones(2))
+    twin_w = w.copy()
+    twin = copy.deepcopy(opt)
+    twin.param_groups[0]["params"][0] = twin_w
+    opt.step([np.ones(2)])
+    twin.step([np.ones(2)])
+    assert_allclose(twin_w, w)

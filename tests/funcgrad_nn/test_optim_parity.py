@@ -45,11 +45,11 @@ def _kwargs(case):
     return kw
 
 
-def _build(case, ps):
+def _build(case, ps, **extra):
     cls = getattr(optim, case["optimizer"])
     params = ps if case["group1"] is None else [
         {"params": [ps[0]]}, {"params": [ps[1]], **_kwargs({"kwargs": case["group1"]})}]
-    return cls(params, **_kwargs(case))
+    return cls(params, **_kwargs(case), **extra)
 
 
 def _run(case, opt, ps, start, stop):
@@ -71,6 +71,17 @@ def test_trajectory_matches_pytorch(cid):
     _run(case, opt, ps, META["mid"], META["steps"])
     if DEVICE != "cpu":
         assert type(ps[0]) is not np.ndarray
+
+
+@pytest.mark.parametrize("cid", sorted(c for c in CASES if "sparse" not in c))
+def test_fused_jitted_step_matches_pytorch(cid):
+    # foreach=True: the whole group's update runs as one jitted program (the large-model
+    # default); same transforms, so the same trajectory.
+    case = CASES[cid]
+    ps = dev([p.copy() for p in P0])
+    opt = _build(case, ps, foreach=True)
+    _run(case, opt, ps, 0, META["steps"])
+    assert opt.__dict__.get("_fused_cache")
 
 
 @pytest.mark.parametrize("cid", sorted(CASES))
