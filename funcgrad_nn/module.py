@@ -186,7 +186,7 @@ class Module:
                 raise TypeError(
                     f"cannot assign {type(value).__name__} as parameter {name!r} "
                     "(expected an array, a Parameter or None)")
-            d["_parameters"][name] = storable_state_value(self, name, value)
+            d["_parameters"][name] = value
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not is_array(value):
                 raise TypeError(
@@ -952,14 +952,15 @@ def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:
 
 
 def storable_state_value(mod: Module, name: str, value: Any) -> Any:
-    """What to store when a parameter/buffer of ``mod`` is assigned ``value``.
+    """What to store when a buffer of ``mod`` is assigned ``value``.
 
     Under a plain ``funcgrad.grad``/``jit`` the caller's module is not a copy, so a traced
     value (a running statistic) stored in it would outlive the transformation and break the
     module. Where the trace knows the concrete value (``grad``, ``jvp``) that value is stored,
     as PyTorch updates running statistics outside autograd; where it does not (``jit``,
     ``vmap``) this raises. The module-aware transforms pass copies made inside the
-    transformation (their values stay traced) and write them back afterwards.
+    transformation (their values stay traced) and write them back afterwards. Parameters are
+    not checked: assigning a traced parameter is how a user differentiates through one.
     """
     while is_tracer(value):
         born = mod.__dict__.get("_born_in")
