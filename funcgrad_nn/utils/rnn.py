@@ -32,7 +32,8 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
-           "pad_sequence", "unpack_sequence", "unpad_sequence"]
+           "pad_sequence", "packed_positions", "padded_index", "unpack_sequence",
+           "unpad_sequence"]
 
 
 class PackedSequence:
@@ -85,7 +86,12 @@ class PackedSequence:
         return tuple(self)[i]
 
     def lengths(self) -> numpy.ndarray:
-        """Each sequence's length, in the caller's batch order."""
+        """Each sequence's length, in the caller's batch order.
+
+        >>> import numpy as np
+        >>> pack_sequence([np.ones(1), np.ones(3)], enforce_sorted=False).lengths().tolist()
+        [1, 3]
+        """
         bs = numpy.array(self._batch_sizes, numpy.int64)
         n = int(bs[0]) if bs.size else 0
         by_rank = (bs[None, :] > numpy.arange(n)[:, None]).sum(axis=1)  # longest first
@@ -221,7 +227,12 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
 
 def padded_index(sequence: PackedSequence, t_max: int) -> numpy.ndarray:
     """``(t_max, B)`` rows of ``sequence.data`` for each padded (step, batch) slot; the index
-    ``len(data)`` marks padding (callers append a padding row)."""
+    ``len(data)`` marks padding (callers append a padding row).
+
+    >>> import numpy as np
+    >>> padded_index(pack_sequence([np.ones(2), np.ones(1)]), 3).tolist()
+    [[0, 1], [2, 3], [3, 3]]
+    """
     lens = sequence.lengths()
     n = lens.shape[0]
     order = numpy.arange(n) if sequence._sorted is None else numpy.array(sequence._sorted)
@@ -232,7 +243,12 @@ def padded_index(sequence: PackedSequence, t_max: int) -> numpy.ndarray:
 
 
 def packed_positions(sequence: PackedSequence) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """(step, batch index in caller's order) of each row of ``sequence.data``."""
+    """(step, batch index in caller's order) of each row of ``sequence.data``.
+
+    >>> import numpy as np
+    >>> [a.tolist() for a in packed_positions(pack_sequence([np.ones(1), np.ones(2)], False))]
+    [[0, 0, 1], [1, 0, 1]]
+    """
     lens = sequence.lengths()
     order = numpy.arange(lens.shape[0]) if sequence._sorted is None else \
         numpy.array(sequence._sorted)
