@@ -908,25 +908,6 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     return _reduce(loss, reduction, fname)
 
 
-def _p_norm(x: Any, p: float, axis: int, keepdims: bool = False) -> Any:
-    if p == 2:
-        return fnp.sqrt(fnp.sum(x * x, axis=axis, keepdims=keepdims))
-    if p == 1:
-        return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
-    if p == math.inf:
-        return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
-    if p == -math.inf:
-        return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
-    if p == 0:
-        return fnp.sum((x != 0).astype(x.dtype), axis=axis, keepdims=keepdims)
-    return fnp.sum(fnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
-
-
-def _pair_distance(x1: Any, x2: Any, p: float, eps: float) -> Any:
-    # PyTorch's pairwise_distance: ||x1 - x2 + eps||_p over the last dim.
-    return _p_norm(x1 - x2 + eps, p, axis=-1)
-
-
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         size_average: Any = None, reduce: Any = None,
@@ -948,10 +929,10 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
                          f"{dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs")
     if margin <= 0:
         raise ValueError(f"{fname}: margin must be greater than 0, got {margin}")
-    d_pos = _pair_distance(anchor, positive, p, eps)
-    d_neg = _pair_distance(anchor, negative, p, eps)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = fnp.minimum(d_neg, _pair_distance(positive, negative, p, eps))
+        d_neg = fnp.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
     return _reduce(_relu0(margin + d_pos - d_neg), reduction, fname)
 
 
@@ -971,8 +952,7 @@ def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any,
     _check_reduction(reduction, fname)
     if margin <= 0:
         raise ValueError(f"{fname}: margin must be greater than 0, got {margin}")
-    dist = distance_function if distance_function is not None else \
-        (lambda x, y: _pair_distance(x, y, 2, 1e-6))
+    dist = distance_function if distance_function is not None else pairwise_distance
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_neg = fnp.minimum(d_neg, dist(positive, negative))
@@ -1301,6 +1281,7 @@ from funcgrad_nn._resampling import __all__ as _resampling_all  # noqa: E402
 __all__ += _resampling_all
 from funcgrad_nn._pointwise import *  # noqa: E402, F403
 from funcgrad_nn._pointwise import __all__ as _pointwise_all  # noqa: E402
+from funcgrad_nn._pointwise import pairwise_distance  # noqa: E402  (the triplet losses)
 
 __all__ += _pointwise_all
 from funcgrad_nn._embedding_bag import embedding_bag  # noqa: E402
