@@ -29,6 +29,7 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     init,
     optim,
     parallel,
+    train,
     utils,
 )
 from funcgrad_nn import functional as F
@@ -118,7 +119,7 @@ from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import grad, jit, value_and_grad, vmap
 
 __all__ = [
-    "autograd", "data", "optim", "distributed", "parallel", "SyncBatchNorm", "utils",
+    "autograd", "data", "optim", "distributed", "parallel", "SyncBatchNorm", "train", "utils",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",

@@ -771,6 +771,12 @@ class Module:
                 continue
             cur = getattr(mod, reg)[name]
             new = state_dict[key]
+            if not (hasattr(new, "shape") and hasattr(new, "dtype")
+                    or isinstance(new, (int, float, complex, numpy.generic))):
+                errors.append(f'While copying the parameter named "{key}", expected an array '
+                              f"from the checkpoint but received {type(new).__name__} "
+                              f"{new!r:.60}")
+                continue
             new_shape = tuple(getattr(new, "shape", numpy.shape(new)))
             if new_shape != tuple(cur.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape "

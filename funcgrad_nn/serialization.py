@@ -1,14 +1,22 @@
-"""``save``/``load`` of state dicts (and nested dicts/lists of arrays) as NumPy ``.npz``.
+"""``save``/``load`` of state dicts and whole training states as **safetensors** files.
 
-Arrays go into the archive as ``a0, a1, ...``; the nesting (dict keys, lists, tuples,
-Python scalars, strings, None) is stored as JSON in ``__structure__``. No pickle is used, so
-loading an untrusted file cannot run code. Saving a path is atomic: the archive is written
-to a temporary file in the same directory, flushed to disk, then ``os.replace``-d over the
-target, so a crash never leaves a truncated checkpoint.
+Arrays are stored as safetensors tensors (the format the field exchanges weights in: a file
+written here opens with ``safetensors.torch.load_file`` and vice versa); the nesting around
+them (dict keys, lists, tuples, Python scalars, strings, None — optimizer and scheduler state,
+the step, RNG states) is JSON in the file's metadata. A flat state dict keeps its keys as the
+tensor names, so ``model.safetensors`` written from PyTorch with
+``safetensors.torch.save_file(model.state_dict(), path)`` loads straight into the funcgrad_nn
+twin with ``load_state_dict(nn.load(path))``.
+
+No pickle is used anywhere, so loading an untrusted file cannot run code. Saving a path is
+atomic: the file is written to a temporary sibling, fsynced, then ``os.replace``-d over the
+target (and the directory fsynced), so a crash or a kill never leaves a truncated checkpoint;
+temporary files orphaned by a killed writer are removed by the next save of the same target.
+Checkpoints in the older ``.npz`` layout still load.
 
 >>> import os, tempfile, numpy as np, funcgrad_nn as nn
 >>> m = nn.Linear(2, 2)
->>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+>>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
 >>> nn.save(m.state_dict(), path)
 >>> sd = nn.load(path)
 >>> list(sd), bool((sd["weight"] == m.weight).all())
@@ -21,63 +29,183 @@ import collections
 import io
 import json
 import os
+import re
+import struct
 import tempfile
+import time
+import zipfile
 from typing import Any
 
 import numpy
+import safetensors
+import safetensors.numpy
 
 import funcgrad
 
-__all__ = ["load", "save"]
+__all__ = ["load", "save", "CheckpointError"]
 
-_FORMAT = "funcgrad_nn.save/1"
+_FORMAT = "funcgrad_nn.save/2"
+_NPZ_FORMAT = "funcgrad_nn.save/1"
+_META_KEY = "funcgrad_nn"
+# dtypes safetensors stores natively; complex128 travels as a float64 (..., 2) view.
+_NATIVE = {numpy.dtype(t) for t in (
+    "float64", "float32", "float16", "int64", "uint64", "int32", "uint32", "int16", "uint16",
+    "int8", "uint8", "bool", "complex64")}
+_STALE_TEMP_AGE_S = 3600.0  # a temp file without a live writer pid is stale after this
 
 
-def _encode(obj: Any, arrays: list[numpy.ndarray]) -> Any:
-    if hasattr(obj, "shape") and hasattr(obj, "dtype") and not isinstance(obj, numpy.generic):
-        arrays.append(numpy.asarray(funcgrad.to_numpy(obj)))
-        return {"t": "array", "i": len(arrays) - 1}
-    if isinstance(obj, numpy.generic):
-        arrays.append(numpy.asarray(obj))
-        return {"t": "scalar", "i": len(arrays) - 1}
+class CheckpointError(ValueError):
+    """A file that is not, or no longer, a readable checkpoint (names the file and the fault)."""
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+def _is_array(obj: Any) -> bool:
+    return hasattr(obj, "shape") and hasattr(obj, "dtype") and not isinstance(obj, numpy.generic)
+
+
+def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
+    if _is_array(obj) or isinstance(obj, numpy.generic):
+        a = numpy.asarray(obj if isinstance(obj, numpy.generic) else funcgrad.to_numpy(obj))
+        node: dict[str, Any] = {"t": "scalar" if isinstance(obj, numpy.generic) else "array"}
+        if a.dtype == numpy.complex128:
+            a, node["view"] = a.reshape(a.shape + (1,)).view(numpy.float64), "complex128"
+        elif a.dtype.newbyteorder("=") in _NATIVE and a.dtype not in _NATIVE:
+            a = a.astype(a.dtype.newbyteorder("="))  # big-endian input: store little-endian
+        elif a.dtype not in _NATIVE:
+            raise TypeError(f"save: cannot store the array at {path or '<root>'!r} of dtype "
+                            f"{a.dtype} (safetensors holds bool, (u)int8-64, float16-64, "
+                            "complex64/128)")
+        name = path or "tensor"
+        while name in tensors:  # keys like "a.b" next to {"a": {"b": ...}}
+            name += "#"
+        tensors[name] = a if a.flags.c_contiguous else a.copy()  # keeps 0-d arrays 0-d
+        node["k"] = name
+        return node
     if obj is None or isinstance(obj, (bool, int, float, str)):
+        if isinstance(obj, float) and not numpy.isfinite(obj):
+            return {"t": "float", "v": repr(obj)}  # JSON has no inf/nan
         return {"t": "py", "v": obj}
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
             if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"save: dict keys must be str or int, got {k!r}")
-            items.append([k, _encode(v, arrays)])
+                raise TypeError(f"save: dict keys must be str or int, got {k!r} at "
+                                f"{path or '<root>'!r}")
+            items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors)])
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
         return {"t": kind, "items": items}
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
-                "items": [_encode(v, arrays) for v in obj]}
-    raise TypeError(f"save: cannot store an object of type {type(obj).__name__} (supported: "
-                    "arrays, dict/list/tuple nesting, Python scalars, str, None)")
+                "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors)
+                          for i, v in enumerate(obj)]}
+    raise TypeError(f"save: cannot store an object of type {type(obj).__name__} at "
+                    f"{path or '<root>'!r} (supported: arrays, dict/list/tuple nesting, Python "
+                    "scalars, str, None)")
 
 
-def _decode(node: Any, archive: Any, device: str | None) -> Any:
-    t = node["t"]
-    if t == "array":
-        a = archive[f"a{node['i']}"]
+def _decode(node: Any, get: Any, device: str | None, where: str) -> Any:
+    t = node.get("t") if isinstance(node, dict) else None
+    if t in ("array", "scalar"):
+        a = get(node["k"] if "k" in node else f"a{node['i']}")
+        if node.get("view") == "complex128":
+            a = a.view(numpy.complex128).reshape(a.shape[:-1])
+        if t == "scalar":
+            return a[()]
         return funcgrad.device_put(a, device) if device not in (None, "cpu") else a
-    if t == "scalar":
-        return archive[f"a{node['i']}"][()]
     if t == "py":
         return node["v"]
+    if t == "float":
+        return float(node["v"])
     if t in ("dict", "odict"):
         cls = collections.OrderedDict if t == "odict" else dict
-        return cls((k, _decode(v, archive, device)) for k, v in node["items"])
+        return cls((k, _decode(v, get, device, where)) for k, v in node["items"])
     if t in ("list", "tuple"):
-        seq = [_decode(v, archive, device) for v in node["items"]]
+        seq = [_decode(v, get, device, where) for v in node["items"]]
         return seq if t == "list" else tuple(seq)
-    raise ValueError(f"load: corrupt structure entry {t!r}")
+    raise CheckpointError(f"load: {where}: corrupt structure entry {node!r:.80}")
+
+
+# -- saving -----------------------------------------------------------------------------------
+
+def _temp_prefix(target: str) -> str:
+    return f".tmp-{os.path.basename(target)}-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _remove_stale_temps(target: str) -> None:
+    # A writer killed between mkstemp and os.replace leaves its temp file behind; each temp
+    # name carries its writer's pid, so a temp whose writer is gone is an orphan.
+    directory = os.path.dirname(os.path.abspath(target))
+    prefix = _temp_prefix(target)
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-[^-/]*$")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        full = os.path.join(directory, name)
+        m = pattern.match(name)
+        try:
+            if m is not None:
+                stale = not _pid_alive(int(m.group(1)))
+            else:  # older naming without a pid: only by age
+                stale = time.time() - os.path.getmtime(full) > _STALE_TEMP_AGE_S
+            if stale:
+                os.unlink(full)
+        except OSError:
+            pass
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # e.g. Windows: directories cannot be opened
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)  # no /proc: read it the classic way
+    os.umask(old)
+    return old
+
+
+def _file_mode(path: str) -> int:
+    # mkstemp creates 0600 files; a checkpoint gets the target's mode, or the usual
+    # 0666 & ~umask of a new file.
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 def save(obj: Any, f: str | os.PathLike | Any) -> None:
-    """Save a state dict (or a Module's ``state_dict()``, or a nested dict/list of arrays)
-    to ``f`` (a path, written atomically, or a binary file object).
+    """Save a state dict (or a Module's ``state_dict()``, or a nested dict/list of arrays,
+    scalars and strings) to ``f``: a path, written atomically, or a binary file object.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save({"w": np.ones(2)}, buf); _ = buf.seek(0)
@@ -88,20 +216,22 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
 
     if isinstance(obj, Module):
         obj = obj.state_dict()
-    arrays: list[numpy.ndarray] = []
-    structure = {"format": _FORMAT, "root": _encode(obj, arrays)}
-    payload = {f"a{i}": a for i, a in enumerate(arrays)}
-    payload["__structure__"] = numpy.array(json.dumps(structure))
+    tensors: dict[str, numpy.ndarray] = {}
+    structure = {"format": _FORMAT, "root": _encode(obj, "", tensors)}
+    metadata = {_META_KEY: json.dumps(structure), "format": "np"}
     if not isinstance(f, (str, os.PathLike)):
-        numpy.savez(f, **payload)
+        f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return
     path = os.fspath(f)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=directory)
+    _remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path)}{os.getpid()}-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            numpy.savez(fh, **payload)
+            fh.write(safetensors.numpy.save(tensors, metadata=metadata))
             fh.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), _file_mode(path))
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -110,22 +240,138 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
         except OSError:
             pass
         raise
+    _fsync_dir(directory)
 
 
-def load(f: str | os.PathLike | Any, map_location: str | None = None) -> Any:
-    """Load what :func:`save` wrote (arrays on the host, or on ``map_location``).
+# -- loading ----------------------------------------------------------------------------------
+
+def _check_safetensors(buf: bytes | None, size: int, head: bytes, where: str) -> dict:
+    """Validate the safetensors header and data extent; return the parsed header."""
+    if size < 8:
+        raise CheckpointError(f"load: {where} is truncated or empty ({size} bytes; a checkpoint "
+                              "starts with an 8-byte header length)")
+    (n,) = struct.unpack("<Q", head[:8])
+    if head[8:9] != b"{":
+        raise CheckpointError(
+            f"load: {where} is not a checkpoint: neither a safetensors file nor an .npz archive "
+            f"(it starts with {head[:16]!r})")
+    if 8 + n > size:
+        raise CheckpointError(f"load: {where} is truncated: its safetensors header declares "
+                              f"{n} bytes but only {size - 8} bytes follow")
+    try:
+        header = json.loads(head[8:8 + n])
+    except ValueError as e:
+        raise CheckpointError(f"load: {where} has a corrupt safetensors header ({e})") from None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"load: {where} has a corrupt safetensors header (not an object)")
+    data_size = size - 8 - n
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            begin, end = info["data_offsets"]
+        except (TypeError, KeyError, ValueError):
+            raise CheckpointError(f"load: {where}: corrupt header entry for tensor {name!r}"
+                                  ) from None
+        if end > data_size:
+            raise CheckpointError(
+                f"load: {where} is truncated: tensor {name!r} needs bytes {begin}..{end} of "
+                f"the data section, which holds only {data_size} bytes")
+    return header
+
+
+def _describe(f: Any) -> str:
+    if isinstance(f, (str, os.PathLike)):
+        return repr(os.fspath(f))
+    name = getattr(f, "name", None)
+    return repr(name) if isinstance(name, str) else "the file object"
+
+
+def _load_npz(f: Any, where: str, device: str | None) -> Any:
+    try:
+        archive = numpy.load(f, allow_pickle=False)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise CheckpointError(f"load: {where} is a truncated or corrupt .npz archive ({e})"
+                              ) from None
+    with archive:
+        if "__structure__" not in archive.files:
+            raise CheckpointError(f"load: {where} is not a funcgrad_nn checkpoint (an .npz "
+                                  "without a __structure__ entry)")
+        try:
+            structure = json.loads(str(archive["__structure__"][()]))
+            if structure.get("format") != _NPZ_FORMAT:
+                raise CheckpointError(f"load: {where}: unknown checkpoint format "
+                                      f"{structure.get('format')!r}")
+
+            def get(key: str) -> Any:
+                return archive[key]
+            return _decode(structure["root"], get, device, where)
+        except (zipfile.BadZipFile, OSError, EOFError, KeyError) as e:
+            raise CheckpointError(f"load: {where} is a truncated or corrupt .npz archive "
+                                  f"({type(e).__name__}: {e})") from None
+
+
+def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
+         weights_only: bool = True) -> Any:
+    """Load what :func:`save` wrote (or any safetensors file, as a dict name -> array), with
+    arrays on the host or on ``map_location``. ``weights_only`` is accepted for PyTorch
+    compatibility; nothing is ever unpickled.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save([np.int64(3), "x", None], buf); _ = buf.seek(0)
     >>> load(buf)
     [np.int64(3), 'x', None]
     """
+    where = _describe(f)
     if isinstance(f, (bytes, bytearray)):
         f = io.BytesIO(f)
-    with numpy.load(f, allow_pickle=False) as archive:
-        if "__structure__" not in archive.files:
-            raise ValueError("load: not a funcgrad_nn checkpoint (no __structure__ entry)")
-        structure = json.loads(str(archive["__structure__"][()]))
-        if structure.get("format") != _FORMAT:
-            raise ValueError(f"load: unknown checkpoint format {structure.get('format')!r}")
-        return _decode(structure["root"], archive, map_location)
+    if isinstance(f, (str, os.PathLike)):
+        try:
+            size = os.path.getsize(f)
+            with open(f, "rb") as fh:
+                head = fh.read(8)
+                if head[:2] == b"PK":
+                    fh.seek(0)
+                    return _load_npz(fh, where, map_location)
+                if len(head) == 8:
+                    n = struct.unpack("<Q", head)[0]
+                    head += fh.read(min(n, size))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"load: no such checkpoint file: {where}") from None
+        buf = None
+    else:
+        buf = f.read()
+        size, head = len(buf), buf
+        if head[:2] == b"PK":
+            return _load_npz(io.BytesIO(buf), where, map_location)
+    header = _check_safetensors(buf, size, head, where)
+    meta = header.get("__metadata__") or {}
+    try:
+        if buf is None:
+            with safetensors.safe_open(os.fspath(f), framework="numpy") as sf:
+                arrays = {k: sf.get_tensor(k) for k in sf.keys()}  # noqa: SIM118
+        else:
+            arrays = safetensors.numpy.load(bytes(buf))
+    except (safetensors.SafetensorError, KeyError, ValueError, TypeError) as e:
+        raise CheckpointError(f"load: {where} is a corrupt safetensors file ({e})") from None
+
+    def get(key: str) -> Any:
+        try:
+            a = arrays[key]
+        except KeyError:
+            raise CheckpointError(f"load: {where}: the structure names tensor {key!r}, which "
+                                  "the file does not contain") from None
+        return a if a.flags.writeable else a.copy()
+
+    if _META_KEY not in meta:  # a plain safetensors file, e.g. exported from PyTorch
+        ordered = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])
+        return collections.OrderedDict(
+            (k, _decode({"t": "array", "k": k}, get, map_location, where)) for k in ordered)
+    try:
+        structure = json.loads(meta[_META_KEY])
+    except ValueError as e:
+        raise CheckpointError(f"load: {where}: corrupt structure metadata ({e})") from None
+    if structure.get("format") != _FORMAT:
+        raise CheckpointError(f"load: {where}: unknown checkpoint format "
+                              f"{structure.get('format')!r}")
+    return _decode(structure["root"], get, map_location, where)

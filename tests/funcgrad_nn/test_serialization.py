@@ -1,23 +1,37 @@
-"""save/load of state dicts: round trip, atomic writes, no pickle."""
+"""save/load: safetensors round trip, PyTorch interchange, old .npz files, atomic writes under
+kill, orphaned temp files, and clear errors for files that are not (or no longer) checkpoints."""
 
+import collections
+import io
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
+import safetensors.numpy
 
 import funcgrad_nn as nn
+from funcgrad_nn.serialization import CheckpointError
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_round_trip_state_dict_and_nested(tmp_path):
     m = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
-    path = tmp_path / "ckpt.npz"
+    path = tmp_path / "ckpt.safetensors"
     nn.save(m.state_dict(), path)
     sd = nn.load(path)
     assert list(sd) == list(m.state_dict())
     m2 = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
     m2.load_state_dict(sd)
     for a, b in zip(m.state_dict().values(), m2.state_dict().values()):
-        assert a.dtype == b.dtype and np.array_equal(a, b)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    assert all(a.flags.writeable for a in sd.values())
     obj = {"state": {0: {"step": 3, "exp_avg": np.ones(2, np.float32)}},
            "param_groups": [{"lr": 0.1, "params": [0, 1], "name": None}], "t": (1, 2.5)}
     nn.save(obj, str(path))
@@ -27,19 +41,179 @@ def test_round_trip_state_dict_and_nested(tmp_path):
     assert back["state"][0]["exp_avg"].dtype == np.float32
 
 
-def test_atomic_write_leaves_old_file_on_failure(tmp_path):
-    path = tmp_path / "model.npz"
+def test_round_trip_of_every_storable_kind():
+    rng_state = np.random.default_rng(7).bit_generator.state  # 128-bit ints
+    obj = collections.OrderedDict(
+        c128=np.array([1 + 2j, -3.5j]), c64=np.array([1j], np.complex64),
+        f16=np.arange(3, dtype=np.float16), u8=np.arange(4, dtype=np.uint8).reshape(2, 2),
+        b=np.array([True, False]), empty=np.zeros((0, 3)), zero_d=np.array(2.5),
+        big_endian=np.arange(3, dtype=">i4"), strided=np.arange(10.0)[::3],
+        scalar=np.float32(1.5), inf=float("inf"), nan=float("nan"), rng=rng_state,
+        nested={"a.b": np.ones(1), "a": {"b": np.zeros(1)}}, text="héllo", none=None)
+    buf = io.BytesIO()
+    nn.save(obj, buf)
+    back = nn.load(buf.getvalue())
+    assert type(back) is collections.OrderedDict and list(back) == list(obj)
+    for k in ("c128", "c64", "f16", "u8", "b", "empty", "zero_d", "strided"):
+        assert back[k].dtype == obj[k].dtype and back[k].shape == obj[k].shape, k
+        assert np.array_equal(back[k], obj[k]), k
+    assert np.array_equal(back["big_endian"], [0, 1, 2]) and back["big_endian"].dtype == np.int32
+    assert back["scalar"] == np.float32(1.5) and type(back["scalar"]) is np.float32
+    assert back["inf"] == float("inf") and np.isnan(back["nan"])
+    assert back["rng"] == rng_state
+    assert back["nested"]["a.b"][0] == 1 and back["nested"]["a"]["b"][0] == 0
+    assert back["text"] == "héllo" and back["none"] is None
+
+
+def test_unstorable_values_name_their_place():
+    with pytest.raises(TypeError, match=r"builtin_function_or_method at 'opt.lr_fn'"):
+        nn.save({"opt": {"lr_fn": len}}, io.BytesIO())
+    with pytest.raises(TypeError, match=r"'w'.*dtype <U1"):
+        nn.save({"w": np.array(["a"])}, io.BytesIO())
+    with pytest.raises(TypeError, match="dict keys must be str or int"):
+        nn.save({(1, 2): np.ones(1)}, io.BytesIO())
+
+
+def test_a_file_written_here_is_a_plain_safetensors_state_dict(tmp_path):
+    m = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2))
+    nn.save(m, tmp_path / "model.safetensors")  # a Module saves its state_dict
+    plain = safetensors.numpy.load_file(str(tmp_path / "model.safetensors"))
+    assert sorted(plain) == sorted(m.state_dict())
+    assert plain["1.num_batches_tracked"].shape == ()
+    assert (tmp_path / "model.safetensors").stat().st_mode & 0o777 != 0o600  # not mkstemp's mode
+
+
+def test_pytorch_exported_safetensors_loads_into_the_twin():
+    # fixtures/make_torch_safetensors.py: safetensors.torch.save_file(model.state_dict(), ...)
+    sd = nn.load(os.path.join(FIXTURES, "torch_cnn.safetensors"))
+    io_ = nn.load(os.path.join(FIXTURES, "torch_cnn_io.safetensors"))
+    twin = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    assert twin.load_state_dict(sd) == ([], [])
+    assert int(twin[1].num_batches_tracked) == 3
+    twin.eval()
+    np.testing.assert_allclose(np.asarray(twin(io_["x"])), io_["y"], rtol=1e-5, atol=1e-6)
+
+
+def _old_npz(path, obj_structure, arrays):
+    payload = {f"a{i}": a for i, a in enumerate(arrays)}
+    payload["__structure__"] = np.array(json.dumps(
+        {"format": "funcgrad_nn.save/1", "root": obj_structure}))
+    np.savez(path, **payload)
+
+
+def test_old_npz_checkpoints_still_load(tmp_path):
+    p = tmp_path / "old.npz"
+    _old_npz(p, {"t": "odict", "items": [["weight", {"t": "array", "i": 0}],
+                                         ["step", {"t": "scalar", "i": 1}],
+                                         ["meta", {"t": "tuple", "items": [{"t": "py", "v": 1}]}]]},
+             [np.ones((2, 2), np.float32), np.int64(4)])
+    back = nn.load(p)
+    assert list(back) == ["weight", "step", "meta"]
+    assert back["weight"].dtype == np.float32 and back["step"] == 4 and back["meta"] == (1,)
+    np.savez(tmp_path / "x.npz", a=np.ones(1))
+    with pytest.raises(CheckpointError, match=r"x\.npz.*not a funcgrad_nn checkpoint"):
+        nn.load(tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize("case", ["text", "empty", "short", "truncated_header",
+                                  "truncated_data", "corrupt_header", "truncated_npz"])
+def test_unreadable_files_raise_naming_the_file_and_the_fault(tmp_path, case):
+    good = tmp_path / "good.safetensors"
+    nn.save({"w": np.arange(100.0)}, good)
+    data = good.read_bytes()
+    p = tmp_path / f"{case}.bin"
+    expected = {"text": "not a checkpoint", "empty": "truncated or empty",
+                "short": "truncated or empty", "truncated_header": "is truncated",
+                "truncated_data": "is truncated: tensor 'w'", "corrupt_header": "corrupt",
+                "truncated_npz": "truncated or corrupt .npz"}[case]
+    if case == "text":
+        p.write_text("hello, this is a text file\n" * 3)
+    elif case == "empty":
+        p.write_bytes(b"")
+    elif case == "short":
+        p.write_bytes(data[:5])
+    elif case == "truncated_header":
+        p.write_bytes(data[:40])
+    elif case == "truncated_data":
+        p.write_bytes(data[:-100])
+    elif case == "corrupt_header":
+        n = int.from_bytes(data[:8], "little")
+        p.write_bytes(data[:9] + b"!" * (n - 1) + data[8 + n:])
+    else:
+        np.savez(tmp_path / "n.npz", a=np.arange(1000.0))
+        p.write_bytes((tmp_path / "n.npz").read_bytes()[:500])
+    with pytest.raises(CheckpointError, match=expected) as info:
+        nn.load(p)
+    assert str(p) in str(info.value)
+    with pytest.raises(CheckpointError, match=expected):  # also from a file object
+        with open(p, "rb") as fh:
+            nn.load(fh)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.safetensors"):
+        nn.load(tmp_path / "nope.safetensors")
+
+
+def test_a_failed_save_leaves_the_previous_checkpoint_and_no_temp_file(tmp_path):
+    path = tmp_path / "model.safetensors"
     nn.save({"w": np.zeros(2)}, path)
     with pytest.raises(TypeError, match="cannot store"):
         nn.save({"w": np.ones(2), "bad": object()}, path)
     assert np.array_equal(nn.load(path)["w"], np.zeros(2))
-    assert os.listdir(tmp_path) == ["model.npz"]  # no temp file left behind
+    assert os.listdir(tmp_path) == ["model.safetensors"]
 
 
-def test_load_rejects_foreign_files(tmp_path):
-    p = tmp_path / "x.npz"
-    np.savez(p, a=np.ones(1))
-    with pytest.raises(ValueError, match="not a funcgrad_nn checkpoint"):
-        nn.load(p)
-    nn.save(nn.Linear(1, 1), tmp_path / "m.npz")  # a Module saves its state_dict
-    assert list(nn.load(tmp_path / "m.npz")) == ["weight", "bias"]
+def test_orphaned_temp_files_are_removed_by_the_next_save(tmp_path):
+    path = tmp_path / "model.safetensors"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    orphan = tmp_path / f".tmp-model.safetensors-{dead}-abc123"
+    orphan.write_bytes(b"partial")
+    live = tmp_path / f".tmp-model.safetensors-{os.getpid()}-inflight"  # a writer still alive
+    live.write_bytes(b"partial")
+    other = tmp_path / f".tmp-other.safetensors-{dead}-abc123"  # another target's
+    other.write_bytes(b"partial")
+    nn.save({"w": np.ones(1)}, path)
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["model.safetensors", live.name, other.name])
+
+
+_WRITER = """
+import sys, numpy as np
+sys.path.insert(0, {repo!r})
+import funcgrad_nn as nn
+path = sys.argv[1]
+i = 0
+print("ready", flush=True)
+while True:
+    i += 1
+    nn.save({{"i": np.full(1, i), "big": np.full(2_000_000, float(i))}}, path)
+"""
+
+
+def test_killing_a_writer_mid_save_leaves_a_loadable_checkpoint(tmp_path):
+    path = tmp_path / "ckpt.safetensors"
+    nn.save({"i": np.zeros(1), "big": np.zeros(2_000_000)}, path)
+    script = tmp_path / "writer.py"
+    script.write_text(_WRITER.format(repo=REPO))
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        proc = subprocess.Popen([sys.executable, str(script), str(path)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.2 + 0.4 * rng.random())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        ck = nn.load(path)  # whole: the old one or a complete new one, never a torn file
+        assert ck["big"].shape == (2_000_000,) and ck["big"][-1] == ck["i"][0]
+    nn.save({"i": np.zeros(1)}, path)  # the next save removes the killed writers' temp files
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.safetensors", "writer.py"]
+
+
+def test_map_location_and_weights_only_are_accepted(tmp_path):
+    nn.save({"w": np.ones(2)}, tmp_path / "m.safetensors")
+    back = nn.load(tmp_path / "m.safetensors", map_location="cpu", weights_only=True)
+    assert isinstance(back["w"], np.ndarray)

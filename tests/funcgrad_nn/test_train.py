@@ -1,0 +1,212 @@
+"""funcgrad_nn.train: the Trainer/fit loop — history, metrics, bit-identical resume, gradient
+accumulation and clipping, early stopping, progress bar, checkpoints and bad input."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from funcgrad_nn.train import EarlyStopping, Trainer, accuracy, clip_grad_norm, fit
+
+
+def _data(n=96, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    y = ((x[:, 0] > 0).astype(np.int64) + (x[:, 1] > 0)).astype(np.int64)
+    return x, y
+
+
+def _model(seed=0, dropout=True):
+    nn.manual_seed(seed)
+    layers = [nn.Linear(4, 16), nn.Tanh()]
+    if dropout:
+        layers.append(nn.Dropout(0.2))
+    return nn.Sequential(*layers, nn.Linear(16, 3))
+
+
+def _loader(x, y, seed=0, bs=16):
+    return nn.data.DataLoader(nn.data.TensorDataset(x, y), batch_size=bs, shuffle=True,
+                              seed=seed)
+
+
+def test_fit_learns_and_writes_the_history(tmp_path):
+    x, y = _data()
+    model = _model()
+    opt = nn.optim.Adam(model.parameters(), lr=0.02)
+    h = fit(model, nn.CrossEntropyLoss(), opt, _loader(x, y), epochs=8,
+            val_loader=[(x, y)], metrics=["accuracy"], checkpoint_dir=tmp_path, progress=False)
+    assert len(h) == 8 and h["epoch"] == list(range(1, 9))
+    assert h.columns == ["epoch", "loss", "accuracy", "val_loss", "val_accuracy", "lr", "time"]
+    assert h["loss"][-1] < 0.6 * h["loss"][0] and h["val_accuracy"][-1] > 0.8
+    rows = list(csv.DictReader(open(tmp_path / "history.csv")))
+    assert [float(r["loss"]) for r in rows] == pytest.approx(h["loss"])
+    assert json.load(open(tmp_path / "history.json")) == json.loads(json.dumps(list(h)))
+    assert (tmp_path / "checkpoint.safetensors").exists()
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        h["nope"]
+
+
+def _run(ckpt_dir, epochs, resume=False, init_seed=0):
+    # Everything is rebuilt from scratch (a new process would do the same); resuming must
+    # restore parameters, optimizer moments, scheduler, Dropout keys, loader shuffling and
+    # the callbacks' state from the checkpoint.
+    x, y = _data()
+    model = _model(init_seed)
+    opt = nn.optim.Adam(model.parameters(), lr=0.01)
+    sched = nn.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    stopper = EarlyStopping(monitor="val_loss", patience=100)
+    trainer = Trainer(model, nn.CrossEntropyLoss(), opt, scheduler=sched, metrics=["accuracy"],
+                      callbacks=[stopper], checkpoint_dir=ckpt_dir, progress=False)
+    h = trainer.fit(_loader(x, y, seed=123), epochs, val_loader=[(x[:32], y[:32])],
+                    resume=resume)
+    return h, model, opt, stopper
+
+
+def test_resume_continues_bit_identically(tmp_path):
+    full, m_full, opt_full, es_full = _run(tmp_path / "a", 5)
+    _run(tmp_path / "b", 2)
+    resumed, m_res, opt_res, es_res = _run(tmp_path / "b", 5, resume=True, init_seed=99)
+    keys = ["loss", "accuracy", "val_loss", "lr"]
+    assert [[r[k] for k in keys] for r in resumed] == [[r[k] for k in keys] for r in full]
+    for a, b in zip(m_full.state_dict().values(), m_res.state_dict().values()):
+        assert np.array_equal(a, b)
+    assert np.array_equal(m_full[2].rng_key, m_res[2].rng_key)
+    assert es_res.best == es_full.best
+    assert opt_res.param_groups[0]["lr"] == opt_full.param_groups[0]["lr"]
+
+
+def test_resume_from_another_models_checkpoint_is_a_clear_error(tmp_path):
+    _run(tmp_path, 1)
+    other = nn.Linear(4, 3)
+    t = Trainer(other, nn.CrossEntropyLoss(), nn.optim.SGD(other.parameters(), lr=0.1),
+                checkpoint_dir=tmp_path, progress=False)
+    with pytest.raises(RuntimeError, match="written by another model"):
+        t.fit([], 2, resume=True)
+    nn.save(other.state_dict(), tmp_path / "plain.safetensors")
+    with pytest.raises(ValueError, match="not a Trainer checkpoint"):
+        t.load_checkpoint(tmp_path / "plain.safetensors")
+    with pytest.raises(FileNotFoundError, match="no checkpoint to resume from"):
+        t.fit([], 2, resume=tmp_path / "missing.safetensors")
+
+
+def test_grad_accumulation_equals_one_big_batch():
+    x, y = _data(32)
+    a, b = _model(dropout=False), _model(dropout=False)
+    fit(a, nn.CrossEntropyLoss(), nn.optim.SGD(a.parameters(), lr=0.5),
+        [(x[:16], y[:16]), (x[16:], y[16:])], epochs=1, grad_accumulation=2, progress=False)
+    fit(b, nn.CrossEntropyLoss(), nn.optim.SGD(b.parameters(), lr=0.5), [(x, y)], epochs=1,
+        progress=False)
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
+
+
+def test_clipping_matches_torch_rules():
+    g, norm = clip_grad_norm({"a": np.array([3.0]), "b": np.array([[4.0]])}, 1.0)
+    assert norm == pytest.approx(5.0)
+    np.testing.assert_allclose([g["a"][0], g["b"][0, 0]], np.array([3, 4]) / (5 + 1e-6))
+    g, norm = clip_grad_norm([np.array([0.3, 0.4])], 1.0)
+    np.testing.assert_array_equal(g[0], [0.3, 0.4])  # below the threshold: untouched
+    _, inf_norm = clip_grad_norm([np.array([-7.0, 2.0])], 1.0, norm_type=float("inf"))
+    assert inf_norm == 7.0
+    # Through the trainer: a huge learning rate with clipping moves each weight by <= lr*clip.
+    m = nn.Linear(1, 1, bias=False)
+    m.weight[...] = 0.0
+    fit(m, nn.MSELoss(), nn.optim.SGD(m.parameters(), lr=1.0),
+        [(np.ones((1, 1), np.float32), np.full((1, 1), 100.0, np.float32))], epochs=1,
+        clip_grad_value=0.5, progress=False)
+    assert float(m.weight[0, 0]) == pytest.approx(0.5)
+
+
+def test_early_stopping_stops_and_restores_the_best_weights():
+    x, y = _data()
+    model = _model(dropout=False)
+    opt = nn.optim.SGD(model.parameters(), lr=0.0)  # nothing improves after epoch 1
+    es = EarlyStopping(monitor="loss", patience=2, restore_best_weights=True)
+    h = fit(model, nn.CrossEntropyLoss(), opt, [(x, y)], epochs=10, callbacks=[es],
+            progress=False)
+    assert len(h) == 3 and es.stopped_epoch == 3
+    with pytest.raises(KeyError, match="'val_loss' is not in the history"):
+        fit(model, nn.CrossEntropyLoss(), opt, [(x, y)], epochs=1,
+            callbacks=[EarlyStopping()], progress=False)
+
+
+def test_reduce_lr_on_plateau_and_step_interval_schedulers():
+    x, y = _data(32)
+    model = _model(dropout=False)
+    opt = nn.optim.SGD(model.parameters(), lr=0.0)
+    opt.param_groups[0]["lr"] = 0.1
+    model2 = _model(dropout=False)
+    opt2 = nn.optim.SGD(model2.parameters(), lr=0.0)
+    plateau = nn.optim.lr_scheduler.ReduceLROnPlateau(opt2, patience=0, factor=0.5)
+    for p in model2.parameters():
+        p[...] = 0  # constant loss: a plateau every epoch
+    fit(model2, nn.CrossEntropyLoss(), opt2, [(x, y)], epochs=3, scheduler=plateau,
+        progress=False)
+    assert opt2.param_groups[0]["lr"] == 0.0  # 0 * 0.5 stays 0; scheduler was stepped
+    step_sched = nn.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    fit(model, nn.CrossEntropyLoss(), opt, [(x[:16], y[:16]), (x[16:], y[16:])], epochs=1,
+        scheduler=step_sched, scheduler_interval="step", progress=False)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.1 * 0.25)
+
+
+def test_jit_and_eager_steps_agree():
+    x, y = _data(32)
+    a, b = _model(dropout=False), _model(dropout=False)
+    ha = fit(a, nn.CrossEntropyLoss(), nn.optim.Adam(a.parameters(), lr=0.01), [(x, y)] * 3,
+             epochs=2, progress=False)
+    hb = fit(b, nn.CrossEntropyLoss(), nn.optim.Adam(b.parameters(), lr=0.01), [(x, y)] * 3,
+             epochs=2, progress=False, jit=False)
+    np.testing.assert_allclose(ha["loss"], hb["loss"], rtol=1e-5)
+
+
+def test_progress_bar_shows_loss_metric_and_throughput(monkeypatch):
+    import sys
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", buf)
+    x, y = _data(32)
+    m = _model(dropout=False)
+    fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), [(x, y)], epochs=1,
+        metrics={"acc": accuracy}, progress=True)
+    out = buf.getvalue()
+    assert "epoch 1/1" in out and "loss=" in out and "acc=" in out and "samples/s=" in out
+    buf.truncate(0)
+    fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), [(x, y)], epochs=1)
+    assert buf.getvalue() == ""  # not a terminal: quiet by default
+
+
+def test_learning_curve_png_when_matplotlib_is_installed(tmp_path):
+    pytest.importorskip("matplotlib")
+    x, y = _data(32)
+    m = _model(dropout=False)
+    fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), [(x, y)], epochs=2,
+        val_loader=[(x, y)], metrics=["accuracy"], checkpoint_dir=tmp_path, progress=False)
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_input_is_a_clear_error():
+    m = _model(dropout=False)
+    opt = nn.optim.SGD(m.parameters(), lr=0.1)
+    loss = nn.CrossEntropyLoss()
+    with pytest.raises(TypeError, match="model must be a funcgrad_nn.Module"):
+        Trainer(lambda x: x, loss, opt)
+    with pytest.raises(TypeError, match="optimizer"):
+        Trainer(m, loss, object())
+    with pytest.raises(ValueError, match="grad_accumulation must be a positive int"):
+        Trainer(m, loss, opt, grad_accumulation=0)
+    with pytest.raises(ValueError, match="scheduler_interval"):
+        Trainer(m, loss, opt, scheduler_interval="batch")
+    with pytest.raises(ValueError, match="unknown metric 'f1'"):
+        Trainer(m, loss, opt, metrics=["f1"])
+    with pytest.raises(ValueError, match="epochs must be a non-negative int"):
+        fit(m, loss, opt, [], epochs=-1)
+    with pytest.raises(TypeError, match=r"\(input, ..., target\)"):
+        fit(m, loss, opt, [np.ones((2, 4), np.float32)], epochs=1, progress=False)
+    with pytest.raises(ValueError, match="yielded no batches"):
+        fit(m, loss, opt, [], epochs=1, progress=False)
+    x, y = _data(16)
+    big = nn.optim.SGD(m.parameters(), lr=1e30)
+    with pytest.raises(FloatingPointError, match="the loss became"), np.errstate(all="ignore"):
+        fit(m, nn.MSELoss(), big, [(x, x[:, :3] * 1e20)] * 4, epochs=3, progress=False)
