@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import time
 from collections import namedtuple
 
 import numpy as np
 import pytest
 
+import funcgrad_nn as nn
 from funcgrad_nn.data import (
+    BatchSampler,
+    ChainDataset,
     ConcatDataset,
     DataLoader,
     Dataset,
+    DistributedSampler,
+    IterableDataset,
+    RandomSampler,
+    StackDataset,
     Subset,
+    SubsetRandomSampler,
     TensorDataset,
+    WeightedRandomSampler,
     default_collate,
+    get_worker_info,
     random_split,
 )
+from funcgrad_nn.data.samplers import torch_randperm
 from tests.helpers import DEVICE, assert_allclose, dev, host
 
 
@@ -103,7 +118,288 @@ def test_loader_batch_size_none_and_errors():
     assert_allclose(list(DataLoader(Sq(), batch_size=2)), [np.array([0, 1]), np.array([4])])
     with pytest.raises(ValueError, match="batch_size should be a positive integer"):
         DataLoader(Sq(), batch_size=0)
-    with pytest.raises(ValueError, match="num_workers"):
-        DataLoader(Sq(), num_workers=2)
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
+        DataLoader(Sq(), num_workers=-1)
     with pytest.raises(TypeError, match="generator must be"):
         DataLoader(Sq(), shuffle=True, generator="x")
+
+
+# -- samplers ---------------------------------------------------------------------------------
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def test_distributed_sampler_matches_pytorch():
+    # fixtures/make_torch_samplers.py: torch.utils.data.DistributedSampler's indices
+    ref = json.load(open(os.path.join(FIXTURES, "torch_distributed_sampler.json")))
+    for case in ref["distributed"]:
+        for rank, expected in enumerate(case["indices"]):
+            s = DistributedSampler(range(case["n"]), num_replicas=case["num_replicas"],
+                                   rank=rank, shuffle=case["shuffle"], seed=case["seed"],
+                                   drop_last=case["drop_last"])
+            s.set_epoch(case["epoch"])
+            assert list(s) == expected and len(s) == len(expected), case
+    for p in ref["randperm"]:
+        assert torch_randperm(p["n"], p["seed"]) == p["perm"]
+
+
+def test_distributed_sampler_bad_input(monkeypatch):
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(RuntimeError, match="pass num_replicas="):
+        DistributedSampler(range(4))
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert list(DistributedSampler(range(4), shuffle=False)) == [1, 3]
+    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+        DistributedSampler(range(4), num_replicas=2, rank=2)
+
+
+def test_random_samplers():
+    assert sorted(RandomSampler(range(6), generator=1)) == list(range(6))
+    twice = list(RandomSampler(range(4), num_samples=10, generator=0))
+    assert len(twice) == 10 and sorted(twice[:8]) == [0, 0, 1, 1, 2, 2, 3, 3]
+    rep = list(RandomSampler(range(3), replacement=True, num_samples=50, generator=0))
+    assert len(rep) == 50 and set(rep) == {0, 1, 2}
+    assert list(RandomSampler(range(5), generator=3)) == list(RandomSampler(range(5), generator=3))
+    nn.manual_seed(0)
+    a = list(RandomSampler(range(20)))
+    nn.manual_seed(0)
+    assert list(RandomSampler(range(20))) == a  # nn.manual_seed drives unseeded shuffles
+    assert sorted(SubsetRandomSampler([5, 7, 9], generator=0)) == [5, 7, 9]
+    w = WeightedRandomSampler([0.0, 10.0, 0.0, 1.0], 200, generator=0)
+    counts = np.bincount(list(w), minlength=4)
+    assert counts[0] == counts[2] == 0 and counts[1] > 5 * counts[3] > 0
+    assert sorted(WeightedRandomSampler([1, 1, 1], 3, replacement=False, generator=0)) == [0, 1, 2]
+    with pytest.raises(ValueError, match="num_samples should be a positive integer"):
+        RandomSampler(range(3), num_samples=0)
+    with pytest.raises(TypeError, match="replacement should be a boolean"):
+        RandomSampler(range(3), replacement=1)
+    with pytest.raises(ValueError, match="cannot sample 3 indices without replacement"):
+        WeightedRandomSampler([1, 0, 1], 3, replacement=False)
+    with pytest.raises(ValueError, match="non-negative"):
+        WeightedRandomSampler([1, -1], 1)
+    with pytest.raises(ValueError, match="1d sequence"):
+        WeightedRandomSampler([[1, 1]], 1)
+
+
+def test_batch_sampler_and_custom_samplers_in_the_loader():
+    assert list(BatchSampler(range(7), 3, drop_last=False)) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert len(BatchSampler(range(7), 3, drop_last=True)) == 2
+    with pytest.raises(ValueError, match="batch_size should be a positive integer value, but got batch_size=0"):
+        BatchSampler(range(3), 0, False)
+    with pytest.raises(ValueError, match="drop_last should be a boolean"):
+        BatchSampler(range(3), 1, drop_last=None)
+    ds = list(range(10, 20))
+    loader = DataLoader(ds, batch_sampler=BatchSampler([9, 0, 3], 2, drop_last=False))
+    assert [b.tolist() for b in loader] == [[19, 10], [13]]
+    loader = DataLoader(ds, sampler=[1, 2, 3], batch_size=2)
+    assert [b.tolist() for b in loader] == [[11, 12], [13]] and len(loader) == 2
+
+
+# -- datasets and collation ------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Pair:
+    image: np.ndarray
+    label: int
+
+
+def test_default_collate_nested_structures():
+    P = namedtuple("P", "x y")
+    batch = default_collate([{"a": [Pair(np.zeros(2), 1), (1.5, "s")], "b": P(1, True)},
+                             {"a": [Pair(np.ones(2), 2), (2.5, "t")], "b": P(2, False)}])
+    pair = batch["a"][0]
+    assert isinstance(pair, Pair) and pair.image.shape == (2, 2) and pair.label.tolist() == [1, 2]
+    assert batch["a"][1][0].dtype == np.float64 and batch["a"][1][1] == ["s", "t"]
+    assert isinstance(batch["b"], P) and batch["b"].y.dtype == np.bool_
+    with pytest.raises(RuntimeError, match="equal size"):
+        default_collate([np.zeros(2), np.zeros(3)])
+    with pytest.raises(ValueError, match="empty"):
+        default_collate([])
+
+
+class Squares(Dataset):
+    def __init__(self, n=20, fail_at=None, sleep=0.0, exit_at=None):
+        self.n, self.fail_at, self.sleep, self.exit_at = n, fail_at, sleep, exit_at
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.fail_at:
+            raise ValueError(f"bad sample {i}")
+        if i == self.exit_at:
+            os._exit(3)
+        if self.sleep:
+            time.sleep(self.sleep)
+        info = get_worker_info()
+        return {"i": i, "sq": np.float64(i * i), "pid": os.getpid(),
+                "worker": -1 if info is None else info.id,
+                "rand": np.random.randint(1 << 30), "init": _INIT_MARK.get("id", -1)}
+
+
+_INIT_MARK: dict = {}
+
+
+def _mark_init(worker_id):
+    _INIT_MARK["id"] = worker_id * 100
+
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        start, step = (0, 1) if info is None else (info.id, info.num_workers)
+        return iter(range(start, self.n, step))
+
+    def __len__(self):
+        return self.n
+
+
+def test_stack_chain_and_iterable_datasets():
+    s = StackDataset(np.arange(3), ["a", "b", "c"])
+    assert s[2] == (2, "c") and len(s) == 3
+    assert StackDataset(x=[1, 2], y=[3, 4])[1] == {"x": 2, "y": 4}
+    with pytest.raises(ValueError, match="Size mismatch between datasets"):
+        StackDataset([1], [1, 2])
+    with pytest.raises(ValueError, match="both types are given"):
+        StackDataset([1], y=[1])
+    c = ChainDataset([Stream(3), Stream(2)])
+    assert list(c) == [0, 1, 2, 0, 1] and len(c) == 5
+    with pytest.raises(TypeError, match="ConcatDataset does not support IterableDataset"):
+        ConcatDataset([Stream(2)])
+    assert [b.tolist() for b in DataLoader(Stream(5), batch_size=2)] == [[0, 1], [2, 3], [4]]
+    assert [b.tolist() for b in DataLoader(Stream(5), batch_size=2, drop_last=True)] == [
+        [0, 1], [2, 3]]
+    assert list(DataLoader(Stream(3), batch_size=None)) == [0, 1, 2]
+    assert len(DataLoader(Stream(5), batch_size=2)) == 3
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        DataLoader(Stream(3), shuffle=True)
+    with pytest.raises(ValueError, match="expected unspecified sampler option"):
+        DataLoader(Stream(3), sampler=[0])
+
+
+def test_loader_bad_input():
+    with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
+        DataLoader(list(range(4)), sampler=[0, 1], shuffle=True)
+    with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive"):
+        DataLoader(list(range(4)), batch_sampler=[[0]], batch_size=2)
+    with pytest.raises(ValueError, match="mutually exclusive with drop_last"):
+        DataLoader(list(range(4)), batch_size=None, drop_last=True)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified"):
+        DataLoader(list(range(4)), prefetch_factor=2)
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(list(range(4)), persistent_workers=True)
+    with pytest.raises(ValueError, match="timeout option should be non-negative"):
+        DataLoader(list(range(4)), timeout=-1)
+
+
+# -- worker processes -------------------------------------------------------------------------
+
+def _ids(loader):
+    return [b["i"].tolist() for b in loader]
+
+
+def test_workers_give_the_same_batches_as_the_main_process():
+    ds = Squares(23)
+    ref = _ids(DataLoader(ds, batch_size=4, shuffle=True, seed=5))
+    for workers in (1, 3):
+        loader = DataLoader(ds, batch_size=4, shuffle=True, seed=5, num_workers=workers)
+        batches = list(loader)
+        assert [b["i"].tolist() for b in batches] == ref
+        pids = {p for b in batches for p in b["pid"].tolist()}
+        assert os.getpid() not in pids and len(pids) == workers  # real processes
+        assert {w for b in batches for w in b["worker"].tolist()} == set(range(workers))
+    fast = TensorDataset(np.arange(30.0).reshape(15, 2), np.arange(15))
+    ref = [y.tolist() for _, y in DataLoader(fast, batch_size=4, shuffle=True, seed=1)]
+    got = [y.tolist() for _, y in DataLoader(fast, batch_size=4, shuffle=True, seed=1,
+                                              num_workers=2)]
+    assert got == ref
+    unordered = DataLoader(ds, batch_size=4, num_workers=2, in_order=False)
+    assert sorted(i for b in _ids(unordered) for i in b) == list(range(23))
+
+
+def test_worker_seeding_is_deterministic_and_worker_init_fn_runs():
+    def run():
+        loader = DataLoader(Squares(12), batch_size=3, num_workers=2, seed=11,
+                            worker_init_fn=_mark_init)
+        return list(loader)
+
+    a, b = run(), run()
+    assert [x["rand"].tolist() for x in a] == [x["rand"].tolist() for x in b]
+    by_worker = {w: r for x in a for w, r in zip(x["worker"].tolist(), x["rand"].tolist())}
+    assert by_worker[0] != by_worker[1]  # base_seed + worker_id: different streams
+    assert {i for x in a for i in x["init"].tolist()} == {0, 100}
+    loader = DataLoader(Squares(12), batch_size=3, num_workers=2, seed=11)
+    e1, e2 = ([x["rand"].tolist() for x in loader] for _ in range(2))
+    assert e1 != e2  # a new base seed every pass
+
+
+def test_iterable_dataset_split_across_workers():
+    batches = [b.tolist() for b in DataLoader(Stream(10), batch_size=2, num_workers=2)]
+    # worker 0 yields 0, 2, 4..., worker 1 yields 1, 3, 5...; batches alternate between them
+    assert batches == [[0, 2], [1, 3], [4, 6], [5, 7], [8], [9]]
+    dropped = [b.tolist() for b in DataLoader(Stream(10), batch_size=2, num_workers=2,
+                                              drop_last=True)]
+    assert dropped == [[0, 2], [1, 3], [4, 6], [5, 7]]
+    assert sorted(DataLoader(Stream(7), batch_size=None, num_workers=3)) == list(range(7))
+
+
+def test_worker_exception_is_reraised_with_the_worker_traceback():
+    loader = DataLoader(Squares(20, fail_at=6), batch_size=4, num_workers=2)
+    seen = []
+    with pytest.raises(ValueError) as info:
+        for b in loader:
+            seen.append(b["i"].tolist())
+    assert seen == [[0, 1, 2, 3]]  # in order up to the failing batch
+    msg = str(info.value)
+    assert "Caught ValueError in DataLoader worker process 1" in msg
+    assert "Traceback (most recent call last)" in msg and "bad sample 6" in msg
+    assert "__getitem__" in msg
+
+
+def test_dead_worker_and_timeout_are_errors():
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        list(DataLoader(Squares(8, exit_at=2), batch_size=2, num_workers=1))
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.3 seconds"):
+        list(DataLoader(Squares(4, sleep=3.0), batch_size=2, num_workers=1, timeout=0.3))
+
+
+def test_early_break_shuts_the_workers_down():
+    loader = DataLoader(Squares(40), batch_size=2, num_workers=2)
+    it = iter(loader)
+    next(it)
+    workers = list(it._workers)
+    assert all(w.is_alive() for w in workers)
+    for _ in loader:  # a loop that breaks early: its iterator is dropped, workers stop
+        break
+    del it
+    deadline = time.monotonic() + 10
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(w.is_alive() for w in workers)
+
+
+def test_persistent_workers_keep_their_processes_across_epochs():
+    loader = DataLoader(Squares(10), batch_size=3, shuffle=True, seed=2, num_workers=2,
+                        persistent_workers=True)
+    ref = DataLoader(Squares(10), batch_size=3, shuffle=True, seed=2)
+    for _ in loader:  # an abandoned first pass must not leak into the next one
+        break
+    next(iter(ref))
+    e2 = list(loader)
+    assert [b["i"].tolist() for b in e2] == _ids(ref)
+    e3 = list(loader)
+    assert [b["i"].tolist() for b in e3] == _ids(ref)
+    pids = {p for b in e2 + e3 for p in b["pid"].tolist()}
+    assert len(pids) == 2
+    it = loader._persistent_iter
+    del loader
+    assert it.closed
+
+
+def test_spawn_context_and_worker_count_in_len():
+    loader = DataLoader(Squares(6), batch_size=2, num_workers=1, multiprocessing_context="spawn")
+    assert _ids(loader) == [[0, 1], [2, 3], [4, 5]] and len(loader) == 3

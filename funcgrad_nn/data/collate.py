@@ -1,0 +1,99 @@
+"""``default_collate``: stack a list of samples into a batch, ``torch.utils.data``'s rules.
+
+Arrays are stacked on a new leading axis with the array's own module (CuPy data stays on the
+GPU); NumPy scalars and Python bools/ints/floats become arrays; strings stay lists; dicts,
+namedtuples, dataclasses, lists and tuples (which become lists, as in PyTorch) and other
+registered pytrees are collated field by field, to any depth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from funcgrad import tree_util
+from funcgrad.backend import is_array, xp_for
+
+__all__ = ["default_collate", "default_convert"]
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples into a batch.
+
+    >>> import numpy as np
+    >>> default_collate([{"x": np.zeros(2), "y": 1}, {"x": np.ones(2), "y": 0}])["y"]
+    array([1, 0])
+    >>> default_collate([(np.zeros(2), "a"), (np.ones(2), "b")])[1]
+    ['a', 'b']
+    """
+    if len(batch) == 0:
+        raise ValueError("default_collate: the batch is empty")
+    elem = batch[0]
+    if is_array(elem):
+        if getattr(elem, "dtype", None) is not None and elem.dtype.kind in "OUSV":
+            raise TypeError("default_collate: batch must contain arrays, numbers, dicts or "
+                            f"lists; found an array of dtype {elem.dtype}")
+        shapes = {tuple(s.shape) for s in batch}
+        if len(shapes) > 1:
+            raise RuntimeError(f"default_collate: stack expects each array to be equal size, "
+                               f"but got shapes {sorted(shapes)}")
+        xp = xp_for(*batch, what="default_collate")
+        return xp.stack(batch)
+    if isinstance(elem, np.generic):
+        if elem.dtype.kind in "OUSV":
+            return list(batch)
+        return np.stack(batch)
+    if isinstance(elem, bool):
+        return np.asarray(batch, dtype=np.bool_)
+    if isinstance(elem, int):
+        return np.asarray(batch, dtype=np.int64)
+    if isinstance(elem, float):
+        return np.asarray(batch, dtype=np.float64)
+    if isinstance(elem, complex):
+        return np.asarray(batch, dtype=np.complex128)
+    if isinstance(elem, (str, bytes)):
+        return list(batch)
+    if isinstance(elem, Mapping):
+        out = {k: default_collate([d[k] for d in batch]) for k in elem}
+        try:
+            return out if type(elem) is dict else type(elem)(out)
+        except TypeError:
+            return out
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if dataclasses.is_dataclass(elem) and not isinstance(elem, type):
+        fields = [f.name for f in dataclasses.fields(elem) if f.init]
+        return type(elem)(**{f: default_collate([getattr(s, f) for s in batch])
+                             for f in fields})
+    if isinstance(elem, Sequence):
+        size = len(elem)
+        if any(len(s) != size for s in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        columns = [default_collate(list(s)) for s in zip(*batch)]
+        if isinstance(elem, tuple):
+            return columns  # PyTorch returns tuples as lists
+        try:
+            return type(elem)(columns)
+        except TypeError:
+            return columns
+    leaves, treedef = tree_util.tree_flatten(elem)
+    if treedef.num_leaves == 1 and leaves and leaves[0] is elem:
+        raise TypeError(
+            "default_collate: batch must contain arrays, numbers, strings, dicts, lists or "
+            f"pytrees; found {type(elem).__name__}"
+        )
+    columns = [tree_util.tree_leaves(s) for s in batch]
+    return tree_util.tree_unflatten(treedef, [default_collate(list(c)) for c in zip(*columns)])
+
+
+def default_convert(data: Any) -> Any:
+    """What the loader applies to each sample when batching is off (``batch_size=None``):
+    samples pass through unchanged (arrays are already arrays here).
+
+    >>> default_convert({"a": 1})
+    {'a': 1}
+    """
+    return data

@@ -1,0 +1,295 @@
+"""Samplers with ``torch.utils.data`` semantics: which dataset indices a loader visits, in
+which order.
+
+Randomness comes from a ``numpy.random.Generator`` (``generator=``: a Generator or an int
+seed); without one a sampler draws a fresh seed from funcgrad_nn's global generator on every
+pass, so ``nn.manual_seed`` makes shuffling reproducible as ``torch.manual_seed`` does.
+:class:`DistributedSampler` reproduces PyTorch's indices exactly (its permutation is
+``torch.randperm`` of a generator seeded with ``seed + epoch``, recomputed here from the same
+Mersenne Twister stream), so mixed funcgrad/PyTorch jobs shard a dataset the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+    "DistributedSampler",
+    "torch_randperm",
+]
+
+
+def as_generator(generator: Any, seed: int | None = None) -> np.random.Generator:
+    """A ``numpy.random.Generator`` from a Generator, an int seed, or None (a fresh one seeded
+    from funcgrad_nn's global generator, or from ``seed``)."""
+    if generator is None:
+        if seed is not None:
+            return np.random.default_rng(seed)
+        from funcgrad_nn.init import default_generator
+        return np.random.default_rng(int(default_generator().integers(2**63)))
+    if isinstance(generator, np.random.Generator):
+        return generator
+    if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
+        return np.random.default_rng(int(generator))
+    raise TypeError(
+        f"generator must be a numpy.random.Generator or an int seed, got {type(generator).__name__}"
+    )
+
+
+def _check_generator(generator: Any) -> Any:
+    if generator is None or isinstance(generator, np.random.Generator):
+        return generator
+    return as_generator(generator)
+
+
+class Sampler:
+    """Base class: ``__iter__`` yields dataset indices (``__len__`` when known)."""
+
+    def __init__(self, data_source: Sized | None = None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__} must implement __iter__")
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``.
+
+    >>> list(SequentialSampler("abc"))
+    [0, 1, 2]
+    """
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """Random order: a permutation (``num_samples`` larger than the dataset chains several
+    permutations), or ``num_samples`` draws with ``replacement``.
+
+    >>> sorted(RandomSampler(range(5), generator=0))
+    [0, 1, 2, 3, 4]
+    >>> len(list(RandomSampler(range(3), replacement=True, num_samples=7, generator=0)))
+    7
+    """
+
+    def __init__(self, data_source: Sized, replacement: bool = False,
+                 num_samples: int | None = None, generator: Any = None) -> None:
+        if not isinstance(replacement, bool):
+            raise TypeError("replacement should be a boolean value, but got "
+                            f"replacement={replacement}")
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples = num_samples
+        self.generator = _check_generator(generator)
+        if not isinstance(self.num_samples, int) or isinstance(self.num_samples, bool) \
+                or self.num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self) -> int:
+        """Samples per pass (default: the dataset's length)."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.data_source)
+        gen = self.generator if self.generator is not None else as_generator(None)
+        if self.replacement:
+            yield from gen.integers(0, n, size=self.num_samples).tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from gen.permutation(n).tolist()
+        if self.num_samples % n:  # drawn only when needed: an abandoned pass draws the same
+            yield from gen.permutation(n)[:self.num_samples % n].tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in random order.
+
+    >>> sorted(SubsetRandomSampler([4, 8, 9], generator=0))
+    [4, 8, 9]
+    """
+
+    def __init__(self, indices: Sequence[int], generator: Any = None) -> None:
+        self.indices = indices
+        self.generator = _check_generator(generator)
+
+    def __iter__(self) -> Iterator[int]:
+        gen = self.generator if self.generator is not None else as_generator(None)
+        for i in gen.permutation(len(self.indices)).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``
+    (``torch.multinomial``): with replacement by default, else each index at most once.
+
+    >>> s = WeightedRandomSampler([0.0, 1.0, 0.0], 4, generator=0)
+    >>> list(s)
+    [1, 1, 1, 1]
+    """
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("weights must be finite and non-negative")
+        if w.sum() <= 0:
+            raise ValueError("weights must not all be zero")
+        if not replacement and num_samples > np.count_nonzero(w):
+            raise ValueError(f"cannot sample {num_samples} indices without replacement from "
+                             f"{np.count_nonzero(w)} non-zero weights")
+        self.weights, self.num_samples, self.replacement = w, num_samples, replacement
+        self.generator = _check_generator(generator)
+
+    def __iter__(self) -> Iterator[int]:
+        gen = self.generator if self.generator is not None else as_generator(None)
+        p = self.weights / self.weights.sum()
+        yield from gen.choice(len(p), size=self.num_samples, replace=self.replacement,
+                              p=p).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Group the indices of ``sampler`` into lists of ``batch_size``.
+
+    >>> list(BatchSampler(SequentialSampler(range(5)), 2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    >>> list(BatchSampler(range(5), 2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
+
+    def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError("batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batch: list[int] = []
+        for idx in self.sampler:
+            batch.append(idx)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)  # type: ignore[arg-type]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def torch_randperm(n: int, seed: int) -> list[int]:
+    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()`` without
+    torch: its Fisher-Yates shuffle over the Mersenne Twister stream of that seed.
+
+    >>> torch_randperm(10, 0)
+    [4, 1, 7, 5, 3, 9, 0, 8, 6, 2]
+    """
+    if n >= 2**32 // 20:
+        raise ValueError("torch_randperm: n >= 2**32/20 uses a different torch algorithm")
+    # torch seeds its mt19937 with the low 32 bits, as RandomState's legacy seeding does.
+    raw = np.random.RandomState(int(seed) % 2**64 & 0xFFFFFFFF)._bit_generator.random_raw(
+        max(n - 1, 0))
+    perm = list(range(n))
+    for i, r in enumerate(raw.tolist()):
+        z = i + (r & 0xFFFFFFFF) % (n - i)
+        perm[i], perm[z] = perm[z], perm[i]
+    return perm
+
+
+class DistributedSampler(Sampler):
+    """The share of the dataset for process ``rank`` of ``num_replicas`` (PyTorch's indices:
+    the same seed and epoch give the same shards as ``torch.utils.data.DistributedSampler``).
+    Call :meth:`set_epoch` at the start of every epoch for a new shuffle. ``num_replicas``/
+    ``rank`` default to the ``WORLD_SIZE``/``RANK`` environment variables.
+
+    >>> ds = range(10)
+    >>> [list(DistributedSampler(ds, num_replicas=3, rank=r, shuffle=False)) for r in range(3)]
+    [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
+    """
+
+    def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+        if num_replicas is None:
+            num_replicas = _env_int("WORLD_SIZE", "num_replicas")
+        if rank is None:
+            rank = _env_int("RANK", "rank")
+        if num_replicas < 1:
+            raise ValueError(f"num_replicas must be positive, got {num_replicas}")
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.epoch, self.shuffle, self.seed, self.drop_last = 0, shuffle, seed, drop_last
+        n = len(dataset)
+        if drop_last and n % num_replicas != 0:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        indices = torch_randperm(n, self.seed + self.epoch) if self.shuffle else list(range(n))
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[:self.total_size]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use ``seed + epoch`` for the next shuffle (the same on every replica)."""
+        self.epoch = epoch
+
+
+def _env_int(var: str, name: str) -> int:
+    value = os.environ.get(var)
+    if value is None:
+        raise RuntimeError(f"DistributedSampler: pass {name}= (or set the {var} environment "
+                           "variable, as torchrun and mpirun launchers do)")
+    return int(value)
