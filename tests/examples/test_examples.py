@@ -9,6 +9,11 @@ import pytest
 
 import funcgrad
 
+# The examples are host NumPy programs (they build data with NumPy and print results); the
+# strict-device pass would only re-test the library, which its own tests do.
+pytestmark = pytest.mark.skipif(os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu",
+                                reason="examples run in the NumPy pass")
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "examples")
 
