@@ -239,7 +239,8 @@ class DistributedSampler(Sampler):
     """The share of the dataset for process ``rank`` of ``num_replicas`` (PyTorch's indices:
     the same seed and epoch give the same shards as ``torch.utils.data.DistributedSampler``).
     Call :meth:`set_epoch` at the start of every epoch for a new shuffle. ``num_replicas``/
-    ``rank`` default to the ``WORLD_SIZE``/``RANK`` environment variables.
+    ``rank`` default to the ``funcgrad_nn.distributed`` group's world size and rank when it is
+    initialised, else to the ``WORLD_SIZE``/``RANK`` environment variables.
 
     >>> ds = range(10)
     >>> [list(DistributedSampler(ds, num_replicas=3, rank=r, shuffle=False)) for r in range(3)]
@@ -249,9 +250,9 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset: Sized, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None:
-            num_replicas = _env_int("WORLD_SIZE", "num_replicas")
+            num_replicas = _from_group("get_world_size", "WORLD_SIZE", "num_replicas")
         if rank is None:
-            rank = _env_int("RANK", "rank")
+            rank = _from_group("get_rank", "RANK", "rank")
         if num_replicas < 1:
             raise ValueError(f"num_replicas must be positive, got {num_replicas}")
         if rank >= num_replicas or rank < 0:
@@ -287,9 +288,15 @@ class DistributedSampler(Sampler):
         self.epoch = epoch
 
 
-def _env_int(var: str, name: str) -> int:
+def _from_group(getter: str, var: str, name: str) -> int:
+    # As PyTorch asks torch.distributed: the funcgrad_nn.distributed group when initialised,
+    # else the launcher's environment variable.
+    from funcgrad_nn import distributed
+
+    if distributed.is_initialized():
+        return int(getattr(distributed, getter)())
     value = os.environ.get(var)
     if value is None:
-        raise RuntimeError(f"DistributedSampler: pass {name}= (or set the {var} environment "
-                           "variable, as torchrun and mpirun launchers do)")
+        raise RuntimeError(f"DistributedSampler: pass {name}= (or call "
+                           f"funcgrad_nn.distributed.init(), or set {var} as launchers do)")
     return int(value)

@@ -147,6 +147,12 @@ def test_distributed_sampler_bad_input(monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(RuntimeError, match="pass num_replicas="):
         DistributedSampler(range(4))
+    from funcgrad.distributed import LocalCommunicator
+    nn.distributed.init(comm=LocalCommunicator())
+    try:
+        assert list(DistributedSampler(range(3), shuffle=False)) == [0, 1, 2]  # world of 1
+    finally:
+        nn.distributed.destroy_process_group()
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "1")
     assert list(DistributedSampler(range(4), shuffle=False)) == [1, 3]
