@@ -13,7 +13,7 @@ optimizer then updates the parameters in place. Options:
   ``ReduceLROnPlateau`` gets the monitored loss);
 * ``grad_accumulation=k`` averages the gradients of ``k`` batches per optimizer step;
   ``clip_grad_norm``/``clip_grad_value`` clip them as ``torch.nn.utils.clip_grad_norm_``/
-  ``clip_grad_value_``;
+  ``clip_grad_value_`` (``funcgrad_nn.utils``);
 * callbacks (:class:`EarlyStopping`, or any object with some of ``on_train_begin``,
   ``on_epoch_end``, ``on_train_end`` taking ``(trainer, ...)``);
 * ``checkpoint_dir``: an atomic ``checkpoint.safetensors`` every ``checkpoint_every`` epochs
@@ -57,9 +57,10 @@ from funcgrad_nn.module import Module
 from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import jit as _nn_jit
 from funcgrad_nn.transforms import value_and_grad as _nn_value_and_grad
+from funcgrad_nn.utils.clip_grad import clip_grads_by_norm
 
 __all__ = ["fit", "Trainer", "History", "EarlyStopping", "Callback", "accuracy",
-           "clip_grad_norm", "clip_grad_value", "plot_history"]
+           "plot_history"]
 
 _CHECKPOINT_FORMAT = "funcgrad_nn.train/1"
 CHECKPOINT_NAME = "checkpoint.safetensors"
@@ -110,41 +111,6 @@ def _metric_table(metrics: Any) -> dict[str, Callable[[Any, Any], float]]:
         if name in ("loss", "epoch", "lr", "time") or name.startswith("val_"):
             raise ValueError(f"fit: metric name {name!r} clashes with a history column")
     return dict(items)
-
-
-def clip_grad_norm(grads: Any, max_norm: float, norm_type: float = 2.0) -> tuple[Any, float]:
-    """Scale a gradient pytree so its global ``norm_type``-norm is at most ``max_norm``
-    (``torch.nn.utils.clip_grad_norm_``'s rule: factor ``max_norm / (norm + 1e-6)`` when
-    below 1). Returns ``(clipped, total_norm)``.
-
-    >>> import numpy as np
-    >>> g, n = clip_grad_norm([np.array([3.0, 4.0])], 1.0)
-    >>> round(n, 6), np.round(g[0], 4)
-    (5.0, array([0.6, 0.8]))
-    """
-    leaves = [g for g in tree_util.tree_leaves(grads) if g is not None]
-    if not leaves:
-        return grads, 0.0
-    if math.isinf(norm_type):
-        total = max(float(abs(g).max()) if g.size else 0.0 for g in leaves)
-    else:
-        total = sum(float((abs(g) ** norm_type).sum()) for g in leaves) ** (1.0 / norm_type)
-    coef = max_norm / (total + 1e-6)
-    if coef < 1.0:
-        grads = tree_util.tree_map(lambda g: None if g is None else g * g.dtype.type(coef), grads)
-    return grads, total
-
-
-def clip_grad_value(grads: Any, clip_value: float) -> Any:
-    """Clip every gradient entry to ``[-clip_value, clip_value]``
-    (``torch.nn.utils.clip_grad_value_``).
-
-    >>> import numpy as np
-    >>> clip_grad_value({"w": np.array([-3.0, 0.5])}, 1.0)["w"]
-    array([-1. ,  0.5])
-    """
-    return tree_util.tree_map(lambda g: None if g is None else g.clip(-clip_value, clip_value),
-                              grads)
 
 
 # -- history ---------------------------------------------------------------------------------
@@ -424,10 +390,11 @@ class Trainer:
         return bool(self.progress)
 
     def _apply(self, grads: Any) -> None:
-        if self.clip_grad_value is not None:
-            grads = clip_grad_value(grads, self.clip_grad_value)
+        if self.clip_grad_value is not None:  # pure form: jit outputs may share memory
+            v = self.clip_grad_value
+            grads = tree_util.tree_map(lambda g: None if g is None else g.clip(-v, v), grads)
         if self.clip_grad_norm is not None:
-            grads, _ = clip_grad_norm(grads, self.clip_grad_norm)
+            grads, _ = clip_grads_by_norm(grads, self.clip_grad_norm)
         self.optimizer.step(grads)
         self.global_step += 1
         if self.scheduler is not None and self.scheduler_interval == "step":
