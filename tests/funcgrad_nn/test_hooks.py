@@ -219,3 +219,24 @@ def test_post_accumulate_grad_hooks():
     for s in seen:
         assert_close(s, REF["hook_w_grad"])
     assert_close(g.weight, REF["hook_w_grad"])     # unchanged by the hook
+
+
+def test_load_state_dict_pre_hook_renames_keys():
+    src = nn.Linear(2, 1)
+    old = {"w": src.weight, "b": src.bias}            # an older layout
+
+    def rename(mod, sd, prefix, metadata, strict, missing, unexpected, errors):
+        sd[prefix + "weight"] = sd.pop(prefix + "w")
+        sd[prefix + "bias"] = sd.pop(prefix + "b")
+
+    dst = nn.Linear(2, 1)
+    dst.register_load_state_dict_pre_hook(rename)
+    dst.load_state_dict(old)
+    assert_close(dst.weight, src.weight)
+    assert set(old) == {"w", "b"}                     # the caller's dict is not edited
+
+
+def test_state_dict_post_hook_prefix_in_container():
+    net = nn.Sequential(nn.Linear(1, 1), nn.Linear(1, 1))
+    net[1].register_state_dict_post_hook(lambda m, sd, prefix, md: sd.pop(prefix + "bias"))
+    assert list(net.state_dict()) == ["0.weight", "0.bias", "1.weight"]
