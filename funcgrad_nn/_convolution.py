@@ -24,7 +24,7 @@ from funcgrad.ops.windows import window_counts
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
     "max_unpool3d", "unfold",
@@ -833,3 +833,37 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
         return res
     idx = row * fnp.shape(x)[3] + fnp.take_along_axis(col, row, axis=2)
     return res, (idx[0] if unbatched else idx)
+
+
+def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, D, H, W)``/``(C, D, H, W)``; ``return_indices``: int64
+    flat indices into each ``D * H * W`` volume (first maximum in row-major order).
+
+    >>> import numpy as np
+    >>> adaptive_max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1, return_indices=True)
+    (array([[[[7.]]]]), array([[[[7]]]]))
+    """
+    x, unbatched, out = _adaptive_sizes(input, 3, output_size, "adaptive_max_pool3d")
+    # Separable, innermost axis first: the first maximum per W row, then the first H row
+    # holding the maximum, then the first D slice: the row-major first maximum.
+    v1, w_arg = _adaptive_max_axis(x, 4, out[2])
+    v2, h_arg = _adaptive_max_axis(v1, 3, out[1])
+    res, d_arg = _adaptive_max_axis(v2, 2, out[0])
+    if unbatched:
+        res = res[0]
+    if not return_indices:
+        return res
+    h_sel = fnp.take_along_axis(h_arg, d_arg, axis=2)
+    w_sel = _pick_w(w_arg, d_arg, h_sel)
+    shape = fnp.shape(x)
+    idx = (d_arg * shape[3] + h_sel) * shape[4] + w_sel
+    return res, (idx[0] if unbatched else idx)
+
+
+def _pick_w(w_arg: Any, d_arg: Any, h_sel: Any) -> Any:
+    """w_arg (N, C, D, H, Ow) at the chosen D (d_arg, (N, C, Od, Oh, Ow)) and H (h_sel)."""
+    n, c, dd, hh, ow = fnp.shape(w_arg)
+    od, oh = fnp.shape(d_arg)[2:4]
+    flat = fnp.reshape(w_arg, (n, c, dd * hh, ow))
+    pos = fnp.reshape(d_arg * hh + h_sel, (n, c, od * oh, ow))
+    return fnp.reshape(fnp.take_along_axis(flat, pos, axis=2), (n, c, od, oh, ow))

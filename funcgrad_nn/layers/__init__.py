@@ -78,6 +78,7 @@ from funcgrad_nn.layers.pooling import (
     AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
@@ -118,7 +119,7 @@ __all__ = [
 
 # Convolution family (funcgrad_nn.layers.conv, pooling, padding, upsampling, fold).
 __all__ += [
-    "AdaptiveAvgPool3d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d",

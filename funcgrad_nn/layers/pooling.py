@@ -8,7 +8,7 @@ from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
@@ -167,6 +167,19 @@ class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
 
     def forward(self, input: Any) -> Any:
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d):
+    """Adaptive 3-D max pooling (``return_indices``: flat indices into each ``D * H * W``
+    volume).
+
+    >>> import numpy as np
+    >>> AdaptiveMaxPool3d((1, 2, 2))(np.ones((1, 2, 3, 4, 5))).shape
+    (1, 2, 1, 2, 2)
+    """
+
+    def forward(self, input: Any) -> Any:
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class MaxPool3d(_MaxPoolNd):

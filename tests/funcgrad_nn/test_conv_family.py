@@ -180,3 +180,23 @@ def test_layers_run_forward_and_backward_on_the_test_device(ctor, shape):
         assert host(g).dtype == np.float32
     gx = funcgrad.grad(lambda v: (model(v) ** 2).sum())(x)
     assert host(gx).shape == shape
+
+
+def test_adaptive_max_pool3d_matches_brute_force_first_maximum():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.standard_normal((2, 2, 5, 4, 6)))  # rounded: many ties
+    out = (3, 3, 4)
+    vals, idx = F.adaptive_max_pool3d(x, out, return_indices=True)
+    grad = funcgrad.grad(lambda a: F.adaptive_max_pool3d(a, out).sum())(x)
+    want_grad = np.zeros_like(x)
+    for n, c, i, j, k in np.ndindex(2, 2, *out):
+        sl = [slice((o * s) // m, -((-(o + 1) * s) // m)) for o, s, m in
+              zip((i, j, k), x.shape[2:], out)]
+        win = x[n, c][tuple(sl)]
+        first = np.unravel_index(np.argmax(win), win.shape)
+        pos = tuple(s.start + f for s, f in zip(sl, first))
+        assert vals[n, c, i, j, k] == win.max()
+        assert idx[n, c, i, j, k] == np.ravel_multi_index(pos, x.shape[2:])
+        want_grad[(n, c) + pos] += 1
+    np.testing.assert_array_equal(grad, want_grad)
+    assert nn.AdaptiveMaxPool3d((1, 2, None))(x).shape == (2, 2, 1, 2, 6)
