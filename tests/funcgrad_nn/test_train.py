@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import DEVICE, dev, host
 
 import funcgrad_nn as nn
 from funcgrad_nn.train import EarlyStopping, Trainer, accuracy, fit
@@ -104,18 +105,14 @@ def test_grad_accumulation_equals_one_big_batch():
 
 
 def test_clipping_options():
-    # Through the trainer: a huge learning rate with clipping moves each weight by <= lr*clip.
-    m = nn.Linear(1, 1, bias=False)
-    m.weight[...] = 0.0
-    fit(m, nn.MSELoss(), nn.optim.SGD(m.parameters(), lr=1.0),
-        [(np.ones((1, 1), np.float32), np.full((1, 1), 100.0, np.float32))], epochs=1,
-        clip_grad_value=0.5, progress=False)
-    assert float(m.weight[0, 0]) == pytest.approx(0.5)
-    m.weight[...] = 0.0
-    fit(m, nn.MSELoss(), nn.optim.SGD(m.parameters(), lr=1.0),
-        [(np.ones((1, 1), np.float32), np.full((1, 1), 100.0, np.float32))], epochs=1,
-        clip_grad_norm=2.0, progress=False)
-    assert float(m.weight[0, 0]) == pytest.approx(2.0, rel=1e-5)
+    # A huge learning rate with clipping moves the weight by exactly lr * clip.
+    batch = [dev((np.ones((1, 1), np.float32), np.full((1, 1), 100.0, np.float32)))]
+    for option, expected in (("clip_grad_value", 0.5), ("clip_grad_norm", 2.0)):
+        m = nn.Linear(1, 1, bias=False).to(DEVICE)
+        m.weight[...] = 0.0
+        fit(m, nn.MSELoss(), nn.optim.SGD(m.parameters(), lr=1.0), batch, epochs=1,
+            progress=False, **{option: expected})
+        assert float(host(m.weight)[0, 0]) == pytest.approx(expected, rel=1e-5), option
 
 
 def test_early_stopping_stops_and_restores_the_best_weights():
