@@ -48,13 +48,22 @@ class _SpectralNorm(Module):
         super().__init__()
         self.n_power_iterations, self.dim, self.eps = n_power_iterations, dim, eps
         if weight.ndim > 1:
-            mat = self._matrix(weight)
+            # Host NumPy at construction (parameters are created on the host; Module.to()
+            # moves these buffers with them): random unit vectors, then 15 power iterations.
+            w = numpy.moveaxis(numpy.asarray(funcgrad.to_numpy(weight)), dim, 0)
+            mat = w.reshape(w.shape[0], -1)
             rng = numpy.random.default_rng()
-            u = _normalize(rng.standard_normal(mat.shape[0]).astype(weight.dtype), eps)
-            v = _normalize(rng.standard_normal(mat.shape[1]).astype(weight.dtype), eps)
-            self.register_buffer("_u", numpy.asarray(u))
-            self.register_buffer("_v", numpy.asarray(v))
-            self._power_method(mat, 15)
+
+            def unit(x: numpy.ndarray) -> numpy.ndarray:
+                return x / max(float(numpy.linalg.norm(x)), eps)
+
+            u = unit(rng.standard_normal(mat.shape[0]))
+            v = unit(rng.standard_normal(mat.shape[1]))
+            for _ in range(15):
+                u = unit(mat @ v)
+                v = unit(mat.T @ u)
+            self.register_buffer("_u", u.astype(weight.dtype))
+            self.register_buffer("_v", v.astype(weight.dtype))
 
     def _matrix(self, w: Any) -> Any:
         if self.dim != 0:

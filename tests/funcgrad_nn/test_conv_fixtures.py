@@ -15,6 +15,7 @@ import pytest
 
 import funcgrad_nn as nn
 from funcgrad_nn.module import Module, Parameter
+from tests.helpers import DEVICE, dev, host
 
 HERE = pathlib.Path(__file__).parent / "fixtures" / "conv"
 INDEX = json.loads((HERE / "cases.json").read_text())["cases"]
@@ -39,7 +40,7 @@ class _Holder(Module):
 
 
 def _close(actual, desired, dtype, what):
-    actual = np.asarray(actual)
+    actual = np.asarray(host(actual))
     desired = np.asarray(desired)
     assert actual.shape == desired.shape, f"{what}: shape {actual.shape} != {desired.shape}"
     if desired.dtype.kind in "iub":
@@ -68,11 +69,12 @@ def test_matches_pytorch(case, dtype):
         nn.set_default_dtype(old)
     state = {k[3:]: v for k, v in rec.items() if k.startswith("sd/")}
     module.load_state_dict(state)
-    inputs = [rec[f"in/{i}"] for i in range(sum(k.startswith("in/") for k in rec))]
+    module.to(DEVICE)
+    inputs = dev([rec[f"in/{i}"] for i in range(sum(k.startswith("in/") for k in rec))])
     diff = {i: inputs[i] for i in range(len(inputs)) if f"gin/{i}" in rec}
     fwd = {k: tuple(v) if isinstance(v, list) else v for k, v in case["fwd"].items()}
     holder = _Holder(module, diff)
-    ct = rec["ct"]
+    ct = dev(rec["ct"])
 
     def loss_fn(h):
         args = [getattr(h, f"x{i}") if i in diff else x for i, x in enumerate(inputs)]

@@ -11,6 +11,7 @@ import pytest
 import funcgrad
 import funcgrad_nn as nn
 from funcgrad_nn.utils.parametrizations import is_parametrized, spectral_norm, weight_norm
+from tests.helpers import DEVICE, dev, host
 
 G0 = [[1.0, -2.0], [3.0, 0.5]]
 G1 = [4.0, -1.0, 2.0]
@@ -25,22 +26,22 @@ TORCH = {
 
 @pytest.mark.parametrize("norm_type", list(TORCH))
 def test_clip_grad_norm_matches_torch(norm_type):
-    grads = {"a": np.array(G0), "b": np.array(G1)}
+    grads = dev({"a": np.array(G0), "b": np.array(G1)})
     total = nn.utils.clip_grad_norm_(grads, 2.5, norm_type=norm_type)
     ref_total, ref_first = TORCH[norm_type]
-    np.testing.assert_allclose(float(total), ref_total, rtol=1e-12)
-    np.testing.assert_allclose(grads["a"][0, 0], ref_first, rtol=1e-12)
-    np.testing.assert_allclose(grads["b"], np.array(G1) * ref_first, rtol=1e-12)
+    np.testing.assert_allclose(float(host(total)), ref_total, rtol=1e-12)
+    np.testing.assert_allclose(host(grads["a"])[0, 0], ref_first, rtol=1e-12)
+    np.testing.assert_allclose(host(grads["b"]), np.array(G1) * ref_first, rtol=1e-12)
 
 
 def test_clip_grad_norm_below_max_is_unchanged_and_modules_work():
-    model = nn.Linear(3, 2)
-    grads = nn.grad(lambda m: m(np.ones((4, 3), np.float32)).sum())(model)
-    before = [g.copy() for g in nn.tree_leaves(grads)]
+    model = nn.Linear(3, 2).to(DEVICE)
+    grads = nn.grad(lambda m: m(dev(np.ones((4, 3), np.float32))).sum())(model)
+    before = [host(g).copy() for g in nn.tree_leaves(grads)]
     total = nn.utils.clip_grad_norm_(grads, 1e6)
     assert total.dtype == np.float32
     for a, b in zip(nn.tree_leaves(grads), before):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(host(a), b)
 
 
 def test_clip_errors_and_pure_form_under_jit():
