@@ -178,7 +178,10 @@ def torch_momentum(momentum: float, dampening: float = 0.0,
 
     def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
         buf = s["momentum_buffer"]
-        buf = g if buf is None else buf * momentum + (1 - dampening) * g
+        if buf is None:
+            buf = g
+        else:  # (1 - 0) * g is g: skip that pass over the array when there is no dampening
+            buf = buf * momentum + ((1 - dampening) * g if dampening else g)
         return (g + momentum * buf if nesterov else buf), {"momentum_buffer": buf}
 
     return leafwise(lambda p: {"momentum_buffer": None}, update)

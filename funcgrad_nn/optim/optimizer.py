@@ -330,11 +330,14 @@ class Optimizer:
                 _add_in_place(p, u, i)
 
     _FUSED_MIN_SIZE = 1 << 16  # below this many elements per group, eager dispatch is cheaper
+    # Fuse by default only where it was measured faster (benchmarks/bench_optim.py): Adam's
+    # long elementwise chains gain; SGD's short one loses to the per-parameter loop.
+    _fuse_by_default = False
 
     def _wants_fused(self, group: dict[str, Any], ps: list[Any]) -> bool:
         foreach = group.get("foreach")
         if foreach is None:
-            return sum(p.size for p in ps) >= self._FUSED_MIN_SIZE
+            return self._fuse_by_default and sum(p.size for p in ps) >= self._FUSED_MIN_SIZE
         return bool(foreach)
 
     def _fused_update(self, group: dict[str, Any], ps: list[Any]) -> Any:
@@ -699,6 +702,8 @@ class Adam(Optimizer):
     >>> np.round(w, 6)
     array([-0.1,  0.1])
     """
+
+    _fuse_by_default = True
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
