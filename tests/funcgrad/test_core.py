@@ -155,3 +155,65 @@ def test_trace_context_is_restored_after_errors() -> None:
     with pytest.raises(ZeroDivisionError):
         funcgrad.grad(lambda x: 1 // 0)(1.0)
     assert current_trace() is eval_trace
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit", "vmap", "jvp"])
+def test_hashing_a_tracer_names_funcgrad_tracer(transform) -> None:
+    """One ``Tracer.__hash__`` (in core) for every tracer: the message names funcgrad's Tracer
+    and the line, never an interpreter's class (it used to say 'TapeTracer')."""
+
+    def f(x):
+        return {x: 1} and x
+
+    run = {
+        "grad": lambda: funcgrad.grad(f)(1.0),
+        "jit": lambda: funcgrad.jit(f)(1.0),
+        "vmap": lambda: funcgrad.vmap(f)(dev(np.ones(2))),
+        "jvp": lambda: funcgrad.jvp(f, (1.0,), (1.0,)),
+    }[transform]
+    with pytest.raises(TypeError, match="unhashable type: funcgrad Tracer") as info:
+        run()
+    msg = str(info.value)
+    assert "test_core.py" in msg and "Tape" not in msg and "StagingTracer" not in msg
+
+
+def test_derived_origins_are_kept_structured() -> None:
+    """Origins are labels, not strings parsed back: a value derived from derived values names
+    the inputs once each, three at most, then '...'."""
+    from funcgrad.errors import ConcretizationError
+
+    def f(a, b, c, d):
+        s = (a + b) * (c + d)
+        t = s * a * s
+        if t > 0:
+            return t
+        return s
+
+    with pytest.raises(ConcretizationError) as info:
+        funcgrad.jit(f)(1.0, 2.0, 3.0, 4.0)
+    msg = str(info.value)
+    assert "(derived from argument a, argument b, argument c, ...)" in msg
+    assert msg.count("...") == 1 and "derived from derived" not in msg
+
+
+def test_higher_order_params_stay_out_of_the_abstract_cache() -> None:
+    """``carries_jaxprs`` (not ``multiple_results``) keeps jaxpr-carrying params out of the
+    abstract-evaluation cache; multi-output primitives without jaxprs are cached."""
+    from funcgrad.interpreters import staging
+    from funcgrad.ir import ClosedJaxpr
+    from funcgrad.ops.control_flow import cond_p
+    from funcgrad.ops.sorting import sort_p
+
+    assert cond_p.carries_jaxprs and cond_p.multiple_results
+    assert sort_p.multiple_results and not sort_p.carries_jaxprs
+
+    def f(x):
+        y = funcgrad.lax.cond(x[0] > 0, lambda v: v * 2.0, lambda v: v - 1.0, x)
+        return fnp.sort(y)
+
+    staging._abstract_cache.clear()
+    funcgrad.jit(f)(dev(np.array([3.0, 1.0, 2.0])))
+    keys = list(staging._abstract_cache)
+    assert any(k[0] is sort_p for k in keys)
+    assert not any(isinstance(part, ClosedJaxpr) or (type(part) is tuple
+                   and any(isinstance(v, ClosedJaxpr) for v in part)) for k in keys for part in k)
