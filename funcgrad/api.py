@@ -20,7 +20,7 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.core import _trace_var, current_trace, eval_trace
+from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
 from funcgrad.errors import MissingRuleError
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
@@ -50,13 +50,17 @@ __all__ = [
 # Flattening helpers
 
 
-def _flatten_fun(f: Callable[..., Any], in_tree: Any, out_store: list) -> Callable[..., list]:
+def _flatten_fun(f: Callable[..., Any], in_tree: Any, out_store: list,
+                 fname: str = "make_jaxpr") -> Callable[..., list]:
     """A flat function over leaves; records the output treedef into ``out_store``."""
 
     def flat(*leaves: Any) -> list[Any]:
         args = tree_util.tree_unflatten(in_tree, list(leaves))
         out = f(*args)
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            if not isinstance(leaf, Tracer):
+                _check_output_leaf(leaf, out, fname)
         out_store.append(out_tree)
         return out_leaves
 
@@ -233,6 +237,18 @@ def _describe_value(x: Any) -> str:
     return f"a {type(x).__name__}"
 
 
+def _check_output_leaf(leaf: Any, out: Any, fname: str) -> None:
+    try:
+        get_aval(leaf)
+    except TypeError:
+        where = next((tree_util.keystr(p) for p, v in tree_util.tree_flatten_with_path(out)[0]
+                      if v is leaf), "")
+        raise TypeError(
+            f"{fname}: the function's output{where} is {_describe_value(leaf)}, not an array "
+            "or a number; return arrays (or pytrees of them)"
+        ) from None
+
+
 def _check_callable(fun: Any, fname: str) -> None:
     if not callable(fun):
         raise TypeError(f"{fname}: expected a function to transform, got {type(fun).__name__}")
@@ -271,6 +287,9 @@ class _AuxFlat:
             self.aux_traced = [i for i, x in enumerate(self.aux_leaves) if isinstance(x, Tracer)]
             aux_out = [self.aux_leaves[i] for i in self.aux_traced]
         out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            if not isinstance(leaf, Tracer):
+                _check_output_leaf(leaf, out, self.fname)
         self.n_out = len(out_leaves)
         return out_leaves + aux_out
 
@@ -368,25 +387,31 @@ def jvp(
         >>> float(y), float(dy)
         (0.0, 1.0)
     """
+    return _jvp(fun, primals, tangents, has_aux, "jvp")
+
+
+def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+         has_aux: bool, fname: str) -> Any:
+    """:func:`jvp`, its errors naming ``fname`` (the function the user called)."""
     if not isinstance(primals, tuple | list) or not isinstance(tangents, tuple | list):
         raise TypeError(
-            "jvp: primals and tangents must be tuples (or lists) of arguments, got "
+            f"{fname}: primals and tangents must be tuples (or lists) of arguments, got "
             f"{type(primals).__name__} and {type(tangents).__name__}; for one argument write "
             "jvp(f, (x,), (t,))"
         )
     if len(primals) != len(tangents):
         raise ValueError(
-            f"jvp: got {len(primals)} primals but {len(tangents)} tangents; give one tangent "
+            f"{fname}: got {len(primals)} primals but {len(tangents)} tangents; give one tangent "
             "per argument"
         )
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves = _flatten_like(p_tree, tuple(tangents), "jvp", "tangents", "primals")
+    t_leaves = _flatten_like(p_tree, tuple(tangents), fname, "tangents", "primals")
     primal_tup = tuple(primals)
     t_in = [
-        _check_tangent(get_aval(p), t, "jvp", where=_leaf_where(primal_tup, i, "tangents"))
+        _check_tangent(get_aval(p), t, fname, where=_leaf_where(primal_tup, i, "tangents"))
         for i, (p, t) in enumerate(zip(p_leaves, t_leaves))
     ]
-    flat = _AuxFlat(fun, p_tree, has_aux, "jvp")
+    flat = _AuxFlat(fun, p_tree, has_aux, fname)
     outs_p, outs_t = jvp_flat(flat, p_leaves, t_in)
     n = flat.n_out
     outs_t = [_materialize_tangent(t) for t in outs_t[:n]]
@@ -519,7 +544,8 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
         # array is float32); their cotangents are float64, as grad's are.
         in_avals.append(a)
     store: list = []
-    closed = trace_to_jaxpr(_flatten_fun(fun, p_tree, store), in_avals, current_trace())
+    closed = trace_to_jaxpr(_flatten_fun(fun, p_tree, store, "linear_transpose"), in_avals,
+                            current_trace())
     out_tree = store[0]
     out_avals = closed.out_avals
     ct_avals = [tangent_aval(a) for a in in_avals]
@@ -557,9 +583,19 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
 
 
 def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: str) -> None:
+    if x is None:
+        raise TypeError(
+            f"{fname}: argument {i} is None, so there is nothing to differentiate; pass an "
+            "array, a number or a pytree of them (or choose other argnums)"
+        )
     for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
-        a = get_aval(leaf)
         where = f"argument {i}{tree_util.keystr(path)}"
+        try:
+            a = get_aval(leaf)
+        except TypeError:
+            raise TypeError(
+                f"{fname}: {where} is {_describe_value(leaf)}, not an array or a number"
+            ) from None
         if holomorphic and a.dtype.kind != "c":
             raise TypeError(
                 f"{fname} with holomorphic=True requires complex inputs, but {where} has "
@@ -638,24 +674,35 @@ def value_and_grad(
         >>> float(v), float(g)
         (9.0, 6.0)
     """
-    fname = "value_and_grad"
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
+
+
+def _value_and_grad(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    holomorphic: bool,
+    allow_int: bool,
+    fname: str,
+) -> Callable[..., Any]:
+    """:func:`value_and_grad`, its errors naming ``fname`` (the function the user called)."""
     _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
     @functools.wraps(fun)
     def vg(*args: Any, **kwargs: Any) -> Any:
-        idx = _resolve_argnums(argnums_t, len(args), "grad")
+        idx = _resolve_argnums(argnums_t, len(args), fname)
         diff_args = tuple(args[i] for i in idx)
         for i, a in zip(idx, diff_args):
-            _check_diff_arg(a, i, allow_int, holomorphic, "grad")
+            _check_diff_arg(a, i, allow_int, holomorphic, fname)
         res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True,
-                   fname="grad")
+                   fname=fname)
         if has_aux:
             ans, f_vjp, aux = res
         else:
             ans, f_vjp = res
-        a = _check_scalar_output(ans, holomorphic, "grad")
+        a = _check_scalar_output(ans, holomorphic, fname)
         g = f_vjp(_ones_like_output(ans, a))
         g = g[0] if single else tuple(g)
         if has_aux:
@@ -685,8 +732,7 @@ def grad(
         >>> funcgrad.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
         {'b': array(2.), 'w': array(3.)}
     """
-    _check_callable(fun, "grad")
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @functools.wraps(fun)
     def g(*args: Any, **kwargs: Any) -> Any:
@@ -725,6 +771,7 @@ def _std_basis(avals: Sequence[ShapedArray], dtypes: Sequence[Any]) -> list[Any]
         s = _size(a)
         block = numpy.zeros((n, s), dtype=dt)
         block[numpy.arange(offset, offset + s), numpy.arange(s)] = 1
+        block.flags.writeable = False  # fixed: jit may fold it (compile.passes.is_frozen)
         offset += s
         dev = a.device
         b = block.reshape((n,) + a.shape)
@@ -822,7 +869,7 @@ def jacfwd(
 
         def pushfwd(*b: Any) -> Any:
             t = tree_util.tree_unflatten(in_tree, list(b))
-            res = jvp(f_partial, dyn, t, has_aux=has_aux)
+            res = _jvp(f_partial, dyn, t, has_aux, fname)
             y, dy = res[0], res[1]
             y_leaves, out_tree = tree_util.tree_flatten(y)
             y_avals = [get_aval(v) for v in y_leaves]
@@ -908,7 +955,7 @@ def jacrev(
         dyn = tuple(args[i] for i in idx)
         _check_jac_inputs(dyn, idx, holomorphic, allow_int, fname, complex_ok=True)
         f_partial = _partial(fun, args, kwargs, idx)
-        res = vjp(f_partial, *dyn, has_aux=has_aux)
+        res = _vjp(f_partial, dyn, has_aux, eager_pullback=False, fname=fname)
         y, pullback = res[0], res[1]
         y_leaves, out_tree = tree_util.tree_flatten(y)
         y_avals = [get_aval(v) for v in y_leaves]
@@ -1013,7 +1060,7 @@ def hvp(
     """
     primals, tangents = _check_pair(primals, tangents, "hvp", "tangents")
     # Integer arguments (counts, indices) take None tangents and get float0 results.
-    vg = value_and_grad(fun, argnums=tuple(range(len(primals))), allow_int=True)
+    vg = _value_and_grad(fun, tuple(range(len(primals))), False, False, True, "hvp")
     (value, _), (_, hv) = jvp(vg, primals, tangents)
     return value, tuple(hv)
 
@@ -1036,7 +1083,7 @@ def vhp(
     """
     primals, v = _check_pair(primals, v, "vhp", "v")
     # Integer arguments (counts, indices) take None tangents and get float0 results.
-    vg = value_and_grad(fun, argnums=tuple(range(len(primals))), allow_int=True)
+    vg = _value_and_grad(fun, tuple(range(len(primals))), False, False, True, "vhp")
 
     def g_with_value(*xs: Any) -> Any:
         value, g = vg(*xs)
@@ -1072,7 +1119,8 @@ def elementwise_grad(
         dyn = tuple(args[i] for i in idx)
         for i, a in zip(idx, dyn):
             _check_diff_arg(a, i, allow_int, False, fname)
-        y, pullback = _vjp(_partial(fun, args, kwargs, idx), dyn, False, eager_pullback=True)
+        y, pullback = _vjp(_partial(fun, args, kwargs, idx), dyn, False, eager_pullback=True,
+                           fname=fname)
 
         def one(o: Any) -> Any:
             a = get_aval(o)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -24,8 +22,10 @@ from funcgrad.backend import xp_for
 from funcgrad.errors import (
     ConcretizationError,
     FuncgradError,
+    SourceInfo,
     TracerMutationError,
     UnexpectedTracerError,
+    user_source_info,
 )
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "bind_axis_for_context",
     "unbind_axis",
     "axis_env_key",
+    "non_array_operand_error",
 ]
 
 Params = dict[str, Any]
@@ -112,6 +113,9 @@ class Trace:
     __slots__ = ("parent", "tag", "__weakref__")
     #: how error messages name the transformation this trace implements
     user_name = "a transformation"
+    #: whether this trace differentiates its tracers: converting one of its float tracers to a
+    #: Python number (float(), math.*) would drop the derivative silently, so it raises
+    differentiates = False
 
     def __init__(self, parent: Trace | None) -> None:
         self.parent = parent
@@ -201,6 +205,9 @@ def _explain_impl_failure(
         return rule_error
     except Exception:
         avals = None
+        bad_operand = non_array_operand_error(prim, args)
+        if bad_operand is not None:
+            return bad_operand
     shapes = ", ".join(a.str_short() for a in avals) if avals else "?"
     msg = f"{prim.name} on ({shapes}) failed{user_source_info().at()}: {e}"
     try:
@@ -209,6 +216,20 @@ def _explain_impl_failure(
         return type(e)(msg)
     except Exception:
         return RuntimeError(msg)
+
+
+def non_array_operand_error(prim: Primitive, args: Sequence[Any]) -> TypeError | None:
+    """The error naming the first operand of ``prim`` that is not an array (None if all are)."""
+    for i, a in enumerate(args):
+        try:
+            get_aval(a)
+        except TypeError:
+            what = "None" if a is None else f"a {type(a).__name__}"
+            return TypeError(
+                f"{prim.name}: operand {i} is {what}, not an array or a number"
+                f"{user_source_info().at()}"
+            )
+    return None
 
 
 eval_trace = EvalTrace(None)
@@ -247,47 +268,6 @@ def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# Source locations: errors and equations point at the user's line, not ours.
-
-_OUR_DIRS = tuple(
-    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d) + os.sep
-    for d in ("funcgrad", "funcgrad_nn")
-)
-_SKIP_FILES = ("contextlib.py", "functools.py", "<frozen")
-
-
-class SourceInfo:
-    """Where in the user's code an operation was written."""
-
-    __slots__ = ("filename", "lineno", "function")
-
-    def __init__(self, filename: str, lineno: int, function: str) -> None:
-        self.filename = filename
-        self.lineno = lineno
-        self.function = function
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.lineno} ({self.function})"
-
-    def at(self) -> str:
-        return f" at {self}" if self.filename else ""
-
-
-_NO_SOURCE = SourceInfo("", 0, "")
-
-
-def user_source_info() -> SourceInfo:
-    """The innermost stack frame outside funcgrad (the user's line)."""
-    f = sys._getframe(1)
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_OUR_DIRS) and not fn.endswith(_SKIP_FILES):
-            return SourceInfo(fn, f.f_lineno, f.f_code.co_name)
-        f = f.f_back
-    return _NO_SOURCE
-
-
-# ---------------------------------------------------------------------------------------------
 # Tracers
 
 
@@ -296,9 +276,12 @@ class Tracer:
 
     Tracers behave like arrays: Python operators, ``.T``, ``.shape``, indexing, array methods
     and the NumPy protocols (``numpy.sin(t)`` and ``ndarray * t`` trace) are installed by
-    :mod:`funcgrad.numpy`. Converting to a Python value (``bool``, ``float``, ``int``) works
-    when the trace knows the concrete value (under ``grad``, ``jvp``) and raises
-    :class:`ConcretizationError` under staging (``jit``, ``make_jaxpr``).
+    :mod:`funcgrad.numpy`. ``bool()`` (a Python ``if``) works when the trace knows the
+    concrete value (under ``grad``, ``jvp``) and raises :class:`ConcretizationError` under
+    staging (``jit``, ``make_jaxpr``) and ``vmap``. ``float()``, ``int()``, ``complex()`` (and
+    so ``math.*`` and NumPy's scalar types) of a value being differentiated raise too: the
+    Python number would silently carry no derivative. ``x.item()`` gives that constant on
+    purpose.
     """
 
     __slots__ = ("_trace",)
@@ -371,13 +354,20 @@ class Tracer:
         return bool(self._concrete("bool() / a Python `if` or `while` condition"))
 
     def __float__(self) -> float:
-        return float(self._concrete("float()"))
+        return float(self._number("float()"))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()"))
+        return int(self._number("int()"))
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("complex()"))
+        return complex(self._number("complex()"))
+
+    def _number(self, what: str) -> Any:
+        # A Python number cannot carry a derivative: converting a differentiated value would
+        # make it a constant without a word (x * float(x) differentiating as 3x, not x**2).
+        if self._trace.differentiates and self.aval.dtype.kind in "fc":
+            raise _dropped_derivative_error(self, what)
+        return self._concrete(what)
 
     def __index__(self) -> int:
         return int(self._concrete("an index (__index__)").__index__())
@@ -391,6 +381,9 @@ class Tracer:
             + (" A NumPy array indexed by a traced integer (x[i] in a loop body or under "
                "jit) needs funcgrad's indexing: fnp.take(x, i, axis=0) or fnp.at(x)[i].get()."
                if self.aval.dtype.kind in "iub" else "")
+            + (" Converting a value being differentiated would also drop its derivative; if a "
+               "constant is meant, use funcgrad.stop_gradient(x) first."
+               if self._trace.differentiates else "")
         )
 
     def __repr__(self) -> str:
@@ -438,6 +431,17 @@ def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
         "Fixes: mark the argument static (jit's static_argnums/static_argnames), or use "
         "structured control flow: funcgrad.numpy.where / funcgrad.cond for `if`, "
         "funcgrad.while_loop / funcgrad.fori_loop / funcgrad.scan for loops."
+    )
+
+
+def _dropped_derivative_error(t: Tracer, what: str) -> ConcretizationError:
+    return ConcretizationError(
+        f"{what} of a value being differentiated ({t.aval.str_short()}, under "
+        f"{t._trace.user_name}){user_source_info().at()} would drop its derivative: a Python "
+        "number (also what math.* functions and NumPy scalar types such as numpy.float64(x) "
+        "make) is a constant to funcgrad. Keep the value an array and use funcgrad.numpy "
+        "(`fnp.sin(x)` for `math.sin(x)`, `x.astype(fnp.float32)` for a cast); if a constant "
+        "is really meant, say so with `funcgrad.stop_gradient(x)` (or `x.item()`)."
     )
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+
 __all__ = [
     "FuncgradError",
     "ConcretizationError",
@@ -11,7 +15,97 @@ __all__ = [
     "DTypeError",
     "DeviceMismatchError",
     "TracerMutationError",
+    "SourceInfo",
+    "user_source_info",
+    "name_user_line",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Source locations: errors and equations point at the user's line, not ours.
+
+_OUR_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d) + os.sep
+    for d in ("funcgrad", "funcgrad_nn")
+)
+_SKIP_FILES = ("contextlib.py", "functools.py", "<frozen")
+
+
+class SourceInfo:
+    """Where in the user's code an operation was written."""
+
+    __slots__ = ("filename", "lineno", "function")
+
+    def __init__(self, filename: str, lineno: int, function: str) -> None:
+        self.filename = filename
+        self.lineno = lineno
+        self.function = function
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno} ({self.function})"
+
+    def at(self) -> str:
+        return f" at {self}" if self.filename else ""
+
+
+_NO_SOURCE = SourceInfo("", 0, "")
+
+
+def user_source_info() -> SourceInfo:
+    """The innermost stack frame outside funcgrad (the user's line).
+
+    Example:
+        >>> user_source_info().function  # called from here, the doctest's own frame
+        '<module>'
+    """
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_OUR_DIRS) and not fn.endswith(_SKIP_FILES):
+            return SourceInfo(fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return _NO_SOURCE
+
+
+def name_user_line(e: BaseException) -> None:
+    """Append ``(at file:line (function))`` of the user's line to the message of ``e``, an
+    exception funcgrad raised (its innermost frame is funcgrad's), unless it names it already.
+
+    The line is the innermost frame of the traceback outside funcgrad.
+    """
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    if not frames or not frames[-1].f_code.co_filename.startswith(_OUR_DIRS):
+        return  # raised by the user's own code: the traceback says where
+    if not e.args or not isinstance(e.args[0], str):
+        return
+    for f in reversed(frames):
+        fn = f.f_code.co_filename
+        if not fn.startswith(_OUR_DIRS) and not fn.endswith(_SKIP_FILES):
+            src = SourceInfo(fn, f.f_lineno, f.f_code.co_name)
+            if str(src) not in e.args[0] and not _LOCATED.search(e.args[0]):
+                e.args = (f"{e.args[0]} (at {src})",) + tuple(e.args[1:])
+            return
+
+
+# "(at file.py:12 (fn))", as the errors below and the staging trace append it
+_LOCATED = re.compile(r" \(at [^()]+:\d+ \([^()]*\)\)")
+
+
+class _NamesUserLine(Exception):
+    """An error whose message ends with the user's line that caused it (``(at file:line
+    (function))``): shape and dtype errors are raised deep in funcgrad, often while a function
+    is traced, where the traceback alone does not say which of the user's operations failed."""
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str) and not _LOCATED.search(args[0]):
+            src = user_source_info()
+            if src.filename:
+                args = (f"{args[0]} (at {src})",) + args[1:]
+        super().__init__(*args)
 
 
 class FuncgradError(Exception):
@@ -39,11 +133,11 @@ class MissingRuleError(FuncgradError, NotImplementedError):
     """A primitive lacks the rule a transformation needs (jvp, transpose, batching)."""
 
 
-class ShapeError(FuncgradError, ValueError):
+class ShapeError(_NamesUserLine, FuncgradError, ValueError):
     """Operand shapes are incompatible for a primitive."""
 
 
-class DTypeError(FuncgradError, TypeError):
+class DTypeError(_NamesUserLine, FuncgradError, TypeError):
     """Operand dtypes are unsupported or incompatible for a primitive."""
 
 

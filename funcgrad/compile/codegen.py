@@ -613,6 +613,7 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     if dot is None:
         return list(eqns)
     eyes: set[Var] = set()
+    consts = {v: c for v, c in consts.items() if is_frozen(c)}  # values fixed at compile time
     for v, c in consts.items():
         a = v.aval
         if (a.ndim == 2 and a.shape[0] == a.shape[1] and a.size <= _EYE_MAX_SIZE
@@ -1218,3 +1219,4 @@ def compile_by_structure(closed: ClosedJaxpr, name: str = "jitted",
 
 # Imported last: fusion builds on the emitters above (and registers its own).
 from funcgrad.compile import fusion as _fusion  # noqa: E402
+from funcgrad.compile.passes import is_frozen  # noqa: E402

@@ -144,11 +144,33 @@ _KIND_PRESERVING = frozenset(
 )
 
 
+def is_frozen(val: Any) -> bool:
+    """Whether a const's value may be used at compile time (folded, tested for zeros, ones or
+    an identity): a scalar, or a read-only host array (as funcgrad makes ``jacfwd``'s basis).
+    A writeable array may be changed in place between calls (a Module's parameters, by an
+    optimizer): the compiled program reads it on every call, as the function itself does.
+    Device arrays have no read-only flag, so they always count as writeable.
+
+    Example:
+        >>> import numpy as np
+        >>> a = np.ones(2)
+        >>> is_frozen(1.0), is_frozen(a)
+        (True, False)
+        >>> a.flags.writeable = False
+        >>> is_frozen(a)
+        True
+    """
+    if not is_array(val):
+        return True
+    return type(val) is numpy.ndarray and not val.flags.writeable
+
+
 class _Facts:
-    """What the sweep knows: const values, producers of variables, zero/one-ness."""
+    """What the sweep knows: const values, producers of variables, zero/one-ness. Only frozen
+    consts (:func:`is_frozen`) are known: the others are read when the program runs."""
 
     def __init__(self, const_vals: dict[Var, Any]) -> None:
-        self.const_vals = const_vals
+        self.const_vals = {v: c for v, c in const_vals.items() if is_frozen(c)}
         self.producer: dict[Var, Eqn] = {}
         self.uses: dict[Var, int] = {}  # reads of each variable in the input jaxpr
         self._kind: dict[Var, str | None] = {}

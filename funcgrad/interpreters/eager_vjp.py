@@ -44,6 +44,7 @@ from funcgrad.interpreters.jvp import (
     linear_jvp_primitives,
     multilinear_primitives,
     tangent_aval,
+    zero_jvp_primitives,
 )
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.interpreters.transpose import (
@@ -94,6 +95,7 @@ class TapeTrace(Trace):
 
     __slots__ = ("nodes",)
     user_name = "grad"
+    differentiates = True
 
     def __init__(self) -> None:
         super().__init__(eval_trace)
@@ -114,7 +116,8 @@ class TapeTrace(Trace):
                     foreign = True
                 vals.append(x)
                 in_uids.append(-1)
-        if not live:
+        if not live or prim in zero_jvp_primitives:
+            # No derivative flows through (stop_gradient, floor, argmax): a plain constant.
             return eval_trace.process_primitive(prim, vals, params)
         backward = _backward_cache.get(prim)
         if backward is None:

@@ -201,6 +201,11 @@ def defjvp_zero(prim: Primitive) -> None:
         return outs, [Zero.from_primal(o) for o in outs]
 
     jvp_rules[prim] = rule
+    zero_jvp_primitives.add(prim)
+
+
+#: primitives whose outputs carry no derivative (defjvp_zero): the eager tape records none.
+zero_jvp_primitives: set[Primitive] = set()
 
 
 #: primitives whose JVP says they are linear; each must also have a transpose rule.
@@ -272,6 +277,7 @@ class JVPTrace(Trace):
 
     __slots__ = ()
     user_name = "jvp"
+    differentiates = True
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []

@@ -37,6 +37,7 @@ linearize_observer: ContextVar[Callable[[Primitive, list], None] | None] = Conte
 class LinearizeTrace(Trace):
     __slots__ = ("tangent_trace", "observe")
     user_name = "grad / vjp / linearize"
+    differentiates = True
 
     def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace) -> None:
         super().__init__(parent)

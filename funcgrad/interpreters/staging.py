@@ -20,10 +20,11 @@ from funcgrad.core import (
     Tracer,
     _trace_var,
     bind,
+    non_array_operand_error,
     set_current_trace,
     user_source_info,
 )
-from funcgrad.errors import FuncgradError, UnexpectedTracerError
+from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
@@ -211,7 +212,13 @@ class StagingTrace(Trace):
         rewrite = staging_rewrites.get(prim)
         if rewrite is not None:
             args, params = rewrite(self, args, params)
-        invars = [self.getvar(x) for x in args]
+        try:
+            invars = [self.getvar(x) for x in args]
+        except TypeError:
+            bad_operand = non_array_operand_error(prim, args)
+            if bad_operand is None:
+                raise
+            raise bad_operand from None
         try:
             out_avals = abstract_eval_cached(prim, [v.aval for v in invars], params)
         except FuncgradError as e:
@@ -275,5 +282,11 @@ def trace_to_jaxpr(
         trace.new_arg(a, origins[i] if origins else "") for i, a in enumerate(in_avals)
     ]
     with set_current_trace(trace):
-        outs = f(*args)
+        try:
+            outs = f(*args)
+        except (ValueError, TypeError, IndexError) as e:
+            # Shapes and dtypes are checked while tracing, deep in funcgrad: say which of the
+            # user's lines the failing operation was written on.
+            name_user_line(e)
+            raise
     return trace.to_jaxpr(list(outs))

@@ -104,7 +104,7 @@ def matmul(a: Any, b: Any) -> Any:
         return bind1(dot_general_p, a, b, dimension_numbers=_MM_DN)
     aa, ba = _aval(a), _aval(b)
     if an == 0 or bn == 0:
-        raise ValueError(
+        raise ShapeError(
             f"matmul: Input operand {0 if an == 0 else 1} does not have enough dimensions "
             "(a scalar operand; use * or fnp.multiply)"
         )

@@ -5,6 +5,7 @@ exceptions raised inside transformations, threads)."""
 from __future__ import annotations
 
 import concurrent.futures
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -180,6 +181,143 @@ def test_custom_rule_errors_name_the_rule() -> None:
     h.defjvp(lambda p, t: (h(p[0]), fnp.sum(t[0])))
     with pytest.raises(ValueError, match=r"JVP rule of h.*shape \(\)"):
         funcgrad.jvp(h, (dev(np.ones(2)),), (dev(np.ones(2)),))
+
+
+# -- Python numbers from differentiated values (issue: derivatives silently dropped) -----------
+
+
+_DROPS = [
+    ("float", lambda x: x * float(x)),
+    ("int", lambda x: x * int(x)),
+    ("complex", lambda x: x * complex(x).real),
+    ("math.sin", lambda x: math.sin(x) + x),
+    ("math.exp", lambda x: math.exp(x) * x),
+    ("np.float64", lambda x: x * np.float64(x)),
+    ("np.float32", lambda x: x * np.float32(x)),
+    ("np.int64", lambda x: x * np.int64(x)),
+    ("np.asarray", lambda x: x * np.asarray(x)),
+]
+
+
+@pytest.mark.parametrize("name, f", _DROPS, ids=[n for n, _ in _DROPS])
+@pytest.mark.parametrize("transform", [
+    lambda f: funcgrad.grad(f)(3.0),
+    lambda f: funcgrad.value_and_grad(f)(3.0),
+    lambda f: funcgrad.grad(funcgrad.grad(f))(3.0),
+    lambda f: funcgrad.jvp(f, (3.0,), (1.0,)),
+    lambda f: funcgrad.vjp(f, 3.0),
+    lambda f: funcgrad.jacfwd(f)(3.0),
+    lambda f: funcgrad.jacrev(f)(3.0),
+    lambda f: funcgrad.vmap(funcgrad.grad(f))(np.ones(2)),
+    lambda f: funcgrad.jit(funcgrad.grad(f))(3.0),
+    lambda f: funcgrad.grad(funcgrad.jit(f))(3.0),
+], ids=["grad", "value_and_grad", "grad-grad", "jvp", "vjp", "jacfwd", "jacrev", "vmap-grad",
+        "jit-grad", "grad-jit"])
+def test_python_numbers_of_differentiated_values_raise(name: str, f: Callable,
+                                                       transform: Callable) -> None:
+    # x * float(x) differentiated as 3x (not x**2) was a silent wrong answer.
+    with pytest.raises(funcgrad.ConcretizationError) as info:
+        transform(f)
+    msg = str(info.value)
+    assert __file__ in msg  # the user's line
+    if "being differentiated" in msg or "derivative" in msg:  # (else a jit/vmap error)
+        assert "stop_gradient" in msg
+
+
+def test_python_numbers_of_differentiated_values_name_the_fixes() -> None:
+    with pytest.raises(funcgrad.ConcretizationError,
+                       match=r"float\(\) of a value being differentiated \(f64\[\], under grad\)"
+                             r" at .*would drop its derivative.*funcgrad.numpy.*stop_gradient"):
+        funcgrad.grad(lambda x: x * float(x))(3.0)
+
+
+def test_constants_from_differentiated_values_are_asked_for_explicitly() -> None:
+    # stop_gradient (and item()) give constants; bool() for control flow keeps working.
+    sg = funcgrad.stop_gradient
+    assert float(funcgrad.grad(lambda x: x * float(sg(x)))(3.0)) == 3.0
+    assert float(funcgrad.grad(lambda x: x * math.sin(sg(x)))(1.0)) == pytest.approx(math.sin(1))
+    assert float(funcgrad.grad(lambda x: x * np.float64(sg(x)))(3.0)) == 3.0
+    assert float(funcgrad.grad(funcgrad.grad(lambda x: x * x * float(sg(x))))(3.0)) == 6.0
+    assert float(funcgrad.grad(lambda x: x * x.item())(3.0)) == 3.0
+    assert float(funcgrad.jvp(lambda x: x * float(sg(x)), (3.0,), (1.0,))[1]) == 3.0
+    assert float(funcgrad.grad(lambda x: x * 2.0 if x > 0 else -x)(1.0)) == 2.0
+    # integer values carry no derivative: int() of them is fine
+    assert float(funcgrad.grad(lambda x, n: x * int(n), allow_int=True)(3.0, np.int64(2))) == 2.0
+    # outside any transformation Python numbers are what they always were
+    assert float(fnp.sin(1.0)) == math.sin(1.0) == math.sin(fnp.asarray(1.0))
+    assert np.float64(fnp.ones(())) == 1.0
+
+
+# -- errors name the argument, the output, the function called and the user's line ------------
+
+
+def test_non_array_arguments_and_outputs_are_named() -> None:
+    with pytest.raises(TypeError, match=r"^grad: argument 0 is None"):
+        funcgrad.grad(lambda x: fnp.sin(x))(None)
+    with pytest.raises(TypeError, match=r"^value_and_grad: argument 1\['b'\] is a str"):
+        funcgrad.value_and_grad(lambda x, y: x, argnums=1)(1.0, {"b": "s"})
+    for api, name in ((funcgrad.grad, "grad"), (funcgrad.value_and_grad, "value_and_grad"),
+                      (funcgrad.elementwise_grad, "elementwise_grad"),
+                      (funcgrad.jacfwd, "jacfwd"), (funcgrad.jacrev, "jacrev"),
+                      (funcgrad.make_jaxpr, "make_jaxpr")):
+        with pytest.raises(TypeError, match=rf"^{name}: the function's output is a str"):
+            api(lambda x: "s")(1.0)
+    with pytest.raises(TypeError, match=r"^vjp: the function's output\['b'\] is a str"):
+        funcgrad.vjp(lambda x: {"a": x, "b": "s"}, 1.0)
+    with pytest.raises(TypeError, match=r"^jvp: the function's output is a str"):
+        funcgrad.jvp(lambda x: "s", (1.0,), (1.0,))
+    for run in (lambda: fnp.sin(None), lambda: funcgrad.jit(fnp.sin)(None),
+                lambda: funcgrad.jacfwd(fnp.sin)(None)):
+        with pytest.raises(TypeError, match=r"^sin: operand 0 is None, not an array"):
+            run()
+    with pytest.raises(TypeError, match=r"^add: operand 0 is a str.* at .*test_adversarial"):
+        fnp.add("a", 1.0)
+
+
+@pytest.mark.parametrize("api, name", [
+    (funcgrad.grad, "grad"), (funcgrad.value_and_grad, "value_and_grad"),
+    (funcgrad.jacfwd, "jacfwd"), (funcgrad.jacrev, "jacrev"),
+    (funcgrad.elementwise_grad, "elementwise_grad"),
+])
+def test_argnums_errors_name_the_function_called(api: Callable, name: str) -> None:
+    with pytest.raises(TypeError, match=rf"^{name}: argnums must contain ints"):
+        api(lambda x: x, argnums=("a",))
+    with pytest.raises(TypeError, match=rf"^{name}: argnums=3 but"):
+        api(lambda x: x, argnums=3)(1.0)
+    with pytest.raises(ValueError, match=rf"^{name}: argnums \(0, 0\) refers"):
+        api(lambda x: x, argnums=(0, 0))(1.0)
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: fnp.matmul(a, b), lambda a, b: fnp.matmul(a, 2.0), lambda a, b: fnp.dot(a, b),
+    lambda a, b: fnp.add(a, b.T[:1]), lambda a, b: fnp.reshape(a, (5,)),
+    lambda a, b: fnp.concatenate([a, b[0]]), lambda a, b: fnp.einsum("ij,jk", a, a),
+    lambda a, b: fnp.linalg.inv(a), lambda a, b: fnp.take_along_axis(a, b, axis=0),
+], ids=["matmul", "matmul-scalar", "dot", "add", "reshape", "concatenate", "einsum", "inv",
+        "take_along_axis"])
+@pytest.mark.parametrize("transform", [
+    funcgrad.jit, funcgrad.make_jaxpr, lambda f: funcgrad.jit(funcgrad.jit(f)),
+    lambda f: funcgrad.jit(lambda a, b: f(a, b[0]) if False else f(a, b)),
+], ids=["jit", "make_jaxpr", "jit-jit", "jit-lambda"])
+def test_shape_and_dtype_errors_raised_while_tracing_name_the_users_line(
+        f: Callable, transform: Callable) -> None:
+    a, b = dev(np.ones((2, 3))), dev(np.ones((2, 3)))
+    with pytest.raises((ValueError, TypeError, IndexError)) as info:
+        transform(f)(a, b)
+    assert f"{__file__}:" in str(info.value), str(info.value)
+    assert str(info.value).count(" (at ") <= 1  # named once, however deep the nesting
+
+
+@pytest.mark.parametrize("f", [
+    lambda a, b: fnp.matmul(a, b), lambda a, b: fnp.matmul(a, 2.0), lambda a, b: fnp.dot(a, b),
+    lambda a, b: fnp.add(a, b.T[:1]), lambda a, b: fnp.reshape(a, (5,)),
+    lambda a, b: fnp.concatenate([a, b[0]]), lambda a, b: fnp.einsum("ij,jk", a, a),
+], ids=["matmul", "matmul-scalar", "dot", "add", "reshape", "concatenate", "einsum"])
+def test_shape_errors_name_the_users_line_eagerly_too(f: Callable) -> None:
+    a, b = dev(np.ones((2, 3))), dev(np.ones((2, 3)))
+    with pytest.raises(funcgrad.ShapeError) as info:
+        f(a, b)
+    assert f"{__file__}:" in str(info.value), str(info.value)
 
 
 # -- state isolation --------------------------------------------------------------------------

@@ -476,7 +476,12 @@ def test_python_control_flow_on_primal_values_under_jacobians() -> None:
     for h in (funcgrad.hessian(f), funcgrad.jacfwd(funcgrad.grad(f)),
               funcgrad.jacrev(funcgrad.grad(f)), funcgrad.hessian(f, chunk_size=1)):
         assert_allclose(h(x), np.diag([6.0, 12.0]), **EXACT)
-    assert_allclose(funcgrad.jacfwd(lambda v: v * float(fnp.sum(v)))(x), 3.0 * np.eye(2), **EXACT)
+    # float() of a differentiated value would drop its derivative: an error; a constant is
+    # asked for with stop_gradient.
+    with pytest.raises(funcgrad.ConcretizationError, match="would drop its derivative"):
+        funcgrad.jacfwd(lambda v: v * float(fnp.sum(v)))(x)
+    assert_allclose(funcgrad.jacfwd(lambda v: v * float(funcgrad.stop_gradient(fnp.sum(v))))(x),
+                    3.0 * np.eye(2), **EXACT)
     with pytest.raises(funcgrad.ConcretizationError):
         funcgrad.vmap(funcgrad.hessian(f))(dev(np.stack([np.ones(2), -np.ones(2)])))
 
