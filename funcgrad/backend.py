@@ -20,6 +20,7 @@ from funcgrad.errors import DeviceMismatchError
 
 __all__ = [
     "devices",
+    "canonical_device",
     "device_put",
     "device_of",
     "default_device",
@@ -93,8 +94,47 @@ def devices() -> list[str]:
     return out
 
 
+#: the names PyTorch users write for funcgrad's devices
+_DEVICE_ALIASES = {"cuda": "gpu"}
+
+
+def canonical_device(device: Any) -> str:
+    """funcgrad's name ("cpu", "gpu", "strict") of a device named as PyTorch or CuPy users do.
+
+    ``"cuda"`` is ``"gpu"``; an index (``"cuda:0"``, ``"cpu:0"``) is accepted when it names
+    the device funcgrad uses: GPU arrays live on CuPy's current device (select another with
+    ``cupy.cuda.Device(n).use()``). Anything whose ``str`` is such a name works too.
+
+    Example:
+        >>> canonical_device("cuda:0"), canonical_device("cpu"), canonical_device("gpu")
+        ('gpu', 'cpu', 'gpu')
+    """
+    name = device if isinstance(device, str) else str(device)
+    base, sep, index = name.strip().lower().partition(":")
+    base = _DEVICE_ALIASES.get(base, base)
+    if base not in ("cpu", "gpu", "strict"):
+        raise ValueError(
+            f"unknown device {device!r}; expected 'cpu', 'cuda' (or 'gpu'), 'cuda:N' or "
+            "'strict' (the CPU test backend)"
+        )
+    if sep:
+        if not index.isdigit():
+            raise ValueError(f"device {device!r}: the index after ':' must be an integer")
+        wanted, current = int(index), 0
+        if base == "gpu" and wanted != 0:
+            current = _load_cupy().cuda.Device().id
+        if wanted != current:
+            raise ValueError(
+                f"device {device!r}: funcgrad uses one {base} device, index {current}"
+                + (f" (CuPy's current device); make device {wanted} current with "
+                   f"cupy.cuda.Device({wanted}).use() and name it 'cuda'"
+                   if base == "gpu" else "")
+            )
+    return base
+
+
 def xp_for_device(device: str) -> Any:
-    """The array module of ``device`` ("cpu", "gpu" or "strict").
+    """The array module of ``device`` ("cpu", "gpu" or "strict"; "cuda", "cuda:N" too).
 
     Example:
         >>> xp_for_device("cpu").__name__
@@ -103,10 +143,9 @@ def xp_for_device(device: str) -> Any:
     mod = _modules.get(device)
     if mod is not None:
         return mod
-    loader = _loaders.get(device)
-    if loader is None:
-        raise ValueError(f"unknown device {device!r}; expected one of 'cpu', 'gpu', 'strict'")
-    return loader()
+    device = canonical_device(device)
+    mod = _modules.get(device)
+    return mod if mod is not None else _loaders[device]()
 
 
 def device_of(x: Any) -> str | None:
@@ -166,6 +205,7 @@ def default_device(device: str) -> Iterator[None]:
         ...     type(fnp.zeros(2)).__name__
         'ndarray'
     """
+    device = canonical_device(device)
     xp_for_device(device)
     token = _default_device.set(device)
     try:
@@ -218,7 +258,7 @@ def xp_for(*values: Any, what: str = "operation") -> Any:
 
 
 def device_put(x: Any, device: str | None = None) -> Any:
-    """Copy an array (or a pytree of arrays) to ``device`` ("cpu", "gpu" or "strict").
+    """Copy an array (or a pytree of arrays) to ``device`` ("cpu", "gpu"/"cuda" or "strict").
 
     Example:
         >>> y = device_put({"w": numpy.ones(2)}, "strict")
@@ -227,7 +267,7 @@ def device_put(x: Any, device: str | None = None) -> Any:
     """
     from funcgrad import tree_util
 
-    device = device or _default_device.get()
+    device = canonical_device(device) if device else _default_device.get()
     xp = xp_for_device(device)
 
     def put(v: Any) -> Any:

@@ -101,3 +101,25 @@ def test_gpu_host_mixing_is_an_error() -> None:  # pragma: no cover - needs CUDA
     x = funcgrad.device_put(np.ones(3), "gpu")
     with pytest.raises(funcgrad.DeviceMismatchError):
         fnp.add(x, np.ones(3))
+
+
+def test_device_names_as_pytorch_and_cupy_users_write_them() -> None:
+    from funcgrad.backend import canonical_device
+
+    assert [canonical_device(d) for d in ("cpu", "CPU", "cpu:0", "gpu", "cuda", "cuda:0",
+                                          "strict")] == ["cpu", "cpu", "cpu", "gpu", "gpu",
+                                                         "gpu", "strict"]
+    for bad, match in (("tpu", "unknown device 'tpu'; expected 'cpu', 'cuda'"),
+                       ("cpu:1", "one cpu device"), ("cuda:x", "must be an integer")):
+        with pytest.raises(ValueError, match=match):
+            canonical_device(bad)
+    x = np.ones(2)
+    assert funcgrad.device_put(x, "cpu:0") is x
+    with funcgrad.default_device("cpu:0"):
+        assert funcgrad.backend.get_default_device() == "cpu"
+    assert fnp.astype(x, np.float32, device="cpu:0").dtype == np.float32
+    assert type(fnp.fft.fftfreq(4, device="cpu:0")) is np.ndarray
+    if not funcgrad.backend.cuda_available():
+        for name in ("cuda", "cuda:0"):
+            with pytest.raises(RuntimeError, match="needs CuPy"):
+                funcgrad.device_put(x, name)
