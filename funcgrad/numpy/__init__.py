@@ -11,32 +11,15 @@ Example:
 
 from __future__ import annotations
 
-import numpy as _np
-
 # dtypes and constants, as NumPy names them
 from numpy import (  # noqa: E402, F401
-    bool_,
-    complex64,
-    complex128,
     dtype,
     e,
     euler_gamma,
-    float16,
-    float32,
-    float64,
     inf,
-    int8,
-    int16,
-    int32,
-    int64,
     nan,
-    ndarray,
     newaxis,
     pi,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
 )
 
 from funcgrad.numpy import (  # noqa: F401, E402
@@ -50,6 +33,7 @@ from funcgrad.numpy._dtype_utils import *  # noqa: F403
 from funcgrad.numpy._dtypes import *  # noqa: F403
 from funcgrad.numpy._elementwise import *  # noqa: F403
 from funcgrad.numpy._elementwise_extra import *  # noqa: F403
+from funcgrad.numpy._index_tricks import *  # noqa: F403
 from funcgrad.numpy._indexing import *  # noqa: F403
 from funcgrad.numpy._interop import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
@@ -59,6 +43,6 @@ from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._setops import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
 from funcgrad.numpy._statistics import *  # noqa: F403
+from funcgrad.numpy._types import *  # noqa: F403  (after _dtypes: its concrete aliases)
 from funcgrad.numpy._vectorize import vectorize  # noqa: F401
 
-bool = _np.bool_  # noqa: A001

@@ -1,0 +1,165 @@
+"""``r_`` and ``c_``: NumPy's index-expression concatenators, on funcgrad arrays (traced ones
+included), with NumPy's slice and string-directive semantics.
+
+funcgrad has no matrix class: the ``'r'``/``'c'`` directives give the 2-D array that NumPy's
+``matrix`` result holds (a row, or a column for ``'c'``), and a string key (``r_['1 2; 3 4']``,
+NumPy's ``bmat`` syntax) gives the array of that matrix.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_of, device_put
+from funcgrad.core import Tracer
+from funcgrad.numpy import _creation, _dtype_utils, _shape
+
+__all__ = ["r_", "c_"]
+
+
+def _item_array(item: Any, ndmin: int, trans1d: int) -> Any:
+    if isinstance(item, slice):
+        start = 0 if item.start is None else item.start
+        step = 1 if item.step is None else item.step
+        if isinstance(step, complex | numpy.complexfloating):
+            # A complex step is a number of points, end included (as NumPy's mgrid).
+            out = _creation.linspace(start, item.stop, num=int(abs(step)))
+        else:
+            out = _creation.arange(start, item.stop, step)
+        if ndmin > 1:
+            out = _creation.array(out, copy=None, ndmin=ndmin)
+            if trans1d != -1:
+                out = _shape.swapaxes(out, -1, trans1d)
+        return out
+    item_ndim = get_aval(item).ndim if isinstance(item, Tracer) else numpy.ndim(item)
+    out = _creation.array(item, copy=None, ndmin=ndmin)
+    if trans1d != -1 and item_ndim < ndmin:
+        # Where the item's own axes go among the ndmin ones (NumPy's rule).
+        k2 = ndmin - item_ndim
+        k1 = trans1d + k2 + 1 if trans1d < 0 else trans1d
+        axes = list(range(ndmin))
+        out = _shape.transpose(out, axes[:k1] + axes[k2:] + axes[k1:k2])
+    return out
+
+
+def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int, int]:
+    try:
+        if "," in item:
+            vec = [int(v) for v in item.split(",")]
+            if len(vec) > 3:
+                raise ValueError
+            axis, ndmin = vec[:2]
+            return axis, ndmin, (vec[2] if len(vec) == 3 else trans1d)
+        return int(item), ndmin, trans1d
+    except ValueError:
+        raise ValueError(
+            f"unknown special directive {item!r}: expected 'r', 'c', an axis ('1') or "
+            "'axis,ndmin[,trans1d]' ('0,2,0')"
+        ) from None
+
+
+class AxisConcatenator:
+    """Translates slices, arrays and scalars to one concatenation along an axis (NumPy's)."""
+
+    __slots__ = ("axis", "ndmin", "trans1d")
+
+    def __init__(self, axis: int = 0, ndmin: int = 1, trans1d: int = -1) -> None:
+        self.axis = axis
+        self.ndmin = ndmin
+        self.trans1d = trans1d
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):  # NumPy's matrix builder syntax, from the caller's names
+            frame = sys._getframe(1)
+            return numpy.asarray(numpy.bmat(key, frame.f_globals, frame.f_locals))
+        if not isinstance(key, tuple):
+            key = (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        matrix: str | None = None
+        objs: list[Any] = []
+        promoted: list[Any] = []  # dtypes, and Python scalars (weak in promotion)
+        for k, item in enumerate(key):
+            if isinstance(item, str):
+                if k != 0:
+                    raise ValueError("special directives must be the first entry")
+                if item in ("r", "c"):
+                    matrix = item
+                else:
+                    axis, ndmin, trans1d = _directive(item, axis, ndmin, trans1d)
+                continue
+            if type(item) in numpy.ScalarType:
+                objs.append(item)
+                promoted.append(item)
+            else:
+                obj = _item_array(item, ndmin, trans1d)
+                objs.append(obj)
+                promoted.append(get_aval(obj).dtype)
+        if promoted:
+            dt = _dtype_utils.result_type(*promoted)
+            objs = [_creation.array(o, dt, copy=None, ndmin=ndmin) for o in objs]
+        # Joined where the items' arrays live (an accelerator's, else the host's if the key
+        # holds host arrays, else the default device), as nested lists are by fnp.array.
+        device = _creation._nested_device([o for o in key if not isinstance(o, slice | str)])
+        objs = [o if isinstance(o, Tracer) or device_of(o) == device else device_put(o, device)
+                for o in objs]
+        res = _shape.concatenate(tuple(objs), axis=axis)
+        if matrix is not None:  # the 2-D array of NumPy's matrix result
+            nd = get_aval(res).ndim
+            if nd == 1:
+                res = _shape.reshape(res, (-1, 1) if matrix == "c" else (1, -1))
+            elif nd != 2:
+                raise ValueError(f"the {matrix!r} directive needs a result of at most 2 "
+                                 f"dimensions, got {nd}")
+        return res
+
+    def __len__(self) -> int:
+        return 0
+
+
+class RClass(AxisConcatenator):
+    """Concatenate along the first axis: ``fnp.r_[1:4, 0, fnp.ones(2)]``.
+
+    As :data:`numpy.r_`: slices become ``arange`` (``linspace`` with a complex step, end
+    included), scalars and arrays are joined; a leading string sets the axis, the minimum
+    number of dimensions and where 1-D items' axis goes (``'0,2,0'``), or ``'r'``/``'c'``
+    for a row/column. Works on traced arrays.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.r_[1:4, 0, fnp.ones(2)]
+        array([1., 2., 3., 0., 1., 1.])
+        >>> fnp.r_[0:1:3j]
+        array([0. , 0.5, 1. ])
+        >>> fnp.r_["0,2", [1, 2], [3, 4]]
+        array([[1, 2],
+               [3, 4]])
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+
+class CClass(AxisConcatenator):
+    """Concatenate along the last axis, 1-D items as columns: ``fnp.c_[a, b]``.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.c_[fnp.array([1, 2]), fnp.array([3, 4])]
+        array([[1, 3],
+               [2, 4]])
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(-1, ndmin=2, trans1d=0)
+
+
+r_ = RClass()
+c_ = CClass()

@@ -1,0 +1,74 @@
+"""``fnp.r_`` / ``fnp.c_`` against NumPy (slices, scalars, arrays, string directives), traced,
+differentiated and batched."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+A = np.array([1.0, 2.0])
+B = np.array([[1, 2], [3, 4]])
+
+CASES: list[Callable[[Any], Any]] = [
+    lambda m: m.r_[1:4, 0, A],
+    lambda m: m.r_[0:1:5j],
+    lambda m: m.r_[:3],
+    lambda m: m.r_[5],
+    lambda m: m.r_[1, 2.5],
+    lambda m: m.r_[A, 1:3:2j],
+    lambda m: m.r_[np.float32(1), np.ones(2, np.float32)],
+    lambda m: m.r_[np.int8(1), np.ones(2, np.int8), 3],
+    lambda m: m.r_["0,2", [1, 2], [3, 4]],
+    lambda m: m.r_["0,2,0", [1, 2], [3, 4]],
+    lambda m: m.r_["1,2,0", [1, 2], [3, 4]],
+    lambda m: m.r_["-1", B, B],
+    lambda m: m.r_["0,3,1", B, B],
+    lambda m: m.r_["0,3,-1", A, A],
+    lambda m: m.r_["0,3,-2", A, A],
+    lambda m: m.r_["r", [1, 2], [3, 4]],
+    lambda m: m.r_["c", [1, 2], [3, 4]],
+    lambda m: m.c_[A, A],
+    lambda m: m.c_[B, B],
+    lambda m: m.c_[1:3, 4:6],
+    lambda m: m.c_["0,2,-1", [1, 2], [3, 4]],
+    lambda m: m.c_[A, B[:, :1]],
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_matches_numpy(case: Callable[[Any], Any]) -> None:
+    got, want = np.asarray(host(case(fnp))), np.asarray(case(np))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert_allclose(got, want)
+
+
+def test_matrix_builder_string_uses_the_callers_names() -> None:
+    P, Q = np.ones((2, 2)), np.zeros((2, 2))  # noqa: N806, F841  (read by name)
+    assert_allclose(fnp.r_["P Q; Q P"], np.asarray(np.r_["P Q; Q P"]))
+
+
+def test_errors_as_numpy() -> None:
+    with pytest.raises(ValueError, match="first entry"):
+        fnp.r_[1, "0,2"]
+    with pytest.raises(ValueError, match="unknown special directive"):
+        fnp.r_["0,x", [1]]
+
+
+def test_traced_differentiated_and_batched() -> None:
+    x = dev(np.array([1.0, 2.0]))
+    f = lambda v: fnp.sum(fnp.r_[v, 2.0 * v, 1.0] ** 2)  # noqa: E731
+    assert_allclose(funcgrad.grad(f)(x), 10.0 * host(x))
+    assert_allclose(funcgrad.jit(f)(x), f(x))
+    out = funcgrad.jit(lambda v: fnp.c_[v, v + 1.0])(x)
+    assert_allclose(out, np.c_[host(x), host(x) + 1.0])
+    batched = funcgrad.vmap(lambda v: fnp.r_[v, 0.0])(dev(np.ones((3, 2))))
+    assert_allclose(batched, np.tile([1.0, 1.0, 0.0], (3, 1)))
+    # a traced stop with a complex step: linspace of traced bounds
+    assert_allclose(funcgrad.jit(lambda s: fnp.r_[0.0:s:3j])(2.0), np.array([0.0, 1.0, 2.0]))
