@@ -30,7 +30,8 @@ from __future__ import annotations
 import collections
 import contextvars
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -691,6 +692,12 @@ class Module:
 
     # -- state dict -------------------------------------------------------------------------
 
+    #: the version of this module's state-dict layout, as PyTorch's ``Module._version``:
+    #: ``state_dict()`` records it in the dict's ``_metadata``; a subclass that changes its
+    #: layout increases it and converts older entries in ``_load_from_state_dict`` (which
+    #: gets the saved version as ``local_metadata.get("version")``).
+    _version: int = 1
+
     def _state_items(self, prefix: str = "", keep_vars: bool = False
                      ) -> Iterator[tuple[str, Any]]:
         for name, p in self._parameters.items():
@@ -703,34 +710,137 @@ class Module:
             if m is not None:
                 yield from m._state_items(prefix + name + ".", keep_vars)
 
-    def state_dict(self, prefix: str = "", keep_vars: bool = False
-                   ) -> collections.OrderedDict[str, Any]:
-        """OrderedDict name -> array copy (``keep_vars=True``: the live arrays).
+    def _hooks_of(self, kind: str) -> list[Callable[..., Any]]:
+        table = self.__dict__.get("_autograd_hooks")
+        return list(table[kind].values()) if table else []
 
-        Parameters then persistent buffers, module by module, in PyTorch's order.
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
+                            keep_vars: bool) -> None:
+        """Put this module's own parameters and persistent buffers (not its children's)
+        into ``destination`` under ``prefix``; override to save other state (PyTorch's hook).
 
         >>> import funcgrad_nn as nn
-        >>> list(nn.Linear(2, 3).state_dict())
-        ['weight', 'bias']
+        >>> d = {}
+        >>> nn.Linear(2, 3)._save_to_state_dict(d, "fc.", False)
+        >>> list(d)
+        ['fc.weight', 'fc.bias']
         """
-        hooked = [(p, m) for p, m in self.named_modules(prefix=prefix)
-                  if "_autograd_hooks" in m.__dict__]
-        for mprefix, mod in hooked:
-            for hook in list(mod._autograd_hooks["state_dict_pre"].values()):
-                hook(mod, mprefix + "." if mprefix else "", keep_vars)
-        out: collections.OrderedDict[str, Any] = collections.OrderedDict()
-        for name, v in self._state_items(prefix, keep_vars):
-            out[name] = v if keep_vars else v.copy()
-        for mprefix, mod in hooked:
-            for hook in list(mod._autograd_hooks["state_dict_post"].values()):
-                hook(mod, out, mprefix + "." if mprefix else "", {})
-        return out
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.copy()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                destination[prefix + name] = b if keep_vars else b.copy()
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False, *,
+                   destination: Any = None) -> collections.OrderedDict[str, Any]:
+        """OrderedDict name -> array copy (``keep_vars=True``: the live arrays).
+
+        Parameters then persistent buffers, module by module, in PyTorch's order. As in
+        PyTorch, each module runs its state-dict pre hooks, saves itself with
+        ``_save_to_state_dict``, then its children, then its post hooks; the dict's
+        ``_metadata`` maps each module's prefix (without the dot) to
+        ``{"version": module._version}``.
+
+        >>> import funcgrad_nn as nn
+        >>> sd = nn.Linear(2, 3).state_dict()
+        >>> list(sd), sd._metadata[""]
+        (['weight', 'bias'], {'version': 1})
+        """
+        if destination is None:
+            destination = collections.OrderedDict()
+            destination._metadata = collections.OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = local_metadata
+        for hook in self._hooks_of("state_dict_pre"):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(prefix + name + ".", keep_vars, destination=destination)
+        for hook in self._hooks_of("state_dict_post"):
+            hook(self, destination, prefix, local_metadata)
+        return destination
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str,
+                              local_metadata: dict[str, Any], strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
+        """Load this module's own parameters and persistent buffers from ``state_dict``
+        (PyTorch's signature and contract): run the load pre hooks, record absent keys in
+        ``missing_keys``, keys under ``prefix`` that name nothing here in
+        ``unexpected_keys`` (when ``strict``), and problems in ``error_msgs``.
+        ``local_metadata["version"]`` is the saved ``_version`` (absent in dicts without
+        metadata); overrides convert older layouts by editing ``state_dict`` and then call
+        ``super()._load_from_state_dict``.
+
+        Copies are made by :meth:`load_state_dict` once every module has checked its
+        entries, so an error leaves the module unchanged.
+        """
+        for hook in self._hooks_of("load_pre"):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs)
+        local = {k: v for k, v in self._parameters.items() if v is not None}
+        local.update((k, v) for k, v in self._buffers.items()
+                     if v is not None and k not in self._non_persistent)
+        pending = _pending_copies.get()
+        for name, cur in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            new = state_dict[key]
+            if not (hasattr(new, "shape") and hasattr(new, "dtype")
+                    or isinstance(new, (int, float, complex, numpy.generic))):
+                error_msgs.append(f'While copying the parameter named "{key}", expected an '
+                                  f"array from the checkpoint but received "
+                                  f"{type(new).__name__} {new!r:.60}")
+                continue
+            new_shape = tuple(getattr(new, "shape", numpy.shape(new)))
+            if new_shape != tuple(cur.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{new_shape} from checkpoint, the shape in current model "
+                                  f"is {tuple(cur.shape)}.")
+                continue
+            if pending is not None:
+                pending.append((self, name, new))
+            else:  # called on its own, outside load_state_dict: copy now
+                self._copy_state(name, new, {})
+        if strict:
+            for key in state_dict:
+                if not key.startswith(prefix):
+                    continue
+                head, dot, _ = key[len(prefix):].partition(".")
+                if (dot and head not in self._modules) or (not dot and head not in local):
+                    unexpected_keys.append(key)
+
+    def _copy_state(self, name: str, new: Any, replaced: dict[int, Any]) -> None:
+        """Copy ``new`` into parameter/buffer ``name`` in place (read-only arrays, such as
+        tied ones, get one shared replacement per original array in ``replaced``)."""
+        reg = self._parameters if name in self._parameters else self._buffers
+        cur = reg[name]
+        new = _to_device_like(new, cur)
+        if getattr(cur, "flags", None) is not None and cur.flags.writeable:
+            cur[...] = new
+        elif id(cur) in replaced:
+            replaced[id(cur)][...] = new
+            reg[name] = replaced[id(cur)]
+        else:
+            rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
+            reg[name] = rep
 
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays from ``state_dict`` into this module's parameters/buffers in place.
 
         Names and shapes follow PyTorch; with ``strict`` missing or unexpected keys raise
-        ``RuntimeError``. Returns ``(missing_keys, unexpected_keys)``.
+        ``RuntimeError``. Returns ``(missing_keys, unexpected_keys)``. As in PyTorch, each
+        module's ``_load_from_state_dict`` is called with its prefix and its entry of the
+        dict's ``_metadata`` (so subclasses can convert older layouts), and the load post
+        hooks (children first) may edit the incompatible keys before ``strict`` judges them.
+        Nothing is copied when an error is raised.
 
         >>> import funcgrad_nn as nn
         >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
@@ -739,73 +849,49 @@ class Module:
         >>> bool((a.weight == b.weight).all())
         True
         """
-        hooked = [(p, m) for p, m in self.named_modules()
-                  if "_autograd_hooks" in m.__dict__]
-        if any(m._autograd_hooks["load_pre"] for _, m in hooked):
-            state_dict = collections.OrderedDict(state_dict)  # hooks edit a copy, as PyTorch
-            for mprefix, mod in hooked:
-                for hook in list(mod._autograd_hooks["load_pre"].values()):
-                    hook(mod, state_dict, mprefix + "." if mprefix else "", {}, strict, [],
-                         [], [])
-        targets: dict[str, tuple[Module, str, str]] = {}
-        for mprefix, mod in self.named_modules(remove_duplicate=False):
-            p = mprefix + "." if mprefix else ""
-            for name, v in mod._parameters.items():
-                if v is not None:
-                    targets[p + name] = (mod, "_parameters", name)
-            for name, v in mod._buffers.items():
-                if v is not None and name not in mod._non_persistent:
-                    targets[p + name] = (mod, "_buffers", name)
-        missing = [k for k in targets if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in targets]
-        errors = []
-        if strict and (missing or unexpected):
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = collections.OrderedDict(state_dict)  # overrides and hooks edit a copy
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        pending: list[tuple[Module, str, Any]] = []
+        loaded: list[Module] = []  # in the order their post hooks run
+
+        def load(module: Module, local_state: dict[str, Any], prefix: str) -> None:
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing,
+                                         unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state.items()
+                                 if k.startswith(child_prefix)}, child_prefix)
+            loaded.append(module)
+
+        token = _pending_copies.set(pending)
+        try:
+            load(self, state_dict, "")
+        finally:
+            _pending_copies.reset(token)
+        result = _IncompatibleKeys(missing, unexpected)
+        for module in loaded:
+            for hook in module._hooks_of("load_post"):
+                hook(module, result)
+        if strict:
             if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(
-                    repr(k) for k in unexpected))
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(
+                    repr(k) for k in unexpected) + ". ")
             if missing:
-                errors.append("Missing key(s) in state_dict: " + ", ".join(
-                    repr(k) for k in missing))
-        for key, (mod, reg, name) in targets.items():
-            if key not in state_dict:
-                continue
-            cur = getattr(mod, reg)[name]
-            new = state_dict[key]
-            if not (hasattr(new, "shape") and hasattr(new, "dtype")
-                    or isinstance(new, (int, float, complex, numpy.generic))):
-                errors.append(f'While copying the parameter named "{key}", expected an array '
-                              f"from the checkpoint but received {type(new).__name__} "
-                              f"{new!r:.60}")
-                continue
-            new_shape = tuple(getattr(new, "shape", numpy.shape(new)))
-            if new_shape != tuple(cur.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape "
-                              f"{new_shape}, the shape in current model is {tuple(cur.shape)}")
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(
+                    repr(k) for k in missing) + ". ")
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
-        replaced: dict[int, Any] = {}  # tied read-only arrays get one replacement
-        for key, (mod, reg, name) in targets.items():
-            if key in state_dict:
-                cur = getattr(mod, reg)[name]
-                new = _to_device_like(state_dict[key], cur)
-                if getattr(cur, "flags", None) is not None and cur.flags.writeable:
-                    cur[...] = new
-                elif id(cur) in replaced:
-                    replaced[id(cur)][...] = new
-                    getattr(mod, reg)[name] = replaced[id(cur)]
-                else:
-                    rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
-                    getattr(mod, reg)[name] = rep
-        result = _IncompatibleKeys(missing, unexpected)
-        for _, mod in hooked:
-            for hook in list(mod._autograd_hooks["load_post"].values()):
-                hook(mod, result)
-        if strict and (result.missing_keys or result.unexpected_keys):
-            raise RuntimeError(
-                f"Error(s) in loading state_dict for {type(self).__name__}: a load_state_dict "
-                f"post hook left missing keys {result.missing_keys} / unexpected keys "
-                f"{result.unexpected_keys} with strict=True")
+        replaced: dict[int, Any] = {}
+        for module, name, new in pending:
+            module._copy_state(name, new, replaced)
         return result
 
     # -- device / dtype ---------------------------------------------------------------------
@@ -1039,6 +1125,12 @@ class ParameterIterator:
         mod, name, value = next(self._items)
         self.sources.append((mod, name))
         return value
+
+
+#: the in-place copies that the running ``load_state_dict`` makes once every module has
+#: checked its entries (None outside one)
+_pending_copies: ContextVar[list[tuple[Module, str, Any]] | None] = ContextVar(
+    "funcgrad_nn_pending_state_copies", default=None)
 
 
 class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",

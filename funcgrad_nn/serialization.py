@@ -94,7 +94,12 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
                                 f"{path or '<root>'!r}")
             items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors)])
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
-        return {"t": kind, "items": items}
+        node = {"t": kind, "items": items}
+        metadata = getattr(obj, "_metadata", None)  # a state dict's module versions
+        if isinstance(metadata, dict):
+            node["meta"] = _encode(metadata, f"{path}._metadata" if path else "_metadata",
+                                   tensors)
+        return node
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors)
@@ -119,7 +124,10 @@ def _decode(node: Any, get: Any, device: str | None, where: str) -> Any:
         return float(node["v"])
     if t in ("dict", "odict"):
         cls = collections.OrderedDict if t == "odict" else dict
-        return cls((k, _decode(v, get, device, where)) for k, v in node["items"])
+        out = cls((k, _decode(v, get, device, where)) for k, v in node["items"])
+        if "meta" in node and isinstance(out, collections.OrderedDict):
+            out._metadata = _decode(node["meta"], get, device, where)  # type: ignore[attr-defined]
+        return out
     if t in ("list", "tuple"):
         seq = [_decode(v, get, device, where) for v in node["items"]]
         return seq if t == "list" else tuple(seq)

@@ -1,8 +1,12 @@
 """Module core: registration, iteration order, state_dict, pytree behaviour."""
 
+import collections
+import io
+
 import numpy as np
 import pytest
 
+import funcgrad
 import funcgrad_nn as nn
 from funcgrad import tree_util
 
@@ -163,3 +167,117 @@ def test_manual_seed_and_default_dtype():
         nn.set_default_dtype(np.float32)
     with pytest.raises(TypeError):
         nn.set_default_dtype(np.int32)
+
+
+# -- PyTorch's state-dict protocol: _save_to_state_dict, _load_from_state_dict, _version ---
+
+
+class _RenamedV2(nn.Module):
+    """Version 2 renamed ``w`` to ``weight``: loading a version-1 dict converts it (the
+    PyTorch idiom for layout migrations)."""
+
+    _version = 2
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(np.zeros(3, np.float32))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        self.calls.append((prefix, dict(local_metadata), strict))
+        if local_metadata.get("version", 1) < 2 and prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+
+class _Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _RenamedV2()
+        self.bias = nn.Parameter(np.zeros(1, np.float32))
+
+
+def test_load_state_dict_calls_overrides_with_pytorchs_signature_and_metadata():
+    m = _Holder()
+    _RenamedV2.calls = []
+    sd = m.state_dict()
+    assert sd._metadata == {"": {"version": 1}, "inner": {"version": 2}}
+    old = collections.OrderedDict(
+        [("bias", np.ones(1, np.float32)), ("inner.w", np.full(3, 7.0, np.float32))])
+    old._metadata = collections.OrderedDict([("", {"version": 1}), ("inner", {"version": 1})])
+    assert m.load_state_dict(old) == ([], [])
+    assert _RenamedV2.calls == [("inner.", {"version": 1}, True)]
+    np.testing.assert_array_equal(m.inner.weight, np.full(3, 7.0, np.float32))
+    np.testing.assert_array_equal(m.bias, np.ones(1, np.float32))
+    # a current dict passes through unchanged; metadata survives save/load
+    buf = io.BytesIO()
+    nn.save(m.state_dict(), buf)
+    buf.seek(0)
+    back = nn.load(buf)
+    assert back._metadata == sd._metadata
+    _RenamedV2.calls = []
+    m.load_state_dict(back)
+    assert _RenamedV2.calls == [("inner.", {"version": 2}, True)]
+
+
+def test_load_state_dict_errors_leave_the_module_unchanged_and_list_keys_as_pytorch():
+    m = _Holder()
+    _RenamedV2.calls = []
+    bad = {"bias": np.ones(1, np.float32), "inner.weight": np.ones(4, np.float32),
+           "inner.extra": np.ones(1), "other.x": np.ones(1)}
+    with pytest.raises(RuntimeError, match=r"(?s)Unexpected key\(s\).*'other.x', 'inner.extra'.*"
+                                           r"size mismatch for inner.weight"):
+        m.load_state_dict(bad)
+    np.testing.assert_array_equal(m.bias, np.zeros(1, np.float32))  # nothing copied
+    res = m.load_state_dict({"bias": np.ones(1, np.float32), "junk": np.ones(1)},
+                            strict=False)
+    assert res.missing_keys == ["inner.weight"] and res.unexpected_keys == ["junk"]
+    np.testing.assert_array_equal(m.bias, np.ones(1, np.float32))
+
+
+def test_save_to_state_dict_override_and_batchnorm_version_migration():
+    class Extra(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(np.ones(2, np.float32))
+
+        def _save_to_state_dict(self, destination, prefix, keep_vars):
+            super()._save_to_state_dict(destination, prefix, keep_vars)
+            destination[prefix + "note"] = np.array(5)
+
+    assert list(nn.Sequential(Extra()).state_dict()) == ["0.w", "0.note"]
+    # PyTorch's BatchNorm version 2 added num_batches_tracked: older dicts load (as 0)
+    bn = nn.BatchNorm1d(2)
+    assert bn.state_dict()._metadata[""] == {"version": 2}
+    old = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    bn.num_batches_tracked = np.array(4)
+    bn.load_state_dict(old)
+    assert int(bn.num_batches_tracked) == 0
+    versioned = collections.OrderedDict(old)
+    versioned._metadata = {"": {"version": 2}}
+    with pytest.raises(RuntimeError, match="Missing key.*num_batches_tracked"):
+        bn.load_state_dict(versioned)
+
+
+# -- device names as PyTorch users write them ------------------------------------------------
+
+
+def test_module_device_names_as_pytorch():
+    m = nn.Linear(2, 2)
+    for name in ("cpu", "cpu:0", "CPU"):
+        assert type(m.to(name).weight) is np.ndarray
+    assert type(m.to("cpu", np.float64).weight) is np.ndarray
+    assert m.weight.dtype == np.float64
+    with pytest.raises(ValueError, match="unknown device 'tpu'.*'cuda'"):
+        m.to("tpu")
+    with pytest.raises(ValueError, match="device 'cpu:1'"):
+        m.to("cpu:1")
+    if not funcgrad.backend.cuda_available():
+        for move in (lambda: m.cuda(), lambda: m.to("cuda"), lambda: m.to("cuda:0"),
+                     lambda: m.cuda(0)):
+            with pytest.raises(RuntimeError, match="needs CuPy"):  # not "unknown device"
+                move()
+    else:  # pragma: no cover - GPU machines
+        assert funcgrad.backend.device_of(m.cuda().weight) == "gpu"
+        assert funcgrad.backend.device_of(m.to("cpu").to("cuda:0").weight) == "gpu"

@@ -202,3 +202,29 @@ def test_trainable_mask_follows_key_paths():
              for p, _ in tree_util.tree_flatten_with_path(m)[0]]
     trainable = {n for n, _ in m.named_parameters()}
     assert _trainable_mask(m) == [p in trainable for p in paths]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.LayerNorm(3),  # weight ones and bias zeros: once simplified away by jit
+    lambda: nn.Linear(3, 3),
+    lambda: nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 3)),
+], ids=["LayerNorm", "Linear", "MLP"])
+@pytest.mark.parametrize("opt", [lambda p: nn.optim.SGD(p, lr=0.1),
+                                 lambda p: nn.optim.Adam(p, lr=0.05)], ids=["SGD", "Adam"])
+def test_jit_closure_over_a_module_sees_in_place_optimizer_updates(make, opt) -> None:
+    # funcgrad.jit of a closure over a module, the module trained in place: the jitted loss
+    # must follow the parameters (it once stayed at its first value: stale constants).
+    nn.manual_seed(0)
+    model = make().to(DEVICE)
+    optimizer = opt(model.parameters())
+    xs = dev(x)
+    loss = funcgrad.jit(lambda v: funcgrad.numpy.sum(model(v) ** 2))
+    idiom = nn.jit(lambda m, v: funcgrad.numpy.sum(m(v) ** 2))  # the documented way
+    seen = []
+    for _ in range(6):  # past the compile threshold
+        want = host(funcgrad.numpy.sum(model(xs) ** 2))
+        assert_allclose(host(loss(xs)), want, rtol=1e-5, atol=1e-6)
+        assert_allclose(host(idiom(model, xs)), want, rtol=1e-5, atol=1e-6)
+        seen.append(float(want))
+        optimizer.step(nn.grad(lambda m: funcgrad.numpy.sum(m(xs) ** 2))(model))
+    assert len(set(seen)) == len(seen)  # it trained
