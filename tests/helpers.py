@@ -13,12 +13,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import pytest
 
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import to_numpy
 
 DEVICE = os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu")
+
+#: NumPy's floating-point RuntimeWarnings (log(0), 0/0, overflow...) that edge-case tests cause
+#: on purpose, filtered there so that the test output shows only real problems.
+expected_fp_warnings = pytest.mark.filterwarnings(
+    r"ignore:(divide by zero|invalid value|overflow|underflow) encountered:RuntimeWarning")
 
 
 def dev(x: Any) -> Any:

@@ -11,11 +11,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import OpCase, assert_allclose, check_device, dev, float_argnums, host
+from helpers import (
+    OpCase,
+    assert_allclose,
+    check_device,
+    dev,
+    expected_fp_warnings,
+    float_argnums,
+    host,
+)
 
 import funcgrad
 from funcgrad.test_util import check_grads
 from tests.funcgrad import op_tables
+
+# The table evaluates every op at its edge values (log(0), 0/0...): NumPy's warnings there are
+# expected.
+pytestmark = expected_fp_warnings
 
 
 def _all_cases() -> list[OpCase]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev
+from helpers import assert_allclose, dev, expected_fp_warnings
 
 import funcgrad
 from funcgrad.scipy import stats
@@ -18,6 +18,7 @@ def test_modules_listed():
         assert hasattr(getattr(stats, name), "__all__")
 
 
+@expected_fp_warnings
 def test_norm_tails_and_bad_scale():
     x = np.array([-50.0, -10.0, 0.0, 10.0, 50.0])
     assert_allclose(stats.norm.logcdf(dev(x)), ss.norm.logcdf(x), rtol=1e-13)
@@ -69,6 +70,7 @@ def test_multivariate_normal_jit_vmap():
     assert_allclose(g(dev(x)), ss.multivariate_normal.logpdf(x, mean, cov))
 
 
+@expected_fp_warnings
 def test_dirichlet_support_and_errors():
     alpha = np.array([1.5, 2.0, 3.0])
     out = stats.dirichlet.logpdf(dev(np.array([0.5, 0.6, -0.1])), dev(alpha))
@@ -111,6 +113,7 @@ def test_gamma_cdf_shape_derivative():
     assert abs(float(funcgrad.grad(stats.gamma.cdf)(1.0, 2.0)) - ss.gamma.pdf(1.0, 2.0)) < 1e-14
 
 
+@expected_fp_warnings
 def test_multivariate_normal_allow_singular_matches_scipy():
     rank1 = np.array([[1.0, 2.0], [2.0, 4.0]])
     mean = np.array([0.5, 1.0])
