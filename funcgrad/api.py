@@ -582,12 +582,20 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
 # grad / value_and_grad
 
 
-def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: str) -> None:
-    if x is None:
+def _check_diff_args(args: Sequence[Any], idx: Sequence[int], allow_int: bool,
+                     holomorphic: bool, fname: str) -> None:
+    if all(a is None for a in args):
+        # None is an empty pytree (its gradient is None), but with nothing else to
+        # differentiate it is a mistake, not a request.
         raise TypeError(
-            f"{fname}: argument {i} is None, so there is nothing to differentiate; pass an "
-            "array, a number or a pytree of them (or choose other argnums)"
+            f"{fname}: argument {idx[0]} is None, so there is nothing to differentiate; pass "
+            "an array, a number or a pytree of them (or choose other argnums)"
         )
+    for i, a in zip(idx, args):
+        _check_diff_arg(a, i, allow_int, holomorphic, fname)
+
+
+def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: str) -> None:
     for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
         where = f"argument {i}{tree_util.keystr(path)}"
         try:
@@ -694,8 +702,7 @@ def _value_and_grad(
     def vg(*args: Any, **kwargs: Any) -> Any:
         idx = _resolve_argnums(argnums_t, len(args), fname)
         diff_args = tuple(args[i] for i in idx)
-        for i, a in zip(idx, diff_args):
-            _check_diff_arg(a, i, allow_int, holomorphic, fname)
+        _check_diff_args(diff_args, idx, allow_int, holomorphic, fname)
         res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True,
                    fname=fname)
         if has_aux:
@@ -1117,8 +1124,7 @@ def elementwise_grad(
     def eg(*args: Any, **kwargs: Any) -> Any:
         idx = _resolve_argnums(argnums_t, len(args), fname)
         dyn = tuple(args[i] for i in idx)
-        for i, a in zip(idx, dyn):
-            _check_diff_arg(a, i, allow_int, False, fname)
+        _check_diff_args(dyn, idx, allow_int, False, fname)
         y, pullback = _vjp(_partial(fun, args, kwargs, idx), dyn, False, eager_pullback=True,
                            fname=fname)
 
