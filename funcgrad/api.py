@@ -21,7 +21,7 @@ import numpy
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
-from funcgrad.errors import MissingRuleError
+from funcgrad.errors import FuncgradError, MissingRuleError
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
@@ -240,6 +240,8 @@ def _describe_value(x: Any) -> str:
 def _check_output_leaf(leaf: Any, out: Any, fname: str) -> None:
     try:
         get_aval(leaf)
+    except FuncgradError:
+        raise
     except TypeError:
         where = next((tree_util.keystr(p) for p, v in tree_util.tree_flatten_with_path(out)[0]
                       if v is leaf), "")
@@ -600,6 +602,8 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
         where = f"argument {i}{tree_util.keystr(path)}"
         try:
             a = get_aval(leaf)
+        except FuncgradError:
+            raise  # an array of an unsupported dtype: its own DTypeError
         except TypeError:
             raise TypeError(
                 f"{fname}: {where} is {_describe_value(leaf)}, not an array or a number"

@@ -223,6 +223,8 @@ def non_array_operand_error(prim: Primitive, args: Sequence[Any]) -> TypeError |
     for i, a in enumerate(args):
         try:
             get_aval(a)
+        except FuncgradError:
+            return None  # an array of an unsupported dtype: its own error says so
         except TypeError:
             what = "None" if a is None else f"a {type(a).__name__}"
             return TypeError(

@@ -93,7 +93,10 @@ def test_python_if_under_grad_works_and_under_jaxpr_raises() -> None:
 
 
 def test_float_and_int_of_tracer() -> None:
-    assert funcgrad.grad(lambda x: x * float(x))(2.0) == 2.0
+    # a Python number of a differentiated value would drop its derivative: an error
+    with pytest.raises(funcgrad.ConcretizationError, match="would drop its derivative"):
+        funcgrad.grad(lambda x: x * float(x))(2.0)
+    assert funcgrad.grad(lambda x: x * float(funcgrad.stop_gradient(x)))(2.0) == 2.0
     with pytest.raises(funcgrad.ConcretizationError):
         funcgrad.make_jaxpr(lambda x: float(x))(1.0)
 

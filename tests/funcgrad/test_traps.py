@@ -126,8 +126,11 @@ def test_python_control_flow_under_staging_is_a_clear_error() -> None:
 
 
 def test_python_float_of_a_value_under_grad() -> None:
-    # float() of a traced value works under grad (the value is known) and cuts the derivative
-    f = lambda x: x * float(x)  # noqa: E731
+    # float() of a differentiated value would silently cut the derivative: it raises, and
+    # stop_gradient says that a constant is meant
+    with pytest.raises(funcgrad.ConcretizationError, match="stop_gradient"):
+        funcgrad.grad(lambda x: x * float(x))(_s(3.0))
+    f = lambda x: x * float(funcgrad.stop_gradient(x))  # noqa: E731
     assert float(host(funcgrad.grad(f)(_s(3.0)))) == 3.0
 
 
