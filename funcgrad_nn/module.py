@@ -876,9 +876,13 @@ class Module:
         finally:
             _pending_copies.reset(token)
         result = _IncompatibleKeys(missing, unexpected)
+        before = (list(missing), list(unexpected))
         for module in loaded:
             for hook in module._hooks_of("load_post"):
                 hook(module, result)
+        if strict and (missing or unexpected) and before != (missing, unexpected):
+            errors.append("(the missing / unexpected keys as a load_state_dict post hook "
+                          "left them)")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(
