@@ -9,6 +9,7 @@ NumPy's ``bmat`` syntax) gives the array of that matrix.
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 import numpy
@@ -75,7 +76,9 @@ class AxisConcatenator:
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):  # NumPy's matrix builder syntax, from the caller's names
             frame = sys._getframe(1)
-            return numpy.asarray(numpy.bmat(key, frame.f_globals, frame.f_locals))
+            with warnings.catch_warnings():  # NumPy's matrix is internal here: no warning
+                warnings.simplefilter("ignore", PendingDeprecationWarning)
+                return numpy.asarray(numpy.bmat(key, frame.f_globals, frame.f_locals))
         if not isinstance(key, tuple):
             key = (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d

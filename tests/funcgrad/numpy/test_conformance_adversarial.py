@@ -21,6 +21,7 @@ import operator
 
 import numpy as np
 import pytest
+from helpers import expected_fp_warnings
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -585,6 +586,7 @@ JIT_FUNCS = {
 }
 
 
+@expected_fp_warnings
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(tuple(JIT_FUNCS)), st.sampled_from(DTYPES), st.sampled_from(DTYPES),
        st.sampled_from([(2, 3), (1, 3), (0, 3)]), st.data())

@@ -13,6 +13,9 @@ from helpers import assert_allclose, dev, host
 import funcgrad
 import funcgrad.numpy as fnp
 
+# NumPy's own r_ builds a matrix for the 'r'/'c' directives and string keys (the references)
+pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+
 A = np.array([1.0, 2.0])
 B = np.array([[1, 2], [3, 4]])
 
