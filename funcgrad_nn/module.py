@@ -1042,7 +1042,7 @@ def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:
 
     >>> import funcgrad_nn as nn
     >>> str(bad_input(nn.Linear(1, 1), "input: expected (*, 1), got (2, 3)", "pass 1 feature"))
-    'Linear: input: expected (*, 1), got (2, 3). Fix: pass 1 feature.'
+    'Linear: input: expected (*, 1), got (2, 3). Fix: pass 1 feature. (at ...)'
     """
     return BadInputError(f"{module_path(mod)}: {problem}. Fix: {fix}.")
 
