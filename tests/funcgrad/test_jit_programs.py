@@ -1,4 +1,4 @@
-"""Adversarial tests of ``jit``, structured control flow, ``checkpoint``, ``eval_shape`` and
+"""Programs through ``jit``, structured control flow, ``checkpoint``, ``eval_shape`` and
 ``make_jaxpr``, written the way a JAX user would write programs.
 
 Every result is compared with an eager funcgrad run, a NumPy computation or a Python loop.
@@ -580,7 +580,7 @@ def test_concretization_errors_name_line_origin_and_fix():
     with pytest.raises(F.ConcretizationError) as e:
         F.jit(f)(_x(), 1.0)
     msg = str(e.value)
-    assert "argument y" in msg and "test_adversarial_jit.py" in msg
+    assert "argument y" in msg and "test_jit_programs.py" in msg
     assert "static_argnums" in msg and "cond" in msg and "while_loop" in msg
     with pytest.raises(F.ConcretizationError, match=r"argument d\['k'\]"):
         F.jit(lambda d: 1 if d["k"] < 3 else 0)({"k": np.array(1)})
@@ -600,7 +600,7 @@ def test_leaked_tracers_name_their_creation_site():
     F.jit(f)(_x())
     for use in (lambda: leak[0] + 1, lambda: F.jit(lambda y: y + leak[0])(_x()),
                 lambda: F.cond(True, lambda: leak[0], lambda: leak[0])):
-        with pytest.raises(F.UnexpectedTracerError, match="test_adversarial_jit.py"):
+        with pytest.raises(F.UnexpectedTracerError, match="test_jit_programs.py"):
             use()
 
 

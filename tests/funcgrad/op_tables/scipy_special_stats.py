@@ -44,7 +44,7 @@ def _grad(low, high, shapes=((3,), (2, 3)), seed=80):
 
 
 def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(f"scipy_extra.{name}", fn, ref, args, **kw))
+    CASES.append(OpCase(f"scipy_special_stats.{name}", fn, ref, args, **kw))
 
 
 if sp is not None:

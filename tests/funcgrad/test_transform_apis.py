@@ -1,4 +1,4 @@
-"""Adversarial QA of the differentiation and vmap APIs, as a JAX / torch.func user drives them.
+"""The differentiation and vmap APIs, as a JAX / torch.func user drives them.
 
 Every result is compared with an independent reference: closed forms, finite differences
 (``check_grads`` or explicit central differences), Python loops, or another transformation

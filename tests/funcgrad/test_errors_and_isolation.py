@@ -1,4 +1,4 @@
-"""Adversarial tests: every documented error path gives a clear error, and transformations keep
+"""Errors and isolation: every documented error path gives a clear error, and transformations keep
 no state between calls (shapes changing between calls, interleaved transformed functions,
 exceptions raised inside transformations, threads)."""
 
@@ -270,7 +270,7 @@ def test_non_array_arguments_and_outputs_are_named() -> None:
                 lambda: funcgrad.jacfwd(fnp.sin)(None)):
         with pytest.raises(TypeError, match=r"^sin: operand 0 is None, not an array"):
             run()
-    with pytest.raises(TypeError, match=r"^add: operand 0 is a str.* at .*test_adversarial"):
+    with pytest.raises(TypeError, match=r"^add: operand 0 is a str.* at .*test_errors_and_isolation"):
         fnp.add("a", 1.0)
 
 

@@ -1,4 +1,4 @@
-"""Adversarial tests: nested transformations, closures over tracers at every level, pytree
+"""Nested transformations, closures over tracers at every level, pytree
 structures, dtypes and result types of every differentiation API."""
 
 from __future__ import annotations

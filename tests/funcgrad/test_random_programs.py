@@ -1,4 +1,4 @@
-"""Adversarial tests: Hypothesis-generated random programs through every transformation.
+"""Hypothesis-generated random programs through every transformation.
 
 A program is 3-8 operations drawn from a list of differentiable ``funcgrad.numpy`` functions
 (elementwise, reductions over random axes, reshapes, transposes, products, indexing,

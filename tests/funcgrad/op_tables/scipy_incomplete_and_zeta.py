@@ -32,7 +32,7 @@ def _ref(fn):
 
 
 def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(f"scipy_more.{name}", fn, ref, args, **kw))
+    CASES.append(OpCase(f"scipy_incomplete_and_zeta.{name}", fn, ref, args, **kw))
 
 
 if sp is not None:
