@@ -44,6 +44,43 @@ def host(x: Any) -> Any:
     return tree_util.tree_map(to_numpy, x)
 
 
+def normal_sampler(rng: np.random.Generator, on_device: bool = False) -> Callable[..., Any]:
+    """``rnd(*shape, dtype=float64)``: standard-normal arrays drawn from ``rng`` (on the test
+    device with ``on_device``)."""
+
+    def rnd(*shape: int, dtype: Any = np.float64) -> Any:
+        x = rng.standard_normal(shape).astype(dtype)
+        return dev(x) if on_device else x
+
+    return rnd
+
+
+def uniform_sampler(rng: np.random.Generator, on_device: bool = True) -> Callable[..., Any]:
+    """``rnd(*shape, low=0.5, high=1.5)``: uniform arrays drawn from ``rng`` (away from zero,
+    for functions with poles or logs), on the test device unless ``on_device=False``."""
+
+    def rnd(*shape: int, low: float = 0.5, high: float = 1.5) -> Any:
+        x = rng.uniform(low, high, shape)
+        return dev(x) if on_device else x
+
+    return rnd
+
+
+def assert_close(a: Any, b: Any, rtol: float = 1e-10, atol: float = 1e-12, **kw: Any) -> None:
+    """:func:`assert_allclose` with float64-tight tolerances and no dtype check."""
+    assert_allclose(a, b, rtol=rtol, atol=atol, check_dtype=False, **kw)
+
+
+def case_adder(cases: list, prefix: str = "") -> Callable[..., None]:
+    """``case(name, fn, ref, args, **kw)`` appending ``OpCase(prefix + name, ...)`` to
+    ``cases``: how the op-table modules declare their entries."""
+
+    def case(name: str, fn: Any, ref: Any, args: Any, **kw: Any) -> None:
+        cases.append(OpCase(prefix + name, fn, ref, args, **kw))
+
+    return case
+
+
 def check_device(x: Any) -> None:
     """Every array leaf of ``x`` lives on the test device (no silent host copies)."""
     for leaf in tree_util.tree_leaves(x):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import DEVICE, assert_allclose, dev, host
+from helpers import DEVICE, assert_allclose, dev, host, normal_sampler
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -19,8 +19,7 @@ from funcgrad.ir import typecheck_jaxpr
 rng = np.random.default_rng(0)
 
 
-def rnd(*shape, dtype=np.float64):
-    return dev(rng.standard_normal(shape).astype(dtype))
+rnd = normal_sampler(rng, on_device=True)
 
 
 # ---------------------------------------------------------------------------------------------

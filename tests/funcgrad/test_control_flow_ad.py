@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, uniform_sampler
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -18,8 +18,7 @@ from funcgrad.test_util import check_grads
 rng = np.random.default_rng(1)
 
 
-def rnd(*shape):
-    return dev(rng.uniform(0.5, 1.5, shape))
+rnd = uniform_sampler(rng)
 
 
 def fd(f, x, eps=1e-6):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, uniform_sampler
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -16,8 +16,7 @@ from funcgrad import grad, jit, lax, make_jaxpr, vmap
 rng = np.random.default_rng(2)
 
 
-def rnd(*shape, low=0.5, high=1.5):
-    return dev(rng.uniform(low, high, shape))
+rnd = uniform_sampler(rng)
 
 
 def loop(f, in_axes, args):

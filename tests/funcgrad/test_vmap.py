@@ -10,7 +10,7 @@ import collections
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, normal_sampler
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,8 +24,7 @@ from funcgrad.ops import shape as sh
 rng = np.random.default_rng(0)
 
 
-def rnd(*shape: int, dtype=np.float64) -> np.ndarray:
-    return rng.standard_normal(shape).astype(dtype)
+rnd = normal_sampler(rng)
 
 
 def loop(f, in_axes, args, out_axis=0):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, normal_sampler
 
 import funcgrad
 from funcgrad.core import Primitive, eval_trace, primitive_registry
@@ -25,8 +25,7 @@ from funcgrad.ops import shape as sh
 rng = np.random.default_rng(1)
 
 
-def rnd(*shape: int) -> np.ndarray:
-    return rng.standard_normal(shape)
+rnd = normal_sampler(rng)
 
 
 # ---------------------------------------------------------------------------------------------

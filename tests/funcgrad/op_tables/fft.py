@@ -8,7 +8,7 @@ transposes, the real ones (``rfft``'s and ``irfft``'s) included.
 from __future__ import annotations
 
 import numpy as np
-from helpers import OpCase, rand
+from helpers import OpCase, case_adder, rand
 
 import funcgrad.numpy as fnp
 
@@ -23,8 +23,7 @@ def _x(shape, dtype=F64, seed=0):
 CASES: list[OpCase] = []
 
 
-def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(name, fn, ref, args, **kw))
+case = case_adder(CASES)
 
 
 _REAL = [(_x((6,)),), (_x((3, 5), seed=1),), (_x((4,), F32, seed=2),),

@@ -9,7 +9,7 @@ non-negative) in both the function and the reference, since LAPACK's signs are a
 from __future__ import annotations
 
 import numpy as np
-from helpers import OpCase, rand
+from helpers import OpCase, case_adder, rand
 
 import funcgrad.numpy as fnp
 from funcgrad.ops import linalg_decomp as ld
@@ -72,8 +72,7 @@ def _lstsq(linalg):
 CASES: list[OpCase] = []
 
 
-def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(name, fn, ref, args, **kw))
+case = case_adder(CASES)
 
 
 # -- cholesky -------------------------------------------------------------------------------

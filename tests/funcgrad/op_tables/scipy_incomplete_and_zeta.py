@@ -5,7 +5,7 @@ function: the loops make each case a little slower than an elementwise op."""
 from __future__ import annotations
 
 import numpy as np
-from helpers import OpCase, rand
+from helpers import OpCase, case_adder, rand
 
 import funcgrad.scipy.special as fsp
 import funcgrad.scipy.stats as fst
@@ -31,8 +31,7 @@ def _ref(fn):
     return ref
 
 
-def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(f"scipy_incomplete_and_zeta.{name}", fn, ref, args, **kw))
+case = case_adder(CASES, "scipy_incomplete_and_zeta.")
 
 
 if sp is not None:

@@ -8,7 +8,7 @@ jax.scipy.stats), so the references here are cast to the dtype funcgrad promises
 from __future__ import annotations
 
 import numpy as np
-from helpers import OpCase, rand, unary_args
+from helpers import OpCase, case_adder, rand, unary_args
 
 import funcgrad.scipy.special as fsp
 import funcgrad.scipy.stats as fst
@@ -43,8 +43,7 @@ def _grad(low, high, shapes=((3,), (2, 3)), seed=80):
     return [(rand(s, F64, low, high, seed=seed + i),) for i, s in enumerate(shapes)]
 
 
-def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(f"scipy_special_stats.{name}", fn, ref, args, **kw))
+case = case_adder(CASES, "scipy_special_stats.")
 
 
 if sp is not None:

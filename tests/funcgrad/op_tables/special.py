@@ -7,7 +7,7 @@ elementwise functions (2 for the reductions) on smooth float64 domains.
 from __future__ import annotations
 
 import numpy as np
-from helpers import OpCase, rand, unary_args
+from helpers import OpCase, case_adder, rand, unary_args
 
 import funcgrad.scipy.special as fsp
 
@@ -35,8 +35,7 @@ def unary(name, low, high, grad_low=None, grad_high=None, order=3, dtypes=(F64, 
         order=order, **kw))
 
 
-def case(name, fn, ref, args, **kw):
-    CASES.append(OpCase(f"special.{name}", fn, ref, args, **kw))
+case = case_adder(CASES, "special.")
 
 
 if sp is not None:

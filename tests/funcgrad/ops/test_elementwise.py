@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, normal_sampler
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -21,8 +21,7 @@ from funcgrad.test_util import check_grads
 rng = np.random.default_rng(0)
 
 
-def rnd(*shape: int, dtype=np.float64) -> np.ndarray:
-    return rng.standard_normal(shape).astype(dtype)
+rnd = normal_sampler(rng)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""The staging interpreters (funcgrad.interpreters.staging): recording jaxprs with user
+source lines, constants and closures, partial evaluation, and errors that name the line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.avals import ShapedArray
+from funcgrad.core import eval_trace
+from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer, trace_to_jaxpr
+
+F64 = ShapedArray((2,), np.dtype("float64"))
+
+
+def test_equations_record_the_users_line() -> None:
+    closed = trace_to_jaxpr(lambda a: [fnp.sin(a) * 2.0], [F64], eval_trace)
+    assert [e.prim.name for e in closed.eqns] == ["sin", "mul"]
+    src = closed.eqns[0].source_info
+    assert src.filename == __file__ and src.function == "<lambda>"
+
+
+def test_closed_over_arrays_become_consts_by_reference() -> None:
+    c = np.array([1.0, 2.0])
+    closed = trace_to_jaxpr(lambda a: [a + c], [F64], eval_trace)
+    assert len(closed.consts) == 1 and closed.consts[0] is c
+
+
+def test_partial_eval_stages_only_its_own_tracers() -> None:
+    trace = PartialEvalTrace(eval_trace)
+    t = trace.new_arg(F64)
+    known = fnp.sin(np.ones(2))  # computed now: no tracer of this trace involved
+    assert not isinstance(known, StagingTracer)
+    from funcgrad.core import set_current_trace
+
+    with set_current_trace(trace):
+        now = fnp.cos(np.zeros(2))
+        later = t * 2.0
+    assert type(now) is not StagingTracer and type(later) is StagingTracer
+    assert [e.prim.name for e in trace.to_jaxpr([later]).eqns] == ["mul"]
+
+
+def test_errors_raised_while_tracing_name_the_users_line() -> None:
+    with pytest.raises(funcgrad.ShapeError, match=rf"at {__file__}:\d+ \(<lambda>\)"):
+        trace_to_jaxpr(lambda a: [fnp.matmul(a, np.ones((3, 3)))], [F64], eval_trace)
+    with pytest.raises(funcgrad.ConcretizationError, match=__file__):
+        trace_to_jaxpr(lambda a: [a if a[0] > 0 else -a], [F64], eval_trace)
+
+
+def test_leaked_staged_tracers_raise() -> None:
+    leaked = []
+    trace_to_jaxpr(lambda a: leaked.append(a) or [a], [F64], eval_trace)
+    with pytest.raises(funcgrad.UnexpectedTracerError):
+        fnp.sin(leaked[0])
