@@ -187,6 +187,42 @@ def test_logsumexp_edge_values() -> None:
     assert_allclose((r, s), (wr, ws))
 
 
+def test_max_shift_under_stop_gradient_matches_differentiating_through_it() -> None:
+    # logsumexp/softmax/log_softmax hold their max shift under stop_gradient (as JAX does);
+    # values and derivatives to second order equal the formulation that differentiates
+    # through the shift, to rounding, where the maximum is unique.
+    x = rand((3, 5), np.float64, -4, 4)
+
+    def lse_through(v):
+        m = fnp.max(v, axis=1, keepdims=True)
+        return fnp.squeeze(m + fnp.log(fnp.sum(fnp.exp(v - m), axis=1, keepdims=True)), 1)
+
+    def sm_through(v):
+        e = fnp.exp(v - fnp.max(v, axis=1, keepdims=True))
+        return e / fnp.sum(e, axis=1, keepdims=True)
+
+    def lsm_through(v):
+        t = v - fnp.max(v, axis=1, keepdims=True)
+        return t - fnp.log(fnp.sum(fnp.exp(t), axis=1, keepdims=True))
+
+    w = rand((3, 5), np.float64, -1, 1)
+    pairs = ((lambda v: fsp.logsumexp(v, axis=1), lse_through),
+             (lambda v: fsp.softmax(v, axis=1), sm_through),
+             (lambda v: fsp.log_softmax(v, axis=1), lsm_through))
+    for new, old in pairs:
+        assert_allclose(new(dev(x)), old(dev(x)), rtol=1e-14, atol=1e-15)
+        for f in (new, old):
+            check_grads(f, dev((x,)), order=2)
+
+        def scalar(fn):
+            return lambda v: fnp.sum(fn(v) * dev(w[..., :fn(v).shape[-1]]))
+
+        assert_allclose(funcgrad.grad(scalar(new))(dev(x)), funcgrad.grad(scalar(old))(dev(x)),
+                        rtol=1e-12, atol=1e-14)
+        assert_allclose(funcgrad.hessian(scalar(new))(dev(x)),
+                        funcgrad.hessian(scalar(old))(dev(x)), rtol=1e-10, atol=1e-13)
+
+
 def test_safe_gradients_at_zero() -> None:
     for fn in (fsp.xlogy, fsp.xlog1py):
         g = funcgrad.grad(lambda x, y, fn=fn: fnp.sum(fn(x, y)), argnums=(0, 1))(
