@@ -71,6 +71,13 @@ def _is_inexact(a: ShapedArray) -> bool:
     return a.dtype.kind in "fc"
 
 
+def _leaf_kind(leaf: Any) -> str:
+    """The dtype kind of an argument leaf; an array's own dtype when it has one (cheaper than
+    building its aval)."""
+    dt = getattr(leaf, "dtype", None)
+    return (dt if isinstance(dt, numpy.dtype) else get_aval(leaf).dtype).kind
+
+
 def _materialize_tangent(t: Any) -> Any:
     """A concrete array for a (co)tangent that may be a symbolic Zero (float0 for integers)."""
     if type(t) is Zero:
@@ -598,6 +605,11 @@ def _check_diff_args(args: Sequence[Any], idx: Sequence[int], allow_int: bool,
 
 
 def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: str) -> None:
+    # Runs on every grad call: the common case (every leaf inexact) reads dtypes only, and
+    # leaf paths are built only to name an offending leaf.
+    leaves = tree_util.tree_leaves(x)
+    if all(_leaf_kind(leaf) in ("c" if holomorphic else "fc") for leaf in leaves):
+        return
     for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
         where = f"argument {i}{tree_util.keystr(path)}"
         try:
