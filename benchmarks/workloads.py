@@ -137,7 +137,7 @@ def hessian(d: int = 400, jitted: bool = False):
     return (lambda: hess(x)), numpy_hessian
 
 
-def hvp_rosenbrock(n: int = 10_000, jitted: bool = False):
+def hvp_rosenbrock(n: int = 10_000, jitted: bool = False, reverse_over_reverse: bool = False):
     rng = np.random.default_rng(2)
     x = rng.uniform(-1.0, 2.0, n)
     v = rng.standard_normal(n)
@@ -146,6 +146,9 @@ def hvp_rosenbrock(n: int = 10_000, jitted: bool = False):
         return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
     def hvp(x, v):
+        if reverse_over_reverse:
+            # the gradient of <grad(rosen)(x), v>
+            return funcgrad.grad(lambda y: fnp.vdot(funcgrad.grad(rosen)(y), v))(x)
         # forward-over-reverse: the directional derivative of the gradient
         return funcgrad.jvp(funcgrad.grad(rosen), (x,), (v,))[1]
 
