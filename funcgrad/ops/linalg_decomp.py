@@ -12,10 +12,12 @@ non-positive-definite matrix raises NumPy's ``LinAlgError`` when the primitive r
 
 Derivative conventions (JVP rules written with primitives, so they nest to any order):
 
-* ``cholesky`` and ``eigh``/``eigvalsh`` read one triangle of the input, exactly as LAPACK
-  does (the lower one by default): the tangent is taken of the Hermitian matrix that triangle
-  defines, so derivatives agree with finite differences of the function as computed. For a
-  symmetric parametrisation (``A = B @ B.T``) this is the usual symmetric derivative.
+* ``cholesky`` and ``eigh``/``eigvalsh`` read one triangle of the input for the value, as
+  LAPACK does (the lower one by default), but differentiate as functions of a Hermitian
+  matrix, as JAX, PyTorch and autograd do: the tangent ``dA`` is replaced by its Hermitian
+  part ``(dA + dA^H) / 2``, so the gradient with respect to the matrix is itself Hermitian
+  and a gradient step keeps a symmetric matrix symmetric. Derivatives agree with finite
+  differences along Hermitian directions (and with those of ``f((A + A^H) / 2)`` along any).
 * ``eigh``: ``dV = V (F * (V^H dA V))`` with ``F_ij = 1 / (w_j - w_i)``. Where two
   eigenvalues are exactly equal the eigenvectors are not differentiable; ``F`` is set to 0
   there (the derivative within the degenerate eigenspace is left out), so results stay finite
@@ -206,18 +208,10 @@ def _col(v: Any) -> Any:
     return _shape.expand_dims(v, (get_aval(v).ndim,))
 
 
-def _real_part_as(x: Any, like: Any) -> Any:
-    """``real(x)`` in ``like``'s dtype (a complex dtype keeps a zero imaginary part)."""
-    if not _is_complex(x):
-        return x
-    return _ew.convert_element_type(_ew.real(x), get_aval(like).dtype)
-
-
-def _hermitian_from(x: Any, lower: bool) -> Any:
-    """The Hermitian matrix LAPACK reads from one triangle of ``x`` (real diagonal)."""
-    part = _tril(x, -1) if lower else _triu(x, 1)
-    d = _real_part_as(_ew.mul(x, _eye(x)), x)
-    return _ew.add(_ew.add(part, _H(part)), d)
+def _hermitian_part(x: Any) -> Any:
+    """``(x + x^H) / 2``: the tangent a function of a Hermitian matrix sees (JAX's convention,
+    which makes the gradient with respect to the matrix Hermitian)."""
+    return _ew.mul(_ew.add(x, _H(x)), 0.5)
 
 
 def _safe_reciprocal(d: Any) -> Any:
@@ -280,7 +274,7 @@ def _cholesky_jvp(primals, tangents):
     low = cholesky(a)
     if type(da) is Zero:
         return [low], [Zero.from_primal(low)]
-    s = _hermitian_from(da, lower=True)
+    s = _hermitian_part(da)
     x = triangular_solve(low, s, lower=True)  # L^-1 S
     m = _H(triangular_solve(low, _H(x), lower=True))  # L^-1 S L^-H
     n = get_aval(a).shape[-1]
@@ -600,7 +594,7 @@ def _eigh_jvp(primals, tangents, *, lower):
     w, v = eigh(a, lower=lower)
     if type(da) is Zero:
         return [w, v], [Zero.from_primal(w), Zero.from_primal(v)]
-    s = _hermitian_from(da, lower)
+    s = _hermitian_part(da)
     vdv = _mm(_H(v), _mm(s, v))
     dw = _diag(vdv)
     if _is_complex(dw):
@@ -639,7 +633,7 @@ def _eigvalsh_jvp(primals, tangents, *, lower):
     if type(da) is Zero:
         return [w], [Zero.from_primal(w)]
     _, v = eigh(a, lower=lower)
-    s = _hermitian_from(da, lower)
+    s = _hermitian_part(da)
     nd = get_aval(v).ndim
     prod = _ew.mul(_ew.conj(v) if _is_complex(v) else v, _mm(s, v))
     dw = _red.reduce_sum(prod, (nd - 2,))

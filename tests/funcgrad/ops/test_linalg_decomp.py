@@ -23,6 +23,12 @@ def _dominant(n, batch=(), seed=0):
     return rand(batch + (n, n), np.float64, -1.0, 1.0, seed=seed) + 2.5 * np.eye(n)
 
 
+def _herm(a):
+    """``(a + a^H) / 2``: the derivative checks of cholesky/eigh/eigvalsh move along Hermitian
+    directions only (their tangents are symmetrised, as in JAX)."""
+    return (a + fnp.conj(fnp.swapaxes(a, -1, -2))) / 2
+
+
 def _cplx(shape, seed=0):
     return (rand(shape, np.float64, -1.0, 1.0, seed=seed)
             + 1j * rand(shape, np.float64, -1.0, 1.0, seed=seed + 1))
@@ -177,12 +183,13 @@ def test_det_gradient_is_the_cofactor_matrix() -> None:
 
 
 @pytest.mark.parametrize("name,fn,make", [
-    ("cholesky", ld.cholesky, lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T + 3 * np.eye(3),)),
+    ("cholesky", lambda a: ld.cholesky(_herm(a)),
+     lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T + 3 * np.eye(3),)),
     ("solve", ld.solve, lambda: (_cplx((3, 3)) + 3 * np.eye(3), _cplx((3, 2), seed=5))),
     ("inv", ld.inv, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
     ("det", ld.det, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
     ("slogdet", ld.slogdet, lambda: (_cplx((3, 3)) + 3 * np.eye(3),)),
-    ("eigvalsh", ld.eigvalsh, lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T,)),
+    ("eigvalsh", lambda a: ld.eigvalsh(_herm(a)), lambda: (_cplx((3, 3)) @ _cplx((3, 3)).conj().T,)),
     ("svdvals", lambda a: ld.svd(a, compute_uv=False), lambda: (_cplx((3, 2)),)),
     ("qr", ld.qr, lambda: (_cplx((3, 2)),)),
     ("qr_wide", ld.qr, lambda: (_cplx((2, 3)),)),
@@ -199,7 +206,7 @@ def test_eigh_complex_invariants_differentiate() -> None:
     a = b @ b.conj().T + np.diag([0.0, 2.0, 5.0])
 
     def projector(m):
-        w, v = ld.eigh(m)
+        w, v = ld.eigh(_herm(m))
         p = v[:, :1] * fnp.conj(v[:, :1]).T  # independent of the eigenvector's phase
         return w, p
 
@@ -230,6 +237,57 @@ def test_cholesky_reads_the_lower_triangle() -> None:
     eps = 1e-6
     fd = (np.linalg.cholesky(a + eps * s) - np.linalg.cholesky(a - eps * s)) / (2 * eps)
     assert_allclose(t, fd, rtol=1e-6, atol=1e-8)
+
+
+def _sym_fd_grad(f, a, eps=1e-6):
+    """Central differences of ``f(sym(a))`` entry by entry: the symmetric gradient JAX,
+    PyTorch and autograd give for a function of a symmetric matrix."""
+    g = np.zeros_like(a)
+    sym = lambda m: (m + m.T) / 2  # noqa: E731
+    for idx in np.ndindex(a.shape):
+        e = np.zeros_like(a)
+        e[idx] = eps
+        g[idx] = (f(sym(a + e)) - f(sym(a - e))) / (2 * eps)
+    return g
+
+
+_SYM_GRAD_CASES = [
+    ("cholesky", lambda m: fnp.sum(fnp.linalg.cholesky(m) * _W),
+     lambda m: np.sum(np.linalg.cholesky(m) * _W)),
+    ("cholesky_upper", lambda m: fnp.sum(fnp.linalg.cholesky(m, upper=True) * _W),
+     lambda m: np.sum(np.linalg.cholesky(m, upper=True) * _W)),
+    ("eigvalsh", lambda m: fnp.sum(fnp.linalg.eigvalsh(m) * _W[0]),
+     lambda m: np.sum(np.linalg.eigvalsh(m) * _W[0])),
+    ("eigvalsh_upper", lambda m: fnp.sum(fnp.linalg.eigvalsh(m, UPLO="U") * _W[0]),
+     lambda m: np.sum(np.linalg.eigvalsh(m, UPLO="U") * _W[0])),
+    ("eigh", lambda m: fnp.sum(fnp.abs(fnp.linalg.eigh(m)[1]) * _W)
+     + fnp.sum(fnp.linalg.eigh(m)[0] ** 2),
+     lambda m: np.sum(np.abs(np.linalg.eigh(m)[1]) * _W) + np.sum(np.linalg.eigh(m)[0] ** 2)),
+]
+_W = np.array([[1.0, -2.0, 0.5], [0.3, 1.5, -0.7], [2.0, 0.1, 1.2]])
+
+
+@pytest.mark.parametrize("name,f,ref", _SYM_GRAD_CASES, ids=[c[0] for c in _SYM_GRAD_CASES])
+def test_gradient_wrt_the_matrix_is_symmetric(name, f, ref) -> None:
+    a = _spd(3, seed=21)
+    for g in (funcgrad.grad(f)(dev(a)), funcgrad.jit(funcgrad.grad(f))(dev(a))):
+        assert_allclose(g, host(g).T, rtol=0, atol=1e-12)
+        assert_allclose(g, _sym_fd_grad(ref, a), rtol=1e-6, atol=1e-7)
+    # A gradient step keeps a symmetric matrix exactly symmetric.
+    step = host(a - 0.01 * funcgrad.grad(f)(dev(a)))
+    assert np.array_equal(step, step.T)
+    # Batched: each matrix's gradient is symmetric.
+    stack = _spd(3, (2,), seed=22)
+    gb = host(funcgrad.vmap(funcgrad.grad(f))(dev(stack)))
+    assert_allclose(gb, np.swapaxes(gb, -1, -2), rtol=0, atol=1e-12)
+    assert_allclose(gb[1], _sym_fd_grad(ref, stack[1]), rtol=1e-6, atol=1e-7)
+
+
+def test_complex_cholesky_gradient_is_hermitian() -> None:
+    b = _cplx((3, 3), seed=7)
+    a = b @ b.conj().T + 3 * np.eye(3)
+    g = host(funcgrad.grad(lambda m: fnp.sum(fnp.real(fnp.linalg.cholesky(m)) * _W))(dev(a)))
+    assert_allclose(g, g.conj().T, rtol=0, atol=1e-12)
 
 
 def test_norm_gradient_at_zero_is_zero_not_nan() -> None:
