@@ -1044,6 +1044,10 @@ def generate_source(
         others: list[str] = []
         certain = False
         for r in roots[a]:
+            if r in in_pos and donated[in_pos[r]] and r is not a:
+                # A donated argument's buffer is the caller's gift: the output may be it
+                # (JAX's "the output reuses the donated buffer").
+                continue
             if r in in_pos or r in const_set:
                 others.append(names[r])
                 certain = certain or r is a

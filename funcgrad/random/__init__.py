@@ -26,6 +26,7 @@ from funcgrad.random._core import (
     wrap_key_data,
 )
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
+from funcgrad.random._reuse import KeyReuseError, check_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,
     categorical,
@@ -51,5 +52,5 @@ __all__ = [
     "threefry_2x32", "uniform", "normal", "truncated_normal", "lognormal", "bernoulli",
     "rademacher", "randint", "categorical", "gumbel", "exponential", "laplace", "logistic",
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
-    "loggamma", "beta", "dirichlet", "chisquare", "poisson",
+    "loggamma", "beta", "dirichlet", "chisquare", "poisson", "check_key_reuse", "KeyReuseError",
 ]

@@ -22,6 +22,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.random._reuse import consumes
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
@@ -287,6 +288,7 @@ def wrap_key_data(key_bits_array: Any) -> Array:
     return key_bits_array
 
 
+@consumes
 def split(key: Any, num: int | Sequence[int] = 2) -> Array:
     """``num`` new independent keys from ``key``: shape ``(num, 2)`` (``(*num, 2)`` for a tuple).
 
@@ -335,6 +337,7 @@ def fold_in(key: Any, data: Any) -> Array:
     return _sh.concatenate([_sh.reshape(y0, (1,)), _sh.reshape(y1, (1,))], 0)
 
 
+@consumes
 def bits(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Uniform random bits: an unsigned-integer array of ``shape`` (default dtype ``uint64``).
 

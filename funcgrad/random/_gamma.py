@@ -21,6 +21,7 @@ from funcgrad.avals import get_aval
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp
 from funcgrad.random._core import check_key, split, split2
+from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
     _normal_real,
     _shape_or_params,
@@ -132,6 +133,7 @@ def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool)
     return _gamma_p(key, a, log_space)
 
 
+@consumes
 def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Gamma(``a``, 1) samples (shape defaults to ``a``'s); differentiable in ``a``.
 
@@ -144,6 +146,7 @@ def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _gamma("gamma", key, a, shape, dtype, False)
 
 
+@consumes
 def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     """``log`` of Gamma(``a``) samples, computed in log space (accurate for tiny ``a``).
 
@@ -155,6 +158,7 @@ def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _gamma("loggamma", key, a, shape, dtype, True)
 
 
+@consumes
 def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Chi-square samples with ``df`` degrees of freedom (``2 Gamma(df / 2)``).
 
@@ -170,6 +174,7 @@ def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _ew.mul(dt.type(2), gamma(key, _ew.mul(df, dt.type(0.5)), shape, dt))
 
 
+@consumes
 def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Beta(``a``, ``b``) samples, from two log-gamma draws; differentiable in ``a``, ``b``.
 
@@ -191,6 +196,7 @@ def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Arra
     return _ew.div(ga, _ew.add(ga, gb))
 
 
+@consumes
 def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Dirichlet(``alpha``) samples over the last axis of ``alpha``; shape ``(*shape, k)``.
 
@@ -281,6 +287,7 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dt: numpy.dty
     return _ew.convert_element_type(k, dt)
 
 
+@consumes
 def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Poisson(``lam``) counts (default dtype ``int64``; ``lam`` computed in float32, as JAX).
 

@@ -24,6 +24,7 @@ from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.ops.special import erfinv
 from funcgrad.random._core import check_key, random_bits, shape_arg, split2
+from funcgrad.random._reuse import consumes
 
 __all__ = [
     "uniform", "normal", "truncated_normal", "bernoulli", "randint", "categorical", "gumbel",
@@ -120,6 +121,7 @@ def _uniform(key: Any, shape: tuple[int, ...], dt: numpy.dtype, minval: Any, max
     return _ew.max(minval, out)
 
 
+@consumes
 def uniform(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
             minval: Any = 0.0, maxval: Any = 1.0) -> Array:
     """Uniform floats in ``[minval, maxval)`` of ``shape`` (default dtype ``float64``).
@@ -146,6 +148,7 @@ def _normal_real(key: Any, shape: tuple[int, ...], dt: numpy.dtype) -> Any:
     return _ew.mul(dt.type(math.sqrt(2.0)), erfinv(u))
 
 
+@consumes
 def normal(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard normal samples (``sqrt(2) erfinv(u)``, ``u`` uniform on ``(-1, 1)``).
 
@@ -170,6 +173,7 @@ def normal(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arra
     return _normal_real(key, shape, dt)
 
 
+@consumes
 def lognormal(key: Any, sigma: Any = 1.0, shape: Any = None, dtype: Any = None) -> Array:
     """``exp(sigma * normal)``: log-normal samples (differentiable in ``sigma``).
 
@@ -185,6 +189,7 @@ def lognormal(key: Any, sigma: Any = 1.0, shape: Any = None, dtype: Any = None) 
     return fnp.exp(_ew.mul(_normal_real(key, shape, dt), sigma))
 
 
+@consumes
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
                      dtype: Any = None) -> Array:
     """Standard normal samples conditioned on ``lower < x < upper`` (inverse-CDF method).
@@ -214,6 +219,7 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     return fnp.clip(out, lo, hi)
 
 
+@consumes
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
 
@@ -239,6 +245,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Array:
     return _ew.lt(_uniform(key, shape, dt, 0.0, 1.0), p)
 
 
+@consumes
 def rademacher(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Random signs ``-1``/``+1`` with equal probability (default dtype ``int64``).
 
@@ -260,6 +267,7 @@ def _exponential(key: Any, shape: tuple[int, ...], dt: numpy.dtype) -> Any:
     return _ew.neg(_ew.log1p(_ew.neg(u)))
 
 
+@consumes
 def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard exponential samples ``-log(1 - u)``.
 
@@ -272,6 +280,7 @@ def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) ->
     return _exponential(key, shape_arg("exponential", shape), float_dtype("exponential", dtype))
 
 
+@consumes
 def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Gumbel samples ``-log(-log(u))`` (JAX's default ``mode="low"``).
 
@@ -286,6 +295,7 @@ def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arra
     return _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
 
 
+@consumes
 def laplace(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Laplace samples (density ``exp(-|x|) / 2``).
 
@@ -301,6 +311,7 @@ def laplace(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arr
     return _ew.mul(_ew.sign(u), _ew.log1p(_ew.neg(_ew.abs(u))))
 
 
+@consumes
 def logistic(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard logistic samples ``log(u / (1 - u))``.
 
@@ -315,6 +326,7 @@ def logistic(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Ar
     return _ew.log(_ew.div(u, _ew.sub(dt.type(1.0), u)))
 
 
+@consumes
 def cauchy(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Cauchy samples ``tan(pi (u - 1/2))``.
 
@@ -358,6 +370,7 @@ def _clip_to(x: Any, dt: numpy.dtype) -> Any:
     return _ew.convert_element_type(x, dt)
 
 
+@consumes
 def randint(key: Any, shape: int | Sequence[int], minval: Any, maxval: Any,
             dtype: Any = None) -> Array:
     """Integers uniform in ``[minval, maxval)`` (default dtype ``int64``).
@@ -429,6 +442,7 @@ def _randint(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
     return out
 
 
+@consumes
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Array:
     """Indices drawn with probabilities ``softmax(logits, axis)`` (the Gumbel-max trick).
 
@@ -478,6 +492,7 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
     return x
 
 
+@consumes
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Array:
     """A random permutation of ``range(x)`` (integer ``x``) or of ``x`` along ``axis``.
 
@@ -510,6 +525,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     return fnp.take(x, ind, axis=axis)
 
 
+@consumes
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
            axis: int = 0) -> Array:
     """Random samples from ``range(a)`` (integer ``a``) or from ``a`` along ``axis``.
@@ -591,6 +607,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
 # Multivariate
 
 
+@consumes
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
                         method: str = "cholesky") -> Array:
     """Samples of ``N(mean, cov)``: ``mean + factor @ z`` with ``factor factor^T = cov``.
@@ -637,6 +654,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     return _ew.add(mean, fnp.einsum("...ij,...j->...i", factor, z))
 
 
+@consumes
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
                m: int | None = None) -> Array:
     """Haar-random matrices with orthonormal columns: shape ``(*shape, n, m)`` (``m = n``).

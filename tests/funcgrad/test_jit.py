@@ -481,6 +481,33 @@ def test_donated_argument_buffer_may_be_reused():
     np.testing.assert_array_equal(y, y_copy)
 
 
+def test_donated_buffer_becomes_the_output_where_shape_and_dtype_match():
+    jf = funcgrad.jit(lambda x, y: fnp.sin(x) * y + fnp.cos(x), donate_argnums=0)
+    x = np.linspace(0.0, 1.0, BIG)
+    y = np.full(BIG, 2.0)
+    want = np.sin(x) * y + np.cos(x)
+    out = jf(x, y)
+    assert np.shares_memory(out, x)  # the output lives in the donated buffer
+    assert_allclose(out, want)
+    np.testing.assert_array_equal(y, np.full(BIG, 2.0))  # not donated: untouched
+    # A dtype change cannot reuse the buffer; the result is still right.
+    x = np.linspace(0.0, 1.0, BIG)
+    out = funcgrad.jit(lambda x: (x * 2).astype(np.float32), donate_argnums=0)(x)
+    assert not np.shares_memory(out, x)
+    assert_allclose(out, (np.linspace(0.0, 1.0, BIG) * 2).astype(np.float32))
+    # Two outputs never share the one donated buffer, and the input is read before it is
+    # overwritten.
+    x = np.linspace(0.0, 1.0, BIG)
+    a, b = funcgrad.jit(lambda x: (x + 1, x * 2), donate_argnums=0)(x)
+    assert not np.shares_memory(a, b)
+    assert_allclose(a, np.linspace(0.0, 1.0, BIG) + 1)
+    assert_allclose(b, np.linspace(0.0, 1.0, BIG) * 2)
+    # Under a transformation donation is ignored (the tracer owns no buffer).
+    g = funcgrad.grad(lambda x: fnp.sum(jf(x, y)))(np.linspace(0.0, 1.0, BIG))
+    xs = np.linspace(0.0, 1.0, BIG)
+    assert_allclose(g, np.cos(xs) * 2.0 - np.sin(xs))
+
+
 # ---------------------------------------------------------------------------------------------
 # generated code vs eager on random inputs
 

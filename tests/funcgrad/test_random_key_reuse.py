@@ -1,0 +1,109 @@
+"""funcgrad.random.check_key_reuse: a key consumed twice raises, naming both lines."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+
+import funcgrad
+from funcgrad import random
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line and "_line_of" not in line:
+                return i
+    raise AssertionError(marker)
+
+
+def test_second_use_raises_naming_both_lines() -> None:
+    key = random.PRNGKey(0)
+    with random.check_key_reuse():
+        random.normal(key, (2,))  # FIRST-USE
+        with pytest.raises(random.KeyReuseError) as info:
+            random.uniform(key, (3,))  # SECOND-USE
+    msg = str(info.value)
+    assert msg.startswith("random.uniform: this key was already consumed by random.normal")
+    assert f"test_random_key_reuse.py:{_line_of('# FIRST-USE')}" in msg
+    assert f"test_random_key_reuse.py:{_line_of('# SECOND-USE')}" in msg
+    assert "split" in msg
+
+
+@pytest.mark.parametrize("second", [
+    lambda k: random.split(k),
+    lambda k: random.bits(k, (2,)),
+    lambda k: random.gamma(k, 2.0),
+    lambda k: random.randint(k, (2,), 0, 5),
+    lambda k: random.permutation(k, 4),
+])
+def test_split_bits_and_samplers_all_consume(second) -> None:
+    key = random.PRNGKey(1)
+    with random.check_key_reuse():
+        random.bernoulli(key)
+        with pytest.raises(random.KeyReuseError):
+            second(key)
+
+
+def test_correct_programs_pass_and_values_are_unchanged() -> None:
+    key = random.PRNGKey(2)
+    want = np.asarray(random.lognormal(random.split(key)[1], shape=(3,)))
+    with random.check_key_reuse():
+        k1, k2 = random.split(key)
+        got = random.lognormal(k2, shape=(3,))  # built on normal: consumes k2 once
+        random.beta(k1, 2.0, 3.0)  # built on gamma with its own splits
+        # fold_in derives keys without consuming.
+        for i in range(3):
+            random.normal(random.fold_in(key, i))
+        random.dirichlet(random.PRNGKey(9), np.ones(3))
+    np.testing.assert_array_equal(got, want)
+    # Outside the block reuse is not checked (JAX's default).
+    random.normal(key)
+    random.normal(key)
+
+
+def test_reuse_inside_jit_vmap_and_grad_is_caught() -> None:
+    def twice(k):
+        return random.normal(k, (2,)) + random.normal(k, (2,))
+
+    with random.check_key_reuse():
+        with pytest.raises(random.KeyReuseError, match="random.normal.*random.normal"):
+            funcgrad.jit(twice)(random.PRNGKey(3))
+        with pytest.raises(random.KeyReuseError):
+            funcgrad.vmap(twice)(random.split(random.PRNGKey(4), 3))
+        with pytest.raises(random.KeyReuseError):
+            funcgrad.grad(lambda s, k: (s * twice(k)).sum())(1.0, random.PRNGKey(5))
+
+        def once(k):
+            a, b = random.split(k)
+            return random.normal(a, (2,)) + random.normal(b, (2,))
+
+        jf = funcgrad.jit(once)
+        np.testing.assert_array_equal(jf(random.PRNGKey(6)), once(random.PRNGKey(6)))
+        funcgrad.vmap(once)(random.split(random.PRNGKey(7), 3))
+
+
+def test_state_is_per_context_and_per_thread() -> None:
+    key = random.PRNGKey(8)
+    with random.check_key_reuse():
+        random.normal(key)
+    with random.check_key_reuse():  # a new block starts afresh
+        random.normal(key)
+        errors: list[BaseException] = []
+
+        def other_thread() -> None:
+            try:  # the check is not active in a thread that did not opt in
+                random.normal(key)
+                random.normal(key)
+            except BaseException as e:  # pragma: no cover - the failure is reported below
+                errors.append(e)
+
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        assert not errors
+        with pytest.raises(random.KeyReuseError, match=re.escape("random.normal")):
+            random.normal(key)
