@@ -150,8 +150,9 @@ case("linalg.svd_full_forward", lambda a: fnp.linalg.svd(a)[1],
 case("linalg.svdvals", fnp.linalg.svdvals, np.linalg.svdvals, _SVD_ARGS)
 case("linalg.svd_no_uv", lambda a: fnp.linalg.svd(a, compute_uv=False),
      lambda a: np.linalg.svd(a, compute_uv=False), _SVD_ARGS[:3])
-case("linalg.svd_hermitian", lambda a: fnp.linalg.svd(a, hermitian=True, compute_uv=False),
-     lambda a: np.linalg.svd(a, hermitian=True, compute_uv=False),
+case("linalg.svd_hermitian",  # through eigh: differentiated along symmetric directions
+     *_sym_pair(lambda a: fnp.linalg.svd(a, hermitian=True, compute_uv=False),
+                lambda a: np.linalg.svd(a, hermitian=True, compute_uv=False)),
      [(_spd(3, seed=9) - 4.0 * np.eye(3),)])
 _QR_ARGS = [(_gen((3, 3), seed=1),), (_gen((4, 2), seed=2),), (_gen((2, 4), seed=3),),
             (_gen((2, 3, 2), seed=4),), (_gen((3, 2), F32, seed=5),)]
