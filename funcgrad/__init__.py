@@ -30,6 +30,7 @@ from funcgrad.api import (
     vjp,
 )
 from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
+from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import default_device, device_put, devices, to_numpy
@@ -51,6 +52,11 @@ from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies,
 __version__ = "0.1.0"
 
 __all__ = [
+    "jet",
+    "derivatives",
+    "taylor_coefficients",
+    "laplacian",
+    "divergence",
     "grad",
     "value_and_grad",
     "jvp",

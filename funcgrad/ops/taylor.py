@@ -1,0 +1,458 @@
+"""Taylor rules: the recurrences ``jet`` uses, and the generic rules every primitive falls
+back on (see :mod:`funcgrad.interpreters.taylor` for the conventions).
+
+Coefficients are normalized (``x(t) = x0 + x1 t + x2 t^2 + ...``) and a None coefficient is
+zero. Own rules (O(K^2) per primitive): ``mul``/``dot_general`` (Cauchy products), ``div``,
+``square``, ``integer_pow``, ``exp``, ``log``, ``sin``/``cos``, ``tanh``, ``logistic``,
+``sqrt``, ``reduce_max``/``reduce_min``, and ``jit``/``remat`` (through the inner program).
+Generic rules, in order: primitives linear in their inputs (``linear_jvp_primitives``, and those
+linear in their floating inputs listed below) map each coefficient; other elementwise
+primitives use ``y' = sum_i df/dx_i x_i'`` with the partials' series from their JVP rules
+(O(K^3)); everything else -- control flow, custom derivatives, sorting, linear algebra -- falls
+back on nested ``jvp`` along the curve (exact, cost exponential in K).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import get_aval
+from funcgrad.core import Primitive, bind, bind1
+from funcgrad.interpreters import taylor as _ty
+from funcgrad.interpreters.jvp import (
+    Zero,
+    add_any_p,
+    elementwise_primitives,
+    jvp_flat,
+    linear_jvp_primitives,
+)
+from funcgrad.ir import eval_jaxpr
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import indexing as _idx
+from funcgrad.ops import linalg as _linalg
+from funcgrad.ops import reductions as _red
+from funcgrad.ops import remat as _remat
+from funcgrad.ops import shape as _shape
+from funcgrad.ops import sorting as _sorting
+from funcgrad.ops.elementwise_extra import ldexp_p
+from funcgrad.ops.jit import jit_p
+
+__all__ = ["linear_in_float_inputs"]
+
+
+def _is_float(x: Any) -> bool:
+    return get_aval(x).dtype.kind in "fc"
+
+
+def _order(series: Sequence[Any]) -> int:
+    return next(len(s) for s in series if s is not None)
+
+
+def _full(primal: Any, s: Any, k: int) -> Any:
+    """Coefficient k (0: the primal) of an input; None when zero."""
+    if k == 0:
+        return primal
+    return None if s is None else s[k - 1]
+
+
+def _add(a: Any, b: Any) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return _ew.add(a, b)
+
+
+def _scale(c: float, a: Any) -> Any:
+    return None if a is None else _ew.mul(a, c)
+
+
+def _zeros_like(x: Any) -> Any:
+    return _ew.mul(x, 0)
+
+
+def _cauchy(prim: Primitive, a: list, b: list, k: int, params: dict, start: int = 0) -> Any:
+    """sum_{j=start..k-start} prim(a_j, b_{k-j}) over nonzero terms (None if none)."""
+    out = None
+    for j in range(start, k - start + 1):
+        if a[j] is not None and b[k - j] is not None:
+            out = _add(out, bind1(prim, a[j], b[k - j], **params))
+    return out
+
+
+def _coeffs(primal: Any, s: Any, order: int) -> list:
+    return [primal] + (list(s) if s is not None else [None] * order)
+
+
+# -- generic: linear ---------------------------------------------------------------------------
+
+#: primitives linear in their value operands once their index operands (integer arrays of
+#: gathers and slices; ``select_n``'s selector, ``ldexp``'s exponent) are fixed
+linear_in_float_inputs: set[Primitive] = {
+    _ew.add_p, _ew.sub_p, _ew.select_n_p, _ew.convert_element_type_p, _ew.real_p, _ew.imag_p,
+    _ew.complex_p, _ew.conj_p, _ew.copy_p, _ew.neg_p, ldexp_p, _idx.gather_p, _idx.scatter_p,
+    _idx.scatter_add_p, _shape.dynamic_slice_p, _shape.dynamic_update_slice_p,
+    _sorting.gather_along_axis_p, _sorting.scatter_add_along_axis_p, _red.cumsum_p, add_any_p,
+}
+
+
+#: primitives of that set whose operands at these positions are indices, not values (the
+#: others: integer operands are indices, except for elementwise primitives)
+_ELEMENTWISE_INDEX_OPERANDS = {_ew.select_n_p: {0}, ldexp_p: {1}}
+
+
+def _index_operands(prim: Primitive, primals: Sequence[Any]) -> set[int]:
+    known = _ELEMENTWISE_INDEX_OPERANDS.get(prim)
+    if known is not None:
+        return known
+    if prim in elementwise_primitives:
+        return set()  # an integer constant of add/sub is a value (promoted), not an index
+    return {i for i, p in enumerate(primals) if not _is_float(p)}
+
+
+def _linear_rule(prim: Primitive):
+    def rule(primals, series, **params):
+        outs = bind(prim, *primals, **params)
+        order = _order(series)
+        if not any(_is_float(o) for o in outs):
+            return outs, [None] * len(outs)
+        index = _index_operands(prim, primals)
+        out_series: list[list[Any]] = [[] for _ in outs]
+        for k in range(1, order + 1):
+            cs = [_full(p, s, k) for p, s in zip(primals, series)]
+            if all(c is None for i, c in enumerate(cs) if i not in index):
+                ys: list[Any] = [None] * len(outs)
+            else:
+                args = [p if i in index else (_zeros_like(p) if c is None else c)
+                        for i, (p, c) in enumerate(zip(primals, cs))]
+                ys = bind(prim, *args, **params)
+            for acc, y, o in zip(out_series, ys, outs):
+                acc.append(y if _is_float(o) else None)
+        return outs, out_series
+
+    return rule
+
+
+def _linear_factory(prim: Primitive):
+    if prim in linear_jvp_primitives or prim in linear_in_float_inputs:
+        return _linear_rule(prim), "linear: the primitive of each coefficient"
+    return None
+
+
+# -- generic: elementwise from the JVP rule ---------------------------------------------------
+
+
+def _partial(prim: Primitive, i: int, params: dict):
+    """x -> d prim / d x_i at x (elementwise), from the primitive's JVP rule."""
+
+    def f(*xs: Any) -> list[Any]:
+        xs = list(xs)
+
+        def along(v: Any) -> list[Any]:
+            return bind(prim, *xs[:i], v, *xs[i + 1:], **params)
+
+        _, (t,) = jvp_flat(along, [xs[i]], [_ew.add(_zeros_like(xs[i]), 1)])
+        return [t]
+
+    return f
+
+
+def _elementwise_rule(prim: Primitive):
+    def rule(primals, series, **params):
+        (y0,) = bind(prim, *primals, **params)
+        order = _order(series)
+        if not _is_float(y0):
+            return [y0], [None]
+        live = [i for i, s in enumerate(series) if s is not None and _is_float(primals[i])]
+        # G[i][m]: coefficient m of d prim / d x_i along the curve, m < order
+        G: dict[int, list[Any]] = {}
+        for i in live:
+            part = _partial(prim, i, params)
+            if order == 1:
+                (g0,) = part(*primals)
+                G[i] = [None if type(g0) is Zero else g0]
+                continue
+            (g0,), (gs,) = _ty.taylor_flat(
+                part, primals, [None if s is None else s[:order - 1] for s in series],
+                order - 1)
+            if type(g0) is Zero:
+                G[i] = [None] * order
+            else:
+                G[i] = [g0] + (list(gs) if gs is not None else [None] * (order - 1))
+        ys: list[Any] = []
+        for k in range(1, order + 1):
+            acc = None
+            for i in live:
+                xi = series[i]
+                for j in range(1, k + 1):
+                    if xi[j - 1] is not None and G[i][k - j] is not None:
+                        acc = _add(acc, _scale(j / k, _ew.mul(xi[j - 1], G[i][k - j])))
+            ys.append(acc)
+        return [y0], [ys]
+
+    return rule
+
+
+def _elementwise_factory(prim: Primitive):
+    if prim in elementwise_primitives and not prim.multiple_results:
+        return _elementwise_rule(prim), "elementwise: y' = sum df/dx_i x_i' (O(K^3))"
+    return None
+
+
+# -- generic: nested jvp along the curve ------------------------------------------------------
+
+
+def _fallback_rule(prim: Primitive):
+    def rule(primals, series, **params):
+        order = _order(series)
+        outs = bind(prim, *primals, **params)
+        if not any(_is_float(o) for o in outs):  # indices, masks: nothing to propagate
+            return outs, [None] * len(outs)
+
+        def curve(t: Any) -> list[Any]:
+            xs = []
+            for p, s in zip(primals, series):
+                if s is None or not _is_float(p):
+                    xs.append(p)
+                    continue
+                x = p
+                for k, c in enumerate(s, start=1):
+                    if c is not None:
+                        x = _ew.add(x, _ew.mul(c, _ew.integer_pow(t, k)))
+                xs.append(x)
+            return bind(prim, *xs, **params)
+
+        def derivative(n: int):
+            if n == 0:
+                return curve
+            inner = derivative(n - 1)
+            return lambda t: jvp_flat(inner, [t], [numpy.asarray(1.0)])[1]
+
+        t0 = numpy.asarray(0.0)
+        out_series: list[list[Any]] = [[] for _ in outs]
+        for k in range(1, order + 1):
+            ds = derivative(k)(t0)
+            for acc, d, o in zip(out_series, ds, outs):
+                if type(d) is Zero or not _is_float(o):
+                    acc.append(None)
+                else:
+                    acc.append(_ew.convert_element_type(
+                        _ew.div(d, float(math.factorial(k))), get_aval(o).dtype))
+        return outs, out_series
+
+    return rule
+
+
+def _fallback_factory(prim: Primitive):
+    return _fallback_rule(prim), "fallback: nested jvp (cost exponential in K)"
+
+
+_ty.generic_taylor_rules.extend([_linear_factory, _elementwise_factory, _fallback_factory])
+
+
+# -- own rules --------------------------------------------------------------------------------
+
+
+def _bilinear(prim: Primitive):
+    def rule(primals, series, **params):
+        (y0,) = bind(prim, *primals, **params)
+        order = _order(series)
+        a = _coeffs(primals[0], series[0], order)
+        b = _coeffs(primals[1], series[1], order)
+        return [y0], [[_cauchy(prim, a, b, k, params) for k in range(1, order + 1)]]
+
+    return rule
+
+
+_ty.taylor_rules[_ew.mul_p] = _bilinear(_ew.mul_p)
+_ty.taylor_rules[_linalg.dot_general_p] = _bilinear(_linalg.dot_general_p)
+
+
+def _div_rule(primals, series):
+    a0, b0 = primals
+    y0 = _ew.div(a0, b0)
+    order = _order(series)
+    a = _coeffs(a0, series[0], order)
+    b = _coeffs(b0, series[1], order)
+    y = [y0]
+    for k in range(1, order + 1):
+        acc = a[k]
+        for j in range(1, k + 1):
+            if b[j] is not None and y[k - j] is not None:
+                term = _ew.mul(b[j], y[k - j])
+                acc = _ew.neg(term) if acc is None else _ew.sub(acc, term)
+        y.append(None if acc is None else _ew.div(acc, b0))
+    return [y0], [y[1:]]
+
+
+_ty.taylor_rules[_ew.div_p] = _div_rule
+
+
+def _square_rule(primals, series):
+    (x0,), order = primals, _order(series)
+    x = _coeffs(x0, series[0], order)
+    return [_ew.square(x0)], [[_cauchy(_ew.mul_p, x, x, k, {}) for k in range(1, order + 1)]]
+
+
+_ty.taylor_rules[_ew.square_p] = _square_rule
+
+
+def _series_mul(a: list, b: list, order: int) -> list:
+    return [_ew.mul(a[0], b[0])] + [
+        _cauchy(_ew.mul_p, a, b, k, {}) for k in range(1, order + 1)]
+
+
+def _integer_pow_rule(primals, series, *, y: int):
+    # Repeated Cauchy products (exact at x0 = 0, unlike the x^p recurrence).
+    (x0,), order = primals, _order(series)
+    x = _coeffs(x0, series[0], order)
+    n = abs(y)
+    result = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else _series_mul(result, base, order)
+        n >>= 1
+        if n:
+            base = _series_mul(base, base, order)
+    if result is None:  # y == 0
+        return [_ew.integer_pow(x0, 0)], [None]
+    if y < 0:
+        one = [_ew.add(_zeros_like(x0), 1)] + [None] * order
+        (r0,), (rs,) = _div_rule([one[0], result[0]], [None, result[1:]])
+        return [r0], [rs]
+    return [result[0]], [result[1:]]
+
+
+_ty.taylor_rules[_ew.integer_pow_p] = _integer_pow_rule
+
+
+def _ode_rule(f0, z_of):
+    """y' = z(y) x' with z's coefficients from y's: k y_k = sum_j j x_j z_{k-j}."""
+
+    def rule(primals, series):
+        (x0,), order = primals, _order(series)
+        x = _coeffs(x0, series[0], order)
+        y = [f0(x0)]
+        z: list[Any] = []
+        for k in range(1, order + 1):
+            z.append(z_of(y, k - 1, x0))
+            acc = None
+            for j in range(1, k + 1):
+                if x[j] is not None and z[k - j] is not None:
+                    acc = _add(acc, _scale(j / k, _ew.mul(x[j], z[k - j])))
+            y.append(acc)
+        return [y[0]], [y[1:]]
+
+    return rule
+
+
+def _sum_products(y: list, m: int) -> Any:
+    """coefficient m of y*y"""
+    return _cauchy(_ew.mul_p, y, y, m, {})
+
+
+_ty.taylor_rules[_ew.exp_p] = _ode_rule(_ew.exp, lambda y, m, x0: y[m])
+_ty.taylor_rules[_ew.tanh_p] = _ode_rule(
+    _ew.tanh, lambda y, m, x0: _ew.sub(1, _ew.square(y[0])) if m == 0
+    else _scale(-1.0, _sum_products(y, m)))
+_ty.taylor_rules[_ew.logistic_p] = _ode_rule(
+    _ew.logistic, lambda y, m, x0: _ew.mul(y[0], _ew.sub(1, y[0])) if m == 0
+    else _add(y[m], _scale(-1.0, _sum_products(y, m))))
+
+
+def _log_rule(primals, series):
+    (x0,), order = primals, _order(series)
+    x = _coeffs(x0, series[0], order)
+    y = [_ew.log(x0)]
+    for k in range(1, order + 1):
+        acc = x[k]
+        for j in range(1, k):
+            if y[j] is not None and x[k - j] is not None:
+                term = _scale(j / k, _ew.mul(y[j], x[k - j]))
+                acc = _ew.neg(term) if acc is None else _ew.sub(acc, term)
+        y.append(None if acc is None else _ew.div(acc, x0))
+    return [y[0]], [y[1:]]
+
+
+_ty.taylor_rules[_ew.log_p] = _log_rule
+
+
+def _sqrt_rule(primals, series):
+    (x0,), order = primals, _order(series)
+    x = _coeffs(x0, series[0], order)
+    y = [_ew.sqrt(x0)]
+    two_y0 = _ew.mul(y[0], 2)
+    for k in range(1, order + 1):
+        acc = x[k]
+        for j in range(1, k):
+            if y[j] is not None and y[k - j] is not None:
+                term = _ew.mul(y[j], y[k - j])
+                acc = _ew.neg(term) if acc is None else _ew.sub(acc, term)
+        y.append(None if acc is None else _ew.div(acc, two_y0))
+    return [y[0]], [y[1:]]
+
+
+_ty.taylor_rules[_ew.sqrt_p] = _sqrt_rule
+
+
+def _sin_cos(which: str):
+    def rule(primals, series):
+        (x0,), order = primals, _order(series)
+        x = _coeffs(x0, series[0], order)
+        s, c = [_ew.sin(x0)], [_ew.cos(x0)]
+        for k in range(1, order + 1):
+            sk = ck = None
+            for j in range(1, k + 1):
+                if x[j] is None:
+                    continue
+                if c[k - j] is not None:
+                    sk = _add(sk, _scale(j / k, _ew.mul(x[j], c[k - j])))
+                if s[k - j] is not None:
+                    ck = _add(ck, _scale(-j / k, _ew.mul(x[j], s[k - j])))
+            s.append(sk)
+            c.append(ck)
+        y = s if which == "sin" else c
+        return [y[0]], [y[1:]]
+
+    return rule
+
+
+_ty.taylor_rules[_ew.sin_p] = _sin_cos("sin")
+_ty.taylor_rules[_ew.cos_p] = _sin_cos("cos")
+
+
+def _reduce_extremum(prim: Primitive):
+    # The coefficients at the extremum's position (ties share them, as the JVP rule does).
+    def rule(primals, series, *, axes):
+        (x0,) = primals
+        (y0,) = bind(prim, x0, axes=axes)
+        keep = tuple(d for d in range(get_aval(x0).ndim) if d not in axes)
+        shape = get_aval(x0).shape
+        hit = _ew.convert_element_type(
+            _ew.eq(x0, _shape.broadcast_in_dim(y0, shape, keep)), get_aval(y0).dtype)
+        count = _red.reduce_sum(hit, axes)
+        ys = [None if c is None else _ew.div(_red.reduce_sum(_ew.mul(c, hit), axes), count)
+              for c in series[0]]
+        return [y0], [ys]
+
+    return rule
+
+
+_ty.taylor_rules[_red.reduce_max_p] = _reduce_extremum(_red.reduce_max_p)
+_ty.taylor_rules[_red.reduce_min_p] = _reduce_extremum(_red.reduce_min_p)
+
+
+def _call_rule(primals, series, *, jaxpr, **_):
+    # Through the inner program: one Taylor pass over its equations.
+    order = _order(series)
+    return _ty.taylor_flat(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs), primals,
+                           series, order)
+
+
+_ty.taylor_rules[jit_p] = _call_rule
+_ty.taylor_rules[_remat.remat_p] = _call_rule

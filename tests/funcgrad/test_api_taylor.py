@@ -1,0 +1,186 @@
+"""jet, derivatives, taylor_coefficients, laplacian, divergence: against sympy, nested jvp and
+Hessians; under jit, vmap and grad."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.scipy import special as fsp
+from funcgrad.test_util import check_grads
+from tests.helpers import dev, host
+
+T = sp.symbols("t")
+# (funcgrad function, sympy function, domain) for random compositions
+UNARY = [
+    (fnp.sin, sp.sin, None), (fnp.cos, sp.cos, None), (fnp.exp, sp.exp, (-2, 1)),
+    (fnp.tanh, sp.tanh, None), (lambda x: fnp.log(x), sp.log, (0.2, 3)),
+    (fnp.sqrt, sp.sqrt, (0.2, 3)), (fnp.arctan, sp.atan, None),
+    (lax.logistic, lambda e: 1 / (1 + sp.exp(-e)), None), (fsp.erf, sp.erf, None),
+    (lambda x: x ** 3, lambda e: e ** 3, None), (lambda x: 1 / (1 + x * x),
+                                                 lambda e: 1 / (1 + e * e), None),
+    (lambda x: fnp.sinh(x) * 0.5, lambda e: sp.sinh(e) / 2, (-2, 2)),
+    (lambda x: fnp.log1p(x * x), lambda e: sp.log(1 + e * e), None),
+]
+
+
+def _composition(seed: int):
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(UNARY), size=3, replace=False)
+    fs = [UNARY[i] for i in picks]
+    a, b = rng.uniform(0.3, 1.2, size=2)
+
+    def f(x):
+        y = x
+        for fg, _, dom in fs:
+            y = fg(y if dom is None else 0.5 * (dom[0] + dom[1]) + 0.2 * fnp.tanh(y))
+        return y * a + fnp.sin(b * x) * y
+
+    e = T
+    for _, fs_, dom in fs:
+        e = fs_(e if dom is None else sp.Rational(1, 2) * (dom[0] + dom[1])
+                + sp.Rational(1, 5) * sp.tanh(e))
+    return f, e * a + sp.sin(b * T) * e
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("x0", [-0.7, 0.4])
+def test_derivatives_to_order_8_match_sympy(seed, x0):
+    f, e = _composition(seed)
+    got = funcgrad.derivatives(f, 8)(x0)
+    want = [float(sp.diff(e, T, k).subs(T, x0).evalf(30)) for k in range(9)]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * max(map(abs, want)))
+
+
+def test_directional_derivatives_and_coefficients():
+    f = lambda x: fnp.sum(fnp.sin(x) * x ** 2)
+    x, v = np.array([0.3, -0.5, 1.1]), np.array([1.0, 2.0, -1.0])
+    d = funcgrad.derivatives(f, 3)(x, v)
+    # second derivative along v is v^T H v; third by nesting jvp
+    h = funcgrad.hessian(f)(x)
+    np.testing.assert_allclose(d[2], v @ h @ v, rtol=1e-12)
+    g1 = lambda y: funcgrad.jvp(f, (y,), (v,))[1]
+    g2 = lambda y: funcgrad.jvp(g1, (y,), (v,))[1]
+    np.testing.assert_allclose(d[3], funcgrad.jvp(g2, (x,), (v,))[1], rtol=1e-12)
+    c = funcgrad.taylor_coefficients(f, 3)(x, v)
+    np.testing.assert_allclose(c, d / np.array([1.0, 1.0, 2.0, 6.0]), rtol=1e-12)
+
+
+def test_jet_signature_as_jax():
+    # factorial-scaled (derivative) coefficients in and out, pytrees, several arguments
+    f = lambda p: {"y": fnp.sin(p["a"]) * p["b"]}
+    primals = ({"a": np.array(0.4), "b": np.array(2.0)},)
+    series = ([{"a": np.array(1.0), "b": np.array(0.0)}, {"a": np.array(0.0), "b": np.array(0.0)}],)
+    y0, ys = funcgrad.jet(f, primals, series)
+    assert set(y0) == {"y"} and len(ys["y"]) == 2
+    np.testing.assert_allclose(ys["y"], [2 * np.cos(0.4), -2 * np.sin(0.4)], rtol=1e-12)
+    with pytest.raises(ValueError, match="same length"):
+        funcgrad.jet(fnp.sin, (1.0, 2.0), ([1.0], [1.0, 0.0]))
+    with pytest.raises(TypeError, match="one list of coefficients per primal"):
+        funcgrad.jet(fnp.sin, (1.0,), ())
+
+
+def test_jet_composes_with_jit_vmap_and_grad():
+    f = lambda x: fnp.exp(fnp.sin(x)) / (1.0 + x * x)
+    d4 = lambda x: funcgrad.derivatives(f, 4)(x)[4]
+    x = np.array([0.1, 0.7, -0.4])
+    eager = np.array([d4(v) for v in x])
+    np.testing.assert_allclose(funcgrad.vmap(d4)(x), eager, rtol=1e-12)
+    np.testing.assert_allclose(funcgrad.jit(funcgrad.vmap(d4))(x), eager, rtol=1e-12)
+    # grad of a Taylor coefficient is the next derivative
+    d5 = funcgrad.derivatives(f, 5)(0.3)[5]
+    np.testing.assert_allclose(funcgrad.grad(d4)(0.3), d5, rtol=1e-10)
+    check_grads(d4, (0.3,), order=1)
+
+
+def _mlp(params, x):
+    (w1, b1), (w2, b2), (w3, b3) = params
+    h = fnp.tanh(x @ w1 + b1)
+    h = fnp.tanh(h @ w2 + b2)
+    return fnp.sum(h @ w3 + b3)
+
+
+def _params(d, width=8, seed=0):
+    rng = np.random.default_rng(seed)
+    sizes = [d, width, width, 1]
+    return [(rng.normal(size=(m, n)) / np.sqrt(m), rng.normal(size=n) * 0.1)
+            for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def test_laplacian_equals_trace_of_hessian():
+    p = _params(5)
+    x = np.random.default_rng(1).normal(size=5)
+    f = lambda y: _mlp(p, y)
+    np.testing.assert_allclose(funcgrad.laplacian(f)(dev(x)), np.trace(funcgrad.hessian(f)(x)),
+                               rtol=1e-10)
+    # a PDE residual: u = sin(x0) exp(x1) solves Laplace's equation
+    u = lambda y: fnp.sin(y[0]) * fnp.exp(y[1])
+    assert abs(float(funcgrad.laplacian(u)(np.array([0.3, 0.2])))) < 1e-12
+    # a Slater-determinant-like program
+    a = np.random.default_rng(2).normal(size=(3, 3))
+    psi = lambda y: fnp.linalg.slogdet(a + fnp.outer(fnp.sin(y), y))[1]
+    y = np.array([0.2, -0.1, 0.4])
+    np.testing.assert_allclose(funcgrad.laplacian(psi)(y), np.trace(funcgrad.hessian(psi)(y)),
+                               rtol=1e-9)
+    # matrices as inputs: the sum over every entry
+    g = lambda m: fnp.sum(fnp.sin(m) ** 2)
+    m = np.arange(6.0).reshape(2, 3) / 7
+    np.testing.assert_allclose(funcgrad.laplacian(g)(m), np.sum(2 * np.cos(2 * m)), rtol=1e-12)
+
+
+def test_laplacian_is_differentiable_jittable_batchable():
+    x = np.random.default_rng(3).normal(size=4)
+
+    def loss(params, y):  # a physics-informed loss: (Laplacian u)^2
+        return funcgrad.laplacian(lambda z: _mlp(params, z))(y) ** 2
+
+    p = _params(4, width=5)
+    check_grads(lambda y: loss(p, y), (x,), order=1, modes=("rev",))
+    g = funcgrad.grad(loss)(p, x)
+    g_jit = funcgrad.jit(funcgrad.grad(loss))(p, x)
+    for a, b in zip(funcgrad.tree_util.tree_leaves(g), funcgrad.tree_util.tree_leaves(g_jit)):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    xs = np.stack([x, x * 0.5])
+    np.testing.assert_allclose(funcgrad.vmap(lambda y: loss(p, y))(xs),
+                               [loss(p, x), loss(p, x * 0.5)], rtol=1e-12)
+
+
+def test_hutchinson_estimate_is_unbiased_enough():
+    p = _params(6)
+    x = np.random.default_rng(4).normal(size=6)
+    f = lambda y: _mlp(p, y)
+    exact = float(funcgrad.laplacian(f)(x))
+    est = float(funcgrad.laplacian(f, "hutchinson", key=funcgrad.random.key(0),
+                                   samples=4000)(x))
+    assert abs(est - exact) < 0.05 * max(1.0, abs(exact))
+    with pytest.raises(ValueError, match="needs key"):
+        funcgrad.laplacian(f, "hutchinson")
+    with pytest.raises(ValueError, match="method"):
+        funcgrad.laplacian(f, "exact")
+    with pytest.raises(TypeError, match="scalar"):
+        funcgrad.laplacian(lambda y: y)(x)
+
+
+def test_divergence():
+    F = lambda x: fnp.stack([x[0] * x[1], fnp.sin(x[1]), x[2] ** 3])
+    x = np.array([0.5, 0.2, -1.0])
+    np.testing.assert_allclose(funcgrad.divergence(F)(x), np.trace(funcgrad.jacfwd(F)(x)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(funcgrad.grad(lambda y: funcgrad.divergence(F)(y))(x),
+                               funcgrad.grad(lambda y: fnp.trace(funcgrad.jacfwd(F)(y)))(x),
+                               rtol=1e-12)
+    with pytest.raises(TypeError, match="to itself"):
+        funcgrad.divergence(lambda x: x[:2])(x)
+
+
+def test_order_zero_and_host_results():
+    y0, ys = funcgrad.jet(fnp.sin, (0.5,), ([],))
+    assert ys == [] and np.isclose(y0, math.sin(0.5))
+    d = funcgrad.derivatives(fnp.exp, 2)(dev(np.array(0.0)))
+    np.testing.assert_allclose(host(d), [1.0, 1.0, 1.0])
