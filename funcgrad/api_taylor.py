@@ -93,9 +93,8 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
                     numpy.zeros(a.shape)
             terms.append(c * math.factorial(k) if factorial_scaled else c)
         result.append(terms)
-    return (tree_util.tree_unflatten(out_tree, outs),
-            tree_util.tree_unflatten(out_tree, result) if out_tree.num_leaves != 1
-            else result[0])
+    # a bare array output gets its list; a pytree output has a list at each leaf (as JAX)
+    return tree_util.tree_unflatten(out_tree, outs), tree_util.tree_unflatten(out_tree, result)
 
 
 def _all_zero(s: list[Any]) -> bool:

@@ -15,7 +15,7 @@ from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
     scatter,
     shape,
     sorting,  # noqa: F401
-    taylor,  # noqa: F401  (Taylor rules for jet)
     special,
+    taylor,  # noqa: F401  (Taylor rules for jet)
     windows,  # noqa: F401  (patches / fold: convolution windows)
 )

@@ -32,10 +32,11 @@ from funcgrad.interpreters.jvp import (
 )
 from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import indexing as _idx
+from funcgrad.ops import gather as _gather
 from funcgrad.ops import linalg as _linalg
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import remat as _remat
+from funcgrad.ops import scatter as _scatter
 from funcgrad.ops import shape as _shape
 from funcgrad.ops import sorting as _sorting
 from funcgrad.ops.elementwise_extra import ldexp_p
@@ -94,8 +95,8 @@ def _coeffs(primal: Any, s: Any, order: int) -> list:
 #: gathers and slices; ``select_n``'s selector, ``ldexp``'s exponent) are fixed
 linear_in_float_inputs: set[Primitive] = {
     _ew.add_p, _ew.sub_p, _ew.select_n_p, _ew.convert_element_type_p, _ew.real_p, _ew.imag_p,
-    _ew.complex_p, _ew.conj_p, _ew.copy_p, _ew.neg_p, ldexp_p, _idx.gather_p, _idx.scatter_p,
-    _idx.scatter_add_p, _shape.dynamic_slice_p, _shape.dynamic_update_slice_p,
+    _ew.complex_p, _ew.conj_p, _ew.copy_p, _ew.neg_p, ldexp_p, _gather.gather_p, _scatter.scatter_p,
+    _scatter.scatter_add_p, _shape.dynamic_slice_p, _shape.dynamic_update_slice_p,
     _sorting.gather_along_axis_p, _sorting.scatter_add_along_axis_p, _red.cumsum_p, add_any_p,
 }
 
