@@ -6,14 +6,15 @@ Example:
     0.0
 """
 
+from funcgrad import config, flatten_util, lax, tree_util
 from funcgrad import debug as debug
-from funcgrad import lax, tree_util
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import profiler as profiler
 from funcgrad import random as random
 from funcgrad import viz as viz
 from funcgrad.api import (
+    device_put,
     elementwise_grad,
     grad,
     hessian,
@@ -33,7 +34,7 @@ from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0
-from funcgrad.backend import default_device, device_put, devices, to_numpy
+from funcgrad.backend import default_device, devices, to_numpy
 from funcgrad.debug import debug_nans
 from funcgrad.errors import (
     ConcretizationError,
@@ -96,6 +97,8 @@ __all__ = [
     "checkpoint_name",
     "checkpoint_policies",
     "tree_util",
+    "flatten_util",
+    "config",
     "devices",
     "device_put",
     "default_device",

@@ -18,15 +18,19 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
+from funcgrad import backend, config, tree_util
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
 from funcgrad.errors import FuncgradError, MissingRuleError
+from funcgrad.interpreters.eager_vjp import vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, transpose_linearized
 from funcgrad.ir import ClosedJaxpr
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import shape as _shape
 
 __all__ = [
     "make_jaxpr",
@@ -124,9 +128,7 @@ def _check_tangent(
         )
     if a.dtype != ta.dtype:
         if (_is_weak_scalar(t) or a.weak_type) and (a.dtype.kind != "c" or ta.dtype.kind == "c"):
-            from funcgrad.ops.elementwise import convert_element_type
-
-            return convert_element_type(t, ta.dtype)
+            return _ew.convert_element_type(t, ta.dtype)
         loc = f" ({where()})" if where is not None else ""
         raise TypeError(
             f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
@@ -160,15 +162,11 @@ def _as_array_out(x: Any) -> Any:
 
 
 def _convert(x: Any, dtype: Any) -> Any:
-    from funcgrad.ops.elementwise import convert_element_type
-
-    return convert_element_type(x, dtype)
+    return _ew.convert_element_type(x, dtype)
 
 
 def _xp_for_aval(a: ShapedArray) -> Any:
-    from funcgrad.backend import get_default_device, xp_for_device
-
-    return xp_for_device(a.device or get_default_device())
+    return backend.xp_for_device(a.device or backend.get_default_device())
 
 
 def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> list[Any]:
@@ -235,8 +233,6 @@ def _partial(fun: Callable[..., Any], args: tuple, kwargs: dict, idx: tuple[int,
 
 
 def _describe_value(x: Any) -> str:
-    from funcgrad.core import Tracer
-
     if isinstance(x, Tracer):
         return f"an array ({x.aval.str_short()})"
     if isinstance(x, tuple | list):
@@ -281,8 +277,6 @@ class _AuxFlat:
         self.aux_traced: list[int] = []
 
     def __call__(self, *leaves: Any) -> list[Any]:
-        from funcgrad.core import Tracer
-
         out = self.fun(*tree_util.tree_unflatten(self.in_tree, list(leaves)))
         aux_out: list[Any] = []
         if self.has_aux:
@@ -486,9 +480,10 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     level, with concrete cotangents (grad does), which allows the eager tape."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
-    if eager_pullback and _use_tape and current_trace() is eval_trace:
-        from funcgrad.interpreters.eager_vjp import vjp_tape
-
+    # `vjp` itself always linearizes: its pullback may be called later under other
+    # transformations (vmap in jacrev, grad of the pullback), which the eager tape's backward
+    # pass does not support.
+    if eager_pullback and config.eager_tape.get() and current_trace() is eval_trace:
         primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
     else:
         result = linearize_flat(flat, p_leaves)
@@ -519,12 +514,6 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     return primals_out_tree, f_vjp
 
 
-#: Whether top-level ``grad``/``value_and_grad``/``elementwise_grad`` use the eager tape
-#: (interpreters/eager_vjp.py) instead of linearize + transpose. Both give the same results (tests
-#: check it); the tape is faster. ``vjp`` itself always linearizes: its pullback may be called
-#: later under other transformations (vmap in jacrev, grad of the pullback), which the tape's
-#: eager backward pass does not support.
-_use_tape = True
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple]:
@@ -768,14 +757,29 @@ def grad(
 
 
 # ---------------------------------------------------------------------------------------------
+# Devices
+
+
+def device_put(x: Any, device: str | None = None) -> Any:
+    """Copy an array, or every array of a pytree, to ``device`` ("cpu", "gpu" or "strict";
+    the default device when None). Traced values stay where they are.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> y = funcgrad.device_put({"w": np.ones(2)}, "strict")
+        >>> type(y["w"]).__name__
+        'StrictArray'
+    """
+    return tree_util.tree_map(lambda v: backend.device_put(v, device), x)
+
+
+# ---------------------------------------------------------------------------------------------
 # Jacobians
 
 
 def _vmap(
     fun: Callable[..., Any], out_axes: Any, chunk_size: int | None, axis_size: int
 ) -> Callable[..., Any]:
-    from funcgrad.api_vmap import vmap
-
     # axis_size: the basis may have no leaves at all (a function of an empty pytree).
     return vmap(fun, out_axes=out_axes, chunk_size=chunk_size, axis_size=axis_size)
 
@@ -799,25 +803,19 @@ def _std_basis(avals: Sequence[ShapedArray], dtypes: Sequence[Any]) -> list[Any]
         dev = a.device
         b = block.reshape((n,) + a.shape)
         if dev not in (None, "cpu"):
-            from funcgrad.backend import device_put
-
-            b = device_put(b, dev)
+            b = backend.device_put(b, dev)
         elif dev is None:
-            from funcgrad.backend import device_put, get_default_device
-
-            d = get_default_device()
-            b = device_put(b, d) if d != "cpu" else b
+            d = backend.get_default_device()
+            b = backend.device_put(b, d) if d != "cpu" else b
         out.append(b)
     return out
 
 
 def _jac_block(j: Any, offset: int, size: int, total: int, shape: tuple[int, ...]) -> Any:
     """Rows ``offset:offset+size`` of ``j`` (leading axis of length ``total``), reshaped."""
-    import funcgrad.numpy as fnp
-
     if size != total:
-        j = j[offset:offset + size]
-    return fnp.reshape(j, shape)
+        j = _shape.slice_in_dim(j, offset, offset + size)
+    return _shape.reshape(j, shape)
 
 
 def _float0_block(shape: tuple[int, ...]) -> Any:
@@ -937,13 +935,11 @@ def _move_leading_to_end(x: Any, k: int) -> Any:
     """Move the first ``k`` axes of ``x`` to the end (input axes after output axes)."""
     if k == 0:
         return x
-    import funcgrad.numpy as fnp
-
     nd = len(get_aval(x).shape)
     if nd == k:
         return x
     perm = tuple(range(k, nd)) + tuple(range(k))
-    return fnp.transpose(x, perm)
+    return _shape.transpose(x, perm)
 
 
 def jacrev(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextvars import ContextVar
 from typing import Any
 
 import numpy
 
+from funcgrad import config as _config
 from funcgrad.errors import DeviceMismatchError
 
 __all__ = [
@@ -33,7 +33,11 @@ __all__ = [
 ]
 
 _PY_SCALARS = (bool, int, float, complex)
-_default_device: ContextVar[str] = ContextVar("funcgrad_default_device", default="cpu")
+_default_device = _config.default_device
+
+#: types whose values are traced (no concrete array inside): ``funcgrad.core`` registers its
+#: ``Tracer``. ``device_put`` leaves them where they are; ``to_numpy`` refuses them.
+traced_types: list[type] = []
 
 # device name -> array module, filled lazily for the optional ones.
 _modules: dict[str, Any] = {"cpu": numpy}
@@ -258,29 +262,23 @@ def xp_for(*values: Any, what: str = "operation") -> Any:
 
 
 def device_put(x: Any, device: str | None = None) -> Any:
-    """Copy an array (or a pytree of arrays) to ``device`` ("cpu", "gpu"/"cuda" or "strict").
+    """Copy one array (or scalar) to ``device`` ("cpu", "gpu"/"cuda" or "strict"; the default
+    device when None). Traced values stay where they are. ``funcgrad.device_put`` also takes
+    pytrees.
 
     Example:
-        >>> y = device_put({"w": numpy.ones(2)}, "strict")
-        >>> type(y["w"]).__name__
+        >>> type(device_put(numpy.ones(2), "strict")).__name__
         'StrictArray'
     """
-    from funcgrad import tree_util
-
     device = canonical_device(device) if device else _default_device.get()
-    xp = xp_for_device(device)
-
-    def put(v: Any) -> Any:
-        if hasattr(v, "aval") and hasattr(v, "_trace"):
-            return v  # tracers stay where they are
-        src = device_of(v)
-        if src == device:
-            return v
-        if src is not None and src != "cpu":
-            v = to_numpy(v)
-        return xp.asarray(v)
-
-    return tree_util.tree_map(put, x)
+    if traced_types and isinstance(x, tuple(traced_types)):
+        return x
+    src = device_of(x)
+    if src == device:
+        return x
+    if src is not None and src != "cpu":
+        x = to_numpy(x)
+    return xp_for_device(device).asarray(x)
 
 
 def to_numpy(x: Any) -> Any:
@@ -295,7 +293,7 @@ def to_numpy(x: Any) -> Any:
     get = getattr(x, "get", None)
     if get is not None and device_of(x) in ("gpu", "strict"):
         return get()
-    if hasattr(x, "aval") and hasattr(x, "_trace"):
+    if traced_types and isinstance(x, tuple(traced_types)):
         raise TypeError(
             "to_numpy got a traced value; it has no concrete array inside a transformation"
         )

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import backend as _backend
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.errors import (
@@ -396,6 +397,10 @@ class Tracer:
 
     def __copy__(self) -> Tracer:
         return self
+
+
+# device_put leaves traced values where they are; to_numpy refuses them.
+_backend.traced_types.append(Tracer)
 
 
 def _idx_str(idx: Any) -> str:

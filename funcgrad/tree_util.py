@@ -45,11 +45,8 @@ import collections
 import dataclasses
 import functools
 import operator
-import sys
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
-
-from funcgrad.backend import device_of, xp_for, xp_for_device
+from typing import Any, TypeVar
 
 __all__ = [
     "DictKey",
@@ -63,7 +60,6 @@ __all__ = [
     "all_leaves",
     "broadcast_prefix",
     "keystr",
-    "ravel_pytree",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
@@ -1333,112 +1329,3 @@ def _partial_unflatten(func: Callable, children: Sequence[Any]) -> Partial:
 
 
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten, _partial_flatten_with_keys)
-
-
-# ---------------------------------------------------------------------------
-# ravel_pytree
-# ---------------------------------------------------------------------------
-
-
-def _concatenate(arrays: list[Any]) -> Any:
-    """Concatenate 1-D arrays (the one place the array namespace is chosen)."""
-    import numpy as np
-
-    return np.concatenate(arrays)
-
-
-class _LeafInfo(NamedTuple):
-    shape: tuple[int, ...]
-    dtype: Any
-    size: int
-
-
-def _unravel(
-    treedef: PyTreeDef, infos: tuple[_LeafInfo, ...], total: int, flat: Any
-) -> PyTree:
-    import numpy as np
-
-    shape = getattr(flat, "shape", None)
-    if shape is None:
-        flat = np.asarray(flat)
-        shape = flat.shape
-    if tuple(shape) != (total,):
-        raise ValueError(
-            f"unravel_pytree: expected a flat vector of size {total} (shape ({total},)), "
-            f"got shape {tuple(shape)}")
-    complex_input = np.issubdtype(flat.dtype, np.complexfloating)
-    leaves = []
-    offset = 0
-    for info in infos:
-        piece = flat[offset : offset + info.size].reshape(info.shape)
-        if complex_input and not np.issubdtype(info.dtype, np.complexfloating):
-            piece = piece.real
-        leaves.append(piece.astype(info.dtype, copy=False))
-        offset += info.size
-    return treedef.unflatten(leaves)
-
-
-def ravel_pytree(pytree: PyTree) -> tuple[Any, Callable[[Any], PyTree]]:
-    """Flatten a pytree of arrays into one 1-D array, plus a function to undo it.
-
-    The flat array has dtype ``numpy.result_type`` of all leaves (Python scalars
-    count as weakly typed); an empty tree gives a float64 array of shape
-    ``(0,)``.  ``unravel(flat)`` restores the structure, each leaf's shape and
-    its dtype (cast back), and raises ``ValueError`` naming the expected and
-    actual size if ``flat`` has the wrong shape.
-
-    >>> import numpy as np
-    >>> flat, unravel = ravel_pytree({"a": np.ones((2, 2), np.float32), "b": np.arange(2)})
-    >>> flat.shape, flat.dtype
-    ((6,), dtype('float64'))
-    >>> restored = unravel(flat)
-    >>> restored["a"].dtype, restored["b"].dtype, restored["a"].shape
-    (dtype('float32'), dtype('int64'), (2, 2))
-    """
-    import numpy as np
-
-    leaves, treedef = tree_flatten(pytree)
-    if not leaves:
-        return np.zeros((0,), dtype=np.float64), functools.partial(_unravel, treedef, (), 0)
-    # Collect distinct strong dtypes plus one representative per weak Python
-    # scalar type; avoids numpy's limit on result_type's argument count.
-    strong: dict[Any, None] = {}
-    weak: dict[type, Any] = {}
-    traced = False
-    infos_l = []
-    for leaf in leaves:
-        t = type(leaf)
-        if t in (bool, int, float, complex):
-            weak.setdefault(t, leaf)
-            infos_l.append(_LeafInfo((), np.asarray(leaf).dtype, 1))
-            continue
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):
-            # Arrays of any device (never copied to the host here) and tracers.
-            traced = traced or (hasattr(leaf, "aval") and hasattr(leaf, "_trace"))
-            shape, dt = tuple(leaf.shape), np.dtype(leaf.dtype)
-        else:
-            a = np.asarray(leaf)
-            shape, dt = a.shape, a.dtype
-        strong[dt] = None
-        infos_l.append(_LeafInfo(shape, dt, int(np.prod(shape, dtype=np.int64))))
-    dtype = np.result_type(*strong, *weak.values())
-    infos = tuple(infos_l)
-    if traced:
-        # A tracer exists, so funcgrad.numpy (which installs tracer methods) is loaded; its
-        # operations record the flattening, so derivatives and vmap flow through.
-        fnp = sys.modules["funcgrad.numpy"]
-        dev = None
-        for x in leaves:
-            dev = getattr(getattr(x, "aval", None), "device", None) or device_of(x)
-            if dev is not None:
-                break
-        # Python scalars join the arrays' device (not the default one).
-        xs = [xp_for_device(dev).asarray(x) if dev is not None and type(x) in
-              (bool, int, float, complex) else x for x in leaves]
-        flat = fnp.concatenate([fnp.ravel(fnp.asarray(x)).astype(dtype) for x in xs])
-    else:
-        xp = xp_for(*leaves, what="ravel_pytree")
-        flat = xp.concatenate([xp.asarray(x).reshape(-1).astype(dtype, copy=False)
-                               for x in leaves])
-    total = sum(i.size for i in infos)
-    return flat, functools.partial(_unravel, treedef, infos, total)

@@ -18,14 +18,12 @@ from collections.abc import Sequence
 
 from funcgrad.compile.codegen import (
     REUSE_MIN_SIZE,
-    Context,
-    Emission,
     Executable,
     compile_by_structure,
     compile_executable,
-    emitters,
     generate_source,
 )
+from funcgrad.compile.emit import Context
 from funcgrad.compile.fusion import (
     FUSION_CHUNK_BYTES,
     FUSION_MIN_SIZE,
@@ -34,12 +32,8 @@ from funcgrad.compile.fusion import (
     fusion_options,
     set_fusion,
 )
-from funcgrad.compile.passes import (
-    FOLD_MAX_SIZE,
-    inline_primitives,
-    optimize_jaxpr,
-    simplification_rules,
-)
+from funcgrad.compile.passes import FOLD_MAX_SIZE, optimize_jaxpr
+from funcgrad.compile.rules import Emission, emitters, inline_primitives, simplification_rules
 from funcgrad.ir import ClosedJaxpr
 
 __all__ = [

@@ -42,27 +42,21 @@ memory with an input, a const or another output (which simplification or CSE can
 
 from __future__ import annotations
 
-import collections
-import functools
 import linecache
-import math
-import threading
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy
 
-from funcgrad.avals import float0
+from funcgrad._cache import LRUCache, weak_lru_cache
 from funcgrad.backend import get_default_device, is_array, to_numpy, xp_for, xp_for_device
+from funcgrad.compile import fusion as _fusion
+from funcgrad.compile.emit import IMMUTABLE, Context, Scratch, emission, typed_literal
 from funcgrad.compile.keys import structure_key
-from funcgrad.core import Primitive
-from funcgrad.interpreters.jaxpr_rules import weak_memo
-from funcgrad.interpreters.jvp import add_any_p
+from funcgrad.compile.passes import is_frozen
+from funcgrad.compile.rules import Emission, broadcasting_primitives, emitters, roles
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, effectful_primitives
-from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import reductions as _red
-from funcgrad.ops import shape as _shape
 
 __all__ = [
     "Emission",
@@ -79,496 +73,10 @@ REUSE_MIN_SIZE = 4096
 SCRATCH_MAX_BYTES = 1 << 25
 
 _INF = 1 << 62
-_tie_mask_p = getattr(_red, "tie_mask_p", None)
-_IMMUTABLE = (bool, int, float, complex, numpy.generic)
-
-
-class Emission(NamedTuple):
-    """What an emitter writes for one equation.
-
-    ``expr`` is a Python expression (over the argument names it was given, ``xp`` and globals
-    bound through the :class:`Context`); for a multiple-result primitive it evaluates to a
-    sequence. ``fresh`` says the results of rank >= 1 are newly allocated (never views of an
-    input). ``out`` says ``expr`` is one call that accepts ``out=``: ``"elementwise"`` (a
-    ufunc over exactly these operands: the output may be one of them) or ``"fresh"`` (the
-    output buffer must not be an operand) or ``"first"`` (the output may be the first operand's
-    buffer, no other). ``comment`` replaces the primitive's name in the
-    line's comment.
-    """
-
-    expr: str
-    fresh: bool = False
-    out: str | None = None
-    comment: str | None = None
-
-
-class Context:
-    """Binds Python objects (constants, functions) into the generated function's globals.
-
-    ``preamble`` holds the source of helper functions an emitter writes into the generated
-    module (before the main function; fusion kernels); ``fusion`` is the fusion setting the
-    module is generated with.
-    """
-
-    def __init__(self, fusion: Any = None) -> None:
-        self.globals: dict[str, Any] = {"_copy": _copy, "_unshare": _unshare, "_arr": _arr}
-        self._names: dict[int, str] = {}
-        self._keep: list[Any] = []
-        self._counts: dict[str, int] = {}
-        self.preamble: list[str] = []
-        self.fusion = fusion
-
-    def count(self, kind: str) -> int:
-        """0, 1, 2, ... on successive calls with the same ``kind`` (unique helper names)."""
-        n = self._counts.get(kind, 0)
-        self._counts[kind] = n + 1
-        return n
-
-    def bind(self, obj: Any, hint: str = "g") -> str:
-        """A global name for ``obj`` (the same object always gets the same name)."""
-        name = self._names.get(id(obj))
-        if name is None:
-            name = f"_{hint}{len(self._names)}"
-            self._names[id(obj)] = name
-            self._keep.append(obj)  # ids stay unique while we hold them
-            self.globals[name] = obj
-        return name
-
-    def literal(self, val: Any) -> str:
-        """Python source for a constant: plain for finite Python numbers, else a global."""
-        t = type(val)
-        if t is bool or t is int:
-            return repr(val)
-        if t is float and math.isfinite(val):
-            return repr(val)
-        if val is None:
-            return "None"
-        if t is str:
-            return repr(val)
-        if t is tuple and all(type(v) in (int, bool) for v in val):
-            return repr(val)
-        return self.bind(val, "k")
-
-    def subfunction(self, closed: ClosedJaxpr, name: str = "sub") -> str:
-        """A global name for the compiled ``closed``: call it as ``name(xp, *args)`` -> list."""
-        exe = compile_executable(closed, None, name, self.fusion)
-        return self.bind(exe.fn, "f")
-
-
-def _typed_literal(a: Literal) -> Any:
-    """A literal's value as it must act at run time: a Python scalar stays weak only where
-    the jaxpr says so; a strong-typed one becomes a NumPy scalar of its dtype (NumPy 2
-    promotes those like arrays)."""
-    v = a.val
-    if type(v) in (int, float, complex) and not a.aval.weak_type:
-        return a.aval.dtype.type(v)
-    if type(v) is numpy.ndarray and v.ndim == 0:
-        # A host 0-d array (AD's seed `1.0`) would meet device arrays where it is passed as
-        # is (a loop's carry); a NumPy scalar promotes alike and goes to every device.
-        return v[()]
-    return v
-
-
-EmitFn = Callable[[Context, Eqn, list[str]], "Emission | None"]
-#: primitive -> emitter(ctx, eqn, arg_sources) -> Emission, or None to fall back to the impl
-emitters: dict[Primitive, EmitFn] = {}
-
-
-def _copy(v: Any) -> Any:
-    return v if isinstance(v, _IMMUTABLE) else v.copy()
-
-
-def _arr(xp: Any, v: Any) -> Any:
-    # As eager evaluation does: NumPy scalars (from reductions, 0-d ufuncs) leave as arrays,
-    # on the device the function ran on.
-    return xp.asarray(v) if isinstance(v, numpy.generic) else v
-
-
-class _Scratch:
-    """Buffers for intermediates that never leave the function, kept between calls.
-
-    Fresh arrays of tens of kilobytes and more are not free: freeing several makes malloc
-    hand the memory back to the system and the next call page-faults it in again (this
-    measured up to 4x the run time of a 10^4-element Hessian-vector product). ``get`` hands
-    a call its own set (a concurrent or re-entrant call gets a new one; ``list.pop`` and
-    ``append`` are atomic), ``put`` takes it back; a few sets per array module are kept.
-    """
-
-    __slots__ = ("specs", "free")
-
-    def __init__(self, specs: list[tuple[tuple, Any]]) -> None:
-        self.specs = specs
-        self.free: dict[int, list[list[Any]]] = {}
-
-    def get(self, xp: Any) -> list[Any]:
-        sets = self.free.get(id(xp))
-        if sets:
-            try:
-                return sets.pop()
-            except IndexError:  # another thread took it
-                pass
-        return [xp.empty(shape, dtype) for shape, dtype in self.specs]
-
-    def put(self, xp: Any, bufs: list[Any]) -> None:
-        sets = self.free.setdefault(id(xp), [])
-        if len(sets) < 2:
-            sets.append(bufs)
-
-
-def _unshare(xp: Any, v: Any, *others: Any) -> Any:
-    """``v``, or a copy of it when it shares memory with one of ``others``."""
-    if isinstance(v, _IMMUTABLE):
-        return v
-    for o in others:
-        if o is v or (not isinstance(o, _IMMUTABLE) and xp.may_share_memory(v, o)):
-            return v.copy()
-    return v
 
 
 # ---------------------------------------------------------------------------------------------
-# Emitters discovered from the factories' impl closures
-
-
-class _Sentinel:
-    __slots__ = ("i",)
-
-    def __init__(self, i: int) -> None:
-        self.i = i
-
-
-_RESULT = object()
-_SENTINELS = tuple(_Sentinel(i) for i in range(16))
-
-
-class _Recorder:
-    """Stands in for ``xp`` and records the calls a factory's ``fn(xp, *args)`` makes."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple, dict]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append((name, args, kwargs))
-            return _RESULT
-
-        return call
-
-
-def _plain(v: Any) -> bool:
-    if v is None or type(v) in (bool, int, float, complex, str):
-        return True
-    if isinstance(v, numpy.dtype | numpy.generic):
-        return True
-    if type(v) is tuple:
-        return all(_plain(x) for x in v)
-    return False
-
-
-def _closure_var(fn: Any, name: str) -> Any:
-    code = getattr(fn, "__code__", None)
-    if code is None or name not in code.co_freevars or fn.__closure__ is None:
-        return None
-    return fn.__closure__[code.co_freevars.index(name)].cell_contents
-
-
-@functools.lru_cache(maxsize=4096)
-def _discover_call(fn: Any, nargs: int, params: tuple) -> tuple[str, tuple, tuple] | None:
-    """If ``fn(xp, *args, **params)`` is exactly one ``xp.<name>(...)`` call returned as is,
-    that call as ``(name, args, kwargs)`` (operands as sentinels), else None."""
-    rec = _Recorder()
-    try:
-        out = fn(rec, *_SENTINELS[:nargs], **dict(params))
-    except Exception:
-        return None
-    if out is not _RESULT or len(rec.calls) != 1:
-        return None
-    name, args, kwargs = rec.calls[0]
-    for v in (*args, *kwargs.values()):
-        if not isinstance(v, _Sentinel) and not _plain(v):
-            return None
-    return name, args, tuple(kwargs.items())
-
-
-_FACTORY_IMPLS = ("unop.<locals>.impl", "naryop.<locals>.impl")
-
-
-def _auto_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    impl = eqn.prim.impl
-    qual = getattr(impl, "__qualname__", "")
-    if qual in _FACTORY_IMPLS:
-        fn = _closure_var(impl, "fn")
-        if fn is None or len(args) > len(_SENTINELS):
-            return None
-        try:
-            found = _discover_call(fn, len(args), tuple(sorted(eqn.params.items())))
-        except TypeError:  # unhashable params
-            return None
-        if found is None:
-            return None
-        name, cargs, ckw = found
-        parts = [args[a.i] if isinstance(a, _Sentinel) else ctx.literal(a) for a in cargs]
-        parts += [f"{k}={args[v.i] if isinstance(v, _Sentinel) else ctx.literal(v)}"
-                  for k, v in ckw]
-        uf = getattr(numpy, name, None)
-        is_ufunc = isinstance(uf, numpy.ufunc)
-        # One call of the ufunc with its inputs positional (operands, or literals from the
-        # params: `power(x, 2)`): it takes `out=`, which may be one of the operands.
-        plain_call = is_ufunc and not ckw and len(cargs) == uf.nin and uf.nout == 1
-        return Emission(f"xp.{name}({', '.join(parts)})", fresh=is_ufunc,
-                        out="elementwise" if plain_call else None)
-    if qual == "_reducer.<locals>.impl" and set(eqn.params) == {"axes"}:
-        xp_name = _closure_var(impl, "xp_name")
-        if not isinstance(xp_name, str) or not xp_name.isidentifier():
-            return None
-        axes = tuple(eqn.params["axes"])
-        x = eqn.invars[0]
-        # As the impl: axis=None for a full reduction (NumPy's fast path; it also fixes the
-        # summation order the impl gets).
-        axis = None if axes and len(axes) == x.aval.ndim else axes
-        if xp_name in _REDUCE_METHODS and axis is not None and type(x) is Var:
-            # An array at run time: its method skips the function's dispatch (~4 us).
-            return Emission(f"{args[0]}.{xp_name}(axis={axis!r})", fresh=bool(axes))
-        return Emission(f"xp.{xp_name}({args[0]}, axis={axis!r})", fresh=bool(axes))
-    return None
-
-
-_REDUCE_METHODS = frozenset(("sum", "max", "min", "prod", "any", "all"))
-
-
-# ---------------------------------------------------------------------------------------------
-# Hand-written emitters for the hot non-elementwise primitives (each mirrors its impl)
-
-
-def _emit_add_any(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
-    if eqn.invars[0].aval.dtype == float0:
-        return Emission(args[0])
-    return Emission(f"xp.add({args[0]}, {args[1]})", fresh=True, out="elementwise")
-
-
-def _as_array(eqn: Eqn, i: int, src: str) -> str:
-    # A rank >= 1 value is an array at run time; a 0-d one may be a Python scalar.
-    return src if eqn.invars[i].aval.ndim >= 1 else f"xp.asarray({src})"
-
-
-def _emit_bid(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"shape", "broadcast_dimensions"}:
-        return None
-    shape = tuple(eqn.params["shape"])
-    in_shape = eqn.invars[0].aval.shape
-    expanded = [1] * len(shape)
-    for src, dst in enumerate(eqn.params["broadcast_dimensions"]):
-        expanded[dst] = in_shape[src]
-    x = _as_array(eqn, 0, args[0])
-    if tuple(expanded) != in_shape or eqn.invars[0].aval.ndim == 0:
-        x = f"{x}.reshape({tuple(expanded)!r})"
-    return Emission(f"xp.broadcast_to({x}, {shape!r})")
-
-
-def _emit_reshape(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"new_sizes"}:
-        return None
-    return Emission(f"xp.reshape({args[0]}, {tuple(eqn.params['new_sizes'])!r})")
-
-
-def _emit_transpose(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"permutation"}:
-        return None
-    return Emission(f"xp.transpose({args[0]}, {tuple(eqn.params['permutation'])!r})")
-
-
-def _emit_squeeze(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"dimensions"}:
-        return None
-    return Emission(f"xp.squeeze({args[0]}, axis={tuple(eqn.params['dimensions'])!r})")
-
-
-def _emit_expand_dims(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"dimensions"}:
-        return None
-    return Emission(f"xp.expand_dims({args[0]}, {tuple(eqn.params['dimensions'])!r})")
-
-
-def _emit_convert(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"new_dtype"}:
-        return None
-    new = numpy.dtype(eqn.params["new_dtype"])
-    x = f"xp.asarray({args[0]})"
-    if eqn.invars[0].aval.dtype.kind == "c" and new.kind == "b":
-        return Emission(f"xp.not_equal({x}, 0)", fresh=True)  # as the impl: any part nonzero
-    if eqn.invars[0].aval.dtype.kind == "c" and new.kind != "c":
-        x = f"xp.real({x})"
-    return Emission(f"{x}.astype({ctx.bind(new, 'dt')})", fresh=True)
-
-
-def _emit_select_n(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if eqn.params:
-        return None
-    which, *cases = args
-    if len(cases) == 1:
-        return Emission(f"xp.where(xp.equal({which}, {which}), {cases[0]}, {cases[0]})",
-                        fresh=True)
-    if len(cases) == 2:
-        pred = which if eqn.invars[0].aval.dtype.kind == "b" else f"xp.not_equal({which}, 0)"
-        return Emission(f"xp.where({pred}, {cases[1]}, {cases[0]})", fresh=True)
-    return None
-
-
-def _emit_dot_general(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if set(eqn.params) != {"dimension_numbers"}:
-        return None
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    lc, rc, lb = tuple(lc), tuple(rc), tuple(lb)
-    ln, rn = eqn.invars[0].aval.ndim, eqn.invars[1].aval.ndim
-    a, b = args
-    if ln == 0 or rn == 0:
-        return Emission(f"xp.multiply({a}, {b})", fresh=True)
-    if lb:
-        return None
-    if ln == 2 and rn == 2 and len(lc) == 1:
-        a = a if lc == (1,) else f"{a}.T"
-        b = b if rc == (0,) else f"{b}.T"
-        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
-    if rn == 2 and lc == (ln - 1,) and rc == (0,):
-        if ln > 2:
-            # One (M, K) @ (K, N) product instead of a stack of (1, K) @ (K, N) ones (what
-            # NumPy's matmul does with them): a single BLAS gemm, several times faster. Rows
-            # are summed by gemm rather than gemv, which may round differently in the last bit.
-            shape = eqn.invars[0].aval.shape
-            m, k = math.prod(shape[:-1]), shape[-1]
-            out = tuple(eqn.outvars[0].aval.shape)
-            return Emission(f"xp.matmul({a}.reshape({(m, k)!r}), {b}).reshape({out!r})",
-                            fresh=True)
-        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
-    if ln == 2 and rn == 1 and rc == (0,):
-        return Emission(f"xp.matmul({a if lc == (1,) else a + '.T'}, {b})", fresh=True)
-    if ln == 1 and rn == 2 and lc == (0,):
-        return Emission(f"xp.matmul({a}, {b if rc == (0,) else b + '.T'})", fresh=True)
-    if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
-        return Emission(f"xp.matmul({a}, {b})", fresh=True)
-    return None
-
-
-def _emit_integer_pow(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    # NumPy's own `x ** 2` is `square` (three times faster than `power(x, 2)`; both give
-    # the correctly rounded x*x). Other exponents: the impl's `power`.
-    if eqn.params.get("y") == 2 and set(eqn.params) == {"y"}:
-        return Emission(f"xp.square({args[0]})", fresh=True, out="elementwise")
-    return None
-
-
-def _index_source(indexer: tuple) -> str | None:
-    """``indexer`` (static entries only) as subscript source (``1:, None``), or None."""
-    parts = []
-    for e in indexer:
-        if e is None:
-            parts.append("None")
-        elif e is Ellipsis:
-            parts.append("...")
-        elif type(e) is int:
-            parts.append(repr(e))
-        elif type(e).__name__ == "Slice":
-            sl = e.slice
-            if not all(v is None or type(v) is int for v in (sl.start, sl.stop, sl.step)):
-                return None
-            txt = ("" if sl.start is None else repr(sl.start)) + ":" + (
-                "" if sl.stop is None else repr(sl.stop))
-            if sl.step is not None:
-                txt += f":{sl.step!r}"
-            parts.append(txt)
-        else:
-            return None
-    if not parts:
-        return "()"
-    return ", ".join(parts) + ("," if len(parts) == 1 and parts[0] == "None" else "")
-
-
-def _emit_gather(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    # Basic indexing by static entries (slices, ints, None): what the impl's NumPy fast path
-    # does, for any array module (a view, or a scalar for all-int indices).
-    if len(eqn.invars) != 1 or eqn.invars[0].aval.ndim == 0:
-        return None
-    key = _index_source(tuple(eqn.params.get("indexer", ())))
-    if key is None:
-        return None
-    return Emission(f"{args[0]}[{key}]")
-
-
-def _emit_tie_mask(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    # The impl's computation in one expression (x == y, NaN equal to NaN, in x's dtype).
-    if eqn.params:
-        return None
-    x, y = args
-    dt = ctx.bind(eqn.outvars[0].aval.dtype, "dt")
-    eq = f"xp.equal({x}, {y})"
-    if eqn.invars[0].aval.dtype.kind in "fc":
-        eq = f"xp.logical_or({eq}, xp.logical_and(xp.isnan({x}), xp.isnan({y})))"
-    return Emission(f"{eq}.astype({dt})", fresh=True)
-
-
-def _scatter_add_static(x: Any, u: Any, key: tuple, out: Any = None) -> Any:
-    """``x`` with ``u`` added at the basic index ``key`` (no position twice), in ``out``
-    (which may be ``x`` itself) or a copy."""
-    if out is None:
-        out = x.copy()
-    elif out is not x:
-        out[...] = x
-    out[key] += u
-    return out
-
-
-def _emit_scatter_add(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
-    if len(eqn.invars) != 2 or eqn.invars[0].aval.ndim == 0:
-        return None
-    if eqn.invars[0].aval.dtype != eqn.outvars[0].aval.dtype:
-        return None
-    indexer = tuple(eqn.params.get("indexer", ()))
-    if _index_source(indexer) is None:
-        return None
-    key = ctx.bind(tuple(e.slice if type(e).__name__ == "Slice" else e for e in indexer), "ix")
-    fn = ctx.bind(_scatter_add_static, "scatter_add")
-    return Emission(f"{fn}({args[0]}, {args[1]}, {key})", fresh=True, out="first")
-
-
-emitters[add_any_p] = _emit_add_any
-emitters[_shape.broadcast_in_dim_p] = _emit_bid
-emitters[_shape.reshape_p] = _emit_reshape
-emitters[_shape.transpose_p] = _emit_transpose
-emitters[_ew.convert_element_type_p] = _emit_convert
-for _name, _emit in (("squeeze_p", _emit_squeeze), ("expand_dims_p", _emit_expand_dims)):
-    if hasattr(_shape, _name):
-        emitters[getattr(_shape, _name)] = _emit
-if hasattr(_ew, "select_n_p"):
-    emitters[_ew.select_n_p] = _emit_select_n
-if hasattr(_ew, "integer_pow_p"):
-    emitters[_ew.integer_pow_p] = _emit_integer_pow
-
-
-def _register_optional() -> None:
-    try:
-        from funcgrad.ops import linalg as _linalg
-    except ImportError:  # pragma: no cover - the module is optional while it is written
-        return
-    p = getattr(_linalg, "dot_general_p", None)
-    if p is not None:
-        emitters[p] = _emit_dot_general
-    try:
-        from funcgrad.ops import gather as _gather
-        from funcgrad.ops import scatter as _scatter
-    except ImportError:  # pragma: no cover
-        return
-    for mod, name, em in ((_gather, "gather_p", _emit_gather),
-                          (_scatter, "scatter_add_p", _emit_scatter_add)):
-        p = getattr(mod, name, None)
-        if p is not None:
-            emitters[p] = em
-    if _tie_mask_p is not None:
-        emitters[_tie_mask_p] = _emit_tie_mask
-
-
-_register_optional()
+# Rewrites at generation time
 
 
 class _DiagMatmulOp:
@@ -609,8 +117,8 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     * v)`` -> a column scaling): what ``jacrev``/``hessian`` make of an elementwise function
     followed by a matrix product, the identity being their basis. An O(n^3) product becomes
     O(n^2); see :func:`_diag_matmul` for why the values do not change."""
-    dot = emitters_dot_general()
-    if dot is None:
+    dot, mul = roles.get("dot_general"), roles.get("mul")
+    if dot is None or mul is None:
         return list(eqns)
     eyes: set[Var] = set()
     consts = {v: c for v, c in consts.items() if is_frozen(c)}  # values fixed at compile time
@@ -631,7 +139,7 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
             lhs, rhs = eqn.invars
             for side, m_, r in ((True, lhs, rhs), (False, rhs, lhs)):
                 p = producer.get(m_) if type(m_) is Var else None
-                if p is None or p.prim is not _ew.mul_p or r.aval.ndim != 2:
+                if p is None or p.prim is not mul or r.aval.ndim != 2:
                     continue
                 a, b = p.invars
                 e, v = (a, b) if a in eyes else (b, a) if b in eyes else (None, None)
@@ -654,20 +162,6 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     return out
 
 
-def emitters_dot_general() -> Any:
-    from funcgrad.ops import linalg as _linalg
-
-    return getattr(_linalg, "dot_general_p", None)
-
-
-def _broadcasting_elementwise(eqn: Eqn) -> bool:
-    """Whether ``eqn`` is elementwise with NumPy broadcasting of its operands."""
-    p = eqn.prim
-    if p is add_any_p or p is getattr(_ew, "select_n_p", None) or p is _tie_mask_p:
-        return True
-    return getattr(getattr(p, "impl", None), "__qualname__", "") in _FACTORY_IMPLS
-
-
 def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
     """``eqns`` where elementwise operations read the operand of a ``broadcast_in_dim``
     (reshaped to the broadcast rank where needed) instead of its result, when NumPy's own
@@ -677,9 +171,12 @@ def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
     slower strided loop; ``xp.multiply(a, b)`` computes the same values with the same dtype
     (the operand is an array of the same dtype either way).
     """
+    bid, reshape = roles.get("broadcast_in_dim"), roles.get("reshape")
+    if bid is None or reshape is None:
+        return list(eqns)
     prod: dict[Var, tuple[Any, tuple]] = {}  # bid result -> (its stand-in, expanded shape)
     for eqn in eqns:
-        if eqn.prim is not _shape.broadcast_in_dim_p or set(eqn.params) != {
+        if eqn.prim is not bid or set(eqn.params) != {
                 "shape", "broadcast_dimensions"}:
             continue
         x, out = eqn.invars[0], eqn.outvars[0]
@@ -710,9 +207,9 @@ def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
     reshaped: dict[tuple, Var] = {}
     # reshape results -> their operand: a reshape of a reshape reads the first operand
     reshape_of = {e.outvars[0]: e.invars[0] for e in eqns
-                  if e.prim is _shape.reshape_p and type(e.invars[0]) is Var}
+                  if e.prim is reshape and type(e.invars[0]) is Var}
     for eqn in eqns:
-        if _broadcasting_elementwise(eqn) and any(type(a) is Var and a in prod
+        if eqn.prim in broadcasting_primitives and any(type(a) is Var and a in prod
                                                   for a in eqn.invars):
             out_shape = eqn.outvars[0].aval.shape
             plan = None
@@ -750,7 +247,7 @@ def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
                         r = reshaped.get(key)
                         if r is None:
                             r = reshaped[key] = Var(x.aval.update(shape=shape))
-                            new.append(Eqn(_shape.reshape_p, [x], [r], {"new_sizes": shape},
+                            new.append(Eqn(reshape, [x], [r], {"new_sizes": shape},
                                            eqn.source_info))
                         x = r
                     ins.append(x)
@@ -769,48 +266,6 @@ def _dce(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
             kept.append(e)
     kept.reverse()
     return kept
-
-
-def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
-    impl = eqn.prim.impl
-    if impl is None:
-        raise NotImplementedError(f"jit: primitive '{eqn.prim.name}' has no implementation")
-    fn = functools.partial(impl, **eqn.params) if eqn.params else impl
-    name = ctx.bind(fn, "p")
-    call = f"{name}({', '.join(args)})"
-    return Emission(call if eqn.prim.multiple_results else f"{call}[0]")
-
-
-_SCALAR_OPERATORS = {_ew.add_p: "+", add_any_p: "+", _ew.sub_p: "-", _ew.mul_p: "*",
-                     _ew.div_p: "/"}
-
-
-def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
-    """``a * b`` instead of ``xp.multiply(a, b)`` on float scalars: a ufunc call on scalars
-    costs ~1 us, NumPy's scalar arithmetic a tenth (the same IEEE operation, the same NEP 50
-    types). Only when an operand is a strong value (a NumPy scalar or 0-d array at run time),
-    so two Python floats never meet as such; not for integers (scalar overflow warns)."""
-    out = eqn.outvars[0].aval
-    if out.ndim != 0 or out.dtype.kind not in "fc":
-        return None
-    if not any(type(a) is Var and a.aval.ndim == 0 and not a.aval.weak_type
-               for a in eqn.invars):
-        return None
-    if any(a.aval.ndim != 0 for a in eqn.invars):
-        return None
-    if eqn.prim is _ew.neg_p:
-        return Emission(f"-{args[0]}")
-    return Emission(f"{args[0]} {_SCALAR_OPERATORS[eqn.prim]} {args[1]}")
-
-
-def _emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
-    if eqn.prim in _SCALAR_OPERATORS or eqn.prim is _ew.neg_p:
-        em0 = _scalar_operator(eqn, args)
-        if em0 is not None:
-            return em0
-    em = emitters.get(eqn.prim)
-    out = em(ctx, eqn, args) if em is not None else _auto_emitter(ctx, eqn, args)
-    return out if out is not None else _fallback(ctx, eqn, args)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -844,7 +299,7 @@ def generate_source(
     elementwise chains over big arrays (:mod:`funcgrad.compile.fusion`).
     """
     jaxpr = closed.jaxpr
-    ctx = Context(fusion)
+    ctx = Context(fusion, _compile_sub)
     eqns = diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts)))
     eqns = _dce(elide_broadcasts(eqns, jaxpr.outvars), jaxpr.outvars)
     if fusion is not None and fusion.mode != "off":
@@ -862,7 +317,7 @@ def generate_source(
         return n
 
     def src(a: Any) -> str:
-        return ctx.literal(_typed_literal(a)) if type(a) is Literal else names[a]
+        return ctx.literal(typed_literal(a)) if type(a) is Literal else names[a]
 
     # -- emissions first (names in order), so that escape analysis can see them --------------
     params_src = [new_name(v) for v in jaxpr.invars]
@@ -870,7 +325,7 @@ def generate_source(
         names[v] = ctx.bind(c, "c")
     emitted: list[tuple[Emission, list[str]]] = []
     for eqn in eqns:
-        em = _emission(ctx, eqn, [src(a) for a in eqn.invars])
+        em = emission(ctx, eqn, [src(a) for a in eqn.invars])
         emitted.append((em, [new_name(v) for v in eqn.outvars]))
     # Values that may be (views of) an output: they must not live in scratch buffers.
     escapes: set[Var] = {a for a in jaxpr.outvars if type(a) is Var}
@@ -907,7 +362,7 @@ def generate_source(
         if donated[i] and v.aval.ndim >= 1 and v.aval.size >= REUSE_MIN_SIZE:
             owned.add(v)
     for v, c in zip(jaxpr.constvars, closed.consts):
-        roots[v] = frozenset() if isinstance(c, _IMMUTABLE) else frozenset((v,))
+        roots[v] = frozenset() if isinstance(c, IMMUTABLE) else frozenset((v,))
         group_last[v] = _INF  # consts live in the cache: never overwritten
 
     def pool_key(aval: Any) -> tuple:
@@ -1071,7 +526,7 @@ def generate_source(
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"
     if specs:
-        scr = ctx.bind(_Scratch(specs), "scratch")
+        scr = ctx.bind(Scratch(specs), "scratch")
         lines = [f"    _sb = {scr}.get(xp)", *lines, f"    {scr}.put(xp, _sb)"]
     body = lines + [f"    return [{', '.join(out_srcs)}]"]
     main = "\n".join([head, *body]) + "\n"
@@ -1165,7 +620,7 @@ def _output_identity(closed: ClosedJaxpr) -> tuple[list[int | None], list[Any]]:
 def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence[Any]) -> bool:
     """Whether ``x``'s buffer may be overwritten: a writeable contiguous array of exactly the
     traced shape and dtype that shares no memory with another argument or a const."""
-    if isinstance(x, _IMMUTABLE) or not is_array(x):
+    if isinstance(x, IMMUTABLE) or not is_array(x):
         return False
     flags = getattr(x, "flags", None)
     if flags is None or not flags.c_contiguous or not getattr(flags, "writeable", True):
@@ -1175,12 +630,12 @@ def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence
     for o in (*args, *consts):
         if o is x:
             continue
-        if is_array(o) and not isinstance(o, _IMMUTABLE) and xp.may_share_memory(x, o):
+        if is_array(o) and not isinstance(o, IMMUTABLE) and xp.may_share_memory(x, o):
             return False
     return sum(1 for o in args if o is x) == 1
 
 
-@weak_memo
+@weak_lru_cache(maxsize=4096)
 def compile_executable(
     closed: ClosedJaxpr, donated: tuple[bool, ...] | None = None, name: str = "jitted",
     fusion: Any = None,
@@ -1192,10 +647,13 @@ def compile_executable(
     return Executable(closed, optimize_jaxpr(closed), donated, name, fusion)
 
 
+def _compile_sub(closed: ClosedJaxpr, name: str, fusion: Any) -> Executable:
+    return compile_executable(closed, None, name, fusion)
+
+
 #: most executables :func:`compile_by_structure` keeps (least recently used go first)
 STRUCTURE_CACHE_SIZE = 64
-_by_structure: collections.OrderedDict[Any, Executable] = collections.OrderedDict()
-_by_structure_lock = threading.Lock()
+_by_structure = LRUCache(maxsize=STRUCTURE_CACHE_SIZE)
 
 
 def compile_by_structure(closed: ClosedJaxpr, name: str = "jitted",
@@ -1208,19 +666,7 @@ def compile_by_structure(closed: ClosedJaxpr, name: str = "jitted",
     if key is None:
         return compile_executable(closed, None, name, fusion)
     key = (key, name, fusion)
-    with _by_structure_lock:
-        exe = _by_structure.get(key)
-        if exe is not None:
-            _by_structure.move_to_end(key)
-            return exe
-    exe = compile_executable(closed, None, name, fusion)
-    with _by_structure_lock:
-        _by_structure[key] = exe
-        while len(_by_structure) > STRUCTURE_CACHE_SIZE:
-            _by_structure.popitem(last=False)
+    exe = _by_structure.get(key)
+    if exe is None:
+        exe = _by_structure[key] = compile_executable(closed, None, name, fusion)
     return exe
-
-
-# Imported last: fusion builds on the emitters above (and registers its own).
-from funcgrad.compile import fusion as _fusion  # noqa: E402
-from funcgrad.compile.passes import is_frozen  # noqa: E402

@@ -40,18 +40,18 @@ from __future__ import annotations
 import contextlib
 import importlib
 import math
-import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import numpy
 
+from funcgrad import config as _config
 from funcgrad.avals import float0
-from funcgrad.compile import codegen as _cg
+from funcgrad.compile.emit import Context, Emission, Scratch, emission
+from funcgrad.compile.rules import array_calls, broadcasting_primitives, emitters
+from funcgrad.config import FUSION_CHUNK_BYTES, FUSION_MIN_SIZE, FusionConfig
 from funcgrad.core import Primitive
-from funcgrad.interpreters.jvp import add_any_p
 from funcgrad.ir import Eqn, Jaxpr, Literal, Var
-from funcgrad.ops import elementwise as _ew
 
 __all__ = [
     "FusionConfig",
@@ -64,21 +64,7 @@ __all__ = [
     "MODES",
 ]
 
-#: groups whose arrays have fewer elements than this are left unfused (measured: see
-#: docs/jit.md, "Fusion"; below it the arrays fit in cache and the loop only adds overhead)
-FUSION_MIN_SIZE = 1 << 18
-#: bytes per block-sized intermediate buffer of the chunked path (measured likewise)
-FUSION_CHUNK_BYTES = 1 << 17
-MODES = ("auto", "chunked", "numexpr", "off")
-
-
-class FusionConfig(NamedTuple):
-    """What fusion does: ``mode`` (one of :data:`MODES`), ``min_size`` (elements),
-    ``chunk_bytes`` (bytes per block buffer of the chunked path)."""
-
-    mode: str
-    min_size: int
-    chunk_bytes: int
+MODES = _config.FUSION_MODES
 
 
 def _check_mode(mode: str) -> str:
@@ -87,28 +73,21 @@ def _check_mode(mode: str) -> str:
     return mode
 
 
-def _env_mode() -> str:
-    mode = os.environ.get("FUNCGRAD_FUSION", "auto").strip().lower() or "auto"
-    return mode if mode in MODES else "auto"
-
-
-_config = FusionConfig(_env_mode(), FUSION_MIN_SIZE, FUSION_CHUNK_BYTES)
-
-
 def fusion_config() -> FusionConfig:
-    """The fusion settings code generated now will use.
+    """The fusion settings code generated now will use (:data:`funcgrad.config.fusion`).
 
     Example:
         >>> fusion_config().mode in MODES
         True
     """
-    return _config
+    return _config.fusion.get()
 
 
 def set_fusion(
     mode: str | None = None, *, min_size: int | None = None, chunk_bytes: int | None = None
 ) -> FusionConfig:
-    """Change the fusion settings (``None`` keeps one); returns the previous settings.
+    """Change the fusion settings (``None`` keeps one) in the current context; returns the
+    previous settings.
 
     Only code generated afterwards is affected: call ``.clear_cache()`` on a function jitted
     before to recompile it.
@@ -119,16 +98,20 @@ def set_fusion(
         'off'
         >>> _ = set_fusion(old.mode, min_size=old.min_size, chunk_bytes=old.chunk_bytes)
     """
-    global _config
-    old = _config
+    old = _config.fusion.get()
+    _config.fusion.set(_updated(old, mode, min_size, chunk_bytes))
+    return old
+
+
+def _updated(old: FusionConfig, mode: str | None, min_size: int | None,
+             chunk_bytes: int | None) -> FusionConfig:
     new_mode = _check_mode(mode) if mode is not None else old.mode
     if min_size is not None and (not isinstance(min_size, int) or min_size < 1):
         raise ValueError(f"fusion min_size must be a positive int, got {min_size!r}")
     if chunk_bytes is not None and (not isinstance(chunk_bytes, int) or chunk_bytes < 1):
         raise ValueError(f"fusion chunk_bytes must be a positive int, got {chunk_bytes!r}")
-    _config = FusionConfig(new_mode, min_size if min_size is not None else old.min_size,
-                           chunk_bytes if chunk_bytes is not None else old.chunk_bytes)
-    return old
+    return FusionConfig(new_mode, min_size if min_size is not None else old.min_size,
+                        chunk_bytes if chunk_bytes is not None else old.chunk_bytes)
 
 
 @contextlib.contextmanager
@@ -142,11 +125,9 @@ def fusion_options(
         ...     cfg.mode
         'off'
     """
-    old = set_fusion(mode, min_size=min_size, chunk_bytes=chunk_bytes)
-    try:
-        yield _config
-    finally:
-        set_fusion(old.mode, min_size=old.min_size, chunk_bytes=old.chunk_bytes)
+    new = _updated(_config.fusion.get(), mode, min_size, chunk_bytes)
+    with _config.override(_config.fusion, new):
+        yield new
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,17 +146,7 @@ class _FusedOp:
 
 FUSED = _FusedOp()
 
-_select_n_p = getattr(_ew, "select_n_p", None)
-_ELEMENTWISE_OTHER = frozenset(p for p in (add_any_p, _select_n_p, _ew.convert_element_type_p)
-                               if p is not None)
 _PY_SCALARS = (bool, int, float, complex)
-
-
-def _is_elementwise(eqn: Eqn) -> bool:
-    p = eqn.prim
-    if p in _ELEMENTWISE_OTHER:
-        return True
-    return getattr(getattr(p, "impl", None), "__qualname__", "") in _cg._FACTORY_IMPLS
 
 
 def _fusible(eqn: Eqn, min_size: int) -> bool:
@@ -184,7 +155,7 @@ def _fusible(eqn: Eqn, min_size: int) -> bool:
     out = eqn.outvars[0].aval
     if out.ndim == 0 or out.size < min_size or out.dtype == float0 or out.dtype.kind not in "biufc":
         return False
-    if not _is_elementwise(eqn):
+    if eqn.prim not in broadcasting_primitives:
         return False
     for a in eqn.invars:
         if a.aval.ndim > out.ndim or a.aval.dtype == float0:
@@ -211,26 +182,12 @@ def _operand_type(a: Any) -> Any:
 def _ufunc_call(eqn: Eqn) -> _Ufunc | None:
     """The ufunc call ``eqn`` computes, when its result can be written with ``out=`` and has
     exactly the equation's dtype (so writing into a buffer of that dtype casts nothing)."""
-    if eqn.prim is add_any_p:
-        name, spec = "add", (0, 1)
-    else:
-        impl = eqn.prim.impl
-        if getattr(impl, "__qualname__", "") not in _cg._FACTORY_IMPLS:
-            return None
-        fn = _cg._closure_var(impl, "fn")
-        if fn is None or len(eqn.invars) > len(_cg._SENTINELS):
-            return None
-        try:
-            found = _cg._discover_call(fn, len(eqn.invars), tuple(sorted(eqn.params.items())))
-        except TypeError:
-            return None
-        if found is None:
-            return None
-        name, cargs, ckw = found
-        uf = getattr(numpy, name, None)
-        if not isinstance(uf, numpy.ufunc) or ckw or len(cargs) != uf.nin or uf.nout != 1:
-            return None
-        spec = tuple(a.i if isinstance(a, _cg._Sentinel) else (a,) for a in cargs)
+    name = array_calls.get(eqn.prim)
+    uf = getattr(numpy, name, None) if name is not None else None
+    if (not isinstance(uf, numpy.ufunc) or eqn.params or len(eqn.invars) != uf.nin
+            or uf.nout != 1):
+        return None
+    spec = tuple(range(uf.nin))
     out = eqn.outvars[0].aval
     types = []
     for s in spec:
@@ -274,7 +231,7 @@ def plan_fusion(jaxpr: Jaxpr, cfg: FusionConfig | None = None) -> list[Eqn]:
         >>> [e.prim.name for e in plan_fusion(j, FusionConfig("chunked", 4, 1024))]
         ['fused']
     """
-    cfg = cfg if cfg is not None else _config
+    cfg = cfg if cfg is not None else _config.fusion.get()
     eqns = jaxpr.eqns
     if cfg.mode == "off":
         return list(eqns)
@@ -367,7 +324,7 @@ def plan_fusion(jaxpr: Jaxpr, cfg: FusionConfig | None = None) -> list[Eqn]:
 class _Kernel:
     """The text of one fused group's functions, written into the generated module."""
 
-    def __init__(self, ctx: _cg.Context, eqn: Eqn) -> None:
+    def __init__(self, ctx: Context, eqn: Eqn) -> None:
         self.ctx = ctx
         self.members: tuple[Eqn, ...] = eqn.params["members"]
         self.cfg: FusionConfig = eqn.params["config"]
@@ -403,7 +360,7 @@ class _Kernel:
         lines = [f"def {fname}({', '.join(['xp', *self.params])}):"]
         fresh: dict[Var, bool] = {}
         for k, m in enumerate(self.members):
-            em = _cg._emission(self.ctx, m, [self.operand(a, names) for a in m.invars])
+            em = emission(self.ctx, m, [self.operand(a, names) for a in m.invars])
             v = m.outvars[0]
             names[v] = f"t{k}"
             fresh[v] = em.fresh
@@ -472,7 +429,7 @@ class _Kernel:
                 if call is not None:
                     body.append(f"{np_}.{call.name}({self._args(call, ops)}, out={tgt})")
                 else:
-                    em = _cg._emission(self.ctx, m, ops)
+                    em = emission(self.ctx, m, ops)
                     body.append(f"{tgt}[...] = {em.expr}")
             elif call is not None:
                 tgt = None
@@ -495,7 +452,7 @@ class _Kernel:
                 roots[v] = frozenset((tgt,))
                 in_buffer[v] = tgt
             else:
-                em = _cg._emission(self.ctx, m, ops)
+                em = emission(self.ctx, m, ops)
                 names[v] = f"t{k}"
                 body.append(f"t{k} = {em.expr}")
                 r: frozenset[str] = frozenset()
@@ -514,7 +471,7 @@ class _Kernel:
                         pool.setdefault(dict(buffers)[b], []).append(b)
         if buffers:
             # Block buffers are kept between calls (fresh ones page-fault on every call).
-            scr = self.ctx.bind(_cg._Scratch([((block, *inner), dt) for _, dt in buffers]),
+            scr = self.ctx.bind(Scratch([((block, *inner), dt) for _, dt in buffers]),
                                 "blocks")
             lines.append(f"    _bb = {scr}.get(xp)")
             lines.append(f"    {', '.join(b for b, _ in buffers)}, = _bb")
@@ -721,7 +678,7 @@ def _numexpr_evaluate() -> Any:
         return None
 
 
-def emit_fused(ctx: _cg.Context, eqn: Eqn, args: list[str]) -> _cg.Emission:
+def emit_fused(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     """The emitter of a ``fused`` equation: writes the group's functions into the generated
     module (before the main function) and returns the call of its kernel."""
     k = ctx.count("fused")
@@ -747,8 +704,8 @@ def emit_fused(ctx: _cg.Context, eqn: Eqn, args: list[str]) -> _cg.Emission:
         src = kern.chunked(kname, other)
     ctx.preamble.append(src)
     names = [m.prim.name for m in kern.members]
-    return _cg.Emission(f"{kname}({', '.join(['xp', *args])})", fresh=fresh,
+    return Emission(f"{kname}({', '.join(['xp', *args])})", fresh=fresh,
                         comment=f"fused[{', '.join(names)}]")
 
 
-_cg.emitters[FUSED] = emit_fused  # type: ignore[index]
+emitters[FUSED] = emit_fused  # type: ignore[index]

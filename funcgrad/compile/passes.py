@@ -11,7 +11,8 @@
      products, transposes and reshapes of consts also when big, if no bigger than their
      biggest const; an exact scalar operation on scalars and broadcasts of scalars becomes a
      broadcast of the folded scalar;
-   * **algebraic simplification** of what AD leaves behind: ``x * 1``, ``1 * x``, ``x / 1``,
+   * **algebraic simplification** of what AD leaves behind, by the rules each primitive's
+     block registers (:data:`funcgrad.compile.rules.simplification_rules`): ``x * 1``, ``1 * x``, ``x / 1``,
      ``x + 0``, ``0 + x``, ``x - 0`` (also ``add_any``), ``0 - x`` -> ``neg x``,
      ``neg (neg x)``, ``convert_element_type`` to the dtype ``x`` has, identity
      ``broadcast_in_dim``/``reshape``/``transpose``, ``reduce_sum`` over no axes,
@@ -47,9 +48,7 @@ Example:
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -57,14 +56,16 @@ import numpy
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import is_array, to_numpy
 from funcgrad.compile.keys import literal_key
-from funcgrad.core import Primitive
-from funcgrad.interpreters.jvp import add_any_p
+from funcgrad.compile.rules import (
+    commutative_primitives,
+    exact_scalar_primitives,
+    fold_any_size_primitives,
+    inline_primitives,
+    roles,
+    simplification_rules,
+    zero_one_preserving_primitives,
+)
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effectful_primitives
-from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import linalg as _linalg
-from funcgrad.ops import reductions as _red
-from funcgrad.ops import scatter as _scatter
-from funcgrad.ops import shape as _shape
 
 __all__ = [
     "optimize_jaxpr",
@@ -73,19 +74,12 @@ __all__ = [
     "FOLD_MAX_SIZE",
 ]
 
-#: call primitive -> name of its ClosedJaxpr param; such equations are inlined first.
-inline_primitives: dict[Primitive, str] = {}
-
 #: results with more elements than this are never folded at compile time
 FOLD_MAX_SIZE = 1024
 # Consts bigger than this are not scanned for all-zeros / all-ones.
 _SCAN_MAX_SIZE = 1 << 20
 
 Atom = Var | Literal
-_dot_general_p = getattr(_linalg, "dot_general_p", None)
-_scatter_add_p = getattr(_scatter, "scatter_add_p", None)
-_FOLD_BIG = frozenset(p for p in (_dot_general_p, _shape.transpose_p, _shape.reshape_p)
-                      if p is not None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,12 +131,6 @@ def _inline(closed: ClosedJaxpr) -> tuple[Jaxpr, list[Any]]:
 
 # ---------------------------------------------------------------------------------------------
 # Facts about atoms
-
-_KIND_PRESERVING = frozenset(
-    (_shape.broadcast_in_dim_p, _shape.reshape_p, _shape.transpose_p,
-     _ew.convert_element_type_p)
-)
-
 
 def is_frozen(val: Any) -> bool:
     """Whether a const's value may be used at compile time (folded, tested for zeros, ones or
@@ -197,7 +185,8 @@ class _Facts:
             # Broadcasting, reshaping or casting a zero/one keeps it a zero/one.
             p = self.producer.get(a)
             kind = None
-            if p is not None and p.prim in _KIND_PRESERVING and a.aval.dtype.kind in "iufc":
+            if (p is not None and p.prim in zero_one_preserving_primitives
+                    and a.aval.dtype.kind in "iufc"):
                 kind = self._const_kind(p.invars[0])
             self._kind[a] = kind
             return kind
@@ -225,246 +214,11 @@ class _Facts:
         return self._const_kind(a) == "one"
 
 
-def _same(x: Atom, out: Var) -> bool:
-    """``x`` can stand for ``out``: same shape and dtype, neither weakly typed."""
-    a, b = x.aval, out.aval
-    return a.shape == b.shape and a.dtype == b.dtype and not a.weak_type and not b.weak_type
-
-
 # ---------------------------------------------------------------------------------------------
-# Simplification rules: rule(eqn, ins, facts) -> None (keep), list of atoms (the outputs are
-# these), or an Eqn (emit this one instead; it may be simplified again).
+# Simplification rules live with their primitives (compile.rules.simplification_rules): each
+# rule(eqn, ins, facts) -> None (keep), list of atoms (the outputs are these), an Eqn or a
+# tuple of Eqns (emit these instead; they may be simplified again). ``facts`` is a _Facts.
 
-SimplifyRule = Callable[[Eqn, list[Atom], _Facts], "list[Atom] | Eqn | None"]
-simplification_rules: dict[Primitive, SimplifyRule] = {}
-
-
-def _rule(*prims: Primitive | None) -> Callable[[SimplifyRule], SimplifyRule]:
-    def deco(fn: SimplifyRule) -> SimplifyRule:
-        for p in prims:
-            if p is not None:
-                simplification_rules[p] = fn
-        return fn
-
-    return deco
-
-
-@_rule(_ew.add_p, add_any_p)
-def _simplify_add(eqn: Eqn, ins: list[Atom], f: _Facts):
-    x, y = ins
-    out = eqn.outvars[0]
-    if f.is_zero(y) and _same(x, out):
-        return [x]
-    if f.is_zero(x) and _same(y, out):
-        return [y]
-    # x + -y -> x - y, -x + y -> y - x (exact)
-    for k in (1, 0):
-        z = _negated(ins[k], f)
-        if z is not None:
-            return Eqn(_ew.sub_p, [ins[1 - k], z], eqn.outvars, {}, eqn.source_info)
-    # scatter_add(0, u, idx) + y -> scatter_add(y, u, idx): what the transpose of slicing
-    # leaves behind (a zero array padded around u, then added), in one pass and no zeros.
-    for s_, other in ((x, y), (y, x)):
-        p = f.producer.get(s_) if type(s_) is Var else None
-        if (p is not None and p.prim is _scatter_add_p and len(p.invars) == 2
-                and f.uses.get(s_) == 1 and f.is_zero(p.invars[0])
-                and _same(other, out) and _same(s_, out)):
-            return Eqn(_scatter_add_p, [other, p.invars[1]], eqn.outvars, p.params,
-                       eqn.source_info)
-    return None
-
-
-@_rule(_ew.sub_p)
-def _simplify_sub(eqn: Eqn, ins: list[Atom], f: _Facts):
-    x, y = ins
-    out = eqn.outvars[0]
-    if f.is_zero(y) and _same(x, out):
-        return [x]
-    if f.is_zero(x) and _same(y, out):
-        return Eqn(_ew.neg_p, [y], eqn.outvars, {}, eqn.source_info)
-    z = _negated(y, f)
-    if z is not None:  # x - -z -> x + z (exact)
-        return Eqn(_ew.add_p, [x, z], eqn.outvars, {}, eqn.source_info)
-    return None
-
-
-@_rule(_ew.mul_p)
-def _simplify_mul(eqn: Eqn, ins: list[Atom], f: _Facts):
-    x, y = ins
-    out = eqn.outvars[0]
-    if f.is_one(y) and _same(x, out):
-        return [x]
-    if f.is_one(x) and _same(y, out):
-        return [y]
-    # x * 0 is 0 only where x cannot be inf or nan.
-    if out.aval.dtype.kind in "biu":
-        if f.is_zero(y) and _same(y, out) and x.aval.dtype.kind in "biu":
-            return [y]
-        if f.is_zero(x) and _same(x, out) and y.aval.dtype.kind in "biu":
-            return [x]
-    # (z + z) * c -> z * (2c) for a float literal |c| >= 1: 2z is exact and the product is
-    # rounded once either way (and overflows alike); reverse mode of z * z writes z + z.
-    for s_, c in ((x, y), (y, x)):
-        if type(c) is Literal and type(c.val) is float and out.aval.dtype.kind == "f":
-            p = f.producer.get(s_) if type(s_) is Var else None
-            two_c = 2.0 * c.val
-            if (p is not None and p.prim in (_ew.add_p, add_any_p) and p.invars[0] is p.invars[1]
-                    and type(p.invars[0]) is Var and f.uses.get(s_) == 1
-                    and abs(c.val) >= 1.0 and math.isfinite(two_c)
-                    and p.invars[0].aval == s_.aval):
-                z = p.invars[0]
-                new_ins = [z, Literal(two_c, c.aval)] if s_ is x else [Literal(two_c, c.aval), z]
-                return Eqn(_ew.mul_p, new_ins, eqn.outvars, {}, eqn.source_info)
-    return _push_neg(eqn, ins, f)
-
-
-@_rule(_ew.neg_p)
-def _simplify_neg(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    p = f.producer.get(x) if type(x) is Var else None
-    if p is not None and p.prim is _ew.neg_p and _same(p.invars[0], eqn.outvars[0]):
-        return [p.invars[0]]
-    # -(c * y) -> (-c) * y for a float literal c: negation is exact.
-    if (p is not None and p.prim is _ew.mul_p and f.uses.get(x) == 1
-            and eqn.outvars[0].aval.dtype.kind in "fc"):
-        a, b = p.invars
-        for c, y in ((a, b), (b, a)):
-            if type(c) is Literal and type(c.val) in (float, complex):
-                return Eqn(_ew.mul_p, [Literal(-c.val, c.aval), y] if c is a
-                           else [y, Literal(-c.val, c.aval)], eqn.outvars, {}, eqn.source_info)
-    return None
-
-
-def _negated(a: Atom, f: _Facts) -> Atom | None:
-    """``y`` when ``a`` is ``neg y`` read only here, of exactly ``a``'s type (float)."""
-    p = f.producer.get(a) if type(a) is Var else None
-    if p is None or p.prim is not _ew.neg_p or f.uses.get(a) != 1:
-        return None
-    y = p.invars[0]
-    if (y.aval.shape != a.aval.shape or y.aval.dtype != a.aval.dtype
-            or y.aval.weak_type != a.aval.weak_type or a.aval.dtype.kind not in "fc"):
-        return None
-    return y
-
-
-def _push_neg(eqn: Eqn, ins: list[Atom], f: _Facts):
-    """``x * -y`` -> ``-(x * y)`` (also ``/``), where the negation can meet another one (or a
-    literal) and vanish: exact, as negation is; AD writes such chains a lot."""
-    for k in (0, 1):
-        y = _negated(ins[k], f)
-        if y is not None:
-            new_ins = list(ins)
-            new_ins[k] = y
-            out = eqn.outvars[0]
-            t = Var(out.aval)
-            f.uses[t] = 1
-            return (Eqn(eqn.prim, new_ins, [t], eqn.params, eqn.source_info),
-                    Eqn(_ew.neg_p, [t], [out], {}, eqn.source_info))
-    return None
-
-
-@_rule(_ew.div_p)
-def _simplify_div(eqn: Eqn, ins: list[Atom], f: _Facts):
-    x, y = ins
-    if f.is_one(y) and _same(x, eqn.outvars[0]):
-        return [x]
-    return _push_neg(eqn, ins, f)
-
-
-@_rule(_ew.convert_element_type_p)
-def _simplify_convert(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    if _same(x, eqn.outvars[0]):
-        return [x]
-    return None
-
-
-@_rule(getattr(_ew, "stop_gradient_p", None))
-def _simplify_identity(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    if _same(x, eqn.outvars[0]):
-        return [x]
-    return None
-
-
-@_rule(_shape.broadcast_in_dim_p)
-def _simplify_bid(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    out = eqn.outvars[0]
-    dims = eqn.params.get("broadcast_dimensions")
-    if _same(x, out) and tuple(dims) == tuple(range(out.aval.ndim)):
-        return [x]
-    return None
-
-
-@_rule(_shape.reshape_p)
-def _simplify_reshape(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    out = eqn.outvars[0]
-    if _same(x, out):
-        return [x]
-    p = f.producer.get(x) if type(x) is Var else None
-    if p is not None and p.prim is _shape.reshape_p and set(eqn.params) == {"new_sizes"}:
-        src = p.invars[0]
-        if _same(src, out):
-            return [src]
-        return eqn.replace(invars=[src])
-    return None
-
-
-@_rule(_shape.transpose_p)
-def _simplify_transpose(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    out = eqn.outvars[0]
-    perm = tuple(eqn.params["permutation"])
-    if perm == tuple(range(len(perm))) and _same(x, out):
-        return [x]
-    p = f.producer.get(x) if type(x) is Var else None
-    if p is not None and p.prim is _shape.transpose_p and set(eqn.params) == {"permutation"}:
-        inner = tuple(p.params["permutation"])
-        composed = tuple(inner[i] for i in perm)
-        src = p.invars[0]
-        if composed == tuple(range(len(composed))) and _same(src, out):
-            return [src]
-        return eqn.replace(invars=[src], params={"permutation": composed})
-    if (p is not None and p.prim is _dot_general_p and perm == (1, 0)
-            and f.uses.get(x, 0) == 1 and set(p.params) == {"dimension_numbers"}):
-        # (a . b)^T = b^T . a^T: one contiguous product instead of a product and a transpose.
-        (lc, rc), (lb, rb) = p.params["dimension_numbers"]
-        a, b = p.invars
-        if not lb and not rb and a.aval.ndim == 2 and b.aval.ndim == 2 and len(lc) == 1:
-            dims = ((tuple(rc), tuple(lc)), ((), ()))
-            return Eqn(_dot_general_p, [b, a], eqn.outvars, {"dimension_numbers": dims},
-                       eqn.source_info)
-    return None
-
-
-@_rule(_red.reduce_sum_p)
-def _simplify_reduce_sum(eqn: Eqn, ins: list[Atom], f: _Facts):
-    (x,) = ins
-    if not tuple(eqn.params.get("axes", (0,))) and _same(x, eqn.outvars[0]):
-        return [x]
-    return None
-
-
-@_rule(getattr(_ew, "select_n_p", None))
-def _simplify_select(eqn: Eqn, ins: list[Atom], f: _Facts):
-    cases = ins[1:]
-    out = eqn.outvars[0]
-    first = cases[0]
-    if type(first) is Var and all(c is first for c in cases) and _same(first, out):
-        return [first]
-    return None
-
-
-# IEEE addition and multiplication commute exactly, and so do NumPy's broadcasting and
-# promotion; max/min are left out (which zero or NaN they return depends on the order).
-_COMMUTATIVE = frozenset(
-    p for p in (_ew.add_p, _ew.mul_p, add_any_p, getattr(_ew, "and_p", None),
-                getattr(_ew, "or_p", None), getattr(_ew, "xor_p", None),
-                getattr(_ew, "eq_p", None), getattr(_ew, "ne_p", None))
-    if p is not None
-)
 
 # ---------------------------------------------------------------------------------------------
 # Constant folding
@@ -485,10 +239,10 @@ def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
     # `0.5 * B` as an outer product, `I @ B`) are folded whatever their size when the result
     # is no bigger than the biggest const it is made from: it costs the cache at most what
     # that const already does, and saves a matrix product per call.
-    limit = max(FOLD_MAX_SIZE, biggest) if prim in _FOLD_BIG else FOLD_MAX_SIZE
+    limit = max(FOLD_MAX_SIZE, biggest) if prim in fold_any_size_primitives else FOLD_MAX_SIZE
     if any(v.aval.size > limit for v in eqn.outvars):
         return None
-    if prim not in _FOLD_BIG and biggest > FOLD_MAX_SIZE:
+    if prim not in fold_any_size_primitives and biggest > FOLD_MAX_SIZE:
         return None
     vals = [f.value(a) for a in ins]
     try:
@@ -511,16 +265,11 @@ def _fold(eqn: Eqn, ins: list[Atom], f: _Facts) -> list[Any] | None:
     return list(outs)
 
 
-# Correctly rounded IEEE operations: on scalars they give exactly what they give elementwise.
-_EXACT_ARITH = frozenset(p for p in (
-    _ew.add_p, _ew.sub_p, _ew.mul_p, _ew.div_p, _ew.neg_p, add_any_p,
-    getattr(_ew, "max_p", None), getattr(_ew, "min_p", None)) if p is not None)
-
-
 def _fold_broadcast_scalars(eqn: Eqn, ins: list[Atom], f: _Facts) -> Eqn | None:
     """``op(c, broadcast(d))`` for scalar consts/literals ``c``, ``d`` -> ``broadcast(op(c, d))``
     (``100.0 * ones`` from a ``grad`` seed), so the broadcast can melt into its readers."""
-    if eqn.prim not in _EXACT_ARITH or len(eqn.outvars) != 1:
+    bid = roles.get("broadcast_in_dim")
+    if bid is None or eqn.prim not in exact_scalar_primitives or len(eqn.outvars) != 1:
         return None
     out = eqn.outvars[0]
     if out.aval.ndim == 0:
@@ -532,7 +281,7 @@ def _fold_broadcast_scalars(eqn: Eqn, ins: list[Atom], f: _Facts) -> Eqn | None:
             scalars.append(a)
             continue
         p = f.producer.get(a) if type(a) is Var else None
-        if (p is None or p.prim is not _shape.broadcast_in_dim_p
+        if (p is None or p.prim is not bid
                 or p.invars[0].aval.ndim != 0 or not f.is_known(p.invars[0])):
             return None
         # The broadcast result is an array of its dtype: a strong scalar of that dtype.
@@ -545,7 +294,7 @@ def _fold_broadcast_scalars(eqn: Eqn, ins: list[Atom], f: _Facts) -> Eqn | None:
     vals = _fold(eqn.replace(invars=scalars, outvars=[tmp]), scalars, f)
     if vals is None or numpy.asarray(vals[0]).dtype != out.aval.dtype:
         return None
-    return Eqn(_shape.broadcast_in_dim_p, [Literal(vals[0], tmp.aval)], eqn.outvars,
+    return Eqn(bid, [Literal(vals[0], tmp.aval)], eqn.outvars,
                {"shape": tuple(out.aval.shape), "broadcast_dimensions": ()}, eqn.source_info)
 
 
@@ -571,7 +320,7 @@ def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
     if eqn.prim in effectful_primitives or not eqn.outvars:
         return None
     keys = [_atom_key(a) for a in ins]
-    if eqn.prim in _COMMUTATIVE and len(keys) == 2:
+    if eqn.prim in commutative_primitives and len(keys) == 2:
         keys.sort(key=_order)  # x*y and y*x are one value
     try:
         key = (eqn.prim, tuple(keys), tuple(sorted(eqn.params.items())))
@@ -634,7 +383,7 @@ def _sweep(
                         env[v] = Literal(val, v.aval)
                 continue
 
-        if simplify and eqn.prim in _EXACT_ARITH:
+        if simplify and eqn.prim in exact_scalar_primitives:
             folded = _fold_broadcast_scalars(eqn, ins, facts)
             if folded is not None:
                 pending.append(folded)

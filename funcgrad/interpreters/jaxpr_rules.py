@@ -48,7 +48,14 @@ from funcgrad.interpreters.staging import (
     trace_to_jaxpr,
 )
 from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass
-from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, dce_jaxpr, effectful_primitives, eval_jaxpr
+from funcgrad.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Var,
+    dce_jaxpr,
+    effectful_primitives,
+    eval_jaxpr,
+)
 
 __all__ = [
     "jvp_jaxpr",

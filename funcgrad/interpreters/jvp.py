@@ -14,6 +14,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.compile import rules as _compile_rules
 from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
 from funcgrad.errors import MissingRuleError
 
@@ -111,6 +112,23 @@ def _add_any_abstract(x: ShapedArray, y: ShapedArray) -> list[ShapedArray]:
 
 add_any_p.def_impl(_add_any_impl)
 add_any_p.def_abstract_eval(_add_any_abstract)
+
+
+def _emit_add_any(ctx: Any, eqn: Any, args: list[str]) -> _compile_rules.Emission:
+    if eqn.invars[0].aval.dtype == float0:
+        return _compile_rules.Emission(args[0])
+    return _compile_rules.Emission(f"xp.add({args[0]}, {args[1]})", fresh=True,
+                                   out="elementwise")
+
+
+# What the compiler needs to know of it (its simplifications, shared with `add`, are
+# registered by funcgrad.ops.elementwise).
+_compile_rules.emitters[add_any_p] = _emit_add_any
+_compile_rules.array_calls[add_any_p] = "add"
+_compile_rules.scalar_operators[add_any_p] = "+"
+_compile_rules.commutative_primitives.add(add_any_p)
+_compile_rules.exact_scalar_primitives.add(add_any_p)
+_compile_rules.broadcasting_primitives.add(add_any_p)
 
 
 def add_tangents(x: Any, y: Any) -> Any:

@@ -30,6 +30,8 @@ import numpy
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
 from funcgrad.backend import xp_for
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import Primitive, bind1
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
@@ -44,6 +46,7 @@ from funcgrad.interpreters.jvp import (
     jvp_rules,
 )
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import Eqn, Literal, Var
 from funcgrad.ops._util import (
     broadcast_shapes_or_error,
     check_static,
@@ -59,32 +62,70 @@ _ndarray = numpy.ndarray
 _PY_SCALAR_TYPES = frozenset({bool, int, float, complex})
 
 
+def _array_function(fn: Any) -> Any:
+    """``fn`` as ``fn(xp, *args, **params)``: a name means ``xp.<name>(*args, **params)``."""
+    if not isinstance(fn, str):
+        return fn
+    name = fn
+
+    def call(xp: Any, *args: Any, **params: Any) -> Any:
+        return getattr(xp, name)(*args, **params)
+
+    return call
+
+
+def _register_elementwise(p: Primitive, declared: str | None) -> None:
+    elementwise_primitives.add(p)
+    _rules.broadcasting_primitives.add(p)
+    if declared is not None:
+        _rules.array_calls[p] = declared  # the compiler writes `xp.<fn>(...)` for it
+
+
 def unop(name: str, fn: Any) -> Primitive:
-    """An elementwise unary primitive computing ``fn(xp, x, **params)``."""
+    """An elementwise unary primitive computing ``fn(xp, x, **params)``; ``fn`` may be the
+    name of the array-module function, ``xp.<fn>(x, **params)`` (the compiler then writes
+    that call, e.g. ``xp.sin(x)``, instead of calling the impl)."""
+    declared = fn if isinstance(fn, str) else None
+    host_fn = getattr(numpy, declared) if declared is not None else None
+    fn = _array_function(fn)
 
     def np_fn(x: Any, **params: Any) -> Any:
         return fn(numpy, x, **params)
 
-    def impl(x: Any, **params: Any) -> list[Any]:
-        if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
-            return [fn(numpy, x, **params) if params else fn(numpy, x)]
-        xp = xp_for(x)
-        out = fn(xp, x, **params) if params else fn(xp, x)
-        if xp is not numpy and isinstance(out, numpy.generic):
-            out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
-        return [out]
+    if host_fn is not None:
+        def impl(x: Any, **params: Any) -> list[Any]:
+            if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
+                return [host_fn(x, **params) if params else host_fn(x)]
+            xp = xp_for(x)
+            out = fn(xp, x, **params)
+            if xp is not numpy and isinstance(out, numpy.generic):
+                out = xp.asarray(out)  # a device module given only scalars may hand back one
+            return [out]
+    else:
+        def impl(x: Any, **params: Any) -> list[Any]:
+            if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
+                return [fn(numpy, x, **params) if params else fn(numpy, x)]
+            xp = xp_for(x)
+            out = fn(xp, x, **params) if params else fn(xp, x)
+            if xp is not numpy and isinstance(out, numpy.generic):
+                out = xp.asarray(out)  # a device module given only scalars may hand back one
+            return [out]
 
     def abstract(a: ShapedArray, **params: Any) -> list[ShapedArray]:
         dt, weak = probe_dtype(name, np_fn, a, **params)
         return [ShapedArray(a.shape, dt, weak and a.weak_type and dt.kind != "b", a.device)]
 
     p = make_primitive(name, impl, abstract)
-    elementwise_primitives.add(p)
+    _register_elementwise(p, declared)
     return p
 
 
 def naryop(name: str, fn: Any) -> Primitive:
-    """An elementwise n-ary primitive with NumPy broadcasting: ``fn(xp, *args, **params)``."""
+    """An elementwise n-ary primitive with NumPy broadcasting: ``fn(xp, *args, **params)``;
+    ``fn`` may be the name of the array-module function (see :func:`unop`)."""
+    declared = fn if isinstance(fn, str) else None
+    fn = _array_function(fn)
+    host_fn = fn if declared is None else getattr(numpy, declared)
 
     def np_fn(*args: Any, **params: Any) -> Any:
         return fn(numpy, *args, **params)
@@ -101,6 +142,8 @@ def naryop(name: str, fn: Any) -> Primitive:
                 host = False
                 break
         if host:
+            if declared is not None:
+                return [host_fn(*args, **params) if params else host_fn(*args)]
             return [fn(numpy, *args, **params) if params else fn(numpy, *args)]
         xp = xp_for(*args, what=name)
         out = fn(xp, *args, **params) if params else fn(xp, *args)
@@ -114,7 +157,7 @@ def naryop(name: str, fn: Any) -> Primitive:
         return [ShapedArray(shape, dt, weak and dt.kind != "b", result_device(name, *avals))]
 
     p = make_primitive(name, impl, abstract)
-    elementwise_primitives.add(p)
+    _register_elementwise(p, declared)
     return p
 
 
@@ -226,7 +269,7 @@ def _binary(name: str, fn: Any, jvp_x: Any = None, jvp_y: Any = None,
 # add
 
 
-add_p = naryop("add", lambda xp, x, y: xp.add(x, y))
+add_p = naryop("add", "add")
 
 
 def add(x: Any, y: Any) -> Any:
@@ -245,9 +288,31 @@ deftranspose(
 )
 _broadcasting_batch(add_p)
 
+
+def _simplify_add(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``x + 0`` -> ``x``, ``0 + x`` -> ``x``; ``x + -y`` -> ``x - y`` (exact). Also ``add_any``."""
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_zero(y) and same_type(x, out):
+        return [x]
+    if f.is_zero(x) and same_type(y, out):
+        return [y]
+    for k in (1, 0):
+        z = _negated(ins[k], f)
+        if z is not None:
+            return Eqn(sub_p, [ins[1 - k], z], eqn.outvars, {}, eqn.source_info)
+    return None
+
+
+for _p in (add_p, add_any_p):
+    _rules.register_simplification(_p, _simplify_add)
+_rules.scalar_operators[add_p] = "+"
+_rules.commutative_primitives.add(add_p)
+_rules.exact_scalar_primitives.add(add_p)
+
 # sub
 
-sub_p = naryop("sub", lambda xp, x, y: xp.subtract(x, y))
+sub_p = naryop("sub", "subtract")
 
 
 def sub(x: Any, y: Any) -> Any:
@@ -268,9 +333,28 @@ deftranspose(
 )
 _broadcasting_batch(sub_p)
 
+
+def _simplify_sub(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``x - 0`` -> ``x``, ``0 - x`` -> ``-x``, ``x - -z`` -> ``x + z`` (exact)."""
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_zero(y) and same_type(x, out):
+        return [x]
+    if f.is_zero(x) and same_type(y, out):
+        return Eqn(neg_p, [y], eqn.outvars, {}, eqn.source_info)
+    z = _negated(y, f)
+    if z is not None:
+        return Eqn(add_p, [x, z], eqn.outvars, {}, eqn.source_info)
+    return None
+
+
+_rules.register_simplification(sub_p, _simplify_sub)
+_rules.scalar_operators[sub_p] = "-"
+_rules.exact_scalar_primitives.add(sub_p)
+
 # mul
 
-mul_p = naryop("mul", lambda xp, x, y: xp.multiply(x, y))
+mul_p = naryop("mul", "multiply")
 
 
 def mul(x: Any, y: Any) -> Any:
@@ -298,9 +382,46 @@ def _mul_transpose(ct, x, y):
 deftranspose(mul_p, _mul_transpose)
 _broadcasting_batch(mul_p)
 
+
+def _simplify_mul(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``x * 1`` -> ``x``; ``x * 0`` -> ``0`` for integers and bools only (``inf * 0`` is NaN);
+    ``(z + z) * c`` -> ``z * (2c)`` for a float literal ``|c| >= 1`` (``2z`` is exact, the
+    product rounded once either way; reverse mode of ``z * z`` writes ``z + z``); negations
+    move out (:func:`_push_neg`)."""
+    x, y = ins
+    out = eqn.outvars[0]
+    if f.is_one(y) and same_type(x, out):
+        return [x]
+    if f.is_one(x) and same_type(y, out):
+        return [y]
+    if out.aval.dtype.kind in "biu":
+        if f.is_zero(y) and same_type(y, out) and x.aval.dtype.kind in "biu":
+            return [y]
+        if f.is_zero(x) and same_type(x, out) and y.aval.dtype.kind in "biu":
+            return [x]
+    for s_, c in ((x, y), (y, x)):
+        if type(c) is Literal and type(c.val) is float and out.aval.dtype.kind == "f":
+            p = f.producer.get(s_) if type(s_) is Var else None
+            two_c = 2.0 * c.val
+            if (p is not None and p.prim in (add_p, add_any_p) and p.invars[0] is p.invars[1]
+                    and type(p.invars[0]) is Var and f.uses.get(s_) == 1
+                    and abs(c.val) >= 1.0 and math.isfinite(two_c)
+                    and p.invars[0].aval == s_.aval):
+                z = p.invars[0]
+                new_ins = [z, Literal(two_c, c.aval)] if s_ is x else [Literal(two_c, c.aval), z]
+                return Eqn(mul_p, new_ins, eqn.outvars, {}, eqn.source_info)
+    return _push_neg(eqn, ins, f)
+
+
+_rules.register_simplification(mul_p, _simplify_mul)
+_rules.scalar_operators[mul_p] = "*"
+_rules.commutative_primitives.add(mul_p)
+_rules.exact_scalar_primitives.add(mul_p)
+_rules.roles["mul"] = mul_p
+
 # div
 
-div_p = naryop("div", lambda xp, x, y: xp.true_divide(x, y))
+div_p = naryop("div", "true_divide")
 
 
 def div(x: Any, y: Any) -> Any:
@@ -326,9 +447,21 @@ def _div_transpose(ct, x, y):
 deftranspose(div_p, _div_transpose)
 _broadcasting_batch(div_p)
 
+
+def _simplify_div(eqn: Eqn, ins: list, f: Any) -> Any:
+    x, y = ins
+    if f.is_one(y) and same_type(x, eqn.outvars[0]):
+        return [x]
+    return _push_neg(eqn, ins, f)
+
+
+_rules.register_simplification(div_p, _simplify_div)
+_rules.scalar_operators[div_p] = "/"
+_rules.exact_scalar_primitives.add(div_p)
+
 # neg
 
-neg_p = unop("neg", lambda xp, x: xp.negative(x))
+neg_p = unop("neg", "negative")
 
 
 def neg(x: Any) -> Any:
@@ -341,9 +474,58 @@ deftranspose(neg_p, lambda ct, x: [neg(ct)])
 def_fast_vjp(neg_p, lambda xp, ct, ans, x: xp.negative(ct))
 _vectorized_batch(neg_p)
 
+
+def _simplify_neg(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``-(-x)`` -> ``x``; ``-(c * y)`` -> ``(-c) * y`` for a float literal ``c`` (exact)."""
+    (x,) = ins
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is neg_p and same_type(p.invars[0], eqn.outvars[0]):
+        return [p.invars[0]]
+    if (p is not None and p.prim is mul_p and f.uses.get(x) == 1
+            and eqn.outvars[0].aval.dtype.kind in "fc"):
+        a, b = p.invars
+        for c, y in ((a, b), (b, a)):
+            if type(c) is Literal and type(c.val) in (float, complex):
+                return Eqn(mul_p, [Literal(-c.val, c.aval), y] if c is a
+                           else [y, Literal(-c.val, c.aval)], eqn.outvars, {}, eqn.source_info)
+    return None
+
+
+def _negated(a: Any, f: Any) -> Any:
+    """``y`` when ``a`` is ``neg y`` read only here, of exactly ``a``'s type (float)."""
+    p = f.producer.get(a) if type(a) is Var else None
+    if p is None or p.prim is not neg_p or f.uses.get(a) != 1:
+        return None
+    y = p.invars[0]
+    if (y.aval.shape != a.aval.shape or y.aval.dtype != a.aval.dtype
+            or y.aval.weak_type != a.aval.weak_type or a.aval.dtype.kind not in "fc"):
+        return None
+    return y
+
+
+def _push_neg(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``x * -y`` -> ``-(x * y)`` (also ``/``), where the negation can meet another one (or a
+    literal) and vanish: exact, as negation is; AD writes such chains a lot."""
+    for k in (0, 1):
+        y = _negated(ins[k], f)
+        if y is not None:
+            new_ins = list(ins)
+            new_ins[k] = y
+            out = eqn.outvars[0]
+            t = Var(out.aval)
+            f.uses[t] = 1
+            return (Eqn(eqn.prim, new_ins, [t], eqn.params, eqn.source_info),
+                    Eqn(neg_p, [t], [out], {}, eqn.source_info))
+    return None
+
+
+_rules.register_simplification(neg_p, _simplify_neg)
+_rules.scalar_operators[neg_p] = "-"
+_rules.exact_scalar_primitives.add(neg_p)
+
 # sin / cos / exp / log : the template for every differentiable unary op
 
-sin_p = unop("sin", lambda xp, x: xp.sin(x))
+sin_p = unop("sin", "sin")
 
 
 def sin(x: Any) -> Any:
@@ -355,7 +537,7 @@ defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)),
        fast_vjp=(lambda xp, ct, ans, x: xp.multiply(ct, xp.cos(x)),))
 _vectorized_batch(sin_p)
 
-cos_p = unop("cos", lambda xp, x: xp.cos(x))
+cos_p = unop("cos", "cos")
 
 
 def cos(x: Any) -> Any:
@@ -367,7 +549,7 @@ defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))),
        fast_vjp=(lambda xp, ct, ans, x: xp.negative(xp.multiply(ct, xp.sin(x))),))
 _vectorized_batch(cos_p)
 
-exp_p = unop("exp", lambda xp, x: xp.exp(x))
+exp_p = unop("exp", "exp")
 
 
 def exp(x: Any) -> Any:
@@ -379,7 +561,7 @@ defjvp(exp_p, lambda g, ans, x: mul(g, ans),
        fast_vjp=(lambda xp, ct, ans, x: xp.multiply(ct, ans),))
 _vectorized_batch(exp_p)
 
-log_p = unop("log", lambda xp, x: xp.log(x))
+log_p = unop("log", "log")
 
 
 def log(x: Any) -> Any:
@@ -397,7 +579,7 @@ _vectorized_batch(log_p)
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
-exp2_p = _unary("exp2", lambda xp, x: xp.exp2(x), lambda g, ans, x: mul(g, mul(ans, _LN2)))
+exp2_p = _unary("exp2", "exp2", lambda g, ans, x: mul(g, mul(ans, _LN2)))
 
 
 def exp2(x: Any) -> Any:
@@ -405,7 +587,7 @@ def exp2(x: Any) -> Any:
     return bind1(exp2_p, x)
 
 
-expm1_p = _unary("expm1", lambda xp, x: xp.expm1(x), lambda g, ans, x: mul(g, add(ans, 1)))
+expm1_p = _unary("expm1", "expm1", lambda g, ans, x: mul(g, add(ans, 1)))
 
 
 def expm1(x: Any) -> Any:
@@ -413,7 +595,7 @@ def expm1(x: Any) -> Any:
     return bind1(expm1_p, x)
 
 
-log1p_p = _unary("log1p", lambda xp, x: xp.log1p(x), lambda g, ans, x: div(g, add(x, 1)))
+log1p_p = _unary("log1p", "log1p", lambda g, ans, x: div(g, add(x, 1)))
 
 
 def log1p(x: Any) -> Any:
@@ -422,7 +604,7 @@ def log1p(x: Any) -> Any:
 
 
 # log2/log10 are primitives (not log(x)/log(2)) so exact powers give exact answers.
-log2_p = _unary("log2", lambda xp, x: xp.log2(x), lambda g, ans, x: div(g, mul(x, _LN2)))
+log2_p = _unary("log2", "log2", lambda g, ans, x: div(g, mul(x, _LN2)))
 
 
 def log2(x: Any) -> Any:
@@ -430,7 +612,7 @@ def log2(x: Any) -> Any:
     return bind1(log2_p, x)
 
 
-log10_p = _unary("log10", lambda xp, x: xp.log10(x), lambda g, ans, x: div(g, mul(x, _LN10)))
+log10_p = _unary("log10", "log10", lambda g, ans, x: div(g, mul(x, _LN10)))
 
 
 def log10(x: Any) -> Any:
@@ -438,7 +620,7 @@ def log10(x: Any) -> Any:
     return bind1(log10_p, x)
 
 
-sqrt_p = _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda g, ans, x: mul(g, div(0.5, ans)),
+sqrt_p = _unary("sqrt", "sqrt", lambda g, ans, x: mul(g, div(0.5, ans)),
                 fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.true_divide(0.5, ans)))
 
 
@@ -466,7 +648,7 @@ def rsqrt(x: Any) -> Any:
 
 # d cbrt = 1/(3 cbrt(x)**2): written with ans so x = 0 gives inf (the true slope), not nan.
 cbrt_p = _unary(
-    "cbrt", lambda xp, x: xp.cbrt(x), lambda g, ans, x: mul(g, div(1.0 / 3.0, square(ans)))
+    "cbrt", "cbrt", lambda g, ans, x: mul(g, div(1.0 / 3.0, square(ans)))
 )
 
 
@@ -475,7 +657,7 @@ def cbrt(x: Any) -> Any:
     return bind1(cbrt_p, x)
 
 
-tan_p = _unary("tan", lambda xp, x: xp.tan(x), lambda g, ans, x: mul(g, add(1, square(ans))))
+tan_p = _unary("tan", "tan", lambda g, ans, x: mul(g, add(1, square(ans))))
 
 
 def tan(x: Any) -> Any:
@@ -484,7 +666,7 @@ def tan(x: Any) -> Any:
 
 
 asin_p = _unary(
-    "asin", lambda xp, x: xp.arcsin(x), lambda g, ans, x: mul(g, rsqrt(sub(1, square(x))))
+    "asin", "arcsin", lambda g, ans, x: mul(g, rsqrt(sub(1, square(x))))
 )
 
 
@@ -494,7 +676,7 @@ def asin(x: Any) -> Any:
 
 
 acos_p = _unary(
-    "acos", lambda xp, x: xp.arccos(x), lambda g, ans, x: neg(mul(g, rsqrt(sub(1, square(x)))))
+    "acos", "arccos", lambda g, ans, x: neg(mul(g, rsqrt(sub(1, square(x)))))
 )
 
 
@@ -503,7 +685,7 @@ def acos(x: Any) -> Any:
     return bind1(acos_p, x)
 
 
-atan_p = _unary("atan", lambda xp, x: xp.arctan(x), lambda g, ans, x: div(g, add(1, square(x))))
+atan_p = _unary("atan", "arctan", lambda g, ans, x: div(g, add(1, square(x))))
 
 
 def atan(x: Any) -> Any:
@@ -511,7 +693,7 @@ def atan(x: Any) -> Any:
     return bind1(atan_p, x)
 
 
-sinh_p = _unary("sinh", lambda xp, x: xp.sinh(x), lambda g, ans, x: mul(g, cosh(x)))
+sinh_p = _unary("sinh", "sinh", lambda g, ans, x: mul(g, cosh(x)))
 
 
 def sinh(x: Any) -> Any:
@@ -519,7 +701,7 @@ def sinh(x: Any) -> Any:
     return bind1(sinh_p, x)
 
 
-cosh_p = _unary("cosh", lambda xp, x: xp.cosh(x), lambda g, ans, x: mul(g, sinh(x)))
+cosh_p = _unary("cosh", "cosh", lambda g, ans, x: mul(g, sinh(x)))
 
 
 def cosh(x: Any) -> Any:
@@ -528,7 +710,7 @@ def cosh(x: Any) -> Any:
 
 
 tanh_p = _unary(
-    "tanh", lambda xp, x: xp.tanh(x), lambda g, ans, x: mul(g, sub(1, square(ans))),
+    "tanh", "tanh", lambda g, ans, x: mul(g, sub(1, square(ans))),
     fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.subtract(1, xp.square(ans))),
 )
 
@@ -539,7 +721,7 @@ def tanh(x: Any) -> Any:
 
 
 asinh_p = _unary(
-    "asinh", lambda xp, x: xp.arcsinh(x), lambda g, ans, x: mul(g, rsqrt(add(square(x), 1)))
+    "asinh", "arcsinh", lambda g, ans, x: mul(g, rsqrt(add(square(x), 1)))
 )
 
 
@@ -551,7 +733,7 @@ def asinh(x: Any) -> Any:
 # 1/(sqrt(x-1) sqrt(x+1)) rather than 1/sqrt(x**2-1): right on the principal complex branch.
 acosh_p = _unary(
     "acosh",
-    lambda xp, x: xp.arccosh(x),
+    "arccosh",
     lambda g, ans, x: div(g, mul(sqrt(sub(x, 1)), sqrt(add(x, 1)))),
 )
 
@@ -562,7 +744,7 @@ def acosh(x: Any) -> Any:
 
 
 atanh_p = _unary(
-    "atanh", lambda xp, x: xp.arctanh(x), lambda g, ans, x: div(g, sub(1, square(x)))
+    "atanh", "arctanh", lambda g, ans, x: div(g, sub(1, square(x)))
 )
 
 
@@ -602,7 +784,7 @@ def logistic(x: Any) -> Any:
     return bind1(logistic_p, x)
 
 
-square_p = _unary("square", lambda xp, x: xp.square(x), lambda g, ans, x: mul(g, mul(2, x)),
+square_p = _unary("square", "square", lambda g, ans, x: mul(g, mul(2, x)),
                   fast_vjp=lambda xp, ct, ans, x: xp.multiply(ct, xp.multiply(2, x)))
 
 
@@ -612,7 +794,7 @@ def square(x: Any) -> Any:
 
 
 reciprocal_p = _unary(
-    "reciprocal", lambda xp, x: xp.reciprocal(x), lambda g, ans, x: neg(mul(g, square(ans)))
+    "reciprocal", "reciprocal", lambda g, ans, x: neg(mul(g, square(ans)))
 )
 
 
@@ -621,7 +803,7 @@ def reciprocal(x: Any) -> Any:
     return bind1(reciprocal_p, x)
 
 
-abs_p = _unary("abs", lambda xp, x: xp.abs(x), lambda g, ans, x: mul(g, sign(x)))
+abs_p = _unary("abs", "abs", lambda g, ans, x: mul(g, sign(x)))
 _abs_abstract_base = abs_p.abstract_eval
 
 
@@ -713,10 +895,21 @@ def _integer_pow_fast_vjp(xp, ct, ans, x, y):
 defjvp(integer_pow_p, _integer_pow_jvp, fast_vjp=(_integer_pow_fast_vjp,))
 _vectorized_batch(integer_pow_p)
 
+
+def _emit_integer_pow(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    # NumPy's own `x ** 2` is `square` (three times faster than `power(x, 2)`; both give
+    # the correctly rounded x*x). Other exponents: the impl's `power`.
+    if eqn.params.get("y") == 2 and set(eqn.params) == {"y"}:
+        return Emission(f"xp.square({args[0]})", fresh=True, out="elementwise")
+    return None
+
+
+_rules.emitters[integer_pow_p] = _emit_integer_pow
+
 # =============================================================================================
 # Piecewise-constant unary primitives: zero derivatives everywhere
 
-sign_p = _unary("sign", lambda xp, x: xp.sign(x), zero=True)
+sign_p = _unary("sign", "sign", zero=True)
 
 
 def sign(x: Any) -> Any:
@@ -724,7 +917,7 @@ def sign(x: Any) -> Any:
     return bind1(sign_p, x)
 
 
-floor_p = _unary("floor", lambda xp, x: xp.floor(x), zero=True)
+floor_p = _unary("floor", "floor", zero=True)
 
 
 def floor(x: Any) -> Any:
@@ -732,7 +925,7 @@ def floor(x: Any) -> Any:
     return bind1(floor_p, x)
 
 
-ceil_p = _unary("ceil", lambda xp, x: xp.ceil(x), zero=True)
+ceil_p = _unary("ceil", "ceil", zero=True)
 
 
 def ceil(x: Any) -> Any:
@@ -740,7 +933,7 @@ def ceil(x: Any) -> Any:
     return bind1(ceil_p, x)
 
 
-trunc_p = _unary("trunc", lambda xp, x: xp.trunc(x), zero=True)
+trunc_p = _unary("trunc", "trunc", zero=True)
 
 
 def trunc(x: Any) -> Any:
@@ -748,7 +941,7 @@ def trunc(x: Any) -> Any:
     return bind1(trunc_p, x)
 
 
-round_p = _unary("round", lambda xp, x, decimals: xp.round(x, decimals), zero=True)
+round_p = _unary("round", "round", zero=True)
 _round_abstract_base = round_p.abstract_eval
 
 
@@ -772,7 +965,7 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
     return bind1(round_p, x, decimals=int(decimals))
 
 
-is_finite_p = _unary("is_finite", lambda xp, x: xp.isfinite(x), zero=True)
+is_finite_p = _unary("is_finite", "isfinite", zero=True)
 
 
 def is_finite(x: Any) -> Any:
@@ -780,7 +973,7 @@ def is_finite(x: Any) -> Any:
     return bind1(is_finite_p, x)
 
 
-signbit_p = _unary("signbit", lambda xp, x: xp.signbit(x), zero=True)
+signbit_p = _unary("signbit", "signbit", zero=True)
 
 
 def signbit(x: Any) -> Any:
@@ -788,7 +981,7 @@ def signbit(x: Any) -> Any:
     return bind1(signbit_p, x)
 
 
-not_p = _unary("not", lambda xp, x: xp.invert(x), zero=True)
+not_p = _unary("not", "invert", zero=True)
 
 
 def not_(x: Any) -> Any:
@@ -850,7 +1043,7 @@ deflinear(imag_p)
 deftranspose(imag_p, _imag_transpose)
 _vectorized_batch(imag_p)
 
-conj_p = unop("conj", lambda xp, x: xp.conjugate(x))
+conj_p = unop("conj", "conjugate")
 
 
 def conj(x: Any) -> Any:
@@ -928,11 +1121,12 @@ def copy(x: Any) -> Any:
 deflinear(copy_p)
 deftranspose(copy_p, lambda ct, x: [ct])
 _vectorized_batch(copy_p)
+_rules.emitters[copy_p] = lambda ctx, eqn, args: Emission(f"xp.array({args[0]}, copy=True)")
 
 # =============================================================================================
 # Binary arithmetic beyond add/sub/mul/div
 
-floor_divide_p = _binary("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), zero=True)
+floor_divide_p = _binary("floor_divide", "floor_divide", zero=True)
 
 
 def floor_divide(x: Any, y: Any) -> Any:
@@ -943,7 +1137,7 @@ def floor_divide(x: Any, y: Any) -> Any:
 # NumPy remainder: the sign of the divisor; x - floor(x / y) * y, so d/dy = -floor(x / y).
 rem_p = _binary(
     "rem",
-    lambda xp, x, y: xp.remainder(x, y),
+    "remainder",
     lambda g, ans, x, y: g,
     lambda g, ans, x, y: neg(mul(g, floor_divide(x, y))),
 )
@@ -956,7 +1150,7 @@ def rem(x: Any, y: Any) -> Any:
 
 fmod_p = _binary(
     "fmod",
-    lambda xp, x, y: xp.fmod(x, y),
+    "fmod",
     lambda g, ans, x, y: g,
     lambda g, ans, x, y: neg(mul(g, trunc(div(x, y)))),
 )
@@ -998,7 +1192,7 @@ def _pow_jvp_y(g, ans, x, y):
     return mul(g, mul(log(select_n(eq(x, 0), x, 1)), ans))
 
 
-pow_p = _binary("pow", lambda xp, x, y: xp.power(x, y), _pow_jvp_x, _pow_jvp_y)
+pow_p = _binary("pow", "power", _pow_jvp_x, _pow_jvp_y)
 
 
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
@@ -1016,7 +1210,7 @@ def _balanced_eq(x: Any, ans: Any, y: Any) -> Any:
 
 max_p = _binary(
     "max",
-    lambda xp, x, y: xp.maximum(x, y),
+    "maximum",
     lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
     lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
 )
@@ -1027,9 +1221,14 @@ def max(x: Any, y: Any) -> Any:  # noqa: A001
     return bind1(max_p, x, y)
 
 
+# max/min are exact on scalars, but not commutative (which zero or NaN they return depends
+# on the order).
+_rules.exact_scalar_primitives.add(max_p)
+
+
 min_p = _binary(
     "min",
-    lambda xp, x, y: xp.minimum(x, y),
+    "minimum",
     lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
     lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)),
 )
@@ -1040,6 +1239,9 @@ def min(x: Any, y: Any) -> Any:  # noqa: A001
     return bind1(min_p, x, y)
 
 
+_rules.exact_scalar_primitives.add(min_p)
+
+
 def _sq(v: Any) -> Any:
     # Python scalars are squared in Python, keeping them weak (a square primitive on a Python
     # scalar gives a strong float64 that would promote float32 operands).
@@ -1048,7 +1250,7 @@ def _sq(v: Any) -> Any:
 
 atan2_p = _binary(
     "atan2",
-    lambda xp, x, y: xp.arctan2(x, y),
+    "arctan2",
     lambda g, ans, x, y: mul(g, div(y, add(_sq(x), _sq(y)))),
     lambda g, ans, x, y: neg(mul(g, div(x, add(_sq(x), _sq(y))))),
 )
@@ -1061,7 +1263,7 @@ def atan2(x: Any, y: Any) -> Any:
 
 hypot_p = _binary(
     "hypot",
-    lambda xp, x, y: xp.hypot(x, y),
+    "hypot",
     lambda g, ans, x, y: mul(g, div(x, _safe_denominator(ans))),
     lambda g, ans, x, y: mul(g, div(y, _safe_denominator(ans))),
 )
@@ -1074,7 +1276,7 @@ def hypot(x: Any, y: Any) -> Any:
 
 logaddexp_p = _binary(
     "logaddexp",
-    lambda xp, x, y: xp.logaddexp(x, y),
+    "logaddexp",
     lambda g, ans, x, y: mul(g, exp(sub(x, ans))),
     lambda g, ans, x, y: mul(g, exp(sub(y, ans))),
 )
@@ -1087,7 +1289,7 @@ def logaddexp(x: Any, y: Any) -> Any:
 
 logaddexp2_p = _binary(
     "logaddexp2",
-    lambda xp, x, y: xp.logaddexp2(x, y),
+    "logaddexp2",
     lambda g, ans, x, y: mul(g, exp2(sub(x, ans))),
     lambda g, ans, x, y: mul(g, exp2(sub(y, ans))),
 )
@@ -1100,7 +1302,7 @@ def logaddexp2(x: Any, y: Any) -> Any:
 
 copysign_p = _binary(
     "copysign",
-    lambda xp, x, y: xp.copysign(x, y),
+    "copysign",
     lambda g, ans, x, y: select_n(ne(signbit(x), signbit(y)), g, neg(g)),
     None,
 )
@@ -1114,12 +1316,13 @@ def copysign(x: Any, y: Any) -> Any:
 # =============================================================================================
 # Comparisons, logical/bitwise ops, shifts: bool or integer results, zero derivatives
 
-eq_p = _binary("eq", lambda xp, x, y: xp.equal(x, y), zero=True)
-ne_p = _binary("ne", lambda xp, x, y: xp.not_equal(x, y), zero=True)
-lt_p = _binary("lt", lambda xp, x, y: xp.less(x, y), zero=True)
-le_p = _binary("le", lambda xp, x, y: xp.less_equal(x, y), zero=True)
-gt_p = _binary("gt", lambda xp, x, y: xp.greater(x, y), zero=True)
-ge_p = _binary("ge", lambda xp, x, y: xp.greater_equal(x, y), zero=True)
+eq_p = _binary("eq", "equal", zero=True)
+ne_p = _binary("ne", "not_equal", zero=True)
+lt_p = _binary("lt", "less", zero=True)
+le_p = _binary("le", "less_equal", zero=True)
+gt_p = _binary("gt", "greater", zero=True)
+ge_p = _binary("ge", "greater_equal", zero=True)
+_rules.commutative_primitives.update((eq_p, ne_p))
 
 
 def eq(x: Any, y: Any) -> Any:
@@ -1152,9 +1355,10 @@ def ge(x: Any, y: Any) -> Any:
     return bind1(ge_p, x, y)
 
 
-and_p = _binary("and", lambda xp, x, y: xp.bitwise_and(x, y), zero=True)
-or_p = _binary("or", lambda xp, x, y: xp.bitwise_or(x, y), zero=True)
-xor_p = _binary("xor", lambda xp, x, y: xp.bitwise_xor(x, y), zero=True)
+and_p = _binary("and", "bitwise_and", zero=True)
+or_p = _binary("or", "bitwise_or", zero=True)
+xor_p = _binary("xor", "bitwise_xor", zero=True)
+_rules.commutative_primitives.update((and_p, or_p, xor_p))
 
 
 def and_(x: Any, y: Any) -> Any:
@@ -1172,8 +1376,8 @@ def xor(x: Any, y: Any) -> Any:
     return bind1(xor_p, x, y)
 
 
-shift_left_p = _binary("shift_left", lambda xp, x, y: xp.left_shift(x, y), zero=True)
-shift_right_p = _binary("shift_right", lambda xp, x, y: xp.right_shift(x, y), zero=True)
+shift_left_p = _binary("shift_left", "left_shift", zero=True)
+shift_right_p = _binary("shift_right", "right_shift", zero=True)
 
 
 def shift_left(x: Any, y: Any) -> Any:
@@ -1282,6 +1486,32 @@ jvp_rules[select_n_p] = _select_n_jvp
 deftranspose(select_n_p, _select_n_transpose)
 _broadcasting_batch(select_n_p)
 
+
+def _emit_select_n(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if eqn.params:
+        return None
+    which, *cases = args
+    if len(cases) == 1:
+        return Emission(f"xp.where(xp.equal({which}, {which}), {cases[0]}, {cases[0]})",
+                        fresh=True)
+    if len(cases) == 2:
+        pred = which if eqn.invars[0].aval.dtype.kind == "b" else f"xp.not_equal({which}, 0)"
+        return Emission(f"xp.where({pred}, {cases[1]}, {cases[0]})", fresh=True)
+    return None
+
+
+def _simplify_select(eqn: Eqn, ins: list, f: Any) -> Any:
+    cases = ins[1:]
+    first = cases[0]
+    if type(first) is Var and all(c is first for c in cases) and same_type(first, eqn.outvars[0]):
+        return [first]
+    return None
+
+
+_rules.emitters[select_n_p] = _emit_select_n
+_rules.register_simplification(select_n_p, _simplify_select)
+_rules.broadcasting_primitives.add(select_n_p)
+
 # =============================================================================================
 # clamp(lo, x, hi): numpy.clip semantics, minimum(maximum(x, lo), hi)
 
@@ -1317,6 +1547,9 @@ defjvp(
         select_n(lt(hi, max(x, lo)), 0.0, g), ans),
 )
 _broadcasting_batch(clamp_p)
+# clip's operand order, not the primitive's
+_rules.emitters[clamp_p] = lambda ctx, eqn, args: Emission(
+    f"xp.clip({args[1]}, {args[0]}, {args[2]})")
 
 # =============================================================================================
 # convert_element_type
@@ -1370,6 +1603,30 @@ def _convert_transpose(ct, x, new_dtype):
 deftranspose(convert_element_type_p, _convert_transpose)
 _vectorized_batch(convert_element_type_p)
 
+
+def _emit_convert(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"new_dtype"}:
+        return None
+    new = numpy.dtype(eqn.params["new_dtype"])
+    x = f"xp.asarray({args[0]})"
+    if eqn.invars[0].aval.dtype.kind == "c" and new.kind == "b":
+        return Emission(f"xp.not_equal({x}, 0)", fresh=True)  # as the impl: any part nonzero
+    if eqn.invars[0].aval.dtype.kind == "c" and new.kind != "c":
+        x = f"xp.real({x})"
+    return Emission(f"{x}.astype({ctx.bind(new, 'dt')})", fresh=True)
+
+
+def _simplify_to_operand(eqn: Eqn, ins: list, f: Any) -> Any:
+    """An identity on values (a cast to the dtype ``x`` has, ``stop_gradient``) -> ``x``."""
+    (x,) = ins
+    return [x] if same_type(x, eqn.outvars[0]) else None
+
+
+_rules.emitters[convert_element_type_p] = _emit_convert
+_rules.register_simplification(convert_element_type_p, _simplify_to_operand)
+_rules.broadcasting_primitives.add(convert_element_type_p)
+_rules.zero_one_preserving_primitives.add(convert_element_type_p)
+
 # stop_gradient: identity forward, zero derivative at every order
 
 stop_gradient_p = unop("stop_gradient", lambda xp, x: x)
@@ -1382,6 +1639,7 @@ def stop_gradient(x: Any) -> Any:
 
 defjvp_zero(stop_gradient_p)
 _vectorized_batch(stop_gradient_p)
+_rules.register_simplification(stop_gradient_p, _simplify_to_operand)
 
 __all__ = [
     # factories and rule helpers

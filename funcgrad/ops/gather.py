@@ -16,10 +16,13 @@ import funcgrad.ops.scatter as _scatter
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission
 from funcgrad.core import bind1
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
+from funcgrad.ir import Eqn
 from funcgrad.ops._util import check_static, make_primitive, result_device
 from funcgrad.ops.indexing import (
     FULL,
@@ -140,4 +143,44 @@ def _gather_batch(axis_size, vals, dims, indexer, mode):
 
 
 batching.batch_rules[gather_p] = _gather_batch
+
+
+def index_source(indexer: tuple) -> str | None:
+    """``indexer`` (static entries only) as subscript source (``1:, None``), or None."""
+    parts = []
+    for e in indexer:
+        if e is None:
+            parts.append("None")
+        elif e is Ellipsis:
+            parts.append("...")
+        elif type(e) is int:
+            parts.append(repr(e))
+        elif type(e) is Slice:
+            sl = e.slice
+            if not all(v is None or type(v) is int for v in (sl.start, sl.stop, sl.step)):
+                return None
+            txt = ("" if sl.start is None else repr(sl.start)) + ":" + (
+                "" if sl.stop is None else repr(sl.stop))
+            if sl.step is not None:
+                txt += f":{sl.step!r}"
+            parts.append(txt)
+        else:
+            return None
+    if not parts:
+        return "()"
+    return ", ".join(parts) + ("," if len(parts) == 1 and parts[0] == "None" else "")
+
+
+def _emit_gather(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    # Basic indexing by static entries (slices, ints, None): what the impl's NumPy fast path
+    # does, for any array module (a view, or a scalar for all-int indices).
+    if len(eqn.invars) != 1 or eqn.invars[0].aval.ndim == 0:
+        return None
+    key = index_source(tuple(eqn.params.get("indexer", ())))
+    if key is None:
+        return None
+    return Emission(f"{args[0]}[{key}]")
+
+
+_rules.emitters[gather_p] = _emit_gather
 

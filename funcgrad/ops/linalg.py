@@ -20,11 +20,14 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission
 from funcgrad.core import Tracer, bind1, eval_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules, multilinear_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import check_static, make_primitive, probe_dtype, result_device
 
 __all__ = ["dot_general", "dot_general_p", "canonical_dimension_numbers"]
@@ -355,3 +358,62 @@ def _dot_general_structured(axis_size, vals, dims, structs, dimension_numbers):
 
 
 batching.structured_batch_rules[dot_general_p] = _dot_general_structured
+
+
+def _emit_dot_general(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"dimension_numbers"}:
+        return None
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lc, rc, lb = tuple(lc), tuple(rc), tuple(lb)
+    ln, rn = eqn.invars[0].aval.ndim, eqn.invars[1].aval.ndim
+    a, b = args
+    if ln == 0 or rn == 0:
+        return Emission(f"xp.multiply({a}, {b})", fresh=True)
+    if lb:
+        return None
+    if ln == 2 and rn == 2 and len(lc) == 1:
+        a = a if lc == (1,) else f"{a}.T"
+        b = b if rc == (0,) else f"{b}.T"
+        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
+    if rn == 2 and lc == (ln - 1,) and rc == (0,):
+        if ln > 2:
+            # One (M, K) @ (K, N) product instead of a stack of (1, K) @ (K, N) ones (what
+            # NumPy's matmul does with them): a single BLAS gemm, several times faster. Rows
+            # are summed by gemm rather than gemv, which may round differently in the last bit.
+            shape = eqn.invars[0].aval.shape
+            m, k = math.prod(shape[:-1]), shape[-1]
+            out = tuple(eqn.outvars[0].aval.shape)
+            return Emission(f"xp.matmul({a}.reshape({(m, k)!r}), {b}).reshape({out!r})",
+                            fresh=True)
+        return Emission(f"xp.matmul({a}, {b})", fresh=True, out="fresh")
+    if ln == 2 and rn == 1 and rc == (0,):
+        return Emission(f"xp.matmul({a if lc == (1,) else a + '.T'}, {b})", fresh=True)
+    if ln == 1 and rn == 2 and lc == (0,):
+        return Emission(f"xp.matmul({a}, {b if rc == (0,) else b + '.T'})", fresh=True)
+    if ln == 1 and rn == 1 and lc == (0,) and rc == (0,):
+        return Emission(f"xp.matmul({a}, {b})", fresh=True)
+    return None
+
+
+def _simplify_transposed_product(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``transpose(a . b, (1, 0))`` -> ``b^T . a^T`` for 2-D operands read only there: one
+    contiguous product instead of a product and a transpose (what reverse mode of a matmul
+    writes). Registered on ``transpose``, whose own rules run first."""
+    (x,) = ins
+    perm = tuple(eqn.params["permutation"])
+    p = f.producer.get(x) if type(x) is Var else None
+    if (p is not None and p.prim is dot_general_p and perm == (1, 0)
+            and f.uses.get(x, 0) == 1 and set(p.params) == {"dimension_numbers"}):
+        (lc, rc), (lb, rb) = p.params["dimension_numbers"]
+        a, b = p.invars
+        if not lb and not rb and a.aval.ndim == 2 and b.aval.ndim == 2 and len(lc) == 1:
+            dims = ((tuple(rc), tuple(lc)), ((), ()))
+            return Eqn(dot_general_p, [b, a], eqn.outvars, {"dimension_numbers": dims},
+                       eqn.source_info)
+    return None
+
+
+_rules.emitters[dot_general_p] = _emit_dot_general
+_rules.register_simplification(_shape.transpose_p, _simplify_transposed_product)
+_rules.fold_any_size_primitives.add(dot_general_p)
+_rules.roles["dot_general"] = dot_general_p

@@ -25,6 +25,8 @@ import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
@@ -93,7 +95,9 @@ def _reducer(name: str, xp_name: str, dtype_fn: Any = None, nonempty: bool = Fal
         weak = a.weak_type and dt == a.dtype
         return [ShapedArray(_reduced_shape(a.shape, axes), dt, weak, a.device)]
 
-    return make_primitive(name, impl, abstract)
+    p = make_primitive(name, impl, abstract)
+    _rules.reduction_calls[p] = xp_name  # the compiler writes `xp.<xp_name>(x, axis=...)`
+    return p
 
 
 def _norm_axes(name: str, x: Any, axes: Any) -> tuple[int, ...]:
@@ -138,6 +142,16 @@ def _reduce_sum_structured(axis_size, vals, dims, structs, axes):
 
 
 batching.structured_batch_rules[reduce_sum_p] = _reduce_sum_structured
+
+
+def _simplify_reduce_sum(eqn: Any, ins: list, f: Any) -> Any:
+    (x,) = ins
+    if not tuple(eqn.params.get("axes", (0,))) and same_type(x, eqn.outvars[0]):
+        return [x]  # a sum over no axes
+    return None
+
+
+_rules.register_simplification(reduce_sum_p, _simplify_reduce_sum)
 
 # =============================================================================================
 # reduce_prod
@@ -289,6 +303,22 @@ def _tie_mask_batch(axis_size, vals, dims):
 
 defjvp_zero(tie_mask_p)
 batching.batch_rules[tie_mask_p] = _tie_mask_batch
+
+
+def _emit_tie_mask(ctx: Any, eqn: Any, args: list[str]) -> Emission | None:
+    # The impl's computation in one expression (x == y, NaN equal to NaN, in x's dtype).
+    if eqn.params:
+        return None
+    x, y = args
+    dt = ctx.bind(eqn.outvars[0].aval.dtype, "dt")
+    eq = f"xp.equal({x}, {y})"
+    if eqn.invars[0].aval.dtype.kind in "fc":
+        eq = f"xp.logical_or({eq}, xp.logical_and(xp.isnan({x}), xp.isnan({y})))"
+    return Emission(f"{eq}.astype({dt})", fresh=True)
+
+
+_rules.emitters[tie_mask_p] = _emit_tie_mask
+_rules.broadcasting_primitives.add(tie_mask_p)
 
 # =============================================================================================
 # reduce_and / reduce_or (all / any): any dtype in, bool out

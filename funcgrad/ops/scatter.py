@@ -24,11 +24,14 @@ import funcgrad.ops.gather as _gather
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, instantiate, jvp_rules
+from funcgrad.interpreters.jvp import Zero, add_any_p, instantiate, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import check_static, make_primitive, result_device
 from funcgrad.ops.indexing import (
     Operand,
@@ -266,6 +269,51 @@ def _scatter_add_transpose(ct, x, u, *idx, indexer, mode):
 
 jvp_rules[scatter_add_p] = _scatter_add_jvp
 deftranspose(scatter_add_p, _scatter_add_transpose)
+
+
+def _scatter_add_static(x: Any, u: Any, key: tuple, out: Any = None) -> Any:
+    """``x`` with ``u`` added at the basic index ``key`` (no position twice), in ``out``
+    (which may be ``x`` itself) or a copy."""
+    if out is None:
+        out = x.copy()
+    elif out is not x:
+        out[...] = x
+    out[key] += u
+    return out
+
+
+def _emit_scatter_add(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if len(eqn.invars) != 2 or eqn.invars[0].aval.ndim == 0:
+        return None
+    if eqn.invars[0].aval.dtype != eqn.outvars[0].aval.dtype:
+        return None
+    indexer = tuple(eqn.params.get("indexer", ()))
+    if _gather.index_source(indexer) is None:
+        return None
+    key = ctx.bind(tuple(e.slice if type(e) is Slice else e for e in indexer), "ix")
+    fn = ctx.bind(_scatter_add_static, "scatter_add")
+    return Emission(f"{fn}({args[0]}, {args[1]}, {key})", fresh=True, out="first")
+
+
+def _simplify_add_of_scatter(eqn: Eqn, ins: list, f: Any) -> Any:
+    """``scatter_add(0, u, idx) + y`` -> ``scatter_add(y, u, idx)``: what the transpose of
+    slicing leaves behind (a zero array padded around u, then added), in one pass and no
+    zeros. Registered on ``add`` and ``add_any``."""
+    x, y = ins
+    out = eqn.outvars[0]
+    for s_, other in ((x, y), (y, x)):
+        p = f.producer.get(s_) if type(s_) is Var else None
+        if (p is not None and p.prim is scatter_add_p and len(p.invars) == 2
+                and f.uses.get(s_) == 1 and f.is_zero(p.invars[0])
+                and same_type(other, out) and same_type(s_, out)):
+            return Eqn(scatter_add_p, [other, p.invars[1]], eqn.outvars, p.params,
+                       eqn.source_info)
+    return None
+
+
+_rules.emitters[scatter_add_p] = _emit_scatter_add
+for _p in (_ew.add_p, add_any_p):
+    _rules.register_simplification(_p, _simplify_add_of_scatter)
 _scatter_batch_for(scatter_add_p)
 
 

@@ -20,12 +20,15 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.compile import rules as _rules
+from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, defjvp_zero, deflinear, instantiate, jvp_rules
 from funcgrad.interpreters.jvp import zeros_like_aval as _zeros_like_aval
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
 
 _pyslice = builtins.slice
@@ -90,6 +93,40 @@ def _bid_batch(axis_size, vals, dims, shape, broadcast_dimensions):
 deflinear(broadcast_in_dim_p)
 deftranspose(broadcast_in_dim_p, _bid_transpose)
 batching.batch_rules[broadcast_in_dim_p] = _bid_batch
+
+
+def _as_array(eqn: Eqn, i: int, src: str) -> str:
+    # A rank >= 1 value is an array at run time; a 0-d one may be a Python scalar.
+    return src if eqn.invars[i].aval.ndim >= 1 else f"xp.asarray({src})"
+
+
+def _emit_bid(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"shape", "broadcast_dimensions"}:
+        return None
+    shape = tuple(eqn.params["shape"])
+    in_shape = eqn.invars[0].aval.shape
+    expanded = [1] * len(shape)
+    for src, dst in enumerate(eqn.params["broadcast_dimensions"]):
+        expanded[dst] = in_shape[src]
+    x = _as_array(eqn, 0, args[0])
+    if tuple(expanded) != in_shape or eqn.invars[0].aval.ndim == 0:
+        x = f"{x}.reshape({tuple(expanded)!r})"
+    return Emission(f"xp.broadcast_to({x}, {shape!r})")
+
+
+def _simplify_bid(eqn: Eqn, ins: list, f: Any) -> Any:
+    (x,) = ins
+    out = eqn.outvars[0]
+    dims = eqn.params.get("broadcast_dimensions")
+    if same_type(x, out) and tuple(dims) == tuple(range(out.aval.ndim)):
+        return [x]
+    return None
+
+
+_rules.emitters[broadcast_in_dim_p] = _emit_bid
+_rules.register_simplification(broadcast_in_dim_p, _simplify_bid)
+_rules.zero_one_preserving_primitives.add(broadcast_in_dim_p)
+_rules.roles["broadcast_in_dim"] = broadcast_in_dim_p
 
 
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
@@ -179,6 +216,34 @@ def _reshape_batch(axis_size, vals, dims, new_sizes):
 
 batching.batch_rules[reshape_p] = _reshape_batch
 
+
+def _emit_reshape(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"new_sizes"}:
+        return None
+    return Emission(f"xp.reshape({args[0]}, {tuple(eqn.params['new_sizes'])!r})")
+
+
+def _simplify_reshape(eqn: Eqn, ins: list, f: Any) -> Any:
+    """An identity reshape goes; a reshape of a reshape reads the first operand."""
+    (x,) = ins
+    out = eqn.outvars[0]
+    if same_type(x, out):
+        return [x]
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is reshape_p and set(eqn.params) == {"new_sizes"}:
+        src = p.invars[0]
+        if same_type(src, out):
+            return [src]
+        return eqn.replace(invars=[src])
+    return None
+
+
+_rules.emitters[reshape_p] = _emit_reshape
+_rules.register_simplification(reshape_p, _simplify_reshape)
+_rules.zero_one_preserving_primitives.add(reshape_p)
+_rules.fold_any_size_primitives.add(reshape_p)
+_rules.roles["reshape"] = reshape_p
+
 # =============================================================================================
 # transpose (axis permutation)
 
@@ -225,6 +290,36 @@ def _transpose_batch(axis_size, vals, dims, permutation):
 deflinear(transpose_p)
 deftranspose(transpose_p, _transpose_transpose)
 batching.batch_rules[transpose_p] = _transpose_batch
+
+
+def _emit_transpose(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+    if set(eqn.params) != {"permutation"}:
+        return None
+    return Emission(f"xp.transpose({args[0]}, {tuple(eqn.params['permutation'])!r})")
+
+
+def _simplify_transpose(eqn: Eqn, ins: list, f: Any) -> Any:
+    """The identity permutation goes; a transpose of a transpose is one (composed)."""
+    (x,) = ins
+    out = eqn.outvars[0]
+    perm = tuple(eqn.params["permutation"])
+    if perm == tuple(range(len(perm))) and same_type(x, out):
+        return [x]
+    p = f.producer.get(x) if type(x) is Var else None
+    if p is not None and p.prim is transpose_p and set(eqn.params) == {"permutation"}:
+        inner = tuple(p.params["permutation"])
+        composed = tuple(inner[i] for i in perm)
+        src = p.invars[0]
+        if composed == tuple(range(len(composed))) and same_type(src, out):
+            return [src]
+        return eqn.replace(invars=[src], params={"permutation": composed})
+    return None
+
+
+_rules.emitters[transpose_p] = _emit_transpose
+_rules.register_simplification(transpose_p, _simplify_transpose)
+_rules.zero_one_preserving_primitives.add(transpose_p)
+_rules.fold_any_size_primitives.add(transpose_p)
 
 
 def moveaxis(x: Any, source: int, destination: int) -> Any:
@@ -386,6 +481,9 @@ def _squeeze_batch(axis_size, vals, dims, dimensions):
 deflinear(squeeze_p)
 deftranspose(squeeze_p, lambda ct, x, dimensions: [expand_dims(ct, dimensions)])
 batching.batch_rules[squeeze_p] = _squeeze_batch
+_rules.emitters[squeeze_p] = lambda ctx, eqn, args: (
+    Emission(f"xp.squeeze({args[0]}, axis={tuple(eqn.params['dimensions'])!r})")
+    if set(eqn.params) == {"dimensions"} else None)
 
 # =============================================================================================
 # expand_dims: insert size-1 axes at `dimensions` (positions in the result)
@@ -439,6 +537,9 @@ def _expand_dims_batch(axis_size, vals, dims, dimensions):
 deflinear(expand_dims_p)
 deftranspose(expand_dims_p, lambda ct, x, dimensions: [squeeze(ct, dimensions)])
 batching.batch_rules[expand_dims_p] = _expand_dims_batch
+_rules.emitters[expand_dims_p] = lambda ctx, eqn, args: (
+    Emission(f"xp.expand_dims({args[0]}, {tuple(eqn.params['dimensions'])!r})")
+    if set(eqn.params) == {"dimensions"} else None)
 
 # =============================================================================================
 # concatenate: n operands of one dtype joined along `dimension`

@@ -1,6 +1,8 @@
-"""DESIGN.md's layering: imports point down only.
+"""The layer order of docs/architecture.md: imports point down only.
 
-funcgrad_nn -> funcgrad.api/numpy -> ops -> interpreters -> core/ir/avals -> backend.
+funcgrad_nn -> api/numpy/lax/scipy/random/flatten_util -> ops -> interpreters -> compile -> ir
+-> core -> avals -> errors/config/backend/tree_util. Lower layers own rule tables that the
+primitives fill; nothing reaches upward through ``sys.modules``.
 """
 
 from __future__ import annotations
@@ -14,18 +16,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAYERS = {
     "funcgrad.errors": 0,
     "funcgrad._cache": 0,
+    "funcgrad.config": 0,
     "funcgrad.backend": 0,
     "funcgrad._strict_array": 0,
     "funcgrad.tree_util": 0,
     "funcgrad.avals": 1,
     "funcgrad.core": 2,
     "funcgrad.ir": 3,
-    "funcgrad.interpreters": 4,
-    "funcgrad.ops": 5,
-    "funcgrad.compile": 5,
+    "funcgrad.compile": 4,
+    "funcgrad.interpreters": 5,
+    "funcgrad.ops": 6,
 }
-TOP = 6  # api, numpy, scipy, random, test_util, __init__...
-NN = 7
+TOP = 7  # api, api_jit, api_vmap, flatten_util, numpy, lax, scipy, random, test_util, __init__
+NN = 8
 
 
 def _layer(module: str) -> int:
@@ -54,7 +57,7 @@ def _imports(path: pathlib.Path) -> list[tuple[str, int]]:
             out.extend((a.name, node.lineno) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module in ("funcgrad", "funcgrad.ops", "funcgrad.interpreters",
-                               "funcgrad.numpy"):
+                               "funcgrad.numpy", "funcgrad.compile"):
                 # `from funcgrad import tree_util` imports the submodule funcgrad.tree_util
                 out.extend((f"{node.module}.{a.name}", node.lineno) for a in node.names)
             else:
@@ -79,6 +82,39 @@ def test_imports_point_down() -> None:
                     violations.append(f"{mod} (layer {mine}) imports {imported} "
                                       f"(layer {theirs}) at line {line}")
     assert not violations, "upward imports:\n" + "\n".join(violations)
+
+
+def test_compiler_imports_only_the_ir_below_it() -> None:
+    """compile/ consumes the tables the primitives fill: it never imports ops or interpreters."""
+    allowed = ("funcgrad.compile", "funcgrad.core", "funcgrad.ir", "funcgrad.avals",
+               "funcgrad.backend", "funcgrad.config", "funcgrad.errors", "funcgrad._cache")
+    bad = []
+    for path in sorted((ROOT / "funcgrad" / "compile").rglob("*.py")):
+        for imported, line in _imports(path):
+            if imported.startswith("funcgrad") and not imported.startswith(allowed):
+                bad.append(f"{path.name}:{line} imports {imported}")
+    assert not bad, "the compiler reaches into higher layers:\n" + "\n".join(bad)
+
+
+def _is_sys_modules(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "modules"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def test_no_sys_modules_lookups() -> None:
+    """No module reaches a higher layer by looking it up in ``sys.modules`` (asking whether
+    an optional library such as CuPy is loaded, ``"cupy" in sys.modules``, is fine)."""
+    bad = []
+    for pkg in ("funcgrad", "funcgrad_nn"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                lookup = isinstance(node, ast.Subscript) and _is_sys_modules(node.value)
+                lookup = lookup or (isinstance(node, ast.Call)
+                                    and isinstance(node.func, ast.Attribute)
+                                    and _is_sys_modules(node.func.value))
+                if lookup:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, "sys.modules lookups:\n" + "\n".join(bad)
 
 
 def test_no_numpy_compute_in_ops_impls() -> None:

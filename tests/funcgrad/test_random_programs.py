@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad import api
 from funcgrad.interpreters import batching
 from funcgrad.test_util import check_grads
 
@@ -178,11 +177,8 @@ def test_second_order_and_vmap_identities(prog, shape, y_drop, combine, seed) ->
     x, y = dev(x), dev(y)
     g = funcgrad.grad(fs)(x, y)
     # the eager tape and linearize + transpose agree
-    api._use_tape = False
-    try:
+    with funcgrad.config.override(funcgrad.config.eager_tape, False):
         assert_allclose(funcgrad.grad(fs)(x, y), g, **EXACT)
-    finally:
-        api._use_tape = True
     # Hessian: symmetric, == jacfwd(grad) == jacrev(grad); hvp == H v
     h = funcgrad.hessian(fs)(x, y)
     n = int(np.prod(np.shape(x), dtype=np.int64))

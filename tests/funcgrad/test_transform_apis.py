@@ -17,7 +17,6 @@ import pytest
 from helpers import DEVICE, assert_allclose, dev, host
 
 import funcgrad
-import funcgrad.api as fg_api
 import funcgrad.numpy as fnp
 from funcgrad import custom_jvp, custom_vjp, tree_util
 from funcgrad.test_util import check_grads
@@ -444,8 +443,8 @@ _TAPE_CASES = {
 def test_tape_agrees_with_linearize(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     f, x = _TAPE_CASES[name], _x()
     tape = funcgrad.grad(f)(x)
-    monkeypatch.setattr(fg_api, "_use_tape", False)
-    assert_allclose(tape, funcgrad.grad(f)(x), rtol=1e-12, atol=1e-12)
+    with funcgrad.config.override(funcgrad.config.eager_tape, False):
+        assert_allclose(tape, funcgrad.grad(f)(x), rtol=1e-12, atol=1e-12)
 
 
 # -- perturbation confusion, closures, pullbacks used later -----------------------------------

@@ -350,9 +350,27 @@ def test_config_api():
 
 def test_env_variable(monkeypatch):
     monkeypatch.setenv("FUNCGRAD_FUSION", "OFF")
-    assert fusion._env_mode() == "off"
+    assert funcgrad.config._env_fusion_mode() == "off"
     monkeypatch.setenv("FUNCGRAD_FUSION", "nonsense")
-    assert fusion._env_mode() == "auto"
+    assert funcgrad.config._env_fusion_mode() == "auto"
+
+
+def test_settings_are_per_context():
+    import contextvars
+    import threading
+
+    old = fusion_config()
+    seen = []
+    with fusion_options("off"):
+        # A copied context sees the setting; a setting made in it stays there.
+        ctx = contextvars.copy_context()
+        ctx.run(lambda: (seen.append(fusion_config().mode), _set_fusion("chunked")))
+        assert fusion_config().mode == "off"
+        t = threading.Thread(target=lambda: seen.append(fusion_config().mode))
+        t.start()
+        t.join()
+    assert seen[0] == "off" and seen[1] == old.mode  # a new thread starts from the defaults
+    assert fusion_config() == old
 
 
 def test_config_is_part_of_the_cache_key():
