@@ -19,10 +19,11 @@ from typing import Any
 import numpy
 
 from funcgrad import backend, config, tree_util
-from funcgrad.api_vmap import vmap
+from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
 from funcgrad.errors import FuncgradError, MissingRuleError
+from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
@@ -777,11 +778,21 @@ def device_put(x: Any, device: str | None = None) -> Any:
 # Jacobians
 
 
-def _vmap(
-    fun: Callable[..., Any], out_axes: Any, chunk_size: int | None, axis_size: int
-) -> Callable[..., Any]:
+def _vmap_basis(
+    fun: Callable[..., Any], out_axes: Any, chunk_size: int | None, basis: list[Any],
+    avals: Sequence[ShapedArray], dtypes: Sequence[Any],
+) -> Any:
+    """``fun`` vmapped over ``basis`` (from :func:`_std_basis`), which vmap is told is the
+    rows of an identity where one leaf holds it all (rules then skip multiplying by it)."""
+    total = sum(_size(a) for a in avals)
+    structs = [None] * len(basis)
+    if len(basis) == 1:
+        a = avals[0]
+        structs[0] = batching.one_hot_basis(
+            ShapedArray(a.shape, dtypes[0], False, a.device or backend.get_default_device()),
+            total)
     # axis_size: the basis may have no leaves at all (a function of an empty pytree).
-    return vmap(fun, out_axes=out_axes, chunk_size=chunk_size, axis_size=axis_size)
+    return vmap_basis(fun, out_axes, total, chunk_size, structs)(*basis)
 
 
 def _size(a: ShapedArray) -> int:
@@ -899,7 +910,8 @@ def jacfwd(
             return (dy_leaves, res[2]) if has_aux else dy_leaves
 
         total = sum(_size(a) for a in in_avals)
-        out = _vmap(pushfwd, (0, None) if has_aux else 0, chunk_size, total)(*basis)
+        out = _vmap_basis(pushfwd, (0, None) if has_aux else 0, chunk_size, basis, in_avals,
+                          [tangent_aval(a).dtype for a in in_avals])
         jac_leaves, aux = (out[0], out[1]) if has_aux else (out, None)
         out_tree, y_avals = info[0]
         if holomorphic:
@@ -998,7 +1010,8 @@ def jacrev(
             return [c for c, a in zip(tree_util.tree_leaves(cts), in_avals) if _is_inexact(a)]
 
         total = sum(_size(a) for a in y_avals)
-        jac_leaves = _vmap(pullback_flat, 0, chunk_size, total)(*basis)
+        jac_leaves = _vmap_basis(pullback_flat, 0, chunk_size, basis, y_avals,
+                                 [tangent_aval(a).dtype for a in y_avals])
         per_out = []
         offset = 0
         for ya in y_avals:

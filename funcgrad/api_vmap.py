@@ -10,7 +10,7 @@ bound peak memory.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -19,7 +19,7 @@ from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Tracer, _scalars_to_arrays
-from funcgrad.interpreters.batching import batch_flat
+from funcgrad.interpreters.batching import OneHotStructure, batch_flat
 from funcgrad.ops import shape as _shape
 
 __all__ = ["vmap"]
@@ -206,6 +206,27 @@ def vmap(
     ):
         raise TypeError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
 
+    return _vmapped(fun, in_axes, out_axes, axis_size, chunk_size, axis_name, None)
+
+
+def vmap_basis(
+    fun: Callable[..., Any],
+    out_axes: Any,
+    axis_size: int,
+    chunk_size: int | None,
+    structs: Sequence[OneHotStructure | None],
+) -> Callable[..., Any]:
+    """``vmap(fun, 0, out_axes, axis_size, chunk_size)`` for arrays that are rows of an identity
+    basis (jacfwd, jacrev, hessian): ``structs[i]`` describes positional argument ``i``
+    (a :class:`~funcgrad.interpreters.batching.OneHotStructure`, or None for a dense one).
+    The structure is said, never found by looking at values; it is used where no chunking
+    splits the basis."""
+    return _vmapped(fun, 0, out_axes, axis_size, chunk_size, None, list(structs))
+
+
+def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: int | None,
+             chunk_size: int | None, axis_name: Any,
+             structs: list[OneHotStructure | None] | None) -> Callable[..., Any]:
     # args treedef -> (axis per leaf, in_axes path per leaf): matching a prefix depends only on
     # the structure, so repeated calls skip it.
     prefix_cache: dict[Any, tuple[list, list]] = {}
@@ -216,7 +237,8 @@ def vmap(
         if chunk_size is not None and n > chunk_size:
             return _chunked_call(fun, in_tree, vals, dims, n, out_axes, axis_name,
                                  int(chunk_size))
-        out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name)
+        out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name,
+                                        structs)
         return tree_util.tree_unflatten(out_tree, out_leaves)
 
     return vmapped
@@ -314,6 +336,7 @@ def _call(
     n: int,
     out_axes: Any,
     axis_name: Any,
+    structs: list[OneHotStructure | None] | None = None,
 ) -> tuple[list[Any], Any, list[int | None]]:
     """One batched evaluation: output leaves placed per out_axes, treedef, their out axes."""
     store: list = []
@@ -326,7 +349,7 @@ def _call(
         store.append(out_tree)
         return out_leaves
 
-    outs, out_dims = batch_flat(flat, vals, dims, n, axis_name)
+    outs, out_dims = batch_flat(flat, vals, dims, n, axis_name, structs)
     out_tree = store[0]
     if _is_axis(out_axes):
         o_axes = [out_axes] * len(outs)

@@ -115,8 +115,10 @@ _EYE_MAX_SIZE = 1 << 22
 def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     """``dot_general(identity * v, r)`` -> a row scaling of ``r`` by ``v`` (and ``r @ (identity
     * v)`` -> a column scaling): what ``jacrev``/``hessian`` make of an elementwise function
-    followed by a matrix product, the identity being their basis. An O(n^3) product becomes
-    O(n^2); see :func:`_diag_matmul` for why the values do not change."""
+    followed by a matrix product, the identity being their basis; ``dot_general(identity,
+    r)`` -> ``r`` (:func:`_identity_product`, what ``jacfwd`` makes of a matrix product). An
+    O(n^3) product becomes O(n^2); see :func:`_diag_matmul` for why the values do not
+    change."""
     dot, mul = roles.get("dot_general"), roles.get("mul")
     if dot is None or mul is None:
         return list(eqns)
@@ -135,6 +137,8 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     matmul_dn = (((1,), (0,)), ((), ()))
     out: list[Eqn] = []
     for eqn in eqns:
+        if eqn.prim is dot:
+            eqn = _identity_product(eqn, eyes, consts) or eqn
         if eqn.prim is dot and eqn.params.get("dimension_numbers") == matmul_dn:
             lhs, rhs = eqn.invars
             for side, m_, r in ((True, lhs, rhs), (False, rhs, lhs)):
@@ -160,6 +164,66 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
                 break
         out.append(eqn)
     return out
+
+
+class _IdentityMatmulOp:
+    """Stands in for ``dot_general(identity, r)`` (or ``r`` times the identity)."""
+
+    name = "identity_matmul"
+    multiple_results = False
+    impl = None
+
+
+IDENTITY_MATMUL = _IdentityMatmulOp()
+
+
+def _identity_matmul(xp: Any, r: Any, eye: Any, left: bool, transpose: bool) -> Any:
+    """``eye @ r'`` (``left``) or ``r' @ eye`` for an identity ``eye``, ``r'`` being ``r`` or
+    ``r.T``: ``r'`` itself when ``r`` is finite (the product's other terms are zeros; only the
+    sign of a zero may differ), else the product, so infinities and NaNs spread as they
+    would. What ``jit(jacfwd)`` and ``jit(hessian)`` make of a matrix product: the basis they
+    map over is the identity."""
+    rr = r.T if transpose else r
+    if bool(xp.isfinite(r).all()):
+        return rr
+    return xp.matmul(eye, rr) if left else xp.matmul(rr, eye)
+
+
+def _emit_identity_matmul(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    r, e = args
+    fn = ctx.bind(_identity_matmul, "identity_matmul")
+    # Not fresh: the finite path returns (a transpose of) r itself.
+    return Emission(f"{fn}(xp, {r}, {e}, {eqn.params['left']}, {eqn.params['transpose']})")
+
+
+emitters[IDENTITY_MATMUL] = _emit_identity_matmul  # type: ignore[index]
+
+
+def _identity_product(eqn: Eqn, eyes: set[Var], consts: dict[Var, Any]) -> Eqn | None:
+    """``dot_general`` of a 2-D operand with an identity const over one axis each, as
+    :func:`_identity_matmul`, or None."""
+    dn = eqn.params.get("dimension_numbers")
+    if dn is None or set(eqn.params) != {"dimension_numbers"}:
+        return None
+    (lc, rc), (lb, rb) = dn
+    lhs, rhs = eqn.invars
+    if lb or rb or len(lc) != 1 or lhs.aval.ndim != 2 or rhs.aval.ndim != 2:
+        return None
+    if len({lhs.aval.dtype, rhs.aval.dtype, eqn.outvars[0].aval.dtype}) != 1:
+        return None
+    if lhs in eyes:
+        # I @ r' with r' = r (contracting r's axis 0) or r.T
+        left, r, transpose = True, rhs, tuple(rc) == (1,)
+    elif rhs in eyes:
+        # r' @ I with r' = r (contracting r's axis 1) or r.T
+        left, r, transpose = False, lhs, tuple(lc) == (0,)
+    else:
+        return None
+    if type(r) is not Var or r in consts:
+        return None  # constant folding has had its chance
+    e = lhs if left else rhs
+    return Eqn(IDENTITY_MATMUL, [r, e], eqn.outvars, {"left": left, "transpose": transpose},
+               eqn.source_info)
 
 
 def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:

@@ -291,39 +291,27 @@ structured_batch_rules: dict[Primitive, Callable[..., Any]] = {}
 
 # Below this batch size the dense identity is cheaper than the bookkeeping.
 _MIN_STRUCTURED_SIZE = 16
-# itemsize -> an integer dtype whose words tile the element (complex: two words each).
-_WORDS = {2: "int16", 4: "int32", 8: "int64", 16: "int64"}
 
 
-def identity_structure(v: Any, d: int | None, axis_size: int) -> OneHotStructure | None:
-    """The structure of ``v`` batched along ``d`` if it is an identity (the basis that
-    jacfwd/jacrev/hessian map over), else None.
+def one_hot_basis(aval: ShapedArray, axis_size: int) -> OneHotStructure | None:
+    """The structure of the rows of the identity, a batch of ``axis_size`` examples of
+    ``aval``, when it is worth carrying (float, big enough), else None.
 
-    Cheap for other arrays: almost every one fails the first-row test.
+    ``jacfwd``/``jacrev``/``hessian`` say so explicitly when they map over such a basis
+    (:func:`batch_flat`'s ``structs``); vmap never looks at values to find one.
 
     Example:
         >>> import numpy as np
-        >>> identity_structure(np.eye(20), 0, 20)
+        >>> from funcgrad.avals import ShapedArray
+        >>> one_hot_basis(ShapedArray((20,), np.dtype("float64")), 20)
         OneHotStructure(f64[20])
-        >>> identity_structure(np.ones((20, 20)), 0, 20) is None
+        >>> one_hot_basis(ShapedArray((4,), np.dtype("float64")), 4) is None  # dense is cheaper
         True
     """
-    if d != 0 or axis_size < _MIN_STRUCTURED_SIZE or isinstance(v, Tracer):
+    if (axis_size < _MIN_STRUCTURED_SIZE or aval.dtype.kind not in "fc"
+            or aval.size != axis_size):
         return None
-    a = get_aval(v)
-    if a.dtype.kind not in "fc" or a.size != axis_size * axis_size:
-        return None
-    xp = xp_for(v)
-    m = v.reshape(axis_size, axis_size)
-    if not bool(m[0, 0] == 1) or int(xp.count_nonzero(m[0])) != 1:
-        return None
-    # Counting nonzero machine words is several times faster than comparing floats; a -0.0
-    # counts as nonzero, which only declines the structure.
-    words = xp.ascontiguousarray(m).view(_WORDS[a.dtype.itemsize])
-    if int(xp.count_nonzero(words)) != axis_size \
-            or not bool(xp.all(m.reshape(-1)[:: axis_size + 1] == 1)):
-        return None
-    return OneHotStructure(ShapedArray(a.shape[1:], a.dtype, False, a.device))
+    return OneHotStructure(aval.strip_weak())
 
 
 def _process_structured(
@@ -385,6 +373,7 @@ def batch_flat(
     dims: Sequence[int | None],
     axis_size: int,
     axis_name: Any = _INHERIT,
+    structs: Sequence[OneHotStructure | None] | None = None,
 ) -> tuple[list[Any], list[int | None]]:
     """Run flat ``f`` on values batched along ``dims``; returns outputs and their batch dims.
 
@@ -393,7 +382,9 @@ def batch_flat(
 
     ``dims[i]`` is the batch axis of ``vals[i]`` (negative counts from the end) or None; every
     batched value must have ``axis_size`` entries along it. Output dims are wherever the rules
-    left the batch axis (None for outputs that do not depend on the batch).
+    left the batch axis (None for outputs that do not depend on the batch). ``structs[i]``
+    (batched along axis 0 only) says ``vals[i]`` is the one-hot basis it describes: rules that
+    know the structure then skip the work the dense value would cost.
 
     Example:
         >>> import numpy as np
@@ -406,7 +397,7 @@ def batch_flat(
         axis_name = _rule_axis_name.get()
     trace = BatchTrace(_trace_var.get(), axis_size, axis_name)
     ins = []
-    for v, d in zip(vals, dims):
+    for i, (v, d) in enumerate(zip(vals, dims)):
         if d is None:
             ins.append(v)
             continue
@@ -415,7 +406,8 @@ def batch_flat(
             d += nd
         if not 0 <= d < nd:
             raise ValueError(f"batch_flat: batch dim {d} is out of range for rank {nd}")
-        ins.append(BatchTracer(trace, v, d, identity_structure(v, d, axis_size)))
+        st = structs[i] if structs is not None else None
+        ins.append(BatchTracer(trace, v, d, st if d == 0 else None))
     token = _trace_var.set(trace)
     try:
         if axis_name is None:

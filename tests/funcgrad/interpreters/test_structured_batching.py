@@ -40,17 +40,32 @@ def _rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def test_identity_structure_detection() -> None:
-    assert batching.identity_structure(np.eye(D), 0, D) is not None
-    assert batching.identity_structure(np.eye(D).reshape(D, 4, 5), 0, D) is not None
-    assert batching.identity_structure(np.eye(D), 1, D) is None  # batched along another axis
-    assert batching.identity_structure(np.eye(4), 0, 4) is None  # small: dense is cheaper
-    almost = np.eye(D)
-    almost[3, 7] = 1e-300
-    assert batching.identity_structure(almost, 0, D) is None
-    scaled = 2 * np.eye(D)
-    assert batching.identity_structure(scaled, 0, D) is None
-    assert batching.identity_structure(np.eye(D, dtype=np.int64), 0, D) is None
+def test_one_hot_basis_is_decided_on_shapes() -> None:
+    from funcgrad.avals import ShapedArray
+
+    f64 = np.dtype("float64")
+    assert batching.one_hot_basis(ShapedArray((D,), f64), D) is not None
+    assert batching.one_hot_basis(ShapedArray((4, 5), f64), D) is not None
+    assert batching.one_hot_basis(ShapedArray((4,), f64), 4) is None  # small: dense is cheaper
+    assert batching.one_hot_basis(ShapedArray((D,), np.dtype("int64")), D) is None
+    assert batching.one_hot_basis(ShapedArray((D + 1,), f64), D) is None  # not square
+
+
+def test_vmap_never_inspects_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's vmap over an identity matrix is an ordinary batch: structure is only ever
+    said by jacfwd/jacrev/hessian, so no values are scanned."""
+    used: list[str] = []
+    orig = batching._process_structured
+
+    def spy(trace: Any, prim: Any, *rest: Any) -> Any:
+        used.append(prim.name)
+        return orig(trace, prim, *rest)
+
+    monkeypatch.setattr(batching, "_process_structured", spy)
+    w = dev(_rng(20).standard_normal((D, D)))
+    out = funcgrad.vmap(lambda e: w @ e)(dev(np.eye(D)))
+    assert not used
+    assert_allclose(out, host(w).T)
 
 
 def test_structure_materializes_like_the_dense_value() -> None:
@@ -238,3 +253,28 @@ def test_structure_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     used.clear()
     funcgrad.hessian(lambda x: fnp.sum(fnp.sin(x)))(x)
     assert "reduce_sum" in used
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
+def test_jit_keeps_the_basis_out_of_matrix_products(jac: str) -> None:
+    """jit(jacfwd/jacrev/hessian) of a product with an argument matrix: the compiled code
+    multiplies by no dense identity (an O(n^3) product eager mode never does), and the
+    values, NaN included, are eager's."""
+    w = _rng(30).standard_normal((D, D))
+    x = _rng(31).standard_normal(D)
+    if jac == "hessian":
+        def f(x, w):
+            return fnp.sum(fnp.sin(w @ x)) + fnp.sum(x ** 3)
+    else:
+        def f(x, w):
+            return fnp.tanh(w @ x)
+    jf = getattr(funcgrad, jac)(f)
+    src = funcgrad.jit(jf).source(x, w)
+    # w is an argument: a product with a const is a product with the basis.
+    assert not [ln for ln in src.splitlines() if "xp.matmul(" in ln and "_c" in ln], src
+    assert_allclose(funcgrad.jit(jf)(x, w), jf(x, w), rtol=1e-12, atol=1e-12)
+    w_nan = w.copy()
+    w_nan[2, 5] = np.nan
+    got, want = funcgrad.jit(jf)(x, w_nan), jf(x, w_nan)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=1e-12, atol=1e-12)
