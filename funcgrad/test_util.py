@@ -27,8 +27,11 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.api import jvp, vjp
+from funcgrad.api_jit import jit
+from funcgrad.api_vmap import _flatten_args, _match_prefix, _slice_axis, vmap
 from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_of, device_put, to_numpy
+from funcgrad.ops import shape as _shape
 
 __all__ = [
     "check_grads",
@@ -419,8 +422,6 @@ def check_vmap(
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> check_vmap(lambda x, w: fnp.dot(w, x), (np.ones((4, 3)), np.eye(3)), (0, None))
     """
-    from funcgrad.api_vmap import _flatten_args, _match_prefix, _slice_axis, vmap
-    from funcgrad.ops import shape as _shape
 
     args = _check_args(args, "check_vmap")
     got = vmap(f, in_axes=in_axes, out_axes=out_axes)(*args)
@@ -469,7 +470,6 @@ def check_jit(
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> check_jit(lambda x: fnp.sum(fnp.sin(x) ** 2), (np.linspace(0, 1, 5),))
     """
-    from funcgrad.api_jit import jit
 
     args = _check_args(args, "check_jit")
     want = f(*args)

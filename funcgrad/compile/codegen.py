@@ -54,7 +54,7 @@ from funcgrad.backend import get_default_device, is_array, to_numpy, xp_for, xp_
 from funcgrad.compile import fusion as _fusion
 from funcgrad.compile.emit import IMMUTABLE, Context, Scratch, emission, typed_literal
 from funcgrad.compile.keys import structure_key
-from funcgrad.compile.passes import is_frozen
+from funcgrad.compile.passes import is_frozen, optimize_jaxpr
 from funcgrad.compile.rules import Emission, broadcasting_primitives, emitters, roles
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, effectful_primitives
 
@@ -706,7 +706,6 @@ def compile_executable(
 ) -> Executable:
     """The cached :class:`Executable` of ``closed`` (optimised, then generated, fused with
     the :class:`~funcgrad.compile.fusion.FusionConfig` ``fusion``, None for none)."""
-    from funcgrad.compile.passes import optimize_jaxpr
 
     return Executable(closed, optimize_jaxpr(closed), donated, name, fusion)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from funcgrad.core import extend_axis_env
+from funcgrad.distributed._comm import world
 
 __all__ = ["spmd", "bind_axis"]
 
@@ -26,8 +27,6 @@ def bind_axis(axis_name: Any, comm: Any = None) -> Iterator[Any]:
         (1, 0)
     """
     if comm is None:
-        from funcgrad.distributed._comm import world
-
         comm = world()
     with extend_axis_env(axis_name, comm.size, comm):
         yield comm

@@ -34,7 +34,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import Primitive, Trace, Tracer, _scalars_to_arrays, _trace_var, eval_trace
+from funcgrad.core import Primitive, Trace, Tracer, _scalars_to_arrays, _trace_var, bind, eval_trace
 from funcgrad.interpreters.jvp import (
     FastVjpRule,
     Zero,
@@ -371,7 +371,6 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
         full = list(vals)
         for i, v in zip(idx, diff):
             full[i] = v
-        from funcgrad.core import bind
 
         return bind(prim, *full, **params)
 

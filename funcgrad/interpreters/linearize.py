@@ -14,9 +14,9 @@ from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, Trace, _trace_var, bind
-from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval
+from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import PartialEvalTrace
-from funcgrad.ir import ClosedJaxpr
+from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 
 __all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
 
@@ -131,15 +131,11 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
 
 
 def _zero_placeholder(aval: ShapedArray) -> Any:
-    from funcgrad.interpreters.jvp import zeros_like_aval
-
     return zeros_like_aval(aval)
 
 
 def eval_linear(result: LinearizeResult, tangents: Sequence[Any]) -> list[Any]:
     """Apply the linear map of ``result`` to input tangents (forward evaluation)."""
-    from funcgrad.ir import eval_jaxpr
-
     closed: ClosedJaxpr = result.jaxpr
     outs = eval_jaxpr(closed.jaxpr, closed.consts, *tangents)
     return [Zero(a) if z else o for o, a, z in zip(outs, result.out_tangent_avals,

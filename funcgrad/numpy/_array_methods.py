@@ -11,21 +11,11 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
 from funcgrad.core import Tracer
 from funcgrad.ops import elementwise as _ew
-
-_fnp_module: Any = None
-
-
-def _fnp() -> Any:
-    global _fnp_module
-    m = _fnp_module
-    if m is None:
-        import funcgrad.numpy as m
-
-        _fnp_module = m
-    return m
-
+from funcgrad.ops import reductions
 
 # Operand types for which a binary operator needs no conversion; checked with one set lookup
 # (tracers, of any trace, by one isinstance).
@@ -53,9 +43,9 @@ def _binary(name: str, reflected: bool = False):
     direct = _DIRECT_BINARY.get(name)
 
     def slow(self: Any, other: Any) -> Any:
-        fn = getattr(_fnp(), name)
+        fn = getattr(fnp, name)
         if isinstance(other, _SEQUENCES):
-            other = _fnp().asarray(other)
+            other = fnp.asarray(other)
         elif not _is_operand(other):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
@@ -80,7 +70,6 @@ def _binary(name: str, reflected: bool = False):
 def _is_operand(x: Any) -> bool:
     if isinstance(x, _SCALARS_AND_ARRAYS):
         return True
-    from funcgrad.backend import device_of
 
     return device_of(x) is not None
 
@@ -108,7 +97,7 @@ def _install() -> None:
     def pow_(self: Any, other: Any) -> Any:
         # ndarray.__pow__ sends the exponent 2 to square, which makes bool int8, not int64.
         if type(other) is int and other == 2 and self.aval.dtype == numpy.bool_:
-            return _fnp().square(self)
+            return fnp.square(self)
         return binary_pow(self, other)
 
     Tracer.__pow__ = pow_  # type: ignore[attr-defined]
@@ -119,16 +108,16 @@ def _install() -> None:
     Tracer.__neg__ = lambda self: neg(self)  # type: ignore[attr-defined]
     # +x is x, except that NumPy refuses it for bool arrays (fnp.positive says so).
     Tracer.__pos__ = lambda self: (  # type: ignore[attr-defined]
-        _fnp().positive(self) if self.aval.dtype.kind == "b" else self)
+        fnp.positive(self) if self.aval.dtype.kind == "b" else self)
     Tracer.__abs__ = lambda self: abs_(self)  # type: ignore[attr-defined]
     Tracer.__invert__ = lambda self: invert(self)  # type: ignore[attr-defined]
-    Tracer.__getitem__ = lambda self, idx: _fnp()._getitem(self, idx)  # type: ignore[attr-defined]
+    Tracer.__getitem__ = lambda self, idx: fnp._getitem(self, idx)  # type: ignore[attr-defined]
     Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
     Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
 
     def _method(name: str):
         def m(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return getattr(_fnp(), name)(self, *args, **kwargs)
+            return getattr(fnp, name)(self, *args, **kwargs)
 
         m.__name__ = name
         return m
@@ -144,18 +133,18 @@ def _install() -> None:
     def reshape(self: Any, *shape: Any, order: str = "C") -> Any:
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = tuple(shape[0])
-        return _fnp().reshape(self, shape, order=order)
+        return fnp.reshape(self, shape, order=order)
 
     def transpose(self: Any, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
             axes = axes[0]
-        return _fnp().transpose(self, axes or None)
+        return fnp.transpose(self, axes or None)
 
     def astype(self: Any, dtype: Any, copy: bool = True) -> Any:
-        return _fnp().asarray(self, dtype=dtype)
+        return fnp.asarray(self, dtype=dtype)
 
     def flatten(self: Any, order: str = "C") -> Any:
-        return _fnp().ravel(self, order=order)
+        return fnp.ravel(self, order=order)
 
     def item(self: Any, *args: Any) -> Any:
         v = self._concrete("item()")
@@ -169,18 +158,17 @@ def _install() -> None:
     Tracer.transpose = transpose  # type: ignore[attr-defined]
     Tracer.astype = astype  # type: ignore[attr-defined]
     Tracer.flatten = flatten  # type: ignore[attr-defined]
-    Tracer.copy = lambda self: _fnp().copy(self)  # type: ignore[attr-defined]
+    Tracer.copy = lambda self: fnp.copy(self)  # type: ignore[attr-defined]
     Tracer.item = item  # type: ignore[attr-defined]
     Tracer.tolist = tolist  # type: ignore[attr-defined]
-    Tracer.T = property(lambda self: _fnp().transpose(self))  # type: ignore[attr-defined]
-    Tracer.mT = property(lambda self: _fnp().swapaxes(self, -1, -2))  # type: ignore[attr-defined]
-    Tracer.real = property(lambda self: _fnp().real(self))  # type: ignore[attr-defined]
-    Tracer.imag = property(lambda self: _fnp().imag(self))  # type: ignore[attr-defined]
-    Tracer.at = property(lambda self: _fnp()._IndexUpdateHelper(self))  # type: ignore[attr-defined]
+    Tracer.T = property(lambda self: fnp.transpose(self))  # type: ignore[attr-defined]
+    Tracer.mT = property(lambda self: fnp.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
+    Tracer.real = property(lambda self: fnp.real(self))  # type: ignore[attr-defined]
+    Tracer.imag = property(lambda self: fnp.imag(self))  # type: ignore[attr-defined]
+    Tracer.at = property(lambda self: fnp._IndexUpdateHelper(self))  # type: ignore[attr-defined]
 
 
 def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-    fnp = _fnp()
     if kwargs.get("out") is not None:
         raise TypeError(
             f"numpy.{ufunc.__name__}(..., out=...) cannot write into a traced array; "
@@ -200,7 +188,6 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
         kwargs.setdefault("axis", 0)
         return getattr(fnp, _ACCUMULATORS[ufunc.__name__])(*inputs, **kwargs)
     if method == "accumulate" and ufunc.__name__ in ("maximum", "minimum"):
-        from funcgrad.ops import reductions
 
         (x,) = inputs
         axis = kwargs.pop("axis", 0)
@@ -218,7 +205,6 @@ _ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
 
 
 def _array_function(self: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-    fnp = _fnp()
     mod = getattr(func, "__module__", "") or ""
     name = func.__name__
     target = fnp

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
@@ -56,12 +57,6 @@ __all__ = [
 
 _PY_SCALARS = (bool, int, float, complex, numpy.generic)
 _ORDERS = (None, "K", "A", "C", "F")
-
-
-def _fnp() -> Any:
-    import funcgrad.numpy as fnp
-
-    return fnp
 
 
 def _dtype_or_none(dtype: Any, fname: str) -> numpy.dtype | None:
@@ -314,7 +309,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> An
     shape = _shape_tuple(shape, "full")
     dt = _dtype_or_none(dtype, "full")
     if isinstance(fill_value, Tracer):
-        return _fnp().broadcast_to(_cast(fill_value, dt), shape)
+        return fnp.broadcast_to(_cast(fill_value, dt), shape)
     # An array fill value keeps its device; numbers and lists go to the default device.
     dev = device_of(fill_value)
     if dt is None:
@@ -382,7 +377,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
     """
     dev, dt, shp = _like_spec(a, dtype, shape, "full_like")
     if isinstance(fill_value, Tracer):
-        return _fnp().broadcast_to(_cast(fill_value, dt), shp)
+        return fnp.broadcast_to(_cast(fill_value, dt), shp)
     if device_of(fill_value) not in (None, dev):
         fill_value = device_put(fill_value, dev)
     return xp_for_device(dev).full(shp, fill_value, dtype=dt)
@@ -525,7 +520,7 @@ def linspace(
     if axis != 0:
         y = _shape.moveaxis(y, 0, axis)
     if dt_out is not None and dt_out.kind in "iu":
-        y = _fnp().floor(y)
+        y = fnp.floor(y)
     y = _cast(y, dt_out)
     return (y, step) if retstep else y
 
@@ -554,12 +549,12 @@ def logspace(
         ndmax = len(broadcast_shapes_or_error(
             "logspace", *(get_aval(v).shape for v in (start, stop, base))))
         start, stop, base = (array(v, copy=None, ndmin=ndmax) for v in (start, stop, base))
-        base = _fnp().expand_dims(base, axis)
+        base = fnp.expand_dims(base, axis)
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     if not isinstance(base, Tracer) and device_of(base) is None:
         # A scalar base as an array of the dtype NEP 50 gives it against y.
         base = asarray(base, dtype=result_dtype(get_aval(base), get_aval(y))[0])
-    out = _fnp().power(base, y)
+    out = fnp.power(base, y)
     return _cast(out, _dtype_or_none(dtype, "logspace"))
 
 
@@ -600,7 +595,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         out[0] = _shape.reshape(out[0], (1, -1) + s0[2:])
         out[1] = _shape.reshape(out[1], (-1, 1) + s0[2:])
     if not sparse:
-        out = list(_fnp().broadcast_arrays(*out))
+        out = list(fnp.broadcast_arrays(*out))
     return tuple(out)
 
 
@@ -636,7 +631,7 @@ def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:
     if not lower:
         mask = ~mask
     # A select, not a product with a 0/1 mask: inf/nan outside the triangle must give 0.
-    return _fnp().where(mask, m, a.dtype.type(0))
+    return fnp.where(mask, m, a.dtype.type(0))
 
 
 def tril(m: Any, k: int = 0) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as _np
 
+import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
@@ -46,7 +47,6 @@ def _has_tracer(x: Any) -> bool:
 def _seq_to_array(x: Any, others: tuple[Any, ...] = ()) -> Any:
     """A list/tuple operand as an array, on the device of the other operands."""
     if _has_tracer(x):
-        import funcgrad.numpy as fnp
 
         asarray = getattr(fnp, "asarray", None)
         if asarray is None:

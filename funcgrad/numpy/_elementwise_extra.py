@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as _np
 
+import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
@@ -249,8 +250,6 @@ def real_if_close(a: ArrayLike, tol: float = 100) -> Any:
         >>> fnp.real_if_close([2.1 + 4e-14j, 5.2 + 3e-15j], tol=1000)
         array([2.1, 5.2])
     """
-    import funcgrad.numpy as fnp
-
     a = fnp.asarray(a)
     dt = get_aval(a).dtype
     if dt.kind != "c":
@@ -278,8 +277,6 @@ def sort_complex(a: ArrayLike) -> Any:
         >>> fnp.sort_complex([1 + 2j, 2 - 1j, 1 - 1j])
         array([1.-1.j, 1.+2.j, 2.-1.j])
     """
-    import funcgrad.numpy as fnp
-
     a = fnp.asarray(a)
     if get_aval(a).ndim == 0:
         raise ShapeError("funcgrad.numpy.sort_complex: needs an array of rank >= 1, got 0-d")
@@ -327,7 +324,6 @@ def unwrap(
         >>> fnp.unwrap([0.0, 3.0, 6.5, -0.5])
         array([ 0.        ,  3.        ,  0.21681469, -0.5       ])
     """
-    import funcgrad.numpy as fnp
 
     (p,) = _el.asarray_operands(p)
     pa = get_aval(p)
@@ -393,8 +389,6 @@ def packbits(a: ArrayLike, /, axis: int | None = None, bitorder: str = "big") ->
         >>> fnp.packbits([1, 0, 1, 1, 0, 0, 0, 0, 1])
         array([176, 128], dtype=uint8)
     """
-    import funcgrad.numpy as fnp
-
     big = _bitorder("packbits", bitorder)
     (a,) = _el.asarray_operands(a)
     aval = get_aval(a)
@@ -431,7 +425,6 @@ def unpackbits(
         >>> fnp.unpackbits(np.array([176], np.uint8))
         array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
     """
-    import funcgrad.numpy as fnp
 
     big = _bitorder("unpackbits", bitorder)
     (a,) = _el.asarray_operands(a)

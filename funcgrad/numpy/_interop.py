@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as _np
 
+import funcgrad.numpy as fnp
 from funcgrad.backend import get_default_device, xp_for_device
 
 __all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require"]
@@ -86,9 +87,7 @@ def asfortranarray(a: Any, dtype: Any = None) -> Any:
         >>> asfortranarray(3.0).shape
         (1,)
     """
-    from funcgrad.numpy import asarray, atleast_1d
-
-    return atleast_1d(asarray(a, dtype=dtype))
+    return fnp.atleast_1d(fnp.asarray(a, dtype=dtype))
 
 
 def require(a: Any, dtype: Any = None, requirements: Any = None) -> Any:
@@ -100,12 +99,10 @@ def require(a: Any, dtype: Any = None, requirements: Any = None) -> Any:
         >>> require([1, 2], np.float32, "C").dtype
         dtype('float32')
     """
-    from funcgrad.numpy import asarray
-
     known = set("CFAWOE") | {"C_CONTIGUOUS", "F_CONTIGUOUS", "ALIGNED", "WRITEABLE",
                              "OWNDATA", "ENSUREARRAY", "CONTIGUOUS", "FORTRAN"}
     reqs = [requirements] if isinstance(requirements, str) else list(requirements or [])
     bad = [r for r in reqs if str(r).upper() not in known]
     if bad:
         raise ValueError(f"require: unknown requirement(s) {bad}")
-    return asarray(a, dtype=dtype)
+    return fnp.asarray(a, dtype=dtype)

@@ -31,9 +31,11 @@ import funcgrad.numpy._indexing as _fi
 import funcgrad.numpy._linalg_ops as _fl
 import funcgrad.numpy._reductions as _fr
 import funcgrad.numpy._shape as _fs
+import funcgrad.numpy.linalg as _linalg
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.special as _special
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
@@ -885,7 +887,6 @@ def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, **kwargs: An
         [6.0, 6.0]
     """
     _gufunc_check("vecdot", out, kwargs)
-    from funcgrad.numpy import linalg as _linalg
 
     return _linalg.vecdot(x1, x2, axis=axis)
 
@@ -904,7 +905,6 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
         >>> apply_along_axis(lambda v: v[::-1], 1, numpy.array([[1, 2], [3, 4]])).tolist()
         [[2, 1], [4, 3]]
     """
-    from funcgrad.api_vmap import vmap
 
     x = _arr(arr)
     xa = get_aval(x)

@@ -21,8 +21,10 @@ import funcgrad.numpy._creation as _fc
 import funcgrad.numpy._elementwise as _fe
 import funcgrad.numpy._indexing as _fi
 import funcgrad.numpy._linalg_ops as _fl
+import funcgrad.numpy._manipulation as _manipulation
 import funcgrad.numpy._reductions as _fr
 import funcgrad.numpy._shape as _fs
+import funcgrad.numpy.linalg as _linalg
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
@@ -250,8 +252,6 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
 
 
 def _poly_from_matrix(a: Any) -> Any:
-    from funcgrad.numpy import linalg as _linalg
-
     return _linalg.eigvals(a)
 
 
@@ -306,8 +306,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
         >>> numpy.round(polyfit(x, 2 * x**2 - x + 1, 2), 6).tolist()
         [2.0, -1.0, 1.0]
     """
-    from funcgrad.numpy import linalg as _linalg
-    from funcgrad.numpy._manipulation import vander
 
     order = operator.index(deg) + 1
     x = _fe.add(_arr(x), 0.0)
@@ -325,7 +323,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
         raise TypeError("polyfit: expected x and y to have same length")
     if rcond is None:
         rcond = xa.shape[0] * numpy.finfo(xa.dtype).eps
-    lhs = vander(x, order)
+    lhs = _manipulation.vander(x, order)
     rhs = y
     if w is not None:
         w = _fe.add(_arr(w), 0.0)
@@ -372,8 +370,6 @@ def _real_if_real(w: Any, real_input: bool) -> Any:
 
 def _companion_eigvals(p: Any) -> Any:
     """Eigenvalues of the companion matrix of ``p`` (length >= 2), built as NumPy builds it."""
-    from funcgrad.numpy import linalg as _linalg
-
     n = get_aval(p).shape[0]
     first = _fe.true_divide(_fe.negative(_shape.slice_in_dim(p, 1, n, 1, 0)),
                             _shape.index_in_dim(p, 0, 0, keepdims=False))

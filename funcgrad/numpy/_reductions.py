@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
@@ -48,17 +49,10 @@ _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 # Helpers
 
 
-def _fnp(name: str) -> Any:
-    """A funcgrad.numpy function of another family (looked up late: it imports after us)."""
-    import funcgrad.numpy as fnp
-
-    return getattr(fnp, name)
-
-
 def _asarray(a: Any) -> Any:
     """Arrays, tracers and scalars pass through; lists and tuples become arrays."""
     if isinstance(a, list | tuple):
-        return _fnp("asarray")(a)
+        return fnp.asarray(a)
     return a
 
 
@@ -85,7 +79,7 @@ def _mask(name: str, where: Any, av: ShapedArray) -> Any:
     w = _asarray(where)
     if isinstance(w, bool | int | numpy.bool_) and not isinstance(w, Tracer):
         # (only ``where=True`` itself means "no mask": NumPy's max(where=1) wants initial=)
-        return _fnp("broadcast_to")(_const(av, numpy.asarray(bool(w))), av.shape)
+        return fnp.broadcast_to(_const(av, numpy.asarray(bool(w))), av.shape)
     wa = _aval(name, w)
     if wa.dtype != _BOOL:
         raise TypeError(
@@ -95,7 +89,7 @@ def _mask(name: str, where: Any, av: ShapedArray) -> Any:
     if wa.shape == av.shape:
         return w
     try:
-        return _fnp("broadcast_to")(w, av.shape)
+        return fnp.broadcast_to(w, av.shape)
     except ShapeError:
         raise ShapeError(
             f"{name}: where= of shape {wa.shape} cannot be broadcast to the array's shape "
@@ -231,11 +225,11 @@ def _is_inexact(a: ShapedArray) -> bool:
 
 
 def _isnan(x: Any) -> Any:
-    return _fnp("isnan")(x)
+    return fnp.isnan(x)
 
 
 def _where(c: Any, x: Any, y: Any) -> Any:
-    return _fnp("where")(c, x, y)
+    return fnp.where(c, x, y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,7 +375,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     if dt is not None:
         sq = _cast(sq, dt)
     rdt = get_aval(sq).dtype
-    dof = builtins.max(n - ddof, 0) if mask is None else _fnp("maximum")(_ew.sub(n, ddof), 0)
+    dof = builtins.max(n - ddof, 0) if mask is None else fnp.maximum(_ew.sub(n, ddof), 0)
     r = _ew.div(_rsum_as(_fill(sq, mask, 0), axes), dof)
     return _keep(_cast(r, rdt), av.shape, axes, keepdims)
 
@@ -434,8 +428,8 @@ def _sqrt_of_var(name: str, v: Any) -> Any:
                 f"(NumPy's 'same_kind' rule refuses float to {va.dtype} for an array result); "
                 f"pass a floating dtype"
             )
-        return _cast(_fnp("sqrt")(v), va.dtype)
-    return _fnp("sqrt")(v)
+        return _cast(fnp.sqrt(v), va.dtype)
+    return fnp.sqrt(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,7 +463,7 @@ def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
         return _keep(r, av.shape, axes, keepdims)
     r = bind1(prim, x, axes=axes)
     if initial is not None:
-        r = _fnp(np_name)(r, _initial(r, initial))
+        r = getattr(fnp, np_name)(r, _initial(r, initial))
     return _keep(r, av.shape, axes, keepdims)
 
 
@@ -642,7 +636,7 @@ def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     av = _aval("count_nonzero", x)
     axes = _axes("count_nonzero", axis, av.ndim)
     if av.dtype.kind == "c":
-        nz = _fnp("not_equal")(x, 0)
+        nz = fnp.not_equal(x, 0)
     else:
         nz = _cast(x, _BOOL)
     r = _rsum(nz, axes)
@@ -926,7 +920,7 @@ def _weighted_inverted_cdf(name: str, x: Any, w: Any, av: ShapedArray, axes: tup
     cdf = _red.cumsum(_cast(ws, _F64), get_aval(ws).ndim - 1)
     total = _take_last(cdf, [n - 1])
     val = total.to_concrete_value() if isinstance(total, Tracer) else total
-    if val is not None and not bool(_fnp("isfinite")(val).all()) or (
+    if val is not None and not bool(fnp.isfinite(val).all()) or (
             val is not None and bool((val == 0).any())):
         raise ValueError(f"{name}: weights included NaN, inf or were all zero")
     cdf = _ew.div(cdf, total)
@@ -934,12 +928,12 @@ def _weighted_inverted_cdf(name: str, x: Any, w: Any, av: ShapedArray, axes: tup
         cdf = _cast(cdf, qh.dtype)
     # Leading zero weights: the first quantile must skip them (NumPy sets zeros of the CDF
     # to -1 so that searchsorted passes over them).
-    cdf = _where(_fnp("equal")(cdf, 0), -1, cdf)
+    cdf = _where(fnp.equal(cdf, 0), -1, cdf)
     qc = _const(get_aval(s), qh.ravel())
     # searchsorted(cdf, q, side='left') == the number of CDF entries below q
-    below = _fnp("less")(_fnp("expand_dims")(cdf, -1), qc)
+    below = fnp.less(fnp.expand_dims(cdf, -1), qc)
     idx = _rsum(below, (get_aval(below).ndim - 2,))
-    idx = _fnp("minimum")(idx, n - 1)
+    idx = fnp.minimum(idx, n - 1)
     return s, _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
 
 
@@ -1250,7 +1244,7 @@ def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
     dof = _ew.sub(cnt, ddof)
     r = _cast(_ew.div(_rsum(sq, axes), dof), rdt)
     # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count).
-    r = _where(_fnp("less_equal")(dof, 0), numpy.nan, r)
+    r = _where(fnp.less_equal(dof, 0), numpy.nan, r)
     return _keep(r, av.shape, axes, keepdims)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval
@@ -929,12 +930,6 @@ def _gather_runs(x: Any, idx: numpy.ndarray, ax: int) -> Any:
     return _shape.concatenate(pieces, ax)
 
 
-def _fnp() -> Any:
-    import funcgrad.numpy as fnp
-
-    return fnp
-
-
 def _pad_stat(x: Any, ax: int, widths: tuple[int, int], lengths: tuple[Any, Any],
               mode: str) -> Any:
     """NumPy's 'maximum'/'minimum'/'mean'/'median' padding of one axis (``_get_stats``)."""
@@ -943,12 +938,12 @@ def _pad_stat(x: Any, ax: int, widths: tuple[int, int], lengths: tuple[Any, Any]
     lb, le = (n if v is None or n < v else int(v) for v in lengths)
     if (lb == 0 or le == 0) and mode in ("maximum", "minimum"):
         raise ValueError("pad: stat_length of 0 yields no value for padding")
-    func = getattr(_fnp(), {"maximum": "max", "minimum": "min"}.get(mode, mode))
+    func = getattr(fnp, {"maximum": "max", "minimum": "min"}.get(mode, mode))
 
     def stat(lo: int, hi: int) -> Any:
         s = func(_shape.slice_in_dim(x, lo, hi, 1, ax), axis=ax, keepdims=True)
         if dt.kind in "iu":
-            s = _fnp().round(s)  # (NumPy rounds a mean/median before storing it as an int)
+            s = fnp.round(s)  # (NumPy rounds a mean/median before storing it as an int)
         return _ew.convert_element_type(s, dt) if get_aval(s).dtype != dt else s
 
     left = stat(0, lb)
@@ -974,7 +969,7 @@ def _pad_ramp(x: Any, ax: int, widths: tuple[int, int], ends: tuple[Any, Any]) -
             continue
         edge = _shape.squeeze(_shape.slice_in_dim(x, 0, 1, 1, ax) if side == 0 else
                               _shape.slice_in_dim(x, n - 1, n, 1, ax), (ax,))
-        ramp = _fnp().linspace(end, edge, num=w, endpoint=False, dtype=dt, axis=ax)
+        ramp = fnp.linspace(end, edge, num=w, endpoint=False, dtype=dt, axis=ax)
         if side == 0:
             pieces.insert(0, ramp)
         else:

@@ -21,6 +21,9 @@ from typing import Any
 
 import numpy as _np
 
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 
 __all__ = ["vectorize"]
@@ -67,9 +70,8 @@ class vectorize:
         functools.update_wrapper(self, pyfunc, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from funcgrad import vmap
-        from funcgrad.numpy import asarray, astype, broadcast_shapes, reshape, squeeze
-
+        asarray, astype, reshape, squeeze = fnp.asarray, fnp.astype, fnp.reshape, fnp.squeeze
+        broadcast_shapes = fnp.broadcast_shapes
         arg_pos = [i for i in range(len(args)) if i not in self.excluded]
         kw_names = [k for k in kwargs if k not in self.excluded]
         arrays = [asarray(args[i]) for i in arg_pos] + [asarray(kwargs[k]) for k in kw_names]
@@ -117,9 +119,7 @@ class vectorize:
             arrs = [squeeze(a, 0) if ax is None else a for a, ax in zip(arrs, axes)]
             if all(ax is None for ax in axes):
                 out = mapped(level + 1, *arrs)
-                from funcgrad import tree_util
-                from funcgrad.numpy import broadcast_to, expand_dims
-
+                broadcast_to, expand_dims = fnp.broadcast_to, fnp.expand_dims
                 return tree_util.tree_map(lambda o: broadcast_to(
                     expand_dims(o, 0), (loop[level],) + get_aval(o).shape), out)
             return vmap(functools.partial(mapped, level + 1), in_axes=axes)(*arrs)

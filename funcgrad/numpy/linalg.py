@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy._manipulation as _manipulation
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
@@ -959,9 +960,8 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
             f"{a1.shape[ax1]} and {a2.shape[ax2]} dimensional instead."
         )
     # numpy.linalg.cross is numpy.cross restricted to 3-vectors.
-    from funcgrad.numpy._manipulation import cross as _cross
 
-    return _cross(x1, x2, axis=axis)
+    return _manipulation.cross(x1, x2, axis=axis)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:

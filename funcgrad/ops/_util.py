@@ -16,7 +16,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.core import Primitive
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import DeviceMismatchError, DTypeError, ShapeError
 
 __all__ = [
     "make_primitive",
@@ -107,7 +107,6 @@ def result_device(name: str, *avals: ShapedArray) -> str | None:
     devs = {a.device for a in avals if a.device is not None}
     if len(devs) > 1:
         common_device_error = sorted(devs)
-        from funcgrad.errors import DeviceMismatchError
 
         raise DeviceMismatchError(
             f"{name}: arrays on different devices met: {common_device_error[0]!r} and "

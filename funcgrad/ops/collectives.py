@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind1, lookup_axis
@@ -182,8 +183,6 @@ def psum(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
         [6.0, 6.0, 6.0, 6.0]
     """
-    from funcgrad import tree_util
-
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(psum_p, v, axis_name=names), x)
 
@@ -196,8 +195,6 @@ def pmean(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmean(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
         [1.5, 1.5, 1.5, 1.5]
     """
-    from funcgrad import tree_util
-
     names = _as_names(axis_name)
     n = axis_size(names)
 
@@ -237,8 +234,6 @@ def pmax(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmax(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
         [5.0, 5.0]
     """
-    from funcgrad import tree_util
-
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(pmax_p, v, axis_name=names), x)
 
@@ -258,8 +253,6 @@ def pmin(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmin(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
         [1.0, 1.0]
     """
-    from funcgrad import tree_util
-
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(pmin_p, v, axis_name=names), x)
 
@@ -367,8 +360,6 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
         >>> f(np.array([1.0, 2.0])).tolist()
         [[1.0, 2.0], [1.0, 2.0]]
     """
-    from funcgrad import tree_util
-
     check_static("all_gather", axis=axis, tiled=tiled)
 
     def one(v: Any) -> Any:

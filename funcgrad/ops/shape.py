@@ -11,6 +11,7 @@ Each primitive is one block: wrapper, impl + shape rule, JVP, transpose, batch r
 from __future__ import annotations
 
 import builtins
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -423,10 +424,18 @@ def _block_index_arrays(
     return arrays
 
 
-def _operands(n: int) -> tuple:
-    from funcgrad.ops.indexing import Operand
+def _indexing() -> Any:
+    """The indexing modules' operations: built on this module, they import after it (the ops
+    domain loop), so they are looked up when a rule runs."""
+    from funcgrad.ops import gather, indexing, scatter
 
-    return tuple(Operand(k) for k in range(n))
+    return types.SimpleNamespace(Operand=indexing.Operand,
+                                 gather_canonical=gather.gather_canonical,
+                                 scatter=scatter.scatter)
+
+
+def _operands(n: int) -> tuple:
+    return tuple(_indexing().Operand(k) for k in range(n))
 
 
 # =============================================================================================
@@ -999,16 +1008,14 @@ def _ds_batch(axis_size, vals, dims, slice_sizes):
         sizes = list(slice_sizes)
         sizes.insert(dx, axis_size)
         return [dynamic_slice(x, idx, sizes)], [dx]
-    # Per-example starts: one gather of the blocks (ops.indexing is imported late: it builds
+    # Per-example starts: one gather of the blocks (ops.gather is looked up late: it builds
     # on this module).
-    from funcgrad.ops.gather import gather_canonical
-
     xa = get_aval(x)
     shape = xa.shape if dx is None else xa.shape[:dx] + xa.shape[dx + 1 :]
     if dx is not None:
         x = moveaxis(x, dx, 0)
     arrays = _block_index_arrays(axis_size, shape, idx, didx, slice_sizes, dx is not None)
-    out = gather_canonical(x, *arrays, indexer=_operands(len(arrays)), mode="clip")
+    out = _indexing().gather_canonical(x, *arrays, indexer=_operands(len(arrays)), mode="clip")
     return [out], [0]
 
 
@@ -1111,13 +1118,12 @@ def _dus_batch(axis_size, vals, dims):
         x = _to_front(x, dx, axis_size)
         u = _to_front(u, du, axis_size)
         return [dynamic_update_slice(x, u, [0] + idx)], [0]
-    from funcgrad.ops.scatter import scatter
 
     x = _to_front(x, dx, axis_size)
     u = _to_front(u, du, axis_size)
     shape, sizes = get_aval(x).shape[1:], get_aval(u).shape[1:]
     arrays = _block_index_arrays(axis_size, shape, idx, didx, sizes, True)
-    out = scatter(x, u, *arrays, indexer=_operands(len(arrays)), mode="clip")
+    out = _indexing().scatter(x, u, *arrays, indexer=_operands(len(arrays)), mode="clip")
     return [out], [0]
 
 

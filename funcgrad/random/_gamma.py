@@ -17,18 +17,24 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
+from funcgrad.api import jvp
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.random._core import check_key, split, split2
+from funcgrad.ops.special import lgamma
+from funcgrad.random._core import check_key, shape_arg, split, split2
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
+    _concrete,
     _normal_real,
     _shape_or_params,
     _uniform,
     as_param,
+    check_shape,
     float_dtype,
 )
+from funcgrad.scipy.special import gammainc, gammaln
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "poisson", "chisquare"]
 
@@ -81,8 +87,6 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
 
 
 def _gamma_impl(key: Any, a: Any, log_space: bool) -> Any:
-    from funcgrad.api_vmap import vmap
-
     shape = tuple(get_aval(a).shape)
     size = int(numpy.prod(shape, dtype=numpy.int64))
     if size == 0:
@@ -95,9 +99,6 @@ def _gamma_impl(key: Any, a: Any, log_space: bool) -> Any:
 
 def _dsample_da(sample: Any, a: Any, log_space: bool) -> Any:
     """``d sample / d a`` at fixed CDF value (implicit reparameterisation)."""
-    from funcgrad.api import jvp
-    from funcgrad.scipy.special import gammainc, gammaln
-
     dt = get_aval(a).dtype
     if log_space:
         x = _ew.exp(sample)
@@ -218,8 +219,6 @@ def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Arr
     if shape is None:
         shape = ash[:-1]
     else:
-        from funcgrad.random._core import shape_arg
-        from funcgrad.random._samplers import check_shape
 
         shape = shape_arg("dirichlet", shape)
         check_shape("dirichlet", shape, ash[:-1])
@@ -260,7 +259,6 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dt: numpy.dty
     a = _ew.add(f(-0.059), _ew.mul(f(0.02483), b))
     inv_alpha = _ew.add(f(1.1239), _ew.div(f(1.1328), _ew.sub(b, f(3.4))))
     v_r = _ew.sub(f(0.9277), _ew.div(f(3.6224), _ew.sub(b, f(2))))
-    from funcgrad.ops.special import lgamma
 
     def body(carry: Any) -> Any:
         k_out, accepted, rng = carry
@@ -305,7 +303,6 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     lam = as_param(lam, f32, key)
     shape = _shape_or_params("poisson", shape, lam)
     lam = _ew.stop_gradient(_sh.broadcast_to(lam, shape))
-    from funcgrad.random._samplers import _concrete
 
     cl = _concrete(lam)
     if cl is not None and bool((cl < 0).any()):

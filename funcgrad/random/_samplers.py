@@ -20,9 +20,9 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad import lax
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
+from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
-from funcgrad.ops.special import erfinv
+from funcgrad.ops.special import erf, erfinv
 from funcgrad.random._core import check_key, random_bits, shape_arg, split2
 from funcgrad.random._reuse import consumes
 
@@ -92,7 +92,6 @@ def _concrete(x: Any) -> Any:
     """The host value of ``x`` when known now (not traced), else None."""
     if isinstance(x, Tracer):
         return None
-    from funcgrad.backend import to_numpy
 
     return numpy.asarray(to_numpy(x))
 
@@ -206,7 +205,6 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     dt = float_dtype("truncated_normal", dtype)
     lower, upper = as_param(lower, dt, key), as_param(upper, dt, key)
     shape = _shape_or_params("truncated_normal", shape, lower, upper)
-    from funcgrad.ops.special import erf
 
     sqrt2 = dt.type(math.sqrt(2.0))
     a = erf(_ew.div(lower, sqrt2))

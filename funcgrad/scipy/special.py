@@ -36,10 +36,12 @@ import numpy
 import funcgrad.numpy as _fnp_module
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
+from funcgrad.api import jvp
 from funcgrad.avals import get_aval, result_dtype
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError
+from funcgrad.lax import while_loop
 from funcgrad.numpy import _elementwise as _fe
 from funcgrad.numpy import _linalg_ops as _fl
 from funcgrad.numpy import _reductions as _fr
@@ -713,7 +715,6 @@ def _igam_values(a: Any, x: Any, shadow: bool = False) -> tuple[Any, Any]:
     at an integer ``a`` the fraction terminates (its ``n = a`` coefficient is 0) but its
     derivatives in ``a`` do not."""
     fnp = _fnp()
-    from funcgrad.lax import while_loop
 
     dt = get_aval(x).dtype
     eps = float(numpy.finfo(dt).eps)
@@ -936,14 +937,10 @@ def kl_div(x: Any, y: Any) -> Any:
 
 
 def _while(cond: Any, body: Any, init: Any) -> Any:
-    from funcgrad.lax import while_loop
-
     return while_loop(cond, body, init)
 
 
 def _jvp(fun: Any, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    from funcgrad.api import jvp
-
     return jvp(fun, primals, tangents)
 
 

@@ -117,6 +117,35 @@ def test_no_sys_modules_lookups() -> None:
     assert not bad, "sys.modules lookups:\n" + "\n".join(bad)
 
 
+# Function-local imports of funcgrad modules that are allowed, with why: anything else is an
+# import loop dodged, which the layer order says how to fix.
+LOCAL_IMPORTS_ALLOWED = {
+    ("funcgrad/backend.py", "funcgrad"),  # the strict test backend, loaded when first named
+    ("funcgrad/ops/shape.py", "funcgrad.ops"),  # the ops domain loop: indexing builds on shape
+    ("funcgrad/numpy/_manipulation.py", "funcgrad.scipy.special"),  # i0 (moving to ops)
+}
+
+
+def test_no_function_local_imports_dodging_loops() -> None:
+    bad = []
+    for pkg in ("funcgrad",):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            for fn in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.ImportFrom) and node.module:
+                        mod = node.module
+                    elif isinstance(node, ast.Import):
+                        mod = node.names[0].name
+                    else:
+                        continue
+                    if mod.startswith("funcgrad") and (rel, mod) not in LOCAL_IMPORTS_ALLOWED:
+                        bad.append(f"{rel}:{node.lineno} {fn.name} imports {mod}")
+    assert not bad, "function-local imports (import at module level):\n" + "\n".join(bad)
+
+
 def test_no_numpy_compute_in_ops_impls() -> None:
     """Primitive implementations reach arrays through the backend, never `numpy.<fn>(x)`.
 

@@ -18,10 +18,11 @@ from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, get_default_device, is_array, xp_for_device
+from funcgrad.compile import compile_jaxpr
 from funcgrad.core import Tracer, current_trace, eval_trace
 from funcgrad.interpreters.jvp import zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
+from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow._tape import Tape, TapeAval, empty_tape
 
@@ -238,7 +239,6 @@ def compiled(closed: ClosedJaxpr) -> Callable[..., list] | None:
     """The compiled executable of ``closed`` (cached), or None when it cannot be compiled."""
     if not _compilable(closed):
         return None
-    from funcgrad.compile import compile_jaxpr
 
     # By structure: an eager loop traces its body again on every call.
     return compile_jaxpr(closed, None, "loop_body", by_structure=True)
@@ -326,8 +326,6 @@ def zeros_for(aval: ShapedArray) -> Any:
 
 def closed_call(closed: ClosedJaxpr, *args: Any) -> list[Any]:
     """Evaluate ``closed`` on the current trace (so it is transformed by it)."""
-    from funcgrad.ir import eval_jaxpr
-
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 

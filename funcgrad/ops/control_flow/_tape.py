@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad.avals import ShapedArray
+from funcgrad.interpreters.jvp import zeros_like_aval
 
 __all__ = ["TapeAval", "Tape", "ZeroTape", "is_tape_aval", "empty_tape"]
 
@@ -138,7 +139,6 @@ class ZeroTape(Tape):
 
     def __getitem__(self, i: int) -> Any:
         if self._zero is None:
-            from funcgrad.interpreters.jvp import zeros_like_aval
 
             elem = self.aval.elem
             self._zero = ZeroTape(elem) if type(elem) is TapeAval else zeros_like_aval(elem)

@@ -65,6 +65,7 @@ from funcgrad.ops.control_flow._common import (
     weak_scalar_slots,
 )
 from funcgrad.ops.control_flow._tape import Tape, TapeAval, ZeroTape
+from funcgrad.ops.elementwise import convert_element_type
 
 __all__ = ["scan", "map", "scan_p", "stack_aval", "unstack_aval", "invariant_outputs"]
 
@@ -210,7 +211,6 @@ def _promote_weak(leaves: list[Any], in_avals: Sequence[ShapedArray],
 
     ``while_loop(..., 0.0)`` with a float32 body should carry float32, as in JAX.
     """
-    from funcgrad.ops.elementwise import convert_element_type
 
     changed = False
     for i, (a, b) in enumerate(zip(in_avals, out_avals)):
