@@ -17,6 +17,8 @@ Cases (each also run eagerly, ``*_eager``, to show what jit saves):
 - ``deriv6_tanh_sin``: ``jit`` of ``grad`` nested six times of ``tanh(sin(x) x)`` at a
   scalar, against sympy's closed form (common subexpressions shared) evaluated with NumPy.
 - ``jac{fwd,rev}_tanh_200x300``: ``jit(jacfwd/jacrev)`` of ``tanh(W x)``, R^200 -> R^300.
+- ``jacfwd_tanh_arg_{800,20}``: ``jit(jacfwd)`` of ``tanh(W x)`` with ``W`` an argument (the
+  compiler cannot fold it), n = 800 and 20: jit must not lose to eager.
 - ``elementwise_1e7_{f64,f32}_{fused,numexpr,unfused}``: ``jit(grad)`` of
   ``sum(sin(x) exp(-x^2) + x^2/2)`` over 10^7 elements, fusion chunked / numexpr / off.
 
@@ -73,6 +75,10 @@ CASES = {
     "jacfwd_tanh_200x300_eager": lambda: workloads.jac_tanh("fwd"),
     "jacrev_tanh_200x300": lambda: workloads.jac_tanh("rev", jitted=True),
     "jacrev_tanh_200x300_eager": lambda: workloads.jac_tanh("rev"),
+    "jacfwd_tanh_arg_800": lambda: workloads.jac_tanh_arg("fwd", jitted=True),
+    "jacfwd_tanh_arg_800_eager": lambda: workloads.jac_tanh_arg("fwd"),
+    "jacfwd_tanh_arg_20": lambda: workloads.jac_tanh_arg("fwd", 20, jitted=True),
+    "jacfwd_tanh_arg_20_eager": lambda: workloads.jac_tanh_arg("fwd", 20),
 }
 for _dt in ("f64", "f32"):
     for _mode, _fusion in (("fused", "chunked"), ("numexpr", "numexpr"), ("unfused", "off"),

@@ -212,6 +212,28 @@ def jac_tanh(mode: str, jitted: bool = False, n_in: int = 200, n_out: int = 300)
     return (lambda: jac(x)), numpy_jacobian
 
 
+def jac_tanh_arg(mode: str, n: int = 800, jitted: bool = False):
+    """The Jacobian of ``tanh(W x)`` in x with W an *argument* (not a constant the compiler
+    can fold): what ``jit(jacfwd)`` used to multiply by the dense identity basis."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((n, n)) / np.sqrt(n)
+    x = rng.standard_normal(n)
+
+    def f(x, w):
+        return fnp.tanh(w @ x)
+
+    jac = (funcgrad.jacfwd if mode == "fwd" else funcgrad.jacrev)(f)
+    if jitted:
+        jac = funcgrad.jit(jac)
+
+    def numpy_jacobian():
+        t = np.tanh(w @ x)
+        return (1.0 - t * t)[:, None] * w
+
+    np.testing.assert_allclose(jac(x, w), numpy_jacobian(), rtol=1e-12, atol=1e-14)
+    return (lambda: jac(x, w)), numpy_jacobian
+
+
 def elementwise(dtype, fusion: str | None, n: int = 10_000_000):
     """grad of sum(sin(x) exp(-x^2) + x^2 / 2) over n elements; fusion: a funcgrad.compile
     fusion mode ("chunked", "numexpr", "off"), or None for eager."""
