@@ -14,6 +14,8 @@ from typing import Any
 import numpy
 
 from funcgrad.core import Tracer
+from funcgrad.numpy._astype import astype
+from funcgrad.numpy._creation import _needs_stacking, asarray
 
 __all__ = [
     "ndarray", "bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -27,9 +29,6 @@ class _ScalarMeta(type):
     dtype: numpy.dtype
 
     def __call__(cls, x: Any = 0, /) -> Any:
-        from funcgrad.numpy._astype import astype
-        from funcgrad.numpy._creation import _needs_stacking, asarray
-
         if _needs_stacking(x):  # traced, on a device, or a list holding such values
             return astype(asarray(x), cls.dtype)
         return cls.dtype.type(x)
