@@ -7,7 +7,7 @@ brings mpi4py and Open MPI). Three lines turn a single-process script into a dat
     nn.distributed.init()                                         # 1. join the group
     model = nn.distributed.DistributedDataParallel(model)         # 2. wrap the model
     loader = nn.data.DataLoader(ds, batch_size=32,                # 3. shard the data
-                                sampler=nn.distributed.DistributedSampler(ds))
+                                sampler=nn.data.DistributedSampler(ds))
 
 Gradients of the wrapped model, taken with ``nn.grad``/``nn.value_and_grad``, arrive averaged
 over processes. ``SyncBatchNorm`` computes batch statistics over every process's batch. The
