@@ -598,8 +598,11 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
     # Runs on every grad call: the common case (every leaf inexact) reads dtypes only, and
     # leaf paths are built only to name an offending leaf.
     leaves = tree_util.tree_leaves(x)
-    if all(_leaf_kind(leaf) in ("c" if holomorphic else "fc") for leaf in leaves):
-        return
+    try:
+        if all(_leaf_kind(leaf) in ("c" if holomorphic else "fc") for leaf in leaves):
+            return
+    except TypeError:
+        pass  # a leaf that is not an array: the loop below names it
     for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
         where = f"argument {i}{tree_util.keystr(path)}"
         try:
