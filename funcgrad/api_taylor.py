@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
+from funcgrad import numpy as fnp
+from funcgrad import random, tree_util
+from funcgrad.api import jvp
+from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.interpreters.taylor import taylor_flat
 
@@ -111,8 +114,6 @@ def taylor_coefficients(f: Callable[..., Any], order: int) -> Callable[..., Any]
         >>> taylor_coefficients(fnp.exp, 3)(0.0).tolist()
         [1.0, 1.0, 0.5, 0.16666666666666666]
     """
-    from funcgrad import numpy as fnp
-
     def coeffs(x: Any, v: Any = None) -> Any:
         x = fnp.asarray(x)
         if v is None:
@@ -133,8 +134,6 @@ def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:
         >>> derivatives(lambda x: x ** 4, 4)(1.0).tolist()
         [1.0, 4.0, 12.0, 24.0, 24.0]
     """
-    from funcgrad import numpy as fnp
-
     coeffs = taylor_coefficients(f, order)
     facts = numpy.array([float(math.factorial(k)) for k in range(order + 1)])
 
@@ -160,9 +159,6 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
         >>> float(laplacian(lambda x: fnp.sum(x ** 3))(np.array([1.0, 2.0])))
         18.0
     """
-    from funcgrad import numpy as fnp
-    from funcgrad.api_vmap import vmap
-
     if method not in ("forward", "hutchinson"):
         raise ValueError(f"laplacian: method must be 'forward' or 'hutchinson', got {method!r}")
     if method == "hutchinson" and key is None:
@@ -180,8 +176,6 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
         if method == "forward":
             basis = fnp.reshape(fnp.eye(a.size, dtype=a.dtype), (a.size,) + a.shape)
             return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
-        from funcgrad import random
-
         v = random.rademacher(key, (samples,) + a.shape, dtype=a.dtype)
         return fnp.mean(vmap(second, in_axes=(None, 0))(x, v))
 
@@ -197,10 +191,6 @@ def divergence(F: Callable[[Any], Any]) -> Callable[[Any], Any]:
         >>> float(divergence(lambda x: x * x)(np.array([1.0, 2.0, 3.0])))
         12.0
     """
-    from funcgrad import numpy as fnp
-    from funcgrad.api import jvp
-    from funcgrad.api_vmap import vmap
-
     def div(x: Any) -> Any:
         x = fnp.asarray(x)
         a = get_aval(x)
