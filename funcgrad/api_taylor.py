@@ -69,7 +69,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
                                  f"{p_tree}")
             scale = 1.0 / math.factorial(k) if factorial_scaled else 1.0
             for acc, leaf in zip(per_leaf, leaves):
-                acc.append(numpy.asarray(leaf) * scale if scale != 1.0 else leaf)
+                acc.append(fnp.multiply(leaf, scale) if scale != 1.0 else leaf)
         flat_s.extend(per_leaf)
     out_tree_box: list[Any] = []
 
@@ -91,9 +91,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
         for k in range(1, order + 1):
             c = None if s is None else s[k - 1]
             if c is None:
-                a = get_aval(o)
-                c = numpy.zeros(a.shape, a.dtype) if a.dtype.kind in "fc" else \
-                    numpy.zeros(a.shape)
+                c = fnp.zeros_like(o, dtype=None if get_aval(o).dtype.kind in "fc" else float)
             terms.append(c * math.factorial(k) if factorial_scaled else c)
         result.append(terms)
     # a bare array output gets its list; a pytree output has a list at each leaf (as JAX)
@@ -135,12 +133,10 @@ def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:
         [1.0, 4.0, 12.0, 24.0, 24.0]
     """
     coeffs = taylor_coefficients(f, order)
-    facts = numpy.array([float(math.factorial(k)) for k in range(order + 1)])
 
     def ds(x: Any, v: Any = None) -> Any:
         c = coeffs(x, v)
-        shape = (order + 1,) + (1,) * (get_aval(c).ndim - 1)
-        return c * fnp.asarray(facts.reshape(shape), dtype=c.dtype)
+        return fnp.stack([c[k] * float(math.factorial(k)) for k in range(order + 1)])
 
     return ds
 

@@ -18,9 +18,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy
-
 from funcgrad.avals import get_aval
+from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Primitive, bind, bind1
 from funcgrad.interpreters import taylor as _ty
 from funcgrad.interpreters.jvp import (
@@ -227,13 +226,17 @@ def _fallback_rule(prim: Primitive):
                 xs.append(x)
             return bind(prim, *xs, **params)
 
+        # the curve parameter lives on the primals' device (a host scalar would mix devices)
+        a = get_aval(next(p for p, s in zip(primals, series) if s is not None))
+        xp = xp_for_device(a.device or get_default_device())
+
         def derivative(n: int):
             if n == 0:
                 return curve
             inner = derivative(n - 1)
-            return lambda t: jvp_flat(inner, [t], [numpy.asarray(1.0)])[1]
+            return lambda t: jvp_flat(inner, [t], [xp.asarray(1.0)])[1]
 
-        t0 = numpy.asarray(0.0)
+        t0 = xp.asarray(0.0)
         out_series: list[list[Any]] = [[] for _ in outs]
         for k in range(1, order + 1):
             ds = derivative(k)(t0)

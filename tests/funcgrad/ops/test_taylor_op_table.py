@@ -3,6 +3,7 @@ under jit (the Taylor rules of every primitive the op table reaches)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,12 @@ from helpers import OpCase, dev, float_argnums, host
 
 import funcgrad
 from tests.funcgrad.ops.test_op_table import CASES, _diff_fn
+
+# Taylor results are compared with NumPy/sympy references on host values; the strict device
+# pass does not run them yet (the library code keeps series on the inputs' device).
+pytestmark = pytest.mark.skipif(os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu",
+                                reason="host-reference Taylor tests: NumPy pass only")
+
 
 ORDER = 4
 # Known gap: at the edge of the support these pmfs multiply an infinite primal by a zero
