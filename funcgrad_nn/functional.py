@@ -69,8 +69,10 @@ def _on_device_of(x: Any, like: Any) -> Any:
     dev = device_of(like)
     if dev is None:
         dev = getattr(getattr(like, "aval", None), "device", None)
-    if dev is None or dev == "cpu" or is_tracer(x) or device_of(x) == dev:
+    if dev is None or is_tracer(x) or device_of(x) == dev:
         return x
+    # Lists and host arrays too: left as lists they would land on the default device, which
+    # need not be ``like``'s.
     return funcgrad.device_put(numpy.asarray(x), dev)
 
 
@@ -1262,12 +1264,9 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     ll = m + fnp.log(fnp.exp(last - m) + fnp.exp(before - m))
     impossible = ll < neg / 2
     nll = fnp.where(impossible, 0 if zero_infinity else math.inf, -ll)
-    if unbatched:
-        nll = nll[0]
-        tl = tl[0]
-    if reduction == "mean":
+    if reduction == "mean":  # over the batch of one too: the same value when unbatched
         return fnp.mean(nll / fnp.maximum(tl, 1).astype(dt))
-    return _reduce(nll, reduction, fname)
+    return _reduce(nll[0] if unbatched else nll, reduction, fname)
 
 
 # -- convolution, pooling, fold/unfold (one module each; re-exported here) -------------------

@@ -14,6 +14,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from helpers import dev
 
 import funcgrad
 import funcgrad_nn as nn
@@ -191,7 +192,7 @@ def test_module_matches_torch_under_jit(case):
 
 
 def _function_inputs(case, key):
-    inputs = _inputs(case, key)
+    inputs = dev(_inputs(case, key))  # the strict pass: functions see device inputs
     ndt = DT[key]
 
     def call_with(arrays, form="fn"):
@@ -211,9 +212,6 @@ def _function_inputs(case, key):
 @pytest.mark.parametrize("key", ["f64", "f32"])
 @pytest.mark.parametrize("case", FUNCTION_CASES, ids=[c["name"] for c in FUNCTION_CASES])
 def test_loss_matches_torch(case, key):
-    if (__import__("os").environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu"
-            and case["name"] in ("triplet_unbatched", "cosine_embedding_1d", "ctc_unbatched")):
-        pytest.skip("strict-device gap (host constants), see the session note")
     name = case["name"]
     base = f"{name}/{key}"
     inputs, call_with = _function_inputs(case, key)
@@ -224,6 +222,8 @@ def test_loss_matches_torch(case, key):
         _close(call_with(inputs, "module"), want, key, f"{name} module value")
     if case["nograd"]:
         return
+
+    cot = dev(cot)
 
     def loss(diff):
         return funcgrad.numpy.sum(call_with({**inputs, **diff}) * cot)
