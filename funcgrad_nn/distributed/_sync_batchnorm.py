@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.core import lookup_axis
@@ -71,14 +70,7 @@ class SyncBatchNorm(_BatchNorm):
         if self.training and n <= 1:
             raise ValueError(f"{name}: expected more than 1 value per channel when training")
         if self.training and self.track_running_stats:
-            self.num_batches_tracked = self.num_batches_tracked + 1
-            factor: Any = self.momentum
-            if factor is None:
-                factor = 1.0 / self.num_batches_tracked.astype(self.running_mean.dtype)
-            rm, rv = self.running_mean, self.running_var
-            m, v = funcgrad.stop_gradient(mean), funcgrad.stop_gradient(var)
-            self.running_mean = (1 - factor) * rm + factor * m.astype(rm.dtype)
-            self.running_var = (1 - factor) * rv + factor * (v * (n / (n - 1))).astype(rv.dtype)
+            self._track_batch(mean, var, n)
         return F.batch_norm(input, mean, var, self.weight, self.bias, False, 0.0, self.eps)
 
     @classmethod

@@ -56,21 +56,9 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-class _BatchNorm(Module):
-    _ndims: tuple[int, ...] = ()
-    _version = 2  # as PyTorch: version 2 added the num_batches_tracked buffer
-
-    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str,
-                              local_metadata: dict[str, Any], strict: bool,
-                              missing_keys: list[str], unexpected_keys: list[str],
-                              error_msgs: list[str]) -> None:
-        version = local_metadata.get("version")
-        key = prefix + "num_batches_tracked"
-        if (version is None or version < 2) and self.track_running_stats \
-                and key not in state_dict:
-            state_dict[key] = numpy.zeros((), numpy.int64)  # older layouts: none tracked
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
-                                      missing_keys, unexpected_keys, error_msgs)
+class _NormBase(Module):
+    """What batch and instance norms share, as in PyTorch: the affine parameters and the
+    running statistics (``running_mean``, ``running_var``, ``num_batches_tracked``)."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
@@ -100,6 +88,42 @@ class _BatchNorm(Module):
             init.ones_(self.running_var)
             self.num_batches_tracked = numpy.zeros((), numpy.int64)
 
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _blend_running_stats(self, mean: Any, var: Any, factor: Any) -> None:
+        """``running = (1 - factor) * running + factor * batch`` for the mean and the
+        (already unbiased) variance; batch statistics carry no gradient."""
+        rm, rv = self.running_mean, self.running_var
+        mean, var = funcgrad.stop_gradient(mean), funcgrad.stop_gradient(var)
+        self.running_mean = (1 - factor) * rm + factor * mean.astype(rm.dtype)
+        self.running_var = (1 - factor) * rv + factor * var.astype(rv.dtype)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _ndims: tuple[int, ...] = ()
+    _version = 2  # as PyTorch: version 2 added the num_batches_tracked buffer
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str,
+                              local_metadata: dict[str, Any], strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str],
+                              error_msgs: list[str]) -> None:
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats \
+                and key not in state_dict:
+            state_dict[key] = numpy.zeros((), numpy.int64)  # older layouts: none tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+
     def forward(self, input: Any) -> Any:
         name = type(self).__name__
         if input.ndim not in self._ndims:
@@ -117,21 +141,19 @@ class _BatchNorm(Module):
             raise ValueError(f"{name}: expected more than 1 value per channel when training, "
                              f"got input shape {tuple(input.shape)}")
         if self.training and self.track_running_stats:
-            self.num_batches_tracked = self.num_batches_tracked + 1
-            factor: Any = self.momentum
-            if factor is None:  # cumulative moving average
-                factor = 1.0 / self.num_batches_tracked.astype(self.running_mean.dtype)
             mean, var = F._batch_stats(funcgrad.stop_gradient(input))
-            rm, rv = self.running_mean, self.running_var
-            # running_var tracks the unbiased batch variance, as in PyTorch.
-            self.running_mean = (1 - factor) * rm + factor * mean.astype(rm.dtype)
-            self.running_var = (1 - factor) * rv + factor * (var * (n / (n - 1))).astype(
-                rv.dtype)
+            self._track_batch(mean, var, n)
         return F.batch_norm(input, None, None, self.weight, self.bias, True, 0.0, self.eps)
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+    def _track_batch(self, mean: Any, var: Any, n: int) -> None:
+        """Count the batch and blend its statistics (``var`` biased, over ``n`` values per
+        channel) into the running ones: momentum-weighted, or the cumulative average when
+        ``momentum`` is None; running_var tracks the unbiased variance, as in PyTorch."""
+        self.num_batches_tracked = self.num_batches_tracked + 1
+        factor: Any = self.momentum
+        if factor is None:
+            factor = 1.0 / self.num_batches_tracked.astype(self.running_mean.dtype)
+        self._blend_running_stats(mean, var * (n / (n - 1)), factor)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -209,30 +231,14 @@ class BatchNorm3d(_BatchNorm):
     _ndims = (5,)
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _n = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
                  device: str | None = None, dtype: Any = None) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(init.ones_(empty((num_features,), dtype)))
-            self.bias = Parameter(empty((num_features,), dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", empty((num_features,), dtype))
-            self.register_buffer("running_var", init.ones_(empty((num_features,), dtype)))
-            self.register_buffer("num_batches_tracked", numpy.zeros((), numpy.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        place(self, device)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
 
     def forward(self, input: Any) -> Any:
         n = self._n
@@ -262,17 +268,11 @@ class _InstanceNorm(Module):
             mean = fixed.mean(axis=axes)
             var = ((fixed - mean.reshape(mean.shape + (1,) * n)) ** 2).sum(axis=axes) / max(
                 m - 1, 1)
-            rm, rv = self.running_mean, self.running_var
             # PyTorch averages the per-instance statistics over the batch (unbiased var).
-            self.running_mean = (1 - factor) * rm + factor * mean.mean(axis=0).astype(rm.dtype)
-            self.running_var = (1 - factor) * rv + factor * var.mean(axis=0).astype(rv.dtype)
+            self._blend_running_stats(mean.mean(axis=0), var.mean(axis=0), factor)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               use_input, 0.0, self.eps)
         return out[0] if unbatched else out
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):

@@ -54,6 +54,15 @@ def test_batchnorm_train_eval_and_running_stats():
         bn(dev(np.ones((1, 3), np.float32)))
     with pytest.raises(ValueError, match="channels"):
         bn(dev(np.ones((4, 2), np.float32)))
+    # reset_parameters (PyTorch's _NormBase): running statistics and affine parameters back
+    # to their initial values, for batch and instance norms alike.
+    nn.init.constant_(bn.weight, 2.0)
+    for m in (bn, nn.InstanceNorm1d(3, affine=True, track_running_stats=True).to(DEVICE)):
+        m(dev(rng.normal(size=(4, 3, 5)).astype(np.float32)))
+        m.reset_parameters()
+        for got, want in ((m.running_mean, 0), (m.running_var, 1), (m.weight, 1), (m.bias, 0)):
+            assert_allclose(got, np.full(3, want, np.float32))
+        assert int(host(m.num_batches_tracked)) == 0
 
 
 def test_layernorm_embedding_dropout_flatten():
