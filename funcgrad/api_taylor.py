@@ -18,7 +18,7 @@ import numpy
 
 from funcgrad import numpy as fnp
 from funcgrad import random, tree_util
-from funcgrad.api import jvp
+from funcgrad.api import _std_basis, jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.interpreters.taylor import taylor_flat
@@ -170,7 +170,7 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
         x = fnp.asarray(x)
         a = get_aval(x)
         if method == "forward":
-            basis = fnp.reshape(fnp.eye(a.size, dtype=a.dtype), (a.size,) + a.shape)
+            basis = _std_basis([a], [a.dtype])[0]  # on x's device
             return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
         v = random.rademacher(key, (samples,) + a.shape, dtype=a.dtype)
         return fnp.mean(vmap(second, in_axes=(None, 0))(x, v))
@@ -190,7 +190,7 @@ def divergence(F: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def div(x: Any) -> Any:
         x = fnp.asarray(x)
         a = get_aval(x)
-        basis = fnp.reshape(fnp.eye(a.size, dtype=a.dtype), (a.size,) + a.shape)
+        basis = _std_basis([a], [a.dtype])[0]  # on x's device
 
         def directional(v: Any) -> Any:
             out, t = jvp(F, (x,), (v,))

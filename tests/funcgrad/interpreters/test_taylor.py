@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 
 import numpy as np
-import pytest
 
 import funcgrad
 from funcgrad.interpreters.taylor import rule_kind
@@ -16,8 +14,6 @@ from tests.helpers import host
 
 # Taylor results are compared with NumPy/sympy references on host values; the strict device
 # pass does not run them yet (the library code keeps series on the inputs' device).
-pytestmark = pytest.mark.skipif(os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu",
-                                reason="host-reference Taylor tests: NumPy pass only")
 
 
 

@@ -3,7 +3,6 @@ under jit (the Taylor rules of every primitive the op table reaches)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -12,12 +11,6 @@ from helpers import OpCase, dev, float_argnums, host
 
 import funcgrad
 from tests.funcgrad.ops.test_op_table import CASES, _diff_fn
-
-# Taylor results are compared with NumPy/sympy references on host values; the strict device
-# pass does not run them yet (the library code keeps series on the inputs' device).
-pytestmark = pytest.mark.skipif(os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu",
-                                reason="host-reference Taylor tests: NumPy pass only")
-
 
 ORDER = 4
 # Known gap: at the edge of the support these pmfs multiply an infinite primal by a zero
@@ -28,6 +21,10 @@ JET = [pytest.param(c, id=c.name,
                     if c.name.endswith(KNOWN_GAPS) else [])
        for c in CASES
        if c.order != 0 and c.grad_args != [] and float_argnums((c.grad_args or c.args)[0])]
+
+
+def _dtype(a: Any) -> np.dtype:
+    return np.asarray(host(a)).dtype
 
 
 def _nested_jvp_coefficients(f, xs: tuple, series: list[list[Any]], order: int) -> list:
@@ -63,9 +60,9 @@ def test_jet_matches_nested_jvp(case: OpCase) -> None:
     if not diff_args:
         pytest.skip("no differentiable argument")
     rng = np.random.default_rng(1)
-    series = [[dev((0.3 * rng.standard_normal(np.shape(a))).astype(np.asarray(a).dtype))
+    series = [[dev((0.3 * rng.standard_normal(np.shape(host(a)))).astype(_dtype(a)))
                for _ in range(ORDER)] for a in diff_args]
-    if any(np.asarray(a).dtype.kind == "c" for a in diff_args):
+    if any(_dtype(a).kind == "c" for a in diff_args):
         pytest.skip("complex curves: nested jvp reference is holomorphic-only")
     want = _nested_jvp_coefficients(f, diff_args, series, ORDER)
     leaves = funcgrad.tree_util.tree_leaves
@@ -83,7 +80,7 @@ def test_jet_matches_nested_jvp(case: OpCase) -> None:
                 if w is None:
                     continue
                 scale = max(1.0, float(np.max(np.abs(w))) if w.size else 1.0)
-                low = any(np.asarray(a).dtype in (np.float32, np.complex64)
+                low = any(_dtype(a) in (np.float32, np.complex64)
                           for a in (*diff_args, g))
                 tol = 1e-4 if low else 1e-8
                 np.testing.assert_allclose(g, w, rtol=tol, atol=tol * scale,
