@@ -4,6 +4,10 @@
 also gives the result shape); integer index arrays are operands after ``x``. The transpose is a
 ``scatter_add`` into zeros (:mod:`funcgrad.ops.scatter`); the batch rule folds the batch axis
 into the index expression (``indexing.batch_index_expr``).
+
+``mode="fill"`` gives ``fill_value`` (a static scalar; ``None`` is JAX's default for the dtype,
+see ``indexing.default_fill_value``) where an index is out of range; its tangents and
+cotangents fill with zeros.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from funcgrad.ops.indexing import (
     canonical_indexer,
     check_index_avals,
     check_mode,
+    default_fill_value,
     default_mode,
     fix_indices,
+    in_bounds_mask,
     index_arrays,
     index_layout,
     index_tuple,
@@ -45,19 +51,35 @@ from funcgrad.ops.indexing import (
 __all__ = ["gather", "gather_canonical", "gather_p", "FULL", "Operand", "Slice"]
 
 
-def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str) -> list:
+def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str, fill_value: Any = None) -> list:
     if not idx and type(x) is numpy.ndarray:  # the eager fast path: a NumPy view
         return [x[index_tuple(indexer, idx)]]
     xp = xp_for(x, *idx, what="gather")
     x = as_array(xp, x)
     idx = index_arrays(x, idx)
+    if idx and mode == "fill":
+        return [_gather_fill(xp, x, idx, indexer, fill_value)]
     if idx and (mode != "raise" or not is_numpy_like(xp)):
         idx = tuple(fix_indices("gather", xp, x.shape, indexer, idx, mode))
     return [x[index_tuple(indexer, idx)]]
 
 
-def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: str):
-    check_static("gather", indexer=indexer, mode=mode)
+def _gather_fill(xp: Any, x: Any, idx: tuple, indexer: tuple, fill_value: Any) -> Any:
+    ok, lay = in_bounds_mask("gather", xp, x.shape, indexer, idx)
+    safe = fix_indices("gather", xp, x.shape, indexer, idx, "fill")
+    out = x[index_tuple(indexer, safe)]
+    if fill_value is None:
+        fill_value = default_fill_value(x.dtype)
+    # The broadcast index dims sit together in the result: give the mask their place.
+    r = len(lay.adv_shape)
+    at = lay.labels.index(("a", 0)) if r else 0
+    ok = ok.reshape((1,) * at + tuple(lay.adv_shape) + (1,) * (out.ndim - at - r))
+    return xp.where(ok, out, xp.asarray(fill_value).astype(x.dtype))
+
+
+def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: str,
+                     fill_value: Any = None):
+    check_static("gather", indexer=indexer, mode=mode, fill_value=fill_value)
     check_mode("gather", mode)
     check_index_avals("gather", idx)
     lay = index_layout("gather", indexer, x.shape, tuple(a.shape for a in idx))
@@ -80,19 +102,27 @@ def _is_identity_indexer(indexer: tuple, x: Any) -> bool:
     return n_ell <= 1 and (n_full == 0 or n_full <= get_aval(x).ndim)
 
 
-def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None) -> Any:
+def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None,
+           fill_value: Any = None) -> Any:
     """``x[idx]`` with NumPy semantics; ``indexer`` describes ``idx`` (see the module doc).
+
+    ``mode="fill"`` returns ``fill_value`` (default: NaN, or the dtype's extreme integer)
+    where an index is out of range after negative ones wrap once.
 
     Example:
         >>> import numpy as np
         >>> gather(np.arange(6).reshape(2, 3), np.array([2, 0]), indexer=(FULL, Operand(0)))
         array([[2, 0],
                [5, 3]])
+        >>> gather(np.arange(3.0), np.array([-1, 3]), indexer=(Operand(0),), mode="fill")
+        array([ 2., nan])
     """
-    return gather_canonical(x, *index_arrays, indexer=canonical_indexer(indexer), mode=mode)
+    return gather_canonical(x, *index_arrays, indexer=canonical_indexer(indexer), mode=mode,
+                            fill_value=fill_value)
 
 
-def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | None = None) -> Any:
+def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | None = None,
+                     fill_value: Any = None) -> Any:
     """:func:`gather` for an ``indexer`` already in canonical form (no Python slices).
 
     Example:
@@ -106,19 +136,43 @@ def gather_canonical(x: Any, *index_arrays: Any, indexer: tuple, mode: str | Non
         mode = default_mode(index_arrays)
     else:
         check_mode("gather", mode)
-    return bind1(gather_p, x, *index_arrays, indexer=indexer, mode=mode)
+    if mode != "fill" or not index_arrays:
+        return bind1(gather_p, x, *index_arrays, indexer=indexer, mode=mode)
+    if fill_value is not None:
+        fill_value = _static_fill("gather", fill_value)
+    return bind1(gather_p, x, *index_arrays, indexer=indexer, mode=mode, fill_value=fill_value)
 
 
-def _gather_jvp(primals, tangents, indexer, mode):
+def _static_fill(name: str, v: Any) -> Any:
+    """``fill_value`` as a static Python scalar (it is a parameter of the primitive)."""
+    if isinstance(v, bool | int | float | complex):
+        return v
+    if isinstance(v, numpy.generic | numpy.ndarray) and numpy.ndim(v) == 0:
+        return v.item()
+    raise TypeError(
+        f"{name}: fill_value must be a concrete scalar (a Python or NumPy number), got "
+        f"{type(v).__name__}"
+    )
+
+
+def gather_zero_fill(x: Any, *idx: Any, indexer: tuple, mode: str) -> Any:
+    """``gather_p`` as the derivative rules use it: out-of-range positions give 0."""
+    if mode == "fill":
+        return bind1(gather_p, x, *idx, indexer=indexer, mode=mode, fill_value=0)
+    return bind1(gather_p, x, *idx, indexer=indexer, mode=mode)
+
+
+def _gather_jvp(primals, tangents, indexer, mode, fill_value=None):
     x, *idx = primals
     tx = tangents[0]
-    out = bind1(gather_p, x, *idx, indexer=indexer, mode=mode)
+    params = {"fill_value": fill_value} if mode == "fill" else {}
+    out = bind1(gather_p, x, *idx, indexer=indexer, mode=mode, **params)
     if type(tx) is Zero:
         return [out], [Zero.from_primal(out)]
-    return [out], [bind1(gather_p, tx, *idx, indexer=indexer, mode=mode)]
+    return [out], [gather_zero_fill(tx, *idx, indexer=indexer, mode=mode)]
 
 
-def _gather_transpose(ct, x, *idx, indexer, mode):
+def _gather_transpose(ct, x, *idx, indexer, mode, fill_value=None):
     aval = x.aval
     ca = get_aval(ct)
     base = zeros(aval.shape, ca.dtype, aval.device or ca.device)
@@ -130,11 +184,12 @@ jvp_rules[gather_p] = _gather_jvp
 deftranspose(gather_p, _gather_transpose)
 
 
-def _gather_batch(axis_size, vals, dims, indexer, mode):
+def _gather_batch(axis_size, vals, dims, indexer, mode, fill_value=None):
     x, *idx = vals
     xd, *idd = dims
     b = batch_index_expr("gather", axis_size, x, xd, idx, idd, indexer, False)
-    out = bind1(gather_p, b.x, *b.idx, indexer=b.indexer, mode=mode)
+    params = {"fill_value": fill_value} if mode == "fill" else {}
+    out = bind1(gather_p, b.x, *b.idx, indexer=b.indexer, mode=mode, **params)
     p = b.perm
     rest = [i for i in range(len(p)) if i != p[0]]
     if list(p[1:]) == rest:

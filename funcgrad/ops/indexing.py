@@ -13,7 +13,12 @@ Out-of-range indices: concrete index arrays (``mode="raise"``) raise ``IndexErro
 NumPy. Index arrays that are traced (under ``jit``/``vmap``) cannot be checked, so the
 wrappers pick ``mode="clamp"``: negative indices wrap once, then indices are clamped into
 ``[0, size - 1]`` (for scatters too: an out-of-range update lands on the edge element).
-``mode="clip"`` and ``mode="wrap"`` are NumPy ``take``'s modes.
+``mode="clip"`` and ``mode="wrap"`` are NumPy ``take``'s modes. ``mode="fill"`` is JAX's
+fill-or-drop: negative indices wrap once, then a gather gives ``fill_value`` wherever an index
+is still out of range and a scatter drops those updates. :class:`GatherScatterMode` (JAX's
+``lax.GatherScatterMode``) names the modes of ``jax.lax`` and ``x.at[...]``, and
+:meth:`GatherScatterMode.index_mode` says which mode of the primitives implements each: this
+module is the one place that knows.
 
 This module holds no primitive: the description (:func:`canonical_indexer`,
 :func:`index_layout`: result shapes from shapes alone), the impl helpers that turn it into an
@@ -23,6 +28,7 @@ expression for the batch rules of gather and the scatters.
 
 from __future__ import annotations
 
+import enum
 import functools
 import operator
 from collections.abc import Sequence
@@ -46,6 +52,9 @@ __all__ = [
     "canonical_indexer",
     "default_mode",
     "check_mode",
+    "GatherScatterMode",
+    "default_fill_value",
+    "in_bounds_mask",
     "check_index_avals",
     "index_tuple",
     "index_arrays",
@@ -129,7 +138,75 @@ class Operand:
 
 
 FULL = Slice(None, None, None)
-_MODES = ("raise", "clamp", "clip", "wrap")
+_MODES = ("raise", "clamp", "clip", "wrap", "fill")
+
+
+class GatherScatterMode(enum.Enum):
+    """How out-of-bounds indices are handled, as ``jax.lax.GatherScatterMode``.
+
+    ``CLIP``: indices are clamped so the slice stays in bounds. ``FILL_OR_DROP``: a gather
+    returns ``fill_value`` for an out-of-bounds slice, a scatter drops out-of-bounds updates.
+    ``PROMISE_IN_BOUNDS``: the caller promises in-bounds indices; as with XLA, out-of-bounds
+    gathers are then clamped and out-of-bounds scatters dropped. ``from_any(None)`` is
+    ``FILL_OR_DROP`` (the default of JAX's scatters; ``lax.gather`` defaults to
+    ``PROMISE_IN_BOUNDS``).
+
+    Example:
+        >>> GatherScatterMode.from_any("drop")
+        <GatherScatterMode.FILL_OR_DROP: 2>
+        >>> GatherScatterMode.from_any("clip").index_mode(scatter=True)
+        'clamp'
+    """
+
+    CLIP = 1
+    FILL_OR_DROP = 2
+    PROMISE_IN_BOUNDS = 3
+
+    @staticmethod
+    def from_any(s: Any) -> GatherScatterMode:
+        """A mode from itself, ``None``, ``"clip"``, ``"fill"``, ``"drop"`` or
+        ``"promise_in_bounds"``."""
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s == "fill" or s == "drop":
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(
+            f"unknown gather/scatter mode {s!r}: use 'clip', 'fill', 'drop', "
+            "'promise_in_bounds', None or a GatherScatterMode"
+        )
+
+    def index_mode(self, *, scatter: bool) -> str:
+        """The ``mode`` of the gather/scatter primitives implementing this mode for NumPy
+        indices (negative indices wrap once first): ``"clamp"`` or ``"fill"``."""
+        if self is GatherScatterMode.CLIP:
+            return "clamp"
+        if self is GatherScatterMode.FILL_OR_DROP:
+            return "fill"
+        return "fill" if scatter else "clamp"  # what XLA does with broken promises
+
+
+def default_fill_value(dtype: Any) -> Any:
+    """JAX's fill for out-of-bounds gathers: NaN for inexact dtypes, the most negative value
+    for signed integers, the largest for unsigned ones, True for bool.
+
+    Example:
+        >>> default_fill_value(numpy.dtype("int8")), default_fill_value(numpy.dtype("bool"))
+        (-128, True)
+    """
+    dt = numpy.dtype(dtype)
+    if dt.kind in "fc":
+        return float("nan")
+    if dt.kind == "i":
+        return int(numpy.iinfo(dt).min)
+    if dt.kind == "u":
+        return int(numpy.iinfo(dt).max)
+    if dt.kind == "b":
+        return True
+    raise DTypeError(f"no out-of-bounds fill value for dtype {dt}")
 
 
 def _as_int(v: Any, what: str) -> int | None:
@@ -343,11 +420,26 @@ def fix_indices(
             out[k] = a % n if n else a
         elif mode == "clip":
             out[k] = xp.clip(a, 0, max(n - 1, 0))
-        else:  # clamp
+        else:  # clamp, and fill (whose out-of-range positions the caller masks)
             if a.dtype.kind == "i":
                 a = xp.where(a < 0, a + n, a)
             out[k] = xp.clip(a, 0, max(n - 1, 0))
     return out
+
+
+def in_bounds_mask(
+    name: str, xp: Any, x_shape: tuple[int, ...], indexer: tuple, arrays: Sequence[Any],
+) -> tuple[Any, IndexLayout]:
+    """Where the (unadjusted) index arrays name an element (``-n <= i < n`` on every axis),
+    as a boolean array of the broadcast index shape; and the layout of the expression."""
+    lay = index_layout(name, indexer, tuple(x_shape), tuple(tuple(a.shape) for a in arrays))
+    ok = xp.ones(lay.adv_shape, dtype=bool)
+    for k, axes in lay.operand_axes.items():
+        a = arrays[k]
+        for ax in axes:
+            n = x_shape[ax]
+            ok = ok & (a < n) & (a >= -n)
+    return ok, lay
 
 
 def check_index_avals(name: str, idx: Sequence[ShapedArray]) -> None:

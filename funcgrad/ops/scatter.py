@@ -6,6 +6,9 @@ updates are the operand after ``x``, integer index arrays follow. Every member s
 rule (updates broadcast to the indexed shape, same dtype as ``x``) and the batch rule (the
 batch axis folded into the index expression); each has its own impl, JVP and transpose.
 
+``mode="fill"`` (JAX's fill-or-drop) drops the updates whose index is out of range after
+negative indices wrap once.
+
 Repeated indices: ``scatter_add``/``scatter_mul``/``scatter_min``/``scatter_max`` accumulate
 like ``numpy.add.at`` and friends; ``scatter`` (set) lets the last write win on NumPy (on CuPy
 the winner among duplicates is unspecified).
@@ -44,6 +47,7 @@ from funcgrad.ops.indexing import (
     default_mode,
     fix_indices,
     full,
+    in_bounds_mask,
     index_arrays,
     index_layout,
     index_tuple,
@@ -108,12 +112,40 @@ def _cupyx(xp: Any) -> Any:
 
 
 def _scatter_prepare(name: str, x: Any, u: Any, idx: tuple, indexer: tuple, mode: str):
+    """The array module, a copy of ``x`` to write into, the index key and the updates
+    (without the dropped ones in ``mode="fill"``)."""
     xp = xp_for(x, u, *idx, what=name)
     x = as_array(xp, x)
-    if idx and (mode != "raise" or not is_numpy_like(xp)):
+    if idx and mode == "fill":
+        idx, u = _drop_out_of_bounds(name, xp, x.shape, indexer, idx, u)
+    elif idx and (mode != "raise" or not is_numpy_like(xp)):
         idx = tuple(fix_indices(name, xp, x.shape, indexer, idx, mode))
     out = x.copy()
-    return xp, out, index_tuple(indexer, idx)
+    return xp, out, index_tuple(indexer, idx), u
+
+
+def _drop_out_of_bounds(name: str, xp: Any, x_shape: tuple, indexer: tuple, idx: tuple,
+                        u: Any) -> tuple[tuple, Any]:
+    """Index arrays and updates without the positions whose index is out of range: the
+    broadcast index dims become one dim listing the kept positions (same place in the
+    layout, since the indexer is unchanged)."""
+    ok, lay = in_bounds_mask(name, xp, x_shape, indexer, idx)
+    safe = fix_indices(name, xp, x_shape, indexer, idx, "fill")
+    if bool(ok.all()):
+        return tuple(safe), u
+    adv = tuple(lay.adv_shape)
+    r = len(adv)
+    g = lay.out_shape
+    at = lay.labels.index(("a", 0)) if r else 0
+    keep = xp.nonzero(ok.reshape(-1))[0]
+    kept = tuple(xp.broadcast_to(a, adv).reshape(-1)[keep] for a in safe)
+    if r == 0:  # scalar indices, out of range: nothing is written
+        lay1 = index_layout(name, indexer, tuple(x_shape), tuple((0,) for _ in kept))
+        return kept, xp.zeros(lay1.out_shape, dtype=xp.asarray(u).dtype)
+    u = xp.broadcast_to(xp.asarray(u), g)
+    u = xp.take(u.reshape(g[:at] + (int(numpy.prod(adv, dtype=numpy.int64)),) + g[at + r:]),
+                keep, axis=at)
+    return kept, u
 
 
 def _full_rank_updates(u: Any, x: Any, idx: tuple, indexer: tuple) -> Any:
@@ -182,7 +214,7 @@ def _winner_mask(x_aval: ShapedArray, idx: Sequence[Any], indexer: tuple, mode: 
     ids = iota(g, x_aval.device)
     base = full(x_aval.shape, -1, numpy.int64, x_aval.device)
     written = bind1(scatter_p, base, ids, *idx, indexer=indexer, mode=mode)
-    back = bind1(_gather.gather_p, written, *idx, indexer=indexer, mode=mode)
+    back = _gather.gather_zero_fill(written, *idx, indexer=indexer, mode=mode)
     return _mask(back, ids, dtype)
 
 
@@ -219,7 +251,7 @@ def _scatter_batch_for(prim):
 def _scatter_add_impl(x, u, *idx, indexer, mode):
     idx = index_arrays(x, idx)
     u = _full_rank_updates(u, x, idx, indexer)
-    xp, out, key = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
+    xp, out, key, u = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
     if not idx:
         out[key] += u  # basic index: no position is written twice
     elif is_numpy_like(xp):
@@ -262,7 +294,7 @@ def _scatter_add_transpose(ct, x, u, *idx, indexer, mode):
     ct_x = ct if is_undefined(x) else None
     ct_u = None
     if is_undefined(u):
-        g = bind1(_gather.gather_p, ct, *idx, indexer=indexer, mode=mode)
+        g = _gather.gather_zero_fill(ct, *idx, indexer=indexer, mode=mode)
         ct_u = _shape.sum_to_aval(g, u.aval)
     return [ct_x, ct_u] + [None] * len(idx)
 
@@ -323,7 +355,7 @@ _scatter_batch_for(scatter_add_p)
 
 def _scatter_impl(x, u, *idx, indexer, mode):
     idx = index_arrays(x, idx)
-    _, out, key = _scatter_prepare("scatter", x, u, idx, indexer, mode)
+    _, out, key, u = _scatter_prepare("scatter", x, u, idx, indexer, mode)
     out[key] = u
     return [out]
 
@@ -366,7 +398,7 @@ def _scatter_transpose(ct, x, u, *idx, indexer, mode):
         zero = zeros((), ca.dtype, ca.device)
         ct_x = bind1(scatter_p, ct, zero, *idx, indexer=indexer, mode=mode)
     if is_undefined(u):
-        g = bind1(_gather.gather_p, ct, *idx, indexer=indexer, mode=mode)
+        g = _gather.gather_zero_fill(ct, *idx, indexer=indexer, mode=mode)
         if may_repeat(ca.shape, idx, indexer):
             # Only the surviving write among repeated positions receives the cotangent.
             g = _ew.mul(g, _winner_mask(ca, idx, indexer, mode, ca.dtype))
@@ -386,7 +418,7 @@ _scatter_batch_for(scatter_p)
 def _scatter_mul_impl(x, u, *idx, indexer, mode):
     idx = index_arrays(x, idx)
     u = _full_rank_updates(u, x, idx, indexer)
-    xp, out, key = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
+    xp, out, key, u = _scatter_prepare("scatter_mul", x, u, idx, indexer, mode)
     if not idx:
         out[key] *= u
         return [out]
@@ -437,7 +469,7 @@ def _scatter_mul_jvp(primals, tangents, indexer, mode):
                 "updates is not implemented when idx repeats a position; combine repeated "
                 "updates first (e.g. multiply them together) or use unique indices"
             )
-        gx = bind1(_gather.gather_p, x, *idx, indexer=indexer, mode=mode)
+        gx = _gather.gather_zero_fill(x, *idx, indexer=indexer, mode=mode)
         contrib = _ew.mul(tu, gx)
         g = _gather_shape("scatter_mul", get_aval(x).shape, idx, indexer)
         contrib = _shape.broadcast_to(contrib, g)
@@ -470,7 +502,7 @@ def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
     def impl(x, u, *idx, indexer, mode):
         idx = index_arrays(x, idx)
         u = _full_rank_updates(u, x, idx, indexer)
-        xp, out, key = _scatter_prepare(name, x, u, idx, indexer, mode)
+        xp, out, key, u = _scatter_prepare(name, x, u, idx, indexer, mode)
         if not idx:
             out[key] = getattr(xp, ufunc_name)(out[key], u)
         elif is_numpy_like(xp):
@@ -493,7 +525,7 @@ def _extremal_jvp_for(prim):
         tdt = get_aval(tx).dtype if type(tx) is not Zero else get_aval(tu).dtype
         # The tangent comes from whichever operand wins; ties share it equally.
         mx = _mask(x, out, tdt)
-        g_out = bind1(_gather.gather_p, out, *idx, indexer=indexer, mode=mode)
+        g_out = _gather.gather_zero_fill(out, *idx, indexer=indexer, mode=mode)
         g = _gather_shape(prim.name, oa.shape, idx, indexer)
         mu = _shape.broadcast_to(_mask(u, g_out, tdt), g)
         zero = zeros(oa.shape, tdt, oa.device)
