@@ -139,6 +139,19 @@ from funcgrad.lax._shape import (
     squeeze,
     transpose,
 )
+from funcgrad.lax._slicing import (
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    gather,
+    scatter,
+    scatter_add,
+    scatter_apply,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_sub,
+)
 from funcgrad.ops.collectives import (
     all_gather,
     all_to_all,
@@ -176,5 +189,7 @@ __all__ = [
     "full_like", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
     "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
     "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
-    "batch_matmul", "associative_scan",
+    "batch_matmul", "associative_scan", "GatherDimensionNumbers", "ScatterDimensionNumbers",
+    "GatherScatterMode", "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
+    "scatter_min", "scatter_max", "scatter_apply",
 ]

@@ -25,6 +25,7 @@ import numpy
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.gather as _gather
 import funcgrad.ops.shape as _shape
+import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.compile import rules as _rules
@@ -463,22 +464,70 @@ def _scatter_mul_jvp(primals, tangents, indexer, mode):
     if type(tx) is not Zero:
         t = bind1(scatter_mul_p, tx, u, *idx, indexer=indexer, mode=mode)
     if type(tu) is not Zero:
-        if may_repeat(get_aval(x).shape, idx, indexer):
-            raise NotImplementedError(
-                "scatter_mul (x.at[idx].multiply(v)): the derivative with respect to the "
-                "updates is not implemented when idx repeats a position; combine repeated "
-                "updates first (e.g. multiply them together) or use unique indices"
-            )
+        xa = get_aval(x)
+        g = _gather_shape("scatter_mul", xa.shape, idx, indexer)
         gx = _gather.gather_zero_fill(x, *idx, indexer=indexer, mode=mode)
-        contrib = _ew.mul(tu, gx)
-        g = _gather_shape("scatter_mul", get_aval(x).shape, idx, indexer)
-        contrib = _shape.broadcast_to(contrib, g)
+        contrib = _shape.broadcast_to(_ew.mul(tu, gx), g)
+        if may_repeat(xa.shape, idx, indexer):
+            # d out[p] / d u_j = x[p] * (the product of the other updates at p).
+            u_g = _shape.broadcast_to(u, g)
+            contrib = _ew.mul(contrib, _products_of_other_updates(xa, u_g, idx, indexer, mode))
         base = _zeros_like(out, get_aval(contrib).dtype)
         c = bind1(scatter_add_p, base, contrib, *idx, indexer=indexer, mode=mode)
         t = c if t is None else _ew.add(t, c)
     if t is None:
         return [out], [Zero.from_primal(out)]
     return [out], [t]
+
+
+def _shifted(v: Any, s: int, fill: Any) -> Any:
+    """``out[i] = v[i - s]`` along the only axis, ``fill`` where ``i - s`` is outside."""
+    idx = _sorting.axis_iota(get_aval(v), 0, offset=-s)
+    return _sorting.gather_along_axis(v, idx, 0, fill)
+
+
+def _segment_exclusive_products(v: Any, starts: Any) -> Any:
+    """For sorted segments (``starts`` marks each segment's first element) the product of the
+    elements before each one in its segment: a log-depth segmented scan of products and
+    selects only, so exact with zeros and differentiable again."""
+    n = get_aval(v).shape[0]
+    one = _ew.convert_element_type(1, get_aval(v).dtype)
+    incl, flag = v, starts
+    s = 1
+    while s < n:
+        prev, prev_flag = _shifted(incl, s, 1), _shifted(flag, s, True)
+        incl = _ew.select_n(flag, _ew.mul(incl, prev), incl)
+        flag = _ew.or_(flag, prev_flag)
+        s *= 2
+    return _ew.select_n(starts, _shifted(incl, 1, 1), _shape.broadcast_to(one, (n,)))
+
+
+def _products_of_other_updates(x_aval: ShapedArray, u_g: Any, idx: Sequence[Any],
+                               indexer: tuple, mode: str) -> Any:
+    """For each update (of the indexed shape), the product of the other updates that name
+    the same element: the updates sorted by target, exclusive products from the left and
+    from the right within each run of equal targets, multiplied and put back in order."""
+    g = get_aval(u_g).shape
+    m = int(numpy.prod(g, dtype=numpy.int64))
+    if m == 0:
+        return u_g
+    ids = iota(x_aval.shape, x_aval.device)
+    if mode == "fill":  # dropped updates: target -1, multiplied by a dropped tangent anyway
+        target = bind1(_gather.gather_p, ids, *idx, indexer=indexer, mode=mode, fill_value=-1)
+    else:
+        target = bind1(_gather.gather_p, ids, *idx, indexer=indexer, mode=mode)
+    target = _shape.reshape(_shape.broadcast_to(target, g), (m,))
+    order = _sorting.argsort(target, 0, True)
+    t_sorted = _sorting.gather_along_axis(target, order, 0)
+    u_sorted = _sorting.gather_along_axis(_shape.reshape(u_g, (m,)), order, 0)
+    first = _ew.ne(t_sorted, _shifted(t_sorted, 1, -2))
+    last = _ew.ne(t_sorted, _shifted(t_sorted, -1, -2))
+    left = _segment_exclusive_products(u_sorted, first)
+    right = _shape.rev(_segment_exclusive_products(_shape.rev(u_sorted, (0,)),
+                                                   _shape.rev(last, (0,))), (0,))
+    others = _ew.mul(left, right)
+    back = _sorting.argsort(order, 0, True)
+    return _shape.reshape(_sorting.gather_along_axis(others, back, 0), g)
 
 
 def _scatter_mul_transpose(ct, x, u, *idx, indexer, mode):

@@ -257,7 +257,7 @@ def test_at_on_tracers_and_grad_of_grad() -> None:
     check_grads(f, (x,), order=3)
 
 
-def test_at_multiply_duplicate_update_grad_not_implemented() -> None:
+def test_at_multiply_duplicate_update_grad() -> None:
     x = dev(rand((3,)))
     u = dev(rand((2,), seed=2))
     out = fnp.at(x)[[1, 1]].multiply(u)
@@ -266,8 +266,8 @@ def test_at_multiply_duplicate_update_grad_not_implemented() -> None:
     assert_allclose(out, want)
     gx = funcgrad.grad(lambda x: _sum(fnp.at(x)[[1, 1]].multiply(u)))(x)
     assert_allclose(gx, np.array([1.0, host(u).prod(), 1.0]))
-    with pytest.raises(NotImplementedError, match="repeats a position"):
-        funcgrad.grad(lambda u: _sum(fnp.at(x)[[1, 1]].multiply(u)))(u)
+    gu = funcgrad.grad(lambda u: _sum(fnp.at(x)[[1, 1]].multiply(u)))(u)
+    assert_allclose(gu, host(x)[1] * host(u)[::-1])
 
 
 def test_at_min_max_ties_share_gradient() -> None:
