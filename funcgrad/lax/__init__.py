@@ -28,6 +28,7 @@ from funcgrad.lax._elementwise import (
     atan,
     atan2,
     atanh,
+    bitcast_convert_type,
     bitwise_and,
     bitwise_not,
     bitwise_or,
@@ -191,5 +192,5 @@ __all__ = [
     "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
     "batch_matmul", "associative_scan", "GatherDimensionNumbers", "ScatterDimensionNumbers",
     "GatherScatterMode", "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
-    "scatter_min", "scatter_max", "scatter_apply",
+    "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type",
 ]

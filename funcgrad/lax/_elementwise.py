@@ -35,7 +35,7 @@ from funcgrad.lax._common import (
 Array = Any
 
 __all__ = [
-    "RoundingMethod", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2",
+    "bitcast_convert_type", "RoundingMethod", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2",
     "nextafter", "complex", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "shift_left", "shift_right_arithmetic",
     "shift_right_logical", "neg", "sign", "floor", "ceil", "round", "abs", "exp", "exp2",
@@ -453,6 +453,25 @@ def clamp(min: Array, x: Array, max: Array) -> Array:  # noqa: A002
             raise TypeError(
                 f"lax.clamp: {k} must be a scalar or have x's shape {xa.shape}, got {a.shape}")
     return _ew.clamp(min, x, max)
+
+
+def bitcast_convert_type(operand: Array, new_dtype: Any) -> Array:
+    """``operand``'s bits read as ``new_dtype``, as ``jax.lax.bitcast_convert_type``.
+
+    A narrower ``new_dtype`` adds a trailing axis (``float64`` to ``uint8``: 8 more elements);
+    a wider one consumes the trailing axis, which must hold exactly the right number of
+    elements. Bool and complex operands only bitcast to their own dtype. There is no
+    derivative (tangents are zero, as in JAX).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.bitcast_convert_type(numpy.float32(1.0), numpy.int32).tolist()
+        1065353216
+        >>> lax.bitcast_convert_type(numpy.array([1, 2], numpy.int8), numpy.int16).tolist()
+        513
+    """
+    aval_of("bitcast_convert_type", operand)
+    return _ewx.bitcast_convert_type(operand, new_dtype)
 
 
 def convert_element_type(operand: Array, new_dtype: Any) -> Array:

@@ -1,7 +1,8 @@
 """More elementwise primitives: floating-point decomposition and integer bit utilities.
 
 ``ldexp``, ``frexp``, ``modf``, ``nextafter``, ``spacing``, ``gcd``, ``lcm`` and
-``bitwise_count`` wrap the NumPy/CuPy ufuncs of the same names, so values (signed zeros,
+``bitwise_count`` wrap the NumPy/CuPy ufuncs of the same names, and ``bitcast_convert_type``
+reinterprets the bits of an array as another dtype, so values (signed zeros,
 infinities, subnormals) are the library's own bit for bit. Derivatives follow JAX:
 ``ldexp`` is linear in its mantissa, the fractional part of ``modf`` has slope 1, the mantissa
 of ``frexp`` is ``x * 2**-e`` with ``e`` held fixed, ``nextafter`` has slope 1 in ``x``; integer
@@ -15,14 +16,15 @@ from typing import Any
 
 import numpy
 
-from funcgrad.avals import ShapedArray
+from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import bind, bind1
-from funcgrad.errors import DTypeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ops._util import make_primitive
+from funcgrad.ops._util import check_static, make_primitive
+from funcgrad.ops.shape import moveaxis
 from funcgrad.ops.elementwise import (
     _broadcasting_batch,
     _vectorized_batch,
@@ -36,7 +38,7 @@ from funcgrad.ops.elementwise import (
 __all__ = [
     "ldexp", "ldexp_p", "frexp", "frexp_p", "modf", "modf_p", "nextafter", "nextafter_p",
     "spacing", "spacing_p", "gcd", "gcd_p", "lcm", "lcm_p", "bitwise_count",
-    "bitwise_count_p",
+    "bitwise_count_p", "bitcast_convert_type", "bitcast_convert_type_p",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -240,3 +242,78 @@ def bitwise_count(x: Any) -> Any:
 
 defjvp_zero(bitwise_count_p)
 _vectorized_batch(bitwise_count_p)
+
+
+# -- bitcast_convert_type: the same bits read as another dtype (JAX's shape rule: a narrower
+# dtype adds a trailing axis of old/new elements, a wider one consumes the trailing axis)
+
+
+def _bitcast_shape(a: ShapedArray, new_dtype: numpy.dtype) -> tuple[int, ...]:
+    old = a.dtype
+    for dt in (old, new_dtype):
+        if dt.kind not in "biufc":
+            raise DTypeError(f"bitcast_convert_type: unsupported dtype {dt}")
+    if old != new_dtype and (old.kind in "bc" or new_dtype.kind in "bc"):
+        raise DTypeError(
+            f"bitcast_convert_type: bool and complex operands can only be bitcast to their own "
+            f"dtype, got {old} to {new_dtype}"
+        )
+    if old.itemsize == new_dtype.itemsize:
+        return a.shape
+    if old.itemsize > new_dtype.itemsize:
+        return (*a.shape, old.itemsize // new_dtype.itemsize)
+    n = a.shape[-1] if a.shape else 1
+    if n * old.itemsize != new_dtype.itemsize:
+        raise ShapeError(
+            f"bitcast_convert_type: converting an array of shape {a.shape} from {old} "
+            f"({old.itemsize} bytes) to {new_dtype} ({new_dtype.itemsize} bytes) needs a "
+            f"trailing axis of {new_dtype.itemsize // old.itemsize} elements, got {n}"
+        )
+    return a.shape[:-1]
+
+
+def _bitcast_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
+    xp = xp_for(x)
+    x = xp.asarray(x)
+    x = xp.ascontiguousarray(x).reshape(x.shape)  # (ascontiguousarray makes 0-d arrays 1-d)
+    old = x.dtype
+    if old.itemsize == new_dtype.itemsize:
+        return [x.view(new_dtype)]
+    if old.itemsize > new_dtype.itemsize:  # a trailing axis of the narrower elements
+        return [x.reshape(x.shape + (1,)).view(new_dtype)]
+    return [x.view(new_dtype).reshape(x.shape[:-1])]
+
+
+def _bitcast_abstract(a: ShapedArray, new_dtype: numpy.dtype) -> list[ShapedArray]:
+    check_static("bitcast_convert_type", new_dtype=new_dtype)
+    return [ShapedArray(_bitcast_shape(a, new_dtype), new_dtype, False, a.device)]
+
+
+bitcast_convert_type_p = make_primitive("bitcast_convert_type", _bitcast_impl, _bitcast_abstract)
+
+
+def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
+    """``x``'s bits read as ``new_dtype`` (no derivative: tangents are zero, as in JAX).
+
+    Example:
+        >>> import numpy as np
+        >>> bitcast_convert_type(np.float32(1.0), np.int32)
+        array(1065353216, dtype=int32)
+        >>> bitcast_convert_type(np.array([1], np.uint16), np.uint8)
+        array([[1, 0]], dtype=uint8)
+    """
+    new_dtype = numpy.dtype(new_dtype)
+    _bitcast_shape(get_aval(x), new_dtype)  # checked up front: eager mode runs the impl only
+    return bind1(bitcast_convert_type_p, x, new_dtype=new_dtype)
+
+
+def _bitcast_batch(axis_size: int, vals: Any, dims: Any, new_dtype: numpy.dtype):
+    # The trailing axis changes: keep the batch axis in front of it.
+    (x,), (d,) = vals, dims
+    if d == get_aval(x).ndim - 1:
+        x, d = moveaxis(x, d, 0), 0
+    return [bind1(bitcast_convert_type_p, x, new_dtype=new_dtype)], [d]
+
+
+defjvp_zero(bitcast_convert_type_p)
+batching.batch_rules[bitcast_convert_type_p] = _bitcast_batch
