@@ -35,6 +35,7 @@ from funcgrad.lax._common import (
     static_int,
     static_ints,
 )
+from funcgrad.ops.custom_derivatives import custom_jvp
 
 Array = Any
 
@@ -237,26 +238,82 @@ def cumprod(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     return _cum("cumprod", _red.cumprod, operand, axis, reverse, NUMERIC)
 
 
+def _balanced_eq(x: Array, z: Array, y: Array) -> Array:
+    """JAX's weight of ``x`` in the derivative of ``z = max(x, y)`` (or min): 1 if ``x``
+    alone is ``z``, 1/2 on a tie, else 0."""
+    a = aval_of("cummax", z)
+
+    def const(v: float) -> Array:
+        return _sh.broadcast_to(_ew.convert_element_type(v, a.dtype), a.shape)
+
+    half = _ew.select_n(_ew.eq(y, z), const(1.0), const(0.5))
+    return _ew.select_n(_ew.eq(x, z), const(0.0), half)
+
+
+def _extremum_scan(name: str, prim_fn: Callable[..., Any], pick: Callable[..., Any]) -> Any:
+    """The running max/min of floats: values from the fast primitive, derivative as JAX
+    defines it: the JVP of ``associative_scan(lax.max)``, so ties share the tangent in the
+    proportions that the scan's combination tree gives (1/2 at each tied comparison)."""
+
+    def scan(x: Array, axis: int, reverse: bool) -> Array:
+        return prim_fn(x, axis, reverse)
+
+    f = custom_jvp(scan, nondiff_argnums=(1, 2))
+
+    @f.defjvp
+    def _jvp(axis: int, reverse: bool, primals: tuple, tangents: tuple) -> tuple:
+        def combine(p: tuple, q: tuple) -> tuple:
+            (a, ta), (b, tb) = p, q
+            m = pick(a, b)
+            return m, _ew.add(_ew.mul(ta, _balanced_eq(a, m, b)),
+                              _ew.mul(tb, _balanced_eq(b, m, a)))
+
+        (x,), (t,) = primals, tangents
+        return associative_scan(combine, (x, t), reverse, axis)
+
+    f.__name__ = name
+    return f
+
+
+_cummax_float = _extremum_scan("cummax", _red.cummax, _ew.max)
+_cummin_float = _extremum_scan("cummin", _red.cummin, _ew.min)
+
+
+def _cum_extremum(name: str, fn: Callable[..., Any], float_fn: Callable[..., Any],
+                  operand: Array, axis: int, reverse: bool) -> Array:
+    a = aval_of(name, operand)
+    if a.dtype.kind == "f":
+        check_kind(name, a, "f")
+        if a.ndim == 0:
+            raise TypeError(f"lax.{name}: operand must have rank >= 1")
+        return float_fn(operand, axis_in(name, axis, a.ndim), bool(reverse))
+    return _cum(name, fn, operand, axis, reverse, "biu")
+
+
 def cummax(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
     """Running maximum along ``axis`` (from the end when ``reverse``).
+
+    The derivative is JAX's: that of ``associative_scan(lax.max, ...)``, where a tie splits
+    the tangent in half at each comparison of the scan.
 
     Example:
         >>> from funcgrad import lax
         >>> lax.cummax(numpy.array([1.0, 3.0, 2.0])).tolist()
         [1.0, 3.0, 3.0]
     """
-    return _cum("cummax", _red.cummax, operand, axis, reverse, "biuf")
+    return _cum_extremum("cummax", _red.cummax, _cummax_float, operand, axis, reverse)
 
 
 def cummin(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
-    """Running minimum along ``axis`` (from the end when ``reverse``).
+    """Running minimum along ``axis`` (from the end when ``reverse``); derivative as
+    :func:`cummax`.
 
     Example:
         >>> from funcgrad import lax
         >>> lax.cummin(numpy.array([3.0, 1.0, 2.0])).tolist()
         [3.0, 1.0, 1.0]
     """
-    return _cum("cummin", _red.cummin, operand, axis, reverse, "biuf")
+    return _cum_extremum("cummin", _red.cummin, _cummin_float, operand, axis, reverse)
 
 
 def cumlogsumexp(operand: Array, axis: int = 0, reverse: bool = False) -> Array:

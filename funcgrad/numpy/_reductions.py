@@ -710,31 +710,51 @@ def _sort_args(name: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any)
 
 
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
-         stable: Any = None) -> Any:
+         stable: Any = None, descending: bool = False) -> Any:
     """Sorted copy along ``axis`` (``numpy.sort``; flattened when ``axis`` is None).
 
-    NaNs go last, as in NumPy. The gradient follows each element to its sorted position.
+    NaNs go last, as in NumPy (first with ``descending=True``, JAX's extension, which is the
+    ascending result reversed). The gradient follows each element to its sorted position.
 
     Example:
         >>> import numpy as np
         >>> sort(np.array([3., np.nan, 1.]))
         array([ 1.,  3., nan])
+        >>> sort(np.array([3., np.nan, 1.]), descending=True)
+        array([nan,  3.,  1.])
     """
     x, ax = _sort_args("sort", a, axis, kind, order, stable)
-    return _sorting.sort(x, ax)
+    out = _sorting.sort(x, ax)
+    return _shape.rev(out, (ax,)) if _descending("sort", descending) else out
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
-            stable: Any = None) -> Any:
+            stable: Any = None, descending: bool = False) -> Any:
     """Indices that sort ``a`` along ``axis`` (``numpy.argsort``); always stable.
+
+    ``descending=True`` (JAX's extension) sorts from the largest, NaNs first; equal elements
+    still keep their original order, as ``jax.numpy.argsort(..., stable=True)`` does.
 
     Example:
         >>> import numpy as np
         >>> argsort(np.array([2., 1., 2., 0.]))
         array([3, 1, 0, 2])
+        >>> argsort(np.array([2., 1., 2., 0.]), descending=True)
+        array([0, 2, 1, 3])
     """
     x, ax = _sort_args("argsort", a, axis, kind, order, stable)
-    return _sorting.argsort(x, ax)
+    if not _descending("argsort", descending):
+        return _sorting.argsort(x, ax)
+    # A stable sort of the reversed array, read backwards: descending with ties in order.
+    n = _aval("argsort", x).shape[ax]
+    ids = _sorting.argsort(_shape.rev(x, (ax,)), ax)
+    return _shape.rev(_ew.sub(_ew.convert_element_type(n - 1, get_aval(ids).dtype), ids), (ax,))
+
+
+def _descending(name: str, descending: Any) -> bool:
+    if descending not in (True, False):
+        raise TypeError(f"{name}: descending must be True or False, got {descending!r}")
+    return bool(descending)
 
 
 # ---------------------------------------------------------------------------------------------

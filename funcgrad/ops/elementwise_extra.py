@@ -24,7 +24,6 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import check_static, make_primitive
-from funcgrad.ops.shape import moveaxis
 from funcgrad.ops.elementwise import (
     _broadcasting_batch,
     _vectorized_batch,
@@ -34,6 +33,7 @@ from funcgrad.ops.elementwise import (
     unbroadcast_ct,
     unop,
 )
+from funcgrad.ops.shape import moveaxis
 
 __all__ = [
     "ldexp", "ldexp_p", "frexp", "frexp_p", "modf", "modf_p", "nextafter", "nextafter_p",
