@@ -114,9 +114,17 @@ def _index_operands(prim: Primitive, primals: Sequence[Any]) -> set[int]:
     return {i for i, p in enumerate(primals) if not _is_float(p)}
 
 
+#: how a linear primitive's parameters change for the higher coefficients: a gather that
+#: fills out-of-range positions fills their coefficients with zeros, not its fill value
+_coefficient_params = {
+    _gather.gather_p: lambda p: {**p, "fill_value": 0} if p.get("mode") == "fill" else p,
+}
+
+
 def _linear_rule(prim: Primitive):
     def rule(primals, series, **params):
         outs = bind(prim, *primals, **params)
+        coeff_params = _coefficient_params.get(prim, lambda p: p)(params)
         order = _order(series)
         if not any(_is_float(o) for o in outs):
             return outs, [None] * len(outs)
@@ -129,7 +137,7 @@ def _linear_rule(prim: Primitive):
             else:
                 args = [p if i in index else (_zeros_like(p) if c is None else c)
                         for i, (p, c) in enumerate(zip(primals, cs))]
-                ys = bind(prim, *args, **params)
+                ys = bind(prim, *args, **coeff_params)
             for acc, y, o in zip(out_series, ys, outs):
                 acc.append(y if _is_float(o) else None)
         return outs, out_series

@@ -159,3 +159,13 @@ def test_fill_value_must_be_static():
     with pytest.raises(TypeError, match="fill_value must be a concrete scalar"):
         ga.gather(np.arange(3.0), np.array([0]), indexer=(Operand(0),), mode="fill",
                   fill_value=np.array([1.0, 2.0]))
+
+
+def test_fill_taylor_coefficients_are_zero_where_filled():
+    def f(v):
+        return ga.gather(v, np.array([0, 5]), indexer=(Operand(0),), mode="fill")
+
+    out, series = funcgrad.jet(f, (np.arange(3.0),), ((np.ones(3), np.ones(3)),))
+    assert host(out)[0] == 0.0 and np.isnan(host(out)[1])
+    for s in series:
+        assert host(s).tolist() == [1.0, 0.0]
