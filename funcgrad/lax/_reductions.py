@@ -378,32 +378,43 @@ def sort_key_val(keys: Array, values: Array, dimension: int = -1,
     return k, v
 
 
-def top_k(operand: Array, k: int) -> tuple[Array, Array]:
-    """The ``k`` largest entries along the last axis, descending, and their int32 indices.
+def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
+    """The ``k`` largest entries along ``axis`` (the last by default), descending, and their
+    int32 indices.
 
-    Ties list the lower index first, as in ``jax.lax.top_k``.
+    Ties list the lower index first and NaNs count as the largest values, as in
+    ``jax.lax.top_k``.
 
     Example:
         >>> from funcgrad import lax
         >>> v, i = lax.top_k(numpy.array([1.0, 3.0, 3.0, 2.0]), 2)
         >>> v.tolist(), i.tolist()
         ([3.0, 3.0], [1, 2])
+        >>> lax.top_k(numpy.array([[1, 5], [4, 2]]), 1, axis=0)[1].tolist()
+        [[1, 0]]
     """
     a = aval_of("top_k", operand)
     if a.ndim == 0:
         raise TypeError("lax.top_k: operand must have rank >= 1")
     check_kind("top_k", a, "biuf")
     k = static_int("top_k", k, "k")
-    n = a.shape[-1]
+    ax = axis_in("top_k", axis, a.ndim)
+    n = a.shape[ax]
     if not 0 <= k <= n:
-        raise ValueError(f"lax.top_k: k={k} must be between 0 and the last axis size {n}")
+        raise ValueError(f"lax.top_k: k={k} must be between 0 and the size {n} of axis {ax}")
     last = a.ndim - 1
-    idx = _sh.iota(numpy.dtype(numpy.int32), a.shape, last)
+    if ax != last:
+        operand = _sh.moveaxis(operand, ax, last)
+    shape = aval_of("top_k", operand).shape
+    idx = _sh.iota(numpy.dtype(numpy.int32), shape, last)
     # A stable ascending sort of the reversed array, reversed back: descending order with
     # ties keeping the lower index first.
     vals, ids = _sort.sort([_sh.rev(operand, (last,)), _sh.rev(idx, (last,))], last, True, 1)
     vals, ids = _sh.rev(vals, (last,)), _sh.rev(ids, (last,))
-    return _sh.slice_in_dim(vals, 0, k, 1, last), _sh.slice_in_dim(ids, 0, k, 1, last)
+    vals, ids = _sh.slice_in_dim(vals, 0, k, 1, last), _sh.slice_in_dim(ids, 0, k, 1, last)
+    if ax != last:
+        vals, ids = _sh.moveaxis(vals, last, ax), _sh.moveaxis(ids, last, ax)
+    return vals, ids
 
 
 # ---------------------------------------------------------------------------------------------

@@ -141,3 +141,13 @@ def test_dynamic_slices_batched_starts_grads():
         s = min(max(i + 4 if i < 0 else i, 0), 2)
         want[b, s:s + 2, 2:5] = 1.0
     assert_allclose(host(g), want)
+
+
+def test_top_k_along_another_axis():
+    x = np.array([[1.0, 5.0, 2.0], [4.0, 2.0, 2.0], [0.0, 2.0, 7.0]])
+    v, i = lax.top_k(dev(x), 2, axis=0)
+    assert host(i).tolist() == [[1, 0, 2], [0, 1, 0]]
+    assert host(v).tolist() == [[4.0, 5.0, 7.0], [1.0, 2.0, 2.0]]
+    check_grads(lambda a: lax.top_k(a, 2, axis=0)[0], (dev(np.arange(9.0).reshape(3, 3) % 4),),
+                order=1)
+    check_vmap(lambda a: lax.top_k(a, 1, axis=0), (dev(np.stack([x, x.T])),))
