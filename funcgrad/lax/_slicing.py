@@ -29,7 +29,7 @@ from funcgrad.lax._common import aval_of, static_ints
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import scatter as _sc
 from funcgrad.ops.control_flow import while_loop
-from funcgrad.ops.indexing import GatherScatterMode, Operand
+from funcgrad.ops.indexing import GatherScatterMode, Operand, default_fill_value
 
 Array = Any
 
@@ -264,6 +264,8 @@ def gather(operand: Array, start_indices: Array, dimension_numbers: GatherDimens
     blocks = _block_indices(name, shape, start_indices, ia, index_map, sizes, collapsed,
                             op_batch, idx_batch, m, scatter=False)
     if m is GatherScatterMode.FILL_OR_DROP:
+        if fill_value is None:
+            fill_value = default_fill_value(oa.dtype)
         out = _ga.gather_canonical(operand, *blocks.arrays, indexer=_operands(n), mode="fill",
                                    fill_value=fill_value)
     else:

@@ -5,9 +5,9 @@ also gives the result shape); integer index arrays are operands after ``x``. The
 ``scatter_add`` into zeros (:mod:`funcgrad.ops.scatter`); the batch rule folds the batch axis
 into the index expression (``indexing.batch_index_expr``).
 
-``mode="fill"`` gives ``fill_value`` (a static scalar; ``None`` is JAX's default for the dtype,
-see ``indexing.default_fill_value``) where an index is out of range; its tangents and
-cotangents fill with zeros.
+``mode="fill"`` gives ``fill_value`` (a static scalar, default 0, so that the gather stays
+linear) where an index is out of range; its tangents and cotangents fill with zeros. The public
+wrappers pass JAX's default for the dtype (``indexing.default_fill_value``: NaN, ...).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from funcgrad.ops.indexing import (
     canonical_indexer,
     check_index_avals,
     check_mode,
-    default_fill_value,
     default_mode,
     fix_indices,
     in_bounds_mask,
@@ -69,7 +68,7 @@ def _gather_fill(xp: Any, x: Any, idx: tuple, indexer: tuple, fill_value: Any) -
     safe = fix_indices("gather", xp, x.shape, indexer, idx, "fill")
     out = x[index_tuple(indexer, safe)]
     if fill_value is None:
-        fill_value = default_fill_value(x.dtype)
+        fill_value = 0
     # The broadcast index dims sit together in the result: give the mask their place.
     r = len(lay.adv_shape)
     at = lay.labels.index(("a", 0)) if r else 0
@@ -106,8 +105,9 @@ def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None,
            fill_value: Any = None) -> Any:
     """``x[idx]`` with NumPy semantics; ``indexer`` describes ``idx`` (see the module doc).
 
-    ``mode="fill"`` returns ``fill_value`` (default: NaN, or the dtype's extreme integer)
-    where an index is out of range after negative ones wrap once.
+    ``mode="fill"`` returns ``fill_value`` (default 0; ``jax.lax``'s default is
+    ``indexing.default_fill_value(dtype)``) where an index is out of range after negative ones
+    wrap once.
 
     Example:
         >>> import numpy as np
@@ -115,7 +115,7 @@ def gather(x: Any, *index_arrays: Any, indexer: Any, mode: str | None = None,
         array([[2, 0],
                [5, 3]])
         >>> gather(np.arange(3.0), np.array([-1, 3]), indexer=(Operand(0),), mode="fill")
-        array([ 2., nan])
+        array([2., 0.])
     """
     return gather_canonical(x, *index_arrays, indexer=canonical_indexer(indexer), mode=mode,
                             fill_value=fill_value)

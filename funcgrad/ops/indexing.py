@@ -14,8 +14,9 @@ NumPy. Index arrays that are traced (under ``jit``/``vmap``) cannot be checked, 
 wrappers pick ``mode="clamp"``: negative indices wrap once, then indices are clamped into
 ``[0, size - 1]`` (for scatters too: an out-of-range update lands on the edge element).
 ``mode="clip"`` and ``mode="wrap"`` are NumPy ``take``'s modes. ``mode="fill"`` is JAX's
-fill-or-drop: negative indices wrap once, then a gather gives ``fill_value`` wherever an index
-is still out of range and a scatter drops those updates. :class:`GatherScatterMode` (JAX's
+fill-or-drop: negative indices wrap once, then a gather gives ``fill_value`` (default 0: the
+gather stays linear) wherever an index is still out of range and a scatter drops those
+updates; :func:`default_fill_value` is JAX's fill for the public wrappers. :class:`GatherScatterMode` (JAX's
 ``lax.GatherScatterMode``) names the modes of ``jax.lax`` and ``x.at[...]``, and
 :meth:`GatherScatterMode.index_mode` says which mode of the primitives implements each: this
 module is the one place that knows.

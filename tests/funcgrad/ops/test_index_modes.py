@@ -61,9 +61,13 @@ def test_gather_fill_matches_reference(dtype):
     x = (np.arange(12) % 5).reshape(3, 4).astype(dtype)
     idx = np.array([[-5, -4, 3], [4, 0, 9]])
     got = host(ga.gather(dev(x), dev(idx), indexer=(FULL, Operand(0)), mode="fill"))
-    want = _ref_fill_take(x, idx, 1, default_fill_value(x.dtype))
+    want = _ref_fill_take(x, idx, 1, 0)   # the primitive's default fill: 0 (linear)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+    fill = default_fill_value(x.dtype)
+    got = host(ga.gather(dev(x), dev(idx), indexer=(FULL, Operand(0)), mode="fill",
+                         fill_value=fill))
+    np.testing.assert_array_equal(got, _ref_fill_take(x, idx, 1, fill))
     got = host(ga.gather(dev(x), dev(idx), indexer=(FULL, Operand(0)), mode="fill",
                          fill_value=1))
     np.testing.assert_array_equal(got, _ref_fill_take(x, idx, 1, 1))
@@ -71,7 +75,8 @@ def test_gather_fill_matches_reference(dtype):
 
 def test_gather_fill_scalar_and_separated_indices():
     x = np.arange(24.0).reshape(2, 3, 4)
-    got = host(ga.gather(dev(x), dev(np.array(3)), indexer=(FULL, Operand(0)), mode="fill"))
+    got = host(ga.gather(dev(x), dev(np.array(3)), indexer=(FULL, Operand(0)), mode="fill",
+                         fill_value=np.nan))
     assert np.isnan(got).all() and got.shape == (2, 4)
     # Advanced indices separated by a slice: their dims move to the front (NumPy's rule).
     i, j = np.array([0, 2, 1]), np.array([1, 4, -4])
@@ -163,9 +168,10 @@ def test_fill_value_must_be_static():
 
 def test_fill_taylor_coefficients_are_zero_where_filled():
     def f(v):
-        return ga.gather(v, np.array([0, 5]), indexer=(Operand(0),), mode="fill")
+        return ga.gather(v, np.array([0, 5]), indexer=(Operand(0),), mode="fill",
+                         fill_value=7.0)
 
     out, series = funcgrad.jet(f, (np.arange(3.0),), ((np.ones(3), np.ones(3)),))
-    assert host(out)[0] == 0.0 and np.isnan(host(out)[1])
+    assert host(out).tolist() == [0.0, 7.0]
     for s in series:
         assert host(s).tolist() == [1.0, 0.0]
