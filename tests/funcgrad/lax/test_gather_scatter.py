@@ -237,3 +237,53 @@ def test_errors_name_the_argument():
         lax.scatter_add(x, idx, dev(np.ones((2, 4))), SDN((1,), (0,), (0,)))
     with pytest.raises(ValueError, match="unknown gather/scatter mode"):
         lax.scatter_add(x, idx, dev(np.ones((1, 4))), SDN((1,), (0,), (0,)), mode="wrap")
+
+
+# ---------------------------------------------------------------------------------------------
+# Random dimension numbers against the reference (Hypothesis, kept small)
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _gather_configs(draw):
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 4)) for _ in range(rank))
+    mapped = draw(st.permutations(range(rank)).map(
+        lambda p: tuple(p[:draw(st.integers(1, rank))])))
+    collapsed = tuple(sorted(d for d in mapped if draw(st.booleans())))
+    sizes = tuple(1 if d in collapsed else draw(st.integers(0, n)) for d, n in enumerate(shape))
+    batch = tuple(draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 2))))
+    n_window = rank - len(collapsed)
+    offset = tuple(sorted(draw(st.permutations(range(len(batch) + n_window)))[:n_window]))
+    idx = np.array(draw(st.lists(st.integers(-2, 5), min_size=int(np.prod(batch)) * len(mapped),
+                                 max_size=int(np.prod(batch)) * len(mapped))),
+                   dtype=np.int32).reshape(batch + (len(mapped),))
+    return shape, idx, GDN(offset, collapsed, mapped), sizes, draw(st.sampled_from(["clip",
+                                                                                    "fill"]))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_gather_configs())
+def test_gather_random_dimension_numbers(cfg):
+    shape, idx, dn, sizes, mode = cfg
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    got = host(lax.gather(dev(x), dev(idx), dn, sizes, mode=mode))
+    np.testing.assert_array_equal(got, ref_gather(x, idx, dn, sizes, mode))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_gather_configs(), st.sampled_from(["scatter_add", "scatter_max"]))
+def test_scatter_random_dimension_numbers(cfg, op):
+    # A gather configuration read as the mirror-image scatter. (Not ``scatter``: which of
+    # two writes to one element wins is unspecified in XLA.)
+    shape, idx, gdn, sizes, mode = cfg
+    out_shape = host(lax.gather(dev(np.zeros(shape)), dev(idx), gdn, sizes)).shape
+    dn = SDN(gdn.offset_dims, gdn.collapsed_slice_dims, gdn.start_index_map)
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    u = np.arange(np.prod(out_shape), dtype=np.float64).reshape(out_shape) * 0.5 - 3.0
+    fn, combine = COMBINE[op]
+    m = "clip" if mode == "clip" else "drop"
+    got = host(fn(dev(x), dev(idx), dev(u), dn, mode=m))
+    assert_allclose(got, ref_scatter(x, idx, u, dn, combine, m))
