@@ -8,6 +8,8 @@ import itertools
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev, host
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad
 from funcgrad import lax
@@ -241,9 +243,6 @@ def test_errors_name_the_argument():
 
 # ---------------------------------------------------------------------------------------------
 # Random dimension numbers against the reference (Hypothesis, kept small)
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @st.composite
