@@ -218,6 +218,20 @@ def test_scatter_apply_applies_once_per_update():
     assert_allclose(host(g), want)
 
 
+def test_scatter_apply_under_vmap_and_jit_grad():
+    dn = SDN((), (0,), (0,))
+
+    def f(x, i):
+        return lax.scatter_apply(x, i, lambda v: v * 2, dn, update_shape=(3,))
+
+    xs = dev(np.arange(8.0).reshape(2, 4))
+    ids = dev(np.array([[[1], [3], [3]], [[0], [0], [0]]]))
+    assert host(funcgrad.vmap(f)(xs, ids)).tolist() == [[0.0, 2.0, 2.0, 12.0],
+                                                        [32.0, 5.0, 6.0, 7.0]]
+    g = funcgrad.vmap(funcgrad.jit(funcgrad.grad(lambda x, i: f(x, i).sum())))(xs, ids)
+    assert host(g).tolist() == [[1.0, 2.0, 1.0, 4.0], [8.0, 1.0, 1.0, 1.0]]
+
+
 def test_errors_name_the_argument():
     x = dev(np.zeros((3, 4)))
     idx = dev(np.array([[0]]))
