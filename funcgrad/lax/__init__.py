@@ -17,6 +17,19 @@ Example:
     (-3, -1.0)
 """
 
+from funcgrad.lax._convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose,
+    conv_transpose_shape_tuple,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
 from funcgrad.lax._elementwise import (
     RoundingMethod,
     abs,
@@ -73,6 +86,7 @@ from funcgrad.lax._elementwise import (
     pow,
     real,
     reciprocal,
+    reduce_precision,
     rem,
     round,
     rsqrt,
@@ -153,6 +167,7 @@ from funcgrad.lax._slicing import (
     scatter_mul,
     scatter_sub,
 )
+from funcgrad.lax._windows import reduce_window, reduce_window_shape_tuple
 from funcgrad.ops.collectives import (
     all_gather,
     all_to_all,
@@ -192,5 +207,9 @@ __all__ = [
     "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
     "batch_matmul", "associative_scan", "GatherDimensionNumbers", "ScatterDimensionNumbers",
     "GatherScatterMode", "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
-    "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type",
+    "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type", "reduce_precision",
+    "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
+    "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+    "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
+    "conv_transpose_shape_tuple", "reduce_window", "reduce_window_shape_tuple",
 ]

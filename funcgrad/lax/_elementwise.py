@@ -43,7 +43,7 @@ __all__ = [
     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
     "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "select", "select_n",
-    "clamp", "convert_element_type", "stop_gradient",
+    "clamp", "convert_element_type", "stop_gradient", "reduce_precision",
 ]
 
 
@@ -501,3 +501,29 @@ def stop_gradient(x: Any) -> Any:
         3.0
     """
     return tree_util.tree_map(_ew.stop_gradient, x)
+
+
+def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> Array:
+    """``operand`` rounded as if stored in a float format with ``exponent_bits`` exponent and
+    ``mantissa_bits`` mantissa bits, keeping its dtype: XLA's ReducePrecision bit for bit
+    (round to nearest even; overflow to a signed infinity; results below the format's smallest
+    normal number flush to a signed zero; NaN stays NaN). ``(8, 7)`` is bfloat16, ``(5, 10)``
+    float16. The derivative rounds the tangent the same way (as in JAX).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_precision(numpy.float32(1.00390625), 8, 7).tolist()   # to bfloat16
+        1.0
+        >>> lax.reduce_precision(numpy.array([70000.0, 1e-6]), 5, 10).tolist()  # float16
+        [inf, 0.0]
+    """
+    a = aval_of("reduce_precision", operand)
+    check_kind("reduce_precision", a, FLOATING)
+    e = static_int("reduce_precision", exponent_bits, "exponent_bits")
+    m = static_int("reduce_precision", mantissa_bits, "mantissa_bits")
+    if e < 1 or m < 0:
+        raise ValueError(f"lax.reduce_precision: exponent_bits must be >= 1 and mantissa_bits "
+                         f">= 0, got {e} and {m}")
+    if a.dtype.itemsize not in (2, 4, 8):
+        raise DTypeError(f"lax.reduce_precision: needs a float16/32/64 operand, got {a.dtype}")
+    return _ewx.reduce_precision(operand, e, m)

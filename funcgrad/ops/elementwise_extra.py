@@ -21,7 +21,7 @@ from funcgrad.backend import xp_for
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, jvp_rules
+from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import check_static, make_primitive
 from funcgrad.ops.elementwise import (
@@ -39,6 +39,7 @@ __all__ = [
     "ldexp", "ldexp_p", "frexp", "frexp_p", "modf", "modf_p", "nextafter", "nextafter_p",
     "spacing", "spacing_p", "gcd", "gcd_p", "lcm", "lcm_p", "bitwise_count",
     "bitwise_count_p", "bitcast_convert_type", "bitcast_convert_type_p",
+    "reduce_precision", "reduce_precision_p",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -317,3 +318,55 @@ def _bitcast_batch(axis_size: int, vals: Any, dims: Any, new_dtype: numpy.dtype)
 
 defjvp_zero(bitcast_convert_type_p)
 batching.batch_rules[bitcast_convert_type_p] = _bitcast_batch
+
+# ---------------------------------------------------------------------------------------------
+# reduce_precision: round to a float format with fewer exponent/mantissa bits, bit for bit as
+# XLA's ReducePrecision (round to nearest even on the bit pattern; overflow to a signed
+# infinity; underflow, subnormals included, to a signed zero; NaN kept, or +inf with no
+# mantissa bits). Treated as linear, as JAX does: the tangent is rounded the same way.
+
+_FLOAT_LAYOUT = {2: (5, 10), 4: (8, 23), 8: (11, 52)}  # itemsize -> (exponent, mantissa) bits
+
+
+def _reduce_precision_impl(xp: Any, x: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    x = xp.asarray(x)
+    dt = x.dtype
+    if dt.kind != "f" or dt.itemsize not in _FLOAT_LAYOUT:
+        raise DTypeError(f"reduce_precision: needs a float16/32/64 operand, got {dt}")
+    src_e, src_m = _FLOAT_LAYOUT[dt.itemsize]
+    nbits = 8 * dt.itemsize
+    u = numpy.dtype(f"u{dt.itemsize}").type
+    sign, exp_mask = u(1 << (nbits - 1)), u(((1 << src_e) - 1) << src_m)
+    bits = x.view(u)
+    is_nan = (bits & u(~(1 << (nbits - 1)) & ((1 << nbits) - 1))) > exp_mask
+    if mantissa_bits < src_m:
+        shift = src_m - mantissa_bits
+        # Round half to even: add 0111...1 plus the last kept bit, then drop the cut bits (a
+        # carry into the exponent is the right answer).
+        bias = ((bits >> u(shift)) & u(1)) + u((1 << (shift - 1)) - 1)
+        bits = (bits + bias) & u(((1 << nbits) - 1) ^ ((1 << shift) - 1))
+    if exponent_bits < src_e:
+        src_bias, new_bias = (1 << (src_e - 1)) - 1, (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exp_mask
+        signed_zero = bits & sign
+        bits = xp.where(exponent > u((src_bias + new_bias) << src_m), signed_zero | exp_mask,
+                        bits)
+        bits = xp.where(exponent <= u((src_bias - new_bias) << src_m), signed_zero, bits)
+    out = xp.asarray(bits).view(dt)
+    return xp.where(is_nan, x if mantissa_bits > 0 else dt.type(numpy.inf), out)
+
+
+reduce_precision_p = unop("reduce_precision", _reduce_precision_impl)
+
+
+def reduce_precision(x: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """``x`` rounded to a float format of ``exponent_bits``/``mantissa_bits`` (kept in
+    ``x``'s dtype), exactly as XLA's ReducePrecision."""
+    return bind1(reduce_precision_p, x, exponent_bits=int(exponent_bits),
+                 mantissa_bits=int(mantissa_bits))
+
+
+deflinear(reduce_precision_p)
+deftranspose(reduce_precision_p,
+             lambda ct, x, **params: [reduce_precision(ct, **params)])
+_vectorized_batch(reduce_precision_p)

@@ -1,0 +1,246 @@
+"""``lax.reduce_window``: a reduction over sliding windows, on the ``patches`` primitive.
+
+The operand is padded with the init value (base dilation is interior padding, as in XLA), the
+``patches`` window primitive lays every window out along one axis, and that axis is reduced:
+``reduce_sum``/``reduce_prod`` for ``lax.add``/``lax.mul``; for ``lax.max``/``lax.min`` the
+first extremum of each window is picked with a one-hot mask, so the gradient goes to that one
+element as XLA's ``select_and_scatter`` sends it. Any other ``computation`` (also over pytrees of
+operands) is applied elementwise across all windows at once, folding over the window
+positions, so it must be a vectorisable binary function (built from ``lax``/``funcgrad.numpy``
+operations). No new primitive: derivatives, batching and jit come from the rules of ``pad``,
+``patches``, the reductions and whatever ``computation`` uses.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.reductions as _red
+import funcgrad.ops.shape as _sh
+from funcgrad import tree_util
+from funcgrad.avals import get_aval
+from funcgrad.errors import DTypeError
+from funcgrad.lax import _elementwise as _lew
+from funcgrad.lax._common import aval_of, static_ints
+from funcgrad.lax._convolution import padtype_to_pads
+from funcgrad.ops.windows import patches as _patches
+
+Array = Any
+
+__all__ = ["reduce_window", "reduce_window_shape_tuple"]
+
+# computation -> the monoid it is; anything else takes the generic elementwise fold.
+_MONOIDS: dict[Any, str] = {
+    _lew.add: "add", _ew.add: "add", operator.add: "add",
+    _lew.mul: "mul", _ew.mul: "mul", operator.mul: "mul",
+    _lew.max: "max", _ew.max: "max",
+    _lew.min: "min", _ew.min: "min",
+}
+
+
+def _dilate(n: int, d: int) -> int:
+    return 0 if n == 0 else 1 + d * (n - 1)
+
+
+def reduce_window_shape_tuple(operand_shape: Sequence[int], window_dimensions: Sequence[int],
+                              window_strides: Sequence[int], padding: Sequence[Sequence[int]],
+                              base_dilation: Sequence[int] | None = None,
+                              window_dilation: Sequence[int] | None = None
+                              ) -> tuple[int, ...]:
+    """The result shape of :func:`reduce_window` for explicit ``(lo, hi)`` padding (as JAX).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.reduce_window_shape_tuple((5, 6), (2, 3), (1, 3), [(0, 0), (1, 2)])
+        (4, 3)
+    """
+    nd = len(operand_shape)
+    base = (1,) * nd if base_dilation is None else tuple(base_dilation)
+    wdil = (1,) * nd if window_dilation is None else tuple(window_dilation)
+    out = []
+    for n, w, s, (lo, hi), b, d in zip(operand_shape, window_dimensions, window_strides,
+                                       padding, base, wdil):
+        size, win = _dilate(n, b) + lo + hi, _dilate(w, d)
+        out.append((size - win) // s + 1 if size >= win else 0)
+    return tuple(out)
+
+
+def _scalar_init(name: str, init: Any, dtype: numpy.dtype, i: int) -> Any:
+    """The init value as a scalar of the operand's dtype (a weak Python scalar converts)."""
+    a = aval_of(name, init, "init_value")
+    if a.shape != ():
+        raise TypeError(f"lax.{name}: init_value must be a scalar, got shape {a.shape}")
+    if a.dtype == dtype:
+        return init
+    if a.weak_type and isinstance(init, bool | int | float | complex):
+        value = numpy.asarray(init)
+        if value.dtype.kind in "fc" and dtype.kind in "biu" and not (
+                numpy.isfinite(value) and value == numpy.round(value)):
+            raise DTypeError(f"lax.{name}: init_value {init!r} does not fit operand {i}'s "
+                             f"dtype {dtype}")
+        return dtype.type(init)
+    if a.weak_type:
+        return _ew.convert_element_type(init, dtype)
+    raise DTypeError(f"lax.{name}: init_value {i} has dtype {a.dtype} but its operand has "
+                     f"dtype {dtype}; they must match")
+
+
+def _is_value(init: Any, value: Any) -> bool:
+    """``init`` is concretely the scalar ``value`` (then the combine step can be skipped)."""
+    if not isinstance(init, bool | int | float | complex | numpy.generic | numpy.ndarray):
+        return False  # traced or on a device: the combine step stays (it is exact anyway)
+    v = numpy.asarray(init)
+    return bool(v == value) and (not isinstance(value, float) or
+                                 numpy.signbit(v) == numpy.signbit(value))
+
+
+def _identity(monoid: str, dtype: numpy.dtype) -> Any:
+    if monoid == "add":
+        return dtype.type(0)
+    if monoid == "mul":
+        return dtype.type(1)
+    if dtype.kind == "b":
+        return dtype.type(monoid == "min")
+    if dtype.kind in "iu":
+        info = numpy.iinfo(dtype)
+        return dtype.type(info.min if monoid == "max" else info.max)
+    return dtype.type(-numpy.inf if monoid == "max" else numpy.inf)
+
+
+def _windows(x: Array, init: Any, window: tuple, strides: tuple, pads: tuple, base: tuple,
+             wdil: tuple, zero_pad_ok: bool) -> Array:
+    """Every window of ``x`` along axis 0: ``(prod(window), *out_shape)``; padding and the
+    base-dilation holes hold ``init`` (plain zero padding when ``zero_pad_ok``)."""
+    nd = len(window)
+    if any(b > 1 for b in base) or any(lo < 0 for lo, _ in pads) or (
+            not zero_pad_ok and any(lo or hi > 0 for lo, hi in pads)):
+        x = _sh.pad(x, init, [(lo, max(hi, 0), b - 1) for (lo, hi), b in zip(pads, base)])
+        pads = tuple((0, min(hi, 0)) for _, hi in pads)
+    x = _sh.reshape(x, (1, 1) + tuple(get_aval(x).shape))
+    cols = _patches(x, window, strides, wdil, pads)                       # (1, *W, 1, *O)
+    shape = get_aval(cols).shape
+    return _sh.reshape(cols, (math.prod(window),) + shape[2 + nd:])
+
+
+def _first_extremum(cols: Array, monoid: str) -> Array:
+    """The max (min) over axis 0, differentiating into the first extremum of each window."""
+    pick = _red.argmax(cols, 0) if monoid == "max" else _red.argmin(cols, 0)
+    a = get_aval(cols)
+    hot = _ew.eq(_sh.iota(get_aval(pick).dtype, a.shape, 0),
+                 _sh.broadcast_in_dim(pick, a.shape, tuple(range(1, a.ndim))))
+    out = _red.reduce_sum(_ew.select_n(hot, a.dtype.type(0), cols), (0,))
+    return _same_dtype(out, a.dtype)
+
+
+def _same_dtype(x: Array, dtype: numpy.dtype) -> Array:
+    # Integer sums widen to int64 under NumPy's rules; lax keeps the operand's dtype.
+    return x if get_aval(x).dtype == dtype else _ew.convert_element_type(x, dtype)
+
+
+def _apply(computation: Callable, tree: Any, accs: list, cols: list, name: str) -> list:
+    out = computation(tree_util.tree_unflatten(tree, accs), tree_util.tree_unflatten(tree, cols))
+    flat, out_tree = tree_util.tree_flatten(out)
+    if out_tree != tree:
+        raise TypeError(f"lax.{name}: computation must return the structure of its operands "
+                        f"({tree}), got {out_tree}")
+    for acc, r in zip(accs, flat):
+        ra, aa = aval_of(name, r, "computation result"), get_aval(acc)
+        if ra.shape != aa.shape or ra.dtype != aa.dtype:
+            raise TypeError(
+                f"lax.{name}: computation must be an elementwise binary function keeping "
+                f"shape and dtype; on {aa.str_short()} it returned {ra.str_short()} (reduce_window "
+                "applies it to all windows at once)")
+    return flat
+
+
+def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any], Any],
+                  window_dimensions: Sequence[int], window_strides: Sequence[int],
+                  padding: Any, base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> Any:
+    """Reduce every window of ``operand`` with ``computation``, starting from ``init_value``.
+
+    ``padding`` is ``'VALID'``, ``'SAME'``, ``'SAME_LOWER'`` or ``(lo, hi)`` pairs per axis
+    (negative crops); padded positions and the holes of ``base_dilation`` hold ``init_value``,
+    as in XLA. ``window_dilation`` spreads the window. ``computation`` ``lax.add``/``lax.mul``/
+    ``lax.max``/``lax.min`` are recognised (max/min differentiate into the first extremum of a
+    window); any other vectorisable binary function, also over pytrees of operands and init
+    values, is folded over the window positions.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> x = np.arange(6.0).reshape(2, 3)
+        >>> lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "VALID").tolist()
+        [[4.0, 5.0]]
+        >>> lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 1), "SAME").tolist()
+        [[1.0, 3.0, 2.0], [7.0, 9.0, 5.0]]
+    """
+    name = "reduce_window"
+    flat_ops, tree = tree_util.tree_flatten(operand)
+    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    if tree != init_tree or not flat_ops:
+        raise TypeError(f"lax.{name}: operand and init_value must be pytrees of one structure "
+                        f"with at least one array, got {tree} and {init_tree}")
+    avals = [aval_of(name, x) for x in flat_ops]
+    shape = avals[0].shape
+    if any(a.shape != shape for a in avals):
+        raise TypeError(f"lax.{name}: all operands must have one shape, got "
+                        f"{[a.shape for a in avals]}")
+    nd = len(shape)
+    window = static_ints(name, window_dimensions, "window_dimensions")
+    strides = static_ints(name, window_strides, "window_strides")
+    base = (1,) * nd if base_dilation is None else static_ints(name, base_dilation,
+                                                               "base_dilation")
+    wdil = (1,) * nd if window_dilation is None else static_ints(name, window_dilation,
+                                                                 "window_dilation")
+    for arg, v in (("window_dimensions", window), ("window_strides", strides),
+                   ("base_dilation", base), ("window_dilation", wdil)):
+        if len(v) != nd:
+            raise TypeError(f"lax.{name}: {arg} {v} needs one entry per operand axis ({nd})")
+        if any(s < 1 for s in v):
+            raise TypeError(f"lax.{name}: {arg} {v} must be positive")
+    pads: Any = padtype_to_pads(shape, window, strides, padding) if isinstance(padding, str) \
+        else padding
+    try:
+        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in pads)
+    except (TypeError, ValueError):
+        raise TypeError(f"lax.{name}: padding must be a padding name or (lo, hi) int pairs, "
+                        f"got {padding!r}") from None
+    if len(pads) != nd:
+        raise TypeError(f"lax.{name}: padding {padding!r} needs one pair per axis ({nd})")
+    inits = [_scalar_init(name, v, a.dtype, i) for i, (v, a) in enumerate(zip(flat_inits,
+                                                                               avals))]
+    out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
+    if 0 in out_shape:
+        return tree_util.tree_unflatten(tree, [_sh.broadcast_in_dim(v, out_shape, ())
+                                               for v in inits])
+    monoid = _MONOIDS.get(computation) if len(flat_ops) == 1 else None
+    if monoid is not None and avals[0].dtype.kind == "b" and monoid in ("add", "mul"):
+        monoid = None  # lax.add/mul reject bool: the generic path raises their error
+    if monoid is not None:
+        (x,), (init,), dt = flat_ops, inits, avals[0].dtype
+        identity = _is_value(init, _identity(monoid, dt))
+        cols = _windows(x, init, window, strides, pads, base, wdil,
+                        monoid == "add" and identity)
+        if monoid == "add":
+            out = _same_dtype(_red.reduce_sum(cols, (0,)), dt)
+        elif monoid == "mul":
+            out = _same_dtype(_red.reduce_prod(cols, (0,)), dt)
+        else:
+            out = _first_extremum(cols, monoid)
+        if not identity:
+            out = computation(out, init)
+        return out
+    all_cols = [_windows(x, v, window, strides, pads, base, wdil, False)
+                for x, v in zip(flat_ops, inits)]
+    accs = [_sh.broadcast_in_dim(v, out_shape, ()) for v in inits]
+    for k in range(math.prod(window)):
+        accs = _apply(computation, tree, accs,
+                      [_sh.index_in_dim(c, k, 0, keepdims=False) for c in all_cols], name)
+    return tree_util.tree_unflatten(tree, accs)
