@@ -23,8 +23,10 @@ import numpy
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
-from funcgrad import tree_util
+import funcgrad.ops.sorting as _sort
+from funcgrad import backend, tree_util
 from funcgrad.avals import get_aval
+from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import aval_of, static_ints
@@ -91,6 +93,14 @@ def _scalar_init(name: str, init: Any, dtype: numpy.dtype, i: int) -> Any:
                      f"dtype {dtype}; they must match")
 
 
+def _filled(init: Any, shape: tuple[int, ...], device: str | None) -> Array:
+    """``init`` broadcast to ``shape`` on the operand's ``device`` (a host constant would land
+    on the default device)."""
+    if device is not None and not is_tracer(init):
+        init = backend.device_put(init, device)
+    return _sh.broadcast_in_dim(init, shape, ())
+
+
 def _is_value(init: Any, value: Any) -> bool:
     """``init`` is concretely the scalar ``value`` (then the combine step can be skipped)."""
     if not isinstance(init, bool | int | float | complex | numpy.generic | numpy.ndarray):
@@ -132,8 +142,7 @@ def _first_extremum(cols: Array, monoid: str) -> Array:
     """The max (min) over axis 0, differentiating into the first extremum of each window."""
     pick = _red.argmax(cols, 0) if monoid == "max" else _red.argmin(cols, 0)
     a = get_aval(cols)
-    hot = _ew.eq(_sh.iota(get_aval(pick).dtype, a.shape, 0),
-                 _sh.broadcast_in_dim(pick, a.shape, tuple(range(1, a.ndim))))
+    hot = _ew.eq(_sort.axis_iota(a, 0), _sh.expand_dims(pick, (0,)))  # on cols' device
     out = _red.reduce_sum(_ew.select_n(hot, a.dtype.type(0), cols), (0,))
     return _same_dtype(out, a.dtype)
 
@@ -218,8 +227,8 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
                                                                                avals))]
     out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
     if 0 in out_shape:
-        return tree_util.tree_unflatten(tree, [_sh.broadcast_in_dim(v, out_shape, ())
-                                               for v in inits])
+        return tree_util.tree_unflatten(tree, [_filled(v, out_shape, a.device)
+                                               for v, a in zip(inits, avals)])
     monoid = _MONOIDS.get(computation) if len(flat_ops) == 1 else None
     if monoid is not None and avals[0].dtype.kind == "b" and monoid in ("add", "mul"):
         monoid = None  # lax.add/mul reject bool: the generic path raises their error
@@ -239,7 +248,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         return out
     all_cols = [_windows(x, v, window, strides, pads, base, wdil, False)
                 for x, v in zip(flat_ops, inits)]
-    accs = [_sh.broadcast_in_dim(v, out_shape, ()) for v in inits]
+    accs = [_filled(v, out_shape, a.device) for v, a in zip(inits, avals)]
     for k in range(math.prod(window)):
         accs = _apply(computation, tree, accs,
                       [_sh.index_in_dim(c, k, 0, keepdims=False) for c in all_cols], name)

@@ -105,13 +105,16 @@ def reduce_window_reference(x: np.ndarray, init: Any, op: Any, window: tuple, st
 
 def reduce_precision_reference(x: np.ndarray, exponent_bits: int, mantissa_bits: int
                                ) -> np.ndarray:
-    """Round through exact rationals: nearest value of the reduced format (ties to even),
-    overflow to infinity, below the smallest normal to zero; NaN kept."""
+    """Round through exact rationals to ``mantissa_bits`` (ties to even; below the source's
+    smallest normal the source's fixed quantum, as rounding the bit pattern does). With fewer
+    exponent bits than the source: results above the format overflow to infinity, below its
+    smallest normal flush to zero. NaN stays NaN (+inf with no mantissa bits)."""
     from fractions import Fraction
 
+    info = np.finfo(x.dtype)
+    reduce_exponent = exponent_bits < info.nexp
     bias = 2 ** (exponent_bits - 1) - 1
     max_exp, min_exp = bias, 1 - bias
-    largest = (2 - Fraction(1, 2 ** mantissa_bits)) * Fraction(2) ** max_exp
     out = []
     for v in x.ravel().tolist():
         if np.isnan(v):
@@ -124,15 +127,16 @@ def reduce_precision_reference(x: np.ndarray, exponent_bits: int, mantissa_bits:
         e = f.numerator.bit_length() - f.denominator.bit_length()
         if Fraction(2) ** e > f:
             e -= 1
-        ulp = Fraction(2) ** (e - mantissa_bits)
+        ulp = Fraction(2) ** (max(e, info.minexp) - min(mantissa_bits, info.nmant))
         q, r = divmod(f, ulp)
         if r * 2 > ulp or (r * 2 == ulp and q % 2 == 1):
             q += 1
         rounded = q * ulp
         re = e + (1 if rounded >= Fraction(2) ** (e + 1) else 0)
-        if rounded > largest or re > max_exp:
+        if reduce_exponent and re > max_exp or not reduce_exponent and rounded > Fraction(
+                float(info.max)):
             res = np.inf
-        elif re < min_exp:
+        elif reduce_exponent and re < min_exp:
             res = 0.0
         else:
             res = float(rounded)

@@ -1,0 +1,214 @@
+"""``lax.reduce_window`` and ``lax.reduce_precision``: XLA's semantics (init value in the
+padding and the dilation holes, first-extremum gradients, bit-exact rounding), PyTorch pooling
+parity from recorded fixtures, and every transformation on varied inputs."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.test_util import check_grads
+from tests.funcgrad.op_tables.lax_windows import (
+    reduce_precision_reference,
+    reduce_window_reference,
+)
+
+FIXTURES = np.load(pathlib.Path(__file__).parent / "fixtures" / "conv_torch.npz")
+
+# -- reduce_window -------------------------------------------------------------------------
+
+
+def test_torch_max_pool_fixture() -> None:
+    # max_pool2d(kernel (3, 2), stride 2, padding 1, dilation (1, 2)) on NCHW.
+    x, ct = FIXTURES["max_pool2d/x"], FIXTURES["max_pool2d/ct"]
+
+    def pool(x):
+        return lax.reduce_window(x, -np.inf, lax.max, (1, 1, 3, 2), (1, 1, 2, 2),
+                                 ((0, 0), (0, 0), (1, 1), (1, 1)), window_dilation=(1, 1, 1, 2))
+
+    y, pullback = funcgrad.vjp(pool, dev(x))
+    assert_allclose(y, FIXTURES["max_pool2d/y"])
+    assert_allclose(pullback(dev(ct))[0], FIXTURES["max_pool2d/gx"])
+
+
+def test_torch_avg_pool_fixture() -> None:
+    x, ct = FIXTURES["avg_pool1d/x"], FIXTURES["avg_pool1d/ct"]
+
+    def pool(x):
+        return lax.reduce_window(x, 0.0, lax.add, (1, 1, 3), (1, 1, 2),
+                                 ((0, 0), (0, 0), (1, 1))) / 3.0
+
+    y, pullback = funcgrad.vjp(pool, dev(x))
+    assert_allclose(y, FIXTURES["avg_pool1d/y"], rtol=1e-12, atol=1e-14)
+    assert_allclose(pullback(dev(ct))[0], FIXTURES["avg_pool1d/gx"], rtol=1e-12, atol=1e-14)
+
+
+def test_max_gradient_goes_to_first_maximum() -> None:
+    # XLA's select_and_scatter (JAX's reduce_window max VJP) picks the first of tied maxima.
+    x = np.array([1.0, 3.0, 3.0, 2.0, 3.0])
+    g = funcgrad.grad(lambda x: fnp.sum(lax.reduce_window(x, -np.inf, lax.max, (2,), (1,),
+                                                          "VALID")))(dev(x))
+    assert host(g).tolist() == [0.0, 2.0, 1.0, 0.0, 1.0]
+    gmin = funcgrad.grad(lambda x: fnp.sum(lax.reduce_window(-x, np.inf, lax.min, (3,), (2,),
+                                                             "VALID")))(dev(x))
+    assert host(gmin).tolist() == [0.0, -1.0, -1.0, 0.0, 0.0]
+
+
+def test_padding_holds_the_init_value() -> None:
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    out = lax.reduce_window(x, 10.0, lax.add, (2, 2), (1, 1), ((1, 0), (0, 1)))
+    # Each window starts from 10 and every padded element counts as 10 (XLA's definition).
+    assert host(out).tolist() == [[10 + 10 + 10 + 1 + 2, 10 + 10 + 10 + 2 + 10],
+                                  [10 + 1 + 2 + 3 + 4, 10 + 2 + 10 + 4 + 10]]
+    assert_allclose(out, reduce_window_reference(x, 10.0, np.add, (2, 2), (1, 1),
+                                                 ((1, 0), (0, 1))))
+    base = lax.reduce_window(x, -1.0, lax.max, (2, 1), (1, 1), "VALID", base_dilation=(2, 1))
+    assert host(base).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_pytree_operands_and_generic_computation() -> None:
+    x = np.array([4.0, 1.0, 3.0, 5.0, 2.0])
+    idx = np.arange(5)
+
+    def argmax_pair(a, b):  # (value, index) pairs: the larger value, the first index on ties
+        take_b = lax.gt(b[0], a[0])
+        return lax.select(take_b, b[0], a[0]), lax.select(take_b, b[1], a[1])
+
+    vals, where = lax.reduce_window((x, idx), (-np.inf, 0), argmax_pair, (3,), (1,), "VALID")
+    assert host(vals).tolist() == [4.0, 5.0, 5.0]
+    assert host(where).tolist() == [0, 3, 3]
+    jitted = funcgrad.jit(lambda x, idx: lax.reduce_window(
+        (x, idx), (-np.inf, 0), argmax_pair, (3,), (1,), "VALID"))(dev(x), dev(idx))
+    assert_allclose(jitted[1], where)
+
+
+def test_errors() -> None:
+    x = np.ones((3, 4))
+    with pytest.raises(TypeError, match="window_dimensions"):
+        lax.reduce_window(x, 0.0, lax.add, (2,), (1, 1), "VALID")
+    with pytest.raises(TypeError, match="positive"):
+        lax.reduce_window(x, 0.0, lax.add, (2, 2), (0, 1), "VALID")
+    with pytest.raises(TypeError, match="dtype"):
+        lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (1, 1), "VALID")
+    with pytest.raises(TypeError, match="elementwise"):
+        lax.reduce_window(x, 0.0, lambda a, b: fnp.sum(a + b), (2, 2), (1, 1), "VALID")
+    with pytest.raises(TypeError, match="structure"):
+        lax.reduce_window((x, x), 0.0, lax.add, (2, 2), (1, 1), "VALID")
+    with pytest.raises(ValueError, match="padding"):
+        lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), "FULL")
+
+
+def test_empty_result_and_shape_tuple() -> None:
+    out = lax.reduce_window(np.ones((2, 3)), 0.0, lax.add, (3, 1), (1, 1), "VALID")
+    assert host(out).shape == (0, 3)
+    assert lax.reduce_window_shape_tuple((5, 6), (2, 3), (1, 3), [(0, 0), (1, 2)],
+                                         (2, 1), (1, 2)) == (8, 2)
+
+
+@st.composite
+def _window_configs(draw):
+    nd = draw(st.integers(1, 2))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(nd))
+    window = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    strides = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    pads = tuple((draw(st.integers(-1, 2)), draw(st.integers(-1, 2))) for _ in range(nd))
+    base = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    wdil = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    op = draw(st.sampled_from(["add", "max", "min", "mul"]))
+    return shape, window, strides, pads, base, wdil, op
+
+
+_OPS = {"add": (lax.add, np.add, 0.0), "max": (lax.max, np.maximum, -np.inf),
+        "min": (lax.min, np.minimum, np.inf), "mul": (lax.mul, np.multiply, 1.0)}
+
+
+@given(_window_configs(), st.integers(0, 2 ** 16))
+def test_random_configs_match_reference(config, seed) -> None:
+    shape, window, strides, pads, base, wdil, op = config
+    comp, ref_op, init = _OPS[op]
+    # Distinct values: max/min have no ties, so finite differences see the picked element.
+    x = np.random.default_rng(seed).permutation(int(np.prod(shape))).reshape(shape) / 5.0 + 0.5
+    want = reduce_window_reference(x, init, ref_op, window, strides, pads, base, wdil)
+
+    def f(x):
+        return lax.reduce_window(x, init, comp, window, strides, pads, base, wdil)
+
+    assert_allclose(f(dev(x)), want)
+    assert_allclose(funcgrad.jit(f)(dev(x)), want)
+    batched = funcgrad.vmap(f)(dev(np.stack([x, x * 2.0])))
+    assert_allclose(batched, np.stack([want, host(f(dev(x * 2.0)))]))
+    if want.size and np.all(np.isfinite(want)):
+        check_grads(f, (dev(x),), order=1, modes=("fwd", "rev"))
+
+
+# -- reduce_precision ------------------------------------------------------------------------
+
+
+def _edge_values(dtype) -> np.ndarray:
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(0)
+    spread = rng.standard_normal(300) * np.exp(rng.uniform(-40, 40, 300))
+    ties = np.array([1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11,
+                     65504.0, 65520.0, 65519.99, 2.0 ** -14, 2.0 ** -14 * (1 - 2.0 ** -12),
+                     2.0 ** -15, 3.3895e38, 3.4e38, 1.2e-38, 0.0, -0.0, np.inf, -np.inf,
+                     np.nan])
+    tiny = np.array([info.tiny, info.tiny * 0.75, info.tiny * 0.3, info.smallest_subnormal])
+    return np.concatenate([spread, ties, -ties, tiny, -tiny]).astype(dtype)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("bits", [(8, 7), (5, 10), (8, 23), (4, 3), (5, 2), (3, 0), (11, 52)])
+def test_reduce_precision_is_exact(dtype, bits) -> None:
+    x = _edge_values(dtype)
+    got = host(lax.reduce_precision(dev(x), *bits))
+    want = reduce_precision_reference(x, *bits)
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(got[ok], want[ok])
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
+
+
+def test_reduce_precision_bfloat16_and_float16_literals() -> None:
+    x = np.array([1.00390625, 1.01171875, 3.14159265, 1e-40, 3.4e38], np.float32)
+    # x.astype(bfloat16) values: ties to even, float32 subnormals kept (bfloat16 has the same
+    # exponent range), overflow to inf.
+    assert host(lax.reduce_precision(x, 8, 7)).tolist() == [1.0, 1.015625, 3.140625,
+                                                            2.0 ** -133, np.inf]
+    y = np.array([0.1, 65519.0, 65520.0, 6e-8], np.float64)
+    assert host(lax.reduce_precision(y, 5, 10)).tolist() == [0.0999755859375, 65504.0, np.inf,
+                                                             0.0]
+
+
+def test_reduce_precision_transformations() -> None:
+    x = np.array([1.0001, -2.71828, 3.3e5])
+    t = np.array([0.1234567, 1.0, 7.654321])
+    primal, tangent = funcgrad.jvp(lambda v: lax.reduce_precision(v, 8, 7), (dev(x),),
+                                   (dev(t),))
+    assert_allclose(tangent, lax.reduce_precision(t, 8, 7))   # JAX: linear, rounds the tangent
+    g = funcgrad.grad(lambda v: fnp.sum(lax.reduce_precision(v, 5, 10) * 3.0))(dev(x))
+    assert host(g).tolist() == [3.0, 3.0, 3.0]
+    xs = np.stack([x, 2 * x])
+    assert_allclose(funcgrad.vmap(lambda v: lax.reduce_precision(v, 5, 10))(dev(xs)),
+                    np.stack([host(lax.reduce_precision(v, 5, 10)) for v in xs]))
+    assert_allclose(funcgrad.jit(lambda v: lax.reduce_precision(v, 5, 10))(dev(x)),
+                    lax.reduce_precision(x, 5, 10))
+    assert host(lax.reduce_precision(2.5, 3, 0)).tolist() == 2.0
+
+
+def test_reduce_precision_errors() -> None:
+    with pytest.raises(TypeError, match="reduce_precision"):
+        lax.reduce_precision(np.arange(3), 8, 7)
+    with pytest.raises(ValueError, match="exponent_bits"):
+        lax.reduce_precision(np.ones(3), 0, 7)
+    with pytest.raises(TypeError, match="static"):
+        lax.reduce_precision(np.ones(3), 8.5, 7)
