@@ -172,8 +172,8 @@ def _pairs(name: str, padding: Any, nd: int) -> tuple[tuple[int, int], ...]:
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
-        raise TypeError(f"lax.{name}: padding must be 'SAME', 'VALID', 'SAME_LOWER' or a "
-                        f"sequence of (lo, hi) int pairs, got {padding!r}") from None
+        raise ValueError(f"lax.{name}: padding must be 'SAME', 'VALID', 'SAME_LOWER' or a "
+                         f"sequence of (lo, hi) int pairs, got {padding!r}") from None
     if len(pads) != nd:
         raise ValueError(f"lax.{name}: padding needs one (lo, hi) pair per spatial axis "
                          f"({nd}), got {padding!r}")
@@ -359,18 +359,25 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
         raise ValueError(f"lax.{name}: feature_group_count ({groups}) and batch_group_count "
                          f"({bgroups}) must be positive and at most one of them > 1")
     if c != i * groups or o % groups:
-        raise TypeError(f"lax.{name}: lhs has {c} features but rhs {ra.shape} expects "
+        raise ValueError(f"lax.{name}: lhs has {c} features but rhs {ra.shape} expects "
                         f"{i} * feature_group_count={groups} = {i * groups}; the rhs output "
                         f"features ({o}) must be divisible by feature_group_count")
     if n % bgroups or o % bgroups:
-        raise TypeError(f"lax.{name}: batch_group_count={bgroups} must divide the lhs batch "
+        raise ValueError(f"lax.{name}: batch_group_count={bgroups} must divide the lhs batch "
                         f"size ({n}) and the rhs output features ({o})")
     eff_kernel = tuple(_dilate(k, r) for k, r in zip(kernel, rdil))
     if isinstance(padding, str):
+        if any(d > 1 for d in ldil):
+            raise ValueError(f"lax.{name}: string padding ({padding!r}) is not defined with "
+                             f"lhs_dilation {ldil} (as in JAX): pass explicit (lo, hi) pairs "
+                             "or use lax.conv_transpose")
         pads = tuple(padtype_to_pads(spatial, eff_kernel, strides, padding))
     else:
         pads = _pairs(name, padding, nd)
     dilated = tuple(_dilate(s, d) for s, d in zip(spatial, ldil))
+    if any(m + lo + hi < 0 for m, (lo, hi) in zip(dilated, pads)):
+        raise ValueError(f"lax.{name}: negative padding {pads} is larger than the (dilated) "
+                         f"input {dilated}")
     out_spatial = tuple(max(0, (m + lo + hi - k) // s + 1) if m + lo + hi >= k else 0
                         for m, k, s, (lo, hi) in zip(dilated, eff_kernel, strides, pads))
     out_shape = (n // bgroups, o) + out_spatial

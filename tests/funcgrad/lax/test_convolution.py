@@ -319,6 +319,7 @@ def test_shape_tuples() -> None:
     (dict(padding=[(1, 1)]), "padding"),
     (dict(padding="FULL"), "padding"),
     (dict(lhs_dilation=(1, 0)), "lhs_dilation"),
+    (dict(lhs_dilation=(2, 1), padding="SAME"), "string padding"),
     (dict(precision="fastest-ever"), "precision"),
 ])
 def test_errors_name_the_argument(kwargs, match) -> None:
