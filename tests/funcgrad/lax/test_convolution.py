@@ -229,7 +229,7 @@ def test_vmap_matches_loop(in_axes) -> None:
     ws = ws[0] if in_axes[1] is None else np.moveaxis(ws, 0, in_axes[1])
 
     def f(x, w):
-        return lax.conv_general_dilated(x, w, (2, 1), "SAME", (1, 2), (1, 1),
+        return lax.conv_general_dilated(x, w, (2, 1), [(1, 1), (0, 1)], (1, 2), (1, 1),
                                         ("NHWC", "HWIO", "NHWC"), feature_group_count=2)
 
     got = funcgrad.vmap(f, in_axes=in_axes)(dev(xs), dev(ws))
