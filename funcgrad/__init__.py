@@ -8,6 +8,7 @@ Example:
 
 from funcgrad import config, flatten_util, lax, tree_util
 from funcgrad import debug as debug
+from funcgrad import export as export
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import profiler as profiler
@@ -33,7 +34,7 @@ from funcgrad.api import (
 from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
-from funcgrad.avals import ShapedArray, float0
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
 from funcgrad.backend import default_device, devices, to_numpy
 from funcgrad.debug import debug_nans
 from funcgrad.errors import (
@@ -90,6 +91,7 @@ __all__ = [
     "stop_gradient",
     "debug",
     "debug_nans",
+    "export",
     "profiler",
     "viz",
     "checkpoint",
@@ -104,6 +106,7 @@ __all__ = [
     "default_device",
     "to_numpy",
     "ShapedArray",
+    "ShapeDtypeStruct",
     "float0",
     "ConcretizationError",
     "DeviceMismatchError",

@@ -20,7 +20,7 @@ import numpy
 
 from funcgrad import backend, config, tree_util
 from funcgrad.api_vmap import vmap_basis
-from funcgrad.avals import ShapedArray, float0, get_aval
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
 from funcgrad.errors import FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
@@ -29,7 +29,6 @@ from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_a
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, transpose_linearized
-from funcgrad.ir import ClosedJaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 
@@ -318,24 +317,40 @@ def _all_array_leaves(x: Any) -> bool:
     return True
 
 
+def _stand_in_leaf(x: Any) -> Any:
+    """A :class:`ShapedArray` given as an example argument, as a traceable stand-in."""
+    return ShapeDtypeStruct.from_aval(x) if isinstance(x, ShapedArray) else x
+
+
 def make_jaxpr(
-    fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
-) -> Callable[..., ClosedJaxpr]:
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *,
+    return_shape: bool = False,
+) -> Callable[..., Any]:
     """A function that traces ``fun`` on example arguments and returns its closed jaxpr.
 
     Positional arguments other than ``static_argnums`` (negative counts from the end) and
     keyword arguments holding arrays or scalars become the jaxpr's inputs, as under ``jit``;
-    static arguments and other keyword values (strings, callables) are passed through.
+    static arguments and other keyword values (strings, callables) are passed through. An
+    array argument may be a stand-in: a :class:`~funcgrad.ShapeDtypeStruct` or a
+    :class:`~funcgrad.ShapedArray`. With ``return_shape=True`` the result is the pair
+    ``(closed_jaxpr, out_shape)``, ``out_shape`` being ``fun``'s output structure with a
+    :class:`~funcgrad.ShapeDtypeStruct` per array (as JAX's).
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
         >>> print(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)))
         { lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }
+        >>> _, shape = funcgrad.make_jaxpr(lambda x: (x, x.sum()), return_shape=True)(
+        ...     funcgrad.ShapeDtypeStruct((2,), np.float32))
+        >>> shape
+        (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float32))
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun)
-    def make(*args: Any, **kwargs: Any) -> ClosedJaxpr:
+    def make(*args: Any, **kwargs: Any) -> Any:
+        args = tuple(tree_util.tree_map(_stand_in_leaf, a) for a in args)
+        kwargs = {k: tree_util.tree_map(_stand_in_leaf, v) for k, v in kwargs.items()}
         nargs = len(args)
         static_idx = {i % nargs for i in static if -nargs <= i < nargs}
         dyn_idx = [i for i in range(nargs) if i not in static_idx]
@@ -362,6 +377,9 @@ def make_jaxpr(
         closed = trace_to_jaxpr(
             _flatten_fun(g, in_tree, store), in_avals, _trace_var.get(), origins
         )
+        if return_shape:
+            structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
+            return closed, tree_util.tree_unflatten(store[0], structs)
         return closed
 
     return make

@@ -33,9 +33,9 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
-from funcgrad import tree_util
+from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
 from funcgrad.backend import is_array, xp_for
 from funcgrad.core import (
     Tracer,
@@ -47,7 +47,7 @@ from funcgrad.core import (
 )
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.ir import ClosedJaxpr, Var
+from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
 
 __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning"]
@@ -83,7 +83,26 @@ def _leaf_key(x: Any) -> Any:
     if isinstance(x, numpy.generic):
         return t
     a = get_aval(x)
+    if t is ShapeDtypeStruct:  # a stand-in (lower/trace): its weak type is part of the key
+        return (t, a.shape, a.dtype, a.device, a.weak_type)
     return (t, a.shape, a.dtype, a.device)
+
+
+def _stand_in(x: Any) -> Any:
+    """An example argument of lower()/trace() that describes an array without being one
+    (a ShapedArray, anything with .shape and .dtype) as a ShapeDtypeStruct."""
+    if isinstance(x, ShapedArray):
+        return ShapeDtypeStruct.from_aval(x)
+    if type(x) in _FAST_LEAVES or isinstance(x, Tracer | ShapeDtypeStruct | numpy.generic):
+        return x
+    try:
+        get_aval(x)
+        return x
+    except TypeError:
+        shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dtype is None:
+            return x  # refused by the tracer with the argument's name
+        return ShapeDtypeStruct(shape, dtype)
 
 
 def _describe_leaf(key: Any) -> str:
@@ -170,9 +189,9 @@ class _Entry:
 class Jitted:
     """A function compiled by :func:`jit`; call it like the original.
 
-    Attributes and methods: ``trace_count`` (traces so far), ``lower(*args)`` (the closed
-    jaxpr for those arguments), ``source(*args)`` (the generated Python code),
-    ``clear_cache()``.
+    Attributes and methods: ``trace_count`` (traces so far), ``trace(*args)`` /
+    ``lower(*args)`` (the ahead-of-time stages for those arguments, see
+    :mod:`funcgrad.stages`), ``source(*args)`` (the generated Python code), ``clear_cache()``.
     """
 
     def __init__(
@@ -294,7 +313,8 @@ class Jitted:
             ) from None
         return (type(v), v)
 
-    def _lookup(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any], bool]:
+    def _lookup(self, args: tuple, kwargs: dict,
+                abstract_ok: bool = False) -> tuple[_Entry, list[Any], bool]:
         # Collectives trace to different programs under different bound axes (all_gather's
         # shape is the axis size): the bound axes are part of every key.
         env = axis_env_key()
@@ -335,6 +355,8 @@ class Jitted:
                 raise TypeError(self._bad_leaf_message(x, leaves, treedef, dyn_pos)) from None
             if type(k) is ShapedArray:
                 has_tracer = True
+            elif type(x) is ShapeDtypeStruct and not abstract_ok:
+                raise TypeError(self._bad_leaf_message(x, leaves, treedef, dyn_pos))
             keys.append(k)
         key = (treedef, tuple(statics), tuple(keys), env)
         entry = self._cache.peek(key)
@@ -364,6 +386,12 @@ class Jitted:
             if leaf is x:
                 label = lab
                 break
+        if isinstance(x, ShapeDtypeStruct):
+            return (
+                f"jit({self._name}): argument {label} is a ShapeDtypeStruct, a stand-in for an "
+                "array: call the function with arrays; stand-ins are for "
+                f"jit({self._name}).lower(...) / .trace(...) and funcgrad.eval_shape"
+            )
         return (
             f"jit({self._name}): argument {label} is a {type(x).__name__}, which is not an "
             "array or a Python/NumPy scalar; mark it static with static_argnums / "
@@ -474,15 +502,7 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         entry, leaves, has_tracer = self._lookup(args, kwargs)
-        consts = entry.consts
-        if not consts and not has_tracer and current_trace() is eval_trace:
-            run = entry.run or entry.runner(self._name, leaves)
-            outs = run(*leaves)
-        else:
-            n = len(consts) + len(leaves)
-            donated = (False,) * n
-            outs = bind(jit_p, *consts, *leaves, jaxpr=entry.closed, name=self._name,
-                        donated_invars=donated)
+        outs = self._run(entry, leaves, has_tracer)
         kind = entry.out_kind
         if kind == 1:
             return outs[0]
@@ -490,16 +510,65 @@ class Jitted:
             return tuple(outs)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def lower(self, *args: Any, **kwargs: Any) -> ClosedJaxpr:
-        """The closed jaxpr traced for these arguments (tracing if needed).
+    def _run(self, entry: _Entry, leaves: Sequence[Any], has_tracer: bool) -> list[Any]:
+        consts = entry.consts
+        if not consts and not has_tracer and current_trace() is eval_trace:
+            run = entry.run or entry.runner(self._name, leaves)
+            return run(*leaves)
+        n = len(consts) + len(leaves)
+        return bind(jit_p, *consts, *leaves, jaxpr=entry.closed, name=self._name,
+                    donated_invars=(False,) * n)
+
+    def trace(self, *args: Any, **kwargs: Any) -> stages.Traced:
+        """Stage the function out for these arguments: a :class:`~funcgrad.stages.Traced`
+        (``.jaxpr``, ``.out_info``, ``.lower()``). Arguments may be arrays, scalars or
+        stand-ins (:class:`~funcgrad.ShapeDtypeStruct`, :class:`~funcgrad.ShapedArray`, anything
+        with ``.shape`` and ``.dtype``); static arguments must be their values. Shares the
+        call cache: tracing here and then calling with arrays of those types traces once.
 
         Example:
             >>> import numpy as np, funcgrad
-            >>> print(funcgrad.jit(lambda x: x * 2.0).lower(np.ones(2)))
-            { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+            >>> traced = funcgrad.jit(lambda x: x.T).trace(funcgrad.ShapedArray((2, 3), np.int32))
+            >>> traced.out_info
+            ShapeDtypeStruct(shape=(3, 2), dtype=int32)
         """
-        entry, _, _ = self._lookup(args, kwargs)
-        return entry.closed
+        nums = self._static_nums | {i + len(args) for i in self._neg_static}
+        args = tuple(a if i in nums else tree_util.tree_map(_stand_in, a)
+                     for i, a in enumerate(args))
+        kwargs = {k: v if k in self._static_names else tree_util.tree_map(_stand_in, v)
+                  for k, v in kwargs.items()}
+        entry, _, _ = self._lookup(args, kwargs, abstract_ok=True)
+        if entry.consts:
+            raise TypeError(
+                f"jit({self._name}).lower/trace: the function closes over values traced by an "
+                "enclosing transformation (grad, vmap, ...); a lowered computation cannot hold "
+                "them. Pass them as arguments instead"
+            )
+        sig = stages._Signature(self._name, entry.closed, entry.key[0], entry.out_tree,
+                                entry.labels, entry.donated)
+        name = self._name
+
+        def run(leaves: list[Any]) -> list[Any]:
+            has_tracer = any(isinstance(x, Tracer) for x in leaves)
+            return self._run(entry, leaves, has_tracer)
+
+        return stages.Traced(sig, lambda: entry.executable(name), run)
+
+    def lower(self, *args: Any, **kwargs: Any) -> stages.Lowered:
+        """The computation lowered for these arguments: a :class:`~funcgrad.stages.Lowered`
+        with ``.as_text()`` (the optimised jaxpr and the generated Python source),
+        ``.jaxpr`` (the traced closed jaxpr), ``.out_info`` and ``.compile()``. Arguments as
+        for :meth:`trace`.
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> lowered = funcgrad.jit(lambda x: x * 2.0).lower(np.ones(2))
+            >>> print(lowered.jaxpr)
+            { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+            >>> lowered.compile()(np.ones(2)).tolist()
+            [2.0, 2.0]
+        """
+        return self.trace(*args, **kwargs).lower()
 
     def source(self, *args: Any, **kwargs: Any) -> str:
         """The generated Python code run for these arguments (tracing if needed).

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy
 
-from funcgrad.backend import device_of
+from funcgrad.backend import canonical_device, device_of, get_default_device
 from funcgrad.errors import DTypeError
 
 __all__ = [
     "ShapedArray",
+    "ShapeDtypeStruct",
     "get_aval",
     "float0",
     "result_dtype",
@@ -102,6 +103,88 @@ class ShapedArray:
         extra = ", weak_type=True" if self.weak_type else ""
         dev = f", device={self.device!r}" if self.device else ""
         return f"ShapedArray({self.str_short()}{extra}{dev})"
+
+
+class ShapeDtypeStruct:
+    """A stand-in for an array of this shape and dtype, as ``jax.ShapeDtypeStruct``.
+
+    Accepted wherever an example argument is only needed for its type: ``jit(f).lower``,
+    ``make_jaxpr``, ``eval_shape``, ``funcgrad.export.export``. ``weak_type`` marks the
+    stand-in for a Python scalar (NEP 50); ``device`` is where the array will live (the default
+    device when None). ``make_jaxpr(..., return_shape=True)`` and ``Lowered.out_info`` describe
+    results with it.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> x = ShapeDtypeStruct((2, 3), np.float32)
+        >>> x, x.ndim, x.size
+        (ShapeDtypeStruct(shape=(2, 3), dtype=float32), 2, 6)
+        >>> funcgrad.jit(lambda a: a.sum(0)).lower(x).out_info
+        ShapeDtypeStruct(shape=(3,), dtype=float32)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "device")
+
+    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False,
+                 device: str | None = None) -> None:
+        if isinstance(shape, int | numpy.integer):
+            shape = (shape,)
+        try:
+            dims = tuple(int(d) for d in shape)
+        except TypeError:
+            raise TypeError(
+                f"ShapeDtypeStruct: shape must be a tuple of ints, got {shape!r}"
+            ) from None
+        if any(d < 0 for d in dims):
+            raise ValueError(f"ShapeDtypeStruct: shape must not be negative, got {dims}")
+        if dtype is None:
+            raise TypeError("ShapeDtypeStruct: dtype is required (e.g. numpy.float32)")
+        self.shape = dims
+        self.dtype = canonical_dtype(dtype, "ShapeDtypeStruct")
+        self.weak_type = bool(weak_type)
+        self.device = canonical_device(device) if device is not None else None
+
+    @classmethod
+    def from_aval(cls, aval: ShapedArray) -> ShapeDtypeStruct:
+        """The struct describing an abstract value.
+
+        Example:
+            >>> ShapeDtypeStruct.from_aval(ShapedArray((2,), numpy.int32))
+            ShapeDtypeStruct(shape=(2,), dtype=int32)
+        """
+        return cls(aval.shape, aval.dtype, aval.weak_type, aval.device)
+
+    @property
+    def aval(self) -> ShapedArray:
+        """The abstract value tracing sees (on the default device unless one was given)."""
+        return ShapedArray(self.shape, self.dtype, self.weak_type,
+                           self.device or get_default_device())
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of an unsized (0-d) ShapeDtypeStruct")
+        return self.shape[0]
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ShapeDtypeStruct and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.device == other.device)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type, self.device))
+
+    def __repr__(self) -> str:
+        extra = ", weak_type=True" if self.weak_type else ""
+        dev = f", device={self.device!r}" if self.device else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{dev})"
 
 
 _SHORT = {

@@ -59,6 +59,7 @@ from funcgrad.interpreters.staging import (
 )
 from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
+from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
 from funcgrad.ops.elementwise import convert_element_type
 
@@ -513,18 +514,23 @@ def _convert_jvp(
     r_closed, r_lv, r_vals = _closure_convert(rule_flat, in_avals + t_avals)
     _check_no_new_consts(consts, r_vals)
     rule_c = _with_lifted_invars(r_closed, r_lv, r_vals, consts)
-    m = len(fun_c.out_avals)
+    state.final["jvp"] = _jvp_rule_of_jaxpr(rule_c, len(fun_c.out_avals))
+    return consts + leaves, dict(fun=fun_c, jvp=jvp_fwd, num_consts=len(consts))
+
+
+def _jvp_rule_of_jaxpr(rule: ClosedJaxpr, m: int) -> Callable[..., tuple[list, list]]:
+    """The JVP rule ``jvp(primals, tangents) -> (outs, tangent_outs)`` that evaluates ``rule``,
+    a jaxpr from ``(*primals, *tangents)`` to ``(*outs, *tangent_outs)`` (``m`` outputs)."""
 
     def jvp_c(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
-        res = eval_jaxpr(rule_c.jaxpr, rule_c.consts, *primals, *tangents)
+        res = eval_jaxpr(rule.jaxpr, rule.consts, *primals, *tangents)
         touts = [
             Zero(tangent_aval(get_aval(o))) if getattr(t, "dtype", None) == float0 else t
             for o, t in zip(res[:m], res[m:])
         ]
         return res[:m], touts
 
-    state.final["jvp"] = jvp_c
-    return consts + leaves, dict(fun=fun_c, jvp=jvp_fwd, num_consts=len(consts))
+    return jvp_c
 
 
 def _check_no_new_consts(consts: list[Any], vals: list[Any]) -> None:
@@ -629,6 +635,49 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):
 
 
 batching.batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
+
+
+def _encode_jvp_rule(jvp: Any, enc: Encoder) -> Any:
+    # The rule is a Python function: written as the jaxpr it traces to for this equation's
+    # operands, (*primals, *tangents) -> (*outs, *tangent_outs), so an exported program keeps
+    # its custom derivative (and differentiates again through the jaxpr).
+    eqn = enc.eqn
+    assert eqn is not None
+    avals = [a.aval for a in eqn.invars]
+    n = len(avals)
+    t_avals = [tangent_aval(a) for a in avals[eqn.params["num_consts"]:]]
+
+    def rule_flat(*pt: Any) -> list[Any]:
+        outs, touts = jvp(list(pt[:n]), list(pt[n:]))
+        return list(outs) + [_instantiate_tangent(t) for t in touts]
+
+    try:
+        with set_current_trace(eval_trace):
+            closed = trace_to_jaxpr(rule_flat, avals + t_avals, eval_trace)
+    except Exception as e:
+        raise ExportError(
+            f"cannot export primitive 'custom_jvp_call': tracing its JVP rule "
+            f"{_fun_name(jvp)} for {[a.str_short() for a in avals]} failed: {e}"
+        ) from e
+    if any(isinstance(c, Tracer) for c in closed.consts):
+        raise ExportError("cannot export primitive 'custom_jvp_call': its JVP rule "
+                          f"{_fun_name(jvp)} closes over traced values")
+    return enc.closed_jaxpr(closed)
+
+
+def _decode_jvp_rule(data: Any, dec: Decoder) -> Any:
+    rule = dec.closed_jaxpr(data)
+    m, odd = divmod(len(rule.out_avals), 2)
+    if odd:
+        raise ExportError("a custom_jvp_call JVP rule must have as many tangent outputs as "
+                          f"outputs, got {len(rule.out_avals)} results in all")
+    jvp = _jvp_rule_of_jaxpr(rule, m)
+    jvp.__name__ = "exported_jvp_rule"
+    return jvp
+
+
+register_param_codec(custom_jvp_call_p, "jvp",
+                     Codec("custom_jvp_call.jvp", _encode_jvp_rule, _decode_jvp_rule))
 
 
 # =============================================================================================

@@ -42,6 +42,7 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.jaxpr_codec import Codec, register_type_codec
 
 __all__ = [
     "Slice",
@@ -137,6 +138,12 @@ class Operand:
     def __repr__(self) -> str:
         return f"#{self.k}"
 
+
+# Written to exported files as data (funcgrad.export): [start, stop, step] and k.
+register_type_codec(Slice, Codec("indexing.Slice", lambda x, enc: [x.start, x.stop, x.step],
+                                 lambda d, dec: Slice(*(_as_int(v, "Slice") for v in d))))
+register_type_codec(Operand, Codec("indexing.Operand", lambda x, enc: x.k,
+                                   lambda d, dec: Operand(operator.index(d))))
 
 FULL = Slice(None, None, None)
 _MODES = ("raise", "clamp", "clip", "wrap", "fill")

@@ -62,6 +62,7 @@ from funcgrad.interpreters.staging import (
 )
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Var, dce_jaxpr
+from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops import linalg as _linalg
 from funcgrad.ops._call import (
     WHOLE,
@@ -255,6 +256,40 @@ checkpoint_policies = types.SimpleNamespace(
 checkpoint_policies.__doc__ = (
     "Ready-made rematerialization policies: ``policy(prim, *avals, **params) -> bool``."
 )
+
+
+# -- writing policies to exported files (funcgrad.export): by name, as data ---------------------
+
+_NAMED_POLICIES = {
+    "everything_saveable": everything_saveable,
+    "nothing_saveable": nothing_saveable,
+    "dots_saveable": dots_saveable,
+    "dots_with_no_batch_dims_saveable": dots_with_no_batch_dims_saveable,
+}
+
+
+def _encode_policy(policy: Any, enc: Encoder) -> Any:
+    for name, p in _NAMED_POLICIES.items():
+        if policy is p:
+            return name
+    if type(policy) is _NamePolicy:
+        return {"names": sorted(policy.names), "keep": policy.keep}
+    if type(policy) is _BothPolicy:
+        return {"both": [_encode_policy(policy.a, enc), _encode_policy(policy.b, enc)]}
+    raise ExportError(
+        f"cannot export primitive 'remat': its policy {_policy_name(policy)} is a Python "
+        "function; only the policies of funcgrad.checkpoint_policies can be written"
+    )
+
+
+def _decode_policy(d: Any, dec: Decoder) -> Policy:
+    if isinstance(d, str) and d in _NAMED_POLICIES:
+        return _NAMED_POLICIES[d]
+    if isinstance(d, dict) and set(d) == {"names", "keep"}:
+        return _NamePolicy(tuple(d["names"]), bool(d["keep"]))
+    if isinstance(d, dict) and set(d) == {"both"} and len(d["both"]) == 2:
+        return _BothPolicy(_decode_policy(d["both"][0], dec), _decode_policy(d["both"][1], dec))
+    raise ExportError(f"unknown checkpoint policy {d!r}")
 
 
 def _check_policy(policy: Any) -> Policy:
@@ -469,6 +504,7 @@ def _remat_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, policy: Policy,
 
 remat_p.def_impl(_remat_impl)
 remat_p.def_abstract_eval(_remat_abstract)
+register_param_codec(remat_p, "policy", Codec("remat.policy", _encode_policy, _decode_policy))
 
 
 # ---------------------------------------------------------------------------------------------

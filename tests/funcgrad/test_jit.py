@@ -367,7 +367,7 @@ def test_make_jaxpr_prints_nested_jit_indented():
 def test_lower_and_source():
     jf = funcgrad.jit(f_scalar)
     x, y = _xy()
-    closed = jf.lower(x, y)
+    closed = jf.lower(x, y).jaxpr
     assert [a.shape for a in closed.in_avals] == [(4,), (4,)]
     src = jf.source(x, y)
     assert src.startswith("def f_scalar(xp, ")
@@ -671,7 +671,7 @@ def test_jit_cache_is_lru_bounded(monkeypatch):
     f = funcgrad.jit(lambda x: x * 2.0)
     assert f._cache_size() == 0
     f(dev(np.ones(1)))
-    first = weakref.ref(f.lower(dev(np.ones(1))))
+    first = weakref.ref(f.lower(dev(np.ones(1))).jaxpr)
     for n in (2, 3, 1, 4):  # 1 is used again, so 2 is the least recently used when 4 comes
         f(dev(np.ones(n)))
     assert f._cache_size() == 3 and f.trace_count == 4

@@ -23,11 +23,12 @@ LAYERS = {
     "funcgrad.avals": 1,
     "funcgrad.core": 2,
     "funcgrad.ir": 3,
+    "funcgrad.jaxpr_codec": 3,
     "funcgrad.compile": 4,
     "funcgrad.interpreters": 5,
     "funcgrad.ops": 6,
 }
-TOP = 7  # api, api_jit, api_vmap, flatten_util, numpy, lax, scipy, random, test_util, __init__
+TOP = 7  # api, api_jit, stages, export, api_vmap, flatten_util, numpy, lax, scipy, random, test_util, __init__
 NN = 8
 
 

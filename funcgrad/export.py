@@ -1,0 +1,261 @@
+"""Saving a jitted function's program to a file and loading it back, as ``jax.export``.
+
+``export(f)(*example_args)`` traces ``f`` (jitted; static arguments are baked in) to its
+closed jaxpr for those argument types and gives an :class:`Exported`: call it (``.call`` or
+directly) with arguments of those types, ``serialize()`` it to bytes, and
+:func:`deserialize` them back. :func:`save` / :func:`load` do the same through a file. The
+file is JSON (no pickle, nothing executed when reading): constants as raw bytes in base64 with
+their dtype and shape, every primitive by name with its params written by type
+(:mod:`funcgrad.jaxpr_codec`), nested programs (``cond``, ``scan``, ``while_loop``,
+``checkpoint``, inner ``jit``, ``custom_jvp`` functions with their JVP rule) in place, and a
+format version.
+
+A loaded program is an ordinary funcgrad function: calling it binds the ``jit`` call primitive
+on the loaded jaxpr, so it runs compiled code and composes with ``grad``, ``jvp``, ``vmap`` and
+``jit`` like any jitted function.
+
+Example:
+    >>> import os, tempfile, numpy as np, funcgrad, funcgrad.numpy as fnp
+    >>> def f(w, x):
+    ...     return fnp.tanh(x @ w).sum()
+    >>> path = os.path.join(tempfile.mkdtemp(), "f.json")
+    >>> funcgrad.export.save(f, path, np.ones((3, 2)), np.ones((4, 3)))
+    >>> g = funcgrad.export.load(path)
+    >>> w, x = np.full((3, 2), 0.1), np.ones((4, 3))
+    >>> bool(np.allclose(g(w, x), f(w, x)))
+    True
+    >>> bool(np.allclose(funcgrad.grad(g)(w, x), funcgrad.grad(f)(w, x)))
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from funcgrad import stages, tree_util
+from funcgrad.api_jit import Jitted, jit
+from funcgrad.avals import ShapedArray
+from funcgrad.ir import ClosedJaxpr, typecheck_jaxpr
+from funcgrad.jaxpr_codec import (
+    ExportError,
+    decode_closed_jaxpr,
+    decode_treedef,
+    encode_closed_jaxpr,
+    encode_treedef,
+)
+from funcgrad.ops.jit import call_jaxpr
+
+__all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
+           "FORMAT", "VERSION"]
+
+#: What the ``format`` field of every file holds.
+FORMAT = "funcgrad.export"
+#: The version of the file layout this funcgrad writes (and the only one it reads).
+VERSION = 1
+
+
+class Exported:
+    """A program exported for one argument signature (see :func:`export`).
+
+    Call it (or ``.call(...)``) with the non-static arguments: of the exported shapes and
+    dtypes (checked, a mismatch is a ``TypeError`` naming the argument), in the same pytree
+    structure. ``fun_name``, ``in_tree``/``out_tree``, ``in_avals``/``out_avals``,
+    ``in_info``/``out_info`` (``ShapeDtypeStruct`` pytrees) and ``jaxpr`` describe it;
+    ``serialize()`` writes it.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> exp = funcgrad.export.export(lambda x: x * 2.0)(np.ones(3, np.float32))
+        >>> exp.in_avals, exp.out_info
+        ([ShapedArray(f32[3], device='cpu')], ShapeDtypeStruct(shape=(3,), dtype=float32))
+        >>> again = funcgrad.export.deserialize(exp.serialize())
+        >>> again(np.arange(3, dtype=np.float32)).tolist()
+        [0.0, 2.0, 4.0]
+    """
+
+    __slots__ = ("fun_name", "jaxpr", "in_tree", "out_tree", "arg_labels", "_in_tree_data",
+                 "_data")
+
+    def __init__(self, fun_name: str, jaxpr: ClosedJaxpr, in_tree: Any, out_tree: Any,
+                 arg_labels: list[str], data: dict[str, Any] | None = None) -> None:
+        self.fun_name = fun_name
+        self.jaxpr = jaxpr
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.arg_labels = list(arg_labels)
+        self._in_tree_data = encode_treedef(in_tree)
+        if data is None:
+            # Written now, so that what cannot be exported is an error here, naming the
+            # primitive, and not later at save time.
+            data = {
+                "format": FORMAT,
+                "version": VERSION,
+                "fun_name": fun_name,
+                "in_tree": self._in_tree_data,
+                "out_tree": encode_treedef(out_tree),
+                "arg_labels": self.arg_labels,
+                "jaxpr": encode_closed_jaxpr(jaxpr),
+            }
+        self._data = data
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        """The abstract value of each argument leaf."""
+        return list(self.jaxpr.in_avals)
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        """The abstract value of each result leaf."""
+        return list(self.jaxpr.out_avals)
+
+    @property
+    def in_info(self) -> Any:
+        """``(args, kwargs)`` with a ``ShapeDtypeStruct`` per array."""
+        return stages.out_info(self.in_tree, self.jaxpr.in_avals)
+
+    @property
+    def out_info(self) -> Any:
+        """The results' structure with a ``ShapeDtypeStruct`` per array."""
+        return stages.out_info(self.out_tree, self.jaxpr.out_avals)
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the exported program on ``args`` (differentiable, batchable, jit-able)."""
+        what = f"exported {self.fun_name}"
+        _, tree = tree_util.tree_flatten((list(args), dict(kwargs)))
+        try:
+            same = encode_treedef(tree) == self._in_tree_data
+        except ExportError:
+            same = False
+        leaves = stages.check_call_args(what, tree if same else self.in_tree,
+                                        self.jaxpr.in_avals, self.arg_labels, args, kwargs)
+        outs = call_jaxpr(self.jaxpr, *leaves, name=self.fun_name)
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+    __call__ = call
+
+    def serialize(self) -> bytes:
+        """The program as UTF-8 JSON bytes (read back with :func:`deserialize`)."""
+        return json.dumps(self._data, separators=(",", ":")).encode("utf-8")
+
+    def __repr__(self) -> str:
+        return (f"Exported({self.fun_name}: "
+                f"{[a.str_short() for a in self.jaxpr.in_avals]} -> "
+                f"{[a.str_short() for a in self.jaxpr.out_avals]})")
+
+
+def export(fun: Callable[..., Any]) -> Callable[..., Exported]:
+    """``export(fun)(*args, **kwargs)``: ``fun`` traced for these argument types, as an
+    :class:`Exported`. ``fun`` may be jitted (its static arguments are then baked in and left
+    out when calling the result) or not (it is jitted here). Arguments may be arrays, scalars
+    or stand-ins (:class:`~funcgrad.ShapeDtypeStruct`). Raises :class:`ExportError` naming the
+    primitive when the program holds something that cannot be written (a Python callback).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.jit(lambda x, n: x ** n, static_argnums=1)
+        >>> exp = funcgrad.export.export(f)(funcgrad.ShapeDtypeStruct((2,), np.float64), 3)
+        >>> exp(np.full(2, 2.0)).tolist()
+        [8.0, 8.0]
+    """
+    jitted = fun if isinstance(fun, Jitted) else jit(fun)
+
+    def trace_and_export(*args: Any, **kwargs: Any) -> Exported:
+        traced = jitted.trace(*args, **kwargs)
+        return Exported(traced.fun_name, traced.jaxpr, traced.in_tree, traced.out_tree,
+                        list(traced._sig.labels))
+
+    return trace_and_export
+
+
+def deserialize(blob: bytes | bytearray | str) -> Exported:
+    """The :class:`Exported` that :meth:`Exported.serialize` wrote. Raises
+    :class:`ExportError` when ``blob`` is not a funcgrad export of this format version, names
+    a primitive this funcgrad does not have, or is malformed.
+
+    Example:
+        >>> deserialize(b'{"format": "funcgrad.export", "version": 99}')
+        Traceback (most recent call last):
+        ...
+        funcgrad.jaxpr_codec.ExportError: this file has funcgrad export format version 99; \
+this funcgrad reads version 1 (export it again with this version)
+    """
+    try:
+        data = json.loads(blob)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ExportError(f"not a funcgrad export: not JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ExportError(f"not a funcgrad export: no \"format\": \"{FORMAT}\" field")
+    version = data.get("version")
+    if version != VERSION:
+        raise ExportError(
+            f"this file has funcgrad export format version {version}; this funcgrad reads "
+            f"version {VERSION} (export it again with this version)"
+        )
+    try:
+        name, labels = str(data["fun_name"]), [str(s) for s in data["arg_labels"]]
+        in_tree, out_tree = decode_treedef(data["in_tree"]), decode_treedef(data["out_tree"])
+        closed = decode_closed_jaxpr(data["jaxpr"])
+    except (KeyError, TypeError) as e:
+        raise ExportError(f"malformed funcgrad export: {type(e).__name__}: {e}") from None
+    n_in = len(closed.jaxpr.invars)
+    if in_tree.num_leaves != n_in or len(labels) != n_in:
+        raise ExportError(f"malformed funcgrad export: {in_tree.num_leaves} argument leaves and "
+                          f"{len(labels)} labels for a program of {n_in} inputs")
+    if out_tree.num_leaves != len(closed.jaxpr.outvars):
+        raise ExportError(f"malformed funcgrad export: {out_tree.num_leaves} result leaves for a "
+                          f"program of {len(closed.jaxpr.outvars)} outputs")
+    try:
+        typecheck_jaxpr(closed.jaxpr)
+    except Exception as e:
+        raise ExportError(f"the exported program does not type-check: {e}") from e
+    return Exported(name, closed, in_tree, out_tree, labels, data)
+
+
+def save(fun: Callable[..., Any], path: str | os.PathLike[str], *example_args: Any,
+         **example_kwargs: Any) -> None:
+    """Export ``fun`` for the types of the example arguments and write it to ``path`` (JSON,
+    written atomically: a crash leaves the old file or the new one). Static arguments of a
+    jitted ``fun`` are baked in. Raises :class:`ExportError` naming the primitive when the
+    program cannot be written.
+
+    Example:
+        >>> import os, tempfile, numpy as np, funcgrad
+        >>> path = os.path.join(tempfile.mkdtemp(), "double.json")
+        >>> funcgrad.export.save(lambda x: 2 * x, path, np.ones(2))
+        >>> funcgrad.export.load(path)(np.arange(2.0)).tolist()
+        [0.0, 2.0]
+    """
+    blob = export(fun)(*example_args, **example_kwargs).serialize()
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".funcgrad-export-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path: str | os.PathLike[str]) -> Exported:
+    """The program :func:`save` wrote to ``path``, as a callable :class:`Exported`
+    (differentiable, batchable, jit-able). Raises :class:`ExportError` for a file that is not a
+    funcgrad export of this version or names an unknown primitive.
+
+    Example:
+        >>> import os, tempfile, numpy as np, funcgrad
+        >>> path = os.path.join(tempfile.mkdtemp(), "sq.json")
+        >>> funcgrad.export.save(lambda x: x * x, path, 1.0)
+        >>> float(funcgrad.grad(funcgrad.export.load(path))(3.0))
+        6.0
+    """
+    with open(path, "rb") as fh:
+        return deserialize(fh.read())

@@ -1,0 +1,330 @@
+"""Ahead-of-time stages of :func:`~funcgrad.jit`: ``Traced`` -> ``Lowered`` -> ``Compiled``.
+
+As ``jax.stages``: ``jit(f).trace(*args)`` stages ``f`` out for the types of ``args`` (a
+:class:`Traced`, holding the jaxpr); ``.lower()`` (or ``jit(f).lower(*args)``) gives a
+:class:`Lowered`, whose ``as_text()`` shows the optimised jaxpr and the Python source the
+compiler generates from it; ``.compile()`` gives a :class:`Compiled`, callable with arguments of
+exactly the lowered types (static arguments left out) and checking them first. Arguments may be
+stand-ins (:class:`~funcgrad.ShapeDtypeStruct`, :class:`~funcgrad.ShapedArray`): only their
+shape, dtype and weak type matter.
+
+Example:
+    >>> import numpy as np, funcgrad
+    >>> lowered = funcgrad.jit(lambda x, y: 2 * x + y).lower(
+    ...     funcgrad.ShapeDtypeStruct((3,), np.float32), np.ones(3, np.float32))
+    >>> compiled = lowered.compile()
+    >>> compiled(np.arange(3, dtype=np.float32), np.ones(3, np.float32)).tolist()
+    [1.0, 3.0, 5.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import tree_util
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
+from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.core import Tracer
+from funcgrad.ir import ClosedJaxpr
+
+__all__ = ["Traced", "Lowered", "Compiled", "check_call_args", "out_info"]
+
+_PY_SCALARS = (bool, int, float, complex)
+_PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
+_KIND_ORDER = "biufc"  # a Python scalar may stand for a dtype of its kind or a later one
+
+
+def out_info(out_tree: Any, avals: Sequence[ShapedArray]) -> Any:
+    """The output structure with a :class:`~funcgrad.ShapeDtypeStruct` per array.
+
+    Example:
+        >>> out_info(tree_util.tree_structure((0, 0)), [ShapedArray((2,), numpy.int32)] * 2)
+        (ShapeDtypeStruct(shape=(2,), dtype=int32), ShapeDtypeStruct(shape=(2,), dtype=int32))
+    """
+    return tree_util.tree_unflatten(
+        out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals])
+
+
+def _mismatch(label: str, want: ShapedArray, got: str) -> str:
+    return f"  argument {label}: lowered for {want.str_short()}, called with {got}"
+
+
+def _coerce_leaf(x: Any, want: ShapedArray, label: str, problems: list[str]) -> Any:
+    """``x`` as the value a computation lowered for ``want`` takes (or a problem noted)."""
+    t = type(x)
+    if t in _PY_SCALARS:
+        ok = want.shape == () and (
+            _KIND_ORDER.index(_PY_KIND[t]) <= _KIND_ORDER.index(want.dtype.kind)
+            if want.dtype.kind in _KIND_ORDER else False)
+        if not ok:
+            problems.append(_mismatch(label, want, f"a Python {t.__name__}"))
+            return x
+        if want.weak_type:  # traced with a Python scalar: stays one (NEP 50 promotion)
+            return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[
+                want.dtype.kind](x)
+        return xp_for_device(want.device or get_default_device()).asarray(x, dtype=want.dtype)
+    try:
+        got = get_aval(x)
+    except TypeError:
+        what = ("a ShapeDtypeStruct (a stand-in: call with arrays)"
+                if isinstance(x, ShapeDtypeStruct) else f"a {t.__name__}")
+        problems.append(_mismatch(label, want, what))
+        return x
+    if got.shape != want.shape or got.dtype != want.dtype:
+        problems.append(_mismatch(label, want, got.str_short()))
+    elif (not isinstance(x, Tracer) and got.device and want.device
+          and got.device != want.device):
+        problems.append(f"  argument {label}: lowered for device {want.device!r}, called with "
+                        f"an array on {got.device!r} (move it with funcgrad.device_put)")
+    elif want.weak_type and not isinstance(x, Tracer) and numpy.ndim(x) == 0:
+        return x.item()  # a concrete scalar where a Python scalar was traced
+    return x
+
+
+def check_call_args(what: str, in_tree: Any, in_avals: Sequence[ShapedArray],
+                    labels: Sequence[str], args: tuple, kwargs: dict) -> list[Any]:
+    """The leaves of ``(args, kwargs)`` checked against a lowered signature.
+
+    Raises ``TypeError`` naming each argument whose structure, shape, dtype or device differs
+    from what ``what`` was lowered for. Python scalars are accepted for 0-d arguments of their
+    kind (or a wider one) and converted.
+
+    Example:
+        >>> tree = tree_util.tree_structure(([0], {}))
+        >>> avals = [ShapedArray((2,), numpy.float32)]
+        >>> check_call_args("f", tree, avals, ["x"], (numpy.ones(2),), {})
+        Traceback (most recent call last):
+        ...
+        TypeError: f: argument types differ from those it was lowered for:
+          argument x: lowered for f32[2], called with f64[2]
+    """
+    leaves, tree = tree_util.tree_flatten((list(args), dict(kwargs)))
+    if tree != in_tree:
+        raise TypeError(
+            f"{what}: called with arguments of structure {tree}, but it was lowered for "
+            f"{in_tree} (positional arguments, then keyword arguments; static arguments are "
+            "given to lower(), not to the compiled function)"
+        )
+    problems: list[str] = []
+    out = [_coerce_leaf(x, a, lab, problems) for x, a, lab in zip(leaves, in_avals, labels)]
+    if problems:
+        raise TypeError(f"{what}: argument types differ from those it was lowered for:\n"
+                        + "\n".join(problems))
+    return out
+
+
+def _text(optimized: ClosedJaxpr, source: str) -> str:
+    return (f"# optimised jaxpr\n{optimized}\n\n# generated Python "
+            f"(called as fn(xp, *args); xp is the array module)\n{source}")
+
+
+class _Signature:
+    """What the three stages share: names, structures and types of one traced signature."""
+
+    __slots__ = ("name", "closed", "in_tree", "out_tree", "labels", "donated")
+
+    def __init__(self, name: str, closed: ClosedJaxpr, in_tree: Any, out_tree: Any,
+                 labels: Sequence[str], donated: tuple[bool, ...] | None) -> None:
+        self.name = name
+        self.closed = closed
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.labels = tuple(labels)
+        self.donated = donated
+
+
+class _Stage:
+    """Accessors every stage has."""
+
+    _sig: _Signature
+
+    @property
+    def fun_name(self) -> str:
+        """The jitted function's name."""
+        return self._sig.name
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        """The closed jaxpr traced for this signature (before optimisation)."""
+        return self._sig.closed
+
+    @property
+    def in_tree(self) -> Any:
+        """The treedef of ``(args, kwargs)`` (non-static arguments only)."""
+        return self._sig.in_tree
+
+    @property
+    def out_tree(self) -> Any:
+        """The treedef of the results."""
+        return self._sig.out_tree
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        """The abstract value of each argument leaf."""
+        return list(self._sig.closed.in_avals)
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        """The abstract value of each result leaf."""
+        return list(self._sig.closed.out_avals)
+
+    @property
+    def in_info(self) -> Any:
+        """``(args, kwargs)`` (non-static) with a :class:`~funcgrad.ShapeDtypeStruct` per
+        array."""
+        return out_info(self._sig.in_tree, self._sig.closed.in_avals)
+
+    @property
+    def out_info(self) -> Any:
+        """The results' structure with a :class:`~funcgrad.ShapeDtypeStruct` per array."""
+        return out_info(self._sig.out_tree, self._sig.closed.out_avals)
+
+    @property
+    def donated_invars(self) -> tuple[bool, ...]:
+        """Per argument leaf, whether its buffer is donated (``donate_argnums``)."""
+        d = self._sig.donated
+        return d if d is not None else (False,) * len(self._sig.labels)
+
+
+class Traced(_Stage):
+    """``f`` staged out for one signature (``jit(f).trace(*args)``): ``.jaxpr``,
+    ``.out_info``, ``.lower()``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> traced = funcgrad.jit(lambda x: x * 2.0).trace(np.ones(2))
+        >>> print(traced.jaxpr)
+        { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+    """
+
+    __slots__ = ("_sig", "_executable", "_run")
+
+    def __init__(self, sig: _Signature, executable: Callable[[], Any],
+                 run: Callable[[list[Any]], list[Any]]) -> None:
+        self._sig = sig
+        self._executable = executable
+        self._run = run
+
+    def lower(self) -> Lowered:
+        """The lowered computation (optimised jaxpr and generated code)."""
+        return Lowered(self._sig, self._executable, self._run)
+
+    def __repr__(self) -> str:
+        return f"<Traced {self._sig.name}>"
+
+
+class Lowered(_Stage):
+    """``jit(f).lower(*args)``: the computation for one signature, optimised and written as
+    Python (``as_text()``, ``compiler_ir()``), ready to ``compile()``.
+
+    Example:
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+        >>> lowered = funcgrad.jit(lambda x: fnp.sin(x) * 1.0).lower(np.ones(2))
+        >>> print(lowered.as_text("jaxpr"))
+        { lambda ; a:f64[2]. let b:f64[2] = sin a in (b) }
+        >>> lowered.compile()(np.zeros(2)).tolist()
+        [0.0, 0.0]
+    """
+
+    __slots__ = ("_sig", "_executable", "_run")
+
+    def __init__(self, sig: _Signature, executable: Callable[[], Any],
+                 run: Callable[[list[Any]], list[Any]]) -> None:
+        self._sig = sig
+        self._executable = executable
+        self._run = run
+
+    def compiler_ir(self, dialect: str | None = "jaxpr") -> Any:
+        """The compiler's input and output: ``"jaxpr"`` gives the optimised
+        :class:`~funcgrad.ir.ClosedJaxpr`, ``"source"`` (or ``"python"``) the generated Python
+        code (a string).
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> print(funcgrad.jit(lambda x: x + 0.0).lower(np.ones(2)).compiler_ir())
+            { lambda ; a:f64[2]. let in (a) }
+        """
+        exe = self._executable()
+        if dialect in (None, "jaxpr"):
+            return exe.jaxpr
+        if dialect in ("source", "python"):
+            return exe.source
+        raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; use 'jaxpr' or 'source'")
+
+    def as_text(self, dialect: str | None = None) -> str:
+        """The optimised jaxpr and the generated Python source, as text (``dialect="jaxpr"``
+        or ``"source"`` for one of them).
+
+        Example:
+            >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+            >>> text = funcgrad.jit(fnp.cos).lower(np.ones(2)).as_text()
+            >>> "cos a" in text and "xp.cos(v0)" in text
+            True
+        """
+        if dialect is not None:
+            return str(self.compiler_ir(dialect))
+        exe = self._executable()
+        return _text(exe.jaxpr, exe.source)
+
+    def compile(self) -> Compiled:
+        """The compiled computation: call it with arguments of the lowered types."""
+        self._executable()
+        return Compiled(self._sig, self._executable, self._run)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return f"<Lowered {self._sig.name}: {self._sig.closed.in_avals} -> " \
+               f"{self._sig.closed.out_avals}>"
+
+
+class Compiled(_Stage):
+    """A computation compiled for one signature: call it with the non-static arguments, of
+    exactly the lowered shapes and dtypes (checked; a mismatch is a ``TypeError`` naming the
+    argument). Donated arguments are donated. ``as_text()`` shows the code.
+
+    Unlike JAX's, a ``Compiled`` may be transformed (``grad``, ``vmap``, ``jit``): it binds the
+    same ``jit`` call primitive a jitted function does.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> c = funcgrad.jit(lambda x, n: x ** n, static_argnums=1).lower(np.ones(2), 3).compile()
+        >>> c(np.full(2, 2.0)).tolist()
+        [8.0, 8.0]
+        >>> c(np.ones(3))
+        Traceback (most recent call last):
+        ...
+        TypeError: jit(<lambda>).compile(): argument types differ from those it was lowered for:
+          argument x: lowered for f64[2], called with f64[3]
+    """
+
+    __slots__ = ("_sig", "_executable", "_run")
+
+    def __init__(self, sig: _Signature, executable: Callable[[], Any],
+                 run: Callable[[list[Any]], list[Any]]) -> None:
+        self._sig = sig
+        self._executable = executable
+        self._run = run
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        s = self._sig
+        leaves = check_call_args(f"jit({s.name}).compile()", s.in_tree, s.closed.in_avals,
+                                 s.labels, args, kwargs)
+        return tree_util.tree_unflatten(s.out_tree, self._run(leaves))
+
+    def as_text(self) -> str:
+        """The optimised jaxpr and the generated Python source this runs."""
+        exe = self._executable()
+        return _text(exe.jaxpr, exe.source)
+
+    @property
+    def source(self) -> str:
+        """The generated Python source."""
+        return self._executable().source
+
+    def __repr__(self) -> str:
+        return f"<Compiled {self._sig.name}>"

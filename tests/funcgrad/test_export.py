@@ -1,0 +1,342 @@
+"""funcgrad.export: programs written to JSON and read back stay the same function -- values,
+derivatives, batching and jit -- and bad files or unexportable programs fail clearly."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import numpy as np
+import pytest
+from helpers import assert_close, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.random as fr
+from funcgrad import tree_util
+from funcgrad.export import ExportError, deserialize, export, load, save
+
+rng = np.random.default_rng(0)
+
+
+def _r(*shape):
+    return rng.normal(size=shape)
+
+
+@funcgrad.custom_jvp
+def _halved_grad_identity(x):
+    return x
+
+
+@_halved_grad_identity.defjvp
+def _halved_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x, 0.5 * t
+
+
+def _scan_program(x, w):
+    def body(c, xi):
+        c = fnp.tanh(c * w + xi)
+        return c, c * c
+    c, ys = funcgrad.lax.scan(body, 0.0 * w, x)
+    return c + ys.sum()
+
+
+def _while_program(x):
+    def cond(s):
+        return s[0] < 5
+
+    def body(s):
+        return s[0] + 1, s[1] * 0.9 + fnp.sin(s[1])
+    return funcgrad.while_loop(cond, body, (0, x))[1].sum()
+
+
+def _cond_program(x, y):
+    return funcgrad.cond(fnp.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - fnp.exp(b), x, y)
+
+
+def _indexing_program(x):
+    x = fnp.asarray(x)
+    idx = dev(np.array([2, 0, 2]))
+    y = x[idx] * 2.0 + x[1:, ::2].sum() + x[::-1, None, 0].sum()
+    y = fnp.at(y)[dev(np.array([0, 1]))].add(x[0])
+    return fnp.at(y)[1, 2].set(x[2, 0] ** 2)
+
+
+def _remat_program(x, w):
+    layer = funcgrad.checkpoint(lambda h: fnp.tanh(h @ w),
+                                policy=funcgrad.checkpoint_policies.dots_saveable)
+    return layer(layer(x)).sum()
+
+
+# (name, function, argument makers, differentiated argnums); every program is also batched
+# over the leading axis of its first argument.
+PROGRAMS = [
+    ("elementwise", lambda x, y: fnp.sin(x) * fnp.exp(-y) + x ** 3 / (1.0 + y * y),
+     lambda: (_r(3, 4), _r(3, 4)), (0, 1)),
+    ("reductions", lambda x: (fnp.sum(x, 0), fnp.max(x, axis=1), fnp.mean(x), fnp.var(x, 1),
+                              fnp.prod(x, axis=0), fnp.argmax(x, axis=1)),
+     lambda: (_r(3, 4),), (0,)),
+    ("dot_general", lambda a, b: fnp.tanh(a @ b) + fnp.einsum("ij,kj->ik", a, a) @ (a @ b),
+     lambda: (_r(3, 4), _r(4, 2)), (0, 1)),
+    ("indexing", _indexing_program, lambda: (_r(3, 4),), (0,)),
+    ("scan", _scan_program, lambda: (_r(5, 3), _r(3)), (0, 1)),
+    ("while", _while_program, lambda: (_r(3),), (0,)),
+    ("cond", _cond_program, lambda: (_r(3), _r(3)), (0, 1)),
+    ("custom_jvp", lambda x: fnp.sum(_halved_grad_identity(x) * fnp.cos(x)),
+     lambda: (_r(3),), (0,)),
+    ("scipy_special", lambda x: funcgrad.scipy.special.gammaln(x) + funcgrad.scipy.special.erf(x),
+     lambda: (np.abs(_r(3)) + 0.5,), (0,)),
+    ("random", lambda key, x: x * fr.normal(key, (3,)) + fr.uniform(fr.fold_in(key, 1), (3,)),
+     lambda: (np.asarray(fr.PRNGKey(3)), _r(3)), (1,)),
+    ("remat", _remat_program, lambda: (_r(2, 3), _r(3, 3)), (0, 1)),
+    ("nested_jit", lambda x: funcgrad.jit(lambda y: fnp.cos(y) * 2.0)(x) + x,
+     lambda: (_r(4),), (0,)),
+    ("linalg", lambda a: fnp.linalg.solve(a @ a.T + 3 * fnp.eye(3), a[:, 0]),
+     lambda: (_r(3, 3),), (0,)),
+    ("sort_cumsum", lambda x: fnp.cumsum(fnp.sort(x)) * fnp.clip(x, -0.5, 0.5),
+     lambda: (_r(5),), (0,)),
+]
+IDS = [p[0] for p in PROGRAMS]
+
+
+def _round_trip(fn, *args, **kwargs):
+    exp = export(fn)(*args, **kwargs)
+    return exp, deserialize(exp.serialize())
+
+
+def _assert_trees_close(a, b, **kw):
+    la, lb = tree_util.tree_leaves(a), tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        assert np.asarray(host(x)).dtype == np.asarray(host(y)).dtype
+        assert_close(host(x), host(y), **kw)
+
+
+@pytest.mark.parametrize("name, fn, make, argnums", PROGRAMS, ids=IDS)
+def test_round_trip_same_function(name, fn, make, argnums):
+    args = tuple(dev(a) for a in make())
+    exp, loaded = _round_trip(fn, *args)
+    assert str(loaded.jaxpr) == str(exp.jaxpr) or name == "custom_jvp" or \
+        name == "scipy_special"  # custom rules print with their new names
+    _assert_trees_close(loaded(*args), fn(*args), rtol=1e-12, atol=1e-12)
+    _assert_trees_close(funcgrad.jit(loaded)(*args), fn(*args), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, fn, make, argnums", PROGRAMS, ids=IDS)
+def test_round_trip_same_derivatives(name, fn, make, argnums):
+    args = tuple(dev(a) for a in make())
+    _, loaded = _round_trip(fn, *args)
+
+    def scalar(f):
+        return lambda *a: sum(fnp.sum(fnp.real(o)) for o in tree_util.tree_leaves(f(*a))
+                              if o.dtype.kind in "fc")
+
+    want = funcgrad.grad(scalar(fn), argnums=argnums)(*args)
+    _assert_trees_close(funcgrad.grad(scalar(loaded), argnums=argnums)(*args), want,
+                        rtol=1e-10, atol=1e-12)
+    _assert_trees_close(funcgrad.jit(funcgrad.grad(scalar(loaded), argnums=argnums))(*args),
+                        want, rtol=1e-10, atol=1e-12)
+    tangents = tuple(np.ones_like(host(a)) if i in argnums else
+                     np.zeros(np.shape(a), funcgrad.float0) for i, a in enumerate(args))
+    tangents = tuple(t if t.dtype == funcgrad.float0 else dev(t) for t in tangents)
+    _, t_loaded = funcgrad.jvp(loaded, args, tangents)
+    _, t_want = funcgrad.jvp(fn, args, tangents)
+    _assert_trees_close(t_loaded, t_want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, fn, make, argnums", PROGRAMS, ids=IDS)
+def test_round_trip_batches_like_a_loop(name, fn, make, argnums):
+    examples = [make() for _ in range(3)]
+    first = np.stack([host(e[0]) for e in examples])
+    rest = tuple(dev(a) for a in examples[0][1:])
+    _, loaded = _round_trip(fn, dev(examples[0][0]), *rest)
+    batched = funcgrad.vmap(loaded, in_axes=(0,) + (None,) * len(rest))(dev(first), *rest)
+    loop = [loaded(dev(first[i]), *rest) for i in range(3)]
+    stacked = tree_util.tree_map(lambda *xs: np.stack([host(x) for x in xs]), *loop)
+    _assert_trees_close(batched, stacked, rtol=1e-10, atol=1e-12)
+
+
+def test_file_round_trip_is_json_and_atomic(tmp_path):
+    path = tmp_path / "model.json"
+    x = dev(_r(3))
+    save(lambda v: fnp.sin(v) * 2.0, path, x)
+    data = json.loads(path.read_text())
+    assert data["format"] == "funcgrad.export" and data["version"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]  # no temporary left behind
+    assert_close(host(load(path)(x)), np.sin(host(x)) * 2.0)
+    save(lambda v: v + 1.0, path, x)  # overwriting replaces the program
+    assert_close(host(load(str(path))(x)), host(x) + 1.0)
+
+
+def test_constants_keep_every_bit():
+    bits = np.array([0x7FF8000000000123, 0x8000000000000000],
+                    np.uint64).view(np.float64)  # NaN payload, -0.0
+    ints = np.array([-(2 ** 63), 2 ** 63 - 1], np.int64)
+    halfs = np.array([1.5, -2.25], np.float16)
+    d_bits, d_ints, d_halfs = dev(bits), dev(ints), dev(halfs)
+
+    def f(x):
+        return x + d_bits, x.astype(np.int64) + d_ints, x[:2].astype(np.float16) + d_halfs, \
+            np.complex64(1 - 2j) * x
+
+    exp, loaded = _round_trip(f, dev(np.zeros(2)))
+    consts = [host(c) for c in loaded.jaxpr.consts]
+    for want in (bits, ints, halfs):
+        assert any(c.dtype == want.dtype and c.tobytes() == want.tobytes() for c in consts)
+    for got, want in zip(loaded(dev(np.zeros(2))), f(dev(np.zeros(2)))):
+        assert np.asarray(host(got)).tobytes() == np.asarray(host(want)).tobytes()
+
+
+def test_pytrees_kwargs_and_static_arguments():
+    Point = collections.namedtuple("Point", "x y")
+
+    def f(p, scale, *, n, extra):
+        return {"sum": (p.x + p.y) * scale ** n, "extra": [extra["a"] * 2]}
+
+    jf = funcgrad.jit(f, static_argnames="n")
+    p = Point(dev(_r(2)), dev(_r(2)))
+    exp, loaded = _round_trip(jf, p, 2.0, n=3, extra={"a": dev(np.arange(3))})
+    got = loaded(p, 2.0, extra={"a": dev(np.arange(3))})
+    want = f(p, 2.0, n=3, extra={"a": np.arange(3)})
+    _assert_trees_close(got, want)
+    assert loaded.out_info["sum"] == funcgrad.ShapeDtypeStruct((2,), np.float64)
+    with pytest.raises(TypeError, match="structure"):
+        loaded(p, 2.0, n=3, extra={"a": dev(np.arange(3))})  # n is baked in
+
+
+def test_stand_in_arguments_and_python_scalars():
+    exp = export(lambda x, s: x * s)(funcgrad.ShapeDtypeStruct((2,), np.float32), 1.0)
+    loaded = deserialize(exp.serialize())
+    out = loaded(dev(np.ones(2, np.float32)), 3)  # an int for a weak float: still float32
+    assert host(out).dtype == np.float32 and host(out).tolist() == [3.0, 3.0]
+    assert float(funcgrad.grad(lambda s: loaded(dev(np.ones(2, np.float32)), s).sum())(2.0)) == 2
+
+
+def test_call_with_wrong_types_names_the_argument():
+    loaded = deserialize(export(lambda x, y: x + y)(np.ones(3), np.ones(3)).serialize())
+    with pytest.raises(TypeError, match=r"argument y: lowered for f64\[3\], called with f32\[3\]"):
+        loaded(dev(np.ones(3)), dev(np.ones(3, np.float32)))
+    with pytest.raises(TypeError, match=r"argument x: lowered for f64\[3\], called with f64\[4\]"):
+        loaded(dev(np.ones(4)), dev(np.ones(3)))
+    with pytest.raises(TypeError, match="structure"):
+        loaded(dev(np.ones(3)))
+
+
+# -- what cannot be exported --------------------------------------------------------------------
+
+
+def test_debug_callback_is_refused_naming_the_primitive():
+    def f(x):
+        funcgrad.debug.callback(lambda v: None, x)
+        return x * 2
+
+    with pytest.raises(ExportError, match="primitive 'debug_callback'"):
+        export(f)(np.ones(2))
+
+
+def test_custom_vjp_is_refused_naming_the_primitive():
+    @funcgrad.custom_vjp
+    def g(x):
+        return x * 2
+
+    g.defvjp(lambda x: (x * 2, None), lambda _, ct: (ct * 2,))
+    with pytest.raises(ExportError, match="primitive 'custom_vjp_call'"):
+        export(lambda x: g(x).sum())(np.ones(2))
+
+
+def test_custom_checkpoint_policy_is_refused():
+    layer = funcgrad.checkpoint(fnp.sin, policy=lambda prim, *a, **p: False)
+    with pytest.raises(ExportError, match="primitive 'remat'.*policy"):
+        export(layer)(np.ones(2))
+
+
+def test_named_checkpoint_policies_are_written():
+    pol = funcgrad.checkpoint_policies
+    for policy in (pol.nothing_saveable, pol.save_only_these_names("h"),
+                   pol.save_from_both_policies(pol.dots_saveable,
+                                               pol.save_any_names_but_these("a", "b"))):
+        layer = funcgrad.checkpoint(lambda x: funcgrad.checkpoint_name(fnp.sin(x), "h"),
+                                    policy=policy)
+        exp, loaded = _round_trip(layer, np.ones(2))
+        (eqn,) = [e for e in loaded.jaxpr.eqns if e.prim.name == "remat"]
+        assert eqn.params["policy"] == policy
+
+
+def test_unsupported_pytree_node_is_refused():
+    @tree_util.register_pytree_node_class
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+        def tree_flatten(self):
+            return (self.v,), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    with pytest.raises(ExportError, match="pytree node of type"):
+        export(lambda b: b.v * 2)(Box(np.ones(2)))
+
+
+# -- bad files ----------------------------------------------------------------------------------
+
+
+def _data(fn=lambda x: fnp.sin(x) * 2.0, *args):
+    return json.loads(export(fn)(*(args or (np.ones(3),))).serialize())
+
+
+def _load(data):
+    return deserialize(json.dumps(data).encode())
+
+
+def test_not_json_or_not_an_export():
+    with pytest.raises(ExportError, match="not JSON"):
+        deserialize(b"\x80\x04 pickle?")
+    with pytest.raises(ExportError, match="not a funcgrad export"):
+        deserialize(b'{"hello": 1}')
+    with pytest.raises(ExportError, match="not a funcgrad export"):
+        deserialize(b"[1, 2]")
+
+
+def test_other_version_is_refused():
+    data = _data()
+    data["version"] = 2
+    with pytest.raises(ExportError, match="version 2; this funcgrad reads version 1"):
+        _load(data)
+
+
+def test_unknown_primitive_is_named():
+    data = _data()
+    data["jaxpr"]["jaxpr"]["eqns"][0]["prim"] = "frobnicate"
+    with pytest.raises(ExportError, match="unknown primitive 'frobnicate'"):
+        _load(data)
+
+
+def test_malformed_entries():
+    data = _data(lambda x: x + np.arange(3.0), np.ones(3))
+    bad = json.loads(json.dumps(data))
+    bad["jaxpr"]["consts"][0]["v"]["data"] = "AAAA"
+    with pytest.raises(ExportError, match="holds 3 bytes, not 24"):
+        _load(bad)
+    bad = json.loads(json.dumps(data))
+    bad["jaxpr"]["jaxpr"]["eqns"][0]["in"] = [7, 0]
+    with pytest.raises(ExportError, match="used before it is defined"):
+        _load(bad)
+    bad = json.loads(json.dumps(data))
+    bad["jaxpr"]["jaxpr"]["eqns"][0]["out"][0]["shape"] = [4]
+    with pytest.raises(ExportError, match="does not type-check"):
+        _load(bad)
+    bad = json.loads(json.dumps(data))
+    bad["jaxpr"]["consts"][0] = {"$": "pickle", "v": "..."}
+    with pytest.raises(ExportError, match="unknown value kind 'pickle'"):
+        _load(bad)
+    bad = json.loads(json.dumps(data))
+    del bad["jaxpr"]["jaxpr"]["eqns"]
+    with pytest.raises(ExportError, match="malformed jaxpr"):
+        _load(bad)
+    bad = json.loads(json.dumps(data))
+    bad["in_tree"] = {"tuple": ["*", "*"]}
+    with pytest.raises(ExportError, match="malformed funcgrad export"):
+        _load(bad)

@@ -1,0 +1,184 @@
+"""Ahead-of-time stages: jit(f).trace / .lower / .compile, ShapeDtypeStruct stand-ins and
+make_jaxpr(return_shape=True), as JAX's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_close, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import ShapedArray, ShapeDtypeStruct
+from funcgrad.ir import ClosedJaxpr
+from funcgrad.stages import Compiled, Lowered, Traced
+
+
+def loss(w, x):
+    return fnp.mean(fnp.tanh(x @ w) ** 2)
+
+
+def test_lower_text_shows_optimised_jaxpr_and_source():
+    lowered = funcgrad.jit(funcgrad.grad(loss)).lower(np.ones((3, 2)), np.ones((4, 3)))
+    assert isinstance(lowered, Lowered)
+    text = lowered.as_text()
+    for prim in ("dot_general", "tanh", "mul"):
+        assert prim in text
+    assert "def loss(xp, v0, v1):" in text and "xp.tanh(" in text and "xp.matmul(" in text
+    assert isinstance(lowered.compiler_ir(), ClosedJaxpr)
+    assert lowered.compiler_ir("source") == lowered.as_text("source")
+    assert str(lowered.compiler_ir("jaxpr")) == lowered.as_text("jaxpr")
+    assert str(lowered) == text
+    with pytest.raises(ValueError, match="unknown dialect 'hlo'"):
+        lowered.compiler_ir("hlo")
+
+
+def test_optimised_jaxpr_differs_from_the_traced_one():
+    lowered = funcgrad.jit(lambda x: fnp.sin(x) * 1.0 + 0.0).lower(np.ones(2))
+    assert "mul" in str(lowered.jaxpr) and "mul" not in lowered.as_text("jaxpr")
+
+
+def test_compiled_runs_and_matches_jit():
+    w, x = dev(np.full((3, 2), 0.1)), dev(np.ones((4, 3)))
+    jf = funcgrad.jit(funcgrad.value_and_grad(loss))
+    compiled = jf.lower(w, x).compile()
+    assert isinstance(compiled, Compiled)
+    v, g = compiled(w, x)
+    v2, g2 = jf(w, x)
+    assert_close(host(v), host(v2))
+    assert_close(host(g), host(g2))
+    assert jf.trace_count == 1  # lower traced; the call reused it
+    assert "def " in compiled.as_text() and compiled.source in compiled.as_text()
+
+
+def test_stand_ins_are_accepted():
+    class Spec:  # anything with .shape and .dtype, as JAX accepts
+        shape, dtype = (4, 3), np.dtype(np.float32)
+
+    jf = funcgrad.jit(loss)
+    for x in (ShapeDtypeStruct((4, 3), np.float32), ShapedArray((4, 3), np.float32), Spec()):
+        lowered = jf.lower(ShapeDtypeStruct((3, 2), np.float32), x)
+        assert lowered.out_info == ShapeDtypeStruct((), np.float32)
+        assert [a.shape for a in lowered.in_avals] == [(3, 2), (4, 3)]
+        out = lowered.compile()(dev(np.ones((3, 2), np.float32)), dev(np.ones((4, 3), np.float32)))
+        assert host(out).dtype == np.float32
+
+
+def test_in_info_out_info_and_trees():
+    def f(d, s):
+        return {"y": d["a"] * s, "z": (d["b"].sum(),)}
+
+    lowered = funcgrad.jit(f).lower({"a": np.ones(2), "b": np.ones((2, 2), np.int32)}, 2.0)
+    assert lowered.out_info == {"y": ShapeDtypeStruct((2,), np.float64),
+                                "z": (ShapeDtypeStruct((), np.int64),)}
+    (args, kwargs) = lowered.in_info
+    assert args[0]["b"] == ShapeDtypeStruct((2, 2), np.int32) and kwargs == {}
+    assert args[1] == ShapeDtypeStruct((), np.float64, weak_type=True)
+    assert lowered.in_tree.num_leaves == 3 and lowered.out_tree.num_leaves == 2
+
+
+def test_trace_stage():
+    traced = funcgrad.jit(lambda x: fnp.cos(x)).trace(ShapeDtypeStruct((3,), np.float32))
+    assert isinstance(traced, Traced) and traced.fun_name == "<lambda>"
+    assert "cos" in str(traced.jaxpr)
+    assert traced.out_info == ShapeDtypeStruct((3,), np.float32)
+    assert host(traced.lower().compile()(dev(np.zeros(3, np.float32)))).tolist() == [1.0] * 3
+
+
+def test_mismatched_call_names_each_argument():
+    i32 = ShapeDtypeStruct((), np.int32)
+    compiled = funcgrad.jit(lambda x, y: 2 * x + y).lower(i32, i32).compile()
+    assert int(host(compiled(3, 4))) == 10  # Python ints fit int32 arguments
+    with pytest.raises(TypeError) as e:
+        compiled(dev(np.arange(3)), dev(np.float32(1.0)))
+    msg = str(e.value)
+    assert "argument x: lowered for i32[], called with i64[3]" in msg
+    assert "argument y: lowered for i32[], called with f32[]" in msg
+    with pytest.raises(TypeError, match="argument x: lowered for i32.*Python float"):
+        compiled(2.5, 1)
+    with pytest.raises(TypeError, match="structure"):
+        compiled(1)
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):
+        compiled(i32, i32)
+
+
+def test_static_arguments_are_baked_in():
+    def f(x, n, *, mode):
+        return x ** n if mode == "pow" else x * n
+
+    jf = funcgrad.jit(f, static_argnums=1, static_argnames="mode")
+    lowered = jf.lower(ShapeDtypeStruct((2,), np.float64), 3, mode="pow")
+    assert "integer_pow" in lowered.as_text() or "pow" in lowered.as_text()
+    compiled = lowered.compile()
+    assert host(compiled(dev(np.full(2, 2.0)))).tolist() == [8.0, 8.0]
+    with pytest.raises(TypeError, match="structure"):
+        compiled(dev(np.full(2, 2.0)), 3)  # static arguments are not passed again
+
+
+def test_donated_argument_is_reused():
+    step = funcgrad.jit(lambda x, g: x - 0.1 * g, donate_argnums=0)
+    compiled = step.lower(ShapeDtypeStruct((10_000,), np.float64),
+                          ShapeDtypeStruct((10_000,), np.float64)).compile()
+    assert compiled.donated_invars == (True, False)
+    x, g = dev(np.ones(10_000)), dev(np.full(10_000, 2.0))
+    new = compiled(x, g)
+    assert float(host(new)[0]) == 0.8
+    if isinstance(x, np.ndarray):  # (the strict test device keeps its buffers private)
+        assert np.shares_memory(new, x)
+
+
+def test_compiled_composes_with_transformations():
+    compiled = funcgrad.jit(lambda x: fnp.sin(x) * x).lower(ShapeDtypeStruct((3,),
+                                                                             np.float64)).compile()
+    x = dev(np.linspace(0.1, 1.0, 3))
+    gx = funcgrad.grad(lambda v: compiled(v).sum())(x)
+    assert_close(host(gx), np.cos(host(x)) * host(x) + np.sin(host(x)))
+    batched = funcgrad.vmap(compiled)(dev(np.stack([host(x)] * 2)))
+    assert_close(host(batched), np.stack([np.sin(host(x)) * host(x)] * 2))
+    assert_close(host(funcgrad.jit(compiled)(x)), np.sin(host(x)) * host(x))
+
+
+def test_jitted_call_refuses_stand_ins():
+    with pytest.raises(TypeError, match="ShapeDtypeStruct, a stand-in"):
+        funcgrad.jit(fnp.sin)(ShapeDtypeStruct((2,), np.float64))
+
+
+def test_lower_closing_over_outer_tracer_is_refused():
+    def outer(y):
+        funcgrad.jit(lambda x: x * y).lower(np.ones(2))
+        return y
+
+    with pytest.raises(TypeError, match="closes over values traced"):
+        funcgrad.grad(outer)(1.0)
+
+
+def test_shape_dtype_struct():
+    s = ShapeDtypeStruct([2, 3], "float32")
+    assert s.shape == (2, 3) and s.dtype == np.float32 and s.ndim == 2 and s.size == 6
+    assert len(s) == 2 and s == ShapeDtypeStruct((2, 3), np.float32) and hash(s) == hash(
+        ShapeDtypeStruct((2, 3), np.float32))
+    assert s != ShapeDtypeStruct((2, 3), np.float32, weak_type=True)
+    assert repr(ShapeDtypeStruct(3, np.int8)) == "ShapeDtypeStruct(shape=(3,), dtype=int8)"
+    with pytest.raises(ValueError, match="negative"):
+        ShapeDtypeStruct((-1,), np.float32)
+    with pytest.raises(funcgrad.DTypeError):
+        ShapeDtypeStruct((1,), object)
+    out = funcgrad.eval_shape(lambda x: x.sum(0), s)
+    assert (out.shape, out.dtype) == ((3,), np.float32)
+
+
+def test_make_jaxpr_return_shape():
+    def f(x, y):
+        return {"a": x @ y, "b": [x.sum(), 2 * x]}
+
+    closed, shape = funcgrad.make_jaxpr(f, return_shape=True)(
+        ShapeDtypeStruct((2, 3), np.float32), dev(np.ones((3, 4), np.float32)))
+    assert isinstance(closed, ClosedJaxpr)
+    assert shape == {"a": ShapeDtypeStruct((2, 4), np.float32),
+                     "b": [ShapeDtypeStruct((), np.float32),
+                           ShapeDtypeStruct((2, 3), np.float32)]}
+    _, weak = funcgrad.make_jaxpr(lambda s: s, return_shape=True)(1.0)
+    assert weak == ShapeDtypeStruct((), np.float64, weak_type=True)
+    plain = funcgrad.make_jaxpr(f)(ShapedArray((2, 3), np.float32),
+                                   dev(np.ones((3, 4), np.float32)))
+    assert str(plain) == str(closed)
