@@ -7,8 +7,8 @@ directly) with arguments of those types, ``serialize()`` it to bytes, and
 file is JSON (no pickle, nothing executed when reading): constants as raw bytes in base64 with
 their dtype and shape, every primitive by name with its params written by type
 (:mod:`funcgrad.jaxpr_codec`), nested programs (``cond``, ``scan``, ``while_loop``,
-``checkpoint``, inner ``jit``, ``custom_jvp`` functions with their JVP rule) in place, and a
-format version.
+``checkpoint``, inner ``jit``, ``custom_jvp``/``custom_vjp`` functions with their rules) in
+place, and a format version.
 
 A loaded program is an ordinary funcgrad function: calling it binds the ``jit`` call primitive
 on the loaded jaxpr, so it runs compiled code and composes with ``grad``, ``jvp``, ``vmap`` and
@@ -152,7 +152,8 @@ def export(fun: Callable[..., Any]) -> Callable[..., Exported]:
     :class:`Exported`. ``fun`` may be jitted (its static arguments are then baked in and left
     out when calling the result) or not (it is jitted here). Arguments may be arrays, scalars
     or stand-ins (:class:`~funcgrad.ShapeDtypeStruct`). Raises :class:`ExportError` naming the
-    primitive when the program holds something that cannot be written (a Python callback).
+    primitive when the program holds something that cannot be written (a Python callback, a
+    custom rule that cannot be traced).
 
     Example:
         >>> import numpy as np, funcgrad

@@ -6,15 +6,15 @@ No pickle: every value is written as plain JSON, tagged where JSON has no type o
   so every bit (NaN payloads, -0.0, subnormals) comes back;
 * primitives: by name, looked up in :data:`funcgrad.core.primitive_registry` when loading;
 * primitive params: by the **type** of each value, through :data:`type_codecs` (ints, floats,
-  strings, tuples, dtypes, closed jaxprs -- so the jaxprs nested in ``cond``/``scan``/
+  strings, tuples, dtypes, avals, closed jaxprs -- so the jaxprs nested in ``cond``/``scan``/
   ``while``/``jit``/``remat`` calls are written in place -- and whatever the primitives'
   blocks register, e.g. ``Slice`` for indexing). A param of one primitive that needs more
-  than its type (a function that must be traced to a jaxpr first, a policy known by name)
-  has a codec in :data:`param_codecs`, registered in that primitive's block. Nothing here
-  names a primitive.
+  than its type (a custom derivative rule, a Python function traced to a jaxpr when written;
+  a checkpoint policy, known by name) has a codec in :data:`param_codecs`, registered in
+  that primitive's block. Nothing here names a primitive.
 
-A value no codec knows (a Python callable in a debug callback, a custom rule that cannot be
-traced) is an :class:`ExportError` when writing, naming the primitive and the param; an
+A value no codec knows (the Python callable of a debug callback, a custom rule that cannot
+be traced) is an :class:`ExportError` when writing, naming the primitive and the param; an
 unknown primitive, tag or format version is an :class:`ExportError` when reading.
 
 Example:
@@ -248,6 +248,7 @@ for _cls, _codec in (
     (numpy.ndarray, Codec("array", _encode_array, _decode_array)),
     (numpy.generic, Codec("scalar", _encode_scalar, _decode_scalar)),
     (Primitive, _plain("primitive", lambda p: p.name, _primitive_named)),
+    (ShapedArray, _plain("aval", encode_aval, decode_aval)),
     (ClosedJaxpr, Codec("closed_jaxpr", lambda x, enc: enc.closed_jaxpr(x),
                         lambda d, dec: dec.closed_jaxpr(d))),
     (Jaxpr, Codec("jaxpr", lambda x, enc: enc.jaxpr(x), lambda d, dec: dec.jaxpr(d))),
@@ -277,8 +278,8 @@ class Encoder:
         return ExportError(
             f"cannot export primitive '{self.eqn.prim.name}': its parameter '{self.param}' "
             f"holds {what}, which has no serialisation codec (funcgrad.jaxpr_codec). "
-            "Programs with Python callbacks (debug.callback, custom_vjp rules, hooks) cannot "
-            "be exported; leave them out of the exported function"
+            "Programs with Python callbacks (debug.callback, debug.print, hooks) cannot be "
+            "exported; leave them out of the exported function"
         )
 
     def value(self, x: Any) -> Any:

@@ -976,6 +976,93 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
 batching.batch_rules[custom_vjp_call_p] = _custom_vjp_call_batch
 
 
+# Exported files (funcgrad.export) hold fwd and bwd as the jaxprs they trace to for this
+# equation's operands: fwd (*operands) -> (*outs, *residuals), bwd (*residuals, *cts) -> cts.
+
+
+def _trace_rule(rule: Callable[..., list[Any]], avals: list[ShapedArray], what: str,
+                name: str) -> ClosedJaxpr:
+    try:
+        with set_current_trace(eval_trace):
+            closed = trace_to_jaxpr(rule, avals, eval_trace)
+    except Exception as e:
+        raise ExportError(
+            f"cannot export primitive '{what}': tracing its rule {name} for "
+            f"{[a.str_short() for a in avals]} failed: {e}"
+        ) from e
+    if any(isinstance(c, Tracer) for c in closed.consts):
+        raise ExportError(f"cannot export primitive '{what}': its rule {name} closes over "
+                          "traced values")
+    return closed
+
+
+def _traced_fwd(eqn: Any) -> ClosedJaxpr:
+    fwd = eqn.params["fwd"]
+
+    def fwd_flat(*xs: Any) -> list[Any]:
+        outs, res = fwd(*xs)
+        return list(outs) + list(res)
+
+    return _trace_rule(fwd_flat, [a.aval for a in eqn.invars], eqn.prim.name, _fun_name(fwd))
+
+
+def _encode_fwd_rule(fwd: Any, enc: Encoder) -> Any:
+    closed = _traced_fwd(enc.eqn)
+    return {"m": len(enc.eqn.outvars), "rule": enc.closed_jaxpr(closed)}  # type: ignore[union-attr]
+
+
+def _decode_fwd_rule(data: Any, dec: Decoder) -> Any:
+    rule, m = dec.closed_jaxpr(data["rule"]), int(data["m"])
+
+    def exported_fwd_rule(*ops: Any) -> tuple[list, list]:
+        outs = eval_jaxpr(rule.jaxpr, rule.consts, *ops)
+        return outs[:m], outs[m:]
+
+    return exported_fwd_rule
+
+
+def _encode_bwd(bwd: Any, res_avals: list[ShapedArray], ct_avals: list[ShapedArray],
+                what: str, enc: Encoder) -> Any:
+    nr = len(res_avals)
+
+    def bwd_flat(*rc: Any) -> list[Any]:
+        return [_instantiate_tangent(c) for c in bwd(list(rc[:nr]), list(rc[nr:]))]
+
+    closed = _trace_rule(bwd_flat, res_avals + ct_avals, what, _fun_name(bwd))
+    return enc.closed_jaxpr(closed)
+
+
+def _encode_vjp_bwd_rule(bwd: Any, enc: Encoder) -> Any:
+    eqn = enc.eqn
+    assert eqn is not None
+    m = len(eqn.outvars)
+    res_avals = list(_traced_fwd(eqn).out_avals[m:])
+    ct_avals = [tangent_aval(v.aval) for v in eqn.outvars if _is_inexact(v.aval)]
+    return _encode_bwd(bwd, res_avals, ct_avals, eqn.prim.name, enc)
+
+
+def _encode_lin_bwd_rule(bwd: Any, enc: Encoder) -> Any:
+    eqn = enc.eqn
+    assert eqn is not None
+    res_avals = [a.aval for a in eqn.invars[:eqn.params["num_res"]]]
+    return _encode_bwd(bwd, res_avals, list(eqn.params["out_avals"]), eqn.prim.name, enc)
+
+
+def _decode_bwd_rule(data: Any, dec: Decoder) -> Any:
+    rule = dec.closed_jaxpr(data)
+
+    def exported_bwd_rule(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
+        return eval_jaxpr(rule.jaxpr, rule.consts, *res, *cts)
+
+    return exported_bwd_rule
+
+
+register_param_codec(custom_vjp_call_p, "fwd",
+                     Codec("custom_vjp_call.fwd", _encode_fwd_rule, _decode_fwd_rule))
+register_param_codec(custom_vjp_call_p, "bwd",
+                     Codec("custom_vjp_call.bwd", _encode_vjp_bwd_rule, _decode_bwd_rule))
+
+
 # -- custom_lin: the tangent map of a custom_vjp function, whose transpose is bwd ------------
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True, carries_jaxprs=True)
@@ -1045,6 +1132,8 @@ def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, in_avals, out_aval
 
 
 batching.batch_rules[custom_lin_p] = _custom_lin_batch
+register_param_codec(custom_lin_p, "bwd",
+                     Codec("custom_lin.bwd", _encode_lin_bwd_rule, _decode_bwd_rule))
 
 
 # =============================================================================================

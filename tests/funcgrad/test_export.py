@@ -69,6 +69,19 @@ def _remat_program(x, w):
     return layer(layer(x)).sum()
 
 
+@funcgrad.custom_vjp
+def _tripled_x_grad_product(x, y):
+    return x * y
+
+
+_tripled_x_grad_product.defvjp(lambda x, y: (x * y, (x, y)),
+                               lambda res, ct: (3 * ct * res[1], ct * res[0]))
+
+
+def _scaled_vjp_program(x, y):
+    return fnp.sum(fnp.sin(_tripled_x_grad_product(x, y)))
+
+
 # (name, function, argument makers, differentiated argnums); every program is also batched
 # over the leading axis of its first argument.
 PROGRAMS = [
@@ -85,6 +98,7 @@ PROGRAMS = [
     ("cond", _cond_program, lambda: (_r(3), _r(3)), (0, 1)),
     ("custom_jvp", lambda x: fnp.sum(_halved_grad_identity(x) * fnp.cos(x)),
      lambda: (_r(3),), (0,)),
+    ("custom_vjp", _scaled_vjp_program, lambda: (_r(3), _r(3)), (0, 1)),
     ("scipy_special", lambda x: funcgrad.scipy.special.gammaln(x) + funcgrad.scipy.special.erf(x),
      lambda: (np.abs(_r(3)) + 0.5,), (0,)),
     ("random", lambda key, x: x * fr.normal(key, (3,)) + fr.uniform(fr.fold_in(key, 1), (3,)),
@@ -117,8 +131,8 @@ def _assert_trees_close(a, b, **kw):
 def test_round_trip_same_function(name, fn, make, argnums):
     args = tuple(dev(a) for a in make())
     exp, loaded = _round_trip(fn, *args)
-    assert str(loaded.jaxpr) == str(exp.jaxpr) or name == "custom_jvp" or \
-        name == "scipy_special"  # custom rules print with their new names
+    if name not in ("custom_jvp", "custom_vjp", "scipy_special"):  # (rules print renamed)
+        assert str(loaded.jaxpr) == str(exp.jaxpr)
     _assert_trees_close(loaded(*args), fn(*args), rtol=1e-12, atol=1e-12)
     _assert_trees_close(funcgrad.jit(loaded)(*args), fn(*args), rtol=1e-12, atol=1e-12)
 
@@ -235,14 +249,31 @@ def test_debug_callback_is_refused_naming_the_primitive():
         export(f)(np.ones(2))
 
 
-def test_custom_vjp_is_refused_naming_the_primitive():
+def test_untraceable_custom_rule_is_refused_naming_the_primitive():
     @funcgrad.custom_vjp
     def g(x):
         return x * 2
 
-    g.defvjp(lambda x: (x * 2, None), lambda _, ct: (ct * 2,))
-    with pytest.raises(ExportError, match="primitive 'custom_vjp_call'"):
+    def bwd(res, ct):
+        if float(ct[0]) > 0:  # needs a concrete value: cannot be traced
+            return (ct,)
+        return (-ct,)
+
+    g.defvjp(lambda x: (x * 2, None), bwd)
+    with pytest.raises(ExportError, match="primitive 'custom_vjp_call': tracing its rule bwd"):
         export(lambda x: g(x).sum())(np.ones(2))
+
+
+def test_linearized_custom_vjp_round_trips():
+    x, y = dev(np.linspace(0.1, 1, 3)), dev(np.linspace(1, 2, 3))
+    ones = dev(np.ones(3))
+
+    def tangent(a, b):
+        return funcgrad.linearize(_scaled_vjp_program, a, b)[1](ones, ones)
+
+    exp, loaded = _round_trip(tangent, x, y)
+    assert "custom_lin" in str(exp.jaxpr)
+    assert_close(host(loaded(x, y)), host(tangent(x, y)))
 
 
 def test_custom_checkpoint_policy_is_refused():
