@@ -544,7 +544,7 @@ class Jitted:
                 "enclosing transformation (grad, vmap, ...); a lowered computation cannot hold "
                 "them. Pass them as arguments instead"
             )
-        sig = stages._Signature(self._name, entry.closed, entry.key[0], entry.out_tree,
+        sig = stages.Signature(self._name, entry.closed, entry.key[0], entry.out_tree,
                                 entry.labels, entry.donated)
         name = self._name
 

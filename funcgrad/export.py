@@ -167,7 +167,7 @@ def export(fun: Callable[..., Any]) -> Callable[..., Exported]:
     def trace_and_export(*args: Any, **kwargs: Any) -> Exported:
         traced = jitted.trace(*args, **kwargs)
         return Exported(traced.fun_name, traced.jaxpr, traced.in_tree, traced.out_tree,
-                        list(traced._sig.labels))
+                        list(traced.arg_labels))
 
     return trace_and_export
 

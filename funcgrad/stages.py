@@ -30,7 +30,7 @@ from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.ir import ClosedJaxpr
 
-__all__ = ["Traced", "Lowered", "Compiled", "check_call_args", "out_info"]
+__all__ = ["Traced", "Lowered", "Compiled", "Signature", "check_call_args", "out_info"]
 
 _PY_SCALARS = (bool, int, float, complex)
 _PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -121,7 +121,7 @@ def _text(optimized: ClosedJaxpr, source: str) -> str:
             f"(called as fn(xp, *args); xp is the array module)\n{source}")
 
 
-class _Signature:
+class Signature:
     """What the three stages share: names, structures and types of one traced signature."""
 
     __slots__ = ("name", "closed", "in_tree", "out_tree", "labels", "donated")
@@ -137,14 +137,26 @@ class _Signature:
 
 
 class _Stage:
-    """Accessors every stage has."""
+    """What every stage has: the signature, the executable (compiled on first use, shared
+    with the jitted function's cache) and the runner of the compiled call."""
 
-    _sig: _Signature
+    __slots__ = ("_sig", "_executable", "_run")
+
+    def __init__(self, sig: Signature, executable: Callable[[], Any],
+                 run: Callable[[list[Any]], list[Any]]) -> None:
+        self._sig = sig
+        self._executable = executable
+        self._run = run
 
     @property
     def fun_name(self) -> str:
         """The jitted function's name."""
         return self._sig.name
+
+    @property
+    def arg_labels(self) -> tuple[str, ...]:
+        """How errors name each argument leaf (``x``, ``params['w']``, ...)."""
+        return self._sig.labels
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
@@ -200,13 +212,7 @@ class Traced(_Stage):
         { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
     """
 
-    __slots__ = ("_sig", "_executable", "_run")
-
-    def __init__(self, sig: _Signature, executable: Callable[[], Any],
-                 run: Callable[[list[Any]], list[Any]]) -> None:
-        self._sig = sig
-        self._executable = executable
-        self._run = run
+    __slots__ = ()
 
     def lower(self) -> Lowered:
         """The lowered computation (optimised jaxpr and generated code)."""
@@ -229,13 +235,7 @@ class Lowered(_Stage):
         [0.0, 0.0]
     """
 
-    __slots__ = ("_sig", "_executable", "_run")
-
-    def __init__(self, sig: _Signature, executable: Callable[[], Any],
-                 run: Callable[[list[Any]], list[Any]]) -> None:
-        self._sig = sig
-        self._executable = executable
-        self._run = run
+    __slots__ = ()
 
     def compiler_ir(self, dialect: str | None = "jaxpr") -> Any:
         """The compiler's input and output: ``"jaxpr"`` gives the optimised
@@ -302,13 +302,7 @@ class Compiled(_Stage):
           argument x: lowered for f64[2], called with f64[3]
     """
 
-    __slots__ = ("_sig", "_executable", "_run")
-
-    def __init__(self, sig: _Signature, executable: Callable[[], Any],
-                 run: Callable[[list[Any]], list[Any]]) -> None:
-        self._sig = sig
-        self._executable = executable
-        self._run = run
+    __slots__ = ()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         s = self._sig

@@ -58,7 +58,7 @@ def _cond_program(x, y):
 def _indexing_program(x):
     x = fnp.asarray(x)
     idx = dev(np.array([2, 0, 2]))
-    y = x[idx] * 2.0 + x[1:, ::2].sum() + x[::-1, None, 0].sum()
+    y = x[idx] * 2.0 + x[1:, ::2].sum() + x[::-1, None, 0].sum() + x[..., 1].sum()
     y = fnp.at(y)[dev(np.array([0, 1]))].add(x[0])
     return fnp.at(y)[1, 2].set(x[2, 0] ** 2)
 

@@ -41,7 +41,8 @@ def _through_json(value):
     (1, (2, 3), ()), [1, "a"], {"k": (1,), 2: None}, frozenset({1, 2}),
     np.dtype("float32"), np.dtype("complex64"), np.dtype(bool), float0,
     np.float32(0.1), np.int8(-3), np.uint64(2 ** 64 - 1), np.bool_(True),
-    Slice(1, None, -2), Operand(3), (Slice(None, None, None), Operand(0)),
+    Slice(1, None, -2), Operand(3), (Slice(None, None, None), Operand(0)), Ellipsis,
+    (None, Ellipsis), slice(1, None, 2),
 ], ids=repr)
 def test_values_round_trip(value):
     got = _through_json(value)
