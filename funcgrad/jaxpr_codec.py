@@ -218,15 +218,23 @@ def _decode_complex(d: Any, dec: Decoder) -> complex:
 
 
 def _primitive_named(name: Any) -> Primitive:
-    found = [p for p in primitive_registry if p.name == name]
-    if len(found) == 1:
-        return found[0]
-    if not found:
+    # The first primitive made with a name owns it (funcgrad's own are made at import); a
+    # later one with the same name cannot be written (see _check_owns_name).
+    for p in primitive_registry:
+        if p.name == name:
+            return p
+    raise ExportError(
+        f"unknown primitive {name!r}: it is not defined in this funcgrad (a newer version "
+        "wrote the file, or the module defining it, e.g. funcgrad_nn, is not imported)"
+    )
+
+
+def _check_owns_name(prim: Primitive) -> None:
+    if _primitive_named(prim.name) is not prim:
         raise ExportError(
-            f"unknown primitive {name!r}: it is not defined in this funcgrad (a newer version "
-            "wrote the file, or the module defining it, e.g. funcgrad_nn, is not imported)"
+            f"cannot export primitive {prim.name!r}: another primitive was made earlier with "
+            "the same name, and files name primitives; give this one a unique name"
         )
-    raise ExportError(f"primitive name {name!r} is ambiguous: {len(found)} primitives have it")
 
 
 def _plain(tag: str, encode: Callable[[Any], Any], decode: Callable[[Any], Any]) -> Codec:
@@ -251,7 +259,8 @@ for _cls, _codec in (
     (slice, Codec("slice", lambda x, enc: [enc.value(x.start), enc.value(x.stop),
                                            enc.value(x.step)],
                   lambda d, dec: slice(*(dec.value(v) for v in d)))),
-    (Primitive, _plain("primitive", lambda p: p.name, _primitive_named)),
+    (Primitive, Codec("primitive", lambda p, enc: (_check_owns_name(p), p.name)[1],
+                      lambda d, dec: _primitive_named(d))),
     (ShapedArray, _plain("aval", encode_aval, decode_aval)),
     (ClosedJaxpr, Codec("closed_jaxpr", lambda x, enc: enc.closed_jaxpr(x),
                         lambda d, dec: dec.closed_jaxpr(d))),
@@ -328,6 +337,7 @@ class Encoder:
         outer, outer_param = self.eqn, self.param
         try:
             for e in j.eqns:
+                _check_owns_name(e.prim)
                 ins = [self.atom(a, ids) for a in e.invars]
                 self.eqn = e
                 params = {}

@@ -123,3 +123,17 @@ def test_tables_are_keyed_as_documented():
     assert Slice in type_codecs and Operand in type_codecs
     names = {(p.name, k) for p, k in param_codecs}
     assert ("custom_jvp_call", "jvp") in names and ("remat", "policy") in names
+
+
+def test_primitives_are_named_by_their_first_owner():
+    from funcgrad.core import Primitive
+
+    impostor = Primitive("sin")  # a later primitive with a library name
+    impostor.def_impl(lambda x: [x])
+    impostor.def_abstract_eval(lambda a: [a])
+    closed = funcgrad.make_jaxpr(lambda x: funcgrad.numpy.sin(x))(np.ones(2))
+    back = decode_closed_jaxpr(json.loads(json.dumps(encode_closed_jaxpr(closed))))
+    assert back.eqns[0].prim is funcgrad.ops.elementwise.sin_p
+    closed.jaxpr.eqns[0] = closed.jaxpr.eqns[0].replace(prim=impostor)
+    with pytest.raises(ExportError, match="another primitive was made earlier with the same"):
+        encode_closed_jaxpr(closed)
