@@ -384,7 +384,13 @@ class Decoder:
                 f"unknown value kind {d['$']!r} (written by a newer funcgrad, or by a module "
                 "not imported here)"
             )
-        return codec.decode(d["v"], self)
+        try:
+            return codec.decode(d["v"], self)
+        except ExportError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+            raise ExportError(f"malformed {d['$']!r} entry {_short(d['v'])} "
+                              f"({type(e).__name__}: {e})") from None
 
     def jaxpr(self, d: Any) -> Jaxpr:
         try:

@@ -197,6 +197,11 @@ class GatherScatterMode(enum.Enum):
         return "fill" if scatter else "clamp"  # what XLA does with broken promises
 
 
+register_type_codec(GatherScatterMode, Codec(
+    "indexing.GatherScatterMode", lambda x, enc: x.name,
+    lambda d, dec: GatherScatterMode[d]))
+
+
 def default_fill_value(dtype: Any) -> Any:
     """JAX's fill for out-of-bounds gathers: NaN for inexact dtypes, the most negative value
     for signed integers, the largest for unsigned ones, True for bool.

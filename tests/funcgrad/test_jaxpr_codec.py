@@ -28,7 +28,7 @@ from funcgrad.jaxpr_codec import (
     param_codecs,
     type_codecs,
 )
-from funcgrad.ops.indexing import Operand, Slice
+from funcgrad.ops.indexing import GatherScatterMode, Operand, Slice
 
 
 def _through_json(value):
@@ -42,7 +42,7 @@ def _through_json(value):
     np.dtype("float32"), np.dtype("complex64"), np.dtype(bool), float0,
     np.float32(0.1), np.int8(-3), np.uint64(2 ** 64 - 1), np.bool_(True),
     Slice(1, None, -2), Operand(3), (Slice(None, None, None), Operand(0)), Ellipsis,
-    (None, Ellipsis), slice(1, None, 2),
+    (None, Ellipsis), slice(1, None, 2), GatherScatterMode.FILL_OR_DROP,
 ], ids=repr)
 def test_values_round_trip(value):
     got = _through_json(value)
@@ -98,6 +98,10 @@ def test_unknown_tag_and_malformed_values():
         Decoder().value({"x": 1})
     with pytest.raises(ExportError, match="malformed float"):
         Decoder().value({"$": "float", "v": "one"})
+    with pytest.raises(ExportError, match="malformed 'indexing.GatherScatterMode' entry"):
+        Decoder().value({"$": "indexing.GatherScatterMode", "v": "SOMETIMES"})
+    with pytest.raises(ExportError, match="malformed 'tuple' entry"):
+        Decoder().value({"$": "tuple", "v": 3})
 
 
 def test_unencodable_value_names_the_primitive_and_param():
