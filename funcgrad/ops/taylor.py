@@ -28,6 +28,8 @@ from funcgrad.interpreters.jvp import (
     elementwise_primitives,
     jvp_flat,
     linear_jvp_primitives,
+    zero_jvp_primitives,
+    zeros_like_aval,
 )
 from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as _ew
@@ -72,7 +74,8 @@ def _scale(c: float, a: Any) -> Any:
 
 
 def _zeros_like(x: Any) -> Any:
-    return _ew.mul(x, 0)
+    # A constant, not ``x * 0``: that is NaN where x is infinite (e.g. pad's -inf fill).
+    return zeros_like_aval(get_aval(x))
 
 
 def _cauchy(prim: Primitive, a: list, b: list, k: int, params: dict, start: int = 0) -> Any:
@@ -211,6 +214,23 @@ def _elementwise_factory(prim: Primitive):
     return None
 
 
+# -- generic: primitives without a derivative (defjvp_zero) -------------------------------------
+
+
+def _constant_rule(prim: Primitive):
+    def rule(primals, series, **params):
+        outs = bind(prim, *primals, **params)
+        return outs, [None] * len(outs)
+
+    return rule
+
+
+def _constant_factory(prim: Primitive):
+    if prim in zero_jvp_primitives:
+        return _constant_rule(prim), "constant: no derivative, zero coefficients"
+    return None
+
+
 # -- generic: nested jvp along the curve ------------------------------------------------------
 
 
@@ -263,7 +283,8 @@ def _fallback_factory(prim: Primitive):
     return _fallback_rule(prim), "fallback: nested jvp (cost exponential in K)"
 
 
-_ty.generic_taylor_rules.extend([_linear_factory, _elementwise_factory, _fallback_factory])
+_ty.generic_taylor_rules.extend([_constant_factory, _linear_factory, _elementwise_factory,
+                                 _fallback_factory])
 
 
 # -- own rules --------------------------------------------------------------------------------

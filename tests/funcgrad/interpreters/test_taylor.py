@@ -10,11 +10,7 @@ import numpy as np
 import funcgrad
 from funcgrad.interpreters.taylor import rule_kind
 from tests.funcgrad.test_rule_coverage import _library_primitives
-from tests.helpers import host
-
-# Taylor results are compared with NumPy/sympy references on host values; the strict device
-# pass does not run them yet (the library code keeps series on the inputs' device).
-
+from tests.helpers import dev, host
 
 
 def assert_close(actual, desired, **kw):
@@ -45,3 +41,13 @@ def test_cost_grows_slowly_in_the_order():
     assert_close(funcgrad.derivatives(f, 8)(0.3)[:3],
                                [float(f(0.3)), float(funcgrad.grad(f)(0.3)),
                                 float(funcgrad.grad(funcgrad.grad(f))(0.3))], rtol=1e-10)
+
+
+def test_constant_operands_of_linear_rules_are_zero_not_x_times_zero():
+    # pad's -inf fill is a constant: its coefficients are 0, not -inf * 0 = NaN.
+    f = lambda x: funcgrad.numpy.pad(x, (1, 1), constant_values=-np.inf)  # noqa: E731
+    x, ones = dev(np.array([1.0, 2.0])), dev(np.ones(2))
+    for fun in (f, funcgrad.jit(f)):
+        y0, ys = funcgrad.jet(fun, (x,), ([ones, ones],))
+        assert_close(y0, [-np.inf, 1.0, 2.0, -np.inf])
+        assert_close(ys, [[0.0, 1.0, 1.0, 0.0]] * 2)
