@@ -85,3 +85,59 @@ def main(cases: dict, argv: list[str] | None = None) -> None:
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         print(f"{name:44s} {_fmt(r['funcgrad_s'])} {_fmt(r['numpy_s'])} {r['ratio']:7.2f}")
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def first_call_round(cases: dict, name: str, warm_up: Callable[[], None] | None) -> dict:
+    """One round of a first-call case, in this process: ``cases[name]()`` builds the callable
+    (untimed), whose first call is timed (wall clock and this process's CPU time)."""
+    import gc
+
+    if warm_up is not None:
+        warm_up()
+    fn = cases[name]()
+    gc.collect()
+    t, c = time.perf_counter(), time.process_time()
+    fn()
+    return {"case": name, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c}
+
+
+def first_call_main(cases: dict, warm_up: Callable[[], None] | None = None,
+                    argv: list[str] | None = None) -> None:
+    """Like :func:`main` for costs paid once (compilation): each round of each case runs in a
+    fresh process that times one first call; prints the median wall time with its range over
+    the rounds, and the median CPU time."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", help="run one round of one case in this process (JSON)")
+    parser.add_argument("--only", nargs="*", help="subset of cases to run")
+    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per case")
+    args = parser.parse_args(argv)
+    if args.case:
+        print(json.dumps(first_call_round(cases, args.case, warm_up)))
+        return
+    script = sys.modules["__main__"].__file__
+    print(f"load average at start: {_load()}; {args.rounds} fresh processes per case")
+    print(f"{'case':28s} {'wall median':>12s} {'(min-max)':>22s} {'cpu median':>12s}")
+    for name in args.only or list(cases):
+        runs = []
+        for _ in range(args.rounds):
+            proc = subprocess.run([sys.executable, script, "--case", name],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+                print(f"{name:28s} FAILED: {err}")
+                break
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        else:
+            walls = [r["wall_s"] for r in runs]
+            cpu = statistics.median(r["cpu_s"] for r in runs)
+            spread = f"({_fmt(min(walls)).strip()}-{_fmt(max(walls)).strip()})"
+            print(f"{name:28s} {_fmt(statistics.median(walls))} {spread:>22s} {_fmt(cpu)}",
+                  flush=True)
+    print(f"load average at end: {_load()}")

@@ -69,6 +69,7 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, effect
 
 __all__ = [
     "optimize_jaxpr",
+    "simplify_equation",
     "inline_primitives",
     "simplification_rules",
     "FOLD_MAX_SIZE",
@@ -218,6 +219,23 @@ class _Facts:
 # Simplification rules live with their primitives (compile.rules.simplification_rules): each
 # rule(eqn, ins, facts) -> None (keep), list of atoms (the outputs are these), an Eqn or a
 # tuple of Eqns (emit these instead; they may be simplified again). ``facts`` is a _Facts.
+
+
+def simplify_equation(eqn: Eqn) -> Any:
+    """``eqn``'s simplification by its primitive's rule, knowing only its literals (no consts,
+    no producers): None (keep it), a list of atoms (its outputs are these), an ``Eqn`` or a
+    tuple of them. For interpreters simplifying operations as they trace them.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.avals import ShapedArray
+        >>> from funcgrad.ops.elementwise import mul_p
+        >>> x = Var(ShapedArray((), np.dtype("float64")))
+        >>> simplify_equation(Eqn(mul_p, [x, Literal(1.0)], [Var(x.aval)], {})) == [x]
+        True
+    """
+    rule = simplification_rules.get(eqn.prim)
+    return None if rule is None else rule(eqn, eqn.invars, _Facts({}))
 
 
 # ---------------------------------------------------------------------------------------------

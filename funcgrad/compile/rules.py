@@ -18,6 +18,10 @@ is still compiled correctly (the generated code calls its ``impl``) and never si
   :data:`exact_scalar_primitives`, :data:`broadcasting_primitives`,
   :data:`zero_one_preserving_primitives`, :data:`fold_any_size_primitives`, and
   :data:`scalar_operators`.
+* :data:`tracing_simplifiable_primitives` -- primitives whose simplification rules are
+  identities of *functions* (``x * 1`` is ``x`` for every ``x``, so also after differentiation
+  or batching): the interpreters apply them while tracing, when an operand is a scalar 0 or 1.
+  (``stop_gradient`` -> ``x`` is an identity of values only, and is not one of them.)
 * :data:`roles` -- the few structural primitives the compiler's own rewrites look for or
   build: ``"broadcast_in_dim"``, ``"reshape"``, ``"mul"``, ``"dot_general"``.
 
@@ -50,6 +54,7 @@ __all__ = [
     "fold_any_size_primitives",
     "scalar_operators",
     "roles",
+    "tracing_simplifiable_primitives",
     "same_type",
 ]
 
@@ -104,6 +109,8 @@ zero_one_preserving_primitives: set[Primitive] = set()
 fold_any_size_primitives: set[Primitive] = set()
 #: float scalar arithmetic written as a Python operator (``"+"``; ``"-"`` for a unary one)
 scalar_operators: dict[Primitive, str] = {}
+#: primitives whose simplifications also hold under later transformations (see above)
+tracing_simplifiable_primitives: set[Primitive] = set()
 #: role name -> the primitive playing it, for the compiler's own rewrites
 roles: dict[str, Primitive] = {}
 

@@ -13,9 +13,10 @@ from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, _trace_var, bind
+from funcgrad.core import Primitive, Trace, _trace_var, bind, eval_trace
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
-from funcgrad.interpreters.staging import PartialEvalTrace
+from funcgrad.interpreters.staging import PartialEvalTrace, simplify_operation
+from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 
 __all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
@@ -35,7 +36,7 @@ linearize_observer: ContextVar[Callable[[Primitive, list], None] | None] = Conte
 
 
 class LinearizeTrace(Trace):
-    __slots__ = ("tangent_trace", "observe")
+    __slots__ = ("tangent_trace", "observe", "memo")
     user_name = "grad / vjp / linearize"
     differentiates = True
 
@@ -43,8 +44,26 @@ class LinearizeTrace(Trace):
         super().__init__(parent)
         self.tangent_trace = tangent_trace
         self.observe = linearize_observer.get()
+        # Nested inside another transformation (grad of grad, grad under jit), the same
+        # operations come again and again: each is linearized once (trace_cse). At the top
+        # level there is little to merge, and results are concrete arrays anyway.
+        self.memo: dict | None = None if parent is eval_trace else {}
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        memo = self.memo
+        if memo is not None:
+            key = operation_key(prim, args, params)
+            outs = lookup(memo, key)
+            if outs is not None:
+                return outs
+            outs = simplify_operation(prim, args, params)
+            if outs is None:
+                outs = self._process(prim, args, params)
+            remember(memo, key, args, outs)
+            return outs
+        return self._process(prim, args, params)
+
+    def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []
         tangents: list[Any] = []
         live = False
@@ -111,6 +130,7 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
         outs = f(*ins)
     finally:
         _trace_var.reset(token)
+        trace.memo = None  # it holds tracers that hold the trace: let them go now
     primals_out, tangents_out, zero_outputs = [], [], []
     for o in outs:
         if type(o) is LinearizeTracer and o._trace is trace:
@@ -127,6 +147,7 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
         for t, a, z in zip(tangents_out, out_tangent_avals, zero_outputs)
     ]
     jaxpr = tangent_trace.to_jaxpr(placeholders)
+    tangent_trace.memo = {}
     return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs)
 
 

@@ -25,10 +25,14 @@ from funcgrad.core import (
     user_source_info,
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
+from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
+from funcgrad.compile.passes import simplify_equation
+from funcgrad.compile.rules import tracing_simplifiable_primitives
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
+    "simplify_operation",
 ]
 
 _LITERAL_TYPES = (bool, int, float, complex)
@@ -98,6 +102,49 @@ def abstract_eval_cached(
             _abstract_cache.clear()
         _abstract_cache[key] = hit
     return hit
+
+
+def _is_unit(x: Any) -> bool:
+    """A concrete scalar 0 or 1 (what AD's seeds and instantiated zeros leave behind)."""
+    if isinstance(x, Tracer) or isinstance(x, bool | numpy.bool_):
+        return False
+    if type(x) in _LITERAL_TYPES or isinstance(x, numpy.generic) or (
+            type(x) is numpy.ndarray and x.ndim == 0):
+        try:
+            return bool(x == 0 or x == 1)
+        except Exception:
+            return False
+    return False
+
+
+def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> list | None:
+    """``prim(*args)`` rewritten while tracing, or None: ``x * 1`` is ``x``, ``0 - x`` is
+    ``-x`` ... (the rules of :data:`funcgrad.compile.rules.tracing_simplifiable_primitives`,
+    tried when an operand is a scalar 0 or 1). A rewrite binds its replacement on the current
+    trace; an operand is handed back only when it is a tracer (immutable), never a concrete
+    array that two names would then share."""
+    if prim not in tracing_simplifiable_primitives:
+        return None
+    if not any(_is_unit(x) for x in args):
+        return None
+    atoms: list[Var | Literal] = [
+        Literal(x) if _is_unit(x) else Var(get_aval(x)) for x in args
+    ]
+    out_avals = abstract_eval_cached(prim, [a.aval for a in atoms], params)
+    eqn = Eqn(prim, atoms, [Var(a) for a in out_avals], params)
+    res = simplify_equation(eqn)
+    if res is None:
+        return None
+    env: dict[Any, Any] = {a: x for a, x in zip(atoms, args) if type(a) is Var}
+    if isinstance(res, list):
+        outs = [env.get(a) for a in res]
+        return outs if all(isinstance(o, Tracer) for o in outs) else None
+    # Replacement equations, in order; the last ones write the original outputs.
+    for new in (res,) if isinstance(res, Eqn) else res:
+        vals = bind(new.prim, *[a.val if type(a) is Literal else env[a] for a in new.invars],
+                    **new.params)
+        env.update(zip(new.outvars, vals))
+    return [env[v] for v in eqn.outvars]
 
 
 class StagingTracer(Tracer):
@@ -247,9 +294,17 @@ class StagingTrace(Trace):
 
 
 class PartialEvalTrace(StagingTrace):
-    """Stages only operations that involve its own tracers; the rest run on the parent now."""
+    """Stages only operations that involve its own tracers; the rest run on the parent now.
 
-    __slots__ = ()
+    What it records is internal (linearize's tangent program), so an operation it has staged
+    already is not staged twice (:mod:`funcgrad.interpreters.trace_cse`).
+    """
+
+    __slots__ = ("memo",)
+
+    def __init__(self, parent: Trace | None) -> None:
+        super().__init__(parent)
+        self.memo: dict = {}
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
@@ -257,8 +312,15 @@ class PartialEvalTrace(StagingTrace):
                 rule = partial_eval_rules.get(prim)
                 if rule is not None:
                     return rule(self, args, params)
-                # Linear (tangent) jaxprs are internal: no user source line to record.
-                return self.stage(prim, args, params, None)
+                key = operation_key(prim, args, params)
+                outs = lookup(self.memo, key)
+                if outs is None:
+                    outs = simplify_operation(prim, args, params)
+                    if outs is None:
+                        # Linear (tangent) jaxprs are internal: no user source line to record.
+                        outs = self.stage(prim, args, params, None)
+                    remember(self.memo, key, args, outs)
+                return outs
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         try:
             return bind(prim, *args, **params)

@@ -306,6 +306,7 @@ def _simplify_add(eqn: Eqn, ins: list, f: Any) -> Any:
 
 for _p in (add_p, add_any_p):
     _rules.register_simplification(_p, _simplify_add)
+    _rules.tracing_simplifiable_primitives.add(_p)
 _rules.scalar_operators[add_p] = "+"
 _rules.commutative_primitives.add(add_p)
 _rules.exact_scalar_primitives.add(add_p)
@@ -349,6 +350,7 @@ def _simplify_sub(eqn: Eqn, ins: list, f: Any) -> Any:
 
 
 _rules.register_simplification(sub_p, _simplify_sub)
+_rules.tracing_simplifiable_primitives.add(sub_p)
 _rules.scalar_operators[sub_p] = "-"
 _rules.exact_scalar_primitives.add(sub_p)
 
@@ -414,6 +416,7 @@ def _simplify_mul(eqn: Eqn, ins: list, f: Any) -> Any:
 
 
 _rules.register_simplification(mul_p, _simplify_mul)
+_rules.tracing_simplifiable_primitives.add(mul_p)
 _rules.scalar_operators[mul_p] = "*"
 _rules.commutative_primitives.add(mul_p)
 _rules.exact_scalar_primitives.add(mul_p)
@@ -456,6 +459,7 @@ def _simplify_div(eqn: Eqn, ins: list, f: Any) -> Any:
 
 
 _rules.register_simplification(div_p, _simplify_div)
+_rules.tracing_simplifiable_primitives.add(div_p)
 _rules.scalar_operators[div_p] = "/"
 _rules.exact_scalar_primitives.add(div_p)
 

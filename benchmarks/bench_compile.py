@@ -1,0 +1,94 @@
+"""Compile latency: the first call of a jitted function (trace + optimise + generate code).
+
+    python benchmarks/bench_compile.py                  # every case, 5 fresh processes each
+    python benchmarks/bench_compile.py --rounds 9 --only deriv6_tanh_sin_jit
+    python benchmarks/bench_compile.py --case chain100_grad_jit   # one round, in-process (JSON)
+
+What a first call costs is paid once per input signature, so it is timed once per process:
+each round runs in a fresh Python process (BLAS/OpenMP pinned to one thread by the harness),
+which first warms funcgrad up with a trivial ``jit(grad)`` (import-time and first-use costs are
+not the case's), then times one call. The table gives the median wall-clock time with its range
+(min-max) over the rounds and the median CPU time of the process (``time.process_time``: less
+sensitive to other jobs on a shared machine), with the load average when the run started.
+
+Cases:
+- ``chain100_grad_jit``: ``jit(grad(f))`` of the 100-op elementwise chain of ``bench_jit.py``
+  (16 elements).
+- ``deriv{k}_sin_exp_jit``, k = 2..8: ``jit`` of ``grad`` nested k times of ``sin(x) exp(x)``
+  at a scalar; ``deriv{k}_sin_exp_eager``: the same nested ``grad`` without ``jit`` (one call).
+- ``deriv{k}_tanh_sin_jit`` / ``_eager``: the same for ``tanh(sin(x) x)`` (``bench_jit.py``'s
+  ``deriv6_tanh_sin``).
+- ``deriv{k}_tanh3_jit``: the same for ``tanh(tanh(tanh(x)))``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ[_var] = "1"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+
+from harness import first_call_main  # noqa: E402
+
+import funcgrad  # noqa: E402
+import funcgrad.numpy as fnp  # noqa: E402
+
+FUNCTIONS = {
+    "sin_exp": lambda x: fnp.sin(x) * fnp.exp(x),
+    "tanh_sin": lambda x: fnp.tanh(fnp.sin(x) * x),
+    "tanh3": lambda x: fnp.tanh(fnp.tanh(fnp.tanh(x))),
+}
+
+
+def nested_grad(name: str, k: int, jitted: bool):
+    def setup():
+        g = FUNCTIONS[name]
+        for _ in range(k):
+            g = funcgrad.grad(g)
+        if jitted:
+            g = funcgrad.jit(g)
+        return lambda: g(0.3)
+    return setup
+
+
+def warm_up() -> None:
+    funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(fnp.sin(x) * 2.0)))(fnp.ones(3))
+    funcgrad.grad(funcgrad.grad(fnp.tanh))(0.5)
+
+
+CASES: dict = {}
+for _name in FUNCTIONS:
+    for _k in range(2, 9):
+        if _name == "tanh3" and _k % 2:
+            continue
+        CASES[f"deriv{_k}_{_name}_jit"] = nested_grad(_name, _k, True)
+        if _name != "tanh3" and _k in (4, 6, 8):
+            CASES[f"deriv{_k}_{_name}_eager"] = nested_grad(_name, _k, False)
+
+
+def chain100_setup():
+    # The chain of workloads.chain100, built here: that one checks its result (a first call).
+    import numpy as np
+
+    x = np.linspace(0.1, 1.0, 16)
+
+    def f(x):
+        for _ in range(25):
+            x = fnp.sin(x)
+            x = x * 1.1
+            x = x + 0.1
+            x = x * x
+        return fnp.sum(x)
+
+    g = funcgrad.jit(funcgrad.grad(f))
+    return lambda: g(x)
+
+
+CASES = {"chain100_grad_jit": chain100_setup, **CASES}
+
+if __name__ == "__main__":
+    first_call_main(CASES, warm_up)
