@@ -13,6 +13,8 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.compile.passes import simplify_equation
+from funcgrad.compile.rules import tracing_simplifiable_primitives
 from funcgrad.core import (
     Primitive,
     SourceInfo,
@@ -26,8 +28,6 @@ from funcgrad.core import (
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
-from funcgrad.compile.passes import simplify_equation
-from funcgrad.compile.rules import tracing_simplifiable_primitives
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
