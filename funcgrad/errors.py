@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -60,11 +61,18 @@ def user_source_info() -> SourceInfo:
     """
     f = sys._getframe(1)
     while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_OUR_DIRS) and not fn.endswith(_SKIP_FILES):
-            return SourceInfo(fn, f.f_lineno, f.f_code.co_name)
+        code = f.f_code
+        if not _is_ours(code.co_filename):
+            return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
     return _NO_SOURCE
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_ours(filename: str) -> bool:
+    # Staging asks this for every frame between an operation and the user's line (dozens
+    # under nested grad), for every operation: cached per file.
+    return filename.startswith(_OUR_DIRS) or filename.endswith(_SKIP_FILES)
 
 
 def name_user_line(e: BaseException) -> None:

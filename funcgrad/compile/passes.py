@@ -450,7 +450,10 @@ def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
         >>> print(optimize_jaxpr(closed))
         { lambda ; a:f64[2]. let b:f64[2] = sin a; c:f64[2] = add b b in (c) }
     """
-    jaxpr, consts = _inline(closed)
+    if any(e.prim in inline_primitives for e in closed.jaxpr.eqns):
+        jaxpr, consts = _inline(closed)
+    else:  # nothing to inline: the sweeps below copy what they change anyway
+        jaxpr, consts = closed.jaxpr, list(closed.consts)
     const_map = dict(zip(jaxpr.constvars, consts))
     # CSE alone first, so the rules that depend on how often a value is used see true counts.
     jaxpr, const_map = _sweep(jaxpr, const_map, simplify=False)

@@ -75,11 +75,17 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
     be merged with anything (effects, jaxprs in params, unhashable params)."""
     if prim.carries_jaxprs or prim in effectful_primitives:
         return None
-    keys = [_operand_key(a) for a in args]
-    if len(keys) == 2 and prim in commutative_primitives:
-        keys.sort(key=_order)
+    if len(args) == 2:
+        a, b = args
+        ka = id(a) if isinstance(a, Tracer) else _operand_key(a)
+        kb = id(b) if isinstance(b, Tracer) else _operand_key(b)
+        keys: tuple = (ka, kb)
+        if prim in commutative_primitives and _order(kb) < _order(ka):
+            keys = (kb, ka)
+    else:
+        keys = tuple(id(a) if isinstance(a, Tracer) else _operand_key(a) for a in args)
     try:
-        key = (prim, tuple(keys),
+        key = (prim, keys,
                tuple((k, _param_value(v)) for k, v in params.items()) if params else ())
         hash(key)
     except TypeError:
