@@ -15,8 +15,9 @@ import numpy
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
+from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1, eval_trace
 from funcgrad.errors import MissingRuleError
+from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 
 __all__ = [
     "Zero",
@@ -293,11 +294,28 @@ class JVPTracer(DualTracer):
 class JVPTrace(Trace):
     """Pushes tangents forward through each primitive (forward-mode AD)."""
 
-    __slots__ = ()
+    __slots__ = ("memo",)
     user_name = "jvp"
     differentiates = True
 
+    def __init__(self, parent: Trace | None) -> None:
+        super().__init__(parent)
+        # Nested inside another transformation (jvp of jvp, jacfwd of grad, under jit), the
+        # same operations come again and again: each is pushed forward once (trace_cse).
+        self.memo: dict | None = None if parent is eval_trace else {}
+
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        memo = self.memo
+        if memo is not None:
+            key = operation_key(prim, args, params)
+            outs = lookup(memo, key)
+            if outs is None:
+                outs = self._process(prim, args, params)
+                remember(memo, key, args, outs)
+            return outs
+        return self._process(prim, args, params)
+
+    def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []
         tangents: list[Any] = []
         live = False
@@ -338,6 +356,7 @@ def jvp_flat(
         outs = f(*ins)
     finally:
         _trace_var.reset(token)
+        trace.memo = None  # it holds tracers that hold the trace: let them go now
     pairs = [trace.unpack(o) for o in outs]
     return [p for p, _ in pairs], [t for _, t in pairs]
 
