@@ -6,12 +6,13 @@ already contains a forward pass, its JVP coefficients (``cos x`` for ``sin x``) 
 transposed backward pass; each level computes many of the same values again, and every
 duplicate is differentiated again by the next level, so the traced program of ``k`` nested
 ``grad`` grows like ``2.5^k`` where the distinct values grow like ``1.7^k`` (``sin(x) exp(x)``
-at k = 8: 2757 equations traced, 400 with this). Merging duplicates at every level as they
-appear keeps each level's work to the distinct values of the level below.
+at k = 8: 2757 equations traced, 400 with this, 300 with staging's 0/1 rewrites too). Merging
+duplicates at every level as they appear keeps each level's work to the distinct values of the
+level below. Nested ``jvp`` is the same story (``tanh(sin(x) x)``, order 8: 13873 -> 546).
 
 Only the interpreters' internal traces use it (linearize's tangent recording and, when nested
-inside another transformation, linearize itself); ``make_jaxpr`` and ``jit`` record what the
-function does, operation for operation. Never merged: primitives with effects
+inside another transformation, linearize and jvp themselves); ``make_jaxpr`` and ``jit``
+record what the function does, operation for operation. Never merged: primitives with effects
 (:data:`funcgrad.ir.effectful_primitives`), higher-order primitives (their jaxprs may hold
 effects), results that are not tracers (concrete arrays a caller could write into), and
 operations whose params are not hashable.
