@@ -15,8 +15,9 @@ import numpy
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1, eval_trace
+from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
 from funcgrad.errors import MissingRuleError
+from funcgrad.interpreters.staging import merges_repeats
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 
 __all__ = [
@@ -300,9 +301,9 @@ class JVPTrace(Trace):
 
     def __init__(self, parent: Trace | None) -> None:
         super().__init__(parent)
-        # Nested inside another transformation (jvp of jvp, jacfwd of grad, under jit), the
-        # same operations come again and again: each is pushed forward once (trace_cse).
-        self.memo: dict | None = None if parent is eval_trace else {}
+        # Nested in another differentiation or in jit (jvp of jvp, jacfwd of grad), the same
+        # operations come again and again: each is pushed forward once (trace_cse).
+        self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         memo = self.memo

@@ -13,9 +13,9 @@ from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, _trace_var, bind, eval_trace
+from funcgrad.core import Primitive, Trace, _trace_var, bind
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
-from funcgrad.interpreters.staging import PartialEvalTrace, simplify_operation
+from funcgrad.interpreters.staging import PartialEvalTrace, merges_repeats, simplify_operation
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 
@@ -44,10 +44,9 @@ class LinearizeTrace(Trace):
         super().__init__(parent)
         self.tangent_trace = tangent_trace
         self.observe = linearize_observer.get()
-        # Nested inside another transformation (grad of grad, grad under jit), the same
-        # operations come again and again: each is linearized once (trace_cse). At the top
-        # level there is little to merge, and results are concrete arrays anyway.
-        self.memo: dict | None = None if parent is eval_trace else {}
+        # Nested in another differentiation or in jit (grad of grad, grad under jit), the
+        # same operations come again and again: each is linearized once (trace_cse).
+        self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         memo = self.memo

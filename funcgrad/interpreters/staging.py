@@ -32,7 +32,7 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
-    "simplify_operation",
+    "simplify_operation", "merges_repeats",
 ]
 
 _LITERAL_TYPES = (bool, int, float, complex)
@@ -291,6 +291,20 @@ class StagingTrace(Trace):
         outvars = [self.getvar(x) for x in outs]
         jaxpr = Jaxpr(list(self.const_vars), list(self.invars), outvars, self.eqns)
         return ClosedJaxpr(jaxpr, list(self.const_vals))
+
+
+def merges_repeats(parent: Trace | None) -> bool:
+    """Whether a differentiating trace made under ``parent`` merges repeated operations
+    (:mod:`funcgrad.interpreters.trace_cse`): when it is nested in another differentiation
+    or in staging (``jit``, ``make_jaxpr``), where repeats multiply level after level; not at
+    the top level or under ``vmap`` alone, where there is little to merge and every operation
+    would pay for its key on every (eager) call."""
+    t = parent
+    while t is not None:
+        if t.differentiates or isinstance(t, StagingTrace):
+            return True
+        t = t.parent
+    return False
 
 
 class PartialEvalTrace(StagingTrace):

@@ -63,6 +63,21 @@ def test_key_refuses_effects_jaxprs_and_unhashable_params() -> None:
     assert operation_key(mul_p, (t, t), {"p": 0.0}) != operation_key(mul_p, (t, t), {"p": -0.0})
 
 
+def test_merging_only_where_repeats_multiply() -> None:
+    from funcgrad.interpreters.staging import merges_repeats
+
+    assert not merges_repeats(eval_trace)
+    assert merges_repeats(PartialEvalTrace(eval_trace))
+
+    def f(x):
+        return fnp.sin(x) * x
+
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.grad(f))(np.ones(3)),
+                               np.sin(1.0) + np.cos(1.0) * np.ones(3), rtol=1e-14)
+    np.testing.assert_allclose(funcgrad.vmap(funcgrad.grad(funcgrad.grad(f)))(np.ones(3)),
+                               2 * np.cos(1.0) - np.sin(1.0) * np.ones(3), rtol=1e-14)
+
+
 # -- what the tangent recording merges -------------------------------------------------------------
 
 def test_partial_eval_trace_stages_each_operation_once() -> None:
