@@ -269,7 +269,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
     if max_norm is not None:
         out = _renorm_rows(out, max_norm, norm_type)
     if scale_grad_by_freq:
-        counts = fnp.at(fnp.zeros_like(weight, shape=(num,)))[fnp.ravel(input)].add(1.0)
+        counts = fnp.at(fnp.zeros_like(weight, shape=(num,)))[fnp.ravel(input)].add(1.0, mode="raise")
         freq = fnp.expand_dims(fnp.take(counts, input, axis=0), -1)
         fixed = funcgrad.stop_gradient(out)
         out = fixed + (out - fixed) / freq  # the value is unchanged; the gradient is scaled

@@ -725,26 +725,31 @@ def clip(
     return _ew.clamp(lo, a, hi)
 
 
-def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /) -> Any:
+def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /, *,
+          size: int | None = None, fill_value: Any = None) -> Any:
     """``x`` where ``condition`` is true (nonzero), else ``y``, like :func:`numpy.where`.
 
     Broadcasts all three; the result dtype is NumPy's. Differentiable in ``x`` and ``y``.
-    The one-argument form ``where(condition)`` is ``nonzero(condition)``: it needs a concrete
-    condition (its output shape depends on the values), so it fails under ``jit``/``vmap``.
+    The one-argument form ``where(condition)`` is ``nonzero(condition)``: its output shape
+    depends on the values, so it needs a concrete condition or (as in ``jax.numpy``) a static
+    ``size=`` with an optional ``fill_value=``; then it works under ``jit``/``vmap``.
 
     Example:
         >>> import funcgrad.numpy as fnp
         >>> fnp.where([True, False], 1.0, [2.0, 3.0])
         array([1., 3.])
+        >>> fnp.where([False, True], size=2, fill_value=-1)
+        (array([ 1, -1]),)
     """
     if x is _np._NoValue and y is _np._NoValue:
-        c = concrete_or_error(condition, "funcgrad.numpy.where(condition) (nonzero)")
-        if type(c) in (list, tuple):
-            c = _seq_to_array(c)
-        xp = xp_for(c)
-        return xp.nonzero(xp.asarray(c))
+        if type(condition) in (list, tuple):
+            condition = _seq_to_array(condition)
+        return fnp.nonzero(condition, size=size, fill_value=fill_value)
     if x is _np._NoValue or y is _np._NoValue:
         raise ValueError("funcgrad.numpy.where: either both or neither of x and y should be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("funcgrad.numpy.where: size= and fill_value= belong to the "
+                         "one-argument form where(condition) (nonzero)")
     condition, x, y = _colocate(*asarray_operands(condition, x, y))
     return _ew.select_n(_truth(condition), y, x)
 

@@ -17,13 +17,22 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
+import funcgrad.ops.control_flow as _loops
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval, result_dtype
-from funcgrad.backend import device_of, device_put, get_default_device, xp_for, xp_for_device
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    to_numpy,
+    xp_for,
+    xp_for_device,
+)
 from funcgrad.core import Tracer
-from funcgrad.errors import ConcretizationError, DTypeError, ShapeError
+from funcgrad.errors import ConcretizationError, DTypeError, ShapeError, user_source_info
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops import scatter as _sc
@@ -84,16 +93,21 @@ def _ndim(x: Any) -> int:
     return get_aval(x).ndim
 
 
-def _concrete(x: Any, fn: str) -> Any:
-    """The concrete value of ``x``, or an error saying why ``fn`` needs one."""
+def _concrete(x: Any, fn: str, sized: bool = False) -> Any:
+    """The concrete value of ``x``, or an error saying why ``fn`` needs one (and, for the
+    functions that take it, that a static ``size=`` lifts the need)."""
     if not isinstance(x, Tracer):
         return x
     v = x.to_concrete_value()
     if v is None or isinstance(v, Tracer):
+        fix = (f"pass a static size= (and optionally fill_value=) to {fn}: the first size "
+               "results, padded" if sized else "use fnp.where(mask, x, 0) or a fixed-size "
+               "formulation instead")
         raise ConcretizationError(
-            f"{fn} needs a concrete array, but got a traced value ({x.aval.str_short()}): the "
-            "size of its result depends on the values, which are unknown while tracing (jit, "
-            "vmap). Use fnp.where(mask, x, 0) or a fixed-size formulation instead."
+            f"{fn} needs a concrete array, but got a traced value ({x.aval.str_short()}) "
+            f"{x._origin()}under {getattr(x._trace, 'user_name', type(x._trace).__name__)}"
+            f"{user_source_info().at()}: the size of its result depends on the values, which "
+            f"are unknown while tracing (jit, vmap). Fix: {fix}."
         )
     return v
 
@@ -229,26 +243,99 @@ def _getitem(x: Any, idx: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # x.at[idx].op(values)
 
-_AT_KWARGS = frozenset({"indices_are_sorted", "unique_indices", "mode"})
+_AT_KWARGS = frozenset({"indices_are_sorted", "unique_indices", "mode",
+                        "wrap_negative_indices"})
 
 
-def _at_mode(kwargs: dict, what: str) -> str | None:
+def _at_options(kwargs: dict, what: str, write: bool) -> tuple[str, bool]:
+    """(the primitives' mode, wrap_negative_indices) from ``.at[...]``'s keyword arguments."""
     bad = set(kwargs) - _AT_KWARGS
     if bad:
         raise TypeError(f"x.at[...].{what}() got unexpected keyword argument(s) {sorted(bad)}")
-    mode = kwargs.get("mode")
-    if mode is None or mode == "promise_in_bounds":
-        return None
-    if mode == "clip":
-        return "clamp"
-    raise ValueError(
-        f"x.at[...].{what}(mode={mode!r}) is not supported; use None (NumPy's checks) or "
-        "'clip' (clamp indices into range)"
-    )
+    return (_at_mode(f"x.at[...].{what}", kwargs.get("mode"), write),
+            bool(kwargs.get("wrap_negative_indices", True)))
+
+
+def _at_mode(name: str, mode: Any, write: bool) -> str:
+    """The primitives' mode for ``.at``'s ``mode``: JAX's (``GatherScatterMode`` knows them;
+    left out, reads promise in-bounds indices and writes drop, as in JAX) or funcgrad's
+    ``'raise'`` (NumPy's checks)."""
+    if isinstance(mode, str) and mode == "raise":
+        return "raise"
+    if mode is None:
+        mode = "fill" if write else "promise_in_bounds"
+    try:
+        return _ix.GatherScatterMode.from_any(mode).index_mode(scatter=write)
+    except ValueError:
+        raise ValueError(
+            f"{name}: mode must be one of 'promise_in_bounds' (the default), 'clip', 'drop', "
+            f"'fill', a GatherScatterMode, or 'raise' (NumPy's checks), got {mode!r}"
+        ) from None
+
+
+def _at_index(x: Any, index: Any, mode: str, wrap: bool) -> tuple[tuple, list[Any]]:
+    """The indexer and index arrays of ``x.at[index]`` under ``mode``.
+
+    Out of range is not an error under JAX's modes: a static integer that is out of range
+    (or negative, with ``wrap_negative_indices=False``) becomes a 0-d index array, so the
+    mode decides what it reads or writes; ``wrap_negative_indices=False`` turns negative
+    indices into out-of-range ones (dropped, filled, or clamped to 0).
+    """
+    indexer, arrays = _parse_index(x, index)
+    if mode == "raise" or (wrap and not any(type(e) is int for e in indexer)):
+        return indexer, arrays
+    shape = get_aval(x).shape
+    dev = get_aval(x).device
+    entries = list(indexer)
+    consumed = sum(1 for e in indexer if e is not None and e is not Ellipsis)
+    axis = 0
+    axis_of: dict[int, int] = {}
+    for i, e in enumerate(indexer):
+        if e is Ellipsis:
+            axis += len(shape) - consumed
+            continue
+        if e is None:
+            continue
+        axis_of[i] = axis
+        axis += 1
+    for i, e in enumerate(indexer):
+        if type(e) is not int or i not in axis_of or axis_of[i] >= len(shape):
+            continue
+        n = shape[axis_of[i]]
+        if not -n <= e < n or (e < 0 and not wrap):
+            entries[i] = Operand(len(arrays))
+            arrays.append(_to_device(numpy.asarray(e, dtype=numpy.intp), dev or None))
+    if not wrap:
+        for i, e in enumerate(entries):
+            if type(e) is not Operand or i not in axis_of or axis_of[i] >= len(shape):
+                continue
+            a = arrays[e.k]
+            if get_aval(a).dtype.kind == "i":
+                # A negative index counts as out of range: past the end for "fill", below the
+                # start for the clamping modes.
+                arrays[e.k] = fnp.where(fnp.less(a, 0), shape[axis_of[i]] if mode == "fill"
+                                        else 0, a)
+    return tuple(entries), arrays
+
+
+def _static_scalar(v: Any, dtype: numpy.dtype) -> Any:
+    """A concrete fill value as the Python scalar of ``dtype`` the gather primitive takes."""
+    host = numpy.asarray(to_numpy(v))
+    if host.ndim != 0:
+        raise ValueError(f"x.at[...].get: fill_value must be a scalar, got shape {host.shape}")
+    return host.astype(dtype).item()
 
 
 class _IndexUpdateRef:
-    """``x.at[idx]``: functional updates of ``x`` at ``idx``; every method returns a new array."""
+    """``x.at[idx]``: functional updates of ``x`` at ``idx``; every method returns a new array.
+
+    Every method takes JAX's keyword arguments: ``mode`` for out-of-range indices
+    (``'promise_in_bounds'``, the default: reads clamp, writes are dropped; ``'clip'``:
+    clamp; ``'drop'`` / ``'fill'``: writes dropped, reads give ``fill_value``; funcgrad's
+    ``'raise'``: NumPy's ``IndexError`` for concrete indices), ``wrap_negative_indices``
+    (default True: negative indices count from the end), ``indices_are_sorted`` and
+    ``unique_indices`` (promises, accepted for compatibility).
+    """
 
     __slots__ = ("array", "index")
 
@@ -260,10 +347,10 @@ class _IndexUpdateRef:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
     def _prepare(self, values: Any, what: str, same_kind: bool, kwargs: dict):
-        mode = _at_mode(kwargs, what)
+        mode, wrap = _at_options(kwargs, what, write=True)
         x = self.array
         xa = get_aval(x)
-        indexer, arrays = _parse_index(x, self.index)
+        indexer, arrays = _at_index(x, self.index, mode, wrap)
         values = _as_array(values, xa.device)
         va = get_aval(values)
         if same_kind:
@@ -297,16 +384,71 @@ class _IndexUpdateRef:
                 )
         return x, values, arrays, indexer, mode
 
-    def get(self, **kwargs: Any) -> Any:
-        """``x[idx]``."""
-        mode = _at_mode(kwargs, "get")
-        indexer, arrays = _parse_index(self.array, self.index)
-        return _ga.gather_canonical(self.array, *arrays, indexer=indexer, mode=mode)
+    def get(self, *, fill_value: Any = None, **kwargs: Any) -> Any:
+        """``x[idx]``; out-of-range indices clamp (default, ``mode='clip'``) or read
+        ``fill_value`` (``mode='fill'``; default NaN, or the integer extreme, as JAX)."""
+        mode, wrap = _at_options(kwargs, "get", write=False)
+        x = self.array
+        xa = get_aval(x)
+        indexer, arrays = _at_index(x, self.index, mode, wrap)
+        if mode != "fill" or not arrays:
+            return _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
+        if fill_value is None:
+            fill_value = _ix.default_fill_value(xa.dtype)
+        if not isinstance(fill_value, Tracer):
+            return _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode,
+                                        fill_value=_static_scalar(fill_value, xa.dtype))
+        # A traced fill value: the zero-filling gather, and a gather of ones marking the
+        # valid reads.
+        out = _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
+        ones = _shape.broadcast_in_dim(_ix.full((), True, numpy.bool_, xa.device), xa.shape, ())
+        valid = _ga.gather_canonical(ones, *arrays, indexer=indexer, mode="fill")
+        fill = _ew.convert_element_type(fill_value, xa.dtype)
+        return _ew.select_n(valid, fill, out)
 
     def set(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] = values`` (the last of repeated indices wins)."""
         x, v, arrays, indexer, mode = self._prepare(values, "set", False, kwargs)
         return _sc.scatter(x, v, *arrays, indexer=indexer, mode=mode)
+
+    def apply(self, func: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with the unary ``func`` applied at ``idx``, once per occurrence of a
+        position (``ufunc.at(x, idx)``; JAX's ``.at[idx].apply``).
+
+        Differentiable when the indices are concrete (eagerly, under ``grad``) or promised
+        unique (``unique_indices=True``); with traced indices that may repeat, the number of
+        applications is found at run time by a ``while_loop`` (forward-mode differentiable).
+        """
+        if not callable(func):
+            raise TypeError(f"x.at[...].apply: expected a function, got {type(func).__name__}")
+        x = self.array
+        xa = get_aval(x)
+        zero = _ix.zeros((), xa.dtype, xa.device)
+        x, _, arrays, indexer, mode = self._prepare(zero, "apply", False, kwargs)
+
+        def once(y: Any, mask: Any = None) -> Any:
+            cur = _ga.gather_canonical(y, *arrays, indexer=indexer, mode=mode)
+            new = _ew.convert_element_type(_as_array(func(cur), xa.device), xa.dtype)
+            if mask is not None:
+                new = _ew.select_n(mask, cur, new)
+            return _sc.scatter(y, new, *arrays, indexer=indexer, mode=mode)
+
+        if not arrays or kwargs.get("unique_indices") or not _ix.may_repeat(
+                xa.shape, arrays, indexer):
+            return once(x)
+        # Position p is applied count[p] times: pass c applies where count > c.
+        ones = _ix.full((), 1, numpy.int64, xa.device)
+        counts = _sc.scatter_add(_ix.zeros(xa.shape, numpy.int64, xa.device), ones, *arrays,
+                                 indexer=indexer, mode=mode)
+        per_update = _ga.gather_canonical(counts, *arrays, indexer=indexer, mode=mode)
+        top = _red.reduce_max(counts, axes=tuple(range(xa.ndim))) if xa.ndim else counts
+        n = top.to_concrete_value() if isinstance(top, Tracer) else top
+        if n is not None and not isinstance(n, Tracer):
+            y = x
+            for c in range(int(n)):
+                y = once(y, _ew.gt(per_update, c))
+            return y
+        return _apply_loop(once, x, per_update, top)
 
     def add(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``values`` added at ``idx`` (repeated indices accumulate)."""
@@ -371,6 +513,20 @@ class _IndexUpdateRef:
         """A copy of ``x`` with ``maximum(x[idx], values)`` at ``idx`` (``numpy.maximum.at``)."""
         x, v, arrays, indexer, mode = self._prepare(values, "max", True, kwargs)
         return _sc.scatter_max(x, v, *arrays, indexer=indexer, mode=mode)
+
+
+def _apply_loop(once: Any, x: Any, per_update: Any, top: Any) -> Any:
+    """``once`` applied in passes ``c = 0 .. top - 1`` (a run-time count) to the updates whose
+    position occurs more than ``c`` times."""
+    def cond(state: tuple) -> Any:
+        return _ew.lt(state[0], top)
+
+    def body(state: tuple) -> tuple:
+        c, y = state
+        return _ew.add(c, 1), once(y, _ew.gt(per_update, c))
+
+    start = _ix.zeros((), get_aval(top).dtype, get_aval(x).device)
+    return _loops.while_loop(cond, body, (start, x))[1]
 
 
 class _IndexUpdateHelper:
@@ -520,51 +676,164 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# nonzero and friends (concrete only)
+# nonzero and friends: concrete input, or a static size= (JAX's extension) under jit/vmap
 
 
 def _concrete_array(a: Any, fn: str) -> Any:
-    v = _concrete(_as_array(a), fn)
+    v = _concrete(_as_array(a), fn, sized=True)
     if isinstance(v, bool | int | float | complex | numpy.generic):
         v = xp_for_device(get_default_device()).asarray(v)
     return v
 
 
-def nonzero(a: Any) -> tuple[Any, ...]:
-    """Indices of the non-zero elements, one integer array per axis (concrete input only).
+def _static_size(fn: str, size: Any) -> int:
+    try:
+        n = operator.index(size)
+    except TypeError:
+        raise TypeError(f"{fn}: size must be a static int, got {type(size).__name__} (a traced "
+                        "size cannot set a shape: pass a Python int, static under jit)") from None
+    if n < 0:
+        raise ValueError(f"{fn}: size must be non-negative, got {n}")
+    return n
+
+
+def _nonzero_sized(fn: str, a: Any, size: int, fill_value: Any) -> tuple[Any, ...]:
+    """The first ``size`` nonzero positions of ``a`` (padded with ``fill_value``), one int64
+    array per axis, from shapes alone: it traces under ``jit`` and ``vmap``.
+
+    Each nonzero element's rank among the nonzeros (a cumulative sum) is where its flat
+    position is written; ranks past ``size`` (and the zeros) are dropped.
+    """
+    aa = get_aval(a)
+    fills = _fill_values(fn, fill_value, aa.ndim)
+    flat = fnp.not_equal(_ravel(a), False if aa.dtype.kind == "b" else 0)
+    n = aa.size
+    dev = aa.device
+    rank = fnp.subtract(fnp.cumsum(flat, dtype=numpy.int64), 1)
+    target = fnp.where(flat, rank, size)
+    base = _ix.zeros((size,), numpy.int64, dev)
+    pos = at(base)[target].set(_ix.iota((n,), dev), mode="drop")
+    valid = fnp.less(_ix.iota((size,), dev), fnp.sum(flat, dtype=numpy.int64))
+    out = []
+    stride = n
+    for d, m in enumerate(aa.shape):
+        stride //= m if m else 1
+        i = fnp.remainder(fnp.floor_divide(pos, max(stride, 1)), max(m, 1))
+        out.append(fnp.where(valid, i, _fill_int(fn, fills[d], dev)))
+    return tuple(out)
+
+
+def _fill_int(fn: str, v: Any, device: str | None) -> Any:
+    """A per-axis fill value (a concrete scalar or a traced 0-d array) as an int64 0-d array."""
+    if isinstance(v, Tracer):
+        return _ew.convert_element_type(v, numpy.int64)
+    try:
+        i = int(numpy.asarray(to_numpy(v)).astype(numpy.int64))
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}: fill_value must be an integer, got {v!r}") from None
+    return _ix.full((), i, numpy.int64, device)
+
+
+def _fill_values(fn: str, fill_value: Any, ndim: int) -> list[Any]:
+    """Per-axis fill values: one for every axis, or a sequence of ``ndim`` (JAX)."""
+    if fill_value is None:
+        return [0] * ndim
+    if isinstance(fill_value, tuple | list):
+        if len(fill_value) != ndim:
+            raise ValueError(f"{fn}: fill_value must be a scalar or a tuple of length "
+                             f"{ndim} (one per axis), got length {len(fill_value)}")
+        vals = list(fill_value)
+    else:
+        vals = [fill_value] * ndim
+    for v in vals:
+        if get_aval(_as_array(v)).ndim != 0:
+            raise ValueError(f"{fn}: fill_value entries must be scalars, got shape "
+                             f"{get_aval(_as_array(v)).shape}")
+    return vals
+
+
+def _no_zero_d(fn: str, a: Any) -> None:
+    if get_aval(a).ndim == 0:
+        raise ValueError(f"{fn}: calling nonzero on 0d arrays is not allowed (as in NumPy 2). "
+                         "Use fnp.atleast_1d(scalar).nonzero() instead.")
+
+
+def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
+    """Indices of the non-zero elements, one integer array per axis.
+
+    The output length depends on the values, so ``a`` must be concrete, or (as in
+    ``jax.numpy``) a static ``size=`` fixes it: the first ``size`` indices, padded with
+    ``fill_value`` (default 0; a scalar, or one per axis) when there are fewer. With
+    ``size`` it works under ``jit`` and ``vmap``.
 
     Example:
-        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
         >>> fnp.nonzero(np.array([0, 3, 0, 4]))
         (array([1, 3]),)
+        >>> funcgrad.jit(lambda x: fnp.nonzero(x, size=3, fill_value=-1))(np.array([0, 3, 0, 4]))
+        (array([ 1,  3, -1]),)
     """
-    v = _concrete_array(a, "fnp.nonzero")
-    return tuple(xp_for(v).nonzero(v))
+    a = _as_array(a)
+    _no_zero_d("fnp.nonzero", a)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("fnp.nonzero: fill_value needs size= (it pads to that size)")
+        v = _concrete_array(a, "fnp.nonzero")
+        return tuple(xp_for(v).nonzero(v))
+    return _nonzero_sized("fnp.nonzero", a, _static_size("fnp.nonzero", size), fill_value)
 
 
-def argwhere(a: Any) -> Any:
-    """Indices of non-zero elements as a ``(count, ndim)`` array (concrete input only).
+def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """Indices of non-zero elements as a ``(count, ndim)`` array.
+
+    Concrete input, or a static ``size=`` (rows padded with ``fill_value``, default 0, a
+    scalar or one per axis), as ``jax.numpy.argwhere``; then it works under ``jit``/``vmap``.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.argwhere(np.array([[0, 1], [2, 0]]))
         array([[0, 1],
                [1, 0]])
+        >>> fnp.argwhere(np.array([[0, 1], [2, 0]]), size=3, fill_value=-1)
+        array([[ 0,  1],
+               [ 1,  0],
+               [-1, -1]])
     """
-    v = _concrete_array(a, "fnp.argwhere")
-    return xp_for(v).argwhere(v)
+    a = _as_array(a)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("fnp.argwhere: fill_value needs size= (it pads to that size)")
+        v = _concrete_array(a, "fnp.argwhere")
+        return xp_for(v).argwhere(v)
+    n = _static_size("fnp.argwhere", size)
+    if get_aval(a).ndim == 0:
+        # NumPy's argwhere of a 0-d array has no columns
+        return _ix.zeros((n, 0), numpy.int64, get_aval(a).device)
+    cols = _nonzero_sized("fnp.argwhere", a, n, fill_value)
+    return fnp.stack(cols, axis=1)
 
 
-def flatnonzero(a: Any) -> Any:
-    """Indices of the non-zero elements of the flattened array (concrete input only).
+def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """Indices of the non-zero elements of the flattened array.
+
+    Concrete input, or a static ``size=`` (padded with ``fill_value``, default 0), as
+    ``jax.numpy.flatnonzero``; then it works under ``jit``/``vmap``.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.flatnonzero(np.array([[0, 1], [2, 0]]))
         array([1, 2])
+        >>> fnp.flatnonzero(np.array([[0, 1], [2, 0]]), size=1)
+        array([1])
     """
-    v = _concrete_array(a, "fnp.flatnonzero")
-    return xp_for(v).flatnonzero(v)
+    a = _as_array(a)
+    if size is None:
+        if fill_value is not None:
+            raise ValueError("fnp.flatnonzero: fill_value needs size= (it pads to that size)")
+        v = _concrete_array(a, "fnp.flatnonzero")
+        return xp_for(v).flatnonzero(v)
+    return _nonzero_sized("fnp.flatnonzero", _ravel(a),
+                          _static_size("fnp.flatnonzero", size), fill_value)[0]
 
 
 # ---------------------------------------------------------------------------------------------

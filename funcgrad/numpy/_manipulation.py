@@ -455,7 +455,7 @@ def _flat_set(a: Any, positions: Any, values: Any) -> Any:
     x = _arr(a)
     xa = get_aval(x)
     flat = _fs.ravel(x)
-    out = _fi.at(flat)[positions].set(_cast(_arr(values), xa.dtype))
+    out = _fi.at(flat)[positions].set(_cast(_arr(values), xa.dtype), mode="raise")
     return _shape.reshape(out, xa.shape)
 
 
@@ -515,7 +515,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
         if ia.ndim != 1:
             raise ValueError("put_along_axis: when axis=None, `indices` must have a single "
                              "dimension.")
-        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arr(values), xa.dtype))
+        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arr(values), xa.dtype), mode="raise")
         return _shape.reshape(out, xa.shape)
     ax = _fs._axis("put_along_axis", axis, xa.ndim)
     if ia.ndim != xa.ndim:
@@ -529,7 +529,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
             shp = [1] * xa.ndim
             shp[d] = xa.shape[d]
             idx.append(_on_device_of(numpy.arange(xa.shape[d]).reshape(shp), x))
-    return _fi.at(x)[tuple(idx)].set(_cast(_arr(values), xa.dtype))
+    return _fi.at(x)[tuple(idx)].set(_cast(_arr(values), xa.dtype), mode="raise")
 
 
 def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) -> Any:

@@ -260,7 +260,7 @@ class TensorView(Tracer):
         if mask is not None and mask.kind == "b" and tuple(idx.shape) == tuple(self.shape):
             self._assign(fnp.where(idx, value, self))   # x[mask] = v, shape-stable
         else:
-            self._assign(self.at[idx].set(value))
+            self._assign(self.at[idx].set(value, mode="raise"))
 
     def zero_(self) -> TensorView:
         return self._assign(fnp.zeros_like(self))

@@ -1,0 +1,255 @@
+"""``x.at[idx]`` with JAX's out-of-bounds modes, ``fill_value``, ``wrap_negative_indices`` and
+``apply``: values against NumPy references of JAX's documented semantics, and jit, vmap and
+grad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+from hypothesis import given
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.ops import gather as ga
+from funcgrad.ops import indexing as ix
+from funcgrad.ops import scatter as sc
+from funcgrad.ops.indexing import Operand
+from funcgrad.test_util import check_grads
+
+# ---------------------------------------------------------------------------------------------
+# NumPy references of JAX's semantics (1-D index arrays into axis 0)
+
+
+def _normalize(i: np.ndarray, n: int, wrap: bool = True) -> np.ndarray:
+    return np.where(i < 0, i + n, i) if wrap else i
+
+
+def ref_get(x: np.ndarray, i: np.ndarray, mode: str, fill=None, wrap: bool = True):
+    n = x.shape[0]
+    j = _normalize(i, n, wrap)
+    if mode in ("promise_in_bounds", "clip"):
+        return x[np.clip(j, 0, n - 1)]
+    bad = (j < 0) | (j >= n)
+    out = x[np.clip(j, 0, n - 1)].astype(x.dtype)
+    if fill is None:
+        fill = np.nan if x.dtype.kind in "fc" else (
+            np.iinfo(x.dtype).min if x.dtype.kind == "i" else np.iinfo(x.dtype).max)
+    out[bad] = fill
+    return out
+
+
+def ref_update(x: np.ndarray, i: np.ndarray, v: np.ndarray, op: str, mode: str,
+               wrap: bool = True) -> np.ndarray:
+    n = x.shape[0]
+    j = _normalize(i, n, wrap)
+    out = x.copy()
+    v = np.broadcast_to(v, i.shape + x.shape[1:])
+    for k, p in enumerate(j):
+        if mode == "clip":
+            p = min(max(p, 0), n - 1)
+        elif not 0 <= p < n:
+            continue  # dropped ("promise_in_bounds", "drop", "fill")
+        if op == "set":
+            out[p] = v[k]
+        elif op == "add":
+            out[p] += v[k]
+        elif op == "multiply":
+            out[p] *= v[k]
+        elif op == "min":
+            out[p] = np.minimum(out[p], v[k])
+        elif op == "max":
+            out[p] = np.maximum(out[p], v[k])
+    return out
+
+
+MODES = ("promise_in_bounds", "clip", "drop", "fill")
+OPS = ("set", "add", "multiply", "min", "max")
+
+
+# ---------------------------------------------------------------------------------------------
+# JAX's documented examples (jax.numpy.ndarray.at), as literal expected values
+
+
+def test_jax_documented_examples() -> None:
+    x = dev(np.arange(5.0))
+    assert_allclose(fnp.at(x)[2].get(), np.array(2.0))
+    assert_allclose(fnp.at(x)[2].add(10), np.array([0.0, 1.0, 12.0, 3.0, 4.0]))
+    assert_allclose(fnp.at(x)[10].add(10), np.arange(5.0))  # dropped
+    assert_allclose(fnp.at(x)[20].add(10, mode="clip"), np.array([0.0, 1.0, 2.0, 3.0, 14.0]))
+    assert_allclose(fnp.at(x)[20].get(), np.array(4.0))  # clipped
+    assert np.isnan(host(fnp.at(x)[20].get(mode="fill")))
+    assert_allclose(fnp.at(x)[20].get(mode="fill", fill_value=-1), np.array(-1.0))
+    assert_allclose(fnp.at(x)[-1].set(99), np.array([0.0, 1.0, 2.0, 3.0, 99.0]))
+    assert_allclose(fnp.at(x)[-1].set(99, wrap_negative_indices=False, mode="drop"),
+                    np.arange(5.0))
+
+
+def test_default_fill_values_by_dtype() -> None:
+    for dt, want in ((np.float32, np.nan), (np.int32, np.iinfo(np.int32).min),
+                     (np.uint8, 255), (np.bool_, True), (np.complex128, np.nan)):
+        x = dev(np.zeros(3, dt))
+        got = host(fnp.at(x)[np.array([5])].get(mode="fill"))
+        assert got.dtype == dt
+        if dt in (np.float32, np.complex128):
+            assert np.isnan(got[0])
+        else:
+            assert got[0] == want
+
+
+@given(st.lists(st.integers(-9, 9), min_size=1, max_size=6),
+       st.sampled_from(MODES), st.booleans())
+def test_get_matches_reference(idx: list[int], mode: str, wrap: bool) -> None:
+    hx = np.arange(1.0, 6.0)
+    i = np.array(idx)
+    want = ref_get(hx, i, mode, -7.0, wrap)
+    kw = {"mode": mode, "wrap_negative_indices": wrap}
+    if mode in ("drop", "fill"):
+        kw["fill_value"] = -7.0
+    assert_allclose(fnp.at(dev(hx))[dev(i)].get(**kw), want)
+    f = funcgrad.jit(lambda x, i: x.at[i].get(**kw))
+    assert_allclose(f(dev(hx), dev(i)), want)
+
+
+@given(st.lists(st.integers(-8, 8), min_size=1, max_size=6),
+       st.sampled_from(MODES), st.sampled_from(OPS), st.booleans())
+def test_updates_match_reference(idx: list[int], mode: str, op: str, wrap: bool) -> None:
+    hx = np.arange(1.0, 6.0)
+    i = np.array(idx)
+    v = np.linspace(-2.0, 3.0, len(idx))
+    want = ref_update(hx, i, v, op, mode, wrap)
+    kw = {"mode": mode, "wrap_negative_indices": wrap}
+    got = getattr(fnp.at(dev(hx))[dev(i)], op)(dev(v), **kw)
+    assert_allclose(got, want)
+    f = funcgrad.jit(lambda x, i, v: getattr(x.at[i], op)(v, **kw))
+    assert_allclose(f(dev(hx), dev(i), dev(v)), want)
+
+
+def test_static_integer_indices_out_of_range() -> None:
+    y = dev(np.arange(12.0).reshape(3, 4))
+    hy = host(y)
+    assert np.isnan(host(fnp.at(y)[1, 7].get(mode="fill")))
+    assert_allclose(fnp.at(y)[1, 7].get(), np.array(hy[1, 3]))
+    assert_allclose(fnp.at(y)[5].get(mode="fill", fill_value=0.0), np.zeros(4))
+    assert_allclose(fnp.at(y)[5].set(1.0), hy)
+    want = hy.copy()
+    want[2] = 1.0
+    assert_allclose(fnp.at(y)[5].set(1.0, mode="clip"), want)
+    # slices stay Python slices: in range by construction
+    assert_allclose(fnp.at(y)[1:9, 0].add(1.0), hy + np.array([[0.0], [1.0], [1.0]]) *
+                    (np.arange(4) == 0))
+
+
+def test_multi_axis_and_slices_fill() -> None:
+    hy = np.arange(12.0).reshape(3, 4)
+    y = dev(hy)
+    r = np.array([0, 5, -1])
+    c = np.array([1, 1, 9])
+    got = host(fnp.at(y)[dev(r), dev(c)].get(mode="fill", fill_value=-1.0))
+    assert_allclose(got, np.array([1.0, -1.0, -1.0]))
+    got = host(fnp.at(y)[dev(r), 1:3].get(mode="fill"))
+    assert_allclose(got[[0, 2]], hy[[0, 2], 1:3])
+    assert np.isnan(got[1]).all()
+    want = hy.copy()
+    want[[0, 2], 1:3] = -1.0
+    assert_allclose(fnp.at(y)[dev(r), 1:3].set(-1.0), want)
+    # an index array used on two axes: each use is checked against its own axis
+    d = np.array([0, 3, -1])
+    got = host(fnp.at(y)[dev(d), dev(d)].get(mode="fill", fill_value=-1.0))
+    assert_allclose(got, np.array([0.0, -1.0, 11.0]))
+
+
+def test_raise_mode_is_numpys() -> None:
+    x = dev(np.zeros(3))
+    with pytest.raises(IndexError, match="out of bounds"):
+        fnp.at(x)[dev(np.array([3]))].set(1.0, mode="raise")
+    with pytest.raises(ValueError, match="promise_in_bounds"):
+        fnp.at(x)[0].set(1.0, mode="wrap")
+
+
+def test_accepts_jax_keywords_and_enum_modes() -> None:
+    x = dev(np.arange(3.0))
+    i = dev(np.array([0, 4]))
+    mode = ix.GatherScatterMode.FILL_OR_DROP
+    got = fnp.at(x)[i].add(1.0, indices_are_sorted=True, unique_indices=True, mode=mode)
+    assert_allclose(got, np.array([1.0, 1.0, 2.0]))
+    assert np.isnan(host(fnp.at(x)[i].get(mode=mode))[1])
+    assert_allclose(fnp.at(x)[i].get(mode=ix.GatherScatterMode.CLIP), np.array([0.0, 2.0]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Transformations
+
+
+def test_grad_of_fill_and_drop() -> None:
+    hx = np.array([1.0, 2.0, 3.0, 4.0])
+    i = np.array([0, 7, -1, 2, -9])
+
+    def f(x):
+        return fnp.sum(x.at[i].get(mode="fill", fill_value=0.0) ** 2)
+
+    g = funcgrad.grad(f)(dev(hx))
+    assert_allclose(g, np.array([2.0, 0.0, 6.0, 8.0]))
+    assert_allclose(funcgrad.jit(funcgrad.grad(f))(dev(hx)), g)
+    # a NaN fill does not leak into the derivative
+    g = funcgrad.grad(lambda x: fnp.nansum(x.at[i].get(mode="fill")))(dev(hx))
+    assert_allclose(g, np.array([1.0, 0.0, 1.0, 1.0]))
+    for op in ("set", "add", "multiply", "min", "max"):
+        def h(x, v, op=op):
+            return fnp.sum(fnp.sin(getattr(fnp.at(x)[i], op)(v, mode="drop")))
+
+        check_grads(h, (dev(hx), dev(np.array([0.5, 1.5, -0.5, 2.5, 3.5]))), order=1,
+                    modes=("fwd", "rev"))
+
+
+def test_fill_mode_primitives_grads_and_vmap() -> None:
+    x = np.array([1.0, 2.0, 3.0])
+    i = dev(np.array([2, 5, -1, -4]))
+
+    def g(x):
+        return ga.gather(x, i, indexer=(Operand(0),), mode="fill")
+
+    assert_allclose(g(dev(x)), np.array([3.0, 0.0, 3.0, 0.0]))
+    check_grads(g, (dev(x),), order=2)
+    u = np.array([1.0, 2.0, 3.0, 4.0])
+    s = sc.scatter_add(dev(x), dev(u), i, indexer=(Operand(0),), mode="fill")
+    assert_allclose(s, np.array([1.0, 2.0, 7.0]))
+    check_grads(lambda x, u: sc.scatter(x, u, i, indexer=(Operand(0),), mode="fill"),
+                (dev(x), dev(u)), order=2)
+    xs = np.stack([x, 10 * x])
+    iss = np.array([[0, 3], [-1, 2]])
+    got = funcgrad.vmap(lambda x, i: ga.gather(x, i, indexer=(Operand(0),), mode="fill"))(
+        dev(xs), dev(iss))
+    assert_allclose(got, np.array([[1.0, 0.0], [30.0, 30.0]]))
+    got = funcgrad.vmap(lambda x, i: sc.scatter(x, -1.0, i, indexer=(Operand(0),),
+                                                mode="fill"))(dev(xs), dev(iss))
+    assert_allclose(got, np.array([[-1.0, 2.0, 3.0], [10.0, 20.0, -1.0]]))
+
+
+def test_vmap_of_at_modes_matches_loop() -> None:
+    hx = np.arange(10.0).reshape(2, 5)
+    hi = np.array([[0, 7], [-2, 5]])
+    for mode in MODES:
+        f = lambda x, i, mode=mode: (x.at[i].get(mode=mode, fill_value=-1.0),  # noqa: E731
+                                     x.at[i].add(1.0, mode=mode))
+        got = funcgrad.vmap(f)(dev(hx), dev(hi))
+        for b in range(2):
+            want = (ref_get(hx[b], hi[b], mode, -1.0), ref_update(hx[b], hi[b], 1.0, "add",
+                                                                  mode))
+            assert_allclose((got[0][b], got[1][b]), want)
+
+
+def test_apply() -> None:
+    hx = np.arange(5.0)
+    i = np.array([1, 1, 2, 9])
+    want = hx.copy()
+    np.multiply.at(want, i[:3], 2.0)
+    assert_allclose(fnp.at(dev(hx))[dev(i)].apply(lambda v: v * 2), want)
+    f = funcgrad.jit(lambda x, i: x.at[i].apply(lambda v: v * 2))
+    assert_allclose(f(dev(hx), dev(i)), want)  # traced indices: counted at run time
+    g = funcgrad.grad(lambda x: fnp.sum(x.at[i].apply(fnp.sin)))(dev(hx))
+    assert_allclose(g, np.array([1.0, np.cos(np.sin(1.0)) * np.cos(1.0), np.cos(2.0), 1.0,
+                                 1.0]))
+    assert_allclose(fnp.at(dev(hx))[dev(i)].apply(fnp.exp, unique_indices=True, mode="clip"),
+                    np.array([0.0, np.e, np.exp(2.0), 3.0, np.exp(4.0)]))
