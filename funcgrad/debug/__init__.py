@@ -7,8 +7,8 @@ Example:
     got 1.0
 """
 
-from funcgrad.debug.callback import call_hook, callback, print
+from funcgrad.debug.callback import breakpoint, call_hook, callback, print
 from funcgrad.debug.nans import NaNError, debug_nans, nans_enabled, set_debug_nans
 
-__all__ = ["callback", "print", "call_hook", "debug_nans", "set_debug_nans", "nans_enabled",
+__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "set_debug_nans", "nans_enabled",
            "NaNError"]

@@ -12,19 +12,26 @@ effectful (never removed, merged or folded by the compiler), in program order.
 
 from __future__ import annotations
 
+import builtins
+import pdb
+import string
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy
+
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
-from funcgrad.backend import xp_for
+from funcgrad.backend import device_of, xp_for
 from funcgrad.core import Primitive, Tracer, bind
+from funcgrad.errors import SourceInfo, user_source_info
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import jvp_rules
 from funcgrad.ir import effectful_primitives
 from funcgrad.ops._batching_util import bdim_at_front
 
-__all__ = ["callback", "print", "call_hook", "debug_callback_p", "hook_call_p"]
+__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_callback_p", "hook_call_p"]
 
 
 class _Fn:
@@ -88,16 +95,22 @@ def _callback_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[Any], *,
 batching.batch_rules[debug_callback_p] = _callback_batch
 
 
-def callback(fn: Callable[..., Any], *args: Any) -> None:
-    """Call ``fn(*args)`` with concrete arrays whenever this point of the computation runs
-    (eagerly, or every time a jitted function runs; once per example under ``vmap``).
+def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False,
+             partitioned: bool = False, **kwargs: Any) -> None:
+    """Call ``fn(*args, **kwargs)`` with concrete arrays whenever this point of the
+    computation runs: eagerly, every time a jitted function runs, each iteration of a
+    ``scan``/``while_loop`` body, once per example under ``vmap``, and with the primal values
+    under ``grad``/``jvp`` (derivatives are unchanged). Callbacks always run in program order,
+    so ``ordered=True`` (JAX's request for that) holds by construction; ``partitioned`` is
+    accepted for JAX compatibility (there are no shards here).
 
     Example:
         >>> import funcgrad, numpy as np
         >>> seen = []
         >>> @funcgrad.jit
         ... def f(x):
-        ...     funcgrad.debug.callback(lambda v: seen.append(v.tolist()), x * 2)
+        ...     funcgrad.debug.callback(lambda v, scale: seen.append(v.tolist()), x * 2,
+        ...                             scale=3)
         ...     return x + 1
         >>> _ = f(np.array([1.0])); _ = f(np.array([2.0]))
         >>> seen
@@ -105,33 +118,161 @@ def callback(fn: Callable[..., Any], *args: Any) -> None:
     """
     if not callable(fn):
         raise TypeError(f"debug.callback: expected a function, got {type(fn).__name__}")
-    leaves, tree = tree_util.tree_flatten(args)
+    del ordered, partitioned  # program order always; no shards
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
     name = getattr(fn, "__name__", type(fn).__name__)
-    bind(debug_callback_p, *leaves, callback=_Fn(fn, tree, name))
+    # Arrays (traced or not) and numbers are operands; anything else (strings, None, objects)
+    # is passed to fn as it is.
+    at = [i for i, v in enumerate(leaves) if _is_operand(v)]
+
+    def run(*xs: Any) -> None:
+        filled = list(leaves)
+        for i, x in zip(at, xs):
+            # NumPy scalars (what jit's scalar arithmetic makes) are shown as the 0-d arrays
+            # they are everywhere else
+            filled[i] = numpy.asarray(x) if isinstance(x, numpy.generic) else x
+        a, k = tree_util.tree_unflatten(tree, filled)
+        fn(*a, **k)
+
+    operands = [leaves[i] for i in at]
+    bind(debug_callback_p, *operands,
+         callback=_Fn(run, tree_util.tree_structure(tuple(operands)), name))
 
 
-def print(fmt: str, *args: Any, **kwargs: Any) -> None:  # noqa: A001  (JAX's name)
-    """``print(fmt.format(*args, **kwargs))`` with concrete values when the computation runs.
+def _is_operand(v: Any) -> bool:
+    return (isinstance(v, Tracer | numpy.ndarray | numpy.generic | bool | int | float | complex)
+            or device_of(v) is not None)
+
+
+def _check_format(fmt: str, args: Sequence[Any], kwargs: dict) -> None:
+    """A format string naming an argument that was not given fails now, at the user's line,
+    rather than each time the computation runs."""
+    auto = 0
+    for _, field, _, _ in string.Formatter().parse(fmt):
+        if field is None:
+            continue
+        key = field.split(".", 1)[0].split("[", 1)[0]
+        if key == "":
+            key = str(auto)
+            auto += 1
+        if key.isdigit():
+            if int(key) >= len(args):
+                raise IndexError(f"debug.print: format string {fmt!r} refers to positional "
+                                 f"argument {key}, but {len(args)} were given"
+                                 f"{user_source_info().at()}")
+        elif key not in kwargs:
+            raise KeyError(f"debug.print: format string {fmt!r} refers to {key!r}, which is not "
+                           f"among the keyword arguments {sorted(kwargs)}"
+                           f"{user_source_info().at()}")
+
+
+def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A001 (JAX's name)
+          partitioned: bool = False, skip_format_check: bool = False, **kwargs: Any) -> Any:
+    """``print(fmt.format(*args, **kwargs))`` with concrete values when the computation runs
+    (see :func:`callback` for when that is: every jitted call, every loop iteration, once per
+    example under ``vmap``, primal values under ``grad``).
+
+    JAX's two-call form ``debug.print(ordered=True)("x = {x}", x=x)`` works too. The format
+    string is checked against the arguments when ``print`` is called (``skip_format_check``
+    turns that off), so a typo fails at your line, not at run time.
 
     Example:
         >>> import funcgrad, numpy as np
         >>> funcgrad.jit(lambda x: funcgrad.debug.print("x = {}", x) or x)(np.array(3.0))
         x = 3.0
         array(3.)
+        >>> funcgrad.debug.print(ordered=True)("{a:.2f}", a=np.float64(1.0 / 3))
+        0.33
     """
-    import builtins
+    if fmt is None:
+        if args or kwargs:
+            raise TypeError("debug.print(ordered=..., ...) without a format string returns a "
+                            "printer: call it as debug.print(ordered=True)(fmt, *args, **kw)")
+
+        def printer(fmt: str, *args: Any, **kwargs: Any) -> None:
+            print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                  skip_format_check=skip_format_check, **kwargs)
+
+        return printer
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: the format must be a string, got {type(fmt).__name__}")
+    if not skip_format_check:
+        _check_format(fmt, args, kwargs)
 
     def show(*a: Any, **k: Any) -> None:
         builtins.print(fmt.format(*a, **k))
 
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    show.__name__ = "print"
+    callback(show, *args, ordered=ordered, partitioned=partitioned, **kwargs)
+    return None
 
-    def run(*xs: Any) -> None:
-        a, k = tree_util.tree_unflatten(tree, list(xs))
-        show(*a, **k)
 
-    bind(debug_callback_p, *leaves,
-         callback=_Fn(run, tree_util.tree_structure(tuple(leaves)), "print"))
+def breakpoint(*, backend: Any = None, filter_frames: bool = True,  # noqa: A001 (JAX's name)
+               num_frames: int | None = None, ordered: bool = False, token: Any = None,
+               **kwargs: Any) -> Any:
+    r"""Stop in the Python debugger (``pdb``) when this point of the computation runs, with
+    the calling function's local variables in scope as concrete values, also inside ``jit``,
+    ``scan``/``while_loop`` bodies (each iteration), under ``vmap`` (once per example) and
+    under ``grad`` (primal values). ``continue`` (``c``) resumes the computation; ``quit``
+    raises ``bdb.BdbQuit`` out of it.
+
+    The debugger shows your source file at the line of the call (``l``, ``where``); locals that
+    were not traced (Python numbers, modules, shapes) are there as they were. Only the calling
+    frame is shown: JAX's ``filter_frames``/``num_frames``/``backend``/``token`` are accepted
+    and ignored, and ``ordered`` holds always (callbacks run in program order). The debugger
+    reads ``sys.stdin`` and writes ``sys.stdout`` as they are when it starts.
+
+    Example:
+        >>> import io, sys, funcgrad, numpy as np
+        >>> @funcgrad.jit
+        ... def f(x):
+        ...     y = x * 2
+        ...     funcgrad.debug.breakpoint()
+        ...     return y
+        >>> stdin, sys.stdin = sys.stdin, io.StringIO("p y\nc\n")
+        >>> try:
+        ...     out = f(np.array(21.0))
+        ... finally:
+        ...     sys.stdin = stdin           # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+        > ...
+        -> funcgrad.debug.breakpoint()
+        (Pdb) array(42.)
+        (Pdb)
+    """
+    del backend, filter_frames, num_frames, ordered, kwargs
+    frame = sys._getframe(1)
+    src = SourceInfo(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    user_globals = frame.f_globals
+    names, values = list(frame.f_locals), list(frame.f_locals.values())
+    del frame
+    leaves, tree = tree_util.tree_flatten(values)
+    traced = [i for i, v in enumerate(leaves) if isinstance(v, Tracer)]
+
+    def stop(*concrete: Any) -> None:
+        filled = list(leaves)
+        for i, v in zip(traced, concrete):
+            filled[i] = v
+        scope = dict(zip(names, tree_util.tree_unflatten(tree, filled)))
+        _run_pdb(scope, user_globals, src)
+
+    stop.__name__ = "breakpoint"
+    callback(stop, *[leaves[i] for i in traced])
+    return token
+
+
+def _run_pdb(scope: dict, user_globals: dict, src: SourceInfo) -> None:
+    """``pdb`` stopped in a frame whose locals are ``scope``, shown at the user's line."""
+    debugger = pdb.Pdb(skip=["funcgrad.*"])
+    scope["__funcgrad_debugger__"] = debugger
+    # Code laid out so the stop is at the user's file and line: `l` and `where` show their
+    # source (pdb reads the lines from the file, not from this code).
+    line = max(src.lineno, 2)
+    code = compile("\n" * (line - 2) + "__funcgrad_debugger__.set_trace()\npass\n",
+                   src.filename or "<funcgrad.debug.breakpoint>", "exec")
+    # The user's globals, under a module name the debugger does not skip (funcgrad.* frames
+    # are skipped; a doctest of funcgrad runs with a funcgrad module's name).
+    glb = dict(user_globals, __name__="__funcgrad_breakpoint__")
+    exec(code, glb, scope)
 
 
 # -- hook_call -----------------------------------------------------------------------------------
