@@ -6,6 +6,7 @@ import functools
 import os
 import re
 import sys
+from typing import Any
 
 __all__ = [
     "FuncgradError",
@@ -19,6 +20,8 @@ __all__ = [
     "SourceInfo",
     "user_source_info",
     "name_user_line",
+    "generated_code",
+    "is_our_file",
 ]
 
 
@@ -50,6 +53,22 @@ class SourceInfo:
 
 
 _NO_SOURCE = SourceInfo("", 0, "")
+
+#: Python code funcgrad generates (jit's compiled functions), by the filename it is compiled
+#: under: ``lookup(lineno) -> SourceInfo | None``, the user's line an equation on that line was
+#: traced from (what NaN/overflow warnings raised by that line point at). Entries go when the
+#: code is freed.
+generated_code: dict[str, Any] = {}
+
+
+def is_our_file(filename: str) -> bool:
+    """Whether ``filename`` is one of funcgrad's (or funcgrad_nn's) source files.
+
+    Example:
+        >>> is_our_file(__file__), is_our_file("model.py")
+        (True, False)
+    """
+    return filename.startswith(_OUR_DIRS)
 
 
 def user_source_info() -> SourceInfo:

@@ -43,6 +43,7 @@ memory with an input, a const or another output (which simplification or CSE can
 from __future__ import annotations
 
 import linecache
+import re
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -56,6 +57,7 @@ from funcgrad.compile.emit import IMMUTABLE, Context, Scratch, emission, typed_l
 from funcgrad.compile.keys import structure_key
 from funcgrad.compile.passes import is_frozen, optimize_jaxpr
 from funcgrad.compile.rules import Emission, broadcasting_primitives, emitters, roles
+from funcgrad.errors import SourceInfo, generated_code
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, effectful_primitives
 
 __all__ = [
@@ -334,6 +336,39 @@ def _dce(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
 
 # ---------------------------------------------------------------------------------------------
 # Generation
+
+
+_COMMENT_SOURCE = re.compile(r"\(([^():]+):(\d+)\)\s*$")
+
+
+def _line_sources(source: str, closed: ClosedJaxpr) -> Any:
+    """``lookup(lineno) -> SourceInfo | None``: the user's line of the equation written on
+    line ``lineno`` of ``source`` (read from its ``# prim (file.py:12)`` comment)."""
+    lines = source.splitlines()
+
+    def lookup(lineno: int) -> SourceInfo | None:
+        m = _COMMENT_SOURCE.search(lines[lineno - 1]) if 1 <= lineno <= len(lines) else None
+        if m is None:
+            return None
+        base, line = m.group(1), int(m.group(2))
+        for si in _source_infos(closed.jaxpr):
+            if si.lineno == line and si.filename.rsplit("/", 1)[-1] == base:
+                return si
+        return None
+
+    return lookup
+
+
+def _source_infos(jaxpr: Jaxpr) -> Any:
+    for eqn in jaxpr.eqns:
+        if eqn.source_info is not None:
+            yield eqn.source_info
+        for p in eqn.params.values():
+            for sub in p if isinstance(p, tuple | list) else (p,):
+                if isinstance(sub, ClosedJaxpr):
+                    yield from _source_infos(sub.jaxpr)
+                elif isinstance(sub, Jaxpr):
+                    yield from _source_infos(sub)
 
 
 def _source_comment(eqn: Eqn, what: str | None = None) -> str:
@@ -649,6 +684,8 @@ class Executable:
         fn = glb.pop(fname)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         weakref.finalize(fn, linecache.cache.pop, filename, None)
+        generated_code[filename] = _line_sources(source, self.jaxpr)
+        weakref.finalize(fn, generated_code.pop, filename, None)
         return source, fn
 
     def __call__(self, *args: Any) -> list[Any]:

@@ -1,5 +1,7 @@
-"""Debugging tools: NaN hunting (:func:`debug_nans`) and host callbacks that run when the
-computation runs (:func:`callback`, :func:`print`), eagerly and under ``jit``.
+"""Debugging tools: NaN hunting (:func:`debug_nans`), host callbacks that run when the
+computation runs (:func:`callback`, :func:`print`, :func:`breakpoint`), eagerly and under
+``jit``, and NumPy's floating-point warnings shown at the user's line
+(:mod:`funcgrad.debug.warning_location`, installed on import).
 
 Example:
     >>> import funcgrad, numpy as np
@@ -7,8 +9,11 @@ Example:
     got 1.0
 """
 
+from funcgrad.debug import warning_location
 from funcgrad.debug.callback import breakpoint, call_hook, callback, print
 from funcgrad.debug.nans import NaNError, debug_nans, nans_enabled, set_debug_nans
 
-__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "set_debug_nans", "nans_enabled",
-           "NaNError"]
+warning_location.install()
+
+__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "set_debug_nans",
+           "nans_enabled", "NaNError"]

@@ -1,0 +1,127 @@
+"""Warnings raised inside funcgrad point at the user's line, eagerly and under ``jit``.
+
+NumPy warns (``invalid value encountered in log``, overflow, division by zero) from the
+innermost Python frame, which for ``fnp.log(x)`` is funcgrad's implementation of ``log``, and
+for a jitted function is a line of its generated code. Python decides where a warning is
+shown before any Python code runs, so funcgrad wraps the warnings module's display step
+(``warnings._showwarnmsg``, through which printed and recorded warnings -- ``pytest.warns``,
+``catch_warnings(record=True)``, ``logging.captureWarnings`` -- all pass): a warning located
+in funcgrad's own files or in generated code is issued again, once, at the user's line, with
+that module's filters and its once-per-location registry, exactly as if the user's line had
+called NumPy itself.
+
+The user's line is, for generated code, the line the equation was traced from (the
+``# log (model.py:3)`` comment of that line, resolved through ``funcgrad.errors.
+generated_code``); otherwise the innermost frame outside funcgrad. Nothing runs unless a
+warning is shown, so this costs nothing per operation.
+
+Example:
+    >>> import warnings, numpy as np, funcgrad.numpy as fnp
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = fnp.log(np.array(-1.0))
+    >>> caught[0].filename.startswith("<doctest"), str(caught[0].message)
+    (True, 'invalid value encountered in log')
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from typing import Any
+
+from funcgrad.errors import SourceInfo, generated_code, is_our_file
+
+__all__ = ["install", "user_location"]
+
+_local = threading.local()
+_installed: list[Any] = []
+
+
+def _is_internal(filename: str) -> bool:
+    return is_our_file(filename) or filename in generated_code
+
+
+def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
+    """Where the user wrote the operation that warned at ``filename:lineno`` (funcgrad's or
+    generated code), with that frame's globals; None when it cannot be told."""
+    f = sys._getframe(1)
+    while f is not None and not (f.f_code.co_filename == filename and f.f_lineno == lineno):
+        f = f.f_back
+    if f is None:
+        return None
+    while f is not None:
+        fn = f.f_code.co_filename
+        lookup = generated_code.get(fn)
+        if lookup is not None:
+            src = lookup(f.f_lineno)
+            if src is not None and src.filename:
+                return src, _globals_of(src.filename, f)
+        elif not is_our_file(fn) and not fn.startswith("<frozen") and fn != warnings.__file__:
+            return SourceInfo(fn, f.f_lineno, f.f_code.co_name), f.f_globals
+        f = f.f_back
+    return None
+
+
+def _globals_of(filename: str, frame: Any) -> dict:
+    """The globals of the module that ``filename`` is (the frame on the stack running it, or
+    an imported module), for its warning registry and filters; a fresh dict if unknown."""
+    f = frame
+    while f is not None:
+        if f.f_code.co_filename == filename:
+            return f.f_globals
+        f = f.f_back
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) == filename:
+            return vars(mod)
+    return {"__name__": "__main__"}
+
+
+def _forget(msg: Any) -> None:
+    """Undo the bookkeeping Python did for the warning at funcgrad's location, so the next
+    such warning (from another user line) is not taken for a repeat."""
+    text, category = str(msg.message), msg.category
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_filename == msg.filename and f.f_lineno == msg.lineno:
+            registry = f.f_globals.get("__warningregistry__")
+            if isinstance(registry, dict):
+                registry.pop((text, category, msg.lineno), None)
+                registry.pop((text, category, 0), None)
+            break
+        f = f.f_back
+    warnings.onceregistry.pop((text, category), None)
+
+
+def _relocating(show: Any) -> Any:
+    def _showwarnmsg(msg: Any) -> None:
+        if getattr(_local, "busy", False) or not _is_internal(msg.filename):
+            return show(msg)
+        found = user_location(msg.filename, msg.lineno)
+        if found is None:
+            return show(msg)
+        src, glb = found
+        _forget(msg)
+        registry = glb.setdefault("__warningregistry__", {}) if glb else {}
+        _local.busy = True
+        try:
+            warnings.warn_explicit(msg.message, msg.category, src.filename, src.lineno,
+                                   module=glb.get("__name__"), registry=registry,
+                                   module_globals=glb, source=msg.source)
+        finally:
+            _local.busy = False
+        return None
+
+    _showwarnmsg.__wrapped__ = show  # type: ignore[attr-defined]
+    return _showwarnmsg
+
+
+def install() -> None:
+    """Wrap ``warnings._showwarnmsg`` once (idempotent; done when funcgrad is imported)."""
+    current = getattr(warnings, "_showwarnmsg", None)
+    if current is None or _installed and current is _installed[0]:
+        return
+    wrapped = _relocating(current)
+    _installed[:] = [wrapped]
+    warnings._showwarnmsg = wrapped  # type: ignore[attr-defined]

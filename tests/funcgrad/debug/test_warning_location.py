@@ -1,0 +1,74 @@
+"""NumPy's floating-point warnings raised inside funcgrad point at the user's line: eagerly
+(the line calling funcgrad.numpy), under jit (the line the equation was traced from) and under
+grad, with the user module's filters and once-per-line registry."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+
+def _line(offset: int = 0) -> int:
+    return inspect.currentframe().f_back.f_lineno + offset
+
+
+def test_eager_warning_points_at_the_users_line():
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in log") as rec:
+        fnp.log(fnp.array(-1.0)); line = _line()  # noqa: E702
+    assert rec[0].filename == __file__ and rec[0].lineno == line
+    with pytest.warns(RuntimeWarning, match="overflow") as rec:
+        fnp.exp(np.array([1000.0])); line = _line()  # noqa: E702
+    assert rec[0].filename == __file__ and rec[0].lineno == line
+    with pytest.warns(RuntimeWarning, match="divide by zero") as rec:
+        fnp.divide(np.array(1.0), np.array(0.0)); line = _line()  # noqa: E702
+    assert rec[0].filename == __file__ and rec[0].lineno == line
+
+
+def test_jit_warning_points_at_the_traced_line():
+    def f(x):
+        y = x * 2.0
+        return fnp.log(y)
+
+    line = inspect.getsourcelines(f)[1] + 2
+    with pytest.warns(RuntimeWarning, match="invalid value") as rec:
+        funcgrad.jit(f)(np.array([-1.0, 1.0]))
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+
+
+def test_grad_warning_points_at_the_users_line():
+    with pytest.warns(RuntimeWarning, match="invalid value") as rec:
+        funcgrad.grad(lambda x: fnp.sum(fnp.log(x)))(np.array([-1.0])); line = _line()  # noqa: E702
+    assert rec[0].filename == __file__ and rec[0].lineno == line
+
+
+def test_default_filter_once_per_user_line_like_numpy():
+    shown = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            fnp.log(np.array([-1.0]))
+            shown.append(_line(-1))
+        fnp.log(np.array([-1.0])); other = _line()  # noqa: E702
+    lines = [w.lineno for w in caught if w.category is RuntimeWarning]
+    assert lines == [shown[0], other]
+
+
+def test_filters_still_apply():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning):
+            fnp.log(np.array([-1.0]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        fnp.log(np.array([-1.0]))
+    assert not caught
+    with np.errstate(invalid="ignore"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fnp.log(np.array([-1.0]))
+    assert not caught
