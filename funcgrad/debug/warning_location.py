@@ -37,6 +37,7 @@ __all__ = ["install", "user_location"]
 
 _local = threading.local()
 _installed: list[Any] = []
+_unknown_modules: dict[str, dict] = {}
 
 
 def _is_internal(filename: str) -> bool:
@@ -65,17 +66,15 @@ def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
 
 
 def _globals_of(filename: str, frame: Any) -> dict:
-    """The globals of the module that ``filename`` is (the frame on the stack running it, or
-    an imported module), for its warning registry and filters; a fresh dict if unknown."""
+    """The globals of the module that ``filename`` is, from a frame on the stack running it
+    (usually the caller of the jitted function), for its warning registry and filters; a
+    registry of its own when no such frame is on the stack."""
     f = frame
     while f is not None:
         if f.f_code.co_filename == filename:
             return f.f_globals
         f = f.f_back
-    for mod in list(sys.modules.values()):
-        if getattr(mod, "__file__", None) == filename:
-            return vars(mod)
-    return {"__name__": "__main__"}
+    return _unknown_modules.setdefault(filename, {"__name__": filename})
 
 
 def _forget(msg: Any) -> None:
