@@ -657,7 +657,8 @@ def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any
     flat_x = fnp.reshape(x, (n * c, -1))
     flat_i = fnp.reshape(idx, (n * c, -1)).astype(numpy.int64)
     rows = _iota(flat_i, n * c, (n * c, 1))
-    out = fnp.at(fnp.zeros_like(flat_x, shape=(n * c, plane)))[rows, flat_i].set(flat_x)
+    out = fnp.at(fnp.zeros_like(flat_x, shape=(n * c, plane)))[rows, flat_i].set(
+        flat_x, mode="raise")
     out = fnp.reshape(out, (n, c) + size)
     return out[0] if unbatched else out
 

@@ -351,6 +351,8 @@ class _IndexUpdateRef:
         x = self.array
         xa = get_aval(x)
         indexer, arrays = _at_index(x, self.index, mode, wrap)
+        if mode == "raise":  # NumPy's checks where the indices are known, else clamping
+            mode = _ix.default_mode(arrays)
         values = _as_array(values, xa.device)
         va = get_aval(values)
         if same_kind:
@@ -391,6 +393,8 @@ class _IndexUpdateRef:
         x = self.array
         xa = get_aval(x)
         indexer, arrays = _at_index(x, self.index, mode, wrap)
+        if mode == "raise":  # NumPy's checks where the indices are known, else clamping
+            mode = _ix.default_mode(arrays)
         if mode != "fill" or not arrays:
             return _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
         if fill_value is None:

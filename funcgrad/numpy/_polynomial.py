@@ -158,7 +158,7 @@ def polymul(a1: Any, a2: Any) -> Any:
     # static positions.
     pos = (numpy.arange(na)[:, None] + numpy.arange(nb)[None, :]).ravel()
     base = _const(numpy.zeros(na + nb - 1, dtype=get_aval(prod).dtype), prod)
-    return _fi.at(base)[_const(pos, prod)].add(prod)
+    return _fi.at(base)[_const(pos, prod)].add(prod, mode="raise")
 
 
 def polyder(p: Any, m: int = 1) -> Any:
