@@ -253,3 +253,16 @@ def test_apply() -> None:
                                  1.0]))
     assert_allclose(fnp.at(dev(hx))[dev(i)].apply(fnp.exp, unique_indices=True, mode="clip"),
                     np.array([0.0, np.e, np.exp(2.0), 3.0, np.exp(4.0)]))
+
+
+def test_traced_fill_value_differentiates() -> None:
+    x = dev(np.array([1.0, 2.0, 3.0]))
+    i = dev(np.array([0, 5]))
+
+    def f(x, fill):
+        return fnp.sum(x.at[i].get(mode="fill", fill_value=fill) * np.array([1.0, 10.0]))
+
+    assert_allclose(funcgrad.jit(f)(x, 4.0), np.array(41.0))
+    gx, gf = funcgrad.grad(f, argnums=(0, 1))(x, 4.0)
+    assert_allclose(gx, np.array([1.0, 0.0, 0.0]))
+    assert_allclose(gf, np.array(10.0))
