@@ -258,9 +258,10 @@ def test_apply() -> None:
 def test_traced_fill_value_differentiates() -> None:
     x = dev(np.array([1.0, 2.0, 3.0]))
     i = dev(np.array([0, 5]))
+    w = dev(np.array([1.0, 10.0]))
 
     def f(x, fill):
-        return fnp.sum(x.at[i].get(mode="fill", fill_value=fill) * np.array([1.0, 10.0]))
+        return fnp.sum(x.at[i].get(mode="fill", fill_value=fill) * w)
 
     assert_allclose(funcgrad.jit(f)(x, 4.0), np.array(41.0))
     gx, gf = funcgrad.grad(f, argnums=(0, 1))(x, 4.0)
