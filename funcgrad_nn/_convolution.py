@@ -3,13 +3,13 @@
 Every layer is one ``patches`` (im2col) or ``fold`` (col2im) primitive plus ONE matrix product
 over the whole batch (see ``funcgrad.ops.windows``); the derivatives come from those
 primitives' rules (patches and fold are each other's transposes), so there is no second copy of
-any derivative formula here. Max pooling routes its gradient with a one-hot mask of the first
-maximum (PyTorch's choice among ties), a dense ``where``, never a scatter.
+any derivative formula here. Max pooling picks each window's first maximum (PyTorch's choice
+among ties) with the ``window_argmax``/``window_gather`` primitives, whose transpose puts each
+cotangent back at its element: no window copies, no mask-and-sum, no scatter-add.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -20,7 +20,9 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.ops.windows import fold as _fold_windows
 from funcgrad.ops.windows import patches as _patches
+from funcgrad.ops.windows import window_argmax as _window_argmax
 from funcgrad.ops.windows import window_counts
+from funcgrad.ops.windows import window_gather as _window_gather
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -439,39 +441,6 @@ def _iota(like: Any, n: int, shape: tuple) -> Any:
     return fnp.reshape(fnp.cumsum(ones) - 1, shape)
 
 
-def _first_max(cols: Any, top: Any, kt: int, nd: int) -> tuple[Any, Any]:
-    """One-hot mask (C, K, N, *O) of the FIRST maximum of each window (NaN counts as the
-    maximum, as PyTorch), and its window offset (C, N, *O); ``top`` is the window maximum
-    with the K axis kept.
-
-    Built from comparisons and a max reduction (each window's true entries ranked by
-    ``K - k``), which are several times faster than ``argmax`` over a middle axis."""
-    eq = cols == top
-    if numpy.dtype(cols.dtype).kind == "f":
-        eq = eq | fnp.isnan(cols)
-    rank_dt = numpy.int16 if kt < 2 ** 15 else numpy.int64
-    rank = eq.astype(rank_dt) * (kt - _iota(cols, kt, (1, kt) + (1,) * (nd + 1))).astype(rank_dt)
-    first = fnp.max(rank, axis=1, keepdims=True)
-    return rank == first, fnp.squeeze(kt - first.astype(numpy.int64), 1)
-
-
-@functools.partial(funcgrad.custom_jvp, nondiff_argnums=(1,))
-def _window_max(cols: Any, nd: int) -> Any:
-    """Max over axis 1 of the windows (C, K, N, *O); the derivative flows to the FIRST
-    maximum only, PyTorch's rule among ties. The tangent is one masked sum, so its transpose
-    is a dense multiply, never a scatter; the mask is built inside the rule from the primal
-    values, so the eager tape records no comparison nodes for it."""
-    return fnp.max(cols, axis=1)
-
-
-@_window_max.defjvp
-def _window_max_jvp(nd: int, primals: Any, tangents: Any) -> Any:
-    (cols,), (t,) = primals, tangents
-    top = fnp.max(cols, axis=1, keepdims=True)
-    mask, _ = _first_max(cols, top, fnp.shape(cols)[1], nd)
-    return fnp.squeeze(top, 1), fnp.sum(t * mask.astype(t.dtype), axis=1)
-
-
 def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool, fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding,
@@ -481,17 +450,18 @@ def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
         # -inf (the dtype's lowest) padding, so a padded element is never the maximum.
         x = fnp.pad(x, [(0, 0), (0, 0)] + [(lo, max(hi, 0)) for lo, hi in pads],
                     constant_values=_lowest(x.dtype))
-    cols = _flat_windows(_patches(x, k, s, d, ((0, 0),) * nd), nd)   # (C, K, N, *O)
-    kt = math.prod(k)
-    res = fnp.moveaxis(_window_max(cols, nd), 0, 1)                   # (N, C, *O)
+    else:
+        _lowest(x.dtype)  # the dtype check
+    # The first maximum of each window (PyTorch's choice among ties; a NaN is a maximum),
+    # and its value: the gradient goes to that one element (window_scatter), no mask.
+    arg = _window_argmax(x, k, s, d)                                  # (N, C, *O)
+    res = _window_gather(x, arg, k, s, d)
     if unbatched:
         res = res[0]
     if not return_indices:
         return res
-    fixed = funcgrad.stop_gradient(cols)
-    _, arg = _first_max(fixed, fnp.max(fixed, axis=1, keepdims=True), kt, nd)
     # Flat index of each maximum within its (unpadded) input's spatial plane.
-    arg = fnp.moveaxis(arg, 0, 1)
+    arg = arg.astype(numpy.int64)
     sizes = tuple(fnp.shape(input)[-nd:])
     idx = None
     rem = arg

@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
+from funcgrad.ops.activations import relu as _relu
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
@@ -87,13 +88,13 @@ def _host_value(x: Any) -> numpy.ndarray | None:
 
 
 def relu(input: Any) -> Any:
-    """max(x, 0); the derivative at 0 is 0, as in PyTorch.
+    """max(x, 0); the derivative at 0 is 0 and NaN stays NaN, as in PyTorch.
 
     >>> import numpy as np
     >>> relu(np.array([-1.0, 2.0]))
     array([0., 2.])
     """
-    return fnp.where(input > 0, input, 0)
+    return _relu(input)
 
 
 def relu6(input: Any) -> Any:

@@ -1,6 +1,7 @@
 """The primitives. Importing this package registers every primitive's rules."""
 
 from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
+    activations,  # noqa: F401  (relu)
     collectives,  # noqa: F401  (psum, all_gather, ...)
     control_flow,  # noqa: F401  (cond, while, scan)
     elementwise,

@@ -11,26 +11,47 @@ Layout (chosen so the convolution is one large GEMM over the whole batch, not on
 ``O = (S + lo + hi - dilation * (K - 1) - 1) // stride + 1`` with zero padding ``lo``/``hi``
 (``hi`` may be negative: the last ``-hi`` elements are then in no window).
 
-The impls copy ``prod(K)`` strided slices (a reshape when windows tile the input exactly), and
-``fold`` adds them into one buffer: reshaped sums over kernel offsets, never a scatter.
+``patches`` copies the windows out of the (padded) input, on the host with ONE strided copy
+(a reshape when windows tile the input exactly); ``fold`` adds the ``prod(K)`` kernel offsets'
+slices into one buffer (reshaped sums over kernel offsets, never a scatter), or, on planes of
+at most ``FOLD_GEMM_MAX_PLANE`` elements, multiplies by a 0/1 window-selection matrix.
+
+Max pooling has its own three primitives, all in the input's ``(N, C, *S)`` layout (no window
+copies): ``window_argmax`` (which element of each window is its FIRST maximum, an integer
+output without derivative), ``window_gather`` (that element's value; linear in ``x``) and its
+transpose ``window_scatter`` (each value back at its element, overlaps summed). The value of
+a max pool is ``window_gather(x, window_argmax(x))``, so its derivative routes every window's
+cotangent to one element, as PyTorch's, with no mask-and-sum over window copies.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from typing import Any
+
+import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import bind1
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import deflinear
+from funcgrad.interpreters.jvp import (
+    Zero,
+    defjvp_zero,
+    deflinear,
+    jvp_rules,
+    multilinear_primitives,
+)
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._util import check_static, make_primitive
 
-__all__ = ["fold", "fold_p", "patches", "patches_p", "window_counts"]
+__all__ = ["fold", "fold_p", "patches", "patches_p", "window_argmax", "window_argmax_p",
+           "window_counts", "window_gather", "window_gather_p", "window_scatter",
+           "window_scatter_p"]
 
 
 def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
@@ -93,11 +114,25 @@ def _patches_impl(x: Any, kernel, stride, dilation, padding) -> list:
         perm = (1,) + tuple(3 + 2 * i for i in range(nd)) + (0,) + tuple(2 + 2 * i
                                                                        for i in range(nd))
         return [xp.ascontiguousarray(xp.transpose(x.reshape(split), perm))]
-    if any(lo or hi > 0 for lo, hi in padding):
-        full = xp.zeros((n, c) + tuple(s + lo + max(hi, 0) for s, (lo, hi)
-                                       in zip(spatial, padding)), dtype=x.dtype)
-        full[(slice(None),) * 2 + tuple(slice(lo, lo + s) for s, (lo, _)
-                                        in zip(spatial, padding))] = x
+    padded = tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(spatial, padding))
+    inner = (slice(None),) * 2 + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))
+    if xp is numpy:
+        # (C, N, *S) padded, then every window read by ONE strided copy (one call instead
+        # of one per kernel offset)
+        if padded == spatial:
+            xt = xp.swapaxes(x, 0, 1)
+        else:
+            xt = xp.zeros((c, n) + padded, dtype=x.dtype)
+            xt[inner] = xp.swapaxes(x, 0, 1)
+        st = xt.strides
+        view = numpy.lib.stride_tricks.as_strided(
+            xt, (c,) + tuple(kernel) + (n,) + counts,
+            (st[0],) + tuple(a * d for a, d in zip(st[2:], dilation)) + (st[1],)
+            + tuple(a * v for a, v in zip(st[2:], stride)), writeable=False)
+        return [xp.ascontiguousarray(view)]
+    if padded != spatial:
+        full = xp.zeros((n, c) + padded, dtype=x.dtype)
+        full[inner] = x
         x = full
     xt = xp.swapaxes(x, 0, 1)  # (C, N, *S): each offset's slice lands contiguously below
     out = xp.empty((c,) + tuple(kernel) + (n,) + counts, dtype=x.dtype)
@@ -154,6 +189,33 @@ def _fold_abstract(a: ShapedArray, spatial, kernel, stride, dilation, padding
     return [a.update(shape=(a.shape[1 + nd], a.shape[0]) + tuple(spatial))]
 
 
+#: Up to this many elements per input plane, ``fold`` is ONE matrix product with a 0/1
+#: window-selection matrix: on tiny planes (the 4x4 maps of a small CNN) the strided adds
+#: run over rows of a few elements, and NumPy's per-row cost makes them several times slower
+#: than the product's ``2 * plane`` flops per window element.
+FOLD_GEMM_MAX_PLANE = 32
+
+
+@functools.lru_cache(maxsize=64)
+def _selection(spatial, kernel, stride, dilation, padding, dtype) -> numpy.ndarray:
+    """``(prod(K) * prod(O), prod(spatial))`` 0/1 matrix: row ``(k, o)`` has a one at the
+    input element that window ``o`` reads at kernel offset ``k`` (none where it reads
+    padding). Host memory, read-only (cached)."""
+    counts = window_counts(spatial, kernel, stride, dilation, padding)
+    kt, ot, size = math.prod(kernel), math.prod(counts), math.prod(spatial)
+    where = numpy.full(tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(spatial, padding)), -1)
+    where[tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))] = \
+        numpy.arange(size).reshape(spatial)
+    sel = numpy.zeros((kt, ot, size), dtype=numpy.dtype(dtype))
+    for k, (_, sl) in enumerate(_offset_slices(kernel, stride, dilation, counts)):
+        src = where[sl].reshape(-1)
+        rows = numpy.nonzero(src >= 0)[0]
+        sel[k, rows, src[rows]] = 1
+    sel = sel.reshape(kt * ot, size)
+    sel.setflags(write=False)
+    return sel
+
+
 def _fold_impl(p: Any, spatial, kernel, stride, dilation, padding) -> list:
     xp = xp_for(p)
     nd = len(kernel)
@@ -162,6 +224,13 @@ def _fold_impl(p: Any, spatial, kernel, stride, dilation, padding) -> list:
     if _tiles(kernel, stride, dilation, padding, spatial, counts):
         perm = (1 + nd, 0) + tuple(v for i in range(nd) for v in (2 + nd + i, 1 + i))
         return [xp.ascontiguousarray(xp.transpose(p, perm)).reshape((n, c) + tuple(spatial))]
+    if xp is numpy and p.dtype.kind == "f" and math.prod(spatial) <= FOLD_GEMM_MAX_PLANE:
+        kt, ot = math.prod(kernel), math.prod(counts)
+        q = xp.ascontiguousarray(xp.transpose(p.reshape(c, kt, n, ot), (2, 0, 1, 3)))
+        q = q.reshape(n * c, kt * ot)
+        if xp.isfinite(q).all():  # (an inf times the selection's zeros would make NaNs)
+            sel = _selection(tuple(spatial), kernel, stride, dilation, padding, p.dtype.str)
+            return [xp.matmul(q, sel).reshape((n, c) + tuple(spatial))]
     buf = xp.zeros((c, n) + tuple(s + lo + max(hi, 0) for s, (lo, hi)
                                   in zip(spatial, padding)), dtype=p.dtype)
     for offs, sl in _offset_slices(kernel, stride, dilation, counts):
@@ -215,3 +284,301 @@ deftranspose(patches_p, _patches_transpose)
 deftranspose(fold_p, _fold_transpose)
 batching.batch_rules[patches_p] = _patches_batch
 batching.batch_rules[fold_p] = _fold_batch
+
+
+# =============================================================================================
+# window_argmax / window_gather / window_scatter: max pooling in the (N, C, *S) layout
+#
+# No padding parameter: a max pool pads with the dtype's lowest value itself. Windows are the
+# ``prod(K)`` strided slices of the input, one per kernel offset, each ``(N, C, *O)``; every
+# impl runs one pass per offset over output-sized arrays.
+
+_NO_PAD = ((0, 0),)
+
+
+def _window_slices(spatial, kernel, stride, dilation) -> list[tuple]:
+    counts = window_counts(spatial, kernel, stride, dilation, _NO_PAD * len(kernel))
+    lead = (slice(None), slice(None))
+    return [lead + sl for _, sl in _offset_slices(kernel, stride, dilation, counts)]
+
+
+def _index_dtype(kt: int) -> Any:
+    return numpy.dtype(numpy.uint8 if kt < 256 else numpy.int32)
+
+
+#: signed integer of each float width: the bit pattern of a float selected by a mask
+_SAME_WIDTH_INT = {2: "int16", 4: "int32", 8: "int64"}
+
+
+def _bit_select(xp: Any, mask: Any, v: Any) -> Any | None:
+    """The bits of ``where(mask, v, 0)`` as a same-width integer array (None where that
+    does not apply: not a float on the host). Exact for every value (NaN, inf, -0.0) and
+    branch-free: ``numpy.where`` with a random mask runs about ten times slower."""
+    dt = v.dtype
+    if xp is not numpy or dt.kind != "f" or dt.itemsize not in _SAME_WIDTH_INT:
+        return None
+    it = numpy.dtype(_SAME_WIDTH_INT[dt.itemsize])
+    bits = xp.negative(mask, dtype=it)  # True -> all ones, False -> 0
+    return xp.bitwise_and(bits, v.view(it), out=bits)
+
+
+def _check_window_params(name: str, a: ShapedArray, kernel, stride, dilation) -> tuple:
+    nd = a.ndim - 2
+    if nd < 1:
+        raise ShapeError(f"{name}: expected (N, C, *spatial), got {a.str_short()}")
+    _check_params(name, nd, kernel, stride, dilation, _NO_PAD * len(kernel))
+    counts = window_counts(a.shape[2:], kernel, stride, dilation, _NO_PAD * nd)
+    if any(c < 1 for c in counts):
+        raise ShapeError(f"{name}: kernel {kernel} (dilation {dilation}) does not fit the "
+                         f"input {a.str_short()}")
+    return counts
+
+
+# -- window_argmax: (N, C, *S) -> (N, C, *O), index of the first maximum in each window ------
+
+
+def _argmax_abstract(a: ShapedArray, kernel, stride, dilation) -> list[ShapedArray]:
+    counts = _check_window_params("window_argmax", a, kernel, stride, dilation)
+    if a.dtype.kind not in "biuf":
+        raise ShapeError(f"window_argmax: needs a real dtype, got {a.str_short()}")
+    return [a.update(shape=a.shape[:2] + counts, dtype=_index_dtype(math.prod(kernel)),
+                     weak_type=False)]
+
+
+def _window_stack(xp: Any, x: Any, kernel, stride, dilation) -> Any:
+    """The windows of ``x`` ``(N, C, *S)`` as one contiguous ``(prod(K), N, C, *O)`` array
+    (one strided copy per kernel offset): every later pass then runs over contiguous memory,
+    several times faster than over the strided window views."""
+    spatial = tuple(x.shape[2:])
+    slices = _window_slices(spatial, kernel, stride, dilation)
+    counts = window_counts(spatial, kernel, stride, dilation, _NO_PAD * len(kernel))
+    w = xp.empty((len(slices),) + tuple(x.shape[:2]) + counts, dtype=x.dtype)
+    for k, sl in enumerate(slices):
+        w[k] = x[sl]
+    return w
+
+
+def _argmax_impl(x: Any, kernel, stride, dilation) -> list:
+    xp = xp_for(x)
+    w = _window_stack(xp, x, kernel, stride, dilation)
+    kt = w.shape[0]
+    top = w.max(axis=0)  # NaN propagates: a NaN is its window's maximum
+    idt = _index_dtype(kt)
+    # rank of the first maximum: max over offsets k of (is-maximum) * (kt - k)
+    rank = xp.zeros(top.shape, dtype=idt)
+    hit = xp.empty(top.shape, dtype=bool)
+    nan = xp.empty(top.shape, dtype=bool) if x.dtype.kind == "f" else None
+    for k in range(kt):
+        xp.equal(w[k], top, out=hit)
+        if nan is not None:
+            xp.logical_or(hit, xp.isnan(w[k], out=nan), out=hit)
+        xp.maximum(rank, xp.multiply(hit, kt - k, dtype=idt), out=rank)
+    return [xp.subtract(kt, rank, dtype=idt)]
+
+
+window_argmax_p = make_primitive("window_argmax", _argmax_impl, _argmax_abstract)
+
+
+def window_argmax(x: Any, kernel: tuple[int, ...], stride: tuple[int, ...],
+                  dilation: tuple[int, ...]) -> Any:
+    """Row-major index, within each window of ``x`` ``(N, C, *S)``, of its FIRST maximum
+    (a NaN counts as the maximum), as ``(N, C, *O)`` integers (no padding: pad first).
+
+    Example:
+        >>> import numpy
+        >>> window_argmax(numpy.array([[[1.0, 3.0, 3.0, 2.0]]]), (2,), (2,), (1,)).tolist()
+        [[[1, 0]]]
+    """
+    params = dict(kernel=tuple(kernel), stride=tuple(stride), dilation=tuple(dilation))
+    _argmax_abstract(get_aval(x), **params)
+    return bind1(window_argmax_p, x, **params)
+
+
+def _argmax_batch(axis_size, vals, dims, kernel, stride, dilation):
+    (x,), (d,) = vals, dims
+    x = _shape.moveaxis(x, d, 0)
+    a = get_aval(x)
+    out = window_argmax(_shape.reshape(x, (axis_size * a.shape[1],) + a.shape[2:]), kernel,
+                        stride, dilation)
+    o = get_aval(out).shape
+    return [_shape.reshape(out, (axis_size, a.shape[1]) + o[1:])], [0]
+
+
+defjvp_zero(window_argmax_p)
+batching.batch_rules[window_argmax_p] = _argmax_batch
+
+
+# -- window_gather: x (N, C, *S), idx (N, C, *O) -> (N, C, *O), linear in x -------------------
+
+
+def _check_index(name: str, idx: ShapedArray, shape: tuple) -> None:
+    if idx.dtype.kind not in "iu" or tuple(idx.shape) != tuple(shape):
+        raise ShapeError(f"{name}: indices must be integers of shape {tuple(shape)}, got "
+                         f"{idx.str_short()}")
+
+
+def _gather_abstract(a: ShapedArray, idx: ShapedArray, kernel, stride, dilation
+                     ) -> list[ShapedArray]:
+    counts = _check_window_params("window_gather", a, kernel, stride, dilation)
+    _check_index("window_gather", idx, a.shape[:2] + counts)
+    return [a.update(shape=a.shape[:2] + counts)]
+
+
+def _gather_impl(x: Any, idx: Any, kernel, stride, dilation) -> list:
+    xp = xp_for(x, idx)
+    w = _window_stack(xp, x, kernel, stride, dilation)
+    acc = None
+    for k in range(w.shape[0]):
+        hit = xp.equal(idx, k)
+        bits = _bit_select(xp, hit, w[k])
+        if bits is None:
+            acc = xp.where(hit, w[k], w[k] if acc is None else acc)
+        else:  # one-hot masks: OR-ing the selected bit patterns picks exactly one value
+            acc = bits if acc is None else xp.bitwise_or(acc, bits, out=acc)
+    if acc.dtype != x.dtype:
+        acc = acc.view(x.dtype)
+    return [acc]
+
+
+window_gather_p = make_primitive("window_gather", _gather_impl, _gather_abstract)
+
+
+def window_gather(x: Any, idx: Any, kernel: tuple[int, ...], stride: tuple[int, ...],
+                  dilation: tuple[int, ...]) -> Any:
+    """The element of each window of ``x`` ``(N, C, *S)`` that ``idx`` ``(N, C, *O)`` names
+    (row-major within the window, as :func:`window_argmax` gives); linear in ``x``.
+
+    Example:
+        >>> import numpy
+        >>> x = numpy.array([[[1.0, 3.0, 3.0, 2.0]]])
+        >>> window_gather(x, window_argmax(x, (2,), (2,), (1,)), (2,), (2,), (1,)).tolist()
+        [[[3.0, 3.0]]]
+    """
+    params = dict(kernel=tuple(kernel), stride=tuple(stride), dilation=tuple(dilation))
+    _gather_abstract(get_aval(x), get_aval(idx), **params)
+    return bind1(window_gather_p, x, idx, **params)
+
+
+# -- window_scatter: ct (N, C, *O), idx -> (N, C, *spatial), the transpose of window_gather ---
+
+
+def _scatter_abstract(a: ShapedArray, idx: ShapedArray, spatial, kernel, stride, dilation
+                      ) -> list[ShapedArray]:
+    check_static("window_scatter", spatial=spatial)
+    out = a.update(shape=a.shape[:2] + tuple(spatial))
+    counts = _check_window_params("window_scatter", out, kernel, stride, dilation)
+    if tuple(a.shape[2:]) != counts:
+        raise ShapeError(f"window_scatter: values {a.str_short()} do not match the "
+                         f"{counts} windows of spatial size {spatial}")
+    _check_index("window_scatter", idx, a.shape)
+    return [out]
+
+
+def _scatter_impl(ct: Any, idx: Any, spatial, kernel, stride, dilation) -> list:
+    xp = xp_for(ct, idx)
+    spatial = tuple(spatial)
+    kt = math.prod(kernel)
+    lead = tuple(ct.shape[:2])
+    counts = tuple(ct.shape[2:])
+    parts = []
+    for k in range(kt):
+        hit = xp.equal(idx, k)
+        bits = _bit_select(xp, hit, ct)
+        parts.append(xp.where(hit, ct, 0) if bits is None else bits.view(ct.dtype))
+    overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    covered = not overlap and all(c * k == n for c, k, n in zip(counts, kernel, spatial))
+    # windows that tile the input write every element exactly once: no zeros needed
+    out = (xp.empty if covered and all(d == 1 for d in dilation) else xp.zeros)(
+        lead + spatial, dtype=ct.dtype)
+    for part, sl in zip(parts, _window_slices(spatial, kernel, stride, dilation)):
+        if overlap:
+            xp.add(out[sl], part, out=out[sl])
+        else:  # disjoint windows: each element is written at most once
+            out[sl] = part
+    return [out]
+
+
+window_scatter_p = make_primitive("window_scatter", _scatter_impl, _scatter_abstract)
+
+
+def window_scatter(ct: Any, idx: Any, spatial: tuple[int, ...], kernel: tuple[int, ...],
+                   stride: tuple[int, ...], dilation: tuple[int, ...]) -> Any:
+    """Each value of ``ct`` ``(N, C, *O)`` put at the element ``idx`` names in its window of
+    an ``(N, C, *spatial)`` array of zeros, overlaps summed (transpose of
+    :func:`window_gather`).
+
+    Example:
+        >>> import numpy
+        >>> idx = numpy.array([[[1, 0]]], dtype=numpy.uint8)
+        >>> window_scatter(numpy.array([[[5.0, 7.0]]]), idx, (4,), (2,), (2,), (1,)).tolist()
+        [[[0.0, 5.0, 7.0, 0.0]]]
+    """
+    params = dict(spatial=tuple(spatial), kernel=tuple(kernel), stride=tuple(stride),
+                  dilation=tuple(dilation))
+    _scatter_abstract(get_aval(ct), get_aval(idx), **params)
+    return bind1(window_scatter_p, ct, idx, **params)
+
+
+def _gather_jvp(primals, tangents, **params):
+    x, idx = primals
+    ans = bind1(window_gather_p, x, idx, **params)
+    t = tangents[0]
+    if type(t) is Zero:
+        return [ans], [Zero.from_primal(ans)]
+    return [ans], [bind1(window_gather_p, t, idx, **params)]
+
+
+def _scatter_jvp(primals, tangents, **params):
+    ct, idx = primals
+    ans = bind1(window_scatter_p, ct, idx, **params)
+    t = tangents[0]
+    if type(t) is Zero:
+        return [ans], [Zero.from_primal(ans)]
+    return [ans], [bind1(window_scatter_p, t, idx, **params)]
+
+
+def _gather_transpose(ct, x, idx, kernel, stride, dilation):
+    return [window_scatter(ct, idx, x.aval.shape[2:], kernel, stride, dilation), None]
+
+
+def _scatter_transpose(ct, p, idx, spatial, kernel, stride, dilation):
+    return [window_gather(ct, idx, kernel, stride, dilation), None]
+
+
+def _both_batched(axis_size, vals, dims):
+    """Both operands with the batch axis first (an unbatched one broadcast), N and batch
+    merged: (B * N, C, ...)."""
+    out = []
+    for v, d in zip(vals, dims):
+        if d is None:
+            a = get_aval(v)
+            v = _shape.broadcast_to(v, (axis_size,) + a.shape)
+        else:
+            v = _shape.moveaxis(v, d, 0)
+        a = get_aval(v)
+        out.append(_shape.reshape(v, (axis_size * a.shape[1],) + a.shape[2:]))
+    return out
+
+
+def _unmerge(out, axis_size):
+    o = get_aval(out).shape
+    return [_shape.reshape(out, (axis_size, o[0] // axis_size) + o[1:])], [0]
+
+
+def _gather_batch(axis_size, vals, dims, kernel, stride, dilation):
+    x, idx = _both_batched(axis_size, vals, dims)
+    return _unmerge(window_gather(x, idx, kernel, stride, dilation), axis_size)
+
+
+def _scatter_batch(axis_size, vals, dims, spatial, kernel, stride, dilation):
+    ct, idx = _both_batched(axis_size, vals, dims)
+    return _unmerge(window_scatter(ct, idx, spatial, kernel, stride, dilation), axis_size)
+
+
+for _p, _jvp, _tr, _bt in ((window_gather_p, _gather_jvp, _gather_transpose, _gather_batch),
+                           (window_scatter_p, _scatter_jvp, _scatter_transpose,
+                            _scatter_batch)):
+    jvp_rules[_p] = _jvp
+    multilinear_primitives.add(_p)  # linear in the values, the indices held fixed
+    deftranspose(_p, _tr)
+    batching.batch_rules[_p] = _bt

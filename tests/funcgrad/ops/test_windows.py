@@ -1,4 +1,5 @@
-"""The window primitives ``patches`` (im2col) and ``fold`` (col2im): values against a direct
+"""The window primitives ``patches`` (im2col) and ``fold`` (col2im), and the max-pooling
+primitives ``window_argmax``/``window_gather``/``window_scatter``: values against a direct
 loop, adjointness, every derivative rule (check_grads to order 2), vmap against a loop, jit,
 and the strict device backend."""
 
@@ -13,7 +14,15 @@ from hypothesis import strategies as st
 
 import funcgrad
 from funcgrad.errors import ShapeError
-from funcgrad.ops.windows import fold, patches, window_counts
+from funcgrad.ops import windows
+from funcgrad.ops.windows import (
+    fold,
+    patches,
+    window_argmax,
+    window_counts,
+    window_gather,
+    window_scatter,
+)
 from funcgrad.test_util import check_grads
 from tests.helpers import assert_allclose, dev, host
 
@@ -115,3 +124,156 @@ def test_shape_errors_name_the_primitive():
         patches(np.zeros((1, 1, 4, 4)), (3,), (1,), (1,), ((0, 0),))
     with pytest.raises(ShapeError, match="fold"):
         fold(np.zeros((1, 2, 1, 3)), (5,), (2,), (1,), (1,), ((0, 0),))
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,padding,spatial", CASES)
+def test_fold_matrix_product_path_matches_strided_adds(kernel, stride, dilation, padding,
+                                                       spatial, monkeypatch):
+    # Small planes fold by one product with a 0/1 selection matrix; large ones by strided
+    # adds: both give the same sums, and an inf in the windows takes the adds (inf * 0).
+    rng = np.random.default_rng(4)
+    counts = window_counts(spatial, kernel, stride, dilation, padding)
+    ct = rng.standard_normal((3,) + kernel + (2,) + counts)
+    monkeypatch.setattr(windows, "FOLD_GEMM_MAX_PLANE", 10 ** 6)
+    by_product = host(fold(dev(ct), spatial, kernel, stride, dilation, padding))
+    ct_inf = ct.copy()
+    ct_inf.reshape(-1)[5] = np.inf
+    with_inf = host(fold(dev(ct_inf), spatial, kernel, stride, dilation, padding))
+    monkeypatch.setattr(windows, "FOLD_GEMM_MAX_PLANE", 0)
+    by_adds = host(fold(dev(ct), spatial, kernel, stride, dilation, padding))
+    np.testing.assert_allclose(by_product, by_adds, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(with_inf, host(fold(dev(ct_inf), spatial, kernel, stride,
+                                                      dilation, padding)))
+    assert not np.isnan(with_inf).any()
+
+
+# -- max pooling primitives -------------------------------------------------------------------
+
+POOL_CASES = [
+    # kernel, stride, dilation, spatial
+    ((2,), (2,), (1,), (8,)),                  # tiles exactly
+    ((3,), (1,), (1,), (7,)),                  # overlapping windows
+    ((2, 2), (2, 2), (1, 1), (6, 4)),          # tiles exactly (the CNN case)
+    ((3, 2), (2, 1), (2, 1), (9, 5)),          # overlap, dilation, unused tail
+    ((2, 2), (3, 3), (1, 1), (7, 8)),          # gaps between windows
+    ((2, 1, 2), (1, 2, 2), (1, 1, 1), (3, 4, 4)),
+]
+
+
+def naive_argmax(x, kernel, stride, dilation):
+    counts = window_counts(x.shape[2:], kernel, stride, dilation, ((0, 0),) * len(kernel))
+    offs = list(itertools.product(*(range(k) for k in kernel)))
+    out = np.zeros(x.shape[:2] + counts, dtype=np.int64)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for pos in itertools.product(*(range(q) for q in counts)):
+            vals = [x[(n, c) + tuple(p * s + o * d for p, s, o, d in
+                                     zip(pos, stride, off, dilation))] for off in offs]
+            # the first maximum; a NaN is the maximum (the first NaN)
+            nans = [i for i, v in enumerate(vals) if np.isnan(v)]
+            out[(n, c) + pos] = nans[0] if nans else int(np.argmax(vals))
+    return out
+
+
+def _pool_input(rng, spatial):
+    # small integers make ties common; then a NaN and infinities
+    x = rng.integers(-2, 3, (2, 3) + spatial).astype(np.float64)
+    flat = x.reshape(-1)
+    flat[3], flat[10], flat[17] = np.nan, -np.inf, np.inf
+    return x
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,spatial", POOL_CASES)
+def test_window_argmax_gather_scatter_values(kernel, stride, dilation, spatial):
+    rng = np.random.default_rng(5)
+    x = _pool_input(rng, spatial)
+    idx = window_argmax(dev(x), kernel, stride, dilation)
+    expect = naive_argmax(x, kernel, stride, dilation)
+    np.testing.assert_array_equal(host(idx), expect)
+    got = host(window_gather(dev(x), idx, kernel, stride, dilation))
+    counts = expect.shape[2:]
+    cols = naive_patches(np.nan_to_num(x, nan=7.5, posinf=9.0, neginf=-9.0), kernel, stride,
+                         dilation, ((0, 0),) * len(kernel))
+    k = int(np.prod(kernel))
+    cols = cols.reshape((x.shape[1], k, x.shape[0]) + counts)
+    picked = np.take_along_axis(np.moveaxis(cols, 1, 0), expect.swapaxes(0, 1)[None], 0)[0]
+    np.testing.assert_array_equal(np.nan_to_num(got, nan=7.5, posinf=9.0, neginf=-9.0),
+                                  picked.swapaxes(0, 1))
+    assert np.isnan(got).sum() >= 1
+    # scatter is gather's transpose: <gather(x), ct> == <x, scatter(ct)>
+    y = rng.standard_normal(x.shape)
+    ct = rng.standard_normal(got.shape)
+    g = host(window_gather(dev(y), idx, kernel, stride, dilation))
+    back = host(window_scatter(dev(ct), idx, spatial, kernel, stride, dilation))
+    assert back.shape == x.shape and back.dtype == x.dtype
+    np.testing.assert_allclose(np.sum(g * ct), np.sum(y * back), rtol=1e-12)
+    # exactly one element per window receives its value (overlaps add up)
+    ones = host(window_scatter(dev(np.ones(got.shape)), idx, spatial, kernel, stride,
+                               dilation))
+    assert ones.sum() == np.prod(got.shape)
+
+
+def test_window_gather_and_scatter_keep_nonfinite_values_exact():
+    x = np.array([[[-np.inf, 1.0, np.inf, -0.0, 2.0, np.nan]]], dtype=np.float32)
+    idx = np.array([[[1, 0, 0]]], dtype=np.uint8)
+    np.testing.assert_array_equal(host(window_gather(dev(x), dev(idx), (2,), (2,), (1,))),
+                                  np.array([[[1.0, np.inf, 2.0]]], np.float32))
+    ct = np.array([[[np.inf, np.nan, -0.0]]], dtype=np.float32)
+    back = host(window_scatter(dev(ct), dev(idx), (6,), (2,), (2,), (1,)))
+    np.testing.assert_array_equal(back, np.array([[[0, np.inf, np.nan, 0, -0.0, 0]]],
+                                                 np.float32))
+    assert np.signbit(back[0, 0, 4])
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,spatial", POOL_CASES[:4])
+def test_window_gather_scatter_check_grads(kernel, stride, dilation, spatial):
+    rng = np.random.default_rng(6)
+    x = dev(rng.standard_normal((2, 2) + spatial))
+    idx = window_argmax(x, kernel, stride, dilation)
+    check_grads(lambda v: window_gather(v, idx, kernel, stride, dilation), (x,), order=2)
+    ct = dev(rng.standard_normal(host(idx).shape))
+    check_grads(lambda v: window_scatter(v, idx, spatial, kernel, stride, dilation), (ct,),
+                order=2)
+    # the max pool as the library writes it: gather at the argmax (no derivative through
+    # the index), checked by finite differences away from ties
+    check_grads(lambda v: window_gather(v, window_argmax(v, kernel, stride, dilation),
+                                        kernel, stride, dilation), (x,), order=2)
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,spatial", POOL_CASES)
+def test_window_primitives_vmap_and_jit(kernel, stride, dilation, spatial):
+    rng = np.random.default_rng(7)
+    xs = rng.standard_normal((3, 2, 2) + spatial)
+
+    def pool(v):
+        return window_gather(v, window_argmax(v, kernel, stride, dilation), kernel, stride,
+                             dilation)
+
+    for axis in (0, 2):
+        batched = funcgrad.vmap(pool, in_axes=axis)(dev(np.moveaxis(xs, 0, axis)))
+        assert_allclose(batched, np.stack([host(pool(dev(v))) for v in xs]))
+    assert_allclose(funcgrad.jit(pool)(dev(xs[0])), pool(dev(xs[0])))
+    # one operand batched, the other not (indices shared / values shared)
+    idx = window_argmax(dev(xs[0]), kernel, stride, dilation)
+    batched = funcgrad.vmap(lambda v: window_gather(v, idx, kernel, stride, dilation))(dev(xs))
+    assert_allclose(batched, np.stack([host(window_gather(dev(v), idx, kernel, stride,
+                                                          dilation)) for v in xs]))
+    idxs = funcgrad.vmap(lambda v: window_argmax(v, kernel, stride, dilation))(dev(xs))
+    cts = rng.standard_normal(host(idxs).shape)
+    batched = funcgrad.vmap(lambda c, i: window_scatter(c, i, spatial, kernel, stride,
+                                                        dilation), in_axes=(None, 0))(
+        dev(cts[0]), idxs)
+    assert_allclose(batched, np.stack([host(window_scatter(dev(cts[0]), dev(i), spatial, kernel,
+                                                           stride, dilation))
+                                       for i in host(idxs)]))
+    g = funcgrad.grad(lambda v: funcgrad.numpy.sum(pool(v) ** 2))
+    assert_allclose(funcgrad.jit(g)(dev(xs[0])), g(dev(xs[0])))
+
+
+def test_window_primitive_errors():
+    with pytest.raises(ShapeError, match="window_argmax"):
+        window_argmax(np.zeros((1, 1, 2)), (3,), (1,), (1,))
+    with pytest.raises(ShapeError, match="window_gather: indices"):
+        window_gather(np.zeros((1, 1, 4)), np.zeros((1, 1, 2)), (2,), (2,), (1,))
+    with pytest.raises(ShapeError, match="window_scatter"):
+        window_scatter(np.zeros((1, 1, 3)), np.zeros((1, 1, 3), np.uint8), (4,), (2,), (2,),
+                       (1,))
