@@ -125,7 +125,7 @@ def _patches_impl(x: Any, kernel, stride, dilation, padding) -> list:
             xt = xp.zeros((c, n) + padded, dtype=x.dtype)
             xt[inner] = xp.swapaxes(x, 0, 1)
         st = xt.strides
-        view = numpy.lib.stride_tricks.as_strided(
+        view = xp.lib.stride_tricks.as_strided(
             xt, (c,) + tuple(kernel) + (n,) + counts,
             (st[0],) + tuple(a * d for a, d in zip(st[2:], dilation)) + (st[1],)
             + tuple(a * v for a, v in zip(st[2:], stride)), writeable=False)

@@ -124,9 +124,27 @@ def test_fast_matches_generic(data):
         _same(d, g)
 
 
+def test_relu_fast_rule_matches_generic():
+    # relu is defined on real numbers only, and its kink at 0 matters: its own case.
+    from funcgrad.ops.activations import relu
+    rng = np.random.default_rng(0)
+    for dtype in ("float32", "float64"):
+        x = rng.uniform(-2.0, 2.0, (4, 5)).astype(dtype)
+        x[0, :3] = [0.0, -0.0, np.nan]
+        args, f = [dev(x)], (lambda a: [relu(ew.mul(a, 1.0))])
+        ct = _ct_for(f(*args)[0])
+        fast = _pullback(f, args, ct)
+        with _generic_only():
+            generic = _pullback(f, args, ct)
+        for d, g in zip(fast, generic):
+            _same(d, g)
+
+
 def test_every_fast_rule_is_tested_here():
+    from funcgrad.ops.activations import relu_p
     tested = {ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sin_p, ew.cos_p, ew.exp_p,
-              ew.log_p, ew.tanh_p, ew.square_p, ew.sqrt_p, ew.logistic_p, ew.integer_pow_p}
+              ew.log_p, ew.tanh_p, ew.square_p, ew.sqrt_p, ew.logistic_p, ew.integer_pow_p,
+              relu_p}
     assert set(fast_vjp_rules) <= tested, set(fast_vjp_rules) - tested
 
 
