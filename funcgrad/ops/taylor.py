@@ -40,6 +40,7 @@ from funcgrad.ops import remat as _remat
 from funcgrad.ops import scatter as _scatter
 from funcgrad.ops import shape as _shape
 from funcgrad.ops import sorting as _sorting
+from funcgrad.ops import windows as _windows
 from funcgrad.ops.elementwise_extra import ldexp_p
 from funcgrad.ops.jit import jit_p
 
@@ -100,6 +101,7 @@ linear_in_float_inputs: set[Primitive] = {
     _ew.complex_p, _ew.conj_p, _ew.copy_p, _ew.neg_p, ldexp_p, _gather.gather_p, _scatter.scatter_p,
     _scatter.scatter_add_p, _shape.dynamic_slice_p, _shape.dynamic_update_slice_p,
     _sorting.gather_along_axis_p, _sorting.scatter_add_along_axis_p, _red.cumsum_p, add_any_p,
+    _windows.window_gather_p, _windows.window_scatter_p,
 }
 
 
