@@ -19,6 +19,8 @@ Cases (each also run eagerly, ``*_eager``, to show what jit saves):
 - ``jac{fwd,rev}_tanh_200x300``: ``jit(jacfwd/jacrev)`` of ``tanh(W x)``, R^200 -> R^300.
 - ``jacfwd_tanh_arg_{800,20}``: ``jit(jacfwd)`` of ``tanh(W x)`` with ``W`` an argument (the
   compiler cannot fold it), n = 800 and 20: jit must not lose to eager.
+- ``hessian_arg_800``: ``jit(hessian)`` of ``sum(sin(W x)) + sum(x^3)``, W an argument,
+  d = 800, against ``W^T diag(-sin(W x)) W + diag(6 x)``.
 - ``elementwise_1e7_{f64,f32}_{fused,numexpr,unfused}``: ``jit(grad)`` of
   ``sum(sin(x) exp(-x^2) + x^2/2)`` over 10^7 elements, fusion chunked / numexpr / off.
 
@@ -79,6 +81,8 @@ CASES = {
     "jacfwd_tanh_arg_800_eager": lambda: workloads.jac_tanh_arg("fwd"),
     "jacfwd_tanh_arg_20": lambda: workloads.jac_tanh_arg("fwd", 20, jitted=True),
     "jacfwd_tanh_arg_20_eager": lambda: workloads.jac_tanh_arg("fwd", 20),
+    "hessian_arg_800": lambda: workloads.hessian_arg(800, jitted=True),
+    "hessian_arg_800_eager": lambda: workloads.hessian_arg(800),
 }
 for _dt in ("f64", "f32"):
     for _mode, _fusion in (("fused", "chunked"), ("numexpr", "numexpr"), ("unfused", "off"),

@@ -113,6 +113,9 @@ def decoder(jitted):
                  lambda m, z, t: torch.nn.functional.mse_loss(m(z), t), [z, t], jitted)
 
 
+#: the second callable of each case is torch eager (for the runner, run_all.py)
+BASELINE = "torch"
+
 CASES = {
     "cnn_step_eager": lambda: cnn(False),
     "cnn_step_jit": lambda: cnn(True),

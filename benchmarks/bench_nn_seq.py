@@ -110,6 +110,12 @@ def _setup(workload, variant):
     return lambda: step(model)
 
 
+#: for the runner (run_all.py): (funcgrad_nn, torch eager) pairs, torch the baseline
+BASELINE = "torch"
+CASES = {f"{w}_{v}": (lambda w=w, v=v: (_setup(w, v), _setup(w, "torch")))
+         for w in WORKLOADS for v in ("eager", "jit")}
+
+
 def _cpu_time(fn, rounds=7, calls=3):
     """Median process CPU seconds per call: on a crowded machine, wall-clock time counts the
     neighbours' work too; CPU time counts (mostly) ours."""

@@ -114,6 +114,9 @@ def _train(jitted: bool):
     return setup
 
 
+#: the second callable of each case is torch eager (for the runner, run_all.py)
+BASELINE = "torch"
+
 CASES = {
     "adam_step_mlp": _step_only("Adam", "Adam", lr=1e-3),
     "adamw_amsgrad_step_mlp": _step_only("AdamW", "AdamW", lr=1e-3, amsgrad=True),

@@ -50,6 +50,46 @@ def time_callable(fn: Callable[[], object], rounds: int = 7, min_time: float = 0
     return statistics.median(times)
 
 
+def _calls_per_round(fn: Callable[[], object], min_time: float) -> int:
+    """How many calls of ``fn`` make a round of about ``min_time`` seconds (after a warm-up:
+    the first calls trace, compile and fill caches)."""
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t
+        if dt >= min_time / 4 or n > 1_000_000:
+            break
+        n *= 2
+    return max(1, int(n * (min_time / max(dt, 1e-9))))
+
+
+def time_rounds(fns: list[Callable[[], object]], rounds: int = 7,
+                min_time: float = 0.2) -> list[list[float]]:
+    """Seconds per call of each of ``fns``, one list of ``rounds`` values each; the callables
+    are timed round by round in turn (interleaved), so a neighbour's burst of load slows all
+    of them alike instead of one."""
+    counts = [_calls_per_round(fn, min_time) for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, n, acc in zip(fns, counts, times):
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            acc.append((time.perf_counter() - t) / n)
+    return times
+
+
+def summarize(times: list[float]) -> dict:
+    """Best, median and spread (max - min, relative to the median) of per-round times."""
+    med = statistics.median(times)
+    return {"best": min(times), "median": med,
+            "spread": (max(times) - min(times)) / med if med else 0.0}
+
+
 def run_case(cases: dict, name: str) -> dict:
     ours, baseline = cases[name]()
     t_ours = time_callable(ours)

@@ -234,6 +234,29 @@ def jac_tanh_arg(mode: str, n: int = 800, jitted: bool = False):
     return (lambda: jac(x, w)), numpy_jacobian
 
 
+def hessian_arg(d: int = 800, jitted: bool = False):
+    """The Hessian of ``sum(sin(W x)) + sum(x^3)`` in x with W an *argument* (read at run
+    time): ``W^T diag(-sin(W x)) W + diag(6 x)``, one d x d x d product."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((d, d)) / np.sqrt(d)
+    x = rng.standard_normal(d)
+
+    def f(x, w):
+        return fnp.sum(fnp.sin(w @ x)) + fnp.sum(x ** 3)
+
+    hess = funcgrad.hessian(f)
+    if jitted:
+        hess = funcgrad.jit(hess)
+
+    def numpy_hessian():
+        h = w.T @ (-np.sin(w @ x)[:, None] * w)
+        h[np.diag_indices(d)] += 6.0 * x
+        return h
+
+    np.testing.assert_allclose(hess(x, w), numpy_hessian(), rtol=1e-9, atol=1e-10)
+    return (lambda: hess(x, w)), numpy_hessian
+
+
 def elementwise(dtype, fusion: str | None, n: int = 10_000_000):
     """grad of sum(sin(x) exp(-x^2) + x^2 / 2) over n elements; fusion: a funcgrad.compile
     fusion mode ("chunked", "numexpr", "off"), or None for eager."""

@@ -31,7 +31,8 @@ to :data:`SCRATCH_MAX_BYTES`): fresh arrays of tens of kilobytes cost page fault
 
 **Rewrites at generation time** (same values, cheaper calls): a broadcast read only by
 elementwise operations is not materialised (:func:`elide_broadcasts`); ``(I * v) @ r`` with an
-identity constant ``I`` is a row scaling when ``v`` is finite (:func:`diag_products`); float
+identity constant ``I`` is a row scaling when ``v`` is finite, ``(s * I) @ r`` is ``s * r``
+(:func:`diag_products`); float
 arithmetic on scalars uses Python operators; elementwise chains over big arrays are fused
 (:mod:`funcgrad.compile.fusion`).
 
@@ -124,23 +125,23 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     dot, mul = roles.get("dot_general"), roles.get("mul")
     if dot is None or mul is None:
         return list(eqns)
-    eyes: set[Var] = set()
+    eyes: set[Var] = set()  # exact 2-D identities
+    scaled: dict[Var, Any] = {}  # scaled identities with unit axes -> (the scale, their axes)
     consts = {v: c for v, c in consts.items() if is_frozen(c)}  # values fixed at compile time
     for v, c in consts.items():
-        a = v.aval
-        if (a.ndim == 2 and a.shape[0] == a.shape[1] and a.size <= _EYE_MAX_SIZE
-                and a.dtype.kind == "f" and is_array(c)):
-            host = numpy.asarray(to_numpy(c))
-            if numpy.array_equal(host, numpy.eye(a.shape[0], dtype=a.dtype)):
+        hit = _scaled_identity(v.aval, c)
+        if hit is not None:
+            scaled[v] = hit
+            if v.aval.ndim == 2 and hit[0] == 1:
                 eyes.add(v)
-    if not eyes:
+    if not scaled:
         return list(eqns)
     producer = {e.outvars[0]: e for e in eqns if len(e.outvars) == 1}
     matmul_dn = (((1,), (0,)), ((), ()))
     out: list[Eqn] = []
     for eqn in eqns:
         if eqn.prim is dot:
-            eqn = _identity_product(eqn, eyes, consts) or eqn
+            eqn = _identity_product(eqn, scaled, consts) or eqn
         if eqn.prim is dot and eqn.params.get("dimension_numbers") == matmul_dn:
             lhs, rhs = eqn.invars
             for side, m_, r in ((True, lhs, rhs), (False, rhs, lhs)):
@@ -168,8 +169,27 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
     return out
 
 
+def _scaled_identity(aval: Any, c: Any) -> tuple[Any, tuple[int, int]] | None:
+    """``(s, (i, j))`` when the const ``c`` is ``s * I`` (``s`` a nonzero finite number,
+    ``I`` an ``n x n`` identity, n > 1) on its axes ``i < j``, every other axis of size 1: the
+    basis ``jacfwd``/``hessian`` map over, possibly scaled (``0.5 * x @ B @ x``) and with
+    the unit axes of an inner size-1 basis. Else None."""
+    if aval.dtype.kind != "f" or aval.size > _EYE_MAX_SIZE or not is_array(c):
+        return None
+    big = [k for k, d in enumerate(aval.shape) if d != 1]
+    if len(big) != 2 or aval.shape[big[0]] != aval.shape[big[1]]:
+        return None
+    n = aval.shape[big[0]]
+    host = numpy.asarray(to_numpy(c)).reshape(n, n)
+    s = host[0, 0]
+    if s == 0 or not numpy.isfinite(s) or not numpy.array_equal(
+            host, numpy.eye(n, dtype=host.dtype) * s):
+        return None
+    return s, (big[0], big[1])
+
+
 class _IdentityMatmulOp:
-    """Stands in for ``dot_general(identity, r)`` (or ``r`` times the identity)."""
+    """Stands in for ``dot_general(s * identity, r)`` (or ``r`` times it)."""
 
     name = "identity_matmul"
     multiple_results = False
@@ -179,53 +199,62 @@ class _IdentityMatmulOp:
 IDENTITY_MATMUL = _IdentityMatmulOp()
 
 
-def _identity_matmul(xp: Any, r: Any, eye: Any, left: bool, transpose: bool) -> Any:
-    """``eye @ r'`` (``left``) or ``r' @ eye`` for an identity ``eye``, ``r'`` being ``r`` or
-    ``r.T``: ``r'`` itself when ``r`` is finite (the product's other terms are zeros; only the
-    sign of a zero may differ), else the product, so infinities and NaNs spread as they
-    would. What ``jit(jacfwd)`` and ``jit(hessian)`` make of a matrix product: the basis they
-    map over is the identity."""
-    rr = r.T if transpose else r
+def _identity_matmul(xp: Any, r: Any, eye: Any, dot: Any, dn: Any, axis: int, left: bool,
+                     scale: Any, shape: tuple[int, ...]) -> Any:
+    """``dot_general(eye, r)`` (``left``) or ``dot_general(r, eye)`` for ``eye = scale *
+    identity`` (unit axes aside) contracted with ``r``'s ``axis``: ``r`` with that axis moved
+    first (last), times ``scale``, when ``r`` is finite (the product's other terms are zeros;
+    only the sign of a zero may differ); else the product itself (``dot``, the primitive's
+    implementation), so infinities and NaNs spread as they would. What ``jit(jacfwd)`` and
+    ``jit(hessian)`` make of a matrix product: the basis they map over is the identity."""
     if bool(xp.isfinite(r).all()):
-        return rr
-    return xp.matmul(eye, rr) if left else xp.matmul(rr, eye)
+        out = xp.moveaxis(r, axis, 0 if left else -1)
+        if scale != 1:
+            out = xp.multiply(out, scale)
+        return out.reshape(shape)
+    return dot(eye, r, dimension_numbers=dn)[0] if left else dot(r, eye, dimension_numbers=dn)[0]
 
 
 def _emit_identity_matmul(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     r, e = args
     fn = ctx.bind(_identity_matmul, "identity_matmul")
-    # Not fresh: the finite path returns (a transpose of) r itself.
-    return Emission(f"{fn}(xp, {r}, {e}, {eqn.params['left']}, {eqn.params['transpose']})")
+    p = eqn.params
+    dot = ctx.bind(p["dot"], "dot_impl")
+    scale = ctx.bind(p["scale"], "scale")
+    # Not fresh: the finite path may return a view of r.
+    return Emission(f"{fn}(xp, {r}, {e}, {dot}, {p['dn']!r}, {p['axis']}, {p['left']}, "
+                    f"{scale}, {tuple(eqn.outvars[0].aval.shape)!r})")
 
 
 emitters[IDENTITY_MATMUL] = _emit_identity_matmul  # type: ignore[index]
 
 
-def _identity_product(eqn: Eqn, eyes: set[Var], consts: dict[Var, Any]) -> Eqn | None:
-    """``dot_general`` of a 2-D operand with an identity const over one axis each, as
-    :func:`_identity_matmul`, or None."""
+def _identity_product(eqn: Eqn, scaled: dict[Var, Any], consts: dict[Var, Any]) -> Eqn | None:
+    """``dot_general`` of an operand with a scaled identity const (:func:`_scaled_identity`)
+    contracted over one of the identity's two axes, as :func:`_identity_matmul`, or None."""
     dn = eqn.params.get("dimension_numbers")
-    if dn is None or set(eqn.params) != {"dimension_numbers"}:
+    if dn is None or set(eqn.params) != {"dimension_numbers"} or eqn.prim.impl is None:
         return None
     (lc, rc), (lb, rb) = dn
     lhs, rhs = eqn.invars
-    if lb or rb or len(lc) != 1 or lhs.aval.ndim != 2 or rhs.aval.ndim != 2:
+    if lb or rb or len(lc) != 1:
         return None
     if len({lhs.aval.dtype, rhs.aval.dtype, eqn.outvars[0].aval.dtype}) != 1:
         return None
-    if lhs in eyes:
-        # I @ r' with r' = r (contracting r's axis 0) or r.T
-        left, r, transpose = True, rhs, tuple(rc) == (1,)
-    elif rhs in eyes:
-        # r' @ I with r' = r (contracting r's axis 1) or r.T
-        left, r, transpose = False, lhs, tuple(lc) == (0,)
+    if lhs in scaled:
+        left, e, r, e_axis, axis = True, lhs, rhs, lc[0], rc[0]
+    elif rhs in scaled:
+        left, e, r, e_axis, axis = False, rhs, lhs, rc[0], lc[0]
     else:
         return None
     if type(r) is not Var or r in consts:
         return None  # constant folding has had its chance
-    e = lhs if left else rhs
-    return Eqn(IDENTITY_MATMUL, [r, e], eqn.outvars, {"left": left, "transpose": transpose},
-               eqn.source_info)
+    scale, big = scaled[e]
+    if e_axis not in big:
+        return None
+    return Eqn(IDENTITY_MATMUL, [r, e], eqn.outvars,
+               {"left": left, "axis": axis, "dn": dn, "dot": eqn.prim.impl,
+                "scale": scale}, eqn.source_info)
 
 
 def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:

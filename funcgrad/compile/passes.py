@@ -394,6 +394,10 @@ def _sweep(
                         val, bool | int | float | complex | numpy.generic
                     ):
                         nv = Var(v.aval)
+                        if type(val) is numpy.ndarray:
+                            # Made from frozen consts only: fixed at compile time too, so the
+                            # later rewrites may look at it (a scaled identity basis).
+                            val.flags.writeable = False
                         facts.const_vals[nv] = val
                         new_consts[nv] = val
                         env[v] = nv

@@ -371,6 +371,11 @@ def _emit_dot_general(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
         return Emission(f"xp.multiply({a}, {b})", fresh=True)
     if lb:
         return None
+    if not lc:
+        # An outer product (what jacfwd/hessian make of a size-1 basis): a broadcasting
+        # multiply, as the impl computes it.
+        shape = tuple(eqn.invars[0].aval.shape) + (1,) * rn
+        return Emission(f"xp.multiply(xp.reshape({a}, {shape!r}), {b})", fresh=True)
     if ln == 2 and rn == 2 and len(lc) == 1:
         a = a if lc == (1,) else f"{a}.T"
         b = b if rc == (0,) else f"{b}.T"

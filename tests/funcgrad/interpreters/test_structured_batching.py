@@ -278,3 +278,27 @@ def test_jit_keeps_the_basis_out_of_matrix_products(jac: str) -> None:
     got, want = funcgrad.jit(jf)(x, w_nan), jf(x, w_nan)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [None, np.nan, np.inf])
+def test_jit_hessian_of_quadratic_has_no_product_with_scaled_basis(bad: Any) -> None:
+    """``jit(hessian)`` of ``0.5 * x @ B @ x`` (B read at run time): the Hessian builds
+    ``(0.5 * I) @ B`` from the basis, a scaled identity with a unit axis; the compiled code
+    takes ``0.5 * B`` instead of the d^3 product, and NaN/inf in B spread as eagerly."""
+    b = _rng(40).standard_normal((D, D))
+    if bad is not None:
+        b[3, 7] = bad
+    x = _rng(41).standard_normal(D)
+
+    def f(x, b):
+        return 0.5 * (x @ b @ x) + fnp.sum(fnp.sin(x))
+
+    h = funcgrad.hessian(f)
+    src = funcgrad.jit(h).source(x, b)
+    assert "xp.matmul(" not in src and "_p" not in src, src
+    got, want = funcgrad.jit(h)(x, b), h(x, b)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    assert_allclose(np.nan_to_num(got), np.nan_to_num(want), rtol=1e-13, atol=1e-13)
+    if bad is None:
+        assert_allclose(got, 0.5 * (b + b.T) - np.diag(np.sin(x)), rtol=1e-13, atol=1e-13)
