@@ -63,7 +63,7 @@ ISSUE_ROWS = [
 ]
 
 #: modules run as scripts (their own table) in a full run: module -> extra arguments
-SCRIPTS = {"bench_taylor": ["--quick"]}
+SCRIPTS = {"bench_taylor": ["--quick"], "bench_chunk_memory": []}
 #: modules the runner does not run, and why
 SKIPPED = {"bench_distributed": "needs mpirun: python benchmarks/bench_distributed.py"}
 

@@ -4,7 +4,9 @@ The arguments are flattened to leaves, each leaf gets its axis from the ``in_axe
 the flat function runs under a :class:`~funcgrad.interpreters.batching.BatchTrace`, and each
 output leaf has its batch axis moved to (or, when it does not depend on the batch, broadcast
 into) the position ``out_axes`` asks for. ``chunk_size`` evaluates the batch in slices to
-bound peak memory.
+bound peak memory: a Python loop over the slices when running eagerly, a ``scan`` over them
+when staged (under ``jit``), so the compiled program holds one chunk's intermediates at a
+time instead of the unrolled copies of every chunk.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import numpy
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import Tracer, _scalars_to_arrays
+from funcgrad.core import Tracer, _scalars_to_arrays, current_trace
 from funcgrad.interpreters.batching import OneHotStructure, batch_flat
+from funcgrad.interpreters.staging import StagingTrace
 from funcgrad.ops import shape as _shape
+from funcgrad.ops.control_flow.scans import scan as _scan
 
 __all__ = ["vmap"]
 
@@ -235,8 +239,8 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache)
         if chunk_size is not None and n > chunk_size:
-            return _chunked_call(fun, in_tree, vals, dims, n, out_axes, axis_name,
-                                 int(chunk_size))
+            chunked = _scanned_chunks if _staging() else _chunked_call
+            return chunked(fun, in_tree, vals, dims, n, out_axes, axis_name, int(chunk_size))
         out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name,
                                         structs)
         return tree_util.tree_unflatten(out_tree, out_leaves)
@@ -474,4 +478,72 @@ def _chunked_call(
     results = [
         _concat_axis(a, ax) if type(a) is list else a for a, ax in zip(acc, o_axes)
     ]
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+def _staging() -> bool:
+    """Whether the current computation is being staged into a program (jit, make_jaxpr),
+    under whatever transformations: then a loop over chunks must be a loop in the program."""
+    t = current_trace()
+    while t is not None:
+        if type(t) is StagingTrace:
+            return True
+        t = t.parent
+    return False
+
+
+def _scanned_chunks(
+    fun: Callable[..., Any],
+    in_tree: Any,
+    vals: list[Any],
+    dims: list[int | None],
+    n: int,
+    out_axes: Any,
+    axis_name: Any,
+    chunk: int,
+) -> Any:
+    """``_chunked_call`` as a staged loop: the ``n // chunk`` full chunks are the steps of a
+    ``scan`` (each step the vmapped function on one chunk), the remainder one more vmapped
+    call; results are reassembled along their out axes. Unmapped values are closed over."""
+    full = n // chunk * chunk
+    mapped = [i for i, d in enumerate(dims) if d is not None]
+    blocks = []
+    for i in mapped:
+        x = _shape.moveaxis(vals[i], dims[i], 0) if dims[i] else vals[i]
+        x = _shape.slice_in_dim(x, 0, full, axis=0) if full < n else x
+        blocks.append(_shape.reshape(x, (full // chunk, chunk) + tuple(get_aval(x).shape[1:])))
+    front = [0 if d is not None else None for d in dims]
+    store: list[Any] = []
+
+    def step(carry: Any, block: list[Any]) -> tuple[Any, list[Any]]:
+        args = list(vals)
+        for i, b in zip(mapped, block):
+            args[i] = b
+        outs, tree, axes = _call(fun, in_tree, args, front, chunk, out_axes, axis_name)
+        store.append((tree, axes))
+        # Batch axes first, so the scan stacks chunks along the axis that follows.
+        return carry, [o if ax is None else _shape.moveaxis(o, ax, 0) if ax else o
+                       for o, ax in zip(outs, axes)]
+
+    _, stacked = _scan(step, (), blocks)
+    out_tree, o_axes = store[-1]
+    results = []
+    for y, ax in zip(stacked, o_axes):
+        shape = tuple(get_aval(y).shape)
+        if ax is None:
+            # Independent of the batch: every step gave the same value; keep the first.
+            results.append(_shape.reshape(_shape.slice_in_dim(y, 0, 1, axis=0), shape[1:]))
+            continue
+        y = _shape.reshape(y, (full,) + shape[2:])
+        results.append(_shape.moveaxis(y, 0, ax) if ax else y)
+    if full < n:
+        rest = [v if d is None else _slice_axis(v, d, full, n) for v, d in zip(vals, dims)]
+        outs, tree, axes = _call(fun, in_tree, rest, dims, n - full, out_axes, axis_name)
+        if tree != out_tree:
+            raise ValueError(
+                f"vmap(chunk_size={chunk}): the function returned {tree} for one chunk and "
+                f"{out_tree} for another; the output structure must not depend on the values"
+            )
+        results = [r if ax is None else _shape.concatenate([r, o], ax)
+                   for r, o, ax in zip(results, outs, o_axes)]
     return tree_util.tree_unflatten(out_tree, results)

@@ -334,6 +334,25 @@ def test_jacobian_chunk_size() -> None:
            funcgrad.hessian(lambda v: fnp.sum(f(v)))(x))
 
 
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
+def test_jacobian_chunk_size_under_jit_is_a_loop(jac: str) -> None:
+    # Under jit the chunks are the steps of a scan in the compiled program (peak memory of
+    # one chunk), not unrolled copies; results equal the unchunked Jacobian.
+    w = dev(np.random.default_rng(5).standard_normal((6, 7)))
+    if jac == "hessian":
+        f = lambda x: fnp.sum(fnp.sin(w @ x)) + fnp.sum(x ** 3)  # noqa: E731
+    else:
+        f = lambda x: fnp.tanh(w @ x)  # noqa: E731
+    x = dev(np.linspace(0.1, 1.0, 7))
+    want = getattr(funcgrad, jac)(f)(x)
+    for c in (2, 3, 7):
+        jf = getattr(funcgrad, jac)(f, chunk_size=c)
+        prims = [e.prim.name for e in funcgrad.make_jaxpr(jf)(x).jaxpr.eqns]
+        n_basis = 6 if jac == "jacrev" else 7
+        assert ("scan" in prims) == (c < n_basis), prims
+        assert_close(funcgrad.jit(jf)(x), want)
+
+
 def test_jacobian_input_dtype_errors() -> None:
     with pytest.raises(TypeError, match="float"):
         funcgrad.jacfwd(lambda n: n * 2.0)(dev(np.arange(3)))

@@ -430,6 +430,64 @@ def test_chunked_vmap_with_kwargs_and_pytrees():
     assert_allclose(got, p["a"] * p["b"].T + k)
 
 
+# chunk_size under jit: the chunks are the steps of a loop in the staged program (bounded
+# memory), not copies of the function unrolled at trace time
+
+
+def _top_level_prims(closed):
+    return [e.prim.name for e in closed.jaxpr.eqns]
+
+
+@pytest.mark.parametrize("n, chunk", [(7, 3), (6, 3), (7, 1), (5, 4)])
+def test_chunk_size_under_jit_is_a_loop(n, chunk):
+    x, w = rnd(n, 3), rnd(3)
+    f = lambda w, x: vmap(fw, in_axes=(None, 0), chunk_size=chunk)(w, x)
+    prims = _top_level_prims(funcgrad.make_jaxpr(f)(*dev((w, x))))
+    assert prims.count("scan") == 1, prims
+    # at most one copy of the function outside the loop: the remainder chunk
+    assert prims.count("sin") == (1 if n % chunk else 0), prims
+    want = vmap(fw, in_axes=(None, 0))(*dev((w, x)))
+    assert_allclose(funcgrad.jit(f)(*dev((w, x))), want, rtol=1e-14, atol=0)
+
+
+def test_chunk_size_under_jit_out_axes_pytrees_kwargs_and_unbatched_outputs():
+    x = rnd(3, 7)
+
+    def h(xi, k):
+        return {"a": ew.mul(xi, 2.0), "c": 5.0}, sh.reshape(ew.add(xi, k), (3, 1))
+
+    spec = dict(in_axes=(1,), out_axes=({"a": 1, "c": None}, -1))
+    k = rnd(7, 3)
+    want = vmap(h, **spec)(dev(x), k=dev(k))
+    chunked = lambda x, k: vmap(h, chunk_size=3, **spec)(x, k=k)  # noqa: E731
+    assert "scan" in _top_level_prims(funcgrad.make_jaxpr(chunked)(dev(x), dev(k)))
+    got = funcgrad.jit(chunked)(dev(x), dev(k))
+    for a, b in zip(funcgrad.tree_util.tree_leaves(got), funcgrad.tree_util.tree_leaves(want)):
+        assert a.shape == b.shape
+        np.testing.assert_array_equal(host(a), host(b))
+
+
+@pytest.mark.parametrize("chunk", [2, 3])
+def test_chunk_size_under_jit_differentiates(chunk):
+    x, w = rnd(7, 3), rnd(3)
+
+    def total(w, x, chunk_size):
+        return red.reduce_sum(vmap(fw, in_axes=(None, 0), chunk_size=chunk_size)(w, x))
+
+    for argnum in (0, 1):
+        want = grad(total, argnum)(*dev((w, x)), None)
+        inner = funcgrad.jit(grad(total, argnum), static_argnums=2)(*dev((w, x)), chunk)
+        outer = grad(funcgrad.jit(total, static_argnums=2), argnum)(*dev((w, x)), chunk)
+        assert_allclose(inner, want, rtol=1e-13, atol=1e-14)
+        assert_allclose(outer, want, rtol=1e-13, atol=1e-14)
+
+
+def test_chunked_vmap_inside_vmap_under_jit():
+    x = rnd(2, 7, 3)
+    got = funcgrad.jit(lambda x: vmap(lambda xi: vmap(g3, chunk_size=3)(xi))(x))(dev(x))
+    assert_allclose(got, np.sum(np.sin(x * x), -1))
+
+
 # ---------------------------------------------------------------------------------------------
 # errors
 

@@ -223,6 +223,67 @@ def test_max_shift_under_stop_gradient_matches_differentiating_through_it() -> N
                         funcgrad.hessian(scalar(old))(dev(x)), rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (1, False), (-1, True),
+                                           ((0, 2), False), ((0, 2), True)])
+@pytest.mark.parametrize("weights", ["none", "positive", "signed"])
+def test_logsumexp_values_and_derivatives_match_the_unshifted_formula(axis, keepdims,
+                                                                      weights) -> None:
+    # The max shift is under stop_gradient (as JAX writes it): values and derivatives, to
+    # second order, equal those of the textbook log(sum(b * exp(a))) (computed where it
+    # cannot overflow), with weights, return_sign, -inf entries, tuple axes and keepdims.
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-3, 3, (3, 4, 5))
+    a[0, 1, 2] = a[2, 3, 0] = -np.inf  # no derivative there; the rest unchanged
+    b = None
+    if weights == "positive":
+        b = rng.uniform(0.5, 1.5, (1, 4, 5))  # broadcast against a
+    elif weights == "signed":
+        b = -rng.uniform(0.5, 1.5, (3, 4, 5))  # negative sums: sign -1 ...
+        b[0, 0, 1] = 0.05  # ... with a term of the other sign in some of them
+    return_sign = weights == "signed"
+    w = rng.uniform(-1, 1, np.shape(sp.logsumexp(a, axis=axis, keepdims=keepdims)))
+
+    def ours(v):
+        r = fsp.logsumexp(v, axis=axis, b=None if b is None else dev(b), keepdims=keepdims,
+                          return_sign=return_sign)
+        return r if return_sign else (r, None)
+
+    def textbook(v):
+        s = fnp.sum(fnp.exp(v) * (1.0 if b is None else dev(b)), axis=axis, keepdims=keepdims)
+        return fnp.log(fnp.abs(s)), fnp.sign(s)
+
+    with np.errstate(divide="ignore"):
+        want = sp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    got, sign = ours(dev(a))
+    if return_sign:
+        want, want_sign = want
+        np.testing.assert_array_equal(host(sign), want_sign)
+        np.testing.assert_array_equal(host(textbook(dev(a))[1]), want_sign)
+    assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+    assert_allclose(got, textbook(dev(a))[0], rtol=1e-13, atol=1e-14)
+
+    def scalar(fn):
+        return lambda v: fnp.sum(fn(v)[0] * dev(w))
+
+    g, g_ref = funcgrad.grad(scalar(ours))(dev(a)), funcgrad.grad(scalar(textbook))(dev(a))
+    assert_allclose(g, g_ref, rtol=1e-12, atol=1e-14)
+    assert host(g)[0, 1, 2] == 0 and host(g)[2, 3, 0] == 0
+    flat = a.reshape(-1)
+    finite = np.isfinite(flat)
+    pick = np.eye(flat.size)[:, finite]  # finite entries -> their places
+
+    def on_finite(fn):
+        # the Hessian in the finite entries (the -inf ones have none)
+        def h(v):
+            full = fnp.where(dev(finite), dev(pick) @ v, dev(flat))
+            return scalar(fn)(fnp.reshape(full, a.shape))
+        return h
+
+    x0 = dev(flat[finite])
+    assert_allclose(funcgrad.hessian(on_finite(ours))(x0),
+                    funcgrad.hessian(on_finite(textbook))(x0), rtol=1e-10, atol=1e-12)
+
+
 def test_safe_gradients_at_zero() -> None:
     for fn in (fsp.xlogy, fsp.xlog1py):
         g = funcgrad.grad(lambda x, y, fn=fn: fnp.sum(fn(x, y)), argnums=(0, 1))(
