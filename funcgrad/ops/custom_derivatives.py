@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
@@ -1174,6 +1175,10 @@ def _stage_custom_call(trace: StagingTrace, args: Sequence[Any], params: dict):
 
 staging_rewrites[custom_jvp_call_p] = _stage_custom_call
 staging_rewrites[custom_vjp_call_p] = _stage_custom_call
+# A staged call holds its function as a jaxpr: compiled code inlines it (the custom rules are
+# for differentiation, which is done before compiling), instead of interpreting it per call.
+_compile.inline_primitives[custom_jvp_call_p] = "fun"
+_compile.inline_primitives[custom_vjp_call_p] = "fun"
 
 
 def _partial_eval_custom_call(trace: PartialEvalTrace, args: Sequence[Any], params: dict):
