@@ -21,10 +21,10 @@ import numpy
 from funcgrad import backend, config, tree_util
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
-from funcgrad.core import Tracer, _trace_var, current_trace, eval_trace
+from funcgrad.core import Tracer, _trace_var, current_trace
 from funcgrad.errors import FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.eager_vjp import vjp_tape
+from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
@@ -502,7 +502,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     # `vjp` itself always linearizes: its pullback may be called later under other
     # transformations (vmap in jacrev, grad of the pullback), which the eager tape's backward
     # pass does not support.
-    if eager_pullback and config.eager_tape.get() and current_trace() is eval_trace:
+    if eager_pullback and config.eager_tape.get() and records(current_trace()):
         primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
     else:
         result = linearize_flat(flat, p_leaves)

@@ -34,7 +34,16 @@ import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import Primitive, Trace, Tracer, _scalars_to_arrays, _trace_var, bind, eval_trace
+from funcgrad.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    _scalars_to_arrays,
+    _trace_var,
+    bind,
+    current_trace,
+    eval_trace,
+)
 from funcgrad.interpreters.jvp import (
     FastVjpRule,
     Zero,
@@ -53,7 +62,7 @@ from funcgrad.interpreters.transpose import (
     transpose_rules,
 )
 
-__all__ = ["TapeTrace", "TapeTracer", "vjp_tape", "sum_to"]
+__all__ = ["TapeTrace", "TapeTracer", "vjp_tape", "records", "sum_to", "traced_array_ops"]
 
 _uids = itertools.count()
 _new_tracer = object.__new__
@@ -74,7 +83,9 @@ class TapeTracer(Tracer):
         return get_aval(self.val)
 
     def to_concrete_value(self) -> Any:
-        return self.val
+        v = self.val
+        # A nested tape's values are the enclosing tape's tracers.
+        return v.to_concrete_value() if isinstance(v, Tracer) else v
 
 
 class _Node:
@@ -91,14 +102,20 @@ class _Node:
 
 
 class TapeTrace(Trace):
-    """Runs primitives eagerly and records the ones touching its tracers."""
+    """Runs primitives eagerly and records the ones touching its tracers.
+
+    ``parent`` is the evaluation trace (top-level ``grad``) or another tape (``grad`` of
+    ``grad``): a nested tape's values are the enclosing tape's tracers, its primitives run on
+    the enclosing tape (which records them), and so does its backward pass, so the outer
+    ``grad`` differentiates the inner one's backward pass with the same rules.
+    """
 
     __slots__ = ("nodes",)
     user_name = "grad"
     differentiates = True
 
-    def __init__(self) -> None:
-        super().__init__(eval_trace)
+    def __init__(self, parent: Trace = eval_trace) -> None:
+        super().__init__(parent)
         self.nodes: list[_Node] = []
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
@@ -108,25 +125,29 @@ class TapeTrace(Trace):
         foreign = False
         for x in args:
             if type(x) is TapeTracer and x._trace is self:
-                vals.append(x.val)
+                v = x.val
+                vals.append(v)
                 in_uids.append(x.uid)
                 live = True
             else:
-                if isinstance(x, Tracer):
-                    foreign = True
+                v = x
                 vals.append(x)
                 in_uids.append(-1)
+            if isinstance(v, Tracer):
+                foreign = True
         if not live or prim in zero_jvp_primitives:
             # No derivative flows through (stop_gradient, floor, argmax): a plain constant.
-            return eval_trace.process_primitive(prim, vals, params)
+            return self.parent.process_primitive(prim, vals, params)
         backward = _backward_cache.get(prim)
         if backward is None:
             backward = _backward_method(prim)
         if backward is _linearized_backward:
             # The node's linearization computes its outputs too: run the primitive once.
-            outs, backward = _linearize_node(prim, vals, in_uids, params)
+            outs, backward = _linearize_node(prim, vals, in_uids, params, self.parent)
         elif foreign:
-            outs = eval_trace.process_primitive(prim, vals, params)  # raises: a leaked tracer
+            # The enclosing tape's values (or, top level, a leaked tracer: the evaluation
+            # trace raises).
+            outs = self.parent.process_primitive(prim, vals, params)
         else:
             outs = _eval(prim, vals, params)
         if len(outs) == 1:  # the hot case, one output
@@ -324,8 +345,16 @@ def _fast_backward(
     return backward_n
 
 
+#: array operations a nested tape's backward pass needs on traced values, bound as primitives
+#: (filled by the ops that own them: the interpreters never import ``ops``):
+#: ``"sum_to_aval"(ct, aval)``, a cotangent summed back to ``aval``'s shape and dtype.
+traced_array_ops: dict[str, Callable[..., Any]] = {}
+
+
 def sum_to(ct: Any, aval: ShapedArray) -> Any:
     """Cotangent ``ct`` of a broadcast result, summed back to ``aval``'s shape and dtype."""
+    if isinstance(ct, Tracer):  # a nested tape: the enclosing one records the sum
+        return traced_array_ops["sum_to_aval"](ct, aval)
     shape = getattr(ct, "shape", ())
     if shape != aval.shape:
         xp = xp_for(ct)
@@ -360,8 +389,10 @@ def _linearized_backward(node: _Node, cts: list[Any]) -> list[Any]:
     raise AssertionError("replaced by _linearize_node")  # never stored on a node
 
 
-def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params: dict):
-    """Linearize one primitive application at ``vals`` w.r.t. its taped inputs.
+def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params: dict,
+                    parent: Trace):
+    """Linearize one primitive application at ``vals`` w.r.t. its taped inputs, with the
+    tape's ``parent`` current (it records the primal work of a nested tape).
 
     Returns the primitive's outputs and the node's backward function.
     """
@@ -374,7 +405,7 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
 
         return bind(prim, *full, **params)
 
-    token = _trace_var.set(eval_trace)
+    token = _trace_var.set(parent)
     try:
         result = linearize_flat(f, [vals[i] for i in idx])
     finally:
@@ -393,14 +424,22 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
     return list(result.primals_out), backward
 
 
+def records(trace: Trace) -> bool:
+    """Whether reverse mode may run on a tape with ``trace`` current: at the top level, or
+    inside another tape's function (``grad`` of ``grad``). Other transformations (``jvp``,
+    ``vmap``, staging) linearize instead."""
+    return trace is eval_trace or type(trace) is TapeTrace
+
+
 def vjp_tape(
     f: Callable[..., Sequence[Any]], primals: Sequence[Any]
 ) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]], list[ShapedArray]]:
     """Top-level reverse mode: ``(primals_out, f_vjp, out_tangent_avals)``.
 
-    Must be called with the evaluation trace current (no enclosing transformation).
+    Must be called where :func:`records` holds: no enclosing transformation but other tapes.
     """
-    trace = TapeTrace()
+    parent = current_trace()
+    trace = TapeTrace(parent)
     ins = []
     for p in primals:
         a = get_aval(p)
@@ -421,7 +460,8 @@ def vjp_tape(
                     and type(ct) is not Zero:
                 prev = env.get(o.uid)
                 env[o.uid] = ct if prev is None else prev + ct
-        token = _trace_var.set(eval_trace)
+        # A nested tape's backward pass runs on the enclosing tape, which records it.
+        token = _trace_var.set(parent)
         try:
             pop, get = env.pop, env.get
             for node in reversed(trace.nodes):

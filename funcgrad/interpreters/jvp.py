@@ -31,6 +31,7 @@ __all__ = [
     "fast_vjp_rules",
     "defjvp_zero",
     "deflinear",
+    "declare_linear",
     "jvp_flat",
     "tangent_aval",
     "instantiate",
@@ -228,8 +229,18 @@ def defjvp_zero(prim: Primitive) -> None:
 zero_jvp_primitives: set[Primitive] = set()
 
 
-#: primitives whose JVP says they are linear; each must also have a transpose rule.
+#: primitives linear in their floating operands (integer operands, such as indices, held
+#: fixed): those made with :func:`deflinear`, and those whose own JVP rule is linear
+#: (:func:`declare_linear`). Each must also have a transpose rule; the eager tape uses it as
+#: the primitive's VJP.
 linear_jvp_primitives: set[Primitive] = set()
+
+
+def declare_linear(prim: Primitive) -> None:
+    """Say that ``prim``'s (hand-written) JVP rule is linear in its floating operands, so its
+    transpose rule, with the differentiated operand undefined, is its VJP (gathers, scatters,
+    slices: the eager tape then skips linearizing each application)."""
+    linear_jvp_primitives.add(prim)
 
 
 def deflinear(prim: Primitive) -> None:
@@ -251,6 +262,7 @@ def _add_any_jvp(primals, tangents):
 
 
 jvp_rules[add_any_p] = _add_any_jvp
+declare_linear(add_any_p)
 
 
 def get_jvp_rule(prim: Primitive) -> JvpRule:

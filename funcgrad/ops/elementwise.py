@@ -38,6 +38,7 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
     Zero,
     add_any_p,
+    declare_linear,
     def_fast_vjp,
     defjvp,
     defjvp_zero,
@@ -1487,6 +1488,7 @@ def _select_n_transpose(ct, which, *cases):
 
 
 jvp_rules[select_n_p] = _select_n_jvp
+declare_linear(select_n_p)
 deftranspose(select_n_p, _select_n_transpose)
 _broadcasting_batch(select_n_p)
 
@@ -1598,6 +1600,7 @@ def _convert_jvp(primals, tangents, new_dtype):
 
 
 jvp_rules[convert_element_type_p] = _convert_jvp
+declare_linear(convert_element_type_p)
 
 
 def _convert_transpose(ct, x, new_dtype):

@@ -24,7 +24,7 @@ from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission
 from funcgrad.core import bind1
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, jvp_rules
+from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import Eqn
 from funcgrad.ops._util import check_static, make_primitive, result_device
@@ -181,6 +181,7 @@ def _gather_transpose(ct, x, *idx, indexer, mode, fill_value=None):
 
 
 jvp_rules[gather_p] = _gather_jvp
+declare_linear(gather_p)
 deftranspose(gather_p, _gather_transpose)
 
 

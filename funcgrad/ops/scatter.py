@@ -33,7 +33,7 @@ from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, add_any_p, instantiate, jvp_rules
+from funcgrad.interpreters.jvp import Zero, add_any_p, declare_linear, instantiate, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import check_static, make_primitive, result_device
@@ -301,6 +301,7 @@ def _scatter_add_transpose(ct, x, u, *idx, indexer, mode):
 
 
 jvp_rules[scatter_add_p] = _scatter_add_jvp
+declare_linear(scatter_add_p)
 deftranspose(scatter_add_p, _scatter_add_transpose)
 
 
@@ -408,6 +409,7 @@ def _scatter_transpose(ct, x, u, *idx, indexer, mode):
 
 
 jvp_rules[scatter_p] = _scatter_jvp
+declare_linear(scatter_p)
 deftranspose(scatter_p, _scatter_transpose)
 _scatter_batch_for(scatter_p)
 

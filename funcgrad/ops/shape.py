@@ -25,8 +25,15 @@ from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
-from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, defjvp_zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters import batching, eager_vjp
+from funcgrad.interpreters.jvp import (
+    Zero,
+    declare_linear,
+    defjvp_zero,
+    deflinear,
+    instantiate,
+    jvp_rules,
+)
 from funcgrad.interpreters.jvp import zeros_like_aval as _zeros_like_aval
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
@@ -167,6 +174,10 @@ def sum_to_aval(ct: Any, aval: ShapedArray, broadcast_dimensions: Any = None) ->
         if aval.dtype.kind in "fc":
             ct = _ew.convert_element_type(ct, aval.dtype)
     return ct
+
+
+# A nested eager tape sums traced cotangents back to their operands' shapes with it.
+eager_vjp.traced_array_ops["sum_to_aval"] = sum_to_aval
 
 
 # =============================================================================================
@@ -1020,6 +1031,7 @@ def _ds_batch(axis_size, vals, dims, slice_sizes):
 
 
 jvp_rules[dynamic_slice_p] = _ds_jvp
+declare_linear(dynamic_slice_p)
 deftranspose(dynamic_slice_p, _ds_transpose)
 batching.batch_rules[dynamic_slice_p] = _ds_batch
 
@@ -1128,6 +1140,7 @@ def _dus_batch(axis_size, vals, dims):
 
 
 jvp_rules[dynamic_update_slice_p] = _dus_jvp
+declare_linear(dynamic_update_slice_p)
 deftranspose(dynamic_update_slice_p, _dus_transpose)
 batching.batch_rules[dynamic_update_slice_p] = _dus_batch
 

@@ -20,7 +20,7 @@ from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, jvp_rules
+from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
 
@@ -161,6 +161,7 @@ def _gather_batch(axis_size, vals, dims, axis, fill_value):
 
 
 jvp_rules[gather_along_axis_p] = _gather_jvp
+declare_linear(gather_along_axis_p)
 deftranspose(gather_along_axis_p, _gather_transpose)
 batching.batch_rules[gather_along_axis_p] = _gather_batch
 
@@ -249,6 +250,7 @@ def _scatter_add_batch(axis_size, vals, dims, axis, size):
 
 
 jvp_rules[scatter_add_along_axis_p] = _scatter_add_jvp
+declare_linear(scatter_add_along_axis_p)
 deftranspose(scatter_add_along_axis_p, _scatter_add_transpose)
 batching.batch_rules[scatter_add_along_axis_p] = _scatter_add_batch
 

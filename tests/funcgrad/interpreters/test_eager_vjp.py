@@ -205,3 +205,46 @@ def test_grad_of_grad_unaffected():
     gg = funcgrad.grad(funcgrad.grad(f))(x)
     want = -np.sin(x) * x + 2 * np.cos(x)
     np.testing.assert_allclose(float(host(gg)), want, rtol=1e-12)
+
+
+def test_grad_of_grad_runs_on_nested_tapes(monkeypatch):
+    """The inner ``grad`` under an outer one records on a tape of its own whose backward pass
+    the outer tape records (no linearize + transpose), slices and reductions included."""
+    import funcgrad.numpy as fnp
+
+    def no_linearize(*a, **k):
+        raise AssertionError("reverse over reverse linearized")
+
+    monkeypatch.setattr(funcgrad.api, "linearize_flat", no_linearize)
+    monkeypatch.setattr(eager_vjp, "linearize_flat", no_linearize)
+
+    def rosen(x):
+        return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+    rng = np.random.default_rng(0)
+    xh, vh = rng.uniform(-1.0, 2.0, 6), rng.standard_normal(6)
+    x, v = dev(xh), dev(vh)
+    hvp = funcgrad.grad(lambda y: fnp.vdot(funcgrad.grad(rosen)(y), v))(x)
+    check = np.zeros((6, 6))
+    for i in range(5):  # the Rosenbrock Hessian, by hand
+        check[i, i] += 1200 * xh[i] ** 2 - 400 * xh[i + 1] + 2
+        check[i + 1, i + 1] += 200
+        check[i, i + 1] -= 400 * xh[i]
+        check[i + 1, i] -= 400 * xh[i]
+    np.testing.assert_allclose(host(hvp), check @ vh, rtol=1e-12)
+    # Third order, and a closure over the outer tape's value inside the inner function.
+    f = lambda x: fnp.sin(x) * x ** 3  # noqa: E731
+    d3 = funcgrad.grad(funcgrad.grad(funcgrad.grad(f)))(0.7)
+    t = 0.7
+    want = (-np.cos(t) * t**3 - 9 * np.sin(t) * t**2 + 18 * np.cos(t) * t + 6 * np.sin(t))
+    np.testing.assert_allclose(float(host(d3)), want, rtol=1e-12)
+    mixed = funcgrad.grad(lambda a: funcgrad.grad(lambda b: fnp.sin(a * b) * a)(2.0))(0.5)
+    # d/da [a^2 cos(2a)] = 2a cos(2a) - 2a^2 sin(2a)
+    np.testing.assert_allclose(float(host(mixed)), np.cos(1.0) - 0.5 * np.sin(1.0), rtol=1e-12)
+
+
+def test_nested_tape_does_not_confuse_perturbations():
+    """The inner tape's tracers and the outer one's stay apart (perturbation confusion):
+    d/dx [x * d/dy (x + y)] = 1, not 2."""
+    g = funcgrad.grad(lambda x: x * funcgrad.grad(lambda y: x + y)(1.0))(3.0)
+    assert float(host(g)) == 1.0

@@ -183,6 +183,47 @@ def test_tape_vjp_agrees(case: OpCase, i: int) -> None:
         pytest.skip("nothing to differentiate")
 
 
+def _rev_over_rev(f: Any, diff_args: tuple) -> Any:
+    """``grad`` of ``<grad(s)(x), w>`` for ``s(x) = sum_i <f(x)_i, c_i>`` (random ``c``, ``w``):
+    a Hessian-vector product, reverse over reverse."""
+    rng = np.random.default_rng(1)
+    outs = funcgrad.tree_util.tree_leaves(f(*diff_args))
+    cts = [dev(rng.standard_normal(np.shape(host(o)))) for o in outs]
+    ws = [dev(rng.standard_normal(np.shape(host(a)))) for a in diff_args]
+    argnums = tuple(range(len(diff_args)))
+
+    def s(*xs: Any) -> Any:
+        leaves = funcgrad.tree_util.tree_leaves(f(*xs))
+        return sum(funcgrad.numpy.sum(o * c) for o, c in zip(leaves, cts))
+
+    def inner(*xs: Any) -> Any:
+        g = funcgrad.grad(s, argnums=argnums)(*xs)
+        return sum(funcgrad.numpy.sum(gi * w) for gi, w in zip(g, ws))
+
+    return funcgrad.grad(inner, argnums=argnums)(*diff_args)
+
+
+@pytest.mark.parametrize("case,i", GRADS)
+def test_nested_tape_agrees(case: OpCase, i: int) -> None:
+    """``grad`` of ``grad`` on nested eager tapes (the inner tape's backward pass recorded by
+    the outer one) gives what linearize + transpose gives."""
+    args = (case.grad_args if case.grad_args is not None else case.args)[i]
+    f, diff_args = _diff_fn(case, args)
+    if not diff_args or case.order < 2:
+        pytest.skip("no second derivative checked for this case")
+    kinds = {np.asarray(host(x)).dtype.kind for x in
+             (*diff_args, *funcgrad.tree_util.tree_leaves(f(*diff_args)))}
+    if kinds - {"f"}:
+        pytest.skip("real floating inputs and outputs only (grad of a real scalar)")
+    got = _rev_over_rev(f, diff_args)
+    with funcgrad.config.override(funcgrad.config.eager_tape, False):
+        want = _rev_over_rev(f, diff_args)
+    check_device(got)
+    assert_allclose(got, want, rtol=1e-5 if case.rtol is None else case.rtol,
+                    atol=1e-6 if case.atol is None else case.atol,
+                    err_msg=f"{case.name}: nested tapes differ from linearize+transpose")
+
+
 def _fast_rule_prims() -> list[Any]:
     import funcgrad.ops  # noqa: F401  (every library primitive registers its rules)
     from funcgrad.interpreters.jvp import fast_vjp_rules
