@@ -66,6 +66,8 @@ __all__ = ["TapeTrace", "TapeTracer", "vjp_tape", "records", "sum_to", "traced_a
 
 _uids = itertools.count()
 _new_tracer = object.__new__
+_nd = numpy.ndarray
+_PY = frozenset({bool, int, float, complex})
 
 
 class TapeTracer(Tracer):
@@ -88,17 +90,15 @@ class TapeTracer(Tracer):
         return v.to_concrete_value() if isinstance(v, Tracer) else v
 
 
-class _Node:
-    __slots__ = ("prim", "params", "vals", "in_uids", "out_uids", "outs", "backward")
-
-    def __init__(self, prim, params, vals, in_uids, out_uids, outs, backward):
-        self.prim = prim
-        self.params = params
-        self.vals = vals
-        self.in_uids = in_uids
-        self.out_uids = out_uids
-        self.outs = outs
-        self.backward = backward
+#: A tape node, a tuple (the forward pass makes one per operation; a tuple is the cheapest
+#: record): ``(backward, vals, in_uids, out_uid, outs, params, prim)``. ``vals`` are the
+#: operands' values, ``in_uids`` their tracers' uids (-1: a constant), ``out_uid`` the uid of
+#: the one output of a single-output node or the list of uids (-1: not differentiable) of a
+#: multiple-output one. ``backward(node, ct, env)`` is the node's VJP: given the output's
+#: cotangent (the list of them for a multiple-output node) it adds each taped input's
+#: contribution to ``env`` (uid -> cotangent).
+_Node = tuple
+_BACKWARD, _VALS, _IN_UIDS, _OUT_UID, _OUTS, _PARAMS, _PRIM = range(7)
 
 
 class TapeTrace(Trace):
@@ -110,15 +110,88 @@ class TapeTrace(Trace):
     ``grad`` differentiates the inner one's backward pass with the same rules.
     """
 
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "top")
     user_name = "grad"
     differentiates = True
 
     def __init__(self, parent: Trace = eval_trace) -> None:
         super().__init__(parent)
         self.nodes: list[_Node] = []
+        self.top = parent is eval_trace
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        # The hot path, one per user operation at the top level: host arrays and Python
+        # scalars only, a primitive whose backward method is known, one inexact output.
+        # Anything else takes the general path below.
+        backward = _backward_cache.get(prim)
+        if backward is None or not self.top:
+            return self._process(prim, args, params)
+        # Operands unrolled for one and two (nearly every operation): each is this tape's
+        # tracer (uid >= 0) or a host array / Python scalar (uid -1); anything else, or no
+        # tracer of this tape at all, takes the general path.
+        n = len(args)
+        if n == 2:
+            x, y = args
+            tx, ty = type(x), type(y)
+            if tx is TapeTracer and x._trace is self:
+                xv, ux = x.val, x.uid
+            elif tx is _nd or tx in _PY:
+                xv, ux = x, -1
+            else:
+                return self._process(prim, args, params)
+            if ty is TapeTracer and y._trace is self:
+                yv, uy = y.val, y.uid
+            elif (ty is _nd or ty in _PY) and ux >= 0:
+                yv, uy = y, -1
+            else:
+                return self._process(prim, args, params)
+            vals = [xv, yv]
+            in_uids = [ux, uy]
+        elif n == 1:
+            (x,) = args
+            if type(x) is not TapeTracer or x._trace is not self:
+                return self._process(prim, args, params)
+            vals = [x.val]
+            in_uids = [x.uid]
+        else:
+            vals = []
+            in_uids = []
+            live = False
+            for x in args:
+                t = type(x)
+                if t is TapeTracer and x._trace is self:
+                    vals.append(x.val)
+                    in_uids.append(x.uid)
+                    live = True
+                elif t is _nd or t in _PY:
+                    vals.append(x)
+                    in_uids.append(-1)
+                else:
+                    return self._process(prim, args, params)
+            if not live:
+                return self._process(prim, args, params)
+        try:
+            if params:
+                hash(tuple(params.values()))  # static params, as the evaluation trace checks
+                outs = prim.impl(*vals, **params)  # type: ignore[misc]
+            else:
+                outs = prim.impl(*vals)  # type: ignore[misc]
+        except Exception:
+            # The evaluation trace runs it again and reports the failure in its words.
+            return eval_trace.process_primitive(prim, vals, params)
+        if len(outs) == 1:
+            o = outs[0]
+            if type(o) is _nd and o.dtype.kind in "fc":
+                # TapeTracer(self, o), without the __init__ call
+                t = _new_tracer(TapeTracer)
+                t._trace = self
+                t.val = o
+                t.uid = uid = next(_uids)
+                self.nodes.append((backward, vals, in_uids, uid, outs, params, prim))
+                return [t]
+        return self._record(prim, params, vals, in_uids, outs, backward)
+
+    def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         vals: list[Any] = []
         in_uids: list[int] = []
         live = False
@@ -150,19 +223,20 @@ class TapeTrace(Trace):
             outs = self.parent.process_primitive(prim, vals, params)
         else:
             outs = _eval(prim, vals, params)
-        if len(outs) == 1:  # the hot case, one output
+        return self._record(prim, params, vals, in_uids, outs, backward)
+
+    def _record(self, prim: Primitive, params: dict, vals: list[Any], in_uids: list[int],
+                outs: list[Any], backward: Callable[..., list[Any]]) -> list:
+        """Wrap the inexact outputs in tracers and record the node (if any is inexact)."""
+        if len(outs) == 1 and not prim.multiple_results:
             o = outs[0]
-            dt = o.dtype if type(o) is numpy.ndarray else getattr(o, "dtype", None)
+            dt = o.dtype if type(o) is _nd else getattr(o, "dtype", None)
             if dt is None:  # a Python scalar passed straight through (an identity)
                 dt = get_aval(o).dtype
             if dt.kind not in "fc":
                 return outs
-            # TapeTracer(self, o), without the __init__ call
-            t = _new_tracer(TapeTracer)
-            t._trace = self
-            t.val = o
-            t.uid = uid = next(_uids)
-            self.nodes.append(_Node(prim, params, vals, in_uids, [uid], outs, backward))
+            t = TapeTracer(self, o)
+            self.nodes.append((backward, vals, in_uids, t.uid, outs, params, prim))
             return [t]
         wrapped: list[Any] = []
         out_uids: list[int] = []
@@ -181,7 +255,7 @@ class TapeTrace(Trace):
                 out_uids.append(-1)
         if not recorded:
             return outs
-        self.nodes.append(_Node(prim, params, vals, in_uids, out_uids, outs, backward))
+        self.nodes.append((backward, vals, in_uids, out_uids, outs, params, prim))
         return wrapped
 
 
@@ -203,21 +277,45 @@ def _eval(prim: Primitive, vals: list[Any], params: dict) -> list[Any]:
     return outs
 
 
-def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
+def _accumulate(env: dict[int, Any], in_uids: list[int], in_cts: Sequence[Any]) -> None:
+    """Add the contributions ``in_cts`` to the cotangents of the inputs ``in_uids``."""
+    for uid, c in zip(in_uids, in_cts):
+        if uid < 0 or c is None or type(c) is Zero:
+            continue
+        prev = env.get(uid)
+        env[uid] = c if prev is None else prev + c
+
+
+def _accumulating(vjp: Callable[[_Node, list[Any]], list[Any]]) -> Callable[..., None]:
+    """The backward method of ``vjp(node, cts) -> in_cts``."""
+
+    def backward(node: _Node, ct: Any, env: dict[int, Any]) -> None:
+        cts = [ct] if type(node[_OUT_UID]) is int else ct
+        _accumulate(env, node[_IN_UIDS], vjp(node, cts))
+
+    backward.__qualname__ = f"_accumulating({vjp.__name__})"
+    return backward
+
+
+def _backward_method(prim: Primitive) -> Callable[..., None]:
+    # Hot primitives register array-level rules in their own block (single output only).
+    rules = None if prim.multiple_results else fast_vjp_rules.get(prim)
     if prim in elementwise_primitives and prim in jvp_fn_table \
             and not prim.multiple_results:
         method = _elementwise_backward
     elif prim.multiple_results:
-        method = _linearized_backward
+        return _linearized_backward  # not cached: the hot path never sees it
     elif (prim in linear_jvp_primitives or prim in multilinear_primitives) \
             and prim in transpose_rules:
         method = _transpose_backward
+    elif rules is not None:
+        # Its fast rule's fallback (traced values): linearized when the backward pass
+        # reaches it.
+        method = _late_linearized_backward
     else:
         # Not cached: a rule registered later (a primitive defined by the user) may still
         # give it a cheaper method, and the linearized path is slow anyway.
         return _linearized_backward
-    # The hottest elementwise primitives register array-level rules in their own block.
-    rules = fast_vjp_rules.get(prim)
     if rules is not None:
         method = _fast_backward(rules, method)
     _backward_cache[prim] = method
@@ -227,15 +325,15 @@ def _backward_method(prim: Primitive) -> Callable[..., list[Any]]:
 #: primitive -> its backward method, once it has one of the fast ones (the rule tables only
 #: grow: a primitive's jvp functions, transpose rule and linearity are fixed when it is
 #: defined).
-_backward_cache: dict[Primitive, Callable[..., list[Any]]] = {}
+_backward_cache: dict[Primitive, Callable[..., None]] = {}
 
 
-def _elementwise_backward(node: _Node, cts: list[Any]) -> list[Any]:
-    (ct,), ans = cts, node.outs[0]
-    fns = jvp_fn_table[node.prim]
-    vals, params = node.vals, node.params
+def _elementwise_vjp(node: _Node, cts: list[Any]) -> list[Any]:
+    (ct,), ans = cts, node[_OUTS][0]
+    fns = jvp_fn_table[node[_PRIM]]
+    vals, params = node[_VALS], node[_PARAMS]
     out = []
-    for fn, uid, v in zip(fns, node.in_uids, vals):
+    for fn, uid, v in zip(fns, node[_IN_UIDS], vals):
         if uid < 0 or fn is None:
             out.append(None)
             continue
@@ -247,8 +345,6 @@ def _elementwise_backward(node: _Node, cts: list[Any]) -> list[Any]:
     return out
 
 
-_nd = numpy.ndarray
-_PY = frozenset({bool, int, float, complex})
 
 
 def _module_for(ct: Any, vals: list[Any]) -> Any:
@@ -268,8 +364,8 @@ def _fit(c: Any, v: Any) -> Any:
 
 
 def _fast_backward(
-    rules: tuple[FastVjpRule, ...], generic: Callable[..., list[Any]]
-) -> Callable[..., list[Any]]:
+    rules: tuple[FastVjpRule, ...], generic: Callable[..., None]
+) -> Callable[..., None]:
     """The backward method running a primitive's fast VJP rules (one per operand).
 
     ``generic`` is the tape's own method for the primitive, used when a node's values are not
@@ -280,67 +376,67 @@ def _fast_backward(
     if len(rules) == 1:
         (fn,) = rules
 
-        def backward(node: Any, cts: list[Any]) -> list[Any]:
-            ct = cts[0]
-            (x,) = vals = node.vals
+        def backward(node: Any, ct: Any, env: dict[int, Any]) -> None:
+            (x,) = vals = node[_VALS]
             if type(ct) is _nd and type(x) is _nd:
                 xp = numpy
             else:
                 xp = _module_for(ct, vals)
                 if xp is None:
-                    return generic(node, cts)
-            params = node.params
-            c = fn(xp, ct, node.outs[0], x, **params) if params else fn(xp, ct, node.outs[0], x)
+                    return generic(node, ct, env)
+            params = node[_PARAMS]
+            ans = node[_OUTS][0]
+            c = fn(xp, ct, ans, x, **params) if params else fn(xp, ct, ans, x)
             if type(x) is not _nd or type(c) is not _nd or c.shape != x.shape \
                     or (c.dtype is not x.dtype and c.dtype != x.dtype):
                 c = _fit(c, x)
-            return [c]
+            (ux,) = node[_IN_UIDS]
+            prev = env.get(ux)
+            env[ux] = c if prev is None else prev + c
 
         return backward
     if len(rules) == 2:
         fx, fy = rules
 
-        def backward2(node: Any, cts: list[Any]) -> list[Any]:
-            ct = cts[0]
-            x, y = vals = node.vals
+        def backward2(node: Any, ct: Any, env: dict[int, Any]) -> None:
+            x, y = vals = node[_VALS]
             tx, ty = type(x), type(y)
             if type(ct) is _nd and (tx is _nd or tx in _PY) and (ty is _nd or ty in _PY):
                 xp = numpy
             else:
                 xp = _module_for(ct, vals)
                 if xp is None:
-                    return generic(node, cts)
-            ans = node.outs[0]
-            params = node.params
-            ux, uy = node.in_uids
-            if ux < 0:
-                cx = None
-            else:
+                    return generic(node, ct, env)
+            ans = node[_OUTS][0]
+            params = node[_PARAMS]
+            ux, uy = node[_IN_UIDS]
+            if ux >= 0:
                 cx = fx(xp, ct, ans, x, y, **params) if params else fx(xp, ct, ans, x, y)
                 if tx is not _nd or type(cx) is not _nd or cx.shape != x.shape \
                         or (cx.dtype is not x.dtype and cx.dtype != x.dtype):
                     cx = _fit(cx, x)
-            if uy < 0:
-                return [cx, None]
-            cy = fy(xp, ct, ans, x, y, **params) if params else fy(xp, ct, ans, x, y)
-            if ty is not _nd or type(cy) is not _nd or cy.shape != y.shape \
-                    or (cy.dtype is not y.dtype and cy.dtype != y.dtype):
-                cy = _fit(cy, y)
-            return [cx, cy]
+                prev = env.get(ux)
+                env[ux] = cx if prev is None else prev + cx
+            if uy >= 0:
+                cy = fy(xp, ct, ans, x, y, **params) if params else fy(xp, ct, ans, x, y)
+                if ty is not _nd or type(cy) is not _nd or cy.shape != y.shape \
+                        or (cy.dtype is not y.dtype and cy.dtype != y.dtype):
+                    cy = _fit(cy, y)
+                prev = env.get(uy)
+                env[uy] = cy if prev is None else prev + cy
 
         return backward2
 
-    def backward_n(node: Any, cts: list[Any]) -> list[Any]:
-        ct = cts[0]
-        vals = node.vals
+    def backward_n(node: Any, ct: Any, env: dict[int, Any]) -> None:
+        vals = node[_VALS]
         xp = _module_for(ct, vals)
         if xp is None:
-            return generic(node, cts)
-        ans, params = node.outs[0], node.params
+            return generic(node, ct, env)
+        ans, params = node[_OUTS][0], node[_PARAMS]
         out: list[Any] = []
-        for fn, uid, v in zip(rules, node.in_uids, vals):
+        for fn, uid, v in zip(rules, node[_IN_UIDS], vals):
             out.append(None if uid < 0 else _fit(fn(xp, ct, ans, *vals, **params), v))
-        return out
+        _accumulate(env, node[_IN_UIDS], out)
 
     return backward_n
 
@@ -371,22 +467,34 @@ def sum_to(ct: Any, aval: ShapedArray) -> Any:
     return ct
 
 
-def _transpose_backward(node: _Node, cts: list[Any]) -> list[Any]:
+def _transpose_vjp(node: _Node, cts: list[Any]) -> list[Any]:
     (ct,) = cts
-    rule = transpose_rules[node.prim]
-    out: list[Any] = [None] * len(node.vals)
-    for i, uid in enumerate(node.in_uids):
+    rule = transpose_rules[node[_PRIM]]
+    vals = node[_VALS]
+    out: list[Any] = [None] * len(vals)
+    for i, uid in enumerate(node[_IN_UIDS]):
         if uid < 0:
             continue
-        args = list(node.vals)
-        args[i] = UndefinedPrimal(get_aval(node.vals[i]))
-        res = rule(ct, *args, **node.params)
+        args = list(vals)
+        args[i] = UndefinedPrimal(get_aval(vals[i]))
+        res = rule(ct, *args, **node[_PARAMS])
         out[i] = res[i]
     return out
 
 
-def _linearized_backward(node: _Node, cts: list[Any]) -> list[Any]:
+_elementwise_backward = _accumulating(_elementwise_vjp)
+_transpose_backward = _accumulating(_transpose_vjp)
+
+
+def _linearized_backward(node: _Node, ct: Any, env: dict[int, Any]) -> None:
     raise AssertionError("replaced by _linearize_node")  # never stored on a node
+
+
+def _late_linearized_backward(node: _Node, ct: Any, env: dict[int, Any]) -> None:
+    """The node linearized now, in the backward pass (whose trace is the tape's parent)."""
+    _, backward = _linearize_node(node[_PRIM], node[_VALS], node[_IN_UIDS], node[_PARAMS],
+                                  current_trace())
+    backward(node, ct, env)
 
 
 def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params: dict,
@@ -411,7 +519,7 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
     finally:
         _trace_var.reset(token)
 
-    def backward(node: _Node, cts: list[Any]) -> list[Any]:
+    def vjp(node: _Node, cts: list[Any]) -> list[Any]:
         full_cts = [
             Zero(a) if c is None else c for c, a in zip(cts, result.out_tangent_avals)
         ]
@@ -421,7 +529,7 @@ def _linearize_node(prim: Primitive, vals: list[Any], in_uids: list[int], params
             out[i] = None if type(c) is Zero else c
         return out
 
-    return list(result.primals_out), backward
+    return list(result.primals_out), _accumulating(vjp)
 
 
 def records(trace: Trace) -> bool:
@@ -463,25 +571,17 @@ def vjp_tape(
         # A nested tape's backward pass runs on the enclosing tape, which records it.
         token = _trace_var.set(parent)
         try:
-            pop, get = env.pop, env.get
+            pop = env.pop
             for node in reversed(trace.nodes):
-                out_uids = node.out_uids
-                if len(out_uids) == 1:
-                    ct = pop(out_uids[0], None)
-                    if ct is None:
-                        continue
-                    cts = [ct]
-                else:
-                    cts = [pop(u, None) if u >= 0 else None for u in out_uids]
-                    if all(c is None for c in cts):
-                        continue
-                    if not node.prim.multiple_results and cts[0] is None:
-                        continue
-                for uid, c in zip(node.in_uids, node.backward(node, cts)):
-                    if uid < 0 or c is None or type(c) is Zero:
-                        continue
-                    prev = get(uid)
-                    env[uid] = c if prev is None else prev + c
+                out_uid = node[3]
+                if type(out_uid) is int:  # one output
+                    ct = pop(out_uid, None)
+                    if ct is not None:
+                        node[0](node, ct, env)
+                    continue
+                cts = [pop(u, None) if u >= 0 else None for u in out_uid]
+                if any(c is not None for c in cts):
+                    node[0](node, cts, env)
         finally:
             _trace_var.reset(token)
         res = []

@@ -13,7 +13,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, _trace_var
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import reductions
 
@@ -22,6 +22,8 @@ from funcgrad.ops import reductions
 _PLAIN_OPERANDS = frozenset({float, int, bool, complex, numpy.ndarray})
 _SEQUENCES = (list, tuple)
 _SCALARS_AND_ARRAYS = (Tracer, bool, int, float, complex, numpy.ndarray, numpy.generic)
+# The current trace, read without a Python call (``funcgrad.core.current_trace``'s body).
+_current_trace = _trace_var.get
 
 # funcgrad.numpy functions that are exactly their ``funcgrad.ops.elementwise`` primitive
 # wrapper when called without keywords and with no list/tuple operand (``_make_binary``
@@ -50,8 +52,19 @@ def _binary(name: str, reflected: bool = False):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
 
+    prim = getattr(direct, "primitive", None)  # a wrapper that only binds it (ops._binds)
     if direct is None:
         op = slow
+    elif prim is not None and reflected:
+        def op(self: Any, other: Any) -> Any:
+            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+                return _current_trace().process_primitive(prim, (other, self), {})[0]
+            return slow(self, other)
+    elif prim is not None:
+        def op(self: Any, other: Any) -> Any:
+            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+                return _current_trace().process_primitive(prim, (self, other), {})[0]
+            return slow(self, other)
     elif reflected:
         def op(self: Any, other: Any) -> Any:
             if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
@@ -105,7 +118,9 @@ def _install() -> None:
     Tracer.__rdivmod__ = lambda self, o: (o // self, o % self)  # type: ignore[attr-defined]
     # Unary operators on a tracer: the funcgrad.numpy wrapper would only forward it.
     neg, abs_, invert = _DIRECT_UNARY["negative"], _DIRECT_UNARY["absolute"], _DIRECT_UNARY["invert"]
-    Tracer.__neg__ = lambda self: neg(self)  # type: ignore[attr-defined]
+    neg_p = neg.primitive  # type: ignore[attr-defined]
+    Tracer.__neg__ = (  # type: ignore[attr-defined]
+        lambda self: _current_trace().process_primitive(neg_p, (self,), {})[0])
     # +x is x, except that NumPy refuses it for bool arrays (fnp.positive says so).
     Tracer.__pos__ = lambda self: (  # type: ignore[attr-defined]
         fnp.positive(self) if self.aval.dtype.kind == "b" else self)

@@ -21,7 +21,7 @@ import numpy as _np
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
-from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.core import Tracer, _trace_var, concrete_or_error
 from funcgrad.errors import DTypeError
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops._util import probe_dtype
@@ -247,15 +247,23 @@ def _doc(name: str, summary: str, example: str, result: str) -> str:
     )
 
 
+# The current trace, read without a Python call (``funcgrad.core.current_trace``'s body).
+_current_trace = _trace_var.get
+
+
 def _make_unary(
     name: str, op: Callable[[Any], Any], summary: str, example: str, result: str,
     bool_out: bool = False,
 ) -> Callable[..., Any]:
+    prim = getattr(op, "primitive", None)  # a wrapper that only binds it (ops._binds)
+
     def fn(x: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
         if out is not None or kwargs:
             (x,) = _ufunc_options(name, (x,), out, kwargs, bool_out)
         elif type(x) in (list, tuple):
             x = _seq_to_array(x)
+        elif prim is not None:  # the hot path: bind it here, one call less
+            return _current_trace().process_primitive(prim, (x,), {})[0]
         return op(x)
 
     fn.__name__ = fn.__qualname__ = name
@@ -267,11 +275,15 @@ def _make_binary(
     name: str, op: Callable[[Any, Any], Any], summary: str, example: str, result: str,
     bool_out: bool = False,
 ) -> Callable[..., Any]:
+    prim = getattr(op, "primitive", None)  # a wrapper that only binds it (ops._binds)
+
     def fn(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
         if out is not None or kwargs:
             x1, x2 = _ufunc_options(name, (x1, x2), out, kwargs, bool_out)
         elif type(x1) in (list, tuple) or type(x2) in (list, tuple):
             x1, x2 = asarray_operands(x1, x2)
+        elif prim is not None:  # the hot path: bind it here, one call less
+            return _current_trace().process_primitive(prim, (x1, x2), {})[0]
         return op(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name

@@ -30,7 +30,7 @@ from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, defjvp_zero, deflinear, jvp_rules
+from funcgrad.interpreters.jvp import Zero, def_fast_vjp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops._util import (
     broadcast_shapes_or_error,
@@ -261,8 +261,18 @@ def _chooser_jvp(prim):
     jvp_rules[prim] = rule
 
 
+def _chooser_fast_vjp(xp: Any, ct: Any, ans: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    # The JVP above, transposed on arrays: ties share the cotangent evenly.
+    where = _tie_mask_impl(x, xp.expand_dims(ans, axes))[0]
+    count = xp.sum(where, axis=axes, keepdims=True)
+    return xp.multiply(xp.divide(xp.expand_dims(ct, axes), count), where)
+
+
 _chooser_jvp(reduce_max_p)
 _chooser_jvp(reduce_min_p)
+# The eager tape would linearize each max/min node (it is neither elementwise nor linear).
+def_fast_vjp(reduce_max_p, _chooser_fast_vjp)
+def_fast_vjp(reduce_min_p, _chooser_fast_vjp)
 _batch_reducer(reduce_max_p)
 _batch_reducer(reduce_min_p)
 

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 
 import funcgrad
 import funcgrad.ops.elementwise as ew
+import funcgrad.ops.reductions as red
 from funcgrad.core import Primitive, bind1
 from funcgrad.interpreters import eager_vjp
 from funcgrad.interpreters.jvp import defjvp, elementwise_primitives, fast_vjp_rules
@@ -144,8 +145,28 @@ def test_every_fast_rule_is_tested_here():
     from funcgrad.ops.activations import relu_p
     tested = {ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sin_p, ew.cos_p, ew.exp_p,
               ew.log_p, ew.tanh_p, ew.square_p, ew.sqrt_p, ew.logistic_p, ew.integer_pow_p,
-              relu_p}
+              relu_p, red.reduce_max_p, red.reduce_min_p}
     assert set(fast_vjp_rules) <= tested, set(fast_vjp_rules) - tested
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_fast_max_min_match_linearized(data):
+    """reduce_max/min's fast rule against the node linearized (their generic method): ties
+    share the cotangent evenly, bit for bit."""
+    shape = data.draw(st.sampled_from([(3,), (2, 3), (4, 1, 3), (2, 2, 2)]))
+    ndim = len(shape)
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, ndim - 1), min_size=1))))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    dtype = data.draw(st.sampled_from(["float32", "float64"]))
+    x = dev(rng.integers(0, 3, shape).astype(dtype))  # small integers: many ties
+    prim = data.draw(st.sampled_from([red.reduce_max_p, red.reduce_min_p]))
+    f = lambda a: [bind1(prim, ew.mul(a, 1.0), axes=axes)]  # noqa: E731
+    ct = _ct_for(f(x)[0])
+    fast = _pullback(f, [x], ct)
+    with _generic_only():
+        generic = _pullback(f, [x], ct)
+    _same(fast[0], generic[0])
 
 
 def test_fast_rules_are_used():
