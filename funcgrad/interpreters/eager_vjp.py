@@ -9,16 +9,24 @@ the backward pass then derives each node's VJP from the same JVP and transpose r
 - elementwise primitives: their JVP is diagonal, so it is its own transpose: the cotangent
   of input ``i`` is that input's JVP function applied to the output cotangent, summed back
   to the input's shape (broadcasting);
-- primitives linear in all operands (``deflinear``) or in each operand separately
-  (``multilinear_primitives``, e.g. ``dot_general``): their transpose rule, with the input
-  being differentiated as the undefined linear argument;
+- primitives linear in their floating operands (``deflinear``, ``declare_linear``: gathers,
+  scatters, slices) or in each operand separately (``multilinear_primitives``, e.g.
+  ``dot_general``): their transpose rule, with the input being differentiated as the
+  undefined linear argument;
 - anything else: the node is linearized on its own (JVP rule staged into a tiny jaxpr) and
   that jaxpr is transposed.
 
-The hottest elementwise primitives also register array-level rules in their own block
+The hottest primitives also register array-level rules in their own block
 (``defjvp(..., fast_vjp=...)``, :data:`funcgrad.interpreters.jvp.fast_vjp_rules`): the same
 formula as their JVP function, computed straight on the array module instead of through
 ``bind`` (about eight Python frames per node fewer, most of a node's cost on small arrays).
+
+Tapes nest: ``grad`` inside the function of a top-level ``grad`` records on a tape whose
+parent is the outer tape. Its values are the outer tape's tracers, so its primitives run on
+the outer tape (which records them), and its backward pass runs with the outer tape current,
+so the outer tape records the inner backward pass too (through the generic methods, which
+bind primitives) and differentiates it with the same rules: reverse over reverse without
+staging anything.
 
 ``tests/funcgrad/ops/test_op_table.py::test_tape_vjp_agrees`` checks every op against the
 general path, and ``test_fast_vjp_rules_agree`` each registered fast rule.
@@ -181,7 +189,9 @@ class TapeTrace(Trace):
             return eval_trace.process_primitive(prim, vals, params)
         if len(outs) == 1:
             o = outs[0]
-            if type(o) is _nd and o.dtype.kind in "fc":
+            if type(o) is _nd:
+                if o.dtype.kind not in "fc":
+                    return outs
                 # TapeTracer(self, o), without the __init__ call
                 t = _new_tracer(TapeTracer)
                 t._trace = self
@@ -189,6 +199,11 @@ class TapeTrace(Trace):
                 t.uid = uid = next(_uids)
                 self.nodes.append((backward, vals, in_uids, uid, outs, params, prim))
                 return [t]
+        for o in outs:
+            if type(o) is not _nd and isinstance(o, numpy.generic):
+                # NumPy's scalars (0-d results) become arrays, as the evaluation trace does.
+                outs = _scalars_to_arrays(outs, vals)
+                break
         return self._record(prim, params, vals, in_uids, outs, backward)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:

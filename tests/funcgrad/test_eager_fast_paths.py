@@ -91,3 +91,31 @@ def test_elementwise_impl_on_python_scalars_uses_default_device():
     with funcgrad.backend.default_device("strict"):
         out = ew.mul(2.0, 3.0)
     assert funcgrad.backend.device_of(out) == "strict"
+
+
+def _marked_wrappers():
+    return sorted(((name, fn) for name, fn in vars(ew).items()
+                   if callable(fn) and getattr(fn, "primitive", None) is not None),
+                  key=lambda t: t[0])
+
+
+@pytest.mark.parametrize("name,fn", _marked_wrappers(), ids=lambda v: v if isinstance(v, str) else "")
+def test_marked_wrapper_only_binds_its_primitive(name, fn):
+    """A wrapper marked with ``_binds(prim)`` (funcgrad.numpy and the operators then bind
+    ``prim`` themselves) must do nothing but bind ``prim`` to its operands, without params."""
+    import inspect
+
+    arity = len(inspect.signature(fn).parameters)
+    checked = 0
+    for dtype in ("float64", "complex128", "int32", "bool"):
+        args = [np.ones(3, dtype) for _ in range(arity)]
+        try:
+            jaxpr = funcgrad.make_jaxpr(fn)(*args).jaxpr
+        except (TypeError, funcgrad.errors.FuncgradError):
+            continue  # not defined for this dtype
+        assert [e.prim for e in jaxpr.eqns] == [fn.primitive], (name, dtype, jaxpr)
+        assert not jaxpr.eqns[0].params
+        assert list(jaxpr.eqns[0].invars) == list(jaxpr.invars)
+        checked += 1
+    assert checked, f"{name}: no dtype to check it on"
+    assert len(_marked_wrappers()) >= 50  # the hot operators and functions are marked

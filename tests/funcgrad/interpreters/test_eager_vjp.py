@@ -269,3 +269,20 @@ def test_nested_tape_does_not_confuse_perturbations():
     d/dx [x * d/dy (x + y)] = 1, not 2."""
     g = funcgrad.grad(lambda x: x * funcgrad.grad(lambda y: x + y)(1.0))(3.0)
     assert float(host(g)) == 1.0
+
+
+def test_tape_values_are_arrays_never_numpy_scalars():
+    """0-d results (NumPy hands back scalars for them) are arrays on the tape, as everywhere."""
+    import funcgrad.numpy as fnp
+
+    seen = []
+
+    def f(x):
+        y = fnp.sin(x) * x + 1.0
+        s = fnp.sum(y * y)
+        seen.extend([y.to_concrete_value(), s.to_concrete_value()])
+        return s
+
+    for x in (0.7, dev(np.array(0.7)), dev(np.array([0.7, 0.2]))):
+        funcgrad.grad(f)(x)
+    assert seen and not any(isinstance(v, np.generic) for v in seen), [type(v) for v in seen]
