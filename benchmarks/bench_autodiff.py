@@ -2,6 +2,7 @@
 
     python benchmarks/bench_autodiff.py            # every case, each in a fresh process
     python benchmarks/bench_autodiff.py --case mlp_b128_f32
+    python benchmarks/bench_autodiff.py --interleaved   # CPU-time ratios, alternating rounds
 
 Cases:
 - ``chain100_grad``: grad of a 100-op elementwise chain on 16-element arrays: pure
@@ -12,12 +13,21 @@ Cases:
 - ``hvp_rosenbrock_1e4_{fwd_rev,rev_rev}``: Hessian-vector product of the Rosenbrock function
   at n = 10^4, forward-over-reverse ``jvp(grad)`` and reverse-over-reverse
   ``grad(vdot(grad, v))``, against the hand-written directional derivative of the gradient.
+
+``--interleaved`` (for a machine shared with other jobs): each case in a fresh process times
+funcgrad and NumPy in alternating rounds of CPU time (``time.process_time``, ~0.05 s each)
+and prints the median of the per-round ratios with their range, so a neighbour's burst
+colours both sides of a ratio alike.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import subprocess
 import sys
+import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The harness, and the checkout's funcgrad when it is not installed.
@@ -38,5 +48,59 @@ CASES = {
     "hvp_rosenbrock_1e4_rev_rev": lambda: workloads.hvp_rosenbrock(reverse_over_reverse=True),
 }
 
+
+def _cpu_per_call(fn, n: int) -> float:
+    t = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - t) / n
+
+
+def _repeats(fn, budget: float = 0.05) -> int:
+    n = 1
+    while _cpu_per_call(fn, n) * n < budget / 2:
+        n *= 2
+    return 2 * n
+
+
+def interleaved(name: str, rounds: int = 9) -> dict:
+    """Alternating CPU-time rounds of funcgrad and NumPy for one case, in this process."""
+    ours, base = CASES[name]()
+    for _ in range(3):
+        ours()
+        base()
+    n_ours, n_base = _repeats(ours), _repeats(base)
+    t_ours, t_base, ratios = [], [], []
+    for _ in range(rounds):
+        a, b = _cpu_per_call(ours, n_ours), _cpu_per_call(base, n_base)
+        t_ours.append(a)
+        t_base.append(b)
+        ratios.append(a / b)
+    return {"case": name, "funcgrad_s": statistics.median(t_ours),
+            "numpy_s": statistics.median(t_base), "ratio": statistics.median(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios)}
+
+
+def _main_interleaved(argv: list[str]) -> None:
+    if "--case" in argv:
+        print(json.dumps(interleaved(argv[argv.index("--case") + 1])))
+        return
+    print(f"{'case':32s} {'funcgrad':>10s} {'numpy':>10s} {'ratio':>6s}  (min-max)")
+    for name in CASES:
+        proc = subprocess.run([sys.executable, __file__, "--interleaved", "--case", name],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"{name:32s} FAILED: {err}")
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{name:32s} {r['funcgrad_s'] * 1e6:8.0f}us {r['numpy_s'] * 1e6:8.0f}us "
+              f"{r['ratio']:6.2f}  ({r['ratio_min']:.2f}-{r['ratio_max']:.2f})")
+    print(f"load average: {os.getloadavg()}")
+
+
 if __name__ == "__main__":
-    main(CASES)
+    if "--interleaved" in sys.argv:
+        _main_interleaved(sys.argv[1:])
+    else:
+        main(CASES)

@@ -42,6 +42,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
+from funcgrad.compile.rules import array_calls
 from funcgrad.core import (
     Primitive,
     Trace,
@@ -153,15 +154,19 @@ class TapeTrace(Trace):
                 yv, uy = y, -1
             else:
                 return self._process(prim, args, params)
-            vals = [xv, yv]
-            in_uids = [ux, uy]
+            vals = (xv, yv)
+            in_uids = (ux, uy)
+            host = type(xv) is _nd or type(yv) is _nd
         elif n == 1:
             (x,) = args
             if type(x) is not TapeTracer or x._trace is not self:
                 return self._process(prim, args, params)
-            vals = [x.val]
-            in_uids = [x.uid]
+            xv = x.val
+            vals = (xv,)
+            in_uids = (x.uid,)
+            host = type(xv) is _nd
         else:
+            host = False
             vals = []
             in_uids = []
             live = False
@@ -181,6 +186,10 @@ class TapeTrace(Trace):
         try:
             if params:
                 hash(tuple(params.values()))  # static params, as the evaluation trace checks
+            fn = _host_calls.get(prim) if host else None
+            if fn is not None:  # what the impl calls for host operands, minus the impl
+                outs = [fn(*vals, **params) if params else fn(*vals)]
+            elif params:
                 outs = prim.impl(*vals, **params)  # type: ignore[misc]
             else:
                 outs = prim.impl(*vals)  # type: ignore[misc]
@@ -333,8 +342,16 @@ def _backward_method(prim: Primitive) -> Callable[..., None]:
         return _linearized_backward
     if rules is not None:
         method = _fast_backward(rules, method)
+    name = array_calls.get(prim)
+    if name is not None and prim in elementwise_primitives:
+        _host_calls[prim] = getattr(numpy, name)
     _backward_cache[prim] = method
     return method
+
+
+#: elementwise primitive -> the NumPy function its impl computes on host operands (declared
+#: by its factory: ``funcgrad.compile.rules.array_calls``); the tape's hot path calls it.
+_host_calls: dict[Primitive, Callable[..., Any]] = {}
 
 
 #: primitive -> its backward method, once it has one of the fast ones (the rule tables only

@@ -119,3 +119,37 @@ def test_marked_wrapper_only_binds_its_primitive(name, fn):
         checked += 1
     assert checked, f"{name}: no dtype to check it on"
     assert len(_marked_wrappers()) >= 50  # the hot operators and functions are marked
+
+
+def _declared_elementwise():
+    from funcgrad.compile.rules import array_calls
+    from funcgrad.interpreters.jvp import elementwise_primitives
+
+    return sorted((p for p in array_calls if p in elementwise_primitives), key=lambda p: p.name)
+
+
+@pytest.mark.parametrize("prim", _declared_elementwise(), ids=lambda p: p.name)
+def test_declared_host_function_is_the_impl(prim):
+    """The eager tape calls an elementwise primitive's declared NumPy function
+    (``compile.rules.array_calls``) directly on host operands: it must be what the impl
+    computes there (values and dtypes, Python-scalar operands included)."""
+    from funcgrad.compile.rules import array_calls
+
+    fn = getattr(np, array_calls[prim])
+    rng = np.random.default_rng(0)
+    nin = fn.nin if isinstance(fn, np.ufunc) else 1  # (numpy.round)
+    params = {"decimals": 1} if prim.name == "round" else {}  # its one required param
+    checked = 0
+    for dtype in ("float64", "float32", "complex128", "int32", "bool"):
+        xs = [rng.uniform(0.2, 0.9, 4).astype(dtype) for _ in range(nin)]
+        for args in (xs, xs[:-1] + [0.5] if nin == 2 else xs):
+            with np.errstate(all="ignore"):
+                try:
+                    want = prim.impl(*args, **params)[0]
+                except Exception:
+                    continue
+                got = fn(*args, **params)
+            assert type(got) is type(want) and got.dtype == want.dtype, (dtype, args)
+            np.testing.assert_array_equal(got, want)
+            checked += 1
+    assert checked
