@@ -584,6 +584,9 @@ def vjp_tape(
     for p in primals:
         a = get_aval(p)
         ins.append(TapeTracer(trace, p) if a.dtype.kind in "fc" else p)
+        if isinstance(p, Tracer):
+            # A tracer at the top level has leaked: the general path reports it.
+            trace.top = False
     token = _trace_var.set(trace)
     try:
         outs = f(*ins)
