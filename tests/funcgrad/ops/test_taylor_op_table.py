@@ -13,13 +13,7 @@ import funcgrad
 from tests.funcgrad.ops.test_op_table import CASES, _diff_fn
 
 ORDER = 4
-# Known gap: at the edge of the support these pmfs multiply an infinite primal by a zero
-# coefficient (0 * inf = NaN) where nested jvp's symbolic zeros skip the product.
-KNOWN_GAPS = ("poisson.pmf", "binom.pmf", "bernoulli.pmf")
-JET = [pytest.param(c, id=c.name,
-                    marks=[pytest.mark.xfail(strict=True, reason="0*inf")]
-                    if c.name.endswith(KNOWN_GAPS) else [])
-       for c in CASES
+JET = [pytest.param(c, id=c.name) for c in CASES
        if c.order != 0 and c.grad_args != [] and float_argnums((c.grad_args or c.args)[0])]
 
 
