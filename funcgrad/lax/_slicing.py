@@ -23,6 +23,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import ShapedArray
+from funcgrad.backend import default_device, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.lax._common import aval_of, static_ints
@@ -122,7 +123,15 @@ class _Blocks(NamedTuple):
     window_sizes: tuple[int, ...]
 
 
-def _block_indices(
+def _block_indices(name: str, shape: tuple[int, ...], indices: Any, ia: ShapedArray,
+                   *rest: Any, **kw: Any) -> _Blocks:
+    # The index arrays (iotas, constants) go where the indices live, not to the default
+    # device: host indices with a device default would otherwise mix devices.
+    with default_device(ia.device or get_default_device()):
+        return _block_indices_here(name, shape, indices, ia, *rest, **kw)
+
+
+def _block_indices_here(
     name: str, shape: tuple[int, ...], indices: Any, ia: ShapedArray,
     index_map: tuple[int, ...], sizes: tuple[int, ...], squeezed: tuple[int, ...],
     op_batch: tuple[int, ...], idx_batch: tuple[int, ...], mode: GatherScatterMode,

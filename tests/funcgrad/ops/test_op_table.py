@@ -219,8 +219,12 @@ def test_nested_tape_agrees(case: OpCase, i: int) -> None:
     with funcgrad.config.override(funcgrad.config.eager_tape, False):
         want = _rev_over_rev(f, diff_args)
     check_device(got)
-    assert_allclose(got, want, rtol=1e-5 if case.rtol is None else case.rtol,
-                    atol=1e-6 if case.atol is None else case.atol,
+    rtol = 1e-5 if case.rtol is None else case.rtol
+    atol = 1e-6 if case.atol is None else case.atol
+    if any(np.asarray(host(x)).dtype == np.float32 for x in diff_args):
+        # the two orders of float32 rounding differ by a few ulps (pinv's SVD)
+        rtol, atol = max(rtol, 1e-5), max(atol, 1e-6)
+    assert_allclose(got, want, rtol=rtol, atol=atol,
                     err_msg=f"{case.name}: nested tapes differ from linearize+transpose")
 
 
