@@ -89,6 +89,12 @@ class Primitive:
         self.impl = impl
         return impl
 
+    def missing_impl_error(self) -> TypeError:
+        """The error for running this primitive without an implementation (eagerly or in
+        compiled code)."""
+        return TypeError(f"primitive '{self.name}' has no implementation to run; give it one "
+                         "with def_impl(fn)")
+
     def def_abstract_eval(
         self, rule: Callable[..., list[ShapedArray]]
     ) -> Callable[..., list[ShapedArray]]:
@@ -148,6 +154,8 @@ class EvalTrace(Trace):
         except FuncgradError:
             raise
         except Exception as e:
+            if prim.impl is None:  # checked here, off the hot path
+                raise prim.missing_impl_error() from None
             raise _explain_impl_failure(prim, args, params, e) from e
         # NumPy hands back scalars (numpy.float64) from reductions and from ufuncs on 0-d
         # arrays, and identity-like impls may hand back a Python scalar. A scalar has no

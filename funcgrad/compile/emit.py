@@ -205,7 +205,7 @@ _REDUCE_METHODS = frozenset(("sum", "max", "min", "prod", "any", "all"))
 def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     impl = eqn.prim.impl
     if impl is None:
-        raise NotImplementedError(f"jit: primitive '{eqn.prim.name}' has no implementation")
+        raise eqn.prim.missing_impl_error()
     fn = functools.partial(impl, **eqn.params) if eqn.params else impl
     name = ctx.bind(fn, "p")
     call = f"{name}({', '.join(args)})"

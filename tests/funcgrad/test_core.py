@@ -8,6 +8,7 @@ from helpers import assert_allclose, dev
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind, current_trace, eval_trace
 
 
@@ -220,3 +221,13 @@ def test_higher_order_params_stay_out_of_the_abstract_cache() -> None:
     assert any(k[0] is sort_p for k in keys)
     assert not any(isinstance(part, ClosedJaxpr) or (type(part) is tuple
                    and any(isinstance(v, ClosedJaxpr) for v in part)) for k in keys for part in k)
+
+
+def test_a_primitive_without_implementation_says_so_eagerly_and_under_jit():
+    p = Primitive("no_impl_for_test")
+    p.def_abstract_eval(lambda a: [ShapedArray(a.shape, a.dtype)])
+    x = np.ones(2)
+    with pytest.raises(TypeError, match="'no_impl_for_test' has no implementation"):
+        p.bind(x)
+    with pytest.raises(TypeError, match="'no_impl_for_test' has no implementation"):
+        funcgrad.jit(lambda v: p.bind(v)[0])(x)
