@@ -28,19 +28,7 @@ from collections.abc import Callable  # noqa: E402
 
 def time_callable(fn: Callable[[], object], rounds: int = 7, min_time: float = 0.2) -> float:
     """Median seconds per call over ``rounds`` rounds, after a warm-up."""
-    for _ in range(3):
-        fn()
-    # Choose a repeat count so one round lasts about `min_time`.
-    n = 1
-    while True:
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t
-        if dt >= min_time / 4 or n > 1_000_000:
-            break
-        n *= 2
-    n = max(1, int(n * (min_time / max(dt, 1e-9))))
+    n = _calls_per_round(fn, min_time)
     times = []
     for _ in range(rounds):
         t = time.perf_counter()

@@ -10,7 +10,7 @@ setup}`` (``setup()`` returns ``(funcgrad_fn, baseline_fn)``) contributes its ca
 ``BASELINE`` says what the second callable is (``"numpy"``, the default: hand-written NumPy;
 ``"torch"``: torch eager). For NumPy-baseline cases whose workload has a PyTorch version
 (``torch_workloads.FOR_CASE``), torch eager is timed too when torch is importable. Modules
-without ``CASES`` (``bench_taylor``) are run as scripts in a full run; ``bench_distributed``
+without ``CASES`` (``bench_taylor``, ``bench_compile``'s first-call cases) are run as scripts in a full run; ``bench_distributed``
 needs ``mpirun`` and is left to its own command.
 
 Each case runs in a fresh process (BLAS/OpenMP pinned to one thread, torch to one thread).
