@@ -10,13 +10,13 @@ batch axis folded into the index expression); each has its own impl, JVP and tra
 negative indices wrap once.
 
 Repeated indices: ``scatter_add``/``scatter_mul``/``scatter_min``/``scatter_max`` accumulate
-like ``numpy.add.at`` and friends; ``scatter`` (set) lets the last write win on NumPy (on CuPy
+like ``numpy.add.at`` and friends on every backend (:mod:`funcgrad.ops._ufunc_at`: CuPy's
+atomic kernels, or rounds over occurrence ranks where a module has none); ``scatter`` (set) lets the last write win on NumPy (on CuPy
 the winner among duplicates is unspecified).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,9 +36,10 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, add_any_p, declare_linear, instantiate, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
+from funcgrad.ops._ufunc_at import ufunc_at
 from funcgrad.ops._util import check_static, make_primitive, result_device
 from funcgrad.ops.indexing import (
-    Operand,
+    Operand,  # noqa: F401 (the doctests name it)
     Slice,
     as_array,
     batch_index_expr,
@@ -102,16 +103,6 @@ def _scatter_abstract_for(name: str):
     return abstract
 
 
-_cupyx_mod: list[Any] = []
-
-
-def _cupyx(xp: Any) -> Any:
-    """The ``cupyx`` package beside the CuPy array module ``xp``, imported on first use."""
-    if not _cupyx_mod:
-        _cupyx_mod.append(importlib.import_module(xp.__name__.split(".")[0] + "x"))
-    return _cupyx_mod[0]
-
-
 def _scatter_prepare(name: str, x: Any, u: Any, idx: tuple, indexer: tuple, mode: str):
     """The array module, a copy of ``x`` to write into, the index key and the updates
     (without the dropped ones in ``mode="fill"``)."""
@@ -160,25 +151,6 @@ def _full_rank_updates(u: Any, x: Any, idx: tuple, indexer: tuple) -> Any:
         return u
     g = index_layout("scatter", indexer, tuple(x.shape), tuple(a.shape for a in idx)).out_shape
     return u if nd == len(g) else u.reshape((1,) * (len(g) - nd) + tuple(u.shape))
-
-
-def _key_arrays(key: tuple) -> list[Any]:
-    """The index arrays of a built index tuple, in order."""
-    return [e for e in key if hasattr(e, "shape")]
-
-
-def _key_indexer(key: tuple) -> tuple:
-    k = 0
-    out = []
-    for e in key:
-        if hasattr(e, "shape"):
-            out.append(Operand(k))
-            k += 1
-        elif type(e) is slice:
-            out.append(Slice(e.start, e.stop, e.step))
-        else:
-            out.append(e)
-    return tuple(out)
 
 
 def _scatter_wrapper(prim, x, updates, index_arrays, indexer, mode):
@@ -255,11 +227,8 @@ def _scatter_add_impl(x, u, *idx, indexer, mode):
     xp, out, key, u = _scatter_prepare("scatter_add", x, u, idx, indexer, mode)
     if not idx:
         out[key] += u  # basic index: no position is written twice
-    elif is_numpy_like(xp):
-        xp.add.at(out, key, u)
-    else:
-        _cupyx(xp).scatter_add(out, key, u)
-    return [out]
+        return [out]
+    return [ufunc_at(xp, "add", out, key, u)]
 
 
 scatter_add_p = make_primitive(
@@ -425,20 +394,7 @@ def _scatter_mul_impl(x, u, *idx, indexer, mode):
     if not idx:
         out[key] *= u
         return [out]
-    at = getattr(xp.multiply, "at", None)
-    try:
-        if at is None:
-            raise NotImplementedError
-        at(out, key, u)
-    except (NotImplementedError, TypeError):
-        # Array modules without multiply.at (some CuPy versions): fine without repeats.
-        if may_repeat(out.shape, _key_arrays(key), _key_indexer(key)):
-            raise NotImplementedError(
-                f"scatter_mul: {getattr(xp, '__name__', 'this array module')} has no "
-                "multiply.at for repeated indices"
-            ) from None
-        out[key] = out[key] * u
-    return [out]
+    return [ufunc_at(xp, "multiply", out, key, u)]
 
 
 scatter_mul_p = make_primitive(
@@ -549,18 +505,15 @@ _scatter_batch_for(scatter_mul_p)
 # scatter_min / scatter_max: one impl and JVP recipe, one block each
 
 
-def _scatter_extremal_impl(name: str, ufunc_name: str, cupyx_name: str):
+def _scatter_extremal_impl(name: str, ufunc_name: str):
     def impl(x, u, *idx, indexer, mode):
         idx = index_arrays(x, idx)
         u = _full_rank_updates(u, x, idx, indexer)
         xp, out, key, u = _scatter_prepare(name, x, u, idx, indexer, mode)
         if not idx:
             out[key] = getattr(xp, ufunc_name)(out[key], u)
-        elif is_numpy_like(xp):
-            getattr(xp, ufunc_name).at(out, key, u)
-        else:
-            getattr(_cupyx(xp), cupyx_name)(out, key, u)
-        return [out]
+            return [out]
+        return [ufunc_at(xp, ufunc_name, out, key, u)]
 
     return impl
 
@@ -595,7 +548,7 @@ def _extremal_jvp_for(prim):
 # -- scatter_min
 
 scatter_min_p = make_primitive(
-    "scatter_min", _scatter_extremal_impl("scatter_min", "minimum", "scatter_min"),
+    "scatter_min", _scatter_extremal_impl("scatter_min", "minimum"),
     _scatter_abstract_for("scatter_min"),
 )
 
@@ -620,7 +573,7 @@ _scatter_batch_for(scatter_min_p)
 # -- scatter_max
 
 scatter_max_p = make_primitive(
-    "scatter_max", _scatter_extremal_impl("scatter_max", "maximum", "scatter_max"),
+    "scatter_max", _scatter_extremal_impl("scatter_max", "maximum"),
     _scatter_abstract_for("scatter_max"),
 )
 

@@ -22,6 +22,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ops._ufunc_at import ufunc_at
 from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
 
 _INT64 = numpy.dtype("int64")
@@ -186,13 +187,7 @@ def _scatter_add_impl(upd: Any, idx: Any, axis: int, size: int) -> list:
             shape[d] = n
             index.append(xp.arange(n).reshape(tuple(shape)))
     if size > 0:
-        add_at = getattr(xp.add, "at", None)
-        if add_at is not None:
-            add_at(out, tuple(index), upd)
-        else:  # pragma: no cover - older CuPy without ufunc.at
-            import cupyx
-
-            cupyx.scatter_add(out, tuple(index), upd)
+        out = ufunc_at(xp, "add", out, tuple(index), upd)
     return [out]
 
 

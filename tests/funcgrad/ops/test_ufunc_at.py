@@ -1,0 +1,132 @@
+"""``ufunc_at``'s fallback for array modules without ``ufunc.at`` (CuPy's multiply): rounds
+over occurrence ranks, and the segmented scan past ``max_rounds``, against NumPy's
+``ufunc.at``; and the scatter primitives run through the fallback end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import DEVICE, assert_allclose, dev, host
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.backend import xp_for_device
+from funcgrad.ops import _ufunc_at
+from funcgrad.ops._ufunc_at import ufunc_at
+
+OPS = ["multiply", "add", "maximum", "minimum"]
+
+
+@pytest.fixture
+def without_ufunc_at(monkeypatch):
+    """Every array module treated like one without ``ufunc.at`` and without scatter kernels."""
+    monkeypatch.setattr(_ufunc_at, "is_numpy_like", lambda xp: False)
+
+
+@st.composite
+def _cases(draw):
+    """``(out, key, updates)`` with repeated indices, zeros and negative numbers: an index
+    array on axis 0 (with repeats and negative indices), optionally a second broadcast array
+    or a slice on axis 1, updates of full or lower rank."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
+    small = st.integers(-3, 3).map(float)
+    out = np.array(draw(st.lists(small, min_size=int(np.prod(shape)),
+                                 max_size=int(np.prod(shape))))).reshape(shape)
+    n = draw(st.integers(0, 12))
+    i0 = np.array(draw(st.lists(st.integers(-shape[0], shape[0] - 1), min_size=n,
+                                max_size=n)), dtype=np.int64)
+    key: tuple = (i0,)
+    if ndim > 1:
+        kind = draw(st.sampled_from(["array", "slice", "none"]))
+        if kind == "array":
+            i1 = np.array(draw(st.lists(st.integers(0, shape[1] - 1), min_size=1, max_size=1)))
+            key = (i0[:, None], i1[None, :]) if draw(st.booleans()) else (i0, i1)
+        elif kind == "slice":
+            key = (i0, slice(None, None, draw(st.sampled_from([1, -1, 2]))))
+    g = np.zeros(shape)[key].shape
+    lead = draw(st.integers(0, len(g)))
+    ushape = g[lead:]
+    u = np.array(draw(st.lists(small, min_size=int(np.prod(ushape)),
+                               max_size=int(np.prod(ushape))))).reshape(ushape)
+    return out, key, u
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=_cases(), op=st.sampled_from(OPS), rounds=st.sampled_from([0, 2, 32]))
+def test_fallback_matches_numpy_ufunc_at(case, op, rounds):
+    out, key, u = case
+    expected = out.copy()
+    getattr(np, op).at(expected, key, np.broadcast_to(u, expected[key].shape))
+    xp = xp_for_device(DEVICE)
+    got = _ufunc_at._at_by_rounds(xp, getattr(xp, op), dev(out.copy()),
+                                  tuple(dev(k) for k in key), dev(u), rounds)
+    # Small integers: exact whatever the order of combination.
+    np.testing.assert_array_equal(host(got), expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_rounds_keep_numpy_order_bit_for_bit(data):
+    n = data.draw(st.integers(1, 30))
+    idx = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    u = np.array(data.draw(st.lists(st.floats(-1e3, 1e3), min_size=n, max_size=n)))
+    x = np.array([1.1, -0.3, 0.0, 7.0])
+    expected = x.copy()
+    np.multiply.at(expected, (idx,), u)
+    xp = xp_for_device(DEVICE)
+    got = _ufunc_at._at_by_rounds(xp, xp.multiply, dev(x.copy()), (dev(idx),), dev(u), 64)
+    np.testing.assert_array_equal(host(got), expected)
+
+
+def test_int_dtype_and_empty_updates():
+    xp = xp_for_device(DEVICE)
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    idx = np.array([1, 1, 0, 1])
+    expected = x.copy()
+    np.multiply.at(expected, (idx,), np.int64(-2))
+    for rounds in (0, 32):
+        got = _ufunc_at._at_by_rounds(xp, xp.multiply, dev(x.copy()), (dev(idx),),
+                                      np.int64(-2), rounds)
+        np.testing.assert_array_equal(host(got), expected)
+    empty = (dev(np.zeros(0, np.int64)),)
+    got = _ufunc_at._at_by_rounds(xp, xp.multiply, dev(x.copy()), empty, 3, 32)
+    np.testing.assert_array_equal(host(got), x)
+
+
+def test_module_without_at_takes_the_fallback(without_ufunc_at):
+    xp = xp_for_device(DEVICE)
+    out = dev(np.ones(3))
+    got = ufunc_at(xp, "multiply", out, (dev(np.array([2, 0, 2])),), dev(np.array([2., 3., 5.])))
+    np.testing.assert_array_equal(host(got), [3., 1., 10.])
+
+
+@pytest.mark.parametrize("method", ["multiply", "add", "min", "max"])
+def test_scatter_primitives_through_the_fallback(without_ufunc_at, method):
+    """``x.at[idx].<method>`` eagerly, under jit, vmap and grad, with the fallback, equals
+    NumPy's ``ufunc.at``."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3))
+    u = rng.standard_normal((2, 6, 3))
+    u[0, 1] = 0.0
+    idx = np.array([4, 1, 4, 4, -1, 0])
+    ufunc = {"multiply": np.multiply, "add": np.add, "min": np.minimum, "max": np.maximum}
+    expected = x.copy()
+    for b in range(2):
+        ufunc[method].at(expected[b], (idx,), u[b])
+
+    def f(xb, ub):
+        return getattr(fnp.at(xb)[dev(idx)], method)(ub)
+
+    xd, ud = dev(x), dev(u)
+    assert_allclose(host(funcgrad.vmap(f)(xd, ud)), expected)
+    assert_allclose(host(funcgrad.jit(funcgrad.vmap(f))(xd, ud)), expected)
+    assert_allclose(host(f(xd[0], ud[0])), expected[0])
+    if method == "multiply":
+        # d/dx of sum(x.at[idx].multiply(u)): the product of the updates at each position.
+        grad = funcgrad.grad(lambda a: fnp.sum(f(a, ud[0])))(xd[0])
+        ones = np.ones_like(x[0])
+        np.multiply.at(ones, (idx,), u[0])
+        assert_allclose(host(grad), ones)
