@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, config, tree_util
+from funcgrad import backend, config, stages, tree_util
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace
@@ -378,8 +378,7 @@ def make_jaxpr(
             _flatten_fun(g, in_tree, store), in_avals, _trace_var.get(), origins
         )
         if return_shape:
-            structs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals]
-            return closed, tree_util.tree_unflatten(store[0], structs)
+            return closed, stages.out_info(store[0], closed.out_avals)
         return closed
 
     return make

@@ -665,12 +665,13 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes ``fun(*args, **kwargs)`` would return, without computing it.
 
     Arguments may be arrays, scalars, :class:`~funcgrad.ShapedArray` or anything with
-    ``.shape`` and ``.dtype``; the result is a pytree of :class:`~funcgrad.ShapedArray`.
+    ``.shape`` and ``.dtype``; the result is a pytree of :class:`~funcgrad.ShapeDtypeStruct`
+    (``.shape``, ``.dtype``, ``.ndim``, ``.size``, ``.weak_type``), as JAX's.
 
     Example:
         >>> import numpy as np, funcgrad
         >>> funcgrad.eval_shape(lambda x: x.T, funcgrad.ShapedArray((2, 3), np.float32))
-        ShapedArray(f32[3,2])
+        ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """
     if isinstance(fun, Jitted) and (fun._static_nums or fun._static_names):
         # Static arguments stay Python values (as in a call), only the others are abstract.
@@ -696,7 +697,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return out_leaves
 
     closed = trace_to_jaxpr(flat, avals, current_trace())
-    return tree_util.tree_unflatten(store[0], list(closed.out_avals))
+    return stages.out_info(store[0], closed.out_avals)
 
 
 def _as_aval(x: Any) -> ShapedArray:

@@ -399,6 +399,22 @@ def test_eval_shape():
     assert funcgrad.eval_shape(lambda x: x * 2.0, Spec()).dtype == np.float32
 
 
+def test_eval_shape_gives_shape_dtype_structs_as_jax():
+    s = funcgrad.ShapeDtypeStruct((4, 3), np.float32)
+    outs = funcgrad.eval_shape(
+        lambda x: {"g": funcgrad.grad(lambda a: fnp.sum(a ** 2))(x),
+                   "v": funcgrad.vmap(fnp.sum)(x), "j": funcgrad.jit(fnp.max)(x)}, s)
+    assert all(type(o) is funcgrad.ShapeDtypeStruct for o in outs.values())
+    assert outs["g"] == s
+    assert (outs["v"].shape, outs["v"].ndim, outs["v"].size) == ((4,), 1, 4)
+    assert (outs["j"].shape, outs["j"].dtype, outs["j"].ndim, outs["j"].size) == (
+        (), np.float32, 0, 1)
+    # The result is an argument again (stand-ins go anywhere a stand-in goes).
+    again = funcgrad.eval_shape(lambda x: x.T, outs["g"])
+    assert again == funcgrad.ShapeDtypeStruct((3, 4), np.float32)
+    assert funcgrad.jit(lambda x: x.T).lower(outs["g"]).out_info == again
+
+
 def test_decorator_forms_and_repr():
     @funcgrad.jit
     def a(x):
