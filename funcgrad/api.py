@@ -240,6 +240,36 @@ def _describe_value(x: Any) -> str:
     return f"a {type(x).__name__}"
 
 
+def _input_aval(leaf: Any, fname: str, where: str) -> ShapedArray:
+    """The abstract value of an input leaf; a clear error naming ``fname`` and ``where`` (the
+    argument) for a leaf that is not an array or a number."""
+    try:
+        return get_aval(leaf)
+    except FuncgradError:
+        raise  # an array of an unsupported dtype: its own DTypeError
+    except TypeError:
+        raise TypeError(
+            f"{fname}: {where} is {_describe_value(leaf)}, not an array or a number"
+        ) from None
+
+
+def _input_avals(args: tuple, fname: str, what: str = "argument") -> list[ShapedArray]:
+    """:func:`_input_aval` of every leaf of ``args`` (one entry per argument), each named
+    ``argument 0['w']`` (or ``primals[0]['w']`` for ``what="primals"``)."""
+    try:  # the common case; leaf paths are built only to name an offending leaf
+        return [get_aval(leaf) for leaf in tree_util.tree_leaves(args)]
+    except FuncgradError:
+        raise
+    except TypeError:
+        pass
+    out = []
+    for path, leaf in tree_util.tree_flatten_with_path(args)[0]:
+        where = (f"argument {path[0].idx}{tree_util.keystr(path[1:])}" if what == "argument"
+                 else f"{what}{tree_util.keystr(path)}")
+        out.append(_input_aval(leaf, fname, where))
+    return out
+
+
 def _check_output_leaf(leaf: Any, out: Any, fname: str) -> None:
     try:
         get_aval(leaf)
@@ -428,9 +458,10 @@ def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
     t_leaves = _flatten_like(p_tree, tuple(tangents), fname, "tangents", "primals")
     primal_tup = tuple(primals)
+    p_avals = _input_avals(primal_tup, fname, "primals")
     t_in = [
-        _check_tangent(get_aval(p), t, fname, where=_leaf_where(primal_tup, i, "tangents"))
-        for i, (p, t) in enumerate(zip(p_leaves, t_leaves))
+        _check_tangent(a, t, fname, where=_leaf_where(primal_tup, i, "tangents"))
+        for i, (a, t) in enumerate(zip(p_avals, t_leaves))
     ]
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
     outs_p, outs_t = jvp_flat(flat, p_leaves, t_in)
@@ -456,8 +487,9 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         >>> float(f_jvp(2.0))
         2.0
     """
+    _check_callable(fun, "linearize")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
-    p_avals = [get_aval(p) for p in p_leaves]
+    p_avals = _input_avals(primals, "linearize")
     flat = _AuxFlat(fun, p_tree, has_aux, "linearize")
     result = linearize_flat(flat, p_leaves)
     out_tree, n = flat.out_tree, flat.n_out
@@ -489,6 +521,8 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         >>> [float(c) for c in f_vjp(1.0)]
         [1.0]
     """
+    _check_callable(fun, "vjp")
+    _input_avals(primals, "vjp")
     return _vjp(fun, primals, has_aux, eager_pullback=False)
 
 
@@ -517,7 +551,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
     aux_zeros = [Zero(a) for a in out_avals[n:]]
 
     def f_vjp(ct: Any) -> tuple[Any, ...]:
-        ct_leaves = _flatten_like(out_tree, ct, "vjp", "cotangent", "output")
+        ct_leaves = _flatten_like(out_tree, ct, fname, "cotangent", "output")
         cts = [
             _check_tangent(pa, c, fname, expected="output",
                            where=_leaf_where(primals_out_tree, i, "cotangent"))
@@ -622,14 +656,7 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
         pass  # a leaf that is not an array: the loop below names it
     for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
         where = f"argument {i}{tree_util.keystr(path)}"
-        try:
-            a = get_aval(leaf)
-        except FuncgradError:
-            raise  # an array of an unsupported dtype: its own DTypeError
-        except TypeError:
-            raise TypeError(
-                f"{fname}: {where} is {_describe_value(leaf)}, not an array or a number"
-            ) from None
+        a = _input_aval(leaf, fname, where)
         if holomorphic and a.dtype.kind != "c":
             raise TypeError(
                 f"{fname} with holomorphic=True requires complex inputs, but {where} has "
@@ -855,12 +882,12 @@ def _float0_block(shape: tuple[int, ...]) -> Any:
 
 def _check_jac_inputs(
     dyn: tuple, idx: tuple[int, ...], holomorphic: bool, allow_int: bool, fname: str,
-    complex_ok: bool,
+    complex_ok: bool, int_hint: str,
 ) -> None:
     for i, x in zip(idx, dyn):
         for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
-            a = get_aval(leaf)
             where = f"argument {i}{tree_util.keystr(path)}"
+            a = _input_aval(leaf, fname, where)
             if holomorphic:
                 if a.dtype.kind != "c":
                     raise TypeError(
@@ -874,11 +901,9 @@ def _check_jac_inputs(
                     "jvp directly (or jacrev) for non-holomorphic ones"
                 )
             elif not _is_inexact(a) and not allow_int:
-                hint = ("pass allow_int=True for float0 zero rows" if fname == "jacrev"
-                        else "cast it to float, or use jvp directly")
                 raise TypeError(
                     f"{fname} requires float or complex inputs, but {where} has dtype "
-                    f"{a.dtype}; {hint}"
+                    f"{a.dtype}; {int_hint}"
                 )
 
 
@@ -903,8 +928,24 @@ def jacfwd(
         >>> funcgrad.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
-    fname = "jacfwd"
+    return _jacfwd(fun, argnums, has_aux, holomorphic, chunk_size, "jacfwd",
+                   "cast it to float, or use jvp directly")
+
+
+def _check_chunk_size(chunk_size: Any, fname: str) -> None:
+    if chunk_size is not None and (
+        not isinstance(chunk_size, int | numpy.integer) or isinstance(chunk_size, bool)
+        or chunk_size < 1
+    ):
+        raise TypeError(f"{fname}: chunk_size must be a positive int or None, got {chunk_size!r}")
+
+
+def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+            holomorphic: bool, chunk_size: int | None, fname: str,
+            int_hint: str) -> Callable[..., Any]:
+    """:func:`jacfwd`, its errors naming ``fname`` (the function the user called)."""
     _check_callable(fun, fname)
+    _check_chunk_size(chunk_size, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -912,7 +953,7 @@ def jacfwd(
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         idx = _resolve_argnums(argnums_t, len(args), fname)
         dyn = tuple(args[i] for i in idx)
-        _check_jac_inputs(dyn, idx, holomorphic, False, fname, complex_ok=False)
+        _check_jac_inputs(dyn, idx, holomorphic, False, fname, False, int_hint)
         f_partial = _partial(fun, args, kwargs, idx)
         in_leaves, in_tree = tree_util.tree_flatten(dyn)
         in_avals = [get_aval(x) for x in in_leaves]
@@ -938,7 +979,7 @@ def jacfwd(
             for a in y_avals:
                 if a.dtype.kind != "c":
                     raise TypeError(
-                        "jacfwd with holomorphic=True requires complex outputs, got dtype "
+                        f"{fname} with holomorphic=True requires complex outputs, got dtype "
                         f"{a.dtype}"
                     )
         it = iter(jac_leaves)
@@ -995,8 +1036,16 @@ def jacrev(
         >>> funcgrad.jacrev(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0])).tolist()
         [2.0, 4.0]
     """
-    fname = "jacrev"
+    return _jacrev(fun, argnums, has_aux, holomorphic, allow_int, chunk_size, "jacrev",
+                   "pass allow_int=True for float0 zero rows")
+
+
+def _jacrev(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+            holomorphic: bool, allow_int: bool, chunk_size: int | None, fname: str,
+            int_hint: str) -> Callable[..., Any]:
+    """:func:`jacrev`, its errors naming ``fname`` (the function the user called)."""
     _check_callable(fun, fname)
+    _check_chunk_size(chunk_size, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
 
@@ -1004,7 +1053,7 @@ def jacrev(
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         idx = _resolve_argnums(argnums_t, len(args), fname)
         dyn = tuple(args[i] for i in idx)
-        _check_jac_inputs(dyn, idx, holomorphic, allow_int, fname, complex_ok=True)
+        _check_jac_inputs(dyn, idx, holomorphic, allow_int, fname, True, int_hint)
         f_partial = _partial(fun, args, kwargs, idx)
         res = _vjp(f_partial, dyn, has_aux, eager_pullback=False, fname=fname)
         y, pullback = res[0], res[1]
@@ -1013,11 +1062,11 @@ def jacrev(
         for a in y_avals:
             if holomorphic and a.dtype.kind != "c":
                 raise TypeError(
-                    f"jacrev with holomorphic=True requires complex outputs, got dtype {a.dtype}"
+                    f"{fname} with holomorphic=True requires complex outputs, got dtype {a.dtype}"
                 )
             if not holomorphic and a.dtype.kind != "f":
                 raise TypeError(
-                    f"jacrev requires real-valued (float) outputs, got dtype {a.dtype}; "
+                    f"{fname} requires real-valued (float) outputs, got dtype {a.dtype}; "
                     "pass holomorphic=True for complex outputs of holomorphic functions, or "
                     "use vjp directly"
                 )
@@ -1052,8 +1101,23 @@ def jacrev(
     return jacfun
 
 
-#: ``jacobian`` is ``jacrev``, as in JAX.
-jacobian = jacrev
+def jacobian(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """:func:`jacrev` (as ``jax.jacobian``), its errors naming ``jacobian``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.jacobian(lambda x: x * 3.0)(np.array([1.0, 2.0])).tolist()
+        [[3.0, 0.0], [0.0, 3.0]]
+    """
+    return _jacrev(fun, argnums, has_aux, holomorphic, allow_int, chunk_size, "jacobian",
+                   "pass allow_int=True for float0 zero rows")
 
 
 def hessian(
@@ -1073,10 +1137,10 @@ def hessian(
         >>> funcgrad.hessian(lambda x: fnp.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
-                   chunk_size=chunk_size)
-    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic,
-                  chunk_size=chunk_size)
+    # Both levels report errors as hessian's: the user called hessian, not jacfwd/jacrev.
+    hint = "cast it to float"
+    inner = _jacrev(fun, argnums, has_aux, holomorphic, False, chunk_size, "hessian", hint)
+    return _jacfwd(inner, argnums, has_aux, holomorphic, chunk_size, "hessian", hint)
 
 
 def _check_pair(primals: Any, tangents: Any, fname: str, tname: str) -> tuple[tuple, tuple]:
@@ -1113,7 +1177,7 @@ def hvp(
     primals, tangents = _check_pair(primals, tangents, "hvp", "tangents")
     # Integer arguments (counts, indices) take None tangents and get float0 results.
     vg = _value_and_grad(fun, tuple(range(len(primals))), False, False, True, "hvp")
-    (value, _), (_, hv) = jvp(vg, primals, tangents)
+    (value, _), (_, hv) = _jvp(vg, primals, tangents, False, "hvp")
     return value, tuple(hv)
 
 
@@ -1141,7 +1205,7 @@ def vhp(
         value, g = vg(*xs)
         return g, value
 
-    _, pullback, value = vjp(g_with_value, *primals, has_aux=True)
+    _, pullback, value = _vjp(g_with_value, primals, True, eager_pullback=False, fname="vhp")
     return value, tuple(pullback(v))
 
 
