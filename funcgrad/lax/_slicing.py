@@ -9,7 +9,8 @@ is then transposed so the window axes sit at ``offset_dims``. A scatter is the m
 Being compositions of primitives, all of them differentiate (gather/scatter_add to any
 order), batch and jit. Out-of-bounds blocks follow :class:`GatherScatterMode`: ``CLIP``
 moves the start so the block fits, ``FILL_OR_DROP`` fills (gather) or drops (scatter) the
-whole block, ``PROMISE_IN_BOUNDS`` clamps gathers and drops scatters, as XLA does.
+whole block, ``PROMISE_IN_BOUNDS`` clamps gathers and drops scatters, as XLA does;
+``ONE_HOT`` (a read mode) fills gathers with 0 and is refused by scatters.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from funcgrad.lax._common import aval_of, static_ints
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import scatter as _sc
 from funcgrad.ops.control_flow import while_loop
-from funcgrad.ops.indexing import GatherScatterMode, Operand, default_fill_value
+from funcgrad.ops.indexing import GatherScatterMode, Operand
 
 Array = Any
 
@@ -146,8 +147,7 @@ def _block_indices_here(
     window_sizes = tuple(sizes[d] for d in window_axes)
     full = batch_shape + window_sizes
     idx = _ew.convert_element_type(indices, _INT64)
-    clamp = mode is GatherScatterMode.CLIP or (
-        mode is GatherScatterMode.PROMISE_IN_BOUNDS and not scatter)
+    clamp = mode.index_mode(scatter=scatter) == "clamp"
     valid = None
     starts: dict[int, Any] = {}
     for k, d in enumerate(index_map):
@@ -272,11 +272,9 @@ def gather(operand: Array, start_indices: Array, dimension_numbers: GatherDimens
     m = GatherScatterMode.from_any(mode if mode is not None else "promise_in_bounds")
     blocks = _block_indices(name, shape, start_indices, ia, index_map, sizes, collapsed,
                             op_batch, idx_batch, m, scatter=False)
-    if m is GatherScatterMode.FILL_OR_DROP:
-        if fill_value is None:
-            fill_value = default_fill_value(oa.dtype)
+    if m.index_mode(scatter=False) == "fill":
         out = _ga.gather_canonical(operand, *blocks.arrays, indexer=_operands(n), mode="fill",
-                                   fill_value=fill_value)
+                                   fill_value=m.read_fill_value(oa.dtype, fill_value))
     else:
         out = _ga.gather_canonical(operand, *blocks.arrays, indexer=_operands(n),
                                    mode="clamp")
@@ -346,11 +344,14 @@ def _scatter(name: str, prim_fn: Callable[..., Any], operand: Array, scatter_ind
                 f"than operand dimension {d} (size {shape[d]})")
         sizes[d] = ua.shape[w]
     m = GatherScatterMode.from_any(mode)
+    try:
+        prim_mode = m.index_mode(scatter=True)
+    except ValueError as e:
+        raise ValueError(f"lax.{name}: {e}") from None
     blocks = _block_indices(name, shape, scatter_indices, ia, index_map, tuple(sizes),
                             inserted, op_batch, idx_batch, m, scatter=True)
     perm = scatter_dims + window_dims
     u = _sh.transpose(updates, perm) if perm != tuple(range(ua.ndim)) else updates
-    prim_mode = "clamp" if m.index_mode(scatter=True) == "clamp" else "fill"
     return prim_fn(operand, u, *blocks.arrays, indexer=_operands(n), mode=prim_mode)
 
 

@@ -265,12 +265,17 @@ def _at_mode(name: str, mode: Any, write: bool) -> str:
     if mode is None:
         mode = "fill" if write else "promise_in_bounds"
     try:
-        return _ix.GatherScatterMode.from_any(mode).index_mode(scatter=write)
+        m = _ix.GatherScatterMode.from_any(mode)
     except ValueError:
         raise ValueError(
             f"{name}: mode must be one of 'promise_in_bounds' (the default), 'clip', 'drop', "
-            f"'fill', a GatherScatterMode, or 'raise' (NumPy's checks), got {mode!r}"
+            f"'fill', 'one_hot' (reads only), a GatherScatterMode, or 'raise' (NumPy's "
+            f"checks), got {mode!r}"
         ) from None
+    try:
+        return m.index_mode(scatter=write)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
 
 
 def _at_index(x: Any, index: Any, mode: str, wrap: bool) -> tuple[tuple, list[Any]]:
@@ -397,8 +402,9 @@ class _IndexUpdateRef:
             mode = _ix.default_mode(arrays)
         if mode != "fill" or not arrays:
             return _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
-        if fill_value is None:
-            fill_value = _ix.default_fill_value(xa.dtype)
+        # JAX's mode decides the fill (ONE_HOT reads 0), else fill_value, else JAX's default.
+        fill_value = _ix.GatherScatterMode.from_any(kwargs.get("mode")).read_fill_value(
+            xa.dtype, fill_value)
         if not isinstance(fill_value, Tracer):
             return _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode,
                                         fill_value=_static_scalar(fill_value, xa.dtype))
@@ -638,8 +644,14 @@ def _axis_iota(n: int, ndim: int, axis: int, device: str | None) -> Any:
     return xp.arange(n, dtype=numpy.intp).reshape(shape)
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, *, mode: Any = None,
+                    fill_value: Any = None) -> Any:
     """``arr`` picked at ``indices`` along ``axis``, matching 1-D slices (NumPy semantics).
+
+    ``mode`` (JAX's): None checks indices as NumPy does (an ``IndexError`` for concrete ones;
+    traced ones clamp); ``'clip'``/``'promise_in_bounds'`` clamp; ``'fill'``/``'drop'`` read
+    ``fill_value`` (default NaN, or the integer extreme) out of range; ``'one_hot'`` reads 0
+    out of range, as JAX's one-hot contraction does. Negative indices count from the end once.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -647,6 +659,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
         >>> fnp.take_along_axis(x, np.argsort(x, axis=1), axis=1)
         array([[10, 20, 30],
                [40, 50, 60]])
+        >>> fnp.take_along_axis(np.array([1.0, 2.0]), np.array([-1, 2]), 0, mode="one_hot")
+        array([2., 0.])
     """
     arr = _as_array(arr)
     indices = _as_array(indices, get_aval(arr).device)
@@ -675,8 +689,16 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Any:
             arrays.append(indices)
         else:
             arrays.append(_axis_iota(aa.shape[d], aa.ndim, d, aa.device))
-    return _ga.gather(arr, *arrays, indexer=tuple(entries),
-                      mode=_ix.default_mode([indices]))
+    if mode is None:
+        return _ga.gather(arr, *arrays, indexer=tuple(entries),
+                          mode=_ix.default_mode([indices]))
+    try:
+        m = _ix.GatherScatterMode.from_any(mode)
+    except ValueError as e:
+        raise ValueError(f"fnp.take_along_axis: {e}") from None
+    prim_mode = m.index_mode(scatter=False)
+    fill = m.read_fill_value(aa.dtype, fill_value) if prim_mode == "fill" else None
+    return _ga.gather(arr, *arrays, indexer=tuple(entries), mode=prim_mode, fill_value=fill)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -155,46 +155,81 @@ class GatherScatterMode(enum.Enum):
     ``CLIP``: indices are clamped so the slice stays in bounds. ``FILL_OR_DROP``: a gather
     returns ``fill_value`` for an out-of-bounds slice, a scatter drops out-of-bounds updates.
     ``PROMISE_IN_BOUNDS``: the caller promises in-bounds indices; as with XLA, out-of-bounds
-    gathers are then clamped and out-of-bounds scatters dropped. ``from_any(None)`` is
-    ``FILL_OR_DROP`` (the default of JAX's scatters; ``lax.gather`` defaults to
-    ``PROMISE_IN_BOUNDS``).
+    gathers are then clamped and out-of-bounds scatters dropped. ``ONE_HOT`` (JAX's
+    ``take_along_axis(..., mode="one_hot")``, read as a one-hot contraction): negative indices
+    wrap once and an out-of-range read is 0; it is a read mode, so writes refuse it.
+    ``from_any(None)`` is ``FILL_OR_DROP`` (the default of JAX's scatters; ``lax.gather``
+    defaults to ``PROMISE_IN_BOUNDS``). What each mode means to the gather/scatter primitives
+    is one table, ``_MODE_TABLE``.
 
     Example:
         >>> GatherScatterMode.from_any("drop")
         <GatherScatterMode.FILL_OR_DROP: 2>
         >>> GatherScatterMode.from_any("clip").index_mode(scatter=True)
         'clamp'
+        >>> m = GatherScatterMode.from_any("one_hot")
+        >>> m.index_mode(scatter=False), m.read_fill_value(numpy.dtype("float32"))
+        ('fill', 0.0)
     """
 
     CLIP = 1
     FILL_OR_DROP = 2
     PROMISE_IN_BOUNDS = 3
+    ONE_HOT = 4
 
     @staticmethod
     def from_any(s: Any) -> GatherScatterMode:
-        """A mode from itself, ``None``, ``"clip"``, ``"fill"``, ``"drop"`` or
-        ``"promise_in_bounds"``."""
+        """A mode from itself, ``None``, ``"clip"``, ``"fill"``, ``"drop"``,
+        ``"promise_in_bounds"`` or ``"one_hot"``."""
         if isinstance(s, GatherScatterMode):
             return s
-        if s == "clip":
-            return GatherScatterMode.CLIP
-        if s is None or s == "fill" or s == "drop":
+        if s is None:
             return GatherScatterMode.FILL_OR_DROP
-        if s == "promise_in_bounds":
-            return GatherScatterMode.PROMISE_IN_BOUNDS
-        raise ValueError(
-            f"unknown gather/scatter mode {s!r}: use 'clip', 'fill', 'drop', "
-            "'promise_in_bounds', None or a GatherScatterMode"
-        )
+        mode = _MODE_NAMES.get(s) if isinstance(s, str) else None
+        if mode is None:
+            raise ValueError(
+                f"unknown gather/scatter mode {s!r}: use 'clip', 'fill', 'drop', "
+                "'promise_in_bounds', 'one_hot', None or a GatherScatterMode"
+            )
+        return mode
 
     def index_mode(self, *, scatter: bool) -> str:
         """The ``mode`` of the gather/scatter primitives implementing this mode for NumPy
         indices (negative indices wrap once first): ``"clamp"`` or ``"fill"``."""
-        if self is GatherScatterMode.CLIP:
-            return "clamp"
-        if self is GatherScatterMode.FILL_OR_DROP:
-            return "fill"
-        return "fill" if scatter else "clamp"  # what XLA does with broken promises
+        reads, writes, _ = _MODE_TABLE[self]
+        if not scatter:
+            return reads
+        if writes is None:
+            raise ValueError(
+                f"GatherScatterMode.{self.name} is a mode for reads (JAX accepts it in "
+                "take_along_axis only); a write needs 'clip', 'drop'/'fill' or "
+                "'promise_in_bounds'"
+            )
+        return writes
+
+    def read_fill_value(self, dtype: Any, fill_value: Any = None) -> Any:
+        """What an out-of-range read gives under this mode (when it fills): the mode's own
+        fill (0 for ``ONE_HOT``), else ``fill_value``, else :func:`default_fill_value`."""
+        _, _, own = _MODE_TABLE[self]
+        if own is not None:
+            return numpy.dtype(dtype).type(own).item()
+        return default_fill_value(dtype) if fill_value is None else fill_value
+
+
+#: JAX's mode -> (the primitives' mode for reads, for writes (None: not a write mode), the
+#: mode's own fill for out-of-range reads (None: the caller's fill_value or JAX's default)).
+_MODE_TABLE: dict[GatherScatterMode, tuple[str, str | None, Any]] = {
+    GatherScatterMode.CLIP: ("clamp", "clamp", None),
+    GatherScatterMode.FILL_OR_DROP: ("fill", "fill", None),
+    # What XLA does with broken promises: reads clamp, writes drop.
+    GatherScatterMode.PROMISE_IN_BOUNDS: ("clamp", "fill", None),
+    # A one-hot row of an out-of-range index is all zeros: the contraction reads 0.
+    GatherScatterMode.ONE_HOT: ("fill", None, 0),
+}
+_MODE_NAMES = {"clip": GatherScatterMode.CLIP, "fill": GatherScatterMode.FILL_OR_DROP,
+               "drop": GatherScatterMode.FILL_OR_DROP,
+               "promise_in_bounds": GatherScatterMode.PROMISE_IN_BOUNDS,
+               "one_hot": GatherScatterMode.ONE_HOT}
 
 
 register_type_codec(GatherScatterMode, Codec(

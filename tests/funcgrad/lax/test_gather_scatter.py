@@ -132,7 +132,23 @@ def test_gather_modes_and_fill_values():
         [7, 7], [4, 5], [7, 7]]
 
 
-@pytest.mark.parametrize("mode", ["clip", "fill"])
+def test_one_hot_gathers_read_zero_and_scatters_refuse_it():
+    """ONE_HOT (JAX's take_along_axis mode) reads 0 for an out-of-bounds block (an all-zero
+    one-hot row) whatever fill_value says; as a read mode, the scatters refuse it."""
+    for case in ("blocks_2d", "out_of_range", "batching"):
+        shape, idx, dn, sizes = GATHER_CASES[case]
+        x = np.arange(1, 1 + np.prod(shape), dtype=np.int32).reshape(shape)
+        got = host(lax.gather(dev(x), dev(idx), dn, sizes, mode=M.ONE_HOT, fill_value=7))
+        np.testing.assert_array_equal(got, ref_gather(x, idx, dn, sizes, "fill", fill=0))
+    shape, idx, dn, sizes = SCATTER_CASES["rows"]
+    for fn in (lax.scatter, lax.scatter_add, lax.scatter_mul, lax.scatter_min, lax.scatter_max,
+               lax.scatter_sub):
+        with pytest.raises(ValueError, match=rf"^lax.{fn.__name__}: GatherScatterMode.ONE_HOT "
+                                             "is a mode for reads"):
+            fn(dev(np.zeros(shape)), dev(idx), dev(np.ones(sizes)), dn, mode="one_hot")
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "one_hot"])
 def test_gather_derivatives_jit_vmap(mode):
     shape, idx, dn, sizes = GATHER_CASES["blocks_2d"]
     x = dev(np.random.default_rng(0).normal(size=shape))

@@ -267,3 +267,73 @@ def test_traced_fill_value_differentiates() -> None:
     gx, gf = funcgrad.grad(f, argnums=(0, 1))(x, 4.0)
     assert_allclose(gx, np.array([1.0, 0.0, 0.0]))
     assert_allclose(gf, np.array(10.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# take_along_axis(..., mode=...): JAX's modes, "one_hot" as JAX's one-hot contraction
+
+
+def ref_one_hot_take(x: np.ndarray, idx: np.ndarray, axis: int) -> np.ndarray:
+    """JAX's ``take_along_axis(mode="one_hot")``: indices wrapped once, one-hot rows (all zero
+    out of range) contracted with ``x``'s 1-D slices along ``axis``."""
+    n = x.shape[axis]
+    xm, im = np.moveaxis(x, axis, -1), np.moveaxis(idx, axis, -1)
+    ok = (im >= -n) & (im < n)
+    hot = np.where(ok[..., None], np.eye(n)[np.where(ok, im % n, 0)], 0.0)  # (..., m, n)
+    return np.moveaxis(np.sum(hot * xm[..., None, :], axis=-1), -1, axis)
+
+
+@given(st.data())
+def test_take_along_axis_one_hot_matches_jax(data) -> None:
+    ndim = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
+    axis = data.draw(st.integers(-ndim, ndim - 1))
+    ishape = list(shape)
+    ishape[axis % ndim] = data.draw(st.integers(0, 5))
+    n = shape[axis % ndim]
+    size = int(np.prod(ishape))
+    idx = np.array(data.draw(st.lists(st.integers(-2 * n - 1, 2 * n), min_size=size,
+                                      max_size=size)), dtype=np.int64).reshape(ishape)
+    x = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape) * -1.5
+    got = fnp.take_along_axis(dev(x), dev(idx), axis, mode="one_hot")
+    assert_allclose(host(got), ref_one_hot_take(x, idx, axis))
+    assert host(got).dtype == x.dtype
+
+
+def test_take_along_axis_modes_under_jit_vmap_grad() -> None:
+    x = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
+    idx = np.array([[0, -1, 3, 7], [-4, 1, 2, -3]])
+    want = ref_one_hot_take(x, idx, 1)
+    take = lambda a, i: fnp.take_along_axis(a, i, 1, mode="one_hot")  # noqa: E731
+    xd, idd = dev(x), dev(idx)
+    assert_allclose(host(funcgrad.jit(take)(xd, idd)), want)
+    assert_allclose(host(funcgrad.vmap(take, (0, 0))(xd[:, None], idd[:, None]))[:, 0], want)
+    # d/dx of sum: how often each element is read in range (0 where reads were out of range)
+    counts = np.zeros_like(x)
+    for r in range(2):
+        for i in idx[r]:
+            if -3 <= i < 3:
+                counts[r, i] += 1
+    assert_allclose(host(funcgrad.grad(lambda a: fnp.sum(take(a, idd)))(xd)), counts)
+    check_grads(lambda a: take(a, idd), (xd,), order=2)
+    # The other JAX modes read through the same table.
+    fill = fnp.take_along_axis(xd, idd, 1, mode="fill", fill_value=-9.0)
+    assert_allclose(host(fill), np.where(want == 0, -9.0, want))
+    assert np.isnan(host(fnp.take_along_axis(xd, idd, 1, mode="drop"))[0, 2])
+    assert_allclose(host(fnp.take_along_axis(xd, idd, 1, mode="clip"))[0, 2:], np.array([3.0, 3.0]))
+    with pytest.raises(ValueError, match=r"^fnp.take_along_axis: unknown gather/scatter mode"):
+        fnp.take_along_axis(xd, idd, 1, mode="wrap")
+    with pytest.raises(IndexError):  # mode=None: NumPy's check
+        fnp.take_along_axis(xd, idd, 1)
+
+
+def test_at_one_hot_reads_zero_and_refuses_writes() -> None:
+    x = dev(np.array([1.0, 2.0, 3.0]))
+    i = dev(np.array([0, -1, 5]))
+    assert_allclose(host(fnp.at(x)[i].get(mode="one_hot")), np.array([1.0, 3.0, 0.0]))
+    assert_allclose(host(fnp.at(x)[i].get(mode=ix.GatherScatterMode.ONE_HOT, fill_value=5.0)),
+                    np.array([1.0, 3.0, 0.0]))
+    for method in ("set", "add", "multiply", "min", "max"):
+        with pytest.raises(ValueError, match=rf"^x.at\[...\].{method}: GatherScatterMode."
+                                             "ONE_HOT is a mode for reads"):
+            getattr(fnp.at(x)[i], method)(1.0, mode="one_hot")

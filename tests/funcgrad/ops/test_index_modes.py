@@ -175,3 +175,20 @@ def test_fill_taylor_coefficients_are_zero_where_filled():
     assert host(out).tolist() == [0.0, 7.0]
     for s in series:
         assert host(s).tolist() == [1.0, 0.0]
+
+
+def test_one_hot_is_a_read_mode_in_the_table():
+    """JAX's ONE_HOT (``take_along_axis(..., mode="one_hot")``): reads fill out-of-range
+    positions with 0 (an all-zero one-hot row), whatever fill_value says; writes refuse it."""
+    m = GatherScatterMode.from_any("one_hot")
+    assert m is GatherScatterMode.ONE_HOT and GatherScatterMode.from_any(m) is m
+    assert m.index_mode(scatter=False) == "fill"
+    with pytest.raises(ValueError, match=r"ONE_HOT is a mode for reads.*take_along_axis"):
+        m.index_mode(scatter=True)
+    for dtype, zero in (("float32", 0.0), ("int8", 0), ("uint8", 0), ("bool", False),
+                        ("complex64", 0j)):
+        v = m.read_fill_value(np.dtype(dtype), fill_value=7)
+        assert v == zero and type(v) is type(zero)
+    fill = GatherScatterMode.FILL_OR_DROP
+    assert fill.read_fill_value(np.dtype("int8")) == -128
+    assert fill.read_fill_value(np.dtype("int8"), fill_value=3) == 3
