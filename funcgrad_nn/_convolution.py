@@ -1,11 +1,15 @@
 """Convolutions, transposed convolutions, pooling, fold/unfold (re-exported by ``functional``).
 
-Every layer is one ``patches`` (im2col) or ``fold`` (col2im) primitive plus ONE matrix product
-over the whole batch (see ``funcgrad.ops.windows``); the derivatives come from those
-primitives' rules (patches and fold are each other's transposes), so there is no second copy of
-any derivative formula here. Max pooling picks each window's first maximum (PyTorch's choice
-among ties) with the ``window_argmax``/``window_gather`` primitives, whose transpose puts each
-cotangent back at its element: no window copies, no mask-and-sum, no scatter-add.
+PyTorch's functional forms on top of ``funcgrad.lax``: this module turns PyTorch's arguments
+(symmetric padding, ``'same'``, groups, ``output_padding``/``output_size``, ``ceil_mode``,
+``count_include_pad``, flat ``return_indices``) into lax's, with PyTorch's checks and error
+messages, and leaves the computing to lax. A convolution is ``lax.conv_general_dilated`` with
+NCHW/OIHW dimension numbers (``groups`` is ``feature_group_count``); a transposed convolution
+is the same with ``lhs_dilation = stride`` and the weight read as the reversed kernel (no
+copy flips it); average pooling is ``lax.reduce_window`` add; max pooling is lax's
+window max, which ends on the ``window_argmax``/``window_gather`` primitives and also hands
+out the argmax that ``return_indices`` needs. ``ceil_mode`` is extra high padding. Derivatives,
+batching and jit come from lax; there is no second copy of any of it here.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import numpy
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad import lax
 from funcgrad.avals import get_aval
+from funcgrad.lax._convolution import ConvDimensionNumbers, conv_general_dilated_reversed
+from funcgrad.lax._windows import window_max
 from funcgrad.ops.windows import fold as _fold_windows
 from funcgrad.ops.windows import patches as _patches
-from funcgrad.ops.windows import window_argmax as _window_argmax
 from funcgrad.ops.windows import window_counts
-from funcgrad.ops.windows import window_gather as _window_gather
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -92,22 +97,11 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
     return tuple((v, v) for v in p)
 
 
-def _contract_groups(w: Any, cols: Any, groups: int, nd: int) -> Any:
-    """``w`` (G*a, b, *K) against ``cols`` (G*b, *K, ...) -> (G*a, ...): one GEMM (a batched one
-    over groups)."""
-    ws, cs = fnp.shape(w), fnp.shape(cols)
-    if groups == 1:
-        # Plain 2-D matrix products: their transposes (the weight and input gradients) are
-        # 2-D products of transposed VIEWS, so no operand is copied into a new layout.
-        k = math.prod(ws[1:])
-        out = fnp.matmul(fnp.reshape(w, (ws[0], k)), fnp.reshape(cols, (k, -1)))
-        return fnp.reshape(out, (ws[0],) + tuple(cs[nd + 1:]))
-    wg = fnp.reshape(w, (groups, ws[0] // groups) + tuple(ws[1:]))
-    cg = fnp.reshape(cols, (groups, cs[0] // groups) + tuple(cs[1:]))
-    letters = "abcdefghijklm"[:nd + 1]
-    rest = "nopqrs"[:len(cs) - nd - 1]
-    out = fnp.einsum(f"gz{letters},g{letters}{rest}->gz{rest}", wg, cg)
-    return fnp.reshape(out, (ws[0],) + tuple(cs[nd + 1:]))
+def _same_dtype(x: Any, w: Any) -> tuple[Any, Any]:
+    """Input and weight in their common dtype (lax wants one; a float64 NumPy input to a
+    float32 layer computes in float64, as the NumPy promotion it always followed)."""
+    dt = fnp.result_type(x, w)
+    return (x if x.dtype == dt else x.astype(dt)), (w if w.dtype == dt else w.astype(dt))
 
 
 def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
@@ -134,8 +128,10 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     if any(n <= 0 for n in window_counts(spatial, kernel, st, dil, pads)):
         raise ValueError(f"{fname}: kernel size {kernel} (dilation {dil}) is larger than the "
                          f"padded input {tuple(n + a + b for n, (a, b) in zip(spatial, pads))}")
-    cols = _patches(x, kernel, st, dil, pads)               # (C, *K, N, *O)
-    out = fnp.moveaxis(_contract_groups(weight, cols, groups, nd), 0, 1)  # (N, O, *O)
+    x, weight = _same_dtype(x, weight)
+    # NCHW / OIHW / NCHW: lax's default dimension numbers.
+    out = lax.conv_general_dilated(x, weight, st, pads, rhs_dilation=dil,
+                                   feature_group_count=groups)
     if bias is not None:
         out = out + fnp.reshape(bias, (1, o) + (1,) * nd)
     return out[0] if unbatched else out
@@ -241,22 +237,23 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     if any(v <= 0 for v in out_sizes):
         raise ValueError(f"{fname}: the output size {out_sizes} is not positive (padding "
                          f"{pad} too large for input {in_sizes} and kernel {kernel})")
-    # Weight (Cin, Cout/G, *K) against x (N, Cin, *I) -> windows (Cout, *K, N, *I), then fold.
-    n = fnp.shape(x)[0]
+    # PyTorch's transposed convolution is lax's convolution of the input dilated by the
+    # stride with the kernel (Cout, Cin/G, *K) reversed: weight (Cin, Cout/G, *K) is that
+    # reversed kernel with its feature axes swapped per group (for one group a change of
+    # dimension numbers, no copy). Padding p on the output is d*(k-1) - p on the dilated
+    # input, output_padding more at the end.
+    x, weight = _same_dtype(x, weight)
+    iota = tuple(range(nd + 2))
     if groups == 1:
-        xt = fnp.reshape(fnp.moveaxis(x, 1, 0), (ci, -1))                  # (Cin, N*I)
-        w2 = fnp.reshape(weight, (ci, -1))                                  # (Cin, Cout*K)
-        cols = fnp.reshape(fnp.matmul(fnp.swapaxes(w2, 0, 1), xt),
-                           (og,) + kernel + (n,) + in_sizes)
+        w, dn = weight, ConvDimensionNumbers(iota, (1, 0) + iota[2:], iota)
     else:
-        wg = fnp.reshape(weight, (groups, ci // groups, og) + kernel)
-        xg = fnp.reshape(x, (n, groups, ci // groups) + in_sizes)
-        k_ = "abc"[:nd]
-        s_ = "xyz"[:nd]
-        cols = fnp.einsum(f"gio{k_},ngi{s_}->go{k_}n{s_}", wg, xg)
-        cols = fnp.reshape(cols, (groups * og,) + kernel + (n,) + in_sizes)
-    out = _fold_windows(cols, out_sizes, kernel, st, dil,
-                        tuple((p, p - op) for p, op in zip(pad, opad)))
+        w = fnp.reshape(fnp.swapaxes(fnp.reshape(weight, (groups, ci // groups, og) + kernel),
+                                     1, 2), (groups * og, ci // groups) + kernel)
+        dn = ConvDimensionNumbers(iota, iota, iota)
+    pads = tuple((d * (k - 1) - p, d * (k - 1) - p + op)
+                 for k, p, d, op in zip(kernel, pad, dil, opad))
+    out = conv_general_dilated_reversed(x, w, (1,) * nd, pads, st, dil, dn,
+                                        feature_group_count=groups)
     if bias is not None:
         out = out + fnp.reshape(bias, (1, groups * og) + (1,) * nd)
     return out[0] if unbatched else out
@@ -415,23 +412,20 @@ def _pool_setup(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any
 
 
 def _right_pads(x: Any, k: tuple, s: tuple, p: tuple, d: tuple, out: tuple) -> tuple:
-    """(lo, hi) padding so exactly ``out`` windows fit (the ceil-mode overhang included)."""
-    return tuple((pi, (oi - 1) * si + di * (ki - 1) + 1 - n - pi)
-                 for n, ki, si, pi, di, oi in zip(fnp.shape(x)[2:], k, s, p, d, out))
-
-
-def _flat_windows(cols: Any, nd: int) -> Any:
-    """(C, *K, N, *O) -> (C, prod(K), N, *O)."""
-    sh = fnp.shape(cols)
-    return fnp.reshape(cols, (sh[0], math.prod(sh[1:1 + nd])) + tuple(sh[1 + nd:]))
+    """(lo, hi) padding of every axis of ``x`` so exactly ``out`` windows fit: PyTorch's
+    symmetric ``p`` with the ``ceil_mode`` overhang as extra high padding (negative: the
+    tail that no window reaches)."""
+    return ((0, 0), (0, 0)) + tuple(
+        (pi, (oi - 1) * si + di * (ki - 1) + 1 - n - pi)
+        for n, ki, si, pi, di, oi in zip(fnp.shape(x)[2:], k, s, p, d, out))
 
 
 def _lowest(dtype: Any) -> Any:
     dt = numpy.dtype(dtype)
     if dt.kind == "f":
-        return -numpy.inf
+        return dt.type(-numpy.inf)
     if dt.kind in "iu":
-        return int(numpy.iinfo(dt).min)
+        return dt.type(numpy.iinfo(dt).min)
     raise TypeError(f"max pooling: unsupported dtype {dt}")
 
 
@@ -445,17 +439,12 @@ def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool, fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding,
                                                 dilation, ceil_mode, fname)
-    pads = _right_pads(x, k, s, p, d, out)
-    if any(lo or hi > 0 for lo, hi in pads):
-        # -inf (the dtype's lowest) padding, so a padded element is never the maximum.
-        x = fnp.pad(x, [(0, 0), (0, 0)] + [(lo, max(hi, 0)) for lo, hi in pads],
-                    constant_values=_lowest(x.dtype))
-    else:
-        _lowest(x.dtype)  # the dtype check
-    # The first maximum of each window (PyTorch's choice among ties; a NaN is a maximum),
-    # and its value: the gradient goes to that one element (window_scatter), no mask.
-    arg = _window_argmax(x, k, s, d)                                  # (N, C, *O)
-    res = _window_gather(x, arg, k, s, d)
+    # Padding holds the dtype's lowest value, so a padded element is never the maximum.
+    # lax's window max picks each window's first maximum (PyTorch's choice among ties; a NaN
+    # is a maximum) and routes the gradient to that one element.
+    one = (1, 1)
+    res, arg = window_max(x, _lowest(x.dtype), one + k, one + s, _right_pads(x, k, s, p, d, out),
+                          None, one + d)
     if unbatched:
         res = res[0]
     if not return_indices:
@@ -527,8 +516,10 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding, 1,
                                                 ceil_mode, fname)
-    pads = _right_pads(x, k, s, p, d, out)
-    total = fnp.moveaxis(fnp.sum(_flat_windows(_patches(x, k, s, d, pads), nd), axis=1), 0, 1)
+    if numpy.dtype(x.dtype).kind not in "fc":
+        x = x.astype(numpy.float64)  # an integer mean is a float (its sum must not wrap)
+    one = (1, 1)
+    total = lax.reduce_window(x, 0, lax.add, one + k, one + s, _right_pads(x, k, s, p, d, out))
     if divisor_override is not None:
         if divisor_override == 0:
             raise ValueError(f"{fname}: divisor_override must be non-zero")

@@ -14,6 +14,7 @@ dimension numbers say.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -252,10 +253,18 @@ def _inverse(perm: Sequence[int]) -> tuple[int, ...]:
     return tuple(inv)
 
 
+def _permuted(x: Array, perm: tuple[int, ...]) -> Array:
+    # The default (NCHW) dimension numbers are the identity: no transpose to bind or check.
+    return x if perm == tuple(range(len(perm))) else _sh.transpose(x, perm)
+
+
 def _check_spec(spec: tuple[int, ...], ndim: int, what: str) -> None:
     if sorted(spec) != list(range(ndim)):
         raise TypeError(f"lax.conv_general_dilated: dimension_numbers' {what} {spec} is not a "
                         f"permutation of the {ndim} axes")
+
+
+_MATMUL = (((1,), (0,)), ((), ()))
 
 
 def _contract_windows(w: Array, cols: Array, nd: int, groups: int, batch_groups: int
@@ -265,8 +274,13 @@ def _contract_windows(w: Array, cols: Array, nd: int, groups: int, batch_groups:
     ws, cs = w.shape, cols.shape
     o, k_axes = ws[0], tuple(range(2, 2 + nd))
     if groups == 1 and batch_groups == 1:
-        out = _la.dot_general(w, cols, (((1,) + k_axes, tuple(range(1 + nd))), ((), ())))
-    elif groups > 1:
+        # A plain 2-D matrix product: its transposes (the kernel and input gradients) are 2-D
+        # products of transposed VIEWS, so the windows are never copied into a new layout.
+        k = math.prod(ws[1:])
+        out = _la.dot_general(_sh.reshape(w, (o, k)),
+                              _sh.reshape(cols, (k, math.prod(cs[1 + nd:]))), _MATMUL)
+        return _sh.moveaxis(_sh.reshape(out, (o,) + cs[1 + nd:]), 0, 1)
+    if groups > 1:
         wg = _sh.reshape(w, (groups, o // groups) + ws[1:])                # (G, Og, I, *K)
         cg = _sh.reshape(cols, (groups, cs[0] // groups) + cs[1:])        # (G, I, *K, N, *Y)
         out = _la.dot_general(wg, cg, (((2,) + tuple(a + 1 for a in k_axes),
@@ -277,8 +291,7 @@ def _contract_windows(w: Array, cols: Array, nd: int, groups: int, batch_groups:
         cg = _sh.reshape(cols, cs[:1 + nd] + (batch_groups, n) + cs[2 + nd:])
         out = _la.dot_general(wg, cg, (((2,) + tuple(a + 1 for a in k_axes),
                                         tuple(range(1 + nd))), ((0,), (1 + nd,))))
-    out = _sh.reshape(out, (o,) + out.shape[2:] if groups > 1 or batch_groups > 1
-                      else out.shape)                                      # (O, N, *Y)
+    out = _sh.reshape(out, (o,) + out.shape[2:])                          # (O, N, *Y)
     return _sh.moveaxis(out, 0, 1)
 
 
@@ -288,7 +301,14 @@ def _spread_windows(x: Array, w: Array, nd: int, groups: int, batch_groups: int)
     xs, ws = x.shape, w.shape
     o = ws[0]
     if groups == 1 and batch_groups == 1:
-        return _la.dot_general(w, x, (((1,), (1,)), ((), ())))
+        # One 2-D matrix product (O*K, I) @ (I, N*S): its transposes (the gradients) are 2-D
+        # products of transposed views, never a copy of the (large) windows' cotangent.
+        nd_k = len(ws) - 2
+        w2 = _sh.reshape(_sh.transpose(w, (0,) + tuple(range(2, 2 + nd_k)) + (1,)),
+                         (o * math.prod(ws[2:]), ws[1]))
+        x2 = _sh.reshape(_sh.moveaxis(x, 1, 0), (xs[1], xs[0] * math.prod(xs[2:])))
+        out = _la.dot_general(w2, x2, _MATMUL)
+        return _sh.reshape(out, (o,) + ws[2:] + (xs[0],) + xs[2:])
     if groups > 1:
         wg = _sh.reshape(w, (groups, o // groups) + ws[1:])               # (G, Og, Ig, *K)
         xg = _sh.reshape(x, (xs[0], groups, xs[1] // groups) + xs[2:])   # (N, G, Ig, *I)
@@ -335,6 +355,32 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
         ...                          lhs_dilation=(2,)).tolist()
         [[[0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0]]]
     """
+    return conv_general_dilated_reversed(
+        lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+        feature_group_count, batch_group_count, precision, preferred_element_type,
+        rhs_reversed=False)
+
+
+def conv_general_dilated_reversed(lhs: Array, rhs: Array, window_strides: Sequence[int],
+                                  padding: Any, lhs_dilation: Sequence[int] | None = None,
+                                  rhs_dilation: Sequence[int] | None = None,
+                                  dimension_numbers: Any = None, feature_group_count: int = 1,
+                                  batch_group_count: int = 1, precision: Any = None,
+                                  preferred_element_type: Any = None, *,
+                                  rhs_reversed: bool = True) -> Array:
+    """:func:`conv_general_dilated` of ``rev(rhs)`` (the kernel's spatial axes reversed) when
+    ``rhs_reversed``: a transposed convolution's weight is the reversed kernel of the
+    convolution it transposes, and the ``lhs_dilation`` path wants it unreversed, so
+    ``conv_transpose(transpose_kernel=True)`` and funcgrad_nn's ``conv_transpose*d`` hand it
+    over as it is instead of reversing it twice.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax._convolution import conv_general_dilated_reversed
+        >>> conv_general_dilated_reversed(np.arange(3.0).reshape(1, 1, 3),
+        ...                               np.array([[[1.0, 10.0]]]), (1,), "VALID").tolist()
+        [[[1.0, 12.0]]]
+    """
     name = "conv_general_dilated"
     _check_precision(name, precision)
     la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
@@ -346,8 +392,8 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     for spec, what in zip(dn, ("lhs_spec", "rhs_spec", "out_spec")):
         _check_spec(tuple(spec), la.ndim, what)
-    x = _sh.transpose(lhs, tuple(dn.lhs_spec))                            # (N, C, *S)
-    w = _sh.transpose(rhs, tuple(dn.rhs_spec))                            # (O, I, *K)
+    x = _permuted(lhs, tuple(dn.lhs_spec))                                # (N, C, *S)
+    w = _permuted(rhs, tuple(dn.rhs_spec))                                # (O, I, *K)
     n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
     o, i, kernel = w.shape[0], w.shape[1], tuple(w.shape[2:])
     strides = _seq(name, window_strides, nd, "window_strides")
@@ -387,7 +433,8 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
     if any(d > 1 for d in ldil) and all(lo <= e - 1 for (lo, _), e in zip(pads, eff_kernel)):
         # Transposed convolution: every input element times the (flipped) kernel, summed into
         # place by fold (stride = lhs dilation); then the window strides subsample.
-        cols = _spread_windows(x, _sh.rev(w, tuple(range(2, 2 + nd))), nd, groups, bgroups)
+        spread = w if rhs_reversed else _sh.rev(w, tuple(range(2, 2 + nd)))
+        cols = _spread_windows(x, spread, nd, groups, bgroups)
         full = tuple(m + lo + hi - e + 1 for m, e, (lo, hi) in zip(dilated, eff_kernel, pads))
         fpads = tuple((e - 1 - lo, e - 1 - hi) for e, (lo, hi) in zip(eff_kernel, pads))
         out = _fold(cols, full, kernel, ldil, rdil, fpads)                # (N/B, O, *full)
@@ -400,11 +447,13 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
             config = [(0, 0, 0)] * 2 + [(min(lo, 0), 0, d - 1) for (lo, _), d in zip(pads, ldil)]
             x = _sh.pad(x, get_aval(x).dtype.type(0), config)
             pads = tuple((max(lo, 0), hi) for lo, hi in pads)
+        if rhs_reversed:
+            w = _sh.rev(w, tuple(range(2, 2 + nd)))
         cols = _patches(x, kernel, strides, rdil, pads)                   # (C, *K, N, *Y)
         out = _contract_windows(w, cols, nd, groups, bgroups)            # (N/B, O, *Y)
     if tuple(out.shape) != out_shape:
         raise ShapeError(f"lax.{name}: internal shape mismatch {out.shape} != {out_shape}")
-    return _sh.transpose(out, inv)
+    return _permuted(out, inv)
 
 
 def conv(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
@@ -493,8 +542,12 @@ def conv_transpose(lhs: Array, rhs: Array, strides: Sequence[int], padding: Any,
     else:
         pads = padding
     if transpose_kernel:
-        rhs = _sh.rev(rhs, tuple(dn.rhs_spec[2:]))
-        rhs = _sh.swapaxes(rhs, dn.rhs_spec[0], dn.rhs_spec[1])
-    return conv_general_dilated(lhs, rhs, (1,) * nd, pads, strides, rhs_dilation, dn,
-                                precision=precision,
-                                preferred_element_type=preferred_element_type)
+        # The kernel's features swapped and its spatial axes reversed: the swap is a change
+        # of dimension numbers, the reversal is left to the convolution (which would
+        # otherwise reverse it back).
+        o_axis, i_axis = dn.rhs_spec[:2]
+        dn = dn._replace(rhs_spec=(i_axis, o_axis) + tuple(dn.rhs_spec[2:]))
+    return conv_general_dilated_reversed(lhs, rhs, (1,) * nd, pads, strides, rhs_dilation, dn,
+                                         precision=precision,
+                                         preferred_element_type=preferred_element_type,
+                                         rhs_reversed=transpose_kernel)

@@ -1,14 +1,16 @@
-"""``lax.reduce_window``: a reduction over sliding windows, on the ``patches`` primitive.
+"""``lax.reduce_window``: a reduction over sliding windows, on the window primitives.
 
-The operand is padded with the init value (base dilation is interior padding, as in XLA), the
-``patches`` window primitive lays every window out along one axis, and that axis is reduced:
-``reduce_sum``/``reduce_prod`` for ``lax.add``/``lax.mul``; for ``lax.max``/``lax.min`` the
-first extremum of each window is picked with a one-hot mask, so the gradient goes to that one
-element as XLA's ``select_and_scatter`` sends it. Any other ``computation`` (also over pytrees of
-operands) is applied elementwise across all windows at once, folding over the window
-positions, so it must be a vectorisable binary function (built from ``lax``/``funcgrad.numpy``
-operations). No new primitive: derivatives, batching and jit come from the rules of ``pad``,
-``patches``, the reductions and whatever ``computation`` uses.
+The operand is padded with the init value (base dilation is interior padding, as in XLA).
+``lax.max``/``lax.min`` end on the max-pooling primitives ``window_argmax``/``window_gather``
+(``funcgrad.ops.windows``): the first extremum of each window is found in place (no window
+copies) and its value gathered, so the gradient goes to that one element as XLA's
+``select_and_scatter`` sends it; :func:`window_max` also hands that argmax out (funcgrad_nn's
+``max_pool(return_indices=True)`` sits on it). ``lax.add``/``lax.mul`` lay every window out
+along one axis with the ``patches`` primitive and reduce it. Any other ``computation`` (also
+over pytrees of operands) is applied elementwise across all windows at once, folding over the
+window positions, so it must be a vectorisable binary function (built from ``lax``/
+``funcgrad.numpy`` operations). No new primitive: derivatives, batching and jit come from the
+rules of ``pad``, the window primitives, the reductions and whatever ``computation`` uses.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
-import funcgrad.ops.sorting as _sort
+import funcgrad.ops.windows as _winp
 from funcgrad import backend, tree_util
 from funcgrad.avals import get_aval
 from funcgrad.core import is_tracer
@@ -138,13 +140,80 @@ def _windows(x: Array, init: Any, window: tuple, strides: tuple, pads: tuple, ba
     return _sh.reshape(cols, (math.prod(window),) + shape[2 + nd:])
 
 
-def _first_extremum(cols: Array, monoid: str) -> Array:
-    """The max (min) over axis 0, differentiating into the first extremum of each window."""
-    pick = _red.argmax(cols, 0) if monoid == "max" else _red.argmin(cols, 0)
-    a = get_aval(cols)
-    hot = _ew.eq(_sort.axis_iota(a, 0), _sh.expand_dims(pick, (0,)))  # on cols' device
-    out = _red.reduce_sum(_ew.select_n(hot, a.dtype.type(0), cols), (0,))
-    return _same_dtype(out, a.dtype)
+def _order_reversed(x: Array) -> Array:
+    """``x`` mapped so that its order is reversed exactly: the minimum becomes the maximum
+    (negation for floats, NaN stays NaN; bitwise NOT for integers and booleans, which
+    cannot overflow)."""
+    return _ew.neg(x) if get_aval(x).dtype.kind == "f" else _ew.not_(x)
+
+
+def window_max(operand: Array, init_value: Any, window_dimensions: Sequence[int],
+               window_strides: Sequence[int], padding: Sequence[tuple[int, int]],
+               base_dilation: Sequence[int] | None = None,
+               window_dilation: Sequence[int] | None = None, *, minimum: bool = False
+               ) -> tuple[Array, Array]:
+    """The maximum (``minimum=True``: the minimum) of every window of ``operand`` and the
+    row-major index, within its window, of the FIRST element holding it (a NaN counts as the
+    extremum); padding and base-dilation holes hold ``init_value``, which is NOT otherwise
+    combined in. ``padding`` is explicit ``(lo, hi)`` pairs and the result must be non-empty.
+
+    This is ``reduce_window``'s max/min and what funcgrad_nn's ``max_pool(return_indices=True)``
+    reads its indices from: the ``window_argmax``/``window_gather`` primitives, which work in
+    an ``(N, C, *spatial)`` layout; the axes the window leaves alone (window 1, stride 1) play
+    ``N`` and ``C``, so a channels-last or batch-first operand is not copied into another
+    layout. The gradient goes to the chosen element only.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax._windows import window_max
+        >>> v, i = window_max(np.array([1.0, 3.0, 3.0, 2.0]), -np.inf, (2,), (2,), [(0, 0)])
+        >>> v.tolist(), i.tolist()
+        ([3.0, 3.0], [1, 0])
+    """
+    a = get_aval(operand)
+    nd = a.ndim
+    window, strides = tuple(window_dimensions), tuple(window_strides)
+    base = (1,) * nd if base_dilation is None else tuple(base_dilation)
+    wdil = (1,) * nd if window_dilation is None else tuple(window_dilation)
+    out_shape = reduce_window_shape_tuple(a.shape, window, strides, padding, base, wdil)
+    if 0 in out_shape:
+        raise ValueError(f"lax.window_max: no window fits: operand {a.shape}, window {window}, "
+                         f"padding {tuple(padding)}")
+    # Pad with the init value only as far as the last window reaches; a tail shorter than a
+    # stride is left in place (the primitives skip it), a longer one is cropped.
+    config, x = [], operand
+    for n, w, s, (lo, _), b, d, o in zip(a.shape, window, strides, padding, base, wdil,
+                                         out_shape):
+        hi = (o - 1) * s + _dilate(w, d) - _dilate(n, b) - lo
+        config.append((lo, 0 if -s < hi < 0 else hi, b - 1))
+    if any(c != (0, 0, 0) for c in config):
+        x = _sh.pad(x, init_value, config)
+    # The primitives' (N, C, *spatial) layout: untouched axes first (a view), merged or
+    # padded with unit axes to exactly two.
+    lead = [i for i in range(nd) if window[i] == 1 and strides[i] == 1]
+    spatial = [i for i in range(nd) if i not in lead]
+    if not spatial:
+        spatial = [lead.pop()]
+    perm = tuple(lead + spatial)
+    x = _sh.transpose(x, perm)
+    shape = get_aval(x).shape
+    lead_shape = shape[:len(lead)]
+    if len(lead) != 2:
+        lead_shape = (1,) * (2 - len(lead)) + lead_shape if len(lead) < 2 else \
+            (math.prod(lead_shape[:-1]), lead_shape[-1])
+        x = _sh.reshape(x, lead_shape + shape[len(lead):])
+    k = tuple(window[i] for i in spatial)
+    s = tuple(strides[i] for i in spatial)
+    d = tuple(wdil[i] for i in spatial)
+    arg = _winp.window_argmax(_order_reversed(x) if minimum else x, k, s, d)
+    val = _winp.window_gather(x, arg, k, s, d)
+    inv = tuple(numpy.argsort(perm))
+    outs = []
+    for r in (val, arg):
+        if len(lead) != 2:
+            r = _sh.reshape(r, tuple(out_shape[i] for i in perm))
+        outs.append(_sh.transpose(r, inv))
+    return outs[0], outs[1]
 
 
 def _same_dtype(x: Array, dtype: numpy.dtype) -> Array:
@@ -232,17 +301,19 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     monoid = _MONOIDS.get(computation) if len(flat_ops) == 1 else None
     if monoid is not None and avals[0].dtype.kind == "b" and monoid in ("add", "mul"):
         monoid = None  # lax.add/mul reject bool: the generic path raises their error
+    if monoid in ("max", "min") and avals[0].dtype.kind not in "biuf":
+        monoid = None  # no order for the window primitives (complex): the generic fold
     if monoid is not None:
         (x,), (init,), dt = flat_ops, inits, avals[0].dtype
         identity = _is_value(init, _identity(monoid, dt))
-        cols = _windows(x, init, window, strides, pads, base, wdil,
-                        monoid == "add" and identity)
-        if monoid == "add":
-            out = _same_dtype(_red.reduce_sum(cols, (0,)), dt)
-        elif monoid == "mul":
-            out = _same_dtype(_red.reduce_prod(cols, (0,)), dt)
+        if monoid in ("max", "min"):
+            out, _ = window_max(x, init, window, strides, pads, base, wdil,
+                                minimum=monoid == "min")
         else:
-            out = _first_extremum(cols, monoid)
+            cols = _windows(x, init, window, strides, pads, base, wdil,
+                            monoid == "add" and identity)
+            reduce = _red.reduce_sum if monoid == "add" else _red.reduce_prod
+            out = _same_dtype(reduce(cols, (0,)), dt)
         if not identity:
             out = computation(out, init)
         return out

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 from funcgrad import lax
+from funcgrad.lax._convolution import conv_general_dilated_reversed
 from funcgrad.test_util import check_grads
 from tests.funcgrad.lax.fixtures.make_conv_fixtures import CASES as TORCH_CASES
 from tests.funcgrad.op_tables.lax_windows import conv_reference
@@ -327,3 +328,25 @@ def test_errors_name_the_argument(kwargs, match) -> None:
     args.update(kwargs)
     with pytest.raises((TypeError, ValueError), match=match):
         lax.conv_general_dilated(np.ones((2, 3, 4, 4)), np.ones((4, 3, 2, 2)), **args)
+
+
+@pytest.mark.parametrize("pads, ldil, groups", [
+    (((2, 3), (1, 1)), (2, 3), 1),      # lhs dilation within the kernel: the fold path
+    (((2, 2), (0, 1)), (2, 1), 2),
+    (((-1, 4), (3, 0)), (2, 1), 1),     # low padding beyond the kernel: the windows path
+    (((1, 0), (1, 1)), (1, 1), 2),      # no lhs dilation
+])
+def test_reversed_kernel_entry_is_conv_of_the_reversed_kernel(pads, ldil, groups) -> None:
+    # What conv_transpose(transpose_kernel=True) and funcgrad_nn's transposed convolutions
+    # call: the kernel arrives reversed and is never reversed back and forth.
+    rng = np.random.default_rng(7)
+    x, w = _rand(rng, 2, 4, 5, 4), _rand(rng, 6, 4 // groups, 3, 2)
+    want = conv_reference(x, w[:, :, ::-1, ::-1], (1, 2), pads, ldil, (1, 2), groups)
+
+    def f(x, w):
+        return conv_general_dilated_reversed(x, w, (1, 2), pads, ldil, (1, 2),
+                                             feature_group_count=groups)
+
+    assert_allclose(f(dev(x), dev(w)), want)
+    assert_allclose(funcgrad.jit(f)(dev(x), dev(w)), want)
+    check_grads(f, (dev(x), dev(w)), order=1, modes=("rev",))

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax
+from funcgrad.lax._windows import window_max
 from funcgrad.test_util import check_grads
 from tests.funcgrad.op_tables.lax_windows import (
     reduce_precision_reference,
@@ -111,6 +112,56 @@ def test_empty_result_and_shape_tuple() -> None:
     assert host(out).shape == (0, 3)
     assert lax.reduce_window_shape_tuple((5, 6), (2, 3), (1, 3), [(0, 0), (1, 2)],
                                          (2, 1), (1, 2)) == (8, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64, np.bool_, np.float32])
+def test_integer_and_bool_extrema_of_every_value(dtype) -> None:
+    # max/min run on the window_argmax primitive (min through an exact order reversal: bitwise
+    # NOT for integers, which cannot overflow at the dtype's extremes).
+    if np.dtype(dtype).kind == "b":
+        x = np.array([[True, False, False], [False, False, True]])
+    elif np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = np.array([[info.min, 3, info.max], [0, info.min, 1]], dtype=dtype)
+    else:
+        x = np.array([[-np.inf, 3, np.inf], [0, -0.0, 1]], dtype=dtype)
+    for comp, ref in ((lax.max, np.max), (lax.min, np.min)):
+        init = ref(x)  # the extreme value itself: an identity, so it changes nothing
+        got = host(lax.reduce_window(dev(x), init, comp, (2, 2), (1, 1), "VALID"))
+        want = reduce_window_reference(x, init, {lax.max: np.maximum,
+                                                 lax.min: np.minimum}[comp],
+                                       (2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))
+        assert got.dtype == x.dtype and got.tolist() == want.tolist()
+
+
+def test_nan_is_the_extremum_and_takes_the_gradient() -> None:
+    x = np.array([1.0, np.nan, 5.0, np.nan, 2.0])
+    for comp, init in ((lax.max, -np.inf), (lax.min, np.inf)):
+        out = host(lax.reduce_window(dev(x), init, comp, (2,), (1,), "VALID"))
+        assert np.isnan(out).tolist() == [True, True, True, True]
+        g = funcgrad.grad(lambda x, init=init, comp=comp: fnp.sum(
+            lax.reduce_window(x, init, comp, (3,), (2,), "VALID")))(dev(x))
+        assert host(g).tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+def test_window_max_indices_in_any_layout() -> None:
+    # Channels-last: the untouched axes (N and C) play the primitives' N and C by a view;
+    # the index is row-major within the window over every axis (untouched axes add 0).
+    rng = np.random.default_rng(3)
+    x = rng.permutation(2 * 5 * 7 * 3).reshape(2, 5, 7, 3).astype(np.float64)
+    window, strides, pads = (1, 3, 2, 1), (1, 2, 2, 1), ((0, 0), (1, 1), (0, 1), (0, 0))
+    v, i = window_max(dev(x), -np.inf, window, strides, pads, None, (1, 1, 2, 1))
+    xp = np.pad(x, [(0, 0), (1, 1), (0, 1), (0, 0)], constant_values=-np.inf)
+    want_v = reduce_window_reference(x, -np.inf, np.maximum, window, strides, pads,
+                                     (1,) * 4, (1, 1, 2, 1))
+    assert_allclose(v, want_v)
+    oh, ow = want_v.shape[1:3]
+    for n, a, b, c in np.ndindex(2, oh, ow, 3):
+        win = xp[n, 2 * a:2 * a + 3, 2 * b:2 * b + 3:2, c]
+        assert host(i)[n, a, b, c] == int(np.argmax(win))
+    batched = funcgrad.vmap(lambda x: window_max(x, -np.inf, window[1:], strides[1:],
+                                                 pads[1:], None, (1, 2, 1))[1])(dev(x))
+    assert host(batched).tolist() == host(i).tolist()
 
 
 @st.composite
