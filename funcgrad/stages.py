@@ -28,6 +28,7 @@ from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Tracer
+from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr
 
 __all__ = ["Traced", "Lowered", "Compiled", "Signature", "check_call_args", "out_info"]
@@ -269,6 +270,11 @@ class Lowered(_Stage):
         exe = self._executable()
         return _text(exe.jaxpr, exe.source)
 
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated cost of running the optimised program once, as JAX's:
+        ``{'flops', 'transcendentals', 'bytes accessed'}`` (see :class:`Compiled`)."""
+        return _cost.cost_analysis(self._executable().jaxpr)
+
     def compile(self) -> Compiled:
         """The compiled computation: call it with arguments of the lowered types."""
         self._executable()
@@ -319,6 +325,22 @@ class Compiled(_Stage):
     def source(self) -> str:
         """The generated Python source."""
         return self._executable().source
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimated cost of one call, as ``jax.stages.Compiled.cost_analysis()``: ``'flops'``,
+        ``'transcendentals'`` and ``'bytes accessed'`` of the optimised program, summed over its
+        operations from the rules the primitives register (:mod:`funcgrad.interpreters.cost`):
+        one flop per element of an elementwise result, one per element a reduction reads,
+        ``2*M*N*K`` for a matrix product, loops' bodies times their static trip counts.
+
+        Example:
+            >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+            >>> c = funcgrad.jit(lambda a, b: fnp.tanh(a @ b).sum()).lower(
+            ...     np.ones((8, 4), np.float32), np.ones((4, 2), np.float32)).compile()
+            >>> c.cost_analysis()
+            {'flops': 160.0, 'transcendentals': 16.0, 'bytes accessed': 420.0}
+        """
+        return _cost.cost_analysis(self._executable().jaxpr)
 
     def __repr__(self) -> str:
         return f"<Compiled {self._sig.name}>"

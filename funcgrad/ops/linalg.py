@@ -25,6 +25,7 @@ from funcgrad.compile.rules import Emission
 from funcgrad.core import Tracer, bind1, eval_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules, multilinear_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
@@ -422,3 +423,15 @@ _rules.emitters[dot_general_p] = _emit_dot_general
 _rules.register_simplification(_shape.transpose_p, _simplify_transposed_product)
 _rules.fold_any_size_primitives.add(dot_general_p)
 _rules.roles["dot_general"] = dot_general_p
+
+
+def _dot_general_cost(eqn: Eqn, jaxpr_cost: Any) -> _cost.Cost:
+    """``2 * M * N * K``: a multiply and an add per output element and contracted index."""
+    (lc, _), _ = eqn.params["dimension_numbers"]
+    k = math.prod(eqn.invars[0].aval.shape[d] for d in lc)
+    out = _cost.aval_size(eqn.outvars[0].aval)
+    io = sum(_cost.aval_bytes(v.aval) for v in (*eqn.invars, *eqn.outvars))
+    return _cost.Cost(2.0 * out * k, 0.0, float(io))
+
+
+_cost.cost_rules[dot_general_p] = _dot_general_cost

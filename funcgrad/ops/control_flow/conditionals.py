@@ -28,6 +28,7 @@ from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters import jaxpr_rules as jr
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.interpreters.jvp import Zero, jvp_flat, jvp_rules, tangent_aval
@@ -38,7 +39,7 @@ from funcgrad.interpreters.staging import (
     trace_to_jaxpr,
 )
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Var, dce_rules
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_rules
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow._common import (
@@ -505,6 +506,20 @@ def _tape_owner(branches: tuple[ClosedJaxpr, ...], k: int) -> int:
 
 
 batching.batch_rules[cond_p] = _cond_batch
+
+
+def _cond_cost(eqn: Eqn, jaxpr_cost: Any) -> Any:
+    """The branch a constant index picks, else the costliest branch (one of them runs;
+    which is known only at run time)."""
+    branches = eqn.params["branches"]
+    index = eqn.invars[0]
+    if type(index) is Literal:
+        return jaxpr_cost(branches[min(max(int(index.val), 0), len(branches) - 1)])
+    return max((jaxpr_cost(b) for b in branches),
+               key=lambda c: (c.flops, c.transcendentals, c.bytes_accessed))
+
+
+_cost.cost_rules[cond_p] = _cond_cost
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters import jaxpr_rules as jr
 from funcgrad.interpreters.jvp import (
     Zero,
@@ -734,6 +735,15 @@ def _scan_batch(axis_size, vals, dims, *, jaxpr, num_consts, num_carry, length, 
 
 
 batching.batch_rules[scan_p] = _scan_batch
+
+
+def _scan_cost(eqn: Eqn, jaxpr_cost: Any) -> Any:
+    """The body once per iteration (once when the length is only known at run time)."""
+    length = eqn.params["length"]
+    return jaxpr_cost(eqn.params["jaxpr"]).scaled(length if length is not None else 1)
+
+
+_cost.cost_rules[scan_p] = _scan_cost
 
 
 # ---------------------------------------------------------------------------------------------
