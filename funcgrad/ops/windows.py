@@ -21,7 +21,10 @@ copies): ``window_argmax`` (which element of each window is its FIRST maximum, a
 output without derivative), ``window_gather`` (that element's value; linear in ``x``) and its
 transpose ``window_scatter`` (each value back at its element, overlaps summed). The value of
 a max pool is ``window_gather(x, window_argmax(x))``, so its derivative routes every window's
-cotangent to one element, as PyTorch's, with no mask-and-sum over window copies.
+cotangent to one element, as PyTorch's, with no mask-and-sum over window copies. On the host
+the three run over contiguous memory: the argmax scans a copy of the windows laid out with
+the planes innermost, the gather and the (disjoint-window) scatter index the input's elements
+by their flat positions.
 """
 
 from __future__ import annotations
@@ -334,6 +337,95 @@ def _check_window_params(name: str, a: ShapedArray, kernel, stride, dilation) ->
     return counts
 
 
+# -- host paths: flat element indices, every pass over contiguous memory ----------------------
+#
+# NumPy's strided loops pay a fixed cost per innermost row; over the small planes of a CNN
+# (rows of 2-8 elements) the window views above are bound by it. On the host the windows are
+# read instead by ONE strided copy whose inner loop runs across the planes, and gathered or
+# stored through flat element indices, with the input in whichever of (N, C) and (C, N) order
+# its memory has (a convolution's output is (C, N)-ordered in memory).
+
+
+def _planes_first(x: numpy.ndarray) -> tuple[numpy.ndarray, bool]:
+    """``x`` ``(N, C, *S)`` as a C-contiguous array, with its two leading axes swapped (and
+    True) where that is its memory order; a copy only if it is neither."""
+    if x.flags.c_contiguous:
+        return x, False
+    swapped = x.swapaxes(0, 1)
+    if swapped.flags.c_contiguous:
+        return swapped, True
+    return numpy.ascontiguousarray(x), False
+
+
+@functools.lru_cache(maxsize=64)
+def _window_offsets(spatial, kernel, stride, dilation) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """(flat index of each window's first element, ``prod(O)``; flat offset of each kernel
+    element from it, ``prod(K)``) within one C-contiguous plane of shape ``spatial``.
+    Read-only (cached)."""
+    plane = numpy.arange(math.prod(spatial)).reshape(spatial)
+    counts = window_counts(spatial, kernel, stride, dilation, _NO_PAD * len(kernel))
+    starts = plane[tuple(slice(0, s * (c - 1) + 1, s) for s, c in zip(stride, counts))]
+    offs = plane[tuple(slice(0, d * (k - 1) + 1, d) for k, d in zip(kernel, dilation))]
+    starts, offs = starts.reshape(-1), offs.reshape(-1)
+    starts.setflags(write=False)
+    offs.setflags(write=False)
+    return starts, offs
+
+
+@functools.lru_cache(maxsize=16)
+def _window_bases(planes: int, spatial, kernel, stride, dilation) -> numpy.ndarray:
+    """``(planes, prod(O))`` flat index of every window's first element in a C-contiguous
+    ``(planes, *spatial)`` array. Read-only (cached)."""
+    starts, _ = _window_offsets(spatial, kernel, stride, dilation)
+    base = numpy.arange(planes)[:, None] * math.prod(spatial) + starts
+    base.setflags(write=False)
+    return base
+
+
+def _flat_index(idx: numpy.ndarray, spatial, kernel, stride, dilation) -> numpy.ndarray:
+    """Flat index, in a C-contiguous ``(A, B, *spatial)`` array, of the element ``idx``
+    ``(A, B, *O)`` names in each window."""
+    _, offs = _window_offsets(spatial, kernel, stride, dilation)
+    planes = idx.shape[0] * idx.shape[1]
+    flat = offs.take(idx.reshape(planes, -1), mode="wrap")  # (in range: the fastest mode)
+    flat += _window_bases(planes, spatial, kernel, stride, dilation)
+    return flat.reshape(idx.shape)
+
+
+def _argmax_host(x: numpy.ndarray, kernel, stride, dilation) -> numpy.ndarray:
+    lead, swapped = _planes_first(x)
+    spatial = tuple(x.shape[2:])
+    planes = lead.shape[0] * lead.shape[1]
+    counts = window_counts(spatial, kernel, stride, dilation, _NO_PAD * len(kernel))
+    kt, ot = math.prod(kernel), math.prod(counts)
+    # (*K, *O, planes): one copy, its inner loop across the planes
+    st = lead.strides[2:]
+    view = numpy.ndarray(  # (as_strided costs several times more on small arrays)
+        tuple(kernel) + counts + (planes,), lead.dtype, lead, 0,
+        tuple(a * d for a, d in zip(st, dilation)) + tuple(a * s for a, s in zip(st, stride))
+        + (lead.strides[1],))
+    w = numpy.ascontiguousarray(view).reshape(kt, ot * planes)
+    idt = _index_dtype(kt)
+    top = w[0].copy()
+    rank = numpy.zeros(top.shape, dtype=idt)
+    later = numpy.empty(top.shape, dtype=bool)
+    step = numpy.empty(top.shape, dtype=idt)
+    for k in range(1, kt):
+        # strictly greater: the first maximum keeps its place (a NaN compares false)
+        numpy.greater(w[k], top, out=later)
+        numpy.maximum(top, w[k], out=top)  # NaN propagates
+        numpy.multiply(later, k, out=step, dtype=idt)
+        numpy.maximum(rank, step, out=rank)  # k grows: a later hit overrides
+    if x.dtype.kind == "f":
+        nan = numpy.isnan(top)
+        if nan.any():  # a window with a NaN: its first NaN
+            cols = numpy.nonzero(nan)[0]
+            rank[cols] = numpy.isnan(w[:, cols]).argmax(axis=0)
+    out = numpy.ascontiguousarray(rank.reshape(ot, planes).T).reshape(
+        lead.shape[:2] + counts)
+    return out.swapaxes(0, 1) if swapped else out
+
+
 # -- window_argmax: (N, C, *S) -> (N, C, *O), index of the first maximum in each window ------
 
 
@@ -360,6 +452,8 @@ def _window_stack(xp: Any, x: Any, kernel, stride, dilation) -> Any:
 
 def _argmax_impl(x: Any, kernel, stride, dilation) -> list:
     xp = xp_for(x)
+    if xp is numpy:
+        return [_argmax_host(x, kernel, stride, dilation)]
     w = _window_stack(xp, x, kernel, stride, dilation)
     kt = w.shape[0]
     top = w.max(axis=0)  # NaN propagates: a NaN is its window's maximum
@@ -426,6 +520,12 @@ def _gather_abstract(a: ShapedArray, idx: ShapedArray, kernel, stride, dilation
 
 def _gather_impl(x: Any, idx: Any, kernel, stride, dilation) -> list:
     xp = xp_for(x, idx)
+    if xp is numpy:
+        lead, swapped = _planes_first(x)
+        flat = _flat_index(idx.swapaxes(0, 1) if swapped else idx, tuple(x.shape[2:]),
+                           kernel, stride, dilation)
+        out = lead.reshape(-1).take(flat)
+        return [out.swapaxes(0, 1) if swapped else out]
     w = _window_stack(xp, x, kernel, stride, dilation)
     acc = None
     for k in range(w.shape[0]):
@@ -477,19 +577,26 @@ def _scatter_abstract(a: ShapedArray, idx: ShapedArray, spatial, kernel, stride,
 def _scatter_impl(ct: Any, idx: Any, spatial, kernel, stride, dilation) -> list:
     xp = xp_for(ct, idx)
     spatial = tuple(spatial)
-    kt = math.prod(kernel)
-    lead = tuple(ct.shape[:2])
-    counts = tuple(ct.shape[2:])
+    overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    if xp is numpy and not overlap:
+        # each element is in at most one window: one indexed store into zeros, in the
+        # cotangent's memory order
+        lead, swapped = _planes_first(ct)
+        flat = _flat_index(idx.swapaxes(0, 1) if swapped else idx, spatial, kernel, stride,
+                           dilation)
+        out = xp.zeros(lead.shape[:2] + spatial, dtype=ct.dtype)
+        out.reshape(-1)[flat.reshape(-1)] = lead.reshape(-1)
+        return [out.swapaxes(0, 1) if swapped else out]
     parts = []
-    for k in range(kt):
+    for k in range(math.prod(kernel)):
         hit = xp.equal(idx, k)
         bits = _bit_select(xp, hit, ct)
         parts.append(xp.where(hit, ct, 0) if bits is None else bits.view(ct.dtype))
-    overlap = any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
+    counts = tuple(ct.shape[2:])
     covered = not overlap and all(c * k == n for c, k, n in zip(counts, kernel, spatial))
     # windows that tile the input write every element exactly once: no zeros needed
     out = (xp.empty if covered and all(d == 1 for d in dilation) else xp.zeros)(
-        lead + spatial, dtype=ct.dtype)
+        tuple(ct.shape[:2]) + spatial, dtype=ct.dtype)
     for part, sl in zip(parts, _window_slices(spatial, kernel, stride, dilation)):
         if overlap:
             xp.add(out[sl], part, out=out[sl])

@@ -277,3 +277,61 @@ def test_window_primitive_errors():
     with pytest.raises(ShapeError, match="window_scatter"):
         window_scatter(np.zeros((1, 1, 3)), np.zeros((1, 1, 3), np.uint8), (4,), (2,), (2,),
                        (1,))
+
+
+def _in_layout(x, layout):
+    """``x`` with the same values in another memory layout: C order, the two leading axes
+    swapped in memory (a convolution's output), or a non-contiguous slice."""
+    if layout == "swapped":
+        return np.ascontiguousarray(x.swapaxes(0, 1)).swapaxes(0, 1)
+    if layout == "strided":
+        wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+        wide[..., ::2] = x
+        return wide[..., ::2]
+    return x
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_window_primitives_hypothesis(data):
+    # argmax (ties, NaNs), gather and scatter against direct loops, over kernels, strides,
+    # dilations, dtypes and the inputs' memory layouts
+    nd = data.draw(st.integers(1, 3))
+    kernel = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
+    stride = tuple(data.draw(st.integers(1, 3)) for _ in range(nd))
+    dilation = tuple(data.draw(st.integers(1, 2)) for _ in range(nd))
+    spatial = tuple(data.draw(st.integers(1, 6)) for _ in range(nd))
+    lead = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    counts = window_counts(spatial, kernel, stride, dilation, ((0, 0),) * nd)
+    if min(counts) < 1:
+        with pytest.raises(ShapeError, match="window_argmax"):
+            window_argmax(np.zeros(lead + spatial), kernel, stride, dilation)
+        return
+    dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int16]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = rng.integers(-2, 3, lead + spatial).astype(dtype)
+    if x.dtype.kind == "f" and data.draw(st.booleans()):
+        x.reshape(-1)[rng.integers(0, x.size, 2)] = np.nan
+    layout = data.draw(st.sampled_from(["c", "swapped", "strided"]))
+    xl = _in_layout(x, layout)
+    idx = window_argmax(dev(xl), kernel, stride, dilation)
+    expect = naive_argmax(x, kernel, stride, dilation)
+    np.testing.assert_array_equal(host(idx), expect)
+    offs = list(itertools.product(*(range(k) for k in kernel)))
+
+    def element(n, c, pos):
+        """the input index that window ``pos``'s argmax names"""
+        off = offs[expect[(n, c) + pos]]
+        return (n, c) + tuple(p * s + o * d for p, s, o, d in zip(pos, stride, off, dilation))
+
+    got = host(window_gather(dev(xl), idx, kernel, stride, dilation))
+    ct = rng.standard_normal(expect.shape).astype(np.float32)
+    back = host(window_scatter(dev(_in_layout(ct, layout)), dev(_in_layout(host(idx), layout)),
+                               spatial, kernel, stride, dilation))
+    want_back = np.zeros(lead + spatial, np.float32)
+    for n, c in itertools.product(range(lead[0]), range(lead[1])):
+        for pos in itertools.product(*(range(q) for q in counts)):
+            np.testing.assert_array_equal(got[(n, c) + pos], x[element(n, c, pos)])
+            want_back[element(n, c, pos)] += ct[(n, c) + pos]
+    assert got.dtype == x.dtype and back.dtype == np.float32
+    np.testing.assert_allclose(back, want_back, rtol=1e-6, atol=1e-6)
