@@ -39,10 +39,6 @@ def test_the_docs_have_plain_examples() -> None:
 
 @pytest.mark.parametrize("where, code", BLOCKS, ids=[w for w, _ in BLOCKS])
 def test_plain_example_runs_as_copied(where: str, code: str) -> None:
-    if (__import__("os").environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu"
-            and where.startswith("docs/taylor.md")):
-        pytest.skip("Taylor examples pass Python scalars (created on the default device) to "
-                    "NumPy functions: NumPy pass only")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an example that warns is not an example to copy
         exec(compile(code, where, "exec"), {"__name__": "__docs_example__"})
