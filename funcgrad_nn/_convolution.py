@@ -33,8 +33,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "fold", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
-    "max_unpool3d", "unfold",
+    "fold", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
 ]
 
 _SHAPES = {1: "(N, C, L)", 2: "(N, C, H, W)", 3: "(N, C, D, H, W)"}
@@ -587,6 +587,64 @@ def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     """
     return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, "avg_pool3d")
+
+
+def _lp_pool(input: Any, nd: int, norm_type: Any, kernel_size: Any, stride: Any,
+             ceil_mode: bool, fname: str) -> Any:
+    # PyTorch's definition, step for step: the window sum of x**p (an average pool times the
+    # window size: with ceil_mode the clipped edge windows are scaled as PyTorch scales them),
+    # negative sums clamped to 0 (their gradient is 0, as relu's), then the p-th root.
+    # p = +-inf is a max pool of |x| (of -|x|, negated).
+    if norm_type in (numpy.inf, -numpy.inf):
+        sign = 1 if norm_type > 0 else -1
+        return sign * _max_pool(sign * fnp.abs(input), nd, kernel_size, stride, 0, 1, ceil_mode,
+                                False, fname)
+    k = ntuple(kernel_size, nd, "kernel_size", fname)
+    out = _avg_pool(input ** norm_type, nd, kernel_size, stride, 0, ceil_mode, True, None,
+                    fname)
+    # PyTorch's sign(s) * relu(|s|) is s, except that a window summing to exactly 0 gets a
+    # zero gradient (documented) where the root's derivative is infinite: the root is taken
+    # of 1 in its place and 0 selected (no inf, no NaN). A negative sum stays NaN, as there.
+    total = out * math.prod(k)
+    if norm_type <= 0:
+        return total ** (1.0 / norm_type)
+    hit = total != 0
+    return fnp.where(hit, fnp.where(hit, total, 1) ** (1.0 / norm_type), 0)
+
+
+def lp_pool1d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Any:
+    """1-D power-average pooling: ``(sum of x**p over each window) ** (1/p)`` over ``(N, C, L)``
+    or ``(C, L)`` (PyTorch's ``lp_pool1d``; ``p = inf`` is a max pool of ``|x|``).
+
+    >>> import numpy as np
+    >>> lp_pool1d(np.array([[3.0, 4.0, 1.0, 0.0]]), 2, 2)
+    array([[5., 1.]])
+    """
+    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
+
+
+def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Any:
+    """2-D power-average pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (PyTorch's
+    ``lp_pool2d``: no padding; a window whose sum of ``x**p`` is negative gives 0).
+
+    >>> import numpy as np
+    >>> lp_pool2d(np.full((1, 2, 2), 2.0), 2, 2)
+    array([[[4.]]])
+    """
+    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode, "lp_pool2d")
+
+
+def lp_pool3d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Any:
+    """3-D power-average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    >>> import numpy as np
+    >>> lp_pool3d(np.ones((1, 2, 2, 2)), 1, 2).ravel()
+    array([8.])
+    """
+    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode, "lp_pool3d")
 
 
 def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any,

@@ -82,6 +82,9 @@ from funcgrad_nn.layers.pooling import (
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
@@ -121,7 +124,7 @@ __all__ = [
 __all__ += [
     "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d",
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "Unfold",
     "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d",

@@ -1,4 +1,5 @@
-"""Pooling layers: max/average (1-D, 2-D, 3-D), max unpooling, adaptive average/max pooling."""
+"""Pooling layers: max/average/power-average (1-D, 2-D, 3-D), max unpooling, adaptive
+average/max pooling."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d",
            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
@@ -272,3 +273,57 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """
 
     _fn = staticmethod(F.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    _fn = staticmethod(F.lp_pool1d)
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Any) -> Any:
+        return self._fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling ``(sum of x**p over each window) ** (1/p)`` over ``(N, C, L)``
+    (PyTorch's ``LPPool1d``; ``p = 1`` is sum pooling, ``p = inf`` max pooling of ``|x|``).
+
+    >>> import numpy as np
+    >>> LPPool1d(2, 2)(np.array([[[3.0, 4.0, 0.0, 1.0]]]))
+    array([[[5., 1.]]])
+    """
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """2-D power-average pooling over ``(N, C, H, W)`` (PyTorch's ``LPPool2d``).
+
+    >>> import numpy as np
+    >>> LPPool2d(1, (1, 2))(np.ones((1, 1, 2, 4)))
+    array([[[[2., 2.],
+             [2., 2.]]]])
+    """
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling over ``(N, C, D, H, W)`` (PyTorch's ``LPPool3d``).
+
+    >>> import numpy as np
+    >>> LPPool3d(2, 2)(np.ones((1, 1, 2, 2, 2))).ravel()
+    array([2.82842712])
+    """
+
+    _fn = staticmethod(F.lp_pool3d)

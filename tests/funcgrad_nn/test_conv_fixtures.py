@@ -112,7 +112,7 @@ def test_fixtures_are_small_and_cover_the_layers():
     assert total < 900_000, total
     ctors = " ".join(c["ctor"] for c in INDEX)
     for layer in ("Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-                  "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "MaxUnpool1d", "MaxUnpool2d",
+                  "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
                   "Fold", "Unfold", "Upsample", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
                   "ReflectionPad2d", "ReplicationPad2d", "ConstantPad1d", "BatchNorm3d",
                   "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm",

@@ -211,6 +211,32 @@ def test_pool_jit_vmap_and_errors():
         F.adaptive_avg_pool2d(dev(x), 0)
 
 
+def test_lp_pool_is_the_root_of_window_power_sums():
+    # (sum over each window of x**p) ** (1/p); PyTorch's zero gradient where a window sums to
+    # 0 (no NaN), NaN where the sum is negative, max of |x| at p = inf; jit, vmap, grad.
+    x = np.array([[[0.0, 0.0, 3.0, 4.0, -2.0, 1.0]]])
+    assert_allclose(F.lp_pool1d(dev(x), 2, 2), np.array([[[0.0, 5.0, math.sqrt(5.0)]]]))
+    g = funcgrad.grad(lambda v: F.lp_pool1d(v, 2, 2).sum())(dev(x))
+    assert_allclose(g, np.array([[[0.0, 0.0, 0.6, 0.8, -2 / math.sqrt(5.0),
+                                   1 / math.sqrt(5.0)]]]))
+    with np.errstate(invalid="ignore"):  # the cube root of a negative sum
+        cubed = host(F.lp_pool1d(dev(x), 3, 2))
+    assert cubed[0, 0, 0] == 0.0 and np.isnan(cubed[0, 0, 2])
+    assert_allclose(F.lp_pool1d(dev(x), float("inf"), 3), np.array([[[3.0, 4.0]]]))
+    xs = np.abs(rng.normal(size=(3, 2, 5, 6))) + 0.1
+    want = F.lp_pool2d(dev(xs), 1.5, (2, 3), (2, 1), ceil_mode=True)
+    ref = np.stack([[[[np.sum(xs[n, c, 2 * i:2 * i + 2, j:j + 3] ** 1.5) ** (1 / 1.5)
+                       for j in range(4)] for i in range(3)] for c in range(2)]
+                    for n in range(3)])
+    # the ceil-mode edge window is scaled as PyTorch scales it (avg divisor times 2*3)
+    assert_allclose(host(want)[:, :, :2], ref[:, :, :2])
+    mod = nn.LPPool2d(1.5, (2, 3), (2, 1), ceil_mode=True)
+    assert_allclose(nn.jit(lambda m, v: m(v))(mod, dev(xs)), want)
+    assert_allclose(nn.vmap(lambda m, v: m(v))(mod, dev(xs)), want)
+    check_grads(lambda v: F.lp_pool3d(v, 2, 2), (dev(xs[None]),), order=1)
+    assert "norm_type=1.5" in repr(mod)
+
+
 # -- GroupNorm -------------------------------------------------------------------------------
 
 
