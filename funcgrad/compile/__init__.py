@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from funcgrad._gc import paused_gc
 from funcgrad.compile.codegen import (
     REUSE_MIN_SIZE,
     Executable,
@@ -78,6 +79,7 @@ def compile_jaxpr(
     donated = tuple(bool(d) for d in donated_invars) if donated_invars is not None else None
     if donated is not None and not any(donated):
         donated = None
-    if by_structure and donated is None:
-        return compile_by_structure(closed, name, fusion_config())
-    return compile_executable(closed, donated, name, fusion_config())
+    with paused_gc():  # the passes and code generation only allocate (funcgrad._gc)
+        if by_structure and donated is None:
+            return compile_by_structure(closed, name, fusion_config())
+        return compile_executable(closed, donated, name, fusion_config())

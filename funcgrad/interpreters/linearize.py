@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, Trace, _trace_var, bind
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
@@ -126,7 +127,11 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
     ]
     token = _trace_var.set(trace)
     try:
-        outs = f(*ins)
+        if trace.memo is None:
+            outs = f(*ins)
+        else:  # nested: a derivative program being traced (funcgrad._gc)
+            with paused_gc():
+                outs = f(*ins)
     finally:
         _trace_var.reset(token)
         trace.memo = None  # it holds tracers that hold the trace: let them go now
@@ -147,6 +152,7 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
     ]
     jaxpr = tangent_trace.to_jaxpr(placeholders)
     tangent_trace.memo = {}
+    tangent_trace.release()
     return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.compile.passes import simplify_equation
 from funcgrad.compile.rules import tracing_simplifiable_primitives
@@ -292,6 +293,12 @@ class StagingTrace(Trace):
         jaxpr = Jaxpr(list(self.const_vars), list(self.invars), outvars, self.eqns)
         return ClosedJaxpr(jaxpr, list(self.const_vals))
 
+    def release(self) -> None:
+        """Forget the tracers once the jaxpr is made: they and this trace refer to each other,
+        and freed now they are not left to the cycle collector (funcgrad._gc)."""
+        self.main_tracers = []
+        self.tracer_to_var = {}
+
 
 def merges_repeats(parent: Trace | None) -> bool:
     """Whether a differentiating trace made under ``parent`` merges repeated operations
@@ -357,7 +364,7 @@ def trace_to_jaxpr(
     args = [
         trace.new_arg(a, origins[i] if origins else "") for i, a in enumerate(in_avals)
     ]
-    with set_current_trace(trace):
+    with paused_gc(), set_current_trace(trace):
         try:
             outs = f(*args)
         except (ValueError, TypeError, IndexError) as e:
@@ -365,4 +372,6 @@ def trace_to_jaxpr(
             # user's lines the failing operation was written on.
             name_user_line(e)
             raise
-    return trace.to_jaxpr(list(outs))
+        closed = trace.to_jaxpr(list(outs))
+        trace.release()
+    return closed
