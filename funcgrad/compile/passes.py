@@ -335,13 +335,19 @@ def _order(k: Any) -> tuple:
 
 
 def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
-    if eqn.prim in effectful_primitives or not eqn.outvars:
+    prim = eqn.prim
+    if prim in effectful_primitives or not eqn.outvars:
         return None
-    keys = [_atom_key(a) for a in ins]
-    if eqn.prim in commutative_primitives and len(keys) == 2:
-        keys.sort(key=_order)  # x*y and y*x are one value
+    # Called once per equation per sweep: variables (most operands) are their own keys.
+    keys = tuple([a if type(a) is Var else _atom_key(a) for a in ins])
+    if len(keys) == 2 and prim in commutative_primitives:
+        a, b = keys
+        if (b.id < a.id if type(a) is Var and type(b) is Var  # the usual case, in short
+                else _order(b) < _order(a)):
+            keys = (b, a)  # x*y and y*x are one value
+    params = eqn.params
     try:
-        key = (eqn.prim, tuple(keys), tuple(sorted(eqn.params.items())))
+        key = (prim, keys, tuple(sorted(params.items())) if params else ())
         hash(key)
     except TypeError:
         return None
@@ -356,13 +362,14 @@ def _sweep(
     jaxpr: Jaxpr, const_vals: dict[Var, Any], simplify: bool = True
 ) -> tuple[Jaxpr, dict[Var, Any]]:
     facts = _Facts(dict(const_vals))
+    uses = facts.uses
     for e in jaxpr.eqns:
         for a in e.invars:
             if type(a) is Var:
-                facts.uses[a] = facts.uses.get(a, 0) + 1
+                uses[a] = uses.get(a, 0) + 1
     for a in jaxpr.outvars:
         if type(a) is Var:
-            facts.uses[a] = facts.uses.get(a, 0) + 1
+            uses[a] = uses.get(a, 0) + 1
     env: dict[Var, Atom] = {}
     new_consts: dict[Var, Any] = {}
     cse: dict[Any, list[Var]] = {}
@@ -381,12 +388,13 @@ def _sweep(
             if type(n) is Var:
                 facts.uses[n] = facts.uses.get(n, 0) + facts.uses.get(o, 0)
 
+    known = facts.const_vals
     pending = list(reversed(jaxpr.eqns))
     while pending:
         eqn = pending.pop()
-        ins = [read(a) for a in eqn.invars]
+        ins = [a if type(a) is Literal else env.get(a, a) for a in eqn.invars]
 
-        if simplify and all(facts.is_known(a) for a in ins):
+        if simplify and all(type(a) is Literal or a in known for a in ins):
             vals = _fold(eqn, ins, facts)
             if vals is not None:
                 for v, val in zip(eqn.outvars, vals):
@@ -405,7 +413,7 @@ def _sweep(
                         env[v] = Literal(val, v.aval)
                 continue
 
-        if simplify and eqn.prim in exact_scalar_primitives:
+        if simplify and eqn.prim in exact_scalar_primitives and eqn.outvars[0].aval.shape:
             folded = _fold_broadcast_scalars(eqn, ins, facts)
             if folded is not None:
                 pending.append(folded)
@@ -432,10 +440,14 @@ def _sweep(
                 forward(eqn.outvars, prev)
                 continue
             cse[key] = eqn.outvars
-        new_eqn = eqn.replace(invars=ins)
-        for v in eqn.outvars:
-            facts.producer[v] = new_eqn
-        eqns.append(new_eqn)
+        # Unchanged operands: the equation itself (jaxprs are never mutated).
+        invars = eqn.invars
+        if len(ins) != len(invars) or any(a is not b for a, b in zip(ins, invars)):
+            eqn = eqn.replace(invars=ins)
+        if simplify:  # the CSE-only sweep runs no rule that asks for producers
+            for v in eqn.outvars:
+                facts.producer[v] = eqn
+        eqns.append(eqn)
 
     outvars = [read(a) for a in jaxpr.outvars]
     all_consts = dict(const_vals)

@@ -27,7 +27,7 @@ from funcgrad.core import (
     set_current_trace,
     user_source_info,
 )
-from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
+from funcgrad.errors import FuncgradError, SourceLocator, UnexpectedTracerError, name_user_line
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
@@ -187,7 +187,7 @@ class StagingTrace(Trace):
 
     __slots__ = (
         "eqns", "tracer_to_var", "const_vals", "const_vars", "_const_ids", "invars",
-        "main_tracers",
+        "main_tracers", "locator",
     )
     user_name = "jit / make_jaxpr tracing"
 
@@ -202,6 +202,7 @@ class StagingTrace(Trace):
         self._const_ids: dict[int, Var] = {}
         self.invars: list[Var] = []
         self.main_tracers: list[StagingTracer] = []  # keeps tracers alive so ids stay unique
+        self.locator = SourceLocator()  # the user's line of each operation, found faster
 
     # -- building ------------------------------------------------------------------------
 
@@ -252,7 +253,7 @@ class StagingTrace(Trace):
         return False
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        return self.stage(prim, args, params, user_source_info())
+        return self.stage(prim, args, params, self.locator.find())
 
     def stage(
         self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
@@ -298,6 +299,7 @@ class StagingTrace(Trace):
         and freed now they are not left to the cycle collector (funcgrad._gc)."""
         self.main_tracers = []
         self.tracer_to_var = {}
+        self.locator.clear()
 
 
 def merges_repeats(parent: Trace | None) -> bool:
