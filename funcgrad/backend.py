@@ -30,6 +30,7 @@ __all__ = [
     "to_numpy",
     "is_array",
     "cuda_available",
+    "memory_owner",
 ]
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -299,3 +300,33 @@ def to_numpy(x: Any) -> Any:
         )
     return numpy.asarray(x)
 
+
+
+def memory_owner(x: Any) -> Any:
+    """A hashable key of the allocation ``x``'s memory belongs to, or None when that cannot
+    be told cheaply (a NumPy array over a foreign buffer, an unknown array type).
+
+    Arrays with different keys share no memory; arrays with equal keys may (a view and its
+    base, two slices of one array). One call per array makes "does any of these alias
+    another" O(n) (``jit``'s buffer donation), where ``may_share_memory`` is pairwise.
+
+    Example:
+        >>> a = numpy.zeros(4)
+        >>> memory_owner(a[1:]) == memory_owner(a), memory_owner(a) == memory_owner(a.copy())
+        (True, False)
+    """
+    if isinstance(x, numpy.ndarray):
+        root, base = x, x.base
+        while base is not None:
+            if not isinstance(base, numpy.ndarray):
+                return None  # frombuffer / mmap: another object owns the bytes
+            root, base = base, base.base
+        # (codegen._effective_donation inlines this for base-less arrays: same keys)
+        return ("host", id(root)) if root.flags.owndata else None
+    dev = device_of(x)
+    if dev == "strict":
+        return memory_owner(x._a)  # the host array it wraps
+    if dev == "gpu":
+        mem = getattr(getattr(x, "data", None), "mem", None)  # CuPy: views share .data.mem
+        return None if mem is None else ("gpu", id(mem))
+    return None

@@ -52,7 +52,14 @@ from typing import Any
 import numpy
 
 from funcgrad._cache import LRUCache, weak_lru_cache
-from funcgrad.backend import get_default_device, is_array, to_numpy, xp_for, xp_for_device
+from funcgrad.backend import (
+    get_default_device,
+    is_array,
+    memory_owner,
+    to_numpy,
+    xp_for,
+    xp_for_device,
+)
 from funcgrad.compile import fusion as _fusion
 from funcgrad.compile.emit import IMMUTABLE, Context, Scratch, emission, typed_literal
 from funcgrad.compile.keys import structure_key
@@ -521,13 +528,23 @@ def generate_source(
         slots: set[Var] = set()
         if eqn.prim is _fusion.FUSED:
             kw = []
+            safe = _fusion.overwritable(eqn)
+            taken: set[Var] = set()
             for k, o in enumerate(outs):
                 if o.aval.size < REUSE_MIN_SIZE:
                     continue
                 key = pool_key(o.aval)
                 local = o not in escapes
-                t = (pool[key].pop() if pool.get(key)
-                     else spool[key].pop() if local and spool.get(key) else None)
+                # An operand dying in this kernel (a donated input, a dead intermediate) whose
+                # every read precedes this export's write in the kernel takes the export.
+                t = _dying_operand(eqn, i, safe[k], key, local, taken, full, owned,
+                                   group_last, roots, scratch, pool_key)
+                if t is not None:
+                    taken.add(t)
+                elif pool.get(key):
+                    t = pool[key].pop()
+                elif local and spool.get(key):
+                    t = spool[key].pop()
                 nbytes = o.aval.size * o.aval.dtype.itemsize
                 if t is not None:
                     targets[o] = t
@@ -663,6 +680,26 @@ def generate_source(
     return main, ctx.globals, fname
 
 
+def _dying_operand(eqn: Eqn, i: int, safe: frozenset[int], key: tuple, local: bool,
+                   taken: set[Var], full: dict, owned: set, group_last: dict, roots: dict,
+                   scratch: dict, pool_key: Any) -> Var | None:
+    """The buffer (root) of an operand of the fused equation ``eqn`` (at ``i``) that one of
+    its exports may overwrite: owned (allocated here, or donated), dying at ``i``, of the
+    export's shape and dtype (``key``), not already taken by another export, and every
+    operand that may alias it is that whole buffer and read no later than the export is
+    written (``safe``, from :func:`funcgrad.compile.fusion.overwritable`)."""
+    for n in sorted(safe):
+        a = eqn.invars[n]
+        r = full.get(a)
+        if (r is None or r in taken or r not in owned or group_last.get(r) != i
+                or pool_key(r.aval) != key or (not local and r in scratch)):
+            continue
+        if all(type(b) is not Var or r not in roots[b]
+               or (full.get(b) is r and m in safe) for m, b in enumerate(eqn.invars)):
+            return r
+    return None
+
+
 def _py_name(name: str) -> str:
     s = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name) or "jitted"
     if s[0].isdigit():
@@ -727,10 +764,8 @@ class Executable:
 
     def _call_donating(self, args: Sequence[Any]) -> list[Any]:
         xp = xp_for(*args, *self._xp_hint) if args else xp_for_device(get_default_device())
-        eff = tuple(
-            bool(d) and _donatable(xp, x, aval, args, self.jaxpr.consts)
-            for d, x, aval in zip(self.donated, args, self._in_avals)  # type: ignore[arg-type]
-        )
+        eff = _effective_donation(xp, self.donated, args, self._in_avals,  # type: ignore[arg-type]
+                                  self.jaxpr.consts)
         if not any(eff):
             return self.fn(xp, *args)
         fn = self._variants.get(eff)
@@ -747,22 +782,53 @@ def _output_identity(closed: ClosedJaxpr) -> tuple[list[int | None], list[Any]]:
     return ident, same
 
 
-def _donatable(xp: Any, x: Any, aval: Any, args: Sequence[Any], consts: Sequence[Any]) -> bool:
-    """Whether ``x``'s buffer may be overwritten: a writeable contiguous array of exactly the
-    traced shape and dtype that shares no memory with another argument or a const."""
-    if isinstance(x, IMMUTABLE) or not is_array(x):
-        return False
+_ndarray = numpy.ndarray
+
+
+def _effective_donation(xp: Any, donated: Sequence[bool], args: Sequence[Any],
+                        avals: Sequence[Any], consts: Sequence[Any]) -> tuple[bool, ...]:
+    """Per argument, whether its buffer may be overwritten now: it is donated, a writeable
+    C-contiguous array of exactly the traced shape and dtype, and shares memory with no other
+    argument or const (the same array passed twice, a view of another argument, a const).
+
+    O(n): each array is keyed once by the allocation it belongs to
+    (:func:`funcgrad.backend.memory_owner`) and a donated array is refused when its key
+    occurs twice; only arrays of unknown ownership are compared pairwise."""
+    counts: dict[Any, int] = {}
+    unknown: list[Any] = []
+    owners: list[Any] = []
+    for o in (*args, *consts):
+        if type(o) is _ndarray and o.base is None:  # the common case, inline
+            k = ("host", id(o)) if o.flags.owndata else None
+        elif isinstance(o, IMMUTABLE) or not is_array(o):
+            owners.append(None)
+            continue
+        else:
+            k = memory_owner(o)
+        owners.append(k)
+        if k is None:
+            unknown.append(o)
+        else:
+            counts[k] = counts.get(k, 0) + 1
+    eff = []
+    for d, x, aval, k in zip(donated, args, avals, owners):
+        if not d or (k is not None and counts[k] != 1) or not _writable_whole(x, aval):
+            eff.append(False)
+        elif k is None:  # unknown ownership: against every other array, pairwise
+            arrays = [o for o in (*args, *consts)
+                      if not isinstance(o, IMMUTABLE) and is_array(o)]
+            eff.append(sum(1 for o in arrays if o is x) == 1 and not any(
+                o is not x and xp.may_share_memory(x, o) for o in arrays))
+        else:
+            eff.append(not any(xp.may_share_memory(x, o) for o in unknown))
+    return tuple(eff)
+
+
+def _writable_whole(x: Any, aval: Any) -> bool:
     flags = getattr(x, "flags", None)
     if flags is None or not flags.c_contiguous or not getattr(flags, "writeable", True):
         return False
-    if tuple(x.shape) != aval.shape or x.dtype != aval.dtype:
-        return False
-    for o in (*args, *consts):
-        if o is x:
-            continue
-        if is_array(o) and not isinstance(o, IMMUTABLE) and xp.may_share_memory(x, o):
-            return False
-    return sum(1 for o in args if o is x) == 1
+    return tuple(x.shape) == aval.shape and x.dtype == aval.dtype
 
 
 @weak_lru_cache(maxsize=4096)

@@ -59,6 +59,7 @@ __all__ = [
     "set_fusion",
     "fusion_options",
     "plan_fusion",
+    "overwritable",
     "FUSION_MIN_SIZE",
     "FUSION_CHUNK_BYTES",
     "MODES",
@@ -314,6 +315,45 @@ def plan_fusion(jaxpr: Jaxpr, cfg: FusionConfig | None = None) -> list[Eqn]:
                        {"members": tuple(mem), "config": cfg,
                         "shape": tuple(mem[0].outvars[0].aval.shape)},
                        mem[-1].source_info))
+    return out
+
+
+def overwritable(eqn: Eqn) -> list[frozenset[int]]:
+    """Per export of the ``fused`` equation ``eqn``, the operand indices whose buffer the
+    export may be written into: the operand is read by no member after the one that computes
+    the export (the kernel writes each export's block at that member, after every earlier
+    member has read the same block of the operand), and has the export's shape and dtype.
+
+    Whether the buffer may be overwritten at all (donated or dead, no other alias) is the
+    caller's question; this is the kernel's statement order only. The numexpr kernel
+    evaluates inlined members later than their place, so it gives nothing; the unfused and
+    CuPy paths compute every result before copying any into its buffer, so they are safe.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad.ops.elementwise import add, mul
+        >>> j = funcgrad.make_jaxpr(lambda x, y: add(mul(x, 2.0), y))(np.ones(8), np.ones(8))
+        >>> [fz] = plan_fusion(j.jaxpr, FusionConfig("chunked", 4, 1024))
+        >>> overwritable(fz)
+        [frozenset({0, 1})]
+    """
+    cfg: FusionConfig = eqn.params["config"]
+    if cfg.mode == "numexpr":
+        return [frozenset() for _ in eqn.outvars]
+    members: tuple[Eqn, ...] = eqn.params["members"]
+    last_read: dict[Var, int] = {}
+    for k, m in enumerate(members):
+        for a in m.invars:
+            if type(a) is Var:
+                last_read[a] = k
+    made = {m.outvars[0]: k for k, m in enumerate(members)}
+    out = []
+    for v in eqn.outvars:
+        at = made[v]
+        out.append(frozenset(
+            n for n, a in enumerate(eqn.invars)
+            if type(a) is Var and a.aval.shape == v.aval.shape
+            and a.aval.dtype == v.aval.dtype and last_read.get(a, -1) <= at))
     return out
 
 

@@ -274,8 +274,8 @@ def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, moment
             avg = fnp.sqrt(sq) + eps
         if momentum > 0:
             buf = new["momentum_buffer"] = s["momentum_buffer"] * momentum + g / avg
-            return -lr * buf, new
-        return -lr * (g / avg), new
+            return -_k(lr, buf) * buf, new
+        return -_k(lr, g) * (g / avg), new
 
     return leafwise(init, update)
 
@@ -322,7 +322,7 @@ def torch_nadam(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999, eps: float =
         bc2 = 1 - b2**t
         mu = b1 * (1.0 - 0.5 * (0.96 ** (t * momentum_decay)))
         mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * momentum_decay)))
-        mu_product = s["mu_product"] * mu
+        mu_product = s["mu_product"] * _k(mu, s["mu_product"])  # keeps the state's dtype
         mp = _num(mu_product)
         m = _lerp(s["exp_avg"], g, 1 - b1)
         v = s["exp_avg_sq"] * b2 + (1 - b2) * (g * g)

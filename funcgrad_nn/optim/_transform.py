@@ -193,7 +193,9 @@ def scale(step_size: float) -> GradientTransformation:
     """
 
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
-        return _tmap(lambda u: u * step_size, updates), state
+        # A traced or array step size is cast to each update's dtype (as a Python float is,
+        # being weak), so a jitted step with lr as an argument keeps float32 in float32.
+        return _tmap(lambda u: u * _as_dtype(step_size, u), updates), state
 
     return GradientTransformation(lambda params: EmptyState(), update)
 
@@ -377,9 +379,11 @@ def add_decayed_weights(
         if params is None:
             raise ValueError("add_decayed_weights: update needs params (pass them to update)")
         if mask is None:
-            return _tmap(lambda g, p: g + weight_decay * p, updates, params), state
+            return _tmap(lambda g, p: g + _as_dtype(weight_decay, p) * p, updates,
+                         params), state
         m = mask(params) if callable(mask) else mask
-        return _tmap(lambda g, p, k: g + weight_decay * p if k else g, updates, params, m), state
+        return _tmap(lambda g, p, k: g + _as_dtype(weight_decay, p) * p if k else g, updates,
+                     params, m), state
 
     return GradientTransformation(lambda params: EmptyState(), update)
 

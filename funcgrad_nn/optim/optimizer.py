@@ -28,6 +28,7 @@ from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
     add_decayed_weights,
+    apply_updates,
     chain,
     scale,
 )
@@ -308,40 +309,45 @@ class Optimizer:
             idx = [i for i, g in enumerate(gs) if g is not None]
             if not idx:
                 continue
-            tx = self._transform_for(group)
             states = self._states[gi]
             ps = [params[i] for i in idx]
             gs = [self._device_grad(p, gs[i]) for p, i in zip(ps, idx)]
-            sts = [tx.init(p) if states[i] is None else states[i] for p, i in zip(ps, idx)]
-            fused = self._fused_update(group, ps) if self._wants_fused(group, ps) else None
+            if any(states[i] is None for i in idx):
+                tx = self._transform_for(group)
+                for i, p in zip(idx, ps):
+                    if states[i] is None:
+                        states[i] = tx.init(p)
+            sts = [states[i] for i in idx]
+            fused = self._fused_update(group) if self._wants_fused(group, ps) else None
             if fused is not None:
-                # One compiled program for the whole group: the elementwise formulas run as
-                # fused, cache-blocked kernels; lr is an argument, so schedulers don't retrace.
-                us, sts = fused(group["lr"], gs, sts, ps)
-            else:
-                us, new = [], []
-                for g, st, p in zip(gs, sts, ps):
-                    u, st = tx.update(g, st, p)
-                    us.append(u)
-                    new.append(st)
-                sts = new
-            for i, p, u, st in zip(idx, ps, us, sts):
+                # One compiled program for the whole group, the parameters and the state
+                # donated: the new values are written over the old ones in place (fused,
+                # cache-blocked kernels); lr is an argument, so schedulers don't retrace.
+                for i, p in zip(idx, ps):
+                    _check_writeable(p, i)
+                new_ps, sts = fused(group["lr"], gs, sts, ps)
+                for i, p, q, st in zip(idx, ps, new_ps, sts):
+                    states[i] = st
+                    if q is not p:  # not written in place (small, or not donatable)
+                        _assign(p, q)
+                continue
+            tx = self._transform_for(group)
+            for i, g, st, p in zip(idx, gs, sts, ps):
+                u, st = tx.update(g, st, p)
                 states[i] = st
                 _add_in_place(p, u, i)
 
-    _FUSED_MIN_SIZE = 1 << 16  # below this many elements per group, eager dispatch is cheaper
-    # Fuse by default only where it was measured faster (benchmarks/bench_optim.py): Adam's
-    # long elementwise chains gain; SGD's short one loses to the per-parameter loop.
-    _fuse_by_default = False
+    #: below this many elements per group, the eager loop is used by default (no compile)
+    _FUSED_MIN_SIZE = 1 << 16
 
     def _wants_fused(self, group: dict[str, Any], ps: list[Any]) -> bool:
         foreach = group.get("foreach")
         if foreach is None:
-            return self._fuse_by_default and sum(p.size for p in ps) >= self._FUSED_MIN_SIZE
+            return sum(p.size for p in ps) >= self._FUSED_MIN_SIZE
         return bool(foreach)
 
-    def _fused_update(self, group: dict[str, Any], ps: list[Any]) -> Any:
-        """The jitted update of a whole group (None: use the eager loop)."""
+    def _fused_update(self, group: dict[str, Any]) -> _FusedGroupStep | None:
+        """The compiled update of a whole group (None: use the eager loop)."""
         if getattr(self, "_fused_off", False):
             return None
         key = tuple((k, v) for k, v in group.items() if k not in ("params", "lr"))
@@ -355,17 +361,8 @@ class Optimizer:
                 self._fused_off = True  # cycling): retracing each step would cost more
                 return None
             static = {k: v for k, v in group.items() if k != "params"}
-
-            def update(lr: Any, gs: list[Any], sts: list[Any], ps: list[Any]) -> Any:
-                tx = self._transform({**static, "lr": lr})
-                us, new = [], []
-                for g, st, p in zip(gs, sts, ps):
-                    u, st = tx.update(g, st, p)
-                    us.append(u)
-                    new.append(st)
-                return us, new
-
-            fn = cache[key] = funcgrad.jit(update)
+            fn = cache[key] = _FusedGroupStep(
+                lambda lr: self._transform({**static, "lr": lr}))
         return fn
 
     def _device_grad(self, p: Any, g: Any) -> Any:
@@ -484,6 +481,68 @@ class Optimizer:
         self.param_groups, self._states = new_groups, new_states
 
 
+class _FusedGroupStep:
+    """One parameter group's step as one compiled program over flat arrays:
+    ``(lr, *grads, *state_leaves, *params) -> (*new_params, *new_state_leaves)`` with the
+    state leaves and parameters donated, so that the compiled code writes the new values
+    over the old ones (in place, no fresh buffers) where it can. The update is the
+    functional core's (``make_tx(lr).update``, then ``apply_updates``): one copy of the
+    formulas. Flat positional arguments keep ``jit``'s call on its fast path (no pytree
+    flattening of the arguments); one program per state structure (SGD's first step has no
+    momentum buffer yet)."""
+
+    def __init__(self, make_tx: Callable[[Any], GradientTransformation]) -> None:
+        self._make_tx = make_tx
+        self._programs: dict[Any, tuple[Any, list[Any]]] = {}
+        # The states this returned last, with their leaves: the next step's input, unchanged
+        # (state trees are rebuilt, never mutated), need not be flattened again.
+        self._last: tuple[list[Any], list[Any], Any] = ([], [], None)
+
+    def __call__(self, lr: Any, gs: list[Any], sts: list[Any],
+                 ps: list[Any]) -> tuple[list[Any], list[Any]]:
+        last, leaves, treedef = self._last
+        if len(last) != len(sts) or any(a is not b for a, b in zip(last, sts)):
+            leaves, treedef = tree_util.tree_flatten(sts)
+        n = len(ps)
+        key = (n, treedef)
+        prog = self._programs.get(key)
+        if prog is None:
+            prog = self._programs[key] = self._build(n, treedef, len(leaves))
+        fn, out_def = prog
+        outs = fn(lr, *gs, *leaves, *ps)
+        new_ps, new_leaves = outs[:n], list(outs[n:])
+        # A state leaf that is a gradient or parameter itself (SGD's first momentum buffer
+        # is the gradient) is copied: state buffers are overwritten at the next step, and
+        # must not be the caller's arrays.
+        theirs = {id(x) for x in (*gs, *ps)}
+        for j, x in enumerate(new_leaves):
+            if id(x) in theirs:
+                new_leaves[j] = x.copy()
+        new_sts = out_def[0].unflatten(new_leaves)
+        self._last = (new_sts, new_leaves, out_def[0])
+        return list(new_ps), new_sts
+
+    def _build(self, n: int, treedef: Any, k: int) -> tuple[Any, list[Any]]:
+        out_def: list[Any] = []
+        make_tx = self._make_tx
+
+        def group_step(lr: Any, *xs: Any) -> tuple[Any, ...]:
+            gs, ps = xs[:n], xs[n + k:]
+            sts = treedef.unflatten(xs[n:n + k])
+            tx = make_tx(lr)
+            new_ps, new = [], []
+            for g, st, p in zip(gs, sts, ps):
+                u, st = tx.update(g, st, p)
+                new_ps.append(apply_updates(p, u))
+                new.append(st)
+            new_leaves, d = tree_util.tree_flatten(new)
+            out_def[:] = [d]
+            return (*new_ps, *new_leaves)
+
+        donate = tuple(range(1 + n, 1 + 2 * n + k))
+        return funcgrad.jit(group_step, donate_argnums=donate), out_def
+
+
 class _Sourced:
     """A parameter list with the (module, name) each array came from."""
 
@@ -540,6 +599,19 @@ _TRACED_STEP = (
 def _add_in_place(p: Any, u: Any, i: int) -> None:
     if is_tracer(u) or is_tracer(p):
         raise TypeError(_TRACED_STEP)
+    _check_writeable(p, i)
+    p += u
+
+
+def _assign(p: Any, new: Any) -> None:
+    if is_tracer(new):
+        raise TypeError(_TRACED_STEP)
+    p[...] = new
+
+
+def _check_writeable(p: Any, i: int) -> None:
+    if is_tracer(p):
+        raise TypeError(_TRACED_STEP)
     flags = getattr(p, "flags", None)
     if flags is not None and not flags.writeable:
         raise ValueError(
@@ -548,7 +620,6 @@ def _add_in_place(p: Any, u: Any, i: int) -> None:
             "Build the optimizer from model.parameters() (it follows the module) or after "
             "moving/casting the model."
         )
-    p += u
 
 
 def _merge(st: Any) -> dict[str, Any]:
@@ -702,8 +773,6 @@ class Adam(Optimizer):
     >>> np.round(w, 6)
     array([-0.1,  0.1])
     """
-
-    _fuse_by_default = True
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
