@@ -26,7 +26,6 @@ from funcgrad.avals import get_aval
 from funcgrad.lax._convolution import ConvDimensionNumbers, conv_general_dilated_reversed
 from funcgrad.lax._windows import window_max
 from funcgrad.ops.windows import fold as _fold_windows
-from funcgrad.ops.windows import patches as _patches
 from funcgrad.ops.windows import window_counts
 
 __all__ = [
@@ -328,10 +327,10 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     if any(c <= 0 for c in window_counts(tuple(fnp.shape(x)[2:]), k, s, d, pads)):
         raise ValueError(f"{fname}: kernel {k} (dilation {d}) does not fit the input "
                          f"{tuple(fnp.shape(x))} with padding {p}")
-    cols = _patches(x, k, s, d, pads)
+    # PyTorch's (C, kh, kw)-major columns are lax's channel-major patch features.
+    cols = lax.conv_general_dilated_patches(x, k, s, pads, rhs_dilation=d)  # (N, C*K, *O)
     sh = fnp.shape(cols)
-    cols = fnp.reshape(cols, (sh[0] * k[0] * k[1], sh[3], sh[4] * sh[5]))
-    out = fnp.moveaxis(cols, 1, 0)
+    out = fnp.reshape(cols, (sh[0], sh[1], sh[2] * sh[3]))
     return out[0] if unbatched else out
 
 

@@ -22,6 +22,7 @@ from funcgrad.lax._convolution import (
     conv,
     conv_dimension_numbers,
     conv_general_dilated,
+    conv_general_dilated_patches,
     conv_general_permutations,
     conv_general_shape_tuple,
     conv_shape_tuple,
@@ -209,7 +210,7 @@ __all__ = [
     "GatherScatterMode", "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
     "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type", "reduce_precision",
     "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
-    "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
-    "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
+    "conv_general_dilated", "conv_general_dilated_patches", "conv", "conv_with_general_padding",
+    "conv_transpose", "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
     "conv_transpose_shape_tuple", "reduce_window", "reduce_window_shape_tuple",
 ]

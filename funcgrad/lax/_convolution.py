@@ -33,7 +33,8 @@ Array = Any
 
 __all__ = [
     "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
-    "conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+    "conv_general_dilated", "conv_general_dilated_patches", "conv", "conv_with_general_padding",
+    "conv_transpose",
     "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
     "conv_transpose_shape_tuple",
 ]
@@ -327,6 +328,95 @@ def _zeros(like: Array, shape: tuple[int, ...]) -> Array:
     return _sh.broadcast_in_dim(_red.reduce_sum(nothing), shape, ())
 
 
+def _geometry(name: str, spatial: tuple[int, ...], kernel: tuple[int, ...],
+              window_strides: Any, padding: Any, lhs_dilation: Any, rhs_dilation: Any
+              ) -> tuple[tuple, tuple, tuple, tuple, tuple]:
+    """Strides, lhs/rhs dilations, ``(lo, hi)`` padding and output spatial sizes of a
+    convolution of ``spatial`` by ``kernel`` (JAX's rules and errors)."""
+    nd = len(spatial)
+    strides = _seq(name, window_strides, nd, "window_strides")
+    ldil = _seq(name, lhs_dilation, nd, "lhs_dilation")
+    rdil = _seq(name, rhs_dilation, nd, "rhs_dilation")
+    eff_kernel = tuple(_dilate(k, r) for k, r in zip(kernel, rdil))
+    if isinstance(padding, str):
+        if any(d > 1 for d in ldil):
+            raise ValueError(f"lax.{name}: string padding ({padding!r}) is not defined with "
+                             f"lhs_dilation {ldil} (as in JAX): pass explicit (lo, hi) pairs "
+                             "or use lax.conv_transpose")
+        pads = tuple(padtype_to_pads(spatial, eff_kernel, strides, padding))
+    else:
+        pads = _pairs(name, padding, nd)
+    dilated = tuple(_dilate(s, d) for s, d in zip(spatial, ldil))
+    if any(m + lo + hi < 0 for m, (lo, hi) in zip(dilated, pads)):
+        raise ValueError(f"lax.{name}: negative padding {pads} is larger than the (dilated) "
+                         f"input {dilated}")
+    out_spatial = tuple(max(0, (m + lo + hi - k) // s + 1) if m + lo + hi >= k else 0
+                        for m, k, s, (lo, hi) in zip(dilated, eff_kernel, strides, pads))
+    return strides, ldil, rdil, pads, out_spatial
+
+
+def _lhs_windows(x: Array, kernel: tuple, strides: tuple, pads: tuple, ldil: tuple,
+                 rdil: tuple) -> Array:
+    """The windows ``(C, *K, N, *Y)`` of ``x`` ``(N, C, *S)`` dilated by ``ldil`` and padded
+    (negative: cropped) by ``pads``: the ``patches`` primitive."""
+    if any(d > 1 for d in ldil) or any(lo < 0 for lo, _ in pads):
+        # Dilate and crop explicitly (pad with interior/negative padding), then plain
+        # windows with only the non-negative high padding left.
+        config = [(0, 0, 0)] * 2 + [(min(lo, 0), 0, d - 1) for (lo, _), d in zip(pads, ldil)]
+        x = _sh.pad(x, get_aval(x).dtype.type(0), config)
+        pads = tuple((max(lo, 0), hi) for lo, hi in pads)
+    return _patches(x, kernel, strides, rdil, pads)
+
+
+def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int],
+                                 window_strides: Sequence[int], padding: Any,
+                                 lhs_dilation: Sequence[int] | None = None,
+                                 rhs_dilation: Sequence[int] | None = None,
+                                 dimension_numbers: Any = None, precision: Any = None,
+                                 preferred_element_type: Any = None) -> Array:
+    """The patches a convolution with a ``filter_shape`` kernel would see (JAX's
+    ``lax.conv_general_dilated_patches``): the output has ``C * prod(filter_shape)`` features,
+    channel-major (feature ``c * prod(filter_shape) + k`` is input channel ``c`` at the
+    row-major kernel offset ``k``), laid out by ``dimension_numbers``' ``out_spec``. Padding,
+    strides and dilations mean what they mean in :func:`conv_general_dilated`. It is the
+    ``patches`` primitive itself (no identity kernel is multiplied), so it differentiates,
+    batches and jits; PyTorch's ``F.unfold`` is this with NCHW numbers.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> x = np.arange(5.0).reshape(1, 1, 5)
+        >>> lax.conv_general_dilated_patches(x, (2,), (2,), "VALID")[0].tolist()
+        [[0.0, 2.0], [1.0, 3.0]]
+    """
+    name = "conv_general_dilated_patches"
+    _check_precision(name, precision)
+    la = aval_of(name, lhs, "lhs")
+    if la.ndim < 2:
+        raise TypeError(f"lax.{name}: lhs must have rank at least 2, got shape {la.shape}")
+    nd = la.ndim - 2
+    kernel = static_ints(name, filter_shape, "filter_shape")
+    if len(kernel) != nd or any(k < 0 for k in kernel):
+        raise TypeError(f"lax.{name}: filter_shape needs one size per spatial axis ({nd}), "
+                        f"got {tuple(filter_shape)}")
+    if preferred_element_type is not None:
+        lhs, _ = _contract_dtypes(name, lhs, lhs, preferred_element_type)
+    dn = conv_dimension_numbers(la.shape, (1, 1) + kernel, dimension_numbers)
+    for spec, what in zip(dn, ("lhs_spec", "rhs_spec", "out_spec")):
+        _check_spec(tuple(spec), la.ndim, what)
+    x = _permuted(lhs, tuple(dn.lhs_spec))                                # (N, C, *S)
+    n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    strides, ldil, rdil, pads, out_spatial = _geometry(
+        name, spatial, kernel, window_strides, padding, lhs_dilation, rhs_dilation)
+    features = c * math.prod(kernel)
+    inv = _inverse(dn.out_spec)
+    if 0 in out_spatial or n == 0 or features == 0:
+        return _permuted(_zeros(x, (n, features) + out_spatial), inv)
+    cols = _lhs_windows(x, kernel, strides, pads, ldil, rdil)             # (C, *K, N, *Y)
+    out = _sh.moveaxis(_sh.reshape(cols, (features, n) + out_spatial), 0, 1)
+    return _permuted(out, inv)
+
+
 def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None,
                          rhs_dilation: Sequence[int] | None = None,
@@ -396,9 +486,8 @@ def conv_general_dilated_reversed(lhs: Array, rhs: Array, window_strides: Sequen
     w = _permuted(rhs, tuple(dn.rhs_spec))                                # (O, I, *K)
     n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
     o, i, kernel = w.shape[0], w.shape[1], tuple(w.shape[2:])
-    strides = _seq(name, window_strides, nd, "window_strides")
-    ldil = _seq(name, lhs_dilation, nd, "lhs_dilation")
-    rdil = _seq(name, rhs_dilation, nd, "rhs_dilation")
+    strides, ldil, rdil, pads, out_spatial = _geometry(
+        name, spatial, kernel, window_strides, padding, lhs_dilation, rhs_dilation)
     groups = static_int(name, feature_group_count, "feature_group_count")
     bgroups = static_int(name, batch_group_count, "batch_group_count")
     if groups < 1 or bgroups < 1 or (groups > 1 and bgroups > 1):
@@ -412,20 +501,7 @@ def conv_general_dilated_reversed(lhs: Array, rhs: Array, window_strides: Sequen
         raise ValueError(f"lax.{name}: batch_group_count={bgroups} must divide the lhs batch "
                         f"size ({n}) and the rhs output features ({o})")
     eff_kernel = tuple(_dilate(k, r) for k, r in zip(kernel, rdil))
-    if isinstance(padding, str):
-        if any(d > 1 for d in ldil):
-            raise ValueError(f"lax.{name}: string padding ({padding!r}) is not defined with "
-                             f"lhs_dilation {ldil} (as in JAX): pass explicit (lo, hi) pairs "
-                             "or use lax.conv_transpose")
-        pads = tuple(padtype_to_pads(spatial, eff_kernel, strides, padding))
-    else:
-        pads = _pairs(name, padding, nd)
     dilated = tuple(_dilate(s, d) for s, d in zip(spatial, ldil))
-    if any(m + lo + hi < 0 for m, (lo, hi) in zip(dilated, pads)):
-        raise ValueError(f"lax.{name}: negative padding {pads} is larger than the (dilated) "
-                         f"input {dilated}")
-    out_spatial = tuple(max(0, (m + lo + hi - k) // s + 1) if m + lo + hi >= k else 0
-                        for m, k, s, (lo, hi) in zip(dilated, eff_kernel, strides, pads))
     out_shape = (n // bgroups, o) + out_spatial
     inv = _inverse(dn.out_spec)
     if 0 in out_shape or 0 in kernel or c == 0:
@@ -441,15 +517,9 @@ def conv_general_dilated_reversed(lhs: Array, rhs: Array, window_strides: Sequen
         if any(s > 1 for s in strides):
             out = _sh.static_slice(out, (0,) * out.ndim, out.shape, (1, 1) + strides)
     else:
-        if any(d > 1 for d in ldil) or any(lo < 0 for lo, _ in pads):
-            # Dilate and crop explicitly (pad with interior/negative padding), then plain
-            # windows with only the non-negative high padding left.
-            config = [(0, 0, 0)] * 2 + [(min(lo, 0), 0, d - 1) for (lo, _), d in zip(pads, ldil)]
-            x = _sh.pad(x, get_aval(x).dtype.type(0), config)
-            pads = tuple((max(lo, 0), hi) for lo, hi in pads)
         if rhs_reversed:
             w = _sh.rev(w, tuple(range(2, 2 + nd)))
-        cols = _patches(x, kernel, strides, rdil, pads)                   # (C, *K, N, *Y)
+        cols = _lhs_windows(x, kernel, strides, pads, ldil, rdil)        # (C, *K, N, *Y)
         out = _contract_windows(w, cols, nd, groups, bgroups)            # (N/B, O, *Y)
     if tuple(out.shape) != out_shape:
         raise ShapeError(f"lax.{name}: internal shape mismatch {out.shape} != {out_shape}")

@@ -350,3 +350,44 @@ def test_reversed_kernel_entry_is_conv_of_the_reversed_kernel(pads, ldil, groups
     assert_allclose(f(dev(x), dev(w)), want)
     assert_allclose(funcgrad.jit(f)(dev(x), dev(w)), want)
     check_grads(f, (dev(x), dev(w)), order=1, modes=("rev",))
+
+
+def _identity_kernel(c: int, filter_shape: tuple) -> np.ndarray:
+    # JAX's definition of the patches: a grouped convolution with one-hot kernels, output
+    # feature c * prod(filter) + k picking channel c at kernel offset k.
+    s = int(np.prod(filter_shape))
+    eye = np.broadcast_to(np.eye(s), (c, s, s))
+    return eye.reshape((c * s, 1) + tuple(filter_shape))
+
+
+@pytest.mark.parametrize("filter_shape, strides, pads, ldil, rdil", [
+    ((2, 3), (1, 2), ((1, 0), (2, 1)), None, (2, 1)),
+    ((3, 1), (2, 1), ((-1, 2), (0, 0)), (2, 1), None),
+    ((1, 1), (1, 1), "SAME", None, None),
+    ((2, 2), (2, 2), "VALID", None, (1, 2)),
+])
+def test_patches_are_the_identity_kernel_convolution(filter_shape, strides, pads, ldil,
+                                                     rdil) -> None:
+    rng = np.random.default_rng(11)
+    x = _rand(rng, 2, 3, 6, 5)
+    want = lax.conv_general_dilated(x, _identity_kernel(3, filter_shape), strides, pads, ldil,
+                                    rdil, feature_group_count=3)
+
+    def f(x):
+        return lax.conv_general_dilated_patches(x, filter_shape, strides, pads, ldil, rdil)
+
+    assert_allclose(f(dev(x)), want)
+    assert_allclose(funcgrad.jit(f)(dev(x)), want)
+    assert_allclose(funcgrad.vmap(f)(dev(np.stack([x, 2 * x]))), np.stack([want, 2 * want]))
+    check_grads(f, (dev(x),), order=1, modes=("fwd", "rev"))
+    # channels-last dimension numbers: the same patches, features last
+    nhwc = lax.conv_general_dilated_patches(dev(np.moveaxis(x, 1, 3)), filter_shape, strides,
+                                            pads, ldil, rdil, ("NHWC", "HWIO", "NHWC"))
+    assert_allclose(nhwc, np.moveaxis(host(want), 1, 3))
+
+
+def test_patches_errors_and_empty() -> None:
+    with pytest.raises(TypeError, match="filter_shape"):
+        lax.conv_general_dilated_patches(np.ones((1, 2, 4)), (2, 2), (1,), "VALID")
+    out = lax.conv_general_dilated_patches(np.ones((1, 2, 3)), (4,), (1,), "VALID")
+    assert host(out).shape == (1, 8, 0)
