@@ -582,10 +582,10 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
         >>> float(f_t(2.0)[0])
         6.0
     """
+    _check_callable(fun, "linear_transpose")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     in_avals = []
-    for p in p_leaves:
-        a = get_aval(p)
+    for a in _input_avals(primals, "linear_transpose"):
         if not _is_inexact(a):
             raise TypeError(
                 f"linear_transpose: inputs must be float or complex, got {a.str_short()}"

@@ -18,7 +18,7 @@ import numpy
 
 from funcgrad import numpy as fnp
 from funcgrad import random, tree_util
-from funcgrad.api import _std_basis, jvp
+from funcgrad.api import _input_avals, _std_basis, jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.interpreters.taylor import taylor_flat
@@ -57,6 +57,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
         True
     """
     order = _check_series(primals, series)
+    _input_avals(tuple(primals), "jet", "primals")
     flat_p, in_tree = tree_util.tree_flatten(tuple(primals))
     flat_s: list[Any] = []
     for p, s in zip(primals, series):

@@ -318,7 +318,7 @@ def test_jacobian_family_errors_name_the_function_called(api: Callable, name: st
             api(lambda v: fnp.argmax(v))(x)
 
 
-def test_hvp_linearize_vjp_errors_name_the_function_called() -> None:
+def test_hvp_linearize_vjp_jet_errors_name_the_function_called() -> None:
     x = dev(np.ones(3))
     with pytest.raises(ValueError, match=r"^hvp: primal and tangent shapes must match.*"
                                          r"\(tangents\[0\]\)"):
@@ -337,6 +337,12 @@ def test_hvp_linearize_vjp_errors_name_the_function_called() -> None:
         funcgrad.vjp(lambda p: p, {"a": "s"})
     with pytest.raises(TypeError, match=r"^jvp: primals\[0\] is a str"):
         funcgrad.jvp(lambda p: p, ("s",), (1.0,))
+    with pytest.raises(TypeError, match=r"^jet: primals\[0\] is a str"):
+        funcgrad.jet(lambda p: p, ("s",), ((1.0,),))
+    with pytest.raises(TypeError, match=r"^linear_transpose: argument 0\['a'\] is a str"):
+        funcgrad.linear_transpose(lambda p: p, {"a": "s"})
+    with pytest.raises(TypeError, match=r"^linear_transpose: expected a function"):
+        funcgrad.linear_transpose(3.0, x)
 
 
 @pytest.mark.parametrize("f", [
@@ -388,7 +394,7 @@ def test_jacobian_family_errors_name_the_function_called(api: Callable, name: st
             api(lambda v: fnp.argmax(v))(x)
 
 
-def test_hvp_linearize_vjp_errors_name_the_function_called() -> None:
+def test_hvp_linearize_vjp_jet_errors_name_the_function_called() -> None:
     x = dev(np.ones(3))
     with pytest.raises(ValueError, match=r"^hvp: primal and tangent shapes must match.*"
                                          r"\(tangents\[0\]\)"):
@@ -407,6 +413,12 @@ def test_hvp_linearize_vjp_errors_name_the_function_called() -> None:
         funcgrad.vjp(lambda p: p, {"a": "s"})
     with pytest.raises(TypeError, match=r"^jvp: primals\[0\] is a str"):
         funcgrad.jvp(lambda p: p, ("s",), (1.0,))
+    with pytest.raises(TypeError, match=r"^jet: primals\[0\] is a str"):
+        funcgrad.jet(lambda p: p, ("s",), ((1.0,),))
+    with pytest.raises(TypeError, match=r"^linear_transpose: argument 0\['a'\] is a str"):
+        funcgrad.linear_transpose(lambda p: p, {"a": "s"})
+    with pytest.raises(TypeError, match=r"^linear_transpose: expected a function"):
+        funcgrad.linear_transpose(3.0, x)
 
 
 @pytest.mark.parametrize("f", [
