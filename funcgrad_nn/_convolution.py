@@ -99,8 +99,9 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
 def _same_dtype(x: Any, w: Any) -> tuple[Any, Any]:
     """Input and weight in their common dtype (lax wants one; a float64 NumPy input to a
     float32 layer computes in float64, as the NumPy promotion it always followed)."""
-    dt = fnp.result_type(x, w)
-    return (x if x.dtype == dt else x.astype(dt)), (w if w.dtype == dt else w.astype(dt))
+    xd, wd = get_aval(x).dtype, get_aval(w).dtype  # a non-array fails here, by name
+    dt = fnp.result_type(xd, wd)
+    return (x if xd == dt else x.astype(dt)), (w if wd == dt else w.astype(dt))
 
 
 def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,

@@ -110,6 +110,9 @@ def test_bad_input_errors_name_module_shapes_and_fix():
         F.conv_transpose2d(np.ones((1, 3, 2, 2)), np.ones((3, 1, 2, 2)), groups=2)
     with pytest.raises(ValueError, match="too small"):
         F.max_pool2d(np.ones((1, 1, 1, 1)), 2)
+    for fn in (F.conv1d, F.conv_transpose1d):  # funcgrad's rule: lists are not arrays
+        with pytest.raises(TypeError, match="list is not a valid funcgrad array"):
+            fn([[[1.0, 2.0, 3.0]]], np.ones((1, 1, 2)))
     with pytest.raises(ValueError, match="reflect padding"):
         F.pad(np.ones((1, 1, 2)), (2, 2), mode="reflect")
     with pytest.raises(ValueError, match="mode 'bilinear' expects a 4-D input"):
