@@ -43,7 +43,8 @@ from funcgrad.interpreters.jvp import elementwise_primitives
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr
 
 __all__ = ["Cost", "cost_rules", "transcendental_primitives", "jaxpr_cost", "eqn_cost",
-           "default_cost", "aval_size", "aval_bytes", "cost_analysis"]
+           "default_cost", "per_input_element", "per_output_element", "aval_size",
+           "aval_bytes", "cost_analysis"]
 
 
 class Cost(NamedTuple):
@@ -103,6 +104,18 @@ def _sub_jaxprs(params: dict) -> list[Any]:
             if isinstance(x, ClosedJaxpr | Jaxpr):
                 out.append(x)
     return out
+
+
+def per_input_element(eqn: Eqn, jaxpr_cost: JaxprCost) -> Cost:
+    """A cost rule: one flop per element of the first operand (arg-reductions, cumulative
+    scans), as the reductions' default."""
+    return Cost(float(aval_size(eqn.invars[0].aval)), 0.0, _io_bytes(eqn))
+
+
+def per_output_element(eqn: Eqn, jaxpr_cost: JaxprCost) -> Cost:
+    """A cost rule: one flop per element of the results (elementwise work that is not
+    declared elementwise, e.g. two-output ``frexp``)."""
+    return Cost(float(sum(aval_size(v.aval) for v in eqn.outvars)), 0.0, _io_bytes(eqn))
 
 
 def default_cost(eqn: Eqn, jaxpr_cost: JaxprCost) -> Cost:

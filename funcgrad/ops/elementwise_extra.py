@@ -21,6 +21,7 @@ from funcgrad.backend import xp_for
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._util import check_static, make_primitive
@@ -118,6 +119,7 @@ def _frexp_jvp(primals: Any, tangents: Any) -> tuple[list[Any], list[Any]]:
 
 jvp_rules[frexp_p] = _frexp_jvp
 _two_out_batch(frexp_p)
+_cost.cost_rules[frexp_p] = _cost.per_output_element  # elementwise, two results
 
 modf_p = make_primitive("modf", _two_out_impl("modf"), _two_out_abstract("modf", numpy.modf),
                         multiple_results=True)
@@ -138,6 +140,7 @@ def _modf_jvp(primals: Any, tangents: Any) -> tuple[list[Any], list[Any]]:
 
 jvp_rules[modf_p] = _modf_jvp
 _two_out_batch(modf_p)
+_cost.cost_rules[modf_p] = _cost.per_output_element  # elementwise, two results
 
 # ---------------------------------------------------------------------------------------------
 # nextafter, spacing

@@ -30,6 +30,7 @@ from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, def_fast_vjp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops._util import (
@@ -396,6 +397,7 @@ def _arg_reducer(name: str, xp_name: str):
 
     defjvp_zero(prim)
     batching.batch_rules[prim] = rule
+    _cost.cost_rules[prim] = _cost.per_input_element
     return prim
 
 
@@ -486,6 +488,7 @@ def _cumulative(name: str, compute: Any, dtype_fn: Any = None):
         return [bind1(prim, x, axis=axis + (axis >= d), reverse=reverse)], [d]
 
     batching.batch_rules[prim] = rule
+    _cost.cost_rules[prim] = _cost.per_input_element  # a scan: one op per element read
     return prim
 
 
@@ -621,6 +624,7 @@ def _cumarg(name: str, better: str, acc: str):
 
     defjvp_zero(prim)
     batching.batch_rules[prim] = rule
+    _cost.cost_rules[prim] = _cost.per_input_element
     return prim
 
 

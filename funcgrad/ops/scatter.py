@@ -33,6 +33,7 @@ from funcgrad.compile.rules import Emission, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, add_any_p, declare_linear, instantiate, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
@@ -191,6 +192,16 @@ def _winner_mask(x_aval: ShapedArray, idx: Sequence[Any], indexer: tuple, mode: 
     return _mask(back, ids, dtype)
 
 
+def _combining_cost(eqn: Eqn, jaxpr_cost: Any) -> Any:
+    """One flop per update element (each combines with the array once), plus the bytes read
+    and written: the cost rule of scatter_add/mul/min/max (interpreters.cost)."""
+    x, _, *idx = eqn.invars
+    lay = index_layout(eqn.prim.name, eqn.params["indexer"], x.aval.shape,
+                       tuple(a.aval.shape for a in idx))
+    io = sum(_cost.aval_bytes(v.aval) for v in (*eqn.invars, *eqn.outvars))
+    return _cost.Cost(float(numpy.prod(lay.out_shape, dtype=numpy.int64)), 0.0, float(io))
+
+
 def _scatter_batch_for(prim):
     def rule(axis_size, vals, dims, indexer, mode):
         x, u, *idx = vals
@@ -318,6 +329,7 @@ _rules.emitters[scatter_add_p] = _emit_scatter_add
 for _p in (_ew.add_p, add_any_p):
     _rules.register_simplification(_p, _simplify_add_of_scatter)
 _scatter_batch_for(scatter_add_p)
+_cost.cost_rules[scatter_add_p] = _combining_cost
 
 
 # =============================================================================================
@@ -499,6 +511,7 @@ def _scatter_mul_transpose(ct, x, u, *idx, indexer, mode):
 jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 deftranspose(scatter_mul_p, _scatter_mul_transpose)
 _scatter_batch_for(scatter_mul_p)
+_cost.cost_rules[scatter_mul_p] = _combining_cost
 
 
 # =============================================================================================
@@ -568,6 +581,7 @@ def scatter_min(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
 
 _extremal_jvp_for(scatter_min_p)
 _scatter_batch_for(scatter_min_p)
+_cost.cost_rules[scatter_min_p] = _combining_cost
 
 
 # -- scatter_max
@@ -593,3 +607,4 @@ def scatter_max(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
 
 _extremal_jvp_for(scatter_max_p)
 _scatter_batch_for(scatter_max_p)
+_cost.cost_rules[scatter_max_p] = _combining_cost

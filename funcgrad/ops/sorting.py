@@ -20,6 +20,7 @@ from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
+from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._ufunc_at import ufunc_at
@@ -248,6 +249,7 @@ jvp_rules[scatter_add_along_axis_p] = _scatter_add_jvp
 declare_linear(scatter_add_along_axis_p)
 deftranspose(scatter_add_along_axis_p, _scatter_add_transpose)
 batching.batch_rules[scatter_add_along_axis_p] = _scatter_add_batch
+_cost.cost_rules[scatter_add_along_axis_p] = _cost.per_input_element  # an add per update
 
 # =============================================================================================
 # sort: operands sorted together along `dimension` by the first `num_keys` (lexicographic)

@@ -117,3 +117,19 @@ def test_bytes_from_avals(dtype, itemsize):
     x = np.ones((2, 3), dtype)
     closed = funcgrad.make_jaxpr(lambda a: a.reshape(6))(x)
     assert cost.jaxpr_cost(closed).bytes_accessed == 2 * 6 * itemsize
+
+
+def test_rules_of_scans_arg_reductions_scatters_and_two_output_elementwise():
+    x = np.ones((4, 5))
+    for f in (lambda a: fnp.cumsum(a, axis=1), lambda a: fnp.cumprod(a, axis=0),
+              lambda a: lax.cummax(a, axis=1), lambda a: fnp.argmax(a, axis=0),
+              lambda a: fnp.argmin(a, axis=1)):
+        assert analysis(f, x)["flops"] == 20.0  # one op per element read
+    # a combining scatter: one op per update (3 rows of 5), repeated indices included
+    idx = np.array([0, 0, 3])
+    for method in ("add", "multiply", "min", "max"):
+        got = analysis(lambda a: getattr(fnp.at(a)[idx], method)(2.0), x)
+        assert got["flops"] == 15.0, method
+    assert analysis(lambda a: fnp.at(a)[idx].set(2.0), x)["flops"] == 0.0  # writes only
+    # frexp: two results per element
+    assert analysis(lambda a: fnp.frexp(a)[0], x)["flops"] == 40.0
