@@ -91,6 +91,73 @@ def _tiles(kernel, stride, dilation, padding, spatial, counts) -> bool:
                                                  counts))
 
 
+
+@functools.lru_cache(maxsize=64)
+def _reads(spatial, kernel, stride, dilation, padding) -> numpy.ndarray:
+    """``(prod(K), prod(O))``: the flat index, in one input plane of shape ``spatial``, of
+    the element window ``o`` reads at kernel offset ``k``, or -1 where it reads padding.
+    Host memory, read-only (cached)."""
+    counts = window_counts(spatial, kernel, stride, dilation, padding)
+    where = numpy.full(tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(spatial, padding)), -1)
+    where[tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))] = \
+        numpy.arange(math.prod(spatial)).reshape(spatial)
+    reads = numpy.stack([where[sl].reshape(-1)
+                         for _, sl in _offset_slices(kernel, stride, dilation, counts)])
+    reads.setflags(write=False)
+    return reads
+
+
+#: On the host, ``patches`` and ``fold`` move elements by ONE ``take`` through a cached flat
+#: index when fewer than this many windows lie along the last axis: their strided copies and
+#: adds would run over rows that short, bound by NumPy's per-row cost (~10 ns), where a take
+#: costs under 1 ns per element. (Index arrays above ``TAKE_MAX_INDEX`` entries are not cached.)
+TAKE_MAX_ROW = 16
+TAKE_MAX_INDEX = 1 << 20
+
+
+def _take_path(counts, size: int) -> bool:
+    return counts[-1] < TAKE_MAX_ROW and size <= TAKE_MAX_INDEX
+
+
+@functools.lru_cache(maxsize=8)
+def _patches_index(n: int, spatial, kernel, stride, dilation, padding) -> numpy.ndarray:
+    """``(prod(K) * n * prod(O),)`` flat index into a channel's row ``(n * prod(S) + 1,)``
+    (its planes, then a zero): the element each window reads at each kernel offset, the zero
+    where it reads padding. Read-only (cached)."""
+    reads = _reads(spatial, kernel, stride, dilation, padding)[:, None, :]
+    size = math.prod(spatial)
+    index = numpy.where(reads >= 0, reads + (numpy.arange(n) * size)[:, None], n * size)
+    index = index.reshape(-1).astype(numpy.intp)
+    index.setflags(write=False)
+    return index
+
+
+@functools.lru_cache(maxsize=8)
+def _fold_index(n: int, spatial, kernel, stride, dilation, padding) -> numpy.ndarray:
+    """``(prod(K), n * prod(S))`` flat index into a channel's windows ``(prod(K) * n *
+    prod(O) + 1,)`` (then a zero): which window element lands on each input element at each
+    kernel offset (at most one does), the zero where none. Read-only (cached)."""
+    reads = _reads(spatial, kernel, stride, dilation, padding)
+    kt, ot = reads.shape
+    size = math.prod(spatial)
+    index = numpy.full((kt, n, size), kt * n * ot, dtype=numpy.intp)
+    for k in range(kt):
+        o = numpy.nonzero(reads[k] >= 0)[0]
+        index[k][:, reads[k, o]] = (k * n + numpy.arange(n)[:, None]) * ot + o
+    index = index.reshape(kt, n * size)
+    index.setflags(write=False)
+    return index
+
+
+def _rows_with_zero(x: numpy.ndarray) -> numpy.ndarray:
+    """``x`` ``(A, *rest)``, any layout, copied into rows ``(A, prod(rest) + 1)`` that end
+    in a zero (what an index names for padding)."""
+    rows = numpy.empty((x.shape[0], math.prod(x.shape[1:]) + 1), dtype=x.dtype)
+    rows[:, -1] = 0
+    rows[:, :-1].reshape(x.shape)[...] = x
+    return rows
+
+
 # =============================================================================================
 # patches: (N, C, *S) -> (C, *K, N, *O)
 
@@ -119,6 +186,10 @@ def _patches_impl(x: Any, kernel, stride, dilation, padding) -> list:
         return [xp.ascontiguousarray(xp.transpose(x.reshape(split), perm))]
     padded = tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(spatial, padding))
     inner = (slice(None),) * 2 + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))
+    if xp is numpy and _take_path(counts, math.prod(kernel) * n * math.prod(counts)):
+        index = _patches_index(n, spatial, kernel, stride, dilation, padding)
+        return [_rows_with_zero(xp.swapaxes(x, 0, 1)).take(index, axis=1).reshape(
+            (c,) + tuple(kernel) + (n,) + counts)]
     if xp is numpy:
         # (C, N, *S) padded, then every window read by ONE strided copy (one call instead
         # of one per kernel offset)
@@ -204,16 +275,12 @@ def _selection(spatial, kernel, stride, dilation, padding, dtype) -> numpy.ndarr
     """``(prod(K) * prod(O), prod(spatial))`` 0/1 matrix: row ``(k, o)`` has a one at the
     input element that window ``o`` reads at kernel offset ``k`` (none where it reads
     padding). Host memory, read-only (cached)."""
-    counts = window_counts(spatial, kernel, stride, dilation, padding)
-    kt, ot, size = math.prod(kernel), math.prod(counts), math.prod(spatial)
-    where = numpy.full(tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(spatial, padding)), -1)
-    where[tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))] = \
-        numpy.arange(size).reshape(spatial)
+    reads = _reads(spatial, kernel, stride, dilation, padding)
+    (kt, ot), size = reads.shape, math.prod(spatial)
     sel = numpy.zeros((kt, ot, size), dtype=numpy.dtype(dtype))
-    for k, (_, sl) in enumerate(_offset_slices(kernel, stride, dilation, counts)):
-        src = where[sl].reshape(-1)
-        rows = numpy.nonzero(src >= 0)[0]
-        sel[k, rows, src[rows]] = 1
+    for k in range(kt):
+        rows = numpy.nonzero(reads[k] >= 0)[0]
+        sel[k, rows, reads[k, rows]] = 1
     sel = sel.reshape(kt * ot, size)
     sel.setflags(write=False)
     return sel
@@ -234,6 +301,14 @@ def _fold_impl(p: Any, spatial, kernel, stride, dilation, padding) -> list:
         if xp.isfinite(q).all():  # (an inf times the selection's zeros would make NaNs)
             sel = _selection(tuple(spatial), kernel, stride, dilation, padding, p.dtype.str)
             return [xp.matmul(q, sel).reshape((n, c) + tuple(spatial))]
+    if xp is numpy and p.dtype.kind in "fciu" \
+            and _take_path(counts, math.prod(kernel) * n * math.prod(spatial)):
+        # each input element gathers what each kernel offset puts on it, summed over offsets
+        index = _fold_index(n, tuple(spatial), kernel, stride, dilation, padding)
+        got = _rows_with_zero(p).take(index.reshape(-1), axis=1).reshape(
+            (c,) + index.shape)
+        out = got.sum(axis=1, dtype=p.dtype).reshape((c, n) + tuple(spatial))
+        return [xp.swapaxes(out, 0, 1)]
     buf = xp.zeros((c, n) + tuple(s + lo + max(hi, 0) for s, (lo, hi)
                                   in zip(spatial, padding)), dtype=p.dtype)
     for offs, sl in _offset_slices(kernel, stride, dilation, counts):

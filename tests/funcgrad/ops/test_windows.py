@@ -335,3 +335,26 @@ def test_window_primitives_hypothesis(data):
             want_back[element(n, c, pos)] += ct[(n, c) + pos]
     assert got.dtype == x.dtype and back.dtype == np.float32
     np.testing.assert_allclose(back, want_back, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel,stride,dilation,padding,spatial", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128, np.int32])
+def test_take_paths_match_strided_paths(kernel, stride, dilation, padding, spatial, dtype,
+                                        monkeypatch):
+    # On the host, short window rows move by one take through a cached index; longer ones
+    # by strided copies and adds: the same values, in every input layout
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((3, 2) + spatial) * 4).astype(dtype)
+    p = patches(x, kernel, stride, dilation, padding)
+    ct = (rng.standard_normal(p.shape) * 4).astype(dtype)
+    monkeypatch.setattr(windows, "FOLD_GEMM_MAX_PLANE", 0)
+    by_take = [patches(_in_layout(x, layout), kernel, stride, dilation, padding)
+               for layout in ("c", "swapped", "strided")]
+    folded = fold(ct, spatial, kernel, stride, dilation, padding)
+    monkeypatch.setattr(windows, "TAKE_MAX_ROW", 0)
+    np.testing.assert_array_equal(patches(x, kernel, stride, dilation, padding), p)
+    for got in by_take:
+        np.testing.assert_array_equal(got, p)
+    want = fold(ct, spatial, kernel, stride, dilation, padding)
+    assert folded.dtype == want.dtype == dtype
+    np.testing.assert_allclose(folded, want, rtol=1e-6, atol=1e-5)
