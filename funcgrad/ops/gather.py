@@ -23,7 +23,7 @@ from funcgrad.backend import xp_for
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission
 from funcgrad.core import bind1
-from funcgrad.interpreters import batching
+from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import Eqn
@@ -172,17 +172,23 @@ def _gather_jvp(primals, tangents, indexer, mode, fill_value=None):
     return [out], [gather_zero_fill(tx, *idx, indexer=indexer, mode=mode)]
 
 
+def _gather_transpose_into(acc, ct, x, *idx, indexer, mode, fill_value=None):
+    """``acc`` plus the transpose of the gather applied to ``ct``: ``ct`` scatter-added."""
+    return bind1(_scatter.scatter_add_p, acc, ct, *idx, indexer=indexer, mode=mode)
+
+
 def _gather_transpose(ct, x, *idx, indexer, mode, fill_value=None):
     aval = x.aval
     ca = get_aval(ct)
     base = zeros(aval.shape, ca.dtype, aval.device or ca.device)
-    ct_x = bind1(_scatter.scatter_add_p, base, ct, *idx, indexer=indexer, mode=mode)
+    ct_x = _gather_transpose_into(base, ct, x, *idx, indexer=indexer, mode=mode)
     return [ct_x] + [None] * len(idx)
 
 
 jvp_rules[gather_p] = _gather_jvp
 declare_linear(gather_p)
 deftranspose(gather_p, _gather_transpose)
+eager_vjp.transpose_into_rules[gather_p] = _gather_transpose_into
 
 
 def _gather_batch(axis_size, vals, dims, indexer, mode, fill_value=None):

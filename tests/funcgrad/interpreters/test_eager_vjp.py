@@ -286,3 +286,83 @@ def test_tape_values_are_arrays_never_numpy_scalars():
     for x in (0.7, dev(np.array(0.7)), dev(np.array([0.7, 0.2]))):
         funcgrad.grad(f)(x)
     assert seen and not any(isinstance(v, np.generic) for v in seen), [type(v) for v in seen]
+
+
+def test_pullback_runs_once_and_releases_the_tape() -> None:
+    """``grad`` runs the tape's pullback once; it drops each node (and its residuals) as it
+    goes, so a large backward pass reuses the memory of the nodes it has passed."""
+    from funcgrad.core import current_trace
+
+    x = dev(np.linspace(0.5, 1.5, 5))
+    tapes = []
+
+    def f(x):
+        tapes.append(current_trace())
+        y = funcgrad.numpy.sin(x)
+        return [funcgrad.numpy.sum(y * y)]
+
+    _, pull, _ = eager_vjp.vjp_tape(f, [x])
+    assert len(tapes[0].nodes) == 3  # sin, mul, sum: the product's node holds sin(x)
+    (g,) = pull([dev(np.ones(()))])
+    assert tapes[0].nodes == []
+    np.testing.assert_allclose(host(g), 2 * np.sin(host(x)) * np.cos(host(x)), rtol=1e-12)
+    try:
+        pull([dev(np.ones(()))])
+    except RuntimeError as e:
+        assert "once" in str(e)
+    else:
+        raise AssertionError("a second pullback call must raise")
+
+
+# gathers of a 6-vector and their result shapes
+_GATHERS = [
+    (lambda a: a[1:], (5,)), (lambda a: a[:-1], (5,)), (lambda a: a[::2], (3,)),
+    (lambda a: a[::-1], (6,)), (lambda a: a[2], ()), (lambda a: a[np.array([0, 3, 3, 1])], (4,)),
+    (lambda a: a.at[np.array([0, 9, -1])].get(mode="fill", fill_value=0.0), (3,)),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_gathers_add_into_the_accumulated_cotangent(data):
+    """Several gathers of one value: the tape adds each one's cotangent into the one
+    accumulated so far (``transpose_into_rules``); the same cotangents as linearize +
+    transpose and as the tape adding scatters into zeros, also one order up (the outer tape records the
+    scatter-adds and differentiates them)."""
+    import funcgrad.numpy as fnp
+    from funcgrad.interpreters.transpose import vjp_flat
+
+    dtype = data.draw(st.sampled_from(["float32", "float64", "complex128"]))
+    picks = data.draw(st.lists(st.integers(0, len(_GATHERS) - 1), min_size=1, max_size=5))
+    x = _value(data.draw, (6,), dtype)
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    real = np.finfo(dtype).dtype
+    ws = [dev(rng.uniform(-1.0, 1.0, _GATHERS[i][1]).astype(real)) for i in picks]
+
+    def f(a):
+        return [sum(fnp.sum(fnp.sin(_GATHERS[i][0](a)) * w) for i, w in zip(picks, ws))]
+
+    ct = dev(np.asarray(0.7, dtype))
+    got = _pullback(f, [x], ct)
+    _, vjp_g, _ = vjp_flat(f, [x])
+    np.testing.assert_allclose(host(got[0]), host(vjp_g([ct])[0]), rtol=1e-5, atol=1e-5)
+    saved = dict(eager_vjp.transpose_into_rules)
+    eager_vjp.transpose_into_rules.clear()
+    eager_vjp._backward_cache.clear()
+    try:
+        # (equal up to rounding: repeated indices add in another order)
+        np.testing.assert_allclose(host(got[0]), host(_pullback(f, [x], ct)[0]),
+                                   rtol=1e-6 if dtype == "float32" else 1e-14)
+    finally:
+        eager_vjp.transpose_into_rules.update(saved)
+        eager_vjp._backward_cache.clear()
+    if dtype != "complex128":  # second order: the gradient's directional derivative
+        v = dev(rng.uniform(-1.0, 1.0, 6).astype(real))
+
+        def g(a):
+            return fnp.real(f(a)[0])
+
+        hvp = funcgrad.grad(lambda a: fnp.vdot(funcgrad.grad(g)(a), v))(x)
+        want = funcgrad.jvp(funcgrad.grad(g), (x,), (v,))[1]
+        np.testing.assert_allclose(host(hvp), host(want), rtol=2e-4 if dtype == "float32"
+                                   else 1e-10, atol=1e-5 if dtype == "float32" else 1e-12)
