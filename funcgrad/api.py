@@ -530,6 +530,33 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
          fname: str = "vjp") -> Any:
     """``vjp``; ``eager_pullback``: the caller calls the pullback right away, at the top
     level, with concrete cotangents (grad does), which allows the eager tape."""
+    flat, p_tree, all_outs, pull_leaves, out_avals = _vjp_parts(fun, primals, has_aux,
+                                                                 eager_pullback, fname)
+    out_tree, n = flat.out_tree, flat.n_out
+    primals_out = all_outs[:n]
+    out_primal_avals = [get_aval(o) for o in primals_out]
+
+    def f_vjp(ct: Any) -> tuple[Any, ...]:
+        ct_leaves = _flatten_like(out_tree, ct, fname, "cotangent", "output")
+        cts = [
+            _check_tangent(pa, c, fname, expected="output",
+                           where=_leaf_where(primals_out_tree, i, "cotangent"))
+            for i, (c, pa) in enumerate(zip(ct_leaves, out_primal_avals))
+        ]
+        return pull_leaves(cts)
+
+    primals_out_tree = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in primals_out])
+    if has_aux:
+        return primals_out_tree, f_vjp, flat.aux(all_outs)
+    return primals_out_tree, f_vjp
+
+
+def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,
+               fname: str) -> tuple[_AuxFlat, Any, list[Any], Callable[[list[Any]], Any],
+                                    list[ShapedArray]]:
+    """``(flat, primals_tree, flat_outputs, pull_leaves, out_tangent_avals)``:
+    ``pull_leaves(cts)`` maps checked cotangents of the function's output leaves (one each,
+    aux outputs excluded) to the cotangent pytree of ``primals``."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
     # `vjp` itself always linearizes: its pullback may be called later under other
@@ -544,26 +571,13 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
         def pull(cts: Sequence[Any]) -> list[Any]:
             return transpose_linearized(result, cts)
 
-    out_tree, n = flat.out_tree, flat.n_out
-    all_outs = primals_out
-    primals_out = primals_out[:n]
-    out_primal_avals = [get_aval(o) for o in primals_out]
-    aux_zeros = [Zero(a) for a in out_avals[n:]]
+    aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
 
-    def f_vjp(ct: Any) -> tuple[Any, ...]:
-        ct_leaves = _flatten_like(out_tree, ct, fname, "cotangent", "output")
-        cts = [
-            _check_tangent(pa, c, fname, expected="output",
-                           where=_leaf_where(primals_out_tree, i, "cotangent"))
-            for i, (c, pa) in enumerate(zip(ct_leaves, out_primal_avals))
-        ]
-        in_cts = pull(cts + aux_zeros)
+    def pull_leaves(cts: list[Any]) -> Any:
+        in_cts = pull(cts + aux_zeros if aux_zeros else cts)
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
-    primals_out_tree = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in primals_out])
-    if has_aux:
-        return primals_out_tree, f_vjp, flat.aux(all_outs)
-    return primals_out_tree, f_vjp
+    return flat, p_tree, primals_out, pull_leaves, out_avals
 
 
 
@@ -708,12 +722,6 @@ def _ones_like_aval(a: ShapedArray) -> Any:
     return _xp_for_aval(a).ones(a.shape, dtype=a.dtype)
 
 
-def _ones_like_output(ans: Any, a: ShapedArray) -> Any:
-    out_tree = tree_util.tree_structure(ans)
-    one = _ones_like_aval(a.update(weak_type=False))
-    return tree_util.tree_unflatten(out_tree, [one])
-
-
 def value_and_grad(
     fun: Callable[..., Any],
     argnums: int | Sequence[int] = 0,
@@ -756,17 +764,17 @@ def _value_and_grad(
         idx = _resolve_argnums(argnums_t, len(args), fname)
         diff_args = tuple(args[i] for i in idx)
         _check_diff_args(diff_args, idx, allow_int, holomorphic, fname)
-        res = _vjp(_partial(fun, args, kwargs, idx), diff_args, has_aux, eager_pullback=True,
-                   fname=fname)
-        if has_aux:
-            ans, f_vjp, aux = res
-        else:
-            ans, f_vjp = res
+        flat, _, outs, pull_leaves, _ = _vjp_parts(_partial(fun, args, kwargs, idx),
+                                                   diff_args, has_aux, True, fname)
+        ans = tree_util.tree_unflatten(flat.out_tree,
+                                       [_as_array_out(o) for o in outs[:flat.n_out]])
         a = _check_scalar_output(ans, holomorphic, fname)
-        g = f_vjp(_ones_like_output(ans, a))
+        # The seed is built here with the output's exact dtype and shape: the pullback needs
+        # no cotangent checks.
+        g = pull_leaves([_ones_like_aval(a.update(weak_type=False))])
         g = g[0] if single else tuple(g)
         if has_aux:
-            return (ans, aux), g
+            return (ans, flat.aux(outs)), g
         return ans, g
 
     return vg
