@@ -6,8 +6,8 @@ PyTorch's functional forms on top of ``funcgrad.lax``: this module turns PyTorch
 messages, and leaves the computing to lax. A convolution is ``lax.conv_general_dilated`` with
 NCHW/OIHW dimension numbers (``groups`` is ``feature_group_count``); a transposed convolution
 is the same with ``lhs_dilation = stride`` and the weight read as the reversed kernel (no
-copy flips it); average pooling is ``lax.reduce_window`` add; max pooling is lax's
-window max, which ends on the ``window_argmax``/``window_gather`` primitives and also hands
+copy flips it); average pooling is lax's window sum (``reduce_window`` add); max pooling is
+lax's window max, which ends on the ``window_argmax``/``window_gather`` primitives and hands
 out the argmax that ``return_indices`` needs. ``ceil_mode`` is extra high padding. Derivatives,
 batching and jit come from lax; there is no second copy of any of it here.
 """
@@ -24,7 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad import lax
 from funcgrad.avals import get_aval
 from funcgrad.lax._convolution import ConvDimensionNumbers, conv_general_dilated_reversed
-from funcgrad.lax._windows import window_max
+from funcgrad.lax._windows import window_max, window_sum
 from funcgrad.ops.windows import fold as _fold_windows
 from funcgrad.ops.windows import window_counts
 
@@ -100,6 +100,8 @@ def _same_dtype(x: Any, w: Any) -> tuple[Any, Any]:
     """Input and weight in their common dtype (lax wants one; a float64 NumPy input to a
     float32 layer computes in float64, as the NumPy promotion it always followed)."""
     xd, wd = get_aval(x).dtype, get_aval(w).dtype  # a non-array fails here, by name
+    if xd == wd:
+        return x, w
     dt = fnp.result_type(xd, wd)
     return (x if xd == dt else x.astype(dt)), (w if wd == dt else w.astype(dt))
 
@@ -519,7 +521,7 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
     if numpy.dtype(x.dtype).kind not in "fc":
         x = x.astype(numpy.float64)  # an integer mean is a float (its sum must not wrap)
     one = (1, 1)
-    total = lax.reduce_window(x, 0, lax.add, one + k, one + s, _right_pads(x, k, s, p, d, out))
+    total = window_sum(x, 0, one + k, one + s, _right_pads(x, k, s, p, d, out))
     if divisor_override is not None:
         if divisor_override == 0:
             raise ValueError(f"{fname}: divisor_override must be non-zero")

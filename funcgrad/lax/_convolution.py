@@ -14,6 +14,7 @@ dimension numbers say.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -332,7 +333,20 @@ def _geometry(name: str, spatial: tuple[int, ...], kernel: tuple[int, ...],
               window_strides: Any, padding: Any, lhs_dilation: Any, rhs_dilation: Any
               ) -> tuple[tuple, tuple, tuple, tuple, tuple]:
     """Strides, lhs/rhs dilations, ``(lo, hi)`` padding and output spatial sizes of a
-    convolution of ``spatial`` by ``kernel`` (JAX's rules and errors)."""
+    convolution of ``spatial`` by ``kernel`` (JAX's rules and errors); cached for hashable
+    arguments (a layer calls with the same ones every step), errors are never cached."""
+    args = (name, spatial, kernel, window_strides, padding, lhs_dilation, rhs_dilation)
+    try:
+        return _geometry_cached(*args)
+    except TypeError as e:
+        if "unhashable" not in str(e):
+            raise
+    return _geometry_uncached(*args)
+
+
+def _geometry_uncached(name: str, spatial: tuple[int, ...], kernel: tuple[int, ...],
+                       window_strides: Any, padding: Any, lhs_dilation: Any,
+                       rhs_dilation: Any) -> tuple[tuple, tuple, tuple, tuple, tuple]:
     nd = len(spatial)
     strides = _seq(name, window_strides, nd, "window_strides")
     ldil = _seq(name, lhs_dilation, nd, "lhs_dilation")
@@ -353,6 +367,9 @@ def _geometry(name: str, spatial: tuple[int, ...], kernel: tuple[int, ...],
     out_spatial = tuple(max(0, (m + lo + hi - k) // s + 1) if m + lo + hi >= k else 0
                         for m, k, s, (lo, hi) in zip(dilated, eff_kernel, strides, pads))
     return strides, ldil, rdil, pads, out_spatial
+
+
+_geometry_cached = functools.lru_cache(maxsize=512)(_geometry_uncached)
 
 
 def _lhs_windows(x: Array, kernel: tuple, strides: tuple, pads: tuple, ldil: tuple,

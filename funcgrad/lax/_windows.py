@@ -15,6 +15,7 @@ rules of ``pad``, the window primitives, the reductions and whatever ``computati
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -172,48 +173,131 @@ def window_max(operand: Array, init_value: Any, window_dimensions: Sequence[int]
     """
     a = get_aval(operand)
     nd = a.ndim
-    window, strides = tuple(window_dimensions), tuple(window_strides)
-    base = (1,) * nd if base_dilation is None else tuple(base_dilation)
-    wdil = (1,) * nd if window_dilation is None else tuple(window_dilation)
-    out_shape = reduce_window_shape_tuple(a.shape, window, strides, padding, base, wdil)
+    plan = _max_plan(tuple(a.shape), tuple(window_dimensions), tuple(window_strides),
+                     tuple((int(lo), int(hi)) for lo, hi in padding),
+                     (1,) * nd if base_dilation is None else tuple(base_dilation),
+                     (1,) * nd if window_dilation is None else tuple(window_dilation))
+    config, perm, shape_in, (k, s, d), shape_out, inv = plan
+    x = _to_layout(operand if config is None else _sh.pad(operand, init_value, config), perm,
+                   shape_in)
+    arg = _winp.window_argmax(_order_reversed(x) if minimum else x, k, s, d)
+    val = _winp.window_gather(x, arg, k, s, d)
+    return _from_layout(val, shape_out, inv), _from_layout(arg, shape_out, inv)
+
+
+@functools.lru_cache(maxsize=256)
+def _max_plan(shape: tuple, window: tuple, strides: tuple, padding: tuple, base: tuple,
+              wdil: tuple) -> tuple:
+    """The static steps of :func:`window_max` (None: step not needed): the pad config, the
+    transpose and reshape into the primitives' layout, their kernel/stride/dilation, and
+    the reshape and transpose back."""
+    nd = len(shape)
+    out_shape = reduce_window_shape_tuple(shape, window, strides, padding, base, wdil)
     if 0 in out_shape:
-        raise ValueError(f"lax.window_max: no window fits: operand {a.shape}, window {window}, "
-                         f"padding {tuple(padding)}")
+        raise ValueError(f"lax.window_max: no window fits: operand {shape}, window {window}, "
+                         f"padding {padding}")
     # Pad with the init value only as far as the last window reaches; a tail shorter than a
     # stride is left in place (the primitives skip it), a longer one is cropped.
-    config, x = [], operand
-    for n, w, s, (lo, _), b, d, o in zip(a.shape, window, strides, padding, base, wdil,
+    config = []
+    for n, w, s, (lo, _), b, d, o in zip(shape, window, strides, padding, base, wdil,
                                          out_shape):
         hi = (o - 1) * s + _dilate(w, d) - _dilate(n, b) - lo
         config.append((lo, 0 if -s < hi < 0 else hi, b - 1))
-    if any(c != (0, 0, 0) for c in config):
-        x = _sh.pad(x, init_value, config)
-    # The primitives' (N, C, *spatial) layout: untouched axes first (a view), merged or
-    # padded with unit axes to exactly two.
-    lead = [i for i in range(nd) if window[i] == 1 and strides[i] == 1]
+    padded = tuple(_dilate(n, b) + lo + hi for n, b, (lo, hi, _) in zip(shape, base, config))
+    return (None if all(c == (0, 0, 0) for c in config) else tuple(config),) + \
+        _layout(padded, out_shape, window, strides, wdil, [True] * nd)
+
+
+def _layout(shape: tuple, out_shape: tuple, window: tuple, strides: tuple, wdil: tuple,
+            free: list) -> tuple:
+    """How ``shape`` goes into the window primitives' ``(N, C, *spatial)`` layout: the axes
+    the window leaves alone (window 1, stride 1, and ``free``: no padding there) first (a
+    view), merged or padded with unit axes to exactly two; returns (transpose or None,
+    reshape or None, the spatial (kernel, stride, dilation), the (N, C, *out) -> out
+    reshape or None, the inverse transpose or None)."""
+    nd = len(shape)
+    lead = [i for i in range(nd) if window[i] == 1 and strides[i] == 1 and free[i]]
     spatial = [i for i in range(nd) if i not in lead]
     if not spatial:
         spatial = [lead.pop()]
     perm = tuple(lead + spatial)
-    x = _sh.transpose(x, perm)
-    shape = get_aval(x).shape
-    lead_shape = shape[:len(lead)]
+    identity = perm == tuple(range(nd))
+    shape_in = shape_out = None
     if len(lead) != 2:
+        lead_shape = tuple(shape[i] for i in lead)
         lead_shape = (1,) * (2 - len(lead)) + lead_shape if len(lead) < 2 else \
             (math.prod(lead_shape[:-1]), lead_shape[-1])
-        x = _sh.reshape(x, lead_shape + shape[len(lead):])
-    k = tuple(window[i] for i in spatial)
-    s = tuple(strides[i] for i in spatial)
-    d = tuple(wdil[i] for i in spatial)
-    arg = _winp.window_argmax(_order_reversed(x) if minimum else x, k, s, d)
-    val = _winp.window_gather(x, arg, k, s, d)
-    inv = tuple(numpy.argsort(perm))
-    outs = []
-    for r in (val, arg):
-        if len(lead) != 2:
-            r = _sh.reshape(r, tuple(out_shape[i] for i in perm))
-        outs.append(_sh.transpose(r, inv))
-    return outs[0], outs[1]
+        shape_in = lead_shape + tuple(shape[i] for i in spatial)
+        shape_out = tuple(out_shape[i] for i in perm)
+    inv = tuple(int(i) for i in numpy.argsort(perm))
+    pick = (tuple(window[i] for i in spatial), tuple(strides[i] for i in spatial),
+            tuple(wdil[i] for i in spatial))
+    return (None if identity else perm, shape_in, pick, shape_out, None if identity else inv)
+
+
+def _to_layout(x: Array, perm: Any, shape_in: Any) -> Array:
+    if perm is not None:
+        x = _sh.transpose(x, perm)
+    return x if shape_in is None else _sh.reshape(x, shape_in)
+
+
+def _from_layout(r: Array, shape_out: Any, inv: Any) -> Array:
+    if shape_out is not None:
+        r = _sh.reshape(r, shape_out)
+    return r if inv is None else _sh.transpose(r, inv)
+
+
+def window_sum(operand: Array, init_value: Any, window_dimensions: Sequence[int],
+               window_strides: Sequence[int], padding: Sequence[tuple[int, int]],
+               base_dilation: Sequence[int] | None = None,
+               window_dilation: Sequence[int] | None = None, *, product: bool = False
+               ) -> Array:
+    """The sum (``product=True``: the product) of every window of ``operand``; padding and
+    base-dilation holes hold ``init_value``, which is NOT otherwise combined in. ``padding``
+    is explicit ``(lo, hi)`` pairs. Zero padding of a sum is the ``patches`` primitive's own
+    (nothing is padded); the windows are laid out with the untouched axes as its ``N`` and
+    ``C`` and reduced over the kernel axes. ``reduce_window``'s add and mul, and funcgrad_nn's
+    ``avg_pool*d``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax._windows import window_sum
+        >>> window_sum(np.arange(5.0), 0.0, (2,), (2,), [(0, 1)]).tolist()
+        [1.0, 5.0, 4.0]
+    """
+    a = get_aval(operand)
+    nd = a.ndim
+    zero = not product and _is_value(init_value, _identity("add", a.dtype))
+    plan = _sum_plan(tuple(a.shape), tuple(window_dimensions), tuple(window_strides),
+                     tuple((int(lo), int(hi)) for lo, hi in padding),
+                     (1,) * nd if base_dilation is None else tuple(base_dilation),
+                     (1,) * nd if window_dilation is None else tuple(window_dilation), zero)
+    config, ppads, perm, shape_in, (k, s, d), shape_out, inv = plan
+    x = operand if config is None else _sh.pad(operand, init_value, config)
+    cols = _patches(_to_layout(x, perm, shape_in), k, s, d, ppads)        # (C, *K, N, *O)
+    reduce = _red.reduce_prod if product else _red.reduce_sum
+    out = _sh.moveaxis(_same_dtype(reduce(cols, tuple(range(1, 1 + len(k)))), a.dtype), 0, 1)
+    return _from_layout(out, shape_out, inv)
+
+
+@functools.lru_cache(maxsize=256)
+def _sum_plan(shape: tuple, window: tuple, strides: tuple, padding: tuple, base: tuple,
+              wdil: tuple, zero: bool) -> tuple:
+    """The static steps of :func:`window_sum`: an explicit pad config (None when the
+    patches primitive's zero padding does), the patches padding, and the layout."""
+    nd = len(shape)
+    out_shape = reduce_window_shape_tuple(shape, window, strides, padding, base, wdil)
+    if any(b > 1 for b in base) or any(lo < 0 for lo, _ in padding) or (
+            not zero and any(lo or hi > 0 for lo, hi in padding)):
+        config = tuple((lo, max(hi, 0), b - 1) for (lo, hi), b in zip(padding, base))
+        pads = tuple((0, min(hi, 0)) for _, hi in padding)
+        shape = tuple(_dilate(n, it + 1) + lo + hi for n, (lo, hi, it) in zip(shape, config))
+    else:
+        config, pads = None, padding
+    perm, shape_in, pick, shape_out, inv = _layout(shape, out_shape, window, strides, wdil,
+                                                   [p == (0, 0) for p in pads])
+    spatial = (perm if perm is not None else tuple(range(nd)))[nd - len(pick[0]):]
+    return (config, tuple(pads[i] for i in spatial), perm, shape_in, pick, shape_out, inv)
 
 
 def _same_dtype(x: Array, dtype: numpy.dtype) -> Array:
@@ -310,10 +394,8 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
             out, _ = window_max(x, init, window, strides, pads, base, wdil,
                                 minimum=monoid == "min")
         else:
-            cols = _windows(x, init, window, strides, pads, base, wdil,
-                            monoid == "add" and identity)
-            reduce = _red.reduce_sum if monoid == "add" else _red.reduce_prod
-            out = _same_dtype(reduce(cols, (0,)), dt)
+            out = window_sum(x, init, window, strides, pads, base, wdil,
+                             product=monoid == "mul")
         if not identity:
             out = computation(out, init)
         return out

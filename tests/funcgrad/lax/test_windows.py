@@ -164,6 +164,28 @@ def test_window_max_indices_in_any_layout() -> None:
     assert host(batched).tolist() == host(i).tolist()
 
 
+@pytest.mark.parametrize("comp, ref_op, init", [(lax.add, np.add, 0.0),
+                                                  (lax.mul, np.multiply, 1.0),
+                                                  (lax.add, np.add, 2.0)])
+def test_sums_in_any_layout_with_padding_on_unit_windows(comp, ref_op, init) -> None:
+    # Untouched axes play the patches primitive's N and C; an axis with a unit window but
+    # padding is not untouched (its padding makes init-valued outputs).
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.5, 1.5, (2, 5, 6, 3))
+    window, strides = (1, 3, 1, 1), (1, 2, 1, 1)
+    pads = ((0, 0), (1, 1), (1, 0), (0, 0))
+    want = reduce_window_reference(x, init, ref_op, window, strides, pads, (1,) * 4, (1,) * 4)
+
+    def f(x):
+        return lax.reduce_window(x, init, comp, window, strides, pads)
+
+    assert_allclose(f(dev(x)), want)
+    assert_allclose(funcgrad.jit(f)(dev(x)), want)
+    batched = funcgrad.vmap(f, in_axes=1, out_axes=1)(dev(np.stack([x, 2 * x], 1)))
+    assert_allclose(batched, np.stack([want, host(f(dev(2 * x)))], 1))
+    check_grads(f, (dev(x),), order=1, modes=("rev",))
+
+
 @st.composite
 def _window_configs(draw):
     nd = draw(st.integers(1, 2))
