@@ -5,8 +5,11 @@ The operand is padded with the init value (base dilation is interior padding, as
 (``funcgrad.ops.windows``): the first extremum of each window is found in place (no window
 copies) and its value gathered, so the gradient goes to that one element as XLA's
 ``select_and_scatter`` sends it; :func:`window_max` also hands that argmax out (funcgrad_nn's
-``max_pool(return_indices=True)`` sits on it). ``lax.add``/``lax.mul`` lay every window out
-along one axis with the ``patches`` primitive and reduce it. Any other ``computation`` (also
+``max_pool(return_indices=True)`` sits on it). ``lax.add``/``lax.mul`` are :func:`window_sum`:
+the ``patches`` primitive lays the windows out (its own zero padding, no pad copy) and the
+kernel axes are reduced (funcgrad_nn's ``avg_pool`` sits on it). Both put the axes the window
+leaves alone in the primitives' ``N``/``C`` places, so no layout is copied, and both run from
+a cached static plan. Any other ``computation`` (also
 over pytrees of operands) is applied elementwise across all windows at once, folding over the
 window positions, so it must be a vectorisable binary function (built from ``lax``/
 ``funcgrad.numpy`` operations). No new primitive: derivatives, batching and jit come from the
