@@ -105,9 +105,13 @@ def _relocating(show: Any) -> Any:
         registry = glb.setdefault("__warningregistry__", {}) if glb else {}
         _local.busy = True
         try:
+            # module_globals lets Python read an imported module's source through its
+            # loader (zip imports); a script's or stdin's __main__ (no __spec__) has a loader
+            # that cannot (BuiltinImporter raises ImportError), and its file is read by name.
             warnings.warn_explicit(msg.message, msg.category, src.filename, src.lineno,
                                    module=glb.get("__name__"), registry=registry,
-                                   module_globals=glb, source=msg.source)
+                                   module_globals=glb if glb.get("__spec__") else None,
+                                   source=msg.source)
         finally:
             _local.busy = False
         return None

@@ -72,3 +72,23 @@ def test_filters_still_apply():
         warnings.simplefilter("always")
         fnp.log(np.array([-1.0]))
     assert not caught
+
+
+@pytest.mark.parametrize("how", ["stdin", "-c"])
+def test_warning_in_a_program_without_a_source_file(how):
+    # __main__ read from stdin or -c has no source file and a loader that cannot give its
+    # source: the warning is still shown, at the user's line, and the program goes on.
+    import subprocess
+    import sys
+
+    program = ("import numpy as np, funcgrad.numpy as fnp\n"
+               "fnp.log(np.array(-1.0))\n"
+               "print('went on')\n")
+    args = [sys.executable, "-"] if how == "stdin" else [sys.executable, "-c", program]
+    done = subprocess.run(args, input=program if how == "stdin" else None, text=True,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "went on" in done.stdout
+    assert "invalid value encountered in log" in done.stderr
+    where = "<stdin>:2" if how == "stdin" else "<string>:2"
+    assert where in done.stderr
