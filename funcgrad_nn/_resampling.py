@@ -2,8 +2,10 @@
 
 ``interpolate`` is separable: each spatial axis is resampled by one matrix product with a
 small ``(out, in)`` interpolation matrix built from static sizes with PyTorch's index rules
-(linear, bicubic with ``A = -0.75`` and clamped borders), or by one ``take`` of PyTorch's
-nearest indices (exact, NaN-safe). Derivatives come from those operations' own rules.
+(linear, bicubic with ``A = -0.75`` and clamped borders; with ``antialias=True`` PyTorch's
+``_upsample_*2d_aa`` weights: the filter stretched by the downscale factor, taps outside the
+input dropped and each output's weights normalised to sum to one), or by one ``take`` of
+PyTorch's nearest indices (exact, NaN-safe). Derivatives come from those operations' own rules.
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
 
 # -- interpolate -----------------------------------------------------------------------------
 
-_MODES_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_MODES_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3,
+               "lanczos": 2}
 
 
 def _output_sizes(in_sizes: tuple, size: Any, scale_factor: Any, fname: str
@@ -145,6 +148,14 @@ def _linear_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bo
     return m
 
 
+def _cubic_kernel(x: numpy.ndarray, a: float) -> numpy.ndarray:
+    """Keys' cubic convolution kernel at ``x`` (0 outside ``|x| < 2``)."""
+    x = numpy.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return numpy.where(x < 1, near, numpy.where(x < 2, far, 0))
+
+
 def _cubic_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bool
                   ) -> numpy.ndarray:
     a = -0.75  # PyTorch's (and OpenCV's) bicubic coefficient
@@ -153,20 +164,54 @@ def _cubic_matrix(n_in: int, n_out: int, scale: float | None, align_corners: boo
     src = s * dst if align_corners else s * (dst + 0.5) - 0.5
     base = numpy.floor(src)
     t = src - base
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
     m = numpy.zeros((n_out, n_in))
     rows = numpy.arange(n_out)
-    for off, w in zip((-1, 0, 1, 2), weights):
+    for off in (-1, 0, 1, 2):
         idx = numpy.clip(base.astype(numpy.int64) + off, 0, n_in - 1)
-        numpy.add.at(m, (rows, idx), w)
+        numpy.add.at(m, (rows, idx), _cubic_kernel(t - off, a))
     return m
+
+
+def _lanczos3_kernel(x: numpy.ndarray) -> numpy.ndarray:
+    """``sinc(x) * sinc(x / 3)`` on ``|x| < 3`` (PIL's and PyTorch's Lanczos-3)."""
+    x = numpy.abs(x)
+    return numpy.where(x < 3, numpy.sinc(x) * numpy.sinc(x / 3), 0)
+
+
+# mode -> (half-width of the filter at scale 1, the filter): PyTorch's aa_filter functions;
+# its antialiased bicubic uses Keys' A = -0.5 (PIL's), not the -0.75 of plain bicubic.
+_AA_FILTERS = {
+    "bilinear": (1.0, lambda x: numpy.maximum(1 - numpy.abs(x), 0)),
+    "bicubic": (2.0, lambda x: _cubic_kernel(x, -0.5)),
+    "lanczos": (3.0, _lanczos3_kernel),
+}
+
+
+def _antialias_matrix(mode: str, n_in: int, n_out: int, scale: float | None,
+                      align_corners: bool, dt: numpy.dtype) -> numpy.ndarray:
+    """PyTorch's ``_compute_indices_min_size_weights_aa`` as an ``(out, in)`` matrix, in the
+    input's float type as PyTorch computes it (which taps are kept depends on the rounding).
+    Output ``i`` is centred at ``s * (i + 0.5)`` in the input, with ``s`` the source scale
+    (``(in - 1) / (out - 1)`` with ``align_corners``, as PyTorch); when downscaling
+    (``s > 1``) the filter is stretched by ``s`` so every input pixel contributes."""
+    half, kernel = _AA_FILTERS[mode]
+    out_dt, dt = dt, numpy.promote_types(dt, numpy.float32)  # half-precision positions drift
+    f = dt.type
+    s = f(_source_scale(n_in, n_out, scale, align_corners))
+    support = f(half * s) if s >= 1 else f(half)
+    inv = f(1.0 / s) if s >= 1 else f(1.0)
+    center = (numpy.float64(s) * (numpy.arange(n_out) + 0.5)).astype(dt)
+    # PyTorch truncates (center -+ support + 0.5) to int and keeps at most
+    # 2 * ceil(support) + 1 taps.
+    lo = numpy.maximum(numpy.trunc((center - support).astype(numpy.float64) + 0.5), 0)
+    hi = numpy.minimum(numpy.trunc((center + support).astype(numpy.float64) + 0.5), n_in)
+    hi = numpy.minimum(hi, lo + 2 * math.ceil(support) + 1)
+    j = numpy.arange(n_in)
+    taps = (j >= lo[:, None]) & (j < hi[:, None])
+    arg = ((j - center[:, None]).astype(numpy.float64) + 0.5) * inv
+    w = numpy.where(taps, kernel(arg.astype(dt)), 0).astype(dt)
+    total = w.sum(axis=1, keepdims=True)
+    return numpy.where(total != 0, w / numpy.where(total != 0, total, 1), w).astype(out_dt)
 
 
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -174,34 +219,46 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 antialias: bool = False) -> Any:
     """Resize ``(N, C, *S)`` inputs (1 to 3 spatial axes) as PyTorch's ``F.interpolate``:
     modes ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D), ``'bilinear'``,
-    ``'bicubic'`` (4-D), ``'trilinear'`` (5-D) and ``'area'``; ``size`` or ``scale_factor``
-    (then the output size is ``floor(in * scale)`` and, unless ``recompute_scale_factor``, the
-    source indices use ``1 / scale`` as PyTorch); ``align_corners`` for the linear modes.
+    ``'bicubic'`` (4-D), ``'trilinear'`` (5-D), ``'lanczos'`` (4-D, Lanczos-3, needs
+    ``antialias=True``) and ``'area'``; ``size`` or ``scale_factor`` (then the output size is
+    ``floor(in * scale)`` and, unless ``recompute_scale_factor``, the source indices use
+    ``1 / scale`` as PyTorch); ``align_corners`` for the linear modes. ``antialias=True``
+    (4-D ``'bilinear'``, ``'bicubic'``, ``'lanczos'``) low-pass filters when downscaling,
+    PyTorch's (and PIL's) resampling: the filter widens by the downscale factor, taps outside
+    the image are dropped and the weights renormalised; antialiased bicubic uses ``A = -0.5``.
 
     >>> import numpy as np
     >>> interpolate(np.array([[[1.0, 2.0]]]), scale_factor=2)
     array([[[1., 1., 2., 2.]]])
     >>> interpolate(np.array([[[1.0, 2.0]]]), size=4, mode="linear")
     array([[[1.  , 1.25, 1.75, 2.  ]]])
+    >>> interpolate(np.arange(8.0).reshape(1, 1, 1, 8), size=(1, 2), mode="bilinear",
+    ...             antialias=True)
+    array([[[[1.89285714, 5.10714286]]]])
     """
     fname = "interpolate"
     r = fnp.ndim(input)
     if not 3 <= r <= 5:
         raise ValueError(f"{fname}: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
                          f"shape {tuple(fnp.shape(input))}")
+    if antialias and not (mode in _AA_FILTERS and r == 4):
+        raise ValueError(f"{fname}: Anti-alias option is restricted to bilinear, bicubic, and "
+                         f"lanczos modes and requires a 4-D tensor as input (got mode {mode!r}, "
+                         f"shape {tuple(fnp.shape(input))})")
     nd = r - 2
     if mode in _MODES_DIMS and _MODES_DIMS[mode] != nd:
         raise ValueError(f"{fname}: mode {mode!r} expects a {_MODES_DIMS[mode] + 2}-D input, "
                          f"got shape {tuple(fnp.shape(input))}")
     if mode not in _MODES_DIMS and mode not in ("nearest", "nearest-exact", "area"):
         raise ValueError(f"{fname}: mode must be one of 'nearest', 'nearest-exact', 'linear', "
-                         f"'bilinear', 'bicubic', 'trilinear', 'area', got {mode!r}")
+                         f"'bilinear', 'bicubic', 'trilinear', 'lanczos', 'area', got {mode!r}")
     if align_corners is not None and mode not in _MODES_DIMS:
         raise ValueError(f"{fname}: align_corners option can only be set with the "
                          "interpolating modes: linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise ValueError(f"{fname}: antialias=True is not supported (resize with "
-                         "mode='area' or adaptive_avg_pool for anti-aliased downsampling)")
+    if mode == "lanczos" and align_corners:
+        raise ValueError(f"{fname}: Lanczos mode does not support align_corners=True")
+    if mode == "lanczos" and not antialias:
+        raise ValueError(f"{fname}: Lanczos mode requires antialias=True")
     in_sizes = tuple(fnp.shape(input)[2:])
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor, fname)
     if any(o <= 0 for o in out_sizes):
@@ -222,8 +279,11 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
             idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
             x = fnp.take(x, _const_like(idx, x), axis=axis)
             continue
-        build = _cubic_matrix if mode == "bicubic" else _linear_matrix
-        m = build(n_in, n_out, scales[i], bool(align_corners)).astype(dt)
+        if antialias:
+            m = _antialias_matrix(mode, n_in, n_out, scales[i], bool(align_corners), dt)
+        else:
+            build = _cubic_matrix if mode == "bicubic" else _linear_matrix
+            m = build(n_in, n_out, scales[i], bool(align_corners)).astype(dt)
         x = fnp.moveaxis(fnp.tensordot(x, _const_like(m.T.copy(), x), axes=((axis,), (0,))),
                          -1, axis)
     return x
