@@ -113,6 +113,7 @@ def _reads(spatial, kernel, stride, dilation, padding) -> numpy.ndarray:
 #: costs under 1 ns per element. (Index arrays above ``TAKE_MAX_INDEX`` entries are not cached.)
 TAKE_MAX_ROW = 16
 TAKE_MAX_INDEX = 1 << 20
+# (Every cached index is in range by construction; ``mode="wrap"`` is take's fastest mode.)
 
 
 def _take_path(counts, size: int) -> bool:
@@ -188,7 +189,7 @@ def _patches_impl(x: Any, kernel, stride, dilation, padding) -> list:
     inner = (slice(None),) * 2 + tuple(slice(lo, lo + s) for s, (lo, _) in zip(spatial, padding))
     if xp is numpy and _take_path(counts, math.prod(kernel) * n * math.prod(counts)):
         index = _patches_index(n, spatial, kernel, stride, dilation, padding)
-        return [_rows_with_zero(xp.swapaxes(x, 0, 1)).take(index, axis=1).reshape(
+        return [_rows_with_zero(xp.swapaxes(x, 0, 1)).take(index, axis=1, mode="wrap").reshape(
             (c,) + tuple(kernel) + (n,) + counts)]
     if xp is numpy:
         # (C, N, *S) padded, then every window read by ONE strided copy (one call instead
@@ -294,18 +295,22 @@ def _fold_impl(p: Any, spatial, kernel, stride, dilation, padding) -> list:
     if _tiles(kernel, stride, dilation, padding, spatial, counts):
         perm = (1 + nd, 0) + tuple(v for i in range(nd) for v in (2 + nd + i, 1 + i))
         return [xp.ascontiguousarray(xp.transpose(p, perm)).reshape((n, c) + tuple(spatial))]
-    if xp is numpy and p.dtype.kind == "f" and math.prod(spatial) <= FOLD_GEMM_MAX_PLANE:
+    take = xp is numpy and p.dtype.kind in "fciu" \
+        and _take_path(counts, math.prod(kernel) * n * math.prod(spatial))
+    # (a take reads C-contiguous windows faster than the product's transposing copy; other
+    # layouts, e.g. a (N, *O, C, *K)-ordered product, copy faster into the product's)
+    if xp is numpy and p.dtype.kind == "f" and math.prod(spatial) <= FOLD_GEMM_MAX_PLANE \
+            and not (take and p.flags.c_contiguous):
         kt, ot = math.prod(kernel), math.prod(counts)
         q = xp.ascontiguousarray(xp.transpose(p.reshape(c, kt, n, ot), (2, 0, 1, 3)))
         q = q.reshape(n * c, kt * ot)
         if xp.isfinite(q).all():  # (an inf times the selection's zeros would make NaNs)
             sel = _selection(tuple(spatial), kernel, stride, dilation, padding, p.dtype.str)
             return [xp.matmul(q, sel).reshape((n, c) + tuple(spatial))]
-    if xp is numpy and p.dtype.kind in "fciu" \
-            and _take_path(counts, math.prod(kernel) * n * math.prod(spatial)):
+    if take:
         # each input element gathers what each kernel offset puts on it, summed over offsets
         index = _fold_index(n, tuple(spatial), kernel, stride, dilation, padding)
-        got = _rows_with_zero(p).take(index.reshape(-1), axis=1).reshape(
+        got = _rows_with_zero(p).take(index.reshape(-1), axis=1, mode="wrap").reshape(
             (c,) + index.shape)
         out = got.sum(axis=1, dtype=p.dtype).reshape((c, n) + tuple(spatial))
         return [xp.swapaxes(out, 0, 1)]
@@ -599,7 +604,7 @@ def _gather_impl(x: Any, idx: Any, kernel, stride, dilation) -> list:
         lead, swapped = _planes_first(x)
         flat = _flat_index(idx.swapaxes(0, 1) if swapped else idx, tuple(x.shape[2:]),
                            kernel, stride, dilation)
-        out = lead.reshape(-1).take(flat)
+        out = lead.reshape(-1).take(flat, mode="wrap")
         return [out.swapaxes(0, 1) if swapped else out]
     w = _window_stack(xp, x, kernel, stride, dilation)
     acc = None

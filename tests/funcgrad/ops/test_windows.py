@@ -134,6 +134,7 @@ def test_fold_matrix_product_path_matches_strided_adds(kernel, stride, dilation,
     rng = np.random.default_rng(4)
     counts = window_counts(spatial, kernel, stride, dilation, padding)
     ct = rng.standard_normal((3,) + kernel + (2,) + counts)
+    monkeypatch.setattr(windows, "TAKE_MAX_ROW", 0)  # (the take path is tested below)
     monkeypatch.setattr(windows, "FOLD_GEMM_MAX_PLANE", 10 ** 6)
     by_product = host(fold(dev(ct), spatial, kernel, stride, dilation, padding))
     ct_inf = ct.copy()
