@@ -17,6 +17,7 @@ __all__ = [
     "DTypeError",
     "DeviceMismatchError",
     "TracerMutationError",
+    "NonDifferentiableError",
     "SourceInfo",
     "user_source_info",
     "SourceLocator",
@@ -233,3 +234,8 @@ class DeviceMismatchError(FuncgradError, ValueError):
 
 class TracerMutationError(FuncgradError, TypeError):
     """In-place mutation of a traced array, which functional code cannot record."""
+
+
+class NonDifferentiableError(_NamesUserLine, FuncgradError, ValueError):
+    """A derivative was asked of an operation, or of one of its modes, where none is defined
+    (LAPACK's raw QR reflectors; the arbitrary extra columns of a complete factorisation)."""

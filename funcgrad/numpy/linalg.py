@@ -166,25 +166,29 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition: ``QRResult(Q, R)`` for modes "reduced" (default) and "complete",
-    ``R`` alone for mode "r". Mode "raw" (LAPACK's Householder form) is not supported.
+    ``R`` alone for mode "r", and ``(h, tau)`` for mode "raw" as NumPy: LAPACK ``geqrf``'s
+    Householder form, ``h`` transposed (``R`` in the upper triangle of ``h.T``, the reflectors
+    below it) and the reflectors' scalings ``tau``. Stacks of matrices in every mode.
+    Differentiable except mode "raw" (no derivative is defined for the reflector form) and
+    mode "complete" of tall matrices; those raise :class:`funcgrad.errors.NonDifferentiableError`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> Q, R = fnp.linalg.qr(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
         >>> Q.shape, R.shape
         ((3, 2), (2, 2))
+        >>> h, tau = fnp.linalg.qr(np.array([[3.0], [4.0]]), mode="raw")
+        >>> h, tau
+        (array([[-5. ,  0.5]]), array([1.6]))
     """
-    if mode == "raw":
-        raise NotImplementedError(
-            "funcgrad.numpy.linalg.qr: mode='raw' (LAPACK's Householder reflectors) is not "
-            "supported; use mode='reduced', 'complete' or 'r'"
-        )
-    if mode not in ("reduced", "complete", "r"):
+    if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"qr: unrecognized mode {mode!r}")
     (a,) = _prep("qr", a)
     _ndim_at_least("qr", a, 2)
     out = _ld.qr(a, mode=mode)
-    return out if mode == "r" else QRResult(*out)
+    if mode == "r":
+        return out
+    return out if mode == "raw" else QRResult(*out)
 
 
 def _uplo(name: str, UPLO: str) -> bool:  # noqa: N803  (NumPy's parameter name)

@@ -31,7 +31,10 @@ Derivative conventions (JVP rules written with primitives, so they nest to any o
   for zero singular values. ``compute_uv=False`` gives ``ds = real(diag(U^H dA V))``.
 * ``qr``: ``mode="reduced"`` (tall, square and wide matrices) and ``mode="r"``;
   ``mode="complete"`` only where it equals the reduced one (``m <= n``). ``R`` must be
-  nonsingular.
+  nonsingular. ``mode="raw"`` (LAPACK's reflectors) has no derivative.
+* Where a derivative is not defined (``qr`` "raw", the arbitrary extra columns of a tall
+  ``qr`` "complete" or a non-square ``svd`` ``full_matrices=True``), differentiating raises
+  :class:`funcgrad.errors.NonDifferentiableError`, as JAX and PyTorch refuse these too.
 * ``det``/``slogdet``: ``d log det A = trace(solve(A, dA))``; at an exactly singular matrix
   the derivative raises ``LinAlgError`` (the value itself does not).
 
@@ -55,7 +58,7 @@ import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind, bind1
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
@@ -802,7 +805,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
         return outs, [Zero.from_primal(o) for o in outs]
     m, n = get_aval(a).shape[-2:]
     if compute_uv and full_matrices and m != n:
-        raise NotImplementedError(
+        raise NonDifferentiableError(
             f"svd: derivatives of full_matrices=True are not defined for non-square matrices "
             f"({get_aval(a).str_short()}): the extra singular vectors are arbitrary. Use "
             "full_matrices=False."
@@ -843,7 +846,7 @@ _batch_front(svd_p)
 # =============================================================================================
 # qr
 
-_QR_MODES = ("reduced", "complete", "r")
+_QR_MODES = ("reduced", "complete", "r", "raw")
 
 
 def _qr_abstract(a: ShapedArray, *, mode: str) -> list[ShapedArray]:
@@ -854,6 +857,9 @@ def _qr_abstract(a: ShapedArray, *, mode: str) -> list[ShapedArray]:
     dt = linalg_dtype("qr", a)
     k = min(m, n)
     batch = a.shape[:-2]
+    if mode == "raw":  # NumPy's (h, tau): h is LAPACK's column-major factor, transposed
+        return [ShapedArray(batch + (n, m), dt, False, a.device),
+                ShapedArray(batch + (k,), dt, False, a.device)]
     kq = m if mode == "complete" else k
     r = ShapedArray(batch + (kq, n), dt, False, a.device)
     if mode == "r":
@@ -861,8 +867,57 @@ def _qr_abstract(a: ShapedArray, *, mode: str) -> list[ShapedArray]:
     return [ShapedArray(batch + (m, kq), dt, False, a.device), r]
 
 
+def _householder_qr_raw(a: Any) -> list[Any]:
+    """LAPACK's ``geqrf`` (unblocked ``geqr2``/``larfg``, without its rescaling of tiny
+    norms) with the array module's own operations, for a module whose ``qr`` has no
+    ``mode='raw'``: ``[h, tau]`` as NumPy returns them, over any leading batch axes.
+
+    Column ``i``'s reflector ``H_i = I - tau_i v v^H`` (``v[i] = 1``) maps ``(alpha, x)`` to
+    ``(beta, 0)`` with ``beta = -sign(Re alpha) * |(alpha, x)|``; it is stored below the
+    diagonal as ``x / (alpha - beta)``, and ``tau_i = 0`` (``H_i = I``) when ``x = 0`` and
+    ``alpha`` is real."""
+    xp = xp_for(a)
+    f = a.copy()
+    m, n = f.shape[-2:]
+    k = min(m, n)
+    cplx = f.dtype.kind == "c"
+    tau = xp.zeros(f.shape[:-2] + (k,), dtype=f.dtype)
+    for i in range(k):
+        alpha = f[..., i, i]
+        x = f[..., i + 1:, i]
+        xnorm2 = xp.sum(xp.real(x * xp.conj(x)) if cplx else x * x, axis=-1)
+        ar, ai = (xp.real(alpha), xp.imag(alpha)) if cplx else (alpha, 0 * alpha)
+        keep = (xnorm2 == 0) & (ai == 0)
+        beta = -xp.copysign(xp.sqrt(ar * ar + ai * ai + xnorm2), ar)
+        safe_beta = xp.where(keep, 1, beta)
+        t = (beta - alpha) / safe_beta
+        denom = xp.where(keep, 1, alpha - beta)
+        v = x / denom[..., None]
+        tau[..., i] = xp.where(keep, 0, t)
+        f[..., i, i] = xp.where(keep, alpha, beta)
+        f[..., i + 1:, i] = xp.where(keep[..., None], x, v)
+        if i + 1 < n:
+            # Apply H_i^H = I - conj(tau) v v^H to the trailing columns.
+            vv = xp.concatenate([xp.ones_like(alpha)[..., None], f[..., i + 1:, i]], axis=-1)
+            sub = f[..., i:, i + 1:]
+            w = xp.sum(xp.conj(vv)[..., :, None] * sub, axis=-2)
+            ct = xp.conj(tau[..., i]) if cplx else tau[..., i]
+            f[..., i:, i + 1:] = sub - (ct[..., None, None] * vv[..., :, None]
+                                        * w[..., None, :])
+    return [xp.swapaxes(f, -1, -2), tau]
+
+
 def _qr_impl(a: Any, *, mode: str) -> list[Any]:
-    out = xp_for(a).linalg.qr(a, mode=mode)
+    linalg = xp_for(a).linalg
+    if mode == "raw":
+        try:
+            h, tau = linalg.qr(a, mode="raw")
+        except numpy.linalg.LinAlgError:  # CuPy raises NumPy's too
+            raise
+        except (ValueError, TypeError, NotImplementedError):  # no raw mode (or no stacks)
+            return _householder_qr_raw(a)
+        return [h, tau]
+    out = linalg.qr(a, mode=mode)
     if mode == "r":
         return [out]
     q, r = out
@@ -873,13 +928,19 @@ qr_p = make_primitive("qr", _qr_impl, _qr_abstract, multiple_results=True)
 
 
 def qr(a: Any, *, mode: str = "reduced") -> Any:
-    """QR decomposition ``a = q @ r``: ``(q, r)`` for modes "reduced"/"complete", ``r`` for "r".
+    """QR decomposition ``a = q @ r``: ``(q, r)`` for modes "reduced"/"complete", ``r`` for "r",
+    and for "raw" NumPy's ``(h, tau)``: LAPACK ``geqrf``'s Householder reflectors (below the
+    diagonal, ``r`` on and above it, of ``h``'s transpose) and their scalings. "raw" is not
+    differentiable.
 
     Example:
         >>> import numpy as np
         >>> q, r = qr(np.array([[3.0], [4.0]]))
         >>> np.allclose(q @ r, [[3.0], [4.0]])
         True
+        >>> h, tau = qr(np.array([[3.0], [4.0]]), mode="raw")
+        >>> h, tau
+        (array([[-5. ,  0.5]]), array([1.6]))
     """
     outs = bind(qr_p, a, mode=mode)
     return outs[0] if mode == "r" else tuple(outs)
@@ -907,8 +968,14 @@ def _qr_jvp(primals, tangents, *, mode):
     if type(da) is Zero:
         return outs, [Zero.from_primal(o) for o in outs]
     m, n = get_aval(a).shape[-2:]
+    if mode == "raw":
+        raise NonDifferentiableError(
+            f"qr: mode='raw' is not differentiable ({get_aval(a).str_short()}): LAPACK's "
+            "Householder reflectors (h, tau) have no derivative that NumPy or JAX define. "
+            "Differentiate through mode='reduced' (or 'r') instead."
+        )
     if mode == "complete" and m > n:
-        raise NotImplementedError(
+        raise NonDifferentiableError(
             f"qr: derivatives of mode='complete' are not defined for tall matrices "
             f"({get_aval(a).str_short()}): the extra columns of q are arbitrary. Use "
             "mode='reduced'."

@@ -3,13 +3,15 @@ matrices, errors, complex derivatives, degenerate cases, Hessians and NumPy rout
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from helpers import DEVICE, assert_allclose, check_device, dev, host, rand
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.ops import linalg_decomp as ld
 from funcgrad.test_util import check_grads
 
@@ -152,13 +154,91 @@ def test_dtype_errors_and_conversions() -> None:
     assert fnp.linalg.solve(dev(np.eye(2, dtype=np.float32)), [1.0, 2.0]).dtype == np.float64
 
 
-def test_unsupported_modes_say_so() -> None:
-    with pytest.raises(NotImplementedError, match="raw"):
-        fnp.linalg.qr(dev(np.eye(2)), mode="raw")
-    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+def test_undefined_derivatives_say_so() -> None:
+    # Values are fine; derivatives of these modes are not defined (JAX and PyTorch refuse
+    # them too): a funcgrad error naming the mode, the fix and the user's line.
+    with pytest.raises(NonDifferentiableError, match="full_matrices=False") as e:
         funcgrad.grad(lambda a: fnp.sum(fnp.linalg.svd(a)[0]))(dev(rand((3, 2))))
-    with pytest.raises(NotImplementedError, match="mode='reduced'"):
+    assert "test_linalg_decomp.py" in str(e.value)
+    with pytest.raises(NonDifferentiableError, match="mode='reduced'"):
         funcgrad.grad(lambda a: fnp.sum(fnp.linalg.qr(a, mode="complete")[0]))(dev(rand((3, 2))))
+    with pytest.raises(NonDifferentiableError, match="qr: mode='raw' is not differentiable"):
+        funcgrad.grad(lambda a: fnp.sum(fnp.linalg.qr(a, mode="raw")[1]))(dev(rand((3, 2))))
+    assert issubclass(NonDifferentiableError, ValueError)
+    assert not issubclass(NonDifferentiableError, NotImplementedError)
+
+
+_RAW_SHAPES = [(4, 3), (3, 4), (3, 3), (2, 3, 5, 2), (1, 1), (5, 1), (0, 3), (3, 0)]
+
+
+def _raw_input(shape, dt, seed):
+    a = rand(shape, np.float64, -1.0, 1.0, seed=seed)
+    if np.dtype(dt).kind == "c":
+        a = a + 1j * rand(shape, np.float64, -1.0, 1.0, seed=seed + 1)
+    return a.astype(dt)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32, np.complex128, np.complex64])
+def test_qr_raw_equals_numpy(dt) -> None:
+    for i, shape in enumerate(_RAW_SHAPES):
+        a = _raw_input(shape, dt, i)
+        want_h, want_tau = np.linalg.qr(a, mode="raw")
+        h, tau = fnp.linalg.qr(dev(a), mode="raw")
+        check_device(h)
+        assert h.dtype == want_h.dtype and tau.dtype == want_tau.dtype
+        np.testing.assert_array_equal(host(h), want_h)
+        np.testing.assert_array_equal(host(tau), want_tau)
+        # The Householder construction used where an array module's qr has no raw mode.
+        tol = 1e-5 if dt in (np.float32, np.complex64) else 1e-12
+        fh, ftau = ld._householder_qr_raw(dev(a))
+        check_device(fh)
+        assert fh.dtype == want_h.dtype and ftau.dtype == want_tau.dtype
+        assert_allclose(fh, want_h, rtol=tol, atol=tol)
+        assert_allclose(ftau, want_tau, rtol=tol, atol=tol)
+    assert fnp.linalg.qr(np.arange(6).reshape(2, 3), mode="raw")[0].dtype == np.float64
+
+
+def test_qr_raw_householder_edge_cases() -> None:
+    # A column already zero below the diagonal gets tau = 0 (the identity reflector).
+    for a in (np.array([[1.0, 2.0], [0.0, 3.0], [0.0, 4.0]]), np.zeros((3, 2)),
+              np.array([[1j, 2.0], [0.0, 3.0]])):
+        for got, want in zip(ld._householder_qr_raw(dev(a)), np.linalg.qr(a, mode="raw")):
+            assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+
+
+def test_qr_raw_falls_back_when_the_module_has_no_raw_mode(monkeypatch) -> None:
+    class NoRaw:
+        def __getattr__(self, name):
+            return getattr(np.linalg, name)
+
+        def qr(self, a, mode="reduced"):
+            if mode == "raw":
+                raise ValueError("Unrecognized mode 'raw'")
+            return np.linalg.qr(a, mode=mode)
+
+    fake = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("_")})
+    fake.linalg = NoRaw()
+    monkeypatch.setattr(ld, "xp_for", lambda *a, **k: fake)
+    a = _raw_input((2, 4, 3), np.float64, 3)
+    for got, want in zip(ld._qr_impl(a, mode="raw"), np.linalg.qr(a, mode="raw")):
+        assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(np.linalg.LinAlgError):  # a real failure is not swallowed
+        fake.linalg.qr = lambda a, mode: (_ for _ in ()).throw(np.linalg.LinAlgError("x"))
+        ld._qr_impl(a, mode="raw")
+
+
+def test_qr_raw_under_jit_and_vmap() -> None:
+    a = _raw_input((3, 5, 4), np.float64, 7)
+    want_h, want_tau = np.linalg.qr(a, mode="raw")
+    raw = funcgrad.jit(lambda m: fnp.linalg.qr(m, mode="raw"))
+    h, tau = raw(dev(a))
+    assert_allclose(h, want_h, rtol=0, atol=0)
+    assert_allclose(tau, want_tau, rtol=0, atol=0)
+    h, tau = funcgrad.vmap(lambda m: fnp.linalg.qr(m, mode="raw"), in_axes=1)(
+        dev(np.moveaxis(a, 0, 1)))
+    assert_allclose(h, want_h, rtol=1e-14, atol=1e-14)
+    assert_allclose(tau, want_tau, rtol=1e-14, atol=1e-14)
+    assert funcgrad.eval_shape(lambda m: fnp.linalg.qr(m, mode="raw"), a)[0].shape == (3, 4, 5)
 
 
 # ---------------------------------------------------------------------------------------------
