@@ -907,12 +907,16 @@ def _householder_qr_raw(a: Any) -> list[Any]:
     return [xp.swapaxes(f, -1, -2), tau]
 
 
+# A failed factorisation (CuPy raises NumPy's LinAlgError too), not a missing raw mode.
+_LINALG_ERROR = numpy.linalg.LinAlgError
+
+
 def _qr_impl(a: Any, *, mode: str) -> list[Any]:
     linalg = xp_for(a).linalg
     if mode == "raw":
         try:
             h, tau = linalg.qr(a, mode="raw")
-        except numpy.linalg.LinAlgError:  # CuPy raises NumPy's too
+        except _LINALG_ERROR:
             raise
         except (ValueError, TypeError, NotImplementedError):  # no raw mode (or no stacks)
             return _householder_qr_raw(a)
