@@ -26,7 +26,13 @@ from funcgrad.core import Tracer, bind1, eval_trace
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
-from funcgrad.interpreters.jvp import Zero, add_tangents, jvp_rules, multilinear_primitives
+from funcgrad.interpreters.jvp import (
+    Zero,
+    add_tangents,
+    def_fast_vjp,
+    jvp_rules,
+    multilinear_primitives,
+)
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import check_static, make_primitive, probe_dtype, result_device
@@ -270,6 +276,32 @@ deftranspose(dot_general_p, _dot_general_transpose)
 # Linear in each operand with the other fixed: the eager tape can use the transpose rule as
 # each operand's VJP instead of linearizing the node (which would redo the product).
 multilinear_primitives.add(dot_general_p)
+
+
+def _is_matmul(x: Any, y: Any, dimension_numbers) -> bool:
+    return dimension_numbers == _MATMUL_DN and getattr(x, "ndim", 0) == 2 \
+        and getattr(y, "ndim", 0) == 2
+
+
+def _dot_general_fast_lhs(xp: Any, ct: Any, ans: Any, x: Any, y: Any, dimension_numbers) -> Any:
+    # The transpose rule's product for a 2-D matmul, ``ct @ y.T`` (what its dot_general
+    # computes for these dimension numbers), without the binds; any other contraction runs
+    # the transpose rule itself.
+    if _is_matmul(x, y, dimension_numbers):
+        return xp.matmul(ct, y.T)
+    return _transpose_lhs(ct, y, dimension_numbers, get_aval(x))
+
+
+def _dot_general_fast_rhs(xp: Any, ct: Any, ans: Any, x: Any, y: Any, dimension_numbers) -> Any:
+    # The transpose rule computes ``(ct.T @ x).T`` for a 2-D matmul: the same product here.
+    if _is_matmul(x, y, dimension_numbers):
+        return xp.matmul(ct.T, x).T
+    return _transpose_rhs(ct, x, dimension_numbers, get_aval(y))
+
+
+# The eager tape's hot path for x @ W (a matmul's backward node binds two or three primitives
+# through the transpose rule; these call the array module once).
+def_fast_vjp(dot_general_p, _dot_general_fast_lhs, _dot_general_fast_rhs)
 
 # -- batching ------------------------------------------------------------------------------------
 

@@ -143,9 +143,10 @@ def test_relu_fast_rule_matches_generic():
 
 def test_every_fast_rule_is_tested_here():
     from funcgrad.ops.activations import relu_p
+    from funcgrad.ops.linalg import dot_general_p
     tested = {ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.neg_p, ew.sin_p, ew.cos_p, ew.exp_p,
               ew.log_p, ew.tanh_p, ew.square_p, ew.sqrt_p, ew.logistic_p, ew.integer_pow_p,
-              relu_p, red.reduce_max_p, red.reduce_min_p}
+              relu_p, red.reduce_max_p, red.reduce_min_p, dot_general_p}
     assert set(fast_vjp_rules) <= tested, set(fast_vjp_rules) - tested
 
 
@@ -167,6 +168,42 @@ def test_fast_max_min_match_linearized(data):
     with _generic_only():
         generic = _pullback(f, [x], ct)
     _same(fast[0], generic[0])
+
+
+_CONTRACTIONS = [  # (lhs shape, rhs shape, dimension numbers)
+    ((3, 4), (4, 5), (((1,), (0,)), ((), ()))),  # x @ W: the fast rules' own product
+    ((1, 4), (4, 1), (((1,), (0,)), ((), ()))),
+    ((4, 3), (4, 5), (((0,), (0,)), ((), ()))),  # the rest: the transpose rule
+    ((2, 3, 4), (4, 5), (((2,), (0,)), ((), ()))),
+    ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
+    ((4,), (4,), (((0,), (0,)), ((), ()))),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_fast_dot_general_matches_generic(data):
+    """dot_general's fast rules (a 2-D matmul's products without binds; the transpose rule
+    otherwise) give the transpose rule's cotangents bit for bit, dtypes mixing included."""
+    from funcgrad.ops.linalg import dot_general
+
+    ls, rs, dn = data.draw(st.sampled_from(_CONTRACTIONS))
+    dl, dr = data.draw(st.sampled_from(FLOATS)), data.draw(st.sampled_from(FLOATS + ["int64"]))
+    x, y = _value(data.draw, ls, dl), _value(data.draw, rs, dr)
+    wrt = data.draw(st.sampled_from(["x"] if dr == "int64" else ["x", "y", "both"]))
+    pre = ew.sin if data.draw(st.booleans()) else (lambda a: a)
+    if wrt == "x":
+        args, f = [x], (lambda a: [dot_general(pre(a), y, dn)])
+    elif wrt == "y":
+        args, f = [y], (lambda b: [dot_general(x, pre(b), dn)])
+    else:
+        args, f = [x, y], (lambda a, b: [dot_general(pre(a), pre(b), dn)])
+    ct = _ct_for(f(*args)[0])
+    fast = _pullback(f, args, ct)
+    with _generic_only():
+        generic = _pullback(f, args, ct)
+    for d, g in zip(fast, generic):
+        _same(d, g)
 
 
 def test_fast_rules_are_used():

@@ -213,7 +213,10 @@ def test_tape_uses_dot_general_transpose() -> None:
     from funcgrad.interpreters.transpose import vjp_flat
     from funcgrad.ops.linalg import dot_general_p
 
-    assert tape._backward_method(dot_general_p) is tape._transpose_backward
+    # Its fast rules (2-D matmuls) fall back to the transpose rule: never a linearized node.
+    method = tape._backward_method(dot_general_p)
+    assert method.__qualname__.startswith("_fast_backward"), method
+    assert method is not tape._linearized_backward
 
     def f(a: Any, b: Any) -> list[Any]:
         return [fnp.tanh(fnp.einsum("ij,jk->ik", a, b)), fnp.einsum("ij,kj->ik", a, b.T)]
