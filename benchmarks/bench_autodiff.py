@@ -3,6 +3,7 @@
     python benchmarks/bench_autodiff.py            # every case, each in a fresh process
     python benchmarks/bench_autodiff.py --case mlp_b128_f32
     python benchmarks/bench_autodiff.py --interleaved   # CPU-time ratios, alternating rounds
+    python benchmarks/bench_autodiff.py --hvp-baselines # other hand-written NumPy HVPs
 
 Cases:
 - ``chain100_grad``: grad of a 100-op elementwise chain on 16-element arrays: pure
@@ -99,8 +100,68 @@ def _main_interleaved(argv: list[str]) -> None:
     print(f"load average: {os.getloadavg()}")
 
 
+def hvp_baselines(n: int = 10_000) -> dict[str, float]:
+    """CPU time (s) of other hand-written NumPy Hessian-vector products of the Rosenbrock
+    function at n, against the benchmark's (the hand-simplified directional derivative of the
+    gradient, ``workloads.hvp_rosenbrock``), best of 9 rounds each: is that baseline one a
+    user would write? Each is checked against it first."""
+    _, fused = workloads.hvp_rosenbrock(n, reverse_over_reverse=True)
+    rng = np.random.default_rng(2)  # the workload's x and v
+    x = rng.uniform(-1.0, 2.0, n)
+    v = rng.standard_normal(n)
+
+    def grad_np(x):  # the gradient as written from the formula
+        g = np.zeros_like(x)
+        d = x[1:] - x[:-1] ** 2
+        g[1:] += 200.0 * d
+        g[:-1] += -400.0 * d * x[:-1] - 2.0 * (1.0 - x[:-1])
+        return g
+
+    def tridiagonal():  # the Hessian's three diagonals, then the product
+        diag = np.zeros_like(x)
+        diag[:-1] += 1200.0 * x[:-1] ** 2 - 400.0 * x[1:] + 2.0
+        diag[1:] += 200.0
+        off = -400.0 * x[:-1]
+        out = diag * v
+        out[:-1] += off * v[1:]
+        out[1:] += off * v[:-1]
+        return out
+
+    def rev_over_rev_by_hand():  # grad_np's code pulled back through v, step by step
+        xl, xr, vl, vr = x[:-1], x[1:], v[:-1], v[1:]
+        d = xr - xl ** 2
+        bar_d = 200.0 * vr - 400.0 * xl * vl
+        out = np.zeros_like(x)
+        out[:-1] += -400.0 * d * vl + 2.0 * vl - 2.0 * xl * bar_d
+        out[1:] += bar_d
+        return out
+
+    def central_difference():  # of the hand-written gradient (approximate)
+        return (grad_np(x + 1e-6 * v) - grad_np(x - 1e-6 * v)) / 2e-6
+
+    want = fused()
+    for f in (tridiagonal, rev_over_rev_by_hand):
+        np.testing.assert_allclose(f(), want, rtol=1e-10, atol=1e-8)
+    np.testing.assert_allclose(central_difference(), want, rtol=1e-4, atol=1e-3)
+    fns = {"benchmark baseline (fused directional derivative)": fused,
+           "tridiagonal Hessian times v": tridiagonal,
+           "reverse over reverse by hand": rev_over_rev_by_hand,
+           "central difference of the gradient": central_difference}
+    n_calls = {k: _repeats(f) for k, f in fns.items()}
+    best = {k: float("inf") for k in fns}
+    for _ in range(9):  # alternating rounds
+        for k, f in fns.items():
+            best[k] = min(best[k], _cpu_per_call(f, n_calls[k]))
+    return best
+
+
 if __name__ == "__main__":
     if "--interleaved" in sys.argv:
         _main_interleaved(sys.argv[1:])
+    elif "--hvp-baselines" in sys.argv:
+        times = hvp_baselines()
+        ref = times["benchmark baseline (fused directional derivative)"]
+        for k, t in times.items():
+            print(f"{k:52s} {t * 1e6:8.1f} us  {t / ref:5.2f}x")
     else:
         main(CASES)
