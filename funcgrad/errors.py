@@ -20,7 +20,6 @@ __all__ = [
     "NonDifferentiableError",
     "SourceInfo",
     "user_source_info",
-    "SourceLocator",
     "name_user_line",
     "generated_code",
     "is_our_file",
@@ -87,64 +86,6 @@ def user_source_info() -> SourceInfo:
             return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
     return _NO_SOURCE
-
-
-# Frames of generators and coroutines are resumed from different callers: what is above them
-# changes, so the user's line found above one is never remembered.
-_RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200  # CO_GENERATOR, CO_COROUTINE, ..., CO_ASYNC_GENERATOR
-
-
-class SourceLocator:
-    """:func:`user_source_info` for the many operations one trace records.
-
-    Under nested transformations every operation is reached through dozens of funcgrad frames,
-    most of which the operations before it went through too. The locator remembers, for each
-    funcgrad frame it walked through, the user's line it found above it: the next search
-    stops at the first frame it knows. That answer still holds: while a frame runs, the
-    frames above it (the user's one included, waiting in the call that led there) are
-    unchanged. The frames it remembers are kept alive, so their identities are not reused;
-    :meth:`clear` lets them go (a trace calls it when it finishes).
-
-    Example:
-        >>> loc = SourceLocator()
-        >>> loc.find().function == user_source_info().function
-        True
-    """
-
-    __slots__ = ("_seen",)
-
-    #: frames remembered at most; past that the memory starts again
-    MAX_FRAMES = 4096
-
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[Any, SourceInfo]] = {}
-
-    def find(self) -> SourceInfo:
-        """The innermost of the caller's frames outside funcgrad, as user_source_info."""
-        seen = self._seen
-        walked = []
-        f = sys._getframe(1)
-        info = _NO_SOURCE
-        while f is not None:
-            code = f.f_code
-            if not _is_ours(code.co_filename):
-                info = SourceInfo(code.co_filename, f.f_lineno, code.co_name)
-                break
-            hit = seen.get(id(f))
-            if hit is not None and hit[0] is f:
-                info = hit[1]
-                break
-            if not code.co_flags & _RESUMABLE:
-                walked.append(f)
-            f = f.f_back
-        if len(seen) + len(walked) > self.MAX_FRAMES:
-            seen.clear()
-        for g in walked:
-            seen[id(g)] = (g, info)
-        return info
-
-    def clear(self) -> None:
-        self._seen.clear()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -27,7 +27,7 @@ from funcgrad.core import (
     set_current_trace,
     user_source_info,
 )
-from funcgrad.errors import FuncgradError, SourceLocator, UnexpectedTracerError, name_user_line
+from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
@@ -126,7 +126,10 @@ def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> li
     array that two names would then share."""
     if prim not in tracing_simplifiable_primitives:
         return None
-    if not any(_is_unit(x) for x in args):
+    for x in args:
+        if not isinstance(x, Tracer) and _is_unit(x):
+            break
+    else:
         return None
     atoms: list[Var | Literal] = [
         Literal(x) if _is_unit(x) else Var(get_aval(x)) for x in args
@@ -187,7 +190,7 @@ class StagingTrace(Trace):
 
     __slots__ = (
         "eqns", "tracer_to_var", "const_vals", "const_vars", "_const_ids", "invars",
-        "main_tracers", "locator",
+        "main_tracers",
     )
     user_name = "jit / make_jaxpr tracing"
 
@@ -202,7 +205,6 @@ class StagingTrace(Trace):
         self._const_ids: dict[int, Var] = {}
         self.invars: list[Var] = []
         self.main_tracers: list[StagingTracer] = []  # keeps tracers alive so ids stay unique
-        self.locator = SourceLocator()  # the user's line of each operation, found faster
 
     # -- building ------------------------------------------------------------------------
 
@@ -214,13 +216,6 @@ class StagingTrace(Trace):
         self.main_tracers.append(t)
         self.invars.append(v)
         return t
-
-    def _new_tracer(self, aval: ShapedArray) -> tuple[StagingTracer, Var]:
-        t = StagingTracer(self, aval)
-        v = Var(aval)
-        self.tracer_to_var[id(t)] = v
-        self.main_tracers.append(t)
-        return t, v
 
     def getvar(self, x: Any) -> Var | Literal:
         if isinstance(x, StagingTracer) and x._trace is self:
@@ -253,7 +248,7 @@ class StagingTrace(Trace):
         return False
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        return self.stage(prim, args, params, self.locator.find())
+        return self.stage(prim, args, params, user_source_info())
 
     def stage(
         self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
@@ -261,8 +256,11 @@ class StagingTrace(Trace):
         rewrite = staging_rewrites.get(prim)
         if rewrite is not None:
             args, params = rewrite(self, args, params)
+        tracer_to_var = self.tracer_to_var
         try:
-            invars = [self.getvar(x) for x in args]
+            # Own tracers (most operands) without a method call each.
+            invars = [tracer_to_var[id(x)] if type(x) is StagingTracer and x._trace is self
+                      else self.getvar(x) for x in args]
         except TypeError:
             bad_operand = non_array_operand_error(prim, args)
             if bad_operand is None:
@@ -278,11 +276,15 @@ class StagingTrace(Trace):
         # Only user-facing staging (src given) tracks origins, for ConcretizationError texts.
         origin = _derived_origin(args) if src is not None else ()
         outs, outvars = [], []
-        for a in out_avals:
-            t, v = self._new_tracer(a)
+        main_tracers = self.main_tracers
+        for a in out_avals:  # a new tracer and its variable per result
+            t = StagingTracer(self, a)
             t.source = src
             t.origin = origin
             t.derived = True
+            v = Var(a)
+            tracer_to_var[id(t)] = v
+            main_tracers.append(t)
             outs.append(t)
             outvars.append(v)
         self.eqns.append(Eqn(prim, invars, outvars, params, src))
@@ -299,7 +301,6 @@ class StagingTrace(Trace):
         and freed now they are not left to the cycle collector (funcgrad._gc)."""
         self.main_tracers = []
         self.tracer_to_var = {}
-        self.locator.clear()
 
 
 def merges_repeats(parent: Trace | None) -> bool:
@@ -331,7 +332,7 @@ class PartialEvalTrace(StagingTrace):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
-            if isinstance(x, StagingTracer) and x._trace is self:
+            if type(x) is StagingTracer and x._trace is self:
                 rule = partial_eval_rules.get(prim)
                 if rule is not None:
                     return rule(self, args, params)

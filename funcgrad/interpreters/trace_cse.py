@@ -81,7 +81,9 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
         ka = id(a) if isinstance(a, Tracer) else _operand_key(a)
         kb = id(b) if isinstance(b, Tracer) else _operand_key(b)
         keys: tuple = (ka, kb)
-        if prim in commutative_primitives and _order(kb) < _order(ka):
+        if prim in commutative_primitives and (
+                kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
+                else _order(kb) < _order(ka)):
             keys = (kb, ka)
     else:
         keys = tuple(id(a) if isinstance(a, Tracer) else _operand_key(a) for a in args)

@@ -93,9 +93,11 @@ def backward_pass(
 
     lin_eqns = []
     for eqn in jaxpr.eqns:
-        if any(type(a) is Var and a in linear for a in eqn.invars):
-            lin_eqns.append(eqn)
-            linear.update(eqn.outvars)
+        for a in eqn.invars:
+            if type(a) is Var and a in linear:
+                lin_eqns.append(eqn)
+                linear.update(eqn.outvars)
+                break
         else:
             outs = bind(eqn.prim, *[read_known(a) for a in eqn.invars], **eqn.params)
             for v, o in zip(eqn.outvars, outs):
@@ -114,18 +116,20 @@ def backward_pass(
 
     observe = transpose_observer.get()
     for eqn in reversed(lin_eqns):
-        cts = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(c is None for c in cts):
-            continue
+        if eqn.prim.multiple_results:
+            cts = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(c is None for c in cts):
+                continue
+            ct_arg: Any = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
+        else:
+            ct_arg = ct_env.pop(eqn.outvars[0], None)
+            if ct_arg is None:
+                continue
         if observe is not None:
             observe(eqn)
-        if eqn.prim.multiple_results:
-            cts = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, cts)]
-            ct_arg: Any = cts
-        else:
-            ct_arg = cts[0]
         invals = [
-            UndefinedPrimal(a.aval) if type(a) is Var and a in linear else read_known(a)
+            a.val if type(a) is Literal
+            else UndefinedPrimal(a.aval) if a in linear else known[a]
             for a in eqn.invars
         ]
         rule = transpose_rules.get(eqn.prim)
