@@ -56,7 +56,14 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import device_of, get_default_device, xp_for, xp_for_device
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    to_numpy,
+    xp_for,
+    xp_for_device,
+)
 from funcgrad.core import bind, bind1
 from funcgrad.errors import DTypeError, NonDifferentiableError, ShapeError
 from funcgrad.interpreters import batching
@@ -669,16 +676,18 @@ def _eig_abstract(a: ShapedArray, *, compute_eigenvectors: bool) -> list[ShapedA
 
 
 def _eig_impl(a: Any, *, compute_eigenvectors: bool) -> list[Any]:
-    xp = xp_for(a)
-    linalg = xp.linalg
-    if not hasattr(linalg, "eig"):
-        device = device_of(a)
-        raise NotImplementedError(
-            f"eig: the general eigendecomposition is not available on device {device!r} (its "
-            f"array module {getattr(xp, '__name__', xp)!r} has no linalg.eig); move the matrix "
-            "to the host first, e.g. funcgrad.device_put(a, 'cpu'), or use eigh for Hermitian "
-            "matrices"
-        )
+    linalg = xp_for(a).linalg
+    if hasattr(linalg, "eig"):
+        return _eig_with(linalg, a, compute_eigenvectors)
+    # An array module without a general eigensolver (CuPy releases with only eigh): the
+    # host's LAPACK computes it and the results go back to the matrix's device, as JAX does
+    # on GPU.
+    device = device_of(a)
+    outs = _eig_with(xp_for_device("cpu").linalg, to_numpy(a), compute_eigenvectors)
+    return [device_put(o, device) for o in outs]
+
+
+def _eig_with(linalg: Any, a: Any, compute_eigenvectors: bool) -> list[Any]:
     # LAPACK returns real arrays when every eigenvalue is real; the result type here must not
     # depend on the values (it is fixed before they are known under jit), so always complex.
     cdt = _complex_dtype(a.dtype)
