@@ -290,3 +290,22 @@ def test_batched_while_with_a_scalar_counter_runs_on_the_batch_device(counter):
         assert_allclose(host(y), np.array([16.0, 12.0, 20.0]))
         n, y = jit(vmap(f))(x)
         assert_allclose(host(n), np.array([4, 2, 0]))
+
+
+def test_tape_batching_limits_raise_a_funcgrad_error_naming_the_line():
+    # Reverse-mode residual tapes of while_loops that the cond batch rule cannot merge (not
+    # reached by vmap(grad(f)), which differentiates inside the vmap): a MissingRuleError
+    # naming the user's line and what to do, not a bare NotImplementedError.
+    from funcgrad.avals import ShapedArray
+    from funcgrad.errors import MissingRuleError
+    from funcgrad.ir import ClosedJaxpr, Jaxpr, Var
+    from funcgrad.ops.control_flow import conditionals
+    from funcgrad.ops.control_flow._tape import TapeAval
+
+    v = Var(TapeAval(ShapedArray((2,), np.dtype(np.float64))))
+    passes_tape = ClosedJaxpr(Jaxpr([], [v], [v], []), [])
+    with pytest.raises(MissingRuleError, match=r"vmap of a lax.cond at .*test_control_flow"
+                       r".*static trip count"):
+        conditionals._batched_zero_tapes(passes_tape, [0], 3)
+    with pytest.raises(MissingRuleError, match="several branches return a while_loop tape"):
+        conditionals._tape_owner((passes_tape, passes_tape), 0)

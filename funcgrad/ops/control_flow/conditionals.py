@@ -26,7 +26,7 @@ from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
-from funcgrad.errors import ShapeError
+from funcgrad.errors import MissingRuleError, ShapeError, user_source_info
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters import jaxpr_rules as jr
@@ -444,8 +444,13 @@ def _batched_zero_tapes(closed: ClosedJaxpr, outs: list[int], axis_size: int) ->
     for k in outs:
         v = outvars[k]
         if not (v in consts and type(consts[v]) is ZeroTape):
-            raise NotImplementedError(
-                "vmap of a cond whose branches record while_loop tapes of different batching")
+            raise MissingRuleError(
+                f"vmap of a lax.cond{user_source_info().at()}: one branch records a "
+                "while_loop's residual tape per example and another one tape for the whole "
+                "batch, which cannot be merged yet; differentiate inside the vmap "
+                "(vmap(grad(f)) rather than vmap of an already linearized function), or give "
+                "the loops a static trip count (lax.fori_loop with Python-int bounds, or "
+                "lax.scan), which records no tape")
         elem = v.aval.elem
         new_v = Var(TapeAval(elem.update(shape=(axis_size,) + elem.shape)))
         constvars.append(new_v)
@@ -499,9 +504,12 @@ def _tape_owner(branches: tuple[ClosedJaxpr, ...], k: int) -> int:
         if not (v in consts and type(consts[v]) is ZeroTape):
             owners.append(i)
     if len(owners) > 1:
-        raise NotImplementedError(
-            "vmap of a cond with a batched predicate: several branches return a tape in the "
-            "same output; only reverse-mode residuals (one branch each) are supported")
+        raise MissingRuleError(
+            f"vmap of a lax.cond with a batched predicate{user_source_info().at()}: several "
+            "branches return a while_loop tape in the same output (only reverse-mode "
+            "residuals, one branch each, are supported); differentiate inside the vmap "
+            "(vmap(grad(f))), or give the loops a static trip count (lax.fori_loop with "
+            "Python-int bounds, or lax.scan), which records no tape")
     return owners[0] if owners else 0
 
 

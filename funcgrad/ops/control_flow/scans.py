@@ -31,7 +31,7 @@ from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
-from funcgrad.errors import ShapeError
+from funcgrad.errors import MissingRuleError, ShapeError, user_source_info
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters import jaxpr_rules as jr
@@ -658,9 +658,11 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
     res_xs = [x for x, lin in zip(xs, x_lin) if not lin]
     nz_ct_ys = [c for c, nz in zip(ct_ys, ys_nz) if nz]
     if length is None and not res_xs and not nz_ct_ys:
-        raise NotImplementedError(
-            "scan: cannot transpose a loop over tapes that reads no tape (its length is "
-            "unknown)")
+        raise MissingRuleError(
+            f"transposing a loop over while_loop tapes{user_source_info().at()}: the "
+            "transposed loop reads no tape, so its trip count is unknown; give the loop a "
+            "static trip count (lax.fori_loop with Python-int bounds, or lax.scan), or "
+            "differentiate with funcgrad.jvp / jacfwd (forward mode records no tape)")
     acc0 = [zeros_like_aval(a.strip_weak()) for a, lin in zip(in_avals[:nc], c_lin) if lin]
     carry0 = [_instantiate_like(c, a) for c, a in zip(ct_carry, in_avals[nc:nc + ncar])]
     outs = bind(scan_p, *res_consts, *acc0, *carry0, *res_xs, *nz_ct_ys, jaxpr=body,
@@ -699,7 +701,12 @@ def _scan_batch(axis_size, vals, dims, *, jaxpr, num_consts, num_carry, length, 
         want = 1 if is_x and not tape else 0
         if d != want:
             if tape:
-                raise NotImplementedError("scan: a tape batched along an axis other than 0")
+                raise MissingRuleError(
+                    f"vmap of a loop over while_loop tapes{user_source_info().at()}: a tape "
+                    f"batched along axis {d} (tapes are batched along axis 0 only); vmap "
+                    "with in_axes=0 / out_axes=0 around the differentiated function, or give "
+                    "the loop a static trip count (lax.fori_loop with Python-int bounds, or "
+                    "lax.scan), which records no tape")
             vals[i] = _shape.moveaxis(v, d, want)
         in_dims.append(0)
     c_d = tuple(in_dims[:nc])
