@@ -40,7 +40,7 @@ from funcgrad.api import jvp
 from funcgrad.avals import get_aval, result_dtype
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
-from funcgrad.errors import DTypeError
+from funcgrad.errors import DTypeError, MissingRuleError, user_source_info
 from funcgrad.lax import while_loop
 from funcgrad.numpy import _elementwise as _fe
 from funcgrad.numpy import _linalg_ops as _fl
@@ -1131,10 +1131,12 @@ def _no_derivative(what: str, arg: str, v: Any) -> Any:
 @_no_derivative.defjvp
 def _no_derivative_jvp(what: str, arg: str, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     # Only reached when the argument really carries a tangent (symbolic zeros skip the rule).
-    raise NotImplementedError(
+    # JAX's and PyTorch's zeta have no derivative in x either.
+    raise MissingRuleError(
         f"funcgrad.scipy.special.{what}: the derivative with respect to {arg} is not "
-        f"implemented; differentiate with respect to the other arguments only, or pass {arg} "
-        "through funcgrad.lax.stop_gradient")
+        f"implemented (nor in JAX or PyTorch); differentiate with respect to the other "
+        f"arguments only, or pass {arg} through funcgrad.lax.stop_gradient ({what} called"
+        f"{user_source_info().at()})")
 
 
 # Cephes' zeta: (2k)! / B_2k, k = 1..12, the Euler-Maclaurin correction terms.
@@ -1245,7 +1247,7 @@ def zeta(x: Any, q: Any = None) -> Any:
     Euler-Maclaurin summation as Cephes (the reflection formula for the Riemann zeta at
     ``x < 0``); float32 is computed in float64 and rounded. Differentiable in ``q`` to any
     order (``d/dq zeta(x, q) = -x zeta(x + 1, q)``); differentiating in ``x`` raises
-    ``NotImplementedError``.
+    :class:`funcgrad.errors.MissingRuleError` (JAX and PyTorch do not implement it either).
 
     Example:
         >>> import funcgrad
