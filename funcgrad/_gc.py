@@ -10,7 +10,8 @@ frees everything acyclic at once, and what cycles the trace leaves are collected
 The collector's switch is the interpreter's, not funcgrad's: it is only turned off when it
 was on, and turned back on by whoever turned it off (nested pauses, a user's own
 ``gc.disable()`` and other threads see a collector that is off for a while, never one left
-off).
+off). One race is left: a thread that turns the collector off while another thread traces
+has it turned back on when that trace ends.
 
 Example:
     >>> import gc
