@@ -168,10 +168,10 @@ class _Entry:
         once; otherwise (Python scalars only) it is looked up per call."""
         exe = self.executable(name)
         run: Any = exe
-        if exe.donated is None:
-            arrays = [x for x in (*leaves, *exe.jaxpr.consts) if is_array(x)]
-            if arrays:
-                run = functools.partial(exe.fn, xp_for(*leaves, *arrays[:1]))
+        arrays = [x for x in (*leaves, *exe.jaxpr.consts) if is_array(x)]
+        if arrays:
+            xp = xp_for(*leaves, *arrays[:1])
+            run = functools.partial(exe.fn if exe.donated is None else exe.call_donating, xp)
         j = exe.jaxpr.jaxpr
         produced = {v for e in j.eqns for v in e.outvars}
         if any(not (isinstance(v, Var) and v in produced) for v in j.outvars):

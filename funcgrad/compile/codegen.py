@@ -764,6 +764,11 @@ class Executable:
 
     def _call_donating(self, args: Sequence[Any]) -> list[Any]:
         xp = xp_for(*args, *self._xp_hint) if args else xp_for_device(get_default_device())
+        return self.call_donating(xp, *args)
+
+    def call_donating(self, xp: Any, *args: Any) -> list[Any]:
+        """Run with the donated arguments that may be overwritten now (checked per call),
+        on the array module ``xp`` (which the caller may have fixed for a signature)."""
         eff = _effective_donation(xp, self.donated, args, self._in_avals,  # type: ignore[arg-type]
                                   self.jaxpr.consts)
         if not any(eff):
