@@ -59,8 +59,13 @@ def _run(name, kw, p0, gs, lr=1e-2, **extra):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_compiled_group_step_gives_the_eager_loops_numbers(name, kw, dtype):
     p0, gs = _problem(dtype=dtype)
-    fused, opt = _run(name, kw, p0, gs)
+    # SGD without momentum stays eager by default (no state); foreach=True compiles it.
+    plain_sgd = name == "SGD" and not kw.get("momentum")
+    fused, opt = _run(name, kw, p0, gs, **({"foreach": True} if plain_sgd else {}))
     assert opt.__dict__.get("_fused_cache"), "the big group should take the compiled path"
+    if plain_sgd:
+        _, default = _run(name, kw, p0, gs[:1])
+        assert not default.__dict__.get("_fused_cache")
     eager, ref = _run(name, kw, p0, gs, foreach=False)
     # Bit-identical but for the step-size coefficients NAdam/Adafactor compute in float64
     # when traced and in Python floats eagerly (one float32 ulp).
