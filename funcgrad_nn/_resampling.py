@@ -208,7 +208,7 @@ def _antialias_matrix(mode: str, n_in: int, n_out: int, scale: float | None,
     hi = numpy.minimum(hi, lo + 2 * math.ceil(support) + 1)
     j = numpy.arange(n_in)
     taps = (j >= lo[:, None]) & (j < hi[:, None])
-    arg = ((j - center[:, None]).astype(numpy.float64) + 0.5) * inv
+    arg = ((j.astype(dt) - center[:, None]).astype(numpy.float64) + 0.5) * inv
     w = numpy.where(taps, kernel(arg.astype(dt)), 0).astype(dt)
     total = w.sum(axis=1, keepdims=True)
     return numpy.where(total != 0, w / numpy.where(total != 0, total, 1), w).astype(out_dt)
