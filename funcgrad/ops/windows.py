@@ -467,7 +467,7 @@ def _flat_index(idx: numpy.ndarray, spatial, kernel, stride, dilation) -> numpy.
     ``(A, B, *O)`` names in each window."""
     _, offs = _window_offsets(spatial, kernel, stride, dilation)
     planes = idx.shape[0] * idx.shape[1]
-    flat = offs.take(idx.reshape(planes, -1), mode="wrap")  # (in range: the fastest mode)
+    flat = offs.take(idx.reshape(planes, math.prod(idx.shape[2:])), mode="wrap")  # (in range: the fastest mode)
     flat += _window_bases(planes, spatial, kernel, stride, dilation)
     return flat.reshape(idx.shape)
 
