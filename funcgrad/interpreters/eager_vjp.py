@@ -538,14 +538,15 @@ def _dtype_of(v: Any) -> Any:
 
 def _transpose_into_backward(node: _Node, ct: Any, env: dict[int, Any]) -> None:
     """``_transpose_backward``, adding the first operand's contribution into the cotangent
-    accumulated so far (``transpose_into_rules``) when it has one of the contribution's
-    dtype (else the sum would promote)."""
+    accumulated so far (``transpose_into_rules``) when that one has the contribution's
+    dtype (else the sum would promote) and the operand's shape."""
     in_uids = node[_IN_UIDS]
     u0 = in_uids[0]
     acc = env.get(u0) if u0 >= 0 else None
-    if acc is None or type(acc) is Zero or _dtype_of(acc) != _dtype_of(ct):
-        return _transpose_backward(node, ct, env)
     vals = node[_VALS]
+    if acc is None or type(acc) is Zero or _dtype_of(acc) != _dtype_of(ct) \
+            or getattr(acc, "shape", None) != getattr(vals[0], "shape", ()):
+        return _transpose_backward(node, ct, env)
     prim = node[_PRIM]
     env[u0] = transpose_into_rules[prim](acc, ct, UndefinedPrimal(get_aval(vals[0])),
                                          *vals[1:], **node[_PARAMS])
