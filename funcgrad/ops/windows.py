@@ -455,7 +455,7 @@ def _window_offsets(spatial, kernel, stride, dilation) -> tuple[numpy.ndarray, n
 @functools.lru_cache(maxsize=16)
 def _window_bases(planes: int, spatial, kernel, stride, dilation) -> numpy.ndarray:
     """``(planes, prod(O))`` flat index of every window's first element in a C-contiguous
-    ``(planes, *spatial)`` array. Read-only (cached)."""
+    ``(planes, *spatial)`` array. Read-only (cached: only up to ``TAKE_MAX_INDEX``)."""
     starts, _ = _window_offsets(spatial, kernel, stride, dilation)
     base = numpy.arange(planes)[:, None] * math.prod(spatial) + starts
     base.setflags(write=False)
@@ -467,8 +467,13 @@ def _flat_index(idx: numpy.ndarray, spatial, kernel, stride, dilation) -> numpy.
     ``(A, B, *O)`` names in each window."""
     _, offs = _window_offsets(spatial, kernel, stride, dilation)
     planes = idx.shape[0] * idx.shape[1]
-    flat = offs.take(idx.reshape(planes, math.prod(idx.shape[2:])), mode="wrap")  # (in range: the fastest mode)
-    flat += _window_bases(planes, spatial, kernel, stride, dilation)
+    flat = offs.take(idx.reshape(planes, math.prod(idx.shape[2:])), mode="wrap")
+    if flat.size <= TAKE_MAX_INDEX:
+        flat += _window_bases(planes, spatial, kernel, stride, dilation)
+    else:  # (not cached: as large as the output)
+        starts, _ = _window_offsets(spatial, kernel, stride, dilation)
+        flat += starts
+        flat += numpy.arange(0, planes * math.prod(spatial), math.prod(spatial))[:, None]
     return flat.reshape(idx.shape)
 
 

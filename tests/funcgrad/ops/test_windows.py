@@ -359,3 +359,21 @@ def test_take_paths_match_strided_paths(kernel, stride, dilation, padding, spati
     want = fold(ct, spatial, kernel, stride, dilation, padding)
     assert folded.dtype == want.dtype == dtype
     np.testing.assert_allclose(folded, want, rtol=1e-6, atol=1e-5)
+
+
+def test_large_index_arrays_are_not_cached(monkeypatch):
+    # above TAKE_MAX_INDEX entries the host paths compute their indices per call (a cache of
+    # output-sized index arrays would hold memory); the values are the same
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 2, 6, 4))
+    want_idx = window_argmax(x, (2, 2), (2, 2), (1, 1))
+    want = window_gather(x, want_idx, (2, 2), (2, 2), (1, 1))
+    want_back = window_scatter(want, want_idx, (6, 4), (2, 2), (2, 2), (1, 1))
+    monkeypatch.setattr(windows, "TAKE_MAX_INDEX", 0)
+    windows._window_bases.cache_clear()
+    idx = window_argmax(x, (2, 2), (2, 2), (1, 1))
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(window_gather(x, idx, (2, 2), (2, 2), (1, 1)), want)
+    np.testing.assert_array_equal(window_scatter(want, idx, (6, 4), (2, 2), (2, 2), (1, 1)),
+                                  want_back)
+    assert windows._window_bases.cache_info().currsize == 0
