@@ -14,7 +14,10 @@ Layout (chosen so the convolution is one large GEMM over the whole batch, not on
 ``patches`` copies the windows out of the (padded) input, on the host with ONE strided copy
 (a reshape when windows tile the input exactly); ``fold`` adds the ``prod(K)`` kernel offsets'
 slices into one buffer (reshaped sums over kernel offsets, never a scatter), or, on planes of
-at most ``FOLD_GEMM_MAX_PLANE`` elements, multiplies by a 0/1 window-selection matrix.
+at most ``FOLD_GEMM_MAX_PLANE`` elements, multiplies by a 0/1 window-selection matrix. Where
+fewer than ``TAKE_MAX_ROW`` windows lie along the last axis (small planes, whose strided rows
+are too short for NumPy's loops), both are ONE ``take`` on the host through a cached flat index
+(``fold`` then sums each element's ``prod(K)`` gathered contributions).
 
 Max pooling has its own three primitives, all in the input's ``(N, C, *S)`` layout (no window
 copies): ``window_argmax`` (which element of each window is its FIRST maximum, an integer
