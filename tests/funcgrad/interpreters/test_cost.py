@@ -128,7 +128,7 @@ def test_rules_of_scans_arg_reductions_scatters_and_two_output_elementwise():
     # a combining scatter: one op per update (3 rows of 5), repeated indices included
     idx = np.array([0, 0, 3])
     for method in ("add", "multiply", "min", "max"):
-        got = analysis(lambda a: getattr(fnp.at(a)[idx], method)(2.0), x)
+        got = analysis(lambda a, method=method: getattr(fnp.at(a)[idx], method)(2.0), x)
         assert got["flops"] == 15.0, method
     assert analysis(lambda a: fnp.at(a)[idx].set(2.0), x)["flops"] == 0.0  # writes only
     # frexp: two results per element
