@@ -467,12 +467,18 @@ def fix_indices(
         elif mode == "wrap":
             out[k] = a % n if n else a
         elif mode == "clip":
-            out[k] = xp.clip(a, 0, max(n - 1, 0))
+            out[k] = _clamp(xp, a, n)
         else:  # clamp, and fill (whose out-of-range positions the caller masks)
             if a.dtype.kind == "i":
                 a = xp.where(a < 0, a + n, a)
-            out[k] = xp.clip(a, 0, max(n - 1, 0))
+            out[k] = _clamp(xp, a, n)
     return out
+
+
+def _clamp(xp: Any, a: Any, n: int) -> Any:
+    """``a`` limited to ``[0, n - 1]``: two ufunc calls, where ``clip``'s argument checks cost
+    several times that on the small index arrays of a gather (cross-entropy's targets)."""
+    return xp.minimum(xp.maximum(a, 0), max(n - 1, 0))
 
 
 def in_bounds_mask(
