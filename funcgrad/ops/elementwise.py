@@ -816,10 +816,24 @@ def _logistic_fn(xp: Any, x: Any) -> Any:
     elif dt.kind in "biu":
         # -abs(x) would wrap around for unsigned integers.
         x = x.astype(numpy.float64)
-    # exp(-|x|) never overflows, so both branches stay finite for any |x|.
+    lo = _LOGISTIC_LO.get(x.dtype.char) if type(x) is numpy.ndarray else None
+    if lo is not None and x.size and x.min() > lo:
+        # No result is subnormal (so exp(-x) cannot overflow): 1 / (1 + exp(-x)) is as
+        # accurate as the form below, in four in-place passes instead of eight.
+        r = numpy.negative(x, out=numpy.empty_like(x))
+        numpy.exp(r, out=r)
+        r += 1
+        return numpy.reciprocal(r, out=r)
+    # exp(-|x|) never overflows, so both branches stay finite for any |x|; exact down to the
+    # subnormal results of very negative x.
     e = xp.exp(-xp.abs(x))
     r = 1 / (1 + e)
     return xp.where(x >= 0, r, e * r)
+
+
+#: per float dtype, log of the smallest normal number: below it logistic(x) ~ exp(x) is
+#: subnormal, which only the exp(-|x|) form gives (1 / (1 + exp(-x)) flushes it to 0).
+_LOGISTIC_LO = {c: float(numpy.log(numpy.finfo(c).tiny)) for c in "efdg"}
 
 
 logistic_p = _unary(

@@ -334,8 +334,12 @@ def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args:
     carry = list(args[num_consts:num_consts + num_carry])
     xs = args[num_consts + num_carry:]
     n = length if length is not None else _tape_length(xs)
-    n_ys = len(jaxpr.out_avals) - num_carry
-    ys: list[list[Any]] = [[None] * n for _ in range(n_ys)]
+    y_avals = jaxpr.out_avals[num_carry:]
+    n_ys = len(y_avals)
+    # Stacked ys are written into their buffer as each step makes them (while they are still
+    # in cache; no list of n arrays and no stacking pass after the loop). Tapes collect lists.
+    stacked = length is not None and not any(type(a) is TapeAval for a in y_avals)
+    ys: list[Any] = [None] * n_ys if stacked else [[None] * n for _ in range(n_ys)]
     weak = weak_scalar_slots(jaxpr.in_avals[num_consts:num_consts + num_carry])
     seen = None  # an array a weak carry was, before it became a Python scalar again
     with set_current_trace(eval_trace):
@@ -346,13 +350,29 @@ def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args:
             carry = out[:num_carry]
             if weak:
                 seen = keep_weak(carry, weak) or seen
+            if not stacked:
+                for j in range(n_ys):
+                    ys[j][i] = out[num_carry + j]
+                continue
+            if k == 0:
+                ys = [_stack_buffer(v, a, n, args) for v, a in zip(out[num_carry:], y_avals)]
             for j in range(n_ys):
                 ys[j][i] = out[num_carry + j]
     carry_avals = jaxpr.in_avals[num_consts:num_consts + num_carry]
     like = (*args, *jaxpr.consts, seen)
     outs = [as_output(c, a, like) for c, a in zip(carry, carry_avals)]
-    outs += [_stack(lst, a, length, like) for lst, a in zip(ys, jaxpr.out_avals[num_carry:])]
+    if stacked and n:
+        return outs + ys
+    outs += [_stack(lst, a, length, like) for lst, a in zip(ys, y_avals)]
     return outs
+
+
+def _stack_buffer(first: Any, a: ShapedArray, n: int, like: Sequence[Any]) -> Any:
+    """An uninitialised ``(n, *a.shape)`` array of ``a``'s dtype where ``first`` (one step's y)
+    lives; a y that is a Python scalar goes where the loop's operands are."""
+    py = (int, float, complex, bool)
+    xp = out_xp(like) if type(first) in py else xp_for(first)
+    return xp.empty((n,) + a.shape, dtype=a.dtype)
 
 
 def _scan_abstract(*avals: ShapedArray, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,

@@ -234,6 +234,31 @@ def test_logistic_is_stable() -> None:
     check_grads(ew.logistic, (dev(rnd(3) + 1j * rnd(3)),), order=2)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_logistic_accuracy_across_the_range(dtype) -> None:
+    # NumPy inputs with no subnormal result take 1 / (1 + exp(-x)); the rest (and every other
+    # array module) take the exp(-|x|) form. Both within a few ulp of an extended-precision
+    # reference, and the subnormal tail of very negative x is kept, not flushed to 0.
+    lo = float(np.log(np.finfo(dtype).tiny))
+    grid = np.concatenate([np.linspace(lo * 1.01, -lo * 1.2, 20001),
+                           np.geomspace(1e-30, -lo, 2001), -np.geomspace(1e-30, -lo, 2001),
+                           [0.0, -0.0]]).astype(dtype)
+    tail = np.linspace(lo * 1.3, lo * 1.01, 101).astype(dtype)
+    for x in (grid[grid > lo], tail, grid):
+        ref = 1 / (1 + np.exp(-x.astype(np.longdouble)))
+        got = host(ew.logistic(dev(x)))
+        assert got.dtype == dtype
+        ulps = np.abs(got - ref) / np.spacing(np.abs(ref.astype(dtype))).astype(np.longdouble)
+        assert np.max(ulps) <= 4, (dtype, x[np.argmax(ulps)])
+    assert np.all(host(ew.logistic(dev(tail[tail > lo * 1.05]))) > 0)
+    special = dev(np.array([np.inf, -np.inf, np.nan, -0.0, 0.0], dtype))
+    assert_allclose(ew.logistic(special), np.array([1.0, 0.0, np.nan, 0.5, 0.5], dtype))
+    assert float(ew.logistic(dev(np.array(-0.0, dtype)))) == 0.5  # 0-d
+    x = dev(np.linspace(-20, 20, 41).astype(dtype))
+    s = host(ew.logistic(x))
+    assert_allclose(grad(lambda x: fnp.sum(ew.logistic(x)))(x), s * (1 - s))
+
+
 def test_round_half_even_with_decimals() -> None:
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.125, 1234.5])
     for d in (0, 1, 2, -1, -2):
