@@ -38,6 +38,7 @@ __all__ = [
     "BatchTracer",
     "batch_rules",
     "named_axis_batch_rules",
+    "summed_batch_rules",
     "current_axis_name",
     "batch_flat",
     "get_batch_rule",
@@ -51,6 +52,14 @@ not_mapped = None
 BatchRule = Callable[..., tuple[list[Any], list[int | None]]]
 #: primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims)
 batch_rules: dict[Primitive, BatchRule] = {}
+
+
+#: primitive -> rule(**params) -> params or None: the parameters with which the primitive,
+#: applied to its operands each stacked along a new leading axis, gives the SUM over that axis
+#: of its per-entry results in one operation (a contraction contracts the new axis too), or
+#: None where it cannot. A loop's transpose uses it to turn a cotangent accumulated step by
+#: step into one operation after the loop (see scans.py).
+summed_batch_rules: dict[Primitive, Callable[..., dict[str, Any] | None]] = {}
 
 
 #: collective primitive -> rule(axis_size, vals, dims, **params) -> (outs, out_dims), run by the

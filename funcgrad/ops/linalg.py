@@ -331,6 +331,16 @@ def _dot_general_batch(axis_size, vals, dims, dimension_numbers):
 batching.batch_rules[dot_general_p] = _dot_general_batch
 
 
+def _dot_general_summed_batch(dimension_numbers):
+    # sum_t dot(a_t, b_t) contracts the stacking axis as well: one larger product.
+    (lc, rc), (lb, rb) = dimension_numbers
+    return dict(dimension_numbers=(((0,) + _shift(lc), (0,) + _shift(rc)),
+                                   (_shift(lb), _shift(rb))))
+
+
+batching.summed_batch_rules[dot_general_p] = _dot_general_summed_batch
+
+
 def _dot_general_structured(axis_size, vals, dims, structs, dimension_numbers):
     """``dot_general`` with the rows of a (scaled) identity contracted over all their axes:
     ``A @ e_i`` is column ``i`` of ``A``, so the batch is ``A`` itself (times the scale), with

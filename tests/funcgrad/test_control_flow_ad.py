@@ -267,6 +267,42 @@ def test_scan_residuals_invariant_in_the_loop_are_not_stacked():
     assert "f64[50,3,3]" not in text
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_scan_weight_gradient_summed_after_the_loop(reverse, transposed):
+    # The cotangent of a loop-invariant weight is sum_t (per-step product): the transposed
+    # scan hands the stacked factors out and one contraction after the loop sums them,
+    # instead of accumulating a weight-sized carry step by step. Values: those of the unrolled
+    # loop (within rounding: the summation order changes).
+    xs = rnd(7, 4, 3, low=-1.0, high=1.0)
+    h0 = rnd(4, 5, low=-1.0, high=1.0)
+    w_ih, w_hh = rnd(5, 3, low=-0.5, high=0.5), rnd(5, 5, low=-0.5, high=0.5)
+
+    def cell(h, x, w_ih, w_hh):
+        hw = h @ w_hh.T if transposed else h @ w_hh
+        return fnp.tanh(x @ w_ih.T + hw)
+
+    def scanned(h0, w_ih, w_hh):
+        hn, ys = lax.scan(lambda h, x: (cell(h, x, w_ih, w_hh),) * 2, h0, xs, reverse=reverse)
+        return fnp.sum(hn * hn) + fnp.sum(fnp.sin(ys))
+
+    def unrolled(h0, w_ih, w_hh):
+        h, ys = h0, []
+        for t in (range(6, -1, -1) if reverse else range(7)):
+            h = cell(h, xs[t], w_ih, w_hh)
+            ys.append(h)
+        return fnp.sum(h * h) + sum(fnp.sum(fnp.sin(y)) for y in ys)
+
+    want = grad(unrolled, argnums=(0, 1, 2))(h0, w_ih, w_hh)
+    for f in (grad(scanned, argnums=(0, 1, 2)), jit(grad(scanned, argnums=(0, 1, 2)))):
+        for got, w in zip(f(h0, w_ih, w_hh), want):
+            assert_allclose(got, w, rtol=1e-12, atol=1e-13)
+    text = str(make_jaxpr(grad(scanned, argnums=(0, 1, 2)))(h0, w_ih, w_hh))
+    # both loops carry h (its cotangent) alone: no weight-sized accumulators
+    assert text.count("num_carry=1,") == 2 and "num_carry=3" not in text
+    check_grads(scanned, (h0, w_ih, w_hh), order=2, modes=("rev",))
+
+
 def test_cond_inside_grad_closes_over_outer_variable():
     def f(w, x):
         return lax.cond(x > 0, lambda a: a * w * w, lambda a: a + w, x)

@@ -48,7 +48,7 @@ from funcgrad.interpreters.staging import (
     partial_eval_rules,
     trace_to_jaxpr,
 )
-from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.interpreters.transpose import deftranspose, is_undefined, linear_primitives
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, dce_rules
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._batching_util import bdim_at_front
@@ -641,7 +641,19 @@ partial_eval_rules[scan_p] = _scan_partial_eval
 
 @weak_lru_cache(maxsize=256)
 def _transpose_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_lin: tuple[bool, ...],
-                    x_lin: tuple[bool, ...], ys_nz: tuple[bool, ...]) -> ClosedJaxpr:
+                    x_lin: tuple[bool, ...], ys_nz: tuple[bool, ...], stacked: bool):
+    """The transposed body and, per linear constant, how its cotangent is summed.
+
+    Returns ``(body, hoisted)``. ``body`` maps ``(res consts, acc, ct carry, res xs, ct ys)``
+    to ``(acc, ct carry, ct xs, extra ys)``, where ``acc`` holds the cotangents of the linear
+    constants accumulated in the carry. ``hoisted[k]`` is None for those; for a constant whose
+    per-step cotangent is one operation with a summed-batch rule on per-step operands (the
+    weight gradient ``sum_t h_t^T g_t`` of a recurrent layer), it is ``(prim, params,
+    sources, after)``: the operands leave the loop stacked (``sources``: ``("rx", i)`` a residual
+    xs, ``("cty", i)`` a ys cotangent, ``("ctx", i)`` an xs cotangent, ``("extra", i)`` an
+    extra ys output), one operation after the loop sums over the steps, and ``after`` (a
+    closed jaxpr or None) applies the linear steps that followed the product in the body.
+    """
     linear = c_lin + (True,) * ncar + x_lin
     body_t = jr.transpose_jaxpr(jaxpr, linear, (True,) * ncar + ys_nz)
     in_avals = jaxpr.in_avals
@@ -651,18 +663,87 @@ def _transpose_body(jaxpr: ClosedJaxpr, nc: int, ncar: int, c_lin: tuple[bool, .
     rx_avals = [a for a, lin in zip(in_avals[nc + ncar:], x_lin) if not lin]
     y_avals = [a for a, nz in zip(jaxpr.out_avals[ncar:], ys_nz) if nz]
     n_rc, n_lc, n_rx = len(rc_avals), len(lc_avals), len(rx_avals)
+    hoisted: tuple = (None,) * n_lc
+    if stacked and n_lc:
+        body_t, hoisted = _hoist_summed(body_t, n_rc, n_rx, ncar, lc_avals)
+    n_acc = sum(1 for h in hoisted if h is None)
 
     def f(*a: Any) -> list[Any]:
         rc = a[:n_rc]
-        acc = a[n_rc:n_rc + n_lc]
-        ctc = a[n_rc + n_lc:n_rc + n_lc + ncar]
-        rx = a[n_rc + n_lc + ncar:n_rc + n_lc + ncar + n_rx]
-        cty = a[n_rc + n_lc + ncar + n_rx:]
+        acc = a[n_rc:n_rc + n_acc]
+        ctc = a[n_rc + n_acc:n_rc + n_acc + ncar]
+        rx = a[n_rc + n_acc + ncar:n_rc + n_acc + ncar + n_rx]
+        cty = a[n_rc + n_acc + ncar + n_rx:]
         outs = jr.eval_closed(body_t, *rc, *rx, *ctc, *cty)
-        ct_lc = outs[:n_lc]
-        return [add_tangents(x, y) for x, y in zip(acc, ct_lc)] + list(outs[n_lc:])
+        ct_lc = outs[:n_acc]
+        return [add_tangents(x, y) for x, y in zip(acc, ct_lc)] + list(outs[n_acc:])
 
-    return trace_to_jaxpr(f, rc_avals + lc_avals + carry_avals + rx_avals + y_avals, eval_trace)
+    acc_avals = [a for a, h in zip(lc_avals, hoisted) if h is None]
+    body = trace_to_jaxpr(f, rc_avals + acc_avals + carry_avals + rx_avals + y_avals,
+                          eval_trace)
+    return body, hoisted
+
+
+def _hoist_summed(body_t: ClosedJaxpr, n_rc: int, n_rx: int, ncar: int,
+                  lc_avals: Sequence[ShapedArray]):
+    """Take out of ``body_t`` (``(rc, rx, ctc, cty) -> (ct lc, ct carry, ct xs)``) the linear
+    constants' cotangents that one operation after the loop can sum (see _transpose_body)."""
+    j = body_t.jaxpr
+    n_lc = len(lc_avals)
+    producer = {v: e for e in j.eqns for v in e.outvars}
+    per_step = set(j.invars[n_rc:])  # rx, ctc, cty: everything but the residual constants
+    for e in j.eqns:
+        if any(type(a) is Var and a in per_step for a in e.invars):
+            per_step.update(e.outvars)
+    rx_pos = {v: i for i, v in enumerate(j.invars[n_rc:n_rc + n_rx])}
+    cty_pos = {v: i for i, v in enumerate(j.invars[n_rc + n_rx + ncar:])}
+    ctx_pos: dict[Any, int] = {}
+    for i, v in enumerate(j.outvars[n_lc + ncar:]):
+        if type(v) is Var:
+            ctx_pos.setdefault(v, i)
+    hoisted: list[Any] = []
+    extra: list[Var] = []
+    for out, want in zip(j.outvars[:n_lc], lc_avals):
+        e = producer.get(out) if type(out) is Var else None
+        # Linear one-operand steps after the product (the transpose of W.T) commute with the
+        # sum over steps: they run once, after it.
+        post: list[Eqn] = []
+        while (e is not None and e.prim not in batching.summed_batch_rules
+               and e.prim in linear_primitives and len(e.outvars) == 1
+               and [type(v) for v in e.invars].count(Var) == 1
+               and all(type(v) in (Var, Literal) for v in e.invars)):
+            post.append(e)
+            e = producer.get(next(v for v in e.invars if type(v) is Var))
+        rule = batching.summed_batch_rules.get(e.prim) if e is not None else None
+        params = rule(**e.params) if rule is not None else None
+        a = out.aval if type(out) is Var else None
+        if (params is None or len(e.outvars) != 1 or a is None or a.shape != want.shape
+                or a.dtype != want.dtype
+                or not all(type(v) is Var and v in per_step for v in e.invars)):
+            hoisted.append(None)
+            continue
+        after = None
+        if post:
+            after = ClosedJaxpr(Jaxpr([], [e.outvars[0]], [out], post[::-1]), [])
+        sources = []
+        for v in e.invars:
+            if v in rx_pos:
+                sources.append(("rx", rx_pos[v]))
+            elif v in cty_pos:
+                sources.append(("cty", cty_pos[v]))
+            elif v in ctx_pos:
+                sources.append(("ctx", ctx_pos[v]))
+            else:
+                if v not in extra:
+                    extra.append(v)
+                sources.append(("extra", extra.index(v)))
+        hoisted.append((e.prim, params, tuple(sources), after))
+    if all(h is None for h in hoisted):
+        return body_t, tuple(hoisted)
+    outvars = [v for v, h in zip(j.outvars[:n_lc], hoisted) if h is None]
+    outvars += list(j.outvars[n_lc:]) + extra
+    new_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns))
+    return ClosedJaxpr(new_j, body_t.consts), tuple(hoisted)
 
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
@@ -673,7 +754,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
     ct_carry, ct_ys = cts[:ncar], cts[ncar:]
     ys_nz = tuple(not _is_zero(c) for c in ct_ys)
     in_avals = jaxpr.in_avals
-    body = _transpose_body(jaxpr, nc, ncar, c_lin, x_lin, ys_nz)
+    body, hoisted = _transpose_body(jaxpr, nc, ncar, c_lin, x_lin, ys_nz, length is not None)
     res_consts = [c for c, lin in zip(consts, c_lin) if not lin]
     res_xs = [x for x, lin in zip(xs, x_lin) if not lin]
     nz_ct_ys = [c for c, nz in zip(ct_ys, ys_nz) if nz]
@@ -683,15 +764,26 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
             "transposed loop reads no tape, so its trip count is unknown; give the loop a "
             "static trip count (lax.fori_loop with Python-int bounds, or lax.scan), or "
             "differentiate with funcgrad.jvp / jacfwd (forward mode records no tape)")
-    acc0 = [zeros_like_aval(a.strip_weak()) for a, lin in zip(in_avals[:nc], c_lin) if lin]
+    lc_avals = [a.strip_weak() for a, lin in zip(in_avals[:nc], c_lin) if lin]
+    acc0 = [zeros_like_aval(a) for a, h in zip(lc_avals, hoisted) if h is None]
     carry0 = [_instantiate_like(c, a) for c, a in zip(ct_carry, in_avals[nc:nc + ncar])]
     outs = bind(scan_p, *res_consts, *acc0, *carry0, *res_xs, *nz_ct_ys, jaxpr=body,
                 num_consts=len(res_consts), num_carry=len(acc0) + ncar, length=length,
                 reverse=not reverse)
-    n_lc = len(acc0)
-    ct_c = iter(outs[:n_lc])
-    ct_init = outs[n_lc:n_lc + ncar]
-    ct_x = iter(outs[n_lc + ncar:])
+    n_acc, n_ctx = len(acc0), sum(x_lin)
+    acc = iter(outs[:n_acc])
+    ct_init = outs[n_acc:n_acc + ncar]
+    ct_xs = outs[n_acc + ncar:n_acc + ncar + n_ctx]
+    found = {"rx": res_xs, "cty": nz_ct_ys, "ctx": ct_xs, "extra": outs[n_acc + ncar + n_ctx:]}
+    ct_lc = []
+    for h in hoisted:
+        if h is None:
+            ct_lc.append(next(acc))
+            continue
+        prim, params, sources, after = h
+        r = bind(prim, *[found[kind][i] for kind, i in sources], **params)[0]
+        ct_lc.append(r if after is None else jr.eval_closed(after, r)[0])
+    ct_c, ct_x = iter(ct_lc), iter(ct_xs)
     res: list[Any] = [next(ct_c) if lin else None for lin in c_lin]
     res += [ct if is_undefined(x) else None for ct, x in zip(ct_init, init)]
     res += [next(ct_x) if lin else None for lin in x_lin]
