@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import tree_util
-from funcgrad._cache import weak_lru_cache
+from funcgrad._cache import LRUCache, weak_lru_cache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, get_default_device, is_array, xp_for_device
 from funcgrad.compile import compile_jaxpr
+from funcgrad.compile.keys import structure_key
 from funcgrad.core import Tracer, current_trace, eval_trace
 from funcgrad.interpreters.jvp import zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
@@ -98,8 +99,22 @@ def trace_fun(
 
     closed = trace_to_jaxpr(flat, list(in_avals), current_trace(), origins)
     j = closed.jaxpr
-    jaxpr = Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns)
-    return Traced(ClosedJaxpr(jaxpr, []), list(closed.consts), store[0])
+    body = ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), [])
+    # A body traced anew on each eager call (a fresh closure over new weights) is the same
+    # jaxpr each time: hand out the first one, so that the rules' caches keyed on it (JVP,
+    # partial evaluation and transposition of the body, its compiled code) hit.
+    key = structure_key(body)
+    if key is not None:
+        seen = _traced_bodies.get(key)
+        if seen is None:
+            _traced_bodies[key] = body
+        else:
+            body = seen
+    return Traced(body, list(closed.consts), store[0])
+
+
+#: traced bodies by structure (:func:`funcgrad.compile.keys.structure_key`), most recent kept
+_traced_bodies = LRUCache(maxsize=256)
 
 
 def merge_consts(traced: Sequence[Traced]) -> tuple[list[Any], list[ClosedJaxpr]]:
@@ -221,7 +236,8 @@ def _build_runner(closed: ClosedJaxpr) -> Callable[..., list]:
 
 
 #: iterations a loop runs over the interpreted body before compiling it (compiling costs a few
-#: milliseconds, then each iteration runs several times faster)
+#: milliseconds, then each iteration runs several times faster); a scan, whose trip count is
+#: known, compiles a body it would run more often than this before the first iteration
 COMPILE_AFTER = 48
 
 

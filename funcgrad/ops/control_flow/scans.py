@@ -329,7 +329,8 @@ def _scan_impl(*args: Any, jaxpr: ClosedJaxpr, num_consts: int, num_carry: int,
 def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args: Sequence[Any],
               jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, length: int | None,
               reverse: bool) -> list[Any]:
-    """The loop, over ``run`` (the body); ``upgrade()`` gives a faster body for long loops."""
+    """The loop, over ``run`` (the body); ``upgrade()`` gives a faster body for loops of more
+    than ``COMPILE_AFTER`` steps."""
     consts = args[:num_consts]
     carry = list(args[num_consts:num_consts + num_carry])
     xs = args[num_consts + num_carry:]
@@ -342,10 +343,10 @@ def _scan_run(run: Callable[..., list], upgrade: Callable[[], Any] | None, args:
     ys: list[Any] = [None] * n_ys if stacked else [[None] * n for _ in range(n_ys)]
     weak = weak_scalar_slots(jaxpr.in_avals[num_consts:num_consts + num_carry])
     seen = None  # an array a weak carry was, before it became a Python scalar again
+    if n > COMPILE_AFTER and upgrade is not None:
+        run = upgrade() or run  # the trip count is known: a long loop is compiled up front
     with set_current_trace(eval_trace):
         for k, i in enumerate(range(n - 1, -1, -1) if reverse else range(n)):
-            if k == COMPILE_AFTER and upgrade is not None:
-                run = upgrade() or run
             out = run(*consts, *carry, *[x[i] for x in xs])
             carry = out[:num_carry]
             if weak:
