@@ -105,6 +105,7 @@ def trace_fun(
     # partial evaluation and transposition of the body, its compiled code) hit.
     key = structure_key(body)
     if key is not None:
+        key = (key, what, tuple(origins or ()))  # the names errors give its inputs
         seen = _traced_bodies.get(key)
         if seen is None:
             _traced_bodies[key] = body
