@@ -174,9 +174,11 @@ class _Entry:
             run = functools.partial(exe.fn if exe.donated is None else exe.call_donating, xp)
         j = exe.jaxpr.jaxpr
         produced = {v for e in j.eqns for v in e.outvars}
-        if any(not (isinstance(v, Var) and v in produced) for v in j.outvars):
-            # An output that is an input or a literal may be a Python/NumPy scalar: jit's
-            # results are arrays (as JAX's are), on the arguments' device.
+        if any(not (isinstance(v, Var) and v in produced) or v.aval.weak_type
+               for v in j.outvars):
+            # An output that is an input or a literal may be a Python/NumPy scalar, and a
+            # weakly typed result is one (arithmetic on Python scalars alone): jit's results
+            # are arrays (as JAX's are), on the arguments' device.
             inner = run
 
             def run(*xs: Any) -> list[Any]:

@@ -135,6 +135,16 @@ class Trace:
         return f"{type(self).__name__}#{self.tag}"
 
 
+#: the primitives of Python's arithmetic operators (``+ - * / // % **``, unary ``-``): on
+#: operands that are all weakly typed (Python scalars) the result stays weak -- a Python scalar
+#: when run, a weak aval when traced -- as the same expression outside funcgrad is Python
+#: arithmetic giving a Python scalar (``x32 * (1 - s)`` stays float32 under jit and grad);
+#: every other operation's result is strong, as in NumPy 2 (``numpy.sqrt(0.5)`` is a float64).
+#: Filled by each primitive's block; :mod:`funcgrad.compile.rules` re-exports it.
+weak_arithmetic_primitives: set[Primitive] = set()
+_PY_NUMBERS = (int, float, complex)
+
+
 class EvalTrace(Trace):
     """The bottom trace: runs implementations on concrete arrays."""
 
@@ -161,6 +171,11 @@ class EvalTrace(Trace):
         # arrays, and identity-like impls may hand back a Python scalar. A scalar has no
         # device, and in NumPy 2 an operation's result is strong-typed (only Python scalars
         # are weak), so every result becomes an array.
+        if args and type(args[0]) in _PY_NUMBERS and prim in weak_arithmetic_primitives and all(
+                type(a) in _PY_NUMBERS for a in args):
+            # Python arithmetic on Python scalars (a JVP's primals): weak stays weak, a Python
+            # scalar (whatever device computed it), as under jit.
+            return [o.item() if hasattr(o, "item") else o for o in outs]
         for o in outs:
             if type(o) is not _ndarray and isinstance(o, _SCALAR_TYPES):
                 return _scalars_to_arrays(outs, args)
@@ -267,8 +282,10 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list[Any]:
 
     Example:
         >>> import funcgrad.ops.elementwise as ew
-        >>> bind(ew.add_p, 1.0, 2.0)
-        [array(3.)]
+        >>> bind(ew.sin_p, 0.0)  # an array (NumPy's scalar results become 0-d arrays)
+        [array(0.)]
+        >>> bind(ew.add_p, 1.0, 2.0)  # Python arithmetic on Python scalars stays Python's
+        [3.0]
     """
     return _trace_var.get().process_primitive(prim, args, params)
 

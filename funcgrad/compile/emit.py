@@ -33,6 +33,7 @@ from funcgrad.compile.rules import (
     emitters,
     reduction_calls,
     scalar_operators,
+    weak_arithmetic_primitives,
 )
 from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
 
@@ -231,9 +232,39 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
     return Emission(f"{args[0]} {op} {args[1]}")
 
 
+def _python_scalar(impl: Callable, params: dict) -> Callable:
+    """``impl`` on Python scalars, its 0-d result a Python scalar again (``.item()``). A loop
+    may run its body on a whole batch of the weak value (a batched while's counter): that
+    result stays the array it is."""
+    def run(*args: Any) -> Any:
+        r = impl(*args, **params)[0]
+        return r.item() if getattr(r, "ndim", None) == 0 else r
+    return run
+
+
+def _weak_arithmetic(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:
+    """Python arithmetic on weak operands alone (``1 - s`` of a Python float ``s``) is typed
+    weak (:data:`~funcgrad.compile.rules.weak_arithmetic_primitives`), so its value must act
+    weak at run time: a Python scalar, as the operands are. It is computed by the primitive
+    (NumPy's arithmetic, so ``1.0 / 0.0`` is inf, not a ZeroDivisionError; the dtype the
+    jaxpr says) and handed back as a Python scalar."""
+    if not eqn.outvars[0].aval.weak_type:
+        return None
+    impl = eqn.prim.impl
+    if impl is None:
+        raise eqn.prim.missing_impl_error()
+    name = ctx.bind(_python_scalar(impl, eqn.params), "p")
+    return Emission(f"{name}({', '.join(args)})")
+
+
 def emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
-    """What ``eqn`` is written as: a Python operator on float scalars, the primitive's
-    emitter, the array call it declared, or a call of its impl."""
+    """What ``eqn`` is written as: a Python scalar for weak arithmetic, a Python operator on
+    float scalars, the primitive's emitter, the array call it declared, or a call of its
+    impl."""
+    if eqn.prim in weak_arithmetic_primitives:
+        em0 = _weak_arithmetic(ctx, eqn, args)
+        if em0 is not None:
+            return em0
     if eqn.prim in scalar_operators:
         em0 = _scalar_operator(eqn, args)
         if em0 is not None:

@@ -118,6 +118,14 @@ def _inline(closed: ClosedJaxpr) -> tuple[Jaxpr, list[Any]]:
             key = inline_primitives.get(e.prim)
             if key is not None:
                 outs = body(e.params[key], ins)
+                for k, (o, a) in enumerate(zip(e.outvars, outs)):
+                    if a.aval.weak_type and not o.aval.weak_type:
+                        # The call's result is strong (as the called function's is, run
+                        # on its own): a weak value inside becomes a strong one here.
+                        strong = Var(o.aval)
+                        eqns.append(Eqn(roles["convert_element_type"], [a], [strong],
+                                        {"new_dtype": o.aval.dtype}))
+                        outs[k] = strong
                 env.update(zip(e.outvars, outs))
                 continue
             outvars = [Var(v.aval) for v in e.outvars]
@@ -398,6 +406,8 @@ def _sweep(
             vals = _fold(eqn, ins, facts)
             if vals is not None:
                 for v, val in zip(eqn.outvars, vals):
+                    if v.aval.weak_type and not v.aval.shape and hasattr(val, "item"):
+                        val = val.item()  # a weak value runs as a Python scalar (emit.py)
                     if is_array(val) or not isinstance(
                         val, bool | int | float | complex | numpy.generic
                     ):

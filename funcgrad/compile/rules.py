@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from funcgrad.core import Primitive
+from funcgrad.core import weak_arithmetic_primitives as _weak_arithmetic_primitives
 from funcgrad.ir import Var
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "zero_one_preserving_primitives",
     "fold_any_size_primitives",
     "scalar_operators",
+    "weak_arithmetic_primitives",
     "roles",
     "tracing_simplifiable_primitives",
     "same_type",
@@ -109,6 +111,9 @@ zero_one_preserving_primitives: set[Primitive] = set()
 fold_any_size_primitives: set[Primitive] = set()
 #: float scalar arithmetic written as a Python operator (``"+"``; ``"-"`` for a unary one)
 scalar_operators: dict[Primitive, str] = {}
+#: Python's arithmetic operators' primitives, whose results on weak operands alone stay weak
+#: (the table lives in :mod:`funcgrad.core`, whose eager evaluation consults it too)
+weak_arithmetic_primitives: set[Primitive] = _weak_arithmetic_primitives
 #: primitives whose simplifications also hold under later transformations (see above)
 tracing_simplifiable_primitives: set[Primitive] = set()
 #: role name -> the primitive playing it, for the compiler's own rewrites

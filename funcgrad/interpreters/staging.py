@@ -15,7 +15,7 @@ import numpy
 from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.compile.passes import simplify_equation
-from funcgrad.compile.rules import tracing_simplifiable_primitives
+from funcgrad.compile.rules import tracing_simplifiable_primitives, weak_arithmetic_primitives
 from funcgrad.core import (
     Primitive,
     SourceInfo,
@@ -87,7 +87,13 @@ _abstract_cache: dict[Any, list[ShapedArray]] = {}
 def abstract_eval_cached(
     prim: Primitive, avals: list[ShapedArray], params: dict
 ) -> list[ShapedArray]:
-    """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op."""
+    """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op.
+    Results are strong (:func:`_strong`) except Python arithmetic on weak operands alone
+    (:data:`~funcgrad.compile.rules.weak_arithmetic_primitives`): ``1 - s`` of a Python float
+    ``s`` is a Python float eagerly, so weak under tracing too."""
+    if prim in weak_arithmetic_primitives and all(
+            getattr(a, "weak_type", False) for a in avals):
+        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
     if prim.carries_jaxprs:
         # Higher-order primitives carry jaxprs (and their constants) in params: caching them
         # would keep those alive; their rules are cheap to rerun anyway.

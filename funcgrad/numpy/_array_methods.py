@@ -46,6 +46,9 @@ def _binary(name: str, reflected: bool = False):
 
     def slow(self: Any, other: Any) -> Any:
         fn = getattr(fnp, name)
+        # The operator, not the ufunc: ``s ** 0.5`` of a weak ``s`` stays weak, as Python's
+        # does, where ``funcgrad.numpy.power(s, 0.5)`` is strong, as NumPy's is.
+        fn = getattr(fn, "python_operator", fn)
         if isinstance(other, _SEQUENCES):
             other = fnp.asarray(other)
         elif not _is_operand(other):

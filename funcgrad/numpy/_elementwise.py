@@ -251,6 +251,24 @@ def _doc(name: str, summary: str, example: str, result: str) -> str:
 _current_trace = _trace_var.get
 
 
+def _strong_result(r: Any) -> Any:
+    """A ufunc's result is strong-typed, as NumPy's is (``numpy.add(1.0, 2.0)`` is a float64
+    that upcasts a float32 array): only Python's operators keep Python scalars weak
+    (:data:`funcgrad.core.weak_arithmetic_primitives`), so a ufunc made of them on Python
+    scalars (``deg2rad(s)`` is ``s * (pi / 180)``) is made strong here."""
+    if isinstance(r, Tracer):
+        return _ew.convert_element_type(r, r.aval.dtype) if r.aval.weak_type else r
+    if type(r) in (int, float, builtins.complex):  # weak arithmetic run on Python scalars
+        return xp_for_device(get_default_device()).asarray(r)
+    return r
+
+
+#: the ufuncs of Python's operators, which keep Python scalars weak (as ``python_operator``)
+_OPERATOR_UFUNCS = frozenset(
+    ("add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power", "negative",
+     "absolute"))
+
+
 def _make_unary(
     name: str, op: Callable[[Any], Any], summary: str, example: str, result: str,
     bool_out: bool = False,
@@ -263,8 +281,8 @@ def _make_unary(
         elif type(x) in (list, tuple):
             x = _seq_to_array(x)
         elif prim is not None:  # the hot path: bind it here, one call less
-            return _current_trace().process_primitive(prim, (x,), {})[0]
-        return op(x)
+            return _strong_result(_current_trace().process_primitive(prim, (x,), {})[0])
+        return _strong_result(op(x))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(name, summary, example, result)
@@ -283,9 +301,12 @@ def _make_binary(
         elif type(x1) in (list, tuple) or type(x2) in (list, tuple):
             x1, x2 = asarray_operands(x1, x2)
         elif prim is not None:  # the hot path: bind it here, one call less
-            return _current_trace().process_primitive(prim, (x1, x2), {})[0]
-        return op(x1, x2)
+            return _strong_result(_current_trace().process_primitive(prim, (x1, x2), {})[0])
+        return _strong_result(op(x1, x2))
 
+    if name in _OPERATOR_UFUNCS:
+        # What Python's operator runs (funcgrad.numpy._array_methods): weak stays weak.
+        fn.python_operator = op  # type: ignore[attr-defined]
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _doc(name, summary, example, result)
     return fn
@@ -411,7 +432,7 @@ _UNARY: list[tuple[Any, ...]] = [
     ("negative", _ew.neg, "Elementwise ``-x``", "negative([1.0, -2.0])",
      "array([-1.,  2.])", ()),
     ("positive", _positive, "Elementwise ``+x`` (a no-op on numbers)", "positive(2.0)",
-     "2.0", ()),
+     "array(2.)", ()),
     ("absolute", _ew.abs, "Elementwise absolute value (modulus for complex)",
      "absolute([-1.5, 2.0])", "array([1.5, 2. ])", ("abs",)),
     ("fabs", _fabs, "Elementwise absolute value of real numbers, as floats", "fabs([-1, 2])",

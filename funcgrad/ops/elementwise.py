@@ -333,6 +333,7 @@ for _p in (add_p, add_any_p):
     _rules.register_simplification(_p, _simplify_add)
     _rules.tracing_simplifiable_primitives.add(_p)
 _rules.scalar_operators[add_p] = "+"
+_rules.weak_arithmetic_primitives.add(add_p)
 _rules.commutative_primitives.add(add_p)
 _rules.exact_scalar_primitives.add(add_p)
 
@@ -378,6 +379,7 @@ def _simplify_sub(eqn: Eqn, ins: list, f: Any) -> Any:
 _rules.register_simplification(sub_p, _simplify_sub)
 _rules.tracing_simplifiable_primitives.add(sub_p)
 _rules.scalar_operators[sub_p] = "-"
+_rules.weak_arithmetic_primitives.add(sub_p)
 _rules.exact_scalar_primitives.add(sub_p)
 
 # mul
@@ -445,6 +447,7 @@ def _simplify_mul(eqn: Eqn, ins: list, f: Any) -> Any:
 _rules.register_simplification(mul_p, _simplify_mul)
 _rules.tracing_simplifiable_primitives.add(mul_p)
 _rules.scalar_operators[mul_p] = "*"
+_rules.weak_arithmetic_primitives.add(mul_p)
 _rules.commutative_primitives.add(mul_p)
 _rules.exact_scalar_primitives.add(mul_p)
 _rules.roles["mul"] = mul_p
@@ -489,6 +492,7 @@ def _simplify_div(eqn: Eqn, ins: list, f: Any) -> Any:
 _rules.register_simplification(div_p, _simplify_div)
 _rules.tracing_simplifiable_primitives.add(div_p)
 _rules.scalar_operators[div_p] = "/"
+_rules.weak_arithmetic_primitives.add(div_p)
 _rules.exact_scalar_primitives.add(div_p)
 
 # neg
@@ -554,6 +558,7 @@ def _push_neg(eqn: Eqn, ins: list, f: Any) -> Any:
 
 _rules.register_simplification(neg_p, _simplify_neg)
 _rules.scalar_operators[neg_p] = "-"
+_rules.weak_arithmetic_primitives.add(neg_p)
 _rules.exact_scalar_primitives.add(neg_p)
 
 # sin / cos / exp / log : the template for every differentiable unary op
@@ -890,6 +895,7 @@ def _abs_abstract(a: ShapedArray) -> list[ShapedArray]:
 
 
 abs_p.def_abstract_eval(_abs_abstract)
+_rules.weak_arithmetic_primitives.add(abs_p)  # Python's abs(): weak stays weak
 
 
 def abs(x: Any) -> Any:  # noqa: A001
@@ -915,6 +921,7 @@ def _integer_pow_fn(xp: Any, x: Any, y: int) -> Any:
 
 integer_pow_p = unop("integer_pow", _integer_pow_fn)
 _integer_pow_abstract_base = integer_pow_p.abstract_eval
+_rules.weak_arithmetic_primitives.add(integer_pow_p)
 
 
 def _integer_pow_abstract(a: ShapedArray, y: int) -> list[ShapedArray]:
@@ -1206,6 +1213,7 @@ _rules.emitters[copy_p] = lambda ctx, eqn, args: Emission(f"xp.array({args[0]}, 
 # Binary arithmetic beyond add/sub/mul/div
 
 floor_divide_p = _binary("floor_divide", "floor_divide", zero=True)
+_rules.weak_arithmetic_primitives.add(floor_divide_p)
 
 
 @_binds(floor_divide_p)
@@ -1221,6 +1229,7 @@ rem_p = _binary(
     lambda g, ans, x, y: g,
     lambda g, ans, x, y: neg(mul(g, floor_divide(x, y))),
 )
+_rules.weak_arithmetic_primitives.add(rem_p)
 
 
 @_binds(rem_p)
@@ -1275,6 +1284,7 @@ def _pow_jvp_y(g, ans, x, y):
 
 
 pow_p = _binary("pow", "power", _pow_jvp_x, _pow_jvp_y)
+_rules.weak_arithmetic_primitives.add(pow_p)
 
 
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
@@ -1673,6 +1683,7 @@ def _convert_abstract(a: ShapedArray, new_dtype: numpy.dtype) -> list[ShapedArra
 convert_element_type_p = make_primitive(
     "convert_element_type", _convert_impl, _convert_abstract
 )
+_rules.roles["convert_element_type"] = convert_element_type_p
 
 
 def convert_element_type(x: Any, new_dtype: Any) -> Any:

@@ -89,8 +89,13 @@ def test_operators_with_mixed_devices_still_checked():
 
 def test_elementwise_impl_on_python_scalars_uses_default_device():
     with funcgrad.backend.default_device("strict"):
-        out = ew.mul(2.0, 3.0)
+        out = ew.sin(2.0)
+        product = fnp.multiply(2.0, 3.0)
+        weak = ew.mul(2.0, 3.0)
     assert funcgrad.backend.device_of(out) == "strict"
+    assert funcgrad.backend.device_of(product) == "strict"
+    # Python's arithmetic on Python scalars alone stays a (weak) Python scalar, as under jit
+    assert type(weak) is float and weak == 6.0
 
 
 def _marked_wrappers():
