@@ -31,10 +31,9 @@ sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import time  # noqa: E402
 
+import harness  # noqa: E402
 import numpy as np  # noqa: E402
 
 import funcgrad_nn as nn  # noqa: E402
@@ -129,21 +128,10 @@ def measure(name: str, rounds: int = 15, per_round: int = 5) -> dict:
     """CPU time (``process_time``) per call, ours and torch's interleaved round by round, so
     a busy neighbour slows both alike; the minimum over rounds, and the per-round ratios'
     median and spread."""
-    ours, theirs = CASES[name]()
-    for _ in range(3):
-        ours()
-        theirs()
-    t_o, t_t = [], []
-    for _ in range(rounds):
-        for fn, acc in ((ours, t_o), (theirs, t_t)):
-            t = time.process_time()
-            for _ in range(per_round):
-                fn()
-            acc.append((time.process_time() - t) / per_round)
-    ratios = sorted(a / b for a, b in zip(t_o, t_t))
-    return {"case": name, "ours_s": min(t_o), "torch_s": min(t_t),
-            "ratio_min": min(t_o) / min(t_t), "ratio_median": statistics.median(ratios),
-            "ratio_lo": ratios[len(ratios) // 4], "ratio_hi": ratios[3 * len(ratios) // 4]}
+    r = harness.interleaved_cpu(*CASES[name](), rounds=rounds, per_round=per_round)
+    return {"case": name, "ours_s": r["ours_s"], "torch_s": r["theirs_s"],
+            "ratio_min": r["ratio"], "ratio_median": r["ratio_median"],
+            "ratio_lo": r["ratio_lo"], "ratio_hi": r["ratio_hi"]}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,14 +21,15 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+
+import harness  # noqa: E402
 
 SIZES, BATCH = (784, 512, 512, 10), 128
 
@@ -135,22 +136,10 @@ CASES = {
 def measure(name: str, rounds: int = 15, per_round: int = 5) -> dict:
     """CPU time per call, ours and torch's interleaved round by round; the best rounds and
     the per-round ratios' median and interquartile range."""
-    ours, theirs = CASES[name]()
-    for _ in range(3):
-        ours()
-        theirs()
-    t_o: list[float] = []
-    t_t: list[float] = []
-    for _ in range(rounds):
-        for fn, acc in ((ours, t_o), (theirs, t_t)):
-            t = time.process_time()
-            for _ in range(per_round):
-                fn()
-            acc.append((time.process_time() - t) / per_round)
-    ratios = sorted(a / b for a, b in zip(t_o, t_t))
-    return {"case": name, "funcgrad_s": min(t_o), "torch_s": min(t_t),
-            "ratio": min(t_o) / min(t_t), "ratio_median": statistics.median(ratios),
-            "ratio_lo": ratios[len(ratios) // 4], "ratio_hi": ratios[3 * len(ratios) // 4]}
+    r = harness.interleaved_cpu(*CASES[name](), rounds=rounds, per_round=per_round)
+    return {"case": name, "funcgrad_s": r["ours_s"], "torch_s": r["theirs_s"],
+            "ratio": r["ratio"], "ratio_median": r["ratio_median"],
+            "ratio_lo": r["ratio_lo"], "ratio_hi": r["ratio_hi"]}
 
 
 def _fmt(s: float) -> str:

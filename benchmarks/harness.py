@@ -71,6 +71,28 @@ def time_rounds(fns: list[Callable[[], object]], rounds: int = 7,
     return times
 
 
+def interleaved_cpu(ours: Callable[[], object], theirs: Callable[[], object],
+                    rounds: int = 15, per_round: int = 5, warm_up: int = 3) -> dict:
+    """CPU time (``process_time``) per call of two callables timed in alternating rounds, so
+    a busy neighbour slows both alike: each one's best round (``ours_s``, ``theirs_s``), the
+    ratio of the bests, and the per-round ratios' median and interquartile range."""
+    for _ in range(warm_up):
+        ours()
+        theirs()
+    t_o: list[float] = []
+    t_t: list[float] = []
+    for _ in range(rounds):
+        for fn, acc in ((ours, t_o), (theirs, t_t)):
+            t = time.process_time()
+            for _ in range(per_round):
+                fn()
+            acc.append((time.process_time() - t) / per_round)
+    ratios = sorted(a / b for a, b in zip(t_o, t_t))
+    return {"ours_s": min(t_o), "theirs_s": min(t_t), "ratio": min(t_o) / min(t_t),
+            "ratio_median": statistics.median(ratios), "ratio_lo": ratios[len(ratios) // 4],
+            "ratio_hi": ratios[3 * len(ratios) // 4]}
+
+
 def summarize(times: list[float]) -> dict:
     """Best, median and spread (max - min, relative to the median) of per-round times."""
     med = statistics.median(times)
