@@ -48,11 +48,16 @@ class _Fn:
 
 # -- debug_callback ------------------------------------------------------------------------------
 
+_PY_NUMBERS = (bool, int, float, complex)
+
 debug_callback_p = Primitive("debug_callback", multiple_results=True, carries_jaxprs=True)
 effectful_primitives.add(debug_callback_p)
 
 
 def _callback_impl(*args: Any, callback: _Fn) -> list[Any]:
+    # A weak value (Python arithmetic on Python scalars) runs as a Python scalar, computed on
+    # the host: the callback sees it as a host array, as it sees every value as an array.
+    args = [numpy.asarray(a) if type(a) in _PY_NUMBERS else a for a in args]
     callback.fn(*tree_util.tree_unflatten(callback.tree, list(args)))
     return []
 

@@ -61,7 +61,7 @@ def _unary(name: str, op: Callable[[Any], Any], kinds: str, text: str,
            example: str, result: str) -> Callable[[Array], Array]:
     def fn(x: Array) -> Array:
         check_kind(name, aval_of(name, x, "x"), kinds, "x")
-        return op(x)
+        return _ew.strong(op(x))  # an array, as JAX's (not a weak Python scalar)
 
     _doc(fn, name, text, example, result)
     return fn
@@ -144,7 +144,7 @@ def abs(x: Array) -> Array:  # noqa: A001
         [2, 3]
     """
     check_kind("abs", aval_of("abs", x, "x"), NUMERIC, "x")
-    return _ew.abs(x)
+    return _ew.strong(_ew.abs(x))
 
 
 def real(x: Array) -> Array:
@@ -232,7 +232,7 @@ def integer_pow(x: Array, y: int) -> Array:
         [8.0, 27.0]
     """
     check_kind("integer_pow", aval_of("integer_pow", x, "x"), NUMERIC, "x")
-    return _ew.integer_pow(x, static_int("integer_pow", y, "y"))
+    return _ew.strong(_ew.integer_pow(x, static_int("integer_pow", y, "y")))
 
 
 def polygamma(m: Array, x: Array) -> Array:
@@ -255,7 +255,7 @@ def _binary(name: str, op: Callable[[Any, Any], Any], kinds: str, text: str,
             example: str, result: str) -> Callable[[Array, Array], Array]:
     def fn(x: Array, y: Array) -> Array:
         same_dtypes(name, {"x": x, "y": y}, kinds)
-        return op(x, y)
+        return _ew.strong(op(x, y))  # an array, as JAX's (not a weak Python scalar)
 
     _doc(fn, name, text, example, result)
     return fn
@@ -343,11 +343,11 @@ def div(x: Array, y: Array) -> Array:
     """
     ax, ay = same_dtypes("div", {"x": x, "y": y}, NUMERIC)
     if ax.dtype.kind in "fc" or ay.dtype.kind in "fc":
-        return _ew.div(x, y)
+        return _ew.strong(_ew.div(x, y))
     q = _ew.floor_divide(x, y)
     # Floor and truncation differ by one where the division is inexact and the signs differ.
     fix = _ew.and_(_ew.ne(_ew.fmod(x, y), 0), _ew.ne(_ew.lt(x, 0), _ew.lt(y, 0)))
-    return _ew.select_n(fix, q, _ew.add(q, 1))
+    return _ew.strong(_ew.select_n(fix, q, _ew.add(q, 1)))
 
 
 def rem(x: Array, y: Array) -> Array:
@@ -375,7 +375,7 @@ def pow(x: Array, y: Array) -> Array:  # noqa: A001
     if ay.dtype.kind in "iu" and not ay.weak_type:
         y = _ew.convert_element_type(y, ax.dtype)  # an integer exponent array is allowed
     same_dtypes("pow", {"x": x, "y": y}, INEXACT)
-    return _ew.pow(x, y)
+    return _ew.strong(_ew.pow(x, y))
 
 
 def complex(x: Array, y: Array) -> Array:  # noqa: A001

@@ -251,16 +251,9 @@ def _doc(name: str, summary: str, example: str, result: str) -> str:
 _current_trace = _trace_var.get
 
 
-def _strong_result(r: Any) -> Any:
-    """A ufunc's result is strong-typed, as NumPy's is (``numpy.add(1.0, 2.0)`` is a float64
-    that upcasts a float32 array): only Python's operators keep Python scalars weak
-    (:data:`funcgrad.core.weak_arithmetic_primitives`), so a ufunc made of them on Python
-    scalars (``deg2rad(s)`` is ``s * (pi / 180)``) is made strong here."""
-    if isinstance(r, Tracer):
-        return _ew.convert_element_type(r, r.aval.dtype) if r.aval.weak_type else r
-    if type(r) in (int, float, builtins.complex):  # weak arithmetic run on Python scalars
-        return xp_for_device(get_default_device()).asarray(r)
-    return r
+#: a ufunc's result is strong-typed, as NumPy's is (``deg2rad(s)`` is ``s * (pi / 180)``: made of
+#: Python's operators, it would stay weak on a Python scalar)
+_strong_result = _ew.strong
 
 
 #: the ufuncs of Python's operators, which keep Python scalars weak (as ``python_operator``)

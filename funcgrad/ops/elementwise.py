@@ -30,10 +30,10 @@ import numpy
 
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
-from funcgrad.backend import xp_for
+from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, same_type
-from funcgrad.core import Primitive, bind1
+from funcgrad.core import Primitive, Tracer, bind1
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
@@ -219,6 +219,25 @@ def _binds(prim: Primitive) -> Callable[[_F], _F]:
         return fn
 
     return mark
+
+
+def strong(r: Any) -> Any:
+    """``r`` as a strongly typed array value: a weak one -- Python arithmetic on Python
+    scalars alone, a Python scalar when run, a weak aval when traced
+    (:data:`funcgrad.core.weak_arithmetic_primitives`) -- becomes an array (eagerly, on the
+    default device) or a strong tracer; anything else is returned as it is. What a function
+    of the public API (``funcgrad.numpy``'s ufuncs, ``funcgrad.lax``) returns, as NumPy's
+    ``numpy.add(1.0, 2.0)`` is a float64 (and JAX's ``lax.add`` an array).
+
+    Example:
+        >>> strong(2.0)
+        array(2.)
+    """
+    if isinstance(r, Tracer):
+        return convert_element_type(r, r.aval.dtype) if r.aval.weak_type else r
+    if type(r) in (int, float, complex, bool):
+        return xp_for_device(get_default_device()).asarray(r)
+    return r
 
 
 # ---------------------------------------------------------------------------------------------

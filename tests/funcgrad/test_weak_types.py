@@ -170,10 +170,22 @@ def test_transformations_agree_eager_and_jit():
     assert host(vm(x, 0.5)).dtype == host(funcgrad.jit(vm)(x, 0.5)).dtype == np.float32
 
 
-def test_lax_arithmetic_on_python_scalars_is_python_arithmetic():
-    # Eagerly, as under jit, the result of Python's arithmetic on Python scalars is weak: a
-    # Python scalar (which is what keeps a JVP's primal weak); NumPy's functions give arrays.
-    assert lax.add(1.0, 2.0) == 3.0 and type(lax.add(1.0, 2.0)) is float
-    assert type(fnp.add(1.0, 2.0)) is not float and host(fnp.add(1.0, 2.0)).dtype == np.float64
+def test_lax_and_numpy_functions_return_strong_arrays_eagerly_and_under_jit():
+    # Only Python's operators keep Python scalars weak; lax's and funcgrad.numpy's functions
+    # return arrays (lax as JAX's), strongly typed as NumPy's, with or without jit -- so a
+    # float32 array combined with them promotes the same way in both.
+    from funcgrad.core import bind
+    from funcgrad.ops.elementwise import add_p
+    x = dev(np.ones(3, np.float32))
+    for fn in (lax.add, lax.mul, lax.sub, lax.div, fnp.add, fnp.multiply):
+        r = fn(1.0, 2.0)
+        assert type(r) is not float and host(r).dtype == np.float64, fn
+        eager = host(x * fn(1.0, 2.0)).dtype
+        jitted = host(funcgrad.jit(lambda x, s, fn=fn: x * fn(s, 2.0))(x, 1.0)).dtype
+        assert eager == jitted == np.float64, fn
+    assert host(lax.neg(2.0)).dtype == np.float64
+    assert host(lax.integer_pow(2.0, 3)) == 8.0
+    # The primitive itself, run on Python scalars alone (a JVP's primals), stays Python's.
+    assert bind(add_p, 1.0, 2.0) == [3.0] and type(bind(add_p, 1.0, 2.0)[0]) is float
     with np.errstate(divide="ignore"):  # NumPy's arithmetic: inf, no ZeroDivisionError
-        assert lax.div(1.0, 0.0) == np.inf
+        assert host(lax.div(1.0, 0.0)) == np.inf
