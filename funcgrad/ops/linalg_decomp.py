@@ -71,6 +71,7 @@ from funcgrad.interpreters.jvp import Zero, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._batching_util import all_bdims_at_front, moveaxis_to_front
 from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops.indexing import is_numpy_like
 from funcgrad.ops.linalg import dot_general
 
 __all__ = [
@@ -916,20 +917,16 @@ def _householder_qr_raw(a: Any) -> list[Any]:
     return [xp.swapaxes(f, -1, -2), tau]
 
 
-# A failed factorisation (CuPy raises NumPy's LinAlgError too), not a missing raw mode.
-_LINALG_ERROR = numpy.linalg.LinAlgError
-
-
 def _qr_impl(a: Any, *, mode: str) -> list[Any]:
-    linalg = xp_for(a).linalg
+    xp = xp_for(a)
+    linalg = xp.linalg
     if mode == "raw":
-        try:
+        if is_numpy_like(xp):  # NumPy's raw mode (stacks included) is LAPACK's geqrf
             h, tau = linalg.qr(a, mode="raw")
-        except _LINALG_ERROR:
-            raise
-        except (ValueError, TypeError, NotImplementedError):  # no raw mode (or no stacks)
-            return _householder_qr_raw(a)
-        return [h, tau]
+            return [h, tau]
+        # Other array modules: the same reflectors built with the module's own operations
+        # (CuPy's raw mode takes no stacks).
+        return _householder_qr_raw(a)
     out = linalg.qr(a, mode=mode)
     if mode == "r":
         return [out]
