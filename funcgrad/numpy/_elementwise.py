@@ -21,7 +21,7 @@ import numpy as _np
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
-from funcgrad.core import Tracer, _trace_var, concrete_or_error
+from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
 from funcgrad.errors import DTypeError
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops._util import probe_dtype
@@ -267,6 +267,8 @@ def _make_unary(
     bool_out: bool = False,
 ) -> Callable[..., Any]:
     prim = getattr(op, "primitive", None)  # a wrapper that only binds it (ops._binds)
+    # only Python-operator primitives can leave a weak result to make strong
+    may_be_weak = prim in weak_arithmetic_primitives
 
     def fn(x: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
         if out is not None or kwargs:
@@ -274,7 +276,8 @@ def _make_unary(
         elif type(x) in (list, tuple):
             x = _seq_to_array(x)
         elif prim is not None:  # the hot path: bind it here, one call less
-            return _strong_result(_current_trace().process_primitive(prim, (x,), {})[0])
+            r = _current_trace().process_primitive(prim, (x,), {})[0]
+            return _strong_result(r) if may_be_weak else r
         return _strong_result(op(x))
 
     fn.__name__ = fn.__qualname__ = name
@@ -287,6 +290,8 @@ def _make_binary(
     bool_out: bool = False,
 ) -> Callable[..., Any]:
     prim = getattr(op, "primitive", None)  # a wrapper that only binds it (ops._binds)
+    # only Python-operator primitives can leave a weak result to make strong
+    may_be_weak = prim in weak_arithmetic_primitives
 
     def fn(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
         if out is not None or kwargs:
@@ -294,7 +299,8 @@ def _make_binary(
         elif type(x1) in (list, tuple) or type(x2) in (list, tuple):
             x1, x2 = asarray_operands(x1, x2)
         elif prim is not None:  # the hot path: bind it here, one call less
-            return _strong_result(_current_trace().process_primitive(prim, (x1, x2), {})[0])
+            r = _current_trace().process_primitive(prim, (x1, x2), {})[0]
+            return _strong_result(r) if may_be_weak else r
         return _strong_result(op(x1, x2))
 
     if name in _OPERATOR_UFUNCS:
