@@ -27,8 +27,13 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat
-from funcgrad.interpreters.staging import trace_to_jaxpr
-from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, transpose_linearized
+from funcgrad.interpreters.staging import StagingTrace, trace_to_jaxpr
+from funcgrad.interpreters.transpose import (
+    UndefinedPrimal,
+    backward_pass,
+    gradient_by_forward,
+    transpose_linearized,
+)
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 
@@ -552,11 +557,14 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
 
 
 def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,
-               fname: str) -> tuple[_AuxFlat, Any, list[Any], Callable[[list[Any]], Any],
-                                    list[ShapedArray]]:
+               fname: str, unit_seed: bool = False
+               ) -> tuple[_AuxFlat, Any, list[Any], Callable[[list[Any]], Any],
+                          list[ShapedArray]]:
     """``(flat, primals_tree, flat_outputs, pull_leaves, out_tangent_avals)``:
     ``pull_leaves(cts)`` maps checked cotangents of the function's output leaves (one each,
-    aux outputs excluded) to the cotangent pytree of ``primals``."""
+    aux outputs excluded) to the cotangent pytree of ``primals``. ``unit_seed``: the caller
+    (grad) pulls back a one, once; with one real scalar to differentiate, the linear map is
+    then evaluated forward (interpreters.transpose.gradient_by_forward)."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
     # `vjp` itself always linearizes: its pullback may be called later under other
@@ -569,6 +577,10 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
         primals_out, out_avals = result.primals_out, result.out_tangent_avals
 
         def pull(cts: Sequence[Any]) -> list[Any]:
+            if unit_seed:
+                g = _gradient_by_forward(result)
+                if g is not None:
+                    return g
             return transpose_linearized(result, cts)
 
     aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
@@ -580,6 +592,44 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
     return flat, p_tree, primals_out, pull_leaves, out_avals
 
 
+
+
+def _gradient_by_forward(result: Any) -> list[Any] | None:
+    """:func:`gradient_by_forward` at a seed of one, its result cast and shaped as the input
+    (as the transpose of the cast or reshape it went through would)."""
+    in_aval = result.in_tangent_avals[0] if len(result.in_tangent_avals) == 1 else None
+    if in_aval is None or in_aval.dtype.kind != "f":
+        return None
+    if in_aval.shape == () and _staging_below(current_trace()):
+        # Staged, a NumPy scalar seed is a literal the tracing rewrites see (``t * 1`` is
+        # ``t``; a device array's value they cannot read without a transfer), and arrays of
+        # every device take NumPy scalars as operands.
+        seed = in_aval.dtype.type(1)
+    else:
+        seed = _ones_like_aval(in_aval)
+    g = gradient_by_forward(result, seed)
+    if g is None:
+        return None
+    (t,) = g
+    if type(t) is Zero:
+        return [t]
+    if not isinstance(t, Tracer) and t is seed:  # the identity map: its result is the seed
+        t = _ones_like_aval(in_aval)
+    a = get_aval(t)
+    if a.dtype != in_aval.dtype:
+        t = _ew.convert_element_type(t, in_aval.dtype)
+    if a.shape != in_aval.shape:
+        t = _shape.reshape(t, in_aval.shape)
+    return [t]
+
+
+def _staging_below(trace: Any) -> bool:
+    """Whether a program is being staged (jit, make_jaxpr) under ``trace``."""
+    while trace is not None:
+        if isinstance(trace, StagingTrace):
+            return True
+        trace = trace.parent
+    return False
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple]:
@@ -765,7 +815,7 @@ def _value_and_grad(
         diff_args = tuple(args[i] for i in idx)
         _check_diff_args(diff_args, idx, allow_int, holomorphic, fname)
         flat, _, outs, pull_leaves, _ = _vjp_parts(_partial(fun, args, kwargs, idx),
-                                                   diff_args, has_aux, True, fname)
+                                                   diff_args, has_aux, True, fname, True)
         ans = tree_util.tree_unflatten(flat.out_tree,
                                        [_as_array_out(o) for o in outs[:flat.n_out]])
         a = _check_scalar_output(ans, holomorphic, fname)

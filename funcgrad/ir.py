@@ -276,6 +276,31 @@ def dce_jaxpr(
     return Jaxpr(constvars, invars, outvars, new_eqns), used_inputs
 
 
+def sub_jaxprs(params: dict) -> list[Jaxpr | ClosedJaxpr]:
+    """The jaxprs among an equation's params (bodies of loops, branches, called programs)."""
+    out = []
+    for v in params.values():
+        for x in (v if isinstance(v, tuple | list) else (v,)):
+            if isinstance(x, ClosedJaxpr | Jaxpr):
+                out.append(x)
+    return out
+
+
+def uses_any(jaxpr: Jaxpr, prims: set | frozenset) -> bool:
+    """Whether an equation of ``jaxpr``, or of a jaxpr in its equations' params, applies one
+    of ``prims``."""
+    if not prims:
+        return False
+    for eqn in jaxpr.eqns:
+        if eqn.prim in prims:
+            return True
+        if eqn.prim.carries_jaxprs:
+            for sub in sub_jaxprs(eqn.params):
+                if uses_any(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub, prims):
+                    return True
+    return False
+
+
 def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
     """DCE a closed jaxpr, dropping the constants nothing reads anymore."""
     new, _ = dce_jaxpr(closed.jaxpr)

@@ -40,7 +40,7 @@ from funcgrad.compile.rules import (
 )
 from funcgrad.core import Primitive
 from funcgrad.interpreters.jvp import elementwise_primitives
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, sub_jaxprs
 
 __all__ = ["Cost", "cost_rules", "transcendental_primitives", "jaxpr_cost", "eqn_cost",
            "default_cost", "per_input_element", "per_output_element", "aval_size",
@@ -97,15 +97,6 @@ def _io_bytes(eqn: Eqn) -> float:
                  + sum(aval_bytes(v.aval) for v in eqn.outvars))
 
 
-def _sub_jaxprs(params: dict) -> list[Any]:
-    out = []
-    for v in params.values():
-        for x in (v if isinstance(v, tuple | list) else (v,)):
-            if isinstance(x, ClosedJaxpr | Jaxpr):
-                out.append(x)
-    return out
-
-
 def per_input_element(eqn: Eqn, jaxpr_cost: JaxprCost) -> Cost:
     """A cost rule: one flop per element of the first operand (arg-reductions, cumulative
     scans), as the reductions' default."""
@@ -123,7 +114,7 @@ def default_cost(eqn: Eqn, jaxpr_cost: JaxprCost) -> Cost:
     prim = eqn.prim
     if prim.carries_jaxprs:
         name = inline_primitives.get(prim)
-        subs = [eqn.params[name]] if name is not None else _sub_jaxprs(eqn.params)
+        subs = [eqn.params[name]] if name is not None else sub_jaxprs(eqn.params)
         total = Cost()
         for sub in subs:
             total = total + jaxpr_cost(sub)

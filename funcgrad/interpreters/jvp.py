@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy
 
+from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
 from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
 from funcgrad.errors import MissingRuleError
-from funcgrad.interpreters.staging import merges_repeats
+from funcgrad.interpreters.staging import merges_repeats, simplify_operation
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 
 __all__ = [
@@ -323,7 +324,9 @@ class JVPTrace(Trace):
             key = operation_key(prim, args, params)
             outs = lookup(memo, key)
             if outs is None:
-                outs = self._process(prim, args, params)
+                outs = simplify_operation(prim, args, params)
+                if outs is None:
+                    outs = self._process(prim, args, params)
                 remember(memo, key, args, outs)
             return outs
         return self._process(prim, args, params)
@@ -366,7 +369,11 @@ def jvp_flat(
     ins = [p if type(t) is Zero else JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
     token = _trace_var.set(trace)
     try:
-        outs = f(*ins)
+        if trace.memo is None:
+            outs = f(*ins)
+        else:
+            with paused_gc():
+                outs = f(*ins)
     finally:
         _trace_var.reset(token)
         trace.memo = None  # it holds tracers that hold the trace: let them go now

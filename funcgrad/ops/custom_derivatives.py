@@ -58,7 +58,12 @@ from funcgrad.interpreters.staging import (
     staging_rewrites,
     trace_to_jaxpr,
 )
-from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
+from funcgrad.interpreters.transpose import (
+    UndefinedPrimal,
+    backward_pass,
+    deftranspose,
+    transpose_only_primitives,
+)
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
@@ -1113,6 +1118,8 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
 
 
 deftranspose(custom_lin_p, _custom_lin_transpose)
+# grad must run the user's bwd, not the transpose of it (interpreters.transpose).
+transpose_only_primitives.add(custom_lin_p)
 
 
 def _custom_lin_jvp(primals, tangents, *, num_res, bwd, in_avals, out_avals):

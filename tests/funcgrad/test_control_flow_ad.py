@@ -113,10 +113,16 @@ def test_grad_newton_sqrt_vector_and_jit():
     assert_allclose(grad(jit(f))(a), want, rtol=1e-9)
 
 
-def test_grad_while_records_a_tape_and_a_reverse_scan():
-    text = str(make_jaxpr(grad(newton_sqrt))(2.0))
+def test_vjp_while_records_a_tape_and_a_reverse_scan():
+    text = str(make_jaxpr(lambda a: vjp(newton_sqrt, a)[1](1.0)[0])(2.0))
     assert "tape[f64[]]" in text and "tape[bool[]]" in text
     assert "length=None" in text and "reverse=True" in text
+
+
+def test_grad_while_of_a_scalar_evaluates_the_tangent_loop_forward():
+    # One real input: the 1x1 linear map is its own transpose (gradient_by_forward).
+    text = str(make_jaxpr(grad(newton_sqrt))(2.0))
+    assert "reverse=True" not in text
 
 
 def test_grad_while_zero_iterations_is_identity_map():
