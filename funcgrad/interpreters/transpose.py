@@ -180,9 +180,11 @@ def gradient_by_forward(result: LinearizeResult, seed: Any) -> list[Any] | None:
     ``grad(grad(f))`` of a scalar function then differentiates a forward program, and forward
     over forward grows far more slowly with the order than reverse over reverse (at order 8,
     ~500 staged equations against ~2700 for ``tanh(sin(x) x)``; docs/jit.md). Not applied
-    where the linear program holds a :data:`transpose_only_primitives` equation.
+    where the linear program holds a :data:`transpose_only_primitives` equation, nor while a
+    debugging tool observes backward passes (:data:`transpose_observer`: ``debug_nans``
+    names the forward operation a NaN of the backward pass belongs to).
     """
-    if len(result.in_tangent_avals) != 1:
+    if len(result.in_tangent_avals) != 1 or transpose_observer.get() is not None:
         return None
     in_aval = result.in_tangent_avals[0]
     if (in_aval.dtype.kind != "f" or in_aval.size != 1
