@@ -3,6 +3,7 @@
     python benchmarks/bench_compile.py                  # every case, 5 fresh processes each
     python benchmarks/bench_compile.py --rounds 9 --only deriv6_tanh_sin_jit
     python benchmarks/bench_compile.py --case chain100_grad_jit   # one round, in-process (JSON)
+    python benchmarks/bench_compile.py --against /path/to/checkout/of/891ca4a --rounds 7
 
 What a first call costs is paid once per input signature, so it is timed once per process:
 each round runs in a fresh Python process (BLAS/OpenMP pinned to one thread by the harness),
@@ -30,7 +31,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
              "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
     os.environ[_var] = "1"
 _HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+# --against TREE runs the rounds of that tree with its funcgrad (harness.BENCH_ROOT_VAR).
+sys.path[:0] = [_HERE, os.environ.get("FUNCGRAD_BENCH_ROOT") or os.path.dirname(_HERE)]
 
 from harness import first_call_main  # noqa: E402
 

@@ -158,6 +158,54 @@ def first_call_round(cases: dict, name: str, warm_up: Callable[[], None] | None)
     return {"case": name, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c}
 
 
+#: the environment variable a first-call script reads for the tree whose funcgrad it imports
+#: (``--against``); unset, the tree it lives in
+BENCH_ROOT_VAR = "FUNCGRAD_BENCH_ROOT"
+
+
+def _first_call_run(script: str, name: str, root: str | None) -> dict | str:
+    env = dict(os.environ)
+    if root is not None:
+        env[BENCH_ROOT_VAR] = root
+    proc = subprocess.run([sys.executable, script, "--case", name], capture_output=True,
+                          text=True, env=env)
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _first_call_against(script: str, names: list[str], rounds: int, against: str) -> None:
+    """CPU time of the first call here and in the tree ``against``, rounds interleaved (the
+    order alternating round by round): min | median of each, and the ratio of the minima
+    (the steadier statistic on a shared machine) and of the medians."""
+    print(f"load average at start: {_load()}; {rounds} fresh processes per case and tree, "
+          f"against {against}")
+    print(f"{'case':28s} {'CPU here min|median':>22s} {'CPU there min|median':>22s} "
+          f"{'there/here min':>15s} {'median':>7s}")
+    for name in names:
+        here: list[float] = []
+        there: list[float] = []
+        failed = None
+        for r in range(rounds):
+            order = [(None, here), (against, there)]
+            for root, out in order if r % 2 == 0 else order[::-1]:
+                res = _first_call_run(script, name, root)
+                if isinstance(res, str):
+                    failed = f"{'there' if root else 'here'}: {res}"
+                    break
+                out.append(res["cpu_s"])
+            if failed:
+                break
+        if failed:
+            print(f"{name:28s} FAILED {failed}")
+            continue
+        h = f"{_fmt(min(here)).strip()} | {_fmt(statistics.median(here)).strip()}"
+        t = f"{_fmt(min(there)).strip()} | {_fmt(statistics.median(there)).strip()}"
+        print(f"{name:28s} {h:>22s} {t:>22s} {min(there) / min(here):15.1f} "
+              f"{statistics.median(there) / statistics.median(here):7.1f}", flush=True)
+    print(f"load average at end: {_load()}")
+
+
 def first_call_main(cases: dict, warm_up: Callable[[], None] | None = None,
                     argv: list[str] | None = None) -> None:
     """Like :func:`main` for costs paid once (compilation): each round of each case runs in a
@@ -167,11 +215,18 @@ def first_call_main(cases: dict, warm_up: Callable[[], None] | None = None,
     parser.add_argument("--case", help="run one round of one case in this process (JSON)")
     parser.add_argument("--only", nargs="*", help="subset of cases to run")
     parser.add_argument("--rounds", type=int, default=5, help="fresh processes per case")
+    parser.add_argument("--against", metavar="TREE",
+                        help="a checkout of another commit: each round also runs the case on "
+                             "its funcgrad (alternating which goes first) and the table "
+                             "compares CPU times")
     args = parser.parse_args(argv)
     if args.case:
         print(json.dumps(first_call_round(cases, args.case, warm_up)))
         return
     script = sys.modules["__main__"].__file__
+    if args.against:
+        _first_call_against(script, args.only or list(cases), args.rounds, args.against)
+        return
     print(f"load average at start: {_load()}; {args.rounds} fresh processes per case")
     print(f"{'case':28s} {'wall median':>12s} {'(min-max)':>22s} {'cpu median':>12s}")
     for name in args.only or list(cases):
