@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import assert_allclose
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -108,3 +110,32 @@ def test_grad_of_a_scalar_runs_a_custom_vjp_backward_rule() -> None:
     assert float(funcgrad.jit(funcgrad.grad(f))(2.0)) == 4.0
     assert float(funcgrad.grad(lambda y: funcgrad.grad(f)(y) * y)(2.0)) == 8.0
     assert float(funcgrad.jit(funcgrad.grad(funcgrad.grad(f)))(2.0)) == 2.0
+
+
+_UNARY = {
+    "sin": fnp.sin, "cos": fnp.cos, "tanh": fnp.tanh, "exp": lambda x: fnp.exp(0.3 * x),
+    "square": lambda x: x * x, "log1p_sq": lambda x: fnp.log1p(x * x),
+    "recip": lambda x: 1.0 / (2.0 + fnp.sin(x)),
+}
+_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b,
+           "sub": lambda a, b: a - 0.5 * b}
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(sorted(_UNARY)), st.sampled_from(sorted(_BINARY))),
+                    min_size=1, max_size=4),
+       x=st.floats(-1.5, 1.5), order=st.integers(1, 3))
+def test_grad_by_forward_matches_the_transpose_on_random_compositions(ops, x, order) -> None:
+    # Each step applies a unary function and combines with the input: y <- b(u(y), x).
+    def f(x):
+        y = x
+        for u, b in ops:
+            y = _BINARY[b](_UNARY[u](y), x)
+        return y
+
+    fwd, rev = f, f
+    for _ in range(order):
+        fwd, rev = funcgrad.grad(fwd), _reverse_grad(rev)
+    want = rev(x)
+    assert_allclose(fwd(x), want, rtol=1e-10, atol=1e-10)
+    assert_allclose(funcgrad.jit(fwd)(x), want, rtol=1e-10, atol=1e-10)
