@@ -595,8 +595,7 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
 
 
 def _gradient_by_forward(result: Any) -> list[Any] | None:
-    """:func:`gradient_by_forward` at a seed of one, its result cast and shaped as the input
-    (as the transpose of the cast or reshape it went through would)."""
+    """:func:`gradient_by_forward` at a seed of one, its result shaped as the input."""
     in_aval = result.in_tangent_avals[0] if len(result.in_tangent_avals) == 1 else None
     if in_aval is None or in_aval.dtype.kind != "f":
         return None
@@ -615,10 +614,7 @@ def _gradient_by_forward(result: Any) -> list[Any] | None:
         return [t]
     if not isinstance(t, Tracer) and t is seed:  # the identity map: its result is the seed
         t = _ones_like_aval(in_aval)
-    a = get_aval(t)
-    if a.dtype != in_aval.dtype:
-        t = _ew.convert_element_type(t, in_aval.dtype)
-    if a.shape != in_aval.shape:
+    if get_aval(t).shape != in_aval.shape:  # (1,) in, () out: as the reshape's transpose
         t = _shape.reshape(t, in_aval.shape)
     return [t]
 

@@ -17,7 +17,16 @@ from funcgrad.core import Primitive, bind
 from funcgrad.errors import MissingRuleError
 from funcgrad.interpreters.jvp import Zero, add_any_p, add_tangents
 from funcgrad.interpreters.linearize import LinearizeResult, linearize_flat
-from funcgrad.ir import Jaxpr, Literal, Var, dce_jaxpr, eval_jaxpr, uses_any
+from funcgrad.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Literal,
+    Var,
+    dce_jaxpr,
+    eval_jaxpr,
+    sub_jaxprs,
+    uses_any,
+)
 
 __all__ = [
     "UndefinedPrimal",
@@ -169,6 +178,19 @@ def transpose_linearized(result: LinearizeResult, cts_out: Sequence[Any]) -> lis
     ]
 
 
+def _computes_in(jaxpr: Jaxpr, dtype: Any) -> bool:
+    """Whether every value ``jaxpr`` computes (in its sub-jaxprs too) has ``dtype``."""
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if v.aval.dtype != dtype:
+                return False
+        if eqn.prim.carries_jaxprs:
+            for sub in sub_jaxprs(eqn.params):
+                if not _computes_in(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub, dtype):
+                    return False
+    return True
+
+
 def gradient_by_forward(result: LinearizeResult, seed: Any) -> list[Any] | None:
     """The gradient of a function of one real element to a real scalar (its first output;
     others, aux outputs, are ignored) as the *forward* evaluation of its linear map at
@@ -180,9 +202,11 @@ def gradient_by_forward(result: LinearizeResult, seed: Any) -> list[Any] | None:
     ``grad(grad(f))`` of a scalar function then differentiates a forward program, and forward
     over forward grows far more slowly with the order than reverse over reverse (at order 8,
     ~500 staged equations against ~2700 for ``tanh(sin(x) x)``; docs/jit.md). Not applied
-    where the linear program holds a :data:`transpose_only_primitives` equation, nor while a
-    debugging tool observes backward passes (:data:`transpose_observer`: ``debug_nans``
-    names the forward operation a NaN of the backward pass belongs to).
+    where the linear program holds a :data:`transpose_only_primitives` equation, nor where
+    it computes in another precision than the input's (through ``float32`` from a ``float64``
+    input, forward mode would round the tangent where reverse mode carries an exact cotangent
+    of one), nor while a debugging tool observes backward passes (:data:`transpose_observer`:
+    ``debug_nans`` names the forward operation a NaN of the backward pass belongs to).
     """
     if len(result.in_tangent_avals) != 1 or transpose_observer.get() is not None:
         return None
@@ -196,7 +220,7 @@ def gradient_by_forward(result: LinearizeResult, seed: Any) -> list[Any] | None:
     used = [False] * len(closed.jaxpr.outvars)
     used[0] = True
     jaxpr, _ = dce_jaxpr(closed.jaxpr, used)
-    if uses_any(jaxpr, transpose_only_primitives):
+    if uses_any(jaxpr, transpose_only_primitives) or not _computes_in(jaxpr, in_aval.dtype):
         return None
     keep = set(jaxpr.constvars)
     consts = [c for v, c in zip(closed.jaxpr.constvars, closed.consts) if v in keep]

@@ -79,17 +79,30 @@ def test_nested_scalar_grads_stage_a_forward_program() -> None:
     assert len(funcgrad.make_jaxpr(g)(0.3).jaxpr.eqns) < 600
 
 
-def test_grad_by_forward_casts_and_shapes_as_the_input() -> None:
-    # A float32 input of shape (1,), a float64 scalar output: the gradient is float32 (1,),
-    # as the transpose of the cast and the reshape would make it.
-    f = lambda x: fnp.sum(x.astype(np.float64) ** 3)
-    x = np.array([0.5], np.float32)
-    for g in (funcgrad.grad(f), funcgrad.jit(funcgrad.grad(f)),
-              funcgrad.grad(lambda x: funcgrad.grad(f)(x)[0])):
+def test_grad_by_forward_shapes_as_the_input() -> None:
+    f = lambda x: fnp.sum(fnp.sin(x) * x)
+    x = np.array([[0.5]], np.float32)
+    want = np.sin(x) + x * np.cos(x)
+    for g in (funcgrad.grad(f), funcgrad.jit(funcgrad.grad(f))):
         r = g(x)
-        assert r.dtype == np.float32 and r.shape == (1,)
-    assert_allclose(funcgrad.jit(funcgrad.grad(f))(x), np.array([0.75], np.float32))
-    assert_allclose(funcgrad.grad(lambda x: funcgrad.grad(f)(x)[0])(x), np.array([3.0], np.float32))
+        assert r.dtype == np.float32 and r.shape == (1, 1)
+        assert_allclose(r, want)
+    r = funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(funcgrad.grad(f)(x))))(x)
+    assert r.shape == (1, 1)
+    assert_allclose(r, 2 * np.cos(x) - x * np.sin(x))
+
+
+@pytest.mark.parametrize("in_dtype, mid_dtype", [(np.float64, np.float32),
+                                                 (np.float32, np.float64)])
+def test_grad_through_another_precision_is_reverse_mode(in_dtype, mid_dtype) -> None:
+    # Forward, the tangent would be rounded to float32 where reverse mode carries an exact
+    # cotangent of one: mixed precision keeps the transpose (eager and jit agree exactly).
+    f = lambda x: fnp.sin(x).astype(mid_dtype).astype(in_dtype) * 3.0
+    x = in_dtype(0.5)
+    eager, jitted = funcgrad.grad(f)(x), funcgrad.jit(funcgrad.grad(f))(x)
+    rev = _reverse_grad(f)(x)
+    assert eager.dtype == jitted.dtype == in_dtype
+    assert float(eager) == float(jitted) == float(rev)
 
 
 def test_grad_by_forward_of_a_constant_and_with_aux() -> None:
