@@ -347,19 +347,60 @@ def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
     if prim in effectful_primitives or not eqn.outvars:
         return None
     # Called once per equation per sweep: variables (most operands) are their own keys.
-    keys = tuple([a if type(a) is Var else _atom_key(a) for a in ins])
-    if len(keys) == 2 and prim in commutative_primitives:
-        a, b = keys
-        if (b.id < a.id if type(a) is Var and type(b) is Var  # the usual case, in short
-                else _order(b) < _order(a)):
-            keys = (b, a)  # x*y and y*x are one value
+    if len(ins) == 2:  # the usual case, in short
+        a, b = ins
+        if type(a) is not Var:
+            a = _atom_key(a)
+        if type(b) is not Var:
+            b = _atom_key(b)
+        if prim in commutative_primitives and (
+                b.id < a.id if type(a) is Var and type(b) is Var else _order(b) < _order(a)):
+            keys: tuple = (b, a)  # x*y and y*x are one value
+        else:
+            keys = (a, b)
+    else:
+        keys = tuple([a if type(a) is Var else _atom_key(a) for a in ins])
     params = eqn.params
+    if not params:
+        return (prim, keys, ())  # variables and literal keys always hash
     try:
-        key = (prim, keys, tuple(sorted(params.items())) if params else ())
+        key = (prim, keys, tuple(sorted(params.items())))
         hash(key)
     except TypeError:
         return None
     return key
+
+
+def _cse_sweep(jaxpr: Jaxpr) -> tuple[Jaxpr, dict[Var, int]]:
+    """Common-subexpression elimination alone, and how often each variable of the result is
+    read (by its equations and outputs): what the full sweep's rules count uses by."""
+    env: dict[Var, Var] = {}
+    cse: dict[Any, list[Var]] = {}
+    eqns: list[Eqn] = []
+    uses: dict[Var, int] = {}
+    for eqn in jaxpr.eqns:
+        invars = eqn.invars
+        ins = [a if type(a) is Literal else env.get(a, a) for a in invars]
+        key = _cse_key(eqn, ins)
+        if key is not None:
+            prev = cse.get(key)
+            if prev is not None:
+                env.update(zip(eqn.outvars, prev))  # its readers read the first copy
+                continue
+            cse[key] = eqn.outvars
+        for a, b in zip(ins, invars):
+            if a is not b:
+                eqn = eqn.replace(invars=ins)
+                break
+        for a in ins:
+            if type(a) is Var:
+                uses[a] = uses.get(a, 0) + 1
+        eqns.append(eqn)
+    outvars = [a if type(a) is Literal else env.get(a, a) for a in jaxpr.outvars]
+    for a in outvars:
+        if type(a) is Var:
+            uses[a] = uses.get(a, 0) + 1
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, eqns), uses
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,25 +408,17 @@ def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
 
 
 def _sweep(
-    jaxpr: Jaxpr, const_vals: dict[Var, Any], simplify: bool = True
+    jaxpr: Jaxpr, const_vals: dict[Var, Any], uses: dict[Var, int]
 ) -> tuple[Jaxpr, dict[Var, Any]]:
+    """Folding, simplification and CSE in one forward pass; ``uses`` counts the reads of
+    each variable of ``jaxpr`` (:func:`_cse_sweep`'s), and is updated as values merge."""
     facts = _Facts(dict(const_vals))
-    uses = facts.uses
-    for e in jaxpr.eqns:
-        for a in e.invars:
-            if type(a) is Var:
-                uses[a] = uses.get(a, 0) + 1
-    for a in jaxpr.outvars:
-        if type(a) is Var:
-            uses[a] = uses.get(a, 0) + 1
+    facts.uses = uses
+    producer = facts.producer
     env: dict[Var, Atom] = {}
     new_consts: dict[Var, Any] = {}
     cse: dict[Any, list[Var]] = {}
     eqns: list[Eqn] = []
-
-    def read(a: Atom) -> Atom:
-        # env maps to atoms that are already final, so one lookup resolves.
-        return a if type(a) is Literal else env.get(a, a)
 
     def forward(olds: list[Var], news: list[Atom]) -> None:
         # The readers of each old variable now read its replacement.
@@ -394,15 +427,22 @@ def _sweep(
                 n = Literal(n.val, o.aval)  # the result was strong-typed: keep it so
             env[o] = n
             if type(n) is Var:
-                facts.uses[n] = facts.uses.get(n, 0) + facts.uses.get(o, 0)
+                uses[n] = uses.get(n, 0) + uses.get(o, 0)
 
     known = facts.const_vals
+    rules = simplification_rules
+    exact = exact_scalar_primitives
     pending = list(reversed(jaxpr.eqns))
     while pending:
         eqn = pending.pop()
-        ins = [a if type(a) is Literal else env.get(a, a) for a in eqn.invars]
+        invars = eqn.invars
+        # env maps to atoms that are already final, so one lookup resolves.
+        ins = [a if type(a) is Literal else env.get(a, a) for a in invars]
 
-        if simplify and all(type(a) is Literal or a in known for a in ins):
+        for a in ins:
+            if type(a) is not Literal and a not in known:
+                break
+        else:  # all operands known: fold
             vals = _fold(eqn, ins, facts)
             if vals is not None:
                 for v, val in zip(eqn.outvars, vals):
@@ -416,31 +456,32 @@ def _sweep(
                             # Made from frozen consts only: fixed at compile time too, so the
                             # later rewrites may look at it (a scaled identity basis).
                             val.flags.writeable = False
-                        facts.const_vals[nv] = val
+                        known[nv] = val
                         new_consts[nv] = val
                         env[v] = nv
                     else:
                         env[v] = Literal(val, v.aval)
                 continue
 
-        if simplify and eqn.prim in exact_scalar_primitives and eqn.outvars[0].aval.shape:
+        prim = eqn.prim
+        if prim in exact and eqn.outvars[0].aval.shape:
             folded = _fold_broadcast_scalars(eqn, ins, facts)
             if folded is not None:
                 pending.append(folded)
                 continue
 
-        rule = simplification_rules.get(eqn.prim) if simplify else None
+        rule = rules.get(prim)
         if rule is not None:
             res = rule(eqn, ins, facts)
-            if isinstance(res, Eqn):
-                # Simplify the replacement again (a composed transpose may be the identity).
-                pending.append(res)
-                continue
-            if isinstance(res, tuple):  # several equations, in order
-                pending.extend(reversed(res))
-                continue
             if res is not None:
-                forward(eqn.outvars, res)
+                if isinstance(res, Eqn):
+                    # Simplify the replacement again (a composed transpose may be the
+                    # identity).
+                    pending.append(res)
+                elif isinstance(res, tuple):  # several equations, in order
+                    pending.extend(reversed(res))
+                else:
+                    forward(eqn.outvars, res)
                 continue
 
         key = _cse_key(eqn, ins)
@@ -451,15 +492,18 @@ def _sweep(
                 continue
             cse[key] = eqn.outvars
         # Unchanged operands: the equation itself (jaxprs are never mutated).
-        invars = eqn.invars
-        if len(ins) != len(invars) or any(a is not b for a, b in zip(ins, invars)):
+        if len(ins) != len(invars):
             eqn = eqn.replace(invars=ins)
-        if simplify:  # the CSE-only sweep runs no rule that asks for producers
-            for v in eqn.outvars:
-                facts.producer[v] = eqn
+        else:
+            for a, b in zip(ins, invars):
+                if a is not b:
+                    eqn = eqn.replace(invars=ins)
+                    break
+        for v in eqn.outvars:
+            producer[v] = eqn
         eqns.append(eqn)
 
-    outvars = [read(a) for a in jaxpr.outvars]
+    outvars = [a if type(a) is Literal else env.get(a, a) for a in jaxpr.outvars]
     all_consts = dict(const_vals)
     all_consts.update(new_consts)
     constvars = list(jaxpr.constvars) + list(new_consts)
@@ -482,7 +526,7 @@ def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
         jaxpr, consts = closed.jaxpr, list(closed.consts)
     const_map = dict(zip(jaxpr.constvars, consts))
     # CSE alone first, so the rules that depend on how often a value is used see true counts.
-    jaxpr, const_map = _sweep(jaxpr, const_map, simplify=False)
-    jaxpr, const_map = _sweep(jaxpr, const_map)
+    jaxpr, uses = _cse_sweep(jaxpr)
+    jaxpr, const_map = _sweep(jaxpr, const_map, uses)
     jaxpr, _ = dce_jaxpr(jaxpr)
     return ClosedJaxpr(jaxpr, [const_map[v] for v in jaxpr.constvars])

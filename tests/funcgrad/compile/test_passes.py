@@ -188,3 +188,55 @@ def test_cse_keys_literals_by_value():
     big = np.zeros(1000)
     assert literal_key(big) == literal_key(big) and literal_key(big) != literal_key(np.zeros(1000))
     assert literal_key(float("nan")) != literal_key(1.0)
+
+
+def _scalar_jaxpr(build, n_in=2):
+    """A closed jaxpr written by hand (tracing would merge duplicates already): ``build(ins)
+    -> (eqns, outvars)`` over ``n_in`` float64 scalar inputs."""
+    from funcgrad.avals import ShapedArray
+    from funcgrad.ir import ClosedJaxpr, Jaxpr, Var
+
+    aval = ShapedArray((), np.dtype("float64"))
+    ins = [Var(aval) for _ in range(n_in)]
+    eqns, outs = build(ins, lambda: Var(aval))
+    return ClosedJaxpr(Jaxpr([], ins, outs, eqns), [])
+
+
+def test_cse_sweep_merges_and_counts_reads_of_the_result():
+    from funcgrad.compile.passes import _cse_sweep
+    from funcgrad.ir import Eqn, Literal
+
+    def build(ins, new):
+        x, y = ins
+        a, b, c, d = new(), new(), new(), new()
+        return [Eqn(ew.mul_p, [x, y], [a], {}), Eqn(ew.mul_p, [y, x], [b], {}),
+                Eqn(ew.add_p, [a, b], [c], {}), Eqn(ew.add_p, [b, Literal(1.0)], [d], {})], \
+            [c, d, b]
+
+    closed = _scalar_jaxpr(build)
+    j, uses = _cse_sweep(closed.jaxpr)
+    assert [e.prim.name for e in j.eqns] == ["mul", "add", "add"]
+    a = j.eqns[0].outvars[0]
+    assert j.eqns[1].invars == [a, a] and j.eqns[2].invars[0] is a and j.outvars[2] is a
+    assert uses[a] == 4 and uses[j.invars[0]] == 1 and uses[j.invars[1]] == 1
+    assert uses[j.eqns[1].outvars[0]] == 1
+    args = (np.float64(0.5), np.float64(-3.0))
+    assert eval_jaxpr(j, [], *args) == eval_jaxpr(closed.jaxpr, [], *args)
+
+
+def test_use_count_rules_see_reads_after_cse():
+    # n2 duplicates n, read after y * n: a negation read twice does not move out of the
+    # product (that would keep `neg x` and add another negation).
+    from funcgrad.ir import Eqn
+
+    def build(ins, new):
+        x, y, z = ins
+        n, m, n2, m2 = new(), new(), new(), new()
+        return [Eqn(ew.neg_p, [x], [n], {}), Eqn(ew.mul_p, [y, n], [m], {}),
+                Eqn(ew.neg_p, [x], [n2], {}), Eqn(ew.mul_p, [z, n2], [m2], {})], [m, m2]
+
+    closed = _scalar_jaxpr(build, 3)
+    new = optimize_jaxpr(closed)
+    assert _prims(new) == ["neg", "mul", "mul"]
+    args = (np.float64(0.5), np.float64(-3.0), np.float64(2.0))
+    assert eval_jaxpr(new.jaxpr, new.consts, *args) == eval_jaxpr(closed.jaxpr, [], *args)
