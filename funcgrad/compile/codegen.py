@@ -363,9 +363,16 @@ def _dce(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
     live: set[Var] = {a for a in outvars if type(a) is Var}
     kept: list[Eqn] = []
     for e in reversed(eqns):
-        if e.prim in effectful_primitives or any(v in live for v in e.outvars):
-            live.update(a for a in e.invars if type(a) is Var)
-            kept.append(e)
+        for v in e.outvars:
+            if v in live:
+                break
+        else:
+            if e.prim not in effectful_primitives:
+                continue
+        for a in e.invars:
+            if type(a) is Var:
+                live.add(a)
+        kept.append(e)
     kept.reverse()
     return kept
 
@@ -416,6 +423,17 @@ def _source_comment(eqn: Eqn, what: str | None = None) -> str:
     return f"{what} ({fname}:{si.lineno})"
 
 
+def _comment(eqn: Eqn, what: str | None, cache: dict[Any, str]) -> str:
+    """:func:`_source_comment`, once per source line and primitive (most equations of a
+    differentiated program share a few lines)."""
+    si = eqn.source_info
+    key = (what or eqn.prim.name, si.filename, si.lineno) if si is not None else what or eqn.prim
+    c = cache.get(key)
+    if c is None:
+        c = cache[key] = _source_comment(eqn, what)
+    return c
+
+
 def generate_source(
     closed: ClosedJaxpr,
     donated: Sequence[bool] | None = None,
@@ -462,15 +480,21 @@ def generate_source(
     for eqn in eqns:
         em = emission(ctx, eqn, [src(a) for a in eqn.invars])
         emitted.append((em, [new_name(v) for v in eqn.outvars]))
+    # Buffers are reused only for results of REUSE_MIN_SIZE elements and more (and fused
+    # groups, whose members are that big): without any, only the roots (what each value may
+    # share memory with) matter, for the outputs.
+    reuse = any(v.aval.shape and v.aval.size >= REUSE_MIN_SIZE or eqn.prim is _fusion.FUSED
+                for eqn in eqns for v in eqn.outvars)
     # Values that may be (views of) an output: they must not live in scratch buffers.
     escapes: set[Var] = {a for a in jaxpr.outvars if type(a) is Var}
-    for eqn, (em, _) in zip(reversed(eqns), reversed(emitted)):
-        if not em.fresh and any(v in escapes for v in eqn.outvars):
-            escapes.update(a for a in eqn.invars if type(a) is Var)
+    if reuse:
+        for eqn, (em, _) in zip(reversed(eqns), reversed(emitted)):
+            if not em.fresh and any(v in escapes for v in eqn.outvars):
+                escapes.update(a for a in eqn.invars if type(a) is Var)
 
     # -- liveness ---------------------------------------------------------------------------
     last_use: dict[Var, int] = {}
-    for i, eqn in enumerate(eqns):
+    for i, eqn in enumerate(eqns if reuse else ()):
         for a in eqn.invars:
             if type(a) is Var:
                 last_use[a] = i
@@ -513,10 +537,29 @@ def generate_source(
             pool.setdefault(pool_key(v.aval), []).append(v)
 
     lines: list[str] = []
+    comments: dict[Any, str] = {}
     for i, eqn in enumerate(eqns):
         em, out_names = emitted[i]
         expr = em.expr
         outs = eqn.outvars
+        if not reuse:
+            lhs = out_names[0] if not eqn.prim.multiple_results else (
+                ", ".join(out_names) + ("," if len(out_names) == 1 else ""))
+            if not out_names:
+                lhs = "_"
+            lines.append(f"    {f'{lhs} = {expr}':<40}  # {_comment(eqn, em.comment, comments)}")
+            if em.fresh:
+                for v in outs:
+                    roots[v] = frozenset((v,))
+            else:
+                in_roots = set()
+                for a in eqn.invars:
+                    if type(a) is Var:
+                        in_roots |= roots[a]
+                r_set = frozenset(in_roots)
+                for v in outs:
+                    roots[v] = r_set
+            continue
         in_roots: set[Var] = set()
         for a in eqn.invars:
             if type(a) is Var:
@@ -594,7 +637,7 @@ def generate_source(
         if not out_names:
             lhs = "_"
         stmt = f"{lhs} = {expr}"
-        lines.append(f"    {stmt:<40}  # {_source_comment(eqn, em.comment)}")
+        lines.append(f"    {stmt:<40}  # {_comment(eqn, em.comment, comments)}")
 
         if target is not None:
             targets[outs[0]] = target

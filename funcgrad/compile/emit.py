@@ -217,19 +217,24 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
     """``a * b`` instead of ``xp.multiply(a, b)`` on float scalars: a ufunc call on scalars
     costs ~1 us, NumPy's scalar arithmetic a tenth (the same IEEE operation, the same NEP 50
     types). Only when an operand is a strong value (a NumPy scalar or 0-d array at run time),
-    so two Python floats never meet as such; not for integers (scalar overflow warns)."""
+    so two Python floats never meet as such; not for integers (scalar overflow warns). The
+    result is a new scalar (fresh: it shares memory with nothing)."""
     out = eqn.outvars[0].aval
-    if out.ndim != 0 or out.dtype.kind not in "fc":
+    if out.shape or out.dtype.kind not in "fc":
         return None
-    if not any(type(a) is Var and a.aval.ndim == 0 and not a.aval.weak_type
-               for a in eqn.invars):
-        return None
-    if any(a.aval.ndim != 0 for a in eqn.invars):
+    strong = False
+    for a in eqn.invars:
+        aval = a.aval
+        if aval.shape:
+            return None
+        if not strong and type(a) is Var and not aval.weak_type:
+            strong = True
+    if not strong:
         return None
     op = scalar_operators[eqn.prim]
     if len(args) == 1:
-        return Emission(f"{op}{args[0]}")
-    return Emission(f"{args[0]} {op} {args[1]}")
+        return Emission(f"{op}{args[0]}", fresh=True)
+    return Emission(f"{args[0]} {op} {args[1]}", fresh=True)
 
 
 def _python_scalar(impl: Callable, params: dict) -> Callable:

@@ -151,10 +151,13 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 def _fusible(eqn: Eqn, min_size: int) -> bool:
-    if not isinstance(eqn.prim, Primitive) or eqn.prim.multiple_results or len(eqn.outvars) != 1:
+    outs = eqn.outvars
+    if len(outs) != 1 or not outs[0].aval.shape:  # scalars first: the usual refusal
         return False
-    out = eqn.outvars[0].aval
-    if out.ndim == 0 or out.size < min_size or out.dtype == float0 or out.dtype.kind not in "biufc":
+    if not isinstance(eqn.prim, Primitive) or eqn.prim.multiple_results:
+        return False
+    out = outs[0].aval
+    if out.size < min_size or out.dtype == float0 or out.dtype.kind not in "biufc":
         return False
     if eqn.prim not in broadcasting_primitives:
         return False
