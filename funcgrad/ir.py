@@ -15,7 +15,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, SourceInfo, bind
+from funcgrad.core import Primitive, SourceInfo, _trace_var
 
 __all__ = [
     "Var",
@@ -169,18 +169,29 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
 
     Because it uses ``bind``, evaluating a jaxpr under a transformation transforms it.
     """
-    env: dict[Var, Any] = {}
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
-    for v, x in zip(jaxpr.constvars, consts):
-        env[v] = x
-    for v, x in zip(jaxpr.invars, args):
-        env[v] = x
+    env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
-        outs = bind(eqn.prim, *invals, **eqn.params)
-        for v, x in zip(eqn.outvars, outs):
-            env[v] = x
+        # bind, in line (the trace is read per equation: a rule may change it and put it back);
+        # the params dict is the equation's own, so each binding gets a copy, as bind's
+        # **params gives it.
+        match eqn.invars:  # the usual one or two operands without a comprehension
+            case [a]:
+                invals: tuple = (a.val if type(a) is Literal else env[a],)
+            case [a, b]:
+                invals = (a.val if type(a) is Literal else env[a],
+                          b.val if type(b) is Literal else env[b])
+            case ins:
+                invals = tuple([a.val if type(a) is Literal else env[a] for a in ins])
+        params = eqn.params
+        outs = _trace_var.get().process_primitive(eqn.prim, invals, {**params} if params else {})
+        match eqn.outvars:
+            case [v]:
+                env[v] = outs[0]
+            case outvars:
+                env.update(zip(outvars, outs))
     return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 
@@ -252,12 +263,16 @@ def dce_jaxpr(
     live: set[Var] = {v for v in outvars if isinstance(v, Var)}
     new_eqns: list[Eqn] = []
     for eqn in reversed(jaxpr.eqns):
-        used = [v in live for v in eqn.outvars]
-        if not any(used) and eqn.prim not in effectful_primitives:
+        match eqn.outvars:  # the usual single result without a comprehension
+            case [v]:
+                needed = v in live
+            case outs:
+                needed = any([v in live for v in outs])
+        if not needed and eqn.prim not in effectful_primitives:
             continue
         rule = dce_rules.get(eqn.prim)
         if rule is not None:
-            used_in, new_eqn = rule(used, eqn)
+            used_in, new_eqn = rule([v in live for v in eqn.outvars], eqn)
             if new_eqn is None:
                 continue
             for a, u in zip(new_eqn.invars, used_in):
@@ -266,7 +281,7 @@ def dce_jaxpr(
             new_eqns.append(new_eqn)
             continue
         for a in eqn.invars:
-            if isinstance(a, Var):
+            if type(a) is Var:
                 live.add(a)
         new_eqns.append(eqn)
     new_eqns.reverse()

@@ -283,16 +283,22 @@ class DualTracer(Tracer):
     of forward mode (:class:`JVPTracer`, the tangent a value) and of linearize
     (``LinearizeTracer``, the tangent staged)."""
 
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval: ShapedArray | None = None
 
     @property
     def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
+        # Kept once asked: nested, the primal is itself a dual number, and every level would
+        # otherwise ask the level below again (rules ask avals of their operands).
+        a = self._aval
+        if a is None:
+            a = self._aval = get_aval(self.primal)
+        return a
 
     def to_concrete_value(self) -> Any:
         p = self.primal

@@ -28,7 +28,7 @@ from funcgrad.core import (
     user_source_info,
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
-from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
+from funcgrad.interpreters.trace_cse import operation_key, remember
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
@@ -66,6 +66,18 @@ _ORIGIN_MAX = 4
 
 def _derived_origin(args: Sequence[Any]) -> tuple[str, ...]:
     """The inputs of the traced function the outputs of an operation on ``args`` come from."""
+    # Usually every traced operand has the same origin (one tuple, handed on from operation
+    # to operation): then it is the answer, without merging.
+    first: tuple[str, ...] | None = None
+    for x in args:
+        if type(x) is StagingTracer:
+            o = x.origin
+            if first is None:
+                first = o
+            elif o is not first and o != first:
+                break
+    else:
+        return first or ()
     bases: list[str] = []
     for x in args:
         if type(x) is StagingTracer:
@@ -90,21 +102,23 @@ def abstract_eval_cached(
     """``prim.abstract_eval`` memoised on (primitive, avals, params): tracing calls it per op.
     Results are strong (:func:`_strong`) except Python arithmetic on weak operands alone
     (:data:`~funcgrad.compile.rules.weak_arithmetic_primitives`): ``1 - s`` of a Python float
-    ``s`` is a Python float eagerly, so weak under tracing too."""
-    if prim in weak_arithmetic_primitives and all(
-            getattr(a, "weak_type", False) for a in avals):
-        return prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+    ``s`` is a Python float eagerly, so weak under tracing too. (Weak types are part of the
+    avals, so both kinds of results are cached under their own keys.)"""
     if prim.carries_jaxprs:
         # Higher-order primitives carry jaxprs (and their constants) in params: caching them
         # would keep those alive; their rules are cheap to rerun anyway.
         return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
     try:
-        key = (prim, *avals, *params.items())
+        key = (prim, *avals, *params.items()) if params else (prim, *avals)
         hit = _abstract_cache.get(key)
     except TypeError:  # unhashable params: the rule itself reports them
         return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
     if hit is None:
-        hit = _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
+        if prim in weak_arithmetic_primitives and all(
+                getattr(a, "weak_type", False) for a in avals):
+            hit = prim.abstract_eval(*avals, **params)  # type: ignore[misc]
+        else:
+            hit = _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
         if len(_abstract_cache) > 100_000:
             _abstract_cache.clear()
         _abstract_cache[key] = hit
@@ -158,22 +172,23 @@ def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> li
 
 
 class StagingTracer(Tracer):
-    """A value being recorded: just its abstract value and, for errors, where it came from."""
+    """A value being recorded: its abstract value, its variable in the trace's jaxpr and,
+    for errors, where it came from."""
 
-    # origin: labels of the traced function's inputs this value is (derived=False) or is
-    # computed from (derived=True), such as "argument x"; for error messages.
-    __slots__ = ("_aval", "origin", "derived", "source")
+    # var: the jaxpr variable it stands for (in its own trace's jaxpr). origin: labels of the
+    # traced function's inputs this value is (derived=False) or is computed from
+    # (derived=True), such as "argument x"; for error messages. aval is a plain slot: tracing
+    # reads it for every operand of every operation.
+    __slots__ = ("aval", "var", "origin", "derived", "source")
 
-    def __init__(self, trace: StagingTrace, aval: ShapedArray, origin: str = "") -> None:
+    def __init__(self, trace: StagingTrace, aval: ShapedArray, origin: str = "",
+                 var: Var | None = None) -> None:
         self._trace = trace
-        self._aval = aval
+        self.aval = aval  # type: ignore[misc]
+        self.var = var if var is not None else Var(aval)
         self.origin: tuple[str, ...] = (origin,) if origin else ()
         self.derived = False
         self.source = None
-
-    @property
-    def aval(self) -> ShapedArray:
-        return self._aval
 
     def _origin(self) -> str:
         if not self.origin:
@@ -191,41 +206,40 @@ class StagingTracer(Tracer):
         return ""
 
 
-class StagingTrace(Trace):
-    """Records primitives into equations; see :func:`trace_to_jaxpr`."""
+_new_tracer = object.__new__
 
-    __slots__ = (
-        "eqns", "tracer_to_var", "const_vals", "const_vars", "_const_ids", "invars",
-        "main_tracers",
-    )
+
+class StagingTrace(Trace):
+    """Records primitives into equations; see :func:`trace_to_jaxpr`.
+
+    Each of its tracers carries its own variable, so the trace keeps no table of them (and
+    no reference to them: tracers and trace form no cycle for the collector to find).
+    """
+
+    __slots__ = ("eqns", "const_vals", "const_vars", "_const_ids", "invars")
     user_name = "jit / make_jaxpr tracing"
 
     def __init__(self, parent: Trace | None) -> None:
         super().__init__(parent)
         self.eqns: list[Eqn] = []
-        self.tracer_to_var: dict[int, Var] = {}
         self.const_vals: list[Any] = []
         self.const_vars: list[Var] = []
         # id(constant) -> var, to share one constvar per constant; constants are kept alive
         # in const_vals so their ids are not reused.
         self._const_ids: dict[int, Var] = {}
         self.invars: list[Var] = []
-        self.main_tracers: list[StagingTracer] = []  # keeps tracers alive so ids stay unique
 
     # -- building ------------------------------------------------------------------------
 
     def new_arg(self, aval: ShapedArray, origin: str = "") -> StagingTracer:
         """A new input of the jaxpr; ``origin`` labels it for errors ("argument x")."""
         t = StagingTracer(self, aval, origin)
-        v = Var(aval)
-        self.tracer_to_var[id(t)] = v
-        self.main_tracers.append(t)
-        self.invars.append(v)
+        self.invars.append(t.var)
         return t
 
     def getvar(self, x: Any) -> Var | Literal:
         if isinstance(x, StagingTracer) and x._trace is self:
-            return self.tracer_to_var[id(x)]
+            return x.var
         if type(x) in _LITERAL_TYPES or (isinstance(x, numpy.generic)):
             return Literal(x)
         if getattr(x, "ndim", None) == 0 and not isinstance(x, Tracer):
@@ -262,10 +276,9 @@ class StagingTrace(Trace):
         rewrite = staging_rewrites.get(prim)
         if rewrite is not None:
             args, params = rewrite(self, args, params)
-        tracer_to_var = self.tracer_to_var
         try:
             # Own tracers (most operands) without a method call each.
-            invars = [tracer_to_var[id(x)] if type(x) is StagingTracer and x._trace is self
+            invars = [x.var if type(x) is StagingTracer and x._trace is self
                       else self.getvar(x) for x in args]
         except TypeError:
             bad_operand = non_array_operand_error(prim, args)
@@ -281,18 +294,21 @@ class StagingTrace(Trace):
             raise
         # Only user-facing staging (src given) tracks origins, for ConcretizationError texts.
         origin = _derived_origin(args) if src is not None else ()
-        outs, outvars = [], []
-        main_tracers = self.main_tracers
+        outs: list[Any] = []
+        outvars: list[Var] = []
         for a in out_avals:  # a new tracer and its variable per result
-            t = StagingTracer(self, a)
+            t = _new_tracer(StagingTracer)
+            t._trace = self
+            t.aval = a
+            t.var = v = Var(a)
             t.source = src
             t.origin = origin
             t.derived = True
-            v = Var(a)
-            tracer_to_var[id(t)] = v
-            main_tracers.append(t)
-            outs.append(t)
-            outvars.append(v)
+            if outs:
+                outs.append(t)
+                outvars.append(v)
+            else:  # the first (usually only) result: its lists made at once
+                outs, outvars = [t], [v]
         self.eqns.append(Eqn(prim, invars, outvars, params, src))
         return outs
 
@@ -303,10 +319,9 @@ class StagingTrace(Trace):
         return ClosedJaxpr(jaxpr, list(self.const_vals))
 
     def release(self) -> None:
-        """Forget the tracers once the jaxpr is made: they and this trace refer to each other,
-        and freed now they are not left to the cycle collector (funcgrad._gc)."""
-        self.main_tracers = []
-        self.tracer_to_var = {}
+        """Called once the jaxpr is made. The trace holds no tracers (each holds its own
+        variable), so there is nothing to let go of: kept for the callers that end a
+        recording with it."""
 
 
 def merges_repeats(parent: Trace | None) -> bool:
@@ -343,13 +358,16 @@ class PartialEvalTrace(StagingTrace):
                 if rule is not None:
                     return rule(self, args, params)
                 key = operation_key(prim, args, params)
-                outs = lookup(self.memo, key)
+                if key is not None:  # trace_cse.lookup, in line
+                    hit = self.memo.get(key)
+                    if hit is not None:
+                        return hit[0]
+                outs = (simplify_operation(prim, args, params)
+                        if prim in tracing_simplifiable_primitives else None)
                 if outs is None:
-                    outs = simplify_operation(prim, args, params)
-                    if outs is None:
-                        # Linear (tangent) jaxprs are internal: no user source line to record.
-                        outs = self.stage(prim, args, params, None)
-                    remember(self.memo, key, args, outs)
+                    # Linear (tangent) jaxprs are internal: no user source line to record.
+                    outs = self.stage(prim, args, params, None)
+                remember(self.memo, key, args, outs)
                 return outs
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         try:

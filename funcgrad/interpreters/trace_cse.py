@@ -76,20 +76,25 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
     be merged with anything (effects, jaxprs in params, unhashable params)."""
     if prim.carries_jaxprs or prim in effectful_primitives:
         return None
-    if len(args) == 2:
-        a, b = args
-        ka = id(a) if isinstance(a, Tracer) else _operand_key(a)
-        kb = id(b) if isinstance(b, Tracer) else _operand_key(b)
-        keys: tuple = (ka, kb)
-        if prim in commutative_primitives and (
-                kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
-                else _order(kb) < _order(ka)):
-            keys = (kb, ka)
-    else:
-        keys = tuple(id(a) if isinstance(a, Tracer) else _operand_key(a) for a in args)
+    # Tracers (most operands) by id without a call each; the key tuples are built in line for
+    # the usual one and two operands (tracing asks for a key for every operation).
+    match args:
+        case (a, b):
+            ka = id(a) if isinstance(a, Tracer) else _operand_key(a)
+            kb = id(b) if isinstance(b, Tracer) else _operand_key(b)
+            keys: tuple = (ka, kb)
+            if prim in commutative_primitives and (
+                    kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
+                    else _order(kb) < _order(ka)):
+                keys = (kb, ka)
+        case (a,):
+            keys = (id(a) if isinstance(a, Tracer) else _operand_key(a),)
+        case _:
+            keys = tuple([id(a) if isinstance(a, Tracer) else _operand_key(a) for a in args])
+    if not params:
+        return (prim, keys, ())  # operand keys are always hashable
     try:
-        key = (prim, keys,
-               tuple((k, _param_value(v)) for k, v in params.items()) if params else ())
+        key = (prim, keys, tuple([(k, _param_value(v)) for k, v in params.items()]))
         hash(key)
     except TypeError:
         return None
@@ -112,4 +117,5 @@ def remember(memo: dict, key: Hashable | None, args: Sequence[Any], outs: list[A
     for o in outs:
         if not isinstance(o, Tracer):
             return
-    memo[key] = (outs, tuple(args))  # the operands stay alive: their ids stay theirs
+    # The operands stay alive: their ids stay theirs.
+    memo[key] = (outs, args if type(args) is tuple else tuple(args))

@@ -249,7 +249,11 @@ def fit_tangent(t: Any, ans: Any) -> Any:
     if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape \
             and t.dtype == ans.dtype:
         return t  # the eager hot path: nothing to fit
-    ta, aa = get_aval(t), get_aval(ans)
+    # Traced (the usual case under jit and nested derivatives): the tracers' own avals.
+    ta = t.aval if isinstance(t, Tracer) else get_aval(t)
+    aa = ans.aval if isinstance(ans, Tracer) else get_aval(ans)
+    if ta is aa:
+        return t
     if ta.dtype != aa.dtype and aa.dtype.kind in "fc":
         t = convert_element_type(t, aa.dtype)
     if ta.shape != aa.shape:
