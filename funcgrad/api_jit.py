@@ -173,8 +173,8 @@ class _Entry:
             xp = xp_for(*leaves, *arrays[:1])
             run = functools.partial(exe.fn if exe.donated is None else exe.call_donating, xp)
         j = exe.jaxpr.jaxpr
-        produced = {v for e in j.eqns for v in e.outvars}
-        if any(not (isinstance(v, Var) and v in produced) or v.aval.weak_type
+        unproduced = {*j.invars, *j.constvars}  # every other variable is an equation's result
+        if any(not isinstance(v, Var) or v in unproduced or v.aval.weak_type
                for v in j.outvars):
             # An output that is an input or a literal may be a Python/NumPy scalar, and a
             # weakly typed result is one (arithmetic on Python scalars alone): jit's results
@@ -370,6 +370,9 @@ class Jitted:
         return entry, leaves, has_tracer
 
     def _leaf_labels(self, treedef: Any, leaves: list, dyn_pos: list[int]) -> list[str]:
+        if len(leaves) == len(dyn_pos) and treedef == _flat_args_treedef(len(leaves)):
+            # Each dynamic argument is one leaf (the usual call): its label is its name.
+            return [self._arg_label(i) for i in dyn_pos]
         labels = []
         dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, list(range(len(leaves))))
         for p, leaf in tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))[0]:
@@ -586,6 +589,12 @@ class Jitted:
             closed, _ = jaxpr_rules.hoist_tracer_consts(entry.closed)
             return _compile.compile_jaxpr(closed, None, self._name).source
         return entry.executable(self._name).source
+
+
+@functools.lru_cache(maxsize=64)
+def _flat_args_treedef(n: int) -> Any:
+    """The structure of ``(args, {})`` for ``n`` positional leaves."""
+    return tree_util.tree_structure(([0] * n, {}))
 
 
 def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple:

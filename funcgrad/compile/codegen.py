@@ -384,10 +384,10 @@ def _dce(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
 _COMMENT_SOURCE = re.compile(r"\(([^():]+):(\d+)\)\s*$")
 
 
-def _line_sources(source: str, closed: ClosedJaxpr) -> Any:
+def _line_sources(lines: list[str], closed: ClosedJaxpr) -> Any:
     """``lookup(lineno) -> SourceInfo | None``: the user's line of the equation written on
-    line ``lineno`` of ``source`` (read from its ``# prim (file.py:12)`` comment)."""
-    lines = source.splitlines()
+    line ``lineno`` of the generated source's ``lines`` (read from its ``# prim (file.py:12)``
+    comment)."""
 
     def lookup(lineno: int) -> SourceInfo | None:
         m = _COMMENT_SOURCE.search(lines[lineno - 1]) if 1 <= lineno <= len(lines) else None
@@ -478,7 +478,7 @@ def generate_source(
         names[v] = ctx.bind(c, "c")
     emitted: list[tuple[Emission, list[str]]] = []
     for eqn in eqns:
-        em = emission(ctx, eqn, [src(a) for a in eqn.invars])
+        em = emission(ctx, eqn, [names[a] if type(a) is Var else src(a) for a in eqn.invars])
         emitted.append((em, [new_name(v) for v in eqn.outvars]))
     # Buffers are reused only for results of REUSE_MIN_SIZE elements and more (and fused
     # groups, whose members are that big): without any, only the roots (what each value may
@@ -791,10 +791,10 @@ class Executable:
         # Taken out of its globals, the function dies with this executable (not at the next
         # cycle collection); its source stays readable for tracebacks until then.
         fn = glb.pop(fname)
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        weakref.finalize(fn, linecache.cache.pop, filename, None)
-        generated_code[filename] = _line_sources(source, self.jaxpr)
-        weakref.finalize(fn, generated_code.pop, filename, None)
+        lines = source.splitlines(True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+        generated_code[filename] = _line_sources(lines, self.jaxpr)
+        weakref.finalize(fn, _forget_source, filename)
         return source, fn
 
     def __call__(self, *args: Any) -> list[Any]:
@@ -820,6 +820,11 @@ class Executable:
         if fn is None:
             fn = self._variants[eff] = self._build(eff)[1]
         return fn(xp, *args)
+
+
+def _forget_source(filename: str) -> None:
+    linecache.cache.pop(filename, None)
+    generated_code.pop(filename, None)
 
 
 def _output_identity(closed: ClosedJaxpr) -> tuple[list[int | None], list[Any]]:

@@ -266,14 +266,14 @@ def emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     """What ``eqn`` is written as: a Python scalar for weak arithmetic, a Python operator on
     float scalars, the primitive's emitter, the array call it declared, or a call of its
     impl."""
-    if eqn.prim in weak_arithmetic_primitives:
+    prim = eqn.prim
+    em0 = None
+    if prim in weak_arithmetic_primitives and eqn.outvars[0].aval.weak_type:
         em0 = _weak_arithmetic(ctx, eqn, args)
-        if em0 is not None:
-            return em0
-    if eqn.prim in scalar_operators:
+    elif prim in scalar_operators:
         em0 = _scalar_operator(eqn, args)
-        if em0 is not None:
-            return em0
-    em = emitters.get(eqn.prim)
+    if em0 is not None:
+        return em0
+    em = emitters.get(prim)
     out = em(ctx, eqn, args) if em is not None else _array_call_emitter(ctx, eqn, args)
     return out if out is not None else _fallback(ctx, eqn, args)
