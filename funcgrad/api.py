@@ -31,8 +31,9 @@ from funcgrad.interpreters.staging import StagingTrace, trace_to_jaxpr
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
     backward_pass,
-    gradient_by_forward,
+    forward_gradient,
     transpose_linearized,
+    transpose_observer,
 )
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
@@ -563,8 +564,8 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
     """``(flat, primals_tree, flat_outputs, pull_leaves, out_tangent_avals)``:
     ``pull_leaves(cts)`` maps checked cotangents of the function's output leaves (one each,
     aux outputs excluded) to the cotangent pytree of ``primals``. ``unit_seed``: the caller
-    (grad) pulls back a one, once; with one real scalar to differentiate, the linear map is
-    then evaluated forward (interpreters.transpose.gradient_by_forward)."""
+    (grad) pulls back a one, once; with one real number to differentiate, tangents are then
+    computed forward (:class:`~funcgrad.interpreters.linearize.ForwardTangents`)."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     flat = _AuxFlat(fun, p_tree, has_aux, fname)
     # `vjp` itself always linearizes: its pullback may be called later under other
@@ -573,15 +574,25 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
     if eager_pullback and config.eager_tape.get() and records(current_trace()):
         primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
     else:
-        result = linearize_flat(flat, p_leaves)
+        seed = _forward_seed(p_leaves) if unit_seed else None
+        result = linearize_flat(flat, p_leaves, seed)
         primals_out, out_avals = result.primals_out, result.out_tangent_avals
 
-        def pull(cts: Sequence[Any]) -> list[Any]:
-            if unit_seed:
-                g = _gradient_by_forward(result)
-                if g is not None:
-                    return g
-            return transpose_linearized(result, cts)
+        if seed is not None:
+            in_aval = tangent_aval(get_aval(p_leaves[0]))
+
+            def pull(cts: Sequence[Any]) -> list[Any]:
+                g = forward_gradient(result, cts)
+                if g is None:
+                    return [Zero(in_aval)]
+                if g is seed and not isinstance(g, Tracer):  # the identity: a fresh one
+                    g = _ones_like_aval(in_aval)
+                if get_aval(g).shape != in_aval.shape:  # (1,) in, () out: as reshape's transpose
+                    g = _shape.reshape(g, in_aval.shape)
+                return [g]
+        else:
+            def pull(cts: Sequence[Any]) -> list[Any]:
+                return transpose_linearized(result, cts)
 
     aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
 
@@ -594,29 +605,21 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
 
 
 
-def _gradient_by_forward(result: Any) -> list[Any] | None:
-    """:func:`gradient_by_forward` at a seed of one, its result shaped as the input."""
-    in_aval = result.in_tangent_avals[0] if len(result.in_tangent_avals) == 1 else None
-    if in_aval is None or in_aval.dtype.kind != "f":
+def _forward_seed(p_leaves: Sequence[Any]) -> Any:
+    """The tangent ``grad`` seeds a forward linearization with when it differentiates one real
+    number (a one, see :class:`~funcgrad.interpreters.linearize.ForwardTangents`), or None:
+    reverse mode (anything larger; complex; while ``debug_nans`` watches backward passes)."""
+    if len(p_leaves) != 1 or transpose_observer.get() is not None:
         return None
-    if in_aval.shape == () and _staging_below(current_trace()):
+    a = get_aval(p_leaves[0])
+    if a.dtype.kind != "f" or a.size != 1:
+        return None
+    if a.shape == () and _staging_below(current_trace()):
         # Staged, a NumPy scalar seed is a literal the tracing rewrites see (``t * 1`` is
         # ``t``; a device array's value they cannot read without a transfer), and arrays of
         # every device take NumPy scalars as operands.
-        seed = in_aval.dtype.type(1)
-    else:
-        seed = _ones_like_aval(in_aval)
-    g = gradient_by_forward(result, seed)
-    if g is None:
-        return None
-    (t,) = g
-    if type(t) is Zero:
-        return [t]
-    if not isinstance(t, Tracer) and t is seed:  # the identity map: its result is the seed
-        t = _ones_like_aval(in_aval)
-    if get_aval(t).shape != in_aval.shape:  # (1,) in, () out: as the reshape's transpose
-        t = _shape.reshape(t, in_aval.shape)
-    return [t]
+        return a.dtype.type(1)
+    return _ones_like_aval(tangent_aval(a))
 
 
 def _staging_below(trace: Any) -> bool:

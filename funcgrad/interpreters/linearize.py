@@ -12,15 +12,30 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+import numpy
+
 from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, Trace, _trace_var, bind
+from funcgrad.compile.rules import roles
+from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
-from funcgrad.interpreters.staging import PartialEvalTrace, merges_repeats, simplify_operation
+from funcgrad.interpreters.staging import (
+    PartialEvalTrace,
+    StagingTracer,
+    merges_repeats,
+    simplify_operation,
+)
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
-from funcgrad.ir import ClosedJaxpr, eval_jaxpr
+from funcgrad.ir import ClosedJaxpr, eval_jaxpr, sub_jaxprs, uses_any
 
-__all__ = ["LinearizeTrace", "LinearizeTracer", "linearize_flat", "LinearizeResult"]
+__all__ = [
+    "LinearizeTrace",
+    "LinearizeTracer",
+    "linearize_flat",
+    "LinearizeResult",
+    "ForwardTangents",
+    "backward_rule_primitives",
+]
 
 
 class LinearizeTracer(DualTracer):
@@ -36,14 +51,80 @@ linearize_observer: ContextVar[Callable[[Primitive, list], None] | None] = Conte
     "funcgrad_linearize_observer", default=None)
 
 
+#: Primitives whose derivative is a backward rule the user wrote (``custom_vjp``): a
+#: linearization that computes its tangents forward (:class:`ForwardTangents`) stages from such
+#: an operation on, so that a backward pass runs the rule (a rule that clips its cotangent has
+#: no forward form). Filled by the primitive's block.
+backward_rule_primitives: set[Primitive] = set()
+
+
+class ForwardTangents:
+    """The state of a linearization that computes its tangents *forward*, as values on the
+    parent trace, from a seed for one real scalar input (``grad`` of a scalar function, see
+    :func:`linearize_flat`): no tangent program is recorded, unless an operation needs one.
+
+    From an operation on :data:`backward_rule_primitives` (or holding one in a sub-jaxpr), or
+    one whose tangent leaves the seed's precision (forward, ``float64`` through ``float32``
+    rounds the tangent where reverse mode carries an exact cotangent), tangents are staged:
+    a fresh scalar input ``epsilon`` is the linear program's only input, and each tangent
+    value ``t`` computed so far enters it as ``t * epsilon``. The function's derivative is
+    then the staged program's transpose at one (a map from one number to one number is its
+    own transpose), plus nothing: once staging starts, every new tangent is staged.
+    """
+
+    __slots__ = ("dtype", "epsilon", "scaled", "by_dtype")
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+        self.epsilon: Any = None  # the staged input, once staging has started
+        self.scaled: dict[int, tuple[Any, Any]] = {}  # id(value) -> (value, value * epsilon)
+        self.by_dtype: dict[Any, Any] = {}  # epsilon converted to other (complex) dtypes
+
+    def start_staging(self, tangent_trace: PartialEvalTrace) -> None:
+        self.epsilon = tangent_trace.new_arg(ShapedArray((), self.dtype))
+        self.by_dtype[self.dtype] = self.epsilon
+
+    def staged(self, t: Any, tangent_trace: PartialEvalTrace) -> Any:
+        """``t`` as a tangent of the staged program (bound with ``tangent_trace`` current)."""
+        if type(t) is Zero or (type(t) is StagingTracer and t._trace is tangent_trace):
+            return t
+        hit = self.scaled.get(id(t))
+        if hit is not None:
+            return hit[1]
+        dtype = get_aval(t).dtype
+        eps = self.by_dtype.get(dtype)
+        if eps is None:
+            eps = self.by_dtype[dtype] = bind1(roles["convert_element_type"], self.epsilon,
+                                               new_dtype=dtype)
+        out = bind1(roles["mul"], t, eps)
+        self.scaled[id(t)] = (t, out)
+        return out
+
+    def keeps_precision(self, tangents: Sequence[Any]) -> bool:
+        dtype = self.dtype
+        for t in tangents:
+            if type(t) is not Zero:
+                d = get_aval(t).dtype
+                if d != dtype and (d.kind != "c" or numpy.finfo(d).dtype != dtype):
+                    return False
+        return True
+
+
+def _holds_backward_rule(params: dict) -> bool:
+    return any(uses_any(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub,
+                        backward_rule_primitives) for sub in sub_jaxprs(params))
+
+
 class LinearizeTrace(Trace):
-    __slots__ = ("tangent_trace", "observe", "memo")
+    __slots__ = ("tangent_trace", "observe", "memo", "forward")
     user_name = "grad / vjp / linearize"
     differentiates = True
 
-    def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace) -> None:
+    def __init__(self, parent: Trace, tangent_trace: PartialEvalTrace,
+                 forward: ForwardTangents | None = None) -> None:
         super().__init__(parent)
         self.tangent_trace = tangent_trace
+        self.forward = forward
         self.observe = linearize_observer.get()
         # Nested in another differentiation or in jit (grad of grad, grad under jit), the
         # same operations come again and again: each is linearized once (trace_cse).
@@ -84,9 +165,23 @@ class LinearizeTrace(Trace):
         observe = self.observe
         if observe is not None:
             n_eqns = len(self.tangent_trace.eqns)
-        token = _trace_var.set(self.tangent_trace)
+        forward = self.forward
+        tangent_trace = self.tangent_trace
+        token = _trace_var.set(tangent_trace)
         try:
+            if forward is not None:
+                if forward.epsilon is None and (prim in backward_rule_primitives or (
+                        prim.carries_jaxprs and _holds_backward_rule(params))):
+                    forward.start_staging(tangent_trace)
+                if forward.epsilon is not None:
+                    tangents = [forward.staged(t, tangent_trace) for t in tangents]
             p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+            if (forward is not None and forward.epsilon is None
+                    and not forward.keeps_precision(t_outs)):
+                # Again, staged: its primal operations are pure, bound twice at most.
+                forward.start_staging(tangent_trace)
+                tangents = [forward.staged(t, tangent_trace) for t in tangents]
+                p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
         finally:
             _trace_var.reset(token)
         if observe is not None:
@@ -104,27 +199,42 @@ class LinearizeResult:
     jaxpr still returns a placeholder for it so positions line up).
     """
 
-    __slots__ = ("primals_out", "jaxpr", "in_tangent_avals", "out_tangent_avals", "zero_outputs")
+    __slots__ = ("primals_out", "jaxpr", "in_tangent_avals", "out_tangent_avals", "zero_outputs",
+                 "forward_tangents")
 
-    def __init__(self, primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs):
+    def __init__(self, primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs,
+                 forward_tangents=None):
         self.primals_out = primals_out
         self.jaxpr = jaxpr
         self.in_tangent_avals = in_tangent_avals
         self.out_tangent_avals = out_tangent_avals
         self.zero_outputs = zero_outputs
+        #: with a seed (:class:`ForwardTangents`): per output, its tangent computed forward,
+        #: or None where it is staged (in ``jaxpr``, whose one input is ``epsilon``) or zero
+        self.forward_tangents = forward_tangents
 
 
-def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> LinearizeResult:
-    """Linearize a flat function ``f(*arrays) -> list`` at ``primals``."""
+def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any],
+                   seed: Any = None) -> LinearizeResult:
+    """Linearize a flat function ``f(*arrays) -> list`` at ``primals``.
+
+    ``seed``: for one real scalar input, its tangent (a one: ``grad``); tangents are then
+    computed forward as values (:class:`ForwardTangents`), staged only where an operation
+    needs a backward pass, and ``forward_tangents`` of the result holds those computed forward.
+    """
     parent = _trace_var.get()
     tangent_trace = PartialEvalTrace(parent)
-    trace = LinearizeTrace(parent, tangent_trace)
-    in_tangent_avals = [tangent_aval(get_aval(p)) for p in primals]
-    tangent_args = [tangent_trace.new_arg(a) for a in in_tangent_avals]
-    ins = [
-        LinearizeTracer(trace, p, t) if a.dtype.kind in "fc" else p
-        for p, t, a in zip(primals, tangent_args, in_tangent_avals)
-    ]
+    forward = None if seed is None else ForwardTangents(get_aval(primals[0]).dtype)
+    trace = LinearizeTrace(parent, tangent_trace, forward)
+    if forward is None:
+        in_tangent_avals = [tangent_aval(get_aval(p)) for p in primals]
+        tangent_args = [tangent_trace.new_arg(a) for a in in_tangent_avals]
+        ins = [
+            LinearizeTracer(trace, p, t) if a.dtype.kind in "fc" else p
+            for p, t, a in zip(primals, tangent_args, in_tangent_avals)
+        ]
+    else:
+        ins = [LinearizeTracer(trace, primals[0], seed)]
     token = _trace_var.set(trace)
     try:
         if trace.memo is None:
@@ -146,6 +256,15 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
             tangents_out.append(Zero.from_primal(o))
             zero_outputs.append(True)
     out_tangent_avals = [tangent_aval(get_aval(p)) for p in primals_out]
+    forward_tangents = None
+    if forward is not None:
+        # Tangents computed forward leave the (staged) linear program as zeros.
+        forward_tangents = [
+            None if z or (type(t) is StagingTracer and t._trace is tangent_trace) else t
+            for t, z in zip(tangents_out, zero_outputs)
+        ]
+        zero_outputs = [z or t is not None for z, t in zip(zero_outputs, forward_tangents)]
+        in_tangent_avals = [] if forward.epsilon is None else [forward.epsilon.aval]
     placeholders = [
         _zero_placeholder(a) if z else t
         for t, a, z in zip(tangents_out, out_tangent_avals, zero_outputs)
@@ -153,7 +272,10 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any]) -> L
     jaxpr = tangent_trace.to_jaxpr(placeholders)
     tangent_trace.memo = {}
     tangent_trace.release()
-    return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs)
+    if forward is not None:
+        forward.scaled = {}
+    return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs,
+                           forward_tangents)
 
 
 def _zero_placeholder(aval: ShapedArray) -> Any:

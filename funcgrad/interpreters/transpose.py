@@ -17,16 +17,7 @@ from funcgrad.core import Primitive, bind
 from funcgrad.errors import MissingRuleError
 from funcgrad.interpreters.jvp import Zero, add_any_p, add_tangents
 from funcgrad.interpreters.linearize import LinearizeResult, linearize_flat
-from funcgrad.ir import (
-    ClosedJaxpr,
-    Jaxpr,
-    Literal,
-    Var,
-    dce_jaxpr,
-    eval_jaxpr,
-    sub_jaxprs,
-    uses_any,
-)
+from funcgrad.ir import Jaxpr, Literal, Var, dce_jaxpr
 
 __all__ = [
     "UndefinedPrimal",
@@ -59,11 +50,6 @@ TransposeRule = Callable[..., Sequence[Any]]
 transpose_rules: dict[Primitive, TransposeRule] = {}
 #: the primitives declared linear; the rule-coverage test checks each has a transpose rule.
 linear_primitives: set[Primitive] = set()
-#: Linear primitives a linear program must be transposed through, never evaluated forward in
-#: its place: a custom_vjp's tangent map runs the user's ``bwd`` when transposed, and its
-#: forward evaluation transposes ``bwd``, which fails where ``bwd`` is not linear in the
-#: cotangent (gradient clipping) or does more than compute it. See :func:`gradient_by_forward`.
-transpose_only_primitives: set[Primitive] = set()
 
 
 def deftranspose(prim: Primitive, rule: TransposeRule) -> None:
@@ -178,53 +164,18 @@ def transpose_linearized(result: LinearizeResult, cts_out: Sequence[Any]) -> lis
     ]
 
 
-def _computes_in(jaxpr: Jaxpr, dtype: Any) -> bool:
-    """Whether every value ``jaxpr`` computes (in its sub-jaxprs too) has ``dtype``."""
-    for eqn in jaxpr.eqns:
-        for v in eqn.outvars:
-            if v.aval.dtype != dtype:
-                return False
-        if eqn.prim.carries_jaxprs:
-            for sub in sub_jaxprs(eqn.params):
-                if not _computes_in(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub, dtype):
-                    return False
-    return True
-
-
-def gradient_by_forward(result: LinearizeResult, seed: Any) -> list[Any] | None:
-    """The gradient of a function of one real element to a real scalar (its first output;
-    others, aux outputs, are ignored) as the *forward* evaluation of its linear map at
-    ``seed``, a one of the input's tangent type; None where that does not apply. The result
-    has the output's tangent type: the caller casts and reshapes it to the input's.
-
-    A linear map from one real number to one real number is its own transpose, so this is
-    the gradient reverse mode gives, without the backward pass. What it buys is nesting:
-    ``grad(grad(f))`` of a scalar function then differentiates a forward program, and forward
-    over forward grows far more slowly with the order than reverse over reverse (at order 8,
-    ~500 staged equations against ~2700 for ``tanh(sin(x) x)``; docs/jit.md). Not applied
-    where the linear program holds a :data:`transpose_only_primitives` equation, nor where
-    it computes in another precision than the input's (through ``float32`` from a ``float64``
-    input, forward mode would round the tangent where reverse mode carries an exact cotangent
-    of one), nor while a debugging tool observes backward passes (:data:`transpose_observer`:
-    ``debug_nans`` names the forward operation a NaN of the backward pass belongs to).
-    """
-    if len(result.in_tangent_avals) != 1 or transpose_observer.get() is not None:
+def forward_gradient(result: LinearizeResult, cts_out: Sequence[Any]) -> Any:
+    """The cotangent of the one real scalar input of a linearization made with a seed
+    (``linearize_flat(..., seed=...)``) for output cotangents ``cts_out`` that are a one for
+    the first output and zero for the others (``grad``, its aux outputs): the first output's
+    tangent computed forward, or the staged program transposed (its input ``epsilon``).
+    The result has the output's shape (the caller reshapes it to the input's)."""
+    t = result.forward_tangents[0]
+    if t is not None:
+        return t
+    if not result.in_tangent_avals:  # nothing staged: the output does not depend on the input
         return None
-    in_aval = result.in_tangent_avals[0]
-    if (in_aval.dtype.kind != "f" or in_aval.size != 1
-            or not result.out_tangent_avals or result.out_tangent_avals[0].dtype.kind != "f"):
-        return None
-    if result.zero_outputs[0]:
-        return [Zero(in_aval)]
-    closed = result.jaxpr
-    used = [False] * len(closed.jaxpr.outvars)
-    used[0] = True
-    jaxpr, _ = dce_jaxpr(closed.jaxpr, used)
-    if uses_any(jaxpr, transpose_only_primitives) or not _computes_in(jaxpr, in_aval.dtype):
-        return None
-    keep = set(jaxpr.constvars)
-    consts = [c for v, c in zip(closed.jaxpr.constvars, closed.consts) if v in keep]
-    return eval_jaxpr(jaxpr, consts, seed)
+    return transpose_linearized(result, cts_out)[0]
 
 
 def vjp_flat(

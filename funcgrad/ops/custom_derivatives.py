@@ -51,6 +51,7 @@ from funcgrad.interpreters.jvp import (
     tangent_aval,
     zeros_like_aval,
 )
+from funcgrad.interpreters.linearize import backward_rule_primitives
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTrace,
@@ -58,12 +59,7 @@ from funcgrad.interpreters.staging import (
     staging_rewrites,
     trace_to_jaxpr,
 )
-from funcgrad.interpreters.transpose import (
-    UndefinedPrimal,
-    backward_pass,
-    deftranspose,
-    transpose_only_primitives,
-)
+from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
@@ -940,6 +936,8 @@ def _custom_vjp_call_jvp(primals, tangents, *, fun, fwd, bwd, num_consts):
 
 
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+# grad must run the user's bwd in a backward pass, never a forward form of it (linearize).
+backward_rule_primitives.add(custom_vjp_call_p)
 
 
 def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
@@ -1118,8 +1116,6 @@ def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
 
 
 deftranspose(custom_lin_p, _custom_lin_transpose)
-# grad must run the user's bwd, not the transpose of it (interpreters.transpose).
-transpose_only_primitives.add(custom_lin_p)
 
 
 def _custom_lin_jvp(primals, tangents, *, num_res, bwd, in_avals, out_avals):
