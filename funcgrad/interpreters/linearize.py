@@ -167,21 +167,27 @@ class LinearizeTrace(Trace):
             n_eqns = len(self.tangent_trace.eqns)
         forward = self.forward
         tangent_trace = self.tangent_trace
+        if forward is not None and forward.epsilon is None:
+            if prim in backward_rule_primitives or (
+                    prim.carries_jaxprs and _holds_backward_rule(params)):
+                forward.start_staging(tangent_trace)
+            else:
+                # Tangents are values: the rule runs on the parent, as forward mode's do.
+                token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+                try:
+                    p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+                finally:
+                    _trace_var.reset(token)
+                if forward.keeps_precision(t_outs):
+                    return [p if type(t) is Zero else LinearizeTracer(self, p, t)
+                            for p, t in zip(p_outs, t_outs)]
+                # Again, staged: its primal operations are pure, bound twice at most.
+                forward.start_staging(tangent_trace)
         token = _trace_var.set(tangent_trace)
         try:
             if forward is not None:
-                if forward.epsilon is None and (prim in backward_rule_primitives or (
-                        prim.carries_jaxprs and _holds_backward_rule(params))):
-                    forward.start_staging(tangent_trace)
-                if forward.epsilon is not None:
-                    tangents = [forward.staged(t, tangent_trace) for t in tangents]
-            p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
-            if (forward is not None and forward.epsilon is None
-                    and not forward.keeps_precision(t_outs)):
-                # Again, staged: its primal operations are pure, bound twice at most.
-                forward.start_staging(tangent_trace)
                 tangents = [forward.staged(t, tangent_trace) for t in tangents]
-                p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+            p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
         finally:
             _trace_var.reset(token)
         if observe is not None:
