@@ -231,9 +231,12 @@ _PY_WEAK = {int: numpy.dtype("int64"), float: numpy.dtype("float64"),
 # ShapedArrays are immutable, so one per (shape, dtype) serves every ndarray.
 _ndarray_avals: dict[tuple, ShapedArray] = {}
 # ... and one per Python scalar type serves every Python scalar.
+# NumPy's scalar types too (a gradient seed is one): each type has one dtype.
 _scalar_avals: dict[type, ShapedArray] = {
     bool: ShapedArray((), numpy.dtype(bool), False, None),
     **{t: ShapedArray((), dt, True, None) for t, dt in _PY_WEAK.items()},
+    **{numpy.dtype(c).type: ShapedArray((), numpy.dtype(c), False, None)
+       for c in "?bBhHiIlLqQefdgFDG"},
 }
 
 

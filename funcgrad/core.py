@@ -299,6 +299,11 @@ def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
 # Tracers
 
 
+#: every Tracer class, filled as each is defined: ``type(x) in tracer_types`` is
+#: ``isinstance(x, Tracer)`` without a call, for the checks tracing makes on every operand.
+tracer_types: set[type] = set()
+
+
 class Tracer:
     """A stand-in for an array inside a transformation.
 
@@ -314,6 +319,10 @@ class Tracer:
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        tracer_types.add(cls)
 
     @property
     def aval(self) -> ShapedArray:
@@ -424,6 +433,7 @@ class Tracer:
         return self
 
 
+tracer_types.add(Tracer)
 # device_put leaves traced values where they are; to_numpy refuses them.
 _backend.traced_types.append(Tracer)
 

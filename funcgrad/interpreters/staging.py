@@ -25,6 +25,7 @@ from funcgrad.core import (
     bind,
     non_array_operand_error,
     set_current_trace,
+    tracer_types,
     user_source_info,
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
@@ -147,7 +148,7 @@ def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> li
     if prim not in tracing_simplifiable_primitives:
         return None
     for x in args:
-        if not isinstance(x, Tracer) and _is_unit(x):
+        if type(x) not in tracer_types and _is_unit(x):
             break
     else:
         return None
@@ -238,17 +239,19 @@ class StagingTrace(Trace):
         return t
 
     def getvar(self, x: Any) -> Var | Literal:
-        if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
-        if type(x) in _LITERAL_TYPES or (isinstance(x, numpy.generic)):
+        traced = type(x) in tracer_types
+        if traced:
+            if isinstance(x, StagingTracer) and x._trace is self:
+                return x.var
+        elif type(x) in _LITERAL_TYPES or isinstance(x, numpy.generic):
             return Literal(x)
-        if getattr(x, "ndim", None) == 0 and not isinstance(x, Tracer):
+        elif getattr(x, "ndim", None) == 0:
             # Scalar constants (a 0-d array: a gradient seed, a folded constant) read better
             # inline, as JAX prints them; the array object is kept, so its device is too.
             return Literal(x)
         v = self._const_ids.get(id(x))
         if v is None:
-            if isinstance(x, Tracer) and not self._encloses(x):
+            if traced and not self._encloses(x):
                 raise _leaked_tracer_error(x, self)
             v = Var(get_aval(x))
             self._const_ids[id(x)] = v

@@ -41,7 +41,7 @@ import numpy
 
 from funcgrad.compile.keys import literal_key
 from funcgrad.compile.rules import commutative_primitives
-from funcgrad.core import Primitive, Tracer
+from funcgrad.core import Primitive, tracer_types
 from funcgrad.ir import effectful_primitives
 
 __all__ = ["operation_key", "lookup", "remember"]
@@ -52,9 +52,9 @@ _SCALAR_TYPES = (float, int, bool, complex)
 def _operand_key(x: Any) -> Hashable:
     # Tracers and arrays by identity (the memo keeps them alive, so ids are not reused);
     # scalars by value and type (2, 2.0 and float32(2) promote differently; -0.0 is not 0.0).
-    if isinstance(x, Tracer):
-        return id(x)
     t = type(x)
+    if t in tracer_types:
+        return id(x)
     if t in _SCALAR_TYPES or isinstance(x, numpy.generic) or (
             t is numpy.ndarray and x.ndim == 0):
         return literal_key(x)
@@ -80,17 +80,17 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
     # the usual one and two operands (tracing asks for a key for every operation).
     match args:
         case (a, b):
-            ka = id(a) if isinstance(a, Tracer) else _operand_key(a)
-            kb = id(b) if isinstance(b, Tracer) else _operand_key(b)
+            ka = id(a) if type(a) in tracer_types else _operand_key(a)
+            kb = id(b) if type(b) in tracer_types else _operand_key(b)
             keys: tuple = (ka, kb)
             if prim in commutative_primitives and (
                     kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
                     else _order(kb) < _order(ka)):
                 keys = (kb, ka)
         case (a,):
-            keys = (id(a) if isinstance(a, Tracer) else _operand_key(a),)
+            keys = (id(a) if type(a) in tracer_types else _operand_key(a),)
         case _:
-            keys = tuple([id(a) if isinstance(a, Tracer) else _operand_key(a) for a in args])
+            keys = tuple([id(a) if type(a) in tracer_types else _operand_key(a) for a in args])
     if not params:
         return (prim, keys, ())  # operand keys are always hashable
     try:
@@ -115,7 +115,7 @@ def remember(memo: dict, key: Hashable | None, args: Sequence[Any], outs: list[A
     if key is None:
         return
     for o in outs:
-        if not isinstance(o, Tracer):
+        if type(o) not in tracer_types:
             return
     # The operands stay alive: their ids stay theirs.
     memo[key] = (outs, args if type(args) is tuple else tuple(args))
