@@ -216,7 +216,8 @@ class LinearizeResult:
         self.out_tangent_avals = out_tangent_avals
         self.zero_outputs = zero_outputs
         #: with a seed (:class:`ForwardTangents`): per output, its tangent computed forward,
-        #: or None where it is staged (in ``jaxpr``, whose one input is ``epsilon``) or zero
+        #: or None where it is staged (in ``jaxpr``, whose one input is ``epsilon``; None when
+        #: nothing was staged) or zero
         self.forward_tangents = forward_tangents
 
 
@@ -271,11 +272,14 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any],
         ]
         zero_outputs = [z or t is not None for z, t in zip(zero_outputs, forward_tangents)]
         in_tangent_avals = [] if forward.epsilon is None else [forward.epsilon.aval]
-    placeholders = [
-        _zero_placeholder(a) if z else t
-        for t, a, z in zip(tangents_out, out_tangent_avals, zero_outputs)
-    ]
-    jaxpr = tangent_trace.to_jaxpr(placeholders)
+    if forward is not None and forward.epsilon is None:
+        jaxpr = None  # nothing was staged: every tangent is in forward_tangents
+    else:
+        placeholders = [
+            _zero_placeholder(a) if z else t
+            for t, a, z in zip(tangents_out, out_tangent_avals, zero_outputs)
+        ]
+        jaxpr = tangent_trace.to_jaxpr(placeholders)
     tangent_trace.memo = {}
     tangent_trace.release()
     if forward is not None:
