@@ -26,7 +26,7 @@ from funcgrad.errors import FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
-from funcgrad.interpreters.linearize import eval_linear, linearize_flat
+from funcgrad.interpreters.linearize import eval_linear, linearize_flat, linearize_observer
 from funcgrad.interpreters.staging import StagingTrace, trace_to_jaxpr
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
@@ -609,7 +609,8 @@ def _forward_seed(p_leaves: Sequence[Any]) -> Any:
     """The tangent ``grad`` seeds a forward linearization with when it differentiates one real
     number (a one, see :class:`~funcgrad.interpreters.linearize.ForwardTangents`), or None:
     reverse mode (anything larger; complex; while ``debug_nans`` watches backward passes)."""
-    if len(p_leaves) != 1 or transpose_observer.get() is not None:
+    if (len(p_leaves) != 1 or transpose_observer.get() is not None
+            or linearize_observer.get() is not None):
         return None
     a = get_aval(p_leaves[0])
     if a.dtype.kind != "f" or a.size != 1:

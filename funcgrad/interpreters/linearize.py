@@ -15,7 +15,7 @@ from typing import Any
 import numpy
 
 from funcgrad._gc import paused_gc
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.compile.rules import roles
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
@@ -105,7 +105,8 @@ class ForwardTangents:
         for t in tangents:
             if type(t) is not Zero:
                 d = get_aval(t).dtype
-                if d != dtype and (d.kind != "c" or numpy.finfo(d).dtype != dtype):
+                if d != dtype and d != float0 and (
+                        d.kind != "c" or numpy.finfo(d).dtype != dtype):
                     return False
         return True
 
