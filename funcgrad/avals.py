@@ -240,6 +240,12 @@ _scalar_avals: dict[type, ShapedArray] = {
 }
 
 
+#: the classes of traced values: :class:`funcgrad.core.Tracer` and its subclasses, registered
+#: as they are defined (``type(x) in tracer_types`` is ``isinstance(x, Tracer)`` without a
+#: call, for the checks tracing makes on every operand). Each instance carries its ``aval``.
+tracer_types: set[type] = set()
+
+
 def get_aval(x: Any) -> ShapedArray:
     """The abstract value of a concrete array, Python scalar or tracer.
 
@@ -255,6 +261,10 @@ def get_aval(x: Any) -> ShapedArray:
         hit = _ndarray_avals.get((x.shape, x.dtype))
         if hit is not None:
             return hit
+    elif t in tracer_types:  # tracing's hot case: the tracer's own
+        aval = x.aval
+        if type(aval) is ShapedArray or isinstance(aval, ShapedArray):
+            return aval
     else:
         hit = _scalar_avals.get(t)
         if hit is not None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend as _backend
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray, get_aval, tracer_types
 from funcgrad.backend import xp_for
 from funcgrad.errors import (
     ConcretizationError,
@@ -297,11 +297,6 @@ def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Tracers
-
-
-#: every Tracer class, filled as each is defined: ``type(x) in tracer_types`` is
-#: ``isinstance(x, Tracer)`` without a call, for the checks tracing makes on every operand.
-tracer_types: set[type] = set()
 
 
 class Tracer:

@@ -31,6 +31,8 @@ __all__ = [
 ]
 
 _var_ids = itertools.count()
+#: the next variable id (what Var() takes; for code that makes variables without __init__)
+next_var_id = _var_ids.__next__
 
 
 class Var:
@@ -40,7 +42,7 @@ class Var:
 
     def __init__(self, aval: ShapedArray) -> None:
         self.aval = aval
-        self.id = next(_var_ids)
+        self.id = next_var_id()
 
     def __repr__(self) -> str:
         return f"Var({self.id}:{self.aval.str_short()})"

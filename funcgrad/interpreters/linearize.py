@@ -16,7 +16,7 @@ import numpy
 
 from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.compile.rules import roles
+from funcgrad.compile.rules import roles, tracing_simplifiable_primitives
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import (
@@ -25,7 +25,7 @@ from funcgrad.interpreters.staging import (
     merges_repeats,
     simplify_operation,
 )
-from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
+from funcgrad.interpreters.trace_cse import operation_key, remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr, sub_jaxprs, uses_any
 
 __all__ = [
@@ -135,10 +135,12 @@ class LinearizeTrace(Trace):
         memo = self.memo
         if memo is not None:
             key = operation_key(prim, args, params)
-            outs = lookup(memo, key)
-            if outs is not None:
-                return outs
-            outs = simplify_operation(prim, args, params)
+            if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
+                hit = memo.get(key)
+                if hit is not None:
+                    return hit[0]
+            outs = (simplify_operation(prim, args, params)
+                    if prim in tracing_simplifiable_primitives else None)
             if outs is None:
                 outs = self._process(prim, args, params)
             remember(memo, key, args, outs)

@@ -30,7 +30,7 @@ from funcgrad.core import (
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
 from funcgrad.interpreters.trace_cse import operation_key, remember
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, next_var_id
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
@@ -122,8 +122,16 @@ def abstract_eval_cached(
             hit = _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
         if len(_abstract_cache) > 100_000:
             _abstract_cache.clear()
+            _canonical_avals.clear()
+        # One object per distinct aval: the next operation's key then matches its entry by
+        # identity, without ShapedArray.__eq__.
+        hit = [_canonical_avals.setdefault(a, a) if type(a) is ShapedArray else a for a in hit]
         _abstract_cache[key] = hit
     return hit
+
+
+#: the first of equal ShapedArrays abstract_eval_cached handed out, which it hands out for all
+_canonical_avals: dict[ShapedArray, ShapedArray] = {}
 
 
 def _is_unit(x: Any) -> bool:
@@ -207,7 +215,7 @@ class StagingTracer(Tracer):
         return ""
 
 
-_new_tracer = object.__new__
+_new = object.__new__
 
 
 class StagingTrace(Trace):
@@ -299,11 +307,16 @@ class StagingTrace(Trace):
         origin = _derived_origin(args) if src is not None else ()
         outs: list[Any] = []
         outvars: list[Var] = []
+        # Tracers, variables and the equation are made without __init__ calls (tracing
+        # makes one of each per operation).
         for a in out_avals:  # a new tracer and its variable per result
-            t = _new_tracer(StagingTracer)
+            v = _new(Var)
+            v.aval = a
+            v.id = next_var_id()
+            t = _new(StagingTracer)
             t._trace = self
             t.aval = a
-            t.var = v = Var(a)
+            t.var = v
             t.source = src
             t.origin = origin
             t.derived = True
@@ -312,7 +325,13 @@ class StagingTrace(Trace):
                 outvars.append(v)
             else:  # the first (usually only) result: its lists made at once
                 outs, outvars = [t], [v]
-        self.eqns.append(Eqn(prim, invars, outvars, params, src))
+        eqn = _new(Eqn)
+        eqn.prim = prim
+        eqn.invars = invars
+        eqn.outvars = outvars
+        eqn.params = params
+        eqn.source_info = src
+        self.eqns.append(eqn)
         return outs
 
     def to_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
