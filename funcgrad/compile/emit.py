@@ -40,6 +40,7 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
 __all__ = ["Context", "Emission", "emission", "Scratch", "typed_literal", "IMMUTABLE"]
 
 IMMUTABLE = (bool, int, float, complex, numpy.generic)
+_tuple_new = tuple.__new__
 
 
 class Context:
@@ -232,9 +233,10 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
     if not strong:
         return None
     op = scalar_operators[eqn.prim]
-    if len(args) == 1:
-        return Emission(f"{op}{args[0]}", fresh=True)
-    return Emission(f"{args[0]} {op} {args[1]}", fresh=True)
+    expr = f"{op}{args[0]}" if len(args) == 1 else f"{args[0]} {op} {args[1]}"
+    # Emission(expr, fresh=True), without the named tuple's Python-level __new__ (most
+    # equations of a differentiated scalar program come here).
+    return _tuple_new(Emission, (expr, True, None, None))
 
 
 def _python_scalar(impl: Callable, params: dict) -> Callable:
