@@ -148,23 +148,19 @@ class LinearizeTrace(Trace):
         return self._process(prim, args, params)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        primals: list[Any] = []
-        tangents: list[Any] = []
-        live = False
         for x in args:
             if type(x) is LinearizeTracer and x._trace is self:
-                primals.append(x.primal)
-                tangents.append(x.tangent)
-                live = True
-            else:
-                primals.append(x)
-                tangents.append(Zero.from_primal(x))
-        if not live:
+                break
+        else:  # no operand of ours: a constant to this trace, computed on the parent
             token = _trace_var.set(self.parent)  # type: ignore[arg-type]
             try:
-                return bind(prim, *primals, **params)
+                return bind(prim, *args, **params)
             finally:
                 _trace_var.reset(token)
+        primals = [x.primal if type(x) is LinearizeTracer and x._trace is self else x
+                   for x in args]
+        tangents = [x.tangent if type(x) is LinearizeTracer and x._trace is self
+                    else Zero.from_primal(x) for x in args]
         observe = self.observe
         if observe is not None:
             n_eqns = len(self.tangent_trace.eqns)

@@ -136,7 +136,7 @@ _canonical_avals: dict[ShapedArray, ShapedArray] = {}
 
 def _is_unit(x: Any) -> bool:
     """A concrete scalar 0 or 1 (what AD's seeds and instantiated zeros leave behind)."""
-    if isinstance(x, Tracer) or isinstance(x, bool | numpy.bool_):
+    if type(x) in tracer_types or isinstance(x, bool | numpy.bool_):
         return False
     if type(x) in _LITERAL_TYPES or isinstance(x, numpy.generic) or (
             type(x) is numpy.ndarray and x.ndim == 0):

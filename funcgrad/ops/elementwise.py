@@ -33,7 +33,7 @@ from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, resul
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, same_type
-from funcgrad.core import Primitive, Tracer, bind1
+from funcgrad.core import Primitive, Tracer, bind1, tracer_types
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
@@ -250,8 +250,8 @@ def fit_tangent(t: Any, ans: Any) -> Any:
             and t.dtype == ans.dtype:
         return t  # the eager hot path: nothing to fit
     # Traced (the usual case under jit and nested derivatives): the tracers' own avals.
-    ta = t.aval if isinstance(t, Tracer) else get_aval(t)
-    aa = ans.aval if isinstance(ans, Tracer) else get_aval(ans)
+    ta = t.aval if type(t) in tracer_types else get_aval(t)
+    aa = ans.aval if type(ans) in tracer_types else get_aval(ans)
     if ta is aa:
         return t
     if ta.dtype != aa.dtype and aa.dtype.kind in "fc":
