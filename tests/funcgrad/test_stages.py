@@ -182,3 +182,16 @@ def test_make_jaxpr_return_shape():
     plain = funcgrad.make_jaxpr(f)(ShapedArray((2, 3), np.float32),
                                    dev(np.ones((3, 4), np.float32)))
     assert str(plain) == str(closed)
+
+
+def test_arg_labels_name_each_leaf():
+    def f(x, y, *rest, **kw):
+        return x
+
+    j = funcgrad.jit(f)
+    assert j.trace(1.0, np.ones(2), np.float32(3), 4).arg_labels == ("x", "y", "args[2]",
+                                                                       "args[3]")
+    assert j.trace(1.0, (np.ones(2), 2.0), z=np.ones(1)).arg_labels == ("x", "y[0]", "y[1]",
+                                                                         "z")
+    s = funcgrad.jit(f, static_argnums=1)
+    assert s.trace(1.0, 2, 3.0).arg_labels == ("x", "args[2]")
