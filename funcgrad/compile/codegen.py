@@ -455,7 +455,9 @@ def generate_source(
     ctx = Context(fusion, _compile_sub)
     eqns = diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts)))
     eqns = _dce(elide_broadcasts(eqns, jaxpr.outvars), jaxpr.outvars)
-    if fusion is not None and fusion.mode != "off":
+    # Only results of rank >= 1 are ever fused or written into reused buffers.
+    shaped = any(v.aval.shape for eqn in eqns for v in eqn.outvars)
+    if shaped and fusion is not None and fusion.mode != "off":
         eqns = _fusion.plan_fusion(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns),
                                    fusion)
     fname = _py_name(name)
@@ -483,8 +485,8 @@ def generate_source(
     # Buffers are reused only for results of REUSE_MIN_SIZE elements and more (and fused
     # groups, whose members are that big): without any, only the roots (what each value may
     # share memory with) matter, for the outputs.
-    reuse = any(v.aval.shape and v.aval.size >= REUSE_MIN_SIZE or eqn.prim is _fusion.FUSED
-                for eqn in eqns for v in eqn.outvars)
+    reuse = shaped and any(v.aval.shape and v.aval.size >= REUSE_MIN_SIZE
+                           or eqn.prim is _fusion.FUSED for eqn in eqns for v in eqn.outvars)
     # Values that may be (views of) an output: they must not live in scratch buffers.
     escapes: set[Var] = {a for a in jaxpr.outvars if type(a) is Var}
     if reuse:
