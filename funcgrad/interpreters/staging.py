@@ -94,7 +94,7 @@ def _strong(avals: list[Any]) -> list[Any]:
     return [a.strip_weak() if getattr(a, "weak_type", False) else a for a in avals]
 
 
-_abstract_cache: dict[Any, list[ShapedArray]] = {}
+_abstract_cache: dict[Any, Any] = {}
 
 
 def abstract_eval_cached(
@@ -122,16 +122,13 @@ def abstract_eval_cached(
             hit = _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]
         if len(_abstract_cache) > 100_000:
             _abstract_cache.clear()
-            _canonical_avals.clear()
-        # One object per distinct aval: the next operation's key then matches its entry by
-        # identity, without ShapedArray.__eq__.
-        hit = [_canonical_avals.setdefault(a, a) if type(a) is ShapedArray else a for a in hit]
+        # One object per distinct aval (the first one handed out, kept in the same cache under
+        # (ShapedArray, aval)): the next operation's key then matches its entry by identity,
+        # without ShapedArray.__eq__.
+        hit = [_abstract_cache.setdefault((ShapedArray, a), a) if type(a) is ShapedArray else a
+               for a in hit]
         _abstract_cache[key] = hit
     return hit
-
-
-#: the first of equal ShapedArrays abstract_eval_cached handed out, which it hands out for all
-_canonical_avals: dict[ShapedArray, ShapedArray] = {}
 
 
 def _is_unit(x: Any) -> bool:
