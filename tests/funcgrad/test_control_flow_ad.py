@@ -120,7 +120,7 @@ def test_vjp_while_records_a_tape_and_a_reverse_scan():
 
 
 def test_grad_while_of_a_scalar_evaluates_the_tangent_loop_forward():
-    # One real input: the 1x1 linear map is its own transpose (gradient_by_forward).
+    # One real input: its tangents are computed forward (linearize.ForwardTangents).
     text = str(make_jaxpr(grad(newton_sqrt))(2.0))
     assert "reverse=True" not in text
 
