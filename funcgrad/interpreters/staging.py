@@ -185,13 +185,13 @@ class StagingTracer(Tracer):
     # traced function's inputs this value is (derived=False) or is computed from
     # (derived=True), such as "argument x"; for error messages. aval is a plain slot: tracing
     # reads it for every operand of every operation.
-    __slots__ = ("aval", "var", "origin", "derived", "source")
+    __slots__ = ("aval", "_var", "origin", "derived", "source")
 
     def __init__(self, trace: StagingTrace, aval: ShapedArray, origin: str = "",
                  var: Var | None = None) -> None:
         self._trace = trace
         self.aval = aval  # type: ignore[misc]
-        self.var = var if var is not None else Var(aval)
+        self._var = var if var is not None else Var(aval)
         self.origin: tuple[str, ...] = (origin,) if origin else ()
         self.derived = False
         self.source = None
@@ -240,14 +240,14 @@ class StagingTrace(Trace):
     def new_arg(self, aval: ShapedArray, origin: str = "") -> StagingTracer:
         """A new input of the jaxpr; ``origin`` labels it for errors ("argument x")."""
         t = StagingTracer(self, aval, origin)
-        self.invars.append(t.var)
+        self.invars.append(t._var)
         return t
 
     def getvar(self, x: Any) -> Var | Literal:
         traced = type(x) in tracer_types
         if traced:
             if isinstance(x, StagingTracer) and x._trace is self:
-                return x.var
+                return x._var
         elif type(x) in _LITERAL_TYPES or isinstance(x, numpy.generic):
             return Literal(x)
         elif getattr(x, "ndim", None) == 0:
@@ -286,7 +286,7 @@ class StagingTrace(Trace):
             args, params = rewrite(self, args, params)
         try:
             # Own tracers (most operands) without a method call each.
-            invars = [x.var if type(x) is StagingTracer and x._trace is self
+            invars = [x._var if type(x) is StagingTracer and x._trace is self
                       else self.getvar(x) for x in args]
         except TypeError:
             bad_operand = non_array_operand_error(prim, args)
@@ -313,7 +313,7 @@ class StagingTrace(Trace):
             t = _new(StagingTracer)
             t._trace = self
             t.aval = a
-            t.var = v
+            t._var = v
             t.source = src
             t.origin = origin
             t.derived = True

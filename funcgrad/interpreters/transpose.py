@@ -169,13 +169,15 @@ def forward_gradient(result: LinearizeResult, cts_out: Sequence[Any]) -> Any:
     (``linearize_flat(..., seed=...)``) for output cotangents ``cts_out`` that are a one for
     the first output and zero for the others (``grad``, its aux outputs): the first output's
     tangent computed forward, or the staged program transposed (its input ``epsilon``).
-    The result has the output's shape (the caller reshapes it to the input's)."""
+    The result has the output's shape (the caller reshapes it to the input's); None for a
+    zero derivative."""
     t = result.forward_tangents[0]
     if t is not None:
         return t
-    if not result.in_tangent_avals:  # nothing staged: the output does not depend on the input
-        return None
-    return transpose_linearized(result, cts_out)[0]
+    if result.zero_outputs[0] or not result.in_tangent_avals:
+        return None  # the output does not depend on the input
+    ct = transpose_linearized(result, cts_out)[0]
+    return None if type(ct) is Zero else ct
 
 
 def vjp_flat(

@@ -433,8 +433,9 @@ def test_dce_prunes_unused_loop_and_branch_outputs():
 def test_dce_drops_unread_tapes():
     from funcgrad.ir import dce_jaxpr
 
-    closed = funcgrad.make_jaxpr(funcgrad.grad(
-        lambda a: lax.while_loop(lambda x: x < 10.0, lambda x: x * a, 1.0)))(2.0)
+    # vjp: reverse mode (grad of one number would compute its tangents forward, no tapes).
+    f = lambda a: lax.while_loop(lambda x: x < 10.0, lambda x: x * a, 1.0)
+    closed = funcgrad.make_jaxpr(lambda a: funcgrad.vjp(f, a)[1](1.0)[0])(2.0)
     j, _ = dce_jaxpr(closed.jaxpr)
     typecheck_jaxpr(j)
     while_eqn = [e for e in j.eqns if e.prim.name == "while"][0]

@@ -179,3 +179,16 @@ def test_forward_tangents_stage_from_a_custom_vjp_on_and_keep_earlier_paths() ->
         assert_allclose(funcgrad.jit(funcgrad.grad(f))(x), want)
         assert_allclose(funcgrad.jit(funcgrad.grad(funcgrad.grad(f)))(x),
                         _reverse_grad(_reverse_grad(f))(x))
+
+
+def test_forward_gradient_zero_after_staging_is_a_zero_array() -> None:
+    # float32 into float64 stages the tangents (a change of precision); the second derivative
+    # of the linear function is zero: an array of the input's shape and dtype, eagerly
+    # (eager tape off: the linearize path) and under jit.
+    x = np.full((1, 1, 1), 0.5, np.float32)
+    s = lambda x: fnp.sum(fnp.squeeze(x) * np.float64(0.7))
+    inner = lambda x: fnp.sum(funcgrad.grad(s)(x) * 0.3)
+    with funcgrad.config.override(funcgrad.config.eager_tape, False):
+        for g in (funcgrad.grad(inner), funcgrad.jit(funcgrad.grad(inner))):
+            r = g(x)
+            assert r.dtype == np.float32 and r.shape == (1, 1, 1) and float(r.sum()) == 0.0
