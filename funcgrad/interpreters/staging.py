@@ -181,7 +181,7 @@ class StagingTracer(Tracer):
     """A value being recorded: its abstract value, its variable in the trace's jaxpr and,
     for errors, where it came from."""
 
-    # var: the jaxpr variable it stands for (in its own trace's jaxpr). origin: labels of the
+    # _var: the jaxpr variable it stands for (in its own trace's jaxpr). origin: labels of the
     # traced function's inputs this value is (derived=False) or is computed from
     # (derived=True), such as "argument x"; for error messages. aval is a plain slot: tracing
     # reads it for every operand of every operation.
