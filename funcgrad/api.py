@@ -27,7 +27,7 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.linearize import eval_linear, linearize_flat, linearize_observer
-from funcgrad.interpreters.staging import StagingTrace, trace_to_jaxpr
+from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
     backward_pass,
@@ -615,21 +615,12 @@ def _forward_seed(p_leaves: Sequence[Any]) -> Any:
     a = get_aval(p_leaves[0])
     if a.dtype.kind != "f" or a.size != 1:
         return None
-    if a.shape == () and _staging_below(current_trace()):
+    if a.shape == () and staging_below(current_trace()):
         # Staged, a NumPy scalar seed is a literal the tracing rewrites see (``t * 1`` is
         # ``t``; a device array's value they cannot read without a transfer), and arrays of
         # every device take NumPy scalars as operands.
         return a.dtype.type(1)
     return _ones_like_aval(tangent_aval(a))
-
-
-def _staging_below(trace: Any) -> bool:
-    """Whether a program is being staged (jit, make_jaxpr) under ``trace``."""
-    while trace is not None:
-        if isinstance(trace, StagingTrace):
-            return True
-        trace = trace.parent
-    return False
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple]:

@@ -22,7 +22,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Tracer, _scalars_to_arrays, current_trace
 from funcgrad.interpreters.batching import OneHotStructure, batch_flat
-from funcgrad.interpreters.staging import StagingTrace
+from funcgrad.interpreters.staging import staging_below
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow.scans import scan as _scan
 
@@ -239,7 +239,8 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache)
         if chunk_size is not None and n > chunk_size:
-            chunked = _scanned_chunks if _staging() else _chunked_call
+            # Staged, a loop over chunks must be a loop in the program.
+            chunked = _scanned_chunks if staging_below(current_trace()) else _chunked_call
             return chunked(fun, in_tree, vals, dims, n, out_axes, axis_name, int(chunk_size))
         out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name,
                                         structs)
@@ -479,17 +480,6 @@ def _chunked_call(
         _concat_axis(a, ax) if type(a) is list else a for a, ax in zip(acc, o_axes)
     ]
     return tree_util.tree_unflatten(out_tree, results)
-
-
-def _staging() -> bool:
-    """Whether the current computation is being staged into a program (jit, make_jaxpr),
-    under whatever transformations: then a loop over chunks must be a loop in the program."""
-    t = current_trace()
-    while t is not None:
-        if type(t) is StagingTrace:
-            return True
-        t = t.parent
-    return False
 
 
 def _scanned_chunks(

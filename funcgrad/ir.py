@@ -15,7 +15,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.core import Primitive, SourceInfo, _trace_var
+from funcgrad.core import Primitive, SourceInfo, bind
 
 __all__ = [
     "Var",
@@ -31,8 +31,6 @@ __all__ = [
 ]
 
 _var_ids = itertools.count()
-#: the next variable id (what Var() takes; for code that makes variables without __init__)
-next_var_id = _var_ids.__next__
 
 
 class Var:
@@ -42,7 +40,7 @@ class Var:
 
     def __init__(self, aval: ShapedArray) -> None:
         self.aval = aval
-        self.id = next_var_id()
+        self.id = next(_var_ids)
 
     def __repr__(self) -> str:
         return f"Var({self.id}:{self.aval.str_short()})"
@@ -176,24 +174,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
     for eqn in jaxpr.eqns:
-        # bind, in line (the trace is read per equation: a rule may change it and put it back);
-        # the params dict is the equation's own, so each binding gets a copy, as bind's
-        # **params gives it.
-        match eqn.invars:  # the usual one or two operands without a comprehension
-            case [a]:
-                invals: tuple = (a.val if type(a) is Literal else env[a],)
-            case [a, b]:
-                invals = (a.val if type(a) is Literal else env[a],
-                          b.val if type(b) is Literal else env[b])
-            case ins:
-                invals = tuple([a.val if type(a) is Literal else env[a] for a in ins])
-        params = eqn.params
-        outs = _trace_var.get().process_primitive(eqn.prim, invals, {**params} if params else {})
-        match eqn.outvars:
-            case [v]:
-                env[v] = outs[0]
-            case outvars:
-                env.update(zip(outvars, outs))
+        invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
+        env.update(zip(eqn.outvars, bind(eqn.prim, *invals, **eqn.params)))
     return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 

@@ -434,6 +434,17 @@ def _comment(eqn: Eqn, what: str | None, cache: dict[Any, str]) -> str:
     return c
 
 
+def _statement(eqn: Eqn, out_names: list[str], expr: str, comment: str) -> str:
+    """The line assigning ``expr`` to the equation's results, with its comment."""
+    if not out_names:
+        lhs = "_"
+    elif eqn.prim.multiple_results:
+        lhs = ", ".join(out_names) + ("," if len(out_names) == 1 else "")
+    else:
+        lhs = out_names[0]
+    return f"    {f'{lhs} = {expr}':<40}  # {comment}"
+
+
 def generate_source(
     closed: ClosedJaxpr,
     donated: Sequence[bool] | None = None,
@@ -545,11 +556,7 @@ def generate_source(
         expr = em.expr
         outs = eqn.outvars
         if not reuse:
-            lhs = out_names[0] if not eqn.prim.multiple_results else (
-                ", ".join(out_names) + ("," if len(out_names) == 1 else ""))
-            if not out_names:
-                lhs = "_"
-            lines.append(f"    {f'{lhs} = {expr}':<40}  # {_comment(eqn, em.comment, comments)}")
+            lines.append(_statement(eqn, out_names, expr, _comment(eqn, em.comment, comments)))
             if em.fresh:
                 for v in outs:
                     roots[v] = frozenset((v,))
@@ -634,12 +641,7 @@ def generate_source(
                 if target is not None:
                     expr = f"{expr[:-1]}, out={holder[target]})"
 
-        lhs = out_names[0] if not eqn.prim.multiple_results else (
-            ", ".join(out_names) + ("," if len(out_names) == 1 else ""))
-        if not out_names:
-            lhs = "_"
-        stmt = f"{lhs} = {expr}"
-        lines.append(f"    {stmt:<40}  # {_comment(eqn, em.comment, comments)}")
+        lines.append(_statement(eqn, out_names, expr, _comment(eqn, em.comment, comments)))
 
         if target is not None:
             targets[outs[0]] = target

@@ -40,7 +40,6 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Literal, Var
 __all__ = ["Context", "Emission", "emission", "Scratch", "typed_literal", "IMMUTABLE"]
 
 IMMUTABLE = (bool, int, float, complex, numpy.generic)
-_tuple_new = tuple.__new__
 
 
 class Context:
@@ -234,9 +233,7 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
         return None
     op = scalar_operators[eqn.prim]
     expr = f"{op}{args[0]}" if len(args) == 1 else f"{args[0]} {op} {args[1]}"
-    # Emission(expr, fresh=True), without the named tuple's Python-level __new__ (most
-    # equations of a differentiated scalar program come here).
-    return _tuple_new(Emission, (expr, True, None, None))
+    return Emission(expr, fresh=True)
 
 
 def _python_scalar(impl: Callable, params: dict) -> Callable:

@@ -371,6 +371,19 @@ def _cse_key(eqn: Eqn, ins: list[Atom]) -> Any:
     return key
 
 
+def _with_invars(eqn: Eqn, ins: list[Atom]) -> Eqn:
+    """``eqn`` reading ``ins``: the equation itself where they are its operands (jaxprs are
+    never mutated), else a copy."""
+    invars = eqn.invars
+    if len(ins) == len(invars):
+        for a, b in zip(ins, invars):
+            if a is not b:
+                break
+        else:
+            return eqn
+    return eqn.replace(invars=ins)
+
+
 def _cse_sweep(jaxpr: Jaxpr) -> tuple[Jaxpr, dict[Var, int]]:
     """Common-subexpression elimination alone, and how often each variable of the result is
     read (by its equations and outputs): what the full sweep's rules count uses by."""
@@ -379,8 +392,7 @@ def _cse_sweep(jaxpr: Jaxpr) -> tuple[Jaxpr, dict[Var, int]]:
     eqns: list[Eqn] = []
     uses: dict[Var, int] = {}
     for eqn in jaxpr.eqns:
-        invars = eqn.invars
-        ins = [a if type(a) is Literal else env.get(a, a) for a in invars]
+        ins = [a if type(a) is Literal else env.get(a, a) for a in eqn.invars]
         key = _cse_key(eqn, ins)
         if key is not None:
             prev = cse.get(key)
@@ -388,10 +400,7 @@ def _cse_sweep(jaxpr: Jaxpr) -> tuple[Jaxpr, dict[Var, int]]:
                 env.update(zip(eqn.outvars, prev))  # its readers read the first copy
                 continue
             cse[key] = eqn.outvars
-        for a, b in zip(ins, invars):
-            if a is not b:
-                eqn = eqn.replace(invars=ins)
-                break
+        eqn = _with_invars(eqn, ins)
         for a in ins:
             if type(a) is Var:
                 uses[a] = uses.get(a, 0) + 1
@@ -435,9 +444,8 @@ def _sweep(
     pending = list(reversed(jaxpr.eqns))
     while pending:
         eqn = pending.pop()
-        invars = eqn.invars
         # env maps to atoms that are already final, so one lookup resolves.
-        ins = [a if type(a) is Literal else env.get(a, a) for a in invars]
+        ins = [a if type(a) is Literal else env.get(a, a) for a in eqn.invars]
 
         for a in ins:
             if type(a) is not Literal and a not in known:
@@ -491,14 +499,7 @@ def _sweep(
                 forward(eqn.outvars, prev)
                 continue
             cse[key] = eqn.outvars
-        # Unchanged operands: the equation itself (jaxprs are never mutated).
-        if len(ins) != len(invars):
-            eqn = eqn.replace(invars=ins)
-        else:
-            for a, b in zip(ins, invars):
-                if a is not b:
-                    eqn = eqn.replace(invars=ins)
-                    break
+        eqn = _with_invars(eqn, ins)
         for v in eqn.outvars:
             producer[v] = eqn
         eqns.append(eqn)

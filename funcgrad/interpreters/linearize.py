@@ -280,7 +280,6 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any],
         ]
         jaxpr = tangent_trace.to_jaxpr(placeholders)
     tangent_trace.memo = {}
-    tangent_trace.release()
     if forward is not None:
         forward.scaled = {}
     return LinearizeResult(primals_out, jaxpr, in_tangent_avals, out_tangent_avals, zero_outputs,

@@ -30,10 +30,11 @@ from funcgrad.core import (
 )
 from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
 from funcgrad.interpreters.trace_cse import operation_key, remember
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, next_var_id
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
+    "staging_below",
     "simplify_operation", "merges_repeats",
 ]
 
@@ -304,12 +305,9 @@ class StagingTrace(Trace):
         origin = _derived_origin(args) if src is not None else ()
         outs: list[Any] = []
         outvars: list[Var] = []
-        # Tracers, variables and the equation are made without __init__ calls (tracing
-        # makes one of each per operation).
         for a in out_avals:  # a new tracer and its variable per result
-            v = _new(Var)
-            v.aval = a
-            v.id = next_var_id()
+            v = Var(a)
+            # Made without __init__ (which labels an input): a derived value of this trace.
             t = _new(StagingTracer)
             t._trace = self
             t.aval = a
@@ -317,18 +315,9 @@ class StagingTrace(Trace):
             t.source = src
             t.origin = origin
             t.derived = True
-            if outs:
-                outs.append(t)
-                outvars.append(v)
-            else:  # the first (usually only) result: its lists made at once
-                outs, outvars = [t], [v]
-        eqn = _new(Eqn)
-        eqn.prim = prim
-        eqn.invars = invars
-        eqn.outvars = outvars
-        eqn.params = params
-        eqn.source_info = src
-        self.eqns.append(eqn)
+            outs.append(t)
+            outvars.append(v)
+        self.eqns.append(Eqn(prim, invars, outvars, params, src))
         return outs
 
     def to_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
@@ -337,10 +326,15 @@ class StagingTrace(Trace):
         jaxpr = Jaxpr(list(self.const_vars), list(self.invars), outvars, self.eqns)
         return ClosedJaxpr(jaxpr, list(self.const_vals))
 
-    def release(self) -> None:
-        """Called once the jaxpr is made. The trace holds no tracers (each holds its own
-        variable), so there is nothing to let go of: kept for the callers that end a
-        recording with it."""
+
+def staging_below(trace: Trace | None) -> bool:
+    """Whether a program is being staged (``jit``, ``make_jaxpr``) under ``trace``, whatever
+    transformations sit above it (linearize's internal tangent recordings do not count)."""
+    while trace is not None:
+        if type(trace) is StagingTrace:
+            return True
+        trace = trace.parent
+    return False
 
 
 def merges_repeats(parent: Trace | None) -> bool:
@@ -419,5 +413,4 @@ def trace_to_jaxpr(
             name_user_line(e)
             raise
         closed = trace.to_jaxpr(list(outs))
-        trace.release()
     return closed
