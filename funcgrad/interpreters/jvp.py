@@ -18,7 +18,7 @@ from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
 from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
 from funcgrad.errors import MissingRuleError
-from funcgrad.interpreters.staging import merges_repeats, simplify_operation
+from funcgrad.interpreters.staging import attributed, merges_repeats, simplify_operation
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 
 __all__ = [
@@ -325,17 +325,20 @@ class JVPTrace(Trace):
         self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        memo = self.memo
-        if memo is not None:
-            key = operation_key(prim, args, params)
-            outs = lookup(memo, key)
-            if outs is None:
-                outs = simplify_operation(prim, args, params)
-                if outs is None:
-                    outs = self._process(prim, args, params)
-                remember(memo, key, args, outs)
-            return outs
+        if self.memo is not None:  # nested: what the rule binds is staged levels below
+            return attributed(self._merged, prim, args, params)
         return self._process(prim, args, params)
+
+    def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        memo: dict = self.memo  # type: ignore[assignment]
+        key = operation_key(prim, args, params)
+        outs = lookup(memo, key)
+        if outs is None:
+            outs = simplify_operation(prim, args, params)
+            if outs is None:
+                outs = self._process(prim, args, params)
+            remember(memo, key, args, outs)
+        return outs
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []

@@ -22,6 +22,7 @@ from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_av
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTracer,
+    attributed,
     merges_repeats,
     simplify_operation,
 )
@@ -132,20 +133,23 @@ class LinearizeTrace(Trace):
         self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        memo = self.memo
-        if memo is not None:
-            key = operation_key(prim, args, params)
-            if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
-                hit = memo.get(key)
-                if hit is not None:
-                    return hit[0]
-            outs = (simplify_operation(prim, args, params)
-                    if prim in tracing_simplifiable_primitives else None)
-            if outs is None:
-                outs = self._process(prim, args, params)
-            remember(memo, key, args, outs)
-            return outs
+        if self.memo is not None:  # nested: what the rule binds is staged levels below
+            return attributed(self._merged, prim, args, params)
         return self._process(prim, args, params)
+
+    def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        memo: dict = self.memo  # type: ignore[assignment]
+        key = operation_key(prim, args, params)
+        if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
+            hit = memo.get(key)
+            if hit is not None:
+                return hit[0]
+        outs = (simplify_operation(prim, args, params)
+                if prim in tracing_simplifiable_primitives else None)
+        if outs is None:
+            outs = self._process(prim, args, params)
+        remember(memo, key, args, outs)
+        return outs
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:

@@ -28,14 +28,20 @@ from funcgrad.core import (
     tracer_types,
     user_source_info,
 )
-from funcgrad.errors import FuncgradError, UnexpectedTracerError, name_user_line
+from funcgrad.errors import (
+    FuncgradError,
+    UnexpectedTracerError,
+    name_user_line,
+    operation_source,
+    staging_source_info,
+)
 from funcgrad.interpreters.trace_cse import operation_key, remember
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
     "staging_below",
-    "simplify_operation", "merges_repeats",
+    "simplify_operation", "merges_repeats", "attributed",
 ]
 
 _LITERAL_TYPES = (bool, int, float, complex)
@@ -277,7 +283,7 @@ class StagingTrace(Trace):
         return False
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        return self.stage(prim, args, params, user_source_info())
+        return self.stage(prim, args, params, staging_source_info())
 
     def stage(
         self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
@@ -349,6 +355,31 @@ def merges_repeats(parent: Trace | None) -> bool:
             return True
         t = t.parent
     return False
+
+
+def attributed(process: Callable[[Primitive, Sequence[Any], dict], list], prim: Primitive,
+               args: Sequence[Any], params: dict) -> list:
+    """``process(prim, args, params)`` (a nested differentiating trace's), with what its rule
+    binds attributed to the user's line of ``prim`` (:data:`~funcgrad.errors.operation_source`,
+    set by the outermost such trace; read by staging far below).
+
+    A higher-order primitive's rule may run the user's own code (custom derivative rules,
+    callbacks), whose operations have their own lines: under one, staging finds the line by
+    walking the stack again.
+    """
+    src = operation_source.get()
+    if prim.carries_jaxprs:
+        if src is None:
+            return process(prim, args, params)
+        token = operation_source.set(None)
+    elif src is None:
+        token = operation_source.set(user_source_info())
+    else:
+        return process(prim, args, params)
+    try:
+        return process(prim, args, params)
+    finally:
+        operation_source.reset(token)
 
 
 class PartialEvalTrace(StagingTrace):

@@ -54,3 +54,43 @@ def test_leaked_staged_tracers_raise() -> None:
     trace_to_jaxpr(lambda a: leaked.append(a) or [a], [F64], eval_trace)
     with pytest.raises(funcgrad.UnexpectedTracerError):
         fnp.sin(leaked[0])
+
+
+def _lines(closed) -> set[tuple[str, int]]:
+    return {(e.source_info.function, e.source_info.lineno) for e in closed.eqns}
+
+
+def test_nested_derivatives_record_the_line_of_each_users_operation() -> None:
+    # grad of grad under staging binds every operation through each level's rule, far
+    # below the user's line: each staged equation still names the line it comes from.
+    def f(x):
+        y = fnp.sin(x)
+        return fnp.tanh(y) * x
+
+    first = f.__code__.co_firstlineno
+    closed = funcgrad.make_jaxpr(funcgrad.grad(funcgrad.grad(f)))(0.3)
+    assert _lines(closed) == {("f", first + 1), ("f", first + 2)}
+    fwd = funcgrad.make_jaxpr(lambda x: funcgrad.jvp(funcgrad.grad(f), (x,), (1.0,))[1])(0.3)
+    assert _lines(fwd) == {("f", first + 1), ("f", first + 2)}
+
+
+def test_a_custom_rule_records_its_own_lines_under_nested_derivatives() -> None:
+    # The rule is the user's code, run by the custom_jvp primitive's rule: its operations are
+    # staged with its own lines, not the line that called the function.
+    @funcgrad.custom_jvp
+    def g(x):
+        return fnp.sin(x)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        c = fnp.cos(x)
+        return fnp.sin(x), c * t
+
+    def f(x):
+        return g(x) * x
+
+    closed = funcgrad.make_jaxpr(funcgrad.grad(funcgrad.grad(f)))(0.3)
+    rule = g_jvp.__code__.co_firstlineno  # its decorator's line
+    assert _lines(closed) == {("g_jvp", rule + 3), ("g_jvp", rule + 4),
+                              ("f", f.__code__.co_firstlineno + 1)}
