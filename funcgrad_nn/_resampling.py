@@ -6,6 +6,8 @@ small ``(out, in)`` interpolation matrix built from static sizes with PyTorch's 
 ``_upsample_*2d_aa`` weights: the filter stretched by the downscale factor, taps outside the
 input dropped and each output's weights normalised to sum to one), or by one ``take`` of
 PyTorch's nearest indices (exact, NaN-safe). Derivatives come from those operations' own rules.
+uint8 images (bilinear, bicubic) are resampled as PyTorch does them: the same weights in 16-bit
+fixed point, the last axis first, each pass rounded and clamped to uint8.
 """
 
 from __future__ import annotations
@@ -187,31 +189,64 @@ _AA_FILTERS = {
 }
 
 
-def _antialias_matrix(mode: str, n_in: int, n_out: int, scale: float | None,
-                      align_corners: bool, dt: numpy.dtype) -> numpy.ndarray:
+def _tap_matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool,
+                dt: numpy.dtype, stretch: bool = True) -> numpy.ndarray:
     """PyTorch's ``_compute_indices_min_size_weights_aa`` as an ``(out, in)`` matrix, in the
     input's float type as PyTorch computes it (which taps are kept depends on the rounding).
     Output ``i`` is centred at ``s * (i + 0.5)`` in the input, with ``s`` the source scale
-    (``(in - 1) / (out - 1)`` with ``align_corners``, as PyTorch); when downscaling
-    (``s > 1``) the filter is stretched by ``s`` so every input pixel contributes."""
+    (``(in - 1) / (out - 1)`` with ``align_corners``, as PyTorch); taps outside the input are
+    dropped and each output's weights renormalised. ``stretch`` (antialiasing): when
+    downscaling (``s > 1``) the filter is stretched by ``s`` so every input pixel contributes;
+    without it (PyTorch's uint8 bilinear), ``align_corners`` centres output ``i`` at ``s * i``."""
     half, kernel = _AA_FILTERS[mode]
     out_dt, dt = dt, numpy.promote_types(dt, numpy.float32)  # half-precision positions drift
     f = dt.type
     s = f(_source_scale(n_in, n_out, scale, align_corners))
-    support = f(half * s) if s >= 1 else f(half)
-    inv = f(1.0 / s) if s >= 1 else f(1.0)
-    center = (numpy.float64(s) * (numpy.arange(n_out) + 0.5)).astype(dt)
+    wide = stretch and s >= 1
+    support = f(half * s) if wide else f(half)
+    inv = f(1.0 / s) if wide else f(1.0)
+    delta = 0.5 if align_corners and not stretch else 0.0
+    center = (numpy.float64(s) * (numpy.arange(n_out) + 0.5 - delta)).astype(dt)
     # PyTorch truncates (center -+ support + 0.5) to int and keeps at most
     # 2 * ceil(support) + 1 taps.
-    lo = numpy.maximum(numpy.trunc((center - support).astype(numpy.float64) + 0.5), 0)
-    hi = numpy.minimum(numpy.trunc((center + support).astype(numpy.float64) + 0.5), n_in)
+    lo = numpy.maximum(numpy.trunc((center - support).astype(numpy.float64) + 0.5 + delta), 0)
+    hi = numpy.minimum(numpy.trunc((center + support).astype(numpy.float64) + 0.5 + delta),
+                       n_in)
     hi = numpy.minimum(hi, lo + 2 * math.ceil(support) + 1)
     j = numpy.arange(n_in)
     taps = (j >= lo[:, None]) & (j < hi[:, None])
-    arg = ((j.astype(dt) - center[:, None]).astype(numpy.float64) + 0.5) * inv
+    arg = ((j.astype(dt) - center[:, None]).astype(numpy.float64) + 0.5 - delta) * inv
     w = numpy.where(taps, kernel(arg.astype(dt)), 0).astype(dt)
     total = w.sum(axis=1, keepdims=True)
     return numpy.where(total != 0, w / numpy.where(total != 0, total, 1), w).astype(out_dt)
+
+
+def _uint8_matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool,
+                  antialias: bool) -> tuple[numpy.ndarray, int]:
+    """PyTorch's uint8 resampling weights of one axis: ``(weights, precision)``, the float
+    weights (:func:`_tap_matrix`; plain bicubic keeps its clamped borders) rounded half away
+    from zero to 16-bit fixed point with as many fraction bits as the largest still fits."""
+    if mode == "bicubic" and not antialias:
+        m = _cubic_matrix(n_in, n_out, scale, align_corners)
+    else:
+        m = _tap_matrix(mode, n_in, n_out, scale, align_corners, numpy.dtype(numpy.float64),
+                        stretch=antialias)
+    top = float(m.max())
+    precision = 0
+    while precision < 22 and int(0.5 + top * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = m * float(1 << precision)
+    return numpy.where(m >= 0, numpy.trunc(scaled + 0.5), numpy.trunc(scaled - 0.5)), precision
+
+
+def _uint8_resample(x: Any, m: numpy.ndarray, precision: int, axis: int) -> Any:
+    """One axis of PyTorch's uint8 resampling: the fixed-point weighted sum, rounded (add half
+    a unit, shift right) and clamped to 0..255 before the next axis. The products and sums are
+    integers far below 2**53, so float64 computes them exactly."""
+    y = fnp.tensordot(x.astype(numpy.float64), _const_like(m.T.copy(), x),
+                      axes=((axis,), (0,)))
+    y = fnp.floor((y + float(1 << (precision - 1))) * (1.0 / (1 << precision)))
+    return fnp.moveaxis(fnp.clip(y, 0, 255).astype(numpy.uint8), -1, axis)
 
 
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -226,6 +261,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     (4-D ``'bilinear'``, ``'bicubic'``, ``'lanczos'``) low-pass filters when downscaling,
     PyTorch's (and PIL's) resampling: the filter widens by the downscale factor, taps outside
     the image are dropped and the weights renormalised; antialiased bicubic uses ``A = -0.5``.
+    uint8 inputs give uint8 in ``'bilinear'`` and ``'bicubic'``, bit for bit PyTorch's
+    (fixed-point weights, each axis rounded and clamped in turn).
 
     >>> import numpy as np
     >>> interpolate(np.array([[[1.0, 2.0]]]), scale_factor=2)
@@ -270,6 +307,14 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         from funcgrad_nn._convolution import _adaptive_avg
         return _adaptive_avg(input, nd, out_sizes, fname)
     x = input
+    if numpy.dtype(x.dtype) == numpy.uint8 and mode in ("bilinear", "bicubic"):
+        # PyTorch resamples uint8 images in 16-bit fixed point, the last axis first, and
+        # gives uint8 (each pass rounded and clamped).
+        for i in reversed(range(nd)):
+            m, precision = _uint8_matrix(mode, in_sizes[i], out_sizes[i], scales[i],
+                                         bool(align_corners), antialias)
+            x = _uint8_resample(x, m, precision, 2 + i)
+        return x
     dt = x.dtype if numpy.dtype(x.dtype).kind == "f" else numpy.float32
     for i in range(nd):
         n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
@@ -280,7 +325,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
             x = fnp.take(x, _const_like(idx, x), axis=axis)
             continue
         if antialias:
-            m = _antialias_matrix(mode, n_in, n_out, scales[i], bool(align_corners), dt)
+            m = _tap_matrix(mode, n_in, n_out, scales[i], bool(align_corners), dt)
         else:
             build = _cubic_matrix if mode == "bicubic" else _linear_matrix
             m = build(n_in, n_out, scales[i], bool(align_corners)).astype(dt)

@@ -1,7 +1,8 @@
 """``F.interpolate(..., antialias=True)`` (and mode ``'lanczos'``) against PyTorch fixtures made
 by ``fixtures/make_resampling_fixtures.py``: outputs and input gradients (funcgrad's VJP vs
 torch's backward) in float64 and float32, eagerly and under jit; vmap against a loop; JVP/VJP
-against finite differences; PyTorch's errors for the unsupported combinations."""
+against finite differences; PyTorch's errors for the unsupported combinations; uint8 images
+(bilinear and bicubic, PyTorch's fixed-point resampling) bit for bit."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from tests.helpers import assert_allclose, dev, host
 
 F = nn.F
 HERE = pathlib.Path(__file__).parent / "fixtures" / "resampling"
-CASES = json.loads((HERE / "cases.json").read_text())["cases"]
+INDEX = json.loads((HERE / "cases.json").read_text())
+CASES, UINT8_CASES = INDEX["cases"], INDEX["uint8_cases"]
 DATA = np.load(HERE / "antialias.npz")
+UINT8 = np.load(HERE / "uint8.npz")
 RTOL = {"float64": 1e-10, "float32": 1e-5}
 
 
@@ -50,6 +53,34 @@ def test_antialias_matches_pytorch(name, dtype, jit):
     out, pullback = funcgrad.vjp(fn, dev(x))
     _close(out, y, dtype, f"{name} output")
     _close(pullback(dev(ct))[0], gx, dtype, f"{name} input gradient")
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(UINT8_CASES))
+def test_uint8_matches_pytorch_bit_for_bit(name, jit):
+    # PyTorch resamples uint8 images in 16-bit fixed point, one axis at a time (the last
+    # first), rounding and clamping each pass, and returns uint8: a float computation rounded
+    # once differs by one here and there (and bicubic overshoots by more than that).
+    kw = _kwargs(UINT8_CASES[name])
+    x, want = UINT8[f"{name}/x"], UINT8[f"{name}/y"]
+
+    def resize(v):
+        return F.interpolate(v, **kw)
+
+    got = np.asarray(host((funcgrad.jit(resize) if jit else resize)(dev(x))))
+    assert got.dtype == np.uint8 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_uint8_resampling_batches_like_a_loop():
+    x = np.random.default_rng(1).integers(0, 256, (3, 1, 2, 6, 5)).astype(np.uint8)
+
+    def resize(v):
+        return F.interpolate(v, size=(4, 9), mode="bicubic")
+
+    batched = np.asarray(host(funcgrad.vmap(resize)(dev(x))))
+    np.testing.assert_array_equal(batched, np.stack([np.asarray(host(resize(dev(v))))
+                                                     for v in x]))
 
 
 def test_upsampling_bilinear_antialias_equals_plain_bilinear():
