@@ -3,7 +3,9 @@
 :func:`literal_key` is what common-subexpression elimination compares literals by;
 :func:`structure_key` is what the compiler caches loop bodies by: an eager ``fori_loop`` traces
 its body again on every call, and each trace is a new jaxpr object that computes exactly what
-the last one did.
+the last one did. The key includes the user's line of each equation: two loops whose bodies
+compute the same thing on different lines keep their own (warnings and errors from the
+compiled body name the line).
 
 Example:
     >>> import numpy as np, funcgrad
@@ -77,9 +79,10 @@ def literal_key(val: Any, by_identity: bool = True) -> Hashable | None:
 
 
 def structure_key(closed: ClosedJaxpr) -> Hashable | None:
-    """A key equal for two closed jaxprs that compute the same thing the same way (same
-    equations, parameters, literals and types, variables renamed), or None when the jaxpr
-    holds values that cannot be keyed by value (consts, big array literals, array params)."""
+    """A key equal for two closed jaxprs that compute the same thing the same way, written
+    on the same lines (same equations, parameters, literals, types and source lines, variables
+    renamed), or None when the jaxpr holds values that cannot be keyed by value (consts, big
+    array literals, array params)."""
     if closed.consts:
         return None
     return _jaxpr_key(closed.jaxpr)
@@ -105,8 +108,9 @@ def _jaxpr_key(j: Jaxpr) -> Hashable | None:
             for v in e.outvars:
                 num[v] = len(num)
             params = tuple((k, _param_key(p)) for k, p in sorted(e.params.items()))
+            si = e.source_info
             parts.append((e.prim, ins, tuple((type(v.aval), v.aval) for v in e.outvars),
-                          params))
+                          params, si and (si.filename, si.lineno, si.function)))
         parts.append(tuple(atom(a) for a in j.outvars))
     except _Unkeyable:
         return None

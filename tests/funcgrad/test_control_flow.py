@@ -468,3 +468,48 @@ def test_map_batch_size_errors():
         funcgrad.map(lambda v: v, np.ones(3), batch_size=0)
     with pytest.raises(ValueError, match="same leading axis length"):
         funcgrad.map(lambda v: v, (np.ones(3), np.ones(4)), batch_size=2)
+
+
+def _double(i, x):
+    return x * 2.0
+
+
+def _double_again(i, x):
+    return x * 2.0
+
+
+def _body_lines(f, x):
+    body = funcgrad.make_jaxpr(f)(x).eqns[0].params["jaxpr"]
+    return {(e.source_info.function, e.source_info.lineno) for e in body.jaxpr.eqns}
+
+
+def test_a_loop_body_traced_again_is_the_same_jaxpr_but_keeps_its_own_lines():
+    # An eager loop traces its body on every call: the first jaxpr of a structure is handed
+    # out again (its rules' caches hit), but only for a body written on the same lines, so
+    # warnings and errors from another loop's body name that body's line.
+    x = np.ones(3)
+
+    def loop(body):
+        return lambda v: lax.fori_loop(0, 3, body, v)
+
+    params = [funcgrad.make_jaxpr(loop(_double))(x).eqns[0].params["jaxpr"] for _ in range(2)]
+    assert params[0] is params[1]
+    first, second = _double.__code__.co_firstlineno, _double_again.__code__.co_firstlineno
+    assert ("_double", first + 1) in _body_lines(loop(_double), x)
+    lines = _body_lines(loop(_double_again), x)
+    assert ("_double_again", second + 1) in lines and ("_double", first + 1) not in lines
+
+
+def test_overflow_in_a_jitted_loop_names_its_own_bodys_line():
+    import warnings
+
+    f = funcgrad.jit(lambda v: lax.fori_loop(0, 3, _double, v))
+    g = funcgrad.jit(lambda v: lax.fori_loop(0, 3, _double_again, v))
+    x = dev(np.full(3, 1e308))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f(x)
+        g(x)
+    lines = [m.lineno for m in w if "overflow" in str(m.message)]
+    assert lines == [_double.__code__.co_firstlineno + 1,
+                     _double_again.__code__.co_firstlineno + 1], [str(m) for m in w]
