@@ -677,11 +677,24 @@ def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any
                          f"{size} (found {int(hv.min())}..{int(hv.max())}, plane {plane})")
     flat_x = fnp.reshape(x, (n * c, -1))
     flat_i = fnp.reshape(idx, (n * c, -1)).astype(numpy.int64)
-    rows = _iota(flat_i, n * c, (n * c, 1))
-    out = fnp.at(fnp.zeros_like(flat_x, shape=(n * c, plane)))[rows, flat_i].set(
-        flat_x, mode="raise")
-    out = fnp.reshape(out, (n, c) + size)
+    out = fnp.reshape(_unpool_scatter(flat_x, flat_i, plane), (n, c) + size)
     return out[0] if unbatched else out
+
+
+def _unpool_scatter_fun(flat_x: Any, flat_i: Any, plane: int) -> Any:
+    """Rows of ``flat_x`` written at columns ``flat_i`` of zero rows ``plane`` long."""
+    rows = _iota(flat_i, fnp.shape(flat_i)[0], (fnp.shape(flat_i)[0], 1))
+    return fnp.at(fnp.zeros_like(flat_x, shape=(fnp.shape(flat_x)[0], plane)))[
+        rows, flat_i].set(flat_x, mode="raise")
+
+
+# PyTorch's max_unpool gradient reads the output's gradient at every index: an index that
+# occurs twice (overlapping pooling windows that share a maximum) passes the gradient to both
+# inputs, where the derivative of a scatter would give it to the one written last.
+_unpool_scatter = funcgrad.custom_vjp(_unpool_scatter_fun, nondiff_argnums=(2,))
+_unpool_scatter.defvjp(
+    lambda flat_x, flat_i, plane: (_unpool_scatter_fun(flat_x, flat_i, plane), flat_i),
+    lambda plane, flat_i, ct: (fnp.take_along_axis(ct, flat_i, axis=1), None))
 
 
 def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,

@@ -22,7 +22,8 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 
-__all__ = ["interpolate", "pad", "pixel_shuffle", "pixel_unshuffle", "upsample"]
+__all__ = ["affine_grid", "grid_sample", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
+           "upsample"]
 
 _NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
              "circular": "wrap"}
@@ -383,3 +384,218 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
     k = len(lead)
     x = fnp.transpose(x, tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
     return fnp.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+# -- affine_grid / grid_sample ---------------------------------------------------------------
+
+
+def _linspace_from_neg_one(n: int, align_corners: bool, dt: numpy.dtype) -> numpy.ndarray:
+    """PyTorch's normalised pixel positions of one axis: ``linspace(-1, 1, n)`` (its two-ended
+    float formula), scaled by ``(n - 1) / n`` to pixel centres without ``align_corners``; 0
+    for a single pixel."""
+    if n <= 1:
+        return numpy.zeros(max(n, 0), dtype=dt)
+    f = dt.type
+    step = (f(1) - f(-1)) / f(n - 1)
+    i = numpy.arange(n)
+    half = n // 2
+    r = numpy.where(i < half, f(-1) + step * i.astype(dt), f(1) - step * (n - 1 - i).astype(dt))
+    r = r.astype(dt)
+    return r if align_corners else (r * f((n - 1) / n)).astype(dt)
+
+
+def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = None) -> Any:
+    """Sampling grid of a batch of affine maps (PyTorch's ``F.affine_grid``): ``theta``
+    ``(N, 2, 3)`` with ``size = (N, C, H, W)`` gives ``(N, H, W, 2)`` ``(x, y)`` points in
+    ``[-1, 1]`` coordinates; ``theta`` ``(N, 3, 4)`` with ``(N, C, D, H, W)`` gives
+    ``(N, D, H, W, 3)``. ``align_corners`` as in :func:`grid_sample` (default False).
+
+    >>> import numpy as np
+    >>> affine_grid(np.array([[[1.0, 0, 0], [0, 1, 0]]]), (1, 1, 1, 2))
+    array([[[[-0.5,  0. ],
+             [ 0.5,  0. ]]]])
+    """
+    fname = "affine_grid"
+    size = tuple(int(v) for v in size)
+    dt = numpy.dtype(get_aval(theta).dtype)
+    if dt.kind not in "fc":
+        raise TypeError(f"{fname}: expected theta to have a floating point type, got {dt}")
+    if len(size) not in (4, 5):
+        raise ValueError(f"{fname}: only supports 4-D and 5-D sizes, for 2-D and 3-D affine "
+                         f"transforms, respectively; got size {size}")
+    nd = len(size) - 2
+    want = (size[0], nd, nd + 1)
+    if tuple(fnp.shape(theta)) != want:
+        raise ValueError(f"{fname}: expected a batch of {nd}-D affine matrices of shape "
+                         f"N x {nd} x {nd + 1} = {want} for size {size}, got theta of shape "
+                         f"{tuple(fnp.shape(theta))}")
+    if min(size) <= 0:
+        raise ValueError(f"{fname}: expected a positive output size, got {size}")
+    spatial = size[2:]
+    # Homogeneous base points (x, y[, z], 1), x along the last axis: (prod(spatial), nd + 1).
+    axes = [_linspace_from_neg_one(n, bool(align_corners), dt) for n in spatial]
+    mesh = numpy.meshgrid(*axes, indexing="ij")
+    base = numpy.stack([m.ravel() for m in reversed(mesh)] + [numpy.ones(mesh[0].size, dt)],
+                       axis=-1).astype(dt)
+    grid = fnp.matmul(_const_like(base, theta), fnp.swapaxes(theta, 1, 2))
+    return fnp.reshape(grid, (size[0],) + spatial + (nd,))
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def _unnormalize(coord: Any, n: int, align_corners: bool) -> Any:
+    """``[-1, 1]`` grid coordinates to pixel positions: the corner pixels' centres with
+    ``align_corners``, else the image's outer edges (PyTorch's ``grid_sampler_unnormalize``)."""
+    if align_corners:
+        return (coord + 1) * ((n - 1) / 2)
+    return ((coord + 1) * n - 1) / 2
+
+
+def _clip_coordinate(x: Any, n: int) -> Any:
+    # A position on or past a border has gradient 0, as PyTorch's clip_coordinates_set_grad.
+    return fnp.where(x <= 0, 0, fnp.where(x >= n - 1, n - 1, x)).astype(x.dtype)
+
+
+def _reflect_coordinate(x: Any, twice_low: int, twice_high: int) -> Any:
+    """PyTorch's ``reflect_coordinates``: ``x`` folded into ``[low, high]`` (mirror images
+    alternate every span); the derivative is +-1 by the parity of the fold."""
+    if twice_low == twice_high:
+        return fnp.zeros_like(x)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    d = x - low
+    d = fnp.where(d < 0, -d, d)
+    extra = fnp.fmod(d, span)
+    flips = fnp.floor(funcgrad.stop_gradient(d) / span)
+    return fnp.where(fnp.fmod(flips, 2) == 0, extra + low, span - extra + low).astype(x.dtype)
+
+
+def _pad_coordinate(x: Any, n: int, padding_mode: str, align_corners: bool) -> Any:
+    """PyTorch's ``compute_coordinates``: a pixel position moved inside the image by the
+    padding mode (``'zeros'`` leaves it, so out-of-image taps read 0)."""
+    if padding_mode == "border":
+        return _clip_coordinate(x, n)
+    if padding_mode == "reflection":
+        # Clipped after, so that the borders have gradient 0 as with 'border'.
+        twice = (0, 2 * (n - 1)) if align_corners else (-1, 2 * n - 1)
+        return _clip_coordinate(_reflect_coordinate(x, *twice), n)
+    return x
+
+
+def _grid_taps(flat: Any, idx: list[Any], sizes: tuple[int, ...]) -> Any:
+    """``input`` (flattened to ``(N, C, prod(sizes))``) at the integral float positions
+    ``idx`` (one ``(N, *out)`` array per spatial axis): ``(N, C, *out)``, 0 outside."""
+    inside = None
+    lin = None
+    for i, n in zip(idx, sizes):
+        ok = (i >= 0) & (i <= n - 1)
+        inside = ok if inside is None else inside & ok
+        ic = fnp.clip(fnp.where(ok, i, 0), 0, n - 1).astype(numpy.int64)
+        lin = ic if lin is None else lin * n + ic
+    n_, c = fnp.shape(flat)[:2]
+    out_shape = tuple(fnp.shape(lin)[1:])
+    pos = fnp.broadcast_to(fnp.reshape(lin, (n_, 1, -1)), (n_, c, math.prod(out_shape)))
+    vals = fnp.reshape(fnp.take_along_axis(flat, pos, axis=2), (n_, c) + out_shape)
+    return fnp.where(fnp.expand_dims(inside, 1), vals, fnp.zeros_like(vals, shape=()))
+
+
+def _cubic_coefficients(t: Any) -> list[Any]:
+    """Keys' cubic weights (A = -0.75) of the four taps at offsets -1, 0, 1, 2 from the
+    pixel left of a position ``t`` (0 <= t < 1) past it (PyTorch's
+    ``get_cubic_upsample_coefficients``)."""
+    a = -0.75
+
+    def near(x: Any) -> Any:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: Any) -> Any:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Any:
+    """Sample ``input`` ``(N, C, H, W)`` at the points of ``grid`` ``(N, Ho, Wo, 2)`` (``(x,
+    y)`` in ``[-1, 1]``: -1 the left/top, 1 the right/bottom) giving ``(N, C, Ho, Wo)``, or
+    ``(N, C, D, H, W)`` at ``(N, Do, Ho, Wo, 3)`` points ``(x, y, z)`` (PyTorch's
+    ``F.grid_sample``). ``mode`` ``'bilinear'`` (trilinear for 5-D), ``'nearest'`` (ties
+    to even) or ``'bicubic'`` (4-D; Keys' ``A = -0.75``); ``padding_mode`` ``'zeros'``,
+    ``'border'`` or ``'reflection'`` for points outside; ``align_corners`` (default False):
+    whether -1 and 1 are the centres of the corner pixels or the image's outer edges.
+    Differentiable with respect to both the input and the grid, with PyTorch's derivatives
+    (0 on and past a border with ``'border'``; the grid derivative of ``'nearest'`` is 0).
+
+    >>> import numpy as np
+    >>> img = np.arange(4.0).reshape(1, 1, 2, 2)
+    >>> grid_sample(img, np.array([[[[0.0, 0.0], [-1.0, -1.0]]]]), align_corners=True)
+    array([[[[1.5, 0. ]]]])
+    """
+    fname = "grid_sample"
+    if mode not in _GRID_MODES:
+        raise ValueError(f"{fname}: expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"got {mode!r}")
+    if padding_mode not in _GRID_PADDING:
+        raise ValueError(f"{fname}: expected padding_mode to be 'zeros', 'border' or "
+                         f"'reflection', got {padding_mode!r}")
+    shape, gshape = tuple(fnp.shape(input)), tuple(fnp.shape(grid))
+    r = len(shape)
+    if r not in (4, 5) or len(gshape) != r:
+        raise ValueError(f"{fname}: expected 4-D or 5-D input and grid with the same number "
+                         f"of dimensions, got input of shape {shape} and grid of shape "
+                         f"{gshape}")
+    nd = r - 2
+    if gshape[0] != shape[0]:
+        raise ValueError(f"{fname}: expected grid and input to have the same batch size, got "
+                         f"input of shape {shape} and grid of shape {gshape}")
+    if gshape[-1] != nd:
+        raise ValueError(f"{fname}: expected grid to have size {nd} in its last dimension "
+                         f"(the {'(x, y)' if nd == 2 else '(x, y, z)'} of each point), got "
+                         f"grid of shape {gshape}")
+    if any(n <= 0 for n in shape[2:]):
+        raise ValueError(f"{fname}: expected input to have non-empty spatial dimensions, got "
+                         f"shape {shape}")
+    if mode == "bicubic" and nd != 2:
+        raise ValueError(f"{fname}: bicubic interpolation only supports 4-D input, got shape "
+                         f"{shape}")
+    dt, gdt = numpy.dtype(get_aval(input).dtype), numpy.dtype(get_aval(grid).dtype)
+    if dt.kind != "f" or dt != gdt:
+        raise TypeError(f"{fname}: expected input and grid to have the same floating dtype, "
+                        f"got {dt} and {gdt}")
+    ac = bool(align_corners)
+    sizes = shape[2:]
+    flat = fnp.reshape(input, shape[:2] + (-1,))
+    # Pixel positions per spatial axis (D, H, W order); the grid lists them as (x, y, z).
+    src = [_unnormalize(grid[..., nd - 1 - a], n, ac) for a, n in enumerate(sizes)]
+    if mode == "bicubic":
+        base = [fnp.floor(s) for s in src]
+        coef = [_cubic_coefficients(s - b) for s, b in zip(src, base)]
+        base = [funcgrad.stop_gradient(b) for b in base]
+        out = None
+        for i in range(4):
+            for j in range(4):
+                # Each tap's position is moved inside by the padding mode (PyTorch's
+                # get_value_bounded), then truncated to a pixel.
+                iy = fnp.trunc(_pad_coordinate(base[0] + (i - 1), sizes[0], padding_mode, ac))
+                ix = fnp.trunc(_pad_coordinate(base[1] + (j - 1), sizes[1], padding_mode, ac))
+                term = _grid_taps(flat, [iy, ix], sizes) * fnp.expand_dims(
+                    coef[0][i] * coef[1][j], 1)
+                out = term if out is None else out + term
+        return out
+    src = [_pad_coordinate(s, n, padding_mode, ac) for s, n in zip(src, sizes)]
+    if mode == "nearest":
+        return _grid_taps(flat, [fnp.round(funcgrad.stop_gradient(s)) for s in src], sizes)
+    base = [funcgrad.stop_gradient(fnp.floor(s)) for s in src]
+    frac = [s - b for s, b in zip(src, base)]
+    out = None
+    for corner in range(2 ** nd):
+        bits = [(corner >> (nd - 1 - a)) & 1 for a in range(nd)]
+        weight = None
+        for t, bit in zip(frac, bits):
+            w = t if bit else 1 - t
+            weight = w if weight is None else weight * w
+        term = _grid_taps(flat, [b + bit for b, bit in zip(base, bits)], sizes) * \
+            fnp.expand_dims(weight, 1)
+        out = term if out is None else out + term
+    return out

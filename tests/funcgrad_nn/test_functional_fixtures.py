@@ -1,0 +1,125 @@
+"""``grid_sample``, ``affine_grid`` and ``max_unpool`` with shared maxima against PyTorch fixtures made by ``fixtures/make_functional_fixtures.py``: outputs and the
+gradients with respect to every differentiable argument (the input and the grid of
+``grid_sample``, theta of ``affine_grid``) in float64 and float32, eagerly and under jit; then
+derivatives against finite differences, batching against a loop, and PyTorch's errors."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad.test_util import check_grads
+from tests.helpers import dev, host
+
+F = nn.F
+HERE = pathlib.Path(__file__).parent / "fixtures" / "functional"
+CASES = json.loads((HERE / "cases.json").read_text())["cases"]
+DATA = np.load(HERE / "functional.npz")
+RTOL = {"float64": 1e-10, "float32": 2e-5}
+
+
+def _close(actual, desired, dtype, what):
+    actual = np.asarray(host(actual))
+    assert actual.shape == desired.shape, f"{what}: shape {actual.shape} != {desired.shape}"
+    assert actual.dtype == desired.dtype, f"{what}: dtype {actual.dtype} != {desired.dtype}"
+    scale = max(1.0, float(np.max(np.abs(desired)))) if desired.size else 1.0
+    np.testing.assert_allclose(actual, desired, rtol=RTOL[dtype], atol=RTOL[dtype] * scale,
+                               err_msg=what)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_pytorch(name, dtype, jit):
+    case = CASES[name]
+    rec = {k[len(name) + len(dtype) + 2:]: DATA[k] for k in DATA.files
+           if k.startswith(f"{name}/{dtype}/")}
+    args = [dev(rec[f"a{i}"]) for i in range(case["nargs"])]
+    diff = case["diff"]
+
+    def call(*d):
+        full = list(args)
+        for i, v in zip(diff, d):
+            full[i] = v
+        return eval(case["call"], {"F": F},  # noqa: S307 (the fixture's own text)
+                    {f"a{i}": a for i, a in enumerate(full)})
+
+    fn = funcgrad.jit(call) if jit else call
+    out, pullback = funcgrad.vjp(fn, *[args[i] for i in diff])
+    _close(out, rec["y"], dtype, f"{name} output")
+    for i, g in zip(diff, pullback(dev(rec["ct"]))):
+        _close(g, rec[f"g{i}"], dtype, f"{name} gradient of argument {i}")
+
+
+def test_fixtures_are_small():
+    assert sum(p.stat().st_size for p in HERE.iterdir()) < 400_000
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_derivatives_match_finite_differences(mode, padding_mode):
+    rng = np.random.default_rng(3)
+    x = dev(rng.standard_normal((1, 2, 4, 5)))
+    # Away from pixel boundaries, where the derivative jumps.
+    g = dev(np.floor(rng.uniform(-1.3, 1.3, (1, 3, 2, 2)) * 8) / 8 + 1 / 32)
+
+    def f(a, b):
+        return F.grid_sample(a, b, mode, padding_mode, align_corners=False)
+
+    check_grads(f, (x, g), order=2, eps=1e-6)
+
+
+def test_grid_sample_3d_derivatives_match_finite_differences():
+    rng = np.random.default_rng(4)
+    x = dev(rng.standard_normal((1, 1, 3, 4, 2)))
+    g = dev(np.floor(rng.uniform(-1.2, 1.2, (1, 2, 2, 1, 3)) * 8) / 8 + 1 / 32)
+    check_grads(lambda a, b: F.grid_sample(a, b, align_corners=True), (x, g), order=1,
+                eps=1e-6)
+
+
+def test_grid_sample_batches_like_a_loop():
+    rng = np.random.default_rng(5)
+    x = dev(rng.standard_normal((3, 2, 2, 4, 5)))
+    g = dev(rng.uniform(-1.2, 1.2, (3, 2, 3, 2, 2)))
+
+    def f(a, b):
+        return F.grid_sample(a, b, "bicubic", "reflection")
+
+    want = np.stack([host(f(x[i], g[i])) for i in range(3)])
+    np.testing.assert_allclose(host(funcgrad.vmap(f)(x, g)), want, rtol=1e-12, atol=1e-12)
+
+
+def test_affine_grid_identity_samples_the_image_back():
+    x = dev(np.random.default_rng(6).standard_normal((2, 3, 4, 5)))
+    theta = dev(np.tile(np.array([[1.0, 0, 0], [0, 1, 0]]), (2, 1, 1)))
+    for ac in (False, True):
+        g = F.affine_grid(theta, (2, 3, 4, 5), align_corners=ac)
+        np.testing.assert_allclose(host(F.grid_sample(x, g, align_corners=ac)), host(x),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2)), np.zeros((1, 2, 2, 3))), "size 2"),
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2)), np.zeros((2, 2, 2, 2))), "batch size"),
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2)), np.zeros((1, 2, 2))), "same number"),
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2, 2)), np.zeros((1, 1, 1, 1, 3)), "bicubic"),
+     "4-D"),
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 1, 2)), "area"), "mode"),
+    (lambda: F.grid_sample(np.ones((1, 1, 2, 2)), np.zeros((1, 1, 1, 2)),
+                           padding_mode="wrap"), "padding_mode"),
+    (lambda: F.affine_grid(np.ones((2, 3, 4)), (2, 1, 4, 5)), "N x 2 x 3"),
+    (lambda: F.affine_grid(np.ones((1, 2, 3)), (1, 1, 5)), "4-D and 5-D"),
+])
+def test_bad_arguments_raise_like_pytorch(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_grid_sample_needs_matching_float_dtypes():
+    with pytest.raises(TypeError, match="same floating dtype"):
+        F.grid_sample(np.ones((1, 1, 2, 2), np.float32), np.zeros((1, 1, 1, 2)))
