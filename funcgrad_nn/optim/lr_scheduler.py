@@ -7,6 +7,7 @@ where PyTorch uses them (``step(epoch)``, :class:`SequentialLR` milestones).
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import warnings
@@ -28,6 +29,7 @@ __all__ = [
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
     "OneCycleLR",
+    "CyclicLR",
     "SequentialLR",
     "ChainedScheduler",
     "ReduceLROnPlateau",
@@ -43,16 +45,18 @@ class LRScheduler:
     >>> sched = StepLR(opt, step_size=2, gamma=0.5)
     >>> lrs = []
     >>> for _ in range(5):
-    ...     lrs.append(sched.get_last_lr()[0]); sched.step()
+    ...     opt.step([np.zeros(1)]); lrs.append(sched.get_last_lr()[0]); sched.step()
     >>> lrs
     [1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
     _get_lr_called_within_step = False
+    #: True during the step the constructor takes: the recursive forms keep the current rates
+    #: then (PyTorch's ``_is_initial``), also when resuming with ``last_epoch >= 0``
+    _is_initial = False
 
     def __init__(self, optimizer: Any, last_epoch: int = -1) -> None:
-        if not hasattr(optimizer, "param_groups"):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -62,7 +66,8 @@ class LRScheduler:
                 if "initial_lr" not in group:
                     raise KeyError(
                         f"param 'initial_lr' is not specified in param_groups[{i}] when "
-                        "resuming an optimizer"
+                        "resuming scheduler with last_epoch >= 0 (load the optimizer's "
+                        "state_dict first, or set last_epoch=-1 for a fresh run)"
                     )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
@@ -70,7 +75,11 @@ class LRScheduler:
 
     def _initial_step(self) -> None:
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer (PyTorch's layout)."""
@@ -94,30 +103,78 @@ class LRScheduler:
             "self.last_epoch, one per parameter group)")
 
     def step(self, epoch: float | None = None) -> None:
-        """Advance one epoch (or, deprecated as in PyTorch, jump to ``epoch``)."""
-        self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
+        """Advance one epoch (or, deprecated as in PyTorch, jump to ``epoch``: the closed
+        form where the scheduler has one)."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
             warnings.warn(
-                "The epoch parameter in `scheduler.step()` was not necessary and is being "
-                "deprecated where possible. Please use `scheduler.step()` to step the scheduler.",
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                "will result in PyTorch skipping the first value of the learning rate "
+                "schedule. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                 UserWarning, stacklevel=2,
             )
-            self.last_epoch = epoch
-            closed = getattr(self, "_get_closed_form_lr", None)
-            values = closed() if closed is not None else self.get_lr()
-        for group, lr in zip(self.optimizer.param_groups, values):
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: float | None = None) -> None:
+        # The step without its bookkeeping: SequentialLR restarts a scheduler with it.
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed = getattr(self, "_get_closed_form_lr", None)
+                values = closed() if closed is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: Sequence[float]) -> None:
+        groups = self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ValueError(f"{type(self).__name__}: got {len(values)} learning rates for "
+                             f"{len(groups)} parameter groups")
+        for group, lr in zip(groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = [group["lr"] for group in groups]
+
+    def _warn_get_lr_outside_step(self) -> None:
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please "
+                          "use `get_last_lr()`.", UserWarning, stacklevel=3)
+
+
+class _LRScheduler(LRScheduler):
+    """The old name of :class:`LRScheduler` (PyTorch keeps it for subclasses)."""
+
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the new "
+    "chainable form, where available. Please open an issue if you are unable to replicate your "
+    "use case: https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
+def _check_optimizer(optimizer: Any) -> None:
+    if not hasattr(optimizer, "param_groups"):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
 def _per_group(name: str, optimizer: Any, value: Any) -> list[Any]:
     n = len(optimizer.param_groups)
     if isinstance(value, list | tuple):
         if len(value) != n:
-            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(value)} values, param_groups has {n}.")
         return list(value)
     return [value] * n
 
@@ -163,6 +220,7 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -176,11 +234,19 @@ class MultiplicativeLR(LambdaLR):
     [0.25]
     """
 
+    def __init__(self, optimizer: Any, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        for fn in (lr_lambda if isinstance(lr_lambda, list | tuple) else [lr_lambda]):
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
     def get_lr(self) -> list[float]:  # noqa: D102
-        if self.last_epoch > 0:
-            return [g["lr"] * lmbda(self.last_epoch)
-                    for lmbda, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
-        return [g["lr"] for g in self.optimizer.param_groups]
+        self._warn_get_lr_outside_step()
+        if self._is_initial:
+            return [g["lr"] for g in self.optimizer.param_groups]
+        return [g["lr"] * lmbda(self.last_epoch)
+                for lmbda, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
@@ -192,6 +258,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in self.optimizer.param_groups]
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
@@ -217,6 +284,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         if self.last_epoch not in self.milestones:
             return [g["lr"] for g in self.optimizer.param_groups]
         k = self.milestones[self.last_epoch]
@@ -239,6 +307,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in groups]
@@ -269,10 +338,11 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in groups]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return [g["lr"] for g in groups]
         d = self.end_factor - self.start_factor
         f = 1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d)
@@ -292,7 +362,8 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
-        if self.last_epoch == 0:
+        self._warn_get_lr_outside_step()
+        if self._is_initial:
             return [g["lr"] for g in self.optimizer.param_groups]
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
 
@@ -310,8 +381,9 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         groups = self.optimizer.param_groups
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return [g["lr"] for g in groups]
         f = ((1.0 - self.last_epoch / self.total_iters)
              / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
@@ -334,7 +406,8 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self) -> list[float]:  # noqa: D102
         groups = self.optimizer.param_groups
         e, T, m = self.last_epoch, self.T_max, self.eta_min
-        if e == 0:
+        self._warn_get_lr_outside_step()
+        if self._is_initial:
             return [g["lr"] for g in groups]
         if self._step_count == 1 and e > 0:
             return [m + (b - m) * (1 + math.cos(e * math.pi / T)) / 2 for b in self.base_lrs]
@@ -371,6 +444,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         m = self.eta_min
         return [m + (b - m) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for b in self.base_lrs]
@@ -382,7 +456,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             epoch = self.last_epoch + 1
             self.T_cur = self.T_cur + 1
             if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur - self.T_i
+                self.T_cur = self.T_cur % self.T_i
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
@@ -398,10 +472,13 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._step_count = getattr(self, "_step_count", 0) + 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        # As PyTorch: this step counts no _step_count (it stays 0).
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        self._set_lrs(values)
 
 
 class OneCycleLR(LRScheduler):
@@ -434,7 +511,7 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.anneal_strategy = anneal_strategy
+        self._anneal_func_type = anneal_strategy
         t = self.total_steps
         if three_phase:
             self._schedule_phases = [
@@ -477,11 +554,12 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
-        if self.anneal_strategy == "cos":
+        if self._anneal_func_type == "cos":
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
     def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(
@@ -509,6 +587,142 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = mom
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, 2017): each group's rate goes from ``base_lr`` up to
+    ``max_lr`` over ``step_size_up`` steps and back over ``step_size_down``, the amplitude
+    scaled by ``mode`` (``"triangular"``, ``"triangular2"``: halved every cycle,
+    ``"exp_range"``: ``gamma ** iteration``) or a custom ``scale_fn`` of the cycle number or
+    iteration (``scale_mode``); momentum (or Adam's ``beta1``) cycles inversely between
+    ``max_momentum`` and ``base_momentum``. Step it after every batch, as PyTorch's.
+
+    >>> import numpy as np
+    >>> from funcgrad_nn.optim import SGD
+    >>> opt = SGD([np.zeros(1)], lr=0.1, momentum=0.9)
+    >>> s = CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     opt.step([np.zeros(1)]); lrs.append(round(s.get_last_lr()[0], 4)); s.step()
+    >>> lrs, round(opt.param_groups[0]["momentum"], 4)
+    ([0.1, 0.3, 0.5, 0.3, 0.1], 0.85)
+    """
+
+    def __init__(
+        self, optimizer: Any, base_lr: float | Sequence[float], max_lr: float | Sequence[float],
+        step_size_up: int = 2000, step_size_down: int | None = None, mode: str = "triangular",
+        gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum: float = 0.8,
+        max_momentum: float = 0.9, last_epoch: int = -1,
+    ) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for mm, bm, group in zip(self.max_momentums, self.base_momentums,
+                                         optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (mm, *group["betas"][1:])
+                    else:
+                        group["momentum"] = mm
+                    group["max_momentum"] = mm
+                    group["base_momentum"] = bm
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        # The built-in modes fix scale_mode, as PyTorch's (a custom scale_fn keeps the given one).
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = _triangular_scale
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = _triangular2_scale
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = functools.partial(_exp_range_scale, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude factor at cycle (or iteration) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self) -> list[float]:  # noqa: D102
+        self._warn_get_lr_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base + (top - base) * scale_factor * self.scale_fn(at)
+               for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums,
+                                     self.max_momentums):
+                momentum = mm - (mm - bm) * scale_factor * self.scale_fn(at)
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As PyTorch: a custom ``scale_fn`` is saved only as a callable object's ``__dict__``."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = dict(fn.__dict__)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:  # noqa: D102
+        state_dict = dict(state_dict)
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _triangular_scale(x: float) -> float:
+    return 1.0
+
+
+def _triangular2_scale(x: float) -> float:
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exp_range_scale(gamma: float, x: float) -> float:
+    return gamma**x
 
 
 class SequentialLR(LRScheduler):
@@ -544,20 +758,28 @@ class SequentialLR(LRScheduler):
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group["lr"] = group["initial_lr"]
-        # Undo the initial step every sub-scheduler took; only the first one steps now.
-        for s in self._schedulers:
-            s.last_epoch -= 1
-        self._schedulers[0]._initial_step()
-        self._last_lr = self._schedulers[0].get_last_lr()
+        # Undo the initial step every (nested) sub-scheduler took; the one in charge at
+        # epoch 0 takes it again.
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = self._schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched: Any = None) -> None:
+        """Take back one epoch from every scheduler inside this one (nested ones too)."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
 
     def step(self) -> None:  # type: ignore[override]  # noqa: D102
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                scheduler.step(0)
+            scheduler._update_lr(0)  # restarted at its epoch 0 (closed form where it has one)
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
@@ -585,6 +807,9 @@ class ChainedScheduler(LRScheduler):
                 "no scheduler.")
         optimizer = optimizer or schedulers[0].optimizer
         for i, s in enumerate(schedulers):
+            if not hasattr(s, "optimizer"):
+                raise TypeError(
+                    f"{type(self).__name__} at index {i} should have `optimizer` as its attribute.")
             if isinstance(s, ReduceLROnPlateau):
                 raise ValueError(
                     f"{type(self).__name__} does not support `ReduceLROnPlateau` scheduler as it "
@@ -627,8 +852,7 @@ class ReduceLROnPlateau(LRScheduler):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
-        if not hasattr(optimizer, "param_groups"):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         n = len(optimizer.param_groups)
         if isinstance(min_lr, list | tuple):
@@ -662,7 +886,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown_counter = 0
         self.num_bad_epochs = 0
 
-    def is_better(self, a: float, best: float) -> bool:
+    def _is_better(self, a: float, best: float) -> bool:
         """Whether metric ``a`` improves on ``best`` under the mode and threshold."""
         if self.mode == "min" and self.threshold_mode == "rel":
             return a < best * (1.0 - self.threshold)
@@ -671,6 +895,8 @@ class ReduceLROnPlateau(LRScheduler):
         if self.threshold_mode == "rel":
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
+
+    is_better = _is_better  # the name before PyTorch 2.x made it private
 
     @property
     def in_cooldown(self) -> bool:
@@ -682,8 +908,10 @@ class ReduceLROnPlateau(LRScheduler):
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
-        if self.is_better(current, self.best):
+        if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
         else:
@@ -698,7 +926,17 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
     def _reduce_lr(self) -> None:
-        for i, group in enumerate(self.optimizer.param_groups):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):  # a group was added since construction
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs "
+                    f"from when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), "
+                    "usually due to a new param group being added to the optimizer. Please "
+                    "modify the `min_lrs` field to match the length of the `optimizer` param "
+                    "groups.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for i, group in enumerate(groups):
             old = float(group["lr"])
             new = max(old * self.factor, self.min_lrs[i])
             if old - new > self.eps:

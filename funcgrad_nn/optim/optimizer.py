@@ -59,6 +59,7 @@ def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                     raise RuntimeError("a step pre-hook must return None or (args, kwargs), "
                                        f"got {out!r}")
                 args, kwargs = out
+        self._opt_called = True  # lr schedulers warn when stepped before the optimizer
         result = step(self, *args, **kwargs)
         for hook in list(self._step_post_hooks.values()):
             hook(self, args, kwargs)
@@ -201,6 +202,7 @@ class Optimizer:
             self._states[gi] = [tx.init(p) for p in params]
 
     _eager_state = False  # PyTorch creates Adagrad's state at construction
+    _opt_called = False  # set by the first step()
 
     def _validate_group(self, group: dict[str, Any]) -> None:
         """Check a group's hyperparameters (subclasses raise PyTorch's messages)."""
