@@ -30,6 +30,21 @@ def _zero(x: Any) -> Any:
     return fnp.zeros_like(x, shape=())
 
 
+def elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:
+    """scale * x where x > 0, else scale * alpha * (exp(input_scale * x) - 1): PyTorch's one
+    kernel behind ``elu``, ``selu`` and ``celu``, with its derivative at 0 (the exponential
+    branch's, ``scale * alpha * input_scale``) and NaN taking the linear branch.
+
+    >>> import numpy as np
+    >>> elu_family(np.array([-1.0, 0.0, 2.0]), 1.0).round(4)
+    array([-0.6321,  0.    ,  2.    ])
+    """
+    neg = input <= 0
+    # expm1 of the clamped value keeps the unselected branch finite (no inf * 0 in grads).
+    curve = (scale * alpha) * fnp.expm1(fnp.where(neg, input, 0) * input_scale)
+    return fnp.where(neg, curve, input * scale if scale != 1.0 else input)
+
+
 def prelu(input: Any, weight: Any) -> Any:
     """x if x > 0 else weight * x, ``weight`` per channel (axis 1) or a single value.
 
@@ -56,8 +71,7 @@ def selu(input: Any) -> Any:
     >>> np.round(selu(np.array([-1.0, 1.0])), 4)
     array([-1.1113,  1.0507])
     """
-    neg = (_SELU_SCALE * _SELU_ALPHA) * fnp.expm1(fnp.minimum(input, 0))
-    return fnp.where(input > 0, _SELU_SCALE * input, neg)
+    return elu_family(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def celu(input: Any, alpha: float = 1.0) -> Any:
@@ -69,7 +83,7 @@ def celu(input: Any, alpha: float = 1.0) -> Any:
     """
     if alpha == 0:
         raise ValueError("celu: alpha must be non-zero (it divides the input)")
-    return fnp.where(input > 0, input, alpha * fnp.expm1(fnp.minimum(input, 0) / alpha))
+    return elu_family(input, alpha, 1.0, 1.0 / alpha)
 
 
 def glu(input: Any, dim: int = -1) -> Any:
@@ -104,8 +118,10 @@ def hardswish(input: Any) -> Any:
     >>> hardswish(np.array([-4.0, 0.0, 1.0, 4.0]))
     array([-0.        ,  0.        ,  0.66666667,  4.        ])
     """
-    mid = input * (input + 3) / 6
-    return fnp.where(input <= -3, input * 0, fnp.where(input >= 3, input, mid))
+    inside = (input > -3) & (input < 3)
+    x = fnp.where(inside, input, 0)  # the quadratic only sees its own range: no inf * 0
+    # NaN and +inf take the identity branch (value NaN/inf, gradient 1, not NaN).
+    return fnp.where(input <= -3, input * 0, fnp.where(inside, x * (x + 3) / 6, input))
 
 
 def hardsigmoid(input: Any) -> Any:
@@ -148,17 +164,25 @@ def softsign(input: Any) -> Any:
     return input / (1 + fnp.abs(input))
 
 
-def softmin(input: Any, dim: int | None = None) -> Any:
-    """softmax(-x) along ``dim`` (required).
+def softmax_operand(input: Any, dim: Any, dtype: Any, fname: str) -> Any:
+    """The softmax family's checks: ``dim`` is required (PyTorch's implicit choice is
+    deprecated), and ``dtype=`` casts the input before the operation, as PyTorch (e.g. a
+    float32 input gives a float64 result, computed in float64, with ``dtype=float64``)."""
+    if dim is None:
+        raise TypeError(f"{fname}: pass dim= explicitly (PyTorch's implicit-dim choice is "
+                        "deprecated and not supported)")
+    return input if dtype is None else fnp.asarray(input).astype(dtype)
+
+
+def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Any:
+    """softmax(-x) along ``dim`` (required); ``dtype=`` casts the input first.
 
     >>> import numpy as np
     >>> softmin(np.array([0.0, 0.0]), dim=0)
     array([0.5, 0.5])
     """
-    if dim is None:
-        raise TypeError("softmin: pass dim= explicitly (PyTorch's implicit-dim choice is "
-                        "deprecated and not supported)")
-    return fsp.softmax(-input, axis=dim)
+    return fsp.softmax(-softmax_operand(input, dim, dtype, "softmin"), axis=dim)
 
 
 def softshrink(input: Any, lambd: float = 0.5) -> Any:
@@ -170,8 +194,9 @@ def softshrink(input: Any, lambd: float = 0.5) -> Any:
     """
     if lambd < 0:
         raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
-    return fnp.where(input > lambd, input - lambd,
-                     fnp.where(input < -lambd, input + lambd, _zero(input)))
+    # NaN takes the last branch: it stays NaN, as PyTorch.
+    return fnp.where((input >= -lambd) & (input <= lambd), input * 0,
+                     fnp.where(input > lambd, input - lambd, input + lambd))
 
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Any:
@@ -181,7 +206,7 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Any:
     >>> hardshrink(np.array([-1.0, 0.2, 1.0]))
     array([-1.,  0.,  1.])
     """
-    return fnp.where((input > lambd) | (input < -lambd), input, _zero(input))
+    return fnp.where((input >= -lambd) & (input <= lambd), _zero(input), input)  # NaN stays
 
 
 def tanhshrink(input: Any) -> Any:
@@ -201,7 +226,7 @@ def threshold(input: Any, threshold: float, value: float) -> Any:
     >>> threshold(np.array([0.5, 2.0]), 1.0, -1.0)
     array([-1.,  2.])
     """
-    return fnp.where(input > threshold, input, fnp.full_like(input, value, shape=()))
+    return fnp.where(input <= threshold, fnp.full_like(input, value, shape=()), input)
 
 
 # -- normalisation ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ in, float32 out).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
 from funcgrad.ops.activations import relu as _relu
+from funcgrad_nn._pointwise import elu_family, hardtanh, softmax_operand
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
@@ -62,6 +64,46 @@ def _same_shape(a: Any, b: Any, fname: str) -> None:
     if tuple(fnp.shape(a)) != tuple(fnp.shape(b)):
         raise ValueError(f"{fname}: input shape {tuple(fnp.shape(a))} and target shape "
                          f"{tuple(fnp.shape(b))} must match")
+
+
+def _broadcast_target(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
+    """``input`` and ``target`` broadcast together, with PyTorch's warning when their shapes
+    differ (the regression losses broadcast; a ``(N, 1)`` against ``(N,)`` mix-up is the usual
+    cause, hence the warning)."""
+    a, b = tuple(fnp.shape(input)), tuple(fnp.shape(target))
+    if a == b:
+        return input, target
+    try:
+        shape = numpy.broadcast_shapes(a, b)
+    except ValueError:
+        raise ValueError(f"{fname}: input shape {a} and target shape {b} do not broadcast")\
+            from None
+    warnings.warn(f"{fname}: Using a target size {b} that is different to the input size {a}. "
+                  "This will likely lead to incorrect results due to broadcasting. Please "
+                  "ensure they have the same size.", UserWarning, stacklevel=3)
+    return fnp.broadcast_to(input, shape), fnp.broadcast_to(target, shape)
+
+
+def _as_input_dtype(x: Any, input: Any, always: bool = False) -> Any:
+    """``x`` (a target, class weights) in ``input``'s floating dtype, as PyTorch computes a
+    loss: integer and bool targets take the input's dtype (int64 labels do not make a float32
+    loss float64, unlike NumPy's promotion), and with ``always`` so do floating ``weight``/
+    ``pos_weight`` arrays (a float64 NumPy weight keeps a float32 loss float32)."""
+    dt = getattr(input, "dtype", None)
+    xdt = getattr(x, "dtype", None)
+    if x is None or dt is None or xdt is None or numpy.dtype(dt).kind != "f" \
+            or numpy.dtype(xdt) == numpy.dtype(dt):
+        return x
+    if numpy.dtype(xdt).kind in "biu" or (always and numpy.dtype(xdt).kind == "f"):
+        return fnp.asarray(x).astype(dt)
+    return x
+
+
+def _mean_over(total: Any, denom: Any) -> Any:
+    """total / denom, NaN when denom is 0 (every target ignored) with a zero gradient there,
+    as PyTorch (a plain 0/0 would make every input gradient NaN)."""
+    empty = denom == 0
+    return fnp.where(empty, math.nan, fnp.divide(total, fnp.where(empty, 1, denom)))
 
 
 def _on_device_of(x: Any, like: Any) -> Any:
@@ -104,7 +146,7 @@ def relu6(input: Any) -> Any:
     >>> relu6(np.array([-1.0, 7.0]))
     array([0., 6.])
     """
-    return fnp.where(input > 6, 6, relu(input))
+    return hardtanh(input, 0.0, 6.0)  # PyTorch's: zero gradient at 0 and at 6
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01) -> Any:
@@ -124,8 +166,7 @@ def elu(input: Any, alpha: float = 1.0) -> Any:
     >>> np.round(elu(np.array([-1.0, 2.0])), 4)
     array([-0.6321,  2.    ])
     """
-    # expm1 of the clamped value keeps the unselected branch finite (no inf * 0 in grads).
-    return fnp.where(input > 0, input, alpha * fnp.expm1(fnp.minimum(input, 0)))
+    return elu_family(input, alpha)
 
 
 def gelu(input: Any, approximate: str = "none") -> Any:
@@ -191,34 +232,32 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     array([ 0.6931, 30.    ])
     """
     bx = input * beta
-    return fnp.where(bx > threshold, input, fnp.logaddexp(fnp.zeros_like(bx), bx) / beta)
+    linear = bx > threshold
+    safe = fnp.where(linear, 0, bx)  # the log branch never sees +inf (its gradient would be NaN)
+    return fnp.where(linear, input, fnp.logaddexp(fnp.zeros_like(bx), safe) / beta)
 
 
-def _dim(dim: Any, fname: str) -> int:
-    if dim is None:
-        raise TypeError(f"{fname}: pass dim= explicitly (PyTorch's implicit-dim choice is "
-                        "deprecated and not supported)")
-    return dim
-
-
-def softmax(input: Any, dim: int | None = None) -> Any:
-    """exp(x) / sum(exp(x)) along ``dim`` (required).
+def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``dim`` (required); ``dtype=`` casts the input first.
 
     >>> import numpy as np
-    >>> softmax(np.array([0.0, 0.0]), dim=0)
+    >>> softmax(np.array([0.0, 0.0], np.float32), dim=0, dtype=np.float64)
     array([0.5, 0.5])
     """
-    return fsp.softmax(input, axis=_dim(dim, "softmax"))
+    return fsp.softmax(softmax_operand(input, dim, dtype, "softmax"), axis=dim)
 
 
-def log_softmax(input: Any, dim: int | None = None) -> Any:
-    """log(softmax(x)) along ``dim`` (required), computed stably.
+def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Any:
+    """log(softmax(x)) along ``dim`` (required), computed stably; ``dtype=`` casts the
+    input first.
 
     >>> import numpy as np
     >>> np.round(log_softmax(np.array([0.0, 0.0]), dim=0), 4)
     array([-0.6931, -0.6931])
     """
-    return fsp.log_softmax(input, axis=_dim(dim, "log_softmax"))
+    return fsp.log_softmax(softmax_operand(input, dim, dtype, "log_softmax"), axis=dim)
 
 
 # -- linear, embedding, normalisation -----------------------------------------------------
@@ -263,9 +302,9 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         raise TypeError(f"embedding: input must be an integer array, got dtype {dt}")
     num = weight.shape[0]
     hv = _host_value(input)
-    if hv is not None and hv.size and (hv.min() < -num or hv.max() >= num):
-        raise IndexError(f"embedding: index out of range for {num} embeddings "
-                         f"(got min {hv.min()}, max {hv.max()})")
+    if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num):
+        raise IndexError(f"embedding: index out of range for {num} embeddings: indices must "
+                         f"be in [0, {num}) (got min {hv.min()}, max {hv.max()})")
     out = fnp.take(weight, input, axis=0)
     if max_norm is not None:
         out = _renorm_rows(out, max_norm, norm_type)
@@ -325,6 +364,10 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
         hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
             tensor, "one_hot(num_classes=-1) (pass num_classes= under jit/vmap)")))
         num_classes = int(hv.max()) + 1 if hv.size else 0
+    hv = _host_value(tensor)
+    if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num_classes):
+        raise ValueError(f"one_hot: class values must be in [0, num_classes={num_classes}), "
+                         f"got min {hv.min()}, max {hv.max()}")
     iota = _iota_like(tensor, num_classes, tensor.dtype)
     return (fnp.expand_dims(tensor, -1) == iota).astype(numpy.int64)
 
@@ -387,6 +430,9 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                          f"shape {tuple(input.shape)}")
     cshape = _channel_shape(input)
     if training:
+        if math.prod(input.shape) == input.shape[1]:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input shape {tuple(input.shape)}")
         mean, var = _batch_stats(input)
     else:
         if running_mean is None or running_var is None:
@@ -602,7 +648,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     array(2.)
     """
     _check_reduction(reduction, "mse_loss")
-    _same_shape(input, target, "mse_loss")
+    input, target = _broadcast_target(input, _as_input_dtype(target, input), "mse_loss")
     d = input - target
     return _reduce(d * d, reduction, "mse_loss")
 
@@ -615,7 +661,7 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
     array(1.)
     """
     _check_reduction(reduction, "l1_loss")
-    _same_shape(input, target, "l1_loss")
+    input, target = _broadcast_target(input, _as_input_dtype(target, input), "l1_loss")
     return _reduce(fnp.abs(input - target), reduction, "l1_loss")
 
 
@@ -627,7 +673,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     array([0.125, 2.5  ])
     """
     _check_reduction(reduction, "huber_loss")
-    _same_shape(input, target, "huber_loss")
+    input, target = _broadcast_target(input, _as_input_dtype(target, input), "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     ad = fnp.abs(input - target)
@@ -644,7 +690,7 @@ def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float
     array([0.125, 2.5  ])
     """
     _check_reduction(reduction, "smooth_l1_loss")
-    _same_shape(input, target, "smooth_l1_loss")
+    input, target = _broadcast_target(input, _as_input_dtype(target, input), "smooth_l1_loss")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     if beta == 0:
@@ -664,12 +710,30 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
     """
     _check_reduction(reduction, "binary_cross_entropy")
     _same_shape(input, target, "binary_cross_entropy")
-    logp = fnp.maximum(fnp.log(input), -100.0)
-    log1mp = fnp.maximum(fnp.log1p(-input), -100.0)
-    loss = -(target * logp + (1 - target) * log1mp)
+    hv = _host_value(input)
+    if hv is not None and ((hv < 0) | (hv > 1)).any():
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and "
+                         f"1 (probabilities; use binary_cross_entropy_with_logits for logits), "
+                         f"got values in [{hv.min()}, {hv.max()}]")
+    loss = _bce_terms(input, _as_input_dtype(target, input))
     if weight is not None:
-        loss = loss * weight
+        loss = loss * _as_input_dtype(weight, input, always=True)
     return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+@funcgrad.custom_jvp
+def _bce_terms(p: Any, t: Any) -> Any:
+    # -(t log p + (1 - t) log(1 - p)), each log clamped at -100 like PyTorch.
+    return -(t * fnp.maximum(fnp.log(p), -100.0) + (1 - t) * fnp.maximum(fnp.log1p(-p), -100.0))
+
+
+# PyTorch's input derivative, (p - t) / max(p (1 - p), 1e-12): finite where p is exactly 0 or
+# 1 (a saturated float32 sigmoid), where the clamped formula's own derivative is 0 * inf.
+# Its target derivative is PyTorch's too: -logit(p), unclamped.
+_BCE_EPS = float(numpy.float32(1e-12))  # PyTorch's EPSILON is a C float
+_bce_terms.defjvps(
+    lambda dp, out, p, t: dp * (p - t) / fnp.maximum(p * (1 - p), _BCE_EPS),
+    lambda dt, out, p, t: dt * (fnp.log1p(-p) - fnp.log(p)))
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,
@@ -683,6 +747,9 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
+    target = _as_input_dtype(target, input)
+    weight = _as_input_dtype(weight, input, always=True)
+    pos_weight = _as_input_dtype(pos_weight, input, always=True)
     # log(1 + exp(-x)) stably = softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)
     sp_neg = fnp.log1p(fnp.exp(-fnp.abs(input))) + fnp.maximum(-input, 0)
     if pos_weight is not None:
@@ -734,6 +801,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
         raise ValueError(f"nll_loss: input shape {tuple(input.shape)} needs target shape "
                          f"{expected}, got {tuple(target.shape)}")
     _check_targets(target, n_classes, ignore_index, "nll_loss")
+    weight = _class_weight(weight, input, n_classes, "nll_loss")
     valid = target != ignore_index
     safe = fnp.where(valid, target, 0)
     picked = _pick(input, safe, axis)
@@ -741,8 +809,19 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
         fnp.where(valid, fnp.take(weight, safe), 0)
     loss = -picked * w
     if reduction == "mean":
-        return fnp.divide(fnp.sum(loss), fnp.sum(w))
+        return _mean_over(fnp.sum(loss), fnp.sum(w))
     return _reduce(loss, reduction, "nll_loss")
+
+
+def _class_weight(weight: Any, input: Any, n_classes: int, fname: str) -> Any:
+    """The per-class ``weight`` checked to be ``(C,)`` (a shorter one would silently clamp
+    class indices) and in the input's dtype."""
+    if weight is None:
+        return None
+    if tuple(fnp.shape(weight)) != (n_classes,):
+        raise ValueError(f"{fname}: weight should be defined for all {n_classes} classes (shape "
+                         f"({n_classes},)) or none, got shape {tuple(fnp.shape(weight))}")
+    return _as_input_dtype(weight, input, always=True)
 
 
 def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -763,6 +842,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
                          f"{label_smoothing}")
     axis = _class_axis(input)
     n_classes = input.shape[axis]
+    weight = _class_weight(weight, input, n_classes, "cross_entropy")
     logp = fsp.log_softmax(input, axis=axis)
     wshape = [1] * input.ndim
     wshape[axis] = n_classes
@@ -789,7 +869,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
             denom = fnp.sum(valid.astype(input.dtype))
         else:
             denom = fnp.sum(fnp.where(valid, fnp.take(weight, fnp.where(valid, target, 0)), 0))
-        smooth = fnp.divide(fnp.sum(smooth), denom)
+        smooth = _mean_over(fnp.sum(smooth), denom)
     elif reduction == "sum":
         smooth = fnp.sum(smooth)
     # fnp ops (not operators) so eager 0-d results stay arrays, not NumPy scalars.
@@ -807,7 +887,7 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     array(0.)
     """
     _check_reduction(reduction, "kl_div", ("batchmean",))
-    _same_shape(input, target, "kl_div")
+    target = _as_input_dtype(target, input)
     if log_target:
         loss = fnp.exp(target) * (target - input)
     else:
@@ -850,6 +930,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
         raise ValueError(f"{fname}: All input tensors should have same dimension but got "
                          f"sizes: input1: {tuple(fnp.shape(input1))}, input2: "
                          f"{tuple(fnp.shape(input2))}, target: {tuple(fnp.shape(target))}")
+    target = _as_input_dtype(target, input1)
     return _reduce(_relu0(-target * (input1 - input2) + margin), reduction, fname)
 
 
@@ -879,7 +960,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     """
     fname = "soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
-    _same_shape(input, target, fname)
+    target = _as_input_dtype(target, input)
     return _reduce(fnp.logaddexp(0, -target * input), reduction, fname)
 
 
@@ -1005,7 +1086,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     if p == 2:
         h = h * h
     if weight is not None:
-        h = h * fnp.take(weight, t)[:, None]
+        h = h * fnp.take(_as_input_dtype(weight, input, always=True), t)[:, None]
     other = _iota_like(x, c, t.dtype)[None, :] != t[:, None]
     loss = fnp.sum(fnp.where(other, h, 0), axis=1) / c
     return _reduce(loss if batched else loss[0], reduction, fname)
@@ -1061,10 +1142,10 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
     """
     fname = "multilabel_soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
-    _same_shape(input, target, fname)
+    target = _as_input_dtype(target, input)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
-        loss = loss * weight
+        loss = loss * _as_input_dtype(weight, input, always=True)
     c = input.shape[-1] if fnp.ndim(input) else 1
     loss = fnp.sum(loss, axis=-1) / c if fnp.ndim(input) else loss
     return _reduce(loss, reduction, fname)
@@ -1082,6 +1163,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     """
     fname = "poisson_nll_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    target = _as_input_dtype(target, input)
     if log_input:
         loss = fnp.exp(input) - target * input
     else:

@@ -39,7 +39,8 @@ def _relu_grad_fn(xp: Any, g: Any, x: Any) -> Any:
             and dt.itemsize in _SAME_WIDTH_INT:
         it = _SAME_WIDTH_INT[dt.itemsize]
         bits = xp.negative(hit, dtype=it)  # True -> all ones, False -> 0
-        out = bits if bits.shape == g.shape else None  # (reused unless g broadcasts)
+        # (reused unless g broadcasts, or is 0-d: then bits is a NumPy scalar, no out=)
+        out = bits if type(bits) is numpy.ndarray and bits.shape == g.shape else None
         return xp.bitwise_and(bits, g.view(it), out=out).view(dt)
     return xp.where(hit, g, xp.zeros((), dtype=dt) if dt is not None else 0)
 

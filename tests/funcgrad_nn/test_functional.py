@@ -203,8 +203,11 @@ def test_regression_and_binary_losses():
                     rtol=1e-10)
     check_grads(lambda a: F.binary_cross_entropy_with_logits(a, dev(t)), (dev(a),), order=2)
     check_grads(lambda a: F.huber_loss(a, dev(b)), (dev(a),), order=1)
-    with pytest.raises(ValueError, match="target shape"):
-        F.mse_loss(a, b[0])
+    # PyTorch broadcasts the regression losses' target, with a warning.
+    with pytest.warns(UserWarning, match="different to the input size"):
+        assert_allclose(F.mse_loss(dev(a), dev(b[0])), ((a - b[0]) ** 2).mean())
+    with pytest.raises(ValueError, match="do not broadcast"):
+        F.mse_loss(a, b[:, :2])
 
 
 def test_nll_loss_ignore_and_embedding_one_hot():
@@ -222,6 +225,42 @@ def test_nll_loss_ignore_and_embedding_one_hot():
         funcgrad.jit(F.one_hot)(np.array([1, 2]))
     assert_allclose(funcgrad.jit(lambda i: F.one_hot(i, 3))(dev(np.array([2]))),
                     np.array([[0, 0, 1]]))
+
+
+def test_loss_dtypes_follow_the_input():
+    # PyTorch's promotion, not NumPy's: int64 labels and float64 class weights (NumPy's
+    # defaults) keep a float32 loss float32.
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    p = rng.uniform(0.1, 0.9, size=(3, 4)).astype(np.float32)
+    w, labels, ints = rng.uniform(0.5, 2, size=4), np.array([0, 1, 3]), np.ones((3, 4), int)
+    for loss in (F.cross_entropy(dev(x), dev(labels), dev(w), label_smoothing=0.1),
+                 F.nll_loss(dev(x), dev(labels), dev(w)),
+                 F.binary_cross_entropy(dev(p), dev(ints), dev(w)),
+                 F.binary_cross_entropy_with_logits(dev(x), dev(ints), pos_weight=dev(w)),
+                 F.multi_margin_loss(dev(x), dev(labels), weight=dev(w)),
+                 F.multilabel_soft_margin_loss(dev(x), dev(ints), dev(w)),
+                 F.mse_loss(dev(x), dev(ints)), F.huber_loss(dev(x), dev(ints)),
+                 F.poisson_nll_loss(dev(x), dev(ints)), F.soft_margin_loss(dev(x), dev(ints))):
+        assert loss.dtype == np.float32
+
+
+def test_loss_and_lookup_errors_like_pytorch():
+    x = rng.normal(size=(3, 5))
+    with pytest.raises(ValueError, match="all 5 classes"):
+        F.cross_entropy(x, np.array([0, 1, 4]), weight=np.ones(3))  # would clamp class 4
+    with pytest.raises(ValueError, match="all 5 classes"):
+        F.nll_loss(x, np.array([0, 1, 4]), weight=np.ones(6))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.binary_cross_entropy(np.array([0.5, 1.5]), np.array([1.0, 1.0]))
+    with pytest.raises(ValueError, match="num_classes=3"):
+        F.one_hot(np.array([0, 3]), 3)
+    with pytest.raises(ValueError, match="num_classes=3"):
+        F.one_hot(np.array([0, -1]), 3)
+    with pytest.raises(IndexError, match="out of range"):
+        F.embedding(np.array([-1]), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.batch_norm(np.ones((1, 3)), None, None, training=True)
+    assert F.batch_norm(np.ones((1, 3, 2)), None, None, training=True).shape == (1, 3, 2)
 
 
 def test_dropout_key_semantics():

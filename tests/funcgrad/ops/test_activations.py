@@ -26,6 +26,14 @@ def test_relu_values_nan_and_derivative_at_zero(dtype):
     assert_allclose(funcgrad.jit(funcgrad.grad(lambda v: fnp.sum(relu(v))))(dev(x)), g)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_of_a_0d_array_differentiates(dtype):
+    # 0-d operands make NumPy return scalars, which cannot be an out= buffer
+    x = np.array(0.7, dtype)
+    assert float(host(funcgrad.grad(relu)(dev(x)))) == 1.0
+    assert float(host(funcgrad.grad(relu)(dev(-x)))) == 0.0
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_relu_grad_is_exactly_where(dtype):
     rng = np.random.default_rng(0)
