@@ -30,9 +30,14 @@ from funcgrad.ops.windows import window_counts
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "fold", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "fold", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
 ]
 
@@ -902,3 +907,219 @@ def _pick_w(w_arg: Any, d_arg: Any, h_sel: Any) -> Any:
     flat = fnp.reshape(w_arg, (n, c, dd * hh, ow))
     pos = fnp.reshape(d_arg * hh + h_sel, (n, c, od * oh, ow))
     return fnp.reshape(fnp.take_along_axis(flat, pos, axis=2), (n, c, od, oh, ow))
+
+
+# -- fractional max pooling ------------------------------------------------------------------
+
+
+def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any,
+                         output_ratio: Any, return_indices: bool, samples: Any, key: Any,
+                         fname: str) -> Any:
+    x, unbatched = _batched(input, nd, fname)
+    k = ntuple(kernel_size, nd, "kernel_size", fname)
+    sizes = tuple(fnp.shape(x)[2:])
+    if (output_size is None) == (output_ratio is None):
+        raise ValueError(f"{fname}: exactly one of output_size and output_ratio must be given")
+    if output_size is None:
+        ratio = (float(output_ratio),) * nd if isinstance(output_ratio, (int, float)) else \
+            tuple(float(r) for r in output_ratio)
+        if len(ratio) != nd or not all(0 < r < 1 for r in ratio):
+            raise ValueError(f"{fname}: output_ratio must be {nd} numbers in (0, 1), got "
+                             f"{output_ratio!r}")
+        out = tuple(int(n * r) for n, r in zip(sizes, ratio))
+    else:
+        out = ntuple(output_size, nd, "output_size", fname)
+    # PyTorch's 3-D check is strict (its 2-D one is not).
+    slack = 0 if nd == 2 else 1
+    if any(v < 1 for v in k + out) or \
+            any(o + ki - 1 > n - slack for o, ki, n in zip(out, k, sizes)):
+        raise ValueError(f"{fname}: output size {out} and kernel size {k} must be positive "
+                         f"with output + kernel - 1 {'<=' if nd == 2 else '<'} input size "
+                         f"{sizes}")
+    n_, c = fnp.shape(x)[:2]
+    dt = x.dtype if numpy.dtype(x.dtype).kind == "f" else numpy.dtype(numpy.float32)
+    if samples is None:
+        if key is None:
+            from funcgrad_nn.init import default_generator
+            samples = default_generator().random((n_, c, nd)).astype(dt)
+        else:
+            from funcgrad_nn.functional import random_uniform
+            samples = random_uniform(key, fnp.zeros_like(x, dtype=dt, shape=(n_, c, nd)))
+    if tuple(fnp.shape(samples)) != (n_, c, nd):
+        raise ValueError(f"{fname}: _random_samples must have shape {(n_, c, nd)} (one "
+                         f"sample in [0, 1) per plane and axis), got "
+                         f"{tuple(fnp.shape(samples))}")
+    samples = funcgrad.stop_gradient(fnp.asarray(samples).astype(dt))
+    # PyTorch's generate_intervals: window i of an axis starts at
+    # int((i + u) * alpha) - int(u * alpha), alpha = (n - k) / (out - 1), the last at n - k;
+    # the 2-D samples are in (W, H) order, the 3-D ones in (T, H, W).
+    lin = None
+    for a in range(nd):
+        u = samples[..., (nd - 1 - a) if nd == 2 else a][..., None]          # (N, C, 1)
+        n, ki, o = sizes[a], k[a], out[a]
+        i = _iota(u, o, (o,)).astype(dt)
+        if o > 1:
+            alpha = dt.type(n - ki) / dt.type(o - 1)
+            start = fnp.floor((i + u) * alpha) - fnp.floor(u * alpha)
+            start = fnp.where(i < o - 1, start, n - ki).astype(numpy.int64)
+        else:
+            start = fnp.full_like(u, n - ki, dtype=numpy.int64, shape=(n_, c, 1))
+        pos = start[..., None] + _iota(start, ki, (ki,))                     # (N, C, o, k)
+        shape = [n_, c] + [1] * (2 * nd)
+        shape[2 + a], shape[2 + nd + a] = o, ki
+        pos = fnp.reshape(pos, tuple(shape))
+        lin = pos if lin is None else lin * n + pos
+    lin = fnp.broadcast_to(lin, (n_, c) + out + k)
+    lin = fnp.reshape(lin, (n_, c, math.prod(out), math.prod(k)))
+    flat = fnp.reshape(x, (n_, c, -1))
+    vals = fnp.reshape(fnp.take_along_axis(flat, fnp.reshape(lin, (n_, c, -1)), axis=2),
+                       (n_, c, math.prod(out), math.prod(k)))
+    # The first maximum of each window in row-major order (a NaN is a maximum), as PyTorch.
+    best = fnp.argmax(funcgrad.stop_gradient(vals), axis=3, keepdims=True)
+    res = fnp.reshape(fnp.take_along_axis(vals, best, axis=3), (n_, c) + out)
+    if unbatched:
+        res = res[0]
+    if not return_indices:
+        return res
+    idx = fnp.reshape(fnp.take_along_axis(lin, best, axis=3), (n_, c) + out)
+    return res, (idx[0] if unbatched else idx)
+
+
+def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None, *, key: Any = None) -> Any:
+    """Fractional max pooling (Graham, 2014) of ``(N, C, H, W)`` or ``(C, H, W)``: windows
+    of ``kernel_size`` at pseudo-random starts that reach ``output_size`` (or
+    ``int(input * output_ratio)``) outputs, PyTorch's interval rule. The randomness is one
+    sample in [0, 1) per plane and axis: ``_random_samples`` ``(N, C, 2)`` as PyTorch's, else
+    drawn from ``key=`` (an int seed or uint32[2] key; traceable), else from the global
+    generator (``nn.manual_seed``; eager code only: under jit pass ``key=``).
+    ``return_indices`` gives flat int64 indices into each ``H * W`` plane.
+
+    >>> import numpy as np
+    >>> x = np.arange(25.0).reshape(1, 1, 5, 5)
+    >>> fractional_max_pool2d(x, 2, output_size=2, _random_samples=np.full((1, 1, 2), 0.5))
+    array([[[[ 6.,  9.],
+             [21., 24.]]]])
+    """
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, key, "fractional_max_pool2d")
+
+
+def fractional_max_pool3d(input: Any, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None, *, key: Any = None) -> Any:
+    """3-D fractional max pooling of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (see
+    :func:`fractional_max_pool2d`; ``_random_samples`` ``(N, C, 3)``).
+
+    >>> import numpy as np
+    >>> x = np.arange(27.0).reshape(1, 1, 3, 3, 3)
+    >>> fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3)))
+    array([[[[[26.]]]]])
+    """
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, key, "fractional_max_pool3d")
+
+
+# PyTorch's ``*_with_indices`` forms: the pooling with ``return_indices=True``.
+
+
+def max_pool1d_with_indices(input: Any, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    """:func:`max_pool1d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> max_pool1d_with_indices(np.array([[1.0, 3.0, 2.0, 0.0]]), 2)[1]
+    array([[1, 2]])
+    """
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, True,
+                     "max_pool1d_with_indices")
+
+
+def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    """:func:`max_pool2d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> max_pool2d_with_indices(np.arange(4.0).reshape(1, 2, 2), 2)[1]
+    array([[[3]]])
+    """
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, True,
+                     "max_pool2d_with_indices")
+
+
+def max_pool3d_with_indices(input: Any, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    """:func:`max_pool3d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> max_pool3d_with_indices(np.arange(8.0).reshape(1, 2, 2, 2), 2)[1]
+    array([[[[7]]]])
+    """
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, True,
+                     "max_pool3d_with_indices")
+
+
+def adaptive_max_pool1d_with_indices(input: Any, output_size: Any,
+                                     return_indices: bool = True) -> Any:
+    """:func:`adaptive_max_pool1d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> adaptive_max_pool1d_with_indices(np.array([[1.0, 3.0, 2.0]]), 1)[1]
+    array([[1]])
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Any, output_size: Any,
+                                     return_indices: bool = True) -> Any:
+    """:func:`adaptive_max_pool2d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> adaptive_max_pool2d_with_indices(np.arange(4.0).reshape(1, 2, 2), 1)[1]
+    array([[[3]]])
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Any, output_size: Any,
+                                     return_indices: bool = True) -> Any:
+    """:func:`adaptive_max_pool3d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> adaptive_max_pool3d_with_indices(np.arange(8.0).reshape(1, 2, 2, 2), 1)[1]
+    array([[[[7]]]])
+    """
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+def fractional_max_pool2d_with_indices(input: Any, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Any = None, *, key: Any = None
+                                       ) -> Any:
+    """:func:`fractional_max_pool2d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> fractional_max_pool2d_with_indices(np.arange(4.0).reshape(1, 1, 2, 2), 2, 1)[1]
+    array([[[[3]]]])
+    """
+    return _fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, True,
+                                _random_samples, key, "fractional_max_pool2d_with_indices")
+
+
+def fractional_max_pool3d_with_indices(input: Any, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = True,
+                                       _random_samples: Any = None, *, key: Any = None
+                                       ) -> Any:
+    """:func:`fractional_max_pool3d` returning ``(values, indices)``.
+
+    >>> import numpy as np
+    >>> x = np.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> fractional_max_pool3d_with_indices(x, 1, 1, _random_samples=np.zeros((1, 1, 3)))[1]
+    array([[[[[0]]]]])
+    """
+    return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, True,
+                                _random_samples, key, "fractional_max_pool3d_with_indices")

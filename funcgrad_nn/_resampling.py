@@ -22,8 +22,9 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 
-__all__ = ["affine_grid", "grid_sample", "interpolate", "pad", "pixel_shuffle", "pixel_unshuffle",
-           "upsample"]
+__all__ = ["affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pad",
+           "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear",
+           "upsample_nearest"]
 
 _NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
              "circular": "wrap"}
@@ -599,3 +600,43 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
             fnp.expand_dims(weight, 1)
         out = term if out is None else out + term
     return out
+
+
+def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> Any:
+    """The deprecated ``interpolate(..., mode='nearest')``.
+
+    >>> import numpy as np
+    >>> upsample_nearest(np.array([[[1.0, 2.0]]]), scale_factor=2)
+    array([[[1., 1., 2., 2.]]])
+    """
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) -> Any:
+    """The deprecated ``interpolate(..., mode='bilinear', align_corners=True)`` (4-D input).
+
+    >>> import numpy as np
+    >>> upsample_bilinear(np.array([[[[0.0, 3.0]]]]), size=(1, 4))
+    array([[[[0., 1., 2., 3.]]]])
+    """
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def channel_shuffle(input: Any, groups: int) -> Any:
+    """Interleave the channels of ``(N, C, *)`` across ``groups`` (ShuffleNet's shuffle):
+    channel ``g * (C // groups) + i`` moves to ``i * groups + g``.
+
+    >>> import numpy as np
+    >>> channel_shuffle(np.arange(6.0).reshape(1, 6, 1), 2).ravel()
+    array([0., 3., 1., 4., 2., 5.])
+    """
+    shape = tuple(fnp.shape(input))
+    g = int(groups)
+    if len(shape) < 3:
+        raise ValueError(f"channel_shuffle: expected an input with more than 2 dims (N, C, *), "
+                         f"got shape {shape}")
+    if g <= 0 or shape[1] % g:
+        raise ValueError(f"channel_shuffle: the number of channels ({shape[1]}) must be "
+                         f"divisible by a positive number of groups, got groups={groups}")
+    x = fnp.reshape(input, (shape[0], g, shape[1] // g) + shape[2:])
+    return fnp.reshape(fnp.swapaxes(x, 1, 2), shape)

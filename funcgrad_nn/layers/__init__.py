@@ -82,6 +82,8 @@ from funcgrad_nn.layers.pooling import (
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -101,6 +103,7 @@ from funcgrad_nn.layers.transformer import (
     TransformerEncoderLayer,
 )
 from funcgrad_nn.layers.upsampling import (
+    ChannelShuffle,
     PixelShuffle,
     PixelUnshuffle,
     Upsample,
@@ -122,7 +125,8 @@ __all__ = [
 
 # Convolution family (funcgrad_nn.layers.conv, pooling, padding, upsampling, fold).
 __all__ += [
-    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "ChannelShuffle",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d",

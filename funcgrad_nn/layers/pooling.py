@@ -1,15 +1,20 @@
 """Pooling layers: max/average/power-average (1-D, 2-D, 3-D), max unpooling, adaptive
-average/max pooling."""
+average/max pooling, fractional max pooling."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
+import funcgrad
 from funcgrad_nn import functional as F
+from funcgrad_nn.init import default_generator
 from funcgrad_nn.module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d",
            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
@@ -327,3 +332,62 @@ class LPPool3d(_LPPoolNd):
     """
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{name} requires specifying exactly one of output_size and "
+                             "output_ratio")
+        ratios = (output_ratio,) if isinstance(output_ratio, (int, float)) else \
+            (output_ratio or ())
+        if not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (exclusive), got "
+                             f"{output_ratio!r}")
+        self.kernel_size, self.output_size, self.output_ratio = (kernel_size, output_size,
+                                                                 output_ratio)
+        self.return_indices = return_indices
+        self._random_samples = _random_samples
+        seed = default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)
+        self.register_buffer("rng_key", seed, persistent=False)
+
+    def forward(self, input: Any, key: Any = None) -> Any:
+        if self._random_samples is None and key is None:
+            key, nxt = F.split_key(self.rng_key)
+            self.rng_key = funcgrad.stop_gradient(nxt)
+        return self._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, self._random_samples, key=key)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, output_size={self.output_size}, "
+                f"output_ratio={self.output_ratio}")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling (see :func:`funcgrad_nn.functional.fractional_max_pool2d`):
+    new pseudo-random windows on every call, from the module's own key (a non-persistent
+    uint32[2] buffer ``rng_key`` seeded from the global generator and advanced like
+    :class:`Dropout`'s), or from ``forward(x, key=k)``.
+
+    >>> import numpy as np
+    >>> FractionalMaxPool2d(2, output_ratio=0.5)(np.ones((1, 3, 8, 10))).shape
+    (1, 3, 4, 5)
+    """
+
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling of ``(N, C, D, H, W)`` (see :class:`FractionalMaxPool2d`).
+
+    >>> import numpy as np
+    >>> FractionalMaxPool3d(2, output_size=(2, 3, 3))(np.ones((1, 1, 4, 5, 6))).shape
+    (1, 1, 2, 3, 3)
+    """
+
+    _fn = staticmethod(F.fractional_max_pool3d)

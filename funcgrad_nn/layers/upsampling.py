@@ -1,4 +1,5 @@
-"""Upsample (and its nearest/bilinear aliases), PixelShuffle and PixelUnshuffle."""
+"""Upsample (and its nearest/bilinear aliases), PixelShuffle, PixelUnshuffle and
+ChannelShuffle."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d",
-           "UpsamplingNearest2d"]
+__all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle", "Upsample",
+           "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
@@ -97,3 +98,22 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of ``(N, C, *)`` across ``groups`` (ShuffleNet).
+
+    >>> import numpy as np
+    >>> ChannelShuffle(2)(np.arange(4.0).reshape(1, 4, 1)).ravel()
+    array([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Any) -> Any:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"

@@ -1,7 +1,9 @@
-"""``grid_sample``, ``affine_grid`` and ``max_unpool`` with shared maxima against PyTorch fixtures made by ``fixtures/make_functional_fixtures.py``: outputs and the
-gradients with respect to every differentiable argument (the input and the grid of
-``grid_sample``, theta of ``affine_grid``) in float64 and float32, eagerly and under jit; then
-derivatives against finite differences, batching against a loop, and PyTorch's errors."""
+"""``grid_sample``, ``affine_grid``, ``max_unpool`` with shared maxima, fractional max
+pooling and ``channel_shuffle`` against PyTorch fixtures made by
+``fixtures/make_functional_fixtures.py``: outputs (and indices) and the gradients with respect
+to every differentiable argument (the input and the grid of ``grid_sample``, theta of
+``affine_grid``) in float64 and float32, eagerly and under jit; then derivatives against
+finite differences, batching against a loop, and PyTorch's errors."""
 
 from __future__ import annotations
 
@@ -49,9 +51,17 @@ def test_matches_pytorch(name, dtype, jit):
         return eval(case["call"], {"F": F},  # noqa: S307 (the fixture's own text)
                     {f"a{i}": a for i, a in enumerate(full)})
 
-    fn = funcgrad.jit(call) if jit else call
+    def values(*d):
+        out = call(*d)
+        return out[0] if "indices" in rec else out
+
+    fn = funcgrad.jit(values) if jit else values
     out, pullback = funcgrad.vjp(fn, *[args[i] for i in diff])
     _close(out, rec["y"], dtype, f"{name} output")
+    if "indices" in rec:
+        got = np.asarray(host(call(*[args[i] for i in diff])[1]))
+        assert got.dtype == np.int64, f"{name}: indices dtype {got.dtype}"
+        np.testing.assert_array_equal(got, rec["indices"], err_msg=f"{name} indices")
     for i, g in zip(diff, pullback(dev(rec["ct"]))):
         _close(g, rec[f"g{i}"], dtype, f"{name} gradient of argument {i}")
 
@@ -123,3 +133,69 @@ def test_bad_arguments_raise_like_pytorch(call, match):
 def test_grid_sample_needs_matching_float_dtypes():
     with pytest.raises(TypeError, match="same floating dtype"):
         F.grid_sample(np.ones((1, 1, 2, 2), np.float32), np.zeros((1, 1, 1, 2)))
+
+
+def test_fractional_max_pool_draws_windows_from_its_key():
+    x = dev(np.random.default_rng(7).standard_normal((2, 3, 13, 11)))
+
+    def pool(key):
+        return F.fractional_max_pool2d(x, 2, output_size=(5, 4), return_indices=True, key=key)
+
+    a, b = pool(1), pool(1)
+    np.testing.assert_array_equal(host(a[1]), host(b[1]))
+    assert not np.array_equal(host(pool(2)[1]), host(a[1]))
+    jitted = funcgrad.jit(pool)(dev(np.array([1, 0], np.uint32)))  # the key of seed 1
+    np.testing.assert_array_equal(host(jitted[1]), host(a[1]))
+    # The values are the input at the indices.
+    flat = host(x).reshape(2, 3, -1)
+    np.testing.assert_array_equal(host(a[0]).reshape(2, 3, -1),
+                                  np.take_along_axis(flat, host(a[1]).reshape(2, 3, -1), 2))
+
+
+def test_fractional_max_pool_layer_advances_its_key():
+    nn.manual_seed(0)
+    layer = nn.FractionalMaxPool2d(3, output_size=4, return_indices=True)
+    x = dev(np.random.default_rng(8).standard_normal((1, 4, 11, 12)))
+    first, second = layer(x)[1], layer(x)[1]
+    assert first.shape == (1, 4, 4, 4)
+    assert not np.array_equal(host(first), host(second))
+    np.testing.assert_array_equal(host(layer(x, key=3)[1]), host(layer(x, key=3)[1]))
+    assert nn.FractionalMaxPool3d(2, output_ratio=0.5)(dev(np.ones((1, 1, 4, 6, 8)))).shape \
+        == (1, 1, 2, 3, 4)
+
+
+def test_fractional_max_pool_gradient_matches_finite_differences():
+    x = dev(np.random.default_rng(9).permutation(70).reshape(1, 1, 7, 10) / 7.0)
+    samples = dev(np.array([[[0.3, 0.8]]]))
+    check_grads(lambda a: F.fractional_max_pool2d(a, 2, (3, 4), _random_samples=samples),
+                (x,), order=1, eps=1e-6)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: F.fractional_max_pool2d(np.ones((1, 1, 4, 4)), 2), "exactly one"),
+    (lambda: F.fractional_max_pool2d(np.ones((1, 1, 4, 4)), 2, 4), "output \\+ kernel"),
+    (lambda: F.fractional_max_pool3d(np.ones((1, 1, 4, 4, 4)), 2, 3), "output \\+ kernel"),
+    (lambda: F.fractional_max_pool2d(np.ones((1, 1, 4, 4)), 2, 2,
+                                     _random_samples=np.zeros((1, 1, 3))), "_random_samples"),
+    (lambda: nn.FractionalMaxPool2d(2, output_ratio=1.5), "between 0 and 1"),
+    (lambda: F.channel_shuffle(np.ones((1, 5, 2)), 3), "divisible"),
+    (lambda: F.channel_shuffle(np.ones((2, 6)), 3), "more than 2 dims"),
+])
+def test_pooling_and_shuffle_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_with_indices_aliases_and_deprecated_upsampling():
+    x = dev(np.random.default_rng(10).standard_normal((1, 2, 5, 6)))
+    for got, want in [(F.max_pool2d_with_indices(x, 2), F.max_pool2d(x, 2, return_indices=True)),
+                      (F.adaptive_max_pool2d_with_indices(x, 3),
+                       F.adaptive_max_pool2d(x, 3, return_indices=True))]:
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(host(g), host(w))
+    np.testing.assert_array_equal(
+        host(F.upsample_bilinear(x, scale_factor=2)),
+        host(F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)))
+    np.testing.assert_array_equal(host(F.upsample_nearest(x, (7, 9))),
+                                  host(F.interpolate(x, (7, 9))))
+    np.testing.assert_array_equal(host(nn.ChannelShuffle(2)(x)), host(F.channel_shuffle(x, 2)))
