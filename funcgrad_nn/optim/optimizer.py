@@ -106,6 +106,12 @@ class Optimizer:
                 "params argument given to the optimizer should be an iterable of Tensors or "
                 f"dicts, but got {type(params).__module__}.{type(params).__name__}"
             )
+        if defaults.get("fused"):
+            # PyTorch's checks; the flag itself changes nothing here (see docs/optim.md).
+            if defaults.get("differentiable"):
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if defaults.get("foreach"):
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         sources = getattr(params, "sources", None)
         param_groups = list(params)
         if len(param_groups) == 0:
@@ -167,6 +173,11 @@ class Optimizer:
             params = list(params)
             sources = (list(it_sources[-len(params):]) if it_sources is not None and params
                        else [None] * len(params))
+        names = _param_names(params)
+        if names is not None:
+            params = [p for _, p in params]
+        if any(("param_names" in g) != (names is not None) for g in self.param_groups):
+            raise ValueError("all optimizer param groups should be with/without names.")
         for i, p in enumerate(params):
             if not is_array(p) or not hasattr(p, "__setitem__"):
                 raise TypeError(
@@ -176,6 +187,8 @@ class Optimizer:
                 )
         group = dict(param_group)
         group["params"] = params
+        if names is not None:
+            group["param_names"] = names
         for name, default in self.defaults.items():
             if default is _required and name not in group:
                 raise ValueError(
@@ -488,6 +501,18 @@ class Optimizer:
         self.param_groups, self._states = new_groups, new_states
 
 
+def _param_names(params: list[Any]) -> list[str] | None:
+    """The names of ``(name, array)`` pairs (``model.named_parameters()``), as PyTorch
+    records them under ``"param_names"``; None for plain arrays."""
+    named = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params]
+    if not any(named):
+        return None
+    if not all(named):
+        raise ValueError("all optimizer params should be with/without names. Some param names "
+                         "are missing")
+    return [name for name, _ in params]
+
+
 class _FusedGroupStep:
     """One parameter group's step as one compiled program over flat arrays:
     ``(lr, *grads, *state_leaves, *params) -> (*new_params, *new_state_leaves)`` with the
@@ -747,11 +772,12 @@ class SGD(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
         dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
-        maximize: bool = False, foreach: bool | None = None,
+        maximize: bool = False, foreach: bool | None = None, differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                        foreach=foreach)
+                        foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -789,11 +815,13 @@ class Adam(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
-        foreach: bool | None = None, maximize: bool = False,
+        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+        differentiable: bool = False, fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
@@ -820,10 +848,13 @@ class AdamW(Adam):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-        foreach: bool | None = None, maximize: bool = False,
+        maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+        differentiable: bool = False, fused: bool | None = None,
     ) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, decoupled_weight_decay=True)
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
 
 
 class Adamax(Optimizer):
@@ -839,10 +870,11 @@ class Adamax(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *,
-        maximize: bool = False,
+        maximize: bool = False, differentiable: bool = False, capturable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                        foreach=foreach, maximize=maximize)
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -867,11 +899,12 @@ class RMSprop(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
         weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
-        foreach: bool | None = None, *, maximize: bool = False,
+        capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                        momentum=momentum, centered=centered, foreach=foreach,
-                        maximize=maximize)
+                        momentum=momentum, centered=centered, capturable=capturable,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -900,11 +933,12 @@ class Adagrad(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
         weight_decay: float = 0.0, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
-        foreach: bool | None = None, *, maximize: bool = False,
+        foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
-                        maximize=maximize)
+                        maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -934,12 +968,12 @@ class NAdam(Optimizer):
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
-        maximize: bool = False,
+        maximize: bool = False, capturable: bool = False, differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
-                        maximize=maximize)
+                        maximize=maximize, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -967,11 +1001,12 @@ class RAdam(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
-        foreach: bool | None = None, maximize: bool = False,
+        foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         decoupled_weight_decay=decoupled_weight_decay, foreach=foreach,
-                        maximize=maximize)
+                        maximize=maximize, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -996,10 +1031,11 @@ class Adadelta(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-        weight_decay: float = 0.0, foreach: bool | None = None, *, maximize: bool = False,
+        weight_decay: float = 0.0, foreach: bool | None = None, *, capturable: bool = False,
+        maximize: bool = False, differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
-                        maximize=maximize)
+                        capturable=capturable, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -1023,10 +1059,11 @@ class ASGD(Optimizer):
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
         t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None,
-        maximize: bool = False,
+        maximize: bool = False, differentiable: bool = False, capturable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                        foreach=foreach, maximize=maximize)
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -1050,11 +1087,12 @@ class Rprop(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
-        step_sizes: tuple[float, float] = (1e-6, 50), *, foreach: bool | None = None,
-        maximize: bool = False,
+        step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+        foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
     ) -> None:
-        defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), foreach=foreach,
-                        maximize=maximize)
+        defaults = dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                        capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _validate_group(self, group: dict[str, Any]) -> None:

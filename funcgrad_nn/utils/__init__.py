@@ -7,9 +7,11 @@ from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
     clip_grads_by_norm,
+    clip_grads_with_norm_,
     get_total_norm,
 )
 from funcgrad_nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "get_total_norm",
-           "parameters_to_vector", "parametrizations", "rnn", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "parametrizations", "rnn",
+           "vector_to_parameters"]

@@ -15,33 +15,49 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import is_tracer
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _leaves(grads: Any) -> list[Any]:
     return [g for g in tree_util.tree_leaves(grads) if g is not None]
 
 
-def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> Any:
-    """The ``norm_type``-norm of all gradient leaves together (the norm of their norms), a
-    0-d array, as ``torch.nn.utils.get_total_norm``.
+def _vector_norm(x: Any, p: float) -> Any:
+    """``torch.linalg.vector_norm(x, p)`` of all entries: the count of non-zeros for
+    ``p == 0``, the largest (``inf``) or smallest (``-inf``) magnitude, else
+    ``sum(|x|**p)**(1/p)``; 0 for an empty array."""
+    if x.size == 0:
+        return fnp.zeros_like(x, shape=())
+    a = fnp.abs(x)
+    if p == math.inf:
+        return fnp.max(a)
+    if p == -math.inf:
+        return fnp.min(a)
+    if p == 0:
+        return fnp.sum((x != 0).astype(x.dtype))
+    if p < 0:  # |0|**p is inf: said without dividing by zero
+        zero = a == 0
+        return fnp.sum(fnp.where(zero, math.inf, fnp.where(zero, 1, a) ** p)) ** (1.0 / p)
+    return fnp.sum(a**p) ** (1.0 / p)
+
+
+def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Any:
+    """The ``norm_type``-norm of all gradient leaves together, a 0-d array, as
+    ``torch.nn.utils.get_total_norm``: the same norm of the stacked per-leaf norms (so
+    ``norm_type=0`` counts the leaves with a non-zero entry, as PyTorch's).
 
     >>> import numpy as np
     >>> float(get_total_norm([np.array([3.0]), np.array([4.0])]))
     5.0
     """
+    del foreach  # PyTorch's kernel choice; one implementation here
     leaves = _leaves(grads)
     p = float(norm_type)
     if not leaves:
-        return fnp.asarray(0.0)
-    if p == math.inf:
-        norms = [fnp.max(fnp.abs(g)) if g.size else fnp.zeros_like(g, shape=()) for g in leaves]
-        total = fnp.max(fnp.stack(norms))
-    elif p == 0:
-        total = sum(fnp.sum((g != 0).astype(g.dtype)) for g in leaves)
-    else:
-        norms = [fnp.sum(fnp.abs(g) ** p) ** (1.0 / p) for g in leaves]
-        total = fnp.sum(fnp.stack(norms) ** p) ** (1.0 / p)
+        return fnp.asarray(0.0, dtype=fnp.float32)  # PyTorch's torch.tensor(0.0)
+    total = _vector_norm(fnp.stack([_vector_norm(g, p) for g in leaves]), p)
     if error_if_nonfinite and not is_tracer(total) and not bool(fnp.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -79,14 +95,29 @@ def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
     >>> float(clip_grad_norm_(grads, 1.0)), grads["w"].round(4)
     (5.0, array([0.6, 0.8]))
     """
-    del foreach  # PyTorch's kernel choice; one implementation here
     leaves = _leaves(grads)
     _check_writable(leaves, "clip_grad_norm_", "clip_grads_by_norm(grads, max_norm)")
     total = get_total_norm(leaves, norm_type, error_if_nonfinite)
-    coef = fnp.minimum(float(max_norm) / (total + 1e-6), 1.0)
+    clip_grads_with_norm_(leaves, max_norm, total, foreach)
+    return total
+
+
+def clip_grads_with_norm_(grads: Any, max_norm: float, total_norm: Any,
+                          foreach: bool | None = None) -> None:
+    """Scale the gradient arrays in place by ``min(1, max_norm / (total_norm + 1e-6))``, a
+    norm computed beforehand (:func:`get_total_norm`), as PyTorch's.
+
+    >>> import numpy as np
+    >>> g = [np.array([3.0, 4.0])]
+    >>> clip_grads_with_norm_(g, 1.0, get_total_norm(g)); g[0].round(4)
+    array([0.6, 0.8])
+    """
+    del foreach
+    leaves = _leaves(grads)
+    _check_writable(leaves, "clip_grads_with_norm_", "clip_grads_by_norm(grads, max_norm)")
+    coef = fnp.minimum(float(max_norm) / (total_norm + 1e-6), 1.0)
     for g in leaves:
         g *= coef.astype(g.dtype)
-    return total
 
 
 def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None) -> None:

@@ -3,7 +3,9 @@ conversion, parametrizations beyond the fixtures (gradients reach the raw arrays
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -22,6 +24,28 @@ TORCH = {
     math.inf: (4.0, 0.624999843750039),
     3.0: (4.7786814988210065, 0.5231567488772896),
 }
+
+
+API = json.loads((pathlib.Path(__file__).parent / "fixtures" / "optim" / "api.json").read_text())
+
+
+@pytest.mark.parametrize("norm_type", sorted(API["total_norms"]))
+def test_total_norm_of_every_order_matches_torch(norm_type):
+    # PyTorch takes the same norm of the per-array norms: order 0 counts the arrays with a
+    # non-zero entry, -inf is the smallest array's smallest magnitude.
+    grads = dev([np.array(g) for g in API["clip_grads"]])
+    total = nn.utils.get_total_norm(grads, float(norm_type))
+    assert float(total) == pytest.approx(API["total_norms"][norm_type], rel=1e-12, abs=0)
+    before = [host(g).copy() for g in grads]
+    returned = nn.utils.clip_grad_norm_(grads, 0.5, norm_type=float(norm_type))
+    assert float(returned) == float(total)
+    coef = min(1.0, 0.5 / (API["total_norms"][norm_type] + 1e-6))
+    for g, b in zip(grads, before):
+        np.testing.assert_allclose(host(g), b * coef, rtol=1e-12)
+    again = [b.copy() for b in dev(before)]
+    nn.utils.clip_grads_with_norm_(again, 0.5, total)
+    for g, a in zip(grads, again):
+        np.testing.assert_allclose(host(a), host(g), rtol=1e-12)
 
 
 @pytest.mark.parametrize("norm_type", list(TORCH))

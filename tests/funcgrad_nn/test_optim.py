@@ -147,7 +147,9 @@ def test_defaults_match_pytorch():
     assert optim.SGD(p).defaults["lr"] == 1e-3
     assert optim.Adam(p).defaults == dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                                           weight_decay=0.0, amsgrad=False, maximize=False,
-                                          foreach=None, decoupled_weight_decay=False)
+                                          foreach=None, capturable=False,
+                                          differentiable=False, fused=None,
+                                          decoupled_weight_decay=False)
     assert optim.AdamW(p).defaults["weight_decay"] == 1e-2
     r = optim.RMSprop(p).defaults
     assert (r["lr"], r["alpha"], r["eps"]) == (1e-2, 0.99, 1e-8)

@@ -138,3 +138,38 @@ def test_lbfgs_matches_pytorch(case):
     assert n_evals == case["n_evals"]
     st = opt.state[ps[0]]
     assert (st["func_evals"], st["n_iter"]) == (case["func_evals"], case["n_iter"])
+
+
+API = json.loads((FIX / "api.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(API["param_groups"]))
+def test_default_param_group_matches_pytorch(name):
+    # Every key PyTorch's group has (capturable, differentiable, fused included), same values.
+    opt = getattr(optim, name)([np.zeros(2)])
+    group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
+    assert json.loads(json.dumps(group)) == API["param_groups"][name]
+    assert json.loads(json.dumps(opt.defaults)) == API["param_groups"][name]
+
+
+def test_named_parameters_and_pytorch_flag_checks():
+    import funcgrad_nn as nn
+
+    model = nn.Linear(2, 3)
+    opt = optim.Adam(model.named_parameters(), lr=0.1, fused=True)
+    assert opt.param_groups[0]["param_names"] == ["weight", "bias"]
+    assert opt.state_dict()["param_groups"][0]["param_names"] == ["weight", "bias"]
+    w0 = host(model.weight).copy()
+    opt.step([np.ones((3, 2), np.float32), np.ones(3, np.float32)])
+    assert_allclose(host(model.weight), w0 - 0.1, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="param groups should be with/without names"):
+        opt.add_param_group({"params": [np.zeros(1)]})
+    with pytest.raises(ValueError, match="Some param names are missing"):
+        optim.SGD([("a", np.zeros(1)), np.zeros(1)])
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+        optim.SGD([np.zeros(1)], fused=True, foreach=True)
+    with pytest.raises(RuntimeError, match="`fused` does not support `differentiable`"):
+        optim.AdamW([np.zeros(1)], fused=True, differentiable=True)
+    # PyTorch's positional order: RMSprop's capturable comes before foreach and maximize.
+    assert optim.RMSprop([np.zeros(1)], 0.01, 0.99, 1e-8, 0, 0, False, False, None,
+                         True).param_groups[0]["maximize"] is True
