@@ -46,7 +46,7 @@ class _PadNd(Module):
     def extra_repr(self) -> str:
         if self._mode == "constant" and type(self).__name__.startswith("Constant"):
             return f"padding={self.padding}, value={self.value}"
-        return f"padding={self.padding}"
+        return f"{self.padding}"  # PyTorch's repr: ReflectionPad1d((2, 2))
 
 
 class ZeroPad1d(_PadNd):

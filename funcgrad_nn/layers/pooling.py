@@ -18,6 +18,10 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "Adapt
            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
+def _single(v: Any) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
 class _MaxPoolNd(Module):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False,
@@ -100,9 +104,10 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.ceil_mode = padding, ceil_mode
+        # PyTorch keeps the 1-D sizes as 1-tuples.
+        self.kernel_size = _single(kernel_size)
+        self.stride = self.kernel_size if stride is None else _single(stride)
+        self.padding, self.ceil_mode = _single(padding), ceil_mode
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Any) -> Any:

@@ -25,6 +25,11 @@ class Upsample(Module):
                  align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
+        # PyTorch keeps the scale factors as floats (its repr shows scale_factor=2.0).
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(f) for f in scale_factor)
+        elif scale_factor is not None:
+            scale_factor = float(scale_factor)
         self.size, self.scale_factor, self.mode = size, scale_factor, mode
         self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 

@@ -89,6 +89,24 @@ def test_module_shapes_and_output_size():
     assert "output_padding=(1, 1)" in repr(nn.ConvTranspose2d(1, 1, 3, 2, output_padding=1))
 
 
+@pytest.mark.parametrize("ctor, want", [
+    # PyTorch 2.13's reprs of the same constructors.
+    ("Conv2d(3, 6, 3, padding=1, padding_mode='reflect')",
+     "Conv2d(3, 6, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), padding_mode=reflect)"),
+    ("ReflectionPad2d((1, 2, 0, 1))", "ReflectionPad2d((1, 2, 0, 1))"),
+    ("ZeroPad2d(1)", "ZeroPad2d((1, 1, 1, 1))"),
+    ("ConstantPad1d(2, 1.5)", "ConstantPad1d(padding=(2, 2), value=1.5)"),
+    ("AvgPool1d(3, 2, 1)", "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))"),
+    ("Upsample(scale_factor=2)", "Upsample(scale_factor=2.0, mode='nearest')"),
+    ("Upsample(scale_factor=(2, 1.5), mode='bilinear')",
+     "Upsample(scale_factor=(2.0, 1.5), mode='bilinear')"),
+    ("UpsamplingNearest2d(scale_factor=2)",
+     "UpsamplingNearest2d(scale_factor=2.0, mode='nearest')"),
+])
+def test_reprs_match_pytorch(ctor, want):
+    assert repr(eval(ctor, vars(nn))) == want  # noqa: S307 (the test's own text)
+
+
 def test_bad_input_errors_name_module_shapes_and_fix():
     conv = nn.Conv2d(3, 8, 3)
     with pytest.raises(ValueError, match=r"Conv2d\(3, 8.*expected input \(N, 3, H, W\).*"
