@@ -137,8 +137,8 @@ def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (norm over every axis but
-    ``dim``; ``dim=None``: the whole array); ``g`` is ``parametrizations.<name>.original0``,
-    ``v`` is ``...original1``, as PyTorch.
+    ``dim``; ``dim=None`` or, as in PyTorch, ``dim=-1``: the whole array); ``g`` is
+    ``parametrizations.<name>.original0``, ``v`` is ``...original1``, as PyTorch.
 
     >>> import numpy as np, funcgrad_nn as nn
     >>> lin = weight_norm(nn.Linear(3, 2))
@@ -148,6 +148,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     (1, 2)
     """
     w, trainable = _take_parameter(module, name, "weight_norm")
+    if dim == -1:  # PyTorch's norm_except_dim: -1 means the whole array, not the last axis
+        dim = None
     if dim is not None and dim < -w.ndim or dim is not None and dim >= w.ndim:
         raise ValueError(f"weight_norm: dim {dim} is out of range for {name} of shape "
                          f"{tuple(w.shape)}")

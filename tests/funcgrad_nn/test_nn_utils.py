@@ -109,6 +109,20 @@ def test_weight_norm_gradients_reach_g_and_v():
         weight_norm(nn.Linear(2, 2), name="kernel")
 
 
+@pytest.mark.parametrize("dim,g_shape", [(-1, ()), (None, ()), (-2, (1, 1, 2, 1)),
+                                         (0, (3, 1, 1, 1))])
+def test_weight_norm_dim_minus_one_is_the_whole_array_as_pytorch(dim, g_shape):
+    # torch 2.13: parametrizations.weight_norm(Conv2d(2, 3, 2), dim) gives original0 of these
+    # shapes (its norm_except_dim reads -1 as "no dim", other negative dims as axes).
+    conv = weight_norm(nn.Conv2d(2, 3, 2), dim=dim)
+    g = host(conv.parametrizations.weight.original0)
+    v = host(conv.parametrizations.weight.original1)
+    assert g.shape == g_shape
+    if g_shape == ():
+        np.testing.assert_allclose(g, np.linalg.norm(v), rtol=1e-6)
+    np.testing.assert_allclose(host(conv.weight), v, rtol=1e-5, atol=1e-6)
+
+
 def test_spectral_norm_normalises_and_updates_buffers_in_training_only():
     nn.manual_seed(0)  # the power iteration starts from random vectors of the global generator
     lin = spectral_norm(nn.Linear(5, 4), n_power_iterations=3)
