@@ -707,8 +707,11 @@ def sinc(x: ArrayLike) -> Any:
     """
     (x,) = asarray_operands(x)
     y = _ew.mul(x, math.pi)
-    # As NumPy: a tiny stand-in at 0, which also keeps the gradient there finite (0).
-    y = _ew.select_n(_ew.eq(y, 0), y, 1.0e-20)
+    # As NumPy: a tiny stand-in at 0, which also keeps the gradient there finite (0). For
+    # floats it is the dtype's eps, which (unlike 1e-20) float16 can hold.
+    dt = get_aval(y).dtype
+    tiny = float(_np.finfo(dt).eps) if dt.kind == "f" else 1.0e-20
+    y = _ew.select_n(_ew.eq(y, 0), y, tiny)
     return _ew.div(_ew.sin(y), y)
 
 

@@ -1032,7 +1032,7 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
 
 def i0(x: Any) -> Any:
     """The modified Bessel function of the first kind, order 0 (real input; integers become
-    float64, float32 stays float32). Differentiable.
+    float64, float32 and float16 stay). Differentiable.
 
     Example:
         >>> round(float(i0(1.0)), 10)
@@ -1045,8 +1045,10 @@ def i0(x: Any) -> Any:
     if dt.kind != "f":
         x = _cast(x, numpy.dtype(numpy.float64))
     # The primitive funcgrad.scipy.special.i0 wraps too: its derivative i1 is right to every
-    # order at 0, where differentiating through |x| is not.
-    return _special.i0(x)
+    # order at 0, where differentiating through |x| is not. It computes float16 in a wider
+    # type (as SciPy does); NumPy's result stays float16.
+    y = _special.i0(x)
+    return _cast(y, dt) if dt == numpy.float16 else y
 
 
 def _window_len(M: Any, fname: str) -> float:  # noqa: N803

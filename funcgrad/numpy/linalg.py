@@ -97,6 +97,13 @@ def _inexact(name: str, x: Any) -> Any:
     raise DTypeError(f"{name}: array type {dt} is unsupported in linalg")
 
 
+def _norm_operand(x: Any) -> Any:
+    """``x`` as ``numpy.linalg.norm`` computes on it: integers and bools become float64, while
+    every inexact dtype (float16 too: norms that need no LAPACK keep it) stays."""
+    dt = get_aval(x).dtype
+    return x if dt.kind in "fc" else _ew.convert_element_type(x, _F64)
+
+
 def _prep(name: str, *xs: Any) -> list[Any]:
     """Array operands on one device, in one inexact dtype (NumPy's common type)."""
     # Fast path: host arrays or tracers already in one linalg dtype.
@@ -659,7 +666,9 @@ def _multi_svd_norm(x: Any, row_axis: int, col_axis: int, op: str) -> Any:
     y = _fs.moveaxis(x, (row_axis, col_axis), (-2, -1))
     s = svd(y, compute_uv=False)
     if op == "max":
-        return _fr.max(s, axis=-1)
+        # As NumPy: the 2-norm of an empty matrix is 0 (its smallest singular value, -2,
+        # has no such default).
+        return _fr.max(s, axis=-1, initial=0)
     if op == "min":
         return _fr.min(s, axis=-1)
     return _fr.sum(s, axis=-1)
@@ -681,7 +690,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
         6.0
     """
     (x,) = _fl._arrs(x)
-    x = _inexact("norm", x)
+    x = _norm_operand(x)
     nd = get_aval(x).ndim
     if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2)
                          or (_is_num(ord) and ord == 2 and nd == 1)):
@@ -778,7 +787,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False,
         array([3., 3.])
     """
     (x,) = _fl._arrs(x)
-    x = _inexact("vector_norm", x)
+    x = _norm_operand(x)
     shape = get_aval(x).shape
     nd = len(shape)
     if axis is None:

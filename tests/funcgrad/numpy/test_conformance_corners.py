@@ -633,3 +633,12 @@ def test_nanmedian_complex() -> None:
     x = np.array([[1 + 2j, complex(np.nan, 1), 3 - 1j, 2 + 0j], [np.nan, np.nan, 1j, 1]])
     for axis in (None, 0, 1):
         check_like_numpy(fnp.nanmedian, np.nanmedian, x, name="nanmedian", axis=axis)
+
+
+@pytest.mark.parametrize("name", ["sinc", "i0"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_sinc_i0_float16(name: str, dtype: str) -> None:
+    """float16 stays float16 (i0), and sinc(0) is 1 there too (a 1e-20 stand-in for 0 would
+    underflow to 0 in float16)."""
+    x = np.array([-2.5, -0.0, 0.0, 0.5, 1.0, 9.0], dtype)
+    check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name)

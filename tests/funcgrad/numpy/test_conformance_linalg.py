@@ -7,6 +7,7 @@ dtypes, Python scalars and lists; eager, under ``jit`` and under ``vmap``.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -130,3 +131,28 @@ def test_python_operands(name: str, a: object, b: object) -> None:
     assume(not (name == "vdot" and np.size(a) != np.size(b)))
     check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name,
                      loose_errors=True)
+
+
+NORM_ORDS = (None, "fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2, 0, 0.5)
+
+
+@pytest.mark.parametrize("ord_", NORM_ORDS)
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0,)])
+def test_norm_of_empty_input(shape: tuple, ord_) -> None:
+    """NumPy's empty norms: 0 for the 2-norm and the nuclear norm of an empty matrix too."""
+    x = np.zeros(shape)
+    check_like_numpy(fnp.linalg.norm, np.linalg.norm, x, ord=ord_, name="norm")
+    if len(shape) >= 2:
+        check_like_numpy(fnp.linalg.norm, np.linalg.norm, x, ord=ord_, axis=(0, 1), name="norm")
+
+
+@pytest.mark.parametrize("ord_", NORM_ORDS)
+@pytest.mark.parametrize("axis", [None, 1])
+def test_norm_keeps_float16(ord_, axis) -> None:
+    """float16 is no LAPACK type, but NumPy computes (in float16) every norm that needs no SVD;
+    the SVD ones raise its TypeError."""
+    x = np.array([[3.0, 4.0], [1.0, 0.0]], np.float16)
+    check_like_numpy(fnp.linalg.norm, np.linalg.norm, x, ord=ord_, axis=axis, name="norm")
+    check_like_numpy(fnp.linalg.norm, np.linalg.norm, x[0], ord=ord_, name="norm")
+    check_like_numpy(fnp.linalg.vector_norm, np.linalg.vector_norm, x, name="vector_norm")
+    check_like_numpy(fnp.linalg.matrix_norm, np.linalg.matrix_norm, x, name="matrix_norm")
