@@ -350,6 +350,14 @@ class Tracer:
     def size(self) -> int:
         return self.aval.size
 
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
     def __len__(self) -> int:
         shape = self.aval.shape
         if not shape:

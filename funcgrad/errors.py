@@ -9,12 +9,15 @@ import sys
 from contextvars import ContextVar
 from typing import Any
 
+import numpy
+
 __all__ = [
     "FuncgradError",
     "ConcretizationError",
     "UnexpectedTracerError",
     "MissingRuleError",
     "ShapeError",
+    "AxisError",
     "DTypeError",
     "DeviceMismatchError",
     "TracerMutationError",
@@ -192,6 +195,29 @@ class MissingRuleError(FuncgradError, NotImplementedError):
 
 class ShapeError(_NamesUserLine, FuncgradError, ValueError):
     """Operand shapes are incompatible for a primitive."""
+
+
+class AxisError(ShapeError, numpy.exceptions.AxisError):
+    """An axis out of range for an array's rank: a :class:`ShapeError` that is also NumPy's
+    ``AxisError`` (so a ``ValueError`` and an ``IndexError``), as NumPy code expects.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> try:
+        ...     fnp.sum(np.ones(3), axis=1)
+        ... except np.exceptions.AxisError as e:
+        ...     print(isinstance(e, IndexError), str(e).split(" (at")[0])
+        True sum: axis 1 is out of bounds for an array of rank 1
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        # NumPy's AxisError keeps its message aside and skips BaseException's __init__:
+        # args (which name_user_line extends) carry the message with the user's line.
+        self.args = (self._msg,)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class DTypeError(_NamesUserLine, FuncgradError, TypeError):

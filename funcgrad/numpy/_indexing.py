@@ -32,7 +32,7 @@ from funcgrad.backend import (
     xp_for_device,
 )
 from funcgrad.core import Tracer
-from funcgrad.errors import ConcretizationError, DTypeError, ShapeError, user_source_info
+from funcgrad.errors import AxisError, ConcretizationError, DTypeError, ShapeError, user_source_info
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops import scatter as _sc
@@ -578,7 +578,7 @@ def _norm_axis(fn: str, axis: Any, ndim: int) -> int:
     except TypeError:
         raise TypeError(f"{fn}: axis must be an integer, got {type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 

@@ -19,7 +19,7 @@ import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, xp_for_device
 from funcgrad.core import Tracer, bind1
-from funcgrad.errors import ShapeError
+from funcgrad.errors import AxisError, ShapeError
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops.linalg import dot_general, dot_general_p
@@ -256,7 +256,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 def _norm(axis: Any, ndim: int, fn: str) -> int:
     axis = operator.index(axis)
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 

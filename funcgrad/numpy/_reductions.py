@@ -28,7 +28,7 @@ import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, bind1, concrete_or_error
-from funcgrad.errors import ShapeError
+from funcgrad.errors import AxisError, ShapeError
 from funcgrad.ops.indexing import IndexingError
 
 __all__ = [
@@ -132,7 +132,7 @@ def _axes(name: str, axis: Any, ndim: int, scalar_axis: bool = True) -> tuple[in
         if isinstance(ax, bool) or not isinstance(ax, int | numpy.integer):
             ax = _index(name, ax, "None, an int or a tuple of ints")
         if not -ndim <= ax < ndim:
-            raise ShapeError(
+            raise AxisError(
                 f"{name}: axis {int(ax)} is out of bounds for an array of rank {ndim}"
             )
         out.append(int(ax) % ndim)
@@ -705,7 +705,7 @@ def _sort_args(name: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any)
             axis in (0, -1)):
         return _ravel(x), 0
     if av.ndim == 0:
-        raise ShapeError(f"{name}: axis {axis} is out of bounds for an array of rank 0")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank 0")
     return x, _axis1(name, axis, av.ndim)
 
 

@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.sorting as _sorting
 from funcgrad.backend import to_numpy
 from funcgrad.core import concrete_or_error
+from funcgrad.errors import AxisError
 from funcgrad.numpy._reductions import _axis1, _cast
 from funcgrad.numpy._statistics import _arr, _av, _device_xp, _searchsorted1d, _sl
 from funcgrad.ops.elementwise import stop_gradient
@@ -124,7 +125,7 @@ def _unique(name: str, ar: Any, return_index: bool, return_inverse: bool, return
         src = flat
     else:
         if xa.ndim == 0:
-            raise ValueError(f"{name}: axis {axis} is out of bounds for a 0-d array")
+            raise AxisError(f"{name}: axis {axis} is out of bounds for a 0-d array")
         ax = _axis1(name, axis, xa.ndim)
         src = fnp.moveaxis(x, ax, 0)
         n0 = xa.shape[ax]
@@ -338,6 +339,9 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     size = _size_arg("intersect1d", size)
     a1 = fnp.ravel(_arr("intersect1d", ar1, ar2 if hasattr(ar2, "shape") else None))
     a2 = fnp.ravel(_arr("intersect1d", ar2, a1))
+    # NumPy intersects the two concatenated: the values have the promoted dtype.
+    common = fnp.result_type(a1, a2)
+    a1, a2 = _cast(a1, common), _cast(a2, common)
     if return_indices:
         u1, i1, ok1 = _unique_full("intersect1d", a1)
         u2, i2, _ = _unique_full("intersect1d", a2)

@@ -487,14 +487,15 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
     return _shape.concatenate(xs, _axis("concatenate", axis, nd))
 
 
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
-    """Array-API name of :func:`concatenate`.
+def concat(arrays: Any, /, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+           casting: str = "same_kind") -> Any:
+    """NumPy 2's (and the array API's) name of :func:`concatenate`, with its arguments.
 
     Example:
         >>> concat([numpy.zeros(2), numpy.ones(1)]).tolist()
         [0.0, 0.0, 1.0]
     """
-    return concatenate(arrays, axis)
+    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,

@@ -32,6 +32,7 @@ import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import AxisError
 from funcgrad.numpy._reductions import (
     _DISCRETE,
     _QUANTILE_METHODS,
@@ -1243,7 +1244,7 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
         x, axis = fnp.ravel(x), 0
     xa = _av(x)
     if xa.ndim == 0:
-        raise ValueError("partition: axis out of bounds for a 0-d array")
+        raise AxisError(f"partition: axis {axis} is out of bounds for a 0-d array")
     ax = _axis1("partition", axis, xa.ndim)
     _check_kth("partition", kth, xa.shape[ax])
     return fnp.sort(x, axis=ax)

@@ -7,7 +7,8 @@ primitive (:mod:`funcgrad.ops.fft`), so ``grad``, ``jvp``, ``vmap`` and ``jit`` 
 any order; ``numpy.fft.fft(tracer)`` inside a transformation lands here.
 
 Dtypes are NumPy 2's: float32/complex64 stay single precision, everything else is double.
-(float16 input computes in single precision; NumPy keeps float16 for some real outputs.)
+(float16 input computes in single precision; as in NumPy, the real output of a one-axis
+``irfft``/``hfft``/``irfftn`` is cast back to float16.)
 
 Example:
     >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -30,7 +31,7 @@ import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Tracer
-from funcgrad.errors import ShapeError
+from funcgrad.errors import AxisError, ShapeError
 from funcgrad.numpy import _creation as _fc
 from funcgrad.numpy import _shape as _fs
 from funcgrad.ops import fft as _fft
@@ -42,6 +43,7 @@ __all__ = [
 
 _C64, _C128 = numpy.dtype(numpy.complex64), numpy.dtype(numpy.complex128)
 _F32, _F64 = numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)
+_F16 = numpy.dtype(numpy.float16)
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
@@ -83,7 +85,7 @@ def _axis(name: str, axis: Any, ndim: int) -> int:
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 
@@ -102,6 +104,7 @@ def _one_dim(name: str, a: Any, n: Any, axis: Any, norm: Any, fft_type: str) -> 
     ax = _axis(name, axis, nd)
     norm = _norm(name, norm)
     size = get_aval(x).shape[ax]
+    in_dtype = get_aval(x).dtype
     if fft_type == "rfft":
         x = _as_real(name, x)
     else:
@@ -109,10 +112,16 @@ def _one_dim(name: str, a: Any, n: Any, axis: Any, norm: Any, fft_type: str) -> 
     if fft_type == "irfft":
         n = _points(name, 2 * (size - 1) if n is None else n)
         x = _fft.resize_axis(x, ax, n // 2 + 1)
-    else:
-        n = _points(name, size if n is None else n)
-        x = _fft.resize_axis(x, ax, n)
+        return _real_like(_fft.fft(x, fft_type, (ax,), (n,), norm), in_dtype)
+    n = _points(name, size if n is None else n)
+    x = _fft.resize_axis(x, ax, n)
     return _fft.fft(x, fft_type, (ax,), (n,), norm)
+
+
+def _real_like(y: Any, in_dtype: numpy.dtype) -> Any:
+    """The real output of a one-axis inverse real transform: NumPy casts it back to float16
+    when the input was float16 (it computes in single precision, as funcgrad does)."""
+    return _ew.convert_element_type(y, _F16) if in_dtype == _F16 else y
 
 
 def fft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
@@ -184,8 +193,9 @@ def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
     ax = _axis("hfft", axis, get_aval(x).ndim)
     if n is None:
         n = 2 * (get_aval(x).shape[ax] - 1)
+    in_dtype = get_aval(x).dtype
     x = _as_complex(x)
-    return irfft(_ew.conj(x), n, ax, _SWAP[_norm("hfft", norm)])
+    return _real_like(irfft(_ew.conj(x), n, ax, _SWAP[_norm("hfft", norm)]), in_dtype)
 
 
 def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
@@ -333,7 +343,9 @@ def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = 
                [1., 1., 1., 1.]])
     """
     _no_out("irfftn", out)
-    x = _as_complex(_fc.asarray(a))
+    x = _fc.asarray(a)
+    in_dtype = get_aval(x).dtype
+    x = _as_complex(x)
     s, axes = _cook_nd_args("irfftn", x, s, axes, invreal=True)
     norm = _norm("irfftn", norm)
     if len(set(axes)) != len(axes):
@@ -343,7 +355,10 @@ def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = 
     for n, ax in zip(s[:-1], axes[:-1]):
         x = _fft.resize_axis(x, ax, n)
     x = _fft.resize_axis(x, axes[-1], s[-1] // 2 + 1)
-    return _fft.fft(x, "irfft", tuple(axes), tuple(s), norm)
+    y = _fft.fft(x, "irfft", tuple(axes), tuple(s), norm)
+    # (NumPy's irfftn is ifft along the leading axes, then irfft: float16 survives only
+    # when there is a single axis)
+    return _real_like(y, in_dtype) if len(axes) == 1 else y
 
 
 def rfft2(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),

@@ -47,7 +47,7 @@ import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Tracer
-from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.errors import AxisError, DTypeError, ShapeError
 from funcgrad.numpy import _elementwise as _fe
 from funcgrad.numpy import _indexing as _fi
 from funcgrad.numpy import _linalg_ops as _fl
@@ -658,7 +658,7 @@ def _norm_axis(name: str, axis: Any, ndim: int) -> int:
             f"{name}: 'axis' must be None, an integer or a tuple of integers"
         ) from None
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
 
 

@@ -16,7 +16,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.core import Primitive
-from funcgrad.errors import DeviceMismatchError, DTypeError, ShapeError
+from funcgrad.errors import AxisError, DeviceMismatchError, DTypeError, ShapeError
 
 __all__ = [
     "make_primitive",
@@ -120,7 +120,7 @@ def normalize_axis(name: str, axis: int, ndim: int) -> int:
     if not isinstance(axis, int | numpy.integer):
         raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}")
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return int(axis) % ndim
 
 

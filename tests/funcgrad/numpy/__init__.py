@@ -198,6 +198,10 @@ def assert_raises_like(np_err: BaseException, fn: Callable[..., Any], what: str,
         compatible = isinstance(e, type(np_err)) or any(
             isinstance(np_err, b) and isinstance(e, b) for b in _ERROR_BASES) or (
             loose and isinstance(e, _ERROR_BASES))
+        # NumPy's AxisError (a ValueError and an IndexError) is what NumPy code catches for
+        # a bad axis: funcgrad's AxisError is one.
+        if isinstance(np_err, np.exceptions.AxisError) and not loose:
+            compatible = isinstance(e, np.exceptions.AxisError)
         assert compatible, (
             f"{what}: NumPy raises {type(np_err).__name__}({np_err}), funcgrad raises "
             f"{type(e).__name__}({e})")

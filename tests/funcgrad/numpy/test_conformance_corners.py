@@ -306,7 +306,8 @@ CASTINGS = (None, "no", "equiv", "safe", "same_kind", "unsafe")
 
 
 @FEW
-@given(st.sampled_from(("concatenate", "stack", "hstack", "vstack")), st.sampled_from(DTYPES),
+@given(st.sampled_from(("concatenate", "concat", "stack", "hstack", "vstack")),
+       st.sampled_from(DTYPES),
        st.sampled_from(DTYPES), st.sampled_from((None,) + DTYPES), st.sampled_from(CASTINGS),
        st.data())
 def test_join_dtype_casting(name: str, da: str, db: str, dtype, casting,
@@ -642,3 +643,59 @@ def test_sinc_i0_float16(name: str, dtype: str) -> None:
     underflow to 0 in float16)."""
     x = np.array([-2.5, -0.0, 0.0, 0.5, 1.0, 9.0], dtype)
     check_like_numpy(getattr(fnp, name), getattr(np, name), x, name=name)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.sum(x, axis=2), lambda m, x: m.cumsum(x, axis=-3),
+    lambda m, x: m.moveaxis(x, 2, 0), lambda m, x: m.fft.fft(x, axis=2),
+    lambda m, x: m.concatenate([x, x], axis=2), lambda m, x: m.take(x, 0, axis=2),
+    lambda m, x: m.sort(x, axis=2), lambda m, x: m.linalg.norm(x, axis=2),
+    lambda m, x: m.argmax(x, axis=-3), lambda m, x: m.quantile(x, 0.5, axis=2),
+    lambda m, x: m.unique(x, axis=2), lambda m, x: m.partition(x[0, 0], 0, axis=0),
+    lambda m, x: m.take_along_axis(x, x.astype(int), axis=2),
+], ids=lambda c: "")
+@pytest.mark.parametrize("traced", [False, True])
+def test_axis_out_of_range_is_numpys_axis_error(call, traced: bool) -> None:
+    """An out-of-range axis raises NumPy's AxisError (a ValueError and an IndexError), which
+    NumPy code catches, eagerly and under jit."""
+    x = np.zeros((2, 2))
+    with pytest.raises(IndexError):  # (NumPy's fft raises a plain IndexError)
+        call(np, x)
+    run = funcgrad.jit(lambda v: call(fnp, v)) if traced else (lambda v: call(fnp, v))
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds"):
+        run(dev(x))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.fft.irfft(x), lambda m, x: m.fft.irfft(x, n=5, axis=0),
+    lambda m, x: m.fft.hfft(x), lambda m, x: m.fft.irfftn(x, axes=(0,)),
+    lambda m, x: m.fft.irfft2(x), lambda m, x: m.fft.rfft(x), lambda m, x: m.fft.fft(x),
+], ids=lambda c: "")
+def test_fft_of_float16_result_dtypes(call) -> None:
+    """A one-axis inverse real transform of float16 input is float16 in NumPy (it computes
+    in single precision and casts back); complex results are complex64."""
+    x = np.array([[1.0, 0.5, -2.0], [0.25, 3.0, 1.0]], np.float16)
+    # (NumPy's normalisation factor is rounded to float16 too: compare loosely)
+    check_like_numpy(lambda v: call(fnp, v), lambda v: call(np, v), x, rtol=2e-3, name="fft")
+
+
+@pytest.mark.parametrize("da,db", [("int8", "float32"), ("uint8", "int8"), ("bool", "int32"),
+                                   ("float32", "float64")])
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_intersect1d_promotes(da: str, db: str, return_indices: bool) -> None:
+    """NumPy intersects the concatenated inputs: the values have the promoted dtype."""
+    a = np.array([3, 1, 2, 3, 5, 1]).astype(da)
+    b = np.array([1, 4, 5, 5]).astype(db)
+    check_like_numpy(fnp.intersect1d, np.intersect1d, a, b, return_indices=return_indices,
+                     jit=False, name="intersect1d")
+
+
+def test_concat_takes_numpys_arguments() -> None:
+    """``concat`` is NumPy 2's alias of ``concatenate``: positional ``axis``, ``dtype=``."""
+    a, b = np.ones((2, 2), np.int8), np.zeros((1, 2), np.float32)
+    check_like_numpy(lambda x, y: fnp.concat((x, y), 0, dtype=np.float64),
+                     lambda x, y: np.concat((x, y), 0, dtype=np.float64), a, b, name="concat")
+    check_like_numpy(lambda x, y: fnp.concat((x, y), axis=None, casting="unsafe",
+                                             dtype=np.uint8),
+                     lambda x, y: np.concat((x, y), axis=None, casting="unsafe",
+                                            dtype=np.uint8), a, b, name="concat")

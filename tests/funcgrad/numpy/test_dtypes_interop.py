@@ -66,3 +66,18 @@ def test_dlpack_round_trip_with_torch():
     assert float(t[1]) == 5.0  # zero copy from torch
     back = torch.from_dlpack(funcgrad.grad(lambda v: fnp.sum(v ** 2))(a))
     assert back.tolist() == [0.0, 10.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "complex128"])
+def test_traced_array_itemsize_and_nbytes(dtype: str) -> None:
+    """``x.itemsize`` and ``x.nbytes`` are static: a traced array has them, as NumPy's."""
+    x = np.zeros((2, 3), dtype)
+    seen = []
+
+    def f(v):
+        seen.append((v.itemsize, v.nbytes))
+        return v
+
+    funcgrad.jit(f)(x)
+    funcgrad.vmap(f)(x)
+    assert seen == [(x.itemsize, x.nbytes), (x.itemsize, x[0].nbytes)]
