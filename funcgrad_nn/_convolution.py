@@ -446,6 +446,12 @@ def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool, fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding,
                                                 dilation, ceil_mode, fname)
+    if 0 in fnp.shape(x)[:2]:  # no planes: nothing to pool (lax wants a window per axis)
+        res = fnp.zeros_like(x, shape=tuple(fnp.shape(x)[:2]) + out)
+        idx = fnp.zeros_like(x, dtype=numpy.int64, shape=tuple(fnp.shape(x)[:2]) + out)
+        if unbatched:
+            res, idx = res[0], idx[0]
+        return (res, idx) if return_indices else res
     # Padding holds the dtype's lowest value, so a padded element is never the maximum.
     # lax's window max picks each window's first maximum (PyTorch's choice among ties; a NaN
     # is a maximum) and routes the gradient to that one element.
@@ -523,11 +529,18 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding, 1,
                                                 ceil_mode, fname)
-    if numpy.dtype(x.dtype).kind not in "fc":
-        x = x.astype(numpy.float64)  # an integer mean is a float (its sum must not wrap)
+    # PyTorch averages int64 in int64 (the sum divided with truncation toward zero); other
+    # integer inputs (which PyTorch refuses) average in float64, whose sum cannot wrap.
+    int64 = numpy.dtype(x.dtype) == numpy.int64
+    if numpy.dtype(x.dtype).kind not in "fc" and not int64:
+        x = x.astype(numpy.float64)
     one = (1, 1)
     total = window_sum(x, 0, one + k, one + s, _right_pads(x, k, s, p, d, out))
-    if divisor_override is not None:
+    if int64:
+        div = _avg_divisor(total, nd, k, s, p, out, tuple(fnp.shape(x)[2:]), count_include_pad,
+                           divisor_override, fname)
+        res = fnp.sign(total) * (fnp.abs(total) // _const_like(div.astype(numpy.int64), total))
+    elif divisor_override is not None:
         if divisor_override == 0:
             raise ValueError(f"{fname}: divisor_override must be non-zero")
         res = total / divisor_override
@@ -538,18 +551,30 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
         if exact and (count_include_pad or not any(p)):
             res = total / math.prod(k)
         else:
-            # PyTorch's divisor: the window clipped to the padded input (padding counts with
-            # count_include_pad, the ceil-mode overhang never does), or to the input itself.
-            div = numpy.ones(out)
-            for i, (o, si, ki, n, pi) in enumerate(zip(out, s, k, sizes, p)):
-                start = numpy.arange(o) * si - pi
-                end = numpy.minimum(start + ki, n + pi)
-                if not count_include_pad:
-                    start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
-                div = div * (end - start).reshape((o,) + (1,) * (nd - 1 - i))
+            div = _avg_divisor(total, nd, k, s, p, out, sizes, count_include_pad, None, fname)
             dt = total.dtype if numpy.dtype(total.dtype).kind == "f" else numpy.float64
             res = total / _const_like(div.astype(dt), total)
     return res[0] if unbatched else res
+
+
+def _avg_divisor(total: Any, nd: int, k: tuple, s: tuple, p: tuple, out: tuple, sizes: tuple,
+                 count_include_pad: bool, divisor_override: int | None, fname: str
+                 ) -> numpy.ndarray:
+    """PyTorch's divisor of each window (host, shaped like the output's spatial axes): the
+    window clipped to the padded input (padding counts with ``count_include_pad``, the
+    ceil-mode overhang never does), or to the input itself; or ``divisor_override``."""
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise ValueError(f"{fname}: divisor_override must be non-zero")
+        return numpy.full(out, divisor_override)
+    div = numpy.ones(out, dtype=numpy.int64)
+    for i, (o, si, ki, n, pi) in enumerate(zip(out, s, k, sizes, p)):
+        start = numpy.arange(o) * si - pi
+        end = numpy.minimum(start + ki, n + pi)
+        if not count_include_pad:
+            start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
+        div = div * (end - start).reshape((o,) + (1,) * (nd - 1 - i))
+    return div
 
 
 def avg_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -680,8 +705,8 @@ def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any
     if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= plane):
         raise IndexError(f"{fname}: an index in indices is out of range for the output size "
                          f"{size} (found {int(hv.min())}..{int(hv.max())}, plane {plane})")
-    flat_x = fnp.reshape(x, (n * c, -1))
-    flat_i = fnp.reshape(idx, (n * c, -1)).astype(numpy.int64)
+    flat_x = fnp.reshape(x, (n * c, math.prod(in_sizes)))  # (no -1: n * c may be 0)
+    flat_i = fnp.reshape(idx, (n * c, math.prod(in_sizes))).astype(numpy.int64)
     out = fnp.reshape(_unpool_scatter(flat_x, flat_i, plane), (n, c) + size)
     return out[0] if unbatched else out
 
@@ -971,8 +996,9 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
         lin = pos if lin is None else lin * n + pos
     lin = fnp.broadcast_to(lin, (n_, c) + out + k)
     lin = fnp.reshape(lin, (n_, c, math.prod(out), math.prod(k)))
-    flat = fnp.reshape(x, (n_, c, -1))
-    vals = fnp.reshape(fnp.take_along_axis(flat, fnp.reshape(lin, (n_, c, -1)), axis=2),
+    flat = fnp.reshape(x, (n_, c, math.prod(sizes)))
+    vals = fnp.reshape(fnp.take_along_axis(
+        flat, fnp.reshape(lin, (n_, c, math.prod(out) * math.prod(k))), axis=2),
                        (n_, c, math.prod(out), math.prod(k)))
     # The first maximum of each window in row-major order (a NaN is a maximum), as PyTorch.
     best = fnp.argmax(funcgrad.stop_gradient(vals), axis=3, keepdims=True)
@@ -1119,7 +1145,7 @@ def fractional_max_pool3d_with_indices(input: Any, kernel_size: Any, output_size
     >>> import numpy as np
     >>> x = np.arange(8.0).reshape(1, 1, 2, 2, 2)
     >>> fractional_max_pool3d_with_indices(x, 1, 1, _random_samples=np.zeros((1, 1, 3)))[1]
-    array([[[[[0]]]]])
+    array([[[[[7]]]]])
     """
     return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, True,
                                 _random_samples, key, "fractional_max_pool3d_with_indices")

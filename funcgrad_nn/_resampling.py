@@ -496,7 +496,8 @@ def _grid_taps(flat: Any, idx: list[Any], sizes: tuple[int, ...]) -> Any:
         lin = ic if lin is None else lin * n + ic
     n_, c = fnp.shape(flat)[:2]
     out_shape = tuple(fnp.shape(lin)[1:])
-    pos = fnp.broadcast_to(fnp.reshape(lin, (n_, 1, -1)), (n_, c, math.prod(out_shape)))
+    pos = fnp.broadcast_to(fnp.reshape(lin, (n_, 1, math.prod(out_shape))),
+                           (n_, c, math.prod(out_shape)))
     vals = fnp.reshape(fnp.take_along_axis(flat, pos, axis=2), (n_, c) + out_shape)
     return fnp.where(fnp.expand_dims(inside, 1), vals, fnp.zeros_like(vals, shape=()))
 
@@ -566,7 +567,7 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
                         f"got {dt} and {gdt}")
     ac = bool(align_corners)
     sizes = shape[2:]
-    flat = fnp.reshape(input, shape[:2] + (-1,))
+    flat = fnp.reshape(input, shape[:2] + (math.prod(sizes),))
     # Pixel positions per spatial axis (D, H, W order); the grid lists them as (x, y, z).
     src = [_unnormalize(grid[..., nd - 1 - a], n, ac) for a, n in enumerate(sizes)]
     if mode == "bicubic":

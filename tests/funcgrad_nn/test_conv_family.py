@@ -221,3 +221,29 @@ def test_adaptive_max_pool3d_matches_brute_force_first_maximum():
         want_grad[(n, c) + pos] += 1
     np.testing.assert_array_equal(grad, want_grad)
     assert nn.AdaptiveMaxPool3d((1, 2, None))(x).shape == (2, 2, 1, 2, 6)
+
+
+def test_int64_average_pooling_truncates_as_pytorch():
+    # torch 2.13: avg_pool2d of an int64 tensor is int64, each sum divided toward zero.
+    x = np.array([[[[-7, 2, 3], [5, 5, -1], [4, -9, 8]]]])
+    got = nn.F.avg_pool2d(x, 2, 1, 1, count_include_pad=False)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [[[[-7, -2, 2, 3], [-1, 1, 2, 1], [4, 1, 0, 3],
+                                          [4, -2, 0, 8]]]])
+    np.testing.assert_array_equal(nn.F.avg_pool2d(x, 2, 2, 0, ceil_mode=True),
+                                  [[[[1, 1], [-2, 8]]]])
+    np.testing.assert_array_equal(nn.F.avg_pool1d(np.array([[[-7, 2, 5, 6]]]), 2), [[[-2, 5]]])
+
+
+@pytest.mark.parametrize("call, shape", [
+    (lambda x: nn.F.max_pool2d(x, 2), (0, 3, 2, 2)),
+    (lambda x: nn.F.max_pool2d(x, 3, 2, 1, return_indices=True)[1], (0, 3, 3, 3)),
+    (lambda x: nn.F.max_unpool2d(*nn.F.max_pool2d(x, 2, return_indices=True), 2),
+     (0, 3, 4, 4)),
+    (lambda x: nn.F.grid_sample(x, np.zeros((0, 2, 2, 2))), (0, 3, 2, 2)),
+    (lambda x: nn.F.fractional_max_pool2d(x, 2, 3, _random_samples=np.zeros((0, 3, 2))),
+     (0, 3, 3, 3)),
+])
+def test_empty_batches_pool_and_sample_to_empty_batches(call, shape):
+    out = call(np.zeros((0, 3, 5, 5)))
+    assert out.shape == shape
