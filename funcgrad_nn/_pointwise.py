@@ -18,7 +18,8 @@ import funcgrad.scipy.special as fsp
 
 __all__ = [
     "celu", "cosine_similarity", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-    "instance_norm", "local_response_norm", "mish", "normalize", "pairwise_distance", "prelu",
+    "instance_norm", "local_response_norm", "mish", "normalize", "pairwise_distance", "pdist",
+    "prelu",
     "rms_norm", "selu", "softmin", "softshrink", "softsign", "tanhshrink", "threshold",
 ]
 
@@ -343,14 +344,17 @@ def _pnorm(x: Any, p: float, dim: Any, keepdims: bool = False) -> Any:
         return fnp.min(a, axis=dim, keepdims=keepdims)
     if p == 0:
         return fnp.sum((a != 0).astype(x.dtype), axis=dim, keepdims=keepdims)
-    s = fnp.sum(a ** p, axis=dim, keepdims=keepdims)
+    # |x|**p has an infinite derivative at 0 for p < 1; PyTorch's is 0 there.
+    pos = a > 0
+    s = fnp.sum(fnp.where(pos, fnp.where(pos, a, 1) ** p, 0), axis=dim, keepdims=keepdims)
     safe = fnp.where(s > 0, s, fnp.ones_like(s))
     return fnp.where(s > 0, safe ** (1.0 / p), s * 0)
 
 
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
-    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along ``dim`` (broadcasting),
-    PyTorch's formula: each norm is clamped separately.
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``dim`` (broadcasting),
+    PyTorch's formula: each norm is clamped separately (for the value; the gradient is the
+    unclamped norm's, as PyTorch's).
 
     >>> import numpy as np
     >>> cosine_similarity(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0]])).round(4)
@@ -363,9 +367,15 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
                          f"{tuple(fnp.shape(x2))} do not broadcast") from None
     x1 = fnp.broadcast_to(x1, shape)
     x2 = fnp.broadcast_to(x2, shape)
-    n1 = fnp.maximum(_pnorm(x1, 2, dim), eps)
-    n2 = fnp.maximum(_pnorm(x2, 2, dim), eps)
-    return fnp.sum(x1 * x2, axis=dim) / (n1 * n2)
+    return fnp.sum((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps)),
+                   axis=dim)
+
+
+def _clamped_norm(x: Any, dim: int, eps: float) -> Any:
+    # PyTorch clamps the norm in place under no_grad: the value is max(||x||, eps), the
+    # derivative that of the unclamped norm (so a norm below eps still passes a gradient).
+    n = _pnorm(x, 2, dim, keepdims=True)
+    return n + funcgrad.stop_gradient(fnp.maximum(n, eps) - n)
 
 
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
@@ -379,3 +389,24 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
     d = x1 - x2 + eps
     return _pnorm(d, p, -1, keepdims=keepdim)
 
+
+
+def pdist(input: Any, p: float = 2.0) -> Any:
+    """p-norm distances between the rows of an ``(N, M)`` input, condensed: pairs ``(i, j)``
+    with ``i < j`` in row-major order, ``N * (N - 1) / 2`` of them (PyTorch's and SciPy's
+    layout). Identical rows have distance 0 and gradient 0 there.
+
+    >>> import numpy as np
+    >>> pdist(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    array([5.        , 1.        , 4.24264069])
+    """
+    if fnp.ndim(input) != 2:
+        raise ValueError(f"pdist: only supports 2D tensors, got: {fnp.ndim(input)}D")
+    if p < 0:
+        raise ValueError(f"pdist: only supports non-negative p values, got {p}")
+    from funcgrad_nn.functional import _on_device_of
+    n = fnp.shape(input)[0]
+    i, j = numpy.triu_indices(n, 1)
+    rows_i = fnp.take(input, _on_device_of(i, input), axis=0)
+    rows_j = fnp.take(input, _on_device_of(j, input), axis=0)
+    return _pnorm(rows_i - rows_j, p, -1)

@@ -31,7 +31,8 @@ from funcgrad_nn._pointwise import elu_family, hardtanh, softmax_operand
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "cross_entropy", "dropout", "elu", "embedding", "gelu", "huber_loss",
+    "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "rrelu", "gumbel_softmax", "elu", "embedding", "gelu", "huber_loss",
     "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
     "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
     "smooth_l1_loss", "softmax", "softplus", "tanh",
@@ -529,17 +530,192 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, *, key: Any = Non
     >>> sorted(set(y.tolist())), round(float((y == 0).mean()), 1)
     ([0.0, 2.0], 0.5)
     """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: probability has to be between 0 and 1, but got {p}")
+    _check_p(p, "dropout")
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return input * 0
-    if key is None:
-        raise TypeError("dropout: training with p > 0 needs key= (an int seed or a uint32[2] "
-                        "array); nn.Dropout keeps and advances its own key")
+    _need_key(key, "dropout")
     keep = random_uniform(key, input) >= p
     return fnp.where(keep, input * (1.0 / (1.0 - p)), 0)
+
+
+def _check_p(p: float, fname: str) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fname}: probability has to be between 0 and 1, but got {p}")
+
+
+def _need_key(key: Any, fname: str) -> None:
+    if key is None:
+        raise TypeError(f"{fname}: training with p > 0 needs key= (an int seed or a uint32[2] "
+                        "array); the dropout modules keep and advance their own key")
+
+
+def _feature_keep(input: Any, p: float, key: Any, batched: bool) -> Any:
+    """One keep/drop draw per channel: shape (N, C, 1, ...) (or (C, 1, ...) unbatched)."""
+    lead = 2 if batched else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    return random_uniform(key, fnp.zeros_like(input, shape=shape)) >= p
+
+
+def _feature_dropout(input: Any, p: float, training: bool, key: Any, spatial: int,
+                     fname: str) -> Any:
+    # PyTorch's dropout1d/2d/3d: whole channels are zeroed; (spatial + 1)-D inputs are
+    # unbatched, except dropout2d's 3-D ones (PyTorch treats those as (N, C, L), warning).
+    _check_p(p, fname)
+    nd = fnp.ndim(input)
+    if spatial == 1 and nd not in (2, 3):
+        raise ValueError(f"{fname}: Expected 2D or 3D input, but received a {nd}D input")
+    if spatial != 1 and nd not in (spatial + 1, spatial + 2):
+        warnings.warn(f"{fname}: Received a {nd}-D input to {fname}, which is deprecated (PyTorch"
+                      f"); expected {spatial + 1}D or {spatial + 2}D inputs", UserWarning,
+                      stacklevel=3)
+    batched = nd != spatial + 1 or (spatial == 2 and nd == 3)
+    if spatial == 2 and nd == 3:
+        warnings.warn(f"{fname}: Received a 3D input to {fname}; as PyTorch, it is interpreted "
+                      "as (N, C, L) (channel-wise 1D dropout; use dropout1d for that)",
+                      UserWarning, stacklevel=3)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0
+    _need_key(key, fname)
+    keep = _feature_keep(input, p, key, batched and nd > 1)
+    return fnp.where(keep, input * (1.0 / (1.0 - p)), 0)
+
+
+def dropout1d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              key: Any = None) -> Any:
+    """Zero whole channels of ``(N, C, L)`` (or unbatched ``(C, L)``) with probability ``p``,
+    scaling the rest by ``1 / (1 - p)``; ``key=`` as :func:`dropout`.
+
+    >>> import numpy as np
+    >>> y = dropout1d(np.ones((1, 64, 3), np.float32), key=0)
+    >>> bool(((y == 0).all(-1) | (y == 2).all(-1)).all())
+    True
+    """
+    return _feature_dropout(input, p, training, key, 1, "dropout1d")
+
+
+def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              key: Any = None) -> Any:
+    """Zero whole channels of ``(N, C, H, W)`` (or unbatched ``(C, H, W)``... but a 3-D input
+    is ``(N, C, L)``, as PyTorch) with probability ``p``; ``key=`` as :func:`dropout`.
+
+    >>> import numpy as np
+    >>> dropout2d(np.ones((2, 4, 3, 3)), training=False).shape
+    (2, 4, 3, 3)
+    """
+    return _feature_dropout(input, p, training, key, 2, "dropout2d")
+
+
+def dropout3d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              key: Any = None) -> Any:
+    """Zero whole channels of ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``) with
+    probability ``p``; ``key=`` as :func:`dropout`.
+
+    >>> import numpy as np
+    >>> y = dropout3d(np.ones((2, 8, 2, 2, 2)), 0.5, key=1)
+    >>> sorted(set(y.ravel().tolist()))
+    [0.0, 2.0]
+    """
+    return _feature_dropout(input, p, training, key, 3, "dropout3d")
+
+
+_ALPHA_PRIME = 1.7580993408473766  # SELU's scale * alpha: the value a dropped unit takes, negated
+
+
+def _alpha_dropout(input: Any, p: float, training: bool, key: Any, feature: bool,
+                   fname: str) -> Any:
+    # PyTorch's formula: dropped units go to SELU's negative saturation, then an affine map
+    # a * x + b restores zero mean and unit variance.
+    _check_p(p, fname)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0
+    _need_key(key, fname)
+    if feature:
+        keep = _feature_keep(input, p, key, fnp.ndim(input) > 1)
+    else:
+        keep = random_uniform(key, input) >= p
+    keep = keep.astype(input.dtype)
+    a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    return input * (keep * a) + ((keep - 1) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p)
+
+
+def alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False,
+                  *, key: Any = None) -> Any:
+    """Dropout for SELU networks (keeps zero mean and unit variance); PyTorch's default
+    ``training=False``; ``key=`` as :func:`dropout`.
+
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).standard_normal(100000)
+    >>> y = alpha_dropout(x, 0.2, training=True, key=0)
+    >>> abs(float(y.mean())) < 0.05, round(float(y.std()), 1)
+    (True, 1.0)
+    """
+    return _alpha_dropout(input, p, training, key, False, "alpha_dropout")
+
+
+def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False,
+                          inplace: bool = False, *, key: Any = None) -> Any:
+    """:func:`alpha_dropout` of whole channels (axis 1; one draw per ``(n, c)``).
+
+    >>> import numpy as np
+    >>> feature_alpha_dropout(np.ones((2, 3, 4)), 0.5).shape
+    (2, 3, 4)
+    """
+    return _alpha_dropout(input, p, training, key, True, "feature_alpha_dropout")
+
+
+def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False, *, key: Any = None) -> Any:
+    """Randomised leaky ReLU: negative inputs times a slope drawn uniformly from
+    ``[lower, upper]`` per element in training (``key=`` as :func:`dropout`), times
+    ``(lower + upper) / 2`` otherwise (PyTorch's default ``training=False``).
+
+    >>> import numpy as np
+    >>> rrelu(np.array([-1.0, 2.0]), 0.2, 0.4)
+    array([-0.3,  2. ])
+    """
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    if key is None:
+        raise TypeError("rrelu: training=True needs key= (an int seed or a uint32[2] array); "
+                        "nn.RReLU keeps and advances its own key")
+    slope = lower + (upper - lower) * random_uniform(key, input)
+    return fnp.where(input > 0, input, input * slope.astype(input.dtype))
+
+
+def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1, *, key: Any = None) -> Any:
+    """softmax((logits + g) / tau) along ``dim`` with Gumbel(0, 1) noise ``g`` drawn from
+    ``key=`` (required: an int seed or a uint32[2] array). ``hard=True`` returns the one-hot
+    of the argmax with the soft sample's gradient (straight-through), as PyTorch.
+
+    >>> import numpy as np
+    >>> y = gumbel_softmax(np.zeros((2, 3)), hard=True, key=0)
+    >>> y.sum(-1), sorted(set(y.ravel().tolist()))
+    (array([1., 1.]), [0.0, 1.0])
+    """
+    if key is None:
+        raise TypeError("gumbel_softmax: pass key= (an int seed or a uint32[2] array): the "
+                        "noise is drawn from it")
+    u = random_uniform(key, logits)
+    # Exponential(1) samples -log(1 - u) (u in [0, 1)), kept above 0 so the log is finite.
+    tiny = float(numpy.finfo(u.dtype).tiny)
+    gumbels = -fnp.log(fnp.maximum(-fnp.log1p(-u), tiny)).astype(logits.dtype)
+    y_soft = fsp.softmax((logits + gumbels) / tau, axis=dim)
+    if not hard:
+        return y_soft
+    n = logits.shape[dim]
+    index = fnp.argmax(y_soft, axis=dim, keepdims=True)
+    shape = [1] * logits.ndim
+    shape[dim] = n
+    classes = fnp.reshape(_iota_like(index, n, index.dtype), shape)
+    y_hard = (index == classes).astype(y_soft.dtype)
+    return y_hard - funcgrad.stop_gradient(y_soft) + y_soft
 
 
 def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None,

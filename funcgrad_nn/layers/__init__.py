@@ -18,6 +18,7 @@ from funcgrad_nn.layers.activation import (
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
@@ -39,7 +40,15 @@ from funcgrad_nn.layers.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
-from funcgrad_nn.layers.dropout import Dropout
+from funcgrad_nn.layers.distance import CosineSimilarity, PairwiseDistance
+from funcgrad_nn.layers.dropout import (
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
 from funcgrad_nn.layers.embedding import Embedding, EmbeddingBag
 from funcgrad_nn.layers.fold import Fold, Unfold
 from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, Linear, Unflatten
@@ -141,4 +150,6 @@ __all__ += [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "LogSigmoid",
     "Mish", "PReLU", "RMSNorm", "SELU", "Softmax2d", "Softmin", "Softshrink", "Softsign",
     "Tanhshrink", "Threshold",
+    "AlphaDropout", "CosineSimilarity", "Dropout1d", "Dropout2d", "Dropout3d",
+    "FeatureAlphaDropout", "PairwiseDistance", "RReLU",
 ]

@@ -7,10 +7,11 @@ from typing import Any
 from funcgrad_nn import functional as F
 from funcgrad_nn.init import constant_
 from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.layers.dropout import _KeyedModule
 from funcgrad_nn.module import Module, Parameter
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-           "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "SELU",
+           "LeakyReLU", "LogSigmoid", "LogSoftmax", "Mish", "PReLU", "RReLU", "ReLU", "ReLU6", "SELU",
            "SiLU", "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softshrink",
            "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
@@ -461,3 +462,30 @@ class PReLU(Module):
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
 
+
+
+class RReLU(_KeyedModule):
+    """Randomised leaky ReLU: in training each negative input is scaled by a slope drawn
+    uniformly from ``[lower, upper]`` (the key as :class:`Dropout`'s: ``forward(x, key=k)``
+    or the module's own advancing ``rng_key``); in eval by ``(lower + upper) / 2``.
+
+    >>> import numpy as np
+    >>> RReLU(0.1, 0.3).eval()(np.array([-1.0, 2.0]))
+    array([-0.2,  2. ])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        if lower > upper:
+            raise ValueError(f"RReLU: lower bound ({lower}) must not exceed upper bound "
+                             f"({upper})")
+        self.lower, self.upper = lower, upper
+
+    def forward(self, input: Any, key: Any = None) -> Any:
+        if not self.training:
+            return F.rrelu(input, self.lower, self.upper, training=False)
+        return F.rrelu(input, self.lower, self.upper, training=True, key=self._key(key))
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}"

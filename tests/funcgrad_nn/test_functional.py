@@ -277,3 +277,61 @@ def test_dropout_key_semantics():
     assert F.dropout(x, 0.3, training=False) is x
     with pytest.raises(TypeError, match="key"):
         F.dropout(x, 0.3)
+
+
+def test_channel_and_alpha_dropout():
+    x = np.ones((4, 64, 5), np.float32)
+    y = host(F.dropout1d(dev(x), 0.5, key=3))
+    per_channel = np.unique(y, axis=-1)  # each (n, c) row is all 0 or all 2
+    assert per_channel.shape[-1] == 1 and set(np.unique(y)) == {0.0, 2.0}
+    assert 0.3 < (y[..., 0] == 0).mean() < 0.7
+    y = host(F.dropout2d(dev(np.ones((2, 32, 3, 3))), 0.5, key=4))
+    assert (y.reshape(2, 32, -1).min(-1) == y.reshape(2, 32, -1).max(-1)).all()
+    unbatched = host(F.dropout3d(dev(np.ones((32, 2, 2, 2))), 0.5, key=5))  # (C, D, H, W)
+    assert (unbatched.reshape(32, -1).min(-1) == unbatched.reshape(32, -1).max(-1)).all()
+    with pytest.warns(UserWarning, match=r"\(N, C, L\)"):
+        F.dropout2d(np.ones((2, 3, 4)), 0.5, key=0)
+    with pytest.raises(ValueError, match="2D or 3D"):
+        F.dropout1d(np.ones((2, 3, 4, 5)), key=0)
+    with pytest.raises(TypeError, match="key"):
+        F.dropout2d(np.ones((2, 3, 4, 4)))
+    assert F.alpha_dropout(x, 0.5) is x  # PyTorch's default training=False
+    # Dropped units take -alpha' a (1 - p), kept ones a x + alpha' a p (PyTorch's formula).
+    p, ap = 0.3, 1.7580993408473766
+    a = 1 / math.sqrt((ap**2 * p + 1) * (1 - p))
+    z = rng.normal(size=(200, 30))
+    y = host(F.alpha_dropout(dev(z), p, True, key=1))
+    kept = np.isclose(y, a * z + ap * a * p)
+    assert np.allclose(y[~kept], -ap * a * (1 - p))
+    assert 0.25 < 1 - kept.mean() < 0.35
+    y = host(F.feature_alpha_dropout(dev(z[:, :, None] * np.ones(4)), p, True, key=1))
+    assert (np.ptp(y - a * z[:, :, None], axis=-1) < 1e-12).all()  # one draw per channel
+    g = host(funcgrad.grad(lambda v: F.alpha_dropout(v, p, True, key=1).sum())(dev(z)))
+    assert_allclose(g, np.where(kept, a, 0.0))
+
+
+def test_rrelu_and_gumbel_softmax():
+    x = -np.ones(20000)
+    y = host(F.rrelu(dev(x), 0.1, 0.3, training=True, key=0))
+    assert y.min() >= -0.3 and y.max() <= -0.1 and abs(y.mean() + 0.2) < 0.01
+    g = host(funcgrad.grad(lambda v: F.rrelu(v, 0.1, 0.3, training=True, key=0).sum())(dev(x)))
+    assert_allclose(g, -y)  # the drawn slope is the derivative
+    assert_allclose(F.rrelu(dev(np.array([-2.0, 3.0])), 0.1, 0.3), np.array([-0.4, 3.0]))
+    with pytest.raises(TypeError, match="key"):
+        F.rrelu(x, training=True)
+    logits = rng.normal(size=(4, 5))
+    soft = host(F.gumbel_softmax(dev(logits), tau=0.5, key=7))
+    assert_allclose(soft.sum(-1), np.ones(4))
+    hard = host(F.gumbel_softmax(dev(logits), tau=0.5, hard=True, key=7))
+    assert_allclose(hard, np.eye(5)[soft.argmax(-1)])
+    w = dev(rng.normal(size=(4, 5)))
+    # Straight-through: the hard sample's gradient is the soft sample's.
+    gs = funcgrad.grad(lambda v: (F.gumbel_softmax(v, 0.5, key=7) * w).sum())(dev(logits))
+    gh = funcgrad.grad(lambda v: (F.gumbel_softmax(v, 0.5, True, key=7) * w).sum())(dev(logits))
+    assert_allclose(gh, gs)
+    d0 = host(F.gumbel_softmax(dev(logits), hard=True, dim=0, key=1))
+    assert_allclose(d0.sum(0), np.ones(5))
+    # The noise is Gumbel(0, 1): argmax frequencies follow softmax(logits).
+    many = host(F.gumbel_softmax(dev(np.tile([[0.0, 1.0, 2.0]], (20000, 1))), hard=True, key=3))
+    e = np.exp([0.0, 1.0, 2.0])
+    assert_allclose(many.mean(0), e / e.sum(), atol=0.02)

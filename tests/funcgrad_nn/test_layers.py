@@ -130,3 +130,30 @@ def test_conv_padding_modes_pad_the_input_first(mode, np_mode):
 def test_conv_rejects_unknown_padding_mode():
     with pytest.raises(ValueError, match="padding_mode must be one of"):
         nn.Conv2d(3, 4, 3, padding_mode="bogus")
+
+
+def test_channel_dropout_rrelu_and_distance_modules():
+    for cls, shape in [(nn.Dropout1d, (2, 16, 3)), (nn.Dropout2d, (2, 16, 3, 3)),
+                       (nn.Dropout3d, (2, 16, 2, 2, 2))]:
+        d = cls(0.5)
+        y1, y2 = d(np.ones(shape, np.float32)), d(np.ones(shape, np.float32))
+        flat = np.asarray(y1).reshape(2, 16, -1)
+        assert (flat.min(-1) == flat.max(-1)).all() and y1.dtype == np.float32
+        assert not np.array_equal(y1, y2)  # the module's key advances
+        assert np.array_equal(d(np.ones(shape), key=3), d(np.ones(shape), key=3))
+        assert d.eval()(np.ones(shape)).shape == shape
+    for cls in (nn.AlphaDropout, nn.FeatureAlphaDropout):
+        x = rng.normal(size=(200, 8, 4))
+        y = cls(0.2)(x)
+        assert abs(float(np.std(y)) - 1) < 0.1 and np.array_equal(cls(0.2).eval()(x), x)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout2d(-0.1)
+    r = nn.RReLU(0.1, 0.3)
+    y = np.asarray(r(-np.ones(1000)))
+    assert -0.3 <= y.min() and y.max() <= -0.1
+    assert_allclose(r.eval()(np.array([-1.0, 2.0])), np.array([-0.2, 2.0]))
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    assert_allclose(nn.CosineSimilarity(dim=0, eps=1e-6)(a, b),
+                    nn.F.cosine_similarity(a, b, 0, 1e-6))
+    assert_allclose(nn.PairwiseDistance(p=1.0, keepdim=True)(a, b),
+                    nn.F.pairwise_distance(a, b, 1.0, keepdim=True))
