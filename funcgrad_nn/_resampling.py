@@ -65,31 +65,44 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     # (lo, hi) per axis, first axis first.
     width = [(0, 0)] * (nd - k) + [(pads[2 * i], pads[2 * i + 1]) for i in reversed(range(k))]
     shape = tuple(fnp.shape(input))
-    x = input
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(width, shape))
-    if any(lo < 0 or hi < 0 for lo, hi in width):
-        x = x[crop]
-        shape = tuple(fnp.shape(x))
-        if any(n <= 0 for n in shape):
-            raise ValueError(f"{fname}: negative padding {tuple(pad)} crops input "
-                             f"{tuple(fnp.shape(input))} to nothing")
-    width = [(max(lo, 0), max(hi, 0)) for lo, hi in width]
+    out = tuple(n + lo + hi for (lo, hi), n in zip(width, shape))
+    if any(o < 0 or (o == 0 and mode != "constant" and n) for o, n in zip(out, shape)):
+        raise ValueError(f"{fname}: padding {tuple(pad)} of input {shape} gives the output "
+                         f"size {out}: negative padding may crop an axis to nothing only in "
+                         "'constant' mode, and never below that")
     for (lo, hi), n in zip(width, shape):
         if mode == "reflect" and (lo >= n or hi >= n):
             raise ValueError(f"{fname}: padding size {tuple(pad)} should be less than the "
                              f"corresponding input dimension for reflect padding, got "
                              f"shape {shape}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise ValueError(f"{fname}: padding size {tuple(pad)} should be at most the "
-                             f"corresponding input dimension for circular padding, got "
-                             f"shape {shape}")
         if mode == "replicate" and n == 0 and (lo or hi):
             raise ValueError(f"{fname}: cannot replicate-pad an empty axis of {shape}")
-    if not any(lo or hi for lo, hi in width):
-        return x
+
+    def crop(x: Any) -> Any:
+        if not any(lo < 0 or hi < 0 for lo, hi in width):
+            return x
+        return x[tuple(slice(max(-lo, 0), m - max(-hi, 0))
+                       for (lo, hi), m in zip(width, fnp.shape(x)))]
+
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in width]
+    if not any(lo or hi for lo, hi in grow):
+        return crop(input)
     if mode == "constant":
-        return fnp.pad(x, width, mode="constant", constant_values=0 if value is None else value)
-    return fnp.pad(x, width, mode=_NP_MODES[mode])
+        return crop(fnp.pad(input, grow, mode="constant",
+                            constant_values=0 if value is None else value))
+    if mode != "circular":
+        # PyTorch reflects (and replicates) about the edges of the whole input: an axis
+        # cropped at one end may reflect the cropped elements into the other, so the
+        # padding comes first and the crop after.
+        return crop(fnp.pad(input, grow, mode=_NP_MODES[mode]))
+    # Circular padding wraps the cropped axis (PyTorch copies from the cropped result).
+    x = crop(input)
+    for (lo, hi), n in zip(grow, fnp.shape(x)):
+        if lo > n or hi > n:
+            raise ValueError(f"{fname}: padding size {tuple(pad)} should be at most the "
+                             f"corresponding (cropped) input dimension for circular padding, "
+                             f"got shape {tuple(fnp.shape(x))}")
+    return fnp.pad(x, grow, mode="wrap")
 
 
 # -- interpolate -----------------------------------------------------------------------------
