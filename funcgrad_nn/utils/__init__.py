@@ -4,6 +4,7 @@ clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_no
 
 from funcgrad_nn.utils import parametrizations, rnn
 from funcgrad_nn.utils.clip_grad import (
+    clip_grad_norm,
     clip_grad_norm_,
     clip_grad_value_,
     clip_grads_by_norm,
@@ -11,7 +12,14 @@ from funcgrad_nn.utils.clip_grad import (
     get_total_norm,
 )
 from funcgrad_nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from funcgrad_nn.utils.legacy_norms import (
+    remove_spectral_norm,
+    remove_weight_norm,
+    spectral_norm,
+    weight_norm,
+)
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "parametrizations", "rnn",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
+           "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "parametrizations",
+           "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
+           "vector_to_parameters", "weight_norm"]

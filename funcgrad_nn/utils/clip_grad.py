@@ -9,13 +9,14 @@ changed in place: use :func:`clip_grads_by_norm`, which returns the clipped pytr
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import is_tracer
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
            "get_total_norm"]
 
 
@@ -100,6 +101,21 @@ def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(leaves, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(leaves, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
+    """Deprecated alias of :func:`clip_grad_norm_` (PyTorch warns the same way).
+
+    >>> import numpy as np, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     float(clip_grad_norm([np.array([3.0, 4.0])], 1.0))
+    5.0
+    """
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(grads, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grads_with_norm_(grads: Any, max_norm: float, total_norm: Any,

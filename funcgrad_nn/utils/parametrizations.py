@@ -113,14 +113,22 @@ def _parametrize(module: Module, name: str, parametrization: Module,
         raise ValueError(f"{fname}: {type(module).__name__}.{name} is already parametrized")
     if "parametrizations" not in module._modules:
         module.parametrizations = ModuleDict()
+    module.parametrizations[name] = ParametrizationList(parametrization, originals)
+    computed_attribute(module, name, lambda m: m.parametrizations[name].value())
+    return module
+
+
+def computed_attribute(module: Module, name: str, compute: Any) -> None:
+    """Make ``module.<name>`` read ``compute(module)`` on every access: a property on a class
+    of this module's own (made once, a subclass of its class, named
+    ``Parametrized<Class>``), so other instances are untouched."""
+    if not getattr(type(module), "_funcgrad_own_class", False):
         base = type(module)
         module.__class__ = type(f"Parametrized{base.__name__}", (base,), {
             "__module__": base.__module__, "__doc__": base.__doc__,
+            "_funcgrad_own_class": True,
         })
-    module.parametrizations[name] = ParametrizationList(parametrization, originals)
-    cls = type(module)
-    setattr(cls, name, property(lambda m: m.parametrizations[name].value()))
-    return module
+    setattr(type(module), name, property(compute))
 
 
 def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:

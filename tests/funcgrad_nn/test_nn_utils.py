@@ -135,3 +135,41 @@ def test_spectral_norm_normalises_and_updates_buffers_in_training_only():
     step = nn.jit(nn.value_and_grad(lambda m, x: (m(x) ** 2).sum()))
     step(lin, np.ones((2, 5), np.float32))
     assert lin.parametrizations.weight[0]._u.shape == (4,)
+
+
+@pytest.mark.parametrize("case", API["legacy_norms"],
+                         ids=lambda c: f"{c['fn']}-{'-'.join(map(str, c['kwargs'].values()))}")
+def test_hook_based_weight_and_spectral_norm_match_torch(case):
+    # torch.nn.utils.weight_norm / spectral_norm (the older forms): PyTorch's state_dict
+    # names load, outputs in train/eval mode, gradients, power-iteration buffers, remove_*.
+    m = getattr(nn.utils, case["fn"])(nn.Linear(5, 3).double(), **case["kwargs"])
+    assert list(m.state_dict()) == list(case["state"])
+    m.load_state_dict({k: np.array(v) for k, v in case["state"].items()})
+    m.to(DEVICE)
+    x = dev(np.array(case["x"]))
+    for mode, want in zip((True, True, False), case["outputs"]):
+        m.train(mode)
+        np.testing.assert_allclose(host(m(x)), want, rtol=1e-10, atol=1e-12)
+    m.train()
+    grads = nn.grad(lambda mod: (mod(x) ** 3).sum())(m)
+    for name, want in case["grads"].items():
+        np.testing.assert_allclose(host(getattr(grads, name)), want, rtol=1e-9, atol=1e-12)
+    for k, want in case["state_after"].items():
+        np.testing.assert_allclose(host(m.state_dict()[k]), want, rtol=1e-10, atol=1e-12)
+    getattr(nn.utils, "remove_" + case["fn"])(m)
+    assert type(m) is nn.Linear and list(m.state_dict()) == list(case["removed"])
+    for k, want in case["removed"].items():
+        np.testing.assert_allclose(host(m.state_dict()[k]), want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=f"{case['fn']} of 'weight' not found"):
+        getattr(nn.utils, "remove_" + case["fn"])(m)
+
+
+def test_hook_based_norms_refuse_a_second_application():
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+        nn.utils.weight_norm(nn.utils.weight_norm(nn.Linear(2, 2)))
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(nn.utils.spectral_norm(nn.Linear(2, 2)))
+    with pytest.raises(ValueError, match="n_power_iterations to be positive"):
+        nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
+    with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
+        nn.utils.clip_grad_norm(dev([np.ones(2)]), 1.0)
