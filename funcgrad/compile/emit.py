@@ -227,7 +227,9 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
         aval = a.aval
         if aval.shape:
             return None
-        if not strong and type(a) is Var and not aval.weak_type:
+        # (a bool is strong but may be a Python bool at run time, where False / False
+        # raises ZeroDivisionError instead of giving NumPy's nan)
+        if not strong and type(a) is Var and not aval.weak_type and aval.dtype.kind != "b":
             strong = True
     if not strong:
         return None

@@ -191,3 +191,13 @@ def test_clip_unsigned_one_sided_out_of_range() -> None:
     x = np.array([0, 5, 200], np.uint8)
     check_like_numpy(fnp.clip, np.clip, x, -1, None, name="clip")
     check_like_numpy(fnp.clip, np.clip, x, None, 300, name="clip")
+
+
+@pytest.mark.parametrize("a,b", [(False, False), (True, False), (True, 2.5), (False, 0.0),
+                                 (True, True)])
+@pytest.mark.parametrize("name", ["true_divide", "add", "multiply", "subtract"])
+def test_traced_python_bools(name: str, a: bool, b: object) -> None:
+    """Python bools traced by jit are strong bools at run time, not NumPy scalars:
+    ``False / False`` is NumPy's nan, not Python's ZeroDivisionError."""
+    check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name,
+                     trace_scalars=True)
