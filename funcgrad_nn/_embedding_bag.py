@@ -90,7 +90,10 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     if mode == "max":
         mask = put(member[:, :, None])
         lowest = fnp.full_like(rows, -numpy.inf, shape=())
-        best = fnp.max(fnp.where(mask, rows[None], lowest), axis=1)
+        masked = fnp.where(mask, rows[None], lowest)                       # (B, L, D)
+        # The first maximum in bag order (PyTorch's strict >), which alone gets the gradient.
+        first = fnp.argmax(funcgrad.stop_gradient(masked), axis=1, keepdims=True)
+        best = fnp.take_along_axis(masked, first, axis=1)[:, 0]
         empty = put(~member.any(axis=1)[:, None])
         return fnp.where(empty, fnp.zeros_like(best, shape=()), best)
     m = member.astype(dt)
