@@ -2,7 +2,7 @@
 clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_norm``,
 ``spectral_norm``)."""
 
-from funcgrad_nn.utils import parametrizations, rnn
+from funcgrad_nn.utils import parametrizations, parametrize, rnn
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -21,5 +21,5 @@ from funcgrad_nn.utils.legacy_norms import (
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
            "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "parametrizations",
-           "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
+           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
            "vector_to_parameters", "weight_norm"]

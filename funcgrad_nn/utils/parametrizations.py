@@ -90,21 +90,34 @@ class _SpectralNorm(Module):
 
 
 class ParametrizationList(Module):
-    """The raw arrays of one parametrized attribute and the parametrization (submodule
-    ``0``) that computes the attribute from them."""
+    """The raw arrays of one parametrized attribute and the parametrizations (submodules
+    ``0``, ``1``, ...) that compute the attribute from them, applied in turn."""
 
     def __init__(self, parametrization: Module, originals: dict[str, Any]) -> None:
         super().__init__()
         for name, value in originals.items():
-            setattr(self, name, value)
+            if isinstance(value, Parameter):
+                setattr(self, name, value)
+            else:  # the original of a parametrized buffer
+                self.register_buffer(name, value)
         self.add_module("0", parametrization)
         self._names = tuple(originals)
 
     def __getitem__(self, index: int) -> Module:
-        return self._modules[str(index)]  # as torch's ModuleList: [0] is the parametrization
+        return self._modules[str(index)]  # as torch's ModuleList: [0] is the first one
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def append(self, parametrization: Module) -> None:
+        """Apply ``parametrization`` after the ones already here."""
+        self.add_module(str(len(self._modules)), parametrization)
 
     def value(self) -> Any:
-        return self._modules["0"](*(getattr(self, n) for n in self._names))
+        x = self._modules["0"](*(getattr(self, n) for n in self._names))
+        for i in range(1, len(self._modules)):
+            x = self._modules[str(i)](x)
+        return x
 
 
 def _parametrize(module: Module, name: str, parametrization: Module,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad_nn.utils.parametrizations import is_parametrized, spectral_norm, weight_norm
 from tests.helpers import DEVICE, dev, host
@@ -173,3 +174,75 @@ def test_hook_based_norms_refuse_a_second_application():
         nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
     with pytest.warns(FutureWarning, match="clip_grad_norm` is now deprecated"):
         nn.utils.clip_grad_norm(dev([np.ones(2)]), 1.0)
+
+
+class _Symmetric(nn.Module):
+    def forward(self, x):
+        return fnp.triu(x) + fnp.swapaxes(fnp.triu(x, 1), -1, -2)
+
+
+class _Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("k", np.array(2.0))
+
+    def forward(self, x):
+        return x * self.k
+
+
+class _FirstRow(nn.Module):
+    def forward(self, x):
+        return x[:1]
+
+
+class _Exp(nn.Module):
+    def forward(self, x):
+        return fnp.exp(x)
+
+    def right_inverse(self, y):
+        return fnp.log(y)
+
+
+def test_register_parametrization_chains_as_torch():
+    from funcgrad_nn.utils import parametrize
+
+    lin = nn.Linear(3, 3).double()
+    w = host(lin.weight).copy()
+    parametrize.register_parametrization(lin, "weight", _Symmetric())
+    parametrize.register_parametrization(lin, "weight", _Scale())
+    # torch 2.13's names for the same two registrations:
+    assert list(lin.state_dict()) == ["bias", "parametrizations.weight.original",
+                                      "parametrizations.weight.1.k"]
+    want = 2 * (np.triu(w) + np.triu(w, 1).T)
+    np.testing.assert_allclose(host(lin.weight), want, rtol=1e-12)
+    assert parametrize.type_before_parametrizations(lin) is nn.Linear
+    grads = nn.grad(lambda m: m.weight.sum())(lin)
+    np.testing.assert_allclose(host(grads.parametrizations.weight.original),
+                               2 * (np.triu(np.ones((3, 3))) + np.triu(np.ones((3, 3)), 1)))
+    parametrize.remove_parametrizations(lin, "weight")
+    assert type(lin) is nn.Linear and list(lin.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(host(lin.weight), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="does not have a parametrization on weight"):
+        parametrize.remove_parametrizations(lin, "weight")
+
+
+def test_parametrization_right_inverse_unsafe_and_leave_unparametrized():
+    from funcgrad_nn.utils import parametrize
+
+    lin = nn.Linear(3, 2).double()
+    lin.weight = nn.Parameter(np.abs(host(lin.weight)) + 0.1)
+    w = host(lin.weight).copy()
+    parametrize.register_parametrization(lin, "weight", _Exp())
+    np.testing.assert_allclose(host(lin.parametrizations.weight.original), np.log(w))
+    np.testing.assert_allclose(host(lin.weight), w, rtol=1e-12)
+    parametrize.remove_parametrizations(lin, "weight", leave_parametrized=False)
+    np.testing.assert_allclose(host(lin.weight), np.log(w), rtol=1e-12)
+    with pytest.raises(ValueError, match="may not change the shape"):
+        parametrize.register_parametrization(nn.Linear(3, 3), "weight", _FirstRow())
+    with pytest.raises(ValueError, match="does not have a parameter, a buffer"):
+        parametrize.register_parametrization(nn.Linear(3, 2), "kernel", _Exp())
+    wn = weight_norm(nn.Linear(3, 2))
+    w = host(wn.weight).copy()
+    parametrize.remove_parametrizations(wn, "weight")
+    assert type(wn) is nn.Linear
+    np.testing.assert_allclose(host(wn.weight), w, rtol=1e-6)
