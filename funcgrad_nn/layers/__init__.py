@@ -39,6 +39,12 @@ from funcgrad_nn.layers.conv import (
     ConvTranspose1d,
     ConvTranspose2d,
     ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from funcgrad_nn.layers.distance import CosineSimilarity, PairwiseDistance
 from funcgrad_nn.layers.dropout import (
@@ -135,7 +141,8 @@ __all__ = [
 # Convolution family (funcgrad_nn.layers.conv, pooling, padding, upsampling, fold).
 __all__ += [
     "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "ChannelShuffle",
-    "FractionalMaxPool2d", "FractionalMaxPool3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "Fold", "MaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "ReflectionPad1d", "ReflectionPad2d",

@@ -10,12 +10,16 @@ import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(v: Any, n: int) -> tuple[int, ...]:
@@ -247,3 +251,156 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
 
     _n = 3
+
+
+class _LazyConvMixin:
+    """A convolution whose ``in_channels`` is read off its first input (PyTorch's
+    ``LazyConv*``): until then it has no parameters; the first call (or a ``load_state_dict``
+    with a ``weight``) creates and initialises them and the module becomes the plain layer
+    (``cls_to_become``), as in PyTorch. Run that first call eagerly (a dry run) before
+    ``jit``/``grad`` or building an optimizer: the parameters do not exist before it."""
+
+    cls_to_become: type = _ConvNd
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 *args: Any, **kwargs: Any) -> None:
+        Module.__init__(self)
+        self._lazy_args = (kernel_size, stride, padding) + args
+        self._lazy_kwargs = dict(kwargs)
+        # The settings, checked now as PyTorch does, from a layer of the smallest valid
+        # in_channels; its initialisation must not advance the global generator.
+        gen = default_generator()
+        saved = gen.bit_generator.state
+        try:
+            probe = self.cls_to_become(self._groups(), out_channels, *self._lazy_args,
+                                       **self._lazy_kwargs)
+        finally:
+            gen.bit_generator.state = saved
+        for k, v in vars(probe).items():
+            if not k.startswith("_") and k != "training":
+                setattr(self, k, v)
+        self.in_channels = 0  # PyTorch's value until the first input says
+        self._lazy_bias = probe.bias is not None
+        self.register_parameter("weight", None)
+        self.register_parameter("bias", None)
+
+    def extra_repr(self) -> str:
+        s = self.cls_to_become.extra_repr(self)
+        return s.replace(", bias=False", "") if self._lazy_bias else s
+
+    def _materialize(self, in_channels: int) -> None:
+        real = self.cls_to_become(in_channels, self.out_channels, *self._lazy_args,
+                                  **self._lazy_kwargs)
+        for k, v in vars(real).items():  # the layer's settings (the registries stay ours)
+            if not k.startswith("_") and k != "training":
+                setattr(self, k, v)
+        self._parameters.clear()
+        self._parameters.update(real._parameters)
+        del self._lazy_args, self._lazy_kwargs, self._lazy_bias
+        self.__class__ = self.cls_to_become
+
+    def _groups(self) -> int:
+        # The positional order after padding: Conv*d's dilation, groups; ConvTranspose*d's
+        # output_padding, groups.
+        rest = self._lazy_args[3:]
+        return int(self._lazy_kwargs.get("groups", rest[1] if len(rest) > 1 else 1))
+
+    def forward(self, input: Any, *args: Any, **kwargs: Any) -> Any:
+        shape = tuple(getattr(input, "shape", ()))
+        n = self.cls_to_become._n
+        if len(shape) not in (n + 1, n + 2):
+            raise ValueError(f"{type(self).__name__}: expected a {n + 2}-D batched or {n + 1}-D "
+                             f"unbatched input to infer in_channels from, got shape {shape}")
+        if is_tracer(input):
+            raise TypeError(f"{type(self).__name__}: its parameters are created by the first "
+                            "call, which must run eagerly: call it once on an example input "
+                            "(a dry run) before jit, grad or vmap")
+        self._materialize(shape[1] if len(shape) == n + 2 else shape[0])
+        return self.forward(input, *args, **kwargs)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any
+                              ) -> None:
+        w = state_dict.get(prefix + "weight")
+        if w is not None:  # the checkpoint's weight says how many input channels
+            transposed = self.cls_to_become._transposed
+            self._materialize(int(w.shape[0]) if transposed else
+                              int(w.shape[1]) * self._groups())
+        self._load_from_state_dict(state_dict, prefix, *args)
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """:class:`Conv1d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> conv = LazyConv1d(4, 3)
+    >>> conv(np.ones((2, 5, 7), np.float32)).shape, type(conv).__name__, conv.weight.shape
+    ((2, 4, 5), 'Conv1d', (4, 5, 3))
+    """
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """:class:`Conv2d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> conv = LazyConv2d(8, 3, padding=1)
+    >>> conv(np.ones((1, 3, 5, 5), np.float32)).shape, conv.in_channels
+    ((1, 8, 5, 5), 3)
+    """
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """:class:`Conv3d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyConv3d(2, 2)(np.ones((3, 4, 4, 4), np.float32)).shape
+    (2, 3, 3, 3)
+    """
+
+    cls_to_become = Conv3d
+
+
+class _LazyConvTransposeMixin(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: str | None = None,
+                 dtype: Any = None) -> None:
+        super().__init__(out_channels, kernel_size, stride, padding, output_padding, groups,
+                         bias, dilation, padding_mode, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvTransposeMixin, ConvTranspose1d):
+    """:class:`ConvTranspose1d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyConvTranspose1d(3, 2, stride=2)(np.ones((1, 4, 5), np.float32)).shape
+    (1, 3, 10)
+    """
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeMixin, ConvTranspose2d):
+    """:class:`ConvTranspose2d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> up = LazyConvTranspose2d(4, 3, stride=2, padding=1)
+    >>> up(np.ones((1, 8, 5, 5), np.float32)).shape, up.weight.shape
+    ((1, 4, 9, 9), (8, 4, 3, 3))
+    """
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeMixin, ConvTranspose3d):
+    """:class:`ConvTranspose3d` with ``in_channels`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyConvTranspose3d(1, 2, stride=2)(np.ones((1, 2, 2, 2, 2), np.float32)).shape
+    (1, 1, 4, 4, 4)
+    """
+
+    cls_to_become = ConvTranspose3d

@@ -247,3 +247,53 @@ def test_int64_average_pooling_truncates_as_pytorch():
 def test_empty_batches_pool_and_sample_to_empty_batches(call, shape):
     out = call(np.zeros((0, 3, 5, 5)))
     assert out.shape == shape
+
+
+@pytest.mark.parametrize("lazy, eager, shape", [
+    ("LazyConv2d(8, 3, 2, 1)", "Conv2d(3, 8, 3, 2, 1)", (2, 3, 7, 7)),
+    ("LazyConv2d(8, 3, 1, 1, 1, 4, False)", "Conv2d(4, 8, 3, 1, 1, 1, 4, False)", (2, 4, 5, 5)),
+    ("LazyConv1d(6, 3, groups=3, padding=1, padding_mode='reflect')",
+     "Conv1d(3, 6, 3, groups=3, padding=1, padding_mode='reflect')", (2, 3, 7)),
+    ("LazyConv3d(2, 2)", "Conv3d(4, 2, 2)", (4, 4, 4, 4)),
+    ("LazyConvTranspose2d(4, 3, 2, 1, 1, 2)", "ConvTranspose2d(6, 4, 3, 2, 1, 1, 2)",
+     (1, 6, 5, 5)),
+    ("LazyConvTranspose1d(3, 2, stride=2, bias=False)",
+     "ConvTranspose1d(5, 3, 2, stride=2, bias=False)", (5, 4)),
+])
+def test_lazy_convolutions_become_the_layer_their_first_input_asks_for(lazy, eager, shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    nn.manual_seed(3)
+    want = eval(eager, vars(nn))  # noqa: S307 (the test's own text)
+    nn.manual_seed(3)
+    layer = eval(lazy, vars(nn))  # noqa: S307
+    assert layer.in_channels == 0 and list(layer.parameters()) == []
+    out = layer(x)
+    assert type(layer) is type(want) and repr(layer) == repr(want)
+    # Same initialisation as the eager layer from the same seed (the lazy construction
+    # does not draw from the generator).
+    for (n1, p1), (n2, p2) in zip(layer.named_parameters(), want.named_parameters()):
+        assert n1 == n2
+        np.testing.assert_array_equal(p1, p2)
+    np.testing.assert_array_equal(out, want(x))
+    # A checkpoint's weight also tells a lazy layer its in_channels.
+    fresh = eval(lazy, vars(nn))  # noqa: S307
+    fresh.load_state_dict(want.state_dict())
+    assert type(fresh) is type(want)
+    np.testing.assert_array_equal(fresh(x), want(x))
+
+
+def test_lazy_convolution_repr_hooks_and_tracing():
+    # PyTorch 2.13's repr of the unmaterialised layer.
+    layer = nn.LazyConv2d(8, 3, groups=2, bias=False)
+    assert repr(layer) == ("LazyConv2d(0, 8, kernel_size=(3, 3), stride=(1, 1), groups=2, "
+                           "bias=False)")
+    assert repr(nn.LazyConvTranspose2d(4, 3, 2)) == \
+        "LazyConvTranspose2d(0, 4, kernel_size=(3, 3), stride=(2, 2))"
+    seen = []
+    layer.register_forward_hook(lambda m, a, o: seen.append(o.shape))
+    layer(np.ones((1, 4, 5, 5), np.float32))
+    assert seen == [(1, 8, 3, 3)]
+    with pytest.raises(ValueError, match="divisible by groups"):
+        nn.LazyConv2d(5, 3, groups=2)
+    with pytest.raises(TypeError, match="dry run"):
+        nn.jit(lambda m, a: m(a))(nn.LazyConv2d(3, 2), np.ones((1, 2, 4, 4), np.float32))
