@@ -18,6 +18,7 @@ __all__ = [
     "MissingRuleError",
     "ShapeError",
     "AxisError",
+    "LinAlgShapeError",
     "DTypeError",
     "DeviceMismatchError",
     "TracerMutationError",
@@ -218,6 +219,21 @@ class AxisError(ShapeError, numpy.exceptions.AxisError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class LinAlgShapeError(ShapeError, numpy.linalg.LinAlgError):
+    """A ``funcgrad.numpy.linalg`` operand that is not a (stack of) matrices, or not square
+    where it must be: a :class:`ShapeError` that is also NumPy's ``LinAlgError``, which NumPy
+    raises there.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> try:
+        ...     fnp.linalg.inv(np.zeros((2, 3)))
+        ... except np.linalg.LinAlgError as e:
+        ...     print(str(e).split(" (at")[0])
+        inv: last 2 dimensions of the array must be square, got f64[2,3]
+    """
 
 
 class DTypeError(_NamesUserLine, FuncgradError, TypeError):

@@ -47,7 +47,7 @@ import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Tracer
-from funcgrad.errors import AxisError, DTypeError, ShapeError
+from funcgrad.errors import AxisError, DTypeError, LinAlgShapeError, ShapeError
 from funcgrad.numpy import _elementwise as _fe
 from funcgrad.numpy import _indexing as _fi
 from funcgrad.numpy import _linalg_ops as _fl
@@ -123,7 +123,7 @@ def _prep(name: str, *xs: Any) -> list[Any]:
 def _ndim_at_least(name: str, x: Any, n: int) -> None:
     a = get_aval(x)
     if a.ndim < n:
-        raise ShapeError(
+        raise LinAlgShapeError(
             f"{name}: {a.ndim}-dimensional array given. Array must be at least "
             f"{n}-dimensional (got {a.str_short()})"
         )
@@ -132,7 +132,7 @@ def _ndim_at_least(name: str, x: Any, n: int) -> None:
 def _square(name: str, x: Any) -> None:
     a = get_aval(x)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeError(
+        raise LinAlgShapeError(
             f"{name}: last 2 dimensions of the array must be square, got {a.str_short()}"
         )
 
@@ -166,6 +166,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
                [1., 1.]])
     """
     (a,) = _prep("cholesky", a)
+    _square("cholesky", a)
     if upper:
         return _H(_ld.cholesky(_H(a)))
     return _ld.cholesky(a)
@@ -219,6 +220,7 @@ def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """
     lower = _uplo("eigh", UPLO)
     (a,) = _prep("eigh", a)
+    _square("eigh", a)
     w, v = _ld.eigh(a, lower=lower)
     return EighResult(w, v)
 
@@ -233,6 +235,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """
     lower = _uplo("eigvalsh", UPLO)
     (a,) = _prep("eigvalsh", a)
+    _square("eigvalsh", a)
     return _ld.eigvalsh(a, lower=lower)
 
 
@@ -453,7 +456,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     a, b = _prep("lstsq", a, b)
     aa, ba = get_aval(a), get_aval(b)
     if aa.ndim != 2 or ba.ndim not in (1, 2):
-        raise ShapeError(
+        raise LinAlgShapeError(
             f"lstsq: a must be 2-D and b 1-D or 2-D, got {aa.str_short()} and {ba.str_short()}"
         )
     m, n = aa.shape

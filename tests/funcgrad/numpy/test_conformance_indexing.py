@@ -153,6 +153,11 @@ def test_at(x: np.ndarray, data: st.DataObject, op: str) -> None:
     assume(not (op == "subtract" and x.dtype == bool))
     try:
         g = np.shape(x[idx])
+    except IndexError as e:
+        # Out-of-range integers in .at[] follow JAX (reads clamp, writes drop; docs/numpy.md),
+        # test_at_modes checks them: NumPy's IndexError is no reference there.
+        assume("out of bounds" not in str(e))
+        g = ()
     except Exception:  # noqa: BLE001 - an invalid index: both must raise
         g = ()
     vshape = data.draw(st.sampled_from([g, (), g[1:], g[-1:]]), "values shape")

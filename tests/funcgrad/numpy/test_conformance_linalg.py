@@ -156,3 +156,21 @@ def test_norm_keeps_float16(ord_, axis) -> None:
     check_like_numpy(fnp.linalg.norm, np.linalg.norm, x[0], ord=ord_, name="norm")
     check_like_numpy(fnp.linalg.vector_norm, np.linalg.vector_norm, x, name="vector_norm")
     check_like_numpy(fnp.linalg.matrix_norm, np.linalg.matrix_norm, x, name="matrix_norm")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.linalg.inv(np.zeros((2, 3))), lambda m: m.linalg.det(np.zeros(3)),
+    lambda m: m.linalg.eigh(np.zeros((2, 3))), lambda m: m.linalg.eigvalsh(np.zeros((2, 3))),
+    lambda m: m.linalg.svd(np.zeros(3)), lambda m: m.linalg.solve(np.zeros((2, 3)), np.ones(2)),
+    lambda m: m.linalg.cholesky(np.zeros((2, 3))), lambda m: m.linalg.qr(np.zeros(3)),
+    lambda m: m.linalg.eig(np.zeros((2, 3))), lambda m: m.linalg.slogdet(np.zeros((2, 3))),
+    lambda m: m.linalg.pinv(np.zeros(3)), lambda m: m.linalg.lstsq(np.zeros(3), np.zeros(3)),
+    lambda m: m.linalg.matrix_power(np.zeros((2, 3)), 2), lambda m: m.linalg.cond(np.zeros(3)),
+], ids=lambda c: "")
+def test_not_a_square_matrix_is_numpys_linalg_error(call) -> None:
+    """NumPy raises LinAlgError for an operand that is not a (square) matrix; funcgrad's
+    error is one too (and a ShapeError)."""
+    with pytest.raises(np.linalg.LinAlgError):
+        call(np)
+    with pytest.raises(np.linalg.LinAlgError, match="dimension|2-D"):
+        call(fnp)
