@@ -291,8 +291,8 @@ class LBFGS(Optimizer):
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load hyperparameters and the L-BFGS history saved by :meth:`state_dict`."""
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
+        # Hyperparameters and the L-BFGS history saved by state_dict().
         saved = state_dict["param_groups"]
         if len(saved) != 1 or len(saved[0]["params"]) != len(self._p()):
             raise ValueError("loaded state dict does not match this LBFGS's parameters")

@@ -101,6 +101,8 @@ class Optimizer:
         self._tx_cache: dict[Any, GradientTransformation] = {}
         self._step_pre_hooks: dict[int, Callable[..., Any]] = collections.OrderedDict()
         self._step_post_hooks: dict[int, Callable[..., Any]] = collections.OrderedDict()
+        self._state_dict_hooks: dict[str, dict[int, Callable[..., Any]]] = {
+            k: collections.OrderedDict() for k in _STATE_DICT_HOOKS}
         if is_array(params):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
@@ -284,6 +286,81 @@ class Optimizer:
         self._step_post_hooks[h.id] = hook
         return h
 
+    def _register_state_hook(self, kind: str, hook: Callable[..., Any],
+                             prepend: bool) -> _HookHandle:
+        hooks = self.__dict__.setdefault("_state_dict_hooks", {}).setdefault(
+            kind, collections.OrderedDict())
+        h = _HookHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
+        return h
+
+    def _run_state_hooks(self, kind: str, state_dict: Any = None) -> Any:
+        # Hooks given a state dict may return a replacement (PyTorch's rule); the others
+        # get the optimizer only.
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).get(kind, {}).values()):
+            if state_dict is None:
+                hook(self)
+            else:
+                new = hook(self, state_dict)
+                if new is not None:
+                    state_dict = new
+        return state_dict
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                     prepend: bool = False) -> _HookHandle:
+        """Call ``hook(optimizer)`` before :meth:`state_dict` builds the state dict.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=0.1)
+        >>> h = opt.register_state_dict_pre_hook(lambda o: print("saving"))
+        >>> _ = opt.state_dict()
+        saving
+        """
+        return self._register_state_hook("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any],
+                                      prepend: bool = False) -> _HookHandle:
+        """Call ``hook(optimizer, state_dict)`` on the built state dict; a non-None return
+        replaces it.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=0.1)
+        >>> h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "note": 1})
+        >>> opt.state_dict()["note"]
+        1
+        """
+        return self._register_state_hook("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                          prepend: bool = False) -> _HookHandle:
+        """Call ``hook(optimizer, state_dict)`` before :meth:`load_state_dict`; a non-None
+        return is loaded instead.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=0.1)
+        >>> def halve(o, sd):
+        ...     sd["param_groups"][0]["lr"] /= 2
+        ...     return sd
+        >>> h = opt.register_load_state_dict_pre_hook(halve)
+        >>> opt.load_state_dict(opt.state_dict()); opt.param_groups[0]["lr"]
+        0.05
+        """
+        return self._register_state_hook("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any],
+                                           prepend: bool = False) -> _HookHandle:
+        """Call ``hook(optimizer)`` after :meth:`load_state_dict`.
+
+        >>> import numpy as np
+        >>> opt = SGD([np.zeros(1)], lr=0.1)
+        >>> h = opt.register_load_state_dict_post_hook(lambda o: print("loaded"))
+        >>> opt.load_state_dict(opt.state_dict())
+        loaded
+        """
+        return self._register_state_hook("load_state_dict_post", hook, prepend)
+
     # -- the step ------------------------------------------------------------------------
     def step(self, grads: Any = None, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter in place from ``grads`` (a list aligned with the parameters,
@@ -461,6 +538,7 @@ class Optimizer:
         >>> sd["state"][0]["momentum_buffer"], sd["param_groups"][0]["params"]
         (array([1.]), [0])
         """
+        self._run_state_hooks("state_dict_pre")
         groups, state, index = [], {}, 0
         for group, states in zip(self.param_groups, self._states):
             packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
@@ -471,11 +549,16 @@ class Optimizer:
                     state[index] = {k: _copy(v) for k, v in merged.items()}
                 index += 1
             groups.append(packed)
-        return {"state": state, "param_groups": groups}
+        return self._run_state_hooks("state_dict_post", {"state": state, "param_groups": groups})
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a :meth:`state_dict` (ours or PyTorch's, converted to arrays): hyperparameters
         and per-parameter state, copied onto each parameter's device and dtype."""
+        state_dict = self._run_state_hooks("load_state_dict_pre", state_dict)
+        self._load_state(state_dict)
+        self._run_state_hooks("load_state_dict_post")
+
+    def _load_state(self, state_dict: dict[str, Any]) -> None:
         groups = self.param_groups
         saved = state_dict["param_groups"]
         if len(groups) != len(saved):
@@ -499,6 +582,10 @@ class Optimizer:
             new_groups.append(ng)
             new_states.append(sts)
         self.param_groups, self._states = new_groups, new_states
+
+
+_STATE_DICT_HOOKS = ("state_dict_pre", "state_dict_post", "load_state_dict_pre",
+                     "load_state_dict_post")
 
 
 def _param_names(params: list[Any]) -> list[str] | None:

@@ -600,3 +600,28 @@ def test_step_inside_jit_is_a_clear_error_and_optimizers_copy():
     opt.step([np.ones(2)])
     twin.step([np.ones(2)])
     assert_allclose(twin_w, w)
+
+
+@pytest.mark.parametrize("cls", [optim.SGD, optim.LBFGS])
+def test_state_dict_hooks_run_as_pytorchs(cls):
+    # The call order torch 2.13 gives for the same registrations (prepend, replacing returns,
+    # handle removal), LBFGS included.
+    opt = cls([np.zeros(1)], lr=0.1)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre1"))
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre0"), prepend=True)
+    opt.register_state_dict_post_hook(lambda o, sd: calls.append("post"))
+    h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "x": 1})
+    calls.append(sorted(opt.state_dict()))
+    h.remove()
+    calls.append(sorted(opt.state_dict()))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: calls.append("lpre"))
+    opt.register_load_state_dict_pre_hook(
+        lambda o, sd: {"state": sd["state"],
+                       "param_groups": [dict(sd["param_groups"][0], lr=0.05)]})
+    opt.register_load_state_dict_post_hook(
+        lambda o: calls.append(("lpost", o.param_groups[0]["lr"])))
+    opt.load_state_dict(opt.state_dict())
+    assert calls == ["pre0", "pre1", "post", ["param_groups", "state", "x"], "pre0", "pre1",
+                     "post", ["param_groups", "state"], "pre0", "pre1", "post", "lpre",
+                     ("lpost", 0.05)]
