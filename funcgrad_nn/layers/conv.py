@@ -15,7 +15,7 @@ from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.module import BadInputError, Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
@@ -109,16 +109,16 @@ class _ConvNd(Module):
         want = f"(N, {self.in_channels}, {', '.join(dims)}) or ({self.in_channels}, " \
                f"{', '.join(dims)})"
         if len(shape) not in (n + 1, n + 2):
-            raise ValueError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D unbatched "
-                             f"input {want}, got shape {shape}; add or remove a batch axis "
-                             f"(x[None]) or use a {len(shape) - 2 if len(shape) > 2 else '?'}-D "
-                             "layer")
+            raise BadInputError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D "
+                                f"unbatched input {want}, got shape {shape}; add or remove a "
+                                f"batch axis (x[None]) or use a "
+                                f"{len(shape) - 2 if len(shape) > 2 else '?'}-D layer")
         c = shape[-n - 1]
         if c != self.in_channels:
-            raise ValueError(f"{self!r}: expected input {want} with {self.in_channels} "
-                             f"channels (axis {len(shape) - n - 1}), got shape {shape} with {c}; "
-                             "set in_channels to the input's channel count (channels first, "
-                             "as PyTorch: permute channels-last data)")
+            raise BadInputError(f"{self!r}: expected input {want} with {self.in_channels} "
+                                f"channels (axis {len(shape) - n - 1}), got shape {shape} with "
+                                f"{c}; set in_channels to the input's channel count (channels "
+                                "first, as PyTorch: permute channels-last data)")
 
     def reset_parameters(self, generator: Any = None) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)

@@ -297,3 +297,12 @@ def test_lazy_convolution_repr_hooks_and_tracing():
         nn.LazyConv2d(5, 3, groups=2)
     with pytest.raises(TypeError, match="dry run"):
         nn.jit(lambda m, a: m(a))(nn.LazyConv2d(3, 2), np.ones((1, 2, 4, 4), np.float32))
+
+
+def test_conv_layer_input_errors_are_runtime_errors_as_in_pytorch():
+    # PyTorch raises RuntimeError for a wrong channel count or rank; ours is also a
+    # ValueError (funcgrad's BadInputError).
+    with pytest.raises(RuntimeError, match="channels"):
+        nn.Conv2d(3, 4, 3)(np.ones((1, 2, 5, 5), np.float32))
+    with pytest.raises(ValueError, match="batched"):
+        nn.ConvTranspose1d(3, 4, 3)(np.ones((3,), np.float32))
