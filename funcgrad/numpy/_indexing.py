@@ -218,7 +218,8 @@ def _check_masks(entries: list, masks: list[tuple[int, tuple[int, ...]]],
                     f"too many indices for array: array is {len(shape)}-dimensional, but the "
                     f"boolean index of shape {mshape} needs more"
                 )
-            if shape[ax] != m:
+            # (NumPy lets an empty boolean axis stand against any size: it selects nothing)
+            if shape[ax] != m and m != 0:
                 raise IndexError(
                     f"boolean index did not match indexed array along axis {ax}; size of axis "
                     f"is {shape[ax]} but size of corresponding boolean axis is {m}"

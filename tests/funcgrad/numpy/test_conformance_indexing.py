@@ -282,3 +282,15 @@ def test_unsupported_indices_say_so() -> None:
     mask = np.array([True, False])
     with pytest.raises(TypeError, match="boolean mask"):
         funcgrad.jit(lambda a, m: a[m])(x, mask)  # the result's shape depends on the values
+
+
+@pytest.mark.parametrize("shape,index", [
+    ((0, 1), (Ellipsis, np.zeros(0, bool))), ((3, 2), (np.zeros((0, 2), bool),)),
+    ((3, 2), (np.zeros((3, 0), bool),)), ((3, 2, 4), (1, np.zeros(0, bool), 2)),
+    ((3, 2), (np.zeros((0, 5), bool),)),
+])
+def test_empty_boolean_axis_matches_any_size(shape: tuple, index: tuple) -> None:
+    """NumPy lets an empty boolean-mask axis stand against an axis of any size (it selects
+    nothing); a non-empty mismatched axis still raises IndexError."""
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    check_like_numpy(lambda a: fnp._getitem(a, index), lambda a: a[index], x, name="x[mask]")
