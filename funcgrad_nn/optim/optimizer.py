@@ -857,8 +857,8 @@ class SGD(Optimizer):
     """
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
-        dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False, *,
+        self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+        dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
         maximize: bool = False, foreach: bool | None = None, differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
@@ -901,7 +901,7 @@ class Adam(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False, *,
+        eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
         foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
         differentiable: bool = False, fused: bool | None = None,
         decoupled_weight_decay: bool = False,
@@ -956,7 +956,7 @@ class Adamax(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0.0, foreach: bool | None = None, *,
+        eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
         maximize: bool = False, differentiable: bool = False, capturable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
@@ -985,7 +985,7 @@ class RMSprop(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-        weight_decay: float = 0.0, momentum: float = 0.0, centered: bool = False,
+        weight_decay: float = 0, momentum: float = 0, centered: bool = False,
         capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
@@ -1018,8 +1018,8 @@ class Adagrad(Optimizer):
     _eager_state = True
 
     def __init__(
-        self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
-        weight_decay: float = 0.0, initial_accumulator_value: float = 0.0, eps: float = 1e-10,
+        self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
+        weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
         foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
         fused: bool | None = None,
     ) -> None:
@@ -1053,7 +1053,7 @@ class NAdam(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+        eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
         maximize: bool = False, capturable: bool = False, differentiable: bool = False,
     ) -> None:
@@ -1087,7 +1087,7 @@ class RAdam(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8, weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
+        eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
         foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
@@ -1118,7 +1118,7 @@ class Adadelta(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
-        weight_decay: float = 0.0, foreach: bool | None = None, *, capturable: bool = False,
+        weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
         maximize: bool = False, differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, foreach=foreach,
@@ -1145,7 +1145,7 @@ class ASGD(Optimizer):
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
-        t0: float = 1e6, weight_decay: float = 0.0, foreach: bool | None = None,
+        t0: float = 1e6, weight_decay: float = 0, foreach: bool | None = None,
         maximize: bool = False, differentiable: bool = False, capturable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,

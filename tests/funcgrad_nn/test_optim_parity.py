@@ -150,6 +150,9 @@ def test_default_param_group_matches_pytorch(name):
     group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
     assert json.loads(json.dumps(group)) == API["param_groups"][name]
     assert json.loads(json.dumps(opt.defaults)) == API["param_groups"][name]
+    # and the same Python types (0, not 0.0, where PyTorch's default is 0: str(opt) matches)
+    types = {k: type(v).__name__ for k, v in json.loads(json.dumps(group)).items()}
+    assert types == {k: type(v).__name__ for k, v in API["param_groups"][name].items()}
 
 
 def test_named_parameters_and_pytorch_flag_checks():
