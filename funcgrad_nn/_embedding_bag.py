@@ -1,6 +1,7 @@
 """``embedding_bag``: sums, means or maxima of bags of embedding rows (re-exported by
 ``functional``). Bags are reduced by one matrix product with a (bags x indices) membership
-matrix (sum, mean) or a masked max, dense operations whose derivatives are their own."""
+matrix (sum, mean) or a masked max, dense operations whose derivatives are their own. The
+matrix is computed from the offsets, which may be traced (bags under jit)."""
 
 from __future__ import annotations
 
@@ -10,40 +11,51 @@ import numpy
 
 import funcgrad
 import funcgrad.numpy as fnp
-from funcgrad.core import concrete_or_error
+from funcgrad.core import is_tracer
 
 __all__ = ["embedding_bag"]
 
 
-def _bag_ids(input: Any, offsets: Any, include_last_offset: bool, fname: str
-             ) -> tuple[Any, numpy.ndarray, int]:
-    """Flat indices, the bag of each index (host int array) and the number of bags."""
+def _membership(input: Any, offsets: Any, include_last_offset: bool, put: Any, fname: str
+                ) -> tuple[Any, Any]:
+    """Flat indices and the ``(bags, indices)`` membership mask. Offsets may be traced (the
+    mask is then computed, not looked up), so bags work under jit; concrete offsets are
+    checked as PyTorch does."""
     r = fnp.ndim(input)
     if r == 2:
         if offsets is not None:
             raise ValueError(f"{fname}: offsets must be None for a 2-D input (each row is a "
                              "bag)")
         b, n = fnp.shape(input)
-        return fnp.reshape(input, (-1,)), numpy.repeat(numpy.arange(b), n), b
+        member = numpy.repeat(numpy.arange(b), n)[None, :] == numpy.arange(b)[:, None]
+        return fnp.reshape(input, (b * n,)), put(member)
     if r != 1:
         raise ValueError(f"{fname}: expected input (B, N) or a 1-D input with offsets, got "
                          f"shape {tuple(fnp.shape(input))}")
     if offsets is None:
         raise ValueError(f"{fname}: a 1-D input needs offsets (the start of each bag)")
-    off = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
-        offsets, f"{fname}: offsets (the bag structure must be concrete)"))).astype(numpy.int64)
-    if off.ndim != 1:
-        raise ValueError(f"{fname}: offsets must be 1-D, got shape {off.shape}")
+    if fnp.ndim(offsets) != 1:
+        raise ValueError(f"{fname}: offsets must be 1-D, got shape "
+                         f"{tuple(fnp.shape(offsets))}")
     length = fnp.shape(input)[0]
-    if off.size and (off[0] != 0 or (numpy.diff(off) < 0).any() or off[-1] > length):
-        raise ValueError(f"{fname}: offsets must start at 0 and be non-decreasing and at most "
-                         f"the input length {length}, got {off.tolist()}")
-    nb = off.size - 1 if include_last_offset else off.size
+    if not is_tracer(offsets):
+        off = numpy.asarray(funcgrad.to_numpy(offsets)).astype(numpy.int64)
+        if off.size and (off[0] != 0 or (numpy.diff(off) < 0).any() or off[-1] > length):
+            raise ValueError(f"{fname}: offsets must start at 0 and be non-decreasing and at "
+                             f"most the input length {length}, got {off.tolist()}")
+        offsets = put(off)
+    k = fnp.shape(offsets)[0]
+    offsets = offsets.astype(numpy.int64)
+    # Bag b holds positions offsets[b] <= i < offsets[b + 1]; the last bag runs to the end
+    # of the input, or (include_last_offset) to the last offset.
     if include_last_offset:
-        length = int(off[-1]) if off.size else 0
-    bags = numpy.searchsorted(off[:nb], numpy.arange(fnp.shape(input)[0]), side="right") - 1
-    bags = numpy.where(numpy.arange(fnp.shape(input)[0]) < length, bags, -1)
-    return input, bags, max(nb, 0)
+        starts, ends = offsets[:max(k - 1, 0)], offsets[1:]
+    else:
+        starts = offsets
+        ends = fnp.concatenate([offsets[1:], fnp.full_like(offsets, length, shape=(1,))])
+    pos = fnp.cumsum(fnp.ones_like(offsets, shape=(length,))) - 1
+    member = (pos[None, :] >= starts[:, None]) & (pos[None, :] < ends[:, None])
+    return input, member
 
 
 def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float | None = None,
@@ -67,17 +79,14 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     if per_sample_weights is not None and mode != "sum":
         raise ValueError(f"{fname}: per_sample_weights are only supported with mode='sum', "
                          f"got mode={mode!r}")
-    flat, bags, nb = _bag_ids(input, offsets, include_last_offset, fname)
+    dev = funcgrad.avals.get_aval(weight).device
+    put = (lambda a: a) if dev in (None, "cpu") else (lambda a: funcgrad.device_put(a, dev))
+    flat, member = _membership(input, offsets, include_last_offset, put, fname)  # (B, L)
     from funcgrad_nn.functional import embedding
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (L, D)
-    keep = bags >= 0
     if padding_idx is not None:
-        num = fnp.shape(weight)[0]
-        pidx = padding_idx % num
-        hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
-            flat, f"{fname}: input with padding_idx")))
-        keep = keep & (hv != pidx)
-    member = (bags[None, :] == numpy.arange(nb)[:, None]) & keep[None, :]   # (B, L), host
+        pidx = padding_idx % fnp.shape(weight)[0]
+        member = member & (put(flat) != pidx)[None, :]
     dt = numpy.dtype(weight.dtype)
     if per_sample_weights is not None:
         if tuple(fnp.shape(per_sample_weights)) != tuple(fnp.shape(input)):
@@ -85,18 +94,16 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
                              f"{tuple(fnp.shape(per_sample_weights))} must match input shape "
                              f"{tuple(fnp.shape(input))}")
         rows = rows * fnp.reshape(per_sample_weights, (-1, 1))
-    dev = funcgrad.avals.get_aval(weight).device
-    put = (lambda a: a) if dev in (None, "cpu") else (lambda a: funcgrad.device_put(a, dev))
     if mode == "max":
-        mask = put(member[:, :, None])
+        mask = member[:, :, None]
         lowest = fnp.full_like(rows, -numpy.inf, shape=())
         masked = fnp.where(mask, rows[None], lowest)                       # (B, L, D)
         # The first maximum in bag order (PyTorch's strict >), which alone gets the gradient.
         first = fnp.argmax(funcgrad.stop_gradient(masked), axis=1, keepdims=True)
         best = fnp.take_along_axis(masked, first, axis=1)[:, 0]
-        empty = put(~member.any(axis=1)[:, None])
+        empty = ~fnp.any(member, axis=1)[:, None]
         return fnp.where(empty, fnp.zeros_like(best, shape=()), best)
     m = member.astype(dt)
     if mode == "mean":
-        m = m / numpy.maximum(member.sum(axis=1, keepdims=True), 1).astype(dt)
-    return fnp.matmul(put(m), rows)
+        m = m / fnp.maximum(fnp.sum(m, axis=1, keepdims=True), 1)
+    return fnp.matmul(m, rows)

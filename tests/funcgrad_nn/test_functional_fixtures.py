@@ -199,3 +199,25 @@ def test_with_indices_aliases_and_deprecated_upsampling():
     np.testing.assert_array_equal(host(F.upsample_nearest(x, (7, 9))),
                                   host(F.interpolate(x, (7, 9))))
     np.testing.assert_array_equal(host(nn.ChannelShuffle(2)(x)), host(F.channel_shuffle(x, 2)))
+
+
+@pytest.mark.parametrize("kw", [dict(mode="sum"), dict(mode="mean", padding_idx=4),
+                                dict(mode="max", padding_idx=-1, include_last_offset=True),
+                                dict(mode="sum", include_last_offset=True)])
+def test_embedding_bag_takes_traced_indices_and_offsets(kw):
+    # Under jit the bag structure (offsets) and the indices (padding_idx) are traced: the
+    # membership is computed, so one compiled function serves every batch of bags.
+    rng = np.random.default_rng(11)
+    w = dev(rng.standard_normal((10, 3)))
+    idx, off = dev(np.array([1, 2, 4, 5, 4, 9, 3])), dev(np.array([0, 2, 2, 5]))
+
+    def bag(i, o, weight):
+        return F.embedding_bag(i, weight, o, **kw)
+
+    want = bag(idx, off, w)
+    got = funcgrad.jit(bag)(idx, off, w)
+    np.testing.assert_allclose(host(got), host(want), rtol=1e-12, atol=1e-12)
+    g_want = funcgrad.grad(lambda weight: (bag(idx, off, weight) ** 2).sum())(w)
+    g_got = funcgrad.jit(funcgrad.grad(lambda weight, i, o: (bag(i, o, weight) ** 2).sum()))(
+        w, idx, off)
+    np.testing.assert_allclose(host(g_got), host(g_want), rtol=1e-12, atol=1e-12)
