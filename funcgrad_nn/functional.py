@@ -816,75 +816,106 @@ def _apply_mask(scores: Any, mask: Any, allowed: bool) -> Any:
 # -- losses --------------------------------------------------------------------------------
 
 
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
-    """Mean squared error.
+def _weighted(loss: Any, weight: Any, input: Any, reduction: str, fname: str,
+              mean_by_weight: bool) -> Any:
+    """The elementwise ``loss`` times ``weight`` (the input's shape), reduced as PyTorch:
+    ``mean`` divides by the summed weights (``mse_loss``, ``l1_loss``) or by the count
+    (``huber_loss``)."""
+    if tuple(fnp.shape(weight)) != tuple(fnp.shape(input)):
+        raise ValueError(f"{fname}: weight and input must have the same size, got "
+                         f"{tuple(fnp.shape(weight))} and {tuple(fnp.shape(input))}")
+    loss = loss * _as_input_dtype(weight, input, always=True)
+    if reduction == "mean" and mean_by_weight:
+        return fnp.divide(fnp.sum(loss), fnp.sum(weight))
+    return _reduce(loss, reduction, fname)
+
+
+def _regression_operands(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
+    return _broadcast_target(input, _as_input_dtype(target, input), fname)
+
+
+def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean", weight: Any = None) -> Any:
+    """Mean squared error; ``weight`` (the input's shape) weighs each element, and then
+    ``mean`` divides by the summed weights (PyTorch's signature and rules).
 
     >>> import numpy as np
     >>> mse_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
     array(2.)
     """
-    _check_reduction(reduction, "mse_loss")
-    input, target = _broadcast_target(input, _as_input_dtype(target, input), "mse_loss")
-    d = input - target
+    reduction = _legacy_reduction(size_average, reduce, reduction, "mse_loss")
+    a, b = _regression_operands(input, target, "mse_loss")
+    d = a - b
+    if weight is not None:
+        return _weighted(d * d, weight, input, reduction, "mse_loss", True)
     return _reduce(d * d, reduction, "mse_loss")
 
 
-def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
-    """Mean absolute error.
+def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean", weight: Any = None) -> Any:
+    """Mean absolute error; ``weight`` as :func:`mse_loss`'s.
 
     >>> import numpy as np
     >>> l1_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
     array(1.)
     """
-    _check_reduction(reduction, "l1_loss")
-    input, target = _broadcast_target(input, _as_input_dtype(target, input), "l1_loss")
-    return _reduce(fnp.abs(input - target), reduction, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction, "l1_loss")
+    a, b = _regression_operands(input, target, "l1_loss")
+    if weight is not None:
+        return _weighted(fnp.abs(a - b), weight, input, reduction, "l1_loss", True)
+    return _reduce(fnp.abs(a - b), reduction, "l1_loss")
 
 
-def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:
-    """0.5 d**2 if |d| < delta else delta * (|d| - 0.5 delta).
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Any:
+    """0.5 d**2 if |d| < delta else delta * (|d| - 0.5 delta); ``weight`` (the input's shape)
+    weighs each element, and ``mean`` then averages over the elements (PyTorch's rule).
 
     >>> import numpy as np
     >>> huber_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
     array([0.125, 2.5  ])
     """
     _check_reduction(reduction, "huber_loss")
-    input, target = _broadcast_target(input, _as_input_dtype(target, input), "huber_loss")
+    a, b = _regression_operands(input, target, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    ad = fnp.abs(input - target)
+    ad = fnp.abs(a - b)
     small = fnp.minimum(ad, delta)
     # Written without a branch: 0.5 s**2 + delta * (|d| - s), s = min(|d|, delta).
-    return _reduce(0.5 * small * small + delta * (ad - small), reduction, "huber_loss")
+    loss = 0.5 * small * small + delta * (ad - small)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, "huber_loss", False)
+    return _reduce(loss, reduction, "huber_loss")
 
 
-def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:
+def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Any:
     """0.5 d**2 / beta if |d| < beta else |d| - 0.5 beta (``beta=0``: L1).
 
     >>> import numpy as np
     >>> smooth_l1_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
     array([0.125, 2.5  ])
     """
-    _check_reduction(reduction, "smooth_l1_loss")
-    input, target = _broadcast_target(input, _as_input_dtype(target, input), "smooth_l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction, "smooth_l1_loss")
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    a, b = _regression_operands(input, target, "smooth_l1_loss")
+    ad = fnp.abs(a - b)
     if beta == 0:
-        return l1_loss(input, target, reduction)
-    ad = fnp.abs(input - target)
+        return _reduce(ad, reduction, "smooth_l1_loss")
     small = fnp.minimum(ad, beta)
     return _reduce(0.5 * small * small / beta + (ad - small), reduction, "smooth_l1_loss")
 
 
-def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
-                         reduction: str = "mean") -> Any:
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Any:
     """-w (t log p + (1 - t) log(1 - p)) on probabilities; logs clamped at -100 like PyTorch.
 
     >>> import numpy as np
     >>> round(float(binary_cross_entropy(np.array([0.8]), np.array([1.0]))), 4)
     0.2231
     """
-    _check_reduction(reduction, "binary_cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction, "binary_cross_entropy")
     _same_shape(input, target, "binary_cross_entropy")
     hv = _host_value(input)
     if hv is not None and ((hv < 0) | (hv > 1)).any():
@@ -913,6 +944,7 @@ _bce_terms.defjvps(
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None,
+                                     size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean", pos_weight: Any = None) -> Any:
     """Sigmoid + binary cross entropy, computed stably from logits (PyTorch's formula,
     including ``pos_weight`` broadcast over the last axis).
@@ -921,7 +953,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     >>> round(float(binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
     0.6931
     """
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    reduction = _legacy_reduction(size_average, reduce, reduction,
+                                  "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     target = _as_input_dtype(target, input)
     weight = _as_input_dtype(weight, input, always=True)
@@ -955,8 +988,8 @@ def _pick(logp: Any, target: Any, axis: int) -> Any:
                        axis)
 
 
-def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-             reduction: str = "mean") -> Any:
+def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = None,
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Any:
     """Negative log-likelihood of class indices given log-probabilities ``(N, C, ...)``.
 
     ``mean`` divides by the summed weights of the non-ignored targets (PyTorch).
@@ -965,7 +998,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -1
     >>> round(float(nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([1]))), 4)
     0.6931
     """
-    _check_reduction(reduction, "nll_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction, "nll_loss")
     axis = _class_axis(input)
     n_classes = input.shape[axis]
     tdt = getattr(target, "dtype", None)
@@ -1000,8 +1033,9 @@ def _class_weight(weight: Any, input: Any, n_classes: int, fname: str) -> Any:
     return _as_input_dtype(weight, input, always=True)
 
 
-def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Any:
+def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any = None,
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Any:
     """Cross entropy of logits ``(N, C, ...)`` (or ``(C,)``) against class indices or
     class probabilities, with PyTorch's ``weight``/``ignore_index``/``label_smoothing``
     semantics and normalisation.
@@ -1012,7 +1046,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
     ...                 cross_entropy(x, np.array([[0.0, 1.0, 0.0]]))))
     True
     """
-    _check_reduction(reduction, "cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
@@ -1034,7 +1068,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
             prod = prod * fnp.reshape(weight, wshape)
         loss = -fnp.sum(prod, axis=axis)
         return _reduce(loss, reduction, "cross_entropy")
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
     valid = target != ignore_index
@@ -1053,7 +1087,8 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int
                    fnp.multiply(smooth, label_smoothing / n_classes))
 
 
-def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Any:
+def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Any:
     """KL divergence with ``input`` as log-probabilities: target * (log target - input)
     (0 where target is 0). ``reduction="batchmean"`` divides the sum by the batch size.
 
@@ -1062,7 +1097,7 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     >>> kl_div(np.log(p), p, reduction="batchmean")
     array(0.)
     """
-    _check_reduction(reduction, "kl_div", ("batchmean",))
+    reduction = _legacy_reduction(size_average, reduce, reduction, "kl_div", ("batchmean",))
     target = _as_input_dtype(target, input)
     if log_target:
         loss = fnp.exp(target) * (target - input)
@@ -1076,10 +1111,11 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
 # -- margin, embedding, count and sequence losses ---------------------------------------------
 
 
-def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, fname: str) -> str:
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, fname: str,
+                      extra: tuple[str, ...] = ()) -> str:
     # PyTorch's deprecated size_average/reduce flags, when given, decide the reduction.
     if size_average is None and reduce is None:
-        _check_reduction(reduction, fname)
+        _check_reduction(reduction, fname, extra)
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce

@@ -26,7 +26,15 @@ class _Loss(Module):
         return f"reduction={self.reduction!r}"
 
 
-class MSELoss(_Loss):
+class _LegacyLoss(_Loss):
+    # PyTorch's deprecated size_average/reduce arguments, honoured when given.
+    def __init__(self, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction,
+                                             type(self).__name__, self._extra))
+
+
+class MSELoss(_LegacyLoss):
     """Mean squared error.
 
     >>> import numpy as np
@@ -35,10 +43,10 @@ class MSELoss(_Loss):
     """
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class L1Loss(_Loss):
+class L1Loss(_LegacyLoss):
     """Mean absolute error.
 
     >>> import numpy as np
@@ -47,7 +55,7 @@ class L1Loss(_Loss):
     """
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.l1_loss(input, target, self.reduction)
+        return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class HuberLoss(_Loss):
@@ -63,10 +71,10 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.huber_loss(input, target, self.reduction, self.delta)
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-class SmoothL1Loss(_Loss):
+class SmoothL1Loss(_LegacyLoss):
     """Smooth L1 loss with threshold ``beta``.
 
     >>> import numpy as np
@@ -74,15 +82,16 @@ class SmoothL1Loss(_Loss):
     array(0.25)
     """
 
-    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
-class BCELoss(_Loss):
+class BCELoss(_LegacyLoss):
     """Binary cross entropy on probabilities (optional per-element ``weight``).
 
     >>> import numpy as np
@@ -90,15 +99,16 @@ class BCELoss(_Loss):
     0.6931
     """
 
-    def __init__(self, weight: Any = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(_Loss):
+class BCEWithLogitsLoss(_LegacyLoss):
     """Sigmoid + binary cross entropy from logits (``weight``, ``pos_weight``).
 
     >>> import numpy as np
@@ -106,18 +116,19 @@ class BCEWithLogitsLoss(_Loss):
     0.6931
     """
 
-    def __init__(self, weight: Any = None, reduction: str = "mean",
-                 pos_weight: Any = None) -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean", pos_weight: Any = None) -> None:
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, self.reduction,
-                                                  self.pos_weight)
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
-class NLLLoss(_Loss):
+class NLLLoss(_LegacyLoss):
     """Negative log-likelihood on log-probabilities (``weight``, ``ignore_index``).
 
     >>> import numpy as np
@@ -125,17 +136,18 @@ class NLLLoss(_Loss):
     1.3863
     """
 
-    def __init__(self, weight: Any = None, ignore_index: int = -100,
-                 reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
 
 
-class CrossEntropyLoss(_Loss):
+class CrossEntropyLoss(_LegacyLoss):
     """Cross entropy from logits against class indices or probabilities (``weight``,
     ``ignore_index``, ``label_smoothing``).
 
@@ -144,19 +156,20 @@ class CrossEntropyLoss(_Loss):
     1.3863
     """
 
-    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean",
                  label_smoothing: float = 0.0) -> None:
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
-                               self.label_smoothing)
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
-class KLDivLoss(_Loss):
+class KLDivLoss(_LegacyLoss):
     """KL divergence with log-probability input (``reduction='batchmean'`` is the
     mathematically correct mean; ``log_target``).
 
@@ -168,20 +181,13 @@ class KLDivLoss(_Loss):
 
     _extra = ("batchmean",)
 
-    def __init__(self, reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__(reduction)
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input: Any, target: Any) -> Any:
-        return F.kl_div(input, target, self.reduction, self.log_target)
-
-
-class _LegacyLoss(_Loss):
-    # PyTorch's deprecated size_average/reduce arguments, honoured when given.
-    def __init__(self, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(F._legacy_reduction(size_average, reduce, reduction,
-                                             type(self).__name__))
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class MarginRankingLoss(_LegacyLoss):

@@ -62,13 +62,17 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 device: str | None = None, dtype: Any = None) -> None:
+                 device: str | None = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
+        self._has_bias = bias
         if affine:
             self.weight = Parameter(init.ones_(empty((num_features,), dtype)))
-            self.bias = Parameter(empty((num_features,), dtype))
+            if bias:  # PyTorch's bias=False: an affine scale without a shift
+                self.bias = Parameter(empty((num_features,), dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -92,7 +96,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _blend_running_stats(self, mean: Any, var: Any, factor: Any) -> None:
         """``running = (1 - factor) * running + factor * batch`` for the mean and the
@@ -103,8 +108,10 @@ class _NormBase(Module):
         self.running_var = (1 - factor) * rv + factor * var.astype(rv.dtype)
 
     def extra_repr(self) -> str:
+        no_bias = "" if self._has_bias else ", bias=False"
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}{no_bias}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -195,16 +202,20 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: str | None = None, dtype: Any = None) -> None:
+                 affine: bool = True, device: str | None = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
-        self.eps, self.affine = eps, affine
+        self.eps, self.affine, self._has_bias = eps, affine, bias
         if affine:
             self.weight = Parameter(init.ones_(empty((num_channels,), dtype)))
-            self.bias = Parameter(empty((num_channels,), dtype))
+            if bias:
+                self.bias = Parameter(empty((num_channels,), dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -217,7 +228,9 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        no_bias = "" if self._has_bias else ", bias=False"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}{no_bias}")
 
 
 class BatchNorm3d(_BatchNorm):
@@ -236,9 +249,9 @@ class _InstanceNorm(_NormBase):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
-                 device: str | None = None, dtype: Any = None) -> None:
+                 device: str | None = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
 
     def forward(self, input: Any) -> Any:
         n = self._n

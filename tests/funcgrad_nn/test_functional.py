@@ -188,7 +188,7 @@ def test_regression_and_binary_losses():
     hub = np.where(np.abs(d) < 1.5, 0.5 * d**2, 1.5 * (np.abs(d) - 0.75))
     assert_allclose(F.huber_loss(dev(a), dev(b), "none", delta=1.5), hub, atol=1e-12)
     sl1 = np.where(np.abs(d) < 0.5, 0.5 * d**2 / 0.5, np.abs(d) - 0.25)
-    assert_allclose(F.smooth_l1_loss(dev(a), dev(b), "none", beta=0.5), sl1, atol=1e-12)
+    assert_allclose(F.smooth_l1_loss(dev(a), dev(b), reduction="none", beta=0.5), sl1, atol=1e-12)
     p, t = 1 / (1 + np.exp(-a)), rng.uniform(size=(3, 4))
     bce = -(t * np.log(p) + (1 - t) * np.log(1 - p))
     assert_allclose(F.binary_cross_entropy(dev(p), dev(t)), bce.mean(), rtol=1e-10)

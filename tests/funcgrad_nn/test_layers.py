@@ -157,3 +157,26 @@ def test_channel_dropout_rrelu_and_distance_modules():
                     nn.F.cosine_similarity(a, b, 0, 1e-6))
     assert_allclose(nn.PairwiseDistance(p=1.0, keepdim=True)(a, b),
                     nn.F.pairwise_distance(a, b, 1.0, keepdim=True))
+
+
+def test_norm_layers_without_bias():
+    # PyTorch's keyword-only bias=False: an affine scale, no shift parameter.
+    x = rng.normal(size=(4, 3, 5))
+    for layer in (nn.BatchNorm1d(3, bias=False), nn.GroupNorm(3, 3, bias=False),
+                  nn.InstanceNorm1d(3, affine=True, bias=False)):
+        assert layer.bias is None and "bias" not in layer.state_dict()
+        assert "bias=False" in repr(layer)
+        layer.weight = nn.Parameter(np.full(3, 2.0))
+        ref = type(layer)(*([3, 3] if isinstance(layer, nn.GroupNorm) else [3]),
+                          affine=False)
+        assert_allclose(layer(x), 2.0 * np.asarray(ref(x)))
+    assert nn.BatchNorm1d(3).bias is not None and "bias" not in repr(nn.BatchNorm1d(3))
+
+
+def test_loss_modules_take_pytorchs_legacy_arguments():
+    x, t = rng.normal(size=(3, 4)), np.array([0, 3, 1])
+    assert_allclose(nn.CrossEntropyLoss(size_average=False)(x, t),
+                    nn.CrossEntropyLoss(reduction="sum")(x, t))
+    assert nn.MSELoss(reduce=False)(x, x * 0).shape == (3, 4)
+    assert nn.NLLLoss(None, None, 3)(x, t).shape == ()  # PyTorch's positional order
+    assert nn.KLDivLoss(reduction="batchmean").reduction == "batchmean"
