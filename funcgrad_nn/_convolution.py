@@ -695,6 +695,9 @@ def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any
     if output_size is None:
         size = default
     else:
+        if len(output_size) not in (nd, nd + 2):
+            raise ValueError(f"{fname}: output_size should be a sequence of {nd} or {nd + 2} "
+                             f"elements, got {tuple(output_size)}")
         size = tuple(int(v) for v in output_size)[-nd:]
         for i in range(nd):
             if not default[i] - s[i] < size[i] < default[i] + s[i]:

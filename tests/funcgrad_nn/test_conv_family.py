@@ -306,3 +306,10 @@ def test_conv_layer_input_errors_are_runtime_errors_as_in_pytorch():
         nn.Conv2d(3, 4, 3)(np.ones((1, 2, 5, 5), np.float32))
     with pytest.raises(ValueError, match="batched"):
         nn.ConvTranspose1d(3, 4, 3)(np.ones((3,), np.float32))
+
+
+def test_max_unpool_output_size_has_nd_or_nd_plus_2_entries():
+    v, i = nn.F.max_pool2d(np.arange(36.0).reshape(1, 1, 6, 6), 2, return_indices=True)
+    assert nn.F.max_unpool2d(v, i, 2, output_size=(1, 1, 7, 7)).shape == (1, 1, 7, 7)
+    with pytest.raises(ValueError, match="2 or 4 elements"):
+        nn.F.max_unpool2d(v, i, 2, output_size=(1, 6, 6))
