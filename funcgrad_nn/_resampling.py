@@ -117,13 +117,13 @@ def _output_sizes(in_sizes: tuple, size: Any, scale_factor: Any, fname: str
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{fname}: exactly one of size and scale_factor must be given")
     if size is not None:
-        sizes = (int(size),) * nd if isinstance(size, (int, numpy.integer)) else \
+        sizes = (int(size),) * nd if numpy.ndim(size) == 0 else \
             tuple(int(s) for s in size)
         if len(sizes) != nd:
             raise ValueError(f"{fname}: size {size!r} must have {nd} entries for an input "
                              f"with {nd} spatial axes")
         return sizes, (None,) * nd
-    scales = (float(scale_factor),) * nd if isinstance(scale_factor, (int, float)) else \
+    scales = (float(scale_factor),) * nd if numpy.ndim(scale_factor) == 0 else \
         tuple(float(s) for s in scale_factor)
     if len(scales) != nd:
         raise ValueError(f"{fname}: scale_factor {scale_factor!r} must have {nd} entries for "

@@ -131,3 +131,11 @@ def test_antialias_errors_match_pytorch():
         F.interpolate(x4, scale_factor=0.5, mode="lanczos", align_corners=True, antialias=True)
     with pytest.raises(ValueError, match="mode 'lanczos' expects a 4-D input"):
         F.interpolate(np.ones((1, 1, 4)), scale_factor=0.5, mode="lanczos")
+
+
+def test_interpolate_takes_numpy_scalars_and_arrays_for_size_and_scale():
+    x = np.ones((1, 1, 3, 4))
+    assert F.interpolate(x, scale_factor=np.float32(2.0)).shape == (1, 1, 6, 8)
+    assert F.interpolate(x, size=np.int32(5)).shape == (1, 1, 5, 5)
+    assert F.interpolate(x, scale_factor=np.array([2.0, 1.5])).shape == (1, 1, 6, 6)
+    assert F.interpolate(x, size=np.array([2, 3]), mode="bilinear").shape == (1, 1, 2, 3)
