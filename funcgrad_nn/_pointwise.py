@@ -165,14 +165,19 @@ def softsign(input: Any) -> Any:
     return input / (1 + fnp.abs(input))
 
 
-def softmax_operand(input: Any, dim: Any, dtype: Any, fname: str) -> Any:
-    """The softmax family's checks: ``dim`` is required (PyTorch's implicit choice is
-    deprecated), and ``dtype=`` casts the input before the operation, as PyTorch (e.g. a
-    float32 input gives a float64 result, computed in float64, with ``dtype=float64``)."""
+def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any:
+    """``op(input, axis=dim)`` with the softmax family's rules: ``dim`` is required
+    (PyTorch's implicit choice is deprecated), ``dtype=`` casts the input before the
+    operation, as PyTorch (a float32 input gives a float64 result, computed in float64, with
+    ``dtype=float64``), and a 0-d input takes ``dim`` 0 or -1 (PyTorch treats it as one
+    element)."""
     if dim is None:
         raise TypeError(f"{fname}: pass dim= explicitly (PyTorch's implicit-dim choice is "
                         "deprecated and not supported)")
-    return input if dtype is None else fnp.asarray(input).astype(dtype)
+    x = input if dtype is None else fnp.asarray(input).astype(dtype)
+    if fnp.ndim(x) == 0 and dim in (0, -1):
+        return fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ())
+    return op(x, axis=dim)
 
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
@@ -183,7 +188,8 @@ def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
     >>> softmin(np.array([0.0, 0.0]), dim=0)
     array([0.5, 0.5])
     """
-    return fsp.softmax(-softmax_operand(input, dim, dtype, "softmin"), axis=dim)
+    return softmax_family(lambda x, axis: fsp.softmax(-x, axis=axis), input, dim, dtype,
+                          "softmin")
 
 
 def softshrink(input: Any, lambd: float = 0.5) -> Any:

@@ -26,13 +26,13 @@ import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
 from funcgrad.ops.activations import relu as _relu
-from funcgrad_nn._pointwise import elu_family, hardtanh, softmax_operand
+from funcgrad_nn._pointwise import elu_family, hardtanh, softmax_family
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "rrelu", "gumbel_softmax", "elu", "embedding", "gelu", "huber_loss",
+    "feature_alpha_dropout", "rrelu", "gumbel_softmax", "bilinear", "elu", "embedding", "gelu", "huber_loss",
     "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
     "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
     "smooth_l1_loss", "softmax", "softplus", "tanh",
@@ -246,7 +246,7 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
     >>> softmax(np.array([0.0, 0.0], np.float32), dim=0, dtype=np.float64)
     array([0.5, 0.5])
     """
-    return fsp.softmax(softmax_operand(input, dim, dtype, "softmax"), axis=dim)
+    return softmax_family(fsp.softmax, input, dim, dtype, "softmax")
 
 
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
@@ -258,7 +258,7 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
     >>> np.round(log_softmax(np.array([0.0, 0.0]), dim=0), 4)
     array([-0.6931, -0.6931])
     """
-    return fsp.log_softmax(softmax_operand(input, dim, dtype, "log_softmax"), axis=dim)
+    return softmax_family(fsp.log_softmax, input, dim, dtype, "log_softmax")
 
 
 # -- linear, embedding, normalisation -----------------------------------------------------
@@ -275,6 +275,23 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     if bias is not None:
         out = out + bias
     return out
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
+    """y_k = x1 @ weight[k] @ x2 + bias[k] over the last axes, ``weight`` ``(out, in1, in2)``
+    (PyTorch's layout; the leading axes of the inputs broadcast).
+
+    >>> import numpy as np
+    >>> bilinear(np.ones((1, 2)), np.ones((1, 3)), np.ones((4, 2, 3))).shape
+    (1, 4)
+    """
+    if fnp.ndim(weight) != 3 or fnp.shape(input1)[-1:] != fnp.shape(weight)[1:2] \
+            or fnp.shape(input2)[-1:] != fnp.shape(weight)[2:3]:
+        raise ValueError(f"bilinear: weight must be (out, in1, in2) matching input1's and "
+                         f"input2's last dims, got weight {tuple(fnp.shape(weight))}, inputs "
+                         f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
+    out = fnp.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
 
 
 def embedding(input: Any, weight: Any, padding_idx: int | None = None,

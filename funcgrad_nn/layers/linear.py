@@ -97,10 +97,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound, generator=generator)
 
     def forward(self, input1: Any, input2: Any) -> Any:
-        out = fnp.einsum("...i,oij,...j->...o", input1, self.weight, input2)
-        if self.bias is not None:
-            out = out + self.bias
-        return out
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
