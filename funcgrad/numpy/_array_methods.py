@@ -199,6 +199,11 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
         # calls us; as a scalar again it stays device-neutral (and strongly typed).
         inputs = tuple(a[()] if type(a) is numpy.ndarray and a.ndim == 0 else a for a in inputs)
         return fn(*inputs, **kwargs)
+    if method == "outer" and fn is not None and ufunc.nin == 2:
+        # ufunc.outer(a, b): every element of a against every element of b, a's axes first.
+        a, b = fnp.asarray(inputs[0]), fnp.asarray(inputs[1])
+        a = fnp.reshape(a, tuple(a.shape) + (1,) * b.ndim)
+        return fn(a, b, **kwargs)
     if method == "reduce" and ufunc.__name__ in _REDUCERS:
         kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 unless told otherwise
         return getattr(fnp, _REDUCERS[ufunc.__name__])(*inputs, **kwargs)

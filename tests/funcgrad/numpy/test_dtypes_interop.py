@@ -7,7 +7,8 @@ import pytest
 
 import funcgrad
 import funcgrad.numpy as fnp
-from tests.helpers import host
+from tests.funcgrad.numpy import assert_same
+from tests.helpers import dev, host
 
 
 @pytest.mark.parametrize("dt", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float32,
@@ -81,3 +82,21 @@ def test_traced_array_itemsize_and_nbytes(dtype: str) -> None:
     funcgrad.jit(f)(x)
     funcgrad.vmap(f)(x)
     assert seen == [(x.itemsize, x.nbytes), (x.itemsize, x[0].nbytes)]
+
+
+@pytest.mark.parametrize("ufunc", [np.subtract, np.multiply, np.equal, np.power, np.maximum,
+                                   np.arctan2, np.logical_xor])
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "int8"),
+                                    ("int32", "bool")])
+def test_ufunc_outer_of_traced_arrays(ufunc, dtypes) -> None:
+    """``numpy.<ufunc>.outer`` on traced arrays: NumPy's values, shapes and dtypes. (Only
+    traced: NumPy's ufuncs on device arrays are the device library's business.)"""
+    a = np.array([1, 0, 2]).astype(dtypes[0])
+    b = np.array([[1, 2], [3, 0]]).astype(dtypes[1])
+    out = funcgrad.jit(lambda x, y: ufunc.outer(x, y))(dev(a), dev(b))
+    assert_same(out, ufunc.outer(a, b), f"{ufunc.__name__}.outer")
+
+
+def test_ufunc_outer_differentiates() -> None:
+    g = funcgrad.grad(lambda x: np.multiply.outer(x, x).sum())(dev(np.arange(3.0)))
+    np.testing.assert_allclose(host(g), [6.0, 6.0, 6.0])
