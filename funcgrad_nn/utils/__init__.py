@@ -2,7 +2,7 @@
 clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_norm``,
 ``spectral_norm``)."""
 
-from funcgrad_nn.utils import parametrizations, parametrize, rnn
+from funcgrad_nn.utils import fusion, parametrizations, parametrize, rnn
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -12,6 +12,12 @@ from funcgrad_nn.utils.clip_grad import (
     get_total_norm,
 )
 from funcgrad_nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from funcgrad_nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from funcgrad_nn.utils.legacy_norms import (
     remove_spectral_norm,
     remove_weight_norm,
@@ -20,6 +26,7 @@ from funcgrad_nn.utils.legacy_norms import (
 )
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
-           "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector", "parametrizations",
-           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
-           "vector_to_parameters", "weight_norm"]
+           "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
+           "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
+           "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm",
+           "remove_weight_norm", "rnn", "spectral_norm", "vector_to_parameters", "weight_norm"]

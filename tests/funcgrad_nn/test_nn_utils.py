@@ -246,3 +246,36 @@ def test_parametrization_right_inverse_unsafe_and_leave_unparametrized():
     parametrize.remove_parametrizations(wn, "weight")
     assert type(wn) is nn.Linear
     np.testing.assert_allclose(host(wn.weight), w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_transpose", "conv_no_bias", "linear",
+                                  "linear_no_bias"])
+def test_fuse_bn_eval_folds_the_batch_norm(kind):
+    # torch 2.13 gives the same state-dict names and, for a bias-less layer, a fused bias
+    # that takes no gradient (its requires_grad is False).
+    rng = np.random.default_rng(0)
+    bias = not kind.endswith("no_bias")
+    if kind.startswith("conv"):
+        cls = nn.ConvTranspose2d if kind == "conv_transpose" else nn.Conv2d
+        layer, bn = cls(2, 3, 3, bias=bias).double(), nn.BatchNorm2d(3).double()
+        x = rng.standard_normal((2, 2, 5, 5))
+    else:
+        layer, bn = nn.Linear(4, 3, bias=bias).double(), nn.BatchNorm1d(3).double()
+        x = rng.standard_normal((5, 4))
+    bn.load_state_dict({"weight": rng.uniform(0.5, 2, 3), "bias": rng.standard_normal(3),
+                        "running_mean": rng.standard_normal(3),
+                        "running_var": rng.uniform(0.5, 2, 3),
+                        "num_batches_tracked": np.array(3)})
+    layer.to(DEVICE).eval()
+    bn.to(DEVICE).eval()
+    x = dev(x)
+    if kind.startswith("conv"):
+        fused = nn.utils.fuse_conv_bn_eval(layer, bn, transpose=kind == "conv_transpose")
+    else:
+        fused = nn.utils.fuse_linear_bn_eval(layer, bn)
+    np.testing.assert_allclose(host(fused(x)), host(bn(layer(x))), rtol=1e-12, atol=1e-12)
+    assert list(fused.state_dict()) == ["weight", "bias"]
+    assert [n for n, _ in fused.named_parameters()] == (["weight", "bias"] if bias else ["weight"])
+    with pytest.raises(AssertionError, match="Fusion only for eval"):
+        (nn.utils.fuse_conv_bn_eval if kind.startswith("conv") else nn.utils.fuse_linear_bn_eval)(
+            layer.train(), bn)
