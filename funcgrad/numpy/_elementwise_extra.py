@@ -335,7 +335,8 @@ def unwrap(
         raise TypeError("funcgrad.numpy.unwrap: period must be a real number")
     pm = fnp.moveaxis(p, axis, -1)
     head, tail = pm[..., :1], pm[..., 1:]
-    dd = _ew.sub(tail, pm[..., :-1])
+    # (NumPy's diff of bools is "changed", not a subtraction)
+    dd = (_ew.ne if pa.dtype == _np.bool_ else _ew.sub)(tail, pm[..., :-1])
     if discont is None:
         discont = period / 2
     dtype = result_type(dd, period)

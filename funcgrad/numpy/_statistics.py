@@ -194,7 +194,8 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """
     x = fnp.ravel(_arr("ediff1d", ary))
     dt = _av(x).dtype
-    out = diff(x) if _av(x).shape[0] else x
+    # NumPy subtracts (so bools raise its TypeError, where diff would compare them)
+    out = fnp.subtract(x[1:], x[:-1])
     parts = []
     for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
         if extra is None:
@@ -264,6 +265,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         raise TypeError("gradient: invalid number of arguments")
     if edge_order not in (1, 2):
         raise ValueError("gradient: 'edge_order' greater than 2 not supported")
+    if fa.dtype.kind == "b":
+        raise TypeError("gradient: boolean input is not supported (NumPy subtracts its "
+                        "values; cast it to a number first)")
     otype = fa.dtype if fa.dtype.kind in "fc" else _F64
     if fa.dtype != otype:
         fx = _cast(fx, otype)

@@ -699,3 +699,15 @@ def test_concat_takes_numpys_arguments() -> None:
                                              dtype=np.uint8),
                      lambda x, y: np.concat((x, y), axis=None, casting="unsafe",
                                             dtype=np.uint8), a, b, name="concat")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.unwrap(x), lambda m, x: m.unwrap(x, axis=0, period=3),
+    lambda m, x: m.gradient(x), lambda m, x: m.ediff1d(x), lambda m, x: m.diff(x),
+    lambda m, x: m.ediff1d(x, to_end=np.array([True])),
+], ids=lambda c: "")
+def test_bool_differences(call) -> None:
+    """Bools: diff (and unwrap, built on it) compares neighbours; ediff1d and gradient
+    subtract, which NumPy refuses for bools (TypeError)."""
+    x = np.array([[True, False, True, True], [False, False, True, False]])
+    check_like_numpy(lambda a: call(fnp, a), lambda a: call(np, a), x, name="bool diff")
