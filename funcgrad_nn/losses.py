@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad_nn import functional as F
+from funcgrad_nn.layers.distance import PairwiseDistance
 from funcgrad_nn.module import Module
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
@@ -23,7 +24,7 @@ class _Loss(Module):
         self.reduction = reduction
 
     def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
+        return ""  # PyTorch's losses print as ``CrossEntropyLoss()``
 
 
 class _LegacyLoss(_Loss):
@@ -293,7 +294,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, "
                              f"got {margin}")
-        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+        # PyTorch's default is a PairwiseDistance submodule (it shows in the repr).
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
         return F.triplet_margin_with_distance_loss(

@@ -212,6 +212,8 @@ class _Elementwise(Module):
         return type(self)._fn(input, **{k: getattr(self, k) for k in self._keys})
 
     def extra_repr(self) -> str:
+        if self._keys == ("lambd",):  # PyTorch prints Hardshrink(0.5), Softshrink(0.5)
+            return f"{self.lambd}"
         return ", ".join(f"{k}={getattr(self, k)}" for k in self._keys)
 
 

@@ -26,9 +26,6 @@ class CosineSimilarity(Module):
     def forward(self, x1: Any, x2: Any) -> Any:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}, eps={self.eps}"
-
 
 class PairwiseDistance(Module):
     """p-norm of ``x1 - x2 + eps`` over the last dim (see ``F.pairwise_distance``).
@@ -44,6 +41,3 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Any, x2: Any) -> Any:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
-
-    def extra_repr(self) -> str:
-        return f"p={self.norm}, eps={self.eps}, keepdim={self.keepdim}"

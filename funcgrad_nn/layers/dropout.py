@@ -58,7 +58,7 @@ class Dropout(_KeyedModule):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{type(self).__name__}: probability has to be between 0 and 1, "
                              f"but got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace  # (inplace is accepted: arrays are never mutated)
 
     def forward(self, input: Any, key: Any = None) -> Any:
         if not self.training or self.p == 0.0:
@@ -66,7 +66,7 @@ class Dropout(_KeyedModule):
         return type(self)._fn(input, self.p, True, key=self._key(key))
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(Dropout):

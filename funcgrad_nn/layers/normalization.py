@@ -53,7 +53,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class _NormBase(Module):
@@ -66,7 +66,6 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        self._has_bias = bias
         if affine:
             self.weight = Parameter(init.ones_(empty((num_features,), dtype)))
             if bias:  # PyTorch's bias=False: an affine scale without a shift
@@ -108,9 +107,9 @@ class _NormBase(Module):
         self.running_var = (1 - factor) * rv + factor * var.astype(rv.dtype)
 
     def extra_repr(self) -> str:
-        no_bias = "" if self._has_bias else ", bias=False"
+        # PyTorch's: bias= says whether there is a shift parameter
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}{no_bias}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
 
 
@@ -209,7 +208,7 @@ class GroupNorm(Module):
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
-        self.eps, self.affine, self._has_bias = eps, affine, bias
+        self.eps, self.affine = eps, affine
         if affine:
             self.weight = Parameter(init.ones_(empty((num_channels,), dtype)))
             if bias:
@@ -228,9 +227,8 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        no_bias = "" if self._has_bias else ", bias=False"
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
-                f"affine={self.affine}{no_bias}")
+                f"affine={self.affine}, bias={self.bias is not None}")
 
 
 class BatchNorm3d(_BatchNorm):

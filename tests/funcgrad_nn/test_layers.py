@@ -170,7 +170,9 @@ def test_norm_layers_without_bias():
         ref = type(layer)(*([3, 3] if isinstance(layer, nn.GroupNorm) else [3]),
                           affine=False)
         assert_allclose(layer(x), 2.0 * np.asarray(ref(x)))
-    assert nn.BatchNorm1d(3).bias is not None and "bias" not in repr(nn.BatchNorm1d(3))
+    assert nn.BatchNorm1d(3).bias is not None and "bias=True" in repr(nn.BatchNorm1d(3))
+    assert repr(nn.InstanceNorm2d(3)) == ("InstanceNorm2d(3, eps=1e-05, momentum=0.1, "
+                                          "affine=False, bias=False, track_running_stats=False)")
 
 
 def test_loss_modules_take_pytorchs_legacy_arguments():
@@ -180,3 +182,14 @@ def test_loss_modules_take_pytorchs_legacy_arguments():
     assert nn.MSELoss(reduce=False)(x, x * 0).shape == (3, 4)
     assert nn.NLLLoss(None, None, 3)(x, t).shape == ()  # PyTorch's positional order
     assert nn.KLDivLoss(reduction="batchmean").reduction == "batchmean"
+
+
+def test_reprs_are_pytorchs():
+    # What print(model) shows in PyTorch 2.13.
+    assert repr(nn.CrossEntropyLoss(reduction="sum")) == "CrossEntropyLoss()"
+    assert repr(nn.Dropout(0.3)) == "Dropout(p=0.3, inplace=False)"
+    assert repr(nn.Softshrink()) == "Softshrink(0.5)"
+    assert repr(nn.GroupNorm(1, 2)) == "GroupNorm(1, 2, eps=1e-05, affine=True, bias=True)"
+    assert repr(nn.LayerNorm(3)) == "LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert repr(nn.TripletMarginWithDistanceLoss()) == \
+        "TripletMarginWithDistanceLoss(\n  (distance_function): PairwiseDistance()\n)"
