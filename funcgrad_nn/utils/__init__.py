@@ -2,7 +2,7 @@
 clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_norm``,
 ``spectral_norm``)."""
 
-from funcgrad_nn.utils import fusion, parametrizations, parametrize, rnn
+from funcgrad_nn.utils import fusion, parametrizations, parametrize, rnn, stateless
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -29,4 +29,5 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_
            "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
            "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm",
-           "remove_weight_norm", "rnn", "spectral_norm", "vector_to_parameters", "weight_norm"]
+           "remove_weight_norm", "rnn", "spectral_norm", "stateless", "vector_to_parameters",
+           "weight_norm"]

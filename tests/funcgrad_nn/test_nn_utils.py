@@ -279,3 +279,29 @@ def test_fuse_bn_eval_folds_the_batch_norm(kind):
     with pytest.raises(AssertionError, match="Fusion only for eval"):
         (nn.utils.fuse_conv_bn_eval if kind.startswith("conv") else nn.utils.fuse_linear_bn_eval)(
             layer.train(), bn)
+
+
+def test_functional_call_as_torch_func():
+    from funcgrad_nn.utils.stateless import functional_call
+
+    x = dev(np.ones((1, 2), np.float32))
+    lin = nn.Linear(2, 1).to(DEVICE)
+    w0 = host(lin.weight).copy()
+    p = dev({"weight": np.zeros((1, 2), np.float32), "bias": np.ones(1, np.float32)})
+    np.testing.assert_allclose(host(functional_call(lin, p, (x,))), [[1.0]])
+    np.testing.assert_allclose(host(functional_call(lin, p, (), {"input": x})), [[1.0]])
+    np.testing.assert_allclose(host(lin.weight), w0)  # restored
+    g = funcgrad.grad(lambda q: functional_call(lin, q, x).sum())(p)
+    np.testing.assert_allclose(host(g["weight"]), [[1.0, 1.0]])
+    # torch 2.13: a tied array takes the value given for either name unless tie_weights=False
+    seq = nn.Sequential(nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)).to(DEVICE)
+    seq[1].weight = seq[0].weight
+    eye = dev({"0.weight": np.eye(2, dtype=np.float32)})
+    np.testing.assert_allclose(host(functional_call(seq, eye, (x,))), [[1.0, 1.0]])
+    with pytest.raises(RuntimeError, match="Unexpected key\\(s\\): 'nope'.\n\tMissing key\\(s\\): "
+                                           "'bias'."):
+        functional_call(lin, {"weight": p["weight"], "nope": p["bias"]}, (x,), strict=True)
+    with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+        functional_call(lin, ({"weight": p["weight"]}, {"weight": p["weight"]}), (x,))
+    with pytest.raises(ValueError, match="which are tied"):
+        functional_call(seq, {"0.weight": p["weight"], "1.weight": eye["0.weight"]}, (x,))
