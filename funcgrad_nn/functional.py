@@ -332,6 +332,9 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         fixed = funcgrad.stop_gradient(out)
         out = fixed + (out - fixed) / freq  # the value is unchanged; the gradient is scaled
     if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: padding_idx must be within num_embeddings "
+                             f"[-{num}, {num}), got {padding_idx}")
         if padding_idx < 0:
             padding_idx += num
         pad = fnp.expand_dims(input == padding_idx, -1)
@@ -381,7 +384,10 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     if num_classes == -1:
         hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
             tensor, "one_hot(num_classes=-1) (pass num_classes= under jit/vmap)")))
-        num_classes = int(hv.max()) + 1 if hv.size else 0
+        if not hv.size:
+            raise ValueError("one_hot: can not infer the number of classes from an empty "
+                             "input; pass num_classes=")
+        num_classes = int(hv.max()) + 1
     hv = _host_value(tensor)
     if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num_classes):
         raise ValueError(f"one_hot: class values must be in [0, num_classes={num_classes}), "

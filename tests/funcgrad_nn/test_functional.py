@@ -258,6 +258,11 @@ def test_loss_and_lookup_errors_like_pytorch():
         F.one_hot(np.array([0, -1]), 3)
     with pytest.raises(IndexError, match="out of range"):
         F.embedding(np.array([-1]), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="padding_idx"):
+        F.embedding(np.array([1]), np.ones((4, 2)), padding_idx=4)
+    with pytest.raises(ValueError, match="num_classes="):
+        F.one_hot(np.zeros(0, np.int64))
+    assert F.one_hot(np.zeros(0, np.int64), 3).shape == (0, 3)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         F.batch_norm(np.ones((1, 3)), None, None, training=True)
     assert F.batch_norm(np.ones((1, 3, 2)), None, None, training=True).shape == (1, 3, 2)
