@@ -456,24 +456,30 @@ def _max_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
     # lax's window max picks each window's first maximum (PyTorch's choice among ties; a NaN
     # is a maximum) and routes the gradient to that one element.
     one = (1, 1)
-    res, arg = window_max(x, _lowest(x.dtype), one + k, one + s, _right_pads(x, k, s, p, d, out),
-                          None, one + d)
-    if unbatched:
-        res = res[0]
+    lowest = _lowest(x.dtype)
+    res, arg = window_max(x, lowest, one + k, one + s, _right_pads(x, k, s, p, d, out), None,
+                          one + d)
     if not return_indices:
-        return res
+        return res[0] if unbatched else res
     # Flat index of each maximum within its (unpadded) input's spatial plane.
     arg = arg.astype(numpy.int64)
     sizes = tuple(fnp.shape(input)[-nd:])
     idx = None
     rem = arg
+    first = numpy.zeros((1,) * nd, dtype=numpy.int64)
     for i in range(nd):
         inner = math.prod(k[i + 1:])
         ki = rem // inner
         rem = rem % inner
         pos = _iota(arg, out[i], (out[i],) + (1,) * (nd - 1 - i)) * s[i] - p[i] + ki * d[i]
         idx = pos if idx is None else idx * sizes[i] + pos
-    return res, (idx[0] if unbatched else idx)
+        start = numpy.arange(out[i]) * s[i] - p[i]
+        tap = start + (numpy.maximum(-start, 0) + d[i] - 1) // d[i] * d[i]
+        first = first * sizes[i] + tap.reshape((out[i],) + (1,) * (nd - 1 - i))
+    # A window with nothing above the dtype's lowest value (all -inf, or only padding) has,
+    # in PyTorch, the index of its first tap inside the input or past its left padding.
+    idx = fnp.where(res == lowest, _const_like(first, idx), idx)
+    return (res[0], idx[0]) if unbatched else (res, idx)
 
 
 def max_pool1d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -529,6 +535,10 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
               fname: str) -> Any:
     x, unbatched, k, s, p, d, out = _pool_setup(input, nd, kernel_size, stride, padding, 1,
                                                 ceil_mode, fname)
+    if nd == 3 and any(n < ki for n, ki in zip(fnp.shape(x)[2:], k)):
+        # PyTorch's 3-D average pooling (only) wants the unpadded input to hold a window.
+        raise ValueError(f"{fname}: input image {tuple(fnp.shape(x)[2:])} smaller than kernel "
+                         f"size {k}")
     # PyTorch averages int64 in int64 (the sum divided with truncation toward zero); other
     # integer inputs (which PyTorch refuses) average in float64, whose sum cannot wrap.
     int64 = numpy.dtype(x.dtype) == numpy.int64

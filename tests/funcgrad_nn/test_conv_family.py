@@ -313,3 +313,23 @@ def test_max_unpool_output_size_has_nd_or_nd_plus_2_entries():
     assert nn.F.max_unpool2d(v, i, 2, output_size=(1, 1, 7, 7)).shape == (1, 1, 7, 7)
     with pytest.raises(ValueError, match="2 or 4 elements"):
         nn.F.max_unpool2d(v, i, 2, output_size=(1, 6, 6))
+
+
+def test_max_pool_index_of_a_window_without_a_maximum_is_its_first_tap_inside():
+    # torch 2.13: a window holding only -inf (and padding) points at its first tap inside
+    # the input, never into the padding (max_unpool would reject a negative index).
+    x = np.full((1, 1, 4), -np.inf)
+    x[0, 0, 2] = 1.0
+    v, i = nn.F.max_pool1d(x, 3, 1, 1, return_indices=True)
+    np.testing.assert_array_equal(i, [[[0, 2, 2, 2]]])
+    _, i2 = nn.F.max_pool2d(np.full((1, 1, 1, 4), -np.inf), 3, 1, 1, return_indices=True)
+    np.testing.assert_array_equal(i2, [[[[0, 0, 1, 2]]]])
+    assert nn.F.max_unpool1d(v, i, 3, 1, 1).shape == (1, 1, 4)
+
+
+def test_avg_pool3d_needs_an_input_that_holds_a_window():
+    with pytest.raises(ValueError, match="smaller than kernel"):
+        nn.F.avg_pool3d(np.ones((1, 1, 3, 5, 5)), 4, padding=2)
+    with pytest.raises(ValueError, match="smaller than kernel"):
+        nn.F.lp_pool3d(np.ones((1, 1, 3, 5, 5)), 2, 4, ceil_mode=True)
+    assert nn.F.avg_pool2d(np.ones((1, 1, 3, 5)), 4, padding=2).shape == (1, 1, 1, 2)
