@@ -223,7 +223,9 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
 
 
 _REDUCERS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-             "logical_and": "all", "logical_or": "any"}
+             "logical_and": "all", "logical_or": "any",
+             # fmax/fmin skip NaNs, as the nan-reductions do (all-NaN gives NaN in both)
+             "fmax": "nanmax", "fmin": "nanmin"}
 _ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
 
 

@@ -100,3 +100,16 @@ def test_ufunc_outer_of_traced_arrays(ufunc, dtypes) -> None:
 def test_ufunc_outer_differentiates() -> None:
     g = funcgrad.grad(lambda x: np.multiply.outer(x, x).sum())(dev(np.arange(3.0)))
     np.testing.assert_allclose(host(g), [6.0, 6.0, 6.0])
+
+
+@pytest.mark.parametrize("ufunc", [np.fmax, np.fmin])
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8"])
+def test_fmax_fmin_reduce_of_traced_arrays(ufunc, axis, dtype) -> None:
+    """``numpy.fmax.reduce`` / ``fmin.reduce`` on traced arrays skip NaNs (all-NaN: NaN)."""
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+    if dtype == "int8":
+        x = np.array([[3, 1, 2], [2, 5, 0]])
+    x = x.astype(dtype)
+    out = funcgrad.jit(lambda a: ufunc.reduce(a, axis=axis))(dev(x))
+    assert_same(out, ufunc.reduce(x, axis=axis), f"{ufunc.__name__}.reduce")
