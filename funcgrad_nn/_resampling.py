@@ -334,11 +334,19 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     for i in range(nd):
         n_in, n_out, axis = in_sizes[i], out_sizes[i], 2 + i
         if mode in ("nearest", "nearest-exact"):
-            if n_in == n_out and mode == "nearest":
-                continue
-            idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
+            # PyTorch's 2-D nearest kernel copies an axis whose size is kept and halves the
+            # index of one whose size is doubled, whatever the scale factor; its 1-D and 3-D
+            # kernels (and nearest-exact) always use the scale.
+            if mode == "nearest" and nd == 2 and n_out in (n_in, 2 * n_in):
+                if n_out == n_in:
+                    continue
+                idx = numpy.arange(n_out) // 2
+            else:
+                idx = _nearest_index(n_in, n_out, scales[i], mode == "nearest-exact")
             x = fnp.take(x, _const_like(idx, x), axis=axis)
             continue
+        if n_in == n_out and (mode != "bicubic" or antialias):
+            continue  # PyTorch's linear (and antialiased) kernels keep an unresized axis as is
         if antialias:
             m = _tap_matrix(mode, n_in, n_out, scales[i], bool(align_corners), dt)
         else:

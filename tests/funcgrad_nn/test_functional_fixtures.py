@@ -56,6 +56,9 @@ def test_matches_pytorch(name, dtype, jit):
         return out[0] if "indices" in rec else out
 
     fn = funcgrad.jit(values) if jit else values
+    if not diff:  # values only
+        _close(fn(), rec["y"], dtype, f"{name} output")
+        return
     out, pullback = funcgrad.vjp(fn, *[args[i] for i in diff])
     _close(out, rec["y"], dtype, f"{name} output")
     if "indices" in rec:
