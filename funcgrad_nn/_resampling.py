@@ -326,6 +326,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         # PyTorch resamples uint8 images in 16-bit fixed point, the last axis first, and
         # gives uint8 (each pass rounded and clamped).
         for i in reversed(range(nd)):
+            if in_sizes[i] == out_sizes[i]:
+                continue  # PyTorch's separable kernel leaves an unresized axis alone
             m, precision = _uint8_matrix(mode, in_sizes[i], out_sizes[i], scales[i],
                                          bool(align_corners), antialias)
             x = _uint8_resample(x, m, precision, 2 + i)
