@@ -340,3 +340,14 @@ def test_rrelu_and_gumbel_softmax():
     many = host(F.gumbel_softmax(dev(np.tile([[0.0, 1.0, 2.0]], (20000, 1))), hard=True, key=3))
     e = np.exp([0.0, 1.0, 2.0])
     assert_allclose(many.mean(0), e / e.sum(), atol=0.02)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elu_family_gradient_is_exact_for_negative_inputs(dtype):
+    # d/dx expm1(x) = exp(x); as expm1(x) + 1 it cancels (float32: 18% off at x = -5, and
+    # 0 below -17), where PyTorch's gradient is exact.
+    x = np.array([-1.0, -3.0, -5.0, -9.5, -16.0, -20.0, -37.0], dtype)
+    want = np.exp(x.astype(np.float64))
+    for fn, scale in [(F.elu, 1.0), (F.selu, 1.6732632423543772 * 1.0507009873554805)]:
+        g = host(funcgrad.grad(lambda v, fn=fn: fn(v).sum())(dev(x)))
+        np.testing.assert_allclose(g, scale * want, rtol=2e-6 if dtype == np.float32 else 1e-14)
