@@ -66,10 +66,11 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     width = [(0, 0)] * (nd - k) + [(pads[2 * i], pads[2 * i + 1]) for i in reversed(range(k))]
     shape = tuple(fnp.shape(input))
     out = tuple(n + lo + hi for (lo, hi), n in zip(width, shape))
-    if any(o < 0 or (o == 0 and mode != "constant" and n) for o, n in zip(out, shape)):
-        raise ValueError(f"{fname}: padding {tuple(pad)} of input {shape} gives the output "
-                         f"size {out}: negative padding may crop an axis to nothing only in "
-                         "'constant' mode, and never below that")
+    if any(o < 0 for o in out) or (mode == "constant" and any(
+            max(-lo, 0) + max(-hi, 0) > n for (lo, hi), n in zip(width, shape))):
+        # (PyTorch's constant mode crops first, so the crops alone must fit in the axis.)
+        raise ValueError(f"{fname}: padding {tuple(pad)} of input {shape} crops more than an "
+                         f"axis holds (output size {out})")
     for (lo, hi), n in zip(width, shape):
         if mode == "reflect" and (lo >= n or hi >= n):
             raise ValueError(f"{fname}: padding size {tuple(pad)} should be less than the "

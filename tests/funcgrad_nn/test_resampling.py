@@ -139,3 +139,16 @@ def test_interpolate_takes_numpy_scalars_and_arrays_for_size_and_scale():
     assert F.interpolate(x, size=np.int32(5)).shape == (1, 1, 5, 5)
     assert F.interpolate(x, scale_factor=np.array([2.0, 1.5])).shape == (1, 1, 6, 6)
     assert F.interpolate(x, size=np.array([2, 3]), mode="bilinear").shape == (1, 1, 2, 3)
+
+
+def test_pad_crops_to_empty_in_every_mode_but_never_past_an_axis():
+    # torch 2.13: an axis may be cropped to size 0 in any mode; constant padding crops
+    # first, so its crops alone must fit (narrow() fails otherwise).
+    x = np.ones((4, 2, 1, 5))
+    assert F.pad(x, (1, 1, 0, -1), mode="reflect").shape == (4, 2, 0, 7)
+    assert F.pad(np.ones((1, 3, 2)), (-1, -1, -1, 0), mode="circular").shape == (1, 2, 0)
+    assert F.pad(np.ones((2, 5)), (-3, -2)).shape == (2, 0)
+    with pytest.raises(ValueError, match="crops more than"):
+        F.pad(np.ones((2, 4, 1, 2)), (-1, 1, -2, 2, 3, 1))
+    with pytest.raises(ValueError, match="crops more than"):
+        F.pad(np.ones((1, 3, 2)), (-1, -2, 1, 0), mode="replicate")
