@@ -51,7 +51,9 @@ def _reduce(loss: Any, reduction: str, fname: str) -> Any:
     if reduction == "sum":
         return fnp.sum(loss)
     if reduction == "none":
-        return loss
+        # An unbatched loss is 0-d: an array, as PyTorch's 0-d tensor (NumPy's operators on
+        # 0-d arrays give scalars).
+        return fnp.asarray(loss) if isinstance(loss, numpy.generic) else loss
     raise ValueError(f"{fname}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 

@@ -9,7 +9,7 @@ from scipy.special import erf
 import funcgrad
 import funcgrad_nn.functional as F
 from funcgrad.test_util import check_grads
-from tests.helpers import assert_allclose, dev, host
+from tests.helpers import DEVICE, assert_allclose, dev, host
 
 rng = np.random.default_rng(0)
 
@@ -351,3 +351,14 @@ def test_elu_family_gradient_is_exact_for_negative_inputs(dtype):
     for fn, scale in [(F.elu, 1.0), (F.selu, 1.6732632423543772 * 1.0507009873554805)]:
         g = host(funcgrad.grad(lambda v, fn=fn: fn(v).sum())(dev(x)))
         np.testing.assert_allclose(g, scale * want, rtol=2e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="about host NumPy results")
+def test_unbatched_losses_without_reduction_are_0d_arrays():
+    # PyTorch returns a 0-d tensor; NumPy's operators on 0-d arrays would give scalars.
+    x = rng.normal(size=4).astype(np.float32)
+    for loss in (F.cross_entropy(x, np.array(1), reduction="none"),
+                 F.nll_loss(x, np.array(1), reduction="none"),
+                 F.multi_margin_loss(x, np.array(1), reduction="none"),
+                 F.cosine_embedding_loss(x, x, np.array(1.0), reduction="none")):
+        assert type(loss) is np.ndarray and loss.shape == () and loss.dtype == np.float32
