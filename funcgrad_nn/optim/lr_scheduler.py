@@ -179,6 +179,28 @@ def _per_group(name: str, optimizer: Any, value: Any) -> list[Any]:
     return [value] * n
 
 
+def _start_cycling_momentum(optimizer: Any, base_momentum: Any, max_momentum: Any,
+                            last_epoch: int) -> tuple[bool, list[Any], list[Any]]:
+    """CyclicLR's and OneCycleLR's momentum cycling, set up as PyTorch does: ``(use_beta1,
+    base_momentums, max_momentums)``; a fresh start (``last_epoch == -1``) puts the maximum
+    momentum (Adam's beta1) and both bounds into every param group."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    basem = _per_group("base_momentum", optimizer, base_momentum)
+    maxm = _per_group("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for mm, bm, group in zip(maxm, basem, optimizer.param_groups):
+            if use_beta1:
+                group["betas"] = (mm, *group["betas"][1:])
+            else:
+                group["momentum"] = mm
+            group["max_momentum"] = mm
+            group["base_momentum"] = bm
+    return use_beta1, basem, maxm
+
+
 class LambdaLR(LRScheduler):
     """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per group).
 
@@ -537,20 +559,8 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            maxm = _per_group("max_momentum", optimizer, max_momentum)
-            basem = _per_group("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for mm, bm, group in zip(maxm, basem, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (mm, *group["betas"][1:])
-                    else:
-                        group["momentum"] = mm
-                    group["max_momentum"] = mm
-                    group["base_momentum"] = bm
+            self.use_beta1, _, _ = _start_cycling_momentum(optimizer, base_momentum,
+                                                           max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
@@ -635,21 +645,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for mm, bm, group in zip(self.max_momentums, self.base_momentums,
-                                         optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (mm, *group["betas"][1:])
-                    else:
-                        group["momentum"] = mm
-                    group["max_momentum"] = mm
-                    group["base_momentum"] = bm
+            self.use_beta1, self.base_momentums, self.max_momentums = _start_cycling_momentum(
+                optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
