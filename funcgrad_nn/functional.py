@@ -783,7 +783,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     ``is_causal``: top-left aligned lower-triangular mask (not with ``attn_mask``);
     ``scale`` defaults to ``1 / sqrt(E)``; ``enable_gqa`` repeats key/value heads (dim -3).
     ``dropout_p > 0`` drops attention weights and needs ``dropout_key=`` (see
-    :func:`dropout`). Rows with every key masked give NaN, as the formula does.
+    :func:`dropout`). A row with every key masked (or no keys at all) gives zeros, as
+    PyTorch's math kernel (its ``_safe_softmax``), and passes no gradient.
 
     >>> import numpy as np
     >>> q = k = v = np.eye(2)[None]
@@ -818,13 +819,24 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
                      <= _iota_like(scores, lq, numpy.int64)[:, None])
     if attn_mask is not None:
         scores = _apply_mask(scores, attn_mask, allowed=True)
-    weights = fsp.softmax(scores, axis=-1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         if dropout_key is None:
             raise TypeError(f"{fname}: dropout_p > 0 needs dropout_key= (an int seed or a "
                             "uint32[2] array)")
         weights = dropout(weights, dropout_p, True, key=dropout_key)
     return fnp.matmul(weights, value)
+
+
+def _safe_softmax(scores: Any) -> Any:
+    """Softmax over the last axis, with zeros (not NaN) in rows where every score is -inf,
+    as PyTorch's ``_safe_softmax`` in its attention kernels. The masked rows are replaced
+    before the softmax too, so their gradient is zero rather than NaN."""
+    if scores.shape[-1] == 0:
+        return scores
+    dead = fnp.all(scores == -numpy.inf, axis=-1, keepdims=True)
+    weights = fsp.softmax(fnp.where(dead, 0.0, scores).astype(scores.dtype), axis=-1)
+    return fnp.where(dead, 0.0, weights).astype(scores.dtype)
 
 
 def _apply_mask(scores: Any, mask: Any, allowed: bool) -> Any:

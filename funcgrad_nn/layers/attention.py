@@ -189,7 +189,9 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None:
             scores = F._apply_mask(scores, fnp.reshape(key_padding_mask, (n, 1, 1, s)),
                                    allowed=False)
-        weights = F.softmax(scores, dim=-1)
+        # PyTorch returns the weights from a plain softmax (NaN in a row with every key
+        # masked) but computes need_weights=False through its SDPA kernel (zeros there).
+        weights = F.softmax(scores, dim=-1) if need_weights else F._safe_softmax(scores)
         p = weights
         if self.training and self.dropout > 0.0:
             if dropout_key is None:

@@ -82,7 +82,7 @@ def _flat(out):
         return [out.data]
     if isinstance(out, (tuple, list)):
         return [leaf for o in out for leaf in _flat(o)]
-    return [out]
+    return [] if out is None else [out]
 
 
 def _close(got, want, key, what):
