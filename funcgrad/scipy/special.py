@@ -180,7 +180,10 @@ def polygamma(n: Any, x: Any) -> Any:
     if isinstance(n, bool | int | numpy.integer):
         return _sp.polygamma(int(n), x)
     n_host = numpy.asarray(n.get() if hasattr(n, "get") else n)
-    if n_host.dtype.kind not in "iu":
+    # As SciPy, a float order is fine when it is a whole number (polygamma(1.0, x)); a
+    # fractional one is an error here (SciPy's nan would hide the mistake).
+    if n_host.dtype.kind not in "iufb" or (
+            n_host.dtype.kind == "f" and not numpy.all(n_host == numpy.floor(n_host))):
         raise TypeError(f"polygamma: n must be a non-negative integer (array), got {n!r}")
     if n_host.ndim == 0:
         return _sp.polygamma(int(n_host), x)
@@ -342,6 +345,11 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     if not hasattr(a, "shape") and not isinstance(a, Tracer):
         a = _fe.asarray_operands([a])[0].reshape(())
     axes = _reduce_axes(a, axis)
+    if any(get_aval(a).shape[ax] == 0 for ax in axes):
+        # An empty sum is 0: log 0 = -inf with sign 0 (as SciPy's value; and as JAX's sign).
+        zero = _fr.sum(_ew.mul(a, 0.0), axis=axes, keepdims=keepdims)
+        out = _ew.add(zero, -numpy.inf)
+        return (out, zero) if return_sign else out
     if b is None and not return_sign:
         out = _lse_unweighted(a, axes)
         return out if keepdims else _shape.squeeze(out, axes)
@@ -396,6 +404,8 @@ def _lse_terms(a: Any, a_terms: Any, b: Any, axes: tuple[int, ...], return_sign:
     s = _fr.sum(_ew.select_n(is_max, terms, 0.0), axis=axes, keepdims=True)
     s = _ew.select_n(_ew.eq(s, 0), _ew.div(s, _ew.select_n(_ew.eq(m, 0), m, 1.0)), s)
     sgn = _ew.mul(_ew.sign(_ew.add(s, 1.0)), m_sign)
+    # Every term exp(-inf) = 0: the sum is 0, whose sign is 0 (SciPy, JAX).
+    sgn = _ew.select_n(_ew.eq(a_max, -numpy.inf), sgn, 0.0)
     s = _ew.select_n(_ew.lt(s, -1.0), s, _ew.sub(_ew.neg(s), 2.0))
     out = _ew.add(_ew.add(_ew.log1p(s), _ew.log(_ew.abs(m))), a_max)
     if not return_sign:
@@ -599,7 +609,9 @@ def betaln(a: Any, b: Any) -> Any:
     lo_a, hi_a = fnp.where(big, lo, 1.0), fnp.where(big, hi, 8.0)
     asym = _sp.lgamma(lo_a) + _algdiv(lo_a, hi_a)
     direct = _sp.lgamma(a) + _sp.lgamma(b) - _sp.lgamma(a + b)
-    return fnp.where(big, asym, direct)
+    # A zero argument is a pole of B whatever the other one (SciPy: inf even beside nan);
+    # lgamma(0) - lgamma(0) would give nan.
+    return fnp.where((a == 0) | (b == 0), numpy.inf, fnp.where(big, asym, direct))
 
 
 def beta(a: Any, b: Any) -> Any:
@@ -611,8 +623,10 @@ def beta(a: Any, b: Any) -> Any:
         0.083333333333
     """
     a, b = _floats("beta", a, b)
+    fnp = _fnp()
     sgn = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
-    return sgn * _fnp().exp(betaln(a, b))
+    # At a zero argument the pole is +inf as SciPy's, whatever the signs around it.
+    return fnp.where((a == 0) | (b == 0), numpy.inf, sgn * fnp.exp(betaln(a, b)))
 
 
 def multigammaln(a: Any, d: int) -> Any:
@@ -1195,7 +1209,8 @@ def _hurwitz_values(x: Any, q: Any) -> Any:
 
         head = _while(cond, body, (fnp.zeros_like(x_s), head))[1]
     out = head + _hurwitz_em(x_s, q_s + n_neg)
-    pole = ((q <= 0) & (q == fnp.floor(q)) & (x > 1)) | ((x == 1) & (q > 0))
+    # x = 1 is a pole whatever q (SciPy gives inf even for q <= 0 or nan).
+    pole = ((q <= 0) & (q == fnp.floor(q)) & (x > 1)) | (x == 1)
     out = fnp.where(pole, numpy.inf, out)
     # x = inf: 1 at q = 1, inf for 0 < q < 1 (nan otherwise, as SciPy).
     out = fnp.where((x == numpy.inf) & (q == 1), 1.0, out)
