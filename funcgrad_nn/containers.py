@@ -1,19 +1,37 @@
-"""Sequential, ModuleList, ModuleDict, ParameterList."""
+"""Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (PyTorch's semantics)."""
 
 from __future__ import annotations
 
 import collections
+import itertools
+import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from funcgrad_nn.module import Module, Parameter, is_array
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterList", "Sequential"]
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+
+
+def _renumber(mod: Module) -> None:
+    # After a deletion or insertion the children are "0", "1", ... again (as PyTorch).
+    mods = list(mod._modules.values())
+    mod._modules.clear()
+    for i, m in enumerate(mods):
+        mod._modules[str(i)] = m
+
+
+def _check_module(module: Any, what: str) -> None:
+    if not isinstance(module, Module):
+        raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
 
 
 def _index(idx: int, n: int, what: str) -> int:
-    if not isinstance(idx, int):
-        raise TypeError(f"{what} indices must be integers or slices, got {type(idx).__name__}")
+    try:
+        idx = operator.index(idx)
+    except TypeError:
+        raise TypeError(f"{what} indices must be integers or slices, got "
+                        f"{type(idx).__name__}") from None
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range for {what} of length {n}")
     return idx % n
@@ -47,23 +65,86 @@ class Sequential(Module):
     def __getitem__(self, idx: int | slice) -> Any:
         items = list(self._modules.items())
         if isinstance(idx, slice):
-            return Sequential(collections.OrderedDict(items[idx]))
+            return type(self)(collections.OrderedDict(items[idx]))
         return items[_index(idx, len(items), "Sequential")][1]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         key = list(self._modules)[_index(idx, len(self), "Sequential")]
-        self.add_module(key, module)
+        setattr(self, key, module)
 
     def __delitem__(self, idx: int | slice) -> None:
         keys = list(self._modules)
         for k in (keys[idx] if isinstance(idx, slice) else
                   [keys[_index(idx, len(keys), "Sequential")]]):
             del self._modules[k]
+        _renumber(self)
+
+    def pop(self, key: int | slice) -> Any:
+        """Remove and return the module (or the Sequential of modules) at ``key``."""
+        v = self[key]
+        del self[key]
+        return v
 
     def append(self, module: Module) -> Sequential:
         """Add a module at the end; returns self."""
         self.add_module(str(len(self)), module)
         return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Insert a module before position ``index`` (``-len <= index <= len``); returns
+        self.
+
+        >>> import funcgrad_nn as nn
+        >>> [type(m).__name__ for m in nn.Sequential(nn.ReLU()).insert(0, nn.Tanh())]
+        ['Tanh', 'ReLU']
+        """
+        _check_module(module, "Sequential.insert")
+        n = len(self._modules)
+        if not -n <= index <= n:
+            raise IndexError(f"Index out of range: {index}")
+        mods = list(self._modules.values())
+        mods.insert(index + n if index < 0 else index, module)
+        self._modules.clear()
+        for m in mods:
+            self.append(m)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """Append each module of ``sequential``; returns self."""
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def __add__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return self.extend(list(other))
+
+    def _repeated(self, times: Any) -> list[Module]:
+        if not isinstance(times, int) or isinstance(times, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(times)}")
+        if times <= 0:
+            raise ValueError(f"Non-positive multiplication factor {times} for {type(self)}")
+        return list(self) * times
+
+    def __mul__(self, times: int) -> Sequential:
+        # The same module objects repeated (shared parameters), as PyTorch.
+        return Sequential(*self._repeated(times))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, times: int) -> Sequential:
+        mods = self._repeated(times)
+        self._modules.clear()
+        return self.extend(mods)
 
     def forward(self, input: Any) -> Any:
         for m in self._modules.values():
@@ -94,17 +175,43 @@ class ModuleList(Module):
     def __getitem__(self, idx: int | slice) -> Any:
         mods = list(self._modules.values())
         if isinstance(idx, slice):
-            return ModuleList(mods[idx])
+            return type(self)(mods[idx])
         return mods[_index(idx, len(mods), "ModuleList")]
 
     def __setitem__(self, idx: int, module: Module) -> None:
-        self.add_module(str(_index(idx, len(self), "ModuleList")), module)
+        setattr(self, str(_index(idx, len(self), "ModuleList")), module)
 
-    def __delitem__(self, idx: int) -> None:
-        mods = list(self._modules.values())
-        del mods[_index(idx, len(mods), "ModuleList")]
-        self._modules.clear()
-        self.extend(mods)
+    def __delitem__(self, idx: int | slice) -> None:
+        keys = list(self._modules)
+        for k in (keys[idx] if isinstance(idx, slice) else
+                  [keys[_index(idx, len(keys), "ModuleList")]]):
+            del self._modules[k]
+        _renumber(self)
+
+    def pop(self, key: int | slice) -> Any:
+        """Remove and return the module (or the ModuleList of modules) at ``key``."""
+        v = self[key]
+        del self[key]
+        return v
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return ModuleList(itertools.chain(self, other))
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def __repr__(self) -> str:
+        # Runs of equal reprs print once, as "(0-2): 3 x Linear(...)" (PyTorch's format).
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return type(self).__name__ + "()"
+        lines = []
+        for r, run in itertools.groupby(enumerate(reprs), key=lambda ir: ir[1]):
+            idx = [i for i, _ in run]
+            head = f"({idx[0]})" if len(idx) == 1 else f"({idx[0]}-{idx[-1]}): {len(idx)} x"
+            lines.append(f"{head}: {r}" if len(idx) == 1 else f"{head} {r}")
+        body = "\n  ".join(line.replace("\n", "\n  ") for line in lines)
+        return f"{type(self).__name__}(\n  {body}\n)"
 
     def append(self, module: Module) -> ModuleList:
         """Add a module at the end; returns self."""
@@ -113,6 +220,9 @@ class ModuleList(Module):
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         """Append each module; returns self."""
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
         for m in modules:
             self.append(m)
         return self
@@ -174,9 +284,29 @@ class ModuleDict(Module):
         self._modules.clear()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for k, m in items:
+        for k, m in _pairs(modules, "ModuleDict"):
             self.add_module(k, m)
+
+
+def _pairs(items: Any, what: str) -> list[tuple[Any, Any]]:
+    # ``update``'s argument: a mapping, or an iterable of (key, value) pairs (PyTorch's
+    # checks and messages).
+    if not isinstance(items, Iterable):
+        raise TypeError(f"{what}.update should be called with an iterable of key/value "
+                        f"pairs, but got {type(items).__name__}")
+    if isinstance(items, (Mapping, ModuleDict, ParameterDict)):
+        return list(items.items())
+    pairs = []
+    for j, kv in enumerate(items):
+        if not isinstance(kv, Iterable):
+            raise TypeError(f"{what} update sequence element #{j} should be Iterable; is"
+                            f"{type(kv).__name__}")
+        kv = tuple(kv)
+        if len(kv) != 2:
+            raise ValueError(f"{what} update sequence element #{j} has length {len(kv)}; 2 "
+                             "is required")
+        pairs.append(kv)
+    return pairs
 
 
 class ParameterList(Module):
@@ -200,9 +330,17 @@ class ParameterList(Module):
     def __iter__(self) -> Iterator[Any]:
         return iter(self._parameters.values())
 
-    def __getitem__(self, idx: int) -> Any:
+    def __getitem__(self, idx: int | slice) -> Any:
         vals = list(self._parameters.values())
+        if isinstance(idx, slice):
+            frozen = self._frozen
+            keys = list(self._parameters)[idx]
+            return type(self)(Parameter(self._parameters[k], requires_grad=k not in frozen)
+                              for k in keys)
         return vals[_index(idx, len(vals), "ParameterList")]
+
+    def __iadd__(self, values: Iterable[Any]) -> ParameterList:
+        return self.extend(values)
 
     def __setitem__(self, idx: int, value: Any) -> None:
         i = _index(idx, len(self), "ParameterList")
@@ -223,3 +361,99 @@ class ParameterList(Module):
         for v in values:
             self.append(v)
         return self
+
+
+class _MissingKey(KeyError, AttributeError):
+    """A key a ParameterDict lacks (PyTorch raises AttributeError there; a dict KeyError)."""
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters; indexing returns the arrays. Plain arrays stored become
+    trainable parameters. As in PyTorch, a plain ``dict`` given to the constructor or
+    ``update`` is added in sorted key order (an ``OrderedDict`` or pairs in their order).
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> pd = nn.ParameterDict({"b": np.zeros(2), "a": nn.Parameter(np.ones(3))})
+    >>> list(pd.keys()), pd["a"].shape, [n for n, _ in pd.named_parameters()]
+    (['a', 'b'], (3,), ['a', 'b'])
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._parameters:
+            raise _MissingKey(key)
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(value, Parameter):
+            if not is_array(value):
+                raise TypeError(f"ParameterDict[{key!r}]: expected an array or Parameter, "
+                                f"got {type(value).__name__}")
+            value = Parameter(value)
+        self.register_parameter(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._parameters:
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._parameters))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._parameters
+
+    def keys(self) -> Any:
+        return self._parameters.keys()
+
+    def values(self) -> Any:
+        return self._parameters.values()
+
+    def items(self) -> Any:
+        return self._parameters.items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Any:
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple[str, Any]:
+        if not self._parameters:
+            raise KeyError("popitem(): dictionary is empty")
+        k = next(reversed(self._parameters))
+        return k, self.pop(k)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in list(self._parameters):
+            del self[k]
+
+    def copy(self) -> ParameterDict:
+        return ParameterDict(
+            (k, Parameter(v, requires_grad=k not in self._frozen)) for k, v in self.items())
+
+    def update(self, parameters: Any) -> None:
+        src = parameters._frozen if isinstance(parameters, ParameterDict) else ()
+        pairs = _pairs(parameters, "ParameterDict")
+        if isinstance(parameters, Mapping) and not isinstance(parameters,
+                                                              collections.OrderedDict):
+            pairs.sort(key=lambda kv: kv[0])  # PyTorch sorts a plain dict's keys
+        for k, v in pairs:
+            self[k] = Parameter(v, requires_grad=False) if k in src else v

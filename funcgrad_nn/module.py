@@ -248,7 +248,7 @@ class Module:
         ['w']
         """
         self._check_init()
-        _check_name(name, self)
+        _check_name(name, self, "parameter", "_parameters")
         if param is None:
             self._remove_from(name, keep="_parameters")
             self._parameters[name] = None
@@ -267,7 +267,7 @@ class Module:
         ['mean']
         """
         self._check_init()
-        _check_name(name, self)
+        _check_name(name, self, "buffer", "_buffers")
         if tensor is not None and not is_array(tensor):
             raise TypeError(f"register_buffer({name!r}): expected an array or None, got "
                             f"{type(tensor).__name__}")
@@ -286,7 +286,7 @@ class Module:
         ['act']
         """
         self._check_init()
-        _check_name(name, self)
+        _check_name(name, self, "module", "_modules")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}): {type(module).__name__} is not a Module")
         self._remove_from(name, keep="_modules")
@@ -305,12 +305,46 @@ class Module:
         if target == "":
             return mod
         for part in target.split("."):
-            sub = mod._modules.get(part)
-            if sub is None:
-                raise AttributeError(f"{type(mod).__name__} has no submodule {part!r} "
+            if part in mod._modules and mod._modules[part] is not None:
+                mod = mod._modules[part]
+            elif hasattr(mod, part):
+                raise AttributeError(f"`{part}` is not an nn.Module (in path {target!r})")
+            else:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{part}` "
                                      f"(in path {target!r})")
-            mod = sub
         return mod
+
+    def _owner_of(self, target: str) -> tuple[Module, str]:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}` "
+                                 f"(in path {target!r})")
+        return mod, name
+
+    def get_parameter(self, target: str) -> Any:
+        """The parameter array at dotted path ``target`` (``"encoder.0.weight"``).
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.weight").shape
+        (3, 2)
+        """
+        mod, name = self._owner_of(target)
+        if name not in mod._parameters:
+            raise AttributeError(f"`{name}` is not an nn.Parameter (in path {target!r})")
+        return mod._parameters[name]
+
+    def get_buffer(self, target: str) -> Any:
+        """The buffer array at dotted path ``target`` (``"0.running_mean"``).
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Sequential(nn.BatchNorm1d(3)).get_buffer("0.running_mean").shape
+        (3,)
+        """
+        mod, name = self._owner_of(target)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer (in path {target!r})")
+        return mod._buffers[name]
 
     # -- forward ----------------------------------------------------------------------------
 
@@ -483,7 +517,7 @@ class Module:
         >>> a, seen = nn.Linear(1, 1), []
         >>> _ = a.register_load_state_dict_post_hook(lambda mod, keys: seen.append(keys))
         >>> _ = a.load_state_dict(nn.Linear(1, 1).state_dict()); seen
-        [_IncompatibleKeys(missing_keys=[], unexpected_keys=[])]
+        [<All keys matched successfully>]
         """
         return _hooks.add_hook(self, "load_post", hook)
 
@@ -641,7 +675,8 @@ class Module:
         False
         """
         if not isinstance(mode, bool):
-            raise TypeError(f"train(mode): expected a bool, got {type(mode).__name__}")
+            raise ValueError(f"training mode is expected to be boolean, got "
+                             f"{type(mode).__name__}")
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
@@ -845,7 +880,7 @@ class Module:
         >>> import funcgrad_nn as nn
         >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
         >>> b.load_state_dict(a.state_dict())
-        _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        <All keys matched successfully>
         >>> bool((a.weight == b.weight).all())
         True
         """
@@ -886,10 +921,10 @@ class Module:
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(
-                    repr(k) for k in unexpected) + ". ")
+                    f'"{k}"' for k in unexpected) + ". ")
             if missing:
                 errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(
-                    repr(k) for k in missing) + ". ")
+                    f'"{k}"' for k in missing) + ". ")
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
@@ -1081,13 +1116,17 @@ def storable_state_value(mod: Module, name: str, value: Any) -> Any:
     return value
 
 
-def _check_name(name: Any, mod: Module) -> None:
+def _check_name(name: Any, mod: Module, kind: str, registry: str) -> None:
+    # PyTorch's checks and messages: ``kind`` is "module", "parameter" or "buffer"; a name
+    # that is already some other attribute (a method, a plain attribute, or a member of
+    # another registry) is refused.
     if not isinstance(name, str):
-        raise TypeError(f"attribute name should be a string, got {type(name).__name__}")
-    if name == "" or "." in name:
-        raise KeyError(f"attribute name can't be empty or contain '.', got {name!r}")
-    if name in mod.__dict__ and name not in _INTERNAL and not any(
-            name in mod.__dict__[r] for r in _REGISTRIES):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+    if name not in _INTERNAL and name not in mod.__dict__[registry] and hasattr(mod, name):
         raise KeyError(f"attribute {name!r} already exists")
 
 
@@ -1139,7 +1178,12 @@ _pending_copies: ContextVar[list[tuple[Module, str, Any]] | None] = ContextVar(
 
 class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",
                                                ["missing_keys", "unexpected_keys"])):
-    pass
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class _RemovableHandle:

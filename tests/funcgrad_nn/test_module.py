@@ -226,7 +226,7 @@ def test_load_state_dict_errors_leave_the_module_unchanged_and_list_keys_as_pyto
     _RenamedV2.calls = []
     bad = {"bias": np.ones(1, np.float32), "inner.weight": np.ones(4, np.float32),
            "inner.extra": np.ones(1), "other.x": np.ones(1)}
-    with pytest.raises(RuntimeError, match=r"(?s)Unexpected key\(s\).*'other.x', 'inner.extra'.*"
+    with pytest.raises(RuntimeError, match=r'(?s)Unexpected key\(s\).*"other.x", "inner.extra".*'
                                            r"size mismatch for inner.weight"):
         m.load_state_dict(bad)
     np.testing.assert_array_equal(m.bias, np.zeros(1, np.float32))  # nothing copied

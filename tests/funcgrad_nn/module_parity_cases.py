@@ -1,0 +1,129 @@
+"""Module-API and container cases run on both ``torch.nn`` and ``funcgrad_nn``.
+
+Each case is ``fn(nn, ones)`` (``ones(*shape)`` makes an array of that library) and returns
+plain data (names, reprs, shapes); an exception is recorded by its type. The torch results
+are stored by ``fixtures/make_module_fixtures.py`` (needs torch) in
+``fixtures/module_parity.json``; ``test_module_parity.py`` compares funcgrad_nn against them.
+"""
+
+import collections
+
+
+def _names(m):
+    return [[k, type(v).__name__] for k, v in m._modules.items()]
+
+
+def _seq(nn):
+    return nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid())
+
+
+def _ml(nn):
+    return nn.ModuleList([nn.ReLU(), nn.Tanh(), nn.Sigmoid()])
+
+
+def _net(nn):
+    return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 4),
+                                                                   nn.Linear(4, 1)))
+
+
+def _do(obj, method, *args):
+    getattr(obj, method)(*args)
+    return obj
+
+
+def _pd(nn, ones):
+    return nn.ParameterDict({"w": nn.Parameter(ones(2)), "b": ones(3)})
+
+
+CASES = {
+    "seq_del": lambda nn, ones: _names(_do(_seq(nn), "__delitem__", 0)),
+    "seq_del_slice": lambda nn, ones: _names(_do(_seq(nn), "__delitem__", slice(0, 2))),
+    "seq_del_named": lambda nn, ones: _names(_do(nn.Sequential(collections.OrderedDict(
+        [("a", nn.ReLU()), ("b", nn.Tanh())])), "__delitem__", 0)),
+    "seq_slice": lambda nn, ones: _names(_seq(nn)[1:]),
+    "seq_pop": lambda nn, ones: (lambda s: [type(s.pop(1)).__name__, _names(s)])(_seq(nn)),
+    "seq_insert": lambda nn, ones: _names(_seq(nn).insert(1, nn.ELU())),
+    "seq_insert_neg": lambda nn, ones: _names(_seq(nn).insert(-1, nn.ELU())),
+    "seq_insert_end": lambda nn, ones: _names(_seq(nn).insert(3, nn.ELU())),
+    "seq_insert_out_of_range": lambda nn, ones: _seq(nn).insert(5, nn.ELU()),
+    "seq_extend": lambda nn, ones: _names(_seq(nn).extend([nn.ELU()])),
+    "seq_add": lambda nn, ones: _names(_seq(nn) + _seq(nn)),
+    "seq_add_list": lambda nn, ones: _seq(nn) + [nn.ReLU()],
+    "seq_iadd": lambda nn, ones: _names(_do(_seq(nn), "__iadd__", _seq(nn))),
+    "seq_mul": lambda nn, ones: _names(_seq(nn) * 2),
+    "seq_rmul": lambda nn, ones: _names(2 * _seq(nn)),
+    "seq_mul_zero": lambda nn, ones: _seq(nn) * 0,
+    "seq_set_neg": lambda nn, ones: _names(_do(_seq(nn), "__setitem__", -1, nn.ELU())),
+    "ml_del": lambda nn, ones: _names(_do(_ml(nn), "__delitem__", 0)),
+    "ml_del_slice": lambda nn, ones: _names(_do(_ml(nn), "__delitem__", slice(None, None, 2))),
+    "ml_slice": lambda nn, ones: _names(_ml(nn)[::2]),
+    "ml_pop": lambda nn, ones: (lambda s: [type(s.pop(-1)).__name__, _names(s)])(_ml(nn)),
+    "ml_insert": lambda nn, ones: _names(_do(_ml(nn), "insert", 1, nn.ELU())),
+    "ml_add": lambda nn, ones: _names(_ml(nn) + _ml(nn)),
+    "ml_add_list": lambda nn, ones: _names(_ml(nn) + [nn.ELU()]),
+    "ml_iadd": lambda nn, ones: _names(_do(_ml(nn), "__iadd__", [nn.ELU()])),
+    "ml_extend_not_iterable": lambda nn, ones: _ml(nn).extend(3),
+    "ml_repr_runs": lambda nn, ones: repr(nn.ModuleList(
+        [nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU(), nn.Linear(2, 3), nn.Linear(2, 3)])),
+    "ml_repr_nested": lambda nn, ones: repr(nn.ModuleDict(
+        {"a": nn.ReLU(), "b": nn.ModuleList([nn.Sequential(nn.ReLU(), nn.Tanh())] * 2)})),
+    "ml_repr_empty": lambda nn, ones: repr(nn.ModuleList()),
+    "md_update_pairs": lambda nn, ones: list(_do(nn.ModuleDict({"b": nn.ReLU()}), "update",
+                                                 [("a", nn.ELU())])),
+    "md_update_bad_length": lambda nn, ones: nn.ModuleDict().update([("c", nn.ELU(), 1)]),
+    "md_update_bad_element": lambda nn, ones: nn.ModuleDict().update([3]),
+    "md_update_not_iterable": lambda nn, ones: nn.ModuleDict().update(3),
+    "pd_keys": lambda nn, ones: list(_pd(nn, ones).keys()),
+    "pd_named_parameters": lambda nn, ones: [[n, list(p.shape)] for n, p in
+                                             _pd(nn, ones).named_parameters()],
+    "pd_ordered": lambda nn, ones: list(nn.ParameterDict(collections.OrderedDict(
+        [("w", ones(1)), ("b", ones(1))])).keys()),
+    "pd_state_dict_nested": lambda nn, ones: list(nn.Sequential(collections.OrderedDict(
+        p=_pd(nn, ones))).state_dict()),
+    "pd_pop": lambda nn, ones: (lambda s: [list(s.pop("w").shape), list(s)])(_pd(nn, ones)),
+    "pd_set": lambda nn, ones: list(_do(_pd(nn, ones), "__setitem__", "a", ones(1))),
+    "pd_missing": lambda nn, ones: _pd(nn, ones)["zz"],
+    "pl_slice": lambda nn, ones: [list(p.shape) for p in nn.ParameterList(
+        [ones(2), ones(3), ones(4)])[1:]],
+    "get_parameter": lambda nn, ones: list(_net(nn).get_parameter("2.1.weight").shape),
+    "get_parameter_missing": lambda nn, ones: _net(nn).get_parameter("2.1.foo"),
+    "get_parameter_module": lambda nn, ones: _net(nn).get_parameter("2.1"),
+    "get_buffer": lambda nn, ones: list(nn.Sequential(nn.BatchNorm1d(3)).get_buffer(
+        "0.running_mean").shape),
+    "get_buffer_parameter": lambda nn, ones: nn.Sequential(nn.BatchNorm1d(3)).get_buffer(
+        "0.weight"),
+    "get_submodule_missing": lambda nn, ones: _net(nn).get_submodule("2.5"),
+    "get_submodule_parameter": lambda nn, ones: _net(nn).get_submodule("0.weight"),
+    "add_module_dot": lambda nn, ones: nn.Module().add_module("a.b", nn.ReLU()),
+    "add_module_empty": lambda nn, ones: nn.Module().add_module("", nn.ReLU()),
+    "add_module_existing_parameter": lambda nn, ones: nn.Linear(1, 1).add_module(
+        "weight", nn.ReLU()),
+    "register_buffer_existing_parameter": lambda nn, ones: nn.Linear(1, 1).register_buffer(
+        "weight", ones(1)),
+    "register_parameter_method_name": lambda nn, ones: nn.Linear(1, 1).register_parameter(
+        "forward", nn.Parameter(ones(1))),
+    "train_not_bool": lambda nn, ones: nn.ReLU().train("yes"),
+    "load_ok_repr": lambda nn, ones: repr(nn.Linear(2, 3).load_state_dict(
+        nn.Linear(2, 3).state_dict())),
+    "load_nonstrict_repr": lambda nn, ones: repr(nn.Linear(2, 3).load_state_dict(
+        {"weight": nn.Linear(2, 3).weight.detach() if hasattr(nn.Linear(2, 3).weight, "detach")
+         else nn.Linear(2, 3).weight, "extra": ones(1)}, strict=False)),
+    "load_strict_message": lambda nn, ones: str(_raised(lambda: nn.Linear(2, 3).load_state_dict(
+        {"weight": ones(3, 2), "extra": ones(1)}))),
+}
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the message is the result
+        return e
+    return None
+
+
+def run_case(fn, nn, ones):
+    """The case's result, or ``{"raises": ExceptionTypeName}``."""
+    try:
+        return {"value": fn(nn, ones)}
+    except Exception as e:  # noqa: BLE001 - the exception type is the result
+        return {"raises": type(e).__name__}
