@@ -34,6 +34,11 @@ def scale_ok(out: Any, scale: Any) -> Any:
     return fnp.where(scale > 0, out, numpy.nan)
 
 
+def nan_at(out: Any, v: Any) -> Any:
+    """nan where ``v`` is nan: a nan point is not a point outside the support (as SciPy)."""
+    return fnp.where(fnp.isnan(v), numpy.nan, out)
+
+
 def is_integer(k: Any) -> Any:
     return fnp.equal(k, fnp.floor(k))
 

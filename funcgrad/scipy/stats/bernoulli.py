@@ -15,7 +15,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import promote
+from funcgrad.scipy.stats._util import nan_at, promote
 
 __all__ = ["logpmf", "pmf", "cdf", "ppf"]
 
@@ -34,11 +34,11 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
         -0.287682072452
     """
     k, p, loc = promote("bernoulli.logpmf", k, p, loc)
-    k = k - loc
+    k = k_raw = k - loc
     inside = (k == 0) | (k == 1)
     k = fnp.where(inside, k, 0.0)
     out = fnp.where(inside, _sp.xlogy(k, p) + _sp.xlog1py(1.0 - k, -p), -numpy.inf)
-    return _p_ok(out, p)
+    return _p_ok(nan_at(out, k_raw), p)
 
 
 def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -62,7 +62,7 @@ def cdf(k: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, p, loc = promote("bernoulli.cdf", k, p, loc)
     k = k - loc
-    out = fnp.where(k < 0, 0.0, fnp.where(k < 1, 1.0 - p, 1.0))
+    out = nan_at(fnp.where(k < 0, 0.0, fnp.where(k < 1, 1.0 - p, 1.0)), k)
     return _p_ok(out, p)
 
 

@@ -16,7 +16,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import log_prob, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
 
@@ -35,7 +35,7 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     inside = (y >= 0) & (y <= 1)
     y = fnp.where(inside, y, 0.5)
     out = _sp.xlogy(a - 1.0, y) + _sp.xlog1py(b - 1.0, -y) - _sp.betaln(a, b) - fnp.log(scale)
-    out = fnp.where(inside, out, -numpy.inf)
+    out = nan_at(fnp.where(inside, out, -numpy.inf), x - loc)
     return scale_ok(fnp.where((a > 0) & (b > 0), out, numpy.nan), scale)
 
 

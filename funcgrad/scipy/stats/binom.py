@@ -17,7 +17,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, promote
+from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
 __all__ = ["logpmf", "pmf", "cdf", "sf"]
 
@@ -32,13 +32,13 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
         -1.321151277767
     """
     k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
-    k = k - loc
+    k = k_raw = k - loc
     inside = is_integer(k) & (k >= 0) & (k <= n)
     k = fnp.where(inside, k, 0.0)
     # log C(n, k) = -log(n + 1) - betaln(n - k + 1, k + 1): no cancellation of large gammaln.
     comb = -fnp.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
     out = comb + _sp.xlogy(k, p) + _sp.xlog1py(n - k, -p)
-    out = fnp.where(inside, out, -numpy.inf)
+    out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
     ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)
     return fnp.where(ok, out, numpy.nan)
 
@@ -75,7 +75,7 @@ def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.cdf", k, n, p, loc)
     out = _sp._betainc_const_ab(n_s - k_s, k_s + 1.0, 1.0 - p)
-    out = fnp.where(inside, out, fnp.where(k < 0, 0.0, 1.0))
+    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 0.0, 1.0)), k)
     return fnp.where(ok, out, numpy.nan)
 
 
@@ -89,5 +89,5 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.sf", k, n, p, loc)
     out = _sp._betainc_const_ab(k_s + 1.0, n_s - k_s, p)
-    out = fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0))
+    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0)), k)
     return fnp.where(ok, out, numpy.nan)

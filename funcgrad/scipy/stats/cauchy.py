@@ -92,6 +92,19 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return fnp.log(sf(x, loc, scale))
 
 
+def _quantile(q: Any) -> Any:
+    """The standard quantile ``tan(pi (q - 1/2))``, nan outside ``[0, 1]``. In the tails it is
+    ``-1/tan(pi q)`` and ``1/tan(pi (1 - q))``: ``q - 1/2`` would round away the digits of a
+    small ``q`` (and ``tan(-pi/2)`` is finite in floating point: ``q = 0`` must give -inf)."""
+    lo, hi = q < 0.25, q > 0.75
+    mid = fnp.tan(math.pi * (q - 0.5))
+    # Stand-ins where a branch is not taken keep inf out of its derivative.
+    tail_lo = -1.0 / fnp.tan(math.pi * fnp.where(lo, q, 0.25))
+    tail_hi = 1.0 / fnp.tan(math.pi * (1.0 - fnp.where(hi, q, 0.75)))
+    z = fnp.where(lo, tail_lo, fnp.where(hi, tail_hi, mid))
+    return fnp.where((q >= 0) & (q <= 1), z, math.nan)
+
+
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """Quantile function ``loc + scale * tan(pi (q - 1/2))``.
 
@@ -101,7 +114,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         1.0
     """
     q, loc, scale = promote("cauchy.ppf", q, loc, scale)
-    return scale_ok(loc + scale * fnp.tan(math.pi * (q - 0.5)), scale)
+    return scale_ok(loc + scale * _quantile(q), scale)
 
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -113,4 +126,4 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         1.0
     """
     q, loc, scale = promote("cauchy.isf", q, loc, scale)
-    return scale_ok(loc - scale * fnp.tan(math.pi * (q - 0.5)), scale)
+    return scale_ok(loc - scale * _quantile(q), scale)

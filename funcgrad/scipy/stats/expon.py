@@ -21,7 +21,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 def _y(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any]:
     x, loc, scale = promote(name, x, loc, scale)
     y = standardize(x, loc, scale)
-    inside = y >= 0
+    inside = ~(y < 0)  # nan stays in, so every formula gives nan there (as SciPy)
     return fnp.where(inside, y, 0.0), inside, scale
 
 
@@ -105,7 +105,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.69314718056
     """
     q, loc, scale = promote("expon.ppf", q, loc, scale)
-    return scale_ok(loc - scale * fnp.log1p(-q), scale)
+    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * fnp.log1p(-q), numpy.nan), scale)
 
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -117,4 +117,4 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.69314718056
     """
     q, loc, scale = promote("expon.isf", q, loc, scale)
-    return scale_ok(loc - scale * fnp.log(q), scale)
+    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * fnp.log(q), numpy.nan), scale)

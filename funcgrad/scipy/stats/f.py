@@ -17,7 +17,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import log_prob, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
 
@@ -43,7 +43,7 @@ def logpdf(x: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
     hn, hd = 0.5 * dfn, 0.5 * dfd
     out = (hn * (fnp.log(dfn) - fnp.log(dfd)) + _sp.xlogy(hn - 1.0, y)
            - (hn + hd) * fnp.log1p(dfn * y / dfd) - _sp.betaln(hn, hd) - fnp.log(scale))
-    return _ok(fnp.where(inside, out, -numpy.inf), dfn, dfd, scale)
+    return _ok(nan_at(fnp.where(inside, out, -numpy.inf), x - loc), dfn, dfd, scale)
 
 
 def pdf(x: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -74,7 +74,10 @@ def cdf(x: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.888888888889
     """
     u, dfn_s, dfd_s, dfn, dfd, scale = _args("f.cdf", x, dfn, dfd, loc, scale)
-    out = _sp.betainc(0.5 * dfn_s, 0.5 * dfd_s, u / (u + dfd_s))
+    # At x = inf, u / (u + dfd) would be inf / inf: the fraction's limit 1 is taken there.
+    top = u == numpy.inf
+    u_f = fnp.where(top, 1.0, u)
+    out = _sp.betainc(0.5 * dfn_s, 0.5 * dfd_s, fnp.where(top, 1.0, u_f / (u_f + dfd_s)))
     return _ok(out, dfn, dfd, scale)
 
 

@@ -17,7 +17,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -35,7 +35,7 @@ def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     inside = y >= 0
     y = fnp.where(inside, y, 1.0)
     out = _sp.xlogy(a - 1.0, y) - y - _sp.gammaln(a) - fnp.log(scale)
-    out = fnp.where(inside, out, -numpy.inf)
+    out = nan_at(fnp.where(inside, out, -numpy.inf), x - loc)
     return scale_ok(fnp.where(a > 0, out, numpy.nan), scale)
 
 

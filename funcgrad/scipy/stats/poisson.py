@@ -17,7 +17,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, promote
+from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
 __all__ = ["logpmf", "pmf", "cdf"]
 
@@ -32,11 +32,11 @@ def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
         -2.075364144904
     """
     k, mu, loc = promote("poisson.logpmf", k, mu, loc)
-    k = k - loc
+    k = k_raw = k - loc
     inside = is_integer(k) & (k >= 0)
     k = fnp.where(inside, k, 0.0)
     out = _sp.xlogy(k, mu) - mu - _sp.gammaln(k + 1.0)
-    out = fnp.where(inside, out, -numpy.inf)
+    out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
     return fnp.where(mu >= 0, out, numpy.nan)
 
 
@@ -63,5 +63,5 @@ def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
     k = stop_gradient(fnp.floor(k - loc))  # piecewise constant in k
     inside = k >= 0
     out = _sp._gammaincc_const_a(fnp.where(inside, k, 0.0) + 1.0, mu)
-    out = fnp.where(inside, out, 0.0)
+    out = nan_at(fnp.where(inside, out, 0.0), k)
     return fnp.where(mu >= 0, out, numpy.nan)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
-from funcgrad.scipy.stats._util import promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "ppf"]
 
@@ -29,7 +29,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, loc, scale = promote("uniform.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
     inside = (y >= 0) & (y <= 1)
-    return scale_ok(fnp.where(inside, -fnp.log(scale), -numpy.inf), scale)
+    return scale_ok(nan_at(fnp.where(inside, -fnp.log(scale), -numpy.inf), y), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

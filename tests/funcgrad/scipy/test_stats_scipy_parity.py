@@ -1,0 +1,68 @@
+"""funcgrad.scipy.stats against SciPy at the edges: nan points, x = inf, quantiles outside
+[0, 1] and in the far tails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, expected_fp_warnings
+
+import funcgrad
+import funcgrad.scipy.stats as fst
+
+st = pytest.importorskip("scipy.stats")
+pytestmark = expected_fp_warnings
+
+X = np.array([np.nan, -1.0, 0.0, 0.3, 1.0, 2.5, np.inf, -np.inf])
+K = np.array([np.nan, -1.0, 0.0, 1.0, 2.0, 2.5, 7.0, np.inf])
+
+CONTINUOUS = [
+    ("gamma", (2.3,), ["logpdf", "pdf", "cdf", "sf"]),
+    ("beta", (1.7, 2.2), ["logpdf", "pdf", "cdf", "sf"]),
+    ("expon", (), ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]),
+    ("chi2", (3.0,), ["logpdf", "pdf", "cdf", "sf"]),
+    ("f", (3.0, 5.0), ["logpdf", "pdf", "cdf", "logcdf", "sf"]),
+    ("uniform", (), ["logpdf", "pdf", "cdf"]),
+    ("norm", (), ["logpdf", "cdf", "sf"]),
+]
+DISCRETE = [
+    ("poisson", (2.5,), ["logpmf", "pmf", "cdf"]),
+    ("bernoulli", (0.3,), ["logpmf", "pmf", "cdf"]),
+    ("binom", (7.0, 0.3), ["logpmf", "pmf", "cdf", "sf"]),
+]
+
+
+@pytest.mark.parametrize("name,args,methods", CONTINUOUS)
+def test_continuous_nan_and_infinite_points_as_scipy(name, args, methods):
+    for method in methods:
+        for loc, scale in [(0.0, 1.0), (0.3, 2.0)]:
+            got = getattr(getattr(fst, name), method)(dev(X), *args, loc=loc, scale=scale)
+            want = getattr(getattr(st, name), method)(X, *args, loc=loc, scale=scale)
+            assert_allclose(got, want, rtol=1e-10, atol=1e-300, err_msg=f"{name}.{method}")
+
+
+@pytest.mark.parametrize("name,args,methods", DISCRETE)
+def test_discrete_nan_points_as_scipy(name, args, methods):
+    for method in methods:
+        for loc in (0.0, 1.0):
+            got = getattr(getattr(fst, name), method)(dev(K), *args, loc=loc)
+            want = getattr(getattr(st, name), method)(K, *args, loc=loc)
+            assert_allclose(got, want, rtol=1e-10, atol=1e-300, err_msg=f"{name}.{method}")
+
+
+Q = np.array([-0.1, 0.0, 1e-10, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0 - 1e-10, 1.0, 1.1, np.nan])
+
+
+@pytest.mark.parametrize("name", ["expon", "cauchy"])
+@pytest.mark.parametrize("method", ["ppf", "isf"])
+def test_quantiles_at_the_ends_and_outside_as_scipy(name, method):
+    for loc, scale in [(0.0, 1.0), (0.3, 2.0)]:
+        got = getattr(getattr(fst, name), method)(dev(Q), loc=loc, scale=scale)
+        want = getattr(getattr(st, name), method)(Q, loc=loc, scale=scale)
+        assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_cauchy_quantile_derivative_in_the_tails():
+    q = np.array([1e-10, 0.1, 0.3, 0.5, 0.8, 1.0 - 1e-6])
+    g = funcgrad.vmap(funcgrad.grad(fst.cauchy.ppf))(dev(q))
+    assert_allclose(g, np.pi / np.sin(np.pi * q) ** 2, rtol=1e-9)
