@@ -1,15 +1,16 @@
 """``default_collate``: stack a list of samples into a batch, ``torch.utils.data``'s rules.
 
 Arrays are stacked on a new leading axis with the array's own module (CuPy data stays on the
-GPU); NumPy scalars and Python bools/ints/floats become arrays; strings stay lists; dicts,
+GPU); NumPy scalars and Python bools/ints/floats become arrays; strings stay as given (a list, or a tuple inside a nested column); dicts,
 namedtuples, dataclasses, lists and tuples (which become lists, as in PyTorch) and other
 registered pytrees are collated field by field, to any depth.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     >>> default_collate([{"x": np.zeros(2), "y": 1}, {"x": np.ones(2), "y": 0}])["y"]
     array([1, 0])
     >>> default_collate([(np.zeros(2), "a"), (np.ones(2), "b")])[1]
-    ['a', 'b']
+    ('a', 'b')
     """
     if len(batch) == 0:
         raise ValueError("default_collate: the batch is empty")
@@ -55,7 +56,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, complex):
         return np.asarray(batch, dtype=np.complex128)
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch  # as PyTorch: the list given, or a tuple of a nested column
     if isinstance(elem, Mapping):
         out = {k: default_collate([d[k] for d in batch]) for k in elem}
         try:
@@ -72,7 +73,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         size = len(elem)
         if any(len(s) != size for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(s)) for s in zip(*batch)]
+        columns = [default_collate(s) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return columns  # PyTorch returns tuples as lists
         try:
@@ -80,7 +81,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         except TypeError:
             return columns
     leaves, treedef = tree_util.tree_flatten(elem)
-    if treedef.num_leaves == 1 and leaves and leaves[0] is elem:
+    if elem is None or (treedef.num_leaves == 1 and leaves and leaves[0] is elem):
         raise TypeError(
             "default_collate: batch must contain arrays, numbers, strings, dicts, lists or "
             f"pytrees; found {type(elem).__name__}"
@@ -90,10 +91,42 @@ def default_collate(batch: Sequence[Any]) -> Any:
 
 
 def default_convert(data: Any) -> Any:
-    """What the loader applies to each sample when batching is off (``batch_size=None``):
-    samples pass through unchanged (arrays are already arrays here).
+    """What the loader applies to each sample when batching is off (``batch_size=None``),
+    PyTorch's rules: NumPy scalars become 0-d arrays, tuples become lists (namedtuples stay),
+    dicts and lists are converted item by item; arrays, strings and Python numbers pass
+    through.
 
-    >>> default_convert({"a": 1})
-    {'a': 1}
+    >>> import numpy as np
+    >>> default_convert((np.float32(1.5), {"a": 1}))
+    [array(1.5, dtype=float32), {'a': 1}]
     """
+    if isinstance(data, np.generic):
+        return data if data.dtype.kind in "OUSV" else np.asarray(data)
+    if is_array(data) or isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, Mapping):
+        converted = {k: default_convert(v) for k, v in data.items()}
+        if isinstance(data, MutableMapping):
+            clone = copy.copy(data)
+            clone.update(converted)
+            return clone
+        try:
+            return type(data)(converted)
+        except TypeError:
+            return converted
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]  # as PyTorch
+    if isinstance(data, Sequence):
+        items = [default_convert(d) for d in data]
+        if isinstance(data, MutableSequence):
+            clone = copy.copy(data)
+            for i, d in enumerate(items):
+                clone[i] = d
+            return clone
+        try:
+            return type(data)(items)
+        except TypeError:
+            return items
     return data

@@ -23,6 +23,10 @@ __all__ = [
 ]
 
 
+class SizeMismatchError(ValueError, AssertionError):
+    """Datasets that cannot be combined (PyTorch asserts, so AssertionError there)."""
+
+
 class Dataset:
     """Map-style dataset: subclasses define ``__getitem__`` and ``__len__``."""
 
@@ -70,7 +74,7 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset needs at least one array")
         n = tensors[0].shape[0]
         if any(t.shape[0] != n for t in tensors):
-            raise ValueError(
+            raise SizeMismatchError(
                 "Size mismatch between tensors: first dimensions "
                 f"{[t.shape[0] for t in tensors]}"
             )
@@ -114,7 +118,7 @@ class ConcatDataset(Dataset):
     def __init__(self, datasets: Iterable[Any]) -> None:
         self.datasets = list(datasets)
         if len(self.datasets) == 0:
-            raise ValueError("datasets should not be an empty iterable")
+            raise SizeMismatchError("datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise TypeError("ConcatDataset does not support IterableDataset (use "

@@ -53,6 +53,11 @@ def _check_generator(generator: Any) -> Any:
     return as_generator(generator)
 
 
+class WeightsError(ValueError, RuntimeError):
+    """Weights no distribution can be drawn from (PyTorch's ``torch.multinomial`` raises
+    RuntimeError there)."""
+
+
 class Sampler:
     """Base class: ``__iter__`` yields dataset indices (``__len__`` when known)."""
 
@@ -165,11 +170,11 @@ class WeightedRandomSampler(Sampler):
             raise ValueError("weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")
         if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("weights must be finite and non-negative")
+            raise WeightsError("weights must be finite and non-negative")
         if w.sum() <= 0:
-            raise ValueError("weights must not all be zero")
+            raise WeightsError("weights must not all be zero")
         if not replacement and num_samples > np.count_nonzero(w):
-            raise ValueError(f"cannot sample {num_samples} indices without replacement from "
+            raise WeightsError(f"cannot sample {num_samples} indices without replacement from "
                              f"{np.count_nonzero(w)} non-zero weights")
         self.weights, self.num_samples, self.replacement = w, num_samples, replacement
         self.generator = _check_generator(generator)

@@ -77,7 +77,7 @@ def test_collate_pytrees():
     batch = default_collate([P(np.zeros(2), 1.0), P(np.ones(2), 2.0)])
     assert isinstance(batch, P) and batch.x.shape == (2, 2) and batch.y.dtype == np.float64
     d = default_collate([{"a": (1, "s")}, {"a": (2, "t")}])
-    assert d["a"][0].dtype == np.int64 and d["a"][1] == ["s", "t"]
+    assert d["a"][0].dtype == np.int64 and d["a"][1] == ("s", "t")  # a tuple, as PyTorch
     with pytest.raises(RuntimeError, match="equal size"):
         default_collate([[1, 2], [1]])
     with pytest.raises(TypeError, match="found object"):
@@ -216,7 +216,7 @@ def test_default_collate_nested_structures():
                              {"a": [Pair(np.ones(2), 2), (2.5, "t")], "b": P(2, False)}])
     pair = batch["a"][0]
     assert isinstance(pair, Pair) and pair.image.shape == (2, 2) and pair.label.tolist() == [1, 2]
-    assert batch["a"][1][0].dtype == np.float64 and batch["a"][1][1] == ["s", "t"]
+    assert batch["a"][1][0].dtype == np.float64 and batch["a"][1][1] == ("s", "t")
     assert isinstance(batch["b"], P) and batch["b"].y.dtype == np.bool_
     with pytest.raises(RuntimeError, match="equal size"):
         default_collate([np.zeros(2), np.zeros(3)])
