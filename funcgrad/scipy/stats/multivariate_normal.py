@@ -21,8 +21,10 @@ __all__ = ["logpdf", "pdf"]
 
 def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
     """Log density of ``N(mean, cov)`` at points ``x`` of shape ``(..., d)`` (the result has
-    shape ``...``). ``mean`` broadcasts against ``x`` (last axis ``d``); ``cov`` is a ``(d, d)``
-    positive-definite matrix, or a ``(d,)`` diagonal or a scalar multiple of the identity.
+    shape ``...``). ``mean`` broadcasts against ``x`` (last axis ``d``; a scalar ``mean`` is the
+    same in every coordinate); ``cov`` is a ``(d, d)`` positive-definite matrix, or a ``(d,)``
+    diagonal or a scalar multiple of the identity. As SciPy, in one dimension (``d = 1``) an
+    ``x`` of shape ``(n,)`` is ``n`` points.
 
     Through a Cholesky factor: differentiable in ``x``, ``mean`` and ``cov``. With
     ``allow_singular=True``, as SciPy: the pseudo-inverse and pseudo-determinant from an
@@ -38,11 +40,18 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
     """
     x, mean, cov = promote("multivariate_normal.logpdf", x, mean, cov)
     xs, ms, cs = get_aval(x).shape, get_aval(mean).shape, get_aval(cov).shape
-    if len(ms) == 0 or len(xs) == 0:
+    # The dimension as SciPy infers it: from mean, else from cov, else 1; a scalar mean is
+    # the same in every coordinate.
+    d = ms[-1] if ms else cs[0] if cs else 1
+    if not ms:
+        mean = fnp.broadcast_to(mean, (d,))
+    if d == 1 and (not xs or xs[-1] != 1):
+        # One dimension: x of shape (n,) is n points (SciPy), a scalar one point.
+        x = fnp.expand_dims(x, -1)
+        xs = get_aval(x).shape
+    if not xs:
         raise ValueError(
-            "multivariate_normal.logpdf: x and mean need a last axis of length d (shapes "
-            f"{xs} and {ms}); for one dimension use shape (..., 1)")
-    d = ms[-1]
+            f"multivariate_normal.logpdf: x needs a last axis of length d = {d}, got a scalar")
     if xs[-1] != d:
         raise ValueError(f"multivariate_normal.logpdf: x has last axis {xs[-1]}, mean {d}")
     if len(cs) == 0:

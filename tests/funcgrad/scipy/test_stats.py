@@ -53,8 +53,8 @@ def test_multivariate_normal_gradients_and_errors():
         stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(np.eye(2)))
     with pytest.raises(ValueError, match="last axis"):
         stats.multivariate_normal.logpdf(dev(x), dev(np.zeros(2)), dev(np.eye(2)))
-    with pytest.raises(ValueError, match="need a last axis"):
-        stats.multivariate_normal.logpdf(1.0, 0.0, 1.0)
+    # As SciPy, scalars are one point in one dimension.
+    assert_allclose(stats.multivariate_normal.logpdf(1.0, 0.0, 1.0), -0.5 - 0.5 * np.log(2 * np.pi))
     assert_allclose(
         stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov), allow_singular=True),
         ss.multivariate_normal.logpdf(x, mean, cov, allow_singular=True), rtol=1e-10)

@@ -66,3 +66,28 @@ def test_cauchy_quantile_derivative_in_the_tails():
     q = np.array([1e-10, 0.1, 0.3, 0.5, 0.8, 1.0 - 1e-6])
     g = funcgrad.vmap(funcgrad.grad(fst.cauchy.ppf))(dev(q))
     assert_allclose(g, np.pi / np.sin(np.pi * q) ** 2, rtol=1e-9)
+
+
+@pytest.mark.parametrize("x,mean,cov", [
+    (0.5, 0.0, 2.0),
+    (np.array([0.5]), 0.0, 2.0),
+    (np.array([0.5, 1.0, 2.0]), 1.0, 3.0),
+    (np.array([0.5, 1.0, 2.0]), np.array([1.0]), np.array([[3.0]])),
+    (np.array([[0.5], [1.0]]), np.array([0.0]), np.array([[2.0]])),
+])
+def test_multivariate_normal_one_dimension_as_scipy(x, mean, cov):
+    want = st.multivariate_normal.logpdf(x, mean, cov)
+    got = fst.multivariate_normal.logpdf(dev(x), dev(mean), dev(cov))
+    assert np.shape(got) == np.shape(want)
+    assert_allclose(got, want, rtol=1e-12)
+
+
+def test_multivariate_normal_scalar_mean_is_the_same_in_every_coordinate():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 3))
+    cov = a @ a.T + np.eye(3)
+    x = rng.normal(size=(5, 3))
+    want = st.multivariate_normal.logpdf(x, np.full(3, 0.5), cov)
+    assert_allclose(fst.multivariate_normal.logpdf(dev(x), 0.5, dev(cov)), want, rtol=1e-12)
+    g = funcgrad.grad(lambda m: fst.multivariate_normal.logpdf(dev(x), m, dev(cov)).sum())(0.5)
+    assert_allclose(g, np.sum(np.linalg.solve(cov, (x - 0.5).T)), rtol=1e-10)
