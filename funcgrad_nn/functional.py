@@ -1616,5 +1616,8 @@ from funcgrad_nn._pointwise import pairwise_distance  # noqa: E402  (the triplet
 
 __all__ += _pointwise_all
 from funcgrad_nn._embedding_bag import embedding_bag  # noqa: E402
+from funcgrad_nn._multi_head_attention import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
 
 __all__ += ["embedding_bag"]

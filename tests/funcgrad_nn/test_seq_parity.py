@@ -85,7 +85,10 @@ def _flat(out):
     return [] if out is None else [out]
 
 
-def _close(got, want, key, what):
+def _close(got, want, key, what, scale=None):
+    """``got`` matches ``want`` to the dtype's relative tolerance, absolute ``rtol * scale``
+    (``scale`` defaults to ``want``'s largest magnitude; a loss that is a sum of terms
+    cancelling to near 0 passes the terms' size)."""
     got = np.asarray(funcgrad.to_numpy(got))
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     if want.dtype.kind == "f":
@@ -93,13 +96,18 @@ def _close(got, want, key, what):
     rtol = RTOL[key]
     finite = np.isfinite(want)
     np.testing.assert_array_equal(np.isfinite(got), finite, err_msg=what)
-    scale = np.abs(want[finite]).max() if finite.any() else 1.0
+    if scale is None:
+        scale = np.abs(want[finite]).max() if finite.any() else 1.0
     np.testing.assert_allclose(got[finite], want[finite], rtol=rtol, atol=rtol * scale,
                                err_msg=what)
 
 
 def _inputs(case, key):
     return {k: _arr(f"{case['name']}/{key}/in/{k}") for k in case["arrays"]}
+
+
+def _loss_scale(base, cots):
+    return sum(np.abs(_arr(f"{base}/out/{i}") * c).sum() for i, c in enumerate(cots))
 
 
 def _cots(base):
@@ -160,7 +168,8 @@ def test_module_matches_torch(case, key):
         assert len(outs) == len(cots)
         for i, o in enumerate(outs):
             _close(o, _arr(f"{base}/out/{i}"), key, f"{name} {mode} output {i}")
-        _close(loss, _arr(f"{base}/loss"), key, f"{name} {mode} loss")
+        _close(loss, _arr(f"{base}/loss"), key, f"{name} {mode} loss",
+               _loss_scale(base, cots))
         g = dict(grads.named_parameters())
         for n, _ in mod.named_parameters():
             _close(g["m." + n], _arr(f"{base}/pgrad/{n}"), key, f"{name} {mode} d/d{n}")
@@ -179,11 +188,11 @@ def test_module_matches_torch_under_jit(case):
     mod.load_state_dict({n[len(prefix):]: _arr(n) for n in _fixtures()[0]["index"]
                          if n.startswith(prefix)})
     holder = _Holder(mod, inputs, case["grad"])
-    step = nn.jit(nn.value_and_grad(_module_loss(case, inputs, _cots(base), ndt),
-                                    has_aux=True))
+    cots = _cots(base)
+    step = nn.jit(nn.value_and_grad(_module_loss(case, inputs, cots, ndt), has_aux=True))
     for _ in range(2):  # the second call runs the cached compiled program
         (loss, outs), grads = step(holder)
-        _close(loss, _arr(f"{base}/loss"), key, "loss")
+        _close(loss, _arr(f"{base}/loss"), key, "loss", _loss_scale(base, cots))
         for i, o in enumerate(outs):
             _close(o, _arr(f"{base}/out/{i}"), key, f"output {i}")
         g = dict(grads.named_parameters())
@@ -215,21 +224,25 @@ def test_loss_matches_torch(case, key):
     name = case["name"]
     base = f"{name}/{key}"
     inputs, call_with = _function_inputs(case, key)
-    (cot,) = _cots(base)
-    want = _arr(f"{base}/out/0")
-    _close(call_with(inputs), want, key, f"{name} value")
-    if case["module"]:
-        _close(call_with(inputs, "module"), want, key, f"{name} module value")
+    cots = _cots(base)
+    wants = [_arr(f"{base}/out/{i}") for i in range(len(cots))]
+    forms = ["fn", "module"] if case["module"] else ["fn"]
+    for form in forms:
+        outs = _flat(call_with(inputs, form))
+        assert len(outs) == len(wants), f"{name} {form}: {len(outs)} outputs"
+        for i, (o, want) in enumerate(zip(outs, wants)):
+            _close(o, want, key, f"{name} {form} value {i}")
     if case["nograd"]:
         return
 
-    cot = dev(cot)
+    dcots = [dev(c) for c in cots]
 
     def loss(diff):
-        return funcgrad.numpy.sum(call_with({**inputs, **diff}) * cot)
+        outs = _flat(call_with({**inputs, **diff}))
+        return sum(funcgrad.numpy.sum(o * c) for o, c in zip(outs, dcots))
 
     value, grads = funcgrad.value_and_grad(loss)({k: inputs[k] for k in case["grad"]})
-    _close(value, _arr(f"{base}/loss"), key, f"{name} loss")
+    _close(value, _arr(f"{base}/loss"), key, f"{name} loss", _loss_scale(base, cots))
     for k in case["grad"]:
         _close(grads[k], _arr(f"{base}/igrad/{k}"), key, f"{name} d/d{k}")
 
