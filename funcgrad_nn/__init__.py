@@ -33,8 +33,13 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     utils,
 )
 from funcgrad_nn import functional as F
-from funcgrad_nn.containers import (ModuleDict, ModuleList, ParameterDict, ParameterList,
-                                    Sequential)
+from funcgrad_nn.containers import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
 from funcgrad_nn.hooks import (
     register_module_forward_hook,
@@ -127,7 +132,8 @@ __all__ = [
     "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "F", "Flatten",
     "GELU", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
-    "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss",
+    "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
+    "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
     "value_and_grad", "vmap", "register_module_forward_hook", "register_module_forward_pre_hook",

@@ -261,6 +261,8 @@ def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     >>> bool(np.abs(w).max() <= 1 / 3)
     True
     """
+    if 0 in tuple(tensor.shape):  # as PyTorch: a no-op on zero-element tensors (no fan)
+        return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
@@ -273,6 +275,8 @@ def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     >>> kaiming_normal_(np.empty((2, 3)), generator=0).shape
     (2, 3)
     """
+    if 0 in tuple(tensor.shape):  # as PyTorch: a no-op on zero-element tensors (no fan)
+        return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 

@@ -852,6 +852,12 @@ class Module:
                 if (dot and head not in self._modules) or (not dot and head not in local):
                     unexpected_keys.append(key)
 
+    def _assign_state(self, name: str, new: Any) -> None:
+        reg = self._parameters if name in self._parameters else self._buffers
+        if not is_array(new):
+            new = numpy.asarray(new)
+        reg[name] = _to_device_like(new, reg[name])
+
     def _copy_state(self, name: str, new: Any, replaced: dict[int, Any]) -> None:
         """Copy ``new`` into parameter/buffer ``name`` in place (read-only arrays, such as
         tied ones, get one shared replacement per original array in ``replaced``)."""
@@ -867,7 +873,8 @@ class Module:
             rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
             reg[name] = rep
 
-    def load_state_dict(self, state_dict: Any, strict: bool = True) -> _IncompatibleKeys:
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False
+                        ) -> _IncompatibleKeys:
         """Copy arrays from ``state_dict`` into this module's parameters/buffers in place.
 
         Names and shapes follow PyTorch; with ``strict`` missing or unexpected keys raise
@@ -875,7 +882,9 @@ class Module:
         module's ``_load_from_state_dict`` is called with its prefix and its entry of the
         dict's ``_metadata`` (so subclasses can convert older layouts), and the load post
         hooks (children first) may edit the incompatible keys before ``strict`` judges them.
-        Nothing is copied when an error is raised.
+        Nothing is copied when an error is raised. With ``assign=True`` the module takes the
+        state dict's arrays themselves (their dtype; moved to the module's device) instead of
+        copying into its own, as PyTorch's ``assign``.
 
         >>> import funcgrad_nn as nn
         >>> a, b = nn.Linear(2, 3), nn.Linear(2, 3)
@@ -930,7 +939,10 @@ class Module:
                                + "\n\t".join(errors))
         replaced: dict[int, Any] = {}
         for module, name, new in pending:
-            module._copy_state(name, new, replaced)
+            if assign:
+                module._assign_state(name, new)
+            else:
+                module._copy_state(name, new, replaced)
         return result
 
     # -- device / dtype ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.module import Module, Parameter, bad_input
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Linear", "Unflatten"]
 
@@ -61,7 +61,13 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound, generator=generator)
 
     def forward(self, input: Any) -> Any:
-        return F.linear(input, self.weight, self.bias)
+        weight = self.weight  # read once: a parametrization may compute it on each read
+        shape = tuple(getattr(input, "shape", ()))
+        if len(shape) == 0 or shape[-1] != weight.shape[1]:
+            raise bad_input(self, f"input of shape {shape} does not end in in_features="
+                                  f"{weight.shape[1]} (mat1 and mat2 shapes cannot be "
+                                  f"multiplied)", f"pass arrays of shape (*, {weight.shape[1]})")
+        return F.linear(input, weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -145,14 +151,26 @@ class Unflatten(Module):
     (2, 3, 4)
     """
 
-    def __init__(self, dim: int, unflattened_size: tuple[int, ...]) -> None:
+    def __init__(self, dim: int | str, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                isinstance(n, int) and not isinstance(n, bool) for n in unflattened_size):
+            raise TypeError("unflattened_size must be a tuple or list of ints, but found "
+                            f"{unflattened_size!r}")
+        # kept as given (a list stays a list in the repr, as PyTorch)
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input: Any) -> Any:
         d = _norm_dim(self.dim, input.ndim, "Unflatten")
         shape = tuple(input.shape)
-        return fnp.reshape(input, shape[:d] + self.unflattened_size + shape[d + 1:])
+        sizes = tuple(self.unflattened_size)
+        known = math.prod(n for n in sizes if n != -1)
+        if sizes.count(-1) > 1 or (-1 not in sizes and known != shape[d]) or (
+                -1 in sizes and (known == 0 or shape[d] % known)):
+            raise bad_input(self, f"Provided sizes {list(sizes)} don't multiply up to the size "
+                                  f"of dim {self.dim} ({shape[d]}) in the input",
+                            "make unflattened_size's product equal that dimension")
+        return fnp.reshape(input, shape[:d] + sizes + shape[d + 1:])
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

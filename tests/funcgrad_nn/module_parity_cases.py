@@ -110,6 +110,19 @@ CASES = {
          else nn.Linear(2, 3).weight, "extra": ones(1)}, strict=False)),
     "load_strict_message": lambda nn, ones: str(_raised(lambda: nn.Linear(2, 3).load_state_dict(
         {"weight": ones(3, 2), "extra": ones(1)}))),
+    "load_assign_keeps_dtype": lambda nn, ones: str(_do(nn.Linear(2, 2), "load_state_dict",
+                                                      nn.Linear(2, 2).double().state_dict(),
+                                                      True, True).weight.dtype
+                                                  ).replace("torch.", ""),
+    "load_copy_keeps_dtype": lambda nn, ones: str(_do(nn.Linear(2, 2), "load_state_dict",
+                                                    nn.Linear(2, 2).double().state_dict()
+                                                    ).weight.dtype).replace("torch.", ""),
+    "linear_zero_in_features": lambda nn, ones: [list(nn.Linear(0, 2).weight.shape), list(
+        nn.Linear(0, 2)(ones(3, 0)).shape)],
+    "linear_wrong_features": lambda nn, ones: nn.Linear(3, 2)(ones(4, 2)),
+    "unflatten_wrong_sizes": lambda nn, ones: nn.Unflatten(1, (5, 3))(ones(2, 12)),
+    "unflatten_list_repr": lambda nn, ones: [repr(nn.Unflatten(1, [2, 3])), list(
+        nn.Unflatten(1, [2, -1])(ones(1, 6)).shape)],
 }
 
 
