@@ -800,6 +800,11 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         raise ValueError(f"{fname}: query {tuple(query.shape)} and key {tuple(key.shape)} "
                          f"need the same last dim, key and value {tuple(value.shape)} the "
                          "same sequence length")
+    dtypes = {numpy.dtype(t.dtype) for t in (query, key, value)}
+    if len(dtypes) > 1:
+        raise TypeError(f"{fname}: query, key and value must have the same dtype (PyTorch's "
+                        f"rule; no silent promotion), got {query.dtype}, {key.dtype} and "
+                        f"{value.dtype}")
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or value.shape[-3] != hk:

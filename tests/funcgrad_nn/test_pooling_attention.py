@@ -277,6 +277,8 @@ def test_sdpa_masks_causal_scale():
     assert_allclose(sdpa(dev(q), dev(k), dev(v), is_causal=True), ref_sdpa(q, k, v, causal=True))
     q32 = q.astype(np.float32)
     assert sdpa(dev(q32), dev(q32), dev(q32), is_causal=True).dtype == np.float32
+    with pytest.raises(TypeError, match="same dtype"):  # PyTorch raises too
+        sdpa(dev(q32), dev(q32), dev(q32.astype(np.float64)))
     check_grads(lambda a, b, c: sdpa(a, b, c, dev(bmask)), (dev(q), dev(k), dev(v)), order=2)
     check_grads(lambda a, b, c: sdpa(a, b, c, is_causal=True), (dev(q), dev(k), dev(v)), order=1)
     per = funcgrad.vmap(lambda a: sdpa(a, dev(k[0]), dev(v[0]), is_causal=True))(dev(q))
