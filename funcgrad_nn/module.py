@@ -534,9 +534,9 @@ class Module:
         if memo is None:
             memo = set()
         if remove_duplicate:
-            if id(self) in memo:
+            if self in memo:  # the modules themselves, as PyTorch (a caller may pass some)
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, mod in self._modules.items():
             if mod is None:

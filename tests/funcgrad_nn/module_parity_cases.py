@@ -110,6 +110,8 @@ CASES = {
          else nn.Linear(2, 3).weight, "extra": ones(1)}, strict=False)),
     "load_strict_message": lambda nn, ones: str(_raised(lambda: nn.Linear(2, 3).load_state_dict(
         {"weight": ones(3, 2), "extra": ones(1)}))),
+    "named_modules_memo": lambda nn, ones: (lambda lin: [n for n, _ in nn.Sequential(
+        lin, nn.ReLU()).named_modules(memo={lin})])(nn.Linear(1, 1)),
     "load_assign_keeps_dtype": lambda nn, ones: str(_do(nn.Linear(2, 2), "load_state_dict",
                                                       nn.Linear(2, 2).double().state_dict(),
                                                       True, True).weight.dtype
