@@ -295,6 +295,11 @@ class RNNBase(Module):
                                 f"feed {self.input_size} features per step or build the layer "
                                 f"with input_size={x.shape[-1]}")
             batched = x.ndim == 3
+            seq_axis = 1 if batched and self.batch_first else 0
+            if x.shape[seq_axis] == 0:
+                raise bad_input(self, f"input: expected sequence length to be larger than 0, "
+                                f"got input shape {tuple(x.shape)}",
+                                "give every batch at least one time step (PyTorch's rule)")
             if not batched:
                 x = fnp.expand_dims(x, 1)
             elif self.batch_first:

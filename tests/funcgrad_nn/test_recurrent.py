@@ -197,6 +197,10 @@ class Tagger(nn.Module):
     (lambda: nn.GRUCell(4, 8)(np.zeros((2, 4), np.float32), np.zeros((3, 8), np.float32)),
      ["GRUCell", "h_0", "(2, 8)", "(3, 8)"]),
     (lambda: nn.RNNCell(4, 8)(np.zeros((2, 5), np.float32)), ["RNNCell", "input_size = 4"]),
+    # PyTorch: "Expected sequence length to be larger than 0 in RNN".
+    (lambda: nn.GRU(4, 8, batch_first=True)(np.zeros((2, 0, 4), np.float32)),
+     ["GRU", "sequence length", "(2, 0, 4)"]),
+    (lambda: nn.LSTM(4, 8)(np.zeros((0, 4), np.float32)), ["LSTM", "sequence length"]),
 ])
 def test_bad_input_names_module_shapes_and_fix(call, words):
     with pytest.raises(BadInputError) as info:
