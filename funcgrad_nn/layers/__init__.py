@@ -57,7 +57,7 @@ from funcgrad_nn.layers.dropout import (
 )
 from funcgrad_nn.layers.embedding import Embedding, EmbeddingBag
 from funcgrad_nn.layers.fold import Fold, Unfold
-from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, Linear, Unflatten
+from funcgrad_nn.layers.linear import Bilinear, Flatten, Identity, LazyLinear, Linear, Unflatten
 from funcgrad_nn.layers.normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -130,7 +130,8 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Dropout", "ELU",
-    "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU", "Linear",
+    "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LazyLinear", "LeakyReLU",
+    "Linear",
     "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus",
     "Tanh", "Unflatten",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",

@@ -1,4 +1,4 @@
-"""Linear, Bilinear, Identity, Flatten, Unflatten."""
+"""Linear, LazyLinear, Bilinear, Identity, Flatten, Unflatten."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter, bad_input
 
-__all__ = ["Bilinear", "Flatten", "Identity", "Linear", "Unflatten"]
+__all__ = ["Bilinear", "Flatten", "Identity", "LazyLinear", "Linear", "Unflatten"]
 
 
 class Identity(Module):
@@ -72,6 +72,55 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A :class:`Linear` whose ``in_features`` is read from its first input: until then it
+    has ``in_features=0`` and no parameters (``weight``/``bias`` are None); the first call
+    creates them with Linear's initialisation and the module becomes a plain ``Linear``, as
+    in PyTorch (run one batch through it before building the optimizer).
+
+    >>> import numpy as np
+    >>> m = LazyLinear(2)
+    >>> m(np.ones((4, 3), np.float32)).shape, type(m).__name__, m.weight.shape
+    ((4, 2), 'Linear', (2, 3))
+    """
+
+    def __init__(self, out_features: int, bias: bool = True, device: str | None = None,
+                 dtype: Any = None) -> None:
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self._lazy = (bias, device, dtype)
+        self.register_parameter("weight", None)
+        self.register_parameter("bias", None)
+
+    def has_uninitialized_params(self) -> bool:
+        """True until the first call has created the parameters."""
+        return type(self) is LazyLinear
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        if not self.has_uninitialized_params():
+            super().reset_parameters(generator)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self._lazy[0]}")
+
+    def forward(self, input: Any) -> Any:
+        shape = tuple(getattr(input, "shape", ()))
+        if not shape:
+            raise bad_input(self, "input must have at least one dimension (its last is "
+                                  "in_features)", "pass arrays of shape (*, in_features)")
+        bias, device, dtype = self._lazy
+        self.in_features = shape[-1]
+        self.weight = Parameter(empty((self.out_features, self.in_features), dtype))
+        if bias:
+            self.bias = Parameter(empty((self.out_features,), dtype))
+        del self._lazy
+        self.__class__ = Linear  # PyTorch's cls_to_become
+        self.reset_parameters()
+        place(self, device)
+        return self.forward(input)
 
 
 class Bilinear(Module):

@@ -112,6 +112,10 @@ CASES = {
         {"weight": ones(3, 2), "extra": ones(1)}))),
     "named_modules_memo": lambda nn, ones: (lambda lin: [n for n, _ in nn.Sequential(
         lin, nn.ReLU()).named_modules(memo={lin})])(nn.Linear(1, 1)),
+    "lazy_linear_before": lambda nn, ones: [repr(nn.LazyLinear(3)), nn.LazyLinear(3).in_features],
+    "lazy_linear_after": lambda nn, ones: (lambda s: [list(s(ones(5, 7)).shape), repr(s), list(
+        s.state_dict()), [list(p.shape) for p in s.parameters()]])(nn.Sequential(
+            nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2, bias=False))),
     "load_assign_keeps_dtype": lambda nn, ones: str(_do(nn.Linear(2, 2), "load_state_dict",
                                                       nn.Linear(2, 2).double().state_dict(),
                                                       True, True).weight.dtype
