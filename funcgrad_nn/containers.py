@@ -26,6 +26,16 @@ def _check_module(module: Any, what: str) -> None:
         raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
 
 
+def _parameters_repr(mod: Module) -> str:
+    # PyTorch's ParameterList extra_repr, with NumPy dtype names (also for ParameterDict,
+    # where PyTorch prints legacy tensor type names such as FloatTensor).
+    lines = []
+    for k, p in mod._parameters.items():
+        size = "x".join(str(n) for n in p.shape)
+        lines.append(f"  ({k}): Parameter containing: [{p.dtype} of size {size}]")
+    return "\n".join(lines)
+
+
 def _index(idx: int, n: int, what: str) -> int:
     try:
         idx = operator.index(idx)
@@ -342,6 +352,9 @@ class ParameterList(Module):
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
+    def extra_repr(self) -> str:
+        return _parameters_repr(self)
+
     def __setitem__(self, idx: int, value: Any) -> None:
         i = _index(idx, len(self), "ParameterList")
         setattr(self, str(i), value if isinstance(value, Parameter) else Parameter(value))
@@ -406,6 +419,9 @@ class ParameterDict(Module):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._parameters)
+
+    def extra_repr(self) -> str:
+        return _parameters_repr(self)
 
     def __reversed__(self) -> Iterator[str]:
         return reversed(list(self._parameters))

@@ -83,6 +83,9 @@ CASES = {
     "pd_pop": lambda nn, ones: (lambda s: [list(s.pop("w").shape), list(s)])(_pd(nn, ones)),
     "pd_set": lambda nn, ones: list(_do(_pd(nn, ones), "__setitem__", "a", ones(1))),
     "pd_missing": lambda nn, ones: _pd(nn, ones)["zz"],
+    "pl_repr": lambda nn, ones: repr(nn.ParameterList([ones(2), ones(3, 4)])).replace(
+        "torch.", ""),
+    "pl_empty_repr": lambda nn, ones: repr(nn.ParameterList()),
     "pl_slice": lambda nn, ones: [list(p.shape) for p in nn.ParameterList(
         [ones(2), ones(3), ones(4)])[1:]],
     "get_parameter": lambda nn, ones: list(_net(nn).get_parameter("2.1.weight").shape),
