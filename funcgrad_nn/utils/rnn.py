@@ -85,6 +85,47 @@ class PackedSequence:
     def __getitem__(self, i: int) -> Any:
         return tuple(self)[i]
 
+    def to(self, device: str | None = None, dtype: Any = None) -> PackedSequence:
+        """A PackedSequence with ``data`` moved to ``device`` and/or cast to ``dtype`` (the
+        indices stay host integers); ``to(dtype)`` works too, as PyTorch's.
+
+        >>> import numpy as np
+        >>> pack_sequence([np.ones(2), np.ones(1)]).to(np.float32).data.dtype
+        dtype('float32')
+        """
+        if device is not None and not isinstance(device, str):
+            dtype, device = device, None
+        data = self.data
+        if device is not None:
+            data = funcgrad.device_put(data, device)
+        if dtype is not None:
+            data = data.astype(numpy.dtype(dtype))
+        return PackedSequence(data, self._batch_sizes, self._sorted, self._unsorted)
+
+    def cpu(self) -> PackedSequence:
+        """``to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self, device: int | None = None) -> PackedSequence:
+        """``to("cuda")`` (needs CuPy)."""
+        return self.to("cuda" if device is None else f"cuda:{device}")
+
+    def double(self) -> PackedSequence:
+        """``data`` as float64."""
+        return self.to(dtype=numpy.float64)
+
+    def float(self) -> PackedSequence:
+        """``data`` as float32."""
+        return self.to(dtype=numpy.float32)
+
+    def half(self) -> PackedSequence:
+        """``data`` as float16."""
+        return self.to(dtype=numpy.float16)
+
+    @property
+    def is_cuda(self) -> bool:
+        return funcgrad.backend.device_of(self.data) not in (None, "cpu", "strict")
+
     def lengths(self) -> numpy.ndarray:
         """Each sequence's length, in the caller's batch order.
 

@@ -130,6 +130,11 @@ def test_pack_and_pad_utilities():
                                                       q.sorted_indices))(p)
     np.testing.assert_array_equal(twice.data, 2 * p.data)
     assert twice.batch_sizes.tolist() == [3, 2, 1]
+    # PyTorch's tensor-like methods move/cast the data and keep the indices.
+    for q in (p.float(), p.to(np.float32), p.to(dtype=np.float32), p.cpu().float()):
+        assert q.data.dtype == np.float32 and q.sorted_indices.tolist() == [0, 2, 1]
+        assert q.batch_sizes.tolist() == [3, 2, 1] and not q.is_cuda
+    assert p.float().double().data.dtype == np.float64 and p.half().data.dtype == np.float16
 
 
 def test_packing_is_differentiable():
