@@ -185,9 +185,10 @@ def attend(query: Any, key: Any, value: Any, e: int, h: int, weights: tuple[Any,
         out = fnp.swapaxes(out, 0, 1)
     if not need_weights:
         return out, None
+    # PyTorch returns the weights after dropout (those that multiplied the values).
     if average_attn_weights:
-        attn = fnp.mean(attn, axis=1)
-    return out, (attn[0] if unbatched else attn)
+        p = fnp.mean(p, axis=1)
+    return out, (p[0] if unbatched else p)
 
 
 def _pad_mask(mask: Any) -> Any:

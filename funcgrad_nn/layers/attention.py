@@ -29,7 +29,7 @@ class MultiheadAttention(Module):
     ``(L, E)``. ``key_padding_mask`` ``(N, S)`` and ``attn_mask`` ``(L, S)`` or
     ``(N * num_heads, L, S)``: bool (True = not allowed) or float (added). Returns
     ``(output, weights)``; weights are ``None`` unless ``need_weights``, averaged over heads
-    unless ``average_attn_weights=False``. Attention dropout (training, ``dropout > 0``)
+    unless ``average_attn_weights=False``, after dropout (as PyTorch). Attention dropout (training, ``dropout > 0``)
     draws from a non-persistent ``rng_key`` buffer like :class:`Dropout`, or ``key=``.
     ``add_bias_kv=True`` adds parameters ``bias_k``/``bias_v`` ``(1, 1, E)`` (xavier-normal)
     appended to the projected keys/values as one more key position; ``add_zero_attn=True``

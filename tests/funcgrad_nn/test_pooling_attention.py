@@ -386,3 +386,18 @@ def test_mha_errors_and_dropout():
     m.eval()
     assert_allclose(m(x, x, x)[0], m(x, x, x)[0])
     assert "rng_key" not in m.state_dict()
+
+
+def test_mha_returns_the_weights_after_dropout():
+    # PyTorch returns the attention weights that multiplied the values: after dropout.
+    m = nn.MultiheadAttention(4, 1, dropout=0.5, dtype=np.float64).to(DEVICE)
+    x = dev(rng.normal(size=(6, 1, 4)))
+    out, w = m(x, x, x, dropout_key=3)
+    w = host(w)[0]
+    assert (w == 0).any() and not np.allclose(w.sum(-1), 1.0)
+    wv, bv = host(m.in_proj_weight)[8:], host(m.in_proj_bias)[8:]
+    values = host(x)[:, 0] @ wv.T + bv
+    want = (w @ values) @ host(m.out_proj.weight).T + host(m.out_proj.bias)
+    assert_allclose(out[:, 0], want, rtol=1e-10, atol=1e-10)
+    m.eval()
+    assert_allclose(host(m(x, x, x)[1]).sum(-1), np.ones((1, 6)))
