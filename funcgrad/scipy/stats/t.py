@@ -17,7 +17,14 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import LOG_PI, log_prob, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import (
+    HALF_LOG_2PI,
+    LOG_PI,
+    log_prob,
+    promote,
+    scale_ok,
+    standardize,
+)
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
 
@@ -32,9 +39,14 @@ def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, df, loc, scale = promote("t.logpdf", x, df, loc, scale)
     y = standardize(x, loc, scale)
-    half = 0.5 * (df + 1.0)
-    out = (_sp.gammaln(half) - _sp.gammaln(0.5 * df) - 0.5 * (fnp.log(df) + LOG_PI)
-           - fnp.log(scale) - half * fnp.log1p(y * y / df))
+    # df = inf is the normal density (gammaln(inf) - gammaln(inf) would be nan); a finite
+    # stand-in keeps nan out of the other branch's derivative.
+    normal = df == numpy.inf
+    dfs = fnp.where(normal, 1.0, df)
+    half = 0.5 * (dfs + 1.0)
+    out = (_sp.gammaln(half) - _sp.gammaln(0.5 * dfs) - 0.5 * (fnp.log(dfs) + LOG_PI)
+           - fnp.log(scale) - half * fnp.log1p(y * y / dfs))
+    out = fnp.where(normal, -0.5 * y * y - HALF_LOG_2PI - fnp.log(scale), out)
     return scale_ok(fnp.where(df > 0, out, float("nan")), scale)
 
 
@@ -57,7 +69,9 @@ def _cdf_sf(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any,
     dfs = fnp.where((df > 0) & fnp.logical_not(normal), df, 1.0)
     y2 = y * y
     far = dfs < y2 * 1.0  # z = df / (df + y^2) < 1/2: the tail mass I_z(df/2, 1/2) / 2
-    near0 = y2 < 1e-8 * dfs
+    # The cubic Taylor polynomial below is exact to rounding only while y^4 is (the quintic
+    # term, relative): |y| < 1e-4 whatever df (at df = 1e10, y = 3 is not near 0).
+    near0 = y2 < 1e-8 * fnp.minimum(dfs, 1.0)
     z = dfs / (dfs + fnp.where(far, y2, dfs))
     tail = 0.5 * _sp.betainc(0.5 * dfs, 0.5, z)
     # Otherwise half the central mass, I_w(1/2, df/2) / 2 with w = y^2 / (df + y^2) = 1 - z

@@ -91,3 +91,20 @@ def test_multivariate_normal_scalar_mean_is_the_same_in_every_coordinate():
     assert_allclose(fst.multivariate_normal.logpdf(dev(x), 0.5, dev(cov)), want, rtol=1e-12)
     g = funcgrad.grad(lambda m: fst.multivariate_normal.logpdf(dev(x), m, dev(cov)).sum())(0.5)
     assert_allclose(g, np.sum(np.linalg.solve(cov, (x - 0.5).T)), rtol=1e-10)
+
+
+def test_t_with_infinite_df_is_the_normal_density():
+    x = np.array([-3.0, 0.0, 0.5, 2.0])
+    assert_allclose(fst.t.logpdf(dev(x), np.inf, loc=0.3, scale=2.0),
+                    st.norm.logpdf(x, loc=0.3, scale=2.0), rtol=1e-13)
+    g = funcgrad.grad(lambda v: fst.t.logpdf(v, np.inf))(1.0)
+    assert_allclose(g, -1.0)
+
+
+# betainc with b ~ df/2 loses digits as df grows (~1e-6 relative in the tail at 1e10).
+@pytest.mark.parametrize("df,rtol", [(1e4, 1e-10), (1e8, 1e-8), (1e10, 1e-6)])
+def test_t_cdf_at_large_df_stays_a_probability(df, rtol):
+    # The Taylor polynomial for |y| ~ 0 once reached y = 3 at df = 1e10 (cdf 1.098).
+    y = np.array([-3.0, -0.5, 1e-5, 0.5, 3.0])
+    assert_allclose(fst.t.cdf(dev(y), df), st.t.cdf(y, df), rtol=rtol)
+    assert_allclose(fst.t.sf(dev(y), df), st.t.sf(y, df), rtol=rtol)
