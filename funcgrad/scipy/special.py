@@ -952,9 +952,21 @@ def rel_entr(x: Any, y: Any) -> Any:
     fnp = _fnp()
     both = (x > 0) & (y > 0)
     x_s, y_s = fnp.where(both, x, 1.0), fnp.where(both, y, 1.0)
-    out = fnp.where(both, x_s * fnp.log(x_s / y_s), numpy.inf)
+    out = fnp.where(both, x_s * _log_ratio(x_s, y_s), numpy.inf)
     out = fnp.where((x == 0) & (y >= 0), 0.0, out)
     return fnp.where(fnp.isnan(x) | fnp.isnan(y), numpy.nan, out)
+
+
+def _log_ratio(x: Any, y: Any) -> Any:
+    """``log(x / y)`` for ``x, y > 0`` as SciPy's rel_entr: ``log1p((x - y) / y)`` near 1 (x - y
+    is exact there), ``log x - log y`` where ``x / y`` overflows or underflows."""
+    fnp = _fnp()
+    r = x / y
+    near = (r > 0.5) & (r < 2.0)
+    ranged = (r > numpy.finfo(get_aval(r).dtype).tiny) & (r < numpy.inf)
+    r_s = fnp.where(ranged, r, 1.0)
+    return fnp.where(near, fnp.log1p((x - y) / y),
+                     fnp.where(ranged, fnp.log(r_s), fnp.log(x) - fnp.log(y)))
 
 
 def kl_div(x: Any, y: Any) -> Any:

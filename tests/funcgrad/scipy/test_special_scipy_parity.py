@@ -69,3 +69,11 @@ def test_logsumexp_sign_of_a_sum_of_zero_terms_is_zero(jit):
         got = f(dev(a), None if b is None else dev(b))
         assert_allclose(got[0], want[0])
         assert_allclose(got[1], want[1])
+
+
+def test_rel_entr_where_x_over_y_overflows_or_is_near_one():
+    x = np.array([1e300, 1e-300, 1.0 + 2.0 ** -40, 3.0, 0.7])
+    y = np.array([1e-300, 1e300, 1.0, 1.0, 0.71])
+    assert_allclose(fsp.rel_entr(dev(x), dev(y)), sp.rel_entr(x, y), rtol=1e-14)
+    assert_allclose(funcgrad.grad(fsp.rel_entr, argnums=(0, 1))(0.7, 0.71),
+                    (np.log(0.7 / 0.71) + 1.0, -0.7 / 0.71), rtol=1e-13)
