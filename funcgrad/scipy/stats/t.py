@@ -44,7 +44,9 @@ def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     normal = df == numpy.inf
     dfs = fnp.where(normal, 1.0, df)
     half = 0.5 * (dfs + 1.0)
-    out = (_sp.gammaln(half) - _sp.gammaln(0.5 * dfs) - 0.5 * (fnp.log(dfs) + LOG_PI)
+    # gammaln((df+1)/2) - gammaln(df/2) - log(pi)/2 = -betaln(df/2, 1/2): no cancellation of
+    # two large gammaln at large df (betaln is accurate there).
+    out = (-_sp.betaln(0.5 * dfs, 0.5) - 0.5 * fnp.log(dfs)
            - fnp.log(scale) - half * fnp.log1p(y * y / dfs))
     out = fnp.where(normal, -0.5 * y * y - HALF_LOG_2PI - fnp.log(scale), out)
     return scale_ok(fnp.where(df > 0, out, float("nan")), scale)
