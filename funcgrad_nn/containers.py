@@ -21,6 +21,14 @@ def _renumber(mod: Module) -> None:
         mod._modules[str(i)] = m
 
 
+def _delete_children(mod: Module, idx: int | slice, what: str) -> None:
+    """``del mod[idx]`` of a numbered container (Sequential, ModuleList), renumbered after."""
+    keys = list(mod._modules)
+    for k in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), what)]]):
+        del mod._modules[k]
+    _renumber(mod)
+
+
 def _check_module(module: Any, what: str) -> None:
     if not isinstance(module, Module):
         raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
@@ -83,11 +91,7 @@ class Sequential(Module):
         setattr(self, key, module)
 
     def __delitem__(self, idx: int | slice) -> None:
-        keys = list(self._modules)
-        for k in (keys[idx] if isinstance(idx, slice) else
-                  [keys[_index(idx, len(keys), "Sequential")]]):
-            del self._modules[k]
-        _renumber(self)
+        _delete_children(self, idx, "Sequential")
 
     def pop(self, key: int | slice) -> Any:
         """Remove and return the module (or the Sequential of modules) at ``key``."""
@@ -192,11 +196,7 @@ class ModuleList(Module):
         setattr(self, str(_index(idx, len(self), "ModuleList")), module)
 
     def __delitem__(self, idx: int | slice) -> None:
-        keys = list(self._modules)
-        for k in (keys[idx] if isinstance(idx, slice) else
-                  [keys[_index(idx, len(keys), "ModuleList")]]):
-            del self._modules[k]
-        _renumber(self)
+        _delete_children(self, idx, "ModuleList")
 
     def pop(self, key: int | slice) -> Any:
         """Remove and return the module (or the ModuleList of modules) at ``key``."""

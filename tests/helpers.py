@@ -7,7 +7,9 @@ conversion, so host/device mixing bugs fail loudly on a CPU machine.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import json
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -232,3 +234,14 @@ def float_argnums(args: tuple) -> tuple[int, ...]:
         if isinstance(a, float) or (isinstance(a, np.ndarray | np.generic) and
                                     np.asarray(a).dtype.kind in "fc")
     )
+
+
+def assert_like_recorded(expected: dict, call: Callable[[], Any]) -> None:
+    """Replay a case recorded from the reference library (PyTorch): ``expected`` is
+    ``{"raises": "ValueError"}`` (``call`` must raise that builtin type or a subclass of it) or
+    ``{"value": ...}``, the JSON form of the result ``call`` must give."""
+    if "raises" in expected:
+        with pytest.raises(getattr(builtins, expected["raises"])):
+            call()
+    else:
+        assert json.loads(json.dumps({"value": call()})) == expected
