@@ -24,6 +24,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+import funcgrad  # noqa: E402
 import funcgrad_nn as nn  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "digits.csv.gz")
@@ -72,9 +73,10 @@ def make_model() -> nn.Module:
     )
 
 
-def predict(model: nn.Module, x: np.ndarray) -> np.ndarray:
+def predict(model: nn.Module, x: np.ndarray, device: str = "cpu") -> np.ndarray:
     model.eval()
-    return np.asarray(nn.jit(lambda m, a: m(a))(model, x)).argmax(1)
+    logits = nn.jit(lambda m, a: m(a))(model, funcgrad.device_put(x, device))
+    return funcgrad.to_numpy(logits).argmax(1)
 
 
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, k: int = 10) -> np.ndarray:
@@ -93,6 +95,8 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--limit", type=int, default=None,
                         help="use only this many training images (smoke tests)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--device", default="cpu",
+                        help="'cpu' or 'cuda' (needs CuPy: pip install '.[cuda]')")
     args = parser.parse_args(argv)
     start = time.perf_counter()
 
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> float:
                                       seed=args.seed, collate_fn=RandomShiftCollate(args.seed))
     test_loader = nn.data.DataLoader(nn.data.TensorDataset(x_test, y_test),
                                      batch_size=len(x_test))
-    model = make_model()
+    model = make_model().to(args.device)
     optimizer = nn.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = nn.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=args.lr, total_steps=args.epochs * len(train_loader))
@@ -120,7 +124,7 @@ def main(argv: list[str] | None = None) -> float:
     history = trainer.fit(train_loader, args.epochs, val_loader=test_loader)
     fit_seconds, fit_cpu = time.perf_counter() - fit_start, time.process_time() - fit_cpu
 
-    pred = predict(model, x_test)
+    pred = predict(model, x_test, args.device)
     acc = float((pred == y_test).mean())
     print(f"\ntest accuracy {acc:.2%} after {args.epochs} epochs "
           f"(training loop {fit_seconds:.1f} s, {fit_cpu:.1f} s of CPU)")
@@ -138,9 +142,9 @@ def main(argv: list[str] | None = None) -> float:
     # freshly initialised network: same accuracy.
     weights = os.path.join(args.out, "model.safetensors")
     nn.save(model.state_dict(), weights)
-    fresh = make_model()
+    fresh = make_model().to(args.device)
     fresh.load_state_dict(nn.load(weights))
-    reloaded = float((predict(fresh, x_test) == y_test).mean())
+    reloaded = float((predict(fresh, x_test, args.device) == y_test).mean())
     assert reloaded == acc, (reloaded, acc)
     print(f"\nsaved {weights} and {trainer.checkpoint_path()} (optimizer, scheduler, history: "
           f"resumable); reloaded model accuracy {reloaded:.2%} (same)")

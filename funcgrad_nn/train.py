@@ -19,7 +19,9 @@ optimizer then updates the parameters in place. Options:
 * ``checkpoint_dir``: an atomic ``checkpoint.safetensors`` every ``checkpoint_every`` epochs
   with the model, optimizer, scheduler, callback, history and RNG states; ``resume=True``
   continues from it bit-identically (the same losses as an uninterrupted run);
-  ``history.csv``/``history.json`` and, with matplotlib installed, ``curves.png`` beside it.
+  ``history.csv``/``history.json`` and, with matplotlib installed, ``curves.png`` beside it;
+* ``device``: where each batch is moved before the step (default: the device of the model's
+  parameters, so ``model.to("cuda")`` is all a GPU run needs, as in Lightning).
 
 >>> import numpy as np, funcgrad_nn as nn
 >>> _ = nn.manual_seed(0)
@@ -51,7 +53,7 @@ import numpy as np
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.backend import device_of
+from funcgrad.backend import canonical_device, device_of, is_array
 from funcgrad_nn import init as _init
 from funcgrad_nn.module import Module
 from funcgrad_nn.serialization import load, save
@@ -336,7 +338,8 @@ class Trainer:
                  checkpoint_every: int = 1, log_dir: str | os.PathLike | None = None,
                  grad_accumulation: int = 1, clip_grad_norm: float | None = None,
                  clip_grad_value: float | None = None, jit: bool = True,
-                 progress: bool | None = None, plot: bool = True) -> None:
+                 progress: bool | None = None, plot: bool = True,
+                 device: str | None = None) -> None:
         if not isinstance(model, Module):
             raise TypeError(f"Trainer: model must be a funcgrad_nn.Module, got "
                             f"{type(model).__name__}")
@@ -365,6 +368,7 @@ class Trainer:
         self.grad_accumulation = grad_accumulation
         self.clip_grad_norm, self.clip_grad_value = clip_grad_norm, clip_grad_value
         self.progress, self.plot = progress, plot
+        self.device = None if device is None else canonical_device(device)
         self.history = History()
         self.epoch = 0  # completed epochs
         self.global_step = 0  # optimizer steps taken
@@ -388,6 +392,21 @@ class Trainer:
         if self.progress is None:
             return bool(getattr(sys.stderr, "isatty", lambda: False)())
         return bool(self.progress)
+
+    def _on_device(self, batch: Any) -> Any:
+        # As Lightning does: host batches follow the model to its device (a CuPy model
+        # would otherwise meet NumPy inputs, which CuPy refuses to mix).
+        device = self.device
+        if device is None:
+            first = next(iter(self.model.parameters()), None)
+            device = device_of(first) if first is not None else None
+        if device is None or device == "cpu":
+            return batch
+
+        def put(v: Any) -> Any:
+            return funcgrad.device_put(v, device) if is_array(v) else v
+
+        return tree_util.tree_map(put, batch)
 
     def _apply(self, grads: Any) -> None:
         if self.clip_grad_value is not None:  # pure form: jit outputs may share memory
@@ -413,7 +432,7 @@ class Trainer:
                    file=sys.stderr)
         try:
             for batch in loader:
-                inputs, target = _split_batch(batch)
+                inputs, target = self._on_device(_split_batch(batch))
                 (loss, output), grads = self._train_step(self.model, inputs, target)
                 loss_value = float(loss)
                 if not math.isfinite(loss_value):
@@ -467,7 +486,7 @@ class Trainer:
         seen = 0
         try:
             for batch in loader:
-                inputs, target = _split_batch(batch)
+                inputs, target = self._on_device(_split_batch(batch))
                 output = self._eval_step(self.model, inputs)
                 n = _batch_size(target)
                 seen += n

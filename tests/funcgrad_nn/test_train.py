@@ -205,3 +205,20 @@ def test_bad_input_is_a_clear_error():
     big = nn.optim.SGD(m.parameters(), lr=1e30)
     with pytest.raises(FloatingPointError, match="the loss became"), np.errstate(all="ignore"):
         fit(m, nn.MSELoss(), big, [(x, x[:, :3] * 1e20)] * 4, epochs=3, progress=False)
+
+
+def test_host_batches_follow_the_model_to_its_device():
+    # model.to(device) is all a device run needs: NumPy batches are moved before each step
+    # (the strict device, like CuPy, refuses to mix with host arrays).
+    x, y = _data(32)
+    model = _model(dropout=False).to("strict")
+    loader = nn.data.DataLoader(nn.data.TensorDataset(x, y), batch_size=8)
+    trainer = Trainer(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.1),
+                      metrics=["accuracy"], progress=False)
+    history = trainer.fit(loader, epochs=2, val_loader=loader)
+    assert history["loss"][-1] < history["loss"][0]
+    assert "strict" in type(next(iter(model.parameters()))).__module__
+    # an explicit device wins over the model's
+    with pytest.raises(Exception, match="different devices"):
+        Trainer(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.1),
+                progress=False, device="cpu").fit(loader, epochs=1)
