@@ -17,7 +17,10 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -25,9 +28,11 @@ import numpy
 import funcgrad
 
 __all__ = [
-    "calculate_gain", "constant_", "default_generator", "eye_", "get_default_dtype",
-    "kaiming_normal_", "kaiming_uniform_", "manual_seed", "normal_", "ones_", "orthogonal_",
-    "set_default_dtype", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_",
+    "calculate_gain", "constant", "constant_", "default_generator", "dirac", "dirac_", "eye",
+    "eye_", "get_default_dtype", "kaiming_normal", "kaiming_normal_", "kaiming_uniform",
+    "kaiming_uniform_", "manual_seed", "normal", "normal_", "ones_", "orthogonal",
+    "orthogonal_", "set_default_dtype", "sparse", "sparse_", "trunc_normal_", "uniform",
+    "uniform_", "xavier_normal", "xavier_normal_", "xavier_uniform", "xavier_uniform_",
     "zeros_",
 ]
 
@@ -124,7 +129,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     (1.4142, 1.3868)
     """
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid", "identity")
+              "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -169,6 +174,9 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     >>> x = trunc_normal_(np.empty(1000), generator=0); bool((np.abs(x) <= 2).all())
     True
     """
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
     g = _gen(generator)
     n = math.prod(tensor.shape)
     out = numpy.empty(0)
@@ -220,6 +228,31 @@ def eye_(tensor: Any) -> Any:
     return _fill(tensor, numpy.eye(*tensor.shape))
 
 
+def dirac_(tensor: Any, groups: int = 1) -> Any:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta, so the convolution
+    passes its first ``min(out_channels // groups, in_channels)`` input channels of each
+    group through unchanged (a one at the kernel's centre), as PyTorch.
+
+    >>> import numpy as np
+    >>> w = dirac_(np.empty((2, 2, 3)))
+    >>> w[0].tolist(), w[1].tolist()
+    ([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    """
+    shape = tuple(tensor.shape)
+    if len(shape) not in (3, 4, 5):
+        raise ValueError(f"dirac_: only arrays with 3, 4 or 5 dimensions are supported, got "
+                         f"shape {shape}")
+    if shape[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 ({shape[0]}) must be divisible by groups ({groups})")
+    per_group = shape[0] // groups
+    values = numpy.zeros(shape)
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d, *centre)] = 1.0
+    return _fill(tensor, values)
+
+
 def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
 
@@ -244,8 +277,9 @@ def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any
 
 
 def _kaiming_std(tensor: Any, a: float, mode: str, nonlinearity: str) -> float:
+    mode = mode.lower()  # as PyTorch: "FAN_IN" is accepted
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -262,6 +296,7 @@ def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     True
     """
     if 0 in tuple(tensor.shape):  # as PyTorch: a no-op on zero-element tensors (no fan)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
@@ -276,6 +311,7 @@ def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     (2, 3)
     """
     if 0 in tuple(tensor.shape):  # as PyTorch: a no-op on zero-element tensors (no fan)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
@@ -290,6 +326,8 @@ def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     """
     if len(tensor.shape) < 2:
         raise ValueError("orthogonal_: only arrays with 2 or more dimensions are supported")
+    if 0 in tuple(tensor.shape):  # as PyTorch: nothing to fill
+        return tensor
     rows = tensor.shape[0]
     cols = math.prod(tensor.shape[1:])
     flat = _gen(generator).normal(size=(rows, cols))
@@ -300,3 +338,53 @@ def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q)
+
+
+def sparse_(tensor: Any, sparsity: float, std: float = 0.01, generator: Any = None) -> Any:
+    """Fill a 2-D array from N(0, std**2), then zero ``ceil(sparsity * rows)`` entries of
+    every column at random rows (Martens 2010), as PyTorch.
+
+    >>> import numpy as np
+    >>> w = sparse_(np.empty((4, 3)), 0.5, generator=0)
+    >>> (w == 0).sum(axis=0).tolist()
+    [2, 2, 2]
+    """
+    if len(tensor.shape) != 2:
+        raise ValueError(f"sparse_: only 2-D arrays are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    rows, cols = tensor.shape
+    g = _gen(generator)
+    values = g.normal(0.0, std, size=(rows, cols))
+    num_zeros = math.ceil(sparsity * rows)
+    for col in range(cols):
+        values[g.permutation(rows)[:num_zeros], col] = 0.0
+    return _fill(tensor, values)
+
+
+def _deprecated(fn: Callable[..., Any]) -> Callable[..., Any]:
+    old = fn.__name__[:-1]
+
+    @functools.wraps(fn)
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of "
+                      f"`nn.init.{fn.__name__}`.", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__doc__ = (f"Deprecated alias of :func:`{fn.__name__}` (it warns, as PyTorch's).\n\n"
+                     f"    >>> callable({old})\n    True\n    ")
+    return alias
+
+
+# PyTorch's deprecated names without the trailing underscore
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

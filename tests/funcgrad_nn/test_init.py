@@ -1,0 +1,95 @@
+"""nn.init against torch 2.13: gains (hard-coded from torch), the deterministic initialisers
+(dirac_, eye_) exactly, the random ones by their distributions (the streams are not
+PyTorch's), and PyTorch's errors and warnings."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from funcgrad_nn import init
+
+# torch.nn.init.calculate_gain(nonlinearity, param) in torch 2.13
+GAINS = [("linear", None, 1.0), ("conv_transpose3d", None, 1.0), ("sigmoid", None, 1.0),
+         ("tanh", None, 5.0 / 3), ("relu", None, math.sqrt(2.0)), ("selu", None, 0.75),
+         ("leaky_relu", None, 1.4141428569978354), ("leaky_relu", 0.2, 1.3867504905630728),
+         ("leaky_relu", 1, 1.0), ("relu", "ignored", math.sqrt(2.0))]
+
+
+@pytest.mark.parametrize("nonlinearity,param,gain", GAINS)
+def test_calculate_gain_matches_torch(nonlinearity, param, gain):
+    assert init.calculate_gain(nonlinearity, param) == pytest.approx(gain, rel=1e-15)
+
+
+@pytest.mark.parametrize("nonlinearity,param", [("identity", None), ("gelu", None),
+                                                ("leaky_relu", True), ("leaky_relu", "x")])
+def test_calculate_gain_rejects_what_torch_rejects(nonlinearity, param):
+    with pytest.raises(ValueError):
+        init.calculate_gain(nonlinearity, param)
+
+
+def test_dirac_matches_torch_with_groups():
+    # torch.nn.init.dirac_(torch.empty(4, 2, 3, 3), groups=2): ones at (g*2 + d, d, 1, 1)
+    w = init.dirac_(np.full((4, 2, 3, 3), 7.0, np.float32), groups=2)
+    ones = sorted(map(tuple, np.argwhere(w == 1).tolist()))
+    assert ones == [(0, 0, 1, 1), (1, 1, 1, 1), (2, 0, 1, 1), (3, 1, 1, 1)]
+    assert w.sum() == 4 and w.dtype == np.float32
+    # more input than output channels per group: only min(out // groups, in) deltas
+    w = init.dirac_(np.empty((2, 4, 5)))
+    assert sorted(map(tuple, np.argwhere(w == 1).tolist())) == [(0, 0, 2), (1, 1, 2)]
+    w = init.dirac_(np.empty((3, 1, 2, 2, 3)), groups=3)
+    assert sorted(map(tuple, np.argwhere(w == 1).tolist())) == [
+        (0, 0, 1, 1, 1), (1, 0, 1, 1, 1), (2, 0, 1, 1, 1)]
+    with pytest.raises(ValueError, match="divisible by groups"):
+        init.dirac_(np.empty((3, 4, 5)), groups=2)
+    with pytest.raises(ValueError, match="3, 4 or 5"):
+        init.dirac_(np.empty((2, 2)))
+
+
+def test_sparse_zeros_per_column_and_std():
+    w = init.sparse_(np.empty((10, 400)), 0.35, std=0.02, generator=0)
+    assert set((w == 0).sum(axis=0).tolist()) == {4}  # ceil(0.35 * 10), as torch
+    assert np.std(w[w != 0]) == pytest.approx(0.02, rel=0.05)
+    with pytest.raises(ValueError):
+        init.sparse_(np.empty((2, 3, 4)), 0.1)
+
+
+def test_kaiming_mode_is_case_insensitive_and_bad_modes_raise_as_torch():
+    a = init.kaiming_normal_(np.empty((300, 200)), mode="FAN_OUT", generator=0)
+    assert np.std(a) == pytest.approx(math.sqrt(2.0 / (1 + 0.01**2)) / math.sqrt(300),
+                                      rel=0.02)
+    with pytest.raises(ValueError, match="Mode bad not supported"):
+        init.kaiming_uniform_(np.empty((3, 2)), mode="bad")
+
+
+def test_zero_element_arrays_are_left_alone_with_torchs_warning():
+    with pytest.warns(UserWarning, match="zero-element"):
+        init.kaiming_uniform_(np.empty((0, 3)))
+    assert init.orthogonal_(np.empty((0, 3))).shape == (0, 3)
+
+
+def test_trunc_normal_warns_when_the_mean_is_far_from_the_interval():
+    with pytest.warns(UserWarning, match="more than 2 std"):
+        x = init.trunc_normal_(np.empty(100), mean=5.0, std=1.0, a=-1.0, b=1.0, generator=0)
+    assert np.abs(x).max() <= 1.0
+
+
+@pytest.mark.parametrize("old,new", [("uniform", "uniform_"), ("normal", "normal_"),
+                                     ("constant", "constant_"), ("eye", "eye_"),
+                                     ("dirac", "dirac_"), ("xavier_uniform", "xavier_uniform_"),
+                                     ("xavier_normal", "xavier_normal_"),
+                                     ("kaiming_uniform", "kaiming_uniform_"),
+                                     ("kaiming_normal", "kaiming_normal_"),
+                                     ("orthogonal", "orthogonal_"), ("sparse", "sparse_")])
+def test_deprecated_names_warn_and_forward(old, new):
+    args = {"constant": (2.0,), "sparse": (0.5,)}.get(old, ())
+    shape = (2, 2, 3) if old == "dirac" else (3, 3)
+    with pytest.warns(FutureWarning, match=f"nn.init.{new}"):
+        x = getattr(init, old)(np.zeros(shape), *args)
+    assert x.shape == shape
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(init, new)(np.zeros(shape), *args)
