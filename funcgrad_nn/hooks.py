@@ -31,6 +31,7 @@ from typing import Any
 
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
+from funcgrad.backend import xp_for
 from funcgrad.core import Tracer
 from funcgrad.debug.callback import call_hook
 from funcgrad.ops.custom_derivatives import custom_vjp
@@ -314,8 +315,9 @@ class _BackwardState:
         self.in_pos: list[int] = []
         self.in_tracers: list[Any] = []
         self.n_in = 0
+        self.other_arrays: dict[int, Any] = {}
+        self.diff: list[bool] = []
         self.grad_output: list[Any] | None = None
-        self.fired = False
 
     # -- forward ------------------------------------------------------------------------
 
@@ -323,6 +325,10 @@ class _BackwardState:
         self.in_pos = [i for i, a in enumerate(args) if _inexact(a) and hasattr(a, "shape")]
         self.n_in = len(args)
         self.in_tracers = [args[i] for i in self.in_pos]
+        # Integer/bool array arguments: PyTorch passes them zeros when other inputs get
+        # gradients; keep their avals to build those.
+        self.other_arrays = {i: get_aval(a) for i, a in enumerate(args)
+                             if i not in self.in_pos and _is_array(a)}
         if not self.in_pos:
             return args
         new = _inputs_identity(self, *[args[i] for i in self.in_pos])
@@ -336,10 +342,9 @@ class _BackwardState:
         pos = [i for i, x in enumerate(leaves) if _inexact(x)]
         if not pos:
             return out
-        # Is any input differentiated together with the outputs (a tracer of their trace)?
+        # Which inputs are differentiated together with the outputs (tracers of their trace)?
         traces = {id(leaves[i]._trace) for i in pos if isinstance(leaves[i], Tracer)}
-        self.inputs_differentiated = any(
-            isinstance(x, Tracer) and id(x._trace) in traces for x in self.in_tracers)
+        self.diff = [isinstance(x, Tracer) and id(x._trace) in traces for x in self.in_tracers]
         new = _outputs_identity(self, *[leaves[i] for i in pos])
         for i, v in zip(pos, new):
             leaves[i] = v
@@ -360,38 +365,66 @@ class _BackwardState:
 
             cts = call_hook(run, *cts, name=hname)
         self.grad_output = cts
-        if not getattr(self, "inputs_differentiated", True):
-            self._fire_full([None] * len(self.in_pos), cts)
+        if not any(self.diff):
+            # No input is differentiated (data fed to the first layer): the inputs' rule will
+            # not run, so the full hooks run here, with grad_input all None (PyTorch's).
+            self._fire_full([], cts)
         return cts
 
     def on_grad_input(self, cts: Sequence[Any]) -> list[Any]:
         go = self.grad_output if self.grad_output is not None else []
         return self._fire_full(list(cts), go)
 
-    def _fire_full(self, gi: list[Any], go: list[Any]) -> list[Any]:
+    def _fire_full(self, cts: list[Any], go: list[Any]) -> list[Any]:
+        """Run the full hooks; ``cts`` has one cotangent per wrapped input (``in_pos``).
+
+        ``grad_input`` has one entry per positional argument, as PyTorch's: the gradient of a
+        differentiated input, zeros for another array while some input is differentiated, and
+        ``None`` for a non-array argument (or for every entry when no input is
+        differentiated).
+        """
         name = type(self.mod).__name__
-        n_arr = len([g for g in gi if g is not None])
+        any_diff = bool(cts) and any(self.diff)
+        slot = {p: k for k, p in enumerate(self.in_pos)}
+        # per position: "ct" (a differentiated input's cotangent), "zero", or None
+        kinds = [None] * self.n_in
+        if any_diff:
+            for p in range(self.n_in):
+                if p in slot:
+                    kinds[p] = "ct" if self.diff[slot[p]] else "zero"
+                elif p in self.other_arrays:
+                    kinds[p] = "zero"
+        diff_slots = [k for k, d in enumerate(self.diff) if d] if any_diff else []
+        n_ct = len(diff_slots)
+        zero_avals = {p: (get_aval(cts[slot[p]]) if p in slot else self.other_arrays[p])
+                      for p in range(self.n_in) if kinds[p] == "zero"}
         for hook in self.full:
             hname = _hook_name(hook)
-            none_mask = [g is None for g in gi]
 
-            def run(*a: Any, hook: Any = hook, hname: str = hname, mask: list = none_mask
-                    ) -> Any:
-                it = iter(a[:n_arr])
-                gi_full = tuple(None if m else next(it) for m in mask)
-                res = hook(self.mod, gi_full, tuple(a[n_arr:]))
+            def run(*a: Any, hook: Any = hook, hname: str = hname) -> Any:
+                it = iter(a[:n_ct])
+                xp = xp_for(*a) if a else None
+                gi = tuple(next(it) if kd == "ct" else
+                           xp.zeros(zero_avals[p].shape, zero_avals[p].dtype) if kd == "zero"
+                           else None for p, kd in enumerate(kinds))
+                res = hook(self.mod, gi, tuple(a[n_ct:]))
                 if res is None:
                     return None
-                new = _check_tuple(res, len(gi_full), f"full backward hook {hname} of {name}",
+                new = _check_tuple(res, len(gi), f"full backward hook {hname} of {name}",
                                    "grad_input")
-                kept = [r for r, m in zip(new, mask) if not m]
-                return list(kept) + list(a[n_arr:])
+                kept = [xp.zeros_like(old) if r is None else r
+                        for r, old, kd in zip(new, gi, kinds) if kd == "ct"]
+                return kept + list(a[n_ct:])
 
-            arrays = [g for g in gi if g is not None] + list(go)
+            arrays = [cts[k] for k in diff_slots] + list(go)
             res = call_hook(run, *arrays, name=hname)
-            it = iter(res[:n_arr])
-            gi = [None if g is None else next(it) for g in gi]
-        return gi
+            for k, v in zip(diff_slots, res[:n_ct]):
+                cts[k] = v
+        return cts
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, Tracer) or (hasattr(x, "shape") and hasattr(x, "dtype"))
 
 
 def _check_tuple(res: Any, n: int, who: str, what: str) -> Any:
@@ -401,8 +434,9 @@ def _check_tuple(res: Any, n: int, who: str, what: str) -> Any:
         raise TypeError(f"{who} must return None or a tuple of {n} {what} values, got a "
                         f"{type(res).__name__}")
     if len(res) != n:
-        raise TypeError(f"{who} returned {len(res)} {what} values; expected {n} (one per "
-                        f"{'input' if what == 'grad_input' else 'output'} array) or None")
+        per = "positional argument" if what == "grad_input" else "output array"
+        raise RuntimeError(f"{who} returned an invalid number of {what}, got {len(res)}, but "
+                           f"expected {n} (one per {per}) or None")
     return list(res)
 
 

@@ -164,8 +164,8 @@ def test_hook_bad_structure_names_hook():
         return (gi[0], gi[0])
 
     lin.register_full_backward_hook(my_hook)
-    with pytest.raises(TypeError, match="my_hook of Linear returned 2 grad_input values; "
-                                        "expected 1"):
+    with pytest.raises(RuntimeError, match="my_hook of Linear returned an invalid number of "
+                                           "grad_input, got 2, but expected 1"):
         funcgrad.grad(lambda x: lin(x).sum())(Y)
     lin2 = _linear()
     lin2.register_full_backward_pre_hook(lambda m, go: go[0])
@@ -240,3 +240,44 @@ def test_state_dict_post_hook_prefix_in_container():
     net = nn.Sequential(nn.Linear(1, 1), nn.Linear(1, 1))
     net[1].register_state_dict_post_hook(lambda m, sd, prefix, md: sd.pop(prefix + "bias"))
     assert list(net.state_dict()) == ["0.weight", "0.bias", "1.weight"]
+
+
+class _Doubler(nn.Module):
+    def forward(self, *args, **kwargs):
+        out = 0.0
+        for a in list(args) + list(kwargs.values()):
+            if hasattr(a, "dtype") and np.dtype(a.dtype).kind == "f":
+                out = out + a * 2.0
+        return out
+
+
+def _grad_inputs(args, **kwargs):
+    m, seen = _Doubler(), []
+    m.register_full_backward_hook(
+        lambda mod, gi, go: seen.append([None if g is None else host(g).tolist() for g in gi]))
+    funcgrad.grad(lambda a: m(a, *args, **kwargs).sum())(np.array([1.0, 2.0]))
+    return seen
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_grad_input_one_entry_per_positional_argument(jit):
+    # PyTorch 2.13 (module.register_full_backward_hook, `a` requires grad, the rest not):
+    # one entry per positional argument; zeros for an array not requiring grad (int zeros for
+    # an integer one), None for a non-array; keyword arguments are not part of grad_input.
+    b = np.array([3.0, 4.0])
+    assert _grad_inputs((b,)) == [[[2.0, 2.0], [0.0, 0.0]]]
+    assert _grad_inputs((3.0, b)) == [[[2.0, 2.0], None, [0.0, 0.0]]]
+    assert _grad_inputs((np.array([1, 2]),)) == [[[2.0, 2.0], [0, 0]]]
+    assert _grad_inputs(([b],)) == [[[2.0, 2.0], None]]
+    assert _grad_inputs((), z=b) == [[[2.0, 2.0]]]
+    m = _Doubler()
+    m.register_full_backward_hook(lambda mod, gi, go: (None, gi[1] * 3.0, None))
+    f = lambda a, b: m(a, b, 2.0).sum()
+    g = (funcgrad.jit(funcgrad.grad(f, argnums=(0, 1))) if jit
+         else funcgrad.grad(f, argnums=(0, 1)))(b, b)
+    assert_close(g[0], [0.0, 0.0])          # None returned for a gradient: zero, as PyTorch
+    assert_close(g[1], [6.0, 6.0])
+    m2 = _Doubler()
+    m2.register_full_backward_hook(lambda mod, gi, go: (gi[0],))
+    with pytest.raises(RuntimeError, match="invalid number of grad_input, got 1, but expected 2"):
+        funcgrad.grad(lambda a: m2(a, b).sum())(b)
