@@ -3,10 +3,10 @@
 Signatures and output structures are PyTorch's: ``inputs`` is an array or a tuple of arrays,
 and results follow that choice (a tuple of inputs gives tuples, a tuple of outputs gives tuples,
 both give tuples of tuples). ``create_graph`` is accepted and has no effect: funcgrad's results
-are always differentiable again when computed under a transformation. ``strict`` raises when an
-output does not depend on an input at all (the derivative is structurally zero).
-``vectorize`` and ``strategy`` choose between reverse and forward mode as in PyTorch; both
-batch the basis vectors with ``vmap``.
+are always differentiable again when computed under a transformation. ``strict`` raises
+PyTorch's errors where a derivative is structurally zero (:func:`_dependence` reads that from
+the linearized program). ``strategy`` chooses between reverse and forward mode; both batch the
+basis vectors with ``vmap``, so forward mode does not need ``vectorize=True``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,19 @@ def _as_tuple(x: Any, what: str, fname: str) -> tuple[bool, tuple[Any, ...]]:
     return is_tuple, tuple(fnp.asarray(v) if not hasattr(v, "shape") else v for v in xs)
 
 
+def _differentiable_inputs(inputs: Any, fname: str) -> tuple[bool, tuple[Any, ...]]:
+    """``_as_tuple`` of the inputs, which must be floating (PyTorch cannot ``requires_grad``
+    an integer tensor either)."""
+    is_tuple, xs = _as_tuple(inputs, "inputs", fname)
+    for i, x in enumerate(xs):
+        if numpy.dtype(x.dtype).kind not in "fc":
+            raise RuntimeError(f"{fname}: input {i} has dtype {numpy.dtype(x.dtype)}; only "
+                               "floating-point (or complex) inputs can be differentiated "
+                               "(as in PyTorch: only Tensors of floating point dtype can "
+                               "require gradients)")
+    return is_tuple, xs
+
+
 def _grad_postprocess(is_tuple: bool, xs: tuple) -> Any:
     return xs if is_tuple else xs[0]
 
@@ -49,21 +62,85 @@ def _call(func: Callable[..., Any], inputs: tuple, fname: str) -> tuple[bool, tu
     return _as_tuple(out, "outputs of the function", fname)
 
 
-def _check_strict(func: Callable[..., Any], inputs: tuple, fname: str) -> None:
-    """Raise if some input has no effect on every output (structurally zero derivative)."""
+def _dependence(func: Callable[..., Any], inputs: tuple, fname: str) -> list[set[int]]:
+    """For each output of ``func``, the inputs its derivative structurally depends on (read
+    from the linearized program: an input no equation reaches has a zero derivative)."""
 
     def flat(*xs: Any) -> list[Any]:
         return list(_call(func, xs, fname)[1])
 
-    lin = linearize_flat(flat, list(inputs))
-    jaxpr = lin.jaxpr.jaxpr
-    used = {v for e in jaxpr.eqns for v in e.invars if type(v) is Var}
-    used.update(v for v in jaxpr.outvars if type(v) is Var)
-    for i, v in enumerate(jaxpr.invars):
-        if v not in used:
+    jaxpr = linearize_flat(flat, list(inputs)).jaxpr.jaxpr
+    deps: dict[Any, set[int]] = {v: {i} for i, v in enumerate(jaxpr.invars)}
+    for e in jaxpr.eqns:
+        got: set[int] = set()
+        for v in e.invars:
+            if type(v) is Var:
+                got |= deps.get(v, set())
+        for v in e.outvars:
+            deps[v] = got
+    return [set(deps.get(v, ())) if type(v) is Var else set() for v in jaxpr.outvars]
+
+
+def _strict_outputs(deps: list[set[int]]) -> None:
+    for i, d in enumerate(deps):
+        if not d:
             raise RuntimeError(
-                f"{fname}(strict=True): the outputs are independent of input {i}; pass "
-                "strict=False to get zeros for it")
+                f"Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode.")
+
+
+def _strict_union(deps: list[set[int]], n_in: int) -> None:
+    """vjp/jvp: every input must reach some output (PyTorch's message)."""
+    _strict_outputs(deps)
+    used = set().union(*deps)
+    for j in range(n_in):
+        if j not in used:
+            raise RuntimeError(f"The output of the user-provided function is independent of "
+                               f"input {j}. This is not allowed in strict mode.")
+
+
+def _strict_blocks(deps: list[set[int]], n_in: int) -> None:
+    """jacobian: every output must depend on every input (PyTorch checks each block)."""
+    _strict_outputs(deps)
+    for i, d in enumerate(deps):
+        for j in range(n_in):
+            if j not in d:
+                raise RuntimeError(f"Output {i} of the user-provided function is independent "
+                                   f"of input {j}. This is not allowed in strict mode.")
+
+
+def _strict_second(scalar: Callable[..., Any], xs: tuple, fname: str) -> list[set[int]]:
+    """hessian/hvp/vhp: each gradient must depend on some input (not a linear function)."""
+    argnums = tuple(range(len(xs)))
+    deps = _dependence(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), xs, fname)
+    for i, d in enumerate(deps):
+        if not d:
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the user-provided "
+                f"function with respect to input {i} is independent of the input. This is not "
+                "allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example).")
+    return deps
+
+
+def _strict_hessian_products(scalar: Callable[..., Any], xs: tuple, fname: str) -> None:
+    """hvp/vhp: the product's entry j is structurally zero when no gradient depends on j."""
+    _strict_outputs(_dependence(scalar, xs, fname))
+    deps = _strict_second(scalar, xs, fname)
+    used = set().union(*deps)
+    for j in range(len(xs)):
+        if j not in used:
+            raise RuntimeError(f"The jacobian of the user-provided function is independent of "
+                               f"input {j}. This is not allowed in strict mode.")
+
+
+def _strict_vectorize(strict: bool, vectorize: bool, fname: str) -> None:
+    if strict and vectorize:
+        raise RuntimeError(f"{fname}: `strict=True` and `vectorize=True` are not supported "
+                           "together (as in PyTorch). Please either set `strict=False` or "
+                           "`vectorize=False`.")
 
 
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -76,9 +153,9 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> float(out), g.tolist()
         (5.0, [2.0, 4.0])
     """
-    in_tuple, xs = _as_tuple(inputs, "inputs", "vjp")
+    in_tuple, xs = _differentiable_inputs(inputs, "vjp")
     if strict:
-        _check_strict(func, xs, "vjp")
+        _strict_union(_dependence(func, xs, "vjp"), len(xs))
     box: list[bool] = []
 
     def f(*a: Any) -> tuple:
@@ -116,7 +193,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> t.tolist()
         [2.0, 4.0]
     """
-    in_tuple, xs = _as_tuple(inputs, "inputs", "jvp")
+    in_tuple, xs = _differentiable_inputs(inputs, "jvp")
     if v is None:
         if len(xs) != 1 or xs[0].size != 1:
             raise RuntimeError("jvp: the input has more than one element, so v (the "
@@ -131,7 +208,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
                 raise RuntimeError(f"jvp: v[{i}] has shape {tuple(a.shape)} but input {i} has "
                                    f"shape {tuple(x.shape)}")
     if strict:
-        _check_strict(func, xs, "jvp")
+        _strict_union(_dependence(func, xs, "jvp"), len(xs))
     box: list[bool] = []
 
     def f(*a: Any) -> tuple:
@@ -156,12 +233,10 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
                          f"{strategy!r}")
-    if strategy == "forward-mode" and not vectorize:
-        raise ValueError("jacobian: strategy='forward-mode' requires vectorize=True "
-                         "(as in PyTorch)")
-    in_tuple, xs = _as_tuple(inputs, "inputs", "jacobian")
+    _strict_vectorize(strict, vectorize, "jacobian")
+    in_tuple, xs = _differentiable_inputs(inputs, "jacobian")
     if strict:
-        _check_strict(func, xs, "jacobian")
+        _strict_blocks(_dependence(func, xs, "jacobian"), len(xs))
     box: list[bool] = []
 
     def f(*a: Any) -> tuple:
@@ -187,7 +262,7 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         >>> hessian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    in_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
+    in_tuple, xs = _differentiable_inputs(inputs, "hessian")
 
     def scalar(*a: Any) -> Any:
         t, outs = _call(func, a, "hessian")
@@ -196,7 +271,8 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         return fnp.reshape(outs[0], ())
 
     if strict:
-        _check_strict(scalar, xs, "hessian")
+        _strict_vectorize(strict, vectorize, "hessian")
+        _strict_blocks(_strict_second(scalar, xs, "hessian"), len(xs))
     h = funcgrad.hessian(scalar, argnums=tuple(range(len(xs))))(*xs)
     rows = tuple(_grad_postprocess(in_tuple, tuple(row)) for row in h)
     return _grad_postprocess(in_tuple, rows)
@@ -231,8 +307,10 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> r.tolist()
         [6.0, 0.0]
     """
-    in_tuple, xs = _as_tuple(inputs, "inputs", "vhp")
+    in_tuple, xs = _differentiable_inputs(inputs, "vhp")
     scalar = _scalar_fn(func, "vhp")
+    if strict:
+        _strict_hessian_products(scalar, xs, "vhp")
     if v is None:
         if len(xs) != 1 or xs[0].size != 1:
             raise RuntimeError("vhp: the input has more than one element, so v must be given")
@@ -257,8 +335,10 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         >>> r.tolist()
         [0.0, 12.0]
     """
-    in_tuple, xs = _as_tuple(inputs, "inputs", "hvp")
+    in_tuple, xs = _differentiable_inputs(inputs, "hvp")
     scalar = _scalar_fn(func, "hvp")
+    if strict:
+        _strict_hessian_products(scalar, xs, "hvp")
     if v is None:
         if len(xs) != 1 or xs[0].size != 1:
             raise RuntimeError("hvp: the input has more than one element, so v must be given")

@@ -103,3 +103,49 @@ def test_gradcheck_and_gradgradcheck():
     with pytest.raises(GradcheckError, match="output 0 with respect to input 0"):
         gradcheck(wrong, (X,))
     assert gradcheck(wrong, (X,), raise_exception=False) is False
+
+
+def test_strict_follows_pytorch_rules():
+    # PyTorch 2.13's strict=True (messages copied from torch.autograd.functional): jacobian
+    # checks every (output, input) block; an output independent of all inputs; hessian and
+    # hvp/vhp need every gradient to depend on the inputs (a linear function fails).
+    two = (X, X)
+    with pytest.raises(RuntimeError, match="Output 1 of the user-provided function is "
+                                           "independent of input 0"):
+        F.jacobian(lambda a, b: (a * b, b * 3.0), two, strict=True)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not "
+                                           "require gradients"):
+        F.jacobian(lambda a: X * 1.0, X, strict=True)
+    with pytest.raises(RuntimeError, match="not supported together"):
+        F.jacobian(lambda a: a * 2.0, X, strict=True, vectorize=True)
+    with pytest.raises(RuntimeError, match="output of the user-provided function is "
+                                           "independent of input 1"):
+        F.vjp(lambda a, b: a ** 2, two, X, strict=True)
+    with pytest.raises(RuntimeError, match="output of the user-provided function is "
+                                           "independent of input 1"):
+        F.jvp(lambda a, b: a ** 2, two, two, strict=True)
+    for fn in (lambda f, x: F.hessian(f, x, strict=True),
+               lambda f, x: F.hvp(f, x, x, strict=True),
+               lambda f, x: F.vhp(f, x, x, strict=True)):
+        with pytest.raises(RuntimeError, match="jacobian of the user-provided function with "
+                                               "respect to input 0 is independent"):
+            fn(lambda a: a.sum(), X)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is "
+                                           "independent of input 0"):
+        F.hessian(lambda a, b: (a * b).sum(), two, strict=True)
+    h = F.hessian(lambda a, b: (a * b * a * b).sum(), two, strict=True)
+    close(h[0][0], np.diag(2 * X ** 2))
+    _, r = F.hvp(lambda a: (a ** 2).sum(), X, X, strict=True)
+    close(r, 2 * X)
+
+
+def test_integer_inputs_and_unvectorized_forward_mode():
+    with pytest.raises(RuntimeError, match="only floating-point"):
+        F.vjp(lambda a: a * 2, np.array([1, 2]), np.ones(2))
+    with pytest.raises(RuntimeError, match="input 1 has dtype int64"):
+        F.jacobian(lambda a, b: a * b, (X, np.arange(3)))
+    # PyTorch raises NotImplementedError without vectorize=True; forward mode needs no
+    # vectorize switch here (documented), so the results are simply the Jacobian / Hessian.
+    close(F.jacobian(lambda a: a ** 2, X, strategy="forward-mode"), np.diag(2 * X))
+    close(F.hessian(lambda a: (a ** 3).sum(), X, outer_jacobian_strategy="forward-mode"),
+          np.diag(6 * X))
