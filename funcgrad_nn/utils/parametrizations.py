@@ -20,7 +20,7 @@ from funcgrad_nn import init
 from funcgrad_nn.containers import ModuleDict
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["is_parametrized", "spectral_norm", "weight_norm"]
+__all__ = ["is_parametrized", "orthogonal", "spectral_norm", "weight_norm"]
 
 
 def _norm_except_dim(v: Any, dim: int | None) -> Any:
@@ -37,6 +37,9 @@ class _WeightNorm(Module):
 
     def forward(self, g: Any, v: Any) -> Any:
         return v * (g / _norm_except_dim(v, self.dim))
+
+    def right_inverse(self, weight: Any) -> tuple[Any, Any]:
+        return _norm_except_dim(weight, self.dim).astype(weight.dtype), weight
 
 
 def _normalize(x: Any, eps: float) -> Any:
@@ -79,6 +82,9 @@ class _SpectralNorm(Module):
             v = _normalize(fnp.matmul(fnp.swapaxes(mat, 0, 1), u), self.eps)
         self._u, self._v = u, v
 
+    def right_inverse(self, value: Any) -> Any:
+        return value  # as PyTorch: the value is taken to be normalised already
+
     def forward(self, weight: Any) -> Any:
         if fnp.ndim(weight) == 1:
             return _normalize(weight, self.eps)
@@ -102,6 +108,7 @@ class ParametrizationList(Module):
                 self.register_buffer(name, value)
         self.add_module("0", parametrization)
         self._names = tuple(originals)
+        self.unsafe = False
 
     def __getitem__(self, index: int) -> Module:
         return self._modules[str(index)]  # as torch's ModuleList: [0] is the first one
@@ -112,6 +119,27 @@ class ParametrizationList(Module):
     def append(self, parametrization: Module) -> None:
         """Apply ``parametrization`` after the ones already here."""
         self.add_module(str(len(self._modules)), parametrization)
+
+    def right_inverse(self, value: Any) -> None:
+        """Store the originals that give ``value``: each parametrization's
+        ``right_inverse``, last one first (what assigning ``module.<name> = value`` does)."""
+        for i in reversed(range(len(self._modules))):
+            inverse = getattr(self._modules[str(i)], "right_inverse", None)
+            if inverse is None:
+                raise RuntimeError(f"parametrization {type(self._modules[str(i)]).__name__} "
+                                   "does not implement right_inverse.")
+            value = inverse(value)
+        values = (value,) if len(self._names) == 1 and self._names[0] == "original" else value
+        if not isinstance(values, tuple | list) or len(values) != len(self._names):
+            raise ValueError(f"'right_inverse' must return {len(self._names)} array(s) for "
+                             f"the originals {list(self._names)}, got "
+                             f"{type(value).__name__}")
+        for name, new in zip(self._names, values, strict=True):
+            old = getattr(self, name)
+            if new.dtype != old.dtype:
+                raise ValueError(f"The tensor returned by 'right_inverse' for {name} has dtype "
+                                 f"{new.dtype}, while the original has dtype {old.dtype}")
+            setattr(self, name, new)
 
     def value(self) -> Any:
         x = self._modules["0"](*(getattr(self, n) for n in self._names))
@@ -127,21 +155,23 @@ def _parametrize(module: Module, name: str, parametrization: Module,
     if "parametrizations" not in module._modules:
         module.parametrizations = ModuleDict()
     module.parametrizations[name] = ParametrizationList(parametrization, originals)
-    computed_attribute(module, name, lambda m: m.parametrizations[name].value())
+    computed_attribute(module, name, lambda m: m.parametrizations[name].value(),
+                       lambda m, v: m.parametrizations[name].right_inverse(v))
     return module
 
 
-def computed_attribute(module: Module, name: str, compute: Any) -> None:
-    """Make ``module.<name>`` read ``compute(module)`` on every access: a property on a class
-    of this module's own (made once, a subclass of its class, named
-    ``Parametrized<Class>``), so other instances are untouched."""
+def computed_attribute(module: Module, name: str, compute: Any, assign: Any = None) -> None:
+    """Make ``module.<name>`` read ``compute(module)`` on every access (and, given
+    ``assign``, ``module.<name> = v`` call ``assign(module, v)``): a property on a class of
+    this module's own (made once, a subclass of its class, named ``Parametrized<Class>``),
+    so other instances are untouched."""
     if not getattr(type(module), "_funcgrad_own_class", False):
         base = type(module)
         module.__class__ = type(f"Parametrized{base.__name__}", (base,), {
             "__module__": base.__module__, "__doc__": base.__doc__,
             "_funcgrad_own_class": True,
         })
-    setattr(type(module), name, property(compute))
+    setattr(type(module), name, property(compute, assign))
 
 
 def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:
@@ -176,9 +206,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
                          f"{tuple(w.shape)}")
     if dim is not None and dim < 0:
         dim += w.ndim
-    g = numpy.asarray(funcgrad.to_numpy(_norm_except_dim(w, dim))).astype(w.dtype)
-    originals = {"original0": Parameter(g, trainable),
-                 "original1": Parameter(numpy.array(w, copy=True), trainable)}
+    g = _norm_except_dim(w, dim).astype(w.dtype)  # on w's device, as w.copy()
+    originals = {"original0": Parameter(g, trainable), "original1": Parameter(w.copy(), trainable)}
     return _parametrize(module, name, _WeightNorm(dim), originals, "weight_norm")
 
 
@@ -204,6 +233,44 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     sn = _SpectralNorm(numpy.asarray(w), n_power_iterations, dim, eps)
     return _parametrize(module, name, sn, {"original": Parameter(w, trainable)},
                         "spectral_norm")
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Reparametrize ``module.<name>`` (a matrix or a batch of them, ``(..., m, n)``) to have
+    orthonormal columns (rows if ``m < n``), as ``torch.nn.utils.parametrizations.orthogonal``.
+    ``orthogonal_map`` is ``"matrix_exp"`` or ``"cayley"`` (of a skew-symmetric matrix built
+    from the lower triangle) or ``"householder"`` (a product of reflectors); by default
+    ``"matrix_exp"`` for square (or complex) matrices, else ``"householder"``. With
+    ``use_trivialization`` (default) the map's result is multiplied by the buffer
+    ``parametrizations.<name>.0.base``, and the initial value is the weight itself when
+    orthogonal, else its QR orthogonalisation; assigning ``module.<name> = Q`` sets it
+    again. The raw array is ``parametrizations.<name>.original``, as PyTorch.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> lin = orthogonal(nn.Linear(3, 5))
+    >>> q = lin.weight
+    >>> bool(np.allclose(q.T @ q, np.eye(3), atol=1e-5)), sorted(lin.state_dict())
+    (True, ['bias', 'parametrizations.weight.0.base', 'parametrizations.weight.original'])
+    """
+    from funcgrad_nn.utils._orthogonal import MAPS, Orthogonal
+    from funcgrad_nn.utils.parametrize import register_parametrization
+
+    weight = getattr(module, name, None)
+    if weight is None or not hasattr(weight, "shape"):
+        raise ValueError(f"Module '{type(module).__name__}' has no parameter or buffer with "
+                         f"name '{name}'")
+    if fnp.ndim(weight) < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "
+                         f"{fnp.ndim(weight)} dimensions.")
+    if orthogonal_map is None:
+        square = fnp.shape(weight)[-2] == fnp.shape(weight)[-1]
+        orthogonal_map = "matrix_exp" if square or fnp.iscomplexobj(weight) else "householder"
+    if orthogonal_map not in MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    return register_parametrization(module, name, orth, unsafe=True)
 
 
 def is_parametrized(module: Module, name: str | None = None) -> bool:

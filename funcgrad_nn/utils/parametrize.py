@@ -57,6 +57,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             current = getattr(module, tensor_name)
             _check_same(current, parametrization(current))
         plist.append(parametrization)
+        plist.unsafe |= unsafe
         return module
     if module._parameters.get(tensor_name) is not None:
         value = module._parameters[tensor_name]
@@ -68,8 +69,13 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
     else:
         raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a "
                          f"parametrized element with name '{tensor_name}'")
+    original = value
     right_inverse = getattr(parametrization, "right_inverse", None)
-    original = right_inverse(value) if right_inverse is not None else value
+    if right_inverse is not None:
+        try:
+            original = right_inverse(value)
+        except NotImplementedError:  # as PyTorch: then the original is the value itself
+            pass
     if isinstance(original, tuple | list):
         originals = {f"original{i}": wrap(x) for i, x in enumerate(original)}
     else:
@@ -78,8 +84,9 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         raw = [o.data if isinstance(o, Parameter) else o for o in originals.values()]
         _check_same(value, parametrization(*raw))
     delattr(module, tensor_name)
-    return _parametrize(module, tensor_name, parametrization, originals,
-                        "register_parametrization")
+    _parametrize(module, tensor_name, parametrization, originals, "register_parametrization")
+    module.parametrizations[tensor_name].unsafe = unsafe
+    return module
 
 
 def remove_parametrizations(module: Module, tensor_name: str,

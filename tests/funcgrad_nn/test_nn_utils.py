@@ -305,3 +305,123 @@ def test_functional_call_as_torch_func():
         functional_call(lin, ({"weight": p["weight"]}, {"weight": p["weight"]}), (x,))
     with pytest.raises(ValueError, match="which are tied"):
         functional_call(seq, {"0.weight": p["weight"], "1.weight": eye["0.weight"]}, (x,))
+
+
+# torch.nn.utils.parametrizations.orthogonal on a float64 Linear(2, 2) with this weight:
+# the initial weight is the QR orthogonalisation (diag(R) > 0); assigning Q stores it.
+ORTH_W = [[1.0, 2.0], [3.0, 4.0]]
+ORTH_TORCH = [[0.316227766016838, 0.9486832980505138], [0.9486832980505138, -0.316227766016838]]
+# ... with use_trivialization=False, orthogonal_map="matrix_exp": exp(tril(W) - tril(W).T)
+ORTH_EXP_TORCH = [[-0.9899924966004459, -0.14112000805986738],
+                  [0.14112000805986738, -0.9899924966004459]]
+# ... and with orthogonal_map="householder": the original holds geqrf's reflectors
+ORTH_HOUSEHOLDER_ORIGINAL = [[-1.0, -4.427188724235731], [0.7207592200561264, 1.0]]
+
+
+def _linear64(w):
+    lin = nn.Linear(len(w[0]), len(w), bias=False).double()
+    lin.weight = nn.Parameter(dev(np.array(w)))
+    return lin
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_starts_at_the_qr_orthogonalisation_as_torch(orthogonal_map):
+    from funcgrad_nn.utils.parametrizations import orthogonal
+
+    lin = orthogonal(_linear64(ORTH_W), orthogonal_map=orthogonal_map)
+    np.testing.assert_allclose(host(lin.weight), ORTH_TORCH, rtol=1e-12, atol=1e-14)
+    assert sorted(lin.state_dict()) == ["parametrizations.weight.0.base",
+                                        "parametrizations.weight.original"]
+    # the original is -I (the maps give I there), as torch's right_inverse returns
+    np.testing.assert_array_equal(host(lin.parametrizations.weight.original), -np.eye(2))
+    q = np.linalg.qr(np.random.default_rng(0).standard_normal((2, 2)))[0]
+    lin.weight = dev(q)  # torch's setter: right_inverse through the parametrization
+    np.testing.assert_allclose(host(lin.weight), q, rtol=1e-12, atol=1e-14)
+
+
+def test_orthogonal_without_trivialization_is_the_map_of_the_weight_as_torch():
+    from funcgrad_nn.utils.parametrizations import orthogonal
+
+    lin = orthogonal(_linear64(ORTH_W), use_trivialization=False)
+    np.testing.assert_allclose(host(lin.weight), ORTH_EXP_TORCH, rtol=1e-12)
+    assert list(lin.state_dict()) == ["parametrizations.weight.original"]
+    with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+        lin.weight = dev(np.eye(2))
+    # householder without trivialization: the reflectors of the QR, so the same start
+    lin = orthogonal(_linear64(ORTH_W), "weight", "householder", use_trivialization=False)
+    np.testing.assert_allclose(host(lin.weight), ORTH_TORCH, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(host(lin.parametrizations.weight.original),
+                               ORTH_HOUSEHOLDER_ORIGINAL, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_is_orthogonal_and_its_gradient_matches_under_jit(shape, orthogonal_map):
+    from funcgrad_nn.utils.parametrizations import orthogonal
+
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(dev(np.random.default_rng(1).standard_normal(shape)))
+
+    m = orthogonal(Holder(), orthogonal_map=orthogonal_map)
+    q = host(m.weight)
+    gram = q.swapaxes(-1, -2) @ q if shape[-2] >= shape[-1] else q @ q.swapaxes(-1, -2)
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(gram.shape[-1]), gram.shape),
+                               atol=1e-12)
+    c = dev(np.random.default_rng(2).standard_normal(shape))
+
+    def loss(mod):
+        return (mod.weight * c).sum()
+
+    eager = nn.grad(loss)(m).parametrizations.weight.original
+    jitted = nn.jit(nn.grad(loss))(m).parametrizations.weight.original
+    np.testing.assert_allclose(host(jitted), host(eager), rtol=1e-10, atol=1e-12)
+
+
+def test_orthogonal_errors_as_torch():
+    from funcgrad_nn.utils.parametrizations import orthogonal
+
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
+        orthogonal(nn.Linear(2, 2), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        orthogonal(nn.Linear(2, 2), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="no parameter or buffer"):
+        orthogonal(nn.Linear(2, 2), "kernel")
+
+
+def test_matrix_exp_and_householder_product():
+    import scipy.linalg
+
+    from funcgrad.test_util import check_grads
+    from funcgrad_nn.utils._orthogonal import householder_product, matrix_exp
+
+    rng = np.random.default_rng(3)
+    for scale in (1e-3, 1.0, 30.0):
+        a = rng.standard_normal((2, 4, 4)) * scale
+        want = np.stack([scipy.linalg.expm(x) for x in a])
+        np.testing.assert_allclose(host(matrix_exp(dev(a))), want, rtol=1e-12,
+                                   atol=1e-12 * np.abs(want).max())
+        np.testing.assert_allclose(host(funcgrad.jit(matrix_exp)(dev(a))), want, rtol=1e-12,
+                                   atol=1e-12 * np.abs(want).max())
+    check_grads(matrix_exp, (dev(rng.standard_normal((3, 3)) * 3),), order=2)
+    # the product of reflectors from numpy's QR (LAPACK geqrf) is its Q
+    x = rng.standard_normal((5, 3))
+    raw, tau = np.linalg.qr(x, mode="raw")
+    q = host(householder_product(dev(raw.T.copy()), dev(tau)))
+    np.testing.assert_allclose(q, np.linalg.qr(x)[0], rtol=1e-12, atol=1e-12)
+    check_grads(lambda a, t: householder_product(a, t),
+                (dev(rng.standard_normal((4, 3))), dev(rng.uniform(1, 2, 3))), order=1)
+
+
+def test_assigning_a_parametrized_weight_uses_right_inverse_as_torch():
+    lin = weight_norm(_linear64([[3.0, 4.0], [0.0, 2.0]]))
+    lin.weight = dev(np.array([[6.0, 8.0], [1.0, 0.0]]))
+    np.testing.assert_allclose(host(lin.parametrizations.weight.original0), [[10.0], [1.0]])
+    np.testing.assert_allclose(host(lin.weight), [[6.0, 8.0], [1.0, 0.0]], rtol=1e-12)
+    from funcgrad_nn.utils import parametrize
+
+    lin = parametrize.register_parametrization(_linear64([[1.0, 2.0], [3.0, 4.0]]), "weight",
+                                               _Symmetric())
+    with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+        lin.weight = dev(np.eye(2))
