@@ -46,9 +46,9 @@ from funcgrad.errors import (
     TracerMutationError,
     UnexpectedTracerError,
 )
+from funcgrad.lax import stop_gradient
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
-from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 
 __version__ = "0.1.0"

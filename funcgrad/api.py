@@ -925,7 +925,12 @@ def _jac_block(j: Any, offset: int, size: int, total: int, shape: tuple[int, ...
     return _shape.reshape(j, shape)
 
 
-def _float0_block(shape: tuple[int, ...]) -> Any:
+def _zero_block(shape: tuple[int, ...], a: ShapedArray) -> Any:
+    """The Jacobian block of an integer or boolean input or output ``a``: zeros of ``a``'s
+    integer dtype, as JAX's (a ``jacrev(allow_int=True)`` row, a ``jacfwd`` block of an
+    integer output); ``float0`` for booleans, which have no zero to cast to."""
+    if a.dtype.kind in "iu":
+        return _xp_for_aval(a).zeros(shape, dtype=a.dtype)
     return numpy.zeros(shape, dtype=float0)
 
 
@@ -1040,7 +1045,7 @@ def _jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
             for xa in in_avals:
                 s = _size(xa)
                 if j is None:
-                    blocks.append(_float0_block(ya.shape + xa.shape))
+                    blocks.append(_zero_block(ya.shape + xa.shape, ya))
                 else:
                     blk = _jac_block(j, offset, s, total, xa.shape + ya.shape)
                     blocks.append(_move_leading_to_end(blk, len(xa.shape)))
@@ -1078,7 +1083,7 @@ def jacrev(
     leaves of shape ``out.shape + in.shape``). Efficient when there are fewer outputs than
     inputs. Outputs must be real (complex with ``holomorphic=True``); complex inputs of a
     real-valued function follow the ``grad`` convention. ``allow_int`` gives integer inputs
-    ``float0`` zero blocks.
+    zero blocks of their dtype (as JAX; ``float0`` for booleans).
 
     Example:
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -1086,7 +1091,7 @@ def jacrev(
         [2.0, 4.0]
     """
     return _jacrev(fun, argnums, has_aux, holomorphic, allow_int, chunk_size, "jacrev",
-                   "pass allow_int=True for float0 zero rows")
+                   "pass allow_int=True for zero rows")
 
 
 def _jacrev(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
@@ -1138,7 +1143,7 @@ def _jacrev(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool
             blocks = []
             for xa in in_avals:
                 if not _is_inexact(xa):
-                    blocks.append(_float0_block(ya.shape + xa.shape))
+                    blocks.append(_zero_block(ya.shape + xa.shape, xa))
                     continue
                 blocks.append(_jac_block(next(it), offset, s, total, ya.shape + xa.shape))
             offset += s
@@ -1166,7 +1171,7 @@ def jacobian(
         [[3.0, 0.0], [0.0, 3.0]]
     """
     return _jacrev(fun, argnums, has_aux, holomorphic, allow_int, chunk_size, "jacobian",
-                   "pass allow_int=True for float0 zero rows")
+                   "pass allow_int=True for zero rows")
 
 
 def hessian(

@@ -313,7 +313,7 @@ def test_jacobian_family_errors_name_the_function_called(api: Callable, name: st
         api(lambda v: "s")(x)
     with pytest.raises(TypeError, match=rf"^{name}: has_aux=True requires .* pair"):
         api(lambda v: fnp.sum(v ** 2), has_aux=True)(x)
-    if name != "jacfwd":  # jacfwd takes integer outputs (float0 blocks)
+    if name != "jacfwd":  # jacfwd takes integer outputs (zero blocks)
         with pytest.raises(TypeError, match=rf"^{name} requires real-valued \(float\) outputs"):
             api(lambda v: fnp.argmax(v))(x)
 
