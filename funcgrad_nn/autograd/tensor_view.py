@@ -11,7 +11,7 @@ never escape the ``Function``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from funcgrad import numpy as fnp
 from funcgrad.avals import ShapedArray, get_aval
@@ -39,6 +39,35 @@ class TensorViewTrace(Trace):
 
 def _dims(dim: Any) -> Any:
     return tuple(dim) if isinstance(dim, list) else dim
+
+
+def _shape(shape: tuple) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` alike (PyTorch's size arguments)."""
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+
+
+def _torch_kwargs(kwargs: dict) -> dict:
+    """PyTorch's keyword names for NumPy's: ``dim`` is ``axis``, ``keepdim`` is ``keepdims``."""
+    out = dict(kwargs)
+    if "dim" in out:
+        out["axis"] = _dims(out.pop("dim"))
+    if "keepdim" in out:
+        out["keepdims"] = out.pop("keepdim")
+    return out
+
+
+def _np_dtype(d: Any) -> Any:
+    """A dtype from what ``.to``/``new_*`` receive: a dtype, a NumPy scalar type, a string."""
+    import numpy
+
+    return numpy.dtype(d)
+
+
+class ValuesIndices(NamedTuple):
+    """``(values, indices)`` of ``max(dim)``/``min(dim)``/``sort``/``topk``, as PyTorch's."""
+
+    values: Any
+    indices: Any
 
 
 class TensorView(Tracer):
@@ -136,13 +165,15 @@ class TensorView(Tracer):
     def prod(self, dim: Any = None, keepdim: bool = False, **kw: Any) -> Any:
         return self._reduce("prod", dim, keepdim, kw)
 
-    def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
-            **kw: Any) -> Any:
-        return fnp.var(self, axis=_dims(dim), ddof=int(unbiased), keepdims=keepdim)
+    def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
+            correction: Any = None) -> Any:
+        ddof = int(unbiased) if correction is None else correction
+        return fnp.var(self, axis=_dims(dim), ddof=ddof, keepdims=keepdim)
 
-    def std(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False,
-            **kw: Any) -> Any:
-        return fnp.std(self, axis=_dims(dim), ddof=int(unbiased), keepdims=keepdim)
+    def std(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
+            correction: Any = None) -> Any:
+        ddof = int(unbiased) if correction is None else correction
+        return fnp.std(self, axis=_dims(dim), ddof=ddof, keepdims=keepdim)
 
     def _minmax(self, name: str, dim: Any, keepdim: bool) -> Any:
         if dim is None:
@@ -151,7 +182,7 @@ class TensorView(Tracer):
             return getattr(fnp, "maximum" if name == "max" else "minimum")(self, dim)
         values = getattr(fnp, name)(self, axis=dim, keepdims=keepdim)
         idx = getattr(fnp, "arg" + name)(self, axis=dim, keepdims=keepdim)
-        return values, idx
+        return ValuesIndices(values, idx)
 
     def max(self, dim: Any = None, keepdim: bool = False) -> Any:
         return self._minmax("max", dim, keepdim)
@@ -174,7 +205,7 @@ class TensorView(Tracer):
         return fnp.where(mask, fnp.asarray(value, dtype=self.dtype), self)
 
     def relu(self) -> Any:
-        return fnp.maximum(self, 0)
+        return fnp.maximum(self, fnp.zeros((), self.dtype))
 
     def sigmoid(self) -> Any:
         return 1 / (1 + fnp.exp(-self))
@@ -194,8 +225,17 @@ class TensorView(Tracer):
     def sub(self, o: Any, alpha: Any = 1) -> Any:
         return self - (o if alpha == 1 else alpha * o)
 
-    def div(self, o: Any) -> Any:
-        return self / o
+    def div(self, o: Any, *, rounding_mode: Any = None) -> Any:
+        if rounding_mode is None:
+            return self / o
+        if rounding_mode == "floor":
+            return fnp.floor_divide(self, o)
+        if rounding_mode == "trunc":
+            q = self / o
+            return fnp.trunc(q).astype(q.dtype) if self.dtype.kind in "fc" else \
+                fnp.asarray(fnp.trunc(q), dtype=self.dtype)
+        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
+                         f"{rounding_mode!r}")
 
     def neg(self) -> Any:
         return -self
@@ -212,19 +252,197 @@ class TensorView(Tracer):
     def to(self, *args: Any, **kw: Any) -> Any:
         dtype = kw.get("dtype")
         for a in args:
-            if not isinstance(a, str) and a is not None:
-                dtype = getattr(a, "dtype", a)
-        return self if dtype is None else fnp.asarray(self, dtype=dtype)
+            if isinstance(a, Tracer) or (not isinstance(a, type) and hasattr(a, "shape")
+                                         and hasattr(a, "dtype")):
+                dtype = a.dtype            # .to(other): other's dtype
+            elif a is not None and not (isinstance(a, str) and a.split(":")[0] in
+                                        ("cpu", "cuda")):
+                dtype = a                  # .to(dtype); a device string is a no-op here
+        return self if dtype is None else fnp.asarray(self, dtype=_np_dtype(dtype))
 
-    def new_zeros(self, *shape: Any, **kw: Any) -> Any:
-        if len(shape) == 1 and isinstance(shape[0], tuple | list):
-            shape = tuple(shape[0])
-        return fnp.zeros(shape, dtype=kw.get("dtype", self.dtype))
+    def _new(self, value: Any) -> Any:
+        return wrap(self._trace, value, force=True)  # type: ignore[arg-type]
 
-    def new_ones(self, *shape: Any, **kw: Any) -> Any:
-        if len(shape) == 1 and isinstance(shape[0], tuple | list):
-            shape = tuple(shape[0])
-        return fnp.ones(shape, dtype=kw.get("dtype", self.dtype))
+    def new_zeros(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
+        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype))
+
+    def new_ones(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
+        return self._new(fnp.ones(_shape(shape), dtype=dtype or self.dtype))
+
+    def new_empty(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
+        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype))
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> Any:
+        return self._new(fnp.full(tuple(size), fill_value, dtype=dtype or self.dtype))
+
+    def new_tensor(self, data: Any, dtype: Any = None, **kw: Any) -> Any:
+        return self._new(fnp.asarray(data, dtype=dtype or self.dtype))
+
+    def int(self) -> Any:
+        return fnp.asarray(self, dtype="int32")
+
+    def long(self) -> Any:
+        return fnp.asarray(self, dtype="int64")
+
+    def bool(self) -> Any:
+        return fnp.asarray(self, dtype="bool")
+
+    def half(self) -> Any:
+        return fnp.asarray(self, dtype="float16")
+
+    # -- PyTorch methods whose NumPy namesakes mean something else, or that NumPy lacks ---
+
+    def where(self, condition: Any, other: Any) -> Any:
+        """``x.where(cond, y)``: ``x`` where ``cond``, else ``y`` (not ``numpy.where(x,
+        ...)``)."""
+        return fnp.where(condition, self, other)
+
+    def repeat(self, *sizes: Any) -> Any:
+        """PyTorch's ``repeat`` tiles (NumPy's ``repeat`` repeats elements)."""
+        return fnp.tile(self, _shape(sizes))
+
+    def repeat_interleave(self, repeats: Any, dim: Any = None) -> Any:
+        return fnp.repeat(self, repeats, axis=dim)
+
+    def reshape(self, *shape: Any) -> Any:
+        return fnp.reshape(self, _shape(shape))
+
+    def reshape_as(self, other: Any) -> Any:
+        return fnp.reshape(self, other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
+        nd = self.ndim
+        if nd == 0:
+            return fnp.reshape(self, (1,))
+        s, e = start_dim % nd, end_dim % nd
+        shp = tuple(self.shape)
+        return fnp.reshape(self, shp[:s] + (-1,) + shp[e + 1:])
+
+    def movedim(self, source: Any, destination: Any) -> Any:
+        return fnp.moveaxis(self, source, destination)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        idx = fnp.argsort(self, axis=dim, descending=descending, stable=True)
+        return ValuesIndices(fnp.take_along_axis(self, idx, axis=dim), idx)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        return fnp.argsort(self, axis=dim, descending=descending, stable=True)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True  # noqa: A002
+             ) -> Any:
+        from funcgrad import lax
+
+        moved = fnp.moveaxis(self, dim, -1)
+        v, i = lax.top_k(moved if largest else -moved, k)
+        v = v if largest else -v
+        return ValuesIndices(fnp.moveaxis(v, -1, dim), fnp.moveaxis(i, -1, dim))
+
+    def softmax(self, dim: int, dtype: Any = None) -> Any:
+        from funcgrad_nn import functional
+
+        return functional.softmax(self, dim, dtype=dtype)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Any:
+        from funcgrad_nn import functional
+
+        return functional.log_softmax(self, dim, dtype=dtype)
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Any:
+        from funcgrad.scipy.special import logsumexp
+
+        return logsumexp(self, axis=_dims(dim), keepdims=keepdim)
+
+    def erf(self) -> Any:
+        from funcgrad.scipy.special import erf
+
+        return erf(self)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Any:
+        ord_ = 2 if p == "fro" else p
+        if dim is None:
+            return fnp.linalg.norm(fnp.reshape(self, (-1,)), ord=ord_)
+        return fnp.linalg.norm(self, ord=ord_, axis=_dims(dim), keepdims=keepdim)
+
+    def gather(self, dim: int, index: Any) -> Any:
+        return fnp.take_along_axis(self, index, axis=dim)
+
+    def _scatter_index(self, dim: int, index: Any) -> tuple:
+        """Full index arrays addressing ``out[..., index[i], ...]`` for every element of
+        ``index`` (PyTorch's scatter addressing)."""
+        dim = dim % self.ndim
+        grids = fnp.meshgrid(*[fnp.arange(n) for n in index.shape], indexing="ij")
+        return tuple(index if d == dim else grids[d] for d in range(self.ndim))
+
+    def _src_like(self, index: Any, src: Any) -> Any:
+        if not hasattr(src, "shape") or tuple(src.shape) == ():
+            return fnp.broadcast_to(fnp.asarray(src, dtype=self.dtype), index.shape)
+        return src[tuple(slice(0, n) for n in index.shape)]
+
+    def scatter(self, dim: int, index: Any, src: Any = None, value: Any = None,
+                reduce: Any = None) -> Any:
+        src = value if src is None else src
+        at = self.at[self._scatter_index(dim, index)]
+        vals = self._src_like(index, src)
+        if reduce in ("add", "sum"):
+            return at.add(vals)
+        if reduce in ("multiply", "prod"):
+            return at.multiply(vals)
+        return at.set(vals)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Any:
+        return self.at[self._scatter_index(dim, index)].add(self._src_like(index, src))
+
+    def index_select(self, dim: int, index: Any) -> Any:
+        return fnp.take(self, index, axis=dim)
+
+    def index_add(self, dim: int, index: Any, source: Any, alpha: Any = 1) -> Any:
+        idx = (slice(None),) * (dim % self.ndim) + (index,)
+        return self.at[idx].add(source if alpha == 1 else alpha * source)
+
+    def index_fill(self, dim: int, index: Any, value: Any) -> Any:
+        idx = (slice(None),) * (dim % self.ndim) + (index,)
+        return self.at[idx].set(value)
+
+    def index_put(self, indices: Any, values: Any, accumulate: bool = False) -> Any:
+        at = self.at[tuple(indices)]
+        return at.add(values) if accumulate else at.set(values)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        n = self.shape[dim]
+        size = -(-n // chunks)
+        return self.split(size, dim)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple:
+        n = self.shape[dim]
+        if isinstance(split_size, int):
+            sizes = [split_size] * (n // split_size) + ([n % split_size] if n % split_size
+                                                        else [])
+        else:
+            sizes = list(split_size)
+        out, start = [], 0
+        for k in sizes:
+            out.append(self.narrow(dim, start, k))
+            start += k
+        return tuple(out)
+
+    def narrow(self, dim: int, start: int, length: int) -> Any:
+        idx = (slice(None),) * (dim % self.ndim) + (slice(start, start + length),)
+        return self[idx]
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return tuple(fnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+
+    def lerp(self, end: Any, weight: Any) -> Any:
+        return self + weight * (end - self)
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return beta * self + alpha * fnp.matmul(mat1, mat2)
+
+    def addcmul(self, t1: Any, t2: Any, *, value: Any = 1) -> Any:
+        return self + value * t1 * t2
+
+    def addcdiv(self, t1: Any, t2: Any, *, value: Any = 1) -> Any:
+        return self + value * t1 / t2
 
     # -- comparisons and in-place updates (PyTorch names) -----------------------------------
 
@@ -289,17 +507,60 @@ class TensorView(Tracer):
     def masked_fill_(self, mask: Any, value: Any) -> TensorView:
         return self._assign(self.masked_fill(mask, value))
 
+    def scatter_(self, *args: Any, **kwargs: Any) -> TensorView:
+        return self._assign(self.scatter(*args, **kwargs))
+
+    def index_put_(self, *args: Any, **kwargs: Any) -> TensorView:
+        return self._assign(self.index_put(*args, **kwargs))
+
+    def t_(self) -> TensorView:
+        self.val = unwrap(self._trace, self.t())  # type: ignore[arg-type]  # shape changes
+        return self
+
+    def unsqueeze_(self, dim: int) -> TensorView:
+        self.val = unwrap(self._trace, self.unsqueeze(dim))  # type: ignore[arg-type]
+        return self
+
+    def squeeze_(self, dim: Any = None) -> TensorView:
+        self.val = unwrap(self._trace, self.squeeze(dim))  # type: ignore[arg-type]
+        return self
+
     def __getattr__(self, name: str) -> Any:
-        # Elementwise and other functions of funcgrad.numpy as methods: x.exp(), x.tanh()...
+        # In-place form of any method (x.exp_(), x.relu_(), x.addcmul_(...)): compute, rebind.
+        if name.endswith("_") and not name.startswith("_"):
+            base = name[:-1]
+            if hasattr(type(self), base) or callable(getattr(fnp, base, None)):
+                def inplace(*args: Any, **kwargs: Any) -> Any:
+                    return self._assign(getattr(self, base)(*args, **kwargs))
+
+                inplace.__name__ = name
+                return inplace
+        # Functions of funcgrad.numpy as methods: x.exp(), x.tanh(), x.cumsum(dim=1)...,
+        # with PyTorch's keyword names (dim, keepdim) accepted.
         if not name.startswith("_"):
             fn = getattr(fnp, name, None)
             if callable(fn):
                 def method(*args: Any, **kwargs: Any) -> Any:
-                    return fn(self, *args, **kwargs)
+                    return fn(self, *args, **_torch_kwargs(kwargs))
 
                 method.__name__ = name
                 return method
         raise AttributeError(f"array (inside a Function) has no attribute {name!r}")
+
+
+def _with_torch_kwargs(name: str) -> Any:
+    fn = getattr(fnp, name)
+
+    def method(self: TensorView, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **_torch_kwargs(kwargs))
+
+    method.__name__ = name
+    return method
+
+
+# Array methods funcgrad's tracers already have, given PyTorch's keyword names too.
+for _name in ("all", "any", "argmax", "argmin", "cumsum", "cumprod", "amax", "amin"):
+    setattr(TensorView, _name, _with_torch_kwargs(_name))
 
 
 def _stop(x: Any) -> Any:

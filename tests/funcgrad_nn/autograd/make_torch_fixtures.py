@@ -35,6 +35,61 @@ def scalar1(m, x):
     return (m.exp(x) * x ** 2).sum()
 
 
+# Tensor methods inside a Function's forward: each case is written once for a torch tensor and
+# for funcgrad_nn's TensorView (x: float64 (3, 4), i: int64 (3, 4) indices < 3); the value
+# recorded is the first element when a case returns a tuple (values of max/sort/topk).
+MX = np.random.default_rng(0).standard_normal((3, 4))
+MI = np.array([[0, 1, 2, 0], [1, 1, 0, 2], [2, 0, 1, 1]])
+TENSOR_METHODS = {
+    "where": lambda x, i: x.where(x > 0, x * 0 - 1),
+    "repeat": lambda x, i: x.repeat(2, 1),
+    "var_correction": lambda x, i: x.var(dim=1, correction=0),
+    "std_unbiased": lambda x, i: x.std(1, unbiased=False, keepdim=True),
+    "max_dim_values": lambda x, i: x.max(dim=1).values,
+    "min_dim_indices": lambda x, i: x.min(0).indices,
+    "argmax_dim": lambda x, i: x.argmax(dim=1, keepdim=True),
+    "cumsum_dim": lambda x, i: x.cumsum(dim=0),
+    "any_dim": lambda x, i: (x > 1).any(dim=1),
+    "softmax": lambda x, i: x.softmax(dim=1),
+    "log_softmax": lambda x, i: x.log_softmax(0),
+    "logsumexp": lambda x, i: x.logsumexp(1),
+    "gather": lambda x, i: x.gather(1, i),
+    "scatter": lambda x, i: x.new_zeros(3, 4).scatter(1, i[:, :2], x),
+    "scatter_add": lambda x, i: x.new_zeros((3, 4)).scatter_add(0, i, x),
+    "scatter_reduce_value": lambda x, i: x.scatter(1, i[:, :1], 5.0),
+    "index_select": lambda x, i: x.index_select(1, i[0]),
+    "index_add": lambda x, i: x.new_zeros(3, 4).index_add(0, i[:, 0], x),
+    "index_fill": lambda x, i: x.index_fill(1, i[0, :2], -1.0),
+    "norm": lambda x, i: x.norm(),
+    "norm_p1_dim": lambda x, i: x.norm(p=1, dim=0),
+    "chunk": lambda x, i: x.chunk(3, dim=1)[1],
+    "split": lambda x, i: x.split([1, 3], dim=1)[1],
+    "narrow": lambda x, i: x.narrow(1, 1, 2),
+    "unbind": lambda x, i: x.unbind(1)[2],
+    "topk": lambda x, i: x.topk(2, dim=0).values,
+    "topk_smallest_idx": lambda x, i: x.topk(2, largest=False).indices,
+    "sort_desc": lambda x, i: x.sort(dim=1, descending=True)[0],
+    "argsort": lambda x, i: x.argsort(dim=0),
+    "flatten": lambda x, i: x.unsqueeze(0).flatten(1),
+    "movedim": lambda x, i: x.unsqueeze(0).movedim(0, 2),
+    "reshape_as": lambda x, i: x.reshape(12).reshape_as(x),
+    "div_floor": lambda x, i: x.div(0.3, rounding_mode="floor"),
+    "div_trunc": lambda x, i: x.div(0.3, rounding_mode="trunc"),
+    "lerp": lambda x, i: x.lerp(x * 2, 0.3),
+    "addmm": lambda x, i: x.new_ones(3, 3).addmm(x, x.t(), beta=0.5, alpha=2.0),
+    "addcdiv": lambda x, i: x.addcdiv(x, x * x + 3, value=0.5),
+    "new_full": lambda x, i: x.new_full((2,), 3.0),
+    "new_tensor": lambda x, i: x.new_tensor([1.0, 2.0]) * x[0, :2],
+    "erf": lambda x, i: x.erf(),
+    "int": lambda x, i: (x * 3).int(),
+    "inplace_chain": lambda x, i: x.clone().exp_().clamp_min_(1.5).sqrt_(),
+    "inplace_addcmul": lambda x, i: x.clone().addcmul_(x, x, value=0.5),
+    "index_put_": lambda x, i: x.clone().index_put_((i[0, :2],), x.new_tensor(7.0)),
+    "scatter_": lambda x, i: x.clone().scatter_(1, i[:, :1], x),
+    "t_": lambda x, i: x.clone().t_(),
+}
+
+
 def main() -> None:
     import torch
     from torch.autograd import functional as F
@@ -78,6 +133,10 @@ def main() -> None:
     out["hook_go"] = seen["full"][1][0].numpy()
     out["hook_x_grad"] = inp.grad.numpy()
     out["hook_w_grad"] = lin.weight.grad.numpy()
+
+    for name, case in TENSOR_METHODS.items():
+        got = case(torch.tensor(MX), torch.tensor(MI))
+        out[f"method_{name}"] = (got[0] if isinstance(got, tuple) else got).numpy()
     np.savez(OUT, **out)
     print(f"wrote {OUT} ({len(out)} arrays)")
 

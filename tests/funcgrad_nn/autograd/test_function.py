@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import host
+from helpers import dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.test_util import check_grads
 from funcgrad_nn.autograd import Function, once_differentiable
+
+from .make_torch_fixtures import MI, MX, OUT, TENSOR_METHODS
+
+REF = dict(np.load(OUT))
 
 
 def assert_close(actual, desired, **kw):
@@ -396,3 +400,47 @@ def test_in_place_methods_rebind_the_view():
     x = np.array([1.0, 2.0, 3.0])
     assert_close(F.apply(x), [0.0, 5.0, 7.0])
     check_grads(F.apply, (x,), order=2)
+
+
+def _method_function(case):
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x, i):
+            out = case(x, i)
+            return out[0] if isinstance(out, tuple) else out
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, None
+
+    return Probe
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_METHODS))
+def test_tensor_methods_match_pytorch(name):
+    # Values recorded from torch 2.13 by make_torch_fixtures.py (the same case table).
+    probe = _method_function(TENSOR_METHODS[name])
+    want = REF[f"method_{name}"]
+    x, i = dev(MX), dev(MI)
+    for got in (probe.apply(x, i), funcgrad.jit(probe.apply)(x, i)):
+        got = host(got)
+        assert got.shape == want.shape
+        assert got.dtype.kind == want.dtype.kind
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_new_tensors_are_views_and_to_dtype():
+    class New(Function):
+        @staticmethod
+        def forward(ctx, x):
+            z = x.new_zeros(x.shape)
+            z[0] = 1.0                       # a view: in-place works on it
+            return z.to(np.float32) + x.to(x).to("cpu").float()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    out = New.apply(dev(np.zeros(2)))
+    assert out.dtype == np.float32 and host(out).tolist() == [1.0, 0.0]
