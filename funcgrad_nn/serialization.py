@@ -288,6 +288,35 @@ def _check_safetensors(buf: bytes | None, size: int, head: bytes, where: str) ->
     return header
 
 
+# safetensors dtype names -> NumPy (little-endian), for files NumPy's reader refuses
+_RAW_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+               "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1",
+               "BOOL": "?", "C64": "<c8", "BF16": "<u2"}
+
+
+def _decode_raw(buf: bytes, header: dict, where: str) -> dict[str, numpy.ndarray]:
+    """Every tensor of a safetensors file read from its bytes; bfloat16 (which NumPy lacks,
+    e.g. PyTorch's ``.bfloat16()`` weights) becomes float32, exactly: its 16 bits are the
+    high half of a float32's."""
+    start = 8 + struct.unpack("<Q", buf[:8])[0]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        kind = info.get("dtype")
+        if kind not in _RAW_DTYPES:
+            raise CheckpointError(f"load: {where}: tensor {name!r} has dtype {kind}, which "
+                                  "NumPy cannot hold (convert it in PyTorch first, e.g. "
+                                  "to float32)")
+        begin, end = info["data_offsets"]
+        a = numpy.frombuffer(buf, dtype=_RAW_DTYPES[kind], count=(end - begin) // numpy.dtype(
+            _RAW_DTYPES[kind]).itemsize, offset=start + begin)
+        if kind == "BF16":
+            a = (a.astype(numpy.uint32) << 16).view(numpy.float32)
+        out[name] = a.reshape(info["shape"]).astype(a.dtype.newbyteorder("="))
+    return out
+
+
 def _describe(f: Any) -> str:
     if isinstance(f, (str, os.PathLike)):
         return repr(os.fspath(f))
@@ -355,11 +384,18 @@ def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
     header = _check_safetensors(buf, size, head, where)
     meta = header.get("__metadata__") or {}
     try:
-        if buf is None:
+        if any(isinstance(v, dict) and v.get("dtype") == "BF16" for v in header.values()):
+            if buf is None:
+                with open(f, "rb") as fh:
+                    buf = fh.read()
+            arrays = _decode_raw(buf, header, where)
+        elif buf is None:
             with safetensors.safe_open(os.fspath(f), framework="numpy") as sf:
                 arrays = {k: sf.get_tensor(k) for k in sf.keys()}  # noqa: SIM118
         else:
             arrays = safetensors.numpy.load(bytes(buf))
+    except CheckpointError:
+        raise
     except (safetensors.SafetensorError, KeyError, ValueError, TypeError) as e:
         raise CheckpointError(f"load: {where} is a corrupt safetensors file ({e})") from None
 

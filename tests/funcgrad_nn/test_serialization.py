@@ -6,6 +6,7 @@ import io
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -93,6 +94,35 @@ def test_pytorch_exported_safetensors_loads_into_the_twin():
     assert int(twin[1].num_batches_tracked) == 3
     twin.eval()
     np.testing.assert_allclose(np.asarray(twin(io_["x"])), io_["y"], rtol=1e-5, atol=1e-6)
+
+
+def test_pytorch_safetensors_of_every_dtype_load_bfloat16_as_float32(tmp_path):
+    # fixtures/make_torch_safetensors.py: bfloat16 (NumPy has none) loads as its exact float32
+    path = os.path.join(FIXTURES, "torch_dtypes.safetensors")
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    for source in (path, raw):
+        sd = nn.load(source)
+        assert sd["bfloat16"].dtype == np.float32 and sd["bfloat16"].shape == (2, 3)
+        np.testing.assert_array_equal(sd["bfloat16"], sd["bfloat16_as_float32"])
+        assert sd["bfloat16_scalar"].shape == () and float(sd["bfloat16_scalar"]) == -2.75
+        assert sd["bfloat16_empty"].shape == (0, 2)
+        assert sd["float16"].dtype == np.float16 and sd["float16"].tolist() == [0.5, -1.25, 65504.0]
+        assert sd["float64"].tolist() == [1.0 / 3.0]
+        assert sd["int8"].dtype == np.int8 and sd["int8"].tolist() == [-128, 127]
+        assert sd["int16"].tolist() == [-300, 300] and sd["int32"].tolist() == [2**31 - 1]
+        assert sd["int64"].tolist() == [-(2**40)] and sd["uint8"].tolist() == [0, 255]
+        assert sd["bool"].dtype == np.bool_ and sd["bool"].tolist() == [True, False]
+        assert all(a.flags.writeable for a in sd.values())
+    # a bfloat16 checkpoint loads into a float32 model
+    lin = nn.Linear(3, 2)
+    lin.load_state_dict({"weight": sd["bfloat16"], "bias": sd["bfloat16"][0, :2]})
+    np.testing.assert_array_equal(np.asarray(lin.weight), sd["bfloat16"])
+    header = json.dumps({"w": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]},
+                         "v": {"dtype": "BF16", "shape": [1], "data_offsets": [1, 3]}}).encode()
+    (tmp_path / "f8.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"abc")
+    with pytest.raises(CheckpointError, match="F8_E4M3, which NumPy cannot hold"):
+        nn.load(tmp_path / "f8.safetensors")
 
 
 def _old_npz(path, obj_structure, arrays):
