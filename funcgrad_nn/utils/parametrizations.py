@@ -10,6 +10,7 @@ PyTorch checkpoints load through ``load_state_dict`` unchanged.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -155,9 +156,34 @@ def _parametrize(module: Module, name: str, parametrization: Module,
     if "parametrizations" not in module._modules:
         module.parametrizations = ModuleDict()
     module.parametrizations[name] = ParametrizationList(parametrization, originals)
-    computed_attribute(module, name, lambda m: m.parametrizations[name].value(),
-                       lambda m, v: m.parametrizations[name].right_inverse(v))
+    computed_attribute(module, name, lambda m: _cached_value(m, name),
+                       lambda m, v: _assign(m, name, v))
     return module
+
+
+#: inside ``parametrize.cached()``: (id(module), name) -> (module, value); the module is kept
+#: so that its id cannot be reused by another object while the cache lives
+parametrization_cache: ContextVar[dict[tuple[int, str], tuple[Module, Any]] | None] = ContextVar(
+    "funcgrad_nn_parametrization_cache", default=None)
+
+
+def _cached_value(module: Module, name: str) -> Any:
+    cache = parametrization_cache.get()
+    if cache is None:
+        return module.parametrizations[name].value()
+    hit = cache.get((id(module), name))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    value = module.parametrizations[name].value()
+    cache[(id(module), name)] = (module, value)
+    return value
+
+
+def _assign(module: Module, name: str, value: Any) -> None:
+    module.parametrizations[name].right_inverse(value)
+    cache = parametrization_cache.get()
+    if cache is not None:
+        cache.pop((id(module), name), None)
 
 
 def computed_attribute(module: Module, name: str, compute: Any, assign: Any = None) -> None:

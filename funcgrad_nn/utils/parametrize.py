@@ -17,6 +17,7 @@ from funcgrad_nn.utils.parametrizations import (
     ParametrizationList,
     _parametrize,
     is_parametrized,
+    parametrization_cache,
 )
 
 __all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
@@ -142,11 +143,22 @@ def type_before_parametrizations(module: Module) -> type:
 
 @contextlib.contextmanager
 def cached() -> Iterator[None]:
-    """PyTorch's cache of parametrized values inside the block. Accepted for compatibility:
-    values here are recomputed on each access and equal (a spectral norm's power iteration
-    runs on each access in training mode).
+    """Inside the block, each parametrized attribute is computed once (on its first access)
+    and reused, as PyTorch's ``parametrize.cached()`` (e.g. one power iteration of a
+    spectral norm for a whole sequence). Nested blocks share the outer cache.
 
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> from funcgrad_nn.utils.parametrizations import weight_norm
+    >>> lin = weight_norm(nn.Linear(2, 2))
     >>> with cached():
-    ...     pass
+    ...     lin.weight is lin.weight
+    True
     """
-    yield
+    if parametrization_cache.get() is not None:
+        yield
+        return
+    token = parametrization_cache.set({})
+    try:
+        yield
+    finally:
+        parametrization_cache.reset(token)

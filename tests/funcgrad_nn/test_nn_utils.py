@@ -425,3 +425,22 @@ def test_assigning_a_parametrized_weight_uses_right_inverse_as_torch():
                                                _Symmetric())
     with pytest.raises(RuntimeError, match="does not implement right_inverse"):
         lin.weight = dev(np.eye(2))
+
+
+def test_cached_computes_each_parametrized_value_once_as_torch():
+    from funcgrad_nn.utils import parametrize
+
+    _ = nn.manual_seed(0)
+    sn = spectral_norm(nn.Linear(4, 3).double())
+    twin = spectral_norm(nn.Linear(4, 3).double())
+    twin.load_state_dict(sn.state_dict())
+    with parametrize.cached():
+        first = sn.weight
+        with parametrize.cached():  # nested: the same cache
+            assert sn.weight is first
+        assert sn.weight is first  # one power iteration for the block, as torch
+        sn.weight = dev(host(first) * 2.0)  # assigning drops the cached value
+        assert sn.weight is not first
+    once = twin.weight
+    np.testing.assert_allclose(host(first), host(once), rtol=1e-12)
+    assert sn.weight is not sn.weight  # outside the block: recomputed on every access
