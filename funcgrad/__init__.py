@@ -38,6 +38,7 @@ from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
 from funcgrad.backend import default_device, devices, to_numpy
 from funcgrad.debug import debug_nans
 from funcgrad.errors import (
+    ArgumentMismatchError,
     ConcretizationError,
     DeviceMismatchError,
     DTypeError,
@@ -108,6 +109,7 @@ __all__ = [
     "ShapedArray",
     "ShapeDtypeStruct",
     "float0",
+    "ArgumentMismatchError",
     "ConcretizationError",
     "DeviceMismatchError",
     "DTypeError",

@@ -22,7 +22,7 @@ from funcgrad import backend, config, stages, tree_util
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace
-from funcgrad.errors import FuncgradError, MissingRuleError
+from funcgrad.errors import ArgumentMismatchError, FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
@@ -128,7 +128,7 @@ def _check_tangent(
         )
     if a.shape != ta.shape:
         loc = f" ({where()})" if where is not None else ""
-        raise ValueError(
+        raise ArgumentMismatchError(
             f"{what}: {expected} and tangent shapes must match, got {expected} "
             f"{primal_aval.str_short()} and tangent {a.str_short()}{loc}"
         )
@@ -136,7 +136,7 @@ def _check_tangent(
         if (_is_weak_scalar(t) or a.weak_type) and (a.dtype.kind != "c" or ta.dtype.kind == "c"):
             return _ew.convert_element_type(t, ta.dtype)
         loc = f" ({where()})" if where is not None else ""
-        raise TypeError(
+        raise ArgumentMismatchError(
             f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
             f"{ta.dtype}, got {a.dtype}{loc}; cast it (e.g. t.astype({ta.dtype.name}))"
         )
@@ -187,7 +187,7 @@ def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> 
     try:
         return treedef.flatten_up_to(tree)
     except ValueError as e:
-        raise ValueError(
+        raise ArgumentMismatchError(
             f"{what}: the {whose} must be structured like the {like} {treedef}, got "
             f"{t_tree} ({e})"
         ) from None
@@ -457,7 +457,7 @@ def _jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
             "jvp(f, (x,), (t,))"
         )
     if len(primals) != len(tangents):
-        raise ValueError(
+        raise ArgumentMismatchError(
             f"{fname}: got {len(primals)} primals but {len(tangents)} tangents; give one tangent "
             "per argument"
         )

@@ -45,8 +45,9 @@ from funcgrad.core import (
     current_trace,
     eval_trace,
 )
+from funcgrad.errors import ArgumentMismatchError
 from funcgrad.interpreters import jaxpr_rules
-from funcgrad.interpreters.staging import trace_to_jaxpr
+from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
 
@@ -203,6 +204,8 @@ class Jitted:
         static_argnames: tuple[str, ...],
         donate_argnums: tuple[int, ...],
         explain_retraces: bool,
+        donate_argnames: tuple[str, ...] = (),
+        inline: bool = False,
     ) -> None:
         functools.update_wrapper(self, fun)
         self._fun = fun
@@ -214,20 +217,25 @@ class Jitted:
         positional = [p for p in self._params
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         _check_argnums(self._name, self._params, positional, static_argnums, static_argnames,
-                       donate_argnums)
-        nums = set(static_argnums)
-        names = set(static_argnames)
-        # Each static argument may be given by position or by name.
-        for i, p in enumerate(positional):
-            if i in nums and p.kind is p.POSITIONAL_OR_KEYWORD:
-                names.add(p.name)
-            if p.name in names:
-                nums.add(i)
+                       donate_argnums, donate_argnames)
+        nums, names = _by_position_and_name(positional, static_argnums, static_argnames)
+        d_nums, d_names = _by_position_and_name(positional, donate_argnums, donate_argnames)
+        n_pos = len(positional)
+        at = {i % n_pos for i in nums} & {i % n_pos for i in d_nums} if n_pos else set()
+        both = sorted(names & d_names | {positional[i].name for i in at})
+        if both:
+            raise ValueError(
+                f"jit({self._name}): static and donated arguments cannot intersect, but "
+                f"{', '.join(both)} {'is' if len(both) == 1 else 'are'} both (a static "
+                "argument is a Python value, with no buffer to donate)"
+            )
         self._static_nums = frozenset(nums)
         self._neg_static = tuple(i for i in nums if i < 0)
         self._static_names = frozenset(names)
         self._positional_names = [p.name for p in positional]
-        self._donate = frozenset(donate_argnums)
+        self._donate = frozenset(d_nums)
+        self._donate_names = frozenset(d_names)
+        self._inline = inline
         self._explain = explain_retraces
         self._cache = LRUCache(JIT_CACHE_SIZE)
         self._last: _Entry | None = None
@@ -308,7 +316,7 @@ class Jitted:
         try:
             hash(v)
         except TypeError:
-            raise TypeError(
+            raise ArgumentMismatchError(
                 f"{what} of {self._name} is static but unhashable: {type(v).__name__}. Static "
                 "arguments are part of the cache key and must be hashable (use a tuple instead "
                 "of a list, or pass arrays as non-static arguments)"
@@ -443,20 +451,26 @@ class Jitted:
         closed = trace_to_jaxpr(flat_fun, in_avals, current_trace(), origins)
         self.trace_count += 1
         closed, tracer_consts = jaxpr_rules.hoist_tracer_consts(closed)
-        donated = self._donated_leaves(treedef, leaves, dyn_pos)
+        donated = self._donated_leaves(treedef, leaves, dyn_pos, len(args))
         entry = _Entry(closed, out_store[0], donated, labels, key, tracer_consts)
         if not tracer_consts:
             self._cache[cache_key] = entry
         return entry
 
-    def _donated_leaves(self, treedef: Any, leaves: list, dyn_pos: list[int]):
-        if not self._donate:
+    def _donated_leaves(self, treedef: Any, leaves: list, dyn_pos: list[int], nargs: int):
+        if not self._donate and not self._donate_names:
             return None
-        dyn_args, _ = tree_util.tree_unflatten(treedef, list(leaves))
-        mask: list[bool] = []
-        for i, a in zip(dyn_pos, dyn_args):
-            mask += [i in self._donate] * len(tree_util.tree_leaves(a))
-        mask += [False] * (len(leaves) - len(mask))
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, list(leaves))
+        donate = {i + nargs if i < 0 else i for i in self._donate}
+
+        def flags(tree: Any, flag: bool) -> Any:
+            return tree_util.tree_map(lambda _: flag, tree)
+
+        # The mask in leaf order: flattened as the arguments are.
+        mask = tree_util.tree_leaves((
+            [flags(a, i in donate) for i, a in zip(dyn_pos, dyn_args)],
+            {k: flags(v, k in self._donate_names) for k, v in dyn_kwargs.items()},
+        ))
         return tuple(mask) if any(mask) else None
 
     def _warn_keeps_retracing(self, key: Any) -> None:
@@ -506,6 +520,9 @@ class Jitted:
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._inline and staging_below(current_trace()):
+            # inline=True: traced into the enclosing program's equations (no jit equation).
+            return self._fun(*args, **kwargs)
         entry, leaves, has_tracer = self._lookup(args, kwargs)
         outs = self._run(entry, leaves, has_tracer)
         kind = entry.out_kind
@@ -612,6 +629,7 @@ def _check_argnums(
     static_argnums: tuple[int, ...],
     static_argnames: tuple[str, ...],
     donate_argnums: tuple[int, ...],
+    donate_argnames: tuple[str, ...] = (),
 ) -> None:
     # A typo here would otherwise silently trace the argument instead of baking it in.
     if not params:
@@ -628,12 +646,27 @@ def _check_argnums(
                     )
     if inspect.Parameter.VAR_KEYWORD not in kinds:
         known = {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
-        for a in static_argnames:
-            if a not in known:
-                raise ValueError(
-                    f"jit({name}): static_argnames contains {a!r}, which is not a parameter "
-                    f"of {name} (its parameters: {', '.join(sorted(known)) or 'none'})"
-                )
+        for what, argnames in (("static_argnames", static_argnames),
+                               ("donate_argnames", donate_argnames)):
+            for a in argnames:
+                if a not in known:
+                    raise ValueError(
+                        f"jit({name}): {what} contains {a!r}, which is not a parameter "
+                        f"of {name} (its parameters: {', '.join(sorted(known)) or 'none'})"
+                    )
+
+
+def _by_position_and_name(positional: list[inspect.Parameter], argnums: tuple[int, ...],
+                          argnames: tuple[str, ...]) -> tuple[set[int], set[str]]:
+    """``argnums`` and ``argnames`` completed with each other: an argument marked by position
+    may also be passed by name and the other way round (as JAX's static/donated arguments)."""
+    nums, names = set(argnums), set(argnames)
+    for i, p in enumerate(positional):
+        if i in nums and p.kind is p.POSITIONAL_OR_KEYWORD:
+            names.add(p.name)
+        if p.name in names:
+            nums.add(i)
+    return nums, names
 
 
 def jit(
@@ -642,13 +675,21 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     donate_argnums: int | Sequence[int] = (),
     explain_retraces: bool = False,
+    *,
+    donate_argnames: str | Sequence[str] = (),
+    keep_unused: bool = False,
+    inline: bool = False,
 ) -> Any:
     """Compile ``fun``: trace it once per argument signature, then run generated code.
 
     ``static_argnums`` / ``static_argnames`` mark arguments that are Python values baked into
     the trace (hashable; a new value traces again) -- use them for shapes, flags, loop counts.
     ``donate_argnums`` lets the compiled code reuse those arguments' buffers (their contents are
-    garbage afterwards). ``explain_retraces=True`` warns with :class:`RetraceWarning` saying
+    garbage afterwards); ``donate_argnames`` names them instead (either marks an argument
+    passed by position or by name). ``keep_unused`` is accepted as JAX's: the compiled call
+    always takes every argument, used or not. ``inline=True`` traces ``fun`` straight into an
+    enclosing ``jit`` / ``make_jaxpr`` program (no nested ``jit`` equation); called outside
+    one, it compiles as usual. ``explain_retraces=True`` warns with :class:`RetraceWarning` saying
     which argument changed whenever a new trace is needed. Works as a decorator too
     (``@jit`` or ``@functools.partial(jit, static_argnums=1)``).
 
@@ -664,12 +705,15 @@ def jit(
     nums = tuple(int(i) for i in _as_tuple(static_argnums))
     names = tuple(str(n) for n in _as_tuple(static_argnames))
     donate = tuple(int(i) for i in _as_tuple(donate_argnums))
+    donate_names = tuple(str(n) for n in _as_tuple(donate_argnames))
+    del keep_unused  # every argument is always kept: nothing to choose
     if fun is None:
         return functools.partial(jit, static_argnums=nums, static_argnames=names,
-                                 donate_argnums=donate, explain_retraces=explain_retraces)
+                                 donate_argnums=donate, explain_retraces=explain_retraces,
+                                 donate_argnames=donate_names, inline=inline)
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return Jitted(fun, nums, names, donate, explain_retraces)
+    return Jitted(fun, nums, names, donate, explain_retraces, donate_names, inline)
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -155,6 +155,8 @@ def vmap(
     axis_size: int | None = None,
     chunk_size: int | None = None,
     axis_name: Any = None,
+    *,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorize ``fun`` over a batch axis of its arguments.
 
@@ -176,6 +178,8 @@ def vmap(
             may be smaller) and concatenate the results, bounding peak memory. Results are
             the same; works under grad/jvp too.
         axis_name: a name for the batch axis (recorded on the trace, for collectives).
+        spmd_axis_name: accepted as JAX's, which uses it to shard the batch axis over a
+            device mesh; one process's arrays are not sharded, so results are the same.
 
     Returns:
         The batched function, taking the same arguments as ``fun`` with batch axes added.
@@ -209,6 +213,7 @@ def vmap(
         or chunk_size < 1
     ):
         raise TypeError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
+    del spmd_axis_name  # a sharding annotation: no sharding here, nothing changes
 
     return _vmapped(fun, in_axes, out_axes, axis_size, chunk_size, axis_name, None)
 

@@ -22,6 +22,7 @@ __all__ = [
     "DTypeError",
     "DeviceMismatchError",
     "TracerMutationError",
+    "ArgumentMismatchError",
     "NonDifferentiableError",
     "SourceInfo",
     "user_source_info",
@@ -246,6 +247,24 @@ class DeviceMismatchError(FuncgradError, ValueError):
 
 class TracerMutationError(FuncgradError, TypeError):
     """In-place mutation of a traced array, which functional code cannot record."""
+
+
+class ArgumentMismatchError(FuncgradError, TypeError, ValueError):
+    """A value given to a transformation does not fit what it must match: a (co)tangent of
+    the wrong structure, shape or dtype for its primal or output, an unhashable static
+    argument. Both a ``TypeError`` and a ``ValueError``: JAX raises one or the other
+    depending on the function (``jvp``'s dtype check a ``TypeError``, ``vjp``'s a
+    ``ValueError``), and code written against either catches it.
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> _, f_vjp = funcgrad.vjp(lambda x: x * 2.0, np.ones(2))
+        >>> try:
+        ...     f_vjp(np.ones(3))
+        ... except ValueError as e:
+        ...     print(type(e).__name__)
+        ArgumentMismatchError
+    """
 
 
 class NonDifferentiableError(_NamesUserLine, FuncgradError, ValueError):

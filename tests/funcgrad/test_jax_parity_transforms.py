@@ -58,3 +58,79 @@ def test_jacobian_of_a_boolean_input_stays_float0() -> None:
     jb, _ = funcgrad.jacrev(lambda a, b: b * 2.0, (0, 1), allow_int=True)(
         np.array([True, False]), _x())
     assert jb.dtype == funcgrad.float0 and jb.shape == (3, 2)
+
+
+# -- jit options and vmap's spmd_axis_name ------------------------------------------------------
+
+
+def _affine(a, b):
+    return a * 2.0 + b
+
+
+def test_jit_donate_argnames_marks_the_argument_by_position_or_keyword() -> None:
+    # jax.jit(f, donate_argnames="b"): b is donated whether passed by position or keyword.
+    f = funcgrad.jit(_affine, donate_argnames="b")
+    x, y = dev(np.ones(3)), dev(np.ones(3))
+    assert f.lower(x, y).compile().donated_invars == (False, True)
+    assert f.lower(x, b=y).compile().donated_invars == (False, True)
+    assert funcgrad.jit(_affine, donate_argnums=-1).lower(x, y).compile().donated_invars == (
+        False, True)
+    np.testing.assert_allclose(host(f(dev(np.ones(3)), b=dev(np.ones(3)))), [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("kw", [dict(static_argnums=0, donate_argnums=0),
+                                dict(static_argnames="b", donate_argnums=1),
+                                dict(donate_argnames="zz"), dict(donate_argnums=5)])
+def test_jit_bad_donation_raises_value_error_as_jax(kw) -> None:
+    with pytest.raises(ValueError, match=r"jit\(_affine\)"):
+        funcgrad.jit(_affine, **kw)
+
+
+def test_jit_inline_traces_into_the_enclosing_program() -> None:
+    inner = funcgrad.jit(lambda a: fnp.sin(a) * 2.0, inline=True)
+    prims = [e.prim.name for e in funcgrad.make_jaxpr(lambda a: inner(a) + 1.0)(
+        dev(np.ones(2))).jaxpr.eqns]
+    assert prims == ["sin", "mul", "add"]
+    x = dev(np.array([0.5, 1.0]))
+    np.testing.assert_allclose(host(inner(x)), 2 * np.sin([0.5, 1.0]))
+    np.testing.assert_allclose(host(funcgrad.jit(lambda a: inner(a).sum())(x)),
+                               2 * np.sin([0.5, 1.0]).sum())
+    np.testing.assert_allclose(host(funcgrad.grad(lambda a: inner(a).sum())(x)),
+                               2 * np.cos([0.5, 1.0]))
+
+
+def test_jit_keep_unused_and_vmap_spmd_axis_name_are_accepted() -> None:
+    x = dev(np.arange(6.0).reshape(2, 3))
+    out = funcgrad.jit(lambda a, b: a * 2.0, keep_unused=True)(x, x)
+    np.testing.assert_allclose(host(out), 2 * np.arange(6.0).reshape(2, 3))
+    out = funcgrad.vmap(lambda a: a.sum(), spmd_axis_name="data")(x)
+    np.testing.assert_allclose(host(out), [3.0, 12.0])
+
+
+# -- error kinds: JAX raises TypeError in some places, ValueError in others ---------------------
+
+
+def _raises_both(call) -> None:
+    with pytest.raises(funcgrad.ArgumentMismatchError) as info:
+        call()
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+
+
+def test_tangent_and_cotangent_mismatches_are_type_and_value_errors() -> None:
+    x, x32 = _x(), dev(np.ones(3, np.float32))
+    _, f_vjp = funcgrad.vjp(lambda a: a * 2.0, x)
+    _raises_both(lambda: f_vjp(x32))  # JAX: ValueError (dtype of the cotangent)
+    _raises_both(lambda: f_vjp(dev(np.ones(2))))  # JAX: ValueError (shape)
+    _, f_jvp = funcgrad.linearize(fnp.sin, x)
+    _raises_both(lambda: f_jvp(x32))  # JAX: ValueError
+    _raises_both(lambda: funcgrad.jvp(fnp.sin, (x,), (x32,)))  # JAX: TypeError
+    _raises_both(lambda: funcgrad.jvp(fnp.sin, (x,), (x, x)))  # JAX: TypeError
+    _raises_both(lambda: funcgrad.jvp(lambda a: a[0] * a[1], ([2.0, 3.0],),
+                                      ((1.0, 1.0),)))  # JAX: TypeError (list vs tuple)
+    f_t = funcgrad.linear_transpose(lambda a: a * 2.0, x)
+    _raises_both(lambda: f_t(dev(np.ones(2))))  # JAX: TypeError
+
+
+def test_unhashable_static_argument_is_type_and_value_error() -> None:
+    f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
+    _raises_both(lambda: f(_x(), [2]))  # JAX: ValueError
