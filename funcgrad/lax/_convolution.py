@@ -229,17 +229,25 @@ def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
 def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
                                window_strides: Sequence[int], padding: Any,
                                dimension_numbers: Any) -> tuple[int, ...]:
-    """The result shape of a convolution whose input is dilated by ``window_strides`` with
-    explicit ``padding`` pairs (as JAX).
+    """The result shape of a convolution whose input is dilated by ``window_strides``, with
+    explicit ``padding`` pairs or a name (``'SAME'``/``'VALID'``) sized as ``conv_transpose``
+    does (as JAX).
 
     Example:
         >>> from funcgrad import lax
         >>> lax.conv_transpose_shape_tuple((1, 1, 3), (1, 1, 2), (2,), [(1, 1)], None)
         (1, 1, 6)
+        >>> lax.conv_transpose_shape_tuple((1, 7, 3), (3, 3, 4), (2,), "SAME", ("NWC", "WIO", "NWC"))
+        (1, 14, 4)
     """
     dn = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     lhs = tuple(lhs_shape[i] for i in dn.lhs_spec)
     rhs = tuple(rhs_shape[i] for i in dn.rhs_spec)
+    if isinstance(padding, str):
+        # A name stands for conv_transpose's padding (TensorFlow's sizing), not the forward
+        # convolution's padding of the dilated input.
+        padding = [_conv_transpose_padding(k, s, padding.upper())
+                   for k, s in zip(rhs[2:], window_strides)]
     dilated = lhs[:2] + tuple(_dilate(n, s) for n, s in zip(lhs[2:], window_strides))
     out = conv_shape_tuple(dilated, rhs, (1,) * len(window_strides), padding)
     shape = [0] * len(out)

@@ -311,6 +311,23 @@ def test_shape_tuples() -> None:
         host(lax.conv_general_dilated(x, w, (1,), [(1, 1)], (2,))).shape
 
 
+# jax.lax.conv_transpose_shape_tuple(lhs, (k0, k1, 3, 4), strides, padding, NHWC/HWIO/NHWC)
+# for lhs (2, 7, 8, 3), recorded from JAX 0.10.2: a padding name is conv_transpose's sizing.
+@pytest.mark.parametrize("kernel,strides,padding,expected", [
+    ((3, 2), (2, 3), "SAME", (2, 14, 24, 4)),
+    ((3, 2), (2, 3), "VALID", (2, 15, 24, 4)),
+    ((4, 5), (3, 1), "SAME", (2, 21, 8, 4)),
+    ((4, 5), (3, 1), "VALID", (2, 22, 12, 4)),
+    ((1, 1), (1, 1), "SAME", (2, 7, 8, 4)),
+])
+def test_conv_transpose_shape_tuple_padding_names(kernel, strides, padding, expected) -> None:
+    dn = ("NHWC", "HWIO", "NHWC")
+    got = lax.conv_transpose_shape_tuple((2, 7, 8, 3), kernel + (3, 4), strides, padding, dn)
+    assert got == expected
+    x, w = np.ones((2, 7, 8, 3)), np.ones(kernel + (3, 4))
+    assert host(lax.conv_transpose(x, w, strides, padding, dimension_numbers=dn)).shape == got
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(feature_group_count=2), "feature"),
     (dict(batch_group_count=3), "batch_group_count"),
