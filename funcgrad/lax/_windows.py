@@ -1,6 +1,7 @@
 """``lax.reduce_window``: a reduction over sliding windows, on the window primitives.
 
-The operand is padded with the init value (base dilation is interior padding, as in XLA).
+Each window starts from the init value once; padding and base-dilation holes are skipped, as
+XLA does (the monoids pad with their identity; the generic fold keeps its accumulator there).
 ``lax.max``/``lax.min`` end on the max-pooling primitives ``window_argmax``/``window_gather``
 (``funcgrad.ops.windows``): the first extremum of each window is found in place (no window
 copies) and its value gathered, so the gradient goes to that one element as XLA's
@@ -325,14 +326,17 @@ def _apply(computation: Callable, tree: Any, accs: list, cols: list, name: str) 
 
 
 def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any], Any],
-                  window_dimensions: Sequence[int], window_strides: Sequence[int],
-                  padding: Any, base_dilation: Sequence[int] | None = None,
+                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+                  padding: Any = "VALID", base_dilation: Sequence[int] | None = None,
                   window_dilation: Sequence[int] | None = None) -> Any:
     """Reduce every window of ``operand`` with ``computation``, starting from ``init_value``.
 
-    ``padding`` is ``'VALID'``, ``'SAME'``, ``'SAME_LOWER'`` or ``(lo, hi)`` pairs per axis
-    (negative crops); padded positions and the holes of ``base_dilation`` hold ``init_value``,
-    as in XLA. ``window_dilation`` spreads the window. ``computation`` ``lax.add``/``lax.mul``/
+    ``window_strides`` defaults to 1 per axis. ``padding`` is ``'VALID'`` (the default),
+    ``'SAME'``, ``'SAME_LOWER'`` (sized for the dilated window) or ``(lo, hi)`` pairs per axis
+    (negative crops). Each window's reduction starts from ``init_value`` once; padded
+    positions and the holes of ``base_dilation`` are skipped, as XLA does (so a
+    ``lax.add`` window with ``init_value=5.0`` adds 5 once, however much padding it covers).
+    ``window_dilation`` spreads the window. ``computation`` ``lax.add``/``lax.mul``/
     ``lax.max``/``lax.min`` are recognised (max/min differentiate into the first extremum of a
     window); any other vectorisable binary function, also over pytrees of operands and init
     values, is folded over the window positions.
@@ -359,7 +363,8 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
                         f"{[a.shape for a in avals]}")
     nd = len(shape)
     window = static_ints(name, window_dimensions, "window_dimensions")
-    strides = static_ints(name, window_strides, "window_strides")
+    strides = (1,) * nd if window_strides is None else static_ints(name, window_strides,
+                                                                   "window_strides")
     base = (1,) * nd if base_dilation is None else static_ints(name, base_dilation,
                                                                "base_dilation")
     wdil = (1,) * nd if window_dilation is None else static_ints(name, window_dilation,
@@ -370,8 +375,10 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
             raise TypeError(f"lax.{name}: {arg} {v} needs one entry per operand axis ({nd})")
         if any(s < 1 for s in v):
             raise TypeError(f"lax.{name}: {arg} {v} must be positive")
-    pads: Any = padtype_to_pads(shape, window, strides, padding) if isinstance(padding, str) \
-        else padding
+    # A padding name sizes the output for the dilated window over the undilated operand, as
+    # JAX does.
+    pads: Any = padtype_to_pads(shape, [_dilate(w, d) for w, d in zip(window, wdil)], strides,
+                                padding) if isinstance(padding, str) else padding
     try:
         pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in pads)
     except (TypeError, ValueError):
@@ -391,21 +398,32 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     if monoid in ("max", "min") and avals[0].dtype.kind not in "biuf":
         monoid = None  # no order for the window primitives (complex): the generic fold
     if monoid is not None:
+        # Padding and holes hold the monoid's identity (XLA skips them); init joins once.
         (x,), (init,), dt = flat_ops, inits, avals[0].dtype
-        identity = _is_value(init, _identity(monoid, dt))
+        neutral = _identity(monoid, dt)
         if monoid in ("max", "min"):
-            out, _ = window_max(x, init, window, strides, pads, base, wdil,
+            out, _ = window_max(x, neutral, window, strides, pads, base, wdil,
                                 minimum=monoid == "min")
         else:
-            out = window_sum(x, init, window, strides, pads, base, wdil,
+            out = window_sum(x, neutral, window, strides, pads, base, wdil,
                              product=monoid == "mul")
-        if not identity:
+        if not _is_value(init, neutral):
             out = computation(out, init)
         return out
     all_cols = [_windows(x, v, window, strides, pads, base, wdil, False)
                 for x, v in zip(flat_ops, inits)]
+    # Where a window position falls on padding or a base-dilation hole the fold skips it (the
+    # accumulator is kept), as XLA does: init is combined once per window, never per hole.
+    holes = any(lo > 0 or hi > 0 for lo, hi in pads) or any(b > 1 for b in base)
+    real = _windows(_filled(True, shape, avals[0].device), False, window, strides, pads, base,
+                    wdil, False) if holes else None
     accs = [_filled(v, out_shape, a.device) for v, a in zip(inits, avals)]
     for k in range(math.prod(window)):
-        accs = _apply(computation, tree, accs,
-                      [_sh.index_in_dim(c, k, 0, keepdims=False) for c in all_cols], name)
+        new = _apply(computation, tree, accs,
+                     [_sh.index_in_dim(c, k, 0, keepdims=False) for c in all_cols], name)
+        if real is None:
+            accs = new
+        else:
+            here = _sh.index_in_dim(real, k, 0, keepdims=False)
+            accs = [_ew.select_n(here, acc, n) for acc, n in zip(accs, new)]
     return tree_util.tree_unflatten(tree, accs)

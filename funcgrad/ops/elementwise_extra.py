@@ -325,8 +325,8 @@ batching.batch_rules[bitcast_convert_type_p] = _bitcast_batch
 # ---------------------------------------------------------------------------------------------
 # reduce_precision: round to a float format with fewer exponent/mantissa bits, bit for bit as
 # XLA's ReducePrecision (round to nearest even on the bit pattern; overflow to a signed
-# infinity; underflow, subnormals included, to a signed zero; NaN kept, or +inf with no
-# mantissa bits). Treated as linear, as JAX does: the tangent is rounded the same way.
+# infinity; underflow, subnormals included, to a signed zero; NaN kept as is, also with no
+# mantissa bits, as XLA on CPU does). Treated as linear, as JAX does: the tangent is rounded the same way.
 
 _FLOAT_LAYOUT = {2: (5, 10), 4: (8, 23), 8: (11, 52)}  # itemsize -> (exponent, mantissa) bits
 
@@ -356,7 +356,7 @@ def _reduce_precision_impl(xp: Any, x: Any, exponent_bits: int, mantissa_bits: i
                         bits)
         bits = xp.where(exponent <= u((src_bias - new_bias) << src_m), signed_zero, bits)
     out = xp.asarray(bits).view(dt)
-    return xp.where(is_nan, x if mantissa_bits > 0 else dt.type(numpy.inf), out)
+    return xp.where(is_nan, x, out)
 
 
 reduce_precision_p = unop("reduce_precision", _reduce_precision_impl)

@@ -1,5 +1,5 @@
-"""``lax.reduce_window`` and ``lax.reduce_precision``: XLA's semantics (init value in the
-padding and the dilation holes, first-extremum gradients, bit-exact rounding), PyTorch pooling
+"""``lax.reduce_window`` and ``lax.reduce_precision``: XLA's semantics (init value once per
+window, padding and dilation holes skipped, first-extremum gradients, bit-exact rounding), PyTorch pooling
 parity from recorded fixtures, and every transformation on varied inputs."""
 
 from __future__ import annotations
@@ -63,16 +63,43 @@ def test_max_gradient_goes_to_first_maximum() -> None:
     assert host(gmin).tolist() == [0.0, -1.0, -1.0, 0.0, 0.0]
 
 
-def test_padding_holds_the_init_value() -> None:
+def test_padding_and_holes_are_skipped() -> None:
     x = np.array([[1.0, 2.0], [3.0, 4.0]])
     out = lax.reduce_window(x, 10.0, lax.add, (2, 2), (1, 1), ((1, 0), (0, 1)))
-    # Each window starts from 10 and every padded element counts as 10 (XLA's definition).
-    assert host(out).tolist() == [[10 + 10 + 10 + 1 + 2, 10 + 10 + 10 + 2 + 10],
-                                  [10 + 1 + 2 + 3 + 4, 10 + 2 + 10 + 4 + 10]]
+    # Each window starts from 10 once; padded positions are skipped (as JAX on XLA runs it).
+    assert host(out).tolist() == [[10 + 1 + 2, 10 + 2], [10 + 1 + 2 + 3 + 4, 10 + 2 + 4]]
     assert_allclose(out, reduce_window_reference(x, 10.0, np.add, (2, 2), (1, 1),
                                                  ((1, 0), (0, 1))))
     base = lax.reduce_window(x, -1.0, lax.max, (2, 1), (1, 1), "VALID", base_dilation=(2, 1))
     assert host(base).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# Recorded from JAX 0.10.2 (x64) on a = arange(12.0).reshape(3, 4): jax.lax.reduce_window(a,
+# *args); a non-identity init joins each window once, padding and holes are skipped, a padding
+# name is sized for the dilated window, window_strides and padding default to 1s and VALID.
+_JAX_WINDOWS = [
+    ((5.0, lax.add, (2, 2), (1, 1), "SAME"),
+     [[15.0, 19.0, 23.0, 15.0], [31.0, 35.0, 39.0, 23.0], [22.0, 24.0, 26.0, 16.0]]),
+    ((2.0, lax.mul, (3, 1), (1, 1), [(1, 0), (0, 0)], (2, 1)),
+     [[0.0, 2.0, 4.0, 6.0], [0.0, 10.0, 24.0, 42.0], [8.0, 10.0, 12.0, 14.0],
+      [64.0, 90.0, 120.0, 154.0]]),
+    ((1.0, lambda x, y: x * 0.5 + y, (2, 2), (1, 2), [(1, 1), (0, 1)], (2, 1)),
+     [[1.25, 4.25], [1.25, 4.25], [7.25, 10.25], [7.25, 10.25], [13.25, 16.25],
+      [13.25, 16.25]]),
+    ((0.0, lax.add, (2, 2), (1, 1), "SAME", None, (2, 1)),
+     [[9.0, 11.0, 13.0, 7.0], [18.0, 22.0, 26.0, 14.0], [9.0, 11.0, 13.0, 7.0]]),
+    ((-np.inf, lax.max, (1, 3), (1, 1), "SAME_LOWER", None, (1, 2)),
+     [[2.0, 3.0, 2.0, 3.0], [6.0, 7.0, 6.0, 7.0], [10.0, 11.0, 10.0, 11.0]]),
+    ((0.0, lax.add, (2, 2)), [[10.0, 14.0, 18.0], [26.0, 30.0, 34.0]]),
+]
+
+
+@pytest.mark.parametrize("args,want", _JAX_WINDOWS)
+def test_matches_recorded_jax(args, want) -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    assert host(lax.reduce_window(dev(a), *args)).tolist() == want
+    jitted = funcgrad.jit(lambda a: lax.reduce_window(a, *args))(dev(a))
+    assert host(jitted).tolist() == want
 
 
 def test_pytree_operands_and_generic_computation() -> None:
@@ -260,6 +287,15 @@ def test_reduce_precision_bfloat16_and_float16_literals() -> None:
     y = np.array([0.1, 65519.0, 65520.0, 6e-8], np.float64)
     assert host(lax.reduce_precision(y, 5, 10)).tolist() == [0.0999755859375, 65504.0, np.inf,
                                                              0.0]
+
+
+def test_reduce_precision_keeps_nan_without_mantissa_bits() -> None:
+    # JAX 0.10.2: jax.lax.reduce_precision([nan, -nan, 1.5, 3.0], 3, 0) -> [nan, nan, 2., 2.]
+    for dtype in (np.float16, np.float32, np.float64):
+        x = np.array([np.nan, -np.nan, 1.5, 3.0], dtype)
+        for bits in ((3, 0), (8, 0), (2, 0)):
+            got = host(lax.reduce_precision(dev(x), *bits))
+            assert np.isnan(got[:2]).all() and got[2:].tolist() == [2.0, 2.0]
 
 
 def test_reduce_precision_transformations() -> None:

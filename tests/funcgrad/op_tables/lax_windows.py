@@ -84,12 +84,13 @@ def conv_reference(lhs: np.ndarray, rhs: np.ndarray, strides: tuple, pads: tuple
 def reduce_window_reference(x: np.ndarray, init: Any, op: Any, window: tuple, strides: tuple,
                             pads: tuple, base: tuple | None = None,
                             wdil: tuple | None = None) -> np.ndarray:
-    """XLA's reduce_window: pad and dilate with ``init``, then fold ``op`` over each window
-    starting from ``init``."""
+    """XLA's reduce_window (as JAX runs it): fold ``op`` over each window starting from
+    ``init``, skipping the positions that fall on padding or base-dilation holes."""
     nd = x.ndim
     base = base or (1,) * nd
     wdil = wdil or (1,) * nd
     xp = _dilate_pad(x, base, pads, init, 0)
+    real = _dilate_pad(np.ones(x.shape, bool), base, pads, False, 0)
     eff = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
     out_sp = [max(0, (m - e) // s + 1) if m >= e else 0
               for m, e, s in zip(xp.shape, eff, strides)]
@@ -97,8 +98,9 @@ def reduce_window_reference(x: np.ndarray, init: Any, op: Any, window: tuple, st
     for y in itertools.product(*(range(v) for v in out_sp)):
         acc = np.asarray(init, dtype=x.dtype)
         for k in itertools.product(*(range(v) for v in window)):
-            acc = op(acc, xp[tuple(yy * s + kk * d for yy, s, kk, d
-                                   in zip(y, strides, k, wdil))])
+            at = tuple(yy * s + kk * d for yy, s, kk, d in zip(y, strides, k, wdil))
+            if real[at]:
+                acc = op(acc, xp[at])
         out[y] = acc
     return out
 
@@ -108,7 +110,7 @@ def reduce_precision_reference(x: np.ndarray, exponent_bits: int, mantissa_bits:
     """Round through exact rationals to ``mantissa_bits`` (ties to even; below the source's
     smallest normal the source's fixed quantum, as rounding the bit pattern does). With fewer
     exponent bits than the source: results above the format overflow to infinity, below its
-    smallest normal flush to zero. NaN stays NaN (+inf with no mantissa bits)."""
+    smallest normal flush to zero. NaN stays NaN (with no mantissa bits too, as JAX)."""
     from fractions import Fraction
 
     info = np.finfo(x.dtype)
@@ -118,7 +120,7 @@ def reduce_precision_reference(x: np.ndarray, exponent_bits: int, mantissa_bits:
     out = []
     for v in x.ravel().tolist():
         if np.isnan(v):
-            out.append(v if mantissa_bits > 0 else np.inf)
+            out.append(v)
             continue
         if np.isinf(v) or v == 0:
             out.append(v)
