@@ -279,7 +279,12 @@ def _start_index(name: str, i: Any, n: int, allow_negative: bool) -> Any:
     a = aval_of(name, i, "start index")
     if a.shape != () or a.dtype.kind not in "iu":
         raise TypeError(f"lax.{name}: start indices must be integer scalars, got {a.str_short()}")
-    if not allow_negative or a.dtype.kind == "u":
+    if a.dtype.kind == "u":
+        return i
+    if not allow_negative:
+        if isinstance(i, int | numpy.integer) and i < 0:
+            raise ValueError(f"lax.{name}: start index {i} is out of bounds for an axis of size "
+                             f"{n} with allow_negative_indices=False")
         return i
     if isinstance(i, int | numpy.integer):
         return i + n if i < 0 else i
@@ -287,7 +292,7 @@ def _start_index(name: str, i: Any, n: int, allow_negative: bool) -> Any:
 
 
 def _start_indices(name: str, start_indices: Any, shape: tuple[int, ...],
-                   allow_negative: bool) -> list[Any]:
+                   allow_negative: bool | Sequence[bool]) -> list[Any]:
     if hasattr(start_indices, "shape") and not isinstance(start_indices, list | tuple):
         sa = get_aval(start_indices)
         if sa.ndim != 1:
@@ -298,11 +303,16 @@ def _start_indices(name: str, start_indices: Any, shape: tuple[int, ...],
     if len(start_indices) != len(shape):
         raise TypeError(f"lax.{name}: needs one start index per axis of shape {shape}, got "
                         f"{len(start_indices)}")
-    return [_start_index(name, i, n, allow_negative) for i, n in zip(start_indices, shape)]
+    allow = [bool(allow_negative)] * len(shape) if isinstance(allow_negative, bool | int) \
+        else [bool(v) for v in allow_negative]
+    if len(allow) != len(shape):
+        raise TypeError(f"lax.{name}: allow_negative_indices needs one bool per axis of shape "
+                        f"{shape}, got {allow_negative!r}")
+    return [_start_index(name, i, n, ok) for i, n, ok in zip(start_indices, shape, allow)]
 
 
 def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int], *,
-                  allow_negative_indices: bool = True) -> Array:
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """The ``slice_sizes`` block at (possibly traced) ``start_indices``, clamped to fit.
 
     Example:
@@ -320,7 +330,7 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
 
 
 def dynamic_slice_in_dim(operand: Array, start_index: Any, slice_size: int = 1, axis: int = 0,
-                         *, allow_negative_indices: bool = True) -> Array:
+                         *, allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """:func:`dynamic_slice` of ``slice_size`` along one ``axis``.
 
     Example:
@@ -338,7 +348,7 @@ def dynamic_slice_in_dim(operand: Array, start_index: Any, slice_size: int = 1, 
 
 
 def dynamic_index_in_dim(operand: Array, index: Any, axis: int = 0, keepdims: bool = True, *,
-                         allow_negative_indices: bool = True) -> Array:
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """The slab at (possibly traced) ``index`` along ``axis``.
 
     Example:
@@ -354,7 +364,7 @@ def dynamic_index_in_dim(operand: Array, index: Any, axis: int = 0, keepdims: bo
 
 
 def dynamic_update_slice(operand: Array, update: Array, start_indices: Any, *,
-                         allow_negative_indices: bool = True) -> Array:
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """``operand`` with ``update`` (same dtype and rank) written at clamped ``start_indices``.
 
     Example:
@@ -377,7 +387,7 @@ def dynamic_update_slice(operand: Array, update: Array, start_indices: Any, *,
 
 
 def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Any, axis: int, *,
-                                allow_negative_indices: bool = True) -> Array:
+                                allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """:func:`dynamic_update_slice` at ``start_index`` along ``axis`` (0 on other axes).
 
     Example:
@@ -394,7 +404,7 @@ def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Any,
 
 
 def dynamic_update_index_in_dim(operand: Array, update: Array, index: Any, axis: int, *,
-                                allow_negative_indices: bool = True) -> Array:
+                                allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """Write the slab ``update`` (with or without the size-1 ``axis``) at ``index``.
 
     Example:

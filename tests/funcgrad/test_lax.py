@@ -153,6 +153,20 @@ def test_dynamic_slice_traced_negative_index_under_jit_and_vmap() -> None:
     assert host(got).tolist() == [9.0, 0.0, 2.0]
 
 
+def test_dynamic_slice_allow_negative_indices_false() -> None:
+    # JAX 0.10.2: a concrete negative index is a ValueError; a traced one is clamped to 0;
+    # allow_negative_indices may be one bool per axis.
+    a = dev(np.arange(60.0).reshape(5, 12))
+    with pytest.raises(ValueError, match="allow_negative_indices=False"):
+        lax.dynamic_slice(a, (-1, 2), (2, 3), allow_negative_indices=False)
+    f = funcgrad.jit(lambda i: lax.dynamic_slice(a, (i, 2), (2, 3), allow_negative_indices=False))
+    assert host(f(dev(np.array(-1)))).tolist() == [[2.0, 3.0, 4.0], [14.0, 15.0, 16.0]]
+    got = lax.dynamic_slice(a, (1, -2), (2, 3), allow_negative_indices=(False, True))
+    assert host(got).tolist() == [[21.0, 22.0, 23.0], [33.0, 34.0, 35.0]]
+    with pytest.raises(ValueError, match="allow_negative_indices=False"):
+        lax.dynamic_slice(a, (1, -2), (2, 3), allow_negative_indices=(True, False))
+
+
 def _linear_recurrence(a, b):
     return lax.associative_scan(lambda p, q: (p[0] * q[0], p[1] * q[0] + q[1]), (a, b))[1]
 
