@@ -504,16 +504,17 @@ class _IndexUpdateRef:
     def power(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``x[idx] ** values`` at ``idx``.
 
-        Unlike ``numpy.power.at``, a repeated index is raised to the power once, not once per
-        repetition (as in JAX).
+        A repeated index is raised once per occurrence, as ``numpy.power.at`` and JAX:
+        ``x ** (v1 * v2)``, the exponents multiplied by a scatter (JAX's formula).
         """
         x, v, arrays, indexer, mode = self._prepare(values, "power", True, kwargs)
         xa = get_aval(x)
-        cur = _ga.gather_canonical(x, *arrays, indexer=indexer, mode=mode)
-        new = _ew.pow(cur, v)
+        ones = _shape.broadcast_in_dim(_ix.full((), 1, xa.dtype, xa.device), xa.shape, ())
+        exponents = _sc.scatter_mul(ones, v, *arrays, indexer=indexer, mode=mode)
+        new = _ew.pow(x, exponents)
         if get_aval(new).dtype != xa.dtype:
             new = _ew.convert_element_type(new, xa.dtype)
-        return _sc.scatter(x, new, *arrays, indexer=indexer, mode=mode)
+        return new
 
     def min(self, values: Any, **kwargs: Any) -> Any:
         """A copy of ``x`` with ``minimum(x[idx], values)`` at ``idx`` (``numpy.minimum.at``)."""

@@ -61,11 +61,13 @@ def ref_update(x: np.ndarray, i: np.ndarray, v: np.ndarray, op: str, mode: str,
             out[p] = np.minimum(out[p], v[k])
         elif op == "max":
             out[p] = np.maximum(out[p], v[k])
+        elif op == "power":  # once per occurrence, as numpy.power.at and JAX
+            out[p] = out[p] ** v[k]
     return out
 
 
 MODES = ("promise_in_bounds", "clip", "drop", "fill")
-OPS = ("set", "add", "multiply", "min", "max")
+OPS = ("set", "add", "multiply", "min", "max", "power")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,6 +86,21 @@ def test_jax_documented_examples() -> None:
     assert_allclose(fnp.at(x)[-1].set(99), np.array([0.0, 1.0, 2.0, 3.0, 99.0]))
     assert_allclose(fnp.at(x)[-1].set(99, wrap_negative_indices=False, mode="drop"),
                     np.arange(5.0))
+
+
+def test_power_repeated_indices_as_jax() -> None:
+    # jax.numpy 0.10.2 (x64): x.at[i].power(v) is x ** scatter_mul(ones, i, v), so a repeated
+    # index is raised once per occurrence; values and gradient recorded from JAX.
+    x = dev(np.array([2.0, 3.0]))
+    i = np.array([0, 0, 1])
+    v = dev(np.array([2.0, 3.0, 2.0]))
+    assert_allclose(fnp.at(x)[i].power(v), np.array([64.0, 9.0]))
+    assert_allclose(funcgrad.grad(lambda x: fnp.sum(x.at[i].power(v)))(x),
+                    np.array([192.0, 6.0]))
+    xi = dev(np.arange(12, dtype=np.int32).reshape(3, 4))
+    got = fnp.at(xi)[..., np.array([0, 0, 3])].power(2)
+    assert host(got).dtype == np.int32
+    assert_allclose(got, np.array([[0, 1, 2, 9], [256, 5, 6, 49], [4096, 9, 10, 121]], np.int32))
 
 
 def test_default_fill_values_by_dtype() -> None:
