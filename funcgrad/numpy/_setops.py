@@ -136,6 +136,9 @@ def _unique(name: str, ar: Any, return_index: bool, return_inverse: bool, return
             raise ValueError(f"{name}: cannot unique over axis {axis} of an array with no "
                              "other elements")
     n = _av(src).shape[0]
+    if n == 0 and size and fill_value is None:
+        raise ValueError(f"fnp.{name}: an empty input padded to size={size} needs a "
+                         "fill_value= (there is no first entry to pad with)")
     if n == 0:
         u = size if size is not None else 0
         values = fnp.moveaxis(_device_xp(src).zeros((u,) + _av(src).shape[1:],
@@ -168,7 +171,7 @@ def _unique(name: str, ar: Any, return_index: bool, return_inverse: bool, return
     if size is not None:
         valid = _valid(n_unique, u, mask)
         values = _fill(values, valid, fill_value)
-        index = fnp.where(valid, index, 0)
+        index = fnp.where(valid, index, _sl(index, 0, 1, 0))  # JAX pads with the first
     values = fnp.moveaxis(values, 0, ax) if ax else values
     inverse = counts = None
     group = fnp.subtract(fnp.cumsum(_cast(mask, _I64)), 1)

@@ -102,6 +102,20 @@ def test_size_under_jit_and_vmap() -> None:
     assert_allclose(u, np.array([1, 2, 3, 1, 1]))
 
 
+def test_unique_size_padding_as_jax() -> None:
+    # Recorded from jax.numpy 0.10.2: past the uniques, return_index repeats the first index
+    # (the index of the first sorted entry), along an axis too.
+    v, i = fnp.unique(dev(np.array([3, 1, 1])), return_index=True, size=4)
+    assert_allclose((v, i), (np.array([1, 3, 1, 1]), np.array([1, 0, 1, 1])))
+    rows = dev(np.array([[1, 2], [0, 1], [1, 2]]))
+    v, i = funcgrad.jit(lambda r: fnp.unique(r, axis=0, return_index=True, size=4))(rows)
+    assert_allclose((v, i), (np.array([[0, 1], [1, 2], [0, 1], [0, 1]]), np.array([1, 0, 1, 1])))
+    with pytest.raises(ValueError, match="fill_value"):  # nothing to pad with, as JAX
+        fnp.unique(dev(np.array([], float)), size=3)
+    assert_allclose(fnp.unique(dev(np.array([], float)), size=2, fill_value=7.0),
+                    np.array([7.0, 7.0]))
+
+
 def test_histogram_jit_matches_numpy() -> None:
     a = np.random.default_rng(1).standard_normal(30)
     got = funcgrad.jit(lambda a: fnp.histogram(a, 5))(dev(a))

@@ -255,7 +255,8 @@ _add("unique_axis0", lambda x: fnp.unique(x, return_inverse=True, axis=0),
 _add("unique_size",
      lambda x: fnp.unique(x, return_index=True, return_counts=True, size=6, fill_value=-1.0),
      lambda x: tuple(np.concatenate([r, np.full(6 - r.size, f, r.dtype)]) for r, f in zip(
-         np.unique(x, return_index=True, return_counts=True), (-1.0, 0, 0))),
+         *(lambda u: (u, (-1.0, u[1][0], 0)))(  # JAX pads the indices with the first
+             np.unique(x, return_index=True, return_counts=True)))),
      [(np.array([3.0, 1.0, 3.0, 2.0]),)], order=1, grad_args=[(np.array([3.0, 1.0, 2.0]),)])
 _add("unique_values", lambda x: fnp.unique_values(x), lambda x: np.sort(np.unique_values(x)),
      [(_U,), (_UI,)], vmap=False, jit=False, grad_args=[(_DISTINCT,)])
