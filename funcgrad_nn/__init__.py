@@ -25,6 +25,7 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     autograd,
     data,
     distributed,
+    func,
     functional,
     init,
     optim,
@@ -125,7 +126,7 @@ from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import grad, jit, value_and_grad, vmap
 
 __all__ = [
-    "autograd", "data", "optim", "distributed", "parallel", "SyncBatchNorm", "train", "utils",
+    "autograd", "data", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "train", "utils",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",

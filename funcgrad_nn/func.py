@@ -1,0 +1,352 @@
+"""``funcgrad_nn.func``: ``torch.func``'s names and signatures over funcgrad's transforms.
+
+PyTorch's composable transforms are JAX's, so most of this module is funcgrad's own
+transforms under ``torch.func``'s argument names: ``vmap(func, in_dims, out_dims,
+randomness, chunk_size=)``, ``grad``, ``grad_and_value`` (which returns ``(grad, value)``,
+PyTorch's order, not JAX's ``(value, grad)``), ``vjp``, ``jvp``, ``linearize``, ``jacrev``,
+``jacfwd``, ``hessian``; plus ``functional_call`` and ``stack_module_state`` for modules.
+
+Randomness is explicit in funcgrad (keys, not a global generator), so ``vmap``'s
+``randomness`` is validated and otherwise has no effect: a key batched along the mapped axis
+gives ``'different'`` samples, a key broadcast (``in_dims`` None) gives ``'same'``.
+
+Example (PyTorch's model-ensembling recipe, imports changed):
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> from funcgrad_nn.func import functional_call, stack_module_state, vmap
+    >>> _ = nn.manual_seed(0)
+    >>> models = [nn.Linear(3, 2) for _ in range(4)]
+    >>> params, buffers = stack_module_state(models)
+    >>> params["weight"].shape
+    (4, 2, 3)
+    >>> def fmodel(params, buffers, x):
+    ...     return functional_call(models[0], (params, buffers), (x,))
+    >>> x = np.ones((5, 3), np.float32)
+    >>> out = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+    >>> out.shape
+    (4, 5, 2)
+    >>> bool(np.allclose(out[2], models[2](x), atol=1e-6))
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import funcgrad
+from funcgrad import numpy as fnp
+from funcgrad_nn.module import Module
+from funcgrad_nn.utils.stateless import functional_call
+
+__all__ = [
+    "vmap", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
+    "hessian", "functional_call", "stack_module_state", "functionalize",
+]
+
+_RANDOMNESS = ("error", "different", "same")
+
+
+# -- dict order ----------------------------------------------------------------------------------
+# funcgrad's pytrees (as JAX's) rebuild dicts in sorted key order; PyTorch's keep insertion
+# order, and torch.func code zips gradient dicts with ``model.parameters()``. These two helpers
+# give results the key order of the dicts they mirror (the arguments, or the function's output).
+
+
+def _skeleton(x: Any) -> Any:
+    """The dict/list/tuple nesting of ``x`` with its dict key order; leaves become None."""
+    if type(x) is dict:
+        return {k: _skeleton(v) for k, v in x.items()}
+    if type(x) in (list, tuple):
+        return type(x)(_skeleton(v) for v in x)
+    return None
+
+
+def _reorder(skel: Any, value: Any) -> Any:
+    """``value`` with every dict in ``skel``'s key order (where the key sets match)."""
+    if type(skel) is dict and type(value) is dict and set(skel) == set(value):
+        return {k: _reorder(skel[k], value[k]) for k in skel}
+    if type(skel) in (list, tuple) and type(value) is type(skel) and len(skel) == len(value):
+        return type(value)(_reorder(s, v) for s, v in zip(skel, value))
+    return value
+
+
+def _recording(func: Callable[..., Any], box: list) -> Callable[..., Any]:
+    """``func`` called with its arguments' dicts in the caller's key order (``box[0]``, set by
+    the wrapper before the call), recording its output's skeleton in ``box[1]``."""
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        if box:
+            args, kwargs = _reorder(box[0], (args, kwargs))
+        out = func(*args, **kwargs)
+        box[1:] = [_skeleton(out)]
+        return out
+
+    return recorded
+
+
+def _enter(box: list, args: tuple, kwargs: dict) -> None:
+    box[:1] = [_skeleton((args, kwargs))]  # keeps box[1]: a cached trace may not re-record
+
+
+def _out_skeleton(box: list) -> Any:
+    return box[1] if len(box) > 1 else None
+
+
+def _arg_skeleton(args: tuple, argnums: int | tuple[int, ...]) -> Any:
+    if isinstance(argnums, int):
+        return _skeleton(args[argnums])
+    return tuple(_skeleton(args[i]) for i in argnums)
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
+         randomness: str = "error", *, chunk_size: int | None = None) -> Callable[..., Any]:
+    """``torch.func.vmap``: :func:`funcgrad.vmap` with PyTorch's argument names.
+
+    ``in_dims``/``out_dims`` are ``in_axes``/``out_axes`` (an int, ``None``, or a tuple with
+    one entry per argument, nested like the arguments); ``chunk_size`` maps that many examples
+    at a time. ``randomness`` must be ``'error'``, ``'different'`` or ``'same'`` (see the
+    module docstring).
+
+    Example:
+        >>> import numpy as np
+        >>> vmap(lambda a, b: a @ b, in_dims=(0, None))(np.ones((3, 2)), np.ones(2)).tolist()
+        [2.0, 2.0, 2.0]
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness!r}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                         f"{chunk_size!r})")
+    box: list = []
+    mapped = funcgrad.vmap(_recording(func, box), in_axes=in_dims, out_axes=out_dims,
+                           chunk_size=chunk_size)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _enter(box, args, kwargs)
+        out = mapped(*args, **kwargs)
+        return _reorder(_out_skeleton(box), out)
+
+    return wrapped
+
+
+def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
+    """``torch.func.grad``: the gradient of a function returning a scalar; with ``has_aux``
+    the function returns ``(output, aux)`` and the result is ``(grad, aux)``.
+
+    Example:
+        >>> import numpy as np
+        >>> grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0])).tolist()
+        [2.0, 4.0]
+    """
+    box: list = []
+    g = funcgrad.grad(_recording(func, box), argnums=argnums, has_aux=has_aux)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _enter(box, args, kwargs)
+        out = g(*args, **kwargs)
+        if has_aux:
+            grads, aux = out
+            skel = _out_skeleton(box)
+            return (_reorder(_arg_skeleton(args, argnums), grads),
+                    _reorder(skel[1] if skel else None, aux))
+        return _reorder(_arg_skeleton(args, argnums), out)
+
+    return wrapped
+
+
+def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
+    """``torch.func.grad_and_value``: ``(grad, value)`` (``(grad, (value, aux))`` with
+    ``has_aux``) — PyTorch's order, the reverse of :func:`funcgrad.value_and_grad`.
+
+    Example:
+        >>> import numpy as np
+        >>> g, v = grad_and_value(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
+        >>> g.tolist(), float(v)
+        ([2.0, 4.0], 5.0)
+    """
+    box: list = []
+    vg = funcgrad.value_and_grad(_recording(func, box), argnums=argnums, has_aux=has_aux)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _enter(box, args, kwargs)
+        value, g = vg(*args, **kwargs)
+        return _reorder(_arg_skeleton(args, argnums), g), _reorder(_out_skeleton(box), value)
+
+    return wrapped
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``torch.func.vjp``: ``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with ``has_aux``);
+    ``vjp_fn(cotangents)`` returns a tuple with one gradient per primal.
+
+    Example:
+        >>> import numpy as np
+        >>> out, vjp_fn = vjp(lambda x: x ** 2, np.array([1.0, 3.0]))
+        >>> vjp_fn(np.ones(2))[0].tolist()
+        [2.0, 6.0]
+    """
+    box: list = []
+    _enter(box, primals, {})
+    res = funcgrad.vjp(_recording(func, box), *primals, has_aux=has_aux)
+    out, pull = res[0], res[1]
+    skel = _out_skeleton(box)
+    out_skel = skel[0] if has_aux and skel is not None else skel
+    in_skel = _skeleton(tuple(primals))
+
+    def vjp_fn(cotangents: Any) -> Any:
+        return _reorder(in_skel, pull(cotangents))
+
+    if has_aux:
+        return _reorder(out_skel, out), vjp_fn, _reorder(skel[1] if skel else None, res[2])
+    return _reorder(out_skel, out), vjp_fn
+
+
+def jvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], *,
+        strict: bool = False, has_aux: bool = False) -> Any:
+    """``torch.func.jvp``: ``(output, jvp_out)`` (``(output, jvp_out, aux)`` with
+    ``has_aux``); ``primals`` and ``tangents`` are tuples of the same structure.
+
+    Example:
+        >>> import numpy as np
+        >>> out, t = jvp(lambda x: x ** 2, (np.array([3.0]),), (np.array([1.0]),))
+        >>> t.tolist()
+        [6.0]
+    """
+    if not isinstance(primals, tuple | list):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. "
+                           f"it should be valid to call f(*primals). Got "
+                           f"{type(primals).__name__}")
+    if not isinstance(tangents, tuple | list):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected tangents to be a tuple, got "
+                           f"{type(tangents).__name__}")
+    if len(primals) != len(tangents):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have "
+                           f"the same length; got {len(primals)} and {len(tangents)}")
+    box: list = []
+    _enter(box, tuple(primals), {})
+    res = funcgrad.jvp(_recording(func, box), tuple(primals), tuple(tangents), has_aux=has_aux)
+    skel = _out_skeleton(box)
+    out_skel = skel[0] if has_aux and skel is not None else skel
+    if has_aux:
+        return (_reorder(out_skel, res[0]), _reorder(out_skel, res[1]),
+                _reorder(skel[1] if skel else None, res[2]))
+    return _reorder(out_skel, res[0]), _reorder(out_skel, res[1])
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``torch.func.linearize``: ``(output, jvp_fn)``; ``jvp_fn(*tangents)`` evaluates the
+    Jacobian-vector product at ``primals`` without re-running ``func``.
+
+    Example:
+        >>> import numpy as np
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> out, jvp_fn = linearize(fnp.sin, np.array([0.0]))
+        >>> jvp_fn(np.array([2.0])).tolist()
+        [2.0]
+    """
+    return funcgrad.linearize(func, *primals)
+
+
+def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+           has_aux: bool = False, chunk_size: int | None = None,
+           _preallocate_and_copy: bool = False) -> Callable[..., Any]:
+    """``torch.func.jacrev``: the Jacobian by reverse mode (``chunk_size`` rows at a time).
+
+    Example:
+        >>> import numpy as np
+        >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    return funcgrad.jacrev(func, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+
+
+def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           has_aux: bool = False, *, randomness: str = "error") -> Callable[..., Any]:
+    """``torch.func.jacfwd``: the Jacobian by forward mode.
+
+    Example:
+        >>> import numpy as np
+        >>> jacfwd(lambda x: x ** 3)(np.array([1.0, 2.0])).tolist()
+        [[3.0, 0.0], [0.0, 12.0]]
+    """
+    if randomness not in _RANDOMNESS:
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness!r}")
+    return funcgrad.jacfwd(func, argnums=argnums, has_aux=has_aux)
+
+
+def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
+            ) -> Callable[..., Any]:
+    """``torch.func.hessian``: ``jacfwd(jacrev(func))``.
+
+    Example:
+        >>> import numpy as np
+        >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0])).tolist()
+        [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return funcgrad.hessian(func, argnums=argnums)
+
+
+def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
+    """``torch.func.functionalize``: funcgrad programs are functional already (in-place
+    updates inside ``Function``\\ s rebind views), so this returns ``func`` unchanged.
+
+    Example:
+        >>> f = lambda x: x + 1
+        >>> functionalize(f) is f
+        True
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
+                           f"for remove={remove!r}. Valid options are 'mutations' and "
+                           "'mutations_and_views'.")
+    return func
+
+
+def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``torch.func.stack_module_state``: ``(params, buffers)``, dicts from each
+    ``named_parameters``/``named_buffers`` name to the models' arrays stacked along a new
+    leading axis, for :func:`vmap` over :func:`functional_call`.
+
+    The models must have the same structure and the same training mode. The stacked arrays
+    are new arrays (the models are not tied to them).
+
+    Example:
+        >>> import funcgrad_nn as nn
+        >>> p, b = stack_module_state([nn.BatchNorm1d(3), nn.BatchNorm1d(3)])
+        >>> p["weight"].shape, b["running_mean"].shape
+        ((2, 3), (2, 3))
+    """
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    first = type(models[0])
+    if any(type(m) is not first for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stack(named: Callable[[Module], Any], what: str) -> dict[str, Any]:
+        per = [dict(named(m)) for m in models]
+        names = list(per[0])
+        for i, d in enumerate(per[1:], 1):
+            if list(d) != names:
+                raise RuntimeError(f"stack_module_state: model {i} has {what} {list(d)}, "
+                                   f"model 0 has {names}; the models must have the same "
+                                   "structure")
+        out = {}
+        for n in names:
+            arrays = [d[n] for d in per]
+            shapes = {tuple(a.shape) for a in arrays}
+            if len(shapes) != 1:
+                raise RuntimeError(f"stack_module_state: {what[:-1]} {n!r} has different "
+                                   f"shapes across the models: {sorted(shapes)}")
+            out[n] = fnp.stack(arrays)
+        return out
+
+    return (stack(lambda m: m.named_parameters(include_frozen=True), "parameters"),
+            stack(lambda m: m.named_buffers(), "buffers"))

@@ -1,0 +1,136 @@
+"""funcgrad_nn.func (torch.func's names): values recorded from PyTorch 2.13, dict key order,
+PyTorch's argument names and errors."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+from helpers import dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad_nn as nn
+from funcgrad_nn import func
+
+REF = dict(np.load(pathlib.Path(__file__).parent / "fixtures" / "func" / "torch_func.npz"))
+X = np.random.default_rng(0).standard_normal((5, 3))
+TARGET = np.array([0, 1, 1, 0, 1])
+
+
+def assert_close(a, b):
+    np.testing.assert_allclose(host(a), host(b), rtol=1e-10, atol=1e-12)
+
+
+def _models():
+    models = []
+    for i in range(3):
+        m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+        m.load_state_dict({k: REF[f"model{i}.{k}"] for k in m.state_dict()})
+        models.append(m)
+    return models
+
+
+def test_model_ensembling_recipe():
+    models = _models()
+    params, buffers = func.stack_module_state(models)
+    assert list(params) == list(REF["stacked_names"]) and buffers == {}
+    assert params["0.weight"].shape == (3, 4, 3)
+    out = func.vmap(lambda p, b, x: func.functional_call(models[0], (p, b), (x,)),
+                    in_dims=(0, 0, None))(params, buffers, X)
+    assert_close(out, REF["ensemble"])
+
+
+def test_per_sample_gradients_recipe_keeps_parameter_order():
+    base = _models()[0]
+    p0 = dict(base.named_parameters())
+
+    def loss(p, sample, target):
+        pred = func.functional_call(base, p, (sample[None],))
+        return nn.F.cross_entropy(pred, target[None])
+
+    per = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(p0, X, TARGET)
+    # PyTorch's order (that of named_parameters), not sorted keys: code zips these with
+    # model.parameters()
+    assert list(per) == list(REF["per_sample_names"]) == list(p0)
+    for k, v in per.items():
+        assert_close(v, REF[f"per_sample.{k}"])
+    # under funcgrad.jit the result is rebuilt by jit, in funcgrad's sorted key order
+    per_jit = funcgrad.jit(func.vmap(func.grad(loss), in_dims=(None, 0, 0)))(p0, X, TARGET)
+    for k, v in per_jit.items():
+        assert_close(v, REF[f"per_sample.{k}"])
+
+
+def test_grad_and_value_order_and_aux():
+    base = _models()[0]
+    p0 = dict(base.named_parameters())
+
+    def loss_aux(p, x):
+        pred = func.functional_call(base, p, (x,))
+        return (pred ** 2).mean(), {"pred": pred}
+
+    g, (value, aux) = func.grad_and_value(loss_aux, has_aux=True)(p0, X)
+    assert_close(value, REF["gv_value"])
+    assert_close(aux["pred"], REF["gv_pred"])
+    assert list(g) == list(p0)
+    for k, v in g.items():
+        assert_close(v, REF[f"gv_grad.{k}"])
+
+
+def test_dict_order_of_outputs_vjp_jvp():
+    x = dev(np.array([1.0, 2.0]))
+    f = lambda d: {"z": d["b"] * d["a"], "a": d["a"] ** 2}
+    d = {"b": x, "a": x * 3}
+    out, vjp_fn = func.vjp(f, d)
+    assert list(out) == ["z", "a"]
+    (g,) = vjp_fn({"z": fnp.ones(2), "a": fnp.zeros(2)})
+    assert list(g) == ["b", "a"]
+    assert_close(g["b"], [3.0, 6.0])
+    out, t = func.jvp(f, (d,), (d,))
+    assert list(out) == list(t) == ["z", "a"]
+    assert list(func.vmap(f)(d)) == ["z", "a"]
+    assert list(func.grad(lambda d: f(d)["z"].sum())(d)) == ["b", "a"]
+
+
+def test_torch_argument_names_and_errors():
+    a = dev(np.arange(6.0).reshape(2, 3))
+    out = func.vmap(lambda r, s: (r * s, r.sum()), in_dims=(1, None), out_dims=(1, 0),
+                    chunk_size=2)(a, dev(np.float64(2.0)))
+    assert_close(out[0], 2 * a)
+    assert_close(out[1], a.sum(0))
+    with pytest.raises(RuntimeError, match="randomness"):
+        func.vmap(lambda r: r, randomness="sometimes")
+    with pytest.raises(ValueError, match="chunk_size"):
+        func.vmap(lambda r: r, chunk_size=0)
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        func.jvp(fnp.sin, a, a)
+    with pytest.raises(RuntimeError, match="at least one model"):
+        func.stack_module_state([])
+    lin, bn = nn.Linear(2, 2), nn.Linear(2, 2)
+    bn.eval()
+    with pytest.raises(RuntimeError, match="training/eval mode"):
+        func.stack_module_state([lin, bn])
+    with pytest.raises(RuntimeError, match="different shapes"):
+        func.stack_module_state([nn.Linear(2, 2), nn.Linear(3, 2)])
+
+
+def test_jacobians_hessian_linearize():
+    x = dev(np.array([0.3, -0.7]))
+    assert_close(func.jacrev(fnp.sin, chunk_size=1)(x), np.diag(np.cos(host(x))))
+    assert_close(func.jacfwd(fnp.sin)(x), np.diag(np.cos(host(x))))
+    assert_close(func.hessian(lambda v: (v ** 3).sum())(x), np.diag(6 * host(x)))
+    out, jvp_fn = func.linearize(fnp.sin, x)
+    assert_close(jvp_fn(x), np.cos(host(x)) * host(x))
+    f = lambda v: v + 1
+    assert func.functionalize(f) is f
+
+
+def test_stack_module_state_includes_frozen_parameters_and_buffers():
+    bns = [nn.BatchNorm1d(2), nn.BatchNorm1d(2)]
+    bns[0].requires_grad_(False)
+    bns[1].requires_grad_(False)
+    p, b = func.stack_module_state(bns)
+    assert list(p) == ["weight", "bias"]
+    assert list(b) == ["running_mean", "running_var", "num_batches_tracked"]
+    assert b["running_var"].shape == (2, 2)
