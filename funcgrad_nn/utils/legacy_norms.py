@@ -7,6 +7,7 @@ access (see :mod:`.parametrizations` for the newer forms, which PyTorch recommen
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy
@@ -49,19 +50,21 @@ def _axis(dim: int | None, ndim: int) -> int | None:
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:
     """``module.<name> = g * v / ||v||`` from the parameters ``<name>_g`` and ``<name>_v``
-    (PyTorch's deprecated ``torch.nn.utils.weight_norm``; the norm is over every axis but
-    ``dim``, the whole array for ``dim=None`` or ``-1``).
+    (PyTorch's deprecated ``torch.nn.utils.weight_norm``, which warns the same way; the norm
+    is over every axis but ``dim``, the whole array for ``dim=None`` or ``-1``).
 
     >>> import numpy as np, funcgrad_nn as nn
     >>> lin = nn.utils.weight_norm(nn.Linear(3, 2))
     >>> list(lin.state_dict()), lin.weight_g.shape
     (['bias', 'weight_g', 'weight_v'], (2, 1))
     """
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     if f"{name}_g" in module._parameters and f"{name}_v" in module._parameters:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     w, trainable = _take(module, name, "weight_norm")
     axis = _axis(dim, fnp.ndim(w))
-    g = numpy.asarray(funcgrad.to_numpy(_norm_except_dim(w, axis))).astype(w.dtype)
+    g = _norm_except_dim(w, axis).astype(w.dtype)  # on w's device
     module.register_parameter(f"{name}_g", Parameter(g, trainable))
     module.register_parameter(f"{name}_v", Parameter(w, trainable))
 

@@ -138,6 +138,7 @@ def test_spectral_norm_normalises_and_updates_buffers_in_training_only():
     assert lin.parametrizations.weight[0]._u.shape == (4,)
 
 
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
 @pytest.mark.parametrize("case", API["legacy_norms"],
                          ids=lambda c: f"{c['fn']}-{'-'.join(map(str, c['kwargs'].values()))}")
 def test_hook_based_weight_and_spectral_norm_match_torch(case):
@@ -166,7 +167,8 @@ def test_hook_based_weight_and_spectral_norm_match_torch(case):
 
 
 def test_hook_based_norms_refuse_a_second_application():
-    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+    with pytest.warns(FutureWarning, match="in favor of `torch.nn.utils.parametrizations"), \
+            pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
         nn.utils.weight_norm(nn.utils.weight_norm(nn.Linear(2, 2)))
     with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
         nn.utils.spectral_norm(nn.utils.spectral_norm(nn.Linear(2, 2)))
