@@ -20,7 +20,12 @@ Example:
 
 from funcgrad import profiler  # torch.autograd.profiler's place: profile, record_function
 from funcgrad_nn.autograd import functional
-from funcgrad_nn.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from funcgrad_nn.autograd.anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from funcgrad_nn.autograd.function import Function, FunctionCtx, once_differentiable
 from funcgrad_nn.autograd.functional import GradcheckError, gradcheck, gradgradcheck
 from funcgrad_nn.autograd.grad_mode import (
@@ -36,5 +41,5 @@ __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "functional", "gradcheck",
     "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-    "set_detect_anomaly", "is_anomaly_enabled", "profiler",
+    "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "profiler",
 ]

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.debug.nans import _switch, _undo, nans_enabled
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
+
+#: anomaly mode itself (PyTorch also allows it on with ``check_nan=False``: no NaN checks)
+_mode: ContextVar[bool] = ContextVar("funcgrad_nn_anomaly_mode", default=False)
 
 
 def is_anomaly_enabled() -> bool:
@@ -25,7 +30,22 @@ def is_anomaly_enabled() -> bool:
         >>> is_anomaly_enabled()
         False
     """
+    return _mode.get() or nans_enabled()
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks for NaN (off with ``check_nan=False``).
+
+    Example:
+        >>> with set_detect_anomaly(True, check_nan=False):
+        ...     is_anomaly_enabled(), is_anomaly_check_nan_enabled()
+        (True, False)
+    """
     return nans_enabled()
+
+
+def _switch_mode(mode: bool, check_nan: bool) -> list[Any]:
+    return [(_mode, _mode.set(mode))] + _switch(mode and check_nan, False)
 
 
 class detect_anomaly:  # noqa: N801  (PyTorch's name)
@@ -49,7 +69,7 @@ class detect_anomaly:  # noqa: N801  (PyTorch's name)
         self._stack: list[list[Any]] = []
 
     def __enter__(self) -> None:
-        self._stack.append(_switch(self.check_nan, False))
+        self._stack.append(_switch_mode(True, self.check_nan))
 
     def __exit__(self, *exc: Any) -> None:
         _undo(self._stack.pop())
@@ -79,7 +99,7 @@ class set_detect_anomaly:  # noqa: N801
             raise TypeError(f"set_detect_anomaly(mode): expected a bool, got "
                             f"{type(mode).__name__} {mode!r}")
         self.mode = mode
-        self._tokens = _switch(mode and check_nan, False)
+        self._tokens = _switch_mode(mode, check_nan)
 
     def __enter__(self) -> None:
         pass

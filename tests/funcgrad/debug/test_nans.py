@@ -127,3 +127,18 @@ def test_bad_argument():
         debug_nans("yes")
     with pytest.raises(TypeError, match="set_detect_anomaly.*bool"):
         set_detect_anomaly("yes")
+
+
+def test_anomaly_mode_without_nan_checks():
+    # torch 2.13: set_detect_anomaly(True, check_nan=False) turns anomaly mode on without NaN
+    # checks (is_anomaly_enabled True, is_anomaly_check_nan_enabled False).
+    from funcgrad_nn.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled
+
+    with set_detect_anomaly(True, check_nan=False):
+        assert is_anomaly_enabled() and not is_anomaly_check_nan_enabled()
+        assert np.isnan(host(funcgrad.grad(lambda x: fnp.sqrt(x) * 0.0)(-1.0)))
+    with detect_anomaly(check_nan=False):
+        assert is_anomaly_enabled() and not is_anomaly_check_nan_enabled()
+    with detect_anomaly():
+        assert is_anomaly_enabled() and is_anomaly_check_nan_enabled()
+    assert not is_anomaly_enabled() and not is_anomaly_check_nan_enabled()
