@@ -1,0 +1,48 @@
+"""funcgrad.scipy.linalg: SciPy's ``scipy.linalg``, differentiable (as ``jax.scipy.linalg``).
+
+Built on the primitives of :mod:`funcgrad.ops.linalg_decomp` and :mod:`funcgrad.ops.lu` and on
+funcgrad.numpy, so ``grad``, ``jvp``, ``vmap`` and ``jit`` go through. SciPy's keyword
+arguments are accepted (``overwrite_*`` and ``check_finite`` have no effect). Integer
+operands become float64, as in SciPy. Differences from SciPy are listed in docs/scipy.md.
+
+Example:
+    >>> import numpy as np, funcgrad, funcgrad.scipy.linalg as fsl
+    >>> a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> fsl.cho_solve(fsl.cho_factor(a), np.array([1.0, 2.0]))
+    array([0.09090909, 0.63636364])
+    >>> funcgrad.grad(lambda m: fsl.expm(m).trace())(np.zeros((2, 2)))
+    array([[1., 0.],
+           [0., 1.]])
+"""
+
+from funcgrad.scipy.linalg._decomp import (
+    cho_factor,
+    cholesky,
+    eigh,
+    eigh_tridiagonal,
+    lu,
+    lu_factor,
+    polar,
+    qr,
+    svd,
+)
+from funcgrad.scipy.linalg._matfuncs import expm, expm_frechet
+from funcgrad.scipy.linalg._solve import cho_solve, det, inv, lu_solve, solve, solve_triangular
+from funcgrad.scipy.linalg._special_matrices import (
+    block_diag,
+    circulant,
+    companion,
+    hankel,
+    hilbert,
+    pascal,
+    toeplitz,
+    tril,
+    triu,
+)
+
+__all__ = [
+    "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
+    "eigh", "eigh_tridiagonal", "polar", "solve", "solve_triangular", "inv", "det",
+    "expm", "expm_frechet", "block_diag", "toeplitz", "circulant", "hankel", "companion",
+    "hilbert", "pascal", "tril", "triu",
+]

@@ -1,0 +1,328 @@
+"""Decompositions of funcgrad.scipy.linalg: LU, Cholesky, QR, SVD, symmetric eigenproblems,
+polar decomposition (SciPy's signatures; see docs/scipy.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.backend import to_numpy
+from funcgrad.errors import LinAlgShapeError
+from funcgrad.ops import linalg_decomp as _ld
+from funcgrad.ops import lu as _lu
+from funcgrad.scipy.linalg._util import (
+    as_inexact,
+    check_matrix,
+    check_square,
+    const_like,
+    mH,
+    promote,
+)
+
+__all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
+           "eigh_tridiagonal", "polar"]
+
+
+def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
+    """LU decomposition with partial pivoting, in LAPACK's packed form: ``(lu, piv)``.
+
+    ``lu`` holds ``U`` on and above the diagonal and the unit lower triangular ``L`` below
+    it; ``piv`` (int32) says row ``i`` was swapped with row ``piv[i]``. Stacks of (possibly
+    non-square) matrices work. Differentiable in ``a`` (``U`` must be nonsingular).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> lu, piv = fsl.lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> lu
+        array([[3.        , 4.        ],
+               [0.33333333, 0.66666667]])
+        >>> piv
+        array([1, 1], dtype=int32)
+    """
+    a = as_inexact(a)
+    check_matrix("lu_factor", a)
+    lu_, piv, _ = _lu.lu(a)
+    return lu_, piv
+
+
+def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True,
+       p_indices: bool = False) -> Any:
+    """LU decomposition ``a = p @ l @ u`` of each ``(m, n)`` matrix, as ``scipy.linalg.lu``.
+
+    Returns ``(p, l, u)``: the permutation matrix ``p`` ``(m, m)`` (in ``a``'s real dtype), unit
+    lower triangular ``l`` ``(m, k)`` and upper triangular ``u`` ``(k, n)``, ``k = min(m, n)``;
+    ``permute_l=True`` gives ``(p @ l, u)``; ``p_indices=True`` gives ``p`` as int32 row
+    indices with ``a = l[p] @ u``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> p, l, u = fsl.lu(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> p
+        array([[0., 1.],
+               [1., 0.]])
+        >>> u
+        array([[3.        , 4.        ],
+               [0.        , 0.66666667]])
+    """
+    a = as_inexact(a)
+    m, n = check_matrix("lu", a)
+    k = min(m, n)
+    lu_, _, perm = _lu.lu(a)
+    dt = get_aval(lu_).dtype
+    low = fnp.tril(lu_[..., :, :k], -1) + fnp.eye(m, k, dtype=dt)
+    up = fnp.triu(lu_[..., :k, :])
+    # a[perm] = l @ u, so a = p @ l @ u with p[perm[i], i] = 1.
+    inv_perm = fnp.argsort(perm, axis=-1).astype(numpy.int32)
+    if permute_l:
+        return fnp.take_along_axis(low, inv_perm[..., :, None], axis=-2), up
+    if p_indices:
+        return inv_perm, low, up
+    real = numpy.dtype(numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64)
+    p = (perm[..., None, :] == fnp.arange(m, dtype=numpy.int32)[:, None]).astype(real)
+    return p, low, up
+
+
+def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
+             check_finite: bool = True) -> Any:
+    """Cholesky factor of a Hermitian positive-definite matrix: upper ``U`` with
+    ``a = U^H U`` (SciPy's default), or lower ``L`` with ``a = L L^H`` when ``lower=True``.
+
+    Only the triangle named by ``lower`` is read. Raises ``LinAlgError`` if ``a`` is not
+    positive definite. Differentiated as a function of a symmetric matrix (see docs/linalg.md).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
+        array([[2., 1.],
+               [0., 2.]])
+    """
+    a = as_inexact(a)
+    check_square("cholesky", a)
+    return _cholesky(a, lower)
+
+
+def _cholesky(a: Any, lower: bool) -> Any:
+    if lower:
+        return _ld.cholesky(a)
+    # The upper factor reads the upper triangle: U = chol_lower(a^H)^H.
+    return mH(_ld.cholesky(mH(a)))
+
+
+def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> tuple[Any, bool]:
+    """``(c, lower)``: the Cholesky factor for :func:`cho_solve`.
+
+    The other triangle of ``c`` is zero (SciPy leaves whatever ``a`` held there).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> c, low = fsl.cho_factor(np.array([[4.0, 2.0], [2.0, 5.0]]))
+        >>> fsl.cho_solve((c, low), np.array([6.0, 7.0]))
+        array([1., 1.])
+    """
+    return cholesky(a, lower=lower), bool(lower)
+
+
+def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       pivoting: bool = False, check_finite: bool = True) -> Any:
+    """QR decomposition ``a = q @ r`` as ``scipy.linalg.qr``.
+
+    ``mode``: ``"full"`` (``q`` ``(m, m)``, ``r`` ``(m, n)``), ``"economic"`` (``q``
+    ``(m, k)``, ``r`` ``(k, n)``), ``"r"`` (the tuple ``(r,)``, ``r`` as in ``"full"``) or
+    ``"raw"`` (``((h, tau), r)``, LAPACK's Householder form; not differentiable). Column
+    pivoting (``pivoting=True``) is not supported.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> q, r = fsl.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+        >>> r
+        array([[-5. , -2.2],
+               [ 0. ,  0.4]])
+    """
+    if pivoting:
+        raise ValueError("qr: pivoting=True (column-pivoted QR) is not supported by "
+                         "funcgrad.scipy.linalg.qr; use pivoting=False")
+    a = as_inexact(a)
+    m, n = check_matrix("qr", a)
+    if mode == "full":
+        return tuple(fnp.linalg.qr(a, mode="complete"))
+    if mode == "economic":
+        return tuple(fnp.linalg.qr(a, mode="reduced"))
+    if mode == "r":
+        r = fnp.linalg.qr(a, mode="r")
+        if m > n:
+            r = fnp.concatenate([r, fnp.zeros(get_aval(r).shape[:-2] + (m - n, n),
+                                              dtype=get_aval(r).dtype)], axis=-2)
+        return (r,)
+    if mode == "raw":
+        h, tau = fnp.linalg.qr(a, mode="raw")
+        h = fnp.swapaxes(h, -1, -2)
+        return (h, tau), fnp.triu(h[..., : min(m, n), :])
+    raise ValueError(f"qr: mode must be 'full', 'r', 'economic' or 'raw', got {mode!r}")
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
+        overwrite_a: bool = False, check_finite: bool = True,
+        lapack_driver: str = "gesdd") -> Any:
+    """Singular value decomposition ``a = u @ diag(s) @ vh``: ``(u, s, vh)``, or ``s`` when
+    ``compute_uv=False``. Differentiable for ``full_matrices=False`` or square matrices.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
+        array([4., 3.])
+    """
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ValueError(f"svd: lapack_driver must be 'gesdd' or 'gesvd', got {lapack_driver!r}")
+    a = as_inexact(a)
+    check_matrix("svd", a)
+    if not compute_uv:
+        return fnp.linalg.svd(a, compute_uv=False)
+    return tuple(fnp.linalg.svd(a, full_matrices=full_matrices))
+
+
+def _hermitian_from(a: Any, lower: bool) -> Any:
+    """The Hermitian matrix whose ``lower`` (else upper) triangle is ``a``'s: LAPACK reads
+    only that triangle (the imaginary part of the diagonal is ignored)."""
+    tri = fnp.tril(a, -1) if lower else fnp.triu(a, 1)
+    d = fnp.diagonal(a, axis1=-2, axis2=-1)
+    if get_aval(a).dtype.kind == "c":
+        d = fnp.real(d).astype(get_aval(a).dtype)
+    n = get_aval(a).shape[-1]
+    return tri + mH(tri) + d[..., None, :] * fnp.eye(n, dtype=get_aval(a).dtype)
+
+
+def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, type: int = 1,  # noqa: A002
+         check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
+         driver: Any = None) -> Any:
+    """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, or of the generalized
+    problem with Hermitian positive-definite ``b``, as ``scipy.linalg.eigh``.
+
+    ``type`` 1: ``a v = w b v``; 2: ``a b v = w v``; 3: ``b a v = w v`` (eigenvectors
+    normalised as LAPACK: ``v^H b v = I`` for types 1 and 2, ``v^H b^-1 v = I`` for 3).
+    Only the ``lower`` (else upper) triangles of ``a`` and ``b`` are read.
+    ``subset_by_index=(lo, hi)`` keeps eigenvalues ``lo..hi`` (inclusive, static ints);
+    ``subset_by_value`` needs concrete values (not under ``jit``/``vmap``/``grad``).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
+        array([1., 3.])
+    """
+    if type not in (1, 2, 3):
+        raise ValueError(f"eigh: type must be 1, 2 or 3, got {type!r}")
+    if subset_by_index is not None and subset_by_value is not None:
+        raise ValueError("eigh: give at most one of subset_by_index and subset_by_value")
+    if b is None:
+        a = as_inexact(a)
+        check_square("eigh", a)
+        uplo = "L" if lower else "U"
+        if eigvals_only:
+            w, v = fnp.linalg.eigvalsh(a, UPLO=uplo), None
+        else:
+            w, v = fnp.linalg.eigh(a, UPLO=uplo)
+    else:
+        a, b = promote(a, b)
+        n = check_square("eigh", a)
+        if check_square("eigh", b, "b") != n:
+            raise LinAlgShapeError(f"eigh: a {get_aval(a).shape} and b {get_aval(b).shape} "
+                                   "must have the same size")
+        low = _ld.cholesky(_hermitian_from(b, lower))
+        af = _hermitian_from(a, lower)
+        if type == 1:  # L^-1 a L^-H
+            x = _ld.triangular_solve(low, af, lower=True)
+            c = mH(_ld.triangular_solve(low, mH(x), lower=True))
+        else:  # L^H a L
+            c = fnp.matmul(mH(low), fnp.matmul(af, low))
+        w, y = fnp.linalg.eigh(c)
+        if type in (1, 2):
+            v = _ld.triangular_solve(low, y, lower=True, transpose_a=True,
+                                     conjugate_a=get_aval(low).dtype.kind == "c")
+        else:
+            v = fnp.matmul(low, y)
+        if eigvals_only:
+            v = None
+    if subset_by_index is not None:
+        lo, hi = (int(i) for i in subset_by_index)
+        n = get_aval(w).shape[-1]
+        if not 0 <= lo <= hi < n:
+            raise ValueError(f"eigh: subset_by_index {subset_by_index!r} is not within [0, {n - 1}]")
+        w = w[..., lo:hi + 1]
+        v = None if v is None else v[..., :, lo:hi + 1]
+    elif subset_by_value is not None:
+        lo, hi = subset_by_value
+        wh = to_numpy(w)
+        keep = const_like(w, numpy.flatnonzero((wh > lo) & (wh <= hi)))
+        w = w[..., keep]
+        v = None if v is None else v[..., :, keep]
+    return w if v is None else (w, v)
+
+
+def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: Any = None, check_finite: bool = True, tol: float = 0.0,
+                     lapack_driver: str = "auto") -> Any:
+    """Eigenvalues (and eigenvectors) of the real symmetric tridiagonal matrix with diagonal
+    ``d`` ``(n,)`` and off-diagonal ``e`` ``(n - 1,)``.
+
+    ``select="a"`` (all), ``"i"`` with ``select_range=(lo, hi)`` (indices, inclusive) or
+    ``"v"`` with ``select_range=(vl, vu)`` (values in ``(vl, vu]``; needs concrete values).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]), eigvals_only=True)
+        array([1., 3.])
+    """
+    d, e = promote(d, e)
+    da, ea = get_aval(d), get_aval(e)
+    if da.ndim != 1 or ea.ndim != 1:
+        raise ValueError(f"eigh_tridiagonal: d and e must be 1-D, got shapes {da.shape} and "
+                         f"{ea.shape}")
+    n = da.shape[0]
+    if ea.shape[0] != max(n - 1, 0):
+        raise ValueError(f"eigh_tridiagonal: e must have length len(d) - 1 = {n - 1}, got "
+                         f"{ea.shape[0]}")
+    if da.dtype.kind == "c":
+        raise TypeError("eigh_tridiagonal: d and e must be real")
+    t = fnp.diag(d) + fnp.diag(e, 1) + fnp.diag(e, -1)
+    if select in ("a", "all", 0):
+        subset: dict[str, Any] = {}
+    elif select in ("i", "index", 2):
+        subset = {"subset_by_index": select_range}
+    elif select in ("v", "value", 1):
+        subset = {"subset_by_value": select_range}
+    else:
+        raise ValueError(f"eigh_tridiagonal: select must be 'a', 'v' or 'i', got {select!r}")
+    return eigh(t, eigvals_only=eigvals_only, **subset)
+
+
+def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
+    """Polar decomposition: ``a = u @ p`` (``side="right"``) or ``a = p @ u`` (``"left"``),
+    ``u`` with orthonormal columns (rows), ``p`` Hermitian positive semi-definite. Computed
+    from the SVD, differentiable where the singular values are distinct.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> u, p = fsl.polar(np.array([[0.0, 2.0], [3.0, 0.0]]))
+        >>> u
+        array([[0., 1.],
+               [1., 0.]])
+        >>> p
+        array([[3., 0.],
+               [0., 2.]])
+    """
+    if side not in ("right", "left"):
+        raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+    a = as_inexact(a)
+    if get_aval(a).ndim != 2:
+        raise ValueError(f"polar: a must be a 2-D array, got shape {get_aval(a).shape}")
+    w, s, vh = fnp.linalg.svd(a, full_matrices=False)
+    u = fnp.matmul(w, vh)
+    if side == "right":
+        p = fnp.matmul(mH(vh) * s[None, :], vh)
+    else:
+        p = fnp.matmul(w * s[None, :], mH(w))
+    return u, p

@@ -1,0 +1,96 @@
+"""Shared helpers of funcgrad.scipy.linalg: operand conversion and shape checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_put, get_default_device
+from funcgrad.errors import LinAlgShapeError
+
+__all__ = ["const_like", "as_inexact", "check_matrix", "check_square", "mT", "mH", "is_complex"]
+
+
+def as_inexact(x: Any) -> Any:
+    """``x`` as an array SciPy's LAPACK wrappers would compute in: integers and bools become
+    float64, float16 float32; float32/64 and complex64/128 stay."""
+    x = fnp.asarray(x)
+    dt = get_aval(x).dtype
+    if dt.kind in "biu":
+        return x.astype(numpy.float64)
+    if dt == numpy.float16:
+        return x.astype(numpy.float32)
+    return x
+
+
+def check_matrix(name: str, x: Any, arg: str = "a") -> tuple[int, int]:
+    """The last two dimensions of ``x``; a LinAlgShapeError if it has fewer than two."""
+    shape = get_aval(x).shape
+    if len(shape) < 2:
+        raise LinAlgShapeError(
+            f"{name}: {arg} must be a (stack of) 2-D matrices, got shape {shape}")
+    return shape[-2], shape[-1]
+
+
+def check_square(name: str, x: Any, arg: str = "a") -> int:
+    m, n = check_matrix(name, x, arg)
+    if m != n:
+        raise LinAlgShapeError(
+            f"{name}: {arg} must be square in its last two dimensions, got shape "
+            f"{get_aval(x).shape}")
+    return n
+
+
+def is_complex(x: Any) -> bool:
+    return get_aval(x).dtype.kind == "c"
+
+
+def mT(x: Any) -> Any:
+    return fnp.swapaxes(x, -1, -2)
+
+
+def mH(x: Any) -> Any:
+    t = fnp.swapaxes(x, -1, -2)
+    return fnp.conj(t) if is_complex(t) else t
+
+
+def promote(*xs: Any) -> list[Any]:
+    """Operands converted by :func:`as_inexact`, then to their common dtype."""
+    xs = [as_inexact(x) for x in xs]
+    dt = numpy.result_type(*[get_aval(x).dtype for x in xs])
+    return [x.astype(dt) if get_aval(x).dtype != dt else x for x in xs]
+
+
+def solve_with(name: str, a: Any, b: Any, solver: Any) -> Any:
+    """Apply ``solver(a, b)`` (square ``a (..., n, n)``, ``b (..., n, k)`` with equal batch
+    dims) to SciPy's operand conventions: ``b`` is a vector when 1-D, else a stack of matrices
+    ``(..., n, k)`` whose batch dims broadcast with ``a``'s."""
+    a, b = promote(a, b)
+    n = check_square(name, a)
+    aa, ba = get_aval(a), get_aval(b)
+    if ba.ndim == 0:
+        raise LinAlgShapeError(f"{name}: b must be at least 1-dimensional, got a scalar")
+    vector = ba.ndim == 1
+    if (ba.shape[0] if vector else ba.shape[-2]) != n:
+        raise LinAlgShapeError(
+            f"{name}: incompatible shapes: a {aa.shape} and b {ba.shape} (b needs {n} rows)")
+    if vector:
+        b = fnp.reshape(b, (n, 1))
+        ba = get_aval(b)
+    try:
+        batch = tuple(numpy.broadcast_shapes(aa.shape[:-2], ba.shape[:-2]))
+    except ValueError:
+        raise LinAlgShapeError(
+            f"{name}: the batch dimensions of a {aa.shape} and b {ba.shape} do not broadcast"
+        ) from None
+    x = solver(fnp.broadcast_to(a, batch + aa.shape[-2:]),
+               fnp.broadcast_to(b, batch + ba.shape[-2:]))
+    return x[..., 0] if vector else x
+
+
+def const_like(x: Any, host: Any) -> Any:
+    """The host constant ``host`` (an index array, a mask) on the device ``x`` lives on."""
+    return device_put(numpy.asarray(host), get_aval(x).device or get_default_device())

@@ -1,0 +1,123 @@
+"""funcgrad.scipy.linalg: JAX parity of derivatives (values recorded from jax.scipy.linalg
+0.10.2 with float64, as literals), errors, and jit/vmap on the factor-then-solve programs.
+
+Values against SciPy, finite-difference derivatives and vmap for every function are in the op
+table tests/funcgrad/op_tables/scipy_linalg.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.scipy.linalg as fsl
+from funcgrad.errors import LinAlgShapeError
+
+A = np.array([[0.5, -1.0, 0.25], [0.75, 0.1, -0.4], [0.2, 0.3, -0.6]])
+B = np.array([[1.0, 2.0], [-1.0, 0.5], [0.3, 0.0]])
+
+
+def test_expm_gradient_matches_jax() -> None:
+    g = funcgrad.grad(lambda m: fsl.expm(m).sum())(dev(A))
+    jax_g = [[1.3749850776607377, 1.9804038003525735, 1.6457537538599136],
+             [0.2595696521345305, 0.538165345873895, 0.39811040023623095],
+             [0.6070512019964496, 0.9557242871528117, 0.7712110818022329]]
+    assert_allclose(g, np.array(jax_g), rtol=1e-12, atol=1e-12)
+    g3 = funcgrad.grad(lambda m: fsl.expm(3 * m)[0, 1])(dev(A))
+    jax_g3 = [[-4.104258563727445, -1.7156898483896506, -0.5571082785942376],
+              [5.098490814536202, -1.4512620546327724, 0.02746322071262863],
+              [-2.0224479270067848, 0.8474240915591555, 0.02662337808110571]]
+    assert_allclose(g3, np.array(jax_g3), rtol=1e-11, atol=1e-11)
+
+
+def test_lu_gradients_match_jax() -> None:
+    g = funcgrad.grad(lambda m: fsl.lu_solve(fsl.lu_factor(m), B).sum())(dev(A))
+    jax_g = [[-4.226907291842356, -10.671988905755137, -7.8445306497254546],
+             [8.15426997245179, 20.587695133149673, 15.133149678604221],
+             [-10.400854556698713, -26.259815220854176, -19.302486834954365]]
+    assert_allclose(g, np.array(jax_g), rtol=1e-12, atol=1e-12)
+    g_u = funcgrad.grad(lambda m: fsl.lu(m)[2].sum())(dev(A))
+    jax_gu = [[0.5201171875, 1.12412109375, 1.25625],
+              [0.5282552083333334, 0.12141927083333348, -0.10416666666666663],
+              [0.46875, 0.48437499999999994, 1.0]]
+    assert_allclose(g_u, np.array(jax_gu), rtol=1e-12, atol=1e-12)
+    g_t = funcgrad.grad(lambda m: fsl.solve_triangular(m, B, trans=1, lower=True).sum())(dev(A))
+    jax_gt = [[-22.9, 0.0, 0.0], [7.0, -17.5, 0.0], [1.0, -2.5, -1.7499999999999998]]
+    assert_allclose(g_t, np.array(jax_gt), rtol=1e-12, atol=1e-12)
+
+
+def test_symmetric_solves_have_symmetric_gradients() -> None:
+    # JAX's jax.scipy.linalg.solve(assume_a="pos") gradient is not symmetric; its symmetric
+    # part is funcgrad's (both agree along symmetric perturbations).
+    s = A @ A.T + 3 * np.eye(3)
+    for kind in ("sym", "pos"):
+        g = np.asarray(funcgrad.grad(lambda m, k=kind: fsl.solve(m, B, assume_a=k).sum())(s))
+        np.testing.assert_allclose(g, g.T, atol=1e-14)
+        full = np.asarray(funcgrad.grad(lambda m: fsl.solve(m, B).sum())(s))
+        np.testing.assert_allclose(g, (full + full.T) / 2, atol=1e-13)
+
+
+def test_factor_then_solve_under_jit_and_vmap() -> None:
+    a = np.stack([A + 2 * np.eye(3), A.T + 3 * np.eye(3)])
+
+    def f(m, b):
+        return fsl.lu_solve(fsl.lu_factor(m), b) + fsl.cho_solve(fsl.cho_factor(m @ m.T), b)
+
+    want = np.stack([f(m, B) for m in a])
+    assert_allclose(funcgrad.vmap(f, (0, None))(dev(a), dev(B)), want, rtol=1e-12, atol=1e-12)
+    assert_allclose(funcgrad.jit(funcgrad.vmap(f, (0, None)))(dev(a), dev(B)), want,
+                    rtol=1e-12, atol=1e-12)
+    assert_allclose(funcgrad.vmap(fsl.expm)(dev(10 * a)), np.stack([fsl.expm(10 * m) for m in a]),
+                    rtol=1e-12, atol=1e-12)
+
+
+def test_lu_of_singular_matrix_keeps_the_zero_pivot() -> None:
+    p, low, up = fsl.lu(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    assert_allclose(up, np.array([[2.0, 4.0], [0.0, 0.0]]))
+    assert_allclose(p @ low @ up, np.array([[1.0, 2.0], [2.0, 4.0]]))
+
+
+def test_expm_beyond_max_squarings_is_nan() -> None:
+    out = fsl.expm(np.array([[1e6, 0.0], [0.0, 1.0]]), max_squarings=4)
+    assert np.isnan(np.asarray(out)).all()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: fsl.lu(np.ones(3)),
+    lambda: fsl.inv(np.ones((2, 3))),
+    lambda: fsl.solve(np.eye(3), np.ones(2)),
+    lambda: fsl.solve(np.eye(3), np.ones((2, 2))),
+    lambda: fsl.solve_triangular(np.eye(2), np.ones((3, 1))),
+    lambda: fsl.cholesky(np.ones((2, 3))),
+    lambda: fsl.expm(np.ones((2, 3))),
+    lambda: fsl.lu_solve(fsl.lu_factor(np.eye(3)), np.ones(4)),
+])
+def test_bad_shapes_raise_linalg_shape_errors(call) -> None:
+    with pytest.raises(LinAlgShapeError):
+        call()
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: fsl.qr(np.eye(2), mode="bad"), "mode"),
+    (lambda: fsl.qr(np.eye(2), pivoting=True), "pivoting"),
+    (lambda: fsl.solve(np.eye(2), np.ones(2), assume_a="weird"), "structure"),
+    (lambda: fsl.solve_triangular(np.eye(2), np.ones(2), trans=3), "trans"),
+    (lambda: fsl.eigh(np.eye(2), type=4), "type"),
+    (lambda: fsl.eigh(np.eye(3), subset_by_index=(1, 5)), "subset_by_index"),
+    (lambda: fsl.eigh_tridiagonal(np.ones(3), np.ones(3)), "len"),
+    (lambda: fsl.polar(np.eye(2), side="up"), "side"),
+    (lambda: fsl.pascal(3, kind="odd"), "kind"),
+    (lambda: fsl.expm_frechet(np.eye(2), np.eye(3)), "shape"),
+])
+def test_bad_options_raise_value_errors(call, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_singular_matrix_raises_linalg_error() -> None:
+    with pytest.raises(np.linalg.LinAlgError):
+        fsl.solve(np.ones((2, 2)), np.ones(2))
+    with pytest.raises(np.linalg.LinAlgError):
+        fsl.cholesky(-np.eye(2))
