@@ -72,7 +72,7 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite:
     k = min(m, n)
     lu_, _, perm = _lu.lu(a)
     dt = get_aval(lu_).dtype
-    low = fnp.tril(lu_[..., :, :k], -1) + fnp.eye(m, k, dtype=dt)
+    low = fnp.tril(lu_[..., :, :k], -1) + const_like(lu_, numpy.eye(m, k, dtype=dt))
     up = fnp.triu(lu_[..., :k, :])
     # a[perm] = l @ u, so a = p @ l @ u with p[perm[i], i] = 1.
     inv_perm = fnp.argsort(perm, axis=-1).astype(numpy.int32)
@@ -81,7 +81,7 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite:
     if p_indices:
         return inv_perm, low, up
     real = numpy.dtype(numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64)
-    p = (perm[..., None, :] == fnp.arange(m, dtype=numpy.int32)[:, None]).astype(real)
+    p = (perm[..., None, :] == const_like(perm, numpy.arange(m, dtype=numpy.int32)[:, None])).astype(real)
     return p, low, up
 
 
@@ -154,8 +154,8 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     if mode == "r":
         r = fnp.linalg.qr(a, mode="r")
         if m > n:
-            r = fnp.concatenate([r, fnp.zeros(get_aval(r).shape[:-2] + (m - n, n),
-                                              dtype=get_aval(r).dtype)], axis=-2)
+            r = fnp.concatenate([r, const_like(r, numpy.zeros(get_aval(r).shape[:-2] + (m - n, n),
+                                                          dtype=get_aval(r).dtype))], axis=-2)
         return (r,)
     if mode == "raw":
         h, tau = fnp.linalg.qr(a, mode="raw")
@@ -192,7 +192,7 @@ def _hermitian_from(a: Any, lower: bool) -> Any:
     if get_aval(a).dtype.kind == "c":
         d = fnp.real(d).astype(get_aval(a).dtype)
     n = get_aval(a).shape[-1]
-    return tri + mH(tri) + d[..., None, :] * fnp.eye(n, dtype=get_aval(a).dtype)
+    return tri + mH(tri) + d[..., None, :] * const_like(a, numpy.eye(n, dtype=get_aval(a).dtype))
 
 
 def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,

@@ -19,7 +19,7 @@ from funcgrad.api import jvp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
-from funcgrad.scipy.linalg._util import as_inexact, check_square, promote
+from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, promote
 
 __all__ = ["expm", "expm_frechet"]
 
@@ -33,7 +33,7 @@ _MAX_SQUARINGS = 16
 def _pade13(a: Any) -> Any:
     b = _PADE13
     n = get_aval(a).shape[-1]
-    ident = fnp.eye(n, dtype=get_aval(a).dtype)
+    ident = const_like(a, numpy.eye(n, dtype=get_aval(a).dtype))
     a2 = fnp.matmul(a, a)
     a4 = fnp.matmul(a2, a2)
     a6 = fnp.matmul(a4, a2)
@@ -64,20 +64,20 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = _MAX_SQ
         return a
     dt = get_aval(a).dtype
     real = numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64
-    norm = fnp.max(fnp.sum(fnp.abs(a), axis=-2), axis=-1)
+    # (..., 1, 1) throughout (keepdims): a 0-d reduction of a host array would be a NumPy
+    # scalar, which funcgrad moves to the default device.
+    norm = fnp.max(fnp.sum(fnp.abs(a), axis=-2, keepdims=True), axis=-1, keepdims=True)
     s = fnp.maximum(0.0, fnp.ceil(fnp.log2(fnp.where(norm > 0, norm, 1.0) / _THETA13)))
     s = fnp.where(fnp.isfinite(s), s, 0.0).astype(real)
-    s = fnp.asarray(s)
     if isinstance(s, Tracer):
         steps = int(max_squarings)
     else:
         steps = int(numpy.max(to_numpy(s), initial=0))
     too_many = s > max_squarings
-    scale = fnp.exp2(-s).astype(real)[..., None, None]
-    r = _pade13(a * scale.astype(dt))
+    r = _pade13(a * fnp.exp2(-s).astype(dt))
     for i in range(min(steps, int(max_squarings))):
-        r = fnp.where((i < s)[..., None, None], fnp.matmul(r, r), r)
-    return fnp.where(too_many[..., None, None], numpy.nan, r)
+        r = fnp.where(i < s, fnp.matmul(r, r), r)
+    return fnp.where(too_many, numpy.nan, r)
 
 
 def expm_frechet(A: Any, E: Any, method: Any = None, compute_expm: bool = True,  # noqa: N803

@@ -63,7 +63,7 @@ def _perm_from_pivots(piv: Any, m: int) -> Any:
     ``a[perm] = l @ u``. Written with array operations, so traced pivots work."""
     piv = fnp.asarray(piv).astype(numpy.int32)
     k = get_aval(piv).shape[-1]
-    idx = fnp.arange(m, dtype=numpy.int32)
+    idx = const_like(piv, numpy.arange(m, dtype=numpy.int32))
     perm = fnp.broadcast_to(idx, get_aval(piv).shape[:-1] + (m,))
     for j in range(k):
         pj = piv[..., j:j + 1]

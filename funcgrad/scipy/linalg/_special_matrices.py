@@ -116,7 +116,7 @@ def companion(a: Any) -> Any:
     n = get_aval(a).shape[0] - 1
     first = -a[1:] / a[0]
     dt = get_aval(first).dtype
-    return fnp.concatenate([first[None, :], fnp.eye(n - 1, n, dtype=dt)], axis=0)
+    return fnp.concatenate([first[None, :], const_like(first, numpy.eye(n - 1, n, dtype=dt))], axis=0)
 
 
 def hilbert(n: int) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev
+from helpers import assert_allclose, dev, host
 
 import funcgrad
 import funcgrad.scipy.linalg as fsl
@@ -33,7 +33,7 @@ def test_expm_gradient_matches_jax() -> None:
 
 
 def test_lu_gradients_match_jax() -> None:
-    g = funcgrad.grad(lambda m: fsl.lu_solve(fsl.lu_factor(m), B).sum())(dev(A))
+    g = funcgrad.grad(lambda m: fsl.lu_solve(fsl.lu_factor(m), dev(B)).sum())(dev(A))
     jax_g = [[-4.226907291842356, -10.671988905755137, -7.8445306497254546],
              [8.15426997245179, 20.587695133149673, 15.133149678604221],
              [-10.400854556698713, -26.259815220854176, -19.302486834954365]]
@@ -43,7 +43,7 @@ def test_lu_gradients_match_jax() -> None:
               [0.5282552083333334, 0.12141927083333348, -0.10416666666666663],
               [0.46875, 0.48437499999999994, 1.0]]
     assert_allclose(g_u, np.array(jax_gu), rtol=1e-12, atol=1e-12)
-    g_t = funcgrad.grad(lambda m: fsl.solve_triangular(m, B, trans=1, lower=True).sum())(dev(A))
+    g_t = funcgrad.grad(lambda m: fsl.solve_triangular(m, dev(B), trans=1, lower=True).sum())(dev(A))
     jax_gt = [[-22.9, 0.0, 0.0], [7.0, -17.5, 0.0], [1.0, -2.5, -1.7499999999999998]]
     assert_allclose(g_t, np.array(jax_gt), rtol=1e-12, atol=1e-12)
 
@@ -53,9 +53,9 @@ def test_symmetric_solves_have_symmetric_gradients() -> None:
     # part is funcgrad's (both agree along symmetric perturbations).
     s = A @ A.T + 3 * np.eye(3)
     for kind in ("sym", "pos"):
-        g = np.asarray(funcgrad.grad(lambda m, k=kind: fsl.solve(m, B, assume_a=k).sum())(s))
+        g = host(funcgrad.grad(lambda m, k=kind: fsl.solve(m, dev(B), assume_a=k).sum())(dev(s)))
         np.testing.assert_allclose(g, g.T, atol=1e-14)
-        full = np.asarray(funcgrad.grad(lambda m: fsl.solve(m, B).sum())(s))
+        full = host(funcgrad.grad(lambda m: fsl.solve(m, dev(B)).sum())(dev(s)))
         np.testing.assert_allclose(g, (full + full.T) / 2, atol=1e-13)
 
 
@@ -65,11 +65,11 @@ def test_factor_then_solve_under_jit_and_vmap() -> None:
     def f(m, b):
         return fsl.lu_solve(fsl.lu_factor(m), b) + fsl.cho_solve(fsl.cho_factor(m @ m.T), b)
 
-    want = np.stack([f(m, B) for m in a])
+    want = np.stack([host(f(dev(m), dev(B))) for m in a])
     assert_allclose(funcgrad.vmap(f, (0, None))(dev(a), dev(B)), want, rtol=1e-12, atol=1e-12)
     assert_allclose(funcgrad.jit(funcgrad.vmap(f, (0, None)))(dev(a), dev(B)), want,
                     rtol=1e-12, atol=1e-12)
-    assert_allclose(funcgrad.vmap(fsl.expm)(dev(10 * a)), np.stack([fsl.expm(10 * m) for m in a]),
+    assert_allclose(funcgrad.vmap(fsl.expm)(dev(10 * a)), np.stack([host(fsl.expm(dev(10 * m))) for m in a]),
                     rtol=1e-12, atol=1e-12)
 
 
@@ -92,7 +92,7 @@ def test_expm_beyond_max_squarings_is_nan() -> None:
     lambda: fsl.solve_triangular(np.eye(2), np.ones((3, 1))),
     lambda: fsl.cholesky(np.ones((2, 3))),
     lambda: fsl.expm(np.ones((2, 3))),
-    lambda: fsl.lu_solve(fsl.lu_factor(np.eye(3)), np.ones(4)),
+    lambda: fsl.lu_solve(fsl.lu_factor(dev(np.eye(3))), dev(np.ones(4))),
 ])
 def test_bad_shapes_raise_linalg_shape_errors(call) -> None:
     with pytest.raises(LinAlgShapeError):
