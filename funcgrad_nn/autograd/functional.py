@@ -402,16 +402,68 @@ def _analytical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray]
     return jac
 
 
-def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True, **_: Any) -> bool:
-    """Compare reverse-mode Jacobians with central differences (PyTorch's ``gradcheck``).
+def _analytical_jacobian_fwd(f: Callable[..., tuple], xs: list[numpy.ndarray]
+                             ) -> list[list[numpy.ndarray]]:
+    """Forward mode: one ``jvp`` per input element (the Jacobian's columns)."""
+    outs = [_to_np(o) for o in f(*xs)]
+    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
+            for x in xs] for o in outs]
+    zeros = [numpy.zeros_like(x) for x in xs]
+    for j, x in enumerate(xs):
+        if x.dtype.kind not in "fc":
+            continue
+        for k in range(x.size):
+            ts = list(zeros)
+            ts[j] = numpy.zeros_like(x)
+            ts[j].reshape(-1)[k] = 1.0
+            _, t_out = funcgrad.jvp(f, tuple(xs), tuple(ts))
+            for i, t in enumerate(t_out):
+                if outs[i].dtype.kind in "fc":
+                    jac[i][j][:, k] = _to_np(t).reshape(-1)
+    return jac
 
-    Use float64 inputs. Returns True; on a mismatch raises :class:`GradcheckError` (or
-    returns False with ``raise_exception=False``).
+
+def _batched_vjp_mismatch(f: Callable[..., tuple], xs: list[numpy.ndarray],
+                          ana: list[list[numpy.ndarray]], atol: float, rtol: float
+                          ) -> str | None:
+    """``vmap`` of the vector-Jacobian product over the basis cotangents against the rows
+    computed one by one (PyTorch's ``check_batched_grad``)."""
+    outs, pull = funcgrad.vjp(f, *xs)
+    outs = [_to_np(o) for o in outs]
+    for i, o in enumerate(outs):
+        if o.dtype.kind not in "fc" or o.size == 0:
+            continue
+        basis = numpy.eye(o.size, dtype=o.dtype).reshape((o.size,) + o.shape)
+        cts = tuple(basis if m == i else numpy.zeros((o.size,) + oo.shape, oo.dtype)
+                    for m, oo in enumerate(outs))
+        rows = funcgrad.vmap(lambda *c: tuple(pull(tuple(c))))(*cts)
+        for j, r in enumerate(rows):
+            if xs[j].dtype.kind not in "fc":
+                continue
+            got = _to_np(r).reshape(o.size, -1)
+            if not numpy.allclose(got, ana[i][j], atol=atol, rtol=rtol):
+                return (f"gradcheck: batched gradient (vmap of the vector-Jacobian product) "
+                        f"mismatch for output {i} with respect to input {j},\nbatched:{got}"
+                        f"\nunbatched:{ana[i][j]}\n")
+    return None
+
+
+def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True,
+              check_forward_ad: bool = False, check_backward_ad: bool = True,
+              check_batched_grad: bool = False, **_: Any) -> bool:
+    """Compare Jacobians with central differences (PyTorch's ``gradcheck``).
+
+    Reverse mode (``check_backward_ad``, on by default), forward mode (``check_forward_ad``:
+    one ``jvp`` per input element) and ``check_batched_grad`` (``vmap`` of the
+    vector-Jacobian product against the rows one by one). Floating array inputs are checked;
+    use float64. PyTorch's other options (``nondet_tol``, ``fast_mode``, ...) are accepted
+    and ignored. Returns True; on a mismatch raises :class:`GradcheckError` (or returns False
+    with ``raise_exception=False``).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
-        >>> gradcheck(fnp.sin, (np.array([0.1, 0.7]),))
+        >>> gradcheck(fnp.sin, (np.array([0.1, 0.7]),), check_forward_ad=True)
         True
     """
     _, xs_t = _as_tuple(inputs, "inputs", "gradcheck")
@@ -420,24 +472,38 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
     def f(*a: Any) -> tuple:
         return _call(func, a, "gradcheck")[1]
 
+    def fail(msg: str) -> bool:
+        if raise_exception:
+            raise GradcheckError(msg)
+        return False
+
     num = _numerical_jacobian(f, xs, eps)
-    ana = _analytical_jacobian(f, xs)
-    for i, row in enumerate(ana):
-        for j, a in enumerate(row):
-            n = num[i][j]
-            if not numpy.allclose(a, n, atol=atol, rtol=rtol):
-                if raise_exception:
-                    raise GradcheckError(
-                        f"gradcheck: Jacobian mismatch for output {i} with respect to input {j}"
-                        f",\nnumerical:{n}\nanalytical:{a}\n")
-                return False
+    checks = []
+    if check_backward_ad or check_batched_grad:
+        checks.append(("", _analytical_jacobian(f, xs)))
+    if check_forward_ad:
+        checks.append((" (forward mode)", _analytical_jacobian_fwd(f, xs)))
+    for mode, ana in checks:
+        for i, row in enumerate(ana):
+            for j, a in enumerate(row):
+                n = num[i][j]
+                if not numpy.allclose(a, n, atol=atol, rtol=rtol):
+                    return fail(f"gradcheck: Jacobian mismatch{mode} for output {i} with respect "
+                                f"to input {j},\nnumerical:{n}\nanalytical:{a}\n")
+    if check_batched_grad:
+        msg = _batched_vjp_mismatch(f, xs, checks[0][1], atol, rtol)
+        if msg is not None:
+            return fail(msg)
     return True
 
 
 def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = None, *,
                   eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-                  raise_exception: bool = True, **_: Any) -> bool:
-    """``gradcheck`` of the vector-Jacobian product (second derivatives).
+                  raise_exception: bool = True, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, check_batched_grad: bool = False,
+                  **_: Any) -> bool:
+    """``gradcheck`` of the vector-Jacobian product (second derivatives); ``check_fwd_over_rev``
+    and ``check_rev_over_rev`` (PyTorch's) pick forward- or reverse-mode derivatives of it.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -460,4 +526,6 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         return tuple(pull(tuple(a[n:])))
 
     return gradcheck(vjp_fn, xs + gos, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev,
+                     check_batched_grad=check_batched_grad)

@@ -149,3 +149,40 @@ def test_integer_inputs_and_unvectorized_forward_mode():
     close(F.jacobian(lambda a: a ** 2, X, strategy="forward-mode"), np.diag(2 * X))
     close(F.hessian(lambda a: (a ** 3).sum(), X, outer_jacobian_strategy="forward-mode"),
           np.diag(6 * X))
+
+
+def test_gradcheck_forward_mode_and_batched_options():
+    from funcgrad_nn.autograd import Function
+
+    class BackwardOnly(Function):
+        # forward mode transposes backward: both checks pass
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+    class OnlyJvp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * 2.0 * x.cos()         # wrong by a factor 2: only forward mode sees it
+
+    assert gradcheck(BackwardOnly.apply, (X,), check_forward_ad=True, check_batched_grad=True)
+    assert gradcheck(lambda a, b: two_out(fnp, a, b), (X, Y), check_forward_ad=True,
+                     check_backward_ad=False, check_batched_grad=True)
+    with pytest.raises(GradcheckError, match="forward mode"):
+        gradcheck(OnlyJvp.apply, (X,), check_forward_ad=True, check_backward_ad=False)
+    assert gradcheck(OnlyJvp.apply, (X,), check_forward_ad=True, check_backward_ad=False,
+                     raise_exception=False) is False
+    assert gradgradcheck(lambda a: single(fnp, a), (X,), check_fwd_over_rev=True,
+                         check_batched_grad=True)
