@@ -149,7 +149,7 @@ class _Entry:
         self.out_tree = out_tree
         # 1: a single array out, 2: a flat tuple of them (no unflattening needed), 0: other.
         n = out_tree.num_leaves
-        self.out_kind = (1 if tree_util.treedef_is_leaf(out_tree)
+        self.out_kind = (1 if out_tree.is_leaf()
                          else 2 if out_tree == tree_util.tree_structure((0,) * n) else 0)
         self.donated = donated
         self.exe = None

@@ -59,11 +59,15 @@ __all__ = [
     "SequenceKey",
     "all_leaves",
     "broadcast_prefix",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
     "register_pytree_with_keys",
+    "register_pytree_with_keys_class",
+    "register_static",
     "tree_all",
     "tree_broadcast",
     "tree_flatten",
@@ -73,6 +77,7 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -398,6 +403,45 @@ def register_pytree_node_class(cls: type[T]) -> type[T]:
     2
     """
     register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls: type[T]) -> type[T]:
+    """Class decorator: register ``cls`` with key paths, using its ``tree_flatten_with_keys``
+    (``([(key, child), ...], aux_data)``), classmethod ``tree_unflatten`` and, when it has one,
+    ``tree_flatten`` (faster, without keys).
+
+    >>> @register_pytree_with_keys_class
+    ... class Vec:
+    ...     def __init__(self, x, y):
+    ...         self.x, self.y = x, y
+    ...     def tree_flatten_with_keys(self):
+    ...         return [(GetAttrKey("x"), self.x), (GetAttrKey("y"), self.y)], None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> [keystr(p) for p, _ in tree_leaves_with_path(Vec(1, 2))]
+    ['.x', '.y']
+    """
+    flatten = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(
+        cls, operator.methodcaller("tree_flatten_with_keys"), cls.tree_unflatten,
+        operator.methodcaller("tree_flatten") if flatten is not None else None)
+    return cls
+
+
+def register_static(cls: type[T]) -> type[T]:
+    """Class decorator: instances of ``cls`` are pytree nodes without children, kept in the
+    structure (so ``jit`` treats them as static: hashable, compared with ``==``), as JAX's.
+
+    >>> @register_static
+    ... class Config:
+    ...     pass
+    >>> c = Config()
+    >>> tree_leaves([c, 1.0]), tree_unflatten(tree_structure(c), []) is c
+    ([1.0], True)
+    """
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
     return cls
 
 
@@ -1173,13 +1217,85 @@ def tree_reduce(
     return functools.reduce(f, leaves, initializer)
 
 
+def tree_reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: PyTree,
+    *,
+    identity: Any = _MISSING,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Reduce the leaves with an associative ``operation``, pairwise (a balanced tree of calls,
+    as JAX's: ``[a, b, c, d, e]`` gives ``op(op(a, b), op(c, op(d, e)))``). ``identity`` is
+    the result for a tree without leaves (a ``TypeError`` without one).
+
+    >>> tree_reduce_associative(lambda a, b: f"({a}{b})", ["a", "b", "c", "d", "e"])
+    '((ab)(c(de)))'
+    >>> tree_reduce_associative(lambda a, b: a + b, [], identity=0)
+    0
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _MISSING:
+            raise TypeError(
+                "tree_reduce_associative: the tree has no leaves; give identity= for the result "
+                "of reducing nothing"
+            )
+        return identity
+
+    def pairwise(xs: list[Any]) -> Any:
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(pairwise(xs[:mid]), pairwise(xs[mid:]))
+
+    return pairwise(leaves)
+
+
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
-    """True when ``treedef`` is a single leaf (``None`` is a node, so it is not).
+    """True when ``treedef`` has one node: a leaf, or a node without children (``None``,
+    ``()``, ``{}``), as JAX's.
 
     >>> treedef_is_leaf(tree_structure(1)), treedef_is_leaf(tree_structure((1,)))
     (True, False)
+    >>> treedef_is_leaf(tree_structure(None)), treedef_is_leaf(tree_structure([]))
+    (True, True)
     """
-    return treedef.is_leaf()
+    return treedef.num_nodes == 1
+
+
+#: Node types whose one-level children :func:`flatten_one_level` returns as a tuple (as
+#: JAX's, which builds those nodes itself); registered types give the list of their flatten.
+_BUILTIN_CODES = frozenset((_TUPLE, _LIST, _DICT, _NONE))
+
+
+def flatten_one_level(tree: PyTree) -> tuple[Sequence[Any], Hashable]:
+    """The children of ``tree``'s root node and its auxiliary data (a ``ValueError`` for a
+    leaf), as JAX's.
+
+    >>> flatten_one_level({"b": 1, "a": [2]})
+    (([2], 1), ('a', 'b'))
+    """
+    kind = _kind_of(type(tree))
+    if kind is None:
+        raise ValueError(f"flatten_one_level: can't tree-flatten type {type(tree)!r} (a leaf)")
+    children, rec = _one_level(kind, tree)
+    aux = rec[1]
+    if kind.code in _BUILTIN_CODES:
+        return tuple(children), aux
+    return children, aux
+
+
+def flatten_one_level_with_keys(tree: PyTree) -> tuple[Sequence[tuple[Any, Any]], Hashable]:
+    """:func:`flatten_one_level` with each child paired with its key path entry.
+
+    >>> flatten_one_level_with_keys([5, 6])
+    (((SequenceKey(idx=0), 5), (SequenceKey(idx=1), 6)), None)
+    """
+    children, aux = flatten_one_level(tree)
+    kind = _kind_of(type(tree))
+    assert kind is not None
+    keyed = [(k, c) for k, c in zip(_node_keys(kind, aux, len(children), tree), children)]
+    return (tuple(keyed) if kind.code in _BUILTIN_CODES else keyed), aux
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import funcgrad
 from funcgrad import tree_util
 from funcgrad.tree_util import (
     DictKey,
@@ -277,7 +278,8 @@ def test_none_is_a_node_not_a_leaf() -> None:
     assert tree_leaves([None, 1, (None,)]) == [1]
     treedef = tree_structure(None)
     assert treedef.num_leaves == 0 and treedef.num_nodes == 1
-    assert not treedef_is_leaf(treedef)
+    assert treedef_is_leaf(treedef)  # one node, as JAX's (though not a leaf: no leaves)
+    assert not treedef.is_leaf()
     assert tree_unflatten(treedef, []) is None
     assert tree_map(lambda x: x + 1, {"a": None, "b": 1}) == {"a": None, "b": 2}
     assert tree_leaves([None], is_leaf=lambda x: x is None) == [None]
@@ -751,3 +753,95 @@ def test_public_api_has_docstrings_and_examples() -> None:
         if name in ("KeyEntry", "KeyPath"):
             continue
         assert obj.__doc__ and ">>>" in obj.__doc__, name
+
+
+# -- JAX parity (expected values recorded from jax.tree_util / jax.tree 0.10.2) -----------------
+
+
+def test_treedef_is_leaf_is_one_node_as_jax() -> None:
+    from funcgrad import tree_util as tu
+
+    # [jtu.treedef_is_leaf(jtu.tree_structure(v)) for v in (1, None, [], [1])]
+    assert [tu.treedef_is_leaf(tu.tree_structure(v)) for v in (1, None, [], {}, [1])] == [
+        True, True, True, True, False]
+
+
+def test_flatten_one_level_as_jax() -> None:
+    import collections
+
+    from funcgrad import tree_util as tu
+
+    nt = collections.namedtuple("NT", "a b")
+    assert tu.flatten_one_level({"b": 1, "a": 2}) == ((2, 1), ("a", "b"))
+    assert tu.flatten_one_level((1, 2)) == ((1, 2), None)
+    assert tu.flatten_one_level(None) == ((), None)
+    assert tu.flatten_one_level(nt(1, 2)) == ([1, 2], nt)
+    od = collections.OrderedDict(z=1, a=2)
+    assert tu.flatten_one_level(od) == ([1, 2], ("z", "a"))
+    assert tu.flatten_one_level_with_keys({"b": 1, "a": 2}) == (
+        ((tu.DictKey("a"), 2), (tu.DictKey("b"), 1)), ("a", "b"))
+    assert tu.flatten_one_level_with_keys(nt(1, 2))[0] == [
+        (tu.GetAttrKey("a"), 1), (tu.GetAttrKey("b"), 2)]
+    with pytest.raises(ValueError, match="can't tree-flatten"):
+        tu.flatten_one_level(1)
+
+
+def test_tree_reduce_associative_as_jax() -> None:
+    from funcgrad import tree_util as tu
+
+    assert tu.tree_reduce_associative(lambda a, b: f"({a}{b})", list("abcde")) == "((ab)(c(de)))"
+    assert tu.tree_reduce_associative(lambda a, b: a + b, [7], identity=0) == 7
+    assert tu.tree_reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        tu.tree_reduce_associative(lambda a, b: a + b, [])
+
+
+def test_register_pytree_with_keys_class_and_register_static() -> None:
+    from funcgrad import tree_util as tu
+
+    @tu.register_pytree_with_keys_class
+    class Vec:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+        def tree_flatten_with_keys(self):
+            return [(tu.GetAttrKey("x"), self.x), (tu.GetAttrKey("y"), self.y)], None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    assert [tu.keystr(p) for p, _ in tu.tree_leaves_with_path({"v": Vec(1, [2])})] == [
+        "['v'].x", "['v'].y[0]"]
+    assert tu.tree_map(lambda a: a * 10, Vec(1, 2)).y == 20
+
+    @tu.register_static
+    class Cfg:
+        def __eq__(self, other):
+            return isinstance(other, Cfg)
+
+        def __hash__(self):
+            return 0
+
+    c = Cfg()
+    assert tu.tree_leaves([c, 1.0]) == [1.0]
+    assert tu.tree_map(lambda a: a, [c, 1.0])[0] is c
+    # A static node passes through jit as part of the structure (not traced).
+    out = funcgrad.jit(lambda t: t[1] * 2.0)([c, 3.0])
+    assert float(out) == 6.0
+
+
+def test_funcgrad_tree_has_jax_short_names() -> None:
+    # dir(jax.tree) minus `static` (a newer JAX helper)
+    names = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
+             "map", "map_with_path", "reduce", "reduce_associative", "structure", "transpose",
+             "unflatten"]
+    assert sorted(funcgrad.tree.__all__) == names
+    t = {"a": 1, "b": (2, None)}
+    assert funcgrad.tree.leaves(t) == [1, 2]
+    assert funcgrad.tree.map(lambda x, y: x + y, t, t) == {"a": 2, "b": (4, None)}
+    leaves, td = funcgrad.tree.flatten(t)
+    assert funcgrad.tree.unflatten(td, leaves) == t and funcgrad.tree.structure(t) == td
+    assert funcgrad.tree.broadcast([1, {"a": 2}], [(3, 4), {"a": [5, 6]}]) == [
+        (1, 1), {"a": [2, 2]}]
+    assert funcgrad.tree.all([True, (1, 2)]) and funcgrad.tree.reduce(max, [1, (5, 3)]) == 5

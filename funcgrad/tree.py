@@ -1,0 +1,43 @@
+"""The pytree functions under JAX's short names (``jax.tree``): ``funcgrad.tree.map`` is
+:func:`funcgrad.tree_util.tree_map`, and so on. One implementation: these are the same
+functions as in :mod:`funcgrad.tree_util`.
+
+Example:
+    >>> import funcgrad
+    >>> funcgrad.tree.map(lambda x: x * 2, {"a": 1, "b": (2, 3)})
+    {'a': 2, 'b': (4, 6)}
+    >>> funcgrad.tree.leaves([1, (2, None)]), funcgrad.tree.reduce(max, [1, (5, 3)])
+    ([1, 2], 5)
+"""
+
+from __future__ import annotations
+
+from funcgrad.tree_util import tree_all as all  # noqa: A004 (JAX's names)
+from funcgrad.tree_util import tree_broadcast as broadcast
+from funcgrad.tree_util import tree_flatten as flatten
+from funcgrad.tree_util import tree_flatten_with_path as flatten_with_path
+from funcgrad.tree_util import tree_leaves as leaves
+from funcgrad.tree_util import tree_leaves_with_path as leaves_with_path
+from funcgrad.tree_util import tree_map as map  # noqa: A004
+from funcgrad.tree_util import tree_map_with_path as map_with_path
+from funcgrad.tree_util import tree_reduce as reduce
+from funcgrad.tree_util import tree_reduce_associative as reduce_associative
+from funcgrad.tree_util import tree_structure as structure
+from funcgrad.tree_util import tree_transpose as transpose
+from funcgrad.tree_util import tree_unflatten as unflatten
+
+__all__ = [
+    "all",
+    "broadcast",
+    "flatten",
+    "flatten_with_path",
+    "leaves",
+    "leaves_with_path",
+    "map",
+    "map_with_path",
+    "reduce",
+    "reduce_associative",
+    "structure",
+    "transpose",
+    "unflatten",
+]
