@@ -720,13 +720,16 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         self.bwd: Callable[..., Any] | None = None
         self._maybe_closure = current_trace() is not eval_trace
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], *,
+               optimize_remat: bool = False) -> None:
         """Set the forward and backward passes.
 
         ``fwd`` takes the same arguments as the function and returns ``(out, residuals)``
         (residuals: any pytree of arrays). ``bwd(*nondiff_args, residuals, ct)`` gets the
         cotangent of the output (same structure) and returns a tuple of cotangents, one per
         differentiable argument, each shaped like it (``None`` for zeros).
+        ``optimize_remat`` is accepted as JAX's (a hint to recompute ``fwd`` inside a
+        ``checkpoint``); results do not depend on it.
 
         Example:
             >>> import funcgrad
@@ -739,6 +742,7 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         """
         if not callable(fwd) or not callable(bwd):
             raise TypeError("defvjp: fwd and bwd must be functions")
+        del optimize_remat  # a scheduling hint: the same derivatives either way
         self.fwd = fwd
         self.bwd = bwd
         if current_trace() is not eval_trace:

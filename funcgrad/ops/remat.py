@@ -89,7 +89,10 @@ __all__ = [
     "checkpoint_dots_with_no_batch_dims",
     "save_only_these_names",
     "save_any_names_but_these",
+    "save_anything_except_these_names",
     "save_from_both_policies",
+    "offload_dot_with_no_batch_dims",
+    "save_and_offload_only_these_names",
 ]
 
 remat_p = Primitive("remat", multiple_results=True, carries_jaxprs=True)
@@ -207,6 +210,49 @@ def save_any_names_but_these(*names: str) -> Policy:
     return _NamePolicy(tuple(names), False)
 
 
+def save_anything_except_these_names(*names_not_to_save: str) -> Policy:
+    """JAX's current name of :func:`save_any_names_but_these`.
+
+    Example:
+        >>> save_anything_except_these_names("h") == save_any_names_but_these("h")
+        True
+    """
+    return save_any_names_but_these(*names_not_to_save)
+
+
+def offload_dot_with_no_batch_dims(offload_src: Any, offload_dst: Any) -> Policy:
+    """JAX's policy that offloads the results of matmuls without batch dimensions to host
+    memory instead of recomputing them. Host and device memory are one here (NumPy) or
+    offloading is not modelled (CuPy), so it keeps them as
+    :func:`dots_with_no_batch_dims_saveable` does: the same values reach the backward pass.
+
+    Example:
+        >>> offload_dot_with_no_batch_dims("device", "pinned_host") is (
+        ...     dots_with_no_batch_dims_saveable)
+        True
+    """
+    del offload_src, offload_dst  # memory kinds: one memory here
+    return dots_with_no_batch_dims_saveable
+
+
+def save_and_offload_only_these_names(
+    *, names_which_can_be_saved: Sequence[str], names_which_can_be_offloaded: Sequence[str],
+    offload_src: Any, offload_dst: Any,
+) -> Policy:
+    """JAX's policy saving some named values and offloading others to host memory; with one
+    memory both are saved, as :func:`save_only_these_names` of all of them.
+
+    Example:
+        >>> p = save_and_offload_only_these_names(
+        ...     names_which_can_be_saved=["a"], names_which_can_be_offloaded=["b"],
+        ...     offload_src="device", offload_dst="pinned_host")
+        >>> p == save_only_these_names("a", "b")
+        True
+    """
+    del offload_src, offload_dst  # memory kinds: one memory here
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
 class _BothPolicy:
     __slots__ = ("a", "b", "__name__")
 
@@ -251,7 +297,10 @@ checkpoint_policies = types.SimpleNamespace(
     checkpoint_dots_with_no_batch_dims=checkpoint_dots_with_no_batch_dims,
     save_only_these_names=save_only_these_names,
     save_any_names_but_these=save_any_names_but_these,
+    save_anything_except_these_names=save_anything_except_these_names,
     save_from_both_policies=save_from_both_policies,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
 )
 checkpoint_policies.__doc__ = (
     "Ready-made rematerialization policies: ``policy(prim, *avals, **params) -> bool``."

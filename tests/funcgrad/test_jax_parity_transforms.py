@@ -134,3 +134,41 @@ def test_tangent_and_cotangent_mismatches_are_type_and_value_errors() -> None:
 def test_unhashable_static_argument_is_type_and_value_error() -> None:
     f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
     _raises_both(lambda: f(_x(), [2]))  # JAX: ValueError
+
+
+# -- checkpoint policies and custom_vjp options of JAX ------------------------------------------
+
+
+def test_every_jax_checkpoint_policy_name_exists_and_differentiates_alike() -> None:
+    # sorted(n for n in dir(jax.checkpoint_policies) if not n.startswith("_"))
+    names = ["checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "dots_saveable",
+             "dots_with_no_batch_dims_saveable", "everything_saveable", "nothing_saveable",
+             "offload_dot_with_no_batch_dims", "save_and_offload_only_these_names",
+             "save_any_names_but_these", "save_anything_except_these_names",
+             "save_from_both_policies", "save_only_these_names"]
+    cp = funcgrad.checkpoint_policies
+    assert all(hasattr(cp, n) for n in names)
+    policies = [cp.offload_dot_with_no_batch_dims("device", "pinned_host"),
+                cp.save_and_offload_only_these_names(
+                    names_which_can_be_saved=["a"], names_which_can_be_offloaded=["b"],
+                    offload_src="device", offload_dst="pinned_host"),
+                cp.save_anything_except_these_names("a")]
+    w = dev(np.array([[0.5, -1.0], [2.0, 0.3]]))
+
+    def f(policy):
+        def body(m):
+            a = funcgrad.checkpoint_name(m @ m.T, "a")
+            return fnp.sum(fnp.sin(funcgrad.checkpoint_name(a * 2.0, "b")))
+        return funcgrad.grad(funcgrad.checkpoint(body, policy=policy))(w)
+
+    expected = host(funcgrad.grad(lambda m: fnp.sum(fnp.sin(m @ m.T * 2.0)))(w))
+    for p in policies:
+        np.testing.assert_allclose(host(f(p)), expected, rtol=1e-12)
+
+
+def test_custom_vjp_defvjp_takes_optimize_remat() -> None:
+    # jax: f.defvjp(fwd, bwd, optimize_remat=True); grad(f)(1.0) == 3.0
+    f = funcgrad.custom_vjp(lambda a: a * 2.0)
+    f.defvjp(lambda a: (a * 2.0, None), lambda r, g: (g * 3.0,), optimize_remat=True)
+    assert float(funcgrad.grad(f)(1.0)) == 3.0
+    assert float(funcgrad.grad(lambda a: funcgrad.checkpoint(f)(a))(1.0)) == 3.0
