@@ -25,9 +25,11 @@ Example:
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +42,7 @@ from funcgrad.debug.instrument import instrumented
 from funcgrad.ir import Eqn
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
-           "ProfilerActivity"]
+           "ProfilerActivity", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
 
 
 class ProfilerActivity:
@@ -48,6 +50,89 @@ class ProfilerActivity:
 
     CPU = "CPU"
     CUDA = "CUDA"
+
+
+class ProfilerAction(enum.Enum):
+    """What a :func:`schedule` asks of the profiler at a step (PyTorch's enum)."""
+
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+_RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+
+
+def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
+             skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
+    """PyTorch's profiling schedule: skip ``skip_first`` steps, then cycles of ``wait`` idle,
+    ``warmup`` and ``active`` recorded steps (``repeat`` cycles, 0: until the end). At the
+    last active step of a cycle the profile's ``on_trace_ready`` gets that cycle's events.
+
+    Example:
+        >>> s = schedule(wait=1, warmup=1, active=2)
+        >>> [s(i).name for i in range(5)]
+        ['NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE']
+    """
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise ValueError(f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
+                         f"warmup={warmup} (need >= 0), active={active} (need > 0), "
+                         f"repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
+
+    def schedule_fn(step: int) -> ProfilerAction:
+        if step < 0:
+            raise ValueError(f"Step must be non-negative. Got {step}.")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        step -= skip_first
+        if skip_first_wait != 0:
+            step += wait
+        num_steps = wait + warmup + active
+        if repeat > 0 and step / num_steps >= repeat:
+            return ProfilerAction.NONE
+        mod_step = step % num_steps
+        if mod_step < wait:
+            return ProfilerAction.NONE
+        if mod_step < wait + warmup:
+            return ProfilerAction.WARMUP
+        return (ProfilerAction.RECORD if mod_step < num_steps - 1
+                else ProfilerAction.RECORD_AND_SAVE)
+
+    return schedule_fn
+
+
+def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
+                              use_gzip: bool = False) -> Callable[[Any], None]:
+    """An ``on_trace_ready`` handler writing each trace as Chrome JSON
+    ``{dir_name}/{worker_name}.{time_ns}.pt.trace.json`` (PyTorch's names; ``worker_name``
+    defaults to ``host_pid``).
+
+    Example:
+        >>> import tempfile, os, numpy as np, funcgrad.numpy as fnp
+        >>> d = tempfile.mkdtemp()
+        >>> with profile(on_trace_ready=tensorboard_trace_handler(d, "w")):
+        ...     _ = fnp.sin(np.ones(2))
+        >>> [n.endswith(".pt.trace.json") for n in os.listdir(d)]
+        [True]
+    """
+
+    def handler_fn(prof: Any) -> None:
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{name}.{time.time_ns()}.pt.trace.json")
+        if use_gzip:
+            import gzip
+
+            tmp = path + ".tmp"
+            prof.export_chrome_trace(tmp)
+            with open(tmp, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+                dst.write(src.read())
+            os.remove(tmp)
+        else:
+            prof.export_chrome_trace(path)
+
+    return handler_fn
 
 
 class FunctionEvent:
@@ -259,8 +344,11 @@ class profile:  # noqa: N801  (PyTorch's name)
     ``record_shapes`` keeps input shapes; ``with_stack`` keeps the user's source line of each
     eager operation (equations of jitted functions always carry theirs), shown in the Chrome
     trace and in ``FunctionEvent.source``; ``activities``, ``profile_memory``,
-    ``with_flops``, ``with_modules``, ``schedule``, ``on_trace_ready`` are accepted for
-    compatibility (host time only). Also usable with ``start()``/``stop()``.
+    ``with_flops``, ``with_modules`` are accepted for compatibility (host time only). Also
+    usable with ``start()``/``stop()``. ``schedule`` (see :func:`schedule`) with ``step()``
+    after each training step records only the active steps, and calls
+    ``on_trace_ready(prof)`` at the end of each active cycle (without a schedule: once, at
+    the end), as PyTorch's.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -280,6 +368,9 @@ class profile:  # noqa: N801  (PyTorch's name)
         self.with_stack = bool(with_stack)
         self.enabled = bool(enabled)
         self.on_trace_ready = on_trace_ready
+        self.schedule = schedule
+        self.step_num = 0
+        self._action = ProfilerAction.RECORD
         self._events: list[FunctionEvent] = []
         self._stack: list[FunctionEvent] = []
         self._ctx: instrumented | None = None
@@ -305,24 +396,58 @@ class profile:  # noqa: N801  (PyTorch's name)
             stack[-1].child_ns += ev.end_ns - ev.start_ns
         self._events.append(ev)
 
-    def start(self) -> None:
-        if not self.enabled or self._ctx is not None:
+    def _begin(self) -> None:
+        if self._ctx is not None:
             return
+        self._events, self._stack = [], []
         self._ctx = instrumented(_Recorder(self))
         self._ctx.__enter__()
         self._token = _active.set(self)
 
-    def stop(self) -> None:
+    def _end(self) -> None:
         if self._ctx is None:
             return
         _active.reset(self._token)
         self._ctx.__exit__(None, None, None)
         self._ctx = None
+
+    def _trace_ready(self) -> None:
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
+    def start(self) -> None:
+        if not self.enabled or self._ctx is not None:
+            return
+        self.step_num = 0
+        self._action = (ProfilerAction.RECORD if self.schedule is None
+                        else self.schedule(0))
+        if self._action in _RECORDING:
+            self._begin()
+
+    def stop(self) -> None:
+        if not self.enabled:
+            return
+        recording = self._ctx is not None
+        self._end()
+        if recording:
+            self._trace_ready()
+
     def step(self) -> None:
-        """Accepted for compatibility with scheduled profiling (records everything)."""
+        """Mark the end of a training step: with a ``schedule``, start or stop recording
+        as it says, and hand a finished active cycle to ``on_trace_ready``."""
+        if not self.enabled or self.schedule is None:
+            self.step_num += 1
+            return
+        prev = self._action
+        self.step_num += 1
+        self._action = self.schedule(self.step_num)
+        if prev is ProfilerAction.RECORD_AND_SAVE:
+            self._end()
+            self._trace_ready()
+        if self._action in _RECORDING:
+            self._begin()
+        else:
+            self._end()
 
     def __enter__(self) -> profile:
         self.start()

@@ -131,3 +131,51 @@ def test_with_stack_records_user_lines():
     assert "test_profiler.py" in eager.source and "model_fnp" in eager.source
     jitted = [e for e in prof.events() if e.key == "dot_general"][-1]
     assert "test_profiler.py" in jitted.source
+
+
+def test_schedule_matches_pytorch():
+    from funcgrad.profiler import schedule
+
+    # torch 2.13's torch.profiler.schedule, recorded
+    s = schedule(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    assert [s(i).name for i in range(12)] == [
+        "NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE", "WARMUP", "RECORD",
+        "RECORD_AND_SAVE", "NONE", "NONE", "NONE"]
+    s = schedule(wait=2, warmup=0, active=1, skip_first=1, skip_first_wait=1)
+    assert [s(i).name for i in range(8)] == [
+        "NONE", "RECORD_AND_SAVE", "NONE", "NONE", "RECORD_AND_SAVE", "NONE", "NONE",
+        "RECORD_AND_SAVE"]
+    with pytest.raises(ValueError, match="active=0"):
+        schedule(wait=0, warmup=0, active=0)
+
+
+def test_scheduled_profile_records_active_steps_and_hands_each_cycle_over(tmp_path):
+    from funcgrad.profiler import profile, schedule, tensorboard_trace_handler
+
+    cycles = []
+    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w")
+
+    def ready(prof):
+        cycles.append({e.key: e.count for e in prof.key_averages()})
+        handler(prof)
+
+    x = np.ones(3)
+    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+                 on_trace_ready=ready) as prof:
+        for step in range(6):
+            for _ in range(step + 1):        # step k runs k + 1 sin's
+                fnp.sin(x)
+            prof.step()
+    # steps 2 and 3 are active: 3 + 4 sin's, one cycle handed over, at its last step
+    assert cycles == [{"sin": 7}]
+    assert prof.step_num == 6
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 1 and files[0].startswith("w.") and files[0].endswith(
+        ".pt.trace.json")
+    # without a schedule everything is recorded, and handed over once at the end
+    cycles.clear()
+    with profile(on_trace_ready=ready) as prof:
+        fnp.sin(x)
+        prof.step()
+        fnp.sin(x)
+    assert cycles == [{"sin": 2}]
