@@ -590,24 +590,33 @@ def _ravel(x: Any) -> Any:
 
 
 def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
-         mode: str = "raise") -> Any:
+         mode: str | None = "raise", unique_indices: bool = False,
+         indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (flattened ``a`` when None), as NumPy.
 
-    ``mode``: ``'raise'`` (out of range raises; with traced indices they are clamped),
-    ``'wrap'`` or ``'clip'``.
+    ``mode``: NumPy's ``'raise'`` (the default: out of range raises; with traced indices they
+    are clamped), ``'wrap'`` or ``'clip'``; or JAX's ``'fill'``/``'drop'`` (out of range reads
+    ``fill_value``: default NaN, or the integer extreme, as ``x.at[...].get``) and
+    ``'promise_in_bounds'`` (clamped); with these, negative indices count from the end once.
+    ``unique_indices`` and ``indices_are_sorted`` are JAX's promises, accepted.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.take(np.array([[1, 2], [3, 4]]), [1, 0], axis=1)
         array([[2, 1],
                [4, 3]])
+        >>> fnp.take(np.array([1.0, 2.0]), np.array([1, 5]), mode="fill", fill_value=-1.0)
+        array([ 2., -1.])
     """
     if out is not None:
         raise TypeError("fnp.take: out= is not supported (funcgrad arrays are immutable)")
     if mode is None:  # (NumPy reads None as the default)
         mode = "raise"
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(f"fnp.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    jax_mode = mode == "fill"
+    if not jax_mode and mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"fnp.take: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
+    if fill_value is not None and not jax_mode:
+        raise ValueError(f"fnp.take: fill_value needs mode='fill' (got mode={mode!r})")
     a = _as_array(a)
     # (NumPy takes along a 0-d array as if it were 1-d)
     if axis is None or _ndim(a) == 0 and axis in (0, -1) and type(axis) is not bool:
@@ -616,6 +625,12 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
     aa = get_aval(a)
     axis = _norm_axis("fnp.take", axis, aa.ndim)
     n = aa.shape[axis]
+    if jax_mode:
+        ind = _as_array(indices, aa.device)
+        if get_aval(ind).dtype.kind not in "iu":
+            raise TypeError(f"fnp.take: indices must be integers, got dtype "
+                            f"{get_aval(ind).dtype}")
+        return at(a)[(slice(None),) * axis + (ind,)].get(mode=mode, fill_value=fill_value)
     if isinstance(indices, int | numpy.integer) and not isinstance(indices, bool):
         i = int(indices)
         if mode == "wrap" and n:

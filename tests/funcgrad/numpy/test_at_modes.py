@@ -354,3 +354,26 @@ def test_at_one_hot_reads_zero_and_refuses_writes() -> None:
         with pytest.raises(ValueError, match=rf"^x.at\[...\].{method}: GatherScatterMode."
                                              "ONE_HOT is a mode for reads"):
             getattr(fnp.at(x)[i], method)(1.0, mode="one_hot")
+
+
+def test_take_fill_mode_as_jax() -> None:
+    # jnp.take(a, idx, axis=1, mode="fill") recorded from jax.numpy 0.10.2: out of range reads
+    # the fill value (NaN, the integer minimum, or fill_value), -1 is the last element.
+    a = np.arange(12.0).reshape(3, 4)
+    idx = np.array([[0, 5], [-1, -5]])
+    want = np.array([[[0.0, np.nan], [3.0, np.nan]], [[4.0, np.nan], [7.0, np.nan]],
+                     [[8.0, np.nan], [11.0, np.nan]]])
+    assert_allclose(fnp.take(dev(a), dev(idx), axis=1, mode="fill"), want)
+    got = funcgrad.jit(lambda a, i: fnp.take(a, i, axis=1, mode="fill"))(dev(a), dev(idx))
+    assert_allclose(got, want)
+    ai = dev(np.arange(12, dtype=np.int32).reshape(3, 4))
+    flat_idx = dev(np.array([[0, 12], [-1, -13]]))
+    got = fnp.take(ai, flat_idx, mode="fill")  # flattened
+    assert_allclose(got, np.array([[0, -2147483648], [11, -2147483648]], np.int32))
+    assert_allclose(fnp.take(dev(a), flat_idx, mode="fill", fill_value=-1.0),
+                    np.array([[0.0, -1.0], [11.0, -1.0]]))
+    g = funcgrad.grad(lambda a: fnp.sum(fnp.take(a, dev(idx), axis=1, mode="fill",
+                                                 fill_value=0.0)))(dev(a))
+    assert_allclose(g, np.tile(np.array([1.0, 0.0, 0.0, 1.0]), (3, 1)))
+    with pytest.raises(ValueError, match="fill_value needs mode='fill'"):
+        fnp.take(dev(a), dev(idx), fill_value=0.0)
