@@ -396,8 +396,20 @@ def _freq_device(d: Any, device: Any) -> str:
     return dev or get_default_device()
 
 
-def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
-    """Sample frequencies of an ``n``-point FFT with sample spacing ``d``.
+def _freq_dtype(name: str, f: Any, dtype: Any) -> Any:
+    """The frequencies ``f`` in JAX's ``dtype=`` (a float dtype), computed in float64."""
+    if dtype is None:
+        return f
+    dt = numpy.dtype(dtype)
+    if dt.kind not in "fc":
+        raise TypeError(f"fnp.fft.{name}: dtype must be a float dtype, got {dt}")
+    return _ew.convert_element_type(f, dt)
+
+
+def fftfreq(n: int, d: Any = 1.0, device: Any = None, *,
+            dtype: Any = None) -> Any:
+    """Sample frequencies of an ``n``-point FFT with sample spacing ``d`` (in ``dtype``, as
+    ``jnp.fft.fftfreq``; default float64, as NumPy).
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -407,12 +419,14 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
     n = operator.index(n)
     xp = xp_for_device(_freq_device(d, device))
     if isinstance(d, Tracer):
-        return _ew.div(xp.fft.fftfreq(n, 1.0), d)
-    return xp.fft.fftfreq(n, d)
+        return _freq_dtype("fftfreq", _ew.div(xp.fft.fftfreq(n, 1.0), d), dtype)
+    return _freq_dtype("fftfreq", xp.fft.fftfreq(n, d), dtype)
 
 
-def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
-    """Sample frequencies of :func:`rfft` (the non-negative ones).
+def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *,
+             dtype: Any = None) -> Any:
+    """Sample frequencies of :func:`rfft` (the non-negative ones; ``dtype`` as
+    :func:`fftfreq`).
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -422,8 +436,8 @@ def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
     n = operator.index(n)
     xp = xp_for_device(_freq_device(d, device))
     if isinstance(d, Tracer):
-        return _ew.div(xp.fft.rfftfreq(n, 1.0), d)
-    return xp.fft.rfftfreq(n, d)
+        return _freq_dtype("rfftfreq", _ew.div(xp.fft.rfftfreq(n, 1.0), d), dtype)
+    return _freq_dtype("rfftfreq", xp.fft.rfftfreq(n, d), dtype)
 
 
 def _shifts(x: Any, axes: Any, sign: int) -> tuple[Any, Any]:

@@ -158,3 +158,14 @@ def test_fftfreq_device_and_derivative() -> None:
     assert_allclose(out, np.fft.fftfreq(6, 0.5))
     g = funcgrad.grad(lambda d: fnp.sum(fnp.fft.rfftfreq(5, d) ** 2))(2.0)
     assert_allclose(g, -2 * np.sum(np.fft.rfftfreq(5, 1.0) ** 2) / 8.0, rtol=1e-12)
+
+
+def test_fftfreq_dtype_as_jax() -> None:
+    # jnp.fft.fftfreq(n, d, dtype=...): the frequencies in that dtype
+    out = fnp.fft.fftfreq(7, 0.5, dtype=np.float32)
+    assert_allclose(out, np.fft.fftfreq(7, 0.5).astype(np.float32))
+    out = fnp.fft.rfftfreq(8, dev(np.array(0.1)), dtype=np.float32)
+    check_device(out)
+    assert_allclose(out, np.fft.rfftfreq(8, 0.1).astype(np.float32))
+    with pytest.raises(TypeError, match="float dtype"):
+        fnp.fft.fftfreq(4, dtype=np.int32)
