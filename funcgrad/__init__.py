@@ -50,6 +50,7 @@ from funcgrad.errors import (
 from funcgrad.lax import stop_gradient
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad.ops.pure_callback import pure_callback
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 
 __version__ = "0.1.0"
@@ -90,6 +91,7 @@ __all__ = [
     "random",
     "vmap",
     "stop_gradient",
+    "pure_callback",
     "debug",
     "debug_nans",
     "export",

@@ -11,6 +11,7 @@ from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
     jit,  # noqa: F401  (the jit call primitive)
     linalg,
     linalg_decomp,
+    pure_callback,  # noqa: F401  (host callbacks in programs)
     reductions,
     remat,  # noqa: F401  (checkpoint / rematerialization)
     scatter,

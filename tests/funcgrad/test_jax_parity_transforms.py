@@ -172,3 +172,53 @@ def test_custom_vjp_defvjp_takes_optimize_remat() -> None:
     f.defvjp(lambda a: (a * 2.0, None), lambda r, g: (g * 3.0,), optimize_remat=True)
     assert float(funcgrad.grad(f)(1.0)) == 3.0
     assert float(funcgrad.grad(lambda a: funcgrad.checkpoint(f)(a))(1.0)) == 3.0
+
+
+# -- pure_callback (jax.pure_callback) ----------------------------------------------------------
+
+
+def _sd(shape, dtype=np.float32):
+    return funcgrad.ShapeDtypeStruct(shape, dtype)
+
+
+@pytest.mark.parametrize("method", ["sequential", "expand_dims", "broadcast_all",
+                                    "legacy_vectorized"])
+def test_pure_callback_under_vmap_and_jit_as_jax(method) -> None:
+    x = dev((np.ones((2, 3)) * np.arange(3)).astype(np.float32))
+    # jax.vmap(lambda a, b: jax.pure_callback(lambda u, v: u * v, sd((3,)), a, b,
+    #          vmap_method=m), in_axes=(0, None))(x, x[1]) == x * x[1], float32
+    out = funcgrad.jit(funcgrad.vmap(
+        lambda a, b: funcgrad.pure_callback(lambda u, v: u * v, _sd((3,)), a, b,
+                                            vmap_method=method), in_axes=(0, None)))(x, x[1])
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(host(out), [[0.0, 1.0, 4.0]] * 2)
+    out = funcgrad.vmap(funcgrad.vmap(lambda a: funcgrad.pure_callback(
+        np.sin, _sd(()), a, vmap_method=method)))(x)
+    np.testing.assert_allclose(host(out), np.sin(host(x)), rtol=1e-6)
+
+
+def test_pure_callback_errors_as_jax() -> None:
+    x = dev(np.ones((2, 3), np.float32))
+    with pytest.raises(NotImplementedError, match="vmap_method"):  # jax: NotImplementedError
+        funcgrad.vmap(lambda a: funcgrad.pure_callback(np.sin, _sd((3,)), a))(x)
+    with pytest.raises(ValueError, match="no derivative"):  # jax: ValueError
+        funcgrad.grad(lambda a: funcgrad.pure_callback(np.sin, _sd((), np.float64), a))(1.0)
+    with pytest.raises(ValueError, match="shape"):
+        funcgrad.jit(lambda a: funcgrad.pure_callback(lambda v: v[:2], _sd((3,)), a))(x[0])
+    with pytest.raises(TypeError, match="float32"):
+        funcgrad.pure_callback(lambda v: v, _sd((3,), np.int32), x[0])
+
+
+def test_pure_callback_pytrees_kwargs_and_custom_jvp() -> None:
+    x = dev(np.arange(3.0, dtype=np.float32))
+    out = funcgrad.pure_callback(lambda v, k: {"o": v * k}, {"o": _sd((3,))}, x, k=2)
+    assert out["o"].dtype == np.float32
+    np.testing.assert_allclose(host(out["o"]), [0.0, 2.0, 4.0])
+    # jax.jit(jax.grad(custom_jvp(pure_callback(np.sin)) with defjvps cos))(0.5) == cos(0.5)
+    g = funcgrad.custom_jvp(lambda a: funcgrad.pure_callback(np.sin, _sd((), np.float64), a))
+    g.defjvps(lambda t, ans, a: fnp.cos(a) * t)
+    assert float(funcgrad.jit(funcgrad.grad(g))(0.5)) == pytest.approx(np.cos(0.5))
+    # a stop_gradient'ed operand needs no derivative: jax gives sin(0.5)
+    v = funcgrad.grad(lambda a: a * funcgrad.pure_callback(
+        np.sin, _sd((), np.float64), funcgrad.stop_gradient(a)))(0.5)
+    assert float(v) == pytest.approx(np.sin(0.5))
