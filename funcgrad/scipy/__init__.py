@@ -1,5 +1,5 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``linalg``, ``special`` and ``stats`` (see docs/scipy.md).
+``linalg``, ``signal``, ``special`` and ``stats`` (see docs/scipy.md).
 
 Example:
     >>> import funcgrad.scipy.special as fsp
@@ -7,6 +7,6 @@ Example:
     1.791759469228
 """
 
-from funcgrad.scipy import linalg, special, stats  # noqa: F401
+from funcgrad.scipy import linalg, signal, special, stats  # noqa: F401
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
