@@ -169,12 +169,17 @@ def _set_global(g: dict[str, tuple]) -> None:
     _global.set(g if any(g[k] for k in _GLOBAL_KINDS) else None)
 
 
-def _add_global(kind: str, hook: Callable[..., Any]) -> RemovableHandle:
+def _add_global(kind: str, hook: Callable[..., Any], with_kwargs: bool = False,
+                always_call: bool = False) -> RemovableHandle:
+    """Entries are ``(id, hook)``; forward hooks' are ``(id, hook, with_kwargs,
+    always_call)``."""
     if not callable(hook):
         raise TypeError(f"a global module hook must be callable, got {type(hook).__name__}")
     hid = next(_ids)
     g = dict(global_hooks())
-    g[kind] = g[kind] + ((hid, hook),)
+    entry = (hid, hook, bool(with_kwargs), bool(always_call)) if kind == "forward" else \
+        (hid, hook)
+    g[kind] = g[kind] + (entry,)
     _set_global(g)
 
     def remove() -> None:
@@ -199,8 +204,11 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
     return _add_global("forward_pre", hook)
 
 
-def register_module_forward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
     """``hook(module, args, output)`` after every module's forward; non-None replaces it.
+    ``with_kwargs=True``: ``hook(module, args, kwargs, output)``; ``always_call=True``: also
+    called (with output None) when forward raises. Global hooks run before the module's own.
 
     Example:
         >>> import numpy as np, funcgrad_nn as nn
@@ -208,7 +216,7 @@ def register_module_forward_hook(hook: Callable[..., Any]) -> RemovableHandle:
         ...     float(nn.Identity()(np.float32(3.0)))
         0.0
     """
-    return _add_global("forward", hook)
+    return _add_global("forward", hook, with_kwargs, always_call)
 
 
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -281,12 +289,15 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
         out = mod.forward(*args, **kwargs)
     except Exception:
         # always_call forward hooks run even when forward raises (output None), as PyTorch's
+        for _, hook, kw, always in g["forward"]:
+            if always:
+                hook(mod, args, kwargs, None) if kw else hook(mod, args, None)
         for hid, hook in list(table["fwd_always"].items()):
             if hid in d["_forward_hooks"]:
                 hook(mod, args, kwargs, None) if hid in fwd_kw else hook(mod, args, None)
         raise
-    for _, hook in g["forward"]:
-        res = hook(mod, args, out)
+    for _, hook, kw, _always in g["forward"]:
+        res = hook(mod, args, kwargs, out) if kw else hook(mod, args, out)
         if res is not None:
             out = res
     for hid, hook in list(d["_forward_hooks"].items()):

@@ -281,3 +281,25 @@ def test_grad_input_one_entry_per_positional_argument(jit):
     m2.register_full_backward_hook(lambda mod, gi, go: (gi[0],))
     with pytest.raises(RuntimeError, match="invalid number of grad_input, got 1, but expected 2"):
         funcgrad.grad(lambda a: m2(a, b).sum())(b)
+
+
+def test_global_forward_hook_with_kwargs_and_always_call():
+    class Scaled(nn.Module):
+        def forward(self, x, scale=1.0):
+            if scale < 0:
+                raise ValueError("negative scale")
+            return x * scale
+
+    seen = []
+    h1 = nn.register_module_forward_hook(
+        lambda m, args, kwargs, out: seen.append(("kw", dict(kwargs))), with_kwargs=True)
+    h2 = nn.register_module_forward_hook(lambda m, args, out: seen.append(("always", out)),
+                                         always_call=True)
+    try:
+        Scaled()(np.float64(2.0), scale=3.0)
+        with pytest.raises(ValueError, match="negative"):
+            Scaled()(np.float64(2.0), scale=-1.0)
+    finally:
+        h1.remove()
+        h2.remove()
+    assert seen == [("kw", {"scale": 3.0}), ("always", 6.0), ("always", None)]
