@@ -96,6 +96,21 @@ def _gen(generator: Any) -> numpy.random.Generator:
                     f"{type(generator).__name__}")
 
 
+def _in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Let an initialiser take a ``Parameter`` too (``nn.init.normal_(nn.Parameter(w))`` as
+    in PyTorch): it fills the array inside and returns the Parameter."""
+    from funcgrad_nn.module import Parameter
+
+    @functools.wraps(fn)
+    def init_(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(tensor, Parameter):
+            fn(tensor.data, *args, **kwargs)
+            return tensor
+        return fn(tensor, *args, **kwargs)
+
+    return init_
+
+
 def _fill(tensor: Any, values: numpy.ndarray) -> Any:
     if not hasattr(tensor, "shape"):
         raise TypeError(f"expected an array to fill in place, got {type(tensor).__name__}")
@@ -146,6 +161,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+@_in_place
 def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Any:
     """Fill with U(a, b).
 
@@ -156,6 +172,7 @@ def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None)
     return _fill(tensor, _gen(generator).uniform(a, b, size=tensor.shape))
 
 
+@_in_place
 def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Any:
     """Fill with N(mean, std**2).
 
@@ -166,6 +183,7 @@ def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = N
     return _fill(tensor, _gen(generator).normal(mean, std, size=tensor.shape))
 
 
+@_in_place
 def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator: Any = None) -> Any:
     """Fill with N(mean, std**2) truncated to [a, b] (rejection sampling).
@@ -186,6 +204,7 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     return _fill(tensor, out[:n])
 
 
+@_in_place
 def constant_(tensor: Any, val: float) -> Any:
     """Fill with ``val``.
 
@@ -196,6 +215,7 @@ def constant_(tensor: Any, val: float) -> Any:
     return _fill(tensor, numpy.full(tensor.shape, val))
 
 
+@_in_place
 def zeros_(tensor: Any) -> Any:
     """Fill with zeros.
 
@@ -206,6 +226,7 @@ def zeros_(tensor: Any) -> Any:
     return constant_(tensor, 0.0)
 
 
+@_in_place
 def ones_(tensor: Any) -> Any:
     """Fill with ones.
 
@@ -216,6 +237,7 @@ def ones_(tensor: Any) -> Any:
     return constant_(tensor, 1.0)
 
 
+@_in_place
 def eye_(tensor: Any) -> Any:
     """Fill a 2-D array with the identity.
 
@@ -228,6 +250,7 @@ def eye_(tensor: Any) -> Any:
     return _fill(tensor, numpy.eye(*tensor.shape))
 
 
+@_in_place
 def dirac_(tensor: Any, groups: int = 1) -> Any:
     """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta, so the convolution
     passes its first ``min(out_channels // groups, in_channels)`` input channels of each
@@ -253,6 +276,7 @@ def dirac_(tensor: Any, groups: int = 1) -> Any:
     return _fill(tensor, values)
 
 
+@_in_place
 def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
 
@@ -265,6 +289,7 @@ def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Any = None) -> An
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_in_place
 def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     """Glorot normal: N(0, std**2), std = gain * sqrt(2 / (fan_in + fan_out)).
 
@@ -285,6 +310,7 @@ def _kaiming_std(tensor: Any, a: float, mode: str, nonlinearity: str) -> float:
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
+@_in_place
 def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator: Any = None) -> Any:
     """He uniform: U(-b, b), b = gain * sqrt(3 / fan). ``a=sqrt(5)`` is PyTorch's Linear/Conv
@@ -302,6 +328,7 @@ def kaiming_uniform_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_in_place
 def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator: Any = None) -> Any:
     """He normal: N(0, std**2), std = gain / sqrt(fan).
@@ -316,6 +343,7 @@ def kaiming_normal_(tensor: Any, a: float = 0.0, mode: str = "fan_in",
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
+@_in_place
 def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     """A (semi-)orthogonal matrix (trailing dims flattened), scaled by ``gain``.
 
@@ -340,6 +368,7 @@ def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     return _fill(tensor, gain * q)
 
 
+@_in_place
 def sparse_(tensor: Any, sparsity: float, std: float = 0.01, generator: Any = None) -> Any:
     """Fill a 2-D array from N(0, std**2), then zero ``ceil(sparsity * rows)`` entries of
     every column at random rows (Martens 2010), as PyTorch.

@@ -93,3 +93,18 @@ def test_deprecated_names_warn_and_forward(old, new):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         getattr(init, new)(np.zeros(shape), *args)
+
+
+@pytest.mark.parametrize("name", ["uniform_", "normal_", "trunc_normal_", "zeros_", "ones_",
+                                  "eye_", "xavier_uniform_", "xavier_normal_",
+                                  "kaiming_uniform_", "kaiming_normal_", "orthogonal_"])
+def test_initialisers_fill_a_parameter_and_return_it_as_torch(name):
+    import funcgrad_nn as nn
+
+    p = nn.Parameter(np.full((3, 4), np.nan, np.float32))
+    assert getattr(init, name)(p) is p
+    assert p.data.shape == (3, 4) and p.data.dtype == np.float32
+    assert np.isfinite(p.data).all()
+    m = nn.Linear(4, 3)
+    m.weight = p  # then registered like any parameter
+    assert m.weight is p.data
