@@ -15,6 +15,7 @@ from funcgrad import profiler as profiler
 from funcgrad import random as random
 from funcgrad import viz as viz
 from funcgrad.api import (
+    closure_convert,
     device_put,
     elementwise_grad,
     grad,
@@ -67,6 +68,7 @@ __all__ = [
     "vjp",
     "linearize",
     "make_jaxpr",
+    "closure_convert",
     "jit",
     "eval_shape",
     "compiled_source",

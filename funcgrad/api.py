@@ -35,11 +35,13 @@ from funcgrad.interpreters.transpose import (
     transpose_linearized,
     transpose_observer,
 )
+from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 
 __all__ = [
     "make_jaxpr",
+    "closure_convert",
     "jvp",
     "linearize",
     "vjp",
@@ -418,6 +420,54 @@ def make_jaxpr(
         return closed
 
     return make
+
+
+def closure_convert(fun: Callable[..., Any], *example_args: Any
+                    ) -> tuple[Callable[..., Any], list[Any]]:
+    """``(converted, consts)``: ``fun`` with the values it closes over that take part in
+    differentiation -- float or complex values traced by an enclosing transformation (``grad``,
+    ``jvp``, ``vmap``) -- made explicit trailing arguments, as ``jax.closure_convert``.
+    ``converted(*args, *consts)`` equals ``fun(*args)``; other closed-over values (NumPy
+    arrays, integers) stay inside. ``example_args`` give the argument structure, shapes and
+    dtypes. The use: a ``custom_vjp`` function may not close over traced values, so pass
+    ``consts`` to it as arguments (its ``bwd`` then returns their cotangents).
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> def outer(w):
+        ...     f, consts = funcgrad.closure_convert(lambda x: fnp.sin(x * w), 1.0)
+        ...     return f(1.0, *consts)
+        >>> round(float(funcgrad.grad(outer)(2.0)), 6)  # cos(2)
+        -0.416147
+    """
+    _check_callable(fun, "closure_convert")
+    leaves, in_tree = tree_util.tree_flatten(example_args)
+    in_avals = _input_avals(example_args, "closure_convert")
+    store: list = []
+    closed = trace_to_jaxpr(_flatten_fun(fun, in_tree, store, "closure_convert"), in_avals,
+                            current_trace())
+    out_tree = store[0]
+    hoist = [i for i, c in enumerate(closed.consts)
+             if isinstance(c, Tracer) and _is_inexact(c.aval)]
+    hoisted = [closed.consts[i] for i in hoist]
+    n_args = len(example_args)
+
+    def converted(*args: Any) -> Any:
+        if len(args) != n_args + len(hoist):
+            raise TypeError(
+                f"closure_convert: the converted function takes {n_args} argument(s) and "
+                f"{len(hoist)} closed-over value(s), got {len(args)} arguments"
+            )
+        arg_leaves = _flatten_like(in_tree, tuple(args[:n_args]), "closure_convert",
+                                   "arguments", "example arguments")
+        consts = list(closed.consts)
+        for i, v in zip(hoist, args[n_args:]):
+            consts[i] = v
+        outs = eval_jaxpr(closed.jaxpr, consts, *arg_leaves)
+        return tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in outs])
+
+    converted.__name__ = getattr(fun, "__name__", "converted")
+    return converted, hoisted
 
 
 # ---------------------------------------------------------------------------------------------

@@ -222,3 +222,50 @@ def test_pure_callback_pytrees_kwargs_and_custom_jvp() -> None:
     v = funcgrad.grad(lambda a: a * funcgrad.pure_callback(
         np.sin, _sd((), np.float64), funcgrad.stop_gradient(a)))(0.5)
     assert float(v) == pytest.approx(np.sin(0.5))
+
+
+# -- closure_convert (jax.closure_convert) ------------------------------------------------------
+
+
+def _apply_with_custom_vjp(fn, x, consts):
+    """The use closure_convert exists for: a custom_vjp function given the closed-over values
+    as arguments (its bwd returns their cotangents)."""
+    from functools import partial
+
+    @partial(funcgrad.custom_vjp, nondiff_argnums=(0,))
+    def apply(f, x, *c):
+        return f(x, *c)
+
+    def fwd(f, x, *c):
+        return apply(f, x, *c), (x, c)
+
+    def bwd(f, res, g):
+        x, c = res
+        _, pull = funcgrad.vjp(f, x, *c)
+        return pull(g)
+
+    apply.defvjp(fwd, bwd)
+    return apply(fn, x, *consts)
+
+
+def test_closure_convert_hoists_traced_float_values_as_jax() -> None:
+    ar = dev(np.arange(3.0))
+
+    def outer(w):
+        f = lambda x: fnp.sin(x * w) + ar  # noqa: E731
+        cf, consts = funcgrad.closure_convert(f, dev(np.ones(3)))
+        # jax: one const (w, shape ()); the NumPy array stays closed over
+        assert len(consts) == 1 and consts[0].aval.shape == ()
+        return fnp.sum(_apply_with_custom_vjp(cf, dev(np.ones(3)), consts))
+
+    # jax.grad(outer)(2.0) == 3 * cos(2.0) = -1.2484405096414273
+    assert float(funcgrad.grad(outer)(2.0)) == pytest.approx(-1.2484405096414273, rel=1e-12)
+    assert float(funcgrad.jit(funcgrad.grad(outer))(2.0)) == pytest.approx(-1.2484405096414273)
+    ws = dev(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(host(funcgrad.vmap(funcgrad.grad(outer))(ws)),
+                               3 * np.cos([1.0, 2.0]))
+    # Nothing traced closed over: no consts, the function itself (jax: [] and 6.0)
+    cf, consts = funcgrad.closure_convert(lambda x: x * 2.0, 1.0)
+    assert consts == [] and float(cf(3.0)) == 6.0
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        cf(1.0, 2.0)
