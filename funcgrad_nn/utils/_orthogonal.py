@@ -1,12 +1,11 @@
-"""The orthogonal parametrization's maps (PyTorch's ``_Orthogonal``): the matrix exponential
-and the Cayley map of a skew-symmetric matrix, and a product of Householder reflectors, all
-differentiable funcgrad code over (batches of) matrices; plus the host-side QR helpers its
-``right_inverse`` uses once, outside any transform.
+"""The orthogonal parametrization (PyTorch's ``_Orthogonal``): the matrix exponential
+(``funcgrad.scipy.linalg.expm``) and the Cayley map of a skew-symmetric matrix, and a product
+of Householder reflectors, all differentiable funcgrad code over (batches of) matrices; plus
+the host-side QR helpers its ``right_inverse`` uses once, outside any transform.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy
@@ -14,20 +13,11 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
-from funcgrad.errors import ConcretizationError
+from funcgrad.scipy.linalg import expm
 from funcgrad_nn import init
 from funcgrad_nn.module import Module
 
 MAPS = ("matrix_exp", "cayley", "householder")
-
-# Higham (2005), "The scaling and squaring method for the matrix exponential revisited":
-# the [13/13] Pade approximant is accurate to double precision for ||A||_1 <= THETA_13.
-_PADE_13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
-            1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
-            33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0, 1.0)
-_THETA_13 = 5.371920351148152
-_MAX_SQUARINGS = 24  # traced inputs: enough for ||A||_1 up to THETA_13 * 2**24
-
 
 def _mH(x: Any) -> Any:
     x = fnp.swapaxes(x, -1, -2)
@@ -36,45 +26,6 @@ def _mH(x: Any) -> Any:
 
 def _eye_like(a: Any, n: int) -> Any:
     return funcgrad.device_put(numpy.eye(n, dtype=numpy.dtype(a.dtype)), device_of(a))
-
-
-def matrix_exp(a: Any) -> Any:
-    """``exp(a)`` of a square matrix or a batch of them (``torch.matrix_exp``): scaling and
-    squaring around the [13/13] Pade approximant, differentiable (also under ``jit``, where
-    the number of squarings is chosen by value with ``where``).
-
-    >>> import numpy as np
-    >>> matrix_exp(np.array([[0.0, -np.pi / 2], [np.pi / 2, 0.0]])).round(12) + 0.0
-    array([[ 0., -1.],
-           [ 1.,  0.]])
-    """
-    n = fnp.shape(a)[-1]
-    norm = fnp.max(fnp.sum(fnp.abs(a), axis=-2))  # the largest 1-norm in the batch
-    try:
-        s = max(0, math.ceil(math.log2(float(norm) / _THETA_13))) if float(norm) > 0 else 0
-        traced_s = None
-    except ConcretizationError:  # under jit: the count is a traced integer
-        tiny = numpy.finfo(numpy.dtype(norm.dtype)).tiny
-        traced_s = fnp.maximum(fnp.ceil(fnp.log2(fnp.maximum(norm, tiny) / _THETA_13)), 0)
-        s = _MAX_SQUARINGS
-    if traced_s is None:
-        a = a / (2.0**s)
-    else:
-        a = a / (2.0**traced_s).astype(a.dtype)
-    b = _PADE_13
-    eye = _eye_like(a, n)
-    a2 = fnp.matmul(a, a)
-    a4 = fnp.matmul(a2, a2)
-    a6 = fnp.matmul(a4, a2)
-    u = fnp.matmul(a, fnp.matmul(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
-                   + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
-    v = (fnp.matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2)
-         + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye)
-    r = fnp.linalg.solve(v - u, v + u)
-    for i in range(s):
-        r = fnp.matmul(r, r) if traced_s is None else fnp.where(i < traced_s,
-                                                                 fnp.matmul(r, r), r)
-    return r
 
 
 def householder_product(a: Any, tau: Any) -> Any:
@@ -156,7 +107,7 @@ class Orthogonal(Module):
                 x = fnp.concatenate([x, zeros], axis=-1)
             a = x - _mH(x)  # skew-symmetric (skew-Hermitian)
             if self.orthogonal_map == "matrix_exp":
-                q = matrix_exp(a)
+                q = expm(a)
             else:  # the Cayley retraction (I + A/2)(I - A/2)^{-1}
                 eye = _eye_like(a, n)
                 q = fnp.linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
