@@ -262,6 +262,18 @@ def xp_for(*values: Any, what: str = "operation") -> Any:
     return numpy if dev == "cpu" else xp_for_device(dev)
 
 
+def is_writeable(x: Any) -> bool:
+    """Whether ``x`` may be written in place: False only for arrays flagged read-only (NumPy's
+    ``flags.writeable``); CuPy arrays have no such flag and are always writeable.
+
+    Example:
+        >>> a = numpy.zeros(2); a.flags.writeable = False
+        >>> is_writeable(a), is_writeable(numpy.zeros(2))
+        (False, True)
+    """
+    return getattr(getattr(x, "flags", None), "writeable", True)
+
+
 def device_put(x: Any, device: str | None = None) -> Any:
     """Copy one array (or scalar) to ``device`` ("cpu", "gpu"/"cuda" or "strict"; the default
     device when None). Traced values stay where they are. ``funcgrad.device_put`` also takes
@@ -300,6 +312,21 @@ def to_numpy(x: Any) -> Any:
         )
     return numpy.asarray(x)
 
+
+
+def may_share_memory(a: Any, b: Any) -> bool:
+    """Whether arrays ``a`` and ``b`` may share memory: never when they are of different array
+    types (a host and a device array, a loop's tape), which CuPy's ``may_share_memory``
+    refuses to compare.
+
+    Example:
+        >>> a = numpy.zeros(4)
+        >>> may_share_memory(a[1:], a), may_share_memory(a, a.copy())
+        (True, False)
+    """
+    if type(a) is not type(b) or not is_array(a):
+        return False
+    return bool(xp_for_device(device_of(a)).may_share_memory(a, b))
 
 
 def memory_owner(x: Any) -> Any:

@@ -38,6 +38,7 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad.backend import is_writeable
 from funcgrad.core import current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
@@ -864,7 +865,7 @@ class Module:
         reg = self._parameters if name in self._parameters else self._buffers
         cur = reg[name]
         new = _to_device_like(new, cur)
-        if getattr(cur, "flags", None) is not None and cur.flags.writeable:
+        if is_writeable(cur):
             cur[...] = new
         elif id(cur) in replaced:
             replaced[id(cur)][...] = new

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import funcgrad
+from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
@@ -85,8 +86,7 @@ class Embedding(Module):
         out = F.embedding(input, w, self.padding_idx, self.max_norm, self.norm_type,
                           self.scale_grad_by_freq, self.sparse)
         if (self.max_norm is not None and not is_tracer(w) and not is_tracer(input)
-                and not is_tracer(out) and getattr(w, "flags", None) is not None
-                and w.flags.writeable):
+                and not is_tracer(out) and is_writeable(w)):
             # PyTorch renormalises the table rows in place; duplicates write equal values.
             w[input] = funcgrad.stop_gradient(out)
         return out

@@ -22,7 +22,7 @@ import numpy as np
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.backend import device_of, device_put, is_array, to_numpy, xp_for
+from funcgrad.backend import device_of, device_put, is_array, is_writeable, to_numpy, xp_for
 from funcgrad.core import is_tracer
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
@@ -731,8 +731,7 @@ def _assign(p: Any, new: Any) -> None:
 def _check_writeable(p: Any, i: int) -> None:
     if is_tracer(p):
         raise TypeError(_TRACED_STEP)
-    flags = getattr(p, "flags", None)
-    if flags is not None and not flags.writeable:
+    if not is_writeable(p):
         raise ValueError(
             f"optimizer parameter {i} is read-only: its module replaced it (model.to(), "
             ".double(), .float(), ...) after the optimizer was built from a list of its arrays. "

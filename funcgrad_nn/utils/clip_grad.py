@@ -14,6 +14,7 @@ from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
@@ -156,7 +157,7 @@ def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None)
 
 def _check_writable(leaves: list[Any], fname: str, alternative: str) -> None:
     for g in leaves:
-        if is_tracer(g) or not getattr(getattr(g, "flags", None), "writeable", True):
+        if is_tracer(g) or not is_writeable(g):
             raise TypeError(f"{fname}: changes gradient arrays in place, which traced values "
                             f"(under jit/vmap/grad) and read-only arrays cannot be; use the "
                             f"pure form {alternative} instead")
