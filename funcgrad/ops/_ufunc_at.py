@@ -2,7 +2,7 @@
 named several times is updated once per occurrence.
 
 NumPy and the strict test backend have ``ufunc.at`` for every ufunc; CuPy has
-``cupyx.scatter_add``/``scatter_max``/``scatter_min`` (atomic kernels) but no multiply. For
+``cupyx.scatter_add`` (atomic, for 32/64-bit numbers and float16), used for additions. For
 the rest, :func:`ufunc_at` works in rounds over occurrence ranks: the updates are sorted
 stably by the element they name, each gets its rank among the updates of that element
 (0 for the first), and round ``r`` applies the rank-``r`` updates with one plain fancy-index
@@ -20,23 +20,27 @@ from typing import Any
 from funcgrad.backend import to_numpy
 from funcgrad.ops.indexing import is_numpy_like
 
-__all__ = ["ufunc_at"]
+__all__ = ["set_at", "ufunc_at"]
 
 #: Array modules with atomic scatter kernels in a companion package: module name ->
-#: (companion, {ufunc name: kernel name}).
-_DEVICE_KERNELS: dict[str, tuple[str, dict[str, str]]] = {
-    "cupy": ("cupyx", {"add": "scatter_add", "maximum": "scatter_max",
-                       "minimum": "scatter_min"}),
+#: (companion, {ufunc name: (kernel name, the dtypes it takes)}). Only addition: CuPy 14's
+#: ``scatter_max``/``scatter_min`` round float64 through float32 (seen on an H100), and
+#: ``scatter_add`` refuses the other dtypes; the rounds below are exact for every dtype.
+_DEVICE_KERNELS: dict[str, tuple[str, dict[str, tuple[str, frozenset[str]]]]] = {
+    "cupy": ("cupyx", {"add": ("scatter_add", frozenset(
+        {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"}))}),
 }
 
 #: Above this many occurrences of one element, combine by a segmented scan instead of rounds.
 MAX_ROUNDS = 32
 
 
-def _device_kernel(xp: Any, op: str) -> Any:
+def _device_kernel(xp: Any, op: str, dtype: Any) -> Any:
     companion, kernels = _DEVICE_KERNELS.get(getattr(xp, "__name__", ""), ("", {}))
-    name = kernels.get(op)
-    return getattr(importlib.import_module(companion), name) if name else None
+    name, dtypes = kernels.get(op, (None, frozenset()))
+    if name is None or str(dtype) not in dtypes:
+        return None
+    return getattr(importlib.import_module(companion), name)
 
 
 def ufunc_at(xp: Any, op: str, out: Any, key: tuple, updates: Any, *,
@@ -56,11 +60,37 @@ def ufunc_at(xp: Any, op: str, out: Any, key: tuple, updates: Any, *,
     if is_numpy_like(xp):
         getattr(xp, op).at(out, key, updates)
         return out
-    kernel = _device_kernel(xp, op)
+    kernel = _device_kernel(xp, op, out.dtype)
     if kernel is not None:
         kernel(out, key, updates)
         return out
     return _at_by_rounds(xp, getattr(xp, op), out, key, updates, max_rounds)
+
+
+def set_at(xp: Any, out: Any, key: tuple, updates: Any) -> Any:
+    """``out[key] = updates`` where the last of the updates naming one element wins, as in
+    NumPy, on every array module (CuPy leaves the winner among repeats unspecified, which
+    would disagree with the gradient rules). Returns the updated array.
+
+    Example:
+        >>> import numpy as np
+        >>> set_at(np, np.zeros(3), (np.array([1, 1, 2]),), np.array([2., 3., 5.]))
+        array([0., 3., 5.])
+    """
+    if is_numpy_like(xp):
+        out[key] = updates
+        return out
+    pos = xp.arange(out.size, dtype=xp.int64).reshape(out.shape)[key]
+    if int(pos.size) == 0:
+        return out
+    vals = xp.broadcast_to(xp.asarray(updates, dtype=out.dtype), pos.shape).reshape(-1)
+    pos = pos.reshape(-1)
+    order = xp.argsort(pos, kind="stable")  # equal positions keep their order of occurrence
+    pos, vals = pos[order], vals[order]
+    last = xp.concatenate([pos[1:] != pos[:-1], xp.ones((1,), dtype=bool)])
+    flat = out.reshape(-1)
+    flat[pos[last]] = vals[last]
+    return flat.reshape(out.shape)
 
 
 def _at_by_rounds(xp: Any, ufunc: Any, out: Any, key: tuple, updates: Any,

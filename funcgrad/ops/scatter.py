@@ -11,8 +11,9 @@ negative indices wrap once.
 
 Repeated indices: ``scatter_add``/``scatter_mul``/``scatter_min``/``scatter_max`` accumulate
 like ``numpy.add.at`` and friends on every backend (:mod:`funcgrad.ops._ufunc_at`: CuPy's
-atomic kernels, or rounds over occurrence ranks where a module has none); ``scatter`` (set) lets the last write win on NumPy (on CuPy
-the winner among duplicates is unspecified).
+atomic additions, or rounds over occurrence ranks); ``scatter`` (set) lets the last write win
+on every backend, as NumPy does (:func:`funcgrad.ops._ufunc_at.set_at`), which the transpose
+rule relies on.
 """
 
 from __future__ import annotations
@@ -37,12 +38,11 @@ from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, add_any_p, declare_linear, instantiate, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
-from funcgrad.ops._ufunc_at import ufunc_at
-from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops._ufunc_at import set_at, ufunc_at
+from funcgrad.ops._util import as_array, check_static, make_primitive, result_device
 from funcgrad.ops.indexing import (
     Operand,  # noqa: F401 (the doctests name it)
     Slice,
-    as_array,
     batch_index_expr,
     canonical_indexer,
     check_index_avals,
@@ -338,9 +338,11 @@ _cost.cost_rules[scatter_add_p] = _combining_cost
 
 def _scatter_impl(x, u, *idx, indexer, mode):
     idx = index_arrays(x, idx)
-    _, out, key, u = _scatter_prepare("scatter", x, u, idx, indexer, mode)
-    out[key] = u
-    return [out]
+    xp, out, key, u = _scatter_prepare("scatter", x, u, idx, indexer, mode)
+    if not idx:  # slices and integers name each element once
+        out[key] = u
+        return [out]
+    return [set_at(xp, out, key, u)]
 
 
 scatter_p = make_primitive(

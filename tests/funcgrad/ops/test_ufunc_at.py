@@ -103,10 +103,10 @@ def test_module_without_at_takes_the_fallback(without_ufunc_at):
     np.testing.assert_array_equal(host(got), [3., 1., 10.])
 
 
-@pytest.mark.parametrize("method", ["multiply", "add", "min", "max"])
+@pytest.mark.parametrize("method", ["multiply", "add", "min", "max", "set"])
 def test_scatter_primitives_through_the_fallback(without_ufunc_at, method):
     """``x.at[idx].<method>`` eagerly, under jit, vmap and grad, with the fallback, equals
-    NumPy's ``ufunc.at``."""
+    NumPy's ``ufunc.at`` (``set``: plain assignment, the last of repeated writes winning)."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 5, 3))
     u = rng.standard_normal((2, 6, 3))
@@ -115,7 +115,10 @@ def test_scatter_primitives_through_the_fallback(without_ufunc_at, method):
     ufunc = {"multiply": np.multiply, "add": np.add, "min": np.minimum, "max": np.maximum}
     expected = x.copy()
     for b in range(2):
-        ufunc[method].at(expected[b], (idx,), u[b])
+        if method == "set":
+            expected[b][idx] = u[b]
+        else:
+            ufunc[method].at(expected[b], (idx,), u[b])
 
     def f(xb, ub):
         return getattr(fnp.at(xb)[dev(idx)], method)(ub)
@@ -130,3 +133,11 @@ def test_scatter_primitives_through_the_fallback(without_ufunc_at, method):
         ones = np.ones_like(x[0])
         np.multiply.at(ones, (idx,), u[0])
         assert_allclose(host(grad), ones)
+    if method == "set":
+        # Only the write that survives receives the cotangent: the last of the repeated 4s.
+        grad = funcgrad.grad(lambda b: fnp.sum(f(xd[0], b) * dev(x[0])))(ud[0])
+        want = np.zeros_like(u[0])
+        for j, i in enumerate(idx % 5):
+            if j == max(k for k, i2 in enumerate(idx % 5) if i2 == i):
+                want[j] = x[0][i]
+        assert_allclose(host(grad), want)
