@@ -55,6 +55,7 @@ from funcgrad._cache import LRUCache, weak_lru_cache
 from funcgrad.backend import (
     get_default_device,
     is_array,
+    may_share_memory,
     memory_owner,
     to_numpy,
     xp_for,
@@ -875,9 +876,9 @@ def _effective_donation(xp: Any, donated: Sequence[bool], args: Sequence[Any],
             arrays = [o for o in (*args, *consts)
                       if not isinstance(o, IMMUTABLE) and is_array(o)]
             eff.append(sum(1 for o in arrays if o is x) == 1 and not any(
-                o is not x and xp.may_share_memory(x, o) for o in arrays))
+                o is not x and may_share_memory(x, o) for o in arrays))
         else:
-            eff.append(not any(xp.may_share_memory(x, o) for o in unknown))
+            eff.append(not any(may_share_memory(x, o) for o in unknown))
     return tuple(eff)
 
 

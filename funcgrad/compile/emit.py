@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad.backend import may_share_memory
 from funcgrad.compile.rules import (
     Emission,
     array_calls,
@@ -159,7 +160,7 @@ def _unshare(xp: Any, v: Any, *others: Any) -> Any:
     if isinstance(v, IMMUTABLE):
         return v
     for o in others:
-        if o is v or (not isinstance(o, IMMUTABLE) and xp.may_share_memory(v, o)):
+        if o is v or (type(o) is type(v) and may_share_memory(v, o)):
             return v.copy()
     return v
 
