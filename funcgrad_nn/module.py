@@ -75,7 +75,7 @@ class Parameter:
     (False, (3,))
     """
 
-    __slots__ = ("data", "requires_grad", "_hooks")
+    __slots__ = ("data", "requires_grad", "_hooks", "_attached")
 
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         if isinstance(data, Parameter):
@@ -85,33 +85,50 @@ class Parameter:
         self.data = data
         self.requires_grad = bool(requires_grad)
         self._hooks: list[Callable[..., Any]] = []
+        #: per hook (by id), the module registrations made when this was assigned:
+        #: ((id(module), name), handle)
+        self._attached: dict[int, list[tuple[tuple[int, str], _hooks.RemovableHandle]]] = {}
 
-    def register_hook(self, hook: Callable[..., Any]) -> None:
+    def _add_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        self._hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+            for _, h in self._attached.pop(id(hook), []):
+                h.remove()
+
+        return _hooks.RemovableHandle(remove, id(hook))
+
+    def register_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
         """``hook(grad) -> new grad or None``, run on this parameter's total gradient in every
         backward pass once it is assigned to a module (see
-        :meth:`Module.register_parameter_hook`).
+        :meth:`Module.register_parameter_hook`). Returns a handle whose ``remove()`` takes the
+        hook off (also from the modules it was assigned to).
 
         >>> import numpy as np
         >>> p = Parameter(np.ones(2))
-        >>> p.register_hook(lambda g: g * 2)
+        >>> h = p.register_hook(lambda g: g * 2)
+        >>> h.remove()
         """
         if not callable(hook):
             raise TypeError(f"Parameter.register_hook: expected a callable, got "
                             f"{type(hook).__name__}")
-        self._hooks.append(hook)
+        return self._add_hook(hook)
 
-    def register_post_accumulate_grad_hook(self, hook: Callable[..., Any]) -> None:
+    def register_post_accumulate_grad_hook(self, hook: Callable[..., Any]
+                                           ) -> _hooks.RemovableHandle:
         """``hook(holder)`` after this parameter's total gradient is known, in every backward
         pass; ``holder.grad`` is that gradient (PyTorch's hook receives the parameter with
-        its ``.grad``). It cannot change the gradient.
+        its ``.grad``). It cannot change the gradient. Returns a removable handle.
 
         >>> import numpy as np
-        >>> Parameter(np.ones(2)).register_post_accumulate_grad_hook(lambda p: None)
+        >>> h = Parameter(np.ones(2)).register_post_accumulate_grad_hook(lambda p: None)
         """
         if not callable(hook):
             raise TypeError(f"Parameter.register_post_accumulate_grad_hook: expected a "
                             f"callable, got {type(hook).__name__}")
-        self._hooks.append(_hooks.post_accumulate(hook, "parameter"))
+        return self._add_hook(_hooks.post_accumulate(hook, "parameter"))
 
     def __repr__(self) -> str:
         return f"Parameter(shape={tuple(self.data.shape)}, dtype={self.data.dtype}, " \
@@ -178,7 +195,9 @@ class Module:
             else:
                 d["_frozen"].add(name)
             for hook in getattr(value, "_hooks", ()):
-                _hooks.add_param_hook(self, name, hook)
+                done = value._attached.setdefault(id(hook), [])
+                if not any(where == (id(self), name) for where, _ in done):  # not twice
+                    done.append(((id(self), name), _hooks.add_param_hook(self, name, hook)))
         elif isinstance(value, Module):
             self._check_init()
             self._remove_from(name, keep="_modules")

@@ -303,3 +303,24 @@ def test_global_forward_hook_with_kwargs_and_always_call():
         h1.remove()
         h2.remove()
     assert seen == [("kw", {"scale": 3.0}), ("always", 6.0), ("always", None)]
+
+
+def test_parameter_hook_handles_remove_the_hook():
+    # torch: Tensor.register_hook / register_post_accumulate_grad_hook return a handle
+    x = np.ones((1, 2), np.float32)
+    p = nn.Parameter(np.ones((1, 2), np.float32))
+    h = p.register_hook(lambda g: g * 10.0)
+    seen = []
+    h2 = p.register_post_accumulate_grad_hook(lambda holder: seen.append(1))
+    h.remove()                       # removed before assignment: never runs
+    lin = nn.Linear(2, 1, bias=False)
+    lin.weight = p
+    assert host(nn.grad(lambda m: m(x).sum())(lin).weight).tolist() == [[1.0, 1.0]]
+    assert seen == [1]
+    h3 = p.register_hook(lambda g: g * 10.0)
+    lin.weight = p                   # hooks registered before an assignment attach to it
+    assert host(nn.grad(lambda m: m(x).sum())(lin).weight).tolist() == [[10.0, 10.0]]
+    h3.remove()
+    h2.remove()                      # removed after assignment: detached from the module
+    assert host(nn.grad(lambda m: m(x).sum())(lin).weight).tolist() == [[1.0, 1.0]]
+    assert seen == [1, 1]
