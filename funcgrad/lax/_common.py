@@ -115,3 +115,20 @@ def axes_in(name: str, axes: Any, ndim: int, arg: str = "axes") -> tuple[int, ..
     if len(set(out)) != len(out):
         raise ShapeError(f"lax.{name}: {arg}={tuple(axes)} has repeated axes")
     return out
+
+
+def monoid_identity(monoid: str, dtype: numpy.dtype) -> Any:
+    """The identity of ``monoid`` (``'add'``, ``'mul'``, ``'max'``, ``'min'``) in ``dtype``, as
+    JAX's: what an empty reduction or a skipped window position contributes (``-inf`` for a
+    float max, the smallest integer for an integer max, ``False`` for a bool max)."""
+    dtype = numpy.dtype(dtype)
+    if monoid == "add":
+        return dtype.type(0)
+    if monoid == "mul":
+        return dtype.type(1)
+    if dtype.kind == "b":
+        return dtype.type(monoid == "min")
+    if dtype.kind in "iu":
+        info = numpy.iinfo(dtype)
+        return dtype.type(info.min if monoid == "max" else info.max)
+    return dtype.type(-numpy.inf if monoid == "max" else numpy.inf)

@@ -32,6 +32,7 @@ from funcgrad.lax._common import (
     axes_in,
     axis_in,
     check_kind,
+    monoid_identity,
     static_int,
     static_ints,
 )
@@ -85,26 +86,32 @@ def reduce_prod(operand: Array, axes: Sequence[int]) -> Array:
 
 
 def reduce_max(operand: Array, axes: Sequence[int]) -> Array:
-    """Maximum over the (non-empty) ``axes``.
+    """Maximum over ``axes`` (over no elements: ``-inf``, or the dtype's smallest value).
 
     Example:
         >>> from funcgrad import lax
         >>> lax.reduce_max(numpy.array([[1.0, 5.0], [3.0, 2.0]]), (1,)).tolist()
         [5.0, 3.0]
     """
-    _, axes = _reduce_args("reduce_max", operand, axes, ANY)
+    a, axes = _reduce_args("reduce_max", operand, axes, ANY)
+    if any(a.shape[i] == 0 for i in axes):  # JAX: the identity, as an empty fold gives
+        return _sh.full(tuple(n for i, n in enumerate(a.shape) if i not in axes),
+                        monoid_identity("max", a.dtype), a.dtype)
     return _red.reduce_max(operand, axes)
 
 
 def reduce_min(operand: Array, axes: Sequence[int]) -> Array:
-    """Minimum over the (non-empty) ``axes``.
+    """Minimum over ``axes`` (over no elements: ``inf``, or the dtype's largest value).
 
     Example:
         >>> from funcgrad import lax
         >>> lax.reduce_min(numpy.array([[1.0, 5.0], [3.0, 2.0]]), (1,)).tolist()
         [1.0, 2.0]
     """
-    _, axes = _reduce_args("reduce_min", operand, axes, ANY)
+    a, axes = _reduce_args("reduce_min", operand, axes, ANY)
+    if any(a.shape[i] == 0 for i in axes):  # JAX: the identity, as an empty fold gives
+        return _sh.full(tuple(n for i, n in enumerate(a.shape) if i not in axes),
+                        monoid_identity("min", a.dtype), a.dtype)
     return _red.reduce_min(operand, axes)
 
 

@@ -36,7 +36,7 @@ from funcgrad.avals import get_aval
 from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
-from funcgrad.lax._common import aval_of, static_ints
+from funcgrad.lax._common import aval_of, monoid_identity, static_ints
 from funcgrad.lax._convolution import padtype_to_pads
 from funcgrad.ops.windows import patches as _patches
 
@@ -115,19 +115,6 @@ def _is_value(init: Any, value: Any) -> bool:
     v = numpy.asarray(init)
     return bool(v == value) and (not isinstance(value, float) or
                                  numpy.signbit(v) == numpy.signbit(value))
-
-
-def _identity(monoid: str, dtype: numpy.dtype) -> Any:
-    if monoid == "add":
-        return dtype.type(0)
-    if monoid == "mul":
-        return dtype.type(1)
-    if dtype.kind == "b":
-        return dtype.type(monoid == "min")
-    if dtype.kind in "iu":
-        info = numpy.iinfo(dtype)
-        return dtype.type(info.min if monoid == "max" else info.max)
-    return dtype.type(-numpy.inf if monoid == "max" else numpy.inf)
 
 
 def _windows(x: Array, init: Any, window: tuple, strides: tuple, pads: tuple, base: tuple,
@@ -271,7 +258,7 @@ def window_sum(operand: Array, init_value: Any, window_dimensions: Sequence[int]
     """
     a = get_aval(operand)
     nd = a.ndim
-    zero = not product and _is_value(init_value, _identity("add", a.dtype))
+    zero = not product and _is_value(init_value, monoid_identity("add", a.dtype))
     plan = _sum_plan(tuple(a.shape), tuple(window_dimensions), tuple(window_strides),
                      tuple((int(lo), int(hi)) for lo, hi in padding),
                      (1,) * nd if base_dilation is None else tuple(base_dilation),
@@ -400,7 +387,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     if monoid is not None:
         # Padding and holes hold the monoid's identity (XLA skips them); init joins once.
         (x,), (init,), dt = flat_ops, inits, avals[0].dtype
-        neutral = _identity(monoid, dt)
+        neutral = monoid_identity(monoid, dt)
         if monoid in ("max", "min"):
             out, _ = window_max(x, neutral, window, strides, pads, base, wdil,
                                 minimum=monoid == "min")

@@ -167,6 +167,18 @@ def test_dynamic_slice_allow_negative_indices_false() -> None:
         lax.dynamic_slice(a, (1, -2), (2, 3), allow_negative_indices=(True, False))
 
 
+def test_reduce_max_min_over_no_elements_give_the_identity() -> None:
+    # JAX 0.10.2: reduce_max(zeros((0, 2)), (0,)) is [-inf, -inf]; reduce_min of int16 is
+    # [32767, 32767]; of bool over an empty axis, False (max) and True (min).
+    assert host(lax.reduce_max(dev(np.zeros((0, 2))), (0,))).tolist() == [-np.inf, -np.inf]
+    got = lax.reduce_min(dev(np.zeros((0, 2), np.int16)), (0,))
+    assert host(got).dtype == np.int16 and host(got).tolist() == [32767, 32767]
+    assert host(lax.reduce_max(dev(np.zeros((2, 0), bool)), (1,))).tolist() == [False, False]
+    assert host(lax.reduce_min(dev(np.zeros((2, 0), bool)), (1,))).tolist() == [True, True]
+    jitted = funcgrad.jit(lambda x: lax.reduce_max(x, (0,)))(dev(np.zeros((0, 3))))
+    assert host(jitted).tolist() == [-np.inf] * 3
+
+
 def _linear_recurrence(a, b):
     return lax.associative_scan(lambda p, q: (p[0] * q[0], p[1] * q[0] + q[1]), (a, b))[1]
 
