@@ -42,8 +42,8 @@ __all__ = [
     "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos",
     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
     "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
-    "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "select", "select_n",
-    "clamp", "convert_element_type", "stop_gradient", "reduce_precision",
+    "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "clz", "select",
+    "select_n", "clamp", "convert_element_type", "stop_gradient", "reduce_precision",
 ]
 
 
@@ -130,9 +130,41 @@ lgamma = _unary("lgamma", _sp.lgamma, FLOATING, "Elementwise ``log|Gamma(x)|``."
                 "lax.lgamma(1.0).tolist()", "0.0")
 digamma = _unary("digamma", _sp.digamma, FLOATING, "Elementwise digamma (psi) function.",
                  "f'{float(lax.digamma(1.0)):.6f}'", "'-0.577216'")
-population_count = _unary(
-    "population_count", _ewx.bitwise_count, INTEGRAL, "Elementwise number of set bits.",
-    "lax.population_count(numpy.array([7, 8])).tolist()", "[3, 1]")
+def population_count(x: Array) -> Array:
+    """Elementwise number of set bits, in ``x``'s dtype (as JAX; NumPy's ``bitwise_count``
+    gives uint8). A negative value counts its two's-complement bits.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.population_count(numpy.array([7, 8, -1], numpy.int32))
+        array([ 3,  1, 32], dtype=int32)
+    """
+    a = aval_of("population_count", x, "x")
+    check_kind("population_count", a, INTEGRAL, "x")
+    return _ew.convert_element_type(_ewx.bitwise_count(x), a.dtype)
+
+
+def clz(x: Array) -> Array:
+    """Elementwise number of leading zero bits, in ``x``'s dtype (``clz(0)`` is the bit
+    width; a negative value has none). Composed from shifts and ``population_count``: the
+    bits below the highest set one are filled in, and the width minus their count is left.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.clz(numpy.array([0, 1, 255, -1], numpy.int32))
+        array([32, 31, 24,  0], dtype=int32)
+    """
+    a = aval_of("clz", x, "x")
+    check_kind("clz", a, INTEGRAL, "x")
+    bits = 8 * a.dtype.itemsize
+    unsigned = numpy.dtype(f"u{a.dtype.itemsize}")
+    v = x if a.dtype == unsigned else _ewx.bitcast_convert_type(x, unsigned)
+    step = 1
+    while step < bits:
+        v = _ew.or_(v, _ew.shift_right(v, unsigned.type(step)))
+        step *= 2
+    set_bits = _ew.convert_element_type(_ewx.bitwise_count(v), a.dtype)
+    return _ew.sub(a.dtype.type(bits), set_bits)
 
 
 def abs(x: Array) -> Array:  # noqa: A001
@@ -294,9 +326,24 @@ bitwise_xor = _binary("bitwise_xor", _ew.xor, BOOL_OR_INT,
 shift_left = _binary("shift_left", _ew.shift_left, INTEGRAL,
                      "Elementwise ``x << y``; shifts past the bit width give 0.",
                      "lax.shift_left(numpy.array([1]), numpy.array([3])).tolist()", "[8]")
+
+
+def _signed_shift_right(x: Array, y: Array) -> Array:
+    # XLA's arithmetic shift reads the bits as signed, also for unsigned types (uint8 200 is
+    # -56, so 200 >> 3 is 249); a count past the width (or negative) fills with the sign bit.
+    dt = get_aval(x).dtype
+    if dt.kind != "u":
+        return _ew.shift_right(x, y)
+    signed = numpy.dtype(f"i{dt.itemsize}")
+    shifted = _ew.shift_right(_ewx.bitcast_convert_type(x, signed),
+                              _ewx.bitcast_convert_type(y, signed))
+    return _ewx.bitcast_convert_type(shifted, dt)
+
+
 shift_right_arithmetic = _binary(
-    "shift_right_arithmetic", _ew.shift_right, INTEGRAL,
-    "Elementwise ``x >> y`` filling with the sign bit (a logical shift for unsigned types).",
+    "shift_right_arithmetic", _signed_shift_right, INTEGRAL,
+    "Elementwise ``x >> y`` filling with the sign bit (XLA's: the bits are read as signed, "
+    "also for unsigned types; a count past the width leaves only sign bits).",
     "lax.shift_right_arithmetic(numpy.array([-8]), numpy.array([1])).tolist()", "[-4]")
 
 
@@ -313,7 +360,8 @@ def bitwise_not(x: Array) -> Array:
 
 
 def shift_right_logical(x: Array, y: Array) -> Array:
-    """Elementwise ``x >> y`` filling with zeros (signed values shift as their bit pattern).
+    """Elementwise ``x >> y`` filling with zeros (signed values shift as their bit pattern; a
+    count past the width, or negative, gives 0).
 
     Example:
         >>> from funcgrad import lax
@@ -330,7 +378,9 @@ def shift_right_logical(x: Array, y: Array) -> Array:
     mask = _ew.sub(_ew.shift_left(one, _ew.sub(bits, y)), one)
     shifted = _ew.and_(_ew.shift_right(x, y), mask)
     zero = _ew.convert_element_type(0, dt)
-    return _ew.select_n(_ew.ge(y, bits), _ew.select_n(_ew.le(y, 0), shifted, x), zero)
+    # A count past the width, or negative (XLA reads it as unsigned), leaves 0.
+    outside = _ew.or_(_ew.ge(y, bits), _ew.lt(y, 0))
+    return _ew.select_n(outside, _ew.select_n(_ew.eq(y, 0), shifted, x), zero)
 
 
 def div(x: Array, y: Array) -> Array:
@@ -477,18 +527,42 @@ def bitcast_convert_type(operand: Array, new_dtype: Any) -> Array:
 def convert_element_type(operand: Array, new_dtype: Any) -> Array:
     """``operand`` cast to ``new_dtype`` (complex to real keeps the real part).
 
+    Float (and complex) to integer truncates toward zero and saturates as JAX does: values
+    past the integer range, infinities included, give its extremes and NaN gives 0 (NumPy's
+    cast is undefined there). Integer to integer wraps.
+
     Example:
         >>> from funcgrad import lax
         >>> lax.convert_element_type(numpy.array([1.7, -1.7]), numpy.int32).tolist()
         [1, -1]
+        >>> lax.convert_element_type(numpy.array([300.0, -1.0, numpy.nan]), numpy.uint8).tolist()
+        [255, 0, 0]
     """
-    aval_of("convert_element_type", operand)
+    a = aval_of("convert_element_type", operand)
     try:
         dt = numpy.dtype(new_dtype)
     except TypeError:
         raise TypeError(
             f"lax.convert_element_type: new_dtype {new_dtype!r} is not a dtype") from None
+    if a.dtype.kind in "fc" and dt.kind in "iu":
+        return _saturating_to_int(operand, dt)
     return _ew.convert_element_type(operand, dt)
+
+
+def _saturating_to_int(x: Array, dt: numpy.dtype) -> Array:
+    if get_aval(x).dtype.kind == "c":
+        x = _ew.real(x)
+    src = get_aval(x).dtype
+    info = numpy.iinfo(dt)
+    # Both bounds are powers of two (or 0), exact in any float format unless they overflow
+    # it, and then infinity is the right bound.
+    with numpy.errstate(over="ignore"):
+        top, bottom = src.type(2.0 ** (info.bits - (dt.kind == "i"))), src.type(info.min)
+    high, low = _ew.ge(x, top), _ew.le(x, bottom) if dt.kind == "i" else _ew.lt(x, bottom)
+    bad = _ew.or_(_ew.or_(high, low), _ew.ne(x, x))
+    out = _ew.convert_element_type(_ew.select_n(bad, x, src.type(0)), dt)
+    out = _ew.select_n(low, out, dt.type(info.min))
+    return _ew.select_n(high, out, dt.type(info.max))
 
 
 def stop_gradient(x: Any) -> Any:
