@@ -141,6 +141,9 @@ def population_count(x: Array) -> Array:
     """
     a = aval_of("population_count", x, "x")
     check_kind("population_count", a, INTEGRAL, "x")
+    unsigned = numpy.dtype(f"u{a.dtype.itemsize}")
+    if a.dtype != unsigned:  # NumPy's bitwise_count counts the bits of |x|
+        x = _ewx.bitcast_convert_type(x, unsigned)
     return _ew.convert_element_type(_ewx.bitwise_count(x), a.dtype)
 
 

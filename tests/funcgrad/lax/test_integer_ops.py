@@ -53,6 +53,12 @@ def test_population_count_and_clz_keep_the_dtype(dtype) -> None:
     assert lead.tolist() == [bits, bits - 1, int(signed), 0 if signed else bits, bits - 3]
 
 
+def test_population_count_of_negative_values_counts_twos_complement_bits() -> None:
+    # jax.lax.population_count([-1, -2, 7] as int32) and ([-1, -128] as int8)
+    assert _both(lax.population_count, np.array([-1, -2, 7], np.int32)).tolist() == [32, 31, 3]
+    assert _both(lax.population_count, np.array([-1, -128], np.int8)).tolist() == [8, 1]
+
+
 def test_clz_recorded_and_batched() -> None:
     # jax.lax.clz([0, 1, -1, 255, 2**30] as int32) and ([0, 1, 255] as uint8)
     assert _both(lax.clz, np.array([0, 1, -1, 255, 2 ** 30], np.int32)).tolist() == \

@@ -104,12 +104,27 @@ for _name, _ref in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_o
                     ("bitwise_xor", np.bitwise_xor)]:
     _case(_name, getattr(lax, _name), _ref, _BITS)
 _case("bitwise_not", lax.bitwise_not, np.invert, [(a,) for a, _ in _BITS])
-_case("population_count", lax.population_count, np.bitwise_count,
-      [(np.array([0, 7, 255, -1], I32),)])
+
+
+def _popcount_ref(x):
+    # Two's-complement bits (NumPy's bitwise_count counts |x|), in x's dtype (as JAX).
+    return np.bitwise_count(x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype)
+
+
+_case("population_count", lax.population_count, _popcount_ref,
+      [(np.array([0, 7, 255, -1], I32),), (np.array([0, 200, 255], np.uint8),)])
 _SHIFTS = [(np.array([-16, 16, -1, 5, 3], I32), np.array([2, 2, 31, 0, 40], I32)),
            (np.array([200, 3], np.uint8), np.array([3, 1], np.uint8))]
 _case("shift_left", lax.shift_left, np.left_shift, _SHIFTS)
-_case("shift_right_arithmetic", lax.shift_right_arithmetic, np.right_shift, _SHIFTS)
+
+
+def _arithmetic_ref(x, y):
+    # XLA reads the bits as signed, also for unsigned types.
+    s = np.dtype(f"i{x.dtype.itemsize}")
+    return np.right_shift(x.view(s), y.view(s)).view(x.dtype)
+
+
+_case("shift_right_arithmetic", lax.shift_right_arithmetic, _arithmetic_ref, _SHIFTS)
 
 
 def _logical_ref(x, y):
