@@ -84,18 +84,52 @@ def _check_contract(fn: str, a: ShapedArray, i: int, b: ShapedArray, j: int) -> 
 
 
 # ---------------------------------------------------------------------------------------------
+# JAX's precision= and preferred_element_type= keywords
+
+
+def _pet_operands(pet: Any, *ops: Any) -> list[Any]:
+    """JAX's ``preferred_element_type``: the operands promoted to a dtype that also holds
+    ``pet``, so the products are formed and summed in it (``int8`` operands with ``int32``
+    accumulate without overflow; ``float32`` with ``float64`` are exact products)."""
+    if pet is None:
+        return list(ops)
+    dt = numpy.result_type(*(_aval(o).dtype for o in ops))
+    if dt.kind == "c" and numpy.dtype(pet).kind != "c":
+        raise TypeError(f"preferred_element_type={numpy.dtype(pet)} would drop the imaginary "
+                        f"part of a {dt} result (as JAX, it must not be narrower)")
+    common = numpy.promote_types(dt, numpy.dtype(pet))
+    return [o if _aval(o).dtype == common else _ew.convert_element_type(o, common)
+            for o in ops]
+
+
+def _pet_result(out: Any, pet: Any) -> Any:
+    """The result in ``preferred_element_type``."""
+    if pet is None or _aval(out).dtype == numpy.dtype(pet):
+        return out
+    return _ew.convert_element_type(out, numpy.dtype(pet))
+
+
+
+# ---------------------------------------------------------------------------------------------
 # matmul / dot / vdot / inner / outer
 
 
-def matmul(a: Any, b: Any) -> Any:
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's rules: stacks of matrices broadcast, 1-D operands are
     promoted to a row/column and the added axis removed.
+
+    ``precision`` (JAX's) is accepted: funcgrad always computes in the full precision of the
+    dtype; ``preferred_element_type`` (JAX's) is the result dtype, the products accumulating
+    in it.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.matmul(np.ones((2, 3)), np.ones(3))
         array([3., 3.])
     """
+    if preferred_element_type is not None:
+        a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
+        return _pet_result(matmul(a, b), preferred_element_type)
     a, b = _arrs(a, b)
     an, bn = a.ndim, b.ndim
     if an == 2 and bn == 2:  # the hot path (dense layers)
@@ -138,15 +172,24 @@ def matmul(a: Any, b: Any) -> Any:
     return dot_general(a, b, _dn((nb + 1,), (nb,), range(nb), range(nb)))
 
 
-def dot(a: Any, b: Any) -> Any:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """NumPy ``dot``: products with scalars, inner product of vectors, matrix product, and for
     N-D arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
+
+    ``precision``, ``preferred_element_type``: JAX's, as in :func:`matmul`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> float(fnp.dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
         11.0
     """
+    if preferred_element_type is not None:
+        a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
+        return _pet_result(_dot(a, b), preferred_element_type)
+    return _dot(a, b)
+
+
+def _dot(a: Any, b: Any) -> Any:
     a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
@@ -156,14 +199,23 @@ def dot(a: Any, b: Any) -> Any:
     return dot_general(a, b, _dn((aa.ndim - 1,), (kb,)))
 
 
-def vdot(a: Any, b: Any) -> Any:
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Dot product of the flattened arrays, conjugating ``a`` first.
+
+    ``precision``, ``preferred_element_type``: JAX's, as in :func:`matmul`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> complex(fnp.vdot(np.array([1j, 2.0]), np.array([1j, 1.0])))
         (3+0j)
     """
+    if preferred_element_type is not None:
+        a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
+        return _pet_result(_vdot(a, b), preferred_element_type)
+    return _vdot(a, b)
+
+
+def _vdot(a: Any, b: Any) -> Any:
     a, b = (_ravel(v) for v in _arrs(a, b))
     aa, ba = _aval(a), _aval(b)
     if aa.size != ba.size:
@@ -173,14 +225,23 @@ def vdot(a: Any, b: Any) -> Any:
     return dot_general(_ew.conj(a), b, _dn((0,), (0,)))
 
 
-def inner(a: Any, b: Any) -> Any:
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Inner product over the last axes of ``a`` and ``b`` (products with scalars).
+
+    ``precision``, ``preferred_element_type``: JAX's, as in :func:`matmul`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.inner(np.ones((2, 3)), np.ones((4, 3))).shape
         (2, 4)
     """
+    if preferred_element_type is not None:
+        a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
+        return _pet_result(_inner(a, b), preferred_element_type)
+    return _inner(a, b)
+
+
+def _inner(a: Any, b: Any) -> Any:
     a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
@@ -204,9 +265,12 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return dot_general(a, b, _dn((), ()))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
     """Sum of products over ``axes``: the last ``axes`` of ``a`` with the first of ``b``, or
     the explicit pair of axis sequences ``(axes_a, axes_b)``.
+
+    ``precision``, ``preferred_element_type``: JAX's, as in :func:`matmul`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -215,6 +279,13 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         >>> fnp.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0], [1])).shape
         (3, 3)
     """
+    if preferred_element_type is not None:
+        a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
+        return _pet_result(_tensordot(a, b, axes), preferred_element_type)
+    return _tensordot(a, b, axes)
+
+
+def _tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     try:
@@ -384,11 +455,13 @@ def _sum_labels(x: Any, labels: list[Any], drop: set[Any]) -> tuple[Any, list[An
 
 
 def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = None,
-           order: str = "K", casting: str = "safe") -> Any:
+           order: str = "K", casting: str = "safe", precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
     """Einstein summation, as ``numpy.einsum``: explicit (``'ij,jk->ik'``) and implicit
     outputs, ``...`` broadcasting, repeated subscripts in one operand (diagonals), any number
     of operands (contracted pairwise, left to right), and the interleaved sublist form.
-    ``optimize`` is accepted and ignored.
+    ``optimize`` is accepted and ignored; ``precision`` and ``preferred_element_type``
+    (JAX's) as in :func:`matmul`.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -411,6 +484,8 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
                     f"dtype={dt} according to the rule {casting!r} (pass casting='unsafe')"
                 )
         ops = [_ew.convert_element_type(o, dt) for o in ops]
+    if preferred_element_type is not None:
+        ops = _pet_operands(preferred_element_type, *ops)
     spec = spec.replace(" ", "")
     if "->" in spec:
         in_spec, out_spec = spec.split("->")
@@ -513,4 +588,4 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
     cur = _shape.transpose(cur, perm)
     if _aval(cur).dtype != result_dt:
         cur = _ew.convert_element_type(cur, result_dt)
-    return cur
+    return _pet_result(cur, preferred_element_type)

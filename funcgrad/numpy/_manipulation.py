@@ -879,8 +879,10 @@ def vecmat(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
     return _shape.index_in_dim(r, 0, get_aval(r).ndim - 2, keepdims=False)
 
 
-def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, **kwargs: Any) -> Any:
+def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None, **kwargs: Any) -> Any:
     """Dot products of vectors along ``axis``, conjugating ``x1``; other axes broadcast.
+    ``precision`` and ``preferred_element_type`` (JAX's) as in :func:`matmul`.
 
     Example:
         >>> vecdot(numpy.ones((2, 3)), numpy.array([1.0, 2.0, 3.0])).tolist()
@@ -888,7 +890,8 @@ def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, **kwargs: An
     """
     _gufunc_check("vecdot", out, kwargs)
 
-    return _linalg.vecdot(x1, x2, axis=axis)
+    return _linalg.vecdot(x1, x2, axis=axis, precision=precision,
+                          preferred_element_type=preferred_element_type)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
+from funcgrad.numpy._linalg_ops import _pet_result
 from funcgrad.numpy._reductions import (
     _DISCRETE,
     _QUANTILE_METHODS,
@@ -887,7 +888,10 @@ def _correlate_core(a: Any, w: Any, mode: str) -> Any:
     return fnp.matmul(fnp.take(ap, idx), w)
 
 
-def _conv_args(name: str, a: Any, v: Any, mode: str) -> tuple[Any, Any, numpy.dtype]:
+def _conv_args(name: str, a: Any, v: Any, mode: str,
+               pet: Any = None) -> tuple[Any, Any, numpy.dtype]:
+    """The 1-d operands and the dtype to compute and return in (NumPy's result type, or
+    JAX's ``preferred_element_type``: computed in a type holding both, returned in it)."""
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"{name}: mode must be one of 'full', 'same', 'valid', got {mode!r}")
     aa = _arr(name, a, v if isinstance(v, Tracer) or hasattr(v, "shape") else None)
@@ -905,44 +909,54 @@ def _conv_args(name: str, a: Any, v: Any, mode: str) -> tuple[Any, Any, numpy.dt
     if _av(vv).shape[0] == 0:
         raise ValueError(f"{name}: v cannot be empty")
     dt = numpy.result_type(numpy.empty((), _av(aa).dtype), numpy.empty((), _av(vv).dtype))
+    if pet is not None:
+        if dt.kind == "c" and numpy.dtype(pet).kind != "c":
+            raise TypeError(f"{name}: preferred_element_type={numpy.dtype(pet)} would drop "
+                            f"the imaginary part of a {dt} result")
+        dt = numpy.promote_types(dt, numpy.dtype(pet))
     return aa, vv, dt
 
 
-def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
+             preferred_element_type: Any = None) -> Any:
     """Discrete linear convolution of two 1-d sequences (``numpy.convolve``).
 
     ``mode``: ``'full'`` (length n+m-1), ``'same'`` (max(n, m), centred) or ``'valid'``.
-    Bilinear, so it differentiates in both arguments to any order.
+    Bilinear, so it differentiates in both arguments to any order. ``precision`` and
+    ``preferred_element_type`` (JAX's) as in :func:`matmul`.
 
     Example:
         >>> import numpy as np
         >>> convolve(np.array([1., 2., 3.]), np.array([0., 1., 0.5]))
         array([0. , 1. , 2.5, 4. , 1.5])
     """
-    aa, vv, dt = _conv_args("convolve", a, v, mode)
+    aa, vv, dt = _conv_args("convolve", a, v, mode, preferred_element_type)
     if _av(vv).shape[0] > _av(aa).shape[0]:
         aa, vv = vv, aa
-    return _cast(_correlate_core(_cast(aa, dt), fnp.flip(_cast(vv, dt)), mode), dt)
+    out = _cast(_correlate_core(_cast(aa, dt), fnp.flip(_cast(vv, dt)), mode), dt)
+    return _pet_result(out, preferred_element_type)
 
 
-def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
     """Cross-correlation of two 1-d sequences, ``c[k] = sum_n a[n+k] * conj(v[n])``
-    (``numpy.correlate``; ``mode`` as in :func:`convolve`, default ``'valid'``).
+    (``numpy.correlate``; ``mode``, ``precision`` and ``preferred_element_type`` as in
+    :func:`convolve`, default ``'valid'``).
 
     Example:
         >>> import numpy as np
         >>> correlate(np.array([1., 2., 3.]), np.array([0., 1., 0.5]), "same")
         array([2. , 3.5, 3. ])
     """
-    aa, vv, dt = _conv_args("correlate", a, v, mode)
+    aa, vv, dt = _conv_args("correlate", a, v, mode, preferred_element_type)
     aa, vv = _cast(aa, dt), _cast(vv, dt)
     if _av(vv).shape[0] > _av(aa).shape[0]:
         # As NumPy: correlate the other way round, then reverse (and conjugate) the result.
         r = _correlate_core(vv if dt.kind != "c" else fnp.conj(vv), aa, mode)
         r = fnp.flip(r)
-        return _cast(r, dt)
+        return _pet_result(_cast(r, dt), preferred_element_type)
     w = vv if dt.kind != "c" else fnp.conj(vv)
-    return _cast(_correlate_core(aa, w, mode), dt)
+    return _pet_result(_cast(_correlate_core(aa, w, mode), dt), preferred_element_type)
 
 
 # ---------------------------------------------------------------------------------------------

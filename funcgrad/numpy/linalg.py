@@ -925,26 +925,31 @@ def outer(x1: Any, x2: Any, /) -> Any:
     return _fl.outer(x1, x2)
 
 
-def matmul(x1: Any, x2: Any, /) -> Any:
-    """Matrix product (``funcgrad.numpy.matmul``).
+def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """Matrix product (``funcgrad.numpy.matmul``, with JAX's ``precision`` and
+    ``preferred_element_type``).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.linalg.matmul(np.eye(2), np.array([1.0, 2.0]))
         array([1., 2.])
     """
-    return _fl.matmul(x1, x2)
+    return _fl.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
-    """Tensor contraction (``funcgrad.numpy.tensordot``).
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """Tensor contraction (``funcgrad.numpy.tensordot``, with JAX's ``precision`` and
+    ``preferred_element_type``).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.linalg.tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1).shape
         (2, 4)
     """
-    return _fl.tensordot(x1, x2, axes=axes)
+    return _fl.tensordot(x1, x2, axes=axes, precision=precision,
+                         preferred_element_type=preferred_element_type)
 
 
 def matrix_transpose(x: Any, /) -> Any:
@@ -980,15 +985,17 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return _manipulation.cross(x1, x2, axis=axis)
 
 
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """Dot product of vectors along ``axis``, conjugating ``x1`` (other axes broadcast).
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """Dot product of vectors along ``axis``, conjugating ``x1`` (other axes broadcast);
+    ``precision`` and ``preferred_element_type`` (JAX's) as in ``funcgrad.numpy.matmul``.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.linalg.vecdot(np.ones((2, 3)), np.array([1.0, 2.0, 3.0]))
         array([6., 6.])
     """
-    x1, x2 = _fl._arrs(x1, x2)
+    x1, x2 = _fl._pet_operands(preferred_element_type, *_fl._arrs(x1, x2))
     dt = numpy.result_type(get_aval(x1).dtype, get_aval(x2).dtype)
     a1, a2 = get_aval(x1), get_aval(x2)
     ax1 = _norm_axis("vecdot", axis, a1.ndim)
@@ -1002,4 +1009,5 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     v = _fs.moveaxis(x2, ax2, -1)
     if a1.dtype.kind == "c":
         u = _ew.conj(u)
-    return _fr.sum(_fe.multiply(u, v), axis=-1, dtype=dt)
+    return _fl._pet_result(_fr.sum(_fe.multiply(u, v), axis=-1, dtype=dt),
+                           preferred_element_type)
