@@ -6,7 +6,8 @@
 - :mod:`functional` (``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``, ``vhp``),
   :func:`gradcheck`, :func:`gradgradcheck`;
 - anomaly detection: :class:`detect_anomaly`, :func:`set_detect_anomaly`;
-- ``profiler``: :mod:`funcgrad.profiler` (``profile``, ``record_function``).
+- ``profiler``: :mod:`funcgrad.profiler` (``profile``, ``record_function``);
+- :mod:`forward_ad` (``dual_level``, ``make_dual``, ``unpack_dual``).
 
 Example:
     >>> import funcgrad, funcgrad_nn as nn
@@ -19,7 +20,7 @@ Example:
 """
 
 from funcgrad import profiler  # torch.autograd.profiler's place: profile, record_function
-from funcgrad_nn.autograd import functional
+from funcgrad_nn.autograd import forward_ad, functional
 from funcgrad_nn.autograd.anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -38,7 +39,7 @@ from funcgrad_nn.autograd.grad_mode import (
 )
 
 __all__ = [
-    "Function", "FunctionCtx", "once_differentiable", "functional", "gradcheck",
+    "Function", "FunctionCtx", "once_differentiable", "functional", "forward_ad", "gradcheck",
     "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
     "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "profiler",
