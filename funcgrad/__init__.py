@@ -15,7 +15,9 @@ from funcgrad import profiler as profiler
 from funcgrad import random as random
 from funcgrad import viz as viz
 from funcgrad.api import (
+    block_until_ready,
     closure_convert,
+    device_get,
     device_put,
     elementwise_grad,
     grad,
@@ -28,11 +30,12 @@ from funcgrad.api import (
     linear_transpose,
     linearize,
     make_jaxpr,
+    typeof,
     value_and_grad,
     vhp,
     vjp,
 )
-from funcgrad.api_jit import RetraceWarning, compiled_source, eval_shape, jit
+from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
@@ -70,6 +73,10 @@ __all__ = [
     "make_jaxpr",
     "closure_convert",
     "jit",
+    "disable_jit",
+    "block_until_ready",
+    "device_get",
+    "typeof",
     "eval_shape",
     "compiled_source",
     "RetraceWarning",

@@ -40,6 +40,9 @@ from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 
 __all__ = [
+    "block_until_ready",
+    "device_get",
+    "typeof",
     "make_jaxpr",
     "closure_convert",
     "jvp",
@@ -918,6 +921,51 @@ def device_put(x: Any, device: str | None = None) -> Any:
         'StrictArray'
     """
     return tree_util.tree_map(lambda v: backend.device_put(v, device), x)
+
+
+def device_get(x: Any) -> Any:
+    """Every array of the pytree ``x`` as a host NumPy array (copied from the device where
+    it lives on one); other leaves (Python numbers, strings) as they are. As
+    ``jax.device_get``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.device_get({"w": funcgrad.device_put(np.ones(2), "strict"), "n": 3})
+        {'n': 3, 'w': array([1., 1.])}
+    """
+    return tree_util.tree_map(
+        lambda v: backend.to_numpy(v) if backend.is_array(v) else v, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    """``x`` (any pytree), once every array in it is computed: waits for the GPU's queued
+    work when an array lives there (NumPy computes before returning). As
+    ``jax.block_until_ready``, for timing code.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.block_until_ready({"y": np.ones(2)})["y"].tolist()
+        [1.0, 1.0]
+    """
+    for leaf in tree_util.tree_leaves(x):
+        if backend.device_of(leaf) == "gpu":
+            backend.xp_for_device("gpu").cuda.get_current_stream().synchronize()
+            break
+    return x
+
+
+def typeof(x: Any) -> ShapedArray:
+    """The abstract value of ``x`` (an array, a number or a traced value): its
+    :class:`~funcgrad.ShapedArray` (shape, dtype, weak type), as ``jax.typeof``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.typeof(np.ones((2, 3), np.float32))
+        ShapedArray(f32[2,3], device='cpu')
+        >>> funcgrad.typeof(1.0).weak_type
+        True
+    """
+    return get_aval(x)
 
 
 # ---------------------------------------------------------------------------------------------

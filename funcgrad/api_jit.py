@@ -24,10 +24,12 @@ Cache behaviour worth knowing:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -51,7 +53,7 @@ from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
 
-__all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning"]
+__all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "disable_jit"]
 
 #: How many argument signatures (traces and their compiled programs) one jitted function
 #: keeps; past it the least recently used one is dropped (and traced again if it comes back).
@@ -59,6 +61,32 @@ JIT_CACHE_SIZE = 512
 #: A jitted function that has traced this many times warns once (RetraceWarning): it is
 #: probably given a new shape, dtype or static value on most calls.
 RETRACE_WARN_AFTER = 32
+
+
+#: Set by :func:`disable_jit`: jitted functions then run their Python function directly.
+_jit_disabled: ContextVar[bool] = ContextVar("funcgrad_jit_disabled", default=False)
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Context manager: inside it, jitted functions call their Python function directly,
+    operation by operation, with concrete values (so ``print`` and ``pdb`` see numbers, as
+    with ``jax.disable_jit``). Nothing is traced or cached; results are the same.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> @funcgrad.jit
+        ... def f(x):
+        ...     return float(x.sum()) if x.sum() > 0 else 0.0   # concrete only without jit
+        >>> with funcgrad.disable_jit():
+        ...     f(np.ones(3))
+        3.0
+    """
+    token = _jit_disabled.set(bool(disable))
+    try:
+        yield
+    finally:
+        _jit_disabled.reset(token)
 
 
 class RetraceWarning(UserWarning):
@@ -520,6 +548,8 @@ class Jitted:
     # -- calling --------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _jit_disabled.get():
+            return self._fun(*args, **kwargs)
         if self._inline and staging_below(current_trace()):
             # inline=True: traced into the enclosing program's equations (no jit equation).
             return self._fun(*args, **kwargs)

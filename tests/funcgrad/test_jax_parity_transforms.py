@@ -269,3 +269,38 @@ def test_closure_convert_hoists_traced_float_values_as_jax() -> None:
     assert consts == [] and float(cf(3.0)) == 6.0
     with pytest.raises(TypeError, match="takes 1 argument"):
         cf(1.0, 2.0)
+
+
+# -- device_get, block_until_ready, typeof, disable_jit -----------------------------------------
+
+
+def test_device_get_block_until_ready_and_typeof_as_jax() -> None:
+    # jax.device_get({'a': jnp.ones(2), 'b': 3, 'c': None}) -> host arrays, others as they are
+    got = funcgrad.device_get({"a": dev(np.ones(2)), "b": 3, "c": None})
+    assert type(got["a"]) is np.ndarray and got["b"] == 3 and got["c"] is None
+    tree = {"a": dev(np.ones(2)), "b": 3}
+    assert funcgrad.block_until_ready(tree) is tree
+    # jax.typeof(1.0) is a weak float scalar; of an array its shape and dtype
+    t = funcgrad.typeof(dev(np.ones((2, 3), np.float32)))
+    assert t.shape == (2, 3) and t.dtype == np.float32 and not t.weak_type
+    assert funcgrad.typeof(1.0).weak_type and funcgrad.typeof(1.0).shape == ()
+    seen = []
+    funcgrad.jit(lambda x: seen.append(funcgrad.typeof(x)) or x)(dev(np.ones(2)))
+    assert seen[0].shape == (2,)
+
+
+def test_disable_jit_runs_the_python_function() -> None:
+    calls = []
+
+    @funcgrad.jit
+    def f(x):
+        calls.append(type(x).__name__)
+        return float(x.sum()) if x.sum() > 0 else 0.0  # concrete only without jit
+
+    with funcgrad.disable_jit():
+        assert f(np.ones(3)) == 3.0
+        assert f(np.ones(3)) == 3.0
+    assert calls == ["ndarray", "ndarray"] and f.trace_count == 0
+    with funcgrad.disable_jit(False):
+        with pytest.raises(funcgrad.ConcretizationError):
+            f(np.ones(3))
