@@ -154,6 +154,21 @@ class ShapeDtypeStruct:
         """
         return cls(aval.shape, aval.dtype, aval.weak_type, aval.device)
 
+    def update(self, **kwargs: Any) -> ShapeDtypeStruct:
+        """A copy with some of ``shape``, ``dtype``, ``weak_type``, ``device`` replaced, as
+        JAX's ``ShapeDtypeStruct.update``.
+
+        Example:
+            >>> ShapeDtypeStruct((2, 3), numpy.float32).update(shape=(4,))
+            ShapeDtypeStruct(shape=(4,), dtype=float32)
+        """
+        fields = ("shape", "dtype", "weak_type", "device")
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unknown field(s) {unknown}; it has "
+                            f"{', '.join(fields)}")
+        return ShapeDtypeStruct(*(kwargs.get(f, getattr(self, f)) for f in fields))
+
     @property
     def aval(self) -> ShapedArray:
         """The abstract value tracing sees (on the default device unless one was given)."""

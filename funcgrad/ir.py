@@ -81,6 +81,11 @@ class Eqn:
         self.params = params
         self.source_info = source_info
 
+    @property
+    def primitive(self) -> Primitive:
+        """The primitive, under JAX's attribute name (``eqn.primitive.name``)."""
+        return self.prim
+
     def replace(self, **kw: Any) -> Eqn:
         return Eqn(
             kw.get("prim", self.prim),

@@ -304,3 +304,18 @@ def test_disable_jit_runs_the_python_function() -> None:
     with funcgrad.disable_jit(False):
         with pytest.raises(funcgrad.ConcretizationError):
             f(np.ones(3))
+
+
+# -- jaxpr and ShapeDtypeStruct attributes of JAX -----------------------------------------------
+
+
+def test_eqn_primitive_and_shape_dtype_struct_update_as_jax() -> None:
+    closed = funcgrad.make_jaxpr(lambda a: fnp.sin(a) * 2.0)(np.ones(2))
+    # [e.primitive.name for e in jax.make_jaxpr(...)(...).jaxpr.eqns] == ['sin', 'mul']
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["sin", "mul"]
+    s = funcgrad.ShapeDtypeStruct((2, 3), np.float32)
+    # jax: ShapeDtypeStruct(shape=(4,), dtype=float32)
+    assert s.update(shape=(4,)) == funcgrad.ShapeDtypeStruct((4,), np.float32)
+    assert s.update(dtype=np.int32).dtype == np.int32 and s.shape == (2, 3)
+    with pytest.raises(TypeError, match="unknown field"):
+        s.update(sharding=None)
