@@ -1,5 +1,6 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``linalg``, ``signal``, ``special`` and ``stats`` (see docs/scipy.md).
+``integrate``, ``linalg``, ``optimize``, ``signal``, ``special`` and ``stats`` (see
+docs/scipy.md).
 
 Example:
     >>> import funcgrad.scipy.special as fsp
@@ -7,6 +8,6 @@ Example:
     1.791759469228
 """
 
-from funcgrad.scipy import linalg, signal, special, stats  # noqa: F401
+from funcgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: F401
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
