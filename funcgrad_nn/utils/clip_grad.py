@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import funcgrad.numpy as fnp
@@ -21,8 +22,13 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_
            "get_total_norm"]
 
 
+def _materialized(grads: Any) -> Any:
+    # an iterator (a generator, ``iter(list)``) is read once, as PyTorch's iterables of tensors
+    return list(grads) if isinstance(grads, Iterator) else grads
+
+
 def _leaves(grads: Any) -> list[Any]:
-    return [g for g in tree_util.tree_leaves(grads) if g is not None]
+    return [g for g in tree_util.tree_leaves(_materialized(grads)) if g is not None]
 
 
 def _vector_norm(x: Any, p: float) -> Any:
@@ -78,6 +84,7 @@ def clip_grads_by_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
     >>> float(n), g[0].round(4)
     (5.0, array([0.6, 0.8]))
     """
+    grads = _materialized(grads)
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     coef = fnp.minimum(float(max_norm) / (total + 1e-6), 1.0)
 

@@ -436,3 +436,15 @@ def test_cached_computes_each_parametrized_value_once_as_torch():
     once = twin.weight
     np.testing.assert_allclose(host(first), host(once), rtol=1e-12)
     assert sn.weight is not sn.weight  # outside the block: recomputed on every access
+
+
+def test_clipping_takes_iterators_of_arrays_as_torch():
+    # torch's clip functions take any iterable of tensors, e.g. a generator
+    grads = [dev(np.array([3.0, 4.0])), dev(np.array([0.0]))]
+    assert float(nn.utils.get_total_norm(g for g in grads)) == 5.0
+    assert float(nn.utils.clip_grad_norm_(iter(grads), 1.0)) == 5.0
+    np.testing.assert_allclose(host(grads[0]), [0.6, 0.8], rtol=1e-6)
+    nn.utils.clip_grad_value_((g for g in grads), 0.7)
+    np.testing.assert_allclose(host(grads[0]), [0.6, 0.7], rtol=1e-6)
+    clipped, total = nn.utils.clip_grads_by_norm(iter(grads), 0.5)
+    assert len(clipped) == 2 and float(total) == pytest.approx(np.hypot(0.6, 0.7))
