@@ -855,6 +855,8 @@ class Module:
                                   f"{type(new).__name__} {new!r:.60}")
                 continue
             new_shape = tuple(getattr(new, "shape", numpy.shape(new)))
+            if len(new_shape) == 1 and new_shape[0] >= 1 and tuple(cur.shape) == ():
+                new, new_shape = new[0], ()  # as PyTorch: old checkpoints' 1-d scalars
             if new_shape != tuple(cur.shape):
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{new_shape} from checkpoint, the shape in current model "

@@ -247,3 +247,16 @@ def test_map_location_and_weights_only_are_accepted(tmp_path):
     nn.save({"w": np.ones(2)}, tmp_path / "m.safetensors")
     back = nn.load(tmp_path / "m.safetensors", map_location="cpu", weights_only=True)
     assert isinstance(back["w"], np.ndarray)
+
+
+def test_load_state_dict_takes_a_one_element_array_for_a_0d_buffer_as_torch():
+    # torch 2.13's backward compatibility for old checkpoints: a 1-d entry for a 0-d
+    # parameter or buffer gives its first element; the other way round is a size mismatch
+    bn = nn.BatchNorm1d(2)
+    sd = {k: np.asarray(v) for k, v in bn.state_dict().items()}
+    sd["num_batches_tracked"] = np.array([7])
+    assert bn.load_state_dict(sd) == ([], [])
+    assert bn.num_batches_tracked.shape == () and int(bn.num_batches_tracked) == 7
+    sd["running_mean"] = np.array(1.0)
+    with pytest.raises(RuntimeError, match="size mismatch for running_mean"):
+        bn.load_state_dict(sd)
