@@ -300,7 +300,8 @@ def packed_positions(sequence: PackedSequence) -> tuple[numpy.ndarray, numpy.nda
 def pad_sequence(sequences: Sequence[Any], batch_first: bool = False,
                  padding_value: float = 0.0, padding_side: str = "right") -> Any:
     """Stack sequences ``(L_i, *)`` into ``(T, B, *)`` (``(B, T, *)`` with ``batch_first``),
-    padding each with ``padding_value`` on ``padding_side`` ("right" or "left").
+    padding each with ``padding_value`` on ``padding_side`` ("right" or "left"). The result
+    has the first sequence's dtype, as PyTorch's.
 
     >>> import numpy as np
     >>> pad_sequence([np.ones(2), np.ones(1)], batch_first=True).tolist()
@@ -319,7 +320,7 @@ def pad_sequence(sequences: Sequence[Any], batch_first: bool = False,
             raise ValueError(f"{fname}: all sequences must have the same trailing shape "
                              f"{trailing}, but sequence {i} has shape {tuple(s.shape)}")
     t_max = max(s.shape[0] for s in seqs)
-    dtype = fnp.result_type(*seqs)
+    dtype = seqs[0].dtype  # as PyTorch: the first sequence's dtype, the others cast to it
     padded = []
     for s in seqs:
         extra = t_max - s.shape[0]

@@ -303,3 +303,15 @@ def test_pack_pad_round_trip(lengths, batch_first, enforce_sorted):
     back, lens = rnn.pad_packed_sequence(p, batch_first=batch_first)
     np.testing.assert_array_equal(back, x)
     assert lens.tolist() == lengths
+
+
+def test_pad_sequence_takes_the_first_sequences_dtype_as_torch():
+    # torch 2.13: pad_sequence([int64 (2,), float32 (1,)], padding_value=0.5) is int64
+    # [[1, 1], [1, 0]]; [float32, float64] gives float32
+    from funcgrad_nn.utils.rnn import pad_sequence
+
+    out = pad_sequence([np.ones(2, np.int64), np.ones(1, np.float32)], padding_value=0.5)
+    assert out.dtype == np.int64 and out.tolist() == [[1, 1], [1, 0]]
+    out = pad_sequence([np.ones(1, np.float32), np.full(2, 0.1)], batch_first=True)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, [[1.0, 0.0], [0.1, 0.1]], rtol=1e-7)
