@@ -606,6 +606,18 @@ class Jitted:
 
         return stages.Traced(sig, lambda: entry.executable(name), run)
 
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The shapes and dtypes this function returns for these arguments (a pytree of
+        :class:`~funcgrad.ShapeDtypeStruct`), computing nothing: :func:`eval_shape` of it, as
+        JAX's ``jitted.eval_shape``. Static arguments are their values.
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> funcgrad.jit(lambda x, n: x[:n], static_argnums=1).eval_shape(np.ones(5), 2)
+            ShapeDtypeStruct(shape=(2,), dtype=float64)
+        """
+        return eval_shape(self, *args, **kwargs)
+
     def lower(self, *args: Any, **kwargs: Any) -> stages.Lowered:
         """The computation lowered for these arguments: a :class:`~funcgrad.stages.Lowered`
         with ``.as_text()`` (the optimised jaxpr and the generated Python source),

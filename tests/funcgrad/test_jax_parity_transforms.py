@@ -319,3 +319,12 @@ def test_eqn_primitive_and_shape_dtype_struct_update_as_jax() -> None:
     assert s.update(dtype=np.int32).dtype == np.int32 and s.shape == (2, 3)
     with pytest.raises(TypeError, match="unknown field"):
         s.update(sharding=None)
+
+
+def test_jitted_eval_shape_as_jax() -> None:
+    # jax.jit(f, static_argnums=1).eval_shape(ones(5), 2) -> ShapeDtypeStruct((2,), float64)
+    f = funcgrad.jit(lambda x, n: {"h": x[:n], "s": x.sum()}, static_argnums=1)
+    out = f.eval_shape(np.ones(5), 2)
+    assert out == {"h": funcgrad.ShapeDtypeStruct((2,), np.float64),
+                   "s": funcgrad.ShapeDtypeStruct((), np.float64)}
+    assert f.trace_count <= 1
