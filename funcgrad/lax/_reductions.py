@@ -452,16 +452,37 @@ def _check_precision(name: str, precision: Any) -> None:
                          f"{sorted(_PRECISION_NAMES)} or a pair of them, got {p!r}")
 
 
-def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any) -> tuple[Array, Array]:
-    """Check lax's dtype rules; with ``preferred_element_type``, compute in that type."""
+def _higher_precision(a: numpy.dtype, b: numpy.dtype) -> numpy.dtype | None:
+    """XLA's HigherPrecisionType, as JAX's ``dot_general`` picks the result of two operand
+    dtypes: complex over real, then more exponent bits, then more mantissa bits, then the
+    wider type, then signed over unsigned; None when neither is higher (distinct dtypes that
+    tie, which JAX refuses)."""
+    def rank(dt: numpy.dtype) -> tuple:
+        real = numpy.dtype(dt.char.lower()) if dt.kind == "c" else dt
+        fl = real.kind == "f"
+        return (dt.kind == "c", numpy.finfo(real).maxexp if fl else -1,
+                numpy.finfo(real).nmant if fl else -1,
+                1 if real.kind == "b" else 8 * real.itemsize, real.kind != "u")
+    if rank(a) == rank(b):
+        return a if a == b else None
+    return a if rank(a) > rank(b) else b
+
+
+def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any,
+                     mixed: bool = False) -> tuple[Array, Array]:
+    """Check lax's dtype rules; with ``preferred_element_type``, compute in that type. With
+    ``mixed`` (``dot_general``), operands of two dtypes compute in the higher one, as JAX."""
     la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
     check_kind(name, la, "biufc", "lhs")
     check_kind(name, ra, "biufc", "rhs")
     if preferred is None:
-        if la.dtype != ra.dtype:
+        if la.dtype == ra.dtype:
+            return lhs, rhs
+        common = _higher_precision(la.dtype, ra.dtype) if mixed else None
+        if common is None:
             raise DTypeError(f"lax.{name} requires lhs and rhs of one dtype, got {la.dtype} and "
                              f"{ra.dtype} (or pass preferred_element_type)")
-        return lhs, rhs
+        return _ew.convert_element_type(lhs, common), _ew.convert_element_type(rhs, common)
     pt = numpy.dtype(preferred)
     for what, a in (("lhs", la), ("rhs", ra)):
         src = "i" if a.dtype.kind in "biu" else a.dtype.kind
@@ -479,6 +500,9 @@ def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any =
     """General contraction: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
 
     The result lays out batch axes, then lhs free axes, then rhs free axes, as in JAX.
+    Operands of two dtypes contract in the higher-precision one, as JAX's (XLA's) rule picks
+    it: complex over real, float over integer, the wider, signed over unsigned (``float32``
+    with ``float64`` gives ``float64``, ``int8`` with ``uint8`` gives ``int8``).
 
     Example:
         >>> from funcgrad import lax
@@ -512,23 +536,30 @@ def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any =
                 raise TypeError(
                     f"lax.dot_general: {what} dimension sizes differ: lhs {la.shape} axis {i} "
                     f"vs rhs {ra.shape} axis {j}")
-    lhs, rhs = _contract_dtypes("dot_general", lhs, rhs, preferred_element_type)
+    lhs, rhs = _contract_dtypes("dot_general", lhs, rhs, preferred_element_type, mixed=True)
     return _la.dot_general(lhs, rhs, ((lc, rc), (lb, rb)))
 
 
-def dot(lhs: Array, rhs: Array, precision: Any = None,
-        preferred_element_type: Any = None) -> Array:
-    """Vector/matrix product of 1-D or 2-D operands (``lhs``'s last axis with ``rhs``'s first).
+def dot(lhs: Array, rhs: Array, precision: Any = None, preferred_element_type: Any = None,
+        *, dimension_numbers: Any = None) -> Array:
+    """Vector/matrix product of 1-D or 2-D operands (``lhs``'s last axis with ``rhs``'s first),
+    or, given ``dimension_numbers``, :func:`dot_general` (as JAX's ``lax.dot``).
 
     Example:
         >>> from funcgrad import lax
         >>> lax.dot(numpy.ones((2, 3)), numpy.ones(3)).tolist()
         [3.0, 3.0]
+        >>> lax.dot(numpy.ones((2, 3, 4)), numpy.ones((4, 5)),
+        ...         dimension_numbers=(((2,), (0,)), ((), ()))).shape
+        (2, 3, 5)
     """
+    if dimension_numbers is not None:
+        return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
     la, ra = aval_of("dot", lhs, "lhs"), aval_of("dot", rhs, "rhs")
     if not (1 <= la.ndim <= 2 and 1 <= ra.ndim <= 2) or la.shape[-1] != ra.shape[0]:
-        raise TypeError(f"lax.dot: incompatible shapes {la.shape} and {ra.shape} (1-D or 2-D "
-                        "operands, lhs's last axis matching rhs's first)")
+        raise ShapeError(f"lax.dot: incompatible shapes {la.shape} and {ra.shape} (1-D or 2-D "
+                         "operands, lhs's last axis matching rhs's first; pass "
+                         "dimension_numbers for anything else)")
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
                        preferred_element_type)
 

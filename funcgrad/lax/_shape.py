@@ -56,7 +56,8 @@ def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
 
 def broadcast_in_dim(operand: Array, shape: Sequence[int],
                      broadcast_dimensions: Sequence[int]) -> Array:
-    """Broadcast to ``shape``, operand axis ``i`` landing on ``broadcast_dimensions[i]``.
+    """Broadcast to ``shape``, operand axis ``i`` landing on ``broadcast_dimensions[i]``
+    (distinct, in any order, as JAX).
 
     Example:
         >>> from funcgrad import lax
@@ -75,9 +76,13 @@ def broadcast_in_dim(operand: Array, shape: Sequence[int],
             raise TypeError(
                 f"lax.broadcast_in_dim: operand shape {a.shape} cannot be broadcast to {shape} "
                 f"with broadcast_dimensions {dims}")
-    if any(b <= c for c, b in zip(dims, dims[1:])):
+    if len(set(dims)) != len(dims):
         raise TypeError(
-            f"lax.broadcast_in_dim: broadcast_dimensions {dims} must be strictly increasing")
+            f"lax.broadcast_in_dim: broadcast_dimensions {dims} must be distinct")
+    if any(b < c for c, b in zip(dims, dims[1:])):
+        # JAX takes them in any order: operand axis i still lands on dims[i].
+        order = tuple(sorted(range(len(dims)), key=dims.__getitem__))
+        operand, dims = _sh.transpose(operand, order), tuple(sorted(dims))
     return _sh.broadcast_in_dim(operand, shape, dims)
 
 

@@ -112,17 +112,53 @@ def test_dot_general_errors() -> None:
         lax.dot_general(a, b, (((1,), ()), ((), ())))
     with pytest.raises(TypeError, match="dimension_numbers must be"):
         lax.dot_general(a, b, ((1,), (1,)))
-    with pytest.raises(TypeError, match="lax.dot_general requires lhs and rhs of one dtype"):
-        lax.dot_general(a, dev(np.ones((4, 3), np.float32)), (((1,), (1,)), ((), ())))
     with pytest.raises(TypeError, match="incompatible with preferred_element_type int32"):
         lax.dot(dev(np.ones(3)), dev(np.ones(3)), preferred_element_type=np.int32)
     with pytest.raises(ValueError, match="lax.dot_general: precision"):
         lax.dot(dev(np.ones(3)), dev(np.ones(3)), precision="bogus")
-    with pytest.raises(TypeError, match="lax.dot: incompatible shapes"):
+    with pytest.raises(ValueError, match="lax.dot: incompatible shapes"):
         lax.dot(dev(np.ones((2, 2, 2))), dev(np.ones(2)))
     out = lax.dot(dev(np.ones(3, np.int8)), dev(np.ones(3, np.int8)),
                   precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
     assert host(out).dtype == np.int32 and int(host(out)) == 3
+
+
+# jax.lax.dot_general of ones((2, 3), lhs) and ones((3, 2), rhs): the result dtype of mixed
+# operands, recorded from JAX 0.10.2 (x64): XLA's higher-precision type, not NumPy promotion.
+@pytest.mark.parametrize("lhs,rhs,want", [
+    (np.float32, np.float64, np.float64), (np.int32, np.float32, np.float32),
+    (np.int8, np.uint8, np.int8), (np.uint64, np.int64, np.int64),
+    (np.float16, np.int64, np.float16), (np.complex64, np.float64, np.complex64),
+    (np.bool_, np.uint8, np.uint8), (np.uint32, np.int8, np.uint32),
+])
+def test_dot_general_mixed_dtypes(lhs, rhs, want) -> None:
+    dn = (((1,), (0,)), ((), ()))
+    out = lax.dot_general(dev(np.ones((2, 3), lhs)), dev(np.ones((3, 2), rhs)), dn)
+    assert host(out).dtype == want and host(out).tolist() == [[3, 3], [3, 3]]
+    g = funcgrad.grad(lambda x: lax.reduce_sum(lax.dot_general(
+        x, dev(np.ones((3, 2))), dn), (0, 1)))(dev(np.ones((2, 3), np.float32)))
+    assert host(g).dtype == np.float32 and host(g).tolist() == [[2.0] * 3] * 2
+
+
+def test_broadcast_in_dim_dimensions_in_any_order() -> None:
+    # jax.lax.broadcast_in_dim(arange(6.0).reshape(2, 3), (3, 2), (1, 0)) (JAX 0.10.2)
+    x = dev(np.arange(6.0).reshape(2, 3))
+    got = lax.broadcast_in_dim(x, (3, 2), (1, 0))
+    assert host(got).tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    y = dev(np.arange(24.0).reshape(2, 3, 4))
+    assert_allclose(lax.broadcast_in_dim(y, (4, 3, 5, 2), (3, 1, 0)),
+                    np.broadcast_to(host(y).transpose(2, 1, 0)[:, :, None, :], (4, 3, 5, 2)))
+    g = funcgrad.grad(lambda x: lax.reduce_sum(lax.broadcast_in_dim(x, (3, 4, 2), (2, 0)),
+                                               (0, 1, 2)))(x)
+    assert host(g).tolist() == [[4.0] * 3] * 2
+    with pytest.raises(TypeError, match="distinct"):
+        lax.broadcast_in_dim(dev(np.ones((3, 3))), (3, 3), (0, 0))
+
+
+def test_dot_takes_dimension_numbers() -> None:
+    x, y = dev(np.arange(24.0).reshape(2, 3, 4)), dev(np.arange(20.0).reshape(4, 5))
+    out = lax.dot(x, y, dimension_numbers=(((2,), (0,)), ((), ())))
+    assert_allclose(out, np.einsum("abk,kc->abc", host(x), host(y)))
 
 
 def test_integer_reductions_keep_dtype() -> None:
