@@ -1019,9 +1019,10 @@ def _leaves_only(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list) ->
 
 
 def _flatten_with_path(
-    x: Any, is_leaf: Callable[[Any], bool] | None, path: tuple, out: list, nodes: list
+    x: Any, is_leaf: Callable[[Any, Any], bool] | None, path: tuple, out: list, nodes: list
 ) -> None:
-    if is_leaf is not None and is_leaf(x):
+    # is_leaf(path, x) here (tree_flatten_with_path adapts a one-argument test).
+    if is_leaf is not None and is_leaf(path, x):
         out.append((path, x))
         nodes.append(None)
         return
@@ -1110,29 +1111,39 @@ def tree_structure(tree: PyTree, is_leaf: Callable[[Any], bool] | None = None) -
 
 
 def tree_flatten_with_path(
-    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+    tree: PyTree, is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> tuple[list[tuple[KeyPath, Leaf]], PyTreeDef]:
-    """Like :func:`tree_flatten`, but each leaf comes with its key path.
+    """Like :func:`tree_flatten`, but each leaf comes with its key path. With
+    ``is_leaf_takes_path=True`` the test is called ``is_leaf(path, x)`` (as JAX's).
 
     >>> pairs, treedef = tree_flatten_with_path({"a": [1, 2]})
     >>> [(keystr(p), x) for p, x in pairs]
     [("['a'][0]", 1), ("['a'][1]", 2)]
+    >>> tree_flatten_with_path({"a": [1, 2], "b": [3]}, lambda p, x: p == (DictKey("a"),),
+    ...                        is_leaf_takes_path=True)[0][0]
+    ((DictKey(key='a'),), [1, 2])
     """
     out: list[tuple[KeyPath, Any]] = []
     nodes: list[Any] = []
-    _flatten_with_path(tree, is_leaf, (), out, nodes)
+    test = is_leaf
+    if is_leaf is not None and not is_leaf_takes_path:
+        def test(path: tuple, x: Any) -> bool:
+            return is_leaf(x)
+    _flatten_with_path(tree, test, (), out, nodes)
     return out, PyTreeDef(tuple(nodes))
 
 
 def tree_leaves_with_path(
-    tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
+    tree: PyTree, is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> list[tuple[KeyPath, Leaf]]:
     """``(key path, leaf)`` pairs in :func:`tree_flatten` order.
 
     >>> tree_leaves_with_path((1, {"k": 2}))
     [((SequenceKey(idx=0),), 1), ((SequenceKey(idx=1), DictKey(key='k')), 2)]
     """
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def _rest_leaves(
@@ -1174,17 +1185,23 @@ def tree_map_with_path(
     f: Callable[..., Any],
     tree: PyTree,
     *rest: PyTree,
-    is_leaf: Callable[[Any], bool] | None = None,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> PyTree:
-    """Like :func:`tree_map`, but ``f`` gets the key path as its first argument.
+    """Like :func:`tree_map`, but ``f`` gets the key path as its first argument
+    (``is_leaf_takes_path``: as for :func:`tree_flatten_with_path`).
 
     >>> tree_map_with_path(lambda p, x: f"{keystr(p)}={x}", {"a": [1]})
     {'a': ["['a'][0]=1"]}
     """
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     all_leaves_ = [[x for _, x in pairs]]
     for i, r in enumerate(rest):
-        all_leaves_.append(_rest_leaves(treedef, r, is_leaf, "tree_map_with_path", i + 1))
+        if is_leaf_takes_path:  # the other trees follow the first one's structure
+            all_leaves_.append(_flatten_up_to(treedef, r, "tree_map_with_path",
+                                              f" (tree 0 vs tree {i + 1})"))
+        else:
+            all_leaves_.append(_rest_leaves(treedef, r, is_leaf, "tree_map_with_path", i + 1))
     return treedef.unflatten(
         [f(p, *xs) for (p, _), xs in zip(pairs, zip(*all_leaves_))])
 

@@ -845,3 +845,22 @@ def test_funcgrad_tree_has_jax_short_names() -> None:
     assert funcgrad.tree.broadcast([1, {"a": 2}], [(3, 4), {"a": [5, 6]}]) == [
         (1, 1), {"a": [2, 2]}]
     assert funcgrad.tree.all([True, (1, 2)]) and funcgrad.tree.reduce(max, [1, (5, 3)]) == 5
+
+
+def test_is_leaf_takes_path_as_jax() -> None:
+    from funcgrad import tree_util as tu
+
+    t = {"a": [1, 2], "b": [3, (4, 5)]}
+
+    def il(p, x):
+        return len(p) == 2 and isinstance(x, tuple)
+
+    # jax.tree_util.tree_map_with_path(..., is_leaf=il, is_leaf_takes_path=True)
+    out = tu.tree_map_with_path(lambda p, x: (tu.keystr(p), x), t, is_leaf=il,
+                                is_leaf_takes_path=True)
+    assert out == {"a": [("['a'][0]", 1), ("['a'][1]", 2)],
+                   "b": [("['b'][0]", 3), ("['b'][1]", (4, 5))]}
+    assert tu.tree_leaves_with_path(t, is_leaf=il, is_leaf_takes_path=True)[-1] == (
+        (tu.DictKey("b"), tu.SequenceKey(1)), (4, 5))
+    assert funcgrad.tree.map_with_path(lambda p, x, y: y, t, t, is_leaf=il,
+                                       is_leaf_takes_path=True)["b"][1] == (4, 5)
