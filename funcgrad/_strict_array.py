@@ -23,7 +23,7 @@ from __future__ import annotations
 import operator
 import types
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,14 @@ __all__ = ["StrictArray", "is_strict", "strict_numpy", "to_numpy", "to_strict"]
 
 _HOST_HINT = "host array mixed with device arrays; use funcgrad.device_put"
 _SCALAR_TYPES = (bool, int, float, complex, np.generic)
+
+
+class _Flags(NamedTuple):
+    """``cupy.ndarray.flags``: layout only."""
+
+    c_contiguous: bool
+    f_contiguous: bool
+    owndata: bool
 
 
 def _host_error(where: str, what: str = "argument") -> TypeError:
@@ -228,6 +236,8 @@ class StrictArray:
             raise TypeError(
                 f"StrictArray wraps a numpy.ndarray, got {type(a).__name__}; use to_strict()"
             )
+        if a.dtype.fields is not None:  # as CuPy: no structured dtypes (float0) on a device
+            raise ValueError(f"strict backend (as CuPy): unsupported dtype {a.dtype}")
         if type(a) is not np.ndarray:
             a = a.view(np.ndarray)
         self._a = a
@@ -292,8 +302,10 @@ class StrictArray:
 
     @property
     def flags(self) -> Any:
-        """Memory-layout flags (as ``numpy.ndarray.flags``)."""
-        return self._a.flags
+        """Memory-layout flags as CuPy has them: ``c_contiguous``, ``f_contiguous``,
+        ``owndata`` (no ``writeable``: device arrays have no read-only flag)."""
+        f = self._a.flags
+        return _Flags(f.c_contiguous, f.f_contiguous, f.owndata)
 
     @property
     def T(self) -> StrictArray:
