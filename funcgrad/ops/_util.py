@@ -19,6 +19,7 @@ from funcgrad.core import Primitive
 from funcgrad.errors import AxisError, DeviceMismatchError, DTypeError, ShapeError
 
 __all__ = [
+    "as_array",
     "make_primitive",
     "probe_dtype",
     "broadcast_shapes_or_error",
@@ -157,3 +158,14 @@ def same_avals_or_error(name: str, avals: Sequence[ShapedArray]) -> None:
                 f"{name}: operands must have equal shapes and dtypes, got "
                 + ", ".join(x.str_short() for x in avals)
             )
+
+
+def as_array(xp: Any, x: Any) -> Any:
+    """``x`` as an array of ``xp`` when it is a Python or NumPy scalar (CuPy's functions,
+    unlike NumPy's, refuse scalars where they take an array); arrays pass through.
+
+    Example:
+        >>> as_array(numpy, 2.0), as_array(numpy, numpy.ones(1))
+        (array(2.), array([1.]))
+    """
+    return xp.asarray(x) if isinstance(x, bool | int | float | complex | numpy.generic) else x

@@ -50,6 +50,7 @@ from funcgrad.interpreters.jvp import (
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Literal, Var
 from funcgrad.ops._util import (
+    as_array,
     broadcast_shapes_or_error,
     check_static,
     make_primitive,
@@ -99,6 +100,8 @@ def unop(name: str, fn: Any) -> Primitive:
             if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
                 return [host_fn(x, **params) if params else host_fn(x)]
             xp = xp_for(x)
+            if xp is not numpy and type(x) in _PY_SCALAR_TYPES:
+                x = xp.asarray(x)  # device modules' functions want arrays (see naryop)
             out = fn(xp, x, **params)
             if xp is not numpy and isinstance(out, numpy.generic):
                 out = xp.asarray(out)  # a device module given only scalars may hand back one
@@ -108,6 +111,8 @@ def unop(name: str, fn: Any) -> Primitive:
             if type(x) is _ndarray:  # the eager hot path: a host array computes on the host
                 return [fn(numpy, x, **params) if params else fn(numpy, x)]
             xp = xp_for(x)
+            if xp is not numpy and type(x) in _PY_SCALAR_TYPES:
+                x = xp.asarray(x)  # device modules' functions want arrays (see naryop)
             out = fn(xp, x, **params) if params else fn(xp, x)
             if xp is not numpy and isinstance(out, numpy.generic):
                 out = xp.asarray(out)  # a device module given only scalars may hand back one
@@ -148,6 +153,10 @@ def naryop(name: str, fn: Any) -> Primitive:
                 return [host_fn(*args, **params) if params else host_fn(*args)]
             return [fn(numpy, *args, **params) if params else fn(numpy, *args)]
         xp = xp_for(*args, what=name)
+        if xp is not numpy and all(type(a) in _PY_SCALAR_TYPES for a in args):
+            # Python scalars alone, on the default device: CuPy's functions want arrays
+            # (cupy.clip(0.5, ...) raises); alone, they mean NumPy's default dtypes anyway.
+            args = tuple(xp.asarray(a) for a in args)
         out = fn(xp, *args, **params) if params else fn(xp, *args)
         if xp is not numpy and isinstance(out, numpy.generic):
             out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
@@ -941,6 +950,9 @@ def abs(x: Any) -> Any:  # noqa: A001
 
 
 def _integer_pow_fn(xp: Any, x: Any, y: int) -> Any:
+    if y < 0 and getattr(getattr(x, "dtype", None), "kind", "f") in "biu":
+        # NumPy raises this itself; CuPy would return garbage.
+        raise ValueError("Integers to negative integer powers are not allowed.")
     return xp.power(x, y)
 
 
@@ -1563,7 +1575,8 @@ def _select_n_impl(which: Any, *cases: Any) -> list[Any]:
         # Still broadcast against `which`, as the shape rule says.
         return [xp.where(xp.equal(which, which), cases[0], cases[0])]
     if n == 2:
-        pred = which if kind == "b" else xp.not_equal(which, 0)
+        # CuPy's where wants an array predicate (a Python bool comes from a loop's tape).
+        pred = as_array(xp, which) if kind == "b" else xp.not_equal(which, 0)
         return [xp.where(pred, cases[1], cases[0])]
     out = cases[-1]
     for i in range(n - 2, -1, -1):
@@ -1630,6 +1643,10 @@ def _emit_select_n(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
                         fresh=True)
     if len(cases) == 2:
         pred = which if eqn.invars[0].aval.dtype.kind == "b" else f"xp.not_equal({which}, 0)"
+        if pred is which and not eqn.invars[0].aval.shape:
+            # A 0-d predicate may be a Python bool (a loop's weak carry); CuPy's where
+            # wants an array.
+            pred = f"xp.asarray({which})"
         return Emission(f"xp.where({pred}, {cases[1]}, {cases[0]})", fresh=True)
     return None
 

@@ -27,12 +27,11 @@ from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import Eqn
-from funcgrad.ops._util import check_static, make_primitive, result_device
+from funcgrad.ops._util import as_array, check_static, make_primitive, result_device
 from funcgrad.ops.indexing import (
     FULL,
     Operand,
     Slice,
-    as_array,
     batch_index_expr,
     canonical_indexer,
     check_index_avals,

@@ -43,6 +43,7 @@ from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.jaxpr_codec import Codec, register_type_codec
+from funcgrad.ops._util import as_array
 
 __all__ = [
     "Slice",
@@ -62,7 +63,6 @@ __all__ = [
     "index_arrays",
     "fix_indices",
     "is_numpy_like",
-    "as_array",
     "zeros",
     "full",
     "iota",
@@ -507,10 +507,6 @@ def check_index_avals(name: str, idx: Sequence[ShapedArray]) -> None:
             raise DTypeError(
                 f"{name}: index array #{k} must have an integer dtype, got {a.dtype}{hint}"
             )
-
-
-def as_array(xp: Any, x: Any) -> Any:
-    return xp.asarray(x) if isinstance(x, bool | int | float | complex | numpy.generic) else x
 
 
 def index_arrays(x: Any, idx: tuple) -> tuple:

@@ -34,6 +34,7 @@ from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, def_fast_vjp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops._util import (
+    as_array,
     broadcast_shapes_or_error,
     check_static,
     make_primitive,
@@ -82,7 +83,8 @@ def _reducer(name: str, xp_name: str, dtype_fn: Any = None, nonempty: bool = Fal
     def impl(x: Any, axes: tuple[int, ...]) -> list:
         # axis=None is NumPy's fast path for a full reduction.
         full = type(axes) is tuple and 0 < len(axes) == getattr(x, "ndim", 0)
-        return [getattr(xp_for(x), xp_name)(x, axis=None if full else axes)]
+        xp = xp_for(x)
+        return [getattr(xp, xp_name)(as_array(xp, x), axis=None if full else axes)]
 
     def abstract(a: ShapedArray, axes: tuple[int, ...]) -> list[ShapedArray]:
         check_static(name, axes=axes)

@@ -37,7 +37,13 @@ from funcgrad.interpreters.jvp import (
 from funcgrad.interpreters.jvp import zeros_like_aval as _zeros_like_aval
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
-from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
+from funcgrad.ops._util import (
+    as_array,
+    check_static,
+    make_primitive,
+    normalize_axis,
+    result_device,
+)
 
 _pyslice = builtins.slice
 
@@ -185,7 +191,8 @@ eager_vjp.traced_array_ops["sum_to_aval"] = sum_to_aval
 
 
 def _reshape_impl(x: Any, new_sizes: tuple[int, ...]) -> list:
-    return [xp_for(x).reshape(x, new_sizes)]
+    xp = xp_for(x)
+    return [xp.reshape(as_array(xp, x), new_sizes)]
 
 
 def _reshape_abstract(a: ShapedArray, new_sizes) -> list[ShapedArray]:
@@ -522,7 +529,8 @@ def _expand_dims_impl(x: Any, dimensions: tuple[int, ...]) -> list:
     shape = list(getattr(x, "shape", ()))
     for d in dimensions:
         shape.insert(d, 1)
-    return [xp_for(x).reshape(x, shape)]
+    xp = xp_for(x)
+    return [xp.reshape(as_array(xp, x), shape)]
 
 
 def _expand_dims_abstract(a: ShapedArray, dimensions) -> list[ShapedArray]:
