@@ -316,6 +316,9 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> An
         dt = canonical_dtype(
             fill_value.dtype if dev is not None else numpy.asarray(fill_value).dtype, "full")
     xp = xp_for_device(dev) if dev is not None else _default_xp()
+    if xp is not numpy and numpy.ndim(fill_value) != 0:
+        # CuPy's full fills with a scalar only; an array (or list) fill value broadcasts.
+        return xp.broadcast_to(xp.asarray(fill_value, dtype=dt), shape).copy()
     return xp.full(shape, fill_value, dtype=dt)
 
 
@@ -573,8 +576,12 @@ def geomspace(
         start = concrete_or_error(start, "geomspace: start (traced bounds are not supported)")
         stop = concrete_or_error(stop, "geomspace: stop (traced bounds are not supported)")
     xp = _device_of_values(start, stop)
-    return xp.geomspace(start, stop, num, endpoint=endpoint,
-                        dtype=_dtype_or_none(dtype, "geomspace"), axis=axis)
+    dt = _dtype_or_none(dtype, "geomspace")
+    if not hasattr(xp, "geomspace"):  # CuPy has none: NumPy's, computed on the host, moved
+        out = numpy.geomspace(to_numpy(start), to_numpy(stop), num, endpoint=endpoint,
+                              dtype=dt, axis=axis)
+        return xp.asarray(out)
+    return xp.geomspace(start, stop, num, endpoint=endpoint, dtype=dt, axis=axis)
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:
