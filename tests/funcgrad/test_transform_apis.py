@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import DEVICE, assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, is_device_array
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -24,10 +24,6 @@ from funcgrad.test_util import check_grads
 F0 = funcgrad.float0
 
 
-def _is_array(x: Any) -> bool:
-    if DEVICE == "cpu":
-        return type(x) is np.ndarray
-    return type(x).__name__ == "StrictArray"
 
 
 def _x() -> Any:
@@ -51,7 +47,7 @@ def test_python_scalar_outputs_become_arrays(kind: str, fun: Any) -> None:
             pytest.skip("grad needs a scalar output")
         out = funcgrad.value_and_grad(fun)(0.5)[0]
     for leaf in tree_util.tree_leaves(out):
-        assert _is_array(leaf), type(leaf)
+        assert is_device_array(leaf), type(leaf)
         assert leaf.shape == ()
     assert_allclose(out, tree_util.tree_map(np.asarray, fun(0.5)))
 
@@ -63,10 +59,10 @@ def test_custom_rule_primal_outputs_are_arrays() -> None:
 
     cv.defvjp(lambda a, b: (a * b, b), lambda b, g: (b * g, None))
     y, dy = funcgrad.jvp(cv, (2.0, 3.0), (1.0, 1.0))
-    assert _is_array(y) and _is_array(dy)
+    assert is_device_array(y) and is_device_array(dy)
     assert_allclose((y, dy), (np.asarray(6.0), np.asarray(3.0)))
     v, g = funcgrad.value_and_grad(cv)(2.0, 3.0)
-    assert _is_array(v) and _is_array(g)
+    assert is_device_array(v) and is_device_array(g)
 
 
 # -- fixed: tangent / cotangent errors name the offending leaf; float0 only for integers ------
