@@ -1049,31 +1049,59 @@ def diag_indices_from(arr: Any) -> tuple[Any, ...]:
 # compress / extract / select
 
 
-def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None) -> Any:
+def compress(condition: Any, a: Any, axis: int | None = None, out: Any = None, *,
+             size: int | None = None, fill_value: Any = 0) -> Any:
     """The slices of ``a`` along ``axis`` where ``condition`` is true (concrete condition).
+
+    With JAX's static ``size=``, the condition may be traced (``jit``, ``vmap``): the first
+    ``size`` selected slices, padded with ``fill_value`` (default 0).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.compress([True, False, True], np.array([1, 2, 3]))
         array([1, 3])
+        >>> fnp.compress(np.array([False, True, False]), np.array([1, 2, 3]), size=2)
+        array([2, 0])
     """
     if out is not None:
         raise TypeError("fnp.compress: out= is not supported (funcgrad arrays are immutable)")
-    cond = _concrete_array(condition, "fnp.compress")
+    if size is None:
+        cond = _concrete_array(condition, "fnp.compress")
+        if get_aval(cond).ndim != 1:
+            raise ValueError("fnp.compress: condition must be a 1-d array")
+        (idx,) = xp_for(cond).nonzero(cond)
+        return take(a, idx, axis=axis)
+    arr = _as_array(a)
+    if axis is None:
+        arr = _ravel(arr)
+        axis = 0
+    aa = get_aval(arr)
+    axis = _norm_axis("fnp.compress", axis, aa.ndim)
+    cond = _as_array(condition, aa.device)
     if get_aval(cond).ndim != 1:
         raise ValueError("fnp.compress: condition must be a 1-d array")
-    (idx,) = xp_for(cond).nonzero(cond)
-    return take(a, idx, axis=axis)
+    n = min(aa.shape[axis], get_aval(cond).shape[0])  # (a longer condition is cut, as JAX)
+    size = _static_size("fnp.compress", size)
+    if size > n:
+        raise ValueError(f"fnp.compress: size={size} is larger than the {n} slices along "
+                         f"axis {axis}")
+    cond = fnp.not_equal(cond[:n], False)
+    (idx,) = _nonzero_sized("fnp.compress", cond, size, aa.shape[axis])  # (pads read fill)
+    return take(arr, idx, axis=axis, mode="fill", fill_value=fill_value)
 
 
-def extract(condition: Any, arr: Any) -> Any:
-    """The elements of ``arr`` where ``condition`` is non-zero, flattened (concrete condition).
+def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
+    """The elements of ``arr`` where ``condition`` is non-zero, flattened (concrete condition,
+    or JAX's static ``size=`` with ``fill_value`` as :func:`compress`).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.extract(np.array([[1, 0], [0, 1]]), np.array([[1, 2], [3, 4]]))
         array([1, 4])
     """
+    if size is not None:
+        return compress(_ravel(_as_array(condition)), _ravel(_as_array(arr)), size=size,
+                        fill_value=fill_value)
     cond = _concrete_array(condition, "fnp.extract")
     flat = cond.reshape(-1)
     (idx,) = xp_for(flat).nonzero(flat)

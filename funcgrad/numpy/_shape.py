@@ -17,7 +17,13 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval
-from funcgrad.backend import device_of, to_numpy, xp_for_device
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    to_numpy,
+    xp_for_device,
+)
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._creation import array, asarray
@@ -705,12 +711,19 @@ def _repeat_int(x: Any, r: int, ax: int) -> Any:
     return _shape.reshape(y, a.shape[:ax] + (a.shape[ax] * r,) + a.shape[ax + 1:])
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+def repeat(a: Any, repeats: Any, axis: int | None = None, *,
+           total_repeat_length: int | None = None) -> Any:
     """Repeat each element ``repeats`` times (an int, or concrete per-element counts).
+
+    JAX's ``total_repeat_length`` (a static int) fixes the output length, so ``repeats`` may
+    be traced (under ``jit``/``vmap``): extra repeats are cut off, and a short total is
+    padded with the last element, as ``jnp.repeat``.
 
     Example:
         >>> repeat(numpy.array([1, 2]), 2).tolist(), repeat(numpy.array([1, 2]), [1, 2]).tolist()
         ([1, 1, 2, 2], [1, 2, 2])
+        >>> repeat(numpy.array([1, 2, 3]), numpy.array([2, 0, 1]), total_repeat_length=5).tolist()
+        [1, 1, 3, 3, 3]
     """
     x = _arr(a)
     # (NumPy repeats a 0-d array along axis 0 or -1 as if it were 1-d)
@@ -718,6 +731,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
         x = ravel(x)
         axis = 0
     ax = _axis("repeat", axis, get_aval(x).ndim)
+    if total_repeat_length is not None:
+        return _repeat_to_length(x, repeats, ax, total_repeat_length)
     counts = _static_ints(repeats, "repeat: repeats")
     if any(c < 0 for c in counts):
         raise ValueError("repeat: repeats may not contain negative values")
@@ -743,6 +758,33 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if not pieces:
         return _shape.slice_in_dim(x, 0, 0, 1, ax)
     return _shape.concatenate(pieces, ax)
+
+
+def _repeat_to_length(x: Any, repeats: Any, ax: int, total: Any) -> Any:
+    """``repeat`` with a static output length (JAX's formula): a 1 is added at each element's
+    first output position (its exclusive cumulative count; past the end dropped), and the
+    running sum of those marks, less one, is the element each output position takes."""
+    total = _static_int(total, "repeat: total_repeat_length")
+    if total < 0:
+        raise ValueError(f"repeat: total_repeat_length must be non-negative, got {total}")
+    xa = get_aval(x)
+    n = xa.shape[ax]
+    dev = xa.device or get_default_device()
+    xp = xp_for_device(dev)
+    r = fnp.ravel(repeats if isinstance(repeats, Tracer)
+                  else device_put(numpy.asarray(to_numpy(repeats)), dev))
+    ra = get_aval(r)
+    if ra.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got dtype {ra.dtype}")
+    if ra.shape[0] not in (1, n):
+        raise ValueError(f"repeat: operands could not be broadcast together: {ra.shape[0]} "
+                         f"repeats for {n} elements along axis {ax}")
+    if total == 0 or n == 0:
+        return _shape.slice_in_dim(x, 0, 0, 1, ax) if total == 0 else x
+    r = fnp.broadcast_to(fnp.astype(r, numpy.int64), (n,))
+    starts = fnp.concatenate([xp.zeros(1, numpy.int64), fnp.cumsum(r)[:-1]])
+    marks = fnp.at(xp.zeros(total, numpy.int64))[starts].add(1, mode="drop")
+    return fnp.take(x, fnp.subtract(fnp.cumsum(marks), 1), axis=ax)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -988,12 +988,24 @@ def _searchsorted1d(a: Any, v: Any, side: str) -> Any:
     return fnp.reshape(_sl(at_pos, n, None, 0), vshape)
 
 
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def _check_method(name: str, method: Any) -> None:
+    """JAX's ``method=`` picks an implementation, not a result: checked, then one is used."""
+    if method is not None and method not in _SEARCH_METHODS:
+        raise ValueError(f"{name}: method must be one of {_SEARCH_METHODS}, got {method!r}")
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
+                 method: str = "scan") -> Any:
     """Indices where ``v`` would be inserted into the sorted 1-d ``a`` (``numpy.searchsorted``).
 
     ``side='left'`` gives the first suitable index, ``'right'`` the last; ``sorter`` (indices
     that sort ``a``) may be given instead of a sorted ``a``. Traced ``a`` and ``v`` work under
-    ``jit`` and ``vmap``; the int64 result has ``v``'s shape and no derivative.
+    ``jit`` and ``vmap``; the int64 result has ``v``'s shape and no derivative. JAX's
+    ``method`` (``'scan'``, ``'scan_unrolled'``, ``'sort'``, ``'compare_all'``) is accepted:
+    it chooses an implementation in JAX, the results are the same.
 
     Example:
         >>> import numpy as np
@@ -1002,6 +1014,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right' (got {side!r})")
+    _check_method("searchsorted", method)
     aa = _arr("searchsorted", a)
     if _av(aa).ndim != 1:
         raise ValueError(f"searchsorted: a must be 1-d, got shape {_av(aa).shape}")
@@ -1015,17 +1028,18 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     return _searchsorted1d(aa, vv, side)
 
 
-def digitize(x: Any, bins: Any, right: bool = False) -> Any:
+def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Indices of the bins each ``x`` falls in (``numpy.digitize``); ``bins`` monotonic.
 
     Concrete ``bins`` are checked to be monotonic; traced ones pick the direction from their
-    ends.
+    ends. ``method``: JAX's, as in :func:`searchsorted`.
 
     Example:
         >>> import numpy as np
         >>> digitize(np.array([0.5, 1., 2.5]), np.array([0., 1., 2.]))
         array([1, 2, 3])
     """
+    _check_method("digitize", method)
     b = _arr("digitize", bins, x if isinstance(x, Tracer) or hasattr(x, "shape") else None)
     xx = _arr("digitize", x, b)
     if _av(xx).dtype.kind == "c":

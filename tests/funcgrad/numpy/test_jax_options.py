@@ -63,3 +63,47 @@ def test_preferred_element_type_refuses_dropping_imaginary_parts() -> None:
         fnp.matmul(c, c, preferred_element_type=np.float32)
     with pytest.raises(TypeError, match="imaginary"):
         fnp.convolve(dev(np.array([1j])), dev(np.array([1.0])), preferred_element_type=float)
+
+
+def test_compress_and_extract_with_size() -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    c = np.array([True, False, True])
+    # jnp.compress(c, a, axis=0, size=3, fill_value=-1.5) and jnp.compress(c, a, size=3)
+    want = np.array([[0.0, 1, 2, 3], [8, 9, 10, 11], [-1.5, -1.5, -1.5, -1.5]])
+    assert_allclose(fnp.compress(dev(c), dev(a), axis=0, size=3, fill_value=-1.5), want)
+    assert_allclose(fnp.compress(dev(c), dev(a), size=3), np.array([0.0, 2.0, 0.0]))
+    f = funcgrad.vmap(lambda c, x: fnp.compress(c, x, size=2, fill_value=-1))
+    assert_allclose(f(dev(np.array([[1, 0, 1], [0, 0, 1]])), dev(np.arange(6).reshape(2, 3))),
+                    np.array([[0, 2], [5, -1]]))
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.compress(dev(c), x, axis=0, size=3)))(dev(a))
+    assert_allclose(g, np.repeat(np.array([[1.0], [0.0], [1.0]]), 4, axis=1))
+    assert_allclose(fnp.extract(dev(a > 5), dev(a), size=8, fill_value=-1),
+                    np.array([6.0, 7, 8, 9, 10, 11, -1, -1]))
+    with pytest.raises(ValueError, match="size=4"):
+        fnp.compress(dev(c), dev(a), axis=0, size=4)
+
+
+def test_repeat_total_repeat_length() -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    # jnp.repeat(a, [1, 0, 2], axis=0, total_repeat_length=5): padded with the last row;
+    # [1, 2, 0] with 5: the last row comes in even with 0 repeats (JAX's formula)
+    assert_allclose(fnp.repeat(dev(a), dev(np.array([1, 0, 2])), axis=0, total_repeat_length=5),
+                    a[[0, 2, 2, 2, 2]])
+    assert_allclose(fnp.repeat(dev(a), np.array([1, 2, 0]), axis=0, total_repeat_length=5),
+                    a[[0, 1, 1, 2, 2]])
+    assert_allclose(fnp.repeat(dev(a), [1, 0, 2], axis=0, total_repeat_length=2), a[[0, 2]])
+    assert_allclose(fnp.repeat(dev(a), 2, total_repeat_length=3), np.array([0.0, 0, 1]))
+    f = funcgrad.jit(lambda x, r: fnp.repeat(x, r, axis=1, total_repeat_length=6))
+    assert_allclose(f(dev(a), dev(np.array([1, 2, 0, 3]))), a[:, [0, 1, 1, 3, 3, 3]])
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.repeat(x, np.array([2, 1]), total_repeat_length=4)))
+    assert_allclose(g(dev(np.array([1.0, 2.0]))), np.array([2.0, 2.0]))
+
+
+def test_search_method_keyword() -> None:
+    a = dev(np.array([1.0, 2.0, 2.0, 3.0]))
+    v = dev(np.array([2.0, 0.0, 5.0]))
+    for m in ("scan", "scan_unrolled", "sort", "compare_all"):
+        assert_allclose(fnp.searchsorted(a, v, side="right", method=m), np.array([3, 0, 4]))
+        assert_allclose(fnp.digitize(v, a, method=m), np.array([3, 0, 4]))
+    with pytest.raises(ValueError, match="method"):
+        fnp.searchsorted(a, v, method="bisect")
