@@ -1,6 +1,6 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``integrate``, ``linalg``, ``optimize``, ``signal``, ``special`` and ``stats`` (see
-docs/scipy.md).
+``integrate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``, ``special`` and ``stats``
+(see docs/scipy.md).
 
 Example:
     >>> import funcgrad.scipy.special as fsp
@@ -8,6 +8,14 @@ Example:
     1.791759469228
 """
 
-from funcgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: F401
+from funcgrad.scipy import (  # noqa: F401
+    integrate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    special,
+    stats,
+)
 
-__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]

@@ -1,0 +1,56 @@
+"""funcgrad.scipy.ndimage.map_coordinates: gradients recorded from
+jax.scipy.ndimage.map_coordinates 0.10.2 (float64; JAX's 'constant' and 'wrap' are SciPy's
+'grid-constant' and 'grid-wrap'), and errors. Values vs SciPy: the op table
+tests/funcgrad/op_tables/scipy_ndimage.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.scipy.ndimage as fnd
+
+X = np.array([[0.5, -1.0, 0.25, 2.0], [0.75, 0.1, -0.4, 1.0], [0.2, 0.3, -0.6, -2.0]])
+R = np.array([0.3, 1.6, -0.4])
+C = np.array([0.7, 2.2, 3.5])
+JAX = {  # JAX mode -> (d/dx, d/drows) of sum(map_coordinates(x, [r, C], 1, cval=0.5) ** 2)
+    "grid-constant": (
+        [[-0.12452999999999996, -0.29056999999999983, 0.0, 0.5700000000000001],
+         [-0.05336999999999999, -0.12452999999999995, -0.36863999999999986, -0.09216000000000008],
+         [0.0, 0.0, -0.55296, -0.13824000000000017]],
+        [-0.5010849999999998, 0.8755200000000006, 1.4249999999999998]),
+    "mirror": (
+        [[-0.12452999999999996, -0.29056999999999983, 0.4769999999999999, 0.4769999999999999],
+         [-0.05336999999999999, -0.12452999999999995, -0.05063999999999985, 0.22583999999999993],
+         [0.0, 0.0, -0.55296, -0.13824000000000017]],
+        [-0.5010849999999998, 0.8755200000000006, 1.31175]),
+    "grid-wrap": (
+        [[0.10947000000000003, -0.29056999999999983, 0.0, 0.23399999999999999],
+         [-0.05336999999999999, -0.12452999999999995, -0.36863999999999986, -0.09216000000000008],
+         [0.15600000000000003, 0.0, -0.55296, 0.01775999999999986]],
+        [-0.5010849999999998, 0.8755200000000006, 1.677]),
+}
+
+
+@pytest.mark.parametrize("mode", list(JAX))
+def test_gradients_match_jax(mode: str) -> None:
+    def f(x, r):
+        return (fnd.map_coordinates(x, [r, dev(C)], 1, mode=mode, cval=0.5) ** 2).sum()
+
+    gx, gr = funcgrad.grad(f, argnums=(0, 1))(dev(X), dev(R))
+    assert_allclose(gx, np.array(JAX[mode][0]), rtol=1e-12, atol=1e-12)
+    assert_allclose(gr, np.array(JAX[mode][1]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call,err,match", [
+    (lambda: fnd.map_coordinates(X, [R], 1), ValueError, "one array per dimension"),
+    (lambda: fnd.map_coordinates(X, [R, C], 3), ValueError, "order"),
+    (lambda: fnd.map_coordinates(X, [R, C], 1, mode="edge"), ValueError, "mode"),
+    (lambda: fnd.map_coordinates(np.ones((0, 2)), [R, C], 1), ValueError, "zero-size"),
+    (lambda: fnd.map_coordinates(X, [R, C], 1, output=np.ones(3)), TypeError, "output"),
+])
+def test_bad_arguments(call, err, match) -> None:
+    with pytest.raises(err, match=match):
+        call()
