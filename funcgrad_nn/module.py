@@ -510,7 +510,9 @@ class Module:
 
         >>> import funcgrad_nn as nn
         >>> m = nn.Linear(1, 1)
-        >>> _ = m.register_state_dict_post_hook(lambda mod, sd, p, md: sd.pop(p + "bias"))
+        >>> def drop_bias(mod, sd, prefix, local_metadata):
+        ...     del sd[prefix + "bias"]          # in place; returning a value raises
+        >>> _ = m.register_state_dict_post_hook(drop_bias)
         >>> list(m.state_dict())
         ['weight']
         """
@@ -816,7 +818,9 @@ class Module:
             if m is not None:
                 m.state_dict(prefix + name + ".", keep_vars, destination=destination)
         for hook in self._hooks_of("state_dict_post"):
-            hook(self, destination, prefix, local_metadata)
+            if hook(self, destination, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None (edit the state "
+                                   "dict in place)")
         return destination
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str,
@@ -923,7 +927,7 @@ class Module:
         unexpected: list[str] = []
         errors: list[str] = []
         pending: list[tuple[Module, str, Any]] = []
-        loaded: list[Module] = []  # in the order their post hooks run
+        post_hooks_ran: list[bool] = []
 
         def load(module: Module, local_state: dict[str, Any], prefix: str) -> None:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
@@ -934,19 +938,22 @@ class Module:
                     child_prefix = prefix + name + "."
                     load(child, {k: v for k, v in local_state.items()
                                  if k.startswith(child_prefix)}, child_prefix)
-            loaded.append(module)
+            # Post hooks run as PyTorch's: each module's right after its subtree, seeing the
+            # keys found so far (the same lists: a hook clearing them clears them for all).
+            for hook in module._hooks_of("load_post"):
+                post_hooks_ran.append(True)
+                if hook(module, _IncompatibleKeys(missing, unexpected)) is not None:
+                    raise AssertionError(
+                        "Hooks registered with register_load_state_dict_post_hook are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace.")
 
         token = _pending_copies.set(pending)
         try:
             load(self, state_dict, "")
         finally:
             _pending_copies.reset(token)
-        result = _IncompatibleKeys(missing, unexpected)
-        before = (list(missing), list(unexpected))
-        for module in loaded:
-            for hook in module._hooks_of("load_post"):
-                hook(module, result)
-        if strict and (missing or unexpected) and before != (missing, unexpected):
+        if strict and post_hooks_ran and (missing or unexpected):
             errors.append("(the missing / unexpected keys as a load_state_dict post hook "
                           "left them)")
         if strict:
@@ -965,7 +972,7 @@ class Module:
                 module._assign_state(name, new)
             else:
                 module._copy_state(name, new, replaced)
-        return result
+        return _IncompatibleKeys(missing, unexpected)
 
     # -- device / dtype ---------------------------------------------------------------------
 

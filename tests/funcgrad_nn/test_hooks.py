@@ -238,8 +238,40 @@ def test_load_state_dict_pre_hook_renames_keys():
 
 def test_state_dict_post_hook_prefix_in_container():
     net = nn.Sequential(nn.Linear(1, 1), nn.Linear(1, 1))
-    net[1].register_state_dict_post_hook(lambda m, sd, prefix, md: sd.pop(prefix + "bias"))
+    net[1].register_state_dict_post_hook(lambda m, sd, prefix, md: sd.pop(prefix + "bias")
+                                         and None)
     assert list(net.state_dict()) == ["0.weight", "0.bias", "1.weight"]
+    # torch 2.13: "state_dict post-hook must return None"
+    net[0].register_state_dict_post_hook(lambda m, sd, prefix, md: {})
+    with pytest.raises(RuntimeError, match="post-hook must return None"):
+        net.state_dict()
+
+
+def test_load_state_dict_post_hooks_run_like_pytorch():
+    # Recorded from torch 2.13 on Sequential(Linear, Sequential(Linear)) with every module
+    # hooked, loading a dict without "1.0.bias" and with an extra key, strict=False: each
+    # module's post hook runs right after its subtree with the keys found so far.
+    net = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 1)))
+    log = []
+    for name, mod in net.named_modules():
+        mod.register_load_state_dict_pre_hook(
+            lambda m, sd, prefix, *a, name=name: log.append(("pre", name)))
+        mod.register_load_state_dict_post_hook(
+            lambda m, keys, name=name: log.append(
+                ("post", name, sorted(keys.missing_keys), sorted(keys.unexpected_keys))))
+    sd = net.state_dict()
+    del sd["1.0.bias"]
+    sd["extra"] = sd["0.weight"]
+    result = net.load_state_dict(sd, strict=False)
+    assert log == [
+        ("pre", ""), ("pre", "0"), ("post", "0", [], ["extra"]), ("pre", "1"), ("pre", "1.0"),
+        ("post", "1.0", ["1.0.bias"], ["extra"]), ("post", "1", ["1.0.bias"], ["extra"]),
+        ("post", "", ["1.0.bias"], ["extra"])]
+    assert result.missing_keys == ["1.0.bias"] and result.unexpected_keys == ["extra"]
+    lin = nn.Linear(1, 1)
+    lin.register_load_state_dict_post_hook(lambda m, keys: keys)
+    with pytest.raises(AssertionError, match="not expected to return new values"):
+        lin.load_state_dict(lin.state_dict())
 
 
 class _Doubler(nn.Module):
