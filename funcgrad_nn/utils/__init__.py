@@ -1,8 +1,8 @@
 """Utilities as ``torch.nn.utils``: ``rnn`` (packing variable-length sequences), gradient
-clipping, parameter/vector conversion, and the ``parametrizations`` (``weight_norm``,
-``spectral_norm``)."""
+clipping, parameter/vector conversion, the ``parametrizations`` (``weight_norm``,
+``spectral_norm``, ``orthogonal``) and ``prune``."""
 
-from funcgrad_nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from funcgrad_nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -28,6 +28,6 @@ from funcgrad_nn.utils.legacy_norms import (
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
            "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
-           "parameters_to_vector", "parametrizations", "parametrize", "remove_spectral_norm",
+           "parameters_to_vector", "parametrizations", "parametrize", "prune", "remove_spectral_norm",
            "remove_weight_norm", "rnn", "spectral_norm", "stateless", "vector_to_parameters",
            "weight_norm"]
