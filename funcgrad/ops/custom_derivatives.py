@@ -40,7 +40,7 @@ from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Primitive, Tracer, bind, current_trace, eval_trace, set_current_trace
-from funcgrad.errors import MissingRuleError
+from funcgrad.errors import ArgumentMismatchError, MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
     Zero,
@@ -109,7 +109,7 @@ def _fit(t: Any, aval: ShapedArray, what: str) -> Any:
     """Check a tangent/cotangent ``t`` given by a user rule against ``aval``; fix weak dtypes."""
     ta = get_aval(t)
     if ta.shape != aval.shape:
-        raise ValueError(
+        raise ArgumentMismatchError(
             f"{what} has shape {ta.shape} but should have shape {aval.shape} "
             f"({aval.str_short()})"
         )
@@ -121,6 +121,31 @@ def _fit(t: Any, aval: ShapedArray, what: str) -> Any:
             f"({aval.str_short()})"
         )
     return t
+
+
+def _cotangent_leaves(g: Any, arg: Any, who: str, j: int) -> list[Any]:
+    """The leaves of cotangent ``g`` of argument ``arg``, one per leaf of ``arg`` (None for
+    zero): ``g`` has ``arg``'s structure, where None may stand for any subtree (as JAX's)."""
+    out: list[Any] = []
+
+    def add(c: Any, sub: Any) -> None:
+        if c is None:
+            out.extend([None] * len(tree_util.tree_leaves(sub)))
+        elif not tree_util.tree_structure(sub).is_leaf():
+            raise ValueError("a cotangent leaf where the argument has a subtree")
+        else:
+            out.append(c)
+
+    try:
+        tree_util.tree_map(add, g, arg, is_leaf=lambda x: x is None)
+    except ValueError:
+        raise TypeError(
+            f"{who} returned a cotangent of structure "
+            f"{tree_util.tree_structure(g, is_leaf=lambda x: x is None)} for argument {j} of "
+            f"structure {tree_util.tree_structure(arg)}; it must be structured like the "
+            "argument (None for a zero subtree)"
+        ) from None
+    return out
 
 
 def _to_front(outs: Sequence[Any], dims: Sequence[int | None], n: int) -> list[Any]:
@@ -821,13 +846,7 @@ class custom_vjp:  # noqa: N801  (the JAX name)
                 if g is None:
                     flat.extend([None] * n_leaves)
                     continue
-                gl, gt = tree_util.tree_flatten(g, is_leaf=lambda x: x is None)
-                if len(gl) != n_leaves:
-                    raise TypeError(
-                        f"the bwd rule of {name} returned a cotangent of structure {gt} for "
-                        f"argument {j} of structure {tree_util.tree_structure(d)}"
-                    )
-                flat.extend(gl)
+                flat.extend(_cotangent_leaves(g, d, f"the bwd rule of {name}", j))
             out = []
             for i, (g, a) in enumerate(zip(flat, in_avals)):
                 if not _is_inexact(a):

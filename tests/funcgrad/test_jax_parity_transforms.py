@@ -328,3 +328,26 @@ def test_jitted_eval_shape_as_jax() -> None:
     assert out == {"h": funcgrad.ShapeDtypeStruct((2,), np.float64),
                    "s": funcgrad.ShapeDtypeStruct((), np.float64)}
     assert f.trace_count <= 1
+
+
+# -- custom rules returning (co)tangents of the wrong structure or shape ------------------------
+
+
+def test_custom_vjp_bwd_cotangent_of_another_structure_is_refused_as_jax() -> None:
+    # jax: TypeError "Custom VJP bwd rule must produce an output with the same container
+    # (pytree) structure as the args tuple"; a dict for a scalar argument was taken silently.
+    f = funcgrad.custom_vjp(lambda a: a * 2.0)
+    f.defvjp(lambda a: (f(a), None), lambda r, g: ({"x": g},))
+    with pytest.raises(TypeError, match="structure"):
+        funcgrad.grad(f)(1.0)
+    # None stands for any zero subtree
+    h = funcgrad.custom_vjp(lambda p: p["a"] * p["b"][0])
+    h.defvjp(lambda p: (h(p), p), lambda p, g: ({"a": g * p["b"][0], "b": None},))
+    g = funcgrad.grad(h)({"a": 2.0, "b": [3.0]})
+    assert float(g["a"]) == 3.0 and float(g["b"][0]) == 0.0
+
+
+def test_custom_jvp_tangent_of_another_shape_is_type_and_value_error() -> None:
+    f = funcgrad.custom_jvp(lambda a: a * 2.0)
+    f.defjvp(lambda p, t: (f(*p), dev(np.ones(2))))
+    _raises_both(lambda: funcgrad.jvp(f, (_x(),), (_x(),)))  # jax: TypeError
