@@ -23,6 +23,7 @@ Outputs marked with ``ctx.mark_non_differentiable`` receive zero gradients; with
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -418,12 +419,26 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` on ``args``; derivatives use the class's ``backward``/``jvp``."""
-        if kwargs:
-            raise TypeError(f"{cls.__name__}.apply takes positional arguments only, got "
-                            f"keyword(s) {sorted(kwargs)}")
+        """Run ``forward`` on ``args``; derivatives use the class's ``backward``/``jvp``.
+
+        With ``setup_context``, as PyTorch's, the arguments are bound to ``forward``'s
+        signature (keywords allowed, defaults filled in: ``inputs`` and ``backward``'s
+        gradients cover every parameter); a ``forward(ctx, ...)`` takes positional arguments
+        only.
+        """
         if cls is Function or cls.forward is Function.forward:
             raise NotImplementedError(f"{cls.__name__} must define a static forward method")
+        if _uses_setup_context(cls):
+            try:
+                bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{cls.__name__}.apply: {e}") from None
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
+        if kwargs:
+            raise TypeError(f"{cls.__name__}.apply takes positional arguments only, got "
+                            f"keyword(s) {sorted(kwargs)} (keywords are bound to forward's "
+                            f"signature only for a Function with setup_context, as in PyTorch)")
         if _backward_of(cls) is None and cls.jvp is Function.jvp:
             raise TypeError(f"{cls.__name__} defines neither backward nor jvp; a Function "
                             "needs at least one derivative rule")

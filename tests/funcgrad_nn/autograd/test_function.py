@@ -444,3 +444,28 @@ def test_new_tensors_are_views_and_to_dtype():
 
     out = New.apply(dev(np.zeros(2)))
     assert out.dtype == np.float32 and host(out).tolist() == [1.0, 0.0]
+
+
+def test_setup_context_apply_binds_keywords_and_defaults():
+    # torch 2.13: with setup_context, apply binds forward's signature (defaults filled in, so
+    # inputs has every parameter); G.apply(x, scale=3.0) has gradient 3, G.apply(x) value 2x
+    class Scale(Function):
+        @staticmethod
+        def forward(x, scale=2.0, shift=0.0):
+            return x * scale + shift
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            assert len(inputs) == 3
+            ctx.scale = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.scale, None, None
+
+    x = dev(np.ones(2))
+    assert_close(funcgrad.grad(lambda x: Scale.apply(x, scale=3.0).sum())(x), [3.0, 3.0])
+    assert_close(Scale.apply(x), [2.0, 2.0])
+    assert_close(Scale.apply(x, shift=1.0), [3.0, 3.0])
+    with pytest.raises(TypeError, match="Scale.apply: got an unexpected keyword argument"):
+        Scale.apply(x, bad=1)
