@@ -152,11 +152,10 @@ def vmap(
     fun: Callable[..., Any],
     in_axes: Any = 0,
     out_axes: Any = 0,
-    axis_size: int | None = None,
-    chunk_size: int | None = None,
     axis_name: Any = None,
-    *,
+    axis_size: int | None = None,
     spmd_axis_name: Any = None,
+    chunk_size: int | None = None,
 ) -> Callable[..., Any]:
     """Vectorize ``fun`` over a batch axis of its arguments.
 
@@ -173,13 +172,14 @@ def vmap(
         out_axes: where the batch axis goes in each output (a prefix of the output pytree).
             None returns an output that does not depend on the batch once, unbatched (an error
             for one that does); with an int, such outputs are broadcast along the batch axis.
-        axis_size: the batch size; needed when no argument is mapped, checked otherwise.
-        chunk_size: evaluate the batch in chunks of at most this many examples (the last one
-            may be smaller) and concatenate the results, bounding peak memory. Results are
-            the same; works under grad/jvp too.
         axis_name: a name for the batch axis (recorded on the trace, for collectives).
+        axis_size: the batch size; needed when no argument is mapped, checked otherwise.
         spmd_axis_name: accepted as JAX's, which uses it to shard the batch axis over a
             device mesh; one process's arrays are not sharded, so results are the same.
+        chunk_size: evaluate the batch in chunks of at most this many examples (the last one
+            may be smaller) and concatenate the results, bounding peak memory. Results are
+            the same; works under grad/jvp too. (The parameters before it are JAX's, in
+            JAX's order.)
 
     Returns:
         The batched function, taking the same arguments as ``fun`` with batch axes added.

@@ -351,3 +351,14 @@ def test_custom_jvp_tangent_of_another_shape_is_type_and_value_error() -> None:
     f = funcgrad.custom_jvp(lambda a: a * 2.0)
     f.defjvp(lambda p, t: (f(*p), dev(np.ones(2))))
     _raises_both(lambda: funcgrad.jvp(f, (_x(),), (_x(),)))  # jax: TypeError
+
+
+def test_vmap_positional_parameters_in_jax_order() -> None:
+    # jax.vmap(fun, in_axes, out_axes, axis_name, axis_size, spmd_axis_name)
+    from funcgrad import lax
+
+    y = dev(np.array([[1.0, 3.0], [2.0, 2.0]]))
+    out = funcgrad.vmap(lambda a: a / lax.psum(a, "i"), 0, 0, "i")(y)
+    np.testing.assert_allclose(host(out), [[1 / 3, 0.6], [2 / 3, 0.4]])
+    out = funcgrad.vmap(lambda: 1.0, None, 0, None, 3)()
+    assert host(out).shape == (3,)
