@@ -514,3 +514,19 @@ def test_overflow_in_a_jitted_loop_names_its_own_bodys_line():
     lines = [m.lineno for m in w if "overflow" in str(m.message)]
     assert lines == [_double.__code__.co_firstlineno + 1,
                      _double_again.__code__.co_firstlineno + 1], [str(m) for m in w]
+
+
+def test_cond_operand_keyword_and_fori_loop_unroll() -> None:
+    # JAX 0.10.2: cond(True, x * 2, x - 1, operand=3.0) is 6.0; fori_loop(0, 5, c * 1.1 + i, 1.0,
+    # unroll=2) is 12.66151 (as without unroll); unroll with traced bounds is a ValueError.
+    x = dev(np.float64(3.0))
+    assert float(host(lax.cond(True, lambda x: x * 2, lambda x: x - 1, operand=x))) == 6.0
+    f = funcgrad.jit(lambda x: lax.cond(x > 0, lambda x: x * 2, lambda x: x - 1, operand=x))
+    assert float(host(f(x))) == 6.0
+    with pytest.raises(TypeError, match="operand"):
+        lax.cond(True, lambda x: x, lambda x: x, x, operand=x)
+    got = lax.fori_loop(0, 5, lambda i, c: c * 1.1 + i, dev(np.float64(1.0)), unroll=2)
+    assert_allclose(got, 12.66151)
+    with pytest.raises(ValueError, match="unroll"):
+        funcgrad.jit(lambda n: lax.fori_loop(0, n, lambda i, c: c + 1.0, 1.0, unroll=2))(3)
+

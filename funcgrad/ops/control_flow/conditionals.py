@@ -129,11 +129,15 @@ def _scalar_aval(what: str, name: str, x: Any) -> ShapedArray:
     return a
 
 
+_NO_OPERAND = object()
+
+
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
-         *operands: Any) -> Any:
+         *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
 
-    ``pred`` is a scalar bool (a scalar integer is compared with 0). Both branches are traced
+    ``pred`` is a scalar bool (a scalar integer is compared with 0). ``operand=x`` is JAX's
+    older single-operand spelling of ``cond(pred, f, g, x)``. Both branches are traced
     and must return the same pytree structure, shapes and dtypes. Differentiable in the
     operands (and in values the branches close over), batchable: under ``vmap`` with a batched
     ``pred`` both branches run and the results are selected per example.
@@ -144,6 +148,11 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         30.0
     """
     what = "cond"
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("cond: pass the operands either positionally or as operand=, not "
+                            "both (as in JAX)")
+        operands = (operand,)
     _check_callable(what, "true_fun", true_fun)
     _check_callable(what, "false_fun", false_fun)
     a = _scalar_aval(what, "pred", pred)

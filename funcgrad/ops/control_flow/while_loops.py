@@ -153,12 +153,14 @@ def _as_counter(x: Any, dt: numpy.dtype) -> Any:
     return xp_for_device(get_default_device()).asarray(x, dtype=dt)
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any,
+              *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns ``val``.
 
     With static bounds (Python or NumPy ints, concrete arrays) this is a :func:`scan` of known
     length; with traced bounds (under ``jit``, or batched by ``vmap``) a :func:`while_loop`.
-    Both are differentiable in forward and reverse mode.
+    Both are differentiable in forward and reverse mode. ``unroll`` is the scan's (as JAX:
+    static bounds only; it changes no result).
 
     Example:
         >>> float(fori_loop(0, 5, lambda i, s: s + i, 0.0))
@@ -173,6 +175,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
                 raise TypeError(f"fori_loop: {name} must be an integer scalar, got "
                                 f"{a.str_short()}")
     lo, hi = _int_bound(lower), _int_bound(upper)
+    if unroll is not None and (lo is None or hi is None):
+        raise ValueError("fori_loop: unroll can only be given with static (concrete) bounds, "
+                         "as in JAX")
     in_tree = tree_util.tree_structure(init_val)
 
     def checked(i: Any, x: Any) -> Any:
@@ -202,8 +207,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
             i, x = carry
             return (i + 1, checked(i, x)), None
 
-        (_, out), _ = _scan(step, (i0, init_val), None, max(hi - lo, 0), False, 1,
-                            "fori_loop", "body_fun")
+        (_, out), _ = _scan(step, (i0, init_val), None, max(hi - lo, 0), False,
+                            1 if unroll is None else unroll, "fori_loop", "body_fun")
         return out
     dt, weak = result_dtype(get_aval(lower), get_aval(upper))
     if dt.kind not in "iu":
