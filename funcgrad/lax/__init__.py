@@ -109,6 +109,8 @@ from funcgrad.lax._elementwise import (
 )
 from funcgrad.lax._reductions import (
     Precision,
+    approx_max_k,
+    approx_min_k,
     argmax,
     argmin,
     associative_scan,
@@ -120,6 +122,7 @@ from funcgrad.lax._reductions import (
     cumsum,
     dot,
     dot_general,
+    reduce,
     reduce_and,
     reduce_max,
     reduce_min,
@@ -206,7 +209,7 @@ __all__ = [
     "dynamic_update_index_in_dim", "rev", "iota", "broadcasted_iota", "collapse", "full",
     "full_like", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
     "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
-    "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
+    "cumlogsumexp", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "reduce", "Precision", "dot", "dot_general",
     "batch_matmul", "associative_scan", "GatherDimensionNumbers", "ScatterDimensionNumbers",
     "GatherScatterMode", "gather", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
     "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type", "reduce_precision",

@@ -132,3 +132,12 @@ def monoid_identity(monoid: str, dtype: numpy.dtype) -> Any:
         info = numpy.iinfo(dtype)
         return dtype.type(info.min if monoid == "max" else info.max)
     return dtype.type(-numpy.inf if monoid == "max" else numpy.inf)
+
+
+def is_value(init: Any, value: Any) -> bool:
+    """``init`` is concretely the scalar ``value`` (then the combine step can be skipped)."""
+    if not isinstance(init, bool | int | float | complex | numpy.generic | numpy.ndarray):
+        return False  # traced or on a device: the combine step stays (it is exact anyway)
+    v = numpy.asarray(init)
+    return bool(v == value) and (not isinstance(value, float) or
+                                 numpy.signbit(v) == numpy.signbit(value))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ import funcgrad.ops.sorting as _sort
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray
 from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import (
     ANY,
     BOOL_OR_INT,
@@ -32,10 +34,12 @@ from funcgrad.lax._common import (
     axes_in,
     axis_in,
     check_kind,
+    is_value,
     monoid_identity,
     static_int,
     static_ints,
 )
+from funcgrad.ops.control_flow import scan as _scan
 from funcgrad.ops.custom_derivatives import custom_jvp
 
 Array = Any
@@ -422,6 +426,159 @@ def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     if ax != last:
         vals, ids = _sh.moveaxis(vals, last, ax), _sh.moveaxis(ids, last, ax)
     return vals, ids
+
+
+def approx_max_k(operand: Array, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` largest entries along ``reduction_dimension`` and their int32 indices: JAX's
+    approximate top-k, computed exactly (a recall of 1 meets any ``recall_target``), so it is
+    :func:`top_k` on that axis. With ``aggregate_to_topk=False`` JAX may return more than
+    ``k`` candidates; here it returns exactly the top ``k``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> v, i = lax.approx_max_k(numpy.array([1.0, 4.0, 3.0]), 2)
+        >>> v.tolist(), i.tolist()
+        ([4.0, 3.0], [1, 2])
+    """
+    _approx_args("approx_max_k", recall_target)
+    return top_k(operand, k, axis=reduction_dimension)
+
+
+def approx_min_k(operand: Array, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+    """The ``k`` smallest entries along ``reduction_dimension`` (ascending) and their int32
+    indices, exactly (see :func:`approx_max_k`); ties list the lower index first.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> v, i = lax.approx_min_k(numpy.array([1.0, 4.0, 0.5]), 2)
+        >>> v.tolist(), i.tolist()
+        ([0.5, 1.0], [2, 0])
+    """
+    _approx_args("approx_min_k", recall_target)
+    a = aval_of("approx_min_k", operand)
+    if a.ndim == 0:
+        raise TypeError("lax.approx_min_k: operand must have rank >= 1")
+    check_kind("approx_min_k", a, "biuf")
+    k = static_int("approx_min_k", k, "k")
+    ax = axis_in("approx_min_k", reduction_dimension, a.ndim)
+    if not 0 <= k <= a.shape[ax]:
+        raise ValueError(f"lax.approx_min_k: k={k} must be between 0 and the size "
+                         f"{a.shape[ax]} of axis {ax}")
+    idx = _sh.iota(numpy.dtype(numpy.int32), a.shape, ax)
+    vals, ids = _sort.sort([operand, idx], ax, True, 1)   # stable: ties keep index order
+    return _sh.slice_in_dim(vals, 0, k, 1, ax), _sh.slice_in_dim(ids, 0, k, 1, ax)
+
+
+def _approx_args(name: str, recall_target: Any) -> None:
+    if not 0.0 < float(recall_target) <= 1.0:
+        raise ValueError(f"lax.{name}: recall_target must be in (0, 1], got {recall_target!r}")
+
+
+# Computations lax.reduce hands to a dedicated reduction: the reduction, the monoid whose
+# identity an init value may equal, the dtype kinds it serves.
+_SUM, _PROD = (reduce_sum, "add", NUMERIC), (reduce_prod, "mul", NUMERIC)
+_MAX, _MIN = (reduce_max, "max", "biuf"), (reduce_min, "min", "biuf")
+_ALL, _ANY = (reduce_and, "min", "b"), (reduce_or, "max", "b")
+_REDUCERS: dict[Any, tuple[Callable[..., Array], str, str]] = {
+    _lew.add: _SUM, _ew.add: _SUM, operator.add: _SUM,
+    _lew.mul: _PROD, _ew.mul: _PROD, operator.mul: _PROD,
+    _lew.max: _MAX, _ew.max: _MAX, _lew.min: _MIN, _ew.min: _MIN,
+    _lew.bitwise_and: _ALL, operator.and_: _ALL, _lew.bitwise_or: _ANY, operator.or_: _ANY,
+}
+
+
+def _reducer_for(computation: Callable[..., Any]) -> tuple[Callable[..., Array], str, str] | None:
+    try:
+        return _REDUCERS.get(computation)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
+           dimensions: Sequence[int]) -> Any:
+    """Reduce ``dimensions`` of ``operands`` (an array or a pytree of same-shape arrays) with
+    the associative, commutative ``computation``, starting from ``init_values`` (scalars of
+    the operands' structure and dtypes), as ``jax.lax.reduce``.
+
+    ``lax.add``/``mul``/``max``/``min`` (and ``bitwise_and``/``or`` on bool) go to
+    :func:`reduce_sum` and friends, combining a non-identity init value once. Any other
+    ``computation`` must be elementwise (built from ``lax``/``funcgrad.numpy`` operations): it
+    is folded over the reduced elements one at a time in row-major order, from the init
+    value, as XLA on CPU does (a :func:`scan`, so it differentiates, batches and jits); a
+    variadic reduction (e.g. a value-and-index argmax) takes and returns tuples. Reducing no
+    elements gives the init values; no ``dimensions`` leaves the operands unchanged.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> x = numpy.arange(6.0).reshape(2, 3)
+        >>> lax.reduce(x, 0.0, lax.add, (1,)).tolist()
+        [3.0, 12.0]
+        >>> def argmax(a, b):
+        ...     take = lax.gt(b[0], a[0])
+        ...     return lax.select(take, b[0], a[0]), lax.select(take, b[1], a[1])
+        >>> idx = lax.broadcasted_iota(numpy.int32, (2, 3), 1)
+        >>> lax.reduce((x, idx), (-numpy.inf, numpy.int32(0)), argmax, (1,))[1].tolist()
+        [2, 2]
+    """
+    name = "reduce"
+    flat, tree = tree_util.tree_flatten(operands)
+    flat_init, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree or not flat:
+        raise TypeError(f"lax.{name}: operands and init_values must be pytrees of one "
+                        f"structure with at least one array, got {tree} and {init_tree}")
+    avals = [aval_of(name, x) for x in flat]
+    shape = avals[0].shape
+    if any(a.shape != shape for a in avals):
+        raise TypeError(f"lax.{name}: all operands must have one shape, got "
+                        f"{[a.shape for a in avals]}")
+    dims = tuple(sorted(axes_in(name, dimensions, len(shape))))
+    inits = []
+    for i, (v, a) in enumerate(zip(flat_init, avals)):
+        va = aval_of(name, v, f"init_values[{i}]")
+        if va.shape != ():
+            raise TypeError(f"lax.{name}: init value {i} must be a scalar, got {va.str_short()}")
+        if va.dtype != a.dtype and not va.weak_type:
+            raise DTypeError(f"lax.{name}: init value {i} has dtype {va.dtype} but its operand "
+                             f"has dtype {a.dtype}; they must match")
+        inits.append(_ew.convert_element_type(v, a.dtype) if va.dtype != a.dtype else v)
+    if not dims:  # nothing reduced: XLA leaves the operands alone (init is not combined)
+        return operands
+    rest = tuple(n for i, n in enumerate(shape) if i not in dims)
+    reducer = _reducer_for(computation) if len(flat) == 1 else None
+    if reducer is not None and avals[0].dtype.kind in reducer[2]:
+        fn, monoid, _ = reducer
+        out = fn(flat[0], dims)
+        if not is_value(inits[0], monoid_identity(monoid, avals[0].dtype)):
+            out = computation(inits[0], out)
+        return tree_util.tree_unflatten(tree, [out])
+    n = math.prod(shape[i] for i in dims)
+    keep = tuple(i for i in range(len(shape)) if i not in dims)
+    accs = [_sh.broadcast_in_dim(v, rest, ()) for v in inits]
+    xs = [_sh.reshape(_sh.transpose(x, dims + keep), (n,) + rest) for x in flat]
+
+    def step(acc: Any, x: Any) -> tuple[Any, None]:
+        out = computation(acc, x)
+        leaves, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise TypeError(f"lax.{name}: computation must return the structure of the "
+                            f"operands ({tree}), got {out_tree}")
+        for r, a in zip(leaves, tree_util.tree_leaves(acc)):
+            ra, aa = aval_of(name, r, "computation result"), aval_of(name, a)
+            if ra.shape != aa.shape or ra.dtype != aa.dtype:
+                raise TypeError(f"lax.{name}: computation must be an elementwise binary "
+                                f"function keeping shape and dtype; on {aa.str_short()} it "
+                                f"returned {ra.str_short()}")
+        return out, None
+
+    # One element at a time in row-major order from the init value, as XLA on CPU folds (so
+    # a computation that is not associative, e.g. ``a + b * b``, gives JAX's answer).
+    out, _ = _scan(step, tree_util.tree_unflatten(tree, accs),
+                   tree_util.tree_unflatten(tree, xs), length=n)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

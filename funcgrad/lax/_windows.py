@@ -36,7 +36,7 @@ from funcgrad.avals import get_aval
 from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
-from funcgrad.lax._common import aval_of, monoid_identity, static_ints
+from funcgrad.lax._common import aval_of, is_value, monoid_identity, static_ints
 from funcgrad.lax._convolution import padtype_to_pads
 from funcgrad.ops.windows import patches as _patches
 
@@ -106,15 +106,6 @@ def _filled(init: Any, shape: tuple[int, ...], device: str | None) -> Array:
     if device is not None and not is_tracer(init):
         init = backend.device_put(init, device)
     return _sh.broadcast_in_dim(init, shape, ())
-
-
-def _is_value(init: Any, value: Any) -> bool:
-    """``init`` is concretely the scalar ``value`` (then the combine step can be skipped)."""
-    if not isinstance(init, bool | int | float | complex | numpy.generic | numpy.ndarray):
-        return False  # traced or on a device: the combine step stays (it is exact anyway)
-    v = numpy.asarray(init)
-    return bool(v == value) and (not isinstance(value, float) or
-                                 numpy.signbit(v) == numpy.signbit(value))
 
 
 def _windows(x: Array, init: Any, window: tuple, strides: tuple, pads: tuple, base: tuple,
@@ -258,7 +249,7 @@ def window_sum(operand: Array, init_value: Any, window_dimensions: Sequence[int]
     """
     a = get_aval(operand)
     nd = a.ndim
-    zero = not product and _is_value(init_value, monoid_identity("add", a.dtype))
+    zero = not product and is_value(init_value, monoid_identity("add", a.dtype))
     plan = _sum_plan(tuple(a.shape), tuple(window_dimensions), tuple(window_strides),
                      tuple((int(lo), int(hi)) for lo, hi in padding),
                      (1,) * nd if base_dilation is None else tuple(base_dilation),
@@ -394,7 +385,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         else:
             out = window_sum(x, neutral, window, strides, pads, base, wdil,
                              product=monoid == "mul")
-        if not _is_value(init, neutral):
+        if not is_value(init, neutral):
             out = computation(out, init)
         return out
     all_cols = [_windows(x, v, window, strides, pads, base, wdil, False)
