@@ -3,6 +3,7 @@ clipping, parameter/vector conversion, the ``parametrizations`` (``weight_norm``
 ``spectral_norm``, ``orthogonal``) and ``prune``."""
 
 from funcgrad_nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
+from funcgrad_nn.utils._skip_init import skip_init
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -29,5 +30,5 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_
            "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
            "parameters_to_vector", "parametrizations", "parametrize", "prune", "remove_spectral_norm",
-           "remove_weight_norm", "rnn", "spectral_norm", "stateless", "vector_to_parameters",
+           "remove_weight_norm", "rnn", "skip_init", "spectral_norm", "stateless", "vector_to_parameters",
            "weight_norm"]

@@ -117,6 +117,9 @@ class ParametrizationList(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
+    def __iter__(self) -> Any:
+        return (self._modules[str(i)] for i in range(len(self._modules)))
+
     def append(self, parametrization: Module) -> None:
         """Apply ``parametrization`` after the ones already here."""
         self.add_module(str(len(self._modules)), parametrization)

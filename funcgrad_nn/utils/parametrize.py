@@ -21,7 +21,8 @@ from funcgrad_nn.utils.parametrizations import (
 )
 
 __all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
-           "remove_parametrizations", "type_before_parametrizations"]
+           "remove_parametrizations", "transfer_parametrizations_and_params",
+           "type_before_parametrizations"]
 
 
 def _check_same(before: Any, after: Any) -> None:
@@ -127,6 +128,34 @@ def remove_parametrizations(module: Module, tensor_name: str,
     else:
         module.register_buffer(tensor_name, value)
     return module
+
+
+def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
+                                         tensor_name: str | None = None) -> Module:
+    """Give ``to_module`` the parametrizations of ``from_module`` (all, or ``tensor_name``'s):
+    the same parametrization modules, and originals that are ``from_module``'s arrays (so
+    both modules share them), as ``torch.nn.utils.parametrize``'s.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> from funcgrad_nn.utils.parametrizations import weight_norm
+    >>> src, dst = weight_norm(nn.Linear(3, 2)), nn.Linear(3, 2)
+    >>> dst = transfer_parametrizations_and_params(src, dst)
+    >>> bool(np.array_equal(dst.weight, src.weight)), sorted(dst.state_dict())[1:]
+    (True, ['parametrizations.weight.original0', 'parametrizations.weight.original1'])
+    """
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations._modules) if tensor_name is None else [tensor_name]
+    for name in names:
+        source = from_module.parametrizations[name]
+        if not hasattr(to_module, name):
+            to_module.register_parameter(name, Parameter(fnp.array(getattr(from_module, name))))
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization)
+        target = to_module.parametrizations[name]
+        for original in source._names:
+            setattr(target, original, getattr(source, original))
+    return to_module
 
 
 def type_before_parametrizations(module: Module) -> type:

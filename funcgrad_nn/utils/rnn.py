@@ -31,7 +31,7 @@ from funcgrad import tree_util
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 
-__all__ = ["PackedSequence", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
            "pad_sequence", "packed_positions", "padded_index", "unpack_sequence",
            "unpad_sequence"]
 
@@ -60,7 +60,7 @@ class PackedSequence:
         self.data = data
         self._batch_sizes = tuple(int(b) for b in numpy.asarray(batch_sizes).reshape(-1))
         if sorted_indices is not None and unsorted_indices is None:
-            unsorted_indices = numpy.argsort(numpy.asarray(sorted_indices))
+            unsorted_indices = invert_permutation(sorted_indices)
         self._sorted = _int_tuple(sorted_indices)
         self._unsorted = _int_tuple(unsorted_indices)
 
@@ -295,6 +295,22 @@ def packed_positions(sequence: PackedSequence) -> tuple[numpy.ndarray, numpy.nda
         numpy.array(sequence._sorted)
     (ts, bs), _ = _packed_positions(lens, order)
     return ts, bs
+
+
+def invert_permutation(permutation: Any) -> numpy.ndarray | None:
+    """The inverse of a permutation of ``0..n-1`` (``None`` stays ``None``), int64, as
+    ``torch.nn.utils.rnn.invert_permutation`` (how ``unsorted_indices`` is made).
+
+    >>> invert_permutation([2, 0, 1]).tolist()
+    [1, 2, 0]
+    """
+    if permutation is None:
+        return None
+    perm = numpy.asarray(funcgrad.to_numpy(permutation) if hasattr(permutation, "shape")
+                         else permutation).astype(numpy.int64)
+    out = numpy.empty_like(perm)
+    out[perm] = numpy.arange(perm.shape[0], dtype=numpy.int64)
+    return out
 
 
 def pad_sequence(sequences: Sequence[Any], batch_first: bool = False,

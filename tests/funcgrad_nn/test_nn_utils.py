@@ -448,3 +448,32 @@ def test_clipping_takes_iterators_of_arrays_as_torch():
     np.testing.assert_allclose(host(grads[0]), [0.6, 0.7], rtol=1e-6)
     clipped, total = nn.utils.clip_grads_by_norm(iter(grads), 0.5)
     assert len(clipped) == 2 and float(total) == pytest.approx(np.hypot(0.6, 0.7))
+
+
+def test_transfer_parametrizations_and_params_shares_the_originals_as_torch():
+    from funcgrad_nn.utils import parametrize
+
+    src = weight_norm(_linear64([[3.0, 4.0], [0.0, 2.0]]))
+    dst = parametrize.transfer_parametrizations_and_params(src, _linear64([[1.0, 0.0],
+                                                                           [0.0, 1.0]]))
+    # torch 2.13 gives the same keys and shares the original parameters
+    assert list(dst.state_dict()) == ["parametrizations.weight.original0",
+                                      "parametrizations.weight.original1"]
+    assert dst.parametrizations.weight.original1 is src.parametrizations.weight.original1
+    assert dst.parametrizations.weight[0] is src.parametrizations.weight[0]
+    np.testing.assert_allclose(host(dst.weight), [[3.0, 4.0], [0.0, 2.0]], rtol=1e-12)
+    plain = nn.Linear(2, 2).double()
+    assert parametrize.transfer_parametrizations_and_params(plain, dst) is dst
+
+
+def test_invert_permutation_and_skip_init_as_torch():
+    from funcgrad_nn.utils.rnn import invert_permutation
+
+    inv = invert_permutation(np.array([2, 0, 3, 1]))
+    assert inv.dtype == np.int64 and inv.tolist() == [1, 3, 0, 2]
+    assert invert_permutation(None) is None
+    assert nn.utils.skip_init(nn.Linear, 3, 2, device="cpu").weight.shape == (2, 3)
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        nn.utils.skip_init(int)
+    with pytest.raises(RuntimeError, match="support a 'device' arg"):
+        nn.utils.skip_init(nn.Sequential)
