@@ -851,14 +851,18 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     if n == 1:
         r = fnp.where(fnp.less(xx, x0), lval, fnp.where(fnp.greater(xx, x0), rval, f0))
         return _cast(r, cdt)
-    # As NumPy's loop: j with xp[j] <= x < xp[j + 1], slope * (x - xp[j]) + fp[j].
+    # As NumPy's loop: j with xp[j] <= x < xp[j + 1], slope * (x - xp[j]) + fp[j]; at a knot
+    # that is fp[j] exactly, and the derivative in x the slope on the right (as JAX). At the
+    # last knot, fp[-1] + slope * (x - xp[-1]): exact too, with the last segment's slope.
     j = fnp.clip(fnp.subtract(searchsorted(xq, xx, side="right"), 1), 0, n - 2)
     xj, xj1 = fnp.take(xq, j), fnp.take(xq, fnp.add(j, 1))
     fj, fj1 = fnp.take(ff, j), fnp.take(ff, fnp.add(j, 1))
-    slope = fnp.divide(fnp.subtract(fj1, fj), fnp.subtract(xj1, xj))
-    r = fnp.add(fnp.multiply(slope, fnp.subtract(xx, xj)), fj)
-    r = fnp.where(fnp.equal(xx, xj), fj, r)
-    r = fnp.where(fnp.equal(xx, xn), fn_, r)
+    dx = fnp.subtract(xj1, xj)
+    flat = fnp.equal(dx, 0)  # repeated xp: no slope (JAX's rule; NumPy reaches it only at xn)
+    slope = fnp.where(flat, 0, fnp.divide(fnp.subtract(fj1, fj), fnp.where(flat, 1, dx)))
+    at_end = fnp.equal(xx, xn)
+    base_x, base_f = fnp.where(at_end, xj1, xj), fnp.where(at_end, fj1, fj)
+    r = fnp.add(fnp.multiply(slope, fnp.subtract(xx, base_x)), base_f)
     r = fnp.where(fnp.less(xx, x0), lval, r)
     r = fnp.where(fnp.greater(xx, xn), rval, r)
     return _cast(r, cdt)

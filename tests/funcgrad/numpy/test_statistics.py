@@ -354,3 +354,23 @@ def test_nanquantile_empty_and_0d_like_numpy() -> None:
                     np.nanquantile(np.array(2.0), [0.5], keepdims=True, method="hazen"))
     assert_allclose(fnp.nanquantile(dev(np.array([True, False])), 0.5, method="lower"),
                     np.asarray(np.nanquantile(np.array([True, False]), 0.5, method="lower")))
+
+
+def test_interp_derivative_at_knots_as_jax() -> None:
+    # Recorded from jax.grad of jnp.interp (0.10.2): at a knot the derivative in x is the
+    # slope on the right (the last segment's at the last knot); values stay NumPy's exactly.
+    xs = np.array([0.0, 1.0, 1.5, 2.0, 3.0, -1.0])
+    xp, fp = np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0, 1.0])
+    assert_allclose(fnp.interp(dev(xs), dev(xp), dev(fp)), np.interp(xs, xp, fp))
+    gx = funcgrad.grad(lambda x: fnp.sum(fnp.interp(x, dev(xp), dev(fp))))(dev(xs))
+    assert_allclose(gx, np.array([2.0, -1.0, -1.0, -1.0, 0.0, 0.0]))
+    gxp = funcgrad.grad(lambda q: fnp.sum(fnp.interp(dev(xs), q, dev(fp))))(dev(xp))
+    assert_allclose(gxp, np.array([-2.0, 1.5, 1.5]))
+    g = funcgrad.grad(lambda q: fnp.sum(fnp.interp(dev(np.array([0.5, 1.0])), q, dev(fp))))
+    assert_allclose(g(dev(xp)), np.array([-1.0, 0.0, 0.0]))
+    gfp = funcgrad.grad(lambda f: fnp.sum(fnp.interp(dev(xs), dev(xp), f)))(dev(fp))
+    assert_allclose(gfp, np.array([2.0, 1.5, 2.5]))
+    # repeated xp: NumPy's values, no inf * 0
+    xr, fr = np.array([0.0, 1.0, 1.0, 2.0]), np.array([0.0, 1.0, 3.0, 2.0])
+    q = np.array([0.5, 1.0, 1.5, 2.0])
+    assert_allclose(fnp.interp(dev(q), dev(xr), dev(fr)), np.interp(q, xr, fr))
