@@ -6,7 +6,7 @@ Example:
     0.0
 """
 
-from funcgrad import config, flatten_util, lax, tree, tree_util
+from funcgrad import config, custom_derivatives, flatten_util, lax, tree, tree_util
 from funcgrad import debug as debug
 from funcgrad import export as export
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
@@ -90,6 +90,7 @@ __all__ = [
     "elementwise_grad",
     "custom_jvp",
     "custom_vjp",
+    "custom_derivatives",
     "cond",
     "switch",
     "while_loop",

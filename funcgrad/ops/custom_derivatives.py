@@ -68,6 +68,7 @@ from funcgrad.ops.elementwise import convert_element_type
 __all__ = [
     "custom_jvp",
     "custom_vjp",
+    "SymbolicZero",
     "custom_jvp_call_p",
     "custom_vjp_call_p",
     "custom_lin_p",
@@ -97,6 +98,46 @@ def _zeros_of(a: ShapedArray) -> Any:
     if a.dtype == float0:
         return numpy.zeros(a.shape, dtype=float0)
     return zeros_like_aval(a)
+
+
+class SymbolicZero:
+    """A zero tangent that was never built, handed to a ``custom_jvp`` rule defined with
+    ``defjvp(rule, symbolic_zeros=True)`` for each argument that is not differentiated here
+    (as JAX's ``jax.custom_derivatives.SymbolicZero``): the rule can skip its contribution.
+    ``.aval``, ``.shape``, ``.dtype`` describe the tangent; a rule may return one for a
+    zero output tangent.
+
+    Example:
+        >>> import numpy as np
+        >>> z = SymbolicZero.from_primal_value(np.ones(2, np.float32))
+        >>> z, z.shape, z.dtype
+        (SymbolicZero, (2,), dtype('float32'))
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @staticmethod
+    def from_primal_value(val: Any) -> SymbolicZero:
+        """The symbolic zero tangent of a primal value."""
+        return SymbolicZero(tangent_aval(get_aval(val)))
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
 
 
 def _instantiate_tangent(t: Any) -> Any:
@@ -375,14 +416,20 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         self._n_pos = _n_positional(self._sig)
         self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_jvp")
         self.jvp: Callable[..., Any] | None = None
+        self._symbolic_zeros = False
         # Defined under a transformation: the function may close over its tracers.
         self._maybe_closure = current_trace() is not eval_trace
 
-    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+    def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False
+               ) -> Callable[..., Any]:
         """Set the JVP rule ``jvp(*nondiff_args, primals, tangents) -> (out, tangent_out)``.
 
         ``primals`` and ``tangents`` are tuples of the differentiable arguments (pytrees);
-        tangents of integer arguments are ``float0`` zeros. Returns ``jvp`` (use it as a
+        tangents of integer arguments are ``float0`` zeros. With ``symbolic_zeros=True`` (as
+        JAX) the tangent of an argument that is not being differentiated is a
+        :class:`SymbolicZero` instead of an array of zeros (where it is known to be zero:
+        ``grad``/``jvp``; under ``vmap`` of the rule or a closure over traced values the rule
+        may get zero arrays), and the rule may return one. Returns ``jvp`` (use it as a
         decorator).
 
         Example:
@@ -400,6 +447,7 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         if not callable(jvp):
             raise TypeError(f"defjvp: expected a function, got {type(jvp).__name__}")
         self.jvp = jvp
+        self._symbolic_zeros = bool(symbolic_zeros)
         if current_trace() is not eval_trace:
             self._maybe_closure = True
         return jvp
@@ -467,6 +515,8 @@ class custom_jvp:  # noqa: N801  (the JAX name)
 
         def flat_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
             p = tree_util.tree_unflatten(in_tree, list(primals))
+            if symbolic:  # Zero tangents reach here only for a symbolic_zeros rule
+                tangents = [SymbolicZero(t.aval) if type(t) is Zero else t for t in tangents]
             t = tree_util.tree_unflatten(in_tree, list(tangents))
             res = rule(*nondiff, tuple(p), tuple(t))
             if not isinstance(res, tuple | list) or len(res) != 2:
@@ -485,14 +535,17 @@ class custom_jvp:  # noqa: N801  (the JAX name)
             touts = []
             for i, (o, t) in enumerate(zip(po_leaves, to_leaves)):
                 oa = tangent_aval(get_aval(o))
-                if t is None or getattr(t, "dtype", None) == float0 or oa.dtype == float0:
+                if (t is None or type(t) is SymbolicZero or getattr(t, "dtype", None) == float0
+                        or oa.dtype == float0):
                     touts.append(Zero(oa))
                 else:
                     touts.append(_fit(t, oa, f"tangent output {i} of the JVP rule of {name}"))
             return po_leaves, touts
 
+        symbolic = self._symbolic_zeros
         flat_fun.__name__ = name
         flat_jvp.__name__ = _fun_name(rule)
+        flat_jvp.symbolic_zeros = symbolic  # type: ignore[attr-defined]
         state = _converting.get().get(id(self))
         if state is not None:
             return state.nested(custom_jvp_call_p, leaves, in_tree, lambda: fun(*args))
@@ -616,7 +669,10 @@ def _custom_jvp_call_jvp(primals, tangents, *, fun, jvp, num_consts):
         outs = bind(custom_jvp_call_p, *primals, fun=fun, jvp=jvp, num_consts=k)
         touts: list[Any] = [Zero(tangent_aval(get_aval(o))) for o in outs]
     else:
-        outs, touts = jvp(list(primals), [_instantiate_tangent(t) for t in arg_t])
+        # A symbolic_zeros rule gets its zero tangents as they are (SymbolicZero to it).
+        ts = (list(arg_t) if getattr(jvp, "symbolic_zeros", False)
+              else [_instantiate_tangent(t) for t in arg_t])
+        outs, touts = jvp(list(primals), ts)
         outs, touts = list(outs), list(touts)
     return outs, _closure_tangents(fun, primals, tangents, k, touts)
 

@@ -362,3 +362,51 @@ def test_vmap_positional_parameters_in_jax_order() -> None:
     np.testing.assert_allclose(host(out), [[1 / 3, 0.6], [2 / 3, 0.4]])
     out = funcgrad.vmap(lambda: 1.0, None, 0, None, 3)()
     assert host(out).shape == (3,)
+
+
+# -- custom_jvp with symbolic zeros (defjvp(..., symbolic_zeros=True)) --------------------------
+
+
+def _sz_mul():
+    from funcgrad.custom_derivatives import SymbolicZero
+
+    h = funcgrad.custom_jvp(lambda a, b: a * b)
+
+    def h_jvp(primals, tangents):
+        a, b = primals
+        ta, tb = tangents
+        za, zb = type(ta) is SymbolicZero, type(tb) is SymbolicZero
+        out = 0.0
+        if not za:
+            out = out + ta * b
+        if not zb:
+            out = out + tb * a * 10
+        return a * b, out + za * 100.0 + zb * 1000.0  # marks which tangents were symbolic
+
+    h.defjvp(h_jvp, symbolic_zeros=True)
+    return h
+
+
+def test_custom_jvp_symbolic_zeros_as_jax() -> None:
+    h = _sz_mul()
+    # jax.jvp(lambda b: h(3.0, b), (2.0,), (1.0,)) == (6.0, 130.0); the a-side: (6.0, 1002.0)
+    y, t = funcgrad.jvp(lambda b: h(3.0, b), (2.0,), (1.0,))
+    assert (float(y), float(t)) == (6.0, 130.0)
+    y, t = funcgrad.jvp(lambda a: h(a, 2.0), (3.0,), (1.0,))
+    assert (float(y), float(t)) == (6.0, 1002.0)
+    _, t = funcgrad.jvp(h, (3.0, 2.0), (1.0, 1.0))
+    assert float(t) == 32.0
+    # under jit and vmap of the jvp: jax gives [130., 130.]
+    _, t = funcgrad.jit(lambda b: funcgrad.jvp(lambda b: h(3.0, b), (b,), (1.0,)))(2.0)
+    assert float(t) == 130.0
+    _, t = funcgrad.vmap(lambda b: funcgrad.jvp(lambda b: h(3.0, b), (b,), (1.0,)))(
+        dev(np.array([1.0, 2.0])))
+    np.testing.assert_allclose(host(t), [130.0, 130.0])
+
+
+def test_symbolic_zero_describes_the_tangent() -> None:
+    from funcgrad.custom_derivatives import SymbolicZero
+
+    z = SymbolicZero.from_primal_value(np.ones((2, 3), np.float32))
+    assert repr(z) == "SymbolicZero" and z.shape == (2, 3) and z.dtype == np.float32
+    assert SymbolicZero.from_primal_value(np.arange(2)).dtype == funcgrad.float0
