@@ -332,6 +332,12 @@ def _load_npz(f: Any, where: str, device: str | None) -> Any:
                               ) from None
     with archive:
         if "__structure__" not in archive.files:
+            if any(name.endswith("data.pkl") for name in archive.zip.namelist()):
+                raise CheckpointError(
+                    f"load: {where} is a PyTorch pickle checkpoint (torch.save), which "
+                    "funcgrad_nn does not unpickle (it could run code); convert it once in "
+                    "PyTorch: safetensors.torch.save_file(torch.load(path), "
+                    "'model.safetensors'), then nn.load that file")
             raise CheckpointError(f"load: {where} is not a funcgrad_nn checkpoint (an .npz "
                                   "without a __structure__ entry)")
         try:

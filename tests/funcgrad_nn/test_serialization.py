@@ -260,3 +260,16 @@ def test_load_state_dict_takes_a_one_element_array_for_a_0d_buffer_as_torch():
     sd["running_mean"] = np.array(1.0)
     with pytest.raises(RuntimeError, match="size mismatch for running_mean"):
         bn.load_state_dict(sd)
+
+
+def test_a_torch_save_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
+    # torch.save's zip layout (torch 2.13): <name>/data.pkl, <name>/data/0, ... — never
+    # unpickled here
+    import zipfile
+
+    path = tmp_path / "model.pt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("model/data.pkl", b"\x80\x02}q\x00.")
+        z.writestr("model/version", b"3\n")
+    with pytest.raises(CheckpointError, match=r"PyTorch pickle checkpoint.*safetensors.torch"):
+        nn.load(path)
