@@ -123,13 +123,13 @@ class _Static:
 def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
     ctx = r.ctx
     saved = [t for t in ctx._saved if t is not None]
-    array_attrs, other = [], {}
+    # array attributes, also in lists/tuples/dicts (ctx.weights = [w1, w2]): their arrays are
+    # residual operands, the attribute's shape (a template) is static
+    array_attrs, other, leaves = [], {}, []
+    for k in _array_attrs(ctx):
+        array_attrs.append((k, _hollow(getattr(ctx, k), leaves)))
     for k, v in vars(ctx).items():
-        if k in _CTX_OWN:
-            continue
-        if _is_array(v):
-            array_attrs.append(k)
-        else:
+        if k not in _CTX_OWN and k not in dict(array_attrs):
             other[k] = v
     static = _Static(fname=ctx._fname, needs=ctx.needs_input_grad,
                      saved_mask=tuple(t is not None for t in ctx._saved),
@@ -137,7 +137,7 @@ def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
                      materialize=ctx.materialize_grads,
                      nondiff_out=getattr(ctx, "_nondiff_out", ()),
                      input_avals=getattr(ctx, "_input_avals", None))
-    return saved + [getattr(ctx, k) for k in array_attrs], static
+    return saved + leaves, static
 
 
 def _res_unflatten(static: _Static, children: Any) -> _Residuals:
@@ -146,8 +146,9 @@ def _res_unflatten(static: _Static, children: Any) -> _Residuals:
     n = sum(static.saved_mask)
     it = iter(children[:n])
     ctx._saved = tuple(next(it) if m else None for m in static.saved_mask)
-    for k, v in zip(static.array_attrs, children[n:]):
-        setattr(ctx, k, v)
+    rest = iter(children[n:])
+    for k, template in static.array_attrs:
+        setattr(ctx, k, _fill(template, rest))
     for k, v in static.other.items():
         setattr(ctx, k, v)
     ctx.materialize_grads = static.materialize
@@ -159,24 +160,67 @@ def _res_unflatten(static: _Static, children: Any) -> _Residuals:
 tree_util.register_pytree_node(_Residuals, _res_flatten, _res_unflatten)
 
 
+class _Slot:
+    """Where an array sat inside a list/tuple/dict argument (a template leaf)."""
+
+    __slots__ = ()
+
+
+_SLOT = _Slot()
+
+
+def _hollow(x: Any, found: list[Any]) -> Any:
+    """``x`` with the arrays in its lists, tuples and dicts replaced by slots (into
+    ``found``)."""
+    if _is_array(x):
+        found.append(x)
+        return _SLOT
+    if type(x) in (list, tuple):
+        return type(x)(_hollow(v, found) for v in x)
+    if type(x) is dict:
+        return {k: _hollow(v, found) for k, v in x.items()}
+    return x
+
+
+def _fill(t: Any, it: Any) -> Any:
+    if t is _SLOT:
+        return next(it)
+    if type(t) in (list, tuple):
+        return type(t)(_fill(v, it) for v in t)
+    if type(t) is dict:
+        return {k: _fill(v, it) for k, v in t.items()}
+    return t
+
+
 class _Call:
-    """The static part of one ``apply``: which positions are arrays, and the other values."""
+    """The static part of one ``apply``: which positions are arrays, and the other values.
+
+    The operands of the rule are the array arguments, then the arrays found inside list,
+    tuple and dict arguments (``inner``): those are not inputs of the Function (PyTorch gives
+    them no gradient) but must be operands so that ``jit``/``vmap``/``grad`` tracers in them
+    reach ``forward``.
+    """
 
     __slots__ = ("cls", "nargs", "array_pos", "others")
 
-    def __init__(self, cls: type, args: tuple) -> None:
+    def __init__(self, cls: type, args: tuple, inner: list[Any]) -> None:
+        """``inner`` receives the arrays found inside the list/tuple/dict arguments."""
         self.cls = cls
         self.nargs = len(args)
         self.array_pos = tuple(i for i, a in enumerate(args) if _is_array(a))
-        self.others = {i: a for i, a in enumerate(args) if i not in self.array_pos}
+        self.others = {i: _hollow(a, inner) for i, a in enumerate(args)
+                       if i not in self.array_pos}
 
     def merge(self, arrays: Sequence[Any]) -> tuple:
         it = iter(arrays)
-        return tuple(next(it) if i in self.array_pos else self.others[i]
+        top = [next(it) for _ in self.array_pos]
+        rest = iter(arrays[len(top):])
+        tops = iter(top)
+        return tuple(next(tops) if i in self.array_pos else _fill(self.others[i], rest)
                      for i in range(self.nargs))
 
     def needs(self, arrays: Sequence[Any]) -> tuple[bool, ...]:
-        kinds = iter(get_aval(a).dtype.kind in "fc" for a in arrays)
+        kinds = iter(get_aval(a).dtype.kind in "fc" for a in arrays[:len(self.array_pos)])
         return tuple(next(kinds) if i in self.array_pos else False for i in range(self.nargs))
 
     # Static nondiff arguments must not look callable (that would force closure conversion).
@@ -194,8 +238,30 @@ def _unwrap_out(trace: TensorViewTrace, out: Any) -> Any:
     return unwrap(trace, out)
 
 
+def _holds_arrays(x: Any) -> bool:
+    if _is_array(x):
+        return True
+    if type(x) in (list, tuple):
+        return any(_holds_arrays(v) for v in x)
+    if type(x) is dict:
+        return any(_holds_arrays(v) for v in x.values())
+    return False
+
+
+def _map_arrays(x: Any, fn: Callable[[Any], Any]) -> Any:
+    """``fn`` applied to the arrays of ``x`` (an array, or lists/tuples/dicts of them)."""
+    if _is_array(x):
+        return fn(x)
+    if type(x) in (list, tuple):
+        return type(x)(_map_arrays(v, fn) for v in x)
+    if type(x) is dict:
+        return {k: _map_arrays(v, fn) for k, v in x.items()}
+    return x
+
+
 def _array_attrs(ctx: FunctionCtx) -> list[str]:
-    return [k for k, v in vars(ctx).items() if k not in _CTX_OWN and _is_array(v)]
+    """ctx attributes holding arrays (directly or in lists/tuples/dicts)."""
+    return [k for k, v in vars(ctx).items() if k not in _CTX_OWN and _holds_arrays(v)]
 
 
 def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) -> Any:
@@ -216,7 +282,7 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
             _mark_outputs(ctx, out)
             ctx._saved = tuple(unwrap(trace, t) for t in ctx._saved)
             for k in _array_attrs(ctx):
-                setattr(ctx, k, unwrap(trace, getattr(ctx, k)))
+                setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: unwrap(trace, v)))
         return _unwrap_out(trace, out)
     finally:
         _trace_var.reset(token)
@@ -251,7 +317,7 @@ def _in_views(ctx: FunctionCtx, values: Sequence[Any], rule: Callable[..., Any])
         ctx._saved = tuple(None if t is None else wrap(trace, t, force=True)
                            for t in ctx._saved)
         for k in _array_attrs(ctx):
-            setattr(ctx, k, wrap(trace, getattr(ctx, k)))
+            setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: wrap(trace, v)))
         got = rule(ctx, *[None if v is None else wrap(trace, v, force=True) for v in values])
         if isinstance(got, tuple | list):
             return tuple(unwrap(trace, g) for g in got)
@@ -324,7 +390,7 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
         if get_aval(g).dtype != xa.dtype:
             g = convert_element_type(g, xa.dtype)
         out.append(g)
-    return tuple(out)
+    return tuple(out) + (None,) * (len(in_avals) - len(call.array_pos))
 
 
 def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
@@ -443,9 +509,9 @@ class Function:
             raise TypeError(f"{cls.__name__} defines neither backward nor jvp; a Function "
                             "needs at least one derivative rule")
         rule = cls.__dict__.get("_rule") or _build(cls)
-        call = _Call(cls, args)
-        arrays = [args[i] for i in call.array_pos]
-        return rule(call, *arrays)
+        inner: list[Any] = []
+        call = _Call(cls, args, inner)
+        return rule(call, *[args[i] for i in call.array_pos], *inner)
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:

@@ -469,3 +469,32 @@ def test_setup_context_apply_binds_keywords_and_defaults():
     assert_close(Scale.apply(x, shift=1.0), [3.0, 3.0])
     with pytest.raises(TypeError, match="Scale.apply: got an unexpected keyword argument"):
         Scale.apply(x, bad=1)
+
+
+class _ListArg(Function):
+    """Arrays in a list argument and a list ctx attribute (PyTorch: not inputs, no grad)."""
+
+    @staticmethod
+    def forward(ctx, x, coeffs):
+        ctx.coeffs = coeffs
+        ctx.both = {"a": coeffs[0], "pair": (x, 2.0)}
+        return x * coeffs[0] + coeffs[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        assert ctx.both["pair"][1] == 2.0
+        return g * ctx.coeffs[0] + 0 * ctx.both["pair"][0], None
+
+
+def test_arrays_inside_list_arguments_and_ctx_attributes():
+    x, y = dev(np.array([1.0, 2.0])), dev(np.array([3.0, 4.0]))
+    f = lambda x, y: _ListArg.apply(x, [y, y]).sum()
+    for fn in (funcgrad.grad(f, argnums=(0, 1)), funcgrad.jit(funcgrad.grad(f, argnums=(0, 1)))):
+        gx, gy = fn(x, y)
+        assert_close(gx, [3.0, 4.0])
+        assert_close(gy, [0.0, 0.0])          # not an input of the Function: no gradient
+    per = funcgrad.vmap(funcgrad.grad(f))(dev(np.ones((2, 2))), dev(np.full((2, 2), 3.0)))
+    assert_close(per, np.full((2, 2), 3.0))
+    out, t = funcgrad.jvp(lambda x, y: _ListArg.apply(x, (y, 1.0)), (x, y), (x, y))
+    assert_close(out, [4.0, 9.0])
+    assert_close(t, [3.0, 8.0])               # only x's tangent goes through
