@@ -178,7 +178,8 @@ def vmap(
             device mesh; one process's arrays are not sharded, so results are the same.
         chunk_size: evaluate the batch in chunks of at most this many examples (the last one
             may be smaller) and concatenate the results, bounding peak memory. Results are
-            the same; works under grad/jvp too. (The parameters before it are JAX's, in
+            the same; works under grad/jvp too. Not applied with an ``axis_name``: the
+            collectives over a named axis need every example at once. (The parameters before it are JAX's, in
             JAX's order.)
 
     Returns:
@@ -243,7 +244,9 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache)
-        if chunk_size is not None and n > chunk_size:
+        # A named axis is not chunked: its collectives (psum, pmean, all_gather, axis_size)
+        # reduce over every example, which a chunk does not hold.
+        if chunk_size is not None and n > chunk_size and axis_name is None:
             # Staged, a loop over chunks must be a loop in the program.
             chunked = _scanned_chunks if staging_below(current_trace()) else _chunked_call
             return chunked(fun, in_tree, vals, dims, n, out_axes, axis_name, int(chunk_size))

@@ -410,3 +410,17 @@ def test_symbolic_zero_describes_the_tangent() -> None:
     z = SymbolicZero.from_primal_value(np.ones((2, 3), np.float32))
     assert repr(z) == "SymbolicZero" and z.shape == (2, 3) and z.dtype == np.float32
     assert SymbolicZero.from_primal_value(np.arange(2)).dtype == funcgrad.float0
+
+
+def test_vmap_chunk_size_with_a_named_axis_keeps_collectives_whole() -> None:
+    # jax.vmap(lambda a: a - lax.pmean(a, "i"), axis_name="i")(arange(24).reshape(4, 2, 3))
+    # subtracts the mean of all 4 examples; chunks of 3 gave per-chunk means.
+    from funcgrad import lax
+
+    y = dev(np.arange(24.0).reshape(4, 2, 3))
+    want = np.arange(24.0).reshape(4, 2, 3) - np.arange(24.0).reshape(4, 2, 3).mean(0)
+    f = funcgrad.vmap(lambda a: a - lax.pmean(a, "i"), axis_name="i", chunk_size=3)
+    np.testing.assert_allclose(host(f(y)), want)
+    np.testing.assert_allclose(host(funcgrad.jit(f)(y)), want)
+    g = funcgrad.vmap(lambda a: a * lax.axis_size("i"), axis_name="i", chunk_size=3)
+    np.testing.assert_allclose(host(g(y)), 4 * np.arange(24.0).reshape(4, 2, 3))
