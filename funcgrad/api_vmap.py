@@ -523,7 +523,7 @@ def _scanned_chunks(
         return carry, [o if ax is None else _shape.moveaxis(o, ax, 0) if ax else o
                        for o, ax in zip(outs, axes)]
 
-    _, stacked = _scan(step, (), blocks)
+    _, stacked = _scan(step, (), blocks, length=full // chunk)  # no mapped value: length
     out_tree, o_axes = store[-1]
     results = []
     for y, ax in zip(stacked, o_axes):

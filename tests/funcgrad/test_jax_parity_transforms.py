@@ -424,3 +424,11 @@ def test_vmap_chunk_size_with_a_named_axis_keeps_collectives_whole() -> None:
     np.testing.assert_allclose(host(funcgrad.jit(f)(y)), want)
     g = funcgrad.vmap(lambda a: a * lax.axis_size("i"), axis_name="i", chunk_size=3)
     np.testing.assert_allclose(host(g(y)), 4 * np.arange(24.0).reshape(4, 2, 3))
+
+
+def test_chunked_vmap_without_mapped_arguments_under_jit() -> None:
+    # vmap(f, in_axes=(), axis_size=5) gives five copies; staged, the chunks' scan had no
+    # length (nothing mapped to scan over) and raised.
+    f = funcgrad.vmap(lambda: 1.0, in_axes=(), axis_size=5, chunk_size=2)
+    np.testing.assert_allclose(host(funcgrad.jit(f)()), np.ones(5))
+    np.testing.assert_allclose(host(f()), np.ones(5))
