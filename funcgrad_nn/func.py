@@ -92,6 +92,39 @@ def _out_skeleton(box: list) -> Any:
     return box[1] if len(box) > 1 else None
 
 
+def _nest(outer: Any, inner: Any) -> Any:
+    """The skeleton of a Jacobian: ``outer``'s structure with ``inner`` at each leaf."""
+    if outer is None:
+        return inner
+    if type(outer) is dict:
+        return {k: _nest(v, inner) for k, v in outer.items()}
+    return type(outer)(_nest(v, inner) for v in outer)
+
+
+def _jacobian_keeping_order(jac: Callable[..., Any], func: Callable[..., Any],
+                            argnums: int | tuple[int, ...], has_aux: bool, n_levels: int
+                            ) -> Callable[..., Any]:
+    """``jac(recorded func)`` whose result's dicts follow the output's, then the arguments'
+    key order (``n_levels`` argument levels: 2 for a Hessian)."""
+    box: list = []
+    j = jac(_recording(func, box))
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _enter(box, args, kwargs)
+        res = j(*args, **kwargs)
+        skel = _out_skeleton(box)
+        out_skel, aux_skel = (skel if has_aux and skel is not None else (skel, None))
+        arg_skel = _arg_skeleton(args, argnums)
+        inner = arg_skel
+        for _ in range(n_levels - 1):
+            inner = _nest(arg_skel, inner)
+        if has_aux:
+            return _reorder(_nest(out_skel, inner), res[0]), _reorder(aux_skel, res[1])
+        return _reorder(_nest(out_skel, inner), res)
+
+    return wrapped
+
+
 def _arg_skeleton(args: tuple, argnums: int | tuple[int, ...]) -> Any:
     if isinstance(argnums, int):
         return _skeleton(args[argnums])
@@ -103,7 +136,8 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     """``torch.func.vmap``: :func:`funcgrad.vmap` with PyTorch's argument names.
 
     ``in_dims``/``out_dims`` are ``in_axes``/``out_axes`` (an int, ``None``, or a tuple with
-    one entry per argument, nested like the arguments); ``chunk_size`` maps that many examples
+    one entry per positional argument, nested like the arguments); keyword arguments are not
+    mapped (passed whole to every call, as PyTorch's); ``chunk_size`` maps that many examples
     at a time. ``randomness`` must be ``'error'``, ``'different'`` or ``'same'`` (see the
     module docstring).
 
@@ -118,13 +152,13 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
                          f"{chunk_size!r})")
-    box: list = []
-    mapped = funcgrad.vmap(_recording(func, box), in_axes=in_dims, out_axes=out_dims,
-                           chunk_size=chunk_size)
-
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        _enter(box, args, kwargs)
-        out = mapped(*args, **kwargs)
+        # Keyword arguments are not mapped (PyTorch's rule; JAX maps them): closed over.
+        box: list = []
+        _enter(box, args, {})
+        mapped = funcgrad.vmap(_recording(lambda *a: func(*a, **kwargs), box),
+                               in_axes=in_dims, out_axes=out_dims, chunk_size=chunk_size)
+        out = mapped(*args)
         return _reorder(_out_skeleton(box), out)
 
     return wrapped
@@ -260,7 +294,9 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
-    return funcgrad.jacrev(func, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+    return _jacobian_keeping_order(
+        lambda f: funcgrad.jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size),
+        func, argnums, has_aux, 1)
 
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
@@ -275,7 +311,9 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     if randomness not in _RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness!r}")
-    return funcgrad.jacfwd(func, argnums=argnums, has_aux=has_aux)
+    return _jacobian_keeping_order(
+        lambda f: funcgrad.jacfwd(f, argnums=argnums, has_aux=has_aux), func, argnums,
+        has_aux, 1)
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
@@ -287,7 +325,8 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
         >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return funcgrad.hessian(func, argnums=argnums)
+    return _jacobian_keeping_order(lambda f: funcgrad.hessian(f, argnums=argnums), func,
+                                   argnums, False, 2)
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:

@@ -134,3 +134,27 @@ def test_stack_module_state_includes_frozen_parameters_and_buffers():
     assert list(p) == ["weight", "bias"]
     assert list(b) == ["running_mean", "running_var", "num_batches_tracked"]
     assert b["running_var"].shape == (2, 2)
+
+
+def test_vmap_keyword_arguments_are_not_mapped():
+    # torch 2.13: vmap(lambda a, b=None: a * b)(x, b=y) maps x only: [[3, 4], [6, 8]]
+    x, y = dev(np.array([1.0, 2.0])), dev(np.array([3.0, 4.0]))
+    assert_close(func.vmap(lambda a, b=None: a * b)(x, b=y), [[3.0, 4.0], [6.0, 8.0]])
+
+
+def test_jacobians_keep_pytorch_dict_order():
+    # torch 2.13 values and key order (outputs' keys, then the argument's)
+    x, y = dev(np.array([1.0, 2.0])), dev(np.array([3.0, 4.0]))
+    d = {"b": y, "a": x}
+    jf = func.jacfwd(lambda d: {"z": d["a"] * d["b"], "c": d["a"]})(d)
+    assert list(jf) == ["z", "c"] and list(jf["z"]) == ["b", "a"]
+    assert_close(jf["z"]["b"], [[1.0, 0.0], [0.0, 2.0]])
+    assert_close(jf["c"]["a"], np.eye(2))
+    jr, aux = func.jacrev(lambda d: (d["a"] * d["b"], {"q": d["a"], "p": d["b"]}),
+                          has_aux=True)(d)
+    assert list(jr) == ["b", "a"] and list(aux) == ["q", "p"]
+    assert_close(jr["a"], [[3.0, 0.0], [0.0, 4.0]])
+    h = func.hessian(lambda d: (d["a"] * d["b"] ** 2).sum())(d)
+    assert list(h) == ["b", "a"] and list(h["b"]) == ["b", "a"]
+    assert_close(h["b"]["b"], [[2.0, 0.0], [0.0, 4.0]])
+    assert_close(h["a"]["b"], [[6.0, 0.0], [0.0, 8.0]])
