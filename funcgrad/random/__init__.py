@@ -26,6 +26,21 @@ from funcgrad.random._core import (
     wrap_key_data,
 )
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
+from funcgrad.random._more import (
+    ball,
+    clone,
+    double_sided_maxwell,
+    f,
+    generalized_normal,
+    geometric,
+    maxwell,
+    pareto,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
 from funcgrad.random._reuse import KeyReuseError, check_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,
@@ -52,5 +67,7 @@ __all__ = [
     "threefry_2x32", "uniform", "normal", "truncated_normal", "lognormal", "bernoulli",
     "rademacher", "randint", "categorical", "gumbel", "exponential", "laplace", "logistic",
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
-    "loggamma", "beta", "dirichlet", "chisquare", "poisson", "check_key_reuse", "KeyReuseError",
+    "loggamma", "beta", "dirichlet", "chisquare", "poisson", "t", "f", "pareto", "rayleigh",
+    "maxwell", "double_sided_maxwell", "weibull_min", "geometric", "triangular", "wald",
+    "generalized_normal", "ball", "clone", "check_key_reuse", "KeyReuseError",
 ]

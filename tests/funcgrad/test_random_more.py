@@ -1,0 +1,132 @@
+"""funcgrad.random's samplers built on the basic ones (t, f, pareto, rayleigh, maxwell,
+double_sided_maxwell, weibull_min, geometric, triangular, wald, generalized_normal, ball,
+clone): draws equal to JAX 0.10.2's (x64; recorded literals, same key splits and formulas, so
+equal to rounding), statistics against SciPy with fixed keys, derivatives, jit/vmap, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.stats as st
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import random as R
+from tests.helpers import assert_allclose, dev, host
+
+# jax.random.<name>(jax.random.PRNGKey(42), *params, shape=(3,)) with jax_enable_x64
+JAX_DRAWS = {
+    ("t", (3.0,)): [-0.6930095592523876, -0.5820081154139338, 2.1891397152153647],
+    ("f", (3.0, 7.0)): [1.1238255806709592, 0.36889715295285963, 3.80200025953482],
+    ("pareto", (3.0,)): [1.203777755582976, 1.0050540155743009, 1.3291659848108275],
+    ("rayleigh", (2.0,)): [2.6101486342144358, 5.795884058247333, 2.1068921475580344],
+    ("weibull_min", (2.0, 1.5)): [1.3529603556444487, 0.12231276251644208, 1.7997751636072923],
+    ("triangular", (0.0, 0.5, 2.0)): [0.6885819506922011, 0.12251558886653806,
+                                      0.8697050180145918],
+    ("wald", (2.0,)): [5.324020671222717, 1.3862836856025678, 0.2658722707168426],
+    ("generalized_normal", (1.5,)): [-0.4028062414861481, -0.09948843483645729,
+                                     0.35442502223499145],
+    ("double_sided_maxwell", (1.0, 2.0)): [-2.6956351413757687, -3.6877952518604795,
+                                           4.7138077011187836],
+}
+
+
+@pytest.mark.parametrize("name,params", list(JAX_DRAWS))
+def test_draws_equal_jax(name, params) -> None:
+    got = getattr(R, name)(dev(R.PRNGKey(42)), *params, shape=(3,))
+    assert host(got).dtype == np.float64
+    assert_allclose(got, np.array(JAX_DRAWS[name, params]), rtol=1e-9)
+
+
+def test_maxwell_geometric_ball_equal_jax() -> None:
+    k = dev(R.PRNGKey(42))
+    assert_allclose(R.maxwell(k, (3,)),
+                    np.array([2.1856811186160847, 0.866467331447922, 0.8407561365101462]),
+                    rtol=1e-9)
+    assert_allclose(R.geometric(k, 0.3, (3,)), np.array([3, 12, 2]))
+    assert_allclose(R.ball(k, 2, shape=(2,)),
+                    np.array([[-0.05098546352626486, -0.3010985594793844],
+                              [-0.5717731014915894, 0.3831120936879861]]), rtol=1e-9)
+
+
+N = 4000
+
+
+@pytest.mark.parametrize("name,draw,cdf", [
+    ("t", lambda k: R.t(k, 3.0, (N,)), st.t(3.0).cdf),
+    ("f", lambda k: R.f(k, 3.0, 7.0, (N,)), st.f(3.0, 7.0).cdf),
+    ("pareto", lambda k: R.pareto(k, 3.0, (N,)), st.pareto(3.0).cdf),
+    ("rayleigh", lambda k: R.rayleigh(k, 2.0, (N,)), st.rayleigh(scale=2.0).cdf),
+    ("maxwell", lambda k: R.maxwell(k, (N,)), st.maxwell.cdf),
+    ("weibull_min", lambda k: R.weibull_min(k, 2.0, 1.5, (N,)),
+     st.weibull_min(1.5, scale=2.0).cdf),
+    ("triangular", lambda k: R.triangular(k, 0.0, 0.5, 2.0, (N,)),
+     st.triang(0.25, loc=0.0, scale=2.0).cdf),
+    ("wald", lambda k: R.wald(k, 2.0, (N,)), st.invgauss(2.0).cdf),
+    ("generalized_normal", lambda k: R.generalized_normal(k, 1.5, (N,)), st.gennorm(1.5).cdf),
+    ("double_sided_maxwell", lambda k: R.double_sided_maxwell(k, 1.0, 2.0, (N,)),
+     lambda x: 0.5 + 0.5 * np.sign(x - 1.0) * st.maxwell.cdf(np.abs(x - 1.0) / 2.0)),
+])
+def test_ks_against_scipy(name, draw, cdf) -> None:
+    x = np.asarray(host(draw(dev(R.PRNGKey(123)))))
+    assert np.isfinite(x).all()
+    assert st.kstest(x, cdf).pvalue > 1e-3, name
+
+
+def test_geometric_frequencies() -> None:
+    x = np.asarray(host(R.geometric(dev(R.PRNGKey(7)), 0.3, (N,))))
+    assert x.dtype == np.int64 and x.min() >= 1
+    freq = np.bincount(x, minlength=6)[1:6] / N
+    assert_allclose(freq, st.geom(0.3).pmf(np.arange(1, 6)), atol=0.02)
+    assert host(R.geometric(dev(R.PRNGKey(7)), 0.3, (2,), dtype=np.int32)).dtype == np.int32
+
+
+def test_ball_inside_and_uniform_radius() -> None:
+    x = np.asarray(host(R.ball(dev(R.PRNGKey(3)), 3, shape=(N,))))
+    r = np.linalg.norm(x, axis=-1)
+    assert x.shape == (N, 3) and (r <= 1).all()
+    assert st.kstest(r, lambda s: np.clip(s, 0, 1) ** 3).pvalue > 1e-3  # P(|x| <= s) = s^d
+    x1 = np.asarray(host(R.ball(dev(R.PRNGKey(3)), 2, p=1, shape=(N,))))
+    assert (np.abs(x1).sum(-1) <= 1).all()
+
+
+def test_derivatives_equal_jax() -> None:
+    # jax.grad of sum(jax.random.t(k, df, (5,))) and of f in dfnum, PRNGKey(42), at 3.0
+    k = dev(R.PRNGKey(42))
+    assert_allclose(funcgrad.grad(lambda d: fnp.sum(R.t(k, d, (5,))))(3.0),
+                    np.array(-0.3608700118888215), rtol=1e-7)
+    assert_allclose(funcgrad.grad(lambda d: fnp.sum(R.f(k, d, 7.0, (5,))))(3.0),
+                    np.array(1.0149346914521002), rtol=1e-7)
+    # reparameterised scale parameters: the draw divided by the scale
+    s = 2.0
+    x = R.rayleigh(k, s, (5,))
+    assert_allclose(funcgrad.grad(lambda s: fnp.sum(R.rayleigh(k, s, (5,))))(s),
+                    np.array(float(np.sum(host(x))) / s))
+
+
+def test_shapes_dtypes_and_transforms() -> None:
+    k = dev(R.PRNGKey(0))
+    assert R.t(k, dev(np.array([1.0, 2.0, 3.0]))).shape == (3,)
+    assert host(R.pareto(k, 2.0, (2,), dtype=np.float32)).dtype == np.float32
+    assert R.double_sided_maxwell(k, dev(np.zeros(2)), 1.0, (3,)).shape == (3, 2)
+    assert R.triangular(k, 0.0, dev(np.array([0.2, 0.8])), 1.0).shape == (2,)
+    f = funcgrad.jit(lambda k, d: R.t(k, d, (4,)))
+    assert_allclose(f(k, 3.0), R.t(k, 3.0, (4,)), rtol=1e-12)
+    ys = funcgrad.vmap(lambda k: R.wald(k, 1.0, (2,)))(R.split(k, 3))
+    assert ys.shape == (3, 2)
+    assert_allclose(ys[1], R.wald(R.split(k, 3)[1], 1.0, (2,)), rtol=1e-12)
+    assert_allclose(R.clone(k), k)
+
+
+def test_errors_name_the_sampler() -> None:
+    k = dev(R.PRNGKey(0))
+    with pytest.raises(ValueError, match="t: shape"):
+        R.t(k, dev(np.ones(3)), (2,))
+    with pytest.raises(TypeError, match="pareto: dtype"):
+        R.pareto(k, 2.0, (2,), dtype=np.int32)
+    with pytest.raises(TypeError, match="geometric: dtype"):
+        R.geometric(k, 0.5, (2,), dtype=np.float32)
+    with pytest.raises(ValueError, match="ball"):
+        R.ball(k, 0)
+    with pytest.raises(TypeError, match="maxwell: key"):
+        R.maxwell([0, 0], (2,))
