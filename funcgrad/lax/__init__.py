@@ -83,6 +83,7 @@ from funcgrad.lax._elementwise import (
     ne,
     neg,
     nextafter,
+    optimization_barrier,
     polygamma,
     population_count,
     pow,
@@ -137,6 +138,9 @@ from funcgrad.lax._reductions import (
 from funcgrad.lax._shape import (
     broadcast,
     broadcast_in_dim,
+    broadcast_like,
+    broadcast_shapes,
+    broadcast_to_rank,
     broadcasted_iota,
     collapse,
     concatenate,
@@ -146,6 +150,7 @@ from funcgrad.lax._shape import (
     dynamic_update_index_in_dim,
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
+    empty,
     expand_dims,
     full,
     full_like,
@@ -156,8 +161,12 @@ from funcgrad.lax._shape import (
     rev,
     slice,
     slice_in_dim,
+    split,
     squeeze,
+    stack,
+    tile,
     transpose,
+    unstack,
 )
 from funcgrad.lax._slicing import (
     GatherDimensionNumbers,
@@ -172,6 +181,7 @@ from funcgrad.lax._slicing import (
     scatter_mul,
     scatter_sub,
 )
+from funcgrad.lax._special import bessel_i0e, bessel_i1e, betainc, igamma, igammac, zeta
 from funcgrad.lax._windows import reduce_window, reduce_window_shape_tuple
 from funcgrad.ops.collectives import (
     all_gather,
@@ -217,4 +227,7 @@ __all__ = [
     "conv_general_dilated", "conv_general_dilated_patches", "conv", "conv_with_general_padding",
     "conv_transpose", "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
     "conv_transpose_shape_tuple", "reduce_window", "reduce_window_shape_tuple",
+    "optimization_barrier", "empty", "split", "stack", "unstack", "tile", "broadcast_to_rank",
+    "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
+    "bessel_i1e",
 ]

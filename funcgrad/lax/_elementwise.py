@@ -43,7 +43,7 @@ __all__ = [
     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
     "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "clz", "select",
-    "select_n", "clamp", "convert_element_type", "stop_gradient", "reduce_precision",
+    "select_n", "clamp", "convert_element_type", "stop_gradient", "optimization_barrier", "reduce_precision",
 ]
 
 
@@ -566,6 +566,20 @@ def _saturating_to_int(x: Array, dt: numpy.dtype) -> Array:
     out = _ew.convert_element_type(_ew.select_n(bad, x, src.type(0)), dt)
     out = _ew.select_n(low, out, dt.type(info.min))
     return _ew.select_n(high, out, dt.type(info.max))
+
+
+def optimization_barrier(operand: Any, /) -> Any:
+    """``operand`` (any pytree of arrays) unchanged, as ``jax.lax.optimization_barrier``: in
+    XLA it stops the compiler moving work across it; funcgrad's compiler does not reorder
+    across Python-visible values, so it is the identity (and differentiates, batches and jits
+    as one).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.optimization_barrier((numpy.ones(2), 3.0))[0].tolist()
+        [1.0, 1.0]
+    """
+    return tree_util.tree_map(_ew.strong, operand)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -36,7 +36,8 @@ __all__ = [
     "concatenate", "pad", "slice", "slice_in_dim", "index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_index_in_dim", "dynamic_update_slice",
     "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "rev", "iota",
-    "broadcasted_iota", "collapse", "full", "full_like",
+    "broadcasted_iota", "collapse", "full", "full_like", "empty", "split", "stack", "unstack",
+    "tile", "broadcast_to_rank", "broadcast_like", "broadcast_shapes",
 ]
 
 
@@ -509,3 +510,132 @@ def full_like(x: Array, fill_value: Any, dtype: Any = None,
     a = aval_of("full_like", x, "x")
     return full(a.shape if shape is None else shape, fill_value,
                 a.dtype if dtype is None else dtype)
+
+
+def empty(shape: Sequence[int], dtype: Any) -> Array:
+    """An array of ``shape`` and ``dtype`` whose values do not matter (zeros here), as
+    ``jax.lax.empty``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.empty((2, 3), numpy.float32).shape
+        (2, 3)
+    """
+    return full(shape, 0, numpy.dtype(dtype))
+
+
+def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> tuple[Array, ...]:
+    """``operand`` cut along ``axis`` into consecutive pieces of ``sizes`` (which must add up
+    to that axis), as ``jax.lax.split``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> [p.tolist() for p in lax.split(numpy.arange(5), (2, 0, 3))]
+        [[0, 1], [], [2, 3, 4]]
+    """
+    a = aval_of("split", operand)
+    ax = axis_in("split", axis, a.ndim)
+    sizes = static_ints("split", sizes, "sizes")
+    if any(n < 0 for n in sizes) or sum(sizes) != a.shape[ax]:
+        raise ShapeError(f"lax.split: sizes {sizes} must be non-negative and add up to axis "
+                         f"{ax} of shape {a.shape}")
+    pieces, start = [], 0
+    for n in sizes:
+        pieces.append(_sh.slice_in_dim(operand, start, start + n, 1, ax))
+        start += n
+    return tuple(pieces)
+
+
+def stack(operands: Sequence[Array], axis: int = 0) -> Array:
+    """Arrays of one shape and dtype joined along a new ``axis``, as ``jax.lax.stack``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.stack([numpy.zeros(2), numpy.ones(2)], axis=1).tolist()
+        [[0.0, 1.0], [0.0, 1.0]]
+    """
+    if not isinstance(operands, list | tuple) or not operands:
+        raise TypeError("lax.stack: operands must be a non-empty sequence of arrays")
+    nd = aval_of("stack", operands[0]).ndim
+    ax = axis_in("stack", axis, nd + 1)
+    return concatenate([expand_dims(x, (ax,)) for x in operands], ax)
+
+
+def unstack(x: Array, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis``, as a tuple, as ``jax.lax.unstack``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> [p.tolist() for p in lax.unstack(numpy.arange(4).reshape(2, 2), axis=1)]
+        [[0, 2], [1, 3]]
+    """
+    a = aval_of("unstack", x, "x")
+    ax = axis_in("unstack", axis, a.ndim)
+    return tuple(_sh.index_in_dim(x, i, ax, False) for i in range(a.shape[ax]))
+
+
+def tile(operand: Array, reps: Sequence[int]) -> Array:
+    """``operand`` repeated ``reps[i]`` times along each axis ``i`` (one entry per axis), as
+    ``jax.lax.tile``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.tile(numpy.array([[1, 2]]), (2, 2)).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    a = aval_of("tile", operand)
+    reps = static_ints("tile", reps, "reps")
+    if len(reps) != a.ndim or any(r < 0 for r in reps):
+        raise TypeError(f"lax.tile: reps {reps} needs one non-negative count per axis of shape "
+                        f"{a.shape}")
+    # Broadcast a new axis before each one, then merge the pairs: copies in row-major order.
+    spread = tuple(d for r, n in zip(reps, a.shape) for d in (r, n))
+    out = _sh.broadcast_in_dim(operand, spread, tuple(range(1, 2 * a.ndim, 2)))
+    return _sh.reshape(out, tuple(r * n for r, n in zip(reps, a.shape)))
+
+
+def broadcast_to_rank(x: Array, rank: int) -> Array:
+    """``x`` with leading unit axes added up to ``rank`` (unchanged if it has that many), as
+    ``jax.lax.broadcast_to_rank``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcast_to_rank(numpy.ones(3), 3).shape
+        (1, 1, 3)
+    """
+    a = aval_of("broadcast_to_rank", x, "x")
+    rank = static_int("broadcast_to_rank", rank, "rank")
+    if a.ndim >= rank:
+        return _ew.strong(x)
+    return _sh.reshape(x, (1,) * (rank - a.ndim) + tuple(a.shape))
+
+
+def broadcast_like(arr: Array, like_arr: Array) -> Array:
+    """``arr`` broadcast (NumPy's rules) to the shape of ``like_arr``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcast_like(numpy.arange(2), numpy.zeros((3, 2))).shape
+        (3, 2)
+    """
+    a, like = aval_of("broadcast_like", arr, "arr"), aval_of("broadcast_like", like_arr)
+    shape = tuple(like.shape)
+    if a.ndim > len(shape) or any(n not in (1, m) for n, m in zip(a.shape[::-1], shape[::-1])):
+        raise ShapeError(f"lax.broadcast_like: shape {a.shape} cannot broadcast to {shape}")
+    return _sh.broadcast_in_dim(arr, shape, tuple(range(len(shape) - a.ndim, len(shape))))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape NumPy's broadcasting gives ``shapes`` (a ``ValueError`` if they do not
+    broadcast), as ``jax.lax.broadcast_shapes``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.broadcast_shapes((2, 1), (3,))
+        (2, 3)
+    """
+    shapes = [static_ints("broadcast_shapes", s, "shape") for s in shapes]
+    try:
+        return tuple(int(n) for n in numpy.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ShapeError(f"lax.broadcast_shapes: incompatible shapes {shapes}") from None
