@@ -181,7 +181,6 @@ from funcgrad.lax._slicing import (
     scatter_mul,
     scatter_sub,
 )
-from funcgrad.lax._special import bessel_i0e, bessel_i1e, betainc, igamma, igammac, zeta
 from funcgrad.lax._windows import reduce_window, reduce_window_shape_tuple
 from funcgrad.ops.collectives import (
     all_gather,
@@ -194,6 +193,17 @@ from funcgrad.ops.collectives import (
     psum,
 )
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
+
+# isort: split
+# Last: funcgrad.scipy.special, which it wraps, imports lax's control flow above.
+from funcgrad.lax._special import (
+    bessel_i0e,
+    bessel_i1e,
+    betainc,
+    igamma,
+    igammac,
+    zeta,
+)
 
 __all__ = [
     "psum",

@@ -11,19 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 import funcgrad.ops.elementwise as _ew
+
+# funcgrad.scipy.special uses lax.while_loop: funcgrad/lax/__init__.py imports this module
+# last, once the control flow it needs is bound.
+import funcgrad.scipy.special as _sp
 from funcgrad.lax._common import FLOATING, aval_of, check_kind, same_dtypes
 
 Array = Any
 
 __all__ = ["igamma", "igammac", "betainc", "zeta", "bessel_i0e", "bessel_i1e"]
-
-
-def _special(name: str) -> Any:
-    # funcgrad.scipy sits on the layer of lax and imports funcgrad.numpy, which imports lax:
-    # bound at the first call.
-    import funcgrad.scipy.special as sp
-
-    return getattr(sp, name)
 
 
 def _checked(name: str, args: dict[str, Any]) -> None:
@@ -41,7 +37,7 @@ def _strict(name: str, scipy_name: str, params: tuple[str, ...], text: str, exam
             raise TypeError(f"lax.{name} takes {len(params)} arguments ({', '.join(params)}), "
                             f"got {len(args)}")
         _checked(name, dict(zip(params, args)))
-        return _ew.strong(_special(scipy_name)(*args))
+        return _ew.strong(getattr(_sp, scipy_name)(*args))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{text}\n\n    Example:\n        >>> from funcgrad import lax\n"
