@@ -1,5 +1,5 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``integrate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``, ``special`` and ``stats``
+``fft``, ``integrate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``, ``special`` and ``stats``
 (see docs/scipy.md).
 
 Example:
@@ -9,6 +9,7 @@ Example:
 """
 
 from funcgrad.scipy import (  # noqa: F401
+    fft,
     integrate,
     linalg,
     ndimage,
@@ -18,4 +19,4 @@ from funcgrad.scipy import (  # noqa: F401
     stats,
 )
 
-__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]
+__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]
