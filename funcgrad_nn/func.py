@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy
+
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad_nn.module import Module
@@ -125,6 +127,38 @@ def _jacobian_keeping_order(jac: Callable[..., Any], func: Callable[..., Any],
     return wrapped
 
 
+def _scalar_checked(func: Callable[..., Any], has_aux: bool, who: str) -> Callable[..., Any]:
+    """``func`` raising PyTorch's RuntimeError when its output is not a 0-d array (funcgrad's
+    ``grad`` raises JAX's TypeError)."""
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        res = func(*args, **kwargs)
+        if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+            raise RuntimeError(f"{who}(f, ...): output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        out = res[0] if has_aux else res
+        shape = getattr(out, "shape", None)
+        if shape is None or tuple(shape) != ():
+            got = ("a " + type(out).__name__ if shape is None
+                   else f"tensor with {len(shape)} dims")
+            raise RuntimeError(f"{who}(f)(*args): Expected f(*args) to return a scalar "
+                               f"Tensor, got {got}. Maybe you wanted to use the vjp or "
+                               "jacrev APIs instead?")
+        return res
+
+    return checked
+
+
+def _check_float_args(args: tuple, argnums: int | tuple[int, ...]) -> None:
+    for i in (argnums,) if isinstance(argnums, int) else argnums:
+        for leaf in funcgrad.tree_util.tree_leaves(args[i]):
+            dt = getattr(leaf, "dtype", None)
+            if dt is not None and not isinstance(leaf, type) and \
+                    numpy.dtype(dt).kind not in "fc":
+                raise RuntimeError(f"only Tensors of floating point dtype can require "
+                                   f"gradients (argument {i} has dtype {numpy.dtype(dt)})")
+
+
 def _arg_skeleton(args: tuple, argnums: int | tuple[int, ...]) -> Any:
     if isinstance(argnums, int):
         return _skeleton(args[argnums])
@@ -175,9 +209,11 @@ def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         [2.0, 4.0]
     """
     box: list = []
-    g = funcgrad.grad(_recording(func, box), argnums=argnums, has_aux=has_aux)
+    g = funcgrad.grad(_recording(_scalar_checked(func, has_aux, "grad"), box),
+                      argnums=argnums, has_aux=has_aux)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _check_float_args(args, argnums)
         _enter(box, args, kwargs)
         out = g(*args, **kwargs)
         if has_aux:
@@ -202,9 +238,12 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         ([2.0, 4.0], 5.0)
     """
     box: list = []
-    vg = funcgrad.value_and_grad(_recording(func, box), argnums=argnums, has_aux=has_aux)
+    vg = funcgrad.value_and_grad(
+        _recording(_scalar_checked(func, has_aux, "grad_and_value"), box), argnums=argnums,
+        has_aux=has_aux)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _check_float_args(args, argnums)
         _enter(box, args, kwargs)
         value, g = vg(*args, **kwargs)
         return _reorder(_arg_skeleton(args, argnums), g), _reorder(_out_skeleton(box), value)

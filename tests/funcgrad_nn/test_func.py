@@ -158,3 +158,17 @@ def test_jacobians_keep_pytorch_dict_order():
     assert list(h) == ["b", "a"] and list(h["b"]) == ["b", "a"]
     assert_close(h["b"]["b"], [[2.0, 0.0], [0.0, 4.0]])
     assert_close(h["a"]["b"], [[6.0, 0.0], [0.0, 8.0]])
+
+
+def test_grad_errors_are_pytorch_kinds():
+    x = dev(np.ones(2))
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor, "
+                                           "got tensor with 1 dims"):
+        func.grad(lambda a: a * 2.0)(x)
+    with pytest.raises(RuntimeError, match="return a scalar Tensor"):
+        func.grad_and_value(lambda a: a.sum(keepdims=True))(x)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
+        func.grad(lambda a: (a * 2.0).sum())(dev(np.array([1, 2])))
+    with pytest.raises(RuntimeError, match="should be a tuple"):
+        func.grad(lambda a: a.sum(), has_aux=True)(x)
+    assert float(func.grad(lambda a: a * 2.0)(3.0)) == 2.0
