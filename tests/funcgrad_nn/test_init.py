@@ -108,3 +108,26 @@ def test_initialisers_fill_a_parameter_and_return_it_as_torch(name):
     m = nn.Linear(4, 3)
     m.weight = p  # then registered like any parameter
     assert m.weight is p.data
+
+
+@pytest.mark.parametrize("mean,std,a,b", [(0.5, 1.0, -1.0, 2.0), (0.0, 1.0, 2.0, 5.0),
+                                          (0.0, 1.0, 10.0, 11.0), (0.0, 2.0, -0.1, 0.1)])
+def test_trunc_normal_has_the_truncated_distribution_even_far_in_the_tail(mean, std, a, b):
+    # torch 2.13 switches to a uniform proposal when [a, b] holds <= 30 % of the mass; the
+    # moments are the truncated normal's (scipy), also for [10, 11] (once an endless loop)
+    import scipy.stats
+
+    x = init.trunc_normal_(np.empty(100_000), mean, std, a, b, generator=0)
+    want = scipy.stats.truncnorm((a - mean) / std, (b - mean) / std, loc=mean, scale=std)
+    assert x.min() >= a and x.max() <= b
+    assert x.mean() == pytest.approx(want.mean(), abs=4 * want.std() / np.sqrt(x.size))
+    assert x.std() == pytest.approx(want.std(), rel=0.02)
+
+
+def test_bad_ranges_raise_as_torch():
+    with pytest.raises(ValueError, match=r"\[from, to\) range, but found from=1 > to=0"):
+        init.uniform_(np.empty(3), 1, 0)
+    with pytest.raises(ValueError, match="normal expects std >= 0.0"):
+        init.normal_(np.empty(3), 0.0, -1.0)
+    with pytest.raises(ValueError, match="a <= b"):
+        init.trunc_normal_(np.empty(3), a=1.0, b=0.0)
