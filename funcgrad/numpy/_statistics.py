@@ -57,8 +57,8 @@ __all__ = [
     "diff", "ediff1d", "gradient", "trapezoid", "cumulative_sum", "cumulative_prod",
     "nancumsum", "nancumprod", "nanargmax", "nanargmin", "nanmedian", "nanquantile",
     "nanpercentile", "cov", "corrcoef", "interp", "convolve", "correlate", "searchsorted",
-    "digitize", "bincount", "histogram", "histogram_bin_edges", "partition", "argpartition",
-    "lexsort",
+    "digitize", "bincount", "histogram", "histogram_bin_edges", "histogramdd", "histogram2d",
+    "partition", "argpartition", "lexsort",
 ]
 
 _F64 = numpy.dtype("float64")
@@ -1245,6 +1245,112 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
         db = _cast(diff(edges), _F64)
         counts = fnp.divide(fnp.divide(counts, db), fnp.sum(counts))
     return counts, edges
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = None,
+                weights: Any = None) -> tuple[Any, list[Any]]:
+    """Multidimensional histogram (``numpy.histogramdd``): ``(counts, [edges per axis])``.
+
+    ``sample`` is an ``(N, D)`` array or a sequence of ``D`` 1-d arrays; ``bins`` an int, one
+    int per axis, or one edge array per axis; ``range`` one ``(min, max)`` (or None) per axis.
+    Bins are half-open except the last along each axis; points outside are dropped. Counts
+    are float64 as in NumPy (and differentiable in ``weights``); with int ``bins`` the shapes
+    are static, so it works under ``jit``.
+
+    Example:
+        >>> import numpy as np
+        >>> h, (ex, ey) = histogramdd(np.array([[0., 0.], [1., 1.], [1., 0.]]), bins=2)
+        >>> h
+        array([[1., 0.],
+               [1., 1.]])
+    """
+    if isinstance(sample, list | tuple):
+        cols = [fnp.ravel(_arr("histogramdd", c)) for c in sample]
+    else:
+        sm = _arr("histogramdd", sample)
+        if _av(sm).ndim == 1:
+            sm = fnp.reshape(sm, (-1, 1))
+        if _av(sm).ndim != 2:
+            raise ValueError(f"histogramdd: sample must be (N, D), got shape {_av(sm).shape}")
+        cols = [sm[:, d] for d in builtins.range(_av(sm).shape[1])]
+    nd = len(cols)
+    if nd == 0:
+        raise ValueError("histogramdd: the sample has no dimensions")
+    n = _av(cols[0]).shape[0]
+    if any(_av(c).shape[0] != n for c in cols):
+        raise ValueError("histogramdd: the sample arrays must all have the same length")
+    if any(_av(c).dtype.kind == "c" for c in cols):
+        raise TypeError("histogramdd: complex samples are not supported")
+    if isinstance(bins, int | numpy.integer) and not isinstance(bins, bool):
+        bins = [bins] * nd
+    elif len(bins) != nd:
+        raise ValueError("histogramdd: the dimension of bins must be equal to the dimension "
+                         "of the sample x.")
+    if range is None:
+        range = [None] * nd
+    elif len(range) != nd:
+        raise ValueError(f"histogramdd: range must have one (min, max) per dimension ({nd})")
+    w = None
+    if weights is not None:
+        w = fnp.ravel(_arr("histogramdd", weights, cols[0]))
+        if _av(w).shape[0] != n:
+            raise ValueError("histogramdd: weights must have one entry per sample point")
+        if _av(w).dtype.kind == "c":
+            raise TypeError("histogramdd: complex weights are not supported (NumPy's counts "
+                            "are float64)")
+    edges, nbins = [], []
+    flat = None
+    keep = None
+    for d in builtins.range(nd):
+        e, nb = _hist_edges("histogramdd", cols[d], bins[d], range[d], None)
+        edges.append(e)
+        nbins.append(nb)
+        xs, es = stop_gradient(cols[d]), stop_gradient(e)
+        last = fnp.take(es, nb)
+        idx = fnp.subtract(searchsorted(es, xs, side="right"), 1)
+        idx = fnp.where(fnp.equal(xs, last), nb - 1, idx)
+        inside = fnp.logical_and(fnp.greater_equal(xs, fnp.take(es, 0)),
+                                 fnp.less_equal(xs, last))
+        keep = inside if keep is None else fnp.logical_and(keep, inside)
+        flat = idx if flat is None else fnp.add(fnp.multiply(flat, nb), idx)
+    total = int(numpy.prod(nbins))
+    flat = fnp.where(keep, flat, total)  # outside: dropped by the scatter
+    vals = (_device_xp(flat).ones((n,), dtype=_F64) if w is None else _cast(w, _F64))
+    hist = fnp.reshape(_sorting.scatter_add_along_axis(vals, flat, 0, total), tuple(nbins))
+    if density:
+        volume = None
+        for d in builtins.range(nd):
+            widths = _cast(diff(edges[d]), _F64)
+            shape = [1] * nd
+            shape[d] = nbins[d]
+            widths = fnp.reshape(widths, tuple(shape))
+            volume = widths if volume is None else fnp.multiply(volume, widths)
+        hist = fnp.divide(fnp.divide(hist, volume), fnp.sum(hist))
+    return hist, edges
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, density: Any = None,
+                weights: Any = None) -> tuple[Any, Any, Any]:
+    """Two-dimensional histogram (``numpy.histogram2d``): ``(counts, xedges, yedges)``.
+
+    ``bins``: an int or a pair of ints, one edge array for both axes, or a pair of edge
+    arrays; otherwise as :func:`histogramdd`.
+
+    Example:
+        >>> import numpy as np
+        >>> h, xe, ye = histogram2d(np.array([0., 1., 1.]), np.array([0., 1., 0.]), bins=2)
+        >>> h
+        array([[1., 0.],
+               [1., 1.]])
+    """
+    try:
+        nbins = len(bins)
+    except TypeError:
+        nbins = 1
+    if nbins != 1 and nbins != 2:
+        bins = [bins, bins]  # one edge array, used for both axes
+    h, edges = histogramdd([x, y], bins, range, density, weights)
+    return h, edges[0], edges[1]
 
 
 # ---------------------------------------------------------------------------------------------

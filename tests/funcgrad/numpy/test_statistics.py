@@ -374,3 +374,44 @@ def test_interp_derivative_at_knots_as_jax() -> None:
     xr, fr = np.array([0.0, 1.0, 1.0, 2.0]), np.array([0.0, 1.0, 3.0, 2.0])
     q = np.array([0.5, 1.0, 1.5, 2.0])
     assert_allclose(fnp.interp(dev(q), dev(xr), dev(fr)), np.interp(q, xr, fr))
+
+
+def _on_dev(bins):
+    """Edge arrays (alone or in a list) on the test device; ints as they are."""
+    if isinstance(bins, list):
+        return [_on_dev(b) for b in bins]
+    return dev(bins) if isinstance(bins, np.ndarray) else bins
+
+
+def test_histogramdd_and_histogram2d_match_numpy() -> None:
+    rng = np.random.default_rng(0)
+    s = rng.standard_normal((50, 3))
+    s[0] = s[1]
+    w = np.abs(s[:, 0])
+    for bins in (2, [2, 3, 4], [np.array([-1.0, 0, 1]), 3, np.array([-2.0, 0.5, 2.0])]):
+        for rg in (None, [(-1, 1), None, (0, 2)]):
+            for density, weights in ((None, None), (True, w)):
+                got = fnp.histogramdd(dev(s), _on_dev(bins), rg, density,
+                                      None if weights is None else dev(weights))
+                want = np.histogramdd(s, bins, rg, density, weights)
+                assert_allclose(got[0], want[0])
+                assert_allclose(tuple(got[1]), tuple(want[1]))
+    x, y = s[:, 0], s[:, 1]
+    for bins in (3, [2, 5], np.array([-1.0, 0, 1, 2]),
+                 [np.array([-1.0, 0, 1]), np.array([-2.0, 0, 2, 3])]):
+        assert_allclose(fnp.histogram2d(dev(x), dev(y), _on_dev(bins)),
+                        np.histogram2d(x, y, bins))
+        assert_allclose(fnp.histogram2d(dev(x), dev(y), _on_dev(bins), density=True,
+                                        weights=dev(w)),
+                        np.histogram2d(x, y, bins, density=True, weights=w))
+    assert_allclose(fnp.histogram2d(dev(np.arange(5)), dev(np.arange(5) % 2), 2),
+                    np.histogram2d(np.arange(5), np.arange(5) % 2, 2))
+    h = funcgrad.jit(lambda x, y: fnp.histogram2d(x, y, 3)[0])(dev(x), dev(y))
+    assert_allclose(h, np.histogram2d(x, y, 3)[0])
+    g = funcgrad.grad(lambda w: fnp.histogram2d(dev(x), dev(y), 3, weights=w)[0][1, 1])(
+        dev(np.ones(50)))
+    _, ex, ey = np.histogram2d(x, y, 3)
+    in_bin = [np.histogram2d(x[i:i + 1], y[i:i + 1], [ex, ey])[0][1, 1] for i in range(50)]
+    assert_allclose(g, np.array(in_bin))  # d h[1, 1] / d w: the points in that bin
+    with pytest.raises(ValueError, match="dimension of bins"):
+        fnp.histogramdd(dev(s), [2, 3])
