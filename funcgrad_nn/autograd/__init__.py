@@ -44,3 +44,22 @@ __all__ = [
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
     "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "profiler",
 ]
+
+# PyTorch's tape entry points have no counterpart here (no graph is recorded on arrays); a
+# ported program asking for them gets told what to call instead.
+_TAPE_NAMES = {
+    "grad": "funcgrad.grad(f)(x) for gradients, or out, vjp_fn = funcgrad.vjp(f, *inputs); "
+            "vjp_fn(grad_outputs) for torch.autograd.grad(outputs, inputs, grad_outputs)",
+    "backward": "grads = funcgrad_nn.grad(loss_fn)(model, ...) (or funcgrad.grad) instead of "
+                "loss.backward() and .grad",
+    "Variable": "plain arrays (numpy/cupy); differentiate functions of them with funcgrad.grad",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _TAPE_NAMES:
+        raise AttributeError(
+            f"funcgrad_nn.autograd has no {name!r}: funcgrad records no graph on arrays, so "
+            f"there is no tape to run backward on. Use {_TAPE_NAMES[name]} (docs/autograd.md, "
+            "'Tensor-graph idioms').")
+    raise AttributeError(f"module 'funcgrad_nn.autograd' has no attribute {name!r}")

@@ -156,3 +156,14 @@ def test_bad_mode_argument():
         set_grad_enabled("yes")
     with pytest.raises(TypeError, match="inference_mode.*bool"):
         inference_mode(1)
+
+
+def test_tape_entry_points_explain_the_functional_counterpart():
+    import funcgrad_nn.autograd as autograd
+
+    with pytest.raises(AttributeError, match="funcgrad.vjp"):
+        autograd.grad  # noqa: B018
+    with pytest.raises(AttributeError, match="loss.backward"):
+        autograd.backward  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        autograd.nothing  # noqa: B018
