@@ -31,6 +31,13 @@ __all__ = ["StrictArray", "is_strict", "strict_numpy", "to_numpy", "to_strict"]
 
 _HOST_HINT = "host array mixed with device arrays; use funcgrad.device_put"
 _SCALAR_TYPES = (bool, int, float, complex, np.generic)
+_PY_SCALARS = (bool, int, float, complex)  # NumPy scalars have array methods; these do not
+# Functions whose first argument is a number in CuPy too (a length, a count).
+_SCALAR_FIRST = frozenset({
+    "fftfreq", "rfftfreq", "bartlett", "blackman", "hamming", "hanning", "kaiser", "tri",
+    "tril_indices", "triu_indices", "diag_indices", "mask_indices", "binary_repr",
+    "base_repr", "unravel_index", "ravel_multi_index", "isscalar", "ndim", "shape", "size",
+})
 
 
 class _Flags(NamedTuple):
@@ -598,8 +605,15 @@ def _wrap_callable(fn: Callable[..., Any], qualname: str, kind: str) -> Callable
     """
     allow_host = kind in ("transfer", "metadata")
     always_wrap_scalars = kind in ("creation", "transfer")
+    # CuPy's functions (not its ufuncs) take their array argument as an ``ndarray``:
+    # ``cupy.reshape(0.5, ...)`` raises where NumPy converts the Python scalar, so here too.
+    array_first = kind == "array" and qualname.rpartition(".")[2] not in _SCALAR_FIRST
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if array_first and args and type(args[0]) in _PY_SCALARS:
+            raise TypeError(
+                f"strict backend (as CuPy): {qualname} takes an array, not the Python "
+                f"{type(args[0]).__name__} {args[0]!r}; convert it with xp.asarray")
         ids: dict[int, StrictArray] = {}
         hosts: list[np.ndarray] | None = [] if allow_host else None
         args = _unwrap(args, qualname, ids, hosts)
@@ -632,11 +646,11 @@ class _StrictUfunc:
         self.__name__ = name
         self.__qualname__ = qual
         self.__doc__ = ufunc.__doc__
-        self._call = _wrap_callable(ufunc, qual, "array")
+        self._call = _wrap_callable(ufunc, qual, "ufunc")  # ufuncs take scalars, as CuPy's
         self.reduce = _wrap_callable(ufunc.reduce, qual + ".reduce", "array")
         self.accumulate = _wrap_callable(ufunc.accumulate, qual + ".accumulate", "array")
         self.reduceat = _wrap_callable(ufunc.reduceat, qual + ".reduceat", "array")
-        self.outer = _wrap_callable(ufunc.outer, qual + ".outer", "array")
+        self.outer = _wrap_callable(ufunc.outer, qual + ".outer", "ufunc")
         self.at = _wrap_callable(ufunc.at, qual + ".at", "array")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

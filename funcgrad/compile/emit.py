@@ -31,6 +31,7 @@ from funcgrad.backend import may_share_memory
 from funcgrad.compile.rules import (
     Emission,
     array_calls,
+    array_operand,
     emitters,
     reduction_calls,
     scalar_operators,
@@ -174,9 +175,11 @@ def _array_call_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | N
     name = array_calls.get(eqn.prim)
     if name is None:
         return _reduction_emitter(ctx, eqn, args)
-    parts = list(args) + [f"{k}={ctx.literal(v)}" for k, v in sorted(eqn.params.items())]
     uf = getattr(numpy, name, None)
     is_ufunc = isinstance(uf, numpy.ufunc)
+    if not is_ufunc and args:  # not a ufunc: CuPy's function takes an array, not a scalar
+        args = [array_operand(eqn, 0, args[0]), *args[1:]]
+    parts = list(args) + [f"{k}={ctx.literal(v)}" for k, v in sorted(eqn.params.items())]
     # One call of the ufunc with its operands positional: it takes `out=`, which may be one
     # of the operands.
     plain_call = is_ufunc and not eqn.params and len(args) == uf.nin and uf.nout == 1
@@ -196,7 +199,8 @@ def _reduction_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | No
     if xp_name in _REDUCE_METHODS and axis is not None and type(x) is Var:
         # An array at run time: its method skips the function's dispatch (~4 us).
         return Emission(f"{args[0]}.{xp_name}(axis={axis!r})", fresh=bool(axes))
-    return Emission(f"xp.{xp_name}({args[0]}, axis={axis!r})", fresh=bool(axes))
+    return Emission(f"xp.{xp_name}({array_operand(eqn, 0, args[0])}, axis={axis!r})",
+                    fresh=bool(axes))
 
 
 _REDUCE_METHODS = frozenset(("sum", "max", "min", "prod", "any", "all"))

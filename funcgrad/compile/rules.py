@@ -42,6 +42,7 @@ from funcgrad.ir import Var
 
 __all__ = [
     "Emission",
+    "array_operand",
     "emitters",
     "array_calls",
     "reduction_calls",
@@ -133,6 +134,24 @@ def register_simplification(prim: Primitive, rule: SimplifyRule) -> None:
         return res if res is not None else rule(eqn, ins, facts)
 
     simplification_rules[prim] = chained
+
+
+def array_operand(eqn: Any, k: int, arg: str) -> str:
+    """Operand ``k`` of ``eqn`` (written ``arg``) as an array at run time, for the functions of
+    an array module that, unlike ufuncs, take arrays only (CuPy's ``reshape``, ``clip``,
+    ``round``...): a 0-d weakly typed value may be a Python scalar in compiled code (weak
+    arithmetic keeps them so), and is converted to the equation's result dtype.
+
+    Example:
+        >>> from funcgrad import make_jaxpr, numpy as fnp
+        >>> eqn = make_jaxpr(lambda s: fnp.reshape(s, (1,)))(2.0).jaxpr.eqns[0]
+        >>> array_operand(eqn, 0, "s")
+        "xp.asarray(s, dtype='float64')"
+    """
+    a = eqn.invars[k].aval
+    if a.shape or not a.weak_type:
+        return arg
+    return f"xp.asarray({arg}, dtype={eqn.outvars[0].aval.dtype.name!r})"
 
 
 def same_type(x: Any, out: Var) -> bool:

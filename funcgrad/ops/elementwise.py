@@ -32,7 +32,7 @@ import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
-from funcgrad.compile.rules import Emission, same_type
+from funcgrad.compile.rules import Emission, array_operand, same_type
 from funcgrad.core import Primitive, Tracer, bind1, tracer_types
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
@@ -1700,7 +1700,7 @@ defjvp(
 _broadcasting_batch(clamp_p)
 # clip's operand order, not the primitive's
 _rules.emitters[clamp_p] = lambda ctx, eqn, args: Emission(
-    f"xp.clip({args[1]}, {args[0]}, {args[2]})")
+    f"xp.clip({array_operand(eqn, 1, args[1])}, {args[0]}, {args[2]})")
 
 # =============================================================================================
 # convert_element_type

@@ -22,7 +22,7 @@ import funcgrad.ops.reductions as _red
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
-from funcgrad.compile.rules import Emission, same_type
+from funcgrad.compile.rules import Emission, array_operand, same_type
 from funcgrad.core import bind1
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching, eager_vjp
@@ -239,7 +239,8 @@ batching.batch_rules[reshape_p] = _reshape_batch
 def _emit_reshape(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
     if set(eqn.params) != {"new_sizes"}:
         return None
-    return Emission(f"xp.reshape({args[0]}, {tuple(eqn.params['new_sizes'])!r})")
+    return Emission(f"xp.reshape({array_operand(eqn, 0, args[0])}, "
+                    f"{tuple(eqn.params['new_sizes'])!r})")
 
 
 def _simplify_reshape(eqn: Eqn, ins: list, f: Any) -> Any:
@@ -566,7 +567,8 @@ deflinear(expand_dims_p)
 deftranspose(expand_dims_p, lambda ct, x, dimensions: [squeeze(ct, dimensions)])
 batching.batch_rules[expand_dims_p] = _expand_dims_batch
 _rules.emitters[expand_dims_p] = lambda ctx, eqn, args: (
-    Emission(f"xp.expand_dims({args[0]}, {tuple(eqn.params['dimensions'])!r})")
+    Emission(f"xp.expand_dims({array_operand(eqn, 0, args[0])}, "
+             f"{tuple(eqn.params['dimensions'])!r})")
     if set(eqn.params) == {"dimensions"} else None)
 
 # =============================================================================================

@@ -706,3 +706,22 @@ def test_doctests() -> None:
     result = doctest.testmod(sa, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_cupy_surface_functions_refuse_python_scalars_ufuncs_take_them() -> None:
+    # As CuPy: cupy.reshape(0.5, ...) raises, cupy.add(0.5, x) does not.
+    with pytest.raises(TypeError, match="reshape takes an array, not the Python float"):
+        xp.reshape(0.5, (1,))
+    with pytest.raises(TypeError, match="clip takes an array"):
+        xp.clip(3, 0, 1)
+    x = S(np.ones(2))
+    assert sa.is_strict(xp.add(0.5, x)) and sa.is_strict(xp.reshape(x, (2, 1)))
+    assert sa.to_numpy(xp.fft.fftfreq(4)).shape == (4,)  # a length, in CuPy too
+    xp.reshape(np.float64(0.5), (1,))  # NumPy scalars have array methods
+
+
+def test_cupy_surface_flags_and_dtypes() -> None:
+    x = S(np.ones(2))
+    assert x.flags.c_contiguous and not hasattr(x.flags, "writeable")
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        S(np.zeros(2, dtype=[("float0", "V")]))
