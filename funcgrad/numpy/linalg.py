@@ -155,9 +155,11 @@ def _real_dtype(dt: numpy.dtype) -> numpy.dtype:
 # Decompositions
 
 
-def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+def cholesky(a: Any, /, *, upper: bool = False, symmetrize_input: bool = False) -> Any:
     """Cholesky factor of Hermitian positive-definite ``a``: lower ``L`` with ``a = L L^H``,
     or upper ``U = L^H`` with ``upper=True`` (reading the upper triangle of ``a``).
+    ``symmetrize_input=True`` (JAX's; its default there) factors ``(a + a^H) / 2`` instead of
+    reading one triangle.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -167,6 +169,8 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """
     (a,) = _prep("cholesky", a)
     _square("cholesky", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
     if upper:
         return _H(_ld.cholesky(_H(a)))
     return _ld.cholesky(a)
@@ -199,16 +203,22 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return out if mode == "raw" else QRResult(*out)
 
 
-def _uplo(name: str, UPLO: str) -> bool:  # noqa: N803  (NumPy's parameter name)
-    u = str(UPLO).upper()
+def _symmetrize(a: Any) -> Any:
+    """``(a + a^H) / 2``: JAX's ``symmetrize_input``."""
+    return _ew.mul(_ew.add(a, _H(a)), get_aval(a).dtype.type(0.5))
+
+
+def _uplo(name: str, UPLO: str | None) -> bool:  # noqa: N803  (NumPy's parameter name)
+    u = "L" if UPLO is None else str(UPLO).upper()
     if u not in ("L", "U"):
         raise ValueError(f"{name}: UPLO argument must be 'L' or 'U', got {UPLO!r}")
     return u == "L"
 
 
-def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+def eigh(a: Any, UPLO: str | None = "L", symmetrize_input: bool = False) -> Any:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of Hermitian/symmetric ``a``:
-    ``EighResult(eigenvalues, eigenvectors)``. Only the ``UPLO`` triangle is read.
+    ``EighResult(eigenvalues, eigenvectors)``. Only the ``UPLO`` triangle is read (as NumPy),
+    unless ``symmetrize_input=True`` (JAX's; its default there): then ``(a + a^H) / 2``.
 
     Derivatives of the eigenvectors are undefined at repeated eigenvalues; there the part of
     the derivative inside the repeated eigenspace is left out (finite, basis-dependent).
@@ -221,12 +231,16 @@ def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     lower = _uplo("eigh", UPLO)
     (a,) = _prep("eigh", a)
     _square("eigh", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
     w, v = _ld.eigh(a, lower=lower)
     return EighResult(w, v)
 
 
-def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
-    """Eigenvalues (ascending) of Hermitian/symmetric ``a``, reading the ``UPLO`` triangle.
+def eigvalsh(a: Any, UPLO: str | None = "L", *,  # noqa: N803
+             symmetrize_input: bool = False) -> Any:
+    """Eigenvalues (ascending) of Hermitian/symmetric ``a``, reading the ``UPLO`` triangle
+    (or of ``(a + a^H) / 2`` with ``symmetrize_input=True``, as :func:`eigh`).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -236,6 +250,8 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     lower = _uplo("eigvalsh", UPLO)
     (a,) = _prep("eigvalsh", a)
     _square("eigvalsh", a)
+    if symmetrize_input:
+        a = _symmetrize(a)
     return _ld.eigvalsh(a, lower=lower)
 
 

@@ -107,3 +107,19 @@ def test_search_method_keyword() -> None:
         assert_allclose(fnp.digitize(v, a, method=m), np.array([3, 0, 4]))
     with pytest.raises(ValueError, match="method"):
         fnp.searchsorted(a, v, method="bisect")
+
+
+def test_symmetrize_input_as_jax() -> None:
+    # jnp.linalg.eigh / cholesky (symmetrize_input=True, JAX's default) of a non-symmetric
+    # matrix, recorded from JAX 0.10.2: they work on (a + a^T) / 2.
+    a = dev(np.array([[2.0, 1.0], [0.4, 3.0]]))
+    w = fnp.linalg.eigh(a, symmetrize_input=True).eigenvalues
+    assert_allclose(w, np.array([1.6397674732957372, 3.3602325267042628]), rtol=1e-12)
+    assert_allclose(fnp.linalg.eigvalsh(a, UPLO=None, symmetrize_input=True), w)
+    assert_allclose(fnp.linalg.cholesky(a, upper=True, symmetrize_input=True),
+                    np.array([[1.4142135623730951, 0.4949747468305832],
+                              [0.0, 1.6598192672697831]]), rtol=1e-12)
+    g = funcgrad.grad(lambda m: fnp.linalg.eigh(m, symmetrize_input=True)[0][1])(a)
+    assert_allclose(g, np.array([[0.2093809, 0.40686674], [0.40686674, 0.7906191]]), rtol=1e-6)
+    # the default stays NumPy's: one triangle read
+    assert_allclose(fnp.linalg.eigvalsh(a), np.linalg.eigvalsh(host(a)))
