@@ -17,6 +17,7 @@ import numpy
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
 from funcgrad_nn import init
 from funcgrad_nn.containers import ModuleDict
 from funcgrad_nn.module import Module, Parameter
@@ -67,8 +68,9 @@ class _SpectralNorm(Module):
             for _ in range(15):
                 u = unit(mat @ v)
                 v = unit(mat.T @ u)
-            self.register_buffer("_u", u.astype(weight.dtype))
-            self.register_buffer("_v", v.astype(weight.dtype))
+            device = device_of(weight) or "cpu"  # the buffers live with the weight
+            self.register_buffer("_u", funcgrad.device_put(u.astype(weight.dtype), device))
+            self.register_buffer("_v", funcgrad.device_put(v.astype(weight.dtype), device))
 
     def _matrix(self, w: Any) -> Any:
         if self.dim != 0:
@@ -227,12 +229,12 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     >>> lin(np.ones((1, 3), np.float32)).shape
     (1, 2)
     """
-    w, trainable = _take_parameter(module, name, "weight_norm")
     if dim == -1:  # PyTorch's norm_except_dim: -1 means the whole array, not the last axis
         dim = None
-    if dim is not None and dim < -w.ndim or dim is not None and dim >= w.ndim:
-        raise ValueError(f"weight_norm: dim {dim} is out of range for {name} of shape "
-                         f"{tuple(w.shape)}")
+    shape = tuple(fnp.shape(module._parameters.get(name, numpy.zeros(()))))
+    if dim is not None and shape and not -len(shape) <= dim < len(shape):
+        raise IndexError(f"weight_norm: dim {dim} is out of range for {name} of shape {shape}")
+    w, trainable = _take_parameter(module, name, "weight_norm")
     if dim is not None and dim < 0:
         dim += w.ndim
     g = _norm_except_dim(w, dim).astype(w.dtype)  # on w's device, as w.copy()
@@ -254,12 +256,19 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     >>> bool(abs(s - 1) < 1e-2)
     True
     """
-    w, trainable = _take_parameter(module, name, "spectral_norm")
+    if n_power_iterations <= 0:
+        raise ValueError("Expected n_power_iterations to be positive, but got "
+                         f"n_power_iterations={n_power_iterations}")
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
+    ndim = fnp.ndim(module._parameters.get(name, numpy.zeros(())))
+    if ndim and not -ndim <= dim < ndim:
+        raise IndexError(f"spectral_norm: dimension out of range (expected to be in range of "
+                         f"[{-ndim}, {ndim - 1}], but got {dim})")
+    w, trainable = _take_parameter(module, name, "spectral_norm")
     if dim < 0:
         dim += w.ndim
-    sn = _SpectralNorm(numpy.asarray(w), n_power_iterations, dim, eps)
+    sn = _SpectralNorm(w, n_power_iterations, dim, eps)
     return _parametrize(module, name, sn, {"original": Parameter(w, trainable)},
                         "spectral_norm")
 

@@ -477,3 +477,25 @@ def test_invert_permutation_and_skip_init_as_torch():
         nn.utils.skip_init(int)
     with pytest.raises(RuntimeError, match="support a 'device' arg"):
         nn.utils.skip_init(nn.Sequential)
+
+
+def test_norm_parametrizations_check_their_arguments_first_as_torch():
+    lin = nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+        spectral_norm(lin, n_power_iterations=0)
+    with pytest.raises(IndexError, match="out of range"):
+        spectral_norm(lin, dim=5)
+    with pytest.raises(IndexError, match="out of range"):
+        weight_norm(lin, dim=5)
+    assert list(lin.state_dict()) == ["weight", "bias"]  # untouched by the failed calls
+
+
+def test_spectral_norm_of_a_weight_on_the_device_keeps_its_vectors_there():
+    lin = nn.Linear(3, 2).double().to(DEVICE)
+    lin.weight = nn.Parameter(dev(np.arange(6.0).reshape(2, 3)))
+    sn = spectral_norm(lin)
+    x = dev(np.ones((1, 3)))
+    out = sn(x)  # a power iteration on the device
+    assert out.shape == (1, 2)
+    s = np.linalg.svd(host(sn.weight), compute_uv=False)[0]
+    assert s == pytest.approx(1.0, rel=1e-6)
