@@ -195,7 +195,9 @@ from funcgrad.ops.collectives import (
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 
 # isort: split
-# Last: funcgrad.scipy.special, which it wraps, imports lax's control flow above.
+# Last: funcgrad.scipy.special and funcgrad.scipy.linalg, which these wrap, use lax's
+# control flow above.
+from funcgrad.lax import linalg
 from funcgrad.lax._special import (
     bessel_i0e,
     bessel_i1e,
@@ -239,5 +241,5 @@ __all__ = [
     "conv_transpose_shape_tuple", "reduce_window", "reduce_window_shape_tuple",
     "optimization_barrier", "empty", "split", "stack", "unstack", "tile", "broadcast_to_rank",
     "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
-    "bessel_i1e",
+    "bessel_i1e", "linalg",
 ]

@@ -1,0 +1,230 @@
+"""``funcgrad.lax.linalg``: ``jax.lax.linalg``'s decompositions and triangular solves under
+their names, signatures and result conventions (``eigh`` returns ``(vectors, values)``,
+``qr`` and ``svd`` default to full matrices, ``lu`` returns ``(lu, pivots, permutation)``,
+``triangular_solve`` solves ``x @ op(a) = b`` unless ``left_side``), over the implementations
+of ``funcgrad.numpy.linalg`` and ``funcgrad.scipy.linalg``, so each differentiates, batches
+over leading axes and jits as those do.
+
+Example:
+    >>> import numpy as np
+    >>> from funcgrad.lax import linalg
+    >>> v, w = linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    >>> w.tolist()
+    [1.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+import funcgrad.numpy.linalg as _nla
+import funcgrad.scipy.linalg as _sla
+from funcgrad.lax._common import aval_of
+
+Array = Any
+
+__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+           "triangular_solve", "tridiagonal_solve"]
+
+
+def _matrices(name: str, x: Any, square: bool = True) -> Any:
+    a = aval_of(f"linalg.{name}", x, "x")
+    if a.ndim < 2 or (square and a.shape[-1] != a.shape[-2]):
+        raise ValueError(f"lax.linalg.{name}: needs a (batch of) {'square ' if square else ''}"
+                         f"matrices, got shape {a.shape}")
+    if a.dtype.kind not in "fc":
+        raise TypeError(f"lax.linalg.{name}: needs a float or complex operand, got {a.dtype}")
+    return a
+
+
+def _hermitian_part(x: Array) -> Array:
+    return (x + fnp.conj(fnp.swapaxes(x, -1, -2))) / 2
+
+
+def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
+    """The lower Cholesky factor of a (batch of) Hermitian positive-definite matrices.
+    ``symmetrize_input`` first averages ``x`` with its conjugate transpose (else the lower
+    triangle is read). A matrix that is not positive definite raises NumPy's
+    ``LinAlgError`` (``funcgrad.numpy.linalg.cholesky``'s rule; JAX returns NaNs).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 2.0]])).tolist()
+        [[2.0, 0.0], [1.0, 1.0]]
+    """
+    _matrices("cholesky", x)
+    if symmetrize_input:
+        x = _hermitian_part(x)
+    else:
+        lower = fnp.tril(x)
+        x = lower + fnp.conj(fnp.swapaxes(fnp.tril(x, -1), -1, -2))
+    return _nla.cholesky(x)
+
+
+def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None
+         ) -> tuple[Array, Array]:
+    """``(eigenvectors, eigenvalues)`` of a (batch of) Hermitian matrices, eigenvalues
+    ascending (JAX's order of the pair; NumPy's ``eigh`` returns values first). Without
+    ``symmetrize_input`` only the ``lower`` (or upper) triangle is read. ``subset_by_index=(lo,
+    hi)`` keeps eigenpairs ``lo`` to ``hi - 1``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> v, w = linalg.eigh(np.diag([3.0, 1.0]))
+        >>> w.tolist(), abs(v).tolist()
+        ([1.0, 3.0], [[0.0, 1.0], [1.0, 0.0]])
+    """
+    _matrices("eigh", x)
+    if symmetrize_input:
+        x = _hermitian_part(x)
+    w, v = _nla.eigh(x, UPLO="L" if lower else "U")
+    if subset_by_index is not None:
+        lo, hi = (int(i) for i in subset_by_index)
+        w, v = w[..., lo:hi], v[..., :, lo:hi]
+    return v, w
+
+
+def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Array, ...]:
+    """``(q, r)`` of a (batch of) matrices: complete (``q`` square) unless
+    ``full_matrices=False``. Column pivoting (``pivoting=True``) is not provided (a
+    ``ValueError``), as in ``funcgrad.scipy.linalg.qr``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> q, r = linalg.qr(np.ones((3, 2)))
+        >>> q.shape, r.shape
+        ((3, 3), (3, 2))
+    """
+    _matrices("qr", x, square=False)
+    if pivoting:
+        raise ValueError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not provided; "
+                         "use pivoting=False")
+    return tuple(_sla.qr(x, mode="full" if full_matrices else "economic"))
+
+
+def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,
+        subset_by_index: tuple[int, int] | None = None) -> Any:
+    """``(u, s, vh)`` of a (batch of) matrices (``s`` descending), full matrices by default;
+    ``s`` alone without ``compute_uv``. ``subset_by_index=(lo, hi)`` keeps singular triplets
+    ``lo`` to ``hi - 1``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.svd(np.diag([1.0, 3.0]), compute_uv=False).tolist()
+        [3.0, 1.0]
+    """
+    _matrices("svd", x, square=False)
+    if not compute_uv:
+        s = _nla.svd(x, compute_uv=False)
+        return s if subset_by_index is None else s[..., subset_by_index[0]:subset_by_index[1]]
+    u, s, vh = _nla.svd(x, full_matrices=full_matrices)
+    if subset_by_index is not None:
+        lo, hi = (int(i) for i in subset_by_index)
+        u, s, vh = u[..., :, lo:hi], s[..., lo:hi], vh[..., lo:hi, :]
+    return u, s, vh
+
+
+def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
+    """The permutation (int32) that LAPACK-style swap ``pivots`` (row ``i`` swapped with row
+    ``pivots[..., i]``, in order) apply to ``range(permutation_size)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.lu_pivots_to_permutation(np.array([2, 2, 2], np.int32), 3).tolist()
+        [2, 0, 1]
+    """
+    a = aval_of("linalg.lu_pivots_to_permutation", pivots, "pivots")
+    n = int(permutation_size)
+    if a.ndim < 1 or a.shape[-1] > n or a.dtype.kind not in "iu":
+        raise ValueError(f"lax.linalg.lu_pivots_to_permutation: pivots must be integers with "
+                         f"at most {n} entries on the last axis, got {a.str_short()}")
+    positions = fnp.arange(n, dtype=numpy.int32)
+    perm = fnp.broadcast_to(positions, tuple(a.shape[:-1]) + (n,))
+    for i in range(a.shape[-1]):
+        j = fnp.asarray(pivots[..., i:i + 1]).astype(numpy.int32)
+        at_i, at_j = perm[..., i:i + 1], fnp.take_along_axis(perm, j, axis=-1)
+        perm = fnp.where(positions == i, at_j, fnp.where(positions == j, at_i, perm))
+    return perm
+
+
+def lu(x: Array) -> tuple[Array, Array, Array]:
+    """``(lu, pivots, permutation)`` of a (batch of) matrices with partial pivoting, as JAX:
+    ``lu`` holds ``L`` (unit diagonal, below) and ``U``; ``pivots`` (int32) are LAPACK's
+    swaps; ``x[..., permutation, :] = L @ U``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> f, piv, perm = linalg.lu(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> piv.tolist(), perm.tolist()
+        ([1, 1], [1, 0])
+    """
+    a = _matrices("lu", x, square=False)
+    m, n = a.shape[-2:]
+    factors, piv = _sla.lu_factor(x)
+    piv = fnp.asarray(piv).astype(numpy.int32)
+    return factors, piv, lu_pivots_to_permutation(piv, m)
+
+
+def triangular_solve(a: Array, b: Array, *, left_side: bool = False, lower: bool = False,
+                     transpose_a: bool = False, conjugate_a: bool = False,
+                     unit_diagonal: bool = False) -> Array:
+    """Solve ``op(a) @ x = b`` (``left_side=True``) or ``x @ op(a) = b`` (the default, as
+    JAX) for triangular ``a`` (its ``lower`` or upper triangle is read), ``op(a)`` being
+    ``a``, its transpose (``transpose_a``), conjugate (``conjugate_a``) or both.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+        >>> linalg.triangular_solve(a, np.array([[2.0], [9.0]]), left_side=True,
+        ...                         lower=True).tolist()
+        [[1.0], [2.0]]
+    """
+    _matrices("triangular_solve", a)
+    if not left_side:  # x op(a) = b  <=>  op(a)^T x^T = b^T
+        b = fnp.swapaxes(b, -1, -2)
+        transpose_a = not transpose_a
+    if conjugate_a and not transpose_a:
+        a, trans = fnp.conj(a), 0
+    else:
+        trans = (2 if conjugate_a else 1) if transpose_a else 0
+    x = _sla.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+    return x if left_side else fnp.swapaxes(x, -1, -2)
+
+
+def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *,
+                      perturb_singular: bool = False) -> Array:
+    """Solve the tridiagonal system with sub-diagonal ``dl`` (``dl[..., 0]`` unused), diagonal
+    ``d`` and super-diagonal ``du`` (``du[..., -1]`` unused) for right-hand sides ``b`` of
+    shape ``(..., n, k)``, as JAX.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.tridiagonal_solve(np.array([0.0, 1.0]), np.array([2.0, 2.0]),
+        ...                          np.array([1.0, 0.0]), np.array([[3.0], [3.0]])).tolist()
+        [[1.0], [1.0]]
+    """
+    da = aval_of("linalg.tridiagonal_solve", d, "d")
+    n = da.shape[-1]
+    ba = aval_of("linalg.tridiagonal_solve", b, "b")
+    if ba.ndim < 2 or ba.shape[-2] != n:
+        raise ValueError(f"lax.linalg.tridiagonal_solve: b must have shape (..., {n}, k), got "
+                         f"{ba.shape}")
+    # Through the dense matrix (row i: dl[i], d[i], du[i] around the diagonal): O(n^3)
+    # rather than the Thomas algorithm's O(n), but the dense solve's derivative, batching
+    # and pivoting (stability) rules apply unchanged.
+    mat = (d[..., :, None] * fnp.eye(n, dtype=da.dtype)
+           + du[..., :, None] * fnp.eye(n, k=1, dtype=da.dtype)
+           + dl[..., :, None] * fnp.eye(n, k=-1, dtype=da.dtype))
+    return fnp.linalg.solve(mat, b)
