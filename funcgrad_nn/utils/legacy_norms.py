@@ -21,11 +21,15 @@ from funcgrad_nn.utils.parametrizations import _norm_except_dim, computed_attrib
 __all__ = ["remove_spectral_norm", "remove_weight_norm", "spectral_norm", "weight_norm"]
 
 
-def _take(module: Module, name: str, fname: str) -> tuple[Any, bool]:
+def _take(module: Module, name: str, fname: str, dim: int | None) -> tuple[Any, bool]:
     w = module._parameters.get(name)
     if w is None:
         raise ValueError(f"{fname}: {type(module).__name__} has no parameter {name!r} "
                          f"(parameters: {list(module._parameters)})")
+    nd = fnp.ndim(w)
+    if dim is not None and nd and not -nd <= dim < nd:  # checked before the module changes
+        raise IndexError(f"{fname}: dimension out of range (expected to be in range of "
+                         f"[{-nd}, {nd - 1}], but got {dim})")
     trainable = name not in module._frozen
     delattr(module, name)
     return w, trainable
@@ -62,7 +66,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
                   "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     if f"{name}_g" in module._parameters and f"{name}_v" in module._parameters:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-    w, trainable = _take(module, name, "weight_norm")
+    w, trainable = _take(module, name, "weight_norm", dim)
     axis = _axis(dim, fnp.ndim(w))
     g = _norm_except_dim(w, axis).astype(w.dtype)  # on w's device
     module.register_parameter(f"{name}_g", Parameter(g, trainable))
@@ -124,7 +128,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
-    w, trainable = _take(module, name, "spectral_norm")
+    w, trainable = _take(module, name, "spectral_norm", dim)
     dim = dim + fnp.ndim(w) if dim < 0 else dim
     h = fnp.shape(w)[dim]
     rest = int(numpy.prod(fnp.shape(w))) // h

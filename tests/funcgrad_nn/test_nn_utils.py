@@ -499,3 +499,12 @@ def test_spectral_norm_of_a_weight_on_the_device_keeps_its_vectors_there():
     assert out.shape == (1, 2)
     s = np.linalg.svd(host(sn.weight), compute_uv=False)[0]
     assert s == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
+@pytest.mark.parametrize("fn", ["weight_norm", "spectral_norm"])
+def test_hook_based_norms_reject_an_out_of_range_dim_as_torch(fn):
+    lin = nn.Linear(2, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        getattr(nn.utils, fn)(lin, dim=5)
+    assert list(lin.state_dict()) == ["weight", "bias"]
