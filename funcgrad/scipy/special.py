@@ -54,7 +54,8 @@ __all__ = [
     "xlog1py", "entr", "ndtr", "ndtri",
     "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
-    "betainc", "zeta", "exp1", "expi", "expn",
+    "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
+    "boxcox1p",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -1500,3 +1501,187 @@ def expn(n: Any, x: Any) -> Any:
     n, x = fnp.broadcast_arrays(fnp.asarray(n), fnp.asarray(x))
     n = _ew.stop_gradient(fnp.trunc(n))
     return _expn_any(fnp.where(n < 0, 0.0, n), fnp.where(n < 0, numpy.nan, x))
+
+
+# ---------------------------------------------------------------------------------------------
+# erfcx, factorial, comb, poch, boxcox, boxcox1p (composed from the functions above)
+
+_fnpm = _fnp_module
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erfcx_value(x: Any) -> Any:
+    """exp(x^2) erfc(x) in float64: directly below 25 (exp(x^2) erfc(x) loses only the
+    rounding of x^2 there), the asymptotic series above (its ninth term is below 1e-17)."""
+    small = x < 25.0
+    xs = _fnpm.where(small, x, 0.0)
+    direct = _fnpm.exp(xs * xs) * erfc(xs)
+    xl = _fnpm.where(small, 25.0, x)
+    inv2 = 1.0 / (2.0 * xl * xl)
+    series = _fnpm.ones_like(xl)
+    term = _fnpm.ones_like(xl)
+    for k in range(1, 9):
+        term = -term * (2 * k - 1) * inv2
+        series = series + term
+    asym = _fnpm.where(_fnpm.isinf(xl), 0.0, series / (xl * _SQRT_PI))
+    return _fnpm.where(small, direct, asym)
+
+
+@custom_jvp
+def _erfcx(x: Any) -> Any:
+    return _erfcx_value(x)
+
+
+@_erfcx.defjvp
+def _erfcx_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    y = _erfcx(x)
+    return y, (2.0 * x * y - 2.0 / _SQRT_PI) * tx
+
+
+def erfcx(x: Any) -> Any:
+    """Scaled complementary error function ``exp(x**2) * erfc(x)``, accurate for large ``x``
+    (where ``erfc`` underflows); ``inf`` below about -26.6, as SciPy. Its derivative is
+    ``2 x erfcx(x) - 2 / sqrt(pi)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import erfcx
+        >>> erfcx(np.array([0.0, 1.0, 30.0]))
+        array([1.        , 0.42758358, 0.01879589])
+    """
+    (x,) = _floats("erfcx", x)
+    dt = get_aval(_fnpm.asarray(x)).dtype
+    return _erfcx(_fnpm.asarray(x).astype(_F64)).astype(dt)
+
+
+def factorial(n: Any, exact: bool = False) -> Any:
+    """``n!`` as ``gamma(n + 1)`` (0 for negative ``n``), as ``scipy.special.factorial`` with
+    ``exact=False``; ``exact=True`` (Python integers) is not supported (``ValueError``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import factorial
+        >>> factorial(np.array([-1, 0, 3, 5]))
+        array([  0.,   1.,   6., 120.])
+    """
+    if exact:
+        raise ValueError("factorial: exact=True (arbitrary-precision integers) is not "
+                         "supported; use exact=False (floating point)")
+    (n,) = _floats("factorial", n)
+    n = _fnpm.asarray(n)
+    return _fnpm.where(n < 0, 0.0, gamma(_fnpm.where(n < 0, 0.0, n) + 1.0)).astype(get_aval(n).dtype)
+
+
+def _exp_gammaln_diff(num: Any, den: Any) -> Any:
+    """gamma(num) / prod(gamma(d) for d in den) through gammaln, with the signs."""
+    out = gammaln(num)
+    sign = gammasgn(num)
+    for d in den:
+        out = out - gammaln(d)
+        sign = sign * gammasgn(d)
+    # A pole in the denominator (and none above) gives 0, whatever its sign.
+    return _fnpm.where(out == -_fnpm.inf, 0.0, sign * _fnpm.exp(out))
+
+
+def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:  # noqa: N803
+    """Number of combinations of ``N`` things taken ``k`` at a time (``binom(N, k)``, 0 unless
+    ``0 <= k <= N``), as ``scipy.special.comb`` with ``exact=False``; integer arguments give
+    integer values. ``repetition=True`` counts with repetition (``comb(N + k - 1, k)``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import comb
+        >>> comb(10, np.array([0, 3, 11]))
+        array([  1., 120.,   0.])
+    """
+    if exact:
+        raise ValueError("comb: exact=True (arbitrary-precision integers) is not supported; "
+                         "use exact=False (floating point)")
+    n_, k_ = _floats("comb", N, k)
+    n_, k_ = _fnpm.asarray(n_), _fnpm.asarray(k_)
+    if repetition:
+        n_ = n_ + k_ - 1.0
+    ok = (k_ <= n_) & (n_ >= 0) & (k_ >= 0)
+    ns = _fnpm.where(ok, n_, 1.0)
+    ks = _fnpm.where(ok, k_, 0.0)
+    val = _exp_gammaln_diff(ns + 1.0, [ks + 1.0, ns - ks + 1.0])
+    # Integral arguments have an integral count: round away exp/log's last-digit noise
+    # (the derivative is that of the smooth formula).
+    integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
+    val = val + _ew.stop_gradient(_fnpm.where(integral, _fnpm.round(val), val) - val)
+    return _fnpm.where(ok, val, 0.0)
+
+
+def poch(z: Any, m: Any) -> Any:
+    """Pochhammer symbol (rising factorial) ``gamma(z + m) / gamma(z)``, finite at the poles
+    of ``gamma(z)`` for integer ``m`` (``poch(-3, 2) = 6``), as ``scipy.special.poch``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import poch
+        >>> poch(np.array([2.0, -3.0, 0.5]), np.array([3.0, 2.0, 0.0]))
+        array([24.,  6.,  1.])
+    """
+    z, m = _floats("poch", z, m)
+    z, m = _fnpm.broadcast_arrays(_fnpm.asarray(z), _fnpm.asarray(m))
+    integer_m = m == _fnpm.floor(m)
+    reflect = (z <= 0) & (z == _fnpm.floor(z)) & integer_m
+    direct = _exp_gammaln_diff(_fnpm.where(reflect, 1.0, z + m), [_fnpm.where(reflect, 1.0, z)])
+    # gamma(z + m) / gamma(z) = (-1)^m gamma(1 - z) / gamma(1 - z - m) for integer m.
+    zr = _fnpm.where(reflect, z, 0.0)
+    mr = _fnpm.where(reflect, m, 0.0)
+    parity = _fnpm.where(_fnpm.fmod(_fnpm.abs(mr), 2.0) == 0, 1.0, -1.0)
+    reflected = parity * _exp_gammaln_diff(1.0 - zr, [1.0 - zr - mr])
+    val = _fnpm.where(reflect, reflected, direct)
+    integral = reflect | ((z == _fnpm.floor(z)) & integer_m & (z > 0) & (m >= 0))
+    val = val + _ew.stop_gradient(_fnpm.where(integral, _fnpm.round(val), val) - val)
+    return _fnpm.where(m == 0, 1.0, val)
+
+
+def _exprel(t: Any) -> Any:
+    """``expm1(t) / t`` (1 at 0), smooth through 0 so derivatives there are right."""
+    small = _fnpm.abs(t) < 1e-3
+    ts = _fnpm.where(small, 1.0, t)
+    series = 1.0 + t * (1 / 2 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t / 720))))
+    return _fnpm.where(small, series, _fnpm.expm1(ts) / ts)
+
+
+def _boxcox_of_log(logx: Any, lmbda: Any) -> Any:
+    # (exp(lmbda L) - 1) / lmbda = L exprel(lmbda L): continuous in lmbda through 0, where
+    # the value is L and the lmbda-derivative L**2 / 2.
+    inf = _fnpm.isinf(logx)
+    finite = _fnpm.where(inf, 0.0, logx)
+    out = finite * _exprel(lmbda * finite)
+    # L = +-inf: -1 / lmbda where lmbda L -> -inf, else L.
+    safe = _fnpm.where(lmbda == 0, 1.0, lmbda)
+    to_minus = (lmbda != 0) & (_fnpm.sign(lmbda) != _fnpm.sign(logx))
+    return _fnpm.where(inf, _fnpm.where(to_minus, -1.0 / safe, logx), out)
+
+
+def boxcox(x: Any, lmbda: Any) -> Any:
+    """Box-Cox transformation: ``(x**lmbda - 1) / lmbda``, ``log(x)`` at ``lmbda == 0``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import boxcox
+        >>> boxcox(np.array([1.0, 4.0]), 0.5)
+        array([0., 2.])
+    """
+    x, lmbda = _floats("boxcox", x, lmbda)
+    return _boxcox_of_log(_fnpm.log(x), lmbda)
+
+
+def boxcox1p(x: Any, lmbda: Any) -> Any:
+    """Box-Cox transformation of ``1 + x`` (accurate for small ``x``): ``((1 + x)**lmbda - 1)
+    / lmbda``, ``log1p(x)`` at ``lmbda == 0``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import boxcox1p
+        >>> boxcox1p(np.array([0.0, 3.0]), 0.5)
+        array([0., 2.])
+    """
+    x, lmbda = _floats("boxcox1p", x, lmbda)
+    return _boxcox_of_log(_fnpm.log1p(x), lmbda)

@@ -1,0 +1,41 @@
+"""Op table: erfcx, factorial, comb, poch, boxcox, boxcox1p vs scipy.special, with the shared
+drivers' derivative (finite differences, where smooth), vmap and jit checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as ss
+from helpers import OpCase, case_adder
+
+import funcgrad.scipy.special as fs
+
+CASES: list[OpCase] = []
+case = case_adder(CASES, "scipy.special.")
+
+_ERFCX = np.array([-26.0, -5.0, -1.0, -1e-3, 0.0, 0.5, 3.0, 10.0, 24.9, 25.0, 26.0, 1e3, 1e300,
+                   np.inf, -np.inf, np.nan])
+case("erfcx", fs.erfcx, ss.erfcx, [(_ERFCX,)], rtol=1e-13,
+     atol=0.0, grad_args=[(np.array([-2.0, 0.3, 5.0, 24.0, 26.0, 40.0]),)])
+case("erfcx_f32", fs.erfcx, ss.erfcx, [(_ERFCX[_ERFCX != 1e300].astype(np.float32),)],
+     grad_args=[])
+case("factorial", fs.factorial, ss.factorial,
+     [(np.array([-2.0, -1.0, 0.0, 1.0, 3.0, 4.5, 10.0, 20.0]),), (np.arange(6),)], rtol=1e-13,
+     grad_args=[(np.array([0.5, 2.5, 4.0]),)])
+case("comb", fs.comb, ss.comb,
+     [(np.array([10.0, 5.5, -1.0, 3.0, 0.0, 50.0, 100.0, 7.0]),
+       np.array([3.0, 2.0, 1.0, 5.0, 0.0, 25.0, 3.0, 7.5])), (10, np.array([0, 3, 11]))],
+     rtol=1e-12, grad_args=[(np.array([5.5, 7.2]), np.array([2.3, 1.5]))])
+case("comb_repetition", lambda n, k: fs.comb(n, k, repetition=True),
+     lambda n, k: ss.comb(n, k, repetition=True), [(np.array([10.0, 5.5, 3.0]),
+                                                   np.array([3.0, 2.0, 5.0]))], rtol=1e-12,
+     grad_args=[])
+case("poch", fs.poch, ss.poch,
+     [(np.array([2.0, -2.5, 0.5, -3.0, -3.0, -3.0, 1e3, 0.0, -1.0, 3.5, 10.0]),
+       np.array([3.0, 2.0, 0.0, 2.0, 4.0, 3.5, 2.5, 3.0, 1.0, -1.5, -2.0]))], rtol=1e-12,
+     grad_args=[(np.array([2.5, 0.7, 3.1]), np.array([1.3, 2.0, -0.4]))])
+_BX = np.array([1.0, 2.0, 0.0, -1.0, 1e-10, 10.0])
+_BL = np.array([0.5, 0.0, 2.0, 1.0, 0.0, -1.5])
+case("boxcox", fs.boxcox, ss.boxcox, [(_BX, _BL), (_BX.astype(np.float32), np.float32(0.5))],
+     rtol=1e-13, grad_args=[(np.array([0.5, 2.0, 3.0]), np.array([0.3, -1.2, 0.0]))])
+case("boxcox1p", fs.boxcox1p, ss.boxcox1p, [(_BX - 0.5, _BL)], rtol=1e-13,
+     grad_args=[(np.array([0.5, 2.0, -0.3]), np.array([0.3, -1.2, 0.0]))])
