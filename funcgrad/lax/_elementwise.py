@@ -43,7 +43,8 @@ __all__ = [
     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
     "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
     "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "clz", "select",
-    "select_n", "clamp", "convert_element_type", "stop_gradient", "optimization_barrier", "reduce_precision",
+    "select_n", "clamp", "convert_element_type", "stop_gradient", "optimization_barrier",
+    "reduce_precision",
 ]
 
 
@@ -128,8 +129,18 @@ erf_inv = _unary("erf_inv", _sp.erfinv, FLOATING, "Elementwise inverse error fun
                  "lax.erf_inv(0.0).tolist()", "0.0")
 lgamma = _unary("lgamma", _sp.lgamma, FLOATING, "Elementwise ``log|Gamma(x)|``.",
                 "lax.lgamma(1.0).tolist()", "0.0")
-digamma = _unary("digamma", _sp.digamma, FLOATING, "Elementwise digamma (psi) function.",
+
+
+def _digamma_xla(x: Array) -> Array:
+    # XLA's digamma is NaN at every pole, 0 included (SciPy's psi gives -inf/+inf at -0/+0).
+    return _ew.select_n(_ew.eq(x, 0), _sp.digamma(x), get_aval(x).dtype.type(numpy.nan))
+
+
+digamma = _unary("digamma", _digamma_xla, FLOATING,
+                 "Elementwise digamma (psi) function; NaN at its poles 0, -1, -2, ... (as JAX).",
                  "f'{float(lax.digamma(1.0)):.6f}'", "'-0.577216'")
+
+
 def population_count(x: Array) -> Array:
     """Elementwise number of set bits, in ``x``'s dtype (as JAX; NumPy's ``bitwise_count``
     gives uint8). A negative value counts its two's-complement bits.

@@ -140,6 +140,14 @@ def test_dot_general_mixed_dtypes(lhs, rhs, want) -> None:
     assert host(g).dtype == np.float32 and host(g).tolist() == [[2.0] * 3] * 2
 
 
+def test_digamma_is_nan_at_every_pole() -> None:
+    # jax.lax.digamma([0., -0., -1., -2., 2.5]) -> [nan, nan, nan, nan, 0.7031566406452432]
+    got = host(lax.digamma(dev(np.array([0.0, -0.0, -1.0, -2.0, 2.5]))))
+    assert np.isnan(got[:4]).all()
+    assert_allclose(got[4:], np.array([0.7031566406452432]))
+    assert np.isnan(host(funcgrad.jit(lax.digamma)(dev(np.float32(0.0)))))
+
+
 def test_broadcast_in_dim_dimensions_in_any_order() -> None:
     # jax.lax.broadcast_in_dim(arange(6.0).reshape(2, 3), (3, 2), (1, 0)) (JAX 0.10.2)
     x = dev(np.arange(6.0).reshape(2, 3))
