@@ -28,6 +28,7 @@ from funcgrad.random._core import (
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
 from funcgrad.random._more import (
     ball,
+    binomial,
     clone,
     double_sided_maxwell,
     f,
@@ -69,5 +70,5 @@ __all__ = [
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
     "loggamma", "beta", "dirichlet", "chisquare", "poisson", "t", "f", "pareto", "rayleigh",
     "maxwell", "double_sided_maxwell", "weibull_min", "geometric", "triangular", "wald",
-    "generalized_normal", "ball", "clone", "check_key_reuse", "KeyReuseError",
+    "generalized_normal", "ball", "clone", "binomial", "check_key_reuse", "KeyReuseError",
 ]

@@ -1,7 +1,7 @@
 """More of ``jax.random``'s samplers, each a transform of the basic ones in JAX's
 construction (same key splits, same formulas): ``t``, ``f``, ``pareto``, ``rayleigh``,
 ``maxwell``, ``double_sided_maxwell``, ``weibull_min``, ``geometric``, ``triangular``,
-``wald``, ``generalized_normal``, ``ball``, and ``clone``.
+``wald``, ``generalized_normal``, ``ball``, ``clone``, and ``binomial``.
 
 They are written with differentiable funcgrad operations, so draws differentiate in their
 float parameters by reparameterisation (``t`` and ``f`` through ``gamma``'s implicit
@@ -20,8 +20,9 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
+from funcgrad.ops.control_flow import while_loop
 from funcgrad.random._core import check_key, shape_arg, split2
-from funcgrad.random._gamma import chisquare, gamma
+from funcgrad.random._gamma import beta, chisquare, gamma
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
     _exponential,
@@ -35,7 +36,7 @@ from funcgrad.random._samplers import (
 
 __all__ = [
     "t", "f", "pareto", "rayleigh", "maxwell", "double_sided_maxwell", "weibull_min",
-    "geometric", "triangular", "wald", "generalized_normal", "ball", "clone",
+    "geometric", "triangular", "wald", "generalized_normal", "ball", "clone", "binomial",
 ]
 
 Array = Any
@@ -290,3 +291,95 @@ def clone(key: Any) -> Array:
     """
     key = check_key("clone", key)
     return fnp.copy(key) if not hasattr(key, "aval") else _ew.add(key, numpy.uint32(0))
+
+
+# ---------------------------------------------------------------------------------------------
+# binomial: halving by beta order statistics, then inversion by geometric waiting times
+
+_INVERSION_MEAN = 10.0  # below this n * min(p, 1 - p), count geometric waiting times
+
+
+def _binomial_inversion(key: Any, n: Any, q: Any, shape: tuple[int, ...],
+                        dt: numpy.dtype) -> Any:
+    """Binomial(n, q) by the second waiting-time method: the number of Geometric(q) waiting
+    times whose sum stays within ``n`` (the loop runs about ``n q + 1`` times)."""
+    log1mq = _ew.log1p(_ew.neg(q))
+
+    def cond(carry: Any) -> Any:
+        return fnp.any(_ew.le(carry[1], n))
+
+    def body(carry: Any) -> Any:
+        count, total, rng = carry
+        rng, sub = split2(rng)
+        count = fnp.where(_ew.le(total, n), _ew.add(count, dt.type(1)), count)
+        u = _uniform(sub, shape, dt, 0.0, 1.0)
+        wait = _ew.ceil(_ew.div(_ew.log(u), log1mq))
+        return count, _ew.add(total, wait), rng
+
+    zero = fnp.zeros_like(q)
+    count = while_loop(cond, body, (zero, zero, key))[0]
+    return _ew.sub(count, dt.type(1))
+
+
+@consumes
+def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
+    """Binomial(``n``, ``p``) counts, as floats of ``dtype`` (float64), as ``jax.random``.
+
+    Exact for every ``n``: while ``n min(p, 1 - p) > 10`` the count is halved by a Beta
+    order statistic (``X ~ Beta(a, n + 1 - a)``, ``a = n // 2 + 1``: below ``X`` lie
+    Binomial(``a - 1``, ``p / X``) successes, else ``a`` plus Binomial(``n - a``,
+    ``(p - X) / (1 - X)``)), then geometric waiting times count the rest. Non-integer ``n`` is
+    floored (NumPy's rule); ``n < 0``, NaN or ``p`` outside ``[0, 1]`` give NaN, as JAX.
+
+    Example:
+        >>> from funcgrad import random
+        >>> x = random.binomial(random.PRNGKey(0), 20, 0.3, (2000,))
+        >>> 5.7 < float(x.mean()) < 6.3
+        True
+    """
+    key, dt, shape, (n, p) = _setup("binomial", key, dtype, shape, n, p)
+    n = _ew.stop_gradient(_sh.broadcast_to(fnp.floor(n), shape))
+    p = _ew.stop_gradient(_sh.broadcast_to(p, shape))
+    invalid = _ew.or_(_ew.or_(_ew.ne(n, n), _ew.lt(n, dt.type(0))),
+                      _ew.or_(_ew.ne(p, p), _ew.or_(_ew.lt(p, dt.type(0)),
+                                                    _ew.gt(p, dt.type(1)))))
+    n_ok = fnp.where(invalid, dt.type(0), fnp.where(fnp.isinf(n), dt.type(0), n))
+    p_ok = fnp.where(invalid, dt.type(0.5), p)
+    key_split, key_inv = split2(key)
+
+    def big(n: Any, p: Any) -> Any:
+        return _ew.gt(_ew.mul(n, fnp.minimum(p, _ew.sub(dt.type(1), p))),
+                      dt.type(_INVERSION_MEAN))
+
+    def cond(carry: Any) -> Any:
+        return fnp.any(big(carry[0], carry[1]))
+
+    def body(carry: Any) -> Any:
+        n, p, acc, rng = carry
+        rng, sub = split2(rng)
+        active = big(n, p)
+        a = _ew.add(fnp.floor(_ew.mul(n, dt.type(0.5))), dt.type(1))
+        b = _ew.sub(_ew.add(n, dt.type(1)), a)
+        x = beta(sub, fnp.where(active, a, dt.type(1)), fnp.where(active, b, dt.type(1)),
+                 shape, dt)
+        below = _ew.ge(x, p)
+        n_new = fnp.where(below, _ew.sub(a, dt.type(1)), _ew.sub(n, a))
+        p_new = fnp.where(below, _ew.div(p, x),
+                          _ew.div(_ew.sub(p, x), _ew.sub(dt.type(1), x)))
+        acc_new = fnp.where(below, acc, _ew.add(acc, a))
+        p_new = fnp.clip(p_new, dt.type(0), dt.type(1))
+        return (fnp.where(active, n_new, n), fnp.where(active, p_new, p),
+                fnp.where(active, acc_new, acc), rng)
+
+    n_rest, p_rest, acc, _ = while_loop(cond, body, (n_ok, p_ok, fnp.zeros_like(n_ok),
+                                                     key_split))
+    flip = _ew.gt(p_rest, dt.type(0.5))
+    q = fnp.where(flip, _ew.sub(dt.type(1), p_rest), p_rest)
+    q_safe = fnp.where(_ew.eq(q, dt.type(0)), dt.type(0.5), q)
+    k = _binomial_inversion(key_inv, fnp.where(_ew.eq(q, dt.type(0)), dt.type(0), n_rest),
+                            q_safe, shape, dt)
+    k = fnp.where(flip, _ew.sub(n_rest, k), k)
+    k = fnp.where(_ew.eq(q, dt.type(0)), fnp.where(flip, n_rest, dt.type(0)), k)
+    out = _ew.add(acc, k)
+    out = fnp.where(fnp.isinf(n), dt.type(numpy.inf), out)
+    return fnp.where(invalid, dt.type(numpy.nan), out)

@@ -130,3 +130,29 @@ def test_errors_name_the_sampler() -> None:
         R.ball(k, 0)
     with pytest.raises(TypeError, match="maxwell: key"):
         R.maxwell([0, 0], (2,))
+
+
+@pytest.mark.parametrize("n,p", [(20, 0.3), (5, 0.9), (1000, 0.37), (10**6, 0.01)])
+def test_binomial_distribution(n, p) -> None:
+    # fixed key: deterministic; the largest CDF gap is within the KS bound at level 1e-3
+    x = np.asarray(host(R.binomial(dev(R.PRNGKey(11)), n, p, (N,))))
+    assert x.dtype == np.float64 and (x == np.floor(x)).all()
+    assert 0 <= x.min() and x.max() <= n
+    lo, hi = int(x.min()), int(x.max())
+    ks = np.arange(lo, hi + 1)
+    emp = np.searchsorted(np.sort(x), ks, side="right") / N
+    assert np.max(np.abs(emp - st.binom(n, p).cdf(ks))) < 1.95 / np.sqrt(N)
+
+
+def test_binomial_edge_cases_as_jax() -> None:
+    k = dev(R.PRNGKey(0))
+    # jax.random.binomial: nan for n < 0, nan n or p outside [0, 1]; inf n gives inf
+    got = R.binomial(k, dev(np.array([-1.0, np.nan, np.inf, 5.0])),
+                     dev(np.array([0.5, 0.5, 0.5, 1.5])))
+    assert_allclose(got, np.array([np.nan, np.nan, np.inf, np.nan]))
+    assert_allclose(R.binomial(k, 7, dev(np.array([0.0, 1.0]))), np.array([0.0, 7.0]))
+    assert_allclose(R.binomial(k, 0, 0.5, (2,)), np.zeros(2))
+    assert host(R.binomial(k, 10, 0.3, dtype=np.float32)).dtype == np.float32
+    f = funcgrad.jit(lambda k: R.binomial(k, 100, 0.4, (3,)))
+    assert_allclose(f(k), R.binomial(k, 100, 0.4, (3,)))
+    assert funcgrad.vmap(lambda k: R.binomial(k, 30, 0.5, (2,)))(R.split(k, 3)).shape == (3, 2)
