@@ -157,6 +157,10 @@ def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None)
     leaves = _leaves(grads)
     _check_writable(leaves, "clip_grad_value_",
                     "tree_map(lambda g: fnp.clip(g, -v, v), grads)")
+    for g in leaves:
+        if fnp.iscomplexobj(g):  # NumPy would clip lexicographically: say no, as PyTorch
+            raise TypeError("clip_grad_value_: complex gradients cannot be clipped by value "
+                            f"(got a {g.dtype} array); clip their norm instead")
     v = float(clip_value)
     for g in leaves:
         g[...] = g.clip(-v, v)

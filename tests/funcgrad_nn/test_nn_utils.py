@@ -508,3 +508,16 @@ def test_hook_based_norms_reject_an_out_of_range_dim_as_torch(fn):
     with pytest.raises(IndexError, match="out of range"):
         getattr(nn.utils, fn)(lin, dim=5)
     assert list(lin.state_dict()) == ["weight", "bias"]
+
+
+def test_complex_gradients_clip_by_norm_and_refuse_value_clipping_as_torch():
+    # torch 2.13: clip_grad_norm_ -> 5.196152422706632 and [0.5774+0.7698j, 0.1925-0.1925j];
+    # clip_grad_value_ raises (clamp is not supported for complex types)
+    grads = [dev(np.array([3 + 4j, 1 - 1j]))]
+    assert float(nn.utils.clip_grad_norm_(grads, 1.0)) == pytest.approx(5.196152422706632)
+    np.testing.assert_allclose(host(grads[0]), [0.57735016 + 0.76980021j,
+                                                0.19245005 - 0.19245005j], rtol=1e-6)
+    before = host(grads[0]).copy()
+    with pytest.raises(TypeError, match="complex gradients cannot be clipped by value"):
+        nn.utils.clip_grad_value_(grads, 0.1)
+    np.testing.assert_array_equal(host(grads[0]), before)
