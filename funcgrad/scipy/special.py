@@ -314,12 +314,14 @@ def log_softmax(x: Any, axis: Any = None) -> Any:
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
-              return_sign: bool = False) -> Any:
+              return_sign: bool = False, where: Any = None) -> Any:
     """``log(sum(b * exp(a)))`` over ``axis``, without overflow or underflow.
 
     ``b`` (broadcasting with ``a``) weights the terms; entries with ``b == 0`` add nothing,
     even when ``a`` is infinite. With ``return_sign=True`` returns ``(log|s|, sign(s))``;
-    otherwise a negative sum gives nan. The gradient is the (weighted) softmax.
+    otherwise a negative sum gives nan. ``where`` (a boolean mask broadcasting with ``a``,
+    as in ``jax.scipy.special.logsumexp``) leaves out the entries where it is False (an
+    empty selection gives -inf). The gradient is the (weighted) softmax.
 
     Example:
         >>> import numpy as np
@@ -328,7 +330,15 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
         1.9287498479639178e-22
         >>> logsumexp(np.array([1.0, 2.0]), b=np.array([1.0, -1.0]), return_sign=True)
         (array(1.54132485), array(-1.))
+        >>> float(logsumexp(np.array([1.0, 5.0]), where=np.array([True, False])))
+        1.0
     """
+    if where is not None:
+        mask = _fe.asarray_operands(where)[0]
+        if get_aval(mask).dtype != numpy.bool_:
+            raise TypeError(f"logsumexp: where must be a boolean mask, got "
+                            f"{get_aval(mask).dtype}")
+        b = _fnp_module.where(mask, 1.0 if b is None else b, 0.0)
     if b is None:
         (a,) = _floats("logsumexp", a)
     else:
