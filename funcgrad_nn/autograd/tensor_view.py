@@ -56,6 +56,16 @@ def _torch_kwargs(kwargs: dict) -> dict:
     return out
 
 
+def _is_device(s: str) -> bool:
+    from funcgrad.backend import canonical_device
+
+    try:
+        canonical_device(s)
+    except ValueError:
+        return False
+    return True
+
+
 def _np_dtype(d: Any) -> Any:
     """A dtype from what ``.to``/``new_*`` receive: a dtype, a NumPy scalar type, a string."""
     import numpy
@@ -88,6 +98,18 @@ class TensorView(Tracer):
         return v.to_concrete_value() if isinstance(v, Tracer) else v
 
     # -- PyTorch names that differ from NumPy's ---------------------------------------------
+
+    @property
+    def device(self) -> str:
+        """The array's device (``"cpu"``, ``"gpu"``...): ``fnp.zeros(..., device=x.device)``
+        follows PyTorch's ``torch.zeros(..., device=x.device)``."""
+        from funcgrad.backend import get_default_device
+
+        return self.aval.device or get_default_device()
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device == "gpu"
 
     def size(self, dim: int | None = None) -> Any:
         return self.shape if dim is None else self.shape[dim]
@@ -250,15 +272,22 @@ class TensorView(Tracer):
         return fnp.asarray(self, dtype=other.dtype)
 
     def to(self, *args: Any, **kw: Any) -> Any:
-        dtype = kw.get("dtype")
+        from funcgrad import device_put
+        from funcgrad.backend import canonical_device
+
+        dtype, device = kw.get("dtype"), kw.get("device")
         for a in args:
             if isinstance(a, Tracer) or (not isinstance(a, type) and hasattr(a, "shape")
                                          and hasattr(a, "dtype")):
                 dtype = a.dtype            # .to(other): other's dtype
-            elif a is not None and not (isinstance(a, str) and a.split(":")[0] in
-                                        ("cpu", "cuda")):
-                dtype = a                  # .to(dtype); a device string is a no-op here
-        return self if dtype is None else fnp.asarray(self, dtype=_np_dtype(dtype))
+            elif isinstance(a, str) and _is_device(a):
+                device = a
+            elif a is not None:
+                dtype = a                  # .to(dtype)
+        out = self if dtype is None else fnp.asarray(self, dtype=_np_dtype(dtype))
+        if device is not None and canonical_device(device) != self.device:
+            out = device_put(out, canonical_device(device))
+        return out
 
     def _new(self, value: Any) -> Any:
         return wrap(self._trace, value, force=True)  # type: ignore[arg-type]

@@ -498,3 +498,24 @@ def test_arrays_inside_list_arguments_and_ctx_attributes():
     out, t = funcgrad.jvp(lambda x, y: _ListArg.apply(x, (y, 1.0)), (x, y), (x, y))
     assert_close(out, [4.0, 9.0])
     assert_close(t, [3.0, 8.0])               # only x's tangent goes through
+
+
+def test_views_have_device():
+    seen = []
+
+    class Dev(Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append((x.device, x.is_cuda))
+            return x.to(x.device) * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0
+
+    x = dev(np.ones(2))
+    funcgrad.jit(funcgrad.grad(lambda x: Dev.apply(x).sum()))(x)
+    Dev.apply(x)
+    from helpers import DEVICE
+
+    assert seen == [(DEVICE, False)] * 2
