@@ -772,7 +772,7 @@ class PyTreeDef:
             return None
         kind, aux = rec[0], rec[1]
         if kind.code == _NAMEDTUPLE:
-            return aux, aux
+            return aux, None  # the class is the node type; no aux data (as JAX's)
         return kind.nodetype, aux
 
     def children(self) -> list[PyTreeDef]:
