@@ -21,7 +21,7 @@ from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, promote
 
-__all__ = ["expm", "expm_frechet"]
+__all__ = ["expm", "expm_frechet", "sqrtm"]
 
 _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
            1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
@@ -101,3 +101,27 @@ def expm_frechet(A: Any, E: Any, method: Any = None, compute_expm: bool = True, 
                          "have the same shape")
     out, tan = jvp(expm, (a,), (e,))
     return (out, tan) if compute_expm else tan
+
+
+def sqrtm(A: Any, blocksize: int = 1) -> Any:  # noqa: N803
+    """Principal square root of a square matrix: ``X`` with ``X @ X = A``, as
+    ``jax.scipy.linalg.sqrtm``: always complex (complex128 for float64 and integers,
+    complex64 for float32).
+
+    Computed from the eigendecomposition, ``V diag(sqrt(w)) V^-1`` (the principal branch of
+    ``sqrt``), so it is differentiable (where the eigenvalues are distinct) and works under
+    ``jit``/``vmap``; its accuracy is that of ``V``'s conditioning, so defective (non
+    diagonalizable) matrices are not supported. SciPy returns a real array when a real root
+    exists; take ``.real`` for those.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))
+        array([[2.+0.j, 0.+0.j],
+               [0.+0.j, 3.+0.j]])
+    """
+    a = as_inexact(A)
+    check_square("sqrtm", a)
+    w, v = fnp.linalg.eig(a)
+    return fnp.linalg.solve(fnp.swapaxes(v, -1, -2),
+                            fnp.swapaxes(v * fnp.sqrt(w)[..., None, :], -1, -2)).swapaxes(-1, -2)

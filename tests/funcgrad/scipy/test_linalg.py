@@ -121,3 +121,22 @@ def test_singular_matrix_raises_linalg_error() -> None:
         fsl.solve(np.ones((2, 2)), np.ones(2))
     with pytest.raises(np.linalg.LinAlgError):
         fsl.cholesky(-np.eye(2))
+
+
+def test_sqrtm_matches_scipy_and_differentiates() -> None:
+    import scipy.linalg as sl
+
+    from funcgrad.test_util import check_grads
+
+    rng = np.random.default_rng(0)
+    for a in [A @ A.T + np.eye(3), np.array([[1.0, 2.0], [-3.0, 1.0]]), rng.standard_normal((4, 4)),
+              np.array([[-4.0, 0.0], [0.0, 1.0]])]:
+        out = fsl.sqrtm(dev(a))
+        assert host(out).dtype == np.complex128
+        assert_allclose(out, sl.sqrtm(a).astype(np.complex128), rtol=1e-12, atol=1e-12)
+    assert host(fsl.sqrtm(dev(np.eye(2, dtype=np.float32)))).dtype == np.complex64
+    s = A @ A.T + np.eye(3)
+    check_grads(lambda m: fsl.sqrtm(m).real, (dev(s),), order=1, modes=("fwd", "rev"))
+    assert_allclose(funcgrad.vmap(fsl.sqrtm)(dev(np.stack([s, 2 * s]))),
+                    np.stack([sl.sqrtm(s), sl.sqrtm(2 * s)]).astype(complex), rtol=1e-12,
+                    atol=1e-12)
