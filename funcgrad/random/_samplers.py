@@ -441,10 +441,14 @@ def _randint(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
 
 
 @consumes
-def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Array:
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
+                mode: str | None = None) -> Array:
     """Indices drawn with probabilities ``softmax(logits, axis)`` (the Gumbel-max trick).
 
-    ``shape`` must end with ``logits``' shape without ``axis`` (its default).
+    ``shape`` must end with ``logits``' shape without ``axis`` (its default). With
+    ``replace=False`` the leading ``shape`` entries (``k`` draws in all) are distinct: the
+    ``k`` largest of one Gumbel-perturbed ``logits`` (JAX's Gumbel-top-k). ``mode``: JAX's
+    ``'low'`` (the default; ``'high'`` is not supported).
 
     Example:
         >>> import numpy as np
@@ -467,7 +471,19 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Arr
     batch_shape = tuple(numpy.delete(la.shape, ax))
     shape = batch_shape if shape is None else shape_arg("categorical", shape)
     check_shape("categorical", shape, batch_shape)
+    if mode not in (None, "low"):
+        raise ValueError(f"categorical: mode must be 'low' (or None), got {mode!r}")
     prefix = shape[:len(shape) - len(batch_shape)]
+    if not replace:
+        k = math.prod(prefix)
+        if k > la.shape[ax]:
+            raise ValueError(f"categorical: number of samples without replacement ({k}) "
+                             f"cannot exceed the number of categories ({la.shape[ax]})")
+        u = _uniform(key, la.shape, la.dtype, numpy.finfo(la.dtype).tiny, 1.0)
+        perturbed = _ew.add(logits, _ew.neg(_ew.log(_ew.neg(_ew.log(u)))))
+        order = fnp.argsort(_ew.neg(fnp.moveaxis(perturbed, ax, -1)), axis=-1)
+        top = order[..., :k]
+        return _sh.reshape(fnp.moveaxis(top, -1, 0), shape)
     lshape = list(shape[len(shape) - len(batch_shape):])
     lshape.insert(ax % la.ndim, la.shape[ax])
     u = _uniform(key, (*prefix, *lshape), la.dtype, numpy.finfo(la.dtype).tiny, 1.0)

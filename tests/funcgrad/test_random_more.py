@@ -156,3 +156,24 @@ def test_binomial_edge_cases_as_jax() -> None:
     f = funcgrad.jit(lambda k: R.binomial(k, 100, 0.4, (3,)))
     assert_allclose(f(k), R.binomial(k, 100, 0.4, (3,)))
     assert funcgrad.vmap(lambda k: R.binomial(k, 30, 0.5, (2,)))(R.split(k, 3)).shape == (3, 2)
+
+
+def test_categorical_without_replacement_equals_jax() -> None:
+    # jax.random.categorical(PRNGKey(3), L, shape=(4, 3), replace=False): every column a
+    # permutation of the 4 categories (Gumbel-top-k), bit-identical (uniform bits, argsort)
+    logits = dev(np.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1],
+                                  [0.25, 0.25, 0.25, 0.25]])))
+    got = R.categorical(dev(R.PRNGKey(3)), logits, shape=(4, 3), replace=False)
+    assert_allclose(got, np.array([[0, 2, 0], [1, 1, 1], [3, 0, 3], [2, 3, 2]]))
+    x = np.asarray(host(R.categorical(dev(R.PRNGKey(5)), logits[0], shape=(2,),
+                                      replace=False)))
+    assert x.shape == (2,) and x[0] != x[1]
+    with pytest.raises(ValueError, match="cannot exceed"):
+        R.categorical(dev(R.PRNGKey(0)), logits, shape=(5, 3), replace=False)
+    with pytest.raises(ValueError, match="mode"):
+        R.categorical(dev(R.PRNGKey(0)), logits, mode="high")
+    # first draws without replacement follow the softmax, like draws with it
+    first = np.asarray(host(funcgrad.vmap(lambda k: R.categorical(
+        k, logits[0], shape=(2,), replace=False)[0])(R.split(dev(R.PRNGKey(9)), N))))
+    assert_allclose(np.bincount(first, minlength=4) / N, np.array([0.1, 0.2, 0.3, 0.4]),
+                    atol=0.03)
