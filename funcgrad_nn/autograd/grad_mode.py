@@ -93,7 +93,9 @@ def _disable() -> list[Any]:
 def _enable() -> list[Any]:
     tokens: list[Any] = [(_grad_enabled, _grad_enabled.set(True))]
     cur = _trace_var.get()
-    if isinstance(cur, NoGradTrace):
+    # Inside inference_mode, PyTorch's enable_grad reports grad mode on but what is computed
+    # stays out of autograd (inference tensors): the cut stays.
+    if isinstance(cur, NoGradTrace) and not _inference.get():
         tokens.append((_trace_var, _trace_var.set(cur.parent)))  # type: ignore[arg-type]
     return tokens
 

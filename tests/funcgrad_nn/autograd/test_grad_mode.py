@@ -167,3 +167,21 @@ def test_tape_entry_points_explain_the_functional_counterpart():
         autograd.backward  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         autograd.nothing  # noqa: B018
+
+
+def test_enable_grad_inside_inference_mode_keeps_values_constant():
+    # torch 2.13: inside inference_mode, enable_grad makes is_grad_enabled() True but the
+    # result does not require grad; inference_mode(False) then enable_grad differentiates.
+    seen = []
+
+    def f(x):
+        with inference_mode():
+            with enable_grad():
+                seen.append((is_grad_enabled(), is_inference_mode_enabled()))
+                y = x * x
+            with inference_mode(False), enable_grad():
+                z = x * x
+        return y + z
+
+    assert float(funcgrad.grad(f)(2.0)) == 4.0        # only z's derivative
+    assert seen == [(True, True)]
