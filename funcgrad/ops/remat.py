@@ -430,14 +430,17 @@ def checkpoint(
     prevent_cse: bool = True,
     policy: Policy | None = None,
     static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
 ) -> Callable[..., Any]:
     """``fun`` with its intermediates recomputed in the backward pass instead of stored.
 
     Reverse-mode derivatives through the returned function keep only ``fun``'s inputs (plus
     what ``policy`` allows to save, see :data:`checkpoint_policies`) between the forward and
     the backward pass; the rest is recomputed when the backward pass needs it. Values and
-    derivatives are unchanged. ``static_argnums`` marks arguments that are passed through as
-    Python values (not traced). Usable as a decorator, with or without arguments.
+    derivatives are unchanged. ``static_argnums`` / ``static_argnames`` mark arguments that
+    are passed through as Python values (not traced), by position or by name (an argument
+    named static is static passed either way). Usable as a decorator, with or without
+    arguments.
 
     Example:
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -450,7 +453,8 @@ def checkpoint(
     """
     if fun is None:
         return functools.partial(  # type: ignore[return-value]
-            checkpoint, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums
+            checkpoint, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums,
+            static_argnames=static_argnames,
         )
     if not callable(fun):
         raise TypeError(f"checkpoint: expected a function, got {type(fun).__name__}")
@@ -461,6 +465,19 @@ def checkpoint(
     for s in static:
         if not isinstance(s, int):
             raise TypeError(f"checkpoint: static_argnums must be ints, got {s!r}")
+    static_names = {static_argnames} if isinstance(static_argnames, str) else set(
+        static_argnames)
+    n_nums = len(static)
+    if static_names:
+        try:
+            params = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        # A name of a positional parameter also marks its position.
+        static += tuple(i for i, p in enumerate(params)
+                        if p.name in static_names
+                        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    named_positions = set(static[n_nums:])  # positions of parameters named static
     name = getattr(fun, "__name__", None) or type(fun).__name__
 
     @functools.wraps(fun)
@@ -468,13 +485,18 @@ def checkpoint(
         if current_trace() is eval_trace:
             # No transformation to save residuals for: running fun is the same, and cheaper.
             return fun(*args, **kwargs)
+        static_kw = {k: v for k, v in kwargs.items() if k in static_names}
+        if static_kw:
+            kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
         for i in static:
+            if i >= len(args) and i in named_positions:
+                continue  # a parameter named static, given by keyword (or its default)
             if not -len(args) <= i < len(args):
                 raise ValueError(
                     f"checkpoint({name}): static_argnums {i} is out of range for "
                     f"{len(args)} positional arguments"
                 )
-        statics = {i % len(args) for i in static}
+        statics = {i % len(args) for i in static if -len(args) <= i < len(args)}
         dyn_pos = [i for i in range(len(args)) if i not in statics]
         dyn = ([args[i] for i in dyn_pos], kwargs)
         leaves, in_tree = tree_util.tree_flatten(dyn)
@@ -494,7 +516,7 @@ def checkpoint(
             full = list(args)
             for i, v in zip(dyn_pos, dyn_args):
                 full[i] = v
-            out = fun(*full, **dyn_kwargs)
+            out = fun(*full, **dyn_kwargs, **static_kw)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             for o in out_leaves:
                 if not isinstance(o, Tracer):

@@ -432,3 +432,17 @@ def test_chunked_vmap_without_mapped_arguments_under_jit() -> None:
     f = funcgrad.vmap(lambda: 1.0, in_axes=(), axis_size=5, chunk_size=2)
     np.testing.assert_allclose(host(funcgrad.jit(f)()), np.ones(5))
     np.testing.assert_allclose(host(f()), np.ones(5))
+
+
+def test_checkpoint_static_argnames_as_jax() -> None:
+    # jax.grad(lambda x: jax.checkpoint(f, static_argnames="n")(x, n=3))(2.0) == 12.0, and
+    # the same with n passed by position
+    def f(x, n, *, mode="pow"):
+        assert isinstance(n, int) and isinstance(mode, str)  # not traced
+        return x ** n if mode == "pow" else x * n
+
+    c = funcgrad.checkpoint(f, static_argnames=("n", "mode"))
+    assert float(funcgrad.grad(lambda x: c(x, n=3))(2.0)) == 12.0
+    assert float(funcgrad.grad(lambda x: c(x, 3))(2.0)) == 12.0
+    assert float(funcgrad.grad(lambda x: c(x, 3, mode="mul"))(2.0)) == 3.0
+    assert float(funcgrad.jit(funcgrad.grad(lambda x: c(x, n=2)))(2.0)) == 4.0
