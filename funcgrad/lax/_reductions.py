@@ -17,6 +17,7 @@ from typing import Any
 import numpy
 
 import funcgrad.ops.elementwise as _ew
+import funcgrad.ops.elementwise_extra as _ewx
 import funcgrad.ops.linalg as _la
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
@@ -389,12 +390,24 @@ def sort_key_val(keys: Array, values: Array, dimension: int = -1,
     return k, v
 
 
+def _total_order_key(x: Array) -> Array:
+    """``x`` itself, or for floats an integer key in IEEE's total order, as XLA's TopK
+    compares: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN (the bits read as a signed
+    integer, the magnitude bits of negative values flipped)."""
+    dt = aval_of("top_k", x).dtype
+    if dt.kind != "f":
+        return x
+    bits = _ewx.bitcast_convert_type(x, numpy.dtype(f"i{dt.itemsize}"))
+    magnitude = numpy.dtype(f"i{dt.itemsize}").type(numpy.iinfo(f"i{dt.itemsize}").max)
+    return _ew.select_n(_ew.lt(bits, 0), bits, _ew.xor(bits, magnitude))
+
+
 def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     """The ``k`` largest entries along ``axis`` (the last by default), descending, and their
     int32 indices.
 
-    Ties list the lower index first and NaNs count as the largest values, as in
-    ``jax.lax.top_k``.
+    Floats are compared in IEEE's total order, as ``jax.lax.top_k``: NaN (positive sign) above
+    ``inf``, ``+0`` above ``-0``, ``-NaN`` below ``-inf``; ties list the lower index first.
 
     Example:
         >>> from funcgrad import lax
@@ -420,7 +433,8 @@ def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     idx = _sh.iota(numpy.dtype(numpy.int32), shape, last)
     # A stable ascending sort of the reversed array, reversed back: descending order with
     # ties keeping the lower index first.
-    vals, ids = _sort.sort([_sh.rev(operand, (last,)), _sh.rev(idx, (last,))], last, True, 1)
+    rev = [_sh.rev(v, (last,)) for v in (_total_order_key(operand), operand, idx)]
+    _, vals, ids = _sort.sort(rev, last, True, 1)
     vals, ids = _sh.rev(vals, (last,)), _sh.rev(ids, (last,))
     vals, ids = _sh.slice_in_dim(vals, 0, k, 1, last), _sh.slice_in_dim(ids, 0, k, 1, last)
     if ax != last:
@@ -469,7 +483,8 @@ def approx_min_k(operand: Array, k: int, reduction_dimension: int = -1,
         raise ValueError(f"lax.approx_min_k: k={k} must be between 0 and the size "
                          f"{a.shape[ax]} of axis {ax}")
     idx = _sh.iota(numpy.dtype(numpy.int32), a.shape, ax)
-    vals, ids = _sort.sort([operand, idx], ax, True, 1)   # stable: ties keep index order
+    # Stable: ties (-0 and +0 too, as JAX's approx_min_k) keep index order.
+    vals, ids = _sort.sort([operand, idx], ax, True, 1)
     return _sh.slice_in_dim(vals, 0, k, 1, ax), _sh.slice_in_dim(ids, 0, k, 1, ax)
 
 

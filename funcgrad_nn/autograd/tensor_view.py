@@ -362,6 +362,10 @@ class TensorView(Tracer):
         from funcgrad import lax
 
         moved = fnp.moveaxis(self, dim, -1)
+        if fnp.issubdtype(moved.dtype, fnp.floating):
+            # torch ranks every NaN largest; lax.top_k (IEEE total order) only +NaN, and NaNs
+            # that arithmetic makes are -NaN on x86: give them all the positive sign.
+            moved = fnp.where(fnp.isnan(moved), fnp.nan, moved)
         v, i = lax.top_k(moved if largest else -moved, k)
         v = v if largest else -v
         return ValuesIndices(fnp.moveaxis(v, -1, dim), fnp.moveaxis(i, -1, dim))

@@ -151,3 +151,18 @@ def test_top_k_along_another_axis():
     check_grads(lambda a: lax.top_k(a, 2, axis=0)[0], (dev(np.arange(9.0).reshape(3, 3) % 4),),
                 order=1)
     check_vmap(lambda a: lax.top_k(a, 1, axis=0), (dev(np.stack([x, x.T])),))
+
+
+def test_top_k_compares_floats_in_total_order() -> None:
+    # jax.lax.top_k([-nan, 1, nan, -inf, -0., 0., 1., -3.], 8) (JAX 0.10.2): NaN above inf,
+    # +0 above -0, -NaN below -inf; jax.lax.top_k([0., -0., 1., -inf, -3., 0., -0.], 7).
+    x = np.array([-np.nan, 1.0, np.nan, -np.inf, -0.0, 0.0, 1.0, -3.0])
+    for dtype in (np.float64, np.float32):
+        vals, idx = lax.top_k(dev(x.astype(dtype)), 8)
+        assert host(idx).tolist() == [2, 1, 6, 5, 4, 7, 3, 0]
+        assert np.signbit(host(vals)).tolist() == [False, False, False, False, True, True,
+                                                   True, True]
+    y = dev(np.array([0.0, -0.0, 1.0, -np.inf, -3.0, 0.0, -0.0]))
+    assert host(lax.top_k(y, 7)[1]).tolist() == [2, 0, 5, 1, 6, 4, 3]
+    assert host(lax.approx_min_k(y, 7)[1]).tolist() == [3, 4, 0, 1, 5, 6, 2]
+
