@@ -20,6 +20,7 @@ from funcgrad.scipy.linalg._decomp import (
     cholesky,
     eigh,
     eigh_tridiagonal,
+    hessenberg,
     lu,
     lu_factor,
     polar,
@@ -42,7 +43,7 @@ from funcgrad.scipy.linalg._special_matrices import (
 
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
-    "eigh", "eigh_tridiagonal", "polar", "solve", "solve_triangular", "inv", "det",
+    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "solve", "solve_triangular", "inv", "det",
     "expm", "expm_frechet", "sqrtm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu",
 ]

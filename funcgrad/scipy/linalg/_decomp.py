@@ -23,7 +23,7 @@ from funcgrad.scipy.linalg._util import (
 )
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
-           "eigh_tridiagonal", "polar"]
+           "eigh_tridiagonal", "polar", "hessenberg"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -326,3 +326,50 @@ def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
     else:
         p = fnp.matmul(w * s[None, :], mH(w))
     return u, p
+
+
+def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> Any:
+    """Upper Hessenberg form ``h = q^H a q`` of a square matrix (zeros below the first
+    subdiagonal), with ``q`` unitary when ``calc_q``: LAPACK's ``gehrd`` Householder
+    reflectors and signs, so values are SciPy's. Written with array operations:
+    differentiable, ``jit``/``vmap``-able.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.hessenberg(np.array([[2.0, 5.0, 8.0], [4.0, 2.0, 1.0], [3.0, 6.0, 0.0]]))
+        array([[ 2. , -8.8,  1.6],
+               [-5. ,  3.2,  1.4],
+               [ 0. ,  5.4, -1.2]])
+    """
+    a = as_inexact(a)
+    n = check_square("hessenberg", a)
+    if get_aval(a).ndim != 2:
+        raise ValueError(f"hessenberg: a must be a 2-D array, got shape {get_aval(a).shape}")
+    dt = get_aval(a).dtype
+    complex_ = dt.kind == "c"
+    h = a
+    q = const_like(a, numpy.eye(n, dtype=dt))
+    # LAPACK also reflects at k = n - 2 for complex matrices (x is empty there, but the
+    # reflector makes the last subdiagonal entry real).
+    for k in range(n - 1 if complex_ else n - 2):
+        alpha = h[k + 1, k]
+        x = h[k + 2:, k]
+        xnorm2 = fnp.sum(fnp.real(x * fnp.conj(x)) if complex_ else x * x)
+        alpha_re = fnp.real(alpha) if complex_ else alpha
+        alpha_im2 = fnp.imag(alpha) ** 2 if complex_ else 0.0
+        trivial = (xnorm2 == 0) & (alpha_im2 == 0) if complex_ else xnorm2 == 0
+        norm = fnp.sqrt(fnp.where(trivial, 1.0, alpha_re ** 2 + alpha_im2 + xnorm2))
+        beta = -fnp.where(alpha_re >= 0, 1.0, -1.0) * norm  # LAPACK's dlarfg/zlarfg sign
+        tau = fnp.where(trivial, 0.0, (beta - alpha) / beta).astype(dt)
+        scale = fnp.where(trivial, 1.0, alpha - beta).astype(dt)
+        v = fnp.concatenate([const_like(a, numpy.zeros(k + 1, dtype=dt)),
+                             const_like(a, numpy.ones(1, dtype=dt)), x / scale])
+        vc = fnp.conj(v) if complex_ else v
+        # H = I - tau v v^H applied as h <- H^H h H (gehrd), q <- q H.
+        tc = fnp.conj(tau) if complex_ else tau
+        h = h - tc * v[:, None] * fnp.matmul(vc, h)[None, :]
+        h = h - tau * fnp.matmul(h, v)[:, None] * vc[None, :]
+        q = q - tau * fnp.matmul(q, v)[:, None] * vc[None, :]
+    h = fnp.triu(h, -1)
+    return (h, q) if calc_q else h

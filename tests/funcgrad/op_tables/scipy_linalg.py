@@ -155,3 +155,9 @@ case("toeplitz_c", fsl.toeplitz, sl.toeplitz, [(_gen((3,), C128, seed=62),)], vm
 case("circulant", fsl.circulant, sl.circulant, [(_gen((4,), seed=63),)], vmap=False)
 case("hankel", fsl.hankel, sl.hankel, [(_gen((3,), seed=64), _gen((2,), seed=65))], vmap=False)
 case("companion", fsl.companion, sl.companion, [(_gen((4,), seed=66) + 2.0,)], vmap=False)
+case("hessenberg", lambda a: fsl.hessenberg(a, calc_q=True),
+     lambda a: sl.hessenberg(a, calc_q=True),
+     [(_gen((4, 4), seed=67),), (_gen((3, 3), C128, seed=68),), (np.eye(3),)],
+     rtol=1e-10, atol=1e-10, grad_args=[(_gen((4, 4), seed=67),)])
+case("hessenberg_f32", fsl.hessenberg, sl.hessenberg, [(_gen((4, 4), F32, seed=69),)],
+     grad_args=[])
