@@ -407,14 +407,17 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         2.0
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         if not callable(fun):
             raise TypeError(f"custom_jvp: expected a function, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._sig = _signature(fun)
         self._n_pos = _n_positional(self._sig)
-        self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_jvp")
+        self.nondiff_argnums = _normalize_nondiff(
+            tuple(_as_ints(nondiff_argnums))
+            + _argnames_positions(self._sig, nondiff_argnames, "custom_jvp"), "custom_jvp")
         self.jvp: Callable[..., Any] | None = None
         self._symbolic_zeros = False
         # Defined under a transformation: the function may close over its tracers.
@@ -557,6 +560,28 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         else:
             outs = bind(custom_jvp_call_p, *leaves, fun=flat_fun, jvp=flat_jvp, num_consts=0)
         return tree_util.tree_unflatten(store.out_tree, outs)
+
+
+def _as_ints(nums: Any) -> tuple:
+    return (nums,) if isinstance(nums, int) else tuple(nums)
+
+
+def _argnames_positions(sig: inspect.Signature | None, names: Any, what: str) -> tuple[int, ...]:
+    """The positions of the parameters ``names`` (``nondiff_argnames``, as JAX's): each is
+    then a nondiff argument whether passed by position or by keyword."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not names:
+        return ()
+    params = [] if sig is None else [
+        p.name for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = []
+    for n in names:
+        if n not in params:
+            raise ValueError(f"{what}: nondiff_argnames contains {n!r}, which is not a "
+                             f"positional parameter of the function ({', '.join(params)})")
+        out.append(params.index(n))
+    return tuple(out)
 
 
 def _normalize_nondiff(nondiff_argnums: Any, what: str) -> tuple[int, ...]:
@@ -789,14 +814,17 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         1.5
     """
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         if not callable(fun):
             raise TypeError(f"custom_vjp: expected a function, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._sig = _signature(fun)
         self._n_pos = _n_positional(self._sig)
-        self.nondiff_argnums = _normalize_nondiff(nondiff_argnums, "custom_vjp")
+        self.nondiff_argnums = _normalize_nondiff(
+            tuple(_as_ints(nondiff_argnums))
+            + _argnames_positions(self._sig, nondiff_argnames, "custom_vjp"), "custom_vjp")
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self._maybe_closure = current_trace() is not eval_trace

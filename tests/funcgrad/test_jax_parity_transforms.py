@@ -446,3 +446,24 @@ def test_checkpoint_static_argnames_as_jax() -> None:
     assert float(funcgrad.grad(lambda x: c(x, 3))(2.0)) == 12.0
     assert float(funcgrad.grad(lambda x: c(x, 3, mode="mul"))(2.0)) == 3.0
     assert float(funcgrad.jit(funcgrad.grad(lambda x: c(x, n=2)))(2.0)) == 4.0
+
+
+def test_custom_rules_take_nondiff_argnames_as_jax() -> None:
+    f = funcgrad.custom_jvp(lambda x, n, k: x ** n * k, nondiff_argnames=("n",))
+
+    @f.defjvp
+    def f_jvp(n, primals, tangents):
+        (x, k), (tx, tk) = primals, tangents
+        return f(x, n, k), n * x ** (n - 1) * k * tx + x ** n * tk
+
+    # jax: grad(f, (0, 2))(2.0, 3, 1.5) == (18.0, 8.0); grad(lambda x: f(x, n=3, k=1.0))(2.0)
+    # == 12.0
+    g0, g2 = funcgrad.grad(f, (0, 2))(2.0, 3, 1.5)
+    assert (float(g0), float(g2)) == (18.0, 8.0)
+    assert float(funcgrad.grad(lambda x: f(x, n=3, k=1.0))(2.0)) == 12.0
+    g = funcgrad.custom_vjp(lambda x, n: x ** n, nondiff_argnames=("n",))
+    g.defvjp(lambda x, n: (g(x, n), x), lambda n, r, ct: (ct * n * r ** (n - 1) * 10,))
+    assert float(funcgrad.grad(g)(2.0, 3)) == 120.0  # jax: 120.0 both ways
+    assert float(funcgrad.grad(lambda x: g(x, n=3))(2.0)) == 120.0
+    with pytest.raises(ValueError, match="nondiff_argnames"):
+        funcgrad.custom_vjp(lambda x: x, nondiff_argnames=("zz",))
