@@ -230,8 +230,20 @@ def _seed_words(seed: Any) -> tuple[Any, Any]:
     return hi, _ew.convert_element_type(u, _U32)
 
 
-def PRNGKey(seed: Any) -> Array:  # noqa: N802  (JAX's name)
+_IMPLS = (None, "threefry2x32", "threefry")
+
+
+def check_impl(name: str, impl: Any) -> None:
+    """JAX's ``impl=``: only the default Threefry-2x32 implementation exists here."""
+    if impl not in _IMPLS and getattr(impl, "name", None) not in _IMPLS[1:]:
+        raise ValueError(f"{name}: impl={impl!r} is not available; funcgrad implements "
+                         "'threefry2x32' (JAX's default) only")
+
+
+def PRNGKey(seed: Any, *, impl: Any = None) -> Array:  # noqa: N802  (JAX's name)
     """A key from an integer seed: ``uint32`` array ``[seed >> 32, seed & 0xFFFFFFFF]``.
+
+    ``impl``: JAX's; only ``'threefry2x32'`` (the default) is available.
 
     Python ints may be anything in ``[-2**63, 2**64)`` (negative ones as their 64-bit two's
     complement); integer arrays (traced ones too) must be scalars. This is JAX's raw key with
@@ -241,19 +253,21 @@ def PRNGKey(seed: Any) -> Array:  # noqa: N802  (JAX's name)
         >>> PRNGKey(42).tolist()
         [0, 42]
     """
+    check_impl("PRNGKey", impl)
     hi, lo = _seed_words(seed)
     if isinstance(hi, numpy.generic):
         return numpy.array([hi, lo], dtype=numpy.uint32)
     return _sh.concatenate([_sh.reshape(hi, (1,)), _sh.reshape(lo, (1,))], 0)
 
 
-def key(seed: Any) -> Array:
+def key(seed: Any, *, impl: Any = None) -> Array:
     """Same as :func:`PRNGKey` (funcgrad has no typed key arrays: keys are raw ``uint32``).
 
     Example:
         >>> key(7).tolist()
         [0, 7]
     """
+    check_impl("key", impl)
     return PRNGKey(seed)
 
 
@@ -272,7 +286,7 @@ def key_data(keys: Any) -> Array:
     return keys
 
 
-def wrap_key_data(key_bits_array: Any) -> Array:
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Array:
     """Keys from their ``uint32`` data: the identity, after checking (..., 2) ``uint32``.
 
     Example:
@@ -280,6 +294,7 @@ def wrap_key_data(key_bits_array: Any) -> Array:
         >>> wrap_key_data(np.array([0, 5], np.uint32)).tolist()
         [0, 5]
     """
+    check_impl("wrap_key_data", impl)
     a = get_aval(key_bits_array)
     if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != 2:
         raise TypeError(

@@ -218,10 +218,17 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
 
 
 @consumes
-def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Array:
+def check_mode(name: str, mode: Any) -> None:
+    """JAX's ``mode=`` of the samplers: ``'low'`` (its default) only."""
+    if mode not in (None, "low"):
+        raise ValueError(f"{name}: mode must be 'low' (or None), got {mode!r}; JAX's 'high' "
+                         "is not supported")
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
 
-    A concrete ``p`` must lie in ``[0, 1]``.
+    A concrete ``p`` must lie in ``[0, 1]``. ``mode``: JAX's ``'low'`` only.
 
     Example:
         >>> from funcgrad import random
@@ -229,6 +236,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Array:
         dtype('bool')
     """
     key = check_key("bernoulli", key)
+    check_mode("bernoulli", mode)
     if isinstance(p, _SCALARS) or isinstance(p, list | tuple):
         p = as_param(p, None, key)
         if get_aval(p).dtype.kind in "iub":
@@ -279,8 +287,9 @@ def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) ->
 
 
 @consumes
-def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
-    """Standard Gumbel samples ``-log(-log(u))`` (JAX's default ``mode="low"``).
+def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
+           mode: str | None = None) -> Array:
+    """Standard Gumbel samples ``-log(-log(u))`` (JAX's default ``mode="low"``, the only one).
 
     Example:
         >>> from funcgrad import random
@@ -288,6 +297,7 @@ def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arra
         (2,)
     """
     key = check_key("gumbel", key)
+    check_mode("gumbel", mode)
     dt = float_dtype("gumbel", dtype)
     u = _uniform(key, shape_arg("gumbel", shape), dt, numpy.finfo(dt).tiny, 1.0)
     return _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
@@ -471,8 +481,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replac
     batch_shape = tuple(numpy.delete(la.shape, ax))
     shape = batch_shape if shape is None else shape_arg("categorical", shape)
     check_shape("categorical", shape, batch_shape)
-    if mode not in (None, "low"):
-        raise ValueError(f"categorical: mode must be 'low' (or None), got {mode!r}")
+    check_mode("categorical", mode)
     prefix = shape[:len(shape) - len(batch_shape)]
     if not replace:
         k = math.prod(prefix)
@@ -541,8 +550,9 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
 
 @consumes
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
-           axis: int = 0) -> Array:
-    """Random samples from ``range(a)`` (integer ``a``) or from ``a`` along ``axis``.
+           axis: int = 0, mode: str | None = None) -> Array:
+    """Random samples from ``range(a)`` (integer ``a``) or from ``a`` along ``axis``
+    (``mode``: JAX's ``'low'`` only).
 
     ``p`` gives the probabilities (normalised by their sum; a concrete ``p`` must be
     non-negative); without replacement and with ``p`` the Gumbel top-k trick is used.
@@ -554,6 +564,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         (2,)
     """
     key = check_key("choice", key)
+    check_mode("choice", mode)
     shape = shape_arg("choice", shape)
     if isinstance(a, list | tuple):
         a = as_param(a, None, key)

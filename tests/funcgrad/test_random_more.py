@@ -177,3 +177,20 @@ def test_categorical_without_replacement_equals_jax() -> None:
         k, logits[0], shape=(2,), replace=False)[0])(R.split(dev(R.PRNGKey(9)), N))))
     assert_allclose(np.bincount(first, minlength=4) / N, np.array([0.1, 0.2, 0.3, 0.4]),
                     atol=0.03)
+
+
+def test_jax_keywords_impl_and_mode() -> None:
+    k = R.PRNGKey(0, impl="threefry2x32")
+    assert_allclose(k, R.PRNGKey(0))
+    assert_allclose(R.key(3, impl=None), R.PRNGKey(3))
+    assert_allclose(R.wrap_key_data(k, impl="threefry2x32"), k)
+    k = dev(k)
+    assert_allclose(R.bernoulli(k, 0.3, (4,), mode="low"), R.bernoulli(k, 0.3, (4,)))
+    assert_allclose(R.gumbel(k, (2,), mode="low"), R.gumbel(k, (2,)))
+    assert_allclose(R.choice(k, 5, (2,), mode="low"), R.choice(k, 5, (2,)))
+    with pytest.raises(ValueError, match="threefry2x32"):
+        R.PRNGKey(0, impl="rbg")
+    for call in (lambda: R.gumbel(k, mode="high"), lambda: R.bernoulli(k, mode="high"),
+                 lambda: R.choice(k, 3, mode="high")):
+        with pytest.raises(ValueError, match="'high' is not supported"):
+            call()
