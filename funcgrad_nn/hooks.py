@@ -80,17 +80,22 @@ def hook_table(mod: Any) -> dict[str, Any]:
     return t
 
 
-def add_hook(mod: Any, kind: str, hook: Callable[..., Any], prepend: bool = False
-             ) -> RemovableHandle:
-    if not callable(hook):
-        raise TypeError(f"{type(mod).__name__}: a hook must be callable, got "
-                        f"{type(hook).__name__}")
-    reg = hook_table(mod)[kind]
+def add_ordered(reg: collections.OrderedDict, hook: Callable[..., Any], prepend: bool = False
+                ) -> RemovableHandle:
+    """Put ``hook`` in registry ``reg`` (last, or first with ``prepend``); its handle."""
     hid = next(_ids)
     reg[hid] = hook
     if prepend:
         reg.move_to_end(hid, last=False)
     return RemovableHandle(lambda: reg.pop(hid, None), hid)
+
+
+def add_hook(mod: Any, kind: str, hook: Callable[..., Any], prepend: bool = False
+             ) -> RemovableHandle:
+    if not callable(hook):
+        raise TypeError(f"{type(mod).__name__}: a hook must be callable, got "
+                        f"{type(hook).__name__}")
+    return add_ordered(hook_table(mod)[kind], hook, prepend)
 
 
 def add_param_hook(mod: Any, name: str, hook: Callable[..., Any]) -> RemovableHandle:

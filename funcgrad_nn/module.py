@@ -394,7 +394,7 @@ class Module:
 
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                               with_kwargs: bool = False, always_call: bool = False
-                              ) -> _RemovableHandle:
+                              ) -> _hooks.RemovableHandle:
         """Call ``hook(module, args, output)`` (``with_kwargs=True``: ``hook(module, args,
         kwargs, output)``) after each forward; a non-None result replaces the output.
         ``always_call=True`` also calls it (with output None) when forward raises. Returns a
@@ -407,7 +407,7 @@ class Module:
         6.0
         >>> h.remove()
         """
-        handle = _RemovableHandle(self._forward_hooks, hook, prepend)
+        handle = _hooks.add_ordered(self._forward_hooks, hook, prepend)
         if with_kwargs:
             _hooks.hook_table(self)["fwd_kwargs"][handle.id] = hook
         if always_call:
@@ -415,7 +415,7 @@ class Module:
         return handle
 
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> _RemovableHandle:
+                                  with_kwargs: bool = False) -> _hooks.RemovableHandle:
         """Call ``hook(module, args)`` (``with_kwargs=True``: ``hook(module, args, kwargs)``
         returning None or ``(args, kwargs)``) before each forward; a non-None result replaces
         the arguments.
@@ -424,7 +424,7 @@ class Module:
         >>> h = nn.Identity().register_forward_pre_hook(lambda mod, args: None)
         >>> h.remove()
         """
-        handle = _RemovableHandle(self._forward_pre_hooks, hook, prepend)
+        handle = _hooks.add_ordered(self._forward_pre_hooks, hook, prepend)
         if with_kwargs:
             _hooks.hook_table(self)["pre_kwargs"][handle.id] = hook
         return handle
@@ -1225,27 +1225,6 @@ class _IncompatibleKeys(collections.namedtuple("_IncompatibleKeys",
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class _RemovableHandle:
-    _ids = itertools.count()
-
-    def __init__(self, registry: dict, hook: Callable[..., Any], prepend: bool = False
-                 ) -> None:
-        self._registry = registry
-        self.id = next(self._ids)
-        registry[self.id] = hook
-        if prepend:
-            registry.move_to_end(self.id, last=False)
-
-    def remove(self) -> None:
-        self._registry.pop(self.id, None)
-
-    def __enter__(self) -> _RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 # -- pytree registration ---------------------------------------------------------------------
