@@ -19,6 +19,7 @@ Example:
 
 from funcgrad.lax._convolution import (
     ConvDimensionNumbers,
+    ConvGeneralDilatedDimensionNumbers,
     conv,
     conv_dimension_numbers,
     conv_general_dilated,
@@ -109,7 +110,9 @@ from funcgrad.lax._elementwise import (
     tanh,
 )
 from funcgrad.lax._reductions import (
+    DotDimensionNumbers,
     Precision,
+    PrecisionLike,
     approx_max_k,
     approx_min_k,
     argmax,
@@ -123,6 +126,7 @@ from funcgrad.lax._reductions import (
     cumsum,
     dot,
     dot_general,
+    dtype,
     reduce,
     reduce_and,
     reduce_max,
@@ -241,5 +245,6 @@ __all__ = [
     "conv_transpose_shape_tuple", "reduce_window", "reduce_window_shape_tuple",
     "optimization_barrier", "empty", "split", "stack", "unstack", "tile", "broadcast_to_rank",
     "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
-    "bessel_i1e", "linalg",
+    "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
+    "ConvGeneralDilatedDimensionNumbers",
 ]

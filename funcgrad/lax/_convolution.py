@@ -59,6 +59,9 @@ class ConvDimensionNumbers(NamedTuple):
     out_spec: tuple[int, ...]
 
 
+ConvGeneralDilatedDimensionNumbers = tuple[str, str, str] | ConvDimensionNumbers | None
+
+
 def conv_general_permutations(dimension_numbers: Sequence[str]
                               ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """The axis permutations that string dimension numbers such as ``("NCHW", "OIHW",

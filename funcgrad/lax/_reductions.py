@@ -612,6 +612,29 @@ _PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "
                     "fastest"}
 
 
+# Type aliases of jax.lax, for annotations.
+PrecisionLike = None | str | Precision | tuple[str, str] | tuple[Precision, Precision]
+DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
+                            tuple[Sequence[int], Sequence[int]]]
+
+
+def dtype(x: Any) -> numpy.dtype:
+    """The dtype ``x`` has as a ``lax`` operand: an array's or NumPy scalar's own, a dtype
+    or dtype name as given, and for Python scalars funcgrad's 64-bit defaults (``int64``,
+    ``float64``, ``complex128``; ``bool``), as ``jax.lax.dtype`` with x64 enabled.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.dtype(1.0), lax.dtype(numpy.ones(2, numpy.float32)), lax.dtype("float16")
+        (dtype('float64'), dtype('float32'), dtype('float16'))
+    """
+    if isinstance(x, str | type | numpy.dtype):
+        return numpy.dtype(x)
+    if isinstance(x, bool | int | float | complex):
+        return numpy.dtype(type(x) if type(x) is not int else numpy.int64)
+    return aval_of("dtype", x, "x").dtype
+
+
 def _check_precision(name: str, precision: Any) -> None:
     items = precision if isinstance(precision, tuple | list) else (precision,)
     if isinstance(precision, tuple | list) and len(precision) != 2:

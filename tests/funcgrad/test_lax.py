@@ -140,6 +140,19 @@ def test_dot_general_mixed_dtypes(lhs, rhs, want) -> None:
     assert host(g).dtype == np.float32 and host(g).tolist() == [[2.0] * 3] * 2
 
 
+def test_dtype_and_type_aliases() -> None:
+    # jax.lax.dtype (x64): 1 -> int64, 1.0 -> float64, True -> bool, 1j -> complex128.
+    assert [lax.dtype(v) for v in (1, 1.0, True, 1j)] == [
+        np.dtype(np.int64), np.dtype(np.float64), np.dtype(bool), np.dtype(np.complex128)]
+    assert lax.dtype(dev(np.ones(2, np.float32))) == np.float32
+    assert lax.dtype("float16") == np.float16 and lax.dtype(np.int8(1)) == np.int8
+    dn: lax.DotDimensionNumbers = (((1,), (0,)), ((), ()))
+    p: lax.PrecisionLike = lax.Precision.HIGHEST
+    assert host(lax.dot_general(dev(np.ones((2, 3))), dev(np.ones((3, 2))), dn, p)).shape == \
+        (2, 2)
+    assert lax.ConvDimensionNumbers in lax.ConvGeneralDilatedDimensionNumbers.__args__
+
+
 def test_digamma_is_nan_at_every_pole() -> None:
     # jax.lax.digamma([0., -0., -1., -2., 2.5]) -> [nan, nan, nan, nan, 0.7031566406452432]
     got = host(lax.digamma(dev(np.array([0.0, -0.0, -1.0, -2.0, 2.5]))))
