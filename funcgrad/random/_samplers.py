@@ -217,7 +217,6 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     return fnp.clip(out, lo, hi)
 
 
-@consumes
 def check_mode(name: str, mode: Any) -> None:
     """JAX's ``mode=`` of the samplers: ``'low'`` (its default) only."""
     if mode not in (None, "low"):
@@ -225,6 +224,7 @@ def check_mode(name: str, mode: Any) -> None:
                          "is not supported")
 
 
+@consumes
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
 
