@@ -52,7 +52,8 @@ def _vector_norm(x: Any, p: float) -> Any:
 
 def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Any:
-    """The ``norm_type``-norm of all gradient leaves together, a 0-d array, as
+    """The ``norm_type``-norm of all gradient leaves together (a 0-d value: a NumPy scalar for
+    NumPy gradients, as a NumPy reduction; float() or .item() it), as
     ``torch.nn.utils.get_total_norm``: the same norm of the stacked per-leaf norms (so
     ``norm_type=0`` counts the leaves with a non-zero entry, as PyTorch's).
 
@@ -97,7 +98,8 @@ def clip_grads_by_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
 def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
     """Scale the gradient arrays in place so their total ``norm_type``-norm is at most
-    ``max_norm``; returns the total norm before clipping (a 0-d array), as PyTorch.
+    ``max_norm``; returns the total norm before clipping (see :func:`get_total_norm`), as
+    PyTorch.
 
     >>> import numpy as np
     >>> grads = {"w": np.array([3.0, 4.0])}
