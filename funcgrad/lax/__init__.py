@@ -85,7 +85,6 @@ from funcgrad.lax._elementwise import (
     neg,
     nextafter,
     optimization_barrier,
-    polygamma,
     population_count,
     pow,
     real,
@@ -208,6 +207,7 @@ from funcgrad.lax._special import (
     betainc,
     igamma,
     igammac,
+    polygamma,
     zeta,
 )
 

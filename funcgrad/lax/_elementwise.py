@@ -42,7 +42,7 @@ __all__ = [
     "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos",
     "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "logistic", "square",
     "reciprocal", "integer_pow", "is_finite", "real", "imag", "conj", "erf", "erfc",
-    "erf_inv", "lgamma", "digamma", "polygamma", "population_count", "clz", "select",
+    "erf_inv", "lgamma", "digamma", "polygamma_static", "population_count", "clz", "select",
     "select_n", "clamp", "convert_element_type", "stop_gradient", "optimization_barrier",
     "reduce_precision",
 ]
@@ -281,12 +281,13 @@ def integer_pow(x: Array, y: int) -> Array:
     return _ew.strong(_ew.integer_pow(x, static_int("integer_pow", y, "y")))
 
 
-def polygamma(m: Array, x: Array) -> Array:
-    """The ``m``-th derivative of digamma at ``x`` (``m`` a static non-negative integer).
+def polygamma_static(m: int, x: Array) -> Array:
+    """The ``m``-th derivative of digamma at ``x``, ``m`` a static non-negative integer (the
+    dedicated series; ``lax.polygamma`` also takes JAX's float-array ``m``).
 
     Example:
-        >>> from funcgrad import lax
-        >>> f'{float(lax.polygamma(1, 1.0)):.6f}'
+        >>> from funcgrad.lax._elementwise import polygamma_static
+        >>> f'{float(polygamma_static(1, 1.0)):.6f}'
         '1.644934'
     """
     check_kind("polygamma", aval_of("polygamma", x, "x"), FLOATING, "x")

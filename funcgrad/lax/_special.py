@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 import funcgrad.ops.elementwise as _ew
 
 # funcgrad.scipy.special uses lax.while_loop: funcgrad/lax/__init__.py imports this module
 # last, once the control flow it needs is bound.
 import funcgrad.scipy.special as _sp
+from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import FLOATING, aval_of, check_kind, same_dtypes
 
 Array = Any
 
-__all__ = ["igamma", "igammac", "betainc", "zeta", "bessel_i0e", "bessel_i1e"]
+__all__ = ["igamma", "igammac", "betainc", "zeta", "bessel_i0e", "bessel_i1e", "polygamma"]
 
 
 def _checked(name: str, args: dict[str, Any]) -> None:
@@ -63,3 +66,34 @@ bessel_i0e = _strict("bessel_i0e", "i0e", ("x",),
 bessel_i1e = _strict("bessel_i1e", "i1e", ("x",),
                      "The exponentially scaled modified Bessel function of order 1: "
                      "exp(-|x|) I1(x).", "round(float(lax.bessel_i1e(1.0)), 6)", "0.20791")
+
+
+def polygamma(m: Array, x: Array) -> Array:
+    """The ``m``-th derivative of digamma at ``x``. ``m`` is a float array of ``x``'s dtype,
+    as in JAX (NaN where it is not a non-negative integer), computed as
+    ``(-1) ** (m + 1) * m! * zeta(m + 1, x)`` (digamma where ``m`` is 0), so ``m`` may be
+    traced; a static Python or NumPy integer ``m`` (funcgrad also takes it) uses the
+    dedicated series.
+
+    Example:
+        >>> import numpy
+        >>> from funcgrad import lax
+        >>> f'{float(lax.polygamma(1, 1.0)):.6f}'
+        '1.644934'
+        >>> [round(v, 6) for v in lax.polygamma(numpy.array([0.0, 2.0]),
+        ...                                      numpy.array([0.5, 2.0])).tolist()]
+        [-1.96351, -0.404114]
+    """
+    if isinstance(m, int | numpy.integer) and not isinstance(m, bool):
+        return _lew.polygamma_static(m, x)
+    dt = next((a.dtype for a in same_dtypes("polygamma", {"m": m, "x": x}, FLOATING)
+               if not a.weak_type), numpy.dtype(numpy.float64))
+    n = _ew.convert_element_type(m, dt)
+    whole = _ew.and_(_ew.eq(n, _ew.floor(n)), _ew.ge(n, 0))
+    sign = _ew.select_n(_ew.eq(_ew.sub(n, _ew.mul(2.0, _ew.floor(_ew.mul(n, 0.5)))), 1.0),
+                        -1.0, 1.0)   # (-1) ** (n + 1): +1 for odd n
+    n1 = _ew.add(n, 1.0)
+    series = _ew.mul(_ew.mul(sign, _ew.exp(_lew.lgamma(n1))), _sp.zeta(n1, x))
+    out = _ew.select_n(_ew.eq(n, 0), series, _lew.digamma(x))
+    out = _ew.select_n(whole, dt.type(numpy.nan), out)
+    return _ew.strong(_ew.convert_element_type(out, dt))  # the constants above are float64

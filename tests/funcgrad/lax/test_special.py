@@ -46,3 +46,22 @@ def test_gradient_and_strictness() -> None:
         lax.igamma(dev(np.array([1])), dev(np.array([1])))
     with pytest.raises(TypeError, match="lax.bessel_i0e"):
         lax.bessel_i0e(dev(np.array([1])))
+
+
+def test_polygamma_takes_float_array_orders() -> None:
+    # jax.lax.polygamma([0., 1., 2., 3., 1.5, -1.], [0.5, 1.5, 2., -1.5, 2., 2.])
+    m = np.array([0.0, 1.0, 2.0, 3.0, 1.5, -1.0])
+    x = np.array([0.5, 1.5, 2.0, -1.5, 2.0, 2.0])
+    want = np.array([-1.9635100260214255, 0.9348022005446794, -0.40411380631918803,
+                     194.59427621918775, np.nan, np.nan])
+    assert_allclose(lax.polygamma(dev(m), dev(x)), want, rtol=1e-10)
+    assert_allclose(funcgrad.jit(lax.polygamma)(dev(m), dev(x)), want, rtol=1e-10)
+    # jax.grad(lambda x: lax.polygamma(2.0, x))(1.5)
+    assert_allclose(funcgrad.grad(lambda x: lax.polygamma(np.float64(2.0), x))(1.5),
+                    1.4090910340024378, rtol=1e-10)
+    f32 = lax.polygamma(dev(np.array([1.0], np.float32)), dev(np.array([0.5], np.float32)))
+    assert host(f32).dtype == np.float32
+    assert_allclose(lax.polygamma(1, dev(np.array([0.5]))), np.array([4.934802200544679]))
+    with pytest.raises(TypeError, match="polygamma"):
+        lax.polygamma(dev(np.array([1], np.int32)), dev(np.array([0.5])))
+
