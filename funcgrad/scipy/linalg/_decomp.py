@@ -337,10 +337,10 @@ def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
-        >>> fsl.hessenberg(np.array([[2.0, 5.0, 8.0], [4.0, 2.0, 1.0], [3.0, 6.0, 0.0]]))
-        array([[ 2. , -8.8,  1.6],
-               [-5. ,  3.2,  1.4],
-               [ 0. ,  5.4, -1.2]])
+        >>> fsl.hessenberg(np.array([[2.0, 5.0, 8.0], [4.0, 2.0, 1.0], [3.0, 6.0, 0.0]])).round(12)
+        array([[ 2.  , -8.8 ,  3.4 ],
+               [-5.  ,  4.64,  2.48],
+               [ 0.  , -2.52, -2.64]])
     """
     a = as_inexact(a)
     n = check_square("hessenberg", a)

@@ -10,10 +10,12 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad.backend import device_put
 from funcgrad.scipy.linalg._util import const_like
 
 __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert", "pascal",
-           "tril", "triu"]
+           "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert", "fiedler",
+           "convolution_matrix"]
 
 
 def block_diag(*arrs: Any) -> Any:
@@ -129,7 +131,7 @@ def hilbert(n: int) -> Any:
                [0.5       , 0.33333333]])
     """
     i = numpy.arange(int(n))
-    return fnp.asarray(1.0 / (i[:, None] + i[None, :] + 1.0))
+    return device_put(1.0 / (i[:, None] + i[None, :] + 1.0))
 
 
 def pascal(n: int, kind: str = "symmetric", exact: bool = True) -> Any:
@@ -151,7 +153,7 @@ def pascal(n: int, kind: str = "symmetric", exact: bool = True) -> Any:
     else:
         vals = [[math.comb(i, j) if j <= i else 0 for j in range(n)] for i in range(n)]
     out = numpy.array(vals, dtype=numpy.uint64 if exact else numpy.float64).reshape(n, n)
-    return fnp.asarray(out if kind != "upper" else out.T)
+    return device_put(out if kind != "upper" else out.T)
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -177,3 +179,159 @@ def triu(m: Any, k: int = 0) -> Any:
                [0., 1.]])
     """
     return fnp.triu(m, k)
+
+
+def hadamard(n: int, dtype: Any = int) -> Any:
+    """The ``n x n`` Hadamard matrix (Sylvester's construction; ``n`` a power of 2).
+
+    Example:
+        >>> import funcgrad.scipy.linalg as fsl
+        >>> fsl.hadamard(2)
+        array([[ 1,  1],
+               [ 1, -1]])
+    """
+    n = int(n)
+    lg = int(math.log2(n)) if n > 0 else -1
+    if n < 1 or 2 ** lg != n:
+        raise ValueError(f"hadamard: n must be a positive integer and a power of 2, got {n}")
+    h = numpy.array([[1]], dtype=dtype)
+    for _ in range(lg):
+        h = numpy.block([[h, h], [h, -h]])
+    return device_put(h)
+
+
+def dft(n: int, scale: Any = None) -> Any:
+    """The ``n x n`` discrete Fourier transform matrix ``exp(-2 pi i j k / n)``; ``scale``
+    ``None``, ``"sqrtn"`` (divided by ``sqrt(n)``) or ``"n"``.
+
+    Example:
+        >>> import funcgrad.scipy.linalg as fsl
+        >>> fsl.dft(2).real
+        array([[ 1.,  1.],
+               [ 1., -1.]])
+    """
+    if scale not in (None, "sqrtn", "n"):
+        raise ValueError(f"dft: scale must be None, 'sqrtn', or 'n'; {scale!r} is not valid")
+    n = int(n)
+    jk = numpy.outer(numpy.arange(n), numpy.arange(n)) % max(n, 1)
+    m = numpy.exp(-2j * numpy.pi * jk / max(n, 1))
+    if scale == "sqrtn":
+        m = m / math.sqrt(n)
+    elif scale == "n":
+        m = m / n
+    return device_put(m)
+
+
+def helmert(n: int, full: bool = False) -> Any:
+    """The Helmert matrix of order ``n`` (without its first row unless ``full``).
+
+    Example:
+        >>> import funcgrad.scipy.linalg as fsl
+        >>> fsl.helmert(2, full=True).round(6)
+        array([[ 0.707107,  0.707107],
+               [ 0.707107, -0.707107]])
+    """
+    n = int(n)
+    h = numpy.tril(numpy.ones((n, n)), -1) - numpy.diag(numpy.arange(n))
+    d = numpy.arange(n) * numpy.arange(1, n + 1)
+    h[0] = 1
+    d[0] = n
+    h = h / numpy.sqrt(d)[:, numpy.newaxis]
+    return device_put(h if full else h[1:])
+
+
+def leslie(f: Any, s: Any) -> Any:
+    """Leslie matrix: fecundity ``f`` (length ``n``) in the first row, survival ``s``
+    (length ``n - 1``) on the subdiagonal. Differentiable in both.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.leslie(np.array([0.1, 2.0, 1.0]), np.array([0.2, 0.8]))
+        array([[0.1, 2. , 1. ],
+               [0.2, 0. , 0. ],
+               [0. , 0.8, 0. ]])
+    """
+    f, s = fnp.asarray(f), fnp.asarray(s)
+    if get_aval(f).ndim != 1 or get_aval(s).ndim != 1:
+        raise ValueError("leslie: f and s must be 1-D")
+    n = get_aval(f).shape[0]
+    if get_aval(s).shape[0] < 1:
+        raise ValueError("leslie: the length of s must be at least 1")
+    if get_aval(s).shape[0] != n - 1:
+        raise ValueError(f"leslie: s must have length len(f) - 1 = {n - 1}, got "
+                         f"{get_aval(s).shape[0]}")
+    dt = numpy.result_type(get_aval(f).dtype, get_aval(s).dtype)
+    sub = fnp.pad(fnp.diag(s.astype(dt)), ((0, 0), (0, 1)))
+    return fnp.concatenate([f.astype(dt)[None, :], sub], axis=0)
+
+
+def invhilbert(n: int, exact: bool = False) -> Any:
+    """Inverse of the ``n x n`` Hilbert matrix, from its closed form (float64; integers when
+    ``exact``, int64 — SciPy switches to Python integers beyond ``n = 14``).
+
+    Example:
+        >>> import funcgrad.scipy.linalg as fsl
+        >>> fsl.invhilbert(2)
+        array([[ 4., -6.],
+               [-6., 12.]])
+    """
+    n = int(n)
+    vals = [[(-1) ** (i + j) * (i + j + 1) * math.comb(n + i, n - j - 1)
+             * math.comb(n + j, n - i - 1) * math.comb(i + j, i) ** 2 for j in range(n)]
+            for i in range(n)]
+    if exact and n > 14:
+        raise ValueError("invhilbert: exact=True overflows int64 beyond n = 14")
+    return device_put(numpy.array(vals, dtype=numpy.int64 if exact else numpy.float64)
+                      .reshape(n, n))
+
+
+def fiedler(a: Any) -> Any:
+    """Fiedler matrix ``|a[i] - a[j]|`` of a 1-D array ``a``. Differentiable.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.fiedler(np.array([1, 4, 12]))
+        array([[ 0,  3, 11],
+               [ 3,  0,  8],
+               [11,  8,  0]])
+    """
+    a = fnp.atleast_1d(fnp.asarray(a))
+    if get_aval(a).ndim != 1:
+        raise ValueError(f"fiedler: a must be 1-D, got shape {get_aval(a).shape}")
+    return fnp.abs(a[:, None] - a[None, :])
+
+
+def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
+    """The matrix ``A`` with ``A @ v == numpy.convolve(a, v, mode)`` for ``v`` of length
+    ``n`` (``mode`` ``"full"``, ``"valid"`` or ``"same"``). Differentiable in ``a``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.convolution_matrix(np.array([1.0, 2.0]), 2)
+        array([[1., 0.],
+               [2., 1.],
+               [0., 2.]])
+    """
+    a = fnp.asarray(a)
+    if get_aval(a).ndim != 1 or get_aval(a).shape[0] == 0:
+        raise ValueError(f"convolution_matrix: a must be 1-D and not empty, got shape "
+                         f"{get_aval(a).shape}")
+    if mode not in ("full", "valid", "same"):
+        raise ValueError("convolution_matrix: 'mode' argument must be one of ('full', "
+                         f"'valid', 'same'), got {mode!r}")
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"convolution_matrix: n must be at least 1, got {n}")
+    m = get_aval(a).shape[0]
+    az = fnp.pad(a, (0, n - 1))
+    raz = fnp.pad(a[::-1], (0, n - 1))
+    total = m + n - 1
+    if mode == "full":
+        col0, row0 = az, raz[total - n:]
+    else:
+        trim = min(n, m) - 1
+        tb = trim // 2 if mode == "same" else trim
+        te = trim - tb if mode == "same" else trim
+        col0 = az[tb:total - te]
+        row0 = raz[total - n - tb:total - tb]
+    return toeplitz(col0, row0)

@@ -161,3 +161,15 @@ case("hessenberg", lambda a: fsl.hessenberg(a, calc_q=True),
      rtol=1e-10, atol=1e-10, grad_args=[(_gen((4, 4), seed=67),)])
 case("hessenberg_f32", fsl.hessenberg, sl.hessenberg, [(_gen((4, 4), F32, seed=69),)],
      grad_args=[])
+case("leslie", fsl.leslie, sl.leslie, [(_gen((3,), seed=70), _gen((2,), seed=71))], vmap=False)
+case("fiedler", fsl.fiedler, sl.fiedler, [(_gen((4,), seed=72),)], vmap=False)
+for _m in ("full", "valid", "same"):
+    case(f"convolution_matrix[{_m}]", lambda a, m=_m: fsl.convolution_matrix(a, 4, m),
+         lambda a, m=_m: sl.convolution_matrix(a, 4, m),
+         [(_gen((3,), seed=73),), (_gen((6,), seed=74),)], vmap=False)
+case("constant_matrices", lambda: [fsl.hadamard(4), fsl.dft(3, "sqrtn"), fsl.helmert(4),
+                                   fsl.invhilbert(4), fsl.invhilbert(4, exact=True),
+                                   fsl.hilbert(3), fsl.pascal(4, "upper")],
+     lambda: [sl.hadamard(4), sl.dft(3, "sqrtn"), sl.helmert(4), sl.invhilbert(4),
+              sl.invhilbert(4, exact=True), sl.hilbert(3), sl.pascal(4, "upper")], [()],
+     grad_args=[], vmap=False)
