@@ -35,6 +35,7 @@ from funcgrad.random._more import (
     generalized_normal,
     geometric,
     maxwell,
+    multinomial,
     pareto,
     rayleigh,
     t,
@@ -70,5 +71,5 @@ __all__ = [
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
     "loggamma", "beta", "dirichlet", "chisquare", "poisson", "t", "f", "pareto", "rayleigh",
     "maxwell", "double_sided_maxwell", "weibull_min", "geometric", "triangular", "wald",
-    "generalized_normal", "ball", "clone", "binomial", "check_key_reuse", "KeyReuseError",
+    "generalized_normal", "ball", "clone", "binomial", "multinomial", "check_key_reuse", "KeyReuseError",
 ]

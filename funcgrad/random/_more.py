@@ -1,7 +1,7 @@
 """More of ``jax.random``'s samplers, each a transform of the basic ones in JAX's
 construction (same key splits, same formulas): ``t``, ``f``, ``pareto``, ``rayleigh``,
 ``maxwell``, ``double_sided_maxwell``, ``weibull_min``, ``geometric``, ``triangular``,
-``wald``, ``generalized_normal``, ``ball``, ``clone``, and ``binomial``.
+``wald``, ``generalized_normal``, ``ball``, ``clone``, ``binomial`` and ``multinomial``.
 
 They are written with differentiable funcgrad operations, so draws differentiate in their
 float parameters by reparameterisation (``t`` and ``f`` through ``gamma``'s implicit
@@ -36,7 +36,7 @@ from funcgrad.random._samplers import (
 
 __all__ = [
     "t", "f", "pareto", "rayleigh", "maxwell", "double_sided_maxwell", "weibull_min",
-    "geometric", "triangular", "wald", "generalized_normal", "ball", "clone", "binomial",
+    "geometric", "triangular", "wald", "generalized_normal", "ball", "clone", "binomial", "multinomial",
 ]
 
 Array = Any
@@ -383,3 +383,59 @@ def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> 
     out = _ew.add(acc, k)
     out = fnp.where(fnp.isinf(n), dt.type(numpy.inf), out)
     return fnp.where(invalid, dt.type(numpy.nan), out)
+
+
+@consumes
+def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = None,
+                unroll: Any = 1) -> Array:
+    """Multinomial counts of ``n`` trials over the ``k`` categories of ``p``'s last axis (as
+    floats of ``dtype``, float64, as JAX). ``shape`` is the whole result shape, ending with
+    ``k`` (what JAX 0.10 does; its docstring calls it the prefix); by default
+    ``(*broadcast(n, p[..., 0]).shape, k)``.
+
+    As JAX: category ``i`` takes Binomial(remaining trials, ``p_i / sum(p[i:])``) of the
+    trials left by the ones before it (one key each). ``unroll`` is accepted (a loop-unrolling
+    hint in JAX).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import random
+        >>> c = random.multinomial(random.PRNGKey(0), 10, np.array([0.2, 0.3, 0.5]))
+        >>> c.shape, float(c.sum())
+        ((3,), 10.0)
+    """
+    del unroll
+    key = check_key("multinomial", key)
+    dt = float_dtype("multinomial", dtype)
+    n, p = as_param(n, dt, key), as_param(p, dt, key)
+    pa = get_aval(p)
+    if pa.ndim < 1:
+        raise ValueError("multinomial: p must have at least one dimension (the categories)")
+    k = pa.shape[-1]
+    batch = tuple(numpy.broadcast_shapes(get_aval(n).shape, pa.shape[:-1]))
+    if shape is None:
+        shape = batch
+    else:
+        full = shape_arg("multinomial", shape)
+        shape = full[:-1]
+        try:
+            ok = bool(full) and full[-1] == k and tuple(
+                numpy.broadcast_shapes(shape, batch)) == shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"multinomial: shape {full} must end with the {k} categories and "
+                             f"be broadcast-compatible with n {get_aval(n).shape} and p "
+                             f"{pa.shape}")
+    p = _ew.stop_gradient(p)
+    remaining = fnp.flip(fnp.cumsum(fnp.flip(p, -1), axis=-1), -1)
+    ratios = _ew.div(p, fnp.where(_ew.eq(remaining, dt.type(0)), dt.type(1), remaining))
+    keys = split2(key, k)
+    left = _sh.broadcast_to(fnp.floor(_ew.stop_gradient(n)), shape)
+    counts = []
+    for i in range(k):
+        ratio = _sh.broadcast_to(fnp.clip(ratios[..., i], dt.type(0), dt.type(1)), shape)
+        c = binomial(keys[i], left, ratio, shape, dt)
+        counts.append(c)
+        left = _ew.sub(left, c)
+    return fnp.stack(counts, axis=-1)

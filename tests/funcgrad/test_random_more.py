@@ -194,3 +194,23 @@ def test_jax_keywords_impl_and_mode() -> None:
                  lambda: R.choice(k, 3, mode="high")):
         with pytest.raises(ValueError, match="'high' is not supported"):
             call()
+
+
+def test_multinomial() -> None:
+    k = dev(R.PRNGKey(0))
+    p = np.array([0.2, 0.3, 0.5])
+    c = np.asarray(host(R.multinomial(k, 10, dev(p), shape=(N, 3))))  # JAX: the whole shape
+    assert c.shape == (N, 3) and c.dtype == np.float64
+    assert (c.sum(-1) == 10).all() and (c >= 0).all()
+    assert_allclose(c.mean(0), 10 * p, atol=0.1)
+    assert_allclose(c.var(0), 10 * p * (1 - p), rtol=0.1)
+    cov01 = np.cov(c[:, 0], c[:, 1])[0, 1]
+    assert abs(cov01 - (-10 * p[0] * p[1])) < 0.1
+    got = R.multinomial(k, dev(np.array([5.0, 100.0])), dev(np.array([[0.5, 0.5], [0.1, 0.9]])))
+    assert got.shape == (2, 2)
+    assert_allclose(host(got).sum(-1), np.array([5.0, 100.0]))
+    assert R.multinomial(k, 10, dev(p)).shape == (3,)
+    assert_allclose(funcgrad.jit(lambda k: R.multinomial(k, 7, dev(p)))(k),
+                    R.multinomial(k, 7, dev(p)))
+    with pytest.raises(ValueError, match="categories"):
+        R.multinomial(k, 10, dev(p), shape=(5,))
