@@ -12,6 +12,7 @@ direction of steepest ascent); for holomorphic ``f``, ``grad(f, holomorphic=True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,7 +22,7 @@ import numpy
 from funcgrad import backend, config, stages, tree_util
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
-from funcgrad.core import Tracer, _trace_var, current_trace
+from funcgrad.core import Tracer, _trace_var, current_trace, extend_axis_env
 from funcgrad.errors import ArgumentMismatchError, FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
@@ -364,8 +365,8 @@ def _stand_in_leaf(x: Any) -> Any:
 
 
 def make_jaxpr(
-    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (), *,
-    return_shape: bool = False,
+    fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+    axis_env: Sequence[tuple[Any, int]] | None = None, return_shape: bool = False,
 ) -> Callable[..., Any]:
     """A function that traces ``fun`` on example arguments and returns its closed jaxpr.
 
@@ -375,7 +376,9 @@ def make_jaxpr(
     array argument may be a stand-in: a :class:`~funcgrad.ShapeDtypeStruct` or a
     :class:`~funcgrad.ShapedArray`. With ``return_shape=True`` the result is the pair
     ``(closed_jaxpr, out_shape)``, ``out_shape`` being ``fun``'s output structure with a
-    :class:`~funcgrad.ShapeDtypeStruct` per array (as JAX's).
+    :class:`~funcgrad.ShapeDtypeStruct` per array (as JAX's). ``axis_env``, a list of
+    ``(axis_name, size)`` pairs, binds named axes while tracing, so a function using
+    collectives (``lax.psum(x, "i")``) can be traced outside the ``vmap`` that names them.
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
@@ -385,8 +388,18 @@ def make_jaxpr(
         ...     funcgrad.ShapeDtypeStruct((2,), np.float32))
         >>> shape
         (ShapeDtypeStruct(shape=(2,), dtype=float32), ShapeDtypeStruct(shape=(), dtype=float32))
+        >>> from funcgrad import lax
+        >>> print(funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 4)])(
+        ...     np.ones(3)))
+        { lambda ; a:f64[3]. let b:f64[4,3] = all_gather[axis=0, axis_name=i, tiled=False] a in (b) }
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    env = [] if axis_env is None else list(axis_env)
+    for pair in env:
+        if (not isinstance(pair, tuple | list) or len(pair) != 2
+                or not isinstance(pair[1], int | numpy.integer) or pair[1] < 0):
+            raise TypeError(f"make_jaxpr: axis_env must hold (axis_name, size) pairs, got "
+                            f"{pair!r}")
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
@@ -415,9 +428,12 @@ def make_jaxpr(
         ]
         in_avals = [get_aval(x) for x in leaves]
         store: list = []
-        closed = trace_to_jaxpr(
-            _flatten_fun(g, in_tree, store), in_avals, _trace_var.get(), origins
-        )
+        with contextlib.ExitStack() as stack:
+            for name, size in env:
+                stack.enter_context(extend_axis_env(name, int(size)))
+            closed = trace_to_jaxpr(
+                _flatten_fun(g, in_tree, store), in_avals, _trace_var.get(), origins
+            )
         if return_shape:
             return closed, stages.out_info(store[0], closed.out_avals)
         return closed

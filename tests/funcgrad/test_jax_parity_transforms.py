@@ -467,3 +467,19 @@ def test_custom_rules_take_nondiff_argnames_as_jax() -> None:
     assert float(funcgrad.grad(lambda x: g(x, n=3))(2.0)) == 120.0
     with pytest.raises(ValueError, match="nondiff_argnames"):
         funcgrad.custom_vjp(lambda x: x, nondiff_argnames=("zz",))
+
+
+def test_make_jaxpr_axis_env_binds_named_axes_as_jax() -> None:
+    # jax.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 4)])(ones(3)): f[4,3]
+    from funcgrad import lax
+
+    closed = funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 4)])(
+        np.ones(3))
+    assert closed.out_avals[0].shape == (4, 3)
+    closed = funcgrad.make_jaxpr(lambda x: lax.psum(x, ("i", "j")) * lax.axis_size("j"),
+                                 axis_env=[("i", 4), ("j", 2)])(np.ones(3))
+    assert [e.primitive.name for e in closed.jaxpr.eqns][0] == "psum"
+    with pytest.raises(NameError, match="unbound axis name"):
+        funcgrad.make_jaxpr(lambda x: lax.psum(x, "i"))(np.ones(3))
+    with pytest.raises(TypeError, match="axis_env"):
+        funcgrad.make_jaxpr(lambda x: x, axis_env=["i"])(np.ones(3))
