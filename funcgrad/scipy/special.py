@@ -1612,7 +1612,9 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
     n_, k_ = _floats("comb", N, k)
     n_, k_ = _fnpm.asarray(n_), _fnpm.asarray(k_)
     if repetition:
-        n_ = n_ + k_ - 1.0
+        # comb(N + k - 1, k), with SciPy's special case: choosing 0 of N >= 0 things is 1.
+        empty = (k_ == 0) & (n_ >= 0)
+        return _fnpm.where(empty, 1.0, comb(n_ + k_ - 1.0, k_))
     ok = (k_ <= n_) & (n_ >= 0) & (k_ >= 0)
     ns = _fnpm.where(ok, n_, 1.0)
     ks = _fnpm.where(ok, k_, 0.0)

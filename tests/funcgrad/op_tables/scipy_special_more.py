@@ -26,8 +26,9 @@ case("comb", fs.comb, ss.comb,
        np.array([3.0, 2.0, 1.0, 5.0, 0.0, 25.0, 3.0, 7.5])), (10, np.array([0, 3, 11]))],
      rtol=1e-12, grad_args=[(np.array([5.5, 7.2]), np.array([2.3, 1.5]))])
 case("comb_repetition", lambda n, k: fs.comb(n, k, repetition=True),
-     lambda n, k: ss.comb(n, k, repetition=True), [(np.array([10.0, 5.5, 3.0]),
-                                                   np.array([3.0, 2.0, 5.0]))], rtol=1e-12,
+     lambda n, k: ss.comb(n, k, repetition=True), [(np.array([10.0, 5.5, 3.0, 0.0, 4.0]),
+                                                   np.array([3.0, 2.0, 5.0, 0.0, 0.0]))],
+     rtol=1e-12,
      grad_args=[])
 case("poch", fs.poch, ss.poch,
      [(np.array([2.0, -2.5, 0.5, -3.0, -3.0, -3.0, 1e3, 0.0, -1.0, 3.5, 10.0]),
