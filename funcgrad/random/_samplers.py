@@ -682,7 +682,8 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
 @consumes
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
                m: int | None = None) -> Array:
-    """Haar-random matrices with orthonormal columns: shape ``(*shape, n, m)`` (``m = n``).
+    """Haar-random matrices with orthonormal columns (rows when ``n < m``): shape
+    ``(*shape, n, m)`` (``m = n`` by default).
 
     The Q factor of a Gaussian matrix, with the signs fixed by ``R``'s diagonal.
 
@@ -698,8 +699,10 @@ def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
     shape = shape_arg("orthogonal", shape)
     n = int(n)
     m = n if m is None else int(m)
-    z = normal(key, (*shape, n, m), dt)
+    # As JAX: a tall (max, min) Gaussian's Q, transposed when n < m (orthonormal rows).
+    z = normal(key, (*shape, max(n, m), min(n, m)), dt)
     q, r = fnp.linalg.qr(z)
     d = fnp.diagonal(r, 0, -2, -1)
-    return _ew.mul(q, _sh.expand_dims(_ew.div(d, _ew.convert_element_type(_ew.abs(d), dt)),
-                                      (len(shape),)))
+    x = _ew.mul(q, _sh.expand_dims(_ew.div(d, _ew.convert_element_type(_ew.abs(d), dt)),
+                                   (len(shape),)))
+    return fnp.swapaxes(x, -1, -2) if n < m else x

@@ -214,3 +214,17 @@ def test_multinomial() -> None:
                     R.multinomial(k, 7, dev(p)))
     with pytest.raises(ValueError, match="categories"):
         R.multinomial(k, 10, dev(p), shape=(5,))
+
+
+def test_orthogonal_wide_as_jax() -> None:
+    # jax.random.orthogonal(PRNGKey(5), 2, m=4): a (2, 4) matrix with orthonormal rows (it
+    # was (2, 2) here: the QR of the wide Gaussian)
+    q = R.orthogonal(dev(R.PRNGKey(5)), 2, m=4)
+    assert_allclose(q, np.array(
+        [[0.17024913578816991, 0.48677748597501685, -0.4013661727900193, -0.7569465676328258],
+         [-0.9557240371360926, 0.10275784635889879, -0.27572675419790693,
+          -0.0026733633230001663]]), rtol=1e-9, atol=1e-12)
+    q = np.asarray(host(R.orthogonal(dev(R.PRNGKey(1)), 3, (2,), m=5)))
+    assert q.shape == (2, 3, 5)
+    assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(3), (2, 3, 3)),
+                    atol=1e-12)
