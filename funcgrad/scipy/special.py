@@ -55,7 +55,7 @@ __all__ = [
     "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
     "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
-    "boxcox1p",
+    "boxcox1p", "spence",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -1697,3 +1697,68 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
     """
     x, lmbda = _floats("boxcox1p", x, lmbda)
     return _boxcox_of_log(_fnpm.log1p(x), lmbda)
+
+
+_SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1,
+             8.79691311754530315341e-1, 2.71149851196553469920e0, 4.25697156008121755724e0,
+             3.29771340985225106936e0, 1.00000000000000000126e0)
+_SPENCE_B = (6.90990488912553276999e-4, 2.54043763932544379113e-2, 2.82974860602568089943e-1,
+             1.41172597751831069617e0, 3.63800533345137075418e0, 5.03278880143316990390e0,
+             3.54771340985225096217e0, 9.99999999999999998740e-1)
+
+
+def _polevl(w: Any, coeffs: tuple) -> Any:
+    out = _fnpm.zeros_like(w) + coeffs[0]
+    for c in coeffs[1:]:
+        out = out * w + c
+    return out
+
+
+def _spence_value(x: Any) -> Any:
+    """Cephes' spence (the rational approximation SciPy uses), branch by branch with selects."""
+    pi2_6 = math.pi ** 2 / 6
+    bad = ~(x >= 0)  # negative or nan
+    xs = _fnpm.where(bad | (x == 0), 0.5, x)
+    big = xs > 2.0
+    xs = _fnpm.where(big, 1.0 / xs, xs)
+    upper = xs > 1.5
+    lower = ~upper & (xs < 0.5)
+    w = _fnpm.where(upper, 1.0 / xs - 1.0, _fnpm.where(lower, -xs, xs - 1.0))
+    y = -w * _polevl(w, _SPENCE_A) / _polevl(w, _SPENCE_B)
+    x_lo = _fnpm.where(lower, xs, 0.5)
+    y = _fnpm.where(lower, pi2_6 - _fnpm.log(x_lo) * _fnpm.log1p(-x_lo) - y, y)
+    z = _fnpm.log(xs)
+    y = _fnpm.where(big | upper, -0.5 * z * z - y, y)
+    y = _fnpm.where(x == 0, pi2_6, _fnpm.where(x == 1, 0.0, y))
+    return _fnpm.where(bad, _fnpm.nan, y)
+
+
+@custom_jvp
+def _spence(x: Any) -> Any:
+    return _spence_value(x)
+
+
+@_spence.defjvp
+def _spence_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    one = x == 1
+    safe = _fnpm.where(one, 2.0, x)
+    slope = _fnpm.where(one, -1.0, _fnpm.log(safe) / (1.0 - safe))  # log x / (1 - x) -> -1
+    return _spence(x), slope * tx
+
+
+def spence(z: Any) -> Any:
+    """Spence's function (dilogarithm) ``integral from 1 to z of log(t) / (1 - t) dt`` for real
+    ``z >= 0`` (nan below), as ``scipy.special.spence``; its derivative is
+    ``log(z) / (1 - z)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import spence
+        >>> spence(np.array([0.0, 1.0, 2.0]))
+        array([ 1.64493407,  0.        , -0.82246703])
+    """
+    (z,) = _floats("spence", z)
+    z = _fnpm.asarray(z)
+    # float32 computes in float64 (as SciPy's loop does) and rounds once.
+    return _spence(z.astype(_F64)).astype(get_aval(z).dtype)

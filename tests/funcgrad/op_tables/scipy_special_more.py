@@ -40,3 +40,8 @@ case("boxcox", fs.boxcox, ss.boxcox, [(_BX, _BL), (_BX.astype(np.float32), np.fl
      rtol=1e-13, grad_args=[(np.array([0.5, 2.0, 3.0]), np.array([0.3, -1.2, 0.0]))])
 case("boxcox1p", fs.boxcox1p, ss.boxcox1p, [(_BX - 0.5, _BL)], rtol=1e-13,
      grad_args=[(np.array([0.5, 2.0, -0.3]), np.array([0.3, -1.2, 0.0]))])
+_SPENCE = np.array([1e-300, 1e-10, 0.1, 0.49, 0.5, 0.9, 1.0, 1.2, 1.5, 1.51, 2.0, 2.01, 10.0,
+                    1e5, 1e300, 0.0, -1.0, np.nan, np.inf])
+case("spence", fs.spence, ss.spence, [(_SPENCE,)],
+     rtol=1e-13, atol=0.0, grad_args=[(np.array([0.3, 0.8, 1.7, 2.5, 5.0]),)])
+case("spence_f32", fs.spence, ss.spence, [(_SPENCE[:-5].astype(np.float32),)], grad_args=[])
