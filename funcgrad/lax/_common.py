@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.errors import DTypeError, ShapeError
 
@@ -83,6 +84,31 @@ def same_dtypes(name: str, args: dict[str, Any], kinds: str = ANY) -> list[Shape
             + ", ".join(f"{k}{a.shape}" for k, a in shaped)
         )
     return avals
+
+
+def operands_and_inits(name: str, operands: Any, inits: Any, what: tuple[str, str]) -> tuple:
+    """The leaves of the ``operands`` pytree, its treedef, the leaves of ``inits`` (one
+    structure) and the operands' abstract values (one shape), or a TypeError as JAX's
+    ``lax.reduce`` / ``reduce_window`` raise.
+
+    Example:
+        >>> import numpy as np
+        >>> ops, tree, inits, avals = operands_and_inits(
+        ...     "reduce", (np.ones(2), np.zeros(2)), (0.0, 1.0), ("operands", "init_values"))
+        >>> len(ops), inits, [a.shape for a in avals]
+        (2, [0.0, 1.0], [(2,), (2,)])
+    """
+    flat, tree = tree_util.tree_flatten(operands)
+    flat_inits, init_tree = tree_util.tree_flatten(inits)
+    if tree != init_tree or not flat:
+        raise TypeError(f"lax.{name}: {what[0]} and {what[1]} must be pytrees of one structure "
+                        f"with at least one array, got {tree} and {init_tree}")
+    avals = [aval_of(name, x) for x in flat]
+    shape = avals[0].shape
+    if any(a.shape != shape for a in avals):
+        raise TypeError(f"lax.{name}: all operands must have one shape, got "
+                        f"{[a.shape for a in avals]}")
+    return flat, tree, flat_inits, avals
 
 
 def static_int(name: str, v: Any, arg: str) -> int:

@@ -37,6 +37,7 @@ from funcgrad.lax._common import (
     check_kind,
     is_value,
     monoid_identity,
+    operands_and_inits,
     static_int,
     static_ints,
 )
@@ -540,16 +541,9 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
         [2, 2]
     """
     name = "reduce"
-    flat, tree = tree_util.tree_flatten(operands)
-    flat_init, init_tree = tree_util.tree_flatten(init_values)
-    if tree != init_tree or not flat:
-        raise TypeError(f"lax.{name}: operands and init_values must be pytrees of one "
-                        f"structure with at least one array, got {tree} and {init_tree}")
-    avals = [aval_of(name, x) for x in flat]
+    flat, tree, flat_init, avals = operands_and_inits(name, operands, init_values,
+                                                      ("operands", "init_values"))
     shape = avals[0].shape
-    if any(a.shape != shape for a in avals):
-        raise TypeError(f"lax.{name}: all operands must have one shape, got "
-                        f"{[a.shape for a in avals]}")
     dims = tuple(sorted(axes_in(name, dimensions, len(shape))))
     inits = []
     for i, (v, a) in enumerate(zip(flat_init, avals)):

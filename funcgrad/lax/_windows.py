@@ -36,7 +36,13 @@ from funcgrad.avals import get_aval
 from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
-from funcgrad.lax._common import aval_of, is_value, monoid_identity, static_ints
+from funcgrad.lax._common import (
+    aval_of,
+    is_value,
+    monoid_identity,
+    operands_and_inits,
+    static_ints,
+)
 from funcgrad.lax._convolution import padtype_to_pads
 from funcgrad.ops.windows import patches as _patches
 
@@ -329,16 +335,9 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         [[1.0, 3.0, 2.0], [7.0, 9.0, 5.0]]
     """
     name = "reduce_window"
-    flat_ops, tree = tree_util.tree_flatten(operand)
-    flat_inits, init_tree = tree_util.tree_flatten(init_value)
-    if tree != init_tree or not flat_ops:
-        raise TypeError(f"lax.{name}: operand and init_value must be pytrees of one structure "
-                        f"with at least one array, got {tree} and {init_tree}")
-    avals = [aval_of(name, x) for x in flat_ops]
+    flat_ops, tree, flat_inits, avals = operands_and_inits(name, operand, init_value,
+                                                           ("operand", "init_value"))
     shape = avals[0].shape
-    if any(a.shape != shape for a in avals):
-        raise TypeError(f"lax.{name}: all operands must have one shape, got "
-                        f"{[a.shape for a in avals]}")
     nd = len(shape)
     window = static_ints(name, window_dimensions, "window_dimensions")
     strides = (1,) * nd if window_strides is None else static_ints(name, window_strides,
