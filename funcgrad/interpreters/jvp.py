@@ -87,8 +87,9 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
         zeros = getattr(aval, "zeros", None)
         if zeros is not None:
             return zeros()
-    if aval.dtype == float0:  # as in JAX: float0 holds no data and lives on the host (CuPy
-        return numpy.zeros(aval.shape, dtype=float0)  # has no structured dtypes)
+    if aval.dtype == float0:
+        # As in JAX, float0 holds no data and lives on the host (CuPy has no structured dtypes).
+        return numpy.zeros(aval.shape, dtype=float0)
     xp = xp_for_device(aval.device or get_default_device())
     return xp.zeros(aval.shape, dtype=aval.dtype)
 
