@@ -19,6 +19,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import (
+    canonical_device,
     device_of,
     device_put,
     get_default_device,
@@ -264,20 +265,26 @@ def _default_xp() -> Any:
     return xp_for_device(get_default_device())
 
 
-def zeros(shape: Any, dtype: Any = float, order: Any = "C") -> Any:
-    """An array of zeros on the default device.
+def _xp_of(device: Any) -> Any:
+    """The array module of ``device`` (NumPy 2's and JAX's ``device=``; "cpu", "cuda", ...),
+    the default device's when None."""
+    return _default_xp() if device is None else xp_for_device(canonical_device(device))
+
+
+def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None) -> Any:
+    """An array of zeros on ``device`` (the default device when None).
 
     Example:
-        >>> zeros((2, 3), dtype="int32").dtype
-        dtype('int32')
+        >>> zeros((2, 3), dtype="int32").dtype, type(zeros(2, device="strict")).__name__
+        (dtype('int32'), 'StrictArray')
     """
     _check_order(order, "zeros")
     dt = canonical_dtype(float if dtype is None else dtype, "zeros")
-    return _default_xp().zeros(_shape_tuple(shape, "zeros"), dtype=dt)
+    return _xp_of(device).zeros(_shape_tuple(shape, "zeros"), dtype=dt)
 
 
-def ones(shape: Any, dtype: Any = None, order: Any = "C") -> Any:
-    """An array of ones on the default device.
+def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Any:
+    """An array of ones on ``device`` (the default device when None).
 
     Example:
         >>> ones(2).tolist()
@@ -285,20 +292,21 @@ def ones(shape: Any, dtype: Any = None, order: Any = "C") -> Any:
     """
     _check_order(order, "ones")
     dt = canonical_dtype(float if dtype is None else dtype, "ones")
-    return _default_xp().ones(_shape_tuple(shape, "ones"), dtype=dt)
+    return _xp_of(device).ones(_shape_tuple(shape, "ones"), dtype=dt)
 
 
-def empty(shape: Any, dtype: Any = float, order: Any = "C") -> Any:
+def empty(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None) -> Any:
     """Like :func:`zeros` (funcgrad never hands out uninitialised memory).
 
     Example:
         >>> empty(2).tolist()
         [0.0, 0.0]
     """
-    return zeros(shape, dtype, order)
+    return zeros(shape, dtype, order, device=device)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
+         device: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (broadcast; traced values allowed).
 
     Example:
@@ -310,12 +318,14 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C") -> An
     dt = _dtype_or_none(dtype, "full")
     if isinstance(fill_value, Tracer):
         return fnp.broadcast_to(_cast(fill_value, dt), shape)
-    # An array fill value keeps its device; numbers and lists go to the default device.
+    if device is not None and device_of(fill_value) is not None:
+        fill_value = device_put(fill_value, canonical_device(device))
+    # An array fill value keeps its device; numbers and lists go to ``device`` or the default.
     dev = device_of(fill_value)
     if dt is None:
         dt = canonical_dtype(
             fill_value.dtype if dev is not None else numpy.asarray(fill_value).dtype, "full")
-    xp = xp_for_device(dev) if dev is not None else _default_xp()
+    xp = xp_for_device(dev) if dev is not None else _xp_of(device)
     if xp is not numpy and numpy.ndim(fill_value) != 0:
         # CuPy's full fills with a scalar only; an array (or list) fill value broadcasts.
         return xp.broadcast_to(xp.asarray(fill_value, dtype=dt), shape).copy()

@@ -394,3 +394,17 @@ def test_creation_on_cpu_is_numpy() -> None:
     assert type(fnp.zeros(2)) is np.ndarray
     assert type(fnp.arange(3)) is np.ndarray
     assert type(fnp.asarray([1.0])) is np.ndarray
+
+
+def test_device_keyword_as_numpy_and_jax():
+    # zeros/ones/empty/full(device=...) place the result there, whatever the default device
+    from funcgrad.backend import device_of
+
+    for make in (lambda d: fnp.zeros(2, device=d), lambda d: fnp.ones((1, 2), device=d),
+                 lambda d: fnp.empty(2, device=d), lambda d: fnp.full(2, 3.0, device=d),
+                 lambda d: fnp.full(2, np.arange(2.0), device=d)):
+        assert device_of(make("strict")) == "strict"
+        assert device_of(make("cpu")) == "cpu"
+    np.testing.assert_array_equal(host(fnp.full(2, 3.0, device="strict")), [3.0, 3.0])
+    with pytest.raises(ValueError, match="unknown device"):
+        fnp.zeros(2, device="tpu")
