@@ -25,8 +25,7 @@ from funcgrad.random._core import (
     threefry_2x32,
     wrap_key_data,
 )
-from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
-from funcgrad.random._more import (
+from funcgrad.random._derived_samplers import (
     ball,
     binomial,
     clone,
@@ -43,6 +42,7 @@ from funcgrad.random._more import (
     wald,
     weibull_min,
 )
+from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
 from funcgrad.random._reuse import KeyReuseError, check_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,

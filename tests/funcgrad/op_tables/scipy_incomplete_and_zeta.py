@@ -73,7 +73,7 @@ if sp is not None:
          diff_argnums=(1,), grad_args=[(np.array([0, 1, 5]), np.array([0.3, 1.2, 4.0]))])
 
     # ---- stats (log-CDFs, the rest and the derivatives in the shape parameters (betainc's,
-    # checked above) are in tests/funcgrad/scipy/test_special_more.py)
+    # checked above) are in tests/funcgrad/scipy/test_special_incomplete_and_zeta.py)
     _TX = np.array([-1e3, -3.0, -1e-6, 0.0, 1e-6, 0.5, 3.0, 1e3])
     _T_GRAD = [(np.array([-3.0, 0.0, 0.4]), np.array([1.0, 3.5, 2.5]), 0.1, 1.5)]
     case("t.cdf", fst.t.cdf, _ref(ss.t.cdf),
