@@ -110,3 +110,14 @@ def test_errors_as_torch():
     assert isinstance(lin._pruning["weight"], prune.L1Unstructured)
     assert (host(lin.weight_mask) == 0).all()
     prune.remove(lin, "weight")
+
+
+def test_a_pruning_method_without_compute_mask_is_a_clear_error():
+    # torch's BasePruningMethod.compute_mask is abstract: a subclass must define it
+    from funcgrad_nn.utils.prune import BasePruningMethod
+
+    class NoMask(BasePruningMethod):
+        pass
+
+    with pytest.raises(NotImplementedError, match="NoMask must define compute_mask"):
+        NoMask().compute_mask(np.ones(2), np.ones(2))
