@@ -65,7 +65,7 @@ def prelu(input: Any, weight: Any) -> Any:
     return fnp.where(input > 0, input, w * input)
 
 
-def selu(input: Any) -> Any:
+def selu(input: Any, inplace: bool = False) -> Any:
     """scale * (x if x > 0 else alpha * (exp(x) - 1)) with the self-normalising constants.
 
     >>> import numpy as np
@@ -75,7 +75,7 @@ def selu(input: Any) -> Any:
     return elu_family(input, _SELU_ALPHA, _SELU_SCALE)
 
 
-def celu(input: Any, alpha: float = 1.0) -> Any:
+def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x if x > 0 else alpha * (exp(x / alpha) - 1).
 
     >>> import numpy as np
@@ -102,7 +102,7 @@ def glu(input: Any, dim: int = -1) -> Any:
     return a * fsp.expit(b)
 
 
-def mish(input: Any) -> Any:
+def mish(input: Any, inplace: bool = False) -> Any:
     """x * tanh(softplus(x)).
 
     >>> import numpy as np
@@ -112,7 +112,7 @@ def mish(input: Any) -> Any:
     return input * fnp.tanh(fnp.logaddexp(_zero(input), input))
 
 
-def hardswish(input: Any) -> Any:
+def hardswish(input: Any, inplace: bool = False) -> Any:
     """x * relu6(x + 3) / 6 (at -3 and 3 the gradient is PyTorch's: 0 and 1).
 
     >>> import numpy as np
@@ -125,7 +125,7 @@ def hardswish(input: Any) -> Any:
     return fnp.where(input <= -3, input * 0, fnp.where(inside, x * (x + 3) / 6, input))
 
 
-def hardsigmoid(input: Any) -> Any:
+def hardsigmoid(input: Any, inplace: bool = False) -> Any:
     """relu6(x + 3) / 6 (zero gradient at -3 and 3, as PyTorch).
 
     The slope in between is PyTorch's float32 constant ``1/6`` (its backward multiplies by
@@ -141,7 +141,8 @@ def hardsigmoid(input: Any) -> Any:
     return fnp.where(input <= -3, zero, fnp.where(input >= 3, one, mid))
 
 
-def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Any:
     """x clipped to ``[min_val, max_val]`` (zero gradient at the ends, as PyTorch).
 
     >>> import numpy as np
@@ -226,7 +227,7 @@ def tanhshrink(input: Any) -> Any:
     return input - fnp.tanh(input)
 
 
-def threshold(input: Any, threshold: float, value: float) -> Any:
+def threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Any:
     """x if x > threshold else value.
 
     >>> import numpy as np

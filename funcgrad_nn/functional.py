@@ -3,6 +3,8 @@
 Everything is composed from ``funcgrad.numpy`` operations, so it works on plain arrays and
 under every funcgrad transformation (grad, jit, vmap, ...). Arrays keep their dtype (float32
 in, float32 out).
+PyTorch's ``inplace=`` arguments are accepted and ignored: arrays are never mutated, the
+result is a new array.
 
 >>> import numpy as np
 >>> import funcgrad_nn.functional as F
@@ -132,7 +134,7 @@ def _host_value(x: Any) -> numpy.ndarray | None:
 # -- activations -------------------------------------------------------------------------
 
 
-def relu(input: Any) -> Any:
+def relu(input: Any, inplace: bool = False) -> Any:
     """max(x, 0); the derivative at 0 is 0 and NaN stays NaN, as in PyTorch.
 
     >>> import numpy as np
@@ -142,7 +144,7 @@ def relu(input: Any) -> Any:
     return _relu(input)
 
 
-def relu6(input: Any) -> Any:
+def relu6(input: Any, inplace: bool = False) -> Any:
     """min(max(x, 0), 6).
 
     >>> import numpy as np
@@ -152,7 +154,7 @@ def relu6(input: Any) -> Any:
     return hardtanh(input, 0.0, 6.0)  # PyTorch's: zero gradient at 0 and at 6
 
 
-def leaky_relu(input: Any, negative_slope: float = 0.01) -> Any:
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
     """x if x > 0 else negative_slope * x.
 
     >>> import numpy as np
@@ -162,7 +164,7 @@ def leaky_relu(input: Any, negative_slope: float = 0.01) -> Any:
     return fnp.where(input > 0, input, input * negative_slope)
 
 
-def elu(input: Any, alpha: float = 1.0) -> Any:
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x if x > 0 else alpha * (exp(x) - 1).
 
     >>> import numpy as np
@@ -207,7 +209,7 @@ def logsigmoid(input: Any) -> Any:
     return fsp.log_expit(input)
 
 
-def silu(input: Any) -> Any:
+def silu(input: Any, inplace: bool = False) -> Any:
     """x * sigmoid(x) (a.k.a. swish).
 
     >>> import numpy as np
@@ -543,7 +545,8 @@ def split_key(key: Any) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def dropout(input: Any, p: float = 0.5, training: bool = True, *, key: Any = None) -> Any:
+def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+            key: Any = None) -> Any:
     """Zero elements with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     Randomness is explicit: with ``training`` and ``0 < p`` a ``key=`` (int seed or uint32[2]

@@ -51,6 +51,24 @@ def test_gelu_tanh_and_softmax():
         F.gelu(x, approximate="fast")
 
 
+@pytest.mark.parametrize("name,args", [
+    ("relu", ()), ("relu6", ()), ("leaky_relu", (0.2,)), ("elu", (0.5,)), ("selu", ()),
+    ("celu", (2.0,)), ("silu", ()), ("mish", ()), ("hardswish", ()), ("hardsigmoid", ()),
+    ("hardtanh", (-0.5, 0.5)), ("threshold", (0.1, -2.0)), ("rrelu", (0.1, 0.3, False)),
+    ("dropout", (0.5, False)),
+])
+def test_inplace_argument_accepted_in_pytorchs_position(name, args):
+    # PyTorch code writes F.relu(x, inplace=True) or passes it positionally; the result is
+    # a new array (never a mutation), equal to the out-of-place one.
+    x = rng.normal(size=(3, 4))
+    before = x.copy()
+    fn = getattr(F, name)
+    expected = host(fn(dev(x), *args))
+    assert_allclose(fn(dev(x), *args, True), expected)
+    assert_allclose(fn(dev(x), *args, inplace=True), expected)
+    np.testing.assert_array_equal(x, before)
+
+
 def test_relu_grad_at_zero_like_pytorch():
     g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
     assert_allclose(g, np.zeros(2))
