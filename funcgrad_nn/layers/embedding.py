@@ -15,6 +15,20 @@ from funcgrad_nn.module import Module, Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _renormalise_in_place(module: Module, input: Any, rows: Any = None) -> None:
+    """PyTorch's ``embedding_renorm_``: with ``max_norm``, an eager call writes the looked-up
+    rows renormalised back into the module's weight (duplicates write equal values). Skipped
+    under a transform (a tracer) or for a read-only weight; ``rows`` are the renormalised
+    rows when the caller has them already."""
+    w = module.weight
+    if (module.max_norm is None or is_tracer(w) or is_tracer(input) or is_tracer(rows)
+            or not is_writeable(w)):
+        return
+    if rows is None:
+        rows = F.embedding(input, w, None, module.max_norm, module.norm_type)
+    w[input] = funcgrad.stop_gradient(rows)
+
+
 class Embedding(Module):
     """Table of ``num_embeddings`` vectors of size ``embedding_dim``, N(0, 1) init; the
     ``padding_idx`` row starts at zero and gets no gradient.
@@ -85,10 +99,7 @@ class Embedding(Module):
         w = self.weight
         out = F.embedding(input, w, self.padding_idx, self.max_norm, self.norm_type,
                           self.scale_grad_by_freq, self.sparse)
-        if (self.max_norm is not None and not is_tracer(w) and not is_tracer(input)
-                and not is_tracer(out) and is_writeable(w)):
-            # PyTorch renormalises the table rows in place; duplicates write equal values.
-            w[input] = funcgrad.stop_gradient(out)
+        _renormalise_in_place(self, input, out)
         return out
 
     def extra_repr(self) -> str:
@@ -160,6 +171,7 @@ class EmbeddingBag(Module):
         return bag
 
     def forward(self, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:
+        _renormalise_in_place(self, input)
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
                                self.scale_grad_by_freq, self.mode, self.sparse,
                                per_sample_weights, self.include_last_offset, self.padding_idx)

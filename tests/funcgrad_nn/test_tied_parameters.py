@@ -316,3 +316,18 @@ def test_embedding_scale_grad_by_freq_divides_by_index_counts():
     e = nn.Embedding(4, 3, scale_grad_by_freq=True, sparse=True).to(DEVICE)
     assert e(dev(idx)).shape == (2, 3, 3)
 
+
+
+def test_embedding_bag_module_max_norm_writes_back_eagerly():
+    # PyTorch's EmbeddingBag renormalises the looked-up rows of its weight in place, as
+    # Embedding does (torch.nn.functional.embedding_bag calls embedding_renorm_).
+    w0 = rng.normal(size=(6, 3)) * 3
+    bag = nn.EmbeddingBag.from_pretrained(dev(w0.copy()), freeze=False, max_norm=1.0,
+                                          mode="sum")
+    idx, offsets = np.array([4, 1, 4, 0]), np.array([0, 3])
+    out = bag(dev(idx), dev(offsets))
+    rows = _ref_renorm(w0, idx, 1.0, 2.0)
+    assert_allclose(out, np.stack([rows[:3].sum(0), rows[3]]), rtol=1e-12, atol=1e-12)
+    w1 = host(bag.weight)
+    assert_allclose(w1[[4, 1, 0]], rows[[0, 1, 3]], rtol=1e-12, atol=1e-12)
+    assert_allclose(w1[[2, 3, 5]], w0[[2, 3, 5]])
