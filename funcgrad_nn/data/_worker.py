@@ -115,6 +115,9 @@ def fetch(dataset: Any, indices: Any, auto_collation: bool, collate_fn: Callable
         return collate_fn(dataset[indices])
     if fast_take is not None:
         return fast_take(dataset, indices)
+    getitems = getattr(dataset, "__getitems__", None)
+    if callable(getitems):  # a dataset that fetches a whole batch at once (PyTorch's hook)
+        return collate_fn(getitems(indices))
     return collate_fn([dataset[i] for i in indices])
 
 

@@ -21,6 +21,41 @@ from funcgrad.backend import is_array, xp_for
 __all__ = ["default_collate", "default_convert"]
 
 
+class EmptyBatchError(ValueError, IndexError):
+    """``default_collate([])`` (PyTorch fails indexing the first sample: IndexError)."""
+
+
+def _python_scalars_dtype(batch: Sequence[Any]) -> np.dtype:
+    """The dtype ``torch.tensor(batch)`` gives a batch whose first sample is a Python int or
+    bool: bool if all are bools, int64 for ints, the default float dtype as soon as one is a
+    Python float (NumPy scalars keep their precision), the matching complex dtype for a
+    complex; anything else is a TypeError (never a silent truncation)."""
+    from funcgrad_nn.init import get_default_dtype
+
+    kinds = set()
+    for x in batch:
+        if isinstance(x, (bool, np.bool_)):
+            kinds.add("b")
+        elif isinstance(x, (int, np.integer)):
+            kinds.add("i")
+        elif isinstance(x, (float, np.floating)):
+            kinds.add("f")
+        elif isinstance(x, (complex, np.complexfloating)):
+            kinds.add("c")
+        else:
+            raise TypeError("default_collate: a batch of numbers holds a "
+                            f"{type(x).__name__} ({x!r})")
+    if kinds == {"b"}:
+        return np.dtype(np.bool_)
+    if kinds <= {"b", "i"}:
+        return np.dtype(np.int64)
+    default = np.dtype(get_default_dtype())
+    numpy_dtypes = [x.dtype for x in batch if isinstance(x, (np.floating, np.complexfloating))]
+    if "c" in kinds:
+        default = np.result_type(default, np.complex64)
+    return np.result_type(default, *numpy_dtypes)
+
+
 def default_collate(batch: Sequence[Any]) -> Any:
     """Stack a list of samples into a batch.
 
@@ -31,7 +66,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
     ('a', 'b')
     """
     if len(batch) == 0:
-        raise ValueError("default_collate: the batch is empty")
+        raise EmptyBatchError("default_collate: the batch is empty")
     elem = batch[0]
     if is_array(elem):
         if getattr(elem, "dtype", None) is not None and elem.dtype.kind in "OUSV":
@@ -47,10 +82,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
         if elem.dtype.kind in "OUSV":
             return list(batch)
         return np.stack(batch)
-    if isinstance(elem, bool):
-        return np.asarray(batch, dtype=np.bool_)
-    if isinstance(elem, int):
-        return np.asarray(batch, dtype=np.int64)
+    if isinstance(elem, int):  # bools too: torch.tensor(batch) infers from every sample
+        return np.asarray(batch, dtype=_python_scalars_dtype(batch))
     if isinstance(elem, float):
         return np.asarray(batch, dtype=np.float64)
     if isinstance(elem, complex):

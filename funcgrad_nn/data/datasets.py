@@ -27,6 +27,11 @@ class SizeMismatchError(ValueError, AssertionError):
     """Datasets that cannot be combined (PyTorch asserts, so AssertionError there)."""
 
 
+class DatasetKindError(TypeError, AssertionError):
+    """A map-style dataset where an iterable one is needed, or the reverse (PyTorch asserts,
+    so AssertionError there)."""
+
+
 class Dataset:
     """Map-style dataset: subclasses define ``__getitem__`` and ``__len__``."""
 
@@ -103,6 +108,14 @@ class Subset(Dataset):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        """The samples at ``indices`` in one call (the dataset's own ``__getitems__`` when it
+        has one), as the DataLoader fetches a batch."""
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
     def __len__(self) -> int:
         return len(self.indices)
 
@@ -121,8 +134,8 @@ class ConcatDataset(Dataset):
             raise SizeMismatchError("datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset (use "
-                                "ChainDataset)")
+                raise DatasetKindError("ConcatDataset does not support IterableDataset (use "
+                                       "ChainDataset)")
         self.cumulative_sizes: list[int] = []
         total = 0
         for d in self.datasets:
@@ -160,16 +173,16 @@ class ChainDataset(IterableDataset):
     def __iter__(self) -> Iterator[Any]:
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError(f"ChainDataset only supports IterableDataset, got "
-                                f"{type(d).__name__}")
+                raise DatasetKindError("ChainDataset only supports IterableDataset, got "
+                                       f"{type(d).__name__}")
             yield from d
 
     def __len__(self) -> int:
         total = 0
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError(f"ChainDataset only supports IterableDataset, got "
-                                f"{type(d).__name__}")
+                raise DatasetKindError("ChainDataset only supports IterableDataset, got "
+                                       f"{type(d).__name__}")
             total += len(d)  # type: ignore[arg-type]
         return total
 
@@ -199,6 +212,30 @@ class StackDataset(Dataset):
         if isinstance(self.datasets, dict):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        """The samples at ``indices``, each part fetched with its dataset's
+        ``__getitems__`` when it has one (as PyTorch).
+
+        >>> StackDataset(x=[1, 2, 3], y="abc").__getitems__([2, 0])
+        [{'x': 3, 'y': 'c'}, {'x': 1, 'y': 'a'}]
+        """
+        named = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {}
+        for key, d in parts:
+            getitems = getattr(d, "__getitems__", None)
+            if callable(getitems):
+                items = getitems(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch. Expected "
+                                     f"{len(indices)}, got {len(items)}")
+            else:
+                items = [d[i] for i in indices]
+            columns[key] = items
+        if named:
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        return [tuple(col[j] for col in columns.values()) for j in range(len(indices))]
 
     def __len__(self) -> int:
         return self._length

@@ -49,6 +49,31 @@ def _take(dataset: TensorDataset, indices: Any) -> list[Any]:
     return out
 
 
+class LoaderOptionError(ValueError, AssertionError):
+    """A DataLoader option PyTorch rejects with an assertion when iterating."""
+
+
+def _start_context(context: Any, num_workers: int) -> Any:
+    # PyTorch's checks: a start-method name or a context, and only with worker processes.
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError("multiprocessing_context option should specify a valid start "
+                             f"method in {methods!r}, but got multiprocessing_context="
+                             f"{context!r}")
+        return multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a "
+                        "string specifying the start method, but got multiprocessing_context="
+                        f"{context}")
+    return context
+
+
 class DataLoader:
     """Iterate over ``dataset`` in batches (PyTorch's arguments and checks).
 
@@ -81,6 +106,9 @@ class DataLoader:
                              "disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if timeout > 0 and num_workers == 0:
+            raise LoaderOptionError(f"timeout={timeout} needs worker processes (num_workers > "
+                                    "0): a single-process loader has no workers to wait for")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in "
                              "multiprocessing.let num_workers > 0 to enable multiprocessing, "
@@ -89,7 +117,9 @@ class DataLoader:
             prefetch_factor = 2
         if prefetch_factor is not None and (not isinstance(prefetch_factor, int)
                                             or prefetch_factor < 1):
-            raise ValueError(f"prefetch_factor should be a positive int, got {prefetch_factor!r}")
+            raise LoaderOptionError("prefetch_factor should be a positive int, got "
+                                    f"{prefetch_factor!r}")
+        multiprocessing_context = _start_context(multiprocessing_context, num_workers)
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if batch_size is not None and (not isinstance(batch_size, int)
@@ -219,9 +249,7 @@ class _MultiProcessIter:
         self._prefetch, self._length = loader.prefetch_factor, _safe_len(loader)
         self.closed = False
         n = loader.num_workers
-        ctx = loader.multiprocessing_context
-        if ctx is None or isinstance(ctx, str):
-            ctx = multiprocessing.get_context(ctx)
+        ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._result_queue = ctx.Queue()
         self._index_queues: list[Any] = []
         self._workers: list[Any] = []

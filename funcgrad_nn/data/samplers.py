@@ -293,6 +293,10 @@ class DistributedSampler(Sampler):
         self.epoch = epoch
 
 
+class NoProcessGroupError(RuntimeError, ValueError):
+    """No ``num_replicas``/``rank`` given and no process group to ask (PyTorch: ValueError)."""
+
+
 def _from_group(getter: str, var: str, name: str) -> int:
     # As PyTorch asks torch.distributed: the funcgrad_nn.distributed group when initialised,
     # else the launcher's environment variable.
@@ -302,6 +306,6 @@ def _from_group(getter: str, var: str, name: str) -> int:
         return int(getattr(distributed, getter)())
     value = os.environ.get(var)
     if value is None:
-        raise RuntimeError(f"DistributedSampler: pass {name}= (or call "
+        raise NoProcessGroupError(f"DistributedSampler: pass {name}= (or call "
                            f"funcgrad_nn.distributed.init(), or set {var} as launchers do)")
     return int(value)

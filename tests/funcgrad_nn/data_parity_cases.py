@@ -46,6 +46,13 @@ _SAMPLES = {
     "nested": [{"a": (np.zeros(2), [1, "x"])}, {"a": (np.ones(2), [2, "y"])}],
     "ordered_dicts": [collections.OrderedDict(b=1, a=2), collections.OrderedDict(b=3, a=4)],
     "bytes": [b"a", b"b"],
+    # torch.tensor(batch) infers the dtype from every sample, not the first one
+    "int_then_float": [1, 2.5],
+    "bool_then_int": [True, 2],
+    "bool_then_float": [True, 2.5],
+    "int_then_f64_scalar": [1, np.float64(2.5)],
+    "int_then_f32_scalar": [1, np.float32(2.5)],
+    "float_then_int": [2.5, 1],
 }
 
 CASES = {}
@@ -57,6 +64,8 @@ for _name, _batch in _SAMPLES.items():
 CASES["collate_none"] = lambda data, array: data.default_collate([None, None])
 CASES["collate_ragged_arrays"] = lambda data, array: data.default_collate(
     [np.zeros(2), np.zeros(3)])
+CASES["collate_empty"] = lambda data, array: data.default_collate([])
+CASES["collate_int_then_str"] = lambda data, array: data.default_collate([1, "a"])
 CASES["collate_ragged_lists"] = lambda data, array: data.default_collate([[1, 2], [3]])
 
 
@@ -75,6 +84,60 @@ for _kw in [{}, {"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch
         data.DataLoader(_tensor_dataset(data, array), **kw)))(_kw)
 CASES["loader_dict_samples"] = lambda data, array: [describe(b) for b in data.DataLoader(
     [{"a": i, "b": float(i)} for i in range(4)], batch_size=2)]
+
+
+class _Batched:
+    """A map-style dataset that also fetches whole batches (``__getitems__``)."""
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return {"how": "one", "i": i}
+
+    def __getitems__(self, indices):
+        return [{"how": "batch", "i": i} for i in indices]
+
+
+def _batched_loader(data, **kw):
+    return [describe(b) for b in data.DataLoader(_Batched(), **kw)]
+
+
+CASES["loader_getitems"] = lambda data, array: _batched_loader(data, batch_size=2)
+CASES["loader_getitems_no_batching"] = lambda data, array: _batched_loader(data, batch_size=None)
+CASES["loader_getitems_subset"] = lambda data, array: [describe(b) for b in data.DataLoader(
+    data.Subset(_Batched(), [4, 0, 2]), batch_size=2)]
+CASES["loader_getitems_stack"] = lambda data, array: [describe(b) for b in data.DataLoader(
+    data.StackDataset(_Batched(), [10, 20, 30, 40, 50]), batch_size=3)]
+CASES["subset_getitems"] = lambda data, array: describe(
+    data.Subset([10, 20, 30], [2, 0]).__getitems__([0, 1]))
+CASES["stack_getitems_tuple"] = lambda data, array: describe(
+    data.StackDataset([1, 2], "ab").__getitems__([1, 0]))
+CASES["stack_getitems_dict"] = lambda data, array: describe(
+    data.StackDataset(x=_Batched(), y="abcde").__getitems__([3, 1]))
+CASES["loader_context_without_workers"] = lambda data, array: data.DataLoader(
+    [1, 2], multiprocessing_context="spawn")
+CASES["loader_context_bogus"] = lambda data, array: data.DataLoader(
+    [1, 2], num_workers=1, multiprocessing_context="bogus")
+CASES["loader_context_not_a_context"] = lambda data, array: data.DataLoader(
+    [1, 2], num_workers=1, multiprocessing_context=3)
+CASES["loader_timeout_without_workers"] = lambda data, array: list(data.DataLoader(
+    [1, 2], timeout=1.0))
+CASES["loader_prefetch_zero"] = lambda data, array: list(data.DataLoader(
+    [1, 2], num_workers=1, prefetch_factor=0))
+CASES["concat_dataset_iterable"] = lambda data, array: data.ConcatDataset([_Count(data)])
+CASES["chain_dataset_map_style"] = lambda data, array: list(data.ChainDataset([[1, 2]]))
+CASES["distributed_sampler_no_group"] = lambda data, array: data.DistributedSampler(
+    range(4), rank=0)
+
+
+def _Count(data):
+    class Count(data.IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+    return Count()
+
+
 CASES["tensor_dataset_size_mismatch"] = lambda data, array: data.TensorDataset(
     array(np.zeros(3)), array(np.zeros(4)))
 CASES["concat_dataset_empty"] = lambda data, array: data.ConcatDataset([])
