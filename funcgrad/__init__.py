@@ -36,10 +36,12 @@ from funcgrad.api import (
     vjp,
 )
 from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
+from funcgrad.api_scopes import ensure_compile_time_eval, named_scope
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
 from funcgrad.backend import default_device, devices, to_numpy
+from funcgrad.custom_derivatives import custom_gradient
 from funcgrad.debug import debug_nans
 from funcgrad.errors import (
     ArgumentMismatchError,
@@ -74,6 +76,8 @@ __all__ = [
     "closure_convert",
     "jit",
     "disable_jit",
+    "ensure_compile_time_eval",
+    "named_scope",
     "block_until_ready",
     "device_get",
     "typeof",
@@ -90,6 +94,7 @@ __all__ = [
     "elementwise_grad",
     "custom_jvp",
     "custom_vjp",
+    "custom_gradient",
     "custom_derivatives",
     "cond",
     "switch",
