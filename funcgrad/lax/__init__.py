@@ -201,6 +201,7 @@ from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_
 # Last: funcgrad.scipy.special and funcgrad.scipy.linalg, which these wrap, use lax's
 # control flow above.
 from funcgrad.lax import linalg
+from funcgrad.lax._solves import custom_linear_solve, custom_root
 from funcgrad.lax._special import (
     bessel_i0e,
     bessel_i1e,
@@ -246,5 +247,5 @@ __all__ = [
     "optimization_barrier", "empty", "split", "stack", "unstack", "tile", "broadcast_to_rank",
     "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
     "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
-    "ConvGeneralDilatedDimensionNumbers",
+    "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
 ]

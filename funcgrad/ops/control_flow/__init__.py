@@ -15,6 +15,7 @@ Example:
 
 from funcgrad.ops.control_flow._tape import Tape, TapeAval
 from funcgrad.ops.control_flow.conditionals import cond, cond_p, switch
+from funcgrad.ops.control_flow.linear_solve import custom_linear_solve, linear_solve_p
 from funcgrad.ops.control_flow.scans import map, scan, scan_p
 from funcgrad.ops.control_flow.while_loops import fori_loop, while_loop, while_p
 
@@ -25,6 +26,8 @@ __all__ = [
     "fori_loop",
     "scan",
     "map",
+    "custom_linear_solve",
+    "linear_solve_p",
     "cond_p",
     "while_p",
     "scan_p",
