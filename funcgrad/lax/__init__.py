@@ -108,6 +108,7 @@ from funcgrad.lax._elementwise import (
     tan,
     tanh,
 )
+from funcgrad.lax._fft import FftType, fft
 from funcgrad.lax._reductions import (
     DotDimensionNumbers,
     Precision,
@@ -248,4 +249,5 @@ __all__ = [
     "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
     "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
+    "fft", "FftType",
 ]
