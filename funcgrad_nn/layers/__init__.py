@@ -109,7 +109,16 @@ from funcgrad_nn.layers.pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from funcgrad_nn.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell
+from funcgrad_nn.layers.recurrent import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
 from funcgrad_nn.layers.transformer import (
     Transformer,
     TransformerDecoder,
@@ -134,7 +143,7 @@ __all__ = [
     "Linear",
     "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Softmax", "Softplus",
     "Tanh", "Unflatten",
-    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase", "Transformer",
     "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer",
 ]

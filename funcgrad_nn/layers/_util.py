@@ -15,6 +15,11 @@ def empty(shape: tuple[int, ...], dtype: Any = None, device: str | None = None) 
     return numpy.zeros(shape, dtype=get_default_dtype() if dtype is None else dtype)
 
 
+def ntuple(v: Any, n: int) -> tuple[int, ...]:
+    """``v`` as an ``n``-tuple of ints (PyTorch's ``_single``/``_pair``/``_triple``)."""
+    return (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
+
+
 def place(module: Any, device: str | None) -> None:
     if device is not None and device != "cpu":
         module.to(device)

@@ -16,6 +16,10 @@ __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish
            "Softsign", "Tanh", "Tanhshrink", "Threshold"]
 
 
+def _inplace_suffix(module: Module) -> str:
+    return ", inplace=True" if module.inplace else ""
+
+
 class ReLU(Module):
     """max(x, 0).
 
@@ -25,10 +29,14 @@ class ReLU(Module):
     """
 
     def __init__(self, inplace: bool = False) -> None:
-        super().__init__()  # inplace is accepted and ignored: arrays are never mutated
+        super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
     def forward(self, input: Any) -> Any:
         return F.relu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class ReLU6(Module):
@@ -41,9 +49,13 @@ class ReLU6(Module):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
     def forward(self, input: Any) -> Any:
         return F.relu6(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class LeakyReLU(Module):
@@ -56,13 +68,14 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         self.negative_slope = negative_slope
 
     def forward(self, input: Any) -> Any:
         return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + _inplace_suffix(self)
 
 
 class ELU(Module):
@@ -75,13 +88,14 @@ class ELU(Module):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         self.alpha = alpha
 
     def forward(self, input: Any) -> Any:
         return F.elu(input, self.alpha)
 
     def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
+        return f"alpha={self.alpha}" + _inplace_suffix(self)
 
 
 class GELU(Module):
@@ -115,9 +129,13 @@ class SiLU(Module):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
     def forward(self, input: Any) -> Any:
         return F.silu(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -207,6 +225,7 @@ class _Elementwise(Module):
 
     _fn: Any = None
     _keys: tuple[str, ...] = ()
+    _shows_inplace = True  # PyTorch's Hardswish/Hardsigmoid do not print inplace=True
 
     def forward(self, input: Any) -> Any:
         return type(self)._fn(input, **{k: getattr(self, k) for k in self._keys})
@@ -214,7 +233,10 @@ class _Elementwise(Module):
     def extra_repr(self) -> str:
         if self._keys == ("lambd",):  # PyTorch prints Hardshrink(0.5), Softshrink(0.5)
             return f"{self.lambd}"
-        return ", ".join(f"{k}={getattr(self, k)}" for k in self._keys)
+        s = ", ".join(f"{k}={getattr(self, k)}" for k in self._keys)
+        if self._shows_inplace and getattr(self, "inplace", False):
+            s += ", inplace=True" if s else "inplace=True"
+        return s
 
 
 class SELU(_Elementwise):
@@ -229,6 +251,7 @@ class SELU(_Elementwise):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
 
 class CELU(_Elementwise):
@@ -244,6 +267,7 @@ class CELU(_Elementwise):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         self.alpha = alpha
 
 
@@ -275,6 +299,7 @@ class Mish(_Elementwise):
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
 
 class Hardswish(_Elementwise):
@@ -286,9 +311,11 @@ class Hardswish(_Elementwise):
     """
 
     _fn = staticmethod(F.hardswish)
+    _shows_inplace = False
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
 
 class Hardsigmoid(_Elementwise):
@@ -300,9 +327,11 @@ class Hardsigmoid(_Elementwise):
     """
 
     _fn = staticmethod(F.hardsigmoid)
+    _shows_inplace = False
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
 
 
 class Hardtanh(_Elementwise):
@@ -319,6 +348,7 @@ class Hardtanh(_Elementwise):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
                  inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val "
                              f"({max_val})")
@@ -423,6 +453,7 @@ class Threshold(_Elementwise):
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         self.threshold, self.value = threshold, value
 
 
@@ -479,6 +510,7 @@ class RReLU(_KeyedModule):
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
                  inplace: bool = False) -> None:
         super().__init__()
+        self.inplace = inplace  # shown in the repr; arrays are never mutated
         if lower > upper:
             raise ValueError(f"RReLU: lower bound ({lower}) must not exceed upper bound "
                              f"({upper})")
@@ -490,4 +522,4 @@ class RReLU(_KeyedModule):
         return F.rrelu(input, self.lower, self.upper, training=True, key=self._key(key))
 
     def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}"
+        return f"lower={self.lower}, upper={self.upper}" + _inplace_suffix(self)

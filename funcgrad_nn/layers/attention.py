@@ -13,7 +13,7 @@ from funcgrad_nn import init
 from funcgrad_nn._multi_head_attention import attend
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.layers.linear import Linear
+from funcgrad_nn.layers.linear import NonDynamicallyQuantizableLinear
 from funcgrad_nn.module import Module, Parameter, bad_input
 
 __all__ = ["MultiheadAttention"]
@@ -78,7 +78,8 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(empty((3 * embed_dim,), dtype))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype)
         if add_bias_kv:
             self.bias_k = Parameter(empty((1, 1, embed_dim), dtype))
             self.bias_v = Parameter(empty((1, 1, embed_dim), dtype))
@@ -128,8 +129,4 @@ class MultiheadAttention(Module):
                       key_padding_mask, need_weights, attn_mask, average_attn_weights,
                       is_causal, None, None, dropout_key, batch_first=self.batch_first,
                       fail=lambda problem, fix: bad_input(self, problem, fix))
-
-    def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
-                f"dropout={self.dropout}, batch_first={self.batch_first}")
 

@@ -14,16 +14,12 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.init import default_generator
-from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.layers._util import empty, ntuple, place
 from funcgrad_nn.module import BadInputError, Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d"]
-
-
-def _ntuple(v: Any, n: int) -> tuple[int, ...]:
-    return (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
 
 
 # PyTorch's padding modes, as numpy.pad names them.
@@ -49,7 +45,7 @@ class _ConvNd(Module):
             raise ValueError(f"{name}: padding must be an int, a tuple"
                              + ("" if self._transposed else ", 'same' or 'valid'")
                              + f", got {padding!r}")
-        if padding == "same" and any(s != 1 for s in _ntuple(stride, self._n)):
+        if padding == "same" and any(s != 1 for s in ntuple(stride, self._n)):
             raise ValueError(f"{name}: padding='same' is not supported for strided "
                              "convolutions (use an explicit padding)")
         if padding_mode not in _PAD_MODES:
@@ -60,12 +56,12 @@ class _ConvNd(Module):
                              f"({out_channels}) must be divisible by groups ({groups})")
         n = self._n
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
+        self.kernel_size = ntuple(kernel_size, n)
+        self.stride = ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else ntuple(padding, n)
+        self.dilation = ntuple(dilation, n)
         self.groups, self.padding_mode = groups, padding_mode
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = ntuple(output_padding, n)
         if self._transposed:
             for op, s, d in zip(self.output_padding, self.stride, self.dilation):
                 if op < 0 or (op >= s and op >= d):
@@ -131,7 +127,7 @@ class _ConvNd(Module):
     def extra_repr(self) -> str:
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding not in ((0,) * self._n, "valid"):
+        if self.padding != (0,) * self._n:  # PyTorch prints padding=valid too
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"

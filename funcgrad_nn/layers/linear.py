@@ -74,6 +74,15 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """:class:`Linear` under PyTorch's name for :class:`MultiheadAttention`'s ``out_proj``
+    (so the module's repr reads as PyTorch's).
+
+    >>> NonDynamicallyQuantizableLinear(2, 3)
+    NonDynamicallyQuantizableLinear(in_features=2, out_features=3, bias=True)
+    """
+
+
 class LazyLinear(Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: until then it
     has ``in_features=0`` and no parameters (``weight``/``bias`` are None); the first call

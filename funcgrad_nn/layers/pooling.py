@@ -10,6 +10,7 @@ import numpy
 import funcgrad
 from funcgrad_nn import functional as F
 from funcgrad_nn.init import default_generator
+from funcgrad_nn.layers._util import ntuple
 from funcgrad_nn.module import Module
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -233,12 +234,14 @@ class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
 
 class _MaxUnpoolNd(Module):
     _fn = staticmethod(F.max_unpool1d)
+    _n = 1
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
+        # tuples of the layer's rank, as PyTorch stores (and prints) them
+        self.kernel_size = ntuple(kernel_size, self._n)
+        self.stride = ntuple(kernel_size if stride is None else stride, self._n)
+        self.padding = ntuple(padding, self._n)
 
     def forward(self, input: Any, indices: Any, output_size: Any = None) -> Any:
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding,
@@ -271,6 +274,7 @@ class MaxUnpool2d(_MaxUnpoolNd):
     """
 
     _fn = staticmethod(F.max_unpool2d)
+    _n = 2
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
@@ -283,6 +287,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """
 
     _fn = staticmethod(F.max_unpool3d)
+    _n = 3
 
 
 class _LPPoolNd(Module):
@@ -368,9 +373,7 @@ class _FractionalMaxPoolNd(Module):
         return self._fn(input, self.kernel_size, self.output_size, self.output_ratio,
                         self.return_indices, self._random_samples, key=key)
 
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, output_size={self.output_size}, "
-                f"output_ratio={self.output_ratio}")
+    # No extra_repr: PyTorch prints FractionalMaxPool2d().
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):

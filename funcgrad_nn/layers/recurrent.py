@@ -398,10 +398,6 @@ class RNN(RNNBase):
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          0, device, dtype)
 
-    def extra_repr(self) -> str:
-        s = super().extra_repr()
-        return s + (", nonlinearity='relu'" if self.nonlinearity == "relu" else "")
-
 
 class LSTM(RNNBase):
     """Long short-term memory (gates i, f, g, o, as PyTorch), optionally with a projection
@@ -540,6 +536,10 @@ class RNNCell(RNNCellBase):
         step = _rnn_step(fnp.tanh if self.nonlinearity == "tanh" else F.relu)
         out = step(xw, h, self.weight_hh)
         return out if batched else out[0]
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()  # PyTorch prints RNNCell(3, 4, nonlinearity=relu)
+        return s + (f", nonlinearity={self.nonlinearity}" if self.nonlinearity != "tanh" else "")
 
 
 class LSTMCell(RNNCellBase):

@@ -134,6 +134,32 @@ CASES = {
         nn.Unflatten(1, [2, -1])(ones(1, 6)).shape)],
 }
 
+# Layer reprs as PyTorch prints them (the ctor text is evaluated with either library).
+_REPRS = [
+    "Conv1d(2, 3, 3, padding='valid')", "Conv2d(2, 3, 3, padding='same', padding_mode='reflect')",
+    "FractionalMaxPool2d(2, output_size=3)", "FractionalMaxPool3d(2, output_ratio=0.5)",
+    "MaxUnpool1d(2)", "MaxUnpool2d(2, stride=1, padding=1)", "MaxUnpool3d(2)",
+    "RNN(3, 4, 2, nonlinearity='relu', bias=False, batch_first=True, dropout=0.5, "
+    "bidirectional=True)", "RNNCell(3, 4, bias=False, nonlinearity='relu')", "RNNCell(3, 4)",
+    "LSTM(3, 4, num_layers=2, proj_size=2)",
+    "MultiheadAttention(8, 2, kdim=3, vdim=5, bias=False, add_bias_kv=True)",
+    "TransformerEncoderLayer(8, 2, 16, activation='gelu', norm_first=True)",
+    "Embedding(5, 3, padding_idx=1, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True, "
+    "sparse=True)", "EmbeddingBag(5, 3, mode='sum', padding_idx=1, max_norm=2.0, "
+    "norm_type=1.0, scale_grad_by_freq=True)",
+    "ReLU(inplace=True)", "ReLU6(True)", "LeakyReLU(0.2, True)", "ELU(0.5, True)",
+    "CELU(0.5, True)", "SELU(True)", "SiLU(True)", "Mish(True)", "RReLU(0.1, 0.2, True)",
+    "Hardtanh(-2, 3, True)", "Threshold(0.1, 20, True)", "Hardswish(True)",
+    "Hardsigmoid(True)", "ReLU()", "Hardtanh()", "Softshrink(0.3)",
+]
+
+
+def _repr_case(text):
+    return lambda nn, ones: repr(eval(text, vars(nn)))  # noqa: S307 (the case's own text)
+
+
+CASES.update({f"repr {text}": _repr_case(text) for text in _REPRS})
+
 
 def _raised(fn):
     try:
