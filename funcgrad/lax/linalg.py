@@ -22,11 +22,13 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.numpy.linalg as _nla
 import funcgrad.scipy.linalg as _sla
+from funcgrad.custom_derivatives import custom_jvp
+from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
 
 Array = Any
 
-__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
            "triangular_solve", "tridiagonal_solve"]
 
 
@@ -63,6 +65,68 @@ def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
         lower = fnp.tril(x)
         x = lower + fnp.conj(fnp.swapaxes(fnp.tril(x, -1), -1, -2))
     return _nla.cholesky(x)
+
+
+def _left_from_right(vr: Array) -> Array:
+    """Left eigenvectors (``vl^H a = w vl^H``) from the right ones: the rows of ``vr^-1``,
+    conjugated, with LAPACK's normalisation (unit 2-norm, largest-magnitude component real
+    and positive)."""
+    vl = fnp.conj(fnp.swapaxes(fnp.linalg.inv(vr), -1, -2))
+    vl = vl / fnp.linalg.norm(vl, axis=-2, keepdims=True)
+    k = fnp.argmax(fnp.abs(vl), axis=-2, keepdims=True)
+    top = fnp.take_along_axis(vl, k, axis=-2)
+    return vl * (fnp.conj(top) / fnp.abs(top))
+
+
+def _eig_parts(x: Array, left: bool, right: bool) -> tuple[Array, ...]:
+    w, vr = _nla.eig(x)
+    return (w,) + ((_left_from_right(vr),) if left else ()) + ((vr,) if right else ())
+
+
+def _refuse_vector_derivatives(*_: Any) -> Any:
+    raise NonDifferentiableError(
+        "lax.linalg.eig: derivatives of non-symmetric eigenvectors are only valid under "
+        "assumptions on the input that cannot be checked (distinct eigenvalues); pass "
+        "enable_eigvec_derivs=True to opt in, or compute_left_eigenvectors=False and "
+        "compute_right_eigenvectors=False to differentiate the eigenvalues (as JAX)")
+
+
+# JAX refuses eigenvector derivatives unless asked for (enable_eigvec_derivs).
+_eig_no_vector_derivatives = custom_jvp(_eig_parts, nondiff_argnums=(1, 2))
+_eig_no_vector_derivatives.defjvp(_refuse_vector_derivatives)
+
+
+def eig(x: Array, *, compute_left_eigenvectors: bool = True,
+        compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
+        implementation: Any = None, use_magma: bool | None = None) -> list[Array]:
+    """``[w, vl, vr]`` of a (batch of) general square matrices, as ``jax.lax.linalg.eig``:
+    complex eigenvalues ``w`` (complex64 for float32), left eigenvectors ``vl`` (``vl[..., :,
+    i]^H x = w[i] vl[..., :, i]^H``) and right ones ``vr`` (``x vr[..., :, i] = w[i] vr[...,
+    :, i]``), each list entry present when asked for. ``w`` and ``vr`` are LAPACK's (NumPy's
+    ``eig``); ``vl`` is derived from ``vr^-1`` with LAPACK's normalisation (unit norm,
+    largest-magnitude component real and positive; for a real eigenvalue of a real matrix
+    LAPACK's sign may differ). Eigenvalues alone (both flags False) differentiate; with
+    eigenvectors, differentiation raises ``NonDifferentiableError`` unless
+    ``enable_eigvec_derivs=True`` (JAX's opt-in: valid for distinct eigenvalues).
+    ``implementation`` and ``use_magma`` are accepted and ignored.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> w, vl, vr = linalg.eig(np.array([[2.0, 1.0], [0.0, 3.0]]))
+        >>> w.tolist()
+        [(2+0j), (3+0j)]
+        >>> bool(np.allclose(vl.conj().T @ np.array([[2.0, 1.0], [0.0, 3.0]]),
+        ...                  np.diag(w) @ vl.conj().T))
+        True
+    """
+    _matrices("eig", x)
+    left, right = bool(compute_left_eigenvectors), bool(compute_right_eigenvectors)
+    if not (left or right):
+        return [_nla.eigvals(x)]
+    if enable_eigvec_derivs:
+        return list(_eig_parts(x, left, right))
+    return list(_eig_no_vector_derivatives(x, left, right))
 
 
 def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,

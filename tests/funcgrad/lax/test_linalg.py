@@ -69,3 +69,61 @@ def test_qr_svd_tridiagonal() -> None:
                                    dev(np.array([[1.0], [2.0], [3.0]])))
     assert_allclose(got, np.array([[0.17857142857142855], [0.28571428571428575],
                                    [0.6785714285714285]]))
+
+
+_GENERAL = np.array([[1.0 + 0.5j, 2.0, 0.0], [0.3j, -1.0, 1.0], [0.5, 0.2 - 0.1j, 2.0]])
+_REAL = np.array([[2.0, 1.0, 0.5], [0.3, -1.0, 1.0], [0.5, 0.2, 3.0]])
+
+
+def test_eig_as_jax() -> None:
+    w, vl, vr = linalg.eig(dev(_GENERAL))
+    # JAX 0.10.2 (LAPACK zgeev): unit-norm vectors, largest component real and positive
+    assert_allclose(w, np.array([2.260092174621505 + 0.069230092826047j,
+                                 0.7668193610149413 + 0.716883562767452j,
+                                 -1.026911535636447 - 0.2861136555934992j]))
+    assert_allclose(vl, np.array([
+        [0.2928924815165221 - 0.156527722437637j, 0.6439768308938267,
+         0.0166533000750156 + 0.1525590064887058j],
+        [0.236900303600573 - 0.0630569913633629j, 0.5859973691526356 + 0.2214295475227587j,
+         0.9386851800394678],
+        [0.9108321076761278, -0.4331835863524464 + 0.0722624426436892j,
+         -0.3073669686260264 - 0.0290533390113742j]]), rtol=1e-10, atol=1e-12)
+    assert_allclose(vr, np.array([
+        [0.3520493827298529 + 0.16310895024024j, 0.9354720719673344,
+         -0.6301802199298434 + 0.2444079416698431j],
+        [0.2569385498062241 + 0.0269400159446346j, -0.1090669877470098 + 0.1014442579188628j,
+         0.7347259888939379],
+        [0.8847109808493585, -0.2654253866381713 - 0.1795962733917502j,
+         0.0535497778678105 - 0.0211610725630408j]]), rtol=1e-10, atol=1e-12)
+    only = linalg.eig(dev(_REAL), compute_left_eigenvectors=False)
+    assert len(only) == 2 and host(only[0]).dtype == np.complex128
+    assert_allclose(only[0], np.array([3.3410988922274454, 1.764717577377832,
+                                       -1.1058164696052748]).astype(complex))
+    w32 = linalg.eig(dev(_REAL.astype(np.float32)), compute_left_eigenvectors=False,
+                     compute_right_eigenvectors=False)
+    assert len(w32) == 1 and host(w32[0]).dtype == np.complex64
+    many = funcgrad.vmap(lambda a: linalg.eig(a)[0])(dev(np.stack([_REAL, 2 * _REAL])))
+    assert_allclose(many, np.stack([host(only[0]), 2 * host(only[0])]))
+
+
+def test_eig_derivatives_as_jax() -> None:
+    import funcgrad.numpy as fnp
+
+    def values(a):
+        w, = linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)
+        return fnp.real(w ** 2).sum()
+
+    assert_allclose(funcgrad.grad(values)(dev(_REAL)), np.array(
+        [[4.000000000000003, 0.6000000000000009, 1.0000000000000022],
+         [2.0000000000000013, -2.000000000000001, 0.4],
+         [1.0000000000000018, 2.0000000000000036, 6.0000000000000036]]))
+    vecs = lambda a: fnp.abs(linalg.eig(a, enable_eigvec_derivs=True)[1][0]).sum()
+    assert_allclose(funcgrad.grad(vecs)(dev(_REAL)), np.array(
+        [[0.0871212518808744, -0.1582589010490117, -0.2958711777094717],
+         [0.3551280643881262, -0.0412403736743592, -0.1380981600003497],
+         [0.4898797553629278, 0.0748705504481652, -0.0458808782065152]]), rtol=1e-9)
+    # Eigenvector derivatives are refused unless asked for, as JAX.
+    with pytest.raises(funcgrad.errors.NonDifferentiableError, match="enable_eigvec_derivs"):
+        funcgrad.grad(lambda a: fnp.real(linalg.eig(a)[0]).sum())(dev(_REAL))
+    with pytest.raises(TypeError, match="float or complex"):
+        linalg.eig(dev(np.eye(2, dtype=np.int32)))
