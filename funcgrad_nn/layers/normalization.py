@@ -155,7 +155,10 @@ class _BatchNorm(_NormBase):
         """Count the batch and blend its statistics (``var`` biased, over ``n`` values per
         channel) into the running ones: momentum-weighted, or the cumulative average when
         ``momentum`` is None; running_var tracks the unbiased variance, as in PyTorch."""
-        self.num_batches_tracked = self.num_batches_tracked + 1
+        count = self.num_batches_tracked + 1
+        # NumPy gives a scalar for 0-d + 1; the buffer must stay an array (copied into in
+        # place by load_state_dict and swa_utils.AveragedModel)
+        self.num_batches_tracked = numpy.asarray(count) if isinstance(count, numpy.generic) else count
         factor: Any = self.momentum
         if factor is None:
             factor = 1.0 / self.num_batches_tracked.astype(self.running_mean.dtype)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.backend import device_of, device_put
+from funcgrad_nn.init import get_default_dtype
 from funcgrad_nn.module import Module
 from funcgrad_nn.optim.lr_scheduler import LRScheduler, _per_group
 
@@ -32,12 +33,29 @@ AvgFn = Callable[[Any, Any, Any], Any]
 MultiAvgFn = Callable[[list[Any], list[Any], Any], Any]
 
 
+def _check_decay(decay: float) -> None:
+    if decay < 0.0 or decay > 1.0:
+        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
+                         "[0,1] range.")
+
+
+def _lerp_(averaged: Any, current: Any, weight: float) -> None:
+    # torch.lerp's two-branch formula, in place, so averages match PyTorch's bit for bit.
+    if weight < 0.5:
+        averaged += weight * (current - averaged)
+    else:
+        averaged[...] = current - (current - averaged) * (1 - weight)
+
+
 def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
-    """``decay * averaged + (1 - decay) * current`` (exponential moving average).
+    """``decay * averaged + (1 - decay) * current`` (exponential moving average); ``decay``
+    must be in [0, 1].
 
     >>> float(get_ema_avg_fn(0.5)(np.array(2.0), np.array(4.0), 1))
     3.0
     """
+    _check_decay(decay)
+
     def ema_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
         return decay * averaged + (1 - decay) * current
 
@@ -57,29 +75,44 @@ def get_swa_avg_fn() -> AvgFn:
 
 
 def get_ema_multi_avg_fn(decay: float = 0.999) -> MultiAvgFn:
-    """:func:`get_ema_avg_fn` over lists of arrays, in place (``lerp`` towards current).
+    """:func:`get_ema_avg_fn` over lists of arrays (of one dtype), in place: floating arrays
+    ``lerp`` towards current, integer ones (counters) take the average truncated, as PyTorch.
 
     >>> a = [np.array([2.0])]
     >>> get_ema_multi_avg_fn(0.5)(a, [np.array([4.0])], 1); a
     [array([3.])]
     """
+    _check_decay(decay)
+
     def ema_update(averaged: list[Any], current: list[Any], num_averaged: Any) -> None:
         for a, c in zip(averaged, current):
-            a += (1 - decay) * (c - a)
+            if a.dtype.kind in "fc":
+                _lerp_(a, c, 1 - decay)
+            else:
+                a[...] = a * decay + c * (1 - decay)
 
     return ema_update
 
 
 def get_swa_multi_avg_fn() -> MultiAvgFn:
-    """:func:`get_swa_avg_fn` over lists of arrays, in place.
+    """:func:`get_swa_avg_fn` over lists of arrays (of one dtype), in place: a ``lerp`` with
+    weight ``1 / (num_averaged + 1)`` (in the default dtype when ``num_averaged`` is an
+    array, as PyTorch's tensor division).
 
     >>> a = [np.array([2.0])]
     >>> get_swa_multi_avg_fn()(a, [np.array([5.0])], 2); a
     [array([3.])]
     """
     def swa_update(averaged: list[Any], current: list[Any], num_averaged: Any) -> None:
+        if isinstance(num_averaged, int | float):
+            weight = 1 / (num_averaged + 1)
+        else:  # PyTorch: a long tensor's true division gives the default float dtype
+            weight = float(np.asarray(1 / (float(num_averaged) + 1), get_default_dtype()))
         for a, c in zip(averaged, current):
-            a += (c - a) / (float(num_averaged) + 1)
+            if a.dtype.kind in "fc":
+                _lerp_(a, c, weight)
+            else:
+                a[...] = a + (c - a) * weight
 
     return swa_update
 
@@ -139,18 +172,23 @@ class AveragedModel(Module):
         if n == 0:
             for a, c in zip(mine, theirs):
                 a[...] = c
+        elif self.multi_avg_fn is not None or self.avg_fn is None:
+            # PyTorch groups the arrays by dtype (and device) and averages group by group;
+            # integer buffers (counters) take the average too, truncated on assignment.
+            groups: dict[Any, tuple[list[Any], list[Any]]] = {}
+            for a, c in zip(mine, theirs):
+                mine_g, theirs_g = groups.setdefault((device_of(a), a.dtype), ([], []))
+                mine_g.append(a)
+                theirs_g.append(c)
+            for mine_g, theirs_g in groups.values():
+                if self.multi_avg_fn is not None:
+                    self.multi_avg_fn(mine_g, theirs_g, self.n_averaged)
+                else:  # PyTorch's CPU path: the running mean, array by array
+                    for a, c in zip(mine_g, theirs_g):
+                        a[...] = get_swa_avg_fn()(a, c, n)
         else:
-            floats = [(a, c) for a, c in zip(mine, theirs) if a.dtype.kind in "fc"]
-            if self.multi_avg_fn is not None:
-                self.multi_avg_fn([a for a, _ in floats], [c for _, c in floats],
-                                  self.n_averaged)
-            else:
-                avg = self.avg_fn or get_swa_avg_fn()
-                for a, c in floats:
-                    a[...] = avg(a, c, n)
-            for a, c in zip(mine, theirs):  # integer buffers (counters) are copied, as torch
-                if a.dtype.kind not in "fc":
-                    a[...] = c
+            for a, c in zip(mine, theirs):
+                a[...] = self.avg_fn(a, c, n)
         if not self.use_buffers:
             for b, c in zip(self.module.buffers(), model.buffers()):
                 b[...] = _to_device_of(c, b)
@@ -186,12 +224,13 @@ class SWALR(LRScheduler):
                              f"{anneal_strategy}")
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
-        self.anneal_strategy = anneal_strategy
+        self._anneal_strategy = anneal_strategy  # PyTorch's state_dict key
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
     def anneal_func(self, t: float) -> float:
-        if self.anneal_strategy == "cos":
+        """The annealing weight at ``t`` in [0, 1]: ``(1 - cos(pi t)) / 2`` or ``t``."""
+        if self._anneal_strategy == "cos":
             return (1 - math.cos(math.pi * t)) / 2
         return t
 

@@ -8,7 +8,7 @@ import pytest
 import funcgrad_nn as nn
 from funcgrad_nn import optim
 from funcgrad_nn.optim import swa_utils
-from tests.helpers import assert_allclose
+from tests.helpers import assert_allclose, host
 
 
 def _net():
@@ -50,13 +50,17 @@ def test_ema_with_buffers_and_custom_avg_fn():
     ref_p = ref_b = None
     for k in range(3):
         params, bufs = _snapshots(model, k)
+        params, bufs = [host(p) for p in params], [host(b) for b in bufs]
         ema.update_parameters(model)
         custom.update_parameters(model)
         if ref_p is None:
             ref_p, ref_b = params, bufs
         else:
             ref_p = [0.9 * r + 0.1 * p for r, p in zip(ref_p, params)]
-            ref_b = [0.9 * r + 0.1 * b if b.dtype.kind == "f" else b for r, b in zip(ref_b, bufs)]
+            # integer buffers (num_batches_tracked) too, truncated, as PyTorch
+            ref_b = [0.9 * r + 0.1 * b if b.dtype.kind == "f" else
+                     np.trunc(0.9 * r + 0.1 * b).astype(b.dtype)
+                     for r, b in zip(ref_b, bufs)]
     for m in (ema, custom):
         assert_allclose(list(m.module.parameters()), ref_p, rtol=1e-6, atol=1e-6)
         assert_allclose(list(m.module.buffers()), ref_b, rtol=1e-6, atol=1e-6)
@@ -93,3 +97,41 @@ def test_update_bn_is_a_cumulative_average_and_restores_mode():
     h = [model[0](b) for b in batches]
     assert_allclose(model[1].running_mean, np.mean([x.mean(0) for x in h], axis=0), rtol=1e-5)
     assert int(model[1].num_batches_tracked) == 3
+
+
+def test_multi_avg_fns_and_integer_buffers_as_pytorch():
+    # PyTorch 2.13: the SWA lerp weight 1 / (n + 1) of a tensor n is a float32 value.
+    a = [np.zeros(2)]
+    swa_utils.get_swa_multi_avg_fn()(a, [np.ones(2)], np.array(2))
+    assert a[0][0] == 0.3333333432674408
+    a = [np.zeros(2)]
+    swa_utils.get_swa_multi_avg_fn()(a, [np.ones(2)], 2)
+    assert a[0][0] == 1 / 3
+    # integer arrays take the EMA truncated towards zero: [2, -1] in PyTorch
+    a = [np.array([1, 1])]
+    swa_utils.get_ema_multi_avg_fn(0.5)(a, [np.array([4, -4])], 2)
+    assert a[0].tolist() == [2, -1]
+    for make in (swa_utils.get_ema_multi_avg_fn, swa_utils.get_ema_avg_fn):
+        with pytest.raises(ValueError, match=r"Invalid decay value 1.5 provided"):
+            make(1.5)
+    # use_buffers: num_batches_tracked (int64) is averaged and truncated, so PyTorch's
+    # AveragedModel keeps 1 after 4 updates of a model that counted 1, 2, 3, 4 batches
+    bn = nn.BatchNorm1d(2)
+    for kw in ({}, {"multi_avg_fn": swa_utils.get_ema_multi_avg_fn(0.9)}):
+        avg = swa_utils.AveragedModel(bn, use_buffers=True, **kw)
+        bn.reset_running_stats()
+        for k in range(4):
+            bn(np.random.default_rng(k).standard_normal((3, 2)).astype(np.float32))
+            avg.update_parameters(bn)
+        assert int(bn.num_batches_tracked) == 4 and int(avg.module.num_batches_tracked) == 1
+
+
+def test_swalr_state_dict_keys_are_pytorchs():
+    opt = optim.SGD([np.zeros(1)], lr=0.1)
+    sched = swa_utils.SWALR(opt, 0.05, anneal_strategy="linear")
+    sd = sched.state_dict()
+    assert set(sd) == {"_anneal_strategy", "anneal_epochs", "base_lrs", "last_epoch",
+                       "_step_count", "_is_initial", "_get_lr_called_within_step", "_last_lr"}
+    other = swa_utils.SWALR(optim.SGD([np.zeros(1)], lr=0.1), 0.05)
+    other.load_state_dict(sd)
+    assert other.anneal_func(0.25) == 0.25
