@@ -302,13 +302,23 @@ def test_cond_branch_type_mismatch_names_both_types():
 
 @pytest.mark.parametrize("pred,msg", [
     (np.ones(2, bool), "pred must be a scalar"),
-    (1.5, "scalar boolean"),
+    (1.5j, "scalar boolean"),
     ([True], "pred must be a scalar"),
     ("yes", "pred must be a scalar"),
 ])
 def test_cond_predicate_errors(pred, msg):
     with pytest.raises(TypeError, match=msg):
         lax.cond(pred, lambda: 1.0, lambda: 2.0)
+
+
+def test_cond_real_predicates_as_jax():
+    # JAX 0.10.2: a float predicate is true where it is not 0 (NaN included), also traced.
+    for pred, want in [(1.0, 1.0), (0.0, 2.0), (np.float32(-0.0), 2.0), (np.nan, 1.0),
+                       (np.array(0.5), 1.0)]:
+        assert float(lax.cond(pred, lambda: 1.0, lambda: 2.0)) == want
+    assert float(funcgrad.jit(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(0.5)) == 1.0
+    assert funcgrad.vmap(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(
+        np.array([0.0, 3.0])).tolist() == [2.0, 1.0]
 
 
 def test_switch_errors():

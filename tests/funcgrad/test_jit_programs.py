@@ -617,7 +617,7 @@ def test_bad_control_flow_input_messages():
     with pytest.raises(TypeError, match="different structures"):
         F.cond(True, lambda x: (x, x), lambda x: [x, x], 1.0)
     with pytest.raises(TypeError, match="pred must be a scalar boolean"):
-        F.cond(np.array(0.5), lambda: 1.0, lambda: 2.0)
+        F.cond(np.array(0.5j), lambda: 1.0, lambda: 2.0)
     with pytest.raises(TypeError, match="length must be an int, got 3.5"):
         F.scan(lambda c, x: (c + 1, None), 0, None, length=3.5)  # never truncated to 3
     with pytest.raises(TypeError, match="static Python int"):

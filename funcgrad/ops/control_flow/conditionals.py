@@ -136,7 +136,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
 
-    ``pred`` is a scalar bool (a scalar integer is compared with 0). ``operand=x`` is JAX's
+    ``pred`` is a scalar bool (a scalar integer or float is compared with 0, as JAX does:
+    NaN is true). ``operand=x`` is JAX's
     older single-operand spelling of ``cond(pred, f, g, x)``. Both branches are traced
     and must return the same pytree structure, shapes and dtypes. Differentiable in the
     operands (and in values the branches close over), batchable: under ``vmap`` with a batched
@@ -157,10 +158,10 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     _check_callable(what, "false_fun", false_fun)
     a = _scalar_aval(what, "pred", pred)
     kind = a.dtype.kind
-    if kind not in "biu":
+    if kind not in "biuf":  # JAX takes any real number, true where it is not 0
         raise TypeError(
-            f"cond: pred must be a scalar boolean (or integer), got {a.str_short()}; compare "
-            "explicitly, e.g. `x > 0`"
+            f"cond: pred must be a scalar boolean (or real number), got {a.str_short()}; "
+            "compare explicitly, e.g. `x > 0`"
         )
     # Traced true_fun first so error texts read naturally; branch order is index order.
     consts, (jt, jf), out_tree, leaves = _trace_branches(
