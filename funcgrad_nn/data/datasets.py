@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from funcgrad_nn.data.samplers import as_generator
+from funcgrad_nn.data.samplers import as_generator, randperm
 
 __all__ = [
     "Dataset",
@@ -264,7 +264,7 @@ def random_split(
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = as_generator(generator).permutation(n).tolist()
+    perm = randperm(as_generator(generator), n)
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[offset:offset + int(length)]))

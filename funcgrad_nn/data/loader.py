@@ -32,6 +32,7 @@ from funcgrad_nn.data.samplers import (
     RandomSampler,
     SequentialSampler,
     as_generator,
+    random_seed,
 )
 
 __all__ = ["DataLoader"]
@@ -189,7 +190,7 @@ class DataLoader:
 
     def _base_seed(self) -> int:
         gen = self.generator if self.generator is not None else as_generator(None)
-        return int(gen.integers(2**63))
+        return random_seed(gen)
 
     def __iter__(self) -> Iterator[Any]:
         # Drawn on every pass, as PyTorch does, so shuffles agree for any num_workers.

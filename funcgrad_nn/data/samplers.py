@@ -4,9 +4,16 @@ which order.
 Randomness comes from a ``numpy.random.Generator`` (``generator=``: a Generator or an int
 seed); without one a sampler draws a fresh seed from funcgrad_nn's global generator on every
 pass, so ``nn.manual_seed`` makes shuffling reproducible as ``torch.manual_seed`` does.
-:class:`DistributedSampler` reproduces PyTorch's indices exactly (its permutation is
-``torch.randperm`` of a generator seeded with ``seed + epoch``, recomputed here from the same
-Mersenne Twister stream), so mixed funcgrad/PyTorch jobs shard a dataset the same way.
+
+An int seed ``s`` reproduces PyTorch's order exactly: it becomes a Mersenne Twister stream
+seeded as ``torch.Generator().manual_seed(s)`` is, and a Generator over ``MT19937`` is drawn
+from with PyTorch's algorithms (``torch.randperm``'s shuffle, ``torch.randint``'s modulo,
+the DataLoader's 64-bit base seed), so ``random_split``, ``RandomSampler``,
+``SubsetRandomSampler`` and a shuffling ``DataLoader`` given ``generator=s`` visit the indices
+PyTorch's do for ``generator=torch.Generator().manual_seed(s)``, epoch after epoch (not
+``WeightedRandomSampler``: ``torch.multinomial``'s sampling is not reproduced). Other
+Generators (``np.random.default_rng``) use NumPy's own algorithms.
+:class:`DistributedSampler` reproduces PyTorch's indices for every seed and epoch.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ __all__ = [
     "BatchSampler",
     "DistributedSampler",
     "torch_randperm",
+    "torch_generator",
 ]
 
 
@@ -41,10 +49,61 @@ def as_generator(generator: Any, seed: int | None = None) -> np.random.Generator
     if isinstance(generator, np.random.Generator):
         return generator
     if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
-        return np.random.default_rng(int(generator))
+        return torch_generator(int(generator))
     raise TypeError(
-        f"generator must be a numpy.random.Generator or an int seed, got {type(generator).__name__}"
+        "generator must be a numpy.random.Generator or an int seed (generator=s draws what "
+        f"torch.Generator().manual_seed(s) would), got {type(generator).__name__}"
     )
+
+
+def torch_generator(seed: int) -> np.random.Generator:
+    """A Generator over the Mersenne Twister stream ``torch.Generator().manual_seed(seed)``
+    draws from (PyTorch seeds its mt19937 with the seed's low 32 bits, as NumPy's legacy
+    seeding does); the samplers draw from it with PyTorch's algorithms.
+
+    >>> randperm(torch_generator(0), 10)
+    [4, 1, 7, 5, 3, 9, 0, 8, 6, 2]
+    """
+    bits = np.random.RandomState(int(seed) % 2**64 & 0xFFFFFFFF)._bit_generator
+    return np.random.Generator(bits)
+
+
+def _torch_stream(gen: np.random.Generator) -> Any:
+    # The raw 32-bit stream when ``gen`` is an MT19937 Generator (drawn as PyTorch draws).
+    bits = gen.bit_generator
+    return bits if isinstance(bits, np.random.MT19937) else None
+
+
+def randperm(gen: np.random.Generator, n: int) -> list[int]:
+    """A random permutation of ``range(n)``: ``torch.randperm``'s Fisher-Yates shuffle on an
+    MT19937 stream (below PyTorch's 2**32/20 threshold), else ``gen.permutation``."""
+    bits = _torch_stream(gen)
+    if bits is None or n >= 2**32 // 20:
+        return gen.permutation(n).tolist()
+    perm = list(range(n))
+    for i, r in enumerate(bits.random_raw(max(n - 1, 0)).tolist()):
+        z = i + (r & 0xFFFFFFFF) % (n - i)
+        perm[i], perm[z] = perm[z], perm[i]
+    return perm
+
+
+def randint(gen: np.random.Generator, n: int, size: int) -> list[int]:
+    """``size`` draws from ``range(n)``: ``torch.randint(n, (size,))`` on an MT19937 stream
+    (one 32-bit draw modulo ``n`` each), else ``gen.integers``."""
+    bits = _torch_stream(gen)
+    if bits is None or n >= 2**32:
+        return gen.integers(0, n, size=size).tolist()
+    return ((bits.random_raw(size) & 0xFFFFFFFF) % n).tolist()
+
+
+def random_seed(gen: np.random.Generator) -> int:
+    """A seed in ``[0, 2**63)``: ``torch.empty((), dtype=torch.int64).random_()`` on an MT19937
+    stream (two 32-bit draws, the first the high word), else ``gen.integers``."""
+    bits = _torch_stream(gen)
+    if bits is None:
+        return int(gen.integers(2**63))
+    hi, lo = (int(r) & 0xFFFFFFFF for r in bits.random_raw(2))
+    return ((hi << 32) | lo) % 2**63
 
 
 def _check_generator(generator: Any) -> Any:
@@ -116,13 +175,16 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         gen = self.generator if self.generator is not None else as_generator(None)
-        if self.replacement:
-            yield from gen.integers(0, n, size=self.num_samples).tolist()
+        if self.replacement:  # in chunks of 32, as PyTorch draws them
+            for _ in range(self.num_samples // 32):
+                yield from randint(gen, n, 32)
+            yield from randint(gen, n, self.num_samples % 32)
             return
         for _ in range(self.num_samples // n):
-            yield from gen.permutation(n).tolist()
-        if self.num_samples % n:  # drawn only when needed: an abandoned pass draws the same
-            yield from gen.permutation(n)[:self.num_samples % n].tolist()
+            yield from randperm(gen, n)
+        # Drawn even when num_samples % n == 0, as PyTorch does: a completed pass advances
+        # the generator by one more permutation, so the next pass matches PyTorch's.
+        yield from randperm(gen, n)[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -141,7 +203,7 @@ class SubsetRandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         gen = self.generator if self.generator is not None else as_generator(None)
-        for i in gen.permutation(len(self.indices)).tolist():
+        for i in randperm(gen, len(self.indices)):
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -230,14 +292,7 @@ def torch_randperm(n: int, seed: int) -> list[int]:
     """
     if n >= 2**32 // 20:
         raise ValueError("torch_randperm: n >= 2**32/20 uses a different torch algorithm")
-    # torch seeds its mt19937 with the low 32 bits, as RandomState's legacy seeding does.
-    raw = np.random.RandomState(int(seed) % 2**64 & 0xFFFFFFFF)._bit_generator.random_raw(
-        max(n - 1, 0))
-    perm = list(range(n))
-    for i, r in enumerate(raw.tolist()):
-        z = i + (r & 0xFFFFFFFF) % (n - i)
-        perm[i], perm[z] = perm[z], perm[i]
-    return perm
+    return randperm(torch_generator(seed), n)
 
 
 class DistributedSampler(Sampler):

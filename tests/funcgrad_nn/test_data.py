@@ -95,8 +95,10 @@ def test_subset_concat_random_split():
     with pytest.raises(ValueError, match="should not exceed dataset length"):
         c[-13]
     a, b = random_split(base, [6, 4], generator=0)
-    a2, _ = random_split(base, [6, 4], generator=np.random.default_rng(0))
-    assert list(a) == list(a2) and len(b) == 4
+    a2, _ = random_split(base, [6, 4], generator=0)
+    a3, _ = random_split(base, [6, 4], generator=np.random.default_rng(0))
+    a4, _ = random_split(base, [6, 4], generator=np.random.default_rng(0))
+    assert list(a) == list(a2) and list(a3) == list(a4) and len(b) == 4
     assert sorted(list(a) + list(b)) == base
     parts = random_split(base, [0.34, 0.33, 0.33], generator=0)
     assert [len(p) for p in parts] == [4, 3, 3]
@@ -141,6 +143,40 @@ def test_distributed_sampler_matches_pytorch():
             assert list(s) == expected and len(s) == len(expected), case
     for p in ref["randperm"]:
         assert torch_randperm(p["n"], p["seed"]) == p["perm"]
+
+
+class WorkerSeeds(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return get_worker_info().seed
+
+
+def _passes(iterable, n=3):
+    return [[host(b).tolist() if hasattr(b, "tolist") else b for b in iterable]
+            for _ in range(n)]
+
+
+def test_int_seeds_shuffle_as_pytorch_generators():
+    # fixtures/make_torch_shuffles.py: what torch visits with torch.Generator().manual_seed(s)
+    ref = json.load(open(os.path.join(FIXTURES, "torch_shuffles.json")))
+    for case in ref["cases"]:
+        kind, seed = case["kind"], case["seed"]
+        if kind == "random_split":
+            got = [list(s.indices) for s in random_split(range(case["n"]), case["lengths"],
+                                                          generator=seed)]
+        elif kind == "RandomSampler":
+            got = _passes(RandomSampler(range(case["n"]), generator=seed, **case["kwargs"]))
+        elif kind == "SubsetRandomSampler":
+            got = _passes(SubsetRandomSampler(case["indices"], generator=seed))
+        elif kind == "DataLoader":
+            got = _passes(DataLoader(range(case["n"]), shuffle=True, generator=seed,
+                                     **case["kwargs"]))
+        else:
+            got = _passes(DataLoader(WorkerSeeds(), batch_size=2, num_workers=2, generator=seed,
+                                     persistent_workers=case["persistent_workers"]), 2)
+        assert got == case["expected"], case
 
 
 def test_distributed_sampler_bad_input(monkeypatch):
@@ -394,7 +430,9 @@ def test_persistent_workers_keep_their_processes_across_epochs():
     ref = DataLoader(Squares(10), batch_size=3, shuffle=True, seed=2)
     for _ in loader:  # an abandoned first pass must not leak into the next one
         break
-    next(iter(ref))
+    # Prefetching (2 workers x 2 batches, then one more) drew the whole first pass from the
+    # sampler, so its generator advanced as a completed pass's does (as in PyTorch).
+    list(ref)
     e2 = list(loader)
     assert [b["i"].tolist() for b in e2] == _ids(ref)
     e3 = list(loader)
