@@ -317,8 +317,8 @@ def test_cond_real_predicates_as_jax():
                        (np.array(0.5), 1.0)]:
         assert float(lax.cond(pred, lambda: 1.0, lambda: 2.0)) == want
     assert float(funcgrad.jit(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(0.5)) == 1.0
-    assert funcgrad.vmap(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(
-        np.array([0.0, 3.0])).tolist() == [2.0, 1.0]
+    assert host(funcgrad.vmap(lambda p: lax.cond(p, lambda: 1.0, lambda: 2.0))(
+        dev(np.array([0.0, 3.0])))).tolist() == [2.0, 1.0]
 
 
 def test_switch_errors():
