@@ -465,6 +465,29 @@ class ParameterDict(Module):
         return ParameterDict(
             (k, Parameter(v, requires_grad=k not in self._frozen)) for k, v in self.items())
 
+    def fromkeys(self, keys: Any, default: Any = None) -> ParameterDict:
+        """A new ParameterDict with ``keys``, each holding ``default`` (as PyTorch's).
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> list(nn.ParameterDict().fromkeys(["w", "b"], np.zeros(2)))
+        ['w', 'b']
+        """
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: Any) -> ParameterDict:
+        self.update(other)
+        return self
+
     def update(self, parameters: Any) -> None:
         src = parameters._frozen if isinstance(parameters, ParameterDict) else ()
         pairs = _pairs(parameters, "ParameterDict")

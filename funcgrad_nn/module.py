@@ -44,7 +44,7 @@ from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
-__all__ = ["BadInputError", "Module", "Parameter", "ParameterIterator", "bad_input", "is_array",
+__all__ = ["BadInputError", "Buffer", "Module", "Parameter", "ParameterIterator", "bad_input", "is_array",
            "module_path"]
 
 # The modules whose forward is running, outermost first: lets a layer name its place in the
@@ -135,6 +135,36 @@ class Parameter:
                f"requires_grad={self.requires_grad})"
 
 
+class Buffer:
+    """Marks an array as a buffer on assignment, as ``torch.nn.Buffer``:
+    ``self.mean = Buffer(x)`` is ``self.register_buffer("mean", x)`` (``persistent=False``:
+    left out of ``state_dict``). The module stores the array itself.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Module()
+    >>> m.mean = nn.Buffer(np.zeros(2))
+    >>> m.step = nn.Buffer(np.zeros(()), persistent=False)
+    >>> [n for n, _ in m.named_buffers()], list(m.state_dict())
+    (['mean', 'step'], ['mean'])
+    """
+
+    __slots__ = ("data", "persistent")
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        if isinstance(data, Buffer):
+            data = data.data
+        if data is None:
+            data = numpy.zeros((0,), numpy.float32)  # PyTorch's Buffer() is an empty tensor
+        elif not is_array(data):
+            data = numpy.asarray(data)
+        self.data = data
+        self.persistent = bool(persistent)
+
+    def __repr__(self) -> str:
+        return f"Buffer(shape={tuple(self.data.shape)}, dtype={self.data.dtype}, " \
+               f"persistent={self.persistent})"
+
+
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
@@ -202,6 +232,8 @@ class Module:
             self._check_init()
             self._remove_from(name, keep="_modules")
             d["_modules"][name] = value
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value.data, persistent=value.persistent)
         elif "_parameters" in d and name in d["_parameters"]:
             if value is not None and not is_array(value):
                 raise TypeError(
@@ -255,7 +287,8 @@ class Module:
 
     def __dir__(self) -> list[str]:
         extra = itertools.chain(self._parameters, self._buffers, self._modules)
-        return sorted(set(super().__dir__()) | set(extra))
+        # Not numbered children (Sequential's "0"): they are no attribute names, as PyTorch.
+        return sorted(set(super().__dir__()) | {k for k in extra if not k[0].isdigit()})
 
     # -- registration -----------------------------------------------------------------------
 
@@ -288,6 +321,8 @@ class Module:
         """
         self._check_init()
         _check_name(name, self, "buffer", "_buffers")
+        if isinstance(tensor, Buffer):
+            tensor = tensor.data
         if tensor is not None and not is_array(tensor):
             raise TypeError(f"register_buffer({name!r}): expected an array or None, got "
                             f"{type(tensor).__name__}")
@@ -333,6 +368,34 @@ class Module:
                 raise AttributeError(f"{type(mod).__name__} has no attribute `{part}` "
                                      f"(in path {target!r})")
         return mod
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target``, replacing the submodule there or (unless
+        ``strict``) adding it to an existing parent, as PyTorch's.
+
+        >>> import funcgrad_nn as nn
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        >>> net.set_submodule("1", nn.Tanh())
+        >>> net
+        Sequential(
+          (0): Linear(in_features=2, out_features=2, bias=True)
+          (1): Tanh()
+        )
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def _get_name(self) -> str:
+        return type(self).__name__
 
     def _owner_of(self, target: str) -> tuple[Module, str]:
         module_path, _, name = target.rpartition(".")
@@ -788,6 +851,37 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
                 destination[prefix + name] = b if keep_vars else b.copy()
+        if _has_extra_state(self, "get_extra_state"):
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """Extra (non-array) state for ``state_dict``, saved under ``"_extra_state"``: override
+        it together with :meth:`set_extra_state`, as in PyTorch (the base class has none).
+
+        >>> import funcgrad_nn as nn
+        >>> class Counter(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.calls = 0
+        ...     def get_extra_state(self):
+        ...         return {"calls": self.calls}
+        ...     def set_extra_state(self, state):
+        ...         self.calls = state["calls"]
+        >>> a, b = Counter(), Counter()
+        >>> a.calls = 3
+        >>> b.load_state_dict(a.state_dict())
+        <All keys matched successfully>
+        >>> b.calls
+        3
+        """
+        raise RuntimeError("Module.get_extra_state() is only called when a subclass "
+                           "overrides it (with set_extra_state)")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Take the ``"_extra_state"`` entry of a loaded state dict (see
+        :meth:`get_extra_state`)."""
+        raise RuntimeError("Module.set_extra_state() is only called when a subclass "
+                           "overrides it (with get_extra_state)")
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False, *,
                    destination: Any = None) -> collections.OrderedDict[str, Any]:
@@ -845,6 +939,15 @@ class Module:
         local.update((k, v) for k, v in self._buffers.items()
                      if v is not None and k not in self._non_persistent)
         pending = _pending_copies.get()
+        if _has_extra_state(self, "set_extra_state"):
+            key = prefix + _EXTRA_STATE
+            if key in state_dict:
+                if pending is not None:  # set with the arrays, once every key is checked
+                    pending.append((self, _EXTRA_STATE, state_dict[key]))
+                else:
+                    self.set_extra_state(state_dict[key])
+            elif strict:
+                missing_keys.append(key)
         for name, cur in local.items():
             key = prefix + name
             if key not in state_dict:
@@ -875,7 +978,8 @@ class Module:
                 if not key.startswith(prefix):
                     continue
                 head, dot, _ = key[len(prefix):].partition(".")
-                if (dot and head not in self._modules) or (not dot and head not in local):
+                if (dot and head not in self._modules) or (not dot and head not in local and not (
+                        head == _EXTRA_STATE and _has_extra_state(self, "set_extra_state"))):
                     unexpected_keys.append(key)
 
     def _assign_state(self, name: str, new: Any) -> None:
@@ -968,7 +1072,9 @@ class Module:
                                + "\n\t".join(errors))
         replaced: dict[int, Any] = {}
         for module, name, new in pending:
-            if assign:
+            if name == _EXTRA_STATE:
+                module.set_extra_state(new)
+            elif assign:
                 module._assign_state(name, new)
             else:
                 module._copy_state(name, new, replaced)
@@ -1081,6 +1187,14 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+_EXTRA_STATE = "_extra_state"  # the state_dict key of get_extra_state's value, as PyTorch's
+
+
+def _has_extra_state(mod: Module, method: str) -> bool:
+    """Whether ``mod``'s class overrides ``get_extra_state``/``set_extra_state``."""
+    return getattr(type(mod), method) is not getattr(Module, method)
 
 
 def module_path(mod: Module) -> str:

@@ -31,6 +31,38 @@ def _do(obj, method, *args):
     return obj
 
 
+def _with_buffers(nn, ones):
+    m = nn.Module()
+    m.a = nn.Buffer(ones(2))
+    m.b = nn.Buffer(ones(3), persistent=False)
+    m.register_buffer("c", nn.Buffer(ones(1)))
+    return m
+
+
+def _extra(nn):
+    """A module with extra state (PyTorch's get_extra_state/set_extra_state protocol)."""
+    def init(self):
+        nn.Module.__init__(self)
+        self.lin = nn.Linear(1, 1)
+        self.calls = 0
+
+    def set_state(self, state):
+        self.calls = state["calls"]
+
+    return type("Extra", (nn.Module,), {"__init__": init, "get_extra_state": lambda self: {
+        "calls": self.calls}, "set_extra_state": set_state})
+
+
+def _extra_loaded(nn, ones, drop=(), add=(), strict=True):
+    src = nn.Sequential(_extra(nn)())
+    src[0].calls = 7
+    sd = {k: v for k, v in src.state_dict().items() if k not in drop}
+    sd.update({k: {"calls": 9} for k in add})
+    dst = nn.Sequential(_extra(nn)())
+    res = dst.load_state_dict(sd, strict=strict)
+    return [dst[0].calls, sorted(res.missing_keys), sorted(res.unexpected_keys)]
+
+
 def _pd(nn, ones):
     return nn.ParameterDict({"w": nn.Parameter(ones(2)), "b": ones(3)})
 
@@ -83,11 +115,45 @@ CASES = {
     "pd_pop": lambda nn, ones: (lambda s: [list(s.pop("w").shape), list(s)])(_pd(nn, ones)),
     "pd_set": lambda nn, ones: list(_do(_pd(nn, ones), "__setitem__", "a", ones(1))),
     "pd_missing": lambda nn, ones: _pd(nn, ones)["zz"],
+    "pd_fromkeys": lambda nn, ones: list(_pd(nn, ones).fromkeys(["x", "y"], ones(1))),
+    "pd_or": lambda nn, ones: list(_pd(nn, ones) | nn.ParameterDict({"a": ones(1)})),
+    "pd_ror": lambda nn, ones: list(nn.ParameterDict({"a": ones(1)}).__ror__(_pd(nn, ones))),
+    "pd_ior": lambda nn, ones: list(_do(_pd(nn, ones), "__ior__", {"z": ones(1), "a": ones(1)})),
+    "dir_without_numbered_children": lambda nn, ones: [x for x in dir(_net(nn)) if x[0].isdigit()],
     "pl_repr": lambda nn, ones: repr(nn.ParameterList([ones(2), ones(3, 4)])).replace(
         "torch.", ""),
     "pl_empty_repr": lambda nn, ones: repr(nn.ParameterList()),
     "pl_slice": lambda nn, ones: [list(p.shape) for p in nn.ParameterList(
         [ones(2), ones(3), ones(4)])[1:]],
+    "buffer_names": lambda nn, ones: [[n for n, _ in _with_buffers(nn, ones).named_buffers()],
+                                      list(_with_buffers(nn, ones).state_dict())],
+    "buffer_reassign_plain": lambda nn, ones: (lambda m: (setattr(m, "a", ones(4)), [
+        n for n, _ in m.named_buffers()], list(m.a.shape))[1:])(_with_buffers(nn, ones)),
+    "extra_state_keys": lambda nn, ones: list(nn.Sequential(_extra(nn)()).state_dict()),
+    "extra_state_value": lambda nn, ones: nn.Sequential(_extra(nn)()).state_dict()[
+        "0._extra_state"],
+    "extra_state_loaded": lambda nn, ones: _extra_loaded(nn, ones),
+    "extra_state_missing": lambda nn, ones: _extra_loaded(nn, ones, drop=["0._extra_state"]),
+    "extra_state_missing_nonstrict": lambda nn, ones: _extra_loaded(
+        nn, ones, drop=["0._extra_state"], strict=False),
+    "extra_state_unexpected": lambda nn, ones: nn.Linear(1, 1).load_state_dict(
+        {**nn.Linear(1, 1).state_dict(), "_extra_state": 3}),
+    "extra_state_unexpected_nonstrict": lambda nn, ones: list(nn.Linear(1, 1).load_state_dict(
+        {**nn.Linear(1, 1).state_dict(), "_extra_state": 3}, strict=False).unexpected_keys),
+    "set_submodule_replace": lambda nn, ones: _names(_do(_net(nn), "set_submodule", "2.1",
+                                                         nn.Tanh())[2]),
+    "set_submodule_add": lambda nn, ones: _names(_do(_net(nn), "set_submodule", "2.x",
+                                                     nn.Tanh())[2]),
+    "set_submodule_strict_missing": lambda nn, ones: _net(nn).set_submodule("2.x", nn.Tanh(),
+                                                                          strict=True),
+    "set_submodule_strict_replace": lambda nn, ones: _names(_do(_net(nn), "set_submodule", "1",
+                                                                nn.Tanh(), True)),
+    "set_submodule_empty": lambda nn, ones: _net(nn).set_submodule("", nn.Tanh()),
+    "set_submodule_not_module": lambda nn, ones: _net(nn).set_submodule("1", 3),
+    "set_submodule_over_parameter": lambda nn, ones: _net(nn).set_submodule("0.weight",
+                                                                          nn.Tanh()),
+    "set_submodule_bad_parent": lambda nn, ones: _net(nn).set_submodule("5.x", nn.Tanh()),
+    "get_name": lambda nn, ones: _net(nn)._get_name(),
     "get_parameter": lambda nn, ones: list(_net(nn).get_parameter("2.1.weight").shape),
     "get_parameter_missing": lambda nn, ones: _net(nn).get_parameter("2.1.foo"),
     "get_parameter_module": lambda nn, ones: _net(nn).get_parameter("2.1"),

@@ -236,6 +236,31 @@ def test_load_state_dict_errors_leave_the_module_unchanged_and_list_keys_as_pyto
     np.testing.assert_array_equal(m.bias, np.ones(1, np.float32))
 
 
+def test_extra_state_is_set_only_when_the_whole_load_succeeds():
+    # PyTorch calls set_extra_state as soon as it reaches the module, before a later size
+    # mismatch raises; here a failed load changes nothing (its documented contract).
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(1, 1)
+            self.calls = 0
+
+        def get_extra_state(self):
+            return {"calls": self.calls}
+
+        def set_extra_state(self, state):
+            self.calls = state["calls"]
+
+    m = Counter()
+    bad = {"lin.weight": np.ones((2, 2), np.float32), "lin.bias": np.ones(1, np.float32),
+           "_extra_state": {"calls": 5}}
+    with pytest.raises(RuntimeError, match="size mismatch for lin.weight"):
+        m.load_state_dict(bad)
+    assert m.calls == 0
+    m.load_state_dict({**bad, "lin.weight": np.ones((1, 1), np.float32)})
+    assert m.calls == 5 and list(m.state_dict()) == ["_extra_state", "lin.weight", "lin.bias"]
+
+
 def test_save_to_state_dict_override_and_batchnorm_version_migration():
     class Extra(nn.Module):
         def __init__(self):
