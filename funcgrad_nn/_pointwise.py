@@ -31,6 +31,23 @@ def _zero(x: Any) -> Any:
     return fnp.zeros_like(x, shape=())
 
 
+def keep_float_dtype(out: Any, like: Any) -> Any:
+    """``out`` in ``like``'s floating dtype: ``funcgrad.scipy.special`` computes float16 in
+    float64 (SciPy's rule), while every ``F`` function keeps a floating input's dtype, as
+    PyTorch (float16 in, float16 out).
+
+    >>> import numpy as np
+    >>> import funcgrad.scipy.special as fsp
+    >>> x = np.array([0.0], np.float16)
+    >>> keep_float_dtype(fsp.expit(x), x).dtype
+    dtype('float16')
+    """
+    dt = getattr(like, "dtype", None)
+    if dt is not None and numpy.dtype(dt).kind == "f" and out.dtype != dt:
+        return out.astype(dt)
+    return out
+
+
 def elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float = 1.0) -> Any:
     """scale * x where x > 0, else scale * alpha * (exp(input_scale * x) - 1): PyTorch's one
     kernel behind ``elu``, ``selu`` and ``celu``, with its derivative at 0 (the exponential
@@ -99,7 +116,7 @@ def glu(input: Any, dim: int = -1) -> Any:
         raise ValueError(f"glu: halving dimension {dim} needs an even size, got shape "
                          f"{tuple(fnp.shape(input))}")
     a, b = fnp.split(input, 2, axis=dim)
-    return a * fsp.expit(b)
+    return a * keep_float_dtype(fsp.expit(b), b)
 
 
 def mish(input: Any, inplace: bool = False) -> Any:
@@ -177,8 +194,8 @@ def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any
                         "deprecated and not supported)")
     x = input if dtype is None else fnp.asarray(input).astype(dtype)
     if fnp.ndim(x) == 0 and dim in (0, -1):
-        return fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ())
-    return op(x, axis=dim)
+        return keep_float_dtype(fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ()), x)
+    return keep_float_dtype(op(x, axis=dim), x)
 
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,

@@ -28,7 +28,7 @@ import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
 from funcgrad.ops.activations import relu as _relu
-from funcgrad_nn._pointwise import elu_family, hardtanh, softmax_family
+from funcgrad_nn._pointwise import elu_family, hardtanh, keep_float_dtype, softmax_family
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
@@ -182,7 +182,8 @@ def gelu(input: Any, approximate: str = "none") -> Any:
     (array([0.8413]), array([0.8412]))
     """
     if approximate == "none":
-        return 0.5 * input * (1.0 + fsp.erf(input * (1.0 / math.sqrt(2.0))))
+        phi = fsp.erf(input * (1.0 / math.sqrt(2.0)))
+        return 0.5 * input * (1.0 + keep_float_dtype(phi, input))
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1.0 + fnp.tanh(inner))
@@ -196,7 +197,7 @@ def sigmoid(input: Any) -> Any:
     >>> sigmoid(np.array([0.0]))
     array([0.5])
     """
-    return fsp.expit(input)
+    return keep_float_dtype(fsp.expit(input), input)
 
 
 def logsigmoid(input: Any) -> Any:
@@ -206,7 +207,7 @@ def logsigmoid(input: Any) -> Any:
     >>> np.round(logsigmoid(np.array([0.0])), 4)
     array([-0.6931])
     """
-    return fsp.log_expit(input)
+    return keep_float_dtype(fsp.log_expit(input), input)
 
 
 def silu(input: Any, inplace: bool = False) -> Any:
@@ -216,7 +217,7 @@ def silu(input: Any, inplace: bool = False) -> Any:
     >>> np.round(silu(np.array([1.0])), 4)
     array([0.7311])
     """
-    return input * fsp.expit(input)
+    return input * keep_float_dtype(fsp.expit(input), input)
 
 
 def tanh(input: Any) -> Any:
@@ -525,8 +526,11 @@ def random_uniform(key: Any, like: Any) -> Any:
     bits = _mix32(_mix32(counter ^ k0) + k1)
     bits = _mix32(bits ^ 0x9E3779B9)
     dt = like.dtype if numpy.dtype(like.dtype).kind == "f" else numpy.dtype(numpy.float32)
-    # 24 bits are exact in float32 and give values in [0, 1).
-    return (bits >> 8).astype(dt) * (1.0 / (1 << 24))
+    # As many bits as the dtype's significand holds (24 at most: float32's and the bits a
+    # float64 takes here) are exact in it and give values in [0, 1); float16 takes 11 (its
+    # 24-bit integers would overflow to inf).
+    width = min(numpy.finfo(dt).nmant + 1, 24)
+    return (bits >> (32 - width)).astype(dt) * (1.0 / (1 << width))
 
 
 def split_key(key: Any) -> tuple[Any, Any]:
@@ -734,7 +738,7 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     # Exponential(1) samples -log(1 - u) (u in [0, 1)), kept above 0 so the log is finite.
     tiny = float(numpy.finfo(u.dtype).tiny)
     gumbels = -fnp.log(fnp.maximum(-fnp.log1p(-u), tiny)).astype(logits.dtype)
-    y_soft = fsp.softmax((logits + gumbels) / tau, axis=dim)
+    y_soft = keep_float_dtype(fsp.softmax((logits + gumbels) / tau, axis=dim), logits)
     if not hard:
         return y_soft
     n = logits.shape[dim]
@@ -1098,7 +1102,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     axis = _class_axis(input)
     n_classes = input.shape[axis]
     weight = _class_weight(weight, input, n_classes, "cross_entropy")
-    logp = fsp.log_softmax(input, axis=axis)
+    logp = keep_float_dtype(fsp.log_softmax(input, axis=axis), input)
     wshape = [1] * input.ndim
     wshape[axis] = n_classes
     tdt = getattr(target, "dtype", None)
@@ -1147,7 +1151,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     if log_target:
         loss = fnp.exp(target) * (target - input)
     else:
-        loss = fsp.xlogy(target, target) - target * input
+        loss = keep_float_dtype(fsp.xlogy(target, target), input) - target * input
     if reduction == "batchmean":
         return fnp.divide(fnp.sum(loss), input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")

@@ -69,6 +69,37 @@ def test_inplace_argument_accepted_in_pytorchs_position(name, args):
     np.testing.assert_array_equal(x, before)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: F.sigmoid(x), lambda x: F.logsigmoid(x), lambda x: F.silu(x),
+    lambda x: F.gelu(x), lambda x: F.glu(x), lambda x: F.softmax(x, dim=1),
+    lambda x: F.log_softmax(x, dim=-1), lambda x: F.softmin(x, dim=0),
+    lambda x: F.softmax(x[0, 0], dim=0), lambda x: F.gumbel_softmax(x, key=0).sum(-1),
+    lambda x: F.cross_entropy(x, dev(np.array([1, 0]))), lambda x: F.cross_entropy(x, x * 0 + 0.25),
+    lambda x: F.kl_div(x, x * 0 + 0.25, reduction="batchmean"),
+], ids=["sigmoid", "logsigmoid", "silu", "gelu", "glu", "softmax", "log_softmax", "softmin",
+        "softmax_0d", "gumbel_softmax", "cross_entropy", "cross_entropy_probs", "kl_div"])
+def test_float16_stays_float16(call):
+    # PyTorch keeps a half input half; funcgrad.scipy.special computes float16 in float64
+    # (SciPy's rule), so these used to return float64. The gradient is float16 too.
+    x = rng.normal(size=(2, 4)).astype(np.float16)
+    ref = host(call(dev(x.astype(np.float64))))
+    out = call(dev(x))
+    assert out.dtype == np.float16
+    assert_allclose(host(out).astype(np.float64), ref, rtol=2e-2, atol=2e-3)
+    g = funcgrad.grad(lambda v: call(v).astype(np.float32).sum())(dev(x))
+    assert g.dtype == np.float16
+
+
+def test_float16_random_draws_stay_in_unit_interval():
+    # 24-bit integers overflowed float16 to inf: dropout kept everything, gumbel gave NaN.
+    u = F.random_uniform(3, dev(np.zeros(20000, np.float16)))
+    assert u.dtype == np.float16
+    assert 0.0 <= float(u.min()) and float(u.max()) < 1.0 and abs(float(u.mean()) - 0.5) < 0.02
+    y = host(F.dropout(dev(np.ones(20000, np.float16)), 0.3, key=1))
+    assert y.dtype == np.float16 and abs((y == 0).mean() - 0.3) < 0.02
+    assert np.isfinite(host(F.gumbel_softmax(dev(np.zeros((3, 4), np.float16)), key=0))).all()
+
+
 def test_relu_grad_at_zero_like_pytorch():
     g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
     assert_allclose(g, np.zeros(2))
