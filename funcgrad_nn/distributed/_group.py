@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import functools
+import operator
 import os
+import pickle
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from funcgrad.core import bind_axis_for_context, lookup_axis, unbind_axis
 
@@ -30,6 +36,17 @@ __all__ = [
     "broadcast",
     "all_gather",
     "barrier",
+    "reduce",
+    "gather",
+    "scatter",
+    "all_to_all",
+    "reduce_scatter",
+    "all_gather_into_tensor",
+    "reduce_scatter_tensor",
+    "all_gather_object",
+    "broadcast_object_list",
+    "gather_object",
+    "scatter_object_list",
     "is_main_process",
 ]
 
@@ -40,12 +57,53 @@ _token: contextvars.ContextVar[Any] = contextvars.ContextVar("funcgrad_nn_world"
 
 
 class ReduceOp(enum.Enum):
-    """Reductions of :func:`all_reduce` (torch.distributed.ReduceOp)."""
+    """Reductions of :func:`all_reduce` (torch.distributed.ReduceOp; the bitwise ones need
+    integer or bool arrays)."""
 
     SUM = "sum"
     AVG = "avg"
+    PRODUCT = "product"
     MAX = "max"
     MIN = "min"
+    BAND = "band"
+    BOR = "bor"
+    BXOR = "bxor"
+
+
+# What the communicators do not reduce themselves: gathered, then combined here.
+_GATHERED_OPS: dict[ReduceOp, Callable[[Any, Any], Any]] = {
+    ReduceOp.PRODUCT: operator.mul,
+    ReduceOp.BAND: operator.and_,
+    ReduceOp.BOR: operator.or_,
+    ReduceOp.BXOR: operator.xor,
+}
+
+
+class NoProcessGroupError(RuntimeError, ValueError):
+    """A collective before ``init()`` (torch.distributed raises ValueError there)."""
+
+
+class Work:
+    """What ``async_op=True`` returns, as torch.distributed's ``Work``: the collectives
+    here complete before returning, so :meth:`wait` has nothing left to wait for."""
+
+    def wait(self, timeout: Any = None) -> bool:
+        """Return True (the operation is complete)."""
+        return True
+
+    def is_completed(self) -> bool:
+        """Return True."""
+        return True
+
+
+def _check_group(group: Any) -> None:
+    if group is not None and group != WORLD:
+        raise ValueError("funcgrad_nn.distributed has one process group, the default one: "
+                         f"pass group=None, got {group!r}")
+
+
+def _work(async_op: bool) -> Work | None:
+    return Work() if async_op else None
 
 
 def is_available() -> bool:
@@ -135,7 +193,7 @@ def is_initialized() -> bool:
 def _comm() -> Any:
     frame = lookup_axis(WORLD)
     if frame is None or frame.comm is None:
-        raise RuntimeError(
+        raise NoProcessGroupError(
             "the default process group has not been initialized: call "
             "funcgrad_nn.distributed.init() at the start of the script and run it with "
             "`mpiexec -n N python script.py`"
@@ -219,7 +277,26 @@ def _writable(array: Any, what: str) -> Any:
     return array
 
 
-def all_reduce(array: Any, op: ReduceOp | str = ReduceOp.SUM) -> None:
+def _reduced(array: Any, op: ReduceOp | str) -> Any:
+    op = ReduceOp(op.value if isinstance(op, ReduceOp) else op)
+    comm = _comm()
+    if op in _GATHERED_OPS:
+        return functools.reduce(_GATHERED_OPS[op], comm.allgather(array))
+    if op is ReduceOp.AVG and array.dtype.kind in "biu":
+        raise AverageOfIntegersError(
+            f"all_reduce(ReduceOp.AVG) of a {array.dtype} array: the mean does not fit its "
+            "dtype (torch.distributed refuses too); reduce with SUM and divide a float copy")
+    out = comm.allreduce(array, "sum" if op is ReduceOp.AVG else op.value)
+    return out / comm.size if op is ReduceOp.AVG else out
+
+
+class AverageOfIntegersError(RuntimeError, TypeError):
+    """``ReduceOp.AVG`` of an integer array (PyTorch: RuntimeError, the float mean cannot be
+    cast back)."""
+
+
+def all_reduce(array: Any, op: ReduceOp | str = ReduceOp.SUM, group: Any = None,
+               async_op: bool = False) -> Work | None:
     """Reduce ``array`` over all processes, in place (every rank gets the result).
 
     Example:
@@ -230,16 +307,42 @@ def all_reduce(array: Any, op: ReduceOp | str = ReduceOp.SUM) -> None:
         array([1., 1.])
         >>> destroy_process_group()
     """
+    _check_group(group)
     _writable(array, "all_reduce")
-    op = ReduceOp(op.value if isinstance(op, ReduceOp) else op)
-    comm = _comm()
-    out = comm.allreduce(array, "sum" if op is ReduceOp.AVG else op.value)
-    if op is ReduceOp.AVG:
-        out = out / comm.size
-    array[...] = out
+    array[...] = _reduced(array, op)
+    return _work(async_op)
 
 
-def broadcast(array: Any, src: int = 0) -> None:
+def reduce(array: Any, dst: int = 0, op: ReduceOp | str = ReduceOp.SUM, group: Any = None,
+           async_op: bool = False) -> Work | None:
+    """Reduce ``array`` over all processes into rank ``dst``'s ``array`` (the others keep
+    theirs).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> x = np.arange(2.0); reduce(x, dst=0, op=ReduceOp.PRODUCT); x
+        array([0., 1.])
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _writable(array, "reduce")
+    out = _reduced(array, op)
+    if get_rank() == _rank_arg(dst, "dst"):
+        array[...] = out
+    return _work(async_op)
+
+
+def _rank_arg(rank: Any, name: str) -> int:
+    size = get_world_size()
+    if not isinstance(rank, (int, np.integer)) or not 0 <= rank < size:
+        raise ValueError(f"{name}={rank!r} is not a rank of this world of {size} processes")
+    return int(rank)
+
+
+def broadcast(array: Any, src: int = 0, group: Any = None,
+              async_op: bool = False) -> Work | None:
     """Overwrite ``array`` on every process with rank ``src``'s, in place.
 
     Example:
@@ -250,11 +353,22 @@ def broadcast(array: Any, src: int = 0) -> None:
         array([0., 1., 2.])
         >>> destroy_process_group()
     """
+    _check_group(group)
     _writable(array, "broadcast")
-    array[...] = _comm().bcast(array, src)
+    array[...] = _comm().bcast(array, _rank_arg(src, "src"))
+    return _work(async_op)
 
 
-def all_gather(array_list: list[Any], array: Any) -> None:
+def _one_per_rank(arrays: Any, what: str) -> list[Any]:
+    size = get_world_size()
+    if not isinstance(arrays, (list, tuple)) or len(arrays) != size:
+        got = len(arrays) if isinstance(arrays, (list, tuple)) else type(arrays).__name__
+        raise ValueError(f"{what} needs a list of {size} arrays (one per rank), got {got}")
+    return list(arrays)
+
+
+def all_gather(array_list: list[Any], array: Any, group: Any = None,
+               async_op: bool = False) -> Work | None:
     """Fill ``array_list`` (one array per rank) with every rank's ``array``, in place.
 
     Example:
@@ -265,19 +379,266 @@ def all_gather(array_list: list[Any], array: Any) -> None:
         [array([1., 1.])]
         >>> destroy_process_group()
     """
+    _check_group(group)
     comm = _comm()
     if len(array_list) != comm.size:
         raise ValueError(f"all_gather: array_list has {len(array_list)} entries for a world "
                          f"of {comm.size} processes")
     for dst, got in zip(array_list, comm.allgather(array)):
         _writable(dst, "all_gather")[...] = got
+    return _work(async_op)
 
 
-def barrier() -> None:
+def all_gather_into_tensor(output: Any, array: Any, group: Any = None,
+                           async_op: bool = False) -> Work | None:
+    """Every rank's ``array`` concatenated along the first axis into ``output`` (of
+    ``world_size`` times ``array``'s first dimension), on every rank.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = np.zeros(2); all_gather_into_tensor(out, np.ones(2)); out
+        array([1., 1.])
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _writable(output, "all_gather_into_tensor")
+    parts = _comm().allgather(array)
+    xp = _xp(array)
+    output[...] = xp.concatenate([xp.reshape(p, (-1,) + tuple(p.shape[1:])) for p in parts])
+    return _work(async_op)
+
+
+def _xp(array: Any) -> Any:
+    from funcgrad.backend import xp_for
+
+    return xp_for(array, what="funcgrad_nn.distributed")
+
+
+def gather(array: Any, gather_list: list[Any] | None = None, dst: int = 0, group: Any = None,
+           async_op: bool = False) -> Work | None:
+    """Every rank's ``array`` into rank ``dst``'s ``gather_list`` (one array per rank;
+    None on the other ranks).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = [np.zeros(2)]; gather(np.ones(2), out, dst=0); out
+        [array([1., 1.])]
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    dst = _rank_arg(dst, "dst")
+    if get_rank() == dst:
+        gather_list = _one_per_rank(gather_list, "gather: gather_list on the destination rank")
+    elif gather_list is not None:
+        raise ValueError("gather: gather_list must be None on the ranks other than dst")
+    parts = _comm().allgather(array)
+    for out, got in zip(gather_list or [], parts):
+        _writable(out, "gather")[...] = got
+    return _work(async_op)
+
+
+def scatter(array: Any, scatter_list: list[Any] | None = None, src: int = 0, group: Any = None,
+            async_op: bool = False) -> Work | None:
+    """Rank ``src``'s ``scatter_list[r]`` into rank ``r``'s ``array`` (``scatter_list`` is
+    None on the other ranks).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> x = np.zeros(2); scatter(x, [np.arange(2.0)], src=0); x
+        array([0., 1.])
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _writable(array, "scatter")
+    src, comm = _rank_arg(src, "src"), _comm()
+    xp = _xp(array)
+    if comm.rank == src:
+        parts = _one_per_rank(scatter_list, "scatter: scatter_list on the source rank")
+        stacked = xp.stack([xp.asarray(p, dtype=array.dtype) for p in parts])
+        if stacked.shape[1:] != array.shape:
+            raise ValueError(f"scatter: the arrays of scatter_list have shape "
+                             f"{stacked.shape[1:]}, the output {array.shape}")
+    elif scatter_list is not None:
+        raise ValueError("scatter: scatter_list must be None on the ranks other than src")
+    else:
+        stacked = xp.zeros((comm.size,) + tuple(array.shape), dtype=array.dtype)
+    array[...] = comm.bcast(stacked, src)[comm.rank]
+    return _work(async_op)
+
+
+def all_to_all(output_list: list[Any], input_list: list[Any], group: Any = None,
+               async_op: bool = False) -> Work | None:
+    """Rank ``r`` sends ``input_list[j]`` to rank ``j``, which receives it in
+    ``output_list[r]`` (all of one shape).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = [np.zeros(2)]; all_to_all(out, [np.ones(2)]); out
+        [array([1., 1.])]
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    outs = _one_per_rank(output_list, "all_to_all: output_list")
+    for out, got in zip(outs, _comm().alltoall(_one_per_rank(input_list,
+                                                             "all_to_all: input_list"))):
+        _writable(out, "all_to_all")[...] = got
+    return _work(async_op)
+
+
+def reduce_scatter(output: Any, input_list: list[Any], op: ReduceOp | str = ReduceOp.SUM,
+                   group: Any = None, async_op: bool = False) -> Work | None:
+    """``output`` on rank ``r`` = ``input_list[r]`` reduced over all ranks.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = np.zeros(2); reduce_scatter(out, [np.ones(2)]); out
+        array([1., 1.])
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _writable(output, "reduce_scatter")
+    parts = _one_per_rank(input_list, "reduce_scatter: input_list")
+    xp = _xp(output)
+    output[...] = _reduced(xp.stack([xp.asarray(p) for p in parts]), op)[get_rank()]
+    return _work(async_op)
+
+
+def reduce_scatter_tensor(output: Any, array: Any, op: ReduceOp | str = ReduceOp.SUM,
+                          group: Any = None, async_op: bool = False) -> Work | None:
+    """``array`` reduced over all ranks, split along its first axis into ``world_size``
+    chunks; rank ``r`` gets chunk ``r`` in ``output``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = np.zeros(2); reduce_scatter_tensor(out, np.arange(2.0)); out
+        array([0., 1.])
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _writable(output, "reduce_scatter_tensor")
+    size, rank = get_world_size(), get_rank()
+    if array.shape[0] % size:
+        raise ValueError(f"reduce_scatter_tensor: the first dimension {array.shape[0]} does "
+                         f"not split into {size} equal chunks")
+    chunk = array.shape[0] // size
+    output[...] = _reduced(array, op)[rank * chunk:(rank + 1) * chunk]
+    return _work(async_op)
+
+
+def _exchange_objects(obj: Any) -> list[Any]:
+    # Pickled, padded to the longest, all-gathered as bytes (communicators move arrays of
+    # one shape), unpickled: every rank's object on every rank.
+    comm = _comm()
+    data = np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+    lengths = [int(n[0]) for n in comm.allgather(np.array([data.size], dtype=np.int64))]
+    padded = np.zeros(max(lengths), dtype=np.uint8)
+    padded[:data.size] = data
+    return [pickle.loads(np.asarray(b).tobytes()[:n])
+            for b, n in zip(comm.allgather(padded), lengths)]
+
+
+def all_gather_object(object_list: list[Any], obj: Any, group: Any = None) -> None:
+    """Fill ``object_list`` (``world_size`` entries) with every rank's picklable ``obj``.
+
+    Example:
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = [None]; all_gather_object(out, {"loss": 0.5}); out
+        [{'loss': 0.5}]
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    _one_per_rank(object_list, "all_gather_object: object_list")
+    object_list[:] = _exchange_objects(obj)
+
+
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int = 0,
+                  group: Any = None) -> None:
+    """Every rank's picklable ``obj`` into rank ``dst``'s ``object_gather_list``.
+
+    Example:
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = [None]; gather_object("hi", out); out
+        ['hi']
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    dst = _rank_arg(dst, "dst")
+    if get_rank() == dst:
+        _one_per_rank(object_gather_list, "gather_object: object_gather_list on rank dst")
+    objects = _exchange_objects(obj)
+    if object_gather_list is not None and get_rank() == dst:
+        object_gather_list[:] = objects
+
+
+def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = None,
+                          device: Any = None) -> None:
+    """Replace ``object_list``'s entries, on every rank, with rank ``src``'s (picklable
+    objects; the list has the same length everywhere).
+
+    Example:
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> objs = ["run-42", 7]; broadcast_object_list(objs, src=0); objs
+        ['run-42', 7]
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    src = _rank_arg(src, "src")
+    sent = _exchange_objects(list(object_list) if get_rank() == src else None)[src]
+    if len(sent) != len(object_list):
+        raise ValueError(f"broadcast_object_list: rank {src} sent {len(sent)} objects into a "
+                         f"list of {len(object_list)}")
+    object_list[:] = sent
+
+
+def scatter_object_list(scatter_object_output_list: list[Any],
+                        scatter_object_input_list: list[Any] | None = None, src: int = 0,
+                        group: Any = None) -> None:
+    """Rank ``src``'s ``scatter_object_input_list[r]`` into rank ``r``'s
+    ``scatter_object_output_list[0]``.
+
+    Example:
+        >>> from funcgrad.distributed import LocalCommunicator
+        >>> init(comm=LocalCommunicator())
+        >>> out = [None]; scatter_object_list(out, ["shard-0"]); out
+        ['shard-0']
+        >>> destroy_process_group()
+    """
+    _check_group(group)
+    src = _rank_arg(src, "src")
+    if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
+        raise ValueError("scatter_object_list: scatter_object_output_list must be a non-empty "
+                         "list (its first entry receives the object)")
+    mine = None
+    if get_rank() == src:
+        mine = _one_per_rank(scatter_object_input_list,
+                             "scatter_object_list: scatter_object_input_list on rank src")
+    sent = _exchange_objects(mine)[src]
+    scatter_object_output_list[0] = sent[get_rank()]
+
+
+def barrier(group: Any = None, async_op: bool = False, device_ids: Any = None,
+            timeout: Any = None) -> Work | None:
     """Wait until every process reaches this call.
 
     Example:
         >>> from funcgrad.distributed import LocalCommunicator
         >>> init(comm=LocalCommunicator()); barrier(); destroy_process_group()
     """
+    _check_group(group)
     _comm().barrier()
+    return _work(async_op)

@@ -75,3 +75,87 @@ def test_in_place_calls_reject_non_arrays():
             dist.all_gather([np.zeros(1), np.zeros(1)], np.ones(1))
     finally:
         dist.destroy_process_group()
+
+
+# Literal values recorded from torch.distributed (gloo, two processes, torch 2.13) for the
+# same calls: rank r holds [r + 2, 5 + 3r, 6].
+@pytest.mark.parametrize("op,expected", [
+    ("sum", [5, 13, 12]), ("product", [6, 40, 36]), ("min", [2, 5, 6]), ("max", [3, 8, 6]),
+    ("band", [2, 0, 6]), ("bor", [3, 13, 6]), ("bxor", [1, 13, 0])])
+def test_all_reduce_integer_ops_as_torch(op, expected):
+    def member(comm):
+        dist.init(comm=comm)
+        x = np.array([comm.rank + 2, 5 + 3 * comm.rank, 6])
+        dist.all_reduce(x, op=dist.ReduceOp(op), group=None)
+        return x.tolist()
+
+    assert ThreadGroup(2).run(member) == [expected, expected]
+
+
+def test_average_of_integers_is_refused():
+    dist.init(comm=LocalCommunicator())
+    try:
+        with pytest.raises(RuntimeError, match="AVG"):
+            dist.all_reduce(np.arange(3), dist.ReduceOp.AVG)
+        with pytest.raises(ValueError, match="one process group"):
+            dist.all_reduce(np.ones(2), group="other")
+        work = dist.all_reduce(np.ones(2), async_op=True)
+        assert work.wait() and work.is_completed()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_rooted_and_object_collectives_as_torch():
+    def member(comm):
+        dist.init(comm=comm)
+        rank, r = comm.rank, {}
+        t = np.array([rank + 2.0, 3.0])
+        dist.reduce(t, dst=1, op=dist.ReduceOp.PRODUCT)
+        r["reduce"] = t.tolist() if rank == 1 else None  # only dst's value is specified
+        gl = [np.zeros(1) for _ in range(2)] if rank == 0 else None
+        dist.gather(np.array([rank * 10.0]), gl, dst=0)
+        r["gather"] = None if gl is None else [g.tolist() for g in gl]
+        t = np.zeros(2)
+        dist.scatter(t, [np.array([1.0, 2]), np.array([3.0, 4])] if rank == 1 else None, src=1)
+        r["scatter"] = t.tolist()
+        out = [np.zeros(2) for _ in range(2)]
+        dist.all_to_all(out, [np.array([rank, j * 1.0]) for j in range(2)])
+        r["all_to_all"] = [o.tolist() for o in out]
+        t = np.zeros(2)
+        dist.reduce_scatter(t, [np.array([rank + 1.0, j * 1.0]) for j in range(2)])
+        r["reduce_scatter"] = t.tolist()
+        t = np.zeros(4)
+        dist.all_gather_into_tensor(t, np.array([rank, rank + 0.5]))
+        r["all_gather_into_tensor"] = t.tolist()
+        t = np.zeros(1)
+        dist.reduce_scatter_tensor(t, np.array([rank + 1.0, 10.0]))
+        r["reduce_scatter_tensor"] = t.tolist()
+        ol = [None, None]
+        dist.all_gather_object(ol, {"r": rank})
+        r["all_gather_object"] = ol
+        ol = ["a", rank] if rank == 1 else [None, None]
+        dist.broadcast_object_list(ol, src=1)
+        r["broadcast_object_list"] = ol
+        ol = [None, None] if rank == 0 else None
+        dist.gather_object(("x", rank), ol, dst=0)
+        r["gather_object"] = ol
+        out = [None]
+        dist.scatter_object_list(out, ["s0", "s1"] if rank == 0 else None, src=0)
+        r["scatter_object_list"] = out
+        with pytest.raises(ValueError, match="must be None"):
+            dist.gather(np.zeros(1), [np.zeros(1)] * 2, dst=1 - rank)
+        return r
+
+    r0, r1 = ThreadGroup(2).run(member)
+    assert r0 == {
+        "reduce": None, "gather": [[0.0], [10.0]], "scatter": [1.0, 2.0],
+        "all_to_all": [[0.0, 0.0], [1.0, 0.0]], "reduce_scatter": [3.0, 0.0],
+        "all_gather_into_tensor": [0.0, 0.5, 1.0, 1.5], "reduce_scatter_tensor": [3.0],
+        "all_gather_object": [{"r": 0}, {"r": 1}], "broadcast_object_list": ["a", 1],
+        "gather_object": [("x", 0), ("x", 1)], "scatter_object_list": ["s0"]}
+    assert r1 == {
+        "reduce": [6.0, 9.0], "gather": None, "scatter": [3.0, 4.0],
+        "all_to_all": [[0.0, 1.0], [1.0, 1.0]], "reduce_scatter": [3.0, 2.0],
+        "all_gather_into_tensor": [0.0, 0.5, 1.0, 1.5], "reduce_scatter_tensor": [20.0],
+        "all_gather_object": [{"r": 0}, {"r": 1}], "broadcast_object_list": ["a", 1],
+        "gather_object": None, "scatter_object_list": ["s1"]}
