@@ -208,8 +208,10 @@ from funcgrad.lax._special import (
     bessel_i1e,
     betainc,
     igamma,
+    igamma_grad_a,
     igammac,
     polygamma,
+    random_gamma_grad,
     zeta,
 )
 
@@ -249,5 +251,5 @@ __all__ = [
     "broadcast_like", "broadcast_shapes", "igamma", "igammac", "betainc", "zeta", "bessel_i0e",
     "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
-    "fft", "FftType",
+    "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
 ]

@@ -458,6 +458,10 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
         [[0, 0, 0], [1, 1, 1]]
     """
     shape = static_ints("broadcasted_iota", shape, "shape")
+    if isinstance(dimension, int | numpy.integer) and dimension < 0:
+        # JAX takes no negative dimension here (an error, not counted from the end)
+        raise ValueError(f"lax.broadcasted_iota: iota dimension must be between 0 and "
+                         f"len(shape), got dimension={dimension} for shape={shape}")
     dim = axis_in("broadcasted_iota", dimension, len(shape), "dimension")
     return _sh.iota(numpy.dtype(dtype), shape, dim)
 

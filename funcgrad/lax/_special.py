@@ -12,17 +12,20 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 
 # funcgrad.scipy.special uses lax.while_loop: funcgrad/lax/__init__.py imports this module
 # last, once the control flow it needs is bound.
 import funcgrad.scipy.special as _sp
+from funcgrad.api import jvp
 from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import FLOATING, aval_of, check_kind, same_dtypes
 
 Array = Any
 
-__all__ = ["igamma", "igammac", "betainc", "zeta", "bessel_i0e", "bessel_i1e", "polygamma"]
+__all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc", "zeta",
+           "bessel_i0e", "bessel_i1e", "polygamma"]
 
 
 def _checked(name: str, args: dict[str, Any]) -> None:
@@ -97,3 +100,40 @@ def polygamma(m: Array, x: Array) -> Array:
     out = _ew.select_n(_ew.eq(n, 0), series, _lew.digamma(x))
     out = _ew.select_n(whole, dt.type(numpy.nan), out)
     return _ew.strong(_ew.convert_element_type(out, dt))  # the constants above are float64
+
+
+def _d_gammainc_da(a: Array, x: Array) -> Array:
+    # Elementwise, so the JVP with unit tangents is the derivative at every element; it
+    # differentiates again like any JVP.
+    a, x = fnp.broadcast_arrays(a, x)
+    return jvp(lambda a: _sp.gammainc(a, x), (a,), (fnp.ones_like(a),))[1]
+
+
+def igamma_grad_a(a: Array, x: Array) -> Array:
+    """The derivative of the regularized lower incomplete gamma function ``igamma(a, x)``
+    with respect to ``a``, as ``jax.lax.igamma_grad_a``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.igamma_grad_a(2.0, 3.0)), 6)
+        -0.197425
+    """
+    _checked("igamma_grad_a", {"a": a, "x": x})
+    return _ew.strong(_d_gammainc_da(a, x))
+
+
+def random_gamma_grad(a: Array, x: Array) -> Array:
+    """The derivative of a standard gamma sample ``x`` (shape ``a``, scale 1) with respect
+    to ``a`` at fixed probability, ``-(dP/da) / (dP/dx)`` for ``P = igamma(a, x)``: the
+    implicit reparameterisation gradient ``jax.random.gamma`` uses (``jax.lax``'s
+    ``random_gamma_grad``).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.random_gamma_grad(2.0, 3.0)), 6)
+        1.321799
+    """
+    _checked("random_gamma_grad", {"a": a, "x": x})
+    # dP/dx = x^(a-1) e^-x / Gamma(a), in logs for range
+    log_density = _ew.sub(_ew.sub(_ew.mul(_ew.sub(a, 1.0), _ew.log(x)), x), _lew.lgamma(a))
+    return _ew.strong(_ew.neg(_ew.div(_d_gammainc_da(a, x), _ew.exp(log_density))))

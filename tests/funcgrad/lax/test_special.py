@@ -65,3 +65,25 @@ def test_polygamma_takes_float_array_orders() -> None:
     with pytest.raises(TypeError, match="polygamma"):
         lax.polygamma(dev(np.array([1], np.int32)), dev(np.array([0.5])))
 
+
+
+def test_igamma_grad_a_and_random_gamma_grad_as_jax() -> None:
+    a = dev(np.array([0.5, 1.0, 2.5, 10.0]))
+    x = dev(np.array([0.3, 1.0, 2.0, 12.0]))
+    # JAX 0.10.2 (x64)
+    want_da = np.array([-0.770570351375352, -0.431729710634899, -0.2745513219458813,
+                        -0.0971779720371793])
+    assert_allclose(lax.igamma_grad_a(a, x), want_da, rtol=1e-9)
+    assert_allclose(lax.random_gamma_grad(a, x), np.array(
+        [1.0098019459488552, 1.1735630272247275, 0.9534627029186161, 1.112329443018088]),
+        rtol=1e-9)
+    assert_allclose(funcgrad.vmap(lax.igamma_grad_a)(a, x), want_da, rtol=1e-9)
+    assert_allclose(funcgrad.jit(lax.igamma_grad_a)(a, x), want_da, rtol=1e-9)
+    with pytest.raises(TypeError, match="igamma_grad_a"):
+        lax.igamma_grad_a(dev(np.float32([1.0])), x[:1])
+
+
+def test_broadcasted_iota_refuses_a_negative_dimension_as_jax() -> None:
+    with pytest.raises(ValueError, match="iota dimension"):
+        lax.broadcasted_iota(np.int32, (2, 3), -1)
+    assert host(lax.broadcasted_iota(np.int32, (2, 3), 1)).tolist() == [[0, 1, 2], [0, 1, 2]]
