@@ -27,6 +27,7 @@ from funcgrad.lax._convolution import ConvDimensionNumbers, conv_general_dilated
 from funcgrad.lax._windows import window_max, window_sum
 from funcgrad.ops.windows import fold as _fold_windows
 from funcgrad.ops.windows import window_counts
+from funcgrad_nn.module import BadInputError
 
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -65,7 +66,7 @@ def _batched(input: Any, nd: int, fname: str, what: str = "input") -> tuple[Any,
     r = fnp.ndim(input)
     if r not in (nd + 1, nd + 2):
         unb = _SHAPES[nd].replace("N, ", "")
-        raise ValueError(f"{fname}: expected {what} {_SHAPES[nd]} or {unb} ({nd + 2}-D or "
+        raise BadInputError(f"{fname}: expected {what} {_SHAPES[nd]} or {unb} ({nd + 2}-D or "
                          f"{nd + 1}-D), got shape {tuple(fnp.shape(input))} ({r}-D)")
     if r == nd + 1:
         return fnp.expand_dims(input, 0), True
@@ -97,7 +98,7 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
                          f"{padding!r}")
     p = ntuple(padding, nd, "padding", fname)
     if any(v < 0 for v in p):
-        raise ValueError(f"{fname}: negative padding {padding!r}")
+        raise BadInputError(f"{fname}: negative padding {padding!r}")
     return tuple((v, v) for v in p)
 
 
@@ -115,25 +116,25 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
           groups: int, nd: int, fname: str) -> Any:
     x, unbatched = _batched(input, nd, fname)
     if fnp.ndim(weight) != nd + 2:
-        raise ValueError(f"{fname}: expected weight (out_channels, in_channels/groups, "
+        raise BadInputError(f"{fname}: expected weight (out_channels, in_channels/groups, "
                          f"*kernel) with {nd + 2} dims, got shape {tuple(fnp.shape(weight))}")
     c = fnp.shape(x)[1]
     o, cg = fnp.shape(weight)[:2]
     kernel = tuple(fnp.shape(weight)[2:])
     if not isinstance(groups, (int, numpy.integer)) or groups < 1 or o % groups \
             or cg * groups != c:
-        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
+        raise BadInputError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
                          f"weight {tuple(fnp.shape(weight))} with groups={groups} expects "
                          f"{cg * groups} (in_channels = weight.shape[1] * groups; out_channels "
                          f"{o} must be divisible by groups)")
     st = ntuple(stride, nd, "stride", fname)
     dil = ntuple(dilation, nd, "dilation", fname)
     if any(v < 1 for v in st + dil):
-        raise ValueError(f"{fname}: stride {st} and dilation {dil} must be positive")
+        raise BadInputError(f"{fname}: stride {st} and dilation {dil} must be positive")
     pads = _conv_padding(padding, kernel, dil, st, nd, fname)
     spatial = tuple(fnp.shape(x)[2:])
     if any(n <= 0 for n in window_counts(spatial, kernel, st, dil, pads)):
-        raise ValueError(f"{fname}: kernel size {kernel} (dilation {dil}) is larger than the "
+        raise BadInputError(f"{fname}: kernel size {kernel} (dilation {dil}) is larger than the "
                          f"padded input {tuple(n + a + b for n, (a, b) in zip(spatial, pads))}")
     x, weight = _same_dtype(x, weight)
     # NCHW / OIHW / NCHW: lax's default dimension numbers.
@@ -189,7 +190,7 @@ def transposed_output_padding(in_sizes: tuple, kernel: tuple, stride: tuple, pad
     if output_size is None:
         for op, s, d in zip(output_padding, stride, dilation):
             if op < 0 or (op >= s and op >= d):
-                raise ValueError(f"{fname}: output_padding {output_padding} must be smaller "
+                raise BadInputError(f"{fname}: output_padding {output_padding} must be smaller "
                                  f"than either stride {stride} or dilation {dilation} (and "
                                  "non-negative); use output_size= to pick among the possible "
                                  "output sizes")
@@ -219,13 +220,13 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
                     output_size: Any = None) -> Any:
     x, unbatched = _batched(input, nd, fname)
     if fnp.ndim(weight) != nd + 2:
-        raise ValueError(f"{fname}: expected weight (in_channels, out_channels/groups, "
+        raise BadInputError(f"{fname}: expected weight (in_channels, out_channels/groups, "
                          f"*kernel) with {nd + 2} dims, got shape {tuple(fnp.shape(weight))}")
     c = fnp.shape(x)[1]
     ci, og = fnp.shape(weight)[:2]
     kernel = tuple(fnp.shape(weight)[2:])
     if not isinstance(groups, (int, numpy.integer)) or groups < 1 or ci % groups or ci != c:
-        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
+        raise BadInputError(f"{fname}: input {tuple(fnp.shape(input))} has {c} channels but "
                          f"weight {tuple(fnp.shape(weight))} expects {ci} (weight is "
                          f"(in_channels, out_channels/groups, *kernel); in_channels must be "
                          f"divisible by groups={groups})")
@@ -234,7 +235,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     pad = ntuple(padding, nd, "padding", fname)
     opad = ntuple(output_padding, nd, "output_padding", fname)
     if any(v < 1 for v in st + dil) or any(v < 0 for v in pad):
-        raise ValueError(f"{fname}: stride {st} and dilation {dil} must be positive, padding "
+        raise BadInputError(f"{fname}: stride {st} and dilation {dil} must be positive, padding "
                          f"{pad} non-negative")
     in_sizes = tuple(fnp.shape(x)[2:])
     opad = transposed_output_padding(in_sizes, kernel, st, pad, dil, opad, output_size, nd,
@@ -242,7 +243,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     out_sizes = tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
                       for n, s, p, d, k, op in zip(in_sizes, st, pad, dil, kernel, opad))
     if any(v <= 0 for v in out_sizes):
-        raise ValueError(f"{fname}: the output size {out_sizes} is not positive (padding "
+        raise BadInputError(f"{fname}: the output size {out_sizes} is not positive (padding "
                          f"{pad} too large for input {in_sizes} and kernel {kernel})")
     # PyTorch's transposed convolution is lax's convolution of the input dilated by the
     # stride with the kernel (Cout, Cin/G, *K) reversed: weight (Cin, Cout/G, *K) is that
@@ -333,7 +334,7 @@ def unfold(input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     s = ntuple(stride, 2, "stride", fname)
     pads = tuple((v, v) for v in p)
     if any(c <= 0 for c in window_counts(tuple(fnp.shape(x)[2:]), k, s, d, pads)):
-        raise ValueError(f"{fname}: kernel {k} (dilation {d}) does not fit the input "
+        raise BadInputError(f"{fname}: kernel {k} (dilation {d}) does not fit the input "
                          f"{tuple(fnp.shape(x))} with padding {p}")
     # PyTorch's (C, kh, kw)-major columns are lax's channel-major patch features.
     cols = lax.conv_general_dilated_patches(x, k, s, pads, rhs_dilation=d)  # (N, C*K, *O)
@@ -356,7 +357,7 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
     fname = "fold"
     r = fnp.ndim(input)
     if r not in (2, 3):
-        raise ValueError(f"{fname}: expected input (N, C * prod(kernel_size), L) or "
+        raise BadInputError(f"{fname}: expected input (N, C * prod(kernel_size), L) or "
                          f"(C * prod(kernel_size), L), got shape {tuple(fnp.shape(input))}")
     x = fnp.expand_dims(input, 0) if r == 2 else input
     size = ntuple(output_size, 2, "output_size", fname)
@@ -368,7 +369,7 @@ def fold(input: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padd
     counts = window_counts(size, k, s, d, pads)
     n, ck, length = fnp.shape(x)
     if ck % (k[0] * k[1]) or length != counts[0] * counts[1] or min(counts) <= 0:
-        raise ValueError(f"{fname}: input {tuple(fnp.shape(input))} needs dim 1 divisible by "
+        raise BadInputError(f"{fname}: input {tuple(fnp.shape(input))} needs dim 1 divisible by "
                          f"prod(kernel_size) = {k[0] * k[1]} and L = {max(counts[0], 0) * max(counts[1], 0)} "
                          f"blocks for output_size {size}, kernel {k}, dilation {d}, padding "
                          f"{p}, stride {s}")
@@ -405,15 +406,15 @@ def _pool_setup(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any
     p = ntuple(padding, nd, "padding", fname)
     d = ntuple(dilation, nd, "dilation", fname)
     if any(v <= 0 for v in k + s + d):
-        raise ValueError(f"{fname}: kernel_size {k}, stride {s} and dilation {d} must be "
+        raise BadInputError(f"{fname}: kernel_size {k}, stride {s} and dilation {d} must be "
                          "positive")
     if any(pi < 0 or pi > ki // 2 for pi, ki in zip(p, k)):
-        raise ValueError(f"{fname}: padding {p} should be non-negative and at most half of "
+        raise BadInputError(f"{fname}: padding {p} should be non-negative and at most half of "
                          f"kernel size {k}")
     sizes = tuple(fnp.shape(x)[2:])
     out = tuple(_pool_out_size(n, *a, ceil_mode) for n, a in zip(sizes, zip(k, s, p, d)))
     if any(o <= 0 for o in out):
-        raise ValueError(f"{fname}: given input size {sizes}, the calculated output size "
+        raise BadInputError(f"{fname}: given input size {sizes}, the calculated output size "
                          f"{out} is too small")
     return x, unbatched, k, s, p, d, out
 
@@ -537,7 +538,7 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
                                                 ceil_mode, fname)
     if nd == 3 and any(n < ki for n, ki in zip(fnp.shape(x)[2:], k)):
         # PyTorch's 3-D average pooling (only) wants the unpadded input to hold a window.
-        raise ValueError(f"{fname}: input image {tuple(fnp.shape(x)[2:])} smaller than kernel "
+        raise BadInputError(f"{fname}: input image {tuple(fnp.shape(x)[2:])} smaller than kernel "
                          f"size {k}")
     # PyTorch averages int64 in int64 (the sum divided with truncation toward zero); other
     # integer inputs (which PyTorch refuses) average in float64, whose sum cannot wrap.
@@ -693,7 +694,7 @@ def _max_unpool(input: Any, indices: Any, nd: int, kernel_size: Any, stride: Any
                 padding: Any, output_size: Any, fname: str) -> Any:
     x, unbatched = _batched(input, nd, fname)
     if tuple(fnp.shape(indices)) != tuple(fnp.shape(input)):
-        raise ValueError(f"{fname}: indices shape {tuple(fnp.shape(indices))} must match the "
+        raise BadInputError(f"{fname}: indices shape {tuple(fnp.shape(indices))} must match the "
                          f"input shape {tuple(fnp.shape(input))}")
     idx = fnp.expand_dims(indices, 0) if unbatched else indices
     k = ntuple(kernel_size, nd, "kernel_size", fname)
@@ -971,7 +972,7 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
     slack = 0 if nd == 2 else 1
     if any(v < 1 for v in k + out) or \
             any(o + ki - 1 > n - slack for o, ki, n in zip(out, k, sizes)):
-        raise ValueError(f"{fname}: output size {out} and kernel size {k} must be positive "
+        raise BadInputError(f"{fname}: output size {out} and kernel size {k} must be positive "
                          f"with output + kernel - 1 {'<=' if nd == 2 else '<'} input size "
                          f"{sizes}")
     n_, c = fnp.shape(x)[:2]

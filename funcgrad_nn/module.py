@@ -1222,9 +1222,9 @@ def module_path(mod: Module) -> str:
 
 
 class BadInputError(ShapeError, RuntimeError):
-    """A module got an input (or state, or mask) it cannot use; the message names the module's
-    place in the model, what was expected, what came, and how to fix it. A ``ValueError``
-    and (as PyTorch raises there) a ``RuntimeError``."""
+    """A module (or a functional layer op) got an input (or state, or mask) it cannot use; the
+    message names the module's place in the model, what was expected, what came, and how to
+    fix it. A ``ValueError`` and (as PyTorch raises there) a ``RuntimeError``."""
 
 
 def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:

@@ -64,8 +64,8 @@ class _ConvNd(Module):
         self.output_padding = ntuple(output_padding, n)
         if self._transposed:
             for op, s, d in zip(self.output_padding, self.stride, self.dilation):
-                if op < 0 or (op >= s and op >= d):
-                    raise ValueError(f"{name}: output_padding {self.output_padding} must be "
+                if op < 0 or (op >= s and op >= d):  # PyTorch: a RuntimeError in forward
+                    raise BadInputError(f"{name}: output_padding {self.output_padding} must be "
                                      f"smaller than either stride {self.stride} or dilation "
                                      f"{self.dilation}; to get a larger output, raise the "
                                      "stride or pass output_size= to forward")
@@ -305,7 +305,7 @@ class _LazyConvMixin:
         shape = tuple(getattr(input, "shape", ()))
         n = self.cls_to_become._n
         if len(shape) not in (n + 1, n + 2):
-            raise ValueError(f"{type(self).__name__}: expected a {n + 2}-D batched or {n + 1}-D "
+            raise BadInputError(f"{type(self).__name__}: expected a {n + 2}-D batched or {n + 1}-D "
                              f"unbatched input to infer in_channels from, got shape {shape}")
         if is_tracer(input):
             raise TypeError(f"{type(self).__name__}: its parameters are created by the first "

@@ -9,7 +9,7 @@ import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter, bad_input
+from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
 
 __all__ = ["Bilinear", "Flatten", "Identity", "LazyLinear", "Linear", "Unflatten"]
 
@@ -193,7 +193,7 @@ class Flatten(Module):
         if input.ndim == 0:
             return fnp.reshape(input, (1,))
         if s > e:
-            raise ValueError("Flatten: start_dim cannot come after end_dim")
+            raise BadInputError("Flatten: start_dim cannot come after end_dim")
         shape = tuple(input.shape)
         return fnp.reshape(input, shape[:s] + (-1,) + shape[e + 1:])
 

@@ -12,7 +12,7 @@ import funcgrad
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.module import BadInputError, Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
            "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
@@ -136,7 +136,7 @@ class _BatchNorm(_NormBase):
             raise ValueError(f"{name}: expected {' or '.join(f'{d}D' for d in self._ndims)} "
                              f"input, got shape {tuple(input.shape)}")
         if input.shape[1] != self.num_features:
-            raise ValueError(f"{name}: expected {self.num_features} channels (dim 1), got "
+            raise BadInputError(f"{name}: expected {self.num_features} channels (dim 1), got "
                              f"input shape {tuple(input.shape)}")
         use_batch = self.training or not self.track_running_stats
         if not use_batch:
@@ -225,7 +225,7 @@ class GroupNorm(Module):
 
     def forward(self, input: Any) -> Any:
         if input.ndim < 2 or input.shape[1] != self.num_channels:
-            raise ValueError(f"GroupNorm: expected input (N, {self.num_channels}, ...), got "
+            raise BadInputError(f"GroupNorm: expected input (N, {self.num_channels}, ...), got "
                              f"shape {tuple(input.shape)}")
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -349,7 +349,7 @@ class RMSNorm(Module):
     def forward(self, input: Any) -> Any:
         k = len(self.normalized_shape)
         if tuple(input.shape[input.ndim - k:]) != self.normalized_shape:
-            raise ValueError(f"{self!r}: expected input (*, {', '.join(map(str, self.normalized_shape))}), "
+            raise BadInputError(f"{self!r}: expected input (*, {', '.join(map(str, self.normalized_shape))}), "
                              f"got shape {tuple(input.shape)}; normalized_shape must match "
                              "the input's trailing dims")
         return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)

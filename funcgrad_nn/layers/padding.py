@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad_nn import functional as F
-from funcgrad_nn.module import Module
+from funcgrad_nn.module import BadInputError, Module
 
 __all__ = [
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
@@ -36,7 +36,7 @@ class _PadNd(Module):
     def forward(self, input: Any) -> Any:
         n = len(getattr(input, "shape", ()))
         if n not in (self._n + 1, self._n + 2):
-            raise ValueError(f"{self!r}: expected a {self._n + 1}-D or {self._n + 2}-D input "
+            raise BadInputError(f"{self!r}: expected a {self._n + 1}-D or {self._n + 2}-D input "
                              f"(batch and channel axes before {self._n} spatial axes), got "
                              f"shape {tuple(getattr(input, 'shape', ()))}")
         if self._mode == "constant":

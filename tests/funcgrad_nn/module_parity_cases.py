@@ -200,6 +200,44 @@ CASES = {
         nn.Unflatten(1, [2, -1])(ones(1, 6)).shape)],
 }
 
+# Bad inputs: where PyTorch raises RuntimeError, so do we (and ValueError too).
+_BAD_INPUTS = {
+    "conv_channels": "Conv2d(2, 3, 3)(ones(1, 3, 5, 5))",
+    "conv_ndim": "Conv2d(2, 3, 3)(ones(5, 5))",
+    "conv_kernel_too_big": "Conv2d(2, 3, 3)(ones(1, 2, 2, 2))",
+    "conv_negative_padding": "functional.conv1d(ones(1, 1, 5), ones(1, 1, 2), padding=-1)",
+    "conv_zero_stride": "functional.conv1d(ones(1, 1, 5), ones(1, 1, 2), stride=0)",
+    "conv_weight_shape": "functional.conv1d(ones(1, 1, 5), ones(1, 2))",
+    "convt_ndim": "ConvTranspose1d(1, 1, 2)(ones(3))",
+    "convt_channels": "ConvTranspose1d(2, 1, 2)(ones(1, 1, 3))",
+    "convt_output_padding": "ConvTranspose2d(2, 3, 3, stride=2, output_padding=2)("
+                            "ones(1, 2, 4, 4))",
+    "unfold_too_small": "Unfold(4)(ones(1, 1, 2, 2))",
+    "fold_channels": "Fold(4, 2)(ones(1, 3, 9))",
+    "avgpool_too_small": "AvgPool2d(4)(ones(1, 1, 2, 2))",
+    "maxpool_padding": "MaxPool2d(2, padding=2)(ones(1, 1, 4, 4))",
+    "maxpool_output_empty": "MaxPool2d(5)(ones(1, 1, 4, 4))",
+    "maxpool_zero_stride": "functional.max_pool1d(ones(1, 1, 5), 2, stride=0)",
+    "fractional_too_big": "FractionalMaxPool2d(3, output_size=3)(ones(1, 1, 4, 4))",
+    "batchnorm_channels": "BatchNorm1d(3)(ones(4, 5))",
+    "groupnorm_channels": "GroupNorm(2, 4)(ones(2, 6, 3))",
+    "rmsnorm_shape": "RMSNorm(4)(ones(2, 5))",
+    "reflectionpad_ndim": "ReflectionPad2d(1)(ones(2))",
+    "zeropad_ndim": "ZeroPad2d(1)(ones(2))",
+    "flatten_dims": "Flatten(2, 1)(ones(2, 3, 4))",
+    "batchnorm_ndim": "BatchNorm1d(3)(ones(1, 3, 2, 2))",
+    "instancenorm_channels_affine": "InstanceNorm1d(3, affine=True)(ones(2, 4, 3))",
+    "convt_output_size": "ConvTranspose1d(1, 1, 2, stride=2)(ones(1, 1, 3), output_size=[20])",
+    "softmax2d_ndim": "Softmax2d()(ones(3))",
+}
+
+
+def _bad_input_case(text):
+    return lambda nn, ones: eval(text, {**vars(nn), "ones": ones})  # noqa: S307
+
+
+CASES.update({f"bad input {k}": _bad_input_case(v) for k, v in _BAD_INPUTS.items()})
+
 # Layer reprs as PyTorch prints them (the ctor text is evaluated with either library).
 _REPRS = [
     "Conv1d(2, 3, 3, padding='valid')", "Conv2d(2, 3, 3, padding='same', padding_mode='reflect')",
