@@ -9,10 +9,10 @@ An int seed ``s`` reproduces PyTorch's order exactly: it becomes a Mersenne Twis
 seeded as ``torch.Generator().manual_seed(s)`` is, and a Generator over ``MT19937`` is drawn
 from with PyTorch's algorithms (``torch.randperm``'s shuffle, ``torch.randint``'s modulo,
 the DataLoader's 64-bit base seed), so ``random_split``, ``RandomSampler``,
-``SubsetRandomSampler`` and a shuffling ``DataLoader`` given ``generator=s`` visit the indices
-PyTorch's do for ``generator=torch.Generator().manual_seed(s)``, epoch after epoch (not
-``WeightedRandomSampler``: ``torch.multinomial``'s sampling is not reproduced). Other
-Generators (``np.random.default_rng``) use NumPy's own algorithms.
+``SubsetRandomSampler``, ``WeightedRandomSampler`` (with replacement, ``num_samples > 1``:
+``torch.multinomial``'s other paths are not reproduced) and a shuffling ``DataLoader`` given
+``generator=s`` visit the indices PyTorch's do for ``generator=torch.Generator().manual_seed(s)``,
+epoch after epoch. Other Generators (``np.random.default_rng``) use NumPy's own algorithms.
 :class:`DistributedSampler` reproduces PyTorch's indices for every seed and epoch.
 """
 
@@ -243,6 +243,18 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         gen = self.generator if self.generator is not None else as_generator(None)
+        bits = _torch_stream(gen)
+        if bits is not None and self.replacement and self.num_samples > 1:
+            # torch.multinomial's sampling with replacement: one 53-bit uniform double per
+            # draw (from a 64-bit draw, high word first), searched in the normalised
+            # cumulative weights.
+            hi, lo = (bits.random_raw(2 * self.num_samples) & 0xFFFFFFFF).reshape(-1, 2).T
+            u = (((hi << 32) | lo) & (2**53 - 1)).astype(np.float64) * 2.0**-53
+            cum = np.cumsum(self.weights)
+            cum /= cum[-1]
+            cum[-1] = 1.0
+            yield from np.searchsorted(cum, u, side="left").tolist()
+            return
         p = self.weights / self.weights.sum()
         yield from gen.choice(len(p), size=self.num_samples, replace=self.replacement,
                               p=p).tolist()

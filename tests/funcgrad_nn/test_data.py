@@ -168,6 +168,9 @@ def test_int_seeds_shuffle_as_pytorch_generators():
                                                           generator=seed)]
         elif kind == "RandomSampler":
             got = _passes(RandomSampler(range(case["n"]), generator=seed, **case["kwargs"]))
+        elif kind == "WeightedRandomSampler":
+            got = _passes(WeightedRandomSampler(case["weights"], case["num_samples"],
+                                                generator=seed))
         elif kind == "SubsetRandomSampler":
             got = _passes(SubsetRandomSampler(case["indices"], generator=seed))
         elif kind == "DataLoader":
