@@ -34,6 +34,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import is_tracer
+from funcgrad_nn.init import get_default_dtype
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
     add_decayed_weights,
@@ -62,18 +63,27 @@ __all__ = [
 LeafUpdate = Callable[[Any, dict, Any], tuple[Any, dict]]
 
 
-def leafwise(init_leaf: Callable[[Any], dict], update_leaf: LeafUpdate) -> GradientTransformation:
+def leafwise(init_leaf: Callable[[Any], dict], update_leaf: LeafUpdate, *,
+             complex_as_real: bool = False) -> GradientTransformation:
     """A transformation applied leaf by leaf, with a dict of named state per parameter leaf.
 
     ``init_leaf(p) -> dict``; ``update_leaf(g, state, p) -> (update, new_state)``. A None
     update (a frozen parameter) leaves its state unchanged. A bare array is a one-leaf tree,
     handled without flattening (the stateful optimizers call it per parameter).
+    ``complex_as_real``: a complex leaf is updated as its real and imaginary parts side by
+    side (PyTorch's ``view_as_real``): ``init_leaf`` and ``update_leaf`` see real arrays with
+    a trailing axis of 2, and the state arrays shaped like that are kept complex.
 
     >>> import numpy as np
     >>> count = leafwise(lambda p: {"n": 0}, lambda g, s, p: (g, {"n": s["n"] + 1}))
     >>> count.update([np.ones(1), None], count.init([np.ones(1), np.ones(1)]))[1]
     [{'n': 1}, {'n': 0}]
+    >>> sq = leafwise(lambda p: {}, lambda g, s, p: (g * g, s), complex_as_real=True)
+    >>> sq.update(np.array([1 + 2j]), {})[0]
+    array([1.+4.j])
     """
+    if complex_as_real:
+        init_leaf, update_leaf = _viewing_complex_as_real(init_leaf, update_leaf)
 
     def init(params: Any) -> Any:
         if _is_leaf(params):
@@ -101,6 +111,40 @@ def leafwise(init_leaf: Callable[[Any], dict], update_leaf: LeafUpdate) -> Gradi
     return GradientTransformation(init, update)
 
 
+def _as_real(x: Any) -> Any:
+    return fnp.stack([fnp.real(x), fnp.imag(x)], axis=-1)
+
+
+def _as_complex(x: Any) -> Any:
+    return x[..., 0] + 1j * x[..., 1]
+
+
+def _viewing_complex_as_real(init_leaf: Callable[[Any], dict],
+                             update_leaf: LeafUpdate) -> tuple[Callable[[Any], dict], LeafUpdate]:
+    """``init_leaf``/``update_leaf`` for complex leaves run on ``view_as_real`` views."""
+
+    def convert(state: dict, shape: tuple, fn: Callable[[Any], Any]) -> dict:
+        return {k: fn(v) if _is_leaf(v) and tuple(v.shape) == shape else v
+                for k, v in state.items()}
+
+    def init(p: Any) -> dict:
+        if not fnp.iscomplexobj(p):
+            return init_leaf(p)
+        real = _as_real(p)
+        return convert(init_leaf(real), tuple(real.shape), _as_complex)
+
+    def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
+        if not fnp.iscomplexobj(g):
+            return update_leaf(g, s, p)
+        shape = tuple(g.shape)
+        real_s = {k: _as_real(v) if _is_leaf(v) and tuple(v.shape) == shape
+                  and fnp.iscomplexobj(v) else v for k, v in s.items()}
+        u, new = update_leaf(_as_real(g), real_s, None if p is None else _as_real(p))
+        return _as_complex(u), convert(new, shape + (2,), _as_complex)
+
+    return init, update
+
+
 def _is_leaf(x: Any) -> bool:
     return hasattr(x, "shape") and hasattr(x, "dtype")
 
@@ -108,8 +152,10 @@ def _is_leaf(x: Any) -> bool:
 # -- scalar helpers -----------------------------------------------------------------------
 
 def _scalar_dtype(p: Any) -> Any:
-    # PyTorch keeps step counts etc. in its default float dtype; we follow the parameter's.
-    return fnp.float64 if np.dtype(p.dtype) == np.float64 else fnp.float32
+    # PyTorch's _get_scalar_dtype: step counts, NAdam's mu_product and ASGD's eta/mu are
+    # float64 when the default dtype is (nn.set_default_dtype), else float32, whatever the
+    # parameter's dtype; float32 scalars round as PyTorch's do.
+    return fnp.float64 if get_default_dtype() == np.float64 else fnp.float32
 
 
 def _scalar_state(p: Any, value: float) -> Any:
@@ -217,7 +263,7 @@ def torch_adam(lr: Any = 1e-3, b1: float = 0.9, b2: float = 0.999, eps: float = 
         denom = fnp.sqrt(v) / _k(bc2_sqrt, v) + eps
         return -_k(step_size, m) * (m / denom), new
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_adamax(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999,
@@ -241,7 +287,7 @@ def torch_adamax(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999,
         clr = lr / (1 - b1**t)
         return -_k(clr, m) * (m / u), {"step": step, "exp_avg": m, "exp_inf": u}
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, momentum: float = 0.0,
@@ -277,7 +323,7 @@ def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, moment
             return -_k(lr, buf) * buf, new
         return -_k(lr, g) * (g / avg), new
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_adagrad(lr: Any = 1e-2, lr_decay: float = 0.0, eps: float = 1e-10,
@@ -300,7 +346,7 @@ def torch_adagrad(lr: Any = 1e-2, lr_decay: float = 0.0, eps: float = 1e-10,
         acc = s["sum"] + g * g
         return -_k(clr, g) * (g / (fnp.sqrt(acc) + eps)), {"step": step, "sum": acc}
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_nadam(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
@@ -332,7 +378,7 @@ def torch_nadam(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999, eps: float =
         u = _k(c_grad, g) * (g / denom) + _k(c_avg, m) * (m / denom)
         return u, {"step": step, "mu_product": mu_product, "exp_avg": m, "exp_avg_sq": v}
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_radam(lr: Any = 1e-3, b1: float = 0.9, b2: float = 0.999,
@@ -372,7 +418,7 @@ def torch_radam(lr: Any = 1e-3, b1: float = 0.9, b2: float = 0.999,
             return fnp.where(rho_t > 5.0, rectified(), plain), new
         return (rectified() if rho_t > 5.0 else plain), new
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_adadelta(lr: Any = 1.0, rho: float = 0.9, eps: float = 1e-6) -> GradientTransformation:
@@ -396,7 +442,7 @@ def torch_adadelta(lr: Any = 1.0, rho: float = 0.9, eps: float = 1e-6) -> Gradie
         acc = s["acc_delta"] * rho + (1 - rho) * (delta * delta)
         return -_k(lr, delta) * delta, {"step": step, "square_avg": sq, "acc_delta": acc}
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_asgd(lr: Any = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
@@ -452,7 +498,7 @@ def torch_rprop(lr: Any = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
         g = fnp.where(sign < 0, 0 * g, g)
         return -(fnp.sign(g) * size), {"step": step, "prev": g, "step_size": size}
 
-    return leafwise(init, update)
+    return leafwise(init, update, complex_as_real=True)
 
 
 def torch_sparse_adam(lr: Any = 1e-3, b1: float = 0.9, b2: float = 0.999,
@@ -498,6 +544,8 @@ def torch_adafactor(lr: Any = 1e-2, beta2_decay: float = -0.8,
     eps1_given, eps2 = eps
 
     def init(p: Any) -> dict:
+        if fnp.iscomplexobj(p):
+            raise RuntimeError("Adafactor does not support complex parameters")
         s = {"step": _scalar_state(p, 0.0)}
         if p.ndim > 1:
             s["row_var"] = fnp.zeros_like(p[..., :1])

@@ -169,15 +169,24 @@ class LBFGS(Optimizer):
         flat = self._align_grads(grads)
         ps = self._p()
         xp = xp_for(ps[0])
-        views = [xp.zeros(p.size, dtype=p.dtype) if g is None else
-                 xp.asarray(g, dtype=p.dtype).reshape(-1) for p, g in zip(ps, flat)]
+        views = []
+        for p, g in zip(ps, flat):
+            g = xp.zeros(p.shape, dtype=p.dtype) if g is None else xp.asarray(g, dtype=p.dtype)
+            if g.dtype.kind == "c":  # PyTorch's view_as_real: (real, imag) pairs
+                g = xp.stack([g.real, g.imag], axis=-1)
+            views.append(g.reshape(-1))
         return loss, float(loss), xp.concatenate(views)
 
     def _add_grad(self, step_size: float, update: Any) -> None:
         offset = 0
         for i, p in enumerate(self._p()):
-            n = p.size
-            _add_in_place(p, step_size * update[offset:offset + n].reshape(p.shape), i)
+            is_complex = p.dtype.kind == "c"
+            n = 2 * p.size if is_complex else p.size
+            step = step_size * update[offset:offset + n]
+            if is_complex:
+                step = step.reshape(p.shape + (2,))
+                step = step[..., 0] + 1j * step[..., 1]
+            _add_in_place(p, step.reshape(p.shape), i)
             offset += n
 
     def _set_param(self, data: list[Any]) -> None:

@@ -1208,6 +1208,11 @@ class SparseAdam(Optimizer):
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize)
         super().__init__(params, defaults)
+        complex_params = [[gi, pi] for gi, g in enumerate(self.param_groups)
+                          for pi, p in enumerate(g["params"]) if p.dtype.kind == "c"]
+        if complex_params:
+            raise ValueError(f"Complex params at indices {complex_params}: SparseAdam does not "
+                             "support complex parameters")
 
     def _validate_group(self, group: dict[str, Any]) -> None:
         _check_lr(group)

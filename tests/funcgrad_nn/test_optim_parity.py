@@ -10,6 +10,7 @@ import pathlib
 import numpy as np
 import pytest
 
+import funcgrad_nn as nn
 from funcgrad_nn import optim
 from tests.helpers import DEVICE, assert_allclose, dev, host
 
@@ -20,6 +21,16 @@ P0 = [np.array(p) for p in META["p0"]]
 A = [np.array(a) for a in META["a"]]
 MASKS = np.array(META["masks"], dtype=bool)
 CASES = {c["id"]: c for c in META["cases"]}
+
+
+@pytest.fixture(autouse=True)
+def _float64_default_dtype():
+    # The fixtures ran under torch.set_default_dtype(torch.float64): PyTorch's state scalars
+    # (step, NAdam's mu_product, ASGD's eta) follow the default dtype, and so do ours.
+    before = nn.get_default_dtype()
+    nn.set_default_dtype(np.float64)
+    yield
+    nn.set_default_dtype(before)
 
 
 def _masks(t):
