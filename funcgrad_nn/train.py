@@ -423,7 +423,10 @@ class Trainer:
         from tqdm.auto import tqdm
 
         self.model.train()
-        total = len(loader) if hasattr(loader, "__len__") else None
+        try:  # a DataLoader over an IterableDataset without __len__ raises TypeError
+            total: int | None = len(loader)
+        except TypeError:
+            total = None
         sums = dict.fromkeys(["loss", *self.metrics], 0.0)
         seen, start = 0, time.perf_counter()
         pending, n_pending = None, 0

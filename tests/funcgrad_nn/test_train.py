@@ -172,6 +172,27 @@ def test_progress_bar_shows_loss_metric_and_throughput(monkeypatch):
     assert buf.getvalue() == ""  # not a terminal: quiet by default
 
 
+class _Stream(nn.data.IterableDataset):
+    """An iterable dataset without a length (a stream)."""
+
+    def __iter__(self):
+        x, y = _data(32)
+        return iter(zip(x, y))
+
+
+def test_fit_on_a_loader_without_length(monkeypatch):
+    import sys
+    buf = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", buf)
+    loader = nn.data.DataLoader(_Stream(), batch_size=8)
+    with pytest.raises(TypeError):
+        len(loader)
+    m = _model(dropout=False)
+    h = fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), loader, epochs=2,
+            val_loader=loader, progress=True)
+    assert len(h) == 2 and np.isfinite(h["val_loss"][-1]) and "epoch 2/2" in buf.getvalue()
+
+
 def test_learning_curve_png_when_matplotlib_is_installed(tmp_path):
     pytest.importorskip("matplotlib")
     x, y = _data(32)
