@@ -35,7 +35,8 @@ __all__ = [
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "rrelu", "gumbel_softmax", "bilinear", "elu", "embedding", "gelu", "huber_loss",
-    "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid",
+    "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "linear_cross_entropy",
+    "log_softmax", "logsigmoid",
     "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
     "smooth_l1_loss", "softmax", "softplus", "tanh",
     "cosine_embedding_loss", "ctc_loss", "gaussian_nll_loss", "hinge_embedding_loss",
@@ -1134,6 +1135,59 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     # fnp ops (not operators) so eager 0-d results stay arrays, not NumPy scalars.
     return fnp.add(fnp.multiply(nll, 1 - label_smoothing),
                    fnp.multiply(smooth, label_smoothing / n_classes))
+
+
+def linear_cross_entropy(input: Any, linear_weight: Any, target: Any, *,
+                         linear_bias: Any = None, weight: Any = None, reduction: str = "mean",
+                         ignore_index: int | None = None, label_smoothing: float = 0.0,
+                         options: Any = None) -> Any:
+    """:func:`cross_entropy` of the logits ``linear(input, linear_weight, linear_bias)``
+    (PyTorch 2.13's ``F.linear_cross_entropy``).
+
+    ``input`` is ``(in_features,)`` or ``(N, in_features)``; ``linear_weight`` is
+    ``(C, in_features)``, or ``(C, d_1, ..., d_K, in_features)`` for a K-dimensional loss
+    (logits ``(N, C, d_1, ..., d_K)``, batched input only); ``linear_bias`` has the weight's
+    shape without ``in_features``. A target of the logits' shape holds class probabilities
+    (then ``ignore_index`` must stay ``None``); otherwise class indices, with ``ignore_index``
+    ``None`` meaning -100. ``options`` (PyTorch's chunking strategy, which saves memory and
+    gives the same values) is accepted and ignored.
+
+    >>> import numpy as np
+    >>> x, w = np.array([[1.0, 0.0]]), np.array([[2.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> bool(np.isclose(linear_cross_entropy(x, w, np.array([0])),
+    ...                 cross_entropy(x @ w.T, np.array([0]))))
+    True
+    """
+    fname = "linear_cross_entropy"
+    nd = fnp.ndim(input)
+    if nd not in (1, 2):
+        raise ValueError(f"{fname}: expected input with dimensionality 1 or 2, got {nd}")
+    wshape = tuple(fnp.shape(linear_weight))
+    if len(wshape) < 2:
+        raise ValueError(f"{fname}: expected linear_weight with dimensionality at least 2, "
+                         f"got {len(wshape)}")
+    in_features = fnp.shape(input)[-1]
+    if wshape[-1] != in_features:
+        raise ValueError(f"{fname}: expected equal input and linear_weight last dimensions "
+                         f"(in_features), got {in_features} and {wshape[-1]}, respectively")
+    out_features = wshape[1:-1]
+    if linear_bias is not None and tuple(fnp.shape(linear_bias)) != wshape[:-1]:
+        raise ValueError(f"{fname}: expected linear_bias shape {wshape[:-1]}, got "
+                         f"{tuple(fnp.shape(linear_bias))}")
+    if out_features and nd == 1:
+        raise ValueError(f"{fname}: K-dimensional loss defined by linear_weight shape {wshape} "
+                         f"requires batched input (N, {in_features}), got unbatched input with "
+                         f"shape {tuple(fnp.shape(input))}")
+    logits_shape = (*fnp.shape(input)[:-1], *wshape[:-1])
+    if tuple(fnp.shape(target)) == logits_shape and ignore_index is not None:
+        raise ValueError(f"{fname}: ignore_index cannot be specified when target contains "
+                         "probabilities")
+    rows = math.prod(wshape[:-1])
+    bias = None if linear_bias is None else fnp.reshape(linear_bias, (rows,))
+    logits = linear(input, fnp.reshape(linear_weight, (rows, in_features)), bias)
+    return cross_entropy(fnp.reshape(logits, logits_shape), target, weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
 
 
 def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None,

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn.layers.distance import PairwiseDistance
+from funcgrad_nn.layers.linear import Linear
 from funcgrad_nn.module import Module
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CTCLoss", "CosineEmbeddingLoss", "CrossEntropyLoss",
            "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+           "LinearCrossEntropyLoss",
            "MSELoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
            "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss",
            "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
@@ -413,3 +417,53 @@ class CTCLoss(_Loss):
                 target_lengths: Any) -> Any:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_Loss):
+    """Cross entropy of ``self.linear(input)`` (PyTorch 2.13's module): a bias-free (by
+    default) ``Linear(in_features, num_classes * prod(out_features))`` held as ``linear``
+    (PyTorch's parameter names ``linear.weight``/``linear.bias`` and initialisation), its
+    weight reshaped to ``(num_classes, *out_features, in_features)``; see
+    :func:`funcgrad_nn.functional.linear_cross_entropy`.
+
+    >>> import numpy as np
+    >>> loss = LinearCrossEntropyLoss(4, 3)
+    >>> loss.linear.weight.shape, loss(np.ones((2, 4), np.float32), np.array([0, 2])).dtype
+    ((3, 4), dtype('float32'))
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *,
+                 out_features: tuple[int, ...] = (), bias: bool = False, device: Any = None,
+                 dtype: Any = None, reduction: str = "mean", weight: Any = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: Any = None) -> None:
+        if weight is not None and tuple(getattr(weight, "shape", ())) != (num_classes,):
+            raise ValueError(f"LinearCrossEntropyLoss: expected weight shape to be "
+                             f"{(num_classes,)}, got {tuple(getattr(weight, 'shape', ()))}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"LinearCrossEntropyLoss: expected label_smoothing to be in "
+                             f"range [0, 1], got {label_smoothing}")
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, num_classes * math.prod(self.out_features), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Any, target: Any) -> Any:
+        lead = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, fnp.reshape(self.linear.weight, (*lead, self.linear.in_features)), target,
+            linear_bias=None if bias is None else fnp.reshape(bias, lead), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
