@@ -81,6 +81,7 @@ from funcgrad.lax._elementwise import (
     max,
     min,
     mul,
+    mulhi,
     ne,
     neg,
     nextafter,
@@ -109,6 +110,7 @@ from funcgrad.lax._elementwise import (
     tanh,
 )
 from funcgrad.lax._fft import FftType, fft
+from funcgrad.lax._program import composite, platform_dependent, with_sharding_constraint
 from funcgrad.lax._reductions import (
     DotDimensionNumbers,
     Precision,
@@ -127,6 +129,7 @@ from funcgrad.lax._reductions import (
     dot,
     dot_general,
     dtype,
+    ragged_dot,
     reduce,
     reduce_and,
     reduce_max,
@@ -252,4 +255,5 @@ __all__ = [
     "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
     "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
+    "mulhi", "ragged_dot", "with_sharding_constraint", "platform_dependent", "composite",
 ]

@@ -343,6 +343,41 @@ shift_left = _binary("shift_left", _ew.shift_left, INTEGRAL,
                      "lax.shift_left(numpy.array([1]), numpy.array([3])).tolist()", "[8]")
 
 
+def _mulhi(x: Array, y: Array) -> Array:
+    # The high half of the double-width product: through the next wider type up to 32 bits;
+    # for 64 bits, the schoolbook product of 32-bit halves in uint64 (which wraps), then
+    # two's-complement corrections for signed operands.
+    x, y = _ew.strong(x), _ew.strong(y)
+    dt = numpy.result_type(get_aval(x).dtype, get_aval(y).dtype)
+    x, y = _ew.convert_element_type(x, dt), _ew.convert_element_type(y, dt)
+    bits = 8 * dt.itemsize
+    if bits <= 32:
+        wide = numpy.dtype(numpy.int64 if dt.kind == "i" else numpy.uint64)
+        prod = _ew.mul(_ew.convert_element_type(x, wide), _ew.convert_element_type(y, wide))
+        return _ew.convert_element_type(_ew.shift_right(prod, wide.type(bits)), dt)
+    u64 = numpy.dtype(numpy.uint64)
+    ux, uy = _ew.convert_element_type(x, u64), _ew.convert_element_type(y, u64)
+    half, mask = u64.type(32), u64.type(0xFFFFFFFF)
+    x_lo, x_hi = _ew.and_(ux, mask), _ew.shift_right(ux, half)
+    y_lo, y_hi = _ew.and_(uy, mask), _ew.shift_right(uy, half)
+    lo_lo, hi_lo = _ew.mul(x_lo, y_lo), _ew.mul(x_hi, y_lo)
+    cross = _ew.add(_ew.add(_ew.shift_right(lo_lo, half), _ew.and_(hi_lo, mask)),
+                    _ew.mul(x_lo, y_hi))
+    high = _ew.add(_ew.add(_ew.shift_right(hi_lo, half), _ew.shift_right(cross, half)),
+                   _ew.mul(x_hi, y_hi))
+    if dt.kind == "i":
+        zero = u64.type(0)
+        high = _ew.sub(high, _ew.select_n(_ew.lt(x, dt.type(0)), zero, uy))
+        high = _ew.sub(high, _ew.select_n(_ew.lt(y, dt.type(0)), zero, ux))
+    return _ew.convert_element_type(high, dt)
+
+
+mulhi = _binary("mulhi", _mulhi, INTEGRAL,
+                "The high half of the double-width integer product ``x * y`` (XLA's "
+                "``MulHi``: ``(x * y) >> bits``, rounding toward minus infinity for signed).",
+                "lax.mulhi(numpy.int32([2 ** 30, -5]), numpy.int32([8, 3])).tolist()", "[2, -1]")
+
+
 def _signed_shift_right(x: Array, y: Array) -> Array:
     # XLA's arithmetic shift reads the bits as signed, also for unsigned types (uint8 200 is
     # -56, so 200 >> 3 is 249); a count past the width (or negative) fills with the sign bit.

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.elementwise_extra as _ewx
 import funcgrad.ops.linalg as _la
@@ -751,6 +752,43 @@ def dot(lhs: Array, rhs: Array, precision: Any = None, preferred_element_type: A
                          "dimension_numbers for anything else)")
     return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())), precision,
                        preferred_element_type)
+
+
+def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None,
+               preferred_element_type: Any = None, group_offset: Array | None = None) -> Array:
+    """Grouped matrix product (mixture-of-experts layers), as ``jax.lax.ragged_dot``: the
+    rows of ``lhs`` ``(m, k)`` are split into consecutive groups of ``group_sizes`` ``(g,)``
+    rows, group ``i`` multiplied by ``rhs[i]`` (``rhs`` is ``(g, k, n)``); rows past
+    ``sum(group_sizes)`` give zeros (a last group that runs past ``m`` is cut). Dtypes as
+    :func:`dot_general`. Differentiable in ``lhs`` and ``rhs``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lhs, rhs = numpy.ones((3, 2)), numpy.stack([numpy.eye(2), 2 * numpy.eye(2)])
+        >>> lax.ragged_dot(lhs, rhs, numpy.array([1, 2], numpy.int32)).tolist()
+        [[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]]
+    """
+    _check_precision("ragged_dot", precision)
+    la, ra = aval_of("ragged_dot", lhs, "lhs"), aval_of("ragged_dot", rhs, "rhs")
+    ga = aval_of("ragged_dot", group_sizes, "group_sizes")
+    if la.ndim != 2 or ra.ndim != 3 or la.shape[1] != ra.shape[1]:
+        raise TypeError(f"lax.ragged_dot: lhs must be (m, k) and rhs (g, k, n), got {la.shape} "
+                        f"and {ra.shape}")
+    if ga.shape != (ra.shape[0],) or ga.dtype.kind not in "iu":
+        raise TypeError(f"lax.ragged_dot: group_sizes must be {ra.shape[0]} integers (one per "
+                        f"group of rhs), got {ga.str_short()}")
+    if group_offset is not None:
+        raise ValueError("lax.ragged_dot: group_offset is not supported (JAX's implementation "
+                         "refuses it too)")
+    lhs, rhs = _contract_dtypes("ragged_dot", lhs, rhs, preferred_element_type, mixed=True)
+    m, g = la.shape[0], ra.shape[0]
+    ends = fnp.cumsum(fnp.asarray(group_sizes))
+    group = fnp.sum(fnp.arange(m)[:, None] >= ends[None, :], axis=1)   # g past the last end
+    member = fnp.arange(g)[None, :] == group[:, None]                  # (m, g) one-hot
+    per_group = fnp.einsum("mk,gkn->gmn", lhs, rhs)
+    out = fnp.sum(fnp.where(member.T[:, :, None], per_group, fnp.zeros((), per_group.dtype)),
+                  axis=0)
+    return _keep_int_dtype(out, aval_of("ragged_dot", per_group))
 
 
 def batch_matmul(lhs: Array, rhs: Array, precision: Any = None) -> Array:

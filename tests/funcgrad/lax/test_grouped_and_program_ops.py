@@ -1,0 +1,82 @@
+"""``lax.mulhi``, ``lax.ragged_dot`` and the single-device program helpers
+(``with_sharding_constraint``, ``platform_dependent``, ``composite``) against values recorded
+from JAX 0.10.2 (x64)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+from funcgrad import lax
+from funcgrad.test_util import check_grads
+
+
+@pytest.mark.parametrize("x,y,want", [
+    (np.int64([2 ** 62, -3, -2 ** 63, 2 ** 63 - 1]), np.int64([8, 2 ** 63 - 1, -2 ** 63, 2 ** 63 - 1]),
+     [2, -2, 4611686018427387904, 4611686018427387903]),
+    (np.uint64([2 ** 63, 2 ** 64 - 1, 12345678901234567]),
+     np.uint64([6, 2 ** 64 - 1, 98765432109876543]), [3, 18446744073709551614, 66099811787816]),
+    (np.int8([100, -100, -128]), np.int8([100, 3, -128]), [39, -2, 64]),
+    (np.uint32([2 ** 31, 4000000000]), np.uint32([4, 4000000000]), [2, 3725290298]),
+])
+def test_mulhi_as_jax(x, y, want) -> None:
+    got = host(lax.mulhi(dev(x), dev(y)))
+    assert got.dtype == x.dtype and got.tolist() == want
+    assert host(funcgrad.jit(lax.mulhi)(dev(x), dev(y))).tolist() == want
+
+
+def test_mulhi_refuses_floats_and_mixed_dtypes() -> None:
+    with pytest.raises(TypeError, match="mulhi"):
+        lax.mulhi(dev(np.float32([1.0])), dev(np.float32([2.0])))
+    with pytest.raises(TypeError, match="mulhi"):
+        lax.mulhi(dev(np.int32([1])), dev(np.int64([2])))
+
+
+_L = np.array([[1.0, 2, 3], [0.5, -1, 2], [2, 0, 1], [-1, 1, 1], [3, 2, 1]])
+_R = np.arange(24.0).reshape(2, 3, 4) / 10
+_G = np.array([2, 2], np.int32)
+
+
+def test_ragged_dot_as_jax() -> None:
+    # JAX 0.10.2; the last row is past sum(group_sizes): zeros
+    assert_allclose(lax.ragged_dot(dev(_L), dev(_R), dev(_G)), np.array(
+        [[3.2, 3.8, 4.4, 5.0], [1.2, 1.35, 1.5, 1.65], [4.4, 4.7, 5.0, 5.3],
+         [2.4, 2.5, 2.6, 2.7], [0.0, 0.0, 0.0, 0.0]]))
+    gl, gr = funcgrad.grad(lambda lhs, r: (lax.ragged_dot(lhs, r, dev(_G)) ** 2).sum(),
+                           argnums=(0, 1))(dev(_L), dev(_R))
+    assert_allclose(gl, np.array([[5.52, 18.64, 31.76], [1.86, 6.42, 10.98],
+                                  [52.68, 68.2, 83.72], [27.64, 35.8, 43.96], [0.0, 0.0, 0.0]]))
+    assert_allclose(gr[1], np.array([[12.8, 13.8, 14.8, 15.8], [4.8, 5.0, 5.2, 5.4],
+                                     [13.6, 14.4, 15.2, 16.0]]))
+    check_grads(lambda lhs, r: lax.ragged_dot(lhs, r, dev(_G)), (dev(_L), dev(_R)), order=2)
+
+
+def test_ragged_dot_dtypes_batching_and_errors() -> None:
+    out = lax.ragged_dot(dev(_L.astype(np.float32)), dev(_R.astype(np.float32)), dev(_G),
+                         preferred_element_type=np.float64)
+    assert host(out).dtype == np.float64
+    ints = lax.ragged_dot(dev(np.ones((3, 2), np.int8)), dev(np.full((2, 2, 2), 100, np.int8)),
+                          dev(np.array([1, 2], np.int32)))
+    assert host(ints).dtype == np.int8   # accumulates in int8, wrapping, as JAX
+    many = funcgrad.vmap(lambda g: lax.ragged_dot(dev(_L), dev(_R), g))(
+        dev(np.array([[2, 2], [0, 5]], np.int32)))
+    assert_allclose(many[1], host(lax.ragged_dot(dev(_L), dev(_R), dev(np.array([0, 5],
+                                                                                np.int32)))))
+    with pytest.raises(TypeError, match="group_sizes"):
+        lax.ragged_dot(dev(_L), dev(_R), dev(np.array([5], np.int32)))
+    with pytest.raises(TypeError, match="lhs must be"):
+        lax.ragged_dot(dev(_L), dev(_R[0]), dev(_G))
+
+
+def test_program_helpers() -> None:
+    tree = {"a": dev(np.ones(2))}
+    assert lax.with_sharding_constraint(tree, object()) is tree
+    assert lax.platform_dependent(2.0, cpu=lambda x: x + 1, default=lambda x: x * 10) == 3.0
+    assert lax.platform_dependent(2.0, tpu=lambda x: x + 1, default=lambda x: x * 10) == 20.0
+    with pytest.raises(ValueError, match="no branch"):
+        lax.platform_dependent(2.0, tpu=lambda x: x)
+    scale = lax.composite(lambda x, *, k: x * k, name="my.scale")
+    assert scale(2.0, k=3.0) == 6.0
+    assert float(funcgrad.grad(lambda x: scale(x, k=3.0))(1.0)) == 3.0
