@@ -31,6 +31,7 @@ from funcgrad_nn.layers.activation import (
     Tanhshrink,
     Threshold,
 )
+from funcgrad_nn.layers.adaptive import AdaptiveLogSoftmaxWithLoss
 from funcgrad_nn.layers.attention import MultiheadAttention
 from funcgrad_nn.layers.conv import (
     Conv1d,
@@ -136,6 +137,7 @@ from funcgrad_nn.layers.upsampling import (
 )
 
 __all__ = [
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "Dropout", "ELU",

@@ -255,6 +255,7 @@ _REPRS = [
     "CELU(0.5, True)", "SELU(True)", "SiLU(True)", "Mish(True)", "RReLU(0.1, 0.2, True)",
     "Hardtanh(-2, 3, True)", "Threshold(0.1, 20, True)", "Hardswish(True)",
     "Hardsigmoid(True)", "ReLU()", "Hardtanh()", "Softshrink(0.3)",
+    "AdaptiveLogSoftmaxWithLoss(16, 10, [4, 6], head_bias=True)",
 ]
 
 
