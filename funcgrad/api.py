@@ -191,12 +191,27 @@ def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> 
     if t_tree == treedef:
         return leaves
     try:
-        return treedef.flatten_up_to(tree)
+        leaves = treedef.flatten_up_to(tree)
     except ValueError as e:
         raise ArgumentMismatchError(
             f"{what}: the {whose} must be structured like the {like} {treedef}, got "
             f"{t_tree} ({e})"
         ) from None
+    for leaf in leaves:
+        # A container where an array belongs (a tuple for a bare array output) matched the
+        # prefix but is no (co)tangent: the structures differ, as JAX says.
+        if leaf is not None and not tree_util.treedef_is_leaf(tree_util.tree_structure(leaf)):
+            raise ArgumentMismatchError(
+                f"{what}: the {whose} must be structured like the {like} {treedef}, got "
+                f"{t_tree}"
+            )
+    return leaves
+
+
+def _check_no_reduce_axes(reduce_axes: Any, fname: str) -> None:
+    # JAX keeps the parameter for compatibility and refuses any axis (the feature is gone).
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {fname} is deprecated")
 
 
 def _argnums_tuple(argnums: int | Sequence[int], fname: str) -> tuple[int, ...]:
@@ -221,7 +236,8 @@ def _resolve_argnums(argnums_t: tuple[int, ...], nargs: int, fname: str) -> tupl
     out = []
     for i in argnums_t:
         if not -nargs <= i < nargs:
-            raise TypeError(
+            # JAX raises TypeError (grad) or ValueError (jacfwd/jacrev): this is both.
+            raise ArgumentMismatchError(
                 f"{fname}: argnums={argnums_t if len(argnums_t) > 1 else argnums_t[0]} but the "
                 f"function was called with {nargs} positional argument"
                 f"{'s' if nargs != 1 else ''} (differentiated arguments must be positional)"
@@ -584,11 +600,13 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     return y, f_jvp
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        reduce_axes: Sequence[Any] = ()) -> Any:
     """``(fun(*primals), f_vjp)`` (plus ``aux`` with has_aux); ``f_vjp(ct)`` pulls back.
 
     ``f_vjp`` takes a cotangent shaped like the output and returns a tuple with one cotangent
     per primal argument (``float0`` zeros for integer ones). It may be called many times.
+    ``reduce_axes`` is accepted as JAX's, which only takes it empty (deprecated).
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
@@ -597,6 +615,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         [1.0]
     """
     _check_callable(fun, "vjp")
+    _check_no_reduce_axes(reduce_axes, "vjp")
     _input_avals(primals, "vjp")
     return _vjp(fun, primals, has_aux, eager_pullback=False)
 
@@ -692,7 +711,8 @@ def _forward_seed(p_leaves: Sequence[Any]) -> Any:
     return _ones_like_aval(tangent_aval(a))
 
 
-def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], tuple]:
+def linear_transpose(fun: Callable[..., Any], *primals: Any,
+                     reduce_axes: Sequence[Any] = ()) -> Callable[[Any], tuple]:
     """The transpose of the linear function ``fun``, at inputs shaped like ``primals``.
 
     ``primals`` only give shapes and dtypes (their values are not used). The result takes a
@@ -707,6 +727,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any) -> Callable[[Any], 
         6.0
     """
     _check_callable(fun, "linear_transpose")
+    _check_no_reduce_axes(reduce_axes, "linear_transpose")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     in_avals = []
     for a in _input_avals(primals, "linear_transpose"):
@@ -838,6 +859,7 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
 ) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` of scalar-valued ``fun``.
 
@@ -845,7 +867,8 @@ def value_and_grad(
     be a pytree); with a tuple the gradient is a tuple. ``has_aux=True``: ``fun`` returns
     ``(value, aux)`` and the result is ``((value, aux), gradient)``. ``holomorphic=True`` for
     complex-to-complex holomorphic functions (gives ``f'(z)``). ``allow_int=True`` gives
-    integer arguments ``float0`` zero gradients instead of an error.
+    integer arguments ``float0`` zero gradients instead of an error. ``reduce_axes`` is
+    accepted as JAX's, which only takes it empty (deprecated).
 
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp
@@ -853,6 +876,7 @@ def value_and_grad(
         >>> float(v), float(g)
         (9.0, 6.0)
     """
+    _check_no_reduce_axes(reduce_axes, "value_and_grad")
     return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
 
 
@@ -896,6 +920,7 @@ def grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes: Sequence[Any] = (),
 ) -> Callable[..., Any]:
     """The gradient of scalar-valued ``fun`` with respect to argument(s) ``argnums``.
 
@@ -910,6 +935,7 @@ def grad(
         >>> funcgrad.grad(lambda p: p["w"] * p["b"])({"w": 2.0, "b": 3.0})
         {'b': array(2.), 'w': array(3.)}
     """
+    _check_no_reduce_axes(reduce_axes, "grad")
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @functools.wraps(fun)

@@ -431,8 +431,9 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         tangents of integer arguments are ``float0`` zeros. With ``symbolic_zeros=True`` (as
         JAX) the tangent of an argument that is not being differentiated is a
         :class:`SymbolicZero` instead of an array of zeros (where it is known to be zero:
-        ``grad``/``jvp``; under ``vmap`` of the rule or a closure over traced values the rule
-        may get zero arrays), and the rule may return one. Returns ``jvp`` (use it as a
+        ``grad``/``jvp``, also under ``vmap`` and ``jit``; a rule defined inside a transformed
+        function, which may close over traced values, gets zero arrays), and the rule may
+        return one. Returns ``jvp`` (use it as a
         decorator).
 
         Example:
@@ -718,15 +719,24 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):
     def bjvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
         npr = len(primals)
         m_box: list[int] = []
+        # Symbolic zero tangents (a symbolic_zeros rule gets them) stay symbolic: they do not
+        # enter the batched call; the rule sees a Zero of the per-example aval in their place.
+        live = [type(t) is not Zero for t in tangents]
+        per_example = [
+            None if lv else Zero(t.aval if d is None else t.aval.update(shape=t.aval.shape[1:]))
+            for t, d, lv in zip(tangents, arg_dims, live)
+        ]
 
         def flat(*pt: Any) -> list[Any]:
-            outs, touts = jvp(list(pt[:npr]), list(pt[npr:]))
+            it = iter(pt[npr:])
+            ts = [next(it) if lv else z for lv, z in zip(live, per_example)]
+            outs, touts = jvp(list(pt[:npr]), ts)
             m_box.append(len(outs))
             return list(outs) + [_instantiate_tangent(t) for t in touts]
 
-        res, rdims = batching.batch_flat(
-            flat, list(primals) + list(tangents), dims + arg_dims, n
-        )
+        live_t = [t for t, lv in zip(tangents, live) if lv]
+        live_d = [d for d, lv in zip(arg_dims, live) if lv]
+        res, rdims = batching.batch_flat(flat, list(primals) + live_t, dims + live_d, n)
         m = m_box[0]
         outs = _to_front(res[:m], rdims[:m], n)
         touts = [
@@ -738,6 +748,7 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):
 
     bfun.__name__ = f"vmap({_fun_name(fun)})"
     bjvp.__name__ = f"vmap({_fun_name(jvp)})"
+    bjvp.symbolic_zeros = getattr(jvp, "symbolic_zeros", False)  # type: ignore[attr-defined]
     outs = bind(custom_jvp_call_p, *vals, fun=bfun, jvp=bjvp, num_consts=num_consts)
     return outs, [0] * len(outs)
 

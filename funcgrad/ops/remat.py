@@ -427,7 +427,7 @@ def checkpoint_name(x: Any, name: str) -> Any:
 def checkpoint(
     fun: Callable[..., Any] | None = None,
     *,
-    prevent_cse: bool = True,
+    prevent_cse: bool | Sequence[bool] = True,
     policy: Policy | None = None,
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
@@ -459,8 +459,18 @@ def checkpoint(
     if not callable(fun):
         raise TypeError(f"checkpoint: expected a function, got {type(fun).__name__}")
     pol = nothing_saveable if policy is None else _check_policy(policy)
-    if not isinstance(prevent_cse, bool):
-        raise TypeError(f"checkpoint: prevent_cse must be a bool, got {prevent_cse!r}")
+    # JAX also takes one bool per positional argument (a prefix of the arguments' tree).
+    per_arg = None
+    if isinstance(prevent_cse, tuple | list):
+        per_arg = tree_util.tree_leaves(prevent_cse)
+        if not all(isinstance(p, bool) for p in per_arg):
+            raise TypeError(f"checkpoint: prevent_cse must be a bool or a sequence of bools "
+                            f"(one per argument), got {prevent_cse!r}")
+        n_flags = len(prevent_cse)
+        prevent_cse = any(per_arg)
+    elif not isinstance(prevent_cse, bool):
+        raise TypeError(f"checkpoint: prevent_cse must be a bool or a sequence of bools "
+                        f"(one per argument), got {prevent_cse!r}")
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     for s in static:
         if not isinstance(s, int):
@@ -485,6 +495,11 @@ def checkpoint(
         if current_trace() is eval_trace:
             # No transformation to save residuals for: running fun is the same, and cheaper.
             return fun(*args, **kwargs)
+        if per_arg is not None and n_flags != len(args):
+            raise ValueError(
+                f"checkpoint({name}): prevent_cse has {n_flags} entries for {len(args)} "
+                "positional arguments; give one per argument (or a single bool)"
+            )
         static_kw = {k: v for k, v in kwargs.items() if k in static_names}
         if static_kw:
             kwargs = {k: v for k, v in kwargs.items() if k not in static_names}

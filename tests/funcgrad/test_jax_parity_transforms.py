@@ -131,6 +131,29 @@ def test_tangent_and_cotangent_mismatches_are_type_and_value_errors() -> None:
     _raises_both(lambda: f_t(dev(np.ones(2))))  # JAX: TypeError
 
 
+def test_a_container_where_an_array_belongs_is_a_structure_error_as_jax() -> None:
+    # A bare-array output given a tuple cotangent: JAX names the tree structures (ValueError
+    # for vjp, TypeError for jvp and linear_transpose); it was taken for an array before.
+    x = _x()
+    _, f_vjp = funcgrad.vjp(fnp.sin, x)
+    with pytest.raises(funcgrad.ArgumentMismatchError, match="structured like"):
+        f_vjp((x,))
+    with pytest.raises(funcgrad.ArgumentMismatchError, match="structured like"):
+        funcgrad.jvp(fnp.sin, (x,), ((x,),))
+    with pytest.raises(funcgrad.ArgumentMismatchError, match="structured like"):
+        funcgrad.linear_transpose(lambda a: a * 2.0, x)((x,))
+    _, f_jvp = funcgrad.linearize(fnp.sin, x)
+    with pytest.raises(funcgrad.ArgumentMismatchError, match="structured like"):
+        f_jvp([x])
+
+
+@pytest.mark.parametrize("transform", [funcgrad.grad, funcgrad.jacfwd, funcgrad.jacrev,
+                                       funcgrad.hessian, funcgrad.value_and_grad])
+def test_argnums_out_of_range_is_type_and_value_error(transform) -> None:
+    # JAX: TypeError from grad, ValueError from jacfwd/jacrev/hessian
+    _raises_both(lambda: transform(lambda a, b: a * b, argnums=2)(1.0, 2.0))
+
+
 def test_unhashable_static_argument_is_type_and_value_error() -> None:
     f = funcgrad.jit(lambda a, n: a * len(n), static_argnums=1)
     _raises_both(lambda: f(_x(), [2]))  # JAX: ValueError
@@ -483,3 +506,58 @@ def test_make_jaxpr_axis_env_binds_named_axes_as_jax() -> None:
         funcgrad.make_jaxpr(lambda x: lax.psum(x, "i"))(np.ones(3))
     with pytest.raises(TypeError, match="axis_env"):
         funcgrad.make_jaxpr(lambda x: x, axis_env=["i"])(np.ones(3))
+
+
+def test_custom_jvp_symbolic_zeros_survive_vmap_as_jax() -> None:
+    from funcgrad.custom_derivatives import SymbolicZero
+
+    seen: list = []
+    h = funcgrad.custom_jvp(lambda a, b: a * b)
+
+    def h_jvp(primals, tangents):
+        (a, b), (ta, tb) = primals, tangents
+        seen.append((type(ta) is SymbolicZero, type(tb) is SymbolicZero))
+        out = 0.0
+        if type(ta) is not SymbolicZero:
+            out = out + 1000.0 * ta * b  # scaled so that the rule's use shows in the result
+        if type(tb) is not SymbolicZero:
+            out = out + 100.0 * a * tb
+        return a * b, out
+
+    h.defjvp(h_jvp, symbolic_zeros=True)
+    a, b = dev(np.array([1.0, 2.0])), dev(np.array([3.0, 5.0]))
+    # JAX 0.10.2: [3000. 5000.], [2000. 2000.], [100. 200.], jacfwd diag(3000, 5000)
+    g = funcgrad.grad(lambda a: funcgrad.vmap(h)(a, b).sum())(a)
+    np.testing.assert_allclose(host(g), [3000.0, 5000.0])
+    assert set(seen) == {(False, True)}  # the zero tangent of b stayed symbolic under vmap
+    g = funcgrad.grad(lambda a: funcgrad.vmap(h, in_axes=(0, None))(a, 2.0).sum())(a)
+    np.testing.assert_allclose(host(g), [2000.0, 2000.0])
+    seen.clear()
+    g = funcgrad.jit(funcgrad.grad(lambda b: funcgrad.vmap(h)(a, b).sum()))(b)
+    np.testing.assert_allclose(host(g), [100.0, 200.0])
+    assert set(seen) == {(True, False)}
+    j = funcgrad.jacfwd(lambda a: funcgrad.vmap(h)(a, b))(a)
+    np.testing.assert_allclose(host(j), [[3000.0, 0.0], [0.0, 5000.0]])
+
+
+def test_reduce_axes_is_accepted_empty_and_refused_otherwise_as_jax() -> None:
+    f = lambda a: a * 2.0  # noqa: E731
+    assert float(funcgrad.grad(f, reduce_axes=())(1.0)) == 2.0
+    assert float(funcgrad.value_and_grad(f, reduce_axes=())(1.0)[1]) == 2.0
+    assert float(funcgrad.vjp(f, 1.0, reduce_axes=())[1](1.0)[0]) == 2.0
+    assert float(funcgrad.linear_transpose(f, 1.0, reduce_axes=())(1.0)[0]) == 2.0
+    # JAX 0.10.2: NotImplementedError("reduce_axes argument to grad is deprecated")
+    with pytest.raises(NotImplementedError, match="reduce_axes argument to grad is deprecated"):
+        funcgrad.grad(f, reduce_axes=("i",))
+    with pytest.raises(NotImplementedError, match="to vjp is deprecated"):
+        funcgrad.vjp(f, 1.0, reduce_axes=("i",))
+
+
+def test_checkpoint_prevent_cse_per_argument_as_jax() -> None:
+    f = funcgrad.checkpoint(lambda x, y: fnp.sin(x) * y, prevent_cse=[True, False])
+    # JAX: grad(...)(1., 2.) == 1.0806046117362795
+    np.testing.assert_allclose(float(funcgrad.grad(f)(1.0, 2.0)), 1.0806046117362795)
+    with pytest.raises(ValueError):  # JAX: ValueError (pytree prefix of another length)
+        funcgrad.grad(funcgrad.checkpoint(lambda x, y: x * y, prevent_cse=(True,)))(1.0, 2.0)
+    with pytest.raises(TypeError):
+        funcgrad.checkpoint(lambda x: x, prevent_cse="yes")
