@@ -123,11 +123,12 @@ from funcgrad_nn.losses import (
     TripletMarginWithDistanceLoss,
 )
 from funcgrad_nn.module import Buffer, Module, Parameter
+from funcgrad_nn.parallel import DataParallel  # noqa: E402
 from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import grad, jit, value_and_grad, vmap
 
 __all__ = [
-    "autograd", "data", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "train", "utils",
+    "autograd", "data", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",
