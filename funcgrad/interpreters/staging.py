@@ -103,6 +103,11 @@ def _strong(avals: list[Any]) -> list[Any]:
 
 _abstract_cache: dict[Any, Any] = {}
 
+#: primitives whose abstract evaluation reads context (the named axes bound around it: a
+#: collective's result shape is the axis size of the moment), so it is never cached. Filled by
+#: the primitive's block.
+context_dependent_primitives: set[Primitive] = set()
+
 
 def abstract_eval_cached(
     prim: Primitive, avals: list[ShapedArray], params: dict
@@ -112,7 +117,7 @@ def abstract_eval_cached(
     (:data:`~funcgrad.compile.rules.weak_arithmetic_primitives`): ``1 - s`` of a Python float
     ``s`` is a Python float eagerly, so weak under tracing too. (Weak types are part of the
     avals, so both kinds of results are cached under their own keys.)"""
-    if prim.carries_jaxprs:
+    if prim.carries_jaxprs or prim in context_dependent_primitives:
         # Higher-order primitives carry jaxprs (and their constants) in params: caching them
         # would keep those alive; their rules are cheap to rerun anyway.
         return _strong(prim.abstract_eval(*avals, **params))  # type: ignore[misc]

@@ -34,6 +34,7 @@ from funcgrad.core import bind1, lookup_axis
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters.staging import context_dependent_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import effectful_primitives
 from funcgrad.ops import elementwise as _ew
@@ -486,3 +487,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
 # program that members running as threads share. Marking them effectful is how the passes
 # learn that (it also keeps an unused collective, which every member then still runs).
 effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p})
+# Their shapes (and whether the axis is bound at all) depend on the axes bound around them: a
+# result shape cached for one axis size would be reused under another (make_jaxpr axis_env).
+context_dependent_primitives.update(
+    {psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p})

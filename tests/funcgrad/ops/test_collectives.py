@@ -216,3 +216,12 @@ def test_jit_keeps_collectives_as_primitives_on_a_process_axis():
         assert "psum" in src
         np.testing.assert_array_equal(host(funcgrad.jit(lambda x: x + lax.psum(2.0, "i"))(
             dev(np.ones(3)))), np.full(3, 3.0))
+
+
+def test_collective_shapes_follow_the_axis_size_of_each_trace() -> None:
+    # A result shape is the axis size bound at the time: never reused from an earlier trace
+    # under another size (abstract evaluation of collectives is not cached).
+    for n in (2, 4, 2):
+        closed = funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i"),
+                                     axis_env=[("i", n)])(np.ones(3))
+        assert closed.out_avals[0].shape == (n, 3)
