@@ -41,7 +41,8 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
     "staging_below",
-    "simplify_operation", "merges_repeats", "attributed",
+    "simplify_operation", "merges_repeats", "attributed", "merge_or_stage",
+    "context_dependent_primitives",
 ]
 
 _LITERAL_TYPES = (bool, int, float, complex)
@@ -234,11 +235,13 @@ class StagingTrace(Trace):
     no reference to them: tracers and trace form no cycle for the collector to find).
     """
 
-    __slots__ = ("eqns", "const_vals", "const_vars", "_const_ids", "invars")
+    __slots__ = ("eqns", "const_vals", "const_vars", "_const_ids", "invars", "memo")
     user_name = "jit / make_jaxpr tracing"
 
     def __init__(self, parent: Trace | None) -> None:
         super().__init__(parent)
+        # What :func:`merge_or_stage` has staged (trace_cse): derivative work, merged.
+        self.memo: dict = {}
         self.eqns: list[Eqn] = []
         self.const_vals: list[Any] = []
         self.const_vars: list[Var] = []
@@ -288,7 +291,13 @@ class StagingTrace(Trace):
         return False
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        return self.stage(prim, args, params, staging_source_info())
+        src = operation_source.get()
+        if src is None:  # the user's own operation: recorded as written
+            return self.stage(prim, args, params, staging_source_info())
+        # Bound by a differentiation's rule (``attributed`` set the user's line): derivative
+        # work, which repeats itself level after level under nested ``grad``; merged and
+        # simplified as the interpreters' own recordings are, it is staged once.
+        return merge_or_stage(self, prim, args, params, src)
 
     def stage(
         self, prim: Primitive, args: Sequence[Any], params: dict, src: SourceInfo | None
@@ -387,6 +396,25 @@ def attributed(process: Callable[[Primitive, Sequence[Any], dict], list], prim: 
         operation_source.reset(token)
 
 
+def merge_or_stage(trace: StagingTrace, prim: Primitive, args: Sequence[Any], params: dict,
+                   src: SourceInfo | None) -> list:
+    """Stage ``prim(*args)`` on ``trace`` unless ``trace`` staged the same operation already
+    (:mod:`funcgrad.interpreters.trace_cse`) or a tracing rewrite replaces it (``x * 1`` is
+    ``x``, :func:`simplify_operation`); ``src``: the user's line to record."""
+    memo = trace.memo
+    key = operation_key(prim, args, params)
+    if key is not None:  # trace_cse.lookup, in line
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+    outs = (simplify_operation(prim, args, params)
+            if prim in tracing_simplifiable_primitives else None)
+    if outs is None:
+        outs = trace.stage(prim, args, params, src)
+    remember(memo, key, args, outs)
+    return outs
+
+
 class PartialEvalTrace(StagingTrace):
     """Stages only operations that involve its own tracers; the rest run on the parent now.
 
@@ -394,11 +422,7 @@ class PartialEvalTrace(StagingTrace):
     already is not staged twice (:mod:`funcgrad.interpreters.trace_cse`).
     """
 
-    __slots__ = ("memo",)
-
-    def __init__(self, parent: Trace | None) -> None:
-        super().__init__(parent)
-        self.memo: dict = {}
+    __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
@@ -406,18 +430,8 @@ class PartialEvalTrace(StagingTrace):
                 rule = partial_eval_rules.get(prim)
                 if rule is not None:
                     return rule(self, args, params)
-                key = operation_key(prim, args, params)
-                if key is not None:  # trace_cse.lookup, in line
-                    hit = self.memo.get(key)
-                    if hit is not None:
-                        return hit[0]
-                outs = (simplify_operation(prim, args, params)
-                        if prim in tracing_simplifiable_primitives else None)
-                if outs is None:
-                    # Linear (tangent) jaxprs are internal: no user source line to record.
-                    outs = self.stage(prim, args, params, None)
-                remember(self.memo, key, args, outs)
-                return outs
+                # Linear (tangent) jaxprs are internal: no user source line to record.
+                return merge_or_stage(self, prim, args, params, None)
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         try:
             return bind(prim, *args, **params)
@@ -449,4 +463,5 @@ def trace_to_jaxpr(
             name_user_line(e)
             raise
         closed = trace.to_jaxpr(list(outs))
+    trace.memo = {}  # it holds tracers that hold the trace: let them go now
     return closed
