@@ -10,9 +10,10 @@ at k = 8: 2757 equations traced, 400 with this, 300 with staging's 0/1 rewrites 
 duplicates at every level as they appear keeps each level's work to the distinct values of the
 level below. Nested ``jvp`` is the same story (``tanh(sin(x) x)``, order 8: 13873 -> 546).
 
-Only the interpreters' internal traces use it (linearize's tangent recording and, when nested
-inside another transformation, linearize and jvp themselves); ``make_jaxpr`` and ``jit``
-record what the function does, operation for operation. Never merged: primitives with effects
+The interpreters' internal traces use it (linearize's tangent recording and, when nested
+inside another transformation, linearize and jvp themselves), and so does the staging of
+``jit`` / ``make_jaxpr`` for the derivative work a nested differentiation binds into it; the
+user's own operations are recorded as written, operation for operation. Never merged: primitives with effects
 (:data:`funcgrad.ir.effectful_primitives`), higher-order primitives (their jaxprs may hold
 effects), results that are not tracers (concrete arrays a caller could write into), and
 operations whose params are not hashable.
