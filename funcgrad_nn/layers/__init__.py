@@ -68,6 +68,12 @@ from funcgrad_nn.layers.normalization import (
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LocalResponseNorm,
     RMSNorm,
 )
@@ -166,7 +172,9 @@ __all__ += [
 # Normalisation and activations (funcgrad_nn.layers.normalization, activation).
 __all__ += [
     "BatchNorm3d", "CELU", "EmbeddingBag", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "LogSigmoid",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LogSigmoid",
     "Mish", "PReLU", "RMSNorm", "SELU", "Softmax2d", "Softmin", "Softshrink", "Softsign",
     "Tanhshrink", "Threshold",
     "AlphaDropout", "CosineSimilarity", "Dropout1d", "Dropout2d", "Dropout3d",

@@ -1,5 +1,5 @@
 """LayerNorm, RMSNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d (running statistics as buffers),
-GroupNorm, LocalResponseNorm."""
+their Lazy forms, GroupNorm, LocalResponseNorm."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from typing import Any
 import numpy
 
 import funcgrad
+from funcgrad.backend import device_of
+from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import BadInputError, Module, Parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
-           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+           "LocalResponseNorm", "RMSNorm"]
 
 
 class LayerNorm(Module):
@@ -321,6 +325,142 @@ class InstanceNorm3d(_InstanceNorm):
     """
 
     _n = 3
+
+
+class _LazyNormMixin:
+    """A batch or instance norm whose ``num_features`` is read from its first input's channel
+    axis, as PyTorch's ``LazyBatchNorm*d``/``LazyInstanceNorm*d``: until then
+    ``num_features`` is 0 and the parameters and running statistics are empty arrays (the
+    state-dict keys are already there); the first call (or loading a state dict) creates
+    them and the module becomes the plain layer (``cls_to_become``). Run that first call
+    eagerly, before ``jit``/``grad`` or building an optimizer."""
+
+    cls_to_become: type = _NormBase
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: str | None = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
+                                    device, dtype, bias=bias)
+        self._lazy_bias = bias
+
+    def has_uninitialized_params(self) -> bool:
+        """True until the first call has created the parameters."""
+        return type(self) is not self.cls_to_become
+
+    def _channel_axis(self, shape: tuple[int, ...]) -> int:
+        cls = self.cls_to_become
+        if issubclass(cls, _BatchNorm):
+            ranks, axis = cls._ndims, 1
+        else:
+            ranks, axis = (cls._n + 1, cls._n + 2), int(len(shape) == cls._n + 2)
+        if len(shape) not in ranks:
+            raise ValueError(f"{type(self).__name__}: expected "
+                             f"{' or '.join(f'{d}D' for d in ranks)} input to infer "
+                             f"num_features from, got shape {shape}")
+        return axis
+
+    def _materialize(self, num_features: int) -> None:
+        like = next((a for a in (self.weight, self.running_mean) if a is not None), None)
+        dtype = None if like is None else like.dtype  # after .double() and the like
+        real = self.cls_to_become(num_features, self.eps, self.momentum, self.affine,
+                                  self.track_running_stats, dtype=dtype, bias=self._lazy_bias)
+        if like is not None and device_of(like) not in (None, "cpu"):
+            real.to(device_of(like))
+        self.num_features = num_features
+        for reg in ("_parameters", "_buffers"):  # the registries stay ours (hooks, frozen)
+            getattr(self, reg).update(getattr(real, reg))
+        del self._lazy_bias
+        self.__class__ = self.cls_to_become
+
+    def forward(self, input: Any) -> Any:
+        shape = tuple(getattr(input, "shape", ()))
+        axis = self._channel_axis(shape)
+        if is_tracer(input):
+            raise TypeError(f"{type(self).__name__}: its parameters are created by the first "
+                            "call, which must run eagerly: call it once on an example input "
+                            "(a dry run) before jit, grad or vmap")
+        self._materialize(shape[axis])
+        return self.forward(input)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any
+                              ) -> None:
+        for name in ("weight", "running_mean"):  # the checkpoint's arrays say how many
+            saved = state_dict.get(prefix + name)
+            if saved is not None and getattr(self, name) is not None:
+                self._materialize(int(saved.shape[0]))
+                break
+        self._load_from_state_dict(state_dict, prefix, *args)
+
+
+class LazyBatchNorm1d(_LazyNormMixin, BatchNorm1d):
+    """:class:`BatchNorm1d` with ``num_features`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> bn = LazyBatchNorm1d()
+    >>> bn(np.ones((4, 3), np.float32)).shape, type(bn).__name__, bn.running_mean.shape
+    ((4, 3), 'BatchNorm1d', (3,))
+    """
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormMixin, BatchNorm2d):
+    """:class:`BatchNorm2d` with ``num_features`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyBatchNorm2d()(np.ones((2, 3, 4, 4), np.float32)).shape
+    (2, 3, 4, 4)
+    """
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormMixin, BatchNorm3d):
+    """:class:`BatchNorm3d` with ``num_features`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyBatchNorm3d()(np.ones((2, 3, 2, 2, 2), np.float32)).shape
+    (2, 3, 2, 2, 2)
+    """
+
+    cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNormMixin, InstanceNorm1d):
+    """:class:`InstanceNorm1d` with ``num_features`` inferred from the first input (the
+    channel axis of ``(N, C, L)`` or ``(C, L)``); ``affine`` and ``track_running_stats``
+    default to True, as PyTorch's lazy instance norms.
+
+    >>> import numpy as np
+    >>> m = LazyInstanceNorm1d()
+    >>> m(np.ones((3, 5), np.float32)).shape, m.num_features
+    ((3, 5), 3)
+    """
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNormMixin, InstanceNorm2d):
+    """:class:`InstanceNorm2d` with ``num_features`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyInstanceNorm2d()(np.ones((2, 3, 4, 4), np.float32)).shape
+    (2, 3, 4, 4)
+    """
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNormMixin, InstanceNorm3d):
+    """:class:`InstanceNorm3d` with ``num_features`` inferred from the first input.
+
+    >>> import numpy as np
+    >>> LazyInstanceNorm3d()(np.ones((1, 2, 2, 2, 2), np.float32)).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    cls_to_become = InstanceNorm3d
 
 
 class RMSNorm(Module):

@@ -63,6 +63,14 @@ def _extra_loaded(nn, ones, drop=(), add=(), strict=True):
     return [dst[0].calls, sorted(res.missing_keys), sorted(res.unexpected_keys)]
 
 
+def _lazy_norm(nn, ones, ctor, shape):
+    m = eval(ctor, vars(nn))  # noqa: S307 (the case's own text)
+    before = [repr(m), list(m.state_dict())]  # (PyTorch's arrays have no shape yet)
+    out = m(ones(*shape))
+    return before + [repr(m), type(m).__name__, list(out.shape),
+                     [[k, list(v.shape)] for k, v in m.state_dict().items()]]
+
+
 def _pd(nn, ones):
     return nn.ParameterDict({"w": nn.Parameter(ones(2)), "b": ones(3)})
 
@@ -154,6 +162,23 @@ CASES = {
                                                                           nn.Tanh()),
     "set_submodule_bad_parent": lambda nn, ones: _net(nn).set_submodule("5.x", nn.Tanh()),
     "get_name": lambda nn, ones: _net(nn)._get_name(),
+    "lazy_batchnorm1d": lambda nn, ones: _lazy_norm(nn, ones, "LazyBatchNorm1d()", (4, 3)),
+    "lazy_batchnorm2d_no_affine": lambda nn, ones: _lazy_norm(
+        nn, ones, "LazyBatchNorm2d(affine=False, momentum=None)", (2, 3, 4, 4)),
+    "lazy_batchnorm3d_no_stats": lambda nn, ones: _lazy_norm(
+        nn, ones, "LazyBatchNorm3d(track_running_stats=False, bias=False)", (2, 3, 2, 2, 2)),
+    "lazy_instancenorm1d": lambda nn, ones: _lazy_norm(nn, ones, "LazyInstanceNorm1d()",
+                                                       (2, 3, 5)),
+    "lazy_instancenorm2d": lambda nn, ones: _lazy_norm(nn, ones, "LazyInstanceNorm2d(eps=0.1)",
+                                                       (2, 3, 4, 4)),
+    "lazy_instancenorm3d": lambda nn, ones: _lazy_norm(nn, ones, "LazyInstanceNorm3d()",
+                                                       (1, 2, 2, 2, 2)),
+    "lazy_batchnorm_wrong_rank": lambda nn, ones: nn.LazyBatchNorm1d()(ones(2, 3, 4, 5)),
+    # (PyTorch's module stays a LazyBatchNorm1d with num_features 0 until a forward; ours
+    # becomes a BatchNorm1d(5) at once.)
+    "lazy_batchnorm_loads": lambda nn, ones: (lambda m: [repr(m.load_state_dict(
+        nn.BatchNorm1d(5).state_dict())), list(m.running_mean.shape), list(m(ones(2, 5)).shape)])(
+        nn.LazyBatchNorm1d()),
     "get_parameter": lambda nn, ones: list(_net(nn).get_parameter("2.1.weight").shape),
     "get_parameter_missing": lambda nn, ones: _net(nn).get_parameter("2.1.foo"),
     "get_parameter_module": lambda nn, ones: _net(nn).get_parameter("2.1"),

@@ -193,3 +193,30 @@ def test_reprs_are_pytorchs():
     assert repr(nn.LayerNorm(3)) == "LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)"
     assert repr(nn.TripletMarginWithDistanceLoss()) == \
         "TripletMarginWithDistanceLoss(\n  (distance_function): PairwiseDistance()\n)"
+
+
+@pytest.mark.parametrize("lazy, eager, shape", [
+    ("LazyBatchNorm1d(momentum=0.3)", "BatchNorm1d(3, momentum=0.3)", (4, 3)),
+    ("LazyBatchNorm2d(affine=False)", "BatchNorm2d(3, affine=False)", (2, 3, 4, 4)),
+    ("LazyBatchNorm3d(bias=False)", "BatchNorm3d(2, bias=False)", (2, 2, 2, 3, 2)),
+    ("LazyInstanceNorm1d()", "InstanceNorm1d(3, affine=True, track_running_stats=True)",
+     (3, 5)),
+    ("LazyInstanceNorm2d(track_running_stats=False)", "InstanceNorm2d(3, affine=True)",
+     (2, 3, 4, 4)),
+])
+def test_lazy_norms_become_the_layer_their_first_input_asks_for(lazy, eager, shape):
+    x = dev(np.random.default_rng(0).standard_normal(shape))
+    want = eval(eager, vars(nn)).double().to(DEVICE)  # noqa: S307 (the test's own text)
+    layer = eval(lazy, vars(nn)).double().to(DEVICE)  # noqa: S307
+    assert layer.num_features == 0 and list(layer.state_dict()) == list(want.state_dict())
+    seen = []
+    layer.register_forward_hook(lambda m, a, o: seen.append(o.shape))
+    assert_allclose(layer(x), want(x), rtol=1e-12)
+    assert type(layer) is type(want) and repr(layer) == repr(want) and seen == [shape]
+    for (k1, v1), (k2, v2) in zip(layer.state_dict().items(), want.state_dict().items()):
+        assert k1 == k2 and host(v1).dtype == host(v2).dtype  # .double() before is kept
+        assert_allclose(v1, v2, rtol=1e-12)
+    with pytest.raises(TypeError, match="dry run"):
+        nn.jit(lambda m, a: m(a))(eval(lazy, vars(nn)), x)  # noqa: S307
+    with pytest.raises(ValueError, match="to infer num_features"):
+        eval(lazy, vars(nn))(dev(np.ones((2,) * 6)))  # noqa: S307
