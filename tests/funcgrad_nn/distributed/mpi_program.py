@@ -1,7 +1,8 @@
 """Run by tests/funcgrad_nn/distributed/test_mpi.py under `mpiexec -n 2`.
 
 ``python mpi_program.py OUTDIR train``: DDP training, no_sync accumulation, SyncBatchNorm,
-collectives and the torch.distributed-style calls; each rank writes OUTDIR/rank{r}.npz.
+collectives and the torch.distributed-style calls (object collectives included); each rank
+writes OUTDIR/rank{r}.npz.
 ``python mpi_program.py OUTDIR hung_peer``: rank 1 never joins a collective; rank 0 must
 raise DistributedTimeoutError within the timeout and write OUTDIR/rank0.txt with the message.
 ``python mpi_program.py OUTDIR exit_early``: rank 1 exits before a collective; mpiexec ends the
@@ -85,6 +86,20 @@ def train(out: str) -> None:
     nn.distributed.all_gather(gathered, np.array([float(rank)]))
     results["gathered"] = np.concatenate(gathered)
     nn.distributed.barrier()
+    # 5. the gathered reductions and rooted/object collectives over real MPI
+    ints = np.array([rank + 2, 5 + 3 * rank, 6])
+    nn.distributed.all_reduce(ints, nn.distributed.ReduceOp.BXOR)
+    results["bxor"] = ints
+    sc = np.zeros(2)
+    nn.distributed.scatter(sc, [np.array([1.0, 2]), np.array([3.0, 4])] if rank == 1 else None,
+                           src=1)
+    results["scatter"] = sc
+    objs = [None] * size
+    nn.distributed.all_gather_object(objs, {"rank": rank, "pad": "x" * (100 * rank)})
+    results["object_pads"] = np.array([len(o["pad"]) for o in objs])
+    sent = ["run-name", rank] if rank == 1 else [None, None]
+    nn.distributed.broadcast_object_list(sent, src=1)
+    results["broadcast_object"] = np.array([sent[0] == "run-name", sent[1]])
     np.savez(os.path.join(out, f"rank{rank}.npz"), **results)
 
 

@@ -88,6 +88,11 @@ def test_torch_style_calls(ranks):
         np.testing.assert_array_equal(r["all_reduce"], [3.0, 3.0])
         np.testing.assert_array_equal(r["broadcast"], [6.0, 6.0])
         np.testing.assert_array_equal(r["gathered"], [0.0, 1.0])
+        np.testing.assert_array_equal(r["bxor"], [1, 13, 0])  # torch.distributed/gloo's
+        np.testing.assert_array_equal(r["object_pads"], [0, 100])
+        np.testing.assert_array_equal(r["broadcast_object"], [1, 1])
+    np.testing.assert_array_equal(ranks[0]["scatter"], [1.0, 2.0])
+    np.testing.assert_array_equal(ranks[1]["scatter"], [3.0, 4.0])
 
 
 def test_a_hung_peer_gives_a_clear_error_within_the_timeout(tmp_path):
