@@ -9,14 +9,31 @@ tolerances step for step so trajectories agree.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from funcgrad.backend import xp_for
-from funcgrad_nn.optim.optimizer import Optimizer, _add_in_place, _check_lr
+from funcgrad_nn.optim.optimizer import Optimizer, _check_lr, _check_writeable
 
 __all__ = ["LBFGS"]
+
+
+def _scalar(x: Any) -> Any:
+    """A 0-d array result as a host NumPy scalar of its dtype. PyTorch keeps these values
+    (``g.dot(d)``, ``ys``, ``ro``, step lengths) as 0-d tensors of the parameters' dtype, so a
+    float32 problem runs its line search and two-loop recursion in float32; NumPy scalars
+    with Python floats as weak operands (NEP 50) compute the same way."""
+    return np.dtype(x.dtype).type(float(x))
+
+
+def _axpy(a: Any, x: Any, y: Any) -> Any:
+    """``y + a * x`` rounded once, as PyTorch's ``y.add_(x, alpha=a)`` (a fused multiply-add):
+    float32 and narrower are computed in float64 (exact product) and rounded back."""
+    if y.dtype.kind == "f" and y.dtype.itemsize < 8:
+        return (y.astype(np.float64) + np.float64(a) * x.astype(np.float64)).astype(y.dtype)
+    return y + a * x
 
 
 def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
@@ -26,7 +43,7 @@ def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
+        d2 = np.sqrt(d2_square)
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -41,10 +58,10 @@ def _strong_wolfe(obj_func: Callable[[Any, float, Any], tuple[float, Any]], xp: 
                   max_ls: int = 25) -> tuple[float, Any, float, int]:
     """A step length satisfying the strong Wolfe conditions (bracketing, then zoom with
     cubic interpolation), as PyTorch's ``_strong_wolfe``."""
-    d_norm = float(xp.max(xp.abs(d)))
+    d_norm = _scalar(xp.max(xp.abs(d)))
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = float(xp.dot(g_new, d))
+    gtd_new = _scalar(xp.dot(g_new, d))
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
     done = False
     ls_iter = 0
@@ -69,7 +86,7 @@ def _strong_wolfe(obj_func: Callable[[Any, float, Any], tuple[float, Any]], xp: 
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new, gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = _scalar(xp.dot(g_new, d))
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
@@ -94,7 +111,7 @@ def _strong_wolfe(obj_func: Callable[[Any, float, Any], tuple[float, Any]], xp: 
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(xp.dot(g_new, d))
+        gtd_new = _scalar(xp.dot(g_new, d))
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
@@ -178,15 +195,18 @@ class LBFGS(Optimizer):
         return loss, float(loss), xp.concatenate(views)
 
     def _add_grad(self, step_size: float, update: Any) -> None:
+        xp = xp_for(update)
         offset = 0
         for i, p in enumerate(self._p()):
-            is_complex = p.dtype.kind == "c"
-            n = 2 * p.size if is_complex else p.size
-            step = step_size * update[offset:offset + n]
-            if is_complex:
-                step = step.reshape(p.shape + (2,))
-                step = step[..., 0] + 1j * step[..., 1]
-            _add_in_place(p, step.reshape(p.shape), i)
+            _check_writeable(p, i)
+            if p.dtype.kind == "c":  # PyTorch's view_as_real: (real, imag) pairs
+                n = 2 * p.size
+                real = xp.stack([p.real, p.imag], axis=-1)
+                new = _axpy(step_size, update[offset:offset + n].reshape(real.shape), real)
+                p[...] = new[..., 0] + 1j * new[..., 1]
+            else:
+                n = p.size
+                p[...] = _axpy(step_size, update[offset:offset + n].reshape(p.shape), p)
             offset += n
 
     def _set_param(self, data: list[Any]) -> None:
@@ -214,7 +234,7 @@ class LBFGS(Optimizer):
         orig_loss, loss, flat_grad = self._evaluate(closure)
         current_evals = 1
         state["func_evals"] += 1
-        if float(xp.max(xp.abs(flat_grad))) <= tolerance_grad:
+        if _scalar(xp.max(xp.abs(flat_grad))) <= tolerance_grad:
             return orig_loss
 
         d, t = state.get("d"), state.get("t")
@@ -233,7 +253,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = float(xp.dot(y, s))
+                ys = _scalar(xp.dot(y, s))
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -242,25 +262,25 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    h_diag = ys / float(xp.dot(y, y))
+                    h_diag = ys / _scalar(xp.dot(y, y))
                 num_old = len(old_dirs)
                 al = state.setdefault("al", [None] * history_size)
                 q = -flat_grad
                 for i in range(num_old - 1, -1, -1):
-                    al[i] = float(xp.dot(old_stps[i], q)) * ro[i]
-                    q = q + (-al[i]) * old_dirs[i]
+                    al[i] = _scalar(xp.dot(old_stps[i], q)) * ro[i]
+                    q = _axpy(-al[i], old_dirs[i], q)
                 r = q * h_diag
                 for i in range(num_old):
-                    be_i = float(xp.dot(old_dirs[i], r)) * ro[i]
-                    r = r + (al[i] - be_i) * old_stps[i]
+                    be_i = _scalar(xp.dot(old_dirs[i], r)) * ro[i]
+                    r = _axpy(al[i] - be_i, old_stps[i], r)
                 d = r
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(xp.sum(xp.abs(flat_grad)))) * lr
+                t = min(1.0, 1.0 / _scalar(xp.sum(xp.abs(flat_grad)))) * lr
             else:
                 t = lr
-            gtd = float(xp.dot(flat_grad, d))
+            gtd = _scalar(xp.dot(flat_grad, d))
             if gtd > -tolerance_change:
                 break
 
@@ -278,20 +298,20 @@ class LBFGS(Optimizer):
                     obj_func, xp, x_init, t, d, loss, flat_grad, gtd,
                     max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = float(xp.max(xp.abs(flat_grad))) <= tolerance_grad
+                opt_cond = _scalar(xp.max(xp.abs(flat_grad))) <= tolerance_grad
             else:
                 self._add_grad(t, d)
                 opt_cond = False
                 if n_iter != max_iter:
                     _, loss, flat_grad = self._evaluate(closure)
-                    opt_cond = float(xp.max(xp.abs(flat_grad))) <= tolerance_grad
+                    opt_cond = _scalar(xp.max(xp.abs(flat_grad))) <= tolerance_grad
                     ls_func_evals = 1
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
 
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if float(xp.max(xp.abs(d * t))) <= tolerance_change:
+            if _scalar(xp.max(xp.abs(d * t))) <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break

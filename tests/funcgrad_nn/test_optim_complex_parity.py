@@ -101,3 +101,15 @@ def test_functional_transforms_view_complex_leaves_as_real():
     assert_allclose(u["w"], -0.1 * np.array([3 / (np.sqrt(9.5) + eps)
                                             + 4j / (np.sqrt(16.5) + eps)]))
     assert optim.torch_rprop(0.01).init(np.zeros(1, np.complex64))["step_size"][0] == 0.01 + 0.01j
+
+
+def test_lbfgs_float32_step_is_pytorchs_fused_update_with_float32_scalars():
+    # PyTorch 2.13: LBFGS([p], max_iter=1, lr=0.9) on float32 p with this gradient. Its step
+    # length is a float32 0-d tensor (1 / sum|g|) * lr and p.add_(d, alpha=t) rounds once
+    # (a fused multiply-add); two roundings give other last bits.
+    p = dev(np.array([0.0940122976899147, 0.22019512951374054, -0.7], np.float32))
+    g = dev(np.array([1.3204309940338135, -2.002392530441284, 0.3], np.float32))
+    opt = optim.LBFGS([p], max_iter=1, lr=0.9)
+    opt.step(lambda: (1.0, [g]))
+    assert host(p).tolist() == [-0.23401577770709991, 0.7176395058631897, -0.7745274901390076]
+    assert host(opt.state[p]["t"]).dtype == np.float32
