@@ -72,12 +72,24 @@ CHECKPOINT_NAME = "checkpoint.safetensors"
 
 def accuracy(output: Any, target: Any) -> float:
     """Fraction of rows whose arg-max class equals ``target`` (class indices, or one-hot /
-    probability rows).
+    probability rows). A binary output (shape ``(N,)`` or ``(N, 1)``) is thresholded as
+    torchmetrics' binary accuracy does: logits (any value outside [0, 1]) at 0,
+    probabilities at 0.5, against targets above 0.5.
 
     >>> import numpy as np
     >>> accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1]))
     0.5
+    >>> accuracy(np.array([[2.0], [-1.0], [0.5]]), np.array([[1.0], [0.0], [0.0]]))  # logits
+    0.6666666666666666
     """
+    if output.ndim == 1 or output.shape[-1] == 1:
+        scores, labels = output.reshape(-1), target.reshape(-1)
+        if scores.shape != labels.shape:
+            raise ValueError(f"accuracy: a binary output of shape {tuple(output.shape)} needs "
+                             f"one target per row, got shape {tuple(target.shape)}")
+        logits = bool(((scores < 0) | (scores > 1)).any())
+        pred = scores > (0 if logits else 0.5)
+        return float((pred == (labels > 0.5)).mean())
     pred = output.argmax(-1)
     if target.ndim == output.ndim:
         target = target.argmax(-1)

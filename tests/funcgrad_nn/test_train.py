@@ -172,6 +172,18 @@ def test_progress_bar_shows_loss_metric_and_throughput(monkeypatch):
     assert buf.getvalue() == ""  # not a terminal: quiet by default
 
 
+def test_accuracy_of_binary_outputs_thresholds_as_torchmetrics():
+    # torchmetrics.functional.accuracy(task="binary"): logits -> sigmoid, then > 0.5
+    logits = dev(np.array([[2.0], [-1.0], [0.3], [-0.2]], np.float32))
+    target = dev(np.array([[1.0], [1.0], [0.0], [0.0]], np.float32))
+    assert accuracy(logits, target) == 0.5  # argmax of one column would say 1.0
+    assert accuracy(logits[:, 0], dev(np.array([1, 0, 1, 0]))) == 1.0
+    probs = dev(np.array([0.9, 0.4, 0.6, 0.5]))
+    assert accuracy(probs, dev(np.array([1, 0, 0, 0]))) == 0.75  # 0.5 is not above 0.5
+    with pytest.raises(ValueError, match="one target per row"):
+        accuracy(logits, dev(np.zeros(3)))
+
+
 class _Stream(nn.data.IterableDataset):
     """An iterable dataset without a length (a stream)."""
 
