@@ -208,6 +208,24 @@ def _flatten_like(treedef: Any, tree: Any, what: str, whose: str, like: str) -> 
     return leaves
 
 
+def _check_integer_cotangent(a: ShapedArray, c: Any) -> Any:
+    """The cotangent ``c`` of an integer output ``a`` of a linear integer function: of its
+    shape and dtype (a Python int adopts it), as JAX checks."""
+    if c is None:
+        return Zero(a)
+    ca = get_aval(c)
+    if type(c) is int:
+        ca = ca.update(dtype=a.dtype)
+        xp = backend.xp_for_device(a.device or backend.get_default_device())
+        c = xp.asarray(c, dtype=a.dtype)
+    if ca.shape != a.shape or ca.dtype != a.dtype:
+        raise ArgumentMismatchError(
+            f"linear_transpose: cotangent type does not match the function output: expected "
+            f"{a.str_short()}, got {ca.str_short()}"
+        )
+    return c
+
+
 def _check_no_reduce_axes(reduce_axes: Any, fname: str) -> None:
     # JAX keeps the parameter for compatibility and refuses any axis (the feature is gone).
     if reduce_axes:
@@ -729,31 +747,43 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     _check_callable(fun, "linear_transpose")
     _check_no_reduce_axes(reduce_axes, "linear_transpose")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
-    in_avals = []
-    for a in _input_avals(primals, "linear_transpose"):
-        if not _is_inexact(a):
-            raise TypeError(
-                f"linear_transpose: inputs must be float or complex, got {a.str_short()}"
-            )
-        # Python scalars stay weak while tracing, as when ``fun`` is called on them (x * f32
-        # array is float32); their cotangents are float64, as grad's are.
-        in_avals.append(a)
+    # Python scalars stay weak while tracing, as when ``fun`` is called on them (x * f32
+    # array is float32); their cotangents are float64, as grad's are.
+    in_avals = _input_avals(primals, "linear_transpose")
+    # As JAX: float/complex -> float/complex, or integer -> integer (a linear map over the
+    # integers, whose transpose is integer too).
+    integer = bool(in_avals) and all(a.dtype.kind in "iu" for a in in_avals)
+    if not integer and not all(_is_inexact(a) for a in in_avals):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and "
+            f"integer -> integer functions, but got inputs {[a.str_short() for a in in_avals]}"
+        )
     store: list = []
     closed = trace_to_jaxpr(_flatten_fun(fun, p_tree, store, "linear_transpose"), in_avals,
                             current_trace())
     out_tree = store[0]
     out_avals = closed.out_avals
-    ct_avals = [tangent_aval(a) for a in in_avals]
+    if integer and not all(a.dtype.kind in "iu" for a in out_avals):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and "
+            f"integer -> integer functions, but got {[a.str_short() for a in in_avals]} -> "
+            f"{[a.str_short() for a in out_avals]}"
+        )
+    ct_avals = ([a.update(weak_type=False) for a in in_avals] if integer
+                else [tangent_aval(a) for a in in_avals])
     # The output's structure with leaf positions, to name a bad cotangent leaf in errors.
     out_positions = tree_util.tree_unflatten(out_tree, list(range(len(out_avals))))
 
     def transposed(ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, "linear_transpose", "cotangent", "output")
-        cts = [
-            _check_tangent(a, c, "linear_transpose", expected="output",
-                           where=_leaf_where(out_positions, i, "cotangent"))
-            for i, (c, a) in enumerate(zip(ct_leaves, out_avals))
-        ]
+        if integer:
+            cts = [_check_integer_cotangent(a, c) for c, a in zip(ct_leaves, out_avals)]
+        else:
+            cts = [
+                _check_tangent(a, c, "linear_transpose", expected="output",
+                               where=_leaf_where(out_positions, i, "cotangent"))
+                for i, (c, a) in enumerate(zip(ct_leaves, out_avals))
+            ]
         try:
             in_cts = backward_pass(
                 closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in ct_avals], cts

@@ -561,3 +561,25 @@ def test_checkpoint_prevent_cse_per_argument_as_jax() -> None:
         funcgrad.grad(funcgrad.checkpoint(lambda x, y: x * y, prevent_cse=(True,)))(1.0, 2.0)
     with pytest.raises(TypeError):
         funcgrad.checkpoint(lambda x: x, prevent_cse="yes")
+
+
+def test_linear_transpose_of_an_integer_linear_map_as_jax() -> None:
+    lt = funcgrad.linear_transpose
+    # JAX 0.10.2: (Array([2, 2, 2]),), (Array([6, 5, 3]),), int32 kept
+    (g,) = lt(lambda q: q * 2, dev(np.arange(3)))(dev(np.ones(3, dtype=np.int64)))
+    assert host(g).dtype == np.int64 and host(g).tolist() == [2, 2, 2]
+    (g,) = lt(lambda q: fnp.cumsum(q), dev(np.arange(3)))(dev(np.array([1, 2, 3])))
+    assert host(g).tolist() == [6, 5, 3]
+    (g,) = lt(lambda q: q.T, dev(np.ones((2, 3), np.int32)))(dev(np.ones((3, 2), np.int32)))
+    assert host(g).dtype == np.int32 and host(g).shape == (2, 3)
+    (g,) = lt(lambda q: (q.sum(), q[::-1]), dev(np.arange(3)))((5, dev(np.arange(3))))
+    assert host(g).tolist() == [7, 6, 5]
+    # JAX: TypeError for mixed or boolean maps and for a cotangent of another dtype
+    with pytest.raises(TypeError, match="integer -> integer"):
+        lt(lambda q: q * 2.0, dev(np.arange(3)))
+    with pytest.raises(TypeError, match="integer -> integer"):
+        lt(lambda q: q[::-1], dev(np.array([True, False])))
+    with pytest.raises(TypeError, match="integer -> integer"):
+        lt(lambda q, r: q * 2, dev(np.arange(3)), 1.0)
+    with pytest.raises(TypeError, match="does not match"):
+        lt(lambda q: q * 2, dev(np.arange(3)))(dev(np.ones(3, np.int32)))
