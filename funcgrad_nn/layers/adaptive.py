@@ -95,8 +95,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         batched = len(t_shape) == 1
         x = input if batched else input[None]
         t = target if batched else target[None]
-        if not (is_tracer(t) or fnp.size(t) == 0):
-            lo, hi = int(fnp.min(t)), int(fnp.max(t))
+        known = F._host_value(t)  # host NumPy: fnp.min under jit would trace even a constant
+        if known is not None and known.size:
+            lo, hi = int(known.min()), int(known.max())
             if lo < 0 or hi >= self.n_classes:
                 raise bad_input(self, f"target values should be in [0, {self.n_classes - 1}], "
                                       f"but values in range [{lo}, {hi}] were found",
