@@ -15,6 +15,13 @@ from funcgrad_nn.module import Module, Parameter
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _reset_table(module: Module, generator: Any = None) -> None:
+    """An embedding table as initialised: N(0, 1), the ``padding_idx`` row zero."""
+    init.normal_(module.weight, generator=generator)
+    if module.padding_idx is not None:
+        module.weight[module.padding_idx] = 0
+
+
 def _renormalise_in_place(module: Module, input: Any, rows: Any = None) -> None:
     """PyTorch's ``embedding_renorm_``: with ``max_norm``, an eager call writes the looked-up
     rows renormalised back into the module's weight (duplicates write equal values). Skipped
@@ -65,16 +72,18 @@ class Embedding(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            w = init.normal_(empty((num_embeddings, embedding_dim), dtype))
-            if padding_idx is not None:
-                w[padding_idx] = 0
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
         else:
-            w = _weight
-            if tuple(w.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(f"Embedding: _weight shape {tuple(w.shape)} does not match "
-                                 f"({num_embeddings}, {embedding_dim})")
-        self.weight = Parameter(w, requires_grad=not _freeze)
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight shape {tuple(_weight.shape)} does not "
+                                 f"match ({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
         place(self, device)
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        _reset_table(self, generator)
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
@@ -147,13 +156,14 @@ class EmbeddingBag(Module):
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
         if _weight is None:
-            w = init.normal_(empty((num_embeddings, embedding_dim), dtype))
-            if padding_idx is not None:
-                w[padding_idx] = 0
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), dtype))
+            self.reset_parameters()
         else:
-            w = _weight
-        self.weight = Parameter(w)
+            self.weight = Parameter(_weight)
         place(self, device)
+
+    def reset_parameters(self, generator: Any = None) -> None:
+        _reset_table(self, generator)
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,

@@ -22,6 +22,14 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNo
            "LocalResponseNorm", "RMSNorm"]
 
 
+def _reset_affine(module: Module) -> None:
+    """The norms' affine parameters as initialised: weight ones, bias zeros (where present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if getattr(module, "bias", None) is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalise the trailing ``normalized_shape`` dims; affine ``weight``/``bias`` (ones /
     zeros) when ``elementwise_affine``.
@@ -51,6 +59,9 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         place(self, device)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Any) -> Any:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -97,10 +108,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _blend_running_stats(self, mean: Any, var: Any, factor: Any) -> None:
         """``running = (1 - factor) * running + factor * batch`` for the mean and the
@@ -226,6 +234,9 @@ class GroupNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         place(self, device)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Any) -> Any:
         if input.ndim < 2 or input.shape[1] != self.num_channels:
@@ -485,6 +496,9 @@ class RMSNorm(Module):
         else:
             self.register_parameter("weight", None)
         place(self, device)
+
+    def reset_parameters(self) -> None:
+        _reset_affine(self)
 
     def forward(self, input: Any) -> Any:
         k = len(self.normalized_shape)

@@ -71,6 +71,13 @@ def _lazy_norm(nn, ones, ctor, shape):
                      [[k, list(v.shape)] for k, v in m.state_dict().items()]]
 
 
+def _reset(m):
+    for p in m.parameters():
+        p.data.fill_(5.0) if hasattr(p, "data") and hasattr(p.data, "fill_") else p.fill(5.0)
+    m.reset_parameters()
+    return m
+
+
 def _pd(nn, ones):
     return nn.ParameterDict({"w": nn.Parameter(ones(2)), "b": ones(3)})
 
@@ -162,6 +169,13 @@ CASES = {
                                                                           nn.Tanh()),
     "set_submodule_bad_parent": lambda nn, ones: _net(nn).set_submodule("5.x", nn.Tanh()),
     "get_name": lambda nn, ones: _net(nn)._get_name(),
+    "reset_parameters_norms": lambda nn, ones: [
+        [p.tolist() for p in _reset(m).parameters()] for m in (
+            nn.LayerNorm(2), nn.LayerNorm(2, bias=False), nn.GroupNorm(1, 2), nn.RMSNorm(2),
+            nn.BatchNorm1d(2))],
+    "reset_parameters_embedding_padding": lambda nn, ones: [
+        _reset(nn.Embedding(4, 2, padding_idx=1)).weight[1].tolist(),
+        _reset(nn.EmbeddingBag(4, 2, padding_idx=3)).weight[3].tolist()],
     "lazy_batchnorm1d": lambda nn, ones: _lazy_norm(nn, ones, "LazyBatchNorm1d()", (4, 3)),
     "lazy_batchnorm2d_no_affine": lambda nn, ones: _lazy_norm(
         nn, ones, "LazyBatchNorm2d(affine=False, momentum=None)", (2, 3, 4, 4)),
