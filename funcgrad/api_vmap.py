@@ -335,9 +335,12 @@ def _flatten_args(
         )
     for _, s, _ in sizes:
         if s != n:
-            detail = "; ".join(f"{where(i)} has size {s} along axis {d}" for i, s, d in sizes)
-            given = f"axis_size={n} was given, but " if axis_size is not None else ""
-            raise ValueError(f"vmap: mapped axes must all have the same size: {given}{detail}")
+            # JAX's wording and layout, one line per mapped axis (and the axis_size given).
+            lines = [f"  * the `axis_size` argument was {n};"] if axis_size is not None else []
+            lines += [f"  * one axis had size {s}: axis {d} of {where(i)} of type "
+                      f"{get_aval(vals[i]).str_short()};" for i, s, d in sizes]
+            raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n"
+                             + "\n".join(lines)[:-1])
     return vals, dims, in_tree, n
 
 

@@ -500,13 +500,14 @@ def _err(exc, fn, *args, **kwargs):
 
 def test_error_inconsistent_sizes_names_each_path_and_size():
     msg = _err(ValueError, vmap(lambda a, b: a), rnd(2, 3), {"w": rnd(3, 3), "v": rnd(2)})
-    assert "args[0] has size 2" in msg
-    assert "args[1]['w'] has size 3" in msg
-    assert "args[1]['v'] has size 2" in msg
+    assert msg.startswith("vmap got inconsistent sizes for array axes to be mapped:")  # JAX's
+    assert "one axis had size 2: axis 0 of args[0]" in msg
+    assert "one axis had size 3: axis 0 of args[1]['w']" in msg
+    assert "one axis had size 2: axis 0 of args[1]['v']" in msg
     msg = _err(ValueError, vmap(lambda a: a, axis_size=5), rnd(2, 3))
-    assert "axis_size=5" in msg and "args[0] has size 2" in msg
+    assert "the `axis_size` argument was 5" in msg and "size 2: axis 0 of args[0]" in msg
     msg = _err(ValueError, vmap(lambda a, k: a), rnd(2, 3), k=rnd(4))
-    assert "kwargs['k'] has size 4" in msg
+    assert "one axis had size 4: axis 0 of kwargs['k']" in msg
 
 
 def test_error_in_axes_structure_mismatch():
