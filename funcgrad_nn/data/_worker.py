@@ -97,14 +97,18 @@ class IterableExhausted:
     worker_id: int
 
 
-def seed_worker(seed: int) -> None:
-    """Seed the RNGs a dataset may use in a worker: ``random``, NumPy's legacy global state
-    and funcgrad_nn's global generator (PyTorch seeds only its own; NumPy users then get
-    identical augmentations in every worker)."""
+def seed_worker(base_seed: int, worker_id: int) -> None:
+    """Seed the RNGs a dataset may use in a worker as PyTorch's workers do: ``random`` with
+    ``base_seed + worker_id``, NumPy's legacy global state with the four words PyTorch
+    derives from (``worker_id``, ``base_seed``) (its ``_generate_state``, NumPy's
+    ``SeedSequence`` hash), so augmentations drawn from either match PyTorch's workers for the
+    same base seed; funcgrad_nn's global generator with ``base_seed + worker_id``."""
     from funcgrad_nn.init import manual_seed
 
+    seed = base_seed + worker_id
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(np.random.SeedSequence(
+        [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32, 0]).generate_state(4))
     manual_seed(seed)
 
 
@@ -126,7 +130,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate_fn: C
                 fast_take: Callable | None, seed: int, init_fn: Callable | None,
                 worker_id: int, num_workers: int, iterable: bool, parent_pid: int) -> None:
     """The body of a worker process: fetch what the index queue asks for, in order."""
-    seed_worker(seed)
+    seed_worker(seed - worker_id, worker_id)
     _worker_info.set(WorkerInfo(worker_id, num_workers, seed, dataset))
     where = f"in DataLoader worker process {worker_id}"
     init_error = None

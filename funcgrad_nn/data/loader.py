@@ -4,10 +4,10 @@ worker processes.
 With ``num_workers > 0`` each worker is a process with its own copy of the dataset; batches are
 fetched ``prefetch_factor`` per worker ahead and delivered in sampler order (``in_order=True``),
 so a seeded loader gives the same batches with any number of workers. Each worker's RNGs
-(``random``, NumPy's global state, ``nn.init``'s generator) are seeded with ``base_seed +
-worker_id``, the base seed drawn from the loader's generator at the start of each pass. A
-worker's exception is re-raised in the main process with the worker's traceback; breaking out
-of the loop (or an error) shuts the workers down.
+(``random``, ``nn.init``'s generator) are seeded with ``base_seed + worker_id`` and NumPy's
+global state as PyTorch seeds it, the base seed drawn from the loader's generator at the
+start of each pass. A worker's exception is re-raised in the main process with the worker's
+traceback; breaking out of the loop (or an error) shuts the workers down.
 """
 
 from __future__ import annotations

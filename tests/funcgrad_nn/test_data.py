@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import time
 from collections import namedtuple
 
@@ -153,6 +154,14 @@ class WorkerSeeds(Dataset):
         return get_worker_info().seed
 
 
+class WorkerDraws(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return [random.random(), float(np.random.randint(2**31)), float(np.random.rand())]
+
+
 def _passes(iterable, n=3):
     return [[host(b).tolist() if hasattr(b, "tolist") else b for b in iterable]
             for _ in range(n)]
@@ -176,6 +185,9 @@ def test_int_seeds_shuffle_as_pytorch_generators():
         elif kind == "DataLoader":
             got = _passes(DataLoader(range(case["n"]), shuffle=True, generator=seed,
                                      **case["kwargs"]))
+        elif kind == "worker_draws":
+            loader = DataLoader(WorkerDraws(), batch_size=2, num_workers=2, generator=seed)
+            got = [[[host(c).tolist() for c in b] for b in loader] for _ in range(2)]
         else:
             got = _passes(DataLoader(WorkerSeeds(), batch_size=2, num_workers=2, generator=seed,
                                      persistent_workers=case["persistent_workers"]), 2)
