@@ -195,6 +195,9 @@ def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any
     x = input if dtype is None else fnp.asarray(input).astype(dtype)
     if fnp.ndim(x) == 0 and dim in (0, -1):
         return keep_float_dtype(fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ()), x)
+    shape = fnp.shape(x)
+    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and shape[dim] == 0:
+        return fnp.zeros_like(x)  # nothing to normalise (SciPy's max-shift raises there)
     return keep_float_dtype(op(x, axis=dim), x)
 
 

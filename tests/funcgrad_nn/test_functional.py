@@ -100,6 +100,16 @@ def test_float16_random_draws_stay_in_unit_interval():
     assert np.isfinite(host(F.gumbel_softmax(dev(np.zeros((3, 4), np.float16)), key=0))).all()
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_over_an_empty_axis_is_empty(name):
+    # PyTorch returns an empty result; the max-shift of funcgrad.scipy.special raised.
+    x = dev(np.zeros((2, 0), np.float32))
+    out = getattr(F, name)(x, dim=1)
+    assert out.shape == (2, 0) and out.dtype == np.float32
+    g = funcgrad.grad(lambda v: getattr(F, name)(v, dim=-1).sum())(x)
+    assert g.shape == (2, 0)
+
+
 def test_relu_grad_at_zero_like_pytorch():
     g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
     assert_allclose(g, np.zeros(2))
