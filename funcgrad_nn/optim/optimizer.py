@@ -136,14 +136,14 @@ class Optimizer:
         self._tx_cache = {}
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__} ("]
+        # PyTorch's layout, character for character (a blank line between groups).
+        out = f"{type(self).__name__} ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            out += f"\nParameter Group {i}\n"
             for key in sorted(group):
                 if key != "params":
-                    lines.append(f"    {key}: {group[key]}")
-        lines.append(")")
-        return "\n".join(lines)
+                    out += f"    {key}: {group[key]}\n"
+        return out + ")"
 
     # -- parameter groups ----------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:

@@ -625,3 +625,13 @@ def test_state_dict_hooks_run_as_pytorchs(cls):
     assert calls == ["pre0", "pre1", "post", ["param_groups", "state", "x"], "pre0", "pre1",
                      "post", ["param_groups", "state"], "pre0", "pre1", "post", "lpre",
                      ("lpost", 0.05)]
+
+
+def test_repr_is_pytorchs():
+    # str(torch.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1)), torch 2.13
+    opt = optim.SGD([{"params": [np.zeros(1)]}, {"params": [np.zeros(1)], "lr": 0.5}], lr=0.1)
+    group = ("    dampening: 0\n    differentiable: False\n    foreach: None\n    fused: None\n"
+             "    lr: {}\n    maximize: False\n    momentum: 0\n    nesterov: False\n"
+             "    weight_decay: 0\n")
+    assert repr(opt) == ("SGD (\nParameter Group 0\n" + group.format(0.1)
+                         + "\nParameter Group 1\n" + group.format(0.5) + ")")
