@@ -120,7 +120,18 @@ def is_available() -> bool:
     return True
 
 
-def init(backend: str = "mpi", timeout: float | None = None, comm: Any = None) -> None:
+_BACKENDS = ("mpi", "nccl", "gloo", "ucc", "xccl")
+
+
+def _check_backend(backend: str | None) -> None:
+    # PyTorch's names, also its per-device form "cpu:gloo,cuda:nccl"; MPI carries them all.
+    parts = [] if backend is None else [p.rpartition(":")[2] for p in str(backend).split(",")]
+    if any(p.lower() not in _BACKENDS for p in parts):
+        raise ValueError(f"init: unknown backend {backend!r}; funcgrad_nn uses MPI ('mpi'), "
+                         f"and accepts PyTorch's names {list(_BACKENDS)} for it")
+
+
+def init(backend: str | None = "mpi", timeout: float | None = None, comm: Any = None) -> None:
     """Join the process group of every process ``mpiexec`` started (torch's
     ``init_process_group``). ``timeout`` (seconds) bounds every collective: a peer that died
     makes the others raise ``DistributedTimeoutError`` instead of hanging. ``comm`` may be
@@ -132,8 +143,7 @@ def init(backend: str = "mpi", timeout: float | None = None, comm: Any = None) -
         (0, 1)
         >>> destroy_process_group()
     """
-    if backend not in ("mpi", "nccl", "gloo"):
-        raise ValueError(f"init: unknown backend {backend!r}; funcgrad_nn uses MPI ('mpi')")
+    _check_backend(backend)
     if is_initialized():
         raise RuntimeError("init: the process group is already initialized "
                            "(call destroy_process_group() first)")
@@ -144,11 +154,15 @@ def init(backend: str = "mpi", timeout: float | None = None, comm: Any = None) -
     _token.set(bind_axis_for_context(WORLD, comm.size, comm))
 
 
-def init_process_group(backend: str = "mpi", init_method: Any = None, timeout: Any = None,
-                       world_size: int = -1, rank: int = -1, **kwargs: Any) -> None:
-    """torch.distributed's spelling of :func:`init`; MPI decides ranks and sizes, so
-    ``world_size``/``rank``, when given, must agree with it. ``timeout`` may be seconds or a
-    ``datetime.timedelta``.
+def init_process_group(backend: str | None = None, init_method: Any = None,
+                       timeout: Any = None, world_size: int = -1, rank: int = -1,
+                       store: Any = None, group_name: str = "", pg_options: Any = None,
+                       device_id: Any = None, **kwargs: Any) -> None:
+    """torch.distributed's spelling of :func:`init`, with its arguments; MPI decides ranks and
+    sizes, so ``world_size``/``rank``, when given, must agree with it, and connects the
+    processes itself (``init_method``, ``store``, ``group_name``, ``pg_options`` and
+    ``device_id`` are accepted for PyTorch scripts and not needed). ``timeout`` may be
+    seconds or a ``datetime.timedelta``.
 
     Example:
         >>> from funcgrad.distributed import LocalCommunicator
@@ -158,9 +172,10 @@ def init_process_group(backend: str = "mpi", init_method: Any = None, timeout: A
     """
     if hasattr(timeout, "total_seconds"):
         timeout = timeout.total_seconds()
-    init(backend, timeout=timeout, comm=kwargs.pop("comm", None))
+    comm = kwargs.pop("comm", None)
     if kwargs:
         raise TypeError(f"init_process_group: unexpected arguments {sorted(kwargs)}")
+    init(backend, timeout=timeout, comm=comm)
     if world_size not in (-1, get_world_size()) or rank not in (-1, get_rank()):
         got = (world_size, rank)
         destroy_process_group()

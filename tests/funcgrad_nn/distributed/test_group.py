@@ -159,3 +159,20 @@ def test_rooted_and_object_collectives_as_torch():
         "all_gather_into_tensor": [0.0, 0.5, 1.0, 1.5], "reduce_scatter_tensor": [20.0],
         "all_gather_object": [{"r": 0}, {"r": 1}], "broadcast_object_list": ["a", 1],
         "gather_object": None, "scatter_object_list": ["s1"]}
+
+
+def test_init_process_group_takes_pytorchs_arguments():
+    import datetime
+
+    dist.init_process_group(init_method="env://", timeout=datetime.timedelta(seconds=30),
+                            world_size=1, rank=0, group_name="", device_id=None,
+                            comm=LocalCommunicator())
+    dist.destroy_process_group()
+    for backend in ("gloo", "nccl", "cpu:gloo,cuda:nccl", None):
+        dist.init_process_group(backend, comm=LocalCommunicator())
+        dist.destroy_process_group()
+    with pytest.raises(ValueError, match="unknown backend"):
+        dist.init_process_group("tcp", comm=LocalCommunicator())
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        dist.init_process_group(bogus=1, comm=LocalCommunicator())
+    assert not dist.is_initialized()
