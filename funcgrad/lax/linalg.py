@@ -25,10 +25,11 @@ import funcgrad.scipy.linalg as _sla
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
+from funcgrad.ops import schur as _schur
 
 Array = Any
 
-__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "schur", "svd",
            "triangular_solve", "tridiagonal_solve"]
 
 
@@ -171,6 +172,30 @@ def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True) -> tuple
         raise ValueError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not provided; "
                          "use pivoting=False")
     return tuple(_sla.qr(x, mode="full" if full_matrices else "economic"))
+
+
+def schur(x: Array, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> list[Array]:
+    """``[t, vs]`` (``[t]`` without ``compute_schur_vectors``) with ``x = vs t vs^H`` for a
+    (batch of) square matrices, as ``jax.lax.linalg.schur``: ``t`` real quasi-triangular
+    (2x2 blocks for complex pairs) for real ``x``, upper triangular for complex ``x``, the
+    eigenvalues in LAPACK's order. Not differentiable (neither is JAX's); sorting the
+    eigenvalues (``sort_eig_vals``, ``select_callable``) is refused, as JAX does.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> t, vs = linalg.schur(np.array([[1.0, 2.0], [0.0, 3.0]]))
+        >>> np.diag(t).tolist()
+        [1.0, 3.0]
+    """
+    _matrices("schur", x)
+    if sort_eig_vals or select_callable is not None:
+        raise ValueError("lax.linalg.schur: sorting the eigenvalues (sort_eig_vals, "
+                         "select_callable) is not provided (JAX's CPU implementation refuses "
+                         "it too)")
+    t, vs = _schur.schur(x, "real")
+    return [t, vs] if compute_schur_vectors else [t]
 
 
 def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,

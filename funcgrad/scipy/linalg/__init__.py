@@ -25,6 +25,7 @@ from funcgrad.scipy.linalg._decomp import (
     lu_factor,
     polar,
     qr,
+    schur,
     svd,
 )
 from funcgrad.scipy.linalg._matfuncs import expm, expm_frechet, sqrtm
@@ -50,7 +51,7 @@ from funcgrad.scipy.linalg._special_matrices import (
 
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
-    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "solve", "solve_triangular", "inv", "det",
+    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "schur", "solve", "solve_triangular", "inv", "det",
     "expm", "expm_frechet", "sqrtm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert",
     "fiedler", "convolution_matrix",

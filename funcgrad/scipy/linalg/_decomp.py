@@ -13,6 +13,7 @@ from funcgrad.backend import to_numpy
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.ops import linalg_decomp as _ld
 from funcgrad.ops import lu as _lu
+from funcgrad.ops import schur as _schur
 from funcgrad.scipy.linalg._util import (
     as_inexact,
     check_matrix,
@@ -23,7 +24,7 @@ from funcgrad.scipy.linalg._util import (
 )
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
-           "eigh_tridiagonal", "polar", "hessenberg"]
+           "eigh_tridiagonal", "polar", "hessenberg", "schur"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -373,3 +374,33 @@ def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
         q = q - tau * fnp.matmul(q, v)[:, None] * vc[None, :]
     h = fnp.triu(h, -1)
     return (h, q) if calc_q else h
+
+
+_SCHUR_OUTPUTS = {"real": "real", "r": "real", "complex": "complex", "c": "complex"}
+
+
+def schur(a: Any, output: str = "real", lwork: Any = None, overwrite_a: bool = False,
+          sort: Any = None, check_finite: bool = True) -> tuple[Any, Any]:
+    """Schur decomposition ``a = z t z^H`` (SciPy's ``schur``, also ``jax.scipy.linalg``'s):
+    ``t`` real quasi-triangular with 2x2 blocks for complex-conjugate eigenvalue pairs
+    (``output="real"``, real ``a``; blocks in LAPACK's standard form, equal diagonal entries)
+    or upper triangular (``output="complex"``, or any complex ``a``), ``z`` unitary. The
+    eigenvalues on the diagonal are in LAPACK's order, so ``t``'s diagonal is SciPy's; ``z``'s
+    columns may differ from SciPy's by a sign (phase), with ``t`` changed to match. Integers
+    become float64; batches of matrices are decomposed one by one. Not differentiable (as
+    JAX); ``sort`` is not provided (a ``ValueError``).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> t, z = fsl.schur(np.array([[1.0, 2.0], [0.0, 3.0]]))
+        >>> np.diag(t).tolist(), bool(np.allclose(z @ t @ z.T, [[1.0, 2.0], [0.0, 3.0]]))
+        ([1.0, 3.0], True)
+    """
+    if output not in _SCHUR_OUTPUTS:
+        raise ValueError(f"schur: output must be 'real' or 'complex' (or 'r', 'c'), got "
+                         f"{output!r}")
+    if sort is not None:
+        raise ValueError("schur: sort (reordering the eigenvalues) is not provided")
+    a = as_inexact(a)
+    check_square("schur", a)
+    return _schur.schur(a, _SCHUR_OUTPUTS[output])

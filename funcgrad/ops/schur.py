@@ -1,0 +1,170 @@
+"""The Schur decomposition primitive behind ``lax.linalg.schur`` and
+``funcgrad.scipy.linalg.schur``: ``a = z t z^H`` with ``z`` unitary and ``t`` upper triangular
+(``output="complex"``) or, for real ``a``, real quasi-triangular with 2x2 blocks for the
+complex-conjugate eigenvalue pairs (``output="real"``).
+
+NumPy has no Schur routine, so the host computes it by deflation: the eigenvalues come from
+LAPACK (``eigvals``, whose order is the one LAPACK's Schur form has, since both read it off
+the same Hessenberg QR iteration); for each in turn, the smallest right singular vector(s) of
+``b - w I`` (of ``b^2 - 2 Re(w) b + |w|^2 I`` for a conjugate pair, a real 2-D invariant
+subspace) span an invariant subspace of the trailing block ``b``, which a unitary completion
+rotates to the front. Singular vectors stay accurate where eigenvectors would not (defective
+matrices). 2x2 blocks are then rotated to LAPACK's standard form (equal diagonal entries).
+O(n^4): meant for the small and medium matrices Schur forms are used on. Like JAX's, the
+primitive has no derivative rule.
+
+Example:
+    >>> import numpy as np
+    >>> t, z = schur(np.array([[0.0, 2.0], [-2.0, 0.0]]), "real")
+    >>> t.round(12).tolist()
+    [[0.0, 2.0], [-2.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+from funcgrad.avals import ShapedArray
+from funcgrad.backend import device_of, device_put, to_numpy
+from funcgrad.core import bind
+from funcgrad.errors import DTypeError, MissingRuleError, ShapeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import Zero, jvp_rules
+from funcgrad.ops._util import check_static, make_primitive
+from funcgrad.ops.shape import moveaxis
+
+__all__ = ["schur", "schur_p"]
+
+
+def _schur_abstract(a: ShapedArray, *, output: str) -> list[ShapedArray]:
+    check_static("schur", output=output)
+    if output not in ("real", "complex"):
+        raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"schur: needs a (batch of) square matrices, got {a.str_short()}")
+    if a.dtype not in (numpy.float32, numpy.float64, numpy.complex64, numpy.complex128):
+        raise DTypeError(f"schur: needs a float or complex operand, got {a.str_short()}")
+    dt = a.dtype
+    if output == "complex" and dt.kind == "f":
+        dt = numpy.dtype(numpy.complex64 if dt == numpy.float32 else numpy.complex128)
+    out = ShapedArray(a.shape, dt, False, a.device)
+    return [out, out]
+
+
+def _null_space(m: numpy.ndarray, k: int) -> numpy.ndarray:
+    """An orthonormal basis (columns) of the ``k`` right singular directions of ``m`` with the
+    smallest singular values."""
+    _, _, vh = numpy.linalg.svd(m)
+    return vh[-k:].conj().T
+
+
+def _rotate_front(t: numpy.ndarray, z: numpy.ndarray, k: int, basis: numpy.ndarray) -> None:
+    """Rotate ``span(basis)`` (columns, in the coordinates ``k:``) to the front of the
+    trailing block, in place: ``t <- q^H t q``, ``z <- z q`` on rows/columns ``k:``."""
+    m = t.shape[0] - k
+    q, _ = numpy.linalg.qr(numpy.concatenate([basis, numpy.eye(m, dtype=t.dtype)], axis=1))
+    q = q[:, :m]
+    t[k:, :] = q.conj().T @ t[k:, :]
+    t[:, k:] = t[:, k:] @ q
+    z[:, k:] = z[:, k:] @ q
+    t[k + basis.shape[1]:, k:k + basis.shape[1]] = 0
+
+
+def _standardize(t: numpy.ndarray, z: numpy.ndarray, k: int) -> None:
+    """Rotate the 2x2 block at ``k`` to equal diagonal entries (LAPACK's standard form)."""
+    a, b, c, d = t[k, k], t[k, k + 1], t[k + 1, k], t[k + 1, k + 1]
+    theta = 0.5 * numpy.arctan2(d - a, b + c)   # (c^2 - s^2)(a - d) + 2cs(b + c) = 0
+    cs, sn = numpy.cos(theta), numpy.sin(theta)
+    g = numpy.array([[cs, -sn], [sn, cs]], dtype=t.dtype)
+    t[k:k + 2, :] = g.T @ t[k:k + 2, :]
+    t[:, k:k + 2] = t[:, k:k + 2] @ g
+    z[:, k:k + 2] = z[:, k:k + 2] @ g
+    t[k + 1, k + 1] = t[k, k] = 0.5 * (t[k, k] + t[k + 1, k + 1])
+
+
+def _schur_one(a: numpy.ndarray, real: bool) -> tuple[numpy.ndarray, numpy.ndarray]:
+    n = a.shape[0]
+    t = numpy.array(a, dtype=a.dtype if real else numpy.result_type(a.dtype, numpy.complex64))
+    z = numpy.eye(n, dtype=t.dtype)
+    if n == 0 or not numpy.isfinite(a).all():
+        if n and not numpy.isfinite(a).all():
+            t[...] = numpy.nan
+            z[...] = numpy.nan
+        return t, z
+    w = numpy.linalg.eigvals(t)   # in the working dtype: LAPACK orders complex ones differently
+    scale = max(numpy.abs(a).max(), numpy.finfo(t.dtype).tiny)
+    tol = 100 * numpy.finfo(t.dtype).eps * scale
+    k, i = 0, 0
+    while k < n - 1:
+        lam = w[i]
+        b = t[k:, k:]
+        ident = numpy.eye(n - k, dtype=t.dtype)
+        if real and abs(lam.imag) > tol:
+            pair = b @ b - 2 * lam.real * b + abs(lam) ** 2 * ident
+            _rotate_front(t, z, k, _null_space(pair, 2))
+            _standardize(t, z, k)
+            k, i = k + 2, i + 2
+        else:
+            shift = lam.real if real else lam
+            _rotate_front(t, z, k, _null_space(b - shift * ident, 1))
+            k, i = k + 1, i + 1
+    return t, z
+
+
+def _schur_on_host(host: numpy.ndarray, output: str) -> list[numpy.ndarray]:
+    """``[t, z]`` of each matrix of the NumPy array ``host``."""
+    real = output == "real" and host.dtype.kind == "f"
+    dt = numpy.result_type(host.dtype, numpy.complex64) if output == "complex" else host.dtype
+    flat = host.reshape((-1,) + host.shape[-2:])
+    pairs = [_schur_one(m, real) for m in flat]
+    return [numpy.stack([p[j] for p in pairs]).astype(dt).reshape(host.shape) if pairs
+            else numpy.zeros(host.shape, dt) for j in (0, 1)]
+
+
+def _schur_impl(a: Any, *, output: str) -> list[Any]:
+    # NumPy has no Schur routine and CuPy none either: the host computes it, and the results
+    # go back to the matrix's device (as eig's fallback does).
+    device = device_of(a)
+    return [device_put(x, device) for x in _schur_on_host(to_numpy(a), output)]
+
+
+schur_p = make_primitive("schur", _schur_impl, _schur_abstract, multiple_results=True)
+
+
+def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
+    """``(t, z)`` with ``a = z t z^H`` for a (batch of) square float or complex matrices:
+    ``t`` upper triangular (``output="complex"``, or any complex ``a``) or real
+    quasi-triangular (``output="real"`` of real ``a``).
+
+    Example:
+        >>> import numpy as np
+        >>> t, z = schur(np.array([[1.0, 2.0], [0.0, 3.0]]), "complex")
+        >>> t.diagonal().tolist()
+        [(1+0j), (3+0j)]
+    """
+    t, z = bind(schur_p, a, output=output)
+    return t, z
+
+
+def _schur_batch(axis_size, vals, dims, *, output):
+    (a,), (d,) = vals, dims
+    if d != 0:  # the impl maps over leading axes
+        a = moveaxis(a, d, 0)
+    return list(schur(a, output)), [0, 0]
+
+
+batching.batch_rules[schur_p] = _schur_batch
+
+
+def _schur_jvp(primals, tangents, *, output):
+    if all(type(t) is Zero for t in tangents):
+        outs = bind(schur_p, *primals, output=output)
+        return outs, [Zero.from_primal(o) for o in outs]
+    raise MissingRuleError("schur: the Schur decomposition has no derivative rule (nor has "
+                           "JAX's); differentiate through eigenvalues (numpy.linalg.eigvals) "
+                           "or another decomposition instead")
+
+
+jvp_rules[schur_p] = _schur_jvp
