@@ -1167,6 +1167,28 @@ class Module:
         """
         return self.to(dtype=numpy.float16)
 
+    def type(self, dst_type: Any) -> Module:
+        """Cast every parameter and buffer, integer ones too (as PyTorch's ``Module.type``),
+        to ``dst_type`` (a NumPy dtype or its name).
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> nn.BatchNorm1d(2).type(np.float64).num_batches_tracked.dtype
+        dtype('float64')
+        """
+        dt = numpy.dtype(dst_type)
+        return self._apply_arrays(lambda v: v if v.dtype == dt else v.astype(dt))
+
+    def share_memory(self) -> Module:
+        """Returns self: the arrays are already visible to every thread of the process
+        (PyTorch moves them to shared memory for worker processes).
+
+        >>> import funcgrad_nn as nn
+        >>> m = nn.Linear(1, 1)
+        >>> m.share_memory() is m
+        True
+        """
+        return self
+
     # -- repr -------------------------------------------------------------------------------
 
     def extra_repr(self) -> str:

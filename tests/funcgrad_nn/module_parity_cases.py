@@ -169,6 +169,11 @@ CASES = {
                                                                           nn.Tanh()),
     "set_submodule_bad_parent": lambda nn, ones: _net(nn).set_submodule("5.x", nn.Tanh()),
     "get_name": lambda nn, ones: _net(nn)._get_name(),
+    "module_type": lambda nn, ones: [str(v.dtype).replace("torch.", "") for v in nn.BatchNorm1d(
+        2).type(ones(1).double().dtype if hasattr(ones(1), "double") else "float64").state_dict(
+        ).values()],
+    "share_memory_returns_self": lambda nn, ones: (lambda m: m.share_memory() is m)(
+        nn.Linear(1, 1)),
     "reset_parameters_norms": lambda nn, ones: [
         [p.tolist() for p in _reset(m).parameters()] for m in (
             nn.LayerNorm(2), nn.LayerNorm(2, bias=False), nn.GroupNorm(1, 2), nn.RMSNorm(2),
