@@ -35,9 +35,15 @@ from funcgrad.core import Tracer, current_trace
 from funcgrad.interpreters.jvp import tangent_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr
-from funcgrad.ops.custom_derivatives import SymbolicZero, custom_jvp, custom_vjp
+from funcgrad.ops.custom_derivatives import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_jvp,
+    custom_vjp,
+)
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "closure_convert"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
+           "closure_convert"]
 
 
 class _GradientRule:

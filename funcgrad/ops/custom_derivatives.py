@@ -69,6 +69,7 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "SymbolicZero",
+    "CustomVJPPrimal",
     "custom_jvp_call_p",
     "custom_vjp_call_p",
     "custom_lin_p",
@@ -138,6 +139,35 @@ class SymbolicZero:
 
     def __repr__(self) -> str:
         return "SymbolicZero"
+
+
+class CustomVJPPrimal:
+    """An argument leaf as the ``fwd`` rule of a ``custom_vjp`` defined with
+    ``defvjp(fwd, bwd, symbolic_zeros=True)`` gets it (JAX's
+    ``jax.custom_derivatives.CustomVJPPrimal``): ``value``, and ``perturbed``, whether it is
+    being differentiated (a non-zero tangent) -- ``fwd`` may skip residuals for the others.
+    Where that is not known (under ``vmap`` of the rule, a rule closing over traced values)
+    every float leaf counts as perturbed.
+
+    Example:
+        >>> CustomVJPPrimal(1.0, True).perturbed
+        True
+    """
+
+    __slots__ = ("value", "perturbed")  # a leaf, not a pytree node (as JAX's)
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+#: While a symbolic_zeros ``fwd`` rule is called from a JVP rule: which argument leaves have
+#: non-zero tangents (read once by the rule's wrapper, then cleared for nested rules).
+_perturbed_leaves: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "funcgrad_custom_vjp_perturbed", default=None)
 
 
 def _instantiate_tangent(t: Any) -> Any:
@@ -838,16 +868,20 @@ class custom_vjp:  # noqa: N801  (the JAX name)
             + _argnames_positions(self._sig, nondiff_argnames, "custom_vjp"), "custom_vjp")
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self._symbolic_zeros = False
         self._maybe_closure = current_trace() is not eval_trace
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], *,
-               optimize_remat: bool = False) -> None:
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
+               symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         """Set the forward and backward passes.
 
         ``fwd`` takes the same arguments as the function and returns ``(out, residuals)``
         (residuals: any pytree of arrays). ``bwd(*nondiff_args, residuals, ct)`` gets the
         cotangent of the output (same structure) and returns a tuple of cotangents, one per
         differentiable argument, each shaped like it (``None`` for zeros).
+        With ``symbolic_zeros=True`` (as JAX) ``fwd`` gets each argument leaf as a
+        :class:`CustomVJPPrimal` ``(value, perturbed)``, and ``bwd`` gets a
+        :class:`SymbolicZero` for each output whose cotangent is zero (and may return one).
         ``optimize_remat`` is accepted as JAX's (a hint to recompute ``fwd`` inside a
         ``checkpoint``); results do not depend on it.
 
@@ -865,6 +899,7 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         del optimize_remat  # a scheduling hint: the same derivatives either way
         self.fwd = fwd
         self.bwd = bwd
+        self._symbolic_zeros = bool(symbolic_zeros)
         if current_trace() is not eval_trace:
             self._maybe_closure = True
 
@@ -894,7 +929,18 @@ class custom_vjp:  # noqa: N801  (the JAX name)
             return out_leaves
 
         def flat_fwd(*xs: Any) -> tuple[list, list]:
-            res = fwd(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+            if symbolic:
+                flags = _perturbed_leaves.get()
+                if flags is None or len(flags) != len(xs):  # not known here: float ones are
+                    flags = [_is_inexact(a) for a in in_avals]
+                xs = tuple(CustomVJPPrimal(x, bool(f)) for x, f in zip(xs, flags))
+                token = _perturbed_leaves.set(None)  # not for rules called inside fwd
+                try:
+                    res = fwd(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
+                finally:
+                    _perturbed_leaves.reset(token)
+            else:
+                res = fwd(*_merge_args(nd_idx, nondiff, tree_util.tree_unflatten(in_tree, xs)))
             if not isinstance(res, tuple | list) or len(res) != 2:
                 raise TypeError(
                     f"the fwd rule of {name} must return a pair (output, residuals), got "
@@ -924,6 +970,8 @@ class custom_vjp:  # noqa: N801  (the JAX name)
                 next(it) if _is_inexact(a) else numpy.zeros(a.shape, dtype=float0)
                 for a in out_avals
             ]
+            if symbolic:  # zero cotangents reach here only for a symbolic_zeros rule
+                full = [SymbolicZero(c.aval) if type(c) is Zero else c for c in full]
             ct = tree_util.tree_unflatten(store.out_tree, full)
             r = tree_util.tree_unflatten(store.res_tree, list(res))
             got = bwd(*nondiff, r, ct)
@@ -947,15 +995,18 @@ class custom_vjp:  # noqa: N801  (the JAX name)
                 if not _is_inexact(a):
                     continue
                 ta = tangent_aval(a)
-                if g is None or getattr(g, "dtype", None) == float0:
+                if g is None or type(g) is SymbolicZero or getattr(g, "dtype", None) == float0:
                     out.append(zeros_like_aval(ta))
                 else:
                     out.append(_fit(g, ta, f"cotangent {i} returned by the bwd rule of {name}"))
             return out
 
+        symbolic = self._symbolic_zeros
         flat_fun.__name__ = name
         flat_fwd.__name__ = _fun_name(fwd)
         flat_bwd.__name__ = _fun_name(bwd)
+        flat_fwd.symbolic_zeros = symbolic  # type: ignore[attr-defined]
+        flat_bwd.symbolic_zeros = symbolic  # type: ignore[attr-defined]
         state = _converting.get().get(id(self))
         if state is not None:
             return state.nested(custom_vjp_call_p, leaves, in_tree, lambda: fun(*args))
@@ -1038,7 +1089,14 @@ def _custom_vjp_call_jvp(primals, tangents, *, fun, fwd, bwd, num_consts):
         outs = bind(custom_vjp_call_p, *primals, fun=fun, fwd=fwd, bwd=bwd, num_consts=k)
         touts: list[Any] = [Zero(tangent_aval(get_aval(o))) for o in outs]
     else:
-        outs, res = fwd(*primals)
+        if getattr(fwd, "symbolic_zeros", False):
+            token = _perturbed_leaves.set([type(t) is not Zero for t in arg_t])
+            try:
+                outs, res = fwd(*primals)
+            finally:
+                _perturbed_leaves.reset(token)
+        else:
+            outs, res = fwd(*primals)
         outs, res = list(outs), list(res)
         in_avals = [tangent_aval(get_aval(p)) for p in arg_p]
         out_avals = [tangent_aval(get_aval(o)) for o in outs]
@@ -1228,7 +1286,8 @@ custom_lin_p.def_abstract_eval(_custom_lin_abstract)
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, in_avals, out_avals):
     res = list(args[:num_res])
-    cts = [_instantiate_tangent(c) if type(c) is Zero else c for c in cts]
+    if not getattr(bwd, "symbolic_zeros", False):  # a symbolic_zeros bwd takes them as they are
+        cts = [_instantiate_tangent(c) if type(c) is Zero else c for c in cts]
     arg_cts = bwd(res, cts)
     return [None] * num_res + list(arg_cts)
 

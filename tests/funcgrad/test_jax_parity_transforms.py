@@ -583,3 +583,38 @@ def test_linear_transpose_of_an_integer_linear_map_as_jax() -> None:
         lt(lambda q, r: q * 2, dev(np.arange(3)), 1.0)
     with pytest.raises(TypeError, match="does not match"):
         lt(lambda q: q * 2, dev(np.arange(3)))(dev(np.ones(3, np.int32)))
+
+
+def test_custom_vjp_symbolic_zeros_as_jax() -> None:
+    from funcgrad.custom_derivatives import CustomVJPPrimal, SymbolicZero
+
+    log: list = []
+    f = funcgrad.custom_vjp(lambda x, y: (x["a"] * y, y))
+
+    def fwd(x, y):
+        assert type(x["a"]) is CustomVJPPrimal and type(y) is CustomVJPPrimal
+        log.append((x["a"].perturbed, y.perturbed))
+        return f({"a": x["a"].value}, y.value), (x["a"].value, y.value)
+
+    def bwd(res, g):
+        a, y = res
+        ga, gy = g
+        log.append((type(ga) is SymbolicZero, type(gy) is SymbolicZero))
+        out_a = 0.0 if type(ga) is SymbolicZero else ga * y
+        out_y = (0.0 if type(ga) is SymbolicZero else ga * a) + (
+            0.0 if type(gy) is SymbolicZero else gy)
+        return {"a": out_a}, out_y
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    # JAX 0.10.2: fwd sees perturbed (True, False) then bwd (array, SymbolicZero); grad 2.0
+    assert float(funcgrad.grad(lambda a: f({"a": a}, 2.0)[0])(3.0)) == 2.0
+    assert log == [(True, False), (False, True)]
+    log.clear()
+    # and (False, True) / (SymbolicZero, array); grad 1.0 -- also under jit and vmap
+    assert float(funcgrad.grad(lambda y: f({"a": 3.0}, y)[1])(2.0)) == 1.0
+    assert float(funcgrad.jit(funcgrad.grad(lambda y: f({"a": 3.0}, y)[1]))(2.0)) == 1.0
+    g = funcgrad.vmap(funcgrad.grad(lambda y: f({"a": 3.0}, y)[1]))(dev(np.arange(2.0)))
+    np.testing.assert_allclose(host(g), [1.0, 1.0])
+    assert set(log) == {(False, True), (True, False)}
+    y, t = funcgrad.jvp(lambda y: f({"a": 3.0}, y)[0], (2.0,), (1.0,))
+    assert (float(y), float(t)) == (6.0, 3.0)  # forward mode transposes bwd, as before
