@@ -28,7 +28,7 @@ from funcgrad.scipy.linalg._decomp import (
     schur,
     svd,
 )
-from funcgrad.scipy.linalg._matfuncs import expm, expm_frechet, sqrtm
+from funcgrad.scipy.linalg._matfuncs import expm, expm_frechet, funm, logm, sqrtm
 from funcgrad.scipy.linalg._solve import cho_solve, det, inv, lu_solve, solve, solve_triangular
 from funcgrad.scipy.linalg._special_matrices import (
     block_diag,
@@ -52,7 +52,7 @@ from funcgrad.scipy.linalg._special_matrices import (
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
     "eigh", "eigh_tridiagonal", "hessenberg", "polar", "schur", "solve", "solve_triangular", "inv", "det",
-    "expm", "expm_frechet", "sqrtm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
+    "expm", "expm_frechet", "sqrtm", "funm", "logm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert",
     "fiedler", "convolution_matrix",
 ]

@@ -1,0 +1,53 @@
+"""``funcgrad.scipy.linalg.funm`` and ``logm`` against SciPy (and ``jax.scipy.linalg.funm``'s
+complex results): values, ``disp=False`` error estimates, derivatives by finite differences,
+``jit``/``vmap``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.scipy.linalg as fsl
+from funcgrad.test_util import check_grads
+
+_A = np.random.default_rng(0).normal(size=(4, 4)) + 4 * np.eye(4)
+
+
+def test_logm_as_scipy() -> None:
+    x = fsl.logm(dev(_A))
+    assert host(x).dtype == np.complex128          # always complex, like sqrtm
+    assert_allclose(x, sla.logm(_A).astype(complex), rtol=1e-10, atol=1e-12)
+    neg = np.array([[-1.0, 0.0], [0.0, 1.0]])     # principal branch: i pi
+    assert_allclose(fsl.logm(dev(neg)), sla.logm(neg), rtol=1e-10, atol=1e-12)
+    x, err = fsl.logm(dev(_A), disp=False)
+    assert float(err) < 1e-13
+    assert host(fsl.logm(dev(np.eye(2, dtype=np.float32)))).dtype == np.complex64
+    assert host(fsl.logm(dev(np.array([[1, 2], [0, 3]])))).dtype == np.complex128
+
+
+def test_funm_as_scipy_and_jax() -> None:
+    f = fsl.funm(dev(_A), fnp.exp)
+    assert host(f).dtype == np.complex128           # jax.scipy.linalg.funm's type
+    assert_allclose(f, sla.expm(_A).astype(complex), rtol=1e-10, atol=1e-10)
+    assert_allclose(fsl.funm(dev(_A), lambda w: w ** 3), np.linalg.matrix_power(_A, 3)
+                    .astype(complex), rtol=1e-10, atol=1e-10)
+    f, err = fsl.funm(dev(_A), fnp.sin, disp=False)
+    assert_allclose(f, sla.funm(_A, np.sin).astype(complex), rtol=1e-10, atol=1e-10)
+    assert float(err) < 1e-12
+    with pytest.raises(TypeError, match="callable"):
+        fsl.funm(dev(_A), None)
+
+
+def test_derivatives_and_transforms() -> None:
+    check_grads(lambda a: fnp.real(fsl.logm(a)), (dev(_A),), order=1, modes=("rev",))
+    check_grads(lambda a: fnp.real(fsl.funm(a, fnp.exp)), (dev(_A),), order=1)
+    many = np.stack([_A, _A.T])
+    assert_allclose(funcgrad.vmap(fsl.logm)(dev(many)),
+                    np.stack([sla.logm(m) for m in many]).astype(complex), rtol=1e-10,
+                    atol=1e-12)
+    assert_allclose(funcgrad.jit(fsl.logm)(dev(_A)), sla.logm(_A).astype(complex),
+                    rtol=1e-10, atol=1e-12)
