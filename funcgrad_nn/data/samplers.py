@@ -39,11 +39,12 @@ __all__ = [
 
 
 def as_generator(generator: Any, seed: int | None = None) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from a Generator, an int seed, or None (a fresh one seeded
-    from funcgrad_nn's global generator, or from ``seed``)."""
+    """A ``numpy.random.Generator`` from a Generator, an int seed (PyTorch's stream for that
+    seed, :func:`torch_generator`), or None (``seed``'s stream, or a fresh one seeded from
+    funcgrad_nn's global generator)."""
     if generator is None:
         if seed is not None:
-            return np.random.default_rng(seed)
+            return as_generator(seed)
         from funcgrad_nn.init import default_generator
         return np.random.default_rng(int(default_generator().integers(2**63)))
     if isinstance(generator, np.random.Generator):

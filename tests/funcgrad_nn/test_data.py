@@ -61,9 +61,12 @@ def test_loader_sequential_batches_keep_device():
 
 def test_shuffle_is_deterministic_and_a_permutation():
     a = [host(y) for _, y in DataLoader(_ds(), batch_size=3, shuffle=True, seed=7)]
-    b = [host(y) for _, y in DataLoader(_ds(), batch_size=3, shuffle=True,
-                                        generator=np.random.default_rng(7))]
+    b = [host(y) for _, y in DataLoader(_ds(), batch_size=3, shuffle=True, generator=7)]
     assert_allclose(a, b)
+    c, d = ([host(y) for _, y in DataLoader(_ds(), batch_size=3, shuffle=True,
+                                            generator=np.random.default_rng(7))]
+            for _ in range(2))
+    assert_allclose(c, d)
     assert sorted(np.concatenate(a).tolist()) == list(range(10))
     loader = DataLoader(_ds(), batch_size=10, shuffle=True, seed=1)
     e1, e2 = (host(next(iter(loader))[1]) for _ in range(2))
@@ -185,6 +188,8 @@ def test_int_seeds_shuffle_as_pytorch_generators():
         elif kind == "DataLoader":
             got = _passes(DataLoader(range(case["n"]), shuffle=True, generator=seed,
                                      **case["kwargs"]))
+            assert got == _passes(DataLoader(range(case["n"]), shuffle=True, seed=seed,
+                                             **case["kwargs"]))
         elif kind == "worker_draws":
             loader = DataLoader(WorkerDraws(), batch_size=2, num_workers=2, generator=seed)
             got = [[[host(c).tolist() for c in b] for b in loader] for _ in range(2)]
