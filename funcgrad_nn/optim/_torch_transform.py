@@ -56,6 +56,7 @@ __all__ = [
     "torch_rprop",
     "torch_sparse_adam",
     "torch_adafactor",
+    "torch_muon",
     "scale_by_lion",
     "lion",
 ]
@@ -575,6 +576,79 @@ def torch_adafactor(lr: Any = 1e-2, beta2_decay: float = -0.8,
         upd = g / fnp.sqrt(fnp.maximum(var, eps1 * eps1))
         denom = fnp.maximum(1.0, fnp.sqrt(fnp.sum(upd * upd)) / (math.sqrt(upd.size) * d))
         return -(upd * _k(alpha / denom, upd)), new
+
+    return leafwise(init, update)
+
+
+def _bfloat16(x: Any) -> Any:
+    """``x`` rounded to bfloat16 (8 significant bits, round half to even), as float32:
+    PyTorch's Muon orthogonalizes in bfloat16."""
+    mantissa, exponent = fnp.frexp(x)
+    return fnp.ldexp(fnp.round(mantissa * 256) / 256, exponent).astype(fnp.float32)
+
+
+def _newton_schulz(g: Any, coefficients: tuple[float, float, float], steps: int,
+                   eps: float) -> Any:
+    """PyTorch's ``_zeropower_via_newtonschulz``: the quintic Newton-Schulz iteration that
+    approximately orthogonalizes a matrix, in bfloat16 arithmetic (float32 accumulation)."""
+    a, b, c = coefficients
+    x = _bfloat16(g)
+    tall = g.shape[0] > g.shape[1]
+    if tall:
+        x = x.T
+    norm = _bfloat16(fnp.sqrt(fnp.sum(x * x)))
+    x = _bfloat16(x / fnp.maximum(norm, _bfloat16(fnp.asarray(eps, fnp.float32))))
+    for _ in range(steps):
+        gram = _bfloat16(x @ x.T)
+        gram_update = _bfloat16(b * gram + c * (gram @ gram))
+        x = _bfloat16(a * x + gram_update @ x)
+    return x.T if tall else x
+
+
+def _muon_lr_ratio(adjust_lr_fn: str | None, shape: tuple[int, ...]) -> float:
+    rows, cols = shape[:2]
+    if adjust_lr_fn is None or adjust_lr_fn == "original":
+        return math.sqrt(max(1, rows / cols))
+    if adjust_lr_fn == "match_rms_adamw":
+        return 0.2 * math.sqrt(max(rows, cols))
+    return 1.0
+
+
+def torch_muon(lr: Any = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,
+               nesterov: bool = True,
+               ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+               eps: float = 1e-7, ns_steps: int = 5,
+               adjust_lr_fn: str | None = None) -> GradientTransformation:
+    """Muon as in ``torch.optim.Muon`` (Jordan et al., 2024), for 2-D parameters: momentum
+    (Nesterov by default) orthogonalized by ``ns_steps`` Newton-Schulz iterations in
+    bfloat16, decoupled weight decay, and the step scaled by ``adjust_lr_fn``'s shape ratio
+    (``-lr`` included).
+
+    >>> import numpy as np
+    >>> tx = torch_muon(0.1, weight_decay=0.0)
+    >>> u, s = tx.update(np.eye(2), tx.init(np.zeros((2, 2))), np.zeros((2, 2)))
+    >>> sorted(s), bool(np.allclose(u, -0.1 * np.eye(2), atol=0.05))
+    (['momentum_buffer'], True)
+    """
+    if ns_steps >= 100:
+        raise ValueError("Number of steps must be less than 100 for computational efficiency")
+    if len(ns_coefficients) != 3:
+        raise ValueError("Coefficients must be a tuple of exactly 3 values")
+
+    def init(p: Any) -> dict:
+        if fnp.iscomplexobj(p):
+            raise RuntimeError("Muon does not support complex parameters")
+        if p.ndim != 2:
+            raise ValueError("Param gradient must be a 2D matrix")
+        return {"momentum_buffer": fnp.zeros_like(p)}
+
+    def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
+        buf = _lerp(s["momentum_buffer"], g, 1 - momentum)
+        direction = _lerp(g, buf, momentum) if nesterov else buf
+        ortho = _newton_schulz(direction, ns_coefficients, ns_steps, eps).astype(p.dtype)
+        step = _k(lr * _muon_lr_ratio(adjust_lr_fn, p.shape), p)
+        new_p = p * _k(1 - lr * weight_decay, p) - step * ortho
+        return new_p - p, {"momentum_buffer": buf}
 
     return leafwise(init, update)
 

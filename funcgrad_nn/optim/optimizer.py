@@ -34,7 +34,7 @@ from funcgrad_nn.optim._transform import (
 )
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "RMSprop", "Adagrad", "NAdam", "RAdam",
-           "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Lion"]
+           "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion"]
 
 _required = object()
 _hook_ids = itertools.count()
@@ -1256,6 +1256,48 @@ class Adafactor(Optimizer):
     def _transform(self, group: dict[str, Any]) -> GradientTransformation:
         core = T.torch_adafactor(group["lr"], group["beta2_decay"], group["eps"], group["d"])
         return _with_options(group, core, decoupled=True)
+
+
+class Muon(Optimizer):
+    """Muon as ``torch.optim.Muon``, for 2-D parameters (hidden layers' weights; optimize
+    biases and embeddings with e.g. AdamW): momentum orthogonalized by Newton-Schulz
+    iterations in bfloat16, decoupled ``weight_decay``, the step scaled by
+    ``sqrt(max(1, rows / cols))`` (``adjust_lr_fn="original"``) or
+    ``0.2 * sqrt(max(rows, cols))`` (``"match_rms_adamw"``).
+
+    >>> import numpy as np
+    >>> w = np.zeros((2, 2), np.float32)
+    >>> Muon([w], lr=0.1, weight_decay=0.0).step([np.eye(2, dtype=np.float32)])
+    >>> bool(np.allclose(w, -0.1 * np.eye(2), atol=0.05))
+    True
+    """
+
+    def __init__(
+        self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
+        momentum: float = 0.95, nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+        eps: float = 1e-7, ns_steps: int = 5, adjust_lr_fn: str | None = None,
+    ) -> None:
+        if is_array(lr) and np.size(lr) != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
+        _check(0.0 <= momentum, f"momentum should be >= 0 but is: {momentum}")
+        _check(0.0 <= weight_decay, f"weight decay should be >= 0 but is: {weight_decay}")
+        _check(adjust_lr_fn in (None, "original", "match_rms_adamw"),
+               f"Adjust learning rate function {adjust_lr_fn} is not supported")
+        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
+                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps,
+                        adjust_lr_fn=adjust_lr_fn)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                _check(p.ndim == 2, "Muon only supports 2D parameters whereas we found a "
+                                    f"parameter with size: {tuple(p.shape)}")
+
+    def _transform(self, group: dict[str, Any]) -> GradientTransformation:
+        return T.torch_muon(group["lr"], group["weight_decay"], group["momentum"],
+                            group["nesterov"], tuple(group["ns_coefficients"]), group["eps"],
+                            group["ns_steps"], group["adjust_lr_fn"])
 
 
 class Lion(Optimizer):
