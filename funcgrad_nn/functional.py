@@ -926,6 +926,9 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     array([0.125, 2.5  ])
     """
     _check_reduction(reduction, "huber_loss")
+    # PyTorch's kernel writes into an array like the input: a float64 target still gives a
+    # float32 loss for a float32 input (unlike mse/l1/smooth_l1, which promote).
+    target = _as_input_dtype(target, input, always=True)
     a, b = _regression_operands(input, target, "huber_loss")
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
@@ -1275,7 +1278,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     """
     fname = "soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
-    target = _as_input_dtype(target, input)
+    target = _as_input_dtype(target, input, always=True)  # the input's dtype, as huber_loss
     return _reduce(fnp.logaddexp(0, -target * input), reduction, fname)
 
 

@@ -110,6 +110,21 @@ def test_softmax_family_over_an_empty_axis_is_empty(name):
     assert g.shape == (2, 0)
 
 
+@pytest.mark.parametrize("name", ["huber_loss", "soft_margin_loss"])
+def test_losses_computed_in_the_inputs_dtype_keep_it_with_a_float64_target(name):
+    # PyTorch: huber_loss(f32, f64) and soft_margin_loss(f32, f64) are float32 (its kernels
+    # write into an array like the input), while mse_loss(f32, f64) promotes to float64.
+    x = rng.normal(size=(3, 4)).astype(np.float32)
+    t = np.sign(rng.normal(size=(3, 4)))
+    fn = getattr(F, name)
+    out = fn(dev(x), dev(t))
+    assert out.dtype == np.float32
+    assert_allclose(out, fn(dev(x), dev(t.astype(np.float32))))
+    assert F.mse_loss(dev(x), dev(t)).dtype == np.float64
+    g = funcgrad.grad(lambda tt: fn(dev(x), tt))(dev(t))
+    assert g.dtype == np.float64
+
+
 def test_relu_grad_at_zero_like_pytorch():
     g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
     assert_allclose(g, np.zeros(2))
