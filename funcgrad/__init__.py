@@ -36,7 +36,7 @@ from funcgrad.api import (
     vjp,
 )
 from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
-from funcgrad.api_scopes import ensure_compile_time_eval, named_scope
+from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
@@ -78,6 +78,7 @@ __all__ = [
     "disable_jit",
     "ensure_compile_time_eval",
     "named_scope",
+    "named_call",
     "block_until_ready",
     "device_get",
     "typeof",

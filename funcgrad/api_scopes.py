@@ -13,7 +13,7 @@ from typing import Any
 from funcgrad.interpreters.compile_time_eval import compile_time_eval
 from funcgrad.profiler import record_function
 
-__all__ = ["ensure_compile_time_eval", "named_scope", "current_name_stack"]
+__all__ = ["ensure_compile_time_eval", "named_scope", "named_call", "current_name_stack"]
 
 
 @contextlib.contextmanager
@@ -102,3 +102,20 @@ class named_scope:  # noqa: N801  (JAX's name; a context manager and a decorator
                 return fn(*args, **kwargs)
 
         return wrapper
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """``fun`` with its calls named ``name`` (default: its ``__name__``), as
+    ``jax.named_call``: each call runs inside :func:`named_scope`.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> f = funcgrad.named_call(lambda x: fnp.sin(x) * 2.0, name="scaled_sin")
+        >>> float(funcgrad.grad(f)(0.0))
+        2.0
+    """
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a function, got {type(fun).__name__}")
+    if name is None:
+        name = getattr(fun, "__name__", None) or type(fun).__name__
+    return named_scope(name)(fun)

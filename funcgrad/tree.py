@@ -12,6 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from funcgrad.tree_util import tree_all as all  # noqa: A004 (JAX's names)
 from funcgrad.tree_util import tree_broadcast as broadcast
 from funcgrad.tree_util import tree_flatten as flatten
@@ -37,7 +40,29 @@ __all__ = [
     "map_with_path",
     "reduce",
     "reduce_associative",
+    "static",
     "structure",
     "transpose",
     "unflatten",
 ]
+
+
+def static(**kwargs: Any) -> Any:
+    """A dataclass field marked static (``jax.tree.static``): ``dataclasses.field(**kwargs)``
+    with ``metadata={"static": True}`` added, which
+    :func:`funcgrad.tree_util.register_dataclass` makes a meta field (part of the structure,
+    not a leaf).
+
+    Example:
+        >>> import dataclasses, funcgrad
+        >>> @funcgrad.tree_util.register_dataclass
+        ... @dataclasses.dataclass
+        ... class Op:
+        ...     x: float
+        ...     op: str = static(default="add")
+        >>> funcgrad.tree.leaves(Op(1.0))
+        [1.0]
+    """
+    metadata = dict(kwargs.pop("metadata", None) or {})
+    metadata["static"] = True
+    return dataclasses.field(metadata=metadata, **kwargs)

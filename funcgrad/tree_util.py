@@ -61,6 +61,7 @@ __all__ = [
     "broadcast_prefix",
     "flatten_one_level",
     "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
@@ -1266,6 +1267,17 @@ def tree_reduce_associative(
         return operation(pairwise(xs[:mid]), pairwise(xs[mid:]))
 
     return pairwise(leaves)
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether ``typ`` is a pytree node type: a built-in container, ``None``'s type, a
+    namedtuple or a registered class (``jax.tree_util.is_tree_node``); False for anything
+    that is not a type.
+
+    >>> is_tree_node(dict), is_tree_node(type(None)), is_tree_node(int)
+    (True, True, False)
+    """
+    return isinstance(typ, type) and _kind_of(typ) is not None
 
 
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:

@@ -106,3 +106,18 @@ def test_named_scope_nests_names_and_ranges_in_the_profile() -> None:
 def test_named_scope_name_must_be_a_string_as_jax() -> None:
     with pytest.raises(TypeError, match="named_scope name argument must be a string"):
         funcgrad.named_scope(3)
+
+
+def test_named_call_names_each_call() -> None:
+    def scaled_sin(x):
+        assert current_name_stack() == "scaled_sin"
+        return fnp.sin(x) * 2.0
+
+    f = funcgrad.named_call(scaled_sin)
+    assert float(funcgrad.grad(f)(0.0)) == 2.0  # JAX: 2.0
+    g = funcgrad.named_call(lambda x: x * 3.0, name="triple")
+    with profile() as prof:
+        assert float(funcgrad.jit(g)(1.0)) == 3.0
+    assert "triple" in {e.name for e in prof.events()}
+    with pytest.raises(TypeError):
+        funcgrad.named_call(3)

@@ -832,10 +832,10 @@ def test_register_pytree_with_keys_class_and_register_static() -> None:
 
 
 def test_funcgrad_tree_has_jax_short_names() -> None:
-    # dir(jax.tree) minus `static` (a newer JAX helper)
+    # dir(jax.tree) of JAX 0.10.2
     names = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path",
-             "map", "map_with_path", "reduce", "reduce_associative", "structure", "transpose",
-             "unflatten"]
+             "map", "map_with_path", "reduce", "reduce_associative", "static", "structure",
+             "transpose", "unflatten"]
     assert sorted(funcgrad.tree.__all__) == names
     t = {"a": 1, "b": (2, None)}
     assert funcgrad.tree.leaves(t) == [1, 2]
@@ -864,3 +864,25 @@ def test_is_leaf_takes_path_as_jax() -> None:
         (tu.DictKey("b"), tu.SequenceKey(1)), (4, 5))
     assert funcgrad.tree.map_with_path(lambda p, x, y: y, t, t, is_leaf=il,
                                        is_leaf_takes_path=True)["b"][1] == (4, 5)
+
+
+def test_tree_static_and_is_tree_node_as_jax() -> None:
+    import collections
+    import dataclasses
+
+    @funcgrad.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: float
+        op: str = funcgrad.tree.static(default="add")
+
+    f = funcgrad.tree.static(default=3)
+    assert f.default == 3 and f.metadata["static"] is True  # as jax.tree.static(default=3)
+    assert funcgrad.tree.leaves(Op(1.0, "mul")) == [1.0]
+    assert funcgrad.tree.structure(Op(1.0, "mul")) != funcgrad.tree.structure(Op(1.0))
+    nt = collections.namedtuple("nt", "a b")
+    types = (list, tuple, dict, type(None), nt, int, np.ndarray, collections.OrderedDict,
+             collections.defaultdict, Op)
+    # JAX 0.10.2: [True, True, True, True, True, False, False, True, True] (+ registered Op)
+    assert [tree_util.is_tree_node(t) for t in types] == [True] * 5 + [False] * 2 + [True] * 3
+    assert tree_util.is_tree_node([1]) is False  # not a type
