@@ -38,7 +38,7 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.backend import is_writeable
+from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
@@ -629,14 +629,15 @@ class Module:
             sub = prefix + ("." if prefix else "") + name
             yield from mod.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        """All modules in the tree (self first).
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """All modules in the tree (self first; a shared one once unless
+        ``remove_duplicate=False``).
 
         >>> import funcgrad_nn as nn
         >>> len(list(nn.Sequential(nn.ReLU(), nn.ReLU()).modules()))
         3
         """
-        for _, m in self.named_modules():
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -1108,18 +1109,30 @@ class Module:
                         m._buffers[k] = once(v)
         return self
 
-    def to(self, device: str | None = None, dtype: Any = None) -> Module:
+    def to(self, device: Any = None, dtype: Any = None, non_blocking: bool = False, *,
+           memory_format: Any = None) -> Module:
         """Move every parameter/buffer to ``device`` (e.g. ``"cpu"``, ``"cuda"``) and/or
-        cast floating ones to ``dtype``; replaces the arrays. An optimizer built from
+        cast floating ones to ``dtype``; replaces the arrays. PyTorch's forms: ``to(device,
+        dtype)``, ``to(dtype)``, ``to(array)`` (its device and dtype); ``non_blocking`` and
+        ``memory_format`` are accepted and have no effect. ``dtype`` must be a floating or
+        complex one (PyTorch's TypeError otherwise). An optimizer built from
         ``model.parameters()`` follows the new arrays; the old host arrays become read-only,
         so one built from a saved list of them raises instead of training orphans.
 
         >>> import numpy as np, funcgrad_nn as nn
         >>> nn.Linear(2, 2).to(dtype=np.float64).weight.dtype
         dtype('float64')
+        >>> nn.Linear(2, 2).to(np.zeros(1, np.float64), non_blocking=True).bias.dtype
+        dtype('float64')
         """
-        if device is not None and not isinstance(device, str):
-            dtype, device = device, None
+        del non_blocking, memory_format  # (no asynchronous copies, no memory formats here)
+        if is_array(device) and not isinstance(device, type):  # to(array): its device, dtype
+            device, dtype = device_of(device), device.dtype
+        elif device is not None and not isinstance(device, str):
+            device, dtype = None, device  # to(dtype[, non_blocking])
+        if dtype is not None and numpy.dtype(dtype).kind not in "fc":
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={numpy.dtype(dtype)}")
         if device is not None:
             self._apply_arrays(lambda v: funcgrad.device_put(v, device))
         if dtype is not None:

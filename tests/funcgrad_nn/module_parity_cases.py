@@ -172,6 +172,17 @@ CASES = {
     "module_type": lambda nn, ones: [str(v.dtype).replace("torch.", "") for v in nn.BatchNorm1d(
         2).type(ones(1).double().dtype if hasattr(ones(1), "double") else "float64").state_dict(
         ).values()],
+    "to_integer_dtype": lambda nn, ones: nn.Linear(1, 1).to(ones(1).long().dtype if hasattr(
+        ones(1), "long") else ones(1).astype("int64").dtype),
+    "to_like_array": lambda nn, ones: str(nn.Linear(1, 1).to(ones(1).double() if hasattr(
+        ones(1), "double") else ones(1).astype("float64"), non_blocking=True).weight.dtype
+                                       ).replace("torch.", ""),
+    "to_dtype_non_blocking": lambda nn, ones: str(nn.Linear(1, 1).to(
+        ones(1).double().dtype if hasattr(ones(1), "double") else ones(1).astype(
+            "float64").dtype, True).weight.dtype).replace("torch.", ""),
+    "modules_with_duplicates": lambda nn, ones: (lambda lin: [
+        len(list(nn.Sequential(lin, lin).modules())),
+        len(list(nn.Sequential(lin, lin).modules(remove_duplicate=False)))])(nn.Linear(1, 1)),
     "share_memory_returns_self": lambda nn, ones: (lambda m: m.share_memory() is m)(
         nn.Linear(1, 1)),
     "reset_parameters_norms": lambda nn, ones: [
