@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from funcgrad_nn.data.samplers import as_generator, randperm
 
@@ -32,17 +32,30 @@ class DatasetKindError(TypeError, AssertionError):
     so AssertionError there)."""
 
 
-class Dataset:
-    """Map-style dataset: subclasses define ``__getitem__`` and ``__len__``."""
+T_co = TypeVar("T_co", covariant=True)
 
-    def __getitem__(self, index: int) -> Any:
+
+class Dataset(Generic[T_co]):
+    """Map-style dataset: subclasses define ``__getitem__`` and ``__len__``. Generic in its
+    sample type, as PyTorch's (``class Pairs(Dataset[tuple[np.ndarray, int]])``).
+
+    >>> class Squares(Dataset[int]):
+    ...     def __len__(self):
+    ...         return 3
+    ...     def __getitem__(self, i):
+    ...         return i * i
+    >>> list(Squares() + Squares())
+    [0, 1, 4, 0, 1, 4]
+    """
+
+    def __getitem__(self, index: int) -> T_co:
         raise NotImplementedError(f"{type(self).__name__} must implement __getitem__")
 
-    def __add__(self, other: Dataset) -> ConcatDataset:
+    def __add__(self, other: Dataset[T_co]) -> ConcatDataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """Iterable-style dataset: subclasses define ``__iter__``. Under a multi-worker
     ``DataLoader`` every worker iterates its own copy; split the work with
     :func:`funcgrad_nn.data.get_worker_info` (otherwise each worker yields everything).

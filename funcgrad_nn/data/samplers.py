@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Iterator, Sequence, Sized
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -118,8 +118,12 @@ class WeightsError(ValueError, RuntimeError):
     RuntimeError there)."""
 
 
-class Sampler:
-    """Base class: ``__iter__`` yields dataset indices (``__len__`` when known)."""
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sampler(Generic[T_co]):
+    """Base class: ``__iter__`` yields dataset indices (``__len__`` when known); generic in
+    the index type, as PyTorch's (``Sampler[int]``, ``Sampler[list[int]]``)."""
 
     def __init__(self, data_source: Sized | None = None) -> None:
         pass

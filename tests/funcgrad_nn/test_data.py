@@ -467,3 +467,35 @@ def test_persistent_workers_keep_their_processes_across_epochs():
 def test_spawn_context_and_worker_count_in_len():
     loader = DataLoader(Squares(6), batch_size=2, num_workers=1, multiprocessing_context="spawn")
     assert _ids(loader) == [[0, 1], [2, 3], [4, 5]] and len(loader) == 3
+
+
+class _TypedPairs(Dataset[tuple[np.ndarray, int]]):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return np.full(2, float(i)), i
+
+
+class _TypedCount(IterableDataset[int]):
+    def __iter__(self):
+        return iter(range(3))
+
+
+class _Reversed(nn.data.Sampler[int]):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n - 1, -1, -1))
+
+    def __len__(self):
+        return self.n
+
+
+def test_datasets_and_samplers_are_generic_as_pytorchs():
+    # class MyDataset(Dataset[tuple[Tensor, int]]) is how typed PyTorch code subclasses them
+    loader = DataLoader(_TypedPairs(), batch_size=2, sampler=_Reversed(4), num_workers=2)
+    assert [host(y).tolist() for _, y in loader] == [[3, 2], [1, 0]]
+    assert [host(b).tolist() for b in DataLoader(_TypedCount(), batch_size=2)] == [[0, 1], [2]]
+    assert isinstance(_TypedCount(), Dataset)
