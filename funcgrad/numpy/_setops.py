@@ -98,12 +98,14 @@ def _valid(count: Any, size: int, like: Any) -> Any:
 
 
 def _fill(values: Any, valid: Any, fill_value: Any, axis: int = 0) -> Any:
-    """Entries past the valid ones replaced by ``fill_value`` (default: the first entry)."""
+    """Entries past the valid ones replaced by ``fill_value`` (default: the first entry, the
+    smallest value; 0 when no entry is valid, as in JAX)."""
     va = _av(values)
     if va.shape[axis] == 0:
         return values
     if fill_value is None:
-        fill = _sl(values, 0, 1, axis)
+        fill = fnp.where(_sl(valid, 0, 1, 0), _sl(values, 0, 1, axis),
+                         _device_xp(values).zeros((), dtype=va.dtype))
     else:
         fill = fnp.asarray(fill_value, dtype=va.dtype)
     shape = [1] * va.ndim
@@ -300,7 +302,11 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     if kind not in (None, "sort", "table"):
         raise ValueError(f"isin: Invalid kind: {kind!r}. Please use None, 'sort' or 'table'.")
     e = _arr("isin", element, test_elements if hasattr(test_elements, "shape") else None)
-    r = _in1d(e, _arr("isin", test_elements, e))
+    t = _arr("isin", test_elements, e)
+    if kind == "table" and not all(_av(v).dtype.kind in "biu" for v in (e, t)):
+        raise ValueError("isin: The 'table' method is only supported for boolean or integer "
+                         "arrays. Please select 'sort' or None for kind.")
+    r = _in1d(e, t)
     return fnp.logical_not(r) if invert else r
 
 
@@ -345,6 +351,9 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     # NumPy intersects the two concatenated: the values have the promoted dtype.
     common = fnp.result_type(a1, a2)
     a1, a2 = _cast(a1, common), _cast(a2, common)
+    n1, n2 = _av(a1).shape[0], _av(a2).shape[0]
+    if assume_unique:
+        return _intersect1d_assume_unique(a1, a2, return_indices, size, fill_value)
     if return_indices:
         u1, i1, ok1 = _unique_full("intersect1d", a1)
         u2, i2, _ = _unique_full("intersect1d", a2)
@@ -364,8 +373,32 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     else:
         idx2 = _device_xp(i1).zeros(u, dtype=_I64)
     if size is not None:
+        # Padding indices are out of bounds (the input's length), as in JAX.
         valid = _valid(fnp.sum(m1), u, m1)
-        idx1, idx2 = fnp.where(valid, idx1, 0), fnp.where(valid, idx2, 0)
+        idx1, idx2 = fnp.where(valid, idx1, n1), fnp.where(valid, idx2, n2)
+    return vals, idx1, idx2
+
+
+def _intersect1d_assume_unique(a1: Any, a2: Any, return_indices: bool, size: int | None,
+                               fill_value: Any) -> Any:
+    """NumPy's ``assume_unique`` intersection: equal neighbours of the stably sorted
+    concatenation (so repeats within an input come out as NumPy gives them)."""
+    n1, n2 = _av(a1).shape[0], _av(a2).shape[0]
+    n = n1 + n2
+    aux = fnp.concatenate([a1, a2])
+    order = fnp.argsort(stop_gradient(aux), kind="stable")
+    sv = fnp.take(aux, order) if n else aux
+    m = max(n - 1, 0)  # candidate pairs (sv[i], sv[i + 1])
+    keep = (fnp.equal(_sl(sv, 1, None, 0), _sl(sv, 0, m, 0)) if n
+            else _device_xp(aux).zeros(0, dtype=bool))
+    vals = _compress("intersect1d", _sl(sv, 0, m, 0), keep, size, fill_value)
+    if not return_indices:
+        return vals
+    idx1 = _compress("intersect1d", _sl(order, 0, m, 0), keep, size, n1)
+    idx2 = fnp.subtract(_compress("intersect1d", _sl(order, 1, None, 0) if n else order, keep,
+                                  size, None), n1)
+    if size is not None:
+        idx2 = fnp.where(_valid(fnp.sum(keep), size, keep), idx2, n2)
     return vals, idx1, idx2
 
 
@@ -413,7 +446,8 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: Any = No
         s, first = _uniq_sorted("setdiff1d", _arr("setdiff1d", ar1, a2))
         keep = fnp.logical_and(first, fnp.logical_not(_in1d(s, a2))) if _av(s).shape[0] \
             else first
-    return _compress("setdiff1d", s, keep, size, fill_value)
+    # JAX pads setdiff1d with 0 by default (not the smallest value, as unique does).
+    return _compress("setdiff1d", s, keep, size, 0 if fill_value is None else fill_value)
 
 
 def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: Any = None,

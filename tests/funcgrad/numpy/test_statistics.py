@@ -116,6 +116,47 @@ def test_unique_size_padding_as_jax() -> None:
                     np.array([7.0, 7.0]))
 
 
+def test_set_op_size_padding_as_jax() -> None:
+    # Recorded from jax.numpy 0.10.2 (jit, size=): setdiff1d pads with 0; an empty
+    # intersect1d / setxor1d result pads with 0; return_indices pads with the (out-of-bounds)
+    # input lengths.
+    a, b = dev(np.array([5, 1, 3, 3, 7, 1, 9])), dev(np.array([3, 9, 2, 2, 8, 1]))
+    f = funcgrad.jit(lambda a, b: fnp.setdiff1d(a, b, size=4))
+    assert_allclose(f(a, b), np.array([5, 7, 0, 0]))
+    g = funcgrad.jit(lambda a, b: fnp.intersect1d(a, b, return_indices=True, size=5))
+    assert_allclose(g(a, b), (np.array([1, 3, 9, 1, 1]), np.array([1, 2, 6, 7, 7]),
+                              np.array([5, 0, 1, 6, 6])))
+    one_two, three = dev(np.array([1, 2])), dev(np.array([3]))
+    assert_allclose(fnp.intersect1d(one_two, three, size=2), np.array([0, 0]))
+    assert_allclose(fnp.setxor1d(one_two, one_two, size=3), np.array([0, 0, 0]))
+
+
+def test_intersect1d_assume_unique_as_numpy() -> None:
+    # NumPy's assume_unique path: equal neighbours of the sorted concatenation, so repeats
+    # inside an input come out repeated (NumPy's values, not a second deduplication).
+    a, b = np.array([5, 1, 3, 3, 7, 1, 9]), np.array([3, 9, 2, 2, 8, 1])
+    got = fnp.intersect1d(dev(a), dev(b), assume_unique=True, return_indices=True)
+    assert_allclose(got, np.intersect1d(a, b, assume_unique=True, return_indices=True))
+    assert_allclose(got[0], np.array([1, 1, 2, 3, 3, 9]))
+    ua, ub = np.unique(a), np.unique(b)
+    h = funcgrad.jit(lambda a, b: fnp.intersect1d(a, b, assume_unique=True,
+                                                  return_indices=True, size=4))
+    # jax.numpy 0.10.2: ([1, 3, 9, 1], [0, 1, 4, 5], [0, 2, 4, 5])
+    assert_allclose(h(dev(ua), dev(ub)), (np.array([1, 3, 9, 1]), np.array([0, 1, 4, 5]),
+                                          np.array([0, 2, 4, 5])))
+    for x, y in [(a[:1], b[:0]), (a[:0], b), (a[:1], a[:1])]:
+        assert_allclose(fnp.intersect1d(dev(x), dev(y), assume_unique=True,
+                                        return_indices=True),
+                        np.intersect1d(x, y, assume_unique=True, return_indices=True))
+
+
+def test_isin_table_kind_needs_integers() -> None:
+    with pytest.raises(ValueError, match="table"):
+        fnp.isin(dev(np.array([1.0, 2.0])), dev(np.array([1, 3])), kind="table")
+    assert_allclose(fnp.isin(dev(np.array([1, 2])), dev(np.array([1, 3])), kind="table"),
+                    np.array([True, False]))
+
+
 def test_histogram_jit_matches_numpy() -> None:
     a = np.random.default_rng(1).standard_normal(30)
     got = funcgrad.jit(lambda a: fnp.histogram(a, 5))(dev(a))
