@@ -436,6 +436,20 @@ def _sqrt_of_var(name: str, v: Any) -> Any:
 # max, min
 
 
+def _extremum_identity(prim: Any, dtype: numpy.dtype) -> Any:
+    """The identity of max (``prim`` is reduce_max) or min in ``dtype``; None for complex
+    dtypes (ordered lexicographically, they have no infinite identity)."""
+    is_max = prim is _red.reduce_max_p
+    if dtype.kind == "f":
+        return dtype.type(-numpy.inf if is_max else numpy.inf).item()
+    if dtype.kind in "iu":
+        info = numpy.iinfo(dtype)
+        return dtype.type(info.min if is_max else info.max).item()
+    if dtype.kind == "b":
+        return not is_max
+    return None
+
+
 def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
     _unsupported(name, out=out)
     x = _asarray(a)
@@ -448,8 +462,10 @@ def _extremum(name, prim, a, axis, out, keepdims, initial, where, np_name):
                 f"{name}: reduction operation '{np_name}' does not have an identity, so to "
                 "use a where mask one has to specify 'initial'"
             )
-        # Masked-out elements become ``initial``, which the result includes anyway.
-        x = _where(mask, x, _initial(x, initial))
+        # Masked-out elements become the reduction's identity (``initial`` joins afterwards),
+        # so a tie with ``initial`` shares the derivative as jax.numpy does.
+        ident = _extremum_identity(prim, av.dtype)
+        x = _where(mask, x, _initial(x, initial) if ident is None else ident)
     if _size(av.shape, axes) == 0:
         if initial is None:
             raise ValueError(

@@ -11,9 +11,11 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import assert_allclose, dev, host
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import (
     ALL_DTYPES,
@@ -267,3 +269,20 @@ def test_axis_types(name: str, axis: object) -> None:
     x = np.arange(6.0).reshape(2, 3)
     args = (x, 0.5) if name == "quantile" else (x,)
     check_like_numpy(getattr(fnp, name), getattr(np, name), *args, name=name, axis=axis)
+
+
+@pytest.mark.parametrize("name", ["max", "amax", "nanmax", "min", "nanmin"])
+def test_where_initial_tie_gradient_as_jax(name: str) -> None:
+    """Masked-out entries are the identity, not ``initial``: a tie with ``initial`` shares the
+    derivative once, as in jax.numpy 0.10.2 (values recorded there)."""
+    x = np.array([[0.0, 1.0], [-1.0, 0.0], [2.0, -3.0]])
+    wh = dev(np.array([[True, False], [True, True], [False, True]]))
+
+    def f(v):
+        return fnp.sum(getattr(fnp, name)(v, axis=0, where=wh, initial=0.0) * dev(np.ones(2)))
+
+    want = ([[0.5, 0.0], [0.0, 0.5], [0.0, 0.0]] if "max" in name
+            else [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    assert_allclose(funcgrad.grad(f)(dev(x)), np.array(want))
+    assert_allclose(getattr(fnp, name)(dev(x), axis=0, where=wh, initial=0.0),
+                    getattr(np, name)(x, axis=0, where=host(wh), initial=0.0))
