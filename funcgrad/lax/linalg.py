@@ -29,7 +29,8 @@ from funcgrad.ops import schur as _schur
 
 Array = Any
 
-__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "schur", "svd",
+__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "householder_product", "lu",
+           "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
 
 
@@ -317,3 +318,72 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *,
            + du[..., :, None] * fnp.eye(n, k=1, dtype=da.dtype)
            + dl[..., :, None] * fnp.eye(n, k=-1, dtype=da.dtype))
     return fnp.linalg.solve(mat, b)
+
+
+def symmetric_product(a_matrix: Array, c_matrix: Array, *, alpha: float = 1.0,
+                      beta: float = 0.0, symmetrize_output: bool = False) -> Array:
+    """``alpha * a @ a^T + beta * c`` for (batches of) matrices, as JAX's (BLAS ``syrk``);
+    ``symmetrize_output`` copies the lower triangle onto the upper one.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.symmetric_product(np.array([[1.0], [2.0]]), np.eye(2), beta=1.0).tolist()
+        [[2.0, 2.0], [2.0, 5.0]]
+    """
+    _matrices("symmetric_product", a_matrix, square=False)
+    _matrices("symmetric_product", c_matrix)
+    out = alpha * fnp.matmul(a_matrix, fnp.swapaxes(a_matrix, -1, -2)) + beta * c_matrix
+    if symmetrize_output:
+        out = fnp.tril(out) + fnp.swapaxes(fnp.tril(out, -1), -1, -2)
+    return out
+
+
+def cholesky_update(r_matrix: Array, w_vector: Array) -> Array:
+    """The upper Cholesky factor of ``r^H r + w w^H`` given the upper factor ``r`` of a
+    matrix and a vector ``w`` (a rank-one update, as JAX's). Computed by factorising the
+    updated matrix again: O(n^3) rather than the O(n^2) rotations, with the same result and
+    Cholesky's derivatives.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.cholesky_update(np.eye(2), np.array([0.0, 1.0])).round(6).tolist()
+        [[1.0, 0.0], [0.0, 1.414214]]
+    """
+    _matrices("cholesky_update", r_matrix)
+    rh = fnp.conj(fnp.swapaxes(r_matrix, -1, -2))
+    w = fnp.asarray(w_vector)
+    updated = fnp.matmul(rh, r_matrix) + w[..., :, None] * fnp.conj(w[..., None, :])
+    return fnp.conj(fnp.swapaxes(_nla.cholesky(updated), -1, -2))
+
+
+def householder_product(a: Array, taus: Array) -> Array:
+    """The first ``n`` columns of ``Q = H_0 H_1 ... H_{k-1}`` for an ``(m, n)`` ``a`` holding
+    Householder vectors below its diagonal (LAPACK ``geqrf``'s packed form: ``v_i`` is 1 at
+    ``i`` and ``a[i+1:, i]`` below) and ``taus`` ``(k,)``, ``H_i = I - tau_i v_i v_i^H``, as
+    JAX's (LAPACK ``orgqr``). Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> linalg.householder_product(np.array([[0.0], [1.0]]), np.array([1.0])).tolist()
+        [[0.0], [-1.0]]
+    """
+    aa = _matrices("householder_product", a, square=False)
+    ta = aval_of("linalg.householder_product", taus, "taus")
+    m, n = aa.shape[-2:]
+    k = ta.shape[-1] if ta.ndim else 0
+    if ta.ndim < 1 or k > n or k > m or tuple(ta.shape[:-1]) != tuple(aa.shape[:-2]):
+        raise ValueError(f"lax.linalg.householder_product: taus must have shape "
+                         f"{tuple(aa.shape[:-2])} + (k,) with k <= min(m, n) = {min(m, n)}, "
+                         f"got {ta.shape}")
+    rows = fnp.arange(m)
+    q = fnp.broadcast_to(fnp.eye(m, dtype=aa.dtype), tuple(aa.shape[:-2]) + (m, m))
+    for i in range(k - 1, -1, -1):   # Q = H_0 (H_1 (... H_{k-1}))
+        v = fnp.where(rows == i, fnp.ones((), aa.dtype),
+                      fnp.where(rows > i, a[..., :, i], fnp.zeros((), aa.dtype)))
+        tau = taus[..., i][..., None, None]
+        vh_q = fnp.matmul(fnp.conj(v)[..., None, :], q)
+        q = q - tau * v[..., :, None] * vh_q
+    return q[..., :, :n]

@@ -127,3 +127,28 @@ def test_eig_derivatives_as_jax() -> None:
         funcgrad.grad(lambda a: fnp.real(linalg.eig(a)[0]).sum())(dev(_REAL))
     with pytest.raises(TypeError, match="float or complex"):
         linalg.eig(dev(np.eye(2, dtype=np.int32)))
+
+
+def test_symmetric_product_cholesky_update_householder_product_as_jax() -> None:
+    import scipy.linalg as sla
+
+    a = np.array([[1.0, 2], [3, 4], [5, 6]])
+    c = np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]])
+    # JAX 0.10.2
+    assert_allclose(linalg.symmetric_product(dev(a), dev(c), alpha=2.0, beta=0.5),
+                    np.array([[10.5, 23.0, 35.5], [24.0, 52.5, 81.0], [37.5, 82.0, 126.5]]))
+    assert_allclose(linalg.symmetric_product(dev(a), dev(c), alpha=2.0, beta=0.5,
+                                             symmetrize_output=True),
+                    np.array([[10.5, 24.0, 37.5], [24.0, 52.5, 82.0], [37.5, 82.0, 126.5]]))
+    r = np.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]])).T
+    assert_allclose(linalg.cholesky_update(dev(r), dev(np.array([1.0, 1.0]))),
+                    np.array([[2.23606797749979, 1.3416407864998738],
+                              [0.0, 1.4832396974191326]]))
+    m = np.random.default_rng(5).normal(size=(5, 3))
+    packed, taus = sla.lapack.dgeqrf(m)[:2]
+    want = sla.lapack.dorgqr(packed, taus)[0]   # LAPACK, which JAX calls too
+    assert_allclose(linalg.householder_product(dev(packed), dev(taus)), want)
+    many = linalg.householder_product(dev(np.stack([packed, packed])), dev(np.stack([taus] * 2)))
+    assert_allclose(many[1], want)
+    with pytest.raises(ValueError, match="taus"):
+        linalg.householder_product(dev(packed), dev(np.ones(4)))
