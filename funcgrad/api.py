@@ -20,6 +20,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend, config, stages, tree_util
+from funcgrad.api_jit import jit
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, extend_axis_env
@@ -49,6 +50,7 @@ __all__ = [
     "jvp",
     "linearize",
     "vjp",
+    "fwd_and_bwd",
     "linear_transpose",
     "grad",
     "value_and_grad",
@@ -636,6 +638,53 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False,
     _check_no_reduce_axes(reduce_axes, "vjp")
     _input_avals(primals, "vjp")
     return _vjp(fun, primals, has_aux, eager_pullback=False)
+
+
+def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool = False,
+                jitted: bool = True) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(fwd, bwd)``: the forward and backward passes of ``fun`` as two functions
+    (``jax.fwd_and_bwd``), so that a jitted ``bwd`` compiles once and is reused across steps.
+
+    ``fwd(*args)`` returns ``(fun(*args), residuals)`` (``(out, residuals, aux)`` with
+    ``has_aux``); ``bwd(residuals, ct)`` returns the cotangents of the arguments at
+    ``argnums`` (a tuple for a tuple ``argnums``), i.e. ``vjp(fun, ...)[1](ct)``. Here the
+    residuals are the arguments themselves and ``bwd`` recomputes the forward pass (as
+    :func:`~funcgrad.checkpoint` does): the same results as JAX, whose residuals are opaque.
+    ``jitted=True`` (the default) returns both functions jitted.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> fwd, bwd = funcgrad.fwd_and_bwd(lambda x, w: x @ w, argnums=(0, 1))
+        >>> y, res = fwd(np.ones((2, 2)), np.eye(2))
+        >>> [g.tolist() for g in bwd(res, np.ones((2, 2)))]
+        [[[1.0, 1.0], [1.0, 1.0]], [[2.0, 2.0], [2.0, 2.0]]]
+    """
+    _check_callable(fun, "fwd_and_bwd")
+    argnums_t = _argnums_tuple(argnums, "fwd_and_bwd")
+    single = isinstance(argnums, int | numpy.integer)
+
+    def fwd(*args: Any) -> tuple[Any, ...]:
+        _resolve_argnums(argnums_t, len(args), "fwd_and_bwd")
+        out = fun(*args)
+        if not has_aux:
+            return out, args
+        if not isinstance(out, tuple | list) or len(out) != 2:
+            raise TypeError("fwd_and_bwd: has_aux=True requires the function to return a pair "
+                            f"(output, aux), got {_describe_value(out)}")
+        return out[0], args, out[1]
+
+    def bwd(residuals: tuple, ct: Any) -> Any:
+        args = tuple(residuals)
+        idx = _resolve_argnums(argnums_t, len(args), "fwd_and_bwd")
+        diff = tuple(args[i] for i in idx)
+        pulled = _vjp(_partial(fun, args, {}, idx), diff, has_aux, eager_pullback=False,
+                      fname="fwd_and_bwd")
+        g = pulled[1](ct)
+        return g[0] if single else g
+
+    if jitted:
+        return jit(fwd), jit(bwd)
+    return fwd, bwd
 
 
 def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,

@@ -618,3 +618,23 @@ def test_custom_vjp_symbolic_zeros_as_jax() -> None:
     assert set(log) == {(False, True), (True, False)}
     y, t = funcgrad.jvp(lambda y: f({"a": 3.0}, y)[0], (2.0,), (1.0,))
     assert (float(y), float(t)) == (6.0, 3.0)  # forward mode transposes bwd, as before
+
+
+@pytest.mark.parametrize("jitted", [True, False])
+def test_fwd_and_bwd_as_jax(jitted) -> None:
+    x = dev(np.array([[0.5, -1.0], [2.0, 0.25]]))
+    w = dev(np.array([1.5, -0.5]))
+    fwd, bwd = funcgrad.fwd_and_bwd(lambda a, b: fnp.tanh(a @ b), argnums=(0, 1),
+                                    jitted=jitted)
+    y, res = fwd(x, w)
+    ga, gb = bwd(res, dev(np.ones(2)))
+    # JAX 0.10.2 (float64)
+    np.testing.assert_allclose(host(y), [0.8482836399575129, 0.9936546343150297])
+    np.testing.assert_allclose(host(ga), [[0.420622299270649, -0.14020743309021633],
+                                          [0.01897570155639705, -0.00632523385213235]])
+    np.testing.assert_allclose(host(gb), [0.16550836849874573, -0.2772522492543665])
+    fwd, bwd = funcgrad.fwd_and_bwd(lambda a, b: (fnp.sum(a * b), {"aux": a[0]}), argnums=1,
+                                    has_aux=True, jitted=jitted)
+    y, res, aux = fwd(x, w)
+    np.testing.assert_allclose(host(aux["aux"]), [0.5, -1.0])
+    np.testing.assert_allclose(host(bwd(res, 1.0)), [2.5, -0.75])  # single argnums: bare
