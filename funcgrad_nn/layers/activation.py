@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from funcgrad_nn import functional as F
@@ -346,12 +347,19 @@ class Hardtanh(_Elementwise):
     _keys = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
-                 inplace: bool = False) -> None:
+                 inplace: bool = False, min_value: float | None = None,
+                 max_value: float | None = None) -> None:
         super().__init__()
         self.inplace = inplace  # shown in the repr; arrays are never mutated
-        if min_val > max_val:
-            raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val "
-                             f"({max_val})")
+        for old, new in (("min_value", "min_val"), ("max_value", "max_val")):
+            if locals()[old] is not None:  # PyTorch's deprecated spellings
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to "
+                              f"`{new}`", FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
+        if max_val <= min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
+                             f"({min_val})")
         self.min_val, self.max_val = min_val, max_val
 
 

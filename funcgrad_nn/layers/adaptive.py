@@ -75,7 +75,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             i2h.reset_parameters()
             h2o.reset_parameters()
 
-    def forward(self, input: Any, target: Any) -> ASMoutput:
+    def forward(self, input_: Any, target_: Any) -> ASMoutput:  # PyTorch's argument names
+        input, target = input_, target_
         in_shape, t_shape = tuple(fnp.shape(input)), tuple(fnp.shape(target))
         if len(t_shape) == 1:
             if len(in_shape) != 2:

@@ -500,7 +500,8 @@ class RMSNorm(Module):
     def reset_parameters(self) -> None:
         _reset_affine(self)
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, x: Any) -> Any:  # (PyTorch's name for RMSNorm's input)
+        input = x
         k = len(self.normalized_shape)
         if tuple(input.shape[input.ndim - k:]) != self.normalized_shape:
             raise BadInputError(f"{self!r}: expected input (*, {', '.join(map(str, self.normalized_shape))}), "

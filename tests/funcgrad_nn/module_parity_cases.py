@@ -183,6 +183,13 @@ CASES = {
     "modules_with_duplicates": lambda nn, ones: (lambda lin: [
         len(list(nn.Sequential(lin, lin).modules())),
         len(list(nn.Sequential(lin, lin).modules(remove_duplicate=False)))])(nn.Linear(1, 1)),
+    "hardtanh_deprecated_names": lambda nn, ones: repr(nn.Hardtanh(min_value=-2.0,
+                                                                  max_value=3.0)),
+    "forward_keyword_names": lambda nn, ones: [
+        list(nn.RMSNorm(2)(x=ones(1, 2)).shape),
+        list(nn.AdaptiveLogSoftmaxWithLoss(4, 6, [2])(
+            input_=ones(3, 4), target_=ones(3).long() if hasattr(ones(3), "long") else
+            ones(3).astype("int64")).output.shape)],
     "share_memory_returns_self": lambda nn, ones: (lambda m: m.share_memory() is m)(
         nn.Linear(1, 1)),
     "reset_parameters_norms": lambda nn, ones: [

@@ -220,3 +220,11 @@ def test_lazy_norms_become_the_layer_their_first_input_asks_for(lazy, eager, sha
         nn.jit(lambda m, a: m(a))(eval(lazy, vars(nn)), x)  # noqa: S307
     with pytest.raises(ValueError, match="to infer num_features"):
         eval(lazy, vars(nn))(dev(np.ones((2,) * 6)))  # noqa: S307
+
+
+def test_hardtanh_needs_max_val_above_min_val():
+    # PyTorch asserts max_val > min_val (equal bounds too).
+    with pytest.raises(ValueError, match="must be greater than min_val"):
+        nn.Hardtanh(1.0, 1.0)
+    with pytest.warns(FutureWarning, match="renamed to `max_val`"):
+        assert nn.Hardtanh(max_value=2.0).max_val == 2.0
