@@ -146,8 +146,8 @@ class CustomVJPPrimal:
     ``defvjp(fwd, bwd, symbolic_zeros=True)`` gets it (JAX's
     ``jax.custom_derivatives.CustomVJPPrimal``): ``value``, and ``perturbed``, whether it is
     being differentiated (a non-zero tangent) -- ``fwd`` may skip residuals for the others.
-    Where that is not known (under ``vmap`` of the rule, a rule closing over traced values)
-    every float leaf counts as perturbed.
+    Where that is not known (a rule closing over traced values) every float leaf counts as
+    perturbed.
 
     Example:
         >>> CustomVJPPrimal(1.0, True).perturbed
@@ -1140,15 +1140,27 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
 
     def bbwd(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
         nr = len(res)
-        outs, odims = batching.batch_flat(
-            lambda *rc: bwd(list(rc[:nr]), list(rc[nr:])), list(res) + list(cts),
-            [0] * (nr + len(cts)), n,
-        )
+        # Symbolic zero cotangents (a symbolic_zeros bwd gets them) stay out of the batched
+        # call; bwd sees a Zero of the per-example aval in their place.
+        live = [type(c) is not Zero for c in cts]
+        per_example = [None if lv else Zero(c.aval.update(shape=c.aval.shape[1:]))
+                       for c, lv in zip(cts, live)]
+
+        def flat(*rc: Any) -> list[Any]:
+            it = iter(rc[nr:])
+            return bwd(list(rc[:nr]), [next(it) if lv else z for lv, z in zip(live, per_example)])
+
+        live_cts = [c for c, lv in zip(cts, live) if lv]
+        outs, odims = batching.batch_flat(flat, list(res) + live_cts,
+                                          [0] * (nr + len(live_cts)), n)
         return _to_front(outs, odims, n)
 
     bfun.__name__ = f"vmap({_fun_name(fun)})"
     bfwd.__name__ = f"vmap({_fun_name(fwd)})"
     bbwd.__name__ = f"vmap({_fun_name(bwd)})"
+    # A symbolic_zeros rule keeps its perturbed flags and symbolic zero cotangents under vmap.
+    bfwd.symbolic_zeros = getattr(fwd, "symbolic_zeros", False)  # type: ignore[attr-defined]
+    bbwd.symbolic_zeros = getattr(bwd, "symbolic_zeros", False)  # type: ignore[attr-defined]
     outs = bind(custom_vjp_call_p, *vals, fun=bfun, fwd=bfwd, bwd=bbwd, num_consts=num_consts)
     return outs, [0] * len(outs)
 

@@ -618,6 +618,16 @@ def test_custom_vjp_symbolic_zeros_as_jax() -> None:
     assert set(log) == {(False, True), (True, False)}
     y, t = funcgrad.jvp(lambda y: f({"a": 3.0}, y)[0], (2.0,), (1.0,))
     assert (float(y), float(t)) == (6.0, 3.0)  # forward mode transposes bwd, as before
+    # the rule batched by vmap keeps both (JAX: the same flags under grad(vmap(f)))
+    log.clear()
+    g = funcgrad.grad(lambda ys: funcgrad.vmap(lambda q: f({"a": 3.0}, q)[1])(ys).sum())(
+        dev(np.arange(2.0)))
+    np.testing.assert_allclose(host(g), [1.0, 1.0])
+    assert log == [(False, True), (True, False)]
+    # JAX: jacrev(..., argnums=(0, 1))(3., 2.) == ([2., 0.], [3., 1.])
+    ja, jy = funcgrad.jacrev(lambda a, y: fnp.stack(f({"a": a}, y)), argnums=(0, 1))(3.0, 2.0)
+    np.testing.assert_allclose(host(ja), [2.0, 0.0])
+    np.testing.assert_allclose(host(jy), [3.0, 1.0])
 
 
 @pytest.mark.parametrize("jitted", [True, False])
