@@ -1,5 +1,7 @@
 """``r_`` and ``c_``: NumPy's index-expression concatenators, on funcgrad arrays (traced ones
-included), with NumPy's slice and string-directive semantics.
+included), with NumPy's slice and string-directive semantics; ``mgrid`` and ``ogrid``
+(NumPy's grids, on the default device); ``s_`` and ``index_exp`` (NumPy's own index-expression
+builders: they make plain Python index tuples).
 
 funcgrad has no matrix class: the ``'r'``/``'c'`` directives give the 2-D array that NumPy's
 ``matrix`` result holds (a row, or a column for ``'c'``), and a string key (``r_['1 2; 3 4']``,
@@ -19,7 +21,7 @@ from funcgrad.backend import device_of, device_put
 from funcgrad.core import Tracer
 from funcgrad.numpy import _creation, _dtype_utils, _shape
 
-__all__ = ["r_", "c_"]
+__all__ = ["r_", "c_", "mgrid", "ogrid", "s_", "index_exp"]
 
 
 def _item_array(item: Any, ndmin: int, trans1d: int) -> Any:
@@ -166,3 +168,48 @@ class CClass(AxisConcatenator):
 
 r_ = RClass()
 c_ = CClass()
+
+
+class GridClass:
+    """``mgrid[...]`` (dense) / ``ogrid[...]`` (open) grids, as :data:`numpy.mgrid` and
+    :data:`numpy.ogrid`: NumPy's values and dtypes, on the default device.
+
+    Slice bounds are static numbers (the grid's shape depends on them), so the grid is a
+    constant under every transformation. A complex step is a number of points, end included.
+    ``ogrid`` returns a tuple of broadcastable arrays (NumPy 2; ``jax.numpy`` gives a list).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.mgrid[0:2, 0:3]
+        array([[[0, 0, 0],
+                [1, 1, 1]],
+        <BLANKLINE>
+               [[0, 1, 2],
+                [0, 1, 2]]])
+        >>> fnp.ogrid[0:1:3j, 0:2]
+        (array([[0. ],
+               [0.5],
+               [1. ]]), array([[0., 1.]]))
+    """
+
+    __slots__ = ("_grid",)
+
+    def __init__(self, grid: Any) -> None:
+        self._grid = grid
+
+    def __getitem__(self, key: Any) -> Any:
+        out = self._grid[key]
+        if isinstance(out, tuple | list):
+            return tuple(_creation.asarray(o) for o in out)
+        return _creation.asarray(out)
+
+    def __len__(self) -> int:
+        return 0
+
+
+mgrid = GridClass(numpy.mgrid)
+ogrid = GridClass(numpy.ogrid)
+# Pure index-expression builders (``s_[1:3, ::2]`` is ``(slice(1, 3), slice(None, None, 2))``):
+# no arrays are involved, so NumPy's own objects are the right ones.
+s_ = numpy.s_
+index_exp = numpy.index_exp

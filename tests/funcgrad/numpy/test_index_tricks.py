@@ -1,5 +1,5 @@
 """``fnp.r_`` / ``fnp.c_`` against NumPy (slices, scalars, arrays, string directives), traced,
-differentiated and batched."""
+differentiated and batched; ``mgrid``/``ogrid``/``s_``/``index_exp`` as NumPy's."""
 
 from __future__ import annotations
 
@@ -75,3 +75,27 @@ def test_traced_differentiated_and_batched() -> None:
     assert_allclose(batched, np.tile([1.0, 1.0, 0.0], (3, 1)))
     # a traced stop with a complex step: linspace of traced bounds
     assert_allclose(funcgrad.jit(lambda s: fnp.r_[0.0:s:3j])(2.0), np.array([0.0, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("key", [
+    (slice(0, 3),), (slice(0, 2), slice(0, 3)), (slice(-1, 1, 5j),), (slice(0, 1, 3j), slice(2)),
+    (slice(0.5, 2),), (slice(0, 5, 2), slice(1, 0, -1)), (slice(0, 2), slice(0, 1, 0.25)),
+])
+def test_grids_match_numpy(key: tuple) -> None:
+    k = key[0] if len(key) == 1 else key
+    for ours, theirs in ((fnp.mgrid, np.mgrid), (fnp.ogrid, np.ogrid)):
+        got, want = ours[k], theirs[k]
+        assert type(got) is type(want)
+        for g, w in zip(got if isinstance(want, tuple) else [got],
+                        want if isinstance(want, tuple) else [want], strict=True):
+            assert g.dtype == w.dtype
+            assert_allclose(host(g), w)
+
+
+def test_grids_under_jit_and_index_expressions() -> None:
+    f = funcgrad.jit(lambda s: s * fnp.mgrid[0:2, 0:3][1])
+    assert_allclose(f(2.0), 2.0 * np.mgrid[0:2, 0:3][1])
+    assert fnp.s_[1:3, ::2] == (slice(1, 3), slice(None, None, 2))
+    assert fnp.index_exp[2] == (2,)
+    x = dev(np.arange(6.0))
+    assert_allclose(x[fnp.s_[::-2]], np.arange(6.0)[::-2])
