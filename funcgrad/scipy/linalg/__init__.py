@@ -48,10 +48,11 @@ from funcgrad.scipy.linalg._special_matrices import (
     tril,
     triu,
 )
+from funcgrad.scipy.linalg._sylvester import solve_sylvester
 
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
-    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "schur", "solve", "solve_triangular", "inv", "det",
+    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "schur", "solve", "solve_sylvester", "solve_triangular", "inv", "det",
     "expm", "expm_frechet", "sqrtm", "funm", "logm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert",
     "fiedler", "convolution_matrix",

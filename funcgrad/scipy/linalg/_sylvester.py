@@ -1,0 +1,77 @@
+"""``solve_sylvester`` of funcgrad.scipy.linalg: ``A X + X B = C`` by Bartels-Stewart (Schur
+forms) or through the eigendecompositions, as ``jax.scipy.linalg.solve_sylvester``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.ops import schur as _schur
+from funcgrad.scipy.linalg._util import as_inexact, mH, promote
+
+__all__ = ["solve_sylvester"]
+
+
+def _bartels_stewart(a: Any, b: Any, c: Any) -> Any:
+    # a = u r u^H (r upper triangular), b^H = v s v^H, so with y = u^H x v:
+    # r y + y s^H = u^H c v, and s^H is lower triangular: the columns of y come out last first.
+    r, u = _schur.schur(a, "complex")
+    s, v = _schur.schur(mH(b), "complex")
+    low = mH(s)
+    f = fnp.matmul(fnp.matmul(mH(u), c.astype(get_aval(r).dtype)), v)
+    m, n = get_aval(c).shape[-2:]
+    eye = fnp.eye(m, dtype=get_aval(r).dtype)
+    cols: list[Any] = [None] * n
+    for j in range(n - 1, -1, -1):
+        rhs = f[..., :, j]
+        for k in range(j + 1, n):
+            rhs = rhs - cols[k] * low[..., k, j][..., None]
+        cols[j] = fnp.linalg.solve(r + low[..., j, j][..., None, None] * eye,
+                                   rhs[..., None])[..., 0]
+    y = fnp.stack(cols, axis=-1)
+    return fnp.matmul(fnp.matmul(u, y), mH(v))
+
+
+def _through_eig(a: Any, b: Any, c: Any) -> Any:
+    wa, ua = fnp.linalg.eig(a)
+    wb, ub = fnp.linalg.eig(b)
+    f = fnp.linalg.solve(ua, fnp.matmul(c.astype(get_aval(wa).dtype), ub))
+    y = f / (wa[..., :, None] + wb[..., None, :])
+    return fnp.matmul(fnp.matmul(ua, y), fnp.linalg.inv(ub))
+
+
+def solve_sylvester(A: Any, B: Any, C: Any, *, method: str = "schur",  # noqa: N803
+                    tol: float = 1e-8) -> Any:
+    """``X`` with ``A X + X B = C`` for (batches of) ``A (m, m)``, ``B (n, n)``, ``C (m, n)``,
+    as ``jax.scipy.linalg.solve_sylvester`` (SciPy's ``solve_sylvester(a, b, q)`` is the
+    same equation). ``method="schur"`` (Bartels-Stewart on the complex Schur forms: robust,
+    defective matrices included; not differentiable, like JAX's) or ``"eigen"`` (through the
+    eigendecompositions: needs diagonalisable ``A`` and ``B``; differentiable). Where some
+    eigenvalue sum ``|w_A + w_B|`` is below ``tol`` (no unique solution) the result is NaN,
+    as JAX. Real when ``C`` is real.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> a, b = np.array([[1.0, 2.0], [0.0, 3.0]]), np.array([[4.0, 1.0], [0.0, 5.0]])
+        >>> fsl.solve_sylvester(a, b, np.eye(2)).round(6).tolist()
+        [[0.2, -0.075], [0.0, 0.125]]
+    """
+    a, b, c = promote(as_inexact(A), as_inexact(B), as_inexact(C))
+    sa, sb, sc = (get_aval(x).shape for x in (a, b, c))
+    if len(sc) < 2 or sa[-2:] != (sc[-2], sc[-2]) or sb[-2:] != (sc[-1], sc[-1]):
+        raise ValueError(f"solve_sylvester: incompatible shapes A {sa}, B {sb}, C {sc} (A must "
+                         "be (..., m, m), B (..., n, n), C (..., m, n))")
+    solver = {"schur": _bartels_stewart, "eigen": _through_eig}.get(method)
+    if solver is None:
+        raise ValueError(f"solve_sylvester: unrecognized method {method!r}; the two valid "
+                         "methods are 'schur' and 'eigen'")
+    sums = fnp.linalg.eigvals(a)[..., :, None] + fnp.linalg.eigvals(b)[..., None, :]
+    singular = fnp.any(fnp.abs(sums) < tol, axis=(-2, -1))[..., None, None]
+    # A singular equation gives NaN (JAX's); the solver runs on identities there instead, so
+    # that it never meets a singular system (an error eagerly).
+    x = solver(fnp.where(singular, fnp.eye(sa[-1], dtype=get_aval(a).dtype), a),
+               fnp.where(singular, fnp.eye(sb[-1], dtype=get_aval(b).dtype), b), c)
+    if get_aval(c).dtype.kind != "c":
+        x = fnp.real(x)
+    return fnp.where(singular, fnp.nan, x)

@@ -1,0 +1,49 @@
+"""``funcgrad.scipy.linalg.solve_sylvester`` (JAX's signature and methods) against SciPy:
+values, defective matrices, JAX's NaN for singular equations, batches, derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.scipy.linalg as fsl
+from funcgrad.test_util import check_grads
+
+_RNG = np.random.default_rng(0)
+_A, _B, _C = _RNG.normal(size=(4, 4)), _RNG.normal(size=(3, 3)), _RNG.normal(size=(4, 3))
+
+
+@pytest.mark.parametrize("method", ["schur", "eigen"])
+def test_as_scipy(method) -> None:
+    x = fsl.solve_sylvester(dev(_A), dev(_B), dev(_C), method=method)
+    assert host(x).dtype == np.float64
+    assert_allclose(x, sla.solve_sylvester(_A, _B, _C), rtol=1e-9, atol=1e-12)
+    ac = _A + 1j * _RNG.normal(size=(4, 4))
+    xc = host(fsl.solve_sylvester(dev(ac), dev(_B), dev(_C + 0j), method=method))
+    assert_allclose(ac @ xc + xc @ _B, _C + 0j, rtol=1e-10, atol=1e-12)
+
+
+def test_defective_singular_and_errors() -> None:
+    jordan = np.array([[1.0, 1.0], [0.0, 1.0]])    # Bartels-Stewart copes with it
+    assert_allclose(fsl.solve_sylvester(dev(jordan), dev(jordan), dev(np.eye(2))),
+                    sla.solve_sylvester(jordan, jordan, np.eye(2)))
+    # No unique solution (an eigenvalue sum is 0): NaN, as JAX.
+    eye = dev(np.eye(2))
+    assert np.isnan(host(fsl.solve_sylvester(eye, -eye, eye))).all()
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        fsl.solve_sylvester(dev(_A), dev(_B), dev(_C.T))
+    with pytest.raises(ValueError, match="method"):
+        fsl.solve_sylvester(dev(_A), dev(_B), dev(_C), method="bogus")
+
+
+def test_batches_jit_and_derivatives() -> None:
+    xs = funcgrad.vmap(fsl.solve_sylvester)(dev(np.stack([_A, 2 * _A])),
+                                            dev(np.stack([_B, _B])), dev(np.stack([_C, _C])))
+    assert_allclose(xs[1], sla.solve_sylvester(2 * _A, _B, _C), rtol=1e-9, atol=1e-12)
+    assert_allclose(funcgrad.jit(fsl.solve_sylvester)(dev(_A), dev(_B), dev(_C)),
+                    sla.solve_sylvester(_A, _B, _C), rtol=1e-9, atol=1e-12)
+    check_grads(lambda a, c: fsl.solve_sylvester(a, dev(_B), c, method="eigen"),
+                (dev(_A), dev(_C)), order=1)
