@@ -32,7 +32,7 @@ from funcgrad import tree_util
 from funcgrad.api import closure_convert
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer, current_trace
-from funcgrad.interpreters.jvp import tangent_aval
+from funcgrad.interpreters.jvp import tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 from funcgrad.ops.custom_derivatives import (
@@ -43,7 +43,7 @@ from funcgrad.ops.custom_derivatives import (
 )
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
-           "closure_convert"]
+           "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values"]
 
 
 class _GradientRule:
@@ -150,3 +150,39 @@ def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
     wrapped = custom_vjp(primal)
     wrapped.defvjp(fwd, bwd)
     return wrapped
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """The zero tangent of each leaf of ``val``: arrays of zeros of the tangent dtype
+    (``float0`` for integer leaves), or :class:`SymbolicZero` with ``symbolic_zeros=True``
+    (``jax.custom_derivatives.zero_from_primal``) -- what a symbolic-zeros rule returns for
+    an output it does not perturb.
+
+    Example:
+        >>> import numpy as np
+        >>> zero_from_primal(np.ones(2, np.float32))
+        array([0., 0.], dtype=float32)
+        >>> zero_from_primal({"a": 1.0}, symbolic_zeros=True)
+        {'a': SymbolicZero}
+    """
+    def zero(x: Any) -> Any:
+        t = tangent_aval(get_aval(x))
+        return SymbolicZero(t) if symbolic_zeros else zeros_like_aval(t)
+
+    return tree_util.tree_map(zero, val)
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each :class:`CustomVJPPrimal` leaf (what a ``symbolic_zeros`` fwd rule
+    gets) replaced by its value (``jax.custom_derivatives.custom_vjp_primal_tree_values``).
+
+    Example:
+        >>> custom_vjp_primal_tree_values({"w": CustomVJPPrimal(2.0, True)})
+        {'w': 2.0}
+    """
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_util.tree_map(value, tree)

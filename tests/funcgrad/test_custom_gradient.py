@@ -105,3 +105,22 @@ def test_errors() -> None:
     # JAX: TracerBoolConversionError (a ConcretizationTypeError)
     with pytest.raises(funcgrad.ConcretizationError):
         funcgrad.grad(branches)(1.0)
+
+
+def test_symbolic_zero_helpers_as_jax() -> None:
+    from funcgrad.custom_derivatives import (
+        CustomVJPPrimal,
+        SymbolicZero,
+        custom_vjp_primal_tree_values,
+        zero_from_primal,
+    )
+
+    z = zero_from_primal(np.ones(2, np.float32))  # JAX: [0. 0.] float32
+    assert z.dtype == np.float32 and z.tolist() == [0.0, 0.0]
+    assert zero_from_primal(np.arange(2)).dtype == funcgrad.float0  # JAX: float0 zeros
+    sz = zero_from_primal({"a": np.ones(3)}, symbolic_zeros=True)["a"]
+    assert type(sz) is SymbolicZero and sz.shape == (3,)
+    tree = {"w": CustomVJPPrimal(2.0, True), "b": [CustomVJPPrimal(1.0, False)]}
+    assert custom_vjp_primal_tree_values(tree) == {"w": 2.0, "b": [1.0]}
+    with pytest.raises(TypeError, match="unexpected leaf type"):
+        custom_vjp_primal_tree_values({"w": 2.0})
