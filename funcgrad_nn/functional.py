@@ -1567,6 +1567,21 @@ def _ctc_targets(targets: Any, target_lengths: Any, n: int, fname: str) -> Any:
     return fnp.where(inside, fnp.take(targets, safe), 0)
 
 
+@funcgrad.custom_jvp
+def _nan_derivative_where(nll: Any, log_probs: Any, live: Any) -> Any:
+    """``nll``, whose derivative with respect to ``log_probs[t, n, :]`` is NaN where
+    ``live[t, n]``: PyTorch's gradient of an impossible alignment's infinite CTC loss (inf
+    minus inf in its backward) at the frames the sample uses, and 0 at the others."""
+    return nll
+
+
+_nan_derivative_where.defjvps(
+    lambda d, out, nll, lp, live: d,
+    lambda d, out, nll, lp, live: fnp.sum(fnp.where(live[:, :, None], math.nan, 0) * d,
+                                          axis=(0, 2)),
+    None)
+
+
 def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Any:
     """Connectionist Temporal Classification loss: -log of the total probability of all
@@ -1581,8 +1596,9 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     normalisation); it is the true derivative of the returned loss.
     ``targets`` ``(N, S)`` padded or 1-D concatenated (not containing ``blank``);
     ``input_lengths``/``target_lengths`` ``(N,)``. ``reduction="mean"`` divides each loss by
-    its target length, then averages (PyTorch). Impossible alignments give ``inf`` (0, with
-    zero gradient, under ``zero_infinity``).
+    its target length, then averages (PyTorch). Impossible alignments give ``inf`` with a NaN
+    gradient at the frames the sample uses, as PyTorch (0, with zero gradient, under
+    ``zero_infinity``).
 
     >>> import numpy as np
     >>> lp = np.log(np.full((2, 1, 2), 0.5))       # T=2, one sequence, 2 classes
@@ -1624,6 +1640,7 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     # Renormalise over classes: a no-op on log-softmax outputs (what PyTorch requires), and
     # it makes the gradient with respect to log_probs PyTorch's (its kernel returns the
     # derivative of CTC composed with log_softmax).
+    raw = lp
     lp = log_softmax(lp, dim=-1)
     dt = lp.dtype
     neg = float(numpy.finfo(dt).min) / 4  # a finite -inf: keeps exp/log gradients NaN-free
@@ -1665,6 +1682,9 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     ll = m + fnp.log(fnp.exp(last - m) + fnp.exp(before - m))
     impossible = ll < neg / 2
     nll = fnp.where(impossible, 0 if zero_infinity else math.inf, -ll)
+    if not zero_infinity and t_len:
+        frames = _iota_like(il, t_len, il.dtype)[:, None] < il[None, :]
+        nll = _nan_derivative_where(nll, raw, frames & impossible[None, :])
     if reduction == "mean":  # over the batch of one too: the same value when unbatched
         return fnp.mean(nll / fnp.maximum(tl, 1).astype(dt))
     return _reduce(nll[0] if unbatched else nll, reduction, fname)

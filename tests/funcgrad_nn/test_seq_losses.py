@@ -62,6 +62,19 @@ def test_ctc_infeasible_alignment():
     assert np.all(g == 0)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_ctc_infeasible_gradient_is_nan_like_pytorch(reduction):
+    # PyTorch 2.13: without zero_infinity an impossible sample's gradient is NaN at the
+    # frames it uses (t < input_length) and 0 after them; other samples are unaffected.
+    lp = F.log_softmax(rng.normal(size=(4, 2, 3)), -1)
+    tg, il, tl = np.array([[1, 1], [1, 2]]), np.array([2, 4]), np.array([2, 2])
+    g = np.asarray(funcgrad.grad(lambda x: F.ctc_loss(x, tg, il, tl, reduction=reduction))(lp))
+    assert np.isnan(g[:2, 0]).all() and (g[2:, 0] == 0).all()
+    assert np.isfinite(g[:, 1]).all() and np.abs(g[:, 1]).sum() > 0
+    jitted = funcgrad.jit(funcgrad.grad(lambda x: F.ctc_loss(x, tg, il, tl, reduction=reduction)))
+    np.testing.assert_array_equal(np.isnan(np.asarray(jitted(lp))), np.isnan(g))
+
+
 SMOOTH_LOSSES = [
     (F.soft_margin_loss, lambda: (rng.normal(size=(3, 4)), np.sign(rng.normal(size=(3, 4))))),
     (F.multilabel_soft_margin_loss, lambda: (rng.normal(size=(3, 4)),
