@@ -34,13 +34,16 @@ def _check_module(module: Any, what: str) -> None:
         raise TypeError(f"{what}: {type(module).__name__} is not a Module subclass")
 
 
-def _parameters_repr(mod: Module) -> str:
+def _parameters_repr(mod: Module, items: Any = None) -> str:
     # PyTorch's ParameterList extra_repr, with NumPy dtype names (also for ParameterDict,
     # where PyTorch prints legacy tensor type names such as FloatTensor).
     lines = []
-    for k, p in mod._parameters.items():
-        size = "x".join(str(n) for n in p.shape)
-        lines.append(f"  ({k}): Parameter containing: [{p.dtype} of size {size}]")
+    for k, p in (mod._parameters.items() if items is None else items):
+        if is_array(p):
+            size = "x".join(str(n) for n in p.shape)
+            lines.append(f"  ({k}): Parameter containing: [{p.dtype} of size {size}]")
+        else:
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
     return "\n".join(lines)
 
 
@@ -321,7 +324,8 @@ def _pairs(items: Any, what: str) -> list[tuple[Any, Any]]:
 
 class ParameterList(Module):
     """A list of parameters named ``"0"``, ``"1"``, ...; indexing returns the arrays. Plain
-    arrays appended become trainable parameters.
+    arrays appended become trainable parameters; as in PyTorch, a module appended becomes a
+    submodule and any other object a plain attribute.
 
     >>> import numpy as np, funcgrad_nn as nn
     >>> pl = nn.ParameterList([np.zeros(2), nn.Parameter(np.ones(3), requires_grad=False)])
@@ -331,46 +335,56 @@ class ParameterList(Module):
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
+        self._size = 0
         if values is not None:
             self.extend(values)
 
     def __len__(self) -> int:
-        return len(self._parameters)
+        return self._size
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._parameters.values())
+        return (self[i] for i in range(len(self)))
+
+    def _entry(self, i: int) -> Any:
+        """Element ``i`` as stored: a Parameter (keeping its requires_grad), a module or an
+        object."""
+        k = str(i)
+        if k in self._parameters:
+            return Parameter(self._parameters[k], requires_grad=k not in self._frozen)
+        return getattr(self, k)
 
     def __getitem__(self, idx: int | slice) -> Any:
-        vals = list(self._parameters.values())
         if isinstance(idx, slice):
-            frozen = self._frozen
-            keys = list(self._parameters)[idx]
-            return type(self)(Parameter(self._parameters[k], requires_grad=k not in frozen)
-                              for k in keys)
-        return vals[_index(idx, len(vals), "ParameterList")]
+            return type(self)(self._entry(i) for i in range(len(self))[idx])
+        return getattr(self, str(_index(idx, len(self), "ParameterList")))
 
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
     def extra_repr(self) -> str:
-        return _parameters_repr(self)
+        return _parameters_repr(self, [(str(i), self[i]) for i in range(len(self))])
 
     def __setitem__(self, idx: int, value: Any) -> None:
-        i = _index(idx, len(self), "ParameterList")
-        setattr(self, str(i), value if isinstance(value, Parameter) else Parameter(value))
+        self._put(_index(idx, len(self), "ParameterList"), value)
+
+    def _put(self, i: int, value: Any) -> None:
+        if is_array(value) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, str(i), value)
 
     def append(self, value: Any) -> ParameterList:
-        """Append a Parameter (or an array, made a trainable Parameter); returns self."""
-        if not isinstance(value, Parameter):
-            if not is_array(value):
-                raise TypeError(f"ParameterList.append: expected an array or Parameter, got "
-                                f"{type(value).__name__}")
-            value = Parameter(value)
-        self.register_parameter(str(len(self)), value)
+        """Append a Parameter (or an array, made a trainable Parameter; a module or another
+        object is kept as PyTorch keeps it); returns self."""
+        i = len(self)
+        self._size = i + 1
+        self._put(i, value)
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
         """Append each value; returns self."""
+        if not isinstance(values, Iterable) or is_array(values):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
         for v in values:
             self.append(v)
         return self

@@ -228,18 +228,19 @@ class Module:
                 done = value._attached.setdefault(id(hook), [])
                 if not any(where == (id(self), name) for where, _ in done):  # not twice
                     done.append(((id(self), name), _hooks.add_param_hook(self, name, hook)))
+        elif "_parameters" in d and name in d["_parameters"]:
+            # (before the Module case, as PyTorch: a module cannot replace a parameter)
+            if value is not None and not is_array(value):
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as parameter {name!r} "
+                    "(expected an array, a Parameter or None)")
+            d["_parameters"][name] = value
         elif isinstance(value, Module):
             self._check_init()
             self._remove_from(name, keep="_modules")
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
             self.register_buffer(name, value.data, persistent=value.persistent)
-        elif "_parameters" in d and name in d["_parameters"]:
-            if value is not None and not is_array(value):
-                raise TypeError(
-                    f"cannot assign {type(value).__name__} as parameter {name!r} "
-                    "(expected an array, a Parameter or None)")
-            d["_parameters"][name] = value
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not is_array(value):
                 raise TypeError(

@@ -138,6 +138,17 @@ CASES = {
     "pl_repr": lambda nn, ones: repr(nn.ParameterList([ones(2), ones(3, 4)])).replace(
         "torch.", ""),
     "pl_empty_repr": lambda nn, ones: repr(nn.ParameterList()),
+    "pl_mixed": lambda nn, ones: (lambda p: [len(p), type(p[3]).__name__, p[4], [
+        n for n, _ in p.named_parameters()], [n for n, _ in p.named_modules()], list(
+        p.state_dict()), repr(p).replace("torch.", ""), len(p[1:4])])(nn.ParameterList(
+            [ones(2), nn.Parameter(ones(1)), ones(3), nn.ReLU(), "x"])),
+    "pl_extend_array": lambda nn, ones: nn.ParameterList().extend(ones(2)),
+    "pl_extend_not_iterable": lambda nn, ones: nn.ParameterList().extend(3),
+    "pl_setitem_module": lambda nn, ones: nn.ParameterList([ones(1)]).__setitem__(0, nn.Tanh()),
+    "module_over_parameter": lambda nn, ones: setattr(nn.Linear(1, 1), "weight", nn.Tanh()),
+    "module_over_buffer": lambda nn, ones: (lambda m: (setattr(m, "running_mean", nn.Tanh()), [
+        n for n, _ in m.named_buffers()], [n for n, _ in m.named_children()]))(
+        nn.BatchNorm1d(2))[1:],
     "pl_slice": lambda nn, ones: [list(p.shape) for p in nn.ParameterList(
         [ones(2), ones(3), ones(4)])[1:]],
     "buffer_names": lambda nn, ones: [[n for n, _ in _with_buffers(nn, ones).named_buffers()],
