@@ -76,3 +76,22 @@ def test_schur_refusals() -> None:
         lax_linalg.schur(a, sort_eig_vals=True)
     with pytest.raises(NotImplementedError):   # no derivative rule, as JAX
         funcgrad.grad(lambda a: fsl.schur(a)[0].sum())(a)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 6])
+def test_rsf2csf_as_scipy(n) -> None:
+    a = np.random.default_rng(10 + n).normal(size=(n, n))
+    t_real, z_real = sla.schur(a)
+    t, z = fsl.rsf2csf(dev(t_real), dev(z_real))
+    want_t, want_z = sla.rsf2csf(t_real, z_real)
+    assert host(t).dtype == np.complex128
+    assert_allclose(t, want_t, rtol=1e-10, atol=1e-12)
+    assert_allclose(z, want_z, rtol=1e-10, atol=1e-12)
+    # with funcgrad's own real Schur form: still a complex Schur form of a
+    t2, z2 = (host(x) for x in fsl.rsf2csf(*fsl.schur(dev(a))))
+    assert_allclose(z2 @ t2 @ z2.conj().T, a + 0j, rtol=1e-10, atol=1e-10)
+    assert not np.tril(t2, -1).any()
+    many = funcgrad.vmap(fsl.rsf2csf)(dev(np.stack([t_real] * 2)), dev(np.stack([z_real] * 2)))
+    assert_allclose(many[0][1], want_t, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="must match"):
+        fsl.rsf2csf(dev(t_real), dev(np.eye(n + 1)))
