@@ -396,8 +396,9 @@ class _MissingKey(KeyError, AttributeError):
 
 class ParameterDict(Module):
     """An ordered dict of parameters; indexing returns the arrays. Plain arrays stored become
-    trainable parameters. As in PyTorch, a plain ``dict`` given to the constructor or
-    ``update`` is added in sorted key order (an ``OrderedDict`` or pairs in their order).
+    trainable parameters; as in PyTorch, a module stored becomes a submodule and any other
+    object a plain attribute. A plain ``dict`` given to the constructor or ``update`` is
+    added in sorted key order (an ``OrderedDict`` or pairs in their order).
 
     >>> import numpy as np, funcgrad_nn as nn
     >>> pd = nn.ParameterDict({"b": np.zeros(2), "a": nn.Parameter(np.ones(3))})
@@ -407,53 +408,68 @@ class ParameterDict(Module):
 
     def __init__(self, parameters: Any = None) -> None:
         super().__init__()
+        self._keys: dict[str, None] = {}
         if parameters is not None:
             self.update(parameters)
 
+    @staticmethod
+    def _attr(key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not "
+                            f"a string (type is '{type(key).__name__}')")
+        return key
+
+    def _entry(self, key: str) -> Any:
+        """The value as stored: a Parameter (keeping its requires_grad), a module or an
+        object."""
+        if key in self._parameters:
+            return Parameter(self._parameters[key], requires_grad=key not in self._frozen)
+        return self[key]
+
     def __getitem__(self, key: str) -> Any:
-        if key not in self._parameters:
+        if self._attr(key) not in self._keys:
             raise _MissingKey(key)
-        return self._parameters[key]
+        return getattr(self, key)
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if not isinstance(value, Parameter):
-            if not is_array(value):
-                raise TypeError(f"ParameterDict[{key!r}]: expected an array or Parameter, "
-                                f"got {type(value).__name__}")
+        attr = self._attr(key)
+        if is_array(value) and not isinstance(value, Parameter):
             value = Parameter(value)
-        self.register_parameter(key, value)
+        setattr(self, attr, value)
+        self._keys[key] = None
 
     def __delitem__(self, key: str) -> None:
-        if key not in self._parameters:
+        if key not in self._keys:
             raise KeyError(key)
+        del self._keys[key]
         delattr(self, key)
 
     def __len__(self) -> int:
-        return len(self._parameters)
+        return len(self._keys)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
+        return iter(self._keys)
 
     def extra_repr(self) -> str:
-        return _parameters_repr(self)
+        return _parameters_repr(self, self.items())
 
     def __reversed__(self) -> Iterator[str]:
-        return reversed(list(self._parameters))
+        return reversed(list(self._keys))
 
     def __contains__(self, key: object) -> bool:
-        return key in self._parameters
+        return key in self._keys
 
     def keys(self) -> Any:
-        return self._parameters.keys()
+        return self._keys.keys()
 
     def values(self) -> Any:
-        return self._parameters.values()
+        return [self[k] for k in self._keys]
 
     def items(self) -> Any:
-        return self._parameters.items()
+        return [(k, self[k]) for k in self._keys]
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._parameters.get(key, default)
+        return self[key] if key in self else default
 
     def pop(self, key: str) -> Any:
         v = self[key]
@@ -461,9 +477,9 @@ class ParameterDict(Module):
         return v
 
     def popitem(self) -> tuple[str, Any]:
-        if not self._parameters:
+        if not self._keys:
             raise KeyError("popitem(): dictionary is empty")
-        k = next(reversed(self._parameters))
+        k = next(reversed(self._keys))
         return k, self.pop(k)
 
     def setdefault(self, key: str, default: Any = None) -> Any:
@@ -472,12 +488,11 @@ class ParameterDict(Module):
         return self[key]
 
     def clear(self) -> None:
-        for k in list(self._parameters):
+        for k in list(self._keys):
             del self[k]
 
     def copy(self) -> ParameterDict:
-        return ParameterDict(
-            (k, Parameter(v, requires_grad=k not in self._frozen)) for k, v in self.items())
+        return ParameterDict(collections.OrderedDict((k, self._entry(k)) for k in self._keys))
 
     def fromkeys(self, keys: Any, default: Any = None) -> ParameterDict:
         """A new ParameterDict with ``keys``, each holding ``default`` (as PyTorch's).
@@ -503,10 +518,12 @@ class ParameterDict(Module):
         return self
 
     def update(self, parameters: Any) -> None:
-        src = parameters._frozen if isinstance(parameters, ParameterDict) else ()
-        pairs = _pairs(parameters, "ParameterDict")
-        if isinstance(parameters, Mapping) and not isinstance(parameters,
-                                                              collections.OrderedDict):
-            pairs.sort(key=lambda kv: kv[0])  # PyTorch sorts a plain dict's keys
+        if isinstance(parameters, ParameterDict):
+            pairs = [(k, parameters._entry(k)) for k in parameters._keys]
+        else:
+            pairs = _pairs(parameters, "ParameterDict")
+            if isinstance(parameters, Mapping) and not isinstance(parameters,
+                                                                  collections.OrderedDict):
+                pairs.sort(key=lambda kv: kv[0])  # PyTorch sorts a plain dict's keys
         for k, v in pairs:
-            self[k] = Parameter(v, requires_grad=False) if k in src else v
+            self[k] = v

@@ -130,6 +130,15 @@ CASES = {
     "pd_pop": lambda nn, ones: (lambda s: [list(s.pop("w").shape), list(s)])(_pd(nn, ones)),
     "pd_set": lambda nn, ones: list(_do(_pd(nn, ones), "__setitem__", "a", ones(1))),
     "pd_missing": lambda nn, ones: _pd(nn, ones)["zz"],
+    "pd_mixed": lambda nn, ones: (lambda p: [list(p), type(p["m"]).__name__, p["s"], [
+        n for n, _ in p.named_parameters()], [n for n, _ in p.named_modules()],
+        list(p.state_dict()), list(p.copy()), "m" in p, len(p), list(reversed(p))])(
+        nn.ParameterDict(collections.OrderedDict(
+            [("w", ones(2)), ("m", nn.ReLU()), ("s", "x"), ("b", ones(1))]))),
+    "pd_mixed_delete": lambda nn, ones: (lambda p: (p.__delitem__("m"), p.pop("s"), list(p), [
+        n for n, _ in p.named_modules()]))(nn.ParameterDict(collections.OrderedDict(
+            [("w", ones(2)), ("m", nn.ReLU()), ("s", "x")])))[1:],
+    "pd_non_string_key": lambda nn, ones: nn.ParameterDict().__setitem__(1, ones(1)),
     "pd_fromkeys": lambda nn, ones: list(_pd(nn, ones).fromkeys(["x", "y"], ones(1))),
     "pd_or": lambda nn, ones: list(_pd(nn, ones) | nn.ParameterDict({"a": ones(1)})),
     "pd_ror": lambda nn, ones: list(nn.ParameterDict({"a": ones(1)}).__ror__(_pd(nn, ones))),
