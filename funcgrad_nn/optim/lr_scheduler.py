@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from funcgrad.backend import is_array, is_writeable
+
 __all__ = [
     "LRScheduler",
     "LambdaLR",
@@ -60,7 +62,7 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy_lr(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -69,7 +71,7 @@ class LRScheduler:
                         "resuming scheduler with last_epoch >= 0 (load the optimizer's "
                         "state_dict first, or set last_epoch=-1 for a fresh run)"
                     )
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
 
@@ -141,8 +143,8 @@ class LRScheduler:
             raise ValueError(f"{type(self).__name__}: got {len(values)} learning rates for "
                              f"{len(groups)} parameter groups")
         for group, lr in zip(groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in groups]
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def _warn_get_lr_outside_step(self) -> None:
         if not self._get_lr_called_within_step:
@@ -161,6 +163,26 @@ EPOCH_DEPRECATION_WARNING = (
     "chainable form, where available. Please open an issue if you are unable to replicate your "
     "use case: https://github.com/pytorch/pytorch/issues/new/choose."
 )
+
+
+def _copy_lr(value: Any) -> Any:
+    return value.copy() if is_array(value) else value
+
+
+def _group_values(optimizer: Any, key: str) -> list[Any]:
+    """``group[key]`` of every group, arrays copied (PyTorch's ``_param_groups_val_list``:
+    no aliasing of a 0-d tensor learning rate)."""
+    return [_copy_lr(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``group[key]``; a 0-d array learning rate is filled in place, as PyTorch fills a
+    tensor one (``_update_param_group_val``)."""
+    current = group[key]
+    if is_array(current) and current.ndim == 0 and is_writeable(current):
+        current[...] = value
+    else:
+        group[key] = value
 
 
 def _check_optimizer(optimizer: Any) -> None:
@@ -630,7 +652,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
@@ -754,7 +776,7 @@ class SequentialLR(LRScheduler):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         # Undo the initial step every (nested) sub-scheduler took; the one in charge at
         # epoch 0 takes it again.
         self.recursive_undo()
@@ -819,12 +841,12 @@ class ChainedScheduler(LRScheduler):
                     f"{s.optimizer}, which is different from {optimizer}.")
         self._schedulers = list(schedulers)
         self.optimizer = optimizer
-        self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     def step(self) -> None:  # type: ignore[override]  # noqa: D102
         for s in self._schedulers:
             s.step()
-        self._last_lr = [g["lr"] for g in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
     state_dict = SequentialLR.state_dict
     load_state_dict = SequentialLR.load_state_dict
@@ -864,7 +886,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown = cooldown
         self.eps = eps
         self.last_epoch = 0
-        self._last_lr = [g["lr"] for g in optimizer.param_groups]
+        self._last_lr = _group_values(optimizer, "lr")
         self._init_is_better(mode, threshold, threshold_mode)
         self._reset()
 
@@ -920,7 +942,7 @@ class ReduceLROnPlateau(LRScheduler):
             self._reduce_lr()
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self) -> None:
         groups = self.optimizer.param_groups
@@ -937,7 +959,7 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, self.min_lrs[i])
             if old - new > self.eps:
-                group["lr"] = new
+                _set_group_value(group, "lr", new)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:  # noqa: D102
         self.__dict__.update(state_dict)

@@ -183,3 +183,22 @@ def test_scheduler_drives_optimizer_step():
         o.step([np.ones(1)])
         s.step()
     _close(w, [-1.75])
+
+
+def test_a_0d_array_learning_rate_is_filled_in_place_as_pytorchs_tensor_lr():
+    # PyTorch (_update_param_group_val): a tensor lr stays the same tensor, filled in place;
+    # initial_lr, base_lrs and get_last_lr() hold copies (no aliasing).
+    lr = np.array(0.1)
+    opt = optim.SGD([np.zeros(1)], lr=lr, momentum=0.9)
+    sched = L.StepLR(opt, step_size=1, gamma=0.5)
+    for _ in range(2):
+        opt.step([np.zeros(1)])
+        sched.step()
+    assert opt.param_groups[0]["lr"] is lr and float(lr) == 0.025
+    assert float(opt.param_groups[0]["initial_lr"]) == 0.1 and float(sched.base_lrs[0]) == 0.1
+    last = sched.get_last_lr()[0]
+    assert last is not lr and float(last) == 0.025
+    plateau = L.ReduceLROnPlateau(opt, patience=0, factor=0.5)
+    plateau.step(1.0)
+    plateau.step(2.0)
+    assert opt.param_groups[0]["lr"] is lr and float(lr) == 0.0125
