@@ -237,8 +237,53 @@ def _getitem(x: Any, idx: Any) -> Any:
     """
     if type(idx) is int:  # the hot path: t[i]
         return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")[0]
+    scalar_bools = _scalar_bool_positions(idx)
+    if scalar_bools:
+        return _getitem_scalar_bools(x, idx, scalar_bools)
     indexer, arrays = _parse_index(x, idx)
     return _ga.gather_canonical(x, *arrays, indexer=indexer)
+
+
+def _is_scalar_bool(e: Any) -> bool:
+    return type(e) is bool or type(e) is numpy.bool_ or (
+        type(e) is numpy.ndarray and e.ndim == 0 and e.dtype == bool)
+
+
+def _scalar_bool_positions(idx: Any) -> list[int]:
+    entries = idx if type(idx) is tuple else (idx,)
+    return [i for i, e in enumerate(entries) if _is_scalar_bool(e)]
+
+
+def _getitem_scalar_bools(x: Any, idx: Any, positions: list[int]) -> Any:
+    """``x[..., True, ...]`` / ``x[..., False, ...]`` as NumPy: a 0-d boolean is an advanced
+    index over a new length-1 axis, selecting it (True) or nothing (False); it broadcasts with
+    the other advanced indices (integers among them) and places its axis by NumPy's rules.
+    Built as exactly that: the new axes inserted, indexed by ``[0]`` or ``[]``."""
+    entries = list(idx) if type(idx) is tuple else [idx]
+    ndim_y = get_aval(x).ndim + len(positions)
+    consumed = sum(_axes_consumed(e) for e in entries)
+    axis, inserted = 0, []
+    for i, e in enumerate(entries):
+        if i in positions:
+            inserted.append(axis)
+            entries[i] = numpy.zeros(1 if bool(e) else 0, dtype=numpy.intp)
+        axis += ndim_y - consumed if e is Ellipsis else _axes_consumed(e)
+    return _getitem(_shape.expand_dims(x, tuple(inserted)), tuple(entries))
+
+
+def _axes_consumed(e: Any) -> int:
+    """How many axes of the indexed array index entry ``e`` stands for (a 0-d boolean: its
+    new axis)."""
+    if e is None or e is Ellipsis:
+        return 0
+    if _is_scalar_bool(e):
+        return 1
+    if type(e) is list or type(e) is tuple:
+        e = numpy.asarray(e)
+    if hasattr(e, "dtype") and get_aval(e).dtype == bool:
+        return get_aval(e).ndim
+    return 1
+
 
 
 # ---------------------------------------------------------------------------------------------

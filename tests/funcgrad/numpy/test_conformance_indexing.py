@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import assert_allclose, dev
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -277,8 +278,6 @@ def test_select(da: str, db: str, shape: tuple, data: st.DataObject) -> None:
 def test_unsupported_indices_say_so() -> None:
     """Where funcgrad can't follow NumPy it raises, naming the problem (never a wrong value)."""
     x = np.arange(6.0).reshape(2, 3)
-    with pytest.raises(IndexError, match="0-d boolean"):
-        fnp._getitem(x, True)  # NumPy: x[None] (or an empty x[None][:0] for False)
     mask = np.array([True, False])
     with pytest.raises(TypeError, match="boolean mask"):
         funcgrad.jit(lambda a, m: a[m])(x, mask)  # the result's shape depends on the values
@@ -294,3 +293,29 @@ def test_empty_boolean_axis_matches_any_size(shape: tuple, index: tuple) -> None
     nothing); a non-empty mismatched axis still raises IndexError."""
     x = np.arange(float(np.prod(shape))).reshape(shape)
     check_like_numpy(lambda a: fnp._getitem(a, index), lambda a: a[index], x, name="x[mask]")
+
+
+@pytest.mark.parametrize("index", [
+    True, False, (0, True), (True, 1), (Ellipsis, False), (slice(None), False, 1), (np.True_,),
+    (np.array(True), slice(1, None)), (None, False, Ellipsis, True), (True, True),
+    (1, Ellipsis, False, slice(0, 2)), (np.array([0, 1]), True), ([1], slice(None), True),
+    (np.array([[True, False, True], [False, False, True]]), True),
+])
+def test_zero_d_boolean_index(index: Any) -> None:
+    """A 0-d boolean is NumPy's advanced index over a new length-1 axis (True selects it,
+    False nothing): traced, differentiated and batched like NumPy's eager result."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    want = x[index]
+    assert_allclose(funcgrad.jit(lambda a: a[index])(dev(x)), want)
+    ids = np.arange(x.size).reshape(x.shape)[index]
+    counts = np.bincount(ids.ravel(), minlength=x.size).reshape(x.shape)
+    assert_allclose(funcgrad.grad(lambda a: fnp.sum(a[index] ** 2))(dev(x)), 2 * x * counts)
+    assert_allclose(funcgrad.vmap(lambda a: a[index])(dev(x[None])), want[None])
+
+
+def test_zero_d_boolean_broadcast_errors_as_numpy() -> None:
+    x = dev(np.arange(24.0).reshape(2, 3, 4))
+    with pytest.raises(IndexError, match="broadcast"):
+        funcgrad.jit(lambda a: a[np.array([0, 1]), False, 0])(x)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        funcgrad.jit(lambda a: a[True, np.array([True, False, True, True])])(x)
