@@ -192,7 +192,8 @@ class AveragedModel(Module):
         if not self.use_buffers:
             for b, c in zip(self.module.buffers(), model.buffers()):
                 b[...] = _to_device_of(c, b)
-        self.n_averaged = self.n_averaged + 1
+        count = self.n_averaged + 1  # NumPy: a scalar; the buffer stays a 0-d array
+        self.n_averaged = np.asarray(count) if isinstance(count, np.generic) else count
 
 
 def _to_device_of(x: Any, like: Any) -> Any:

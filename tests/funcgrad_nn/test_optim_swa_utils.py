@@ -33,6 +33,7 @@ def test_swa_is_the_running_mean_and_buffers_follow_the_model():
         seen.append(params)
         swa.update_parameters(model)
     assert int(swa.n_averaged) == 4
+    assert not isinstance(swa.n_averaged, np.generic)  # a 0-d array buffer, not a scalar
     for i, p in enumerate(swa.module.parameters()):
         assert_allclose(p, np.mean([s[i] for s in seen], axis=0), rtol=1e-6, atol=1e-6)
     for b, ref in zip(swa.module.buffers(), bufs):
