@@ -6,7 +6,7 @@ Example:
     0.0
 """
 
-from funcgrad import config, custom_derivatives, flatten_util, lax, tree, tree_util
+from funcgrad import config, custom_batching, custom_derivatives, flatten_util, lax, tree, tree_util
 from funcgrad import debug as debug
 from funcgrad import export as export
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
@@ -99,6 +99,7 @@ __all__ = [
     "custom_vjp",
     "custom_gradient",
     "custom_derivatives",
+    "custom_batching",
     "cond",
     "switch",
     "while_loop",
