@@ -105,10 +105,12 @@ def _as_input_dtype(x: Any, input: Any, always: bool = False) -> Any:
     return x
 
 
-def _mean_over(total: Any, denom: Any) -> Any:
-    """total / denom, NaN when denom is 0 (every target ignored) with a zero gradient there,
-    as PyTorch (a plain 0/0 would make every input gradient NaN)."""
-    empty = denom == 0
+def _mean_over(total: Any, valid: Any, denom: Any) -> Any:
+    """total / denom (the summed weights of the ``valid`` targets), as PyTorch: NaN with a
+    zero gradient when every target is ignored (its backward skips them; a plain 0/0 would
+    make every input gradient NaN), but a plain 0/0, NaN with NaN gradients, when targets
+    count and their class weights sum to 0."""
+    empty = ~fnp.any(valid)
     return fnp.where(empty, math.nan, fnp.divide(total, fnp.where(empty, 1, denom)))
 
 
@@ -1071,7 +1073,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
         fnp.where(valid, fnp.take(weight, safe), 0)
     loss = -picked * w
     if reduction == "mean":
-        return _mean_over(fnp.sum(loss), fnp.sum(w))
+        return _mean_over(fnp.sum(loss), valid, fnp.sum(w))
     return _reduce(loss, reduction, "nll_loss")
 
 
@@ -1132,7 +1134,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
             denom = fnp.sum(valid.astype(input.dtype))
         else:
             denom = fnp.sum(fnp.where(valid, fnp.take(weight, fnp.where(valid, target, 0)), 0))
-        smooth = _mean_over(fnp.sum(smooth), denom)
+        smooth = _mean_over(fnp.sum(smooth), valid, denom)
     elif reduction == "sum":
         smooth = fnp.sum(smooth)
     # fnp ops (not operators) so eager 0-d results stay arrays, not NumPy scalars.

@@ -9,7 +9,7 @@ from scipy.special import erf
 import funcgrad
 import funcgrad_nn.functional as F
 from funcgrad.test_util import check_grads
-from tests.helpers import DEVICE, assert_allclose, dev, host
+from tests.helpers import DEVICE, assert_allclose, dev, expected_fp_warnings, host
 
 rng = np.random.default_rng(0)
 
@@ -123,6 +123,27 @@ def test_losses_computed_in_the_inputs_dtype_keep_it_with_a_float64_target(name)
     assert F.mse_loss(dev(x), dev(t)).dtype == np.float64
     g = funcgrad.grad(lambda tt: fn(dev(x), tt))(dev(t))
     assert g.dtype == np.float64
+
+
+@expected_fp_warnings
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_zero_total_class_weight_is_pytorchs_plain_zero_over_zero(smoothing):
+    # PyTorch: targets that count but whose class weights sum to 0 give a NaN mean with NaN
+    # gradients (0/0); only when every target is ignored is the gradient zero.
+    x = rng.normal(size=(3, 4))
+    w = dev(np.array([0.0, 0.0, 1.0, 1.0]))
+
+    def loss(v, t):
+        return F.cross_entropy(v, dev(t), weight=w, label_smoothing=smoothing)
+
+    t = np.array([0, 1, 1])
+    assert np.isnan(float(loss(dev(x), t)))
+    assert np.isnan(host(funcgrad.grad(loss)(dev(x), t))).all()
+    nll_grad = host(funcgrad.grad(lambda v: F.nll_loss(v, dev(t), weight=w))(dev(x)))
+    np.testing.assert_array_equal(np.isnan(nll_grad), np.eye(4, dtype=bool)[t])
+    ignored = np.full(3, -100)
+    assert np.isnan(float(loss(dev(x), ignored)))
+    assert (host(funcgrad.grad(loss)(dev(x), ignored)) == 0).all()
 
 
 def test_relu_grad_at_zero_like_pytorch():
