@@ -15,7 +15,7 @@ from funcgrad.scipy.linalg._util import const_like
 
 __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert", "pascal",
            "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert", "fiedler",
-           "convolution_matrix"]
+           "convolution_matrix", "fiedler_companion", "invpascal"]
 
 
 def block_diag(*arrs: Any) -> Any:
@@ -335,3 +335,69 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
         col0 = az[tb:total - te]
         row0 = raz[total - n - tb:total - tb]
     return toeplitz(col0, row0)
+
+
+def fiedler_companion(a: Any) -> Any:
+    """The Fiedler companion matrix of the polynomial with coefficients ``a`` (highest degree
+    first): pentadiagonal, with the roots of the polynomial as eigenvalues (SciPy's and
+    JAX's). Differentiable in ``a``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.fiedler_companion(np.array([1.0, 2.0, 3.0, 4.0]))
+        array([[-2., -3.,  1.],
+               [ 1.,  0.,  0.],
+               [ 0., -4.,  0.]])
+    """
+    a = fnp.asarray(a)
+    shape = get_aval(a).shape
+    if len(shape) != 1:
+        raise ValueError(f"fiedler_companion: a must be 1-D, got shape {shape}")
+    if shape[0] <= 2:
+        if shape[0] == 2:
+            return (-(a / a[0])[-1]).reshape(1, 1)
+        return fnp.zeros((0,), get_aval(a).dtype)
+    if get_aval(a).dtype.kind in "biu":
+        a = a.astype(numpy.float64)
+    a = a / a[0]
+    n = shape[0] - 1
+    rows = [0, 1] + list(range(3, n, 2)) + list(range(2, n, 2)) + list(range(0, n - 2, 2)) \
+        + list(range(0, n - 1, 2))
+    cols = [0, 0] + list(range(1, n - 2, 2)) + list(range(1, n - 1, 2)) \
+        + list(range(2, n, 2)) + list(range(1, n, 2))
+    one = fnp.ones((), get_aval(a).dtype)
+    vals = fnp.concatenate([-a[1:2], one[None], fnp.ones(len(range(3, n, 2)), get_aval(a).dtype),
+                            -a[3::2], fnp.ones(len(range(0, n - 2, 2)), get_aval(a).dtype),
+                            -a[2::2]])
+    return fnp.at(fnp.zeros((n, n), get_aval(a).dtype))[
+        numpy.array(rows, numpy.intp), numpy.array(cols, numpy.intp)].set(vals)
+
+
+def invpascal(n: int, kind: str = "symmetric", exact: bool = True) -> Any:
+    """The inverse of the ``n x n`` Pascal matrix (SciPy's ``invpascal``): ``kind``
+    ``"symmetric"``, ``"lower"`` or ``"upper"``; int64 when ``exact`` (the entries are
+    integers), float64 otherwise. JAX's ``invpascal(n, kind)`` returns float64 (take
+    ``exact=False``).
+
+    Example:
+        >>> import funcgrad.scipy.linalg as fsl
+        >>> fsl.invpascal(3).tolist()
+        [[3, -3, 1], [-3, 5, -2], [1, -2, 1]]
+    """
+    kind = "symmetric" if kind is None else kind
+    if kind not in ("symmetric", "lower", "upper"):
+        raise ValueError(f"invpascal: kind must be 'symmetric', 'lower', or 'upper', got "
+                         f"{kind!r}")
+    n = int(n)
+    # inv(lower Pascal)[i, j] = (-1)^(i - j) C(i, j); inv(symmetric) = inv(L)^T inv(L).
+    low = [[(-1) ** (i - j) * math.comb(i, j) if j <= i else 0 for j in range(n)]
+           for i in range(n)]
+    if kind == "lower":
+        vals = low
+    elif kind == "upper":
+        vals = [list(r) for r in zip(*low)]
+    else:
+        vals = [[sum(low[k][i] * low[k][j] for k in range(n)) for j in range(n)]
+                for i in range(n)]
+    out = numpy.array(vals, dtype=numpy.int64 if exact else numpy.float64).reshape(n, n)
+    return device_put(out)

@@ -163,13 +163,18 @@ case("hessenberg_f32", fsl.hessenberg, sl.hessenberg, [(_gen((4, 4), F32, seed=6
      grad_args=[])
 case("leslie", fsl.leslie, sl.leslie, [(_gen((3,), seed=70), _gen((2,), seed=71))], vmap=False)
 case("fiedler", fsl.fiedler, sl.fiedler, [(_gen((4,), seed=72),)], vmap=False)
+case("fiedler_companion", fsl.fiedler_companion, sl.fiedler_companion,
+     [(_gen((5,), seed=75) + 2.0,), (_gen((8,), seed=76) + 2.0,), (_gen((2,), seed=77) + 2.0,)],
+     vmap=False)
 for _m in ("full", "valid", "same"):
     case(f"convolution_matrix[{_m}]", lambda a, m=_m: fsl.convolution_matrix(a, 4, m),
          lambda a, m=_m: sl.convolution_matrix(a, 4, m),
          [(_gen((3,), seed=73),), (_gen((6,), seed=74),)], vmap=False)
 case("constant_matrices", lambda: [fsl.hadamard(4), fsl.dft(3, "sqrtn"), fsl.helmert(4),
                                    fsl.invhilbert(4), fsl.invhilbert(4, exact=True),
-                                   fsl.hilbert(3), fsl.pascal(4, "upper")],
+                                   fsl.hilbert(3), fsl.pascal(4, "upper"), fsl.invpascal(5),
+                                   fsl.invpascal(4, "upper", exact=False)],
      lambda: [sl.hadamard(4), sl.dft(3, "sqrtn"), sl.helmert(4), sl.invhilbert(4),
-              sl.invhilbert(4, exact=True), sl.hilbert(3), sl.pascal(4, "upper")], [()],
+              sl.invhilbert(4, exact=True), sl.hilbert(3), sl.pascal(4, "upper"), sl.invpascal(5),
+              sl.invpascal(4, "upper", exact=False)], [()],
      grad_args=[], vmap=False)
