@@ -707,13 +707,14 @@ def _axis_iota(n: int, ndim: int, axis: int, device: str | None) -> Any:
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, *, mode: Any = None,
-                    fill_value: Any = None) -> Any:
+                    fill_value: Any = None, wrap_negative_indices: bool = True) -> Any:
     """``arr`` picked at ``indices`` along ``axis``, matching 1-D slices (NumPy semantics).
 
     ``mode`` (JAX's): None checks indices as NumPy does (an ``IndexError`` for concrete ones;
     traced ones clamp); ``'clip'``/``'promise_in_bounds'`` clamp; ``'fill'``/``'drop'`` read
     ``fill_value`` (default NaN, or the integer extreme) out of range; ``'one_hot'`` reads 0
-    out of range, as JAX's one-hot contraction does. Negative indices count from the end once.
+    out of range, as JAX's one-hot contraction does. Negative indices count from the end once;
+    with ``wrap_negative_indices=False`` (JAX's) they are out of range instead.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -743,6 +744,12 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, *, mode: Any 
         )
     if not isinstance(indices, Tracer):
         indices = _to_device(indices, aa.device)
+    if not wrap_negative_indices and ia.dtype.kind == "i":
+        # A negative index counts as out of range: below the start for the clamping modes,
+        # past the end otherwise.
+        clamps = mode is not None and _ix.GatherScatterMode.from_any(mode).index_mode(
+            scatter=False) == "clamp"
+        indices = fnp.where(fnp.less(indices, 0), 0 if clamps else aa.shape[axis], indices)
     arrays: list[Any] = []
     entries: list[Any] = []
     for d in range(aa.ndim):

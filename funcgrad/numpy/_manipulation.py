@@ -495,9 +495,11 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
 
 
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
-                   inplace: bool = True) -> Any:
+                   inplace: bool = True, mode: Any = None) -> Any:
     """A copy of ``arr`` with ``values`` written at ``indices`` along ``axis`` (the inverse of
     :func:`take_along_axis`); call with ``inplace=False``. Repeated indices: the last wins.
+    ``mode`` (JAX's) is the out-of-range mode of ``x.at[...].set``; None is NumPy's check
+    (``IndexError`` for concrete indices).
 
     Example:
         >>> x = numpy.array([[10, 30, 20], [60, 40, 50]])
@@ -515,7 +517,8 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
         if ia.ndim != 1:
             raise ValueError("put_along_axis: when axis=None, `indices` must have a single "
                              "dimension.")
-        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arr(values), xa.dtype), mode="raise")
+        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arr(values), xa.dtype),
+                                            mode="raise" if mode is None else mode)
         return _shape.reshape(out, xa.shape)
     ax = _fs._axis("put_along_axis", axis, xa.ndim)
     if ia.ndim != xa.ndim:
@@ -529,7 +532,8 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
             shp = [1] * xa.ndim
             shp[d] = xa.shape[d]
             idx.append(_on_device_of(numpy.arange(xa.shape[d]).reshape(shp), x))
-    return _fi.at(x)[tuple(idx)].set(_cast(_arr(values), xa.dtype), mode="raise")
+    return _fi.at(x)[tuple(idx)].set(_cast(_arr(values), xa.dtype),
+                                     mode="raise" if mode is None else mode)
 
 
 def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) -> Any:

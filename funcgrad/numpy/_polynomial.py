@@ -80,9 +80,10 @@ def _check_1d(fname: str, x: Any, what: str) -> None:
                          f"{get_aval(x).str_short()}")
 
 
-def polyval(p: Any, x: Any) -> Any:
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) evaluated at ``x`` by
-    Horner's scheme; differentiable in both.
+    Horner's scheme; differentiable in both. JAX's ``unroll`` (its loop's unrolling) is
+    accepted: funcgrad unrolls Horner's scheme fully.
 
     Example:
         >>> polyval([3, 0, 1], 5).tolist()

@@ -288,8 +288,11 @@ def _in1d(element: Any, test: Any) -> Any:
 
 
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
-         *, kind: Any = None) -> Any:
+         *, kind: Any = None, method: str = "auto") -> Any:
     """Whether each element of ``element`` is in ``test_elements`` (``numpy.isin``).
+
+    ``kind`` (NumPy's) and ``method`` (JAX's: ``'auto'``, ``'compare_all'``,
+    ``'binary_search'``, ``'sort'``) choose an algorithm; the results are the same.
 
     Shape-static, so it works under ``jit`` and ``vmap``. NaN is never found, as in NumPy.
 
@@ -301,6 +304,9 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     """
     if kind not in (None, "sort", "table"):
         raise ValueError(f"isin: Invalid kind: {kind!r}. Please use None, 'sort' or 'table'.")
+    if method not in ("auto", "compare_all", "binary_search", "sort"):
+        raise ValueError(f"isin: method={method!r} not recognized; expected 'auto', "
+                         "'compare_all', 'binary_search' or 'sort'")
     e = _arr("isin", element, test_elements if hasattr(test_elements, "shape") else None)
     t = _arr("isin", test_elements, e)
     if kind == "table" and not all(_av(v).dtype.kind in "biu" for v in (e, t)):

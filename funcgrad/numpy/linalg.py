@@ -404,8 +404,9 @@ def det(a: Any) -> Any:
     return _ld.det(a)
 
 
-def slogdet(a: Any) -> Any:
+def slogdet(a: Any, *, method: str | None = None) -> Any:
     """``SlogdetResult(sign, logabsdet)`` of each square matrix (no overflow for large ones).
+    JAX's ``method`` (``'lu'``/``'qr'``) is accepted: the values are LAPACK's LU-based ones.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -413,6 +414,8 @@ def slogdet(a: Any) -> Any:
         >>> float(r.sign), round(float(r.logabsdet), 3)
         (-1.0, 921.034)
     """
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"slogdet: unknown method {method!r}; expected 'lu' or 'qr'")
     (a,) = _prep("slogdet", a)
     _square("slogdet", a)
     sign, logabs = _ld.slogdet(a)
@@ -557,9 +560,10 @@ def _chain_order(dims: list[int]) -> list[list[int]]:
     return split
 
 
-def multi_dot(arrays: Sequence[Any], *, out: Any = None) -> Any:
+def multi_dot(arrays: Sequence[Any], *, out: Any = None, precision: Any = None) -> Any:
     """Product of two or more matrices in the cheapest order; the first argument may be a
-    row vector and the last a column vector (1-D), as in NumPy.
+    row vector and the last a column vector (1-D), as in NumPy. JAX's ``precision`` is
+    accepted (funcgrad computes in the dtype's full precision).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp

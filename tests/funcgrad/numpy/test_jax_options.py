@@ -123,3 +123,48 @@ def test_symmetrize_input_as_jax() -> None:
     assert_allclose(g, np.array([[0.2093809, 0.40686674], [0.40686674, 0.7906191]]), rtol=1e-6)
     # the default stays NumPy's: one triangle read
     assert_allclose(fnp.linalg.eigvalsh(a), np.linalg.eigvalsh(host(a)))
+
+
+@pytest.mark.parametrize("mode,want", [
+    ("fill", [[np.nan, 1.0], [6.0, np.nan]]), ("drop", [[np.nan, 1.0], [6.0, np.nan]]),
+    ("clip", [[1.0, 1.0], [6.0, 4.0]]), ("promise_in_bounds", [[1.0, 1.0], [6.0, 4.0]]),
+    ("one_hot", [[0.0, 1.0], [6.0, 0.0]]),
+])
+def test_take_along_axis_wrap_negative_indices(mode, want) -> None:
+    # jax.numpy 0.10.2: wrap_negative_indices=False makes negative indices out of range
+    # (filled, or clamped to the start)
+    x, i = dev(np.array([[1.0, 2, 3], [4, 5, 6]])), dev(np.array([[-1, 0], [2, -3]]))
+    f = funcgrad.jit(lambda x, i: fnp.take_along_axis(x, i, 1, mode=mode,
+                                                      wrap_negative_indices=False))
+    assert_allclose(f(x, i), np.array(want))
+    assert_allclose(fnp.take_along_axis(x, i, 1, mode=mode),
+                    np.array([[3.0, 1.0], [6.0, 4.0]]))
+
+
+def test_put_along_axis_mode() -> None:
+    # jax.numpy 0.10.2: an out-of-range index is dropped ('drop', 'promise_in_bounds') or
+    # lands on the edge ('clip'); None keeps NumPy's IndexError
+    x, j = dev(np.array([[1.0, 2, 3], [4, 5, 6]])), dev(np.array([[0], [5]]))
+    dropped = np.array([[9.0, 2, 3], [4, 5, 6]])
+    for mode, want in [("drop", dropped), ("promise_in_bounds", dropped),
+                       ("clip", np.array([[9.0, 2, 3], [4, 5, 9]]))]:
+        assert_allclose(fnp.put_along_axis(x, j, 9.0, 1, inplace=False, mode=mode), want)
+    with pytest.raises(IndexError):
+        fnp.put_along_axis(x, j, 9.0, 1, inplace=False)
+
+
+def test_implementation_choice_keywords() -> None:
+    # JAX's algorithm choices are accepted (same values) and checked
+    a = dev(np.array([[3.0, 1.0], [1.0, 2.0]]))
+    for method in ("lu", "qr", None):
+        assert_allclose(fnp.linalg.slogdet(a, method=method), fnp.linalg.slogdet(a))
+    with pytest.raises(ValueError, match="method"):
+        fnp.linalg.slogdet(a, method="cholesky")
+    e, t = dev(np.array([1, 2, 3])), dev(np.array([3, 1]))
+    for method in ("auto", "compare_all", "binary_search", "sort"):
+        assert_allclose(fnp.isin(e, t, method=method), np.array([True, False, True]))
+    with pytest.raises(ValueError, match="method"):
+        fnp.isin(e, t, method="hash")
+    assert_allclose(fnp.polyval(dev(np.array([1.0, 2.0])), 3.0, unroll=2), np.array(5.0))
+    ms = [dev(np.ones((2, 3))), dev(np.ones((3, 2))), dev(np.ones(2))]
+    assert_allclose(fnp.linalg.multi_dot(ms, precision="highest"), np.array([6.0, 6.0]))
