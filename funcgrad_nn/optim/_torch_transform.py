@@ -203,8 +203,14 @@ def _select(cond: Any, a: Any, b: Any) -> Any:
     return a if bool(cond) else b
 
 
+def _scalar_array(x: Any) -> Any:
+    # NumPy's 0-d arithmetic gives scalars; state scalars stay 0-d arrays (PyTorch's 0-d
+    # tensors), so state_dict() holds arrays.
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
 def _next_step(s: dict) -> tuple[Any, Any]:
-    step = s["step"] + 1
+    step = _scalar_array(s["step"] + 1)
     return step, _num(step)
 
 
@@ -369,7 +375,8 @@ def torch_nadam(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999, eps: float =
         bc2 = 1 - b2**t
         mu = b1 * (1.0 - 0.5 * (0.96 ** (t * momentum_decay)))
         mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * momentum_decay)))
-        mu_product = s["mu_product"] * _k(mu, s["mu_product"])  # keeps the state's dtype
+        # keeps the state's dtype
+        mu_product = _scalar_array(s["mu_product"] * _k(mu, s["mu_product"]))
         mp = _num(mu_product)
         m = _lerp(s["exp_avg"], g, 1 - b1)
         v = s["exp_avg_sq"] * b2 + (1 - b2) * (g * g)

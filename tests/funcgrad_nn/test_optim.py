@@ -635,3 +635,16 @@ def test_repr_is_pytorchs():
              "    weight_decay: 0\n")
     assert repr(opt) == ("SGD (\nParameter Group 0\n" + group.format(0.1)
                          + "\nParameter Group 1\n" + group.format(0.5) + ")")
+
+
+@pytest.mark.parametrize("name", ["Adam", "NAdam", "ASGD", "Rprop", "Adafactor"])
+def test_state_scalars_stay_0d_arrays(name):
+    # PyTorch's step (NAdam's mu_product, ASGD's eta and mu) is a 0-d tensor; NumPy's 0-d
+    # arithmetic gives scalars, which the state must not become.
+    w = dev(np.zeros((2, 2)))
+    opt = getattr(optim, name)([w])
+    for _ in range(2):
+        opt.step([dev(np.ones((2, 2)))])
+    for k, v in opt.state_dict()["state"][0].items():
+        assert not isinstance(v, np.generic) and v.shape in ((), w.shape, (2, 1), (1, 2)), k
+    assert float(host(opt.state[w]["step"])) == 2.0
