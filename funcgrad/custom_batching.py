@@ -24,10 +24,11 @@ from typing import Any
 
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
-from funcgrad.core import current_trace, set_current_trace
+from funcgrad.core import bind, current_trace, eval_trace, set_current_trace
 from funcgrad.interpreters.batching import BatchTrace, BatchTracer
 from funcgrad.ops._batching_util import moveaxis_to_front
 from funcgrad.ops.control_flow import map as _loop_map
+from funcgrad.ops.custom_vmap import custom_vmap_call_p
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 
@@ -40,10 +41,11 @@ class custom_vmap:  # noqa: N801  (JAX's name)
     axis first), ``in_batched`` is a list with one entry per argument -- a bool, or a pytree
     of bools for a pytree argument -- saying which are batched, and ``out_batched`` (a bool, or
     a pytree prefix of ``out``) says which outputs carry the batch axis first. The rule
-    applies where the function is called on values batched by the innermost ``vmap`` (also
-    under ``jit`` of that ``vmap``, and with ``grad`` applied to the ``vmap``, which
-    differentiates the rule); elsewhere -- called unbatched, differentiated, or staged by a
-    ``jit`` that ``vmap`` then batches -- the function runs as written.
+    applies wherever the innermost ``vmap`` batches a call -- also a call staged by ``jit`` (or
+    a ``scan`` body) that ``vmap`` then batches, and under ``grad`` of the ``vmap``, which
+    differentiates the rule; called unbatched or differentiated itself, the function runs as
+    written. (A ``custom_vmap`` defined inside a transformed function, which may close over
+    its traced values, uses the rule only when called directly under the ``vmap``.)
 
     Example:
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -63,6 +65,8 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.vmap_rule: Callable[..., Any] | None = None
+        # Defined under a transformation: the function may close over its traced values.
+        self._maybe_closure = current_trace() is not eval_trace
 
     def def_vmap(self, vmap_rule: Callable[..., Any]) -> Callable[..., Any]:
         """Set the rule ``vmap_rule(axis_size, in_batched, *args) -> (out, out_batched)``;
@@ -70,6 +74,8 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         if not callable(vmap_rule):
             raise TypeError(f"def_vmap: expected a function, got {type(vmap_rule).__name__}")
         self.vmap_rule = vmap_rule
+        if current_trace() is not eval_trace:
+            self._maybe_closure = True
         return vmap_rule
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -89,22 +95,59 @@ class custom_vmap:  # noqa: N801  (JAX's name)
                 raise TypeError(f"{name}: keyword-only arguments ({', '.join(kwargs)}) are not "
                                 "supported by custom_vmap functions; make them positional")
         trace = current_trace()
-        if type(trace) is BatchTrace:
-            leaves, in_tree = tree_util.tree_flatten(args)
-            batched = [type(x) is BatchTracer and x._trace is trace for x in leaves]
-            if any(batched):
-                return _apply_rule(self.vmap_rule, name, trace, leaves, in_tree, batched)
-        return self.fun(*args)
+        if trace is eval_trace:
+            return self.fun(*args)
+        leaves, in_tree = tree_util.tree_flatten(args)
+        if self._maybe_closure:
+            # Its traced closures must not enter a primitive's rules: the rule applies only
+            # to a call batched right here.
+            if type(trace) is BatchTrace:
+                batched = [type(x) is BatchTracer and x._trace is trace for x in leaves]
+                if any(batched):
+                    return _apply_rule(self.vmap_rule, name, trace, leaves, in_tree, batched)
+            return self.fun(*args)
+        fun, vmap_rule = self.fun, self.vmap_rule
+        out_trees: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_trees.append(out_tree)
+            return out_leaves
+
+        def flat_rule(n: int, batched: list[bool], xs: list[Any]) -> tuple[list, list]:
+            out, flags = _run_rule(vmap_rule, name, n, batched, xs, in_tree)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            if not out_trees:  # batched right away: the function itself never ran
+                out_trees.append(out_tree)
+            elif out_tree != out_trees[0]:
+                raise TypeError(f"the vmap rule of {name} returned an output of structure "
+                                f"{out_tree}, the function's is {out_trees[0]}")
+            return out_leaves, flags
+
+        flat_fun.__name__ = name
+        flat_rule.__name__ = getattr(vmap_rule, "__name__", "vmap_rule")
+        outs = bind(custom_vmap_call_p, *leaves, fun=flat_fun, rule=flat_rule, num_consts=0)
+        return tree_util.tree_unflatten(out_trees[0], outs)
 
 
 def _apply_rule(rule: Callable[..., Any], name: str, trace: BatchTrace, leaves: list,
                 in_tree: Any, batched: list[bool]) -> Any:
-    n = trace.axis_size
     vals = [moveaxis_to_front(x.val, x.bdim) if b else x for x, b in zip(leaves, batched)]
-    in_batched = list(tree_util.tree_unflatten(in_tree, batched))
     # The rule computes the batch on the trace below this vmap, as a batch rule does.
     with set_current_trace(trace.parent):  # type: ignore[arg-type]
-        res = rule(n, in_batched, *tree_util.tree_unflatten(in_tree, vals))
+        out, flags = _run_rule(rule, name, trace.axis_size, batched, vals, in_tree)
+    out_leaves, out_tree = tree_util.tree_flatten(out)
+    results = [BatchTracer(trace, o, 0) if b else o for o, b in zip(out_leaves, flags)]
+    return tree_util.tree_unflatten(out_tree, results)
+
+
+def _run_rule(rule: Callable[..., Any], name: str, n: int, batched: list[bool], vals: list,
+              in_tree: Any) -> tuple[Any, list[bool]]:
+    """Call the user's rule on flat ``vals`` (batch axis first where ``batched``); returns its
+    output and one out_batched flag per output leaf, checked."""
+    in_batched = list(tree_util.tree_unflatten(in_tree, list(batched)))
+    res = rule(n, in_batched, *tree_util.tree_unflatten(in_tree, list(vals)))
     if not isinstance(res, tuple | list) or len(res) != 2:
         raise TypeError(f"the vmap rule of {name} must return a pair (out, out_batched), got "
                         f"{type(res).__name__}")
@@ -115,7 +158,6 @@ def _apply_rule(rule: Callable[..., Any], name: str, trace: BatchTrace, leaves: 
     except ValueError as e:
         raise ValueError(f"the vmap rule of {name} returned out_batched {out_batched!r}, not a "
                          f"prefix of the output's structure {out_tree}: {e}") from None
-    results = []
     for i, (o, b) in enumerate(zip(out_leaves, flags)):
         if not isinstance(b, bool):
             raise TypeError(f"the vmap rule of {name}: out_batched entries must be bools, got "
@@ -127,10 +169,7 @@ def _apply_rule(rule: Callable[..., Any], name: str, trace: BatchTrace, leaves: 
                     f"the vmap rule of {name} says output {i} is batched, but its shape "
                     f"{shape} has no leading batch axis of size {n}"
                 )
-            results.append(BatchTracer(trace, o, 0))
-        else:
-            results.append(o)
-    return tree_util.tree_unflatten(out_tree, results)
+    return out, list(flags)
 
 
 def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:

@@ -1354,7 +1354,7 @@ def _stage_custom_call(trace: StagingTrace, args: Sequence[Any], params: dict):
 
         jvp_s.__name__ = _fun_name(jvp)
         new["jvp"] = jvp_s
-    else:
+    elif "fwd" in params:
         fwd = params["fwd"]
 
         def fwd_s(*ops: Any) -> Any:

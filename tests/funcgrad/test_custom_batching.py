@@ -39,6 +39,12 @@ def test_the_rule_batches_as_jax() -> None:
     np.testing.assert_allclose(host(out), np.full((2, 3), 10.0))
     assert [c[0] for c in calls] == [3]
     np.testing.assert_allclose(host(funcgrad.jit(funcgrad.vmap(f))(o, o)), [10.0] * 3)
+    # a call staged first and batched afterwards still uses the rule (JAX: [10. 10. 10.])
+    np.testing.assert_allclose(host(funcgrad.vmap(funcgrad.jit(f))(o, o)), [10.0] * 3)
+    scanned = funcgrad.vmap(lambda a: funcgrad.lax.scan(
+        lambda c, x: (c + f(x, a), None), 0.0, dev(np.ones(2)))[0])(o)
+    np.testing.assert_allclose(host(scanned), [20.0] * 3)
+    assert "custom_vmap_call" in str(funcgrad.make_jaxpr(f)(2.0, 3.0))
     # the batch axis goes first for the rule (in_axes=1 moves it)
     out = funcgrad.vmap(f, in_axes=(1, None))(dev(np.ones((2, 3))), 2.0)
     assert host(out).shape == (3, 2) and calls[-1][2] == (3, 2)
@@ -53,6 +59,20 @@ def test_differentiation_as_jax() -> None:
     assert float(f(2.0, 3.0)) == 6.0
     # Our choice: grad of the function itself differentiates it as written (JAX refuses).
     assert float(funcgrad.grad(f)(2.0, 3.0)) == 3.0
+    g = funcgrad.grad(lambda a: funcgrad.vmap(funcgrad.jit(f))(a, o).sum())(o)
+    np.testing.assert_allclose(host(g), [10.0] * 3)
+
+
+def test_a_custom_vmap_closing_over_a_traced_value() -> None:
+    o = dev(np.ones(3))
+
+    def outer(w):
+        g = custom_vmap(lambda x: x * w)
+        g.def_vmap(lambda n, b, xs: (xs * w * 100.0, True))
+        return funcgrad.vmap(g)(o).sum()
+
+    assert float(outer(2.0)) == 600.0
+    assert float(funcgrad.grad(outer)(2.0)) == 300.0  # the rule, differentiated
 
 
 def test_rule_output_checks() -> None:
