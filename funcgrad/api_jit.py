@@ -201,6 +201,11 @@ class _Entry:
         if arrays:
             xp = xp_for(*leaves, *arrays[:1])
             run = functools.partial(exe.fn if exe.donated is None else exe.call_donating, xp)
+            if xp is not numpy and any(isinstance(x, numpy.generic) for x in leaves):
+                on_device = run
+
+                def run(*xs: Any) -> list[Any]:
+                    return on_device(*_compile.device_scalars(xp, xs))
         j = exe.jaxpr.jaxpr
         unproduced = {*j.invars, *j.constvars}  # every other variable is an equation's result
         if any(not isinstance(v, Var) or v in unproduced or v.aval.weak_type

@@ -28,6 +28,7 @@ __all__ = [
     "xp_for",
     "xp_for_device",
     "to_numpy",
+    "scalar_array",
     "is_array",
     "cuda_available",
     "memory_owner",
@@ -291,7 +292,21 @@ def device_put(x: Any, device: str | None = None) -> Any:
         return x
     if src is not None and src != "cpu":
         x = to_numpy(x)
+    elif isinstance(x, (*_PY_SCALARS, numpy.generic)):
+        return scalar_array(xp_for_device(device), x)
     return xp_for_device(device).asarray(x)
+
+
+def scalar_array(xp: Any, x: Any) -> Any:
+    """The Python or NumPy scalar ``x`` as a 0-d array of the array module ``xp``, bit for
+    bit: CuPy's ``asarray`` of a scalar drops the sign of ``-0.0`` (seen with CuPy 14); a
+    host 0-d array copied over keeps every bit.
+
+    Example:
+        >>> scalar_array(numpy, -0.0)
+        array(-0.)
+    """
+    return xp.asarray(x) if xp is numpy else xp.asarray(numpy.asarray(x))
 
 
 def to_numpy(x: Any) -> Any:

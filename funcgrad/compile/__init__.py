@@ -22,6 +22,7 @@ from funcgrad.compile.codegen import (
     Executable,
     compile_by_structure,
     compile_executable,
+    device_scalars,
     generate_source,
 )
 from funcgrad.compile.emit import Context
@@ -42,6 +43,7 @@ __all__ = [
     "optimize_jaxpr",
     "generate_source",
     "Executable",
+    "device_scalars",
     "Emission",
     "Context",
     "emitters",

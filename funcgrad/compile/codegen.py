@@ -57,6 +57,7 @@ from funcgrad.backend import (
     is_array,
     may_share_memory,
     memory_owner,
+    scalar_array,
     to_numpy,
     xp_for,
     xp_for_device,
@@ -806,7 +807,10 @@ class Executable:
         if self.donated is not None:
             return self._call_donating(args)
         if args:
-            return self.fn(xp_for(*args, *self._xp_hint), *args)
+            xp = xp_for(*args, *self._xp_hint)
+            if xp is not numpy:
+                args = device_scalars(xp, args)
+            return self.fn(xp, *args)
         hint = self._xp_hint
         return self.fn(xp_for(*hint) if hint else xp_for_device(get_default_device()))
 
@@ -825,6 +829,21 @@ class Executable:
         if fn is None:
             fn = self._variants[eff] = self._build(eff)[1]
         return fn(xp, *args)
+
+
+def device_scalars(xp: Any, args: Sequence[Any]) -> Sequence[Any]:
+    """``args`` with their NumPy scalars made 0-d arrays of the device module ``xp``: a NumPy
+    scalar argument has no device, so it goes where the computation runs (as JAX puts it on
+    the default device), and the functions of CuPy that are not ufuncs take arrays only.
+
+    Example:
+        >>> import numpy as np
+        >>> [type(a).__name__ for a in device_scalars(np, [np.float32(1.0), 2.0])]
+        ['ndarray', 'float']
+    """
+    if not any(isinstance(a, numpy.generic) for a in args):
+        return args
+    return [scalar_array(xp, a) if isinstance(a, numpy.generic) else a for a in args]
 
 
 def _forget_source(filename: str) -> None:

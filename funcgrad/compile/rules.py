@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 from funcgrad.core import Primitive
 from funcgrad.core import weak_arithmetic_primitives as _weak_arithmetic_primitives
-from funcgrad.ir import Var
+from funcgrad.ir import Literal, Var
 
 __all__ = [
     "Emission",
@@ -140,7 +140,9 @@ def array_operand(eqn: Any, k: int, arg: str) -> str:
     """Operand ``k`` of ``eqn`` (written ``arg``) as an array at run time, for the functions of
     an array module that, unlike ufuncs, take arrays only (CuPy's ``reshape``, ``clip``,
     ``round``...): a 0-d weakly typed value may be a Python scalar in compiled code (weak
-    arithmetic keeps them so), and is converted to the equation's result dtype.
+    arithmetic keeps them so), and is converted to the equation's result dtype; a 0-d literal
+    is a NumPy scalar there (``reshape 9``), which such a function would hand back as a host
+    array: it is converted too.
 
     Example:
         >>> from funcgrad import make_jaxpr, numpy as fnp
@@ -148,10 +150,13 @@ def array_operand(eqn: Any, k: int, arg: str) -> str:
         >>> array_operand(eqn, 0, "s")
         "xp.asarray(s, dtype='float64')"
     """
-    a = eqn.invars[k].aval
-    if a.shape or not a.weak_type:
+    atom = eqn.invars[k]
+    a = atom.aval
+    if a.shape:
         return arg
-    return f"xp.asarray({arg}, dtype={eqn.outvars[0].aval.dtype.name!r})"
+    if a.weak_type:
+        return f"xp.asarray({arg}, dtype={eqn.outvars[0].aval.dtype.name!r})"
+    return f"xp.asarray({arg})" if isinstance(atom, Literal) else arg
 
 
 def same_type(x: Any, out: Var) -> bool:

@@ -504,8 +504,13 @@ def linspace(
     start, stop = _array_or_scalar(start), _array_or_scalar(stop)
     if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
         xp = _device_of_values(start, stop)
-        return xp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
-                           dtype=dt_out, axis=axis)
+        out = xp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                          dtype=dt_out, axis=axis)
+        if retstep and xp is not numpy:
+            # CuPy hands the step back as a Python float; NumPy's has the computation's dtype.
+            step_dt = result_dtype(get_aval(start), get_aval(stop), get_aval(0.0))[0]
+            out = (out[0], xp.asarray(out[1], dtype=step_dt))
+        return out
     a_start, a_stop = get_aval(start), get_aval(stop)
     dt = result_dtype(a_start, a_stop, get_aval(0.0))[0]
     bshape = broadcast_shapes_or_error("linspace", a_start.shape, a_stop.shape)

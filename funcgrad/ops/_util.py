@@ -15,6 +15,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, float0
+from funcgrad.backend import scalar_array
 from funcgrad.core import Primitive
 from funcgrad.errors import AxisError, DeviceMismatchError, DTypeError, ShapeError
 
@@ -168,4 +169,4 @@ def as_array(xp: Any, x: Any) -> Any:
         >>> as_array(numpy, 2.0), as_array(numpy, numpy.ones(1))
         (array(2.), array([1.]))
     """
-    return xp.asarray(x) if isinstance(x, bool | int | float | complex | numpy.generic) else x
+    return scalar_array(xp, x) if isinstance(x, bool | int | float | complex | numpy.generic) else x

@@ -30,7 +30,7 @@ import numpy
 
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
-from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.backend import get_default_device, scalar_array, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, array_operand, same_type
 from funcgrad.core import Primitive, Tracer, bind1, tracer_types
@@ -101,7 +101,7 @@ def unop(name: str, fn: Any) -> Primitive:
                 return [host_fn(x, **params) if params else host_fn(x)]
             xp = xp_for(x)
             if xp is not numpy and type(x) in _PY_SCALAR_TYPES:
-                x = xp.asarray(x)  # device modules' functions want arrays (see naryop)
+                x = scalar_array(xp, x)  # device modules' functions want arrays (see naryop)
             out = fn(xp, x, **params)
             if xp is not numpy and isinstance(out, numpy.generic):
                 out = xp.asarray(out)  # a device module given only scalars may hand back one
@@ -112,7 +112,7 @@ def unop(name: str, fn: Any) -> Primitive:
                 return [fn(numpy, x, **params) if params else fn(numpy, x)]
             xp = xp_for(x)
             if xp is not numpy and type(x) in _PY_SCALAR_TYPES:
-                x = xp.asarray(x)  # device modules' functions want arrays (see naryop)
+                x = scalar_array(xp, x)  # device modules' functions want arrays (see naryop)
             out = fn(xp, x, **params) if params else fn(xp, x)
             if xp is not numpy and isinstance(out, numpy.generic):
                 out = xp.asarray(out)  # a device module given only scalars may hand back one
@@ -156,7 +156,7 @@ def naryop(name: str, fn: Any) -> Primitive:
         if xp is not numpy and all(type(a) in _PY_SCALAR_TYPES for a in args):
             # Python scalars alone, on the default device: CuPy's functions want arrays
             # (cupy.clip(0.5, ...) raises); alone, they mean NumPy's default dtypes anyway.
-            args = tuple(xp.asarray(a) for a in args)
+            args = tuple(scalar_array(xp, a) for a in args)
         out = fn(xp, *args, **params) if params else fn(xp, *args)
         if xp is not numpy and isinstance(out, numpy.generic):
             out = xp.asarray(out)  # a device module given only scalars may hand back a scalar

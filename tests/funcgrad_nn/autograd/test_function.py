@@ -516,6 +516,6 @@ def test_views_have_device():
     x = dev(np.ones(2))
     funcgrad.jit(funcgrad.grad(lambda x: Dev.apply(x).sum()))(x)
     Dev.apply(x)
-    from helpers import DEVICE
+    from helpers import _ON_GPU, DEVICE
 
-    assert seen == [(DEVICE, False)] * 2
+    assert seen == [(DEVICE, _ON_GPU)] * 2  # is_cuda: on the GPU
