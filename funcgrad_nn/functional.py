@@ -1022,6 +1022,9 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
         loss = (1 - target) * input + sp_neg
     if weight is not None:
         loss = loss * weight
+    # PyTorch builds the loss in place on (1 - target): a floating target's dtype is the
+    # result's, so float64 logits with a float32 target give a float32 loss.
+    loss = keep_float_dtype(loss, target)
     return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
 
 

@@ -146,6 +146,24 @@ def test_zero_total_class_weight_is_pytorchs_plain_zero_over_zero(smoothing):
     assert (host(funcgrad.grad(loss)(dev(x), ignored)) == 0).all()
 
 
+@pytest.mark.parametrize("dtypes,want", [
+    ((np.float64, np.float32), np.float32), ((np.float32, np.float64), np.float64),
+    ((np.float32, np.float32), np.float32), ((np.float16, np.float32), np.float32),
+])
+def test_bce_with_logits_result_takes_the_targets_dtype(dtypes, want):
+    # PyTorch 2.13 (its loss is built in place on 1 - target).
+    x = rng.normal(size=(3, 4)).astype(dtypes[0])
+    t = rng.uniform(size=(3, 4)).astype(dtypes[1])
+    for kw in ({}, {"pos_weight": dev(np.full(4, 2.0))}, {"weight": dev(np.ones(4))}):
+        out = F.binary_cross_entropy_with_logits(dev(x), dev(t), **kw)
+        assert out.dtype == want
+        ref = F.binary_cross_entropy_with_logits(dev(x.astype(np.float64)),
+                                                 dev(t.astype(np.float64)), **kw)
+        assert_allclose(host(out).astype(np.float64), host(ref), rtol=1e-3)
+    g = funcgrad.grad(lambda v: F.binary_cross_entropy_with_logits(v, dev(t)))(dev(x))
+    assert g.dtype == dtypes[0]
+
+
 def test_relu_grad_at_zero_like_pytorch():
     g = funcgrad.grad(lambda x: F.relu(x).sum())(np.zeros(2))
     assert_allclose(g, np.zeros(2))
