@@ -141,16 +141,27 @@ def polysub(a1: Any, a2: Any) -> Any:
     return _add_sub("polysub", a1, a2, _fe.subtract)
 
 
-def polymul(a1: Any, a2: Any) -> Any:
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool | None = None) -> Any:
     """The product of two polynomials (the full convolution of their coefficients).
+
+    NumPy first drops the factors' leading zero coefficients (keeping one coefficient): so
+    does funcgrad for concrete (untraced) input, the default ``trim_leading_zeros=None``.
+    Traced factors are not trimmed (their values are unknown under ``jit``/``vmap``, and
+    under ``grad`` a zero leading coefficient still has a derivative), as JAX's default
+    ``trim_leading_zeros=False``, which never trims; ``True`` always trims (concrete values).
 
     Example:
         >>> polymul([1, 2, 3], [9, 5, 1]).tolist()
         [9, 23, 38, 17, 3]
+        >>> polymul([0, 0, 1, 2], [0, 3]).tolist(), polymul([0, 1], [3], trim_leading_zeros=False).tolist()
+        ([3, 6], [0, 3])
     """
     a, b = _1d(a1), _1d(a2)
     _check_1d("polymul", a, "a1")
     _check_1d("polymul", b, "a2")
+    if trim_leading_zeros is not False:
+        a = _trim_leading_zeros(a, trim_leading_zeros, "a1")
+        b = _trim_leading_zeros(b, trim_leading_zeros, "a2")
     na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
     if na == 0 or nb == 0:
         raise ValueError("polymul: the coefficient arrays cannot be empty")
@@ -160,6 +171,21 @@ def polymul(a1: Any, a2: Any) -> Any:
     pos = (numpy.arange(na)[:, None] + numpy.arange(nb)[None, :]).ravel()
     base = _const(numpy.zeros(na + nb - 1, dtype=get_aval(prod).dtype), prod)
     return _fi.at(base)[_const(pos, prod)].add(prod, mode="raise")
+
+
+def _trim_leading_zeros(c: Any, required: bool | None, what: str) -> Any:
+    """``c`` without its leading zero coefficients (one kept), as NumPy's ``poly1d``; traced
+    ``c`` untouched unless ``required`` (then it needs a concrete value)."""
+    if isinstance(c, Tracer) and not required:
+        return c
+    h = _concrete_host(c, "polymul")
+    if h is None:
+        raise ConcretizationError(
+            f"polymul: trim_leading_zeros=True needs the concrete values of {what}; pass "
+            "trim_leading_zeros=False under jit/vmap")
+    nz = numpy.flatnonzero(h)
+    start = int(nz[0]) if nz.size else max(h.shape[0] - 1, 0)
+    return _shape.slice_in_dim(c, start, h.shape[0], 1, 0) if start else c
 
 
 def polyder(p: Any, m: int = 1) -> Any:

@@ -319,3 +319,24 @@ def test_poly_polyval_grads() -> None:
         fnp.polyder([1.0, 2.0], -1)
     with pytest.raises(ValueError, match="polyint: k must be"):
         fnp.polyint([1.0], 3, k=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("a,b", [
+    ([0, 0, 1, 2], [0, 3]), ([0, 0], [1, 2]), ([0.0, 0.0], [0.0, 1.0, 2.0]), ([1e-20, 1.0], [1.0]),
+    ([1, 2, 3], [9, 5, 1]), ([0.0], [0.0]),
+])
+def test_polymul_trims_leading_zeros_as_numpy(a, b) -> None:
+    got = fnp.polymul(dev(np.asarray(a)), dev(np.asarray(b)))
+    want = np.polymul(a, b)
+    assert_allclose(got, want)
+
+
+def test_polymul_traced_factors_keep_their_zeros() -> None:
+    # (JAX's default trim_leading_zeros=False; under grad the zero coefficient has a derivative)
+    a, b = dev(np.array([0.0, 1.0])), dev(np.array([1.0, 2.0]))
+    assert_allclose(funcgrad.jit(fnp.polymul)(a, b), np.array([0.0, 1.0, 2.0]))
+    assert_allclose(funcgrad.grad(lambda a: fnp.sum(fnp.polymul(a, b) ** 2))(a),
+                    np.array([4.0, 10.0]))
+    assert_allclose(fnp.polymul(a, b, trim_leading_zeros=False), np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(ConcretizationError, match="trim_leading_zeros"):
+        funcgrad.jit(lambda a: fnp.polymul(a, b, trim_leading_zeros=True))(a)
