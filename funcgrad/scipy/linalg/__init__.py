@@ -25,6 +25,7 @@ from funcgrad.scipy.linalg._decomp import (
     lu_factor,
     polar,
     qr,
+    qr_multiply,
     rsf2csf,
     schur,
     svd,
@@ -55,7 +56,7 @@ from funcgrad.scipy.linalg._sylvester import solve_sylvester
 
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",
-    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "rsf2csf", "schur", "solve", "solve_sylvester", "solve_triangular", "inv", "det",
+    "eigh", "eigh_tridiagonal", "hessenberg", "polar", "qr_multiply", "rsf2csf", "schur", "solve", "solve_sylvester", "solve_triangular", "inv", "det",
     "expm", "expm_frechet", "sqrtm", "funm", "logm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert",
     "fiedler", "convolution_matrix", "fiedler_companion", "invpascal",

@@ -24,7 +24,7 @@ from funcgrad.scipy.linalg._util import (
 )
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
-           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf"]
+           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -452,3 +452,40 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:  # no
         t = fnp.matmul(fnp.matmul(g, t), mH(g)) * (1 - unit(m, m - 1))
         z = fnp.matmul(z, mH(g))
     return t, z
+
+
+def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
+                conjugate: bool = False, overwrite_a: bool = False,
+                overwrite_c: bool = False) -> tuple[Any, Any]:
+    """``(c @ q, r)`` (``mode="right"``) or ``(q @ c, r)`` (``"left"``) for the economic QR
+    decomposition ``a = q r`` (SciPy's and JAX's ``qr_multiply``); ``conjugate`` uses
+    ``conj(q)``; a 1-D ``c`` gives a 1-D product. Differentiable as :func:`qr`; column
+    pivoting is not provided (a ``ValueError``, as for :func:`qr`).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> cq, r = fsl.qr_multiply(np.array([[3.0, 0.0], [4.0, 5.0]]), np.eye(2), "left")
+        >>> bool(np.allclose(cq @ r, [[3.0, 0.0], [4.0, 5.0]]))
+        True
+    """
+    if mode not in ("left", "right"):
+        raise ValueError(f"qr_multiply: mode must be 'left' or 'right', got {mode!r}")
+    if pivoting:
+        raise ValueError("qr_multiply: pivoting=True (column-pivoted QR) is not supported")
+    q, r = qr(a, mode="economic")
+    if conjugate:
+        q = fnp.conj(q)
+    c = fnp.asarray(c)
+    one_d = get_aval(c).ndim == 1
+    k = get_aval(q).shape[-1]
+    m = get_aval(q).shape[-2]
+    want = k if mode == "left" else m
+    got = get_aval(c).shape[0] if mode == "left" or one_d else get_aval(c).shape[-1]
+    if got != want:
+        raise ValueError(f"qr_multiply: c has shape {get_aval(c).shape}; mode={mode!r} needs "
+                         f"{want} {'rows' if mode == 'left' else 'columns'}")
+    if mode == "left":
+        cq = fnp.matmul(q, c)
+    else:
+        cq = fnp.matmul(c, q)
+    return cq, r

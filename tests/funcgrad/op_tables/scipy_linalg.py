@@ -163,6 +163,11 @@ case("hessenberg_f32", fsl.hessenberg, sl.hessenberg, [(_gen((4, 4), F32, seed=6
      grad_args=[])
 case("leslie", fsl.leslie, sl.leslie, [(_gen((3,), seed=70), _gen((2,), seed=71))], vmap=False)
 case("fiedler", fsl.fiedler, sl.fiedler, [(_gen((4,), seed=72),)], vmap=False)
+for _mode, _c in (("right", (2, 4)), ("left", (3, 2)), ("right", (4,)), ("left", (3,))):
+    case(f"qr_multiply[{_mode},{len(_c)}d]",
+         lambda a, c, m=_mode: fsl.qr_multiply(a, c, m),
+         lambda a, c, m=_mode: sl.qr_multiply(a, c, m),
+         [(_gen((4, 3), seed=78), _gen(_c, seed=79))], vmap=False)
 case("fiedler_companion", fsl.fiedler_companion, sl.fiedler_companion,
      [(_gen((5,), seed=75) + 2.0,), (_gen((8,), seed=76) + 2.0,), (_gen((2,), seed=77) + 2.0,)],
      vmap=False)
