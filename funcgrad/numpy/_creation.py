@@ -150,8 +150,10 @@ def _cast(x: Any, dt: numpy.dtype | None) -> Any:
     return x.astype(dt)
 
 
-def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None) -> Any:
-    """Convert ``a`` to an array (on the default device); arrays and tracers pass through.
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+            copy: bool | None = None) -> Any:
+    """Convert ``a`` to an array (on ``device``, else the default device); arrays and tracers
+    pass through.
 
     With ``dtype``, tracers are converted with ``convert_element_type``. Nested lists may hold
     tracers: they are stacked, differentiably.
@@ -159,7 +161,11 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
     Example:
         >>> asarray([1, 2]).dtype, asarray(1.0, dtype="float32").dtype
         (dtype('int64'), dtype('float32'))
+        >>> type(asarray([1.0], device="strict")).__name__
+        'StrictArray'
     """
+    if device is not None:
+        return _put(asarray(a, dtype, order, copy=copy), device)
     if type(a) is numpy.ndarray and dtype is None and not copy and a.dtype.kind in "biufc":
         return a
     dt = _dtype_or_none(dtype, "asarray")
@@ -191,8 +197,10 @@ def array(
     order: Any = "K",
     subok: bool = False,
     ndmin: int = 0,
+    device: Any = None,
 ) -> Any:
-    """Make an array from ``object`` (a copy of arrays unless ``copy`` is False/None).
+    """Make an array from ``object`` (a copy of arrays unless ``copy`` is False/None), on
+    ``device`` (JAX's keyword) when given.
 
     Nested lists holding tracers are stacked (differentiably).
 
@@ -212,17 +220,17 @@ def array(
     nd = get_aval(out).ndim
     if ndmin > nd:
         out = _shape.reshape(out, (1,) * (ndmin - nd) + get_aval(out).shape)
-    return out
+    return _put(out, device)
 
 
-def asanyarray(a: Any, dtype: Any = None, order: Any = None) -> Any:
+def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None) -> Any:
     """Same as :func:`asarray` (funcgrad has no array subclasses).
 
     Example:
         >>> asanyarray((1.0, 2.0)).shape
         (2,)
     """
-    return asarray(a, dtype, order)
+    return asarray(a, dtype, order, device=device)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> Any:
@@ -269,6 +277,14 @@ def _xp_of(device: Any) -> Any:
     """The array module of ``device`` (NumPy 2's and JAX's ``device=``; "cpu", "cuda", ...),
     the default device's when None."""
     return _default_xp() if device is None else xp_for_device(canonical_device(device))
+
+
+def _put(out: Any, device: Any) -> Any:
+    """``out`` moved to ``device`` (NumPy 2's and JAX's ``device=``); traced values, which
+    have no buffer yet, stay as they are (as ``funcgrad.device_put`` leaves them)."""
+    if device is None or isinstance(out, Tracer):
+        return out
+    return device_put(out, canonical_device(device))
 
 
 def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None) -> Any:
@@ -332,8 +348,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
     return xp.full(shape, fill_value, dtype=dt)
 
 
-def _like_spec(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[str, numpy.dtype, tuple]:
-    """(device, dtype, shape) for a ``*_like`` function of ``a``."""
+def _like_spec(a: Any, dtype: Any, shape: Any, fname: str,
+               device: Any = None) -> tuple[str, numpy.dtype, tuple]:
+    """(device, dtype, shape) for a ``*_like`` function of ``a`` (``device`` overrides
+    ``a``'s)."""
     if not isinstance(a, Tracer) and device_of(a) is None and not isinstance(
         a, _PY_SCALARS
     ):
@@ -341,54 +359,56 @@ def _like_spec(a: Any, dtype: Any, shape: Any, fname: str) -> tuple[str, numpy.d
     aval = get_aval(a)
     dt = aval.dtype if dtype is None else canonical_dtype(dtype, fname)
     shp = aval.shape if shape is None else _shape_tuple(shape, fname)
+    if device is not None:
+        return canonical_device(device), dt, shp
     dev = aval.device if isinstance(a, Tracer) else device_of(a)
     return dev or get_default_device(), dt, shp
 
 
 def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
-               shape: Any = None) -> Any:
+               shape: Any = None, *, device: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
 
     Example:
         >>> zeros_like(numpy.ones((2,), numpy.float32)).dtype
         dtype('float32')
     """
-    dev, dt, shp = _like_spec(a, dtype, shape, "zeros_like")
+    dev, dt, shp = _like_spec(a, dtype, shape, "zeros_like", device)
     return xp_for_device(dev).zeros(shp, dtype=dt)
 
 
 def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
-              shape: Any = None) -> Any:
+              shape: Any = None, *, device: Any = None) -> Any:
     """Ones with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
 
     Example:
         >>> ones_like([1, 2]).tolist()
         [1, 1]
     """
-    dev, dt, shp = _like_spec(a, dtype, shape, "ones_like")
+    dev, dt, shp = _like_spec(a, dtype, shape, "ones_like", device)
     return xp_for_device(dev).ones(shp, dtype=dt)
 
 
 def empty_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
-               shape: Any = None) -> Any:
+               shape: Any = None, *, device: Any = None) -> Any:
     """Like :func:`zeros_like` (funcgrad never hands out uninitialised memory).
 
     Example:
         >>> empty_like(numpy.ones(2)).tolist()
         [0.0, 0.0]
     """
-    return zeros_like(a, dtype, order, subok, shape)
+    return zeros_like(a, dtype, order, subok, shape, device=device)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
-              subok: bool = True, shape: Any = None) -> Any:
+              subok: bool = True, shape: Any = None, *, device: Any = None) -> Any:
     """``fill_value`` in the shape and dtype of ``a`` (traced fill values differentiate).
 
     Example:
         >>> full_like(numpy.zeros(2, numpy.int64), 2.7).tolist()
         [2, 2]
     """
-    dev, dt, shp = _like_spec(a, dtype, shape, "full_like")
+    dev, dt, shp = _like_spec(a, dtype, shape, "full_like", device)
     if isinstance(fill_value, Tracer):
         return fnp.broadcast_to(_cast(fill_value, dt), shp)
     if device_of(fill_value) not in (None, dev):
@@ -397,8 +417,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
-        order: Any = "C") -> Any:
-    """A 2-D array with ones on diagonal ``k``, on the default device.
+        order: Any = "C", *, device: Any = None) -> Any:
+    """A 2-D array with ones on diagonal ``k``, on ``device`` (the default device when None).
 
     Example:
         >>> eye(2, 3, k=1, dtype=int).tolist()
@@ -409,7 +429,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     N = operator.index(concrete_or_error(N, "eye: N"))
     M = N if M is None else operator.index(concrete_or_error(M, "eye: M"))
     k = operator.index(concrete_or_error(k, "eye: k"))
-    return _default_xp().eye(N, M, k=k, dtype=dt)
+    return _xp_of(device).eye(N, M, k=k, dtype=dt)
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -436,8 +456,10 @@ def _host_scalar(v: Any, what: str) -> Any:
     return h[()]
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
-    """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints).
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
+           device: Any = None) -> Any:
+    """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints), on
+    ``device`` (the default device when None).
 
     The bounds must be concrete (they fix the length): a traced bound raises
     ConcretizationError; build traced ranges from ``linspace`` or ``start + step * arange(n)``.
@@ -451,7 +473,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if stop is None and step is not None:
         args = [0, args[0], args[1]]
     dt = _dtype_or_none(dtype, "arange")
-    dev = get_default_device()
+    dev = get_default_device() if device is None else canonical_device(device)
     if dev == "cpu":
         out = numpy.arange(*args, dtype=dt)
         canonical_dtype(out.dtype, "arange")
@@ -488,8 +510,11 @@ def linspace(
     retstep: bool = False,
     dtype: Any = None,
     axis: int = 0,
+    *,
+    device: Any = None,
 ) -> Any:
-    """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's algorithm).
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's algorithm), on
+    ``device`` when given (else where the bounds are, or the default device).
 
     Traced ``start``/``stop`` work and differentiate (the samples are built from ``iota``).
 
@@ -501,6 +526,9 @@ def linspace(
     if num < 0:
         raise ValueError(f"linspace: Number of samples, {num}, must be non-negative.")
     dt_out = _dtype_or_none(dtype, "linspace")
+    if device is not None:
+        out = linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        return (_put(out[0], device), out[1]) if retstep else _put(out, device)
     start, stop = _array_or_scalar(start), _array_or_scalar(stop)
     if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
         xp = _device_of_values(start, stop)

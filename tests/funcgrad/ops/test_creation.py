@@ -408,3 +408,34 @@ def test_device_keyword_as_numpy_and_jax():
     np.testing.assert_array_equal(host(fnp.full(2, 3.0, device="strict")), [3.0, 3.0])
     with pytest.raises(ValueError, match="unknown device"):
         fnp.zeros(2, device="tpu")
+
+
+def test_device_keyword_on_the_other_creation_functions():
+    # NumPy 2 (and jax.numpy) take device= on asarray, asanyarray, arange, linspace, eye and
+    # the *_like functions (where it overrides the prototype's device); jax.numpy on array too.
+    from funcgrad.backend import device_of
+
+    proto = np.ones((2, 2), np.float32)
+    makers = {
+        "asarray": lambda d: fnp.asarray([1.0, 2.0], device=d),
+        "array": lambda d: fnp.array([[1, 2]], ndmin=3, device=d),
+        "asanyarray": lambda d: fnp.asanyarray((1.0,), device=d),
+        "arange": lambda d: fnp.arange(1, 7, 2, device=d),
+        "linspace": lambda d: fnp.linspace(0.0, 1.0, 5, device=d),
+        "linspace_retstep": lambda d: fnp.linspace(0.0, 1.0, 5, retstep=True, device=d)[0],
+        "eye": lambda d: fnp.eye(2, 3, k=1, device=d),
+        "zeros_like": lambda d: fnp.zeros_like(proto, device=d),
+        "ones_like": lambda d: fnp.ones_like(proto, shape=3, device=d),
+        "empty_like": lambda d: fnp.empty_like(proto, device=d),
+        "full_like": lambda d: fnp.full_like(proto, 2.5, device=d),
+    }
+    for name, make in makers.items():
+        for d in ("strict", "cpu"):
+            out = make(d)
+            assert device_of(out) == d, name
+        want = make(None)
+        np.testing.assert_array_equal(host(make("strict")), host(want), err_msg=name)
+        assert host(make("strict")).dtype == host(want).dtype, name
+    assert device_of(fnp.asarray(fnp.zeros(2, device="strict"), device="cpu")) == "cpu"
+    with pytest.raises(ValueError, match="unknown device"):
+        fnp.arange(3, device="tpu")
