@@ -236,12 +236,15 @@ def _where(c: Any, x: Any, y: Any) -> Any:
 # sum, prod
 
 
-def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where):
+def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where,
+              promote_integers=True):
     if out is not None:
         _unsupported(name, out=out)
     x = _asarray(a)
     av = _aval(name, x)
     axes = _axes(name, axis, av.ndim)
+    if dtype is None and not promote_integers and av.dtype.kind in "iu":
+        dtype = av.dtype  # JAX's promote_integers=False: integers keep their width
     dt = None if dtype is None else _dtype_arg(name, dtype)
     if dt is not None:
         x = _cast(x, dt)
@@ -265,30 +268,34 @@ def _initial(r: Any, initial: Any) -> Any:
 
 def sum(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-    initial: Any = None, where: Any = None,
+    initial: Any = None, where: Any = None, promote_integers: bool = True,
 ) -> Any:
-    """Sum over ``axis`` (``numpy.sum``): ints and bools sum in int64, floats in their dtype.
+    """Sum over ``axis`` (``numpy.sum``): ints and bools sum in int64, floats in their dtype;
+    with JAX's ``promote_integers=False`` integers keep their dtype (wrapping as they do).
 
     Example:
         >>> import numpy as np
         >>> sum(np.array([[True, False], [True, True]]), axis=1)
         array([1, 2])
     """
-    return _sum_like("sum", _red.reduce_sum_p, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("sum", _red.reduce_sum_p, a, axis, dtype, out, keepdims, initial, where,
+                     promote_integers)
 
 
 def prod(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-    initial: Any = None, where: Any = None,
+    initial: Any = None, where: Any = None, promote_integers: bool = True,
 ) -> Any:
     """Product over ``axis`` (``numpy.prod``); gradients are exact where elements are zero.
+    JAX's ``promote_integers=False`` keeps an integer dtype (as :func:`sum`).
 
     Example:
         >>> import numpy as np
         >>> prod(np.array([[1., 2.], [3., 4.]]), axis=0)
         array([3., 8.])
     """
-    return _sum_like("prod", _red.reduce_prod_p, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("prod", _red.reduce_prod_p, a, axis, dtype, out, keepdims, initial, where,
+                     promote_integers)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -168,3 +168,19 @@ def test_implementation_choice_keywords() -> None:
     assert_allclose(fnp.polyval(dev(np.array([1.0, 2.0])), 3.0, unroll=2), np.array(5.0))
     ms = [dev(np.ones((2, 3))), dev(np.ones((3, 2))), dev(np.ones(2))]
     assert_allclose(fnp.linalg.multi_dot(ms, precision="highest"), np.array([6.0, 6.0]))
+
+
+def test_sum_prod_promote_integers() -> None:
+    # jax.numpy 0.10.2 (x64): promote_integers=False keeps the integer dtype (and wraps)
+    x = np.array([[100, 100], [-100, 50]], np.int8)
+    for dt, s, p in [(np.int8, [0, -106], [-16, -120]), (np.uint8, [0, 150], [240, 136]),
+                     (np.int32, [0, 150], [-10000, 5000])]:
+        a = dev(x.astype(dt))
+        got_s = funcgrad.jit(lambda a: fnp.sum(a, axis=0, promote_integers=False))(a)
+        got_p = fnp.prod(a, axis=0, promote_integers=False)
+        assert_allclose(got_s, np.array(s, dt))
+        assert_allclose(got_p, np.array(p, dt))
+        assert host(fnp.sum(a, axis=0)).dtype == np.dtype(np.uint64 if dt == np.uint8
+                                                          else np.int64)
+    f = dev(np.array([1.5, 2.0], np.float32))
+    assert host(fnp.sum(f, promote_integers=False)).dtype == np.float32
