@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import warnings
@@ -36,8 +37,14 @@ __all__ = [
     "zeros_",
 ]
 
-_state: dict[str, Any] = {"dtype": numpy.dtype(numpy.float32),
-                          "generator": numpy.random.default_rng()}
+_state: dict[str, Any] = {"dtype": numpy.dtype(numpy.float32)}
+
+# The default generator lives in a context variable, not in module state, so that members of a
+# ``ThreadGroup`` (each runs in its own copy of the caller's context) or other threads can
+# ``manual_seed`` and build models concurrently without drawing from each other's stream. A
+# context that never seeded gets a fresh, entropy-seeded generator on first use.
+_generator: contextvars.ContextVar[numpy.random.Generator | None] = contextvars.ContextVar(
+    "funcgrad_nn_default_generator", default=None)
 
 
 def set_default_dtype(dtype: Any) -> None:
@@ -64,30 +71,39 @@ def get_default_dtype() -> numpy.dtype:
 
 
 def manual_seed(seed: int) -> numpy.random.Generator:
-    """Reseed the global generator used by initialisers (and Dropout's default key).
+    """Reseed the default generator used by initialisers (and Dropout's default key).
+
+    The generator belongs to the current context (thread, ``ThreadGroup`` member, asyncio
+    task): seeding in one thread does not disturb another's stream; a member of a
+    ``ThreadGroup`` starts from its caller's generator until it seeds its own.
 
     >>> import funcgrad_nn as nn
     >>> _ = nn.manual_seed(0); a = nn.Linear(2, 2).weight.copy()
     >>> _ = nn.manual_seed(0); bool((a == nn.Linear(2, 2).weight).all())
     True
     """
-    _state["generator"] = numpy.random.default_rng(seed)
-    return _state["generator"]
+    gen = numpy.random.default_rng(seed)
+    _generator.set(gen)
+    return gen
 
 
 def default_generator() -> numpy.random.Generator:
-    """The global generator (see :func:`manual_seed`).
+    """The current context's default generator (see :func:`manual_seed`).
 
     >>> import numpy as np
     >>> isinstance(default_generator(), np.random.Generator)
     True
     """
-    return _state["generator"]
+    gen = _generator.get()
+    if gen is None:
+        gen = numpy.random.default_rng()
+        _generator.set(gen)
+    return gen
 
 
 def _gen(generator: Any) -> numpy.random.Generator:
     if generator is None:
-        return _state["generator"]
+        return default_generator()
     if isinstance(generator, numpy.random.Generator):
         return generator
     if isinstance(generator, (int, numpy.integer)):

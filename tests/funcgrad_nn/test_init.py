@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+import funcgrad_nn as nn
 from funcgrad_nn import init
 
 # torch.nn.init.calculate_gain(nonlinearity, param) in torch 2.13
@@ -131,3 +132,56 @@ def test_bad_ranges_raise_as_torch():
         init.normal_(np.empty(3), 0.0, -1.0)
     with pytest.raises(ValueError, match="a <= b"):
         init.trunc_normal_(np.empty(3), a=1.0, b=0.0)
+
+
+# -- the default generator is per context (thread / ThreadGroup member) -------------------------
+
+
+def test_manual_seed_stream_unchanged():
+    # Literal values drawn before the generator moved into a context variable: seeds keep
+    # giving the same parameters.
+    nn.manual_seed(0)
+    w = nn.Linear(3, 2).weight.ravel()
+    np.testing.assert_array_equal(w, np.array(
+        [0.15814973413944244, -0.2658274173736572, -0.5300381183624268,
+         -0.5582658052444458, 0.3617333173751831, 0.47660908102989197], np.float32))
+
+
+def test_manual_seed_concurrent_thread_group_members_identical():
+    from funcgrad.distributed import ThreadGroup
+
+    def build(comm):
+        comm.barrier()  # start seeding and drawing together, to interleave the two ranks
+        nn.manual_seed(123)
+        model = nn.Sequential(*[nn.Linear(16, 16) for _ in range(8)])
+        return np.concatenate([p.ravel() for p in model.parameters()])
+
+    nn.manual_seed(123)
+    expected = np.concatenate([p.ravel() for p in
+                               nn.Sequential(*[nn.Linear(16, 16) for _ in range(8)]).parameters()])
+    for _ in range(30):
+        a, b = ThreadGroup(2).run(build)
+        np.testing.assert_array_equal(a, expected)
+        np.testing.assert_array_equal(b, expected)
+
+
+def test_manual_seed_in_a_thread_leaves_the_callers_stream_alone():
+    import threading
+
+    nn.manual_seed(5)
+    first = nn.init.default_generator().random(3)
+    nn.manual_seed(5)
+    got = {}
+
+    def worker():
+        # A plain thread starts with an empty context: it gets a fresh generator that works.
+        got["fresh"] = nn.Linear(2, 2).weight.copy()
+        nn.manual_seed(99)
+        got["seeded"] = nn.init.default_generator().random(3)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert got["fresh"].shape == (2, 2) and np.isfinite(got["fresh"]).all()
+    np.testing.assert_array_equal(got["seeded"], np.random.default_rng(99).random(3))
+    np.testing.assert_array_equal(nn.init.default_generator().random(3), first)
