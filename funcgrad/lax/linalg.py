@@ -22,6 +22,8 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.numpy.linalg as _nla
 import funcgrad.scipy.linalg as _sla
+import funcgrad.scipy.linalg._decomp as _sla_decomp
+from funcgrad.api_vmap import vmap
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
@@ -29,7 +31,7 @@ from funcgrad.ops import schur as _schur
 
 Array = Any
 
-__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "householder_product", "lu",
+__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
 
@@ -387,3 +389,26 @@ def householder_product(a: Array, taus: Array) -> Array:
         vh_q = fnp.matmul(fnp.conj(v)[..., None, :], q)
         q = q - tau * v[..., :, None] * vh_q
     return q[..., :, :n]
+
+
+def hessenberg(a: Array) -> tuple[Array, Array]:
+    """``(packed, taus)``: LAPACK ``gehrd``'s reduction of a (batch of) square matrices to
+    upper Hessenberg form, as JAX's: ``packed`` holds the Hessenberg matrix on and above the
+    first subdiagonal and the Householder vectors below it, ``taus`` (``n - 1``) their
+    scalars (``householder_product`` of the shifted vectors gives ``q``). Values are
+    LAPACK's; written with array operations, so differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> packed, taus = linalg.hessenberg(np.array([[2.0, 5.0, 8.0], [4.0, 2.0, 1.0],
+        ...                                           [3.0, 6.0, 0.0]]))
+        >>> packed.round(4).tolist(), taus.round(4).tolist()
+        ([[2.0, -8.8, 3.4], [-5.0, 4.64, 2.48], [0.3333, -2.52, -2.64]], [1.8, 0.0])
+    """
+    aa = _matrices("hessenberg", a)
+    fn = lambda m: _sla_decomp.gehrd(m)[2:]  # noqa: E731
+    for _ in range(aa.ndim - 2):
+        fn = vmap(fn)
+    packed, taus = fn(a)
+    return packed, taus

@@ -344,13 +344,24 @@ def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
                [ 0.  , -2.52, -2.64]])
     """
     a = as_inexact(a)
-    n = check_square("hessenberg", a)
+    check_square("hessenberg", a)
     if get_aval(a).ndim != 2:
         raise ValueError(f"hessenberg: a must be a 2-D array, got shape {get_aval(a).shape}")
+    h, q, _, _ = gehrd(a)
+    return (h, q) if calc_q else h
+
+
+def gehrd(a: Any) -> tuple[Any, Any, Any, Any]:
+    """LAPACK ``gehrd`` with array operations: ``(h, q, packed, taus)`` for a square 2-D
+    ``a``: the Hessenberg form, its unitary ``q``, and LAPACK's packed result (``h`` with the
+    reflector vectors below the subdiagonal) with the ``n - 1`` reflector scalars."""
+    n = get_aval(a).shape[-1]
     dt = get_aval(a).dtype
     complex_ = dt.kind == "c"
     h = a
     q = const_like(a, numpy.eye(n, dtype=dt))
+    below = const_like(a, numpy.zeros((n, n), dtype=dt))   # the packed reflector vectors
+    taus = []
     # LAPACK also reflects at k = n - 2 for complex matrices (x is empty there, but the
     # reflector makes the last subdiagonal entry real).
     for k in range(n - 1 if complex_ else n - 2):
@@ -372,8 +383,14 @@ def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
         h = h - tc * v[:, None] * fnp.matmul(vc, h)[None, :]
         h = h - tau * fnp.matmul(h, v)[:, None] * vc[None, :]
         q = q - tau * fnp.matmul(q, v)[:, None] * vc[None, :]
+        col = const_like(a, (numpy.arange(n) == k).astype(dt))
+        below = below + fnp.where(fnp.arange(n)[:, None] > k + 1, v[:, None] * col[None, :],
+                                  fnp.zeros((), dt))
+        taus.append(tau)
+    taus += [fnp.zeros((), dt)] * (n - 1 - len(taus))
     h = fnp.triu(h, -1)
-    return (h, q) if calc_q else h
+    taus_arr = fnp.stack(taus) if taus else fnp.zeros((0,), dt)
+    return h, q, h + below, taus_arr
 
 
 _SCHUR_OUTPUTS = {"real": "real", "r": "real", "complex": "complex", "c": "complex"}

@@ -152,3 +152,25 @@ def test_symmetric_product_cholesky_update_householder_product_as_jax() -> None:
     assert_allclose(many[1], want)
     with pytest.raises(ValueError, match="taus"):
         linalg.householder_product(dev(packed), dev(np.ones(4)))
+
+
+def test_hessenberg_as_lapack_gehrd() -> None:
+    import scipy.linalg as sla
+
+    from funcgrad.test_util import check_grads
+
+    a = np.array([[1.0, 2, 3, 4], [4, 5, 6, 2], [7, 8, 10, 1], [1, 2, 3, 5]])
+    packed, taus = linalg.hessenberg(dev(a))
+    want, want_taus, _ = sla.lapack.dgehrd(a)   # what JAX 0.10.2 returns too
+    assert_allclose(packed, want, rtol=1e-12, atol=1e-12)
+    assert_allclose(taus, want_taus)
+    z = a + 1j * np.arange(16.0).reshape(4, 4)
+    packed, taus = linalg.hessenberg(dev(z))
+    want, want_taus, _ = sla.lapack.zgehrd(z)
+    assert_allclose(packed, want, rtol=1e-12, atol=1e-12)
+    assert_allclose(taus, want_taus, rtol=1e-12, atol=1e-12)
+    many = np.random.default_rng(2).normal(size=(2, 3, 5, 5))
+    packed, taus = linalg.hessenberg(dev(many))
+    assert host(packed).shape == (2, 3, 5, 5) and host(taus).shape == (2, 3, 4)
+    assert_allclose(packed[1, 2], sla.lapack.dgehrd(many[1, 2])[0], rtol=1e-12, atol=1e-12)
+    check_grads(lambda m: linalg.hessenberg(m)[0], (dev(many[0, 0]),), order=1)
