@@ -224,9 +224,11 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     return _take_static(_shape.concatenate([x, v], ax), perm, ax)
 
 
-def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
+def delete(arr: Any, obj: Any, axis: int | None = None, *,
+           assume_unique_indices: bool = False) -> Any:
     """``arr`` without the entries ``obj`` (int, slice, int sequence or boolean mask) along
-    ``axis`` (flattened ``arr`` when None). ``obj`` must be concrete.
+    ``axis`` (flattened ``arr`` when None). ``obj`` must be concrete (so JAX's
+    ``assume_unique_indices``, which lets it trace ``obj``, changes nothing here).
 
     Example:
         >>> delete(numpy.arange(5), [0, -1]).tolist()
@@ -625,11 +627,12 @@ def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[Any, ...]
 
 
 def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
-                      order: str = "C") -> Any:
+                      order: str = "C", *, dtype: Any = None) -> Any:
     """Flat indices into an array of shape ``dims`` from a tuple of coordinate arrays.
 
     ``mode``: 'raise' (concrete out-of-range coordinates raise, traced ones are clipped),
-    'wrap' or 'clip', or one mode per dimension.
+    'wrap' or 'clip', or one mode per dimension. ``dtype`` (JAX's) is the result's integer
+    dtype (default int64, as NumPy's intp).
 
     Example:
         >>> ravel_multi_index((numpy.array([1, 1]), numpy.array([1, 3])), (2, 4)).tolist()
@@ -665,7 +668,7 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
         total = term if total is None else _fe.add(total, term)
     if total is None:
         raise ValueError("ravel_multi_index: dims must not be empty")
-    return total
+    return total if dtype is None else _cast(total, canonical_dtype(dtype, "ravel_multi_index"))
 
 
 def indices(dimensions: Sequence[int], dtype: Any = int, sparse: bool = False) -> Any:
@@ -720,15 +723,17 @@ def ix_(*args: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def mask_indices(n: int, mask_func: Callable[..., Any], k: Any = 0) -> tuple[Any, Any]:
-    """Row and column indices where ``mask_func(ones((n, n)), k)`` is non-zero.
+def mask_indices(n: int, mask_func: Callable[..., Any], k: Any = 0, *,
+                 size: int | None = None) -> tuple[Any, Any]:
+    """Row and column indices where ``mask_func(ones((n, n)), k)`` is non-zero; JAX's static
+    ``size`` gives the first ``size`` of them, padded with 0 (as :func:`nonzero`).
 
     Example:
         >>> [v.tolist() for v in mask_indices(2, numpy.triu)]
         [[0, 0, 1], [0, 1, 1]]
     """
     m = _fc.ones((operator.index(n), operator.index(n)), dtype=int)
-    return _fi.nonzero(_fe.not_equal(_arr(mask_func(m, k)), 0))
+    return _fi.nonzero(_fe.not_equal(_arr(mask_func(m, k)), 0), size=size)
 
 
 def fromfunction(function: Callable[..., Any], shape: Sequence[int], *, dtype: Any = float,

@@ -752,8 +752,9 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
-            stable: Any = None, descending: bool = False) -> Any:
-    """Indices that sort ``a`` along ``axis`` (``numpy.argsort``); always stable.
+            stable: Any = None, descending: bool = False, dtype: Any = None) -> Any:
+    """Indices that sort ``a`` along ``axis`` (``numpy.argsort``); always stable. ``dtype``
+    (JAX's) is the indices' integer dtype (default int64).
 
     ``descending=True`` (JAX's extension) sorts from the largest, NaNs first; equal elements
     still keep their original order, as ``jax.numpy.argsort(..., stable=True)`` does.
@@ -766,12 +767,18 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
         array([0, 2, 1, 3])
     """
     x, ax = _sort_args("argsort", a, axis, kind, order, stable)
+    dt = None if dtype is None else _dtype_arg("argsort", dtype)
+    if dt is not None and dt.kind not in "iu":
+        raise TypeError(f"argsort: dtype must be an integer dtype, got {dt}")
     if not _descending("argsort", descending):
-        return _sorting.argsort(x, ax)
-    # A stable sort of the reversed array, read backwards: descending with ties in order.
-    n = _aval("argsort", x).shape[ax]
-    ids = _sorting.argsort(_shape.rev(x, (ax,)), ax)
-    return _shape.rev(_ew.sub(_ew.convert_element_type(n - 1, get_aval(ids).dtype), ids), (ax,))
+        ids = _sorting.argsort(x, ax)
+    else:
+        # A stable sort of the reversed array, read backwards: descending with ties in order.
+        n = _aval("argsort", x).shape[ax]
+        ids = _sorting.argsort(_shape.rev(x, (ax,)), ax)
+        ids = _shape.rev(_ew.sub(_ew.convert_element_type(n - 1, get_aval(ids).dtype), ids),
+                         (ax,))
+    return ids if dt is None else _cast(ids, dt)
 
 
 def _descending(name: str, descending: Any) -> bool:

@@ -553,14 +553,15 @@ def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
                        casting=casting)
 
 
-def dstack(tup: Any) -> Any:
-    """Join along the third axis after making inputs at least 3-D.
+def dstack(tup: Any, dtype: Any = None) -> Any:
+    """Join along the third axis after making inputs at least 3-D (in ``dtype``, JAX's
+    keyword, when given).
 
     Example:
         >>> dstack([numpy.zeros(3), numpy.ones(3)]).shape
         (1, 3, 2)
     """
-    return concatenate([atleast_3d(x) for x in _seq(tup, "dstack")], 2)
+    return concatenate([atleast_3d(x) for x in _seq(tup, "dstack")], 2, dtype=dtype)
 
 
 def column_stack(tup: Any) -> Any:

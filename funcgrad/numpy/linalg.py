@@ -458,12 +458,14 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     return _fl.matmul(_mT(vt), _ew.mul(_fs.expand_dims(s_inv, -1), _mT(u)))
 
 
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
+def lstsq(a: Any, b: Any, rcond: Any = None, *,
+          numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:
     """Least-squares solution of ``a @ x = b``: ``(x, residuals, rank, s)`` as NumPy gives.
 
     Singular values at or below ``rcond * max(s)`` (default ``eps * max(m, n)``) count as
     zero. ``residuals`` are the squared residual norms when ``rank == n < m``, else empty.
     Under ``jit``/``vmap`` (rank not concrete) residuals are returned whenever ``m > n``.
+    JAX's ``numpy_resid`` is accepted: the residuals always follow NumPy's rule above.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp

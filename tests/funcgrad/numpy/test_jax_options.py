@@ -184,3 +184,26 @@ def test_sum_prod_promote_integers() -> None:
                                                           else np.int64)
     f = dev(np.array([1.5, 2.0], np.float32))
     assert host(fnp.sum(f, promote_integers=False)).dtype == np.float32
+
+
+def test_more_jax_keywords() -> None:
+    # values recorded from jax.numpy 0.10.2 (x64)
+    x = dev(np.array([3.0, 1, 2, 1]))
+    for dt in (np.int32, np.uint8):
+        got = funcgrad.jit(lambda v, dt=dt: fnp.argsort(v, dtype=dt))(x)
+        assert_allclose(got, np.array([1, 3, 2, 0], dt))
+        assert_allclose(fnp.argsort(x, dtype=dt, descending=True), np.array([0, 2, 1, 3], dt))
+    with pytest.raises(TypeError, match="integer"):
+        fnp.argsort(x, dtype=float)
+    r = fnp.ravel_multi_index((dev(np.array([1, 1])), dev(np.array([1, 3]))), (2, 4),
+                              dtype=np.int32)
+    assert_allclose(r, np.array([5, 7], np.int32))
+    assert_allclose(fnp.mask_indices(3, fnp.triu, 1, size=4),
+                    (np.array([0, 0, 1, 0]), np.array([1, 2, 2, 0])))
+    assert_allclose(fnp.delete(dev(np.arange(5)), [0, 2], assume_unique_indices=True),
+                    np.array([1, 3, 4]))
+    d = fnp.dstack([dev(np.ones(2, int)), dev(np.zeros(2, int))], np.float32)
+    assert_allclose(d, np.array([[[1.0, 0.0], [1.0, 0.0]]], np.float32))
+    a = dev(np.ones((3, 2)) + np.eye(3, 2))
+    assert_allclose(fnp.linalg.lstsq(a, dev(np.ones(3)), numpy_resid=True),
+                    fnp.linalg.lstsq(a, dev(np.ones(3))))
