@@ -16,17 +16,17 @@ import numpy
 
 from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.compile.rules import roles, tracing_simplifiable_primitives
+from funcgrad.compile.rules import roles
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTracer,
     attributed,
+    merged_or_simplified,
     merges_repeats,
-    simplify_operation,
 )
-from funcgrad.interpreters.trace_cse import operation_key, remember
+from funcgrad.interpreters.trace_cse import remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr, sub_jaxprs, uses_any
 
 __all__ = [
@@ -139,13 +139,7 @@ class LinearizeTrace(Trace):
 
     def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         memo: dict = self.memo  # type: ignore[assignment]
-        key = operation_key(prim, args, params)
-        if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
-            hit = memo.get(key)
-            if hit is not None:
-                return hit[0]
-        outs = (simplify_operation(prim, args, params)
-                if prim in tracing_simplifiable_primitives else None)
+        key, outs = merged_or_simplified(memo, prim, args, params)
         if outs is None:
             outs = self._process(prim, args, params)
         remember(memo, key, args, outs)

@@ -42,6 +42,7 @@ __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
     "staging_below",
     "simplify_operation", "merges_repeats", "attributed", "merge_or_stage",
+    "merged_or_simplified",
     "context_dependent_primitives",
 ]
 
@@ -396,22 +397,30 @@ def attributed(process: Callable[[Primitive, Sequence[Any], dict], list], prim: 
         operation_source.reset(token)
 
 
-def merge_or_stage(trace: StagingTrace, prim: Primitive, args: Sequence[Any], params: dict,
-                   src: SourceInfo | None) -> list:
-    """Stage ``prim(*args)`` on ``trace`` unless ``trace`` staged the same operation already
-    (:mod:`funcgrad.interpreters.trace_cse`) or a tracing rewrite replaces it (``x * 1`` is
-    ``x``, :func:`simplify_operation`); ``src``: the user's line to record."""
-    memo = trace.memo
+def merged_or_simplified(memo: dict, prim: Primitive, args: Sequence[Any],
+                         params: dict) -> tuple[Any, list | None]:
+    """``(key, outs)``: the results of the same operation seen before (in ``memo``,
+    :mod:`funcgrad.interpreters.trace_cse`) or of a tracing rewrite (``x * 1`` is ``x``,
+    :func:`simplify_operation`), else None: the caller computes them and remembers them under
+    ``key`` (``trace_cse.remember``)."""
     key = operation_key(prim, args, params)
-    if key is not None:  # trace_cse.lookup, in line
+    if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
         hit = memo.get(key)
         if hit is not None:
-            return hit[0]
-    outs = (simplify_operation(prim, args, params)
-            if prim in tracing_simplifiable_primitives else None)
+            return None, hit[0]
+    if prim in tracing_simplifiable_primitives:
+        return key, simplify_operation(prim, args, params)
+    return key, None
+
+
+def merge_or_stage(trace: StagingTrace, prim: Primitive, args: Sequence[Any], params: dict,
+                   src: SourceInfo | None) -> list:
+    """Stage ``prim(*args)`` on ``trace`` unless it merges with an operation staged already or
+    a tracing rewrite replaces it (:func:`merged_or_simplified`); ``src``: the user's line."""
+    key, outs = merged_or_simplified(trace.memo, prim, args, params)
     if outs is None:
         outs = trace.stage(prim, args, params, src)
-    remember(memo, key, args, outs)
+    remember(trace.memo, key, args, outs)
     return outs
 
 
