@@ -32,6 +32,7 @@ from funcgrad.ops import schur as _schur
 Array = Any
 
 __all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
+           "tridiagonal",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
 
@@ -412,3 +413,43 @@ def hessenberg(a: Array) -> tuple[Array, Array]:
         fn = vmap(fn)
     packed, taus = fn(a)
     return packed, taus
+
+
+def _tridiagonal_lower(m: Array) -> tuple[Array, Array, Array, Array]:
+    # For a Hermitian matrix the Hessenberg reduction is LAPACK's sytrd/hetrd (lower): the
+    # same reflectors from the same columns; sytrd leaves the strict upper triangle as it was.
+    h, _, packed, taus = _sla_decomp.gehrd(m)
+    d = fnp.real(fnp.diagonal(h))
+    e = fnp.real(fnp.diagonal(h, -1))
+    return fnp.tril(packed) + fnp.triu(m, 1), d, e, taus
+
+
+def tridiagonal(a: Array, *, lower: bool = True) -> tuple[Array, Array, Array, Array]:
+    """``(packed, d, e, taus)``: LAPACK ``sytrd``/``hetrd``'s reduction of a (batch of)
+    symmetric/Hermitian matrices to real tridiagonal form ``q^H a q``, as JAX's: the diagonal
+    ``d``, the off-diagonal ``e``, the Householder vectors in ``packed`` (below the
+    subdiagonal with ``lower``, above the superdiagonal otherwise; only that triangle of
+    ``a`` is read) and their scalars ``taus``. Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> _, d, e, _ = linalg.tridiagonal(np.array([[2.0, 1.0, 1.0], [1.0, 2.0, 1.0],
+        ...                                          [1.0, 1.0, 2.0]]))
+        >>> d.round(6).tolist(), abs(e).round(6).tolist()
+        ([2.0, 3.0, 1.0], [1.414214, 0.0])
+    """
+    aa = _matrices("tridiagonal", a)
+    if lower:
+        fn = _tridiagonal_lower
+    else:
+        # The upper reduction runs from the last column back: the lower one of the reversed
+        # matrix, read back in reverse (the upper triangle mirrored into the lower one).
+        def fn(m: Array) -> tuple[Array, Array, Array, Array]:
+            rev = fnp.conj(fnp.swapaxes(m, -1, -2))[::-1, ::-1]
+            packed, d, e, taus = _tridiagonal_lower(rev)
+            packed = fnp.triu(packed[::-1, ::-1]) + fnp.tril(m, -1)   # sytrd keeps the rest
+            return packed, d[::-1], e[::-1], taus[::-1]
+    for _ in range(aa.ndim - 2):
+        fn = vmap(fn)
+    return fn(a)

@@ -174,3 +174,25 @@ def test_hessenberg_as_lapack_gehrd() -> None:
     assert host(packed).shape == (2, 3, 5, 5) and host(taus).shape == (2, 3, 4)
     assert_allclose(packed[1, 2], sla.lapack.dgehrd(many[1, 2])[0], rtol=1e-12, atol=1e-12)
     check_grads(lambda m: linalg.hessenberg(m)[0], (dev(many[0, 0]),), order=1)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_tridiagonal_as_lapack_sytrd(lower) -> None:
+    import scipy.linalg as sla
+
+    from funcgrad.test_util import check_grads
+
+    rng = np.random.default_rng(4)
+    b = rng.normal(size=(5, 5))
+    for a, routine in ((b + b.T, sla.lapack.dsytrd),
+                       (b + b.T + 1j * (b - b.T), sla.lapack.zhetrd)):
+        packed, d, e, taus = linalg.tridiagonal(dev(a), lower=lower)
+        want, want_d, want_e, want_taus, _ = routine(a, lower=int(lower))  # JAX's values
+        assert_allclose(packed, want, rtol=1e-12, atol=1e-12)
+        assert_allclose(d, want_d, rtol=1e-12, atol=1e-12)
+        assert_allclose(e, want_e, rtol=1e-12, atol=1e-12)
+        assert_allclose(taus, want_taus, rtol=1e-12, atol=1e-12)
+    s = b + b.T
+    many = linalg.tridiagonal(dev(np.stack([s, 2 * s])), lower=lower)[1]
+    assert_allclose(many[1], 2 * host(linalg.tridiagonal(dev(s), lower=lower)[1]))
+    check_grads(lambda m: linalg.tridiagonal(m, lower=lower)[1], (dev(s),), order=1)
