@@ -102,10 +102,34 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
     return tuple((v, v) for v in p)
 
 
-def _same_dtype(x: Any, w: Any) -> tuple[Any, Any]:
+def dtype_mismatch(input: Any, weight: Any) -> str | None:
+    """Why ``input`` cannot meet ``weight`` in a linear/convolution layer, or None.
+
+    An integer or bool input with floating weights (or the reverse) is refused, as PyTorch
+    raises there ("mat1 and mat2 must have the same dtype"); NumPy promotion would silently
+    compute in float64. Floating dtypes of different widths do promote (docs/nn.md).
+
+    >>> import numpy as np
+    >>> dtype_mismatch(np.ones(2, np.int64), np.ones(2, np.float32)).split(" (")[0]
+    'input dtype int64 does not match weight dtype float32'
+    >>> dtype_mismatch(np.ones(2, np.float64), np.ones(2, np.float32)) is None
+    True
+    """
+    xd, wd = get_aval(input).dtype, get_aval(weight).dtype  # a non-array fails here, by name
+    if (xd.kind in "biu") == (wd.kind in "biu"):
+        return None
+    return (f"input dtype {xd} does not match weight dtype {wd} (an integer/bool "
+            f"{'input to a floating layer' if xd.kind in 'biu' else 'weight with a floating input'}"
+            f"). Fix: cast the input, e.g. x.astype(np.{wd})")
+
+
+def _same_dtype(x: Any, w: Any, fname: str) -> tuple[Any, Any]:
     """Input and weight in their common dtype (lax wants one; a float64 NumPy input to a
     float32 layer computes in float64, as the NumPy promotion it always followed)."""
-    xd, wd = get_aval(x).dtype, get_aval(w).dtype  # a non-array fails here, by name
+    problem = dtype_mismatch(x, w)
+    if problem is not None:
+        raise BadInputError(f"{fname}: {problem}")
+    xd, wd = get_aval(x).dtype, get_aval(w).dtype
     if xd == wd:
         return x, w
     dt = fnp.result_type(xd, wd)
@@ -136,7 +160,7 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     if any(n <= 0 for n in window_counts(spatial, kernel, st, dil, pads)):
         raise BadInputError(f"{fname}: kernel size {kernel} (dilation {dil}) is larger than the "
                          f"padded input {tuple(n + a + b for n, (a, b) in zip(spatial, pads))}")
-    x, weight = _same_dtype(x, weight)
+    x, weight = _same_dtype(x, weight, fname)
     # NCHW / OIHW / NCHW: lax's default dimension numbers.
     out = lax.conv_general_dilated(x, weight, st, pads, rhs_dilation=dil,
                                    feature_group_count=groups)
@@ -250,7 +274,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     # reversed kernel with its feature axes swapped per group (for one group a change of
     # dimension numbers, no copy). Padding p on the output is d*(k-1) - p on the dilated
     # input, output_padding more at the end.
-    x, weight = _same_dtype(x, weight)
+    x, weight = _same_dtype(x, weight, fname)
     iota = tuple(range(nd + 2))
     if groups == 1:
         w, dn = weight, ConvDimensionNumbers(iota, (1, 0) + iota[2:], iota)

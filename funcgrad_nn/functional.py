@@ -279,6 +279,12 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     >>> linear(np.ones((1, 2)), np.array([[1.0, 2.0]]), np.array([0.5]))
     array([[3.5]])
     """
+    from funcgrad_nn._convolution import dtype_mismatch
+    from funcgrad_nn.module import BadInputError
+
+    problem = dtype_mismatch(input, weight)
+    if problem is not None:
+        raise BadInputError(f"linear: {problem}")
     out = fnp.matmul(input, fnp.swapaxes(weight, -1, -2) if fnp.ndim(weight) > 1 else weight)
     if bias is not None:
         out = out + bias

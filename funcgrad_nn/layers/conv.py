@@ -13,6 +13,7 @@ import funcgrad.numpy as fnp
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, ntuple, place
 from funcgrad_nn.module import BadInputError, Module, Parameter
@@ -97,8 +98,9 @@ class _ConvNd(Module):
                     mode=_PAD_MODES[self.padding_mode])
         return x, 0
 
-    def _check_input(self, x: Any) -> None:
-        """Rank and channel count, checked before any work, with the fix in the message."""
+    def _check_input(self, x: Any) -> Any:
+        """Rank, channel count and dtype, checked before any work, with the fix in the message;
+        returns the weight, read once (a parametrization may compute it on each read)."""
         n = self._n
         shape = tuple(fnp.shape(x))
         dims = {1: "L", 2: "HW", 3: "DHW"}[n]
@@ -115,6 +117,11 @@ class _ConvNd(Module):
                                 f"channels (axis {len(shape) - n - 1}), got shape {shape} with "
                                 f"{c}; set in_channels to the input's channel count (channels "
                                 "first, as PyTorch: permute channels-last data)")
+        weight = self.weight
+        problem = dtype_mismatch(x, weight)
+        if problem is not None:
+            raise BadInputError(f"{self!r}: {problem}")
+        return weight
 
     def reset_parameters(self, generator: Any = None) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
@@ -153,9 +160,9 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input: Any) -> Any:
-        self._check_input(input)
+        weight = self._check_input(input)
         x, padding = self._padded(input)
-        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+        return F.conv1d(x, weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 
@@ -171,9 +178,9 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input: Any) -> Any:
-        self._check_input(input)
+        weight = self._check_input(input)
         x, padding = self._padded(input)
-        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+        return F.conv2d(x, weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 
@@ -188,9 +195,9 @@ class Conv3d(_ConvNd):
     _n = 3
 
     def forward(self, input: Any) -> Any:
-        self._check_input(input)
+        weight = self._check_input(input)
         x, padding = self._padded(input)
-        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+        return F.conv3d(x, weight, self.bias, self.stride, padding, self.dilation,
                         self.groups)
 
 
@@ -205,9 +212,9 @@ class _ConvTransposeNd(_ConvNd):
                          groups, bias, padding_mode, device, dtype, output_padding)
 
     def forward(self, input: Any, output_size: Any = None) -> Any:
-        self._check_input(input)
+        weight = self._check_input(input)
         fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
-        return fn(input, self.weight, self.bias, self.stride, self.padding,
+        return fn(input, weight, self.bias, self.stride, self.padding,
                   self.output_padding, self.groups, self.dilation, output_size=output_size)
 
 

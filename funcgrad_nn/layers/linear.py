@@ -8,6 +8,7 @@ from typing import Any
 import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
 
@@ -67,6 +68,9 @@ class Linear(Module):
             raise bad_input(self, f"input of shape {shape} does not end in in_features="
                                   f"{weight.shape[1]} (mat1 and mat2 shapes cannot be "
                                   f"multiplied)", f"pass arrays of shape (*, {weight.shape[1]})")
+        problem = dtype_mismatch(input, weight)
+        if problem is not None:
+            raise bad_input(self, *problem.split(". Fix: "))
         return F.linear(input, weight, self.bias)
 
     def extra_repr(self) -> str:
@@ -161,7 +165,12 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound, generator=generator)
 
     def forward(self, input1: Any, input2: Any) -> Any:
-        return F.bilinear(input1, input2, self.weight, self.bias)
+        weight = self.weight  # read once: a parametrization may compute it on each read
+        for x in (input1, input2):
+            problem = dtype_mismatch(x, weight)
+            if problem is not None:
+                raise bad_input(self, *problem.split(". Fix: "))
+        return F.bilinear(input1, input2, weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

@@ -333,3 +333,31 @@ def test_avg_pool3d_needs_an_input_that_holds_a_window():
     with pytest.raises(ValueError, match="smaller than kernel"):
         nn.F.lp_pool3d(np.ones((1, 1, 3, 5, 5)), 2, 4, ceil_mode=True)
     assert nn.F.avg_pool2d(np.ones((1, 1, 3, 5)), 4, padding=2).shape == (1, 1, 1, 2)
+
+
+# -- integer/bool inputs to floating layers: PyTorch raises RuntimeError -----------------------
+# (torch 2.13: "mat1 and mat2 must have the same dtype, but got Long and Float", "Input type
+# (long int) and bias type (float) should be the same", ...); NumPy promotion would silently
+# compute in float64.
+
+
+@pytest.mark.parametrize("make_call", [
+    lambda x: nn.Linear(3, 2)(x),
+    lambda x: nn.functional.linear(x, np.ones((2, 3), np.float32)),
+    lambda x: nn.Bilinear(3, 3, 2)(x, x),
+    lambda x: nn.Conv1d(3, 2, 1)(x[:, :, None]),
+    lambda x: nn.functional.conv1d(x[:, :, None], np.ones((2, 3, 1))),
+    lambda x: nn.ConvTranspose1d(3, 2, 1)(x[:, :, None]),
+    lambda x: nn.Conv2d(3, 2, 1)(x[:, :, None, None]),
+])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.bool_])
+def test_integer_input_to_floating_layer_raises(make_call, dtype):
+    x = np.ones((2, 3), dtype)
+    with pytest.raises(RuntimeError, match=rf"input dtype {np.dtype(dtype)} does not match "
+                                           r"weight dtype float(32|64)"):
+        make_call(x)
+
+
+def test_float_inputs_of_another_width_still_promote():
+    assert nn.Linear(3, 2)(np.ones((1, 3))).dtype == np.float64
+    assert nn.Conv1d(3, 2, 1)(np.ones((1, 3, 4))).dtype == np.float64
