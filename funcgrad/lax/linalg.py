@@ -32,7 +32,7 @@ from funcgrad.ops import schur as _schur
 Array = Any
 
 __all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
-           "tridiagonal",
+           "tridiagonal", "qdwh",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
 
@@ -453,3 +453,32 @@ def tridiagonal(a: Array, *, lower: bool = True) -> tuple[Array, Array, Array, A
     for _ in range(aa.ndim - 2):
         fn = vmap(fn)
     return fn(a)
+
+
+def qdwh(x: Array, *, is_hermitian: bool = False, max_iterations: int | None = None,
+         eps: float | None = None, dynamic_shape: Any = None) -> tuple[Array, Array, Array,
+                                                                      Array]:
+    """``(u, h, num_iters, is_converged)``: the polar decomposition ``x = u h`` of an ``m x
+    n`` matrix (``m >= n``; ``u`` with orthonormal columns, ``h`` Hermitian positive
+    semi-definite), as ``jax.lax.linalg.qdwh`` returns it. Computed from the SVD rather than
+    by QR-based dynamically weighted Halley iterations, so ``num_iters`` is 0 and
+    ``is_converged`` True; ``max_iterations``, ``eps`` and ``is_hermitian`` do not change the
+    result. Differentiable where the singular values are distinct.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.lax import linalg
+        >>> u, h, _, ok = linalg.qdwh(np.array([[0.0, 2.0], [3.0, 0.0]]))
+        >>> u.tolist(), h.tolist(), bool(ok)
+        ([[0.0, 1.0], [1.0, 0.0]], [[3.0, 0.0], [0.0, 2.0]], True)
+    """
+    a = aval_of("linalg.qdwh", x, "x")
+    if a.ndim != 2:
+        raise ValueError(f"lax.linalg.qdwh: needs a matrix, got shape {a.shape}")
+    if a.shape[0] < a.shape[1]:
+        raise ValueError(f"lax.linalg.qdwh: the input matrix of shape M x N must have M >= N, "
+                         f"got {a.shape}")
+    if dynamic_shape is not None:
+        raise ValueError("lax.linalg.qdwh: dynamic_shape is not supported")
+    u, h = _sla.polar(x)
+    return u, h, fnp.asarray(0, dtype=numpy.int64), fnp.asarray(True)

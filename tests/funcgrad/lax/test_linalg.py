@@ -196,3 +196,22 @@ def test_tridiagonal_as_lapack_sytrd(lower) -> None:
     many = linalg.tridiagonal(dev(np.stack([s, 2 * s])), lower=lower)[1]
     assert_allclose(many[1], 2 * host(linalg.tridiagonal(dev(s), lower=lower)[1]))
     check_grads(lambda m: linalg.tridiagonal(m, lower=lower)[1], (dev(s),), order=1)
+
+
+def test_qdwh_polar_factors_as_jax() -> None:
+    rng = np.random.default_rng(6)
+    for x in (rng.normal(size=(4, 3)), rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3))):
+        u, h, iters, ok = linalg.qdwh(dev(x))
+        u, h = host(u), host(h)
+        assert_allclose(u @ h, x, rtol=1e-12, atol=1e-12)
+        assert_allclose(u.conj().T @ u, np.eye(x.shape[1], dtype=u.dtype), rtol=1e-12,
+                        atol=1e-12)
+        assert_allclose(h, h.conj().T, rtol=1e-12, atol=1e-12)
+        assert np.linalg.eigvalsh(h).min() > 0 and bool(host(ok))
+        assert host(iters).dtype == np.int64
+    # JAX 0.10.2, x = [[0, 2], [3, 0]]
+    u, h, _, _ = linalg.qdwh(dev(np.array([[0.0, 2.0], [3.0, 0.0]])))
+    assert_allclose(u, np.array([[0.0, 1.0], [1.0, 0.0]]), atol=1e-15)
+    assert_allclose(h, np.array([[3.0, 0.0], [0.0, 2.0]]), atol=1e-15)
+    with pytest.raises(ValueError, match="M >= N"):
+        linalg.qdwh(dev(np.ones((2, 3))))
