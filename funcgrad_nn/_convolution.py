@@ -816,10 +816,17 @@ def _adaptive_sizes(input: Any, nd: int, output_size: Any, fname: str) -> tuple:
         raise ValueError(f"{fname}: output_size must be an int or a tuple of {nd}, got "
                          f"{output_size!r}")
     out = tuple(fnp.shape(x)[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
-    if any(o <= 0 for o in out) or any(n == 0 for n in fnp.shape(x)[2:]):
-        raise ValueError(f"{fname}: output size {out} and input spatial size "
-                         f"{tuple(fnp.shape(x)[2:])} must be positive")
+    # An output size of 0 gives an empty result, as PyTorch; an empty input plane has nothing
+    # to pool from (PyTorch refuses it too).
+    if any(o < 0 for o in out) or any(n == 0 for n in fnp.shape(x)[2:]):
+        raise BadInputError(f"{fname}: output size {out} must be non-negative and input "
+                            f"spatial size {tuple(fnp.shape(x)[2:])} positive")
     return x, unbatched, out
+
+
+def _empty_along(x: Any, axis: int) -> Any:
+    """``x`` with no entries along ``axis`` (the pool of an output size of 0)."""
+    return x[(slice(None),) * axis + (slice(0, 0),)]
 
 
 def _adaptive_bounds(n: int, out: int) -> list[tuple[int, int]]:
@@ -830,10 +837,12 @@ def _adaptive_mean_axis(x: Any, axis: int, out: int) -> Any:
     """Adaptive mean of ``axis`` to ``out`` windows [floor(i*L/out), ceil((i+1)*L/out)):
     a reshape when they tile, else one matrix product with the averaging matrix."""
     n = fnp.shape(x)[axis]
+    dt = x.dtype if numpy.dtype(x.dtype).kind in "fc" else numpy.float64
+    if out == 0:
+        return _empty_along(x, axis).astype(dt)
     if n % out == 0:
         shp = tuple(fnp.shape(x)[:axis]) + (out, n // out) + tuple(fnp.shape(x)[axis + 1:])
         return fnp.mean(fnp.reshape(x, shp), axis=axis + 1)
-    dt = x.dtype if numpy.dtype(x.dtype).kind in "fc" else numpy.float64
     m = numpy.zeros((n, out), dtype=dt)
     for i, (lo, hi) in enumerate(_adaptive_bounds(n, out)):
         m[lo:hi, i] = 1.0 / (hi - lo)
@@ -844,6 +853,9 @@ def _adaptive_mean_axis(x: Any, axis: int, out: int) -> Any:
 def _adaptive_max_axis(x: Any, axis: int, out: int) -> tuple[Any, Any]:
     """Adaptive max of ``axis``: (max, absolute argmax along ``axis``)."""
     n = fnp.shape(x)[axis]
+    if out == 0:
+        empty = _empty_along(x, axis)
+        return empty, empty.astype(numpy.int64)
     if n % out == 0:
         kk = n // out
         shp = tuple(fnp.shape(x)[:axis]) + (out, kk) + tuple(fnp.shape(x)[axis + 1:])

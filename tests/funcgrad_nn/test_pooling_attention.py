@@ -169,6 +169,48 @@ def test_adaptive_pools_match_pytorch_windows(size, out):
     assert_allclose(nn.AdaptiveAvgPool1d(out[1])(dev(x[:, :, 0])), a1[:, :, 0])
 
 
+# Output sizes of 0 give empty results, as in torch 2.13 (shapes recorded from it); a negative
+# size or an empty input plane is refused (torch: RuntimeError).
+@pytest.mark.parametrize("cls,out,shape,want", [
+    (nn.AdaptiveAvgPool2d, 0, (1, 2, 4, 5), (1, 2, 0, 0)),
+    (nn.AdaptiveAvgPool2d, (0, 3), (1, 2, 4, 5), (1, 2, 0, 3)),
+    (nn.AdaptiveAvgPool2d, (None, 0), (1, 2, 4, 5), (1, 2, 4, 0)),
+    (nn.AdaptiveAvgPool2d, 0, (0, 2, 3, 5), (0, 2, 0, 0)),
+    (nn.AdaptiveAvgPool2d, 0, (2, 3, 5), (2, 0, 0)),
+    (nn.AdaptiveMaxPool2d, 0, (1, 2, 4, 5), (1, 2, 0, 0)),
+    (nn.AdaptiveMaxPool2d, (2, 0), (1, 2, 4, 5), (1, 2, 2, 0)),
+    (nn.AdaptiveMaxPool2d, (0, 2), (1, 2, 4, 5), (1, 2, 0, 2)),
+    (nn.AdaptiveAvgPool1d, 0, (2, 3, 4), (2, 3, 0)),
+    (nn.AdaptiveMaxPool1d, 0, (2, 3, 4), (2, 3, 0)),
+    (nn.AdaptiveAvgPool3d, 0, (1, 2, 3, 4, 5), (1, 2, 0, 0, 0)),
+    (nn.AdaptiveMaxPool3d, 0, (1, 2, 3, 4, 5), (1, 2, 0, 0, 0)),
+    (nn.AdaptiveMaxPool3d, (2, 0, 3), (1, 2, 3, 4, 5), (1, 2, 2, 0, 3)),
+    (nn.AdaptiveMaxPool3d, (2, 3, 0), (1, 2, 3, 4, 5), (1, 2, 2, 3, 0)),
+])
+def test_adaptive_pools_output_size_zero_is_empty(cls, out, shape, want):
+    x = dev(np.ones(shape, np.float32))
+    kws = [{}, {"return_indices": True}] if "Max" in cls.__name__ else [{}]
+    for kw in kws:
+        got = cls(out, **kw)(x)
+        got = got if isinstance(got, tuple) else (got,)
+        jitted = funcgrad.jit(lambda x, kw=kw: cls(out, **kw)(x))(x)
+        jitted = jitted if isinstance(jitted, tuple) else (jitted,)
+        for g in got + jitted:
+            assert g.shape == want
+        assert got[0].dtype == np.float32
+        if kw:
+            assert got[1].dtype == np.int64
+    g = funcgrad.grad(lambda x: cls(out)(x).sum())(x)
+    assert g.shape == shape and not host(g).any()
+
+
+def test_adaptive_pools_refuse_negative_size_and_empty_plane():
+    with pytest.raises(RuntimeError, match="non-negative"):
+        nn.AdaptiveAvgPool2d(-1)(dev(np.ones((1, 2, 4, 5))))
+    with pytest.raises(RuntimeError, match=r"spatial size \(0, 5\)"):
+        nn.AdaptiveMaxPool2d(2)(dev(np.ones((1, 2, 0, 5))))
+
+
 def test_adaptive_none_and_tie_indices():
     x = np.zeros((1, 1, 3, 4))
     x[0, 0, 1, 1] = x[0, 0, 0, 3] = 2.0  # same max twice in one window: row-major first
@@ -207,8 +249,8 @@ def test_pool_jit_vmap_and_errors():
         F.avg_pool2d(dev(x), 9)
     with pytest.raises(ValueError, match="expected input"):
         F.max_pool1d(dev(x), 2)
-    with pytest.raises(ValueError, match="positive"):
-        F.adaptive_avg_pool2d(dev(x), 0)
+    with pytest.raises(ValueError, match="non-negative"):
+        F.adaptive_avg_pool2d(dev(x), -1)
 
 
 def test_lp_pool_is_the_root_of_window_power_sums():
