@@ -51,9 +51,9 @@ class SyncBatchNorm(_BatchNorm):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
                  process_group: Any = None, device: str | None = None, dtype: Any = None,
-                 axis_name: Any = None) -> None:
+                 axis_name: Any = None, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
         if axis_name is None:
             axis_name = WORLD if process_group is None else process_group
         self.axis_name = axis_name
@@ -97,7 +97,8 @@ def convert_sync_batchnorm(module: Module, process_group: Any = None) -> Module:
     """
     if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
         new = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
-                            module.track_running_stats, process_group)
+                            module.track_running_stats, process_group,
+                            bias=getattr(module, "bias", None) is not None)
         for reg in ("_parameters", "_buffers"):
             for k, v in getattr(module, reg).items():
                 getattr(new, reg)[k] = v

@@ -173,3 +173,22 @@ def test_convert_sync_batchnorm_keeps_parameters_and_buffers():
     assert sorted(m.state_dict()) == sorted(
         nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2),
                       nn.Sequential(nn.BatchNorm1d(4))).state_dict())
+
+
+def test_sync_batchnorm_bias_false_as_torch():
+    # torch 2.13: SyncBatchNorm(3, bias=False) has a weight, no bias; its repr says
+    # "SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"
+    # and its state_dict keys are weight, running_mean, running_var, num_batches_tracked.
+    sync = nn.SyncBatchNorm(3, bias=False, axis_name="r").double()
+    assert sync.weight is not None and sync.bias is None
+    assert repr(sync) == ("SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=False, "
+                          "track_running_stats=True)")
+    assert list(sync.state_dict()) == ["weight", "running_mean", "running_var",
+                                       "num_batches_tracked"]
+    x = RNG.normal(size=(2, 4, 3))
+    bn = nn.BatchNorm1d(3, bias=False).double()
+    bn.weight[...] = sync.weight[...] = [0.5, 2.0, -1.0]
+    out = funcgrad.vmap(sync, axis_name="r")(x)
+    np.testing.assert_allclose(out.reshape(8, 3), bn(x.reshape(8, 3)), rtol=1e-12)
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(nn.BatchNorm2d(3, bias=False))
+    assert converted.bias is None and "bias=False" in repr(converted)
