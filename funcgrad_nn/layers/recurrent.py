@@ -22,12 +22,23 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import Module, Parameter, bad_input
 from funcgrad_nn.utils.rnn import PackedSequence, packed_positions, padded_index
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+
+def _check_dtype(mod: Module, x: Any) -> None:
+    """An integer/bool input to a floating RNN is refused, as PyTorch (its ValueError "RNN
+    input dtype (torch.int64) does not match weight dtype"); the scan would fail obscurely."""
+    weight = next(iter(mod.parameters()), None)  # the raw array: no parametrization runs
+    problem = None if weight is None else dtype_mismatch(x, weight)
+    if problem is not None:
+        raise bad_input(mod, *problem.split(". Fix: "))
+
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -304,6 +315,7 @@ class RNNBase(Module):
                 x = fnp.expand_dims(x, 1)
             elif self.batch_first:
                 x = fnp.swapaxes(x, 0, 1)
+        _check_dtype(self, x)
         n = x.shape[1]
         if lengths is not None:
             mask = self._length_mask(lengths, x.shape[0], n, x)
@@ -487,6 +499,7 @@ class RNNCellBase(Module):
                             f"{self.input_size}, got input shape {tuple(input.shape)}",
                             f"feed {self.input_size} features or build the cell with "
                             f"input_size={input.shape[-1]}")
+        _check_dtype(self, input)
         batched = input.ndim == 2
         x = input if batched else fnp.expand_dims(input, 0)
         shape = (x.shape[0], self.hidden_size) if batched else (self.hidden_size,)

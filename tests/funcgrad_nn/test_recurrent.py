@@ -315,3 +315,21 @@ def test_pad_sequence_takes_the_first_sequences_dtype_as_torch():
     out = pad_sequence([np.ones(1, np.float32), np.full(2, 0.1)], batch_first=True)
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, [[1.0, 0.0], [0.1, 0.1]], rtol=1e-7)
+
+
+# torch 2.13: nn.LSTM(4, 5)(int64 input) raises ValueError "RNN input dtype (torch.int64) does
+# not match weight dtype (torch.float32)"; the cells raise RuntimeError ("mat1 and mat2 must
+# have the same dtype"). Ours names the layer and both dtypes (BadInputError is both).
+@pytest.mark.parametrize("make", [lambda: nn.RNN(4, 5), lambda: nn.GRU(4, 5),
+                                  lambda: nn.LSTM(4, 5, batch_first=True),
+                                  lambda: nn.RNNCell(4, 5), lambda: nn.GRUCell(4, 5),
+                                  lambda: nn.LSTMCell(4, 5)])
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_])
+def test_integer_input_to_a_floating_rnn_raises(make, dtype):
+    layer = make()
+    x = np.ones((2, 3, 4) if not type(layer).__name__.endswith("Cell") else (2, 4), dtype)
+    with pytest.raises(ValueError, match=rf"{type(layer).__name__}: input dtype "
+                                         rf"{np.dtype(dtype)} does not match weight dtype "
+                                         r"float32") as info:
+        layer(x)
+    assert isinstance(info.value, RuntimeError)
