@@ -138,6 +138,15 @@ def _fill(tensor: Any, values: numpy.ndarray) -> Any:
     return tensor
 
 
+def _check_floating(tensor: Any, name: str) -> None:
+    """Random values need a floating (or complex) array: cast into integers they would silently
+    truncate (PyTorch raises there too, "normal_kernel_cpu" not implemented for 'Long')."""
+    dt = numpy.dtype(getattr(tensor, "dtype", numpy.float64))
+    if dt.kind not in "fc":
+        raise TypeError(f"{name}: random initialisation needs a floating array, got dtype "
+                        f"{dt}; create the array as float (e.g. np.empty(shape, np.float32))")
+
+
 def _device(x: Any) -> str:
     from funcgrad.backend import device_of
 
@@ -185,6 +194,7 @@ def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None)
     >>> x = uniform_(np.empty(100), -1, 1, generator=0); bool((np.abs(x) <= 1).all())
     True
     """
+    _check_floating(tensor, "uniform_")
     if a > b:
         raise ValueError(f"uniform_ expects to return a [from, to) range, but found from={a} > "
                          f"to={b}")
@@ -199,6 +209,7 @@ def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = N
     >>> normal_(np.empty(3), generator=0).shape
     (3,)
     """
+    _check_floating(tensor, "normal_")
     if std < 0:
         raise ValueError(f"normal expects std >= 0.0, but found std {std}")
     return _fill(tensor, _gen(generator).normal(mean, std, size=tensor.shape))
@@ -217,6 +228,7 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     >>> bool((trunc_normal_(np.empty(100), a=10.0, b=11.0, generator=0) >= 10).all())
     True
     """
+    _check_floating(tensor, "trunc_normal_")
     if a > b:
         raise ValueError(f"trunc_normal_: the bounds must satisfy a <= b, got a={a}, b={b}")
     if std <= 0:
@@ -395,6 +407,7 @@ def orthogonal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any:
     >>> bool(np.allclose(q @ q.T, np.eye(3)))
     True
     """
+    _check_floating(tensor, "orthogonal_")
     if len(tensor.shape) < 2:
         raise ValueError("orthogonal_: only arrays with 2 or more dimensions are supported")
     if 0 in tuple(tensor.shape):  # as PyTorch: nothing to fill
@@ -421,6 +434,7 @@ def sparse_(tensor: Any, sparsity: float, std: float = 0.01, generator: Any = No
     >>> (w == 0).sum(axis=0).tolist()
     [2, 2, 2]
     """
+    _check_floating(tensor, "sparse_")
     if len(tensor.shape) != 2:
         raise ValueError(f"sparse_: only 2-D arrays are supported, got shape "
                          f"{tuple(tensor.shape)}")

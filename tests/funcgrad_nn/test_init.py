@@ -185,3 +185,22 @@ def test_manual_seed_in_a_thread_leaves_the_callers_stream_alone():
     assert got["fresh"].shape == (2, 2) and np.isfinite(got["fresh"]).all()
     np.testing.assert_array_equal(got["seeded"], np.random.default_rng(99).random(3))
     np.testing.assert_array_equal(nn.init.default_generator().random(3), first)
+
+
+# torch 2.13 refuses random initialisers on integer/bool tensors (NotImplementedError
+# "normal_kernel_cpu"/"check_uniform_bounds" not implemented for 'Long'); cast into integers
+# the values would silently truncate. Deterministic fills (eye_, dirac_, ones_) work there.
+@pytest.mark.parametrize("fill", [
+    init.uniform_, init.normal_, init.trunc_normal_, init.xavier_uniform_,
+    init.xavier_normal_, init.kaiming_uniform_, init.kaiming_normal_, init.orthogonal_,
+    lambda t: init.sparse_(t, 0.5),
+])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+def test_random_initialisers_refuse_integer_arrays(fill, dtype):
+    with pytest.raises(TypeError, match=rf"needs a floating array, got dtype {np.dtype(dtype)}"):
+        fill(np.zeros((2, 3), dtype))
+
+
+def test_deterministic_fills_work_on_integer_arrays():
+    np.testing.assert_array_equal(init.eye_(np.zeros((2, 2), np.int64)), [[1, 0], [0, 1]])
+    np.testing.assert_array_equal(init.ones_(np.zeros(2, np.bool_)), [True, True])
