@@ -181,8 +181,9 @@ def test_bool_mask_shape_mismatch() -> None:
     x = rand((3, 4))
     with pytest.raises(IndexError, match="boolean index did not match"):
         fnp._getitem(x, np.array([True, False]))
-    with pytest.raises(IndexError, match="0-d boolean"):
-        fnp._getitem(x, True)
+    # A 0-d boolean is NumPy's x[True] (a new axis of length 1) / x[False] (of length 0).
+    assert fnp._getitem(x, True).shape == (1, 3, 4)
+    assert fnp._getitem(x, False).shape == (0, 3, 4)
 
 
 def test_invalid_index_types() -> None:
