@@ -292,21 +292,24 @@ def device_put(x: Any, device: str | None = None) -> Any:
         return x
     if src is not None and src != "cpu":
         x = to_numpy(x)
-    elif isinstance(x, (*_PY_SCALARS, numpy.generic)):
+    elif isinstance(x, (*_PY_SCALARS, numpy.generic)) or (
+            type(x) is numpy.ndarray and x.ndim == 0):
         return scalar_array(xp_for_device(device), x)
     return xp_for_device(device).asarray(x)
 
 
 def scalar_array(xp: Any, x: Any) -> Any:
     """The Python or NumPy scalar ``x`` as a 0-d array of the array module ``xp``, bit for
-    bit: CuPy's ``asarray`` of a scalar drops the sign of ``-0.0`` (seen with CuPy 14); a
-    host 0-d array copied over keeps every bit.
+    bit: CuPy's ``asarray`` of a scalar, and of a 0-d host array, drops the sign of ``-0.0``
+    (seen with CuPy 14.2); a one-element host array is copied over as bytes, then reshaped.
 
     Example:
         >>> scalar_array(numpy, -0.0)
         array(-0.)
     """
-    return xp.asarray(x) if xp is numpy else xp.asarray(numpy.asarray(x))
+    if xp is numpy:
+        return xp.asarray(x)
+    return xp.asarray(numpy.asarray(x).reshape(1)).reshape(())
 
 
 def to_numpy(x: Any) -> Any:

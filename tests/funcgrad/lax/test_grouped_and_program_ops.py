@@ -73,7 +73,12 @@ def test_ragged_dot_dtypes_batching_and_errors() -> None:
 def test_program_helpers() -> None:
     tree = {"a": dev(np.ones(2))}
     assert lax.with_sharding_constraint(tree, object()) is tree
-    assert lax.platform_dependent(2.0, cpu=lambda x: x + 1, default=lambda x: x * 10) == 3.0
+    # The default device's platform picks the branch: "cuda" on the GPU, else "cpu".
+    on_gpu = funcgrad.backend.get_default_device() == "gpu"
+    assert lax.platform_dependent(2.0, cpu=lambda x: x + 1, default=lambda x: x * 10) == (
+        20.0 if on_gpu else 3.0)
+    assert lax.platform_dependent(2.0, cuda=lambda x: x + 1, default=lambda x: x * 10) == (
+        3.0 if on_gpu else 20.0)
     assert lax.platform_dependent(2.0, tpu=lambda x: x + 1, default=lambda x: x * 10) == 20.0
     with pytest.raises(ValueError, match="no branch"):
         lax.platform_dependent(2.0, tpu=lambda x: x)
