@@ -13,31 +13,10 @@ from funcgrad.api import jvp, linearize
 from funcgrad.avals import get_aval
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.interpreters.jaxpr_rules import eval_closed
-from funcgrad.ops.control_flow._common import trace_fun, type_str
+from funcgrad.ops.control_flow._common import check_solver_output, trace_fun
 from funcgrad.ops.control_flow.linear_solve import custom_linear_solve
 
 __all__ = ["custom_root", "custom_linear_solve"]
-
-
-def _check_tree(what: str, traced: Any, tree: Any, avals: list, has_aux: bool) -> int:
-    """The number of aux leaves of ``traced``'s output after checking its solution part
-    has the guess's structure and shapes."""
-    out_tree, n_aux = traced.out_tree, 0
-    if has_aux:
-        parts = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
-        if not isinstance(parts, tuple) or len(parts) != 2:
-            raise TypeError(f"custom_root: with has_aux=True, {what} must return a pair "
-                            f"(solution, aux), got the structure {out_tree}")
-        out_tree = tree_util.tree_structure(parts[0])
-        n_aux = len(tree_util.tree_leaves(parts[1]))
-    if out_tree != tree:
-        raise TypeError(f"custom_root: {what} must return the structure of initial_guess, "
-                        f"{tree}, got {out_tree}")
-    for got, want in zip(traced.out_avals, avals):
-        if got.shape != want.shape:
-            raise ValueError(f"custom_root: {what} output shapes must match initial_guess, got "
-                             f"{type_str(got)} for {type_str(want)}")
-    return n_aux
 
 
 def custom_root(f: Callable[[Any], Any], initial_guess: Any,
@@ -77,9 +56,11 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
                         "arrays") from None
     one = tree_util.tree_structure((initial_guess,))
     ft = trace_fun(f, one, avals, "custom_root f")
-    _check_tree("f", ft, tree, avals, False)
+    check_solver_output("custom_root", "f", ft, tree, avals, False, "initial_guess")
     st = trace_fun(lambda x: solve(f, x), one, avals, "custom_root solve")
-    n_aux = _check_tree("solve", st, tree, avals, has_aux)
+    aux_tree = check_solver_output("custom_root", "solve", st, tree, avals, has_aux,
+                                   "initial_guess")
+    n_aux = 0 if aux_tree is None else aux_tree.num_leaves
 
     def linearize_and_solve(x: Any, b: Any) -> Any:
         _, f_jvp = linearize(f, x)
@@ -87,7 +68,8 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
 
     lt = trace_fun(linearize_and_solve, tree_util.tree_structure((initial_guess,) * 2),
                    avals + avals, "custom_root tangent_solve")
-    _check_tree("tangent_solve", lt, tree, avals, False)
+    check_solver_output("custom_root", "tangent_solve", lt, tree, avals, False,
+                        "initial_guess")
     nf, ns, nl, nx = len(ft.consts), len(st.consts), len(lt.consts), len(leaves)
 
     @custom_jvp

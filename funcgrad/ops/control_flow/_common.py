@@ -34,6 +34,7 @@ __all__ = [
     "same_type",
     "type_str",
     "check_carry_types",
+    "check_solver_output",
     "runner",
     "compiled",
     "COMPILE_AFTER",
@@ -172,6 +173,39 @@ def check_carry_types(
                 f"{out_name} has {type_str(b)}; the carry must keep its shape and dtype "
                 "(cast with .astype(...) or change the initial value)"
             )
+
+
+def check_solver_output(api: str, what: str, traced: Traced, tree: Any,
+                        avals: list[ShapedArray], has_aux: bool, like: str) -> Any:
+    """The aux tree (None without ``has_aux``) of the user function ``what`` that
+    ``custom_linear_solve`` / ``custom_root`` (``api``) traced, after checking that its
+    solution part has the structure ``tree`` and the shapes ``avals`` of ``like`` (``b``, the
+    initial guess).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import tree_util
+        >>> from funcgrad.avals import get_aval
+        >>> tree, avals = tree_util.tree_structure(0.0), [get_aval(np.ones(2))]
+        >>> t = trace_fun(lambda x: x * 2, tree_util.tree_structure((0.0,)), avals, "solve")
+        >>> check_solver_output("custom_root", "solve", t, tree, avals, False, "initial_guess")
+    """
+    out_tree, aux_tree = traced.out_tree, None
+    if has_aux:
+        parts = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+        if not isinstance(parts, tuple) or len(parts) != 2:
+            raise TypeError(f"{api}: with has_aux=True, {what} must return a pair "
+                            f"(solution, aux), got the structure {out_tree}")
+        out_tree = tree_util.tree_structure(parts[0])
+        aux_tree = tree_util.tree_structure(parts[1])
+    if out_tree != tree:
+        raise TypeError(f"{api}: {what} must return the structure of {like}, {tree}, "
+                        f"got {out_tree}")
+    for k, (got, want) in enumerate(zip(traced.out_avals, avals)):
+        if got.shape != want.shape:
+            raise ValueError(f"{api}: {what} output shapes must match {like}, got "
+                             f"{type_str(got)} for {like}'s {type_str(want)} (leaf {k})")
+    return aux_tree
 
 
 def leaf_paths(tree: Any) -> list[str]:

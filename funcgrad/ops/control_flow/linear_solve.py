@@ -38,7 +38,13 @@ from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import ClosedJaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
-from funcgrad.ops.control_flow._common import as_output, runner, trace_fun, type_str
+from funcgrad.ops.control_flow._common import (
+    as_output,
+    check_solver_output,
+    runner,
+    trace_fun,
+    type_str,
+)
 
 __all__ = ["custom_linear_solve", "linear_solve_p"]
 
@@ -73,28 +79,6 @@ def _flat(parts: _Solve) -> list[Any]:
 
 # ---------------------------------------------------------------------------------------------
 # Public wrapper
-
-
-def _check_result(what: str, traced: Any, tree: Any, avals: list[ShapedArray],
-                  has_aux: bool) -> Any:
-    """The aux tree of ``traced`` (a function of ``b``), after checking its solution part has
-    ``b``'s structure and shapes."""
-    out_tree, aux_tree = traced.out_tree, None
-    if has_aux:
-        parts = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
-        if not isinstance(parts, tuple) or len(parts) != 2:
-            raise TypeError(f"custom_linear_solve: with has_aux=True, {what} must return a pair "
-                            f"(solution, aux), got the structure {out_tree}")
-        out_tree = tree_util.tree_structure(parts[0])
-        aux_tree = tree_util.tree_structure(parts[1])
-    if out_tree != tree:
-        raise TypeError(f"custom_linear_solve: {what} must return the structure of b, {tree}, "
-                        f"got {out_tree}")
-    for k, (got, want) in enumerate(zip(traced.out_avals, avals)):
-        if got.shape != want.shape:
-            raise ValueError(f"custom_linear_solve: {what} output shapes must match b, got "
-                             f"{type_str(got)} for b's {type_str(want)} (leaf {k})")
-    return aux_tree
 
 
 def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
@@ -138,9 +122,9 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
         raise TypeError("custom_linear_solve: b must be an array or a pytree of arrays") from None
     args_tree = tree_util.tree_structure((b,))
     mv = trace_fun(matvec, args_tree, avals, "custom_linear_solve matvec")
-    _check_result("matvec", mv, tree, avals, False)
+    check_solver_output("custom_linear_solve", "matvec", mv, tree, avals, False, "b")
     s = trace_fun(lambda r: solve(matvec, r), args_tree, avals, "custom_linear_solve solve")
-    aux_tree = _check_result("solve", s, tree, avals, has_aux)
+    aux_tree = check_solver_output("custom_linear_solve", "solve", s, tree, avals, has_aux, "b")
     if transpose_solve is None:
         vm = ts = None
     else:
@@ -157,7 +141,8 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
 
         ts = trace_fun(lambda r: transpose_solve(vecmat, r), args_tree, avals,
                        "custom_linear_solve transpose_solve")
-        _check_result("transpose_solve", ts, tree, avals, has_aux)
+        check_solver_output("custom_linear_solve", "transpose_solve", ts, tree, avals,
+                            has_aux, "b")
     parts = _Solve(mv, vm, s, ts)
     jaxprs = _Solve(*(None if t is None else t.jaxpr for t in parts))
     counts = _Solve(*(0 if t is None else len(t.consts) for t in parts))
