@@ -19,7 +19,8 @@ The switches live in context variables (one per thread / asyncio task), never in
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import inspect
+from collections.abc import Callable, Generator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -123,6 +124,10 @@ class _GradMode:
     def _clone(self) -> _GradMode:
         return type(self)()
 
+    def clone(self) -> _GradMode:
+        """A fresh copy of this mode, not yet entered (PyTorch's ``clone``)."""
+        return self._clone()
+
     def __enter__(self) -> None:
         self._stack.append(self._switch())
 
@@ -133,6 +138,8 @@ class _GradMode:
         if not callable(func):
             raise TypeError(f"{type(self).__name__}: can only decorate a function, got "
                             f"{type(func).__name__}")
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self._clone, func)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -140,6 +147,36 @@ class _GradMode:
                 return func(*args, **kwargs)
 
         return wrapper
+
+
+def _wrap_generator(mode: Callable[[], Any], func: Callable[..., Generator]
+                    ) -> Callable[..., Generator]:
+    """A decorated generator function runs each step of its body (up to the next ``yield``)
+    in the mode, and the caller's code between the steps outside it, as PyTorch's."""
+
+    @functools.wraps(func)
+    def generator_in_mode(*args: Any, **kwargs: Any) -> Generator:
+        gen = func(*args, **kwargs)
+        try:
+            with mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with mode():
+                        response = gen.throw(exc)
+                else:
+                    with mode():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator_in_mode
 
 
 class no_grad(_GradMode):  # noqa: N801  (PyTorch's name)

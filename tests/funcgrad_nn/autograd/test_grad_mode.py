@@ -185,3 +185,70 @@ def test_enable_grad_inside_inference_mode_keeps_values_constant():
 
     assert float(funcgrad.grad(f)(2.0)) == 4.0        # only z's derivative
     assert seen == [(True, True)]
+
+
+@pytest.mark.parametrize("make_mode, inside", [
+    (no_grad, False), (lambda: set_grad_enabled(False), False), (inference_mode, False),
+    (lambda: set_grad_enabled(True), True)])
+def test_decorated_generator_runs_its_body_in_the_mode(make_mode, inside):
+    # PyTorch wraps a generator function so that each step of its body runs in the mode
+    # (torch.no_grad()(gen)() yields False, False), while the caller's code between the
+    # steps runs outside it.
+    outside = []
+
+    @make_mode()
+    def gen(n):
+        for _ in range(n):
+            got = yield is_grad_enabled()
+            outside.append(got)
+        return "done"
+
+    g = gen(2)
+    assert next(g) is inside
+    assert is_grad_enabled()                    # the caller's code is outside the mode
+    assert g.send("a") is inside
+    with pytest.raises(StopIteration) as stop:
+        g.send("b")
+    assert stop.value.value == "done" and outside == ["a", "b"]
+    assert is_grad_enabled()
+
+
+def test_decorated_generator_throw_and_close_run_in_the_mode():
+    seen = []
+
+    @no_grad()
+    def gen():
+        try:
+            yield 1
+        except ValueError:
+            seen.append(("throw", is_grad_enabled()))
+            yield 2
+        finally:
+            seen.append(("close", is_grad_enabled()))
+
+    g = gen()
+    assert next(g) == 1
+    assert g.throw(ValueError("x")) == 2
+    g.close()
+    assert seen == [("throw", False), ("close", False)] and is_grad_enabled()
+
+
+def test_decorated_generator_values_are_constants_to_grad():
+    @no_grad()
+    def scales(x):
+        yield x * x
+
+    def f(x):
+        (c,) = list(scales(x))
+        return c * x
+
+    assert_close(funcgrad.grad(f)(3.0), 9.0)
+
+
+def test_clone_gives_a_fresh_mode():
+    for mode in (no_grad(), enable_grad(), inference_mode(False)):
+        c = mode.clone()
+        assert type(c) is type(mode) and c is not mode
+    with no_grad().clone():
+        assert not is_grad_enabled()
+    assert is_grad_enabled()
