@@ -104,14 +104,17 @@ def _nest(outer: Any, inner: Any) -> Any:
 
 
 def _jacobian_keeping_order(jac: Callable[..., Any], func: Callable[..., Any],
-                            argnums: int | tuple[int, ...], has_aux: bool, n_levels: int
-                            ) -> Callable[..., Any]:
+                            argnums: int | tuple[int, ...], has_aux: bool, n_levels: int,
+                            forward: bool) -> Callable[..., Any]:
     """``jac(recorded func)`` whose result's dicts follow the output's, then the arguments'
-    key order (``n_levels`` argument levels: 2 for a Hessian)."""
+    key order (``n_levels`` argument levels: 2 for a Hessian); ``forward``: the outer
+    Jacobian is forward mode (PyTorch's error kind for an integer argument)."""
+    _argnums_form(argnums)
     box: list = []
     j = jac(_recording(func, box))
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _check_float_args(args, argnums, forward)
         _enter(box, args, kwargs)
         res = j(*args, **kwargs)
         skel = _out_skeleton(box)
@@ -149,12 +152,44 @@ def _scalar_checked(func: Callable[..., Any], has_aux: bool, who: str) -> Callab
     return checked
 
 
-def _check_float_args(args: tuple, argnums: int | tuple[int, ...]) -> None:
+def _argnums_form(argnums: Any) -> tuple[int, ...]:
+    """PyTorch's RuntimeErrors for a malformed ``argnums`` (funcgrad raises JAX's kinds);
+    checked when the transform is made."""
+    if isinstance(argnums, bool) or not (
+            isinstance(argnums, int) or (isinstance(argnums, tuple | list) and all(
+                isinstance(i, int) and not isinstance(i, bool) for i in argnums))):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(nums)) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return nums
+
+
+def _check_argnums(args: tuple, argnums: Any) -> None:
+    """PyTorch's RuntimeErrors for ``argnums`` not matching the call's arguments."""
+    nums = _argnums_form(argnums)
+    for i in nums:
+        if not -len(args) <= i < len(args):
+            raise RuntimeError(f"Got argnum={i}, but only {len(args)} positional inputs")
+    if len({i % len(args) for i in nums}) != len(nums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+
+
+def _check_float_args(args: tuple, argnums: int | tuple[int, ...],
+                      forward: bool = False) -> None:
+    """PyTorch's error for an integer argument to differentiate: reverse mode's
+    RuntimeError, forward mode's ValueError (``forward``)."""
+    _check_argnums(args, argnums)
     for i in (argnums,) if isinstance(argnums, int) else argnums:
         for leaf in funcgrad.tree_util.tree_leaves(args[i]):
             dt = getattr(leaf, "dtype", None)
             if dt is not None and not isinstance(leaf, type) and \
                     numpy.dtype(dt).kind not in "fc":
+                if forward:
+                    raise ValueError(f"Expected primal to be floating point or complex, but "
+                                     f"got: {numpy.dtype(dt)} (argument {i})")
                 raise RuntimeError(f"only Tensors of floating point dtype can require "
                                    f"gradients (argument {i} has dtype {numpy.dtype(dt)})")
 
@@ -208,6 +243,7 @@ def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         >>> grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0])).tolist()
         [2.0, 4.0]
     """
+    _argnums_form(argnums)
     box: list = []
     g = funcgrad.grad(_recording(_scalar_checked(func, has_aux, "grad"), box),
                       argnums=argnums, has_aux=has_aux)
@@ -237,6 +273,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         >>> g.tolist(), float(v)
         ([2.0, 4.0], 5.0)
     """
+    _argnums_form(argnums)
     box: list = []
     vg = funcgrad.value_and_grad(
         _recording(_scalar_checked(func, has_aux, "grad_and_value"), box), argnums=argnums,
@@ -333,9 +370,11 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
         >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"jacrev: `chunk_size` should be greater than 0 (got {chunk_size!r}).")
     return _jacobian_keeping_order(
         lambda f: funcgrad.jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size),
-        func, argnums, has_aux, 1)
+        func, argnums, has_aux, 1, False)
 
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
@@ -352,7 +391,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                            f"'same'. Got {randomness!r}")
     return _jacobian_keeping_order(
         lambda f: funcgrad.jacfwd(f, argnums=argnums, has_aux=has_aux), func, argnums,
-        has_aux, 1)
+        has_aux, 1, True)
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
@@ -365,7 +404,7 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
         [[6.0, 0.0], [0.0, 12.0]]
     """
     return _jacobian_keeping_order(lambda f: funcgrad.hessian(f, argnums=argnums), func,
-                                   argnums, False, 2)
+                                   argnums, False, 2, True)
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:

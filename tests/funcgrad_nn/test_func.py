@@ -172,3 +172,41 @@ def test_grad_errors_are_pytorch_kinds():
     with pytest.raises(RuntimeError, match="should be a tuple"):
         func.grad(lambda a: a.sum(), has_aux=True)(x)
     assert float(func.grad(lambda a: a * 2.0)(3.0)) == 2.0
+
+
+# PyTorch 2.13's errors for argnums (torch.func.grad/grad_and_value/jacrev/jacfwd/hessian).
+_ARGNUM_ERRORS = [
+    (2, "Got argnum=2, but only 2 positional inputs"),
+    (-3, "Got argnum=-3, but only 2 positional inputs"),
+    ((), "argnums must be non-empty"),
+    (1.0, "argnums must be int or Tuple\\[int, ...\\], got: <class 'float'>"),
+    ((0, 0), "argnums elements must be unique, got \\(0, 0\\)"),
+    ((0, -2), "argnums elements must be unique"),
+]
+
+
+@pytest.mark.parametrize("transform", ["grad", "grad_and_value", "jacrev", "jacfwd", "hessian"])
+@pytest.mark.parametrize("argnums, message", _ARGNUM_ERRORS)
+def test_argnums_errors_are_pytorchs(transform, argnums, message):
+    # (a malformed argnums raises when the transform is made, an out-of-range one when called)
+    x = dev(np.ones(2))
+    with pytest.raises(RuntimeError, match=message):
+        getattr(func, transform)(lambda a, b: (a * b).sum(), argnums=argnums)(x, x)
+
+
+def test_integer_argument_errors_follow_the_mode():
+    # PyTorch: reverse mode raises RuntimeError, forward mode (jacfwd, and hessian, whose
+    # outer Jacobian is forward mode) ValueError; an integer argument not differentiated is
+    # fine.
+    i, x = dev(np.arange(2)), dev(np.ones(2))
+    f = lambda a, b: (a * b).sum()  # noqa: E731
+    for name in ("grad", "grad_and_value", "jacrev"):
+        with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
+            getattr(func, name)(f)(i, x)
+    for name in ("jacfwd", "hessian"):
+        with pytest.raises(ValueError, match="Expected primal to be floating point or complex"):
+            getattr(func, name)(f)(i, x)
+    for name in ("grad", "jacrev", "jacfwd", "hessian"):
+        getattr(func, name)(f, argnums=1)(i, x)
+    with pytest.raises(ValueError, match="chunk_size` should be greater than 0"):
+        func.jacrev(f, chunk_size=0)
