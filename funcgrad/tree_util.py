@@ -217,6 +217,21 @@ class _NodeKind:
     def __repr__(self) -> str:
         return f"<pytree node kind {self.name}>"
 
+    def __reduce__(self) -> tuple[Callable[..., _NodeKind], tuple]:
+        # Kinds compare by identity: a pickled treedef refers to the registered kind of its
+        # node type (the registration must exist where it is unpickled, as in JAX).
+        return _registered_kind, (self.nodetype, self.code)
+
+
+def _registered_kind(nodetype: type, code: int) -> _NodeKind:
+    if code == _NAMEDTUPLE:
+        return _NAMEDTUPLE_KIND
+    kind = _registry.get(nodetype)
+    if kind is None:
+        raise ValueError(f"unpickling a PyTreeDef: {nodetype!r} is not a registered pytree "
+                         "node type here (register it before unpickling)")
+    return kind
+
 
 def _namedtuple_flatten(x: tuple) -> tuple[tuple, type]:
     return x, type(x)
@@ -259,15 +274,17 @@ def _ddict_unflatten(aux: tuple, children: Iterable[Any]) -> collections.default
     return collections.defaultdict(factory, zip(keys, children))
 
 
-def _fallback_sort_key(k: Any) -> tuple[str, str]:
-    return (type(k).__name__, repr(k))
-
-
 def _sorted_keys(d: dict) -> tuple:
     try:
         return tuple(sorted(d))
-    except TypeError:
-        return tuple(sorted(d, key=_fallback_sort_key))
+    except TypeError as e:
+        # As JAX's: a dict's children are in sorted key order, so keys that cannot be compared
+        # with each other (1 and "a", None and "a") have no order to flatten in.
+        raise ValueError(
+            "Comparator raised exception while sorting pytree dictionary keys: the keys "
+            f"{list(d)!r} cannot be ordered ({e}). Use keys of one comparable type, or an "
+            "OrderedDict (flattened in insertion order)"
+        ) from None
 
 
 _TUPLE_KIND = _NodeKind(tuple, _TUPLE, None, None, None)
@@ -766,7 +783,7 @@ class PyTreeDef:
         """``(node type, aux data)`` of the root node, or ``None`` for a leaf.
 
         >>> tree_structure({"a": 1}).node_data()
-        (<class 'dict'>, ('a',))
+        (<class 'dict'>, ['a'])
         """
         rec = self._nodes[-1]
         if rec is None:
@@ -774,7 +791,56 @@ class PyTreeDef:
         kind, aux = rec[0], rec[1]
         if kind.code == _NAMEDTUPLE:
             return aux, None  # the class is the node type; no aux data (as JAX's)
+        if kind.code == _DICT:
+            return dict, list(aux)  # the sorted keys, as a list (as JAX's)
         return kind.nodetype, aux
+
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with every leaf replaced by ``inner`` (what ``tree_transpose``
+        expects of its input).
+
+        >>> tree_structure([0, 0]).compose(tree_structure((0, None)))
+        PyTreeDef([(*, None), (*, None)])
+        """
+        if not isinstance(inner, PyTreeDef):
+            raise TypeError(f"PyTreeDef.compose: expected a PyTreeDef, got {type(inner).__name__}")
+        n_leaves, n_nodes = inner.num_leaves, len(inner._nodes)
+        out: list[Any] = []
+        for rec in self._nodes:
+            if rec is None:
+                out.extend(inner._nodes)
+            else:
+                kind, aux, n, leaves, size = rec
+                out.append((kind, aux, n, leaves * n_leaves, size - leaves + leaves * n_nodes))
+        return PyTreeDef(tuple(out))
+
+    def walk(self, f_node: Callable[[Any, Any], Any], f_leaf: Callable[[Any], Any] | None,
+             leaves: Iterable[Any]) -> Any:
+        """Fold the structure bottom-up over ``leaves``: each leaf becomes ``f_leaf(leaf)``
+        (the leaf itself when ``f_leaf`` is None), each node ``f_node(children's results,
+        node data)`` with the node data of :meth:`node_data` (as JAX's ``PyTreeDef.walk``).
+
+        >>> tree_structure([1, (2, 3)]).walk(lambda xs, data: sum(xs), None, [1, 2, 3])
+        6
+        """
+        it = iter(leaves)
+        stack: list[Any] = []
+        for i, rec in enumerate(self._nodes):
+            if rec is None:
+                try:
+                    leaf = next(it)
+                except StopIteration:
+                    raise ValueError(f"PyTreeDef.walk: too few leaves for {self}") from None
+                stack.append(leaf if f_leaf is None else f_leaf(leaf))
+                continue
+            n = rec[2]
+            children = tuple(stack[len(stack) - n:]) if n else ()
+            del stack[len(stack) - n:]
+            data = PyTreeDef(self._nodes[i - rec[4] + 1:i + 1]).node_data()
+            stack.append(f_node(children, None if data is None else data[1]))
+        if next(it, _MISSING) is not _MISSING:
+            raise ValueError(f"PyTreeDef.walk: too many leaves for {self}")
+        return stack[-1]
 
     def children(self) -> list[PyTreeDef]:
         """Treedefs of the root's children (empty for a leaf or ``None``).
@@ -1380,12 +1446,19 @@ def tree_transpose(
     >>> tree_transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
     {'a': [1, 3], 'b': [2, 4]}
     """
-    flat = _flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose", " (outer)")
+    # A tree of another structure is a TypeError, as JAX's.
+    try:
+        flat = _flatten_up_to(outer_treedef, pytree_to_transpose, "tree_transpose", " (outer)")
+    except ValueError as e:
+        raise TypeError(str(e)) from None
     if inner_treedef is None:
         if not flat:
             raise ValueError("tree_transpose: cannot infer inner_treedef from an empty tree")
         inner_treedef = tree_structure(flat[0])
-    lol = [_flatten_up_to(inner_treedef, x, "tree_transpose", " (inner)") for x in flat]
+    try:
+        lol = [_flatten_up_to(inner_treedef, x, "tree_transpose", " (inner)") for x in flat]
+    except ValueError as e:
+        raise TypeError(str(e)) from None
     if lol:
         columns: Iterable[Sequence[Any]] = zip(*lol)
     else:
@@ -1429,13 +1502,20 @@ def broadcast_prefix(
 def tree_broadcast(
     prefix_tree: PyTree, full_tree: PyTree, is_leaf: Callable[[Any], bool] | None = None
 ) -> PyTree:
-    """Like :func:`broadcast_prefix`, but returns a tree with ``full_tree``'s structure.
+    """``prefix_tree``'s leaves repeated over the matching subtrees of ``full_tree``: a tree
+    of ``full_tree``'s structure (``jax.tree.broadcast``). As in :func:`tree_map`, ``None`` in
+    ``prefix_tree`` is an empty node (it matches only ``None``) and ``is_leaf`` applies to
+    ``prefix_tree``; a prefix leaf covers its whole subtree of ``full_tree``.
 
-    >>> tree_broadcast({"a": 0, "b": None}, {"a": (1, 2), "b": [3]})
-    {'a': (0, 0), 'b': [None]}
+    >>> tree_broadcast({"a": 0, "b": 1}, {"a": (1, 2), "b": [3]})
+    {'a': (0, 0), 'b': [1]}
     """
-    return tree_structure(full_tree, is_leaf).unflatten(
-        broadcast_prefix(prefix_tree, full_tree, is_leaf))
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _flatten_up_to(prefix_def, full_tree, "tree_broadcast", " (prefix vs full tree)")
+    out: list[Any] = []
+    for p, sub in zip(prefix_leaves, subtrees):
+        out.extend([p] * tree_structure(sub).num_leaves)
+    return tree_structure(full_tree).unflatten(out)
 
 
 # ---------------------------------------------------------------------------
@@ -1448,16 +1528,50 @@ class Partial(functools.partial):
 
     Its leaves are the bound positional and keyword argument values; the
     wrapped function is aux data (so it must be hashable).  This lets
-    partially-applied functions pass through transformations.  As with
-    ``functools.partial``, a ``Partial`` of a ``Partial`` is merged into one
-    whose bound arguments are all leaves.
+    partially-applied functions pass through transformations.  As JAX's (and
+    unlike ``functools.partial``), a ``Partial`` of a ``functools.partial`` or
+    ``Partial`` is not merged with it: the inner one is part of the wrapped
+    function, so only the outer one's arguments are leaves.
 
     >>> p = Partial(lambda x, y, scale: (x + y) * scale, 1, scale=2)
     >>> tree_leaves(p)
     [1, 2]
     >>> tree_map(lambda v: v * 10, p)(3)
     260
+    >>> tree_leaves(Partial(p, 5))
+    [5]
     """
+
+    def __new__(cls, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Partial:
+        if isinstance(func, functools.partial):
+            # functools.partial would merge the two; JAX keeps which arguments are leaves.
+            func = _PartialShim(func)
+        return super().__new__(cls, func, *args, **kwargs)
+
+
+class _PartialShim:
+    """A ``functools.partial`` wrapped so that ``Partial`` does not merge it (hashed and
+    compared as the partial it wraps)."""
+
+    __slots__ = ("partial", "func", "args", "keywords")
+
+    def __init__(self, partial: functools.partial) -> None:
+        self.partial = partial
+        self.func, self.args, self.keywords = partial.func, partial.args, partial.keywords
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.partial(*args, **kwargs)
+
+    def __hash__(self) -> int:
+        return hash(self.partial)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _PartialShim):
+            return self.partial == other.partial
+        return self.partial == other
+
+    def __repr__(self) -> str:
+        return repr(self.partial)
 
 
 def _partial_flatten(p: Partial) -> tuple[tuple[tuple, dict], Callable]:

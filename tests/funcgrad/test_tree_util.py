@@ -6,6 +6,7 @@ import collections
 import copy
 import dataclasses
 import doctest
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -310,15 +311,21 @@ def test_defaultdict_keeps_factory() -> None:
     assert treedef != tree_structure(collections.defaultdict(set, {"y": 1, "x": 2}))
 
 
-def test_mixed_unsortable_keys_fall_back_deterministically() -> None:
-    d1 = {"a": 1, 2: 2, None: 3, (1,): 4}
-    d2 = {(1,): 4, None: 3, 2: 2, "a": 1}
-    l1, t1 = tree_flatten(d1)
-    l2, t2 = tree_flatten(d2)
-    assert l1 == l2 and t1 == t2
-    # (type name, repr) order: NoneType, int, str, tuple
-    assert l1 == [3, 2, 1, 4]
-    assert tree_unflatten(t1, l1) == d1
+@pytest.mark.parametrize("d", [{"a": 1, 2: 2}, {None: 1, "a": 2},
+                               collections.defaultdict(int, {1: 1, "b": 2})])
+def test_dict_keys_that_cannot_be_sorted_are_an_error(d: dict) -> None:
+    # As JAX 0.10.2: "ValueError: Comparator raised exception while sorting pytree
+    # dictionary keys." (a dict's children are in sorted key order)
+    with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
+        tree_flatten(d)
+    with pytest.raises(ValueError, match="sorting pytree dictionary keys"):
+        tree_map(lambda v: v, d)
+    # An OrderedDict keeps insertion order: any keys do.
+    od = collections.OrderedDict([("a", 1), (2, 2), (None, 3)])
+    assert tree_leaves(od) == [1, 2, 3]
+    assert tree_map(lambda v: v * 2, od) == collections.OrderedDict([("a", 2), (2, 4), (None, 6)])
+    # One key of any type sorts.
+    assert tree_leaves({None: 5}) == [5]
 
 
 def test_subclasses_and_other_types_are_leaves() -> None:
@@ -356,7 +363,7 @@ def test_repr_and_properties() -> None:
     assert repr(tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair['t'], [*, *]))"
     assert treedef_is_leaf(tree_structure(np.zeros(3)))
     assert treedef.children() == [tree_structure(0), tree_structure((0, 0))]
-    assert treedef.node_data() == (dict, ("a", "b"))
+    assert treedef.node_data() == (dict, ["a", "b"])  # the sorted keys as a list, as JAX's
     assert tree_structure(Point(1, 2)).node_data() == (Point, None)  # as JAX's
     assert tree_structure(1).node_data() is None
     tup = treedef_tuple([tree_structure(1), treedef])
@@ -570,13 +577,50 @@ def test_partial_is_a_pytree() -> None:
     assert tree_structure(p) == tree_structure(Partial(_affine, w=0, b=0))
     assert tree_structure(p) != tree_structure(Partial(print, w=0, b=0))
     assert {tree_structure(p): 1}[tree_structure(Partial(_affine, w=5, b=6))] == 1
-    # A Partial of a Partial is merged (as functools.partial does): all bound
-    # arguments are leaves.
+    # As JAX 0.10.2's: a Partial of a Partial (or functools.partial) is not merged; the inner
+    # one is part of the function, only the outer arguments are leaves.
     nested = Partial(Partial(_affine, w=2.0), b=1.0)
-    assert nested.func is _affine
-    assert tree_leaves(nested) == [1.0, 2.0]
+    assert nested.func.func is _affine
+    assert tree_leaves(nested) == [1.0]
     assert nested(2.0) == 5.0
-    assert tree_map(lambda v: v * 2, nested)(2.0) == 10.0
+    assert tree_map(lambda v: v * 2, nested)(2.0) == 6.0
+    assert tree_structure(nested) == tree_structure(tree_map(lambda v: v, nested))
+    assert tree_leaves(Partial(functools.partial(_affine, w=3.0), 1.0)) == [1.0]
+
+
+def test_treedef_pickles_to_an_equal_treedef() -> None:
+    import pickle
+
+    tree = {"a": [1, (2, None)], "p": Point(1, 2), "o": collections.OrderedDict(z=1),
+            "d": collections.defaultdict(list, k=3), "f": Partial(max, 1)}
+    treedef = tree_structure(tree)
+    again = pickle.loads(pickle.dumps(treedef))
+    assert again == treedef and hash(again) == hash(treedef)
+    rebuilt = again.unflatten(tree_leaves(tree))
+    assert tree_structure(rebuilt) == treedef and rebuilt["f"](3) == 3
+
+
+def test_treedef_compose_and_walk() -> None:
+    # Expected values from JAX 0.10.2's PyTreeDef.compose / .walk.
+    outer, inner = tree_structure([0, 0]), tree_structure((0, 0))
+    assert outer.compose(inner) == tree_structure([(0, 0), (0, 0)])
+    assert repr(outer.compose(inner)) == "PyTreeDef([(*, *), (*, *)])"
+    assert tree_structure({"a": 1}).compose(tree_structure(None)) == tree_structure({"a": None})
+    assert tree_structure(None).compose(inner) == tree_structure(None)
+    nested = tree_structure([0, (0,)]).compose(tree_structure((0, [0])))
+    assert nested == tree_structure([(0, [0]), ((0, [0]),)])
+    assert nested.num_leaves == 4 and nested.num_nodes == tree_structure(
+        [(0, [0]), ((0, [0]),)]).num_nodes
+    walk = tree_structure([1, (2, 3)]).walk(lambda xs, d: ("n",) + tuple(xs), lambda v: v,
+                                            [1, 2, 3])
+    assert walk == ("n", 1, ("n", 2, 3))
+    assert tree_structure({"b": (1,), "a": 2}).walk(
+        lambda xs, d: (d, tuple(xs)), None, [1, 2]) == (["a", "b"], (1, (None, (2,))))
+    assert tree_structure((1, None)).walk(lambda xs, d: ("n",) + tuple(xs), None, [1]) == (
+        "n", 1, ("n",))
+    assert tree_structure(1).walk(lambda xs, d: xs, lambda v: ("leaf", v), [1]) == ("leaf", 1)
+    with pytest.raises(ValueError, match="too few leaves"):
+        tree_structure([1, 2]).walk(lambda xs, d: xs, None, [1])
 
 
 # ---------------------------------------------------------------------------
@@ -705,7 +749,22 @@ def test_broadcast_prefix_with_none() -> None:
     with pytest.raises(ValueError, match=r"broadcast_prefix: structure mismatch at root: "
                                          r"tuple of 2 children vs tuple of 3 children"):
         broadcast_prefix((0, 1), (x, y, z))
-    assert tree_broadcast((None, 0), (x, {"a": y, "b": z})) == (None, {"a": 0, "b": 0})
+    assert tree_broadcast((None, 0), (None, {"a": y, "b": z})) == (None, {"a": 0, "b": 0})
+
+
+def test_tree_broadcast_is_jaxs() -> None:
+    # Expected values from JAX 0.10.2's jax.tree.broadcast: None in the prefix is an empty
+    # node (as in tree_map), is_leaf applies to the prefix, the result has full_tree's
+    # structure.
+    assert tree_broadcast([1, 2], [(3, 4), {"a": 5}]) == [(1, 1), {"a": 2}]
+    assert tree_broadcast([1, None], [(3, 4), None]) == [(1, 1), None]
+    with pytest.raises(ValueError):
+        tree_broadcast([1, None], [(3, 4), 5])
+    with pytest.raises(ValueError):
+        tree_broadcast([1, 2], [3, 4, 5])
+    assert tree_broadcast([1, (2,)], [(3, 4), (5,)],
+                          is_leaf=lambda v: isinstance(v, tuple)) == [(1, 1), ((2,),)]
+    assert funcgrad.tree.broadcast(0, {"a": [1, 2]}) == {"a": [0, 0]}
 
 
 def test_tree_transpose() -> None:
@@ -717,8 +776,11 @@ def test_tree_transpose() -> None:
     back = tree_transpose(inner, outer, out)
     assert back == tree
     assert tree_transpose(outer, None, tree) == out
-    with pytest.raises(ValueError, match="tree_transpose: structure mismatch"):
+    # A tree of another structure is a TypeError, as JAX's.
+    with pytest.raises(TypeError, match="tree_transpose: structure mismatch"):
         tree_transpose(outer, inner, [{"a": 0, "b": (0, 0)}, {"a": 0}, {"a": 0, "b": (0, 0)}])
+    with pytest.raises(TypeError, match="tree_transpose: structure mismatch"):
+        tree_transpose(outer, inner, [{"a": 0, "b": (0, 0)}] * 2)
     # Empty outer tree.
     assert tree_transpose(tree_structure([]), inner, []) == {"a": [], "b": ([], [])}
 
