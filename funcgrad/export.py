@@ -33,12 +33,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import stages, tree_util
 from funcgrad.api_jit import Jitted, jit
 from funcgrad.avals import ShapedArray
+from funcgrad.backend import get_default_device
 from funcgrad.ir import ClosedJaxpr, typecheck_jaxpr
 from funcgrad.jaxpr_codec import (
     ExportError,
@@ -50,7 +51,7 @@ from funcgrad.jaxpr_codec import (
 from funcgrad.ops.jit import call_jaxpr
 
 __all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
-           "FORMAT", "VERSION"]
+           "ExportedCallError", "default_export_platform", "FORMAT", "VERSION"]
 
 #: What the ``format`` field of every file holds.
 FORMAT = "funcgrad.export"
@@ -58,20 +59,41 @@ FORMAT = "funcgrad.export"
 VERSION = 1
 
 
+class ExportedCallError(TypeError, ValueError):
+    """An :class:`Exported` called with arguments of another structure, shape or dtype than it
+    was exported for: a ``ValueError`` as JAX's ``Exported.call`` raises, and a ``TypeError``
+    as a ``Compiled`` called so raises."""
+
+
+def default_export_platform() -> str:
+    """The platform :func:`export` writes for by default: the default device's (``"cpu"`` or
+    ``"cuda"``), as ``jax.export.default_export_platform``.
+
+    Example:
+        >>> import funcgrad
+        >>> with funcgrad.default_device("cpu"):
+        ...     default_export_platform()
+        'cpu'
+    """
+    return get_default_device().split(":")[0]
+
+
 class Exported:
     """A program exported for one argument signature (see :func:`export`).
 
     Call it (or ``.call(...)``) with the non-static arguments: of the exported shapes and
-    dtypes (checked, a mismatch is a ``TypeError`` naming the argument), in the same pytree
-    structure. ``fun_name``, ``in_tree``/``out_tree``, ``in_avals``/``out_avals``,
-    ``in_info``/``out_info`` (``ShapeDtypeStruct`` pytrees) and ``jaxpr`` describe it;
-    ``serialize()`` writes it.
+    dtypes (checked, a mismatch is an :class:`ExportedCallError`, a ``ValueError`` as JAX's and a
+    ``TypeError``, naming the argument), in the same pytree structure. ``fun_name``,
+    ``in_tree``/``out_tree`` (``in_tree`` is that of ``(args_tuple, kwargs)``),
+    ``in_avals``/``out_avals`` (tuples), ``in_info``/``out_info`` (``ShapeDtypeStruct``
+    pytrees), ``platforms``, ``nr_devices`` and ``jaxpr`` describe it; ``serialize()`` writes
+    it. Unlike JAX's, it is also differentiable to any order and batchable (``vmap``).
 
     Example:
         >>> import numpy as np, funcgrad
         >>> exp = funcgrad.export.export(lambda x: x * 2.0)(np.ones(3, np.float32))
         >>> exp.in_avals, exp.out_info
-        ([ShapedArray(f32[3], device='cpu')], ShapeDtypeStruct(shape=(3,), dtype=float32))
+        ((ShapedArray(f32[3], device='cpu'),), ShapeDtypeStruct(shape=(3,), dtype=float32))
         >>> again = funcgrad.export.deserialize(exp.serialize())
         >>> again(np.arange(3, dtype=np.float32)).tolist()
         [0.0, 2.0, 4.0]
@@ -103,14 +125,43 @@ class Exported:
         self._data = data
 
     @property
-    def in_avals(self) -> list[ShapedArray]:
+    def in_avals(self) -> tuple[ShapedArray, ...]:
         """The abstract value of each argument leaf."""
-        return list(self.jaxpr.in_avals)
+        return tuple(self.jaxpr.in_avals)
 
     @property
-    def out_avals(self) -> list[ShapedArray]:
+    def out_avals(self) -> tuple[ShapedArray, ...]:
         """The abstract value of each result leaf."""
-        return list(self.jaxpr.out_avals)
+        return tuple(self.jaxpr.out_avals)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """The platform the program was exported on (``("cpu",)`` or ``("cuda",)``); it runs
+        wherever its arguments are."""
+        devices = {a.device.split(":")[0] for a in self.jaxpr.in_avals if a.device}
+        return tuple(sorted(devices)) or (default_export_platform(),)
+
+    @property
+    def nr_devices(self) -> int:
+        """The number of devices the program runs on (always 1: no sharding)."""
+        return 1
+
+    @property
+    def ordered_effects(self) -> tuple:
+        """JAX's effects of the program: none (host callbacks cannot be exported)."""
+        return ()
+
+    unordered_effects = ordered_effects
+
+    @property
+    def disabled_safety_checks(self) -> tuple:
+        """JAX's disabled safety checks: none."""
+        return ()
+
+    def has_vjp(self) -> bool:
+        """Whether the program can be differentiated after :func:`deserialize`: always (the
+        whole program is written, derivatives are taken of it as of any function)."""
+        return True
 
     @property
     def in_info(self) -> Any:
@@ -125,20 +176,25 @@ class Exported:
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Run the exported program on ``args`` (differentiable, batchable, jit-able)."""
         what = f"exported {self.fun_name}"
-        _, tree = tree_util.tree_flatten((list(args), dict(kwargs)))
+        _, tree = tree_util.tree_flatten((tuple(args), dict(kwargs)))
         try:
             same = encode_treedef(tree) == self._in_tree_data
         except ExportError:
             same = False
         leaves = stages.check_call_args(what, tree if same else self.in_tree,
-                                        self.jaxpr.in_avals, self.arg_labels, args, kwargs)
+                                        self.jaxpr.in_avals, self.arg_labels, args, kwargs,
+                                        error=ExportedCallError)
         outs = call_jaxpr(self.jaxpr, *leaves, name=self.fun_name)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     __call__ = call
 
-    def serialize(self) -> bytes:
-        """The program as UTF-8 JSON bytes (read back with :func:`deserialize`)."""
+    def serialize(self, vjp_order: int = 0) -> bytes:
+        """The program as UTF-8 JSON bytes (read back with :func:`deserialize`).
+        ``vjp_order`` (JAX's) is accepted: the program is written whole, so the function read
+        back is differentiable to any order whatever it is."""
+        if not isinstance(vjp_order, int) or vjp_order < 0:
+            raise ValueError(f"serialize: vjp_order must be an int >= 0, got {vjp_order!r}")
         return json.dumps(self._data, separators=(",", ":")).encode("utf-8")
 
     def __repr__(self) -> str:
@@ -147,13 +203,16 @@ class Exported:
                 f"{[a.str_short() for a in self.jaxpr.out_avals]})")
 
 
-def export(fun: Callable[..., Any]) -> Callable[..., Exported]:
+def export(fun: Callable[..., Any], *, platforms: Sequence[str] | None = None,
+           disabled_checks: Sequence[Any] = ()) -> Callable[..., Exported]:
     """``export(fun)(*args, **kwargs)``: ``fun`` traced for these argument types, as an
     :class:`Exported`. ``fun`` may be jitted (its static arguments are then baked in and left
     out when calling the result) or not (it is jitted here). Arguments may be arrays, scalars
     or stand-ins (:class:`~funcgrad.ShapeDtypeStruct`). Raises :class:`ExportError` naming the
     primitive when the program holds something that cannot be written (a Python callback, a
-    custom rule that cannot be traced).
+    custom rule that cannot be traced). ``platforms`` (JAX's) may name only the platform of the
+    arguments (the program runs where its arguments are); ``disabled_checks`` is accepted and
+    ignored (there are no such checks here).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -163,9 +222,12 @@ def export(fun: Callable[..., Any]) -> Callable[..., Exported]:
         [8.0, 8.0]
     """
     jitted = fun if isinstance(fun, Jitted) else jit(fun)
+    del disabled_checks
 
     def trace_and_export(*args: Any, **kwargs: Any) -> Exported:
         traced = jitted.trace(*args, **kwargs)
+        if platforms is not None:
+            traced.lower(lowering_platforms=platforms)
         return Exported(traced.fun_name, traced.jaxpr, traced.in_tree, traced.out_tree,
                         list(traced.arg_labels))
 
@@ -198,7 +260,8 @@ this funcgrad reads version 1 (export it again with this version)
         )
     try:
         name, labels = str(data["fun_name"]), [str(s) for s in data["arg_labels"]]
-        in_tree, out_tree = decode_treedef(data["in_tree"]), decode_treedef(data["out_tree"])
+        in_tree = stages.args_tree(decode_treedef(data["in_tree"]))
+        out_tree = decode_treedef(data["out_tree"])
         closed = decode_closed_jaxpr(data["jaxpr"])
     except (KeyError, TypeError) as e:
         raise ExportError(f"malformed funcgrad export: {type(e).__name__}: {e}") from None

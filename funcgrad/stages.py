@@ -31,7 +31,8 @@ from funcgrad.core import Tracer
 from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr
 
-__all__ = ["Traced", "Lowered", "Compiled", "Signature", "check_call_args", "out_info"]
+__all__ = ["Traced", "Lowered", "Compiled", "ArgInfo", "Signature", "check_call_args",
+           "out_info", "args_tree"]
 
 _PY_SCALARS = (bool, int, float, complex)
 _PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -49,6 +50,55 @@ def out_info(out_tree: Any, avals: Sequence[ShapedArray]) -> Any:
         out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals])
 
 
+def args_tree(tree: Any) -> Any:
+    """The treedef of ``(args, kwargs)`` with ``args`` a tuple (as JAX's ``in_tree``), from
+    that of ``(list(args), kwargs)`` (the form jit's cache keys on) or of the tuple form.
+
+    Example:
+        >>> args_tree(tree_util.tree_structure(([0, {"a": 0}], {})))
+        PyTreeDef(((*, {'a': *}), {}))
+    """
+    args, kwargs = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    return tree_util.tree_structure((tuple(args), kwargs))
+
+
+class ArgInfo:
+    """One argument leaf of a lowered computation (``jax.stages.ArgInfo``): its abstract
+    value, ``shape``, ``dtype`` and whether its buffer is ``donated``.
+
+    Example:
+        >>> info = ArgInfo(ShapedArray((2,), numpy.float32), False)
+        >>> info.shape, info.dtype, info.donated
+        ((2,), dtype('float32'), False)
+    """
+
+    __slots__ = ("_aval", "donated")
+
+    def __init__(self, aval: ShapedArray, donated: bool) -> None:
+        self._aval = aval
+        self.donated = donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The argument's shape."""
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        """The argument's dtype."""
+        return self._aval.dtype
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ArgInfo) and self._aval == other._aval
+                and self.donated == other.donated)
+
+    def __hash__(self) -> int:
+        return hash((self._aval, self.donated))
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval!r}, donated={self.donated})"
+
+
 def _mismatch(label: str, want: ShapedArray, got: str) -> str:
     return f"  argument {label}: lowered for {want.str_short()}, called with {got}"
 
@@ -56,6 +106,10 @@ def _mismatch(label: str, want: ShapedArray, got: str) -> str:
 def _coerce_leaf(x: Any, want: ShapedArray, label: str, problems: list[str]) -> Any:
     """``x`` as the value a computation lowered for ``want`` takes (or a problem noted)."""
     t = type(x)
+    if isinstance(x, ShapeDtypeStruct | ShapedArray):
+        problems.append(_mismatch(label, want, f"a {t.__name__} (a stand-in: lowering takes "
+                                               "those; call with arrays)"))
+        return x
     if t in _PY_SCALARS:
         ok = want.shape == () and (
             _KIND_ORDER.index(_PY_KIND[t]) <= _KIND_ORDER.index(want.dtype.kind)
@@ -70,9 +124,7 @@ def _coerce_leaf(x: Any, want: ShapedArray, label: str, problems: list[str]) -> 
     try:
         got = get_aval(x)
     except TypeError:
-        what = ("a ShapeDtypeStruct (a stand-in: call with arrays)"
-                if isinstance(x, ShapeDtypeStruct) else f"a {t.__name__}")
-        problems.append(_mismatch(label, want, what))
+        problems.append(_mismatch(label, want, f"a {t.__name__}"))
         return x
     if got.shape != want.shape or got.dtype != want.dtype:
         problems.append(_mismatch(label, want, got.str_short()))
@@ -86,15 +138,17 @@ def _coerce_leaf(x: Any, want: ShapedArray, label: str, problems: list[str]) -> 
 
 
 def check_call_args(what: str, in_tree: Any, in_avals: Sequence[ShapedArray],
-                    labels: Sequence[str], args: tuple, kwargs: dict) -> list[Any]:
-    """The leaves of ``(args, kwargs)`` checked against a lowered signature.
+                    labels: Sequence[str], args: tuple, kwargs: dict,
+                    error: type[Exception] = TypeError) -> list[Any]:
+    """The leaves of ``(args, kwargs)`` checked against a lowered signature (``in_tree`` the
+    treedef of ``(args_tuple, kwargs)``).
 
-    Raises ``TypeError`` naming each argument whose structure, shape, dtype or device differs
-    from what ``what`` was lowered for. Python scalars are accepted for 0-d arguments of their
-    kind (or a wider one) and converted.
+    Raises ``error`` (``TypeError``) naming each argument whose structure, shape, dtype or
+    device differs from what ``what`` was lowered for. Python scalars are accepted for 0-d
+    arguments of their kind (or a wider one) and converted.
 
     Example:
-        >>> tree = tree_util.tree_structure(([0], {}))
+        >>> tree = tree_util.tree_structure(((0,), {}))
         >>> avals = [ShapedArray((2,), numpy.float32)]
         >>> check_call_args("f", tree, avals, ["x"], (numpy.ones(2),), {})
         Traceback (most recent call last):
@@ -102,9 +156,9 @@ def check_call_args(what: str, in_tree: Any, in_avals: Sequence[ShapedArray],
         TypeError: f: argument types differ from those it was lowered for:
           argument x: lowered for f32[2], called with f64[2]
     """
-    leaves, tree = tree_util.tree_flatten((list(args), dict(kwargs)))
+    leaves, tree = tree_util.tree_flatten((tuple(args), dict(kwargs)))
     if tree != in_tree:
-        raise TypeError(
+        raise error(
             f"{what}: called with arguments of structure {tree}, but it was lowered for "
             f"{in_tree} (positional arguments, then keyword arguments; static arguments are "
             "given to lower(), not to the compiled function)"
@@ -112,9 +166,25 @@ def check_call_args(what: str, in_tree: Any, in_avals: Sequence[ShapedArray],
     problems: list[str] = []
     out = [_coerce_leaf(x, a, lab, problems) for x, a, lab in zip(leaves, in_avals, labels)]
     if problems:
-        raise TypeError(f"{what}: argument types differ from those it was lowered for:\n"
+        raise error(f"{what}: argument types differ from those it was lowered for:\n"
                         + "\n".join(problems))
     return out
+
+
+def _check_platforms(platforms: Sequence[str], avals: Sequence[ShapedArray]) -> None:
+    """``platforms`` (JAX's lowering platforms) must be this computation's one platform: a
+    funcgrad computation runs where its arguments are."""
+    if isinstance(platforms, str):
+        platforms = (platforms,)
+    here = {(a.device or get_default_device()).split(":")[0] for a in avals} or {
+        get_default_device().split(":")[0]}
+    wanted = {"gpu": "cuda"}.get
+    asked = {wanted(p.lower(), p.lower()) for p in platforms}
+    if not asked or not asked <= here:
+        raise ValueError(
+            f"lowering for platforms {tuple(platforms)}: a funcgrad computation runs on the "
+            f"platform of its arguments ({', '.join(sorted(here))}); put the arguments there "
+            "with funcgrad.device_put instead")
 
 
 def _text(optimized: ClosedJaxpr, source: str) -> str:
@@ -131,7 +201,7 @@ class Signature:
                  labels: Sequence[str], donated: tuple[bool, ...] | None) -> None:
         self.name = name
         self.closed = closed
-        self.in_tree = in_tree
+        self.in_tree = args_tree(in_tree)
         self.out_tree = out_tree
         self.labels = tuple(labels)
         self.donated = donated
@@ -166,7 +236,7 @@ class _Stage:
 
     @property
     def in_tree(self) -> Any:
-        """The treedef of ``(args, kwargs)`` (non-static arguments only)."""
+        """The treedef of ``(args, kwargs)`` (non-static arguments only; ``args`` a tuple)."""
         return self._sig.in_tree
 
     @property
@@ -175,14 +245,30 @@ class _Stage:
         return self._sig.out_tree
 
     @property
-    def in_avals(self) -> list[ShapedArray]:
-        """The abstract value of each argument leaf."""
-        return list(self._sig.closed.in_avals)
+    def in_avals(self) -> Any:
+        """``(args, kwargs)`` (non-static) with the abstract value of each array, as JAX's
+        (the flat list is ``.jaxpr.in_avals``)."""
+        return tree_util.tree_unflatten(self._sig.in_tree, list(self._sig.closed.in_avals))
 
     @property
-    def out_avals(self) -> list[ShapedArray]:
-        """The abstract value of each result leaf."""
-        return list(self._sig.closed.out_avals)
+    def out_avals(self) -> Any:
+        """The results' structure with the abstract value of each array."""
+        return tree_util.tree_unflatten(self._sig.out_tree, list(self._sig.closed.out_avals))
+
+    @property
+    def args_info(self) -> Any:
+        """``(args, kwargs)`` (non-static) with an :class:`ArgInfo` per array (shape, dtype,
+        whether it is donated), as JAX's."""
+        return tree_util.tree_unflatten(
+            self._sig.in_tree,
+            [ArgInfo(a, d) for a, d in zip(self._sig.closed.in_avals, self.donated_invars)])
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The positions, among the non-static positional arguments, of those donated."""
+        args = self.args_info[0]
+        return tuple(i for i, a in enumerate(args)
+                     if any(x.donated for x in tree_util.tree_leaves(a)))
 
     @property
     def in_info(self) -> Any:
@@ -215,8 +301,13 @@ class Traced(_Stage):
 
     __slots__ = ()
 
-    def lower(self) -> Lowered:
-        """The lowered computation (optimised jaxpr and generated code)."""
+    def lower(self, *, lowering_platforms: Sequence[str] | None = None,
+              _private_parameters: Any = None) -> Lowered:
+        """The lowered computation (optimised jaxpr and generated code).
+        ``lowering_platforms`` (JAX's) may only name the platform the arguments are on."""
+        del _private_parameters
+        if lowering_platforms is not None:
+            _check_platforms(lowering_platforms, self._sig.closed.in_avals)
         return Lowered(self._sig, self._executable, self._run)
 
     def __repr__(self) -> str:
@@ -255,9 +346,10 @@ class Lowered(_Stage):
             return exe.source
         raise ValueError(f"compiler_ir: unknown dialect {dialect!r}; use 'jaxpr' or 'source'")
 
-    def as_text(self, dialect: str | None = None) -> str:
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The optimised jaxpr and the generated Python source, as text (``dialect="jaxpr"``
-        or ``"source"`` for one of them).
+        or ``"source"`` for one of them). ``debug_info`` is accepted for JAX compatibility
+        (equations keep their source lines either way).
 
         Example:
             >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
@@ -265,6 +357,7 @@ class Lowered(_Stage):
             >>> "cos a" in text and "xp.cos(v0)" in text
             True
         """
+        del debug_info
         if dialect is not None:
             return str(self.compiler_ir(dialect))
         exe = self._executable()
@@ -275,8 +368,12 @@ class Lowered(_Stage):
         ``{'flops', 'transcendentals', 'bytes accessed'}`` (see :class:`Compiled`)."""
         return _cost.cost_analysis(self._executable().jaxpr)
 
-    def compile(self) -> Compiled:
-        """The compiled computation: call it with arguments of the lowered types."""
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
+        """The compiled computation: call it with arguments of the lowered types.
+        ``compiler_options`` (JAX's XLA options) must be empty: there is no XLA here."""
+        if compiler_options:
+            raise ValueError(f"compile(compiler_options={compiler_options!r}): funcgrad's "
+                             "compiler takes no options (there is no XLA); leave them out")
         self._executable()
         return Compiled(self._sig, self._executable, self._run)
 

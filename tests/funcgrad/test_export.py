@@ -235,6 +235,40 @@ def test_call_with_wrong_types_names_the_argument():
         loaded(dev(np.ones(4)), dev(np.ones(3)))
     with pytest.raises(TypeError, match="structure"):
         loaded(dev(np.ones(3)))
+    # JAX's Exported.call raises ValueError for these: ours is both.
+    with pytest.raises(ValueError, match=r"argument x: lowered for f64\[3\], called with f64\[4\]"):
+        loaded.call(dev(np.ones(4)), dev(np.ones(3)))
+    with pytest.raises(ValueError, match="structure"):
+        loaded.call(dev(np.ones(3)), y=dev(np.ones(3)))
+
+
+def test_exported_describes_itself_as_jaxs():
+    # As jax.export.Exported (JAX 0.10.2): in_tree of (args_tuple, kwargs), tuples of avals,
+    # one device, no effects, a vjp.
+    x = dev(np.ones(3, np.float32))
+    exp = export(funcgrad.jit(lambda x, y: {"s": fnp.sin(x) + y}))(x, y=x)
+    for e in (exp, deserialize(exp.serialize(vjp_order=1))):
+        assert repr(e.in_tree) == "PyTreeDef(((*,), {'y': *}))"
+        assert isinstance(e.in_avals, tuple) and [a.str_short() for a in e.in_avals] == [
+            "f32[3]", "f32[3]"]
+        assert isinstance(e.out_avals, tuple) and len(e.out_avals) == 1
+        assert e.nr_devices == 1 and e.ordered_effects == () and e.has_vjp()
+        assert e.platforms == (funcgrad.typeof(x).device.split(":")[0],)
+        assert_close(e.call(x, y=x)["s"], np.sin(np.ones(3, np.float32)) + 1)
+    assert funcgrad.export.default_export_platform() in ("cpu", "cuda", "strict")
+    export(fnp.sin, platforms=exp.platforms)(x)
+    with pytest.raises(ValueError, match="platform of its arguments"):
+        export(fnp.sin, platforms=("tpu",))(x)
+
+
+def test_a_file_with_the_list_form_of_in_tree_still_loads():
+    # Files written before in_tree became JAX's (args_tuple, kwargs) hold a list for args.
+    data = json.loads(export(lambda x: x * 2)(np.ones(2)).serialize())
+    assert data["in_tree"] == {"tuple": [{"tuple": ["*"]}, {"dict": []}]}
+    data["in_tree"] = {"tuple": [{"list": ["*"]}, {"dict": []}]}
+    loaded = deserialize(json.dumps(data))
+    assert repr(loaded.in_tree) == "PyTreeDef(((*,), {}))"
+    assert host(loaded(dev(np.ones(2)))).tolist() == [2.0, 2.0]
 
 
 # -- what cannot be exported --------------------------------------------------------------------

@@ -11,7 +11,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import ShapedArray, ShapeDtypeStruct
 from funcgrad.ir import ClosedJaxpr
-from funcgrad.stages import Compiled, Lowered, Traced
+from funcgrad.stages import ArgInfo, Compiled, Lowered, Traced
 
 
 def loss(w, x):
@@ -59,7 +59,7 @@ def test_stand_ins_are_accepted():
     for x in (ShapeDtypeStruct((4, 3), np.float32), ShapedArray((4, 3), np.float32), Spec()):
         lowered = jf.lower(ShapeDtypeStruct((3, 2), np.float32), x)
         assert lowered.out_info == ShapeDtypeStruct((), np.float32)
-        assert [a.shape for a in lowered.in_avals] == [(3, 2), (4, 3)]
+        assert [a.shape for a in lowered.in_avals[0]] == [(3, 2), (4, 3)]
         out = lowered.compile()(dev(np.ones((3, 2), np.float32)), dev(np.ones((4, 3), np.float32)))
         assert host(out).dtype == np.float32
 
@@ -195,3 +195,46 @@ def test_arg_labels_name_each_leaf():
                                                                          "z")
     s = funcgrad.jit(f, static_argnums=1)
     assert s.trace(1.0, 2, 3.0).arg_labels == ("x", "args[2]")
+
+
+def test_stage_trees_and_arg_info_are_jaxs():
+    # As JAX 0.10.2: in_tree is that of (args_tuple, kwargs); in_avals/args_info are pytrees
+    # of that structure; donate_argnums counts non-static positional arguments.
+    x = np.ones(3, np.float32)
+    lowered = funcgrad.jit(lambda x, y, n=2: {"s": fnp.sin(x) * n + y["a"]}).lower(x, {"a": x})
+    for stage in (lowered.compile(), lowered):
+        assert repr(stage.in_tree) == "PyTreeDef(((*, {'a': *}), {}))"
+        assert stage.in_tree == funcgrad.tree_util.tree_structure(((0, {"a": 0}), {}))
+        args, kwargs = stage.in_avals
+        assert kwargs == {} and args[1]["a"].str_short() == "f32[3]"
+        assert funcgrad.tree_util.tree_map(lambda a: a.str_short(), stage.out_avals) == {
+            "s": "f32[3]"}
+        info = stage.args_info[0][1]["a"]
+        assert isinstance(info, ArgInfo) and info.shape == (3,) and info.dtype == np.float32
+        assert info.donated is False and stage.donate_argnums == ()
+    jf = funcgrad.jit(lambda x, n, y: x * n + y, donate_argnums=2, static_argnums=1)
+    lowered = jf.lower(x, 2, x)
+    assert lowered.donate_argnums == (1,) and lowered.compile().donate_argnums == (1,)
+    assert [a.donated for a in lowered.args_info[0]] == [False, True]
+    traced = funcgrad.jit(lambda a: (a, a.sum())).trace(x)
+    assert [a.str_short() for a in traced.out_avals] == ["f32[3]", "f32[]"]
+
+
+def test_stage_options_jax_passes_are_accepted():
+    x = dev(np.ones(2))
+    traced = funcgrad.jit(lambda a: a * 2).trace(x)
+    platform = funcgrad.typeof(x).device.split(":")[0]  # "cpu" (or the test device)
+    lowered = traced.lower(lowering_platforms=(platform,))
+    assert "mul" in lowered.as_text(debug_info=True)
+    assert host(lowered.compile(compiler_options={})(x)).tolist() == [2.0, 2.0]
+    with pytest.raises(ValueError, match="compiler takes no options"):
+        lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})
+    with pytest.raises(ValueError, match="runs on the platform of its arguments"):
+        traced.lower(lowering_platforms=("tpu",))
+
+
+def test_compiled_called_with_a_stand_in_is_a_clear_error():
+    compiled = funcgrad.jit(lambda a: a + 1).lower(ShapeDtypeStruct((2,), np.int32)).compile()
+    with pytest.raises(TypeError, match="argument a: lowered for i32\\[2\\], called with a "
+                                        "ShapeDtypeStruct \\(a stand-in"):
+        compiled(ShapeDtypeStruct((2,), np.int32))
