@@ -29,9 +29,9 @@ import numpy
 import funcgrad
 
 __all__ = [
-    "calculate_gain", "constant", "constant_", "default_generator", "dirac", "dirac_", "eye",
-    "eye_", "get_default_dtype", "kaiming_normal", "kaiming_normal_", "kaiming_uniform",
-    "kaiming_uniform_", "manual_seed", "normal", "normal_", "ones_", "orthogonal",
+    "InitValueError", "calculate_gain", "constant", "constant_", "default_generator", "dirac",
+    "dirac_", "eye", "eye_", "get_default_dtype", "kaiming_normal", "kaiming_normal_",
+    "kaiming_uniform", "kaiming_uniform_", "manual_seed", "normal", "normal_", "ones_", "orthogonal",
     "orthogonal_", "set_default_dtype", "sparse", "sparse_", "trunc_normal_", "uniform",
     "uniform_", "xavier_normal", "xavier_normal_", "xavier_uniform", "xavier_uniform_",
     "zeros_",
@@ -153,13 +153,41 @@ def _device(x: Any) -> str:
     return device_of(x)
 
 
-def _fans(tensor: Any) -> tuple[int, int]:
+class InitValueError(ValueError, RuntimeError):
+    """An initialiser's argument out of its range (``uniform_``'s ``a > b``, ``normal_``'s
+    negative ``std``): a ``ValueError`` and, as PyTorch raises there, a ``RuntimeError``."""
+
+
+def _calculate_fan_in_and_fan_out(tensor: Any) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight, PyTorch's private helper of the same name (custom
+    layers' ``reset_parameters`` call it): ``shape[1]`` and ``shape[0]``, each times the
+    receptive field (the product of the dimensions after the second).
+
+    >>> import numpy as np
+    >>> _calculate_fan_in_and_fan_out(np.empty((8, 3, 5, 5)))
+    (75, 200)
+    """
     shape = tuple(tensor.shape)
     if len(shape) < 2:
-        raise ValueError("fan in and fan out can not be computed for an array with fewer than "
-                         f"2 dimensions (shape {shape})")
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         f"dimensions (shape {shape})")
     receptive = math.prod(shape[2:])
     return shape[1] * receptive, shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Any, mode: str) -> int:
+    """The fan ``mode`` names (``"fan_in"`` or ``"fan_out"``, any case), PyTorch's private
+    helper of the same name.
+
+    >>> import numpy as np
+    >>> _calculate_correct_fan(np.empty((8, 3)), "fan_out")
+    8
+    """
+    mode = mode.lower()  # as PyTorch: "FAN_IN" is accepted
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -196,8 +224,8 @@ def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Any = None)
     """
     _check_floating(tensor, "uniform_")
     if a > b:
-        raise ValueError(f"uniform_ expects to return a [from, to) range, but found from={a} > "
-                         f"to={b}")
+        raise InitValueError(f"uniform_ expects to return a [from, to) range, but found "
+                             f"from={a} > to={b}")
     return _fill(tensor, _gen(generator).uniform(a, b, size=tensor.shape))
 
 
@@ -211,7 +239,7 @@ def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Any = N
     """
     _check_floating(tensor, "normal_")
     if std < 0:
-        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        raise InitValueError(f"normal expects std >= 0.0, but found std {std}")
     return _fill(tensor, _gen(generator).normal(mean, std, size=tensor.shape))
 
 
@@ -339,7 +367,7 @@ def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Any = None) -> An
     >>> xavier_uniform_(np.empty((2, 2)), generator=0).shape
     (2, 2)
     """
-    fan_in, fan_out = _fans(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
@@ -352,17 +380,12 @@ def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Any = None) -> Any
     >>> xavier_normal_(np.empty((2, 2)), generator=0).shape
     (2, 2)
     """
-    fan_in, fan_out = _fans(tensor)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def _kaiming_std(tensor: Any, a: float, mode: str, nonlinearity: str) -> float:
-    mode = mode.lower()  # as PyTorch: "FAN_IN" is accepted
-    if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
-    fan_in, fan_out = _fans(tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
-    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 @_in_place

@@ -30,6 +30,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
+from funcgrad_nn.module import BadInputError
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence", "pad_packed_sequence",
            "pad_sequence", "packed_positions", "padded_index", "unpack_sequence",
@@ -167,9 +168,14 @@ def _host_lengths(lengths: Any, fname: str) -> numpy.ndarray:
                         "Under jit, pack outside the jitted function, or give the recurrent "
                         "layer the padded batch and lengths= (traced lengths are fine there)")
     lens = numpy.asarray(funcgrad.to_numpy(lengths) if hasattr(lengths, "shape") else lengths)
-    if lens.ndim != 1 or (lens.size and lens.dtype.kind not in "iu"):
+    # whole-numbered floats (a float lengths tensor) are counts too, as PyTorch casts them;
+    # a fractional one is refused rather than truncated
+    integral = lens.dtype.kind in "iu" or (
+        lens.dtype.kind == "f" and bool(numpy.all(numpy.floor(lens) == lens)))
+    if lens.ndim != 1 or (lens.size and not integral):
         raise ValueError(f"{fname}: lengths must be a 1-D sequence of integers, got "
-                         f"{lens.dtype} array of shape {lens.shape}")
+                         f"{lens.dtype} array of shape {lens.shape}"
+                         + (f" with values {lens.tolist()}" if lens.ndim == 1 else ""))
     return lens.astype(numpy.int64)
 
 
@@ -323,18 +329,19 @@ def pad_sequence(sequences: Sequence[Any], batch_first: bool = False,
     >>> pad_sequence([np.ones(2), np.ones(1)], batch_first=True).tolist()
     [[1.0, 1.0], [1.0, 0.0]]
     """
+    # the errors are BadInputError: ValueError, and RuntimeError as PyTorch raises here
     fname = "pad_sequence"
     if padding_side not in ("right", "left"):
-        raise ValueError(f"{fname}: padding_side must be 'left' or 'right', got "
-                         f"{padding_side!r}")
+        raise BadInputError(f"{fname}: padding_side must be 'left' or 'right', got "
+                            f"{padding_side!r}")
     seqs = list(sequences)
     if not seqs:
-        raise ValueError(f"{fname}: received an empty list of sequences")
+        raise BadInputError(f"{fname}: received an empty list of sequences")
     trailing = tuple(seqs[0].shape[1:])
     for i, s in enumerate(seqs):
         if s.ndim < 1 or tuple(s.shape[1:]) != trailing:
-            raise ValueError(f"{fname}: all sequences must have the same trailing shape "
-                             f"{trailing}, but sequence {i} has shape {tuple(s.shape)}")
+            raise BadInputError(f"{fname}: all sequences must have the same trailing shape "
+                                f"{trailing}, but sequence {i} has shape {tuple(s.shape)}")
     t_max = max(s.shape[0] for s in seqs)
     dtype = seqs[0].dtype  # as PyTorch: the first sequence's dtype, the others cast to it
     padded = []

@@ -82,8 +82,9 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
             for n in names:
                 values.setdefault(n, values[given[0]])
     if strict:
-        unexpected = [k for k in values if k not in slots]
-        missing = [k for k in slots if k not in values]
+        # sorted, as PyTorch's report
+        unexpected = sorted(k for k in values if k not in slots)
+        missing = sorted(k for k in slots if k not in values)
         if unexpected or missing:
             lines = []
             if unexpected:

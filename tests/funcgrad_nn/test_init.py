@@ -126,10 +126,12 @@ def test_trunc_normal_has_the_truncated_distribution_even_far_in_the_tail(mean, 
 
 
 def test_bad_ranges_raise_as_torch():
-    with pytest.raises(ValueError, match=r"\[from, to\) range, but found from=1 > to=0"):
-        init.uniform_(np.empty(3), 1, 0)
-    with pytest.raises(ValueError, match="normal expects std >= 0.0"):
-        init.normal_(np.empty(3), 0.0, -1.0)
+    # torch raises RuntimeError for these two: ours is both a ValueError and a RuntimeError
+    for kind in (ValueError, RuntimeError):
+        with pytest.raises(kind, match=r"\[from, to\) range, but found from=1 > to=0"):
+            init.uniform_(np.empty(3), 1, 0)
+        with pytest.raises(kind, match="normal expects std >= 0.0"):
+            init.normal_(np.empty(3), 0.0, -1.0)
     with pytest.raises(ValueError, match="a <= b"):
         init.trunc_normal_(np.empty(3), a=1.0, b=0.0)
 
@@ -204,3 +206,24 @@ def test_random_initialisers_refuse_integer_arrays(fill, dtype):
 def test_deterministic_fills_work_on_integer_arrays():
     np.testing.assert_array_equal(init.eye_(np.zeros((2, 2), np.int64)), [[1, 0], [0, 1]])
     np.testing.assert_array_equal(init.ones_(np.zeros(2, np.bool_)), [True, True])
+
+
+# torch.nn.init._calculate_fan_in_and_fan_out / _calculate_correct_fan in torch 2.13: private,
+# but custom layers' reset_parameters call them (as nn.Linear's own does)
+FANS = [((8, 3), (3, 8)), ((8, 3, 5, 5), (75, 200)), ((4, 6, 2), (12, 8)),
+        ((2, 3, 1, 2, 3), (18, 12)), ((0, 3), (3, 0))]
+
+
+@pytest.mark.parametrize("shape,fans", FANS)
+def test_private_fan_helpers_match_torch(shape, fans):
+    w = np.empty(shape, np.float32)
+    assert init._calculate_fan_in_and_fan_out(w) == fans
+    assert init._calculate_correct_fan(w, "fan_in") == fans[0]
+    assert init._calculate_correct_fan(w, "FAN_OUT") == fans[1]
+
+
+def test_private_fan_helpers_errors_as_torch():
+    with pytest.raises(ValueError, match="Fan in and fan out can not be computed"):
+        init._calculate_fan_in_and_fan_out(np.empty(3))
+    with pytest.raises(ValueError, match="Mode fan_avg not supported"):
+        init._calculate_correct_fan(np.empty((2, 2)), "fan_avg")

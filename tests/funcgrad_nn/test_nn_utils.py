@@ -305,6 +305,14 @@ def test_functional_call_as_torch_func():
         functional_call(lin, {"weight": p["weight"], "nope": p["bias"]}, (x,), strict=True)
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         functional_call(lin, ({"weight": p["weight"]}, {"weight": p["weight"]}), (x,))
+    # torch 2.13 sorts both lists: "Unexpected key(s): 'a', 'z'.\n\tMissing key(s): '1.bias',
+    # '1.num_batches_tracked', '1.running_mean', '1.running_var', '1.weight'."
+    bn = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)).to(DEVICE)
+    given = {"z": p["bias"], "0.weight": eye["0.weight"], "a": p["bias"], "0.bias": p["bias"]}
+    with pytest.raises(RuntimeError, match=(
+            r"Unexpected key\(s\): 'a', 'z'.\n\tMissing key\(s\): '1.bias', "
+            r"'1.num_batches_tracked', '1.running_mean', '1.running_var', '1.weight'.$")):
+        functional_call(bn, given, (x,), strict=True)
     with pytest.raises(ValueError, match="which are tied"):
         functional_call(seq, {"0.weight": p["weight"], "1.weight": eye["0.weight"]}, (x,))
 
@@ -521,3 +529,25 @@ def test_complex_gradients_clip_by_norm_and_refuse_value_clipping_as_torch():
     with pytest.raises(TypeError, match="complex gradients cannot be clipped by value"):
         nn.utils.clip_grad_value_(grads, 0.1)
     np.testing.assert_array_equal(host(grads[0]), before)
+
+
+@pytest.mark.parametrize("seqs,kwargs,match", [
+    ([], {}, "empty list of sequences"),
+    ([np.ones((2, 3)), np.ones((2, 4))], {}, "same trailing shape"),
+    ([np.ones(2)], {"padding_side": "middle"}, "padding_side must be 'left' or 'right'"),
+])
+def test_pad_sequence_errors_are_torchs_runtime_error_too(seqs, kwargs, match):
+    # torch 2.13 raises RuntimeError for each of these; ours is a ValueError as well
+    for kind in (RuntimeError, ValueError):
+        with pytest.raises(kind, match=match):
+            nn.utils.rnn.pad_sequence([dev(s) for s in seqs], **kwargs)
+
+
+def test_pack_padded_sequence_takes_whole_float_lengths_as_torch():
+    # torch 2.13 casts float lengths to int64: batch_sizes [2, 2, 1, 1]
+    x = dev(np.arange(30.0).reshape(5, 2, 3))
+    for lengths in ([4.0, 2.0], np.array([4.0, 2.0], np.float32)):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths)
+        assert packed.batch_sizes.tolist() == [2, 2, 1, 1]
+    with pytest.raises(ValueError, match=r"integers.*\[4.5, 2.0\]"):
+        nn.utils.rnn.pack_padded_sequence(x, [4.5, 2.0])
