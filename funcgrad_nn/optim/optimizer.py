@@ -24,6 +24,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import device_of, device_put, is_array, is_writeable, to_numpy, xp_for
 from funcgrad.core import is_tracer
+from funcgrad_nn.module import Module
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
@@ -481,6 +482,8 @@ class Optimizer:
             flat = list(grads)
         else:
             flat = tree_util.tree_leaves(grads)
+            if len(flat) != n and isinstance(grads, Module):
+                flat = self._module_grads(grads) or flat
             if len(flat) != n:
                 raise ValueError(
                     f"{type(self).__name__}.step: got {len(flat)} gradient leaves for {n} "
@@ -494,6 +497,31 @@ class Optimizer:
                     f"{type(self).__name__}.step: gradient {i} has shape "
                     f"{getattr(g, 'shape', type(g).__name__)}, parameter {i} has shape {p.shape}"
                 )
+        return flat
+
+    def _module_grads(self, grads: Module) -> list[Any] | None:
+        """The gradients of a Module-shaped ``grads`` whose leaves do not line up with the
+        parameters one to one, aligned with them (None: skipped), or None where that is
+        ambiguous.
+
+        Two cases PyTorch code meets: the gradient of a whole module from plain
+        ``funcgrad.grad``/``vjp`` (its leaves include the buffers and frozen parameters: the
+        trainable parameters' entries are taken), and parameters frozen after the optimizer
+        was built (``requires_grad_(False)``: they get no gradient, so they are skipped, as
+        PyTorch skips a parameter whose ``.grad`` is None)."""
+        trainable = [g for _, _, _, g in grads._members(
+            "_parameters", "", True, lambda m, name: name not in m._frozen, False)]
+        n = len(self._params())
+        if len(trainable) == n:
+            return trainable
+        sources = [src for group in self._sources for src in group]
+        live = [i for i, src in enumerate(sources)
+                if src is None or src[1] not in src[0].__dict__["_frozen"]]
+        if len(live) == n or len(trainable) != len(live):
+            return None
+        flat: list[Any] = [None] * n
+        for i, g in zip(live, trainable):
+            flat[i] = g
         return flat
 
     def _follow_modules(self) -> None:
