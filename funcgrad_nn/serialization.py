@@ -34,6 +34,7 @@ import struct
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -41,6 +42,7 @@ import safetensors
 import safetensors.numpy
 
 import funcgrad
+from funcgrad.backend import canonical_device
 
 __all__ = ["load", "save", "CheckpointError"]
 
@@ -109,7 +111,29 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
                     "scalars, str, None)")
 
 
-def _decode(node: Any, get: Any, device: str | None, where: str) -> Any:
+def _placement(map_location: Any) -> Callable[[numpy.ndarray], Any]:
+    """What ``load`` does with each host array read, from ``torch.load``'s ``map_location``:
+    None or "cpu" keeps it; a device ("cuda", "cuda:1", "strict", or any object printing as
+    one, e.g. a ``torch.device``) moves it there; a dict maps the saved location, which is
+    always "cpu" here (arrays are saved from the host), to a device; a callable is called as
+    ``map_location(array, "cpu")`` and its result used (None keeps the array), as PyTorch
+    calls it with each storage and its location."""
+    if map_location is None:
+        return lambda a: a
+    if isinstance(map_location, dict):
+        return _placement(map_location.get("cpu", "cpu"))
+    if callable(map_location) and not isinstance(map_location, str):
+        def place(a: numpy.ndarray) -> Any:
+            out = map_location(a, "cpu")
+            return a if out is None else out
+        return place
+    device = canonical_device(str(map_location))  # an unknown device fails here, early
+    if device == "cpu":
+        return lambda a: a
+    return lambda a: funcgrad.device_put(a, device)
+
+
+def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: str) -> Any:
     t = node.get("t") if isinstance(node, dict) else None
     if t in ("array", "scalar"):
         a = get(node["k"] if "k" in node else f"a{node['i']}")
@@ -117,19 +141,19 @@ def _decode(node: Any, get: Any, device: str | None, where: str) -> Any:
             a = a.view(numpy.complex128).reshape(a.shape[:-1])
         if t == "scalar":
             return a[()]
-        return funcgrad.device_put(a, device) if device not in (None, "cpu") else a
+        return place(a)
     if t == "py":
         return node["v"]
     if t == "float":
         return float(node["v"])
     if t in ("dict", "odict"):
         cls = collections.OrderedDict if t == "odict" else dict
-        out = cls((k, _decode(v, get, device, where)) for k, v in node["items"])
+        out = cls((k, _decode(v, get, place, where)) for k, v in node["items"])
         if "meta" in node and isinstance(out, collections.OrderedDict):
-            out._metadata = _decode(node["meta"], get, device, where)  # type: ignore[attr-defined]
+            out._metadata = _decode(node["meta"], get, place, where)  # type: ignore[attr-defined]
         return out
     if t in ("list", "tuple"):
-        seq = [_decode(v, get, device, where) for v in node["items"]]
+        seq = [_decode(v, get, place, where) for v in node["items"]]
         return seq if t == "list" else tuple(seq)
     raise CheckpointError(f"load: {where}: corrupt structure entry {node!r:.80}")
 
@@ -324,7 +348,7 @@ def _describe(f: Any) -> str:
     return repr(name) if isinstance(name, str) else "the file object"
 
 
-def _load_npz(f: Any, where: str, device: str | None) -> Any:
+def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
     try:
         archive = numpy.load(f, allow_pickle=False)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
@@ -348,24 +372,32 @@ def _load_npz(f: Any, where: str, device: str | None) -> Any:
 
             def get(key: str) -> Any:
                 return archive[key]
-            return _decode(structure["root"], get, device, where)
+            return _decode(structure["root"], get, place, where)
         except (zipfile.BadZipFile, OSError, EOFError, KeyError) as e:
             raise CheckpointError(f"load: {where} is a truncated or corrupt .npz archive "
                                   f"({type(e).__name__}: {e})") from None
 
 
-def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
-         weights_only: bool = True) -> Any:
+def load(f: str | os.PathLike | Any, map_location: Any = None, *,
+         weights_only: bool | None = True, mmap: bool | None = None) -> Any:
     """Load what :func:`save` wrote (or any safetensors file, as a dict name -> array), with
-    arrays on the host or on ``map_location``. ``weights_only`` is accepted for PyTorch
-    compatibility; nothing is ever unpickled.
+    arrays on the host or where ``map_location`` says, as ``torch.load``'s: a device
+    (``"cpu"``, ``"cuda"``, ``"cuda:0"``, or an object printing as one), a dict from the saved
+    location (always ``"cpu"``: arrays are saved from the host) to a device, or a callable
+    ``map_location(array, "cpu")`` whose result is used (None keeps the array).
+    ``weights_only`` and ``mmap`` are accepted for PyTorch compatibility: nothing is ever
+    unpickled, and the arrays are read into memory.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save([np.int64(3), "x", None], buf); _ = buf.seek(0)
     >>> load(buf)
     [np.int64(3), 'x', None]
+    >>> _ = buf.seek(0); load(buf, map_location=lambda storage, loc: storage)[0]
+    np.int64(3)
     """
+    del weights_only, mmap
     where = _describe(f)
+    place = _placement(map_location)
     if isinstance(f, (bytes, bytearray)):
         f = io.BytesIO(f)
     if isinstance(f, (str, os.PathLike)):
@@ -375,7 +407,7 @@ def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
                 head = fh.read(8)
                 if head[:2] == b"PK":
                     fh.seek(0)
-                    return _load_npz(fh, where, map_location)
+                    return _load_npz(fh, where, place)
                 if len(head) == 8:
                     n = struct.unpack("<Q", head)[0]
                     head += fh.read(min(n, size))
@@ -386,7 +418,7 @@ def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
         buf = f.read()
         size, head = len(buf), buf
         if head[:2] == b"PK":
-            return _load_npz(io.BytesIO(buf), where, map_location)
+            return _load_npz(io.BytesIO(buf), where, place)
     header = _check_safetensors(buf, size, head, where)
     meta = header.get("__metadata__") or {}
     try:
@@ -416,7 +448,7 @@ def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
     if _META_KEY not in meta:  # a plain safetensors file, e.g. exported from PyTorch
         ordered = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])
         return collections.OrderedDict(
-            (k, _decode({"t": "array", "k": k}, get, map_location, where)) for k in ordered)
+            (k, _decode({"t": "array", "k": k}, get, place, where)) for k in ordered)
     try:
         structure = json.loads(meta[_META_KEY])
     except ValueError as e:
@@ -424,4 +456,4 @@ def load(f: str | os.PathLike | Any, map_location: str | None = None, *,
     if structure.get("format") != _FORMAT:
         raise CheckpointError(f"load: {where}: unknown checkpoint format "
                               f"{structure.get('format')!r}")
-    return _decode(structure["root"], get, map_location, where)
+    return _decode(structure["root"], get, place, where)

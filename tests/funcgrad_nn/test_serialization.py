@@ -249,6 +249,54 @@ def test_map_location_and_weights_only_are_accepted(tmp_path):
     assert isinstance(back["w"], np.ndarray)
 
 
+@pytest.mark.parametrize("fmt", ["safetensors", "npz"])
+def test_map_location_takes_torchs_forms(tmp_path, fmt):
+    # torch.load's map_location: a device string or device object, a dict from the saved
+    # location, a callable (storage, location) -> storage (None: the default placement)
+    ck = {"w": np.arange(3.0), "opt": {"step": 2, "m": [np.ones(2, np.float32)]}}
+    if fmt == "npz":
+        path = tmp_path / "old.npz"
+        _old_npz(path, {"t": "dict", "items": [
+            ["w", {"t": "array", "i": 0}],
+            ["opt", {"t": "dict", "items": [["step", {"t": "py", "v": 2}], [
+                "m", {"t": "list", "items": [{"t": "array", "i": 1}]}]]}]]},
+            [ck["w"], ck["opt"]["m"][0]])
+    else:
+        path = tmp_path / "m.safetensors"
+        nn.save(ck, path)
+
+    class Device:  # what torch.device("cpu") looks like to load: it prints as "cpu"
+        def __str__(self):
+            return "cpu"
+
+    for where in ("cpu", "cpu:0", Device(), {"cpu": "cpu"}, {"cuda:0": "cpu"}):
+        back = nn.load(path, map_location=where)
+        assert repr(back) == repr(ck)
+    seen = []
+
+    def tag(storage, location):
+        seen.append(location)
+        return storage * 2
+
+    doubled = nn.load(path, map_location=tag)
+    ck_arrays = _arrays(ck)
+    assert seen == ["cpu"] * len(ck_arrays)
+    for got, want in zip(_arrays(doubled), ck_arrays, strict=True):
+        np.testing.assert_array_equal(got, want * 2)
+    assert repr(nn.load(path, map_location=lambda storage, loc: None)) == repr(ck)
+    with pytest.raises(ValueError, match="unknown device"):
+        nn.load(path, map_location="tpu")
+    assert repr(nn.load(path, weights_only=False, mmap=True)) == repr(ck)
+
+
+def _arrays(tree):
+    if isinstance(tree, dict):
+        return [a for v in tree.values() for a in _arrays(v)]
+    if isinstance(tree, (list, tuple)):
+        return [a for v in tree for a in _arrays(v)]
+    return [tree] if isinstance(tree, np.ndarray) else []
+
+
 def test_load_state_dict_takes_a_one_element_array_for_a_0d_buffer_as_torch():
     # torch 2.13's backward compatibility for old checkpoints: a 1-d entry for a 0-d
     # parameter or buffer gives its first element; the other way round is a size mismatch
