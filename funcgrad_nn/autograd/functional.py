@@ -18,6 +18,7 @@ import numpy
 
 import funcgrad
 from funcgrad import numpy as fnp
+from funcgrad.backend import device_of
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.ir import Var
 
@@ -361,86 +362,151 @@ def _to_np(x: Any) -> numpy.ndarray:
     return numpy.asarray(funcgrad.to_numpy(x))
 
 
-def _numerical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray], eps: float
-                        ) -> list[list[numpy.ndarray]]:
-    """``J[i][j]`` of shape (out_i.size, in_j.size) by central differences."""
-    outs = [_to_np(o) for o in f(*xs)]
-    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
-            for x in xs] for o in outs]
+# Complex arrays are checked in real coordinates: an entry z = x + iy is the two real numbers
+# (x, y), so a Jacobian block is the real-linear map between those coordinates (real parts of
+# all entries first, then imaginary parts). This holds for any function, holomorphic or not.
+# funcgrad's vector-Jacobian product pairs a cotangent c with a tangent t as Re(sum(c * t))
+# (JAX's convention), so the row of Re(out_r) is vjp(e_r), that of Im(out_r) vjp(-i e_r), and
+# a gradient g gives the coordinates (Re g, -Im g) of a complex input.
+
+
+def _real_size(a: numpy.ndarray) -> int:
+    return 2 * a.size if a.dtype.kind == "c" else a.size
+
+
+def _real_coords(a: Any, like: numpy.ndarray) -> numpy.ndarray:
+    """An output (or tangent) ``a`` shaped like ``like`` in real coordinates."""
+    a = _to_np(a).reshape(-1)
+    if like.dtype.kind == "c":
+        return numpy.concatenate([a.real, a.imag])
+    return a.real
+
+
+def _grad_coords(g: Any, x: numpy.ndarray) -> numpy.ndarray:
+    """A gradient of input ``x`` (funcgrad's convention) in ``x``'s real coordinates."""
+    g = _to_np(g).reshape(-1)
+    if x.dtype.kind == "c":
+        return numpy.concatenate([g.real, -g.imag])
+    return g.real
+
+
+def _basis(x: numpy.ndarray, k: int, cotangent: bool) -> numpy.ndarray:
+    """The ``k``-th real coordinate direction of ``x``'s space (as a tangent, or as the
+    cotangent that picks that coordinate of an output)."""
+    e = numpy.zeros_like(x)
+    if k < x.size:
+        e.reshape(-1)[k] = 1
+    else:
+        e.reshape(-1)[k - x.size] = -1j if cotangent else 1j
+    return e
+
+
+def _empty_jacobian(outs: list[numpy.ndarray], xs: list[numpy.ndarray]
+                    ) -> list[list[numpy.ndarray]]:
+    return [[numpy.zeros((_real_size(o), _real_size(x)),
+                         dtype=numpy.result_type(o.real.dtype, x.real.dtype))
+             for x in xs] for o in outs]
+
+
+def _numerical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray], eps: float,
+                        place: Callable[[list], list]) -> list[list[numpy.ndarray]]:
+    """``J[i][j]`` of shape (out_i real size, in_j real size) by central differences.
+
+    ``xs`` are host copies (perturbed in place); ``place`` puts them on the inputs' devices
+    for each evaluation of ``f``.
+    """
+    outs = [_to_np(o) for o in f(*place(xs))]
+    jac = _empty_jacobian(outs, xs)
     for j, x in enumerate(xs):
         if x.dtype.kind not in "fc":
             continue
         flat = x.reshape(-1)
-        for k in range(flat.size):
-            orig = flat[k]
-            flat[k] = orig + eps
-            plus = [_to_np(o).reshape(-1) for o in f(*xs)]
-            flat[k] = orig - eps
-            minus = [_to_np(o).reshape(-1) for o in f(*xs)]
-            flat[k] = orig
+        for k in range(_real_size(x)):
+            step = eps if k < x.size else 1j * eps
+            pos = k % x.size
+            orig = flat[pos]
+            flat[pos] = orig + step
+            plus = [_real_coords(o, oo) for o, oo in zip(f(*place(xs)), outs)]
+            flat[pos] = orig - step
+            minus = [_real_coords(o, oo) for o, oo in zip(f(*place(xs)), outs)]
+            flat[pos] = orig
             for i in range(len(outs)):
                 jac[i][j][:, k] = (plus[i] - minus[i]) / (2 * eps)
     return jac
 
 
-def _analytical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray]
-                         ) -> list[list[numpy.ndarray]]:
-    outs, pull = funcgrad.vjp(f, *xs)
-    outs = [_to_np(o) for o in outs]
-    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
-            for x in xs] for o in outs]
+def _random_like(rng: numpy.random.Generator, o: numpy.ndarray) -> numpy.ndarray:
+    """Random grad outputs for ``gradgradcheck`` (complex ones for a complex output)."""
+    g = rng.standard_normal(o.shape)
+    if o.dtype.kind == "c":
+        g = g + 1j * rng.standard_normal(o.shape)
+    return g.astype(o.dtype)
+
+
+def _like(a: numpy.ndarray, ref: Any) -> Any:
+    """Host array ``a`` on the device of ``ref``."""
+    d = device_of(ref)
+    return a if d is None else funcgrad.device_put(a, d)
+
+
+def _analytical_jacobian(f: Callable[..., tuple], xs: list[numpy.ndarray],
+                         place: Callable[[list], list]) -> list[list[numpy.ndarray]]:
+    """Reverse mode: one vector-Jacobian product per real output coordinate (the rows)."""
+    outs_d, pull = funcgrad.vjp(f, *place(xs))
+    outs = [_to_np(o) for o in outs_d]
+    jac = _empty_jacobian(outs, xs)
     for i, o in enumerate(outs):
         if o.dtype.kind not in "fc":
             continue
-        for r in range(o.size):
+        for r in range(_real_size(o)):
             cts = [numpy.zeros_like(oo) for oo in outs]
-            cts[i].reshape(-1)[r] = 1.0
-            gs = pull(tuple(cts))
+            cts[i] = _basis(o, r, cotangent=True)
+            gs = pull(tuple(_like(c, od) for c, od in zip(cts, outs_d)))
             for j, g in enumerate(gs):
                 if xs[j].dtype.kind in "fc":
-                    jac[i][j][r, :] = _to_np(g).reshape(-1)
+                    jac[i][j][r, :] = _grad_coords(g, xs[j])
     return jac
 
 
-def _analytical_jacobian_fwd(f: Callable[..., tuple], xs: list[numpy.ndarray]
-                             ) -> list[list[numpy.ndarray]]:
-    """Forward mode: one ``jvp`` per input element (the Jacobian's columns)."""
-    outs = [_to_np(o) for o in f(*xs)]
-    jac = [[numpy.zeros((o.size, x.size), dtype=numpy.result_type(o.dtype, x.dtype))
-            for x in xs] for o in outs]
+def _analytical_jacobian_fwd(f: Callable[..., tuple], xs: list[numpy.ndarray],
+                             place: Callable[[list], list]) -> list[list[numpy.ndarray]]:
+    """Forward mode: one ``jvp`` per real input coordinate (the Jacobian's columns)."""
+    outs = [_to_np(o) for o in f(*place(xs))]
+    jac = _empty_jacobian(outs, xs)
     zeros = [numpy.zeros_like(x) for x in xs]
     for j, x in enumerate(xs):
         if x.dtype.kind not in "fc":
             continue
-        for k in range(x.size):
+        for k in range(_real_size(x)):
             ts = list(zeros)
-            ts[j] = numpy.zeros_like(x)
-            ts[j].reshape(-1)[k] = 1.0
-            _, t_out = funcgrad.jvp(f, tuple(xs), tuple(ts))
+            ts[j] = _basis(x, k, cotangent=False)
+            _, t_out = funcgrad.jvp(f, tuple(place(xs)), tuple(place(ts)))
             for i, t in enumerate(t_out):
                 if outs[i].dtype.kind in "fc":
-                    jac[i][j][:, k] = _to_np(t).reshape(-1)
+                    jac[i][j][:, k] = _real_coords(t, outs[i])
     return jac
 
 
 def _batched_vjp_mismatch(f: Callable[..., tuple], xs: list[numpy.ndarray],
-                          ana: list[list[numpy.ndarray]], atol: float, rtol: float
-                          ) -> str | None:
+                          place: Callable[[list], list], ana: list[list[numpy.ndarray]],
+                          atol: float, rtol: float) -> str | None:
     """``vmap`` of the vector-Jacobian product over the basis cotangents against the rows
     computed one by one (PyTorch's ``check_batched_grad``)."""
-    outs, pull = funcgrad.vjp(f, *xs)
-    outs = [_to_np(o) for o in outs]
+    outs_d, pull = funcgrad.vjp(f, *place(xs))
+    outs = [_to_np(o) for o in outs_d]
     for i, o in enumerate(outs):
         if o.dtype.kind not in "fc" or o.size == 0:
             continue
-        basis = numpy.eye(o.size, dtype=o.dtype).reshape((o.size,) + o.shape)
-        cts = tuple(basis if m == i else numpy.zeros((o.size,) + oo.shape, oo.dtype)
-                    for m, oo in enumerate(outs))
+        n = _real_size(o)
+        basis = numpy.stack([_basis(o, r, cotangent=True) for r in range(n)])
+        cts = tuple(_like(basis if m == i else numpy.zeros((n,) + oo.shape, oo.dtype), od)
+                    for m, (oo, od) in enumerate(zip(outs, outs_d)))
         rows = funcgrad.vmap(lambda *c: tuple(pull(tuple(c))))(*cts)
         for j, r in enumerate(rows):
             if xs[j].dtype.kind not in "fc":
                 continue
-            got = _to_np(r).reshape(o.size, -1)
+            r = _to_np(r)
+            got = numpy.stack([_grad_coords(r[b], xs[j]) for b in range(n)])
             if not numpy.allclose(got, ana[i][j], atol=atol, rtol=rtol):
                 return (f"gradcheck: batched gradient (vmap of the vector-Jacobian product) "
                         f"mismatch for output {i} with respect to input {j},\nbatched:{got}"
@@ -467,7 +533,12 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
         True
     """
     _, xs_t = _as_tuple(inputs, "inputs", "gradcheck")
-    xs = [numpy.array(_to_np(x), copy=True) for x in xs_t]
+    xs = [numpy.array(_to_np(x), copy=True) for x in xs_t]  # host copies, perturbed in place
+    devices = [device_of(x) for x in xs_t]
+
+    def place(arrays: list) -> list:
+        """Host arrays on the devices of the inputs: ``func`` runs where it was given them."""
+        return [a if d is None else funcgrad.device_put(a, d) for a, d in zip(arrays, devices)]
 
     def f(*a: Any) -> tuple:
         return _call(func, a, "gradcheck")[1]
@@ -477,12 +548,12 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
             raise GradcheckError(msg)
         return False
 
-    num = _numerical_jacobian(f, xs, eps)
+    num = _numerical_jacobian(f, xs, eps, place)
     checks = []
     if check_backward_ad or check_batched_grad:
-        checks.append(("", _analytical_jacobian(f, xs)))
+        checks.append(("", _analytical_jacobian(f, xs, place)))
     if check_forward_ad:
-        checks.append((" (forward mode)", _analytical_jacobian_fwd(f, xs)))
+        checks.append((" (forward mode)", _analytical_jacobian_fwd(f, xs, place)))
     for mode, ana in checks:
         for i, row in enumerate(ana):
             for j, a in enumerate(row):
@@ -491,7 +562,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
                     return fail(f"gradcheck: Jacobian mismatch{mode} for output {i} with respect "
                                 f"to input {j},\nnumerical:{n}\nanalytical:{a}\n")
     if check_batched_grad:
-        msg = _batched_vjp_mismatch(f, xs, checks[0][1], atol, rtol)
+        msg = _batched_vjp_mismatch(f, xs, place, checks[0][1], atol, rtol)
         if msg is not None:
             return fail(msg)
     return True
@@ -510,15 +581,13 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Any = Non
         >>> gradgradcheck(fnp.tanh, (np.array([0.1, 0.7]),))
         True
     """
-    _, xs_t = _as_tuple(inputs, "inputs", "gradgradcheck")
-    xs = tuple(numpy.array(_to_np(x), copy=True) for x in xs_t)
+    _, xs = _as_tuple(inputs, "inputs", "gradgradcheck")
     outs = _call(func, xs, "gradgradcheck")[1]
     if grad_outputs is None:
         rng = numpy.random.default_rng(0)
-        gos = tuple(rng.standard_normal(numpy.shape(o)).astype(_to_np(o).dtype) for o in outs)
+        gos = tuple(_like(_random_like(rng, _to_np(o)), o) for o in outs)
     else:
         _, gos = _as_tuple(grad_outputs, "grad_outputs", "gradgradcheck")
-        gos = tuple(_to_np(g) for g in gos)
     n = len(xs)
 
     def vjp_fn(*a: Any) -> tuple:
