@@ -29,7 +29,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad_nn.module import Module, storable_state_value
 
-__all__ = ["grad", "jit", "value_and_grad", "vmap"]
+__all__ = ["grad", "jit", "value_and_grad", "vjp", "vmap"]
 
 
 def _trainable_mask(mod: Module) -> list[bool]:
@@ -126,6 +126,48 @@ def _check_module(model: Any, fname: str) -> None:
                         f"{type(model).__name__} (use funcgrad.{fname} for plain pytrees)")
 
 
+def _variables(model: Any, differentiate: bool, fname: str
+               ) -> tuple[list[Any], Any, list[Any], list[int | None], list[int | None]]:
+    """``(leaves, treedef, trainable, slots, grad_slots)`` of ``model`` for the gradient
+    transforms: its leaves; the distinct trainable arrays (the variables; none unless
+    ``differentiate``); for each leaf the variable it reads (None: a constant); and for each
+    leaf the variable whose gradient it holds in the module-shaped result (its first
+    trainable occurrence; None elsewhere)."""
+    leaves, treedef = tree_util.tree_flatten(model)
+    mask = _trainable_mask(model)
+    if len(mask) != len(leaves):
+        raise TypeError(f"funcgrad_nn.{fname}: module parameters/buffers must be "
+                        "arrays (a leaf is not an array)")
+    if not differentiate:
+        mask = [False] * len(mask)
+    # A tied parameter (one array object at several leaves) is ONE variable: every
+    # occurrence of it (trainable or not) reads that variable, so the gradients of all
+    # uses add up. Variables are numbered by first trainable occurrence, the order of
+    # model.parameters().
+    var_of: dict[int, int] = {}
+    trainable: list[Any] = []
+    for leaf, m in zip(leaves, mask):
+        if m and id(leaf) not in var_of:
+            var_of[id(leaf)] = len(trainable)
+            trainable.append(leaf)
+    slots = [var_of.get(id(leaf)) for leaf in leaves]
+    first = set()
+    grad_slots: list[int | None] = []
+    for s, m in zip(slots, mask):
+        if m and s not in first:
+            first.add(s)
+            grad_slots.append(s)
+        else:
+            grad_slots.append(None)
+    return leaves, treedef, trainable, slots, grad_slots
+
+
+def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) -> Module:
+    """The module-shaped gradients: each variable's gradient at its first trainable name."""
+    return tree_util.tree_unflatten(treedef, [None if s is None else grads[s]
+                                              for s in grad_slots])
+
+
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
     """``fn(model, *args)`` -> scalar (or ``(scalar, aux)`` with ``has_aux``); returns a
@@ -160,32 +202,8 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         if max(nums) > len(args):
             raise ValueError(f"funcgrad_nn.value_and_grad: argnums {argnums!r} refers to "
                              f"argument {max(nums)}, but the function got {len(args) + 1}")
-        leaves, treedef = tree_util.tree_flatten(model)
-        mask = _trainable_mask(model)
-        if len(mask) != len(leaves):
-            raise TypeError("funcgrad_nn.value_and_grad: module parameters/buffers must be "
-                            "arrays (a leaf is not an array)")
-        if 0 not in nums:
-            mask = [False] * len(mask)
-        # A tied parameter (one array object at several leaves) is ONE variable: every
-        # occurrence of it (trainable or not) reads that variable, so the gradients of all
-        # uses add up. Variables are numbered by first trainable occurrence, the order of
-        # model.parameters().
-        var_of: dict[int, int] = {}
-        trainable: list[Any] = []
-        for leaf, m in zip(leaves, mask):
-            if m and id(leaf) not in var_of:
-                var_of[id(leaf)] = len(trainable)
-                trainable.append(leaf)
-        slots = [var_of.get(id(leaf)) for leaf in leaves]
-        first = set()
-        grad_slots: list[int | None] = []
-        for s, m in zip(slots, mask):
-            if m and s not in first:
-                first.add(s)
-                grad_slots.append(s)
-            else:
-                grad_slots.append(None)
+        leaves, treedef, trainable, slots, grad_slots = _variables(model, 0 in nums,
+                                                                   "value_and_grad")
         others = [a for a in nums if a != 0]
 
         def inner(train: list[Any], *diff: Any) -> Any:
@@ -209,8 +227,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
             inner, argnums=tuple(range(1 + len(others))), has_aux=True)(trainable, *diff_args)
         _write_back(model, bufs)
         by_num = {a: g for a, g in zip(others, gs[1:])}
-        by_num[0] = tree_util.tree_unflatten(
-            treedef, [None if s is None else gs[0][s] for s in grad_slots])
+        by_num[0] = _module_grads(treedef, grad_slots, gs[0])
         grads = by_num[nums[0]] if single else tuple(by_num[a] for a in nums)
         return ((value, aux), grads) if has_aux else (value, grads)
 
@@ -236,6 +253,52 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         return (grads, out[1]) if has_aux else grads
 
     return wrapped
+
+
+def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False,
+        **kwargs: Any) -> Any:
+    """``funcgrad.vjp`` with respect to the trainable parameters of ``model``: runs
+    ``fn(model, *args, **kwargs)`` once and returns ``(out, vjp_fn)`` (``(out, vjp_fn, aux)``
+    with ``has_aux``); ``vjp_fn(cotangent)`` gives the module-shaped gradients, as
+    :func:`grad` does (None at buffers and frozen parameters), and may be called again.
+
+    The forward pass's buffer updates (BatchNorm's running statistics) are written back, once,
+    as PyTorch's forward pass does. It is PyTorch's ``out = model(x)`` followed later by
+    ``out.backward(cotangent)``: a GAN's generator runs once, its output feeds the
+    discriminator's step, and the gradient of the generator's loss with respect to that output
+    is pulled back afterwards.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Linear(2, 1)
+    >>> out, vjp_fn = nn.vjp(lambda m, x: m(x), m, np.ones((3, 2), np.float32))
+    >>> g = vjp_fn(np.ones((3, 1), np.float32))
+    >>> g.weight.tolist(), g.bias.tolist()
+    ([[3.0, 3.0]], [3.0])
+    """
+    _check_module(model, "vjp")
+    leaves, treedef, trainable, slots, grad_slots = _variables(model, True, "vjp")
+
+    def inner(train: list[Any]) -> Any:
+        copy = tree_util.tree_unflatten(
+            treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
+        out = fn(copy, *args, **kwargs)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("funcgrad_nn.vjp(has_aux=True): the function must return an "
+                                "(output, aux) pair")
+            out, aux = out
+        else:
+            aux = None
+        return out, (aux, _buffer_dict(copy))
+
+    out, pullback, (aux, bufs) = funcgrad.vjp(inner, trainable, has_aux=True)
+    _write_back(model, bufs)
+
+    def vjp_fn(cotangent: Any) -> Module:
+        (gs,) = pullback(cotangent)
+        return _module_grads(treedef, grad_slots, gs)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:

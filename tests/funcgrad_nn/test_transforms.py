@@ -228,3 +228,37 @@ def test_jit_closure_over_a_module_sees_in_place_optimizer_updates(make, opt) ->
         seen.append(float(want))
         optimizer.step(nn.grad(lambda m: funcgrad.numpy.sum(m(xs) ** 2))(model))
     assert len(set(seen)) == len(seen)  # it trained
+
+
+def test_vjp_runs_the_forward_once_and_pulls_back_module_grads():
+    m = _model()
+    m[0].requires_grad_(False)
+    out, vjp_fn, aux = nn.vjp(lambda mod, x: (mod(x), 7), m, dev(x), has_aux=True)
+    assert aux == 7 and int(m[1].num_batches_tracked) == 1  # the forward's update, once
+    ct = dev(np.random.default_rng(3).normal(size=(8, 2)).astype(np.float32))
+    g = vjp_fn(ct)
+    assert g[0].weight is None and g[1].running_mean is None  # frozen, buffer
+    m2 = _model()
+    m2[0].requires_grad_(False)
+    expected = nn.grad(lambda mod: (mod(dev(x)) * ct).sum())(m2)
+    for a, b in zip(nn.tree_leaves(g), nn.tree_leaves(expected)):
+        assert_allclose(host(a), host(b), rtol=1e-5, atol=1e-6)
+    assert_allclose(host(out), host(m2(dev(x))), rtol=1e-5, atol=1e-6)
+    assert len(nn.tree_leaves(vjp_fn(ct))) == len(list(m.parameters()))  # callable again
+
+
+def test_optimizer_takes_a_whole_module_gradient_and_skips_parameters_frozen_later():
+    m = _model()
+    opt = nn.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    before = [host(p).copy() for p in m.parameters()]
+    # plain funcgrad.vjp of a module: an entry for every leaf, the buffers' too
+    _, pull = funcgrad.vjp(lambda mod: _loss(mod, dev(x), dev(y)), m)
+    (whole,) = pull(np.float32(1.0))
+    assert len(tree_util.tree_leaves(whole)) > len(before)
+    opt.step(whole)
+    m[3].requires_grad_(False)  # PyTorch: `p.requires_grad = False`, then .grad stays None
+    frozen = [host(m[3].weight).copy(), host(m[3].bias).copy()]
+    opt.step(nn.grad(_loss)(m, dev(x), dev(y)))
+    assert_allclose(host(m[3].weight), frozen[0], rtol=0, atol=0)  # no momentum step
+    assert_allclose(host(m[3].bias), frozen[1], rtol=0, atol=0)
+    assert not np.array_equal(host(m[0].weight), before[0])

@@ -15,6 +15,7 @@ import numpy as np
 import safetensors.numpy
 
 import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from tests.funcgrad_nn.programs.fixtures.program_data import data
 from tests.helpers import DEVICE, dev, host
@@ -124,3 +125,47 @@ def test_transfer_learning_freeze_after_building_the_optimizer():
     close(lrs, ref["lrs"])
     close(val, ref["val"])
     check_state(model, final)
+
+
+def test_dcgan_two_optimizers_and_a_detached_fake():
+    nz, ngf, ndf, nc = 8, 4, 4, 3
+    init, final, ref = reference("dcgan")
+    netG = nn.Sequential(
+        nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(True),
+        nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2),
+        nn.ReLU(True), nn.ConvTranspose2d(ngf * 2, nc, 4, 2, 1, bias=False), nn.Tanh())
+    netD = nn.Sequential(
+        nn.Conv2d(nc, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+        nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ndf * 2),
+        nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+    netG.load_state_dict({k[2:]: v for k, v in init.items() if k.startswith("G.")})
+    netD.load_state_dict({k[2:]: v for k, v in init.items() if k.startswith("D.")})
+    netG.to(DEVICE)
+    netD.to(DEVICE)
+    criterion = nn.BCELoss()
+    optimizerD = nn.optim.Adam(netD.parameters(), lr=2e-3, betas=(0.5, 0.999))
+    optimizerG = nn.optim.Adam(netG.parameters(), lr=2e-3, betas=(0.5, 0.999))
+
+    def d_loss(D, real, fake):
+        ones, zeros = fnp.ones(real.shape[0], np.float32), fnp.zeros(real.shape[0], np.float32)
+        return (criterion(D(real).reshape(-1), ones)
+                + criterion(D(funcgrad.stop_gradient(fake)).reshape(-1), zeros))
+
+    def g_loss(D, fake):
+        return criterion(D(fake).reshape(-1), fnp.ones(fake.shape[0], np.float32))
+
+    losses = []
+    reals, noises = dev(data("dcgan"))
+    for real, noise in zip(reals, noises):
+        # The generator runs once, as in PyTorch (its BatchNorm statistics update once): its
+        # pullback gives G's gradients later, from errG's gradient with respect to the fake.
+        fake, pullback = nn.vjp(lambda G, z: G(z), netG, noise)
+        errD, gradsD = nn.value_and_grad(d_loss)(netD, real, fake)
+        optimizerD.step(gradsD)
+        errG, d_fake = nn.value_and_grad(g_loss, argnums=1)(netD, fake)
+        gradsG = pullback(d_fake)  # fake.backward(d_fake)
+        optimizerG.step(gradsG)
+        losses.append([float(errD), float(errG)])
+    close(losses, ref["losses"])
+    check_state(netD, {k[2:]: v for k, v in final.items() if k.startswith("D.")})
+    check_state(netG, {k[2:]: v for k, v in final.items() if k.startswith("G.")})
