@@ -6,13 +6,16 @@ Example:
     0.0
 """
 
+from funcgrad import ad_checkpoint as ad_checkpoint
 from funcgrad import config, custom_batching, custom_derivatives, flatten_util, lax, tree, tree_util
 from funcgrad import debug as debug
 from funcgrad import export as export
+from funcgrad import nn as nn
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import profiler as profiler
 from funcgrad import random as random
+from funcgrad import typing as typing
 from funcgrad import viz as viz
 from funcgrad.api import (
     block_until_ready,
@@ -41,7 +44,15 @@ from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scop
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
-from funcgrad.backend import default_device, devices, to_numpy
+from funcgrad.backend import (
+    default_backend,
+    default_device,
+    device_count,
+    devices,
+    local_device_count,
+    local_devices,
+    to_numpy,
+)
 from funcgrad.custom_derivatives import custom_gradient
 from funcgrad.debug import debug_nans
 from funcgrad.errors import (
@@ -59,6 +70,7 @@ from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.pure_callback import pure_callback
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
+from funcgrad.typing import Array
 
 __version__ = "0.1.0"
 
@@ -125,6 +137,14 @@ __all__ = [
     "flatten_util",
     "config",
     "devices",
+    "device_count",
+    "local_devices",
+    "local_device_count",
+    "default_backend",
+    "Array",
+    "typing",
+    "nn",
+    "ad_checkpoint",
     "device_put",
     "default_device",
     "to_numpy",

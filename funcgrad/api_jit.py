@@ -35,6 +35,7 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
+from funcgrad import config as _config
 from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
@@ -87,6 +88,13 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         yield
     finally:
         _jit_disabled.reset(token)
+
+
+def _write_disable_jit(value: Any) -> None:
+    _jit_disabled.set(bool(value))
+
+
+_config.register_flag("jax_disable_jit", _jit_disabled.get, _write_disable_jit)
 
 
 class RetraceWarning(UserWarning):

@@ -100,6 +100,48 @@ def devices() -> list[str]:
     return out
 
 
+def default_backend() -> str:
+    """The platform arrays made from Python data go to (``jax.default_backend()``): ``"cpu"``,
+    ``"gpu"`` or ``"strict"`` (see :func:`default_device`).
+
+    Example:
+        >>> default_backend()
+        'cpu'
+    """
+    return _default_device.get()
+
+
+def local_devices() -> list[str]:
+    """The devices of the default backend (``jax.local_devices()``): funcgrad uses one device
+    per platform (CuPy's current GPU), so this is ``[default_backend()]``.
+
+    Example:
+        >>> local_devices()
+        ['cpu']
+    """
+    return [default_backend()]
+
+
+def device_count() -> int:
+    """How many devices the default backend has (``jax.device_count()``): 1.
+
+    Example:
+        >>> device_count()
+        1
+    """
+    return len(local_devices())
+
+
+def local_device_count() -> int:
+    """How many devices this process uses on the default backend (``jax.local_device_count()``).
+
+    Example:
+        >>> local_device_count()
+        1
+    """
+    return device_count()
+
+
 #: the names PyTorch users write for funcgrad's devices
 _DEVICE_ALIASES = {"cuda": "gpu"}
 
@@ -199,6 +241,19 @@ def get_default_device() -> str:
         'cpu'
     """
     return _default_device.get()
+
+
+def _write_platforms(value: Any) -> None:
+    """JAX's ``jax_platforms`` ("cpu", "cuda,cpu": the first is the default) and
+    ``jax_platform_name``: where arrays made from Python data go, in this context."""
+    first = str(value).split(",")[0].strip() if value else "cpu"
+    device = canonical_device(first)
+    xp_for_device(device)
+    _default_device.set(device)
+
+
+_config.register_flag("jax_platforms", get_default_device, _write_platforms)
+_config.register_flag("jax_platform_name", get_default_device, _write_platforms)
 
 
 @contextlib.contextmanager

@@ -11,6 +11,11 @@
 A setting applies to the current context (thread, asyncio task) and what it starts;
 :func:`override` sets one for a ``with`` block.
 
+JAX's flag interface works too, for the flags that mean something here (see docs/porting.md,
+"Config flags"): ``funcgrad.config.update("jax_enable_x64", True)``, ``read(name)`` and
+``funcgrad.config.jax_enable_x64``. The modules that own a flag's switch register it in
+:data:`flags` (a rule table filled at import, as primitives fill theirs).
+
 Example:
     >>> with override(eager_tape, False):
     ...     eager_tape.get()
@@ -23,9 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 __all__ = [
     "default_device",
@@ -36,6 +42,11 @@ __all__ = [
     "FUSION_MIN_SIZE",
     "FUSION_CHUNK_BYTES",
     "override",
+    "Flag",
+    "flags",
+    "register_flag",
+    "update",
+    "read",
 ]
 
 T = TypeVar("T")
@@ -82,3 +93,94 @@ def override(var: ContextVar[T], value: T) -> Iterator[T]:
     finally:
         var.reset(token)
 
+
+
+# -- JAX's flag interface ----------------------------------------------------------------------
+
+
+class Flag(NamedTuple):
+    """A JAX config flag: how to read its value and how to set it in the current context."""
+
+    read: Callable[[], Any]
+    write: Callable[[Any], None]
+
+
+#: JAX flag name -> :class:`Flag`; filled at import by the module that owns each switch
+flags: dict[str, Flag] = {}
+
+
+def register_flag(name: str, read: Callable[[], Any], write: Callable[[Any], None]) -> None:
+    """Make ``update(name, value)`` call ``write(value)`` and ``read(name)`` call ``read()``."""
+    flags[name] = Flag(read, write)
+
+
+def _flag(name: str) -> Flag:
+    if not isinstance(name, str):
+        raise TypeError(f"config flag names are strings, got {type(name).__name__} {name!r}")
+    try:
+        return flags[name]
+    except KeyError:
+        known = ", ".join(sorted(flags))
+        raise AttributeError(f"Unrecognized config option: {name} (funcgrad knows {known})"
+                             ) from None
+
+
+def update(name: str, value: Any) -> None:
+    """Set JAX's config flag ``name`` for the current context (``jax.config.update``).
+
+    Example:
+        >>> update("jax_enable_x64", True)   # funcgrad always computes in NumPy's dtypes
+        >>> read("jax_enable_x64")
+        True
+    """
+    _flag(name).write(value)
+
+
+def read(name: str) -> Any:
+    """The value of JAX's config flag ``name`` (``jax.config.read``); also ``config.<name>``.
+
+    Example:
+        >>> read("jax_disable_jit")
+        False
+    """
+    return _flag(name).read()
+
+
+def __getattr__(name: str) -> Any:
+    if name in flags:
+        return flags[name].read()
+    raise AttributeError(f"module 'funcgrad.config' has no attribute {name!r}")
+
+
+def _write_x64(value: Any) -> None:
+    if value in (True, 1, "1", "true", "True"):
+        return
+    # Not an error: test fixtures switch x64 off again on teardown. Results keep NumPy's dtypes.
+    warnings.warn(
+        f"jax_enable_x64={value!r} has no effect: funcgrad always follows NumPy's dtypes "
+        "(float64 and int64 by default, float32 kept where the inputs are float32); create "
+        "float32 arrays (dtype=numpy.float32) to compute in single precision",
+        UserWarning, stacklevel=3)
+
+
+def _setting(name: str, default: Any, allowed: tuple[Any, ...] | None) -> None:
+    """A JAX flag that is accepted and remembered but changes nothing here (documented)."""
+    var: ContextVar[Any] = ContextVar(f"funcgrad_{name}", default=default)
+
+    def write(value: Any) -> None:
+        if allowed is not None and value not in allowed:
+            raise ValueError(f"{name}={value!r}: funcgrad supports only "
+                             + ", ".join(repr(a) for a in allowed))
+        var.set(value)
+
+    register_flag(name, var.get, write)
+
+
+register_flag("jax_enable_x64", lambda: True, _write_x64)
+# NumPy computes float32 and float64 matmuls at full precision: there is nothing to lower
+_setting("jax_default_matmul_precision", None,
+         (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+          "bfloat16_3x", "fastest", "DEFAULT", "HIGH", "HIGHEST"))
+_setting("jax_numpy_rank_promotion", "allow", ("allow",))
+_setting("jax_traceback_filtering", "auto", None)
+_setting("jax_enable_checks", False, (False, True))

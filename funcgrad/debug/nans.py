@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import config as _config
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Primitive, SourceInfo, Tracer, _trace_var, user_source_info
@@ -221,3 +222,6 @@ def set_debug_nans(enabled: bool, *, infs: bool = False) -> None:
     if enabled == _enabled.get():
         return
     _switch(enabled, infs)
+
+
+_config.register_flag("jax_debug_nans", nans_enabled, lambda value: set_debug_nans(bool(value)))

@@ -1,0 +1,126 @@
+"""JAX's top-level names that ported programs use: ``config.update``/``read`` and flags,
+``funcgrad.Array`` and ``funcgrad.typing``, the device queries, ``funcgrad.ad_checkpoint``."""
+
+from __future__ import annotations
+
+import contextvars
+
+import numpy as np
+import pytest
+from helpers import dev, expected_fp_warnings, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import config
+
+
+def _fresh(fn, *args):
+    """Run ``fn`` in a copy of the current context: flag writes do not leak into other tests."""
+    return contextvars.copy_context().run(fn, *args)
+
+
+def test_enable_x64_is_accepted_and_always_on() -> None:
+    def body():
+        config.update("jax_enable_x64", True)
+        return config.read("jax_enable_x64"), config.jax_enable_x64, fnp.asarray(1.0).dtype
+
+    assert _fresh(body) == (True, True, np.float64)
+
+
+def test_disabling_x64_warns_that_it_has_no_effect() -> None:
+    with pytest.warns(UserWarning, match="no effect"):
+        _fresh(config.update, "jax_enable_x64", False)
+
+
+def test_unknown_flag_is_an_attribute_error_naming_it() -> None:
+    with pytest.raises(AttributeError, match="Unrecognized config option: jax_no_such_flag"):
+        config.update("jax_no_such_flag", 1)
+    with pytest.raises(AttributeError):
+        config.read("jax_no_such_flag")
+    with pytest.raises(AttributeError):
+        config.jax_no_such_flag  # noqa: B018
+
+
+@expected_fp_warnings
+def test_debug_nans_flag_switches_nan_checking() -> None:
+    def body():
+        config.update("jax_debug_nans", True)
+        on = config.jax_debug_nans
+        with pytest.raises(FloatingPointError):
+            fnp.log(dev(np.array(-1.0)))
+        config.update("jax_debug_nans", False)
+        return on, config.jax_debug_nans
+
+    assert _fresh(body) == (True, False)
+
+
+def test_disable_jit_flag() -> None:
+    def body():
+        config.update("jax_disable_jit", True)
+        seen = []
+        f = funcgrad.jit(lambda x: seen.append(type(x)) or x + 1)
+        f(dev(np.ones(2)))
+        return config.jax_disable_jit, seen
+
+    on, seen = _fresh(body)
+    assert on and not issubclass(seen[0], funcgrad.core.Tracer)
+    assert config.read("jax_disable_jit") is False
+
+
+def test_platform_flag_sets_the_default_device() -> None:
+    def body():
+        config.update("jax_platforms", "cpu")
+        return config.jax_platforms, funcgrad.default_backend()
+
+    assert _fresh(body) == ("cpu", "cpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        _fresh(config.update, "jax_platform_name", "tpu")
+
+
+def test_accepted_flags_without_effect_check_their_values() -> None:
+    _fresh(config.update, "jax_default_matmul_precision", "highest")
+    with pytest.raises(ValueError, match="supports only 'allow'"):
+        _fresh(config.update, "jax_numpy_rank_promotion", "raise")
+
+
+def test_array_type_covers_arrays_and_tracers() -> None:
+    def f(x: funcgrad.Array) -> funcgrad.Array:
+        assert isinstance(x, funcgrad.Array)
+        return x * 2
+
+    assert isinstance(dev(np.ones(2)), funcgrad.Array)
+    assert not isinstance(1.0, funcgrad.Array) and not isinstance(np.float64(1), funcgrad.Array)
+    np.testing.assert_allclose(host(funcgrad.grad(lambda x: fnp.sum(f(x)))(dev(np.ones(2)))), 2.0)
+    funcgrad.jit(f)(dev(np.ones(2)))
+    funcgrad.vmap(f)(dev(np.ones(2)))
+    assert issubclass(np.ndarray, funcgrad.Array)
+    with pytest.raises(TypeError, match="annotations"):
+        funcgrad.Array([1.0])
+
+
+def test_typing_names() -> None:
+    from funcgrad.typing import ArrayLike, DTypeLike  # noqa: F401  (importable, as in JAX)
+
+    def f(x: ArrayLike, dtype: DTypeLike = None) -> funcgrad.Array:
+        return fnp.asarray(x, dtype=dtype)
+
+    assert f([1, 2], np.float32).dtype == np.float32
+
+
+def test_device_queries() -> None:
+    assert funcgrad.device_count() == funcgrad.local_device_count() == 1
+    assert funcgrad.default_backend() in ("cpu", "gpu", "strict")
+    assert funcgrad.local_devices() == [funcgrad.default_backend()]
+
+
+def test_ad_checkpoint_module() -> None:
+    from funcgrad.ad_checkpoint import checkpoint, checkpoint_name
+
+    def h(x):
+        a = checkpoint_name(fnp.sin(x), "a")
+        return fnp.sum(fnp.cos(a) * x)
+
+    x = dev(np.array([0.5, 1.0]))
+    policy = funcgrad.ad_checkpoint.checkpoint_policies.save_only_these_names("a")
+    g = funcgrad.grad(checkpoint(h, policy=policy))(x)
+    np.testing.assert_allclose(host(g), host(funcgrad.grad(h)(x)), rtol=1e-12)
