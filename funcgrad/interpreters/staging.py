@@ -409,7 +409,9 @@ def merged_or_simplified(memo: dict, prim: Primitive, args: Sequence[Any],
         if hit is not None:
             return None, hit[0]
     if prim in tracing_simplifiable_primitives:
-        return key, simplify_operation(prim, args, params)
+        for x in args:  # a rewrite needs a concrete 0 or 1 among the operands
+            if type(x) not in tracer_types:
+                return key, simplify_operation(prim, args, params)
     return key, None
 
 

@@ -79,19 +79,22 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
         return None
     # Tracers (most operands) by id without a call each; the key tuples are built in line for
     # the usual one and two operands (tracing asks for a key for every operation).
-    match args:
-        case (a, b):
-            ka = id(a) if type(a) in tracer_types else _operand_key(a)
-            kb = id(b) if type(b) in tracer_types else _operand_key(b)
-            keys: tuple = (ka, kb)
-            if prim in commutative_primitives and (
-                    kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
-                    else _order(kb) < _order(ka)):
-                keys = (kb, ka)
-        case (a,):
-            keys = (id(a) if type(a) in tracer_types else _operand_key(a),)
-        case _:
-            keys = tuple([id(a) if type(a) in tracer_types else _operand_key(a) for a in args])
+    n = len(args)
+    if n == 2:
+        a, b = args
+        ka = id(a) if type(a) in tracer_types else _operand_key(a)
+        kb = id(b) if type(b) in tracer_types else _operand_key(b)
+        if prim in commutative_primitives and (
+                kb < ka if type(ka) is int and type(kb) is int  # two tracers, in short
+                else _order(kb) < _order(ka)):
+            keys: tuple = (kb, ka)
+        else:
+            keys = (ka, kb)
+    elif n == 1:
+        a = args[0]
+        keys = (id(a) if type(a) in tracer_types else _operand_key(a),)
+    else:
+        keys = tuple([id(a) if type(a) in tracer_types else _operand_key(a) for a in args])
     if not params:
         return (prim, keys, ())  # operand keys are always hashable
     try:
