@@ -54,7 +54,7 @@ from funcgrad.backend import (
     to_numpy,
 )
 from funcgrad.custom_derivatives import custom_gradient
-from funcgrad.debug import debug_nans
+from funcgrad.debug import debug_infs, debug_nans
 from funcgrad.errors import (
     ArgumentMismatchError,
     ConcretizationError,
@@ -124,6 +124,7 @@ __all__ = [
     "stop_gradient",
     "pure_callback",
     "debug",
+    "debug_infs",
     "debug_nans",
     "export",
     "profiler",

@@ -11,9 +11,17 @@ Example:
 
 from funcgrad.debug import warning_location
 from funcgrad.debug.callback import breakpoint, call_hook, callback, print
-from funcgrad.debug.nans import NaNError, debug_nans, nans_enabled, set_debug_nans
+from funcgrad.debug.nans import (
+    NaNError,
+    debug_infs,
+    debug_nans,
+    infs_enabled,
+    nans_enabled,
+    set_debug_infs,
+    set_debug_nans,
+)
 
 warning_location.install()
 
-__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "set_debug_nans",
-           "nans_enabled", "NaNError"]
+__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "debug_infs",
+           "set_debug_nans", "set_debug_infs", "nans_enabled", "infs_enabled", "NaNError"]

@@ -35,14 +35,15 @@ from funcgrad.interpreters.linearize import linearize_observer
 from funcgrad.interpreters.transpose import transpose_observer
 from funcgrad.ir import Eqn
 
-__all__ = ["NaNError", "debug_nans", "set_debug_nans", "nans_enabled"]
+__all__ = ["NaNError", "debug_nans", "debug_infs", "set_debug_nans", "set_debug_infs",
+           "nans_enabled", "infs_enabled"]
 
 
 class NaNError(FloatingPointError, RuntimeError):
     """An operation produced NaN (or Inf) while :func:`debug_nans` was checking."""
 
 
-def _bad(x: Any, infs: bool) -> str | None:
+def _bad(x: Any, nans: bool, infs: bool) -> str | None:
     if isinstance(x, Tracer):
         x = x.to_concrete_value()
         if x is None:
@@ -51,7 +52,7 @@ def _bad(x: Any, infs: bool) -> str | None:
     if dt is None or dt.kind not in "fc":
         return None
     arr = to_numpy(x)
-    if numpy.isnan(arr).any():
+    if nans and numpy.isnan(arr).any():
         return "NaN"
     if infs and numpy.isinf(arr).any():
         return "Inf"
@@ -81,7 +82,8 @@ def _in_backward_pass() -> bool:
 class _NanCheck:
     """The observer: checks outputs, keeps what it needs to name a backward failure."""
 
-    def __init__(self, infs: bool) -> None:
+    def __init__(self, nans: bool, infs: bool) -> None:
+        self.nans = nans
         self.infs = infs
         #: tangent equation -> (forward primitive, user line), filled while linearizing
         self.origin: dict[Eqn, tuple[Primitive, SourceInfo]] = {}
@@ -100,20 +102,25 @@ class _NanCheck:
                run: Callable[[], list]) -> list:
         outs = run()
         for i, o in enumerate(outs):
-            kind = _bad(o, self.infs)
+            kind = _bad(o, self.nans, self.infs)
             if kind is not None:
-                raise NaNError(self._message(kind, prim, args, params, eqn, i, o))
+                # JAX's words last ("invalid value (nan) encountered in log"), so that what
+                # matches JAX's error matches this one.
+                raise NaNError(self._message(kind, prim, args, params, eqn, i, o)
+                               + f" [invalid value ({kind.lower()}) encountered in "
+                               f"{prim.name}]")
         return outs
 
     def _message(self, kind: str, prim: Primitive, args: Sequence[Any], params: dict,
                  eqn: Eqn | None, i: int, out: Any) -> str:
+        head = "debug_nans" if self.nans else "debug_infs"
         what = f"{prim.name} on ({_shapes(args)})"
         out_s = f"output {i}" if prim.multiple_results else "its output"
         if eqn is not None:
             where = f" (equation of a jitted function traced at {eqn.source_info})" \
                 if eqn.source_info is not None and eqn.source_info.filename else \
                 " (equation of a jitted function)"
-            return (f"debug_nans: {what} produced {kind} in {out_s}{where}. The jitted "
+            return (f"{head}: {what} produced {kind} in {out_s}{where}. The jitted "
                     "function was re-run equation by equation to locate it; if this is a "
                     "derivative equation, run the function without jit under debug_nans to "
                     "have the forward operation it belongs to named.")
@@ -123,22 +130,35 @@ class _NanCheck:
             if origin is not None:
                 fprim, src = origin
                 step = t.prim.name if t.prim is prim else f"{t.prim.name} ({prim.name})"
-                return (f"debug_nans: {kind} in the backward pass: the derivative of "
+                return (f"{head}: {kind} in the backward pass: the derivative of "
                         f"{fprim.name} (the forward operation at {src}) produced {kind} "
                         f"in step {step} of its derivative rule, on ({_shapes(args)}).")
             src_t = t.source_info
             at = f" traced at {src_t}" if src_t is not None and src_t.filename else ""
-            return (f"debug_nans: {kind} in the backward pass: transposing {t.prim.name}{at} "
+            return (f"{head}: {kind} in the backward pass: transposing {t.prim.name}{at} "
                     f"produced {kind} ({prim.name} on ({_shapes(args)})).")
-        return f"debug_nans: {what} produced {kind} in {out_s}{user_source_info().at()}."
+        return f"{head}: {what} produced {kind} in {out_s}{user_source_info().at()}."
 
 
-_enabled: ContextVar[bool] = ContextVar("funcgrad_debug_nans", default=False)
+#: (check NaNs, check Infs) in this context
+_enabled: ContextVar[tuple[bool, bool]] = ContextVar("funcgrad_debug_nans",
+                                                     default=(False, False))
 
 
 def nans_enabled() -> bool:
     """Whether NaN checking is on in this context."""
-    return _enabled.get()
+    return _enabled.get()[0]
+
+
+def infs_enabled() -> bool:
+    """Whether Inf checking is on in this context."""
+    return _enabled.get()[1]
+
+
+def _check_bool(what: str, enabled: Any) -> None:
+    if not isinstance(enabled, bool | numpy.bool_):
+        raise TypeError(f"{what}(enabled): expected a bool, got "
+                        f"{type(enabled).__name__} {enabled!r}")
 
 
 class debug_nans:  # noqa: N801  (context manager, JAX's flag name)
@@ -157,15 +177,17 @@ class debug_nans:  # noqa: N801  (context manager, JAX's flag name)
     """
 
     def __init__(self, enabled: bool = True, *, infs: bool = False) -> None:
-        if not isinstance(enabled, bool):
-            raise TypeError(f"debug_nans(enabled): expected a bool, got "
-                            f"{type(enabled).__name__} {enabled!r}")
-        self.enabled = enabled
+        _check_bool("debug_nans", enabled)
+        self.enabled = bool(enabled)
         self.infs = infs
         self._stack: list[list[Any]] = []
 
+    def _flags(self) -> tuple[bool, bool]:
+        nans, infs = _enabled.get()
+        return self.enabled, (infs or self.infs) if self.enabled else infs
+
     def __enter__(self) -> debug_nans:
-        self._stack.append(_switch(self.enabled, self.infs))
+        self._stack.append(_switch(*self._flags()))
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -176,26 +198,56 @@ class debug_nans:  # noqa: N801  (context manager, JAX's flag name)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with debug_nans(self.enabled, infs=self.infs):
+            with type(self)(self.enabled, **self._options()):
                 return fn(*args, **kwargs)
 
         return wrapper
 
+    def _options(self) -> dict[str, Any]:
+        return {"infs": self.infs}
 
-def _switch(enabled: bool, infs: bool) -> list[Any]:
-    tokens: list[Any] = [(_enabled, _enabled.set(enabled))]
+
+class debug_infs(debug_nans):  # noqa: N801  (context manager, JAX's flag name)
+    """Check every operation for Inf inside the block (as JAX's ``jax_debug_infs``): the
+    first operation that produces an infinity raises :class:`NaNError` (a
+    ``FloatingPointError``). NaNs pass unless :class:`debug_nans` is on too.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> with funcgrad.debug.debug_infs():                    # doctest: +ELLIPSIS
+        ...     fnp.log(fnp.asarray(0.0))
+        Traceback (most recent call last):
+        ...
+        funcgrad.debug.nans.NaNError: debug_infs: log on (f64[]) produced Inf ...
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        _check_bool("debug_infs", enabled)
+        super().__init__(bool(enabled))
+
+    def _flags(self) -> tuple[bool, bool]:
+        return _enabled.get()[0], self.enabled
+
+    def _options(self) -> dict[str, Any]:
+        return {}
+
+
+def _switch(nans: bool, infs: bool) -> list[Any]:
+    """Make (nans, infs) the checks of this context: the active check (if any) is replaced by
+    one doing these (or none)."""
+    tokens: list[Any] = [(_enabled, _enabled.set((nans, infs)))]
     cur = _trace_var.get()
-    if enabled:
-        check = _NanCheck(infs)
+    if isinstance(cur, InstrumentTrace) and isinstance(cur.observer, _NanCheck):
+        tokens.append((_trace_var, _trace_var.set(cur.parent)))  # type: ignore[arg-type]
+        tokens.append((linearize_observer, linearize_observer.set(None)))
+        tokens.append((transpose_observer, transpose_observer.set(None)))
+    if nans or infs:
+        check = _NanCheck(nans, infs)
         ctx = instrumented(check)
         ctx.__enter__()
         tokens.append((ctx, None))
         tokens.append((linearize_observer, linearize_observer.set(check.on_linearize)))
         tokens.append((transpose_observer, transpose_observer.set(check.on_transpose)))
-    elif isinstance(cur, InstrumentTrace) and isinstance(cur.observer, _NanCheck):
-        tokens.append((_trace_var, _trace_var.set(cur.parent)))  # type: ignore[arg-type]
-        tokens.append((linearize_observer, linearize_observer.set(None)))
-        tokens.append((transpose_observer, transpose_observer.set(None)))
     return tokens
 
 
@@ -216,12 +268,28 @@ def set_debug_nans(enabled: bool, *, infs: bool = False) -> None:
         >>> set_debug_nans(False); nans_enabled()
         False
     """
-    if not isinstance(enabled, bool):
-        raise TypeError(f"set_debug_nans(enabled): expected a bool, got "
-                        f"{type(enabled).__name__} {enabled!r}")
-    if enabled == _enabled.get():
-        return
-    _switch(enabled, infs)
+    _check_bool("set_debug_nans", enabled)
+    nans_now, infs_now = _enabled.get()
+    want = (bool(enabled), (infs_now or infs) if enabled else infs_now)
+    if want != (nans_now, infs_now):
+        _switch(*want)
+
+
+def set_debug_infs(enabled: bool) -> None:
+    """Switch Inf checking on or off for the rest of this context (JAX's ``jax_debug_infs``
+    flag; NaNs are checked only while :func:`set_debug_nans` is on).
+
+    Example:
+        >>> set_debug_infs(True); infs_enabled()
+        True
+        >>> set_debug_infs(False); infs_enabled()
+        False
+    """
+    _check_bool("set_debug_infs", enabled)
+    nans_now, infs_now = _enabled.get()
+    if bool(enabled) != infs_now:
+        _switch(nans_now, bool(enabled))
 
 
 _config.register_flag("jax_debug_nans", nans_enabled, lambda value: set_debug_nans(bool(value)))
+_config.register_flag("jax_debug_infs", infs_enabled, lambda value: set_debug_infs(bool(value)))

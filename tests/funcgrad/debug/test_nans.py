@@ -142,3 +142,59 @@ def test_anomaly_mode_without_nan_checks():
     with detect_anomaly():
         assert is_anomaly_enabled() and is_anomaly_check_nan_enabled()
     assert not is_anomaly_enabled() and not is_anomaly_check_nan_enabled()
+
+
+# -- JAX's flags: jax_debug_nans / jax_debug_infs ------------------------------------------------
+
+
+def test_config_update_jax_debug_nans_raises_floating_point_error():
+    # As JAX 0.10.2 with jax.config.update("jax_debug_nans", True): FloatingPointError
+    # "invalid value (nan) encountered in log", eagerly and under jit; infinities pass.
+    funcgrad.config.update("jax_debug_nans", True)
+    try:
+        assert funcgrad.config.jax_debug_nans is True and nans_enabled()
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+            fnp.log(fnp.asarray(-1.0))
+        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
+            funcgrad.jit(lambda x: fnp.log(x) * 2)(-1.0)
+        with pytest.raises(FloatingPointError, match=r"encountered in sqrt"):
+            funcgrad.grad(lambda x: fnp.where(x > 0, fnp.sqrt(x), 0.0))(-1.0)
+        with np.errstate(divide="ignore"):
+            assert float(fnp.log(fnp.asarray(0.0))) == -np.inf
+    finally:
+        funcgrad.config.update("jax_debug_nans", False)
+    assert funcgrad.config.jax_debug_nans is False and current_trace() is eval_trace
+
+
+def test_debug_infs_checks_infinities_only():
+    # As JAX's jax_debug_infs: Inf raises, NaN passes (unless jax_debug_nans is on too).
+    funcgrad.config.update("jax_debug_infs", True)
+    try:
+        assert funcgrad.config.jax_debug_infs is True
+        with pytest.raises(FloatingPointError, match=r"invalid value \(inf\) encountered in log"):
+            fnp.log(fnp.asarray(0.0))
+        with np.errstate(invalid="ignore"):
+            assert np.isnan(float(fnp.log(fnp.asarray(-1.0))))
+        with debug_nans():
+            with pytest.raises(NaNError, match="NaN"):
+                fnp.log(fnp.asarray(-1.0))
+            with pytest.raises(NaNError, match="Inf"):
+                fnp.log(fnp.asarray(0.0))
+            with debug_nans(False), np.errstate(invalid="ignore"):
+                assert np.isnan(float(fnp.log(fnp.asarray(-1.0))))
+                with pytest.raises(NaNError, match="Inf"):
+                    fnp.log(fnp.asarray(0.0))
+    finally:
+        funcgrad.config.update("jax_debug_infs", False)
+    assert not funcgrad.config.jax_debug_infs and current_trace() is eval_trace
+    with funcgrad.debug.debug_infs(), pytest.raises(FloatingPointError, match="Inf"):
+        funcgrad.jit(lambda x: fnp.log(x))(0.0)
+    assert current_trace() is eval_trace
+
+
+def test_config_update_rejects_unknown_flags():
+    with pytest.raises(AttributeError, match="Unrecognized config option: jax_nonexistent"):
+        funcgrad.config.update("jax_nonexistent", True)
+    with pytest.raises(AttributeError):
+        funcgrad.config.jax_nonexistent  # noqa: B018
+    assert funcgrad.config.read("jax_debug_infs") is False
