@@ -28,6 +28,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import math
 import os
 import socket
 import threading
@@ -142,7 +143,7 @@ class FunctionEvent:
     """
 
     __slots__ = ("name", "start_ns", "end_ns", "child_ns", "input_shapes", "thread", "kind",
-                 "source", "id")
+                 "source", "id", "self_cpu_memory_usage", "child_memory", "has_children")
 
     def __init__(self, name: str, kind: str, input_shapes: list | None, source: str) -> None:
         self.name = name
@@ -154,6 +155,11 @@ class FunctionEvent:
         self.child_ns = 0
         self.thread = threading.get_ident()
         self.id = 0
+        # bytes of the results this operation allocated itself (``profile_memory=True``), and
+        # those allocated by the events nested in it
+        self.self_cpu_memory_usage = 0
+        self.child_memory = 0
+        self.has_children = False
 
     @property
     def key(self) -> str:
@@ -171,6 +177,11 @@ class FunctionEvent:
     def count(self) -> int:
         return 1
 
+    @property
+    def cpu_memory_usage(self) -> int:
+        """Bytes allocated by this event and the events nested in it."""
+        return self.self_cpu_memory_usage + self.child_memory
+
     def __repr__(self) -> str:
         return (f"<FunctionEvent {self.name} total={self.cpu_time_total:.1f}us "
                 f"self={self.self_cpu_time_total:.1f}us>")
@@ -179,7 +190,8 @@ class FunctionEvent:
 class FunctionEventAvg:
     """Events with one key (name, and input shapes when grouped by them), summed."""
 
-    __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes")
+    __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes",
+                 "cpu_memory_usage", "self_cpu_memory_usage")
 
     def __init__(self, key: str, input_shapes: Any = None) -> None:
         self.key = key
@@ -187,11 +199,15 @@ class FunctionEventAvg:
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
         self.input_shapes = input_shapes
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
 
     def add(self, e: Any) -> None:
         self.count += e.count
         self.cpu_time_total += e.cpu_time_total
         self.self_cpu_time_total += e.self_cpu_time_total
+        self.cpu_memory_usage += e.cpu_memory_usage
+        self.self_cpu_memory_usage += e.self_cpu_memory_usage
 
     @property
     def cpu_time(self) -> float:
@@ -212,10 +228,19 @@ _SORT_KEYS = {
     "cpu_time": "cpu_time", "cpu_time_total": "cpu_time_total",
     "self_cpu_time_total": "self_cpu_time_total", "self_cpu_time": "self_cpu_time",
     "count": "count",
+    "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
     # Accepted for PyTorch scripts; there is no device time, these sort by host time.
     "cuda_time_total": "cpu_time_total", "self_cuda_time_total": "self_cpu_time_total",
     "device_time_total": "cpu_time_total", "self_device_time_total": "self_cpu_time_total",
 }
+
+
+def _fmt_memory(nbytes: int) -> str:
+    """PyTorch's memory column format (``1.00 Kb`` is 1024 bytes)."""
+    for unit, size in (("Gb", 1024 ** 3), ("Mb", 1024 ** 2), ("Kb", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} b"
 
 
 def _fmt_time(us: float) -> str:
@@ -249,12 +274,17 @@ class EventList(list):
             rows.sort(key=lambda e: getattr(e, attr), reverse=True)
         rows = rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
         with_shapes = any(getattr(e, "input_shapes", None) for e in rows)
+        # PyTorch shows the memory columns when memory was profiled
+        with_memory = any(e.cpu_memory_usage for e in self)
         total_self = sum(e.self_cpu_time_total for e in self) or 1.0
         total_all = total_self  # PyTorch's percentages are relative to the summed self time
         name_w = min(max_name_column_width, max(4, *(len(e.key) for e in rows)))
-        cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-                "# of Calls"]
-        widths = [name_w, 12, 12, 12, 12, 12, 12]
+        cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+        if with_memory:
+            cols += ["CPU Mem", "Self CPU Mem"]
+        cols.append("# of Calls")
+        n_num = len(cols) - 1
+        widths = [name_w] + [12] * n_num
         if with_shapes:
             cols.append("Input Shapes")
             widths.append(max(12, min(60, max(len(str(e.input_shapes)) for e in rows))))
@@ -262,9 +292,9 @@ class EventList(list):
 
         def line(vals: Sequence[str]) -> str:
             out = [vals[0][:name_w].ljust(name_w)]
-            out += [v.rjust(w) for v, w in zip(vals[1:7], widths[1:7])]
+            out += [v.rjust(w) for v, w in zip(vals[1:n_num + 1], widths[1:n_num + 1])]
             if with_shapes:
-                out.append(vals[7][:widths[7]].ljust(widths[7]))
+                out.append(vals[-1][:widths[-1]].ljust(widths[-1]))
             return "  ".join(out).rstrip()
 
         lines = []
@@ -275,7 +305,10 @@ class EventList(list):
             vals = [e.key, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
                     _fmt_time(e.self_cpu_time_total),
                     f"{100 * e.cpu_time_total / total_all:.2f}%", _fmt_time(e.cpu_time_total),
-                    _fmt_time(e.cpu_time_total / max(e.count, 1)), str(e.count)]
+                    _fmt_time(e.cpu_time_total / max(e.count, 1))]
+            if with_memory:
+                vals += [_fmt_memory(e.cpu_memory_usage), _fmt_memory(e.self_cpu_memory_usage)]
+            vals.append(str(e.count))
             if with_shapes:
                 vals.append(str(e.input_shapes or []))
             lines.append(line(vals))
@@ -330,9 +363,23 @@ class _Recorder:
         ev = FunctionEvent(name, kind, _shapes(args) if self.prof.record_shapes else None, src)
         self.prof._open(ev)
         try:
-            return run()
+            out = run()
+            if self.prof.profile_memory:
+                ev.self_cpu_memory_usage = _nbytes(out)
+            return out
         finally:
             self.prof._close(ev)
+
+
+def _nbytes(values: Sequence[Any]) -> int:
+    total = 0
+    for v in values:
+        try:
+            a = get_aval(v)
+        except TypeError:
+            continue
+        total += math.prod(a.shape) * a.dtype.itemsize
+    return total
 
 
 _active: ContextVar[profile | None] = ContextVar("funcgrad_profiler", default=None)
@@ -343,8 +390,10 @@ class profile:  # noqa: N801  (PyTorch's name)
 
     ``record_shapes`` keeps input shapes; ``with_stack`` keeps the user's source line of each
     eager operation (equations of jitted functions always carry theirs), shown in the Chrome
-    trace and in ``FunctionEvent.source``; ``activities``, ``profile_memory``,
-    ``with_flops``, ``with_modules`` are accepted for compatibility (host time only). Also
+    trace and in ``FunctionEvent.source``; ``profile_memory`` records the bytes of the results
+    each operation allocates (``cpu_memory_usage``, ``self_cpu_memory_usage``: allocations
+    only, frees are not tracked); ``activities``, ``with_flops``, ``with_modules`` are
+    accepted for compatibility (host time only). Also
     usable with ``start()``/``stop()``. ``schedule`` (see :func:`schedule`) with ``step()``
     after each training step records only the active steps, and calls
     ``on_trace_ready(prof)`` at the end of each active cycle (without a schedule: once, at
@@ -365,6 +414,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                  schedule: Any = None, on_trace_ready: Callable[..., Any] | None = None,
                  **_: Any) -> None:
         self.record_shapes = bool(record_shapes)
+        self.profile_memory = bool(profile_memory)
         self.with_stack = bool(with_stack)
         self.enabled = bool(enabled)
         self.on_trace_ready = on_trace_ready
@@ -392,8 +442,13 @@ class profile:  # noqa: N801  (PyTorch's name)
             stack.pop()
         if stack:
             stack.pop()
+        if ev.has_children:
+            # a call or range: its results were allocated by the operations nested in it
+            ev.self_cpu_memory_usage = 0
         if stack:
             stack[-1].child_ns += ev.end_ns - ev.start_ns
+            stack[-1].child_memory += ev.cpu_memory_usage
+            stack[-1].has_children = True
         self._events.append(ev)
 
     def _begin(self) -> None:

@@ -179,3 +179,35 @@ def test_scheduled_profile_records_active_steps_and_hands_each_cycle_over(tmp_pa
         prof.step()
         fnp.sin(x)
     assert cycles == [{"sin": 2}]
+
+
+def test_profile_memory_counts_result_bytes_and_nests():
+    # profile_memory=True (PyTorch's memory recipe): each operation's results count as its
+    # self memory, a range or jitted call holds the memory of what ran inside it.
+    x, w = np.ones((8, 16), np.float32), np.ones((16, 8), np.float32)
+    f = funcgrad.jit(lambda a, b: fnp.sin(a) @ b + 1.0)
+    with profile(profile_memory=True) as prof:
+        with record_function("block"):
+            fnp.sin(x)                       # 8*16*4 bytes
+            f(x, w)                          # sin 512, dot 8*8*4, add 8*8*4
+    by_key = {e.key: e for e in prof.key_averages()}
+    assert by_key["sin"].count == 2
+    assert by_key["sin"].self_cpu_memory_usage == 2 * 512
+    assert by_key["dot_general"].self_cpu_memory_usage == 256
+    assert by_key["add"].self_cpu_memory_usage == 256
+    call = next(e for k, e in by_key.items() if k.startswith("jit"))
+    assert (call.self_cpu_memory_usage, call.cpu_memory_usage) == (0, 512 + 256 + 256)
+    assert (by_key["block"].self_cpu_memory_usage, by_key["block"].cpu_memory_usage) == \
+        (0, 2 * 512 + 256 + 256)
+    table = prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=1)
+    header, first = table.splitlines()[1], table.splitlines()[3]
+    assert "CPU Mem" in header and "Self CPU Mem" in header
+    assert first.startswith("sin") and "1.00 Kb" in first
+    prof.key_averages().table(sort_by="cpu_memory_usage")
+
+
+def test_memory_columns_only_when_profiled():
+    with profile() as prof:
+        fnp.sin(np.ones(3))
+    assert "CPU Mem" not in prof.key_averages().table()
+    assert prof.key_averages()[0].cpu_memory_usage == 0
