@@ -163,6 +163,7 @@ def _parametrize(module: Module, name: str, parametrization: Module,
     module.parametrizations[name] = ParametrizationList(parametrization, originals)
     computed_attribute(module, name, lambda m: _cached_value(m, name),
                        lambda m, v: _assign(m, name, v))
+    name_own_class(module)
     return module
 
 
@@ -194,15 +195,28 @@ def _assign(module: Module, name: str, value: Any) -> None:
 def computed_attribute(module: Module, name: str, compute: Any, assign: Any = None) -> None:
     """Make ``module.<name>`` read ``compute(module)`` on every access (and, given
     ``assign``, ``module.<name> = v`` call ``assign(module, v)``): a property on a class of
-    this module's own (made once, a subclass of its class, named ``Parametrized<Class>``),
-    so other instances are untouched."""
+    this module's own (made once, a subclass of its class), so other instances are untouched.
+    The class keeps its base's name (pruning and the hook-based norms leave PyTorch's module
+    class as it was, so its repr and error messages say ``Linear``) until
+    :func:`name_own_class` names it ``Parametrized<Class>``, as ``register_parametrization``
+    does."""
     if not getattr(type(module), "_funcgrad_own_class", False):
         base = type(module)
-        module.__class__ = type(f"Parametrized{base.__name__}", (base,), {
+        module.__class__ = type(base.__name__, (base,), {
             "__module__": base.__module__, "__doc__": base.__doc__,
-            "_funcgrad_own_class": True,
+            "__qualname__": base.__qualname__, "_funcgrad_own_class": True,
         })
     setattr(type(module), name, property(compute, assign))
+
+
+def name_own_class(module: Module) -> None:
+    """Name the module's own class (see :func:`computed_attribute`) as PyTorch names it:
+    ``Parametrized<Class>`` while it has parametrizations, its base's name otherwise."""
+    cls = type(module)
+    if getattr(cls, "_funcgrad_own_class", False):
+        base = cls.__bases__[0]
+        prefix = "Parametrized" if "parametrizations" in module._modules else ""
+        cls.__name__, cls.__qualname__ = prefix + base.__name__, prefix + base.__qualname__
 
 
 def _take_parameter(module: Module, name: str, fname: str) -> tuple[Any, bool]:

@@ -17,6 +17,7 @@ from funcgrad_nn.utils.parametrizations import (
     ParametrizationList,
     _parametrize,
     is_parametrized,
+    name_own_class,
     parametrization_cache,
 )
 
@@ -123,6 +124,8 @@ def remove_parametrizations(module: Module, tensor_name: str,
         delattr(module, "parametrizations")
         if not any(isinstance(v, property) for v in vars(cls).values()):
             module.__class__ = cls.__bases__[0]
+        else:  # pruned or a hook-based norm still: the class keeps its base's name
+            name_own_class(module)
     if is_param:
         module.register_parameter(tensor_name, Parameter(value, trainable))
     else:

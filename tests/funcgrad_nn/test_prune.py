@@ -121,3 +121,24 @@ def test_a_pruning_method_without_compute_mask_is_a_clear_error():
 
     with pytest.raises(NotImplementedError, match="NoMask must define compute_mask"):
         NoMask().compute_mask(np.ones(2), np.ones(2))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
+def test_pruning_and_hook_norms_keep_the_class_name_parametrizing_renames_it_as_torch():
+    # torch 2.13: pruning and the hook-based weight_norm/spectral_norm leave the class (repr
+    # "Linear(...)", load_state_dict's "for Linear"); register_parametrization makes
+    # "ParametrizedLinear", and removing the last parametrization gives "Linear" back
+    lin = nn.Linear(2, 2).to(DEVICE)
+    prune.l1_unstructured(lin, "bias", 0.5)
+    assert repr(lin) == "Linear(in_features=2, out_features=2, bias=True)"
+    with pytest.raises(RuntimeError, match="Error\\(s\\) in loading state_dict for Linear:"):
+        lin.load_state_dict({})
+    nn.utils.parametrizations.weight_norm(lin)
+    assert type(lin).__name__ == "ParametrizedLinear"
+    assert repr(lin).startswith("ParametrizedLinear(")
+    nn.utils.parametrize.remove_parametrizations(lin, "weight")
+    assert type(lin).__name__ == "Linear" and isinstance(lin, nn.Linear)
+    prune.remove(lin, "bias")
+    assert type(lin) is nn.Linear
+    for norm in (nn.utils.weight_norm, nn.utils.spectral_norm):
+        assert type(norm(nn.Linear(2, 2))).__name__ == "Linear"
