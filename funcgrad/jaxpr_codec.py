@@ -284,6 +284,9 @@ class Encoder:
     def __init__(self) -> None:
         self.eqn: Eqn | None = None
         self.param: str | None = None
+        #: state a codec keeps for the length of one encoding, under its own key (the
+        #: custom_jvp rule codec's stack of rules being written, for recursive rules)
+        self.scratch: dict[str, Any] = {}
 
     def _fail(self, what: str) -> ExportError:
         if self.eqn is None:
@@ -372,6 +375,10 @@ def encode_closed_jaxpr(closed: ClosedJaxpr) -> dict[str, Any]:
 
 class Decoder:
     """Reads what :class:`Encoder` wrote."""
+
+    def __init__(self) -> None:
+        #: state a codec keeps for the length of one decoding, under its own key
+        self.scratch: dict[str, Any] = {}
 
     def value(self, d: Any) -> Any:
         if type(d) in _JSON_NATIVE:

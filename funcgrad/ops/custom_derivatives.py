@@ -580,6 +580,10 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         flat_fun.__name__ = name
         flat_jvp.__name__ = _fun_name(rule)
         flat_jvp.symbolic_zeros = symbolic  # type: ignore[attr-defined]
+        # What the rule computes for given operand types: equal keys trace to equal jaxprs
+        # (export writes a rule that calls its own function once, see _encode_jvp_rule).
+        flat_jvp.export_key = (id(rule), symbolic, in_tree,  # type: ignore[attr-defined]
+                               tuple(_value_key(v) for v in nondiff))
         state = _converting.get().get(id(self))
         if state is not None:
             return state.nested(custom_jvp_call_p, leaves, in_tree, lambda: fun(*args))
@@ -786,6 +790,16 @@ def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):
 batching.batch_rules[custom_jvp_call_p] = _custom_jvp_call_batch
 
 
+def _value_key(v: Any) -> Any:
+    """``v`` (a non-differentiable argument) as part of a key: plain values by value, anything
+    else by identity."""
+    if type(v) in (bool, int, float, complex, str, bytes, type(None)):
+        return (type(v), v)
+    if type(v) is tuple:
+        return (tuple, tuple(_value_key(x) for x in v))
+    return ("id", id(v))
+
+
 def _encode_jvp_rule(jvp: Any, enc: Encoder) -> Any:
     # The rule is a Python function: written as the jaxpr it traces to for this equation's
     # operands, (*primals, *tangents) -> (*outs, *tangent_outs), so an exported program keeps
@@ -793,6 +807,24 @@ def _encode_jvp_rule(jvp: Any, enc: Encoder) -> Any:
     eqn = enc.eqn
     assert eqn is not None
     avals = [a.aval for a in eqn.invars]
+    # A rule that calls its own function (JAX's usual `primal_out = f(x)`) holds an equation
+    # with the same rule for the same operand types: written as a reference to the rule being
+    # written (depth counted from the innermost), not traced again without end.
+    stack = enc.scratch.setdefault("custom_jvp_rules", [])
+    key = getattr(jvp, "export_key", None)
+    key = None if key is None else (key, tuple(avals))
+    if key is not None:
+        for depth, outer in enumerate(reversed(stack)):
+            if outer == key:
+                return {"rule_ref": depth}
+    stack.append(key)
+    try:
+        return _encode_traced_jvp_rule(jvp, enc, eqn, avals)
+    finally:
+        stack.pop()
+
+
+def _encode_traced_jvp_rule(jvp: Any, enc: Encoder, eqn: Any, avals: list) -> Any:
     n = len(avals)
     t_avals = [tangent_aval(a) for a in avals[eqn.params["num_consts"]:]]
 
@@ -815,13 +847,32 @@ def _encode_jvp_rule(jvp: Any, enc: Encoder) -> Any:
 
 
 def _decode_jvp_rule(data: Any, dec: Decoder) -> Any:
-    rule = dec.closed_jaxpr(data)
+    stack = dec.scratch.setdefault("custom_jvp_rules", [])
+    if type(data) is dict and set(data) == {"rule_ref"}:
+        depth = data["rule_ref"]
+        if type(depth) is not int or not 0 <= depth < len(stack):
+            raise ExportError(f"a custom_jvp_call JVP rule refers to enclosing rule {depth!r}, "
+                              f"but it is inside {len(stack)}")
+        cell = stack[-1 - depth]
+
+        def jvp_ref(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+            return cell[0](primals, tangents)  # the enclosing rule, read once it is built
+
+        jvp_ref.__name__ = "exported_jvp_rule"
+        return jvp_ref
+    cell: list[Any] = [None]
+    stack.append(cell)
+    try:
+        rule = dec.closed_jaxpr(data)
+    finally:
+        stack.pop()
     m, odd = divmod(len(rule.out_avals), 2)
     if odd:
         raise ExportError("a custom_jvp_call JVP rule must have as many tangent outputs as "
                           f"outputs, got {len(rule.out_avals)} results in all")
     jvp = _jvp_rule_of_jaxpr(rule, m)
     jvp.__name__ = "exported_jvp_rule"
+    cell[0] = jvp
     return jvp
 
 

@@ -298,6 +298,49 @@ def test_untraceable_custom_rule_is_refused_naming_the_primitive():
         export(lambda x: g(x).sum())(np.ones(2))
 
 
+@funcgrad.custom_jvp
+def _calls_itself(x, y):
+    return fnp.sin(x) * y
+
+
+@_calls_itself.defjvp
+def _calls_itself_jvp(primals, tangents):
+    # JAX's documented pattern: the rule calls the function itself for the primal output.
+    x, y = primals
+    x_dot, y_dot = tangents
+    primal_out = _calls_itself(x, y)
+    return primal_out, 2 * fnp.cos(x) * x_dot * y + fnp.sin(x) * y_dot  # deliberately 2x
+
+
+def test_custom_jvp_rule_calling_its_own_function_round_trips():
+    # The rule's jaxpr holds the same custom_jvp_call again: written as a reference to the
+    # enclosing rule (tracing it again never ended: RecursionError).
+    x, y = 2.0, 3.0
+    blob = export(_calls_itself)(x, y).serialize()
+    assert '"rule_ref":0' in blob.decode()
+    loaded = deserialize(blob)
+    assert float(loaded(x, y)) == float(_calls_itself(x, y))
+    for d in (funcgrad.grad, lambda h: funcgrad.grad(funcgrad.grad(h)),
+              lambda h: funcgrad.jacfwd(funcgrad.grad(h))):
+        assert_close(host(d(loaded)(x, y)), host(d(_calls_itself)(x, y)))
+    assert_close(funcgrad.grad(loaded)(x, y), 2 * np.cos(x) * y)  # the custom rule, kept
+    a = dev(np.linspace(-1, 1, 12).reshape(4, 3))
+    lse = deserialize(export(lambda v: funcgrad.scipy.special.logsumexp(v, axis=1))(a)
+                      .serialize())
+    assert_close(host(lse(a)), host(funcgrad.scipy.special.logsumexp(a, axis=1)))
+    assert_close(host(funcgrad.hessian(lambda v: lse(v).sum())(a)),
+                 host(funcgrad.hessian(
+                     lambda v: funcgrad.scipy.special.logsumexp(v, axis=1).sum())(a)))
+
+
+def test_a_rule_reference_outside_any_rule_is_refused():
+    data = json.loads(export(_calls_itself)(2.0, 3.0).serialize())
+    eqn = data["jaxpr"]["jaxpr"]["eqns"][0]
+    eqn["params"]["jvp"]["v"] = {"rule_ref": 0}
+    with pytest.raises(ExportError, match="refers to enclosing rule 0, but it is inside 0"):
+        deserialize(json.dumps(data))
+
+
 def test_linearized_custom_vjp_round_trips():
     x, y = dev(np.linspace(0.1, 1, 3)), dev(np.linspace(1, 2, 3))
     ones = dev(np.ones(3))
