@@ -476,10 +476,13 @@ class Optimizer:
         n = len(params)
         if is_array(grads) and n == 1:
             grads = [grads]
+        by_name = self._grads_by_name(grads) if isinstance(grads, Module) else None
         if isinstance(grads, list | tuple) and len(grads) == n and all(
             g is None or is_array(g) for g in grads
         ):
             flat = list(grads)
+        elif by_name is not None:
+            flat = by_name
         else:
             flat = tree_util.tree_leaves(grads)
             if len(flat) != n and isinstance(grads, Module):
@@ -493,11 +496,35 @@ class Optimizer:
                 )
         for i, (p, g) in enumerate(zip(params, flat)):
             if g is not None and getattr(g, "shape", None) != p.shape:
+                hint = ("; the parameters are not in the module's parameters() order (param "
+                        "groups built from a dict or sorted names?): build the groups from "
+                        "(name, array) pairs of named_parameters(), which step() matches by "
+                        "name, or pass a list in the optimizer's order, e.g. "
+                        "named = dict(grads.named_parameters()); "
+                        "opt.step([named[n] for n in names])"
+                        if isinstance(grads, Module) else "")
                 raise ValueError(
                     f"{type(self).__name__}.step: gradient {i} has shape "
-                    f"{getattr(g, 'shape', type(g).__name__)}, parameter {i} has shape {p.shape}"
+                    f"{getattr(g, 'shape', type(g).__name__)}, parameter {i} has shape "
+                    f"{p.shape}{hint}"
                 )
         return flat
+
+    def _grads_by_name(self, grads: Module) -> list[Any] | None:
+        """A Module-shaped gradient matched by name to parameters given as ``(name, array)``
+        pairs of the same module's ``named_parameters()``, whatever the groups' order (None
+        where the optimizer has no names, or names the module does not have)."""
+        if not all("param_names" in g for g in self.param_groups):
+            return None
+        named: dict[str, Any] = {}
+        for prefix, mod in grads.named_modules(remove_duplicate=False):
+            for name, g in mod.__dict__["_parameters"].items():
+                named.setdefault(f"{prefix}.{name}" if prefix else name,
+                                 None if name in mod.__dict__["_frozen"] else g)
+        names = [name for g in self.param_groups for name in g["param_names"]]
+        if not all(name in named for name in names):
+            return None
+        return [named[name] for name in names]
 
     def _module_grads(self, grads: Module) -> list[Any] | None:
         """The gradients of a Module-shaped ``grads`` whose leaves do not line up with the

@@ -262,3 +262,42 @@ def test_optimizer_takes_a_whole_module_gradient_and_skips_parameters_frozen_lat
     assert_allclose(host(m[3].weight), frozen[0], rtol=0, atol=0)  # no momentum step
     assert_allclose(host(m[3].bias), frozen[1], rtol=0, atol=0)
     assert not np.array_equal(host(m[0].weight), before[0])
+
+
+def test_optimizer_matches_module_gradients_by_name_in_reordered_groups():
+    # minGPT's configure_optimizers: weight-decay groups in sorted-name order, not the
+    # module's. Named (name, array) pairs are matched by name; plain arrays in another order
+    # raise with the fix in the message.
+    def build():
+        nn.manual_seed(0)
+        return nn.Sequential(*[nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3))
+                               for _ in range(11)], nn.Linear(3, 2)).to(DEVICE)
+
+    def groups(model, named):
+        params = dict(model.named_parameters())
+        decay = sorted(n for n in params if params[n].ndim == 2)
+        no_decay = sorted(n for n in params if n not in decay)
+        pick = (lambda ns: [(n, params[n]) for n in ns]) if named else \
+            (lambda ns: [params[n] for n in ns])
+        return [{"params": pick(decay), "weight_decay": 0.1},
+                {"params": pick(no_decay), "weight_decay": 0.0}], decay + no_decay
+
+    loss = lambda m: (m(dev(x)) ** 2).sum()
+    by_name, plain = build(), build()
+    named_groups, _ = groups(by_name, True)
+    plain_groups, order = groups(plain, False)
+    opt_named = nn.optim.AdamW(named_groups, lr=0.1)
+    opt_plain = nn.optim.AdamW(plain_groups, lr=0.1)
+    with pytest.raises(ValueError, match="not in the module's parameters"):
+        opt_plain.step(nn.grad(loss)(plain))
+    for _ in range(2):
+        opt_named.step(nn.grad(loss)(by_name))
+        grads = dict(nn.grad(loss)(plain).named_parameters())
+        opt_plain.step([grads[n] for n in order])
+    for a, b in zip(by_name.parameters(), plain.parameters()):
+        assert_allclose(host(a), host(b), rtol=0, atol=0)
+    # names of another module (a submodule's own names) are not matched: positional as before
+    head = build()
+    opt = nn.optim.SGD(list(head[11].named_parameters()), lr=0.1)
+    with pytest.raises(ValueError, match="gradient leaves"):
+        opt.step(nn.grad(loss)(head))
