@@ -37,12 +37,14 @@ import numpy
 
 import funcgrad
 from funcgrad import numpy as fnp
+from funcgrad_nn.layers.normalization import _BatchNorm
 from funcgrad_nn.module import Module
 from funcgrad_nn.utils.stateless import functional_call
 
 __all__ = [
     "vmap", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
     "hessian", "functional_call", "stack_module_state", "functionalize",
+    "replace_all_batch_norm_modules_",
 ]
 
 _RANDOMNESS = ("error", "different", "same")
@@ -467,3 +469,32 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Any], dict[s
 
     return (stack(lambda m: m.named_parameters(include_frozen=True), "parameters"),
             stack(lambda m: m.named_buffers(), "buffers"))
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """``torch.func.replace_all_batch_norm_modules_``: make every batch norm in ``root``
+    (``root`` included) stop tracking running statistics, in place, and return ``root``.
+
+    Each ``BatchNorm*d`` (and ``SyncBatchNorm``) that tracks them gets ``running_mean``,
+    ``running_var`` and ``num_batches_tracked`` set to None and ``track_running_stats`` to
+    False, so it normalizes with the statistics of the batch it sees, in training and
+    evaluation mode: PyTorch's recipe for ``vmap`` over a model with batch norm (per-example
+    gradients, ensembles), where one running buffer cannot be updated per example.
+
+    Example:
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        >>> replace_all_batch_norm_modules_(model) is model
+        True
+        >>> model[1].running_mean is None, model[1].track_running_stats
+        (True, False)
+        >>> sorted(model.state_dict())
+        ['0.bias', '0.weight', '1.bias', '1.weight']
+    """
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
