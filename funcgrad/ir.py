@@ -129,6 +129,12 @@ class Jaxpr:
 
     __repr__ = __str__
 
+    def pretty_print(self, **kwargs: Any) -> str:
+        """The readable form (``str``), as JAX's ``Jaxpr.pretty_print``; JAX's formatting
+        options (``source_info=``, ``print_shapes=``, ...) are accepted and ignored."""
+        del kwargs
+        return pp_jaxpr(self)
+
 
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars.
@@ -157,6 +163,24 @@ class ClosedJaxpr:
     def eqns(self) -> list[Eqn]:
         return self.jaxpr.eqns
 
+    # The jaxpr's parts, as JAX's ClosedJaxpr gives them.
+    @property
+    def constvars(self) -> list[Var]:
+        return self.jaxpr.constvars
+
+    @property
+    def invars(self) -> list[Var]:
+        return self.jaxpr.invars
+
+    @property
+    def outvars(self) -> list[Atom]:
+        return self.jaxpr.outvars
+
+    @property
+    def literals(self) -> list[Any]:
+        """The constants (JAX's name)."""
+        return self.consts
+
     def __call__(self, *args: Any) -> list[Any]:
         return eval_jaxpr(self.jaxpr, self.consts, *args)
 
@@ -164,6 +188,10 @@ class ClosedJaxpr:
         return pp_jaxpr(self.jaxpr)
 
     __repr__ = __str__
+
+    def pretty_print(self, **kwargs: Any) -> str:
+        """The readable form (``str``), as JAX's ``ClosedJaxpr.pretty_print``."""
+        return self.jaxpr.pretty_print(**kwargs)
 
 
 # ---------------------------------------------------------------------------------------------

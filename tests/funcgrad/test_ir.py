@@ -94,3 +94,15 @@ def test_shape_error_eager_names_primitive_and_shapes() -> None:
         fnp.add(np.ones((2, 3)), np.ones((4,)))
     msg = str(e.value)
     assert "add" in msg and "(2, 3)" in msg and "(4,)" in msg
+
+
+def test_closed_jaxpr_has_jaxs_accessors() -> None:
+    # As JAX 0.10.2's ClosedJaxpr: constvars/invars/outvars of its jaxpr, literals (the
+    # constants), pretty_print() (the text str gives).
+    c = np.arange(3.0)
+    closed = funcgrad.make_jaxpr(lambda x: fnp.sin(x) + c)(np.ones(3))
+    assert closed.invars == closed.jaxpr.invars and closed.outvars == closed.jaxpr.outvars
+    assert closed.constvars == closed.jaxpr.constvars and len(closed.constvars) == 1
+    assert closed.literals is closed.consts
+    assert closed.pretty_print() == str(closed) == closed.jaxpr.pretty_print(source_info=True)
+    assert [e.primitive.name for e in closed.eqns] == ["sin", "add"]
