@@ -1595,6 +1595,14 @@ def _exp_gammaln_diff(num: Any, den: Any) -> Any:
     return _fnpm.where(out == -_fnpm.inf, 0.0, sign * _fnpm.exp(out))
 
 
+def _round_integral(val: Any, integral: Any) -> Any:
+    """``val`` rounded where ``integral`` (an integral count: exp/log's last-digit noise goes),
+    with the derivative of the smooth formula; an overflowed ``inf`` stays ``inf``."""
+    keep = integral & _fnpm.isfinite(val)
+    safe = _fnpm.where(keep, val, 0.0)
+    return val + _ew.stop_gradient(_fnpm.round(safe) - safe)
+
+
 def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> Any:  # noqa: N803
     """Number of combinations of ``N`` things taken ``k`` at a time (``binom(N, k)``, 0 unless
     ``0 <= k <= N``), as ``scipy.special.comb`` with ``exact=False``; integer arguments give
@@ -1622,8 +1630,7 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
     # Integral arguments have an integral count: round away exp/log's last-digit noise
     # (the derivative is that of the smooth formula).
     integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
-    val = val + _ew.stop_gradient(_fnpm.where(integral, _fnpm.round(val), val) - val)
-    return _fnpm.where(ok, val, 0.0)
+    return _fnpm.where(ok, _round_integral(val, integral), 0.0)
 
 
 def poch(z: Any, m: Any) -> Any:
@@ -1644,12 +1651,11 @@ def poch(z: Any, m: Any) -> Any:
     # gamma(z + m) / gamma(z) = (-1)^m gamma(1 - z) / gamma(1 - z - m) for integer m.
     zr = _fnpm.where(reflect, z, 0.0)
     mr = _fnpm.where(reflect, m, 0.0)
-    parity = _fnpm.where(_fnpm.fmod(_fnpm.abs(mr), 2.0) == 0, 1.0, -1.0)
+    parity = 1.0 - 2.0 * _fnpm.fmod(_fnpm.abs(mr), 2.0)  # +-1: mr is integral here
     reflected = parity * _exp_gammaln_diff(1.0 - zr, [1.0 - zr - mr])
     val = _fnpm.where(reflect, reflected, direct)
     integral = reflect | ((z == _fnpm.floor(z)) & integer_m & (z > 0) & (m >= 0))
-    val = val + _ew.stop_gradient(_fnpm.where(integral, _fnpm.round(val), val) - val)
-    return _fnpm.where(m == 0, 1.0, val)
+    return _fnpm.where(m == 0, 1.0, _round_integral(val, integral))
 
 
 def _exprel(t: Any) -> Any:

@@ -34,6 +34,12 @@ case("poch", fs.poch, ss.poch,
      [(np.array([2.0, -2.5, 0.5, -3.0, -3.0, -3.0, 1e3, 0.0, -1.0, 3.5, 10.0]),
        np.array([3.0, 2.0, 0.0, 2.0, 4.0, 3.5, 2.5, 3.0, 1.0, -1.5, -2.0]))], rtol=1e-12,
      grad_args=[(np.array([2.5, 0.7, 3.1]), np.array([1.3, 2.0, -0.4]))])
+# Overflow is inf (not nan from rounding inf), float32 stays float32, poles above give inf.
+case("poch_overflow_f32", fs.poch, ss.poch,
+     [(np.array([1.0, 1.0, 2000.0, 0.5]), np.array([-1.0, 700.0, 3.0, 700.0])),
+      (np.float32([2.0, -3.0, 1.0]), np.float32([3.0, 2.0, 40.0]))], rtol=1e-6, grad_args=[])
+case("comb_overflow", fs.comb, ss.comb, [(np.array([2000.0, 1030.0]), np.array([1000.0, 3.0]))],
+     rtol=1e-12, grad_args=[])
 _BX = np.array([1.0, 2.0, 0.0, -1.0, 1e-10, 10.0])
 _BL = np.array([0.5, 0.0, 2.0, 1.0, 0.0, -1.5])
 case("boxcox", fs.boxcox, ss.boxcox, [(_BX, _BL), (_BX.astype(np.float32), np.float32(0.5))],
