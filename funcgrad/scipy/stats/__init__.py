@@ -2,8 +2,10 @@
 (like ``jax.scipy.stats``): ``norm.logpdf(x, loc=0, scale=1)`` and so on.
 
 Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic``,
-``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``f``, ``uniform``, ``dirichlet`` and the
-discrete ``poisson``, ``bernoulli``, ``binom``. Arguments broadcast; float32 stays float32,
+``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``f``, ``uniform``, ``dirichlet``,
+``pareto``, ``gumbel_r``, ``gumbel_l``, ``gennorm``, ``truncnorm``, ``vonmises``,
+``wrapcauchy`` and the discrete ``poisson``, ``bernoulli``, ``binom``, ``geom``, ``nbinom``,
+``betabinom``, ``multinomial``. Arguments broadcast; float32 stays float32,
 integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
 
 Example:
@@ -16,6 +18,7 @@ Example:
 from funcgrad.scipy.stats import (  # noqa: F401
     bernoulli,
     beta,
+    betabinom,
     binom,
     cauchy,
     chi2,
@@ -23,16 +26,28 @@ from funcgrad.scipy.stats import (  # noqa: F401
     expon,
     f,
     gamma,
+    gennorm,
+    geom,
+    gumbel_l,
+    gumbel_r,
     laplace,
     logistic,
+    multinomial,
     multivariate_normal,
+    nbinom,
     norm,
+    pareto,
     poisson,
     t,
+    truncnorm,
     uniform,
+    vonmises,
+    wrapcauchy,
 )
 
 __all__ = [
-    "bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "f", "gamma", "laplace",
-    "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform",
+    "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
+    "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
+    "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
+    "vonmises", "wrapcauchy",
 ]

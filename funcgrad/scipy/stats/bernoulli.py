@@ -77,6 +77,6 @@ def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
     """
     q, p, loc = promote("bernoulli.ppf", q, p, loc)
     q, p = stop_gradient(q), stop_gradient(p)
-    k = fnp.where(q == 0, -1.0, fnp.where(q <= 1.0 - p, 0.0, 1.0))
+    k = fnp.where(q == 0, -1.0, fnp.where(q <= 1.0 - p, 0.0, 1.0)).astype(q.dtype)
     out = fnp.where((q >= 0) & (q <= 1), k + loc, numpy.nan)
     return _p_ok(out, p)

@@ -75,7 +75,7 @@ def cdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.cdf", k, n, p, loc)
     out = _sp._betainc_const_ab(n_s - k_s, k_s + 1.0, 1.0 - p)
-    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 0.0, 1.0)), k)
+    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 0.0, 1.0).astype(out.dtype)), k)
     return fnp.where(ok, out, numpy.nan)
 
 
@@ -89,5 +89,5 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, n, p, inside, k_s, n_s, ok = _cdf_args("binom.sf", k, n, p, loc)
     out = _sp._betainc_const_ab(k_s + 1.0, n_s - k_s, p)
-    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0)), k)
+    out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0).astype(out.dtype)), k)
     return fnp.where(ok, out, numpy.nan)
