@@ -40,6 +40,7 @@ from funcgrad.api import (
     vjp,
 )
 from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
+from funcgrad.api_pmap import pmap
 from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
@@ -121,6 +122,7 @@ __all__ = [
     "lax",
     "random",
     "vmap",
+    "pmap",
     "stop_gradient",
     "pure_callback",
     "debug",
