@@ -219,9 +219,10 @@ class RNNBase(Module):
 
     def _weights(self, layer: int, d: int) -> tuple[Any, ...]:
         sfx = f"_l{layer}" + ("_reverse" if d else "")
-        get = self._parameters.get
-        return (get("weight_ih" + sfx), get("weight_hh" + sfx), get("bias_ih" + sfx),
-                get("bias_hh" + sfx), get("weight_hr" + sfx))
+        # read as attributes, not from _parameters: a parametrized or pruned weight
+        # (weight_norm(lstm, "weight_hh_l0")) is computed on access; absent ones are None
+        return tuple(getattr(self, n + sfx, None)
+                     for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _state_shapes(self, n: int | None) -> list[tuple[int, ...]]:
         lead = (self.num_layers * (1 + self.bidirectional),) + (() if n is None else (n,))

@@ -551,3 +551,29 @@ def test_pack_padded_sequence_takes_whole_float_lengths_as_torch():
         assert packed.batch_sizes.tolist() == [2, 2, 1, 1]
     with pytest.raises(ValueError, match=r"integers.*\[4.5, 2.0\]"):
         nn.utils.rnn.pack_padded_sequence(x, [4.5, 2.0])
+
+
+@pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated")
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("method", ["weight_norm", "legacy_weight_norm", "spectral_norm",
+                                    "prune"])
+def test_recurrent_layers_use_parametrized_and_pruned_weights(kind, method):
+    # torch 2.13 users write weight_norm(nn.LSTM(...), "weight_hh_l0") or prune an RNN
+    # weight: the layer must read the computed weight (it read _parameters and got None)
+    apply = {
+        "weight_norm": lambda m, n: nn.utils.parametrizations.weight_norm(m, n),
+        "legacy_weight_norm": lambda m, n: nn.utils.weight_norm(m, n),
+        "spectral_norm": lambda m, n: nn.utils.parametrizations.spectral_norm(m, n),
+        "prune": lambda m, n: nn.utils.prune.l1_unstructured(m, n, 0.5),
+    }[method]
+    _ = nn.manual_seed(0)
+    rnn = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True).double().to(DEVICE)
+    plain = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True).double().to(DEVICE)
+    for name in ("weight_hh_l1_reverse", "weight_ih_l0"):
+        apply(rnn, name)
+    rnn.eval()
+    plain.load_state_dict({n: getattr(rnn, n) for n in plain.state_dict()})
+    x = dev(np.random.default_rng(0).normal(size=(5, 2, 3)))
+    np.testing.assert_allclose(host(rnn(x)[0]), host(plain(x)[0]), rtol=1e-12, atol=1e-12)
+    g = nn.grad(lambda m: (m(x)[0] ** 2).sum())(rnn)
+    assert all(leaf is not None for leaf in nn.tree_leaves(g))
