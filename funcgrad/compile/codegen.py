@@ -76,6 +76,7 @@ __all__ = [
     "emitters",
     "Executable",
     "generate_source",
+    "generate_code",
     "REUSE_MIN_SIZE",
 ]
 
@@ -436,15 +437,20 @@ def _comment(eqn: Eqn, what: str | None, cache: dict[Any, str]) -> str:
     return c
 
 
-def _statement(eqn: Eqn, out_names: list[str], expr: str, comment: str) -> str:
-    """The line assigning ``expr`` to the equation's results, with its comment."""
+def _statement(eqn: Eqn, out_names: list[str], expr: str, comment: str) -> tuple[str, str]:
+    """The line assigning ``expr`` to the equation's results, and its comment."""
     if not out_names:
         lhs = "_"
     elif eqn.prim.multiple_results:
         lhs = ", ".join(out_names) + ("," if len(out_names) == 1 else "")
     else:
         lhs = out_names[0]
-    return f"    {f'{lhs} = {expr}':<40}  # {comment}"
+    return f"    {lhs} = {expr}", comment
+
+
+def _with_comment(line: tuple[str, str | None]) -> str:
+    code, comment = line
+    return code if comment is None else f"{code:<44}  # {comment}"
 
 
 def generate_source(
@@ -455,7 +461,26 @@ def generate_source(
     same_outputs: Sequence[Any] | None = None,
     fusion: Any = None,
 ) -> tuple[str, dict[str, Any], str]:
-    """``(source, globals, function_name)`` of the straight-line function for ``closed``.
+    """``(source, globals, function_name)`` of the straight-line function for ``closed``:
+    :func:`generate_code`'s commented source."""
+    _, source, glb, fname = generate_code(closed, donated, name, identity_outputs,
+                                          same_outputs, fusion)
+    return source, glb, fname
+
+
+def generate_code(
+    closed: ClosedJaxpr,
+    donated: Sequence[bool] | None = None,
+    name: str = "jitted",
+    identity_outputs: Sequence[int | None] | None = None,
+    same_outputs: Sequence[Any] | None = None,
+    fusion: Any = None,
+) -> tuple[str, str, dict[str, Any], str]:
+    """``(code, source, globals, function_name)`` of the straight-line function for
+    ``closed``: ``source`` is ``code`` with each equation's line commented with its primitive
+    and the user's line (``# mul (model.py:12)``), for reading and tracebacks; ``code``, line
+    for line the same statements, is what is compiled (the comments would double Python's
+    parsing time, a first call's cost).
 
     ``closed`` should be optimised already. ``donated`` marks inputs whose buffers may be
     reused. ``identity_outputs[j] = k`` says the traced function returned its input ``k`` as
@@ -551,7 +576,7 @@ def generate_source(
         if v in owned and group_last[v] < 0:
             pool.setdefault(pool_key(v.aval), []).append(v)
 
-    lines: list[str] = []
+    lines: list[tuple[str, str | None]] = []  # (statement, its comment)
     comments: dict[Any, str] = {}
     for i, eqn in enumerate(eqns):
         em, out_names = emitted[i]
@@ -714,19 +739,21 @@ def generate_source(
         if s != names[a]:
             # Named, so that later outputs compare against this very array (re-evaluating
             # the expression there would copy again, and check against the wrong copy).
-            lines.append(f"    _o{j} = {s}")
+            lines.append((f"    _o{j} = {s}", None))
             s = f"_o{j}"
         out_srcs.append(s)
 
     head = f"def {fname}({', '.join(['xp', *params_src])}):"
     if specs:
         scr = ctx.bind(Scratch(specs), "scratch")
-        lines = [f"    _sb = {scr}.get(xp)", *lines, f"    {scr}.put(xp, _sb)"]
-    body = lines + [f"    return [{', '.join(out_srcs)}]"]
-    main = "\n".join([head, *body]) + "\n"
+        lines = [(f"    _sb = {scr}.get(xp)", None), *lines, (f"    {scr}.put(xp, _sb)", None)]
+    lines.append((f"    return [{', '.join(out_srcs)}]", None))
+    code = "\n".join([head, *[c for c, _ in lines]]) + "\n"
+    shown = "\n".join([head, *map(_with_comment, lines)]) + "\n"
     if ctx.preamble:
-        main = "\n\n".join([*ctx.preamble, main])
-    return main, ctx.globals, fname
+        code = "\n\n".join([*ctx.preamble, code])
+        shown = "\n\n".join([*ctx.preamble, shown])
+    return code, shown, ctx.globals, fname
 
 
 def _dying_operand(eqn: Eqn, i: int, safe: frozenset[int], key: tuple, local: bool,
@@ -788,10 +815,11 @@ class Executable:
 
     def _build(self, donated: tuple[bool, ...] | None) -> tuple[str, Any]:
         ident, same = self._orig
-        source, glb, fname = generate_source(self.jaxpr, donated, self.name, ident, same,
-                                             self.fusion)
+        code_text, source, glb, fname = generate_code(self.jaxpr, donated, self.name, ident,
+                                                      same, self.fusion)
         filename = f"<funcgrad-jit-{next(_file_counter)} {self.name}>"
-        code = compile(source, filename, "exec")
+        # Tracebacks read the commented source (linecache, below): the same lines.
+        code = compile(code_text, filename, "exec")
         glb = dict(glb)
         exec(code, glb)
         # Taken out of its globals, the function dies with this executable (not at the next

@@ -238,3 +238,42 @@ def test_eager_loop_compiles_its_body_once():
 
     assert_allclose(out, by_hand(0.5))
     assert_allclose(step(x, 0.25), by_hand(0.25))  # another constant, another program
+
+
+def test_compiled_code_is_the_source_without_its_comments():
+    # Comments (primitive, user's line) are for reading and tracebacks; Python compiles the
+    # bare statements, line for line the same, so a traceback's line shows its comment.
+    from funcgrad.compile.codegen import generate_code
+    from funcgrad.compile.passes import optimize_jaxpr
+
+    closed = optimize_jaxpr(funcgrad.make_jaxpr(lambda x: fnp.sin(x) * fnp.exp(x))(1.0))
+    code, source, _, _ = generate_code(closed, name="f")
+    assert "#" not in code and "# sin (test_codegen.py:" in source
+    code_lines, source_lines = code.splitlines(), source.splitlines()
+    assert len(code_lines) == len(source_lines)
+    for c, s in zip(code_lines, source_lines):
+        assert s.startswith(c) and (s == c or s[len(c):].lstrip().startswith("# "))
+
+
+def test_traceback_of_generated_code_shows_the_users_line():
+    import linecache
+    import traceback
+
+    def boom(v):
+        raise IndexError("from the callback")
+
+    def bad(x):
+        y = fnp.sin(x)
+        return funcgrad.pure_callback(boom, funcgrad.ShapeDtypeStruct((), np.float64), y)
+
+    jf = funcgrad.jit(bad)
+    try:
+        jf(1.0)
+    except IndexError as e:
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if f.filename.startswith("<funcgrad-jit")]
+        assert frames, "no frame of the generated function"
+        line = linecache.getline(frames[0].filename, frames[0].lineno)
+        assert "# pure_callback (test_codegen.py:" in line, line
+    else:
+        pytest.fail("no IndexError")
