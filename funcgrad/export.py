@@ -47,11 +47,14 @@ from funcgrad.jaxpr_codec import (
     decode_treedef,
     encode_closed_jaxpr,
     encode_treedef,
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
 )
 from funcgrad.ops.jit import call_jaxpr
 
 __all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
-           "ExportedCallError", "default_export_platform", "FORMAT", "VERSION"]
+           "ExportedCallError", "default_export_platform", "register_pytree_node_serialization",
+           "register_namedtuple_serialization", "FORMAT", "VERSION"]
 
 #: What the ``format`` field of every file holds.
 FORMAT = "funcgrad.export"

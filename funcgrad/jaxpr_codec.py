@@ -43,6 +43,8 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "ExportError",
+    "register_pytree_node_serialization",
+    "register_namedtuple_serialization",
     "Codec",
     "type_codecs",
     "param_codecs",
@@ -454,9 +456,108 @@ def _short(d: Any) -> str:
 # Pytree structures (the arguments' and results' treedefs)
 
 
+class _NodeSerialization(NamedTuple):
+    nodetype: type
+    name: str
+    serialize_auxdata: Callable[[Any], bytes]
+    deserialize_auxdata: Callable[[bytes], Any]
+    from_children: Callable[[Any, list], Any] | None
+
+
+#: node type -> how its nodes are written, and serialized name -> the same (filled by
+#: :func:`register_pytree_node_serialization`, as JAX's)
+_node_serializations: dict[type, _NodeSerialization] = {}
+_node_serializations_by_name: dict[str, _NodeSerialization] = {}
+
+
+def register_pytree_node_serialization(
+    nodetype: type, *, serialized_name: str, serialize_auxdata: Callable[[Any], bytes],
+    deserialize_auxdata: Callable[[bytes], Any],
+    from_children: Callable[[Any, list], Any] | None = None,
+) -> type:
+    """Make pytree nodes of ``nodetype`` (a registered pytree node class, or a namedtuple)
+    writable in an export's argument and result structures, as
+    ``jax.export.register_pytree_node_serialization``: the node is written under
+    ``serialized_name`` with ``serialize_auxdata(aux)`` (bytes) and read back with
+    ``deserialize_auxdata(bytes)`` and ``from_children(aux, children)`` (by default the
+    pytree registration's unflatten). Returns ``nodetype`` (usable as a decorator's body).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> @funcgrad.tree_util.register_pytree_node_class
+        ... class Pair:
+        ...     def __init__(self, a, b): self.a, self.b = a, b
+        ...     def tree_flatten(self): return (self.a, self.b), None
+        ...     @classmethod
+        ...     def tree_unflatten(cls, aux, kids): return cls(*kids)
+        >>> _ = register_pytree_node_serialization(
+        ...     Pair, serialized_name="doc.Pair", serialize_auxdata=lambda aux: b"",
+        ...     deserialize_auxdata=lambda b: None)
+        >>> exp = funcgrad.export.export(lambda p: Pair(p.b, p.a))(Pair(np.ones(1), np.zeros(1)))
+        >>> out = funcgrad.export.deserialize(exp.serialize())(Pair(np.ones(1), np.zeros(1)))
+        >>> type(out).__name__, out.a.tolist()
+        ('Pair', [0.0])
+    """
+    if not isinstance(nodetype, type):
+        raise TypeError(f"register_pytree_node_serialization: expected a class, got "
+                        f"{nodetype!r}")
+    if not isinstance(serialized_name, str) or not serialized_name:
+        raise TypeError("register_pytree_node_serialization: serialized_name must be a "
+                        f"non-empty string, got {serialized_name!r}")
+    if nodetype in _node_serializations:
+        raise ValueError(f"duplicate serialization registration for type {nodetype!r}; "
+                         f"it is registered as {_node_serializations[nodetype].name!r}")
+    if serialized_name in _node_serializations_by_name:
+        raise ValueError(f"duplicate serialization registration for serialized_name "
+                         f"{serialized_name!r} (type "
+                         f"{_node_serializations_by_name[serialized_name].nodetype!r})")
+    if from_children is None and not tree_util.is_tree_node(nodetype):
+        raise ValueError(f"register_pytree_node_serialization: {nodetype!r} is not a pytree "
+                         "node type: register it with tree_util.register_pytree_node first "
+                         "(or pass from_children)")
+    entry = _NodeSerialization(nodetype, serialized_name, serialize_auxdata,
+                               deserialize_auxdata, from_children)
+    _node_serializations[nodetype] = entry
+    _node_serializations_by_name[serialized_name] = entry
+    return nodetype
+
+
+def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -> type:
+    """Make a namedtuple class writable in an export's structures so that it is read back as
+    that class (an unregistered namedtuple comes back as a new class with the same name and
+    fields), as ``jax.export.register_namedtuple_serialization``. Returns ``nodetype``.
+
+    Example:
+        >>> import collections
+        >>> Pt = register_namedtuple_serialization(collections.namedtuple("Pt", "x y"),
+        ...                                        serialized_name="doc.Pt")
+        >>> decode_treedef(encode_treedef(tree_util.tree_structure(Pt(1, 2)))).node_data()[0] is Pt
+        True
+    """
+    if not (isinstance(nodetype, type) and issubclass(nodetype, tuple)
+            and hasattr(nodetype, "_fields")):
+        raise ValueError(f"register_namedtuple_serialization: {nodetype!r} is not a "
+                         "namedtuple class")
+    fields = tuple(nodetype._fields)
+
+    def serialize(aux: Any) -> bytes:
+        return ",".join(fields).encode()
+
+    def deserialize(blob: bytes) -> Any:
+        if tuple(blob.decode().split(",")) != fields:
+            raise ExportError(f"namedtuple {serialized_name!r} was written with fields "
+                              f"{blob.decode()!r}; {nodetype.__name__} here has {fields}")
+        return None
+
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name, serialize_auxdata=serialize,
+        deserialize_auxdata=deserialize, from_children=lambda aux, kids: nodetype(*kids))
+
+
 def encode_treedef(tree: Any) -> Any:
-    """A treedef of tuples, lists, dicts, ``None``, namedtuples and OrderedDicts as JSON data
-    (``"*"`` for a leaf); other node types raise :class:`ExportError`.
+    """A treedef of tuples, lists, dicts, ``None``, namedtuples, OrderedDicts and node types
+    registered with :func:`register_pytree_node_serialization` as JSON data (``"*"`` for a
+    leaf); other node types raise :class:`ExportError`.
 
     Example:
         >>> encode_treedef(tree_util.tree_structure(((1, 2), {"w": 0}, None)))
@@ -468,6 +569,14 @@ def encode_treedef(tree: Any) -> Any:
     kind, aux = data
     kids = [encode_treedef(c) for c in tree.children()]
     enc = Encoder()
+    ser = _node_serializations.get(kind)
+    if ser is not None:
+        blob = ser.serialize_auxdata(aux)
+        if not isinstance(blob, bytes | bytearray):
+            raise ExportError(f"serialize_auxdata of {ser.name!r} returned a "
+                              f"{type(blob).__name__}, not bytes")
+        return {"custom": ser.name, "aux": base64.b64encode(bytes(blob)).decode("ascii"),
+                "kids": kids}
     if kind is tuple:
         return {"tuple": kids}
     if kind is list:
@@ -482,7 +591,8 @@ def encode_treedef(tree: Any) -> Any:
         return {"odict": [[enc.value(k), c] for k, c in zip(aux, kids)]}
     raise ExportError(
         f"cannot export a pytree node of type {kind.__module__}.{kind.__qualname__}: only "
-        "tuples, lists, dicts, None, namedtuples and OrderedDicts are written"
+        "tuples, lists, dicts, None, namedtuples, OrderedDicts and types registered with "
+        "funcgrad.export.register_pytree_node_serialization are written"
     )
 
 
@@ -515,6 +625,18 @@ def _example(d: Any) -> Any:
             return {dec.value(k): _example(c) for k, c in d["dict"]}
         if "odict" in d:
             return collections.OrderedDict((dec.value(k), _example(c)) for k, c in d["odict"])
+        if "custom" in d:
+            ser = _node_serializations_by_name.get(d["custom"])
+            if ser is None:
+                raise ExportError(
+                    f"the file has a pytree node serialized as {d['custom']!r}, which is not "
+                    "registered here (funcgrad.export.register_pytree_node_serialization)")
+            aux = ser.deserialize_auxdata(base64.b64decode(d["aux"], validate=True))
+            kids = [_example(c) for c in d["kids"]]
+            if ser.from_children is not None:
+                return ser.from_children(aux, kids)
+            kind = tree_util._kind_of(ser.nodetype)
+            return kind.unflatten(aux, kids)  # type: ignore[union-attr,misc]
         if "namedtuple" in d:
             cls = collections.namedtuple(d["namedtuple"], tuple(d["fields"]))  # type: ignore[misc]
             return cls(*(_example(c) for c in d["kids"]))

@@ -388,6 +388,56 @@ def test_unsupported_pytree_node_is_refused():
         export(lambda b: b.v * 2)(Box(np.ones(2)))
 
 
+_Point = collections.namedtuple("_Point", "x y")
+funcgrad.export.register_namedtuple_serialization(_Point, serialized_name="tests.export.Point")
+
+
+@tree_util.register_pytree_node_class
+class _Scaled:
+    def __init__(self, v, scale):
+        self.v, self.scale = v, scale
+
+    def tree_flatten(self):
+        return (self.v,), self.scale
+
+    @classmethod
+    def tree_unflatten(cls, scale, children):
+        return cls(children[0], scale)
+
+
+funcgrad.export.register_pytree_node_serialization(
+    _Scaled, serialized_name="tests.export.Scaled",
+    serialize_auxdata=lambda scale: str(scale).encode(),
+    deserialize_auxdata=lambda b: float(b.decode()))
+
+
+def test_registered_pytree_nodes_round_trip():
+    # As jax.export.register_pytree_node_serialization / register_namedtuple_serialization:
+    # registered nodes are written by name and read back as their own classes.
+    def f(s, p):
+        return _Scaled(s.v * s.scale, s.scale + 1), _Point(p.y, p.x)
+
+    s, p = _Scaled(dev(np.ones(2)), 3.0), _Point(dev(np.ones(1)), dev(np.zeros(1)))
+    blob = export(f)(s, p).serialize()
+    assert '"custom":"tests.export.Scaled"' in blob.decode()
+    out_s, out_p = deserialize(blob)(s, p)
+    assert type(out_s) is _Scaled and out_s.scale == 4.0
+    assert host(out_s.v).tolist() == [3.0, 3.0]
+    assert type(out_p) is _Point and host(out_p.x).tolist() == [0.0]
+    # The aux data is part of the structure: another scale is another signature.
+    with pytest.raises(ValueError, match="structure"):
+        deserialize(blob).call(_Scaled(dev(np.ones(2)), 2.0), p)
+    with pytest.raises(ValueError, match="duplicate serialization registration"):
+        funcgrad.export.register_namedtuple_serialization(_Point, serialized_name="other")
+    with pytest.raises(ValueError, match="duplicate serialization registration"):
+        funcgrad.export.register_namedtuple_serialization(
+            collections.namedtuple("Q", "a"), serialized_name="tests.export.Point")
+    data = json.loads(blob)
+    data["in_tree"]["tuple"][0]["tuple"][0]["custom"] = "tests.export.Nope"
+    with pytest.raises(ExportError, match="'tests.export.Nope', which is not registered"):
+        deserialize(json.dumps(data))
+
+
 # -- bad files ----------------------------------------------------------------------------------
 
 
