@@ -186,12 +186,25 @@ def _arg_names(f: Callable[..., Any], args: tuple, module_name: str | None = Non
     return names
 
 
+def _differentiable(arg: Any) -> bool:
+    """Whether every array of ``arg`` is floating point or complex (Python floats too)."""
+    def inexact(v: Any) -> bool:
+        if isinstance(v, float | complex):
+            return True
+        kind = getattr(getattr(v, "dtype", None), "kind", None)
+        return kind is not None and kind in "fc"
+
+    leaves = tree_util.tree_leaves(arg)
+    return bool(leaves) and all(inexact(v) for v in leaves)
+
+
 def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
            show_params: bool = True, rankdir: str = "TB", **kwargs: Any) -> str:
     """DOT text for ``f(*args)``: its forward graph or a derivative graph.
 
     ``graph``: ``"forward"``, ``"linearized"`` (tangent map), ``"transposed"`` (backward pass)
-    or ``"grad"`` (``value_and_grad`` of a scalar ``f``).
+    or ``"grad"`` (``value_and_grad`` of a scalar ``f`` with respect to its floating-point
+    arguments). Keyword arguments are passed to ``f`` (not differentiated).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -209,7 +222,11 @@ def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
         closed = make_jaxpr(f)(*args, **kwargs)
         names = in_names
     elif graph == "grad":
-        closed = make_jaxpr(value_and_grad(f, argnums=tuple(range(len(args)))))(*args)
+        argnums = tuple(i for i, a in enumerate(args) if _differentiable(a))
+        if not argnums:
+            raise TypeError("to_dot(graph='grad'): no argument is floating point (or complex), "
+                            "so there is nothing to differentiate")
+        closed = make_jaxpr(value_and_grad(lambda *a: f(*a, **kwargs), argnums=argnums))(*args)
         names = in_names
     elif graph == "linearized":
         _, f_jvp = linearize(lambda *a: f(*a, **kwargs), *args)

@@ -102,3 +102,21 @@ def test_render_svg_and_png(tmp_path):
     assert open(svg).read().lstrip().startswith("<?xml")
     png = viz.render(dot, tmp_path / "g.png")
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("graph", ["forward", "grad"])
+def test_keyword_arguments_reach_f(graph):
+    # graph="grad" used to call f without its keyword arguments (the transposed
+    # and linearized graphs hold the derivative as residuals: sin and tanh look alike there)
+    def g(x, op="sin"):
+        return fnp.sum(getattr(fnp, op)(x) * 3.0)
+
+    assert "tanh" in viz.to_dot(g, X, graph=graph, op="tanh")
+    assert "tanh" not in viz.to_dot(g, X, graph=graph)
+
+
+def test_grad_graph_differentiates_the_floating_arguments_only():
+    dot = viz.to_dot(lambda a, n: fnp.sum(a * n), X, np.arange(3), graph="grad")
+    parse_dot(dot)
+    with pytest.raises(TypeError, match="no argument is floating point"):
+        viz.to_dot(lambda n: fnp.sum(n * 2), np.arange(3), graph="grad")
