@@ -439,10 +439,19 @@ def make_jaxpr(
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(tree_util.tree_map(_stand_in_leaf, a) for a in args)
-        kwargs = {k: tree_util.tree_map(_stand_in_leaf, v) for k, v in kwargs.items()}
         nargs = len(args)
         static_idx = {i % nargs for i in static if -nargs <= i < nargs}
+        for i in sorted(static_idx):
+            try:
+                hash(args[i])
+            except TypeError:  # as JAX's (and jit's): static values must be hashable
+                raise ArgumentMismatchError(
+                    f"make_jaxpr: static argument {i} is unhashable "
+                    f"({type(args[i]).__name__}): non-hashable static arguments are not "
+                    "supported. Pass arrays as non-static arguments; use a tuple for a list"
+                ) from None
+        args = tuple(tree_util.tree_map(_stand_in_leaf, a) for a in args)
+        kwargs = {k: tree_util.tree_map(_stand_in_leaf, v) for k, v in kwargs.items()}
         dyn_idx = [i for i in range(nargs) if i not in static_idx]
         # Keyword arguments are traced too (as by jit); ones holding non-array values (a
         # string, a callable) are passed through as they are.

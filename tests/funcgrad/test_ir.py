@@ -106,3 +106,13 @@ def test_closed_jaxpr_has_jaxs_accessors() -> None:
     assert closed.literals is closed.consts
     assert closed.pretty_print() == str(closed) == closed.jaxpr.pretty_print(source_info=True)
     assert [e.primitive.name for e in closed.eqns] == ["sin", "add"]
+
+
+def test_make_jaxpr_refuses_unhashable_static_arguments() -> None:
+    # As JAX 0.10.2: "ValueError: Non-hashable static arguments are not supported".
+    with pytest.raises(ValueError, match="non-hashable static arguments are not supported"):
+        funcgrad.make_jaxpr(lambda a, n: a * n, static_argnums=1)(np.ones(2), np.ones(2))
+    with pytest.raises(ValueError, match="static argument 1 is unhashable \\(list\\)"):
+        funcgrad.make_jaxpr(lambda a, n: a * len(n), static_argnums=-1)(np.ones(2), [1, 2])
+    closed = funcgrad.make_jaxpr(lambda a, n: a * len(n), static_argnums=1)(np.ones(2), (1, 2))
+    assert "mul" in str(closed)
