@@ -727,8 +727,9 @@ class Module:
         [(3, 2), (3,)]
         """
         return ParameterIterator(
-            (mod, name, v) for _, mod, name, v in self._members(
-                "_parameters", "", recurse, lambda m, n: n not in m._frozen))
+            ((mod, name, v) for _, mod, name, v in self._members(
+                "_parameters", "", recurse, lambda m, n: n not in m._frozen)),
+            self if recurse else None)
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
@@ -1348,9 +1349,11 @@ class ParameterIterator:
     ([(1, 2), (1,)], ['weight', 'bias'])
     """
 
-    def __init__(self, items: Iterator[tuple[Module, str, Any]]) -> None:
+    def __init__(self, items: Iterator[tuple[Module, str, Any]],
+                 root: Module | None = None) -> None:
         self._items = items
         self.sources: list[tuple[Module, str]] = []
+        self.root = root  # the module whose parameters() these are
 
     def __iter__(self) -> ParameterIterator:
         return self

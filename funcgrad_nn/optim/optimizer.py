@@ -98,6 +98,7 @@ class Optimizer:
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
         self._sources: list[list[tuple[Any, str] | None]] = []
+        self._roots: list[Any] = []  # per group: the module whose parameters() it holds
         self._states: list[list[Any]] = []  # per group, per parameter: its chain state or None
         self._tx_cache: dict[Any, GradientTransformation] = {}
         self._step_pre_hooks: dict[int, Callable[..., Any]] = collections.OrderedDict()
@@ -122,7 +123,8 @@ class Optimizer:
         if not isinstance(param_groups[0], dict):
             group: dict[str, Any] = {"params": param_groups}
             if sources is not None:
-                group["params"] = _Sourced(param_groups, sources[-len(param_groups):])
+                group["params"] = _Sourced(param_groups, sources[-len(param_groups):],
+                                           getattr(params, "root", None))
             param_groups = [group]
         for g in param_groups:
             self.add_param_group(g)
@@ -162,8 +164,9 @@ class Optimizer:
             raise ValueError("param_group must have a 'params' entry")
         params = param_group["params"]
         sources: list[Any]
+        root = None
         if isinstance(params, _Sourced):
-            params, sources = params.arrays, list(params.sources)
+            params, sources, root = params.arrays, list(params.sources), params.root
         elif is_array(params):
             params, sources = [params], [None]
         elif isinstance(params, set):
@@ -173,6 +176,7 @@ class Optimizer:
             )
         else:
             it_sources = getattr(params, "sources", None)
+            root = getattr(params, "root", None)
             params = list(params)
             sources = (list(it_sources[-len(params):]) if it_sources is not None and params
                        else [None] * len(params))
@@ -211,6 +215,8 @@ class Optimizer:
         self._validate_group(group)
         self.param_groups.append(group)
         self._sources.append(sources)
+        self._roots.append(root if len(params) and all(s is not None for s in sources)
+                           else None)
         self._states.append([None] * len(params))
         if self._eager_state:
             gi = len(self.param_groups) - 1
@@ -476,7 +482,11 @@ class Optimizer:
         n = len(params)
         if is_array(grads) and n == 1:
             grads = [grads]
-        by_name = self._grads_by_name(grads) if isinstance(grads, Module) else None
+        by_name = None
+        if isinstance(grads, Module):
+            by_name = self._grads_by_name(grads)
+            if by_name is None:
+                by_name = self._grads_by_source(grads)
         if isinstance(grads, list | tuple) and len(grads) == n and all(
             g is None or is_array(g) for g in grads
         ):
@@ -525,6 +535,34 @@ class Optimizer:
         if not all(name in named for name in names):
             return None
         return [named[name] for name in names]
+
+    def _grads_by_source(self, grads: Module) -> list[Any] | None:
+        """A Module-shaped gradient matched to parameters given as ``module.parameters()``
+        (of the model or of its submodules, in any group order, e.g. a backbone's group added
+        when unfreezing it): each group's module is found in the gradient by its layout
+        (unique, or None), each parameter by the module and attribute it came from."""
+        if not self._roots or any(r is None for r in self._roots):
+            return None
+        subs = list(grads.named_modules(remove_duplicate=False))
+        flat: list[Any] = []
+        for root, sources in zip(self._roots, self._sources):
+            want = _layout(root)
+            found = [m for path, m in subs if type(m) is type(root) and _layout(m) == want
+                     and _shapes_fit(root, m)]
+            if len(found) != 1:
+                return None
+            where: dict[int, str] = {}
+            for path, m in root.named_modules(remove_duplicate=False):
+                where.setdefault(id(m), path)
+            gmods = dict(found[0].named_modules(remove_duplicate=False))
+            for mod, name in sources:
+                path = where.get(id(mod))
+                if path is None or path not in gmods:
+                    return None
+                gmod = gmods[path]
+                g = gmod.__dict__["_parameters"].get(name)
+                flat.append(None if name in gmod.__dict__["_frozen"] else g)
+        return flat
 
     def _module_grads(self, grads: Module) -> list[Any] | None:
         """The gradients of a Module-shaped ``grads`` whose leaves do not line up with the
@@ -718,10 +756,25 @@ class _FusedGroupStep:
 
 
 class _Sourced:
-    """A parameter list with the (module, name) each array came from."""
+    """A parameter list with the (module, name) each array came from, and the module whose
+    ``parameters()`` gave them."""
 
-    def __init__(self, arrays: list[Any], sources: list[Any]) -> None:
-        self.arrays, self.sources = arrays, sources
+    def __init__(self, arrays: list[Any], sources: list[Any], root: Any = None) -> None:
+        self.arrays, self.sources, self.root = arrays, sources, root
+
+
+def _layout(mod: Module) -> list[tuple[str, type, frozenset[str], frozenset[str]]]:
+    """A module tree's layout: each submodule's path, class, parameter names and frozen
+    ones (a gradient module has the layout of its model at the time)."""
+    return [(path, type(m), frozenset(m.__dict__["_parameters"]), frozenset(m.__dict__["_frozen"]))
+            for path, m in mod.named_modules(remove_duplicate=False)]
+
+
+def _shapes_fit(root: Module, grads: Module) -> bool:
+    """Whether every gradient ``grads`` holds has the shape of ``root``'s parameter there."""
+    live = dict(root.named_parameters(remove_duplicate=False, include_frozen=True))
+    return all(getattr(g, "shape", None) == getattr(live.get(name), "shape", None)
+               for name, g in grads.named_parameters(remove_duplicate=False))
 
 
 class _StateView:

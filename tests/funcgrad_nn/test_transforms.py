@@ -301,3 +301,41 @@ def test_optimizer_matches_module_gradients_by_name_in_reordered_groups():
     opt = nn.optim.SGD(list(head[11].named_parameters()), lr=0.1)
     with pytest.raises(ValueError, match="gradient leaves"):
         opt.step(nn.grad(loss)(head))
+
+
+def test_optimizer_matches_groups_of_submodules_in_any_order():
+    # Gradual unfreezing: the optimizer starts on the head, the backbone's group is added
+    # when it is unfrozen (after the head's, unlike the module order), part of it is frozen
+    # again later. Each group's parameters are found by the module they came from.
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 4))
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.head(self.backbone(x))
+
+    def run(order):
+        nn.manual_seed(0)
+        model = Net().to(DEVICE)
+        model.backbone.requires_grad_(False)
+        opt = nn.optim.SGD(model.head.parameters(), lr=0.1, momentum=0.9)
+        step = nn.jit(nn.grad(lambda m: (m(dev(x)) ** 2).sum()))
+        for it in range(5):
+            if it == 2:
+                model.backbone.requires_grad_(True)
+                opt.add_param_group({"params": model.backbone.parameters(), "lr": 0.01})
+            if it == 4:
+                model.backbone[0].requires_grad_(False)
+            grads = step(model)
+            if order:  # the same update from a list in the optimizer's order
+                named = dict(grads.named_parameters())
+                names = ["head.weight", "head.bias"] + [
+                    f"backbone.{n}" for n in ("0.weight", "0.bias", "2.weight", "2.bias")]
+                grads = [named.get(n) for n in names[:2 if it < 2 else 6]]
+            opt.step(grads)
+        return [host(p) for _, p in model.named_parameters(include_frozen=True)]
+
+    for a, b in zip(run(False), run(True)):
+        assert_allclose(a, b, rtol=0, atol=0)
