@@ -123,6 +123,52 @@ class PackedSequence:
         """``data`` as float16."""
         return self.to(dtype=numpy.float16)
 
+    def byte(self) -> PackedSequence:
+        """``data`` as uint8."""
+        return self.to(dtype=numpy.uint8)
+
+    def char(self) -> PackedSequence:
+        """``data`` as int8."""
+        return self.to(dtype=numpy.int8)
+
+    def short(self) -> PackedSequence:
+        """``data`` as int16."""
+        return self.to(dtype=numpy.int16)
+
+    def int(self) -> PackedSequence:
+        """``data`` as int32."""
+        return self.to(dtype=numpy.int32)
+
+    def long(self) -> PackedSequence:
+        """``data`` as int64, as PyTorch's ``PackedSequence.long()``.
+
+        >>> import numpy as np
+        >>> pack_sequence([np.ones(2), np.ones(1)]).long().data.dtype
+        dtype('int64')
+        """
+        return self.to(dtype=numpy.int64)
+
+    def is_pinned(self) -> bool:
+        """False: there is no pinned host memory here."""
+        return False
+
+    def _replace(self, **fields: Any) -> PackedSequence:
+        """A copy with some fields replaced, as PyTorch's namedtuple ``_replace``
+        (``packed._replace(data=dropout(packed.data))``).
+
+        >>> import numpy as np
+        >>> p = pack_sequence([np.ones(2), np.ones(1)])
+        >>> p._replace(data=p.data * 2).data.tolist()
+        [2.0, 2.0, 2.0]
+        """
+        unknown = set(fields) - {"data", "batch_sizes", "sorted_indices", "unsorted_indices"}
+        if unknown:
+            raise ValueError(f"Got unexpected field names: {sorted(unknown)!r}")
+        return PackedSequence(fields.get("data", self.data),
+                              fields.get("batch_sizes", self._batch_sizes),
+                              fields.get("sorted_indices", self._sorted),
+                              fields.get("unsorted_indices", self._unsorted))
+
     @property
     def is_cuda(self) -> bool:
         return funcgrad.backend.device_of(self.data) not in (None, "cpu", "strict")

@@ -577,3 +577,21 @@ def test_recurrent_layers_use_parametrized_and_pruned_weights(kind, method):
     np.testing.assert_allclose(host(rnn(x)[0]), host(plain(x)[0]), rtol=1e-12, atol=1e-12)
     g = nn.grad(lambda m: (m(x)[0] ** 2).sum())(rnn)
     assert all(leaf is not None for leaf in nn.tree_leaves(g))
+
+
+def test_packed_sequence_has_torchs_casts_and_replace():
+    # torch 2.13's PackedSequence: byte/char/short/int/long cast data (uint8, int8, int16,
+    # int32, int64), is_pinned() is False on CPU, and the namedtuple's _replace keeps the rest
+    p = nn.utils.rnn.pack_sequence([dev(np.ones((1, 2))), dev(np.ones((3, 2)))],
+                                   enforce_sorted=False)
+    casts = {"byte": np.uint8, "char": np.int8, "short": np.int16, "int": np.int32,
+             "long": np.int64}
+    for name, dtype in casts.items():
+        q = getattr(p, name)()
+        assert q.data.dtype == dtype and q.batch_sizes.tolist() == [2, 1, 1]
+    assert p.is_pinned() is False
+    q = p._replace(data=p.data * 2)
+    np.testing.assert_array_equal(host(q.data), 2 * host(p.data))
+    assert q.sorted_indices.tolist() == [1, 0] and q.unsorted_indices.tolist() == [1, 0]
+    with pytest.raises(ValueError, match="unexpected field names"):
+        p._replace(lengths=[1, 3])
