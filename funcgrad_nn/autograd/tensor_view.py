@@ -120,6 +120,27 @@ class TensorView(Tracer):
     def numel(self) -> int:
         return self.aval.size
 
+    ndimension = dim
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.aval.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.aval.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self.aval.dtype.kind == "c"
+
+    def is_contiguous(self, *a: Any, **k: Any) -> bool:
+        return True  # arrays here have no strides to speak of; every result is contiguous
+
+    def cpu(self) -> Any:
+        return self.to("cpu")
+
+    def cuda(self, *a: Any, **k: Any) -> Any:
+        return self.to("gpu")
+
     def t(self) -> Any:
         return fnp.swapaxes(self, -1, -2) if self.ndim >= 2 else self
 
@@ -349,6 +370,77 @@ class TensorView(Tracer):
 
     def movedim(self, source: Any, destination: Any) -> Any:
         return fnp.moveaxis(self, source, destination)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Any:
+        d = dim % self.ndim
+        shp = tuple(self.shape)
+        return fnp.reshape(self, shp[:d] + tuple(sizes) + shp[d + 1:])
+
+    def select(self, dim: int, index: int) -> Any:
+        return fnp.take(self, index, axis=dim)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Any:
+        return fnp.roll(self, _dims(shifts), axis=_dims(dims))
+
+    def flip(self, *dims: Any, **kw: Any) -> Any:
+        """PyTorch's ``flip(dims)`` (``x.flip(0)``, ``x.flip((0, 1))``, ``x.flip(dims=[1])``)."""
+        dims = _shape(dims) if dims else kw.pop("dims", kw.pop("axis", None))
+        if kw:
+            raise TypeError(f"flip() got unexpected keyword arguments {sorted(kw)}")
+        return fnp.flip(self, axis=(dims,) if isinstance(dims, int) else tuple(dims))
+
+    def frac(self) -> Any:
+        return self - fnp.trunc(self)
+
+    def ger(self, other: Any) -> Any:
+        return fnp.outer(self, other)
+
+    def _kth_smallest(self, k: int, dim: int, keepdim: bool) -> ValuesIndices:
+        """The ``k``-th smallest (0-based) along ``dim`` and its index (NaN ranks largest)."""
+        idx = fnp.argsort(self, axis=dim, stable=True)
+        values = fnp.take(fnp.take_along_axis(self, idx, axis=dim), k, axis=dim)
+        index = fnp.take(idx, k, axis=dim)
+        if keepdim:
+            values, index = fnp.expand_dims(values, dim), fnp.expand_dims(index, dim)
+        return ValuesIndices(values, index)
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        return self._kth_smallest(k - 1, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """PyTorch's median: the lower of the two middle values for an even count (NumPy's
+        averages them); NaN when the slice holds one; ``(values, indices)`` with ``dim``."""
+        if dim is None:
+            flat = fnp.reshape(self, (-1,))
+            out = flat._kth_smallest((flat.shape[0] - 1) // 2, 0, False).values
+            return fnp.where(fnp.any(fnp.isnan(flat)), fnp.nan, out) \
+                if self.aval.dtype.kind in "fc" else out
+        got = self._kth_smallest((self.shape[dim] - 1) // 2, dim, keepdim)
+        if self.aval.dtype.kind not in "fc":
+            return got
+        nan = fnp.any(fnp.isnan(self), axis=dim, keepdims=keepdim)
+        return ValuesIndices(fnp.where(nan, fnp.nan, got.values), got.indices)
+
+    def _cumulative(self, name: str, dim: int) -> ValuesIndices:
+        from funcgrad import lax
+
+        values = getattr(lax, name)(self, axis=dim % self.ndim)
+        # index of the latest element equal to the running extreme (PyTorch's on ties)
+        pos = fnp.arange(self.shape[dim]).reshape(
+            (-1,) + (1,) * (self.ndim - 1 - dim % self.ndim))
+        where = fnp.where(self == values, pos, 0)
+        return ValuesIndices(values, lax.cummax(where, axis=dim % self.ndim))
+
+    def cummax(self, dim: int) -> ValuesIndices:
+        return self._cumulative("cummax", dim)
+
+    def cummin(self, dim: int) -> ValuesIndices:
+        return self._cumulative("cummin", dim)
+
+    def logcumsumexp(self, dim: int) -> Any:
+        from funcgrad import lax
+
+        return lax.cumlogsumexp(self, axis=dim % self.ndim)
 
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
         idx = fnp.argsort(self, axis=dim, descending=descending, stable=True)
