@@ -367,3 +367,38 @@ def test_custom_function_legendre_polynomial():
     close(losses, ref["losses"])
     close([params], [[final[k] for k in "abcd"]])
     assert all(p.dtype == np.float32 for p in params)
+
+
+def test_dynamic_net_with_weight_sharing_and_an_unused_weight():
+    class DynamicNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            for name in "abcde":
+                setattr(self, name, nn.Parameter(np.zeros((), np.float32)))
+
+        def forward(self, x, terms):
+            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            for exp in range(4, terms):
+                y = y + self.e * x ** exp
+            return y
+
+    init, final, ref = reference("dynamic_net")
+    x, y, terms = data("dynamic_net")
+    x, y = dev((x, y))
+    model = DynamicNet()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    criterion = nn.MSELoss(reduction="sum")
+    optimizer = nn.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    value_and_grad = nn.value_and_grad(lambda m, n: criterion(m(x, n), y))
+    losses = []
+    for n in terms:
+        loss, grads = value_and_grad(model, int(n))
+        if n <= 4:
+            # `e` is not used: PyTorch leaves e.grad None and SGD skips it (no momentum
+            # step); nn.grad gives zeros, so say so.
+            grads.e = None
+        optimizer.step(grads)
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    check_state(model, final)
