@@ -270,15 +270,23 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     >>> bool(abs(s - 1) < 1e-2)
     True
     """
+    from funcgrad_nn.utils import parametrize
+
     if n_power_iterations <= 0:
         raise ValueError("Expected n_power_iterations to be positive, but got "
                          f"n_power_iterations={n_power_iterations}")
     if dim is None:
-        dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
-    ndim = fnp.ndim(module._parameters.get(name, numpy.zeros(())))
+        base = parametrize.type_before_parametrizations(module)
+        dim = 1 if base.__name__.startswith("ConvTranspose") else 0
+    chained = is_parametrized(module, name)  # e.g. spectral_norm(weight_norm(conv))
+    current = getattr(module, name) if chained else module._parameters.get(name)
+    ndim = fnp.ndim(current if current is not None else numpy.zeros(()))
     if ndim and not -ndim <= dim < ndim:
         raise IndexError(f"spectral_norm: dimension out of range (expected to be in range of "
                          f"[{-ndim}, {ndim - 1}], but got {dim})")
+    if chained:  # as PyTorch: applied after the parametrizations already there
+        sn = _SpectralNorm(current, n_power_iterations, dim % max(ndim, 1), eps)
+        return parametrize.register_parametrization(module, name, sn, unsafe=True)
     w, trainable = _take_parameter(module, name, "spectral_norm")
     if dim < 0:
         dim += w.ndim

@@ -595,3 +595,37 @@ def test_packed_sequence_has_torchs_casts_and_replace():
     assert q.sorted_indices.tolist() == [1, 0] and q.unsorted_indices.tolist() == [1, 0]
     with pytest.raises(ValueError, match="unexpected field names"):
         p._replace(lengths=[1, 3])
+
+
+# torch 2.13 (float64): spectral_norm(weight_norm(ConvTranspose1d(2, 3, 2))) with this state,
+# one training-mode call on X; spectral_norm chains after weight_norm (dim 1 for a transposed
+# convolution) with its vectors under parametrizations.weight.1
+SN_OF_WN_STATE = {
+    "bias": [0.1, -0.2, 0.3],
+    "parametrizations.weight.original0": [[[1.5]], [[0.5]]],
+    "parametrizations.weight.original1": np.sin(np.arange(12.0)).reshape(2, 3, 2).tolist(),
+    "parametrizations.weight.1._u": [0.7035348681471989, 0.4301834023266256,
+                                     0.5656685687430336],
+    "parametrizations.weight.1._v": [0.5150148741400243, 0.6409327424031535,
+                                     -0.28376249065399756, -0.49340019054308026]}
+SN_OF_WN_X = [[[1.0, -1.0, 2.0], [0.5, 0.0, -0.5]]]
+SN_OF_WN_Y = [[[0.07075144142896451, 0.68916275481302, -0.39114238101743537,
+                1.0720100639523924],
+               [0.4659005484852358, -0.6319244003872335, 0.7338371461565993,
+                -0.06859388973765457],
+               [-0.2249762548432403, 0.07032519088431699, 0.013915632570874858,
+                -0.7813785381296725]]]
+SN_OF_WN_U = [0.46092132978365635, 0.3987597353071445, -0.7928065345645444]
+
+
+def test_spectral_norm_chains_after_another_parametrization_as_torch():
+    conv = nn.ConvTranspose1d(2, 3, 2).double().to(DEVICE)
+    m = spectral_norm(weight_norm(conv))
+    assert type(m).__name__ == "ParametrizedConvTranspose1d"
+    assert [(k, tuple(v.shape)) for k, v in m.state_dict().items()] == [
+        (k, np.shape(v)) for k, v in SN_OF_WN_STATE.items()]
+    m.load_state_dict(dev({k: np.array(v) for k, v in SN_OF_WN_STATE.items()}))
+    y = m(dev(np.array(SN_OF_WN_X)))
+    np.testing.assert_allclose(host(y), SN_OF_WN_Y, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(host(m.parametrizations.weight[1]._u), SN_OF_WN_U,
+                               rtol=1e-12, atol=1e-12)
