@@ -17,6 +17,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
+from funcgrad_nn.module import ParameterIterator
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
            "get_total_norm"]
@@ -29,6 +30,18 @@ def _materialized(grads: Any) -> Any:
 
 def _leaves(grads: Any) -> list[Any]:
     return [g for g in tree_util.tree_leaves(_materialized(grads)) if g is not None]
+
+
+def _grad_leaves(grads: Any, fname: str) -> list[Any]:
+    """The arrays an in-place clip changes: PyTorch's ``clip_grad_norm_(model.parameters(),
+    ...)`` clips the parameters' ``.grad``; here it would scale the weights themselves, so
+    ``model.parameters()`` is refused."""
+    if isinstance(grads, ParameterIterator):
+        raise TypeError(
+            f"{fname}: got model.parameters(), but funcgrad stores no .grad on parameters "
+            "(this would change the weights): pass the gradients, e.g. grads = "
+            f"nn.grad(loss_fn)(model, ...); nn.utils.{fname}(grads, ...)")
+    return _leaves(grads)
 
 
 def _vector_norm(x: Any, p: float) -> Any:
@@ -106,7 +119,7 @@ def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
     >>> float(clip_grad_norm_(grads, 1.0)), grads["w"].round(4)
     (5.0, array([0.6, 0.8]))
     """
-    leaves = _leaves(grads)
+    leaves = _grad_leaves(grads, "clip_grad_norm_")
     _check_writable(leaves, "clip_grad_norm_", "clip_grads_by_norm(grads, max_norm)")
     total = get_total_norm(leaves, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(leaves, max_norm, total, foreach)
@@ -139,7 +152,7 @@ def clip_grads_with_norm_(grads: Any, max_norm: float, total_norm: Any,
     array([0.6, 0.8])
     """
     del foreach
-    leaves = _leaves(grads)
+    leaves = _grad_leaves(grads, "clip_grads_with_norm_")
     _check_writable(leaves, "clip_grads_with_norm_", "clip_grads_by_norm(grads, max_norm)")
     coef = fnp.minimum(float(max_norm) / (total_norm + 1e-6), 1.0)
     for g in leaves:
@@ -156,7 +169,7 @@ def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None)
     array([-1. ,  0.5])
     """
     del foreach
-    leaves = _leaves(grads)
+    leaves = _grad_leaves(grads, "clip_grad_value_")
     _check_writable(leaves, "clip_grad_value_",
                     "tree_map(lambda g: fnp.clip(g, -v, v), grads)")
     for g in leaves:

@@ -629,3 +629,16 @@ def test_spectral_norm_chains_after_another_parametrization_as_torch():
     np.testing.assert_allclose(host(y), SN_OF_WN_Y, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(host(m.parametrizations.weight[1]._u), SN_OF_WN_U,
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("clip", [lambda it: nn.utils.clip_grad_norm_(it, 0.01),
+                                  lambda it: nn.utils.clip_grad_value_(it, 0.01),
+                                  lambda it: nn.utils.clip_grads_with_norm_(it, 0.01, 1.0)])
+def test_in_place_clips_refuse_model_parameters(clip):
+    # PyTorch's clip_grad_norm_(model.parameters(), ...) clips each .grad; funcgrad keeps no
+    # .grad, and clipping the iterator's arrays would scale the weights themselves.
+    model = nn.Linear(4, 4)
+    before = np.array(model.weight)
+    with pytest.raises(TypeError, match=r"model.parameters\(\).*pass the gradients"):
+        clip(model.parameters())
+    np.testing.assert_array_equal(model.weight, before)
