@@ -201,11 +201,14 @@ class _Call:
     reach ``forward``.
     """
 
-    __slots__ = ("cls", "nargs", "array_pos", "others")
+    __slots__ = ("cls", "nargs", "array_pos", "others", "kw_names")
 
-    def __init__(self, cls: type, args: tuple, inner: list[Any]) -> None:
-        """``inner`` receives the arrays found inside the list/tuple/dict arguments."""
+    def __init__(self, cls: type, args: tuple, inner: list[Any],
+                 kw_names: tuple[str, ...] = ()) -> None:
+        """``inner`` receives the arrays found inside the list/tuple/dict arguments; the last
+        ``len(kw_names)`` arguments were given by keyword (and go to ``forward`` so)."""
         self.cls = cls
+        self.kw_names = kw_names
         self.nargs = len(args)
         self.array_pos = tuple(i for i, a in enumerate(args) if _is_array(a))
         self.others = {i: _hollow(a, inner) for i, a in enumerate(args)
@@ -218,6 +221,11 @@ class _Call:
         tops = iter(top)
         return tuple(next(tops) if i in self.array_pos else _fill(self.others[i], rest)
                      for i in range(self.nargs))
+
+    def call(self, fn: Callable[..., Any], *lead: Any, args: tuple) -> Any:
+        """``fn(*lead, *args)``, the keyword arguments passed by name."""
+        n = self.nargs - len(self.kw_names)
+        return fn(*lead, *args[:n], **dict(zip(self.kw_names, args[n:])))
 
     def needs(self, arrays: Sequence[Any]) -> tuple[bool, ...]:
         kinds = iter(get_aval(a).dtype.kind in "fc" for a in arrays[:len(self.array_pos)])
@@ -276,8 +284,8 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
             if ctx is not None:
                 cls.setup_context(ctx, args, out)
         else:
-            out = cls.forward(ctx if ctx is not None else
-                              FunctionCtx(cls.__name__, call.needs(arrays)), *args)
+            out = call.call(cls.forward, ctx if ctx is not None else
+                            FunctionCtx(cls.__name__, call.needs(arrays)), args=args)
         if ctx is not None:
             _mark_outputs(ctx, out)
             ctx._saved = tuple(unwrap(trace, t) for t in ctx._saved)
@@ -489,8 +497,9 @@ class Function:
 
         With ``setup_context``, as PyTorch's, the arguments are bound to ``forward``'s
         signature (keywords allowed, defaults filled in: ``inputs`` and ``backward``'s
-        gradients cover every parameter); a ``forward(ctx, ...)`` takes positional arguments
-        only.
+        gradients cover every parameter). A ``forward(ctx, ...)`` takes keyword arguments as
+        PyTorch 2.13's does: they are inputs after the positional ones, in the order of
+        ``forward``'s parameters, and ``backward`` returns a gradient for each.
         """
         if cls is Function or cls.forward is Function.forward:
             raise NotImplementedError(f"{cls.__name__} must define a static forward method")
@@ -501,17 +510,29 @@ class Function:
                 raise TypeError(f"{cls.__name__}.apply: {e}") from None
             bound.apply_defaults()
             args, kwargs = bound.args, {}
+        kw_names: tuple[str, ...] = ()
         if kwargs:
-            raise TypeError(f"{cls.__name__}.apply takes positional arguments only, got "
-                            f"keyword(s) {sorted(kwargs)} (keywords are bound to forward's "
-                            f"signature only for a Function with setup_context, as in PyTorch)")
+            args, kw_names = _keyword_inputs(cls, args, kwargs)
         if _backward_of(cls) is None and cls.jvp is Function.jvp:
             raise TypeError(f"{cls.__name__} defines neither backward nor jvp; a Function "
                             "needs at least one derivative rule")
         rule = cls.__dict__.get("_rule") or _build(cls)
         inner: list[Any] = []
-        call = _Call(cls, args, inner)
+        call = _Call(cls, args, inner, kw_names)
         return rule(call, *[args[i] for i in call.array_pos], *inner)
+
+
+def _keyword_inputs(cls: type, args: tuple, kwargs: dict) -> tuple[tuple, tuple[str, ...]]:
+    """``apply(*args, **kwargs)`` of a ``forward(ctx, ...)``: the inputs (positional, then the
+    keyword ones in the order of ``forward``'s parameters) and the keywords' names."""
+    sig = inspect.signature(cls.forward)
+    try:
+        sig.bind(None, *args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}.apply: {e}") from None
+    named = [p.name for p in sig.parameters.values() if p.name in kwargs]
+    named += [k for k in kwargs if k not in named]  # into a **kwargs parameter
+    return tuple(args) + tuple(kwargs[k] for k in named), tuple(named)
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:

@@ -316,8 +316,48 @@ def test_missing_rules_and_keywords():
 
     with pytest.raises(TypeError, match="NoRule defines neither backward nor jvp"):
         NoRule.apply(X)
-    with pytest.raises(TypeError, match="positional arguments only"):
-        Exp.apply(i=X)
+    with pytest.raises(TypeError, match="Exp.apply: got an unexpected keyword argument 'j'"):
+        Exp.apply(X, j=X)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'i'"):
+        Exp.apply()
+
+
+def test_ctx_forward_takes_keyword_arguments_as_inputs():
+    # torch 2.13: apply(x, b=tb, a=ta) of forward(ctx, x, a=1.0, b=1.0) passes the keywords
+    # to forward, and they are inputs in forward's parameter order: backward's second
+    # gradient goes to a, the third to b (torch gives x: [4.5, 4.5], a: 106, b: 1009).
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x, a=1.0, b=1.0):
+            ctx.save_for_backward(x, a, b)
+            return x * a * 2 + x * b * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, a, b = ctx.saved_tensors
+            return g * (a * 2 + b * 3), (g * x * 2).sum() + 100, (g * x * 3).sum() + 1000
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, scale=2.0, flag=False):
+            ctx.scale = scale
+            return x if flag else x * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.scale, None, None
+
+    x, a, b = dev(np.array([1.0, 2.0])), dev(np.array(1.5)), dev(np.array(0.5))
+    gx, ga, gb = funcgrad.grad(lambda x, a, b: F.apply(x, b=b, a=a).sum(),
+                               argnums=(0, 1, 2))(x, a, b)
+    assert_close(gx, [4.5, 4.5])
+    assert_close(ga, 106.0)
+    assert_close(gb, 1009.0)
+    scaled = lambda x: Scale.apply(x, flag=False, scale=3.0)  # noqa: E731
+    assert_close(funcgrad.grad(lambda x: scaled(x).sum())(x), [3.0, 3.0])
+    assert_close(funcgrad.jit(scaled)(x), [3.0, 6.0])
+    assert_close(funcgrad.vmap(scaled)(x), [3.0, 6.0])
+    assert_close(Scale.apply(x, flag=True), [1.0, 2.0])
 
 
 def test_vjp_alias_for_backward():
