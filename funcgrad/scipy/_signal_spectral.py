@@ -1,0 +1,520 @@
+"""Spectral analysis of ``scipy.signal`` (as ``jax.scipy.signal``): ``get_window``, ``stft``,
+``istft``, ``csd`` and ``welch``.
+
+Segments are gathered with one ``take``, windowed, detrended and transformed with
+``funcgrad.numpy.fft``; ``istft`` overlap-adds with pads and reshapes only. So everything is
+differentiable in the data (and in an array ``window``) and works under ``jit`` and ``vmap``.
+Windows named by a string or tuple are built in NumPy (SciPy's formulas, no SciPy needed).
+
+Example:
+    >>> import numpy as np
+    >>> from funcgrad.scipy.signal import welch
+    >>> f, p = welch(np.sin(np.arange(64.0)), nperseg=16)
+    >>> int(np.argmax(p)), f.shape
+    (3, (9,))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_put, get_default_device
+from funcgrad.core import Tracer
+
+__all__ = ["get_window", "stft", "istft", "csd", "welch"]
+
+
+# ---- windows (SciPy's definitions; ``M`` points, symmetric or periodic)
+
+
+def _general_cosine(m: int, a: list[float]) -> numpy.ndarray:
+    fac = numpy.linspace(-numpy.pi, numpy.pi, m)
+    w = numpy.zeros(m)
+    for k, ak in enumerate(a):
+        w += ak * numpy.cos(k * fac)
+    return w
+
+
+def _triang(m: int) -> numpy.ndarray:
+    n = numpy.arange(1, (m + 1) // 2 + 1)
+    if m % 2 == 0:
+        w = (2 * n - 1.0) / m
+        return numpy.r_[w, w[::-1]]
+    w = 2 * n / (m + 1.0)
+    return numpy.r_[w, w[-2::-1]]
+
+
+def _bartlett(m: int) -> numpy.ndarray:
+    n = numpy.arange(m)
+    return numpy.where(n <= (m - 1) / 2.0, 2.0 * n / (m - 1), 2.0 - 2.0 * n / (m - 1))
+
+
+def _tukey(m: int, alpha: float = 0.5) -> numpy.ndarray:
+    if alpha <= 0:
+        return numpy.ones(m)
+    if alpha >= 1:
+        return _general_cosine(m, [0.5, 0.5])
+    n = numpy.arange(m)
+    width = int(numpy.floor(alpha * (m - 1) / 2.0))
+    n1, n2, n3 = n[:width + 1], n[width + 1:m - width - 1], n[m - width - 1:]
+    w1 = 0.5 * (1 + numpy.cos(numpy.pi * (-1 + 2.0 * n1 / alpha / (m - 1))))
+    w3 = 0.5 * (1 + numpy.cos(numpy.pi * (-2.0 / alpha + 1 + 2.0 * n3 / alpha / (m - 1))))
+    return numpy.concatenate((w1, numpy.ones(n2.shape), w3))
+
+
+def _kaiser(m: int, beta: float) -> numpy.ndarray:
+    n = numpy.arange(m)
+    alpha = (m - 1) / 2.0
+    return numpy.i0(beta * numpy.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / numpy.i0(beta)
+
+
+def _gaussian(m: int, std: float) -> numpy.ndarray:
+    n = numpy.arange(m) - (m - 1.0) / 2.0
+    return numpy.exp(-n ** 2 / (2 * std * std))
+
+
+def _general_hamming(m: int, alpha: float) -> numpy.ndarray:
+    return _general_cosine(m, [alpha, 1.0 - alpha])
+
+
+_WINDOWS: dict[str, Callable[..., numpy.ndarray]] = {
+    "hann": lambda m: _general_cosine(m, [0.5, 0.5]),
+    "hamming": lambda m: _general_hamming(m, 0.54),
+    "blackman": lambda m: _general_cosine(m, [0.42, 0.50, 0.08]),
+    "blackmanharris": lambda m: _general_cosine(m, [0.35875, 0.48829, 0.14128, 0.01168]),
+    "nuttall": lambda m: _general_cosine(m, [0.3635819, 0.4891775, 0.1365995, 0.0106411]),
+    "flattop": lambda m: _general_cosine(m, [0.21557895, 0.41663158, 0.277263158,
+                                             0.083578947, 0.006947368]),
+    "boxcar": numpy.ones,
+    "triang": _triang,
+    "bartlett": _bartlett,
+    "cosine": lambda m: numpy.sin(numpy.pi / m * (numpy.arange(m) + 0.5)),
+    "tukey": _tukey,
+    "kaiser": _kaiser,
+    "gaussian": _gaussian,
+    "general_hamming": _general_hamming,
+}
+_ALIASES = {"han": "hann", "hamm": "hamming", "ham": "hamming", "black": "blackman",
+            "blk": "blackman", "blackharr": "blackmanharris", "bkh": "blackmanharris",
+            "nutl": "nuttall", "nut": "nuttall", "flat": "flattop", "flt": "flattop",
+            "box": "boxcar", "ones": "boxcar", "rect": "boxcar", "rectangular": "boxcar",
+            "tri": "triang", "triangle": "triang", "bart": "bartlett", "brt": "bartlett",
+            "halfcosine": "cosine", "tuk": "tukey", "ksr": "kaiser", "gauss": "gaussian",
+            "gss": "gaussian", "general hamming": "general_hamming"}  # SciPy's names
+_NEEDS_PARAM = {"kaiser", "gaussian", "general_hamming"}
+
+
+def get_window(window: Any, Nx: int, fftbins: bool = True) -> numpy.ndarray:  # noqa: N803
+    """The window ``window`` of ``Nx`` points as ``scipy.signal.get_window``: a name
+    (``"hann"``, ``"hamming"``, ``"blackman"``, ``"blackmanharris"``, ``"nuttall"``,
+    ``"flattop"``, ``"boxcar"``, ``"triang"``, ``"bartlett"``, ``"cosine"``, ``"tukey"``) or a
+    tuple with the parameter (``("kaiser", beta)``, ``("gaussian", std)``, ``("tukey",
+    alpha)``, ``("general_hamming", alpha)``). ``fftbins=True`` gives the periodic window
+    (for spectral analysis), ``False`` the symmetric one. A float64 NumPy array.
+
+    Example:
+        >>> from funcgrad.scipy.signal import get_window
+        >>> get_window("hann", 4)
+        array([0. , 0.5, 1. , 0.5])
+    """
+    if isinstance(window, tuple):
+        name, params = window[0], tuple(window[1:])
+    elif isinstance(window, str):
+        name, params = window, ()
+    else:
+        raise ValueError(f"get_window: window must be a name or a (name, parameter) tuple, "
+                         f"got {type(window).__name__}")
+    key = _ALIASES.get(name, name) if isinstance(name, str) else None
+    if key not in _WINDOWS:
+        raise ValueError(f"get_window: unknown window type {name!r}; known: "
+                         f"{sorted(_WINDOWS)}")
+    if key in _NEEDS_PARAM and not params:
+        raise ValueError(f"get_window: the {key!r} window needs a parameter: pass a tuple "
+                         f"({key!r}, value)")
+    m = operator_index(Nx, "Nx")
+    if m < 1:
+        raise ValueError(f"get_window: Nx must be a positive integer, got {m}")
+    if m == 1:
+        return numpy.ones(1)
+    sym_m = m + 1 if fftbins else m
+    w = numpy.asarray(_WINDOWS[key](sym_m, *params), dtype=numpy.float64)
+    return w[:m]
+
+
+def operator_index(v: Any, what: str) -> int:
+    if isinstance(v, Tracer):
+        raise TypeError(f"{what} must be a concrete integer (it sets a shape), got a traced "
+                        "value")
+    try:
+        return int(numpy.asarray(v).item()) if not isinstance(v, int) else v
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be an integer, got {v!r}") from None
+
+
+# ---- the shared segment machinery (SciPy's _spectral_helper)
+
+
+def _const(v: numpy.ndarray, like: Any) -> Any:
+    return device_put(v, get_aval(like).device or get_default_device())
+
+
+def _window(window: Any, nperseg: int | None, length: int, dtype: Any, name: str
+            ) -> tuple[Any, int]:
+    """SciPy's ``_triage_segments``: the window array (in ``dtype``) and ``nperseg``."""
+    if isinstance(window, str | tuple):
+        if nperseg is None:
+            nperseg = 256
+        if nperseg > length:
+            nperseg = length  # SciPy warns and shortens; so does JAX (silently)
+        return numpy.asarray(get_window(window, nperseg), dtype=dtype), nperseg
+    win = fnp.asarray(window)
+    if win.ndim != 1:
+        raise ValueError(f"{name}: window must be 1-D, got shape {win.shape}")
+    if length < win.shape[0]:
+        raise ValueError(f"{name}: window is longer than the input signal ({win.shape[0]} > "
+                         f"{length})")
+    if nperseg is None:
+        nperseg = win.shape[0]
+    elif nperseg != win.shape[0]:
+        raise ValueError(f"{name}: nperseg={nperseg} differs from the window's length "
+                         f"{win.shape[0]}")
+    return win.astype(dtype), nperseg
+
+
+def _odd_ext(x: Any, n: int) -> Any:
+    if n < 1:
+        return x
+    if n > x.shape[-1] - 1:
+        raise ValueError(f"the extension length n ({n}) is too big: it must not exceed "
+                         f"x.shape[axis] - 1 = {x.shape[-1] - 1}")
+    left = 2 * x[..., :1] - fnp.flip(x[..., 1:n + 1], axis=-1)
+    right = 2 * x[..., -1:] - fnp.flip(x[..., -(n + 1):-1], axis=-1)
+    return fnp.concatenate([left, x, right], axis=-1)
+
+
+def _pad_last(mode: str) -> Callable[[Any, int], Any]:
+    def pad(x: Any, n: int) -> Any:
+        return fnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)], mode=mode)
+    return pad
+
+
+_BOUNDARIES: dict[Any, Callable[[Any, int], Any]] = {
+    "even": _pad_last("reflect"), "odd": _odd_ext, "constant": _pad_last("edge"),
+    "zeros": _pad_last("constant"), None: lambda x, n: x,
+}
+
+
+def _detrend_func(detrend: Any) -> Callable[[Any], Any]:
+    from funcgrad.scipy.signal import detrend as _detrend
+
+    if isinstance(detrend, str):
+        return lambda d: _detrend(d, type=detrend, axis=-1)
+    if callable(detrend):
+        return detrend
+    if not detrend:
+        return lambda d: d
+    raise ValueError(f"unsupported detrend type: {detrend!r}")
+
+
+def _segments_fft(x: Any, win: Any, detrend: Callable[[Any], Any], nperseg: int,
+                  noverlap: int, nfft: int, twosided: bool) -> Any:
+    """``(..., segments, frequencies)``: the FFT of each windowed, detrended segment."""
+    step = nperseg - noverlap
+    starts = numpy.arange(0, x.shape[-1] - nperseg + 1, step)
+    idx = starts[:, None] + numpy.arange(nperseg)[None, :]
+    seg = fnp.take(x, _const(idx, x), axis=-1)
+    seg = detrend(seg)
+    seg = seg * (win if not isinstance(win, numpy.ndarray) else _const(win, seg))
+    if twosided:
+        return fnp.fft.fft(seg, n=nfft)
+    return fnp.fft.rfft(fnp.real(seg), n=nfft)
+
+
+def _inexact(name: str, x: Any) -> Any:
+    x = fnp.asarray(x)
+    if not fnp.issubdtype(x.dtype, fnp.inexact):
+        x = x.astype(numpy.float64)
+    return x
+
+
+def _spectral(name: str, x: Any, y: Any, fs: Any, window: Any, nperseg: Any, noverlap: Any,
+              nfft: Any, detrend: Any, return_onesided: bool, scaling: str, axis: int,
+              mode: str, boundary: Any = None, padded: bool = False
+              ) -> tuple[Any, Any, Any]:
+    if boundary not in _BOUNDARIES:
+        raise ValueError(f"{name}: unknown boundary option {boundary!r}; expected one of "
+                         f"{list(_BOUNDARIES)}")
+    if scaling not in ("density", "spectrum"):
+        raise ValueError(f"{name}: unknown scaling {scaling!r}; expected 'density' or "
+                         "'spectrum'")
+    x = _inexact(name, x)
+    if y is not None:
+        y = _inexact(name, y)
+        dt = numpy.result_type(x.dtype, y.dtype)
+        x, y = x.astype(dt), y.astype(dt)
+        if x.ndim != y.ndim:
+            raise ValueError(f"{name}: x and y must have the same rank ({x.ndim} vs {y.ndim})")
+    axis = operator_index(axis, "axis")
+    if not -x.ndim <= axis < max(x.ndim, 1):
+        raise ValueError(f"{name}: axis {axis} is out of bounds for {x.ndim}-d input")
+    axis = axis % max(x.ndim, 1)
+    complex_dt = numpy.result_type(x.dtype, numpy.complex64)
+    real_dt = numpy.finfo(complex_dt).dtype
+    if nperseg is not None:
+        nperseg = operator_index(nperseg, "nperseg")
+        if nperseg < 1:
+            raise ValueError(f"{name}: nperseg must be a positive integer, got {nperseg}")
+    length = x.shape[axis] if x.ndim else 0
+    win, nperseg = _window(window, nperseg, length if length else (nperseg or 256), real_dt,
+                           name)
+    noverlap = nperseg // 2 if noverlap is None else operator_index(noverlap, "noverlap")
+    nfft = nperseg if nfft is None else operator_index(nfft, "nfft")
+    if y is None and x.size == 0:
+        return (fnp.zeros(x.shape, real_dt), fnp.zeros(x.shape, real_dt),
+                fnp.zeros(x.shape, complex_dt if mode == "stft" else real_dt))
+    x = fnp.moveaxis(x, axis, -1)
+    if y is not None:
+        y = fnp.moveaxis(y, axis, -1)
+        if x.size == 0 or y.size == 0:
+            outer = numpy.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+            shape = outer[:axis] + (min(x.shape[-1], y.shape[-1]),) + outer[axis:]
+            return (fnp.zeros(shape, real_dt), fnp.zeros(shape, real_dt),
+                    fnp.zeros(shape, complex_dt))
+        if x.shape[-1] != y.shape[-1]:  # the shorter one is zero-padded (as SciPy)
+            n = max(x.shape[-1], y.shape[-1])
+            x = fnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, n - x.shape[-1])])
+            y = fnp.pad(y, [(0, 0)] * (y.ndim - 1) + [(0, n - y.shape[-1])])
+    if nfft < nperseg:
+        raise ValueError(f"{name}: nfft must be greater than or equal to nperseg")
+    if noverlap >= nperseg:
+        raise ValueError(f"{name}: noverlap must be less than nperseg")
+    step = nperseg - noverlap
+    if boundary is not None:
+        x = _BOUNDARIES[boundary](x, nperseg // 2)
+        if y is not None:
+            y = _BOUNDARIES[boundary](y, nperseg // 2)
+    if padded:
+        nadd = (-(x.shape[-1] - nperseg) % step) % nperseg
+        x = fnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, nadd)])
+        if y is not None:
+            y = fnp.pad(y, [(0, 0)] * (y.ndim - 1) + [(0, nadd)])
+    w2 = (win * win).sum()
+    scale = 1.0 / (fs * w2) if scaling == "density" else 1.0 / win.sum() ** 2
+    if mode == "stft":
+        scale = scale ** 0.5
+    twosided = (not return_onesided or fnp.iscomplexobj(x)
+                or (y is not None and fnp.iscomplexobj(y)))
+    if twosided:
+        freqs = numpy.fft.fftfreq(nfft, 1.0)
+    else:
+        freqs = numpy.fft.rfftfreq(nfft, 1.0)
+    freqs = _const(freqs.astype(real_dt), x) * fs
+    detrend_f = _detrend_func(detrend)
+    result = _segments_fft(x, win, detrend_f, nperseg, noverlap, nfft, twosided)
+    if y is not None:
+        result = fnp.conj(result) * _segments_fft(y, win, detrend_f, nperseg, noverlap, nfft,
+                                                  twosided)
+    elif mode == "psd":
+        result = fnp.conj(result) * result
+    result = result * scale
+    if not twosided and mode == "psd":
+        # Every frequency but 0 (and Nyquist for even nfft) also stands for its negative.
+        double = numpy.ones(result.shape[-1], real_dt)
+        double[1:None if nfft % 2 else -1] = 2.0
+        result = result * _const(double, result)
+    times = numpy.arange(nperseg / 2, x.shape[-1] - nperseg / 2 + 1, step)
+    if boundary is not None:
+        times = times - nperseg / 2
+    times = _const(times.astype(real_dt), x) / fs
+    result = result.astype(complex_dt)
+    if y is None and mode != "stft":
+        result = fnp.real(result)
+    return freqs, times, fnp.moveaxis(result, -1, axis)
+
+
+def stft(x: Any, fs: Any = 1.0, window: Any = "hann", nperseg: int = 256,
+         noverlap: Any = None, nfft: Any = None, detrend: Any = False,
+         return_onesided: bool = True, boundary: Any = "zeros", padded: bool = True,
+         axis: int = -1, scaling: str = "spectrum") -> tuple[Any, Any, Any]:
+    """Short-time Fourier transform, as ``scipy.signal.stft``: ``(f, t, Zxx)`` with
+    ``Zxx`` of shape ``(..., len(f), len(t))`` (frequencies where ``axis`` was, segments
+    last). ``boundary`` extends the signal by half a segment (``"zeros"``, ``"even"``,
+    ``"odd"``, ``"constant"`` or ``None``); ``padded`` zero-pads to whole segments;
+    ``scaling="psd"`` scales to a density (``"spectrum"``: amplitudes).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import stft
+        >>> f, t, z = stft(np.ones(8), nperseg=4)
+        >>> z.shape, t
+        ((3, 5), array([0., 2., 4., 6., 8.]))
+    """
+    if scaling not in ("spectrum", "psd"):
+        raise ValueError(f"stft: scaling must be 'spectrum' or 'psd', got {scaling!r}")
+    return _spectral("stft", x, None, fs, window, nperseg, noverlap, nfft, detrend,
+                     return_onesided, "density" if scaling == "psd" else "spectrum", axis,
+                     "stft", boundary, padded)
+
+
+def _median_bias(n: int) -> float:
+    ii_2 = 2 * numpy.arange(1.0, (n - 1) // 2 + 1)
+    return 1.0 + float(numpy.sum(1.0 / (ii_2 + 1) - 1.0 / ii_2))
+
+
+def csd(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,
+        noverlap: Any = None, nfft: Any = None, detrend: Any = "constant",
+        return_onesided: bool = True, scaling: str = "density", axis: int = -1,
+        average: str = "mean") -> tuple[Any, Any]:
+    """Cross power spectral density by Welch's method, as ``scipy.signal.csd``: ``(f,
+    Pxy)``, complex; the segments' spectra averaged by ``"mean"`` or ``"median"`` (SciPy's
+    bias correction). ``y=None`` is ``welch`` (real).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import csd
+        >>> x = np.sin(np.arange(32.0))
+        >>> f, p = csd(x, 2 * x, nperseg=8)
+        >>> p.dtype, int(np.argmax(abs(p)))
+        (dtype('complex128'), 1)
+    """
+    if average not in ("mean", "median"):
+        raise ValueError(f"csd: average must be 'mean' or 'median', got {average!r}")
+    freqs, _, pxy = _spectral("csd", x, y, fs, window, nperseg, noverlap, nfft, detrend,
+                              return_onesided, scaling, axis, "psd")
+    if pxy.ndim >= 2 and pxy.size > 0:
+        if pxy.shape[-1] > 1:
+            if average == "median":
+                bias = _median_bias(pxy.shape[-1])
+                if fnp.iscomplexobj(pxy):
+                    pxy = (fnp.median(fnp.real(pxy), axis=-1)
+                           + 1j * fnp.median(fnp.imag(pxy), axis=-1)).astype(pxy.dtype)
+                else:
+                    pxy = fnp.median(pxy, axis=-1)
+                pxy = pxy / bias
+            else:
+                pxy = fnp.mean(pxy, axis=-1)
+        else:
+            pxy = fnp.reshape(pxy, pxy.shape[:-1])
+    return freqs, pxy
+
+
+def welch(x: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,
+          noverlap: Any = None, nfft: Any = None, detrend: Any = "constant",
+          return_onesided: bool = True, scaling: str = "density", axis: int = -1,
+          average: str = "mean") -> tuple[Any, Any]:
+    """Power spectral density by Welch's method (averaged periodograms of overlapping
+    segments), as ``scipy.signal.welch``: ``(f, Pxx)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import welch
+        >>> f, p = welch(np.cos(np.pi / 2 * np.arange(64.0)), fs=4.0, nperseg=8)
+        >>> float(f[np.argmax(p)])
+        1.0
+    """
+    freqs, pxx = csd(x, None, fs=fs, window=window, nperseg=nperseg, noverlap=noverlap,
+                     nfft=nfft, detrend=detrend, return_onesided=return_onesided,
+                     scaling=scaling, axis=axis, average=average)
+    return freqs, fnp.real(pxx)
+
+
+def _overlap_add(x: Any, step: int) -> Any:
+    """Sum of frames ``x[..., s, :]`` placed at ``s * step``: pads and reshapes only."""
+    *batch, nframes, seg_len = x.shape
+    flat = int(math.prod(batch))
+    x = fnp.reshape(x, (flat, nframes, seg_len))
+    out_len = step * (nframes - 1) + seg_len
+    per_seg = 1 + (seg_len - 1) // step
+    x = fnp.pad(x, [(0, 0), (0, 0), (0, per_seg * step - seg_len)])
+    x = fnp.reshape(x, (flat, nframes, per_seg, step))
+    x = fnp.transpose(x, (0, 2, 1, 3))
+    x = fnp.pad(x, [(0, 0), (0, 0), (0, nframes), (0, 0)])
+    shrunk = x.shape[2] - 1
+    x = fnp.reshape(x, (flat, -1))[:, :per_seg * shrunk * step]
+    x = fnp.reshape(x, (flat, per_seg, shrunk * step))
+    x = fnp.sum(x, axis=1)[:, :out_len]
+    return fnp.reshape(x, tuple(batch) + (out_len,))
+
+
+def istft(Zxx: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,  # noqa: N803
+          noverlap: Any = None, nfft: Any = None, input_onesided: bool = True,
+          boundary: bool = True, time_axis: int = -1, freq_axis: int = -2,
+          scaling: str = "spectrum") -> tuple[Any, Any]:
+    """Inverse short-time Fourier transform, as ``scipy.signal.istft``: ``(t, x)`` by
+    windowed overlap-add, normalised by the summed squared window (``stft`` then ``istft``
+    gives the signal back when the window satisfies COLA/NOLA).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import stft, istft
+        >>> x = np.arange(16.0)
+        >>> t, y = istft(stft(x, nperseg=8)[2], nperseg=8)
+        >>> np.allclose(y[:16], x)
+        True
+    """
+    z = fnp.asarray(Zxx)
+    if z.ndim < 2:
+        raise ValueError("istft: input stft must be at least 2-D")
+    if scaling not in ("spectrum", "psd"):
+        raise ValueError(f"istft: scaling must be 'spectrum' or 'psd', got {scaling!r}")
+    freq_axis = operator_index(freq_axis, "freq_axis") % z.ndim
+    time_axis = operator_index(time_axis, "time_axis") % z.ndim
+    if freq_axis == time_axis:
+        raise ValueError("istft: time_axis and freq_axis must differ")
+    complex_dt = numpy.result_type(z.dtype, numpy.complex64)
+    real_dt = numpy.finfo(complex_dt).dtype
+    z = z.astype(complex_dt)
+    n_default = 2 * (z.shape[freq_axis] - 1) if input_onesided else z.shape[freq_axis]
+    nperseg = operator_index(nperseg, "nperseg") if nperseg is not None else n_default
+    if nperseg < 1:
+        raise ValueError(f"istft: nperseg must be a positive integer, got {nperseg}")
+    if nfft is None:
+        nfft = n_default + (1 if input_onesided and nperseg == n_default + 1 else 0)
+    else:
+        nfft = operator_index(nfft, "nfft")
+    if nfft < nperseg:
+        raise ValueError(f"istft: FFT length ({nfft}) must be at least nperseg ({nperseg})")
+    noverlap = nperseg // 2 if noverlap is None else operator_index(noverlap, "noverlap")
+    if noverlap >= nperseg:
+        raise ValueError("istft: noverlap must be less than nperseg")
+    step = nperseg - noverlap
+    outer = tuple(i for i in range(z.ndim) if i not in (time_axis, freq_axis))
+    z = fnp.transpose(z, outer + (freq_axis, time_axis))
+    if input_onesided:
+        subs = fnp.fft.irfft(z, n=nfft, axis=-2)[..., :nperseg, :]
+    else:
+        subs = fnp.fft.ifft(z, n=nfft, axis=-2)[..., :nperseg, :]
+    if isinstance(window, str | tuple):
+        win = _const(get_window(window, nperseg).astype(real_dt), subs)
+    else:
+        win = fnp.asarray(window).astype(real_dt)
+        if win.ndim != 1:
+            raise ValueError("istft: window must be 1-D")
+        if win.shape[0] != nperseg:
+            raise ValueError(f"istft: window must have length {nperseg}")
+    if scaling == "spectrum":
+        subs = subs * win.sum()
+    else:
+        subs = subs * fnp.sqrt(fs * (win * win).sum())
+    win_col = fnp.reshape(win, (nperseg, 1))
+    x = _overlap_add(fnp.swapaxes(subs * win_col, -2, -1), step)
+    nseg = subs.shape[-1]
+    norm = _overlap_add(fnp.broadcast_to(fnp.reshape(win * win, (1, nperseg)),
+                                         (nseg, nperseg)), step)
+    if boundary:
+        half = nperseg // 2
+        x = x[..., half:x.shape[-1] - half]
+        norm = norm[..., half:norm.shape[-1] - half]
+    x = x / fnp.where(norm > 1e-10, norm, 1.0)
+    if x.ndim > 1 and time_axis != z.ndim - 1:
+        if freq_axis < time_axis:
+            time_axis -= 1
+        x = fnp.moveaxis(x, -1, time_axis)
+    times = _const(numpy.arange(x.shape[0]).astype(real_dt), x) / fs
+    return times, x
