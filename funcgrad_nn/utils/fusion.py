@@ -38,8 +38,20 @@ def fuse_conv_bn_weights(conv_w: Any, conv_b: Any, bn_rm: Any, bn_rv: Any, bn_ep
     if bn_b is None:
         bn_b = fnp.zeros_like(bn_rm)
     rsqrt = 1 / fnp.sqrt(bn_rv + bn_eps)
-    shape = ((1, -1) if transpose else (-1, 1)) + (1,) * (fnp.ndim(conv_w) - 2)
-    fused_w = (conv_w * fnp.reshape(bn_w * rsqrt, shape)).astype(w_dtype)
+    scale = bn_w * rsqrt  # one factor per output channel
+    kernel = tuple(fnp.shape(conv_w)[2:])
+    per_group = fnp.shape(conv_w)[1]
+    groups = fnp.shape(scale)[0] // per_group if transpose and per_group else 1
+    if transpose and groups > 1 and groups * per_group == fnp.shape(scale)[0]:
+        # a grouped transposed convolution's weight is (in, out/groups, *k): output channel
+        # g*out/groups + j of input group g is column j of rows g*in/groups.. (PyTorch's own
+        # fusion fails here with a shape error)
+        w = fnp.reshape(conv_w, (groups, -1, per_group) + kernel)
+        w = w * fnp.reshape(scale, (groups, 1, per_group) + (1,) * len(kernel))
+        fused_w = fnp.reshape(w, fnp.shape(conv_w)).astype(w_dtype)
+    else:
+        shape = ((1, -1) if transpose else (-1, 1)) + (1,) * len(kernel)
+        fused_w = (conv_w * fnp.reshape(scale, shape)).astype(w_dtype)
     fused_b = ((conv_b - bn_rm) * rsqrt * bn_w + bn_b).astype(b_dtype)
     return Parameter(fused_w), Parameter(fused_b, b_trainable)
 

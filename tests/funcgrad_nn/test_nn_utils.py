@@ -642,3 +642,19 @@ def test_in_place_clips_refuse_model_parameters(clip):
     with pytest.raises(TypeError, match=r"model.parameters\(\).*pass the gradients"):
         clip(model.parameters())
     np.testing.assert_array_equal(model.weight, before)
+
+
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_fuse_conv_bn_eval_handles_grouped_transposed_convolutions(groups):
+    # the weight of a grouped ConvTranspose is (in, out/groups, *k); torch 2.13's own
+    # fuse_conv_bn_eval fails on it with a shape error, the fused layer here is bn(conv(x))
+    rng = np.random.default_rng(0)
+    conv = nn.ConvTranspose2d(6, 3 * groups, 3, groups=groups).double().to(DEVICE).eval()
+    bn = nn.BatchNorm2d(3 * groups).double().to(DEVICE)
+    for name in ("running_mean", "weight", "bias"):
+        getattr(bn, name)[...] = dev(rng.normal(size=3 * groups))
+    bn.running_var[...] = dev(rng.uniform(0.5, 2.0, size=3 * groups))
+    bn.eval()
+    x = dev(rng.normal(size=(2, 6, 4, 4)))
+    fused = nn.utils.fuse_conv_bn_eval(conv, bn, transpose=True)
+    np.testing.assert_allclose(host(fused(x)), host(bn(conv(x))), rtol=1e-12, atol=1e-12)
