@@ -292,7 +292,9 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``torch.func.vjp``: ``(output, vjp_fn)`` (``(output, vjp_fn, aux)`` with ``has_aux``);
-    ``vjp_fn(cotangents)`` returns a tuple with one gradient per primal.
+    ``vjp_fn(cotangents)`` returns a tuple with one gradient per primal (PyTorch's
+    ``retain_graph``/``create_graph`` keywords are accepted: it can always be called again,
+    and its result is differentiable under an enclosing transformation).
 
     Example:
         >>> import numpy as np
@@ -308,7 +310,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     out_skel = skel[0] if has_aux and skel is not None else skel
     in_skel = _skeleton(tuple(primals))
 
-    def vjp_fn(cotangents: Any) -> Any:
+    def vjp_fn(cotangents: Any, retain_graph: bool = True,
+               create_graph: bool | None = None) -> Any:
+        # PyTorch's keywords: the pullback can always run again and is differentiable
         return _reorder(in_skel, pull(cotangents))
 
     if has_aux:

@@ -240,3 +240,11 @@ def test_replace_all_batch_norm_modules_():
         one = func.grad(loss)(params, xs[i])
         for k in params:
             assert_close(per_sample[k][i], one[k])
+
+
+def test_vjp_fn_takes_pytorchs_keywords():
+    out, vjp_fn = func.vjp(fnp.sin, dev(np.array([0.0, 1.0])))
+    first = vjp_fn(dev(np.ones(2)), retain_graph=True)
+    again = vjp_fn(dev(np.ones(2)), retain_graph=False, create_graph=True)
+    assert_close(first[0], np.cos([0.0, 1.0]))
+    assert_close(again[0], first[0])
