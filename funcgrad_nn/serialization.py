@@ -106,9 +106,13 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors)
                           for i, v in enumerate(obj)]}
+    hint = ""
+    if callable(getattr(obj, "state_dict", None)):  # torch.save pickles these whole
+        hint = ("; save its state_dict() instead and load it back with load_state_dict "
+                "(nothing is pickled here)")
     raise TypeError(f"save: cannot store an object of type {type(obj).__name__} at "
                     f"{path or '<root>'!r} (supported: arrays, dict/list/tuple nesting, Python "
-                    "scalars, str, None)")
+                    f"scalars, str, None){hint}")
 
 
 def _placement(map_location: Any) -> Callable[[numpy.ndarray], Any]:

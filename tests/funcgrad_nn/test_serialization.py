@@ -321,3 +321,12 @@ def test_a_torch_save_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
         z.writestr("model/version", b"3\n")
     with pytest.raises(CheckpointError, match=r"PyTorch pickle checkpoint.*safetensors.torch"):
         nn.load(path)
+
+
+def test_saving_a_module_or_optimizer_inside_a_checkpoint_names_the_state_dict_fix():
+    # torch.save({"model": model}) pickles the module; here its state_dict() is the way
+    model = nn.Linear(2, 2)
+    for obj, where in (({"model": model}, "'model'"),
+                       ([nn.optim.SGD(model.parameters(), lr=0.1)], "'0'")):
+        with pytest.raises(TypeError, match=f"at {where} .*save its state_dict\\(\\) instead"):
+            nn.save(obj, io.BytesIO())
