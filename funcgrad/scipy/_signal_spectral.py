@@ -26,6 +26,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
+from funcgrad.scipy._detrend import detrend as _detrend
 
 __all__ = ["get_window", "stft", "istft", "csd", "welch"]
 
@@ -211,8 +212,6 @@ _BOUNDARIES: dict[Any, Callable[[Any, int], Any]] = {
 
 
 def _detrend_func(detrend: Any) -> Callable[[Any], Any]:
-    from funcgrad.scipy.signal import detrend as _detrend
-
     if isinstance(detrend, str):
         return lambda d: _detrend(d, type=detrend, axis=-1)
     if callable(detrend):
