@@ -12,6 +12,7 @@ fixed point, the last axis first, each pass rounded and clamped to uint8.
 
 from __future__ import annotations
 
+import fractions
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -415,18 +416,26 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
 
 
 def _linspace_from_neg_one(n: int, align_corners: bool, dt: numpy.dtype) -> numpy.ndarray:
-    """PyTorch's normalised pixel positions of one axis: ``linspace(-1, 1, n)`` (its two-ended
-    float formula), scaled by ``(n - 1) / n`` to pixel centres without ``align_corners``; 0
-    for a single pixel."""
+    """PyTorch's normalised pixel positions of one axis, bit for bit: ``torch.linspace(-1, 1,
+    n)``, then ``* (n - 1) / n`` (two roundings) to pixel centres without ``align_corners``;
+    0 for a single pixel. (An identity ``theta`` puts every sample exactly on a pixel, where
+    ``grid_sample``'s derivative jumps: a point one ulp off takes the other side's slope.)"""
     if n <= 1:
         return numpy.zeros(max(n, 0), dtype=dt)
     f = dt.type
-    step = (f(1) - f(-1)) / f(n - 1)
+    step = f(2) / f(n - 1)
     i = numpy.arange(n)
     half = n // 2
-    r = numpy.where(i < half, f(-1) + step * i.astype(dt), f(1) - step * (n - 1 - i).astype(dt))
-    r = r.astype(dt)
-    return r if align_corners else (r * f((n - 1) / n)).astype(dt)
+    # torch.linspace: start + step * i for the first half, end - step * (n - 1 - i) for the
+    # rest, each a fused multiply-add (one rounding).
+    if dt.itemsize <= 4:  # exact in float64, rounded once to the dtype
+        s = numpy.float64(step)
+        r = numpy.where(i < half, -1.0 + s * i, 1.0 - s * (n - 1 - i)).astype(dt)
+    else:
+        q = fractions.Fraction(float(step))
+        r = numpy.array([float(-1 + q * k) if k < half else float(1 - q * (n - 1 - k))
+                         for k in range(n)], dtype=dt)
+    return r if align_corners else ((r * f(n - 1)).astype(dt) / f(n)).astype(dt)
 
 
 def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = None) -> Any:

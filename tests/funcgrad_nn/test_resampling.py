@@ -152,3 +152,47 @@ def test_pad_crops_to_empty_in_every_mode_but_never_past_an_axis():
         F.pad(np.ones((2, 4, 1, 2)), (-1, 1, -2, 2, 3, 1))
     with pytest.raises(ValueError, match="crops more than"):
         F.pad(np.ones((1, 3, 2)), (-1, -2, 1, 0), mode="replicate")
+
+
+# torch 2.13: F.affine_grid(identity, (1, 1, 1, 28), align_corners=False)[0, 0, :, 0], bits.
+# (linspace's fused multiply-adds, then * 27 / 28 in two roundings; 6 of the float32 points
+# and some float64 ones differ by an ulp from a plain formula.)
+IDENTITY_GRID_28 = {
+    np.float32: (np.uint32, [
+        0xbf76db6e, 0xbf649249, 0xbf524925, 0xbf400000, 0xbf2db6db, 0xbf1b6db7, 0xbf092493,
+        0xbeedb6db, 0xbec92492, 0xbea49248, 0xbe800000, 0xbe36db6e, 0xbddb6db6, 0xbd124923,
+        0x3d124923, 0x3ddb6db6, 0x3e36db6e, 0x3e800000, 0x3ea49248, 0x3ec92492, 0x3eedb6db,
+        0x3f092493, 0x3f1b6db7, 0x3f2db6db, 0x3f400000, 0x3f524925, 0x3f649249, 0x3f76db6e]),
+    np.float64: (np.uint64, [
+        0xbfeedb6db6db6db7, 0xbfec924924924925, 0xbfea492492492492, 0xbfe8000000000000,
+        0xbfe5b6db6db6db6e, 0xbfe36db6db6db6db, 0xbfe1249249249249, 0xbfddb6db6db6db6e,
+        0xbfd9249249249249, 0xbfd4924924924926, 0xbfd0000000000001, 0xbfc6db6db6db6db8,
+        0xbfbb6db6db6db6df, 0xbfa2492492492499, 0x3fa2492492492499, 0x3fbb6db6db6db6df,
+        0x3fc6db6db6db6db8, 0x3fd0000000000001, 0x3fd4924924924926, 0x3fd9249249249249,
+        0x3fddb6db6db6db6e, 0x3fe1249249249249, 0x3fe36db6db6db6db, 0x3fe5b6db6db6db6e,
+        0x3fe8000000000000, 0x3fea492492492492, 0x3fec924924924925, 0x3feedb6db6db6db7]),
+}
+
+
+# torch 2.13's theta gradient there, float32 (in float64 its grid_sample rounds some of
+# these samples to the other side of a pixel than ours: not matched)
+THETA_GRAD_28 = [[[-545.8988647460938, 86.12278747558594, 220.55247497558594],
+                  [97.47981262207031, -420.1410827636719, 69.18356323242188]]]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_affine_grid_identity_is_torchs_bit_for_bit(dtype):
+    # A spatial transformer starts at the identity, where every sample sits on a pixel and
+    # grid_sample's derivative jumps: a point one ulp off PyTorch's takes the other slope
+    # (the STN tutorial's theta gradient was 20 % off).
+    uint, bits = IDENTITY_GRID_28[dtype]
+    theta = dev(np.array([[[1, 0, 0], [0, 1, 0]]], dtype))
+    grid = host(nn.F.affine_grid(theta, (1, 1, 1, 28), align_corners=False))
+    np.testing.assert_array_equal(grid[0, 0, :, 0].view(uint), np.array(bits, uint))
+    if dtype is np.float64:
+        return
+    x = np.random.default_rng(0).random((1, 1, 28, 28)).astype(dtype)
+    theta_grad = funcgrad.grad(lambda t: nn.F.grid_sample(
+        dev(x), nn.F.affine_grid(t, (1, 1, 28, 28), align_corners=False),
+        align_corners=False).sum())(theta)
+    np.testing.assert_allclose(host(theta_grad), THETA_GRAD_28, rtol=1e-5, atol=1e-3)
