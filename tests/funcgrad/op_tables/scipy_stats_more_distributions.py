@@ -29,7 +29,9 @@ def _all_f32(args) -> bool:
 def case(name, fn, ref, args, **kw):
     """A case; its all-float32 argument tuples go to a ``<name>_f32`` case with float32's
     default tolerances (a tight float64 ``rtol`` would not hold)."""
-    _add(name, fn, ref, [a for a in args if not _all_f32(a)], **kw)
+    f64 = [a for a in args if not _all_f32(a)]
+    if f64:  # a case without argument tuples breaks the drivers (test_taylor_op_table)
+        _add(name, fn, ref, f64, **kw)
     f32 = [a for a in args if _all_f32(a)]
     if f32:
         keep = {k: v for k, v in kw.items() if k in ("vmap", "jit")}
