@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 from funcgrad.avals import get_aval
 from funcgrad.core import Primitive, user_source_info
@@ -43,7 +43,7 @@ from funcgrad.debug.instrument import instrumented
 from funcgrad.ir import Eqn
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
-           "ProfilerActivity", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
+           "Interval", "ProfilerActivity", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
 
 
 class ProfilerActivity:
@@ -136,14 +136,49 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     return handler_fn
 
 
-class FunctionEvent:
+class Interval(NamedTuple):
+    """An event's ``time_range``: ``start``/``end`` in microseconds (PyTorch's).
+
+    Example:
+        >>> Interval(2.0, 5.5).elapsed_us()
+        3.5
+    """
+
+    start: float
+    end: float
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+class _TimeStrings:
+    """PyTorch's formatted-time attributes (``cpu_time_total_str``...)."""
+
+    __slots__ = ()
+
+    @property
+    def cpu_time_str(self) -> str:
+        return _fmt_time(self.cpu_time)  # type: ignore[attr-defined]
+
+    @property
+    def cpu_time_total_str(self) -> str:
+        return _fmt_time(self.cpu_time_total)  # type: ignore[attr-defined]
+
+    @property
+    def self_cpu_time_total_str(self) -> str:
+        return _fmt_time(self.self_cpu_time_total)  # type: ignore[attr-defined]
+
+
+class FunctionEvent(_TimeStrings):
     """One timed operation (a primitive, a jitted call, or a ``record_function`` range).
 
-    Times are in microseconds, as PyTorch reports them.
+    Times are in microseconds, as PyTorch reports them; ``cpu_parent``/``cpu_children`` link
+    an event to the events it is nested in / that are nested in it.
     """
 
     __slots__ = ("name", "start_ns", "end_ns", "child_ns", "input_shapes", "thread", "kind",
-                 "source", "id", "self_cpu_memory_usage", "child_memory", "has_children")
+                 "source", "id", "self_cpu_memory_usage", "child_memory", "has_children",
+                 "cpu_parent", "cpu_children")
 
     def __init__(self, name: str, kind: str, input_shapes: list | None, source: str) -> None:
         self.name = name
@@ -160,6 +195,8 @@ class FunctionEvent:
         self.self_cpu_memory_usage = 0
         self.child_memory = 0
         self.has_children = False
+        self.cpu_parent: FunctionEvent | None = None
+        self.cpu_children: list[FunctionEvent] = []
 
     @property
     def key(self) -> str:
@@ -178,6 +215,18 @@ class FunctionEvent:
         return 1
 
     @property
+    def cpu_time(self) -> float:
+        return self.cpu_time_total
+
+    @property
+    def time_range(self) -> Interval:
+        return Interval(self.start_ns / 1e3, self.end_ns / 1e3)
+
+    @property
+    def is_user_annotation(self) -> bool:
+        return self.kind == "range"
+
+    @property
     def cpu_memory_usage(self) -> int:
         """Bytes allocated by this event and the events nested in it."""
         return self.self_cpu_memory_usage + self.child_memory
@@ -187,7 +236,7 @@ class FunctionEvent:
                 f"self={self.self_cpu_time_total:.1f}us>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_TimeStrings):
     """Events with one key (name, and input shapes when grouped by them), summed."""
 
     __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes",
@@ -432,6 +481,9 @@ class profile:  # noqa: N801  (PyTorch's name)
     def _open(self, ev: FunctionEvent) -> None:
         self._ids += 1
         ev.id = self._ids
+        if self._stack:
+            ev.cpu_parent = self._stack[-1]
+            ev.cpu_parent.cpu_children.append(ev)
         self._stack.append(ev)
         ev.start_ns = time.perf_counter_ns()
 

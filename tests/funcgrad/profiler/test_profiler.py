@@ -211,3 +211,22 @@ def test_memory_columns_only_when_profiled():
         fnp.sin(np.ones(3))
     assert "CPU Mem" not in prof.key_averages().table()
     assert prof.key_averages()[0].cpu_memory_usage == 0
+
+
+def test_events_link_parents_children_and_time_ranges():
+    # torch.profiler's FunctionEvent: cpu_parent / cpu_children, time_range.elapsed_us(),
+    # cpu_time and the formatted *_str times
+    with profile() as prof:
+        with record_function("outer"):
+            fnp.sin(np.ones(3))
+            fnp.cos(np.ones(3))
+    outer = next(e for e in prof.events() if e.name == "outer")
+    assert outer.cpu_parent is None and outer.is_user_annotation
+    assert [c.name for c in outer.cpu_children] == ["sin", "cos"]
+    assert all(c.cpu_parent is outer and not c.is_user_annotation for c in outer.cpu_children)
+    r = outer.time_range
+    assert r.start <= outer.cpu_children[0].time_range.start <= r.end
+    assert r.elapsed_us() == pytest.approx(outer.cpu_time_total) == outer.cpu_time
+    assert outer.cpu_time_total_str.endswith(("us", "ms", "s"))
+    avg = prof.key_averages()[0]
+    assert avg.self_cpu_time_total_str and avg.cpu_time_str
