@@ -281,12 +281,22 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
 
 # -- loading ----------------------------------------------------------------------------------
 
+def _pickle_refused(where: str) -> CheckpointError:
+    return CheckpointError(
+        f"load: {where} is a PyTorch pickle checkpoint (torch.save), which funcgrad_nn does "
+        "not unpickle (it could run code); convert it once in PyTorch: "
+        "safetensors.torch.save_file(torch.load(path), 'model.safetensors'), then nn.load "
+        "that file")
+
+
 def _check_safetensors(buf: bytes | None, size: int, head: bytes, where: str) -> dict:
     """Validate the safetensors header and data extent; return the parsed header."""
     if size < 8:
         raise CheckpointError(f"load: {where} is truncated or empty ({size} bytes; a checkpoint "
                               "starts with an 8-byte header length)")
     (n,) = struct.unpack("<Q", head[:8])
+    if head[:1] == b"\x80" and head[8:9] != b"{":  # pickle's PROTO opcode: torch.save's
+        raise _pickle_refused(where)              # legacy format, or pickle.dump
     if head[8:9] != b"{":
         raise CheckpointError(
             f"load: {where} is not a checkpoint: neither a safetensors file nor an .npz archive "
@@ -361,11 +371,7 @@ def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
     with archive:
         if "__structure__" not in archive.files:
             if any(name.endswith("data.pkl") for name in archive.zip.namelist()):
-                raise CheckpointError(
-                    f"load: {where} is a PyTorch pickle checkpoint (torch.save), which "
-                    "funcgrad_nn does not unpickle (it could run code); convert it once in "
-                    "PyTorch: safetensors.torch.save_file(torch.load(path), "
-                    "'model.safetensors'), then nn.load that file")
+                raise _pickle_refused(where)
             raise CheckpointError(f"load: {where} is not a funcgrad_nn checkpoint (an .npz "
                                   "without a __structure__ entry)")
         try:

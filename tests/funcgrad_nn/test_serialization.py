@@ -321,6 +321,17 @@ def test_a_torch_save_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
         z.writestr("model/version", b"3\n")
     with pytest.raises(CheckpointError, match=r"PyTorch pickle checkpoint.*safetensors.torch"):
         nn.load(path)
+    # torch.save(..., _use_new_zipfile_serialization=False) and pickle.dump: a bare pickle
+    # (torch 2.13's legacy file starts b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.")
+    import pickle
+
+    legacy = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03."
+    for name, data in (("legacy.pt", legacy), ("dump.pkl", pickle.dumps({"a": [1.0]}))):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(CheckpointError, match=r"pickle checkpoint.*safetensors.torch"):
+            nn.load(tmp_path / name)
+        with pytest.raises(CheckpointError, match=r"pickle checkpoint"):
+            nn.load(io.BytesIO(data))
 
 
 def test_saving_a_module_or_optimizer_inside_a_checkpoint_names_the_state_dict_fix():
