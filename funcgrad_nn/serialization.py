@@ -254,7 +254,9 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
         obj = obj.state_dict()
     tensors: dict[str, numpy.ndarray] = {}
     structure = {"format": _FORMAT, "root": _encode(obj, "", tensors)}
-    metadata = {_META_KEY: json.dumps(structure), "format": "np"}
+    # "format" says whose weight layout the tensors follow (Hugging Face loaders refuse a
+    # file without "pt"/"tf"/"flax"/"mlx"): funcgrad_nn's are PyTorch's, names and shapes
+    metadata = {_META_KEY: json.dumps(structure), "format": "pt"}
     if not isinstance(f, (str, os.PathLike)):
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return

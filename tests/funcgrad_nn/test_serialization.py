@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+import safetensors
 import safetensors.numpy
 
 import funcgrad_nn as nn
@@ -82,6 +83,10 @@ def test_a_file_written_here_is_a_plain_safetensors_state_dict(tmp_path):
     assert sorted(plain) == sorted(m.state_dict())
     assert plain["1.num_batches_tracked"].shape == ()
     assert (tmp_path / "model.safetensors").stat().st_mode & 0o777 != 0o600  # not mkstemp's mode
+    # metadata "format": "pt", as safetensors.torch.save_file writes: the weights follow
+    # PyTorch's layout, and Hugging Face loaders refuse a file without pt/tf/flax/mlx
+    with safetensors.safe_open(str(tmp_path / "model.safetensors"), framework="numpy") as f:
+        assert f.metadata()["format"] == "pt"
 
 
 def test_pytorch_exported_safetensors_loads_into_the_twin():
