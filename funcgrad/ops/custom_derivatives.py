@@ -817,11 +817,35 @@ def _encode_jvp_rule(jvp: Any, enc: Encoder) -> Any:
         for depth, outer in enumerate(reversed(stack)):
             if outer == key:
                 return {"rule_ref": depth}
+    if len(stack) >= _MAX_EXPORTED_RULE_DEPTH and isinstance(eqn.params["fun"], ClosedJaxpr):
+        # A rule whose rule calls another custom function, and so on without end (i0e's
+        # derivative is g_2, whose derivative is g_3, ...): this deep, the derivative written
+        # is the one forward mode takes of the function itself.
+        jvp = _autodiff_jvp_rule(eqn.params["fun"], eqn.params["num_consts"])
     stack.append(key)
     try:
         return _encode_traced_jvp_rule(jvp, enc, eqn, avals)
     finally:
         stack.pop()
+
+
+#: how many custom_jvp rules deep an exported program keeps them (each written rule may hold
+#: calls of custom functions whose rules are written in turn); deeper, forward mode of the
+#: function is written instead. Derivatives up to this order keep every custom rule.
+_MAX_EXPORTED_RULE_DEPTH = 4
+
+
+def _autodiff_jvp_rule(fun: ClosedJaxpr, num_consts: int) -> Callable[..., Any]:
+    """The JVP rule forward mode gives ``fun`` (its operands: ``num_consts`` constants, then
+    the differentiable arguments)."""
+
+    def rule(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[list, list]:
+        consts = list(primals[:num_consts])
+        return jvp_flat(lambda *xs: eval_jaxpr(fun.jaxpr, fun.consts, *consts, *xs),
+                        list(primals[num_consts:]), list(tangents))
+
+    rule.__name__ = "forward_mode"
+    return rule
 
 
 def _encode_traced_jvp_rule(jvp: Any, enc: Encoder, eqn: Any, avals: list) -> Any:

@@ -333,6 +333,23 @@ def test_custom_jvp_rule_calling_its_own_function_round_trips():
                      lambda v: funcgrad.scipy.special.logsumexp(v, axis=1).sum())(a)))
 
 
+def test_a_tower_of_custom_rules_is_cut_to_forward_mode():
+    # i1e's rule calls g_2, whose rule calls g_3, ...: tracing each rule to write it never
+    # ended (OverflowError deep down). Rules are written 4 deep, then forward mode of the
+    # function; the values and derivatives are the same.
+    a = dev(np.array([0.0, 0.5, 1.5, 6.0]))
+    loaded = deserialize(export(funcgrad.scipy.special.i1e)(a).serialize())
+    assert_close(host(loaded(a)), host(funcgrad.scipy.special.i1e(a)))
+
+    def third(f):
+        return funcgrad.grad(lambda s: funcgrad.grad(lambda t: funcgrad.grad(
+            lambda u: f(u * dev(np.ones(4))).sum())(t))(s))
+
+    for s in (0.0, 0.7):
+        assert_close(host(third(loaded)(s)), host(third(funcgrad.scipy.special.i1e)(s)),
+                     rtol=1e-9, atol=1e-12)
+
+
 def test_a_rule_reference_outside_any_rule_is_refused():
     data = json.loads(export(_calls_itself)(2.0, 3.0).serialize())
     eqn = data["jaxpr"]["jaxpr"]["eqns"][0]
