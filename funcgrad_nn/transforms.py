@@ -29,7 +29,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad_nn.module import Module, storable_state_value
 
-__all__ = ["grad", "jit", "value_and_grad", "vjp", "vmap"]
+__all__ = ["checkpoint", "grad", "jit", "value_and_grad", "vjp", "vmap"]
 
 
 def _trainable_mask(mod: Module) -> list[bool]:
@@ -299,6 +299,41 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
         return _module_grads(treedef, grad_slots, gs)
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
+               preserve_rng_state: bool = True, **kwargs: Any) -> Any:
+    """PyTorch's ``torch.utils.checkpoint.checkpoint(function, *args)``: ``function(*args,
+    **kwargs)`` whose intermediate values are recomputed in the backward pass instead of
+    stored (:func:`funcgrad.checkpoint`), inside ``nn.grad``/``nn.jit`` as anywhere.
+
+    ``function`` may be a module (``checkpoint(self.block, x)``, the usual form) and
+    ``args`` may hold modules: they are passed through the checkpoint, so their buffer
+    updates (Dropout's key, BatchNorm's running statistics) are written back, once (a module
+    only captured by a lambda cannot be: its Dropout or BatchNorm raises). Dropout masks
+    are the same in the recomputation (the key is an input), as PyTorch's
+    ``preserve_rng_state``; ``use_reentrant`` is accepted and has no effect.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> block = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Tanh())
+    >>> loss = lambda m, x: nn.checkpoint(m, x).sum()
+    >>> nn.jit(nn.grad(loss))(block, np.ones((2, 4), np.float32))[0].weight.shape
+    (4, 4)
+    """
+    del use_reentrant, preserve_rng_state
+    call = (function,) + args
+
+    def inner(*a: Any) -> Any:
+        out = a[0](*a[1:], **kwargs)
+        return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
+
+    static = tuple(i for i, a in enumerate(call)
+                   if not isinstance(a, Module) and callable(a))  # a plain function
+    out, bufs = funcgrad.checkpoint(inner, static_argnums=static)(
+        *(_dedup(a) for a in call))
+    for i, d in bufs.items():
+        _write_back(call[i], d)
+    return out
 
 
 def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:

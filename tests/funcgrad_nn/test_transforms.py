@@ -339,3 +339,27 @@ def test_optimizer_matches_groups_of_submodules_in_any_order():
 
     for a, b in zip(run(False), run(True)):
         assert_allclose(a, b, rtol=0, atol=0)
+
+
+def test_checkpoint_passes_modules_through_and_writes_their_buffers_back():
+    # torch.utils.checkpoint.checkpoint(block, x) around BatchNorm and Dropout: the same
+    # loss, gradients, running statistics and Dropout key as without it, eagerly and under
+    # nn.jit (funcgrad.checkpoint over a closure raised at the buffer update).
+    def build():
+        nn.manual_seed(0)
+        return nn.Sequential(nn.Linear(3, 5), nn.BatchNorm1d(5), nn.Tanh(), nn.Dropout(0.3),
+                             nn.Linear(5, 2)).to(DEVICE)
+
+    for transform in (lambda f: f, nn.jit):
+        plain, ckpt = build(), build()
+        for _ in range(2):
+            lp, gp = transform(nn.value_and_grad(_loss))(plain, dev(x), dev(y))
+            lc, gc = transform(nn.value_and_grad(
+                lambda m, x, y: nn.F.mse_loss(nn.checkpoint(m, x, use_reentrant=False), y)))(
+                    ckpt, dev(x), dev(y))
+            assert_allclose(host(lc), host(lp), rtol=1e-6, atol=1e-7)
+            for a, b in zip(nn.tree_leaves(gc), nn.tree_leaves(gp)):
+                assert_allclose(host(a), host(b), rtol=1e-5, atol=1e-6)
+        for (name, a), (_, b) in zip(ckpt.named_buffers(), plain.named_buffers()):
+            assert_allclose(host(a), host(b), rtol=1e-6, atol=1e-7, err_msg=name)
+        assert int(ckpt[1].num_batches_tracked) == 2
