@@ -230,3 +230,27 @@ def test_events_link_parents_children_and_time_ranges():
     assert outer.cpu_time_total_str.endswith(("us", "ms", "s"))
     avg = prof.key_averages()[0]
     assert avg.self_cpu_time_total_str and avg.cpu_time_str
+
+
+def test_export_stacks_for_flame_graphs(tmp_path):
+    # PyTorch's flame-graph recipe: prof.export_stacks(path, "self_cpu_time_total") writes
+    # "frame;...;frame value" lines; here the frames are the enclosing ranges / jitted calls,
+    # the source line, then the operation
+    f = funcgrad.jit(lambda a: fnp.cos(a) * 2.0)
+    with profile(with_stack=True) as prof:
+        with record_function("train step"):
+            fnp.sin(np.ones(50_000))
+            f(np.ones(50_000))
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path), "self_cpu_time_total")
+    lines = path.read_text().splitlines()
+    stacks = {}
+    for ln in lines:
+        stack, value = ln.rsplit(" ", 1)
+        assert int(value) > 0
+        stacks[stack.split(";")[-1]] = stack.split(";")
+    assert stacks["sin"][0] == "train_step" and "test_profiler.py" in stacks["sin"][1]
+    assert stacks["cos"][0] == "train_step" and stacks["cos"][1].startswith("jit")
+    assert all(" " not in frame for st in stacks.values() for frame in st)
+    with pytest.raises(ValueError, match="export_stacks"):
+        prof.export_stacks(str(path), "cpu_time_total")
