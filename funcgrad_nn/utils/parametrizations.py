@@ -333,14 +333,15 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     return register_parametrization(module, name, orth, unsafe=True)
 
 
-def is_parametrized(module: Module, name: str | None = None) -> bool:
-    """Whether ``module`` (or its attribute ``name``) is parametrized.
+def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
+    """Whether ``module`` (or its attribute ``tensor_name``, PyTorch's keyword) is
+    parametrized.
 
     >>> import funcgrad_nn as nn
-    >>> is_parametrized(weight_norm(nn.Linear(1, 1)), "weight")
+    >>> is_parametrized(weight_norm(nn.Linear(1, 1)), tensor_name="weight")
     True
     """
     p = module._modules.get("parametrizations")
     if p is None:
         return False
-    return True if name is None else name in p._modules
+    return True if tensor_name is None else tensor_name in p._modules

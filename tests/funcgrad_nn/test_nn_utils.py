@@ -658,3 +658,10 @@ def test_fuse_conv_bn_eval_handles_grouped_transposed_convolutions(groups):
     x = dev(rng.normal(size=(2, 6, 4, 4)))
     fused = nn.utils.fuse_conv_bn_eval(conv, bn, transpose=True)
     np.testing.assert_allclose(host(fused(x)), host(bn(conv(x))), rtol=1e-12, atol=1e-12)
+
+
+def test_is_parametrized_takes_torchs_tensor_name_keyword():
+    # torch 2.13: parametrize.is_parametrized(module, tensor_name=None)
+    lin = weight_norm(nn.Linear(2, 2))
+    assert nn.utils.parametrize.is_parametrized(lin, tensor_name="weight")
+    assert not nn.utils.parametrize.is_parametrized(lin, tensor_name="bias")
