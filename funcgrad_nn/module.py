@@ -1301,7 +1301,8 @@ def storable_state_value(mod: Module, name: str, value: Any) -> Any:
                 "transformation; "
                 "storing the tracer would break the module after it ends. Pass the module as "
                 "an argument to the module-aware funcgrad_nn.jit / funcgrad_nn.grad / "
-                "funcgrad_nn.value_and_grad / funcgrad_nn.vmap (they write buffer updates "
+                "funcgrad_nn.value_and_grad / funcgrad_nn.vjp / funcgrad_nn.vmap / "
+                "funcgrad_nn.checkpoint (for funcgrad.checkpoint) (they write buffer updates "
                 "such as BatchNorm running statistics back to it), or put the module in "
                 "eval() mode inside plain funcgrad transforms.")
         value = concrete

@@ -363,3 +363,9 @@ def test_checkpoint_passes_modules_through_and_writes_their_buffers_back():
         for (name, a), (_, b) in zip(ckpt.named_buffers(), plain.named_buffers()):
             assert_allclose(host(a), host(b), rtol=1e-6, atol=1e-7, err_msg=name)
         assert int(ckpt[1].num_batches_tracked) == 2
+
+
+def test_plain_checkpoint_over_a_closed_over_dropout_points_to_nn_checkpoint():
+    block = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)).to(DEVICE)
+    with pytest.raises(funcgrad.UnexpectedTracerError, match="funcgrad_nn.checkpoint"):
+        nn.grad(lambda m: funcgrad.checkpoint(lambda v: block(v))(dev(x)).sum())(block)
