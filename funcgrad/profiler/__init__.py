@@ -377,6 +377,28 @@ class EventList(list):
             avg.add(e)
         return avg
 
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The summed self time of the events (us): the profiled time (PyTorch's)."""
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(self, group_by_input_shape: bool = False, **_: Any) -> EventList:
+        """The events grouped by name (and input shapes), in first-seen order.
+
+        Example:
+            >>> EventList().key_averages()
+            []
+        """
+        groups: dict[Any, FunctionEventAvg] = {}
+        for e in self:
+            shapes = e.input_shapes if group_by_input_shape else None
+            key = (e.key, repr(shapes))
+            avg = groups.get(key)
+            if avg is None:
+                avg = groups[key] = FunctionEventAvg(e.key, shapes)
+            avg.add(e)
+        return EventList(groups.values())
+
     def __str__(self) -> str:
         return self.table()
 
@@ -569,17 +591,23 @@ class profile:  # noqa: N801  (PyTorch's name)
         """Every recorded event, in order of starting."""
         return EventList(sorted(self._events, key=lambda e: e.start_ns))
 
+    @property
+    def function_events(self) -> EventList:
+        """Every recorded event (PyTorch's legacy ``autograd.profiler`` name)."""
+        return self.events()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The profiled time (us): the summed self time of every event."""
+        return self.events().self_cpu_time_total
+
+    def total_average(self) -> FunctionEventAvg:
+        """Every event summed into one average."""
+        return self.events().total_average()
+
     def key_averages(self, group_by_input_shape: bool = False, **_: Any) -> EventList:
         """Events grouped by name (and input shapes), in first-seen order."""
-        groups: dict[Any, FunctionEventAvg] = {}
-        for e in self.events():
-            shapes = e.input_shapes if group_by_input_shape else None
-            key = (e.name, repr(shapes))
-            avg = groups.get(key)
-            if avg is None:
-                avg = groups[key] = FunctionEventAvg(e.name, shapes)
-            avg.add(e)
-        return EventList(groups.values())
+        return self.events().key_averages(group_by_input_shape)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kw: Any) -> str:
         return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)

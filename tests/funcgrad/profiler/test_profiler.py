@@ -254,3 +254,19 @@ def test_export_stacks_for_flame_graphs(tmp_path):
     assert all(" " not in frame for st in stacks.values() for frame in st)
     with pytest.raises(ValueError, match="export_stacks"):
         prof.export_stacks(str(path), "cpu_time_total")
+
+
+def test_legacy_autograd_profiler_attributes():
+    # torch.autograd.profiler.profile's: function_events, self_cpu_time_total,
+    # total_average(); EventList.key_averages() and .self_cpu_time_total
+    with profile() as prof:
+        fnp.sin(np.ones(3))
+        fnp.sin(np.ones(3))
+        fnp.cos(np.ones(3))
+    events = prof.function_events
+    assert [e.name for e in events] == ["sin", "sin", "cos"]
+    assert prof.self_cpu_time_total == pytest.approx(sum(e.self_cpu_time_total for e in events))
+    assert events.self_cpu_time_total == pytest.approx(prof.self_cpu_time_total)
+    assert prof.total_average().count == 3
+    assert [(a.key, a.count) for a in events.key_averages()] == [("sin", 2), ("cos", 1)]
+    assert [(a.key, a.count) for a in prof.key_averages()] == [("sin", 2), ("cos", 1)]
