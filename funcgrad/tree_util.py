@@ -166,25 +166,22 @@ def _simple_key_str(k: Any) -> str:
     return str(k)
 
 
-def keystr(path: Sequence[Any], *, simple: bool = False, separator: str = "/") -> str:
-    """Render a key path as a string.
-
-    By default the ``str`` of each entry is concatenated (entries carry their
-    own delimiters).  With ``simple=True`` each entry is reduced to its bare
-    key/index/name and the parts are joined with ``separator`` (which is only
-    used in simple mode).
+def keystr(keys: Sequence[Any], *, simple: bool = False, separator: str = "") -> str:
+    """Render a key path as a string, as JAX's: the ``str`` of each entry (entries carry
+    their own delimiters) or, with ``simple=True``, its bare key/index/name, joined with
+    ``separator`` (nothing by default).
 
     >>> path = (DictKey("a"), SequenceKey(0), GetAttrKey("w"))
     >>> keystr(path)
     "['a'][0].w"
-    >>> keystr(path, simple=True)
-    'a/0/w'
     >>> keystr(path, simple=True, separator=".")
     'a.0.w'
+    >>> keystr(path, simple=True), keystr(path, separator="/")
+    ('a0w', "['a']/[0]/.w")
     """
     if simple:
-        return separator.join(_simple_key_str(k) for k in path)
-    return "".join(str(k) for k in path)
+        return separator.join(_simple_key_str(k) for k in keys)
+    return separator.join(str(k) for k in keys)
 
 
 # ---------------------------------------------------------------------------
@@ -467,6 +464,7 @@ def register_dataclass(
     cls: type[T] | None = None,
     data_fields: Sequence[str] | None = None,
     meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
 ) -> Any:
     """Register a (data)class as a pytree node with data (children) and meta (aux) fields.
 
@@ -481,6 +479,10 @@ def register_dataclass(
     ``object.__setattr__`` -- ``__init__``/``__post_init__`` are not called, so
     frozen dataclasses and validating constructors work.  Meta field values
     should be hashable.  Key path entries are ``GetAttrKey(field_name)``.
+    ``drop_fields`` (dataclasses, as JAX's) names fields left out of the pytree;
+    then the instance is built by calling the class with the other ``__init__``
+    fields, as JAX does, so ``__post_init__`` recomputes the dropped ones (and
+    dropped ``__init__`` fields take their defaults).
 
     >>> from dataclasses import dataclass, field
     >>> @register_dataclass
@@ -497,10 +499,18 @@ def register_dataclass(
     """
     if cls is None:
         return functools.partial(register_dataclass, data_fields=data_fields,
-                                 meta_fields=meta_fields)
+                                 meta_fields=meta_fields, drop_fields=drop_fields)
 
+    drop = tuple(drop_fields)
+    if drop and not dataclasses.is_dataclass(cls):
+        raise TypeError(f"register_dataclass({getattr(cls, '__qualname__', cls)!r}): "
+                        "drop_fields applies to dataclasses only")
     if dataclasses.is_dataclass(cls):
-        all_fields = dataclasses.fields(cls)
+        all_fields = [f for f in dataclasses.fields(cls) if f.name not in drop]
+        unknown = sorted(set(drop) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"register_dataclass({cls.__qualname__}): drop_fields {unknown} "
+                             "are not fields of the dataclass")
         names = [f.name for f in all_fields]
         if data_fields is None and meta_fields is None:
             meta_fields = [f.name for f in all_fields if f.metadata.get("static", False)]
@@ -553,6 +563,18 @@ def register_dataclass(
         for name, value in zip(meta, aux):
             setattr_(obj, name, value)
         return obj
+
+    if drop:
+        init_names = {f.name for f in dataclasses.fields(cls) if f.init}
+
+        def unflatten(aux: tuple, children: Iterable[Any]) -> Any:  # noqa: F811
+            values = dict(zip(data, children))
+            values.update(zip(meta, aux))
+            obj = cls(**{k: v for k, v in values.items() if k in init_names})
+            for k, v in values.items():
+                if k not in init_names:
+                    setattr_(obj, k, v)
+            return obj
 
     register_pytree_node(cls, flatten, unflatten, flatten_with_keys)
     return cls
@@ -1283,12 +1305,12 @@ def tree_all(tree: PyTree, *, is_leaf: Callable[[Any], bool] | None = None) -> b
 
 
 def tree_reduce(
-    f: Callable[[Any, Any], Any],
+    function: Callable[[Any, Any], Any],
     tree: PyTree,
     initializer: Any = _MISSING,
     is_leaf: Callable[[Any], bool] | None = None,
 ) -> Any:
-    """Reduce the leaves with ``f`` (like ``functools.reduce``), left to right.
+    """Reduce the leaves with ``function`` (like ``functools.reduce``), left to right.
 
     >>> tree_reduce(lambda a, b: a + b, {"a": 1, "b": [2, 3]})
     6
@@ -1297,8 +1319,8 @@ def tree_reduce(
     """
     leaves = tree_leaves(tree, is_leaf)
     if initializer is _MISSING:
-        return functools.reduce(f, leaves)
-    return functools.reduce(f, leaves, initializer)
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
 
 
 def tree_reduce_associative(

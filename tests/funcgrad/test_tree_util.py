@@ -415,7 +415,8 @@ def test_key_entries() -> None:
         SequenceKey(0).idx = 1  # type: ignore[misc]
     path = (DictKey("a"), SequenceKey(0), GetAttrKey("w"))
     assert keystr(path) == "['a'][0].w"
-    assert keystr(path, simple=True) == "a/0/w"
+    assert keystr(path, simple=True) == "a0w"  # JAX's default separator is ""
+    assert keystr(path, separator="/") == "['a']/[0]/.w"
     assert keystr(path, simple=True, separator=".") == "a.0.w"
     assert keystr(()) == ""
 
@@ -446,7 +447,8 @@ def test_paths_for_all_node_kinds() -> None:
         "['partial'].args[0]": 12,
         "['partial'].keywords['k']": 13,
     }
-    simple = [keystr(p, simple=True) for p, _ in tree_leaves_with_path({"a": [{"w": 1}]})]
+    simple = [keystr(p, simple=True, separator="/")
+              for p, _ in tree_leaves_with_path({"a": [{"w": 1}]})]
     assert simple == ["a/0/w"]
 
 
@@ -948,3 +950,36 @@ def test_tree_static_and_is_tree_node_as_jax() -> None:
     # JAX 0.10.2: [True, True, True, True, True, False, False, True, True] (+ registered Op)
     assert [tree_util.is_tree_node(t) for t in types] == [True] * 5 + [False] * 2 + [True] * 3
     assert tree_util.is_tree_node([1]) is False  # not a type
+
+
+def test_register_dataclass_drop_fields_as_jax():
+    # As JAX 0.10.2: dropped fields are not in the pytree; the class is called to rebuild,
+    # so __post_init__ recomputes them, and dropped __init__ fields take their defaults.
+    @dataclasses.dataclass
+    class Derived:
+        a: float
+        b: float = dataclasses.field(init=False)
+
+        def __post_init__(self):
+            self.b = self.a * 2
+
+    register_dataclass(Derived, data_fields=["a"], meta_fields=[], drop_fields=["b"])
+    assert tree_leaves(Derived(1.0)) == [1.0]
+    out = tree_map(lambda x: x + 1, Derived(1.0))
+    assert (out.a, out.b) == (2.0, 4.0)
+
+    @dataclasses.dataclass
+    class WithDefault:
+        a: float
+        c: float = 0.0
+
+    register_dataclass(WithDefault, data_fields=["a"], meta_fields=[], drop_fields=["c"])
+    assert tree_map(lambda x: x + 1, WithDefault(1.0, 5.0)) == WithDefault(2.0, 0.0)
+
+    @dataclasses.dataclass
+    class Other:
+        a: float
+
+    with pytest.raises(ValueError, match="not fields"):
+        register_dataclass(Other, data_fields=["a"], meta_fields=[], drop_fields=["zz"])
+    assert tree_reduce(function=lambda x, y: x + y, tree=[1, 2]) == 3  # JAX's names
