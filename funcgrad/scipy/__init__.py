@@ -1,5 +1,6 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``fft``, ``integrate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``, ``special`` and ``stats``
+``fft``, ``integrate``, ``interpolate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``,
+``special`` and ``stats``
 (see docs/scipy.md).
 
 Example:
@@ -11,6 +12,7 @@ Example:
 from funcgrad.scipy import (  # noqa: F401
     fft,
     integrate,
+    interpolate,
     linalg,
     ndimage,
     optimize,
@@ -19,4 +21,5 @@ from funcgrad.scipy import (  # noqa: F401
     stats,
 )
 
-__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]
+__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+           "special", "stats"]
