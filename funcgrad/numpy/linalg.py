@@ -452,7 +452,8 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     u, s, vt = svd(_ew.conj(a) if aa.dtype.kind == "c" else a, full_matrices=False,
                    hermitian=hermitian)
     rc = _as_cutoff_array(rcond, s)
-    cutoff = _ew.mul(_fs.expand_dims(rc, -1), _fr.max(s, axis=-1, keepdims=True))
+    # initial=0: an empty matrix has no singular values and an empty pseudo-inverse.
+    cutoff = _ew.mul(_fs.expand_dims(rc, -1), _fr.max(s, axis=-1, keepdims=True, initial=0.0))
     large = _fe.greater(s, cutoff)
     s_inv = _fe.where(large, _ew.div(1.0, _fe.where(large, s, 1.0)), 0.0)
     return _fl.matmul(_mT(vt), _ew.mul(_fs.expand_dims(s_inv, -1), _mT(u)))

@@ -174,3 +174,15 @@ def test_not_a_square_matrix_is_numpys_linalg_error(call) -> None:
         call(np)
     with pytest.raises(np.linalg.LinAlgError, match="dimension|2-D"):
         call(fnp)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_of_empty_matrix(shape: tuple, hermitian: bool) -> None:
+    """NumPy's (and JAX's) pseudo-inverse of an empty matrix is the empty transposed matrix."""
+    if hermitian and shape[-1] != shape[-2]:
+        return
+    check_like_numpy(fnp.linalg.pinv, np.linalg.pinv, np.zeros(shape), hermitian=hermitian,
+                     name="pinv")
+    check_like_numpy(lambda a: fnp.linalg.pinv(a, rtol=None),
+                     lambda a: np.linalg.pinv(a, rtol=None), np.zeros(shape), name="pinv")
