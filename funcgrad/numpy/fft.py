@@ -211,8 +211,8 @@ def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
     return _ew.conj(rfft(a, n, axis, _SWAP[_norm("ihfft", norm)]))
 
 
-def _cook_nd_args(name: str, x: Any, s: Any, axes: Any,
-                  invreal: bool = False) -> tuple[list[int], list[int]]:
+def _cook_nd_args(name: str, x: Any, s: Any, axes: Any, invreal: bool = False,
+                  real: bool = False) -> tuple[list[int], list[int]]:
     shape = get_aval(x).shape
     nd = len(shape)
     shapeless = s is None
@@ -232,6 +232,9 @@ def _cook_nd_args(name: str, x: Any, s: Any, axes: Any,
         axes = [_axis(name, a, nd) for a in range(-len(s), 0)]
     if len(s) != len(axes):
         raise ValueError(f"{name}: shape and axes have different lengths.")
+    if real and not axes:
+        # The last axis is the halved one; NumPy fails with a bare IndexError here.
+        raise AxisError(f"{name}: needs at least one axis to transform, got axes=() (or s=())")
     if invreal and shapeless:
         s[-1] = (shape[axes[-1]] - 1) * 2
     s = [shape[a] if v == -1 else v for v, a in zip(s, axes)]
@@ -320,7 +323,7 @@ def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
     """
     _no_out("rfftn", out)
     x = _as_real("rfftn", _fc.asarray(a))
-    s, axes = _cook_nd_args("rfftn", x, s, axes)
+    s, axes = _cook_nd_args("rfftn", x, s, axes, real=True)
     norm = _norm("rfftn", norm)
     if len(set(axes)) != len(axes):
         x = rfft(x, s[-1], axes[-1], norm)
@@ -346,7 +349,7 @@ def irfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = 
     x = _fc.asarray(a)
     in_dtype = get_aval(x).dtype
     x = _as_complex(x)
-    s, axes = _cook_nd_args("irfftn", x, s, axes, invreal=True)
+    s, axes = _cook_nd_args("irfftn", x, s, axes, invreal=True, real=True)
     norm = _norm("irfftn", norm)
     if len(set(axes)) != len(axes):
         for n, ax in zip(s[:-1], axes[:-1]):

@@ -100,6 +100,10 @@ def test_errors_name_the_function() -> None:
         fnp.fft.fftn(dev(rand((2, 3))), s=(2, 3), axes=(0,))
     with pytest.raises(TypeError, match="out="):
         fnp.fft.fft(x, out=x)
+    # No axis to halve: NumPy's bare IndexError, here one that says so.
+    for name in ("rfftn", "irfftn", "rfft2", "irfft2"):
+        with pytest.raises(IndexError, match="fftn: needs at least one axis"):
+            getattr(fnp.fft, name)(dev(rand((2, 3))), axes=())
     # The primitive's own rule, when tracing.
     with pytest.raises(DTypeError, match="fft: rfft needs a float32 or float64 operand"):
         funcgrad.make_jaxpr(lambda v: fft_ops.fft(v, "rfft", (0,), (4,)))(
