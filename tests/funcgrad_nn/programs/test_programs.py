@@ -402,3 +402,50 @@ def test_dynamic_net_with_weight_sharing_and_an_unused_weight():
         losses.append(float(loss))
     close(losses, ref["losses"])
     check_state(model, final)
+
+
+def test_spatial_transformer_network_from_the_identity():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, kernel_size=5)
+            self.conv2 = nn.Conv2d(4, 8, kernel_size=5)
+            self.conv2_drop = nn.Dropout2d()
+            self.fc1 = nn.Linear(8 * 4 * 4, 16)
+            self.fc2 = nn.Linear(16, 10)
+            self.dropout = nn.Dropout()  # F.dropout(x, training=self.training) in PyTorch
+            self.localization = nn.Sequential(
+                nn.Conv2d(1, 4, kernel_size=7), nn.MaxPool2d(2, stride=2), nn.ReLU(True),
+                nn.Conv2d(4, 5, kernel_size=5), nn.MaxPool2d(2, stride=2), nn.ReLU(True))
+            self.fc_loc = nn.Sequential(nn.Linear(5 * 3 * 3, 16), nn.ReLU(True),
+                                        nn.Linear(16, 3 * 2))
+            nn.init.zeros_(self.fc_loc[2].weight)
+            self.fc_loc[2].bias[...] = np.array([1, 0, 0, 0, 1, 0], np.float32)
+
+        def stn(self, x):
+            xs = self.localization(x).reshape(-1, 5 * 3 * 3)
+            theta = self.fc_loc(xs).reshape(-1, 2, 3)
+            grid = F.affine_grid(theta, x.shape, align_corners=False)
+            return F.grid_sample(x, grid, align_corners=False)
+
+        def forward(self, x):
+            x = self.stn(x)
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = self.dropout(F.relu(self.fc1(x.reshape(-1, 8 * 4 * 4))))
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    init, final, ref = reference("spatial_transformer")
+    model = Net()
+    model.load_state_dict(init)
+    model.to(DEVICE).eval()
+    x, y = dev(data("spatial_transformer"))
+    optimizer = nn.optim.SGD(model.parameters(), lr=0.01)
+    step = nn.jit(nn.value_and_grad(lambda m, x, y: F.nll_loss(m(x), y)))
+    losses = []
+    for _ in range(4):
+        loss, grads = step(model, x, y)
+        optimizer.step(grads)
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    check_state(model, final)  # theta's layer too: PyTorch's one-sided slopes at the pixels
