@@ -1,5 +1,5 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
-``fft``, ``integrate``, ``interpolate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``,
+``cluster``, ``fft``, ``integrate``, ``interpolate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``,
 ``special`` and ``stats``
 (see docs/scipy.md).
 
@@ -10,6 +10,7 @@ Example:
 """
 
 from funcgrad.scipy import (  # noqa: F401
+    cluster,
     fft,
     integrate,
     interpolate,
@@ -21,5 +22,5 @@ from funcgrad.scipy import (  # noqa: F401
     stats,
 )
 
-__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
            "special", "stats"]
