@@ -700,7 +700,7 @@ class record_function:  # noqa: N801  (PyTorch's name)
     def __enter__(self) -> record_function:
         prof = _active.get()
         if prof is not None:
-            ev = FunctionEvent(self.name, "range", None, "")
+            ev = FunctionEvent(self.name, "range", [] if prof.record_shapes else None, "")
             prof._open(ev)
             self._open.append((prof, ev))
         else:

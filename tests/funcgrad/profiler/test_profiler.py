@@ -270,3 +270,12 @@ def test_legacy_autograd_profiler_attributes():
     assert prof.total_average().count == 3
     assert [(a.key, a.count) for a in events.key_averages()] == [("sin", 2), ("cos", 1)]
     assert [(a.key, a.count) for a in prof.key_averages()] == [("sin", 2), ("cos", 1)]
+
+
+def test_record_function_range_has_empty_input_shapes_when_recording_shapes():
+    # torch.profiler: a record_function event's input_shapes is [] with record_shapes=True
+    with profile(record_shapes=True) as prof:
+        with record_function("block"):
+            fnp.sin(np.ones(3))
+    shapes = {e.name: e.input_shapes for e in prof.events()}
+    assert shapes == {"block": [], "sin": [[3]]}
