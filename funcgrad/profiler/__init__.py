@@ -43,7 +43,7 @@ from funcgrad.debug.instrument import instrumented
 from funcgrad.ir import Eqn
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
-           "Interval", "ProfilerActivity", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
+           "Interval", "ProfilerActivity", "supported_activities", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
 
 
 class ProfilerActivity:
@@ -51,6 +51,18 @@ class ProfilerActivity:
 
     CPU = "CPU"
     CUDA = "CUDA"
+
+
+def supported_activities() -> set[str]:
+    """The activities this profiler records (PyTorch's ``supported_activities``): host (CPU)
+    time only; for GPU arrays an operation's time is what the host spends on it (CuPy
+    launches kernels asynchronously), there is no device trace.
+
+    Example:
+        >>> supported_activities() == {ProfilerActivity.CPU}
+        True
+    """
+    return {ProfilerActivity.CPU}
 
 
 class ProfilerAction(enum.Enum):

@@ -279,3 +279,13 @@ def test_record_function_range_has_empty_input_shapes_when_recording_shapes():
             fnp.sin(np.ones(3))
     shapes = {e.name: e.input_shapes for e in prof.events()}
     assert shapes == {"block": [], "sin": [[3]]}
+
+
+def test_supported_activities_is_host_time():
+    from funcgrad.profiler import ProfilerActivity, supported_activities
+
+    acts = supported_activities()
+    assert acts == {ProfilerActivity.CPU}
+    with profile(activities=acts) as prof:        # PyTorch's idiom
+        fnp.sin(np.ones(3))
+    assert [e.key for e in prof.key_averages()] == ["sin"]
