@@ -66,7 +66,12 @@ def _is_array(obj: Any) -> bool:
     return hasattr(obj, "shape") and hasattr(obj, "dtype") and not isinstance(obj, numpy.generic)
 
 
-def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
+def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
+            seen: dict[int, str]) -> Any:
+    """The JSON structure node of ``obj``, its arrays added to ``tensors``. ``seen`` maps
+    the id of each array object stored to its tensor name: an array met again (the same
+    object under two keys, as torch.save keeps shared storage) is stored again under its own
+    name, for readers of the plain safetensors file, and marked to load as the same object."""
     if _is_array(obj) or isinstance(obj, numpy.generic):
         a = numpy.asarray(obj if isinstance(obj, numpy.generic) else funcgrad.to_numpy(obj))
         node: dict[str, Any] = {"t": "scalar" if isinstance(obj, numpy.generic) else "array"}
@@ -83,6 +88,11 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
             name += "#"
         tensors[name] = a if a.flags.c_contiguous else a.copy()  # keeps 0-d arrays 0-d
         node["k"] = name
+        if node["t"] == "array":
+            if id(obj) in seen:
+                node["same"] = seen[id(obj)]
+            else:
+                seen[id(obj)] = name
         return node
     if obj is None or isinstance(obj, (bool, int, float, str)):
         if isinstance(obj, float) and not numpy.isfinite(obj):
@@ -94,17 +104,17 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray]) -> Any:
             if isinstance(k, bool) or not isinstance(k, (str, int)):
                 raise TypeError(f"save: dict keys must be str or int, got {k!r} at "
                                 f"{path or '<root>'!r}")
-            items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors)])
+            items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors, seen)])
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
         node = {"t": kind, "items": items}
         metadata = getattr(obj, "_metadata", None)  # a state dict's module versions
         if isinstance(metadata, dict):
             node["meta"] = _encode(metadata, f"{path}._metadata" if path else "_metadata",
-                                   tensors)
+                                   tensors, seen)
         return node
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
-                "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors)
+                "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors, seen)
                           for i, v in enumerate(obj)]}
     hint = ""
     if callable(getattr(obj, "state_dict", None)):  # torch.save pickles these whole
@@ -137,27 +147,37 @@ def _placement(map_location: Any) -> Callable[[numpy.ndarray], Any]:
     return lambda a: funcgrad.device_put(a, device)
 
 
-def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: str) -> Any:
+def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: str,
+            loaded: dict[str, Any] | None = None) -> Any:
+    """The object of a structure node; ``loaded`` (tensor name -> array returned) gives an
+    array saved twice (``"same"``, see :func:`_encode`) back as one object."""
+    loaded = {} if loaded is None else loaded
     t = node.get("t") if isinstance(node, dict) else None
     if t in ("array", "scalar"):
+        if node.get("same") in loaded:
+            return loaded[node["same"]]
         a = get(node["k"] if "k" in node else f"a{node['i']}")
         if node.get("view") == "complex128":
             a = a.view(numpy.complex128).reshape(a.shape[:-1])
         if t == "scalar":
             return a[()]
-        return place(a)
+        out = place(a)
+        if "k" in node:
+            loaded[node["k"]] = out
+        return out
     if t == "py":
         return node["v"]
     if t == "float":
         return float(node["v"])
     if t in ("dict", "odict"):
         cls = collections.OrderedDict if t == "odict" else dict
-        out = cls((k, _decode(v, get, place, where)) for k, v in node["items"])
+        out = cls((k, _decode(v, get, place, where, loaded)) for k, v in node["items"])
         if "meta" in node and isinstance(out, collections.OrderedDict):
-            out._metadata = _decode(node["meta"], get, place, where)  # type: ignore[attr-defined]
+            out._metadata = _decode(  # type: ignore[attr-defined]
+                node["meta"], get, place, where, loaded)
         return out
     if t in ("list", "tuple"):
-        seq = [_decode(v, get, place, where) for v in node["items"]]
+        seq = [_decode(v, get, place, where, loaded) for v in node["items"]]
         return seq if t == "list" else tuple(seq)
     raise CheckpointError(f"load: {where}: corrupt structure entry {node!r:.80}")
 
@@ -253,7 +273,7 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     if isinstance(obj, Module):
         obj = obj.state_dict()
     tensors: dict[str, numpy.ndarray] = {}
-    structure = {"format": _FORMAT, "root": _encode(obj, "", tensors)}
+    structure = {"format": _FORMAT, "root": _encode(obj, "", tensors, {})}
     # "format" says whose weight layout the tensors follow (Hugging Face loaders refuse a
     # file without "pt"/"tf"/"flax"/"mlx"): funcgrad_nn's are PyTorch's, names and shapes
     metadata = {_META_KEY: json.dumps(structure), "format": "pt"}

@@ -346,3 +346,19 @@ def test_saving_a_module_or_optimizer_inside_a_checkpoint_names_the_state_dict_f
                        ([nn.optim.SGD(model.parameters(), lr=0.1)], "'0'")):
         with pytest.raises(TypeError, match=f"at {where} .*save its state_dict\\(\\) instead"):
             nn.save(obj, io.BytesIO())
+
+
+def test_an_array_saved_under_two_keys_loads_as_one_object_as_torch(tmp_path):
+    # torch.load gives tensors saved twice (tied weights, the same tensor in two places)
+    # back sharing their storage; here the same array object comes back for both keys, while
+    # the plain safetensors file still holds every key for other readers
+    w, other = np.arange(6.0).reshape(2, 3), np.ones(2, np.float32)
+    obj = {"enc": {"weight": w}, "dec": [w, other], "copy": w.copy(), "again": other}
+    path = tmp_path / "tied.safetensors"
+    nn.save(obj, path)
+    back = nn.load(path, map_location=lambda storage, loc: storage.copy())
+    assert back["enc"]["weight"] is back["dec"][0] and back["dec"][1] is back["again"]
+    assert back["copy"] is not back["enc"]["weight"]
+    np.testing.assert_array_equal(back["dec"][0], w)
+    assert sorted(safetensors.numpy.load_file(str(path))) == [
+        "again", "copy", "dec.0", "dec.1", "enc.weight"]
