@@ -217,6 +217,7 @@ class Optimizer:
         self._sources.append(sources)
         self._roots.append(root if len(params) and all(s is not None for s in sources)
                            else None)
+        self._source_paths = None
         self._states.append([None] * len(params))
         if self._eager_state:
             gi = len(self.param_groups) - 1
@@ -539,30 +540,53 @@ class Optimizer:
     def _grads_by_source(self, grads: Module) -> list[Any] | None:
         """A Module-shaped gradient matched to parameters given as ``module.parameters()``
         (of the model or of its submodules, in any group order, e.g. a backbone's group added
-        when unfreezing it): each group's module is found in the gradient by its layout
-        (unique, or None), each parameter by the module and attribute it came from."""
+        when unfreezing it): each parameter is read at the path of the module it came from
+        (None where frozen), the paths found once per gradient class and group list."""
         if not self._roots or any(r is None for r in self._roots):
             return None
-        subs = list(grads.named_modules(remove_duplicate=False))
+        cached = self.__dict__.get("_source_paths")
+        if cached is None or cached[0] is not type(grads):
+            paths = self._source_paths_in(grads)
+            if paths is None:
+                return None
+            cached = self._source_paths = (type(grads), paths)
         flat: list[Any] = []
+        for path, name in cached[1]:
+            try:
+                gmod = grads.get_submodule(path)
+            except AttributeError:
+                self._source_paths = None  # another structure: search again next time
+                return None
+            d = gmod.__dict__
+            if name not in d["_parameters"]:
+                self._source_paths = None
+                return None
+            flat.append(None if name in d["_frozen"] else d["_parameters"][name])
+        return flat
+
+    def _source_paths_in(self, grads: Module) -> list[tuple[str, str]] | None:
+        """``(submodule path, attribute)`` in ``grads`` of every parameter: each group's
+        module is found by its layout (unique, or None)."""
+        subs = list(grads.named_modules(remove_duplicate=False))
+        out: list[tuple[str, str]] = []
         for root, sources in zip(self._roots, self._sources):
             want = _layout(root)
-            found = [m for path, m in subs if type(m) is type(root) and _layout(m) == want
-                     and _shapes_fit(root, m)]
+            if type(grads) is type(root) and _layout(grads) == want:
+                found = [""]
+            else:
+                found = [path for path, m in subs if type(m) is type(root)
+                         and _layout(m) == want and _shapes_fit(root, m)]
             if len(found) != 1:
                 return None
             where: dict[int, str] = {}
             for path, m in root.named_modules(remove_duplicate=False):
                 where.setdefault(id(m), path)
-            gmods = dict(found[0].named_modules(remove_duplicate=False))
             for mod, name in sources:
                 path = where.get(id(mod))
-                if path is None or path not in gmods:
+                if path is None:
                     return None
-                gmod = gmods[path]
-                g = gmod.__dict__["_parameters"].get(name)
-                flat.append(None if name in gmod.__dict__["_frozen"] else g)
-        return flat
+                out.append((".".join(p for p in (found[0], path) if p), name))
+        return out
 
     def _module_grads(self, grads: Module) -> list[Any] | None:
         """The gradients of a Module-shaped ``grads`` whose leaves do not line up with the
