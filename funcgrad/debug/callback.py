@@ -100,8 +100,8 @@ def _callback_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[Any], *,
 batching.batch_rules[debug_callback_p] = _callback_batch
 
 
-def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False,
-             partitioned: bool = False, **kwargs: Any) -> None:
+def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
+             partitioned: bool = False, **kwargs: Any) -> Any:
     """Call ``fn(*args, **kwargs)`` with concrete arrays whenever this point of the
     computation runs: eagerly, every time a jitted function runs, each iteration of a
     ``scan``/``while_loop`` body, once per example under ``vmap``, and with the primal values
@@ -120,10 +120,32 @@ def callback(fn: Callable[..., Any], *args: Any, ordered: bool = False,
         >>> _ = f(np.array([1.0])); _ = f(np.array([2.0]))
         >>> seen
         [[2.0], [4.0]]
+
+    JAX's two-call form ``debug.callback(ordered=True)(fn, *args, **kwargs)`` works too (all
+    keyword arguments of the second call go to ``fn``):
+
+        >>> funcgrad.debug.callback(ordered=True)(
+        ...     lambda v, ordered: seen.append((float(v), ordered)), 1.0, ordered="yes")
+        >>> seen[-1]
+        (1.0, 'yes')
     """
+    if fn is None:
+        if args or kwargs:
+            raise TypeError("debug.callback(ordered=..., ...) without a function returns a "
+                            "caller: call it as debug.callback(ordered=True)(fn, *args, **kw)")
+
+        def caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+            _callback(fn, args, kwargs)
+
+        return caller
+    _callback(fn, args, kwargs)
+    return None
+
+
+def _callback(fn: Any, args: tuple, kwargs: dict) -> None:
     if not callable(fn):
         raise TypeError(f"debug.callback: expected a function, got {type(fn).__name__}")
-    del ordered, partitioned  # program order always; no shards
+    # ordered/partitioned: program order always; no shards
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     name = getattr(fn, "__name__", type(fn).__name__)
     # Arrays (traced or not) and numbers are operands; anything else (strings, None, objects)
@@ -208,7 +230,7 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A0
         builtins.print(fmt.format(*a, **k))
 
     show.__name__ = "print"
-    callback(show, *args, ordered=ordered, partitioned=partitioned, **kwargs)
+    _callback(show, args, kwargs)
     return None
 
 
@@ -261,7 +283,7 @@ def breakpoint(*, backend: Any = None, filter_frames: bool = True,  # noqa: A001
         _run_pdb(scope, user_globals, src)
 
     stop.__name__ = "breakpoint"
-    callback(stop, *[leaves[i] for i in traced])
+    _callback(stop, tuple(leaves[i] for i in traced), {})
     return token
 
 

@@ -222,3 +222,15 @@ def test_breakpoint_quit_stops_the_computation(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
     with pytest.raises(bdb.BdbQuit):
         funcgrad.jit(lambda x: funcgrad.debug.breakpoint() or x)(1.0)
+
+
+def test_callback_two_call_form_as_jax(capsys):
+    # JAX 0.10.2: debug.callback(ordered=True)(fn, *args, **kwargs), eagerly and under jit;
+    # every keyword of the second call goes to fn.
+    funcgrad.debug.callback(ordered=True)(lambda v: print("got", v), np.float32(2))
+    funcgrad.jit(lambda a: funcgrad.debug.callback(ordered=True)(
+        lambda v, tag: print("got", v, tag), a, tag="t"))(np.float32(3))
+    assert capsys.readouterr().out == "got 2.0\ngot 3.0 t\n"
+    with pytest.raises(TypeError, match="returns a caller"):
+        funcgrad.debug.callback(None, 1.0)
+
