@@ -162,9 +162,10 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool | None = None) -> Any:
     if trim_leading_zeros is not False:
         a = _trim_leading_zeros(a, trim_leading_zeros, "a1")
         b = _trim_leading_zeros(b, trim_leading_zeros, "a2")
+    # An empty coefficient array is the zero polynomial [0] (NumPy's poly1d, JAX).
+    a, b = (_const(numpy.zeros(1, get_aval(c).dtype), c) if get_aval(c).shape[0] == 0 else c
+            for c in (a, b))
     na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
-    if na == 0 or nb == 0:
-        raise ValueError("polymul: the coefficient arrays cannot be empty")
     prod = _fs.ravel(_fl.outer(a, b))
     # Coefficient k of the product gathers a[i] * b[j] over i + j == k: one scatter-add with
     # static positions.

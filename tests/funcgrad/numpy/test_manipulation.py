@@ -324,6 +324,9 @@ def test_poly_polyval_grads() -> None:
 @pytest.mark.parametrize("a,b", [
     ([0, 0, 1, 2], [0, 3]), ([0, 0], [1, 2]), ([0.0, 0.0], [0.0, 1.0, 2.0]), ([1e-20, 1.0], [1.0]),
     ([1, 2, 3], [9, 5, 1]), ([0.0], [0.0]),
+    # an empty factor is the zero polynomial (NumPy's poly1d; JAX too)
+    (np.array([1.0, -3.0, 2.0]), np.array([])), (np.array([]), np.array([2, 1])),
+    (np.array([]), np.array([])),
 ])
 def test_polymul_trims_leading_zeros_as_numpy(a, b) -> None:
     got = fnp.polymul(dev(np.asarray(a)), dev(np.asarray(b)))
