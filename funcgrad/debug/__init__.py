@@ -10,7 +10,7 @@ Example:
 """
 
 from funcgrad.debug import warning_location
-from funcgrad.debug.callback import breakpoint, call_hook, callback, print
+from funcgrad.debug.callback import breakpoint, call_hook, callback, log, print
 from funcgrad.debug.nans import (
     NaNError,
     debug_infs,
@@ -23,5 +23,5 @@ from funcgrad.debug.nans import (
 
 warning_location.install()
 
-__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_nans", "debug_infs",
+__all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_nans", "debug_infs",
            "set_debug_nans", "set_debug_infs", "nans_enabled", "infs_enabled", "NaNError"]

@@ -12,7 +12,10 @@ effectful (never removed, merged or folded by the compiler), in program order.
 
 from __future__ import annotations
 
+import _string  # the field-name splitter string.Formatter itself uses
 import builtins
+import copy
+import logging
 import pdb
 import string
 import sys
@@ -31,7 +34,8 @@ from funcgrad.interpreters.jvp import jvp_rules
 from funcgrad.ir import effectful_primitives
 from funcgrad.ops._batching_util import bdim_at_front
 
-__all__ = ["callback", "print", "breakpoint", "call_hook", "debug_callback_p", "hook_call_p"]
+__all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_callback_p",
+           "hook_call_p"]
 
 
 class _Fn:
@@ -171,9 +175,33 @@ def _is_operand(v: Any) -> bool:
             or device_of(v) is not None)
 
 
+class _UnusedArgumentChecker(string.Formatter):
+    """Formats nothing; raises ``ValueError`` for arguments the format string does not use
+    (JAX's check: an f-string passed by mistake leaves its arguments unused)."""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Any) -> Any:
+        first, _ = _string.formatter_field_name_split(field_name)
+        return self.get_value(first, args, kwargs), first  # no .attr / [index] evaluated
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return ""
+
+    def check_unused_args(self, used_args: Any, args: Sequence[Any], kwargs: Any) -> None:
+        unused = [a for i, a in enumerate(args) if i not in used_args]
+        if unused:
+            raise ValueError(f"Unused positional arguments to `debug.print`: {unused}"
+                             f"{user_source_info().at()}")
+        unused_kw = [k for k in kwargs if k not in used_args]
+        if unused_kw:
+            raise ValueError(
+                f"Unused keyword arguments to `debug.print`: {unused_kw}. You may be passing an "
+                'f-string (f"{x}") where a format string ("{x}", x=x) belongs'
+                f"{user_source_info().at()}")
+
+
 def _check_format(fmt: str, args: Sequence[Any], kwargs: dict) -> None:
-    """A format string naming an argument that was not given fails now, at the user's line,
-    rather than each time the computation runs."""
+    """A format string naming an argument that was not given, or leaving one unused, fails
+    now, at the user's line, rather than each time the computation runs."""
     auto = 0
     for _, field, _, _ in string.Formatter().parse(fmt):
         if field is None:
@@ -191,17 +219,25 @@ def _check_format(fmt: str, args: Sequence[Any], kwargs: dict) -> None:
             raise KeyError(f"debug.print: format string {fmt!r} refers to {key!r}, which is not "
                            f"among the keyword arguments {sorted(kwargs)}"
                            f"{user_source_info().at()}")
+    _UnusedArgumentChecker().vformat(fmt, tuple(args), kwargs)
+
+
+_log = logging.getLogger("funcgrad.debug")
 
 
 def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A001 (JAX's name)
-          partitioned: bool = False, skip_format_check: bool = False, **kwargs: Any) -> Any:
+          partitioned: bool = False, skip_format_check: bool = False, _use_logging: bool = False,
+          **kwargs: Any) -> Any:
     """``print(fmt.format(*args, **kwargs))`` with concrete values when the computation runs
     (see :func:`callback` for when that is: every jitted call, every loop iteration, once per
     example under ``vmap``, primal values under ``grad``).
 
     JAX's two-call form ``debug.print(ordered=True)("x = {x}", x=x)`` works too. The format
     string is checked against the arguments when ``print`` is called (``skip_format_check``
-    turns that off), so a typo fails at your line, not at run time.
+    turns that off), so a typo fails at your line, not at run time: a name it does not have is
+    a ``KeyError`` (an index, an ``IndexError``), an argument it leaves unused a ``ValueError``,
+    as JAX's. A format without placeholders given arguments anyway (``skip_format_check``)
+    prints them after it, separated by spaces, as JAX's.
 
     Example:
         >>> import funcgrad, numpy as np
@@ -218,20 +254,52 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A0
 
         def printer(fmt: str, *args: Any, **kwargs: Any) -> None:
             print(fmt, *args, ordered=ordered, partitioned=partitioned,
-                  skip_format_check=skip_format_check, **kwargs)
+                  skip_format_check=skip_format_check, _use_logging=_use_logging, **kwargs)
 
         return printer
     if not isinstance(fmt, str):
         raise TypeError(f"debug.print: the format must be a string, got {type(fmt).__name__}")
     if not skip_format_check:
         _check_format(fmt, args, kwargs)
+    placeholders = any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
+    record = None
+    if _use_logging:
+        src = user_source_info()
+        record = _log.makeRecord(_log.name, logging.INFO, src.filename or "(unknown file)",
+                                 src.lineno or 0, "", (), None)
 
     def show(*a: Any, **k: Any) -> None:
-        builtins.print(fmt.format(*a, **k))
+        msg = fmt.format(*a, **k) if placeholders else " ".join((fmt, *map(str, a)))
+        if record is None:
+            builtins.print(msg)
+        elif _log.isEnabledFor(logging.INFO):
+            rec = copy.copy(record)
+            rec.msg = msg
+            _log.handle(rec)
 
-    show.__name__ = "print"
+    show.__name__ = "log" if _use_logging else "print"
     _callback(show, args, kwargs)
     return None
+
+
+def log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
+        skip_format_check: bool = False, **kwargs: Any) -> Any:
+    """:func:`print`, but the message goes to the ``funcgrad.debug`` logger at level INFO,
+    with your file and line as the record's location (as ``jax.debug.log``).
+
+    Example:
+        >>> import logging, funcgrad, numpy as np
+        >>> records = []
+        >>> handler = logging.Handler(); handler.emit = records.append
+        >>> logger = logging.getLogger("funcgrad.debug"); logger.addHandler(handler)
+        >>> logger.setLevel(logging.INFO)
+        >>> _ = funcgrad.jit(lambda x: funcgrad.debug.log("x = {}", x) or x)(np.array(2.0))
+        >>> [r.getMessage() for r in records]
+        ['x = 2.0']
+        >>> logger.removeHandler(handler); logger.setLevel(logging.NOTSET)
+    """
+    return print(fmt, *args, ordered=ordered, partitioned=partitioned,
+                 skip_format_check=skip_format_check, _use_logging=True, **kwargs)
 
 
 def breakpoint(*, backend: Any = None, filter_frames: bool = True,  # noqa: A001 (JAX's name)

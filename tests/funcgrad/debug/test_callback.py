@@ -234,3 +234,32 @@ def test_callback_two_call_form_as_jax(capsys):
     with pytest.raises(TypeError, match="returns a caller"):
         funcgrad.debug.callback(None, 1.0)
 
+
+
+def test_print_refuses_unused_arguments_as_jax(capsys):
+    # JAX 0.10.2: "ValueError: Unused positional arguments to `jax.debug.print`" (an f-string
+    # passed by mistake); unused keywords likewise; skip_format_check turns it off, and a
+    # format without placeholders then prints its arguments after it, space-separated.
+    x = np.float32(3)
+    with pytest.raises(ValueError, match="Unused positional arguments"):
+        funcgrad.debug.print("x", x)
+    with pytest.raises(ValueError, match="Unused positional arguments"):
+        funcgrad.jit(lambda v: funcgrad.debug.print("{}", v, v))(x)
+    with pytest.raises(ValueError, match="Unused keyword arguments.*'y'.*f-string"):
+        funcgrad.debug.print("{x}", x=x, y=x)
+    funcgrad.debug.print("{x}", x=x, y=x, skip_format_check=True)
+    funcgrad.debug.print("x", x, x, skip_format_check=True)
+    funcgrad.debug.print("{x.shape} {d[a]:.1f} {y:{w}}", x=x, d={"a": x}, y=x, w=4)  # nested
+    assert capsys.readouterr().out == "3.0\nx 3.0 3.0\n() 3.0  3.0\n"
+
+
+def test_log_goes_to_the_funcgrad_debug_logger(caplog):
+    # As jax.debug.log: the message is logged at INFO, located at the user's line.
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="funcgrad.debug"):
+        funcgrad.jit(lambda v: funcgrad.debug.log("val {v}", v=v) or v)(np.float32(2))
+        funcgrad.debug.log(ordered=True)("eager {}", 1.5)
+    msgs = [(r.name, r.levelno, r.getMessage(), r.filename) for r in caplog.records]
+    assert msgs == [("funcgrad.debug", logging.INFO, "val 2.0", "test_callback.py"),
+                    ("funcgrad.debug", logging.INFO, "eager 1.5", "test_callback.py")]
