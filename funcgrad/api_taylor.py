@@ -21,6 +21,7 @@ from funcgrad import random, tree_util
 from funcgrad.api import _input_avals, _std_basis, jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
+from funcgrad.backend import device_put
 from funcgrad.interpreters.taylor import taylor_flat
 
 __all__ = ["jet", "derivatives", "taylor_coefficients", "laplacian", "divergence"]
@@ -173,7 +174,9 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
         if method == "forward":
             basis = _std_basis([a], [a.dtype])[0]  # on x's device
             return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
-        v = random.rademacher(key, (samples,) + a.shape, dtype=a.dtype)
+        # Drawn where x is (a key is made on the default device, x may be a host array).
+        k = device_put(key, a.device) if a.device else key
+        v = random.rademacher(k, (samples,) + a.shape, dtype=a.dtype)
         return fnp.mean(vmap(second, in_axes=(None, 0))(x, v))
 
     return lap

@@ -21,6 +21,7 @@ from funcgrad.errors import DeviceMismatchError
 __all__ = [
     "devices",
     "canonical_device",
+    "platform_name",
     "device_put",
     "device_of",
     "default_device",
@@ -144,6 +145,24 @@ def local_device_count() -> int:
 
 #: the names PyTorch users write for funcgrad's devices
 _DEVICE_ALIASES = {"cuda": "gpu"}
+
+
+#: JAX's platform names (lowering platforms, ``platform_dependent``'s keywords) of funcgrad's
+#: devices: the strict test backend is a CPU
+_PLATFORMS = {"cpu": "cpu", "strict": "cpu", "gpu": "cuda"}
+
+
+def platform_name(device: str | None = None) -> str:
+    """JAX's name of the platform of ``device`` (default: the default device): ``"cpu"`` or
+    ``"cuda"``. JAX's own names pass through (``"cuda"``, ``"gpu"`` -> ``"cuda"``), so a
+    platform a user wrote and one of funcgrad's devices compare equal.
+
+    Example:
+        >>> platform_name("gpu"), platform_name("cpu:0"), platform_name("cuda")
+        ('cuda', 'cpu', 'cuda')
+    """
+    base = (device or get_default_device()).split(":")[0].lower()
+    return _PLATFORMS.get(_DEVICE_ALIASES.get(base, base), base)
 
 
 def canonical_device(device: Any) -> str:

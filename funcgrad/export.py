@@ -39,7 +39,7 @@ from typing import Any
 from funcgrad import stages, tree_util
 from funcgrad.api_jit import Jitted, jit
 from funcgrad.avals import ShapedArray
-from funcgrad.backend import get_default_device
+from funcgrad.backend import get_default_device, platform_name
 from funcgrad.ir import ClosedJaxpr, typecheck_jaxpr
 from funcgrad.jaxpr_codec import (
     ExportError,
@@ -78,7 +78,7 @@ def default_export_platform() -> str:
         ...     default_export_platform()
         'cpu'
     """
-    return get_default_device().split(":")[0]
+    return platform_name(get_default_device())
 
 
 class Exported:
@@ -141,7 +141,7 @@ class Exported:
     def platforms(self) -> tuple[str, ...]:
         """The platform the program was exported on (``("cpu",)`` or ``("cuda",)``); it runs
         wherever its arguments are."""
-        devices = {a.device.split(":")[0] for a in self.jaxpr.in_avals if a.device}
+        devices = {platform_name(a.device) for a in self.jaxpr.in_avals if a.device}
         return tuple(sorted(devices)) or (default_export_platform(),)
 
     @property

@@ -26,7 +26,7 @@ import numpy
 
 from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import get_default_device, platform_name, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr
@@ -176,10 +176,8 @@ def _check_platforms(platforms: Sequence[str], avals: Sequence[ShapedArray]) -> 
     funcgrad computation runs where its arguments are."""
     if isinstance(platforms, str):
         platforms = (platforms,)
-    here = {(a.device or get_default_device()).split(":")[0] for a in avals} or {
-        get_default_device().split(":")[0]}
-    wanted = {"gpu": "cuda"}.get
-    asked = {wanted(p.lower(), p.lower()) for p in platforms}
+    here = {platform_name(a.device) for a in avals} or {platform_name()}
+    asked = {platform_name(p) for p in platforms}
     if not asked or not asked <= here:
         raise ValueError(
             f"lowering for platforms {tuple(platforms)}: a funcgrad computation runs on the "

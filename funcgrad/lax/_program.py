@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad.backend import get_default_device
+from funcgrad.backend import get_default_device, platform_name
 
 __all__ = ["with_sharding_constraint", "platform_dependent", "composite"]
 
@@ -27,8 +27,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 
 def _platform() -> str:
-    device = get_default_device()
-    return "cpu" if device in ("cpu", "strict") else device.split(":")[0]
+    return platform_name(get_default_device())
 
 
 def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,

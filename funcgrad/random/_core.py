@@ -256,7 +256,9 @@ def PRNGKey(seed: Any, *, impl: Any = None) -> Array:  # noqa: N802  (JAX's name
     check_impl("PRNGKey", impl)
     hi, lo = _seed_words(seed)
     if isinstance(hi, numpy.generic):
-        return numpy.array([hi, lo], dtype=numpy.uint32)
+        # On the default device, as JAX's keys: draws from it then live there too (a host key
+        # gave host draws that a GPU program could not mix with its arrays).
+        return device_put(numpy.array([hi, lo], dtype=numpy.uint32))
     return _sh.concatenate([_sh.reshape(hi, (1,)), _sh.reshape(lo, (1,))], 0)
 
 
