@@ -1,6 +1,6 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
 ``cluster``, ``fft``, ``integrate``, ``interpolate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``,
-``special`` and ``stats``
+``sparse``, ``special`` and ``stats``
 (see docs/scipy.md).
 
 Example:
@@ -18,9 +18,10 @@ from funcgrad.scipy import (  # noqa: F401
     ndimage,
     optimize,
     signal,
+    sparse,
     special,
     stats,
 )
 
 __all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
-           "special", "stats"]
+           "sparse", "special", "stats"]
