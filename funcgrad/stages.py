@@ -411,6 +411,8 @@ class Compiled(_Stage):
                                  s.labels, args, kwargs)
         return tree_util.tree_unflatten(s.out_tree, self._run(leaves))
 
+    call = __call__  # JAX's Compiled.call
+
     def as_text(self) -> str:
         """The optimised jaxpr and the generated Python source this runs."""
         exe = self._executable()
