@@ -238,3 +238,8 @@ def test_compiled_called_with_a_stand_in_is_a_clear_error():
     with pytest.raises(TypeError, match="argument a: lowered for i32\\[2\\], called with a "
                                         "ShapeDtypeStruct \\(a stand-in"):
         compiled(ShapeDtypeStruct((2,), np.int32))
+
+
+def test_compiled_call_method():
+    compiled = funcgrad.jit(lambda a: a * 2).lower(np.ones(2)).compile()
+    assert compiled.call(np.ones(2)).tolist() == [2.0, 2.0]

@@ -263,8 +263,3 @@ def test_log_goes_to_the_funcgrad_debug_logger(caplog):
     msgs = [(r.name, r.levelno, r.getMessage(), r.filename) for r in caplog.records]
     assert msgs == [("funcgrad.debug", logging.INFO, "val 2.0", "test_callback.py"),
                     ("funcgrad.debug", logging.INFO, "eager 1.5", "test_callback.py")]
-
-
-def test_compiled_call_method():
-    compiled = funcgrad.jit(lambda a: a * 2).lower(np.ones(2)).compile()
-    assert compiled.call(np.ones(2)).tolist() == [2.0, 2.0]
