@@ -299,6 +299,9 @@ def save(fun: Callable[..., Any], path: str | os.PathLike[str], *example_args: A
     blob = export(fun)(*example_args, **example_kwargs).serialize()
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"export.save: the directory of {path!r} does not exist "
+                                f"({directory}); create it first")
     fd, tmp = tempfile.mkstemp(prefix=".funcgrad-export-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -181,6 +181,8 @@ def test_file_round_trip_is_json_and_atomic(tmp_path):
     assert_close(host(load(path)(x)), np.sin(host(x)) * 2.0)
     save(lambda v: v + 1.0, path, x)  # overwriting replaces the program
     assert_close(host(load(str(path))(x)), host(x) + 1.0)
+    with pytest.raises(FileNotFoundError, match="the directory of .* does not exist"):
+        save(lambda v: v, tmp_path / "missing" / "f.json", x)
 
 
 def test_constants_keep_every_bit():
