@@ -262,6 +262,9 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A0
     if not skip_format_check:
         _check_format(fmt, args, kwargs)
     placeholders = any(field is not None for _, field, _, _ in string.Formatter().parse(fmt))
+    # NumPy's print options where print is called (a `with numpy.printoptions(...)` around a
+    # traced call holds when the compiled function runs later), as JAX's.
+    printoptions = numpy.get_printoptions()
     record = None
     if _use_logging:
         src = user_source_info()
@@ -269,7 +272,8 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A0
                                  src.lineno or 0, "", (), None)
 
     def show(*a: Any, **k: Any) -> None:
-        msg = fmt.format(*a, **k) if placeholders else " ".join((fmt, *map(str, a)))
+        with numpy.printoptions(**printoptions):
+            msg = fmt.format(*a, **k) if placeholders else " ".join((fmt, *map(str, a)))
         if record is None:
             builtins.print(msg)
         elif _log.isEnabledFor(logging.INFO):

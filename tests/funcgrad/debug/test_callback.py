@@ -263,3 +263,12 @@ def test_log_goes_to_the_funcgrad_debug_logger(caplog):
     msgs = [(r.name, r.levelno, r.getMessage(), r.filename) for r in caplog.records]
     assert msgs == [("funcgrad.debug", logging.INFO, "val 2.0", "test_callback.py"),
                     ("funcgrad.debug", logging.INFO, "eager 1.5", "test_callback.py")]
+
+
+def test_print_uses_the_numpy_print_options_of_its_call(capsys):
+    # As JAX's: the options in force where debug.print is traced hold when it runs.
+    f = funcgrad.jit(lambda v: funcgrad.debug.print("{}", v) or v)
+    with np.printoptions(precision=2):
+        f(np.array([1 / 3, 2 / 3]))  # traced here
+    f(np.array([1 / 3, 2 / 3]))  # the compiled call, outside the block
+    assert capsys.readouterr().out == "[0.33 0.67]\n[0.33 0.67]\n"
