@@ -48,6 +48,8 @@ def _bad(x: Any, nans: bool, infs: bool) -> str | None:
         x = x.to_concrete_value()
         if x is None:
             return None
+    if type(x) in (float, complex):  # a weak value computed on Python scalars
+        x = numpy.asarray(x)
     dt = getattr(x, "dtype", None)
     if dt is None or dt.kind not in "fc":
         return None

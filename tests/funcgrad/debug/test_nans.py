@@ -198,3 +198,14 @@ def test_config_update_rejects_unknown_flags():
     with pytest.raises(AttributeError):
         funcgrad.config.jax_nonexistent  # noqa: B018
     assert funcgrad.config.read("jax_debug_infs") is False
+
+
+def test_values_computed_on_python_scalars_are_checked():
+    # jit(lambda a: a * 0)(nan) with a Python float computes a Python float: JAX 0.10.2
+    # raises FloatingPointError; the check skipped values without a dtype.
+    with debug_nans(), pytest.raises(FloatingPointError, match="mul"):
+        funcgrad.jit(lambda a: a * 0)(float("nan"))
+    with debug_nans(), pytest.raises(FloatingPointError, match="mul"):
+        fnp.multiply(float("nan"), 0.0)
+    with debug_nans(infs=True), pytest.raises(FloatingPointError, match="Inf"):
+        funcgrad.jit(lambda a: a * 2)(float("inf"))
