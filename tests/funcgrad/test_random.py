@@ -330,3 +330,16 @@ def test_no_overflow_warnings() -> None:
                                                                          np.uint32))
         R.randint(R.PRNGKey(5), (50,), -(2 ** 63), 2 ** 63 - 1)
         R.randint(R.PRNGKey(5), (50,), 0, 256, np.uint8)
+
+
+def test_a_key_from_a_python_seed_goes_to_the_default_device() -> None:
+    # as every array made from Python data: a sampler's draws then meet the default device's
+    # arrays (on the GPU, jax.random.PRNGKey(0) used with jnp arrays)
+    from funcgrad.backend import device_of
+
+    with funcgrad.default_device("strict"):
+        key = R.PRNGKey(0)
+        assert device_of(key) == "strict" and device_of(R.key(3)) == "strict"
+        w = R.normal(key, (2,)) * funcgrad.numpy.ones(2)
+        assert device_of(w) == "strict"
+    assert device_of(R.PRNGKey(0)) == funcgrad.backend.get_default_device()
