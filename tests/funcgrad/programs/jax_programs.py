@@ -1,0 +1,1014 @@
+"""Real JAX programs, written as JAX's documentation and tutorials write them, for
+``test_jax_programs.py``: each ``p_*`` function takes the namespaces (``jax``, ``jnp``, ``lax``,
+``random``, ``tu`` = tree_util, ``jsp`` = scipy) and returns a pytree of results. The same text
+runs with JAX (``make_jax_programs_fixtures.py`` records ``jax_programs.json``) and with
+funcgrad (the test compares).
+
+The changes from the JAX originals: updates of arrays that are concrete in funcgrad (NumPy
+arrays have no ``.at``) go through ``AT(jnp, x)``, which is ``jnp.at(x)`` for funcgrad and
+``x.at`` for JAX (docs/porting.md); NumPy data goes through ``jax.device_put`` (so that the
+strict test backend sees one device).
+"""
+
+# ruff: noqa
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+
+def AT(jnp, x):
+    return jnp.at(x) if hasattr(jnp, "at") else x.at
+
+
+def _xwt(jax):
+    rng = np.random.RandomState(0)
+    X = jax.device_put(rng.randn(5, 3))
+    W = jax.device_put(rng.randn(3))
+    T = jax.device_put((rng.rand(5) > 0.5).astype(np.float64))
+    return X, W, 0.3, T
+
+
+def p_cookbook_logistic(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    def sigmoid(x): return 0.5 * (jnp.tanh(x / 2) + 1)
+    def predict(W, b, inputs): return sigmoid(jnp.dot(inputs, W) + b)
+    def loss(W, b):
+        preds = predict(W, b, X)
+        label_probs = preds * T + (1 - preds) * (1 - T)
+        return -jnp.sum(jnp.log(label_probs))
+    W_grad = jax.grad(loss, argnums=0)(W, b)
+    b_grad = jax.grad(loss, 1)(W, b)
+    Wb = jax.grad(loss, (0, 1))(W, b)
+    v, g = jax.value_and_grad(loss, (0, 1))(W, b)
+    return W_grad, b_grad, Wb, v, g
+
+
+def p_cookbook_dict_params(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    def loss2(params_dict):
+        preds = jnp.tanh(jnp.dot(X, params_dict['W']) + params_dict['b'])
+        return -jnp.sum(jnp.log(preds * T + (1 - preds) * (1 - T) + 2.0))
+    return jax.grad(loss2)({'W': W, 'b': b})
+
+
+def p_cookbook_hessian_jac(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    f = lambda W: jnp.sum(jnp.tanh(jnp.dot(X, W)) ** 2)
+    def hessian(f): return jax.jacfwd(jax.jacrev(f))
+    H = hessian(f)(W)
+    J1 = jax.jacfwd(lambda W: jnp.tanh(X @ W))(W)
+    J2 = jax.jacrev(lambda W: jnp.tanh(X @ W))(W)
+    return H, J1, J2, jax.hessian(f)(W)
+
+
+def p_cookbook_hvp(jax, jnp, **k):
+    f = lambda x: jnp.sum(jnp.sin(x) * x ** 2) + jnp.prod(jnp.cos(x))
+    def hvp(f, x, v): return jax.grad(lambda x: jnp.vdot(jax.grad(f)(x), v))(x)
+    def hvp2(f, primals, tangents): return jax.jvp(jax.grad(f), primals, tangents)[1]
+    def hvp3(f, primals, tangents): return jax.jvp(jax.grad(f), primals, tangents)
+    def hvp_revfwd(f, primals, tangents):
+        g = lambda primals: jax.jvp(f, primals, tangents)[1]
+        return jax.grad(g)(primals)
+    x = jnp.array([0.5, -1.0, 2.0]); v = jnp.array([1.0, 0.3, -0.2])
+    return hvp(f, x, v), hvp2(f, (x,), (v,)), hvp3(f, (x,), (v,)), hvp_revfwd(f, (x,), (v,))
+
+
+def p_cookbook_jvp_vjp(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    f = lambda W: jnp.tanh(X @ W + b)
+    y, u = jax.jvp(f, (W,), (jnp.ones_like(W),))
+    y2, vjp_fun = jax.vjp(f, W)
+    (g,) = vjp_fun(jnp.arange(5.0))
+    y3, f_jvp = jax.linearize(f, W)
+    return y, u, y2, g, y3, f_jvp(jnp.array([1.0, 2.0, 3.0]))
+
+
+def p_cookbook_vmap_jac(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    f = lambda W: jnp.tanh(X @ W + b)
+    def our_jacrev(f):
+        def jacfun(x):
+            y, vjp_fun = jax.vjp(f, x)
+            J, = jax.vmap(vjp_fun, in_axes=0)(jnp.eye(len(y)))
+            return J
+        return jacfun
+    def our_jacfwd(f):
+        def jacfun(x):
+            _jvp = lambda s: jax.jvp(f, (x,), (s,))[1]
+            Jt = jax.vmap(_jvp, in_axes=1)(jnp.eye(len(x)))
+            return jnp.transpose(Jt)
+        return jacfun
+    return our_jacrev(f)(W), our_jacfwd(f)(W)
+
+
+def p_cookbook_jac_matrix_vmapped(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    def vmap_mjp(f, x, M):
+        y, vjp_fun = jax.vjp(f, x)
+        outs, = jax.vmap(vjp_fun)(M)
+        return outs
+    def vmap_jmp(f, x, M):
+        _jvp = lambda s: jax.jvp(f, (x,), (s,))[1]
+        return jax.vmap(_jvp)(M)
+    f = lambda W: jnp.sin(X @ W)
+    return vmap_mjp(f, W, jnp.ones((2, 5))), vmap_jmp(f, W, jnp.ones((4, 3)))
+
+
+def p_cookbook_complex(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    def f(z):
+        x, y = jnp.real(z), jnp.imag(z)
+        return x ** 2 + y ** 2
+    z = 3. + 4j
+    g1 = jax.grad(f)(z)
+    def f2(z): return jnp.abs(z) ** 2
+    g2 = jax.grad(f2)(z)
+    g3 = jax.grad(lambda z: jnp.real(jnp.sin(z)))(z)
+    h = jax.grad(lambda z: jnp.sin(z), holomorphic=True)(z)
+    A = jnp.array([[5., 2. + 3j, 5j], [2. - 3j, 7., 1. + 7j], [-5j, 1. - 7j, 12.]])
+    def fe(X):
+        L = jnp.linalg.cholesky(X)
+        return jnp.sum((L - jnp.sin(L)) ** 2)
+    g4 = jax.grad(fe, holomorphic=True)(A)
+    return g1, g2, g3, h, g4
+
+
+def p_cookbook_complex_jvp(jax, jnp, **k):
+    f = lambda z: jnp.sin(z) * jnp.conj(z)
+    z = jnp.array([1. + 2j, -0.5 + 0.1j])
+    y, t = jax.jvp(f, (z,), (jnp.array([1j, 1.0 + 0j]),))
+    _, vjp = jax.vjp(f, z)
+    return y, t, vjp(jnp.array([1.0 + 0j, 2j]))
+
+
+def p_cookbook_per_example(jax, jnp, **k):
+    X, W, b, T = _xwt(jax)
+    def loss(params, x, t):
+        w, b_ = params
+        return jnp.sum((jnp.tanh(x @ w + b_) - t) ** 2)
+    params = (W, b)
+    perex = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))(params, X, T)
+    perex_j = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))(params, X, T)
+    return perex, perex_j
+
+
+def p_cookbook_hessian_dict(jax, jnp, **k):
+    f = lambda p: jnp.sum(p['a'] ** 3) * jnp.sum(jnp.sin(p['b']))
+    H = jax.hessian(f)({'a': jnp.array([1.0, 2.0]), 'b': jnp.array([0.5])})
+    return H
+
+
+def p_grad_has_aux(jax, jnp, **k):
+    def f(x):
+        y = jnp.sin(x)
+        return jnp.sum(y ** 2), {'y': y, 'n': jnp.sum(x)}
+    (v, aux), g = jax.value_and_grad(f, has_aux=True)(jnp.arange(3.0))
+    g2, aux2 = jax.grad(f, has_aux=True)(jnp.arange(3.0))
+    j, auxj = jax.jacrev(f, has_aux=True)(jnp.arange(3.0))
+    return v, aux, g, g2, aux2, j, auxj
+
+
+def p_stop_gradient_td(jax, jnp, **k):
+    value_fn = lambda theta, state: jnp.dot(theta, state)
+    theta = jnp.array([0.1, -0.1, 0.])
+    s_tm1 = jnp.array([1., 2., -1.]); r_t = jnp.array(1.); s_t = jnp.array([2., 1., 0.])
+    def td_loss(theta, s_tm1, r_t, s_t):
+        v_tm1 = value_fn(theta, s_tm1)
+        target = r_t + value_fn(theta, s_t)
+        return -0.5 * ((jax.lax.stop_gradient(target) - v_tm1) ** 2)
+    td_update = jax.grad(td_loss)
+    delta_theta = td_update(theta, s_tm1, r_t, s_t)
+    batched = jax.vmap(td_update, in_axes=(None, 0, 0, 0))(theta, jnp.stack([s_tm1, s_t]), jnp.stack([r_t, r_t]), jnp.stack([s_t, s_tm1]))
+    return delta_theta, batched
+
+
+def p_straight_through(jax, jnp, **k):
+    def f(x): return jnp.round(x)
+    def straight_through_f(x):
+        zero = x - jax.lax.stop_gradient(x)
+        return zero + jax.lax.stop_gradient(f(x))
+    x = 5.6
+    return f(x), straight_through_f(x), jax.grad(f)(x), jax.grad(straight_through_f)(x)
+
+
+def p_custom_jvp_log1pexp(jax, jnp, **k):
+    @jax.custom_jvp
+    def log1pexp(x): return jnp.log(1. + jnp.exp(x))
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        x, = primals; x_dot, = tangents
+        ans = log1pexp(x)
+        ans_dot = (1 - 1 / (1 + jnp.exp(x))) * x_dot
+        return ans, ans_dot
+    r = [jax.grad(log1pexp)(100.), jax.jit(jax.grad(log1pexp))(3.), jax.vmap(jax.jit(jax.grad(log1pexp)))(jnp.arange(3.))]
+    # defjvps form
+    @jax.custom_jvp
+    def f(x, y): return jnp.sin(x) * y
+    f.defjvps(lambda x_dot, primal_out, x, y: jnp.cos(x) * x_dot * y,
+              lambda y_dot, primal_out, x, y: jnp.sin(x) * y_dot)
+    r += [f(2., 3.), jax.grad(f)(2., 3.), jax.grad(f, 1)(2., 3.), jax.jvp(f, (2., 3.), (1., 0.5))]
+    return r
+
+
+def p_custom_jvp_safe(jax, jnp, **k):
+    @jax.custom_jvp
+    def f(x): return x / (1 + jnp.sqrt(x))
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, = primals; x_dot, = tangents
+        ans = f(x)
+        ans_dot = ((jnp.sqrt(x) + 2) / (2 * (jnp.sqrt(x) + 1) ** 2)) * x_dot
+        return ans, ans_dot
+    @jax.custom_jvp
+    def g(x): return 3 * x
+    g.defjvps(lambda t, ans, x: 3 * t)
+    return jax.grad(f)(0.), jax.grad(jax.grad(f))(1.5), jax.hessian(g)(2.0), jax.vmap(jax.grad(f))(jnp.array([1.0, 4.0]))
+
+
+def p_custom_jvp_python_control(jax, jnp, **k):
+    @jax.custom_jvp
+    def f(x):
+        if x > 0: return jnp.sin(x)
+        else: return jnp.cos(x)
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, = primals; x_dot, = tangents
+        ans = f(x)
+        if x > 0: return ans, 2 * x_dot
+        else: return ans, 3 * x_dot
+    return jax.grad(f)(1.), jax.grad(f)(-1.)
+
+
+def p_custom_vjp_basic(jax, jnp, **k):
+    @jax.custom_vjp
+    def f(x, y): return jnp.sin(x) * y
+    def f_fwd(x, y): return f(x, y), (jnp.cos(x), jnp.sin(x), y)
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y, sin_x * g)
+    f.defvjp(f_fwd, f_bwd)
+    return jax.grad(f)(2., 3.), jax.grad(f, (0, 1))(2., 3.), jax.vmap(jax.grad(f))(jnp.arange(3.), jnp.ones(3)), jax.jit(jax.grad(f))(1., 2.)
+
+
+def p_clip_gradient(jax, jnp, **k):
+    from functools import partial
+    @jax.custom_vjp
+    def clip_gradient(lo, hi, x): return x
+    def clip_gradient_fwd(lo, hi, x): return x, (lo, hi)
+    def clip_gradient_bwd(res, g):
+        lo, hi = res
+        return (None, None, jnp.clip(g, lo, hi))
+    clip_gradient.defvjp(clip_gradient_fwd, clip_gradient_bwd)
+    t = jnp.linspace(0, 10, 11)
+    f = lambda x: jnp.sin(x) * 3.
+    g = lambda x: clip_gradient(-0.75, 0.75, f(x))
+    return jax.vmap(jax.grad(f))(t), jax.vmap(jax.grad(g))(t)
+
+
+def p_custom_vjp_nondiff(jax, jnp, **k):
+    from functools import partial
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def app(f, x): return f(x)
+    def app_fwd(f, x): return app(f, x), x
+    def app_bwd(f, x, g): return (5 * g,)
+    app.defvjp(app_fwd, app_bwd)
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def app2(f, x): return f(x)
+    @app2.defjvp
+    def app2_jvp(f, primals, tangents):
+        x, = primals; x_dot, = tangents
+        return f(x), 2. * x_dot
+    @partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def scale(x, n): return x * n
+    def scale_fwd(x, n): return scale(x, n), None
+    def scale_bwd(n, res, g): return (g * n * 10,)
+    scale.defvjp(scale_fwd, scale_bwd)
+    return (jax.grad(lambda x: app(lambda y: y ** 2, x))(4.), jax.grad(lambda x: app2(lambda y: y ** 3, x))(4.),
+            jax.grad(scale)(2., 3), jax.jit(jax.grad(scale), static_argnums=1)(2., 3))
+
+
+def p_fixed_point(jax, jnp, **k):
+    from functools import partial
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, a, x_guess):
+        def cond_fun(carry):
+            x_prev, x = carry
+            return jnp.abs(x_prev - x) > 1e-6
+        def body_fun(carry):
+            _, x = carry
+            return x, f(a, x)
+        _, x_star = jax.lax.while_loop(cond_fun, body_fun, (x_guess, f(a, x_guess)))
+        return x_star
+    def fixed_point_fwd(f, a, x_init):
+        x_star = fixed_point(f, a, x_init)
+        return x_star, (a, x_star)
+    def fixed_point_rev(f, res, x_star_bar):
+        a, x_star = res
+        _, vjp_a = jax.vjp(lambda a: f(a, x_star), a)
+        a_bar, = vjp_a(fixed_point(partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar))
+        return a_bar, jnp.zeros_like(x_star)
+    def rev_iter(f, packed, u):
+        a, x_star, x_star_bar = packed
+        _, vjp_x = jax.vjp(lambda x: f(a, x), x_star)
+        return x_star_bar + vjp_x(u)[0]
+    fixed_point.defvjp(fixed_point_fwd, fixed_point_rev)
+    def newton_sqrt(a):
+        update = lambda a, x: 0.5 * (x + a / x)
+        return fixed_point(update, a, a)
+    return newton_sqrt(2.), jax.grad(newton_sqrt)(2.), jax.grad(jax.grad(newton_sqrt))(2.)
+
+
+def p_vmap_convolve(jax, jnp, **k):
+    x = jnp.arange(5.); w = jnp.array([2., 3., 4.])
+    def convolve(x, w):
+        output = []
+        for i in range(1, len(x) - 1):
+            output.append(jnp.dot(x[i - 1:i + 2], w))
+        return jnp.array(output)
+    xs = jnp.stack([x, x]); ws = jnp.stack([w, w])
+    auto = jax.vmap(convolve)
+    return (convolve(x, w), auto(xs, ws), jax.vmap(convolve, in_axes=1, out_axes=1)(xs.T, ws.T),
+            jax.vmap(convolve, in_axes=[0, None])(xs, w), jax.jit(auto)(xs, ws))
+
+
+def p_vmap_misc(jax, jnp, **k):
+    r_ = np.random.RandomState(5); A = jax.device_put(r_.randn(4, 3, 2)); v = jax.device_put(r_.randn(3))
+    f = lambda a, v: a.T @ v
+    r = [jax.vmap(f, (0, None))(A, v)]
+    r.append(jax.vmap(jax.vmap(jnp.dot, (0, None)), (None, 0))(jnp.ones((2, 3)), jnp.ones((4, 3))))
+    r.append(jax.vmap(lambda d: d['a'] * d['b'], in_axes=({'a': 0, 'b': None},))({'a': jnp.arange(3.), 'b': 2.0}))
+    r.append(jax.vmap(lambda x: (x, x.sum()), out_axes=(1, 0))(jnp.ones((2, 3))))
+    r.append(jax.vmap(lambda x, y: x + y, in_axes=(0, 1))(jnp.ones((2, 3)), jnp.ones((3, 2))))
+    r.append(jax.vmap(lambda x: jnp.sum(x), axis_size=None)(jnp.ones((4,2))))
+    r.append(jax.vmap(lambda x: 1.0, axis_size=3, in_axes=None)(jnp.ones(2)) if False else jnp.zeros(1))
+    return r
+
+
+def p_vmap_axis_name(jax, jnp, lax, **k):
+    x = jnp.arange(4.)
+    norm = jax.vmap(lambda v: v / lax.psum(v, 'i'), axis_name='i')(x)
+    mean = jax.vmap(lambda v: v - lax.pmean(v, 'i'), axis_name='i')(x)
+    idx = jax.vmap(lambda v: lax.axis_index('i') * v, axis_name='i')(x)
+    mx = jax.vmap(lambda v: lax.pmax(v, 'i'), axis_name='i')(x)
+    ag = jax.vmap(lambda v: lax.all_gather(v, 'i'), axis_name='i')(x)
+    return norm, mean, idx, mx, ag
+
+
+def p_pytree_mlp(jax, jnp, tu, **k):
+    def init_mlp_params(layer_widths):
+        params = []
+        for n_in, n_out in zip(layer_widths[:-1], layer_widths[1:]):
+            params.append(dict(weights=jax.device_put(r_.normal(size=(n_in, n_out)) * np.sqrt(2 / n_in)), biases=jnp.ones(shape=(n_out,))))
+        return params
+    r_ = np.random.RandomState(7); params = init_mlp_params([1, 16, 16, 1])
+    shapes = tu.tree_map(lambda x: x.shape, params)
+    def forward(params, x):
+        *hidden, last = params
+        for layer in hidden:
+            x = jax.nn.relu(x @ layer['weights'] + layer['biases']) if hasattr(jax, 'nn') else jnp.maximum(0, x @ layer['weights'] + layer['biases'])
+        return x @ last['weights'] + last['biases']
+    def loss_fn(params, x, y): return jnp.mean((forward(params, x) - y) ** 2)
+    LEARNING_RATE = 0.0001
+    @jax.jit
+    def update(params, x, y):
+        grads = jax.grad(loss_fn)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grads)
+    xs = jax.device_put(np.random.RandomState(3).normal(size=(128, 1))); ys = xs ** 2
+    for _ in range(50):
+        params = update(params, xs, ys)
+    return shapes, params, loss_fn(params, xs, ys)
+
+
+def p_pytree_custom_node(jax, jnp, tu, **k):
+    class MyContainer:
+        def __init__(self, name, a, b, c):
+            self.name = name; self.a = a; self.b = b; self.c = c
+    def flatten_MyContainer(container):
+        return [container.a, container.b, container.c], container.name
+    def unflatten_MyContainer(aux_data, flat_contents):
+        return MyContainer(aux_data, *flat_contents)
+    tu.register_pytree_node(MyContainer, flatten_MyContainer, unflatten_MyContainer)
+    t = [MyContainer('Alice', 1, 2, 3), MyContainer('Bob', 4, 5, 6)]
+    leaves = tu.tree_leaves(t)
+    m = tu.tree_map(lambda x: x + 1, t)
+    g = jax.grad(lambda c: c.a * c.b + jnp.sin(c.c))(MyContainer('x', 1.0, 2.0, 3.0))
+    return leaves, [(c.name, c.a, c.b, c.c) for c in m], [g.name, g.a, g.b, g.c]
+
+
+def p_pytree_namedtuple_dataclass(jax, jnp, tu, **k):
+    from typing import NamedTuple
+    import dataclasses
+    class MyOtherContainer(NamedTuple):
+        name: str
+        a: object
+        b: object
+    t = [MyOtherContainer('Alice', 1, 2), MyOtherContainer('Bob', 4, 5)]
+    lv = tu.tree_leaves(t)
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Params:
+        w: object
+        b: object
+        n: int = dataclasses.field(metadata=dict(static=True), default=3)
+    p = Params(jnp.ones(2), jnp.zeros(()), 3)
+    g = jax.grad(lambda p: jnp.sum(p.w * p.n) + p.b)(p)
+    @partial(tu.register_dataclass, data_fields=['x'], meta_fields=['m'])
+    @dataclasses.dataclass
+    class P2:
+        x: object
+        m: str
+    q = tu.tree_map(lambda v: v * 2, P2(jnp.arange(2.), 'hi'))
+    return lv, [g.w, g.b, g.n], [q.x, q.m], len(tu.tree_leaves(p))
+
+
+def p_pytree_class_register(jax, jnp, tu, **k):
+    @tu.register_pytree_node_class
+    class Special:
+        def __init__(self, x, y): self.x = x; self.y = y
+        def tree_flatten(self): return ((self.x, self.y), None)
+        @classmethod
+        def tree_unflatten(cls, aux_data, children): return cls(*children)
+    s = jax.jit(lambda s: Special(s.y, s.x * 2))(Special(jnp.array(1.), jnp.array(2.)))
+    v = jax.vmap(lambda s: s.x + s.y)(Special(jnp.arange(3.), jnp.ones(3)))
+    return s.x, s.y, v
+
+
+def p_pytree_keypaths(jax, jnp, tu, **k):
+    tree = {'a': [1, 2], 'b': {'c': 3}, 'd': (4,)}
+    flat, _ = tu.tree_flatten_with_path(tree)
+    strs = [tu.keystr(p) for p, _ in flat]
+    m = tu.tree_map_with_path(lambda p, x: x * len(p), tree)
+    return strs, [v for _, v in flat], m
+
+
+def p_tree_all_leaves_none(jax, jnp, tu, **k):
+    t = {'a': None, 'b': [1, None]}
+    return tu.tree_leaves(t), tu.tree_structure(t).num_leaves, tu.tree_map(lambda x: x + 1, t)['b'][0], tu.tree_all([True, (True,)])
+
+
+def p_cond_switch(jax, jnp, lax, **k):
+    op = jnp.array([1.0, -2.0])
+    r = [lax.cond(True, lambda x: x + 1, lambda x: x - 1, op), lax.cond(False, lambda x: x + 1, lambda x: x - 1, op)]
+    f = lambda x: lax.cond(x > 0, lambda x: x ** 2, lambda x: jnp.sin(x), x)
+    r += [jax.grad(f)(2.0), jax.grad(f)(-2.0), jax.vmap(f)(jnp.array([-1.0, 1.0])), jax.vmap(jax.grad(f))(jnp.array([-1.0, 1.0])), jax.jit(f)(3.0)]
+    sw = lambda i, x: lax.switch(i, [lambda x: x, lambda x: 2 * x, lambda x: x ** 3], x)
+    r += [sw(0, 2.0), sw(5, 2.0), sw(-1, 2.0), jax.grad(sw, 1)(2, 2.0), jax.vmap(sw)(jnp.array([0, 1, 2]), jnp.array([1.0, 2.0, 3.0]))]
+    r += [jax.jacfwd(f)(1.5), lax.cond(1, lambda a, b: a + b, lambda a, b: a - b, 1.0, 2.0)]
+    return r
+
+
+def p_while_fori(jax, jnp, lax, **k):
+    init_val = 0
+    cond_fun = lambda x: x < 10
+    body_fun = lambda x: x + 1
+    r = [lax.while_loop(cond_fun, body_fun, init_val)]
+    r.append(lax.fori_loop(0, 10, lambda i, x: x + i, 0))
+    r.append(lax.fori_loop(0, 5, lambda i, x: x * 2.0, 1.5))
+    r.append(jax.grad(lambda x: lax.fori_loop(0, 5, lambda i, c: jnp.sin(c) * i + c, x))(0.3))
+    r.append(jax.vmap(lambda x: lax.while_loop(lambda c: c < 10, lambda c: c * 2, x))(jnp.array([1, 3, 7])))
+    r.append(jax.jvp(lambda x: lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * 1.5), (0, x))[1], (2.0,), (1.0,)))
+    r.append(jax.jit(lambda n: lax.fori_loop(0, n, lambda i, s: s + i, 0))(7))
+    r.append(jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, 1.0))(2.0))
+    return r
+
+
+def p_scan_cumsum(jax, jnp, lax, **k):
+    def cumsum(res, el):
+        res = res + el
+        return res, res
+    a = jnp.array([1., 2., 3., 5., 7., 11.])
+    r = [lax.scan(cumsum, 0., a)]
+    r.append(lax.scan(cumsum, 0., a, reverse=True))
+    r.append(lax.scan(cumsum, 0., a, unroll=2))
+    r.append(lax.scan(lambda c, x: (c + 1, c * 2), 0, None, length=4))
+    rnn = lambda W, h0, xs: lax.scan(lambda h, x: (jnp.tanh(W @ h + x), jnp.sum(h)), h0, xs)
+    W = jax.device_put(np.random.RandomState(0).randn(3, 3)) * 0.5
+    xs = jax.device_put(np.random.RandomState(1).randn(4, 3))
+    loss = lambda W: jnp.sum(rnn(W, jnp.zeros(3), xs)[0]) + jnp.sum(rnn(W, jnp.zeros(3), xs)[1])
+    r.append(jax.grad(loss)(W))
+    r.append(jax.jit(jax.grad(loss))(W))
+    r.append(jax.vmap(lambda x0: lax.scan(lambda c, x: (c * x, c), x0, a)[1])(jnp.array([1.0, 2.0])))
+    r.append(jax.jacfwd(loss)(W))
+    return r
+
+
+def p_scan_pytree(jax, jnp, lax, **k):
+    def step(carry, x):
+        c = {'s': carry['s'] + x['v'], 'n': carry['n'] + 1}
+        return c, (c['s'], x['v'] * 2)
+    out = lax.scan(step, {'s': 0.0, 'n': 0}, {'v': jnp.arange(4.)})
+    return out
+
+
+def p_associative_scan(jax, jnp, lax, **k):
+    x = jnp.arange(1., 9.)
+    r = [lax.associative_scan(jnp.add, x), lax.associative_scan(jnp.add, x, reverse=True), lax.associative_scan(jnp.multiply, x)]
+    r.append(lax.associative_scan(jnp.maximum, jnp.array([3., 1., 4., 1., 5., 9., 2.])))
+    r.append(jax.grad(lambda x: jnp.sum(lax.associative_scan(jnp.multiply, x) ** 2))(x[:5]))
+    M = jnp.ones((3, 4))
+    r.append(lax.associative_scan(jnp.add, M, axis=1))
+    def lin(a, b):
+        a1, b1 = a; a2, b2 = b
+        return a2 * a1, a2 * b1 + b2
+    r.append(lax.associative_scan(lin, (jnp.full(5, 0.5), jnp.arange(5.))))
+    r.extend([lax.cumsum(x), lax.cummax(x, reverse=True), lax.cumprod(x[:4]), lax.cumlogsumexp(x[:4])])
+    return r
+
+
+def p_lax_map_reduce(jax, jnp, lax, **k):
+    r = [lax.map(lambda x: x ** 2, jnp.arange(5.)), lax.map(lambda x: x * 2, jnp.arange(10.), batch_size=3)]
+    r.append(lax.reduce(jnp.arange(6.).reshape(2, 3), 0., lax.add, (0,)))
+    r.append(lax.reduce(jnp.arange(6.).reshape(2, 3), -jnp.inf, lax.max, (1,)))
+    r.append(lax.reduce((jnp.arange(4.), jnp.ones(4)), (0., 0.), lambda a, b: (a[0] + b[0], a[1] + b[1]), (0,)))
+    r.append(jax.grad(lambda x: lax.reduce(x, 0., lax.add, (0,)).sum())(jnp.ones(3)))
+    r.append(jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x)))(jnp.arange(3.)))
+    return r
+
+
+def p_linear_regression(jax, jnp, **k):
+    from typing import NamedTuple
+    class Params(NamedTuple):
+        weight: object
+        bias: object
+    def init(rng):
+        weights_key, bias_key = jax.random.split(rng)
+        weight = jax.random.normal(weights_key, ())
+        bias = jax.random.normal(bias_key, ())
+        return Params(weight, bias)
+    def loss(params, x, y):
+        pred = params.weight * x + params.bias
+        return jnp.mean((pred - y) ** 2)
+    LEARNING_RATE = 0.005
+    @jax.jit
+    def update(params, x, y):
+        grad = jax.grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - LEARNING_RATE * g, params, grad)
+    rng = jax.random.key(42)
+    xs = jax.device_put(np.random.RandomState(0).normal(size=(100,)))
+    noise = jax.device_put(np.random.RandomState(1).normal(scale=0.1, size=(100,)))
+    ys = xs * 3 - 1 + noise
+    params = init(rng)
+    for _ in range(1000):
+        params = update(params, xs, ys)
+    return params.weight, params.bias, loss(params, xs, ys)
+
+
+def p_oob_indexing(jax, jnp, **k):
+    x = jnp.arange(10.0)
+    r = [AT(jnp, x)[11].get(), AT(jnp, x)[11].get(mode='fill', fill_value=jnp.nan), AT(jnp, x)[jnp.array([1, 12, -1])].get(mode='clip')]
+    r.append(AT(jnp, x)[11].set(5.0)); r.append(AT(jnp, x)[jnp.array([0, 20])].add(3.0))
+    r.append(jax.jit(lambda x, i: x[i])(x, 11)); r.append(jax.jit(lambda x, i: x[i])(x, -11))
+    r.append(jnp.arange(10)[11:20]); r.append(AT(jnp, x)[-1].set(-1.0))
+    r.append(jax.jit(lambda i: AT(jnp, x)[i].get(mode='fill', fill_value=-7.0))(jnp.array([3, 30, -30])))
+    r.append(jax.grad(lambda x: AT(jnp, x)[jnp.array([1, 20])].get(mode='fill', fill_value=0.).sum())(x))
+    return r
+
+
+def p_at_ops(jax, jnp, **k):
+    x = jnp.arange(6.0).reshape(2, 3)
+    idx = jnp.array([0, 0, 1])
+    v = jnp.arange(6.0)
+    r = [AT(jnp, x)[0, 1].set(10.), AT(jnp, x)[:, 1].add(5.), AT(jnp, x)[1].mul(2.), AT(jnp, x)[..., 0].min(-1.), AT(jnp, x)[0].max(jnp.array([2., 0., 5.])),
+         AT(jnp, x)[0, :].divide(2.), AT(jnp, x)[1, 2].power(2.), AT(jnp, x)[0].get(), AT(jnp, v)[idx].add(1.), AT(jnp, v)[idx].set(jnp.array([7., 8., 9.])),
+         AT(jnp, v)[idx].mul(3.), AT(jnp, v)[idx].min(jnp.array([-1., -2., 0.])), AT(jnp, v)[jnp.array([5, 5])].max(jnp.array([3., 9.]))]
+    r.append(AT(jnp, v)[jnp.array([True, False, True, False, False, False])].set(0.) if False else v)
+    g = jax.grad(lambda v: jnp.sum(AT(jnp, v)[idx].add(v[:3] ** 2) ** 2))(v)
+    g2 = jax.grad(lambda v: jnp.sum(AT(jnp, v)[jnp.array([0, 1, 2])].mul(v[3:], unique_indices=True) ))(v)
+    g3 = jax.grad(lambda w: jnp.sum(AT(jnp, jnp.zeros(6))[idx].set(w) * v))(jnp.array([1., 2., 3.]))
+    g4 = jax.grad(lambda v: jnp.sum(AT(jnp, v)[jnp.array([1, 1, 2])].max(jnp.array([2., 0.5, 10.]))))(v)
+    r += [g, g2, g3, g4]
+    r.append(jax.vmap(lambda row, i: row.at[i].set(-1.))(x, jnp.array([2, 0])))
+    r.append(AT(jnp, x)[1:, ::2].set(jnp.array([[7., 8.]])))
+    r.append(AT(jnp, v)[idx].add(1., unique_indices=False, indices_are_sorted=True))
+    r.append(AT(jnp, v)[2].apply(lambda t: t ** 2) if hasattr(AT(jnp, v)[2], 'apply') else v)
+    i32 = jnp.arange(4, dtype=jnp.int32).at[0].add(2.7) if False else jnp.arange(4, dtype=jnp.int32)
+    r.append(i32)
+    return r
+
+
+def p_checkpoint(jax, jnp, **k):
+    def g(W, x):
+        y = jnp.dot(W, x)
+        return jnp.sin(y)
+    def f(W1, W2, W3, x):
+        x = g(W1, x); x = g(W2, x); x = g(W3, x)
+        return x
+    rs = np.random.RandomState(0)
+    W1, W2, W3 = [jax.device_put(rs.randn(5, 5)) for _ in range(3)]
+    x = jax.device_put(rs.randn(5))
+    f2 = lambda *a: jnp.sum(f(*a))
+    g_ck = jax.checkpoint(g)
+    f3 = lambda W1, W2, W3, x: jnp.sum(g_ck(W3, g_ck(W2, g_ck(W1, x))))
+    r = [jax.grad(f2, (0, 1, 2))(W1, W2, W3, x), jax.grad(f3, (0, 1, 2))(W1, W2, W3, x)]
+    f4 = jax.checkpoint(f2, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
+    r.append(jax.grad(f4)(W1, W2, W3, x))
+    f5 = jax.remat(f2, policy=jax.checkpoint_policies.nothing_saveable)
+    r.append(jax.jit(jax.grad(f5))(W1, W2, W3, x))
+    def h(x):
+        a = __import__('jax.ad_checkpoint').ad_checkpoint.checkpoint_name(jnp.sin(x), 'a') if jax.__name__=='jax' else jax.checkpoint_name(jnp.sin(x), 'a')
+        return jnp.sum(jnp.cos(a) * x)
+    hc = jax.checkpoint(h, policy=jax.checkpoint_policies.save_only_these_names('a'))
+    r.append(jax.grad(hc)(x))
+    @partial(jax.checkpoint, static_argnums=(1,))
+    def p(x, n): return jnp.sum(x ** n)
+    r.append(jax.grad(p)(x, 3))
+    return r
+
+
+def p_scan_remat_unroll(jax, jnp, lax, **k):
+    def step(c, x):
+        c = jnp.tanh(c * 1.1 + x)
+        return c, c ** 2
+    xs = jnp.linspace(-1, 1, 7)
+    f = lambda c0: jnp.sum(lax.scan(jax.checkpoint(step), c0, xs)[1])
+    f2 = lambda c0: jnp.sum(lax.scan(step, c0, xs, unroll=3)[1])
+    f3 = lambda c0: jnp.sum(lax.scan(step, c0, xs, unroll=True)[1])
+    return jax.grad(f)(0.2), jax.grad(f2)(0.2), jax.grad(f3)(0.2), jax.hessian(f)(0.2)
+
+
+def p_dynamic_shapes_ok(jax, jnp, lax, **k):
+    x = jnp.arange(10.)
+    f = jax.jit(lambda x, i: lax.dynamic_slice(x, (i,), (3,)))
+    g = jax.jit(lambda x, i: lax.dynamic_update_slice(x, jnp.ones(2), (i,)))
+    h = jax.jit(lambda x: jnp.where(x > 4, x, 0).sum())
+    n = jax.jit(lambda x: jnp.nonzero(x > 4, size=3, fill_value=-1))
+    return f(x, 2), f(x, 9), g(x, 9), h(x), n(x), lax.dynamic_slice_in_dim(x, 4, 2), lax.dynamic_index_in_dim(x, 3, keepdims=False)
+
+
+def p_rk4_ode(jax, jnp, lax, **k):
+    def f(y, t, a): return jnp.array([y[1], -a * jnp.sin(y[0])])
+    def rk4(y0, ts, a):
+        def step(y, t_pair):
+            t0, t1 = t_pair; h = t1 - t0
+            k1 = f(y, t0, a); k2 = f(y + h / 2 * k1, t0 + h / 2, a); k3 = f(y + h / 2 * k2, t0 + h / 2, a); k4 = f(y + h * k3, t1, a)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            return y, y
+        _, ys = lax.scan(step, y0, (ts[:-1], ts[1:]))
+        return ys
+    ts = jnp.linspace(0, 2, 21); y0 = jnp.array([1.0, 0.0])
+    loss = lambda a: jnp.sum(rk4(y0, ts, a)[:, 0] ** 2)
+    return rk4(y0, ts, 2.0)[-1], jax.grad(loss)(2.0), jax.jit(jax.grad(loss))(2.0), jax.vmap(jax.grad(loss))(jnp.array([1.0, 3.0])), jax.jacfwd(lambda y0: rk4(y0, ts, 1.0)[-1])(y0)
+
+
+def p_kalman(jax, jnp, lax, **k):
+    A = jnp.array([[1., 1.], [0., 1.]]); C = jnp.array([[1., 0.]]); Q = 0.01 * jnp.eye(2); R = jnp.array([[0.5]])
+    ys = jnp.sin(jnp.linspace(0, 3, 10))[:, None]
+    def kf(q_scale):
+        def step(carry, y):
+            m, P = carry
+            m = A @ m; P = A @ P @ A.T + Q * q_scale
+            S = C @ P @ C.T + R
+            K = jnp.linalg.solve(S, C @ P).T
+            r = y - C @ m
+            ll = -0.5 * (r @ jnp.linalg.solve(S, r) + jnp.linalg.slogdet(S)[1] + jnp.log(2 * jnp.pi))
+            m = m + K @ r; P = P - K @ S @ K.T
+            return (m, P), ll
+        _, lls = lax.scan(step, (jnp.zeros(2), jnp.eye(2)), ys)
+        return jnp.sum(lls)
+    return kf(1.0), jax.grad(kf)(1.0), jax.hessian(kf)(1.0)
+
+
+def p_gp_regression(jax, jnp, jsp, **k):
+    X = jnp.linspace(0, 1, 8)[:, None]; y = jnp.sin(6 * X[:, 0])
+    def nll(params):
+        ls, sf, sn = jnp.exp(params)
+        d = X - X.T
+        K = sf ** 2 * jnp.exp(-0.5 * d ** 2 / ls ** 2) + (sn ** 2 + 1e-6) * jnp.eye(8)
+        L = jnp.linalg.cholesky(K)
+        alpha = jsp.linalg.cho_solve((L, True), y)
+        z = jsp.linalg.solve_triangular(L, y, lower=True)
+        return 0.5 * y @ alpha + jnp.sum(jnp.log(jnp.diag(L))) + 0.5 * 8 * jnp.log(2 * jnp.pi) + 0 * jnp.sum(z)
+    p = jnp.array([-1.0, 0.0, -2.0])
+    return nll(p), jax.grad(nll)(p), jax.hessian(nll)(p)
+
+
+def p_newton(jax, jnp, **k):
+    f = lambda x: jnp.sum((x - jnp.array([1., 2.])) ** 4) + jnp.sum(x ** 2)
+    x = jnp.array([0., 0.])
+    for _ in range(5):
+        x = x - jnp.linalg.solve(jax.hessian(f)(x), jax.grad(f)(x))
+    return x
+
+
+def p_bisection(jax, jnp, lax, **k):
+    def root(c):
+        def body(s):
+            lo, hi = s; mid = (lo + hi) / 2
+            return lax.cond(mid ** 3 - c > 0, lambda: (lo, mid), lambda: (mid, hi))
+        lo, hi = lax.while_loop(lambda s: s[1] - s[0] > 1e-10, body, (0., 10.))
+        return (lo + hi) / 2
+    return root(2.0), jax.vmap(root)(jnp.array([1.0, 8.0, 27.0])), jax.jit(root)(5.0)
+
+
+def p_vmap_cond_while_batched(jax, jnp, lax, **k):
+    def collatz(n):
+        return lax.while_loop(lambda s: s[0] != 1, lambda s: (lax.cond(s[0] % 2 == 0, lambda m: m // 2, lambda m: 3 * m + 1, s[0]), s[1] + 1), (n, 0))[1]
+    return jax.vmap(collatz)(jnp.array([1, 2, 3, 6, 7, 27])), jax.jit(jax.vmap(collatz))(jnp.array([9, 10]))
+
+
+def p_fori_traced_bounds(jax, jnp, lax, **k):
+    f = lambda x, n: lax.fori_loop(0, n, lambda i, c: c * x + i, 1.0)
+    return jax.jit(f)(1.5, 4), jax.vmap(f, (None, 0))(1.5, jnp.array([1, 2, 3])), jax.jvp(lambda x: f(x, 3), (2.0,), (1.0,))
+
+
+def p_custom_vjp_pytree_scan(jax, jnp, lax, **k):
+    @jax.custom_vjp
+    def f(p, x): return {'y': p['w'] * jnp.sin(x), 'z': p['b'] + x}
+    def fwd(p, x): return f(p, x), (p, x)
+    def bwd(res, g):
+        p, x = res
+        return ({'w': g['y'] * jnp.sin(x), 'b': g['z']}, g['y'] * p['w'] * jnp.cos(x) + g['z'])
+    f.defvjp(fwd, bwd)
+    p = {'w': 2.0, 'b': 0.5}
+    loss = lambda p, xs: jnp.sum(lax.scan(lambda c, x: (c + f(p, x)['y'] * f(p, x)['z'], c), 0.0, xs)[1])
+    xs = jnp.linspace(0, 1, 5)
+    return jax.grad(loss)(p, xs), jax.jit(jax.grad(loss, 1))(p, xs), jax.vmap(jax.grad(loss), (None, 0))(p, jnp.stack([xs, xs * 2]))
+
+
+def p_custom_jvp_vmap_jit(jax, jnp, **k):
+    @jax.custom_jvp
+    def safe_norm(x):
+        return jnp.sqrt(jnp.sum(x ** 2))
+    @safe_norm.defjvp
+    def _(primals, tangents):
+        x, = primals; t, = tangents
+        n = safe_norm(x)
+        return n, jnp.where(n == 0, 0.0, jnp.dot(x, t) / jnp.where(n == 0, 1.0, n))
+    xs = jnp.array([[3., 4.], [0., 0.]])
+    return jax.vmap(jax.grad(safe_norm))(xs), jax.jit(jax.vmap(jax.grad(safe_norm)))(xs), jax.hessian(safe_norm)(xs[0]), jax.jacrev(jax.vmap(safe_norm))(xs)
+
+
+def p_partial_tree(jax, jnp, tu, **k):
+    p = tu.Partial(jnp.add, 1.0)
+    f = jax.jit(lambda g, x: g(x))
+    return f(p, 2.0), tu.tree_leaves(p)
+
+
+def p_vectorize(jax, jnp, **k):
+    f = jnp.vectorize(lambda a, b: jnp.dot(a, b), signature='(n),(n)->()')
+    g = jnp.vectorize(lambda x: x ** 2 if False else jnp.sin(x) * 2)
+    return f(jnp.ones((3, 4)), jnp.arange(4.)), g(jnp.arange(3.)), jax.grad(lambda x: jnp.sum(f(x, x)))(jnp.ones((2, 3)))
+
+
+def p_named_scope_eval(jax, jnp, **k):
+    @jax.jit
+    def f(x):
+        with jax.named_scope('layer1'):
+            y = jnp.sin(x)
+        with jax.ensure_compile_time_eval():
+            c = jnp.arange(3.) * 2
+        return y + c
+    return f(jnp.ones(3))
+
+
+def p_transform_options(jax, jnp, lax, **k):
+    f = lambda x, y: (jnp.sin(x) * y, {'aux': x + y})
+    r = [jax.vjp(f, 1.0, 2.0, has_aux=True)[2], jax.vjp(f, 1.0, 2.0, has_aux=True)[1](1.0)]
+    r.append(jax.jvp(f, (1.0, 2.0), (1.0, 0.0), has_aux=True))
+    r.append(jax.jacfwd(f, argnums=(0, 1), has_aux=True)(1.0, 2.0))
+    r.append(jax.jacrev(lambda d: jnp.stack([d['a'] * d['b'], d['a']]), )({'a': 1.0, 'b': 3.0}))
+    y, fl = jax.linearize(lambda x, y: x * jnp.sin(y), 2.0, 1.0)
+    r += [y, fl(1.0, 1.0)]
+    lt = jax.linear_transpose(lambda x: jnp.array([x[0] + x[1], 2 * x[1]]), jnp.ones(2))
+    r.append(lt(jnp.array([1.0, 1.0])))
+    r.append(jax.hessian(lambda p: p['a'] ** 2 * p['b'])({'a': 1.0, 'b': 2.0}))
+    r.append(jax.vmap(lambda d: d['x'] * d['y'], in_axes=({'x': 0, 'y': None},), out_axes=0)({'x': jnp.arange(3.), 'y': 2.}))
+    r.append(jax.vmap(lambda x: (x, 5.0), out_axes=(0, None))(jnp.arange(3.)))
+    r.append(jax.jit(lambda x, *, scale: x * scale, static_argnames='scale')(2.0, scale=3))
+    r.append(jax.grad(lambda x, y: x * y, argnums=1)(2.0, 5.0))
+    r.append(jax.value_and_grad(lambda z: jnp.abs(z) ** 2, holomorphic=False)(1. + 2j))
+    r.append(jax.jacfwd(lambda z: z ** 2, holomorphic=True)(jnp.array([1. + 1j, 2. + 0j])))
+    r.append(jax.jacrev(lambda z: z ** 2, holomorphic=True)(jnp.array([1. + 1j, 2. + 0j])))
+    return r
+
+
+def p_checkpoint_policies(jax, jnp, **k):
+    W = jax.device_put(np.random.RandomState(0).randn(4, 4))
+    f = lambda x: jnp.sum(jnp.tanh(W @ jnp.tanh(W @ x)))
+    x = jnp.arange(4.)
+    pols = ['everything_saveable', 'nothing_saveable', 'dots_saveable', 'checkpoint_dots', 'dots_with_no_batch_dims_saveable']
+    return [jax.grad(jax.checkpoint(f, policy=getattr(jax.checkpoint_policies, p)))(x) for p in pols] + [jax.grad(jax.checkpoint(f, prevent_cse=False))(x)]
+
+
+def p_custom_root_linear_solve(jax, jnp, lax, **k):
+    def sqrt_newton(a):
+        def f(x): return x ** 2 - a
+        def solve(f, x0):
+            return lax.fori_loop(0, 30, lambda i, x: x - f(x) / (2 * x), x0)
+        def tangent_solve(g, y): return y / g(1.0)
+        return lax.custom_root(f, 1.0, solve, tangent_solve)
+    A = jnp.array([[4., 1.], [1., 3.]])
+    def ls(b):
+        return lax.custom_linear_solve(lambda x: A @ x, b, solve=lambda mv, b: jnp.linalg.solve(A, b), symmetric=True)
+    return sqrt_newton(2.0), jax.grad(sqrt_newton)(2.0), ls(jnp.array([1., 2.])), jax.jacfwd(ls)(jnp.array([1., 2.])), jax.grad(lambda b: jnp.sum(ls(b) ** 2))(jnp.array([1., 2.]))
+
+
+def p_reductions_where(jax, jnp, **k):
+    x = jnp.arange(6.).reshape(2, 3); m = x % 2 == 0
+    return (jnp.sum(x, where=m), jnp.max(x, axis=1, where=m, initial=-1.), jnp.mean(x, where=m), jnp.min(x, initial=0.5), jnp.prod(x + 1, axis=0, keepdims=True),
+            jnp.argmax(x, axis=1, keepdims=True), jnp.take(jnp.arange(5.), jnp.array([0, 7]), mode='clip'), jnp.take(jnp.arange(5.), jnp.array([0, 7]), mode='fill', fill_value=-1.),
+            jnp.var(x, where=m), jax.grad(lambda x: jnp.sum(x, where=m))(x), jax.grad(lambda x: jnp.max(x, where=m, initial=0.))(x),
+            jnp.any(m, axis=0), jnp.count_nonzero(m), jnp.ptp(x, axis=1), jnp.average(x, axis=1, weights=jnp.array([1., 2., 3.])), jnp.cumprod(x + 1, axis=1),
+            jnp.linalg.norm(x, ord=1), jnp.linalg.norm(x, ord='nuc'), jnp.linalg.norm(x[0], ord=jnp.inf), jnp.nanargmax(jnp.array([jnp.nan, 1., 3.])))
+
+
+def p_conv_tutorial(jax, jnp, lax, jsp, **k):
+    rs = np.random.RandomState(0)
+    kernel = jax.device_put(rs.randn(3, 3, 3, 4)) # HWIO
+    img = jax.device_put(rs.randn(1, 9, 9, 3))  # NHWC
+    dn = lax.conv_dimension_numbers(img.shape, kernel.shape, ('NHWC', 'HWIO', 'NHWC'))
+    out = lax.conv_general_dilated(img, kernel, (1, 1), 'SAME', (1, 1), (1, 1), dn)
+    out2 = lax.conv_general_dilated(img, kernel, (2, 2), 'VALID', (1, 1), (2, 2), dn)
+    out3 = lax.conv_general_dilated(img, kernel, (1, 1), ((1, 1), (2, 0)), (2, 2), (1, 1), dn)  # transposed-like lhs dilation
+    out4 = lax.conv_transpose(img, kernel, (2, 2), 'SAME', dimension_numbers=('NHWC', 'HWIO', 'NHWC'))
+    g = jax.grad(lambda k: jnp.sum(lax.conv_general_dilated(img, k, (1, 1), 'SAME', dimension_numbers=dn) ** 2))(kernel)
+    dw = lax.conv_general_dilated(img, jnp.ones((3, 3, 1, 3)), (1, 1), 'SAME', dimension_numbers=('NHWC', 'HWIO', 'NHWC'), feature_group_count=3)
+    x1 = jnp.linspace(0, 1, 10); w1 = jnp.array([1., -2., 1.])
+    red = lambda a: (a.shape, a.ravel()[::17], jnp.sum(a), jnp.sum(a ** 2))
+    return ([red(a) for a in (out, out2, out3, out4, g, dw)], jnp.convolve(x1, w1, mode='same'), jnp.convolve(x1, w1, mode='valid'), jsp.signal.convolve2d(jnp.eye(4), jnp.ones((2, 2)), mode='same'),
+            jnp.correlate(x1, w1, mode='full'), jsp.signal.convolve(x1, w1))
+
+
+def p_custom_symbolic_zeros(jax, jnp, **k):
+    @jax.custom_vjp
+    def f(x, y): return x * y
+    def fwd(x, y):
+        return f(x.value, y.value), (x.value, y.value, x.perturbed, y.perturbed)
+    def bwd(res, g):
+        x, y, px, py = res
+        return (g * y if px else None, g * x if py else None)
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    @jax.custom_jvp
+    def h(x, y): return jnp.sin(x) * y
+    @partial(h.defjvp, symbolic_zeros=True)
+    def h_jvp(primals, tangents):
+        x, y = primals; tx, ty = tangents
+        out = h(x, y)
+        t = 0.
+        if type(tx) is not jax.custom_derivatives.SymbolicZero: t = t + jnp.cos(x) * y * tx
+        if type(ty) is not jax.custom_derivatives.SymbolicZero: t = t + jnp.sin(x) * ty
+        return out, t
+    return jax.grad(f)(2., 3.), jax.grad(f, 1)(2., 3.), jax.grad(h)(1., 2.), jax.grad(h, (0, 1))(1., 2.)
+
+
+def p_custom_vjp_int_arg(jax, jnp, **k):
+    @jax.custom_vjp
+    def f(x, n): return x ** n
+    def fwd(x, n): return f(x, n), (x, n)
+    def bwd(res, g):
+        x, n = res
+        return (g * n * x ** (n - 1), None)
+    f.defvjp(fwd, bwd)
+    return jax.grad(f)(2.0, 3), jax.vmap(jax.grad(f), (0, None))(jnp.array([1.0, 2.0]), 2)
+
+
+def p_custom_gradient(jax, jnp, **k):
+    @jax.custom_gradient
+    def f(x):
+        return x ** 2, lambda g: (g * 10 * x,)
+    return jax.grad(f)(3.0), jax.vmap(jax.grad(f))(jnp.array([1.0, 2.0]))
+
+
+def p_custom_vjp_closure_convert(jax, jnp, **k):
+    def outer(a):
+        @jax.custom_vjp
+        def f(x): return a * x
+        f.defvjp(lambda x: (f(x), None), lambda r, g: (g * 7,))
+        return f
+    return jax.grad(outer(2.0))(1.0), jax.jit(jax.grad(outer(2.0)))(1.0)
+
+
+def p_lax_special_reduce_window(jax, jnp, lax, **k):
+    x = jnp.arange(16.).reshape(1, 4, 4, 1)
+    maxpool = lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), 'VALID')
+    avgpool = lambda x: lax.reduce_window(x, 0., lax.add, (1, 2, 2, 1), (1, 1, 1, 1), 'SAME') / 4
+    return maxpool(x), avgpool(x), jax.grad(lambda x: jnp.sum(maxpool(x) ** 2))(x), jax.grad(lambda x: jnp.sum(avgpool(x) ** 2))(x)
+
+
+def p_tree_new_api(jax, jnp, **k):
+    t = {'a': jnp.ones(2), 'b': [jnp.zeros(1), 3.0]}
+    leaves, td = jax.tree.flatten(t)
+    return (jax.tree.map(lambda x: x * 2, t), jax.tree.leaves(t), jax.tree.unflatten(td, leaves),
+            jax.tree.reduce(lambda a, b: a + jnp.sum(b), t, 0.0), jax.tree.structure(t).num_leaves,
+            jax.tree.map(lambda x, y: x + y, t, t), jax.tree.all(jax.tree.map(lambda x: True, t)))
+
+
+def p_misc_jnp(jax, jnp, **k):
+    rs = np.random.RandomState(0); A = jax.device_put(rs.randn(3, 3)); B = jax.device_put(rs.randn(3, 4))
+    r = [jnp.einsum('ij,jk->ik', A, B), jnp.einsum('ii', A), jnp.linalg.norm(A), jnp.linalg.norm(A, axis=0), jnp.linalg.inv(A), jnp.linalg.solve(A, B),
+         jnp.linalg.det(A), jnp.linalg.slogdet(A), jnp.take_along_axis(B, jnp.argsort(B, axis=1), axis=1), jnp.clip(A, -0.5, 0.5),
+         jnp.where(A > 0, A, 0), jnp.tril(A), jnp.triu(A, 1), jnp.outer(A[0], B[0]), jnp.kron(A[:2, :2], jnp.eye(2)), jnp.diag(A), jnp.trace(A),
+         jnp.meshgrid(jnp.arange(2), jnp.arange(3)), jnp.stack([A, A], -1).shape, jnp.concatenate([A, B], 1).shape, jnp.pad(A, 1), jnp.pad(A, ((0, 1), (2, 0)), mode='edge'),
+         jnp.roll(A, 1, 0), jnp.flip(A), jnp.argsort(A[0]), jnp.sort(A, axis=0), jnp.unique(jnp.array([3, 1, 3, 2])), jnp.cumsum(A, axis=1),
+         jnp.linalg.eigh(A + A.T)[0], jnp.linalg.svd(A, compute_uv=False), jnp.linalg.qr(A)[1].shape, jnp.linalg.cholesky(A @ A.T + jnp.eye(3)),
+         jnp.histogram(B.ravel(), bins=3)[0].astype(jnp.int64), jnp.percentile(B, 30.), jnp.median(B, axis=1), jnp.var(B, ddof=1), jnp.std(B, axis=0),
+         jnp.allclose(A, A), jnp.array_equal(A, A), jnp.searchsorted(jnp.arange(5.), 2.5).astype(jnp.int64), jnp.interp(1.5, jnp.arange(3.), jnp.array([0., 10., 20.])),
+         jnp.convolve(jnp.arange(4.), jnp.ones(2)), jnp.polyval(jnp.array([1., 2., 3.]), 2.), jnp.linalg.matrix_power(A, 3), jnp.linalg.pinv(B),
+         jnp.logaddexp(1., 2.), jnp.round(2.5), jnp.round(3.14159, 2), jnp.sign(jnp.array([-2., 0., 3.])), jnp.expand_dims(A, (0, 2)).shape, jnp.squeeze(jnp.ones((1, 3, 1))).shape,
+         jnp.split(jnp.arange(6), 3), jnp.array_split(jnp.arange(7), 3), jnp.repeat(jnp.arange(3), 2), jnp.tile(jnp.arange(2), (2, 2)), jnp.moveaxis(jnp.ones((2, 3, 4)), 0, -1).shape,
+         jnp.swapaxes(B, 0, 1).shape, jnp.matmul(A, B), A @ B, jnp.vdot(A, A), jnp.tensordot(A, B, axes=1), jnp.isclose(1., 1. + 1e-10), jnp.ravel(A).shape]
+    return r
+
+
+def p_lax_ops(jax, jnp, lax, **k):
+    x = jnp.arange(6.).reshape(2, 3)
+    r = [lax.add(1., 2.), lax.dot(x, x.T), lax.dot_general(x, x, (((1,), (1,)), ((), ()))), lax.broadcast(jnp.ones(2), (3,)), lax.reshape(x, (3, 2)),
+         lax.transpose(x, (1, 0)), lax.slice(x, (0, 1), (2, 3)), lax.pad(x, 0., [(1, 0, 0), (0, 1, 1)]), lax.concatenate([x, x], 0), lax.select(x > 2, x, -x),
+         lax.clamp(1., x, 3.), lax.rsqrt(x + 1), lax.integer_pow(x, 3), lax.convert_element_type(x, jnp.int32), lax.rev(x, (1,)), lax.expand_dims(x, (0,)).shape,
+         lax.squeeze(jnp.ones((1, 2)), (0,)), lax.sort(jnp.array([3., 1., 2.])), lax.top_k(jnp.array([1., 5., 3., 4.]), 2), lax.argmax(x, 1, jnp.int32),
+         lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 1), 'VALID'), lax.conv(jnp.ones((1, 1, 5, 5)), jnp.ones((2, 1, 3, 3)), (1, 1), 'SAME'),
+         lax.conv_general_dilated(jnp.ones((1, 5, 5, 1)), jnp.ones((3, 3, 1, 2)), (1, 1), 'VALID', dimension_numbers=('NHWC', 'HWIO', 'NHWC')).shape,
+         lax.iota(jnp.int32, 4), lax.erf(0.5), lax.lgamma(3.5), lax.logistic(0.3), lax.square(3.), lax.stop_gradient(x), lax.full((2,), 3.),
+         lax.sub(x, 1.0), lax.max(x, 2.), lax.rem(7., 3.), lax.sign(-2.), lax.cos(1.), lax.batch_matmul(jnp.ones((2, 2, 3)), jnp.ones((2, 3, 1))),
+         lax.dynamic_update_index_in_dim(x, jnp.ones(3), 1, 0), lax.index_in_dim(x, 1, 0, keepdims=False), lax.slice_in_dim(x, 1, 3, axis=1),
+         lax.broadcast_in_dim(jnp.ones(3), (2, 3), (1,)), lax.collapse(jnp.ones((2, 3, 4)), 0, 2).shape]
+    r.append(jax.grad(lambda x: jnp.sum(lax.reduce_window(x, 0., lax.add, (2, 2), (1, 1), 'SAME') ** 2))(x))
+    return r
+
+
+def p_mlp_training(jax, jnp, jsp, random, **k):
+
+    logsumexp = jsp.special.logsumexp
+    def random_layer_params(m, n, key, scale=1e-2):
+        w_key, b_key = random.split(key)
+        return scale * random.normal(w_key, (n, m)), scale * random.normal(b_key, (n,))
+    def init_network_params(sizes, key):
+        keys = random.split(key, len(sizes))
+        return [random_layer_params(m, n, k) for m, n, k in zip(sizes[:-1], sizes[1:], keys)]
+    layer_sizes = [8, 16, 16, 3]
+    step_size = 0.5
+    params = init_network_params(layer_sizes, random.key(0))
+    def relu(x): return jnp.maximum(0, x)
+    def predict(params, image):
+        activations = image
+        for w, b in params[:-1]:
+            activations = relu(jnp.dot(w, activations) + b)
+        final_w, final_b = params[-1]
+        logits = jnp.dot(final_w, activations) + final_b
+        return logits - logsumexp(logits)
+    batched_predict = jax.vmap(predict, in_axes=(None, 0))
+    def one_hot(x, k, dtype=jnp.float32): return jnp.array(x[:, None] == jnp.arange(k), dtype)
+    def accuracy(params, images, targets):
+        target_class = jnp.argmax(targets, axis=1)
+        predicted_class = jnp.argmax(batched_predict(params, images), axis=1)
+        return jnp.mean((predicted_class == target_class).astype(jnp.float64))
+    def loss(params, images, targets):
+        preds = batched_predict(params, images)
+        return -jnp.mean(preds * targets)
+    @jax.jit
+    def update(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
+    rs = np.random.RandomState(0)
+    x = jax.device_put(rs.randn(64, 8)); labels = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5).astype(int)
+    y = one_hot(labels, 3, jnp.float64)
+    for epoch in range(30):
+        for i in range(0, 64, 16):
+            params = update(params, x[i:i + 16], y[i:i + 16])
+    return params, accuracy(params, x, y), loss(params, x, y), one_hot(jnp.array([0, 2]), 3).dtype.name
+
+
+def p_integer_overflow(jax, jnp, **k):
+    return (jnp.array(2**31 - 1, jnp.int32) + jnp.array(1, jnp.int32), jnp.array([200], jnp.uint8) * jnp.array([2], jnp.uint8),
+            jnp.arange(3, dtype=jnp.int8) * 100, jnp.cumsum(jnp.array([127, 1], jnp.int8), dtype=jnp.int8), jnp.int32(2) ** 31)
+
+
+def p_weak_types(jax, jnp, **k):
+    x32 = jnp.ones(3, jnp.float32)
+    r = [(x32 + 1).dtype.name, (x32 * 2.0).dtype.name, (jnp.ones(3, jnp.int32) * 2).dtype.name, (jnp.ones(3, jnp.int32) * 2.0).dtype.name,
+         (jnp.ones(3, jnp.float16) + 3).dtype.name, jax.jit(lambda x: x * 2.0)(x32).dtype.name, jax.grad(lambda x: jnp.sum(x * 2.0))(x32).dtype.name,
+         jax.vmap(lambda x: x + 1.0)(x32).dtype.name, jnp.where(x32 > 0, x32, 0.0).dtype.name, jnp.maximum(x32, 0.).dtype.name,
+         jnp.clip(x32, 0., 1.).dtype.name, (x32 @ x32).dtype.name, jnp.mean(x32).dtype.name, jnp.sum(jnp.ones(2, jnp.int32)).dtype.name,
+         (jnp.ones(3, jnp.complex64) * 2.0).dtype.name, (jnp.ones(2, jnp.bfloat16 if False else jnp.float16) * 1.0).dtype.name,
+         jax.grad(lambda x: (x ** 2).sum())(jnp.ones(2, jnp.float32)).dtype.name,
+         jax.value_and_grad(lambda x: jnp.sum(jnp.sin(x)))(jnp.ones(2, jnp.float32))[0].dtype.name,
+         jax.jacrev(lambda x: jnp.sin(x))(jnp.ones(2, jnp.float32)).dtype.name, jax.hessian(lambda x: jnp.sum(x ** 3))(jnp.ones(2, jnp.float32)).dtype.name,
+         jax.lax.scan(lambda c, x: (c + x, c), jnp.float32(0), jnp.ones(3, jnp.float32))[0].dtype.name,
+         jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, jnp.ones(2, jnp.float32)).dtype.name]
+    return r
+
+
+def p_nn_training(jax, jnp, random, **k):
+    # an MLP with jax.nn and jax.nn.initializers, trained with a jitted SGD step
+    def predict(params, x):
+        for w, b in params[:-1]:
+            x = jax.nn.relu(x @ w + b)
+        w, b = params[-1]
+        return jax.nn.log_softmax(x @ w + b)
+    def loss(params, x, y):
+        return -jnp.mean(jnp.sum(predict(params, x) * jax.nn.one_hot(y, 3), axis=-1))
+    @jax.jit
+    def update(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    keys = random.split(random.PRNGKey(0), 2)
+    init = jax.nn.initializers.glorot_normal()
+    params = [(init(keys[0], (4, 8)), jnp.zeros(8)), (init(keys[1], (8, 3)), jnp.zeros(3))]
+    x = jax.device_put(np.random.RandomState(0).normal(size=(32, 4)))
+    y = (x[:, 0] > 0).astype(jnp.int32) + (x[:, 1] > 0).astype(jnp.int32)
+    for _ in range(20):
+        params = update(params, x, y)
+    return params, loss(params, x, y)
+
