@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import fractions
 import functools
 import math
 from typing import Any
@@ -55,7 +56,7 @@ __all__ = [
     "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
     "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
-    "boxcox1p", "spence",
+    "boxcox1p", "spence", "bernoulli", "bessel_jn",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -1768,3 +1769,103 @@ def spence(z: Any) -> Any:
     z = _fnpm.asarray(z)
     # float32 computes in float64 (as SciPy's loop does) and rounds once.
     return _spence(z.astype(_F64)).astype(get_aval(z).dtype)
+
+
+_BERNOULLI_EXACT_UP_TO = 300  # B_260 and above overflow float64 anyway
+
+
+@functools.cache
+def _bernoulli_table() -> tuple[float, ...]:
+    """``B_0 .. B_300`` as floats, from the exact rationals ``B_m = -sum_{k<m} C(m+1, k) B_k
+    / (m + 1)`` (``B_1 = -1/2``), each rounded once (``+-inf`` past float64's range)."""
+    exact = [fractions.Fraction(1)]
+    for m in range(1, _BERNOULLI_EXACT_UP_TO + 1):
+        if m > 1 and m % 2:
+            exact.append(fractions.Fraction(0))
+            continue
+        total = sum(math.comb(m + 1, k) * exact[k] for k in range(m) if exact[k])
+        exact.append(-total / (m + 1))
+    out = []
+    for b in exact:
+        try:
+            out.append(float(b))
+        except OverflowError:
+            out.append(math.inf if b > 0 else -math.inf)
+    return tuple(out)
+
+
+def _bernoulli_float(m: int) -> float:
+    if m <= _BERNOULLI_EXACT_UP_TO:
+        return _bernoulli_table()[m]
+    if m % 2:
+        return 0.0
+    return math.inf if (m // 2) % 2 else -math.inf  # sign of B_2k: (-1)**(k + 1)
+
+
+def bernoulli(n: Any) -> Any:
+    """The Bernoulli numbers ``B_0, ..., B_n`` (``B_1 = -1/2``), as
+    ``scipy.special.bernoulli``: a float64 array of ``n + 1`` values, exact rationals rounded
+    once (``inf`` in magnitude from ``B_260`` on; JAX's zeta-series formula is off by 2.5e-6
+    relative from ``B_4``). ``n`` must be a concrete non-negative integer.
+
+    Example:
+        >>> from funcgrad.scipy.special import bernoulli
+        >>> bernoulli(4).round(6)
+        array([ 1.      , -0.5     ,  0.166667,  0.      , -0.033333])
+    """
+    if isinstance(n, Tracer):
+        raise TypeError("bernoulli: n must be a concrete integer (it sets the result's size)")
+    try:
+        n = int(numpy.asarray(n).item()) if not isinstance(n, int) else n
+    except (TypeError, ValueError):
+        raise TypeError(f"bernoulli: n must be an integer, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be a non-negative integer, got {n}")
+    out = numpy.array([_bernoulli_float(m) for m in range(n + 1)])
+    return device_put(out[:n + 1], get_default_device())
+
+
+def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
+    """Bessel functions of the first kind ``J_0(z), ..., J_v(z)``, as
+    ``jax.scipy.special.bessel_jn``: shape ``(v + 1, *z.shape)``. Miller's backward
+    recurrence from order ``n_iter``, normalised by ``J_0 + 2 sum J_2k = 1``: accurate (to
+    SciPy's ``jv``) while ``|z|`` is well below ``n_iter``; ``J_k(0)`` is 1 for ``k = 0``,
+    else 0. Differentiable in ``z``; float32 stays float32.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import bessel_jn
+        >>> bessel_jn(np.array([0.0, 1.0, 2.5]), v=1).round(6)
+        array([[ 1.      ,  0.765198, -0.048384],
+               [ 0.      ,  0.440051,  0.497094]])
+    """
+    (z,) = _floats("bessel_jn", z)
+    z = _fnpm.asarray(z)
+    v, n_iter = int(v), int(n_iter)
+    if v < 0 or n_iter < v:
+        raise ValueError(f"bessel_jn: need 0 <= v <= n_iter, got v={v}, n_iter={n_iter}")
+    small = _fnpm.abs(z) < 1e-3  # the series (the recurrence would overflow near 0)
+    zs = _fnpm.where(small, 1.0, z)
+    f0 = _fnpm.zeros_like(zs)
+    f1 = _fnpm.full_like(zs, 1e-16)
+    bs = _fnpm.zeros_like(zs)
+    vals: list[Any] = [None] * (v + 1)
+    f = f0
+    big = 1e15  # rescale before the recurrence overflows (small |z| grows it fast)
+    for k in range(n_iter, -1, -1):
+        f = 2.0 * (k + 1.0) * f1 / zs - f0
+        if k % 2 == 0:
+            bs = bs + 2.0 * f
+        if k <= v:
+            vals[k] = f
+        f0, f1 = f1, f
+        shrink = _fnpm.where(_fnpm.abs(f) > big, 1.0 / big, 1.0).astype(get_aval(zs).dtype)
+        f, f0, f1, bs = f * shrink, f0 * shrink, f1 * shrink, bs * shrink
+        vals = [None if val is None else val * shrink for val in vals]
+    norm = bs - f
+    out = _fnpm.stack([val / norm for val in vals])
+    # J_k(z) = (z/2)^k / k! (1 - (z/2)^2 / (k + 1) + ...): two terms hold below 1e-3.
+    h = _fnpm.where(small, z, 0.0) / 2.0
+    series = _fnpm.stack([h ** k / math.factorial(k) * (1.0 - h * h / (k + 1.0))
+                          for k in range(v + 1)])
+    return _fnpm.where(small, series, out)
