@@ -99,6 +99,17 @@ def instantiate(t: Any) -> Any:
     return zeros_like_aval(t.aval) if type(t) is Zero else t
 
 
+def instantiate_operand(t: Any) -> Any:
+    """:func:`instantiate` for a tangent that becomes an operand of a rule's primitive: the
+    zero of a scalar of no device (a Python number's) is a NumPy scalar, which any device
+    accepts as the number was (a default-device zero met the other operands' host arrays:
+    ``complex(ct, 0.0)`` of a host ``ct`` under a GPU default device)."""
+    if type(t) is Zero and t.aval.device is None and t.aval.shape == () and \
+            type(t.aval) is ShapedArray and t.aval.dtype != float0:
+        return t.aval.dtype.type(0)
+    return instantiate(t)
+
+
 # -- add_any: the one addition interpreters need, defined here so they never import ops ------
 
 add_any_p = Primitive("add_any")
@@ -255,7 +266,7 @@ def deflinear(prim: Primitive) -> None:
         outs = bind(prim, *primals, **params)
         if all(type(t) is Zero for t in tangents):
             return outs, [Zero.from_primal(o) for o in outs]
-        touts = bind(prim, *[instantiate(t) for t in tangents], **params)
+        touts = bind(prim, *[instantiate_operand(t) for t in tangents], **params)
         return outs, touts
 
     jvp_rules[prim] = rule

@@ -73,3 +73,24 @@ def test_jvp_matches_finite_differences(f) -> None:
     _, dy = funcgrad.jvp(f, (x,), (t,))
     assert float(dy) == pytest.approx((float(f(x + eps)) - float(f(x - eps))) / (2 * eps),
                                       rel=1e-6)
+
+
+def test_zero_tangent_of_a_python_scalar_goes_to_any_device():
+    # complex(ct, 0.0)'s JVP instantiates the 0.0's zero tangent: it met a host cotangent as a
+    # default-device array (second-order vjp of abs on complex input, GPU default device).
+    import funcgrad
+    import funcgrad.numpy as fnp
+    from funcgrad.avals import get_aval
+    from funcgrad.interpreters.jvp import Zero, instantiate_operand
+
+    z = instantiate_operand(Zero(get_aval(0.0)))
+    assert z == 0 and z.shape == () and type(z) is np.float64
+    a, g = np.array([1 + 2j, 3 - 1j]), np.array([1.0, 2.0])
+
+    def h(a):
+        return funcgrad.vjp(fnp.abs, a)[1](g)[0]
+
+    want = funcgrad.vjp(h, a)[1](np.array([1 + 0j, 1j]))[0]
+    with funcgrad.default_device("strict"):
+        got = funcgrad.vjp(h, a)[1](np.array([1 + 0j, 1j]))[0]
+    np.testing.assert_allclose(got, want)
