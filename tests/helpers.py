@@ -42,6 +42,14 @@ def dev(x: Any) -> Any:
     return tree_util.tree_map(put, x)
 
 
+#: tolerance between two evaluation paths of the same arithmetic (a compiled step and the
+#: eager loop): equal to the last bit or so on the CPU; GPU kernels contract multiply-adds
+#: (FMA) where the other path does not, a few ulps apart
+ON_GPU = _ON_GPU
+SAME_ARITHMETIC: dict[str, float] = (
+    {"rtol": 1e-12, "atol": 1e-15} if _ON_GPU else {"rtol": 1e-15, "atol": 0.0})
+
+
 def skip_on_gpu(reason: str) -> None:
     """Skip where CuPy differs from NumPy by design (listed in docs/backends.md)."""
     if _ON_GPU:

@@ -15,7 +15,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad_nn import optim
 from funcgrad_nn.optim import optimizer as optimizer_module
-from tests.helpers import assert_allclose, dev, host
+from tests.helpers import SAME_ARITHMETIC, assert_allclose, dev, host
 
 # Over Optimizer._FUSED_MIN_SIZE elements: the group takes the compiled path by default.
 BIG = (280, 250)
@@ -102,8 +102,8 @@ def test_parameters_and_state_are_updated_in_place(name, kw, monkeypatch):
     assert BIG not in copied  # the big parameter was written by the compiled program itself
     assert ps[0] is held
     want, _ = _run(name, kw, p0, gs[:3], foreach=False)
-    assert_allclose(host(held), host(want[0]), rtol=1e-15, atol=0)
-    assert_allclose(host(ps[1]), host(want[1]), rtol=1e-15, atol=0)  # small: copied back
+    assert_allclose(host(held), host(want[0]), **SAME_ARITHMETIC)
+    assert_allclose(host(ps[1]), host(want[1]), **SAME_ARITHMETIC)  # small: copied back
 
 
 def test_the_callers_gradients_are_never_written():
@@ -133,7 +133,7 @@ def test_none_gradients_skip_their_parameters():
     r.step(dev([gs[0][0], gs[0][1], None]))
     r.step(dev([gs[1][0], None, gs[1][0]]))
     for a, b in zip(ps, ref):
-        assert_allclose(host(a), host(b), rtol=1e-15, atol=0)
+        assert_allclose(host(a), host(b), **SAME_ARITHMETIC)
     assert int(host(opt.state[ps[1]]["step"])) == 1 and int(host(opt.state[ps[2]]["step"])) == 1
 
 
@@ -153,7 +153,7 @@ def test_schedulers_change_lr_without_recompiling():
     (jitted, _), = group_step._programs.values()
     assert jitted.trace_count == 1
     for a, b in zip(*runs):
-        assert_allclose(host(a), host(b), rtol=1e-15, atol=0)
+        assert_allclose(host(a), host(b), **SAME_ARITHMETIC)
 
 
 def _fused_steps(cls, p0, gs):

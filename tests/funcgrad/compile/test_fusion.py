@@ -10,7 +10,7 @@ import types
 
 import numpy as np
 import pytest
-from helpers import DEVICE, assert_allclose, dev, host
+from helpers import DEVICE, ON_GPU, assert_allclose, dev, host
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -148,7 +148,8 @@ def test_float32_stays_float32(mode):
     assert "_fused0" in exe.source
     (got,) = exe(x)
     assert host(got).dtype == np.float32
-    _same([got], _unfused(f, x), exact=mode == "chunked")
+    # GPU kernels may contract a multiply-add the unfused path rounds twice (FMA)
+    _same([got], _unfused(f, x), exact=mode == "chunked" and not ON_GPU)
 
 
 def test_mixed_dtypes_promote_as_numpy():
