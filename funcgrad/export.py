@@ -53,7 +53,7 @@ from funcgrad.jaxpr_codec import (
 from funcgrad.ops.jit import call_jaxpr
 
 __all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
-           "ExportedCallError", "default_export_platform", "register_pytree_node_serialization",
+           "ExportedCallError", "DisabledSafetyCheck", "default_export_platform", "register_pytree_node_serialization",
            "register_namedtuple_serialization", "FORMAT", "VERSION"]
 
 #: What the ``format`` field of every file holds.
@@ -66,6 +66,47 @@ class ExportedCallError(TypeError, ValueError):
     """An :class:`Exported` called with arguments of another structure, shape or dtype than it
     was exported for: a ``ValueError`` as JAX's ``Exported.call`` raises, and a ``TypeError``
     as a ``Compiled`` called so raises."""
+
+
+class DisabledSafetyCheck:
+    """A safety check :func:`export` is asked to skip (``jax.export.DisabledSafetyCheck``):
+    ``DisabledSafetyCheck.platform()`` or ``.custom_call(target_name)``. Accepted for JAX
+    compatibility; a funcgrad export makes no such check (it runs where its arguments are and
+    holds no custom calls), so nothing is skipped.
+
+    Example:
+        >>> DisabledSafetyCheck.platform(), DisabledSafetyCheck.custom_call("lapack").is_custom_call()
+        (platform, 'lapack')
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        """Skip the check that the program runs on the platform it was exported for."""
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        """Allow the custom call ``target_name``."""
+        return cls("custom_call:" + target_name)
+
+    def is_custom_call(self) -> str | None:
+        """The custom call's target name, or ``None`` for another check."""
+        return self._name[len("custom_call:"):] if self._name.startswith("custom_call:") \
+            else None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DisabledSafetyCheck) and other._name == self._name
+
+    def __hash__(self) -> int:
+        return hash(self._name)
+
+    def __repr__(self) -> str:
+        return self._name
 
 
 def default_export_platform() -> str:
@@ -158,7 +199,7 @@ class Exported:
 
     @property
     def disabled_safety_checks(self) -> tuple:
-        """JAX's disabled safety checks: none."""
+        """JAX's disabled safety checks: none (a funcgrad export makes none to disable)."""
         return ()
 
     def has_vjp(self) -> bool:
@@ -214,8 +255,8 @@ def export(fun: Callable[..., Any], *, platforms: Sequence[str] | None = None,
     or stand-ins (:class:`~funcgrad.ShapeDtypeStruct`). Raises :class:`ExportError` naming the
     primitive when the program holds something that cannot be written (a Python callback, a
     custom rule that cannot be traced). ``platforms`` (JAX's) may name only the platform of the
-    arguments (the program runs where its arguments are); ``disabled_checks`` is accepted and
-    ignored (there are no such checks here).
+    arguments (the program runs where its arguments are); ``disabled_checks`` (a list of
+    :class:`DisabledSafetyCheck`) is accepted and changes nothing (there are no such checks).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -225,7 +266,10 @@ def export(fun: Callable[..., Any], *, platforms: Sequence[str] | None = None,
         [8.0, 8.0]
     """
     jitted = fun if isinstance(fun, Jitted) else jit(fun)
-    del disabled_checks
+    for check in disabled_checks:
+        if not isinstance(check, DisabledSafetyCheck):
+            raise TypeError(f"export(disabled_checks=...): expected DisabledSafetyCheck values, "
+                            f"got {type(check).__name__} {check!r}")
 
     def trace_and_export(*args: Any, **kwargs: Any) -> Exported:
         traced = jitted.trace(*args, **kwargs)

@@ -260,6 +260,14 @@ def test_exported_describes_itself_as_jaxs():
         assert_close(e.call(x, y=x)["s"], np.sin(np.ones(3, np.float32)) + 1)
     assert funcgrad.export.default_export_platform() in ("cpu", "cuda")
     export(fnp.sin, platforms=exp.platforms)(x)
+    checks = [funcgrad.export.DisabledSafetyCheck.platform(),
+              funcgrad.export.DisabledSafetyCheck.custom_call("lapack_dgetrf")]
+    assert [c.is_custom_call() for c in checks] == [None, "lapack_dgetrf"]
+    assert checks[0] == funcgrad.export.DisabledSafetyCheck.platform() and str(checks[0]) == (
+        "platform")
+    assert_close(export(fnp.sin, disabled_checks=checks)(x).call(x), np.sin(host(x)))
+    with pytest.raises(TypeError, match="DisabledSafetyCheck"):
+        export(fnp.sin, disabled_checks=["platform"])(x)
     with pytest.raises(ValueError, match="platform of its arguments"):
         export(fnp.sin, platforms=("tpu",))(x)
 
