@@ -51,3 +51,9 @@ _SPENCE = np.array([1e-300, 1e-10, 0.1, 0.49, 0.5, 0.9, 1.0, 1.2, 1.5, 1.51, 2.0
 case("spence", fs.spence, ss.spence, [(_SPENCE,)],
      rtol=1e-13, atol=0.0, grad_args=[(np.array([0.3, 0.8, 1.7, 2.5, 5.0]),)])
 case("spence_f32", fs.spence, ss.spence, [(_SPENCE[:-5].astype(np.float32),)], grad_args=[])
+_DAWSN = np.array([0.0, -0.0, 1e-300, 1e-8, 0.3, 1.0, 3.2, 3.25, 3.3, 6.2, 6.25, 6.3, 10.0, -10.0,
+                   100.0, 1e10, 1e300, np.inf, -np.inf, np.nan, -2.5])
+case("dawsn", fs.dawsn, ss.dawsn, [(_DAWSN,)], rtol=1e-14, atol=0.0,
+     grad_args=[(np.array([-4.0, -0.3, 0.5, 3.3, 7.0]),)])
+case("dawsn_f32", fs.dawsn, ss.dawsn, [(_DAWSN[_DAWSN != 1e300].astype(np.float32),)],
+     grad_args=[])
