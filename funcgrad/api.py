@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -430,6 +431,7 @@ def make_jaxpr(
         { lambda ; a:f64[3]. let b:f64[4,3] = all_gather[axis=0, axis_name=i, tiled=False] a in (b) }
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    _check_static_argnums_fit(fun, static)
     env = [] if axis_env is None else list(axis_env)
     for pair in env:
         if (not isinstance(pair, tuple | list) or len(pair) != 2
@@ -484,6 +486,24 @@ def make_jaxpr(
         return closed
 
     return make
+
+
+def _check_static_argnums_fit(fun: Callable[..., Any], static: tuple[int, ...]) -> None:
+    """A static index past ``fun``'s positional parameters is a ValueError (as JAX's): it
+    would otherwise be ignored and the argument traced."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return  # no signature to check against
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD) for p in params)
+    for i in static:
+        if not -n <= i < n:
+            name = getattr(fun, "__name__", type(fun).__name__)
+            raise ValueError(f"make_jaxpr: static_argnums contains {i}, but {name} takes only "
+                             f"{n} positional argument(s)")
 
 
 def closure_convert(fun: Callable[..., Any], *example_args: Any

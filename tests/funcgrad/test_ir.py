@@ -116,3 +116,12 @@ def test_make_jaxpr_refuses_unhashable_static_arguments() -> None:
         funcgrad.make_jaxpr(lambda a, n: a * len(n), static_argnums=-1)(np.ones(2), [1, 2])
     closed = funcgrad.make_jaxpr(lambda a, n: a * len(n), static_argnums=1)(np.ones(2), (1, 2))
     assert "mul" in str(closed)
+
+
+def test_make_jaxpr_static_argnums_must_fit_the_signature() -> None:
+    # As JAX 0.10.2: "ValueError: ... static_argnums=(3,), but only accepts 1 positional
+    # arguments" (it was ignored and the argument traced); defaults and *args are fine.
+    with pytest.raises(ValueError, match="static_argnums contains 3, but <lambda> takes only 1"):
+        funcgrad.make_jaxpr(lambda a: a, static_argnums=3)(np.ones(2))
+    assert "mul" in str(funcgrad.make_jaxpr(lambda a, n=2: a * n, static_argnums=1)(np.ones(2)))
+    assert "mul" in str(funcgrad.make_jaxpr(lambda *a: a[0] * 2, static_argnums=3)(np.ones(2)))
