@@ -144,7 +144,12 @@ def uniform(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
 def _normal_real(key: Any, shape: tuple[int, ...], dt: numpy.dtype) -> Any:
     lo = numpy.nextafter(dt.type(-1.0), dt.type(0.0))
     u = _uniform(key, shape, dt, lo, 1.0)
-    return _ew.mul(dt.type(math.sqrt(2.0)), erfinv(u))
+    return _ew.mul(dt.type(math.sqrt(2.0)), _in_dtype(erfinv(u), dt))
+
+
+def _in_dtype(x: Any, dt: numpy.dtype) -> Any:
+    """``x`` in the sampler's dtype: ``erf``/``erfinv`` compute float16 in a wider type."""
+    return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
 
 
 @consumes
@@ -207,10 +212,10 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     shape = _shape_or_params("truncated_normal", shape, lower, upper)
 
     sqrt2 = dt.type(math.sqrt(2.0))
-    a = erf(_ew.div(lower, sqrt2))
-    b = erf(_ew.div(upper, sqrt2))
+    a = _in_dtype(erf(_ew.div(lower, sqrt2)), dt)
+    b = _in_dtype(erf(_ew.div(upper, sqrt2)), dt)
     u = _uniform(key, shape, dt, a, b)
-    out = _ew.mul(sqrt2, erfinv(u))
+    out = _ew.mul(sqrt2, _in_dtype(erfinv(u), dt))
     # Rounding (or u landing on a) must not put a sample on or outside the bounds.
     lo = fnp.nextafter(_ew.stop_gradient(lower), dt.type(numpy.inf))
     hi = fnp.nextafter(_ew.stop_gradient(upper), dt.type(-numpy.inf))

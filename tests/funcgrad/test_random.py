@@ -114,6 +114,22 @@ def test_transcendental_samplers_match_jax_to_rounding() -> None:
                                    -0.34027037111235725 + 1.0126794395709957j], rtol=1e-13)
 
 
+@pytest.mark.parametrize("name,args,want", [
+    ("normal", (), [-1.203125, -0.7392578125, -1.64453125, -0.53271484375]),
+    ("truncated_normal", (-1.0, 1.0), [-0.716796875, -0.48095703125, -0.86767578125,
+                                      -0.35498046875]),
+    ("gamma", (2.0,), [0.7001953125, 0.953125, 1.6865234375, 2.7421875]),
+    ("beta", (2.0, 3.0), [0.6357421875, 0.35546875, 0.87353515625, 0.2091064453125]),
+    ("lognormal", (0.5,), [0.5478515625, 0.69091796875, 0.439453125, 0.76611328125]),
+])
+def test_float16_samplers_match_jax(name, args, want) -> None:
+    """dtype=float16 draws stay float16 (erf/erfinv compute it in a wider type), JAX's values
+    (JAX 0.10, PRNGKey(3))."""
+    got = getattr(R, name)(R.PRNGKey(3), *args, shape=(4,), dtype=np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(h(got).astype(np.float32), want, rtol=2e-3)
+
+
 def test_discrete_samplers_bit_exact() -> None:
     assert h(R.bernoulli(KEY0, 0.3, (8,))).tolist() == [False, True] + [False] * 6
     assert h(R.randint(KEY0, (6,), 0, 10)).tolist() == [5, 1, 5, 7, 3, 5]
