@@ -24,6 +24,9 @@ from funcgrad.errors import (
     ConcretizationError,
     FuncgradError,
     SourceInfo,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
     TracerMutationError,
     UnexpectedTracerError,
     user_source_info,
@@ -387,11 +390,13 @@ class Tracer:
             "concrete value instead (for jit, mark the argument static)."
         )
 
-    def _concrete(self, what: str) -> Any:
-        return concrete_or_error(self, what)
+    def _concrete(self, what: str, error: type[ConcretizationError] = ConcretizationError
+                  ) -> Any:
+        return concrete_or_error(self, what, error)
 
     def __bool__(self) -> bool:
-        return bool(self._concrete("bool() / a Python `if` or `while` condition"))
+        return bool(self._concrete("bool() / a Python `if` or `while` condition",
+                                   TracerBoolConversionError))
 
     def __float__(self) -> float:
         return float(self._number("float()"))
@@ -410,10 +415,11 @@ class Tracer:
         return self._concrete(what)
 
     def __index__(self) -> int:
-        return int(self._concrete("an index (__index__)").__index__())
+        return int(self._concrete("an index (__index__)",
+                                  TracerIntegerConversionError).__index__())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        raise ConcretizationError(
+        raise TracerArrayConversionError(
             f"a traced array ({self.aval.str_short()}) cannot be converted to a NumPy array"
             f"{user_source_info().at()}: inside a transformation, use funcgrad.numpy "
             "(`import funcgrad.numpy as fnp`) instead of numpy functions that funcgrad does not "
@@ -455,8 +461,10 @@ def _idx_str(idx: Any) -> str:
     return "idx"
 
 
-def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
-    """The concrete value of ``x``; a ConcretizationError naming the line and the fix if none.
+def concrete_or_error(x: Any, what: str = "a Python value",
+                      error: type[ConcretizationError] = ConcretizationError) -> Any:
+    """The concrete value of ``x``; ``error`` (a ConcretizationError) naming the line and the
+    fix if none.
 
     Example:
         >>> concrete_or_error(3.0)
@@ -468,7 +476,7 @@ def concrete_or_error(x: Any, what: str = "a Python value") -> Any:
     if val is not None:
         return val
     origin = x._origin()
-    raise ConcretizationError(
+    raise error(
         f"{what} needs a concrete value, but got a traced array ({x.aval.str_short()}) "
         f"{origin}under {getattr(x._trace, 'user_name', type(x._trace).__name__)}"
         f"{user_source_info().at()}. "

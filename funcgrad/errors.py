@@ -14,6 +14,11 @@ import numpy
 __all__ = [
     "FuncgradError",
     "ConcretizationError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "NonConcreteBooleanIndexError",
     "UnexpectedTracerError",
     "MissingRuleError",
     "ShapeError",
@@ -185,6 +190,30 @@ class ConcretizationError(FuncgradError, TypeError):
         Traceback (most recent call last):
         ConcretizationError: ...
     """
+
+
+#: JAX's name (``jax.errors.ConcretizationTypeError``)
+ConcretizationTypeError = ConcretizationError
+
+
+class TracerBoolConversionError(ConcretizationError):
+    """``bool()`` of a traced value: a Python ``if``/``while``/``and`` on it under ``jit``
+    (as ``jax.errors.TracerBoolConversionError``)."""
+
+
+class TracerIntegerConversionError(ConcretizationError):
+    """A traced value used as a Python integer index (``__index__``: ``range(x)``, a list
+    index) (as ``jax.errors.TracerIntegerConversionError``)."""
+
+
+class TracerArrayConversionError(ConcretizationError):
+    """A traced value converted to a NumPy array (``numpy.asarray(x)``, a NumPy function
+    funcgrad does not know) (as ``jax.errors.TracerArrayConversionError``)."""
+
+
+class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
+    """Indexing with a traced boolean mask, whose result size depends on the values (as
+    ``jax.errors.NonConcreteBooleanIndexError``, an ``IndexError`` too)."""
 
 
 class UnexpectedTracerError(FuncgradError):

@@ -167,8 +167,9 @@ class BatchTracer(Tracer):
     def _origin(self) -> str:
         return "(batched by vmap: each example may have its own value) "
 
-    def _concrete(self, what: str) -> Any:
-        raise ConcretizationError(
+    def _concrete(self, what: str, error: type[ConcretizationError] = ConcretizationError
+                  ) -> Any:
+        raise error(
             f"{what} needs one concrete value, but got a batched array "
             f"({self.aval.str_short()}, batch of {self._trace.axis_size}) inside vmap"
             f"{user_source_info().at()}: each example of the batch may have its own value, so "

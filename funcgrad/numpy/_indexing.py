@@ -32,7 +32,14 @@ from funcgrad.backend import (
     xp_for_device,
 )
 from funcgrad.core import Tracer
-from funcgrad.errors import AxisError, ConcretizationError, DTypeError, ShapeError, user_source_info
+from funcgrad.errors import (
+    AxisError,
+    ConcretizationError,
+    DTypeError,
+    NonConcreteBooleanIndexError,
+    ShapeError,
+    user_source_info,
+)
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops import scatter as _sc
@@ -93,7 +100,8 @@ def _ndim(x: Any) -> int:
     return get_aval(x).ndim
 
 
-def _concrete(x: Any, fn: str, sized: bool = False) -> Any:
+def _concrete(x: Any, fn: str, sized: bool = False,
+              error: type[ConcretizationError] = ConcretizationError) -> Any:
     """The concrete value of ``x``, or an error saying why ``fn`` needs one (and, for the
     functions that take it, that a static ``size=`` lifts the need)."""
     if not isinstance(x, Tracer):
@@ -103,7 +111,7 @@ def _concrete(x: Any, fn: str, sized: bool = False) -> Any:
         fix = (f"pass a static size= (and optionally fill_value=) to {fn}: the first size "
                "results, padded" if sized else "use fnp.where(mask, x, 0) or a fixed-size "
                "formulation instead")
-        raise ConcretizationError(
+        raise error(
             f"{fn} needs a concrete array, but got a traced value ({x.aval.str_short()}) "
             f"{x._origin()}under {getattr(x._trace, 'user_name', type(x._trace).__name__)}"
             f"{user_source_info().at()}: the size of its result depends on the values, which "
@@ -129,7 +137,7 @@ def _slice_bound(v: Any, what: str) -> int | None:
 
 def _mask_entries(mask: Any, device: str | None) -> list[Any]:
     """Integer index arrays (one per mask dim) for a concrete boolean mask."""
-    value = _concrete(mask, "indexing with a boolean mask")
+    value = _concrete(mask, "indexing with a boolean mask", error=NonConcreteBooleanIndexError)
     if isinstance(value, bool | numpy.bool_) or get_aval(value).ndim == 0:
         raise IndexError(
             "indexing with a 0-d boolean (x[True] / x[False]) is not supported; use "

@@ -124,3 +124,20 @@ def test_ad_checkpoint_module() -> None:
     policy = funcgrad.ad_checkpoint.checkpoint_policies.save_only_these_names("a")
     g = funcgrad.grad(checkpoint(h, policy=policy))(x)
     np.testing.assert_allclose(host(g), host(funcgrad.grad(h)(x)), rtol=1e-12)
+
+
+def test_jax_error_classes() -> None:
+    # the classes jax.errors raises for the same mistakes (JAX 0.10)
+    errors = funcgrad.errors
+    assert errors.ConcretizationTypeError is funcgrad.ConcretizationError
+    cases = [
+        (lambda x: 1.0 if x > 0 else 2.0, 1.0, errors.TracerBoolConversionError),
+        (lambda n: fnp.zeros(3)[: len(list(range(n)))], 3, errors.TracerIntegerConversionError),
+        (lambda x: np.asarray(x), dev(np.ones(2)), errors.TracerArrayConversionError),
+        (lambda x: x[x > 0], dev(np.ones(2)), errors.NonConcreteBooleanIndexError),
+        (lambda x: x[x > 0], dev(np.ones(2)), IndexError),
+        (lambda x: float(x), 1.0, errors.ConcretizationTypeError),
+    ]
+    for fn, arg, exc in cases:
+        with pytest.raises(exc):
+            funcgrad.jit(fn)(arg)
