@@ -57,3 +57,10 @@ case("dawsn", fs.dawsn, ss.dawsn, [(_DAWSN,)], rtol=1e-14, atol=0.0,
      grad_args=[(np.array([-4.0, -0.3, 0.5, 3.3, 7.0]),)])
 case("dawsn_f32", fs.dawsn, ss.dawsn, [(_DAWSN[_DAWSN != 1e300].astype(np.float32),)],
      grad_args=[])
+_OT_H = np.array([0.0, 0.1, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, -1.0, 0.3, np.inf, np.nan, 40.0])
+_OT_A = np.array([0.1, 0.5, 1.0, 2.0, 5.0, 0.9, 0.3, 10.0, -0.5, 100.0, 0.0, np.inf, -3.0,
+                  -np.inf])[:, None]
+case("owens_t", fs.owens_t, ss.owens_t, [(_OT_H, _OT_A)], rtol=1e-8, atol=1e-15,
+     grad_args=[(np.array([0.2, -0.7, 1.5, 3.0]), np.array([0.4, 1.8, -2.5, 0.9]))])
+case("owens_t_f32", fs.owens_t, ss.owens_t,
+     [(np.float32([0.0, 0.5, 2.0, -1.0]), np.float32([0.3, 2.0, 1.0, 5.0]))], grad_args=[])
