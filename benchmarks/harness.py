@@ -153,9 +153,62 @@ def first_call_round(cases: dict, name: str, warm_up: Callable[[], None] | None)
         warm_up()
     fn = cases[name]()
     gc.collect()
+    counted = os.environ.get(COUNT_FIFO_VAR)
+    if counted:  # under callgrind (--instructions): instrumentation on around the call only
+        _handshake(counted, "on")
     t, c = time.perf_counter(), time.process_time()
     fn()
-    return {"case": name, "wall_s": time.perf_counter() - t, "cpu_s": time.process_time() - c}
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    if counted:
+        _handshake(counted, "off")
+    return {"case": name, "wall_s": wall, "cpu_s": cpu}
+
+
+#: the environment variable naming the FIFO through which a round run under callgrind asks
+#: its parent to switch instrumentation on and off (``--instructions``)
+COUNT_FIFO_VAR = "FUNCGRAD_BENCH_COUNT_FIFO"
+
+
+def _handshake(fifo: str, what: str) -> None:
+    with open(fifo, "w") as f:
+        f.write(what + "\n")
+    with open(fifo + ".ack") as f:  # the parent answers once callgrind has switched
+        f.read()
+
+
+def _first_call_instructions(script: str, name: str, root: str | None) -> int | str:
+    """Instructions executed by one first call (callgrind, instrumentation switched on for
+    the call alone): deterministic to a few per cent, so comparable on a loaded machine where
+    CPU times are not. Needs ``valgrind`` on the PATH."""
+    import re
+    import tempfile
+
+    env = dict(os.environ)
+    if root is not None:
+        env[BENCH_ROOT_VAR] = root
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
+        os.mkfifo(fifo + ".ack")
+        env[COUNT_FIFO_VAR] = fifo
+        env["PYTHONHASHSEED"] = "0"
+        proc = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+             f"--callgrind-out-file={os.path.join(tmp, 'out')}", sys.executable, script,
+             "--case", name], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        for _ in range(2):
+            with open(fifo) as f:
+                what = f.read().strip()
+            subprocess.run(["callgrind_control", "-i", what, str(proc.pid)],
+                           capture_output=True, check=True)
+            with open(fifo + ".ack", "w") as f:
+                f.write("ok\n")
+        out, err = proc.communicate()
+    m = re.search(r"Collected\s*:\s*(\d+)", err)
+    if proc.returncode != 0 or m is None:
+        return (err.strip().splitlines() or ["?"])[-1]
+    return int(m.group(1))
 
 
 #: the environment variable a first-call script reads for the tree whose funcgrad it imports
@@ -172,6 +225,24 @@ def _first_call_run(script: str, name: str, root: str | None) -> dict | str:
     if proc.returncode != 0:
         return (proc.stderr.strip().splitlines() or ["?"])[-1]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _instructions_against(script: str, names: list[str], against: str | None) -> None:
+    """Instructions of one first call per case, here and (if given) in the tree ``against``."""
+    print("instructions of the first call (callgrind), one fresh process per case and tree"
+          + (f", against {against}" if against else ""))
+    print(f"{'case':28s} {'here':>14s}" + (f" {'there':>14s} {'there/here':>11s}"
+                                           if against else ""))
+    for name in names:
+        here = _first_call_instructions(script, name, None)
+        there = _first_call_instructions(script, name, against) if against else None
+        if isinstance(here, str) or isinstance(there, str):
+            print(f"{name:28s} FAILED {here if isinstance(here, str) else there}")
+            continue
+        row = f"{name:28s} {here:14,d}"
+        if there is not None:
+            row += f" {there:14,d} {there / here:11.1f}"
+        print(row, flush=True)
 
 
 def _first_call_against(script: str, names: list[str], rounds: int, against: str) -> None:
@@ -219,11 +290,17 @@ def first_call_main(cases: dict, warm_up: Callable[[], None] | None = None,
                         help="a checkout of another commit: each round also runs the case on "
                              "its funcgrad (alternating which goes first) and the table "
                              "compares CPU times")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the instructions of each first call under valgrind's "
+                             "callgrind instead of timing (with --against: of both trees)")
     args = parser.parse_args(argv)
     if args.case:
         print(json.dumps(first_call_round(cases, args.case, warm_up)))
         return
     script = sys.modules["__main__"].__file__
+    if args.instructions:
+        _instructions_against(script, args.only or list(cases), args.against)
+        return
     if args.against:
         _first_call_against(script, args.only or list(cases), args.rounds, args.against)
         return
