@@ -52,6 +52,8 @@ from funcgrad.backend import (
     devices,
     local_device_count,
     local_devices,
+    process_count,
+    process_index,
     to_numpy,
 )
 from funcgrad.custom_derivatives import custom_gradient
@@ -144,6 +146,8 @@ __all__ = [
     "local_devices",
     "local_device_count",
     "default_backend",
+    "process_index",
+    "process_count",
     "Array",
     "typing",
     "nn",

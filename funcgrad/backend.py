@@ -143,6 +143,29 @@ def local_device_count() -> int:
     return device_count()
 
 
+def process_index() -> int:
+    """This process's index in JAX's multi-process runtime (``jax.process_index()``): 0.
+    funcgrad runs one process per program; under ``mpiexec`` the MPI rank is
+    ``funcgrad.distributed.world().rank`` (docs/distributed.md).
+
+    Example:
+        >>> process_index()
+        0
+    """
+    return 0
+
+
+def process_count() -> int:
+    """How many processes JAX's multi-process runtime has (``jax.process_count()``): 1 (see
+    :func:`process_index`).
+
+    Example:
+        >>> process_count()
+        1
+    """
+    return 1
+
+
 #: the names PyTorch users write for funcgrad's devices
 _DEVICE_ALIASES = {"cuda": "gpu"}
 

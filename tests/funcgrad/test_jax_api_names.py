@@ -111,6 +111,7 @@ def test_device_queries() -> None:
     assert funcgrad.device_count() == funcgrad.local_device_count() == 1
     assert funcgrad.default_backend() in ("cpu", "gpu", "strict")
     assert funcgrad.local_devices() == [funcgrad.default_backend()]
+    assert (funcgrad.process_index(), funcgrad.process_count()) == (0, 1)
 
 
 def test_ad_checkpoint_module() -> None:
