@@ -24,6 +24,7 @@ from numpy import (  # noqa: E402, F401
 
 from funcgrad.numpy import (  # noqa: F401, E402
     _array_methods,  # noqa: F401  (tracer operators and methods)
+    _ufunc_methods,  # noqa: E402
     fft,
     linalg,
 )
@@ -45,4 +46,6 @@ from funcgrad.numpy._shape import *  # noqa: F403
 from funcgrad.numpy._statistics import *  # noqa: F403
 from funcgrad.numpy._types import *  # noqa: F403  (after _dtypes: its concrete aliases)
 from funcgrad.numpy._vectorize import vectorize  # noqa: F401
+
+_ufunc_methods.install(globals())  # fnp.add.outer/reduce/accumulate/at, as jnp.add's
 

@@ -14,8 +14,8 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
 from funcgrad.core import Tracer, _trace_var
+from funcgrad.numpy import _ufunc_methods
 from funcgrad.ops import elementwise as _ew
-from funcgrad.ops import reductions
 
 # Operand types for which a binary operator needs no conversion; checked with one set lookup
 # (tracers, of any trace, by one isinstance).
@@ -199,34 +199,12 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
         # calls us; as a scalar again it stays device-neutral (and strongly typed).
         inputs = tuple(a[()] if type(a) is numpy.ndarray and a.ndim == 0 else a for a in inputs)
         return fn(*inputs, **kwargs)
-    if method == "outer" and fn is not None and ufunc.nin == 2:
-        # ufunc.outer(a, b): every element of a against every element of b, a's axes first.
-        a, b = fnp.asarray(inputs[0]), fnp.asarray(inputs[1])
-        a = fnp.reshape(a, tuple(a.shape) + (1,) * b.ndim)
-        return fn(a, b, **kwargs)
-    if method == "reduce" and ufunc.__name__ in _REDUCERS:
-        kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 unless told otherwise
-        return getattr(fnp, _REDUCERS[ufunc.__name__])(*inputs, **kwargs)
-    if method == "accumulate" and ufunc.__name__ in _ACCUMULATORS:
-        kwargs.setdefault("axis", 0)
-        return getattr(fnp, _ACCUMULATORS[ufunc.__name__])(*inputs, **kwargs)
-    if method == "accumulate" and ufunc.__name__ in ("maximum", "minimum"):
-
-        (x,) = inputs
-        axis = kwargs.pop("axis", 0)
-        op = reductions.cummax if ufunc.__name__ == "maximum" else reductions.cummin
-        return op(fnp.asarray(x), axis=axis)
+    if fn is not None and ufunc.nin == 2 and method in ("outer", "reduce", "accumulate", "at"):
+        return _ufunc_methods.ufunc_method(fn, method, *inputs, **kwargs)
     raise TypeError(
         f"numpy.{ufunc.__name__}.{method} is not supported on traced arrays; "
         "use the funcgrad.numpy equivalent"
     )
-
-
-_REDUCERS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-             "logical_and": "all", "logical_or": "any",
-             # fmax/fmin skip NaNs, as the nan-reductions do (all-NaN gives NaN in both)
-             "fmax": "nanmax", "fmin": "nanmin"}
-_ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod"}
 
 
 def _array_function(self: Any, func: Any, types: Any, args: Any, kwargs: Any) -> Any:

@@ -1,0 +1,86 @@
+"""The ufunc methods of funcgrad.numpy's two-operand functions (jnp.ufunc's): outer, reduce,
+accumulate and at, against NumPy's own methods, under jit, vmap and grad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+X = np.array([1.5, 2.0, 3.0, 0.5])
+M = np.arange(12.0).reshape(3, 4) / 7 + 0.5
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "subtract",
+                                  "divide", "power", "arctan2", "hypot", "fmax"])
+def test_outer_reduce_accumulate_as_numpy(name):
+    f, ref = getattr(fnp, name), getattr(np, name)
+    assert_allclose(f.outer(dev(X), dev(M)), ref.outer(X, M))
+    for axis in (0, 1, -1):
+        assert_allclose(f.reduce(dev(M), axis=axis), ref.reduce(M, axis=axis))
+        assert_allclose(f.accumulate(dev(M), axis=axis), ref.accumulate(M, axis=axis))
+    assert_allclose(f.reduce(dev(X), axis=None), ref.reduce(X, axis=None))
+    if name in ("add", "multiply", "maximum", "minimum", "fmax", "hypot"):
+        assert_allclose(f.reduce(dev(M), axis=None), ref.reduce(M, axis=None))
+    else:  # NumPy: not reorderable, one axis at most
+        with pytest.raises(ValueError, match="not reorderable"):
+            f.reduce(dev(M), axis=None)
+        with pytest.raises(ValueError, match="not reorderable"):
+            ref.reduce(M, axis=None)
+    jitted = funcgrad.jit(lambda m: (f.reduce(m, axis=1), f.accumulate(m, axis=0)))
+    got = jitted(dev(M))
+    assert_allclose(got[0], ref.reduce(M, axis=1))
+    assert_allclose(got[1], ref.accumulate(M, axis=0))
+    assert_allclose(funcgrad.vmap(f.reduce)(dev(M)), ref.reduce(M, axis=1))
+
+
+def test_reduce_options_of_reorderable_ufuncs():
+    assert_allclose(fnp.add.reduce(dev(M), axis=(0, 1), keepdims=True),
+                    np.add.reduce(M, axis=(0, 1), keepdims=True))
+    assert_allclose(fnp.multiply.reduce(dev(M), axis=0, initial=2.0),
+                    np.multiply.reduce(M, axis=0, initial=2.0))
+    where = np.array([True, False, True, True])
+    assert_allclose(fnp.maximum.reduce(dev(M), axis=1, initial=-1.0, where=dev(where)),
+                    np.maximum.reduce(M, axis=1, initial=-1.0, where=where))
+    assert host(fnp.add.reduce(dev(np.arange(4)), dtype=np.float32)).dtype == np.float32
+    assert bool(fnp.logical_or.reduce(dev(np.array([False, True]))))
+    with pytest.raises(TypeError, match="reorderable"):
+        fnp.subtract.reduce(dev(M), keepdims=True)
+    # a reorderable ufunc without a reduction of its own folds over several axes at once
+    assert_allclose(fnp.hypot.reduce(dev(M), axis=(0, 1)), np.hypot.reduce(M, axis=(0, 1)))
+    ints = np.array([[12, 18], [30, 42]])
+    assert_allclose(fnp.gcd.reduce(dev(ints), axis=None), np.gcd.reduce(ints, axis=None))
+    with pytest.raises(ValueError, match="no identity"):
+        fnp.subtract.reduce(dev(np.zeros((0, 2))))
+
+
+def test_at_returns_the_updated_array_with_repeats_applied_again():
+    idx = np.array([0, 0, 2])
+    for name in ("add", "multiply", "maximum", "minimum", "subtract", "divide", "power"):
+        want = np.full(4, 3.0)
+        getattr(np, name).at(want, idx, 2.0)
+        got = getattr(fnp, name).at(dev(np.full(4, 3.0)), dev(idx), 2.0, inplace=False)
+        assert_allclose(got, want, err_msg=name)
+    with pytest.raises(ValueError, match="inplace=False"):
+        fnp.add.at(dev(np.zeros(3)), 0, 1.0)
+    # derivatives: the unbuffered updates are differentiable like any program
+    g = funcgrad.grad(lambda v: fnp.sum(fnp.divide.at(v, dev(idx), 2.0, inplace=False)))(dev(X))
+    assert_allclose(g, np.array([0.25, 1.0, 0.5, 1.0]))
+
+
+def test_numpys_ufunc_methods_on_traced_arrays_come_here():
+    f = funcgrad.jit(lambda v: np.add.outer(v, v).sum() + np.subtract.reduce(v)
+                     + np.maximum.accumulate(v)[-1])
+    want = np.add.outer(X, X).sum() + np.subtract.reduce(X) + np.maximum.accumulate(X)[-1]
+    assert_allclose(f(dev(X)), want)
+    g = funcgrad.grad(lambda v: np.multiply.outer(v, v).sum())(dev(X))
+    assert_allclose(g, 2 * np.full(4, X.sum()))
+
+
+def test_ufunc_attributes():
+    assert (fnp.add.nin, fnp.add.nout, fnp.add.identity) == (2, 1, 0)
+    assert fnp.multiply.identity == 1 and fnp.maximum.identity is None
+    assert fnp.add.outer.__name__ == "add.outer"
