@@ -65,11 +65,12 @@ def _fold(fn: Any, a: Any, axis: Any, keep_all: bool) -> Any:
     if moved.shape[0] == 0:
         raise ValueError(f"zero-size array to reduction operation {fn.__name__} which has no "
                          "identity")
-    first = fn(moved[0], moved[0])  # the result dtype of the fold
-    carry0 = fnp.asarray(moved[0], dtype=first.dtype)
+    first = fnp.reshape(moved[:1], moved.shape[1:])  # an array where a is (moved[0] of a
+    # host vector would be a NumPy scalar, which the loop would put on the default device)
+    carry0 = fnp.asarray(first, dtype=fn(first, first).dtype)  # the fold's result dtype
 
     def step(carry: Any, x: Any) -> tuple[Any, Any]:
-        out = fnp.asarray(fn(carry, x), dtype=first.dtype)
+        out = fnp.asarray(fn(carry, x), dtype=carry0.dtype)
         return out, out
 
     last, parts = scan(step, carry0, moved[1:])
