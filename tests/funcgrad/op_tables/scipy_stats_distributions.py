@@ -1,7 +1,8 @@
-"""Op table: the distributions of jax.scipy.stats added after the first set (pareto, gumbel_r,
-gumbel_l, gennorm, truncnorm, vonmises, wrapcauchy, geom, nbinom, betabinom, multinomial,
-poisson.entropy) vs scipy.stats, with the shared drivers' derivative, vmap and jit checks.
-float32 in gives float32 out (SciPy's float64 is cast, as in scipy_special_stats)."""
+"""Op table: funcgrad.scipy.stats's distributions pareto, gumbel_r, gumbel_l, gennorm,
+truncnorm, vonmises, wrapcauchy, geom, nbinom, betabinom, multinomial and poisson.entropy
+(the others are in scipy_special_stats) vs scipy.stats, with the shared drivers' derivative,
+vmap and jit checks. float32 in gives float32 out (SciPy's float64 is cast, as in
+scipy_special_stats)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ except ImportError:  # pragma: no cover - SciPy is a test extra
 F64, F32 = np.float64, np.float32
 
 CASES: list[OpCase] = []
-_add = case_adder(CASES, "scipy_stats_more.")
+_add = case_adder(CASES, "scipy_stats_distributions.")
 
 
 def _all_f32(args) -> bool:
