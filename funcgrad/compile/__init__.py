@@ -23,7 +23,7 @@ from funcgrad.compile.codegen import (
     compile_by_structure,
     compile_executable,
     device_scalars,
-    generate_source,
+    generate_code,
 )
 from funcgrad.compile.emit import Context
 from funcgrad.compile.fusion import (
@@ -41,7 +41,7 @@ from funcgrad.ir import ClosedJaxpr
 __all__ = [
     "compile_jaxpr",
     "optimize_jaxpr",
-    "generate_source",
+    "generate_code",
     "Executable",
     "device_scalars",
     "Emission",

@@ -75,7 +75,6 @@ __all__ = [
     "Context",
     "emitters",
     "Executable",
-    "generate_source",
     "generate_code",
     "REUSE_MIN_SIZE",
 ]
@@ -451,21 +450,6 @@ def _statement(eqn: Eqn, out_names: list[str], expr: str, comment: str) -> tuple
 def _with_comment(line: tuple[str, str | None]) -> str:
     code, comment = line
     return code if comment is None else f"{code:<44}  # {comment}"
-
-
-def generate_source(
-    closed: ClosedJaxpr,
-    donated: Sequence[bool] | None = None,
-    name: str = "jitted",
-    identity_outputs: Sequence[int | None] | None = None,
-    same_outputs: Sequence[Any] | None = None,
-    fusion: Any = None,
-) -> tuple[str, dict[str, Any], str]:
-    """``(source, globals, function_name)`` of the straight-line function for ``closed``:
-    :func:`generate_code`'s commented source."""
-    _, source, glb, fname = generate_code(closed, donated, name, identity_outputs,
-                                          same_outputs, fusion)
-    return source, glb, fname
 
 
 def generate_code(

@@ -18,7 +18,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.compile import FusionConfig, compile_jaxpr, fusion, fusion_config, fusion_options
 from funcgrad.compile import set_fusion as _set_fusion
-from funcgrad.compile.codegen import generate_source
+from funcgrad.compile.codegen import generate_code
 from funcgrad.compile.passes import optimize_jaxpr
 
 # Tiny blocks and threshold, so that small test arrays take the fused path with several blocks
@@ -403,7 +403,7 @@ def test_scratch_buffers_never_leak_into_outputs():
 def test_scratch_is_per_call_when_reentered():
     closed = funcgrad.make_jaxpr(lambda x: fnp.exp(fnp.sin(x)) * 2.0)(np.ones(5000))
     with fusion_options("off"):
-        src, glb, name = generate_source(optimize_jaxpr(closed))
+        _, src, glb, name = generate_code(optimize_jaxpr(closed))
     scratch = next(v for k, v in glb.items() if k.startswith("_scratch"))
     first = scratch.get(np)
     second = scratch.get(np)  # while the first set is in use: a new one
