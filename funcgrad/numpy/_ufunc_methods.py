@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy
@@ -145,6 +146,7 @@ def _at(fn: Any, a: Any, indices: Any, b: Any = None, *, inplace: bool = True) -
     return scan(step, a, (flat, vals))[0]
 
 
+@functools.cache
 def _reorderable(name: str) -> bool:
     """Whether NumPy reduces the ufunc ``name`` over several axes at once (associative and
     commutative), asked of NumPy itself on a 1x1 array."""
@@ -159,9 +161,6 @@ def _reorderable(name: str) -> bool:
         return True
     return False
 
-
-_IDENTITY = {"add": 0, "multiply": 1, "logical_and": True, "logical_or": False,
-             "logical_xor": False, "bitwise_and": -1, "bitwise_or": 0, "bitwise_xor": 0}
 
 
 def ufunc_method(fn: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -198,7 +197,7 @@ def install(namespace: dict) -> None:
             setattr(fn, method, _bound(fn, method))
         fn.nin, fn.nout = 2, 1
         fn.nargs = 3
-        fn.identity = _IDENTITY.get(name)
+        fn.identity = np_ufunc.identity  # NumPy's (None where there is none)
 
 
 def _bound(fn: Any, method: str) -> Any:
