@@ -18,7 +18,6 @@ from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.compile.rules import roles
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1, tracer_types
-from funcgrad.errors import operation_source, user_source_info
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
@@ -134,26 +133,9 @@ class LinearizeTrace(Trace):
         self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        memo = self.memo
-        if memo is None:
-            return self._process(prim, args, params)
-        # Nested: what the rule binds is staged levels below, merged with what was staged
-        # before (``attributed``, ``merged_or_simplified``; written out for the usual
-        # first-order primitive: tracing comes here for every operation of every level).
-        if prim.carries_jaxprs:
+        if self.memo is not None:  # nested: what the rule binds is staged levels below
             return attributed(self._merged, prim, args, params)
-        token = None
-        if operation_source.get() is None:
-            token = operation_source.set(user_source_info())
-        try:
-            key, outs = merged_or_simplified(memo, prim, args, params)
-            if outs is None:
-                outs = self._process(prim, args, params)
-            remember(memo, key, args, outs)
-            return outs
-        finally:
-            if token is not None:
-                operation_source.reset(token)
+        return self._process(prim, args, params)
 
     def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         memo: dict = self.memo  # type: ignore[assignment]
@@ -164,24 +146,19 @@ class LinearizeTrace(Trace):
         return outs
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        primals: list[Any] = []
-        tangents: list[Any] = []
-        own = False
-        for x in args:  # one pass: split our tracers, and see whether any operand is ours
+        for x in args:
             if type(x) is LinearizeTracer and x._trace is self:
-                own = True
-                primals.append(x.primal)
-                tangents.append(x.tangent)
-            else:
-                primals.append(x)
-                tangents.append(None)
-        if not own:  # no operand of ours: a constant to this trace, computed on the parent
+                break
+        else:  # no operand of ours: a constant to this trace, computed on the parent
             token = _trace_var.set(self.parent)  # type: ignore[arg-type]
             try:
                 return bind(prim, *args, **params)
             finally:
                 _trace_var.reset(token)
-        tangents = [Zero.from_primal(p) if t is None else t for p, t in zip(primals, tangents)]
+        primals = [x.primal if type(x) is LinearizeTracer and x._trace is self else x
+                   for x in args]
+        tangents = [x.tangent if type(x) is LinearizeTracer and x._trace is self
+                    else Zero.from_primal(x) for x in args]
         observe = self.observe
         if observe is not None:
             n_eqns = len(self.tangent_trace.eqns)
