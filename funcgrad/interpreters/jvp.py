@@ -95,19 +95,17 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
 
 
 def instantiate(t: Any) -> Any:
-    """Turn a symbolic :class:`Zero` into an array; anything else passes through."""
-    return zeros_like_aval(t.aval) if type(t) is Zero else t
-
-
-def instantiate_operand(t: Any) -> Any:
-    """:func:`instantiate` for a tangent that becomes an operand of a rule's primitive: the
-    zero of a scalar of no device (a Python number's) is a NumPy scalar, which any device
-    accepts as the number was (a default-device zero met the other operands' host arrays:
-    ``complex(ct, 0.0)`` of a host ``ct`` under a GPU default device)."""
-    if type(t) is Zero and t.aval.device is None and t.aval.shape == () and \
-            type(t.aval) is ShapedArray and t.aval.dtype != float0:
-        return t.aval.dtype.type(0)
-    return instantiate(t)
+    """Turn a symbolic :class:`Zero` into an array (for an operand of a rule's primitive);
+    anything else passes through. The zero of a scalar of no device (a Python number's) is a
+    NumPy scalar, which any device accepts as the number was (a default-device zero met the
+    other operands' host arrays: ``complex(ct, 0.0)`` of a host ``ct`` under a GPU default
+    device)."""
+    if type(t) is not Zero:
+        return t
+    a = t.aval
+    if a.device is None and a.shape == () and type(a) is ShapedArray and a.dtype != float0:
+        return a.dtype.type(0)
+    return zeros_like_aval(a)
 
 
 # -- add_any: the one addition interpreters need, defined here so they never import ops ------
@@ -266,7 +264,7 @@ def deflinear(prim: Primitive) -> None:
         outs = bind(prim, *primals, **params)
         if all(type(t) is Zero for t in tangents):
             return outs, [Zero.from_primal(o) for o in outs]
-        touts = bind(prim, *[instantiate_operand(t) for t in tangents], **params)
+        touts = bind(prim, *[instantiate(t) for t in tangents], **params)
         return outs, touts
 
     jvp_rules[prim] = rule

@@ -81,9 +81,9 @@ def test_zero_tangent_of_a_python_scalar_goes_to_any_device():
     import funcgrad
     import funcgrad.numpy as fnp
     from funcgrad.avals import get_aval
-    from funcgrad.interpreters.jvp import Zero, instantiate_operand
+    from funcgrad.interpreters.jvp import Zero, instantiate
 
-    z = instantiate_operand(Zero(get_aval(0.0)))
+    z = instantiate(Zero(get_aval(0.0)))
     assert z == 0 and z.shape == () and type(z) is np.float64
     a, g = np.array([1 + 2j, 3 - 1j]), np.array([1.0, 2.0])
 
