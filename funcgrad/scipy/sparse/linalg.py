@@ -1,4 +1,4 @@
-"""Iterative linear solvers, as ``scipy.sparse.linalg.cg``/``bicgstab`` and their
+"""Iterative linear solvers, as ``scipy.sparse.linalg.cg``/``bicgstab``/``gmres`` and their
 ``jax.scipy.sparse.linalg`` counterparts.
 
 ``A`` is a square matrix or a function computing ``A @ x`` (on arrays or pytrees, like ``b``);
@@ -26,11 +26,13 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
-from funcgrad.lax import while_loop
+from funcgrad.lax import fori_loop, while_loop
 from funcgrad.lax._solves import custom_linear_solve
+from funcgrad.numpy import at as _at
+from funcgrad.scipy.linalg import solve, solve_triangular
 from funcgrad.tree_util import tree_leaves, tree_map, tree_structure
 
-__all__ = ["cg", "bicgstab"]
+__all__ = ["cg", "bicgstab", "gmres"]
 
 
 def _vdot_real(x: Any, y: Any) -> Any:
@@ -201,3 +203,215 @@ def bicgstab(A: Any, b: Any, x0: Any = None, *, tol: float = 1e-5, atol: float =
     """
     return _isolve("bicgstab", _bicgstab_solve, A, b, x0, tol=tol, atol=atol,
                    maxiter=maxiter, M=M, check_symmetric=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# GMRES (JAX's restarted GMRES: Arnoldi with classical Gram-Schmidt twice, then either the
+# least-squares problem solved once per restart or Givens rotations as it goes)
+
+
+def _norm_tree(x: Any) -> Any:
+    return fnp.sqrt(_vdot_real_tree(x, x))
+
+
+def _safe_normalize(x: Any, thresh: Any = None) -> tuple[Any, Any]:
+    """``x / norm(x)`` and the norm; a norm at or below ``thresh`` (default the dtype's eps)
+    counts as 0 and gives the zero vector (an invariant subspace was found)."""
+    norm = _norm_tree(x)
+    dtype = _result_dtype(x)
+    if thresh is None:
+        thresh = numpy.finfo(norm.dtype).eps
+    use_norm = norm > fnp.real(fnp.asarray(thresh).astype(dtype))
+    norm_cast = norm.astype(dtype)
+    safe = fnp.where(use_norm, norm_cast, fnp.ones((), dtype))
+    normalized = tree_map(lambda y: fnp.where(use_norm, y / safe, fnp.zeros((), y.dtype)), x)
+    return normalized, fnp.where(use_norm, norm, fnp.zeros((), norm.dtype))
+
+
+def _project_on_columns(basis: Any, v: Any) -> Any:
+    """``basis^H @ v`` summed over the leaves (the Krylov vectors are each leaf's last axis)."""
+    return sum(tree_leaves(tree_map(
+        lambda q, y: fnp.matmul(fnp.reshape(y, (-1,)),
+                                fnp.conj(fnp.reshape(q, (-1, q.shape[-1])))), basis, v)))
+
+
+def _dot_last(basis: Any, h: Any) -> Any:
+    return tree_map(lambda q: fnp.matmul(q, h), basis)
+
+
+def _gram_schmidt(basis: Any, x: Any) -> tuple[Any, Any]:
+    """Orthogonalize ``x`` against ``basis``'s columns: one classical Gram-Schmidt pass
+    (JAX's loop asks for up to two, but its condition never admits the second)."""
+    h = _project_on_columns(basis, x)
+    return _sub(x, _dot_last(basis, h)), h
+
+
+def _arnoldi_step(k: Any, A: Any, M: Any, V: Any, H: Any) -> tuple[Any, Any, Any]:  # noqa: N803
+    """The ``k``-th Arnoldi step: ``M(A(V[:, k]))`` orthonormalized into ``V[:, k + 1]``,
+    its overlaps into ``H[k, :]``."""
+    dtype = _result_dtype(V)
+    eps = numpy.finfo(dtype).eps
+    v = tree_map(lambda x: x[..., k], V)
+    v = M(A(v))
+    _, v_norm_0 = _safe_normalize(v)
+    v, h = _gram_schmidt(V, v)
+    unit_v, v_norm_1 = _safe_normalize(v, thresh=eps * v_norm_0)
+    V = tree_map(lambda x, y: _at(x)[..., k + 1].set(y), V, unit_v)
+    h = _at(h)[k + 1].set(v_norm_1.astype(dtype))
+    return V, _at(H)[k, :].set(h), v_norm_1 == 0
+
+
+def _rotate(H: Any, i: Any, cs: Any, sn: Any) -> Any:  # noqa: N803
+    x1, y1 = H[i], H[i + 1]
+    H = _at(H)[i].set(fnp.conj(cs) * x1 - fnp.conj(sn) * y1)
+    return _at(H)[i + 1].set(sn * x1 + cs * y1)
+
+
+def _givens(a: Any, b: Any) -> tuple[Any, Any]:
+    b_zero = fnp.abs(b) == 0
+    a_lt_b = fnp.abs(a) < fnp.abs(b)
+    num = fnp.where(a_lt_b, a, b)
+    den = fnp.where(a_lt_b, b, a)
+    t = -num / fnp.where(den == 0, fnp.ones((), den.dtype), den)
+    r = (1.0 / fnp.sqrt(1.0 + fnp.abs(t) ** 2)).astype(t.dtype)
+    one = fnp.ones((), t.dtype)
+    cs = fnp.where(b_zero, one, fnp.where(a_lt_b, r * t, r))
+    sn = fnp.where(b_zero, 0 * one, fnp.where(a_lt_b, r, r * t))
+    return cs, sn
+
+
+def _krylov_start(unit_residual: Any, restart: int) -> Any:
+    return tree_map(lambda x: fnp.pad(x[..., None], ((0, 0),) * x.ndim + ((0, restart),)),
+                    unit_residual)
+
+
+def _gmres_finish(A: Any, M: Any, b: Any, x0: Any, V: Any, y: Any) -> tuple:  # noqa: N803
+    x = _add(x0, tree_map(lambda q: fnp.matmul(q[..., :-1], y), V))
+    unit_residual, residual_norm = _safe_normalize(M(_sub(b, A(x))))
+    return x, unit_residual, residual_norm
+
+
+def _gmres_incremental(A: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Any,  # noqa: N803
+                       ptol: Any, restart: int, M: Any) -> tuple:  # noqa: N803
+    V = _krylov_start(unit_residual, restart)
+    dtype = _result_dtype(b)
+    R = fnp.eye(restart, restart + 1, dtype=dtype)  # eye: never singular if it stops early
+    givens = fnp.zeros((restart, 2), dtype)
+    beta = _at(fnp.zeros(restart + 1, dtype))[0].set(residual_norm.astype(dtype))
+
+    def cond(carry: tuple) -> Any:
+        k, err = carry[0], carry[1]
+        return (k < restart) & (err > ptol)
+
+    def step(carry: tuple) -> tuple:
+        k, _, V, R, beta, givens = carry
+        V, H, _ = _arnoldi_step(k, A, M, V, R)
+        row = fori_loop(0, k, lambda i, r: _rotate(r, i, givens[i, 0], givens[i, 1]),
+                        H[k, :])  # the rotations found so far
+        cs, sn = _givens(row[k], row[k + 1])
+        givens = _at(givens)[k, :].set(fnp.stack([cs, sn]))
+        row = _rotate(row, k, cs, sn)
+        R = _at(R)[k, :].set(row)
+        beta = _rotate(beta, k, cs, sn)
+        return k + 1, fnp.abs(beta[k + 1]), V, R, beta, givens
+
+    carry = (fnp.asarray(0), residual_norm, V, R, beta, givens)
+    _, _, V, R, beta, _ = while_loop(cond, step, carry)
+    y = solve_triangular(R[:, :-1].T, beta[:-1])
+    return _gmres_finish(A, M, b, x0, V, y)
+
+
+def _gmres_batched(A: Any, b: Any, x0: Any, unit_residual: Any, residual_norm: Any,  # noqa: N803
+                   ptol: Any, restart: int, M: Any) -> tuple:  # noqa: N803
+    del ptol  # the whole subspace is built, then one least-squares solve
+    V = _krylov_start(unit_residual, restart)
+    dtype = _result_dtype(b)
+    H = fnp.eye(restart, restart + 1, dtype=dtype)
+
+    def cond(carry: tuple) -> Any:
+        _, _, breakdown, k = carry
+        return (k < restart) & ~breakdown
+
+    def step(carry: tuple) -> tuple:
+        V, H, _, k = carry
+        V, H, breakdown = _arnoldi_step(k, A, M, V, H)
+        return V, H, breakdown, k + 1
+
+    V, H, _, _ = while_loop(cond, step, (V, H, fnp.asarray(False), fnp.asarray(0)))
+    beta = _at(fnp.zeros(restart + 1, dtype))[0].set(residual_norm.astype(dtype))
+    a = H.T
+    ah = fnp.conj(a).T
+    y = solve(ah @ a, ah @ beta, assume_a="pos")
+    return _gmres_finish(A, M, b, x0, V, y)
+
+
+_GMRES_METHODS = {"incremental": _gmres_incremental, "batched": _gmres_batched}
+
+
+def gmres(A: Any, b: Any, x0: Any = None, *, tol: float = 1e-5, atol: float = 0.0,  # noqa: N803
+          restart: int = 20, maxiter: Any = None, M: Any = None,  # noqa: N803
+          solve_method: str = "batched") -> tuple[Any, Any]:
+    """Solve ``A x = b`` by restarted GMRES (``A`` any invertible operator), as
+    ``jax.scipy.sparse.linalg.gmres``: Krylov spaces of dimension ``restart`` (at most the
+    size of ``b``) rebuilt from the last solution up to ``maxiter`` times (default
+    ``10 * size``), until ``norm(residual) <= max(tol * norm(b), atol)``.
+    ``solve_method="batched"`` (default) solves the least-squares problem once per restart;
+    ``"incremental"`` keeps a QR factorization by Givens rotations and may stop within a
+    restart. ``M`` is a (left) preconditioner approximating ``inv(A)``. Returns
+    ``(x, info)``: ``info`` is 0, or -1 where ``x`` came out NaN (as JAX). ``x`` is
+    differentiable (the derivative is a solve with ``A``'s transpose).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.sparse.linalg import gmres
+        >>> x, info = gmres(np.array([[3.0, 1.0], [-1.0, 2.0]]), np.array([5.0, 3.0]))
+        >>> x.round(6), int(info)
+        (array([1., 2.]), 0)
+    """
+    if solve_method not in _GMRES_METHODS:
+        raise ValueError(f"gmres: invalid solve_method {solve_method!r}, must be either "
+                         f"'incremental' or 'batched'")
+    gmres_func = _GMRES_METHODS[solve_method]
+    b = tree_map(fnp.asarray, b)
+    if x0 is None:
+        x0 = tree_map(fnp.zeros_like, b)
+    x0 = tree_map(fnp.asarray, x0)
+    A = _as_matvec(A, "gmres")
+    M = _identity if M is None else _as_matvec(M, "gmres")
+    if tree_structure(x0) != tree_structure(b):
+        raise ValueError(f"gmres: x0 and b must have matching tree structure: "
+                         f"{tree_structure(x0)} vs {tree_structure(b)}")
+    shapes_b = [tuple(leaf.shape) for leaf in tree_leaves(b)]
+    shapes_x = [tuple(leaf.shape) for leaf in tree_leaves(x0)]
+    if shapes_x != shapes_b:
+        raise ValueError(f"gmres: arrays in x0 and b must have matching shapes: {shapes_x} "
+                         f"vs {shapes_b}")
+    size = sum(leaf.size for leaf in tree_leaves(b))
+    if maxiter is None:
+        maxiter = 10 * size  # SciPy's default
+    if not isinstance(restart, int | numpy.integer) or restart < 1:
+        raise ValueError(f"gmres: restart must be a positive integer, got {restart!r}")
+    restart = min(int(restart), size)
+    b_norm = _norm_tree(b)
+    atol_ = fnp.maximum(tol * b_norm, atol)
+    mb_norm = _norm_tree(M(b))
+    ptol = mb_norm * fnp.minimum(1.0, atol_ / b_norm)
+
+    def _solve(A: Any, b: Any) -> Any:  # noqa: N803
+        residual = M(_sub(b, A(x0)))
+        unit_residual, residual_norm = _safe_normalize(residual)
+
+        def cond(value: tuple) -> Any:
+            _, k, _, rnorm = value
+            return (k < maxiter) & (rnorm > atol_)
+
+        def body(value: tuple) -> tuple:
+            x, k, unit, rnorm = value
+            x, unit, rnorm = gmres_func(A, b, x, unit, rnorm, ptol, restart, M)
+            return x, k + 1, unit, rnorm
+
+        return while_loop(cond, body, (x0, fnp.asarray(0), unit_residual, residual_norm))[0]
+
+    x = custom_linear_solve(A, b, solve=_solve, transpose_solve=_solve)
+    info = fnp.where(fnp.isnan(_norm_tree(x)), -1, 0)
+    return x, info
