@@ -82,8 +82,10 @@ def _check_1d(fname: str, x: Any, what: str) -> None:
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) evaluated at ``x`` by
-    Horner's scheme; differentiable in both. JAX's ``unroll`` (its loop's unrolling) is
-    accepted: funcgrad unrolls Horner's scheme fully.
+    Horner's scheme; differentiable in both. As NumPy and JAX, ``p`` may have more axes:
+    ``p[i]`` is the i-th coefficient, broadcast against ``x`` (many polynomials at once).
+    JAX's ``unroll`` (its loop's unrolling) is accepted: funcgrad unrolls Horner's scheme
+    fully.
 
     Example:
         >>> polyval([3, 0, 1], 5).tolist()
@@ -92,9 +94,9 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     p = _arr(p)
     x = _arr(x)
     pa = get_aval(p)
-    if pa.ndim != 1:
-        raise ValueError(f"polyval: p must be a 1-d array of coefficients, got "
-                         f"{pa.str_short()}")
+    if pa.ndim == 0:
+        raise ValueError(f"polyval: p must be an array of coefficients with at least one "
+                         f"axis, got {pa.str_short()}")
     y = _fc.zeros_like(x)
     for i in range(pa.shape[0]):
         y = _fe.add(_fe.multiply(y, x), _shape.index_in_dim(p, i, 0, keepdims=False))

@@ -321,6 +321,19 @@ def test_poly_polyval_grads() -> None:
         fnp.polyint([1.0], 3, k=[1.0, 2.0])
 
 
+def test_polyval_of_a_coefficient_array_broadcasts_as_numpy() -> None:
+    # p[i] is the i-th coefficient of every polynomial at once (NumPy, JAX; odeint's dense
+    # output evaluates one polynomial per state component this way)
+    p = np.arange(6.0).reshape(3, 2)
+    assert_allclose(fnp.polyval(dev(p), 2.0), np.polyval(p, 2.0))
+    x = np.array([1.0, 2.0])
+    assert_allclose(fnp.polyval(dev(p), dev(x)), np.polyval(p, x))
+    g = funcgrad.grad(lambda x: fnp.sum(fnp.polyval(dev(p), x)))(dev(x))
+    assert_allclose(g, 2 * p[0] * x + p[1])
+    with pytest.raises(ValueError, match="at least one axis"):
+        fnp.polyval(3.0, 2.0)
+
+
 @pytest.mark.parametrize("a,b", [
     ([0, 0, 1, 2], [0, 3]), ([0, 0], [1, 2]), ([0.0, 0.0], [0.0, 1.0, 2.0]), ([1e-20, 1.0], [1.0]),
     ([1, 2, 3], [9, 5, 1]), ([0.0], [0.0]),
