@@ -30,6 +30,8 @@ from __future__ import annotations
 import collections
 import contextvars
 import itertools
+import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -45,12 +47,45 @@ from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
 __all__ = ["BadInputError", "Buffer", "Module", "Parameter", "ParameterIterator", "bad_input", "is_array",
-           "module_path"]
+           "is_parameter_array", "module_path"]
 
 # The modules whose forward is running, outermost first: lets a layer name its place in the
 # user's model ("Tagger.encoder.layers.0.self_attn") in an error message.
 _CALL_STACK: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
     "funcgrad_nn_call_stack", default=())
+
+
+#: the concrete arrays registered as some module's parameter (by id, held weakly): lets the
+#: in-place gradient utilities (``clip_grad_norm_`` and friends) refuse
+#: ``list(model.parameters())``, which in PyTorch means "their .grad" but here would change the
+#: weights themselves. Filled where a module takes a parameter array (assignment,
+#: ``load_state_dict(assign=True)``, ``to()``/``double()``, copy/pickle), not by pytree
+#: unflattening, which is how gradient modules are built.
+_PARAMETER_ARRAYS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def _note_parameter(value: Any) -> Any:
+    """Record ``value`` (a parameter array being stored) in :data:`_PARAMETER_ARRAYS`."""
+    if value is not None and not is_tracer(value):
+        try:
+            _PARAMETER_ARRAYS[id(value)] = value
+        except TypeError:  # an array type without weak references: not tracked
+            pass
+    return value
+
+
+def is_parameter_array(x: Any) -> bool:
+    """True when ``x`` is (the very object of) a parameter array held by a module.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Linear(2, 1)
+    >>> is_parameter_array(m.weight), is_parameter_array(np.zeros(2))
+    (True, False)
+    """
+    try:
+        return _PARAMETER_ARRAYS.get(id(x)) is x
+    except TypeError:
+        return False
 
 
 def is_array(x: Any) -> bool:
@@ -219,7 +254,7 @@ class Module:
         if isinstance(value, Parameter):
             self._check_init()
             self._remove_from(name, keep="_parameters")
-            d["_parameters"][name] = value.data
+            d["_parameters"][name] = _note_parameter(value.data)
             if value.requires_grad:
                 d["_frozen"].discard(name)
             else:
@@ -234,7 +269,7 @@ class Module:
                 raise TypeError(
                     f"cannot assign {type(value).__name__} as parameter {name!r} "
                     "(expected an array, a Parameter or None)")
-            d["_parameters"][name] = value
+            d["_parameters"][name] = _note_parameter(value)
         elif isinstance(value, Module):
             self._check_init()
             self._remove_from(name, keep="_modules")
@@ -266,6 +301,12 @@ class Module:
             d["_frozen"].discard(name)
         if keep != "_buffers":
             d["_non_persistent"].discard(name)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # copy.deepcopy / pickle: the copy's parameter arrays are parameters too
+        self.__dict__.update(state)
+        for v in state.get("_parameters", {}).values():
+            _note_parameter(v)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: look in the registries.
@@ -886,9 +927,13 @@ class Module:
         raise RuntimeError("Module.set_extra_state() is only called when a subclass "
                            "overrides it (with get_extra_state)")
 
-    def state_dict(self, prefix: str = "", keep_vars: bool = False, *,
-                   destination: Any = None) -> collections.OrderedDict[str, Any]:
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> collections.OrderedDict[str, Any]:
         """OrderedDict name -> array copy (``keep_vars=True``: the live arrays).
+
+        PyTorch's signature: the keywords ``destination`` (a dict filled and returned),
+        ``prefix`` and ``keep_vars``; positional arguments are read in that order, with
+        PyTorch's ``FutureWarning`` (it is deprecating them).
 
         Parameters then persistent buffers, module by module, in PyTorch's order. As in
         PyTorch, each module runs its state-dict pre hooks, saves itself with
@@ -901,6 +946,23 @@ class Module:
         >>> list(sd), sd._metadata[""]
         (['weight', 'bias'], {'version': 1})
         """
+        if args:
+            if len(args) > 3:
+                raise TypeError(f"Module.state_dict() takes at most 3 positional arguments "
+                                f"(destination, prefix, keep_vars), got {len(args)}")
+            warnings.warn("Positional args are being deprecated, use kwargs instead (as "
+                          "PyTorch's Module.state_dict: destination=, prefix=, keep_vars=)",
+                          FutureWarning, stacklevel=2)
+            # PyTorch's rule: a positional value is used only where the keyword is unset
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if not isinstance(prefix, str):
+            raise TypeError(f"Module.state_dict: prefix must be a str, got "
+                            f"{type(prefix).__name__}")
         if destination is None:
             destination = collections.OrderedDict()
             destination._metadata = collections.OrderedDict()  # type: ignore[attr-defined]
@@ -913,7 +975,8 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(prefix + name + ".", keep_vars, destination=destination)
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
         for hook in self._hooks_of("state_dict_post"):
             if hook(self, destination, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None (edit the state "
@@ -990,6 +1053,8 @@ class Module:
         if not is_array(new):
             new = numpy.asarray(new)
         reg[name] = _to_device_like(new, reg[name])
+        if reg is self._parameters:
+            _note_parameter(reg[name])
 
     def _copy_state(self, name: str, new: Any, replaced: dict[int, Any]) -> None:
         """Copy ``new`` into parameter/buffer ``name`` in place (read-only arrays, such as
@@ -1005,6 +1070,8 @@ class Module:
         else:
             rep = replaced[id(cur)] = new.astype(cur.dtype, copy=True)
             reg[name] = rep
+        if reg is self._parameters:
+            _note_parameter(reg[name])
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False
                         ) -> _IncompatibleKeys:
@@ -1104,7 +1171,7 @@ class Module:
             if params:
                 for k, v in m._parameters.items():
                     if v is not None:
-                        m._parameters[k] = once(v)
+                        m._parameters[k] = _note_parameter(once(v))
             if buffers:
                 for k, v in m._buffers.items():
                     if v is not None:

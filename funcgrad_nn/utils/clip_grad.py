@@ -17,7 +17,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
-from funcgrad_nn.module import ParameterIterator
+from funcgrad_nn.module import ParameterIterator, is_parameter_array
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm", "clip_grads_with_norm_",
            "get_total_norm"]
@@ -35,13 +35,23 @@ def _leaves(grads: Any) -> list[Any]:
 def _grad_leaves(grads: Any, fname: str) -> list[Any]:
     """The arrays an in-place clip changes: PyTorch's ``clip_grad_norm_(model.parameters(),
     ...)`` clips the parameters' ``.grad``; here it would scale the weights themselves, so
-    ``model.parameters()`` is refused."""
+    ``model.parameters()``, and any list holding a module's parameter array, is refused."""
     if isinstance(grads, ParameterIterator):
         raise TypeError(
             f"{fname}: got model.parameters(), but funcgrad stores no .grad on parameters "
             "(this would change the weights): pass the gradients, e.g. grads = "
             f"nn.grad(loss_fn)(model, ...); nn.utils.{fname}(grads, ...)")
-    return _leaves(grads)
+    leaves = _leaves(grads)
+    # A list of the parameters themselves (list(model.parameters()), [model.weight]) means
+    # "their .grad" in PyTorch; here the arrays are the weights, which must not be scaled.
+    for g in leaves:
+        if is_parameter_array(g):
+            raise TypeError(
+                f"{fname}: got a parameter array of a module (a {g.dtype} array of shape "
+                f"{tuple(g.shape)}), but funcgrad stores no .grad on parameters (this would "
+                "change the weights): pass the gradients instead, e.g. grads = "
+                f"nn.grad(loss_fn)(model, ...); nn.utils.{fname}(grads, ...)")
+    return leaves
 
 
 def _vector_norm(x: Any, p: float) -> Any:

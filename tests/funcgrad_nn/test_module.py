@@ -48,6 +48,25 @@ def test_state_dict_order_matches_pytorch():
         "encoder.layers.0.bn.num_batches_tracked"]
 
 
+def test_state_dict_takes_pytorchs_positional_and_keyword_arguments():
+    # torch 2.13: state_dict(destination, prefix, keep_vars) positionally (FutureWarning),
+    # the keywords destination=/prefix=/keep_vars= otherwise; both fill and return the dict
+    net = Net()
+    dest = collections.OrderedDict()
+    with pytest.warns(FutureWarning, match="Positional args are being deprecated"):
+        out = net.head.state_dict(dest, "head.", True)
+    assert out is dest and list(dest) == ["head.weight", "head.bias"]
+    assert dest["head.weight"] is net.head.weight  # keep_vars: the live arrays
+    out = net.head.state_dict(prefix="h.", keep_vars=False)
+    assert list(out) == ["h.weight", "h.bias"] and out["h.weight"] is not net.head.weight
+    assert list(out._metadata) == ["h"]
+    d = {}
+    assert net.state_dict(destination=d, prefix="net.") is d
+    assert list(d)[:2] == ["net.alpha", "net.encoder.layers.0.scale"]
+    with pytest.raises(TypeError, match="prefix must be a str"):
+        net.state_dict(prefix=1)
+
+
 def test_pytree_leaves_follow_state_dict_and_keypaths():
     net = Net()
     paths = [tree_util.keystr(p, simple=True, separator=".")

@@ -644,6 +644,79 @@ def test_in_place_clips_refuse_model_parameters(clip):
     np.testing.assert_array_equal(model.weight, before)
 
 
+@pytest.mark.parametrize("clip", [lambda it: nn.utils.clip_grad_norm_(it, 0.01),
+                                  lambda it: nn.utils.clip_grad_norm_(it, 0.01, foreach=True),
+                                  lambda it: nn.utils.clip_grad_value_(it, 0.01),
+                                  lambda it: nn.utils.clip_grad_value_(it, 0.01, foreach=False),
+                                  lambda it: nn.utils.clip_grads_with_norm_(it, 0.01, 1.0)])
+@pytest.mark.parametrize("as_list", [list, tuple, lambda ps: {"w": ps[0]}])
+def test_in_place_clips_refuse_a_list_of_parameters(clip, as_list):
+    # torch's clip_grad_norm_(list(model.parameters()), ...) clips the .grad of those
+    # parameters; here the list holds the weights themselves, which must stay untouched.
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+    before = [np.array(p) for p in model.parameters()]
+    with pytest.raises(TypeError, match=r"parameter array of a module.*pass the gradients"):
+        clip(as_list(list(model.parameters())))
+    for p, b in zip(model.parameters(), before):
+        np.testing.assert_array_equal(host(p), b)
+
+
+def test_in_place_clips_know_the_parameters_of_copied_and_cast_modules():
+    import copy
+    import pickle
+
+    model = nn.Linear(3, 2)
+    for other in (copy.deepcopy(model), pickle.loads(pickle.dumps(model)),
+                  nn.Linear(3, 2).double()):
+        with pytest.raises(TypeError, match="parameter array of a module"):
+            nn.utils.clip_grad_norm_([other.weight], 1.0)
+    fresh = nn.Linear(3, 2)
+    fresh.load_state_dict({"weight": np.ones((3, 2), np.float32).T.copy(),
+                           "bias": np.ones(2, np.float32)}, assign=True)
+    with pytest.raises(TypeError, match="parameter array of a module"):
+        nn.utils.clip_grad_value_([fresh.bias], 1.0)
+
+
+def test_in_place_clips_still_clip_gradients_of_a_model():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1)).to(DEVICE)
+    x = dev(np.ones((3, 4), np.float32))
+    grads = nn.grad(lambda m: m(x).sum())(model)
+    leaves = nn.tree_leaves(grads)
+    total = float(nn.utils.get_total_norm(leaves))
+    assert float(nn.utils.clip_grad_norm_(leaves, 0.5)) == pytest.approx(total, rel=1e-6)
+    assert float(nn.utils.get_total_norm(nn.tree_leaves(grads))) == pytest.approx(0.5, rel=1e-4)
+
+
+def test_vector_to_parameters_gives_the_vectors_dtype_as_torch():
+    # torch 2.13: vector_to_parameters(float64 vec, float32 params) -> float64 parameters
+    # holding the slices (param.data = vec[k:k+n].view_as(param))
+    model = nn.Sequential(nn.Linear(2, 2, bias=False), nn.Linear(2, 1))
+    model[1].weight = model[0].weight[:1]  # (a separate array)
+    tied = nn.Linear(2, 2, bias=False)
+    tied.weight = model[0].weight
+    net = nn.Sequential(model, tied)
+    old = list(net.parameters())
+    vec = dev(np.arange(7.0))
+    nn.utils.vector_to_parameters(vec, net.parameters())
+    assert [p.dtype for p in net.parameters()] == [np.float64] * 3
+    np.testing.assert_array_equal(host(net[0][0].weight), [[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(host(net[0][1].weight), [[4.0, 5.0]])
+    np.testing.assert_array_equal(host(net[0][1].bias), [6.0])
+    assert net[1].weight is net[0][0].weight  # the tie is kept (one Parameter in torch)
+    if isinstance(old[0], np.ndarray):
+        assert not old[0].flags.writeable  # orphaned, as after Module.to()
+    # same dtype: written in place, so an optimizer holding the arrays follows
+    same = nn.Linear(2, 1).to(DEVICE)
+    w = same.weight
+    nn.utils.vector_to_parameters(dev(np.arange(3.0, dtype=np.float32)), same.parameters())
+    assert same.weight is w and host(w).tolist() == [[0.0, 1.0]]
+    # a plain list cannot change dtype: refused, not silently kept
+    with pytest.raises(TypeError, match="pass model.parameters"):
+        nn.utils.vector_to_parameters(vec[:3], list(nn.Linear(2, 1).parameters()))
+    with pytest.raises(TypeError, match="expected an array"):
+        nn.utils.vector_to_parameters([1.0, 2.0, 3.0], nn.Linear(2, 1).parameters())
+
+
 @pytest.mark.parametrize("groups", [1, 2, 3])
 def test_fuse_conv_bn_eval_handles_grouped_transposed_convolutions(groups):
     # the weight of a grouped ConvTranspose is (in, out/groups, *k); torch 2.13's own
