@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from funcgrad_nn.module import Module
+from funcgrad.backend import is_writeable
+from funcgrad.core import is_tracer
+from funcgrad_nn.module import Module, is_array
 
 __all__ = ["functional_call"]
 
@@ -31,6 +33,29 @@ def _slots(module: Module) -> dict[str, tuple[dict[str, Any], str]]:
     return out
 
 
+def _resolve(module: Module, key: str) -> tuple[Module, str]:
+    """The module that owns dotted ``key`` and the key's last part, with PyTorch's errors
+    for a path through something that is no module or through a missing name."""
+    *path, leaf = key.split(".")
+    mod, walked = module, []
+    for part in path:
+        walked.append(part)
+        child = mod._modules.get(part) if part in mod._modules else getattr(mod, part, _ABSENT)
+        if child is _ABSENT:
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{part}`")
+        if not isinstance(child, Module):
+            raise TypeError(f"submodule `{'.'.join(walked)}`: {child!r} is not an instance "
+                            "of funcgrad_nn.Module")
+        mod = child
+    if leaf in mod._modules and mod._modules[leaf] is not None:
+        raise TypeError(f"attribute `{key}`: {mod._modules[leaf]!r} is not an instance of an "
+                        "array")
+    return mod, leaf
+
+
+_ABSENT = object()
+
+
 def _merge(dicts: Any) -> dict[str, Any]:
     if isinstance(dicts, dict):
         return dict(dicts)
@@ -51,9 +76,13 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
     """``module(*args, **kwargs)`` with the parameters and buffers named in
     ``parameter_and_buffer_dicts`` (a dict or a sequence of dicts) replaced for this call, as
     PyTorch's. ``tie_weights``: a value given for one name of a tied array serves all its
-    names. ``strict``: every parameter and buffer must be given, and nothing else. A buffer
-    given here gets its module value back after the call (PyTorch would write a batch norm's
-    update into the given tensor in place); buffers not given are updated as in a plain call.
+    names. ``strict``: every parameter and buffer must be given, and nothing else. As
+    PyTorch: a buffer update made during the call (BatchNorm's running statistics in
+    training mode) is written into the given array in place (an error when that array is
+    traced or read-only, where PyTorch's transforms refuse the mutation too), buffers not
+    given are updated as in a plain call; a key naming no parameter or buffer sets a plain
+    attribute for the call, and a path through a missing name or a non-module raises
+    ``AttributeError``/``TypeError``; values must be arrays.
 
     >>> import numpy as np, funcgrad, funcgrad_nn as nn
     >>> lin = nn.Linear(2, 1)
@@ -98,15 +127,58 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    saved = []
+    for name, value in values.items():
+        if not is_array(value):
+            raise TypeError(f"functional_call: {name!r}: {value!r} is not an instance of an "
+                            "array")
+    # (registry, key, original, given) for parameters and buffers; (module, name, original)
+    # for other names, which PyTorch sets as plain attributes for the call
+    swapped: list[tuple[dict[str, Any], str, Any, Any]] = []
+    buffers: list[tuple[dict[str, Any], str, Any]] = []
+    attrs: list[tuple[Module, str, Any]] = []
     try:
         for name, value in values.items():
-            slot = slots.get(name)
-            if slot is not None:
-                reg, key = slot
-                saved.append((reg, key, reg[key]))
-                reg[key] = value
-        return module(*args, **(kwargs or {}))
+            mod, leaf = _resolve(module, name)
+            d = mod.__dict__
+            reg = (d["_parameters"] if leaf in d["_parameters"] else
+                   d["_buffers"] if leaf in d["_buffers"] else None)
+            if reg is not None:
+                swapped.append((reg, leaf, reg[leaf], value))
+                reg[leaf] = value
+                if reg is d["_buffers"]:
+                    buffers.append((reg, leaf, value))
+            else:
+                attrs.append((mod, leaf, d.get(leaf, _ABSENT)))
+                d[leaf] = value
+        out = module(*args, **(kwargs or {}))
+        _write_back(buffers)
+        return out
     finally:
-        for reg, key, old in reversed(saved):
+        for reg, key, old, _ in reversed(swapped):
             reg[key] = old
+        for mod, leaf, old in reversed(attrs):
+            if old is _ABSENT:
+                mod.__dict__.pop(leaf, None)
+            else:
+                mod.__dict__[leaf] = old
+
+
+def _write_back(buffers: list[tuple[dict[str, Any], str, Any]]) -> None:
+    """PyTorch's modules update buffers in place (BatchNorm's ``running_mean.mul_().add_()``),
+    so an update made during the call lands in the array the caller gave: copy each new
+    buffer value into the given array, or refuse when that array cannot take it (PyTorch's
+    function transforms refuse such a mutation too)."""
+    for reg, key, given in buffers:
+        new = reg[key]
+        if new is given:
+            continue
+        if is_tracer(given) or is_tracer(new) or not is_writeable(given):
+            what = "a traced value" if is_tracer(given) or is_tracer(new) else "read-only"
+            raise RuntimeError(
+                f"functional_call: the module updated buffer {key!r} during the call (as "
+                "BatchNorm's running statistics in training mode), which PyTorch writes "
+                f"into the given array in place; here it is {what} (under jit/vmap/grad), "
+                "so the update would be lost. Call module.eval() first, leave the buffer "
+                "out of the dict (the module's own buffer is then updated), or pass the "
+                "module to funcgrad_nn.jit / funcgrad_nn.grad, which write buffer updates back")
+        given[...] = new

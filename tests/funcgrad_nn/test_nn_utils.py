@@ -317,6 +317,77 @@ def test_functional_call_as_torch_func():
         functional_call(seq, {"0.weight": p["weight"], "1.weight": eye["0.weight"]}, (x,))
 
 
+def test_functional_call_writes_buffer_updates_into_the_given_arrays_as_torch():
+    from funcgrad_nn.utils.stateless import functional_call
+
+    # torch 2.13, BatchNorm1d(2).double() in training mode, twice on x with the buffers given:
+    # running_mean [0.38, 0.665], running_var [1.19, 1.665], num_batches_tracked 2; the
+    # module's own buffers stay at their initial values
+    bn = nn.BatchNorm1d(2).double().to(DEVICE)
+    x = dev(np.array([[1.0, 2.0], [3.0, 5.0]]))
+    rm, rv, nbt = dev(np.zeros(2)), dev(np.ones(2)), dev(np.array(0))
+    for _ in range(2):
+        out = functional_call(bn, {"running_mean": rm, "running_var": rv,
+                                   "num_batches_tracked": nbt}, (x,))
+    np.testing.assert_allclose(host(rm), [0.38, 0.665], rtol=1e-12)
+    np.testing.assert_allclose(host(rv), [1.19, 1.665], rtol=1e-12)
+    assert int(host(nbt)) == 2
+    np.testing.assert_allclose(host(out), [[-0.9999950000374997, -0.999997777785185],
+                                           [0.9999950000374997, 0.9999977777851853]])
+    assert host(bn.running_mean).tolist() == [0.0, 0.0] and int(host(bn.num_batches_tracked)) == 0
+    # not given: the module's own buffers are updated, as a plain call
+    functional_call(bn, {"weight": dev(np.ones(2))}, (x,))
+    np.testing.assert_allclose(host(bn.running_mean), [0.2, 0.35], rtol=1e-12)
+    # a traced buffer cannot take the update: an error (PyTorch's transforms refuse it too)
+    with pytest.raises((RuntimeError, funcgrad.UnexpectedTracerError), match="running_mean"):
+        funcgrad.jit(lambda b: functional_call(bn, {"running_mean": b}, (x,)))(rm)
+    ro = dev(np.zeros(2))
+    if isinstance(ro, np.ndarray):
+        ro.flags.writeable = False
+        with pytest.raises(RuntimeError, match="read-only"):
+            functional_call(bn, {"running_mean": ro}, (x,))
+    bn.eval()  # no update, nothing to write: fine under jit
+    funcgrad.jit(lambda b: functional_call(bn, {"running_mean": b}, (x,)))(rm)
+
+
+def test_functional_call_resolves_names_as_torch():
+    from funcgrad_nn.utils.stateless import functional_call
+
+    x = dev(np.ones((1, 2), np.float32))
+    one = dev(np.zeros(1, np.float32))
+    lin = nn.Linear(2, 1).to(DEVICE)
+    seq = nn.Sequential(nn.Linear(2, 1)).to(DEVICE)
+    # torch 2.13's errors for a path through a parameter, a missing submodule, a module leaf
+    for mod, key, err, msg in [
+            (lin, "bias.x", TypeError, "submodule `bias`: .* is not an instance of"),
+            (lin, "weight.x", TypeError, "submodule `weight`"),
+            (lin, "0.weight", AttributeError, "Linear has no attribute `0`"),
+            (seq, "1.weight", AttributeError, "Sequential has no attribute `1`"),
+            (seq, "0.weight.t", TypeError, "submodule `0.weight`"),
+            (seq, "0", TypeError, "attribute `0`: Linear.* is not an instance of")]:
+        with pytest.raises(err, match=msg):
+            functional_call(mod, {key: one}, (x,))
+    with pytest.raises(TypeError, match="is not an instance of an array"):
+        functional_call(lin, {"weight": [[1.0, 2.0]]}, (x,))
+
+    class Scaled(nn.Module):
+        def forward(self, x):
+            return x * getattr(self, "foo", 1.0)
+
+    m = Scaled()
+    # an unknown leaf name is a plain attribute for the call (torch: 3.0, then no `foo`)
+    assert host(functional_call(m, {"foo": dev(np.array(3.0))}, (x,))).tolist() == [[3.0, 3.0]]
+    assert not hasattr(m, "foo")
+    m.foo = 2.0
+    assert host(functional_call(m, {"foo": dev(np.array(3.0))}, (x,))).tolist() == [[3.0, 3.0]]
+    assert m.foo == 2.0
+    # a parameter registered as None (bias=False) takes a given value, as torch
+    nobias = nn.Linear(2, 1, bias=False).to(DEVICE)
+    nobias.weight = nn.Parameter(dev(np.zeros((1, 2), np.float32)))
+    assert host(functional_call(nobias, {"bias": one + 5}, (x,))).tolist() == [[5.0]]
+    assert nobias.bias is None
+
+
 # torch.nn.utils.parametrizations.orthogonal on a float64 Linear(2, 2) with this weight:
 # the initial weight is the QR orthogonalisation (diag(R) > 0); assigning Q stores it.
 ORTH_W = [[1.0, 2.0], [3.0, 4.0]]
