@@ -45,6 +45,7 @@ from funcgrad.numpy._setops import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
 from funcgrad.numpy._statistics import *  # noqa: F403
 from funcgrad.numpy._types import *  # noqa: F403  (after _dtypes: its concrete aliases)
+from funcgrad.numpy._ufunc_methods import frompyfunc, ufunc  # noqa: F401
 from funcgrad.numpy._vectorize import vectorize  # noqa: F401
 
 _ufunc_methods.install(globals())  # fnp.add.outer/reduce/accumulate/at, as jnp.add's

@@ -199,7 +199,7 @@ def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
         # calls us; as a scalar again it stays device-neutral (and strongly typed).
         inputs = tuple(a[()] if type(a) is numpy.ndarray and a.ndim == 0 else a for a in inputs)
         return fn(*inputs, **kwargs)
-    if fn is not None and ufunc.nin == 2 and method in ("outer", "reduce", "accumulate", "at"):
+    if fn is not None and ufunc.nin == 2 and method in ("outer", "reduce", "accumulate", "at", "reduceat"):
         return _ufunc_methods.ufunc_method(fn, method, *inputs, **kwargs)
     raise TypeError(
         f"numpy.{ufunc.__name__}.{method} is not supported on traced arrays; "

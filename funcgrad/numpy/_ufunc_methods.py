@@ -14,15 +14,19 @@ Example:
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Any
 
 import numpy
 
 import funcgrad.numpy as fnp  # the package, partly built: read at call time
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_put
+from funcgrad.core import Tracer
 from funcgrad.ops import reductions
 from funcgrad.ops.control_flow.scans import scan
 
-__all__ = ["ufunc_method", "install"]
+__all__ = ["ufunc_method", "install", "ufunc", "frompyfunc"]
 
 #: ufunc -> the funcgrad.numpy reduction that is its ``reduce`` (any axes, ``initial``,
 #: ``where``); fmax/fmin skip NaNs, as the nan-reductions do (all-NaN gives NaN in both)
@@ -42,15 +46,20 @@ def _outer(fn: Any, a: Any, b: Any, **kwargs: Any) -> Any:
     return fn(fnp.reshape(a, tuple(a.shape) + (1,) * b.ndim), b, **kwargs)
 
 
-def _fold(fn: Any, a: Any, axis: Any, keep_all: bool) -> Any:
+def _fold(fn: Any, a: Any, axis: Any, keep_all: bool, reorderable: bool | None = None,
+          dtype: Any = None) -> Any:
     """``fn`` folded left along ``axis`` (NumPy's order: ``((a0 op a1) op a2) ...``), for a
-    ufunc with no reduction of its own; ``keep_all``: every partial result (accumulate)."""
+    ufunc with no reduction of its own; ``keep_all``: every partial result (accumulate).
+    ``reorderable``: whether several axes may be folded at once (default: NumPy's answer
+    for the ufunc of ``fn``'s name); ``dtype``: the fold's dtype (default ``fn``'s)."""
     a = fnp.asarray(a)
+    if reorderable is None:
+        reorderable = _reorderable(fn.__name__)
     if isinstance(axis, tuple) and len(axis) == 1:
         axis = axis[0]
     if axis is None and a.ndim <= 1:
         a, axis = fnp.ravel(a), 0
-    if not isinstance(axis, int | numpy.integer) and not keep_all and _reorderable(fn.__name__):
+    if not isinstance(axis, int | numpy.integer) and not keep_all and reorderable:
         # Several axes (None: all) of a reorderable ufunc (hypot, gcd, bitwise_and, ...): one
         # fold over them flattened, in front.
         axes = tuple(range(a.ndim)) if axis is None else tuple(
@@ -68,7 +77,9 @@ def _fold(fn: Any, a: Any, axis: Any, keep_all: bool) -> Any:
                          "identity")
     first = fnp.reshape(moved[:1], moved.shape[1:])  # an array where a is (moved[0] of a
     # host vector would be a NumPy scalar, which the loop would put on the default device)
-    carry0 = fnp.asarray(first, dtype=fn(first, first).dtype)  # the fold's result dtype
+    if dtype is None:
+        dtype = fn(first, first).dtype  # the fold's result dtype
+    carry0 = fnp.asarray(first, dtype=dtype)
 
     def step(carry: Any, x: Any) -> tuple[Any, Any]:
         out = fnp.asarray(fn(carry, x), dtype=carry0.dtype)
@@ -130,20 +141,108 @@ def _at(fn: Any, a: Any, indices: Any, b: Any = None, *, inplace: bool = True) -
     if scatter is not None:
         return getattr(fnp.at(a)[indices], scatter)(b)
     # Any other ufunc: one update after another, in index order (NumPy's unbuffered order).
-    idx = fnp.asarray(indices)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"{name}.at: indices must be integers along the first axis for "
-                        f"this ufunc, got {idx.dtype}")
     a = fnp.asarray(a)
-    flat = fnp.ravel(idx)
-    vals = fnp.broadcast_to(fnp.asarray(b), idx.shape + tuple(a.shape[1:]))
-    vals = fnp.reshape(vals, (flat.shape[0],) + tuple(a.shape[1:]))
+    return _at_scan(fn, a, indices, (b,), a.dtype)
 
-    def step(x: Any, iv: tuple[Any, Any]) -> tuple[Any, None]:
-        i, v = iv
-        return fnp.at(x)[i].set(fn(x[i], v)), None
+
+def _at_scan(fn: Any, a: Any, indices: Any, args: tuple, dtype: Any) -> Any:
+    """``a`` (as ``dtype``) with ``fn(a[idx], *args)`` written at each index in turn, as
+    NumPy's unbuffered ``ufunc.at``: ``indices`` an index or a tuple of integer (arrays) and
+    slices; the integer arrays broadcast together, ``args``' leading axes follow them."""
+    a = fnp.asarray(a).astype(dtype)
+    # constant operands (a Python 2.0) go where a is
+    args = tuple(fnp.asarray(v if isinstance(v, Tracer) else device_put(v, get_aval(a).device))
+                 .astype(dtype) for v in args)
+    idx = indices if isinstance(indices, tuple) else (indices,)
+    if not idx:
+        return a
+    arrays = [fnp.asarray(i) for i in idx if not isinstance(i, slice)]
+    for i in arrays:
+        if i.dtype.kind not in "iu":
+            raise TypeError(f"{getattr(fn, '__name__', fn)}.at: indices must be integers or "
+                            f"slices, got {i.dtype}")
+    shape = numpy.broadcast_shapes(*(tuple(i.shape) for i in arrays)) if arrays else ()
+    if not shape:  # scalar indices and slices: one update
+        return fnp.at(a)[idx].set(fn(a[idx], *args))
+    count = int(numpy.prod(shape))
+    flat = [fnp.ravel(fnp.broadcast_to(fnp.asarray(i), shape))
+            for i in idx if not isinstance(i, slice)]
+    vals = [fnp.reshape(fnp.broadcast_to(v, shape + tuple(v.shape[len(shape):])),
+                        (count,) + tuple(v.shape[len(shape):])) for v in args]
+
+    def step(x: Any, iv: tuple[list, list]) -> tuple[Any, None]:
+        ks, vs = iter(iv[0]), iv[1]
+        where = tuple(i if isinstance(i, slice) else next(ks) for i in idx)
+        return fnp.at(x)[where].set(fn(x[where], *vs)), None
 
     return scan(step, a, (flat, vals))[0]
+
+
+def _reduceat(fn: Any, a: Any, indices: Any, axis: int = 0, dtype: Any = None,
+              out: Any = None) -> Any:
+    """``fn`` reduced over ``a[indices[i]:indices[i + 1]]`` along ``axis`` for each ``i``
+    (to the end for the last; just ``a[indices[i]]`` where ``indices[i] >= indices[i + 1]``),
+    NumPy's ``ufunc.reduceat``. Folded over the axis once, each position added to the
+    segments it belongs to, so traced ``indices`` work too (JAX's method)."""
+    name = getattr(fn, "__name__", "ufunc")
+    if out is not None:
+        raise TypeError(f"{name}.reduceat: out= is not supported (funcgrad arrays are "
+                        "immutable)")
+    a = fnp.asarray(a)
+    if a.ndim == 0:
+        raise ValueError(f"{name}.reduceat: a must have 1 or more dimension, got shape ()")
+    if axis is None or isinstance(axis, tuple | list):
+        raise ValueError(f"{name}.reduceat requires a single integer axis")
+    axis = int(axis)
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"{name}.reduceat: axis {axis} is out of bounds for an array of "
+                         f"dimension {a.ndim}")
+    axis %= a.ndim
+    idx = fnp.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{name}.reduceat: indices must be integers, got {idx.dtype}")
+    if idx.ndim != 1:
+        raise ValueError(f"{name}.reduceat: indices must be one-dimensional, got shape "
+                         f"{tuple(idx.shape)}")
+    n = a.shape[axis]
+    if not isinstance(idx, Tracer):
+        host = numpy.asarray(idx.get() if hasattr(idx, "get") else idx)
+        bad = host[(host < 0) | (host >= n)]
+        if bad.size:  # NumPy's words
+            raise IndexError(f"index {int(bad[0])} out-of-bounds in {name}.reduceat [0, {n})")
+    if dtype is None:
+        dtype = _reduceat_dtype(fn, a)
+    device = get_aval(a).device
+    if not isinstance(idx, Tracer):
+        idx = device_put(idx, device)  # concrete indices are metadata: they go where a is
+    moved = fnp.moveaxis(a, axis, 0).astype(dtype)
+    rest = (1,) * (moved.ndim - 1)
+    start = fnp.reshape(idx, (-1,) + rest)
+    end = fnp.reshape(fnp.pad(idx[1:], (0, 1), constant_values=n), (-1,) + rest)
+    first = fnp.take(moved, idx, axis=0)
+
+    def step(acc: Any, kx: tuple[Any, Any]) -> tuple[Any, None]:
+        k, row = kx
+        inside = (k > start) & (k < end)
+        return fnp.where(inside, fnp.asarray(fn(acc, row), dtype=dtype), acc), None
+
+    # Rows of shape (1, ...): a 0-d row of a host vector would be a NumPy scalar, which an
+    # operation on it alone would put on the default device.
+    res = scan(step, first, (fnp.arange(n, device=device), moved[:, None]))[0]
+    return fnp.moveaxis(res, 0, axis)
+
+
+def _reduceat_dtype(fn: Any, a: Any) -> Any:
+    """NumPy's result dtype of ``fn.reduceat`` on ``a`` (``add`` of small integers or bools
+    gives the default integer, as ``reduce``), else ``fn``'s own dtype on ``a``'s."""
+    np_ufunc = getattr(numpy, getattr(fn, "__name__", ""), None)
+    if isinstance(np_ufunc, numpy.ufunc) and getattr(fnp, fn.__name__, None) is fn:
+        try:
+            return np_ufunc.reduceat(numpy.zeros(1, a.dtype), [0]).dtype
+        except TypeError:
+            pass  # no NumPy loop for this dtype
+    one = fnp.zeros((), a.dtype)
+    return fn(one, one).dtype
 
 
 @functools.cache
@@ -165,14 +264,15 @@ def _reorderable(name: str) -> bool:
 
 def ufunc_method(fn: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     """``fn.<method>(*inputs, **kwargs)`` for the binary funcgrad.numpy function ``fn``
-    (``method``: ``"outer"``, ``"reduce"``, ``"accumulate"`` or ``"at"``).
+    (``method``: ``"outer"``, ``"reduce"``, ``"accumulate"``, ``"at"`` or ``"reduceat"``).
 
     Example:
         >>> import funcgrad.numpy as fnp
         >>> ufunc_method(fnp.maximum, "accumulate", fnp.asarray([1, 3, 2])).tolist()
         [1, 3, 3]
     """
-    impl = {"outer": _outer, "reduce": _reduce, "accumulate": _accumulate, "at": _at}.get(method)
+    impl = {"outer": _outer, "reduce": _reduce, "accumulate": _accumulate, "at": _at,
+            "reduceat": _reduceat}.get(method)
     if impl is None:
         raise TypeError(f"numpy.{fn.__name__}.{method} is not supported by funcgrad.numpy")
     return impl(fn, *inputs, **kwargs)
@@ -180,7 +280,7 @@ def ufunc_method(fn: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
 
 def install(namespace: dict) -> None:
     """Give each binary ufunc of ``namespace`` (funcgrad.numpy's) JAX's ufunc methods and
-    attributes (``outer``, ``reduce``, ``accumulate``, ``at``, ``nin``, ``nout``,
+    attributes (``outer``, ``reduce``, ``accumulate``, ``at``, ``reduceat``, ``nin``, ``nout``,
     ``identity``), where NumPy has that name as a two-operand ufunc.
 
     Example:
@@ -193,7 +293,7 @@ def install(namespace: dict) -> None:
         if not (isinstance(np_ufunc, numpy.ufunc) and np_ufunc.nin == 2 and callable(fn)
                 and getattr(fn, "__name__", None) == name and np_ufunc.nout == 1):
             continue
-        for method in ("outer", "reduce", "accumulate", "at"):
+        for method in ("outer", "reduce", "accumulate", "at", "reduceat"):
             setattr(fn, method, _bound(fn, method))
         fn.nin, fn.nout = 2, 1
         fn.nargs = 3
@@ -207,3 +307,197 @@ def _bound(fn: Any, method: str) -> Any:
     call.__name__ = call.__qualname__ = f"{fn.__name__}.{method}"
     call.__doc__ = f"``numpy.{fn.__name__}.{method}``, as ``jax.numpy.{fn.__name__}.{method}``."
     return call
+
+
+# ---------------------------------------------------------------------------------------------
+# User ufuncs: jnp.ufunc / jnp.frompyfunc
+
+
+class ufunc:  # noqa: N801  (NumPy's and JAX's name)
+    """A ufunc made from a function of scalars, as ``jax.numpy.ufunc``: calling it maps the
+    function over its broadcast arguments (:func:`funcgrad.numpy.vectorize`); a two-operand,
+    one-result ufunc also has ``outer``, ``reduce``, ``accumulate``, ``reduceat`` and ``at``
+    (folds in NumPy's order, so differentiable, jit-able and batchable). Usually made by
+    :func:`frompyfunc`.
+
+    Example:
+        >>> import operator, numpy as np
+        >>> add = ufunc(operator.add, 2, 1, identity=0)
+        >>> add.accumulate(np.arange(4)).tolist()
+        [0, 1, 3, 6]
+    """
+
+    def __init__(self, func: Any, /, nin: int, nout: int, *, name: str | None = None,
+                 nargs: int | None = None, identity: Any = None) -> None:
+        if not callable(func):
+            raise TypeError(f"ufunc: func must be callable, got {type(func).__name__}")
+        self._func = func
+        self.__name__ = name or getattr(func, "__name__", "ufunc")
+        self.__doc__ = func.__doc__
+        self.nin = operator.index(nin)
+        self.nout = operator.index(nout)
+        self.nargs = operator.index(nargs or nin)
+        self.identity = identity
+        if self.nin < 1 or self.nout < 1:
+            raise ValueError(f"ufunc {self.__name__!r}: nin and nout must be positive, got "
+                             f"{nin} and {nout}")
+
+    def __repr__(self) -> str:
+        return f"<funcgrad.numpy.ufunc '{self.__name__}'>"
+
+    def __hash__(self) -> int:
+        return hash((self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ufunc) and (
+            (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
+            == (other._func, other.__name__, other.identity, other.nin, other.nout,
+                other.nargs))
+
+    def __call__(self, *args: Any, out: Any = None, where: Any = None) -> Any:
+        if out is not None or where is not None:
+            raise TypeError(f"{self.__name__}: out= and where= are not supported (funcgrad "
+                            "arrays are immutable; use funcgrad.numpy.where on the result)")
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__} takes {self.nin} argument(s), got {len(args)}")
+        res = fnp.vectorize(self._func)(*args)
+        if self.nout > 1 and not (isinstance(res, tuple) and len(res) == self.nout):
+            raise ValueError(f"{self.__name__}: the function was declared with nout="
+                             f"{self.nout} but returned {type(res).__name__}")
+        return res
+
+    def _binary(self, method: str) -> None:
+        if self.nin != 2:
+            raise ValueError(f"{self.__name__}.{method} is only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError(f"{self.__name__}.{method} is only supported for functions "
+                             "returning a single value")
+
+    def _dtype(self, *arrays: Any) -> Any:
+        ones = [fnp.ones((), fnp.asarray(v).dtype) for v in arrays]
+        return fnp.asarray(self(*ones)).dtype
+
+    def outer(self, A: Any, B: Any, /) -> Any:  # noqa: N803
+        """Every element of ``A`` against every element of ``B`` (``A``'s axes first)."""
+        self._binary("outer")
+        return _outer(self, A, B)
+
+    def reduce(self, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
+               keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+        """Fold along ``axis`` (``None``: all, flattened) from ``initial`` (default the
+        ``identity``, else the first element); ``where`` masks elements out (needs an
+        ``identity`` or ``initial``), as ``jax.numpy.ufunc.reduce``."""
+        self._binary("reduce")
+        if out is not None:
+            raise TypeError(f"{self.__name__}.reduce: out= is not supported (funcgrad arrays "
+                            "are immutable)")
+        a = fnp.asarray(a)
+        if initial is None:
+            initial = self.identity
+        if where is not None:
+            if initial is None:
+                raise ValueError(f"reduction operation {self.__name__!r} does not have an "
+                                 "identity, so to use a where mask one has to specify "
+                                 "'initial'")
+            where = fnp.asarray(where)
+            if where.dtype != numpy.bool_:
+                raise ValueError(f"{self.__name__}.reduce: where must have dtype bool, got "
+                                 f"{where.dtype}")
+            where = fnp.broadcast_to(where, a.shape)
+        if dtype is None:
+            dtype = self._dtype(a, a)
+        if isinstance(axis, tuple | list):
+            if len(axis) != 1:
+                raise ValueError(f"{self.__name__}.reduce: a user ufunc reduces over one axis "
+                                 "(or all, axis=None), not several")
+            axis = axis[0]
+        if axis is None:
+            final = (1,) * a.ndim if keepdims else ()
+            a = fnp.ravel(a)
+            where = None if where is None else fnp.ravel(where)
+            axis = 0
+        else:
+            axis = int(axis)
+            if not -a.ndim <= axis < a.ndim:
+                raise ValueError(f"{self.__name__}.reduce: axis {axis} is out of bounds for "
+                                 f"an array of dimension {a.ndim}")
+            axis %= a.ndim
+            final = tuple(a.shape[:axis]) + ((1,) if keepdims else ()) + tuple(
+                a.shape[axis + 1:])
+        moved = fnp.moveaxis(a, axis, 0).astype(dtype)
+        if where is not None:
+            where = fnp.moveaxis(where, axis, 0)
+        if moved.shape[0] == 0:
+            if initial is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                                 "which has no identity")
+            return fnp.full(final, initial, dtype, device=get_aval(a).device)
+        if initial is None and where is None:
+            res = _fold(self, moved, 0, keep_all=False, reorderable=False, dtype=dtype)
+        else:
+            if not isinstance(initial, Tracer):  # a constant: it goes where a is
+                initial = device_put(fnp.asarray(initial, dtype=dtype), get_aval(a).device)
+            start = fnp.broadcast_to(fnp.asarray(initial, dtype=dtype), moved.shape[1:])
+
+            def step(acc: Any, x: Any) -> tuple[Any, None]:
+                row, keep = x
+                new = fnp.asarray(self(acc, row), dtype=dtype)
+                return (new if keep is None else fnp.where(keep, new, acc)), None
+
+            res = scan(step, start, (moved, where))[0]
+        return fnp.reshape(res, final)
+
+    def accumulate(self, a: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        """Every partial fold along ``axis``."""
+        self._binary("accumulate")
+        if out is not None:
+            raise TypeError(f"{self.__name__}.accumulate: out= is not supported (funcgrad "
+                            "arrays are immutable)")
+        if axis is None or isinstance(axis, tuple | list):
+            raise ValueError(f"{self.__name__}.accumulate does not allow multiple axes")
+        a = fnp.asarray(a)
+        if dtype is None:
+            dtype = self._dtype(a, a)
+        if a.size == 0:
+            return fnp.zeros(a.shape, dtype, device=get_aval(a).device)
+        return _fold(self, a.astype(dtype), int(axis), keep_all=True, reorderable=False,
+                     dtype=dtype)
+
+    def reduceat(self, a: Any, indices: Any, axis: int = 0, dtype: Any = None,
+                 out: Any = None) -> Any:
+        """The fold over each segment ``a[indices[i]:indices[i + 1]]`` (see
+        ``numpy.ufunc.reduceat``)."""
+        self._binary("reduceat")
+        return _reduceat(self, a, indices, axis=axis, dtype=dtype, out=out)
+
+    def at(self, a: Any, indices: Any, b: Any = None, /, *, inplace: bool = True) -> Any:
+        """``a`` with the function applied at ``indices`` (a repeated index applies again),
+        returned as a new array: ``inplace=False`` is required, as in JAX."""
+        if inplace:
+            raise ValueError(f"{self.__name__}.at: funcgrad arrays are immutable, so in-place "
+                             "updates are not supported: pass inplace=False and use the "
+                             "returned array")
+        if self.nout != 1:
+            raise ValueError(f"{self.__name__}.at is only supported for functions returning "
+                             "a single value")
+        args = () if b is None else (b,)
+        if len(args) + 1 != self.nin:
+            raise TypeError(f"{self.__name__}.at: a ufunc of {self.nin} input(s) takes "
+                            f"{self.nin - 1} operand(s) besides a and indices")
+        return _at_scan(self, a, indices, args, self._dtype(a, *args))
+
+
+def frompyfunc(func: Any, /, nin: int, nout: int, *, identity: Any = None) -> ufunc:
+    """A :class:`ufunc` from a function of ``nin`` scalars returning ``nout`` values, as
+    ``jax.numpy.frompyfunc`` (NumPy's makes object arrays; here the function is traced on
+    array elements, so it must use funcgrad operations, and the result is differentiable).
+
+    Example:
+        >>> import operator, numpy as np, funcgrad.numpy as fnp
+        >>> add = fnp.frompyfunc(operator.add, nin=2, nout=1, identity=0)
+        >>> add.outer(np.arange(2), np.arange(3)).tolist()
+        [[0, 1, 2], [1, 2, 3]]
+        >>> add.reduceat(np.arange(6), np.array([0, 2])).tolist()
+        [1, 14]
+    """
+    return ufunc(func, nin, nout, identity=identity)

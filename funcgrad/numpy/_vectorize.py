@@ -25,8 +25,13 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
+from funcgrad.backend import device_put
 
 __all__ = ["vectorize"]
+
+
+def _is_scalar(v: Any) -> bool:
+    return isinstance(v, bool | int | float | complex | _np.generic)
 
 _DIM = r"\w+"
 _CORE = rf"\((?:{_DIM}(?:,{_DIM})*)?\)"
@@ -74,7 +79,15 @@ class vectorize:
         broadcast_shapes = fnp.broadcast_shapes
         arg_pos = [i for i in range(len(args)) if i not in self.excluded]
         kw_names = [k for k in kwargs if k not in self.excluded]
-        arrays = [asarray(args[i]) for i in arg_pos] + [asarray(kwargs[k]) for k in kw_names]
+        values = [args[i] for i in arg_pos] + [kwargs[k] for k in kw_names]
+        arrays = [asarray(v) for v in values]
+        # A scalar argument (2.0, np.float32(2)) joins the arrays' device, as it would in an
+        # elementwise operation with them (asarray alone puts it on the default device).
+        device = next((get_aval(a).device for v, a in zip(values, arrays)
+                       if not _is_scalar(v) and get_aval(a).device is not None), None)
+        if device is not None:
+            arrays = [device_put(a, device) if _is_scalar(v) else a
+                      for v, a in zip(values, arrays)]
         if self._core is None:
             in_core: list[tuple[str, ...]] = [()] * len(arrays)
             out_core: list[tuple[str, ...]] | None = None
