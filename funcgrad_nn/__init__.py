@@ -122,7 +122,7 @@ from funcgrad_nn.losses import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from funcgrad_nn.module import Buffer, Module, Parameter
+from funcgrad_nn.module import Buffer, BufferUpdateLostWarning, Module, Parameter
 from funcgrad_nn.parallel import DataParallel  # noqa: E402
 from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import checkpoint, grad, jit, value_and_grad, vjp, vmap
@@ -135,7 +135,7 @@ __all__ = [
     "Conv1d", "Conv2d", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "F", "Flatten",
     "GELU", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear",
     "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss",
-    "Buffer", "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
+    "Buffer", "BufferUpdateLostWarning", "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",

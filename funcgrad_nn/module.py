@@ -41,13 +41,13 @@ import numpy
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import device_of, is_writeable
-from funcgrad.core import current_trace, is_tracer
+from funcgrad.core import EvalTrace, current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
-__all__ = ["BadInputError", "Buffer", "Module", "Parameter", "ParameterIterator", "bad_input", "is_array",
-           "is_parameter_array", "module_path"]
+__all__ = ["BadInputError", "Buffer", "BufferUpdateLostWarning", "Module", "Parameter", "ParameterIterator", "bad_input",
+           "collect_buffer_updates", "is_array", "is_parameter_array", "module_path"]
 
 # The modules whose forward is running, outermost first: lets a layer name its place in the
 # user's model ("Tagger.encoder.layers.0.self_attn") in an error message.
@@ -203,7 +203,7 @@ class Buffer:
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
-     "_forward_pre_hooks", "_autograd_hooks", "_born_in")
+     "_forward_pre_hooks", "_autograd_hooks", "_born_in", "_transform_copy")
 )
 
 
@@ -1341,6 +1341,42 @@ def bad_input(mod: Module, problem: str, fix: str) -> BadInputError:
     return BadInputError(f"{module_path(mod)}: {problem}. Fix: {fix}.")
 
 
+class BufferUpdateLostWarning(UserWarning):
+    """A buffer (BatchNorm's running statistics, Dropout's key) was updated on the copy that a
+    plain funcgrad transformation made of a module argument: the caller's module will not
+    see the update (the module-aware ``funcgrad_nn.jit``/``grad``/... write it back)."""
+
+
+def collect_buffer_updates(mod: Module) -> Module:
+    """Mark ``mod`` (a transformation's copy of a module argument) and its submodules as
+    copies whose buffer updates the caller collects and writes back (the module-aware
+    transforms do): updating their buffers then does not warn. Returns ``mod``.
+
+    >>> import funcgrad_nn as nn
+    >>> collect_buffer_updates(nn.BatchNorm1d(2)).training
+    True
+    """
+    for m in mod.modules():
+        m.__dict__.pop("_transform_copy", None)
+    return mod
+
+
+def _warn_lost_update(mod: Module, name: str) -> None:
+    where = mod.__dict__.pop("_transform_copy", None)
+    if where is None:
+        return
+    warnings.warn(
+        f"{module_path(mod)}: buffer {name!r} was updated on a copy of the module made inside "
+        f"a plain funcgrad transformation ({where}): the copy it made of a module passed as an "
+        "argument (or one rebuilt there with tree_unflatten), so the update is lost when the "
+        "transformation ends and the caller's module keeps its old value. Pass the module "
+        "to the module-aware funcgrad_nn.jit / funcgrad_nn.grad / funcgrad_nn.value_and_grad "
+        "/ funcgrad_nn.vjp / funcgrad_nn.vmap / funcgrad_nn.checkpoint, which write buffer "
+        "updates (BatchNorm running statistics, Dropout's key) back to it, or call eval() "
+        "first; if the function returns the module to carry its new buffers out, filter "
+        "this warning (funcgrad_nn.BufferUpdateLostWarning).", BufferUpdateLostWarning, stacklevel=4)
+
+
 def storable_state_value(mod: Module, name: str, value: Any) -> Any:
     """What to store when a buffer of ``mod`` is assigned ``value``.
 
@@ -1351,7 +1387,10 @@ def storable_state_value(mod: Module, name: str, value: Any) -> Any:
     ``vmap``) this raises. The module-aware transforms pass copies made inside the
     transformation (their values stay traced) and write them back afterwards. Parameters are
     not checked: assigning a traced parameter is how a user differentiates through one.
+    On a copy that a plain transformation made of a module argument the update would be
+    lost: the first such update warns (:class:`BufferUpdateLostWarning`).
     """
+    _warn_lost_update(mod, name)
     while is_tracer(value):
         born = mod.__dict__.get("_born_in")
         trace = value._trace
@@ -1552,7 +1591,13 @@ def _unflatten(aux: _ModuleAux, children: Any) -> Module:
     d["_non_persistent"] = set(aux.non_persistent)
     d["_forward_hooks"] = collections.OrderedDict(aux.hooks)
     d["_forward_pre_hooks"] = collections.OrderedDict(aux.pre_hooks)
-    d["_born_in"] = current_trace().tag  # copies made inside a transformation belong to it
+    trace = current_trace()
+    d["_born_in"] = trace.tag  # copies made inside a transformation belong to it
+    if not isinstance(trace, EvalTrace):
+        # a copy that a transformation made of a module argument: buffer updates made on it
+        # are lost when the transformation ends unless a module-aware transform collects them
+        # (it calls collect_buffer_updates), so the first one warns
+        d["_transform_copy"] = trace.user_name
     for reg, n in aux.nones:
         d[reg][n] = None
     for (reg, n), c in zip(_leaf_names(aux), children):

@@ -27,7 +27,7 @@ from typing import Any
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad_nn.module import Module, storable_state_value
+from funcgrad_nn.module import Module, collect_buffer_updates, storable_state_value
 
 __all__ = ["checkpoint", "grad", "jit", "value_and_grad", "vjp", "vmap"]
 
@@ -54,6 +54,14 @@ def _buffer_dict(mod: Module) -> dict[str, Any]:
             if b is not None:
                 out[(prefix + "." if prefix else "") + name] = b
     return out
+
+
+def _collect(args: Any) -> None:
+    """The module arguments are the transformation's copies whose buffers are returned and
+    written back: no lost-update warning for them."""
+    for a in args:
+        if isinstance(a, Module):
+            collect_buffer_updates(a)
 
 
 def _write_back(mod: Module, bufs: dict[str, Any]) -> None:
@@ -209,6 +217,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         def inner(train: list[Any], *diff: Any) -> Any:
             copy = tree_util.tree_unflatten(
                 treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
+            collect_buffer_updates(copy)
             call_args = list(args)
             for a, d in zip(others, diff):
                 call_args[a - 1] = d
@@ -281,6 +290,7 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
     def inner(train: list[Any]) -> Any:
         copy = tree_util.tree_unflatten(
             treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
+        collect_buffer_updates(copy)
         out = fn(copy, *args, **kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -324,6 +334,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     call = (function,) + args
 
     def inner(*a: Any) -> Any:
+        _collect(a)
         out = a[0](*a[1:], **kwargs)
         return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
 
@@ -351,6 +362,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
         return lambda f: jit(f, **jit_kwargs)
 
     def inner(*args: Any, **kwargs: Any) -> Any:
+        _collect(args)
         out = fn(*args, **kwargs)
         bufs = {i: _buffer_dict(a) for i, a in enumerate(args) if isinstance(a, Module)}
         return out, bufs
@@ -389,6 +401,7 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             axes = tuple(None if isinstance(a, Module) else axes for a in args)
 
         def inner(*a: Any) -> Any:
+            _collect(a)
             out = fn(*a)
             return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
 

@@ -22,7 +22,7 @@ from funcgrad import lax, tree_util
 from funcgrad.avals import get_aval
 from funcgrad.core import lookup_axis
 from funcgrad_nn.distributed._group import WORLD
-from funcgrad_nn.module import Module
+from funcgrad_nn.module import Module, collect_buffer_updates
 
 __all__ = ["DistributedDataParallel"]
 
@@ -178,7 +178,7 @@ class DistributedDataParallel(Module):
             [leaves[i] for i in picked])
         for i, v in zip(picked, synced):
             leaves[i] = v
-        copy = tree_util.tree_unflatten(treedef, leaves)
+        copy = collect_buffer_updates(tree_util.tree_unflatten(treedef, leaves))
         out = copy(*args, **kwargs)
         _copy_buffers(copy, module)
         return out

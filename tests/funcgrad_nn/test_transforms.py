@@ -24,6 +24,7 @@ x = np.random.default_rng(1).normal(size=(8, 3)).astype(np.float32)
 y = np.random.default_rng(2).normal(size=(8, 2)).astype(np.float32)
 
 
+@pytest.mark.filterwarnings("ignore::funcgrad_nn.BufferUpdateLostWarning")  # (on purpose)
 def test_grads_align_with_parameters_and_match_flat_grad():
     m = _model()
     m[0].requires_grad_(False)
@@ -167,6 +168,34 @@ def test_plain_vmap_and_nested_module_aware_grad_under_plain_jit_raise():
     assert g[0].weight.shape == (5, 3)
 
 
+@pytest.mark.parametrize("transform", [
+    lambda m, x: funcgrad.jit(lambda m, x: m(x).sum())(m, x),
+    lambda m, x: funcgrad.vjp(lambda m: m(x).sum(), m),
+    lambda m, x: funcgrad.jvp(lambda m: m(x).sum(), (m,), (m,)),
+    lambda m, x: funcgrad.vmap(lambda m, x: m(x).sum(), in_axes=(None, 0))(m, x[None]),
+    lambda m, x: funcgrad.grad(lambda m: m(x).sum(), allow_int=True)(m)])
+def test_a_module_argument_of_a_plain_transformation_warns_that_buffer_updates_are_lost(
+        transform):
+    # the transformation runs the function on a copy of the module: the BatchNorm update
+    # made there never reaches the caller's module, which the warning says (naming the
+    # module-aware transforms that write it back)
+    bn = nn.BatchNorm1d(3).to(DEVICE)
+    with pytest.warns(nn.BufferUpdateLostWarning, match=r"BatchNorm1d: buffer .*funcgrad_nn\.jit"):
+        transform(bn, dev(x))
+    assert int(host(bn.num_batches_tracked)) == 0
+    # the module-aware forms write the update back, without a warning
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", nn.BufferUpdateLostWarning)
+        nn.jit(lambda m, x: m(x).sum())(bn, dev(x))
+        nn.vjp(lambda m, x: m(x).sum(), bn, dev(x))
+        nn.grad(lambda m, x: m(x).sum())(bn, dev(x))
+        nn.vmap(lambda m, x: m(x).sum(), in_axes=(None, 0))(bn.eval(), dev(x[None]))
+        bn.eval()(dev(x))
+        funcgrad.jit(lambda m, x: m(x).sum())(bn, dev(x))  # eval: nothing to update
+    assert int(host(bn.num_batches_tracked)) == 3
+
+
 def test_modules_made_inside_a_transformation_may_hold_tracers():
     def f(x):
         bn = nn.BatchNorm1d(3).to(DEVICE)
@@ -247,6 +276,7 @@ def test_vjp_runs_the_forward_once_and_pulls_back_module_grads():
     assert len(nn.tree_leaves(vjp_fn(ct))) == len(list(m.parameters()))  # callable again
 
 
+@pytest.mark.filterwarnings("ignore::funcgrad_nn.BufferUpdateLostWarning")  # (on purpose)
 def test_optimizer_takes_a_whole_module_gradient_and_skips_parameters_frozen_later():
     m = _model()
     opt = nn.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
