@@ -56,7 +56,7 @@ __all__ = [
     "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
     "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
-    "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t",
+    "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -2023,3 +2023,225 @@ def owens_t(h: Any, a: Any) -> Any:
     h, a = _floats("owens_t", h, a)
     h, a = _fnpm.broadcast_arrays(_fnpm.asarray(h), _fnpm.asarray(a))
     return _owens_t(h, a)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sine/cosine and Fresnel integrals (Cephes' rational approximations, as SciPy and JAX),
+# computed in float64; float32 rounds once at the end.
+
+_SICI_SN = (-8.39167827910303881427e-11, 4.62591714427012837309e-8, -9.75759303843632795789e-6,
+            9.76945438170435310816e-4, -4.13470316229406538752e-2, 1.00000000000000000302e0)
+_SICI_SD = (2.03269266195951942049e-12, 1.27997891179943299903e-9, 4.41827842801218905784e-7,
+            9.96412122043875552487e-5, 1.42085239326149893930e-2, 9.99999999999999996984e-1)
+_SICI_CN = (2.02524002389102268789e-11, -1.35249504915790756375e-8, 3.59325051419993077021e-6,
+            -4.74007206873407909465e-4, 2.89159652607555242092e-2, -1.00000000000000000080e0)
+_SICI_CD = (4.07746040061880559506e-12, 3.06780997581887812692e-9, 1.23210355685883423679e-6,
+            3.17442024775032769882e-4, 5.10028056236446052392e-2, 4.00000000000000000080e0)
+_SICI_FN4 = (4.23612862892216586994e0, 5.45937717161812843388e0, 1.62083287701538329132e0,
+             1.67006611831323023771e-1, 6.81020132472518137426e-3, 1.08936580650328664411e-4,
+             5.48900223421373614008e-7)
+_SICI_FD4 = (1.0, 8.16496634205391016773e0, 7.30828822505564552187e0, 1.86792257950184183883e0,
+             1.78792052963149907262e-1, 7.01710668322789753610e-3, 1.10034357153915731354e-4,
+             5.48900252756255700982e-7)
+_SICI_GN4 = (8.71001698973114191777e-2, 6.11379109952219284151e-1, 3.97180296392337498885e-1,
+             7.48527737628469092119e-2, 5.38868681462177273157e-3, 1.61999794598934024525e-4,
+             1.97963874140963632189e-6, 7.82579040744090311069e-9)
+_SICI_GD4 = (1.0, 1.64402202413355338886e0, 6.66296701268987968381e-1, 9.88771761277688796203e-2,
+             6.22396345441768420760e-3, 1.73221081474177119497e-4, 2.02659182086343991969e-6,
+             7.82579218933534490868e-9)
+_SICI_FN8 = (4.55880873470465315206e-1, 7.13715274100146711374e-1, 1.60300158222319456320e-1,
+             1.16064229408124407915e-2, 3.49556442447859055605e-4, 4.86215430826454749482e-6,
+             3.20092790091004902806e-8, 9.41779576128512936592e-11, 9.70507110881952024631e-14)
+_SICI_FD8 = (1.0, 9.17463611873684053703e-1, 1.78685545332074536321e-1,
+             1.22253594771971293032e-2, 3.58696481881851580297e-4, 4.92435064317881464393e-6,
+             3.21956939101046018377e-8, 9.43720590350276732376e-11, 9.70507110881952025725e-14)
+_SICI_GN8 = (6.97359953443276214934e-1, 3.30410979305632063225e-1, 3.84878767649974295920e-2,
+             1.71718239052347903558e-3, 3.48941165502279436777e-5, 3.47131167084116673800e-7,
+             1.70404452782044526189e-9, 3.85945925430276600453e-12, 3.14040098946363334640e-15)
+_SICI_GD8 = (1.0, 1.68548898811011640017e0, 4.87852258695304967486e-1,
+             4.67913194259625806320e-2, 1.90284426674399523638e-3, 3.68475504442561108162e-5,
+             3.57043223443740838771e-7, 1.72693748966316146736e-9, 3.87830166023954706752e-12,
+             3.14040098946363335242e-15)
+
+
+def _sici_value(x: Any) -> tuple[Any, Any]:
+    ax = _fnpm.abs(x)
+    small = ax <= 4.0
+    # |x| <= 4: the power series as rational functions of x^2
+    xs = _fnpm.where(small & (ax > 0), ax, 1.0)
+    t = xs * xs
+    si_s = xs * _polyval(_SICI_SN, t) / _polyval(_SICI_SD, t)
+    ci_s = _EULER + _fnpm.log(xs) + t * _polyval(_SICI_CN, t) / _polyval(_SICI_CD, t)
+    # 4 < |x| <= 1e9: the auxiliary functions f, g; beyond, their leading terms
+    xl = _fnpm.where(small | _fnpm.isinf(ax) | _fnpm.isnan(ax), 8.0, ax)
+    s, c = _fnpm.sin(xl), _fnpm.cos(xl)
+    z = 1.0 / (xl * xl)
+    below8 = xl < 8.0
+    f = _fnpm.where(below8, _polyval(_SICI_FN4, z) / (xl * _polyval(_SICI_FD4, z)),
+                    _polyval(_SICI_FN8, z) / (xl * _polyval(_SICI_FD8, z)))
+    g = _fnpm.where(below8, z * _polyval(_SICI_GN4, z) / _polyval(_SICI_GD4, z),
+                    z * _polyval(_SICI_GN8, z) / _polyval(_SICI_GD8, z))
+    huge = xl > 1e9
+    si_l = _fnpm.where(huge, math.pi / 2 - c / xl, math.pi / 2 - f * c - g * s)
+    ci_l = _fnpm.where(huge, s / xl, f * s - g * c)
+    si = _fnpm.where(small, si_s, si_l)
+    ci = _fnpm.where(small, ci_s, ci_l)
+    si = _fnpm.where(ax == 0, 0.0, _fnpm.where(_fnpm.isinf(ax), math.pi / 2, si))
+    ci = _fnpm.where(ax == 0, -numpy.inf, _fnpm.where(_fnpm.isinf(ax), 0.0, ci))
+    si = _fnpm.copysign(si, x)  # odd; -0.0 keeps its sign
+    ci = _fnpm.where(x == -numpy.inf, numpy.nan, ci)  # Ci(-x) is Ci(x) for finite x, as SciPy
+    nan = _fnpm.isnan(x)
+    return _fnpm.where(nan, numpy.nan, si), _fnpm.where(nan, numpy.nan, ci)
+
+
+@custom_jvp
+def _sici(x: Any) -> tuple[Any, Any]:
+    return _sici_value(x)
+
+
+@_sici.defjvp
+def _sici_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    out = _sici(x)
+    nz = x != 0
+    safe = _fnpm.where(nz, x, 1.0)
+    d_si = _fnpm.where(nz, _fnpm.sin(safe) / safe, 1.0)  # sin(x)/x -> 1
+    d_ci = _fnpm.where(nz, _fnpm.cos(safe) / safe, numpy.inf)
+    return out, (d_si * tx, d_ci * tx)
+
+
+def sici(x: Any) -> tuple[Any, Any]:
+    """Sine and cosine integrals ``(Si(x), Ci(x))``: ``Si(x) = integral_0^x sin(t)/t dt``,
+    ``Ci(x) = gamma + log(x) + integral_0^x (cos(t) - 1)/t dt``, as ``scipy.special.sici``
+    for real ``x`` (for ``x < 0``, ``Ci`` is ``Ci(|x|)``, SciPy's real part). Derivatives
+    ``sin(x)/x`` and ``cos(x)/x``; float32 stays float32.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import sici
+        >>> si, ci = sici(np.array([1.0, 10.0]))
+        >>> si.round(6), ci.round(6)
+        (array([0.946083, 1.658348]), array([ 0.337404, -0.045456]))
+    """
+    (x,) = _floats("sici", x)
+    x = _fnpm.asarray(x)
+    dt = get_aval(x).dtype
+    si, ci = _sici(x.astype(_F64))
+    return si.astype(dt), ci.astype(dt)
+
+
+_FRESNEL_SN = (-2.99181919401019853726e3, 7.08840045257738576863e5, -6.29741486205862506537e7,
+               2.54890880573376359104e9, -4.42979518059697779103e10, 3.18016297876567817986e11)
+_FRESNEL_SD = (1.0, 2.81376268889994315696e2, 4.55847810806532581675e4,
+               5.17343888770096400730e6, 4.19320245898111231129e8, 2.24411795645340920940e10,
+               6.07366389490084639049e11)
+_FRESNEL_CN = (-4.98843114573573548651e-8, 9.50428062829859605134e-6, -6.45191435683965050962e-4,
+               1.88843319396703850064e-2, -2.05525900955013891793e-1, 9.99999999999999998822e-1)
+_FRESNEL_CD = (3.99982968972495980367e-12, 9.15439215774657478799e-10, 1.25001862479598821474e-7,
+               1.22262789024179030997e-5, 8.68029542941784300606e-4, 4.12142090722199792936e-2,
+               1.00000000000000000118e0)
+_FRESNEL_FN = (4.21543555043677546506e-1, 1.43407919780758885261e-1, 1.15220955073585758835e-2,
+               3.45017939782574027900e-4, 4.63613749287867322088e-6, 3.05568983790257605827e-8,
+               1.02304514164907233465e-10, 1.72010743268161828879e-13,
+               1.34283276233062758925e-16, 3.76329711269987889006e-20)
+_FRESNEL_FD = (1.0, 7.51586398353378947175e-1, 1.16888925859191382142e-1,
+               6.44051526508858611005e-3, 1.55934409164153020873e-4, 1.84627567348930545870e-6,
+               1.12699224763999035261e-8, 3.60140029589371370404e-11,
+               5.88754533621578410010e-14, 4.52001434074129701496e-17,
+               1.25443237090011264384e-20)
+_FRESNEL_GN = (5.04442073643383265887e-1, 1.97102833525523411709e-1, 1.87648584092575249293e-2,
+               6.84079380915393090172e-4, 1.15138826111884280931e-5, 9.82852443688422223854e-8,
+               4.45344415861750144738e-10, 1.08268041139020870318e-12,
+               1.37555460633261799868e-15, 8.36354435630677421531e-19,
+               1.86958710162783235106e-22)
+_FRESNEL_GD = (1.0, 1.47495759925128324529e0, 3.37748989120019970451e-1,
+               2.53603741420338795122e-2, 8.14679107184306179049e-4, 1.27545075667729118702e-5,
+               1.04314589657571990585e-7, 4.60680728146520428211e-10,
+               1.10273215066240270757e-12, 1.38796531259578871258e-15,
+               8.39158816283118707363e-19, 1.86958710162783236342e-22)
+
+
+@custom_jvp
+def _sincos_pi_half_sq(x: Any) -> tuple[Any, Any]:
+    """``sin(pi x^2 / 2)`` and ``cos(pi x^2 / 2)`` without the rounding of ``x^2`` blowing
+    up: ``x^2 / 2`` reduced modulo 2 exactly first (SciPy's sinpi/cospi). Its derivatives
+    are closed-form (the branch selects would lose them where ``r`` hits a branch value)."""
+    x = _fnpm.abs(x)
+    s = _fnpm.fmod(x, 2.0)
+    r = _fnpm.fmod(s * (x - s / 2), 2.0)
+    sinpi = _fnpm.where(r < 0.5, _fnpm.sin(math.pi * r),
+                        _fnpm.where(r > 1.5, _fnpm.sin(math.pi * (r - 2.0)),
+                                    -_fnpm.sin(math.pi * (r - 1.0))))
+    cospi = _fnpm.where(r == 0.5, 0.0,
+                        _fnpm.where(r < 1.0, -_fnpm.sin(math.pi * (r - 0.5)),
+                                    _fnpm.sin(math.pi * (r - 1.5))))
+    return sinpi, cospi
+
+
+@_sincos_pi_half_sq.defjvp
+def _sincos_pi_half_sq_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    sinpi, cospi = _sincos_pi_half_sq(x)
+    return (sinpi, cospi), (math.pi * x * cospi * tx, -math.pi * x * sinpi * tx)
+
+
+def _fresnel_value(x: Any) -> tuple[Any, Any]:
+    ax = _fnpm.abs(x)
+    x2 = ax * ax
+    small = x2 < 2.5625
+    xs = _fnpm.where(small, ax, 0.0)
+    t = xs * xs * xs * xs
+    s_small = xs * xs * xs * _polyval(_FRESNEL_SN, t) / _polyval(_FRESNEL_SD, t)
+    c_small = xs * _polyval(_FRESNEL_CN, t) / _polyval(_FRESNEL_CD, t)
+    finite = _fnpm.isfinite(ax)
+    xl = _fnpm.where(small | ~finite, 2.0, ax)
+    sinpi, cospi = _sincos_pi_half_sq(xl)
+    large = xl > 36974.0
+    s_large = 0.5 - cospi / (math.pi * xl)
+    c_large = 0.5 + sinpi / (math.pi * xl)
+    tl = math.pi * xl * xl
+    u = 1.0 / (tl * tl)
+    f = 1.0 - u * _polyval(_FRESNEL_FN, u) / _polyval(_FRESNEL_FD, u)
+    g = (1.0 / tl) * _polyval(_FRESNEL_GN, u) / _polyval(_FRESNEL_GD, u)
+    tt = math.pi * xl
+    s_mid = 0.5 - (f * cospi + g * sinpi) / tt
+    c_mid = 0.5 + (f * sinpi - g * cospi) / tt
+    s = _fnpm.where(small, s_small, _fnpm.where(large, s_large, s_mid))
+    c = _fnpm.where(small, c_small, _fnpm.where(large, c_large, c_mid))
+    s = _fnpm.where(_fnpm.isinf(ax), 0.5, s)
+    c = _fnpm.where(_fnpm.isinf(ax), 0.5, c)
+    s, c = _fnpm.copysign(s, x), _fnpm.copysign(c, x)  # odd
+    nan = _fnpm.isnan(x)
+    return _fnpm.where(nan, numpy.nan, s), _fnpm.where(nan, numpy.nan, c)
+
+
+@custom_jvp
+def _fresnel(x: Any) -> tuple[Any, Any]:
+    return _fresnel_value(x)
+
+
+@_fresnel.defjvp
+def _fresnel_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    sinpi, cospi = _sincos_pi_half_sq(x)
+    return _fresnel(x), (sinpi * tx, cospi * tx)
+
+
+def fresnel(x: Any) -> tuple[Any, Any]:
+    """Fresnel integrals ``(S(x), C(x))``: ``S(x) = integral_0^x sin(pi t^2 / 2) dt``,
+    ``C(x) = integral_0^x cos(pi t^2 / 2) dt``, as ``scipy.special.fresnel`` for real ``x``
+    (Cephes' approximations, computed in float64; float32 stays float32). Derivatives
+    ``sin(pi x^2 / 2)`` and ``cos(pi x^2 / 2)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import fresnel
+        >>> s, c = fresnel(np.array([0.5, 2.0]))
+        >>> s.round(6), c.round(6)
+        (array([0.064732, 0.343416]), array([0.492344, 0.488253]))
+    """
+    (x,) = _floats("fresnel", x)
+    x = _fnpm.asarray(x)
+    dt = get_aval(x).dtype
+    s, c = _fresnel(x.astype(_F64))
+    return s.astype(dt), c.astype(dt)
