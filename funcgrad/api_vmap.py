@@ -12,6 +12,7 @@ time instead of the unrolled copies of every chunk.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -243,7 +244,8 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
 
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
-        vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache)
+        vals, dims, in_tree, n = _flatten_args(args, kwargs, in_axes, axis_size, prefix_cache,
+                                               fun)
         # A named axis is not chunked: its collectives (psum, pmean, all_gather, axis_size)
         # reduce over every example, which a chunk does not hold.
         if chunk_size is not None and n > chunk_size and axis_name is None:
@@ -257,11 +259,32 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
     return vmapped
 
 
+def _positional_names(fun: Any, n: int) -> list[str]:
+    """How errors name positional argument ``i`` of ``fun``: "argument <parameter name>"
+    from its signature (JAX's wording; ``rest[k]`` for the k-th of ``*rest``), else
+    ``args[i]``."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names: list[str] = []
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            names += [f"argument {p.name}[{k}]" for k in range(n - len(names))]
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(f"argument {p.name}")
+        if len(names) >= n:
+            break
+    return names[:n] + [f"args[{i}]" for i in range(len(names), n)]
+
+
 def _flatten_args(
-    args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None, cache: dict
+    args: tuple, kwargs: dict, in_axes: Any, axis_size: int | None, cache: dict,
+    fun: Any = None,
 ) -> tuple[list[Any], list[int | None], Any, int]:
     """Leaves of (args, kwargs), their normalized batch dims, (args treedef, number of args
-    leaves, kwargs treedef or None), and the batch size."""
+    leaves, kwargs treedef or None), and the batch size. ``fun`` (when given) names the
+    arguments in errors."""
     if isinstance(in_axes, tuple) and len(in_axes) != len(args):
         raise ValueError(
             f"vmap: in_axes is a tuple of {len(in_axes)} entries but the function was called "
@@ -293,7 +316,9 @@ def _flatten_args(
     def where(i: int) -> str:
         # Key paths are only needed for error messages: computed on demand.
         if i < n_args:
-            return "args" + tree_util.keystr(tree_util.tree_leaves_with_path(args)[i][0])
+            path = tree_util.tree_leaves_with_path(args)[i][0]
+            return (_positional_names(fun, len(args))[path[0].idx]
+                    + tree_util.keystr(tuple(path[1:])))
         return "kwargs" + tree_util.keystr(
             tree_util.tree_leaves_with_path(kwargs)[i - n_args][0])
 

@@ -197,7 +197,11 @@ from funcgrad.ops.collectives import (
     pmax,
     pmean,
     pmin,
+    ppermute,
+    pshuffle,
     psum,
+    psum_scatter,
+    pswapaxes,
 )
 from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_loop
 
@@ -227,6 +231,10 @@ __all__ = [
     "all_to_all",
     "axis_index",
     "axis_size",
+    "ppermute",
+    "pshuffle",
+    "pswapaxes",
+    "psum_scatter",
     "cond", "switch", "while_loop", "fori_loop", "scan", "map", "RoundingMethod", "add", "sub",
     "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter", "complex", "eq", "ne",
     "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",

@@ -1,5 +1,7 @@
 """Collectives over named axes: ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
-``axis_index`` (``pmean`` is ``psum`` divided by the axis size).
+``ppermute``, ``axis_index`` (``pmean`` is ``psum`` divided by the axis size; ``pshuffle`` is
+``ppermute``, ``pswapaxes`` is ``all_to_all``, ``psum_scatter`` is ``psum`` then this member's
+slice).
 
 One program, two ways to run it. Under ``vmap(f, axis_name="i")`` an axis is the batch of
 examples, and the BatchTrace bound to that name runs the primitive's *named-axis* batch rule
@@ -11,7 +13,8 @@ a name bound by nothing is a ``NameError`` naming it, as in JAX.
 
 Every collective is linear or piecewise linear: ``psum``'s transpose is ``psum``,
 ``all_gather``'s is a ``psum`` followed by taking this member's slice, ``all_to_all``'s is
-``all_to_all`` with the axes swapped; ``pmax``/``pmin`` differentiate like ``max``/``min``
+``all_to_all`` with the axes swapped, ``ppermute``'s is ``ppermute`` with the pairs reversed;
+``pmax``/``pmin`` differentiate like ``max``/``min``
 (ties share the tangent equally).
 
 Example:
@@ -58,6 +61,11 @@ __all__ = [
     "axis_index",
     "axis_index_p",
     "axis_size",
+    "ppermute",
+    "ppermute_p",
+    "pshuffle",
+    "pswapaxes",
+    "psum_scatter",
 ]
 
 
@@ -482,12 +490,190 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                  tiled=bool(tiled))
 
 
+# -- ppermute ---------------------------------------------------------------------------------
+
+
+def _check_perm(perm: Any, size: int | None = None) -> tuple:
+    """``perm`` as a tuple of ``(source, destination)`` int pairs, each end used once."""
+    try:
+        pairs = tuple((int(s), int(d)) for s, d in perm)
+    except (TypeError, ValueError):
+        raise TypeError(f"ppermute: perm must be a sequence of (source, destination) int "
+                        f"pairs, got {perm!r}") from None
+    srcs, dsts = [s for s, _ in pairs], [d for _, d in pairs]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm!r}")
+    if size is not None:
+        for i in srcs + dsts:
+            if not 0 <= i < size:
+                raise ValueError(f"ppermute: index {i} in perm {perm!r} is out of range for "
+                                 f"an axis of size {size}")
+    return pairs
+
+
+def _ppermute_impl(x: Any, *, axis_name: Any, perm: tuple) -> list[Any]:
+    comm = _process_comm(axis_name, "ppermute")
+    x = _array(x)
+    parts = comm.allgather(x)  # every member's value, in rank order
+    src = {d: s for s, d in perm}.get(comm.rank)
+    return [xp_for(x).zeros_like(x) if src is None else parts[src]]
+
+
+def _ppermute_abstract(a: ShapedArray, *, axis_name: Any, perm: tuple) -> list[ShapedArray]:
+    _check_perm(perm, _frame(axis_name, "ppermute").size)
+    return [ShapedArray(a.shape, a.dtype, False, a.device)]
+
+
+def _ppermute_transpose(ct, x, *, axis_name: Any, perm: tuple):
+    return [bind1(ppermute_p, instantiate(ct), axis_name=axis_name,
+                  perm=tuple((d, s) for s, d in perm))]
+
+
+def _ppermute_other_axis(axis_size: int, vals, dims, *, axis_name, perm):
+    # Over another trace's axis: an exchange of whole values, the batch axis stays in place.
+    return [bind1(ppermute_p, vals[0], axis_name=axis_name, perm=perm)], [dims[0]]
+
+
+def _ppermute_named(n: int, vals, dims, *, axis_name, perm):
+    _check_perm(perm, n)
+    x = bdim_at_front(vals[0], dims[0], n)  # x[i] is member i's value
+    src = {d: s for s, d in perm}
+    rows = []
+    for j in range(n):
+        s = src.get(j)
+        row = _shape.slice_in_dim(x, s, s + 1, 1, 0) if s is not None else None
+        rows.append(row)
+    if any(r is None for r in rows):
+        zero = _ew.mul(_shape.slice_in_dim(x, 0, 1, 1, 0), 0)
+        rows = [zero if r is None else r for r in rows]
+    return [_shape.concatenate(rows, 0)], [0]
+
+
+ppermute_p = make_primitive("ppermute", _ppermute_impl, _ppermute_abstract)
+deflinear(ppermute_p)
+deftranspose(ppermute_p, _ppermute_transpose)
+batching.batch_rules[ppermute_p] = _ppermute_other_axis
+batching.named_axis_batch_rules[ppermute_p] = _ppermute_named
+
+
+def _one_name(axis_name: Any, what: str) -> Any:
+    names = _as_names(axis_name)
+    if len(names) != 1:
+        raise ValueError(f"{what} takes one axis name, got {names!r}")
+    return names[0]
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member ``source`` sends its ``x`` to member ``destination`` for each pair of ``perm``
+    (a sequence of ``(source, destination)`` pairs, each source and each destination at most
+    once); a member that is no pair's destination gets zeros. A pytree is sent leaf by leaf.
+    As ``jax.lax.ppermute``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> ring = [(0, 1), (1, 2), (2, 0)]
+        >>> f = funcgrad.vmap(lambda x: ppermute(x, "i", ring), axis_name="i")
+        >>> f(np.array([1.0, 2.0, 3.0])).tolist()
+        [3.0, 1.0, 2.0]
+    """
+    name = _one_name(axis_name, "ppermute")
+    pairs = _check_perm(perm)
+    return tree_util.tree_map(lambda v: bind1(ppermute_p, v, axis_name=name, perm=pairs), x)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Any) -> Any:
+    """Member ``i`` gets member ``perm[i]``'s ``x`` (``perm`` a permutation of
+    ``range(axis size)``): :func:`ppermute` with pairs ``(perm[i], i)``. As
+    ``jax.lax.pshuffle``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: pshuffle(x, "i", [2, 0, 1]), axis_name="i")
+        >>> f(np.array([1.0, 2.0, 3.0])).tolist()
+        [3.0, 1.0, 2.0]
+    """
+    perm = list(perm)
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the named axis with axis ``axis`` of ``x`` (whose size must be the axis size):
+    ``all_to_all(x, axis_name, axis, axis)``, as ``jax.lax.pswapaxes``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: pswapaxes(x, "i", 0), axis_name="i")
+        >>> f(np.arange(4.0).reshape(2, 2)).tolist()
+        [[0.0, 2.0], [1.0, 3.0]]
+    """
+    _no_groups("pswapaxes", axis_index_groups)
+    return tree_util.tree_map(lambda v: all_to_all(v, axis_name, axis, axis), x)
+
+
+def _no_groups(what: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise ValueError(f"{what}: axis_index_groups is not supported (JAX supports it under "
+                         "pmap only); reduce over the whole named axis")
+
+
+def _linear_index(names: tuple) -> Any:
+    # Row-major over the names in the order given, as JAX's axis_index of a tuple of names.
+    idx = None
+    for n in names:
+        i = bind1(axis_index_p, axis_name=n)
+        idx = i if idx is None else _ew.add(_ew.mul(idx, _frame(n, "axis_index").size), i)
+    return idx
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """``psum(x, axis_name)`` of which member ``i`` keeps slice ``i`` along
+    ``scatter_dimension`` (whose size must be the axis size, and which is removed), or with
+    ``tiled=True`` chunk ``i`` of that axis cut into axis-size equal chunks (kept). As
+    ``jax.lax.psum_scatter``.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: psum_scatter(x, "i"), axis_name="i")
+        >>> f(np.arange(4.0).reshape(2, 2)).tolist()   # column sums, one per member
+        [2.0, 4.0]
+    """
+    _no_groups("psum_scatter", axis_index_groups)
+    check_static("psum_scatter", scatter_dimension=scatter_dimension, tiled=tiled)
+    names = _as_names(axis_name)
+    n = axis_size(names)
+
+    def one(v: Any) -> Any:
+        a = get_aval(v)
+        if a.ndim == 0:
+            raise ShapeError("psum_scatter needs an array with at least one axis, got a scalar")
+        d = normalize_axis("psum_scatter", scatter_dimension, a.ndim)
+        size = a.shape[d]
+        if tiled and size % n:
+            raise ShapeError(f"psum_scatter(tiled=True): axis {d} has size {size}, which the "
+                             f"axis size {n} does not divide")
+        if not tiled and size != n:
+            raise ShapeError(f"psum_scatter: axis {d} (scatter_dimension) has size {size} but "
+                             f"the named axis has {n} members; they must be equal (or pass "
+                             "tiled=True to scatter chunks)")
+        total = bind1(psum_p, v, axis_name=names)
+        me = _linear_index(names)
+        chunk = size // n
+        piece = _shape.dynamic_slice_in_dim(total, _ew.mul(me, chunk), chunk, d)
+        return piece if tiled else _shape.squeeze(piece, (d,))
+
+    return tree_util.tree_map(one, x)
+
+
 # Collectives talk to other members, so the compiler must never evaluate one at compile time:
 # constant folding would run it on one member only, or bake one member's axis_index into a
 # program that members running as threads share. Marking them effectful is how the passes
 # learn that (it also keeps an unused collective, which every member then still runs).
-effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p})
+effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p,
+                            ppermute_p})
 # Their shapes (and whether the axis is bound at all) depend on the axes bound around them: a
 # result shape cached for one axis size would be reused under another (make_jaxpr axis_env).
 context_dependent_primitives.update(
-    {psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p})
+    {psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p, ppermute_p})

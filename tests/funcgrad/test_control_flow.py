@@ -367,7 +367,7 @@ def test_scan_errors():
 
 def test_fori_loop_errors():
     with pytest.raises(TypeError, match="bounds must be integer"):
-        lax.fori_loop(0.0, 3, lambda i, c: c, 1.0)
+        lax.fori_loop(np.zeros(2), 3, lambda i, c: c, 1.0)
     with pytest.raises(TypeError, match=r"fori_loop: the carry changes type: init_val has "
                                         r"f64\[2\] but body_fun's output has f32\[2\]"):
         lax.fori_loop(0, 3, lambda i, c: c.astype(np.float32), np.ones(2))

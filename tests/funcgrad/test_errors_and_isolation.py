@@ -77,10 +77,10 @@ def test_jvp_tangent_mismatches_name_shapes_and_dtypes() -> None:
 def test_vmap_errors_name_the_arguments() -> None:
     a, b = dev(np.ones((3, 2))), dev(np.ones((4, 2)))
     # JAX's message: "vmap got inconsistent sizes for array axes to be mapped:" then a line
-    # per mapped axis ("  * one axis had size 3: axis 0 of argument a of type float64[3,2];")
+    # per mapped axis ("  * one axis had size 3: axis 0 of argument x of type float64[3,2];")
     msg = (r"vmap got inconsistent sizes for array axes to be mapped:\n"
-           r"  \* one axis had size 3: axis 0 of args\[0\] of type f64\[3,2\];\n"
-           r"  \* one axis had size 4: axis 0 of args\[1\] of type f64\[4,2\]$")
+           r"  \* one axis had size 3: axis 0 of argument x of type f64\[3,2\];\n"
+           r"  \* one axis had size 4: axis 0 of argument y of type f64\[4,2\]$")
     with pytest.raises(ValueError, match=msg):
         funcgrad.vmap(lambda x, y: x + y)(a, b)
     with pytest.raises(ValueError, match=r"  \* the `axis_size` argument was 5;\n  \* one axis"):

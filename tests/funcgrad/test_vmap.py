@@ -7,6 +7,7 @@ not depend on the NumPy layer; every result is compared with a Python loop or Nu
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import pytest
@@ -501,11 +502,20 @@ def _err(exc, fn, *args, **kwargs):
 def test_error_inconsistent_sizes_names_each_path_and_size():
     msg = _err(ValueError, vmap(lambda a, b: a), rnd(2, 3), {"w": rnd(3, 3), "v": rnd(2)})
     assert msg.startswith("vmap got inconsistent sizes for array axes to be mapped:")  # JAX's
-    assert "one axis had size 2: axis 0 of args[0]" in msg
-    assert "one axis had size 3: axis 0 of args[1]['w']" in msg
-    assert "one axis had size 2: axis 0 of args[1]['v']" in msg
+    # arguments named by the function's parameters, as JAX names them
+    assert "one axis had size 2: axis 0 of argument a of type f64[2,3]" in msg
+    assert "one axis had size 3: axis 0 of argument b['w']" in msg
+    assert "one axis had size 2: axis 0 of argument b['v']" in msg
     msg = _err(ValueError, vmap(lambda a: a, axis_size=5), rnd(2, 3))
-    assert "the `axis_size` argument was 5" in msg and "size 2: axis 0 of args[0]" in msg
+    assert "the `axis_size` argument was 5" in msg and "size 2: axis 0 of argument a" in msg
+    def g(a, *rest):
+        return a
+    msg = _err(ValueError, vmap(g), rnd(2), rnd(3), rnd(4))
+    assert "axis 0 of argument rest[0] of type f64[3]" in msg
+    assert "axis 0 of argument rest[1] of type f64[4]" in msg
+    # no signature to read (a builtin callable object): positions
+    msg = _err(ValueError, vmap(functools.partial(lambda *v: v[0])), rnd(2), rnd(3))
+    assert "axis 0 of argument v[1]" in msg or "axis 0 of args[1]" in msg
     msg = _err(ValueError, vmap(lambda a, k: a), rnd(2, 3), k=rnd(4))
     assert "one axis had size 4: axis 0 of kwargs['k']" in msg
 
@@ -526,11 +536,11 @@ def test_error_in_axes_structure_mismatch():
 
 def test_error_out_of_range_axis_names_argument_and_rank():
     msg = _err(ValueError, vmap(lambda a: a, in_axes=2), rnd(2, 3))
-    assert "args[0]" in msg and "rank 2" in msg and "in_axes=2" in msg
+    assert "argument a" in msg and "rank 2" in msg and "in_axes=2" in msg
     msg = _err(ValueError, vmap(lambda d: d, in_axes=({"w": -3},)), {"w": rnd(2, 3)})
-    assert "in_axes[0]['w']=-3" in msg and "args[0]['w']" in msg and "rank 2" in msg
+    assert "in_axes[0]['w']=-3" in msg and "argument d['w']" in msg and "rank 2" in msg
     msg = _err(ValueError, vmap(lambda a, b: a), rnd(2), 1.0)
-    assert "args[1]" in msg and "rank 0" in msg
+    assert "argument b" in msg and "rank 0" in msg
     msg = _err(ValueError, vmap(lambda a: a, out_axes=3), rnd(2, 3))
     assert "out_axes=3" in msg and "rank 2" in msg
 
@@ -562,7 +572,7 @@ def test_error_bad_arguments_to_vmap():
     _err(TypeError, vmap, ew.sin, chunk_size=0)
     _err(TypeError, vmap, ew.sin, axis_size=-1)
     msg = _err(TypeError, vmap(lambda s: s), "abc")
-    assert "args[0]" in msg and "not an array" in msg
+    assert "argument s" in msg and "not an array" in msg
 
 
 def test_python_if_on_batched_value_explains():

@@ -133,15 +133,16 @@ def _while_loop(cond_fun, body_fun, init_val, what: str):
 
 
 def _int_bound(x: Any) -> int | None:
-    """The Python int of a static loop bound, or None when it is traced."""
+    """The Python int of a static loop bound (JAX's ``int(bound)``: a concrete float bound
+    is truncated), or None when it is traced."""
     if isinstance(x, Tracer):
         return None
     if isinstance(x, bool):
         raise TypeError(f"fori_loop: bounds must be integers, got {x!r}")
-    if isinstance(x, int | numpy.integer):
+    if isinstance(x, int | float | numpy.integer | numpy.floating):
         return int(x)
     a = get_aval(x)
-    if a.shape != () or a.dtype.kind not in "iu":
+    if a.shape != () or a.dtype.kind not in "iuf":
         raise TypeError(f"fori_loop: bounds must be integer scalars, got {a.str_short()}")
     return int(x)
 
@@ -157,8 +158,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
               *, unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns ``val``.
 
-    With static bounds (Python or NumPy ints, concrete arrays) this is a :func:`scan` of known
-    length; with traced bounds (under ``jit``, or batched by ``vmap``) a :func:`while_loop`.
+    With static bounds (Python or NumPy numbers, concrete arrays) this is a :func:`scan` of
+    known length and ``i`` a weakly typed int64 counter (JAX's ``int(lower)``: a float bound
+    is truncated); with traced bounds (under ``jit``, or batched by ``vmap``) a
+    :func:`while_loop` whose counter has the bounds' dtype (integer, or float as JAX allows).
     Both are differentiable in forward and reverse mode. ``unroll`` is the scan's (as JAX:
     static bounds only; it changes no result).
 
@@ -171,7 +174,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     for name, b in (("lower", lower), ("upper", upper)):
         if isinstance(b, Tracer):
             a = b.aval
-            if a.shape != () or a.dtype.kind not in "iu":
+            if a.shape != () or a.dtype.kind not in "iuf":
                 raise TypeError(f"fori_loop: {name} must be an integer scalar, got "
                                 f"{a.str_short()}")
     lo, hi = _int_bound(lower), _int_bound(upper)
@@ -197,11 +200,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         return out
 
     if lo is not None and hi is not None:
-        # A NumPy integer keeps its dtype; as a 0-d array on the default device, so that the
-        # counter lives where the computation does.
-        i0 = lower
-        if isinstance(lower, numpy.generic):
-            i0 = xp_for_device(get_default_device()).asarray(lower)
+        # JAX counts from the Python int int(lower): a weak int64 counter, whatever the
+        # bounds' dtype (so `carry + i` keeps the carry's dtype as JAX's does).
+        i0 = lo
 
         def step(carry: Any, _: Any) -> tuple[Any, None]:
             i, x = carry
@@ -210,9 +211,12 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         (_, out), _ = _scan(step, (i0, init_val), None, max(hi - lo, 0), False,
                             1 if unroll is None else unroll, "fori_loop", "body_fun")
         return out
-    dt, weak = result_dtype(get_aval(lower), get_aval(upper))
-    if dt.kind not in "iu":
-        raise TypeError(f"fori_loop: bounds must be integers, got dtype {dt}")
+    la, ua = get_aval(lower), get_aval(upper)
+    if (la.dtype.kind == "f") != (ua.dtype.kind == "f"):
+        # As JAX: a float bound needs a float partner (int(lower) is only taken statically).
+        raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                        f"{la.dtype} and {ua.dtype}")
+    dt, weak = result_dtype(la, ua)
     lower_c = lower if weak else _as_counter(lower, dt)
     upper_c = upper if weak else _as_counter(upper, dt)
 

@@ -225,3 +225,97 @@ def test_collective_shapes_follow_the_axis_size_of_each_trace() -> None:
         closed = funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i"),
                                      axis_env=[("i", n)])(np.ones(3))
         assert closed.out_avals[0].shape == (n, 3)
+
+
+# -- ppermute, pshuffle, pswapaxes, psum_scatter: jax.lax's, values recorded from JAX 0.10.2 --
+
+RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
+
+
+def test_ppermute_sends_along_the_pairs_and_zero_fills():
+    expected = np.stack([X[3], X[0], X[1], X[2]])
+    _members_agree(lambda x: lax.ppermute(x, "i", RING), expected)
+    partial = np.stack([np.zeros_like(X[0]), X[2], np.zeros_like(X[0]), np.zeros_like(X[0])])
+    _members_agree(lambda x: lax.ppermute(x, "i", [(2, 1)]), partial)
+    _members_agree(lambda x: lax.pshuffle(x, "i", [3, 0, 1, 2]), expected)
+
+
+def test_ppermute_pshuffle_psum_scatter_values_equal_jax():
+    x = np.arange(3.0)
+    ring = [(0, 1), (1, 2), (2, 0)]
+    out = funcgrad.vmap(lambda a: lax.ppermute(a, "i", ring), axis_name="i")(dev(x))
+    np.testing.assert_array_equal(host(out), [2.0, 0.0, 1.0])
+    out = funcgrad.vmap(lambda a: lax.pshuffle(a, "i", [2, 0, 1]), axis_name="i")(dev(x))
+    np.testing.assert_array_equal(host(out), [2.0, 0.0, 1.0])
+    m = dev(np.arange(9.0).reshape(3, 3))
+    out = funcgrad.vmap(lambda a: lax.psum_scatter(a, "i"), axis_name="i")(m)
+    np.testing.assert_array_equal(host(out), [9.0, 12.0, 15.0])
+    t = dev(np.arange(12.0).reshape(2, 6))
+    out = funcgrad.vmap(lambda a: lax.psum_scatter(a, "i", tiled=True), axis_name="i")(t)
+    np.testing.assert_array_equal(host(out), [[6.0, 8.0, 10.0], [12.0, 14.0, 16.0]])
+    out = funcgrad.vmap(lambda a: lax.pswapaxes(a, "i", 1), axis_name="i")(
+        dev(np.arange(12.0).reshape(2, 3, 2)))
+    np.testing.assert_array_equal(host(out), [[[0.0, 6.0], [2.0, 8.0], [4.0, 10.0]],
+                                              [[1.0, 7.0], [3.0, 9.0], [5.0, 11.0]]])
+    # grad of sum_j w_j * ppermute(x**2)_j: member s's x goes to s+1, weighted w_{s+1}
+    g = funcgrad.grad(lambda z: (funcgrad.vmap(lambda a: lax.ppermute(a ** 2, "i", ring),
+                                               axis_name="i")(z) * dev(np.arange(1.0, 4.0))
+                                 ).sum())(dev(x))
+    np.testing.assert_allclose(host(g), [0.0, 6.0, 4.0])
+    g = funcgrad.grad(lambda z: (funcgrad.vmap(lambda a: lax.psum_scatter(a ** 2, "i"),
+                                               axis_name="i")(z) * dev(np.arange(3.0))
+                                 ).sum())(m)
+    np.testing.assert_allclose(host(g), [[0.0, 2.0, 8.0], [0.0, 8.0, 20.0], [0.0, 14.0, 32.0]])
+
+
+@pytest.mark.parametrize("dim,tiled", [(0, False), (1, False), (1, True), (-1, True)])
+def test_psum_scatter_is_psum_then_this_members_slice(dim, tiled):
+    x = RNG.normal(size=(4, 3, 4, 8))
+    total = x.sum(0)
+    d = dim % 3
+    if tiled:
+        expected = np.stack([np.split(total, 4, axis=d)[m] for m in range(4)])
+    else:
+        x = np.moveaxis(RNG.normal(size=(4, 4, 3, 2)), 1, 1 + d)
+        total = x.sum(0)
+        expected = np.stack([np.take(total, m, axis=d) for m in range(4)])
+    f = lambda v: lax.psum_scatter(v, "i", scatter_dimension=dim, tiled=tiled)
+    np.testing.assert_allclose(_vmapped(f, x), expected, rtol=1e-12)
+    np.testing.assert_allclose(_on_threads(f, x), expected, rtol=1e-12)
+
+
+def test_ppermute_and_psum_scatter_derivatives():
+    def f(x):
+        y = lax.ppermute(x, "i", RING) * x
+        return lax.psum_scatter(y, "i", scatter_dimension=1, tiled=True).sum()
+
+    check_grads(lambda x: funcgrad.vmap(f, axis_name="i")(x).sum(), (dev(X),), order=2,
+                modes=("fwd", "rev"))
+    g = host(funcgrad.grad(lambda x: funcgrad.vmap(f, axis_name="i")(x).sum())(dev(X)))
+    np.testing.assert_allclose(_on_threads(funcgrad.grad(f)), g, rtol=1e-10, atol=1e-12)
+    jitted = host(funcgrad.jit(funcgrad.vmap(f, axis_name="i"))(dev(X)))
+    np.testing.assert_allclose(jitted, host(funcgrad.vmap(f, axis_name="i")(dev(X))))
+
+
+def test_ppermute_over_another_axis_and_nested():
+    x = RNG.normal(size=(3, 4))
+    inner = funcgrad.vmap(lambda a: lax.ppermute(a, "i", [(0, 1), (1, 2), (2, 0)]), axis_name="j")
+    out = host(funcgrad.vmap(inner, axis_name="i")(dev(x)))
+    np.testing.assert_allclose(out, x[[2, 0, 1]])
+    out = host(funcgrad.vmap(lambda a: lax.ppermute(a, "i", [(0, 1), (1, 2), (2, 0)]),
+                             in_axes=1, out_axes=1, axis_name="i")(dev(x.T.copy())))
+    np.testing.assert_allclose(out, x[[2, 0, 1]].T)
+
+
+def test_ppermute_family_errors():
+    f = lambda perm: funcgrad.vmap(lambda a: lax.ppermute(a, "i", perm), axis_name="i")
+    with pytest.raises(ValueError, match="unique"):
+        f([(0, 1), (0, 2)])(dev(np.ones(3)))
+    with pytest.raises(ValueError, match="out of range"):
+        f([(0, 5)])(dev(np.ones(3)))
+    with pytest.raises(ValueError, match="does not represent a permutation"):
+        lax.pshuffle(1.0, "i", [0, 0, 1])
+    with pytest.raises(funcgrad.errors.ShapeError, match="scatter_dimension"):
+        funcgrad.vmap(lambda a: lax.psum_scatter(a, "i"), axis_name="i")(dev(np.ones((2, 4))))
+    with pytest.raises(ValueError, match="axis_index_groups"):
+        lax.psum_scatter(dev(np.ones(2)), "i", axis_index_groups=[[0], [1]])
