@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy
 
+import funcgrad
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.containers import ModuleList
@@ -36,17 +37,15 @@ __all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer",
 def generate_square_subsequent_mask(sz: int, device: str | None = None,
                                     dtype: Any = None) -> Any:
     """The causal mask ``(sz, sz)``: ``-inf`` above the diagonal, ``0`` elsewhere (float, the
-    default dtype unless ``dtype``).
+    default dtype unless ``dtype``), on ``device`` (the default device when None, as
+    PyTorch's mask is made on its default device), so it meets activations there.
 
     >>> generate_square_subsequent_mask(3).tolist()
     [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]
     """
     dt = numpy.dtype(get_default_dtype() if dtype is None else dtype)
-    mask = numpy.triu(numpy.full((sz, sz), -numpy.inf, dtype=dt), k=1)
-    if device is not None and device != "cpu":
-        import funcgrad
-        mask = funcgrad.device_put(mask, device)
-    return mask
+    return funcgrad.device_put(numpy.triu(numpy.full((sz, sz), -numpy.inf, dtype=dt), k=1),
+                               device)
 
 
 def _activation(activation: Any, owner: str) -> Any:
@@ -287,7 +286,7 @@ def _is_causal(mask: Any, is_causal: bool | None, size: int | None) -> bool:
     m = F._host_value(mask)
     if m.shape != (size, size):
         return False
-    causal = generate_square_subsequent_mask(size, dtype=m.dtype if m.dtype.kind == "f"
+    causal = generate_square_subsequent_mask(size, "cpu", dtype=m.dtype if m.dtype.kind == "f"
                                              else None)
     if m.dtype.kind == "b":
         return bool(numpy.array_equal(m, numpy.isinf(causal)))

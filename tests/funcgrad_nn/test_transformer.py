@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
+import funcgrad
 import funcgrad_nn as nn
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import BadInputError
+from tests.helpers import DEVICE, dev, host
 
 rng = np.random.default_rng(0)
 
@@ -20,8 +22,17 @@ def test_causal_mask_float_and_bool_forms_agree_and_are_causal():
     assert mask.dtype == np.float32 and mask[0, 1] == -np.inf and mask[1, 0] == 0
     assert nn.Transformer.generate_square_subsequent_mask(3, dtype=np.float64).dtype == \
         np.float64
+    # Made on the default device, as PyTorch's on its own: it meets activations there.
+    assert funcgrad.backend.device_of(mask) == funcgrad.backend.get_default_device()
+    assert funcgrad.backend.device_of(
+        nn.Transformer.generate_square_subsequent_mask(2, device="cpu")) == "cpu"
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).to(DEVICE)
+    q = dev(rng.normal(size=(2, 5, 8)).astype(np.float32))
+    out, w = mha(q, q, q, attn_mask=mask)  # with the weights: the mask is applied as given
+    assert float(host(w)[0, 0, 1]) == 0.0
     layer = _layer()
     x = rng.normal(size=(5, 2, 8))
+    mask = host(mask)
     a = layer(x, src_mask=mask.astype(np.float64), is_causal=True)
     b = layer(x, src_mask=np.isinf(mask))
     np.testing.assert_allclose(a, b, rtol=1e-12)

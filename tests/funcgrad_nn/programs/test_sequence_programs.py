@@ -1,0 +1,276 @@
+"""Sequence programs ported from PyTorch, replayed against PyTorch's own runs: char-RNN name
+classification with packed sequences, an LSTM tagger fed by a custom Dataset and
+``collate_fn``, the EmbeddingBag text classifier, a distilled LM with tied embeddings and
+attention masks, a float64 CTC model. ``fixtures/make_program_fixtures.py`` holds the PyTorch
+programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
+"""
+
+import math
+
+import numpy as np
+import safetensors.numpy
+
+import funcgrad.numpy as fnp
+import funcgrad_nn as nn
+from funcgrad_nn import functional as F
+from funcgrad_nn.utils import rnn
+from tests.funcgrad_nn.programs.fixtures.program_data import data
+from tests.funcgrad_nn.programs.test_programs import HERE, check_state, close, reference
+from tests.helpers import DEVICE, dev, host
+
+
+def test_char_rnn_name_classification_on_packed_batches():
+    n_letters, n_hidden, n_categories = 10, 12, 4
+    arrays = safetensors.numpy.load_file(str(HERE / "char_rnn.safetensors"))
+    names, categories = dev(data("char_rnn"))
+
+    def one_hot(name):
+        return F.one_hot(name, n_letters).astype(np.float32)
+
+    for cell in ("RNN", "GRU", "LSTM"):
+        class CharRNN(nn.Module):
+            def __init__(self, cell):
+                super().__init__()
+                self.cell = cell
+                self.rnn = getattr(nn, cell)(n_letters, n_hidden, num_layers=2,
+                                             bidirectional=True)
+                self.h2o = nn.Linear(2 * n_hidden, n_categories)
+                self.softmax = nn.LogSoftmax(dim=1)
+
+            def forward(self, packed):
+                output, hidden = self.rnn(packed)
+                if self.cell == "LSTM":
+                    hidden = hidden[0]
+                return (self.softmax(self.h2o(fnp.concatenate([hidden[-2], hidden[-1]], 1))),
+                        output)
+
+        prefix = f"init.{cell}."
+        model = CharRNN(cell)
+        model.load_state_dict({k[len(prefix):]: v for k, v in arrays.items()
+                               if k.startswith(prefix)})
+        model.to(DEVICE)
+        optimizer = nn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+        criterion = nn.NLLLoss()
+
+        losses = []
+        for _ in range(3):
+            packed = rnn.pack_sequence([one_hot(n) for n in names], enforce_sorted=False)
+            loss, grads = nn.value_and_grad(
+                lambda m, p: criterion(m(p)[0], categories))(model, packed)  # noqa: B023
+            nn.utils.clip_grad_norm_(grads, 1.0)
+            optimizer.step(grads)
+            losses.append(float(loss))
+        close(losses, arrays[f"{cell}.losses"])
+        with nn.autograd.no_grad():
+            _, out = model(rnn.pack_sequence([one_hot(n) for n in names], enforce_sorted=False))
+        close(rnn.pad_packed_sequence(out, batch_first=True)[0], arrays[f"{cell}.output"])
+        prefix = f"final.{cell}."
+        check_state(model, {k[len(prefix):]: v for k, v in arrays.items()
+                            if k.startswith(prefix)})
+
+
+def test_lstm_tagger_with_a_dataset_collate_fn_and_packed_padding():
+    vocab, tags_n, emb, hidden = 15, 6, 8, 7
+    init, final, ref = reference("pos_tagger")
+    sents, tags = data("pos_tagger")
+
+    class Sentences(nn.data.Dataset):
+        def __len__(self):
+            return len(sents)
+
+        def __getitem__(self, i):
+            return sents[i], tags[i]
+
+    def collate(batch):
+        words, labels = zip(*batch)
+        lengths = np.array([len(w) for w in words])
+        return (dev(rnn.pad_sequence(words, batch_first=True)),
+                dev(rnn.pad_sequence(labels, batch_first=True, padding_value=-100)), lengths)
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, emb, padding_idx=0)
+            self.lstm = nn.LSTM(emb, hidden, batch_first=True, bidirectional=True)
+            self.hidden2tag = nn.Linear(2 * hidden, tags_n)
+
+        def forward(self, words, lengths):
+            packed = rnn.pack_padded_sequence(self.embedding(words), lengths, batch_first=True,
+                                              enforce_sorted=False)
+            out, _ = self.lstm(packed)
+            out, _ = rnn.pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
+            return self.hidden2tag(out)
+
+    model = Tagger()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    loader = nn.data.DataLoader(Sentences(), batch_size=5, shuffle=True, drop_last=True,
+                                collate_fn=collate, generator=3)
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+    optimizer = nn.optim.Adam(model.parameters(), lr=0.01, amsgrad=True, weight_decay=1e-3)
+    value_and_grad = nn.value_and_grad(
+        lambda m, words, labels, lengths: criterion(m(words, lengths).reshape(-1, tags_n),
+                                                    labels.reshape(-1)))
+    losses, first_words = [], []
+    for _ in range(2):
+        for words, labels, lengths in loader:
+            first_words.append(host(words[:, 0]))
+            loss, grads = value_and_grad(model, words, labels, lengths)
+            optimizer.step(grads)
+            losses.append(float(loss))
+    np.testing.assert_array_equal(first_words, ref["first_words"])  # the shuffled order
+    close(losses, ref["losses"])
+    check_state(model, final)
+
+
+def test_embedding_bag_text_classifier_with_offsets():
+    vocab, emb, classes = 30, 6, 4
+    init, final, ref = reference("text_classification")
+    dataset = data("text_classification")
+
+    def collate_batch(batch):
+        label_list, text_list, offsets = [], [], [0]
+        for _text, _label in batch:
+            label_list.append(_label)
+            text_list.append(np.asarray(_text, np.int64))
+            offsets.append(len(_text))
+        return dev((np.array(label_list), np.concatenate(text_list), np.cumsum(offsets[:-1])))
+
+    class TextClassificationModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(vocab, emb, sparse=False)
+            self.fc = nn.Linear(emb, classes)
+
+        def forward(self, text, offsets):
+            return self.fc(self.embedding(text, offsets))
+
+    model = TextClassificationModel()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    loader = nn.data.DataLoader(dataset, batch_size=8, collate_fn=collate_batch)
+    criterion = nn.CrossEntropyLoss()
+    optimizer = nn.optim.SGD(model.parameters(), lr=5.0)
+    scheduler = nn.optim.lr_scheduler.StepLR(optimizer, 1.0, gamma=0.1)
+    step = nn.jit(nn.value_and_grad(lambda m, label, text, offsets:
+                                    criterion(m(text, offsets), label)))
+    losses, accuracy = [], []
+    for _ in range(3):
+        model.train()
+        for label, text, offsets in loader:
+            loss, grads = step(model, label, text, offsets)
+            nn.utils.clip_grad_norm_(grads, 0.1)
+            optimizer.step(grads)
+            losses.append(float(loss))
+        scheduler.step()
+        model.eval()
+        with nn.autograd.no_grad():
+            correct = sum(int((model(text, offsets).argmax(1) == label).sum())
+                          for label, text, offsets in loader)
+        accuracy.append(correct / len(dataset))
+    close(losses, ref["losses"])
+    close(accuracy, ref["accuracy"])
+    check_state(model, final)
+
+
+def test_distilled_lm_with_tied_embeddings_and_attention_masks():
+    vocab, d, heads = 13, 8, 2
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, d)
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.norm = nn.LayerNorm(d)
+            layer = nn.TransformerEncoderLayer(d, heads, 16, 0.0, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(d),
+                                                 enable_nested_tensor=False)
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.head.weight = self.embedding.weight
+
+        def forward(self, x, pad, mask):
+            h = self.embedding(x)
+            a, w = self.attn(h, h, h, key_padding_mask=pad, attn_mask=mask)
+            h = self.encoder(self.norm(h + a), mask=mask, src_key_padding_mask=pad)
+            return self.head(h), w
+
+    init, final, ref = reference("distill_lm")
+    model = LM()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    assert model.head.weight is model.embedding.weight
+    tokens, lengths, teacher = dev(data("distill_lm"))
+    seq = tokens.shape[1]
+    pad = fnp.arange(seq)[None] >= lengths[:, None]
+    causal = nn.Transformer.generate_square_subsequent_mask(seq)
+    targets = fnp.where(pad, -100, tokens)[:, 1:].reshape(-1)
+    kl = nn.KLDivLoss(reduction="batchmean", log_target=True)
+    optimizer = nn.optim.NAdam(model.parameters(), lr=1e-2, momentum_decay=4e-3)
+    T = 2.0
+
+    def loss_fn(m, mask):
+        out, w = m(tokens, pad, mask)
+        student = F.log_softmax(out / T, dim=-1)[~pad]
+        loss = (kl(student, F.log_softmax(teacher / T, dim=-1)[~pad]) * T * T
+                + F.cross_entropy(out[:, :-1].reshape(-1, vocab), targets))
+        return loss, w
+
+    losses, weights = [], []
+    for mask in (causal, fnp.isinf(causal), causal):
+        (loss, w), grads = nn.value_and_grad(loss_fn, has_aux=True)(model, mask)
+        assert grads.head.weight is None  # tied: the sum of both uses is under `embedding`
+        optimizer.step(grads)
+        losses.append(float(loss))
+        weights.append(w)
+    close(losses, ref["losses"])
+    close(weights, ref["weights"])
+    # The keys' bias of every attention shifts all of a query's scores alike, which the
+    # softmax ignores: its gradient is rounding noise (in PyTorch too), which NAdam scales
+    # into full steps; the queries' and values' biases must match.
+    skip = {"attn.in_proj_bias", *(f"encoder.layers.{i}.self_attn.in_proj_bias" for i in (0, 1))}
+    check_state(model, final, skip=skip)
+    for k in skip:
+        keep = np.r_[0:d, 2 * d:3 * d]
+        close(host(model.state_dict()[k])[keep], final[k][keep])
+
+
+def test_float64_ctc_model():
+    classes, features, hidden = 5, 6, 8
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(features, hidden, 3, padding=1)
+            self.gru = nn.GRU(hidden, hidden, num_layers=2, bidirectional=True)
+            self.fc = nn.Linear(2 * hidden, classes)
+
+        def forward(self, x):  # (T, N, F)
+            h = fnp.transpose(self.conv(fnp.transpose(x, (1, 2, 0))), (2, 0, 1))
+            return self.fc(self.gru(h)[0])
+
+    init, final, ref = reference("ctc")
+    model = Model().double()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    x, input_lengths, targets, target_lengths = dev(data("ctc"))
+    ctc_loss = nn.CTCLoss(zero_infinity=True)
+    optimizer = nn.optim.Adadelta(model.parameters(), lr=1.0)
+    step = nn.jit(nn.value_and_grad(lambda m: ctc_loss(
+        F.log_softmax(m(x), dim=2), targets, input_lengths, target_lengths)))
+    losses = []
+    for _ in range(3):
+        loss, grads = step(model)
+        assert loss.dtype == np.float64
+        optimizer.step(grads)
+        losses.append(float(loss))
+    np.testing.assert_allclose(losses, ref["losses"], rtol=1e-10)
+    for k, v in final.items():
+        np.testing.assert_allclose(host(model.state_dict()[k]), v, rtol=1e-9, atol=1e-12,
+                                   err_msg=k)
+    t_host, n_host = host(targets), host(target_lengths)
+    concatenated = dev(np.concatenate([t[:n] for t, n in zip(t_host, n_host)]))
+    summed = nn.CTCLoss(reduction="sum")(F.log_softmax(model(x), dim=2), concatenated,
+                                         tuple(host(input_lengths).tolist()),
+                                         tuple(n_host.tolist()))
+    assert math.isclose(float(summed), float(ref["summed"]), rel_tol=1e-10)
