@@ -1,0 +1,76 @@
+"""PyTorch's ``torch.func`` recipes ported to ``funcgrad_nn.func`` (imports changed), replayed
+against PyTorch's results: model ensembling (``stack_module_state`` and ``vmap`` over
+``functional_call``), per-sample gradients, Jacobians and Hessians of a model with BatchNorm
+in eval mode. ``fixtures/make_program_fixtures.py`` (``func``) holds the PyTorch program.
+"""
+
+import numpy as np
+import safetensors.numpy
+
+import funcgrad.numpy as fnp
+import funcgrad_nn as nn
+from funcgrad_nn import functional as F
+from funcgrad_nn.func import (
+    functional_call,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    stack_module_state,
+    vmap,
+)
+from tests.funcgrad_nn.programs.fixtures.program_data import data
+from tests.funcgrad_nn.programs.test_programs import HERE, close
+from tests.helpers import DEVICE, dev
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.bn, self.fc2 = nn.Linear(5, 8), nn.BatchNorm1d(8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(fnp.tanh(self.bn(self.fc1(x))))
+
+
+def test_ensembling_per_sample_gradients_jacobians_and_hessians():
+    ref = safetensors.numpy.load_file(str(HERE / "func.safetensors"))
+    models = []
+    for i in range(4):
+        m = MLP()
+        m.load_state_dict({k[len(f"init.{i}."):]: v for k, v in ref.items()
+                           if k.startswith(f"init.{i}.")})
+        models.append(m.to(DEVICE).eval())
+    x, y = dev(data("func"))
+    params, buffers = stack_module_state(models)
+    assert list(params) == ["fc1.weight", "fc1.bias", "bn.weight", "bn.bias", "fc2.weight",
+                            "fc2.bias"]
+
+    def fmodel(params, buffers, x):
+        return functional_call(models[0], (params, buffers), (x,))
+
+    close(vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x), ref["ensemble_same"])
+    minibatches = fnp.broadcast_to(x[:4, None], (4, 3, 5))
+    close(vmap(fmodel)(params, buffers, minibatches), ref["ensemble_split"])
+
+    model = models[1]
+    p, b = dict(model.named_parameters()), dict(model.named_buffers())
+
+    def loss(params, sample, target):
+        pred = functional_call(model, (params, b), (sample[None],))
+        return F.cross_entropy(pred, target[None])
+
+    per_sample = vmap(grad(loss), in_dims=(None, 0, 0))(p, x, y)
+    assert list(per_sample) == list(p)  # PyTorch's order, not sorted
+    for k, v in per_sample.items():
+        close(v, ref[f"per_sample.{k}"])
+    close(jacrev(lambda x: functional_call(model, (p, b), (x,)), chunk_size=4)(x), ref["jacrev"])
+    close(jacfwd(lambda x: functional_call(model, (p, b), (x,)))(x), ref["jacfwd"])
+    close(hessian(lambda x: functional_call(model, (p, b), (x,)).sum())(x[:2]), ref["hessian_x"])
+    head = {"fc2.weight": p["fc2.weight"], "fc2.bias": p["fc2.bias"]}
+    h = hessian(lambda head: loss({**p, **head}, x[0], y[0]))(head)
+    assert [list(v) for v in h.values()] == [list(head)] * 2 and list(h) == list(head)
+    for k1 in h:
+        for k2 in h[k1]:
+            close(h[k1][k2], ref[f"hessian_head.{k1}.{k2}"])
+    assert np.float32 == h["fc2.weight"]["fc2.bias"].dtype
