@@ -2,8 +2,8 @@
 
 Arrays made from Python data go to the default device (:func:`funcgrad.default_device`);
 ``*_like`` functions follow their argument's device. Functions whose values depend on traced
-inputs (``asarray`` of lists holding tracers, ``full`` with a traced fill value, ``linspace``
-with traced bounds, ``meshgrid``, ``tril``/``triu``, ``diagflat``) are built from primitives and
+inputs (``asarray`` of lists holding tracers, ``full`` with a traced fill value, ``linspace``,
+``logspace`` and ``geomspace`` with traced bounds, ``meshgrid``, ``tril``/``triu``, ``diagflat``) are built from primitives and
 differentiate; the others need concrete arguments.
 """
 
@@ -608,23 +608,51 @@ def geomspace(
     start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
     axis: int = 0,
 ) -> Any:
-    """Geometric progression from ``start`` to ``stop`` (concrete bounds only).
+    """Geometric progression from ``start`` to ``stop``; traced bounds differentiate.
 
     Example:
         >>> geomspace(1.0, 100.0, 3).tolist()
         [1.0, 10.0, 100.0]
     """
+    num = operator.index(concrete_or_error(num, "geomspace: num"))
+    if num < 0:
+        raise ValueError(f"geomspace: Number of samples, {num}, must be non-negative.")
+    dt_out = _dtype_or_none(dtype, "geomspace")
     start, stop = _array_or_scalar(start), _array_or_scalar(stop)
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        start = concrete_or_error(start, "geomspace: start (traced bounds are not supported)")
-        stop = concrete_or_error(stop, "geomspace: stop (traced bounds are not supported)")
-    xp = _device_of_values(start, stop)
-    dt = _dtype_or_none(dtype, "geomspace")
-    if not hasattr(xp, "geomspace"):  # CuPy has none: NumPy's, computed on the host, moved
-        out = numpy.geomspace(to_numpy(start), to_numpy(stop), num, endpoint=endpoint,
-                              dtype=dt, axis=axis)
-        return xp.asarray(out)
-    return xp.geomspace(start, stop, num, endpoint=endpoint, dtype=dt, axis=axis)
+    if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
+        xp = _device_of_values(start, stop)
+        if not hasattr(xp, "geomspace"):  # CuPy has none: NumPy's, computed on the host, moved
+            out = numpy.geomspace(to_numpy(start), to_numpy(stop), num, endpoint=endpoint,
+                                  dtype=dt_out, axis=axis)
+            return xp.asarray(out)
+        return xp.geomspace(start, stop, num, endpoint=endpoint, dtype=dt_out, axis=axis)
+    # NumPy's algorithm from primitives (a value-dependent zero check cannot run on traced
+    # bounds, as in JAX): rotate start onto the positive real axis, space the logarithms,
+    # put the exact bounds at the ends, rotate back.
+    # NumPy promotes with a float64 zero (its `zeros((), dtype=None)`): float32 bounds give
+    # float64 samples, eagerly, so traced ones must too.
+    dt = result_dtype(get_aval(start), get_aval(stop), get_aval(numpy.zeros((), float)))[0]
+    start_c = _ew.convert_element_type(start, dt)
+    stop_c = _ew.convert_element_type(stop, dt)
+    out_sign = fnp.sign(start_c)
+    start_c = _ew.div(start_c, out_sign)
+    stop_c = _ew.div(stop_c, out_sign)
+    y = logspace(fnp.log10(start_c), fnp.log10(stop_c), num, endpoint=endpoint, base=10.0,
+                 dtype=dt)
+    if num > 0:
+        bshape = y.shape[1:]
+        ends = [_shape.expand_dims(_shape.broadcast_to(start_c, bshape), (0,))]
+        middle_stop = num
+        if num > 1 and endpoint:
+            middle_stop = num - 1
+        pieces = ends + [_shape.slice_in_dim(y, 1, middle_stop, axis=0)]
+        if middle_stop < num:
+            pieces.append(_shape.expand_dims(_shape.broadcast_to(stop_c, bshape), (0,)))
+        y = _shape.concatenate(pieces, 0)
+    y = _ew.mul(out_sign, y)
+    if axis != 0:
+        y = _shape.moveaxis(y, 0, axis)
+    return _cast(y, dt_out)
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple:

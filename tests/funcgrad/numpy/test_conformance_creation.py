@@ -8,9 +8,11 @@ Python scalars, nested lists (mixed kinds, empty, ragged) and arrays.
 from __future__ import annotations
 
 import numpy as np
+from helpers import host
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import ALL_DTYPES, array_of, check_like_numpy
 
@@ -129,3 +131,26 @@ def test_asarray_of_arrays(x: np.ndarray, dtype: str) -> None:
     check_like_numpy(fnp.asarray, np.asarray, x, dtype, name="asarray")
     check_like_numpy(lambda a: fnp.asarray([a, a]), lambda a: np.asarray([a, a]), x,
                      name="asarray([x, x])", jit=False)
+
+
+@given(st.sampled_from([(2.0, 100.0), (-1.0, -1000.0), (1j, 1000j), (np.float32(3), 7.0),
+                        (np.array([1.0, 2.0]), np.array([10.0, 50.0]))]),
+       st.integers(0, 5), st.booleans(), st.integers(-1, 0))
+def test_geomspace_traced_bounds(bounds: tuple, num: int, endpoint: bool, axis: int) -> None:
+    # Traced start/stop (jit, vmap) run NumPy's algorithm from primitives, NumPy's dtypes too
+    # (float32 bounds give float64, as NumPy's float64 zero in its promotion).
+    start, stop = (np.asarray(b) for b in bounds)
+    check_like_numpy(fnp.geomspace, np.geomspace, start, stop, num, endpoint, vmap=True,
+                     name="geomspace", axis=axis if start.ndim else 0)
+
+
+def test_geomspace_gradient_matches_jax() -> None:
+    # Recorded from jax.grad(lambda s: jnp.geomspace(...).sum()) (JAX 0.10.2, x64); eagerly
+    # these were silently 0 (the bounds were read as constants).
+    g = funcgrad.grad(lambda s: fnp.geomspace(s, 100.0, 3).sum())
+    np.testing.assert_allclose(host(g(2.0)), 4.535533905932738, rtol=1e-12)
+    np.testing.assert_allclose(host(funcgrad.jit(g)(2.0)), 4.535533905932738, rtol=1e-12)
+    g = funcgrad.grad(lambda s: fnp.geomspace(1.0, s, 4).sum())
+    np.testing.assert_allclose(host(g(100.0)), 1.1591009421141683, rtol=1e-12)
+    g = funcgrad.grad(lambda s: fnp.geomspace(-s, -100.0, 4, endpoint=False).sum())
+    np.testing.assert_allclose(host(g(2.0)), -11.230648733645102, rtol=1e-12)
