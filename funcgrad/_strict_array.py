@@ -541,6 +541,8 @@ class StrictArray:
     partition = _array_method("partition")
     argpartition = _array_method("argpartition")
     searchsorted = _array_method("searchsorted")
+    choose = _array_method("choose")  # CuPy's ndarray has both
+    compress = _array_method("compress")
 
     def view(self, dtype: Any = None) -> StrictArray:
         """A view of the same data, optionally reinterpreted as ``dtype``."""

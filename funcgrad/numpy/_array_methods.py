@@ -16,6 +16,7 @@ from funcgrad.backend import device_of
 from funcgrad.core import Tracer, _trace_var
 from funcgrad.numpy import _ufunc_methods
 from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import elementwise_extra as _ew_extra
 
 # Operand types for which a binary operator needs no conversion; checked with one set lookup
 # (tracers, of any trace, by one isinstance).
@@ -172,6 +173,57 @@ def _install() -> None:
         v = self._concrete("tolist()")
         return v.tolist() if hasattr(v, "tolist") else v
 
+    def searchsorted(self: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        return fnp.searchsorted(self, v, side=side, sorter=sorter)
+
+    def compress(self: Any, condition: Any, axis: int | None = None, out: Any = None) -> Any:
+        return fnp.compress(condition, self, axis=axis, out=out)
+
+    def choose(self: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+        return fnp.choose(self, choices, out=out, mode=mode)
+
+    def argpartition(self: Any, kth: Any, axis: Any = -1, kind: str = "introselect",
+                     order: Any = None) -> Any:
+        return fnp.argpartition(self, kth, axis=axis, kind=kind, order=order)
+
+    def view(self: Any, dtype: Any = None, type: Any = None) -> Any:
+        # ndarray.view(dtype) (as jax.Array's): the same bits as ``dtype``; a different item
+        # size rescales the last axis, which must then be contiguous in NumPy's sense.
+        if type is not None:
+            raise TypeError("view: type= is not supported (funcgrad arrays are not subclassed)")
+        if dtype is None:
+            return self
+        old, new = self.aval.dtype, numpy.dtype(dtype)
+        if old == new:
+            return self
+        x = self
+        if old.kind == "b":
+            x = fnp.asarray(x, dtype=numpy.uint8)
+        target = numpy.dtype(numpy.uint8) if new.kind == "b" else new
+        if old.itemsize != new.itemsize:
+            if x.ndim == 0:
+                raise ValueError("Changing the dtype of a 0d array is only supported if the "
+                                 "itemsize is unchanged")
+            n = x.shape[-1]
+            if old.itemsize < new.itemsize:
+                ratio = new.itemsize // old.itemsize
+                if (n * old.itemsize) % new.itemsize:
+                    raise ValueError(
+                        "When changing to a larger dtype, its size must be a divisor of the "
+                        "total size in bytes of the last axis of the array.")
+                x = fnp.reshape(x, x.shape[:-1] + (n // ratio, ratio))
+        out = _ew_extra.bitcast_convert_type(x, target)
+        if old.itemsize > new.itemsize:
+            out = fnp.reshape(out, out.shape[:-2] + (out.shape[-2] * out.shape[-1],))
+        if new.kind == "b":
+            out = fnp.not_equal(out, 0)
+        return out
+
+    Tracer.searchsorted = searchsorted  # type: ignore[attr-defined]
+    Tracer.compress = compress  # type: ignore[attr-defined]
+    Tracer.choose = choose  # type: ignore[attr-defined]
+    Tracer.argpartition = argpartition  # type: ignore[attr-defined]
+    Tracer.view = view  # type: ignore[attr-defined]
     Tracer.reshape = reshape  # type: ignore[attr-defined]
     Tracer.transpose = transpose  # type: ignore[attr-defined]
     Tracer.astype = astype  # type: ignore[attr-defined]

@@ -286,3 +286,30 @@ def test_where_initial_tie_gradient_as_jax(name: str) -> None:
     assert_allclose(funcgrad.grad(f)(dev(x)), np.array(want))
     assert_allclose(getattr(fnp, name)(dev(x), axis=0, where=wh, initial=0.0),
                     getattr(np, name)(x, axis=0, where=host(wh), initial=0.0))
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a.searchsorted(a[1:3] - 0.5, side="right"),
+    lambda a: a.searchsorted(3.0),
+    lambda a: a.argpartition(1),
+    lambda a: a.compress([True, False, True, True], axis=0),
+    lambda a: (a > 2).choose([a, -a]),
+    lambda a: a.view(np.int64),
+    lambda a: a.view(np.uint8),
+    lambda a: a.astype(np.float32).view(np.int16),
+    lambda a: a[:2].astype(np.int16).view(np.float32),
+    lambda a: (a > 2).view(np.uint8),
+    lambda a: a.view(),
+], ids=["searchsorted", "searchsorted-scalar", "argpartition", "compress", "choose",
+        "view-same-size", "view-smaller", "view-f32-i16", "view-larger", "view-bool", "view-none"])
+def test_more_tracer_methods(call) -> None:
+    """ndarray (and jax.Array) methods that traced arrays lacked: an AttributeError under
+    jit/vmap before."""
+    check_like_numpy(call, call, np.array([1.0, 3.0, 4.0, 5.0]), vmap=True, name="method")
+
+
+def test_view_errors_like_numpy() -> None:
+    check_like_numpy(lambda a: a.view(np.int64), lambda a: a.view(np.int64),
+                     np.arange(3, dtype=np.int32), name="view")
+    check_like_numpy(lambda a: a.view(np.int16), lambda a: a.view(np.int16), np.float32(2.0),
+                     name="view")
