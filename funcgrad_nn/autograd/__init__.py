@@ -7,7 +7,9 @@
   :func:`gradcheck`, :func:`gradgradcheck`;
 - anomaly detection: :class:`detect_anomaly`, :func:`set_detect_anomaly`;
 - ``profiler``: :mod:`funcgrad.profiler` (``profile``, ``record_function``);
-- :mod:`forward_ad` (``dual_level``, ``make_dual``, ``unpack_dual``).
+- :mod:`forward_ad` (``dual_level``, ``make_dual``, ``unpack_dual``);
+- :mod:`graph` (``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``:
+  pack/unpack hooks on what a custom ``Function`` saves for its backward).
 
 Example:
     >>> import funcgrad, funcgrad_nn as nn
@@ -20,7 +22,7 @@ Example:
 """
 
 from funcgrad import profiler  # torch.autograd.profiler's place: profile, record_function
-from funcgrad_nn.autograd import forward_ad, functional
+from funcgrad_nn.autograd import forward_ad, functional, graph
 from funcgrad_nn.autograd.anomaly import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -39,7 +41,8 @@ from funcgrad_nn.autograd.grad_mode import (
 )
 
 __all__ = [
-    "Function", "FunctionCtx", "once_differentiable", "functional", "forward_ad", "gradcheck",
+    "Function", "FunctionCtx", "once_differentiable", "functional", "forward_ad", "graph",
+    "gradcheck",
     "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
     "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "profiler",

@@ -34,6 +34,7 @@ from funcgrad.avals import float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import convert_element_type
+from funcgrad_nn.autograd.graph import current_hooks
 from funcgrad_nn.autograd.tensor_view import TensorViewTrace, unwrap, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -53,8 +54,13 @@ class FunctionCtx:
         (True,)
     """
 
-    def __init__(self, fname: str, needs_input_grad: tuple[bool, ...]) -> None:
+    def __init__(self, fname: str, needs_input_grad: tuple[bool, ...],
+                 hooks: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
+                 ) -> None:
         self._fname = fname
+        #: the saved-tensor hooks (autograd.graph.saved_tensors_hooks) active when the
+        #: differentiated forward ran: (pack, unpack), or None
+        self._hooks = hooks
         self.needs_input_grad = needs_input_grad
         self._saved: tuple[Any, ...] = ()
         self._non_diff: list[Any] = []
@@ -68,10 +74,23 @@ class FunctionCtx:
                     f"{self._fname}: save_for_backward expects arrays (or None), but argument "
                     f"{i} is a {type(t).__name__}; store other values as ctx attributes "
                     f"(ctx.name = value)")
-        self._saved = tensors
+        if self._hooks is None:
+            self._saved = tensors
+        else:
+            # PyTorch packs at save time; the packed objects travel as a ctx attribute
+            # (their arrays as residual operands, anything else static)
+            pack = self._hooks[0]
+            self._saved = ()
+            self._packed_saved = tuple(None if t is None else pack(t) for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        """The arrays given to ``save_for_backward`` (each through the ``unpack_hook`` of
+        the saved-tensor hooks active when they were saved, on every read, as PyTorch)."""
+        packed = self.__dict__.get("_packed_saved")
+        if packed is not None and self._hooks is not None:
+            unpack = self._hooks[1]
+            return tuple(None if p is None else unpack(p) for p in packed)
         return self._saved
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
@@ -91,7 +110,7 @@ class FunctionCtx:
 
 
 _CTX_OWN = frozenset(("_fname", "needs_input_grad", "_saved", "_non_diff", "materialize_grads",
-                      "_nondiff_out", "_input_avals"))
+                      "_nondiff_out", "_input_avals", "_hooks"))
 
 
 class _Residuals:
@@ -107,7 +126,7 @@ class _Static:
     """Static part of a ctx; compared by identity (it never takes part in caching)."""
 
     __slots__ = ("fname", "needs", "saved_mask", "array_attrs", "other", "materialize",
-                 "nondiff_out", "input_avals")
+                 "nondiff_out", "input_avals", "hooks")
 
     def __init__(self, **kw: Any) -> None:
         for k, v in kw.items():
@@ -136,13 +155,13 @@ def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
                      array_attrs=tuple(array_attrs), other=other,
                      materialize=ctx.materialize_grads,
                      nondiff_out=getattr(ctx, "_nondiff_out", ()),
-                     input_avals=getattr(ctx, "_input_avals", None))
+                     input_avals=getattr(ctx, "_input_avals", None), hooks=ctx._hooks)
     return saved + leaves, static
 
 
 def _res_unflatten(static: _Static, children: Any) -> _Residuals:
     children = list(children)
-    ctx = FunctionCtx(static.fname, static.needs)
+    ctx = FunctionCtx(static.fname, static.needs, static.hooks)
     n = sum(static.saved_mask)
     it = iter(children[:n])
     ctx._saved = tuple(next(it) if m else None for m in static.saved_mask)
@@ -311,7 +330,8 @@ def _fun(call: _Call, *arrays: Any) -> Any:
 
 
 def _fwd(call: _Call, *arrays: Any) -> tuple[Any, _Residuals]:
-    ctx = FunctionCtx(call.cls.__name__, call.needs(arrays))
+    # differentiated: a backward will read what is saved, so the saved-tensor hooks apply
+    ctx = FunctionCtx(call.cls.__name__, call.needs(arrays), current_hooks())
     out = _run_forward(call, arrays, ctx)
     ctx._input_avals = [get_aval(a) for a in arrays]  # type: ignore[attr-defined]
     return out, _Residuals(ctx)

@@ -307,7 +307,11 @@ class TensorView(Tracer):
                 dtype = a                  # .to(dtype)
         out = self if dtype is None else fnp.asarray(self, dtype=_np_dtype(dtype))
         if device is not None and canonical_device(device) != self.device:
-            out = device_put(out, canonical_device(device))
+            # a view of a concrete array moves (device_put leaves traced values, and so the
+            # view itself, where they are); a traced one stays, as under funcgrad.jit
+            val = out.val if type(out) is TensorView else out
+            if not isinstance(val, Tracer):
+                out = self._new(device_put(val, canonical_device(device)))
         return out
 
     def _new(self, value: Any) -> Any:

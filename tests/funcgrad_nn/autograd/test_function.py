@@ -476,7 +476,7 @@ def test_new_tensors_are_views_and_to_dtype():
         def forward(ctx, x):
             z = x.new_zeros(x.shape)
             z[0] = 1.0                       # a view: in-place works on it
-            return z.to(np.float32) + x.to(x).to("cpu").float()
+            return z.to(np.float32) + x.to(x).to("cpu").to(z.device).float()  # moved back
 
         @staticmethod
         def backward(ctx, g):
