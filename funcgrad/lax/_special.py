@@ -7,7 +7,6 @@ function otherwise. One implementation each, SciPy's module's: derivatives, ``vm
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -36,39 +35,75 @@ def _checked(name: str, args: dict[str, Any]) -> None:
         same_dtypes(name, args, FLOATING)
 
 
-def _strict(name: str, scipy_name: str, params: tuple[str, ...], text: str, example: str,
-            result: str) -> Callable[..., Array]:
-    def fn(*args: Any) -> Array:
-        if len(args) != len(params):
-            raise TypeError(f"lax.{name} takes {len(params)} arguments ({', '.join(params)}), "
-                            f"got {len(args)}")
-        _checked(name, dict(zip(params, args)))
-        return _ew.strong(getattr(_sp, scipy_name)(*args))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"{text}\n\n    Example:\n        >>> from funcgrad import lax\n"
-                  f"        >>> {example}\n        {result}\n    ")
-    return fn
+def _call(name: str, scipy_name: str, **args: Any) -> Array:
+    _checked(name, args)
+    return _ew.strong(getattr(_sp, scipy_name)(*args.values()))
 
 
-igamma = _strict("igamma", "gammainc", ("a", "x"),
-                 "The regularized lower incomplete gamma function P(a, x) (SciPy's gammainc).",
-                 "round(float(lax.igamma(2.0, 3.0)), 6)", "0.800852")
-igammac = _strict("igammac", "gammaincc", ("a", "x"),
-                  "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).",
-                  "round(float(lax.igammac(2.0, 3.0)), 6)", "0.199148")
-betainc = _strict("betainc", "betainc", ("a", "b", "x"),
-                  "The regularized incomplete beta function I_x(a, b).",
-                  "round(float(lax.betainc(0.5, 2.0, 0.3)), 6)", "0.739425")
-zeta = _strict("zeta", "zeta", ("x", "q"),
-               "The Hurwitz zeta function: the sum over n >= 0 of (n + q) ** -x.",
-               "round(float(lax.zeta(2.0, 1.0)), 6)", "1.644934")
-bessel_i0e = _strict("bessel_i0e", "i0e", ("x",),
-                     "The exponentially scaled modified Bessel function of order 0: "
-                     "exp(-|x|) I0(x).", "round(float(lax.bessel_i0e(1.0)), 6)", "0.46576")
-bessel_i1e = _strict("bessel_i1e", "i1e", ("x",),
-                     "The exponentially scaled modified Bessel function of order 1: "
-                     "exp(-|x|) I1(x).", "round(float(lax.bessel_i1e(1.0)), 6)", "0.20791")
+def igamma(a: Array, x: Array) -> Array:
+    """The regularized lower incomplete gamma function P(a, x) (SciPy's gammainc).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.igamma(2.0, 3.0)), 6)
+        0.800852
+    """
+    return _call("igamma", "gammainc", a=a, x=x)
+
+
+def igammac(a: Array, x: Array) -> Array:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.igammac(2.0, 3.0)), 6)
+        0.199148
+    """
+    return _call("igammac", "gammaincc", a=a, x=x)
+
+
+def betainc(a: Array, b: Array, x: Array) -> Array:
+    """The regularized incomplete beta function I_x(a, b).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.betainc(0.5, 2.0, 0.3)), 6)
+        0.739425
+    """
+    return _call("betainc", "betainc", a=a, b=b, x=x)
+
+
+def zeta(x: Array, q: Array) -> Array:
+    """The Hurwitz zeta function: the sum over n >= 0 of (n + q) ** -x.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.zeta(2.0, 1.0)), 6)
+        1.644934
+    """
+    return _call("zeta", "zeta", x=x, q=q)
+
+
+def bessel_i0e(x: Array) -> Array:
+    """The exponentially scaled modified Bessel function of order 0: exp(-|x|) I0(x).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.bessel_i0e(1.0)), 6)
+        0.46576
+    """
+    return _call("bessel_i0e", "i0e", x=x)
+
+
+def bessel_i1e(x: Array) -> Array:
+    """The exponentially scaled modified Bessel function of order 1: exp(-|x|) I1(x).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> round(float(lax.bessel_i1e(1.0)), 6)
+        0.20791
+    """
+    return _call("bessel_i1e", "i1e", x=x)
 
 
 def polygamma(m: Array, x: Array) -> Array:

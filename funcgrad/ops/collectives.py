@@ -109,6 +109,13 @@ def axis_size(axis_name: Any) -> int:
     return size
 
 
+def _no_groups(what: str, axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise ValueError(f"{what}: axis_index_groups is not supported (JAX supports it under "
+                         "pmap only, not vmap); reduce over the whole named axis, or split "
+                         "the groups into an outer axis: vmap(vmap(f, axis_name=inner))")
+
+
 def _process_comm(name: Any, prim_name: str) -> Any:
     """The communicator carrying process axis ``name`` (an implementation runs here)."""
     frame = _frame(name, prim_name)
@@ -183,7 +190,7 @@ batching.batch_rules[psum_p] = _reduce_other_axis(psum_p)
 batching.named_axis_batch_rules[psum_p] = _reduce_named(psum_p, _red.reduce_sum, _sum_unbatched)
 
 
-def psum(x: Any, axis_name: Any) -> Any:
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The sum of ``x`` over the members of the named axis (or tuple of axes); a pytree is
     reduced leaf by leaf. ``psum(1, name)`` is the axis size.
 
@@ -192,11 +199,12 @@ def psum(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: psum(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
         [6.0, 6.0, 6.0, 6.0]
     """
+    _no_groups("psum", axis_index_groups)
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(psum_p, v, axis_name=names), x)
 
 
-def pmean(x: Any, axis_name: Any) -> Any:
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The mean of ``x`` over the members of the named axis (``psum`` / axis size).
 
     Example:
@@ -204,6 +212,7 @@ def pmean(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmean(x, "i"), axis_name="i")(np.arange(4.0)).tolist()
         [1.5, 1.5, 1.5, 1.5]
     """
+    _no_groups("pmean", axis_index_groups)
     names = _as_names(axis_name)
     n = axis_size(names)
 
@@ -235,7 +244,7 @@ batching.batch_rules[pmax_p] = _reduce_other_axis(pmax_p)
 batching.named_axis_batch_rules[pmax_p] = _reduce_named(pmax_p, _red.reduce_max, lambda x, n: x)
 
 
-def pmax(x: Any, axis_name: Any) -> Any:
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The elementwise maximum of ``x`` over the members of the named axis.
 
     Example:
@@ -243,6 +252,7 @@ def pmax(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmax(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
         [5.0, 5.0]
     """
+    _no_groups("pmax", axis_index_groups)
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(pmax_p, v, axis_name=names), x)
 
@@ -254,7 +264,7 @@ batching.batch_rules[pmin_p] = _reduce_other_axis(pmin_p)
 batching.named_axis_batch_rules[pmin_p] = _reduce_named(pmin_p, _red.reduce_min, lambda x, n: x)
 
 
-def pmin(x: Any, axis_name: Any) -> Any:
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The elementwise minimum of ``x`` over the members of the named axis.
 
     Example:
@@ -262,6 +272,7 @@ def pmin(x: Any, axis_name: Any) -> Any:
         >>> funcgrad.vmap(lambda x: pmin(x, "i"), axis_name="i")(np.array([1.0, 5.0])).tolist()
         [1.0, 1.0]
     """
+    _no_groups("pmin", axis_index_groups)
     names = _as_names(axis_name)
     return tree_util.tree_map(lambda v: bind1(pmin_p, v, axis_name=names), x)
 
@@ -359,7 +370,8 @@ batching.batch_rules[all_gather_p] = _all_gather_other_axis
 batching.named_axis_batch_rules[all_gather_p] = _all_gather_named
 
 
-def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
+               tiled: bool = False) -> Any:
     """Every member's ``x``, stacked along a new axis ``axis`` (or concatenated along an
     existing one with ``tiled=True``), in member order.
 
@@ -369,6 +381,7 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
         >>> f(np.array([1.0, 2.0])).tolist()
         [[1.0, 2.0], [1.0, 2.0]]
     """
+    _no_groups("all_gather", axis_index_groups)
     check_static("all_gather", axis=axis, tiled=tiled)
 
     def one(v: Any) -> Any:
@@ -470,7 +483,7 @@ batching.named_axis_batch_rules[all_to_all_p] = _all_to_all_named
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
-               tiled: bool = False) -> Any:
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
     """Member ``i`` sends the ``j``-th slice of ``x`` along ``split_axis`` to member ``j``,
     which stacks what it receives along ``concat_axis`` in member order (``tiled=True``:
     ``split_axis`` is cut into equal chunks and they are concatenated instead; no axis is
@@ -482,6 +495,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         >>> f(np.arange(4.0).reshape(2, 2)).tolist()   # a transpose across members
         [[0.0, 2.0], [1.0, 3.0]]
     """
+    _no_groups("all_to_all", axis_index_groups)
     check_static("all_to_all", split_axis=split_axis, concat_axis=concat_axis, tiled=tiled)
     nd = get_aval(x).ndim
     s = normalize_axis("all_to_all", split_axis, nd)
@@ -610,12 +624,6 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     """
     _no_groups("pswapaxes", axis_index_groups)
     return tree_util.tree_map(lambda v: all_to_all(v, axis_name, axis, axis), x)
-
-
-def _no_groups(what: str, axis_index_groups: Any) -> None:
-    if axis_index_groups is not None:
-        raise ValueError(f"{what}: axis_index_groups is not supported (JAX supports it under "
-                         "pmap only); reduce over the whole named axis")
 
 
 def _linear_index(names: tuple) -> Any:

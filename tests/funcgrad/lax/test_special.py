@@ -87,3 +87,14 @@ def test_broadcasted_iota_refuses_a_negative_dimension_as_jax() -> None:
     with pytest.raises(ValueError, match="iota dimension"):
         lax.broadcasted_iota(np.int32, (2, 3), -1)
     assert host(lax.broadcasted_iota(np.int32, (2, 3), 1)).tolist() == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_special_functions_take_jax_keyword_names():
+    # JAX's parameter names (a, x), (a, b, x), (x, q), (x): keyword calls work as in JAX
+    assert round(float(lax.igamma(a=2.0, x=3.0)), 6) == 0.800852
+    assert round(float(lax.igammac(x=3.0, a=2.0)), 6) == 0.199148
+    assert round(float(lax.betainc(0.5, b=2.0, x=0.3)), 6) == 0.739425
+    assert round(float(lax.zeta(x=2.0, q=1.0)), 6) == 1.644934
+    assert round(float(lax.bessel_i0e(x=1.0)), 6) == 0.46576
+    with pytest.raises(TypeError):
+        lax.igamma(2.0)

@@ -319,3 +319,14 @@ def test_ppermute_family_errors():
         funcgrad.vmap(lambda a: lax.psum_scatter(a, "i"), axis_name="i")(dev(np.ones((2, 4))))
     with pytest.raises(ValueError, match="axis_index_groups"):
         lax.psum_scatter(dev(np.ones(2)), "i", axis_index_groups=[[0], [1]])
+
+
+def test_axis_index_groups_is_accepted_and_refused_clearly():
+    # JAX's signatures take axis_index_groups; its vmap refuses groups, so does funcgrad's
+    f = funcgrad.vmap(lambda a: lax.psum(a, "i", axis_index_groups=None), axis_name="i")
+    np.testing.assert_array_equal(host(f(dev(np.arange(3.0)))), [3.0, 3.0, 3.0])
+    for fn in (lambda a: lax.psum(a, "i", axis_index_groups=[[0, 1]]),
+               lambda a: lax.pmean(a, "i", axis_index_groups=[[0, 1]]),
+               lambda a: lax.all_gather(a, "i", axis_index_groups=[[0, 1]])):
+        with pytest.raises(ValueError, match="axis_index_groups is not supported"):
+            funcgrad.vmap(fn, axis_name="i")(dev(np.arange(2.0)))
