@@ -12,6 +12,7 @@ the ufunc keywords NumPy passes through ``__array_ufunc__``: ``dtype=``, ``signa
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic
 from funcgrad.errors import DTypeError
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops._util import probe_dtype
+from funcgrad.ops.custom_derivatives import custom_jvp
 
 ArrayLike = Any
 _SEQ_TYPES = (list, tuple)
@@ -698,7 +700,8 @@ def angle(z: ArrayLike, deg: bool = False) -> Any:
 def sinc(x: ArrayLike) -> Any:
     """The normalized sinc ``sin(pi x) / (pi x)`` (1 at 0), like :func:`numpy.sinc`.
 
-    The derivative at exactly 0 is right to first order (0); higher derivatives there are not.
+    Derivatives of every order are right at 0 too (as JAX's): there the value is the
+    Maclaurin series of ``sin(y) / y``, whose JVP is its next term.
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -707,12 +710,25 @@ def sinc(x: ArrayLike) -> Any:
     """
     (x,) = asarray_operands(x)
     y = _ew.mul(x, math.pi)
-    # As NumPy: a tiny stand-in at 0, which also keeps the gradient there finite (0). For
-    # floats it is the dtype's eps, which (unlike 1e-20) float16 can hold.
-    dt = get_aval(y).dtype
-    tiny = float(_np.finfo(dt).eps) if dt.kind == "f" else 1.0e-20
-    y = _ew.select_n(_ew.eq(y, 0), y, tiny)
-    return _ew.div(_ew.sin(y), y)
+    at_zero = _ew.eq(y, 0)
+    # 1 where y is 0, so the quotient (and its gradient) there is finite; that branch is
+    # not selected there.
+    safe = _ew.select_n(at_zero, y, _ew.add(_ew.mul(y, 0), 1))
+    return _ew.select_n(at_zero, _ew.div(_ew.sin(safe), safe), _sinc_maclaurin(0, y))
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0,))
+def _sinc_maclaurin(k: int, y: Any) -> Any:
+    """The k-th derivative of ``sin(y) / y`` at ``y = 0``, shaped like ``y``: its JVP is the
+    (k+1)-th times the tangent, so nested derivatives of sinc at 0 are exact."""
+    zero = fnp.zeros_like(y)
+    return zero if k % 2 else _ew.add(zero, (-1) ** (k // 2) / (k + 1))
+
+
+@_sinc_maclaurin.defjvp
+def _sinc_maclaurin_jvp(k: int, primals: Any, tangents: Any) -> Any:
+    (y,), (t,) = primals, tangents
+    return _sinc_maclaurin(k, y), _ew.mul(_sinc_maclaurin(k + 1, y), t)
 
 
 def clip(
