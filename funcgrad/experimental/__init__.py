@@ -1,7 +1,9 @@
 """``jax.experimental``'s commonly imported pieces: :mod:`funcgrad.experimental.ode`
-(``odeint``) and :mod:`funcgrad.experimental.jet` (``jet``). See docs/experimental.md.
+(``odeint``), :mod:`funcgrad.experimental.jet` (``jet``) and :func:`io_callback`. See
+docs/experimental.md.
 """
 
 from funcgrad.experimental import jet, ode
+from funcgrad.ops.pure_callback import io_callback
 
-__all__ = ["jet", "ode"]
+__all__ = ["jet", "ode", "io_callback"]
