@@ -59,7 +59,7 @@ def _seq_to_array(x: Any, others: tuple[Any, ...] = ()) -> Any:
         return asarray(x)
     device = None
     for o in others:
-        if type(o) not in (list, tuple):
+        if o is not None and type(o) not in (list, tuple):  # None: clip's absent bound
             device = get_aval(o).device
             if device is not None:
                 break

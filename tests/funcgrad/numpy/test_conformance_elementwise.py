@@ -175,6 +175,12 @@ def test_clip_unsigned_negative_bound() -> None:
     check_like_numpy(fnp.clip, np.clip, np.array([1, 2], np.uint8), -1, 1, name="clip")
 
 
+@pytest.mark.parametrize("bounds", [(), (None, 2), ([2, 2, 2], None), (None, None)])
+def test_clip_list_input_with_missing_bounds(bounds: tuple) -> None:
+    # A list operand beside an absent (None) bound: a TypeError about NoneType before.
+    check_like_numpy(fnp.clip, np.clip, [1, 2, 3], *bounds, name="clip")
+
+
 def test_traced_complex_astype_bool() -> None:
     check_like_numpy(lambda x: x.astype(bool), lambda x: x.astype(bool),
                      np.array([1j, 0, 1], np.complex64), name="x.astype(bool)")
