@@ -24,7 +24,8 @@ from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops.linalg import dot_general, dot_general_p
 
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
+           "kron"]
 
 
 def _arrs(*xs: Any) -> list[Any]:
@@ -452,6 +453,28 @@ def _sum_labels(x: Any, labels: list[Any], drop: set[Any]) -> tuple[Any, list[An
     if _aval(x).dtype != dt:
         x = _ew.convert_element_type(x, dt)  # sum promotes small ints; einsum does not
     return x, [lab for i, lab in enumerate(labels) if i not in axes]
+
+
+def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:
+    """NumPy's contraction order for :func:`einsum` and its report, as ``numpy.einsum_path``.
+
+    The path depends on the operands' shapes only, so traced operands work too (their shapes
+    are static). ``einsum(..., optimize=path)`` accepts the path.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> a, b, c = np.ones((2, 30)), np.ones((30, 40)), np.ones((40, 5))
+        >>> fnp.einsum_path("ij,jk,kl->il", a, b, c)[0]
+        ['einsum_path', (1, 2), (0, 1)]
+    """
+    spec, ops = _parse_einsum_args(operands)
+    # Zero-strided stand-ins with each operand's shape and dtype: NumPy reads nothing else.
+    stubs = []
+    for o in ops:
+        a = get_aval(o) if isinstance(o, Tracer) or hasattr(o, "shape") else get_aval(
+            numpy.asarray(o))
+        stubs.append(numpy.broadcast_to(numpy.zeros((), a.dtype), a.shape))
+    return numpy.einsum_path(spec, *stubs, optimize=optimize, einsum_call=einsum_call)
 
 
 def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = None,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import assert_allclose, dev, host
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import ALL_DTYPES, arrays, check_like_numpy
 
@@ -186,3 +188,22 @@ def test_pinv_of_empty_matrix(shape: tuple, hermitian: bool) -> None:
                      name="pinv")
     check_like_numpy(lambda a: fnp.linalg.pinv(a, rtol=None),
                      lambda a: np.linalg.pinv(a, rtol=None), np.zeros(shape), name="pinv")
+
+
+@pytest.mark.parametrize("args", [
+    ("ij,jk,kl->il", (2, 30), (30, 40), (40, 5)),
+    ("ij,jk,kl,lm", (3, 2), (2, 6), (6, 4), (4, 3)),
+    ("...i,i->...", (2, 3, 4), (4,)),
+])
+@pytest.mark.parametrize("optimize", ["greedy", "optimal", True])
+def test_einsum_path_as_numpy(args: tuple, optimize) -> None:
+    """NumPy's path and report; jitted operands give the same (shapes only), and einsum
+    takes the path."""
+    spec, *shapes = args
+    ops = [np.linspace(0.5, 1.5, int(np.prod(s))).reshape(s) for s in shapes]
+    path, report = np.einsum_path(spec, *ops, optimize=optimize)
+    got = fnp.einsum_path(spec, *dev(ops), optimize=optimize)
+    assert got[0] == path and got[1] == report
+    traced = funcgrad.jit(lambda *a: fnp.einsum(
+        spec, *a, optimize=fnp.einsum_path(spec, *a, optimize=optimize)[0]))
+    assert_allclose(host(traced(*dev(ops))), np.einsum(spec, *ops, optimize=path))
