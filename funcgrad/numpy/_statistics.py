@@ -29,7 +29,7 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray, get_aval, result_dtype
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
@@ -1152,19 +1152,29 @@ def _hist_edges(name: str, a: Any, bins: Any, range: Any, weights: Any) -> tuple
             raise ValueError(f"{name}: `bins` must be positive, when an integer")
         if range is not None:
             lo, hi = range
-            lo = concrete_or_error(lo, f"{name}: range")
-            hi = concrete_or_error(hi, f"{name}: range")
-            if lo > hi:
-                raise ValueError(f"{name}: max must be larger than min in range parameter.")
-            if not (numpy.isfinite(lo) and numpy.isfinite(hi)):
-                raise ValueError(f"{name}: supplied range of [{lo}, {hi}] is not finite")
-            if lo == hi:
-                lo, hi = lo - 0.5, hi + 0.5
-            dt = numpy.result_type(lo, hi, numpy.empty((), aa.dtype))
+            hl, hh = _concrete_value(lo), _concrete_value(hi)
+            if hl is not None and hh is not None:  # NumPy's checks, where values are known
+                if hl > hh:
+                    raise ValueError(
+                        f"{name}: max must be larger than min in range parameter.")
+                if not (numpy.isfinite(hl) and numpy.isfinite(hh)):
+                    raise ValueError(f"{name}: supplied range of [{hl}, {hh}] is not finite")
+            if not (isinstance(lo, Tracer) or isinstance(hi, Tracer)):
+                if lo == hi:
+                    lo, hi = lo - 0.5, hi + 0.5
+                dt = numpy.result_type(lo, hi, numpy.empty((), aa.dtype))
+                if dt.kind not in "fc":
+                    dt = _F64
+                return fnp.linspace(lo, hi, nb + 1, dtype=dt), nb
+            # A traced range (under jit, or differentiated): the same edges from primitives.
+            dt = result_dtype(get_aval(lo), get_aval(hi), ShapedArray((), aa.dtype))[0]
             if dt.kind not in "fc":
                 dt = _F64
-            edges = fnp.linspace(lo, hi, nb + 1, dtype=dt)
-            return edges, nb
+            lo, hi = _cast(fnp.asarray(lo), dt), _cast(fnp.asarray(hi), dt)
+            same = fnp.equal(lo, hi)
+            lo = fnp.where(same, fnp.subtract(lo, 0.5), lo)
+            hi = fnp.where(same, fnp.add(hi, 0.5), hi)
+            return fnp.linspace(lo, hi, nb + 1, dtype=dt), nb
         if aa.size == 0:
             return _device_xp(a).linspace(0.0, 1.0, nb + 1), nb
         lo, hi = fnp.min(a), fnp.max(a)
@@ -1210,7 +1220,8 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
     ``bins`` is a number of equal bins over ``range`` (default: ``a``'s min and max) or the
     edges. All bins are half-open except the last, which includes its right edge; values
     outside are dropped. With an int ``bins`` the shapes are static, so it works under ``jit``;
-    derivatives flow to ``weights`` (and to the edges through ``a``'s min and max).
+    derivatives flow to ``weights`` (and to the edges through ``a``'s min and max, or through
+    a traced ``range``).
 
     Example:
         >>> import numpy as np

@@ -456,3 +456,39 @@ def test_histogramdd_and_histogram2d_match_numpy() -> None:
     assert_allclose(g, np.array(in_bin))  # d h[1, 1] / d w: the points in that bin
     with pytest.raises(ValueError, match="dimension of bins"):
         fnp.histogramdd(dev(s), [2, 3])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("density", [False, True])
+def test_histogram_traced_range_matches_numpy(dtype, density: bool) -> None:
+    # range=(x.min(), x.max() + 1) under jit: a ConcretizationError before (JAX allows it).
+    x = np.array([3.0, 1.0, 4.0, 1.5, 9.0, 2.6]).astype(dtype)
+
+    def hist(a, module):
+        return module.histogram(a, 4, range=(a.min(), a.max() + 1), density=density)
+
+    got = funcgrad.jit(lambda a: hist(a, fnp))(dev(x))
+    want = hist(x, np)
+    for g, w in zip(got, want):
+        assert host(g).dtype == w.dtype
+        assert_allclose(host(g), w)
+    # lo == hi widens by 1/2 either side, as NumPy
+    got = funcgrad.jit(lambda lo: fnp.histogram(dev(x), 3, range=(lo, lo)))(2.0)
+    want = np.histogram(x, 3, range=(2.0, 2.0))
+    assert_allclose(host(got[1]), want[1])
+    assert_allclose(host(got[0]), want[0])
+
+
+def test_histogram_range_gradient_as_jax() -> None:
+    # Recorded with jax.grad (JAX 0.10.2, x64); silently 0 before (the range read as
+    # constants).
+    x = dev(np.array([3.0, 1.0, 4.0, 1.5, 9.0, 2.6]))
+    cases = [
+        (lambda c: fnp.histogram(x, 3, range=(c, 10.0))[1].sum(), 2.0),
+        (lambda c: fnp.histogram(x, 3, range=(c, 10.0), density=True)[0].sum(),
+         0.029999999999999995),
+        (lambda c: fnp.histogram_bin_edges(x, 3, range=(c, 2 * c + 9)).sum(), 6.0),
+    ]
+    for f, want in cases:
+        assert_allclose(host(funcgrad.grad(f)(0.0)), want)
+        assert_allclose(host(funcgrad.jit(funcgrad.grad(f))(0.0)), want)
