@@ -21,6 +21,25 @@ __all__ = [
     "min_scalar_type", "mintypecode",
 ]
 
+def check_python_ints_fit(values: Any, dtype: Any, fname: str, kinds: str = "iu") -> None:
+    """NumPy 2's OverflowError for Python ints (in nested lists too) that an integer ``dtype``
+    of one of ``kinds`` cannot hold, where they are written into an array of that dtype (pad,
+    insert); a cast of an int64 array would wrap them silently instead."""
+    dt = _np.dtype(dtype)
+    if dt.kind not in kinds:
+        return
+    info = _np.iinfo(dt)
+
+    def walk(v: Any) -> None:
+        if type(v) is int and not info.min <= v <= info.max:
+            raise OverflowError(f"{fname}: Python integer {v} out of bounds for {dt}")
+        if isinstance(v, list | tuple):
+            for e in v:
+                walk(e)
+
+    walk(values)
+
+
 # A Python scalar of each kind: what a weakly typed value stands for in NumPy's promotion.
 _WEAK_STAND_IN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 

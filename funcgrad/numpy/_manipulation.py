@@ -40,6 +40,7 @@ from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
+from funcgrad.numpy._dtype_utils import check_python_ints_fit
 from funcgrad.ops._util import normalize_axis
 
 __all__ = [
@@ -166,6 +167,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     x, ax = _ravel_along(arr, axis, "insert")
     xa = get_aval(x)
     n = xa.shape[ax]
+    check_python_ints_fit(values, xa.dtype, "insert")
     v = _cast(_arr(values), xa.dtype)
     if isinstance(obj, slice):
         idx = numpy.arange(*obj.indices(n), dtype=numpy.intp)

@@ -27,6 +27,7 @@ from funcgrad.backend import (
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._creation import array, asarray
+from funcgrad.numpy._dtype_utils import check_python_ints_fit
 from funcgrad.ops._util import broadcast_shapes_or_error, normalize_axis
 
 __all__ = [
@@ -1096,6 +1097,10 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         values = [(0, 0)] * nd if mode == "empty" else _as_pairs(
             cv, nd, "pad", "constant_values", as_index=False)
         flat = [v for pair in values for v in pair]
+        # (NumPy 2 raises for signed dtypes only, for NumPy ints too: its unsigned fill wraps,
+        # e.g. -1 -> 255)
+        check_python_ints_fit([int(v) if isinstance(v, numpy.integer) else v for v in flat],
+                              av.dtype, "pad", kinds="i")
         first = flat[0] if flat else 0
         same = all(v is first for v in flat) or all(
             not isinstance(v, Tracer) and not isinstance(first, Tracer) and v == first

@@ -8,6 +8,7 @@ eager, under ``jit`` and under ``vmap``.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -219,3 +220,19 @@ def test_broadcast_arrays(arrs: list) -> None:
     shapes = [a.shape for a in arrs]
     check_like_numpy(fnp.broadcast_shapes, np.broadcast_shapes, *shapes,
                      name="broadcast_shapes", loose_errors=True)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("cv", [300, -129, -1, 256, (1, 300), ((1, 300),), [[-1, 2]],
+                                np.int64(300)])
+def test_pad_integer_fill_out_of_range(dtype: str, cv) -> None:
+    # NumPy 2: an OverflowError for signed arrays, a wrap for unsigned ones (funcgrad wrapped
+    # both).
+    check_like_numpy(fnp.pad, np.pad, np.array([1, 2], dtype), 1, name="pad",
+                     constant_values=cv)
+
+
+@pytest.mark.parametrize("values", [300, [1, 300], -1, 2.5, np.int64(300)])
+def test_insert_integer_values_out_of_range(values) -> None:
+    check_like_numpy(fnp.insert, np.insert, np.array([1, 2], np.int8), 1, values,
+                     name="insert")
