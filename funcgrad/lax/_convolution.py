@@ -26,7 +26,7 @@ import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.lax._common import aval_of, static_int, static_ints
-from funcgrad.lax._reductions import _check_precision, _contract_dtypes
+from funcgrad.lax._reductions import _check_precision, _contract_dtypes, dot_general
 from funcgrad.ops.windows import fold as _fold
 from funcgrad.ops.windows import patches as _patches
 
@@ -34,7 +34,8 @@ Array = Any
 
 __all__ = [
     "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
-    "conv_general_dilated", "conv_general_dilated_patches", "conv", "conv_with_general_padding",
+    "conv_general_dilated", "conv_general_dilated_patches", "conv_general_dilated_local", "conv",
+    "conv_with_general_padding",
     "conv_transpose",
     "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",
     "conv_transpose_shape_tuple",
@@ -443,6 +444,74 @@ def conv_general_dilated_patches(lhs: Array, filter_shape: Sequence[int],
     cols = _lhs_windows(x, kernel, strides, pads, ldil, rdil)             # (C, *K, N, *Y)
     out = _sh.moveaxis(_sh.reshape(cols, (features, n) + out_spatial), 0, 1)
     return _permuted(out, inv)
+
+
+def conv_general_dilated_local(lhs: Array, rhs: Array, window_strides: Sequence[int],
+                               padding: Any, filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None, precision: Any = None) -> Array:
+    """A locally connected ("unshared") convolution, as JAX's
+    ``lax.conv_general_dilated_local``: every output position has its own kernel. ``rhs`` is
+    laid out like a ``conv_general_dilated`` kernel by ``dimension_numbers``' ``rhs_spec``,
+    with its input-feature axis holding ``C * prod(filter_shape)`` (channel-major, as
+    :func:`conv_general_dilated_patches` gives them) and its spatial axes the *output*
+    spatial sizes. It is those patches contracted with ``rhs`` position by position.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> x = np.arange(5.0).reshape(1, 1, 5)          # N, C, W
+        >>> w = np.array([[[1.0, 0.0], [1.0, 1.0]]])   # O=1, I=C*2, W_out=2
+        >>> lax.conv_general_dilated_local(x, w, (2,), "VALID", (2,)).tolist()
+        [[[1.0, 3.0]]]
+    """
+    name = "conv_general_dilated_local"
+    _check_precision(name, precision)
+    if isinstance(precision, tuple | list):
+        lhs_precision = precision[0]
+    else:
+        lhs_precision = precision
+    patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers,
+                                           precision=lhs_precision)
+    la = aval_of(name, lhs, "lhs")
+    ra = aval_of(name, rhs, "rhs")
+    kernel = tuple(static_ints(name, filter_shape, "filter_shape"))
+    dn = conv_dimension_numbers(la.shape, (1, 1) + kernel, dimension_numbers)
+    out_spec, rhs_spec = tuple(dn.out_spec), tuple(dn.rhs_spec)
+    if ra.ndim != la.ndim:
+        raise TypeError(f"lax.{name}: rhs must have the rank of lhs ({la.ndim}), got shape "
+                        f"{ra.shape}")
+    pa = get_aval(patches)
+    want = [pa.shape[out_spec[1]]] + [pa.shape[d] for d in out_spec[2:]]
+    got = [ra.shape[rhs_spec[1]]] + [ra.shape[d] for d in rhs_spec[2:]]
+    if want != got:
+        raise TypeError(
+            f"lax.{name}: rhs needs C * prod(filter_shape) = {want[0]} input features and "
+            f"the output spatial sizes {tuple(want[1:])} on its I and spatial axes, got "
+            f"{got[0]} and {tuple(got[1:])} (rhs shape {ra.shape})")
+    # Spatial positions are batch dimensions of one dot_general (sorted as the patches hold
+    # them), the patch features its contraction.
+    lhs_b, rhs_b = list(out_spec[2:]), list(rhs_spec[2:])
+    rhs_b = [rhs_b[i] for i in sorted(range(len(rhs_b)), key=lambda k: lhs_b[k])]
+    lhs_b = sorted(lhs_b)
+    dn_dot = (([out_spec[1]], [rhs_spec[1]]), (lhs_b, rhs_b))
+    out = dot_general(patches, rhs, dn_dot, precision=precision)  # (*spatial, N, O)
+    return _move_last_two(out, out_spec[0], out_spec[1])
+
+
+def _move_last_two(x: Array, a: int, b: int) -> Array:
+    """``numpy.moveaxis(x, (-2, -1), (a, b))``."""
+    nd = get_aval(x).ndim
+    rest = [d for d in range(nd) if d not in (nd - 2, nd - 1)]
+    perm: list[int] = [0] * nd
+    perm[a], perm[b] = nd - 2, nd - 1
+    it = iter(rest)
+    for i in range(nd):
+        if i not in (a, b):
+            perm[i] = next(it)
+    return _sh.transpose(x, tuple(perm))
 
 
 def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,

@@ -408,3 +408,37 @@ def test_patches_errors_and_empty() -> None:
         lax.conv_general_dilated_patches(np.ones((1, 2, 4)), (2, 2), (1,), "VALID")
     out = lax.conv_general_dilated_patches(np.ones((1, 2, 3)), (4,), (1,), "VALID")
     assert host(out).shape == (1, 8, 0)
+
+
+# -- conv_general_dilated_local (values recorded from JAX 0.10.2, x64) -------------------------
+
+_LOCAL_X = np.arange(24.0).reshape(1, 2, 3, 4) / 10
+_LOCAL_W = (np.arange(2 * 8 * 2 * 4).reshape(2, 8, 2, 4) % 7 - 3.0) / 4  # O, C*2*2, H', W'
+_LOCAL_OUT = np.array([[[[0.725, -0.425, -1.0, -1.25], [-0.425, 0.725, 2.45, 1.4]],
+               [[-0.375, -0.975, -1.35, -0.15], [0.675, 2.375, 0.275, -1.125]]]])
+_LOCAL_GRAD = np.array([[[[-0.7125, 0.375, 0.7125, -0.75], [0.1, 4.2, -2.25, -9.425],
+                 [-1.65, -3.5, -4.5, -1.925]],
+                [[-0.0125, -1.725, 1.35, 4.875], [1.7375, 0.75, 3.9125, 2.2],
+                 [0.3375, 3.2, 7.15, 7.05]]]])
+
+
+def _local(x, w, dn=None):
+    return lax.conv_general_dilated_local(x, w, (1, 1), [(0, 0), (0, 1)], (2, 2),
+                                          dimension_numbers=dn)
+
+
+def test_conv_general_dilated_local_equals_jax():
+    x, w = dev(_LOCAL_X), dev(_LOCAL_W)
+    assert_allclose(host(_local(x, w)), _LOCAL_OUT, rtol=1e-12, atol=1e-12)
+    g = funcgrad.grad(lambda a: (_local(a, w) ** 2).sum())(x)
+    assert_allclose(host(g), _LOCAL_GRAD, rtol=1e-12, atol=1e-12)
+    # the same in NHWC / HWIO, and under jit and vmap
+    xh = dev(np.transpose(_LOCAL_X, (0, 2, 3, 1)))
+    wh = dev(np.transpose(_LOCAL_W, (2, 3, 1, 0)))
+    out = funcgrad.jit(lambda a, b: _local(a, b, ("NHWC", "HWIO", "NCHW")))(xh, wh)
+    assert_allclose(host(out), _LOCAL_OUT, rtol=1e-12, atol=1e-12)
+    xs = dev(np.stack([_LOCAL_X, 2 * _LOCAL_X]))
+    out = funcgrad.vmap(lambda a: _local(a, w))(xs)
+    assert_allclose(host(out), np.stack([_LOCAL_OUT, 2 * _LOCAL_OUT]), rtol=1e-12)
+    with pytest.raises(TypeError, match="input features and the output spatial sizes"):
+        _local(x, dev(_LOCAL_W[:, :5]))
