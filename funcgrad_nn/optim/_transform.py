@@ -113,6 +113,13 @@ class ScaleByRssState(NamedTuple):
 
 def _tmap(f: Callable[..., Any], *trees: Any) -> Any:
     # None marks "no gradient for this leaf" (frozen parameters): keep it None.
+    x = trees[0]
+    if x is None:
+        return None
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        # one array (the optimizers' per-parameter step): no pytree walk, which cost more
+        # than the arithmetic on small parameters
+        return f(*trees)
     return tree_util.tree_map(
         lambda x, *rest: None if x is None else f(x, *rest), *trees, is_leaf=lambda x: x is None
     )

@@ -834,9 +834,11 @@ class _StateView:
 
 def _is_closure(x: Any) -> bool:
     # A function is a pytree leaf; a Module of gradients is callable but a pytree node.
-    if not callable(x) or is_array(x):
+    # Flattened one level only (its children count as leaves): flattening a whole gradient
+    # module here cost as much as a small model's update itself.
+    if not callable(x) or is_array(x) or isinstance(x, Module):
         return False
-    leaves = tree_util.tree_leaves(x)
+    leaves = tree_util.tree_leaves(x, is_leaf=lambda y: y is not x)
     return len(leaves) == 1 and leaves[0] is x
 
 
