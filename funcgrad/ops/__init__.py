@@ -15,9 +15,18 @@ from funcgrad.ops import (  # noqa: F401  # noqa: F401  # noqa: F401
     reductions,
     remat,  # noqa: F401  (checkpoint / rematerialization)
     scatter,
+    segment,
     shape,
     sorting,  # noqa: F401
     special,
     taylor,  # noqa: F401  (Taylor rules for jet)
     windows,  # noqa: F401  (patches / fold: convolution windows)
 )
+from funcgrad.ops.segment import (  # noqa: E402  (jax.ops's public functions)
+    segment_max,
+    segment_min,
+    segment_prod,
+    segment_sum,
+)
+
+__all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
