@@ -22,7 +22,7 @@ from funcgrad import numpy as fnp
 from funcgrad.api import closure_convert, vjp
 from funcgrad.api_jit import jit
 from funcgrad.api_vmap import vmap
-from funcgrad.avals import get_aval
+from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.flatten_util import ravel_pytree
@@ -167,6 +167,11 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
         except TypeError:
             raise TypeError("The contents of odeint *args must be arrays or scalars, but "
                             f"got {arg!r}.") from None
+    for leaf in tree_util.tree_leaves(y0):
+        if not _is_inexact(leaf):
+            raise TypeError(f"odeint: y0 must hold floating-point (or complex) values, got "
+                            f"{get_aval(leaf).str_short()}; pass floats, e.g. "
+                            "y0.astype(float)")
     t = fnp.asarray(t)
     if t.dtype.kind != "f":
         raise TypeError(f"odeint: t must be an array of floats, but got dtype {t.dtype}.")
@@ -183,10 +188,21 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
 @functools.partial(jit, static_argnums=(0, 1, 2, 3, 4))
 def _odeint_wrapper(func: Callable, rtol: float, atol: float, mxstep: float, hmax: float,
                     y0: Any, ts: Any, *args: Any) -> Any:
+    y_leaves, y_tree = tree_util.tree_flatten(y0)
+    y_shapes = [get_aval(leaf).shape for leaf in y_leaves]
     y0, unravel = ravel_pytree(y0)
 
     def flat_func(y: Any, t: Any, *a: Any) -> Any:
-        return ravel_pytree(func(unravel(y), t, *a))[0]
+        dy = func(unravel(y), t, *a)
+        leaves, tree = tree_util.tree_flatten(dy)
+        shapes = [get_aval(leaf).shape for leaf in leaves]
+        if tree != y_tree or shapes != y_shapes:
+            name = getattr(func, "__name__", "func")
+            raise TypeError(
+                f"odeint: {name}(y, t, *args) must return the structure and shapes of y0 "
+                f"(the time derivative of y), got {tree} with shapes {shapes} for y0's "
+                f"{y_tree} with shapes {y_shapes}")
+        return ravel_pytree(dy)[0]
 
     out = _odeint(flat_func, rtol, atol, mxstep, hmax, y0, ts, *args)
     return vmap(unravel)(out)
@@ -239,57 +255,80 @@ def _odeint_fwd(func: Callable, rtol: float, atol: float, mxstep: float, hmax: f
     return ys, (ys, ts, args)
 
 
-class _AugmentedDynamics:
-    """The system augmented with the adjoints of y, t and args, for the backward solve.
+def _is_inexact(x: Any) -> bool:
+    return numpy.dtype(get_aval(x).dtype).kind in "fc"
 
-    Equal for equal ``func``: it is the solver's static (jit cache) argument, so the
-    backward passes of one system share one compiled solver.
+
+class _AugmentedDynamics:
+    """The system augmented with the adjoints of y, t and the floating leaves of args, for
+    the backward solve. It takes every leaf of args (``tree``); the others (integers,
+    booleans) are held fixed and have no adjoint (JAX's solver fails on them under ``grad``).
+
+    Equal for equal ``func`` and argument layout: it is the solver's static (jit cache)
+    argument, so the backward passes of one system share one compiled solver.
     """
 
-    __slots__ = ("func",)
+    __slots__ = ("func", "tree", "diff")
 
-    def __init__(self, func: Callable) -> None:
-        self.func = func
+    def __init__(self, func: Callable, tree: Any, diff: tuple[bool, ...]) -> None:
+        self.func, self.tree, self.diff = func, tree, diff
+
+    def _key(self) -> tuple:
+        return (self.func, self.tree, self.diff)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is _AugmentedDynamics and other.func == self.func
+        return type(other) is _AugmentedDynamics and other._key() == self._key()
 
     def __hash__(self) -> int:
-        return hash((_AugmentedDynamics, self.func))
+        return hash((_AugmentedDynamics, *self._key()))
 
-    def __call__(self, augmented_state: tuple, t: Any, *args: Any) -> tuple:
+    def __call__(self, augmented_state: tuple, t: Any, *leaves: Any) -> tuple:
         y, y_bar, *_ = augmented_state
+
+        def of_floats(y: Any, t: Any, *floats: Any) -> Any:
+            it = iter(floats)
+            full = [next(it) if d else leaf for leaf, d in zip(leaves, self.diff)]
+            return self.func(y, t, *tree_util.tree_unflatten(self.tree, full))
+
+        floats = [leaf for leaf, d in zip(leaves, self.diff) if d]
         # the backward solve runs in negated time (see _odeint_rev)
-        y_dot, vjpfun = vjp(self.func, y, -t, *args)
-        return (-y_dot, *vjpfun(y_bar))
+        y_dot, vjpfun = vjp(of_floats, y, -t, *floats)
+        y_bar_dot, t_bar_dot, *floats_bar = vjpfun(y_bar)
+        return (-y_dot, y_bar_dot, t_bar_dot, floats_bar)
 
 
 def _odeint_rev(func: Callable, rtol: float, atol: float, mxstep: float, hmax: float,
                 res: tuple, g: Any) -> tuple:
     ys, ts, args = res
-
-    aug_dynamics = _AugmentedDynamics(func)
+    leaves, tree = tree_util.tree_flatten(args)
+    diff = tuple(_is_inexact(leaf) for leaf in leaves)
+    aug_dynamics = _AugmentedDynamics(func, tree, diff)
 
     def scan_fun(carry: tuple, i: Any) -> tuple[tuple, Any]:
-        y_bar, t0_bar, args_bar = carry
+        y_bar, t0_bar, floats_bar = carry
         # the effect of moving the measurement time; a time's cotangent is real
         t_bar = fnp.real(fnp.dot(func(ys[i], ts[i], *args), g[i]))
         t0_bar = t0_bar - t_bar
         # the augmented system, backwards to the previous output time
-        _, y_bar, t0_bar, args_bar = odeint(
-            aug_dynamics, (ys[i], y_bar, t0_bar, args_bar),
+        _, y_bar, t0_bar, floats_bar = odeint(
+            aug_dynamics, (ys[i], y_bar, t0_bar, floats_bar),
             fnp.stack([-ts[i], -ts[i - 1]]),
-            *args, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
-        y_bar, t0_bar, args_bar = tree_util.tree_map(operator.itemgetter(1),
-                                                     (y_bar, t0_bar, args_bar))
+            *leaves, rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
+        y_bar, t0_bar, floats_bar = tree_util.tree_map(operator.itemgetter(1),
+                                                       (y_bar, t0_bar, floats_bar))
         y_bar = y_bar + g[i - 1]
-        return (y_bar, t0_bar, args_bar), t_bar
+        return (y_bar, t0_bar, floats_bar), t_bar
 
-    init_carry = (g[-1], fnp.zeros((), ts.dtype), tree_util.tree_map(fnp.zeros_like, args))
-    (y_bar, t0_bar, args_bar), rev_ts_bar = lax.scan(
+    init_carry = (g[-1], fnp.zeros((), ts.dtype),
+                  [fnp.zeros_like(leaf) for leaf, d in zip(leaves, diff) if d])
+    (y_bar, t0_bar, floats_bar), rev_ts_bar = lax.scan(
         scan_fun, init_carry, fnp.arange(len(ts) - 1, 0, -1))
     ts_bar = fnp.concatenate([fnp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]])
-    return (y_bar, ts_bar, *args_bar)
+    it = iter(floats_bar)
+    # a non-float argument's cotangent is float0 zeros (no derivative)
+    args_bar = [next(it) if d else numpy.zeros(numpy.shape(leaf), float0)
+                for leaf, d in zip(leaves, diff)]
+    return (y_bar, ts_bar, *tree_util.tree_unflatten(tree, args_bar))
 
 
 _odeint.defvjp(_odeint_fwd, _odeint_rev)
