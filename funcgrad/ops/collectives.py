@@ -37,6 +37,7 @@ from funcgrad.core import bind1, lookup_axis
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters.linearize import backward_rule_primitives
 from funcgrad.interpreters.staging import context_dependent_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import effectful_primitives
@@ -167,6 +168,10 @@ def _reduce_named(prim, reduce_batch, unbatched):
     def rule(axis_size: int, vals, dims, *, axis_name: tuple):
         x, d = vals[0], dims[0]
         out = unbatched(x, axis_size) if d is None else reduce_batch(x, (d,))
+        dt = get_aval(x).dtype
+        if get_aval(out).dtype != dt:
+            # A collective keeps its operand's dtype (reduce_sum widens small ints, as NumPy).
+            out = _ew.convert_element_type(out, dt)
         rest = tuple(n for n in axis_name if n != batching.current_axis_name())
         if rest:
             out = bind1(prim, out, axis_name=rest)
@@ -201,7 +206,14 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """
     _no_groups("psum", axis_index_groups)
     names = _as_names(axis_name)
-    return tree_util.tree_map(lambda v: bind1(psum_p, v, axis_name=names), x)
+    return tree_util.tree_map(lambda v: bind1(psum_p, _bool_as_int32(v), axis_name=names), x)
+
+
+def _bool_as_int32(v: Any) -> Any:
+    # JAX counts booleans in int32 (psum of a mask is a count).
+    if get_aval(v).dtype == numpy.bool_:
+        return _ew.convert_element_type(v, numpy.dtype(numpy.int32))
+    return v
 
 
 def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -681,6 +693,11 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
 # learn that (it also keeps an unused collective, which every member then still runs).
 effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p,
                             ppermute_p})
+# Over a named axis, forward and reverse mode are different maps: the JVP of psum(f(x)) sums
+# every member's tangent, while grad transposes psum (cotangent times the axis size). grad of
+# one real number computes tangents forward (linearize's ForwardTangents) unless an operation
+# needs its backward rule, as these do: the per-member gradient is the transpose, as in JAX.
+backward_rule_primitives.update({psum_p, pmax_p, pmin_p, all_gather_p, all_to_all_p, ppermute_p})
 # Their shapes (and whether the axis is bound at all) depend on the axes bound around them: a
 # result shape cached for one axis size would be reused under another (make_jaxpr axis_env).
 context_dependent_primitives.update(

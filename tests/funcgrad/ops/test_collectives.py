@@ -330,3 +330,45 @@ def test_axis_index_groups_is_accepted_and_refused_clearly():
                lambda a: lax.all_gather(a, "i", axis_index_groups=[[0, 1]])):
         with pytest.raises(ValueError, match="axis_index_groups is not supported"):
             funcgrad.vmap(fn, axis_name="i")(dev(np.arange(2.0)))
+
+
+def test_per_member_grad_transposes_the_collective_as_jax():
+    # grad of one real number may compute tangents forward; over a named axis that is a
+    # different map (it sums every member's tangent), so collectives take the backward rule.
+    # Values from JAX 0.10.2: vmap(grad(f), axis_name="i")(arange(3.)).
+    x = dev(np.arange(3.0))
+
+    def per_member(f, v=x):
+        return host(funcgrad.vmap(funcgrad.grad(f), axis_name="i")(v))
+
+    np.testing.assert_allclose(per_member(lambda a: lax.psum(a ** 2, "i")), [0.0, 6.0, 12.0])
+    np.testing.assert_allclose(per_member(lambda a: lax.pmean(a ** 2, "i")), [0.0, 2.0, 4.0])
+    np.testing.assert_allclose(per_member(lambda a: (lax.all_gather(a, "i") ** 2).sum()),
+                               [0.0, 6.0, 12.0])
+    ring = [(0, 1), (1, 2), (2, 0)]
+    np.testing.assert_allclose(
+        per_member(lambda a: (lax.ppermute(a, "i", ring) * (a + 1)).sum()), [4.0, 3.0, 2.0])
+    m = dev(np.arange(9.0).reshape(3, 3))
+    np.testing.assert_allclose(per_member(lambda a: lax.psum_scatter(a ** 2, "i") * a[0], m),
+                               [[45.0, 6.0, 24.0], [66.0, 24.0, 60.0], [93.0, 42.0, 96.0]])
+    # all_to_all: member m's x[j] reaches member j at slot m, weighted m
+    np.testing.assert_allclose(
+        per_member(lambda a: (lax.all_to_all(a ** 2, "i", 0, 0) * dev(np.arange(3.0))).sum(), m),
+        [[0.0, 0.0, 0.0], [6.0, 8.0, 10.0], [24.0, 28.0, 32.0]])
+    jitted = funcgrad.vmap(funcgrad.jit(funcgrad.grad(lambda a: lax.psum(a ** 2, "i"))),
+                           axis_name="i")(x)
+    np.testing.assert_allclose(host(jitted), [0.0, 6.0, 12.0])
+
+
+def test_psum_keeps_the_dtype_and_counts_booleans_in_int32():
+    # JAX: psum of int8 is int8, of bool int32 (a count), of float32 float32
+    for x, want in ((np.array([1, 2], np.int8), np.int8), (np.array([True, False]), np.int32),
+                    (np.array([1.0, 2.0], np.float32), np.float32)):
+        for f in (funcgrad.vmap(lambda a: lax.psum(a, "i"), axis_name="i"),
+                  funcgrad.jit(funcgrad.vmap(lambda a: lax.psum(a, "i"), axis_name="i"))):
+            out = host(f(dev(x)))
+            assert out.dtype == want
+            np.testing.assert_array_equal(out, [x.sum()] * 2)
+    outs = ThreadGroup(2).run(
+        lambda comm: host(spmd(lambda a: lax.psum(a, "i"), "i", comm)(dev(np.array(True)))))
+    assert all(o.dtype == np.int32 and int(o) == 2 for o in outs)
