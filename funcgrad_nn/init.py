@@ -114,7 +114,10 @@ def _gen(generator: Any) -> numpy.random.Generator:
 
 def _in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Let an initialiser take a ``Parameter`` too (``nn.init.normal_(nn.Parameter(w))`` as
-    in PyTorch): it fills the array inside and returns the Parameter."""
+    in PyTorch): it fills the array inside and returns the Parameter. PyTorch code also
+    passes ``m.weight.data`` (the DCGAN tutorial's ``nn.init.normal_(m.weight.data, 0.0,
+    0.02)``): for a host array that is NumPy's ``memoryview`` of its buffer, so the array it
+    shows is filled; a CuPy array's ``.data`` (a raw device pointer) is refused by name."""
     from funcgrad_nn.module import Parameter
 
     @functools.wraps(fn)
@@ -122,6 +125,16 @@ def _in_place(fn: Callable[..., Any]) -> Callable[..., Any]:
         if isinstance(tensor, Parameter):
             fn(tensor.data, *args, **kwargs)
             return tensor
+        if isinstance(tensor, memoryview):
+            if tensor.readonly:
+                raise ValueError(f"{fn.__name__}: the buffer is read-only; pass a writable "
+                                 "array")
+            fn(numpy.asarray(tensor), *args, **kwargs)
+            return tensor
+        if type(tensor).__name__ == "MemoryPointer":
+            raise TypeError(f"{fn.__name__}: got a raw device pointer (`.data` of a CuPy "
+                            "array is not a tensor as in PyTorch); pass the parameter itself, "
+                            f"e.g. nn.init.{fn.__name__}(m.weight, ...)")
         return fn(tensor, *args, **kwargs)
 
     return init_

@@ -111,6 +111,32 @@ def test_initialisers_fill_a_parameter_and_return_it_as_torch(name):
     assert m.weight is p.data
 
 
+def test_initialisers_fill_a_host_parameter_through_its_data_buffer():
+    # The DCGAN tutorial's weights_init, verbatim: m.weight.data of a host array is NumPy's
+    # memoryview of its buffer, which the initialisers fill (it raised AttributeError).
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            nn.init.normal_(m.weight.data, 0.0, 0.02)
+        elif classname.find("BatchNorm") != -1:
+            nn.init.normal_(m.weight.data, 1.0, 0.02)
+            nn.init.constant_(m.bias.data, 0)
+
+    net = nn.Sequential(nn.Conv2d(3, 64, 4, bias=False), nn.BatchNorm2d(64))
+    net[1].bias[...] = 5.0
+    weight = net[0].weight
+    net.apply(weights_init)
+    assert net[0].weight is weight and weight.dtype == np.float32
+    assert abs(float(weight.std()) - 0.02) < 0.002 and abs(float(weight.mean())) < 0.002
+    assert abs(float(net[1].weight.mean()) - 1.0) < 0.01 and not net[1].bias.any()
+    view = np.zeros((2, 3), np.float32).data
+    assert init.xavier_uniform_(view) is view and np.asarray(view).any()
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        init.ones_(frozen.data)
+
+
 @pytest.mark.parametrize("mean,std,a,b", [(0.5, 1.0, -1.0, 2.0), (0.0, 1.0, 2.0, 5.0),
                                           (0.0, 1.0, 10.0, 11.0), (0.0, 2.0, -0.1, 0.1)])
 def test_trunc_normal_has_the_truncated_distribution_even_far_in_the_tail(mean, std, a, b):
