@@ -623,6 +623,53 @@ class Module:
         """
         return _hooks.add_hook(self, "state_dict_post", hook)
 
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """PyTorch's older (private, still widely used) form of
+        :meth:`register_state_dict_post_hook`: ``hook(module, state_dict, prefix,
+        local_metadata)`` may also return a dict, which then replaces the state dict this
+        module's ``state_dict()`` returns.
+
+        >>> import funcgrad_nn as nn
+        >>> m = nn.Linear(1, 1)
+        >>> _ = m._register_state_dict_hook(
+        ...     lambda mod, sd, prefix, meta: {k + "_x": v for k, v in sd.items()})
+        >>> list(m.state_dict())
+        ['weight_x', 'bias_x']
+        """
+        def returning(mod: Module, sd: Any, prefix: str, meta: Any) -> Any:
+            return hook(mod, sd, prefix, meta)
+
+        returning._returns_state_dict = True  # type: ignore[attr-defined]
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got "
+                            f"{type(hook).__name__}")
+        return _hooks.add_hook(self, "state_dict_post", returning)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable[..., Any],
+                                           with_module: bool = False
+                                           ) -> _hooks.RemovableHandle:
+        """PyTorch's older (private, still widely used) form of
+        :meth:`register_load_state_dict_pre_hook`: ``hook(state_dict, prefix, local_metadata,
+        strict, missing_keys, unexpected_keys, error_msgs)``, with the module first when
+        ``with_module``.
+
+        >>> import funcgrad_nn as nn
+        >>> m, seen = nn.Linear(1, 1), []
+        >>> _ = m._register_load_state_dict_pre_hook(lambda sd, prefix, *rest: seen.append(prefix))
+        >>> _ = m.load_state_dict(m.state_dict()); seen
+        ['']
+        """
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got "
+                            f"{type(hook).__name__}")
+        if with_module:
+            return _hooks.add_hook(self, "load_pre", hook)
+
+        def without_module(mod: Module, *args: Any) -> Any:
+            return hook(*args)
+
+        return _hooks.add_hook(self, "load_pre", without_module)
+
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]
                                           ) -> _hooks.RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -978,9 +1025,13 @@ class Module:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
                              keep_vars=keep_vars)
         for hook in self._hooks_of("state_dict_post"):
-            if hook(self, destination, prefix, local_metadata) is not None:
+            result = hook(self, destination, prefix, local_metadata)
+            if result is None:
+                continue
+            if not getattr(hook, "_returns_state_dict", False):
                 raise RuntimeError("state_dict post-hook must return None (edit the state "
                                    "dict in place)")
+            destination = result  # the private hook's replacement dict, as PyTorch
         return destination
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str,

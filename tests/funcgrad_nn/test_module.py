@@ -67,6 +67,33 @@ def test_state_dict_takes_pytorchs_positional_and_keyword_arguments():
         net.state_dict(prefix=1)
 
 
+def test_private_state_dict_hooks_that_libraries_use_as_torch():
+    # torch 2.13: _register_state_dict_hook's returned dict replaces the module's state dict
+    # (a child's replacement is not seen by its parent); _register_load_state_dict_pre_hook
+    # gets (state_dict, prefix, ...) without the module unless with_module=True
+    lin = nn.Linear(1, 1)
+    lin._register_state_dict_hook(lambda mod, sd, prefix, meta: {k + "_x": v for k, v in sd.items()})
+    assert list(lin.state_dict()) == ["weight_x", "bias_x"]
+    seq = nn.Sequential(nn.Linear(1, 1))
+    seq[0]._register_state_dict_hook(lambda mod, sd, prefix, meta: {"dropped": 1})
+    assert list(seq.state_dict()) == ["0.weight", "0.bias"]
+    with pytest.raises(RuntimeError, match="must return None"):
+        m = nn.Linear(1, 1)
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: {})
+        m.state_dict()
+    seen = []
+    m = nn.Sequential(nn.Linear(1, 1))
+    h = m[0]._register_load_state_dict_pre_hook(
+        lambda sd, prefix, meta, strict, missing, unexpected, errors: seen.append((prefix, strict)))
+    m[0]._register_load_state_dict_pre_hook(
+        lambda mod, sd, prefix, *rest: seen.append(type(mod).__name__), with_module=True)
+    m.load_state_dict(m.state_dict(), strict=False)
+    assert seen == [("0.", True), "Linear"]  # torch passes strict=True to the hooks always
+    h.remove()
+    m.load_state_dict(m.state_dict())
+    assert seen[2:] == ["Linear"]
+
+
 def test_pytree_leaves_follow_state_dict_and_keypaths():
     net = Net()
     paths = [tree_util.keystr(p, simple=True, separator=".")
