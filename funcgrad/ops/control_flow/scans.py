@@ -515,7 +515,17 @@ def split_invariant(known: ClosedJaxpr, n_fixed: int, n_known_outs: int, nres: i
                                 [a for a, k in zip(j.outvars, keep) if k], j.eqns))
     loop_known = ClosedJaxpr(loop_j, known.consts)
     inv_outs = [a for a, i in zip(j.outvars[n_known_outs:], inv) if i]
-    inv_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars[:n_fixed], inv_outs, j.eqns))
+    # Only equations on the fixed inputs: DCE keeps effectful ones (a collective such as
+    # psum) even when unused, and one on a varying input would read a variable this jaxpr
+    # does not have.
+    varying: set[Var] = set(j.invars[n_fixed:])
+    fixed_eqns = []
+    for eqn in j.eqns:
+        if any(type(a) is Var and a in varying for a in eqn.invars):
+            varying.update(eqn.outvars)
+        else:
+            fixed_eqns.append(eqn)
+    inv_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars[:n_fixed], inv_outs, fixed_eqns))
     invariant = ClosedJaxpr(inv_j, known.consts)
     return loop_known, invariant, inv_mask
 
