@@ -475,7 +475,14 @@ def test_map_batch_size_matches_the_unbatched_map(batch_size):
 
 def test_map_batch_size_errors():
     with pytest.raises(TypeError, match="batch_size must be a positive int"):
-        funcgrad.map(lambda v: v, np.ones(3), batch_size=0)
+        funcgrad.map(lambda v: v, np.ones(3), batch_size=-1)
+    # JAX: batch_size=0 maps one element at a time, as None does; scan's unroll=0 is 1
+    np.testing.assert_array_equal(host(funcgrad.map(lambda v: 2 * v, dev(np.arange(3.0)),
+                                                    batch_size=0)), [0.0, 2.0, 4.0])
+    c, ys = lax.scan(lambda c, x: (c + x, c), 0.0, dev(np.arange(4.0)), unroll=0)
+    assert float(c) == 6.0 and host(ys).tolist() == [0.0, 0.0, 1.0, 3.0]
+    with pytest.raises(ValueError, match="unroll must be a non-negative int"):
+        lax.scan(lambda c, x: (c + x, c), 0.0, dev(np.arange(4.0)), unroll=-1)
     with pytest.raises(ValueError, match="same leading axis length"):
         funcgrad.map(lambda v: v, (np.ones(3), np.ones(4)), batch_size=2)
 

@@ -142,8 +142,10 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
         raise TypeError(f"{what}: {fname} must be callable, got {type(f).__name__}")
     if isinstance(unroll, bool):
         pass
-    elif not isinstance(unroll, int) or unroll < 1:
-        raise ValueError(f"{what}: unroll must be a positive int or a bool, got {unroll!r}")
+    elif not isinstance(unroll, int) or unroll < 0:
+        raise ValueError(f"{what}: unroll must be a non-negative int or a bool, got {unroll!r}")
+    elif unroll == 0:
+        unroll = 1  # JAX: 0 unrolls nothing, as 1 does
     x_leaves, x_tree, x_avals, sizes, x_paths = _leading_sizes(xs)
     if length is not None:
         if isinstance(length, Tracer):
@@ -238,7 +240,7 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     """
     if not callable(f):
         raise TypeError(f"map: f must be callable, got {type(f).__name__}")
-    if batch_size is not None:
+    if batch_size:  # JAX: None and 0 both map one element at a time
         return _batched_map(f, xs, batch_size)
     _, ys = _scan(lambda c, x: ((), f(x)), (), xs, None, False, 1, "map", "f")
     return ys
