@@ -1204,7 +1204,7 @@ class Module:
     # -- device / dtype ---------------------------------------------------------------------
 
     def _apply_arrays(self, fn: Callable[[Any], Any], params: bool = True,
-                      buffers: bool = True) -> Module:
+                      buffers: bool = True, modules: list[Module] | None = None) -> Module:
         # Memoised by identity so tied arrays stay one object after to()/double()/...
         done: dict[int, tuple[Any, Any]] = {}
 
@@ -1218,7 +1218,7 @@ class Module:
                     v.flags.writeable = False
             return hit[1]
 
-        for m in self.modules():
+        for m in self.modules() if modules is None else modules:
             if params:
                 for k, v in m._parameters.items():
                     if v is not None:
@@ -1228,6 +1228,19 @@ class Module:
                     if v is not None:
                         m._buffers[k] = once(v)
         return self
+
+    def _apply(self, fn: Callable[[Any], Any], recurse: bool = True) -> Module:
+        """Replace every parameter and buffer array ``a`` by ``fn(a)`` (this module's only
+        with ``recurse=False``); returns self. PyTorch's hook behind ``to()``/``half()``,
+        which libraries call directly (``model._apply(lambda t: t.astype(...))``); tied
+        arrays stay tied, and an optimizer built from ``model.parameters()`` follows.
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> m = nn.Sequential(nn.Linear(2, 2))._apply(lambda a: a.astype(np.float64))
+        >>> m[0].weight.dtype
+        dtype('float64')
+        """
+        return self._apply_arrays(fn, modules=None if recurse else [self])
 
     def to(self, device: Any = None, dtype: Any = None, non_blocking: bool = False, *,
            memory_format: Any = None) -> Module:

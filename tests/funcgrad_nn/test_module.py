@@ -94,6 +94,22 @@ def test_private_state_dict_hooks_that_libraries_use_as_torch():
     assert seen[2:] == ["Linear"]
 
 
+def test_private_apply_replaces_arrays_as_torch():
+    # torch 2.13: Module._apply(fn, recurse) replaces parameters and buffers by fn(array);
+    # recurse=False touches only the module's own
+    net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    net[1].weight = net[0].bias  # tied
+    opt_params = net.parameters()
+    assert net._apply(lambda a: a.astype(np.float64) if a.dtype.kind == "f" else a) is net
+    assert {str(v.dtype) for v in net.state_dict().values()} == {"float64", "int64"}
+    assert net[1].weight is net[0].bias
+    net._apply(lambda a: a * 0, recurse=False)  # a Sequential has no arrays of its own
+    assert float(np.abs(net[0].weight).sum()) > 0
+    net[0]._apply(lambda a: a * 0, recurse=False)
+    assert float(np.abs(net[0].weight).sum()) == 0 and float(net[1].running_var.sum()) == 2
+    assert len(list(opt_params)) == 4
+
+
 def test_pytree_leaves_follow_state_dict_and_keypaths():
     net = Net()
     paths = [tree_util.keystr(p, simple=True, separator=".")
