@@ -208,7 +208,9 @@ tree_util.register_pytree_node(
 
 
 def _host_lengths(lengths: Any, fname: str) -> numpy.ndarray:
-    if is_tracer(lengths):
+    # A list of Python ints passed through jit arrives as a list of traced scalars.
+    if is_tracer(lengths) or (isinstance(lengths, (list, tuple))
+                              and any(is_tracer(v) for v in lengths)):
         raise TypeError(f"{fname}: lengths must be concrete host integers (a list or a NumPy "
                         "array), not a traced value: they fix the shapes of the packed data. "
                         "Under jit, pack outside the jitted function, or give the recurrent "

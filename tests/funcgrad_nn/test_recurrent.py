@@ -253,6 +253,13 @@ def test_lengths_keyword_matches_packing_and_is_traceable():
     assert len(traces) == 1  # one compiled program for every length pattern
     with pytest.raises(BadInputError, match="lengths"):
         m(x, lengths=np.array([7, 1, 1]))
+    # Packing needs host lengths; a list of ints passed through jit is a list of traced
+    # scalars: the same clear error as a traced array (it was NumPy's conversion error).
+    for lengths in ([4, 6, 1], lens):
+        with pytest.raises(TypeError, match="lengths must be concrete host integers"):
+            funcgrad.jit(lambda x, n: rnn.pack_padded_sequence(x, n, batch_first=True,
+                                                               enforce_sorted=False).data)(
+                x, lengths)
 
 
 def test_layers_packing_and_ctc_stay_on_the_test_device():
