@@ -19,6 +19,7 @@ import numpy
 
 from funcgrad import lax, tree_util
 from funcgrad import numpy as fnp
+from funcgrad._cache import LRUCache
 from funcgrad.api import closure_convert, vjp
 from funcgrad.api_jit import jit
 from funcgrad.api_vmap import vmap
@@ -179,13 +180,30 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
         raise ValueError(f"odeint: t must be a 1-D array with at least one time, got shape "
                          f"{t.shape}.")
     converted, consts = closure_convert(func, y0, t[0], *args)
-    # With nothing to hoist, the user's own function is the jit's static argument, so calls
-    # with the same function reuse its compiled solver (converted is new on every call).
-    return _odeint_wrapper(converted if consts else func, rtol, atol, mxstep, hmax, y0, t,
-                           *args, *consts)
+    # With nothing to hoist, the user's own function keys the solver, so calls with the same
+    # function reuse its compiled solver (converted is new on every call).
+    solver = _solver(converted if consts else func, rtol, atol, mxstep, hmax)
+    return solver(y0, t, *args, *consts)
 
 
-@functools.partial(jit, static_argnums=(0, 1, 2, 3, 4))
+#: One jitted solver per (system, tolerances), as JAX's jit with those as static arguments.
+#: Each system has its own jit, so solving many different systems (a fresh lambda per call)
+#: is not one function retracing (which warns), and only the recent ones are kept.
+_SOLVERS = LRUCache(maxsize=64)
+
+
+def _solver(func: Callable, rtol: float, atol: float, mxstep: float, hmax: float
+            ) -> Callable[..., Any]:
+    key = (func, rtol, atol, mxstep, hmax)
+    solver = _SOLVERS.get(key)
+    if solver is None:
+        def odeint_solve(y0: Any, ts: Any, *args: Any) -> Any:
+            return _odeint_wrapper(func, rtol, atol, mxstep, hmax, y0, ts, *args)
+
+        solver = _SOLVERS[key] = jit(odeint_solve)
+    return solver
+
+
 def _odeint_wrapper(func: Callable, rtol: float, atol: float, mxstep: float, hmax: float,
                     y0: Any, ts: Any, *args: Any) -> Any:
     y_leaves, y_tree = tree_util.tree_flatten(y0)

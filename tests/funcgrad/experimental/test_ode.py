@@ -164,16 +164,40 @@ def test_scalar_state_and_no_args():
     _assert_close(ys, np.array([1.0, np.exp(-1.0)]), rtol=1e-7)
 
 
-def test_repeated_calls_reuse_the_compiled_solver():
+def test_repeated_calls_reuse_the_compiled_solver(monkeypatch):
     """The same system solved again (forward and adjoint) traces nothing new: no
     RetraceWarning however many times a training loop calls it."""
     import warnings
 
-    from funcgrad.api_jit import RETRACE_WARN_AFTER, RetraceWarning
+    from funcgrad import api_jit
+
+    monkeypatch.setattr(api_jit, "RETRACE_WARN_AFTER", 3)  # the bound, made small to test
+    def growth(y, t, k):  # this test's own system: no traces from other tests
+        return k * y
 
     ts = dev(np.array([0.0, 1.0]))
-    g = funcgrad.grad(lambda k: fnp.sum(odeint(decay, fnp.ones(1), ts, k)))
+    g = funcgrad.grad(lambda k: fnp.sum(odeint(growth, fnp.ones(1), ts, k)))
+    from funcgrad.experimental import ode
+
+    g(0.0)
+    solvers = {id(v) for v in ode._SOLVERS.values()}  # incl. the forward and adjoint ones
     with warnings.catch_warnings():
-        warnings.simplefilter("error", RetraceWarning)
-        for i in range(RETRACE_WARN_AFTER + 2):
+        warnings.simplefilter("error", api_jit.RetraceWarning)
+        for i in range(1, 6):
             g(0.1 * i)
+    assert {id(v) for v in ode._SOLVERS.values()} <= solvers  # no new solver was made
+
+
+def test_many_different_systems_do_not_warn(monkeypatch):
+    """A fresh function per call (a lambda in a loop) compiles a solver per system, as JAX's
+    jit with a static function does, without a RetraceWarning from the library's jit."""
+    import warnings
+
+    from funcgrad import api_jit
+
+    monkeypatch.setattr(api_jit, "RETRACE_WARN_AFTER", 3)  # the bound, made small to test
+    ts = dev(np.array([0.0, 1.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", api_jit.RetraceWarning)
+        for i in range(5):
+            odeint(lambda y, t, i=i: -0.1 * i * y, fnp.ones(1), ts)
