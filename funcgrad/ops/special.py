@@ -17,8 +17,8 @@ SciPy is not a dependency: the implementations are vectorised array code on the 
 * ``polygamma(n, x)`` for ``n >= 1``: ``(-1)^(n+1) n! zeta(n + 1, x)`` with the Hurwitz zeta
   function by the recurrence and the Euler-Maclaurin formula.
 
-The polynomial coefficients were computed with mpmath at 50 digits. float32 inputs compute in
-float64 and round once; integer inputs give float64 (as SciPy's float64 loops).
+The polynomial coefficients were computed with mpmath at 50 digits. float16/float32 inputs
+compute in float64 and round once; integer inputs give float64 (as SciPy's float64 loops).
 
 Example:
     >>> import numpy as np
@@ -51,7 +51,6 @@ __all__ = [
     "i0", "i0_p", "i0e", "i1", "i1e",
 ]
 
-_F32 = numpy.dtype(numpy.float32)
 _F64 = numpy.dtype(numpy.float64)
 _SQRT_PI = math.sqrt(math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
@@ -501,6 +500,12 @@ def _polygamma64(xp: Any, x: Any, *, n: int) -> Any:
 # The primitives
 
 
+def _out_dtype(dt: numpy.dtype) -> numpy.dtype:
+    # A float input keeps its dtype (float16/float32 compute in float64 and round once, as
+    # JAX keeps them); integers and booleans give float64.
+    return dt if dt.kind == "f" else _F64
+
+
 def _special_abstract(name: str) -> Any:
     def abstract(a: ShapedArray, **params: Any) -> list[ShapedArray]:
         if params:
@@ -510,8 +515,7 @@ def _special_abstract(name: str) -> Any:
                 f"{name}: real input is required (floating, integer or bool), got "
                 f"{a.str_short()}"
             )
-        dt = _F32 if a.dtype == _F32 else _F64
-        return [ShapedArray(a.shape, dt, a.weak_type, a.device)]
+        return [ShapedArray(a.shape, _out_dtype(a.dtype), a.weak_type, a.device)]
 
     return abstract
 
@@ -520,7 +524,7 @@ def _special_impl(fn: Any) -> Any:
     def impl(x: Any, **params: Any) -> list[Any]:
         xp = xp_for(x)
         a = xp.asarray(x)
-        out_dt = _F32 if a.dtype == _F32 else _F64
+        out_dt = _out_dtype(a.dtype)
         flat = xp.asarray(a, dtype=_F64).reshape(-1)
         with numpy.errstate(all="ignore"):
             r = fn(xp, flat, **params)
