@@ -1,7 +1,8 @@
 """Sequence programs ported from PyTorch, replayed against PyTorch's own runs: char-RNN name
 classification with packed sequences, an LSTM tagger fed by a custom Dataset and
 ``collate_fn``, the EmbeddingBag text classifier, a distilled LM with tied embeddings and
-attention masks, a float64 CTC model. ``fixtures/make_program_fixtures.py`` holds the PyTorch
+attention masks, a float64 CTC model, the nn.Transformer translation tutorial with greedy
+decoding. ``fixtures/make_program_fixtures.py`` holds the PyTorch
 programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
@@ -17,6 +18,18 @@ from funcgrad_nn.utils import rnn
 from tests.funcgrad_nn.programs.fixtures.program_data import data
 from tests.funcgrad_nn.programs.test_programs import HERE, check_state, close, reference
 from tests.helpers import DEVICE, dev, host
+
+
+def check_keys_bias_aside(model, final, d, atol=2e-5):
+    """``check_state``, except for the keys' part of each attention's ``in_proj_bias``: it
+    shifts all of a query's scores alike, which the softmax ignores, so its gradient is
+    rounding noise (in PyTorch too) that Adam-like optimizers scale into full steps. The
+    queries' and values' biases must match."""
+    skip = {k for k in final if k.endswith("in_proj_bias")}
+    check_state(model, final, atol=atol, skip=skip)
+    keep = np.r_[0:d, 2 * d:3 * d]
+    for k in skip:
+        close(host(model.state_dict()[k])[keep], final[k][keep], atol=atol)
 
 
 def test_char_rnn_name_classification_on_packed_batches():
@@ -225,14 +238,7 @@ def test_distilled_lm_with_tied_embeddings_and_attention_masks():
         weights.append(w)
     close(losses, ref["losses"])
     close(weights, ref["weights"])
-    # The keys' bias of every attention shifts all of a query's scores alike, which the
-    # softmax ignores: its gradient is rounding noise (in PyTorch too), which NAdam scales
-    # into full steps; the queries' and values' biases must match.
-    skip = {"attn.in_proj_bias", *(f"encoder.layers.{i}.self_attn.in_proj_bias" for i in (0, 1))}
-    check_state(model, final, skip=skip)
-    for k in skip:
-        keep = np.r_[0:d, 2 * d:3 * d]
-        close(host(model.state_dict()[k])[keep], final[k][keep])
+    check_keys_bias_aside(model, final, d)
 
 
 def test_float64_ctc_model():
@@ -274,3 +280,99 @@ def test_float64_ctc_model():
                                          tuple(host(input_lengths).tolist()),
                                          tuple(n_host.tolist()))
     assert math.isclose(float(summed), float(ref["summed"]), rel_tol=1e-10)
+
+
+def test_transformer_translation_with_masks_noam_warmup_and_greedy_decoding():
+    PAD, BOS, vocab_src, vocab_tgt, d = 1, 2, 12, 10, 8
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, emb_size, maxlen=16):
+            super().__init__()
+            den = np.exp(-np.arange(0, emb_size, 2) * math.log(10000) / emb_size)
+            pos = np.arange(0, maxlen).reshape(maxlen, 1)
+            pos_embedding = np.zeros((maxlen, emb_size), np.float32)
+            pos_embedding[:, 0::2] = np.sin(pos * den)
+            pos_embedding[:, 1::2] = np.cos(pos * den)
+            self.register_buffer("pos_embedding", pos_embedding[:, None])
+
+        def forward(self, token_embedding):
+            return token_embedding + self.pos_embedding[:token_embedding.shape[0], :]
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, vocab_size, emb_size):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab_size, emb_size)
+            self.emb_size = emb_size
+
+        def forward(self, tokens):
+            return self.embedding(tokens) * math.sqrt(self.emb_size)
+
+    class Seq2SeqTransformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = nn.Transformer(d_model=d, nhead=2, num_encoder_layers=2,
+                                              num_decoder_layers=2, dim_feedforward=16,
+                                              dropout=0.0)
+            self.generator = nn.Linear(d, vocab_tgt)
+            self.src_tok_emb = TokenEmbedding(vocab_src, d)
+            self.tgt_tok_emb = TokenEmbedding(vocab_tgt, d)
+            self.positional_encoding = PositionalEncoding(d)
+
+        def forward(self, src, trg, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask,
+                    memory_key_padding_mask):
+            src_emb = self.positional_encoding(self.src_tok_emb(src))
+            tgt_emb = self.positional_encoding(self.tgt_tok_emb(trg))
+            outs = self.transformer(src_emb, tgt_emb, src_mask, tgt_mask, None,
+                                    src_padding_mask, tgt_padding_mask, memory_key_padding_mask)
+            return self.generator(outs)
+
+        def encode(self, src, src_mask):
+            return self.transformer.encoder(self.positional_encoding(self.src_tok_emb(src)),
+                                            src_mask)
+
+        def decode(self, tgt, memory, tgt_mask):
+            return self.transformer.decoder(self.positional_encoding(self.tgt_tok_emb(tgt)),
+                                            memory, tgt_mask)
+
+    init, final, ref = reference("translation")
+    model = Seq2SeqTransformer()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    src, tgt = dev(data("translation"))
+    loss_fn = nn.CrossEntropyLoss(ignore_index=PAD)
+    optimizer = nn.optim.Adam(model.parameters(), lr=0.5, betas=(0.9, 0.98), eps=1e-9)
+    scheduler = nn.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: d ** -0.5 * min((step + 1) ** -0.5, (step + 1) * 3 ** -1.5))
+
+    def train_loss(m, src, tgt):
+        tgt_input = tgt[:-1, :]
+        src_mask = fnp.zeros((src.shape[0], src.shape[0]), bool)
+        tgt_mask = nn.Transformer.generate_square_subsequent_mask(tgt_input.shape[0])
+        src_padding_mask, tgt_padding_mask = (src == PAD).T, (tgt_input == PAD).T
+        logits = m(src, tgt_input, src_mask, tgt_mask, src_padding_mask, tgt_padding_mask,
+                   src_padding_mask)
+        return loss_fn(logits.reshape(-1, logits.shape[-1]), tgt[1:, :].reshape(-1))
+
+    step = nn.jit(nn.value_and_grad(train_loss))
+    losses = []
+    for _ in range(5):
+        loss, grads = step(model, src, tgt)
+        optimizer.step(grads)
+        scheduler.step()
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    check_keys_bias_aside(model, final, d, atol=5e-5)
+    model.eval()
+    decoded = []
+    with nn.autograd.no_grad():
+        for i in range(src.shape[1]):
+            s = src[:, i:i + 1]
+            memory = model.encode(s, fnp.zeros((s.shape[0], s.shape[0]), bool))
+            ys = fnp.full((1, 1), BOS)
+            for _ in range(5):
+                causal = fnp.isinf(nn.Transformer.generate_square_subsequent_mask(ys.shape[0]))
+                out = model.decode(ys, memory, causal)
+                next_word = int(fnp.argmax(model.generator(fnp.swapaxes(out, 0, 1)[:, -1]), 1)[0])
+                ys = fnp.concatenate([ys, fnp.full((1, 1), next_word)], axis=0)
+            decoded.append(host(ys).ravel())
+    np.testing.assert_array_equal(decoded, ref["decoded"])
