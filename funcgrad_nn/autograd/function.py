@@ -32,7 +32,7 @@ import numpy
 from funcgrad import tree_util
 from funcgrad.avals import float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace
-from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
+from funcgrad.ops.custom_derivatives import SymbolicZero, custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import convert_element_type
 from funcgrad_nn.autograd.graph import current_hooks
 from funcgrad_nn.autograd.tensor_view import TensorViewTrace, unwrap, wrap
@@ -329,9 +329,17 @@ def _fun(call: _Call, *arrays: Any) -> Any:
     return _run_forward(call, arrays, None)
 
 
-def _fwd(call: _Call, *arrays: Any) -> tuple[Any, _Residuals]:
-    # differentiated: a backward will read what is saved, so the saved-tensor hooks apply
-    ctx = FunctionCtx(call.cls.__name__, call.needs(arrays), current_hooks())
+def _fwd(call: _Call, *primals: Any) -> tuple[Any, _Residuals]:
+    # (symbolic_zeros: each operand comes as (value, perturbed)) An input is PyTorch's
+    # "requires grad" when it is differentiated here (perturbed) and floating, so
+    # needs_input_grad is False for a constant operand, as PyTorch's for a tensor without
+    # requires_grad. Differentiated: a backward will read what is saved, so the
+    # saved-tensor hooks apply.
+    arrays = [p.value for p in primals]
+    perturbed = iter(p.perturbed for p in primals[:len(call.array_pos)])
+    needs = tuple(n and next(perturbed) if i in call.array_pos else n
+                  for i, n in enumerate(call.needs(arrays)))
+    ctx = FunctionCtx(call.cls.__name__, needs, current_hooks())
     out = _run_forward(call, arrays, ctx)
     ctx._input_avals = [get_aval(a) for a in arrays]  # type: ignore[attr-defined]
     return out, _Residuals(ctx)
@@ -359,7 +367,7 @@ def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
     nondiff = getattr(ctx, "_nondiff_out", ()) or (False,) * len(cts)
     out = []
     for c, nd in zip(cts, nondiff):
-        if nd or getattr(c, "dtype", None) == float0:
+        if nd or type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
             out.append(None if not ctx.materialize_grads else _zeros_like(c))
         else:
             out.append(c)
@@ -369,10 +377,10 @@ def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
 def _zeros_like(c: Any) -> Any:
     from funcgrad import numpy as fnp
 
-    a = get_aval(c)
+    a = c.aval if type(c) is SymbolicZero else get_aval(c)
     if a.dtype.kind not in "fc":
         return None
-    return fnp.zeros(a.shape, a.dtype)
+    return fnp.zeros(a.shape, a.dtype, device=a.device)  # (a symbolic zero has no array)
 
 
 def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, ...]:
@@ -459,7 +467,9 @@ def _build(cls: type) -> Any:
         f.defjvp(_jvp_rule)
     else:
         f = custom_vjp(_fun, nondiff_argnums=(0,))
-        f.defvjp(_fwd, _bwd)
+        # symbolic zeros: which operands are differentiated (needs_input_grad) and which
+        # outputs get no gradient (None in backward without materialize_grads), as PyTorch
+        f.defvjp(_fwd, _bwd, symbolic_zeros=True)
     f.__name__ = cls.__name__  # type: ignore[attr-defined]
     return f
 

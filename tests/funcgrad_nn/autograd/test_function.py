@@ -204,6 +204,36 @@ def test_set_materialize_grads_false_gives_none():
     assert got == [None]
 
 
+@pytest.mark.parametrize("transform", [lambda f: f, funcgrad.jit])
+def test_needs_input_grad_and_unused_outputs_follow_what_is_differentiated_as_torch(transform):
+    # torch 2.13, x requiring grad and y not, materialize_grads off: backward sees
+    # needs_input_grad (True, False); the output not used by the loss gets None, the used
+    # one its gradient; x's gradient is None (a zero here) when only the second is used
+    got = []
+
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.set_materialize_grads(False)
+            return x * 2.0, x + y
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            got.append((ctx.needs_input_grad, g1 is None, g2 is None))
+            return (None if g1 is None else g1 * 2.0), None
+
+    x, y = dev(X), dev(np.ones(3))
+    g = transform(funcgrad.grad(lambda x: F.apply(x, y)[0].sum()))(x)
+    assert_close(g, np.full(3, 2.0))
+    g = transform(funcgrad.grad(lambda x: F.apply(x, y)[1].sum()))(x)
+    assert_close(g, np.zeros(3))
+    assert got == [((True, False), False, True), ((True, False), True, False)]
+    # both differentiated: both need a gradient
+    got.clear()
+    funcgrad.grad(lambda x, y: F.apply(x, y)[0].sum(), argnums=(0, 1))(x, y)
+    assert got[0][0] == (True, True)
+
+
 def test_forward_mode_via_backward_and_via_jvp():
     t = np.array([1.0, 0.5, -2.0])
     _, tan = funcgrad.jvp(Exp.apply, (X,), (t,))
