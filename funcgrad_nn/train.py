@@ -71,18 +71,28 @@ CHECKPOINT_NAME = "checkpoint.safetensors"
 # -- metrics and gradient clipping -------------------------------------------------------------
 
 def accuracy(output: Any, target: Any) -> float:
-    """Fraction of rows whose arg-max class equals ``target`` (class indices, or one-hot /
-    probability rows). A binary output (shape ``(N,)`` or ``(N, 1)``) is thresholded as
-    torchmetrics' binary accuracy does: logits (any value outside [0, 1]) at 0,
-    probabilities at 0.5, against targets above 0.5.
+    """Fraction of predictions whose arg-max class equals ``target`` (class indices, or
+    one-hot / probability rows), as torchmetrics' multiclass accuracy: the classes lie on
+    axis 1, as PyTorch's losses want them (``(N, C)``, or ``(N, C, d1, ...)`` with targets
+    ``(N, d1, ...)``: segmentation, tagging), or on the last axis when the targets' shape
+    says so (``(N, T, C)`` against ``(N, T)``). A binary output (one score per target:
+    ``(N,)``, ``(N, 1)``, ``(N, 1, H, W)``, ...) is thresholded as torchmetrics' binary
+    accuracy does: logits (any value outside [0, 1]) at 0, probabilities at 0.5, against
+    targets above 0.5.
 
     >>> import numpy as np
     >>> accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1]))
     0.5
     >>> accuracy(np.array([[2.0], [-1.0], [0.5]]), np.array([[1.0], [0.0], [0.0]]))  # logits
     0.6666666666666666
+    >>> scores = np.zeros((1, 3, 2, 2)); scores[0, 2, 0] = 1.0      # (N, C, H, W)
+    >>> accuracy(scores, np.array([[[2, 2], [0, 1]]]))
+    0.75
     """
-    if output.ndim == 1 or output.shape[-1] == 1:
+    shape, want = tuple(output.shape), tuple(target.shape)
+    binary = len(shape) == 1 or shape[1] == 1 or (shape[-1] == 1
+                                                  and want != shape[:1] + shape[2:])
+    if binary:
         scores, labels = output.reshape(-1), target.reshape(-1)
         if scores.shape != labels.shape:
             raise ValueError(f"accuracy: a binary output of shape {tuple(output.shape)} needs "
@@ -90,10 +100,19 @@ def accuracy(output: Any, target: Any) -> float:
         logits = bool(((scores < 0) | (scores > 1)).any())
         pred = scores > (0 if logits else 0.5)
         return float((pred == (labels > 0.5)).mean())
-    pred = output.argmax(-1)
-    if target.ndim == output.ndim:
-        target = target.argmax(-1)
-    return float((pred == target).mean())
+    if want == shape:  # one-hot or probabilities: classes on axis 1, as PyTorch's losses
+        axis = 1
+        target = target.argmax(axis)
+    elif want == shape[:1] + shape[2:]:
+        axis = 1
+    elif want == shape[:-1]:
+        axis = -1
+    else:
+        raise ValueError(f"accuracy: targets of shape {want} do not fit an output of shape "
+                         f"{shape}: expected class indices of shape "
+                         f"{shape[:1] + shape[2:]} (classes on axis 1) or the output's shape "
+                         "(one-hot or probabilities)")
+    return float((output.argmax(axis) == target).mean())
 
 
 _NAMED_METRICS: dict[str, Callable[[Any, Any], float]] = {"accuracy": accuracy, "acc": accuracy}

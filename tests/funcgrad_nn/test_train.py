@@ -184,6 +184,35 @@ def test_accuracy_of_binary_outputs_thresholds_as_torchmetrics():
         accuracy(logits, dev(np.zeros(3)))
 
 
+def test_accuracy_takes_classes_on_axis_1_as_pytorchs_losses():
+    # Segmentation: (N, C, H, W) scores, (N, H, W) classes (it took the arg-max over W).
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(2, 3, 4, 5))
+    labels = rng.integers(0, 3, (2, 4, 5))
+    expected = float((scores.argmax(1) == labels).mean())
+    assert accuracy(dev(scores), dev(labels)) == expected
+    one_hot = np.moveaxis(np.eye(3)[labels], -1, 1)  # probabilities: the output's shape
+    assert accuracy(dev(scores), dev(one_hot)) == expected
+    # (N, T, C) against (N, T): the targets' shape says the classes are last.
+    tagged = rng.normal(size=(2, 4, 3))
+    tags = rng.integers(0, 3, (2, 4))
+    assert accuracy(dev(tagged), dev(tags)) == float((tagged.argmax(-1) == tags).mean())
+    # A binary segmentation map (N, 1, H, W) is thresholded, not arg-maxed over W.
+    logits = rng.normal(size=(2, 1, 4, 5))
+    masks = (rng.random((2, 1, 4, 5)) > 0.5).astype(np.float32)
+    assert accuracy(dev(logits), dev(masks)) == float(((logits > 0) == masks).mean())
+    with pytest.raises(ValueError, match="do not fit an output"):
+        accuracy(dev(scores), dev(labels[:, :3]))
+    # fit reports it: a 1x1 convolution classifying every pixel.
+    model = nn.Conv2d(2, 3, 1).to(DEVICE)
+    x = dev(rng.normal(size=(4, 2, 4, 5)).astype(np.float32))
+    y = dev(rng.integers(0, 3, (4, 4, 5)))
+    h = fit(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.0),
+            [(x, y)], metrics=["accuracy"], progress=False)
+    model.eval()
+    assert h["accuracy"][0] == float((host(model(x)).argmax(1) == host(y)).mean())
+
+
 class _Stream(nn.data.IterableDataset):
     """An iterable dataset without a length (a stream)."""
 
