@@ -18,6 +18,7 @@ import funcgrad.ops.elementwise as _ew
 # last, once the control flow it needs is bound.
 import funcgrad.scipy.special as _sp
 from funcgrad.api import jvp
+from funcgrad.avals import get_aval
 from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import FLOATING, aval_of, check_kind, same_dtypes
 
@@ -27,17 +28,28 @@ __all__ = ["igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "betainc",
            "bessel_i0e", "bessel_i1e", "polygamma"]
 
 
-def _checked(name: str, args: dict[str, Any]) -> None:
+def _checked(name: str, args: dict[str, Any]) -> numpy.dtype | None:
+    """Check the operands; return their (strong) float dtype, None for Python scalars only."""
     if len(args) == 1:
         (arg, x), = args.items()
-        check_kind(name, aval_of(name, x, arg), FLOATING, arg)
+        a = aval_of(name, x, arg)
+        check_kind(name, a, FLOATING, arg)
+        avals = [a]
     else:
-        same_dtypes(name, args, FLOATING)
+        avals = same_dtypes(name, args, FLOATING)
+    return next((a.dtype for a in avals if not a.weak_type), None)
 
 
 def _call(name: str, scipy_name: str, **args: Any) -> Array:
-    _checked(name, args)
-    return _ew.strong(getattr(_sp, scipy_name)(*args.values()))
+    dt = _checked(name, args)
+    return _as_dtype(_ew.strong(getattr(_sp, scipy_name)(*args.values())), dt)
+
+
+def _as_dtype(out: Array, dt: numpy.dtype | None) -> Array:
+    # SciPy's float16 loops give a wider type; lax keeps the operands' dtype, as JAX.
+    if dt is not None and get_aval(out).dtype != dt:
+        return _ew.convert_element_type(out, dt)
+    return out
 
 
 def igamma(a: Array, x: Array) -> Array:
@@ -153,8 +165,8 @@ def igamma_grad_a(a: Array, x: Array) -> Array:
         >>> round(float(lax.igamma_grad_a(2.0, 3.0)), 6)
         -0.197425
     """
-    _checked("igamma_grad_a", {"a": a, "x": x})
-    return _ew.strong(_d_gammainc_da(a, x))
+    dt = _checked("igamma_grad_a", {"a": a, "x": x})
+    return _as_dtype(_ew.strong(_d_gammainc_da(a, x)), dt)
 
 
 def random_gamma_grad(a: Array, x: Array) -> Array:
@@ -168,7 +180,8 @@ def random_gamma_grad(a: Array, x: Array) -> Array:
         >>> round(float(lax.random_gamma_grad(2.0, 3.0)), 6)
         1.321799
     """
-    _checked("random_gamma_grad", {"a": a, "x": x})
+    dt = _checked("random_gamma_grad", {"a": a, "x": x})
     # dP/dx = x^(a-1) e^-x / Gamma(a), in logs for range
     log_density = _ew.sub(_ew.sub(_ew.mul(_ew.sub(a, 1.0), _ew.log(x)), x), _lew.lgamma(a))
-    return _ew.strong(_ew.neg(_ew.div(_d_gammainc_da(a, x), _ew.exp(log_density))))
+    return _as_dtype(_ew.strong(_ew.neg(_ew.div(_d_gammainc_da(a, x), _ew.exp(log_density)))),
+                     dt)

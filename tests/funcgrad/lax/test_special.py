@@ -113,3 +113,18 @@ def test_float16_keeps_its_dtype():
         assert_allclose(out.astype(np.float64), np.array(want), rtol=2e-3, atol=1e-5)
     out = host(lax.erf_inv(dev(np.array([0.5], np.float16))))
     assert out.dtype == np.float16 and abs(float(out[0]) - 0.477) < 1e-3
+
+
+def test_scipy_backed_lax_functions_keep_float16():
+    # JAX 0.10.2's float16 values
+    h = dev(np.array([1.5, 3.0], np.float16))
+    cases = [(lax.bessel_i0e(h), [0.3674, 0.243]), (lax.bessel_i1e(h), [0.219, 0.1968]),
+             (lax.igamma(h, h), [0.6084, 0.5767]), (lax.igammac(h, h), [0.3916, 0.423]),
+             (lax.zeta(h + np.float16(1), h), [0.5903, 0.01982]),
+             (lax.betainc(h, h, dev(np.array([0.3, 0.6], np.float16))), [0.2524, 0.6826])]
+    for out, want in cases:
+        out = host(out)
+        assert out.dtype == np.float16
+        assert_allclose(out.astype(np.float64), np.array(want), rtol=2e-3)
+    assert host(lax.igamma_grad_a(h, h)).dtype == np.float16
+    assert host(lax.random_gamma_grad(h, h)).dtype == np.float16
