@@ -29,7 +29,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ConcretizationError
 
 __all__ = [
@@ -244,12 +244,14 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     return p
 
 
-def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool | None = None) -> tuple[Any, Any]:
     """Quotient and remainder of polynomial division ``u / v``.
 
     NumPy drops the remainder's leading (near-)zeros; funcgrad does the same for concrete input,
     and under ``jit``/``vmap`` (values unknown) drops the leading entries that division zeroes
-    by construction, so the remainder has length ``len(v) - 1`` there.
+    by construction, so the remainder has length ``len(v) - 1`` there (the default,
+    ``trim_leading_zeros=None``). ``trim_leading_zeros=False`` (``jax.numpy``'s default)
+    keeps the remainder at ``len(u)`` entries; ``True`` trims as NumPy (concrete values).
 
     Example:
         >>> q, r = polydiv([3.0, 5.0, 2.0], [2.0, 1.0])
@@ -271,7 +273,13 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
         qs.append(d)
         r = _fi.at(r)[k:k + n + 1].subtract(_fe.multiply(d, v))
     q = _fs.stack(qs, 0) if qs else _const(numpy.zeros(1, dtype=dt), u)
+    if trim_leading_zeros is False:
+        return q, r
     h = _concrete_host(r, "polydiv")
+    if trim_leading_zeros and h is None:
+        h = numpy.asarray(to_numpy(concrete_or_error(
+            r, "polydiv: trim_leading_zeros=True (the remainder's length depends on its "
+            "values; pass trim_leading_zeros=False under jit/vmap)")))
     if h is not None:
         start = 0
         while start < h.shape[0] - 1 and numpy.allclose(h[start], 0, rtol=1e-14):

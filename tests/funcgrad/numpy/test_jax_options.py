@@ -207,3 +207,16 @@ def test_more_jax_keywords() -> None:
     a = dev(np.ones((3, 2)) + np.eye(3, 2))
     assert_allclose(fnp.linalg.lstsq(a, dev(np.ones(3)), numpy_resid=True),
                     fnp.linalg.lstsq(a, dev(np.ones(3))))
+
+
+def test_polydiv_trim_leading_zeros() -> None:
+    # jnp.polydiv's keyword: False keeps the remainder at len(u) (values from JAX 0.10.2).
+    u, v = dev(np.array([3.0, 5.0, 2.0, 1.0])), dev(np.array([2.0, 1.0]))
+    for fn in (fnp.polydiv, funcgrad.jit(fnp.polydiv, static_argnames="trim_leading_zeros")):
+        q, r = fn(u, v, trim_leading_zeros=False)
+        assert_allclose(host(q), np.array([1.5, 1.75, 0.125]))
+        assert_allclose(host(r), np.array([0.0, 0.0, 0.0, 0.875]))
+    q, r = fnp.polydiv(u, v, trim_leading_zeros=True)
+    assert_allclose(host(r), np.array([0.875]))
+    with pytest.raises(funcgrad.errors.ConcretizationError):
+        funcgrad.jit(lambda a, b: fnp.polydiv(a, b, trim_leading_zeros=True))(u, v)
