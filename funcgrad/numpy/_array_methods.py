@@ -219,6 +219,13 @@ def _install() -> None:
             out = fnp.not_equal(out, 0)
         return out
 
+    def round_(self: Any, ndigits: int | None = None) -> Any:
+        # Python's round(): a NumPy scalar's (round(np.float64(x)) is an int), as jax.Array's.
+        if ndigits is None:
+            return fnp.asarray(fnp.round(self), dtype=int)
+        return fnp.round(self, ndigits)
+
+    Tracer.__round__ = round_  # type: ignore[attr-defined]
     Tracer.searchsorted = searchsorted  # type: ignore[attr-defined]
     Tracer.compress = compress  # type: ignore[attr-defined]
     Tracer.choose = choose  # type: ignore[attr-defined]

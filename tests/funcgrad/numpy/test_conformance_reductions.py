@@ -313,3 +313,15 @@ def test_view_errors_like_numpy() -> None:
                      np.arange(3, dtype=np.int32), name="view")
     check_like_numpy(lambda a: a.view(np.int16), lambda a: a.view(np.int16), np.float32(2.0),
                      name="view")
+
+
+@pytest.mark.parametrize("ndigits", [None, 1, -1])
+def test_builtin_round_of_traced_scalar(ndigits) -> None:
+    """Python's round() on a traced element works as on the NumPy scalar it replaces."""
+    x = np.array([1.26, -2.5, 13.5])
+    for i in range(3):
+        want = round(x[i], ndigits) if ndigits is not None else round(x[i])
+        got = funcgrad.jit(lambda t, i=i: round(t[i], ndigits) if ndigits is not None
+                           else round(t[i]))(dev(x))
+        assert host(got) == want
+        assert host(got).dtype == np.asarray(want).dtype
