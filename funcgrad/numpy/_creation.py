@@ -546,7 +546,10 @@ def linspace(
     stop_c = _ew.convert_element_type(stop, dt)
     delta = _ew.sub(stop_c, start_c)
     div = (num - 1) if endpoint else num
-    y = _shape.iota(dt, (num,) + (1,) * len(bshape), 0)
+    # The counts 0..num-1 as a constant on the bounds' device (an iota would be on the
+    # default device, which device-resident bounds could not meet).
+    bdev = a_start.device or a_stop.device or get_default_device()
+    y = xp_for_device(bdev).arange(num, dtype=dt).reshape((num,) + (1,) * len(bshape))
     if div > 0:
         step: Any = _ew.div(delta, numpy.asarray(div, dtype=dt)[()])
         known = _concrete_value(step)
@@ -598,8 +601,9 @@ def logspace(
         base = fnp.expand_dims(base, axis)
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     if not isinstance(base, Tracer) and device_of(base) is None:
-        # A scalar base as an array of the dtype NEP 50 gives it against y.
-        base = asarray(base, dtype=result_dtype(get_aval(base), get_aval(y))[0])
+        # A scalar base as an array of the dtype NEP 50 gives it against y, on y's device.
+        base = xp_for_device(get_aval(y).device or get_default_device()).asarray(
+            base, dtype=result_dtype(get_aval(base), get_aval(y))[0])
     out = fnp.power(base, y)
     return _cast(out, _dtype_or_none(dtype, "logspace"))
 

@@ -12,6 +12,7 @@ the ufunc keywords NumPy passes through ``__array_ufunc__``: ``dtype=``, ``signa
 from __future__ import annotations
 
 import builtins
+import cmath
 import functools
 import math
 from collections.abc import Callable
@@ -110,6 +111,31 @@ def _colocate(*xs: Any) -> tuple[Any, ...]:
 
 def _cast(x: Any, dt: _np.dtype) -> Any:
     return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
+
+
+def _cast_near(x: Any, dt: _np.dtype, *others: Any) -> Any:
+    """``_cast``, with a Python scalar made an array on the device of ``others`` (a cast of a
+    Python scalar alone would be a host array, which device operands cannot meet)."""
+    if type(x) in _PY_SCALARS:
+        for o in others:
+            d = None if o is None or type(o) in _PY_SCALARS else get_aval(o).device
+            if d is not None and d != "cpu":
+                return xp_for_device(d).asarray(x, dtype=dt)
+    return _cast(x, dt)
+
+
+def _scalar_or(pred: Callable[[Any], Any], py: Callable[[Any], bool], x: Any) -> Any:
+    """``pred(x)``, or for a Python scalar its Python value ``py(x)``: a weak bool that goes
+    with arrays on any device (the primitive on a scalar alone gives a host array)."""
+    return builtins.bool(py(x)) if type(x) in _PY_SCALARS else pred(x)
+
+
+def _py_isnan(v: Any) -> bool:
+    return v != v
+
+
+def _py_isfinite(v: Any) -> bool:
+    return cmath.isfinite(v)
 
 
 def _ufunc_dtype(ufunc: Any, *xs: Any) -> _np.dtype:
@@ -369,6 +395,8 @@ def _logical(op: Callable[[Any, Any], Any], x: Any, y: Any) -> Any:
 
 
 def _truth(x: Any) -> Any:
+    if type(x) in _PY_SCALARS:
+        return builtins.bool(x)  # a weak bool, with arrays on any device
     return x if get_aval(x).dtype.kind == "b" else _ew.ne(x, 0)
 
 
@@ -392,7 +420,7 @@ def _power(x: Any, y: Any) -> Any:
 def _float_power(x: Any, y: Any) -> Any:
     x, y = _colocate(x, y)
     dt = _ufunc_dtype(_np.float_power, x, y)
-    return _power(_cast(x, dt), y if type(y) is int else _cast(y, dt))
+    return _power(_cast_near(x, dt, y), y if type(y) is int else _cast_near(y, dt, x))
 
 
 def _fmax(x: Any, y: Any) -> Any:
@@ -400,8 +428,8 @@ def _fmax(x: Any, y: Any) -> Any:
     r = _ew.max(x, y)
     if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
         return r
-    r = _ew.select_n(_ew.is_nan(x), r, y)
-    return _ew.select_n(_ew.is_nan(y), r, x)
+    r = _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, x), r, y)
+    return _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, y), r, x)
 
 
 def _fmin(x: Any, y: Any) -> Any:
@@ -409,14 +437,14 @@ def _fmin(x: Any, y: Any) -> Any:
     r = _ew.min(x, y)
     if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
         return r
-    r = _ew.select_n(_ew.is_nan(x), r, y)
-    return _ew.select_n(_ew.is_nan(y), r, x)
+    r = _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, x), r, y)
+    return _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, y), r, x)
 
 
 def _heaviside(x1: Any, x2: Any) -> Any:
     x1, x2 = _colocate(x1, x2)
     dt = _ufunc_dtype(_np.heaviside, x1, x2)
-    x1, x2 = _cast(x1, dt), _cast(x2, dt)
+    x1, x2 = _cast_near(x1, dt, x2), _cast_near(x2, dt, x1)
     r = _ew.select_n(_ew.gt(x1, 0), x2, 1)
     r = _ew.select_n(_ew.lt(x1, 0), r, 0)
     return _ew.select_n(_ew.is_nan(x1), r, x1)
@@ -823,9 +851,11 @@ def isclose(
         # (a weak Python int stays weak: NumPy turns it into a Python float)
         b = _ew.add(b, 0.0) if bd.weak_type else _cast(b, _np.result_type(bd.dtype, 1.0))
     close = _ew.le(_ew.abs(_ew.sub(a, b)), _ew.add(atol, _ew.mul(rtol, _ew.abs(b))))
-    result = _ew.or_(_ew.and_(close, _ew.is_finite(b)), _ew.eq(a, b))
+    result = _ew.or_(_ew.and_(close, _scalar_or(_ew.is_finite, _py_isfinite, b)),
+                     _ew.eq(a, b))
     if equal_nan:
-        result = _ew.or_(result, _ew.and_(_ew.is_nan(a), _ew.is_nan(b)))
+        result = _ew.or_(result, _ew.and_(_scalar_or(_ew.is_nan, _py_isnan, a),
+                                          _scalar_or(_ew.is_nan, _py_isnan, b)))
     return result
 
 

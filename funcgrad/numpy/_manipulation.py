@@ -85,6 +85,24 @@ __all__ = [
 _arr = _fs._arr
 
 
+def _arrs_together(*vals: Any) -> list[Any]:
+    """Arrays from the arguments, the ones made from Python data (scalars, lists) on the
+    device of the given arrays: "Python scalars go anywhere" (asarray alone would put them
+    on the default device, which device arrays cannot meet)."""
+    outs = [_arr(v) for v in vals]
+    device = None
+    for v, o in zip(vals, outs):
+        if isinstance(v, Tracer) or hasattr(v, "__array_namespace__") or hasattr(v, "shape"):
+            d = get_aval(o).device
+            if d is not None and d != "cpu":
+                device = d
+                break
+    if device is None:
+        return outs
+    return [device_put(o, device) if isinstance(v, list | tuple | bool | int | float | complex)
+            else o for v, o in zip(vals, outs)]
+
+
 def _device(x: Any) -> str:
     return get_aval(x).device or get_default_device()
 
@@ -146,7 +164,7 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
         >>> append(numpy.array([1, 2]), [[3, 4]]).tolist()
         [1, 2, 3, 4]
     """
-    x, v = _arr(arr), _arr(values)
+    x, v = _arrs_together(arr, values)
     if axis is None:
         return _fs.concatenate([_fs.ravel(x), _fs.ravel(v)], 0)
     return _fs.concatenate([x, v], axis)
@@ -1185,7 +1203,7 @@ def array_equiv(a1: Any, a2: Any) -> Any:
         >>> array_equiv([1, 2], [[1, 2], [1, 2]]), array_equiv([1, 2], [[1, 2, 1, 2]])
         (True, False)
     """
-    x, y = _arr(a1), _arr(a2)
+    x, y = _arrs_together(a1, a2)
     try:
         numpy.broadcast_shapes(get_aval(x).shape, get_aval(y).shape)
     except ValueError:

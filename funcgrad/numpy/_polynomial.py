@@ -91,8 +91,7 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
         >>> polyval([3, 0, 1], 5).tolist()
         76
     """
-    p = _arr(p)
-    x = _arr(x)
+    p, x = _manipulation._arrs_together(p, x)
     pa = get_aval(p)
     if pa.ndim == 0:
         raise ValueError(f"polyval: p must be an array of coefficients with at least one "
@@ -112,7 +111,7 @@ def _zeros_front(a: Any, n: int) -> Any:
 
 
 def _add_sub(fname: str, a1: Any, a2: Any, op: Any) -> Any:
-    a, b = _1d(a1), _1d(a2)
+    a, b = (_fs.atleast_1d(v) for v in _manipulation._arrs_together(a1, a2))
     _check_1d(fname, a, "a1")
     _check_1d(fname, b, "a2")
     na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
@@ -158,7 +157,7 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool | None = None) -> Any:
         >>> polymul([0, 0, 1, 2], [0, 3]).tolist(), polymul([0, 1], [3], trim_leading_zeros=False).tolist()
         ([3, 6], [0, 3])
     """
-    a, b = _1d(a1), _1d(a2)
+    a, b = (_fs.atleast_1d(v) for v in _manipulation._arrs_together(a1, a2))
     _check_1d("polymul", a, "a1")
     _check_1d("polymul", b, "a2")
     if trim_leading_zeros is not False:
@@ -258,8 +257,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool | None = None) -> tuple[
         >>> q.tolist(), r.tolist()
         ([1.5, 1.75], [0.25])
     """
-    u = _fe.add(_1d(u), 0.0)
-    v = _fe.add(_1d(v), 0.0)
+    u, v = (_fe.add(_fs.atleast_1d(w), 0.0) for w in _manipulation._arrs_together(u, v))
     _check_1d("polydiv", u, "u")
     _check_1d("polydiv", v, "v")
     dt = numpy.result_type(get_aval(u).dtype, get_aval(v).dtype)

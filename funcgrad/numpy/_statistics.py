@@ -281,6 +281,11 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
                 "least (edge_order + 1) elements are required."
             )
         dx, uniform = _spacing("gradient", sp, n)
+        fdev = _av(fx).device
+        if isinstance(dx, int | float) and fdev is not None:
+            # A Python step as a 0-d array of the result's dtype on f's device: 2.0 * dx
+            # of two Python numbers would be a host array, which device values cannot meet.
+            dx = xp_for_device(fdev).asarray(dx, dtype=otype)
 
         def s(i: int | None, j: int | None, ax: int = ax) -> Any:
             return _sl(fx, i, j, ax)

@@ -1,0 +1,80 @@
+"""Device arrays with the default device left at "cpu" (how GPU users work: device_put their
+data, keep the default): results stay on the arrays' device, Python scalars go anywhere.
+
+The strict pass makes "strict" the default device, which hides a composite that builds a
+host intermediate from Python scalars alone; here the default stays "cpu" in both passes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.backend import device_of, to_numpy
+
+X = np.array([1.0, np.nan, 2.5, -np.inf, 0.0, 3.0])
+XI = np.array([1, 3, 4, 8])
+
+CASES = {
+    "isclose": lambda m, x: m.isclose(x, 2.5),
+    "isclose-equal-nan": lambda m, x: m.isclose(x, np.nan, equal_nan=True),
+    "isclose-int": lambda m, x: m.isclose(x, 2),
+    "logical_and": lambda m, x: m.logical_and(x, 2),
+    "logical_xor-first": lambda m, x: m.logical_xor(0.0, x),
+    "fmax": lambda m, x: m.fmax(x, 1.5),
+    "fmin-first": lambda m, x: m.fmin(np.nan, x),
+    "heaviside": lambda m, x: m.heaviside(x, 0.5),
+    "heaviside-first": lambda m, x: m.heaviside(0.0, x),
+    "float_power": lambda m, x: m.float_power(2, x),
+    "float_power-complex": lambda m, x: m.float_power(x + 1j, 2.5),
+    "append": lambda m, x: m.append(x, 2),
+    "append-list": lambda m, x: m.append([7.0], x),
+    "linspace": lambda m, x: m.linspace(x[4], x[5], 4),
+    "logspace": lambda m, x: m.logspace(x[4], x[5], 4),
+    "geomspace": lambda m, x: m.geomspace(x[0], x[5], 4),
+    "histogram": lambda m, x: m.histogram(x[[0, 2, 4, 5]], 3),
+    "polyadd": lambda m, x: m.polyadd(x[[0, 2]], 2),
+    "polysub-first": lambda m, x: m.polysub(2, x[[0, 2]]),
+    "polymul": lambda m, x: m.polymul(x[[0, 2]], 2.0),
+    "polydiv": lambda m, x: m.polydiv(x[[0, 2, 5]], 2.0),
+    "polyval": lambda m, x: m.polyval(x[[0, 2, 5]], 2),
+    "polyval-list": lambda m, x: m.polyval([1.0, 2.0], x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_device_arrays_with_cpu_default(name: str, jit: bool) -> None:
+    f = CASES[name]
+    want = f(np, X)
+    x = funcgrad.device_put(X, "strict")
+    with funcgrad.default_device("cpu"):
+        got = (funcgrad.jit(lambda v: f(fnp, v)) if jit else lambda v: f(fnp, v))(x)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert device_of(g) == "strict"
+        assert to_numpy(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(to_numpy(g), np.asarray(w), rtol=1e-12, equal_nan=True)
+
+
+def test_array_equiv_with_cpu_default() -> None:
+    x = funcgrad.device_put(np.array([1.0, 2.0]), "strict")
+    with funcgrad.default_device("cpu"):
+        assert fnp.array_equiv(x, [1.0, 2.0])
+        assert not fnp.array_equiv(x, 2)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("spacing", [(), (2,), (0.5,)])
+def test_gradient_of_int_device_array(jit: bool, spacing: tuple) -> None:
+    x = funcgrad.device_put(XI, "strict")
+    with funcgrad.default_device("cpu"):
+        f = (lambda v: fnp.gradient(v, *spacing, edge_order=2))
+        got = (funcgrad.jit(f) if jit else f)(x)
+    assert device_of(got) == "strict"
+    want = np.gradient(XI, *spacing, edge_order=2)
+    assert to_numpy(got).dtype == want.dtype
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-12)
