@@ -2,7 +2,8 @@
 fine-tuning with a frozen layer, parameter groups, warmup and warm restarts, gradient
 accumulation and a plateau scheduler with early stopping; WGAN-GP, whose critic loss holds a
 gradient (double backward); a small U-Net with group, instance and layer norms, transposed
-convolutions and upsampling. ``fixtures/make_program_fixtures.py`` holds the PyTorch
+convolutions and upsampling; domain-adversarial training through a gradient reversal
+``Function``, with spectral norm, pruning, mixup and a focal loss. ``fixtures/make_program_fixtures.py`` holds the PyTorch
 programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
@@ -14,6 +15,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad_nn import functional as F
+from funcgrad_nn.autograd import Function
 from tests.funcgrad_nn.programs.fixtures.program_data import data
 from tests.funcgrad_nn.programs.test_programs import check_state, close, reference
 from tests.helpers import DEVICE, dev
@@ -164,3 +166,54 @@ def test_unet_with_group_instance_and_layer_norms():
     model.eval()
     with nn.autograd.no_grad():
         close(model(images[0]), ref["eval_output"], atol=5e-5)
+
+
+class GradReverse(Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.neg() * ctx.alpha, None
+
+
+def test_domain_adversarial_training_with_gradient_reversal_spectral_norm_and_pruning():
+    class DANN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv1d(3, 6, 3), nn.ReLU(), nn.AdaptiveMaxPool1d(1),
+                                          nn.Flatten())
+            self.classifier = nn.Linear(6, 4)
+            self.domain = nn.utils.spectral_norm(nn.Linear(6, 1))
+
+        def forward(self, x, alpha):
+            f = self.features(x)
+            return self.classifier(f), self.domain(GradReverse.apply(f, alpha))
+
+    init, final, ref = reference("dann")
+    model = DANN()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    nn.utils.prune.l1_unstructured(model.classifier, "weight", amount=0.3)
+    optimizer = nn.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def loss_fn(m, x, y, d, mixed, soft, alpha):
+        classes, domains = m(x, alpha)
+        ce = F.cross_entropy(classes, y, reduction="none")
+        return (((1 - fnp.exp(-ce)) ** 2 * ce).mean()
+                + F.cross_entropy(m(mixed, alpha)[0], soft, label_smoothing=0.1)
+                + F.binary_cross_entropy_with_logits(domains, d))
+
+    value_and_grad = nn.value_and_grad(loss_fn)
+    losses = []
+    for step, (x, y, d, lam, perm) in enumerate(zip(*dev(data("dann")))):
+        lam = float(lam)
+        mixed = lam * x + (1 - lam) * x[perm]
+        soft = (lam * F.one_hot(y, 4) + (1 - lam) * F.one_hot(y[perm], 4)).astype(np.float32)
+        loss, grads = value_and_grad(model, x, y, d, mixed, soft, 0.1 * (step + 1))
+        optimizer.step(grads)
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    check_state(model, final)  # the pruning mask and the power iteration's vectors too
