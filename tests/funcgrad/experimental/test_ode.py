@@ -11,7 +11,10 @@ from helpers import dev
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.example_libraries import optimizers, stax
 from funcgrad.experimental.ode import odeint
+
+from .fixtures.make_ode_reference import neural_ode
 
 # ODE solutions agree with JAX's to the last bits, not bit for bit: the same steps are taken,
 # but sums are reassociated; the adjoint's integration accumulates that
@@ -87,6 +90,14 @@ def test_pendulum_pytree_state_params_and_closure():
     assert_close(g[1]["g"], -0.9417646978251581, rtol=GRAD_RTOL)
     assert_close(g[1]["l"], 7.106701296665232, rtol=GRAD_RTOL)
     assert_close(g[2], 2.930679197236871, rtol=GRAD_RTOL)
+
+
+def test_neural_ode_training_matches_jax():
+    # stax dynamics, adjoint gradients through the parameters' pytree, adam, jitted steps
+    got = neural_ode(funcgrad, fnp, stax, optimizers, odeint, funcgrad.random.PRNGKey(0))
+    assert_close(np.array(got), [
+        0.5181324492101883, 0.28483190411381065, 0.14764546358138478, 0.07041080493797729,
+        0.03179280910389933, 0.0194653839780098, 0.025567086036308386], rtol=1e-10)
 
 
 def test_jit_of_vmap():
