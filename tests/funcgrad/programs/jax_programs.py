@@ -1012,3 +1012,542 @@ def p_nn_training(jax, jnp, random, **k):
         params = update(params, x, y)
     return params, loss(params, x, y)
 
+
+# ---- second round: the sharp bits' random keys and promotion, NaN debugging, physics, attention,
+# linear algebra gradients, meta-learning, MCMC, flows, implicit differentiation, pytrees,
+# collectives, jit's static arguments, recurrent nets, complex numbers, graphs, FFT
+
+def p_random_keys(jax, jnp, random, **k):
+    key = random.PRNGKey(0)
+    k1, k2 = random.split(key)
+    ks = random.split(key, 4)
+    tk = random.key(1)
+    r = [key, k1, k2, ks, random.key_data(tk), random.key_data(random.split(tk, (2, 3))).shape, random.fold_in(key, 7),
+         random.key_data(random.fold_in(tk, 3)), random.bits(k1, (3,), jnp.uint32), random.bits(k1, (2,), jnp.uint8)]
+    r += [random.normal(k1, (3,)), random.uniform(k2, (2, 2), minval=-1., maxval=3.), random.randint(k1, (5,), 0, 10),
+          random.bernoulli(k2, 0.3, (6,)), random.categorical(k1, jnp.log(jnp.array([0.1, 0.2, 0.7])), shape=(8,)),
+          random.permutation(k2, 6), random.permutation(k2, jnp.arange(10.).reshape(5, 2)), random.choice(k1, 5, (3,), replace=False),
+          random.choice(k1, jnp.arange(10.), (4,), p=jnp.linspace(0.1, 1., 10) / jnp.sum(jnp.linspace(0.1, 1., 10))),
+          random.gumbel(k2, (3,)), random.truncated_normal(k1, -1., 1., (4,)), random.exponential(k2, (3,)),
+          random.laplace(k1, (2,)), random.logistic(k2, (2,)), random.cauchy(k1, (2,)),
+          random.multivariate_normal(k2, jnp.zeros(2), jnp.array([[2., 0.5], [0.5, 1.]]), (3,)),
+          random.normal(k1, (2,), dtype=jnp.float32), random.uniform(k1, (), dtype=jnp.float32), random.rademacher(k2, (5,)),
+          random.randint(k2, (4,), -3, 3, dtype=jnp.int8)]
+    # the sharp bit: reusing a key gives the same numbers, split keys give new ones
+    r += [random.normal(key) == random.normal(key), random.normal(k1) == random.normal(k2)]
+    return r
+
+
+def p_random_derived(jax, jnp, random, **k):
+    key = random.PRNGKey(42)
+    ks = random.split(key, 8)
+    return [random.gamma(ks[0], 2.5, (4,)), random.beta(ks[1], 2., 3., (3,)), random.dirichlet(ks[2], jnp.array([1., 2., 3.])),
+            random.poisson(ks[3], 3.0, (5,)), random.t(ks[4], 5., (3,)), random.chisquare(ks[5], 3., (2,)),
+            random.lognormal(ks[6], 0.5, (2,)), random.ball(ks[7], 3), random.orthogonal(ks[0], 3),
+            jax.grad(lambda a: jnp.sum(random.gamma(ks[1], a, (3,))))(2.0),
+            jax.vmap(lambda k: random.normal(k, (2,)))(ks[:3]), jax.jit(lambda k: random.uniform(k, (3,)))(ks[4])]
+
+
+def p_dtype_promotion(jax, jnp, **k):
+    # (funcgrad's promotion is NumPy's: the pairs where JAX's lattice differs, such as int32 with
+    # float32 or int16 with float16, are left out; docs/porting.md)
+    dts = [jnp.bool_, jnp.uint8, jnp.int8, jnp.int16, jnp.uint32, jnp.int64, jnp.float64, jnp.complex128]
+    table = [[jnp.promote_types(a, b).name for b in dts] for a in dts]
+    small = [jnp.bool_, jnp.uint8, jnp.int8, jnp.float16, jnp.float32, jnp.complex64]
+    table2 = [[jnp.promote_types(a, b).name for b in small] for a in small]
+    r = [table, table2]
+    r += [jnp.result_type(jnp.int8, 1.0).name, jnp.result_type(jnp.float16, 1).name, jnp.result_type(jnp.uint8, 300).name if False else 'skip',
+          (jnp.array([1], jnp.uint8) + 3).dtype.name, (jnp.array([1], jnp.int8) + jnp.array([1], jnp.uint8)).dtype.name,
+          (jnp.array(True) + 1).dtype.name,
+          jnp.array(1).dtype.name, jnp.array(1.).dtype.name, jnp.array(1j).dtype.name, jnp.arange(3).dtype.name, jnp.zeros(2).dtype.name,
+          jnp.array([1, 2], dtype=jnp.float32).astype(jnp.int8).dtype.name, (jnp.float32(1) + 2.0).dtype.name,
+          jnp.iinfo(jnp.int8).max, jnp.finfo(jnp.float32).eps, jnp.finfo(jnp.float16).max, jnp.issubdtype(jnp.float32, jnp.floating),
+          jnp.issubdtype(jnp.int8, jnp.integer), jnp.can_cast(jnp.int64, jnp.float32), jnp.true_divide(jnp.array([3]), 2).dtype.name,
+          (jnp.array([3]) // 2).dtype.name,
+         
+          (jnp.array([1, 2], jnp.int16) * 1.5).dtype.name]
+    return r
+
+
+def p_nan_where_trick(jax, jnp, **k):
+    # the "double where" sharp bit: the unselected branch's NaN gradient leaks through where
+    def f_good(x):
+        safe = jnp.where(x > 0, x, 1.)
+        return jnp.where(x > 0, jnp.sqrt(safe), 0.)
+    xs = jnp.array([0., 1., -1.])
+    norm_good = jax.grad(lambda v: jnp.sqrt(jnp.maximum(jnp.sum(v ** 2), 1e-12)))(jnp.zeros(2))
+    return (jax.vmap(jax.grad(f_good))(xs), norm_good,
+            jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf, -jnp.inf, 1.])), jnp.nan_to_num(jnp.array([jnp.nan, jnp.inf]), nan=-1., posinf=9.),
+            jnp.isnan(jnp.array([0.]) / 0.), jnp.nanmean(jnp.array([1., jnp.nan, 3.])), jnp.nansum(jnp.array([[1., jnp.nan], [2., 3.]]), axis=0),
+            jax.grad(lambda x: jnp.nansum(x * jnp.array([1., jnp.nan])))(jnp.ones(2)), jnp.nanmax(jnp.array([jnp.nan, 2.])),
+            jax.grad(lambda x: jnp.log(x))(0.), jax.grad(lambda x: x ** 0.5)(0.),
+            jax.grad(lambda x: jnp.maximum(x, 0.))(0.), jax.grad(lambda x: jnp.minimum(x, 0.))(0.), jax.grad(jnp.sign)(0.),
+            jax.grad(lambda x: jnp.clip(x, 0., 1.))(0.5), jax.grad(lambda x: jnp.clip(x, 0., 1.))(2.),
+            jax.grad(lambda x: x ** 2.)(0.), jax.grad(lambda x: jnp.sqrt(x) * 0.)(0.), jax.grad(lambda x: jnp.arctan2(x, 0.))(0.),
+            jax.grad(lambda x: jnp.max(jnp.array([x, x, 1.])))(2.), jax.grad(lambda x: jnp.sort(jnp.array([x, 2. * x]))[1])(1.))
+
+
+def p_lennard_jones(jax, jnp, **k):
+    R = jnp.array([[0., 0., 0.], [1.1, 0., 0.], [0., 1.2, 0.], [0.9, 0.8, 0.3], [0.2, 0.1, 1.05]])
+    box = 3.0
+    def displacement(Ra, Rb):
+        d = Ra - Rb
+        return d - box * jnp.round(d / box)
+    def energy(R, sigma=1.0, epsilon=1.0):
+        dR = jax.vmap(jax.vmap(displacement, (None, 0)), (0, None))(R, R)
+        n = R.shape[0]
+        mask = ~jnp.eye(n, dtype=bool)
+        dr2 = jnp.where(mask, jnp.sum(dR ** 2, axis=-1), 1.0)
+        inv6 = (sigma ** 2 / dr2) ** 3
+        e = 4 * epsilon * (inv6 ** 2 - inv6)
+        return 0.5 * jnp.sum(jnp.where(mask, e, 0.))
+    force = lambda R: -jax.grad(energy)(R)
+    def fire_like(R, steps=20, dt=1e-3):
+        def step(i, s):
+            R, V = s
+            F = force(R)
+            V = V + dt * F
+            return R + dt * V, V
+        return jax.lax.fori_loop(0, steps, step, (R, jnp.zeros_like(R)))
+    Rf, Vf = fire_like(R)
+    return (energy(R), force(R), jax.jit(force)(R), jnp.sum(force(R), axis=0), jax.grad(energy, argnums=1)(R, 1.0, 1.0),
+            energy(Rf), Vf, jax.hessian(energy)(R[:2]).shape, jax.hessian(energy)(R[:3])[0, 0], jax.jacfwd(force)(R)[1, 0])
+
+
+def p_attention_masked(jax, jnp, random, **k):
+    ks = random.split(random.PRNGKey(3), 5)
+    B, T, D, H = 2, 4, 8, 2
+    x = random.normal(ks[0], (B, T, D))
+    params = {n: random.normal(kk, (D, D)) / jnp.sqrt(D) for n, kk in zip(['q', 'k', 'v', 'o'], ks[1:])}
+    def mha(params, x, mask):
+        q = (x @ params['q']).reshape(B, T, H, D // H)
+        kk = (x @ params['k']).reshape(B, T, H, D // H)
+        v = (x @ params['v']).reshape(B, T, H, D // H)
+        logits = jnp.einsum('bthd,bshd->bhts', q, kk) / jnp.sqrt(D // H)
+        logits = jnp.where(mask, logits, -1e30)
+        w = jax.nn.softmax(logits, axis=-1)
+        out = jnp.einsum('bhts,bshd->bthd', w, v).reshape(B, T, D)
+        return out @ params['o'], w
+    causal = jnp.tril(jnp.ones((T, T), dtype=bool))[None, None]
+    pad = (jnp.arange(T)[None, :] < jnp.array([4, 2])[:, None])[:, None, None, :]
+    out, w = mha(params, x, causal & pad)
+    loss = lambda p: jnp.sum(mha(p, x, causal & pad)[0] ** 2)
+    g = jax.grad(loss)(params)
+    gj = jax.jit(jax.grad(loss))(params)
+    gx = jax.grad(lambda x: jnp.sum(mha(params, x, causal)[0]))(x)
+    ref = jax.nn.dot_product_attention(x.reshape(B, T, H, D // H), x.reshape(B, T, H, D // H), x.reshape(B, T, H, D // H), is_causal=True)
+    return out, w, g, gj, gx, ref.astype(jnp.float32)  # JAX's own is float32-accurate
+
+def p_linalg_grads(jax, jnp, jsp, **k):
+    rs = np.random.RandomState(11)
+    A = jax.device_put(rs.randn(4, 4)); S = A @ A.T + 4 * jnp.eye(4); B = jax.device_put(rs.randn(5, 3)); y = jax.device_put(rs.randn(5))
+    r = []
+    r.append(jax.grad(lambda A: jnp.linalg.slogdet(A)[1])(A))
+    r.append(jax.grad(lambda A: jnp.linalg.det(A))(A))
+    r.append(jax.grad(lambda S: jnp.sum(jnp.linalg.eigh(S)[0] ** 2))(S))
+    r.append(jax.grad(lambda S: jnp.sum(jnp.abs(jnp.linalg.eigh(S)[1][:, -1]) * jnp.arange(4.)))(S))
+    r.append(jax.grad(lambda S: jnp.linalg.eigvalsh(S)[0])(S))
+    r.append(jax.grad(lambda B: jnp.sum(jnp.linalg.svd(B, compute_uv=False)))(B))
+    r.append(jax.grad(lambda B: jnp.linalg.norm(B, 2))(B))
+    r.append(jax.grad(lambda B: jnp.linalg.norm(B, 'nuc'))(B))
+    r.append(jax.grad(lambda B: jnp.sum(jnp.abs(jnp.linalg.qr(B)[1])))(B))
+    r.append(jax.grad(lambda B: jnp.sum(jnp.linalg.qr(B)[0] ** 3))(B))
+    r.append(jax.grad(lambda y: jnp.sum(jnp.linalg.lstsq(B, y)[0] ** 2))(y))
+    r.append(jax.grad(lambda B: jnp.sum(jnp.linalg.lstsq(B, y)[0]))(B))
+    r.append((jnp.linalg.lstsq(B, y)[1], int(jnp.linalg.lstsq(B, y)[2])))
+    r.append(jax.grad(lambda A: jnp.sum(jnp.linalg.inv(A)))(A))
+    r.append(jax.jacfwd(lambda A: jnp.linalg.solve(A, y[:4]))(A))
+    r.append(jax.grad(lambda S: jnp.sum(jnp.linalg.cholesky(S)))(S))
+    r.append(jax.grad(lambda A: jnp.sum(jsp.linalg.expm(0.3 * A)))(A))
+    r.append(jax.grad(lambda B: jnp.sum(jnp.linalg.pinv(B)))(B))
+    r.append(jax.grad(lambda A: jnp.sum(jnp.linalg.matrix_power(A, 3)))(A))
+    r.append(jax.grad(lambda S: jnp.trace(jsp.linalg.solve(S, A)))(S))
+    r.append(jax.hessian(lambda x: jnp.linalg.slogdet(S + jnp.diag(x))[1])(jnp.ones(4)))
+    r.append(jax.vmap(jnp.linalg.slogdet)(jnp.stack([A, S])))
+    r.append(jax.grad(lambda S: jsp.linalg.eigh(S, eigvals_only=True)[-1])(S))
+    lu, piv = jsp.linalg.lu_factor(A)
+    r.append(jsp.linalg.lu_solve((lu, piv), y[:4]))
+    r.append(jax.grad(lambda A: jnp.sum(jsp.linalg.lu_solve(jsp.linalg.lu_factor(A), y[:4])))(A))
+    return r
+
+
+def p_einsum_heavy(jax, jnp, **k):
+    rs = np.random.RandomState(2)
+    a = jax.device_put(rs.randn(2, 3, 4)); b = jax.device_put(rs.randn(2, 4, 5)); c = jax.device_put(rs.randn(5, 3))
+    M = jax.device_put(rs.randn(3, 3)); v = jax.device_put(rs.randn(3)); w = jax.device_put(rs.randn(4))
+    r = [jnp.einsum('bij,bjk->bik', a, b), jnp.einsum('bij,bjk,kl->bil', a, b, c), jnp.einsum('ii->i', M), jnp.einsum('ii->', M),
+         jnp.einsum('i,j->ij', v, w), jnp.einsum('...ij,...jk->...ik', a, b), jnp.einsum('bij->jbi', a), jnp.einsum('i,ij,j', v, M, v),
+         jnp.einsum('bij,j->bi', a, w), jnp.einsum(a, [0, 1, 2], w, [2], [0, 1]), jnp.einsum('ijk,ijk->', a, a),
+         jnp.einsum('bij,bkj->bik', a, a), jnp.einsum('ij,ij->i', M, M), jnp.einsum('b i j, b j k -> b i k', a, b) if False else jnp.zeros(1),
+         jnp.einsum('bij,bjk,kl->bil', a, b, c, optimize='greedy'), jnp.einsum('ij,jk', M, M, precision='highest'),
+         jnp.einsum('...i,...i->...', a, a), jnp.einsum('i...->...i', a)]
+    f = lambda a, b, c: jnp.sum(jnp.einsum('bij,bjk,kl->bil', a, b, c) ** 2)
+    r.append(jax.grad(f, (0, 1, 2))(a, b, c))
+    r.append(jax.grad(lambda M: jnp.einsum('i,ij,j', v, M, v) + jnp.einsum('ii', M @ M))(M))
+    r.append(jax.vmap(lambda x, y: jnp.einsum('ij,jk->ik', x, y))(a, b))
+    r.append(jax.jacfwd(lambda v: jnp.einsum('i,ij,j->', v, M, v))(v))
+    r.append(jax.jit(partial(jnp.einsum, 'bij,bjk->bik'))(a, b))
+    r.append(jnp.einsum('ij,j->i', jnp.ones((2, 3), jnp.int32), jnp.arange(3, dtype=jnp.int32)))
+    return r
+
+
+def p_maml(jax, jnp, random, **k):
+    def net(params, x):
+        h = jnp.tanh(x @ params['w1'] + params['b1'])
+        return h @ params['w2'] + params['b2']
+    def loss(params, x, y): return jnp.mean((net(params, x) - y) ** 2)
+    alpha = 0.1
+    def inner_update(params, x, y):
+        grads = jax.grad(loss)(params, x, y)
+        return jax.tree_util.tree_map(lambda p, g: p - alpha * g, params, grads)
+    def maml_loss(params, x1, y1, x2, y2):
+        return loss(inner_update(params, x1, y1), x2, y2)
+    def batch_maml_loss(params, X1, Y1, X2, Y2):
+        return jnp.mean(jax.vmap(partial(maml_loss, params))(X1, Y1, X2, Y2))
+    ks = random.split(random.PRNGKey(0), 6)
+    params = {'w1': random.normal(ks[0], (1, 16)) * 0.5, 'b1': jnp.zeros(16), 'w2': random.normal(ks[1], (16, 1)) * 0.5, 'b2': jnp.zeros(1)}
+    amps = random.uniform(ks[2], (4, 1, 1), minval=0.1, maxval=5.0); phases = random.uniform(ks[3], (4, 1, 1), maxval=jnp.pi)
+    X1 = random.uniform(ks[4], (4, 10, 1), minval=-5, maxval=5); X2 = random.uniform(ks[5], (4, 10, 1), minval=-5, maxval=5)
+    Y1 = amps * jnp.sin(X1 + phases); Y2 = amps * jnp.sin(X2 + phases)
+    @jax.jit
+    def step(params):
+        l, g = jax.value_and_grad(batch_maml_loss)(params, X1, Y1, X2, Y2)
+        return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, g), l
+    ls = []
+    for _ in range(5):
+        params, l = step(params)
+        ls.append(l)
+    first_order = jax.grad(lambda p: loss(jax.lax.stop_gradient(inner_update(p, X1[0], Y1[0])), X2[0], Y2[0]))(params)
+    return params, ls, first_order
+
+
+def p_hmc(jax, jnp, lax, random, **k):
+    mu = jnp.array([1.0, -1.0]); cov = jnp.array([[1.0, 0.8], [0.8, 1.0]]); prec = jnp.linalg.inv(cov)
+    def log_prob(x):
+        d = x - mu
+        return -0.5 * d @ prec @ d
+    def leapfrog(q, p, step_size, n_steps):
+        p = p + 0.5 * step_size * jax.grad(log_prob)(q)
+        def body(i, qp):
+            q, p = qp
+            q = q + step_size * p
+            p = p + step_size * jax.grad(log_prob)(q)
+            return q, p
+        q, p = lax.fori_loop(0, n_steps - 1, body, (q, p))
+        q = q + step_size * p
+        p = p + 0.5 * step_size * jax.grad(log_prob)(q)
+        return q, p
+    def hmc_step(q, key):
+        k1, k2 = random.split(key)
+        p0 = random.normal(k1, q.shape)
+        q1, p1 = leapfrog(q, p0, 0.2, 10)
+        h0 = -log_prob(q) + 0.5 * p0 @ p0
+        h1 = -log_prob(q1) + 0.5 * p1 @ p1
+        accept = jnp.log(random.uniform(k2)) < h0 - h1
+        return jnp.where(accept, q1, q), (jnp.where(accept, q1, q), accept)
+    keys = random.split(random.PRNGKey(1), 50)
+    _, (samples, accepts) = lax.scan(hmc_step, jnp.zeros(2), keys)
+    chains = jax.vmap(lambda k: lax.scan(hmc_step, jnp.zeros(2), random.split(k, 10))[0])(random.split(random.PRNGKey(2), 3))
+    return samples[-5:], jnp.mean(accepts.astype(jnp.float64)), jnp.mean(samples, axis=0), chains, jax.jit(leapfrog, static_argnums=3)(jnp.zeros(2), jnp.ones(2), 0.1, 5)
+
+
+def p_realnvp_flow(jax, jnp, random, **k):
+    D = 4
+    mask = jnp.array([1., 1., 0., 0.])
+    def mlp(params, x):
+        h = jnp.tanh(x @ params['w1'] + params['b1'])
+        return h @ params['ws'], h @ params['wt']
+    def coupling_forward(params, x, mask):
+        xm = x * mask
+        s, t = mlp(params, xm)
+        s = jnp.tanh(s) * (1 - mask); t = t * (1 - mask)
+        y = xm + (1 - mask) * (x * jnp.exp(s) + t)
+        return y, jnp.sum(s, axis=-1)
+    def coupling_inverse(params, y, mask):
+        ym = y * mask
+        s, t = mlp(params, ym)
+        s = jnp.tanh(s) * (1 - mask); t = t * (1 - mask)
+        return ym + (1 - mask) * (y - t) * jnp.exp(-s)
+    def flow_forward(all_params, x):
+        logdet = jnp.zeros(x.shape[0])
+        for i, p in enumerate(all_params):
+            m = mask if i % 2 == 0 else 1 - mask
+            x, ld = coupling_forward(p, x, m)
+            logdet = logdet + ld
+        return x, logdet
+    def flow_inverse(all_params, y):
+        for i, p in reversed(list(enumerate(all_params))):
+            m = mask if i % 2 == 0 else 1 - mask
+            y = coupling_inverse(p, y, m)
+        return y
+    def nll(all_params, x):
+        z, logdet = flow_forward(all_params, x)
+        logp = -0.5 * jnp.sum(z ** 2, -1) - 0.5 * D * jnp.log(2 * jnp.pi)
+        return -jnp.mean(logp + logdet)
+    keys = random.split(random.PRNGKey(0), 12)
+    all_params = [{'w1': random.normal(keys[3 * i], (D, 8)) * 0.3, 'b1': jnp.zeros(8), 'ws': random.normal(keys[3 * i + 1], (8, D)) * 0.3,
+                   'wt': random.normal(keys[3 * i + 2], (8, D)) * 0.3} for i in range(4)]
+    x = random.normal(random.PRNGKey(5), (16, D)) * jnp.array([1., 2., 0.5, 1.]) + 1.
+    z, ld = flow_forward(all_params, x)
+    x_rec = flow_inverse(all_params, z)
+    # the log-determinant agrees with the Jacobian computed by autodiff
+    J = jax.vmap(jax.jacfwd(lambda x: flow_forward(all_params, x[None])[0][0]))(x[:3])
+    ld_ad = jnp.linalg.slogdet(J)[1]
+    update = jax.jit(lambda p, x: jax.tree_util.tree_map(lambda a, g: a - 0.05 * g, p, jax.grad(nll)(p, x)))
+    p = all_params
+    for _ in range(10):
+        p = update(p, x)
+    return z, ld, jnp.max(jnp.abs(x_rec - x)) < 1e-10, ld_ad, nll(all_params, x), nll(p, x)
+
+
+def p_planar_flow_vi(jax, jnp, random, **k):
+    def log_target(z):  # a banana
+        return -0.5 * (z[..., 0] ** 2 / 4 + (z[..., 1] - 0.25 * z[..., 0] ** 2) ** 2)
+    def planar(params, z):
+        u, w, b = params['u'], params['w'], params['b']
+        wu = w @ u
+        u_hat = u + (jax.nn.softplus(wu) - 1 - wu) * w / jnp.sum(w ** 2)
+        a = jnp.tanh(z @ w + b)
+        psi = (1 - a ** 2)[..., None] * w
+        return z + u_hat * a[..., None], jnp.log(jnp.abs(1 + psi @ u_hat))
+    def elbo(params, eps):
+        z = eps; ld = 0.
+        for p in params:
+            z, l = planar(p, z)
+            ld = ld + l
+        logq = -0.5 * jnp.sum(eps ** 2, -1) - jnp.log(2 * jnp.pi) - ld
+        return jnp.mean(log_target(z) - logq)
+    ks = random.split(random.PRNGKey(7), 6)
+    params = [{'u': random.normal(ks[i], (2,)) * 0.1, 'w': random.normal(ks[i + 3], (2,)) * 0.1, 'b': jnp.array(0.)} for i in range(3)]
+    eps = random.normal(random.PRNGKey(8), (64, 2))
+    g = jax.grad(elbo)(params, eps)
+    for i in range(20):
+        params = jax.tree_util.tree_map(lambda p, g: p + 0.05 * g, params, jax.grad(elbo)(params, random.normal(random.fold_in(ks[0], i), (64, 2))))
+    return g, elbo(params, eps)
+
+
+def p_hvp_four_ways(jax, jnp, **k):
+    def f(p):
+        return jnp.sum(jnp.tanh(p['w'] @ p['x']) ** 2) + jnp.sum(p['x'] ** 4) * jnp.sum(jnp.sin(p['w']))
+    rs = np.random.RandomState(4)
+    p = {'w': jax.device_put(rs.randn(3, 2)), 'x': jax.device_put(rs.randn(2))}
+    v = {'w': jax.device_put(rs.randn(3, 2)), 'x': jax.device_put(rs.randn(2))}
+    def hvp_fwd_rev(f, x, v): return jax.jvp(jax.grad(f), (x,), (v,))[1]
+    def hvp_rev_fwd(f, x, v): return jax.grad(lambda x: jax.jvp(f, (x,), (v,))[1])(x)
+    def hvp_rev_rev(f, x, v): return jax.grad(lambda x: jax.tree_util.tree_reduce(lambda a, b: a + b, jax.tree_util.tree_map(jnp.vdot, jax.grad(f)(x), v)))(x)
+    def hvp_fwd_fwd(f, x, v):
+        from_flat = lambda flat: {'w': flat[:6].reshape(3, 2), 'x': flat[6:]}
+        flat = lambda t: jnp.concatenate([t['w'].ravel(), t['x']])
+        H = jax.jacfwd(jax.jacfwd(lambda z: f(from_flat(z))))(flat(x))
+        return from_flat(H @ flat(v))
+    batched = jax.vmap(hvp_fwd_rev, in_axes=(None, None, 0))(f, p, jax.tree_util.tree_map(lambda a: jnp.stack([a, 2 * a]), v)) if False else \
+        jax.vmap(lambda v: hvp_fwd_rev(f, p, v))(jax.tree_util.tree_map(lambda a: jnp.stack([a, 2 * a]), v))
+    return (hvp_fwd_rev(f, p, v), hvp_rev_fwd(f, p, v), hvp_rev_rev(f, p, v), hvp_fwd_fwd(f, p, v), batched,
+            jax.jit(partial(hvp_fwd_rev, f))(p, v))
+
+
+def p_implicit_ridge(jax, jnp, lax, **k):
+    rs = np.random.RandomState(9)
+    X = jax.device_put(rs.randn(20, 3)); y = jax.device_put(rs.randn(20))
+    def ridge_closed(lam):
+        return jnp.linalg.solve(X.T @ X + lam * jnp.eye(3), X.T @ y)
+    def ridge_gd(lam):
+        grad_obj = lambda w, lam: X.T @ (X @ w - y) + lam * w
+        def solve(f, w0):
+            return lax.fori_loop(0, 500, lambda i, w: w - 0.01 * f(w), w0)
+        def tangent_solve(g, r):
+            return jnp.linalg.solve(jax.jacobian(g)(r), r)
+        return lax.custom_root(lambda w: grad_obj(w, lam), jnp.zeros(3), solve, tangent_solve)
+    def newton_vec(a):
+        F = lambda x: jnp.array([x[0] ** 2 + x[1] - a, x[0] - x[1] ** 3])
+        def solve(F, x0):
+            return lax.fori_loop(0, 30, lambda i, x: x - jnp.linalg.solve(jax.jacobian(F)(x), F(x)), x0)
+        return lax.custom_root(F, jnp.array([1.0, 1.0]), solve, lambda g, r: jnp.linalg.solve(jax.jacobian(g)(r), r))
+    return (ridge_closed(0.5), ridge_gd(0.5), jax.jacobian(ridge_closed)(0.5), jax.jacobian(ridge_gd)(0.5), newton_vec(3.0), jax.jacobian(newton_vec)(3.0),
+            jax.jacrev(newton_vec)(3.0))
+
+def p_pytree_advanced(jax, jnp, tu, **k):
+    import dataclasses
+    from typing import NamedTuple
+    class Point(NamedTuple):
+        x: object
+        y: object
+    @dataclasses.dataclass
+    class Layer:
+        w: object
+        b: object
+        name: str = 'layer'
+    tu.register_dataclass(Layer, data_fields=['w', 'b'], meta_fields=['name'])
+    tree = {'pts': [Point(1., 2.), Point(3., 4.)], 'layer': Layer(jnp.ones(2), jnp.zeros(()), 'fc'), 'none': None, 't': (5,)}
+    paths = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path(tree)[0]]
+    leaves_isleaf = tu.tree_leaves(tree, is_leaf=lambda x: isinstance(x, Point))
+    n_isleaf = len(leaves_isleaf)
+    mapped = tu.tree_map(lambda p: p.x + p.y if isinstance(p, Point) else p, tree['pts'], is_leaf=lambda x: isinstance(x, Point))
+    outer = tu.tree_structure([0, 0]); inner = tu.tree_structure({'a': 0, 'b': 0})
+    tr = tu.tree_transpose(outer, inner, [{'a': 1, 'b': 2}, {'a': 3, 'b': 4}])
+    td = tu.tree_structure(tree)
+    flat, unravel = jax.flatten_util.ravel_pytree({'a': jnp.ones((2, 2)), 'b': jnp.arange(3.)})
+    un = unravel(flat * 2)
+    class Tagged:
+        def __init__(self, v, tag): self.v = v; self.tag = tag
+    tu.register_pytree_with_keys(Tagged, lambda t: (((tu.GetAttrKey('v'), t.v),), t.tag), lambda tag, ch: Tagged(ch[0], tag))
+    kp = [tu.keystr(p) for p, _ in tu.tree_flatten_with_path([Tagged(jnp.ones(1), 'q')])[0]]
+    wp = tu.tree_map_with_path(lambda p, x: len(p), tree)
+    mp = jax.tree.map_with_path(lambda p, x: tu.keystr(p), {'a': [1, 2]})
+    keys_kinds = [type(k).__name__ for k in tu.tree_flatten_with_path(tree)[0][3][0]]
+    return (paths, n_isleaf, mapped, tr, td.num_leaves, td.num_nodes, flat, un, kp, wp, mp, keys_kinds,
+            tu.tree_structure(Point(1, 2)) == tu.tree_structure(Point(3, 4)), tu.tree_leaves(tu.tree_unflatten(td, list(range(td.num_leaves)))),
+            jax.grad(lambda t: t['layer'].w.sum() * t['pts'][1].y)({'layer': tree['layer'], 'pts': tree['pts']})['pts'][1].y, len(tu.tree_leaves([None, [None]])),
+            tu.tree_map(lambda x, y: x * y, {'a': 2., 'b': None}, {'a': 3., 'b': None}), tu.all_leaves([1., jnp.ones(2)]),
+            [str(k) for k in tu.tree_flatten_with_path(tree)[0][0][0]])
+
+
+def p_vmap_collectives_nested(jax, jnp, lax, **k):
+    x = jnp.arange(6.).reshape(2, 3)
+    f = lambda v: v / lax.psum(v, ('i', 'j'))
+    r = [jax.vmap(jax.vmap(f, axis_name='j'), axis_name='i')(x)]
+    r.append(jax.vmap(jax.vmap(lambda v: lax.psum(v, 'i'), axis_name='j'), axis_name='i')(x))
+    r.append(jax.vmap(jax.vmap(lambda v: lax.pmean(v, 'j'), axis_name='j'), axis_name='i')(x))
+    r.append(jax.vmap(jax.vmap(lambda v: lax.axis_index('i') * 10 + lax.axis_index('j'), axis_name='j'), axis_name='i')(x))
+    r.append(jax.vmap(lambda v: lax.pmin(v, 'i'), axis_name='i')(x))
+    r.append(jax.vmap(lambda v: lax.all_gather(v, 'i', tiled=True), axis_name='i')(x))
+    r.append(jax.vmap(lambda v: lax.all_gather(v, 'i', axis=1), axis_name='i')(x))
+    r.append(jax.vmap(lambda v: lax.ppermute(v, 'i', perm=[(0, 1), (1, 0)]), axis_name='i')(x))
+    r.append(jax.vmap(lambda v: lax.psum_scatter(v, 'i', tiled=True), axis_name='i')(jnp.arange(8.).reshape(2, 4)))
+    r.append(jax.vmap(lambda v: lax.all_to_all(v, 'i', 0, 0), axis_name='i')(jnp.arange(4.).reshape(2, 2)))
+    loss = lambda w, xs: jnp.sum(jax.vmap(lambda x: (w * x - lax.pmean(w * x, 'b')) ** 2, axis_name='b')(xs))
+    r.append(jax.grad(loss)(1.5, jnp.arange(4.)))
+    r.append(jax.vmap(lambda v: lax.psum(1, 'i'), axis_name='i')(x))
+    r.append(jax.vmap(lambda d: {'s': lax.psum(d['a'], 'i'), 'm': d['b']}, in_axes=({'a': 0, 'b': None},), out_axes={'s': 0, 'm': None}, axis_name='i')(
+        {'a': jnp.arange(3.), 'b': 7.}))
+    return r
+
+
+def p_jit_static_retrace(jax, jnp, **k):
+    traces = []
+    def f(x, n, mode='add'):
+        traces.append((np.shape(x), n, mode))
+        for _ in range(n):
+            x = x + 1 if mode == 'add' else x * 2
+        return x
+    jf = jax.jit(f, static_argnums=1, static_argnames='mode')
+    r = [jf(jnp.ones(2), 2), jf(jnp.ones(2), 2), jf(jnp.ones(3), 2), jf(jnp.ones(2), 3), jf(jnp.ones(2), 2, mode='mul'), jf(jnp.zeros(2), 2, mode='mul')]
+    r.append(len(traces))
+    g = jax.jit(lambda x, y: x * 2 + y, donate_argnums=0)
+    r.append(g(jnp.arange(3.), 1.0))
+    h = jax.jit(lambda x, y: x @ y, donate_argnames='x')
+    r.append(h(jnp.eye(2), jnp.ones(2)))
+    @partial(jax.jit, static_argnames=('axis',))
+    def norm_along(x, axis): return x / jnp.sum(x, axis=axis, keepdims=True)
+    r += [norm_along(jnp.ones((2, 3)), axis=0), norm_along(jnp.ones((2, 3)), axis=1)]
+    lowered = jax.jit(lambda x: jnp.sin(x) * 2).lower(jnp.ones(3))
+    r.append(lowered.compile()(jnp.ones(3)))
+    r.append([(s.shape, s.dtype.name) for s in jax.eval_shape(lambda x, y: (x @ y, jnp.sum(x)), jax.ShapeDtypeStruct((2, 3), jnp.float32), jax.ShapeDtypeStruct((3, 4), jnp.float32))])
+    class Cfg:
+        def __init__(self, s): self.s = s
+        def __hash__(self): return hash(self.s)
+        def __eq__(self, o): return isinstance(o, Cfg) and o.s == self.s
+    cnt = []
+    jg = jax.jit(lambda x, c: (cnt.append(1), x * c.s)[1], static_argnums=1)
+    r += [jg(1.0, Cfg(2)), jg(2.0, Cfg(2)), jg(1.0, Cfg(3)), len(cnt)]
+    r.append(jax.jit(lambda x: x.shape[0] * x)(jnp.ones(4)))
+    return r
+
+
+
+def p_lstm_scan(jax, jnp, lax, random, **k):
+    H, D, T, B = 4, 3, 6, 2
+    ks = random.split(random.PRNGKey(0), 4)
+    params = {'Wx': random.normal(ks[0], (D, 4 * H)) * 0.3, 'Wh': random.normal(ks[1], (H, 4 * H)) * 0.3, 'b': jnp.zeros(4 * H),
+              'Wo': random.normal(ks[2], (H, 1)) * 0.3}
+    xs = random.normal(ks[3], (T, B, D))
+    def cell(params, carry, x):
+        h, c = carry
+        z = x @ params['Wx'] + h @ params['Wh'] + params['b']
+        i, f, g, o = jnp.split(z, 4, axis=-1)
+        c = jax.nn.sigmoid(f + 1.0) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h, c), h
+    def run(params, xs, reverse=False):
+        init = (jnp.zeros((B, H)), jnp.zeros((B, H)))
+        (h, c), hs = lax.scan(partial(cell, params), init, xs, reverse=reverse)
+        return hs
+    def loss(params, xs):
+        fwd = run(params, xs); bwd = run(params, xs, reverse=True)
+        return jnp.mean((jnp.concatenate([fwd, bwd], -1)[..., :H] @ params['Wo']) ** 2) + jnp.mean(bwd ** 2)
+    g = jax.grad(loss)(params, xs)
+    gj = jax.jit(jax.grad(loss))(params, xs)
+    gx = jax.grad(loss, 1)(params, xs)
+    g_unroll = jax.grad(lambda p: jnp.sum(lax.scan(partial(cell, p), (jnp.zeros((B, H)), jnp.zeros((B, H))), xs, unroll=2)[1]))(params)
+    per_ex = jax.vmap(jax.grad(loss), in_axes=(None, 1))(params, xs[:, :, None, :]) if False else jax.vmap(lambda x: jax.grad(lambda p: jnp.sum(run(p, jnp.repeat(x[:, None], B, 1))))(params)['Wh'], in_axes=1)(xs)
+    return run(params, xs)[-1], loss(params, xs), g, gj, gx, g_unroll, per_ex
+
+
+def p_complex_programs(jax, jnp, **k):
+    z = jnp.array([1. + 2j, -0.5 + 0.3j, 2. - 1j])
+    W = jnp.array([[1. + 1j, 0.5], [2j, -1. + 0.5j]])
+    f_hol = lambda z: jnp.sum(jnp.exp(z) * z ** 2)
+    r = [jax.grad(f_hol, holomorphic=True)(z), jax.jacfwd(lambda z: jnp.exp(z) * z, holomorphic=True)(z),
+         jax.jacrev(lambda z: jnp.log(z) + z ** 3, holomorphic=True)(z), jax.grad(lambda z: jnp.sum(jnp.abs(z) ** 2))(z),
+         jax.grad(lambda z: jnp.real(jnp.sum(z * jnp.conj(z) * 2)))(z), jax.grad(lambda W: jnp.abs(jnp.linalg.det(W)))(W),
+         jax.grad(lambda W: jnp.real(jnp.trace(jnp.linalg.inv(W))))(W), jax.grad(lambda x: jnp.abs(jnp.fft.fft(x)).sum())(jnp.arange(4.)),
+         jax.grad(lambda x: jnp.real(jnp.fft.ifft(jnp.fft.fft(x) * jnp.array([1., 0.5, 0., 0.5]))).sum())(jnp.arange(4.) ** 2),
+         jax.vjp(lambda z: z ** 2, 1. + 1j)[1](1. + 0j), jax.jvp(lambda z: jnp.conj(z) * z, (1. + 1j,), (1j,)),
+         jax.grad(lambda t: jnp.abs(jnp.exp(1j * t) * 2.))(0.3), jax.grad(lambda t: jnp.real(jnp.exp(1j * t)))(0.3),
+         jax.grad(lambda x: jnp.angle(x + 1j))(0.5), jax.grad(lambda x: jnp.real(jnp.sqrt(x + 0j)))(-4.0) if False else jnp.zeros(1),
+         jax.jacfwd(lambda x: jnp.fft.rfft(x))(jnp.arange(4.)), jax.jacrev(lambda x: jnp.abs(jnp.fft.rfft(x)))(jnp.arange(1., 5.)),
+         jax.grad(lambda z: jnp.abs(z), holomorphic=False)(3. + 4j), jax.vmap(jax.grad(lambda z: jnp.sin(z), holomorphic=True))(z),
+         jax.hessian(lambda x: jnp.abs(jnp.sum(jnp.exp(1j * x))) ** 2)(jnp.array([0.1, 0.5]))]
+    return r
+
+
+def p_segment_gnn(jax, jnp, **k):
+    senders = jnp.array([0, 1, 2, 2, 3]); receivers = jnp.array([1, 2, 0, 3, 3])
+    nodes = jnp.arange(8.).reshape(4, 2)
+    W = jnp.array([[0.5, -0.3], [0.2, 0.8]])
+    def gnn(W, nodes):
+        msgs = jnp.tanh(nodes[senders] @ W)
+        agg = jax.ops.segment_sum(msgs, receivers, num_segments=4)
+        deg = jax.ops.segment_sum(jnp.ones_like(receivers, dtype=nodes.dtype), receivers, num_segments=4)
+        mx = jax.ops.segment_max(msgs, receivers, num_segments=4)
+        return nodes + agg / jnp.maximum(deg, 1.)[:, None] + jnp.where(jnp.isfinite(mx), mx, 0.)
+    out = gnn(W, nodes)
+    return (out, jax.grad(lambda W: jnp.sum(gnn(W, nodes) ** 2))(W), jax.grad(lambda n: jnp.sum(gnn(W, n) ** 2))(nodes),
+            jax.jit(gnn)(W, nodes), jax.ops.segment_min(jnp.array([3., 1., 2., 5.]), jnp.array([0, 0, 1, 1]), num_segments=3),
+            jax.ops.segment_prod(jnp.array([3., 1., 2., 5.]), jnp.array([0, 0, 1, 1]), num_segments=2),
+            jax.ops.segment_sum(jnp.array([1., 2., 3.]), jnp.array([0, 5, 1]), num_segments=2),
+            jax.grad(lambda x: jnp.sum(jax.ops.segment_max(x, jnp.array([0, 0, 1, 1]), num_segments=2)))(jnp.array([3., 3., 2., 5.])),
+            jax.ops.segment_sum(jnp.ones(4), jnp.array([0, 0, 1, 2]), num_segments=3, indices_are_sorted=True),
+            jax.vmap(lambda d: jax.ops.segment_sum(d, jnp.array([1, 0, 1]), num_segments=2))(jnp.ones((2, 3))))
+
+
+def p_nn_functions(jax, jnp, **k):
+    x = jnp.linspace(-3, 3, 7)
+    nn = jax.nn
+    r = [nn.relu(x), nn.relu6(x * 3), nn.sigmoid(x), nn.softplus(x), nn.soft_sign(x), nn.silu(x), nn.swish(x), nn.log_sigmoid(x),
+         nn.leaky_relu(x, 0.1), nn.hard_tanh(x), nn.elu(x), nn.celu(x, 0.5), nn.selu(x), nn.gelu(x), nn.gelu(x, approximate=False),
+         nn.glu(jnp.arange(8.).reshape(2, 4)), nn.hard_sigmoid(x), nn.hard_silu(x), nn.mish(x), nn.squareplus(x),
+         nn.softmax(x.reshape(7, 1) * jnp.arange(3.), axis=0), nn.log_softmax(x), nn.logsumexp(x), nn.one_hot(jnp.array([0, 2, 5]), 4),
+         nn.standardize(x), nn.logsumexp(jnp.array([1., 2.]), b=jnp.array([1., -1.]), return_sign=True),
+         nn.softmax(jnp.array([1., 2., 3.]), where=jnp.array([True, False, True])),
+         jax.grad(lambda x: jnp.sum(nn.gelu(x) * nn.softplus(x)))(x), jax.grad(lambda x: nn.logsumexp(x))(x),
+         jax.vmap(jax.grad(nn.relu))(x), jax.grad(lambda x: jnp.sum(nn.softmax(x) * jnp.arange(7.)))(x),
+         jax.grad(lambda x: jnp.sum(nn.elu(x) + nn.selu(x) + nn.celu(x)))(x), nn.sparse_plus(x), nn.log1mexp(-jnp.abs(x) - 0.1)]
+    return r
+
+
+def p_fft_spectral(jax, jnp, **k):
+    N = 16
+    xg = jnp.linspace(0, 2 * jnp.pi, N, endpoint=False)
+    u = jnp.sin(3 * xg) + 0.5 * jnp.cos(xg)
+    kk = jnp.fft.fftfreq(N, d=1.0 / N)
+    du = jnp.real(jnp.fft.ifft(1j * kk * jnp.fft.fft(u)))
+    du_r = jnp.fft.irfft(1j * jnp.fft.rfftfreq(N, 1.0 / N) * jnp.fft.rfft(u), n=N)
+    def heat(u0, nu, t):
+        return jnp.fft.irfft(jnp.fft.rfft(u0) * jnp.exp(-nu * jnp.fft.rfftfreq(N, 1.0 / N) ** 2 * t), n=N)
+    img = jnp.outer(jnp.sin(xg[:8]), jnp.cos(xg[:8]))
+    return (du, du_r, heat(u, 0.1, 0.5), jax.grad(lambda nu: jnp.sum(heat(u, nu, 0.5) ** 2))(0.1),
+            jax.grad(lambda u0: jnp.sum(heat(u0, 0.1, 0.5) * xg))(u), jnp.fft.fftshift(kk), jnp.fft.ifftshift(jnp.fft.fftshift(kk)),
+            jnp.abs(jnp.fft.fft2(img)), jnp.fft.irfft2(jnp.fft.rfft2(img), s=img.shape), jnp.fft.fftn(img, axes=(0,)).shape,
+            jax.grad(lambda im: jnp.sum(jnp.abs(jnp.fft.rfft2(im)) ** 2))(img), jnp.fft.hfft(jnp.array([1., 2j, 3.])), jnp.fft.fft(jnp.arange(4.), n=6),
+            jnp.fft.fft(jnp.arange(4.), norm='ortho'), jax.jacfwd(lambda x: jnp.fft.irfft(x + 0j, n=4))(jnp.array([1., 2., 3.])))

@@ -45,6 +45,7 @@ def encode(leaf: Any) -> dict[str, Any]:
 
 def main() -> None:
     import jax
+    import jax.flatten_util  # noqa: F401
     import jax.numpy as jnp
     import jax.random as random
     import jax.scipy as jsp
