@@ -434,7 +434,8 @@ def shift_right_logical(x: Array, y: Array) -> Array:
 
 
 def div(x: Array, y: Array) -> Array:
-    """Elementwise ``x / y``; integer division rounds towards zero (C semantics, as lax).
+    """Elementwise ``x / y``; integer division rounds towards zero (C semantics, as lax), and
+    an integer divided by zero is -1 (all bits set), as XLA.
 
     Example:
         >>> from funcgrad import lax
@@ -444,22 +445,40 @@ def div(x: Array, y: Array) -> Array:
     ax, ay = same_dtypes("div", {"x": x, "y": y}, NUMERIC)
     if ax.dtype.kind in "fc" or ay.dtype.kind in "fc":
         return _ew.strong(_ew.div(x, y))
+    zero, y = _nonzero_divisor(x, y, ax, ay)
     q = _ew.floor_divide(x, y)
     # Floor and truncation differ by one where the division is inexact and the signs differ.
     fix = _ew.and_(_ew.ne(_ew.fmod(x, y), 0), _ew.ne(_ew.lt(x, 0), _ew.lt(y, 0)))
-    return _ew.strong(_ew.select_n(fix, q, _ew.add(q, 1)))
+    q = _ew.select_n(fix, q, _ew.add(q, 1))
+    # XLA: an integer divided by zero is -1 (all bits set; the maximum for unsigned types).
+    return _ew.strong(_ew.select_n(zero, q, _ew.not_(_ew.mul(q, 0))))
+
+
+def _nonzero_divisor(x: Array, y: Array, ax: Any, ay: Any) -> tuple[Array, Array]:
+    """Where the integer divisor ``y`` is zero, and ``y`` with those zeros replaced by one
+    (so that NumPy neither warns nor produces its own 0; XLA's results are patched in)."""
+    dt = (ay if not ay.weak_type else ax).dtype
+    y = _ew.convert_element_type(y, dt) if ay.weak_type and not ax.weak_type else y
+    zero = _ew.eq(y, 0)
+    return zero, _ew.select_n(zero, y, _ew.convert_element_type(1, dt))
 
 
 def rem(x: Array, y: Array) -> Array:
-    """Elementwise remainder with the sign of ``x`` (C ``fmod``, as ``jax.lax.rem``).
+    """Elementwise remainder with the sign of ``x`` (C ``fmod``, as ``jax.lax.rem``); an
+    integer remainder by zero is ``x``, as XLA.
 
     Example:
         >>> from funcgrad import lax
         >>> lax.rem(numpy.array([7.0, -7.0]), 3.0).tolist()
         [1.0, -1.0]
     """
-    same_dtypes("rem", {"x": x, "y": y}, "iuf")
-    return _ew.fmod(x, y)
+    ax, ay = same_dtypes("rem", {"x": x, "y": y}, "iuf")
+    if ax.dtype.kind == "f" or ay.dtype.kind == "f":
+        return _ew.fmod(x, y)
+    zero, y = _nonzero_divisor(x, y, ax, ay)
+    r = _ew.fmod(x, y)
+    # XLA: the remainder of an integer division by zero is the dividend.
+    return _ew.select_n(zero, r, _ew.add(x, _ew.mul(r, 0)))
 
 
 def pow(x: Array, y: Array) -> Array:  # noqa: A001

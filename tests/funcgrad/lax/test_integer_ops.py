@@ -109,3 +109,22 @@ def test_integer_casts_wrap_and_gradients_are_zero() -> None:
     g = funcgrad.grad(lambda x: lax.convert_element_type(
         lax.convert_element_type(x, np.int32), np.float64))(2.7)
     assert float(g) == 0.0
+
+
+def test_integer_division_by_zero_is_xlas() -> None:
+    # JAX 0.10.2: div(x, 0) == -1 (all bits set), rem(x, 0) == x; C truncation otherwise
+    x = dev(np.array([5, 0, -5, 7, -7], np.int64))
+    y = dev(np.array([0, 0, 0, 2, 2], np.int64))
+    assert host(lax.div(x, y)).tolist() == [-1, -1, -1, 3, -3]
+    assert host(lax.rem(x, y)).tolist() == [5, 0, -5, 1, -1]
+    u = dev(np.array([5, 0, 251], np.uint8))
+    z = dev(np.zeros(3, np.uint8))
+    assert host(lax.div(u, z)).tolist() == [255, 255, 255]
+    assert host(lax.rem(u, z)).tolist() == [5, 0, 251]
+    jitted = funcgrad.jit(lambda a, b: (lax.div(a, b), lax.rem(a, b)))(x, y)
+    assert [host(v).tolist() for v in jitted] == [[-1, -1, -1, 3, -3], [5, 0, -5, 1, -1]]
+    out = funcgrad.vmap(lax.div)(dev(np.array([5, 6], np.int32)), dev(np.array([0, 4], np.int32)))
+    assert host(out).tolist() == [-1, 1] and host(out).dtype == np.int32
+    # broadcasting a scalar divisor, and a Python int dividend
+    assert host(lax.rem(dev(np.array([7, -7], np.int32)), 0)).tolist() == [7, -7]
+    assert host(lax.div(7, dev(np.array([0, 2])))).tolist() == [-1, 3]
