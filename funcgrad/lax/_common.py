@@ -129,6 +129,14 @@ def static_ints(name: str, seq: Any, arg: str) -> tuple[int, ...]:
         ) from None
 
 
+def static_shape(name: str, shape: Any, arg: str = "shape") -> tuple[int, ...]:
+    """A shape: a sequence of static ints, or one Python int ``n`` for ``(n,)`` (JAX's
+    canonical shapes take both; a NumPy integer is not a shape there)."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        return (shape,)
+    return static_ints(name, shape, arg)
+
+
 def axis_in(name: str, axis: Any, ndim: int, arg: str = "axis") -> int:
     axis = static_int(name, axis, arg)
     if not -ndim <= axis < ndim:

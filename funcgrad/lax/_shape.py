@@ -27,6 +27,7 @@ from funcgrad.lax._common import (
     same_dtypes,
     static_int,
     static_ints,
+    static_shape,
 )
 
 Array = Any
@@ -457,7 +458,7 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
         >>> lax.broadcasted_iota(numpy.int64, (2, 3), 0).tolist()
         [[0, 0, 0], [1, 1, 1]]
     """
-    shape = static_ints("broadcasted_iota", shape, "shape")
+    shape = static_shape("broadcasted_iota", shape)
     if isinstance(dimension, int | numpy.integer) and dimension < 0:
         # JAX takes no negative dimension here (an error, not counted from the end)
         raise ValueError(f"lax.broadcasted_iota: iota dimension must be between 0 and "
@@ -496,7 +497,7 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
         >>> lax.full((2,), 3, numpy.float32).tolist()
         [3.0, 3.0]
     """
-    shape = static_ints("full", shape, "shape")
+    shape = static_shape("full", shape)
     if aval_of("full", fill_value, "fill_value").shape != ():
         raise TypeError("lax.full: fill_value must be a scalar")
     return _sh.full(shape, fill_value, dtype)

@@ -267,3 +267,13 @@ def test_stop_gradient_pytree_and_control_flow_reexports() -> None:
     assert set(out) == {"a", "b"}
     g = funcgrad.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: lax.mul(c, x), 1.0))(2.0)
     assert float(host(g)) == pytest.approx(12.0)
+
+
+def test_shape_arguments_take_a_python_int_as_jax():
+    # jax.lax.full(2, 3.0) is [3., 3.]; a NumPy integer is not a shape there
+    assert host(lax.full(2, 3.0)).tolist() == [3.0, 3.0]
+    assert host(lax.full_like(dev(np.ones(2)), 1.0, shape=3)).tolist() == [1.0, 1.0, 1.0]
+    assert host(lax.broadcasted_iota(np.int32, 3, 0)).tolist() == [0, 1, 2]
+    assert lax.empty(3, np.float32).shape == (3,)
+    with pytest.raises(TypeError, match="sequence of ints"):
+        lax.full(np.int64(2), 3.0)
