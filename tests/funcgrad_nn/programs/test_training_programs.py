@@ -3,8 +3,9 @@ fine-tuning with a frozen layer, parameter groups, warmup and warm restarts, gra
 accumulation and a plateau scheduler with early stopping; WGAN-GP, whose critic loss holds a
 gradient (double backward); a small U-Net with group, instance and layer norms, transposed
 convolutions and upsampling; domain-adversarial training through a gradient reversal
-``Function``, with spectral norm, pruning, mixup and a focal loss. ``fixtures/make_program_fixtures.py`` holds the PyTorch
-programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
+``Function``, with spectral norm, pruning, mixup and a focal loss; stochastic weight
+averaging with an EMA model. ``fixtures/make_program_fixtures.py`` holds the PyTorch programs;
+the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
 import operator
@@ -217,3 +218,39 @@ def test_domain_adversarial_training_with_gradient_reversal_spectral_norm_and_pr
         losses.append(float(loss))
     close(losses, ref["losses"])
     check_state(model, final)  # the pruning mask and the power iteration's vectors too
+
+
+def test_stochastic_weight_averaging_and_an_ema_model():
+    swa_utils = nn.optim.swa_utils
+    init, final, ref = reference("swa")
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    x, y = dev(data("swa"))
+    loader = nn.data.DataLoader(nn.data.TensorDataset(x, y), batch_size=8)
+    optimizer = nn.optim.SGD(model.parameters(), lr=0.1)
+    swa_model = swa_utils.AveragedModel(model)
+    ema_model = swa_utils.AveragedModel(model, multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.9),
+                                        use_buffers=True)
+    scheduler = nn.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4)
+    swa_scheduler = swa_utils.SWALR(optimizer, swa_lr=0.05, anneal_epochs=2,
+                                    anneal_strategy="linear")
+    criterion = nn.CrossEntropyLoss()
+    step = nn.jit(nn.value_and_grad(lambda m, xb, yb: criterion(m(xb), yb)))
+    losses = []
+    for epoch in range(6):
+        for xb, yb in loader:
+            loss, grads = step(model, xb, yb)
+            optimizer.step(grads)
+            ema_model.update_parameters(model)
+            losses.append(float(loss))
+        if epoch >= 3:
+            swa_model.update_parameters(model)
+            swa_scheduler.step()
+        else:
+            scheduler.step()
+    swa_utils.update_bn(loader, swa_model)
+    close(losses, ref["losses"])
+    for name, m in (("model", model), ("swa", swa_model), ("ema", ema_model)):
+        check_state(m, {k[len(name) + 1:]: v for k, v in final.items()
+                        if k.startswith(name + ".")})
