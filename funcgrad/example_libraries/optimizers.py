@@ -21,8 +21,12 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy
+
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
+from funcgrad.backend import device_of
+from funcgrad.core import Tracer
 
 __all__ = [
     "OptimizerState", "Optimizer", "optimizer", "sgd", "momentum", "nesterov", "adagrad",
@@ -382,7 +386,7 @@ def sm3(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
     def init(x0: Array) -> tuple:
         x_shape = _Shape(fnp.shape(x0))
         x0 = fnp.atleast_1d(x0)
-        vs = [fnp.zeros(sz, dtype=x0.dtype) for sz in x0.shape]
+        vs = [fnp.zeros_like(x0, shape=(sz,)) for sz in x0.shape]  # on x0's device
         return x0, fnp.zeros_like(x0), vs, x_shape
 
     def update(i: Step, g: Array, state: tuple) -> tuple:
@@ -478,16 +482,23 @@ def piecewise_constant(boundaries: Any, values: Any) -> Schedule:
         >>> [float(s(i)) for i in (10, 11, 25)]
         [1.0, 0.1, 0.01]
     """
-    boundaries = fnp.array(boundaries)
-    values = fnp.array(values)
+    boundaries = numpy.asarray(boundaries)
+    values = numpy.asarray(values)
     if not boundaries.ndim == values.ndim == 1:
         raise ValueError("boundaries and values must be sequences")
     if not boundaries.shape[0] == values.shape[0] - 1:
         raise ValueError("boundaries length must be one shorter than values length")
 
+    # JAX's values[sum(i > boundaries)], with the tables kept on the host: the step size
+    # then meets parameters on any device (JAX's default-device tables move to them)
     def schedule(i: Step) -> Any:
-        # funcgrad's arrays are NumPy's: a traced index needs take, not values[...]
-        return fnp.take(values, fnp.sum(i > boundaries))
+        if not isinstance(i, Tracer) and device_of(i) is None:  # a step known here
+            return values[int(numpy.sum(numpy.asarray(i) > boundaries))]
+        index = sum((fnp.asarray(i > b).astype(int) for b in boundaries.tolist()), 0)
+        out: Any = values[0].item()  # Python numbers: no array on the default device
+        for k, v in enumerate(values[1:].tolist(), start=1):
+            out = fnp.where(index == k, v, out)
+        return fnp.asarray(out).astype(values.dtype)
 
     return schedule
 

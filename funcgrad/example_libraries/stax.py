@@ -287,7 +287,7 @@ def _normalize_by_window_size(dims: tuple, strides: tuple, padding: Any) -> Call
             non_spatial_axes = (spec.index("N"), spec.index("C"))
         spatial_shape = tuple(inputs.shape[i] for i in range(inputs.ndim)
                               if i not in non_spatial_axes)
-        one = fnp.ones(spatial_shape, dtype=inputs.dtype)
+        one = fnp.ones_like(inputs, shape=spatial_shape)  # on the inputs' device
         # with padding, the windows at the edges hold fewer inputs: divide by each count
         window_sizes = lax.reduce_window(one, 0., lax.add, dims, strides, padding)
         for i in sorted(non_spatial_axes):

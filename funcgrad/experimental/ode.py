@@ -95,7 +95,8 @@ def _initial_step_size(fun: Callable, t0: Any, y0: Any, order: int, rtol: float,
 def _runge_kutta_step(func: Callable, y0: Any, f0: Any, t0: Any, dt: Any
                       ) -> tuple[Any, Any, Any, Any]:
     dtf = dt.astype(f0.dtype)
-    k = fnp.at(fnp.zeros((7, f0.shape[0]), f0.dtype))[0, :].set(f0)
+    # (zeros_like: made on the state's device, not the default one)
+    k = fnp.at(fnp.zeros_like(f0, shape=(7, f0.shape[0])))[0, :].set(f0)
     # JAX runs the six stages as a fori_loop; their count is fixed, so they are unrolled
     # here, which indexes the tableau with Python ints (the same arithmetic).
     for i in range(1, 7):
@@ -337,10 +338,10 @@ def _odeint_rev(func: Callable, rtol: float, atol: float, mxstep: float, hmax: f
         y_bar = y_bar + g[i - 1]
         return (y_bar, t0_bar, floats_bar), t_bar
 
-    init_carry = (g[-1], fnp.zeros((), ts.dtype),
+    init_carry = (g[-1], fnp.zeros_like(ts, shape=()),
                   [fnp.zeros_like(leaf) for leaf, d in zip(leaves, diff) if d])
     (y_bar, t0_bar, floats_bar), rev_ts_bar = lax.scan(
-        scan_fun, init_carry, fnp.arange(len(ts) - 1, 0, -1))
+        scan_fun, init_carry, _const(numpy.arange(len(ts) - 1, 0, -1), ts).astype(int))
     ts_bar = fnp.concatenate([fnp.reshape(t0_bar, (1,)), rev_ts_bar[::-1]])
     it = iter(floats_bar)
     # a non-float argument's cotangent is float0 zeros (no derivative)

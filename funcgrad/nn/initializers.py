@@ -22,6 +22,7 @@ import numpy
 
 from funcgrad import numpy as fnp
 from funcgrad import random
+from funcgrad.avals import get_aval
 
 __all__ = [
     "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
@@ -37,6 +38,19 @@ _FLOAT = numpy.dtype(numpy.float64)
 _TRUNCATED_STDDEV = 0.87962566103423978
 
 
+def _device(key: Any) -> str | None:
+    """The key's device: what an initializer makes goes there (JAX's default-device arrays
+    move to where they are used; funcgrad's stay put), so parameters from a key on the GPU
+    are on the GPU even with the default device left at the CPU. No key (``None``, which
+    the constant initializers accept, as JAX's): the default device."""
+    return None if key is None else get_aval(key).device
+
+
+def _scalar(key: Any, value: Any, dtype: Any) -> Any:
+    """A scale (stddev, variance) as a 0-d array of ``dtype`` on the key's device."""
+    return fnp.asarray(value, dtype, device=_device(key))
+
+
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, numpy.integer)):
         return (int(shape),)
@@ -50,7 +64,7 @@ def zeros(key: Any, shape: Any, dtype: Any = _FLOAT) -> Any:
         >>> zeros(None, (2,))
         array([0., 0.])
     """
-    return fnp.zeros(_shape(shape), dtype)
+    return fnp.zeros(_shape(shape), dtype, device=_device(key))
 
 
 def ones(key: Any, shape: Any, dtype: Any = _FLOAT) -> Any:
@@ -60,7 +74,7 @@ def ones(key: Any, shape: Any, dtype: Any = _FLOAT) -> Any:
         >>> ones(None, (2,), numpy.int32)
         array([1, 1], dtype=int32)
     """
-    return fnp.ones(_shape(shape), dtype)
+    return fnp.ones(_shape(shape), dtype, device=_device(key))
 
 
 def constant(value: Any, dtype: Any = _FLOAT) -> Initializer:
@@ -71,7 +85,7 @@ def constant(value: Any, dtype: Any = _FLOAT) -> Initializer:
         array([0.5, 0.5])
     """
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        return fnp.full(_shape(shape), value, dtype)
+        return fnp.full(_shape(shape), value, dtype, device=_device(key))
     return init
 
 
@@ -84,7 +98,7 @@ def uniform(scale: Any = 1e-2, dtype: Any = _FLOAT) -> Initializer:
         True
     """
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        return random.uniform(key, _shape(shape), dtype) * fnp.asarray(scale, dtype)
+        return random.uniform(key, _shape(shape), dtype) * _scalar(key, scale, dtype)
     return init
 
 
@@ -96,7 +110,7 @@ def normal(stddev: Any = 1e-2, dtype: Any = _FLOAT) -> Initializer:
         (2, 3)
     """
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
-        return random.normal(key, _shape(shape), dtype) * fnp.asarray(stddev, dtype)
+        return random.normal(key, _shape(shape), dtype) * _scalar(key, stddev, dtype)
     return init
 
 
@@ -112,7 +126,7 @@ def truncated_normal(stddev: Any = 1e-2, dtype: Any = _FLOAT, lower: Any = -2.0,
     """
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
         return random.truncated_normal(key, lower, upper, _shape(shape), dtype) * \
-            fnp.asarray(stddev, dtype)
+            _scalar(key, stddev, dtype)
     return init
 
 
@@ -159,9 +173,9 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {"fan_in": fan_in, "fan_out": fan_out,
                        "fan_avg": (fan_in + fan_out) / 2}[mode]
-        variance = fnp.asarray(scale / denominator, dt)
+        variance = _scalar(key, scale / denominator, dt)
         if distribution == "truncated_normal":
-            stddev = fnp.sqrt(variance) / fnp.asarray(_TRUNCATED_STDDEV, dt)
+            stddev = fnp.sqrt(variance) / _scalar(key, _TRUNCATED_STDDEV, dt)
             return random.truncated_normal(key, -2, 2, shape, dt) * stddev
         if distribution == "normal":
             return random.normal(key, shape, dt) * fnp.sqrt(variance)
@@ -290,5 +304,5 @@ def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = _FLOA
         ortho = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(
             key, shape[-2:])
         centre = tuple(d // 2 for d in shape[:-2])
-        return fnp.at(fnp.zeros(shape, dtype))[centre].set(ortho)
+        return fnp.at(fnp.zeros(shape, dtype, device=_device(key)))[centre].set(ortho)
     return init
