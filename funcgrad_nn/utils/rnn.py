@@ -52,6 +52,8 @@ class PackedSequence:
     """
 
     __slots__ = ("_batch_sizes", "_sorted", "_unsorted", "data")
+    #: the namedtuple's field names, as PyTorch's (code iterates them to rebuild one)
+    _fields = ("data", "batch_sizes", "sorted_indices", "unsorted_indices")
 
     def __init__(self, data: Any, batch_sizes: Any, sorted_indices: Any = None,
                  unsorted_indices: Any = None) -> None:
@@ -85,6 +87,15 @@ class PackedSequence:
 
     def __getitem__(self, i: int) -> Any:
         return tuple(self)[i]
+
+    def _asdict(self) -> dict[str, Any]:
+        """The fields by name, as PyTorch's namedtuple ``_asdict``.
+
+        >>> import numpy as np
+        >>> list(pack_sequence([np.ones(2), np.ones(1)])._asdict())
+        ['data', 'batch_sizes', 'sorted_indices', 'unsorted_indices']
+        """
+        return dict(zip(self._fields, self))
 
     def to(self, device: str | None = None, dtype: Any = None) -> PackedSequence:
         """A PackedSequence with ``data`` moved to ``device`` and/or cast to ``dtype`` (the

@@ -650,6 +650,17 @@ def test_recurrent_layers_use_parametrized_and_pruned_weights(kind, method):
     assert all(leaf is not None for leaf in nn.tree_leaves(g))
 
 
+def test_packed_sequence_has_torchs_namedtuple_fields():
+    # torch 2.13: PackedSequence._fields == ('data', 'batch_sizes', 'sorted_indices',
+    # 'unsorted_indices'); _asdict() gives them by name
+    p = nn.utils.rnn.pack_sequence([dev(np.ones(2)), dev(np.ones(1))])
+    assert nn.utils.rnn.PackedSequence._fields == ("data", "batch_sizes", "sorted_indices",
+                                                   "unsorted_indices")
+    d = p._asdict()
+    assert list(d) == list(p._fields) and host(d["batch_sizes"]).tolist() == [2, 1]
+    assert d["sorted_indices"] is None
+
+
 def test_packed_sequence_has_torchs_casts_and_replace():
     # torch 2.13's PackedSequence: byte/char/short/int/long cast data (uint8, int8, int16,
     # int32, int64), is_pinned() is False on CPU, and the namedtuple's _replace keeps the rest
