@@ -55,6 +55,10 @@ _CALL_STACK: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
     "funcgrad_nn_call_stack", default=())
 
 
+#: filled by funcgrad_nn.transforms (which builds on this module): the function that runs a
+#: compiled module's call, ``caller(module, args, kwargs)`` (see ``Module.compile``)
+_COMPILED_CALLER: list[Callable[[Any, tuple, dict], Any]] = []
+
 #: the concrete arrays registered as some module's parameter (by id, held weakly): lets the
 #: in-place gradient utilities (``clip_grad_norm_`` and friends) refuse
 #: ``list(model.parameters())``, which in PyTorch means "their .grad" but here would change the
@@ -203,7 +207,7 @@ class Buffer:
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
-     "_forward_pre_hooks", "_autograd_hooks", "_born_in", "_transform_copy")
+     "_forward_pre_hooks", "_autograd_hooks", "_born_in", "_transform_copy", "_compiled")
 )
 
 
@@ -301,6 +305,12 @@ class Module:
             d["_frozen"].discard(name)
         if keep != "_buffers":
             d["_non_persistent"].discard(name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if "_compiled" in state:
+            state["_compiled"] = {}  # compiled programs are not pickled: a copy recompiles
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # copy.deepcopy / pickle: the copy's parameter arrays are parameters too
@@ -477,6 +487,12 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} has no forward method")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if "_compiled" in self.__dict__ and _COMPILED_CALLER:
+            return _COMPILED_CALLER[0](self, args, kwargs)
+        return self._call_eager(args, kwargs)
+
+    def _call_eager(self, args: tuple, kwargs: dict) -> Any:
+        """The call itself (hooks and ``forward``), not compiled."""
         token = _CALL_STACK.set(_CALL_STACK.get() + (self,))
         try:
             if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
@@ -484,6 +500,36 @@ class Module:
             return self._call(args, kwargs)
         finally:
             _CALL_STACK.reset(token)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """PyTorch's ``Module.compile()``: later calls of this module run as one compiled
+        program (``funcgrad_nn.jit`` with the module as an argument: parameters are inputs,
+        buffer updates are written back; hooks run inside). Array arguments (and pytrees of
+        them) are traced; other arguments are static, so a new value recompiles, as
+        ``torch.compile`` specialises on them. A forward that needs concrete values (Python
+        control flow on array contents) cannot be traced: the module then warns once and runs
+        eagerly, as ``torch.compile`` falls back on a graph break. PyTorch's ``fullgraph``,
+        ``dynamic``, ``backend``, ``mode``, ``options`` are accepted and have no effect;
+        ``disable=True`` turns compilation off again. Calls made inside another
+        transformation (``nn.grad``, ``nn.jit``) run on its copy of the module, uncompiled
+        (the enclosing transformation compiles them anyway).
+
+        >>> import numpy as np, funcgrad_nn as nn
+        >>> bn = nn.BatchNorm1d(2)
+        >>> bn.compile()
+        >>> bn(np.ones((4, 2), np.float32)).shape, int(bn.num_batches_tracked)
+        ((4, 2), 1)
+        """
+        del args
+        unknown = set(kwargs) - {"fullgraph", "dynamic", "backend", "mode", "options",
+                                 "disable"}
+        if unknown:
+            raise TypeError(f"Module.compile() got unexpected keyword arguments "
+                            f"{sorted(unknown)}")
+        if kwargs.get("disable", False):
+            self.__dict__.pop("_compiled", None)
+        else:
+            self.__dict__["_compiled"] = {}  # the compiled calls, by static signature
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         for hook in list(self._forward_pre_hooks.values()):

@@ -22,11 +22,14 @@ key) back to the caller's modules afterwards; the caller's module is otherwise u
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad.errors import ConcretizationError
+from funcgrad_nn import module as _module
 from funcgrad_nn.module import Module, collect_buffer_updates, storable_state_value
 
 __all__ = ["checkpoint", "grad", "jit", "value_and_grad", "vjp", "vmap"]
@@ -416,3 +419,46 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         return out
 
     return wrapped
+
+
+# -- Module.compile ------------------------------------------------------------------------
+
+def _traced_argument(a: Any) -> bool:
+    """Whether a compiled module call traces ``a`` (an array, or a pytree of arrays such as
+    an LSTM's ``(h, c)``) rather than baking it in as a static value."""
+    leaves = tree_util.tree_leaves(a)
+    return bool(leaves) and all(hasattr(v, "shape") and hasattr(v, "dtype") for v in leaves)
+
+
+def _call_compiled(mod: Module, args: tuple, kwargs: dict) -> Any:
+    """A compiled module's call (see ``Module.compile``): through :func:`jit`, one program
+    per signature of static (non-array) arguments; eager once tracing needed concrete
+    values."""
+    table = mod.__dict__["_compiled"]
+    if table.get("eager"):
+        return mod._call_eager(args, kwargs)
+    static = tuple(i for i, a in enumerate(args) if not _traced_argument(a))
+    names = tuple(sorted(k for k, v in kwargs.items() if not _traced_argument(v)))
+    try:
+        hash(tuple(args[i] for i in static) + tuple(kwargs[k] for k in names))
+    except TypeError:  # an unhashable static value (a list of ints...): this call eagerly
+        return mod._call_eager(args, kwargs)
+    fn = table.get((static, names))
+    if fn is None:
+        def call(m: Module, *a: Any, **k: Any) -> Any:
+            return m._call_eager(a, k)
+
+        fn = table[(static, names)] = jit(call, static_argnums=tuple(i + 1 for i in static),
+                                          static_argnames=names)
+    try:
+        return fn(mod, *args, **kwargs)
+    except ConcretizationError as e:
+        table["eager"] = True
+        warnings.warn(f"{type(mod).__name__}.compile(): the forward pass needs concrete "
+                      f"values, so it cannot be compiled ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0]}); it runs eagerly from now on",
+                      stacklevel=3)
+        return mod._call_eager(args, kwargs)
+
+
+_module._COMPILED_CALLER[:] = [_call_compiled]

@@ -399,3 +399,48 @@ def test_plain_checkpoint_over_a_closed_over_dropout_points_to_nn_checkpoint():
     block = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)).to(DEVICE)
     with pytest.raises(funcgrad.UnexpectedTracerError, match="funcgrad_nn.checkpoint"):
         nn.grad(lambda m: funcgrad.checkpoint(lambda v: block(v))(dev(x)).sum())(block)
+
+
+def test_module_compile_runs_calls_through_nn_jit_as_torch_compile():
+    # torch 2.13: after model.compile() calls give the eager results (here: one compiled
+    # program, the BatchNorm update and Dropout key written back); disable=True undoes it
+    import copy
+    import pickle
+    import warnings
+
+    m = _model()
+    ref_model = copy.deepcopy(m)
+    m.compile(fullgraph=True, mode="max-autotune")
+    assert_allclose(m(dev(x)), ref_model(dev(x)), rtol=1e-6, atol=1e-6)
+    assert int(host(m[1].num_batches_tracked)) == 1
+    assert_allclose(m[1].running_mean, ref_model[1].running_mean, rtol=1e-6, atol=1e-7)
+    m.eval()
+    ref_model.eval()
+    assert_allclose(m(dev(x)), ref_model(dev(x)), rtol=1e-6, atol=1e-6)
+    assert len(m.__dict__["_compiled"]) == 1  # one signature; eval() retraces inside jit
+    clone = pickle.loads(pickle.dumps(m))  # the programs are not pickled
+    assert_allclose(clone(dev(x)), ref_model(dev(x)), rtol=1e-6, atol=1e-6)
+    m.compile(disable=True)
+    assert "_compiled" not in m.__dict__
+
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x, negate=False, scale=1.0):
+            y = self.lin(x) * scale
+            if y.sum() > 1e9:  # needs a concrete value: cannot be traced
+                return y
+            return -y if negate else y
+
+    b = Branchy().to(DEVICE)
+    expected = -3.0 * host(b.lin(dev(x)))
+    b.compile()
+    with pytest.warns(UserWarning, match="needs concrete values.*runs eagerly"):
+        assert_allclose(b(dev(x), True, scale=3.0), expected, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once; eager from now on
+        assert_allclose(b(dev(x), negate=True, scale=3.0), expected, rtol=1e-6)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        b.compile(nope=1)
