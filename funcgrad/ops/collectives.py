@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
@@ -115,6 +116,22 @@ def _no_groups(what: str, axis_index_groups: Any) -> None:
         raise ValueError(f"{what}: axis_index_groups is not supported (JAX supports it under "
                          "pmap only, not vmap); reduce over the whole named axis, or split "
                          "the groups into an outer axis: vmap(vmap(f, axis_name=inner))")
+
+
+def _one_name(axis_name: Any, what: str) -> Any:
+    names = _as_names(axis_name)
+    if len(names) != 1:
+        raise ValueError(f"{what} takes one axis name, got {names!r}")
+    return names[0]
+
+
+def _linear_index(names: tuple) -> Any:
+    # Row-major over the names in the order given, as JAX's axis_index of a tuple of names.
+    idx = None
+    for n in names:
+        i = bind1(axis_index_p, axis_name=n)
+        idx = i if idx is None else _ew.add(_ew.mul(idx, _frame(n, "axis_index").size), i)
+    return idx
 
 
 def _process_comm(name: Any, prim_name: str) -> Any:
@@ -315,17 +332,15 @@ batching.named_axis_batch_rules[axis_index_p] = lambda axis_size, vals, dims, *,
 
 
 def axis_index(axis_name: Any) -> Any:
-    """This member's position (an int32 scalar) along the named axis.
+    """This member's position (an int32 scalar) along the named axis (for a tuple of names,
+    the row-major position over them, as JAX).
 
     Example:
         >>> import numpy as np, funcgrad
         >>> funcgrad.vmap(lambda x: x * axis_index("i"), axis_name="i")(np.ones(3)).tolist()
         [0.0, 1.0, 2.0]
     """
-    names = _as_names(axis_name)
-    if len(names) != 1:
-        raise ValueError(f"axis_index takes one axis name, got {names!r}")
-    return bind1(axis_index_p, axis_name=names[0])
+    return _linear_index(_as_names(axis_name))
 
 
 # -- all_gather -------------------------------------------------------------------------------
@@ -396,12 +411,25 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     _no_groups("all_gather", axis_index_groups)
     check_static("all_gather", axis=axis, tiled=tiled)
 
+    names = _as_names(axis_name)
+
     def one(v: Any) -> Any:
-        nd = get_aval(v).ndim
+        shape = get_aval(v).shape
+        nd = len(shape)
         ax = normalize_axis("all_gather", axis, nd if tiled else nd + 1)
         if tiled and nd == 0:
             raise ShapeError("all_gather(tiled=True) needs an array with at least one axis")
-        return bind1(all_gather_p, v, axis_name=axis_name, axis=ax, tiled=bool(tiled))
+        if len(names) == 1:
+            return bind1(all_gather_p, v, axis_name=names[0], axis=ax, tiled=bool(tiled))
+        # Several names: members in row-major order over the names as given (as
+        # axis_index of the tuple), gathering the last name first, each at position ax.
+        out = v
+        for n in reversed(names):
+            out = bind1(all_gather_p, out, axis_name=n, axis=ax, tiled=False)
+        sizes = get_aval(out).shape[ax:ax + len(names)]
+        merged = math.prod(sizes) * (shape[ax] if tiled else 1)
+        rest = shape[ax + 1:] if tiled else shape[ax:]
+        return _shape.reshape(out, shape[:ax] + (merged,) + rest)
 
     return tree_util.tree_map(one, x)
 
@@ -508,6 +536,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         [[0.0, 2.0], [1.0, 3.0]]
     """
     _no_groups("all_to_all", axis_index_groups)
+    axis_name = _one_name(axis_name, "all_to_all")
     check_static("all_to_all", split_axis=split_axis, concat_axis=concat_axis, tiled=tiled)
     nd = get_aval(x).ndim
     s = normalize_axis("all_to_all", split_axis, nd)
@@ -582,13 +611,6 @@ batching.batch_rules[ppermute_p] = _ppermute_other_axis
 batching.named_axis_batch_rules[ppermute_p] = _ppermute_named
 
 
-def _one_name(axis_name: Any, what: str) -> Any:
-    names = _as_names(axis_name)
-    if len(names) != 1:
-        raise ValueError(f"{what} takes one axis name, got {names!r}")
-    return names[0]
-
-
 def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     """Member ``source`` sends its ``x`` to member ``destination`` for each pair of ``perm``
     (a sequence of ``(source, destination)`` pairs, each source and each destination at most
@@ -636,15 +658,6 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     """
     _no_groups("pswapaxes", axis_index_groups)
     return tree_util.tree_map(lambda v: all_to_all(v, axis_name, axis, axis), x)
-
-
-def _linear_index(names: tuple) -> Any:
-    # Row-major over the names in the order given, as JAX's axis_index of a tuple of names.
-    idx = None
-    for n in names:
-        i = bind1(axis_index_p, axis_name=n)
-        idx = i if idx is None else _ew.add(_ew.mul(idx, _frame(n, "axis_index").size), i)
-    return idx
 
 
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,

@@ -388,3 +388,29 @@ def test_grad_of_a_loop_with_a_collective_in_its_body():
     for f in (scanned, looped):
         g = funcgrad.vmap(funcgrad.grad(f), axis_name="i")(x)
         np.testing.assert_allclose(host(g), [91.0, 139.0, 187.0])
+
+
+def test_tuple_of_names_is_row_major_over_the_names():
+    # JAX: axis_index(("i", "j")) of member (i, j) is i * size(j) + j; all_gather over the
+    # tuple gathers every member in that order (JAX's vmap refuses; pmap's order)
+    x = dev(np.arange(6.0).reshape(2, 3))
+
+    def nested(f):
+        return host(funcgrad.vmap(funcgrad.vmap(f, axis_name="j"), axis_name="i")(x))
+
+    np.testing.assert_array_equal(nested(lambda a: lax.axis_index(("i", "j"))),
+                                  [[0, 1, 2], [3, 4, 5]])
+    np.testing.assert_array_equal(nested(lambda a: lax.all_gather(a, ("i", "j")))[1, 2],
+                                  np.arange(6.0))
+    np.testing.assert_array_equal(nested(lambda a: lax.all_gather(a, ("j", "i")))[0, 0],
+                                  [0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+    tiled = nested(lambda a: lax.all_gather(a * dev(np.ones((1, 2))), ("i", "j"), tiled=True))
+    assert tiled.shape == (2, 3, 6, 2)
+    np.testing.assert_array_equal(tiled[0, 1, :, 0], np.arange(6.0))
+    g = funcgrad.grad(lambda z: funcgrad.vmap(funcgrad.vmap(
+        lambda a: (lax.all_gather(a, ("i", "j")) ** 2).sum() * lax.axis_index(("i", "j")),
+        axis_name="j"), axis_name="i")(z).sum())(x)
+    np.testing.assert_allclose(host(g), 30 * np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match="all_to_all takes one axis name"):
+        funcgrad.vmap(lambda a: lax.all_to_all(a, ("i", "j"), 0, 0), axis_name="i")(
+            dev(np.ones((2, 2))))
