@@ -40,7 +40,13 @@ import numpy
 
 import funcgrad
 from funcgrad import tree_util
-from funcgrad.backend import device_of, is_writeable
+from funcgrad.backend import (
+    canonical_device,
+    device_of,
+    get_default_device,
+    is_writeable,
+    xp_for_device,
+)
 from funcgrad.core import EvalTrace, current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
@@ -1274,6 +1280,21 @@ class Module:
                     if v is not None:
                         m._buffers[k] = once(v)
         return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """PyTorch's ``to_empty``: every parameter and buffer (this module's only with
+        ``recurse=False``) replaced by an uninitialised array of its shape and dtype on
+        ``device`` (the default device for None), to be filled afterwards
+        (``load_state_dict``, an init function); returns self.
+
+        >>> import funcgrad_nn as nn
+        >>> m = nn.Linear(2, 3).to_empty(device="cpu")
+        >>> m.weight.shape, m.weight.dtype
+        ((3, 2), dtype('float32'))
+        """
+        where = get_default_device() if device is None else canonical_device(device)
+        xp = xp_for_device(where)
+        return self._apply(lambda a: xp.empty(a.shape, a.dtype), recurse=recurse)
 
     def _apply(self, fn: Callable[[Any], Any], recurse: bool = True) -> Module:
         """Replace every parameter and buffer array ``a`` by ``fn(a)`` (this module's only

@@ -110,6 +110,26 @@ def test_private_apply_replaces_arrays_as_torch():
     assert len(list(opt_params)) == 4
 
 
+def test_to_empty_then_load_state_dict_as_torch():
+    # torch 2.13: to_empty(device=...) keeps shapes and dtypes (uninitialised values),
+    # returns the module; a state dict then fills it
+    from tests.helpers import DEVICE, host
+
+    src = Net()
+    net = Net()
+    assert net.to_empty(device=DEVICE) is net
+    assert [(v.shape, v.dtype) for v in net.state_dict().values()] == \
+        [(v.shape, v.dtype) for v in src.state_dict().values()]
+    assert funcgrad.backend.device_of(net.head.weight) == DEVICE.partition(":")[0].replace(
+        "cuda", "gpu")
+    net.load_state_dict(src.state_dict())
+    np.testing.assert_array_equal(host(net.head.weight), src.head.weight)
+    part = Net()
+    w = part.head.weight
+    part.to_empty(device=None, recurse=False)  # Net's own: only alpha
+    assert part.head.weight is w
+
+
 def test_pytree_leaves_follow_state_dict_and_keypaths():
     net = Net()
     paths = [tree_util.keystr(p, simple=True, separator=".")
