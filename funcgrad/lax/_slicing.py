@@ -38,7 +38,7 @@ Array = Any
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode", "gather",
     "scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max",
-    "scatter_apply",
+    "scatter_apply", "index_take",
 ]
 
 _INT64 = numpy.dtype("int64")
@@ -514,3 +514,40 @@ def scatter_apply(operand: Array, scatter_indices: Array, func: Callable[[Array]
         return _ew.add(k, 1), _ew.select_n(_ew.gt(count, k), out, func(out))
 
     return while_loop(cond, body, (_ew.convert_element_type(0, _INT64), operand))[1]
+
+
+def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
+    """``src`` indexed along ``axes`` by the 1-D index arrays ``idxs`` (one per axis, taken
+    modulo the axis size, so negative ones count from the end): row ``n`` of the result is
+    ``src`` at ``idxs[k][n]`` on axis ``axes[k]``, the other axes kept in order, as
+    ``jax.lax.index_take``.
+
+    Example:
+        >>> import numpy
+        >>> from funcgrad import lax
+        >>> x = numpy.arange(12.0).reshape(3, 4)
+        >>> lax.index_take(x, (numpy.array([2, -1]), numpy.array([0, 1])), (0, 1)).tolist()
+        [8.0, 9.0]
+    """
+    name = "index_take"
+    a = aval_of(name, src, "src")
+    axes = static_ints(name, axes, "axes")
+    idxs = tuple(idxs)
+    if len(idxs) != len(axes) or not axes:
+        raise TypeError(f"lax.{name}: idxs needs one index array per axis of axes={axes}, "
+                        f"got {len(idxs)}")
+    cols = []
+    for k, (i, ax) in enumerate(zip(idxs, axes)):
+        ia = aval_of(name, i, f"idxs[{k}]")
+        if ia.ndim != 1 or ia.dtype.kind not in "iu":
+            raise TypeError(f"lax.{name}: idxs[{k}] must be a 1-D integer array, got "
+                            f"{ia.str_short()}")
+        if not 0 <= ax < a.ndim:
+            raise ShapeError(f"lax.{name}: axis {ax} is out of bounds for {a.str_short()}")
+        cols.append(_sh.expand_dims(_ew.rem(i, a.shape[ax]), (1,)))
+    indices = _sh.concatenate(cols, 1)
+    slice_sizes = tuple(1 if d in axes else n for d, n in enumerate(a.shape))
+    dnums = GatherDimensionNumbers(offset_dims=tuple(range(1, a.ndim - len(axes) + 1)),
+                                   collapsed_slice_dims=tuple(axes),
+                                   start_index_map=tuple(axes))
+    return gather(src, indices, dnums, slice_sizes)

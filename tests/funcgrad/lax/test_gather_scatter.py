@@ -316,3 +316,18 @@ def test_scatter_random_dimension_numbers(cfg, op):
     m = "clip" if mode == "clip" else "drop"
     got = host(fn(dev(x), dev(idx), dev(u), dn, mode=m))
     assert_allclose(got, ref_scatter(x, idx, u, dn, combine, m))
+
+
+def test_index_take_equals_jax():
+    # jax.lax.index_take (JAX 0.10.2): indices wrap modulo the axis size
+    x = dev(np.arange(24.0).reshape(2, 3, 4))
+    out = lax.index_take(x, (dev(np.array([0, -1, 4])), dev(np.array([3, 1, 2]))), (0, 2))
+    np.testing.assert_array_equal(host(out), [[3.0, 7.0, 11.0], [13.0, 17.0, 21.0],
+                                              [2.0, 6.0, 10.0]])
+    out = lax.index_take(x, (dev(np.array([2, 0])),), (1,))
+    np.testing.assert_array_equal(host(out), np.arange(24.0).reshape(2, 3, 4)[:, [2, 0]]
+                                  .transpose(1, 0, 2))
+    g = funcgrad.grad(lambda v: lax.index_take(v, (dev(np.array([0, 0])),), (1,)).sum())(x)
+    np.testing.assert_array_equal(host(g)[0], [[2.0] * 4, [0.0] * 4, [0.0] * 4])
+    with pytest.raises(TypeError, match="one index array per axis"):
+        lax.index_take(x, (dev(np.array([0])),), (0, 1))
