@@ -2,7 +2,7 @@
 classification with packed sequences, an LSTM tagger fed by a custom Dataset and
 ``collate_fn``, the EmbeddingBag text classifier, a distilled LM with tied embeddings and
 attention masks, a float64 CTC model, the nn.Transformer translation tutorial with greedy
-decoding. ``fixtures/make_program_fixtures.py`` holds the PyTorch
+decoding, nanoGPT. ``fixtures/make_program_fixtures.py`` holds the PyTorch
 programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
@@ -376,3 +376,108 @@ def test_transformer_translation_with_masks_noam_warmup_and_greedy_decoding():
                 ys = fnp.concatenate([ys, fnp.full((1, 1), next_word)], axis=0)
             decoded.append(host(ys).ravel())
     np.testing.assert_array_equal(decoded, ref["decoded"])
+
+
+def test_nanogpt_with_tied_head_dimension_groups_and_greedy_generation():
+    vocab, block, n_embd, n_head = 11, 8, 8, 2
+
+    class LayerNorm(nn.Module):
+        def __init__(self, ndim, bias):
+            super().__init__()
+            self.weight = nn.Parameter(np.ones(ndim, np.float32))
+            self.bias = nn.Parameter(np.zeros(ndim, np.float32)) if bias else None
+
+        def forward(self, input):
+            return F.layer_norm(input, self.weight.shape, self.weight, self.bias, 1e-5)
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=False)
+            self.c_proj = nn.Linear(n_embd, n_embd, bias=False)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = fnp.split(self.c_attn(x), 3, axis=2)
+            k = fnp.swapaxes(k.reshape(B, T, n_head, C // n_head), 1, 2)
+            q = fnp.swapaxes(q.reshape(B, T, n_head, C // n_head), 1, 2)
+            v = fnp.swapaxes(v.reshape(B, T, n_head, C // n_head), 1, 2)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0,
+                                               is_causal=True)
+            return self.c_proj(fnp.swapaxes(y, 1, 2).reshape(B, T, C))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_fc = nn.Linear(n_embd, 4 * n_embd, bias=False)
+            self.gelu = nn.GELU()
+            self.c_proj = nn.Linear(4 * n_embd, n_embd, bias=False)
+
+        def forward(self, x):
+            return self.c_proj(self.gelu(self.c_fc(x)))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.attn = LayerNorm(n_embd, bias=False), CausalSelfAttention()
+            self.ln_2, self.mlp = LayerNorm(n_embd, bias=False), MLP()
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block, n_embd),
+                drop=nn.Dropout(0.0), h=nn.ModuleList([Block() for _ in range(2)]),
+                ln_f=LayerNorm(n_embd, bias=False)))
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+            self.transformer.wte.weight = self.lm_head.weight
+
+        def forward(self, idx, targets=None):
+            b, t = idx.shape
+            pos = fnp.arange(0, t)
+            x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+            for block_ in self.transformer.h:
+                x = block_(x)
+            x = self.transformer.ln_f(x)
+            if targets is not None:
+                logits = self.lm_head(x)
+                return logits, F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               targets.reshape(-1), ignore_index=-1)
+            return self.lm_head(x[:, [-1], :]), None
+
+    init, final, ref = reference("nanogpt")
+    model = GPT()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    assert model.lm_head.weight is model.transformer.wte.weight
+    # configure_optimizers groups by dimension, so the groups' order is not the module's:
+    # (name, array) pairs let step() match the gradients by name (PyTorch matches .grad by
+    # tensor; plain arrays here would meet the gradients in the module's order).
+    param_dict = dict(model.named_parameters())
+    optimizer = nn.optim.AdamW([
+        {"params": [(n, p) for n, p in param_dict.items() if p.ndim >= 2], "weight_decay": 0.1},
+        {"params": [(n, p) for n, p in param_dict.items() if p.ndim < 2], "weight_decay": 0.0}],
+        lr=1e-2, betas=(0.9, 0.95))
+    tokens, starts = data("nanogpt")
+    step = nn.jit(nn.value_and_grad(lambda m, x, y: m(x, y)[1]))
+    losses = []
+    for ix in starts:
+        x = np.stack([tokens[i:i + block] for i in ix])
+        y = np.stack([tokens[i + 1:i + 1 + block] for i in ix])
+        y[0, :3] = -1
+        loss, grads = step(model, *dev((x, y)))
+        nn.utils.clip_grad_norm_(grads, 1.0)
+        optimizer.step(grads)
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    check_state(model, final)
+    idx = dev(np.zeros((1, 1), np.int64))
+    with nn.autograd.no_grad():
+        for _ in range(10):
+            logits, _ = model(idx[:, -block:])
+            idx = fnp.concatenate((idx, fnp.argmax(logits[:, -1, :], -1, keepdims=True)), axis=1)
+    np.testing.assert_array_equal(host(idx), ref["generated"])
