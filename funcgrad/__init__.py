@@ -9,6 +9,7 @@ Example:
 from funcgrad import ad_checkpoint as ad_checkpoint
 from funcgrad import config, custom_batching, custom_derivatives, flatten_util, lax, tree, tree_util
 from funcgrad import debug as debug
+from funcgrad import dtypes as dtypes
 from funcgrad import export as export
 from funcgrad import nn as nn
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
@@ -17,6 +18,7 @@ from funcgrad import profiler as profiler
 from funcgrad import random as random
 from funcgrad import typing as typing
 from funcgrad import viz as viz
+from funcgrad._cache import clear_all as _clear_all
 from funcgrad.api import (
     block_until_ready,
     closure_convert,
@@ -56,6 +58,12 @@ from funcgrad.backend import (
     process_index,
     to_numpy,
 )
+from funcgrad.config import (
+    default_matmul_precision,
+    enable_checks,
+    enable_x64,
+    numpy_rank_promotion,
+)
 from funcgrad.custom_derivatives import custom_gradient
 from funcgrad.debug import debug_infs, debug_nans
 from funcgrad.errors import (
@@ -76,6 +84,20 @@ from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies,
 from funcgrad.typing import Array
 
 __version__ = "0.1.0"
+
+
+def clear_caches() -> None:
+    """Empty funcgrad's caches of traced and compiled programs (``jax.clear_caches``): every
+    ``jit`` traces again on its next call, and memory held by compiled programs is released.
+
+    Example:
+        >>> import funcgrad
+        >>> f = funcgrad.jit(lambda x: x * 2)
+        >>> _ = f(1.0); funcgrad.clear_caches(); f._cache_size()
+        0
+    """
+    _clear_all()
+
 
 __all__ = [
     "jet",
@@ -141,6 +163,12 @@ __all__ = [
     "tree_util",
     "flatten_util",
     "config",
+    "dtypes",
+    "clear_caches",
+    "default_matmul_precision",
+    "enable_x64",
+    "enable_checks",
+    "numpy_rank_promotion",
     "devices",
     "device_count",
     "local_devices",

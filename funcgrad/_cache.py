@@ -25,9 +25,25 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-__all__ = ["LRUCache", "WeakLRUCache", "weak_lru_cache"]
+__all__ = ["LRUCache", "WeakLRUCache", "weak_lru_cache", "clear_all"]
 
 _MISSING: Any = object()
+
+#: every cache alive, so that clear_all (funcgrad.clear_caches) can empty them
+_live: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_all() -> None:
+    """Empty every :class:`LRUCache` and :class:`WeakLRUCache` alive (``jax.clear_caches``):
+    compiled programs, traced jaxprs and transformed bodies are made again when next needed.
+
+    Example:
+        >>> cache = LRUCache(maxsize=4); cache["a"] = 1
+        >>> clear_all(); len(cache)
+        0
+    """
+    for cache in list(_live):
+        cache.clear()
 
 
 class LRUCache:
@@ -39,7 +55,7 @@ class LRUCache:
     the entry found is not the one they used last.
     """
 
-    __slots__ = ("maxsize", "_data", "_on_evict", "peek", "touch")
+    __slots__ = ("maxsize", "_data", "_on_evict", "peek", "touch", "__weakref__")
 
     def __init__(self, maxsize: int | None,
                  on_evict: Callable[[Any, Any], None] | None = None) -> None:
@@ -50,6 +66,7 @@ class LRUCache:
         self._on_evict = on_evict
         self.peek = self._data.get
         self.touch = self._data.move_to_end
+        _live.add(self)
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         data = self._data
@@ -125,6 +142,7 @@ class WeakLRUCache:
         self._lru = LRUCache(maxsize, on_evict=self._evicted)
         # id(owner) -> (weak reference to it, the extras cached for it)
         self._refs: dict[int, tuple[weakref.ref, set[Hashable]]] = {}
+        _live.add(self)
 
     def get(self, owner: Any, extra: Hashable = None, default: Any = None) -> Any:
         oid = id(owner)

@@ -47,6 +47,11 @@ __all__ = [
     "register_flag",
     "update",
     "read",
+    "flag_scope",
+    "default_matmul_precision",
+    "enable_x64",
+    "numpy_rank_promotion",
+    "enable_checks",
 ]
 
 T = TypeVar("T")
@@ -184,3 +189,69 @@ _setting("jax_default_matmul_precision", None,
 _setting("jax_numpy_rank_promotion", "allow", ("allow",))
 _setting("jax_traceback_filtering", "auto", None)
 _setting("jax_enable_checks", False, (False, True))
+
+
+@contextlib.contextmanager
+def flag_scope(name: str, value: Any) -> Iterator[None]:
+    """JAX's flag ``name`` set to ``value`` inside the ``with`` block (or the decorated
+    function), restored after: the context managers ``jax.default_matmul_precision(...)``,
+    ``jax.enable_x64(...)``, ... are this with their flag's name.
+
+    Example:
+        >>> with flag_scope("jax_default_matmul_precision", "highest"):
+        ...     read("jax_default_matmul_precision")
+        'highest'
+        >>> read("jax_default_matmul_precision") is None
+        True
+    """
+    flag = _flag(name)
+    old = flag.read()
+    flag.write(value)
+    try:
+        yield
+    finally:
+        flag.write(old)
+
+
+def default_matmul_precision(precision: Any) -> Any:
+    """``jax.default_matmul_precision``: accepted and scoped, no effect (NumPy multiplies at
+    full precision); a context manager and decorator.
+
+    Example:
+        >>> with default_matmul_precision("float32"):
+        ...     pass
+    """
+    return flag_scope("jax_default_matmul_precision", precision)
+
+
+def enable_x64(new_val: bool = True) -> Any:
+    """``jax.enable_x64``: 64-bit types are always on here (``False`` warns, as
+    ``config.update("jax_enable_x64", False)`` does); a context manager and decorator.
+
+    Example:
+        >>> with enable_x64():
+        ...     read("jax_enable_x64")
+        True
+    """
+    return flag_scope("jax_enable_x64", new_val)
+
+
+def numpy_rank_promotion(level: str) -> Any:
+    """``jax.numpy_rank_promotion``: only ``"allow"`` (NumPy's broadcasting) is supported.
+
+    Example:
+        >>> with numpy_rank_promotion("allow"):
+        ...     pass
+    """
+    return flag_scope("jax_numpy_rank_promotion", level)
+
+
+def enable_checks(value: bool = True) -> Any:
+    """``jax.enable_checks``: accepted and scoped, no effect.
+
+    Example:
+        >>> with enable_checks(True):
+        ...     read("jax_enable_checks")
+        True
+    """
+    return flag_scope("jax_enable_checks", value)

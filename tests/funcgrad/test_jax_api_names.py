@@ -142,3 +142,57 @@ def test_jax_error_classes() -> None:
     for fn, arg, exc in cases:
         with pytest.raises(exc):
             funcgrad.jit(fn)(arg)
+
+
+def test_flag_context_managers_scope_and_restore() -> None:
+    # jax.default_matmul_precision / enable_x64 / numpy_rank_promotion / enable_checks are
+    # context managers (and decorators) over their flags
+    def body():
+        with funcgrad.default_matmul_precision("float32"):
+            inside = config.jax_default_matmul_precision
+        after = config.jax_default_matmul_precision
+
+        @funcgrad.default_matmul_precision("highest")
+        def f(x):
+            return x @ x, config.jax_default_matmul_precision
+
+        out, seen = f(np.eye(2))
+        with funcgrad.enable_x64(), funcgrad.numpy_rank_promotion("allow"), \
+                funcgrad.enable_checks(True):
+            x64, checks = config.jax_enable_x64, config.jax_enable_checks
+        return inside, after, seen, host(out).tolist(), x64, checks, config.jax_enable_checks
+
+    assert _fresh(body) == ("float32", None, "highest", [[1.0, 0.0], [0.0, 1.0]], True, True,
+                            False)
+    with pytest.raises(ValueError, match="allow"):
+        _fresh(lambda: funcgrad.numpy_rank_promotion("raise").__enter__())
+    with pytest.warns(UserWarning, match="no effect"):
+        _fresh(lambda: funcgrad.enable_x64(False).__enter__())
+
+
+def test_clear_caches_makes_jit_trace_again() -> None:
+    traces = []
+    f = funcgrad.jit(lambda x: (traces.append(1), x * 2)[1])
+    f(dev(np.ones(2)))
+    f(dev(np.ones(2)))
+    funcgrad.clear_caches()
+    np.testing.assert_array_equal(host(f(dev(np.ones(2)))), [2.0, 2.0])
+    assert len(traces) == 2 and f._cache_size() == 1
+
+
+def test_dtypes_module() -> None:
+    # jax.dtypes: float0 cotangents of integer arguments in a custom_vjp, and the helpers
+    @funcgrad.custom_vjp
+    def scale(x, n):
+        return x * n
+
+    scale.defvjp(lambda x, n: (scale(x, n), n),
+                 lambda n, g: (g * n, np.zeros(np.shape(n), funcgrad.dtypes.float0)))
+    assert float(funcgrad.grad(scale)(2.0, 3)) == 3.0
+    d = funcgrad.dtypes
+    assert d.float0 is funcgrad.float0 and d.canonicalize_dtype(np.float32) == np.float32
+    assert d.issubdtype(np.float32, fnp.floating) and not d.issubdtype(np.int8, fnp.floating)
+    assert d.result_type(np.int8, 1.0) == np.float64
+    assert d.scalar_type_of(np.int8(1)) is int and d.scalar_type_of(np.ones(1)) is float
+    assert d.itemsize_bits(np.float16) == 16 and d.itemsize_bits(d.float0) == 0
+    assert d.finfo(np.float32).eps == np.finfo(np.float32).eps and d.iinfo(np.int8).max == 127
