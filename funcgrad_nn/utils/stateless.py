@@ -80,8 +80,9 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
     PyTorch: a buffer update made during the call (BatchNorm's running statistics in
     training mode) is written into the given array in place (an error when that array is
     traced or read-only, where PyTorch's transforms refuse the mutation too), buffers not
-    given are updated as in a plain call; a key naming no parameter or buffer sets a plain
-    attribute for the call, and a path through a missing name or a non-module raises
+    given are updated as in a plain call; a parametrized attribute (``"weight"`` of a
+    ``weight_norm`` layer) is assigned through its parametrizations' ``right_inverse`` for
+    the call; a key naming no parameter or buffer sets a plain attribute for the call, and a path through a missing name or a non-module raises
     ``AttributeError``/``TypeError``; values must be arrays.
 
     >>> import numpy as np, funcgrad, funcgrad_nn as nn
@@ -142,11 +143,25 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
             d = mod.__dict__
             reg = (d["_parameters"] if leaf in d["_parameters"] else
                    d["_buffers"] if leaf in d["_buffers"] else None)
+            prop = getattr(type(mod), leaf, None)
             if reg is not None:
                 swapped.append((reg, leaf, reg[leaf], value))
                 reg[leaf] = value
                 if reg is d["_buffers"]:
                     buffers.append((reg, leaf, value))
+            elif isinstance(prop, property):
+                # a parametrized attribute: the value goes through the parametrizations'
+                # right_inverse into the originals, as PyTorch's assignment; every array of
+                # the owning module is put back afterwards
+                if prop.fset is None:
+                    raise AttributeError(
+                        f"functional_call: {name!r} is computed from other arrays of "
+                        f"{type(mod).__name__} (pruning or the hook-based weight/spectral "
+                        "norm) and cannot be given; give the arrays it is computed from, "
+                        f"among {sorted(_slots(mod))}")
+                for sub_reg, key in _slots(mod).values():
+                    swapped.append((sub_reg, key, sub_reg[key], None))
+                setattr(mod, leaf, value)
             else:
                 attrs.append((mod, leaf, d.get(leaf, _ABSENT)))
                 d[leaf] = value

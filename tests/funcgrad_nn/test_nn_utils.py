@@ -388,6 +388,38 @@ def test_functional_call_resolves_names_as_torch():
     assert nobias.bias is None
 
 
+def test_functional_call_assigns_a_parametrized_attribute_through_right_inverse_as_torch():
+    # torch 2.13: functional_call(m, {"weight": W}) on a parametrized weight assigns W (the
+    # parametrizations' right_inverse gives the originals) for the call; the originals are
+    # back afterwards. A computed attribute without a setter (pruning) is refused here
+    # (torch silently uses the pruned weight instead of the given one).
+    from funcgrad_nn.utils.stateless import functional_call
+
+    class Sym(nn.Module):
+        def forward(self, X):
+            return fnp.triu(X) + fnp.triu(X, 1).T
+
+        def right_inverse(self, A):
+            return fnp.triu(A)
+
+    lin = nn.Linear(2, 2).double().to(DEVICE)
+    nn.utils.parametrize.register_parametrization(lin, "weight", Sym())
+    before = host(lin.parametrizations.weight.original).copy()
+    W, x = dev(np.array([[1.0, 2.0], [2.0, 5.0]])), dev(np.array([[1.0, 1.0]]))
+    out = functional_call(lin, {"weight": W, "bias": dev(np.zeros(2))}, (x,))
+    np.testing.assert_allclose(host(out), [[3.0, 7.0]])
+    np.testing.assert_array_equal(host(lin.parametrizations.weight.original), before)
+    wn = nn.utils.parametrizations.weight_norm(nn.Linear(2, 1).double().to(DEVICE))
+    out = functional_call(wn, {"weight": dev(np.array([[1.0, 3.0]])), "bias": dev(np.zeros(1))},
+                          (x,))
+    np.testing.assert_allclose(host(out), [[4.0]])
+    pruned = nn.Linear(2, 1).to(DEVICE)
+    nn.utils.prune.l1_unstructured(pruned, "weight", 0.5)
+    with pytest.raises(AttributeError, match="computed from other arrays.*weight_orig"):
+        functional_call(pruned, {"weight": dev(np.ones((1, 2), np.float32))},
+                        (dev(np.ones((1, 2), np.float32)),))
+
+
 # torch.nn.utils.parametrizations.orthogonal on a float64 Linear(2, 2) with this weight:
 # the initial weight is the QR orthogonalisation (diag(R) > 0); assigning Q stores it.
 ORTH_W = [[1.0, 2.0], [3.0, 4.0]]
