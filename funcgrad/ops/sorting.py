@@ -267,8 +267,13 @@ def _stable_argsort(xp: Any, keys: tuple, axis: int) -> Any:
 def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -> list:
     xp = xp_for(*operands, what="sort")
     if len(operands) == 1:
-        # Equal keys are indistinguishable here, so the faster unstable sort gives the same.
-        return [xp.sort(operands[0], axis=dimension)]
+        x = operands[0]
+        if xp.asarray(x).dtype.kind in "fc":
+            # Equal float keys can differ (-0.0 and 0.0, NaNs of either sign): stable, so
+            # they keep their order, as XLA's sort does.
+            return [xp.sort(x, axis=dimension, kind="stable")]
+        # Equal integer keys are indistinguishable, so the faster unstable sort gives the same.
+        return [xp.sort(x, axis=dimension)]
     # Always stable: equal keys keep their order, so results never depend on the algorithm.
     perm = _stable_argsort(xp, operands[:num_keys], dimension)
     return [xp.take_along_axis(op, perm, axis=dimension) for op in operands]

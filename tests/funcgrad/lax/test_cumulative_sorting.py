@@ -166,3 +166,17 @@ def test_top_k_compares_floats_in_total_order() -> None:
     assert host(lax.top_k(y, 7)[1]).tolist() == [2, 0, 5, 1, 6, 4, 3]
     assert host(lax.approx_min_k(y, 7)[1]).tolist() == [3, 4, 0, 1, 5, 6, 2]
 
+
+
+def test_sort_keeps_the_order_of_equal_float_keys_as_jax():
+    # JAX 0.10.2: -0.0 and 0.0 (and NaNs of either sign) compare equal and keep their order
+    v = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, np.inf, -1.0, 0.0, -0.0])
+    want_sign = [True, True, False, True, False, True, False, False, False, True]
+    for f in (lax.sort, funcgrad.jit(lax.sort)):
+        out = host(f(dev(v)))
+        assert np.signbit(out).tolist() == want_sign
+    out = host(lax.sort(dev(v.astype(np.float32).reshape(2, 5)), dimension=1))
+    assert np.signbit(out).tolist() == [[False, True, False, False, True],
+                                        [True, True, False, True, False]]
+    idx = host(lax.sort((dev(v), dev(np.arange(10))), num_keys=1)[1])
+    assert idx.tolist() == [5, 7, 0, 1, 8, 9, 4, 6, 2, 3]
