@@ -35,7 +35,8 @@ from funcgrad_nn.optim._transform import (
 )
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "RMSprop", "Adagrad", "NAdam", "RAdam",
-           "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion"]
+           "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 _required = object()
 _hook_ids = itertools.count()
@@ -49,11 +50,47 @@ class _HookHandle:
         self._registry.pop(self.id, None)
 
 
+#: the step hooks of every optimizer (``register_optimizer_step_pre_hook`` / ``_post_hook``)
+_global_pre_hooks: collections.OrderedDict[int, Callable[..., Any]] = collections.OrderedDict()
+_global_post_hooks: collections.OrderedDict[int, Callable[..., Any]] = collections.OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> _HookHandle:
+    """``hook(optimizer, args, kwargs)`` before the step of every optimizer (before its own
+    pre hooks, as PyTorch's ``torch.optim.optimizer.register_optimizer_step_pre_hook``); it
+    may return new ``(args, kwargs)``. Returns a handle with ``remove()``.
+
+    >>> import numpy as np
+    >>> seen = []
+    >>> h = register_optimizer_step_pre_hook(lambda o, a, k: seen.append(type(o).__name__))
+    >>> SGD([np.zeros(1)], lr=1.0).step([np.ones(1)]); h.remove(); seen
+    ['SGD']
+    """
+    h = _HookHandle(_global_pre_hooks)
+    _global_pre_hooks[h.id] = hook
+    return h
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> _HookHandle:
+    """``hook(optimizer, args, kwargs)`` after the step of every optimizer (after its own
+    post hooks, as PyTorch's). Returns a handle with ``remove()``.
+
+    >>> import numpy as np
+    >>> seen = []
+    >>> h = register_optimizer_step_post_hook(lambda o, a, k: seen.append(1))
+    >>> Adam([np.zeros(1)]).step([np.ones(1)]); h.remove(); seen
+    [1]
+    """
+    h = _HookHandle(_global_post_hooks)
+    _global_post_hooks[h.id] = hook
+    return h
+
+
 def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     # Wraps every class's own step so step pre/post hooks run for subclasses (LBFGS) too.
     @functools.wraps(step)
     def wrapped(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
-        for hook in list(self._step_pre_hooks.values()):
+        for hook in [*_global_pre_hooks.values(), *self._step_pre_hooks.values()]:
             out = hook(self, args, kwargs)
             if out is not None:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -62,7 +99,7 @@ def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                 args, kwargs = out
         self._opt_called = True  # lr schedulers warn when stepped before the optimizer
         result = step(self, *args, **kwargs)
-        for hook in list(self._step_post_hooks.values()):
+        for hook in [*self._step_post_hooks.values(), *_global_post_hooks.values()]:
             hook(self, args, kwargs)
         return result
 

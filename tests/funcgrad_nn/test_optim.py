@@ -648,3 +648,27 @@ def test_state_scalars_stay_0d_arrays(name):
     for k, v in opt.state_dict()["state"][0].items():
         assert not isinstance(v, np.generic) and v.shape in ((), w.shape, (2, 1), (1, 2)), k
     assert float(host(opt.state[w]["step"])) == 2.0
+
+
+def test_global_step_hooks_run_around_every_optimizers_own_as_torch():
+    # torch 2.13 order: global pre, own pre, step, own post, global post
+    from funcgrad_nn.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+
+    log = []
+    opt = optim.SGD([np.zeros(1)], lr=1.0)
+    opt.register_step_pre_hook(lambda o, a, k: log.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: log.append("post"))
+    gpre = register_optimizer_step_pre_hook(lambda o, a, k: log.append(("gpre", type(o).__name__)))
+    gpost = register_optimizer_step_post_hook(lambda o, a, k: log.append("gpost"))
+    try:
+        opt.step([np.ones(1)])
+        optim.Adam([np.zeros(1)]).step([np.ones(1)])
+    finally:
+        gpre.remove()
+        gpost.remove()
+    opt.step([np.ones(1)])
+    assert log == [("gpre", "SGD"), "pre", "post", "gpost", ("gpre", "Adam"), "gpost",
+                   "pre", "post"]
