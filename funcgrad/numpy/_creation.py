@@ -502,6 +502,19 @@ def _concrete_value(x: Any) -> Any:
     return x.to_concrete_value() if isinstance(x, Tracer) else x
 
 
+def _bounds_on_one_device(start: Any, stop: Any, dt: numpy.dtype) -> tuple[Any, Any]:
+    """Both bounds cast to ``dt``; a bound that is a Python or NumPy scalar is made on the
+    other's device (cast alone it would be a host array, which a device bound cannot meet)."""
+    dev = get_aval(start).device or get_aval(stop).device
+    out = []
+    for b in (start, stop):
+        if dev not in (None, "cpu") and isinstance(b, _PY_SCALARS):
+            out.append(_ew.convert_element_type(xp_for_device(dev).asarray(b), dt))
+        else:
+            out.append(_ew.convert_element_type(b, dt))
+    return out[0], out[1]
+
+
 def linspace(
     start: Any,
     stop: Any,
@@ -542,8 +555,7 @@ def linspace(
     a_start, a_stop = get_aval(start), get_aval(stop)
     dt = result_dtype(a_start, a_stop, get_aval(0.0))[0]
     bshape = broadcast_shapes_or_error("linspace", a_start.shape, a_stop.shape)
-    start_c = _ew.convert_element_type(start, dt)
-    stop_c = _ew.convert_element_type(stop, dt)
+    start_c, stop_c = _bounds_on_one_device(start, stop, dt)
     delta = _ew.sub(stop_c, start_c)
     div = (num - 1) if endpoint else num
     # The counts 0..num-1 as a constant on the bounds' device (an iota would be on the
@@ -636,8 +648,7 @@ def geomspace(
     # NumPy promotes with a float64 zero (its `zeros((), dtype=None)`): float32 bounds give
     # float64 samples, eagerly, so traced ones must too.
     dt = result_dtype(get_aval(start), get_aval(stop), get_aval(numpy.zeros((), float)))[0]
-    start_c = _ew.convert_element_type(start, dt)
-    stop_c = _ew.convert_element_type(stop, dt)
+    start_c, stop_c = _bounds_on_one_device(start, stop, dt)
     out_sign = fnp.sign(start_c)
     start_c = _ew.div(start_c, out_sign)
     stop_c = _ew.div(stop_c, out_sign)

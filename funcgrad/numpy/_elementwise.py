@@ -120,7 +120,8 @@ def _cast_near(x: Any, dt: _np.dtype, *others: Any) -> Any:
         for o in others:
             d = None if o is None or type(o) in _PY_SCALARS else get_aval(o).device
             if d is not None and d != "cpu":
-                return xp_for_device(d).asarray(x, dtype=dt)
+                # (converted as a cast does: a Python -1 for uint8 wraps, as before)
+                return _cast(xp_for_device(d).asarray(x), dt)
     return _cast(x, dt)
 
 

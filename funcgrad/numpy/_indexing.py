@@ -40,6 +40,7 @@ from funcgrad.errors import (
     ShapeError,
     user_source_info,
 )
+from funcgrad.numpy._elementwise import _cast_near
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops import scatter as _sc
@@ -1195,7 +1196,8 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     def cast(v: Any) -> Any:
         # Every operand in the common dtype first: a weak -1 default meeting a uint8 choice
         # must not wrap to 255 before the result is promoted (NumPy promotes all at once).
-        return v if get_aval(v).dtype == dt else _ew.convert_element_type(v, dt)
+        # A Python scalar goes to the others' device (cast alone it would be a host array).
+        return _cast_near(v, dt, *conds, *choices)
 
     result = cast(default)
     for c, v in zip(reversed(conds), reversed(choices)):

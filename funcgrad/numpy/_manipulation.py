@@ -186,7 +186,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     xa = get_aval(x)
     n = xa.shape[ax]
     check_python_ints_fit(values, xa.dtype, "insert")
-    v = _cast(_arr(values), xa.dtype)
+    v = _cast(_arrs_together(x, values)[1], xa.dtype)
     if isinstance(obj, slice):
         idx = numpy.arange(*obj.indices(n), dtype=numpy.intp)
     else:
@@ -814,7 +814,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     """
     if axis is not None:
         axisa = axisb = axisc = axis
-    x, y = _arr(a), _arr(b)
+    x, y = _arrs_together(a, b)
     xa, ya = get_aval(x), get_aval(y)
     if xa.ndim < 1 or ya.ndim < 1:
         raise ValueError("cross: at least one array has zero dimension")
@@ -1024,7 +1024,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     y = _fc.zeros_like(x)
     for c, f in zip(conds, funclist):
         val = f(x, *args, **kw) if callable(f) else f
-        val = _fs.broadcast_to(_cast(_arr(val), xa.dtype), xa.shape)
+        val = _fs.broadcast_to(_cast(_arrs_together(x, val)[1], xa.dtype), xa.shape)
         y = _fe.where(c, val, y)
     return y
 

@@ -230,7 +230,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
         return p
     if k is None:
         k = _const(numpy.zeros(m, float), p)
-    k = _fs.atleast_1d(_arr(k))
+    k = _fs.atleast_1d(_manipulation._arrs_together(p, k)[1])
     if get_aval(k).shape[0] == 1 and m > 1:
         k = _fs.broadcast_to(k, (m,))
     if get_aval(k).shape[0] < m:

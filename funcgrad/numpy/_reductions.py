@@ -26,7 +26,7 @@ import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
-from funcgrad.backend import get_default_device, to_numpy, xp_for_device
+from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, bind1, concrete_or_error
 from funcgrad.errors import AxisError, ShapeError
 from funcgrad.ops.indexing import IndexingError
@@ -72,11 +72,20 @@ def _unsupported(name: str, **params: Any) -> None:
             )
 
 
+def _needs_stacking(obj: Any) -> bool:
+    """A nested list holding tracers or device arrays (NumPy cannot read it)."""
+    if isinstance(obj, list | tuple):
+        return builtins.any(_needs_stacking(o) for o in obj)
+    return isinstance(obj, Tracer) or device_of(obj) not in (None, "cpu")
+
+
 def _mask(name: str, where: Any, av: ShapedArray) -> Any:
     """``where=`` as a bool mask of ``av``'s shape, or None when every element counts."""
     if where is None or where is True:
         return None
-    w = _asarray(where)
+    # A list mask goes where the array is (as a list operand of an elementwise function).
+    w = (_const(av, numpy.asarray(where)) if isinstance(where, list | tuple)
+         and not _needs_stacking(where) else _asarray(where))
     if isinstance(w, bool | int | numpy.bool_) and not isinstance(w, Tracer):
         # (only ``where=True`` itself means "no mask": NumPy's max(where=1) wants initial=)
         return fnp.broadcast_to(_const(av, numpy.asarray(bool(w))), av.shape)
@@ -1133,7 +1142,11 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         >>> float(average(np.array([1., 2., 4.]), weights=np.array([1., 1., 2.])))
         2.75
     """
-    x = _asarray(a)
+    if (isinstance(a, list | tuple) and not _needs_stacking(a) and weights is not None
+            and not isinstance(weights, list | tuple)):
+        x = _const(_aval("average", weights), numpy.asarray(a))  # on the weights' device
+    else:
+        x = _asarray(a)
     av = _aval("average", x)
     axes = _axes("average", axis, av.ndim, scalar_axis=False)
     if weights is None:
@@ -1144,7 +1157,10 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             xp = xp_for_device(aa.device or get_default_device())
             return avg, xp.full(aa.shape, scl, dtype=aa.dtype)
         return avg
-    w = _asarray(weights)
+    # Python-data weights go where the array is (and an array `a` from Python data goes
+    # where the weights are).
+    w = (_const(av, numpy.asarray(weights)) if isinstance(weights, list | tuple)
+         and not _needs_stacking(weights) else _asarray(weights))
     wa = _aval("average", w)
     if av.dtype.kind in "biu":
         rdt = numpy.result_type(av.dtype, wa.dtype, _F64)

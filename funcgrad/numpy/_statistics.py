@@ -211,12 +211,12 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     return fnp.concatenate(seq) if len(seq) > 1 else out
 
 
-def _spacing(name: str, d: Any, n: int) -> tuple[Any, bool]:
-    """(spacing, uniform): a scalar step, or the 1-d differences of coordinates."""
-    d = _asarray(d)
+def _spacing(name: str, d: Any, n: int, like: Any = None) -> tuple[Any, bool]:
+    """(spacing, uniform): a scalar step, or the 1-d differences of coordinates (Python
+    data made on ``like``'s device)."""
     if isinstance(d, int | float) and not isinstance(d, bool):
         return d, True
-    d = _arr(name, d)
+    d = _arr(name, d, like if isinstance(d, list | tuple) else None)
     da = _av(d)
     if da.ndim == 0:
         return d, True
@@ -280,7 +280,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
                 "gradient: Shape of array too small to calculate a numerical gradient, at "
                 "least (edge_order + 1) elements are required."
             )
-        dx, uniform = _spacing("gradient", sp, n)
+        dx, uniform = _spacing("gradient", sp, n, fx)
         fdev = _av(fx).device
         if isinstance(dx, int | float) and fdev is not None:
             # A Python step as a 0-d array of the result's dtype on f's device: 2.0 * dx
@@ -824,7 +824,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         >>> interp(np.array([0.5, 1.5, 9.]), np.array([0., 1., 2.]), np.array([0., 10., 0.]))
         array([5., 5., 0.])
     """
-    ff = _arr("interp", fp)
+    # Python-data fp goes where an array argument is (as the other Python arguments do)
+    ref = next((v for v in (fp, xp, x) if isinstance(v, Tracer) or hasattr(v, "shape")), None)
+    ff = _arr("interp", fp, ref)
     cdt = numpy.dtype("complex128") if _av(ff).dtype.kind == "c" else _F64
     xq = _cast(_arr("interp", xp, ff), _F64)
     xx = _cast(_arr("interp", x, ff), _F64)
@@ -1170,7 +1172,8 @@ def _hist_edges(name: str, a: Any, bins: Any, range: Any, weights: Any) -> tuple
                 dt = numpy.result_type(lo, hi, numpy.empty((), aa.dtype))
                 if dt.kind not in "fc":
                     dt = _F64
-                return fnp.linspace(lo, hi, nb + 1, dtype=dt), nb
+                # On the data's device: Python bounds alone would make host edges.
+                return fnp.linspace(lo, hi, nb + 1, dtype=dt, device=aa.device), nb
             # A traced range (under jit, or differentiated): the same edges from primitives.
             dt = result_dtype(get_aval(lo), get_aval(hi), ShapedArray((), aa.dtype))[0]
             if dt.kind not in "fc":

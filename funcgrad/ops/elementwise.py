@@ -1436,7 +1436,9 @@ def logaddexp2(x: Any, y: Any) -> Any:
 copysign_p = _binary(
     "copysign",
     "copysign",
-    lambda g, ans, x, y: select_n(ne(signbit(x), signbit(y)), g, neg(g)),
+    # ans carries y's sign bit exactly (NaN's too) and lives where the operands do: a Python
+    # scalar y's own signbit would be a host array that device tangents cannot meet.
+    lambda g, ans, x, y: select_n(ne(signbit(x), signbit(ans)), g, neg(g)),
     None,
 )
 

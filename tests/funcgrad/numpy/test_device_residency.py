@@ -35,6 +35,20 @@ CASES = {
     "logspace": lambda m, x: m.logspace(x[4], x[5], 4),
     "geomspace": lambda m, x: m.geomspace(x[0], x[5], 4),
     "histogram": lambda m, x: m.histogram(x[[0, 2, 4, 5]], 3),
+    "histogram-range": lambda m, x: m.histogram(x[[0, 2, 4, 5]], 4, range=(-2, 2)),
+    "insert-scalar": lambda m, x: m.insert(x, 1, 7.0),
+    "insert-list": lambda m, x: m.insert(x, [0, 2, 2], [9.0, 8.0, 7.0]),
+    "select-default": lambda m, x: m.select([x > 1], [x]),
+    "piecewise-constants": lambda m, x: m.piecewise(x, [x < 0, x > 1], [-1, lambda v: v * 2, 0.5]),
+    "polyint-k": lambda m, x: m.polyint(x[[0, 2, 5]], 2, k=[1, 2]),
+    "sum-where-list": lambda m, x: m.sum(x, where=[True, False, True, False, True, True]),
+    "max-where-list": lambda m, x: m.max(x, where=[True, False, True, False, True, True],
+                                         initial=-9.0),
+    "average-weights-list": lambda m, x: m.average(x[[0, 2, 5]], weights=[1.0, 2.0, 3.0]),
+    "average-a-list": lambda m, x: m.average([1.0, 2.0, 3.0], weights=x[[0, 2, 5]]),
+    "cross-list": lambda m, x: m.cross(x[[0, 2, 5]], [1.0, 2.0, 3.0]),
+    "interp-lists": lambda m, x: m.interp(x[[0, 2, 4, 5]], [0.0, 1.0, 4.0], [1.0, 2.0, 0.0]),
+    "gradient-coordinate-list": lambda m, x: m.gradient(x[[0, 2, 4, 5]], [0.0, 1.0, 3.0, 4.0]),
     "polyadd": lambda m, x: m.polyadd(x[[0, 2]], 2),
     "polysub-first": lambda m, x: m.polysub(2, x[[0, 2]]),
     "polymul": lambda m, x: m.polymul(x[[0, 2]], 2.0),
@@ -78,3 +92,32 @@ def test_gradient_of_int_device_array(jit: bool, spacing: tuple) -> None:
     want = np.gradient(XI, *spacing, edge_order=2)
     assert to_numpy(got).dtype == want.dtype
     np.testing.assert_allclose(to_numpy(got), want, rtol=1e-12)
+
+
+GRAD_CASES = {
+    # a Python bound met the traced one on the host (linspace's cast of 0.0 alone)
+    "logspace": (lambda v: fnp.logspace(0.0, v[0], 4).sum(), lambda v: np.log(10.0) * (
+        np.logspace(0.0, v[0], 4) * np.linspace(0.0, 1.0, 4)).sum()),
+    "pad-linear_ramp": (lambda v: fnp.pad(v, (2, 3), mode="linear_ramp").sum(),
+                        lambda v: np.array([1.5, 1.0, 1.0, 1.0, 1.0, 2.0])),
+    # copysign's derivative read a Python y's sign on the host
+    "copysign": (lambda v: fnp.copysign(v, -1.0).sum(), lambda v: -np.sign(v)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+@pytest.mark.parametrize("jit", [False, True])
+def test_gradients_of_device_arrays_with_cpu_default(name: str, jit: bool) -> None:
+    f, want = GRAD_CASES[name]
+    v = np.array([1.5, -2.0, 0.5, 3.0, 1.0, 2.0])
+    g = funcgrad.grad(f)
+    with funcgrad.default_device("cpu"):
+        got = (funcgrad.jit(g) if jit else g)(funcgrad.device_put(v, "strict"))
+    assert device_of(got) == "strict"
+    expected = np.zeros_like(v)
+    w = want(v)
+    if name == "logspace":
+        expected[0] = w
+    else:
+        expected = w
+    np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-12)
