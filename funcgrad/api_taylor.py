@@ -94,7 +94,7 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
             c = None if s is None else s[k - 1]
             if c is None:
                 c = fnp.zeros_like(o, dtype=None if get_aval(o).dtype.kind in "fc" else float)
-            terms.append(c * math.factorial(k) if factorial_scaled else c)
+            terms.append(fnp.asarray(c * math.factorial(k) if factorial_scaled else c))
         result.append(terms)
     # a bare array output gets its list; a pytree output has a list at each leaf (as JAX)
     return tree_util.tree_unflatten(out_tree, outs), tree_util.tree_unflatten(out_tree, result)

@@ -12,8 +12,9 @@ Where a rule comes from, in order: the primitive's own entry in ``taylor_rules``
 in its block: O(K^2) recurrences), else the first of ``generic_taylor_rules`` that accepts it
 (linear primitives: the primitive of each coefficient; elementwise primitives: the ODE
 ``y' = sum_i df/dx_i x_i'`` with the partials' series from their JVP rules, O(K^3); anything
-else: nested ``jvp`` of the primitive along the curve, exact but exponential in K). The
-generic rules need operations, so :mod:`funcgrad.ops` registers them.
+else: the series of ``(x, x')`` pushed through the primitive's JVP rule at order K-1, which
+gives ``y' = J(x) x'``). The generic rules need operations, so :mod:`funcgrad.ops` registers
+them.
 """
 
 from __future__ import annotations

@@ -4,23 +4,24 @@ back on (see :mod:`funcgrad.interpreters.taylor` for the conventions).
 Coefficients are normalized (``x(t) = x0 + x1 t + x2 t^2 + ...``) and a None coefficient is
 zero. Own rules (O(K^2) per primitive): ``mul``/``dot_general`` (Cauchy products), ``div``,
 ``square``, ``integer_pow``, ``exp``, ``log``, ``sin``/``cos``, ``tanh``, ``logistic``,
-``sqrt``, ``reduce_max``/``reduce_min``, and ``jit``/``remat`` (through the inner program).
+``sqrt``, ``reduce_max``/``reduce_min``, ``jit``/``remat`` (through the inner program), and
+``cond``/``scan``/``while`` (one loop or branch over a body that pushes the series).
 Generic rules, in order: primitives linear in their inputs (``linear_jvp_primitives``, and those
 linear in their floating inputs listed below) map each coefficient; other elementwise
 primitives use ``y' = sum_i df/dx_i x_i'`` with the partials' series from their JVP rules
-(O(K^3)); everything else -- control flow, custom derivatives, sorting, linear algebra -- falls
-back on nested ``jvp`` along the curve (exact, cost exponential in K).
+(O(K^3)); everything else -- custom derivatives, sorting, linear algebra -- pushes the series
+of ``(x, x')`` through the primitive's JVP rule at order K-1 (``y' = J(x) x'``: exact, and
+polynomial in K when the rule binds the primitive once).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import get_aval
-from funcgrad.backend import get_default_device, xp_for_device
-from funcgrad.core import Primitive, bind, bind1
+from funcgrad.core import Primitive, Tracer, bind, bind1, eval_trace
 from funcgrad.interpreters import taylor as _ty
 from funcgrad.interpreters.jvp import (
     Zero,
@@ -28,10 +29,13 @@ from funcgrad.interpreters.jvp import (
     elementwise_primitives,
     jvp_flat,
     linear_jvp_primitives,
+    tangent_aval,
     zero_jvp_primitives,
     zeros_like_aval,
 )
-from funcgrad.ir import eval_jaxpr
+from funcgrad.interpreters.staging import trace_to_jaxpr
+from funcgrad.ir import ClosedJaxpr, eval_jaxpr
+from funcgrad.ops import control_flow as _cf
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import gather as _gather
 from funcgrad.ops import linalg as _linalg
@@ -41,6 +45,7 @@ from funcgrad.ops import scatter as _scatter
 from funcgrad.ops import shape as _shape
 from funcgrad.ops import sorting as _sorting
 from funcgrad.ops import windows as _windows
+from funcgrad.ops.control_flow._common import add_unused_invars, reorder
 from funcgrad.ops.elementwise_extra import ldexp_p
 from funcgrad.ops.jit import jit_p
 
@@ -123,6 +128,8 @@ def _index_operands(prim: Primitive, primals: Sequence[Any]) -> set[int]:
 #: fills out-of-range positions fills their coefficients with zeros, not its fill value
 _coefficient_params = {
     _gather.gather_p: lambda p: {**p, "fill_value": 0} if p.get("mode") == "fill" else p,
+    _sorting.gather_along_axis_p:
+        lambda p: p if p["fill_value"] is None else {**p, "fill_value": 0},
 }
 
 
@@ -233,56 +240,68 @@ def _constant_factory(prim: Primitive):
     return None
 
 
-# -- generic: nested jvp along the curve ------------------------------------------------------
+# -- generic: through the JVP rule ----------------------------------------------------------
 
 
-def _fallback_rule(prim: Primitive):
+def _through_jvp_rule(prim: Primitive):
+    """y' = J(x) x' for any primitive, with J(x) x' its JVP rule: the series of (x, x') at
+    order K-1 pushed through the JVP rule give y' to order K-1, so y to order K.
+
+    The rule runs on Taylor tracers, so the primitive it binds for its primal output recurses
+    at order K-1 (one call per order: polynomial in K, where nesting jvp K times costs 2^K).
+    """
+
     def rule(primals, series, **params):
         order = _order(series)
         outs = bind(prim, *primals, **params)
         if not any(_is_float(o) for o in outs):  # indices, masks: nothing to propagate
             return outs, [None] * len(outs)
+        live = [i for i, (p, s) in enumerate(zip(primals, series))
+                if s is not None and _is_float(p)]
+        if not live:
+            return outs, [None] * len(outs)
+        zero_out: list[bool] = []
 
-        def curve(t: Any) -> list[Any]:
-            xs = []
-            for p, s in zip(primals, series):
-                if s is None or not _is_float(p):
-                    xs.append(p)
-                    continue
-                x = p
-                for k, c in enumerate(s, start=1):
-                    if c is not None:
-                        x = _ew.add(x, _ew.mul(c, _ew.integer_pow(t, k)))
-                xs.append(x)
-            return bind(prim, *xs, **params)
+        def tangent(*args: Any) -> list[Any]:
+            # (live primals, their tangents) -> tangent of each output (zeros for none)
+            xs = list(primals)
 
-        # the curve parameter lives on the primals' device (a host scalar would mix devices)
-        a = get_aval(next(p for p, s in zip(primals, series) if s is not None))
-        xp = xp_for_device(a.device or get_default_device())
+            def f(*live_xs: Any) -> list[Any]:
+                for i, x in zip(live, live_xs):
+                    xs[i] = x
+                return bind(prim, *xs, **params)
 
-        def derivative(n: int):
-            if n == 0:
-                return curve
-            inner = derivative(n - 1)
-            return lambda t: jvp_flat(inner, [t], [xp.asarray(1.0)])[1]
+            _, ts = jvp_flat(f, list(args[:len(live)]), list(args[len(live):]))
+            zero_out[:] = [type(t) is Zero for t in ts]
+            return [zeros_like_aval(get_aval(o)) if type(t) is Zero else t
+                    for t, o in zip(ts, outs)]
 
-        t0 = xp.asarray(0.0)
-        out_series: list[list[Any]] = [[] for _ in outs]
-        for k in range(1, order + 1):
-            ds = derivative(k)(t0)
-            for acc, d, o in zip(out_series, ds, outs):
-                if type(d) is Zero or not _is_float(o):
-                    acc.append(None)
-                else:
-                    acc.append(_ew.convert_element_type(
-                        _ew.div(d, float(math.factorial(k))), get_aval(o).dtype))
+        x0 = [primals[i] for i in live]
+        v0 = [_zeros_like(primals[i]) if series[i][0] is None else series[i][0] for i in live]
+        if order == 1:
+            ds = [[d] for d in tangent(*x0, *v0)]
+        else:
+            # x(t) to order K-1; x'(t) = sum_j (j+1) x_{j+1} t^j
+            xs_s = [series[i][:order - 1] for i in live]
+            vs_s = [[_scale(float(j + 1), series[i][j]) for j in range(1, order)] for i in live]
+            d0, d_s = _ty.taylor_flat(tangent, x0 + v0, xs_s + vs_s, order - 1)
+            ds = [[d] + (list(s) if s is not None else [None] * (order - 1))
+                  for d, s in zip(d0, d_s)]
+        out_series: list[Any] = []
+        for o, d, z in zip(outs, ds, zero_out):
+            if z or not _is_float(o):
+                out_series.append(None)
+                continue
+            dt = get_aval(o).dtype
+            out_series.append([None if c is None else _ew.convert_element_type(
+                c if k == 1 else _ew.mul(c, 1.0 / k), dt) for k, c in enumerate(d, start=1)])
         return outs, out_series
 
     return rule
 
 
 def _fallback_factory(prim: Primitive):
-    return _fallback_rule(prim), "fallback: nested jvp (cost exponential in K)"
+    return _through_jvp_rule(prim), "fallback: through the JVP rule at order K-1"
 
 
 _ty.generic_taylor_rules.extend([_constant_factory, _linear_factory, _elementwise_factory,
@@ -491,3 +510,171 @@ def _call_rule(primals, series, *, jaxpr, **_):
 
 _ty.taylor_rules[jit_p] = _call_rule
 _ty.taylor_rules[_remat.remat_p] = _call_rule
+
+
+# -- control flow: the series go through the body ---------------------------------------------
+
+
+@weak_lru_cache(maxsize=256)
+def _taylor_jaxpr(closed: ClosedJaxpr, has: tuple[bool, ...], order: int,
+                  instantiate: tuple[bool, ...]) -> tuple[ClosedJaxpr, tuple[bool, ...]]:
+    """``closed`` pushing series: ``(*primals, *series) -> (*outs, *out series)``.
+
+    Each input marked in ``has`` takes its ``order`` coefficients (flat, input by input);
+    each float output whose series is nonzero, or marked in ``instantiate``, gives its
+    ``order`` coefficients (zeros where they vanish). Returns the jaxpr and, per output,
+    whether it has a series.
+    """
+    in_avals = closed.in_avals
+    n = len(in_avals)
+    store: list[tuple[bool, ...]] = []
+
+    def f(*args: Any) -> list[Any]:
+        it = iter(args[n:])
+        series = [[next(it) for _ in range(order)] if h else None for h in has]
+        outs, out_s = _ty.taylor_flat(lambda *xs: eval_jaxpr(closed.jaxpr, closed.consts, *xs),
+                                      list(args[:n]), series, order)
+        res, flags = list(outs), []
+        for s, a, inst in zip(out_s, closed.out_avals, instantiate):
+            if a.dtype.kind not in "fc" or (s is None and not inst):
+                flags.append(False)
+                continue
+            flags.append(True)
+            res += [_as_coefficient(c, a) for c in (s if s is not None else [None] * order)]
+        store.append(tuple(flags))
+        return res
+
+    s_avals = [tangent_aval(a) for a, h in zip(in_avals, has) if h for _ in range(order)]
+    return trace_to_jaxpr(f, list(in_avals) + s_avals, eval_trace), store[0]
+
+
+def _as_coefficient(c: Any, aval: Any) -> Any:
+    """A coefficient of a value of ``aval`` as an array of its tangent type (zeros for None)."""
+    want = tangent_aval(aval)
+    if c is None:
+        return zeros_like_aval(want)
+    if get_aval(c).dtype != want.dtype or get_aval(c).weak_type:
+        c = _ew.convert_element_type(c, want.dtype)
+    return c
+
+
+def _has_series(primals: Sequence[Any], series: Sequence[Any]) -> tuple[bool, ...]:
+    return tuple(s is not None and _is_float(p) for p, s in zip(primals, series))
+
+
+def _flat_series(primals: Sequence[Any], series: Sequence[Any], has: Sequence[bool],
+                 order: int) -> list[Any]:
+    out: list[Any] = []
+    for p, s, h in zip(primals, series, has):
+        if h:
+            a = get_aval(p)
+            out += [_as_coefficient(None if s is None else s[k], a) for k in range(order)]
+    return out
+
+
+def _unflat_series(flat: Sequence[Any], has: Sequence[bool], order: int) -> list[Any]:
+    it = iter(flat)
+    return [[next(it) for _ in range(order)] if h else None for h in has]
+
+
+def _outputs_fixed_point(closed: ClosedJaxpr, lead: tuple[bool, ...], carry: tuple[bool, ...],
+                         tail: tuple[bool, ...], order: int) -> tuple[bool, ...]:
+    """Which carries have series: those fed one, or made one by an iteration of the body."""
+    n_out = len(closed.out_avals)
+    while True:
+        _, out = _taylor_jaxpr(closed, lead + carry + tail, order, (False,) * n_out)
+        new = tuple(a or b for a, b in zip(carry, out[:len(carry)]))
+        if new == carry:
+            return carry
+        carry = new
+
+
+def _cond_taylor(primals, series, *, branches):
+    index, *ops = primals
+    order = _order(series)
+    if not isinstance(index, Tracer):  # the branch is chosen already, as the JVP rule does
+        b = branches[min(max(int(index), 0), len(branches) - 1)]
+        return _ty.taylor_flat(lambda *xs: eval_jaxpr(b.jaxpr, b.consts, *xs), ops,
+                               series[1:], order)
+    has = _has_series(ops, series[1:])
+    n_out = len(branches[0].out_avals)
+    out_has = (False,) * n_out
+    for b in branches:
+        _, nz = _taylor_jaxpr(b, has, order, (False,) * n_out)
+        out_has = tuple(x or y for x, y in zip(out_has, nz))
+    new = tuple(_taylor_jaxpr(b, has, order, out_has)[0] for b in branches)
+    outs = bind(_cf.cond_p, index, *ops, *_flat_series(ops, series[1:], has, order),
+                branches=new)
+    return outs[:n_out], _unflat_series(outs[n_out:], out_has, order)
+
+
+def _scan_taylor(primals, series, **params):
+    nc, ncar, length = params["num_consts"], params["num_carry"], params["length"]
+    order = _order(series)
+    closed = params["jaxpr"]
+    if length is None:  # a loop over while_loop tapes: the general rule
+        return _through_jvp_rule(_cf.scan_p)(primals, series, **params)
+    has = _has_series(primals, series)
+    c_has, x_has = has[:nc], has[nc + ncar:]
+    carry_has = _outputs_fixed_point(closed, c_has, has[nc:nc + ncar], x_has, order)
+    n_ys = len(closed.out_avals) - ncar
+    body, out_has = _taylor_jaxpr(closed, c_has + carry_has + x_has, order,
+                                  carry_has + (False,) * n_ys)
+    ys_has = out_has[ncar:]
+    n_in = len(primals)
+    # (consts, carry, xs, their series) -> (consts, series, carry, series, xs, series)
+    k_c, k_car, k_x = (sum(h) * order for h in (c_has, carry_has, x_has))
+    s0 = n_in
+    in_order = (list(range(nc)) + list(range(s0, s0 + k_c)) + list(range(nc, nc + ncar))
+                + list(range(s0 + k_c, s0 + k_c + k_car)) + list(range(nc + ncar, n_in))
+                + list(range(s0 + k_c + k_car, s0 + k_c + k_car + k_x)))
+    k_ys = sum(ys_has) * order
+    n_out = ncar + n_ys
+    out_order = (list(range(ncar)) + list(range(n_out, n_out + k_car))
+                 + list(range(ncar, n_out)) + list(range(n_out + k_car, n_out + k_car + k_ys)))
+    body = reorder(body, in_order, out_order)
+    consts, init, xs = primals[:nc], primals[nc:nc + ncar], primals[nc + ncar:]
+    flat = [_flat_series(ps, ss, hs, order) for ps, ss, hs in (
+        (consts, series[:nc], c_has), (init, series[nc:nc + ncar], carry_has),
+        (xs, series[nc + ncar:], x_has))]
+    outs = bind(_cf.scan_p, *consts, *flat[0], *init, *flat[1], *xs, *flat[2],
+                **dict(params, jaxpr=body, num_consts=nc + k_c, num_carry=ncar + k_car))
+    carry, carry_s = outs[:ncar], outs[ncar:ncar + k_car]
+    ys, ys_s = outs[ncar + k_car:ncar + k_car + n_ys], outs[ncar + k_car + n_ys:]
+    return (list(carry) + list(ys),
+            _unflat_series(carry_s, carry_has, order) + _unflat_series(ys_s, ys_has, order))
+
+
+def _while_taylor(primals, series, **params):
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
+    n = len(primals) - cn - bn
+    if params["record_pred"] or len(body_j.out_avals) != n:  # tapes: the general rule
+        return _through_jvp_rule(_cf.while_p)(primals, series, **params)
+    order = _order(series)
+    has = _has_series(primals, series)
+    bc_has = has[cn:cn + bn]
+    carry_has = _outputs_fixed_point(body_j, bc_has, has[cn + bn:], (), order)
+    if not any(bc_has) and not any(carry_has):
+        outs = bind(_cf.while_p, *primals, **params)
+        return outs, [None] * len(outs)
+    body, _ = _taylor_jaxpr(body_j, bc_has + carry_has, order, carry_has)
+    k_bc, k_car = sum(bc_has) * order, sum(carry_has) * order
+    # (bc, carry, bc series, carry series) -> (bc, bc series, carry, carry series)
+    in_order = (list(range(bn)) + list(range(bn + n, bn + n + k_bc)) + list(range(bn, bn + n))
+                + list(range(bn + n + k_bc, bn + n + k_bc + k_car)))
+    body = reorder(body, in_order)
+    s_avals = [tangent_aval(a) for a, h in zip(body_j.in_avals[bn:], carry_has) if h
+               for _ in range(order)]
+    cond = add_unused_invars(cond_j, s_avals, len(cond_j.in_avals))
+    cc, bc, init = primals[:cn], primals[cn:cn + bn], primals[cn + bn:]
+    bc_s = _flat_series(bc, series[cn:cn + bn], bc_has, order)
+    init_s = _flat_series(init, series[cn + bn:], carry_has, order)
+    outs = bind(_cf.while_p, *cc, *bc, *bc_s, *init, *init_s,
+                **dict(params, cond_jaxpr=cond, body_jaxpr=body, body_nconsts=bn + k_bc))
+    return outs[:n], _unflat_series(outs[n:], carry_has, order)
+
+
+_ty.taylor_rules[_cf.cond_p] = _cond_taylor
+_ty.taylor_rules[_cf.scan_p] = _scan_taylor
+_ty.taylor_rules[_cf.while_p] = _while_taylor
