@@ -514,7 +514,9 @@ class Module:
         them) are traced; other arguments are static, so a new value recompiles, as
         ``torch.compile`` specialises on them. A forward that needs concrete values (Python
         control flow on array contents) cannot be traced: the module then warns once and runs
-        eagerly, as ``torch.compile`` falls back on a graph break. PyTorch's ``fullgraph``,
+        eagerly, as ``torch.compile`` falls back on a graph break. While a forward
+        (pre-)hook is registered on it, a submodule or globally, calls run eagerly too (a
+        hook run only while tracing would see traced values). PyTorch's ``fullgraph``,
         ``dynamic``, ``backend``, ``mode``, ``options`` are accepted and have no effect;
         ``disable=True`` turns compilation off again. Calls made inside another
         transformation (``nn.grad``, ``nn.jit``) run on its copy of the module, uncompiled

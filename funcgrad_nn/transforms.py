@@ -29,6 +29,7 @@ from typing import Any
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.errors import ConcretizationError
+from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
 from funcgrad_nn.module import Module, collect_buffer_updates, storable_state_value
 
@@ -430,12 +431,21 @@ def _traced_argument(a: Any) -> bool:
     return bool(leaves) and all(hasattr(v, "shape") and hasattr(v, "dtype") for v in leaves)
 
 
+def _has_forward_hooks(mod: Module) -> bool:
+    """Whether a forward (pre-)hook would run in this call: a compiled call would run it
+    once, while tracing, on traced values (a hook storing activations would keep tracers),
+    so such calls run eagerly."""
+    if _hooks.global_hooks()["forward"] or _hooks.global_hooks()["forward_pre"]:
+        return True
+    return any(m._forward_hooks or m._forward_pre_hooks for m in mod.modules())
+
+
 def _call_compiled(mod: Module, args: tuple, kwargs: dict) -> Any:
     """A compiled module's call (see ``Module.compile``): through :func:`jit`, one program
     per signature of static (non-array) arguments; eager once tracing needed concrete
     values."""
     table = mod.__dict__["_compiled"]
-    if table.get("eager"):
+    if table.get("eager") or _has_forward_hooks(mod):
         return mod._call_eager(args, kwargs)
     static = tuple(i for i, a in enumerate(args) if not _traced_argument(a))
     names = tuple(sorted(k for k, v in kwargs.items() if not _traced_argument(v)))

@@ -444,3 +444,24 @@ def test_module_compile_runs_calls_through_nn_jit_as_torch_compile():
         assert_allclose(b(dev(x), negate=True, scale=3.0), expected, rtol=1e-6)
     with pytest.raises(TypeError, match="unexpected keyword"):
         b.compile(nope=1)
+
+
+def test_a_compiled_module_with_forward_hooks_runs_eagerly():
+    # a hook storing activations (PyTorch's feature-extraction idiom) must see arrays on
+    # every call, not tracers once while tracing
+    m = _model().eval()
+    acts = []
+    h = m[0].register_forward_hook(lambda mod, args, out: acts.append(out))
+    m.compile()
+    for _ in range(2):
+        m(dev(x))
+    assert len(acts) == 2 and not any(funcgrad.core.is_tracer(a) for a in acts)
+    h.remove()
+    m(dev(x))
+    assert len(acts) == 2 and len(m.__dict__["_compiled"]) == 1  # compiled again
+    g = nn.register_module_forward_pre_hook(lambda mod, args: acts.append(type(mod).__name__))
+    try:
+        m(dev(x))
+    finally:
+        g.remove()
+    assert acts[2] == "Sequential"
