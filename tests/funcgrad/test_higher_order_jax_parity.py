@@ -123,3 +123,44 @@ def test_jet_of_a_gather_with_a_fill_value_fills_higher_coefficients_with_zero()
     np.testing.assert_allclose(host(y0), [0.91, 0.39, 0.21], rtol=1e-12)
     np.testing.assert_allclose(host(y1), [-0.475, 1.375, 0.55], rtol=1e-12)
     np.testing.assert_allclose(host(y2), [-0.25, 0.5, -1.0], rtol=1e-12)
+
+
+# -- linear_transpose of loops whose carry holds a counter -----------------------------------
+
+
+def test_linear_transpose_of_fori_loop_with_its_counter_in_the_carry():
+    x = dev(np.array([1.0, 2.0, 3.0]))
+    lt = funcgrad.linear_transpose
+    fori = funcgrad.lax.fori_loop
+    # jax.linear_transpose(lambda a: lax.fori_loop(0, 3, lambda i, c: c * 2 + a, a), x)(x)
+    (got,) = lt(lambda a: fori(0, 3, lambda i, c: c * 2 + a, a), x)(x)
+    np.testing.assert_allclose(host(got), [15.0, 30.0, 45.0])
+    # the counter read by the body, as a factor and as an index
+    (got,) = lt(lambda a: fori(0, 3, lambda i, c: c * 2 + a * i, a), x)(x)
+    np.testing.assert_allclose(host(got), [12.0, 24.0, 36.0])
+    f = lambda a: fori(0, 3, lambda i, c: c.at[i].add(a[2 - i] * 3.0), fnp.zeros(3))  # noqa: E731
+    (got,) = lt(f, x)(x)
+    np.testing.assert_allclose(host(got), [9.0, 6.0, 3.0])
+    # under jit and vmap
+    g = lt(lambda a: fori(1, 4, lambda i, c: c * i + a, a), x)
+    np.testing.assert_allclose(host(funcgrad.jit(g)(x)[0]), [16.0, 32.0, 48.0])
+    xs = dev(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]))
+    np.testing.assert_allclose(host(funcgrad.vmap(g)(xs)[0]),
+                               [[16.0, 32.0, 48.0], [32.0, 64.0, 96.0]])
+
+
+def test_linear_transpose_of_scan_with_a_float_counter_and_accumulators():
+    x = dev(np.array([1.0, 2.0, 3.0]))
+    scan = funcgrad.lax.scan
+    # a reversed scan whose first carry counts (not linear) and second accumulates (linear)
+    f = lambda a: scan(lambda c, xi: ((c[0] + 1, c[1] * c[0] + xi), c[1]), (1.0, 0.0), a,  # noqa: E731
+                       reverse=True)[1]
+    (got,) = funcgrad.linear_transpose(f, x)(x)
+    np.testing.assert_allclose(host(got), [0.0, 1.0, 4.0])
+    # an accumulator starting from a constant stays linear
+    g = lambda a: scan(lambda c, xi: (c + xi, c * 2), 0.0, a)[1]  # noqa: E731
+    np.testing.assert_allclose(host(funcgrad.linear_transpose(g, x)(x)[0]), [10.0, 6.0, 0.0])
+    # a "counter" that multiplies by a linear input is not linear: an error, as in JAX
+    h = lambda a: scan(lambda c, xi: ((c[0] * xi, c[1] * c[0] + xi), c[1]), (1.0, 0.0), a)[1]  # noqa: E731
+    with pytest.raises(TypeError, match="not linear"):
+        funcgrad.linear_transpose(h, x)(x)

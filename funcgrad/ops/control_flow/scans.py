@@ -759,7 +759,72 @@ def _hoist_summed(body_t: ClosedJaxpr, n_rc: int, n_rx: int, ncar: int,
     return ClosedJaxpr(new_j, body_t.consts), tuple(hoisted)
 
 
+@weak_lru_cache(maxsize=256)
+def _split_known_carry(jaxpr: ClosedJaxpr, nc: int, ncar: int, lin: tuple[bool, ...]):
+    """A linear loop whose carry also holds non-linear values (``fori_loop``'s counter):
+    ``(known, fwd, body)``. ``known[i]``: carry i is computed from non-linear values only;
+    ``fwd`` computes those carries alone, stacking the value each step sees; ``body`` is the
+    loop that reads them as stacked inputs instead. None when no carry is such. (A carry
+    with a constant start that accumulates linear values, ``scan(f, 0.0, xs)``, stays in the
+    linear loop.)"""
+    j = jaxpr.jaxpr
+    known = [not lin[nc + i] for i in range(ncar)]
+    n_out = len(j.outvars)
+    while True:
+        # a carry is known when its update reads no linear input and only known carries
+        reads_ok = [not li for li in lin[:nc]] + known + [not li for li in lin[nc + ncar:]]
+        new = [k and all(ok or not u for u, ok in zip(
+            dce_jaxpr(j, [o == i for o in range(n_out)])[1], reads_ok)) for i, k in
+            enumerate(known)]
+        if new == known:
+            break
+        known = new
+    if not any(known):
+        return None
+    fj, _ = dce_jaxpr(j, known + [False] * (n_out - ncar))
+    carry_vars = j.invars[nc:nc + ncar]
+    k_in = [v for v, k in zip(carry_vars, known) if k]
+    fwd_in = ([v for v, li in zip(j.invars[:nc], lin[:nc]) if not li] + k_in
+              + [v for v, li in zip(j.invars[nc + ncar:], lin[nc + ncar:]) if not li])
+    fwd_out = [v for v, k in zip(j.outvars[:ncar], known) if k] + k_in
+    fwd = ClosedJaxpr(Jaxpr(j.constvars, fwd_in, fwd_out, fj.eqns), jaxpr.consts)
+    body_in = (list(j.invars[:nc]) + [v for v, k in zip(carry_vars, known) if not k]
+               + list(j.invars[nc + ncar:]) + k_in)
+    body_out = [v for v, k in zip(j.outvars[:ncar], known) if not k] + list(j.outvars[ncar:])
+    return (tuple(known), fwd,
+            ClosedJaxpr(Jaxpr(j.constvars, body_in, body_out, j.eqns), jaxpr.consts))
+
+
+def _transpose_known_carry(cts, args, split, nc, ncar, length, reverse):
+    known, fwd, body = split
+    consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
+    k_init = [c for c, k in zip(init, known) if k]
+    outs = bind(scan_p, *[c for c in consts if not is_undefined(c)], *k_init,
+                *[x for x in xs if not is_undefined(x)], jaxpr=fwd,
+                num_consts=sum(not is_undefined(c) for c in consts), num_carry=len(k_init),
+                length=length, reverse=reverse)
+    stacked = outs[len(k_init):]
+    l_init = [c for c, k in zip(init, known) if not k]
+    l_cts = [c for c, k in zip(cts[:ncar], known) if not k] + list(cts[ncar:])
+    res = _transpose_linear_scan(l_cts, *consts, *l_init, *xs, *stacked, jaxpr=body,
+                                 num_consts=nc, num_carry=len(l_init), length=length,
+                                 reverse=reverse)
+    it = iter(res[nc:nc + len(l_init)])
+    carry_cts = [None if k else next(it) for k in known]
+    return list(res[:nc]) + carry_cts + list(res[nc + len(l_init):nc + len(l_init) + len(xs)])
+
+
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
+    nc, ncar = num_consts, num_carry
+    if length is not None and not all(is_undefined(c) for c in args[nc:nc + ncar]):
+        split = _split_known_carry(jaxpr, nc, ncar, tuple(is_undefined(a) for a in args))
+        if split is not None:
+            return _transpose_known_carry(cts, args, split, nc, ncar, length, reverse)
+    return _transpose_linear_scan(cts, *args, jaxpr=jaxpr, num_consts=nc, num_carry=ncar,
+                                  length=length, reverse=reverse)
+
+
+def _transpose_linear_scan(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
     nc, ncar = num_consts, num_carry
     consts, init, xs = args[:nc], args[nc:nc + ncar], args[nc + ncar:]
     c_lin = tuple(is_undefined(c) for c in consts)
