@@ -152,6 +152,11 @@ def pascal(n: int, kind: str = "symmetric", exact: bool = True) -> Any:
         vals = [[math.comb(i + j, i) for j in range(n)] for i in range(n)]
     else:
         vals = [[math.comb(i, j) if j <= i else 0 for j in range(n)] for i in range(n)]
+    if exact and n and max(max(row) for row in vals) > numpy.iinfo(numpy.uint64).max:
+        # SciPy returns an object array of Python integers here, which no funcgrad array holds
+        raise ValueError(f"pascal: the entries of the {n} x {n} {kind} Pascal matrix exceed "
+                         "uint64 with exact=True (SciPy returns Python integers in an object "
+                         "array then); pass exact=False for float64")
     out = numpy.array(vals, dtype=numpy.uint64 if exact else numpy.float64).reshape(n, n)
     return device_put(out if kind != "upper" else out.T)
 
