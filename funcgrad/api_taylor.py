@@ -143,6 +143,17 @@ def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:
     return ds
 
 
+def _float_input(x: Any, fname: str) -> tuple[Any, Any]:
+    """``x`` as an array and its aval; an integer or boolean ``x`` is an error, as for
+    ``hessian`` (its basis directions would be float0, every derivative zero)."""
+    x = fnp.asarray(x)
+    a = get_aval(x)
+    if a.dtype.kind not in "fc":
+        raise TypeError(f"{fname} requires float or complex inputs, but x has dtype {a.dtype}; "
+                        "cast it to float")
+    return x, a
+
+
 def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = None,
               samples: int = 16) -> Callable[[Any], Any]:
     """``x -> sum_i d^2 f / dx_i^2`` (the trace of the Hessian) of a scalar function of an
@@ -169,8 +180,7 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
         return 2.0 * y2  # v^T H v
 
     def lap(x: Any) -> Any:
-        x = fnp.asarray(x)
-        a = get_aval(x)
+        x, a = _float_input(x, "laplacian")
         if method == "forward":
             basis = _std_basis([a], [a.dtype])[0]  # on x's device
             return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
@@ -192,8 +202,7 @@ def divergence(F: Callable[[Any], Any]) -> Callable[[Any], Any]:
         12.0
     """
     def div(x: Any) -> Any:
-        x = fnp.asarray(x)
-        a = get_aval(x)
+        x, a = _float_input(x, "divergence")
         basis = _std_basis([a], [a.dtype])[0]  # on x's device
 
         def directional(v: Any) -> Any:

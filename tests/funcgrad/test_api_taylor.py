@@ -209,3 +209,14 @@ def test_order_zero_and_host_results():
     assert ys == [] and np.isclose(host(y0), math.sin(0.5))
     d = funcgrad.derivatives(fnp.exp, 2)(dev(np.array(0.0)))
     assert_close(host(d), [1.0, 1.0, 1.0])
+
+
+def test_laplacian_and_divergence_refuse_integer_inputs():
+    # Their basis directions would be float0 and every derivative zero: laplacian gave 0.0 for
+    # sum(x ** 2) at [1, 2, 3] (true value 6). hessian raises the same way (JAX: TypeError).
+    x = dev(np.array([1, 2, 3]))
+    with pytest.raises(TypeError, match="laplacian requires float"):
+        funcgrad.laplacian(lambda v: fnp.sum(v ** 2))(x)
+    with pytest.raises(TypeError, match="divergence requires float"):
+        funcgrad.divergence(lambda v: v * v)(x)
+    assert float(host(funcgrad.laplacian(lambda v: fnp.sum(v ** 2))(dev(np.array([1.0, 2.0, 3.0]))))) == 6.0
