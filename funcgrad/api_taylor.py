@@ -70,7 +70,11 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
                 raise ValueError(f"jet: series term {k} has structure {tree}, its primal "
                                  f"{p_tree}")
             scale = 1.0 / math.factorial(k) if factorial_scaled else 1.0
-            for acc, leaf in zip(per_leaf, leaves):
+            for acc, leaf, pl in zip(per_leaf, leaves, p_leaves):
+                if numpy.shape(leaf) != numpy.shape(pl):
+                    raise ValueError(f"jet: series term {k} has shape {numpy.shape(leaf)} "
+                                     f"but its primal has shape {numpy.shape(pl)}; each "
+                                     "coefficient is shaped like its primal")
                 acc.append(fnp.multiply(leaf, scale) if scale != 1.0 else leaf)
         flat_s.extend(per_leaf)
     out_tree_box: list[Any] = []

@@ -220,3 +220,9 @@ def test_laplacian_and_divergence_refuse_integer_inputs():
     with pytest.raises(TypeError, match="divergence requires float"):
         funcgrad.divergence(lambda v: v * v)(x)
     assert float(host(funcgrad.laplacian(lambda v: fnp.sum(v ** 2))(dev(np.array([1.0, 2.0, 3.0]))))) == 6.0
+
+
+def test_jet_names_a_series_term_of_the_wrong_shape():
+    with pytest.raises(ValueError, match="series term 2 has shape \\(3,\\) but its primal has "
+                                         "shape \\(2,\\)"):
+        funcgrad.jet(fnp.sin, (dev(np.ones(2)),), ([dev(np.ones(2)), dev(np.ones(3))],))
