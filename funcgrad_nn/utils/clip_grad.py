@@ -1,7 +1,8 @@
 """``clip_grad_norm_`` / ``clip_grad_value_`` over a gradient pytree (PyTorch's rules).
 
 Gradients here are arrays in a pytree (the module ``nn.grad`` returns, a list, a dict), not
-``.grad`` attributes: the functions scale or clip those arrays IN PLACE (eager NumPy/CuPy
+``.grad`` attributes (the first argument keeps PyTorch's name, ``parameters`` / ``tensors``,
+so keyword calls port, but it holds the gradients): the functions scale or clip those arrays IN PLACE (eager NumPy/CuPy
 arrays) and, like PyTorch, return the total norm. Under ``jit``/``vmap`` arrays cannot be
 changed in place: use :func:`clip_grads_by_norm`, which returns the clipped pytree.
 """
@@ -73,7 +74,7 @@ def _vector_norm(x: Any, p: float) -> Any:
     return fnp.sum(a**p) ** (1.0 / p)
 
 
-def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+def get_total_norm(tensors: Any, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                    foreach: bool | None = None) -> Any:
     """The ``norm_type``-norm of all gradient leaves together (a 0-d value: a NumPy scalar for
     NumPy gradients, as a NumPy reduction; float() or .item() it), as
@@ -85,7 +86,7 @@ def get_total_norm(grads: Any, norm_type: float = 2.0, error_if_nonfinite: bool 
     5.0
     """
     del foreach  # PyTorch's kernel choice; one implementation here
-    leaves = _leaves(grads)
+    leaves = _leaves(tensors)
     p = float(norm_type)
     if not leaves:
         return fnp.asarray(0.0, dtype=fnp.float32)  # PyTorch's torch.tensor(0.0)
@@ -118,7 +119,7 @@ def clip_grads_by_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
     return tree_util.tree_map(scale, grads), total
 
 
-def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
+def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
     """Scale the gradient arrays in place so their total ``norm_type``-norm is at most
     ``max_norm``; returns the total norm before clipping (see :func:`get_total_norm`), as
@@ -129,14 +130,14 @@ def clip_grad_norm_(grads: Any, max_norm: float, norm_type: float = 2.0,
     >>> float(clip_grad_norm_(grads, 1.0)), grads["w"].round(4)
     (5.0, array([0.6, 0.8]))
     """
-    leaves = _grad_leaves(grads, "clip_grad_norm_")
+    leaves = _grad_leaves(parameters, "clip_grad_norm_")
     _check_writable(leaves, "clip_grad_norm_", "clip_grads_by_norm(grads, max_norm)")
     total = get_total_norm(leaves, norm_type, error_if_nonfinite)
     clip_grads_with_norm_(leaves, max_norm, total, foreach)
     return total
 
 
-def clip_grad_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
     """Deprecated alias of :func:`clip_grad_norm_` (PyTorch warns the same way).
 
@@ -148,10 +149,10 @@ def clip_grad_norm(grads: Any, max_norm: float, norm_type: float = 2.0,
     """
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
                   "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
-    return clip_grad_norm_(grads, max_norm, norm_type, error_if_nonfinite, foreach)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
-def clip_grads_with_norm_(grads: Any, max_norm: float, total_norm: Any,
+def clip_grads_with_norm_(parameters: Any, max_norm: float, total_norm: Any,
                           foreach: bool | None = None) -> None:
     """Scale the gradient arrays in place by ``min(1, max_norm / (total_norm + 1e-6))``, a
     norm computed beforehand (:func:`get_total_norm`), as PyTorch's.
@@ -162,14 +163,14 @@ def clip_grads_with_norm_(grads: Any, max_norm: float, total_norm: Any,
     array([0.6, 0.8])
     """
     del foreach
-    leaves = _grad_leaves(grads, "clip_grads_with_norm_")
+    leaves = _grad_leaves(parameters, "clip_grads_with_norm_")
     _check_writable(leaves, "clip_grads_with_norm_", "clip_grads_by_norm(grads, max_norm)")
     coef = fnp.minimum(float(max_norm) / (total_norm + 1e-6), 1.0)
     for g in leaves:
         g *= coef.astype(g.dtype)
 
 
-def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None) -> None:
+def clip_grad_value_(parameters: Any, clip_value: float, foreach: bool | None = None) -> None:
     """Clip every gradient entry to ``[-clip_value, clip_value]`` in place (PyTorch returns
     None too).
 
@@ -179,7 +180,7 @@ def clip_grad_value_(grads: Any, clip_value: float, foreach: bool | None = None)
     array([-1. ,  0.5])
     """
     del foreach
-    leaves = _grad_leaves(grads, "clip_grad_value_")
+    leaves = _grad_leaves(parameters, "clip_grad_value_")
     _check_writable(leaves, "clip_grad_value_",
                     "tree_map(lambda g: fnp.clip(g, -v, v), grads)")
     for g in leaves:

@@ -775,6 +775,17 @@ def test_in_place_clips_refuse_a_list_of_parameters(clip, as_list):
         np.testing.assert_array_equal(host(p), b)
 
 
+def test_clips_take_pytorchs_keyword_names():
+    # torch 2.13's names: clip_grad_norm_(parameters=, max_norm=, norm_type=),
+    # clip_grad_value_(parameters=, clip_value=), get_total_norm(tensors=)
+    g = [dev(np.array([3.0, 4.0]))]
+    assert float(nn.utils.get_total_norm(tensors=g, norm_type=2.0)) == 5.0
+    assert float(nn.utils.clip_grad_norm_(parameters=g, max_norm=1.0, norm_type=2.0)) == 5.0
+    nn.utils.clip_grad_value_(parameters=g, clip_value=0.5)
+    nn.utils.clip_grads_with_norm_(parameters=g, max_norm=1.0, total_norm=1.0)
+    np.testing.assert_allclose(host(g[0]), [0.5, 0.5], rtol=1e-5)
+
+
 def test_in_place_clips_know_the_parameters_of_copied_and_cast_modules():
     import copy
     import pickle
