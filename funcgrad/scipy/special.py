@@ -14,7 +14,8 @@ arguments), ``zeta`` (Hurwitz / Riemann, Euler-Maclaurin) and the exponential in
 ``exp1``/``expi``/``expn`` follow the same pattern.
 
 Dtypes: float32 stays float32, other real inputs (integers, bool, float16) give float64;
-Python scalars are weak (NEP 50). Complex input is not supported.
+Python scalars are weak (NEP 50). Complex input is not supported, except by ``wofz``
+(the Faddeeva function, complex by nature).
 
 Example:
     >>> import numpy as np, funcgrad
@@ -57,7 +58,7 @@ __all__ = [
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
     "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
     "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
-    "hyp1f1", "hyp2f1",
+    "hyp1f1", "hyp2f1", "wofz",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -2528,3 +2529,65 @@ def hyp2f1(a: Any, b: Any, c: Any, x: Any) -> Any:
     if any(isinstance(v, Tracer) for v in (a, b, c)):
         return _hyp2f1(*args).astype(dt)
     return _hyp2f1_x(*args).astype(dt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Faddeeva function (the one complex function here)
+
+# Weideman's (1994) N = 32 rational approximation, as JAX: w(z) = 2 p(Z) / (L - iz)^2 +
+# 1 / (sqrt(pi) (L - iz)), Z = (L + iz) / (L - iz), for Im z >= 0; p's coefficients highest first.
+_WOFZ_L = 4.7568284600108841
+_WOFZ_C = (
+    -1.3034426067909105e-12, 3.7411838373738471e-12, 8.030427700497756e-12,
+    -2.1543593557490879e-11, -5.5442449963237932e-11, 1.165824698850374e-10,
+    4.1537441121999766e-10, -5.2310202114920615e-10, -3.2080151339721323e-09,
+    8.1248864216535907e-10, 2.3797556530014025e-08, 2.2930438438915445e-08,
+    -1.4813078929137642e-07, -4.1840763750512053e-07, 4.2558331397138446e-07,
+    4.4015317312832251e-06, 6.8210319443575151e-06, -2.1409619201999998e-05,
+    -0.00013075449254579421, -0.00024532980270038237, 0.00039259136070109705,
+    0.0045195411053493093, 0.019006155784845501, 0.057304403529837282, 0.14060716226893755,
+    0.29544451071508743, 0.54601397206393376, 0.9019254893648001, 1.3455441692345449,
+    1.8256696296324815, 2.2635372999002676, 2.5722534081245696)
+
+
+def _wofz_upper(z: Any) -> Any:
+    iz = 1j * z
+    denom = _WOFZ_L - iz
+    big_z = (_WOFZ_L + iz) / denom
+    p = _polyval(_WOFZ_C, big_z)
+    return 2.0 * p / (denom * denom) + (1.0 / _SQRT_PI) / denom
+
+
+@custom_jvp
+def _wofz(z: Any) -> Any:
+    upper = _fnpm.imag(z) >= 0
+    w_upper = _wofz_upper(_fnpm.where(upper, z, -z))
+    # the lower half-plane by reflection: w(z) = 2 exp(-z^2) - w(-z)
+    return _fnpm.where(upper, w_upper, 2.0 * _fnpm.exp(-z * z) - w_upper)
+
+
+@_wofz.defjvp
+def _wofz_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (z,), (tz,) = primals, tangents
+    w = _wofz(z)
+    return w, (-2.0 * z * w + 2j / _SQRT_PI) * tz  # holomorphic: w' = -2 z w + 2i / sqrt(pi)
+
+
+def wofz(z: Any) -> Any:
+    """The Faddeeva function ``w(z) = exp(-z**2) erfc(-i z)``, as ``scipy.special.wofz``:
+    complex (real input becomes complex128, float32 and complex64 give complex64).
+    Weideman's 32-term rational approximation (JAX's: relative error about 1e-13 near the
+    real axis), reflected into the lower half-plane; its derivative ``-2 z w(z) + 2i /
+    sqrt(pi)`` is a closed form (holomorphic).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import wofz
+        >>> complex(wofz(1.0 + 1.0j).round(10))
+        (0.3047442053+0.2082189382j)
+    """
+    z = _fnpm.asarray(z)
+    dt = get_aval(z).dtype
+    cdt = numpy.dtype(numpy.complex64) if dt in (_F32, numpy.complex64) else numpy.dtype(
+        numpy.complex128)
+    return _wofz(z.astype(numpy.complex128)).astype(cdt)
