@@ -21,8 +21,8 @@ import numpy
 
 import funcgrad.numpy as fnp
 import funcgrad.ops.sorting as _sorting
-from funcgrad.backend import to_numpy
-from funcgrad.core import concrete_or_error
+from funcgrad.backend import device_of, to_numpy
+from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy._reductions import _axis1, _cast
 from funcgrad.numpy._statistics import _arr, _av, _device_xp, _searchsorted1d, _sl
@@ -107,7 +107,10 @@ def _fill(values: Any, valid: Any, fill_value: Any, axis: int = 0) -> Any:
         fill = fnp.where(_sl(valid, 0, 1, 0), _sl(values, 0, 1, axis),
                          _device_xp(values).zeros((), dtype=va.dtype))
     else:
-        fill = fnp.asarray(fill_value, dtype=va.dtype)
+        # on the values' device (asarray of Python data alone would use the default one)
+        fill = (fnp.asarray(fill_value, dtype=va.dtype) if isinstance(fill_value, Tracer)
+                or device_of(fill_value) not in (None, "cpu")
+                else _device_xp(values).asarray(fill_value, dtype=va.dtype))
     shape = [1] * va.ndim
     shape[axis] = va.shape[axis]
     return fnp.where(fnp.reshape(valid, tuple(shape)), values, fill)

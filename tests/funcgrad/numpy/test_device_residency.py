@@ -49,6 +49,12 @@ CASES = {
     "cross-list": lambda m, x: m.cross(x[[0, 2, 5]], [1.0, 2.0, 3.0]),
     "interp-lists": lambda m, x: m.interp(x[[0, 2, 4, 5]], [0.0, 1.0, 4.0], [1.0, 2.0, 0.0]),
     "gradient-coordinate-list": lambda m, x: m.gradient(x[[0, 2, 4, 5]], [0.0, 1.0, 3.0, 4.0]),
+    "unique-size-fill": lambda m, x: (m.unique(x[[0, 2, 2, 5]], size=5, fill_value=0.0)
+                                      if m is fnp else np.array([1.0, 2.5, 3.0, 0.0, 0.0])),
+    "union1d-size-fill": lambda m, x: (m.union1d(x[[0, 2]], x[[2, 5]], size=4, fill_value=-1.0)
+                                       if m is fnp else np.array([1.0, 2.5, 3.0, -1.0])),
+    "setdiff1d-size-fill": lambda m, x: (m.setdiff1d(x[[0, 2, 5]], x[[2]], size=3, fill_value=9.0)
+                                         if m is fnp else np.array([1.0, 3.0, 9.0])),
     "polyadd": lambda m, x: m.polyadd(x[[0, 2]], 2),
     "polysub-first": lambda m, x: m.polysub(2, x[[0, 2]]),
     "polymul": lambda m, x: m.polymul(x[[0, 2]], 2.0),
