@@ -51,7 +51,9 @@ def _binary(name: str, reflected: bool = False):
         # does, where ``funcgrad.numpy.power(s, 0.5)`` is strong, as NumPy's is.
         fn = getattr(fn, "python_operator", fn)
         if isinstance(other, _SEQUENCES):
-            other = fnp.asarray(other)
+            # Python data goes where the traced array is (as an elementwise list operand)
+            dev = self.aval.device
+            other = fnp.asarray(other, device=dev if dev not in (None, "cpu") else None)
         elif not _is_operand(other):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)

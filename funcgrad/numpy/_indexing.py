@@ -1183,8 +1183,17 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         raise ValueError("fnp.select: list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("fnp.select with an empty condition list is not possible")
-    conds = [_as_array(c) for c in condlist]
-    choices = [_as_array(c) for c in choicelist]
+    # Python lists among device arrays go to their device (as in the elementwise functions)
+    ref = next((c for c in (*condlist, *choicelist, default) if isinstance(c, Tracer)
+                or device_of(c) not in (None, "cpu")), None)
+
+    def conv(c: Any) -> Any:
+        if ref is None or not isinstance(c, list | tuple):
+            return _as_array(c)
+        return fnp._shape._arrs_together(ref, c)[1]
+
+    conds = [conv(c) for c in condlist]
+    choices = [conv(c) for c in choicelist]
     default = _as_array(default)
     for i, c in enumerate(conds):
         if get_aval(c).dtype.kind != "b":

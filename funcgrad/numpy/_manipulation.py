@@ -85,22 +85,7 @@ __all__ = [
 _arr = _fs._arr
 
 
-def _arrs_together(*vals: Any) -> list[Any]:
-    """Arrays from the arguments, the ones made from Python data (scalars, lists) on the
-    device of the given arrays: "Python scalars go anywhere" (asarray alone would put them
-    on the default device, which device arrays cannot meet)."""
-    outs = [_arr(v) for v in vals]
-    device = None
-    for v, o in zip(vals, outs):
-        if isinstance(v, Tracer) or hasattr(v, "__array_namespace__") or hasattr(v, "shape"):
-            d = get_aval(o).device
-            if d is not None and d != "cpu":
-                device = d
-                break
-    if device is None:
-        return outs
-    return [device_put(o, device) if isinstance(v, list | tuple | bool | int | float | complex)
-            else o for v, o in zip(vals, outs)]
+_arrs_together = _fs._arrs_together
 
 
 def _device(x: Any) -> str:
@@ -477,7 +462,7 @@ def _flat_set(a: Any, positions: Any, values: Any) -> Any:
     x = _arr(a)
     xa = get_aval(x)
     flat = _fs.ravel(x)
-    out = _fi.at(flat)[positions].set(_cast(_arr(values), xa.dtype), mode="raise")
+    out = _fi.at(flat)[positions].set(_cast(_arrs_together(x, values)[1], xa.dtype), mode="raise")
     return _shape.reshape(out, xa.shape)
 
 
@@ -539,7 +524,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
         if ia.ndim != 1:
             raise ValueError("put_along_axis: when axis=None, `indices` must have a single "
                              "dimension.")
-        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arr(values), xa.dtype),
+        out = _fi.at(_fs.ravel(x))[ind].set(_cast(_arrs_together(x, values)[1], xa.dtype),
                                             mode="raise" if mode is None else mode)
         return _shape.reshape(out, xa.shape)
     ax = _fs._axis("put_along_axis", axis, xa.ndim)
@@ -554,7 +539,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, *,
             shp = [1] * xa.ndim
             shp[d] = xa.shape[d]
             idx.append(_on_device_of(numpy.arange(xa.shape[d]).reshape(shp), x))
-    return _fi.at(x)[tuple(idx)].set(_cast(_arr(values), xa.dtype),
+    return _fi.at(x)[tuple(idx)].set(_cast(_arrs_together(x, values)[1], xa.dtype),
                                      mode="raise" if mode is None else mode)
 
 

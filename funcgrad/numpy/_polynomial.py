@@ -344,8 +344,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     """
 
     order = operator.index(deg) + 1
-    x = _fe.add(_arr(x), 0.0)
-    y = _fe.add(_arr(y), 0.0)
+    x, y = (_fe.add(v, 0.0) for v in _manipulation._arrs_together(x, y))
     xa, ya = get_aval(x), get_aval(y)
     if order < 1:
         raise ValueError("polyfit: expected deg >= 0")

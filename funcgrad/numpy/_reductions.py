@@ -1031,7 +1031,9 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
             raise ValueError(
                 f"{name}: only method 'inverted_cdf' supports weights, got method={method!r}"
             )
-        w = _weights_for(name, _asarray(weights), av, axis, axes)
+        w = _weights_for(name, _const(av, numpy.asarray(weights))
+                         if isinstance(weights, list | tuple) and not _needs_stacking(weights)
+                         else _asarray(weights), av, axis, axes)
         s, r = _weighted_inverted_cdf(name, x, w, av, axes, qh)
         n = get_aval(s).shape[-1]
     else:

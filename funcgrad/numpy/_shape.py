@@ -80,6 +80,24 @@ def _arr(x: Any) -> Any:
     return asarray(x)
 
 
+def _arrs_together(*vals: Any) -> list[Any]:
+    """Arrays from the arguments, the ones made from Python data (scalars, lists) on the
+    device of the given arrays: "Python scalars go anywhere" (asarray alone would put them
+    on the default device, which device arrays cannot meet)."""
+    outs = [_arr(v) for v in vals]
+    device = None
+    for v, o in zip(vals, outs):
+        if isinstance(v, Tracer) or hasattr(v, "__array_namespace__") or hasattr(v, "shape"):
+            d = get_aval(o).device
+            if d is not None and d != "cpu":
+                device = d
+                break
+    if device is None:
+        return outs
+    return [device_put(o, device) if isinstance(v, list | tuple | bool | int | float | complex)
+            else o for v, o in zip(vals, outs)]
+
+
 def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tuple[int, ...]:
     """Normalised axes in the given order; errors name the function, argument and rank."""
     if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0:
@@ -443,7 +461,7 @@ def _as_sequence(arrays: Any, fname: str) -> list[Any]:
         return [_shape.index_in_dim(x, i, 0, keepdims=False) for i in range(n)]
     if isinstance(arrays, dict | set) or not hasattr(arrays, "__iter__"):
         raise TypeError(f"{fname}: expected a sequence of arrays, got {type(arrays).__name__}")
-    xs = [_arr(x) for x in arrays]
+    xs = _arrs_together(*arrays)  # Python data among device arrays goes to their device
     if not xs:
         raise ValueError(f"{fname}: need at least one array")
     return xs
@@ -527,7 +545,7 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
 def _seq(tup: Any, fname: str) -> list[Any]:
     if isinstance(tup, Tracer) or device_of(tup) is not None:
         return _as_sequence(tup, fname)
-    return list(tup)
+    return _arrs_together(*tup)
 
 
 def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:

@@ -55,6 +55,18 @@ CASES = {
                                        if m is fnp else np.array([1.0, 2.5, 3.0, -1.0])),
     "setdiff1d-size-fill": lambda m, x: (m.setdiff1d(x[[0, 2, 5]], x[[2]], size=3, fill_value=9.0)
                                          if m is fnp else np.array([1.0, 3.0, 9.0])),
+    "concatenate-list": lambda m, x: m.concatenate([x, [1.0, 2.0]]),
+    "stack-list": lambda m, x: m.stack([x, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]),
+    "hstack-scalar": lambda m, x: m.hstack([x, 2.0]),
+    "column_stack-list": lambda m, x: m.column_stack([x, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]),
+    "select-lists": lambda m, x: m.select([[True, False, True, False, True, False], x > 2],
+                                          [x, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]], -1.0),
+    "put_along_axis-list": lambda m, x: (
+        m.put_along_axis(x, np.array([1, 4]), [7.0, 8.0], axis=0, inplace=False)
+        if m is fnp else np.array([1.0, 7.0, 2.5, -np.inf, 8.0, 3.0])),
+    "quantile-weights-list": lambda m, x: m.quantile(x[[0, 2, 4, 5]], 0.3, method="inverted_cdf",
+                                                     weights=[1.0, 2.0, 1.0, 1.0]),
+    "polyfit-list-x": lambda m, x: m.polyfit([0.0, 1.0, 2.0, 3.0], x[[0, 2, 4, 5]], 1),
     "polyadd": lambda m, x: m.polyadd(x[[0, 2]], 2),
     "polysub-first": lambda m, x: m.polysub(2, x[[0, 2]]),
     "polymul": lambda m, x: m.polymul(x[[0, 2]], 2.0),
@@ -127,3 +139,12 @@ def test_gradients_of_device_arrays_with_cpu_default(name: str, jit: bool) -> No
     else:
         expected = w
     np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-12)
+
+
+def test_traced_operator_with_a_list() -> None:
+    # (eagerly, a device array's own operator refuses a list, as CuPy's does)
+    x = funcgrad.device_put(X, "strict")
+    with funcgrad.default_device("cpu"):
+        got = funcgrad.jit(lambda v: v * [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] + [1.0] * 6)(x)
+    assert device_of(got) == "strict"
+    np.testing.assert_allclose(to_numpy(got), X * np.arange(1.0, 7.0) + 1.0)
