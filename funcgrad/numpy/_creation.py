@@ -681,8 +681,9 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         raise ValueError("meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
     s0 = (1,) * ndim
+    xs = fnp._shape._arrs_together(*xi)  # Python data beside device arrays goes to their device
     out = [
-        _shape.reshape(asarray(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)
+        _shape.reshape(x, s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xs)
     ]
     if indexing == "xy" and ndim > 1:
         out[0] = _shape.reshape(out[0], (1, -1) + s0[2:])

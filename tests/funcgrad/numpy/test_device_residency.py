@@ -67,6 +67,7 @@ CASES = {
     "quantile-weights-list": lambda m, x: m.quantile(x[[0, 2, 4, 5]], 0.3, method="inverted_cdf",
                                                      weights=[1.0, 2.0, 1.0, 1.0]),
     "polyfit-list-x": lambda m, x: m.polyfit([0.0, 1.0, 2.0, 3.0], x[[0, 2, 4, 5]], 1),
+    "meshgrid-list": lambda m, x: m.meshgrid(x, [1.0, 2.0]),
     "polyadd": lambda m, x: m.polyadd(x[[0, 2]], 2),
     "polysub-first": lambda m, x: m.polysub(2, x[[0, 2]]),
     "polymul": lambda m, x: m.polymul(x[[0, 2]], 2.0),
