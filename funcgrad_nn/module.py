@@ -84,6 +84,13 @@ def _note_parameter(value: Any) -> Any:
     return value
 
 
+#: every live module built by ``Module.__init__`` or copy/pickle (by id, held weakly), not the
+#: gradient modules that pytree unflattening builds: lets an optimizer given plain parameter
+#: arrays find the model a Module-shaped gradient mirrors and match its entries to the arrays
+#: by identity, as PyTorch matches ``.grad`` (see ``Optimizer._identity_paths_in``).
+_LIVE_MODULES: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
 def is_parameter_array(x: Any) -> bool:
     """True when ``x`` is (the very object of) a parameter array held by a module.
 
@@ -250,6 +257,7 @@ class Module:
         # The trace this module was made under: a traced value from a transformation that
         # started later must not be stored in it (it would outlive that transformation).
         object.__setattr__(self, "_born_in", current_trace().tag)
+        _LIVE_MODULES[id(self)] = self
 
     # -- attribute routing ------------------------------------------------------------------
 
@@ -321,6 +329,7 @@ class Module:
     def __setstate__(self, state: dict[str, Any]) -> None:
         # copy.deepcopy / pickle: the copy's parameter arrays are parameters too
         self.__dict__.update(state)
+        _LIVE_MODULES[id(self)] = self
         for v in state.get("_parameters", {}).values():
             _note_parameter(v)
 

@@ -24,7 +24,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import device_of, device_put, is_array, is_writeable, to_numpy, xp_for
 from funcgrad.core import is_tracer
-from funcgrad_nn.module import Module
+from funcgrad_nn.module import _LIVE_MODULES, Module
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
@@ -577,13 +577,17 @@ class Optimizer:
     def _grads_by_source(self, grads: Module) -> list[Any] | None:
         """A Module-shaped gradient matched to parameters given as ``module.parameters()``
         (of the model or of its submodules, in any group order, e.g. a backbone's group added
-        when unfreezing it): each parameter is read at the path of the module it came from
-        (None where frozen), the paths found once per gradient class and group list."""
-        if not self._roots or any(r is None for r in self._roots):
-            return None
+        when unfreezing it), or as plain arrays held by the model (matched by identity, as
+        PyTorch matches each parameter's ``.grad``): each parameter is read at the path of
+        the module it came from (None where frozen), the paths found once per gradient class
+        and group list."""
         cached = self.__dict__.get("_source_paths")
         if cached is None or cached[0] is not type(grads):
-            paths = self._source_paths_in(grads)
+            paths = None
+            if self._roots and all(r is not None for r in self._roots):
+                paths = self._source_paths_in(grads)
+            if paths is None:
+                paths = self._identity_paths_in(grads)
             if paths is None:
                 return None
             cached = self._source_paths = (type(grads), paths)
@@ -624,6 +628,41 @@ class Optimizer:
                     return None
                 out.append((".".join(p for p in (found[0], path) if p), name))
         return out
+
+    def _identity_paths_in(self, grads: Module) -> list[tuple[str, str]] | None:
+        """``(submodule path, attribute)`` in ``grads`` of every parameter, found by the
+        arrays' identity in the live model that ``grads`` mirrors (a module of its class and
+        layout holding every parameter of this optimizer); None where no such model holds
+        them all. Raises where two such models would place them differently."""
+        params = self._params()
+        want_ids = {id(p) for p in params}
+        layout = None
+        found: list[list[tuple[str, str]]] = []
+        for model in list(_LIVE_MODULES.values()):
+            if type(model) is not type(grads):
+                continue
+            where: dict[int, tuple[str, str]] = {}
+            for path, mod in model.named_modules(remove_duplicate=False):
+                for name, value in mod.__dict__["_parameters"].items():
+                    if id(value) in want_ids:
+                        where.setdefault(id(value), (path, name))  # a tied array: first name
+            if len(where) != len(want_ids):
+                continue
+            if layout is None:
+                layout = _layout(grads)
+            if _layout(model) != layout or not _shapes_fit(model, grads):
+                continue
+            paths = [where[id(p)] for p in params]
+            if paths not in found:
+                found.append(paths)
+        if len(found) > 1:
+            raise ValueError(
+                f"{type(self).__name__}.step: the optimizer's parameters sit at different "
+                f"places in {len(found)} live {type(grads).__name__} modules shaped like the "
+                "gradient, so the gradient cannot be matched to them by identity; pass a list "
+                "of gradients in the optimizer's order, or build the optimizer from "
+                "named_parameters()")
+        return found[0] if found else None
 
     def _module_grads(self, grads: Module) -> list[Any] | None:
         """The gradients of a Module-shaped ``grads`` whose leaves do not line up with the

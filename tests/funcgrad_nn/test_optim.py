@@ -672,3 +672,81 @@ def test_global_step_hooks_run_around_every_optimizers_own_as_torch():
     opt.step([np.ones(1)])
     assert log == [("gpre", "SGD"), "pre", "post", "gpost", ("gpre", "Adam"), "gpost",
                    "pre", "post"]
+
+
+# ------------- plain parameter arrays matched to Module-shaped gradients by identity ----------
+
+def _two_linears():
+    import funcgrad_nn as nn
+
+    nn.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 4, bias=False), nn.Tanh(),
+                         nn.Linear(4, 4, bias=False)).to(DEVICE)
+
+
+_X = RNG.standard_normal((3, 4)).astype(np.float32)
+
+
+def _two_linears_grads(w0, w2):
+    """d/dW of sum(tanh(x W0^T) W2^T), by hand: (dW0, dW2)."""
+    h = np.tanh(_X.astype(np.float64) @ w0.T)
+    dh = np.ones((len(_X), 4)) @ w2
+    return ((1 - h * h) * dh).T @ _X, np.ones((len(_X), 4)).T @ h
+
+
+def test_plain_arrays_in_another_order_are_matched_by_identity():
+    # PyTorch matches each parameter's .grad by identity; the two weights have the same
+    # shape, so matching by position would silently swap their gradients.
+    import funcgrad_nn as nn
+
+    m = _two_linears()
+    w0, w2 = host(m[0].weight).astype(np.float64), host(m[2].weight).astype(np.float64)
+    g0, g2 = _two_linears_grads(w0, w2)
+    opt = optim.SGD([m[2].weight, m[0].weight], lr=1.0)
+    opt.step(nn.grad(lambda mm: mm(dev(_X)).sum())(m))
+    assert_allclose(host(m[0].weight), (w0 - g0).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_allclose(host(m[2].weight), (w2 - g2).astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_chained_parameters_and_reordered_groups_are_matched_by_identity():
+    import itertools
+
+    import funcgrad_nn as nn
+
+    loss = nn.grad(lambda mm: mm(dev(_X)).sum())
+    # itertools.chain of submodules' parameters(), the later module first
+    m = _two_linears()
+    w0, w2 = host(m[0].weight).astype(np.float64), host(m[2].weight).astype(np.float64)
+    g0, g2 = _two_linears_grads(w0, w2)
+    opt = optim.SGD(itertools.chain(m[2].parameters(), m[0].parameters()), lr=0.5)
+    opt.step(loss(m))
+    want0, want2 = w0 - 0.5 * g0, w2 - 0.5 * g2
+    assert_allclose(host(m[0].weight), want0.astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_allclose(host(m[2].weight), want2.astype(np.float32), rtol=1e-5, atol=1e-5)
+    # groups in another order than the module's, each with its own lr; the two Linears have
+    # one layout, so their groups cannot be told apart by layout: identity decides
+    for later in (lambda mm: [mm[2].weight], lambda mm: mm[2].parameters()):
+        m = _two_linears()
+        w0, w2 = host(m[0].weight).astype(np.float64), host(m[2].weight).astype(np.float64)
+        g0, g2 = _two_linears_grads(w0, w2)
+        opt = optim.SGD([{"params": later(m), "lr": 0.5}, {"params": m[0].parameters()}],
+                        lr=0.1)
+        opt.step(loss(m))
+        want0, want2 = w0 - 0.1 * g0, w2 - 0.5 * g2
+        assert_allclose(host(m[0].weight), want0.astype(np.float32), rtol=1e-5, atol=1e-5)
+        assert_allclose(host(m[2].weight), want2.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_identity_match_ambiguous_between_two_models_raises():
+    # Two live models of one class and layout hold the same arrays in different places: the
+    # gradient module does not say which one it mirrors.
+    import funcgrad_nn as nn
+
+    a, b = nn.Linear(4, 4, bias=False).to(DEVICE), nn.Linear(4, 4, bias=False).to(DEVICE)
+    m1, m2 = nn.Sequential(a, nn.Tanh(), b), nn.Sequential(b, nn.Tanh(), a)
+    opt = optim.SGD([b.weight, a.weight], lr=1.0)
+    before = host(a.weight).copy()
+    with pytest.raises(ValueError, match="2 live Sequential modules shaped like the gradient"):
+        opt.step(nn.grad(lambda mm: mm(dev(_X)).sum())(m1))
+    assert_allclose(host(a.weight), before, rtol=0, atol=0)
+    assert m2[0] is b
