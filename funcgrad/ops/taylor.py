@@ -17,7 +17,10 @@ polynomial in K when the rule binds the primitive once).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
+
+import numpy
 
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import get_aval
@@ -163,6 +166,47 @@ def _linear_factory(prim: Primitive):
     return None
 
 
+# -- sharing recursive evaluations -------------------------------------------------------------
+
+#: While a generic rule runs: its evaluations by (primitive, params, inputs, coefficients,
+#: order). The generic rules evaluate JVP rules on Taylor tracers one order lower, and a JVP
+#: rule may bind the primitive's relatives more than once (sinh's rule needs sinh for its
+#: primal output and cosh for the derivative, whose own rule needs sinh again): shared, each
+#: order is computed once instead of 2^K times. Keys are object ids, kept alive by the entry,
+#: and the table lives only as long as the outermost generic rule call.
+_shared: ContextVar[dict | None] = ContextVar("funcgrad_taylor_shared", default=None)
+
+
+def _operand_key(x: Any) -> Any:
+    # A concrete scalar by value: JVP rules make new ones on every call (pow's y - 1).
+    if isinstance(x, (numpy.ndarray, numpy.generic, float, int)) and numpy.ndim(x) == 0:
+        return ("value", numpy.asarray(x).dtype.str, numpy.asarray(x).item())
+    return id(x)
+
+
+def _sharing(prim: Primitive, rule):
+    def shared(primals, series, **params):
+        try:
+            key = (prim, tuple(sorted(params.items())), tuple(map(_operand_key, primals)),
+                   tuple(None if s is None else tuple(map(id, s)) for s in series))
+            hash(key)
+        except TypeError:  # unhashable params: not shared
+            return rule(primals, series, **params)
+        table = _shared.get()
+        if table is None:
+            token = _shared.set({})
+            try:
+                return rule(primals, series, **params)
+            finally:
+                _shared.reset(token)
+        hit = table.get(key)
+        if hit is None:
+            hit = table[key] = (rule(primals, series, **params), primals, series)
+        return hit[0]
+
+    return shared
+
+
 # -- generic: elementwise from the JVP rule ---------------------------------------------------
 
 
@@ -219,7 +263,7 @@ def _elementwise_rule(prim: Primitive):
 
 def _elementwise_factory(prim: Primitive):
     if prim in elementwise_primitives and not prim.multiple_results:
-        return _elementwise_rule(prim), "elementwise: y' = sum df/dx_i x_i' (O(K^3))"
+        return _sharing(prim, _elementwise_rule(prim)), "elementwise: y' = sum df/dx_i x_i' (O(K^3))"
     return None
 
 
@@ -301,7 +345,7 @@ def _through_jvp_rule(prim: Primitive):
 
 
 def _fallback_factory(prim: Primitive):
-    return _through_jvp_rule(prim), "fallback: through the JVP rule at order K-1"
+    return _sharing(prim, _through_jvp_rule(prim)), "fallback: through the JVP rule at order K-1"
 
 
 _ty.generic_taylor_rules.extend([_constant_factory, _linear_factory, _elementwise_factory,
