@@ -11,6 +11,7 @@ from funcgrad import config, custom_batching, custom_derivatives, flatten_util, 
 from funcgrad import debug as debug
 from funcgrad import dtypes as dtypes
 from funcgrad import export as export
+from funcgrad import image as image
 from funcgrad import nn as nn
 from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp namespace
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
