@@ -1551,3 +1551,328 @@ def p_fft_spectral(jax, jnp, **k):
             jnp.abs(jnp.fft.fft2(img)), jnp.fft.irfft2(jnp.fft.rfft2(img), s=img.shape), jnp.fft.fftn(img, axes=(0,)).shape,
             jax.grad(lambda im: jnp.sum(jnp.abs(jnp.fft.rfft2(im)) ** 2))(img), jnp.fft.hfft(jnp.array([1., 2j, 3.])), jnp.fft.fft(jnp.arange(4.), n=6),
             jnp.fft.fft(jnp.arange(4.), norm='ortho'), jax.jacfwd(lambda x: jnp.fft.irfft(x + 0j, n=4))(jnp.array([1., 2., 3.])))
+
+
+# ---- hand-written optimisers, EM, Bayesian special functions, BFGS, bit twiddling, static sizes,
+# custom batching and callbacks, pytree control flow, scans, more linear algebra and numerics,
+# jax.dtypes and scoped flags, a VAE, a diffusion model, a neural ODE
+
+def p_adam_by_hand(jax, jnp, random, lax, **k):
+    def init_adam(params):
+        z = jax.tree_util.tree_map(jnp.zeros_like, params)
+        return {'m': z, 'v': z, 't': jnp.array(0)}
+    def adam_update(grads, state, params, lr=1e-2, b1=0.9, b2=0.999, eps=1e-8):
+        t = state['t'] + 1
+        m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, state['m'], grads)
+        v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g ** 2, state['v'], grads)
+        mhat = jax.tree_util.tree_map(lambda m: m / (1 - b1 ** t), m)
+        vhat = jax.tree_util.tree_map(lambda v: v / (1 - b2 ** t), v)
+        lr_t = jnp.where(t < 10, lr * t / 10, lr)  # warmup schedule
+        new = jax.tree_util.tree_map(lambda p, m, v: p - lr_t * m / (jnp.sqrt(v) + eps), params, mhat, vhat)
+        return new, {'m': m, 'v': v, 't': t}
+    def clip_by_global_norm(g, max_norm):
+        norm = jnp.sqrt(sum(jnp.sum(x ** 2) for x in jax.tree_util.tree_leaves(g)))
+        scale = jnp.minimum(1.0, max_norm / (norm + 1e-6))
+        return jax.tree_util.tree_map(lambda x: x * scale, g), norm
+    ks = random.split(random.PRNGKey(0), 3)
+    X = random.normal(ks[0], (64, 3)); w_true = jnp.array([1.5, -2., 0.5]); y = X @ w_true + 0.1 * random.normal(ks[1], (64,))
+    params = {'w': jnp.zeros(3), 'b': jnp.zeros(())}
+    loss = lambda p, X, y: jnp.mean((X @ p['w'] + p['b'] - y) ** 2)
+    @jax.jit
+    def step(params, state, X, y):
+        # gradient accumulation over 4 micro-batches with scan
+        def micro(acc, batch):
+            g = jax.grad(loss)(params, *batch)
+            return jax.tree_util.tree_map(jnp.add, acc, g), None
+        g, _ = lax.scan(micro, jax.tree_util.tree_map(jnp.zeros_like, params), (X.reshape(4, 16, 3), y.reshape(4, 16)))
+        g = jax.tree_util.tree_map(lambda x: x / 4, g)
+        g, norm = clip_by_global_norm(g, 1.0)
+        params, state = adam_update(g, state, params)
+        return params, state, norm
+    state = init_adam(params)
+    norms = []
+    for _ in range(60):
+        params, state, n = step(params, state, X, y)
+        norms.append(n)
+    # an EMA "target network" updated with stop_gradient
+    target = jax.tree_util.tree_map(lambda p: jax.lax.stop_gradient(p * 0.5), params)
+    return params, state['t'], jnp.stack(norms)[::10], loss(params, X, y), target
+
+
+def p_gmm_em(jax, jnp, jsp, random, **k):
+    ks = random.split(random.PRNGKey(3), 3)
+    X = jnp.concatenate([random.normal(ks[0], (30, 2)) * 0.5 + jnp.array([2., 2.]), random.normal(ks[1], (30, 2)) * 0.7 - 1.])
+    K = 2
+    means = jnp.array([[1., 1.], [0., 0.]]); covs = jnp.stack([jnp.eye(2)] * K); w = jnp.ones(K) / K
+    def e_step(means, covs, w):
+        logp = jnp.stack([jsp.stats.multivariate_normal.logpdf(X, means[j], covs[j]) for j in range(K)], 1) + jnp.log(w)
+        ll = jsp.special.logsumexp(logp, axis=1)
+        return jnp.exp(logp - ll[:, None]), jnp.sum(ll)
+    lls = []
+    for _ in range(8):
+        r, ll = e_step(means, covs, w)
+        lls.append(ll)
+        nk = r.sum(0)
+        means = (r.T @ X) / nk[:, None]
+        d = X[None] - means[:, None]
+        covs = jnp.einsum('nk,kni,knj->kij', r, d, d) / nk[:, None, None] + 1e-6 * jnp.eye(2)
+        w = nk / X.shape[0]
+    g = jax.grad(lambda m: e_step(m, covs, w)[1])(means)
+    return means, covs, w, jnp.stack(lls), g, jsp.stats.norm.logpdf(jnp.array([0., 1.]), 0.5, 2.), jsp.stats.norm.cdf(1.3), jsp.stats.norm.ppf(0.2)
+
+
+def p_bayes_special(jax, jnp, jsp, **k):
+    sp = jsp.special
+    # Beta-Binomial marginal likelihood, Dirichlet-multinomial, gamma-Poisson: gradients in the hyperparameters
+    def log_beta_binom(a, b, k, n):
+        return sp.gammaln(n + 1) - sp.gammaln(k + 1) - sp.gammaln(n - k + 1) + sp.betaln(k + a, n - k + b) - sp.betaln(a, b)
+    ks = jnp.array([3., 7., 5.]); ns = jnp.array([10., 10., 10.])
+    f = lambda ab: jnp.sum(log_beta_binom(ab[0], ab[1], ks, ns))
+    def log_dirmult(alpha, counts):
+        A = jnp.sum(alpha); N = jnp.sum(counts)
+        return sp.gammaln(A) - sp.gammaln(N + A) + jnp.sum(sp.gammaln(counts + alpha) - sp.gammaln(alpha))
+    alpha = jnp.array([1.5, 2., 0.7]); counts = jnp.array([4., 1., 6.])
+    nb = lambda r, p: jnp.sum(jsp.stats.nbinom.logpmf(jnp.array([0., 2., 5.]), r, p)) if hasattr(jsp.stats, 'nbinom') else 0.
+    # (JAX's betaln is accurate to about 1e-7 only: the value is compared in float32)
+    return (f(jnp.array([2., 3.])).astype(jnp.float32), jax.grad(f)(jnp.array([2., 3.])).astype(jnp.float32), jax.hessian(f)(jnp.array([2., 3.])).astype(jnp.float32), jax.grad(log_dirmult)(alpha, counts),
+            sp.digamma(jnp.array([0.5, 3.])), sp.polygamma(1, 2.5), sp.erf(0.3), sp.erfinv(0.5), sp.ndtri(0.9), sp.expit(2.), sp.logit(0.3),
+            sp.xlogy(0., 0.), sp.xlog1py(2., 0.5), sp.entr(jnp.array([0., 0.5])), sp.gammainc(2., 1.5), sp.gammaincc(2., 1.5),
+            jax.grad(sp.gammainc, argnums=1)(2., 1.5), sp.i0e(1.), sp.i1(1.2), jax.grad(sp.erf)(0.3), jax.grad(sp.ndtri)(0.9),
+            jsp.stats.poisson.logpmf(3., 2.5), jsp.stats.gamma.logpdf(2., 3., scale=0.5), jsp.stats.beta.logpdf(0.3, 2., 5.),
+            jsp.stats.t.logpdf(0.5, 4.), jsp.stats.laplace.logpdf(0.3), jsp.stats.cauchy.logpdf(0.4), jax.grad(lambda a: jsp.stats.gamma.logpdf(2., a))(3.),
+            jsp.stats.bernoulli.logpmf(1, 0.3), jsp.stats.binom.logpmf(3., 10, 0.4) if hasattr(jsp.stats, 'binom') else 0.)
+
+
+def p_bfgs_minimize(jax, jnp, jsp, **k):
+    def rosen(x): return jnp.sum(100. * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    res = jsp.optimize.minimize(rosen, jnp.array([-1.2, 1.0, 0.8]), method='BFGS')
+    rs = np.random.RandomState(1)
+    X = jax.device_put(rs.randn(40, 3)); y = (X @ jnp.array([1., -1., 0.5]) > 0).astype(jnp.float64)
+    def nll(w):
+        z = X @ w
+        return jnp.sum(jnp.logaddexp(0., z) - y * z) + 0.05 * jnp.sum(w ** 2)
+    res2 = jsp.optimize.minimize(nll, jnp.zeros(3), method='BFGS', options={'maxiter': 100})
+    return res.x, res.success, res2.x, res2.fun, jnp.linalg.norm(res2.jac) < 1e-4
+
+
+def p_bit_ops(jax, jnp, lax, **k):
+    a = jnp.array([0b1011, 0b0110, 255, 1 << 20], dtype=jnp.int32)
+    u = jnp.array([3, 250, 128], jnp.uint8)
+    return (lax.population_count(a), lax.clz(a), lax.shift_left(a, jnp.int32(2)), lax.shift_right_logical(a, jnp.int32(1)), lax.shift_right_arithmetic(-a, jnp.int32(1)),
+            jnp.bitwise_and(a, 6), jnp.bitwise_or(a, 1), jnp.bitwise_xor(a, a >> 1), jnp.invert(u), jnp.left_shift(u, 1), jnp.right_shift(u, 2),
+            lax.bitwise_not(a), jnp.packbits(jnp.array([1, 0, 1, 1, 0, 0, 0, 1, 1], jnp.uint8)), jnp.unpackbits(jnp.array([5, 255], jnp.uint8)),
+            lax.reduce_precision(jnp.array([1.0001, 3.14159265]), exponent_bits=8, mantissa_bits=7), lax.bitcast_convert_type(jnp.float32(1.0), jnp.int32),
+            lax.bitcast_convert_type(jnp.array([1065353216], jnp.int32), jnp.float32), jnp.gcd(jnp.array([12, 18]), 8), jnp.lcm(4, jnp.array([6, 10])),
+            lax.nextafter(jnp.float32(1.0), jnp.float32(2.0)), jnp.frexp(jnp.array([8., 0.3])), jnp.ldexp(jnp.array([0.5, 3.]), jnp.array([4, -1])),
+            jnp.bitwise_count(a) if hasattr(jnp, 'bitwise_count') else lax.population_count(a))
+
+
+def p_static_size_ops(jax, jnp, **k):
+    x = jnp.array([3, 1, 3, 0, 2, 1, 3])
+    f = jax.jit(lambda x: (jnp.unique(x, size=5, fill_value=-1), jnp.nonzero(x > 1, size=5, fill_value=99), jnp.argwhere(x == 3, size=4),
+                           jnp.bincount(x, length=5), jnp.where(x > 2, size=4, fill_value=0), jnp.flatnonzero(x, size=8),
+                           jnp.unique(x, return_counts=True, size=4), jnp.unique(x, return_inverse=True, size=4), jnp.unique(x, return_index=True, size=4),
+                           jnp.cumsum(jnp.bincount(x, weights=jnp.arange(7.), length=4)), jnp.extract(x > 1, x, size=5) if hasattr(jnp, 'extract') else x,
+                           jnp.union1d(x, jnp.array([7, 8]), size=7) if False else x, jnp.intersect1d(x, jnp.array([3, 2, 9]), size=3, fill_value=-5) if False else x,
+                           jnp.setdiff1d(x, jnp.array([3]), size=4, fill_value=-9)))
+    return f(x), jnp.unique(x), jnp.unique(x, return_counts=True), jnp.bincount(x), jnp.nonzero(x), jnp.argwhere(jnp.eye(2)), jnp.unique(jnp.array([[1, 2], [1, 2], [0, 1]]), axis=0)
+
+
+def p_custom_vmap_callbacks(jax, jnp, **k):
+    @jax.custom_batching.custom_vmap
+    def f(x, y): return jnp.sin(x) * y
+    @f.def_vmap
+    def f_vmap(axis_size, in_batched, xs, ys):
+        x_b, y_b = in_batched
+        out = jnp.sin(xs) * ys + 100.  # a different result, to see that the rule runs
+        return out, x_b or y_b
+    xs = jnp.arange(3.)
+    r = [f(1., 2.), jax.vmap(f)(xs, xs), jax.vmap(f, (0, None))(xs, 2.), jax.jit(jax.vmap(f))(xs, xs)]
+    def host_fn(x): return np.cumsum(np.asarray(x)) * 2
+    cb = lambda x: jax.pure_callback(host_fn, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    r += [cb(xs), jax.jit(cb)(xs), jax.vmap(cb)(jnp.ones((2, 3))) if False else jax.vmap(lambda r: jax.pure_callback(host_fn, jax.ShapeDtypeStruct(r.shape, r.dtype), r, vmap_method='sequential'))(jnp.ones((2, 3)))]
+    seq = jax.custom_batching.sequential_vmap(lambda x: jnp.sum(x) * 2)
+    r.append(jax.vmap(seq)(jnp.ones((3, 2))))
+    return r
+
+
+def p_cond_switch_pytrees(jax, jnp, lax, **k):
+    def f(p, x):
+        def a(op): return {'y': op[0] * op[1], 'z': jnp.sin(op[1])}
+        def b(op): return {'y': op[0] + op[1], 'z': jnp.cos(op[1]) * op[0]}
+        return lax.cond(x > 0, a, b, (p, x))
+    r = [f(2., 1.), f(2., -1.), jax.grad(lambda p, x: f(p, x)['z'], (0, 1))(2., -1.), jax.vmap(f)(jnp.array([1., 2.]), jnp.array([1., -1.])),
+         jax.jacrev(lambda px: f(px[0], px[1])['y'])(jnp.array([2., 1.]))]
+    branches = [lambda x: {'a': x, 'b': x * 2}, lambda x: {'a': -x, 'b': x ** 2}, lambda x: {'a': jnp.exp(x), 'b': x - 1}]
+    sw = lambda i, x: lax.switch(i, branches, x)
+    r += [sw(1, 3.), jax.vmap(sw)(jnp.array([0, 2, 1, 5]), jnp.arange(4.)), jax.grad(lambda x: sw(2, x)['a'] + sw(1, x)['b'])(0.5),
+          jax.jit(sw)(jnp.array(-3), 2.), jax.vmap(jax.grad(lambda i, x: sw(i, x)['b'], 1))(jnp.array([0, 1, 2]), jnp.arange(3.))]
+    r.append(lax.select_n(jnp.array([0, 1, 2, 1]), jnp.zeros(4), jnp.ones(4), jnp.full(4, 2.)))
+    r.append(lax.cond(jnp.array(True), lambda: 1., lambda: 2.))
+    r.append(jax.vmap(lambda p: lax.cond(p, lambda x: x + 1, lambda x: x * 10, 3.))(jnp.array([True, False])))
+    return r
+
+
+def p_scan_variants(jax, jnp, lax, **k):
+    xs = jnp.arange(1., 7.)
+    r = [lax.scan(lambda c, x: (c + x, None), 0., xs), lax.scan(lambda c, _: (c * 2, c), 1., None, length=5),
+         lax.scan(lambda c, x: ((c[0] + x, c[1] * x), {'s': c[0], 'p': c[1]}), (0., 1.), xs),
+         lax.scan(lambda c, x: (c + x[0] * x[1], x[0] - x[1]), 0., (xs, xs[::-1])),
+         lax.scan(lambda c, x: (c + jnp.sum(x), jnp.cumsum(x)), 0., xs.reshape(3, 2)),
+         jax.grad(lambda a: lax.scan(lambda c, x: (c * a + x, c), 0., xs)[0])(0.9),
+         jax.jacfwd(lambda a: lax.scan(lambda c, x: (c * a + x, c), 0., xs)[1])(0.9),
+         jax.vmap(lambda a: lax.scan(lambda c, x: (c * a + x, None), 0., xs)[0])(jnp.array([0.5, 1.])),
+         lax.scan(lambda c, x: (c, x), 0., jnp.zeros((0, 2))),
+         jax.grad(lambda x0: lax.scan(lambda c, x: (jnp.sin(c) + x, c ** 2), x0, xs, reverse=True)[1].sum())(0.3),
+         lax.scan(lambda c, x: (c + 1, c), jnp.int32(0), None, length=3)]
+    return r
+
+
+def p_linalg_more(jax, jnp, jsp, **k):
+    rs = np.random.RandomState(21)
+    A = jax.device_put(rs.randn(4, 4)); B = jax.device_put(rs.randn(4, 2))
+    w, v = jnp.linalg.eig(A)
+    idx = jnp.argsort(jnp.abs(w))
+    r = [jnp.sort_complex(jnp.linalg.eigvals(A)), jnp.abs(w[idx]), jnp.linalg.matrix_rank(B @ B.T), jnp.linalg.cond(A), jnp.linalg.multi_dot([A, A, B]),
+         jnp.linalg.tensorsolve(jnp.eye(4).reshape(2, 2, 2, 2) * 2, jnp.ones((2, 2))), jnp.linalg.tensorinv(jnp.eye(4).reshape(4, 2, 2) * 3, ind=1),
+         jnp.linalg.matrix_norm(A, ord=2) if hasattr(jnp.linalg, 'matrix_norm') else 0., jnp.linalg.vector_norm(A, ord=3, axis=0) if hasattr(jnp.linalg, 'vector_norm') else 0.,
+         jnp.linalg.svd(A)[1], jnp.abs(jnp.linalg.svd(B, full_matrices=False)[0]), jnp.linalg.det(jnp.stack([A, 2 * A])), jsp.linalg.lu(A)[1].shape,
+         jsp.linalg.qr(B, mode='economic')[0].shape, jsp.linalg.svd(B, compute_uv=False), jsp.linalg.inv(A), jsp.linalg.det(A),
+         jsp.linalg.sqrtm(A @ A.T + jnp.eye(4)).real if hasattr(jsp.linalg, 'sqrtm') else 0., jsp.linalg.expm(A * 0.1), jsp.linalg.block_diag(A[:2, :2], jnp.ones((1, 1))),
+         jsp.linalg.toeplitz(jnp.arange(1., 4.)), jsp.linalg.solve_triangular(jnp.triu(A) + 3 * jnp.eye(4), B, lower=False, trans='T'),
+         jsp.linalg.cho_solve(jsp.linalg.cho_factor(A @ A.T + jnp.eye(4), lower=True), B), jsp.linalg.polar(A)[1] if hasattr(jsp.linalg, 'polar') else 0.,
+         jax.grad(lambda A: jnp.sum(jnp.abs(jnp.linalg.eigvals(A))))(A), jax.grad(lambda A: jnp.linalg.cond(A))(A),
+         jax.vmap(jnp.linalg.eigh)(jnp.stack([A + A.T, A @ A.T]))[0], jax.grad(lambda A: jnp.sum(jsp.linalg.expm(A) @ B))(A * 0.3),
+         jax.jacfwd(lambda A: jnp.linalg.pinv(A[:, :2]))(A).shape, jnp.linalg.solve(A, B[:, 0]), jnp.linalg.cross(jnp.array([1., 0., 0.]), jnp.array([0., 1., 0.])) if hasattr(jnp.linalg, 'cross') else 0.]
+    return r
+
+
+def p_numerics_misc(jax, jnp, **k):
+    x = jnp.linspace(0, 2, 9)
+    y = jnp.sin(x)
+    return (jnp.gradient(y, x), jnp.gradient(jnp.outer(y, y)), jnp.trapezoid(y, x), jnp.diff(y, n=2), jnp.diff(y, prepend=0.), jnp.ediff1d(y, to_end=jnp.array([9.])),
+            jnp.cross(jnp.array([1., 2., 3.]), jnp.array([4., 5., 6.])), jnp.polyfit(x, y, 3), jnp.polyval(jnp.polyfit(x, y, 2), 0.5), jnp.roots(jnp.array([1., -3., 2.])).astype(jnp.complex128),  # NumPy's roots are real here, JAX's complex
+           
+            jnp.polyder(jnp.array([1., 2., 3., 4.])), jnp.polyint(jnp.array([3., 2., 1.])), jnp.polymul(jnp.array([1., 1.]), jnp.array([1., -1.])),
+            jnp.interp(jnp.array([0.25, 1.7, 3.]), x, y), jax.grad(lambda t: jnp.interp(t, x, y))(0.3), jax.grad(lambda v: jnp.interp(0.3, x, v).sum())(y),
+            jnp.cumsum(x, dtype=jnp.float32), jnp.cumulative_sum(x, include_initial=True) if hasattr(jnp, 'cumulative_sum') else x,
+            jnp.logspace(0, 2, 3), jnp.geomspace(1, 8, 4), jnp.histogram(y, bins=4, range=(0, 1))[0].astype(jnp.int64), jnp.digitize(y, jnp.array([0.2, 0.6])).astype(jnp.int64),
+            jnp.quantile(y, jnp.array([0.1, 0.5, 0.9])), jnp.nanpercentile(jnp.array([1., jnp.nan, 3., 4.]), 50), jnp.corrcoef(y, x), jnp.cov(jnp.stack([x, y])),
+            jax.grad(lambda x: jnp.trapezoid(jnp.sin(x), x))(x), jax.grad(lambda x: jnp.sum(jnp.gradient(x ** 2)))(x),
+            jnp.convolve(y, jnp.ones(3) / 3, mode='valid'), jnp.apply_along_axis(lambda r: r / r.sum(), 1, jnp.ones((2, 3))), jnp.piecewise(x, [x < 1, x >= 1], [lambda t: t ** 2, lambda t: 2 - t]),
+            jnp.select([x < 0.5, x > 1.5], [x, -x], default=0.), jnp.heaviside(x - 1, 0.5), jnp.sinc(x), jnp.i0(x), jnp.trunc(jnp.array([-1.5, 1.5])), jnp.divmod(jnp.array([7, -7]), 3))
+
+def p_scoped_flags_dtypes(jax, jnp, **k):
+    @jax.custom_vjp
+    def scale(x, n): return x * n
+    def fwd(x, n): return scale(x, n), n
+    def bwd(n, g): return g * n, np.zeros(np.shape(n), dtype=jax.dtypes.float0)
+    scale.defvjp(fwd, bwd)
+    traces = []
+    f = jax.jit(lambda x: (traces.append(1), jnp.sin(x) @ x)[1])
+    with jax.default_matmul_precision('float32'):
+        a = f(jnp.ones(3))
+    jax.clear_caches()
+    b = f(jnp.ones(3))
+    return (jax.grad(scale)(2., 3), jax.vmap(jax.grad(scale), (0, None))(jnp.arange(3.), 4), a, b, len(traces),
+            jax.dtypes.canonicalize_dtype(jnp.float32).name, bool(jax.dtypes.issubdtype(jnp.int8, jnp.integer)),
+            jax.dtypes.result_type(jnp.float32, jnp.float64).name, str(jax.dtypes.float0))
+
+
+def p_vae(jax, jnp, random, **k):
+    D, H, Z = 6, 8, 2
+    ks = random.split(random.PRNGKey(0), 6)
+    params = {'enc': {'w': random.normal(ks[0], (D, H)) * 0.3, 'b': jnp.zeros(H)}, 'mu': random.normal(ks[1], (H, Z)) * 0.3,
+              'logvar': random.normal(ks[2], (H, Z)) * 0.1, 'dec': {'w1': random.normal(ks[3], (Z, H)) * 0.3, 'w2': random.normal(ks[4], (H, D)) * 0.3}}
+    x = (random.uniform(ks[5], (16, D)) > 0.5).astype(jnp.float64)
+    def elbo(params, x, key):
+        h = jax.nn.relu(x @ params['enc']['w'] + params['enc']['b'])
+        mu, logvar = h @ params['mu'], h @ params['logvar']
+        eps = random.normal(key, mu.shape)
+        z = mu + jnp.exp(0.5 * logvar) * eps
+        logits = jnp.tanh(z @ params['dec']['w1']) @ params['dec']['w2']
+        rec = -jnp.sum(jnp.logaddexp(0., -logits) * x + jnp.logaddexp(0., logits) * (1 - x), axis=-1)
+        kl = 0.5 * jnp.sum(jnp.exp(logvar) + mu ** 2 - 1 - logvar, axis=-1)
+        return jnp.mean(rec - kl)
+    @jax.jit
+    def step(params, key):
+        l, g = jax.value_and_grad(elbo)(params, x, key)
+        return jax.tree_util.tree_map(lambda p, g: p + 0.05 * g, params, g), l
+    ls = []
+    key = random.PRNGKey(1)
+    for i in range(15):
+        params, l = step(params, random.fold_in(key, i))
+        ls.append(l)
+    per_example = jax.vmap(jax.grad(lambda p, xi: elbo(p, xi[None], key)), (None, 0))(params, x[:3])['mu']
+    return jnp.stack(ls), params['mu'], per_example
+
+
+def p_ddpm(jax, jnp, random, lax, **k):
+    T = 20
+    betas = jnp.linspace(1e-4, 0.2, T)
+    alphas = 1 - betas; abar = jnp.cumprod(alphas)
+    def q_sample(x0, t, noise): return jnp.sqrt(abar[t])[:, None] * x0 + jnp.sqrt(1 - abar[t])[:, None] * noise
+    def eps_model(params, x, t):
+        temb = jnp.stack([jnp.sin(t / T * jnp.pi), jnp.cos(t / T * jnp.pi)], -1)
+        h = jnp.tanh(jnp.concatenate([x, temb], -1) @ params['w1'] + params['b1'])
+        return h @ params['w2']
+    ks = random.split(random.PRNGKey(2), 5)
+    params = {'w1': random.normal(ks[0], (4, 16)) * 0.3, 'b1': jnp.zeros(16), 'w2': random.normal(ks[1], (16, 2)) * 0.3}
+    x0 = random.normal(ks[2], (32, 2)) * 0.3 + 1.
+    def loss(params, key):
+        k1, k2 = random.split(key)
+        t = random.randint(k1, (x0.shape[0],), 0, T)
+        noise = random.normal(k2, x0.shape)
+        return jnp.mean((eps_model(params, q_sample(x0, t, noise), t.astype(jnp.float64)) - noise) ** 2)
+    g = jax.grad(loss)(params, ks[3])
+    def sample(params, key):
+        def step(x, inp):
+            t, k = inp
+            eps = eps_model(params, x, jnp.full((x.shape[0],), t, dtype=jnp.float64))
+            # (schedules are NumPy arrays in funcgrad: a traced t indexes them through jnp.take)
+            b, ab, a = jnp.take(betas, t), jnp.take(abar, t), jnp.take(alphas, t)
+            mean = (x - b / jnp.sqrt(1 - ab) * eps) / jnp.sqrt(a)
+            z = jnp.where(t > 0, random.normal(k, x.shape), 0.)
+            return mean + jnp.sqrt(b) * z, None
+        x, _ = lax.scan(step, random.normal(key, (4, 2)), (jnp.arange(T)[::-1], random.split(key, T)))
+        return x
+    return abar[::5], g, sample(params, ks[4]), jax.jit(sample)(params, ks[4])
+
+
+def p_neural_ode_params(jax, jnp, lax, random, **k):
+    ks = random.split(random.PRNGKey(4), 2)
+    params = {'w1': random.normal(ks[0], (2, 8)) * 0.5, 'w2': random.normal(ks[1], (8, 2)) * 0.5}
+    def dyn(params, y, t): return jnp.tanh(y @ params['w1'] + jnp.sin(t)) @ params['w2']
+    def odeint_rk4(params, y0, ts):
+        def step(y, tt):
+            t0, t1 = tt; h = t1 - t0
+            k1 = dyn(params, y, t0); k2 = dyn(params, y + h / 2 * k1, t0 + h / 2)
+            k3 = dyn(params, y + h / 2 * k2, t0 + h / 2); k4 = dyn(params, y + h * k3, t1)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            return y, y
+        return lax.scan(step, y0, (ts[:-1], ts[1:]))[1]
+    ts = jnp.linspace(0., 1., 11)
+    y0s = jnp.array([[1., 0.], [0., 1.], [-1., 0.5]])
+    target = jnp.array([0.5, -0.5])
+    loss = lambda p: jnp.mean(jnp.sum((jax.vmap(lambda y0: odeint_rk4(p, y0, ts)[-1])(y0s) - target) ** 2, -1))
+    g = jax.grad(loss)(params)
+    gj = jax.jit(jax.grad(loss))(params)
+    sens = jax.jacrev(lambda y0: odeint_rk4(params, y0, ts)[-1])(y0s[0])
+    return loss(params), g, gj, sens, jax.hessian(lambda s: loss(jax.tree_util.tree_map(lambda p: p * s, params)))(1.0)
+
+def p_image_resize(jax, jnp, random, **k):
+    img = random.uniform(random.PRNGKey(0), (6, 8, 3))
+    methods = ['nearest', 'bilinear', 'bicubic', 'lanczos3', 'lanczos5', 'area', 'cubic-pytorch']
+    ups = [jax.image.resize(img, (9, 13, 3), m) for m in methods]
+    downs = [jax.image.resize(img, (3, 5, 3), m, antialias=aa) for m in methods for aa in (True, False)]
+    st = jax.image.scale_and_translate(img, (6, 8, 3), (0, 1), jnp.array([1.2, 0.8]), jnp.array([-0.5, 1.0]), 'linear')
+    # a differentiable warp: fit a zoom factor by gradient descent
+    target = jax.image.scale_and_translate(img, (6, 8, 3), (0, 1), jnp.array([1.3, 1.3]), jnp.array([0., 0.]), 'cubic')
+    loss = lambda s: jnp.mean((jax.image.scale_and_translate(img, (6, 8, 3), (0, 1), jnp.array([s, s]), jnp.array([0., 0.]), 'cubic') - target) ** 2)
+    s = 1.1
+    for _ in range(5):
+        s = s - 0.5 * jax.grad(loss)(s) / (jnp.abs(jax.grad(jax.grad(loss))(s)) + 1.)
+    g = jax.grad(lambda x: jnp.sum(jax.image.resize(x, (4, 4, 3), 'lanczos3') ** 2))(img)
+    batch = jax.vmap(lambda im: jax.image.resize(im, (3, 4, 3), 'bilinear'))(jnp.stack([img, img * 2]))
+    ints = jax.image.resize(jnp.arange(12, dtype=jnp.int32).reshape(3, 4), (6, 2), 'nearest')
+    return ups, downs, st, s, g, batch, ints, jax.jit(lambda im: jax.image.resize(im, (12, 16, 3), 'bicubic'))(img)[::5, ::5]

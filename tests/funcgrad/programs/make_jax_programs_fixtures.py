@@ -1,6 +1,9 @@
 """Regenerate ``jax_programs.json`` from JAX 0.10 (needs JAX; CI does not):
 
-    python tests/funcgrad/programs/make_jax_programs_fixtures.py
+    python tests/funcgrad/programs/make_jax_programs_fixtures.py [p_name ...]
+
+(with names, only those programs are run again; the others keep their recorded values, and
+programs no longer in ``jax_programs.py`` are dropped).
 
 Runs every ``p_*`` program of ``jax_programs.py`` with JAX (x64 on: funcgrad's dtypes are
 NumPy's, float64 by default) and stores its results, flattened by :func:`flatten`: for each
@@ -46,10 +49,12 @@ def encode(leaf: Any) -> dict[str, Any]:
 def main() -> None:
     import jax
     import jax.flatten_util  # noqa: F401
+    import jax.image  # noqa: F401
     import jax.numpy as jnp
     import jax.random as random
     import jax.scipy as jsp
     import jax.scipy.linalg  # noqa: F401
+    import jax.scipy.optimize  # noqa: F401
     import jax.scipy.signal  # noqa: F401
     import jax.scipy.special  # noqa: F401
     import jax.tree_util as tu
@@ -60,12 +65,18 @@ def main() -> None:
     import jax_programs
 
     ns = {"jax": jax, "jnp": jnp, "lax": lax, "random": random, "tu": tu, "jsp": jsp}
+    path = HERE / "jax_programs.json"
+    only = set(sys.argv[1:])
+    old = json.loads(path.read_text()) if only else {}
     out = {}
     for name in sorted(vars(jax_programs)):
         if name.startswith("p_"):
+            if only and name not in only and name in old:
+                out[name] = old[name]
+                continue
             result = getattr(jax_programs, name)(**ns)
             out[name] = [encode(leaf) for leaf in flatten(result)]
-    (HERE / "jax_programs.json").write_text(json.dumps(out, separators=(",", ":")) + "\n")
+    path.write_text(json.dumps(out, separators=(",", ":")) + "\n")
     print(f"wrote {len(out)} programs")
 
 
