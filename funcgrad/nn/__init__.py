@@ -413,14 +413,22 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int | Sequence
 
 def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None,
                           *, scale: float | None = None, is_causal: bool = False,
-                          implementation: str | None = None) -> Any:
+                          query_seq_lengths: Any = None, key_value_seq_lengths: Any = None,
+                          local_window_size: int | tuple[int, int] | None = None,
+                          implementation: str | None = None, return_residual: bool = False
+                          ) -> Any:
     """Scaled dot-product attention, ``softmax(q k^T * scale + bias, masked) v``
     (``jax.nn.dot_product_attention``).
 
     ``query`` is ``[B, T, N, H]`` (or ``[T, N, H]``), ``key`` and ``value`` ``[B, S, K, H]``
     with ``N`` a multiple of ``K`` (grouped-query attention); ``bias`` and ``mask`` broadcast to
     ``[B, N, T, S]`` (``mask`` True where attention is allowed); ``scale`` defaults to
-    ``1/sqrt(H)``; ``is_causal`` masks the future. Returns ``[B, T, N, H]``. The logits and
+    ``1/sqrt(H)``; ``is_causal`` masks the future; ``query_seq_lengths`` and
+    ``key_value_seq_lengths`` (``[B]`` integers) mask the padding past each sequence's length
+    (query rows past it are zeros); ``local_window_size=(left, right)`` (or one int for both)
+    lets query ``t`` see keys ``t - left .. t + right``. Returns ``[B, T, N, H]``, and with
+    ``return_residual=True`` also the logits' logsumexp over the keys, ``[B, T, N]`` (not
+    differentiated, as JAX's). The logits and
     the softmax are computed in the inputs' precision (JAX computes them in float32 even for
     float64 inputs, so float64 results agree with JAX's to about 1e-7).
 
@@ -463,14 +471,45 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
         allowed = fnp.asarray(mask, dtype=bool)
         if unbatched and allowed.ndim == 3:
             allowed = allowed[None]
+    t, s = logits.shape[-2], logits.shape[-1]
     if is_causal:
-        t, s = logits.shape[-2], logits.shape[-1]
         causal = fnp.tril(fnp.ones((t, s), dtype=bool))
         allowed = causal if allowed is None else allowed & causal
+    if local_window_size is not None:
+        left, right = ((local_window_size, local_window_size)
+                       if isinstance(local_window_size, int) else local_window_size)
+        qpos, kpos = fnp.arange(t)[:, None], fnp.arange(s)[None, :]
+        window = (qpos <= kpos + left) & (qpos >= kpos - right)
+        allowed = window if allowed is None else allowed & window
+    q_len = kv_len = None
+    for name, lengths in (("query_seq_lengths", query_seq_lengths),
+                          ("key_value_seq_lengths", key_value_seq_lengths)):
+        if lengths is not None:
+            lengths = fnp.asarray(lengths)
+            if lengths.shape != (q.shape[0],) or not fnp.issubdtype(lengths.dtype, fnp.integer):
+                raise ValueError(f"dot_product_attention: {name} must be integers of shape "
+                                 f"({q.shape[0]},) (one per batch element), got "
+                                 f"{lengths.dtype}{list(lengths.shape)}")
+            if name == "query_seq_lengths":
+                q_len = lengths
+            else:
+                kv_len = lengths
+    if q_len is not None or kv_len is not None:
+        pad = fnp.ones((q.shape[0], 1, t, s), dtype=bool)
+        if q_len is not None:
+            pad = pad & (fnp.arange(t)[None, None, :, None] < q_len[:, None, None, None])
+        if kv_len is not None:
+            pad = pad & (fnp.arange(s)[None, None, None, :] < kv_len[:, None, None, None])
+        allowed = pad if allowed is None else allowed & pad
     if allowed is not None:
         # JAX's large negative (not -inf): a fully masked row becomes uniform, never NaN
         big_neg = float(numpy.finfo(numpy.dtype(logits.dtype)).min) * 0.7
         logits = fnp.where(allowed, logits, big_neg)
     probs = softmax(logits, axis=-1)
     out = fnp.einsum("BNTS,BSNH->BTNH", probs, v)
+    if q_len is not None:  # query rows past their sequence's end are zeros
+        out = out * (fnp.arange(t)[None, :] < q_len[:, None])[:, :, None, None].astype(out.dtype)
+    if return_residual:
+        lse = fnp.transpose(_lax.stop_gradient(logsumexp(logits, axis=-1)), (0, 2, 1))  # BTN
+        return (out[0], lse[0]) if unbatched else (out, lse)
     return out[0] if unbatched else out

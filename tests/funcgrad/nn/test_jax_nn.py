@@ -62,3 +62,25 @@ def test_errors() -> None:
     with pytest.raises(ValueError, match="same shape"):
         nn.dot_product_attention(dev(np.ones((1, 2, 1, 4))), dev(np.ones((1, 3, 1, 4))),
                                  dev(np.ones((1, 2, 1, 4))))
+
+
+def test_dot_product_attention_lengths_windows_and_residual():
+    # JAX 0.10.2 (which computes the softmax in float32: compared to 1e-6)
+    q = dev(np.arange(24.0).reshape(1, 4, 2, 3) / 10)
+    k = dev(np.cos(np.arange(30.0)).reshape(1, 5, 2, 3))
+    v = dev(np.sin(np.arange(30.0)).reshape(1, 5, 2, 3))
+    out, lse = nn.dot_product_attention(q, k, v, query_seq_lengths=dev(np.array([3], np.int32)),
+                                        key_value_seq_lengths=dev(np.array([4], np.int32)),
+                                        local_window_size=(1, 2), return_residual=True)
+    expected = [[[-0.2795964, 0.6335752, 0.9642407], [0.384795, -0.5445095, -0.9731945]],
+                [[-0.4373572, 0.4756639, 0.9513618], [0.4602699, -0.4507843, -0.9473895]],
+                [[-0.5543521, 0.3748658, 0.9594337], [0.6065009, -0.3128355, -0.9445524]],
+                [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]  # past the query length: zeros
+    np.testing.assert_allclose(host(out)[0], expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(host(lse)[0, :3], [[1.1252309, 0.7606979], [2.0205047, 0.4069399],
+                                                  [2.4527588, -0.6542102]], rtol=1e-6)
+    one, lse1 = nn.dot_product_attention(q[0], k[0], v[0], local_window_size=1,
+                                         return_residual=True)
+    assert one.shape == (4, 2, 3) and lse1.shape == (4, 2)
+    with pytest.raises(ValueError, match="key_value_seq_lengths"):
+        nn.dot_product_attention(q, k, v, key_value_seq_lengths=dev(np.array([1.5])))
