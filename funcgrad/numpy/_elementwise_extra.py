@@ -317,7 +317,8 @@ def unwrap(
     """Unwrap by taking the complement of large jumps with respect to ``period``, like
     :func:`numpy.unwrap` (jumps of at least ``max(discont, period/2)`` are corrected).
 
-    Differentiable: the corrections are piecewise constant, so the slope is 1.
+    Differentiable: the corrections are piecewise constant, so the slope is 1; a float
+    ``period`` may be traced (under ``jit``, or differentiated, as in JAX).
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -330,7 +331,11 @@ def unwrap(
     if pa.ndim == 0:
         raise ShapeError("funcgrad.numpy.unwrap: needs an array of rank >= 1, got 0-d")
     axis = normalize_axis("funcgrad.numpy.unwrap", axis, pa.ndim)
-    period = _static_scalar("unwrap", "period", period)
+    if isinstance(period, Tracer) and get_aval(period).ndim == 0 and \
+            get_aval(period).dtype.kind == "f":
+        pass  # a traced float period (jit, or differentiated): the float formulas below
+    else:
+        period = _static_scalar("unwrap", "period", period)
     if isinstance(period, builtins.complex) or isinstance(period, bool):
         raise TypeError("funcgrad.numpy.unwrap: period must be a real number")
     pm = fnp.moveaxis(p, axis, -1)

@@ -817,7 +817,8 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
 
     ``xp`` must increase (unless ``period`` is given); outside it ``left``/``right`` (default
     ``fp[0]``/``fp[-1]``). The result is float64 (complex128 for complex ``fp``) as in NumPy,
-    and differentiable in ``x``, ``xp`` and ``fp`` (to any order, piecewise).
+    and differentiable in ``x``, ``xp`` and ``fp`` (to any order, piecewise), and in a traced
+    ``period``.
 
     Example:
         >>> import numpy as np
@@ -838,10 +839,11 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     if _av(xq).shape[0] == 0:
         raise ValueError("interp: array of sample points is empty")
     if period is not None:
-        period = concrete_or_error(period, "interp: period")
-        if period == 0:
+        known = _concrete_value(period)
+        if known is not None and known == 0:
             raise ValueError("interp: period must be a non-zero value")
-        period = builtins.abs(period)
+        # (a traced period, under jit or differentiated, as JAX: the value, not a constant)
+        period = fnp.abs(period) if isinstance(period, Tracer) else builtins.abs(period)
         left = right = None
         xx = fnp.remainder(xx, period)
         xq = fnp.remainder(xq, period)

@@ -242,8 +242,10 @@ def test_unwrap_errors() -> None:
         fnp.unwrap(np.ones((2, 2)), axis=2)
     with pytest.raises(TypeError, match="period"):
         fnp.unwrap(np.ones(3), period=np.ones(2))
+    # an integer period picks NumPy's integer formulas, so it must be concrete (a traced
+    # float period works: test_statistics.test_unwrap_traced_period_as_jax)
     with pytest.raises(ConcretizationError, match="period"):
-        funcgrad.jit(lambda p: fnp.unwrap(np.ones(3), period=p))(2.0)
+        funcgrad.jit(lambda p: fnp.unwrap(np.ones(3, dtype=int), period=p))(2)
 
 
 def test_unwrap_traced_discont_and_slope_one() -> None:

@@ -492,3 +492,32 @@ def test_histogram_range_gradient_as_jax() -> None:
     for f, want in cases:
         assert_allclose(host(funcgrad.grad(f)(0.0)), want)
         assert_allclose(host(funcgrad.jit(funcgrad.grad(f))(0.0)), want)
+
+
+@pytest.mark.parametrize("period, value, grad", [(3.0, 77.5, 27.5), (7.0, 34.5, -4.0)])
+def test_unwrap_traced_period_as_jax(period: float, value: float, grad: float) -> None:
+    # Values and jax.grad recorded from JAX 0.10.2 (x64); before: a ConcretizationError under
+    # jit and a silently zero derivative eagerly.
+    x = dev(np.array([3.0, 1.0, 4.0, 1.5, 9.0, 2.6]))
+    w = dev(np.arange(6.0))
+
+    def f(c):
+        return fnp.sum(fnp.unwrap(x, period=c) * w)
+
+    assert_allclose(host(funcgrad.jit(f)(period)), value)
+    assert_allclose(host(funcgrad.grad(f)(period)), grad)
+    assert_allclose(host(funcgrad.jit(funcgrad.grad(f))(period)), grad)
+
+
+@pytest.mark.parametrize("period, value, grad", [(5.0, 5.4, 0.19999999999999996),
+                                                 (-5.0, 5.4, -0.19999999999999996),
+                                                 (2.5, 6.7, 3.0)])
+def test_interp_traced_period_as_jax(period: float, value: float, grad: float) -> None:
+    xq, xp, fp = (dev(np.array(v)) for v in ([0.5, 7.0, -1.2], [0.0, 1.0, 2.0], [1.0, 3.0, 2.0]))
+
+    def f(c):
+        return fnp.sum(fnp.interp(xq, xp, fp, period=c))
+
+    assert_allclose(host(funcgrad.jit(f)(period)), value)
+    assert_allclose(host(funcgrad.grad(f)(period)), grad)
+    assert_allclose(host(funcgrad.jit(funcgrad.grad(f))(period)), grad)
