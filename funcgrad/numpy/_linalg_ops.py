@@ -536,11 +536,8 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
             left, right = out_spec.split("...")
             out_labels: list[Any] = list(left) + ell_labels + list(right)
         else:
-            if n_ell:
-                raise ValueError(
-                    "einsum: output has more dimensions than subscripts given in einstein "
-                    "sum, but no '...' ellipsis provided to broadcast the extra dimensions"
-                )
+            # The broadcast (ellipsis) axes are summed over, as jnp.einsum does (NumPy
+            # refuses this spec; JAX programs write "...n,...->n" for a batch-summed product).
             out_labels = list(out_spec)
     else:
         counts: dict[Any, int] = {}

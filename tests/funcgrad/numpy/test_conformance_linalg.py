@@ -207,3 +207,16 @@ def test_einsum_path_as_numpy(args: tuple, optimize) -> None:
     traced = funcgrad.jit(lambda *a: fnp.einsum(
         spec, *a, optimize=fnp.einsum_path(spec, *a, optimize=optimize)[0]))
     assert_allclose(host(traced(*dev(ops))), np.einsum(spec, *ops, optimize=path))
+
+
+def test_einsum_sums_ellipsis_axes_left_out_of_the_output_as_jax() -> None:
+    # jnp.einsum("...n,...->n", X, y) (JAX 0.10.2): the broadcast axes are summed over.
+    x = np.arange(24.0).reshape(2, 3, 4)
+    y = np.arange(6.0).reshape(2, 3)
+    want = np.array([220.0, 235.0, 250.0, 265.0])
+    f = lambda a, b: fnp.einsum("...n,...->n", a, b)
+    np.testing.assert_allclose(f(x, y), want)
+    np.testing.assert_allclose(funcgrad.jit(f)(x, y), want)
+    np.testing.assert_allclose(funcgrad.grad(lambda a: f(a, y).sum())(x),
+                               np.broadcast_to(y[..., None], x.shape))
+    assert float(fnp.einsum("...ij->", x)) == 276.0
