@@ -1876,3 +1876,109 @@ def p_image_resize(jax, jnp, random, **k):
     batch = jax.vmap(lambda im: jax.image.resize(im, (3, 4, 3), 'bilinear'))(jnp.stack([img, img * 2]))
     ints = jax.image.resize(jnp.arange(12, dtype=jnp.int32).reshape(3, 4), (6, 2), 'nearest')
     return ups, downs, st, s, g, batch, ints, jax.jit(lambda im: jax.image.resize(im, (12, 16, 3), 'bicubic'))(img)[::5, ::5]
+
+
+# ---- transformation corner cases, jax.nn extras, more sharp bits, an implicit Newton solver
+
+def p_transform_corners(jax, jnp, lax, **k):
+    x = jnp.arange(6.).reshape(2, 3)
+    r = [jax.vmap(lambda v: v * 2, in_axes=-1, out_axes=-1)(x), jax.vmap(lambda v: v.sum(), in_axes=-2)(x),
+         jax.vmap(lambda a, b: a + b, in_axes=(1, None), out_axes=1)(x, jnp.ones(2))]
+    f = lambda p, q: {'s': jnp.sum(p['a'] * q), 'v': p['a'] ** 2 * q[0]}
+    p = {'a': jnp.array([1., 2.])}; q = jnp.array([3., 4.])
+    r += [jax.jacrev(f, argnums=(0, 1))(p, q), jax.jacfwd(f, argnums=(0, 1))(p, q), jax.hessian(lambda p: f(p, q)['s'] ** 2)(p)]
+    y, lin = jax.linearize(lambda a, b: jnp.sin(a) * b, 1.0, jnp.array([2., 3.]))
+    r += [y, lin(0.5, jnp.array([1., 0.]))]
+    r.append(jax.grad(lambda x, n: x * n, allow_int=True, argnums=(0, 1))(2., 3)[0])
+    r.append(jax.jit(lambda d, scale=1.0: jax.tree_util.tree_map(lambda v: v * scale, d))({'a': jnp.ones(2), 'b': (3.,)}, scale=2.0))
+    r.append(jax.vmap(lambda d: d['x'] @ d['y'])({'x': jnp.ones((3, 2, 2)), 'y': jnp.arange(6.).reshape(3, 2)}))
+    r.append(jax.grad(lambda x: jnp.sum(jax.vmap(jax.grad(lambda xi: jnp.sin(xi) ** 2))(x)))(jnp.arange(3.)))
+    r.append(jax.jacfwd(jax.jacrev(lambda x: jnp.prod(x) * jnp.sum(x ** 3)))(jnp.array([1., 2., 0.5])))
+    r.append(jax.vmap(jax.hessian(lambda x: jnp.sum(jnp.exp(x) * x[::-1])))(jnp.arange(6.).reshape(2, 3) / 3))
+    r.append(jax.value_and_grad(lambda x: (jnp.sum(x ** 2), x[0]), has_aux=True)(jnp.array([1., 2.])))
+    r.append(jax.vjp(lambda x, y: (x * y, x + y), 2., 3.)[1]((1., 1.)))
+    r.append(jax.jvp(lambda d: jax.tree_util.tree_map(jnp.sin, d), ({'a': 1., 'b': [2.]},), ({'a': 1., 'b': [0.5]},)))
+    r.append(jax.grad(lambda x: lax.fori_loop(0, 4, lambda i, c: c + jnp.sin(c * i), x))(0.7))
+    r.append(jax.jit(jax.vmap(jax.grad(lambda x, y: jnp.sum((x - y) ** 2)), (0, None)))(x, jnp.ones(3)))
+    r.append(jax.grad(lambda x: jnp.linalg.norm(x @ x.T, 'fro'))(x))
+    r.append(jax.jacrev(lambda x: x[jnp.array([1, 0, 1])] * 2)(jnp.array([1., 2.])))
+    r.append(jax.grad(lambda x: jnp.sum(jnp.where(x > 1, x ** 2, -x)))(jnp.array([0., 2., 1.])))
+    r.append(jax.grad(lambda x: jnp.max(jnp.abs(x - 1.5)))(jnp.array([0., 2., 3.])))
+    return r
+
+
+def p_nn_extras(jax, jnp, random, **k):
+    init = jax.nn.initializers
+    ks = random.split(random.PRNGKey(0), 10)
+    r = [init.he_normal()(ks[0], (3, 4)), init.he_uniform()(ks[1], (3, 4)), init.lecun_normal()(ks[2], (3, 4)), init.lecun_uniform()(ks[3], (4, 3)),
+         init.glorot_uniform()(ks[4], (2, 5)), init.orthogonal()(ks[5], (4, 4)), init.normal(0.5)(ks[6], (3,)), init.uniform(2.)(ks[7], (3,)),
+         init.variance_scaling(2.0, 'fan_out', 'truncated_normal')(ks[8], (3, 4)), init.constant(0.3)(ks[9], (2,)), init.zeros(ks[0], (2,)), init.ones(ks[0], (1, 2)),
+         init.truncated_normal(0.1)(ks[1], (3,)), init.delta_orthogonal()(ks[2], (3, 3, 4, 4)).shape,
+         init.glorot_normal(in_axis=1, out_axis=0)(ks[3], (2, 6)), init.kaiming_normal()(ks[4], (3, 3, 2, 4))]
+    x = jnp.linspace(-2, 2, 5)
+    r += [jax.nn.softmax(jnp.stack([x, -x]), axis=0), jax.nn.log_softmax(jnp.stack([x, -x]), axis=None), jax.nn.one_hot(jnp.array([1, -1, 3]), 3, dtype=jnp.int32),
+          jax.nn.one_hot(jnp.array([[0, 2]]), 3, axis=0), jax.nn.relu(jnp.array([-1, 2], jnp.int32)), jax.nn.sigmoid(jnp.float32(0.5)),
+          jax.nn.dot_product_attention(jnp.ones((1, 3, 2, 4)), jnp.ones((1, 5, 2, 4)), jnp.arange(40.).reshape(1, 5, 2, 4), scale=0.5,
+                                       key_value_seq_lengths=jnp.array([3], jnp.int32)).astype(jnp.float32)]  # JAX's softmax is float32
+    return r
+
+def p_sharp_bits_misc(jax, jnp, lax, random, **k):
+    # pure functions: a global captured at trace time, iterators, and jit's caching
+    g = 0.
+    def impure_uses_globals(x): return x + g
+    jf = jax.jit(impure_uses_globals)
+    a = jf(4.)
+    g = 10.
+    b = jf(4.)          # cached: still sees g = 0
+    c = jf(jnp.array([4.]))  # new shape: traced again, sees g = 10
+    # array updates are out-of-place
+    x = jnp.arange(5.)
+    y = jax.jit(lambda x: x.at[2].set(9.))(x)
+    # out-of-bounds: a traced index is clamped, an update out of range dropped (a static
+    # out-of-range x[10] raises IndexError in funcgrad, as NumPy: docs/numpy.md)
+    oob = jax.jit(lambda x, i: (x[i], x.at[i].set(1.), jnp.take(x, i, mode='clip')))(x, 10)
+    # random: the same key twice gives the same numbers
+    key = random.PRNGKey(0)
+    same = random.uniform(key) == random.uniform(key)
+    keys = random.split(key, 3)
+    draws = jax.vmap(lambda k: random.normal(k, (2,)))(keys)
+    # control flow: Python control flow on static values under jit, lax.cond on traced ones
+    f = jax.jit(lambda x, n: x * n if n > 2 else -x, static_argnums=1)
+    h = jax.jit(lambda x: lax.cond(x.sum() > 0, lambda: x * 2, lambda: -x))
+    # dynamic shapes: use where instead of boolean masks under jit
+    pos_sum = jax.jit(lambda x: jnp.sum(jnp.where(x > 2, x, 0.)))(x)
+    # float64 by default (x64), and weakly typed Python scalars
+    dt = (jnp.ones(2, jnp.float32) * 2.).dtype.name
+    # NaN: 0/0 in a gradient
+    nan_grad = jax.grad(lambda x: jnp.sum(x / jnp.linalg.norm(x)))(jnp.array([3., 4.]))
+    return a, b, c, y, x, oob, same, draws, f(3., 3), f(3., 1), h(jnp.array([1., -3.])), pos_sum, dt, nan_grad
+
+
+def p_optimistix_style_newton(jax, jnp, lax, **k):
+    # a damped Newton solver for a small nonlinear system in a while_loop, differentiated by
+    # the implicit function theorem with custom_vjp
+    def F(y, theta):
+        return jnp.array([y[0] ** 3 + y[1] - theta[0], jnp.sin(y[0]) + y[1] ** 3 - theta[1]])
+    def solve(theta):
+        def cond(s): return (s[2] < 50) & (jnp.linalg.norm(F(s[0], theta)) > 1e-12)
+        def body(s):
+            y, lam, i = s
+            J = jax.jacfwd(F)(y, theta)
+            step = jnp.linalg.solve(J + lam * jnp.eye(2), F(y, theta))
+            return y - step, lam * 0.5, i + 1
+        return lax.while_loop(cond, body, (jnp.array([1., 1.]), 1e-2, 0))[0]
+    @jax.custom_vjp
+    def root(theta): return solve(theta)
+    def fwd(theta):
+        y = solve(theta)
+        return y, (y, theta)
+    def bwd(res, g):
+        y, theta = res
+        Jy = jax.jacfwd(F, 0)(y, theta)
+        lam = jnp.linalg.solve(Jy.T, g)
+        _, vjp_theta = jax.vjp(lambda t: F(y, t), theta)
+        return (-vjp_theta(lam)[0],)
+    root.defvjp(fwd, bwd)
+    theta = jnp.array([2., 1.5])
+    y = root(theta)
+    return y, F(y, theta), jax.jacrev(root)(theta), jax.grad(lambda t: jnp.sum(root(t) ** 2))(theta), jax.vmap(root)(jnp.stack([theta, theta * 1.1]))
