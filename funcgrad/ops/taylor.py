@@ -656,9 +656,11 @@ def _scan_taylor(primals, series, **params):
     nc, ncar, length = params["num_consts"], params["num_carry"], params["length"]
     order = _order(series)
     closed = params["jaxpr"]
-    if length is None:  # a loop over while_loop tapes: the general rule
-        return _through_jvp_rule(_cf.scan_p)(primals, series, **params)
     has = _has_series(primals, series)
+    if length is None and any(h and any(c is None for c in s) for h, s in zip(has, series)):
+        # a loop over while_loop tapes, one of whose coefficients is a symbolic zero (a zero
+        # tape's length is unknown here): the general rule
+        return _through_jvp_rule(_cf.scan_p)(primals, series, **params)
     c_has, x_has = has[:nc], has[nc + ncar:]
     carry_has = _outputs_fixed_point(closed, c_has, has[nc:nc + ncar], x_has, order)
     n_ys = len(closed.out_avals) - ncar
@@ -693,8 +695,7 @@ def _while_taylor(primals, series, **params):
     cn, bn = params["cond_nconsts"], params["body_nconsts"]
     cond_j, body_j = params["cond_jaxpr"], params["body_jaxpr"]
     n = len(primals) - cn - bn
-    if params["record_pred"] or len(body_j.out_avals) != n:  # tapes: the general rule
-        return _through_jvp_rule(_cf.while_p)(primals, series, **params)
+    n_ys = len(body_j.out_avals) - n  # per-iteration outputs collected on tapes (grad's)
     order = _order(series)
     has = _has_series(primals, series)
     bc_has = has[cn:cn + bn]
@@ -702,12 +703,19 @@ def _while_taylor(primals, series, **params):
     if not any(bc_has) and not any(carry_has):
         outs = bind(_cf.while_p, *primals, **params)
         return outs, [None] * len(outs)
-    body, _ = _taylor_jaxpr(body_j, bc_has + carry_has, order, carry_has)
-    k_bc, k_car = sum(bc_has) * order, sum(carry_has) * order
-    # (bc, carry, bc series, carry series) -> (bc, bc series, carry, carry series)
+    # every float tape gets its coefficients (as tapes): a zero tape has no length here
+    ys_inst = tuple(a.dtype.kind in "fc" for a in body_j.out_avals[n:])
+    body, out_has = _taylor_jaxpr(body_j, bc_has + carry_has, order, carry_has + ys_inst)
+    ys_has = out_has[n:]
+    k_bc, k_car, k_ys = (sum(h) * order for h in (bc_has, carry_has, ys_has))
+    # (bc, carry, bc series, carry series) -> (bc, bc series, carry, carry series), and
+    # (carry, ys, carry series, ys series) -> (carry, carry series, ys, ys series)
     in_order = (list(range(bn)) + list(range(bn + n, bn + n + k_bc)) + list(range(bn, bn + n))
                 + list(range(bn + n + k_bc, bn + n + k_bc + k_car)))
-    body = reorder(body, in_order)
+    m = n + n_ys
+    out_order = (list(range(n)) + list(range(m, m + k_car)) + list(range(n, m))
+                 + list(range(m + k_car, m + k_car + k_ys)))
+    body = reorder(body, in_order, out_order)
     s_avals = [tangent_aval(a) for a, h in zip(body_j.in_avals[bn:], carry_has) if h
                for _ in range(order)]
     cond = add_unused_invars(cond_j, s_avals, len(cond_j.in_avals))
@@ -716,7 +724,12 @@ def _while_taylor(primals, series, **params):
     init_s = _flat_series(init, series[cn + bn:], carry_has, order)
     outs = bind(_cf.while_p, *cc, *bc, *bc_s, *init, *init_s,
                 **dict(params, cond_jaxpr=cond, body_jaxpr=body, body_nconsts=bn + k_bc))
-    return outs[:n], _unflat_series(outs[n:], carry_has, order)
+    carry, carry_s = outs[:n], outs[n:n + k_car]
+    ys, ys_s = outs[n + k_car:n + k_car + n_ys], outs[n + k_car + n_ys:n + k_car + n_ys + k_ys]
+    pred = list(outs[n + k_car + n_ys + k_ys:])  # record_pred's tape
+    return (list(carry) + list(ys) + pred,
+            _unflat_series(carry_s, carry_has, order) + _unflat_series(ys_s, ys_has, order)
+            + [None] * len(pred))
 
 
 _ty.taylor_rules[_cf.cond_p] = _cond_taylor

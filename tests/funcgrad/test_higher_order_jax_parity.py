@@ -190,3 +190,22 @@ def test_generic_elementwise_taylor_rule_evaluates_each_order_once(name, monkeyp
     assert got["calls12"] < 6 * got["calls6"]  # 2^6 = 64 times as many without sharing
     # the shared orders are right: order 6 of the order-12 pass equals the order-6 pass
     np.testing.assert_allclose(host(got[12])[:7], host(got[6]), rtol=1e-12)
+
+
+def test_jet_of_the_gradient_of_a_while_loop():
+    # grad of a while_loop records tapes (the forward loop) and reads them (a scan over tapes):
+    # the series travel on tapes too. Failed with "a tape of loop residuals, not an array".
+    # JAX (with the loop's 3 trips as a fori_loop, JAX's grad refuses while_loop):
+    # g = jax.grad(lambda x: jnp.sum(lax.fori_loop(0, 3, lambda i, c: c * jnp.cos(c), x)));
+    # three nested jax.jvp of t -> g(x + t x) at 0
+    def f(x):
+        step = lambda c: (c[0] + 0.7, c[1] * fnp.cos(c[1]))  # noqa: E731
+        return fnp.sum(funcgrad.lax.while_loop(lambda c: c[0] < 2.0, step, (0.0, x))[1])
+
+    x = dev(np.array([0.3, 0.7]))
+    want = [[-0.513729, -0.61945483], [-0.06612121, 0.89177517], [0.87168331, -3.8886241]]
+    jet_at = lambda x: funcgrad.jet(funcgrad.grad(f), (x,), ([x, 0 * x, 0 * x],))  # noqa: E731
+    for fun in (jet_at, funcgrad.jit(jet_at)):
+        y0, ys = fun(x)
+        np.testing.assert_allclose(host(y0), [0.67573035, 0.12734409], rtol=1e-7)
+        np.testing.assert_allclose(np.stack([host(y) for y in ys]), want, rtol=1e-7)
