@@ -34,8 +34,8 @@ from funcgrad.scipy import special as _special
 
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
-    "hard_swish", "hard_tanh", "initializers", "leaky_relu", "log1mexp", "log_sigmoid",
-    "log_softmax", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu",
+    "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
+    "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid", "silu",
     "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus",
     "standardize", "swish", "tanh",
 ]
@@ -358,6 +358,31 @@ def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None
 
 
 logsumexp = _special.logsumexp
+
+
+def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
+    """``log(mean(exp(x)))`` over ``axis`` (the elements where ``where`` is True), computed
+    stably as ``logsumexp(x) - log(n)`` (``jax.nn.logmeanexp``).
+
+    Example:
+        >>> import numpy as np
+        >>> round(float(logmeanexp(np.array([1.0, 2.0, 3.0]), where=np.array([True, False, True]))), 6)
+        2.433781
+    """
+    lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
+    ones = fnp.ones(fnp.shape(x), dtype=fnp.result_type(lse))
+    count = fnp.sum(ones, axis=axis, where=where, keepdims=keepdims)
+    return lse - fnp.log(count)
+
+
+def identity(x: Any) -> Any:
+    """``x`` itself, as an array (``jax.nn.identity``: the activation that does nothing).
+
+    Example:
+        >>> identity(2.0)
+        array(2.)
+    """
+    return fnp.asarray(x)
 
 
 def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,

@@ -84,3 +84,16 @@ def test_dot_product_attention_lengths_windows_and_residual():
     assert one.shape == (4, 2, 3) and lse1.shape == (4, 2)
     with pytest.raises(ValueError, match="key_value_seq_lengths"):
         nn.dot_product_attention(q, k, v, key_value_seq_lengths=dev(np.array([1.5])))
+
+
+def test_logmeanexp_and_identity():
+    # JAX 0.10.2
+    x = dev(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(host(nn.logmeanexp(x, axis=1)), [1.62011451, 3.62011451], rtol=1e-8)
+    w = nn.logmeanexp(dev(np.array([1.0, 2.0, 3.0])), where=dev(np.array([True, False, True])))
+    np.testing.assert_allclose(host(w), 2.4337808304830273, rtol=1e-12)
+    f32 = nn.logmeanexp(dev(np.ones((2, 3), np.float32)), axis=0, keepdims=True)
+    assert host(f32).dtype == np.float32 and host(f32).tolist() == [[1.0, 1.0, 1.0]]
+    g = funcgrad.grad(lambda v: nn.logmeanexp(v))(dev(np.array([1.0, 2.0])))
+    np.testing.assert_allclose(host(g), [0.26894142, 0.73105858], rtol=1e-7)
+    np.testing.assert_array_equal(host(nn.identity(x)), host(x))
