@@ -1405,11 +1405,17 @@ def hypot(x: Any, y: Any) -> Any:
     return bind1(hypot_p, x, y)
 
 
+def _posinf_to_zero(v: Any) -> Any:
+    """``v`` with +inf replaced by 0: logaddexp's derivative ``exp(x - ans)`` at ``x = ans =
+    +inf`` is 1 (JAX's convention: ``inf - inf`` would make it NaN)."""
+    return select_n(eq(v, numpy.inf), v, 0)
+
+
 logaddexp_p = _binary(
     "logaddexp",
     "logaddexp",
-    lambda g, ans, x, y: mul(g, exp(sub(x, ans))),
-    lambda g, ans, x, y: mul(g, exp(sub(y, ans))),
+    lambda g, ans, x, y: mul(g, exp(sub(_posinf_to_zero(x), _posinf_to_zero(ans)))),
+    lambda g, ans, x, y: mul(g, exp(sub(_posinf_to_zero(y), _posinf_to_zero(ans)))),
 )
 
 
@@ -1422,8 +1428,8 @@ def logaddexp(x: Any, y: Any) -> Any:
 logaddexp2_p = _binary(
     "logaddexp2",
     "logaddexp2",
-    lambda g, ans, x, y: mul(g, exp2(sub(x, ans))),
-    lambda g, ans, x, y: mul(g, exp2(sub(y, ans))),
+    lambda g, ans, x, y: mul(g, exp2(sub(_posinf_to_zero(x), _posinf_to_zero(ans)))),
+    lambda g, ans, x, y: mul(g, exp2(sub(_posinf_to_zero(y), _posinf_to_zero(ans)))),
 )
 
 

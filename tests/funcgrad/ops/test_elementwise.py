@@ -570,3 +570,16 @@ def test_float32_derivatives_never_go_through_float64(name: str) -> None:
                 if any(v.aval.dtype == np.float64 for v in e.outvars)]
     assert not promoted, f"{name}: float64 intermediates in {promoted}"
     assert grad(lambda x: fnp.sum(f(x)))(dev(x)).dtype == np.float32
+
+
+@pytest.mark.parametrize("f", [fnp.logaddexp, fnp.logaddexp2])
+def test_logaddexp_gradient_at_infinities_as_jax(f) -> None:
+    # jax.grad(jnp.logaddexp, argnums=(0, 1)) in JAX 0.10.2: +inf counts as 0 in exp(x - ans),
+    # so a +inf operand gets derivative 1 instead of inf - inf = NaN.
+    cases = [((np.inf, -np.inf), (1.0, 0.0)), ((np.inf, np.inf), (1.0, 1.0)),
+             ((-np.inf, 0.0), (0.0, 1.0))]
+    for (a, b), want in cases:
+        got = grad(lambda x, y: f(x, y), argnums=(0, 1))(dev(a), dev(b))
+        assert_allclose([host(g) for g in got], list(want))
+        got = jit(grad(lambda x, y: f(x, y), argnums=(0, 1)))(dev(a), dev(b))
+        assert_allclose([host(g) for g in got], list(want))
