@@ -1982,3 +1982,32 @@ def p_optimistix_style_newton(jax, jnp, lax, **k):
     theta = jnp.array([2., 1.5])
     y = root(theta)
     return y, F(y, theta), jax.jacrev(root)(theta), jax.grad(lambda t: jnp.sum(root(t) ** 2))(theta), jax.vmap(root)(jnp.stack([theta, theta * 1.1]))
+
+
+# ---- SciPy-style programs: warping with map_coordinates, grid interpolation, Krylov solvers,
+# short-time Fourier transforms, DCTs, vector quantisation, statistics
+
+def p_scipy_programs(jax, jnp, jsp, random, **k):
+    img = jnp.outer(jnp.sin(jnp.linspace(0, 3, 6)), jnp.cos(jnp.linspace(0, 2, 7)))
+    coords = jnp.stack([jnp.linspace(0.2, 4.7, 5), jnp.linspace(5.5, 0.3, 5)])
+    warp = lambda im, c: jsp.ndimage.map_coordinates(im, [c[0], c[1]], order=1, mode='nearest')
+    r = [warp(img, coords), jax.grad(lambda c: jnp.sum(warp(img, c) ** 2))(coords), jax.grad(lambda im: jnp.sum(warp(im, coords)))(img),
+         jsp.ndimage.map_coordinates(img, [coords[0], coords[1]], order=0, mode='constant', cval=-1.),
+         jsp.ndimage.map_coordinates(img, [coords[0] * 2, coords[1]], order=1, mode='mirror')]  # ('wrap' is SciPy's in funcgrad: docs/scipy.md)
+    interp = jsp.interpolate.RegularGridInterpolator((jnp.linspace(0, 1, 6), jnp.linspace(0, 2, 7)), img)
+    pts = jnp.array([[0.1, 0.3], [0.55, 1.9], [0.9, 1.0]])
+    r += [interp(pts), jax.grad(lambda p: jnp.sum(interp(p)))(pts)]
+    A = jnp.array([[4., 1., 0.], [1., 3., 1.], [0., 1., 2.]]); b = jnp.array([1., 2., 3.])
+    cg = lambda b: jsp.sparse.linalg.cg(lambda x: A @ x, b, tol=1e-12)[0]
+    r += [cg(b), jax.jacobian(cg)(b), jsp.sparse.linalg.gmres(A, b, tol=1e-12)[0], jsp.sparse.linalg.bicgstab(A, b, tol=1e-12)[0]]
+    x = jnp.sin(jnp.linspace(0, 12, 64)) + 0.3 * jnp.cos(jnp.linspace(0, 40, 64))
+    f, t, Z = jsp.signal.stft(x, nperseg=16)
+    r += [f, t, jnp.abs(Z), jsp.signal.istft(Z, nperseg=16)[1][:8], jsp.signal.welch(x, nperseg=16)[1], jsp.signal.correlate(x[:8], x[:3]),
+          jsp.signal.fftconvolve(x[:8], x[:3], mode='same'), jsp.signal.detrend(x[:8])]
+    r += [jsp.fft.dct(x[:8]), jsp.fft.idct(jsp.fft.dct(x[:8], norm='ortho'), norm='ortho'), jsp.fft.dctn(img, type=2), jax.grad(lambda v: jnp.sum(jsp.fft.dct(v) ** 2))(x[:8])]
+    r += [jsp.integrate.trapezoid(x, dx=0.1), jax.grad(lambda v: jsp.integrate.trapezoid(v ** 2, dx=0.1))(x[:5])]
+    codes, dist = jsp.cluster.vq.vq(jnp.array([[0., 0.], [1., 1.], [0.9, 0.2]]), jnp.array([[0., 0.], [1., 1.]]))
+    r += [codes.astype(jnp.int64), dist, jsp.special.logsumexp(img, axis=0, b=jnp.arange(6.)[:, None] + 1), jsp.stats.norm.logpdf(x[:3]),
+          jsp.stats.multivariate_normal.pdf(jnp.zeros(2), jnp.zeros(2), jnp.eye(2)), jsp.stats.gaussian_kde(x[:10]).evaluate(jnp.array([0., 0.5])),
+          jsp.stats.rankdata(jnp.array([3., 1., 3., 2.])), jsp.stats.mode(jnp.array([1, 2, 2, 3])).mode, jsp.stats.sem(x[:10])]
+    return r

@@ -53,9 +53,15 @@ def main() -> None:
     import jax.numpy as jnp
     import jax.random as random
     import jax.scipy as jsp
+    import jax.scipy.cluster.vq  # noqa: F401
+    import jax.scipy.fft  # noqa: F401
+    import jax.scipy.integrate  # noqa: F401
+    import jax.scipy.interpolate  # noqa: F401
     import jax.scipy.linalg  # noqa: F401
+    import jax.scipy.ndimage  # noqa: F401
     import jax.scipy.optimize  # noqa: F401
     import jax.scipy.signal  # noqa: F401
+    import jax.scipy.sparse.linalg  # noqa: F401
     import jax.scipy.special  # noqa: F401
     import jax.tree_util as tu
     from jax import lax
