@@ -2011,3 +2011,46 @@ def p_scipy_programs(jax, jnp, jsp, random, **k):
           jsp.stats.multivariate_normal.pdf(jnp.zeros(2), jnp.zeros(2), jnp.eye(2)), jsp.stats.gaussian_kde(x[:10]).evaluate(jnp.array([0., 0.5])),
           jsp.stats.rankdata(jnp.array([3., 1., 3., 2.])), jsp.stats.mode(jnp.array([1, 2, 2, 3])).mode, jsp.stats.sem(x[:10])]
     return r
+
+
+# ---- nested control flow under every transformation, random samplers with array parameters
+
+def p_nested_control_flow(jax, jnp, lax, **k):
+    def f(theta, xs):
+        def step(c, x):
+            c = lax.cond(x > 0, lambda c: c * theta + x, lambda c: jnp.sin(c) - x * theta, c)
+            def inner(s):
+                return (s[0] + 1, s[1] * 0.9 + theta * 0.01)
+            n, c = lax.while_loop(lambda s: s[0] < 3, inner, (0, c))
+            return c, c ** 2
+        c, ys = lax.scan(step, 0.5, xs, unroll=2)
+        return c + jnp.sum(ys)
+    xs = jnp.array([0.5, -1., 2., -0.3, 0.8])
+    thetas = jnp.array([0.3, 0.9, 1.1])
+    r = [f(0.7, xs), jax.jvp(lambda t: f(t, xs), (0.7,), (1.,)), jax.vmap(f, (0, None))(thetas, xs),
+         jax.vmap(jax.jvp, (None, 0, 0))(lambda t: f(t, xs), (thetas,), (jnp.ones(3),)),
+         jax.jacfwd(lambda t: jax.vmap(lambda x: f(t, x))(jnp.stack([xs, -xs])))(0.7),
+         jax.jit(jax.vmap(lambda x: f(0.7, x)))(jnp.stack([xs, xs[::-1]]))]
+    # reverse mode through scan(cond(...)) with a fixed-trip fori inside
+    g = lambda theta: lax.scan(lambda c, x: (lax.cond(x > 0, lambda c: c * theta, lambda c: c + theta, c) + lax.fori_loop(0, 3, lambda i, a: a * theta, x), None), 1., xs)[0]
+    r += [jax.grad(g)(0.7), jax.vmap(jax.grad(g))(thetas), jax.hessian(g)(0.7), jax.jit(jax.grad(g))(0.7)]
+    r.append(jax.grad(lambda t: jnp.sum(lax.map(lambda x: lax.fori_loop(0, 4, lambda i, a: jnp.tanh(a * t + x), 0., unroll=2), xs, batch_size=2)))(0.7))
+    r.append(jax.vmap(lambda x0: lax.while_loop(lambda s: s['n'] < s['lim'], lambda s: {'v': s['v'] * 2., 'n': s['n'] + 1, 'lim': s['lim']}, {'v': x0, 'n': 0, 'lim': 3}))(jnp.array([1., 3.])))
+    r.append(jax.vmap(lambda lim: lax.fori_loop(0, lim, lambda i, a: a + i, 0))(jnp.array([2, 5, 0])))
+    return r
+
+
+def p_random_parameter_shapes(jax, jnp, random, **k):
+    key = random.PRNGKey(11)
+    ks = random.split(key, 12)
+    return [random.gamma(ks[0], jnp.array([0.5, 1., 5.])), random.beta(ks[1], jnp.array([1., 2.]), jnp.array([[3.], [4.]])),
+            random.categorical(ks[2], jnp.log(jnp.array([[0.2, 0.8], [0.9, 0.1], [0.5, 0.5]])), axis=-1),
+            random.categorical(ks[3], jnp.zeros((3, 4)), axis=0, shape=(2, 4)), random.choice(ks[4], jnp.arange(12.).reshape(3, 4), (2,), axis=1),
+            random.choice(ks[5], 6, (3,), replace=False, p=jnp.array([0.1, 0.1, 0.1, 0.1, 0.1, 0.5])),
+            random.permutation(ks[6], jnp.arange(12.).reshape(3, 4), axis=1, independent=True), random.poisson(ks[7], jnp.array([0.5, 20., 200.])),
+            random.bernoulli(ks[8], jnp.array([0.1, 0.9])), random.uniform(ks[9], (2, 3), minval=jnp.array([0., 10., 100.]), maxval=jnp.array([1., 11., 101.])),
+            random.randint(ks[10], (4,), jnp.array([0, 10, 100, -5]), 1000), random.normal(ks[11], (2, 2), dtype=jnp.float32),
+            jax.jit(lambda k: random.split(k, 3))(key), jax.vmap(random.fold_in, (None, 0))(key, jnp.arange(3)),
+            random.key_data(random.wrap_key_data(random.key_data(random.key(3)))), random.truncated_normal(ks[0], jnp.array([-1., 0.]), 2., (3, 2)),
+            random.exponential(ks[1], (2,), dtype=jnp.float32), random.dirichlet(ks[2], jnp.ones((2, 3)) * jnp.array([[1.], [5.]]))]
+    # (binomial and multinomial are exact in funcgrad but not JAX's draws: docs/random.md)
