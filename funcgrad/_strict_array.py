@@ -402,12 +402,14 @@ class StrictArray:
             return False
         return bool(eq._a.any())
 
+    # CuPy's index preparation (_prepare_slice_list) copies list and NumPy index arrays to
+    # the device, so host index arrays are allowed in a key (values still are not).
     def __getitem__(self, key: Any) -> StrictArray:
-        k = _unwrap(key, "StrictArray.__getitem__ (index)", {}, None)
+        k = _unwrap(key, "StrictArray.__getitem__ (index)", {}, [])
         return StrictArray(self._a[k])
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        k = _unwrap(key, "StrictArray.__setitem__ (index)", {}, None)
+        k = _unwrap(key, "StrictArray.__setitem__ (index)", {}, [])
         self._a[k] = _setitem_value(value, "StrictArray.__setitem__")
 
     def __copy__(self) -> StrictArray:

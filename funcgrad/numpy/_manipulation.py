@@ -439,13 +439,18 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
         cs = _fs._as_sequence(choices, "choose")
     else:
         # Python scalars stay weak (NEP 50): a 1.5 among float32 choices keeps float32.
-        cs = [_fi._as_array(c) for c in choices]
+        # Python sequences go to the arrays' device (of ``a`` or a choice), else the default.
+        dev = next((get_aval(c).device for c in (a, *choices)
+                    if isinstance(c, Tracer) or device_of(c) is not None), None)
+        cs = [_fi._as_array(c, dev) for c in choices]
     if not cs:
         raise ValueError("choose: choices must not be empty")
     n = len(cs)
     dt = result_dtype(*(get_aval(c) for c in cs))[0]
-    cs = [_fc.asarray(c, dtype=dt) if isinstance(c, bool | int | float | complex) else c
-          for c in cs]
+    dev = next((get_aval(c).device for c in cs if not isinstance(c, bool | int | float | complex)),
+               None)
+    cs = [_fc.asarray(c, dtype=dt, device=dev) if isinstance(c, bool | int | float | complex)
+          else c for c in cs]
     shape = numpy.broadcast_shapes(get_aval(idx).shape, *(get_aval(c).shape for c in cs))
     stacked = _fs.stack([_fs.broadcast_to(_cast(c, dt), shape) for c in cs], 0)
     if not isinstance(idx, Tracer):
@@ -466,8 +471,9 @@ def _flat_set(a: Any, positions: Any, values: Any) -> Any:
     return _shape.reshape(out, xa.shape)
 
 
-def _cycled(values: Any, n: int, dt: numpy.dtype, fname: str) -> Any:
-    v = _cast(_fs.ravel(_arr(values)), dt)
+def _cycled(values: Any, n: int, dt: numpy.dtype, fname: str, like: Any) -> Any:
+    # Python values go to the device of the array written into (``like``)
+    v = _cast(_fs.ravel(_arrs_together(like, values)[1]), dt)
     if get_aval(v).size == 0 and n:
         raise ValueError(f"{fname}: cannot write from an empty array of values")
     return resize(v, (n,))
@@ -497,7 +503,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
             raise ValueError("fill_diagonal: all dimensions of input must be of equal length")
         step = 1 + int(numpy.cumprod(xa.shape[:-1]).sum())
     pos = numpy.arange(xa.size, dtype=numpy.intp)[:end:step]
-    vals = _cycled(val, pos.size, xa.dtype, "fill_diagonal")
+    vals = _cycled(val, pos.size, xa.dtype, "fill_diagonal", x)
     return _flat_set(x, _on_device_of(pos, x), vals)
 
 
@@ -556,12 +562,15 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) 
     x = _arr(a)
     xa = get_aval(x)
     idx = _fs.ravel(_int_index(ind, "put", "ind"))
+    if not isinstance(idx, Tracer):
+        # host indices (a list) follow the array, as for take
+        idx = _on_device_of(idx, x)
     n = get_aval(idx).size
     if n == 0:
         return x
     idx = _apply_mode(idx, xa.size, mode, "put", True, lambda i: IndexError(
         f"put: index {i} is out of bounds for axis 0 with size {xa.size}"))
-    return _flat_set(x, idx, _cycled(v, n, xa.dtype, "put"))
+    return _flat_set(x, idx, _cycled(v, n, xa.dtype, "put", x))
 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
@@ -582,7 +591,7 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     if pos.size == 0:
         return x
     return _flat_set(x, _on_device_of(pos, x),
-                     _cycled(vals, pos.size, get_aval(x).dtype, "place"))
+                     _cycled(vals, pos.size, get_aval(x).dtype, "place", x))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -660,8 +669,8 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise",
         j = i + 1 if order == "C" else i - 1
         strides[i] = strides[j] * dims[j]
     total = None
-    for c, d, m, s in zip(coords, dims, modes, strides):
-        c = _arr(c)
+    # Python sequences among the coordinates go to the device of the array ones
+    for c, d, m, s in zip(_arrs_together(*coords), dims, modes, strides):
         if get_aval(c).dtype.kind not in "iu":
             raise TypeError(f"ravel_multi_index: only int indices permitted, got dtype "
                             f"{get_aval(c).dtype}")
@@ -708,6 +717,10 @@ def ix_(*args: Any) -> tuple[Any, ...]:
     """
     out = []
     nd = len(args)
+    # Python sequences go where the array arguments are (else to the default device), built
+    # on the host so they stay concrete under jit and follow the indexed array there
+    dev = next((get_aval(a).device for a in args
+                if isinstance(a, Tracer) or device_of(a) is not None), None)
     for k, a in enumerate(args):
         if isinstance(a, Tracer) or device_of(a) is not None:
             v = a
@@ -715,7 +728,15 @@ def ix_(*args: Any) -> tuple[Any, ...]:
             h = numpy.asarray(a)
             if h.size == 0:
                 h = h.astype(numpy.intp)
-            v = device_put(h, get_default_device())
+            if h.ndim != 1:
+                raise ValueError("ix_: Cross index must be 1 dimensional")
+            if h.dtype.kind == "b":
+                (h,) = h.nonzero()
+            elif h.dtype.kind not in "iu":
+                raise TypeError(f"ix_: arguments must be integer or boolean, got dtype {h.dtype}")
+            h = h.reshape((1,) * k + (h.size,) + (1,) * (nd - k - 1))
+            out.append(device_put(h, dev or get_default_device()))
+            continue
         va = get_aval(v)
         if va.ndim != 1:
             raise ValueError("ix_: Cross index must be 1 dimensional")

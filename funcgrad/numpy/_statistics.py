@@ -30,7 +30,7 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval, result_dtype
-from funcgrad.backend import get_default_device, to_numpy, xp_for_device
+from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy._linalg_ops import _pet_result
@@ -193,7 +193,10 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
         >>> ediff1d(np.array([1, 2, 4, 7]), to_begin=-99)
         array([-99,   1,   2,   3])
     """
-    x = fnp.ravel(_arr("ediff1d", ary))
+    # Python values follow whichever argument is an array (a device to_end with a scalar ary)
+    like = next((a for a in (ary, to_begin, to_end)
+                 if isinstance(a, Tracer) or device_of(a) is not None), None)
+    x = fnp.ravel(_arr("ediff1d", ary, like))
     dt = _av(x).dtype
     # NumPy subtracts (so bools raise its TypeError, where diff would compare them)
     out = fnp.subtract(x[1:], x[:-1])

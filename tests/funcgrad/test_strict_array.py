@@ -352,14 +352,16 @@ def test_getitem() -> None:
         assert_same(s[key], a[np_key])
 
 
-def test_getitem_with_raw_ndarray_raises() -> None:
-    s = S(np.arange(5))
-    with pytest.raises(TypeError, match="host array"):
-        s[np.array([0, 1])]
-    with pytest.raises(TypeError):
-        s[np.array([True, False, True, False, True])]
-    with pytest.raises(TypeError):
-        s[(np.array([0]),)]
+def test_getitem_with_host_index_arrays() -> None:
+    # CuPy's _prepare_slice_list copies NumPy index arrays to the device (fnp.ix_ of lists
+    # with the default device at cpu indexes a device array so)
+    a = np.arange(5)
+    s = S(a)
+    for key in (np.array([0, 1]), np.array([True, False, True, False, True]), (np.array([0]),)):
+        got = s[key]
+        assert_same(got, a[key])
+    s2 = S(np.arange(12).reshape(3, 4))
+    assert_same(s2[np.ix_([0, 2], [1, 3])], np.arange(12).reshape(3, 4)[np.ix_([0, 2], [1, 3])])
 
 
 def test_getitem_returns_view() -> None:
@@ -387,8 +389,9 @@ def test_setitem() -> None:
     assert_same(s, a)
     with pytest.raises(TypeError, match="host array"):
         s[0] = np.ones(4)
-    with pytest.raises(TypeError):
-        s[np.array([0])] = 1.0
+    s[np.array([0])] = 1.0  # a host index array is fine (CuPy's too); a host value is not
+    a[np.array([0])] = 1.0
+    assert_same(s, a)
     with pytest.raises(TypeError):
         s[0] = [np.asarray(1.0), 1.0, 1.0, 1.0]  # host array inside a list
 

@@ -74,6 +74,23 @@ CASES = {
     "polydiv": lambda m, x: m.polydiv(x[[0, 2, 5]], 2.0),
     "polyval": lambda m, x: m.polyval(x[[0, 2, 5]], 2),
     "polyval-list": lambda m, x: m.polyval([1.0, 2.0], x),
+    # index helpers of Python lists: host index arrays, or lists following the device arrays
+    "ix_-lists": lambda m, x: x.reshape(2, 3)[m.ix_([1, 0], [True, False, True])],
+    "ix_-mixed": lambda m, x: x.reshape(2, 3)[m.ix_(x[[4, 0]].astype(int), [2, 0])],
+    "ediff1d-scalar-ary": lambda m, x: m.ediff1d(2.0, to_end=x),
+    "ediff1d-list-ary": lambda m, x: m.ediff1d([1.0, 4.0], to_begin=x[[0, 2]]),
+    "choose-list-choice": lambda m, x: m.choose([0, 1, 0, 1, 0, 1], [x, [1.0] * 6]),
+    "choose-scalar-choice": lambda m, x: m.choose([0, 1, 0, 1, 0, 1], [x, 10.0]),
+    "ravel_multi_index-list": lambda m, x: m.ravel_multi_index(
+        ([0, 1], x[[0, 4]].astype(int)), (2, 3)),
+    "fill_diagonal-list": lambda m, x: (
+        m.fill_diagonal(x.reshape(2, 3), [7.0, 8.0], inplace=False)
+        if m is fnp else np.array([[7.0, np.nan, 2.5], [-np.inf, 8.0, 3.0]])),
+    "put-lists": lambda m, x: (m.put(x, [0, 2], [9.0, 8.0], inplace=False) if m is fnp
+                               else np.array([9.0, np.nan, 8.0, -np.inf, 0.0, 3.0])),
+    "place-lists": lambda m, x: (
+        m.place(x, [True, False, True, False, False, False], [9.0], inplace=False)
+        if m is fnp else np.array([9.0, np.nan, 9.0, -np.inf, 0.0, 3.0])),
 }
 
 
