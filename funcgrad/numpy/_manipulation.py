@@ -991,6 +991,25 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Any) -> Any:
     return val
 
 
+def _piecewise_condition(c: Any, x: Any, xa: Any) -> Any:
+    """Condition ``c`` as a boolean mask of ``x``'s shape. NumPy applies it as a boolean
+    index (``y[c] = ...``), so it must match the leading axes of ``x`` exactly and covers
+    the trailing ones whole."""
+    c = _cast(_arrs_together(x, c)[1], numpy.dtype(bool))
+    cs = get_aval(c).shape
+    if len(cs) > xa.ndim:
+        raise IndexError(f"piecewise: too many indices for array: array is {xa.ndim}-dimensional, "
+                         f"but {len(cs)} were indexed (a condition of shape {cs})")
+    for i, (a, b) in enumerate(zip(xa.shape, cs)):
+        if a != b:
+            raise IndexError(f"piecewise: boolean index did not match indexed array along axis "
+                             f"{i}; size of axis is {a} but size of corresponding boolean axis "
+                             f"is {b}")
+    if len(cs) < xa.ndim:
+        c = _shape.reshape(c, cs + (1,) * (xa.ndim - len(cs)))
+    return _fs.broadcast_to(c, xa.shape)
+
+
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
     """``funclist[i](x)`` where ``condlist[i]`` holds (later conditions win; one extra function
     is the default where none holds; non-callables are constants). Results take ``x``'s dtype.
@@ -1006,27 +1025,31 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     """
     x = _arr(x)
     xa = get_aval(x)
-    if (numpy.isscalar(condlist) or isinstance(condlist, Tracer)
-            or device_of(condlist) is not None and xa.ndim == 0 and numpy.ndim(condlist) == 0):
+    # NumPy's rule: one condition when condlist is a scalar, or when its first item is not
+    # an array or list (and x is not 0-d); else a sequence of conditions, so an N-d boolean
+    # array is N-1-d conditions along its axis 0. For an array that is read from its rank.
+    if isinstance(condlist, Tracer) or device_of(condlist) is not None:
+        cnd = get_aval(condlist).ndim
+        if cnd == 0 or (cnd == 1 and xa.ndim != 0):
+            conds = [condlist]
+        else:
+            conds = list(_fs._as_sequence(condlist, "piecewise"))
+    elif numpy.isscalar(condlist) or (
+            not isinstance(condlist[0], list | numpy.ndarray | Tracer)
+            and device_of(condlist[0]) is None and xa.ndim != 0):
         conds = [condlist]
-    elif not isinstance(condlist[0], list | numpy.ndarray | Tracer) and (
-            device_of(condlist[0]) is None) and xa.ndim != 0:
-        conds = [condlist]
-    elif isinstance(condlist, Tracer) or device_of(condlist) is not None:
-        conds = list(_fs._as_sequence(condlist, "piecewise")) if get_aval(
-            _arr(condlist)).ndim > xa.ndim else [condlist]
     else:
         conds = list(condlist)
-    conds = [_fs.broadcast_to(_cast(_arr(c), numpy.dtype(bool)), xa.shape) for c in conds]
     n, n2 = len(conds), len(funclist)
+    if n not in (n2, n2 - 1):
+        raise ValueError(f"piecewise: with {n} condition(s), either {n} or {n + 1} functions "
+                         "are expected")
+    conds = [_piecewise_condition(c, x, xa) for c in conds]
     if n == n2 - 1:
         none = conds[0]
         for c in conds[1:]:
             none = _fe.logical_or(none, c)
         conds.append(_fe.logical_not(none))
-    elif n != n2:
-        raise ValueError(f"piecewise: with {n} condition(s), either {n} or {n + 1} functions "
-                         "are expected")
     y = _fc.zeros_like(x)
     for c, f in zip(conds, funclist):
         val = f(x, *args, **kw) if callable(f) else f

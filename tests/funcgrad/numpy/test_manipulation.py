@@ -224,6 +224,36 @@ def test_piecewise_errors_and_grad() -> None:
     assert_allclose(g, np.array([-2.0, 3.0]))
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_piecewise_nd_condition_is_a_list_along_axis_0(jit: bool) -> None:
+    # NumPy: an N-d boolean array (N >= 2) is N-1-d conditions along its axis 0, each a
+    # boolean index of x's leading axes (expected values from NumPy 2.4)
+    z = np.arange(-2.0, 2.0).reshape(2, 2)
+    y = np.arange(-2.0, 4.0).reshape(2, 3)
+    x3 = np.arange(-4.0, 8.0).reshape(2, 2, 3)
+
+    def run(x, c, fl):
+        f = (lambda a, b: fnp.piecewise(a, b, fl))
+        return host((funcgrad.jit(f) if jit else f)(dev(x), dev(c)))
+
+    assert run(z, z > 0, [1.0, 2.0]).tolist() == [[0.0, 0.0], [2.0, 2.0]]
+    assert run(z, z > 0, [lambda v: v * 10, 2.0]).tolist() == [[0.0, 0.0], [2.0, 2.0]]
+    c2 = np.array([[False, True], [True, False]])
+    assert run(x3, c2, [2.0, 1.0]).tolist() == [[[1.0] * 3] * 2, [[2.0] * 3] * 2]
+    # a 1-d condition stays one condition
+    assert run(y[0], y[0] > -1, [lambda v: v * 10]).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="with 2 condition\\(s\\), either 2 or 3 functions"):
+        run(x3, x3 > 0, [lambda v: v * 10])
+    with pytest.raises(IndexError, match="along axis 1; size of axis is 2 but size of "
+                                         "corresponding boolean axis is 3"):
+        run(x3, x3 > 0, [1.0, 2.0])
+    with pytest.raises(IndexError, match="along axis 0"):
+        run(y, y > 0, [1.0, 2.0])
+    # lists of conditions (Python data) index x's leading axes the same way
+    got = fnp.piecewise(dev(y), [[True, False]], [lambda v: v * 10, -1.0])
+    assert host(got).tolist() == [[-20.0, -10.0, 0.0], [-1.0, -1.0, -1.0]]
+
+
 def test_trim_zeros_needs_concrete_input() -> None:
     with pytest.raises(ConcretizationError, match="trim_zeros"):
         funcgrad.jit(fnp.trim_zeros)(dev(np.array([0.0, 1.0, 0.0])))
