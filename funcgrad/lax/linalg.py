@@ -206,7 +206,7 @@ def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,
         subset_by_index: tuple[int, int] | None = None) -> Any:
     """``(u, s, vh)`` of a (batch of) matrices (``s`` descending), full matrices by default;
     ``s`` alone without ``compute_uv``. ``subset_by_index=(lo, hi)`` keeps singular triplets
-    ``lo`` to ``hi - 1``.
+    ``lo`` to ``hi - 1`` (with ``full_matrices=False`` unless it is the whole range, as JAX).
 
     Example:
         >>> import numpy as np
@@ -215,14 +215,9 @@ def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,
         [3.0, 1.0]
     """
     _matrices("svd", x, square=False)
-    if not compute_uv:
-        s = _nla.svd(x, compute_uv=False)
-        return s if subset_by_index is None else s[..., subset_by_index[0]:subset_by_index[1]]
-    u, s, vh = _nla.svd(x, full_matrices=full_matrices)
-    if subset_by_index is not None:
-        lo, hi = (int(i) for i in subset_by_index)
-        u, s, vh = u[..., :, lo:hi], s[..., lo:hi], vh[..., lo:hi, :]
-    return u, s, vh
+    out = _nla.svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
+                   subset_by_index=subset_by_index)
+    return tuple(out) if compute_uv else out
 
 
 def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:

@@ -294,31 +294,71 @@ def eigvals(a: Any) -> Any:
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
-        hermitian: bool = False) -> Any:
+        hermitian: bool = False, subset_by_index: tuple[int, int] | None = None) -> Any:
     """Singular value decomposition: ``SVDResult(U, S, Vh)`` with ``a = U @ diag(S) @ Vh``
     (``S`` descending), or ``S`` alone when ``compute_uv=False``.
 
     Differentiable with ``full_matrices=False`` (NumPy's default ``True`` is differentiable
     only for square matrices). ``hermitian=True`` goes through :func:`eigh`, as NumPy does.
+    ``subset_by_index=(start, end)`` (jax.numpy's) keeps the singular triplets ``start`` to
+    ``end - 1`` (``(0, 2)``: the two largest) and needs ``full_matrices=False`` unless it is
+    the whole range; with ``hermitian=True`` it picks eigenvalues, ascending, as JAX does.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.linalg.svd(np.array([[3.0, 0.0], [0.0, -4.0]]), compute_uv=False)
         array([4., 3.])
+        >>> fnp.linalg.svd(np.diag([1.0, 5.0, 3.0]), full_matrices=False,
+        ...                subset_by_index=(0, 2)).S
+        array([5., 3.])
     """
     (a,) = _prep("svd", a)
     _ndim_at_least("svd", a, 2)
+    m, n = get_aval(a).shape[-2:]
+    sub = _svd_subset("svd", subset_by_index, builtins.min(m, n), bool(full_matrices) and not (
+        hermitian))
     if hermitian:
-        return _svd_hermitian(a, compute_uv)
+        return _svd_hermitian(a, compute_uv, sub)
     out = _ld.svd(a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if sub is not None:
+        lo, hi = sub
+        out = ((out[0][..., :, lo:hi], out[1][..., lo:hi], out[2][..., lo:hi, :])
+               if compute_uv else out[..., lo:hi])
     return SVDResult(*out) if compute_uv else out
 
 
-def _svd_hermitian(a: Any, compute_uv: bool) -> Any:
+def _svd_subset(fname: str, subset: Any, rank: int, full_matrices: bool
+                ) -> tuple[int, int] | None:
+    """``subset_by_index`` checked as JAX does (jax._src.tpu.linalg.svd, and the shape rule's
+    full_matrices check); None for the whole range."""
+    if subset is None:
+        return None
+    if len(subset) != 2:
+        raise ValueError(f"{fname}: subset_by_index must be a tuple of size 2, got {subset!r}")
+    lo, hi = operator.index(subset[0]), operator.index(subset[1])
+    if full_matrices and (lo, hi) != (0, rank):
+        raise ValueError(f"{fname}: full_matrices and subset_by_index cannot both be set "
+                         "(pass full_matrices=False)")
+    if lo >= hi:
+        raise ValueError(f"{fname}: got empty index range in subset_by_index {(lo, hi)}")
+    if lo < 0:
+        raise ValueError(f"{fname}: indices in subset_by_index must be non-negative, got "
+                         f"{(lo, hi)}")
+    if hi > rank:
+        raise ValueError(f"{fname}: index in subset_by_index[1] = {hi} exceeds matrix size "
+                         f"{rank}")
+    return None if (lo, hi) == (0, rank) else (lo, hi)
+
+
+def _svd_hermitian(a: Any, compute_uv: bool, sub: tuple[int, int] | None = None) -> Any:
     if not compute_uv:
-        s = _fe.abs(_ld.eigvalsh(a))
-        return _fs.flip(_fr.sort(s, axis=-1), axis=-1)
+        s = _ld.eigvalsh(a)
+        if sub is not None:
+            s = s[..., sub[0]:sub[1]]
+        return _fs.flip(_fr.sort(_fe.abs(s), axis=-1), axis=-1)
     s, u = _ld.eigh(a)
+    if sub is not None:
+        s, u = s[..., sub[0]:sub[1]], u[..., :, sub[0]:sub[1]]
     sgn = _fe.copysign(1.0, s)
     s = _fe.abs(s)
     sidx = _fs.flip(_fr.argsort(s, axis=-1), axis=-1)

@@ -220,3 +220,54 @@ def test_einsum_sums_ellipsis_axes_left_out_of_the_output_as_jax() -> None:
     np.testing.assert_allclose(funcgrad.grad(lambda a: f(a, y).sum())(x),
                                np.broadcast_to(y[..., None], x.shape))
     assert float(fnp.einsum("...ij->", x)) == 276.0
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (3, 6), (2, 4, 4)])
+@pytest.mark.parametrize("sub", [(0, 2), (1, 3), (2, 3)])
+def test_svd_subset_by_index(shape: tuple, sub: tuple) -> None:
+    # jax.numpy's subset_by_index (JAX 0.10.2 runs it on TPU only; on CPU only the whole
+    # range): the triplets start..end-1 of the descending singular values
+    a = np.random.RandomState(0).standard_normal(shape)
+    lo, hi = sub
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    got = fnp.linalg.svd(dev(a), full_matrices=False, subset_by_index=sub)
+    assert_allclose(got.S, s[..., lo:hi], rtol=1e-10)
+    # the vectors up to sign: compare the rank-k pieces
+    assert_allclose(fnp.matmul(got.U * got.S[..., None, :], got.Vh),
+                    (u[..., :, lo:hi] * s[..., None, lo:hi]) @ vh[..., lo:hi, :], atol=1e-10)
+    assert_allclose(fnp.linalg.svd(dev(a), False, False, subset_by_index=sub),
+                    s[..., lo:hi], rtol=1e-10)
+    g = funcgrad.grad(lambda x: fnp.linalg.svd(x, False, False, subset_by_index=sub).sum())(
+        dev(a))
+    assert_allclose(g, np.einsum("...ik,...kj->...ij", u[..., :, lo:hi], vh[..., lo:hi, :]),
+                    atol=1e-8)
+
+
+def test_svd_subset_by_index_hermitian_picks_eigenvalues_ascending() -> None:
+    # JAX's hermitian path: eigh's subset (ascending eigenvalues), then |w| sorted descending
+    h = np.diag([-5.0, 1.0, 3.0, -2.0])
+    got = fnp.linalg.svd(dev(h), hermitian=True, subset_by_index=(0, 2), compute_uv=False)
+    assert host(got).tolist() == [5.0, 2.0]
+    u, s, vh = fnp.linalg.svd(dev(h), hermitian=True, subset_by_index=(2, 4))
+    assert host(s).tolist() == [3.0, 1.0]
+    assert_allclose((u * s[None, :]) @ vh, np.diag([0.0, 1.0, 3.0, 0.0]), atol=1e-12)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(subset_by_index=(0, 2)), "full_matrices and subset_by_index cannot both be set"),
+    (dict(subset_by_index=(0, 2), compute_uv=False), "cannot both be set"),
+    (dict(full_matrices=False, subset_by_index=(2, 2)), "empty index range"),
+    (dict(full_matrices=False, subset_by_index=(-1, 2)), "non-negative"),
+    (dict(full_matrices=False, subset_by_index=(0, 5)), "exceeds matrix size"),
+    (dict(full_matrices=False, subset_by_index=(0, 1, 2)), "tuple of size 2"),
+])
+def test_svd_subset_by_index_errors(kw: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        fnp.linalg.svd(dev(np.ones((5, 4))), **kw)
+
+
+def test_svd_subset_by_index_whole_range_with_full_matrices() -> None:
+    a = np.random.RandomState(1).standard_normal((5, 4))
+    u, s, vh = fnp.linalg.svd(dev(a), subset_by_index=(0, 4))
+    assert host(u).shape == (5, 5) and host(vh).shape == (4, 4)
+    assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
