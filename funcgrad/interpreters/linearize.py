@@ -35,7 +35,7 @@ __all__ = [
     "linearize_flat",
     "LinearizeResult",
     "ForwardTangents",
-    "backward_rule_primitives",
+    "backward_pass_primitives",
 ]
 
 
@@ -52,11 +52,17 @@ linearize_observer: ContextVar[Callable[[Primitive, list], None] | None] = Conte
     "funcgrad_linearize_observer", default=None)
 
 
-#: Primitives whose derivative is a backward rule the user wrote (``custom_vjp``): a
-#: linearization that computes its tangents forward (:class:`ForwardTangents`) stages from such
-#: an operation on, so that a backward pass runs the rule (a rule that clips its cotangent has
-#: no forward form). Filled by the primitive's block.
-backward_rule_primitives: set[Primitive] = set()
+#: Primitives whose derivative must be taken in a backward pass: a linearization that computes
+#: its tangents forward (:class:`ForwardTangents`) stages from such an operation on, so that a
+#: backward pass transposes it. Filled by each primitive's block, for three reasons:
+#: a backward rule the user wrote (``custom_vjp``: a rule that clips its cotangent has no
+#: forward form); collectives (over a named axis, forward and reverse mode are different maps);
+#: and operations that keep some of their operands' values and drop the rest (``select_n``,
+#: ``max``, ``gather``, ``slice``...): forward, a NaN or infinite tangent of a dropped value
+#: vanishes, where reverse mode (JAX's ``grad``, the eager tape) multiplies it by a zero
+#: cotangent and gives NaN -- ``where(x > 0, sqrt(x), 0.)`` at -1 would differentiate to 0
+#: under ``jit`` and to NaN eagerly.
+backward_pass_primitives: set[Primitive] = set()
 
 
 class ForwardTangents:
@@ -64,7 +70,7 @@ class ForwardTangents:
     parent trace, from a seed for one real scalar input (``grad`` of a scalar function, see
     :func:`linearize_flat`): no tangent program is recorded, unless an operation needs one.
 
-    From an operation on :data:`backward_rule_primitives` (or holding one in a sub-jaxpr), or
+    From an operation on :data:`backward_pass_primitives` (or holding one in a sub-jaxpr), or
     one whose tangent leaves the seed's precision (forward, ``float64`` through ``float32``
     rounds the tangent where reverse mode carries an exact cotangent), tangents are staged:
     a fresh scalar input ``epsilon`` is the linear program's only input, and each tangent
@@ -114,7 +120,7 @@ class ForwardTangents:
 
 def _holds_backward_rule(params: dict) -> bool:
     return any(uses_any(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub,
-                        backward_rule_primitives) for sub in sub_jaxprs(params))
+                        backward_pass_primitives) for sub in sub_jaxprs(params))
 
 
 class LinearizeTrace(Trace):
@@ -165,7 +171,7 @@ class LinearizeTrace(Trace):
         forward = self.forward
         tangent_trace = self.tangent_trace
         if forward is not None and forward.epsilon is None:
-            if prim in backward_rule_primitives or (
+            if prim in backward_pass_primitives or (
                     prim.carries_jaxprs and _holds_backward_rule(params)):
                 forward.start_staging(tangent_trace)
             else:

@@ -38,7 +38,7 @@ from funcgrad.core import bind1, lookup_axis
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules
-from funcgrad.interpreters.linearize import backward_rule_primitives
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.staging import context_dependent_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import effectful_primitives
@@ -710,7 +710,7 @@ effectful_primitives.update({psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p,
 # every member's tangent, while grad transposes psum (cotangent times the axis size). grad of
 # one real number computes tangents forward (linearize's ForwardTangents) unless an operation
 # needs its backward rule, as these do: the per-member gradient is the transpose, as in JAX.
-backward_rule_primitives.update({psum_p, pmax_p, pmin_p, all_gather_p, all_to_all_p, ppermute_p})
+backward_pass_primitives.update({psum_p, pmax_p, pmin_p, all_gather_p, all_to_all_p, ppermute_p})
 # Their shapes (and whether the axis is bound at all) depend on the axes bound around them: a
 # result shape cached for one axis size would be reused under another (make_jaxpr axis_env).
 context_dependent_primitives.update(

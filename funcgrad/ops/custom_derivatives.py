@@ -51,7 +51,7 @@ from funcgrad.interpreters.jvp import (
     tangent_aval,
     zeros_like_aval,
 )
-from funcgrad.interpreters.linearize import backward_rule_primitives
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTrace,
@@ -1188,7 +1188,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, fun, fwd, bwd, num_consts):
 
 jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 # grad must run the user's bwd in a backward pass, never a forward form of it (linearize).
-backward_rule_primitives.add(custom_vjp_call_p)
+backward_pass_primitives.add(custom_vjp_call_p)
 
 
 def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):

@@ -47,6 +47,7 @@ from funcgrad.interpreters.jvp import (
     elementwise_primitives,
     jvp_rules,
 )
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Literal, Var
 from funcgrad.ops._util import (
@@ -1706,6 +1707,9 @@ defjvp(
         select_n(lt(hi, max(x, lo)), 0.0, g), ans),
 )
 _broadcasting_batch(clamp_p)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.update({select_n_p, clamp_p})
 # clip's operand order, not the primitive's
 _rules.emitters[clamp_p] = lambda ctx, eqn, args: Emission(
     f"xp.clip({array_operand(eqn, 1, args[1])}, {args[0]}, {args[2]})")

@@ -25,6 +25,7 @@ from funcgrad.compile.rules import Emission
 from funcgrad.core import bind1
 from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ir import Eqn
 from funcgrad.ops._util import as_array, check_static, make_primitive, result_device
@@ -85,6 +86,9 @@ def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: st
 
 
 gather_p = make_primitive("gather", _gather_impl, _gather_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(gather_p)
 
 
 def _is_identity_indexer(indexer: tuple, x: Any) -> bool:

@@ -32,6 +32,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, def_fast_vjp, defjvp_zero, deflinear, jvp_rules
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops._util import (
     as_array,
@@ -700,6 +701,9 @@ def _cum_extremum_jvp(prim, arg_prim):
 
 _cum_extremum_jvp(cummax_p, cumargmax_p)
 _cum_extremum_jvp(cummin_p, cumargmin_p)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.update({cummax_p, cummin_p})
 
 __all__ = [
     "reduce_sum", "reduce_sum_p", "reduce_prod", "reduce_prod_p", "reduce_max", "reduce_max_p",

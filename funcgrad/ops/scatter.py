@@ -36,6 +36,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, add_any_p, declare_linear, instantiate, jvp_rules
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
 from funcgrad.ops._ufunc_at import set_at, ufunc_at
@@ -348,6 +349,9 @@ def _scatter_impl(x, u, *idx, indexer, mode):
 scatter_p = make_primitive(
     "scatter", _scatter_impl, _scatter_abstract_for("scatter")
 )
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(scatter_p)
 
 
 def scatter(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
@@ -566,6 +570,9 @@ scatter_min_p = make_primitive(
     "scatter_min", _scatter_extremal_impl("scatter_min", "minimum"),
     _scatter_abstract_for("scatter_min"),
 )
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(scatter_min_p)
 
 
 def scatter_min(x: Any, updates: Any, *index_arrays: Any, indexer: Any,
@@ -592,6 +599,9 @@ scatter_max_p = make_primitive(
     "scatter_max", _scatter_extremal_impl("scatter_max", "maximum"),
     _scatter_abstract_for("scatter_max"),
 )
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(scatter_max_p)
 
 
 def scatter_max(x: Any, updates: Any, *index_arrays: Any, indexer: Any,

@@ -35,6 +35,7 @@ from funcgrad.interpreters.jvp import (
     jvp_rules,
 )
 from funcgrad.interpreters.jvp import zeros_like_aval as _zeros_like_aval
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import Eqn, Var
 from funcgrad.ops._util import (
@@ -851,6 +852,9 @@ def _slice_abstract(a: ShapedArray, start_indices, limit_indices, strides) -> li
 
 
 slice_p = make_primitive("slice", _slice_impl, _slice_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(slice_p)
 
 
 def static_slice(
@@ -987,6 +991,9 @@ def _ds_abstract(a: ShapedArray, *idx: ShapedArray, slice_sizes) -> list[ShapedA
 
 
 dynamic_slice_p = make_primitive("dynamic_slice", _ds_impl, _ds_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(dynamic_slice_p)
 
 
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
@@ -1095,6 +1102,9 @@ def _dus_abstract(a: ShapedArray, u: ShapedArray, *idx: ShapedArray) -> list[Sha
 
 
 dynamic_update_slice_p = make_primitive("dynamic_update_slice", _dus_impl, _dus_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(dynamic_update_slice_p)
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:

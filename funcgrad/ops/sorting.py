@@ -22,6 +22,7 @@ from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, declare_linear, jvp_rules
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ops._ufunc_at import ufunc_at
 from funcgrad.ops._util import check_static, make_primitive, normalize_axis, result_device
@@ -109,6 +110,9 @@ def _gather_abstract(a: ShapedArray, idx: ShapedArray, axis: int, fill_value: An
 
 
 gather_along_axis_p = make_primitive("gather_along_axis", _gather_impl, _gather_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(gather_along_axis_p)
 
 
 def gather_along_axis(x: Any, idx: Any, axis: int, fill_value: Any = None) -> Any:

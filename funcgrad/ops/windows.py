@@ -51,6 +51,7 @@ from funcgrad.interpreters.jvp import (
     jvp_rules,
     multilinear_primitives,
 )
+from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._util import check_static, make_primitive
@@ -629,6 +630,9 @@ def _gather_impl(x: Any, idx: Any, kernel, stride, dilation) -> list:
 
 
 window_gather_p = make_primitive("window_gather", _gather_impl, _gather_abstract)
+# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
+# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+backward_pass_primitives.add(window_gather_p)
 
 
 def window_gather(x: Any, idx: Any, kernel: tuple[int, ...], stride: tuple[int, ...],

@@ -192,3 +192,21 @@ def test_forward_gradient_zero_after_staging_is_a_zero_array() -> None:
         for g in (funcgrad.grad(inner), funcgrad.jit(funcgrad.grad(inner))):
             r = g(x)
             assert r.dtype == np.float32 and r.shape == (1, 1, 1) and float(r.sum()) == 0.0
+
+
+def test_forward_tangents_keep_reverse_modes_nan_through_dropped_values() -> None:
+    # A selection drops the NaN tangent of sqrt at -1; reverse mode (eager grad, JAX's grad)
+    # multiplies it by a zero cotangent and gives NaN, so jit and vmap of grad must too
+    # (JAX 0.10.2: nan under grad, jit(grad) and vmap(grad)).
+    f = lambda x: fnp.where(x > 0, fnp.sqrt(x), 0.0)
+    g = lambda x: fnp.sqrt(fnp.stack([x, x + 1.0]))[1]
+    h = lambda x: fnp.clip(fnp.log(x), -1.0, 1.0)
+    for fn, x in ((f, -1.0), (g, 0.0), (h, 0.0)):
+        assert np.isnan(host(funcgrad.grad(fn)(x)))
+        assert np.isnan(host(funcgrad.jit(funcgrad.grad(fn))(x)))
+        assert np.isnan(host(funcgrad.grad(funcgrad.grad(fn))(x)))
+    got = host(funcgrad.vmap(funcgrad.grad(f))(dev(np.array([-1.0, 4.0]))))
+    assert np.isnan(got[0]) and got[1] == 0.25
+    # Where nothing dropped is NaN, the derivative is unchanged.
+    assert_allclose(funcgrad.jit(funcgrad.grad(funcgrad.grad(
+        lambda x: fnp.where(x > 0, x ** 3, 0.0))))(2.0), 12.0)
