@@ -116,6 +116,7 @@ from funcgrad_nn.losses import (
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
     PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
@@ -147,6 +148,6 @@ __all__ = [
     "CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
     "MarginRankingLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyLoss", "NLLLoss2d",
 ]
 __all__ += [n for n in _layer_names if n not in __all__]

@@ -28,13 +28,22 @@ import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
 from funcgrad.ops.activations import relu as _relu
-from funcgrad_nn._pointwise import elu_family, hardtanh, keep_float_dtype, softmax_family
+from funcgrad_nn._pointwise import (
+    celu,
+    elu_family,
+    hardtanh,
+    keep_float_dtype,
+    selu,
+    softmax_family,
+)
+from funcgrad_nn._pointwise import threshold as _threshold
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "rrelu", "gumbel_softmax", "bilinear", "elu", "embedding", "gelu", "huber_loss",
+    "feature_alpha_dropout", "rrelu", "relu_", "elu_", "celu_", "selu_", "leaky_relu_",
+    "hardtanh_", "threshold_", "rrelu_", "gumbel_softmax", "bilinear", "elu", "embedding", "gelu", "huber_loss",
     "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "linear_cross_entropy",
     "log_softmax", "logsigmoid",
     "mse_loss", "nll_loss", "one_hot", "relu", "relu6", "sigmoid", "silu",
@@ -727,6 +736,111 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
                         "nn.RReLU keeps and advances its own key")
     slope = lower + (upper - lower) * random_uniform(key, input)
     return fnp.where(input > 0, input, input * slope.astype(input.dtype))
+
+
+# -- PyTorch's in-place activations (F.relu_ ...) -------------------------------------------
+
+
+def _write_into(input: Any, compute: Any, fname: str) -> Any:
+    """Write ``compute()`` into ``input`` and return ``input``, as PyTorch's ``F.<name>_`` do;
+    only a concrete writable array (NumPy or device) can take it (checked first)."""
+    base = fname[:-1]
+    hint = f"use F.{base}(...) and its result instead"
+    if is_tracer(input):
+        raise TypeError(f"F.{fname} writes into its input, which is traced here (arrays under "
+                        f"grad/jit/vmap are immutable); {hint}")
+    if isinstance(input, numpy.ndarray):
+        if not input.flags.writeable:
+            raise ValueError(f"F.{fname}: the input array is read-only; {hint}")
+    elif (device_of(input) is None or isinstance(input, numpy.generic)
+          or not hasattr(input, "__setitem__")):
+        raise TypeError(f"F.{fname} needs an array to write into, got {type(input).__name__}; "
+                        f"{hint}")
+    input[...] = compute()
+    return input
+
+
+def relu_(input: Any) -> Any:
+    """In-place :func:`relu`: writes into the (concrete, writable) ``input`` and returns it.
+
+    >>> import numpy as np
+    >>> x = np.array([-1.0, 2.0])
+    >>> relu_(x) is x, x
+    (True, array([0., 2.]))
+    """
+    return _write_into(input, lambda: relu(input), "relu_")
+
+
+def elu_(input: Any, alpha: float = 1.0) -> Any:
+    """In-place :func:`elu` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> x = np.array([0.0, 2.0])
+    >>> elu_(x).tolist()
+    [0.0, 2.0]
+    """
+    return _write_into(input, lambda: elu(input, alpha), "elu_")
+
+
+def celu_(input: Any, alpha: float = 1.0) -> Any:
+    """In-place :func:`celu` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> celu_(np.array([0.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return _write_into(input, lambda: celu(input, alpha), "celu_")
+
+
+def selu_(input: Any) -> Any:
+    """In-place :func:`selu` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> selu_(np.array([0.0])).tolist()
+    [0.0]
+    """
+    return _write_into(input, lambda: selu(input), "selu_")
+
+
+def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:
+    """In-place :func:`leaky_relu` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> leaky_relu_(np.array([-1.0, 2.0]), 0.5).tolist()
+    [-0.5, 2.0]
+    """
+    return _write_into(input, lambda: leaky_relu(input, negative_slope), "leaky_relu_")
+
+
+def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    """In-place :func:`hardtanh` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> hardtanh_(np.array([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    return _write_into(input, lambda: hardtanh(input, min_val, max_val), "hardtanh_")
+
+
+def threshold_(input: Any, threshold: float, value: float) -> Any:
+    """In-place :func:`threshold` (writes into ``input``, returns it).
+
+    >>> import numpy as np
+    >>> threshold_(np.array([0.5, 2.0]), 1.0, -9.0).tolist()
+    [-9.0, 2.0]
+    """
+    return _write_into(input, lambda: _threshold(input, threshold, value), "threshold_")
+
+
+def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           *, key: Any = None) -> Any:
+    """In-place :func:`rrelu` (writes into ``input``, returns it; ``key=`` when training).
+
+    >>> import numpy as np
+    >>> rrelu_(np.array([-1.0, 2.0]), 0.2, 0.4).tolist()
+    [-0.30000000000000004, 2.0]
+    """
+    return _write_into(input, lambda: rrelu(input, lower, upper, training, key=key), "rrelu_")
 
 
 def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,

@@ -475,3 +475,56 @@ def test_unbatched_losses_without_reduction_are_0d_arrays():
                  F.multi_margin_loss(x, np.array(1), reduction="none"),
                  F.cosine_embedding_loss(x, x, np.array(1.0), reduction="none")):
         assert type(loss) is np.ndarray and loss.shape == () and loss.dtype == np.float32
+
+
+# PyTorch 2.13's F.<name>_(x.clone(), *args) on x below: in place, returning x
+_X_INPLACE = np.array([-2.0, -0.5, 0.0, 0.5, 2.0])
+_INPLACE_CASES = [
+    ("relu_", (), [0.0, 0.0, 0.0, 0.5, 2.0]),
+    ("elu_", (0.5,), [-0.43233235838169365, -0.1967346701436833, 0.0, 0.5, 2.0]),
+    ("celu_", (2.0,), [-1.2642411176571153, -0.44239843385719024, 0.0, 0.5, 2.0]),
+    ("selu_", (), [-1.5201664685956948, -0.6917581878028713, 0.0, 0.5253504936777402,
+                   2.101401974710961]),
+    ("leaky_relu_", (0.2,), [-0.4, -0.1, 0.0, 0.5, 2.0]),
+    ("hardtanh_", (-1.5, 1.0), [-1.5, -0.5, 0.0, 0.5, 1.0]),
+    ("threshold_", (0.2, -7.0), [-7.0, -7.0, -7.0, 0.5, 2.0]),
+    ("rrelu_", (0.1, 0.3), [-0.4, -0.1, 0.0, 0.5, 2.0]),
+]
+
+
+@pytest.mark.parametrize("name, args, want", _INPLACE_CASES)
+def test_inplace_activations_write_into_their_input(name, args, want):
+    x = dev(_X_INPLACE.copy())
+    got = getattr(F, name)(x, *args)
+    assert got is x
+    assert_allclose(host(x), np.array(want), rtol=1e-14)
+    # the out-of-place function agrees and leaves its input alone
+    y = dev(_X_INPLACE.copy())
+    assert_allclose(getattr(F, name[:-1])(y, *args), np.array(want), rtol=1e-14)
+    assert_allclose(host(y), _X_INPLACE)
+
+
+@pytest.mark.parametrize("name, args, want", _INPLACE_CASES)
+def test_inplace_activations_refuse_traced_and_read_only_input(name, args, want):
+    f = getattr(F, name)
+    with pytest.raises(TypeError, match=f"traced.*F.{name[:-1]}\\("):
+        funcgrad.jit(lambda v: f(v, *args))(dev(_X_INPLACE.copy()))
+    with pytest.raises(TypeError, match=f"F.{name[:-1]}\\("):
+        funcgrad.grad(lambda v: f(v, *args).sum())(dev(_X_INPLACE.copy()))
+    ro = _X_INPLACE.copy()
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match=f"read-only.*F.{name[:-1]}\\("):
+        f(ro, *args)
+    with pytest.raises(TypeError, match="needs an array to write into"):
+        f([-1.0, 2.0], *args)
+
+
+def test_nllloss2d_is_nllloss_with_pytorchs_deprecation_warning():
+    import funcgrad_nn as nn
+
+    with pytest.warns(FutureWarning, match="NLLLoss2d` has been deprecated"):
+        loss = nn.NLLLoss2d(ignore_index=1, reduction="sum")
+    assert isinstance(loss, nn.NLLLoss)
+    logp = np.log(np.array([[[[0.25, 0.5]], [[0.75, 0.5]]]]))  # (N, C, H, W) = (1, 2, 1, 2)
+    target = np.array([[[0, 1]]])
+    assert_allclose(loss(dev(logp), dev(target)), -np.log(0.25), rtol=1e-12)
