@@ -1443,9 +1443,11 @@ def logaddexp2(x: Any, y: Any) -> Any:
 copysign_p = _binary(
     "copysign",
     "copysign",
-    # ans carries y's sign bit exactly (NaN's too) and lives where the operands do: a Python
-    # scalar y's own signbit would be a host array that device tangents cannot meet.
-    lambda g, ans, x, y: select_n(ne(signbit(x), signbit(ans)), g, neg(g)),
+    # JAX's rule (jnp.copysign is where(signbit(y), -abs(x), abs(x)), and abs' is +1 where
+    # x >= 0, else -1): the sign of y times +1 at x = +-0, -1 at a NaN x. ans carries y's sign
+    # bit exactly (NaN's too) and lives where the operands do: a Python scalar y's own
+    # signbit would be a host array that device tangents cannot meet.
+    lambda g, ans, x, y: select_n(eq(signbit(ans), ge(x, 0)), g, neg(g)),
     None,
 )
 

@@ -583,3 +583,22 @@ def test_logaddexp_gradient_at_infinities_as_jax(f) -> None:
         assert_allclose([host(g) for g in got], list(want))
         got = jit(grad(lambda x, y: f(x, y), argnums=(0, 1)))(dev(a), dev(b))
         assert_allclose([host(g) for g in got], list(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("transform", ["grad", "jit-grad", "jvp"])
+def test_copysign_derivative_at_signed_zeros_and_nans_as_jax(dtype, transform):
+    # JAX 0.10.2 (jnp.copysign = where(signbit(y), -abs(x), abs(x)), abs' = +1 where x >= 0
+    # else -1): the sign of y times +1 at x = +-0 and -1 at a NaN x
+    x = np.array([-0.0, np.nan, 0.0, -0.0, np.nan, 1.5, -1.5, np.inf, -np.inf, 0.0, np.nan],
+                 dtype)
+    y = np.array([0.0, 2.0, -0.0, -1.0, -np.nan, -1.0, 3.0, -1.0, 1.0, np.nan, np.nan], dtype)
+    want = [1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0, -1.0, 1.0, -1.0]
+    f = lambda v: fnp.copysign(v, dev(y))  # noqa: E731
+    if transform == "jvp":
+        got = jvp(f, (dev(x),), (dev(np.ones_like(x)),))[1]
+    else:
+        g = grad(lambda v: f(v).sum())
+        got = (jit(g) if transform == "jit-grad" else g)(dev(x))
+    assert host(got).tolist() == want
+    assert host(grad(lambda w: fnp.copysign(dev(x), w).sum())(dev(y))).tolist() == [0.0] * 11
