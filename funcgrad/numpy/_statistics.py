@@ -394,6 +394,12 @@ def _cumulative(name: str, fn: Any, init: int, x: Any, axis: Any, dtype: Any, ou
             raise ValueError(f"{name}: For arrays which have more than one dimension ``axis`` "
                              "argument is required.")
         axis = 0
+    if type(axis) is tuple:
+        # NumPy's (ufunc.accumulate's): a 1-tuple is its axis, more is a ValueError
+        if len(axis) != 1:
+            raise ValueError(f"{name}: accumulate does not allow multiple axes, got "
+                             f"axis={axis}")
+        (axis,) = axis
     ax = _axis1(name, axis, av.ndim)
     r = fn(a, axis=ax, dtype=dtype)
     if include_initial:

@@ -325,3 +325,18 @@ def test_builtin_round_of_traced_scalar(ndigits) -> None:
                            else round(t[i]))(dev(x))
         assert host(got) == want
         assert host(got).dtype == np.asarray(want).dtype
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_axis_tuples_as_numpy(name: str) -> None:
+    # NumPy 2.4 (ufunc.accumulate): a 1-tuple is the axis, () or more axes a ValueError,
+    # other non-integers a TypeError
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    f = getattr(fnp, name)
+    assert_allclose(f(dev(x), axis=(1,)), getattr(np, name)(x, axis=1))
+    for bad in ((0, 1), ()):
+        with pytest.raises(ValueError, match="accumulate does not allow multiple axes"):
+            f(dev(x), axis=bad)
+    for bad in ([0], 1.0, True):
+        with pytest.raises(TypeError):
+            f(dev(x), axis=bad)
