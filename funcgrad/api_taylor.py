@@ -75,7 +75,12 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
                     raise ValueError(f"jet: series term {k} has shape {numpy.shape(leaf)} "
                                      f"but its primal has shape {numpy.shape(pl)}; each "
                                      "coefficient is shaped like its primal")
-                acc.append(fnp.multiply(leaf, scale) if scale != 1.0 else leaf)
+                if scale != 1.0:
+                    # A Python number stays one (weak, with no device of its own: it meets
+                    # the primal wherever that lives); arrays are scaled where they are.
+                    leaf = (leaf * scale if isinstance(leaf, int | float | complex)
+                            else fnp.multiply(leaf, scale))
+                acc.append(leaf)
         flat_s.extend(per_leaf)
     out_tree_box: list[Any] = []
 

@@ -226,3 +226,16 @@ def test_jet_names_a_series_term_of_the_wrong_shape():
     with pytest.raises(ValueError, match="series term 2 has shape \\(3,\\) but its primal has "
                                          "shape \\(2,\\)"):
         funcgrad.jet(fnp.sin, (dev(np.ones(2)),), ([dev(np.ones(2)), dev(np.ones(3))],))
+
+
+def test_jet_of_a_device_primal_with_python_number_series() -> None:
+    # Python-number coefficients have no device: scaled by 1/k! they stay Python numbers and
+    # meet the primal on its device (the default device left at cpu, as GPU users work).
+    from funcgrad.backend import device_of, to_numpy
+
+    x = funcgrad.device_put(0.5, "strict")
+    with funcgrad.default_device("cpu"):
+        y0, (y1, y2) = funcgrad.jet(fnp.sin, (x,), ((1.0, 0.0),))
+    assert device_of(y1) == device_of(x)
+    np.testing.assert_allclose(to_numpy(y1), np.cos(0.5))
+    np.testing.assert_allclose(to_numpy(y2), -np.sin(0.5))
