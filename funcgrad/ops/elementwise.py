@@ -1709,8 +1709,7 @@ defjvp(
         select_n(lt(hi, max(x, lo)), 0.0, g), ans),
 )
 _broadcasting_batch(clamp_p)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.update({select_n_p, clamp_p})
 # clip's operand order, not the primitive's
 _rules.emitters[clamp_p] = lambda ctx, eqn, args: Emission(

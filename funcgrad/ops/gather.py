@@ -86,8 +86,7 @@ def _gather_abstract(x: ShapedArray, *idx: ShapedArray, indexer: tuple, mode: st
 
 
 gather_p = make_primitive("gather", _gather_impl, _gather_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(gather_p)
 
 

@@ -701,8 +701,7 @@ def _cum_extremum_jvp(prim, arg_prim):
 
 _cum_extremum_jvp(cummax_p, cumargmax_p)
 _cum_extremum_jvp(cummin_p, cumargmin_p)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.update({cummax_p, cummin_p})
 
 __all__ = [

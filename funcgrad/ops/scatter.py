@@ -349,8 +349,7 @@ def _scatter_impl(x, u, *idx, indexer, mode):
 scatter_p = make_primitive(
     "scatter", _scatter_impl, _scatter_abstract_for("scatter")
 )
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(scatter_p)
 
 
@@ -570,8 +569,7 @@ scatter_min_p = make_primitive(
     "scatter_min", _scatter_extremal_impl("scatter_min", "minimum"),
     _scatter_abstract_for("scatter_min"),
 )
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(scatter_min_p)
 
 
@@ -599,8 +597,7 @@ scatter_max_p = make_primitive(
     "scatter_max", _scatter_extremal_impl("scatter_max", "maximum"),
     _scatter_abstract_for("scatter_max"),
 )
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(scatter_max_p)
 
 

@@ -852,8 +852,7 @@ def _slice_abstract(a: ShapedArray, start_indices, limit_indices, strides) -> li
 
 
 slice_p = make_primitive("slice", _slice_impl, _slice_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(slice_p)
 
 
@@ -991,8 +990,7 @@ def _ds_abstract(a: ShapedArray, *idx: ShapedArray, slice_sizes) -> list[ShapedA
 
 
 dynamic_slice_p = make_primitive("dynamic_slice", _ds_impl, _ds_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(dynamic_slice_p)
 
 
@@ -1102,8 +1100,7 @@ def _dus_abstract(a: ShapedArray, u: ShapedArray, *idx: ShapedArray) -> list[Sha
 
 
 dynamic_update_slice_p = make_primitive("dynamic_update_slice", _dus_impl, _dus_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(dynamic_update_slice_p)
 
 

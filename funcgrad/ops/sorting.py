@@ -110,8 +110,7 @@ def _gather_abstract(a: ShapedArray, idx: ShapedArray, axis: int, fill_value: An
 
 
 gather_along_axis_p = make_primitive("gather_along_axis", _gather_impl, _gather_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(gather_along_axis_p)
 
 

@@ -630,8 +630,7 @@ def _gather_impl(x: Any, idx: Any, kernel, stride, dilation) -> list:
 
 
 window_gather_p = make_primitive("window_gather", _gather_impl, _gather_abstract)
-# It keeps some operands' values and drops the rest: grad takes its derivative in a backward
-# pass (linearize.backward_pass_primitives), where a dropped NaN tangent still poisons, as JAX.
+# It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.add(window_gather_p)
 
 
