@@ -147,14 +147,14 @@ def _bicgstab_solve(A: Any, b: Any, x0: Any, *, maxiter: int, tol: float,  # noq
     return while_loop(cond, body, init)[0]
 
 
-def _isolve(name: str, solve: Any, A: Any, b: Any, x0: Any, *, tol: float,  # noqa: N803
-            atol: float, maxiter: Any, M: Any, check_symmetric: bool) -> tuple[Any, None]:  # noqa: N803
+def _prepared(name: str, A: Any, b: Any, x0: Any, M: Any) -> tuple[Any, Any, Any, Any]:  # noqa: N803
+    """The solvers' common arguments checked and made callable: ``(A, b, x0, M)`` with ``b``
+    and ``x0`` pytrees of arrays of one structure and shapes (``x0`` zeros by default), ``A``
+    and ``M`` (the identity by default) functions."""
     b = tree_map(fnp.asarray, b)
     if x0 is None:
         x0 = tree_map(fnp.zeros_like, b)
     x0 = tree_map(fnp.asarray, x0)
-    if maxiter is None:
-        maxiter = 10 * sum(leaf.size for leaf in tree_leaves(b))  # SciPy's default
     A = _as_matvec(A, name)
     M = _identity if M is None else _as_matvec(M, name)
     if tree_structure(x0) != tree_structure(b):
@@ -165,6 +165,14 @@ def _isolve(name: str, solve: Any, A: Any, b: Any, x0: Any, *, tol: float,  # no
     if shapes_x != shapes_b:
         raise ValueError(f"{name}: arrays in x0 and b must have matching shapes: {shapes_x} "
                          f"vs {shapes_b}")
+    return A, b, x0, M
+
+
+def _isolve(name: str, solve: Any, A: Any, b: Any, x0: Any, *, tol: float,  # noqa: N803
+            atol: float, maxiter: Any, M: Any, check_symmetric: bool) -> tuple[Any, None]:  # noqa: N803
+    A, b, x0, M = _prepared(name, A, b, x0, M)
+    if maxiter is None:
+        maxiter = 10 * sum(leaf.size for leaf in tree_leaves(b))  # SciPy's default
     run = functools.partial(solve, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
     symmetric = check_symmetric and not any(fnp.iscomplexobj(leaf) for leaf in tree_leaves(b))
     x = custom_linear_solve(A, b, solve=run, transpose_solve=run, symmetric=symmetric)
@@ -372,20 +380,7 @@ def gmres(A: Any, b: Any, x0: Any = None, *, tol: float = 1e-5, atol: float = 0.
         raise ValueError(f"gmres: invalid solve_method {solve_method!r}, must be either "
                          f"'incremental' or 'batched'")
     gmres_func = _GMRES_METHODS[solve_method]
-    b = tree_map(fnp.asarray, b)
-    if x0 is None:
-        x0 = tree_map(fnp.zeros_like, b)
-    x0 = tree_map(fnp.asarray, x0)
-    A = _as_matvec(A, "gmres")
-    M = _identity if M is None else _as_matvec(M, "gmres")
-    if tree_structure(x0) != tree_structure(b):
-        raise ValueError(f"gmres: x0 and b must have matching tree structure: "
-                         f"{tree_structure(x0)} vs {tree_structure(b)}")
-    shapes_b = [tuple(leaf.shape) for leaf in tree_leaves(b)]
-    shapes_x = [tuple(leaf.shape) for leaf in tree_leaves(x0)]
-    if shapes_x != shapes_b:
-        raise ValueError(f"gmres: arrays in x0 and b must have matching shapes: {shapes_x} "
-                         f"vs {shapes_b}")
+    A, b, x0, M = _prepared("gmres", A, b, x0, M)
     size = sum(leaf.size for leaf in tree_leaves(b))
     if maxiter is None:
         maxiter = 10 * size  # SciPy's default
