@@ -84,6 +84,28 @@ def Dense(out_dim: int, W_init: Callable = glorot_normal(),  # noqa: B008
     return init_fun, apply_fun
 
 
+def _conv_layer(dimension_numbers: tuple[str, str, str], out_chan: int,
+                filter_shape: Sequence[int], W_init: Callable | None, b_init: Callable,  # noqa: N803
+                output_shape: Callable, conv: Callable) -> Layer:
+    """A (transposed) convolution layer plus bias: ``output_shape(input_shape, kernel_shape)``
+    and ``conv(inputs, W)`` are the operation's."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng: Any, input_shape: tuple) -> tuple:
+        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, out_chan, filter_shape, input_shape)
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
+        return output_shape(input_shape, kernel_shape), (W, b)
+
+    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
+        W, b = params
+        return conv(inputs, W) + b
+
+    return init_fun, apply_fun
+
+
 def _kernel_shape(lhs_spec: str, rhs_spec: str, out_chan: int, filter_shape: Sequence[int],
                   input_shape: tuple) -> list[int]:
     filter_shape_iter = iter(filter_shape)
@@ -104,26 +126,14 @@ def GeneralConv(dimension_numbers: tuple[str, str, str], out_chan: int,
         >>> init_fun(random.PRNGKey(0), (1, 2, 8, 8))[0]
         (1, 4, 6, 6)
     """
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng: Any, input_shape: tuple) -> tuple:
-        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, out_chan, filter_shape, input_shape)
-        output_shape = lax.conv_general_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
-
-    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        W, b = params
-        return lax.conv_general_dilated(inputs, W, strides, padding, one, one,
-                                        dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, W_init, b_init,
+        lambda x_shape, k_shape: lax.conv_general_shape_tuple(
+            x_shape, k_shape, strides, padding, dimension_numbers),
+        lambda x, W: lax.conv_general_dilated(x, W, strides, padding, one, one,
+                                              dimension_numbers=dimension_numbers))
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -143,26 +153,13 @@ def GeneralConvTranspose(dimension_numbers: tuple[str, str, str], out_chan: int,
         >>> init_fun(random.PRNGKey(0), (1, 5, 5, 2))[0]
         (1, 11, 11, 4)
     """
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-
-    def init_fun(rng: Any, input_shape: tuple) -> tuple:
-        kernel_shape = _kernel_shape(lhs_spec, rhs_spec, out_chan, filter_shape, input_shape)
-        output_shape = lax.conv_transpose_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
-
-    def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        W, b = params
-        return lax.conv_transpose(inputs, W, strides, padding,
-                                  dimension_numbers=dimension_numbers) + b
-
-    return init_fun, apply_fun
+    strides = strides or (1,) * len(filter_shape)
+    return _conv_layer(
+        dimension_numbers, out_chan, filter_shape, W_init, b_init,
+        lambda x_shape, k_shape: lax.conv_transpose_shape_tuple(
+            x_shape, k_shape, strides, padding, dimension_numbers),
+        lambda x, W: lax.conv_transpose(x, W, strides, padding,
+                                        dimension_numbers=dimension_numbers))
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
