@@ -36,12 +36,19 @@ def _leaves(grads: Any) -> list[Any]:
 def _grad_leaves(grads: Any, fname: str) -> list[Any]:
     """The arrays an in-place clip changes: PyTorch's ``clip_grad_norm_(model.parameters(),
     ...)`` clips the parameters' ``.grad``; here it would scale the weights themselves, so
-    ``model.parameters()``, and any list holding a module's parameter array, is refused."""
+    ``model.parameters()``, and any list holding a module's parameter array, is refused;
+    ``grads.parameters()`` of a gradient module (what ``nn.grad`` returns) is accepted."""
     if isinstance(grads, ParameterIterator):
-        raise TypeError(
-            f"{fname}: got model.parameters(), but funcgrad stores no .grad on parameters "
-            "(this would change the weights): pass the gradients, e.g. grads = "
-            f"nn.grad(loss_fn)(model, ...); nn.utils.{fname}(grads, ...)")
+        # grads.parameters() of the gradient module nn.grad returns is the natural port of
+        # PyTorch's clip_grad_norm_(model.parameters()): its arrays are gradients. Only the
+        # live model's own parameters (the weights) are refused.
+        grads = list(grads)
+        if any(is_parameter_array(g) for g in grads):
+            raise TypeError(
+                f"{fname}: got model.parameters(), but funcgrad stores no .grad on parameters "
+                "(this would change the weights): pass the gradients, e.g. grads = "
+                f"nn.grad(loss_fn)(model, ...); nn.utils.{fname}(grads.parameters(), ...) "
+                f"(or nn.utils.{fname}(grads, ...))")
     leaves = _leaves(grads)
     # A list of the parameters themselves (list(model.parameters()), [model.weight]) means
     # "their .grad" in PyTorch; here the arrays are the weights, which must not be scaled.

@@ -863,3 +863,32 @@ def test_is_parametrized_takes_torchs_tensor_name_keyword():
     lin = weight_norm(nn.Linear(2, 2))
     assert nn.utils.parametrize.is_parametrized(lin, tensor_name="weight")
     assert not nn.utils.parametrize.is_parametrized(lin, tensor_name="bias")
+
+
+def test_clip_grad_norm_accepts_the_gradient_modules_parameters():
+    # The port of torch's clip_grad_norm_(model.parameters(), 0.5) after loss.backward() is
+    # clip_grad_norm_(grads.parameters(), 0.5) on the gradient module nn.grad returns (its
+    # arrays are gradients, not weights); it was refused as model.parameters() is. Reference:
+    # torch 2.13, float64, the weights below, loss = (m(x) ** 2).sum().
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)).double().to(DEVICE)
+    model.load_state_dict(dev({
+        "0.weight": np.array([[1.0, -2.0], [0.5, 3.0]]), "0.bias": np.array([0.1, -0.3]),
+        "1.weight": np.array([[2.0, -1.0]]), "1.bias": np.array([0.25])}))
+    x = dev(np.array([[1.0, 2.0], [-1.0, 0.5]]))
+    grads = nn.grad(lambda m: (m(x) ** 2).sum())(model)
+    weights = [np.array(host(p)) for p in model.parameters()]
+    total = nn.utils.clip_grad_norm_(grads.parameters(), 0.5)
+    assert float(total) == pytest.approx(224.73545559168005, rel=1e-12)
+    expected = {
+        "0.weight": [[-0.06674514216621089, -0.22804590240122055],
+                     [0.03337257108310544, 0.11402295120061028]],
+        "0.bias": [-0.1423896366212499, 0.07119481831062495],
+        "1.weight": [[0.18755384948705256, -0.3373966936501961]],
+        "1.bias": [-0.07119481831062495]}
+    for name, g in grads.named_parameters():
+        np.testing.assert_allclose(host(g), expected[name], rtol=1e-12, err_msg=name)
+    for p, w in zip(model.parameters(), weights):  # the weights are untouched
+        np.testing.assert_array_equal(host(p), w)
+    # the value clip takes it too
+    nn.utils.clip_grad_value_(grads.parameters(), 0.1)
+    np.testing.assert_allclose(host(grads[1].weight), [[0.1, -0.1]])
