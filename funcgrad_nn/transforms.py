@@ -328,6 +328,12 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     are the same in the recomputation (the key is an input), as PyTorch's
     ``preserve_rng_state``; ``use_reentrant`` is accepted and has no effect.
 
+    One deliberate difference: PyTorch (both ``use_reentrant`` modes) runs the block's
+    forward again in the backward pass *with its side effects*, so a training-mode BatchNorm
+    updates its running statistics twice per step (``num_batches_tracked`` +2), unlike the
+    same model without checkpointing (pytorch/pytorch#96136). Here the recomputation is
+    pure: the statistics are updated once, exactly as without ``checkpoint``.
+
     >>> import numpy as np, funcgrad_nn as nn
     >>> block = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Tanh())
     >>> loss = lambda m, x: nn.checkpoint(m, x).sum()
