@@ -110,7 +110,7 @@ class FunctionCtx:
 
 
 _CTX_OWN = frozenset(("_fname", "needs_input_grad", "_saved", "_non_diff", "materialize_grads",
-                      "_nondiff_out", "_input_avals", "_hooks"))
+                      "_nondiff_out", "_out_avals", "_input_avals", "_hooks"))
 
 
 class _Residuals:
@@ -126,7 +126,7 @@ class _Static:
     """Static part of a ctx; compared by identity (it never takes part in caching)."""
 
     __slots__ = ("fname", "needs", "saved_mask", "array_attrs", "other", "materialize",
-                 "nondiff_out", "input_avals", "hooks")
+                 "nondiff_out", "out_avals", "input_avals", "hooks")
 
     def __init__(self, **kw: Any) -> None:
         for k, v in kw.items():
@@ -155,6 +155,7 @@ def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
                      array_attrs=tuple(array_attrs), other=other,
                      materialize=ctx.materialize_grads,
                      nondiff_out=getattr(ctx, "_nondiff_out", ()),
+                     out_avals=getattr(ctx, "_out_avals", ()),
                      input_avals=getattr(ctx, "_input_avals", None), hooks=ctx._hooks)
     return saved + leaves, static
 
@@ -172,6 +173,7 @@ def _res_unflatten(static: _Static, children: Any) -> _Residuals:
         setattr(ctx, k, v)
     ctx.materialize_grads = static.materialize
     ctx._nondiff_out = static.nondiff_out  # type: ignore[attr-defined]
+    ctx._out_avals = static.out_avals  # type: ignore[attr-defined]
     ctx._input_avals = static.input_avals  # type: ignore[attr-defined]
     return _Residuals(ctx)
 
@@ -321,7 +323,12 @@ def _out_leaves(out: Any) -> list[Any]:
 
 def _mark_outputs(ctx: FunctionCtx, out: Any) -> None:
     ids = {id(o) for o in ctx._non_diff}
-    ctx._nondiff_out = tuple(id(o) in ids for o in _out_leaves(out))  # type: ignore[attr-defined]
+    leaves = _out_leaves(out)
+    ctx._nondiff_out = tuple(id(o) in ids for o in leaves)  # type: ignore[attr-defined]
+    # the outputs' dtypes: an integer output's cotangent is float0, but backward gets zeros
+    # of the output's own dtype (materialize_grads), as PyTorch's
+    ctx._out_avals = tuple(get_aval(o) if _is_array(o) else None  # type: ignore[attr-defined]
+                           for o in leaves)
     ctx._non_diff = []
 
 
@@ -365,20 +372,25 @@ def _in_views(ctx: FunctionCtx, values: Sequence[Any], rule: Callable[..., Any])
 def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
     cts = _out_leaves(ct)
     nondiff = getattr(ctx, "_nondiff_out", ()) or (False,) * len(cts)
+    avals = getattr(ctx, "_out_avals", ()) or (None,) * len(cts)
     out = []
-    for c, nd in zip(cts, nondiff):
+    for c, nd, oa in zip(cts, nondiff, avals):
         if nd or type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
-            out.append(None if not ctx.materialize_grads else _zeros_like(c))
+            out.append(None if not ctx.materialize_grads else _zeros_like(c, oa))
         else:
             out.append(c)
     return out
 
 
-def _zeros_like(c: Any) -> Any:
+def _zeros_like(c: Any, out_aval: Any) -> Any:
+    """The materialized gradient of an output that got none: zeros of the output's shape
+    and dtype (an integer output's too: PyTorch passes ``int64`` zeros for an index output)."""
     from funcgrad import numpy as fnp
 
     a = c.aval if type(c) is SymbolicZero else get_aval(c)
-    if a.dtype.kind not in "fc":
+    if out_aval is not None and a.dtype == float0:
+        a = out_aval
+    if a.dtype == float0:
         return None
     return fnp.zeros(a.shape, a.dtype, device=a.device)  # (a symbolic zero has no array)
 

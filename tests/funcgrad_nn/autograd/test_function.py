@@ -205,6 +205,40 @@ def test_set_materialize_grads_false_gives_none():
 
 
 @pytest.mark.parametrize("transform", [lambda f: f, funcgrad.jit])
+def test_materialized_grads_of_an_integer_output_are_integer_zeros_as_torch(transform):
+    # torch 2.13: forward returns (x * 2, (x > 0).long(), x * 3 marked non-differentiable);
+    # with materialize_grads on (the default) backward gets int64 zeros for the index output
+    # and float zeros for the marked one (funcgrad passed None for the integer output); off,
+    # both are None.
+    got = []
+
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x, mat):
+            ctx.set_materialize_grads(mat)
+            c = x * 3.0
+            ctx.mark_non_differentiable(c)
+            return x * 2.0, (x > 0).astype(np.int64), c
+
+        @staticmethod
+        def backward(ctx, ga, gb, gc):
+            got.append((gb, gc))
+            return ga * 2.0, None
+
+    x = dev(np.array([1.0, -1.0]))
+    for mat in (True, False):
+        got.clear()
+        g = transform(funcgrad.grad(lambda x: F.apply(x, mat)[0].sum()))(x)
+        assert_close(g, [2.0, 2.0])
+        ((gb, gc),) = got
+        if mat:
+            assert gb.dtype == np.int64 and gb.shape == (2,)
+            assert gc.dtype == np.float64 and gc.shape == (2,)
+        else:
+            assert gb is None and gc is None
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, funcgrad.jit])
 def test_needs_input_grad_and_unused_outputs_follow_what_is_differentiated_as_torch(transform):
     # torch 2.13, x requiring grad and y not, materialize_grads off: backward sees
     # needs_input_grad (True, False); the output not used by the loss gets None, the used
