@@ -462,7 +462,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replac
 
     ``shape`` must end with ``logits``' shape without ``axis`` (its default). With
     ``replace=False`` the leading ``shape`` entries (``k`` draws in all) are distinct: the
-    ``k`` largest of one Gumbel-perturbed ``logits`` (JAX's Gumbel-top-k). ``mode``: JAX's
+    ``k`` largest of one Gumbel-perturbed ``logits`` (JAX's Gumbel-top-k), as ``int32``
+    indices as JAX's (``int64`` with replacement). ``mode``: JAX's
     ``'low'`` (the default; ``'high'`` is not supported).
 
     Example:
@@ -496,7 +497,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replac
         u = _uniform(key, la.shape, la.dtype, numpy.finfo(la.dtype).tiny, 1.0)
         perturbed = _ew.add(logits, _ew.neg(_ew.log(_ew.neg(_ew.log(u)))))
         order = fnp.argsort(_ew.neg(fnp.moveaxis(perturbed, ax, -1)), axis=-1)
-        top = order[..., :k]
+        # int32 as JAX's (its indices come from lax.top_k), unlike the replace=True argmax
+        top = _ew.convert_element_type(order[..., :k], numpy.dtype(numpy.int32))
         return _sh.reshape(fnp.moveaxis(top, -1, 0), shape)
     lshape = list(shape[len(shape) - len(batch_shape):])
     lshape.insert(ax % la.ndim, la.shape[ax])

@@ -164,7 +164,10 @@ def test_categorical_without_replacement_equals_jax() -> None:
     logits = dev(np.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1],
                                   [0.25, 0.25, 0.25, 0.25]])))
     got = R.categorical(dev(R.PRNGKey(3)), logits, shape=(4, 3), replace=False)
-    assert_allclose(got, np.array([[0, 2, 0], [1, 1, 1], [3, 0, 3], [2, 3, 2]]))
+    assert_allclose(got, np.array([[0, 2, 0], [1, 1, 1], [3, 0, 3], [2, 3, 2]], np.int32))
+    # JAX's indices without replacement are int32 (from top_k); with replacement int64 (x64)
+    assert got.dtype == np.int32
+    assert R.categorical(dev(R.PRNGKey(3)), logits, shape=(4, 3)).dtype == np.int64
     x = np.asarray(host(R.categorical(dev(R.PRNGKey(5)), logits[0], shape=(2,),
                                       replace=False)))
     assert x.shape == (2,) and x[0] != x[1]
