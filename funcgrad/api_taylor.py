@@ -194,7 +194,8 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
             basis = _std_basis([a], [a.dtype])[0]  # on x's device
             return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
         # Drawn where x is (a key is made on the default device, x may be a host array).
-        k = device_put(key, a.device) if a.device else key
+        # (tree_map: a typed key is a pytree over its uint32 data)
+        k = tree_util.tree_map(lambda d: device_put(d, a.device), key) if a.device else key
         v = random.rademacher(k, (samples,) + a.shape, dtype=a.dtype)
         return fnp.mean(vmap(second, in_axes=(None, 0))(x, v))
 

@@ -1,6 +1,8 @@
 """``jax.dtypes``'s names: ``float0`` (the tangent dtype of integer and boolean values, which a
 ``custom_vjp`` backward rule returns for an integer argument), ``canonicalize_dtype``,
-``issubdtype``, ``result_type``, ``finfo``, ``iinfo``, ``scalar_type_of``, ``itemsize_bits``.
+``issubdtype``, ``result_type``, ``finfo``, ``iinfo``, ``scalar_type_of``, ``itemsize_bits``,
+and the scalar types ``extended`` and ``prng_key`` above the dtype of typed keys
+(``funcgrad.random.key``).
 
 funcgrad's dtypes are NumPy's, always 64-bit by default (JAX's ``jax_enable_x64``): every
 dtype is canonical, and promotion is NumPy's (docs/porting.md).
@@ -20,9 +22,10 @@ import numpy
 from funcgrad.avals import float0
 from funcgrad.errors import DTypeError
 from funcgrad.numpy import finfo, iinfo, issubdtype, result_type
+from funcgrad.numpy._dtype_utils import extended, prng_key
 
 __all__ = ["float0", "canonicalize_dtype", "issubdtype", "result_type", "finfo", "iinfo",
-           "scalar_type_of", "itemsize_bits", "TypePromotionError"]
+           "scalar_type_of", "itemsize_bits", "TypePromotionError", "extended", "prng_key"]
 
 #: JAX's error for a promotion its strict mode refuses; funcgrad's dtype errors are DTypeErrors
 TypePromotionError = DTypeError
@@ -36,6 +39,9 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> numpy.
         >>> canonicalize_dtype("int64"), canonicalize_dtype(float)
         (dtype('int64'), dtype('float64'))
     """
+    if allow_extended_dtype and isinstance(getattr(dtype, "type", None), type) and issubclass(
+            dtype.type, extended):
+        return dtype  # a key dtype is its own canonical form
     return numpy.dtype(dtype)
 
 

@@ -43,7 +43,7 @@ def _device(key: Any) -> str | None:
     move to where they are used; funcgrad's stay put), so parameters from a key on the GPU
     are on the GPU even with the default device left at the CPU. No key (``None``, which
     the constant initializers accept, as JAX's): the default device."""
-    return None if key is None else get_aval(key).device
+    return None if key is None else get_aval(random.key_data(key)).device
 
 
 def _scalar(key: Any, value: Any, dtype: Any) -> Any:

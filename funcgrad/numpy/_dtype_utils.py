@@ -21,6 +21,24 @@ __all__ = [
     "min_scalar_type", "mintypecode",
 ]
 
+
+class extended(_np.generic):  # noqa: N801  (jax.dtypes' name)
+    """The scalar type above every dtype that is not NumPy's (JAX's ``jax.dtypes.extended``):
+    the key dtype of :func:`funcgrad.random.key` arrays. An extended dtype object has a
+    ``type`` attribute, a subclass of this, that :func:`issubdtype` compares."""
+
+
+class prng_key(extended):  # noqa: N801  (jax.dtypes' name)
+    """The scalar type of typed PRNG key dtypes (``key<fry>``, JAX's ``jax.dtypes.prng_key``)."""
+
+
+def _extended_type(x: Any) -> type | None:
+    """The ``type`` of an extended dtype object (a key dtype), else None."""
+    if isinstance(x, _np.dtype | type | str):
+        return None
+    t = getattr(x, "type", None)
+    return t if isinstance(t, type) and issubclass(t, extended) else None
+
 def check_python_ints_fit(values: Any, dtype: Any, fname: str, kinds: str = "iu") -> None:
     """NumPy 2's OverflowError for Python ints (in nested lists too) that an integer ``dtype``
     of one of ``kinds`` cannot hold, where they are written into an array of that dtype (pad,
@@ -122,7 +140,17 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.issubdtype(np.float32, np.floating), fnp.issubdtype("int8", np.unsignedinteger)
         (True, False)
+        >>> from funcgrad import dtypes, random
+        >>> fnp.issubdtype(random.key(0).dtype, dtypes.prng_key)
+        True
     """
+    t1 = _extended_type(arg1)
+    if t1 is not None or _extended_type(arg2) is not None:
+        # an extended (key) dtype object is below its type's classes and equal to itself
+        if t1 is None:
+            return False
+        t2 = _extended_type(arg2)
+        return arg1 == arg2 if t2 is not None else isinstance(arg2, type) and issubclass(t1, arg2)
     return _as_bool(_np.issubdtype(arg1, arg2))
 
 

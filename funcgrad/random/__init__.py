@@ -1,6 +1,7 @@
 """funcgrad.random: explicit-key, splittable pseudo-random numbers, as ``jax.random``.
 
-A key is a plain ``uint32`` array of shape ``(2,)``; every sampler is a pure function of its
+A raw key (``PRNGKey(seed)``) is a plain ``uint32`` array of shape ``(2,)``; a typed key
+(``key(seed)``) is a key array of shape ``()`` and dtype ``key<fry>`` over such data. Every sampler is a pure function of its
 key (the same key always gives the same numbers). Make new keys with :func:`split` or
 :func:`fold_in`, never reuse one for two purposes. The bits come from the Threefry-2x32 hash
 (20 rounds) with the layout of JAX's default implementation, so keys, ``split``, ``fold_in``,
@@ -21,6 +22,7 @@ from funcgrad.random._core import (
     fold_in,
     key,
     key_data,
+    key_impl,
     split,
     threefry_2x32,
     wrap_key_data,
@@ -43,6 +45,7 @@ from funcgrad.random._derived_samplers import (
     weibull_min,
 )
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
+from funcgrad.random._keys import KeyDType, PRNGKeyArray
 from funcgrad.random._reuse import KeyReuseError, check_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,
@@ -65,7 +68,7 @@ from funcgrad.random._samplers import (
 )
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "PRNGKeyArray", "KeyDType", "split", "fold_in", "bits",
     "threefry_2x32", "uniform", "normal", "truncated_normal", "lognormal", "bernoulli",
     "rademacher", "randint", "categorical", "gumbel", "exponential", "laplace", "logistic",
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",

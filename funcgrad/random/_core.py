@@ -1,6 +1,7 @@
 """Keys, the Threefry-2x32 hash, ``split``/``fold_in`` and raw random bits.
 
-A key is a plain ``uint32`` array of shape ``(2,)``. Everything is written with funcgrad
+A raw key is a plain ``uint32`` array of shape ``(2,)``; a typed key (``key(seed)``) is a
+:class:`~funcgrad.random._keys.PRNGKeyArray` over such data, unwrapped by ``check_key``. Everything is written with funcgrad
 primitives on ``uint32`` arrays (additions wrap modulo 2**32 as array arithmetic does), so keys
 may be concrete, traced under ``jit`` or batched under ``vmap``.
 
@@ -22,10 +23,11 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.random._keys import PRNGKeyArray
 from funcgrad.random._reuse import consumes
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "split", "fold_in", "bits",
     "threefry_2x32", "check_key", "shape_arg", "random_bits", "split2",
 ]
 
@@ -44,7 +46,14 @@ Array = Any
 
 
 def check_key(name: str, key: Any) -> Any:
-    """``key`` validated as one raw key (``uint32``, shape ``(2,)``); errors name ``name``."""
+    """The raw data of one key (``uint32``, shape ``(2,)``): ``key`` itself when raw, the data
+    of a typed key array of shape ``()``; errors name ``name``."""
+    if isinstance(key, PRNGKeyArray):
+        if key.shape != ():
+            raise ValueError(
+                f"{name} accepts a single key, but was given a key array of shape "
+                f"{key.shape} != (). Use funcgrad.vmap for batching.")
+        return key._data
     if isinstance(key, list | tuple):
         raise TypeError(
             f"{name}: key must be a uint32 array of shape (2,) (as made by "
@@ -262,66 +271,98 @@ def PRNGKey(seed: Any, *, impl: Any = None) -> Array:  # noqa: N802  (JAX's name
     return _sh.concatenate([_sh.reshape(hi, (1,)), _sh.reshape(lo, (1,))], 0)
 
 
-def key(seed: Any, *, impl: Any = None) -> Array:
-    """Same as :func:`PRNGKey` (funcgrad has no typed key arrays: keys are raw ``uint32``).
+def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
+    """A typed key from an integer seed: a key array of shape ``()`` and dtype ``key<fry>``
+    (JAX's ``jax.random.key``) over the data :func:`PRNGKey` gives for the same seed.
+
+    Samplers take typed and raw keys alike and draw the same numbers from both; ``split`` and
+    ``fold_in`` of a typed key give typed keys. :func:`key_data` is its ``uint32`` data.
 
     Example:
-        >>> key(7).tolist()
-        [0, 7]
+        >>> k = key(7)
+        >>> k.shape, str(k.dtype), key_data(k).tolist()
+        ((), 'key<fry>', [0, 7])
     """
     check_impl("key", impl)
-    return PRNGKey(seed)
+    return PRNGKeyArray(PRNGKey(seed))
+
+
+def _check_key_data(name: str, data: Any) -> None:
+    a = get_aval(data)
+    if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != 2:
+        raise TypeError(
+            f"{name}: expected uint32 key data of shape (..., 2), got {a.str_short()}"
+        )
 
 
 def key_data(keys: Any) -> Array:
-    """The ``uint32`` data of a key: the key itself (keys are raw arrays here).
+    """The ``uint32`` data of keys: shape ``(*keys.shape, 2)`` for a typed key array; raw
+    keys (``uint32`` arrays of shape ``(..., 2)``) are their own data.
 
     Example:
-        >>> key_data(PRNGKey(1)).tolist()
-        [0, 1]
+        >>> key_data(key(1)).tolist(), key_data(PRNGKey(1)).tolist()
+        ([0, 1], [0, 1])
     """
-    a = get_aval(keys)
-    if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != 2:
-        raise TypeError(
-            f"key_data: expected uint32 key data of shape (..., 2), got {a.str_short()}"
-        )
+    if isinstance(keys, PRNGKeyArray):
+        return keys._data
+    _check_key_data("key_data", keys)
     return keys
 
 
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> Array:
-    """Keys from their ``uint32`` data: the identity, after checking (..., 2) ``uint32``.
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
+    """Typed keys from their ``uint32`` data of shape ``(..., 2)``: a key array of shape
+    ``key_bits_array.shape[:-1]`` (the inverse of :func:`key_data`).
 
     Example:
         >>> import numpy as np
-        >>> wrap_key_data(np.array([0, 5], np.uint32)).tolist()
-        [0, 5]
+        >>> k = wrap_key_data(np.array([0, 5], np.uint32))
+        >>> k.shape, key_data(k).tolist()
+        ((), [0, 5])
     """
     check_impl("wrap_key_data", impl)
-    a = get_aval(key_bits_array)
-    if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != 2:
-        raise TypeError(
-            f"wrap_key_data: expected uint32 data of shape (..., 2), got {a.str_short()}"
-        )
-    return key_bits_array
+    if isinstance(key_bits_array, PRNGKeyArray):
+        raise TypeError("wrap_key_data: expected uint32 key data, got a typed key array "
+                        "(it is already wrapped; key_data(keys) gives its data)")
+    _check_key_data("wrap_key_data", key_bits_array)
+    return PRNGKeyArray(key_bits_array)
+
+
+def key_impl(keys: Any) -> str:
+    """The name of the implementation of ``keys`` (typed or raw): ``'threefry2x32'``, the only
+    one funcgrad has (JAX's ``key_impl``).
+
+    Example:
+        >>> key_impl(key(0)), key_impl(PRNGKey(0))
+        ('threefry2x32', 'threefry2x32')
+    """
+    if not isinstance(keys, PRNGKeyArray):
+        _check_key_data("key_impl", keys)
+    return "threefry2x32"
 
 
 @consumes
 def split(key: Any, num: int | Sequence[int] = 2) -> Array:
-    """``num`` new independent keys from ``key``: shape ``(num, 2)`` (``(*num, 2)`` for a tuple).
+    """``num`` new independent keys from ``key``: raw keys of shape ``(num, 2)`` (``(*num,
+    2)`` for a tuple) from a raw key, a key array of shape ``(num,)`` from a typed one.
 
     Example:
         >>> split(PRNGKey(0)).tolist()
         [[1797259609, 2579123966], [928981903, 3453687069]]
+        >>> split(key(0), 3).shape
+        (3,)
     """
+    typed = isinstance(key, PRNGKeyArray)
     key = check_key("split", key)
     shape = shape_arg("split", num)
     b1, b2 = _hash_shape(key, shape)
-    return _sh.concatenate([_sh.reshape(b1, (*shape, 1)), _sh.reshape(b2, (*shape, 1))],
-                           len(shape))
+    out = _sh.concatenate([_sh.reshape(b1, (*shape, 1)), _sh.reshape(b2, (*shape, 1))],
+                          len(shape))
+    return PRNGKeyArray(out) if typed else out
 
 
 def fold_in(key: Any, data: Any) -> Array:
-    """A new key from ``key`` and an integer ``data``, e.g. a step number.
+    """A new key from ``key`` and an integer ``data``, e.g. a step number (typed when ``key``
+    is).
 
     A Python int must lie in ``[0, 2**32)``; an integer array scalar (traced too) is cast to
     ``uint32`` (wrapping, keeping its low 32 bits). Equal to hashing the counter ``(0, data)``.
@@ -330,6 +371,7 @@ def fold_in(key: Any, data: Any) -> Array:
         >>> fold_in(PRNGKey(0), 1).tolist()
         [928981903, 3453687069]
     """
+    typed = isinstance(key, PRNGKeyArray)
     key = check_key("fold_in", key)
     if isinstance(data, bool | numpy.bool_):
         raise TypeError("fold_in: data must be an integer, got a bool")
@@ -351,7 +393,8 @@ def fold_in(key: Any, data: Any) -> Array:
             raise TypeError(f"fold_in: data must be an integer scalar, got {a.str_short()}")
         lo = _ew.convert_element_type(data, _U32)
     y0, y1 = _threefry(_word(key, 0), _word(key, 1), _ew.mul(lo, numpy.uint32(0)), lo)
-    return _sh.concatenate([_sh.reshape(y0, (1,)), _sh.reshape(y1, (1,))], 0)
+    out = _sh.concatenate([_sh.reshape(y0, (1,)), _sh.reshape(y1, (1,))], 0)
+    return PRNGKeyArray(out) if typed else out
 
 
 @consumes

@@ -23,6 +23,7 @@ from funcgrad.avals import get_aval
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.random._core import check_key, shape_arg, split2
 from funcgrad.random._gamma import beta, chisquare, gamma
+from funcgrad.random._keys import PRNGKeyArray
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
     _exponential,
@@ -289,6 +290,8 @@ def clone(key: Any) -> Array:
         >>> bool((random.clone(k) == k).all())
         True
     """
+    if isinstance(key, PRNGKeyArray):
+        return PRNGKeyArray(clone(check_key("clone", key)))
     key = check_key("clone", key)
     return fnp.copy(key) if not hasattr(key, "aval") else _ew.add(key, numpy.uint32(0))
 

@@ -1,0 +1,232 @@
+"""Typed key arrays: what :func:`funcgrad.random.key` makes (JAX's ``key<fry>`` arrays).
+
+A typed key array of shape ``S`` holds the ``uint32`` data of ``prod(S)`` raw keys, an array
+of shape ``(*S, 2)``; its ``dtype`` is the key dtype ``key<fry>`` (a
+:class:`funcgrad.dtypes.prng_key`), so one key has shape ``()``. It is a pytree whose one
+child is that data: ``jit``, ``vmap``, ``grad``, ``scan``, ``cond`` and every other
+transformation carry keys through as they carry any pytree, with no knowledge of keys (a
+batch of ``n`` keys under ``vmap`` is data of shape ``(n, 2)``, batched on axis 0).
+
+Example:
+    >>> from funcgrad import random
+    >>> k = random.key(0)
+    >>> k.shape, str(k.dtype)
+    ((), 'key<fry>')
+    >>> random.split(k, 3).shape
+    (3,)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.api import block_until_ready
+from funcgrad.avals import ShapeDtypeStruct, get_aval
+from funcgrad.backend import is_array, to_numpy
+from funcgrad.numpy._dtype_utils import prng_key
+
+__all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key"]
+
+_IMPL_NAME = "threefry2x32"
+
+
+class KeyDType:
+    """The dtype of typed key arrays: ``key<fry>`` (Threefry-2x32 keys), as JAX's ``KeyTy``.
+
+    ``type`` is :class:`funcgrad.dtypes.prng_key`, so
+    ``funcgrad.numpy.issubdtype(k.dtype, funcgrad.dtypes.prng_key)`` holds.
+
+    Example:
+        >>> from funcgrad import random
+        >>> random.key(0).dtype
+        key<fry>
+    """
+
+    type = prng_key
+    name = "key<fry>"
+    kind = "V"  # NumPy's kind for "other": a key is no number
+    impl = _IMPL_NAME
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyDType)
+
+    def __hash__(self) -> int:
+        return hash(("funcgrad.KeyDType", _IMPL_NAME))
+
+
+KEY_DTYPE = KeyDType()
+
+
+def _index_count(idx: tuple[Any, ...]) -> int:
+    """How many key axes ``idx`` indexes (a boolean mask counts its rank)."""
+    n = 0
+    for i in idx:
+        if i is None or i is Ellipsis:
+            continue
+        dt = getattr(i, "dtype", None)
+        n += len(getattr(i, "shape", ())) if dt is not None and numpy.dtype(dt) == bool else 1
+    return n
+
+
+class PRNGKeyArray:
+    """An array of typed PRNG keys: ``shape`` keys whose ``uint32`` data is ``(*shape, 2)``.
+
+    Made by :func:`funcgrad.random.key`, :func:`~funcgrad.random.split` and
+    :func:`~funcgrad.random.fold_in` of typed keys, and
+    :func:`~funcgrad.random.wrap_key_data`. It indexes, reshapes and iterates as an array of
+    its shape, compares with ``==``, and refuses arithmetic and conversion to NumPy (use
+    :func:`funcgrad.random.key_data`).
+
+    Example:
+        >>> from funcgrad import random
+        >>> keys = random.split(random.key(0), 4)
+        >>> keys[1:].shape, keys.reshape(2, 2).shape, len(list(keys))
+        ((3,), (2, 2), 4)
+    """
+
+    __slots__ = ("_data",)
+    __array_priority__ = 100  # NumPy defers ``ndarray == keys`` to us
+    __hash__ = None  # type: ignore[assignment]  # mutable-array semantics, as arrays
+
+    def __init__(self, data: Any) -> None:
+        # Not checked: pytree unflattening builds key arrays from any leaves (placeholders
+        # included); the public constructors (key, wrap_key_data) check their input.
+        self._data = data
+
+    # -- array properties ---------------------------------------------------------------------
+    @property
+    def dtype(self) -> KeyDType:
+        return KEY_DTYPE
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(get_aval(self._data).shape[:-1])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def T(self) -> PRNGKeyArray:  # noqa: N802  (NumPy's name)
+        return self.transpose()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a single key)")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, idx: Any) -> PRNGKeyArray:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        n = _index_count(idx)
+        if n > self.ndim:
+            raise IndexError(f"too many indices for key array: it is {self.ndim}-dimensional, "
+                             f"but {n} were indexed")
+        # the key words are one trailing axis that no index reaches
+        full = (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis)
+        return PRNGKeyArray(self._data[full])
+
+    # -- shape methods (on the data, the words axis kept last) -------------------------------
+    def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:
+        if len(shape) == 1 and isinstance(shape[0], tuple | list):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        if shape.count(-1) == 1:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(self.size // max(known, 1) if s == -1 else s for s in shape)
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape a key array of shape {self.shape} into {shape}")
+        return PRNGKeyArray(fnp.reshape(self._data, (*shape, 2), order=order))
+
+    def ravel(self) -> PRNGKeyArray:
+        return self.reshape(self.size)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> PRNGKeyArray:
+        if axis is None:
+            axis = tuple(i for i, s in enumerate(self.shape) if s == 1)
+        axes = axis if isinstance(axis, tuple | list) else (axis,)
+        axes = tuple(a % self.ndim if self.ndim else a for a in axes)
+        return PRNGKeyArray(fnp.squeeze(self._data, axes))
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
+            axes = () if axes[0] is None else tuple(axes[0])
+        perm = tuple(range(self.ndim))[::-1] if not axes else tuple(
+            int(a) % self.ndim for a in axes)
+        return PRNGKeyArray(fnp.transpose(self._data, (*perm, self.ndim)))
+
+    def copy(self) -> PRNGKeyArray:
+        return PRNGKeyArray(fnp.copy(self._data))
+
+    def block_until_ready(self) -> PRNGKeyArray:
+        block_until_ready(self._data)
+        return self
+
+    # -- comparison -----------------------------------------------------------------------------
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+        if not isinstance(other, PRNGKeyArray):
+            raise TypeError(f"== of a key array needs another key array, got "
+                            f"{type(other).__name__}; compare random.key_data(...) for raw data")
+        return fnp.all(fnp.equal(self._data, other._data), axis=-1)
+
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+        return fnp.logical_not(self.__eq__(other))
+
+    # -- what a key is not -----------------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Any = None) -> numpy.ndarray:
+        raise TypeError("a funcgrad key array (dtype key<fry>) cannot be converted to a NumPy "
+                        "array; use funcgrad.random.key_data(keys) for its uint32 data")
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth value of a key array is undefined; compare "
+                        "funcgrad.random.key_data(keys) instead")
+
+    def _no_arithmetic(self, *args: Any) -> Any:
+        raise TypeError("arithmetic is not defined on key arrays (dtype key<fry>); derive new "
+                        "keys with funcgrad.random.split or fold_in, or compute on "
+                        "funcgrad.random.key_data(keys)")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
+    __truediv__ = __rtruediv__ = __floordiv__ = __mod__ = __pow__ = _no_arithmetic
+    __and__ = __or__ = __xor__ = __neg__ = __invert__ = _no_arithmetic
+    __lt__ = __le__ = __gt__ = __ge__ = _no_arithmetic
+
+    # -- printing --------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        if is_array(self._data):
+            return (f"Array({self.shape}, dtype=key<fry>) overlaying:\n"
+                    f"{numpy.asarray(to_numpy(self._data))}")
+        if isinstance(self._data, ShapeDtypeStruct):  # eval_shape's answer
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype=key<fry>)"
+        return f"Traced<key<fry>{list(self.shape)}> overlaying {self._data!r}"
+
+    __str__ = __repr__
+
+
+def is_typed_key(x: Any) -> bool:
+    """Whether ``x`` is a typed key array (as opposed to raw ``uint32`` key data)."""
+    return isinstance(x, PRNGKeyArray)
+
+
+tree_util.register_pytree_node(
+    PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))

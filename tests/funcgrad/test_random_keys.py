@@ -1,0 +1,166 @@
+"""Typed key arrays (``random.key``, JAX's ``key<fry>`` arrays) against JAX 0.10 (x64): shapes,
+dtype, printing, ``split``/``fold_in``/``key_data``/``wrap_key_data``/``key_impl``, indexing and
+reshaping, and keys through jit, vmap, grad, scan, cond and fori_loop. Reference values are
+JAX's, recorded as literals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import dtypes, lax, tree_util
+from funcgrad import random as R
+from tests.helpers import assert_allclose, dev, host
+
+SPLIT3 = [[1797259609, 2579123966], [928981903, 3453687069], [4146024105, 2718843009]]
+
+
+def h(x):
+    return np.asarray(host(x))
+
+
+def data(k):
+    return h(R.key_data(k)).tolist()
+
+
+def test_key_is_a_scalar_of_key_dtype() -> None:
+    k = dev(R.key(0))
+    assert isinstance(k, R.PRNGKeyArray)
+    assert (k.shape, k.ndim, k.size, str(k.dtype)) == ((), 0, 1, "key<fry>")
+    assert k.dtype == R.key(1).dtype and hash(k.dtype) == hash(R.key(1).dtype)
+    assert fnp.issubdtype(k.dtype, dtypes.prng_key) and fnp.issubdtype(k.dtype, dtypes.extended)
+    assert not fnp.issubdtype(k.dtype, np.integer) and not fnp.issubdtype(np.uint32, dtypes.prng_key)
+    assert not fnp.issubdtype(R.PRNGKey(0).dtype, dtypes.prng_key)
+    assert dtypes.canonicalize_dtype(k.dtype, allow_extended_dtype=True) == k.dtype
+    assert data(k) == [0, 0]
+    # the raw key keeps being a uint32 array
+    r = R.PRNGKey(0)
+    assert r.dtype == np.uint32 and r.shape == (2,)
+    assert h(R.key_data(r)).tolist() == [0, 0]
+
+
+def test_printing_as_jax() -> None:
+    assert repr(R.key(0)) == "Array((), dtype=key<fry>) overlaying:\n[0 0]"
+    assert str(R.split(R.key(0), 2)) == (
+        "Array((2,), dtype=key<fry>) overlaying:\n"
+        "[[1797259609 2579123966]\n [ 928981903 3453687069]]")
+
+
+def test_split_fold_in_clone_keep_keys_typed() -> None:
+    k = dev(R.key(0))
+    ks = R.split(k, 3)
+    assert isinstance(ks, R.PRNGKeyArray) and ks.shape == (3,) and data(ks) == SPLIT3
+    assert R.split(k, (2, 3)).shape == (2, 3)
+    f = R.fold_in(k, 1)
+    assert isinstance(f, R.PRNGKeyArray) and data(f) == [928981903, 3453687069]
+    c = R.clone(k)
+    assert isinstance(c, R.PRNGKeyArray) and data(c) == [0, 0]
+    # raw in, raw out
+    assert h(R.split(dev(R.PRNGKey(0)), 3)).tolist() == SPLIT3
+
+
+def test_wrap_key_data_and_key_impl() -> None:
+    raw = dev(R.PRNGKey(0))
+    w = R.wrap_key_data(raw)
+    assert isinstance(w, R.PRNGKeyArray) and w.shape == () and data(w) == [0, 0]
+    assert R.wrap_key_data(dev(np.array(SPLIT3, np.uint32))).shape == (3,)
+    assert R.key_impl(R.key(0)) == R.key_impl(raw) == "threefry2x32"
+    with pytest.raises(TypeError, match="uint32 key data"):
+        R.wrap_key_data(np.zeros(3, np.uint32))
+    with pytest.raises(TypeError, match="already wrapped"):
+        R.wrap_key_data(R.key(0))
+    with pytest.raises(TypeError, match="key data"):
+        R.key_data(np.zeros(2, np.float32))
+
+
+def test_samplers_draw_the_same_from_typed_and_raw_keys() -> None:
+    k, r = dev(R.key(0)), dev(R.PRNGKey(0))
+    # jax.random.normal(jax.random.key(0), (3,))
+    assert_allclose(R.normal(k, (3,)), np.array([-0.20584214, -0.78476578, 1.81608667]),
+                    rtol=1e-7)
+    assert_allclose(R.normal(k, (3,)), R.normal(r, (3,)))
+    assert_allclose(R.randint(k, (4,), 0, 10), R.randint(r, (4,), 0, 10))
+    assert_allclose(R.gamma(k, 2.0, (2,)), R.gamma(r, 2.0, (2,)))
+    with pytest.raises(ValueError, match=r"single key.*shape \(3,\)"):
+        R.normal(R.split(k, 3))
+
+
+def test_indexing_reshaping_iterating() -> None:
+    ks = R.split(dev(R.key(0)), 3)
+    assert data(ks[0]) == SPLIT3[0] and ks[0].shape == ()
+    assert ks[1:].shape == (2,) and data(ks[-1]) == SPLIT3[2]
+    assert data(ks[np.array([True, False, True])]) == [SPLIT3[0], SPLIT3[2]]
+    assert ks[None].shape == (1, 3) and ks[..., 0].shape == ()
+    assert len(ks) == 3 and [x.shape for x in ks] == [(), (), ()]
+    a, b, c = ks
+    assert data(b) == SPLIT3[1]
+    r = ks.reshape(3, 1)
+    assert r.shape == (3, 1) and r.T.shape == (1, 3) and r.squeeze().shape == (3,)
+    assert ks.reshape(-1, 1).shape == (3, 1) and r.ravel().shape == (3,)
+    assert data(r.T[0]) == SPLIT3
+    with pytest.raises(IndexError, match="too many indices"):
+        R.key(0)[0]
+    with pytest.raises(TypeError, match="unsized"):
+        len(R.key(0))
+
+
+def test_comparison_and_what_keys_refuse() -> None:
+    k = dev(R.key(0))
+    ks = R.split(k, 3)
+    assert bool(h(k == k)) and not bool(h(k != k))
+    assert h(ks == ks).tolist() == [True, True, True]
+    assert h(ks == k).tolist() == [False, False, False]
+    with pytest.raises(TypeError, match="key_data"):
+        np.asarray(k)
+    with pytest.raises(TypeError, match="arithmetic"):
+        k + 1
+    with pytest.raises(TypeError, match="needs another key array"):
+        k == 0  # noqa: B015
+
+
+def test_keys_through_transformations() -> None:
+    k = dev(R.key(0))
+    ks = R.split(k, 3)
+    # jax.vmap(lambda k: jax.random.normal(k))(jax.random.split(jax.random.key(0), 3))
+    assert_allclose(funcgrad.vmap(lambda kk: R.normal(kk))(ks),
+                    np.array([1.88002989, -1.4008841, 0.39051537]), rtol=1e-7)
+    j = funcgrad.jit(lambda kk: R.split(kk))(k)
+    assert isinstance(j, R.PRNGKeyArray) and data(j) == SPLIT3[:2]
+    v = funcgrad.vmap(lambda i: R.fold_in(k, i))(fnp.arange(2))
+    assert isinstance(v, R.PRNGKeyArray) and data(v) == SPLIT3[:2]
+    assert funcgrad.vmap(R.split)(ks).shape == (3, 2)
+    # lax.scan over keys: JAX 1.70249462
+    c, _ = lax.scan(lambda c, kk: (c + R.uniform(kk), None), 0.0, ks)
+    assert_allclose(c, np.array(1.70249462), rtol=1e-7)
+    assert data(lax.cond(True, R.split, R.split, k)) == SPLIT3[:2]
+    f = lax.fori_loop(0, 3, lambda i, kk: R.split(kk)[0], k)
+    assert isinstance(f, R.PRNGKeyArray) and data(f) == [683029726, 1624662641]
+    g = funcgrad.grad(lambda x, kk: x * R.normal(kk))(1.0, k)
+    assert_allclose(g, np.array(-0.20584213947964347), rtol=1e-12)
+    s = funcgrad.eval_shape(lambda: R.key(0))
+    assert s.shape == () and s.dtype == k.dtype
+    assert repr(s) == "ShapeDtypeStruct(shape=(), dtype=key<fry>)"
+
+
+def test_keys_in_pytrees() -> None:
+    state = dev({"key": R.key(0), "w": np.ones(2)})
+    out = funcgrad.jit(lambda s: {"key": R.split(s["key"])[0], "w": s["w"] * 2})(state)
+    assert data(out["key"]) == SPLIT3[0]
+    # a key is a pytree node over its uint32 data (JAX: a leaf); the data is what tree_map sees
+    leaves = tree_util.tree_leaves(state["key"])
+    assert len(leaves) == 1 and h(leaves[0]).tolist() == [0, 0]
+    assert funcgrad.device_put(state)["key"].shape == ()
+
+
+def test_initializers_and_stax_take_typed_keys() -> None:
+    from funcgrad.example_libraries import stax
+    from funcgrad.nn import initializers
+
+    k, r = dev(R.key(0)), dev(R.PRNGKey(0))
+    assert_allclose(initializers.glorot_normal()(k, (2, 2)),
+                    initializers.glorot_normal()(r, (2, 2)))
+    assert initializers.zeros(k, (2,)).shape == (2,)
+    init, _ = stax.serial(stax.Dense(4), stax.Relu, stax.Dense(2))
+    assert init(k, (-1, 3))[0] == (-1, 2)
