@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ from funcgrad import tree_util
 from funcgrad.api import linearize, make_jaxpr, value_and_grad, vjp
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
-__all__ = ["jaxpr_to_dot", "to_dot", "make_dot", "render", "graphviz_available"]
+__all__ = ["jaxpr_to_dot", "to_dot", "make_dot", "render", "graphviz_available", "DotGraph"]
 
 _GRAPHS = ("forward", "linearized", "transposed", "grad")
 
@@ -40,18 +41,19 @@ def _q(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _param_str(v: Any) -> str | None:
+def _param_str(v: Any, max_chars: int = 40) -> str | None:
     if isinstance(v, ClosedJaxpr | Jaxpr) or callable(v):
         return None
     s = repr(v)
-    return s if len(s) <= 40 else s[:37] + "..."
+    return s if len(s) <= max_chars else s[:max(max_chars - 3, 0)] + "..."
 
 
 class _Builder:
-    def __init__(self, show_params: bool) -> None:
+    def __init__(self, show_params: bool, max_chars: int = 40) -> None:
         self.lines: list[str] = []
         self.ids = itertools.count()
         self.show_params = show_params
+        self.max_chars = max_chars
 
     def node(self, label: str, indent: str, **attrs: str) -> str:
         name = f"n{next(self.ids)}"
@@ -64,12 +66,19 @@ class _Builder:
         self.lines.append(f"{indent}{a} -> {b}{lab};")
 
     def jaxpr(self, jaxpr: Jaxpr, consts: list[Any], in_names: list[str], indent: str,
-              in_labels: list[str] | None = None) -> list[str]:
-        """Emit ``jaxpr``; ``in_names``: node names feeding its invars (empty: make nodes).
+              in_labels: list[str] | None = None,
+              const_labels: dict[int, str] | None = None) -> list[str]:
+        """Emit ``jaxpr``; ``in_names``: node names feeding its invars (empty: make nodes);
+        ``const_labels``: names of constants, by the id of the constant's array.
         Returns the node names of its outputs."""
         env: dict[Var, str] = {}
         for i, v in enumerate(jaxpr.constvars):
             c = consts[i] if i < len(consts) else None
+            named = const_labels.get(id(c)) if const_labels and c is not None else None
+            if named is not None:  # a parameter the function closes over (make_dot's params)
+                env[v] = self.node(f"{named}\n{v.aval.str_short()}", indent, shape="ellipse",
+                                   style="filled", fillcolor="#d6eaf8")
+                continue
             shape = getattr(c, "shape", None)
             label = f"const {v.aval.str_short()}" if shape is None or len(shape) else \
                 f"const {c!r:.20}"
@@ -85,7 +94,7 @@ class _Builder:
             label = eqn.prim.name
             if self.show_params and eqn.params:
                 ps = [f"{k}={s}" for k, v in eqn.params.items()
-                      if (s := _param_str(v)) is not None]
+                      if (s := _param_str(v, self.max_chars)) is not None]
                 if ps:
                     label += "\n" + "\n".join(ps[:3])
             label += "\n" + ", ".join(v.aval.str_short() for v in eqn.outvars)
@@ -128,8 +137,12 @@ class _Builder:
 
 def jaxpr_to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, name: str = "jaxpr",
                  in_names: list[str] | None = None, out_names: list[str] | None = None,
-                 show_params: bool = True, rankdir: str = "TB") -> str:
+                 show_params: bool = True, rankdir: str = "TB",
+                 const_names: dict[int, str] | None = None, max_param_chars: int = 40) -> str:
     """Graphviz DOT text for a jaxpr (nodes: inputs, equations, outputs; edges: data).
+
+    ``const_names`` labels constants (arrays a traced function closed over) by the ``id`` of
+    the array object; ``max_param_chars`` truncates the shown params.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -146,12 +159,12 @@ def jaxpr_to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, name: str = "jaxpr",
                         f"{type(jaxpr).__name__} (use to_dot(f, *args) for a function)")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"jaxpr_to_dot: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
-    b = _Builder(show_params)
+    b = _Builder(show_params, max_param_chars)
     b.lines.append(f"digraph {name} {{")
     b.lines.append(f"  rankdir={rankdir};")
     b.lines.append('  node [fontname="Helvetica", fontsize=10];')
     b.lines.append('  edge [fontname="Helvetica", fontsize=9];')
-    outs = b.jaxpr(j, consts, [], "  ", in_names)
+    outs = b.jaxpr(j, consts, [], "  ", in_names, const_names)
     for i, o in enumerate(outs):
         label = out_names[i] if out_names and i < len(out_names) else f"out{i}"
         aval = getattr(j.outvars[i], "aval", None)
@@ -198,8 +211,61 @@ def _differentiable(arg: Any) -> bool:
     return bool(leaves) and all(inexact(v) for v in leaves)
 
 
+class DotGraph(str):
+    """DOT text (a ``str``) with the part of ``graphviz.Digraph``'s interface that
+    ``torchviz.make_dot`` users call: ``source``, ``format``, ``render``, ``save``, and the
+    picture in Jupyter (when the ``graphviz`` package and ``dot`` are installed).
+
+    Example:
+        >>> import numpy as np
+        >>> dot = to_dot(lambda x: x * 2.0, np.ones(2))
+        >>> dot.source == str(dot), dot.format
+        (True, 'pdf')
+    """
+
+    format: str = "pdf"  # graphviz.Digraph's default; set it as with a Digraph
+
+    @property
+    def source(self) -> str:
+        return str(self)
+
+    def save(self, filename: str | os.PathLike = "graph.gv",
+             directory: str | os.PathLike | None = None) -> str:
+        """Write the DOT text (``graphviz.Digraph.save``); returns the path."""
+        path = os.path.join(os.fspath(directory), os.fspath(filename)) if directory \
+            else os.fspath(filename)
+        with open(path, "w") as fh:
+            fh.write(str(self))
+        return path
+
+    def render(self, filename: str | os.PathLike = "graph",
+               directory: str | os.PathLike | None = None, view: bool = False,
+               cleanup: bool = False, format: str | None = None,  # noqa: A002
+               **_: Any) -> str:
+        """``graphviz.Digraph.render``: the DOT text to ``filename`` and the picture to
+        ``filename.<format>`` (``format`` or :attr:`format`); returns the picture's path.
+        ``cleanup=True`` removes the DOT file; ``view`` is not supported (open the file)."""
+        if view:
+            raise ValueError("DotGraph.render(view=True): opening a viewer is not supported; "
+                             "open the returned path instead")
+        fmt = format or self.format
+        base = os.path.join(os.fspath(directory), os.fspath(filename)) if directory \
+            else os.fspath(filename)
+        out = render(str(self), f"{base}.{fmt}", format=fmt)
+        if not cleanup:
+            self.save(base)
+        return out
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        if not graphviz_available():
+            return {"text/plain": str(self)}
+        import graphviz
+
+        return {"image/svg+xml": graphviz.Source(str(self)).pipe(format="svg").decode()}
+
+
 def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
-           show_params: bool = True, rankdir: str = "TB", **kwargs: Any) -> str:
+           show_params: bool = True, rankdir: str = "TB", **kwargs: Any) -> DotGraph:
     """DOT text for ``f(*args)``: its forward graph or a derivative graph.
 
     ``graph``: ``"forward"``, ``"linearized"`` (tangent map), ``"transposed"`` (backward pass)
@@ -238,16 +304,36 @@ def to_dot(f: Callable[..., Any], *args: Any, graph: str = "forward",
         closed = make_jaxpr(f_vjp)(out)
         names = ["cotangent"]
         out_names = [f"grad {n}" for n in in_names]
-    return jaxpr_to_dot(closed, in_names=names, out_names=out_names, show_params=show_params,
-                        rankdir=rankdir)
+    return DotGraph(jaxpr_to_dot(closed, in_names=names, out_names=out_names,
+                                 show_params=show_params, rankdir=rankdir))
+
+
+def _const_labels(params: Any) -> dict[int, str]:
+    """``{id(array): name}`` from torchviz's ``params`` (a dict name -> array, e.g.
+    ``dict(model.named_parameters())``)."""
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise TypeError(f"make_dot(params=...): expected a dict of name -> array (as "
+                        f"dict(model.named_parameters())), got {type(params).__name__}")
+    return {id(v): str(k) for k, v in params.items()}
 
 
 def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
-             show_params: bool = False, **kwargs: Any) -> str:
+             show_params: bool = False, params: dict[str, Any] | None = None,
+             show_attrs: bool | None = None, max_attr_chars: int = 50,
+             **kwargs: Any) -> DotGraph:
     """``torchviz.make_dot``-style picture of a loss: inputs named by pytree paths.
 
     ``loss_fn(*args)`` usually takes a Module first (its parameters show up as
     ``model.<name>``); ``backward=True`` pictures ``value_and_grad`` (forward and backward).
+    funcgrad records no graph on arrays, so where torchviz takes the output tensor
+    (``make_dot(model(x))``) this takes the function computing it and its arguments. As
+    torchviz's: ``params`` (a dict name -> array, e.g. ``dict(model.named_parameters())``)
+    names the arrays ``loss_fn`` closes over or receives, ``show_attrs`` shows each
+    operation's parameters (also ``show_params``), cut to ``max_attr_chars``. Other keyword
+    arguments go to ``loss_fn``. The result is the DOT text, a :class:`DotGraph` with
+    ``render(filename, format=...)`` as a ``graphviz.Digraph``.
 
     Example:
         >>> import numpy as np, funcgrad_nn as nn
@@ -256,15 +342,40 @@ def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
         >>> dot = make_dot(lambda m, x: m(x).sum(), model, np.ones((2, 3), np.float32))
         >>> "model.weight" in dot
         True
+        >>> x = np.ones((2, 3), np.float32)
+        >>> dot = make_dot(lambda: model(x).mean(), params=dict(model.named_parameters()))
+        >>> "weight" in dot and "bias" in dot
+        True
     """
+    if not callable(loss_fn):
+        raise TypeError(
+            f"make_dot: got a {type(loss_fn).__name__}, not a function. funcgrad records no "
+            "graph on arrays, so pass the function that computes the output and its "
+            "arguments instead of the output: make_dot(lambda m, x: m(x).mean(), model, x) "
+            "for torchviz's make_dot(model(x).mean(), params=dict(model.named_parameters()))")
+    if show_attrs is not None:
+        show_params = bool(show_attrs)
     names = _arg_names(loss_fn, args, module_name="model")
-    if backward:
-        closed = make_jaxpr(value_and_grad(lambda *a: loss_fn(*a, **kwargs)))(*args)
-        out_names = ["loss"] + [f"grad {n}" for n in names[:len(closed.jaxpr.outvars) - 1]]
-    else:
-        closed = make_jaxpr(lambda *a: loss_fn(*a, **kwargs))(*args)
-        out_names = ["loss"]
-    return jaxpr_to_dot(closed, in_names=names, out_names=out_names, show_params=show_params)
+    labels = _const_labels(params)
+    if labels:  # an argument array that is one of params takes its name
+        leaves = tree_util.tree_leaves(args)
+        names = [labels.get(id(v), n) for v, n in zip(leaves, names)]
+    with warnings.catch_warnings():
+        # Drawing traces the model once and keeps nothing: a training-mode BatchNorm's or
+        # Dropout's buffer update on the traced copy is meant to be dropped here, so
+        # funcgrad_nn's BufferUpdateLostWarning (matched by its text: this layer cannot
+        # import funcgrad_nn) would only be noise.
+        warnings.filterwarnings("ignore", message=r".*was updated on a copy of the module")
+        if backward:
+            closed = make_jaxpr(value_and_grad(lambda *a: loss_fn(*a, **kwargs)))(*args)
+            out_names = ["loss"] + [f"grad {n}"
+                                    for n in names[:len(closed.jaxpr.outvars) - 1]]
+        else:
+            closed = make_jaxpr(lambda *a: loss_fn(*a, **kwargs))(*args)
+            out_names = ["loss"]
+    return DotGraph(jaxpr_to_dot(closed, in_names=names, out_names=out_names,
+                                 show_params=show_params, const_names=labels,
+                                 max_param_chars=max_attr_chars))
 
 
 def graphviz_available() -> bool:

@@ -120,3 +120,73 @@ def test_grad_graph_differentiates_the_floating_arguments_only():
     parse_dot(dot)
     with pytest.raises(TypeError, match="no argument is floating point"):
         viz.to_dot(lambda n: fnp.sum(n * 2), np.arange(3), graph="grad")
+
+
+def _model():
+    _ = nn.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+
+
+def test_make_dot_of_an_output_array_says_to_pass_the_function():
+    # torchviz's make_dot(model(x)) takes the output tensor; funcgrad has no graph on
+    # arrays (it failed with "'numpy.ndarray' object is not callable")
+    model = _model()
+    with pytest.raises(TypeError, match="records no graph on arrays.*make_dot\\(lambda m, x"):
+        viz.make_dot(model(np.ones((2, 3), np.float32)))
+
+
+def test_make_dot_params_name_closed_over_arrays_as_torchviz():
+    # torchviz: make_dot(model(x).mean(), params=dict(model.named_parameters())); here the
+    # function closes over the model and params names its arrays (they were anonymous
+    # constants, and params= went on to the function as a keyword)
+    model = _model()
+    x = np.ones((2, 3), np.float32)
+    dot = viz.make_dot(lambda: model(x).mean(), params=dict(model.named_parameters()))
+    nodes, edges = parse_dot(dot)
+    labels = sorted(lbl.split("\\n")[0] for lbl in nodes.values())
+    for name in ("0.weight", "0.bias", "2.weight", "2.bias"):
+        assert name in labels
+    # an argument array that is one of params takes its name too
+    dot = viz.make_dot(lambda w, x: (x @ w.T).sum(), model[0].weight, x,
+                       params={"fc.weight": model[0].weight})
+    assert "fc.weight\\nf32[4,3]" in dot and "x\\nf32[2,3]" in dot
+    with pytest.raises(TypeError, match="dict of name -> array"):
+        viz.make_dot(lambda: model(x).mean(), params=list(model.parameters()))
+
+
+def test_make_dot_show_attrs_and_max_attr_chars_as_torchviz():
+    model = _model()
+    x = np.ones((2, 3), np.float32)
+    plain = viz.make_dot(lambda m, x: m(x).sum(), model, x)
+    assert "dimension_numbers" not in plain
+    shown = viz.make_dot(lambda m, x: m(x).sum(), model, x, show_attrs=True, max_attr_chars=12)
+    parse_dot(shown)
+    params = [p for lbl in parse_dot(shown)[0].values() for p in lbl.split("\\n")
+              if p.startswith("dimension_numbers=")]
+    assert params and all(len(p) <= len("dimension_numbers=") + 12 for p in params)
+
+
+def test_make_dot_of_a_training_model_with_batchnorm_does_not_warn():
+    import warnings
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Dropout(0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dot = viz.make_dot(lambda m, x: m(x).sum(), model, np.ones((2, 3), np.float32))
+    assert "model.1.running_mean" in dot
+    assert int(model[1].num_batches_tracked) == 0   # drawing changes nothing
+
+
+def test_dot_graph_has_digraphs_source_save_and_render(tmp_path):
+    # torchviz returns a graphviz.Digraph: users call .source, .render("name", format=...)
+    dot = viz.make_dot(lambda m, x: m(x).sum(), _model(), np.ones((2, 3), np.float32))
+    assert isinstance(dot, str) and dot.source == str(dot) and dot.format == "pdf"
+    saved = dot.save("g.gv", directory=tmp_path)
+    assert open(saved).read() == str(dot)
+    if viz.graphviz_available():
+        out = dot.render("g", directory=tmp_path, format="svg")
+        assert out.endswith("g.svg") and open(out).read().lstrip().startswith("<")
+    else:
+        with pytest.raises(ImportError, match="graphviz"):
+            dot.render("g", directory=tmp_path, format="svg")
+    assert isinstance(viz.to_dot(f, X, Y), viz.DotGraph)

@@ -228,7 +228,7 @@ def test_materialized_grads_of_an_integer_output_are_integer_zeros_as_torch(tran
     x = dev(np.array([1.0, -1.0]))
     for mat in (True, False):
         got.clear()
-        g = transform(funcgrad.grad(lambda x: F.apply(x, mat)[0].sum()))(x)
+        g = transform(funcgrad.grad(lambda x, mat=mat: F.apply(x, mat)[0].sum()))(x)
         assert_close(g, [2.0, 2.0])
         ((gb, gc),) = got
         if mat:
