@@ -40,6 +40,7 @@ from funcgrad.numpy._interop import *  # noqa: F403
 from funcgrad.numpy._linalg_ops import *  # noqa: F403
 from funcgrad.numpy._manipulation import *  # noqa: F403
 from funcgrad.numpy._polynomial import *  # noqa: F403
+from funcgrad.numpy._printing import *  # noqa: F403
 from funcgrad.numpy._reductions import *  # noqa: F403
 from funcgrad.numpy._setops import *  # noqa: F403
 from funcgrad.numpy._shape import *  # noqa: F403
