@@ -92,8 +92,14 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return batch  # as PyTorch: the list given, or a tuple of a nested column
     if isinstance(elem, Mapping):
         out = {k: default_collate([d[k] for d in batch]) for k in elem}
+        if type(elem) is dict:
+            return out
+        if isinstance(elem, MutableMapping):  # as PyTorch: a copy keeps e.g. a defaultdict's
+            clone = copy.copy(elem)           # factory, which type(elem)(out) would lose
+            clone.update(out)
+            return clone
         try:
-            return out if type(elem) is dict else type(elem)(out)
+            return type(elem)(out)
         except TypeError:
             return out
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
@@ -109,6 +115,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
         columns = [default_collate(s) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return columns  # PyTorch returns tuples as lists
+        if type(elem) is not list and isinstance(elem, MutableSequence):
+            clone = copy.copy(elem)  # as PyTorch: a copy of the first sample, item by item
+            for i, c in enumerate(columns):
+                clone[i] = c
+            return clone
         try:
             return type(elem)(columns)
         except TypeError:

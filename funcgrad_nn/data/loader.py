@@ -54,6 +54,27 @@ class LoaderOptionError(ValueError, AssertionError):
     """A DataLoader option PyTorch rejects with an assertion when iterating."""
 
 
+def _warn_worker_count(num_workers: int) -> None:
+    # PyTorch's check when it starts workers: more processes than usable CPUs only slows the
+    # loader down (or freezes a machine short of memory).
+    try:
+        suggested, cpuset = len(os.sched_getaffinity(0)), True
+    except (AttributeError, OSError):
+        suggested, cpuset = os.cpu_count(), False
+    if suggested is not None and num_workers <= suggested:
+        return
+    import warnings
+
+    known = ("Our system could not determine the number of CPUs" if suggested is None else
+             f"Our suggested max number of worker in current system is {suggested}"
+             f"{'' if cpuset else ' (`cpuset` is not taken into account)'}, which is smaller "
+             "than what this DataLoader is going to create")
+    warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. "
+                  f"{known}. Please be aware that excessive worker creation might get "
+                  "DataLoader running slow or even freeze, lower the worker number to avoid "
+                  "potential slowness/freeze if necessary.", UserWarning, stacklevel=4)
+
+
 def _start_context(context: Any, num_workers: int) -> Any:
     # PyTorch's checks: a start-method name or a context, and only with worker processes.
     if context is None:
@@ -177,6 +198,18 @@ class DataLoader:
         self.collate_fn = collate_fn
         self._user_collate = collate_fn not in (default_collate, default_convert)
         self._persistent_iter: _MultiProcessIter | None = None
+        self._initialized = True
+
+    _initialized = False
+    # What the samplers were built from: changing one afterwards would be silently ignored.
+    _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                         "persistent_workers"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._initialized and name in self._FROZEN:
+            raise ValueError(f"{name} attribute should not be set after "
+                             f"{type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     # -- what to fetch --------------------------------------------------------------------
 
@@ -193,17 +226,18 @@ class DataLoader:
         return random_seed(gen)
 
     def __iter__(self) -> Iterator[Any]:
-        # Drawn on every pass, as PyTorch does, so shuffles agree for any num_workers.
-        base_seed = self._base_seed()
+        # The base seed is drawn when an iterator is made, as PyTorch does, so shuffles agree
+        # for any num_workers: on every pass, except that persistent workers keep the seed
+        # they started with and a later pass draws nothing (only the sampler's shuffle).
         if self.num_workers == 0:
-            return self._single_process(base_seed)
+            return self._single_process(self._base_seed())
         if self.persistent_workers:
             if self._persistent_iter is None or self._persistent_iter.closed:
-                self._persistent_iter = _MultiProcessIter(self, base_seed)
+                self._persistent_iter = _MultiProcessIter(self, self._base_seed())
             else:
                 self._persistent_iter.reset()
             return self._persistent_iter
-        return _MultiProcessIter(self, base_seed)
+        return _MultiProcessIter(self, self._base_seed())
 
     def _single_process(self, base_seed: int) -> Iterator[Any]:
         if self._iterable:
@@ -250,6 +284,7 @@ class _MultiProcessIter:
         self._prefetch, self._length = loader.prefetch_factor, _safe_len(loader)
         self.closed = False
         n = loader.num_workers
+        _warn_worker_count(n)
         ctx = loader.multiprocessing_context or multiprocessing.get_context()
         self._result_queue = ctx.Queue()
         self._index_queues: list[Any] = []

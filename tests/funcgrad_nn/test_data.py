@@ -364,6 +364,7 @@ def _ids(loader):
     return [b["i"].tolist() for b in loader]
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")  # small CI machines
 def test_workers_give_the_same_batches_as_the_main_process():
     ds = Squares(23)
     ref = _ids(DataLoader(ds, batch_size=4, shuffle=True, seed=5))
@@ -399,6 +400,7 @@ def test_worker_seeding_is_deterministic_and_worker_init_fn_runs():
     assert e1 != e2  # a new base seed every pass
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")  # small CI machines
 def test_iterable_dataset_split_across_workers():
     batches = [b.tolist() for b in DataLoader(Stream(10), batch_size=2, num_workers=2)]
     # worker 0 yields 0, 2, 4..., worker 1 yields 1, 3, 5...; batches alternate between them
@@ -447,16 +449,16 @@ def test_early_break_shuts_the_workers_down():
 def test_persistent_workers_keep_their_processes_across_epochs():
     loader = DataLoader(Squares(10), batch_size=3, shuffle=True, seed=2, num_workers=2,
                         persistent_workers=True)
-    ref = DataLoader(Squares(10), batch_size=3, shuffle=True, seed=2)
     for _ in loader:  # an abandoned first pass must not leak into the next one
         break
-    # Prefetching (2 workers x 2 batches, then one more) drew the whole first pass from the
-    # sampler, so its generator advanced as a completed pass's does (as in PyTorch).
-    list(ref)
+    # torch.utils.data with generator=torch.Generator().manual_seed(2): prefetching (2 workers
+    # x 2 batches, then one more) drew the whole first pass from the sampler; the workers'
+    # base seed is drawn once, when they start, so later passes only shuffle (unlike
+    # num_workers=0, which draws a base seed every pass).
     e2 = list(loader)
-    assert [b["i"].tolist() for b in e2] == _ids(ref)
+    assert [b["i"].tolist() for b in e2] == [[0, 4, 7], [6, 5, 1], [3, 2, 9], [8]]
     e3 = list(loader)
-    assert [b["i"].tolist() for b in e3] == _ids(ref)
+    assert [b["i"].tolist() for b in e3] == [[3, 9, 6], [8, 0, 7], [1, 4, 2], [5]]
     pids = {p for b in e2 + e3 for p in b["pid"].tolist()}
     assert len(pids) == 2
     it = loader._persistent_iter
@@ -499,3 +501,48 @@ def test_datasets_and_samplers_are_generic_as_pytorchs():
     assert [host(y).tolist() for _, y in loader] == [[3, 2], [1, 0]]
     assert [host(b).tolist() for b in DataLoader(_TypedCount(), batch_size=2)] == [[0, 1], [2]]
     assert isinstance(_TypedCount(), Dataset)
+
+
+def test_persistent_workers_draw_their_base_seed_once():
+    # torch.utils.data, generator=torch.Generator().manual_seed(5), 2 persistent workers: the
+    # second and later passes shuffle on from where the previous one left the generator.
+    loader = DataLoader(list(range(7)), batch_size=2, num_workers=2, persistent_workers=True,
+                        shuffle=True, seed=5)
+    passes = [[host(b).tolist() for b in loader] for _ in range(3)]
+    assert passes == [[[2, 4], [3, 5], [0, 6], [1]], [[3, 1], [5, 0], [6, 4], [2]],
+                      [[1, 4], [5, 2], [0, 3], [6]]]
+
+
+def test_loader_options_are_frozen_after_construction():
+    # Changing them would be silently ignored (the samplers are built): PyTorch refuses.
+    loader = DataLoader(list(range(7)), batch_size=3)
+    for name, value in [("batch_size", 5), ("drop_last", True), ("sampler", [0]),
+                        ("batch_sampler", [[0]]), ("dataset", [1]), ("persistent_workers", True)]:
+        with pytest.raises(ValueError, match=f"{name} attribute should not be set after "
+                                             "DataLoader is initialized"):
+            setattr(loader, name, value)
+    loader.num_workers = 0  # as PyTorch: the others may change
+    assert len(loader) == 3
+
+
+def test_too_many_workers_warn_as_pytorch(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    loader = DataLoader(list(range(4)), batch_size=2, num_workers=2)
+    with pytest.warns(UserWarning, match="This DataLoader will create 2 worker processes in "
+                                         "total. Our suggested max number of worker in current "
+                                         "system is 1"):
+        assert [host(b).tolist() for b in loader] == [[0, 1], [2, 3]]
+
+
+def test_collate_keeps_mutable_mapping_and_sequence_types():
+    import collections
+
+    out = default_collate([collections.defaultdict(list, a=1), collections.defaultdict(list, a=2)])
+    assert type(out) is collections.defaultdict and out.default_factory is list
+    assert host(out["a"]).tolist() == [1, 2]
+
+    class Row(list):
+        pass
+
+    rows = default_collate([Row([1, 2.0]), Row([3, 4.0])])
+    assert type(rows) is Row and [host(c).tolist() for c in rows] == [[1, 3], [2.0, 4.0]]
