@@ -198,6 +198,9 @@ class DataLoader:
         self.collate_fn = collate_fn
         self._user_collate = collate_fn not in (default_collate, default_convert)
         self._persistent_iter: _MultiProcessIter | None = None
+        # len(dataset) of an IterableDataset once len(loader) asked for it (PyTorch's check
+        # that the workers do not yield more than that, e.g. each a full copy of the stream).
+        self._reported_len: int | None = None
         self._initialized = True
 
     _initialized = False
@@ -235,29 +238,44 @@ class DataLoader:
             if self._persistent_iter is None or self._persistent_iter.closed:
                 self._persistent_iter = _MultiProcessIter(self, self._base_seed())
             else:
-                self._persistent_iter.reset()
+                self._persistent_iter.reset(self._reported_len)
             return self._persistent_iter
         return _MultiProcessIter(self, self._base_seed())
 
     def _single_process(self, base_seed: int) -> Iterator[Any]:
         if self._iterable:
-            it = iter(self.dataset)
-            if not self._auto_collation:
-                for sample in it:
-                    yield self.collate_fn(sample)
-                return
-            while True:
-                batch = list(itertools.islice(it, self.batch_size))
-                if not batch or (self.drop_last and len(batch) < self.batch_size):  # type: ignore
-                    return
-                yield self.collate_fn(batch)
-                if len(batch) < self.batch_size:  # type: ignore[operator]
-                    return
+            reported, yielded = self._reported_len, 0
+            for out in self._iterable_batches():
+                yielded += 1
+                if reported is not None and yielded > reported:
+                    _warn_iterable_overrun(self.dataset, reported, yielded, 0)
+                yield out
+            return
         fast = self._fast_take()
         for indices in self._index_sampler():
             yield fetch(self.dataset, indices, self._auto_collation, self.collate_fn, fast)
 
+    def _iterable_batches(self) -> Iterator[Any]:
+        it = iter(self.dataset)
+        if not self._auto_collation:
+            for sample in it:
+                yield self.collate_fn(sample)
+            return
+        while True:
+            batch = list(itertools.islice(it, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):  # type: ignore
+                return
+            yield self.collate_fn(batch)
+            if len(batch) < self.batch_size:  # type: ignore[operator]
+                return
+
     def __len__(self) -> int:
+        n = self._length()
+        if self._iterable:
+            self._reported_len = len(self.dataset)
+        return n
+
+    def _length(self) -> int:
         if self._iterable:
             n = len(self.dataset)  # TypeError when the iterable dataset has no length
             if self.batch_size is None:
@@ -305,11 +323,14 @@ class _MultiProcessIter:
             self.close()
             raise
         self._epoch = -1
-        self.reset()
+        self._dataset, self._num_workers = loader.dataset, n
+        self.reset(loader._reported_len)
 
-    def reset(self) -> None:
-        """Start a new pass (persistent workers keep their processes)."""
+    def reset(self, reported_len: int | None = None) -> None:
+        """Start a new pass (persistent workers keep their processes); ``reported_len`` is
+        the iterable dataset's length if ``len(loader)`` was asked for."""
         self._epoch += 1
+        self._reported, self._yielded = (reported_len if self._iterable else None), 0
         if self._epoch > 0 and self._iterable:
             for iq in self._index_queues:
                 iq.put(("reset",))
@@ -366,6 +387,10 @@ class _MultiProcessIter:
                         continue
                     if isinstance(data, ExceptionWrapper):
                         data.reraise()
+                    self._yielded += 1
+                    if self._reported is not None and self._yielded > self._reported:
+                        _warn_iterable_overrun(self._dataset, self._reported, self._yielded,
+                                               self._num_workers)
                     return data
                 if not self._outstanding:
                     if not self._persistent:
@@ -436,6 +461,19 @@ class _MultiProcessIter:
 
 def _safe_len(loader: DataLoader) -> int | None:
     try:
-        return len(loader)
+        return loader._length()  # not len(loader): that arms the overrun warning
     except TypeError:
         return None
+
+
+def _warn_iterable_overrun(dataset: Any, reported: int, yielded: int, num_workers: int) -> None:
+    # PyTorch's wording, and its comparison: batches yielded against len(dataset).
+    import warnings
+
+    msg = (f"Length of IterableDataset {dataset} was reported to be {reported}(when accessing "
+           f"len(dataloader)), but {yielded} samples have been fetched. ")
+    if num_workers > 0:
+        msg += ("For multiprocessing data-loading, this could be caused by not properly "
+                "configuring the IterableDataset replica at each worker (split the stream "
+                "with funcgrad_nn.data.get_worker_info()).")
+    warnings.warn(msg, UserWarning, stacklevel=3)

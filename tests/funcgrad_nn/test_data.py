@@ -546,3 +546,47 @@ def test_collate_keeps_mutable_mapping_and_sequence_types():
 
     rows = default_collate([Row([1, 2.0]), Row([3, 4.0])])
     assert type(rows) is Row and [host(c).tolist() for c in rows] == [[1, 3], [2.0, 4.0]]
+
+
+class _Five(IterableDataset):
+    """Five samples per iteration, in every worker (not split between them)."""
+
+    def __iter__(self):
+        return iter(range(5))
+
+    def __len__(self):
+        return 5
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_iterable_overrun_of_the_reported_length_warns(num_workers):
+    # As PyTorch: once len(loader) has read len(dataset), yielding more batches than that
+    # warns (here each of 2 workers yields the whole stream: 6 batches of 2 against 5).
+    loader = DataLoader(_Five(), batch_size=2, num_workers=num_workers)
+    assert len(loader) == 3
+    with pytest.warns(UserWarning) if num_workers else _no_warning() as record:
+        batches = list(loader)
+    assert len(batches) == 3 * max(num_workers, 1)
+    if num_workers:
+        messages = [str(w.message) for w in record]
+        assert len(messages) == 1 and messages[0].startswith(
+            f"Length of IterableDataset {loader.dataset} was reported to be 5(when accessing "
+            "len(dataloader)), but 6 samples have been fetched. For multiprocessing")
+    # without len(loader) nothing is checked
+    quiet = DataLoader(_Five(), batch_size=None, num_workers=num_workers)
+    with _no_warning():
+        assert len(list(quiet)) == 5 * max(num_workers, 1)
+
+
+class _no_warning:
+    def __enter__(self):
+        import warnings
+
+        self._ctx = warnings.catch_warnings(record=True)
+        self._record = self._ctx.__enter__()
+        warnings.simplefilter("always")
+        return self._record
+
+    def __exit__(self, *exc):
+        self._ctx.__exit__(*exc)
+        assert not [w for w in self._record if "IterableDataset" in str(w.message)]
