@@ -43,6 +43,7 @@ import io
 import json
 import math
 import os
+import random
 import sys
 import time
 import warnings
@@ -556,7 +557,12 @@ class Trainer:
                           for cb in self.callbacks],
             "history": list(self.history),
             "rng": {"init": _init.default_generator().bit_generator.state,
-                    "loaders": [g.bit_generator.state for g in self._loaders_generators()]},
+                    "loaders": [g.bit_generator.state for g in self._loaders_generators()],
+                    # what a dataset's augmentations draw in the main process (num_workers=0)
+                    "python": random.getstate(), "numpy": np.random.get_state(),
+                    # persistent workers keep the base seed they started with
+                    "worker_seeds": [getattr(loader, "_workers_base_seed", None)
+                                     for loader in self._loaders]},
         }
 
     def load_state_dict(self, state: Mapping[str, Any], *, where: str = "the state") -> None:
@@ -588,6 +594,12 @@ class Trainer:
                           "from an uninterrupted run", stacklevel=3)
         for g, s in zip(gens, state["rng"]["loaders"]):
             g.bit_generator.state = s
+        if "python" in state["rng"]:  # checkpoints of before these were kept lack them
+            random.setstate(state["rng"]["python"])
+            np.random.set_state(state["rng"]["numpy"])
+        for loader, seed in zip(self._loaders, state["rng"].get("worker_seeds", ())):
+            if seed is not None and getattr(loader, "persistent_workers", False):
+                loader._resume_base_seed = int(seed)
 
     def checkpoint_path(self) -> str | None:
         """Where :meth:`fit` writes (and resumes from) the checkpoint."""

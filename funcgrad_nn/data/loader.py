@@ -201,6 +201,10 @@ class DataLoader:
         # len(dataset) of an IterableDataset once len(loader) asked for it (PyTorch's check
         # that the workers do not yield more than that, e.g. each a full copy of the stream).
         self._reported_len: int | None = None
+        # The base seed persistent workers were started with, and one to start them with
+        # instead of drawing (a resumed Trainer's: the interrupted run drew it epochs ago).
+        self._workers_base_seed: int | None = None
+        self._resume_base_seed: int | None = None
         self._initialized = True
 
     _initialized = False
@@ -236,7 +240,10 @@ class DataLoader:
             return self._single_process(self._base_seed())
         if self.persistent_workers:
             if self._persistent_iter is None or self._persistent_iter.closed:
-                self._persistent_iter = _MultiProcessIter(self, self._base_seed())
+                seed = self._resume_base_seed
+                self._resume_base_seed = None
+                self._workers_base_seed = seed if seed is not None else self._base_seed()
+                self._persistent_iter = _MultiProcessIter(self, self._workers_base_seed)
             else:
                 self._persistent_iter.reset(self._reported_len)
             return self._persistent_iter

@@ -4,6 +4,7 @@ accumulation and clipping, early stopping, progress bar, checkpoints and bad inp
 import csv
 import io
 import json
+import random
 
 import numpy as np
 import pytest
@@ -77,6 +78,56 @@ def test_resume_continues_bit_identically(tmp_path):
     assert np.array_equal(m_full[2].rng_key, m_res[2].rng_key)
     assert es_res.best == es_full.best
     assert opt_res.param_groups[0]["lr"] == opt_full.param_groups[0]["lr"]
+
+
+class _Jitter(nn.data.Dataset):
+    """Augments in the main process from NumPy's and Python's global RNGs."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        noise = np.float32(np.random.normal() * 0.1 + random.random() * 0.1)
+        return self.x[i] + noise, self.y[i]
+
+
+def _run_loader(ckpt_dir, epochs, make_loader, resume=False):
+    x, y = _data(48)
+    model = _model()
+    opt = nn.optim.Adam(model.parameters(), lr=0.01)
+    h = fit(model, nn.CrossEntropyLoss(), opt, make_loader(x, y), epochs,
+            checkpoint_dir=ckpt_dir, resume=resume, progress=False)
+    return h["loss"]
+
+
+def test_resume_restores_global_rngs_of_main_process_augmentation(tmp_path):
+    def make(x, y):
+        return nn.data.DataLoader(_Jitter(x, y), batch_size=16, shuffle=True, seed=1)
+
+    np.random.seed(0)
+    random.seed(0)
+    full = _run_loader(tmp_path / "a", 4, make)
+    np.random.seed(0)
+    random.seed(0)
+    _run_loader(tmp_path / "b", 2, make)
+    np.random.seed(5)  # a new process: other global states, which the checkpoint restores
+    random.seed(5)
+    assert _run_loader(tmp_path / "b", 4, make, resume=True) == full
+
+
+def test_resume_with_persistent_workers_reshuffles_as_an_uninterrupted_run(tmp_path):
+    # Their base seed is drawn once, when the workers start (as PyTorch): the resumed loader
+    # starts its workers with the checkpoint's instead of drawing, so the shuffles line up.
+    def make(x, y):
+        return nn.data.DataLoader(nn.data.TensorDataset(x, y), batch_size=16, shuffle=True,
+                                  seed=1, num_workers=2, persistent_workers=True)
+
+    full = _run_loader(tmp_path / "a", 4, make)
+    _run_loader(tmp_path / "b", 2, make)
+    assert _run_loader(tmp_path / "b", 4, make, resume=True) == full
 
 
 def test_resume_from_another_models_checkpoint_is_a_clear_error(tmp_path):
