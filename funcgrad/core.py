@@ -402,7 +402,10 @@ class Tracer:
         return float(self._number("float()"))
 
     def __int__(self) -> int:
-        return int(self._number("int()"))
+        # Truncation to an integer has derivative zero (almost everywhere), so a constant is
+        # its right derivative: int(x) of a differentiated value is allowed, as in JAX (it
+        # sizes arrays: fnp.ones(int(x))); float()/complex() would drop a real derivative.
+        return int(self._concrete("int()"))
 
     def __complex__(self) -> complex:
         return complex(self._number("complex()"))
