@@ -17,6 +17,7 @@ from funcgrad import numpy as numpy  # installs tracer operators/methods; fnp na
 from funcgrad import ops as _ops  # noqa: F401  (registers every primitive)
 from funcgrad import profiler as profiler
 from funcgrad import random as random
+from funcgrad import sharding as sharding
 from funcgrad import typing as typing
 from funcgrad import viz as viz
 from funcgrad._cache import clear_all as _clear_all
@@ -45,6 +46,7 @@ from funcgrad.api import (
 from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
 from funcgrad.api_pmap import pmap
 from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
+from funcgrad.api_shard_map import shard_map
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
@@ -82,6 +84,8 @@ from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.pure_callback import pure_callback
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
+from funcgrad.sharding import NamedSharding, make_mesh, set_mesh
+from funcgrad.sharding import PartitionSpec as P
 from funcgrad.typing import Array
 
 __version__ = "0.1.0"
@@ -182,6 +186,12 @@ __all__ = [
     "nn",
     "ad_checkpoint",
     "device_put",
+    "sharding",
+    "shard_map",
+    "make_mesh",
+    "set_mesh",
+    "NamedSharding",
+    "P",
     "default_device",
     "to_numpy",
     "ShapedArray",

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, config, stages, tree_util
+from funcgrad import backend, config, sharding, stages, tree_util
 from funcgrad.api_jit import jit
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
@@ -1060,9 +1060,17 @@ def grad(
 # Devices
 
 
-def device_put(x: Any, device: str | None = None) -> Any:
+def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
+               may_alias: bool | None = None) -> Any:
     """Copy an array, or every array of a pytree, to ``device`` ("cpu", "gpu" or "strict";
     the default device when None). Traced values stay where they are.
+
+    As in JAX, ``device`` may also be a :class:`~funcgrad.sharding.Sharding` (or a
+    :class:`~funcgrad.sharding.PartitionSpec` over the current mesh), or a pytree prefix of
+    them: the layout is checked against each array's shape (a split dimension must divide
+    evenly) and the array goes to the mesh's device -- one device per platform, so nothing is
+    split. ``src``, ``donate`` and ``may_alias`` are accepted as JAX's (a copy is made only
+    when the device changes).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -1070,7 +1078,30 @@ def device_put(x: Any, device: str | None = None) -> Any:
         >>> type(y["w"]).__name__
         'StrictArray'
     """
-    return tree_util.tree_map(lambda v: backend.device_put(v, device), x)
+    del src, donate, may_alias
+    if device is None or isinstance(device, str):
+        return tree_util.tree_map(lambda v: backend.device_put(v, device), x)
+    def is_target(d: Any) -> bool:
+        return d is None or isinstance(d, str | sharding.Sharding | sharding.PartitionSpec)
+
+    leaves, tree = tree_util.tree_flatten(x)
+    targets = tree_util.broadcast_prefix(device, x, is_leaf=is_target)
+    out = []
+    for v, d in zip(leaves, targets):
+        if isinstance(d, sharding.PartitionSpec):
+            mesh = sharding.get_mesh()
+            if mesh is None:
+                raise ValueError("device_put: a PartitionSpec needs a mesh: pass "
+                                 "NamedSharding(mesh, spec) or use funcgrad.set_mesh(mesh)")
+            d = sharding.NamedSharding(mesh, d)
+        if isinstance(d, sharding.Sharding):
+            d.check_shape(numpy.shape(v) if not hasattr(v, "shape") else v.shape)
+            d = d._device()
+        elif d is not None and not isinstance(d, str):
+            raise TypeError(f"device_put: device must be a device name, a Sharding or a "
+                            f"PartitionSpec, got {type(d).__name__}")
+        out.append(backend.device_put(v, d))
+    return tree.unflatten(out)
 
 
 def device_get(x: Any) -> Any:

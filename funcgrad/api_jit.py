@@ -734,6 +734,8 @@ def jit(
     donate_argnames: str | Sequence[str] = (),
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
     """Compile ``fun``: trace it once per argument signature, then run generated code.
 
@@ -746,7 +748,9 @@ def jit(
     enclosing ``jit`` / ``make_jaxpr`` program (no nested ``jit`` equation); called outside
     one, it compiles as usual. ``explain_retraces=True`` warns with :class:`RetraceWarning` saying
     which argument changed whenever a new trace is needed. Works as a decorator too
-    (``@jit`` or ``@functools.partial(jit, static_argnums=1)``).
+    (``@jit`` or ``@functools.partial(jit, static_argnums=1)``). ``in_shardings`` /
+    ``out_shardings`` are accepted as JAX's layouts over a device mesh
+    (:mod:`funcgrad.sharding`): funcgrad computes on one device, so they change nothing.
 
     Python control flow on traced values raises :class:`~funcgrad.ConcretizationError`; use
     static arguments, ``funcgrad.numpy.where``, ``funcgrad.cond`` or ``funcgrad.while_loop``.
@@ -762,6 +766,7 @@ def jit(
     donate = tuple(int(i) for i in _as_tuple(donate_argnums))
     donate_names = tuple(str(n) for n in _as_tuple(donate_argnames))
     del keep_unused  # every argument is always kept: nothing to choose
+    del in_shardings, out_shardings  # one device: every layout is the whole array
     if fun is None:
         return functools.partial(jit, static_argnums=nums, static_argnames=names,
                                  donate_argnums=donate, explain_retraces=explain_retraces,

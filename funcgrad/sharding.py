@@ -1,0 +1,465 @@
+"""``jax.sharding`` on funcgrad's one device per platform: meshes, partition specs and
+shardings, so that programs written for several devices run unchanged.
+
+JAX lays an array out over a *mesh* of devices (:class:`Mesh`: a grid with a name per axis)
+by a :class:`PartitionSpec`, one entry per array dimension naming the mesh axes that dimension
+is split over. funcgrad computes on one device per platform, so a sharding never moves data:
+``device_put(x, NamedSharding(mesh, P("data")))`` checks that the layout is possible (every
+split dimension divisible by its mesh axes, as JAX) and puts ``x`` on the mesh's device.
+:func:`funcgrad.shard_map` runs a function per shard, with the collectives over the mesh's
+axes; it works for meshes of any size (a mesh may list one device several times), so
+``shard_map`` programs can be tested here as JAX tests them with forced host devices.
+
+Example:
+    >>> import numpy as np, funcgrad
+    >>> from funcgrad.sharding import NamedSharding, PartitionSpec as P
+    >>> mesh = funcgrad.make_mesh((1,), ("data",))
+    >>> x = funcgrad.device_put(np.ones((4, 2)), NamedSharding(mesh, P("data")))
+    >>> NamedSharding(mesh, P("data")).shard_shape(x.shape)
+    (4, 2)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import math
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy
+
+from funcgrad import backend, tree_util
+
+__all__ = [
+    "AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding", "SingleDeviceSharding",
+    "make_mesh", "set_mesh", "use_mesh", "get_mesh", "get_abstract_mesh", "reshard",
+]
+
+
+class AxisType(enum.Enum):
+    """How JAX shards along a mesh axis (``jax.sharding.AxisType``). Kept on the mesh and
+    shown as JAX shows it; with one device every type computes the same values."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Unconstrained:
+    def __repr__(self) -> str:
+        return "UNCONSTRAINED"
+
+
+class PartitionSpec:
+    """How each dimension of an array is split over mesh axes (``jax.P``): per dimension,
+    ``None`` (not split), a mesh axis name, or a tuple of names (split over all of them, the
+    first the most major). Dimensions past the spec's length are not split.
+
+    Example:
+        >>> from funcgrad.sharding import PartitionSpec as P
+        >>> P("data", None), len(P("x", ("y", "z"))), P("x") == P("x", None)
+        (P('data', None), 2, False)
+    """
+
+    __slots__ = ("_parts",)
+    UNCONSTRAINED = _Unconstrained()
+
+    def __init__(self, *parts: Any) -> None:
+        for p in parts:
+            names = p if isinstance(p, tuple) else (p,)
+            for n in names:
+                if n is not None and n is not PartitionSpec.UNCONSTRAINED and not isinstance(
+                        n, str):
+                    raise TypeError(
+                        f"PartitionSpec entries must be None, a mesh axis name (str) or a tuple "
+                        f"of names; got {p!r}")
+        self._parts = tuple(parts)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._parts)
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._parts[i]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PartitionSpec and other._parts == self._parts
+
+    def __hash__(self) -> int:
+        return hash((PartitionSpec, self._parts))
+
+    def __repr__(self) -> str:
+        return "P" + repr(self._parts)
+
+    def axis_names_of(self, dim: int) -> tuple[str, ...]:
+        """The mesh axes dimension ``dim`` is split over, major first (none past the end).
+
+        Example:
+            >>> PartitionSpec("x", ("y", "z")).axis_names_of(1)
+            ('y', 'z')
+        """
+        if dim >= len(self._parts):
+            return ()
+        p = self._parts[dim]
+        if p is None or p is PartitionSpec.UNCONSTRAINED:
+            return ()
+        return tuple(p) if isinstance(p, tuple) else (p,)
+
+    def mentioned(self) -> tuple[str, ...]:
+        """Every mesh axis the spec splits over, in the order of the dimensions.
+
+        Example:
+            >>> PartitionSpec(("x", "y"), None, "z").mentioned()
+            ('x', 'y', 'z')
+        """
+        return tuple(n for d in range(len(self._parts)) for n in self.axis_names_of(d))
+
+
+_current_mesh: ContextVar[Mesh | None] = ContextVar("funcgrad_mesh", default=None)
+
+
+class Mesh:
+    """A grid of devices with a name per axis (``jax.sharding.Mesh``). ``devices`` is an
+    array of devices (``funcgrad.devices()``'s names) whose rank is ``len(axis_names)``; a
+    device may appear several times (the shards then run one after another on it). Usable
+    as a context manager, which makes it the mesh of :func:`get_mesh` inside.
+
+    Example:
+        >>> import numpy as np
+        >>> mesh = Mesh(np.array(["cpu"] * 4).reshape(2, 2), ("x", "y"))
+        >>> dict(mesh.shape), mesh.size
+        ({'x': 2, 'y': 2}, 4)
+    """
+
+    def __init__(self, devices: Any, axis_names: str | Sequence[str],
+                 axis_types: AxisType | Sequence[AxisType] | None = None) -> None:
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        arr = numpy.empty(numpy.shape(devices), dtype=object)
+        arr[...] = devices if isinstance(devices, numpy.ndarray) else numpy.asarray(
+            devices, dtype=object)
+        if arr.ndim != len(names):
+            raise ValueError(
+                f"Mesh: the devices array has rank {arr.ndim} (shape {arr.shape}) but "
+                f"{len(names)} axis names were given: {names}")
+        if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"Mesh: axis names must be distinct strings, got {names}")
+        if axis_types is None:
+            types = (AxisType.Auto,) * len(names)
+        elif isinstance(axis_types, AxisType):
+            types = (axis_types,) * len(names)
+        else:
+            types = tuple(axis_types)
+            if len(types) != len(names):
+                raise ValueError(f"Mesh: {len(types)} axis_types for {len(names)} axes")
+        for d in arr.flat:
+            backend.canonical_device(str(d))  # an unknown device fails here, named
+        arr.flags.writeable = False
+        self.devices = arr
+        self.axis_names = names
+        self.axis_types = types
+        self._token: Any = None
+
+    @property
+    def shape(self) -> OrderedDict[str, int]:
+        return OrderedDict(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0 or not self.axis_names
+
+    @property
+    def local_mesh(self) -> Mesh:
+        return self
+
+    @property
+    def abstract_mesh(self) -> Mesh:
+        return self
+
+    def _key(self) -> tuple:
+        return (tuple(str(d) for d in self.devices.flat), self.devices.shape, self.axis_names,
+                self.axis_types)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mesh) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
+        return f"Mesh({sizes}, axis_types={self.axis_types!r})"
+
+    def __enter__(self) -> Mesh:
+        self._token = _current_mesh.set(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _current_mesh.reset(self._token)
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
+              axis_types: Sequence[AxisType] | None = None, *,
+              devices: Sequence[Any] | None = None) -> Mesh:
+    """A mesh of the given axis sizes over ``devices`` (``jax.make_mesh``; by default the
+    default backend's device, so ``make_mesh((funcgrad.device_count(),), ("data",))`` as in
+    JAX). As JAX's, the axis types default to ``Explicit``. To run shards of a bigger mesh on
+    this one device, build a :class:`Mesh` listing the device several times.
+
+    Example:
+        >>> make_mesh((1, 1), ("data", "model"))
+        Mesh('data': 1, 'model': 1, axis_types=(Explicit, Explicit))
+    """
+    shape = tuple(int(s) for s in axis_shapes)
+    devs = list(backend.local_devices() if devices is None else devices)
+    if math.prod(shape) > len(devs):
+        raise ValueError(f"make_mesh: the mesh shape {shape} needs {math.prod(shape)} "
+                         f"devices but {len(devs)} are available ({devs}); funcgrad uses one "
+                         "device per platform (a Mesh may list a device several times)")
+    if math.prod(shape) != len(devs):
+        devs = devs[:math.prod(shape)]
+    arr = numpy.empty(len(devs), dtype=object)
+    arr[:] = devs
+    types = (AxisType.Explicit,) * len(shape) if axis_types is None else axis_types
+    return Mesh(arr.reshape(shape), tuple(axis_names), types)
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh set by :func:`set_mesh` / ``with mesh:`` in this context, or None.
+
+    Example:
+        >>> with set_mesh(make_mesh((1,), ("d",))):
+        ...     get_mesh().axis_names
+        ('d',)
+    """
+    return _current_mesh.get()
+
+
+def get_abstract_mesh() -> Mesh | None:
+    """``jax.sharding.get_abstract_mesh``: here the mesh itself (:func:`get_mesh`).
+
+    Example:
+        >>> get_abstract_mesh() is None
+        True
+    """
+    return _current_mesh.get()
+
+
+class _MeshSetting:
+    # set_mesh(m) sets the mesh at once (as JAX's global setter) and, used in a ``with``,
+    # restores the previous one on exit.
+    def __init__(self, mesh: Mesh | None) -> None:
+        self._token = _current_mesh.set(mesh)
+
+    def __enter__(self) -> Mesh | None:
+        return _current_mesh.get()
+
+    def __exit__(self, *exc: Any) -> None:
+        _current_mesh.reset(self._token)
+
+
+def set_mesh(mesh: Mesh | None) -> Any:
+    """Make ``mesh`` the current mesh (``jax.set_mesh``): the default of
+    :func:`funcgrad.shard_map`'s ``mesh``. In a ``with`` statement, only inside it.
+
+    Example:
+        >>> with set_mesh(make_mesh((1,), ("batch",))) as m:
+        ...     m.size
+        1
+    """
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_mesh expects a Mesh or None, got {type(mesh).__name__}")
+    return _MeshSetting(mesh)
+
+
+@contextlib.contextmanager
+def use_mesh(mesh: Mesh) -> Iterator[Mesh]:
+    """``jax.sharding.use_mesh``: :func:`set_mesh` for the ``with`` block only.
+
+    Example:
+        >>> with use_mesh(make_mesh((1,), ("d",))):
+        ...     dict(get_mesh().shape)
+        {'d': 1}
+    """
+    with set_mesh(mesh):
+        yield mesh
+
+
+class Sharding:
+    """The layout of an array over devices (``jax.sharding.Sharding``)."""
+
+    memory_kind = "device"
+
+    @property
+    def device_set(self) -> set[Any]:
+        raise TypeError(f"{type(self).__name__} does not define its devices")
+
+    @property
+    def addressable_devices(self) -> set[Any]:
+        return self.device_set
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.device_set)
+
+    def _device(self) -> str:
+        # Every device of a funcgrad mesh is one platform's device: the first names it.
+        return str(next(iter(self.device_set)))
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(global_shape)
+
+    def check_shape(self, shape: Sequence[int]) -> None:
+        """Raise ValueError unless an array of ``shape`` can be laid out so."""
+        self.shard_shape(shape)
+
+
+class SingleDeviceSharding(Sharding):
+    """An array kept whole on one device (``jax.sharding.SingleDeviceSharding``).
+
+    Example:
+        >>> SingleDeviceSharding("cpu").shard_shape((3, 2))
+        (3, 2)
+    """
+
+    def __init__(self, device: Any, *, memory_kind: str | None = None) -> None:
+        backend.canonical_device(str(device))
+        self.device = device
+
+    @property
+    def device_set(self) -> set[Any]:
+        return {self.device}
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return True
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is SingleDeviceSharding and other.device == self.device
+
+    def __hash__(self) -> int:
+        return hash((SingleDeviceSharding, self.device))
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
+
+
+def _split_factors(mesh: Mesh, spec: PartitionSpec, ndim: int, what: str) -> list[int]:
+    """Per dimension, how many pieces ``spec`` cuts it into over ``mesh``; checks the names."""
+    if len(spec) > ndim:
+        raise ValueError(f"{what}: {spec} has {len(spec)} entries for an array of rank {ndim}")
+    seen: set[str] = set()
+    factors = []
+    sizes = mesh.shape
+    for d in range(ndim):
+        f = 1
+        for n in spec.axis_names_of(d):
+            if n not in sizes:
+                raise ValueError(f"{what}: {spec} names the axis {n!r}, which the mesh "
+                                 f"{mesh} does not have")
+            if n in seen:
+                raise ValueError(f"{what}: {spec} maps the mesh axis {n!r} to more than one "
+                                 "dimension; a mesh axis may split at most one")
+            seen.add(n)
+            f *= sizes[n]
+        factors.append(f)
+    return factors
+
+
+class NamedSharding(Sharding):
+    """An array split over a :class:`Mesh` by a :class:`PartitionSpec`
+    (``jax.sharding.NamedSharding``).
+
+    Example:
+        >>> import numpy as np
+        >>> mesh = Mesh(np.array(["cpu"] * 2), ("x",))
+        >>> NamedSharding(mesh, PartitionSpec("x")).shard_shape((4, 3))
+        (2, 3)
+    """
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec, *, memory_kind: str | None = None
+                 ) -> None:
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"NamedSharding: mesh must be a Mesh, got {type(mesh).__name__}")
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {spec!r}")
+        _split_factors(mesh, spec, len(spec), "NamedSharding")  # names and repeats
+        self.mesh = mesh
+        self.spec = spec
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.mesh.devices.flat)
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        sizes = self.mesh.shape
+        return all(sizes[n] == 1 for n in self.spec.mentioned())
+
+    def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        shape = tuple(int(s) for s in global_shape)
+        factors = _split_factors(self.mesh, self.spec, len(shape), "NamedSharding")
+        for d, (s, f) in enumerate(zip(shape, factors)):
+            if s % f:
+                raise ValueError(
+                    f"{self!r} splits array axis {d} into {f} pieces, but its size is {s} "
+                    f"(full shape {shape}): each split size must divide the dimension")
+        return tuple(s // f for s, f in zip(shape, factors))
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is NamedSharding and other.mesh == self.mesh
+                and other.spec == self.spec)
+
+    def __hash__(self) -> int:
+        return hash((NamedSharding, self.mesh, self.spec))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+
+def reshard(x: Any, out_shardings: Any) -> Any:
+    """``jax.sharding.reshard``: ``x`` laid out by ``out_shardings`` (a Sharding or a
+    PartitionSpec over the current mesh, per leaf or a prefix); checks the layout, moves
+    nothing (one device).
+
+    Example:
+        >>> import numpy as np
+        >>> reshard(np.ones(2), SingleDeviceSharding("cpu")).tolist()
+        [1.0, 1.0]
+    """
+    leaves, tree = tree_util.tree_flatten(x)
+    shardings = tree_util.broadcast_prefix(
+        out_shardings, x, is_leaf=lambda s: isinstance(s, Sharding | PartitionSpec))
+    for leaf, s in zip(leaves, shardings):
+        if isinstance(s, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise ValueError("reshard: a PartitionSpec needs a mesh: use "
+                                 "NamedSharding(mesh, spec) or set_mesh(mesh)")
+            s = NamedSharding(mesh, s)
+        if isinstance(s, Sharding):
+            s.check_shape(numpy.shape(leaf))
+    return tree.unflatten(leaves)

@@ -1,0 +1,230 @@
+"""funcgrad.shard_map and funcgrad.sharding against JAX 0.10.2.
+
+The expected values are JAX's, recorded as literals from runs with
+``XLA_FLAGS=--xla_force_host_platform_device_count=4`` on a ``Mesh`` of shape (2, 2) named
+("x", "y"); funcgrad builds the same mesh by listing its one device four times.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad import lax
+from funcgrad.sharding import (
+    AxisType,
+    Mesh,
+    NamedSharding,
+    SingleDeviceSharding,
+    get_mesh,
+    make_mesh,
+    reshard,
+    set_mesh,
+    use_mesh,
+)
+from funcgrad.sharding import PartitionSpec as P
+from tests.helpers import dev
+from tests.helpers import host as to_host
+
+
+def _mesh(*shape: int, names=("x", "y")) -> Mesh:
+    dev = funcgrad.local_devices()[0]
+    return Mesh(np.array([dev] * int(np.prod(shape)), dtype=object).reshape(shape),
+                names[:len(shape)])
+
+
+X = np.arange(16.0).reshape(4, 4)
+XD = dev(X)
+
+
+def test_blocks_see_their_axis_indices():
+    mesh = _mesh(2, 2)
+    f = funcgrad.shard_map(lambda a: a * lax.axis_index("x") + 10 * lax.axis_index("y"),
+                           mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    expected = [[0.0, 0.0, 10.0, 10.0], [0.0, 0.0, 10.0, 10.0],
+                [8.0, 9.0, 20.0, 21.0], [12.0, 13.0, 24.0, 25.0]]
+    np.testing.assert_array_equal(to_host(f(XD)), expected)
+    np.testing.assert_array_equal(to_host(funcgrad.jit(f)(XD)), expected)
+
+
+def test_psum_over_both_axes_is_replicated():
+    g = funcgrad.shard_map(lambda a: lax.psum(a.sum(), ("x", "y")), mesh=_mesh(2, 2),
+                           in_specs=P("x", "y"), out_specs=P())
+    assert float(to_host(g(XD))) == 120.0
+
+
+def test_tuple_of_axes_major_first_in_and_out():
+    h = funcgrad.shard_map(
+        lambda a: a + 100 * lax.axis_index("x") + 10 * lax.axis_index("y"), mesh=_mesh(2, 2),
+        in_specs=P(("x", "y")), out_specs=P(("y", "x")))
+    np.testing.assert_array_equal(to_host(h(dev(np.arange(8.0)))),
+                                  [0.0, 1.0, 104.0, 105.0, 12.0, 13.0, 116.0, 117.0])
+
+
+def test_pytree_specs_are_prefixes():
+    d = funcgrad.shard_map(
+        lambda p, b: {"s": p["w"] * lax.psum(b.sum(), "x") + lax.axis_index("y"),
+                      "t": lax.psum(b, "x")},
+        mesh=_mesh(2, 2), in_specs=({"w": P()}, P("x", "y")),
+        out_specs={"s": P("y"), "t": P(None, "y")})
+    out = d({"w": dev(np.array([1.0, 2.0]))}, XD)
+    np.testing.assert_array_equal(to_host(out["s"]), [52.0, 104.0, 69.0, 137.0])
+    np.testing.assert_array_equal(to_host(out["t"]),
+                                  [[8.0, 10.0, 12.0, 14.0], [16.0, 18.0, 20.0, 22.0]])
+
+
+def test_collectives_inside():
+    mesh = _mesh(2, 2)
+    ps = funcgrad.shard_map(lambda a: lax.psum_scatter(a, "x", tiled=True), mesh=mesh,
+                            in_specs=P(None), out_specs=P("x"), check_vma=False)
+    np.testing.assert_array_equal(to_host(ps(dev(np.arange(4.0)))), [0.0, 2.0, 4.0, 6.0])
+    ag = funcgrad.shard_map(lambda a: lax.all_gather(a, "x", tiled=True) * 2, mesh=mesh,
+                            in_specs=P("x"), out_specs=P(), check_vma=False)
+    np.testing.assert_array_equal(to_host(ag(dev(np.arange(4.0)))), [0.0, 2.0, 4.0, 6.0])
+
+
+def test_grad_through_shard_map_under_jit():
+    mesh = _mesh(2, 2)
+
+    def loss(v):
+        return funcgrad.shard_map(lambda a: lax.pmean(fnp.sin(a).sum(), ("x", "y")),
+                                  mesh=mesh, in_specs=P(("x", "y")), out_specs=P())(v)
+
+    expected = [0.25, 0.13507556915283203, -0.10403671115636826, -0.24749812483787537,
+                -0.16341090202331543, 0.07091554999351501, 0.2400425672531128,
+                0.1884755641222]  # JAX computes in float32
+    np.testing.assert_allclose(to_host(funcgrad.jit(funcgrad.grad(loss))(np.arange(8.0))),
+                               expected, rtol=1e-6)
+    # and it is the cosine over the count of shards' elements, as the plain function's
+    np.testing.assert_allclose(to_host(funcgrad.grad(loss)(np.arange(8.0))),
+                               np.cos(np.arange(8.0)) / 4)
+
+
+def test_vmap_of_shard_map():
+    f = funcgrad.shard_map(lambda a: a * lax.axis_index("x"), mesh=_mesh(2, 2),
+                           in_specs=P("x"), out_specs=P("x"))
+    np.testing.assert_array_equal(
+        to_host(funcgrad.vmap(f)(XD)),
+        [[0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 6.0, 7.0], [0.0, 0.0, 10.0, 11.0],
+         [0.0, 0.0, 14.0, 15.0]])
+
+
+def test_axis_names_maps_a_subset():
+    sub = funcgrad.shard_map(lambda a: a.sum(0, keepdims=True), mesh=_mesh(2, 2),
+                             in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    np.testing.assert_array_equal(to_host(sub(XD)),
+                                  [[4.0, 6.0, 8.0, 10.0], [20.0, 22.0, 24.0, 26.0]])
+
+
+def test_unchecked_replication_returns_the_first_shard():
+    f = funcgrad.shard_map(lambda a: a + lax.axis_index("x"), mesh=_mesh(2, 2),
+                           in_specs=P("x"), out_specs=P(), check_vma=False)
+    np.testing.assert_array_equal(to_host(f(XD)), X[:2])
+
+
+def test_replicated_output_may_be_tiled():
+    # an output the same on every shard, under a spec that splits it: each block is it
+    f = funcgrad.shard_map(lambda a: lax.psum(a, "x"), mesh=_mesh(2), in_specs=P("x"),
+                           out_specs=P("x"))
+    np.testing.assert_array_equal(to_host(f(dev(np.arange(4.0)))), [2.0, 4.0, 2.0, 4.0])
+
+
+@pytest.mark.parametrize("kwargs, arg, message", [
+    (dict(in_specs=P("x"), out_specs=P("x")), np.arange(3.0), "divisible"),
+    (dict(in_specs=P("x", "x"), out_specs=P("x")), X, "more than one dimension"),
+    (dict(in_specs=P("z"), out_specs=P("x")), X, "'z'"),
+    (dict(in_specs=P("x", None, None), out_specs=P("x")), X, "rank 2"),
+    (dict(in_specs=P("x"), out_specs=P("x")), X, "varies along 'y'"),
+    (dict(in_specs=P("x"), out_specs=P()), X, "must be the same on every shard"),
+])
+def test_errors(kwargs, arg, message):
+    f = funcgrad.shard_map(lambda a: a + lax.axis_index("y"), mesh=_mesh(2, 2), **kwargs)
+    with pytest.raises(ValueError, match=message):
+        f(dev(arg))
+
+
+def test_mesh_from_context():
+    f = funcgrad.shard_map(lambda a: lax.psum(a, "x"), in_specs=P("x"), out_specs=P())
+    with pytest.raises(ValueError, match="no mesh"):
+        f(np.ones(2))
+    with set_mesh(_mesh(2)):
+        assert float(to_host(f(np.ones(2)))[0]) == 2.0
+        assert get_mesh().axis_names == ("x",)
+    assert get_mesh() is None
+    with use_mesh(_mesh(2)), _mesh(2, 2):  # a Mesh is a context manager too
+        assert get_mesh().axis_names == ("x", "y")
+    assert get_mesh() is None
+
+
+def test_decorator_form():
+    @funcgrad.shard_map(mesh=_mesh(2), in_specs=P("x"), out_specs=P("x"))
+    def double(a):
+        return 2 * a
+
+    np.testing.assert_array_equal(to_host(double(dev(np.arange(4.0)))), [0.0, 2.0, 4.0, 6.0])
+
+
+# -- funcgrad.sharding ------------------------------------------------------------------------
+
+
+def test_partition_spec_is_jax_like():
+    assert repr(P("x", None, ("a", "b"))) == "P('x', None, ('a', 'b'))"
+    assert repr(P()) == "P()" and repr(P("x")) == "P('x',)"
+    assert len(P("x", None)) == 2 and P("x") == P("x")
+    assert P("x", None) != P("x") and P("x") != ("x",)
+    assert funcgrad.tree_util.tree_leaves([P("x")]) == [P("x")]  # a leaf, as JAX's
+    with pytest.raises(TypeError, match="PartitionSpec entries"):
+        P(0)
+
+
+def test_named_sharding():
+    mesh = _mesh(2, 2)
+    s = NamedSharding(mesh, P("x"))
+    assert s.shard_shape((4, 4)) == (2, 4)
+    assert not s.is_fully_replicated and s.num_devices == 4
+    assert NamedSharding(mesh, P()).is_fully_replicated
+    assert s == NamedSharding(mesh, P("x")) and hash(s) == hash(NamedSharding(mesh, P("x")))
+    assert repr(s).startswith("NamedSharding(mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))"
+                              ", spec=P('x',)")
+    with pytest.raises(ValueError, match="does not have"):
+        NamedSharding(mesh, P("z"))
+    with pytest.raises(ValueError, match="size is 3"):
+        s.shard_shape((3, 4))
+
+
+def test_device_put_checks_the_layout():
+    mesh = _mesh(2)
+    y = funcgrad.device_put(X, NamedSharding(mesh, P("x")))
+    np.testing.assert_array_equal(to_host(y), X)
+    tree = funcgrad.device_put({"a": X, "b": np.ones(3)},
+                               {"a": NamedSharding(mesh, P("x")),
+                                "b": SingleDeviceSharding(funcgrad.local_devices()[0])})
+    np.testing.assert_array_equal(to_host(tree["b"]), np.ones(3))
+    with pytest.raises(ValueError, match="size is 3"):
+        funcgrad.device_put(np.ones(3), NamedSharding(mesh, P("x")))
+    with pytest.raises(ValueError, match="needs a mesh"):
+        funcgrad.device_put(X, P("x"))
+    with set_mesh(mesh):
+        np.testing.assert_array_equal(to_host(funcgrad.device_put(X, P("x"))), X)
+        np.testing.assert_array_equal(reshard(X, P(None, "x")), X)
+
+
+def test_make_mesh_follows_jax():
+    n = funcgrad.device_count()
+    mesh = make_mesh((n,), ("data",))
+    assert mesh.axis_types == (AxisType.Explicit,) and mesh.size == n
+    assert repr(make_mesh((1, 1), ("a", "b"))) == (
+        "Mesh('a': 1, 'b': 1, axis_types=(Explicit, Explicit))")
+    with pytest.raises(ValueError, match="needs 2 devices"):
+        make_mesh((2,), ("x",))
+    with pytest.raises(ValueError, match="rank"):
+        Mesh(np.array(["cpu"] * 2), ("x", "y"))
+
+
+def test_jit_accepts_shardings():
+    mesh = _mesh(2)
+    f = funcgrad.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")),
+                     out_shardings=NamedSharding(mesh, P()))
+    np.testing.assert_array_equal(to_host(f(dev(np.arange(2.0)))), [0.0, 2.0])
