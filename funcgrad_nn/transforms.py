@@ -345,8 +345,17 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
 
     def inner(*a: Any) -> Any:
         _collect(a)
+        before = {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
         out = a[0](*a[1:], **kwargs)
-        return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
+        # Only the buffers the call replaced come out: an unchanged one (an eval-mode
+        # BatchNorm's) would come back as the checkpoint's traced output, which a module
+        # outside an enclosing plain jit/make_jaxpr cannot store.
+        changed = {}
+        for i, old in before.items():
+            new = {k: v for k, v in _buffer_dict(a[i]).items() if old.get(k) is not v}
+            if new:
+                changed[i] = new
+        return out, changed
 
     static = tuple(i for i, a in enumerate(call)
                    if not isinstance(a, Module) and callable(a))  # a plain function

@@ -1,8 +1,17 @@
 """Utilities as ``torch.nn.utils``: ``rnn`` (packing variable-length sequences), gradient
 clipping, parameter/vector conversion, the ``parametrizations`` (``weight_norm``,
-``spectral_norm``, ``orthogonal``) and ``prune``."""
+``spectral_norm``, ``orthogonal``) and ``prune``; ``checkpoint`` holds
+``torch.utils.checkpoint``'s ``checkpoint`` and ``checkpoint_sequential``."""
 
-from funcgrad_nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
+from funcgrad_nn.utils import (
+    checkpoint,
+    fusion,
+    parametrizations,
+    parametrize,
+    prune,
+    rnn,
+    stateless,
+)
 from funcgrad_nn.utils._skip_init import skip_init
 from funcgrad_nn.utils.clip_grad import (
     clip_grad_norm,
@@ -26,7 +35,7 @@ from funcgrad_nn.utils.legacy_norms import (
     weight_norm,
 )
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
+__all__ = ["checkpoint", "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_by_norm",
            "clip_grads_with_norm_", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
            "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion", "get_total_norm",
            "parameters_to_vector", "parametrizations", "parametrize", "prune", "remove_spectral_norm",

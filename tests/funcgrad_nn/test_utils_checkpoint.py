@@ -1,0 +1,98 @@
+"""funcgrad_nn.utils.checkpoint: torch.utils.checkpoint's checkpoint / checkpoint_sequential."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad_nn.utils.checkpoint import checkpoint, checkpoint_sequential
+from tests.helpers import DEVICE, dev, host
+
+# torch 2.13, float64: Sequential(Linear(3, 4), BatchNorm1d(4), Tanh, Linear(4, 4), Tanh,
+# Linear(4, 2)) with parameter i = sin(0.7 * arange(numel) + i), x = cos(0.3 * arange(15)),
+# loss = (checkpoint_sequential(m, 3, x, use_reentrant=False) ** 2).sum(): the same loss
+# and gradients as without checkpointing.
+LOSS = 7.386669700981619
+GX = [[0.15452576622857414, 0.15998309804324856, 0.09019787904331981],
+      [-0.05573953682795597, -0.15638432573308075, -0.1834791226734427],
+      [-0.274977735122308, -0.1689114335303016, 0.01659655456495923],
+      [0.14358470674222767, 0.16373366413078286, 0.10687612086955584],
+      [0.03260679897946199, 0.0015789970893510669, -0.03019143180439182]]
+G0W = [[0.010706912016334405, 0.004176480174102951, -0.002727024203474031],
+       [0.03222712885902644, 0.11668348627935218, 0.19071685538307767],
+       [0.0033414747579484684, -0.00036722421107714294, -0.004043120135013178],
+       [-0.09544090773319086, -0.03643205910564784, 0.025831156857978564]]
+G5B = [5.116145135132045, 10.567632916425184]
+# the running mean after the step without checkpointing (one update); torch's
+# checkpoint_sequential leaves [0.0884, 0.1812, 0.2072, -0.0644] with num_batches_tracked 2:
+# its recomputation updates the statistics again (pytorch/pytorch#96136), which is not
+# reproduced here.
+RUNNING_MEAN = [0.04651416352417073, 0.09535361701241143, 0.10902907212042577,
+                -0.03391388331972746]
+
+
+def _model():
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh(), nn.Linear(4, 4), nn.Tanh(),
+                      nn.Linear(4, 2)).double().to(DEVICE)
+    for i, p in enumerate(m.parameters()):
+        p[...] = dev(np.sin(np.arange(p.size) * 0.7 + i).reshape(p.shape))
+    return m
+
+
+X = np.cos(np.arange(15) * 0.3).reshape(5, 3)
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, nn.jit])
+def test_checkpoint_sequential_matches_torch(transform):
+    m = _model()
+
+    def loss(m, x):
+        return (checkpoint_sequential(m, 3, x, use_reentrant=False) ** 2).sum()
+
+    value, (gm, gx) = transform(nn.value_and_grad(loss, argnums=(0, 1)))(m, dev(X))
+    assert float(value) == pytest.approx(LOSS, rel=1e-12)
+    np.testing.assert_allclose(host(gx), GX, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(host(gm[0].weight), G0W, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(host(gm[5].bias), G5B, rtol=1e-12)
+    np.testing.assert_allclose(host(m[1].running_mean), RUNNING_MEAN, rtol=1e-12)
+    assert int(host(m[1].num_batches_tracked)) == 1
+
+
+def test_checkpoint_sequential_recomputes_the_segments_but_the_last():
+    # segments=3 over six modules: two checkpointed chunks of two, the last two run plainly
+    m = _model().eval()
+    closed = funcgrad.make_jaxpr(lambda x: checkpoint_sequential(m, 3, x))(dev(X))
+    names = [e.prim.name for e in closed.jaxpr.eqns]
+    assert names.count("remat") == 2, names
+    # a list of modules and functions works as a Sequential
+    fns = [m[0], lambda h: h * 2.0, m[2]]
+    out = checkpoint_sequential(fns, 2, dev(X))
+    np.testing.assert_allclose(host(out), host(m[2](m[0](dev(X)) * 2.0)), rtol=1e-12)
+
+
+def test_checkpoint_sequential_errors_as_torch():
+    m = _model()
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: foo"):
+        checkpoint_sequential(m, 2, dev(X), foo=1)
+    with pytest.raises(ValueError, match="at most the number of functions"):
+        checkpoint_sequential(m, 7, dev(X))
+    with pytest.raises(ValueError, match="positive int"):
+        checkpoint_sequential(m, 0, dev(X))
+
+
+def test_checkpoint_of_an_eval_module_inside_a_plain_transformation():
+    # an eval-mode BatchNorm passed through nn.checkpoint inside plain jit/make_jaxpr: its
+    # unchanged buffers came back as the checkpoint's traced outputs and were written to the
+    # module, raising UnexpectedTracerError
+    m = _model().eval()
+    before = host(m[1].running_mean).copy()
+    out = funcgrad.jit(lambda x: checkpoint(m, x))(dev(X))
+    np.testing.assert_allclose(host(out), host(m(dev(X))), rtol=1e-12)
+    np.testing.assert_array_equal(host(m[1].running_mean), before)
+
+
+def test_torch_utils_checkpoint_names():
+    assert checkpoint is nn.checkpoint
+    assert nn.utils.checkpoint.checkpoint_sequential is checkpoint_sequential
