@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -274,6 +275,10 @@ def random_split(
         remainder = n - sum(counts)
         for i in range(remainder):
             counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:  # as PyTorch (only for fractions: a 0 length asked for is meant)
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an "
+                              "empty dataset.", UserWarning, stacklevel=2)
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")

@@ -590,3 +590,20 @@ class _no_warning:
     def __exit__(self, *exc):
         self._ctx.__exit__(*exc)
         assert not [w for w in self._record if "IterableDataset" in str(w.message)]
+
+
+def test_random_split_fractions_rounding_and_empty_split_warning():
+    # torch.utils.data.random_split: floor(n * f) each, the remainder handed out one by one
+    # from the first split; a fraction that rounds to an empty split warns (an explicit 0
+    # length does not).
+    for n, fractions, lengths in [(10, [0.7, 0.3], [7, 3]), (11, [0.5, 0.5], [6, 5]),
+                                  (7, [0.1, 0.2, 0.7], [1, 2, 4]),
+                                  (10, [0.33, 0.33, 0.34], [4, 3, 3])]:
+        assert [len(s) for s in random_split(range(n), fractions, generator=0)] == lengths
+    with pytest.warns(UserWarning, match="Length of split at index 3 is 0. This might result "
+                                         "in an empty dataset."):
+        parts = random_split(range(3), [0.25] * 4, generator=0)
+    assert [len(s) for s in parts] == [1, 1, 1, 0]
+    with _no_warning() as record:
+        random_split(range(3), [3, 0], generator=0)
+    assert not record
