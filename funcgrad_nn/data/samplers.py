@@ -25,6 +25,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from funcgrad.backend import is_array, to_numpy
+
 __all__ = [
     "Sampler",
     "SequentialSampler",
@@ -232,7 +234,8 @@ class WeightedRandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise ValueError("replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        w = np.asarray(weights, dtype=np.float64)
+        # Sampling is host work (as the indices it yields): weights on a device come over once.
+        w = np.asarray(to_numpy(weights) if is_array(weights) else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError("weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")

@@ -607,3 +607,10 @@ def test_random_split_fractions_rounding_and_empty_split_warning():
     with _no_warning() as record:
         random_split(range(3), [3, 0], generator=0)
     assert not record
+
+
+def test_weighted_sampler_takes_weights_on_the_device():
+    # torch.utils.data.WeightedRandomSampler([0.1, 0.9, 0.4, 0.7], 10,
+    #     generator=torch.Generator().manual_seed(0)) with the weights as a (CUDA) tensor
+    weights = dev(np.array([0.1, 0.9, 0.4, 0.7]))
+    assert list(WeightedRandomSampler(weights, 10, generator=0)) == [3, 3, 1, 3, 2, 3, 1, 1, 2, 1]
