@@ -48,6 +48,7 @@ from funcgrad.core import (
     current_trace,
     eval_trace,
 )
+from funcgrad.debug.nans import NaNError
 from funcgrad.errors import ArgumentMismatchError
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
@@ -567,13 +568,40 @@ class Jitted:
             # inline=True: traced into the enclosing program's equations (no jit equation).
             return self._fun(*args, **kwargs)
         entry, leaves, has_tracer = self._lookup(args, kwargs)
-        outs = self._run(entry, leaves, has_tracer)
+        try:
+            outs = self._run(entry, leaves, has_tracer)
+        except NaNError as err:
+            if not err.in_jitted_equation:
+                raise
+            self._deoptimized_nan(err, args, kwargs)
+            raise
         kind = entry.out_kind
         if kind == 1:
             return outs[0]
         if kind == 2:
             return tuple(outs)
         return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _deoptimized_nan(self, err: NaNError, args: tuple, kwargs: dict) -> None:
+        """JAX's "calling the de-optimized version": a NaN check found a NaN in an equation
+        of this jitted function, where a derivative equation no longer knows the forward
+        operation it belongs to. Run the Python function operation by operation (jit
+        disabled), under the same check, so the error names that operation and its line
+        (PyTorch's anomaly mode's report); if that run finds nothing, ``err`` stands."""
+        try:
+            with disable_jit():
+                self._fun(*args, **kwargs)
+        except NaNError as precise:
+            msg = str(precise)
+            cut = msg.rfind(" [invalid value (")  # JAX's words stay last
+            cut = len(msg) if cut < 0 else cut
+            raise NaNError(f"{msg[:cut]} (found in an equation of jit({self._name}); the "
+                           "function was run again without jit to name the operation)"
+                           f"{msg[cut:]}") from err
+        except Exception:  # noqa: BLE001
+            # the function fails some other way without jit (code written for tracing
+            # only): the equation-level report stands
+            return
 
     def _run(self, entry: _Entry, leaves: Sequence[Any], has_tracer: bool) -> list[Any]:
         consts = entry.consts

@@ -40,7 +40,14 @@ __all__ = ["NaNError", "debug_nans", "debug_infs", "set_debug_nans", "set_debug_
 
 
 class NaNError(FloatingPointError, RuntimeError):
-    """An operation produced NaN (or Inf) while :func:`debug_nans` was checking."""
+    """An operation produced NaN (or Inf) while :func:`debug_nans` was checking.
+
+    ``in_jitted_equation`` is True when the operation was an equation of a jitted function
+    (whose derivative equations no longer know their forward operation): ``jit`` then calls
+    the function again without compiling it, as JAX does, to name the operation.
+    """
+
+    in_jitted_equation: bool = False
 
 
 def _bad(x: Any, nans: bool, infs: bool) -> str | None:
@@ -108,9 +115,11 @@ class _NanCheck:
             if kind is not None:
                 # JAX's words last ("invalid value (nan) encountered in log"), so that what
                 # matches JAX's error matches this one.
-                raise NaNError(self._message(kind, prim, args, params, eqn, i, o)
+                err = NaNError(self._message(kind, prim, args, params, eqn, i, o)
                                + f" [invalid value ({kind.lower()}) encountered in "
                                f"{prim.name}]")
+                err.in_jitted_equation = eqn is not None
+                raise err
         return outs
 
     def _message(self, kind: str, prim: Primitive, args: Sequence[Any], params: dict,

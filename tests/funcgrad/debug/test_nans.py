@@ -209,3 +209,44 @@ def test_values_computed_on_python_scalars_are_checked():
         fnp.multiply(float("nan"), 0.0)
     with debug_nans(infs=True), pytest.raises(FloatingPointError, match="Inf"):
         funcgrad.jit(lambda a: a * 2)(float("inf"))
+
+
+def test_backward_under_jit_names_the_forward_operation_and_line():
+    # the derivative equations of jit(grad(f)) no longer know their forward operation; the
+    # jitted function is run again without jit (JAX's de-optimized call) to name it, as
+    # PyTorch's anomaly mode does (the error named only the jit call's line before)
+    line = _line_of(sqrt_where, "fnp.sqrt")
+    x = np.array([0.0, 4.0])
+    for f in (funcgrad.jit(funcgrad.grad(sqrt_where)),
+              funcgrad.jit(lambda x: funcgrad.jit(funcgrad.grad(sqrt_where))(x) * 2.0)):
+        with detect_anomaly(), pytest.raises(NaNError) as e:
+            f(x)
+        msg = str(e.value)
+        assert "derivative of sqrt" in msg and f"test_nans.py:{line}" in msg, msg
+        assert "found in an equation of jit(" in msg and msg.endswith(
+            "[invalid value (nan) encountered in mul]"), msg
+
+
+def test_module_training_step_under_nn_jit_names_the_forward_operation():
+    import funcgrad_nn as nn
+
+    def loss(m, x):
+        return fnp.sum(fnp.sqrt(m(x) - m(x)) * 0.0)  # sqrt's derivative at 0: 0 * inf
+
+    line = _line_of(loss, "fnp.sqrt")
+    model = nn.Linear(2, 1)
+    with detect_anomaly(), pytest.raises(RuntimeError) as e:
+        nn.jit(nn.grad(loss))(model, np.ones((3, 2), np.float32))
+    assert "derivative of sqrt" in str(e.value) and f"test_nans.py:{line}" in str(e.value)
+
+
+def test_jit_nan_report_stands_when_the_function_fails_without_jit():
+    # a function written for tracing only (a tracer-only method) cannot be re-run
+    # eagerly: the equation-level report is raised
+    def f(x):
+        if not isinstance(x, funcgrad.core.Tracer):
+            raise TypeError("traced only")
+        return fnp.log(x - 1.0)
+
+    with debug_nans(), pytest.raises(NaNError, match="equation of a jitted function"):
+        funcgrad.jit(f)(np.array([0.5]))
