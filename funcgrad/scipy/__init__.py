@@ -1,6 +1,6 @@
 """funcgrad.scipy: differentiable counterparts of SciPy functions (SciPy not required):
 ``cluster``, ``fft``, ``integrate``, ``interpolate``, ``linalg``, ``ndimage``, ``optimize``, ``signal``,
-``sparse``, ``special`` and ``stats``
+``spatial``, ``sparse``, ``special`` and ``stats``
 (see docs/scipy.md).
 
 Example:
@@ -19,9 +19,10 @@ from funcgrad.scipy import (  # noqa: F401
     optimize,
     signal,
     sparse,
+    spatial,
     special,
     stats,
 )
 
 __all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
-           "sparse", "special", "stats"]
+           "sparse", "spatial", "special", "stats"]

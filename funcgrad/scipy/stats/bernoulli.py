@@ -68,7 +68,7 @@ def cdf(k: Any, p: Any, loc: Any = 0) -> Any:
 
 def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
     """The smallest ``k`` with ``cdf(k) >= q``: ``loc - 1`` at ``q = 0``, ``loc`` for
-    ``q <= 1 - p``, ``loc + 1`` above (nan outside ``[0, 1]``). Its derivative is zero.
+    ``q <= 1 - p``, ``loc + 1`` above and at ``q = 1`` (nan outside ``[0, 1]``). Its derivative is zero.
 
     Example:
         >>> from funcgrad.scipy.stats import bernoulli
@@ -77,6 +77,7 @@ def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
     """
     q, p, loc = promote("bernoulli.ppf", q, p, loc)
     q, p = stop_gradient(q), stop_gradient(p)
-    k = fnp.where(q == 0, -1.0, fnp.where(q <= 1.0 - p, 0.0, 1.0)).astype(q.dtype)
+    # q = 1 is the top of the support, 1, even when p = 0 makes P(k = 1) zero (SciPy).
+    k = fnp.where(q == 0, -1.0, fnp.where((q <= 1.0 - p) & (q < 1), 0.0, 1.0)).astype(q.dtype)
     out = fnp.where((q >= 0) & (q <= 1), k + loc, numpy.nan)
     return _p_ok(out, p)

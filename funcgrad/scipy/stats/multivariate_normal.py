@@ -22,7 +22,8 @@ __all__ = ["logpdf", "pdf"]
 def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
     """Log density of ``N(mean, cov)`` at points ``x`` of shape ``(..., d)`` (the result has
     shape ``...``). ``mean`` broadcasts against ``x`` (last axis ``d``; a scalar ``mean`` is the
-    same in every coordinate); ``cov`` is a ``(d, d)`` positive-definite matrix, or a ``(d,)``
+    same in every coordinate); ``cov`` is a ``(d, d)`` positive-definite matrix (or, as JAX, a
+    stack ``(..., d, d)`` of them whose batch dims broadcast against ``x``'s), or a ``(d,)``
     diagonal or a scalar multiple of the identity. As SciPy, in one dimension (``d = 1``) an
     ``x`` of shape ``(n,)`` is ``n`` points.
 
@@ -58,11 +59,13 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
         cov = cov * fnp.eye(d, dtype=get_aval(cov).dtype)
     elif len(cs) == 1 and cs[0] == d:
         cov = fnp.diag(cov)
-    elif cs != (d, d):
+    elif cs[-2:] != (d, d):
         raise ValueError(
-            f"multivariate_normal.logpdf: cov must have shape ({d}, {d}), ({d},) or (), got "
-            f"{cs}")
+            f"multivariate_normal.logpdf: cov must have shape (..., {d}, {d}), ({d},) or (), "
+            f"got {cs}")
     diff = x - mean
+    if len(cs) > 2:
+        return _batched_logpdf(diff, cov, d, bool(allow_singular))
     batch = get_aval(diff).shape[:-1]
     if allow_singular:
         return _singular_logpdf(diff, cov, d, batch)
@@ -71,6 +74,21 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
     maha = fnp.reshape(fnp.sum(z * z, axis=0), batch)
     half_logdet = fnp.sum(fnp.log(fnp.diagonal(low)))
     return -0.5 * maha - half_logdet - d * HALF_LOG_2PI
+
+
+def _batched_logpdf(diff: Any, cov: Any, d: int, allow_singular: bool) -> Any:
+    # A stack of covariances (..., d, d), as JAX: its batch dims broadcast against x's.
+    batch = fnp.broadcast_shapes(get_aval(diff).shape[:-1], get_aval(cov).shape[:-2])
+    diff = fnp.broadcast_to(diff, (*batch, d))
+    cov = fnp.broadcast_to(cov, (*batch, d, d))
+    if allow_singular:
+        flat = fnp.vectorize(lambda v, c: _singular_logpdf(v, c, d, ()),
+                             signature="(d),(d,d)->()")
+        return flat(diff, cov)
+    low = fnp.linalg.cholesky(cov)
+    z = triangular_solve(low, diff[..., None], lower=True)[..., 0]
+    half_logdet = fnp.sum(fnp.log(fnp.diagonal(low, axis1=-2, axis2=-1)), axis=-1)
+    return -0.5 * fnp.sum(z * z, axis=-1) - half_logdet - d * HALF_LOG_2PI
 
 
 def _singular_logpdf(diff: Any, cov: Any, d: int, batch: tuple) -> Any:

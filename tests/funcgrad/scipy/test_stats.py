@@ -136,3 +136,36 @@ def test_multivariate_normal_allow_singular_matches_scipy():
     check_grads(lambda m: stats.multivariate_normal.logpdf(dev(x[0]), m, dev(full),
                                                            allow_singular=True),
                 (dev(mean),), order=2)
+
+
+def test_multivariate_normal_stacked_covariances():
+    # A stack of covariances (..., d, d) broadcasts against x's batch dims, as JAX; values and
+    # gradient recorded from jax.scipy.stats.multivariate_normal (float64).
+    x = np.array([[0.5, -1.0], [1.5, 0.25], [0.0, 0.0]])
+    mean = np.array([0.1, -0.2])
+    c = np.array([[2.0, 0.3], [0.3, 1.0]])
+    covs = np.stack([c, 0.5 * c + 0.2 * np.eye(2)])
+    want = np.array([[-2.58865382, -2.33406677], [-2.68158576, -2.60929613],
+                     [-2.18813026, -1.77443375]])
+    got = stats.multivariate_normal.logpdf(dev(x[:, None, :]), dev(mean), dev(covs))
+    assert_allclose(got, want, rtol=1e-8, atol=1e-8)
+    assert_allclose(stats.multivariate_normal.pdf(dev(x[:, None, :]), dev(mean), dev(covs)),
+                    np.exp(want), rtol=1e-8, atol=1e-8)
+    single = stats.multivariate_normal.logpdf(dev(x[:, None, :]), dev(mean), dev(covs),
+                                              allow_singular=True)
+    assert_allclose(single, want, rtol=1e-8, atol=1e-8)
+    g = funcgrad.grad(lambda cv: stats.multivariate_normal.logpdf(dev(x[:2]), dev(mean), cv)
+                      .sum())(dev(covs))
+    assert_allclose(g, np.array([[[-0.20564129, -0.07233903], [-0.07233903, -0.11808887]],
+                                 [[0.19482554, 0.3170328], [0.3170328, -0.65247033]]]),
+                    rtol=1e-7, atol=1e-8)
+    with pytest.raises(ValueError, match=r"\(\.\.\., 2, 2\)"):
+        stats.multivariate_normal.logpdf(dev(x), dev(mean), dev(np.ones((2, 3, 3))))
+
+
+def test_bernoulli_ppf_top_of_support():
+    # q = 1 is k = 1 for every p, p = 0 included (SciPy: bernoulli.ppf(1, 0) == 1).
+    q = np.array([0.0, 0.5, 1.0])
+    assert_allclose(stats.bernoulli.ppf(dev(q), 0.0), np.array([-1.0, 0.0, 1.0]))
+    assert_allclose(stats.bernoulli.ppf(dev(q), 1.0), np.array([-1.0, 1.0, 1.0]))
+    assert_allclose(stats.bernoulli.ppf(dev(q), 0.3), np.array([-1.0, 0.0, 1.0]))
