@@ -141,7 +141,6 @@ class DataLoader:
                                             or prefetch_factor < 1):
             raise LoaderOptionError("prefetch_factor should be a positive int, got "
                                     f"{prefetch_factor!r}")
-        multiprocessing_context = _start_context(multiprocessing_context, num_workers)
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if batch_size is not None and (not isinstance(batch_size, int)
@@ -188,7 +187,7 @@ class DataLoader:
         self.num_workers, self.prefetch_factor = num_workers, prefetch_factor
         self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
         self.timeout, self.worker_init_fn = timeout, worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = multiprocessing_context  # checked by the setter
         self.generator, self.persistent_workers, self.in_order = generator, persistent_workers, \
             in_order
         self.shuffle = shuffle
@@ -211,6 +210,16 @@ class DataLoader:
     # What the samplers were built from: changing one afterwards would be silently ignored.
     _FROZEN = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
                          "persistent_workers"})
+
+    @property
+    def multiprocessing_context(self) -> Any:
+        """The start-method context of the workers (None: multiprocessing's default); may
+        be set after construction, to a name or a context, checked as in the constructor."""
+        return self._mp_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, context: Any) -> None:
+        self._mp_context = _start_context(context, self.num_workers)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self._initialized and name in self._FROZEN:

@@ -614,3 +614,17 @@ def test_weighted_sampler_takes_weights_on_the_device():
     #     generator=torch.Generator().manual_seed(0)) with the weights as a (CUDA) tensor
     weights = dev(np.array([0.1, 0.9, 0.4, 0.7]))
     assert list(WeightedRandomSampler(weights, 10, generator=0)) == [3, 3, 1, 3, 2, 3, 1, 1, 2, 1]
+
+
+def test_multiprocessing_context_can_be_set_after_construction():
+    # As PyTorch's property: a start-method name becomes its context, checked as in __init__.
+    import multiprocessing
+
+    loader = DataLoader(Squares(4), batch_size=2, num_workers=1)
+    loader.multiprocessing_context = "spawn"
+    assert loader.multiprocessing_context is multiprocessing.get_context("spawn")
+    assert _ids(loader) == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match="should specify a valid start method"):
+        loader.multiprocessing_context = "bogus"
+    with pytest.raises(ValueError, match="can only be used with multi-process loading"):
+        DataLoader(Squares(4)).multiprocessing_context = "spawn"
