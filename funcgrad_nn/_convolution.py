@@ -34,7 +34,7 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "fold", "fractional_max_pool2d", "fractional_max_pool3d",
     "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
@@ -204,6 +204,27 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     (1, 2, 1, 2, 2)
     """
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def conv_tbc(input: Any, weight: Any, bias: Any, pad: int = 0) -> Any:
+    """1-D cross-correlation in time-batch-channel layout (PyTorch's ``conv_tbc``): input
+    ``(T, B, Cin)``, weight ``(k, Cin, Cout)``, bias ``(Cout,)`` (or None), ``pad`` zeros
+    at both ends of time; output ``(T + 2 * pad - k + 1, B, Cout)``.
+
+    >>> import numpy as np
+    >>> conv_tbc(np.arange(4.0).reshape(4, 1, 1), np.ones((2, 1, 1)), np.zeros(1))[:, 0, 0]
+    array([1., 3., 5.])
+    """
+    if fnp.ndim(input) != 3 or fnp.ndim(weight) != 3:
+        raise BadInputError(f"conv_tbc: expected input (time, batch, in_channels) and weight "
+                            f"(kernel, in_channels, out_channels), got shapes "
+                            f"{tuple(fnp.shape(input))} and {tuple(fnp.shape(weight))}")
+    if bias is not None and tuple(fnp.shape(bias)) != (fnp.shape(weight)[2],):
+        raise BadInputError(f"conv_tbc: expected bias of shape ({fnp.shape(weight)[2]},), got "
+                            f"{tuple(fnp.shape(bias))}")
+    out = _conv(fnp.transpose(input, (1, 2, 0)), fnp.transpose(weight, (2, 1, 0)), bias, 1,
+                int(pad), 1, 1, 1, "conv_tbc")
+    return fnp.transpose(out, (2, 0, 1))
 
 
 def transposed_output_padding(in_sizes: tuple, kernel: tuple, stride: tuple, padding: tuple,

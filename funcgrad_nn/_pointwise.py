@@ -279,6 +279,11 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     cshape = (1, c) + (1,) * (fnp.ndim(input) - 2)
     if use_input_stats:
         axes = tuple(range(2, fnp.ndim(input)))
+        if math.prod(fnp.shape(input)[2:]) <= 1:
+            # One value per instance normalises to 0 whatever it is: PyTorch refuses.
+            raise ValueError(f"instance_norm: expected more than 1 spatial element when "
+                             f"using the input's statistics, got shape "
+                             f"{tuple(fnp.shape(input))}")
         mean = fnp.mean(input, axis=axes, keepdims=True)
         centered = input - mean
         var = fnp.mean(centered * centered, axis=axes, keepdims=True)

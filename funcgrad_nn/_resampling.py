@@ -23,7 +23,8 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 
-__all__ = ["affine_grid", "channel_shuffle", "grid_sample", "interpolate", "pad",
+__all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid",
+           "channel_shuffle", "grid_sample", "native_channel_shuffle", "interpolate", "pad",
            "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear",
            "upsample_nearest"]
 
@@ -477,6 +478,9 @@ def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = No
 
 _GRID_MODES = ("bilinear", "nearest", "bicubic")
 _GRID_PADDING = ("zeros", "border", "reflection")
+# PyTorch's public tables of the same names (mode -> its kernels' enum value).
+GRID_SAMPLE_INTERPOLATION_MODES = {m: i for i, m in enumerate(_GRID_MODES)}
+GRID_SAMPLE_PADDING_MODES = {m: i for i, m in enumerate(_GRID_PADDING)}
 
 
 def _unnormalize(coord: Any, n: int, align_corners: bool) -> Any:
@@ -674,3 +678,6 @@ def channel_shuffle(input: Any, groups: int) -> Any:
                          f"divisible by a positive number of groups, got groups={groups}")
     x = fnp.reshape(input, (shape[0], g, shape[1] // g) + shape[2:])
     return fnp.reshape(fnp.swapaxes(x, 1, 2), shape)
+
+
+native_channel_shuffle = channel_shuffle  # PyTorch's name for its kernel; the same result

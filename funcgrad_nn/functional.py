@@ -1835,3 +1835,6 @@ from funcgrad_nn._multi_head_attention import multi_head_attention_forward  # no
 __all__ += ["multi_head_attention_forward"]
 
 __all__ += ["embedding_bag"]
+from funcgrad_nn import _conv_grad as grad  # noqa: E402  (torch.nn.grad, as F.grad)
+
+__all__ += ["grad"]

@@ -1391,6 +1391,21 @@ class Module:
         """
         return self.to(dtype=numpy.float16)
 
+    def bfloat16(self) -> Module:
+        """PyTorch's cast to bfloat16, which funcgrad_nn cannot do: parameters are NumPy
+        (or CuPy) arrays and NumPy has no bfloat16 dtype. Raises a ``TypeError`` saying so;
+        :meth:`half` (float16) is the 16-bit float there is.
+
+        >>> import funcgrad_nn as nn
+        >>> nn.Linear(1, 1).bfloat16()
+        Traceback (most recent call last):
+        ...
+        TypeError: Module.bfloat16: funcgrad_nn has no bfloat16 dtype (parameters are NumPy/CuPy arrays and NumPy has no bfloat16); use .half() for float16 or .float() for float32
+        """
+        raise TypeError("Module.bfloat16: funcgrad_nn has no bfloat16 dtype (parameters are "
+                        "NumPy/CuPy arrays and NumPy has no bfloat16); use .half() for float16 "
+                        "or .float() for float32")
+
     def type(self, dst_type: Any) -> Module:
         """Cast every parameter and buffer, integer ones too (as PyTorch's ``Module.type``),
         to ``dst_type`` (a NumPy dtype or its name).

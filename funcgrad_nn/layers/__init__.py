@@ -63,6 +63,7 @@ from funcgrad_nn.layers.normalization import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    CrossMapLRN2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
@@ -172,7 +173,7 @@ __all__ += [
 # Normalisation and activations (funcgrad_nn.layers.normalization, activation).
 __all__ += [
     "BatchNorm3d", "CELU", "EmbeddingBag", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CrossMapLRN2d",
     "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LogSigmoid",
     "Mish", "PReLU", "RMSNorm", "SELU", "Softmax2d", "Softmin", "Softshrink", "Softsign",

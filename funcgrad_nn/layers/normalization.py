@@ -1,5 +1,5 @@
 """LayerNorm, RMSNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d (running statistics as buffers),
-their Lazy forms, GroupNorm, LocalResponseNorm."""
+their Lazy forms, GroupNorm, LocalResponseNorm, CrossMapLRN2d."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import numpy
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
@@ -19,7 +20,7 @@ from funcgrad_nn.module import BadInputError, Module, Parameter
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
            "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-           "LocalResponseNorm", "RMSNorm"]
+           "LocalResponseNorm", "CrossMapLRN2d", "RMSNorm"]
 
 
 def _reset_affine(module: Module) -> None:
@@ -529,6 +530,42 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Any) -> Any:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel LRN on ``(N, C, H, W)`` (PyTorch's legacy ``CrossMapLRN2d``):
+    ``x / (k + alpha / size * s)**beta`` where ``s`` sums ``x**2`` over the channels within
+    ``p - 1`` of each one, ``p = (size - 1) // 2 + 1``, and, as PyTorch's running sum never
+    takes channel 0 out again, also over channel 0 for every channel ``c >= p``. (So it
+    differs from :class:`LocalResponseNorm`, and from it for even ``size``.) Gradients are the
+    derivative of this forward pass; PyTorch's hand-written backward is not (its
+    ``gradcheck`` fails).
+
+    >>> import numpy as np
+    >>> CrossMapLRN2d(3, alpha=1.0, beta=1.0, k=0.0)(np.ones((1, 2, 1, 1)))[0, :, 0, 0]
+    array([1.5, 1.5])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Any) -> Any:
+        if fnp.ndim(input) != 4:
+            raise ValueError(f"CrossMapLRN2d: expected 4D input (N, C, H, W), got shape "
+                             f"{tuple(fnp.shape(input))}")
+        n, c, h, w = fnp.shape(input)
+        p = int((self.size - 1) / 2 + 1)
+        sq = input * input
+        padded = fnp.pad(sq, [(0, 0), (p - 1, p - 1), (0, 0), (0, 0)])
+        window = sum(padded[:, t:t + c] for t in range(2 * p - 1))
+        if c > p:  # channel 0 stays in the running sum from channel p on
+            kept = fnp.broadcast_to(sq[:, :1], (n, c - p, h, w))
+            window = window + fnp.concatenate([fnp.zeros_like(sq[:, :p]), kept], axis=1)
+        return input * (self.k + self.alpha / self.size * window) ** (-self.beta)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

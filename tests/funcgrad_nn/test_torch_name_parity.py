@@ -1,0 +1,99 @@
+"""Names PyTorch users reach for that funcgrad_nn lacked (``CrossMapLRN2d``, ``F.conv_tbc``,
+``F.grad``'s convolution gradients, ``F.native_channel_shuffle``, the grid-sample mode
+tables) beyond the values in ``test_sweep_fixtures.py``: their derivatives, transformations
+and errors; plus PyTorch's refusals (instance norm over one element, ``Module.bfloat16``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad.test_util import check_grads
+from tests.helpers import dev, host
+
+F = nn.F
+
+
+def test_crossmaplrn2d_values_literal():
+    # torch.nn.CrossMapLRN2d(3, 0.3, 0.6, 1.5) on one pixel of channels [1, -2, 0.5, 3]:
+    # channel 0 stays in the running sum from channel 2 on (PyTorch's quirk).
+    x = np.array([1.0, -2.0, 0.5, 3.0]).reshape(1, 4, 1, 1)
+    sums = np.array([1 + 4, 1 + 4 + 0.25, 4 + 0.25 + 9 + 1, 0.25 + 9 + 1])
+    want = x.ravel() * (1.5 + 0.1 * sums) ** -0.6
+    got = nn.CrossMapLRN2d(3, alpha=0.3, beta=0.6, k=1.5)(dev(x))
+    np.testing.assert_allclose(np.asarray(host(got)).ravel(), want, rtol=1e-12)
+
+
+def test_crossmaplrn2d_gradients_and_jit():
+    x = dev(np.random.default_rng(0).standard_normal((2, 5, 2, 3)))
+    m = nn.CrossMapLRN2d(4, alpha=0.2, beta=0.7, k=2.0)
+    check_grads(m, (x,), order=2, modes=("rev",))
+    np.testing.assert_allclose(host(nn.jit(m)(x)), host(m(x)), rtol=1e-12)
+    assert repr(m) == "CrossMapLRN2d(4, alpha=0.2, beta=0.7, k=2.0)"
+    with pytest.raises(ValueError, match="4D input"):
+        m(x[0])
+
+
+def test_conv_tbc_is_conv1d_in_time_batch_channel_layout():
+    rng = np.random.default_rng(1)
+    x, w, b = (dev(rng.standard_normal(s)) for s in ((6, 2, 3), (3, 3, 4), (4,)))
+    ref = F.conv1d(x.transpose(1, 2, 0), w.transpose(2, 1, 0), b, padding=1).transpose(2, 0, 1)
+    np.testing.assert_allclose(host(F.conv_tbc(x, w, b, 1)), host(ref), rtol=1e-12)
+    check_grads(lambda x, w, b: F.conv_tbc(x, w, b, 2), (x, w, b), order=1, modes=("rev",))
+    with pytest.raises(ValueError, match="bias of shape"):
+        F.conv_tbc(x, w, b[:3])
+    with pytest.raises(ValueError, match=r"\(time, batch, in_channels\)"):
+        F.conv_tbc(x[0], w, b)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_conv_grads_are_the_convolutions_pullbacks(nd):
+    rng = np.random.default_rng(nd)
+    x = dev(rng.standard_normal((2, 4) + (6,) * nd))
+    w = dev(rng.standard_normal((6, 2) + (3,) * nd))
+    conv = getattr(F, f"conv{nd}d")
+    y, pullback = funcgrad.vjp(lambda x, w: conv(x, w, None, 2, 1, 1, 2), x, w)
+    gy = dev(rng.standard_normal(y.shape))
+    gx, gw = pullback(gy)
+    got_x = getattr(F.grad, f"conv{nd}d_input")(x.shape, w, gy, 2, 1, 1, 2)
+    got_w = getattr(F.grad, f"conv{nd}d_weight")(x, w.shape, gy, 2, 1, 1, 2)
+    np.testing.assert_allclose(host(got_x), host(gx), rtol=1e-12)
+    np.testing.assert_allclose(host(got_w), host(gw), rtol=1e-12)
+    jitted = funcgrad.jit(lambda w, gy: getattr(F.grad, f"conv{nd}d_input")(x.shape, w, gy,
+                                                                           2, 1, 1, 2))
+    np.testing.assert_allclose(host(jitted(w, gy)), host(gx), rtol=1e-12)
+
+
+def test_conv_grad_errors_name_the_mismatch():
+    w, gy = np.ones((1, 1, 2, 2)), np.ones((1, 1, 2, 3))
+    with pytest.raises(ValueError, match=r"grad_output has shape \(1, 1, 2, 3\)"):
+        F.grad.conv2d_input((1, 1, 4, 4), w, gy)
+    with pytest.raises(ValueError, match="input_size must be a sequence of ints"):
+        F.grad.conv2d_input(4, w, gy)
+
+
+def test_grid_sample_tables_and_native_channel_shuffle():
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    assert F.GRID_SAMPLE_PADDING_MODES == {"zeros": 0, "border": 1, "reflection": 2}
+    x = np.arange(6.0).reshape(1, 6, 1)
+    np.testing.assert_array_equal(F.native_channel_shuffle(x, 3).ravel(), [0, 2, 4, 1, 3, 5])
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 1), (2, 3, 1, 1), (1, 2, 1, 1, 1)])
+def test_instance_norm_refuses_one_spatial_element(shape):
+    # PyTorch: "Expected more than 1 spatial element when training" (the output would be 0).
+    x = np.ones(shape)
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        F.instance_norm(x)
+    norm = getattr(nn, f"InstanceNorm{len(shape) - 2}d")(shape[1])
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        norm(x)
+    tracked = getattr(nn, f"InstanceNorm{len(shape) - 2}d")(shape[1], track_running_stats=True)
+    assert tracked.eval()(x).shape == shape  # the running statistics: fine, as in PyTorch
+
+
+def test_bfloat16_says_why_not():
+    with pytest.raises(TypeError, match="NumPy has no bfloat16"):
+        nn.Linear(2, 2).bfloat16()
