@@ -1,0 +1,652 @@
+"""Bijections with log-abs-det-Jacobians, for :class:`TransformedDistribution` and
+normalising flows (``torch.distributions.transforms``'s names).
+
+A transform maps ``x`` (in ``domain``) to ``y = t(x)`` (in ``codomain``); ``t.inv(y)`` maps
+back and ``t.log_abs_det_jacobian(x, y)`` is ``log |dy/dx|`` per element (summed over the
+transform's event dimensions). With ``cache_size=1`` a transform remembers its last
+``(x, y)`` pair, so that the inverse of a value it just produced is the exact ``x``
+(``TanhTransform`` needs that to score its own samples at the edges of ``(-1, 1)``).
+
+>>> import numpy as np
+>>> from funcgrad_nn.distributions.transforms import AffineTransform, ExpTransform, ComposeTransform
+>>> t = ComposeTransform([AffineTransform(1.0, 2.0), ExpTransform()])
+>>> x = np.array([0.0, 0.5]); y = t(x)
+>>> np.allclose(t.inv(y), x), t.log_abs_det_jacobian(x, y).round(4).tolist()
+(True, [1.6931, 2.6931])
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import weakref
+from typing import Any
+
+import numpy
+
+import funcgrad.nn as fnn
+import funcgrad.numpy as fnp
+from funcgrad_nn.distributions import constraints
+from funcgrad_nn.distributions.utils import _sum_rightmost
+
+__all__ = [
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+    "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
+]
+
+
+class Transform:
+    """Base of the transforms: subclasses define ``_call`` (forward), ``_inverse`` and
+    ``log_abs_det_jacobian``, and their ``domain``/``codomain`` constraints.
+
+    >>> import numpy as np
+    >>> t = ExpTransform()
+    >>> t(np.array(0.0)), t.inv(np.array(1.0)), t.sign, t.bijective
+    (array(1.), array(0.), 1, True)
+    """
+
+    bijective = False
+    domain: constraints.Constraint = constraints.real
+    codomain: constraints.Constraint = constraints.real
+
+    def __init__(self, cache_size: int = 0) -> None:
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y: tuple[Any, Any] | None = None
+        self._inv: Any = None
+
+    @property
+    def event_dim(self) -> int:
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self) -> Transform:
+        """The inverse transform (``t.inv.inv is t``)."""
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = _InverseTransform(self)
+            self._inv = weakref.ref(inv)
+        return inv
+
+    @property
+    def sign(self) -> Any:
+        """The sign of the derivative (+1 or -1) of a monotone univariate bijection."""
+        raise ValueError(f"{type(self).__name__} has no sign: it is not a monotone univariate "
+                         "bijection")
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        """A copy of this transform with the given cache size."""
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise ValueError(f"{type(self).__name__}.with_cache is not implemented")
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __call__(self, x: Any) -> Any:
+        if self._cache_size == 0:
+            return self._call(x)
+        if self._cached_x_y is not None and x is self._cached_x_y[0]:
+            return self._cached_x_y[1]
+        y = self._call(x)
+        self._cached_x_y = (x, y)
+        return y
+
+    def _inv_call(self, y: Any) -> Any:
+        if self._cache_size == 0:
+            return self._inverse(y)
+        if self._cached_x_y is not None and y is self._cached_x_y[1]:
+            return self._cached_x_y[0]
+        x = self._inverse(y)
+        self._cached_x_y = (x, y)
+        return x
+
+    def _call(self, x: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not define the forward map")
+
+    def _inverse(self, y: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not define an inverse")
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        """``log |dy/dx|`` at ``x`` (with ``y = t(x)``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define "
+                                  "log_abs_det_jacobian")
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of ``t(x)`` for ``x`` of ``shape``."""
+        return tuple(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of ``t.inv(y)`` for ``y`` of ``shape``."""
+        return tuple(shape)
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + "()"
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform, as ``t.inv`` gives."""
+
+    def __init__(self, transform: Transform) -> None:
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.codomain
+
+    @property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self._inv.domain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self._inv.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self._inv.sign
+
+    @property
+    def inv(self) -> Transform:
+        return self._inv
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._inv!r})"
+
+    def __call__(self, x: Any) -> Any:
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self._inv.forward_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """Apply ``parts`` in order; the log-det-Jacobians add up (summed over the event
+    dimensions each part adds).
+
+    >>> import numpy as np
+    >>> t = ComposeTransform([ExpTransform(), ExpTransform().inv])
+    >>> float(t(np.array(2.0))), float(t.log_abs_det_jacobian(np.array(2.0), np.array(2.0)))
+    (2.0, 0.0)
+    """
+
+    def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self) -> Any:
+        sign: Any = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self) -> Transform:
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv = weakref.ref(inv)
+            inv._inv = weakref.ref(self)
+        return inv
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x: Any) -> Any:
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        if not self.parts:
+            return fnp.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        total: Any = 0
+        event_dim = self.domain.event_dim
+        for part, xi, yi in zip(self.parts, xs[:-1], xs[1:]):
+            total = total + _sum_rightmost(part.log_abs_det_jacobian(xi, yi),
+                                           event_dim - part.domain.event_dim)
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return total
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return tuple(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return tuple(shape)
+
+    def __repr__(self) -> str:
+        inner = ",\n    ".join(repr(p) for p in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
+
+
+#: the identity: a composition of no transforms
+identity_transform = ComposeTransform([])
+
+
+class IndependentTransform(Transform):
+    """Treat the ``reinterpreted_batch_ndims`` rightmost dimensions of ``base_transform`` as
+    one event: its log-det-Jacobian is summed over them.
+
+    >>> import numpy as np
+    >>> t = IndependentTransform(ExpTransform(), 1)
+    >>> t.log_abs_det_jacobian(np.array([1.0, 2.0]), None).tolist()
+    3.0
+    """
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int,
+                 cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self.base_transform.sign
+
+    def _call(self, x: Any) -> Any:
+        if x.ndim < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y: Any) -> Any:
+        if y.ndim < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
+                              self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.base_transform!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class ExpTransform(Transform):
+    """``y = exp(x)``.
+
+    >>> import numpy as np
+    >>> ExpTransform().log_abs_det_jacobian(np.array(1.5), None)
+    array(1.5)
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return fnp.exp(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return fnp.log(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return x
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals.
+
+    >>> import numpy as np
+    >>> float(PowerTransform(2.0)(np.array(3.0)))
+    9.0
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.exponent = exponent
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self if self._cache_size == cache_size else PowerTransform(self.exponent,
+                                                                          cache_size)
+
+    @property
+    def sign(self) -> Any:
+        return fnp.sign(self.exponent)
+
+    def _call(self, x: Any) -> Any:
+        return x ** self.exponent
+
+    def _inverse(self, y: Any) -> Any:
+        return y ** (1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return fnp.log(fnp.abs(self.exponent * y / x))
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return fnp.broadcast_shapes(tuple(shape), tuple(getattr(self.exponent, "shape", ())))
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.forward_shape(shape)
+
+
+def _finfo(x: Any) -> Any:
+    return numpy.finfo(numpy.dtype(x.dtype))
+
+
+class SigmoidTransform(Transform):
+    """``y = sigmoid(x)``, clipped into ``[tiny, 1 - eps]`` (as torch) so the inverse stays
+    finite.
+
+    >>> import numpy as np
+    >>> t = SigmoidTransform()
+    >>> float(t(np.array(0.0))), round(float(t.log_abs_det_jacobian(np.array(0.0), None)), 4)
+    (0.5, -1.3863)
+    """
+
+    domain = constraints.real
+    codomain = constraints.unit_interval
+    bijective = True
+    sign = 1  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        fi = _finfo(x)
+        return fnp.clip(fnn.sigmoid(x), float(fi.tiny), 1.0 - float(fi.eps))
+
+    def _inverse(self, y: Any) -> Any:
+        fi = _finfo(y)
+        y = fnp.clip(y, float(fi.tiny), 1.0 - float(fi.eps))
+        return fnp.log(y) - fnp.log1p(-y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return -fnn.softplus(-x) - fnn.softplus(x)
+
+
+class TanhTransform(Transform):
+    """``y = tanh(x)`` (the squashing of SAC-style policies). Its inverse loses precision
+    near +-1: build it with ``cache_size=1`` to score the samples it produced exactly.
+
+    >>> import numpy as np
+    >>> t = TanhTransform()
+    >>> round(float(t.log_abs_det_jacobian(np.array(1.0), None)), 4)
+    -0.8676
+    """
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = 1  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return fnp.tanh(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return fnp.arctanh(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        # log(1 - tanh(x)^2) in a form that stays accurate for large |x|
+        return 2.0 * (math.log(2.0) - x - fnn.softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``.
+
+    >>> import numpy as np
+    >>> round(float(SoftplusTransform()(np.array(0.0))), 4)
+    0.6931
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return fnn.softplus(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return fnp.log(-fnp.expm1(-y)) + y
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return -fnn.softplus(-x)
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not bijective; its "inverse" returns ``y``).
+
+    >>> import numpy as np
+    >>> AbsTransform()(np.array(-2.0))
+    array(2.)
+    """
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return fnp.abs(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return y
+
+
+class AffineTransform(Transform):
+    """``y = loc + scale * x``; ``event_dim`` rightmost dimensions form one event (their
+    log-det-Jacobians are summed).
+
+    >>> import numpy as np
+    >>> t = AffineTransform(np.array(1.0), np.array(-2.0))
+    >>> float(t(np.array(3.0))), float(t.sign), round(float(t.log_abs_det_jacobian(np.array(3.0), None)), 4)
+    (-5.0, -1.0, 0.6931)
+    """
+
+    bijective = True
+
+    def __init__(self, loc: Any, scale: Any, event_dim: int = 0, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        if self._event_dim == 0:
+            return constraints.real
+        return constraints.independent(constraints.real, self._event_dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self.domain
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AffineTransform):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+                if a != b:
+                    return False
+            elif a is not b and not bool(fnp.all(fnp.asarray(a) == fnp.asarray(b))):
+                return False
+        return True
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self) -> Any:
+        if isinstance(self.scale, numbers.Real):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return fnp.sign(self.scale)
+
+    def _call(self, x: Any) -> Any:
+        return self.loc + self.scale * x
+
+    def _inverse(self, y: Any) -> Any:
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        shape = tuple(x.shape)
+        if isinstance(self.scale, numbers.Number):
+            result = fnp.full_like(x, math.log(abs(self.scale)))
+        else:
+            result = fnp.log(fnp.abs(self.scale))
+        if self._event_dim:
+            result = fnp.sum(fnp.reshape(result, tuple(result.shape[:result.ndim
+                                                                    - self._event_dim]) + (-1,)),
+                             axis=-1)
+            shape = shape[:len(shape) - self._event_dim]
+        return fnp.broadcast_to(result, shape)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return fnp.broadcast_shapes(tuple(shape), tuple(getattr(self.loc, "shape", ())),
+                                    tuple(getattr(self.scale, "shape", ())))
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.forward_shape(shape)
+
+
+class SoftmaxTransform(Transform):
+    """Unconstrained vectors to the simplex by ``softmax`` (not bijective: its inverse is
+    ``log``).
+
+    >>> import numpy as np
+    >>> SoftmaxTransform()(np.zeros(2)).tolist()
+    [0.5, 0.5]
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        probs = fnp.exp(x - fnp.max(x, axis=-1, keepdims=True))
+        return probs / fnp.sum(probs, axis=-1, keepdims=True)
+
+    def _inverse(self, y: Any) -> Any:
+        return fnp.log(y)
