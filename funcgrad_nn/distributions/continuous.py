@@ -534,7 +534,9 @@ class Dirichlet(Distribution):
     @property
     def mode(self) -> Any:
         cm1 = fnp.maximum(self.concentration - 1, 0.0)
-        mode = cm1 / fnp.sum(cm1, axis=-1, keepdims=True)
+        total = fnp.sum(cm1, axis=-1, keepdims=True)
+        # all concentrations at most 1: no interior mode (torch's 0/0 rows, replaced below)
+        mode = cm1 / fnp.where(total == 0, 1.0, total)
         # all concentrations below 1: the mass piles at a corner, torch picks the argmax one
         all_small = fnp.all(self.concentration < 1, axis=-1, keepdims=True)
         n = self.concentration.shape[-1]

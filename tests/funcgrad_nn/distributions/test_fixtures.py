@@ -1,0 +1,174 @@
+"""Every distribution, KL rule and transform against torch.distributions' values recorded in
+``fixtures/distributions.json`` (made by ``fixtures/make_distribution_fixtures.py``):
+log_prob, cdf/icdf, entropy, moments, enumerate_support, and the gradients of log_prob,
+entropy and KL with respect to every parameter; eagerly and under jit, on the test device."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn.distributions as D
+from tests.helpers import dev, host
+
+HERE = pathlib.Path(__file__).parent / "fixtures"
+DATA = json.loads((HERE / "distributions.json").read_text())
+RTOL = 1e-8
+
+
+def _arr(v):
+    def fix(x):
+        if isinstance(x, list):
+            return [fix(y) for y in x]
+        if isinstance(x, str):
+            return float(x)
+        return x
+    return np.array(fix(v), dtype=np.float64)
+
+
+def _close(actual, expected, what, rtol=RTOL):
+    expected = _arr(expected)
+    actual = np.asarray(host(actual), dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    finite = np.isfinite(expected)
+    scale = max(1.0, float(np.max(np.abs(expected[finite])))) if finite.any() else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol * scale, err_msg=what,
+                               equal_nan=True)
+
+
+def _params(spec):
+    return {k: (dev(_arr(v)) if isinstance(v, list) else v) for k, v in spec.items()}
+
+
+def _make(name, params):
+    return getattr(D, name)(**params)
+
+
+def _ids(cases, key):
+    return [f"{i}-{c[key] if isinstance(c[key], str) else c[key][0]}" for i, c in
+            enumerate(cases)]
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("case", DATA["cases"], ids=_ids(DATA["cases"], "name"))
+def test_distribution_values(case, jit):
+    name, params = case["name"], _params(case["params"])
+    value = dev(_arr(case["value"]))
+    d = _make(name, params)
+    # Binomial's entropy and support need a concrete total_count (as in torch): it stays
+    # outside the traced arguments
+    fixed = {k: v for k, v in params.items() if k == "total_count"}
+    params = {k: v for k, v in params.items() if k not in fixed}
+    assert list(d.batch_shape) == case["batch_shape"]
+    assert list(d.event_shape) == case["event_shape"]
+    assert d.has_rsample == case["has_rsample"]
+
+    def values(p, v):
+        d = _make(name, {**fixed, **p})
+        out = {"log_prob": d.log_prob(v)}
+        for attr in ("mean", "mode", "variance", "stddev"):
+            if attr in case:
+                out[attr] = getattr(d, attr)
+        if "entropy" in case:
+            out["entropy"] = d.entropy()
+        if "cdf" in case:
+            out["cdf"] = d.cdf(v)
+        if "icdf" in case:
+            out["icdf"] = d.icdf(funcgrad.numpy.full_like(d.mean, case["q"]))
+        return out
+
+    fn = funcgrad.jit(values) if jit else values
+    got = fn(params, value)
+    for k, v in got.items():
+        _close(v, case[k], f"{name}.{k}", rtol=1e-7)
+    if case.get("entropy_refused"):  # torch has no entropy here (or refuses these counts)
+        with pytest.raises((ValueError, NotImplementedError), match="Inhomogeneous|entropy"):
+            d.entropy()
+    if "enumerate_support" in case:
+        _close(d.enumerate_support(), case["enumerate_support"], f"{name}.enumerate_support")
+        _close(d.enumerate_support(expand=False), case["enumerate_support_noexpand"],
+               f"{name}.enumerate_support(expand=False)")
+    if case.get("enumerate_support_refused"):
+        with pytest.raises(ValueError, match="Inhomogeneous"):
+            d.enumerate_support()
+
+
+def _diff_params(case):
+    return {k: v for k, v in _params(case["params"]).items()
+            if isinstance(v, (np.ndarray,)) or hasattr(v, "shape")}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("case", DATA["cases"], ids=_ids(DATA["cases"], "name"))
+def test_distribution_gradients(case, jit):
+    name = case["name"]
+    value = dev(_arr(case["value"]))
+    fixed = {k: v for k, v in _params(case["params"]).items() if k == "total_count"
+             or not hasattr(v, "shape")}
+    wrt = {k: v for k, v in _params(case["params"]).items() if k not in fixed}
+
+    def lp(p):
+        return funcgrad.numpy.sum(_make(name, {**fixed, **p}).log_prob(value))
+
+    def ent(p):
+        return funcgrad.numpy.sum(_make(name, {**fixed, **p}).entropy())
+
+    tr = funcgrad.jit if jit else (lambda f: f)
+    g = tr(funcgrad.grad(lp))(wrt)
+    for k, expected in case["log_prob_grad"].items():
+        if k in g:
+            _close(g[k], expected if expected is not None else np.zeros(np.shape(g[k])),
+                   f"d {name}.log_prob / d {k}", rtol=1e-6)
+    if "entropy_grad" in case:
+        g = tr(funcgrad.grad(ent))(wrt)
+        for k, expected in case["entropy_grad"].items():
+            if k in g:
+                _close(g[k], expected if expected is not None else np.zeros(np.shape(g[k])),
+                       f"d {name}.entropy / d {k}", rtol=1e-6)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("case", DATA["kl"],
+                         ids=[f"{i}-{c['p'][0]}-{c['q'][0]}" for i, c in enumerate(DATA["kl"])])
+def test_kl_divergence(case, jit):
+    (pn, ps), (qn, qs) = case["p"], case["q"]
+    pp, qp = _params(ps), _params(qs)
+
+    def kl(pp, qp):
+        return D.kl_divergence(_make(pn, pp), _make(qn, qp))
+
+    tr = funcgrad.jit if jit else (lambda f: f)
+    _close(tr(kl)(pp, qp), case["kl"], f"KL({pn} || {qn})", rtol=1e-7)
+    if "grad" in case:
+        def total(pp, qp):
+            return funcgrad.numpy.sum(kl(pp, qp))
+        pw = {k: v for k, v in pp.items() if k != "total_count"}
+        qw = {k: v for k, v in qp.items() if k != "total_count"}
+
+        def f(pw, qw):
+            return total({**pp, **pw}, {**qp, **qw})
+        gp, gq = tr(funcgrad.grad(f, argnums=(0, 1)))(pw, qw)
+        for name, expected in case["grad"].items():
+            side, k = name.split(".")
+            got = (gp if side == "p" else gq)[k]
+            _close(got, expected if expected is not None else np.zeros(np.shape(got)),
+                   f"d KL({pn} || {qn}) / d {name}", rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", DATA["transforms"], ids=[c["name"] for c in DATA["transforms"]])
+def test_transforms(case):
+    t = getattr(D.transforms, case["name"])(**_params(case["params"]))
+    x = dev(_arr(case["x"]))
+    y = t(x)
+    _close(y, case["y"], f"{case['name']}(x)")
+    _close(t.inv(y), case["inv"], f"{case['name']}.inv(y)", rtol=1e-7)
+    _close(t.log_abs_det_jacobian(x, y), case["ladj"], f"{case['name']}.log_abs_det_jacobian")
+    _close(t.sign, case["sign"], f"{case['name']}.sign")
+    # the Jacobian's log-determinant is the log-derivative of the map, elementwise
+    _, dy = funcgrad.jvp(t, (x,), (funcgrad.numpy.ones_like(x),))
+    _close(np.log(np.abs(host(dy))), case["ladj"], f"{case['name']}: log|dy/dx| by autodiff",
+           rtol=1e-7)
