@@ -56,7 +56,7 @@ class _LocScale(Distribution):
         super().__init__(tuple(self.loc.shape), validate_args=validate_args)
 
     def _noise(self, sample_shape: Any, key: Any, sampler: Any) -> Any:
-        return sampler(make_key(key, f"{type(self).__name__}.rsample"),
+        return sampler(make_key(key, f"{type(self).__name__}.rsample", self._like),
                        self._extended_shape(sample_shape), dtype=self.loc.dtype)
 
 
@@ -132,7 +132,7 @@ class Laplace(_LocScale):
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
-        u = frandom.uniform(make_key(key, "Laplace.rsample"), shape, dtype=self.loc.dtype,
+        u = frandom.uniform(make_key(key, "Laplace.rsample", self._like), shape, dtype=self.loc.dtype,
                             minval=_eps(self.loc) - 1, maxval=1)
         return self.loc - self.scale * fnp.sign(u) * fnp.log1p(
             -fnp.maximum(fnp.abs(u), _tiny(self.loc)))
@@ -221,7 +221,7 @@ class Gumbel(_LocScale):
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         # torch: uniform on [tiny, 1 - eps] pushed through loc - scale * log(-log(u))
-        u = frandom.uniform(make_key(key, "Gumbel.rsample"), self._extended_shape(sample_shape),
+        u = frandom.uniform(make_key(key, "Gumbel.rsample", self._like), self._extended_shape(sample_shape),
                             dtype=self.loc.dtype, minval=_tiny(self.loc),
                             maxval=1 - _eps(self.loc))
         return self.loc - self.scale * fnp.log(-fnp.log(u))
@@ -284,7 +284,7 @@ class Uniform(Distribution):
         return (self.high - self.low) ** 2 / 12
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
-        rand = frandom.uniform(make_key(key, "Uniform.rsample"),
+        rand = frandom.uniform(make_key(key, "Uniform.rsample", self._like),
                                self._extended_shape(sample_shape), dtype=self.low.dtype)
         return self.low + rand * (self.high - self.low)
 
@@ -341,7 +341,7 @@ class Exponential(Distribution):
         return self.rate ** -2
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
-        e = frandom.exponential(make_key(key, "Exponential.rsample"),
+        e = frandom.exponential(make_key(key, "Exponential.rsample", self._like),
                                 self._extended_shape(sample_shape), dtype=self.rate.dtype)
         return e / self.rate
 
@@ -394,7 +394,7 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
-        g = frandom.gamma(make_key(key, f"{type(self).__name__}.rsample"),
+        g = frandom.gamma(make_key(key, f"{type(self).__name__}.rsample", self._like),
                           fnp.broadcast_to(self.concentration, shape), shape,
                           dtype=self.rate.dtype)
         return fnp.maximum(g / self.rate, _tiny(self.rate))
@@ -471,7 +471,7 @@ class StudentT(Distribution):
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
-        k1, k2 = frandom.split(make_key(key, "StudentT.rsample"))
+        k1, k2 = frandom.split(make_key(key, "StudentT.rsample", self._like))
         x = frandom.normal(k1, shape, dtype=self.df.dtype)
         z = Chi2(self.df, validate_args=False).rsample(sample_shape, key=k2)
         return self.loc + self.scale * x / fnp.sqrt(z / self.df)
@@ -517,7 +517,7 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         conc = fnp.broadcast_to(self.concentration, shape)
-        x = frandom.dirichlet(make_key(key, "Dirichlet.rsample"), conc, shape[:-1],
+        x = frandom.dirichlet(make_key(key, "Dirichlet.rsample", self._like), conc, shape[:-1],
                               dtype=conc.dtype)
         return fnp.clip(x, _tiny(conc), 1 - _eps(conc))
 
@@ -604,7 +604,7 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
-        return self._dirichlet.rsample(sample_shape, key=make_key(key, "Beta.rsample"))[..., 0]
+        return self._dirichlet.rsample(sample_shape, key=make_key(key, "Beta.rsample", self._like))[..., 0]
 
     def log_prob(self, value: Any) -> Any:
         value = self._value(value)

@@ -116,7 +116,7 @@ class Bernoulli(_BinaryParam):
     def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         p = funcgrad.stop_gradient(self.probs)
-        u = frandom.uniform(make_key(key, "Bernoulli.sample"), shape, dtype=p.dtype)
+        u = frandom.uniform(make_key(key, "Bernoulli.sample", self._like), shape, dtype=p.dtype)
         return (u < p).astype(p.dtype)
 
     def log_prob(self, value: Any) -> Any:
@@ -173,7 +173,7 @@ class Geometric(_BinaryParam):
     def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         p = funcgrad.stop_gradient(self.probs)
         tiny = float(numpy.finfo(numpy.dtype(p.dtype)).tiny)
-        u = frandom.uniform(make_key(key, "Geometric.sample"), self._extended_shape(sample_shape),
+        u = frandom.uniform(make_key(key, "Geometric.sample", self._like), self._extended_shape(sample_shape),
                             dtype=p.dtype, minval=tiny, maxval=1.0)
         return fnp.floor(fnp.log(u) / fnp.log1p(-p))
 
@@ -228,7 +228,7 @@ class Binomial(_BinaryParam):
         shape = self._extended_shape(sample_shape)
         p = funcgrad.stop_gradient(self.probs)
         n = funcgrad.stop_gradient(self.total_count)
-        out = frandom.binomial(make_key(key, "Binomial.sample"), fnp.broadcast_to(n, shape),
+        out = frandom.binomial(make_key(key, "Binomial.sample", self._like), fnp.broadcast_to(n, shape),
                                fnp.broadcast_to(p, shape), shape, dtype=p.dtype)
         return out.astype(p.dtype)
 
@@ -291,7 +291,7 @@ class Poisson(Distribution):
     def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         rate = funcgrad.stop_gradient(self.rate)
-        out = frandom.poisson(make_key(key, "Poisson.sample"), fnp.broadcast_to(rate, shape),
+        out = frandom.poisson(make_key(key, "Poisson.sample", self._like), fnp.broadcast_to(rate, shape),
                               shape)
         return out.astype(rate.dtype)
 
@@ -367,7 +367,7 @@ class Categorical(Distribution):
     def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         logits = funcgrad.stop_gradient(self.logits)
-        out = frandom.categorical(make_key(key, f"{type(self).__name__}.sample"), logits,
+        out = frandom.categorical(make_key(key, f"{type(self).__name__}.sample", self._like), logits,
                                   axis=-1, shape=shape)
         return out.astype(numpy.int64)
 
@@ -447,8 +447,8 @@ class OneHotCategorical(Distribution):
 
     def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         probs = self._categorical.probs
-        idx = self._categorical.sample(sample_shape, key=make_key(key,
-                                                                  "OneHotCategorical.sample"))
+        idx = self._categorical.sample(sample_shape, key=make_key(
+            key, "OneHotCategorical.sample", self._like))
         return fnn.one_hot(idx, probs.shape[-1], dtype=probs.dtype)
 
     def log_prob(self, value: Any) -> Any:

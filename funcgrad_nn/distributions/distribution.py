@@ -168,6 +168,16 @@ class Distribution:
                       FutureWarning, stacklevel=2)
         return self.sample((n,), key=key)
 
+    @property
+    def _like(self) -> Any:
+        """An array parameter: sampling noise is made on its device."""
+        for v in self.__dict__.values():
+            if isinstance(v, Distribution):
+                v = v._like
+            if v is not None and hasattr(v, "shape") and hasattr(v, "dtype"):
+                return v
+        return None
+
     # -- densities -----------------------------------------------------------------------
     def log_prob(self, value: Any) -> Any:
         """The log density (or mass) at ``value``, of shape ``sample_shape + batch_shape``."""

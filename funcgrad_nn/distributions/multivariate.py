@@ -155,7 +155,7 @@ class MultivariateNormal(Distribution):
                                 self._batch_shape + self._event_shape)
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
-        eps = frandom.normal(make_key(key, "MultivariateNormal.rsample"),
+        eps = frandom.normal(make_key(key, "MultivariateNormal.rsample", self._like),
                              self._extended_shape(sample_shape), dtype=self.loc.dtype)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
@@ -268,7 +268,7 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         w_shape = shape[:-1] + tuple(self.cov_factor.shape[-1:])
-        k1, k2 = frandom.split(make_key(key, "LowRankMultivariateNormal.rsample"))
+        k1, k2 = frandom.split(make_key(key, "LowRankMultivariateNormal.rsample", self._like))
         eps_w = frandom.normal(k1, w_shape, dtype=self.loc.dtype)
         eps_d = frandom.normal(k2, shape, dtype=self.loc.dtype)
         return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_w)

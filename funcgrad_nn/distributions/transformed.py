@@ -333,7 +333,7 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(fnp.broadcast_to(self.probs, shape))
-        u = clamp_probs(frandom.uniform(make_key(key, f"{type(self).__name__}.rsample"), shape,
+        u = clamp_probs(frandom.uniform(make_key(key, f"{type(self).__name__}.rsample", self._like), shape,
                                         dtype=probs.dtype))
         return (fnp.log(u) - fnp.log1p(-u) + fnp.log(probs) - fnp.log1p(-probs)) / self.temperature
 
@@ -413,7 +413,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
         shape = self._extended_shape(sample_shape)
-        u = clamp_probs(frandom.uniform(make_key(key, f"{type(self).__name__}.rsample"), shape,
+        u = clamp_probs(frandom.uniform(make_key(key, f"{type(self).__name__}.rsample", self._like), shape,
                                         dtype=self.logits.dtype))
         gumbels = -fnp.log(-fnp.log(u))
         scores = (self.logits + gumbels) / self.temperature

@@ -23,6 +23,7 @@ import funcgrad.nn as fnn
 import funcgrad.numpy as fnp
 import funcgrad.random as frandom
 from funcgrad import core
+from funcgrad.backend import device_of
 from funcgrad.interpreters.staging import StagingTrace
 from funcgrad_nn.init import default_generator, get_default_dtype
 
@@ -180,12 +181,19 @@ def _staged() -> bool:
     return False
 
 
-def make_key(key: Any, owner: str) -> Any:
+def _device(like: Any) -> Any:
+    if core.is_tracer(like):
+        return getattr(getattr(like, "aval", None), "device", None)
+    return device_of(like)
+
+
+def make_key(key: Any, owner: str, like: Any = None) -> Any:
     """The ``funcgrad.random`` key a sampler uses.
 
     ``key`` given: an int seed or a key array (``funcgrad.random.PRNGKey``/``split``). Not
-    given: a fresh key drawn from funcgrad_nn's global generator (``nn.manual_seed``), which
-    is only right eagerly: under ``jit`` (or any staged trace) it would be frozen into the
+    given: a fresh key drawn from funcgrad_nn's global generator (``nn.manual_seed``), put
+    on the device of ``like`` (a parameter: the noise must live where the parameters do),
+    which is only right eagerly: under ``jit`` (or any staged trace) it would be frozen into the
     compiled program and every call would return the same "random" numbers, so there a key
     is required.
     """
@@ -196,9 +204,11 @@ def make_key(key: Any, owner: str) -> Any:
                 "or a funcgrad.random key): a key drawn from the global generator would be "
                 "frozen into the compiled program and every call would return the same sample")
         seed = default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)
-        return funcgrad.device_put(seed)
+        return funcgrad.device_put(seed, _device(like))
     if isinstance(key, (int, numpy.integer)) and not isinstance(key, bool):
-        return frandom.PRNGKey(int(key))
+        k = frandom.PRNGKey(int(key))
+        dev = _device(like)
+        return k if dev is None else funcgrad.device_put(k, dev)
     return key
 
 
