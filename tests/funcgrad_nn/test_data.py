@@ -628,3 +628,36 @@ def test_multiprocessing_context_can_be_set_after_construction():
         loader.multiprocessing_context = "bogus"
     with pytest.raises(ValueError, match="can only be used with multi-process loading"):
         DataLoader(Squares(4)).multiprocessing_context = "spawn"
+
+
+def test_collate_with_a_custom_rule_table():
+    # torch.utils.data._utils.collate.collate(batch, collate_fn_map={...}) gives the same
+    # structure: the rule applies to the leaf column, the containers are walked as usual.
+    from funcgrad_nn.data.collate import Array, collate, default_collate_fn_map
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    def sum_boxes(batch, *, collate_fn_map):
+        return sum(b.v for b in batch)
+
+    rules = {**default_collate_fn_map, Box: sum_boxes}
+    out = collate([{"b": Box(1), "x": dev(np.zeros(2))}, {"b": Box(2), "x": dev(np.ones(2))}],
+                  collate_fn_map=rules)
+    assert out["b"] == 3 and host(out["x"]).tolist() == [[0.0, 0.0], [1.0, 1.0]]
+    with pytest.raises(TypeError, match="found Box"):
+        default_collate([Box(1), Box(2)])
+    with pytest.raises(TypeError, match="found int"):
+        collate([1, 2])  # no table: no leaf rules
+    assert isinstance(dev(np.zeros(1)), Array) and not isinstance(np.float32(1), Array)
+    # an exact-type key wins over the generic array rule
+    assert collate([np.zeros(2)], collate_fn_map={np.ndarray: lambda b, *, collate_fn_map: 7,
+                                                  **default_collate_fn_map}) == 7
+
+
+def test_string_columns_of_namedtuples_stay_tuples_as_pytorchs():
+    # torch.utils.data.default_collate: P(name=('a', 'b'), v=tensor([1, 2]))
+    P = namedtuple("P", "name v")
+    out = default_collate([P("a", 1), P("b", 2)])
+    assert type(out) is P and out.name == ("a", "b") and host(out.v).tolist() == [1, 2]
