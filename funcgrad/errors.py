@@ -20,6 +20,7 @@ __all__ = [
     "TracerArrayConversionError",
     "NonConcreteBooleanIndexError",
     "UnexpectedTracerError",
+    "JaxRuntimeError",
     "MissingRuleError",
     "ShapeError",
     "AxisError",
@@ -214,6 +215,11 @@ class TracerArrayConversionError(ConcretizationError):
 class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
     """Indexing with a traced boolean mask, whose result size depends on the values (as
     ``jax.errors.NonConcreteBooleanIndexError``, an ``IndexError`` too)."""
+
+
+class JaxRuntimeError(FuncgradError, RuntimeError):
+    """A run-time check failed: ``checkify``'s ``Error.throw()``, or a ``checkify.check``
+    outside ``checkify`` (JAX's ``JaxRuntimeError``)."""
 
 
 class UnexpectedTracerError(FuncgradError):

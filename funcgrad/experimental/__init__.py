@@ -1,9 +1,10 @@
 """``jax.experimental``'s commonly imported pieces: :mod:`funcgrad.experimental.ode`
-(``odeint``), :mod:`funcgrad.experimental.jet` (``jet``) and :func:`io_callback`. See
-docs/experimental.md.
+(``odeint``), :mod:`funcgrad.experimental.jet` (``jet``),
+:mod:`funcgrad.experimental.checkify` (run-time checks as values) and :func:`io_callback`.
+See docs/experimental.md.
 """
 
-from funcgrad.experimental import jet, ode
+from funcgrad.experimental import checkify, jet, ode
 from funcgrad.ops.pure_callback import io_callback
 
-__all__ = ["jet", "ode", "io_callback"]
+__all__ = ["jet", "ode", "checkify", "io_callback"]

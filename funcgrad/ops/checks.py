@@ -1,0 +1,96 @@
+"""check_p: a user's run-time assertion (``funcgrad.experimental.checkify.check``).
+
+``check_p`` takes a boolean scalar ``pred`` and the array leaves of the message's formatting
+arguments; it has no results. ``funcgrad.experimental.checkify.checkify`` turns each check of
+a traced program into an error value it returns (the functional form). Outside ``checkify``
+a check runs as an assertion: eagerly it raises :class:`~funcgrad.errors.JaxRuntimeError`
+when ``pred`` is false, and staged into a program (``jit``) it raises when the program runs
+(JAX refuses to stage a check outside ``checkify``; funcgrad keeps it as a run-time assert).
+A ``debug`` check does nothing outside ``checkify``. It is effectful: never dropped though it
+has no results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+
+from funcgrad import backend, tree_util
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.core import Primitive, bind
+from funcgrad.errors import JaxRuntimeError
+from funcgrad.interpreters import batching
+from funcgrad.interpreters.jvp import jvp_rules
+from funcgrad.ir import effectful_primitives
+from funcgrad.ops import reductions as _red
+from funcgrad.ops import shape as _sh
+from funcgrad.ops._batching_util import moveaxis_to_front
+
+__all__ = ["check_p", "format_check_message"]
+
+
+def format_check_message(fmt: str, tree: Any, payload: Sequence[Any]) -> str:
+    """The failed check's message: ``fmt`` formatted with the payload arrays (as host NumPy
+    values) put back into ``(args, kwargs)``, followed by `` (`check` failed)`` as JAX's."""
+    args, kwargs = tree_util.tree_unflatten(tree, [backend.to_numpy(p) for p in payload])
+    return f"{fmt.format(*args, **kwargs)} (`check` failed)"
+
+
+check_p = Primitive("check", multiple_results=True)
+effectful_primitives.add(check_p)
+
+
+def _check_impl(pred: Any, *payload: Any, fmt: str, tree: Any, debug: bool) -> list[Any]:
+    if not debug and not bool(backend.to_numpy(pred)):
+        raise JaxRuntimeError(format_check_message(fmt, tree, payload))
+    return []
+
+
+def _check_abstract(pred: ShapedArray, *payload: ShapedArray, fmt: str, tree: Any,
+                    debug: bool) -> list[ShapedArray]:
+    if pred.shape != () or pred.dtype != numpy.dtype(bool):
+        raise TypeError(f"check takes a scalar boolean pred, got {pred.str_short()}")
+    return []
+
+
+check_p.def_impl(_check_impl)
+check_p.def_abstract_eval(_check_abstract)
+
+
+def _check_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
+    # no results, so no tangents: the check runs on the primal values
+    bind(check_p, *primals, **params)
+    return [], []
+
+
+jvp_rules[check_p] = _check_jvp
+
+
+def _check_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[int | None], **params: Any):
+    # One check over the batch: it fails when any example's fails, reporting the first
+    # failing example's payload.
+    pred, *payload = vals
+    if dims[0] is None:
+        first = None
+        ok = pred
+    else:
+        preds = moveaxis_to_front(pred, dims[0])
+        ok = _red.reduce_and(preds, (0,))
+        first = _red.argmin(preds, 0)
+    rows = [v if d is None else _row(moveaxis_to_front(v, d), 0 if first is None else first)
+            for v, d in zip(payload, dims[1:])]
+    bind(check_p, ok, *rows, **params)
+    return [], []
+
+
+def _row(x: Any, i: Any) -> Any:
+    """Row ``i`` (maybe traced) of ``x``."""
+    shape = get_aval(x).shape
+    zero = numpy.int64(0)
+    sl = _sh.dynamic_slice(x, [i] + [zero] * (len(shape) - 1), (1, *shape[1:]))
+    return _sh.squeeze(sl, (0,))
+
+
+batching.batch_rules[check_p] = _check_batch
