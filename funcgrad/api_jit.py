@@ -573,7 +573,11 @@ class Jitted:
         except NaNError as err:
             if not err.in_jitted_equation:
                 raise
-            self._deoptimized_nan(err, args, kwargs)
+            done, result = self._deoptimized_nan(err, args, kwargs)
+            if done and err.backward_only:
+                # anomaly mode checks the backward pass only, which jitted equations cannot
+                # tell apart: the eager run found the NaN in the forward pass, allowed there
+                return result
             raise
         kind = entry.out_kind
         if kind == 1:
@@ -582,15 +586,18 @@ class Jitted:
             return tuple(outs)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def _deoptimized_nan(self, err: NaNError, args: tuple, kwargs: dict) -> None:
+    def _deoptimized_nan(self, err: NaNError, args: tuple, kwargs: dict
+                         ) -> tuple[bool, Any]:
         """JAX's "calling the de-optimized version": a NaN check found a NaN in an equation
         of this jitted function, where a derivative equation no longer knows the forward
         operation it belongs to. Run the Python function operation by operation (jit
         disabled), under the same check, so the error names that operation and its line
-        (PyTorch's anomaly mode's report); if that run finds nothing, ``err`` stands."""
+        (PyTorch's anomaly mode's report). Returns ``(True, result)`` when that run finds
+        nothing, ``(False, None)`` when it cannot run; the caller decides whether ``err``
+        stands."""
         try:
             with disable_jit():
-                self._fun(*args, **kwargs)
+                return True, self._fun(*args, **kwargs)
         except NaNError as precise:
             msg = str(precise)
             cut = msg.rfind(" [invalid value (")  # JAX's words stay last
@@ -601,7 +608,7 @@ class Jitted:
         except Exception:  # noqa: BLE001
             # the function fails some other way without jit (code written for tracing
             # only): the equation-level report stands
-            return
+            return False, None
 
     def _run(self, entry: _Entry, leaves: Sequence[Any], has_tracer: bool) -> list[Any]:
         consts = entry.consts

@@ -48,6 +48,9 @@ class NaNError(FloatingPointError, RuntimeError):
     """
 
     in_jitted_equation: bool = False
+    #: raised by a check of the backward pass only (PyTorch's anomaly mode): a NaN the
+    #: forward computation makes and then drops (``where(x > 0, log(x), 0)``) is allowed
+    backward_only: bool = False
 
 
 def _bad(x: Any, nans: bool, infs: bool) -> str | None:
@@ -91,9 +94,13 @@ def _in_backward_pass() -> bool:
 class _NanCheck:
     """The observer: checks outputs, keeps what it needs to name a backward failure."""
 
-    def __init__(self, nans: bool, infs: bool) -> None:
+    def __init__(self, nans: bool, infs: bool, backward_only: bool = False) -> None:
         self.nans = nans
         self.infs = infs
+        # PyTorch's anomaly mode checks what the backward pass computes, not the forward
+        # pass; inside a jitted function forward and derivative equations look alike, so
+        # they are all checked and jit's de-optimized re-run (eager) decides
+        self.backward_only = backward_only
         #: tangent equation -> (forward primitive, user line), filled while linearizing
         self.origin: dict[Eqn, tuple[Primitive, SourceInfo]] = {}
         self.transposing: Eqn | None = None
@@ -109,6 +116,8 @@ class _NanCheck:
 
     def around(self, prim: Primitive, args: Sequence[Any], params: dict, eqn: Eqn | None,
                run: Callable[[], list]) -> list:
+        if self.backward_only and eqn is None and not _in_backward_pass():
+            return run()
         outs = run()
         for i, o in enumerate(outs):
             kind = _bad(o, self.nans, self.infs)
@@ -119,12 +128,14 @@ class _NanCheck:
                                + f" [invalid value ({kind.lower()}) encountered in "
                                f"{prim.name}]")
                 err.in_jitted_equation = eqn is not None
+                err.backward_only = self.backward_only
                 raise err
         return outs
 
     def _message(self, kind: str, prim: Primitive, args: Sequence[Any], params: dict,
                  eqn: Eqn | None, i: int, out: Any) -> str:
-        head = "debug_nans" if self.nans else "debug_infs"
+        head = "detect_anomaly" if self.backward_only else \
+            "debug_nans" if self.nans else "debug_infs"
         what = f"{prim.name} on ({_shapes(args)})"
         out_s = f"output {i}" if prim.multiple_results else "its output"
         if eqn is not None:
@@ -243,9 +254,9 @@ class debug_infs(debug_nans):  # noqa: N801  (context manager, JAX's flag name)
         return {}
 
 
-def _switch(nans: bool, infs: bool) -> list[Any]:
+def _switch(nans: bool, infs: bool, backward_only: bool = False) -> list[Any]:
     """Make (nans, infs) the checks of this context: the active check (if any) is replaced by
-    one doing these (or none)."""
+    one doing these (or none); ``backward_only``: of the backward pass only (anomaly mode)."""
     tokens: list[Any] = [(_enabled, _enabled.set((nans, infs)))]
     cur = _trace_var.get()
     if isinstance(cur, InstrumentTrace) and isinstance(cur.observer, _NanCheck):
@@ -253,7 +264,7 @@ def _switch(nans: bool, infs: bool) -> list[Any]:
         tokens.append((linearize_observer, linearize_observer.set(None)))
         tokens.append((transpose_observer, transpose_observer.set(None)))
     if nans or infs:
-        check = _NanCheck(nans, infs)
+        check = _NanCheck(nans, infs, backward_only)
         ctx = instrumented(check)
         ctx.__enter__()
         tokens.append((ctx, None))

@@ -1,10 +1,12 @@
 """PyTorch's anomaly mode: ``detect_anomaly`` and ``set_detect_anomaly``, on
 :func:`funcgrad.debug_nans`.
 
-Inside the block every operation is checked for NaN, in the forward pass and in the backward
-pass, eagerly and under ``jit``. A NaN produced by a derivative rule is reported with the
-forward operation it belongs to and that operation's source line, as PyTorch's anomaly mode
-does; the error is a ``RuntimeError`` (:class:`funcgrad.debug.NaNError`).
+Inside the block every operation of the backward pass is checked for NaN, eagerly and under
+``jit``, as PyTorch's anomaly mode: a NaN produced by a derivative rule is reported with the
+forward operation it belongs to and that operation's source line; the error is a
+``RuntimeError`` (:class:`funcgrad.debug.NaNError`). NaNs of the forward computation pass, as
+in PyTorch (``where(x > 0, log(x), 0.0)`` is fine); :func:`funcgrad.debug_nans` checks them
+too.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _switch_mode(mode: bool, check_nan: bool) -> list[Any]:
-    return [(_mode, _mode.set(mode))] + _switch(mode and check_nan, False)
+    # PyTorch checks the backward pass only: a forward NaN that a where() drops is fine
+    return [(_mode, _mode.set(mode))] + _switch(mode and check_nan, False, backward_only=True)
 
 
 class detect_anomaly:  # noqa: N801  (PyTorch's name)
@@ -58,7 +61,7 @@ class detect_anomaly:  # noqa: N801  (PyTorch's name)
         ...     funcgrad.grad(f)(np.array([0.0, 4.0]))
         Traceback (most recent call last):
         ...
-        funcgrad.debug.nans.NaNError: debug_nans: NaN in the backward pass: the derivative of sqrt ...
+        funcgrad.debug.nans.NaNError: detect_anomaly: NaN in the backward pass: the derivative of sqrt ...
     """
 
     def __init__(self, check_nan: bool = True) -> None:

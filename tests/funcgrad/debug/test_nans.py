@@ -250,3 +250,38 @@ def test_jit_nan_report_stands_when_the_function_fails_without_jit():
 
     with debug_nans(), pytest.raises(NaNError, match="equation of a jitted function"):
         funcgrad.jit(f)(np.array([0.5]))
+
+
+def _safe_log(x):
+    return fnp.sum(fnp.where(x > 0, fnp.log(x), 0.0))   # log(-1) is NaN; where drops it
+
+
+@pytest.mark.parametrize("gradient", [
+    funcgrad.grad(_safe_log), funcgrad.jit(funcgrad.grad(_safe_log)),
+    funcgrad.jit(lambda x: funcgrad.jit(funcgrad.grad(_safe_log))(x) * 1.0),
+    funcgrad.grad(funcgrad.jit(_safe_log))])
+def test_detect_anomaly_lets_a_dropped_forward_nan_through_as_torch(gradient):
+    # torch 2.13 under detect_anomaly: torch.where(x > 0, torch.log(x), 0).sum() at
+    # x = [-1, 2] runs, and its gradient is [-0., 0.5] (anomaly mode checks the backward
+    # pass only); funcgrad raised at the forward log
+    x = np.array([-1.0, 2.0])
+    with detect_anomaly():
+        value = _safe_log(x)
+        grad = gradient(x)
+    assert float(value) == pytest.approx(np.log(2.0))
+    assert_close(grad, [-0.0, 0.5])
+    with debug_nans(), pytest.raises(NaNError, match="log on"):   # JAX's flag checks it
+        _safe_log(x)
+
+
+def test_detect_anomaly_still_raises_for_a_backward_nan_under_jit():
+    # torch: where(x > 0, sqrt(x), 0) at x = [-1, 2] raises "Function 'SqrtBackward0'
+    # returned nan values" (0 * d sqrt(-1) is NaN)
+    line = _line_of(sqrt_where, "fnp.sqrt")
+    x = np.array([-1.0, 2.0])
+    for f in (funcgrad.grad(sqrt_where), funcgrad.jit(funcgrad.grad(sqrt_where))):
+        with detect_anomaly(), pytest.raises(RuntimeError) as e:
+            f(x)
+        msg = str(e.value)
+        assert msg.startswith("detect_anomaly: NaN in the backward pass: the derivative of sqrt")
+        assert f"test_nans.py:{line}" in msg
