@@ -339,7 +339,7 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
                          f"3 dims, got shape {tuple(fnp.shape(input))}")
     shape = tuple(fnp.shape(input))
     n, c = shape[:2]
-    sq = fnp.reshape(input * input, (n, 1, c, -1))
+    sq = fnp.reshape(input * input, (n, 1, c, math.prod(shape[2:])))  # (no -1: n may be 0)
     sq = fnp.pad(sq, ((0, 0), (0, 0), (size // 2, (size - 1) // 2), (0, 0)))
     from funcgrad_nn._convolution import avg_pool2d
     div = fnp.reshape(avg_pool2d(sq, (size, 1), stride=1), shape)

@@ -74,7 +74,7 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
         raise ValueError(f"{fname}: padding {tuple(pad)} of input {shape} crops more than an "
                          f"axis holds (output size {out})")
     for (lo, hi), n in zip(width, shape):
-        if mode == "reflect" and (lo >= n or hi >= n):
+        if mode == "reflect" and (lo or hi) and (lo >= n or hi >= n):  # (not the batch axis)
             raise ValueError(f"{fname}: padding size {tuple(pad)} should be less than the "
                              f"corresponding input dimension for reflect padding, got "
                              f"shape {shape}")

@@ -480,7 +480,11 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         if math.prod(input.shape) == input.shape[1]:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input shape {tuple(input.shape)}")
-        mean, var = _batch_stats(input)
+        if math.prod(input.shape) == 0:  # no statistics, and an empty output whatever they are
+            c = input.shape[1]
+            mean, var = fnp.zeros_like(input, shape=(c,)), fnp.ones_like(input, shape=(c,))
+        else:
+            mean, var = _batch_stats(input)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running_mean and running_var are needed when "
@@ -889,7 +893,8 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     if num_groups <= 0 or c % num_groups:
         raise ValueError(f"group_norm: num_channels {c} must be divisible by num_groups "
                          f"{num_groups}")
-    g = fnp.reshape(input, (n, num_groups, -1))
+    # Sizes spelled out: -1 cannot be inferred from an empty batch.
+    g = fnp.reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
     mean = fnp.mean(g, axis=-1, keepdims=True)
     centered = g - mean
     var = fnp.mean(centered * centered, axis=-1, keepdims=True)

@@ -204,7 +204,8 @@ class Flatten(Module):
         if s > e:
             raise BadInputError("Flatten: start_dim cannot come after end_dim")
         shape = tuple(input.shape)
-        return fnp.reshape(input, shape[:s] + (-1,) + shape[e + 1:])
+        # The size spelled out: -1 cannot be inferred from an empty batch.
+        return fnp.reshape(input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

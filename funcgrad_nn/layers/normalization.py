@@ -156,22 +156,28 @@ class _BatchNorm(_NormBase):
             return F.batch_norm(input, self.running_mean, self.running_var, self.weight,
                                 self.bias, False, 0.0, self.eps)
         n = math.prod(input.shape) // input.shape[1]
-        if self.training and n <= 1:
+        if self.training and n == 1:
             raise ValueError(f"{name}: expected more than 1 value per channel when training, "
                              f"got input shape {tuple(input.shape)}")
         if self.training and self.track_running_stats:
-            mean, var = F._batch_stats(funcgrad.stop_gradient(input))
-            self._track_batch(mean, var, n)
+            if n == 0:  # an empty batch counts, but has no statistics to blend in (PyTorch)
+                self._count_batch()
+            else:
+                mean, var = F._batch_stats(funcgrad.stop_gradient(input))
+                self._track_batch(mean, var, n)
         return F.batch_norm(input, None, None, self.weight, self.bias, True, 0.0, self.eps)
+
+    def _count_batch(self) -> None:
+        count = self.num_batches_tracked + 1
+        # NumPy gives a scalar for 0-d + 1; the buffer must stay an array (copied into in
+        # place by load_state_dict and swa_utils.AveragedModel)
+        self.num_batches_tracked = numpy.asarray(count) if isinstance(count, numpy.generic) else count
 
     def _track_batch(self, mean: Any, var: Any, n: int) -> None:
         """Count the batch and blend its statistics (``var`` biased, over ``n`` values per
         channel) into the running ones: momentum-weighted, or the cumulative average when
         ``momentum`` is None; running_var tracks the unbiased variance, as in PyTorch."""
-        count = self.num_batches_tracked + 1
-        # NumPy gives a scalar for 0-d + 1; the buffer must stay an array (copied into in
-        # place by load_state_dict and swa_utils.AveragedModel)
-        self.num_batches_tracked = numpy.asarray(count) if isinstance(count, numpy.generic) else count
+        self._count_batch()
         factor: Any = self.momentum
         if factor is None:
             factor = 1.0 / self.num_batches_tracked.astype(self.running_mean.dtype)
