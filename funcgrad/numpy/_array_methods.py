@@ -245,6 +245,11 @@ def _install() -> None:
     Tracer.real = property(lambda self: fnp.real(self))  # type: ignore[attr-defined]
     Tracer.imag = property(lambda self: fnp.imag(self))  # type: ignore[attr-defined]
     Tracer.at = property(lambda self: fnp._IndexUpdateHelper(self))  # type: ignore[attr-defined]
+    # jax.Array's: whether the value is a weakly typed Python scalar, and the array API
+    # namespace (funcgrad.numpy, as NumPy arrays answer numpy)
+    Tracer.weak_type = property(lambda self: self.aval.weak_type)  # type: ignore[attr-defined]
+    Tracer.__array_namespace__ = (  # type: ignore[attr-defined]
+        lambda self, api_version=None: fnp)
 
 
 def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:

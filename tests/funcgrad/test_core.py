@@ -70,6 +70,18 @@ def test_tracer_attributes_and_len_iter() -> None:
     assert seen == dict(shape=(2, 2), ndim=2, dtype=np.dtype("float32"), size=4, len=2)
 
 
+def test_tracer_weak_type_and_array_namespace() -> None:
+    # as jax.Array's inside jit: a Python float argument is weakly typed, an array is not
+    seen = {}
+
+    def f(x, y):
+        seen.update(x=x.weak_type, y=y.weak_type, ns=x.__array_namespace__())
+        return x * y
+
+    funcgrad.jit(f)(1.0, np.ones(2))
+    assert seen == dict(x=True, y=False, ns=fnp)
+
+
 def test_tracer_methods() -> None:
     x = np.arange(6.0).reshape(2, 3)
     out = funcgrad.vmap(lambda r: r.sum() + r.mean() + r.max())(x)
