@@ -40,7 +40,8 @@ from typing import Any, NamedTuple
 from funcgrad.avals import get_aval
 from funcgrad.core import Primitive, user_source_info
 from funcgrad.debug.instrument import instrumented
-from funcgrad.ir import Eqn
+from funcgrad.interpreters.cost import eqn_cost
+from funcgrad.ir import Eqn, Var
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
            "Interval", "ProfilerActivity", "supported_activities", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
@@ -190,7 +191,7 @@ class FunctionEvent(_TimeStrings):
 
     __slots__ = ("name", "start_ns", "end_ns", "child_ns", "input_shapes", "thread", "kind",
                  "source", "id", "self_cpu_memory_usage", "child_memory", "has_children",
-                 "cpu_parent", "cpu_children")
+                 "cpu_parent", "cpu_children", "flops")
 
     def __init__(self, name: str, kind: str, input_shapes: list | None, source: str) -> None:
         self.name = name
@@ -209,6 +210,8 @@ class FunctionEvent(_TimeStrings):
         self.has_children = False
         self.cpu_parent: FunctionEvent | None = None
         self.cpu_children: list[FunctionEvent] = []
+        #: estimated floating-point operations (``with_flops=True``; 0 otherwise)
+        self.flops = 0.0
 
     @property
     def key(self) -> str:
@@ -252,7 +255,7 @@ class FunctionEventAvg(_TimeStrings):
     """Events with one key (name, and input shapes when grouped by them), summed."""
 
     __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes",
-                 "cpu_memory_usage", "self_cpu_memory_usage")
+                 "cpu_memory_usage", "self_cpu_memory_usage", "flops")
 
     def __init__(self, key: str, input_shapes: Any = None) -> None:
         self.key = key
@@ -262,9 +265,11 @@ class FunctionEventAvg(_TimeStrings):
         self.input_shapes = input_shapes
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
+        self.flops = 0.0
 
     def add(self, e: Any) -> None:
         self.count += e.count
+        self.flops += e.flops
         self.cpu_time_total += e.cpu_time_total
         self.self_cpu_time_total += e.self_cpu_time_total
         self.cpu_memory_usage += e.cpu_memory_usage
@@ -288,7 +293,7 @@ class FunctionEventAvg(_TimeStrings):
 _SORT_KEYS = {
     "cpu_time": "cpu_time", "cpu_time_total": "cpu_time_total",
     "self_cpu_time_total": "self_cpu_time_total", "self_cpu_time": "self_cpu_time",
-    "count": "count",
+    "count": "count", "flops": "flops",
     "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
     # Accepted for PyTorch scripts; there is no device time, these sort by host time.
     "cuda_time_total": "cpu_time_total", "self_cuda_time_total": "self_cpu_time_total",
@@ -337,6 +342,14 @@ class EventList(list):
         with_shapes = any(getattr(e, "input_shapes", None) for e in rows)
         # PyTorch shows the memory columns when memory was profiled
         with_memory = any(e.cpu_memory_usage for e in self)
+        # PyTorch's "Total FLOPs" column (with_flops=True), scaled to the smallest count
+        flop_counts = [e.flops for e in self if e.flops > 0]
+        if flop_counts:
+            step = min(int(math.log10(min(flop_counts)) // 3), 5) if min(flop_counts) >= 1 \
+                else 0
+            flops_scale = 10.0 ** (-3 * step)
+            flops_header = "Total " + ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs",
+                                       "PFLOPs")[step]
         total_self = sum(e.self_cpu_time_total for e in self) or 1.0
         total_all = total_self  # PyTorch's percentages are relative to the summed self time
         name_w = min(max_name_column_width, max(4, *(len(e.key) for e in rows)))
@@ -344,6 +357,8 @@ class EventList(list):
         if with_memory:
             cols += ["CPU Mem", "Self CPU Mem"]
         cols.append("# of Calls")
+        if flop_counts:
+            cols.append(flops_header)
         n_num = len(cols) - 1
         widths = [name_w] + [12] * n_num
         if with_shapes:
@@ -370,6 +385,8 @@ class EventList(list):
             if with_memory:
                 vals += [_fmt_memory(e.cpu_memory_usage), _fmt_memory(e.self_cpu_memory_usage)]
             vals.append(str(e.count))
+            if flop_counts:
+                vals.append(f"{e.flops * flops_scale:8.3f}" if e.flops > 0 else "--")
             if with_shapes:
                 vals.append(str(e.input_shapes or []))
             lines.append(line(vals))
@@ -449,9 +466,27 @@ class _Recorder:
             out = run()
             if self.prof.profile_memory:
                 ev.self_cpu_memory_usage = _nbytes(out)
+            if self.prof.with_flops and not prim.carries_jaxprs:
+                # a call's work is counted by the equations nested in it
+                ev.flops = _flops(prim, args, params, out, eqn)
             return out
         finally:
             self.prof._close(ev)
+
+
+def _flops(prim: Primitive, args: Sequence[Any], params: dict, outs: Sequence[Any],
+           eqn: Eqn | None) -> float:
+    """The estimated flops of one operation (:func:`funcgrad.interpreters.cost.eqn_cost`,
+    ``Compiled.cost_analysis``'s: ``2*M*N*K`` for a matmul, one per element computed by an
+    elementwise operation, one per element read by a reduction); an eager operation is
+    priced as the equation it would be."""
+    if eqn is None:
+        try:
+            eqn = Eqn(prim, [Var(get_aval(a)) for a in args], [Var(get_aval(o)) for o in outs],
+                      params or {}, None)
+        except TypeError:  # an operand without an abstract value: not priced
+            return 0.0
+    return float(eqn_cost(eqn).flops)
 
 
 def _nbytes(values: Sequence[Any]) -> int:
@@ -475,8 +510,10 @@ class profile:  # noqa: N801  (PyTorch's name)
     eager operation (equations of jitted functions always carry theirs), shown in the Chrome
     trace and in ``FunctionEvent.source``; ``profile_memory`` records the bytes of the results
     each operation allocates (``cpu_memory_usage``, ``self_cpu_memory_usage``: allocations
-    only, frees are not tracked); ``activities``, ``with_flops``, ``with_modules`` are
-    accepted for compatibility (host time only). Also
+    only, frees are not tracked); ``with_flops`` estimates each operation's floating-point
+    operations (``flops``: ``2*M*N*K`` per matmul, one per element an elementwise operation
+    computes or a reduction reads; the table's ``Total FLOPs`` column, as PyTorch's);
+    ``activities``, ``with_modules`` are accepted for compatibility (host time only). Also
     usable with ``start()``/``stop()``. ``schedule`` (see :func:`schedule`) with ``step()``
     after each training step records only the active steps, and calls
     ``on_trace_ready(prof)`` at the end of each active cycle (without a schedule: once, at
@@ -498,6 +535,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                  **_: Any) -> None:
         self.record_shapes = bool(record_shapes)
         self.profile_memory = bool(profile_memory)
+        self.with_flops = bool(with_flops)
         self.with_stack = bool(with_stack)
         self.enabled = bool(enabled)
         self.on_trace_ready = on_trace_ready

@@ -289,3 +289,26 @@ def test_supported_activities_is_host_time():
     with profile(activities=acts) as prof:        # PyTorch's idiom
         fnp.sin(np.ones(3))
     assert [e.key for e in prof.key_averages()] == ["sin"]
+
+
+@pytest.mark.parametrize("transform", [lambda f: f, funcgrad.jit])
+def test_with_flops_counts_matmuls_and_elementwise_work_as_torch(transform):
+    # torch 2.13, profile(with_flops=True) over y = x @ w (x 8x64, w 64x32) then y * 2 + 1:
+    # aten::mm 32768 flops (2*M*N*K), aten::mul 256, aten::add 256; the table gets a
+    # "Total FLOPs" column ("--" where none), sortable by "flops"
+    from helpers import dev
+
+    x, w = dev(np.ones((8, 64))), dev(np.ones((64, 32)))
+    f = transform(lambda x, w: fnp.add(fnp.multiply(fnp.matmul(x, w), 2.0), 1.0))
+    with profile(with_flops=True) as prof:
+        f(x, w)
+    flops = {e.key: e.flops for e in prof.key_averages()}
+    assert flops["dot_general"] == 32768 and flops["mul"] == 256 and flops["add"] == 256
+    assert all(v == 0 for k, v in flops.items() if k.startswith("jit"))  # not counted twice
+    table = prof.key_averages().table(sort_by="flops")
+    header, first = table.splitlines()[1], table.splitlines()[3]
+    assert header.rstrip().endswith("Total FLOPs") and first.startswith("dot_general")
+    assert first.rstrip().endswith("32768.000")
+    with profile() as plain:          # off by default: no column
+        f(x, w)
+    assert "FLOPs" not in plain.key_averages().table()
