@@ -60,6 +60,10 @@ class CheckpointError(ValueError):
     """A file that is not, or no longer, a readable checkpoint (names the file and the fault)."""
 
 
+class MissingDirectoryError(FileNotFoundError, RuntimeError):
+    """``save`` to a path whose directory does not exist (PyTorch: RuntimeError)."""
+
+
 # -- encoding ---------------------------------------------------------------------------------
 
 def _is_array(obj: Any) -> bool:
@@ -281,7 +285,14 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return
     path = os.fspath(f)
+    if os.path.islink(path):
+        # Written through, as open(path, "wb") (torch.save) does: replacing the link itself
+        # would leave e.g. latest.safetensors -> run3/ckpt.safetensors pointing at stale data.
+        path = os.path.realpath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise MissingDirectoryError(f"save: parent directory {os.path.dirname(path)!r} of "
+                                    f"{path!r} does not exist")
     _remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f"{_temp_prefix(path)}{os.getpid()}-", dir=directory)
     try:

@@ -191,6 +191,27 @@ def test_missing_file_names_the_path(tmp_path):
         nn.load(tmp_path / "nope.safetensors")
 
 
+def test_save_writes_through_a_symlink_as_torch_save(tmp_path):
+    # torch.save opens the path for writing, so a 'latest' link keeps pointing at the file,
+    # which gets the new contents; the atomic rename happens next to the real file.
+    (tmp_path / "run").mkdir()
+    target = tmp_path / "run" / "ckpt.safetensors"
+    nn.save({"w": np.zeros(2)}, target)
+    link = tmp_path / "latest.safetensors"
+    os.symlink(os.path.join("run", "ckpt.safetensors"), link)
+    nn.save({"w": np.ones(2)}, link)
+    assert os.path.islink(link)
+    assert np.array_equal(nn.load(target)["w"], np.ones(2))
+    assert sorted(os.listdir(tmp_path / "run")) == ["ckpt.safetensors"]
+
+
+def test_save_into_a_missing_directory_names_it(tmp_path):
+    with pytest.raises(RuntimeError, match="parent directory .*nodir.* does not exist"):
+        nn.save({"w": np.zeros(2)}, tmp_path / "nodir" / "x.safetensors")
+    with pytest.raises(FileNotFoundError):
+        nn.save({"w": np.zeros(2)}, tmp_path / "nodir" / "x.safetensors")
+
+
 def test_a_failed_save_leaves_the_previous_checkpoint_and_no_temp_file(tmp_path):
     path = tmp_path / "model.safetensors"
     nn.save({"w": np.zeros(2)}, path)
