@@ -20,6 +20,8 @@ optimizer then updates the parameters in place. Options:
   with the model, optimizer, scheduler, callback, history and RNG states; ``resume=True``
   continues from it bit-identically (the same losses as an uninterrupted run);
   ``history.csv``/``history.json`` and, with matplotlib installed, ``curves.png`` beside it;
+* a sampler with ``set_epoch`` (:class:`~funcgrad_nn.data.DistributedSampler`) is told the
+  epoch (counted from 0) before each one, as Lightning does, so every epoch reshuffles;
 * ``device``: where each batch is moved before the step (default: the device of the model's
   parameters, so ``model.to("cuda")`` is all a GPU run needs, as in Lightning).
 
@@ -338,6 +340,22 @@ def _generators(loader: Any) -> list[np.random.Generator]:
     return found
 
 
+def _set_sampler_epoch(loader: Any, epoch: int) -> None:
+    """Call ``set_epoch(epoch)`` on the loader's samplers that have it (a
+    :class:`~funcgrad_nn.data.DistributedSampler` reshuffles only when told the epoch), as
+    Lightning does; forgetting it is the classic bug of a hand-written loop: the same shard
+    order every epoch."""
+    owners = [getattr(loader, "sampler", None)]
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    owners += [batch_sampler, getattr(batch_sampler, "sampler", None)]
+    seen: list[Any] = []
+    for owner in owners:
+        set_epoch = getattr(owner, "set_epoch", None)
+        if callable(set_epoch) and all(owner is not o for o in seen):
+            seen.append(owner)
+            set_epoch(epoch)
+
+
 def _plain_state(state: dict[str, Any]) -> dict[str, Any]:
     # Scheduler state may hold user functions (LambdaLR's lambdas); PyTorch leaves them out.
     def storable(v: Any) -> bool:
@@ -649,6 +667,7 @@ class Trainer:
             start = time.perf_counter()
             lr = float(self.optimizer.param_groups[0]["lr"])
             logs: dict[str, Any] = {"epoch": self.epoch + 1}
+            _set_sampler_epoch(train_loader, self.epoch)
             logs.update(self._train_epoch(train_loader, epochs))
             if val_loader is not None:
                 logs.update({f"val_{k}": v for k, v in self.evaluate(val_loader).items()})

@@ -130,6 +130,34 @@ def test_resume_with_persistent_workers_reshuffles_as_an_uninterrupted_run(tmp_p
     assert _run_loader(tmp_path / "b", 4, make, resume=True) == full
 
 
+def test_distributed_samplers_are_told_the_epoch(tmp_path):
+    # torch.utils.data.DistributedSampler(range(8), num_replicas=2, rank=1, seed=0) after
+    # set_epoch(e) for e = 0, 1, 2 (as Lightning calls it); resuming at epoch 2 continues.
+    expected = [[0, 3, 5, 6], [4, 6, 3, 0], [4, 2, 5, 3]]
+    x = np.arange(8, dtype=np.float32)[:, None]
+    y = np.arange(8)
+
+    def run(epochs, resume=False):
+        seen = []
+
+        def record(output, target):
+            seen.append(host(target).tolist())
+            return 0.0
+
+        sampler = nn.data.DistributedSampler(range(8), num_replicas=2, rank=1, seed=0)
+        loader = nn.data.DataLoader(nn.data.TensorDataset(x, y), batch_size=4, sampler=sampler)
+        model = nn.Linear(1, 8)
+        fit(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.1), loader,
+            epochs, metrics={"seen": record}, checkpoint_dir=tmp_path, resume=resume,
+            progress=False)
+        return seen
+
+    assert run(3) == expected
+    (tmp_path / "checkpoint.safetensors").unlink()
+    assert run(2) == expected[:2]
+    assert run(3, resume=True) == expected[2:]
+
+
 def test_resume_from_another_models_checkpoint_is_a_clear_error(tmp_path):
     _run(tmp_path, 1)
     other = nn.Linear(4, 3)
