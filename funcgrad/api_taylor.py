@@ -22,6 +22,7 @@ from funcgrad.api import _input_avals, _std_basis, jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
+from funcgrad.interpreters.collapsed_taylor import collapsed_taylor_flat
 from funcgrad.interpreters.taylor import taylor_flat
 
 __all__ = ["jet", "derivatives", "taylor_coefficients", "laplacian", "divergence"]
@@ -167,7 +168,9 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
               samples: int = 16) -> Callable[[Any], Any]:
     """``x -> sum_i d^2 f / dx_i^2`` (the trace of the Hessian) of a scalar function of an
     array, without forming the Hessian: second-order Taylor propagation along every basis
-    direction at once (``vmap`` over directions; memory O(d * width), not O(d^2 * width)).
+    direction at once, the second coefficients summed as they go (collapsed Taylor mode,
+    :mod:`funcgrad.interpreters.collapsed_taylor`: a product with a fixed matrix costs one
+    product for them, not one per direction; memory O(d * width), not O(d^2 * width)).
     ``method="hutchinson"`` averages ``v^T H v`` over ``samples`` Rademacher directions drawn
     from ``key`` (an unbiased estimate, cost independent of d). Differentiable, jit-able,
     batchable.
@@ -182,22 +185,27 @@ def laplacian(f: Callable[[Any], Any], method: str = "forward", *, key: Any = No
     if method == "hutchinson" and key is None:
         raise ValueError("laplacian(method='hutchinson') needs key= (a funcgrad.random key)")
 
-    def second(x: Any, v: Any) -> Any:
-        y0, (y1, y2) = jet(f, (x,), ([v, fnp.zeros_like(x)],), factorial_scaled=False)
-        if get_aval(y0).shape != ():
-            raise TypeError(f"laplacian: f must return a scalar, got shape {get_aval(y0).shape}")
-        return 2.0 * y2  # v^T H v
+    def summed_second(x: Any, directions: Any, n: int) -> Any:
+        # sum_i v_i^T H v_i / 2: the second coefficients along the directions, summed as they
+        # go (collapsed Taylor mode: one array for them all, not one per direction)
+        outs, _, seconds = collapsed_taylor_flat(lambda y: [f(y)], [x], [directions], n)
+        if get_aval(outs[0]).shape != ():
+            raise TypeError(f"laplacian: f must return a scalar, got shape "
+                            f"{get_aval(outs[0]).shape}")
+        if seconds[0] is None:  # f is affine in x
+            return fnp.zeros_like(outs[0])
+        return seconds[0]
 
     def lap(x: Any) -> Any:
         x, a = _float_input(x, "laplacian")
         if method == "forward":
             basis = _std_basis([a], [a.dtype])[0]  # on x's device
-            return fnp.sum(vmap(second, in_axes=(None, 0))(x, basis))
+            return 2.0 * summed_second(x, basis, basis.shape[0])
         # Drawn where x is (a key is made on the default device, x may be a host array).
         # (tree_map: a typed key is a pytree over its uint32 data)
         k = tree_util.tree_map(lambda d: device_put(d, a.device), key) if a.device else key
         v = random.rademacher(k, (samples,) + a.shape, dtype=a.dtype)
-        return fnp.mean(vmap(second, in_axes=(None, 0))(x, v))
+        return (2.0 / samples) * summed_second(x, v, samples)
 
     return lap
 

@@ -156,6 +156,7 @@ def _simplify_reduce_sum(eqn: Any, ins: list, f: Any) -> Any:
 
 
 _rules.register_simplification(reduce_sum_p, _simplify_reduce_sum)
+_rules.roles["reduce_sum"] = reduce_sum_p
 
 # =============================================================================================
 # reduce_prod

@@ -341,6 +341,7 @@ _rules.emitters[transpose_p] = _emit_transpose
 _rules.register_simplification(transpose_p, _simplify_transpose)
 _rules.zero_one_preserving_primitives.add(transpose_p)
 _rules.fold_any_size_primitives.add(transpose_p)
+_rules.roles["transpose"] = transpose_p
 
 
 def moveaxis(x: Any, source: int, destination: int) -> Any:
