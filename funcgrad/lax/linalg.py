@@ -54,8 +54,8 @@ def _hermitian_part(x: Array) -> Array:
 def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
     """The lower Cholesky factor of a (batch of) Hermitian positive-definite matrices.
     ``symmetrize_input`` first averages ``x`` with its conjugate transpose (else the lower
-    triangle is read). A matrix that is not positive definite raises NumPy's
-    ``LinAlgError`` (``funcgrad.numpy.linalg.cholesky``'s rule; JAX returns NaNs).
+    triangle is read). A matrix that is not positive definite gives NaN in the whole lower
+    triangle (zeros above), as JAX, so traced code can test ``isnan(l).any()``.
 
     Example:
         >>> import numpy as np

@@ -13,12 +13,12 @@ Where it differs from NumPy (see ``docs/linalg.md``):
 * Derivatives: ``svd(full_matrices=True)`` only for square matrices, ``qr`` for
   ``mode="reduced"``/``"r"``; eigenvectors and singular vectors at exactly repeated
   eigen/singular values get the finite "zero inside the degenerate space" convention; the
-  derivative of ``det``/``slogdet``/``inv``/``solve`` at a singular matrix raises
-  ``LinAlgError``.
+  derivative of ``det`` at a singular matrix is the adjugate's transpose (finite).
+* Singular or non-positive-definite matrices give JAX's values instead of NumPy's
+  ``LinAlgError``: ``cholesky`` NaN in the lower triangle, ``inv``/``solve`` LU's inf/NaN.
 * ``norm`` (and ``vector_norm``/``matrix_norm``): the gradient of a 2-norm (or Frobenius norm)
   at exactly zero is 0 (a subgradient), not nan.
-* ``cond`` with ``p`` other than None/2/-2 raises ``LinAlgError`` for singular matrices
-  (NumPy returns inf). ``matrix_rank`` of a vector is a 0-d int array, not a Python int.
+* ``matrix_rank`` of a vector is a 0-d int array, not a Python int.
 * ``lstsq``: under ``jit``/``vmap`` the rank is traced, so residuals are returned whenever
   ``m > n`` (NumPy returns an empty array for rank-deficient ``a``).
 

@@ -8,7 +8,9 @@ values are NumPy's exactly.
 
 Operands must already be float32/float64/complex64/complex128 of one dtype (the wrappers in
 :mod:`funcgrad.numpy.linalg` convert integers to float64 as NumPy does). A singular or
-non-positive-definite matrix raises NumPy's ``LinAlgError`` when the primitive runs.
+non-positive-definite matrix gives JAX's values, where NumPy raises ``LinAlgError`` (traced code
+cannot catch an exception, and CuPy does not raise either): ``cholesky`` NaN in the whole lower
+triangle (zeros above), ``solve``/``inv`` the inf/NaN of LU with its zero pivot.
 
 Derivative conventions (JVP rules written with primitives, so they nest to any order):
 
@@ -36,7 +38,8 @@ Derivative conventions (JVP rules written with primitives, so they nest to any o
   ``qr`` "complete" or a non-square ``svd`` ``full_matrices=True``), differentiating raises
   :class:`funcgrad.errors.NonDifferentiableError`, as JAX and PyTorch refuse these too.
 * ``det``/``slogdet``: ``d log det A = trace(solve(A, dA))``; at an exactly singular matrix
-  the derivative raises ``LinAlgError`` (the value itself does not).
+  ``d det A = trace(adj(A) dA)`` with the adjugate from the SVD (finite, nonzero for rank
+  ``n - 1``); ``slogdet``'s derivative is inf/NaN there, as JAX's.
 
 Example:
     >>> import numpy as np
@@ -51,6 +54,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy
+from numpy.linalg import LinAlgError
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
@@ -250,6 +254,74 @@ def _batch_front(prim: Any) -> None:
 
 
 # =============================================================================================
+# LAPACK-style results for singular input (JAX's), where NumPy raises
+
+
+def lu_factor_packed(xp: Any, a: Any) -> tuple[Any, Any, Any]:
+    """LAPACK ``getrf`` on each ``(m, n)`` matrix of the stack ``a``, in ``xp``'s operations:
+    ``(lu, pivots, permutation)`` as :func:`funcgrad.ops.lu.lu` returns them (the pivot is
+    the entry of largest ``|re| + |im|``, first on ties; a zero pivot is left in ``U``
+    unscaled, as LAPACK). The implementation of ``lu_p``, and what ``solve``/``inv`` use for a
+    singular matrix (NumPy's raise there).
+
+    Example:
+        >>> lu_factor_packed(numpy, numpy.array([[1.0, 2.0], [3.0, 4.0]]))[2]
+        array([1, 0], dtype=int32)
+    """
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    k = min(m, n)
+    size = 1
+    for d in batch:
+        size *= d
+    lu_ = xp.reshape(xp.asarray(a).copy(), (size, m, n))
+    perm = xp.tile(xp.arange(m, dtype=xp.int32), (size, 1))
+    piv = xp.zeros((size, k), dtype=xp.int32)
+    rows = xp.arange(size)
+    for j in range(k):
+        col = lu_[:, j:, j]
+        mag = xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col)
+        p = j + xp.argmax(mag, axis=1)
+        piv[:, j] = p
+        row_j = lu_[rows, j].copy()
+        lu_[rows, j] = lu_[rows, p]
+        lu_[rows, p] = row_j
+        perm_j = perm[rows, j].copy()
+        perm[rows, j] = perm[rows, p]
+        perm[rows, p] = perm_j
+        pivot = lu_[:, j, j]
+        nonzero = pivot != 0
+        scale = xp.where(nonzero, pivot, xp.ones_like(pivot))
+        lu_[:, j + 1:, j] = xp.where(nonzero[:, None], lu_[:, j + 1:, j] / scale[:, None],
+                                     lu_[:, j + 1:, j])
+        lu_[:, j + 1:, j + 1:] -= lu_[:, j + 1:, j:j + 1] * lu_[:, j:j + 1, j + 1:]
+    return (xp.reshape(lu_, a.shape), xp.reshape(piv, batch + (k,)),
+            xp.reshape(perm, batch + (m,)))
+
+
+def _lu_substitution_solve(xp: Any, a: Any, b: Any) -> Any:
+    """``a x = b`` for one square ``a`` and ``b`` ``(n, k)`` by ``getrf`` and plain forward and
+    back substitution, dividing by a zero pivot as LAPACK's ``getrs`` does: a singular ``a``
+    gives inf/NaN (JAX's values) where NumPy raises."""
+    lu_, _, perm = lu_factor_packed(xp, a)
+    n = a.shape[-1]
+    x = b[perm].copy()
+    with numpy.errstate(all="ignore"):
+        for i in range(1, n):
+            x[i] -= lu_[i, :i] @ x[:i]
+        for i in range(n - 1, -1, -1):
+            x[i] = (x[i] - lu_[i, i + 1:] @ x[i + 1:]) / lu_[i, i]
+    return x
+
+
+def _solve_or_substitute(xp: Any, a: Any, b: Any) -> Any:
+    try:
+        return xp.linalg.solve(a, b)
+    except LinAlgError:
+        return _lu_substitution_solve(xp, a, b)
+
+
+# =============================================================================================
 # cholesky
 
 
@@ -259,8 +331,39 @@ def _cholesky_abstract(a: ShapedArray) -> list[ShapedArray]:
     return [ShapedArray(a.shape, dt, False, a.device)]
 
 
+def _each_matrix(xp: Any, fn: Any, a: Any, *rest: Any) -> Any:
+    """``fn`` applied to each matrix of a stack (batch dims of ``a`` and ``rest`` equal), for
+    the rare stack where one matrix fails and NumPy's batched call would fail them all."""
+    batch = a.shape[:-2]
+    flat = [xp.reshape(x, (-1,) + x.shape[len(batch):]) for x in (a, *rest)]
+    outs = [fn(*(x[i] for x in flat)) for i in range(flat[0].shape[0])]
+    return xp.reshape(xp.stack(outs), batch + outs[0].shape) if outs else None
+
+
+def _cholesky_or_nan(xp: Any, a: Any) -> Any:
+    try:
+        return xp.linalg.cholesky(a)
+    except LinAlgError:
+        return xp.zeros_like(a)  # a zero diagonal: marked as failed below
+
+
 def _cholesky_impl(a: Any) -> list[Any]:
-    return [xp_for(a).linalg.cholesky(a)]
+    # A matrix that is not positive definite (or holds NaN) gives NaN in its whole lower
+    # triangle (zeros above), as JAX: traced code cannot catch an exception, so programs
+    # test ``isnan(L).any()`` (Gaussian-process jitter). LAPACK stops at the first pivot
+    # that is not > 0 and leaves it on the diagonal (NumPy raises; CuPy returns it), so a
+    # diagonal that is not all > 0 marks a failed factorisation on every backend.
+    xp = xp_for(a)
+    try:
+        low = xp.linalg.cholesky(a)
+    except LinAlgError:
+        low = _each_matrix(xp, lambda m: _cholesky_or_nan(xp, m), a)
+    diag = xp.diagonal(low, axis1=-2, axis2=-1).real
+    ok = xp.all(diag > 0, axis=-1)[..., None, None]
+    n = a.shape[-1]
+    nan = complex(numpy.nan, numpy.nan) if a.dtype.kind == "c" else numpy.nan
+    nan_low = xp.where(xp.tri(n, dtype=bool), xp.asarray(nan, dtype=a.dtype), 0).astype(a.dtype)
+    return [xp.where(ok, low, nan_low)]
 
 
 cholesky_p = make_primitive("cholesky", _cholesky_impl, _cholesky_abstract)
@@ -390,7 +493,13 @@ def _solve_abstract(a: ShapedArray, b: ShapedArray) -> list[ShapedArray]:
 
 
 def _solve_impl(a: Any, b: Any) -> list[Any]:
-    return [xp_for(a, b, what="solve").linalg.solve(a, b)]
+    # A singular matrix gives inf/NaN (LU with its zero pivot, as JAX and CuPy) instead of
+    # NumPy's LinAlgError: traced programs cannot catch exceptions, and every backend agrees.
+    xp = xp_for(a, b, what="solve")
+    try:
+        return [xp.linalg.solve(a, b)]
+    except LinAlgError:
+        return [_each_matrix(xp, lambda m, r: _solve_or_substitute(xp, m, r), a, b)]
 
 
 solve_p = make_primitive("solve", _solve_impl, _solve_abstract)
@@ -443,7 +552,16 @@ def _inv_abstract(a: ShapedArray) -> list[ShapedArray]:
     return [ShapedArray(a.shape, linalg_dtype("inv", a), False, a.device)]
 
 
-inv_p = make_primitive("inv", lambda a: [xp_for(a).linalg.inv(a)], _inv_abstract)
+def _inv_impl(a: Any) -> list[Any]:
+    xp = xp_for(a)
+    try:
+        return [xp.linalg.inv(a)]
+    except LinAlgError:  # singular: inf/NaN as solve (JAX's values)
+        eye = xp.eye(a.shape[-1], dtype=a.dtype)
+        return [_each_matrix(xp, lambda m: _solve_or_substitute(xp, m, eye), a)]
+
+
+inv_p = make_primitive("inv", _inv_impl, _inv_abstract)
 
 
 def inv(a: Any) -> Any:
@@ -501,12 +619,37 @@ def _log_det_tangent(a: Any, da: Any) -> Any:
     return _trace(solve(a, da))
 
 
+def _adjugate_by_svd(a: Any) -> Any:
+    """``adj(a)`` (``det(a) inv(a)`` where that exists) for any square ``a``, singular ones
+    included: with ``a = U diag(s) V^H``, ``adj(a) = det(U) det(V^H) V diag(p) U^H`` where
+    ``p_i`` is the product of the other singular values (no division)."""
+    u, s, vh = svd(a)
+    nd = get_aval(s).ndim
+    p = _red.products_of_others(s, nd - 1)
+    if _is_complex(a):
+        p = _ew.complex(p, _ew.mul(p, 0.0))
+    phase = _ew.mul(det(u), det(vh))
+    adj = _mm(_ew.mul(_H(vh), _row(p)), _H(u))
+    return _ew.mul(adj, _shape.expand_dims(phase, (nd - 1, nd)))
+
+
 def _det_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     d = det(a)
     if type(da) is Zero:
         return [d], [Zero.from_primal(d)]
-    return [d], [_ew.mul(d, _log_det_tangent(a, da))]
+    # At an exactly singular matrix det(a) * trace(solve(a, da)) is 0 * inf; the derivative
+    # is trace(adj(a) da) there (nonzero for rank n - 1), which the SVD gives (JAX uses an LU
+    # cofactor solve, which gives 0 when the zero pivot is not the last one). The identity
+    # stands in for a singular matrix in the solve, so that neither branch (nor its
+    # transpose, which reverse mode runs with a zero cotangent) makes NaN.
+    shape = get_aval(a).shape
+    singular = _ew.eq(d, 0)
+    a_regular = _ew.select_n(_shape.broadcast_to(_col(_col(singular)), shape), a,
+                             _shape.broadcast_to(_eye(a), shape))
+    regular = _ew.mul(d, _log_det_tangent(a_regular, da))
+    at_singular = _trace(_mm(_adjugate_by_svd(a), da))
+    return [d], [_ew.select_n(singular, regular, at_singular)]
 
 
 jvp_rules[det_p] = _det_jvp

@@ -45,7 +45,7 @@ from funcgrad.interpreters.jvp import Zero, jvp_rules
 from funcgrad.ops._batching_util import moveaxis_to_front
 from funcgrad.ops._util import make_primitive
 from funcgrad.ops.linalg import dot_general
-from funcgrad.ops.linalg_decomp import linalg_dtype, triangular_solve
+from funcgrad.ops.linalg_decomp import linalg_dtype, lu_factor_packed, triangular_solve
 
 __all__ = ["lu", "lu_p"]
 
@@ -63,36 +63,7 @@ def _lu_abstract(a: ShapedArray) -> list[ShapedArray]:
 
 
 def _lu_impl(a: Any) -> list[Any]:
-    xp = xp_for(a)
-    m, n = a.shape[-2:]
-    batch = a.shape[:-2]
-    k = min(m, n)
-    size = 1
-    for d in batch:
-        size *= d
-    lu_ = xp.reshape(xp.asarray(a).copy(), (size, m, n))
-    perm = xp.tile(xp.arange(m, dtype=xp.int32), (size, 1))
-    piv = xp.zeros((size, k), dtype=xp.int32)
-    rows = xp.arange(size)
-    for j in range(k):
-        col = lu_[:, j:, j]
-        mag = xp.abs(col.real) + xp.abs(col.imag) if col.dtype.kind == "c" else xp.abs(col)
-        p = j + xp.argmax(mag, axis=1)
-        piv[:, j] = p
-        row_j = lu_[rows, j].copy()
-        lu_[rows, j] = lu_[rows, p]
-        lu_[rows, p] = row_j
-        perm_j = perm[rows, j].copy()
-        perm[rows, j] = perm[rows, p]
-        perm[rows, p] = perm_j
-        pivot = lu_[:, j, j]
-        nonzero = pivot != 0
-        scale = xp.where(nonzero, pivot, xp.ones_like(pivot))
-        lu_[:, j + 1:, j] = xp.where(nonzero[:, None], lu_[:, j + 1:, j] / scale[:, None],
-                                     lu_[:, j + 1:, j])
-        lu_[:, j + 1:, j + 1:] -= lu_[:, j + 1:, j:j + 1] * lu_[:, j:j + 1, j + 1:]
-    return [xp.reshape(lu_, a.shape), xp.reshape(piv, batch + (k,)),
-            xp.reshape(perm, batch + (m,))]
+    return list(lu_factor_packed(xp_for(a), a))
 
 
 lu_p = make_primitive("lu", _lu_impl, _lu_abstract, multiple_results=True)

@@ -147,7 +147,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
     upper, triangle of ``a`` is read), ``"pos"`` (Cholesky, one triangle),
     ``"diagonal"``, ``"tridiagonal"`` (only those entries are read), ``"banded"`` (as
     ``"gen"``), ``"upper triangular"``/``"lower triangular"``. ``b`` is ``(n,)`` or
-    ``(..., n, k)``; batch dims broadcast. A singular ``a`` raises ``LinAlgError``.
+    ``(..., n, k)``; batch dims broadcast. A singular ``a`` gives inf/NaN (JAX's values; SciPy raises).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -193,7 +193,7 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
 
 
 def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
-    """Inverse of each square matrix of ``a``; ``LinAlgError`` if singular.
+    """Inverse of each square matrix of ``a``; inf/NaN if singular (as JAX; SciPy raises).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl

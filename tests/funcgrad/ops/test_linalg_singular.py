@@ -1,0 +1,146 @@
+"""Singular and non-positive-definite input, as JAX 0.10.2 treats it: ``cholesky`` gives NaN
+in the lower triangle, ``solve``/``inv`` give LU's inf/NaN (NumPy raises ``LinAlgError``;
+traced code cannot catch it), and ``det``'s derivative at a singular matrix is the adjugate.
+Expected values were recorded from JAX 0.10.2 (x64) on the CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.lax.linalg as fll
+import funcgrad.numpy as fnp
+import funcgrad.scipy.linalg as fsl
+
+NAN = np.nan
+K2 = np.array([[1.0, 2.0], [2.0, 1.0]])  # indefinite
+K3 = np.array([[4.0, 2.0, 0.0], [2.0, 5.0, 1.0], [0.0, 1.0, -3.0]])  # fails at the last pivot
+NAN_LOWER3 = np.array([[NAN, 0, 0], [NAN, NAN, 0], [NAN, NAN, NAN]])
+
+
+def _same(got, want) -> None:
+    got = host(got)
+    assert got.shape == np.shape(want) and got.dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)  # NaN equals NaN here
+
+
+@pytest.mark.parametrize("chol", [
+    fnp.linalg.cholesky,
+    funcgrad.jit(fnp.linalg.cholesky),
+    fll.cholesky,
+    funcgrad.jit(fll.cholesky),
+])
+def test_cholesky_of_an_indefinite_matrix_is_nan_in_the_lower_triangle(chol) -> None:
+    # JAX: jnp.linalg.cholesky(K2) == [[nan, 0], [nan, nan]], eager and under jit.
+    _same(chol(dev(K2)), np.array([[NAN, 0.0], [NAN, NAN]]))
+    _same(chol(dev(K3)), NAN_LOWER3)
+
+
+def test_cholesky_nan_is_per_matrix_in_a_stack_and_under_vmap() -> None:
+    stack = dev(np.stack([K3, 4 * np.eye(3)]))
+    want = np.stack([NAN_LOWER3, 2 * np.eye(3)])
+    _same(fnp.linalg.cholesky(stack), want)
+    _same(funcgrad.vmap(fnp.linalg.cholesky)(stack), want)
+    _same(funcgrad.jit(funcgrad.vmap(fll.cholesky))(stack), want)
+
+
+def test_cholesky_nan_cases_as_jax() -> None:
+    # positive semidefinite but singular, NaN input, complex, float32, upper factors
+    _same(fnp.linalg.cholesky(dev(np.diag([0.0, 1.0]))), np.array([[NAN, 0.0], [NAN, NAN]]))
+    _same(fnp.linalg.cholesky(dev(np.diag([NAN, 1.0]))), np.array([[NAN, 0.0], [NAN, NAN]]))
+    nanc = complex(NAN, NAN)
+    _same(fnp.linalg.cholesky(dev(np.array([[1.0, 2j], [-2j, 1.0]]))),
+          np.array([[nanc, 0j], [nanc, nanc]]))
+    _same(fnp.linalg.cholesky(dev(K2.astype(np.float32))),
+          np.array([[NAN, 0.0], [NAN, NAN]], np.float32))
+    _same(fnp.linalg.cholesky(dev(K2), upper=True), np.array([[NAN, NAN], [0.0, NAN]]))
+    # jax.scipy.linalg.cholesky/cho_factor (upper by default): NaN above, zeros below
+    _same(fsl.cholesky(dev(K3)), NAN_LOWER3.T)
+    c, lower = fsl.cho_factor(dev(K3))
+    _same(c, NAN_LOWER3.T)
+    assert lower is False
+    # jax.scipy.linalg.solve(assume_a="pos") of an indefinite matrix: all NaN
+    _same(fsl.solve(dev(K3), dev(np.ones((3, 2))), assume_a="pos"), np.full((3, 2), NAN))
+
+
+def test_gaussian_process_jitter_loop_under_jit() -> None:
+    # The pattern the NaN exists for: retry with jitter when the factor has NaN, traced.
+    def factor(k):
+        low = fnp.linalg.cholesky(k)
+        jittered = fnp.linalg.cholesky(k + 3.5 * fnp.eye(k.shape[0]))
+        return fnp.where(fnp.isnan(low).any(), jittered, low)
+
+    got = host(funcgrad.jit(factor)(dev(K2)))
+    assert_allclose(got, np.linalg.cholesky(K2 + 3.5 * np.eye(2)), rtol=1e-12, atol=0)
+    assert_allclose(host(funcgrad.jit(factor)(dev(4 * np.eye(2)))), 2 * np.eye(2), rtol=0, atol=0)
+
+
+def test_inv_and_solve_of_a_singular_matrix_give_lus_inf_and_nan() -> None:
+    # jnp.linalg values (LAPACK getrf + getrs with the zero pivot left in U)
+    rank1 = np.array([[1.0, 2.0], [2.0, 4.0]])
+    _same(fnp.linalg.inv(dev(rank1)), np.array([[-np.inf, np.inf], [np.inf, -np.inf]]))
+    _same(fnp.linalg.solve(dev(rank1), dev(np.ones((2, 2)))),
+          np.array([[-np.inf, -np.inf], [np.inf, np.inf]]))
+    _same(fnp.linalg.solve(dev(np.zeros((3, 3))), dev(np.array([1.0, 2.0, 3.0]))),
+          np.array([NAN, NAN, np.inf]))
+    _same(fnp.linalg.inv(dev(np.zeros((3, 3)))),
+          np.array([[NAN, NAN, NAN], [NAN, NAN, NAN], [NAN, NAN, np.inf]]))
+    _same(funcgrad.jit(fnp.linalg.inv)(dev(np.array([[0.0, 1.0], [0.0, 1.0]]))),
+          np.array([[np.inf, -np.inf], [0.0, 1.0]]))
+    _same(fnp.linalg.matrix_power(dev(rank1), -2), np.array([[np.inf, -np.inf], [-np.inf, np.inf]]))
+    # only the singular matrix of a stack is affected
+    _same(fnp.linalg.inv(dev(np.stack([np.zeros((2, 2)), 2 * np.eye(2)]))),
+          np.stack([np.array([[NAN, NAN], [NAN, np.inf]]), 0.5 * np.eye(2)]))
+    _same(fsl.solve(dev(rank1), dev(np.ones(2))), np.array([-np.inf, np.inf]))
+
+
+def test_det_gradient_at_a_singular_matrix_is_the_adjugate() -> None:
+    # jax.grad(jnp.linalg.det) values; the transpose of the adjugate
+    cases = [
+        (np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[4.0, -2.0], [-2.0, 1.0]])),
+        (np.diag([1.0, 2.0, 0.0]), np.diag([0.0, 0.0, 2.0])),
+        (np.zeros((3, 3)), np.zeros((3, 3))),
+        (np.zeros((1, 1)), np.ones((1, 1))),
+        # the zero pivot is not the last one: finite differences give [[1, 0], [-1, 0]]
+        # (JAX's LU cofactor rule gives 0 here)
+        (np.array([[0.0, 1.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [-1.0, 0.0]])),
+    ]
+    for a, want in cases:
+        assert_allclose(host(funcgrad.grad(fnp.linalg.det)(dev(a))), want, rtol=1e-12, atol=1e-12)
+        assert_allclose(host(funcgrad.jit(funcgrad.grad(fnp.linalg.det))(dev(a))), want,
+                        rtol=1e-12, atol=1e-12)
+    stack = dev(np.stack([np.diag([1.0, 2.0, 0.0]), np.diag([1.0, 2.0, 3.0])]))
+    assert_allclose(host(funcgrad.vmap(funcgrad.grad(fnp.linalg.det))(stack)),
+                    np.stack([np.diag([0.0, 0.0, 2.0]), np.diag([6.0, 3.0, 2.0])]),
+                    rtol=1e-12, atol=1e-12)
+
+
+def test_det_hessian_at_a_singular_matrix() -> None:
+    # jax.hessian(jnp.linalg.det)([[1, 2], [2, 4]]): d2 det / dA_ij dA_kl = +-1 on the
+    # antidiagonal pairs, 0 elsewhere
+    h = host(funcgrad.hessian(fnp.linalg.det)(dev(np.array([[1.0, 2.0], [2.0, 4.0]]))))
+    want = np.zeros((2, 2, 2, 2))
+    want[0, 0, 1, 1] = want[1, 1, 0, 0] = 1.0
+    want[0, 1, 1, 0] = want[1, 0, 0, 1] = -1.0
+    assert_allclose(h, want, rtol=1e-12, atol=1e-12)
+
+
+def test_complex_det_gradient_at_a_singular_matrix_matches_finite_differences() -> None:
+    a = np.array([[1.0 + 1.0j, 2.0], [2.0 + 2.0j, 4.0]])  # rank one
+
+    def f(m):
+        return fnp.real(fnp.linalg.det(m) * (0.3 - 0.7j))
+
+    g = host(funcgrad.grad(f)(dev(a)))
+    eps, fd = 1e-7, np.zeros_like(a)
+    for i in range(2):
+        for j in range(2):
+            e = np.zeros((2, 2))
+            e[i, j] = eps
+            re = (np.real(np.linalg.det(a + e) * (0.3 - 0.7j)) - 0) / eps
+            im = (np.real(np.linalg.det(a + 1j * e) * (0.3 - 0.7j)) - 0) / eps
+            fd[i, j] = re + 1j * im
+    # funcgrad's convention for complex inputs: grad = df/dRe - i df/dIm (JAX's conj)
+    assert_allclose(g, np.conj(fd), rtol=1e-5, atol=1e-6)
