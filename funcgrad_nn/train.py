@@ -8,7 +8,7 @@ optimizer then updates the parameters in place. Options:
 * ``metrics``: ``{"acc": accuracy}`` or names (``"accuracy"``); each is
   ``metric(output, target) -> float`` averaged over samples, for training and validation;
 * a ``tqdm`` progress bar with loss, the first metric and samples/s (``progress=None`` shows it
-  only on a terminal; ``False`` is quiet);
+  on a terminal or in a Jupyter notebook; ``False`` is quiet);
 * ``scheduler`` stepped every epoch (``scheduler_interval="step"``: every optimizer step;
   ``ReduceLROnPlateau`` gets the monitored loss);
 * ``grad_accumulation=k`` averages the gradients of ``k`` batches per optimizer step;
@@ -340,6 +340,16 @@ def _generators(loader: Any) -> list[np.random.Generator]:
     return found
 
 
+def _interactive() -> bool:
+    """Whether someone watches the output: a terminal, or a Jupyter notebook (whose stderr is
+    no terminal, yet Keras and Lightning show their bars there; tqdm.auto draws a widget)."""
+    if getattr(sys.stderr, "isatty", lambda: False)():
+        return True
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
 def _set_sampler_epoch(loader: Any, epoch: int) -> None:
     """Call ``set_epoch(epoch)`` on the loader's samplers that have it (a
     :class:`~funcgrad_nn.data.DistributedSampler` reshuffles only when told the epoch), as
@@ -440,7 +450,7 @@ class Trainer:
 
     def _show_progress(self) -> bool:
         if self.progress is None:
-            return bool(getattr(sys.stderr, "isatty", lambda: False)())
+            return _interactive()
         return bool(self.progress)
 
     def _on_device(self, batch: Any) -> Any:

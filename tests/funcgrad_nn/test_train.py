@@ -251,6 +251,24 @@ def test_progress_bar_shows_loss_metric_and_throughput(monkeypatch):
     assert buf.getvalue() == ""  # not a terminal: quiet by default
 
 
+def test_progress_bar_shows_by_default_in_a_notebook(monkeypatch):
+    import sys
+    import types
+
+    class ZMQInteractiveShell:  # what get_ipython() returns in a Jupyter kernel
+        pass
+
+    monkeypatch.setitem(sys.modules, "IPython",
+                        types.SimpleNamespace(get_ipython=ZMQInteractiveShell))
+    x, y = _data(32)
+    m = _model(dropout=False)
+    trainer = Trainer(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1))
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert trainer._show_progress()
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
+    assert not trainer._show_progress()  # plain python, output piped
+
+
 def test_accuracy_of_binary_outputs_thresholds_as_torchmetrics():
     # torchmetrics.functional.accuracy(task="binary"): logits -> sigmoid, then > 0.5
     logits = dev(np.array([[2.0], [-1.0], [0.3], [-0.2]], np.float32))
