@@ -44,6 +44,16 @@ from funcgrad_nn.distributions.discrete import (
 )
 from funcgrad_nn.distributions.distribution import Distribution
 from funcgrad_nn.distributions.kl import kl_divergence, register_kl
+from funcgrad_nn.distributions.more import (
+    HalfCauchy,
+    HalfNormal,
+    InverseGamma,
+    MixtureSameFamily,
+    Multinomial,
+    NegativeBinomial,
+    Pareto,
+    Weibull,
+)
 from funcgrad_nn.distributions.multivariate import LowRankMultivariateNormal, MultivariateNormal
 from funcgrad_nn.distributions.transformed import (
     ExpRelaxedCategorical,
@@ -72,7 +82,9 @@ from funcgrad_nn.distributions.transforms import (
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
-    "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel", "Independent",
+    "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "InverseGamma", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
+    "Pareto", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
     "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",

@@ -18,7 +18,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import is_tracer
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.utils import lazy_property
+from funcgrad_nn.distributions.utils import _device, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -232,7 +232,14 @@ class Distribution:
     def _value(self, value: Any) -> Any:
         """``value`` as an array, validated when ``validate_args``."""
         if not hasattr(value, "shape"):
-            value = fnp.asarray(value)
+            # a Python number takes the parameters' floating dtype (torch would want a
+            # tensor of it): log_prob(0.5) of a float32 distribution stays float32
+            like = self._like
+            dt = like.dtype if like is not None and numpy.dtype(like.dtype).kind == "f" \
+                else None
+            value = fnp.asarray(value, dtype=dt)
+            if like is not None:  # and on the parameters' device
+                value = funcgrad.device_put(value, _device(like))
         if self._validate_args:
             self._validate_sample(value)
         return value

@@ -43,6 +43,7 @@ from funcgrad_nn.distributions.discrete import (
     Poisson,
 )
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.more import HalfNormal, Pareto
 from funcgrad_nn.distributions.multivariate import (
     LowRankMultivariateNormal,
     MultivariateNormal,
@@ -263,6 +264,19 @@ def _kl_normal_normal(p: Any, q: Any) -> Any:
     var_ratio = (p.scale / q.scale) ** 2
     t1 = ((p.loc - q.loc) / q.scale) ** 2
     return 0.5 * (var_ratio + t1 - 1 - fnp.log(var_ratio))
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: Any, q: Any) -> Any:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p: Any, q: Any) -> Any:
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * fnp.log(scale_ratio) - fnp.log(alpha_ratio) + alpha_ratio - 1
+    return fnp.where(p.scale < q.scale, math.inf, result)
 
 
 @register_kl(Poisson, Poisson)

@@ -182,6 +182,11 @@ class TransformedDistribution(Distribution):
             shape = t.inverse_shape(shape)
         new.base_dist = self.base_dist.expand(shape[:len(shape)
                                                     - len(self.base_dist.event_shape)])
+        for name, event_ndim in self._expand_params.items():  # (Pareto's, Weibull's)
+            if name in self.__dict__:
+                v = self.__dict__[name]
+                tail = tuple(v.shape[v.ndim - event_ndim:]) if event_ndim else ()
+                new.__dict__[name] = fnp.broadcast_to(v, batch_shape + tail)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -15,7 +15,7 @@ import funcgrad_nn as nn
 import funcgrad_nn.distributions as D
 from funcgrad_nn.distributions import constraints
 from funcgrad_nn.distributions import transforms as T
-from tests.helpers import dev, host
+from tests.helpers import dev, expected_fp_warnings, host
 
 A = lambda *v: dev(np.array(v, dtype=np.float64))  # noqa: E731
 
@@ -85,6 +85,7 @@ def test_invalid_values(make, value, message):
         d.log_prob(value)
 
 
+@expected_fp_warnings
 def test_validation_switches():
     d = D.Normal(0.0, -1.0, validate_args=False)
     assert np.isnan(float(host(d.entropy())))
@@ -101,6 +102,7 @@ def test_validation_switches():
         D.Distribution.set_default_validate_args("yes")
 
 
+@expected_fp_warnings
 def test_validation_runs_under_grad_and_is_skipped_under_jit():
     with pytest.raises(ValueError, match="Expected parameter scale"):
         funcgrad.grad(lambda s: D.Normal(0.0, s).log_prob(0.0))(-1.0)

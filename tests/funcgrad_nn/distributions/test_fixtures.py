@@ -172,3 +172,36 @@ def test_transforms(case):
     _, dy = funcgrad.jvp(t, (x,), (funcgrad.numpy.ones_like(x),))
     _close(np.log(np.abs(host(dy))), case["ladj"], f"{case['name']}: log|dy/dx| by autodiff",
            rtol=1e-7)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("case", DATA["mixtures"],
+                         ids=[f"{i}-{c['component'][0]}" for i, c in enumerate(DATA["mixtures"])])
+def test_mixture_same_family(case, jit):
+    comp_name, comp_spec, reinterpreted = case["component"]
+    mix, comp = _params(case["mixture"]), _params(comp_spec)
+    value = dev(_arr(case["value"]))
+
+    def make(mix, comp):
+        c = getattr(D, comp_name)(**comp)
+        if reinterpreted:
+            c = D.Independent(c, reinterpreted)
+        return D.MixtureSameFamily(D.Categorical(**mix), c)
+
+    d = make(mix, comp)
+    assert list(d.batch_shape) == case["batch_shape"]
+    assert list(d.event_shape) == case["event_shape"]
+    tr = funcgrad.jit if jit else (lambda f: f)
+    _close(tr(lambda m, c: make(m, c).log_prob(value))(mix, comp), case["log_prob"],
+           "MixtureSameFamily.log_prob")
+    _close(d.mean, case["mean"], "MixtureSameFamily.mean")
+    _close(d.variance, case["variance"], "MixtureSameFamily.variance")
+    if "cdf" in case:
+        _close(d.cdf(value), case["cdf"], "MixtureSameFamily.cdf")
+    gm, gc = tr(funcgrad.grad(lambda m, c: funcgrad.numpy.sum(make(m, c).log_prob(value)),
+                              argnums=(0, 1)))(mix, comp)
+    for name, expected in case["log_prob_grad"].items():
+        side, k = name.split(".")
+        got = (gm if side == "mix" else gc)[k]
+        _close(got, expected if expected is not None else np.zeros(np.shape(got)),
+               f"d MixtureSameFamily.log_prob / d {name}", rtol=1e-6)

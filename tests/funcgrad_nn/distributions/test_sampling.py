@@ -37,6 +37,17 @@ MOMENT_CASES = [
     ("Binomial", lambda: D.Binomial(A(10.0, 4.0), probs=A(0.3, 0.9))),
     ("Poisson", lambda: D.Poisson(A(0.7, 12.0))),
     ("Dirichlet", lambda: D.Dirichlet(A(1.0, 2.0, 0.5))),
+    ("HalfNormal", lambda: D.HalfNormal(A(1.0, 3.0))),
+    ("Pareto", lambda: D.Pareto(A(1.0, 2.0), A(9.0, 12.0))),
+    ("Weibull", lambda: D.Weibull(A(2.0, 1.0), A(1.5, 3.0))),
+    ("InverseGamma", lambda: D.InverseGamma(A(9.0, 12.0), A(2.0, 1.0))),
+    ("NegativeBinomial", lambda: D.NegativeBinomial(A(3.0, 0.7), probs=A(0.4, 0.2))),
+    ("Multinomial", lambda: D.Multinomial(5, probs=A([0.2, 0.3, 0.5], [0.6, 0.2, 0.2]))),
+    ("MixtureSameFamily", lambda: D.MixtureSameFamily(
+        D.Categorical(probs=A(0.3, 0.7)), D.Normal(A(-1.0, 2.0), A(0.5, 1.0)))),
+    ("MixtureSameFamily-multivariate", lambda: D.MixtureSameFamily(
+        D.Categorical(logits=A(0.0, 1.0)),
+        D.Independent(D.Normal(A([0.0, 1.0], [2.0, -1.0]), A([1.0, 0.5], [0.3, 2.0])), 1))),
     ("OneHotCategorical", lambda: D.OneHotCategorical(probs=A(0.2, 0.5, 0.3))),
     ("MultivariateNormal", lambda: D.MultivariateNormal(
         A(1.0, -1.0), covariance_matrix=A([2.0, 0.6], [0.6, 1.0]))),
@@ -282,6 +293,7 @@ def test_dtypes_follow_parameters():
     d32 = D.Normal(np.zeros(2, np.float32), np.ones(2, np.float32))
     assert d32.rsample(key=0).dtype == np.float32
     assert d32.log_prob(np.zeros(2, np.float32)).dtype == np.float32
+    assert d32.log_prob(0.5).dtype == np.float32 and d32.cdf(0.5).dtype == np.float32
     assert D.Normal(0.0, 1.0).rsample(key=0).dtype == nn.get_default_dtype()
     assert D.Gamma(np.float32(2.0), 1.0).rsample((2,), key=0).dtype == np.float32
     assert D.Categorical(logits=np.zeros(3, np.float32)).sample(key=0).dtype == np.int64
