@@ -31,7 +31,7 @@ from funcgrad.ops import schur as _schur
 
 Array = Any
 
-__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu",
+__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu", "ormqr",
            "tridiagonal", "qdwh",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
@@ -385,6 +385,56 @@ def householder_product(a: Array, taus: Array) -> Array:
         vh_q = fnp.matmul(fnp.conj(v)[..., None, :], q)
         q = q - tau * v[..., :, None] * vh_q
     return q[..., :, :n]
+
+
+def ormqr(a: Array, taus: Array, c: Array, *, left: bool = True,
+          transpose: bool = False) -> Array:
+    """``Q @ c`` (``left=True``), ``c @ Q`` (``left=False``), or with ``Q^H`` for
+    ``transpose=True`` (``Q^T`` for real input), where ``Q = H_0 H_1 ... H_{k-1}`` is the full
+    ``(m, m)`` orthogonal factor held by ``a`` ``(..., m, n)`` and ``taus`` ``(..., k)`` in
+    LAPACK ``geqrf``'s packed form (as :func:`householder_product`; from
+    ``funcgrad.numpy.linalg.qr(x, mode="raw")`` take ``h.mT``), without forming ``Q``: one
+    rank-one update per reflector, as JAX's (LAPACK ``ormqr``). Differentiable in all three
+    arguments; batch axes broadcast.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> from funcgrad.lax import linalg
+        >>> x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        >>> h, taus = fnp.linalg.qr(x, mode="raw")
+        >>> q = linalg.ormqr(h.mT, taus, np.eye(3))
+        >>> bool(np.allclose(q, np.linalg.qr(x, mode="complete")[0]))
+        True
+    """
+    aa = _matrices("ormqr", a, square=False)
+    ta = aval_of("linalg.ormqr", taus, "taus")
+    ca = aval_of("linalg.ormqr", c, "c")
+    m, n = aa.shape[-2:]
+    k = ta.shape[-1] if ta.ndim else 0
+    if ta.ndim < 1 or k > min(m, n):
+        raise ValueError(f"lax.linalg.ormqr: taus must have shape (..., k) with k <= min(m, n) "
+                         f"= {min(m, n)}, got {ta.shape}")
+    if ca.ndim < 2 or ca.shape[-2 if left else -1] != m:
+        side = "rows" if left else "columns"
+        raise ValueError(f"lax.linalg.ormqr: c must be a (batch of) matrices with {m} {side} "
+                         f"(a is {tuple(aa.shape)}, left={left}), got shape {ca.shape}")
+    dtype = fnp.result_type(aa.dtype, ta.dtype, ca.dtype)
+    a, taus, c = fnp.asarray(a, dtype), fnp.asarray(taus, dtype), fnp.asarray(c, dtype)
+    rows = fnp.arange(m)
+    # Q^H = H_{k-1}^H ... H_0^H with H_i^H = I - conj(tau_i) v_i v_i^H; Q c applies H_{k-1}
+    # first, c Q applies H_0 first, and the transposes the other way round.
+    order = range(k) if left == transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = fnp.where(rows == i, fnp.ones((), dtype),
+                      fnp.where(rows > i, a[..., :, i], fnp.zeros((), dtype)))
+        tau = taus[..., i][..., None, None]
+        if transpose:
+            tau = fnp.conj(tau)
+        if left:   # c - tau v (v^H c)
+            c = c - tau * v[..., :, None] * fnp.matmul(fnp.conj(v)[..., None, :], c)
+        else:      # c - tau (c v) v^H
+            c = c - tau * fnp.matmul(c, v[..., :, None]) * fnp.conj(v)[..., None, :]
+    return c
 
 
 def hessenberg(a: Array) -> tuple[Array, Array]:

@@ -215,3 +215,63 @@ def test_qdwh_polar_factors_as_jax() -> None:
     assert_allclose(h, np.array([[3.0, 0.0], [0.0, 2.0]]), atol=1e-15)
     with pytest.raises(ValueError, match="M >= N"):
         linalg.qdwh(dev(np.ones((2, 3))))
+
+
+# jax.lax.linalg.ormqr values (JAX 0.10.2, x64) for x = [[1, 2], [3, 4], [5, 6]]:
+# h, taus = qr(x, mode="raw"); a = h.T
+_ORMQR_A = np.array([[-5.916079783099616, -7.437357441610946],
+                     [0.4337717455676132, 0.828078671210825],
+                     [0.7229529092793553, 0.8926238280228976]])
+_ORMQR_TAUS = np.array([1.1690308509457032, 1.1131040011646904])
+_ORMQR_C = np.array([[1.0, -1.0], [0.5, 2.0], [0.0, 3.0]])
+_ORMQR_QC = np.array([[0.2795117626268272, 3.1879461766274115],
+                      [-0.36907944096863926, -1.3903447424721855],
+                      [-1.017670644564105, 1.3798335667777515]])
+_ORMQR_QTC = np.array([[-0.42257712736425823, -3.3806170189140663],
+                       [1.0350983390135311, -1.3801311186847087],
+                       [0.0, -0.81649658092772515]])
+
+
+@pytest.mark.parametrize("left, transpose, c, want", [
+    (True, False, _ORMQR_C, _ORMQR_QC),
+    (True, True, _ORMQR_C, _ORMQR_QTC),
+    (False, False, _ORMQR_C.T, _ORMQR_QTC.T),   # c^T Q = (Q^T c)^T
+    (False, True, _ORMQR_C.T, _ORMQR_QC.T),
+])
+def test_ormqr_as_jax(left, transpose, c, want) -> None:
+    def f(a, t, cc):
+        return linalg.ormqr(a, t, cc, left=left, transpose=transpose)
+
+    a, t = dev(_ORMQR_A), dev(_ORMQR_TAUS)
+    assert_allclose(host(f(a, t, dev(c))), want, rtol=1e-12, atol=1e-14)
+    assert_allclose(host(funcgrad.jit(f)(a, t, dev(c))), want, rtol=1e-12, atol=1e-14)
+    # batched operands and vmap
+    stack = funcgrad.vmap(f)(dev(np.stack([_ORMQR_A] * 2)), dev(np.stack([_ORMQR_TAUS] * 2)),
+                            dev(np.stack([c, 2 * c])))
+    assert_allclose(host(stack), np.stack([want, 2 * want]), rtol=1e-12, atol=1e-14)
+
+
+def test_ormqr_complex_and_derivatives() -> None:
+    from funcgrad.test_util import check_grads
+
+    # JAX values for x = [[1+1j, 2], [3, 4-2j]], c = [[1j, 1], [2, -1j]]
+    a = np.array([[-3.3166247903554003 + 0j, -4.221158824088691 + 2.412090756622109j],
+                  [0.6595889446538256 - 0.1528020100629408j, -0.6030226891555277 + 0j]])
+    taus = np.array([1.3015113445777635 + 0.3015113445777636j,
+                     1.439725963102551 + 0.8981319932913725j])
+    c = np.array([[1j, 1], [2, -1j]])
+    assert_allclose(host(linalg.ormqr(dev(a), dev(taus), dev(c), transpose=True)),
+                    np.array([[-2.110579412044345 - 0.30151134457776374j,
+                      -0.3015113445777635 + 1.2060453783110543j],
+                     [0.30151134457776335 + 0.6030226891555279j,
+                      0.3015113445777642 - 0.603022689155527j]]), rtol=1e-12, atol=1e-14)
+    assert_allclose(host(linalg.ormqr(dev(a), dev(taus), dev(c), left=False)),
+                    np.array([[-0.6030226891555273 - 0.3015113445777635j,
+                      -1.2060453783110545 - 0.30151134457776274j],
+                     [-0.603022689155527 + 0.30151134457776363j,
+                      -0.3015113445777622 + 2.1105794120443453j]]), rtol=1e-12, atol=1e-14)
+    # differentiable in all three operands (JAX has no rule for it)
+    check_grads(lambda x, t, cc: linalg.ormqr(x, t, cc, left=False, transpose=True),
+                (dev(_ORMQR_A), dev(_ORMQR_TAUS), dev(_ORMQR_C.T)), order=2, modes=("fwd", "rev"))
+    with pytest.raises(ValueError, match="c must be a .* with 3 rows"):
+        linalg.ormqr(dev(_ORMQR_A), dev(_ORMQR_TAUS), dev(np.ones((2, 3))))
