@@ -6,9 +6,11 @@ randomness, chunk_size=)``, ``grad``, ``grad_and_value`` (which returns ``(grad,
 PyTorch's order, not JAX's ``(value, grad)``), ``vjp``, ``jvp``, ``linearize``, ``jacrev``,
 ``jacfwd``, ``hessian``; plus ``functional_call`` and ``stack_module_state`` for modules.
 
-Randomness is explicit in funcgrad (keys, not a global generator), so ``vmap``'s
-``randomness`` is validated and otherwise has no effect: a key batched along the mapped axis
-gives ``'different'`` samples, a key broadcast (``in_dims`` None) gives ``'same'``.
+``vmap``'s ``randomness`` governs the keys modules draw from (``nn.F.split_key``: Dropout's
+and the other random layers'): ``'error'`` refuses a key shared by every example,
+``'different'`` mixes in the example's index, ``'same'`` shares it, as PyTorch's global
+generator behaves. Explicit keys (``funcgrad.random``) are the caller's: a key batched along
+the mapped axis gives different samples, a broadcast one (``in_dims`` None) the same.
 
 Example (PyTorch's model-ensembling recipe, imports changed):
     >>> import numpy as np, funcgrad_nn as nn
@@ -37,8 +39,11 @@ import numpy
 
 import funcgrad
 from funcgrad import numpy as fnp
+from funcgrad import tree_util
+from funcgrad.backend import device_of
+from funcgrad_nn import functional as F
 from funcgrad_nn.layers.normalization import _BatchNorm
-from funcgrad_nn.module import Module
+from funcgrad_nn.module import Module, is_array
 from funcgrad_nn.utils.stateless import functional_call
 
 __all__ = [
@@ -210,7 +215,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     one entry per positional argument, nested like the arguments); keyword arguments are not
     mapped (passed whole to every call, as PyTorch's); ``chunk_size`` maps that many examples
     at a time. ``randomness`` must be ``'error'``, ``'different'`` or ``'same'`` (see the
-    module docstring).
+    module docstring: it decides the masks of a training-mode Dropout inside).
 
     Example:
         >>> import numpy as np
@@ -227,12 +232,57 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         # Keyword arguments are not mapped (PyTorch's rule; JAX maps them): closed over.
         box: list = []
         _enter(box, args, {})
-        mapped = funcgrad.vmap(_recording(lambda *a: func(*a, **kwargs), box),
-                               in_axes=in_dims, out_axes=out_dims, chunk_size=chunk_size)
-        out = mapped(*args)
+        rec = _recording(lambda *a: func(*a, **kwargs), box)
+        n, leaf = _batch_size(args, in_dims)
+        if n is None:  # nothing mapped (or a bad in_dims): funcgrad.vmap says what is wrong
+            mapped = funcgrad.vmap(rec, in_axes=in_dims, out_axes=out_dims,
+                                   chunk_size=chunk_size)
+            return _reorder(_out_skeleton(box), mapped(*args))
+
+        # The example's index rides along as a mapped argument (so chunk_size slices it as
+        # the data): random keys split inside (a Dropout's) follow ``randomness`` with it.
+        def inner(index: Any, *a: Any) -> Any:
+            token = F.vmap_randomness.set((randomness, index, F.vmap_randomness.get()))
+            try:
+                return rec(*a)
+            finally:
+                F.vmap_randomness.reset(token)
+
+        dims = tuple(in_dims) if isinstance(in_dims, tuple | list) else (in_dims,) * len(args)
+        mapped = funcgrad.vmap(inner, in_axes=(0, *dims), out_axes=out_dims,
+                               chunk_size=chunk_size)
+        # on the data's device, as the modules drawing keys are
+        index = fnp.arange(n, dtype=numpy.uint32, device=device_of(leaf)) \
+            if is_array(leaf) else fnp.arange(n, dtype=numpy.uint32)
+        out = mapped(index, *args)
         return _reorder(_out_skeleton(box), out)
 
     return wrapped
+
+
+def _batch_size(args: tuple, in_dims: Any) -> tuple[int | None, Any]:
+    """The size of the mapped axis and the first mapped leaf, or ``(None, None)`` when
+    nothing is mapped or ``in_dims`` does not fit ``args`` (``funcgrad.vmap`` then raises
+    its error)."""
+    if isinstance(in_dims, tuple | list):
+        if len(in_dims) != len(args):
+            return None, None
+        dims = tuple(in_dims)
+    else:
+        dims = (in_dims,) * len(args)
+    for a, d in zip(args, dims):
+        try:
+            axes = tree_util.broadcast_prefix(d, a)
+        except (TypeError, ValueError):
+            return None, None
+        for leaf, ax in zip(tree_util.tree_leaves(a), axes):
+            if ax is None:
+                continue
+            shape = numpy.shape(leaf)
+            if not isinstance(ax, int) or not -len(shape) <= ax < len(shape):
+                return None, None
+            return int(shape[ax]), leaf
+    return None, None
 
 
 def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -27,6 +28,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
+from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
 from funcgrad_nn._pointwise import (
     celu,
@@ -555,8 +557,41 @@ def random_uniform(key: Any, like: Any) -> Any:
     return (bits >> (32 - width)).astype(dt) * (1.0 / (1 << width))
 
 
+#: ``funcgrad_nn.func.vmap``'s ``randomness`` while its function runs: ``(mode, index,
+#: enclosing state)``, ``index`` the example's position (a value batched by that vmap), else
+#: None
+vmap_randomness: ContextVar[tuple[str, Any, Any] | None] = ContextVar(
+    "funcgrad_nn_vmap_randomness", default=None)
+
+
+def _per_example(key: Any) -> Any:
+    """``key`` as ``torch.func.vmap``'s ``randomness`` wants it inside ``func.vmap``: one
+    per example for ``'different'`` (the example's index mixed in), as given for ``'same'``;
+    ``'error'`` refuses a key shared by every example, as PyTorch refuses any random
+    operation. A key already batched along the vmap (a stacked module's) is left alone."""
+    state = vmap_randomness.get()
+    while state is not None:  # innermost vmap first; nested ones each mix in their index
+        mode, index, state = state
+        if mode == "same" or (type(key) is BatchTracer and key._trace is index._trace):
+            continue
+        if mode == "error":
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. Please either "
+                "use the 'same' or 'different' randomness flags on vmap or perform the "
+                "randomness operation out of vmap (a training-mode Dropout's own key, shared "
+                "by every example, is such an operation)")
+        # hashed per level, so (outer i, inner j) and (outer j, inner i) differ
+        key = _mix32(key ^ fnp.stack([index, fnp.zeros_like(index)]).astype(key.dtype))
+    return key
+
+
 def split_key(key: Any) -> tuple[Any, Any]:
     """Two independent uint32[2] keys derived from ``key`` (an int seed or a uint32[2] array).
+
+    Inside ``funcgrad_nn.func.vmap(..., randomness='different')`` the first key differs per
+    example (the second, a module's next key, stays shared); ``randomness='error'`` (the
+    default) refuses a key shared by every example, as ``torch.func.vmap`` refuses random
+    operations.
 
     >>> import numpy as np
     >>> a, b = split_key(np.array([1, 2], dtype=np.uint32))
@@ -568,6 +603,8 @@ def split_key(key: Any) -> tuple[Any, Any]:
     k0, k1 = _key_parts(key, key)
     base = fnp.reshape(_iota_like(key, 4, numpy.uint32), (2, 2))
     out = _mix32(_mix32(base ^ k0) + (k1 ^ 0x85EBCA6B))
+    if vmap_randomness.get() is not None:
+        return _per_example(out[0]), out[1]
     return out[0], out[1]
 
 

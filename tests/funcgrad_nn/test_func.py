@@ -248,3 +248,37 @@ def test_vjp_fn_takes_pytorchs_keywords():
     again = vjp_fn(dev(np.ones(2)), retain_graph=False, create_graph=True)
     assert_close(first[0], np.cos([0.0, 1.0]))
     assert_close(again[0], first[0])
+
+
+def test_vmap_randomness_governs_a_modules_dropout_as_torch():
+    # torch 2.13: vmap(nn.Dropout(0.5))(x) in training mode raises "vmap: called random
+    # operation while in randomness error mode..."; randomness='different' draws a mask per
+    # example, 'same' one mask for all. funcgrad ignored randomness (one shared mask).
+    nn.manual_seed(0)
+    drop = nn.Dropout(0.5).to(DEVICE)
+    x = dev(np.ones((6, 32), np.float32))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(drop)(x)
+    rows = host(func.vmap(drop, randomness="different")(x))
+    assert all((rows[0] != rows[i]).any() for i in range(1, 6))
+    assert set(np.unique(rows)) <= {0.0, 2.0}
+    same = host(func.vmap(drop, randomness="same")(x))
+    assert all((same[0] == same[i]).all() for i in range(1, 6))
+    assert (same[0] == 0).any() and (same[0] == 2).any()
+    # chunked and nested: still a mask per example
+    rows = host(func.vmap(drop, randomness="different", chunk_size=2)(x))
+    assert all((rows[0] != rows[i]).any() for i in range(1, 6))
+    nested = host(func.vmap(func.vmap(drop, randomness="different"), randomness="different")(
+        dev(np.ones((3, 3, 32), np.float32)))).reshape(9, 32)
+    assert len({r.tobytes() for r in nested}) == 9
+    # the module's own key still advances (it stays shared, so it can be stored)
+    key = host(drop.rng_key).copy()
+    func.vmap(drop, randomness="different")(x)
+    assert (host(drop.rng_key) != key).any()
+    # eval mode draws nothing: no error
+    drop.eval()
+    np.testing.assert_array_equal(host(func.vmap(drop)(x)), host(x))
+    # a key mapped along the batch (explicit, per example) is used as given in error mode
+    keys = dev(np.arange(12, dtype=np.uint32).reshape(6, 2))
+    out = func.vmap(lambda r, k: nn.F.dropout(r, 0.5, key=k))(x, keys)
+    assert out.shape == (6, 32)
