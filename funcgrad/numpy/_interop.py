@@ -1,4 +1,4 @@
-"""funcgrad.numpy: arrays from buffers, iterators and other libraries (DLPack).
+"""funcgrad.numpy: arrays from buffers, iterators, files and other libraries (DLPack).
 
 funcgrad's arrays *are* NumPy or CuPy arrays, so they already speak DLPack: pass one to
 ``torch.from_dlpack`` (or ``cupy.from_dlpack``) and the library shares its memory.
@@ -21,9 +21,15 @@ from typing import Any
 import numpy as _np
 
 import funcgrad.numpy as fnp
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import get_default_device, to_numpy, xp_for_device
+from funcgrad.core import Tracer
+from funcgrad.errors import ConcretizationError
 
-__all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require"]
+__all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require", "fromfile",
+           "fromstring", "load", "save", "savez", "iterable", "ComplexWarning"]
+
+#: ``jax.numpy.ComplexWarning``: NumPy's warning for a complex value cast to a real type
+ComplexWarning = _np.exceptions.ComplexWarning
 
 # DLPack device types (the DLDeviceType enum)
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_ROCM = 1, 2, 3, 10
@@ -72,6 +78,88 @@ def fromiter(iterable: Iterable[Any], dtype: Any, count: int = -1) -> Any:
         [0, 1, 4, 9]
     """
     return _on_default_device(_np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """``numpy.fromstring`` of text (``sep`` is required: the binary mode NumPy deprecated is
+    :func:`frombuffer`), on the default device.
+
+    Example:
+        >>> fromstring("1 2 3", sep=" ").tolist()
+        [1.0, 2.0, 3.0]
+    """
+    return _on_default_device(_np.fromstring(string, dtype=dtype, count=count, sep=sep))
+
+
+def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0
+             ) -> Any:
+    """``numpy.fromfile``, read now (a file read is not part of a traced program: under
+    ``jit`` it happens once, at tracing), on the default device.
+
+    Example:
+        >>> import numpy as np, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "a.bin")
+        >>> np.arange(3, dtype=np.int32).tofile(path)
+        >>> fromfile(path, dtype=np.int32).tolist()
+        [0, 1, 2]
+    """
+    return _on_default_device(_np.fromfile(file, dtype=dtype, count=count, sep=sep,
+                                           offset=offset))
+
+
+def load(file: Any, *args: Any, **kwargs: Any) -> Any:
+    """``numpy.load``: a ``.npy`` array comes back on the default device (as ``jnp.load``);
+    a ``.npz`` archive is NumPy's lazy ``NpzFile`` of host arrays, as in JAX.
+
+    Example:
+        >>> import io, numpy as np
+        >>> buf = io.BytesIO(); save(buf, np.arange(3.0)); _ = buf.seek(0)
+        >>> load(buf).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    out = _np.load(file, *args, **kwargs)
+    return _on_default_device(out) if isinstance(out, _np.ndarray) else out
+
+
+def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
+    """``numpy.save`` of an array on any device (copied to the host to be written).
+
+    Example:
+        >>> import io, funcgrad.numpy as fnp
+        >>> save(io.BytesIO(), fnp.ones(2))
+    """
+    _np.save(file, _host(arr), allow_pickle=allow_pickle)
+
+
+def savez(file: Any, *args: Any, allow_pickle: bool = True, **kwds: Any) -> None:
+    """``numpy.savez`` of arrays on any device (copied to the host to be written).
+
+    Example:
+        >>> import io, numpy as np, funcgrad.numpy as fnp
+        >>> buf = io.BytesIO(); savez(buf, w=fnp.ones(2)); _ = buf.seek(0)
+        >>> load(buf)["w"].tolist()
+        [1.0, 1.0]
+    """
+    _np.savez(file, *[_host(a) for a in args], allow_pickle=allow_pickle,
+              **{k: _host(v) for k, v in kwds.items()})
+
+
+def iterable(y: Any) -> bool:
+    """Whether ``iter(y)`` works (``numpy.iterable``): a 0-d array is not iterable.
+
+    Example:
+        >>> iterable([1, 2]), iterable(2.0)
+        (True, False)
+    """
+    return bool(_np.iterable(y)) if not hasattr(y, "ndim") else y.ndim > 0
+
+
+def _host(x: Any) -> Any:
+    if isinstance(x, Tracer):
+        raise ConcretizationError(
+            "funcgrad.numpy.save/savez: a traced array has no value to write while a "
+            "transformation traces the function; save outside it, or return the array")
+    return to_numpy(x) if hasattr(x, "shape") else x
 
 
 def _on_default_device(host: _np.ndarray) -> Any:

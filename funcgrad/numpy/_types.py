@@ -19,7 +19,7 @@ from funcgrad.numpy._creation import _needs_stacking, asarray
 
 __all__ = [
     "ndarray", "bool_", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "float16", "float32", "float64", "complex64", "complex128",
+    "uint64", "float16", "float32", "float64", "complex64", "complex128", "float_", "complex_",
 ]
 
 
@@ -87,6 +87,9 @@ float32 = _scalar_type(numpy.float32)
 float64 = _scalar_type(numpy.float64)
 complex64 = _scalar_type(numpy.complex64)
 complex128 = _scalar_type(numpy.complex128)
+# JAX keeps the aliases NumPy 2 dropped: jnp.float_ is float64, jnp.complex_ complex128.
+float_ = float64
+complex_ = complex128
 
 # NumPy's C-named aliases of these types (double is float64...), where NumPy's alias is the
 # dtype's own type (on this platform); the others stay NumPy's classes (funcgrad.numpy._dtypes).

@@ -37,7 +37,7 @@ from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind1, lookup_axis
 from funcgrad.errors import ShapeError
 from funcgrad.interpreters import batching
-from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules
+from funcgrad.interpreters.jvp import Zero, deflinear, instantiate, jvp_rules, zeros_like_aval
 from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.staging import context_dependent_primitives
 from funcgrad.interpreters.transpose import deftranspose
@@ -68,6 +68,8 @@ __all__ = [
     "pshuffle",
     "pswapaxes",
     "psum_scatter",
+    "pbroadcast",
+    "pcast",
 ]
 
 
@@ -715,3 +717,50 @@ backward_pass_primitives.update({psum_p, pmax_p, pmin_p, all_gather_p, all_to_al
 # result shape cached for one axis size would be reused under another (make_jaxpr axis_env).
 context_dependent_primitives.update(
     {psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, all_to_all_p, ppermute_p})
+
+
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Every member of ``axis_name`` gets member ``source``'s ``x`` (each leaf of a pytree),
+    as ``jax.lax.pbroadcast``: the psum of ``x`` masked to ``source``, the equivalence JAX
+    documents (a NaN or inf elsewhere does not leak through the mask).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.vmap(lambda x: pbroadcast(x, "i", 1), axis_name="i")
+        >>> f(np.array([1.0, 5.0, np.nan])).tolist()
+        [5.0, 5.0, 5.0]
+    """
+    check_static("pbroadcast", source=source)
+    names = _as_names(axis_name)
+    n = axis_size(names)
+    if not isinstance(source, int | numpy.integer) or not 0 <= int(source) < n:
+        raise ValueError(f"pbroadcast: source must be an int in [0, {n}) for the axis "
+                         f"{axis_name!r} of size {n}, got {source!r}")
+
+    def one(v: Any) -> Any:
+        mine = _ew.eq(axis_index(names), int(source))
+        return psum(_ew.select_n(mine, zeros_like_aval(get_aval(v)), v), names)
+
+    return tree_util.tree_map(one, x)
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """``jax.lax.pcast``: marks ``x`` as varying (``to="varying"``) over ``axis_name`` for
+    JAX's type checks of ``shard_map``. funcgrad's ``shard_map`` infers what varies from the
+    computation itself, so the value comes back unchanged once its arguments are checked.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.vmap(lambda x: pcast(x, "i", to="varying"), axis_name="i")(
+        ...     np.ones(2)).tolist()
+        [1.0, 1.0]
+    """
+    if to not in ("varying", "reduced", "unreduced"):
+        raise ValueError(f"pcast: to must be 'varying', 'reduced' or 'unreduced', got {to!r}")
+    if to != "varying":
+        raise ValueError(f"pcast(to={to!r}): reduced/unreduced values are part of JAX's "
+                         "explicit sharding types, which funcgrad (one device) does not have; "
+                         "only to='varying' applies")
+    for name in _as_names(axis_name):
+        _frame(name, "pcast")  # an unbound axis name is an error, as for the collectives
+    return x

@@ -228,3 +228,22 @@ def test_jit_accepts_shardings():
     f = funcgrad.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")),
                      out_shardings=NamedSharding(mesh, P()))
     np.testing.assert_array_equal(to_host(f(dev(np.arange(2.0)))), [0.0, 2.0])
+
+
+def test_pcast_and_pbroadcast():
+    mesh = _mesh(2)
+    # JAX 0.10.2: [0, 1, 0, 1] (a replicated input marked varying, each block the whole)
+    f = funcgrad.shard_map(lambda a: lax.pcast(a, "x", to="varying"), mesh=mesh,
+                           in_specs=P(), out_specs=P("x"))
+    np.testing.assert_array_equal(to_host(f(dev(np.arange(2.0)))), [0.0, 1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="to must be"):
+        funcgrad.vmap(lambda a: lax.pcast(a, "x", to="invariant"), axis_name="x")(np.ones(2))
+    # pbroadcast: JAX's documented equivalent, psum(where(axis_index == source, x, 0))
+    g = funcgrad.shard_map(lambda a: lax.pbroadcast(a, "x", 1), mesh=mesh, in_specs=P("x"),
+                           out_specs=P("x"))
+    x = dev(np.array([0.0, np.nan, 2.0, 3.0]))
+    np.testing.assert_array_equal(to_host(g(x)), [2.0, 3.0, 2.0, 3.0])  # the NaN stays home
+    np.testing.assert_array_equal(
+        to_host(funcgrad.grad(lambda v: g(v).sum())(dev(np.arange(4.0)))), [0.0, 0.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match="source must be"):
+        funcgrad.vmap(lambda a: lax.pbroadcast(a, "x", 2), axis_name="x")(np.ones(2))

@@ -113,3 +113,28 @@ def test_fmax_fmin_reduce_of_traced_arrays(ufunc, axis, dtype) -> None:
     x = x.astype(dtype)
     out = funcgrad.jit(lambda a: ufunc.reduce(a, axis=axis))(dev(x))
     assert_same(out, ufunc.reduce(x, axis=axis), f"{ufunc.__name__}.reduce")
+
+
+def test_file_io_as_jax_numpy(tmp_path):
+    # jnp.save/savez take arrays on any device; jnp.load puts a .npy array on the default
+    # device and returns NumPy's NpzFile for an archive; fromfile/fromstring read now.
+    x = dev(np.arange(6.0).reshape(2, 3))
+    fnp.save(tmp_path / "x.npy", x)
+    back = fnp.load(tmp_path / "x.npy")
+    assert funcgrad.device_get(back).tolist() == host(x).tolist()
+    assert type(back) is type(fnp.zeros(1))  # the default device's array type
+    fnp.savez(tmp_path / "z.npz", x, w=dev(np.ones(2)))
+    with fnp.load(tmp_path / "z.npz") as z:
+        assert sorted(z.files) == ["arr_0", "w"] and z["w"].tolist() == [1.0, 1.0]
+    np.arange(4, dtype=np.int16).tofile(tmp_path / "r.bin")
+    assert host(fnp.fromfile(tmp_path / "r.bin", dtype=np.int16)).tolist() == [0, 1, 2, 3]
+    assert host(fnp.fromstring("1, 2, 3", dtype=int, sep=",")).tolist() == [1, 2, 3]
+    with pytest.raises(funcgrad.ConcretizationError, match="save outside"):
+        funcgrad.jit(lambda v: fnp.save(tmp_path / "t.npy", v) or v)(x)
+
+
+def test_jax_aliases():
+    assert fnp.float_ is fnp.float64 and fnp.complex_ is fnp.complex128
+    assert fnp.ComplexWarning is np.exceptions.ComplexWarning
+    assert fnp.iterable([1]) and not fnp.iterable(3.0) and not fnp.iterable(fnp.ones(()))
+    assert funcgrad.jit(lambda v: v * fnp.iterable(v))(fnp.ones(2)).tolist() == [1.0, 1.0]
