@@ -1,4 +1,4 @@
-"""funcgrad.scipy.optimize: ``minimize`` (BFGS) and ``line_search``, as
+"""funcgrad.scipy.optimize: ``minimize`` (BFGS and JAX's experimental L-BFGS) and ``line_search``, as
 ``jax.scipy.optimize``: pure functions of arrays, usable under ``jit`` and ``vmap``.
 
 Example:
@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
+from funcgrad.scipy.optimize._lbfgs import minimize_lbfgs
 from funcgrad.scipy.optimize._line_search import LineSearchResults, line_search
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults"]
@@ -47,11 +48,16 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str,
              tol: float | None = None, options: Mapping[str, Any] | None = None
              ) -> OptimizeResults:
     """Minimise the scalar ``fun(x, *args)`` from the 1-D ``x0``, as
-    ``jax.scipy.optimize.minimize``; ``method="BFGS"`` (case-insensitive) is the one method.
+    ``jax.scipy.optimize.minimize``; ``method`` (case-insensitive) is ``"BFGS"`` or JAX's
+    ``"l-bfgs-experimental-do-not-rely-on-this"`` (L-BFGS; ``hess_inv`` is ``None``).
 
-    Gradients come from ``funcgrad.grad``. ``options``: ``maxiter`` (default ``200 * x0.size``),
-    ``gtol`` (default 1e-5; ``tol`` sets it too, as in SciPy), ``norm`` (default ``inf``),
-    ``line_search_maxiter`` (default 10). Works under ``jit`` and ``vmap``.
+    Gradients come from ``funcgrad.grad``. BFGS ``options``: ``maxiter`` (default
+    ``200 * x0.size``), ``gtol`` (default 1e-5; ``tol`` sets it too, as in SciPy), ``norm``
+    (default ``inf``), ``line_search_maxiter`` (default 10). L-BFGS ``options``: ``maxiter``,
+    ``norm``, ``maxcor`` (history size, 10), ``ftol`` (2.22e-9), ``gtol`` (1e-5), ``maxfun``,
+    ``maxgrad``, ``maxls`` (20); its ``status``: 0 converged, 1 ``maxiter``, 2 ``maxfun``,
+    3 ``maxgrad``, 4 insufficient progress, 5 line search failed. Works under ``jit`` and
+    ``vmap``.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -66,12 +72,14 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str,
     options = dict(options or {})
     if tol is not None:
         options.setdefault("gtol", tol)
-    if not isinstance(method, str) or method.lower() != "bfgs":
+    name = method.lower() if isinstance(method, str) else None
+    if name not in _METHODS:
         raise ValueError(f"minimize: method {method!r} not recognized (funcgrad supports "
-                         "'BFGS')")
-    unknown = set(options) - {"maxiter", "norm", "gtol", "line_search_maxiter"}
+                         "'BFGS' and 'l-bfgs-experimental-do-not-rely-on-this')")
+    solver, known = _METHODS[name]
+    unknown = set(options) - known
     if unknown:
-        raise TypeError(f"minimize: unknown BFGS options {sorted(unknown)}")
+        raise TypeError(f"minimize: unknown {method} options {sorted(unknown)}")
     x0 = fnp.asarray(x0)
     if get_aval(x0).ndim != 1:
         raise ValueError(f"minimize: x0 must be 1-dimensional, got shape {get_aval(x0).shape}")
@@ -83,7 +91,16 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str,
                              f"{get_aval(fnp.asarray(out)).shape}")
         return out
 
-    r = minimize_bfgs(objective, x0, **options)
+    r = solver(objective, x0, **options)
     return OptimizeResults(x=r.x_k, success=r.converged & ~r.failed, status=r.status,
-                           fun=r.f_k, jac=r.g_k, hess_inv=r.H_k, nfev=r.nfev, njev=r.ngev,
-                           nit=r.k)
+                           fun=r.f_k, jac=r.g_k, hess_inv=getattr(r, "H_k", None), nfev=r.nfev,
+                           njev=r.ngev, nit=r.k)
+
+
+# method name (lower case) -> (solver, its options)
+_METHODS: dict[str, tuple[Callable[..., Any], set[str]]] = {
+    "bfgs": (minimize_bfgs, {"maxiter", "norm", "gtol", "line_search_maxiter"}),
+    "l-bfgs-experimental-do-not-rely-on-this": (
+        minimize_lbfgs,
+        {"maxiter", "norm", "maxcor", "ftol", "gtol", "maxfun", "maxgrad", "maxls"}),
+}

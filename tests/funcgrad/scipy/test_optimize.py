@@ -108,3 +108,65 @@ def test_cumulative_trapezoid_gradient_and_errors() -> None:
         fsi.cumulative_trapezoid(np.ones(3), initial=1.0)
     with pytest.raises(ValueError, match="points"):
         fsi.cumulative_trapezoid(np.ones(3), x=np.ones(4))
+
+
+LBFGS = "l-bfgs-experimental-do-not-rely-on-this"
+X4 = (-1.2, 1.0, 0.3, 0.8)
+# options -> x, fun, status, success, nit, nfev, njev from JAX 0.10.2 (float64); JAX's L-BFGS
+# stops early on Rosenbrock (insufficient progress, a failed line search, the limits), and
+# funcgrad's takes the same steps.
+JAX_LBFGS = [
+    (X4, None, [-0.7756598285353269, 0.6130942280701948, 0.3820640012030519,
+                0.14597303310466025], 3.701428610433905, 4, False, 26, 38, 38),
+    (X4, {"maxcor": 3, "gtol": 1e-8}, [-0.8472281180626278, 0.720762294511287,
+                                       0.5212159974495799, 0.2676173423579468],
+     3.7222740442049367, 5, False, 14, 25, 25),
+    (X4, {"maxiter": 5}, [-0.8950466126273494, 0.814261614155927, 0.6688166731202075,
+                          0.44801743531817273], 3.756090498722868, 1, False, 6, 15, 15),
+    (X4, {"maxfun": 10}, [-0.7964867113516703, 0.7470187102056633, 0.6415763244599956,
+                          0.5340641047095477], 6.885463965128262, 2, False, 2, 11, 11),
+    ((0.5, 0.5), None, [0.8628082897369093, 0.7371431447592347], 0.024143267980896, 5, False,
+     11, 19, 19),
+]
+
+
+@pytest.mark.parametrize("case", range(len(JAX_LBFGS)))
+def test_lbfgs_as_jax(case):
+    x0, opts, x, fun, status, success, nit, nfev, njev = JAX_LBFGS[case]
+    r = minimize(rosen, dev(np.array(x0)), method=LBFGS, options=opts)
+    assert r.hess_inv is None
+    assert_allclose(r.x, np.array(x), rtol=1e-8, atol=1e-10)
+    assert_allclose(r.fun, np.float64(fun), rtol=1e-8, atol=1e-12)
+    assert (int(r.status), bool(r.success), int(r.nit), int(r.nfev), int(r.njev)) == (
+        status, success, nit, nfev, njev)
+
+
+def test_lbfgs_converges_complex_jit_vmap():
+    def quad(x, a):
+        return fnp.sum(a * (x - 1.5) ** 2) + fnp.sum(x ** 4)
+
+    a = dev(np.array([1.0, 2.0, 3.0]))
+    r = minimize(quad, dev(np.zeros(3)), (a,), method=LBFGS.upper())
+    assert bool(r.success) and int(r.status) == 0
+    assert_allclose(funcgrad.grad(quad)(r.x, a), np.zeros(3), atol=1e-5)
+    jitted = funcgrad.jit(lambda x: minimize(rosen, x, method=LBFGS).x)(dev(np.array([0.5, 0.5])))
+    assert_allclose(jitted, np.array([0.8628082897369093, 0.7371431447592347]), rtol=1e-8)
+    batched = funcgrad.vmap(lambda x: minimize(quad, x, (a,), method=LBFGS).x)(
+        dev(np.zeros((2, 3))))
+    assert_allclose(batched[0], batched[1])
+    # Complex variables (JAX's generalisation): |z - (1 + 2j)|^2 is minimised in one step.
+    z = minimize(lambda z: fnp.sum(fnp.abs(z - (1 + 2j)) ** 2), dev(np.zeros(2, complex)),
+                 method=LBFGS)
+    assert_allclose(z.x, np.full(2, 1 + 2j), atol=1e-10)
+    assert int(z.nit) == 1
+
+
+def test_lbfgs_option_errors():
+    with pytest.raises(TypeError, match="line_search_maxiter"):
+        minimize(rosen, dev(np.zeros(2)), method=LBFGS, options={"line_search_maxiter": 3})
+    with pytest.raises(TypeError, match="maxcor"):
+        minimize(rosen, dev(np.zeros(2)), method="BFGS", options={"maxcor": 3})
+    with pytest.raises(ValueError, match="maxcor"):
+        minimize(rosen, dev(np.zeros(2)), method=LBFGS, options={"maxcor": 0})
+    with pytest.raises(ValueError, match="not recognized"):
+        minimize(rosen, dev(np.zeros(2)), method="L-BFGS-B")
