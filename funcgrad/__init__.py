@@ -84,7 +84,14 @@ from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.pure_callback import pure_callback
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
-from funcgrad.sharding import NamedSharding, make_mesh, set_mesh
+from funcgrad.sharding import (
+    NamedSharding,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    set_mesh,
+)
 from funcgrad.sharding import PartitionSpec as P
 from funcgrad.typing import Array
 
@@ -192,6 +199,9 @@ __all__ = [
     "set_mesh",
     "NamedSharding",
     "P",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
     "default_device",
     "to_numpy",
     "ShapedArray",

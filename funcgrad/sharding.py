@@ -36,6 +36,8 @@ from funcgrad import backend, tree_util
 __all__ = [
     "AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding", "SingleDeviceSharding",
     "make_mesh", "set_mesh", "use_mesh", "get_mesh", "get_abstract_mesh", "reshard",
+    "shard_indices", "make_array_from_callback", "make_array_from_single_device_arrays",
+    "make_array_from_process_local_data",
 ]
 
 
@@ -463,3 +465,114 @@ def reshard(x: Any, out_shardings: Any) -> Any:
         if isinstance(s, Sharding):
             s.check_shape(numpy.shape(leaf))
     return tree.unflatten(leaves)
+
+
+def shard_indices(sharding: Sharding, shape: Sequence[int]) -> list[tuple[slice, ...]]:
+    """The index (a tuple of slices) of the block of an array of ``shape`` each device of
+    ``sharding`` holds, devices in mesh order (a replicated block is listed once per device
+    holding it, as JAX's ``devices_indices_map``).
+
+    Example:
+        >>> import numpy as np
+        >>> mesh = Mesh(np.array(["cpu"] * 2), ("x",))
+        >>> shard_indices(NamedSharding(mesh, PartitionSpec("x")), (4, 3))
+        [(slice(0, 2, None), slice(None, None, None)), (slice(2, 4, None), slice(None, None, None))]
+    """
+    shape = tuple(int(s) for s in shape)
+    if not isinstance(sharding, NamedSharding):
+        return [tuple(slice(None) for _ in shape)]
+    block = sharding.shard_shape(shape)
+    mesh, spec = sharding.mesh, sharding.spec
+    sizes = mesh.shape
+    out = []
+    for pos in numpy.ndindex(*mesh.devices.shape):
+        coord = dict(zip(mesh.axis_names, pos))
+        index = []
+        for d in range(len(shape)):
+            names = spec.axis_names_of(d)
+            if not names:
+                index.append(slice(None))
+                continue
+            i = 0
+            for n in names:  # mixed radix, the first name the most major
+                i = i * sizes[n] + coord[n]
+            index.append(slice(i * block[d], (i + 1) * block[d]))
+        out.append(tuple(index))
+    return out
+
+
+def _assembled(shape: Sequence[int], sharding: Sharding, blocks: Sequence[Any],
+               dtype: Any, what: str) -> Any:
+    indices = shard_indices(sharding, shape)
+    if len(blocks) != len(indices):
+        raise ValueError(f"{what}: {len(blocks)} arrays for the {len(indices)} devices of "
+                         f"{sharding!r}")
+    host = [backend.to_numpy(numpy.asarray(b) if not hasattr(b, "shape") else b)
+            for b in blocks]
+    expected = sharding.shard_shape(shape)
+    for k, b in enumerate(host):
+        if tuple(b.shape) != expected:
+            raise ValueError(f"{what}: the block for device {k} has shape {tuple(b.shape)}; "
+                             f"{sharding!r} gives blocks of shape {expected} for the global "
+                             f"shape {tuple(shape)}")
+    out = numpy.empty(tuple(shape), dtype=dtype if dtype is not None else (
+        host[0].dtype if host else numpy.float64))
+    for index, b in zip(indices, host):
+        out[index] = b
+    return backend.device_put(out, sharding._device())
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: Sharding,
+                             data_callback: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` laid out by ``sharding``, each device's block given by
+    ``data_callback(index)`` (``jax.make_array_from_callback``; called once per device, as
+    JAX does, and assembled on the one device).
+
+    Example:
+        >>> import numpy as np
+        >>> g = np.arange(8.0).reshape(4, 2)
+        >>> mesh = Mesh(np.array(["cpu"] * 2), ("x",))
+        >>> make_array_from_callback((4, 2), NamedSharding(mesh, PartitionSpec("x")),
+        ...                          lambda idx: g[idx]).tolist()
+        [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
+    """
+    blocks = [data_callback(index) for index in shard_indices(sharding, shape)]
+    return _assembled(shape, sharding, blocks, dtype, "make_array_from_callback")
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Sharding,
+                                         arrays: Sequence[Any], *, dtype: Any = None) -> Any:
+    """The array of ``shape`` whose blocks, one per device of ``sharding`` in mesh order,
+    are ``arrays`` (``jax.make_array_from_single_device_arrays``).
+
+    Example:
+        >>> import numpy as np
+        >>> mesh = Mesh(np.array(["cpu"] * 2), ("x",))
+        >>> make_array_from_single_device_arrays(
+        ...     (4,), NamedSharding(mesh, PartitionSpec("x")), [np.zeros(2), np.ones(2)]).tolist()
+        [0.0, 0.0, 1.0, 1.0]
+    """
+    return _assembled(shape, sharding, list(arrays), dtype,
+                      "make_array_from_single_device_arrays")
+
+
+def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
+                                       global_shape: Sequence[int] | None = None) -> Any:
+    """``jax.make_array_from_process_local_data`` for funcgrad's one process: its local data
+    is the whole array, laid out by ``sharding`` (checked) on the mesh's device.
+
+    Example:
+        >>> import numpy as np
+        >>> mesh = Mesh(np.array(["cpu"] * 2), ("x",))
+        >>> make_array_from_process_local_data(
+        ...     NamedSharding(mesh, PartitionSpec("x")), np.arange(4.0)).tolist()
+        [0.0, 1.0, 2.0, 3.0]
+    """
+    shape = tuple(numpy.shape(local_data) if not hasattr(local_data, "shape")
+                  else local_data.shape)
+    if global_shape is not None and tuple(global_shape) != shape:
+        raise ValueError(f"make_array_from_process_local_data: global_shape {tuple(global_shape)}"
+                         f" differs from the local data's {shape}; with one process they are "
+                         "the same array")
+    sharding.check_shape(shape)
+    return backend.device_put(local_data, sharding._device())

@@ -247,3 +247,25 @@ def test_pcast_and_pbroadcast():
         to_host(funcgrad.grad(lambda v: g(v).sum())(dev(np.arange(4.0)))), [0.0, 0.0, 2.0, 2.0])
     with pytest.raises(ValueError, match="source must be"):
         funcgrad.vmap(lambda a: lax.pbroadcast(a, "x", 2), axis_name="x")(np.ones(2))
+
+
+def test_make_array_from_callback_calls_per_device_as_jax():
+    mesh = _mesh(2, 2)
+    calls = []
+    a = funcgrad.make_array_from_callback((4, 4), NamedSharding(mesh, P("x")),
+                                          lambda idx: (calls.append(idx), X[idx])[1])
+    np.testing.assert_array_equal(to_host(a), X)
+    full = slice(None, None, None)
+    assert calls == [(slice(0, 2), full), (slice(0, 2), full), (slice(2, 4), full),
+                     (slice(2, 4), full)]  # JAX 0.10.2's indices, in device order
+    # a dimension split over two axes: the first the most major
+    b = funcgrad.make_array_from_single_device_arrays(
+        (8,), NamedSharding(mesh, P(("y", "x"))),
+        [np.full(2, float(k)) for k in range(4)])  # devices (x, y) = 00, 01, 10, 11
+    np.testing.assert_array_equal(to_host(b), [0, 0, 2, 2, 1, 1, 3, 3])
+    with pytest.raises(ValueError, match="block for device 0 has shape"):
+        funcgrad.make_array_from_callback((4, 4), NamedSharding(mesh, P("x")), lambda i: X)
+    c = funcgrad.make_array_from_process_local_data(NamedSharding(mesh, P("x")), X)
+    np.testing.assert_array_equal(to_host(c), X)
+    with pytest.raises(ValueError, match="global_shape"):
+        funcgrad.make_array_from_process_local_data(NamedSharding(mesh, P("x")), X, (8, 4))
