@@ -434,3 +434,33 @@ def test_make_jaxpr_shows_remat_indented():
     assert any("remat[jaxpr={" in ln for ln in lines)
     assert any(ln.startswith("      ") and "sin" in ln for ln in lines)
     assert "policy=nothing_saveable" in text
+
+
+def test_saved_residuals_as_jax():
+    # jax.ad_checkpoint.print_saved_residuals on the same functions lists the same values
+    # (arguments first, then the operations' results; JAX's lines also give a column)
+    from funcgrad.ad_checkpoint import checkpoint_name, saved_residuals
+
+    def f(x, w):
+        h = checkpoint_name(fnp.sin(x @ w), "h")
+        return fnp.sum(fnp.cos(h) * x)
+
+    x, w = np.ones((2, 2)), np.ones((2, 2))
+    got = [(a.str_short(), d.split(" from <")[0].split(" from /")[0])
+           for a, d in saved_residuals(f, x, w)]
+    assert got[:2] == [("f64[2,2]", "from the argument x"), ("f64[2,2]", "from the argument w")]
+    assert sorted(got[2:]) == [("f64[2,2]", "output of cos"), ("f64[2,2]", "output of cos"),
+                               ("f64[2,2]", "output of sin")]
+    assert [d for _, d in saved_residuals(funcgrad.checkpoint(f), x, w)] == [
+        "from the argument x", "from the argument w"]
+    named = saved_residuals(funcgrad.checkpoint(
+        f, policy=funcgrad.checkpoint_policies.save_only_these_names("h")), x, w)
+    assert named[2][1].startswith("named 'h' from ")
+    dots = saved_residuals(funcgrad.checkpoint(
+        f, policy=funcgrad.checkpoint_policies.dots_saveable), x, w)
+    assert dots[2][1].startswith("output of dot_general from ")
+    assert [d for _, d in saved_residuals(lambda d: fnp.sum(fnp.exp(d["a"])),
+                                          {"a": np.ones(2)})][0].startswith("output of exp")
+    assert [d for _, d in saved_residuals(lambda p: fnp.sum(p["a"] * p["b"]),
+                                          {"a": np.ones(2), "b": np.ones(2)})] == [
+        "from the argument p['a']", "from the argument p['b']"]
