@@ -26,13 +26,23 @@ from funcgrad.core import Tracer
 __all__ = ["Array", "ArrayLike", "DTypeLike", "Shape"]
 
 
+#: array types of the layers above (typed PRNG key arrays), added by register_array_type
+_EXTRA_ARRAY_TYPES: list[type] = []
+
+
+def register_array_type(cls: type) -> None:
+    """Count instances of ``cls`` as :class:`Array` too (as ``jax.Array`` covers key arrays)."""
+    _EXTRA_ARRAY_TYPES.append(cls)
+
+
 class _ArrayMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tracer) or is_array(obj)
+        return (isinstance(obj, Tracer) or is_array(obj)
+                or isinstance(obj, tuple(_EXTRA_ARRAY_TYPES)))
 
     def __subclasscheck__(cls, sub: type) -> bool:
-        return (isinstance(sub, type) and issubclass(sub, (Tracer, numpy.ndarray))) or (
-            sub is cls)
+        return (isinstance(sub, type) and issubclass(
+            sub, (Tracer, numpy.ndarray, *_EXTRA_ARRAY_TYPES))) or (sub is cls)
 
 
 class Array(metaclass=_ArrayMeta):

@@ -45,7 +45,7 @@ from funcgrad.random._derived_samplers import (
     weibull_min,
 )
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
-from funcgrad.random._keys import KeyDType, PRNGKeyArray
+from funcgrad.random._keys import KeyDType, PRNGKeyArray, key_dtype
 from funcgrad.random._reuse import KeyReuseError, check_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,
@@ -68,7 +68,7 @@ from funcgrad.random._samplers import (
 )
 
 __all__ = [
-    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "PRNGKeyArray", "KeyDType", "split", "fold_in", "bits",
+    "PRNGKey", "key", "key_data", "wrap_key_data", "key_impl", "key_dtype", "PRNGKeyArray", "KeyDType", "split", "fold_in", "bits",
     "threefry_2x32", "uniform", "normal", "truncated_normal", "lognormal", "bernoulli",
     "rademacher", "randint", "categorical", "gumbel", "exponential", "laplace", "logistic",
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",

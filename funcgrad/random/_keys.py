@@ -27,10 +27,11 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.api import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
-from funcgrad.backend import is_array, to_numpy
+from funcgrad.backend import get_default_device, is_array, to_numpy
 from funcgrad.numpy._dtype_utils import prng_key
+from funcgrad.typing import register_array_type
 
-__all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key"]
+__all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key", "key_dtype"]
 
 _IMPL_NAME = "threefry2x32"
 
@@ -111,6 +112,14 @@ class PRNGKeyArray:
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(get_aval(self._data).shape[:-1])
+
+    @property
+    def device(self) -> str:
+        """The device its data lives on."""
+        return get_aval(self._data).device or get_default_device()
+
+    def devices(self) -> set[str]:
+        return {self.device}
 
     @property
     def ndim(self) -> int:
@@ -223,10 +232,25 @@ class PRNGKeyArray:
     __str__ = __repr__
 
 
+def key_dtype(impl: Any = None) -> KeyDType:
+    """The dtype of typed keys of implementation ``impl`` (only ``'threefry2x32'``, the
+    default): ``key<fry>``, as JAX's ``key_dtype``.
+
+    Example:
+        >>> key_dtype()
+        key<fry>
+    """
+    if impl not in (None, _IMPL_NAME, "threefry") and getattr(impl, "name", None) != _IMPL_NAME:
+        raise ValueError(f"key_dtype: impl={impl!r} is not available; funcgrad implements "
+                         "'threefry2x32' (JAX's default) only")
+    return KEY_DTYPE
+
+
 def is_typed_key(x: Any) -> bool:
     """Whether ``x`` is a typed key array (as opposed to raw ``uint32`` key data)."""
     return isinstance(x, PRNGKeyArray)
 
 
+register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Array's
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))

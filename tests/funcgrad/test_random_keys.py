@@ -164,3 +164,13 @@ def test_initializers_and_stax_take_typed_keys() -> None:
     assert initializers.zeros(k, (2,)).shape == (2,)
     init, _ = stax.serial(stax.Dense(4), stax.Relu, stax.Dense(2))
     assert init(k, (-1, 3))[0] == (-1, 2)
+
+
+def test_key_array_is_an_array_on_a_device() -> None:
+    k = dev(R.key(0))
+    # isinstance(jax.random.key(0), jax.Array) is True; jax.random.key_dtype() is key<fry>
+    assert isinstance(k, funcgrad.Array) and not isinstance(R.KeyDType(), funcgrad.Array)
+    assert R.key_dtype() == k.dtype and str(R.key_dtype("threefry2x32")) == "key<fry>"
+    with pytest.raises(ValueError, match="threefry2x32"):
+        R.key_dtype("rbg")
+    assert k.device == funcgrad.backend.device_of(R.key_data(k)) and k.devices() == {k.device}
