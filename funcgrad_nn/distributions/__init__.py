@@ -21,6 +21,7 @@ differentiate through samples (VAEs, policy gradients, normalising flows). See
 """
 
 from funcgrad_nn.distributions import constraints, transforms
+from funcgrad_nn.distributions.constraint_registry import biject_to, transform_to
 from funcgrad_nn.distributions.continuous import (
     Beta,
     Cauchy,
@@ -68,12 +69,17 @@ from funcgrad_nn.distributions.transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
@@ -81,14 +87,14 @@ from funcgrad_nn.distributions.transforms import (
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
-    "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+    "Chi2", "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
     "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "InverseGamma", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "constraints", "identity_transform", "kl_divergence",
-    "register_kl", "transforms",
+    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "ReshapeTransform", "RelaxedOneHotCategorical", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
 ]

@@ -30,9 +30,11 @@ from funcgrad_nn.distributions import constraints
 from funcgrad_nn.distributions.utils import _sum_rightmost
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-    "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
+    "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "Transform", "identity_transform",
 ]
 
 
@@ -650,3 +652,211 @@ class SoftmaxTransform(Transform):
 
     def _inverse(self, y: Any) -> Any:
         return fnp.log(y)
+
+
+def _clipped_sigmoid(x: Any) -> Any:
+    fi = _finfo(x)
+    return fnp.clip(fnn.sigmoid(x), float(fi.tiny), 1.0 - float(fi.eps))
+
+
+def _stick_offset(x: Any, n: int) -> Any:
+    # log of K, K-1, ..., 2: centres the breaks so that x = 0 maps to the uniform point
+    return fnp.log(float(n + 1) - fnp.cumsum(fnp.ones_like(x, shape=(n,))))
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained vectors of length ``K - 1`` to the ``K``-simplex by stick breaking (a
+    bijection, unlike :class:`SoftmaxTransform`; ``biject_to(simplex)``).
+
+    >>> import numpy as np
+    >>> t = StickBreakingTransform()
+    >>> y = t(np.zeros(2)); y.round(4).tolist(), np.allclose(t.inv(y), 0.0)
+    ([0.3333, 0.3333, 0.3333], True)
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        z = _clipped_sigmoid(x - _stick_offset(x, x.shape[-1]))
+        z_cumprod = fnp.cumprod(1 - z, axis=-1)
+        ones = fnp.ones_like(z[..., :1])
+        return (fnp.concatenate([z, ones], axis=-1)
+                * fnp.concatenate([ones, z_cumprod], axis=-1))
+
+    def _inverse(self, y: Any) -> Any:
+        y_crop = y[..., :-1]
+        offset = _stick_offset(y_crop, y_crop.shape[-1])
+        sf = fnp.maximum(1 - fnp.cumsum(y_crop, axis=-1), float(_finfo(y).tiny))
+        return fnp.log(y_crop) - fnp.log(sf) + offset
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        x = x - _stick_offset(x, x.shape[-1])
+        return fnp.sum(-x + fnn.log_sigmoid(x) + fnp.log(y[..., :-1]), axis=-1)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+def _diag_embed(v: Any) -> Any:
+    return v[..., None] * fnp.eye(v.shape[-1], dtype=v.dtype)
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices to lower-triangular ones with a positive diagonal:
+    the strict lower triangle kept, the diagonal exponentiated (``transform_to(
+    lower_cholesky)``; not bijective: the upper triangle is dropped).
+
+    >>> import numpy as np
+    >>> LowerCholeskyTransform()(np.array([[0.0, 5.0], [2.0, 0.0]])).tolist()
+    [[1.0, 0.0], [2.0, 1.0]]
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        return fnp.tril(x, -1) + _diag_embed(fnp.exp(fnp.diagonal(x, axis1=-2, axis2=-1)))
+
+    def _inverse(self, y: Any) -> Any:
+        return fnp.tril(y, -1) + _diag_embed(fnp.log(fnp.diagonal(y, axis1=-2, axis2=-1)))
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices to positive-definite ones, ``L @ L.T`` of
+    :class:`LowerCholeskyTransform` (``transform_to(positive_definite)``).
+
+    >>> import numpy as np
+    >>> PositiveDefiniteTransform()(np.array([[0.0, 0.0], [1.0, 0.0]])).tolist()
+    [[1.0, 1.0], [1.0, 2.0]]
+    """
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        L = LowerCholeskyTransform()(x)
+        return fnp.matmul(L, fnp.swapaxes(L, -1, -2))
+
+    def _inverse(self, y: Any) -> Any:
+        return LowerCholeskyTransform().inv(fnp.linalg.cholesky(y))
+
+
+class ReshapeTransform(Transform):
+    """Reshape the rightmost ``in_shape`` dimensions to ``out_shape`` (volume preserving).
+
+    >>> import numpy as np
+    >>> ReshapeTransform((4,), (2, 2))(np.arange(8.0).reshape(2, 4)).shape
+    (2, 2, 2)
+    """
+
+    bijective = True
+
+    def __init__(self, in_shape: Any, out_shape: Any, cache_size: int = 0) -> None:
+        self.in_shape = tuple(int(d) for d in in_shape)
+        self.out_shape = tuple(int(d) for d in out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: Any) -> Any:
+        batch = tuple(x.shape[:x.ndim - len(self.in_shape)])
+        return fnp.reshape(x, batch + self.out_shape)
+
+    def _inverse(self, y: Any) -> Any:
+        batch = tuple(y.shape[:y.ndim - len(self.out_shape)])
+        return fnp.reshape(y, batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return fnp.zeros_like(x, shape=tuple(x.shape[:x.ndim - len(self.in_shape)]))
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        shape = tuple(shape)
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if shape[cut:] != self.in_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}")
+        return shape[:cut] + self.out_shape
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        shape = tuple(shape)
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if shape[cut:] != self.out_shape:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}")
+        return shape[:cut] + self.in_shape
+
+
+class CumulativeDistributionTransform(Transform):
+    """A univariate distribution's ``cdf`` as a transform to the unit interval (its inverse
+    is ``icdf``, its log-det-Jacobian ``log_prob``): copulas, flows onto ``[0, 1]``.
+
+    >>> import numpy as np
+    >>> from funcgrad_nn.distributions import Normal
+    >>> float(CumulativeDistributionTransform(Normal(0.0, 1.0))(np.array(0.0)))
+    0.5
+    """
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = 1  # type: ignore[assignment]
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x: Any) -> Any:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Any) -> Any:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        return self.distribution.log_prob(x)

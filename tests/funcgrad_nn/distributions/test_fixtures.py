@@ -205,3 +205,22 @@ def test_mixture_same_family(case, jit):
         got = (gm if side == "mix" else gc)[k]
         _close(got, expected if expected is not None else np.zeros(np.shape(got)),
                f"d MixtureSameFamily.log_prob / d {name}", rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", DATA["biject"], ids=[c["constraint"] for c in DATA["biject"]])
+def test_biject_to_and_transform_to(case):
+    c = eval(case["constraint"], {"C": D.constraints})
+    x = dev(_arr(case["x"]))
+    for name, registry in (("biject_to", D.biject_to), ("transform_to", D.transform_to)):
+        if name not in case:
+            with pytest.raises(NotImplementedError, match="Cannot transform"):
+                registry(c)
+            continue
+        t = registry(c)
+        y = t(x)
+        _close(y, case[name]["y"], f"{name}({case['constraint']})(x)")
+        _close(t.inv(y), case[name]["inv"], f"{name}({case['constraint']}).inv(y)", rtol=1e-7)
+        if "ladj" in case[name]:
+            _close(t.log_abs_det_jacobian(x, y), case[name]["ladj"],
+                   f"{name}({case['constraint']}).log_abs_det_jacobian")
+        assert np.all(np.asarray(host(c.check(y)))), f"{name}: the image is outside {c!r}"
