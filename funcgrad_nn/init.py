@@ -71,7 +71,8 @@ def get_default_dtype() -> numpy.dtype:
 
 
 def manual_seed(seed: int) -> numpy.random.Generator:
-    """Reseed the default generator used by initialisers (and Dropout's default key).
+    """Reseed the default generator used by initialisers (and Dropout's default key, and
+    the keys ``funcgrad_nn.distributions`` samplers draw when called without ``key=``).
 
     The generator belongs to the current context (thread, ``ThreadGroup`` member, asyncio
     task): seeding in one thread does not disturb another's stream; a member of a
