@@ -21,6 +21,8 @@ __all__ = [
     "NonConcreteBooleanIndexError",
     "UnexpectedTracerError",
     "JaxRuntimeError",
+    "KeyReuseError",
+    "JaxprTypeError",
     "MissingRuleError",
     "ShapeError",
     "AxisError",
@@ -220,6 +222,14 @@ class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
 class JaxRuntimeError(FuncgradError, RuntimeError):
     """A run-time check failed: ``checkify``'s ``Error.throw()``, or a ``checkify.check``
     outside ``checkify`` (JAX's ``JaxRuntimeError``)."""
+
+
+class KeyReuseError(FuncgradError, ValueError):
+    """A PRNG key was consumed twice inside ``funcgrad.random.check_key_reuse()``."""
+
+
+class JaxprTypeError(TypeError):
+    """A jaxpr is ill-typed (an equation's avals disagree with its primitive's rule)."""
 
 
 class UnexpectedTracerError(FuncgradError):

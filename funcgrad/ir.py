@@ -16,6 +16,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, SourceInfo, bind
+from funcgrad.errors import JaxprTypeError
 
 __all__ = [
     "Var",
@@ -210,10 +211,6 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
         invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
         env.update(zip(eqn.outvars, bind(eqn.prim, *invals, **eqn.params)))
     return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
-
-
-class JaxprTypeError(TypeError):
-    """A jaxpr is ill-typed (an equation's avals disagree with its primitive's rule)."""
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr) -> None:

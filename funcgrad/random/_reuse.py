@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from funcgrad.core import SourceInfo, user_source_info
-from funcgrad.errors import FuncgradError
+from funcgrad.errors import KeyReuseError
 
 __all__ = ["KeyReuseError", "check_key_reuse", "consumes"]
 
@@ -28,10 +28,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 _consumed: ContextVar[dict[int, tuple[Any, str, SourceInfo]] | None] = ContextVar(
     "funcgrad_random_consumed", default=None)
 _inside_sampler: ContextVar[bool] = ContextVar("funcgrad_random_inside", default=False)
-
-
-class KeyReuseError(FuncgradError, ValueError):
-    """A PRNG key was consumed twice inside :func:`check_key_reuse`."""
 
 
 @contextlib.contextmanager
@@ -46,7 +42,7 @@ def check_key_reuse() -> Iterator[None]:
         ...     y = random.uniform(key, (2,))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        funcgrad.random._reuse.KeyReuseError: random.uniform: this key was already consumed by random.normal at ...
+        funcgrad.errors.KeyReuseError: random.uniform: this key was already consumed by random.normal at ...
     """
     token = _consumed.set({})
     try:

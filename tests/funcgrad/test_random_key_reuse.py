@@ -108,3 +108,12 @@ def test_state_is_per_context_and_per_thread() -> None:
         assert not errors
         with pytest.raises(random.KeyReuseError, match=re.escape("random.normal")):
             random.normal(key)
+
+
+def test_key_reuse_error_is_in_funcgrad_errors() -> None:
+    # jax.errors.KeyReuseError / jax.errors.JaxprTypeError are there in JAX too
+    import funcgrad.errors
+    import funcgrad.ir
+
+    assert random.KeyReuseError is funcgrad.errors.KeyReuseError
+    assert funcgrad.ir.JaxprTypeError is funcgrad.errors.JaxprTypeError
