@@ -1534,6 +1534,14 @@ def _warn_lost_update(mod: Module, name: str) -> None:
         "this warning (funcgrad_nn.BufferUpdateLostWarning).", BufferUpdateLostWarning, stacklevel=4)
 
 
+#: ``(id of a module's _buffers dict, name)`` of the non-persistent buffers (random layers'
+#: keys) ``functional_call`` has swapped for the duration of its call: an assignment to one
+#: is transient (the original comes back afterwards and functional_call drops a traced
+#: update), so it may be traced
+functional_call_buffers: ContextVar[frozenset[tuple[int, str]]] = ContextVar(
+    "funcgrad_nn_functional_call_buffers", default=frozenset())
+
+
 def storable_state_value(mod: Module, name: str, value: Any) -> Any:
     """What to store when a buffer of ``mod`` is assigned ``value``.
 
@@ -1547,6 +1555,8 @@ def storable_state_value(mod: Module, name: str, value: Any) -> Any:
     On a copy that a plain transformation made of a module argument the update would be
     lost: the first such update warns (:class:`BufferUpdateLostWarning`).
     """
+    if (id(mod.__dict__["_buffers"]), name) in functional_call_buffers.get():
+        return value
     _warn_lost_update(mod, name)
     while is_tracer(value):
         born = mod.__dict__.get("_born_in")

@@ -10,7 +10,7 @@ from typing import Any
 
 from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
-from funcgrad_nn.module import Module, is_array
+from funcgrad_nn.module import Module, functional_call_buffers, is_array
 
 __all__ = ["functional_call"]
 
@@ -165,8 +165,17 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
             else:
                 attrs.append((mod, leaf, d.get(leaf, _ABSENT)))
                 d[leaf] = value
-        out = module(*args, **(kwargs or {}))
-        _write_back(buffers)
+        # a random layer's key (a non-persistent buffer) given traced may be advanced during
+        # the call (see _write_back); a persistent buffer's traced update stays an error
+        non_persistent = _non_persistent(module)
+        token = functional_call_buffers.set(functional_call_buffers.get() | {
+            (id(reg), key) for reg, key, _ in buffers
+            if key in non_persistent.get(id(reg), ())})
+        try:
+            out = module(*args, **(kwargs or {}))
+        finally:
+            functional_call_buffers.reset(token)
+        _write_back(module, buffers)
         return out
     finally:
         for reg, key, old, _ in reversed(swapped):
@@ -178,16 +187,28 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
                 mod.__dict__[leaf] = old
 
 
-def _write_back(buffers: list[tuple[dict[str, Any], str, Any]]) -> None:
+def _non_persistent(module: Module) -> dict[int, set[str]]:
+    """``id`` of each submodule's buffer dict -> the names of its non-persistent buffers."""
+    return {id(m.__dict__["_buffers"]): m.__dict__["_non_persistent"] for m in module.modules()}
+
+
+def _write_back(module: Module, buffers: list[tuple[dict[str, Any], str, Any]]) -> None:
     """PyTorch's modules update buffers in place (BatchNorm's ``running_mean.mul_().add_()``),
     so an update made during the call lands in the array the caller gave: copy each new
     buffer value into the given array, or refuse when that array cannot take it (PyTorch's
-    function transforms refuse such a mutation too)."""
+    function transforms refuse such a mutation too). A non-persistent buffer's traced update
+    is dropped instead: that is a random layer's advancing key (Dropout's ``rng_key``), which
+    stands for PyTorch's global generator, not for module state, so a vmapped ensemble with
+    stacked keys runs as PyTorch's does."""
+    non_persistent = _non_persistent(module)
     for reg, key, given in buffers:
         new = reg[key]
         if new is given:
             continue
-        if is_tracer(given) or is_tracer(new) or not is_writeable(given):
+        traced = is_tracer(given) or is_tracer(new)
+        if traced and key in non_persistent.get(id(reg), ()):
+            continue
+        if traced or not is_writeable(given):
             what = "a traced value" if is_tracer(given) or is_tracer(new) else "read-only"
             raise RuntimeError(
                 f"functional_call: the module updated buffer {key!r} during the call (as "

@@ -282,3 +282,35 @@ def test_vmap_randomness_governs_a_modules_dropout_as_torch():
     keys = dev(np.arange(12, dtype=np.uint32).reshape(6, 2))
     out = func.vmap(lambda r, k: nn.F.dropout(r, 0.5, key=k))(x, keys)
     assert out.shape == (6, 32)
+
+
+def test_ensemble_of_training_mode_dropout_models_over_stacked_state():
+    # PyTorch's ensembling recipe with Dropout in training mode: functional_call with the
+    # stacked buffers (here including each Dropout's rng_key, which stands for PyTorch's
+    # global generator) raised UnexpectedTracerError when Dropout advanced the traced key.
+    # Each model now draws its own masks from its own key; the key update is dropped (a
+    # BatchNorm's running statistics, real state, are still refused).
+    nn.manual_seed(0)
+    models = [nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5)).to(DEVICE) for _ in range(3)]
+    for m in models:   # one set of weights: only the masks differ between the models
+        m[0].load_state_dict(models[0][0].state_dict())
+    params, buffers = func.stack_module_state(models)
+    x = dev(np.ones((4, 6), np.float32))
+
+    def fmodel(p, b, x):
+        return func.functional_call(models[0], (p, b), (x,))
+
+    out = host(func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x))
+    assert out.shape == (3, 4, 6)
+    assert (out[0] != out[1]).any() and (out[0] != out[2]).any()
+    # each model's masks are those of its own key: model i alone with key i gives out[i]
+    for i in range(len(models)):
+        alone = host(func.functional_call(models[0], (
+            {k: v[i] for k, v in params.items()}, {k: v[i] for k, v in buffers.items()}), (x,)))
+        np.testing.assert_allclose(out[i], alone, rtol=1e-6)
+    bn = [nn.Sequential(nn.Linear(6, 3), nn.BatchNorm1d(3)).to(DEVICE) for _ in range(2)]
+    p2, b2 = func.stack_module_state(bn)
+    with pytest.raises((RuntimeError, funcgrad.UnexpectedTracerError),
+                       match="running_mean|running_var|num_batches_tracked"):
+        func.vmap(lambda p, b, x: func.functional_call(bn[0], (p, b), (x,)),
+                  in_dims=(0, 0, None))(p2, b2, x)
