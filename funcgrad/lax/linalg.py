@@ -161,8 +161,8 @@ def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,
 
 def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Array, ...]:
     """``(q, r)`` of a (batch of) matrices: complete (``q`` square) unless
-    ``full_matrices=False``. Column pivoting (``pivoting=True``) is not provided (a
-    ``ValueError``), as in ``funcgrad.scipy.linalg.qr``.
+    ``full_matrices=False``; ``pivoting=True`` gives ``(q, r, p)``, column-pivoted QR
+    (LAPACK ``geqp3``'s permutation ``p``, int32, ``x[..., p] = q @ r``), as JAX's.
 
     Example:
         >>> import numpy as np
@@ -172,10 +172,7 @@ def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True) -> tuple
         ((3, 3), (3, 2))
     """
     _matrices("qr", x, square=False)
-    if pivoting:
-        raise ValueError("lax.linalg.qr: pivoting=True (column-pivoted QR) is not provided; "
-                         "use pivoting=False")
-    return tuple(_sla.qr(x, mode="full" if full_matrices else "economic"))
+    return tuple(_sla.qr(x, mode="full" if full_matrices else "economic", pivoting=pivoting))
 
 
 def schur(x: Array, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.errors import LinAlgShapeError
@@ -127,14 +128,56 @@ def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
     return cholesky(a, lower=lower), bool(lower)
 
 
+def _geqp3_permutation(a: Any) -> Any:
+    """LAPACK ``geqp3``'s column permutation (int32, ``(..., n)``) of each matrix of ``a``:
+    at step ``j`` the remaining column of largest residual norm (the first on ties) is swapped
+    into place ``j``, the residual norms downdated as LAPACK's ``laqp2`` does (recomputed when
+    cancellation would lose half the digits), so ties and their order are LAPACK's. Written
+    with array operations (``jit``/``vmap`` work); the permutation is piecewise constant, so it
+    carries no derivative."""
+    w = _ew.stop_gradient(a)
+    m, n = get_aval(w).shape[-2:]
+    real = numpy.empty(0, get_aval(w).dtype).real.dtype
+    tol3z = float(numpy.sqrt(numpy.finfo(real).eps / 2))
+    cols = fnp.arange(n)
+    batch = get_aval(w).shape[:-2]
+    perm = fnp.broadcast_to(cols.astype(numpy.int32), batch + (n,))
+    vn1 = fnp.linalg.norm(w, axis=-2)
+    vn2 = vn1
+    for j in range(min(m, n)):
+        p = fnp.argmax(fnp.where(cols >= j, vn1, -1.0), axis=-1)[..., None]
+        swap = fnp.where(cols == j, p, fnp.where(cols == p, j, cols))   # (..., n)
+        w = fnp.take_along_axis(w, fnp.broadcast_to(swap[..., None, :], batch + (m, n)), axis=-1)
+        perm, vn1, vn2 = (fnp.take_along_axis(v, swap, axis=-1) for v in (perm, vn1, vn2))
+        # one Gram-Schmidt step: the residual norms it leaves are those of LAPACK's
+        # Householder step (the part of each column below row j)
+        wj = w[..., :, j]
+        nj = fnp.linalg.norm(wj, axis=-1)[..., None]
+        q = wj / fnp.where(nj == 0, 1.0, nj)
+        rj = fnp.matmul(fnp.conj(q)[..., None, :], w)[..., 0, :]
+        later = cols > j
+        w = fnp.where(later, w - q[..., :, None] * rj[..., None, :], w)
+        ratio = fnp.abs(rj) / fnp.where(vn1 == 0, 1.0, vn1)
+        temp = fnp.maximum(1.0 - ratio * ratio, 0.0)
+        temp2 = temp * (vn1 / fnp.where(vn2 == 0, 1.0, vn2)) ** 2
+        recompute = temp2 <= tol3z
+        fresh = fnp.linalg.norm(w, axis=-2) if j + 1 < m else fnp.zeros_like(vn1)
+        update = later & (vn1 != 0)
+        vn1 = fnp.where(update, fnp.where(recompute, fresh, vn1 * fnp.sqrt(temp)), vn1)
+        vn2 = fnp.where(update & recompute, fresh, vn2)
+    return perm
+
+
 def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
        pivoting: bool = False, check_finite: bool = True) -> Any:
     """QR decomposition ``a = q @ r`` as ``scipy.linalg.qr``.
 
     ``mode``: ``"full"`` (``q`` ``(m, m)``, ``r`` ``(m, n)``), ``"economic"`` (``q``
     ``(m, k)``, ``r`` ``(k, n)``), ``"r"`` (the tuple ``(r,)``, ``r`` as in ``"full"``) or
-    ``"raw"`` (``((h, tau), r)``, LAPACK's Householder form; not differentiable). Column
-    pivoting (``pivoting=True``) is not supported.
+    ``"raw"`` (``((h, tau), r)``, LAPACK's Householder form; not differentiable).
+    ``pivoting=True`` is column-pivoted QR (LAPACK ``geqp3``), ``a[:, p] = q @ r``: the
+    permutation ``p`` (int32) is appended to the results; differentiable for a fixed ``p``
+    (as JAX's).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -142,12 +185,18 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
         >>> r
         array([[-5. , -2.2],
                [ 0. ,  0.4]])
+        >>> fsl.qr(np.array([[1.0, 3.0], [0.0, 4.0]]), pivoting=True, mode="r")[1]
+        array([1, 0], dtype=int32)
     """
-    if pivoting:
-        raise ValueError("qr: pivoting=True (column-pivoted QR) is not supported by "
-                         "funcgrad.scipy.linalg.qr; use pivoting=False")
     a = as_inexact(a)
     m, n = check_matrix("qr", a)
+    if mode not in ("full", "economic", "r", "raw"):
+        raise ValueError(f"qr: mode must be 'full', 'r', 'economic' or 'raw', got {mode!r}")
+    if pivoting:
+        perm = _geqp3_permutation(a)
+        batch = get_aval(a).shape[:-2]
+        a = fnp.take_along_axis(a, fnp.broadcast_to(perm[..., None, :], batch + (m, n)), axis=-1)
+        return (*qr(a, mode=mode), perm)
     if mode == "full":
         return tuple(fnp.linalg.qr(a, mode="complete"))
     if mode == "economic":
@@ -158,11 +207,9 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
             r = fnp.concatenate([r, const_like(r, numpy.zeros(get_aval(r).shape[:-2] + (m - n, n),
                                                           dtype=get_aval(r).dtype))], axis=-2)
         return (r,)
-    if mode == "raw":
-        h, tau = fnp.linalg.qr(a, mode="raw")
-        h = fnp.swapaxes(h, -1, -2)
-        return (h, tau), fnp.triu(h[..., : min(m, n), :])
-    raise ValueError(f"qr: mode must be 'full', 'r', 'economic' or 'raw', got {mode!r}")
+    h, tau = fnp.linalg.qr(a, mode="raw")
+    h = fnp.swapaxes(h, -1, -2)
+    return (h, tau), fnp.triu(h[..., : min(m, n), :])
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
@@ -473,11 +520,11 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:  # no
 
 def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
                 conjugate: bool = False, overwrite_a: bool = False,
-                overwrite_c: bool = False) -> tuple[Any, Any]:
+                overwrite_c: bool = False) -> tuple[Any, ...]:
     """``(c @ q, r)`` (``mode="right"``) or ``(q @ c, r)`` (``"left"``) for the economic QR
     decomposition ``a = q r`` (SciPy's and JAX's ``qr_multiply``); ``conjugate`` uses
-    ``conj(q)``; a 1-D ``c`` gives a 1-D product. Differentiable as :func:`qr`; column
-    pivoting is not provided (a ``ValueError``, as for :func:`qr`).
+    ``conj(q)``; a 1-D ``c`` gives a 1-D product. Differentiable as :func:`qr`;
+    ``pivoting=True`` pivots as :func:`qr` and appends the permutation ``p``.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -487,9 +534,7 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
     """
     if mode not in ("left", "right"):
         raise ValueError(f"qr_multiply: mode must be 'left' or 'right', got {mode!r}")
-    if pivoting:
-        raise ValueError("qr_multiply: pivoting=True (column-pivoted QR) is not supported")
-    q, r = qr(a, mode="economic")
+    q, r, *perm = qr(a, mode="economic", pivoting=pivoting)
     if conjugate:
         q = fnp.conj(q)
     c = fnp.asarray(c)
@@ -505,4 +550,4 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
         cq = fnp.matmul(q, c)
     else:
         cq = fnp.matmul(c, q)
-    return cq, r
+    return (cq, r, *perm)

@@ -12,8 +12,10 @@ import pytest
 from helpers import assert_allclose, dev, host
 
 import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad.scipy.linalg as fsl
 from funcgrad.errors import LinAlgShapeError
+from funcgrad.lax import linalg as linalg_lax
 
 A = np.array([[0.5, -1.0, 0.25], [0.75, 0.1, -0.4], [0.2, 0.3, -0.6]])
 B = np.array([[1.0, 2.0], [-1.0, 0.5], [0.3, 0.0]])
@@ -101,7 +103,6 @@ def test_bad_shapes_raise_linalg_shape_errors(call) -> None:
 
 @pytest.mark.parametrize("call,match", [
     (lambda: fsl.qr(np.eye(2), mode="bad"), "mode"),
-    (lambda: fsl.qr(np.eye(2), pivoting=True), "pivoting"),
     (lambda: fsl.solve(np.eye(2), np.ones(2), assume_a="weird"), "structure"),
     (lambda: fsl.solve_triangular(np.eye(2), np.ones(2), trans=3), "trans"),
     (lambda: fsl.eigh(np.eye(2), type=4), "type"),
@@ -140,3 +141,63 @@ def test_sqrtm_matches_scipy_and_differentiates() -> None:
     assert_allclose(funcgrad.vmap(fsl.sqrtm)(dev(np.stack([s, 2 * s]))),
                     np.stack([sl.sqrtm(s), sl.sqrtm(2 * s)]).astype(complex), rtol=1e-12,
                     atol=1e-12)
+
+
+# Column-pivoted QR: values from jax.scipy.linalg.qr(..., pivoting=True) (JAX 0.10.2, x64),
+# permutations equal to SciPy's (LAPACK geqp3).
+_PIV_A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0], [1.0, 0.0, 1.0]])
+_PIV_R = np.array([[-12.083045973594572, -8.110537708303205, -9.60022830778747],
+                   [0.0, -1.1041639743225555, -0.12406336790140948],
+                   [0.0, 0.0, 0.9056625856802978],
+                   [0.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("mode", ["full", "economic", "r"])
+def test_qr_pivoting_as_jax(mode) -> None:
+    out = fsl.qr(dev(_PIV_A), pivoting=True, mode=mode)
+    *factors, p = out
+    assert host(p).dtype == np.int32 and host(p).tolist() == [2, 0, 1]
+    r = host(factors[-1])
+    want_r = _PIV_R[:3] if mode == "economic" else _PIV_R
+    assert_allclose(r, want_r, rtol=1e-12, atol=1e-12)
+    if mode != "r":
+        assert_allclose(host(factors[0]) @ r, _PIV_A[:, [2, 0, 1]], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("a, perm", [
+    (np.eye(3), [0, 1, 2]),
+    (np.ones((3, 3)), [0, 1, 2]),                       # ties: LAPACK keeps the first
+    (np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]), [2, 1, 0]),  # rank one
+    (np.diag([1.0, 3.0, 2.0]), [1, 2, 0]),              # the swap moves column 0 to place 1
+    (np.zeros((0, 3)), [0, 1, 2]),
+])
+def test_qr_pivoting_permutations_are_lapacks(a, perm) -> None:
+    assert host(fsl.qr(dev(a), pivoting=True)[2]).tolist() == perm
+
+
+def test_qr_pivoting_batches_jits_and_differentiates() -> None:
+    from funcgrad.test_util import check_grads
+
+    stack = np.stack([_PIV_A, _PIV_A[:, ::-1]])
+    for f in (lambda x: fsl.qr(x, pivoting=True, mode="economic"),
+              funcgrad.vmap(lambda x: fsl.qr(x, pivoting=True, mode="economic")),
+              funcgrad.jit(lambda x: fsl.qr(x, pivoting=True, mode="economic"))):
+        q, r, p = f(dev(stack))
+        assert host(p).tolist() == [[2, 0, 1], [0, 2, 1]]
+        assert_allclose(host(r)[0], _PIV_R[:3], rtol=1e-12, atol=1e-12)
+        assert_allclose(host(r)[1], _PIV_R[:3], rtol=1e-12, atol=1e-12)
+    # jax.grad of sum(R^2 * arange(9).reshape(3, 3)), the permutation held fixed
+    g = funcgrad.grad(lambda x: fnp.sum(fsl.qr(x, pivoting=True, mode="economic")[1] ** 2
+                                        * fnp.arange(9.0).reshape(3, 3)))(dev(_PIV_A))
+    assert_allclose(host(g), np.array(
+        [[-3.9003965529466527, 4.080652608896428, 7.074542188745119],
+         [7.676545613965304, 22.812990611051255, -2.017865623633868],
+         [15.710877794937334, 32.46359858396183, -1.516736024955005],
+         [4.533138025674765, -9.755887332615051, 6.0509274251179415]]), rtol=1e-10, atol=1e-10)
+    check_grads(lambda x: fsl.qr(x, pivoting=True, mode="economic")[:2], (dev(_PIV_A),),
+                order=1, modes=("fwd", "rev"))
+    # lax.linalg.qr and qr_multiply pivot too (JAX's results: (q, r, p), (cq, r, p))
+    q, r, p = linalg_lax.qr(dev(_PIV_A), pivoting=True)
+    assert host(q).shape == (4, 4) and host(p).tolist() == [2, 0, 1]
+    cq, r, p = fsl.qr_multiply(dev(_PIV_A), dev(np.eye(4)[:2]), pivoting=True)
+    assert_allclose(host(cq) @ host(r), _PIV_A[:2, [2, 0, 1]], rtol=1e-12, atol=1e-12)
