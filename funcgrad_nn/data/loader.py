@@ -54,7 +54,7 @@ class LoaderOptionError(ValueError, AssertionError):
     """A DataLoader option PyTorch rejects with an assertion when iterating."""
 
 
-def _warn_worker_count(num_workers: int) -> None:
+def _warn_worker_count(num_workers: int, stacklevel: int = 4) -> None:
     # PyTorch's check when it starts workers: more processes than usable CPUs only slows the
     # loader down (or freezes a machine short of memory).
     try:
@@ -72,7 +72,7 @@ def _warn_worker_count(num_workers: int) -> None:
     warnings.warn(f"This DataLoader will create {num_workers} worker processes in total. "
                   f"{known}. Please be aware that excessive worker creation might get "
                   "DataLoader running slow or even freeze, lower the worker number to avoid "
-                  "potential slowness/freeze if necessary.", UserWarning, stacklevel=4)
+                  "potential slowness/freeze if necessary.", UserWarning, stacklevel=stacklevel)
 
 
 def _start_context(context: Any, num_workers: int) -> Any:
@@ -205,6 +205,8 @@ class DataLoader:
         self._workers_base_seed: int | None = None
         self._resume_base_seed: int | None = None
         self._initialized = True
+        if num_workers > 0:  # PyTorch checks here and again whenever workers start
+            _warn_worker_count(num_workers, stacklevel=3)
 
     _initialized = False
     # What the samplers were built from: changing one afterwards would be silently ignored.

@@ -526,12 +526,16 @@ def test_loader_options_are_frozen_after_construction():
 
 
 def test_too_many_workers_warn_as_pytorch(monkeypatch):
+    # PyTorch checks when the loader is made and again whenever its workers start.
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    loader = DataLoader(list(range(4)), batch_size=2, num_workers=2)
-    with pytest.warns(UserWarning, match="This DataLoader will create 2 worker processes in "
-                                         "total. Our suggested max number of worker in current "
-                                         "system is 1"):
+    message = ("This DataLoader will create 2 worker processes in total. Our suggested max "
+               "number of worker in current system is 1")
+    with pytest.warns(UserWarning, match=message) as made:
+        loader = DataLoader(list(range(4)), batch_size=2, num_workers=2)
+    assert made[0].filename == __file__
+    with pytest.warns(UserWarning, match=message) as started:
         assert [host(b).tolist() for b in loader] == [[0, 1], [2, 3]]
+    assert started[0].filename == __file__
 
 
 def test_collate_keeps_mutable_mapping_and_sequence_types():
