@@ -46,9 +46,12 @@ from funcgrad_nn.distributions.discrete import (
 from funcgrad_nn.distributions.distribution import Distribution
 from funcgrad_nn.distributions.kl import kl_divergence, register_kl
 from funcgrad_nn.distributions.more import (
+    FisherSnedecor,
     HalfCauchy,
     HalfNormal,
     InverseGamma,
+    Kumaraswamy,
+    LogisticNormal,
     MixtureSameFamily,
     Multinomial,
     NegativeBinomial,
@@ -88,8 +91,8 @@ from funcgrad_nn.distributions.transforms import (
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
-    "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "InverseGamma", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
+    "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "InverseGamma", "Kumaraswamy", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",

@@ -22,7 +22,7 @@ import funcgrad.numpy as fnp
 import funcgrad.random as frandom
 import funcgrad.scipy.special as fsp
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.continuous import Cauchy, Exponential, Gamma, Normal
+from funcgrad_nn.distributions.continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 from funcgrad_nn.distributions.discrete import Binomial, Categorical
 from funcgrad_nn.distributions.distribution import Distribution, _shape
 from funcgrad_nn.distributions.transformed import TransformedDistribution
@@ -31,6 +31,7 @@ from funcgrad_nn.distributions.transforms import (
     AffineTransform,
     ExpTransform,
     PowerTransform,
+    StickBreakingTransform,
 )
 from funcgrad_nn.distributions.utils import (
     broadcast_all,
@@ -40,8 +41,9 @@ from funcgrad_nn.distributions.utils import (
     probs_to_logits,
 )
 
-__all__ = ["HalfCauchy", "HalfNormal", "InverseGamma", "MixtureSameFamily", "Multinomial",
-           "NegativeBinomial", "Pareto", "Weibull"]
+__all__ = ["FisherSnedecor", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
+           "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial", "Pareto",
+           "Weibull"]
 
 _EULER = 0.57721566490153286060
 
@@ -560,3 +562,136 @@ class InverseGamma(TransformedDistribution):
     def entropy(self) -> Any:
         c = self.concentration
         return c + fnp.log(self.rate) + fsp.gammaln(c) - (1 + c) * fsp.digamma(c)
+
+
+class FisherSnedecor(Distribution):
+    """The F distribution with ``df1`` and ``df2`` degrees of freedom (a ratio of scaled
+    chi-squared variables; reparameterised through the Gamma sampler).
+
+    >>> import numpy as np
+    >>> d = FisherSnedecor(np.array(4.0), np.array(6.0))
+    >>> float(d.mean), round(float(d.log_prob(np.array(1.0))), 4)
+    (1.5, -0.8802)
+    """
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _expand_params = {"df1": 0, "df2": 0}
+
+    def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        super().__init__(tuple(self.df1.shape), validate_args=validate_args)
+
+    @property
+    def mean(self) -> Any:
+        df2 = fnp.where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self) -> Any:
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return fnp.where(self.df1 <= 2, math.nan, mode)
+
+    @property
+    def variance(self) -> Any:
+        df2 = fnp.where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2 ** 2 * (self.df1 + df2 - 2) / (self.df1 * (df2 - 2) ** 2 * (df2 - 4))
+
+    def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
+        k1, k2 = frandom.split(make_key(key, "FisherSnedecor.rsample", self._like))
+        x1 = Gamma(self.df1 * 0.5, self.df1, validate_args=False).rsample(sample_shape, key=k1)
+        x2 = Gamma(self.df2 * 0.5, self.df2, validate_args=False).rsample(sample_shape, key=k2)
+        tiny = float(numpy.finfo(numpy.dtype(x2.dtype)).tiny)
+        return fnp.maximum(x1 / fnp.maximum(x2, tiny), tiny)
+
+    def log_prob(self, value: Any) -> Any:
+        value = self._value(value)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = fsp.gammaln(ct1 + ct2) - fsp.gammaln(ct1) - fsp.gammaln(ct2)
+        t2 = ct1 * fnp.log(ct3) + (ct1 - 1) * fnp.log(value)
+        t3 = (ct1 + ct2) * fnp.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+def _kumaraswamy_moment(a: Any, b: Any, n: int) -> Any:
+    arg1 = 1 + n / a
+    return b * fnp.exp(fsp.gammaln(arg1) + fsp.gammaln(b) - fsp.gammaln(arg1 + b))
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution on ``(0, 1)`` (a Beta look-alike with a closed-form
+    cdf, reparameterised through its inverse cdf).
+
+    >>> import numpy as np
+    >>> d = Kumaraswamy(np.array(2.0), np.array(3.0))
+    >>> round(float(d.mean), 4), round(float(d.log_prob(np.array(0.5))), 4)
+    (0.4571, 0.5232)
+    """
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+    _expand_params = {"concentration1": 0, "concentration0": 0}
+
+    def __init__(self, concentration1: Any, concentration0: Any,
+                 validate_args: bool | None = None) -> None:
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base = Uniform(fnp.zeros_like(self.concentration0), fnp.ones_like(self.concentration0),
+                       validate_args=validate_args)
+        super().__init__(base, [PowerTransform(exponent=1 / self.concentration0),
+                                AffineTransform(loc=1.0, scale=-1.0),
+                                PowerTransform(exponent=1 / self.concentration1)],
+                         validate_args=validate_args)
+
+    @property
+    def mean(self) -> Any:
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self) -> Any:
+        a, b = self.concentration1, self.concentration0
+        # ((a - 1) / (a b - 1)) ** (1 / a); torch 2.13's expression is NaN whenever b > 1
+        # (it takes log1p(-b)), so here the mode is the true one
+        log_mode = fnp.log((a - 1) / (a * b - 1)) / a
+        return fnp.where((b < 1) | (a < 1), math.nan, fnp.exp(log_mode))
+
+    @property
+    def variance(self) -> Any:
+        return (_kumaraswamy_moment(self.concentration1, self.concentration0, 2)
+                - self.mean ** 2)
+
+    def entropy(self) -> Any:
+        a, b = self.concentration1, self.concentration0
+        t1, t0 = 1 - 1 / a, 1 - 1 / b
+        h0 = fsp.digamma(b + 1) + _EULER
+        return t0 + t1 * h0 - fnp.log(a) - fnp.log(b)
+
+
+class LogisticNormal(TransformedDistribution):
+    """A normal vector of length ``K - 1`` pushed onto the ``K``-simplex by stick breaking.
+
+    >>> import numpy as np
+    >>> d = LogisticNormal(np.zeros(2), np.ones(2))
+    >>> d.event_shape, round(float(d.rsample(key=0).sum()), 6)
+    ((3,), 1.0)
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand((1,))
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    @property
+    def loc(self) -> Any:
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self) -> Any:
+        return self.base_dist.base_dist.scale

@@ -18,6 +18,9 @@ from tests.helpers import dev, host
 HERE = pathlib.Path(__file__).parent / "fixtures"
 DATA = json.loads((HERE / "distributions.json").read_text())
 RTOL = 1e-8
+#: where torch 2.13 is wrong and the fixture is not the reference: Kumaraswamy's mode is NaN
+#: there for every b > 1 (it takes log1p(-b)); test_kumaraswamy_mode checks the true one
+TORCH_WRONG = {("Kumaraswamy", "mode")}
 
 
 def _arr(v):
@@ -71,7 +74,7 @@ def test_distribution_values(case, jit):
         d = _make(name, {**fixed, **p})
         out = {"log_prob": d.log_prob(v)}
         for attr in ("mean", "mode", "variance", "stddev"):
-            if attr in case:
+            if attr in case and (name, attr) not in TORCH_WRONG:
                 out[attr] = getattr(d, attr)
         if "entropy" in case:
             out["entropy"] = d.entropy()
@@ -224,3 +227,13 @@ def test_biject_to_and_transform_to(case):
             _close(t.log_abs_det_jacobian(x, y), case[name]["ladj"],
                    f"{name}({case['constraint']}).log_abs_det_jacobian")
         assert np.all(np.asarray(host(c.check(y)))), f"{name}: the image is outside {c!r}"
+
+
+def test_kumaraswamy_mode():
+    """The mode maximises the density (torch's expression is NaN here, see TORCH_WRONG)."""
+    a, b = np.array([2.0, 3.0]), np.array([3.0, 1.5])
+    d = D.Kumaraswamy(dev(a), dev(b))
+    grid = np.linspace(1e-4, 1 - 1e-4, 200001)
+    lp = np.asarray(host(d.log_prob(dev(np.stack([grid, grid], -1)))))
+    np.testing.assert_allclose(host(d.mode), grid[lp.argmax(0)], atol=1e-4)
+    assert np.isnan(host(D.Kumaraswamy(0.5, 2.0).mode))
