@@ -9,8 +9,9 @@ An int seed ``s`` reproduces PyTorch's order exactly: it becomes a Mersenne Twis
 seeded as ``torch.Generator().manual_seed(s)`` is, and a Generator over ``MT19937`` is drawn
 from with PyTorch's algorithms (``torch.randperm``'s shuffle, ``torch.randint``'s modulo,
 the DataLoader's 64-bit base seed), so ``random_split``, ``RandomSampler``,
-``SubsetRandomSampler``, ``WeightedRandomSampler`` (with replacement, ``num_samples > 1``:
-``torch.multinomial``'s other paths are not reproduced) and a shuffling ``DataLoader`` given
+``SubsetRandomSampler``, ``WeightedRandomSampler`` (``torch.multinomial``'s two paths: the
+inverse-CDF search with replacement, the exponential race without replacement or for one
+sample) and a shuffling ``DataLoader`` given
 ``generator=s`` visit the indices PyTorch's do for ``generator=torch.Generator().manual_seed(s)``,
 epoch after epoch. Other Generators (``np.random.default_rng``) use NumPy's own algorithms.
 :class:`DistributedSampler` reproduces PyTorch's indices for every seed and epoch.
@@ -97,6 +98,12 @@ def randint(gen: np.random.Generator, n: int, size: int) -> list[int]:
     if bits is None or n >= 2**32:
         return gen.integers(0, n, size=size).tolist()
     return ((bits.random_raw(size) & 0xFFFFFFFF) % n).tolist()
+
+
+def _uniform53(bits: np.random.MT19937, n: int) -> np.ndarray:
+    # PyTorch's uniform doubles on the CPU: 53 bits of a 64-bit draw (high word first).
+    hi, lo = (bits.random_raw(2 * n) & 0xFFFFFFFF).reshape(-1, 2).T
+    return (((hi << 32) | lo) & (2**53 - 1)).astype(np.float64) * 2.0**-53
 
 
 def random_seed(gen: np.random.Generator) -> int:
@@ -254,14 +261,22 @@ class WeightedRandomSampler(Sampler):
         bits = _torch_stream(gen)
         if bits is not None and self.replacement and self.num_samples > 1:
             # torch.multinomial's sampling with replacement: one 53-bit uniform double per
-            # draw (from a 64-bit draw, high word first), searched in the normalised
-            # cumulative weights.
-            hi, lo = (bits.random_raw(2 * self.num_samples) & 0xFFFFFFFF).reshape(-1, 2).T
-            u = (((hi << 32) | lo) & (2**53 - 1)).astype(np.float64) * 2.0**-53
+            # draw, searched in the normalised cumulative weights.
             cum = np.cumsum(self.weights)
             cum /= cum[-1]
             cum[-1] = 1.0
-            yield from np.searchsorted(cum, u, side="left").tolist()
+            yield from np.searchsorted(cum, _uniform53(bits, self.num_samples),
+                                       side="left").tolist()
+            return
+        if bits is not None:
+            # torch.multinomial's other path (without replacement, or one sample): the
+            # exponential race, argmax / top-k of weights / Exp(1), one Exp(1) per weight
+            # as exponential_ draws it on the CPU, -log1p(-u).
+            race = self.weights / -np.log1p(-_uniform53(bits, len(self.weights)))
+            if self.num_samples == 1:
+                yield int(np.argmax(race))
+                return
+            yield from np.argsort(-race, kind="stable")[:self.num_samples].tolist()
             return
         p = self.weights / self.weights.sum()
         yield from gen.choice(len(p), size=self.num_samples, replace=self.replacement,

@@ -665,3 +665,20 @@ def test_string_columns_of_namedtuples_stay_tuples_as_pytorchs():
     P = namedtuple("P", "name v")
     out = default_collate([P("a", 1), P("b", 2)])
     assert type(out) is P and out.name == ("a", "b") and host(out.v).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("num_samples, replacement, seed, expected", [
+    (1, True, 0, [[1], [1], [4]]),
+    (1, False, 3, [[0], [4], [4]]),
+    (3, False, 0, [[1, 4, 3], [1, 3, 4], [4, 1, 5]]),
+    (5, False, 7, [[1, 3, 0, 4, 5], [4, 5, 1, 0, 3], [4, 1, 0, 3, 5]]),
+])
+def test_weighted_sampler_without_replacement_or_one_sample_draws_as_pytorch(
+        num_samples, replacement, seed, expected):
+    # torch.utils.data.WeightedRandomSampler(weights, num_samples, replacement,
+    #     generator=torch.Generator().manual_seed(seed)), three passes: torch.multinomial's
+    # exponential race (argmax / top-k of weights / Exp(1)).
+    weights = [0.1, 0.9, 0.0, 0.4, 0.7, 0.2]
+    sampler = WeightedRandomSampler(weights, num_samples, replacement=replacement,
+                                    generator=seed)
+    assert [list(sampler) for _ in range(3)] == expected
