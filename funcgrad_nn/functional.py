@@ -930,6 +930,10 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     if num_groups <= 0 or c % num_groups:
         raise ValueError(f"group_norm: num_channels {c} must be divisible by num_groups "
                          f"{num_groups}")
+    if n * c // num_groups * math.prod(input.shape[2:]) == 1:
+        # PyTorch's check (its _verify_batch_size on the (N * C / G, G, *S) view).
+        raise ValueError(f"group_norm: expected more than 1 value per channel when training, "
+                         f"got input shape {tuple(input.shape)} with {num_groups} groups")
     # Sizes spelled out: -1 cannot be inferred from an empty batch.
     g = fnp.reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
     mean = fnp.mean(g, axis=-1, keepdims=True)
@@ -1396,8 +1400,15 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, fname: str
 
 
 def _relu0(z: Any) -> Any:
-    # max(z, 0) with gradient 0 at z == 0, as PyTorch's clamp_min/`z > 0` kernels.
+    # max(z, 0) with gradient 0 at z == 0, as PyTorch's `z > 0` kernels (multi_margin_loss,
+    # multilabel_margin_loss).
     return fnp.where(z > 0, z, 0)
+
+
+def _clamp_min0(z: Any) -> Any:
+    # max(z, 0) with gradient 1 at z == 0, as PyTorch's clamp_min (the margin, hinge,
+    # cosine embedding and triplet losses).
+    return fnp.where(z >= 0, z, 0)
 
 
 def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0.0,
@@ -1416,7 +1427,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
                          f"sizes: input1: {tuple(fnp.shape(input1))}, input2: "
                          f"{tuple(fnp.shape(input2))}, target: {tuple(fnp.shape(target))}")
     target = _as_input_dtype(target, input1)
-    return _reduce(_relu0(-target * (input1 - input2) + margin), reduction, fname)
+    return _reduce(_clamp_min0(-target * (input1 - input2) + margin), reduction, fname)
 
 
 def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_average: Any = None,
@@ -1430,7 +1441,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_aver
     fname = "hinge_embedding_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     # PyTorch's formula: entries with a target other than +-1 get both terms.
-    loss = fnp.where(target != 1, _relu0(margin - input), 0) + \
+    loss = fnp.where(target != 1, _clamp_min0(margin - input), 0) + \
         fnp.where(target != -1, input, 0)
     return _reduce(loss, reduction, fname)
 
@@ -1473,7 +1484,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     prod = fnp.sum(input1 * input2, axis=-1)
     mag = (fnp.sum(input1 * input1, axis=-1) + eps) * (fnp.sum(input2 * input2, axis=-1) + eps)
     cos = prod / fnp.sqrt(mag)
-    loss = fnp.where(target == 1, 1 - cos, 0) + fnp.where(target == -1, _relu0(cos - margin), 0)
+    loss = fnp.where(target == 1, 1 - cos, 0) + fnp.where(target == -1, _clamp_min0(cos - margin), 0)
     return _reduce(loss, reduction, fname)
 
 
@@ -1502,7 +1513,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = fnp.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(_relu0(margin + d_pos - d_neg), reduction, fname)
+    return _reduce(_clamp_min0(margin + d_pos - d_neg), reduction, fname)
 
 
 def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any, *,
@@ -1525,7 +1536,7 @@ def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any,
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_neg = fnp.minimum(d_neg, dist(positive, negative))
-    return _reduce(_relu0(margin + d_pos - d_neg), reduction, fname)
+    return _reduce(_clamp_min0(margin + d_pos - d_neg), reduction, fname)
 
 
 def _class_rows(input: Any, target: Any, fname: str) -> tuple[Any, Any, bool]:

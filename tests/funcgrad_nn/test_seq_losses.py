@@ -101,12 +101,15 @@ def test_smooth_losses_match_finite_differences(fn, args):
 
 
 def test_hinge_losses_have_pytorch_subgradient_at_the_kink():
-    # max(0, z) has gradient 0 at z == 0, as PyTorch's kernels.
+    # These two are clamp_min(z, 0) in PyTorch, whose gradient at z == 0 is 1 (torch 2.13:
+    # x.grad is [-1.] for both calls); the multi-margin kernels' strict z > 0 gives 0 there.
     g = funcgrad.grad(lambda x: F.margin_ranking_loss(x, np.zeros(1), np.ones(1)))(
         np.zeros(1))
-    assert g.tolist() == [0.0]
+    assert g.tolist() == [-1.0]
     g = funcgrad.grad(lambda x: F.hinge_embedding_loss(x, -np.ones(1)))(np.ones(1))
-    assert g.tolist() == [0.0]
+    assert g.tolist() == [-1.0]
+    g = funcgrad.grad(lambda x: F.multi_margin_loss(x, np.array([0])))(np.array([[1.0, 0.0]]))
+    assert g.tolist() == [[0.0, 0.0]]
 
 
 def test_multilabel_margin_against_a_loop():

@@ -1,7 +1,8 @@
 """Names PyTorch users reach for that funcgrad_nn lacked (``CrossMapLRN2d``, ``F.conv_tbc``,
 ``F.grad``'s convolution gradients, ``F.native_channel_shuffle``, the grid-sample mode
 tables) beyond the values in ``test_sweep_fixtures.py``: their derivatives, transformations
-and errors; plus PyTorch's refusals (instance norm over one element, ``Module.bfloat16``)."""
+and errors; plus PyTorch's refusals (instance and group norm over one element,
+``Module.bfloat16``)."""
 
 from __future__ import annotations
 
@@ -97,3 +98,12 @@ def test_instance_norm_refuses_one_spatial_element(shape):
 def test_bfloat16_says_why_not():
     with pytest.raises(TypeError, match="NumPy has no bfloat16"):
         nn.Linear(2, 2).bfloat16()
+
+
+@pytest.mark.parametrize("shape, groups", [((1, 2, 1), 2), ((1, 2), 2), ((1, 1), 1)])
+def test_group_norm_refuses_one_value_per_group(shape, groups):
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.group_norm(np.ones(shape), groups)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        nn.GroupNorm(groups, shape[1])(np.ones(shape, np.float32))
+    assert F.group_norm(np.ones((1, 2, 1)), 1).shape == (1, 2, 1)  # two values per group
