@@ -152,3 +152,8 @@ __all__ = [
     "LinearCrossEntropyLoss", "NLLLoss2d",
 ]
 __all__ += [n for n in _layer_names if n not in __all__]
+
+# torch.nn.modules' and torch.nn.parameter's layouts, last: they look the classes up here.
+from funcgrad_nn import modules, parameter  # noqa: E402
+
+__all__ += ["modules", "parameter"]

@@ -107,3 +107,26 @@ def test_group_norm_refuses_one_value_per_group(shape, groups):
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         nn.GroupNorm(groups, shape[1])(np.ones(shape, np.float32))
     assert F.group_norm(np.ones((1, 2, 1)), 1).shape == (1, 2, 1)  # two values per group
+
+
+def test_torch_nn_modules_layout_holds_the_same_classes():
+    # Ported code: weight-decay filters test isinstance against torch.nn.modules' bases.
+    from funcgrad_nn.modules.batchnorm import _BatchNorm, _NormBase
+    from funcgrad_nn.modules.conv import _ConvNd, _ConvTransposeNd
+    from funcgrad_nn.modules.instancenorm import _InstanceNorm
+    from funcgrad_nn.modules.loss import _Loss
+    from funcgrad_nn.modules.utils import _ntuple, _pair, _quadruple, _single, _triple
+
+    assert isinstance(nn.SyncBatchNorm(2), _BatchNorm) and isinstance(nn.LazyBatchNorm1d(),
+                                                                      _BatchNorm)
+    assert isinstance(nn.InstanceNorm1d(2), (_InstanceNorm, _NormBase))
+    assert isinstance(nn.ConvTranspose2d(1, 1, 1), (_ConvNd, _ConvTransposeNd))
+    assert isinstance(nn.MSELoss(), _Loss) and nn.modules.loss.MSELoss is nn.MSELoss
+    assert nn.modules.activation.MultiheadAttention is nn.MultiheadAttention
+    assert nn.modules.sparse.Embedding is nn.Embedding and nn.modules.Conv2d is nn.Conv2d
+    assert nn.modules.rnn.RNNCellBase is nn.RNNCellBase
+    assert (_single(2), _pair(3), _triple([1, 2, 3]), _quadruple(0)) == (
+        (2,), (3, 3), (1, 2, 3), (0, 0, 0, 0))
+    assert _ntuple(2)("ab") == ("a", "b")  # an iterable, as torch 2.13's
+    from funcgrad_nn.parameter import Buffer, Parameter
+    assert Parameter is nn.Parameter and Buffer is nn.Buffer
