@@ -38,7 +38,9 @@ from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from funcgrad.avals import get_aval
-from funcgrad.core import Primitive, user_source_info
+from funcgrad.core import Primitive, current_trace, eval_trace, user_source_info
+from funcgrad.debug.callback import callback as debug_callback
+from funcgrad.debug.callback import debug_callback_p
 from funcgrad.debug.instrument import instrumented
 from funcgrad.interpreters.cost import eqn_cost
 from funcgrad.ir import Eqn, Var
@@ -450,6 +452,9 @@ class _Recorder:
 
     def around(self, prim: Primitive, args: Sequence[Any], params: dict, eqn: Eqn | None,
                run: Callable[[], list]) -> list:
+        if prim is debug_callback_p and getattr(params.get("callback"), "name", None) \
+                in _RANGE_MARKERS:
+            return run()  # a record_function range's marker: the range is the event
         name = prim.name
         call_name = params.get("name") if params else None
         kind = "op"
@@ -501,6 +506,10 @@ def _nbytes(values: Sequence[Any]) -> int:
 
 
 _active: ContextVar[profile | None] = ContextVar("funcgrad_profiler", default=None)
+_STAGED = object()  # a record_function entry whose range was staged as markers
+#: set while a profile is entered (started), recording or not (a schedule's wait steps): a
+#: function traced then stages its record_function ranges as markers
+_session: ContextVar[bool] = ContextVar("funcgrad_profiler_session", default=False)
 
 
 class profile:  # noqa: N801  (PyTorch's name)
@@ -546,6 +555,7 @@ class profile:  # noqa: N801  (PyTorch's name)
         self._stack: list[FunctionEvent] = []
         self._ctx: instrumented | None = None
         self._token: Any = None
+        self._session_token: Any = None
         self._ids = 0
 
     # -- recording ------------------------------------------------------------------------
@@ -597,6 +607,8 @@ class profile:  # noqa: N801  (PyTorch's name)
     def start(self) -> None:
         if not self.enabled or self._ctx is not None:
             return
+        if self._session_token is None:
+            self._session_token = _session.set(True)
         self.step_num = 0
         self._action = (ProfilerAction.RECORD if self.schedule is None
                         else self.schedule(0))
@@ -606,6 +618,12 @@ class profile:  # noqa: N801  (PyTorch's name)
     def stop(self) -> None:
         if not self.enabled:
             return
+        if self._session_token is not None:
+            try:
+                _session.reset(self._session_token)
+            except ValueError:  # stopped in another context than it started in
+                _session.set(False)
+            self._session_token = None
         recording = self._ctx is not None
         self._end()
         if recording:
@@ -732,9 +750,38 @@ class profile:  # noqa: N801  (PyTorch's name)
         os.replace(tmp, path)  # atomic: a reader never sees half a file
 
 
+def _range_enter(name: str) -> None:
+    """Open the range ``name`` in the active profile (a marker's callback, at run time)."""
+    prof = _active.get()
+    if prof is not None:
+        prof._open(FunctionEvent(name, "range", [] if prof.record_shapes else None, ""))
+
+
+def _range_exit(name: str) -> None:
+    """Close the innermost open range ``name`` of the active profile."""
+    prof = _active.get()
+    if prof is None:
+        return
+    for ev in reversed(prof._stack):
+        if ev.kind == "range" and ev.name == name:
+            prof._close(ev)
+            return
+
+
+#: the names of the marker callbacks a record_function inside a traced function stages
+_RANGE_MARKERS = frozenset((_range_enter.__name__, _range_exit.__name__))
+
+
 class record_function:  # noqa: N801  (PyTorch's name)
     """A named range in the profile (context manager or decorator); a no-op when no profile
     is active.
+
+    A function traced (``jit``, ``grad``, ``vmap``...) inside a ``with profile(...)`` block
+    stages the range as two markers (:func:`funcgrad.debug.callback`s that do nothing unless
+    a profile records when they run), so a jitted function's ranges show in every profiled
+    call, as PyTorch keeps ``record_function`` ranges in compiled code; their events contain
+    the equations between the markers. A function compiled before any profile was entered has
+    no markers (its ranges are not seen; nothing is added to its compiled code).
 
     Example:
         >>> with record_function("setup"):
@@ -748,6 +795,10 @@ class record_function:  # noqa: N801  (PyTorch's name)
         self._open: list[tuple[profile, FunctionEvent]] = []
 
     def __enter__(self) -> record_function:
+        if _session.get() and current_trace() is not eval_trace:
+            debug_callback(_range_enter, self.name)
+            self._open.append(_STAGED)  # type: ignore[arg-type]
+            return self
         prof = _active.get()
         if prof is not None:
             ev = FunctionEvent(self.name, "range", [] if prof.record_shapes else None, "")
@@ -759,6 +810,10 @@ class record_function:  # noqa: N801  (PyTorch's name)
 
     def __exit__(self, *exc: Any) -> None:
         entry = self._open.pop()
+        if entry is _STAGED:
+            if exc[0] is None:  # (a failed trace has no program to mark)
+                debug_callback(_range_exit, self.name)
+            return
         if entry is not None:
             prof, ev = entry
             prof._close(ev)

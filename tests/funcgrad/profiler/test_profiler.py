@@ -312,3 +312,38 @@ def test_with_flops_counts_matmuls_and_elementwise_work_as_torch(transform):
     with profile() as plain:          # off by default: no column
         f(x, w)
     assert "FLOPs" not in plain.key_averages().table()
+
+
+def _blocked(x):
+    with record_function("block_a"):
+        y = fnp.sin(x) * 2.0
+    return fnp.sum(fnp.cos(y))
+
+
+def test_record_function_ranges_inside_jit_show_in_every_profiled_call():
+    # torch keeps record_function ranges in compiled code; a jitted function's ranges were
+    # seen only while it was traced (timing the trace), not when it ran
+    from funcgrad.profiler import schedule
+
+    f = funcgrad.jit(_blocked)
+    seen = []
+    with profile(schedule=schedule(wait=1, warmup=1, active=2),
+                 on_trace_ready=lambda p: seen.append(p)) as prof:
+        for _ in range(5):
+            f(X)       # traced in the (not recording) wait step
+            prof.step()
+    (p,) = seen
+    counts = {e.key: e.count for e in p.key_averages()}
+    assert counts["block_a"] == 2 and counts["jit(_blocked)"] == 2 and counts["sin"] == 2
+    block = next(e for e in p.events() if e.name == "block_a")
+    assert [c.name for c in block.cpu_children] == ["sin", "mul"]
+    assert block.cpu_parent.name == "jit(_blocked)" and block.is_user_annotation
+    assert "debug_callback" not in counts          # the markers are not events
+    # under grad and vmap too
+    with profile() as prof:
+        funcgrad.vmap(funcgrad.grad(_blocked))(np.ones((3, 4)))
+    assert {e.key: e.count for e in prof.key_averages()}["block_a"] == 1
+    # a function traced outside any profile gets no markers (nothing added to its code)
+    closed = funcgrad.make_jaxpr(_blocked)(X)
+    assert "debug_callback" not in [e.prim.name for e in closed.jaxpr.eqns]
+    assert_close(f(X), _blocked(X))
