@@ -184,8 +184,15 @@ class History(list):
         _atomic_write_text(path, buf.getvalue())
 
     def to_json(self, path: str | os.PathLike) -> None:
-        """Write the rows as a JSON list (atomically)."""
-        _atomic_write_text(path, json.dumps(list(self), indent=1) + "\n")
+        """Write the rows as a JSON list (atomically); NumPy/device scalars and arrays a
+        callback logged become numbers and nested lists."""
+        _atomic_write_text(path, json.dumps(list(self), indent=1, default=_jsonable) + "\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic) or is_array(value):
+        return funcgrad.to_numpy(value).tolist()
+    raise TypeError(f"History.to_json: cannot write a {type(value).__name__} ({value!r:.60})")
 
 
 def _atomic_write_text(path: str | os.PathLike, text: str) -> None:

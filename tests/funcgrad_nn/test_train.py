@@ -158,6 +158,20 @@ def test_distributed_samplers_are_told_the_epoch(tmp_path):
     assert run(3, resume=True) == expected[2:]
 
 
+def test_numpy_values_a_callback_logs_are_written_to_history_json(tmp_path):
+    class LogF1:
+        def on_epoch_end(self, trainer, epoch, logs):
+            logs["f1"] = np.float32(0.5)
+            logs["confusion"] = dev(np.eye(2))
+
+    x, y = _data(32)
+    m = _model(dropout=False)
+    fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), [(x, y)], epochs=1,
+        callbacks=[LogF1()], log_dir=tmp_path, progress=False, plot=False)
+    row = json.load(open(tmp_path / "history.json"))[0]
+    assert row["f1"] == 0.5 and row["confusion"] == [[1.0, 0.0], [0.0, 1.0]]
+
+
 def test_resume_from_another_models_checkpoint_is_a_clear_error(tmp_path):
     _run(tmp_path, 1)
     other = nn.Linear(4, 3)
