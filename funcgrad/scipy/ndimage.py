@@ -120,11 +120,15 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int = 1,  # n
         per_dim.append(fixed)
 
     work_dt = numpy.result_type(xdt, cdt) if xdt.kind in "fc" else cdt
-    xw = x.astype(work_dt)
+    # Gathers from the flattened input with fnp.take: a host (NumPy) input indexed by traced
+    # coordinates (under jit or vmap) must go through funcgrad's gather, not NumPy indexing.
+    flat = fnp.reshape(x.astype(work_dt), (-1,))
+    strides = [int(numpy.prod(shape[d + 1:], dtype=numpy.int64)) for d in range(len(shape))]
     result = None
     for combo in itertools.product(*per_dim):
         idxs, valids, weights = zip(*combo)
-        vals = xw[tuple(idxs)]
+        vals = fnp.take(flat, functools.reduce(
+            operator.add, [i * st for i, st in zip(idxs, strides)]))
         checks = [v for v in valids if v is not None]
         if checks:
             vals = fnp.where(functools.reduce(operator.and_, checks), vals,

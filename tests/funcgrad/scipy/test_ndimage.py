@@ -54,3 +54,24 @@ def test_gradients_match_jax(mode: str) -> None:
 def test_bad_arguments(call, err, match) -> None:
     with pytest.raises(err, match=match):
         call()
+
+
+@pytest.mark.parametrize("mode, want", [
+    ("nearest", [1.0, 4.5, 0.65, 8.5]),
+    ("mirror", [1.0, 4.85, 1.4, 7.05]),
+    ("grid-wrap", [1.0, 5.9, 2.9, 3.7]),
+    ("constant", [1.0, 2.0, 2.0, 2.0]),
+])
+def test_traced_coordinates_into_host_input(mode, want) -> None:
+    # An image closed over (a NumPy array in the cpu pass), sampled at traced coordinates
+    # (jit, vmap): the gather goes through funcgrad (NumPy indexing raised
+    # TracerArrayConversionError). Values from SciPy.
+    img = dev(np.arange(20.0).reshape(4, 5) * 0.5 - 1)
+    co = np.array([[0.5, 2.2, -0.3, 3.4], [1.5, -0.7, 3.3, 4.9]])
+
+    def f(c):
+        return fnd.map_coordinates(img, c, order=1, mode=mode, cval=2.0)
+
+    assert_allclose(funcgrad.jit(f)(dev(co)), np.array(want), rtol=1e-12, atol=1e-12)
+    per_point = funcgrad.vmap(lambda c: f(c[:, None])[0])(dev(co.T))
+    assert_allclose(per_point, np.array(want), rtol=1e-12, atol=1e-12)
