@@ -46,6 +46,7 @@ from funcgrad_nn.distributions.discrete import (
 from funcgrad_nn.distributions.distribution import Distribution
 from funcgrad_nn.distributions.kl import kl_divergence, register_kl
 from funcgrad_nn.distributions.more import (
+    ContinuousBernoulli,
     FisherSnedecor,
     HalfCauchy,
     HalfNormal,
@@ -56,6 +57,7 @@ from funcgrad_nn.distributions.more import (
     Multinomial,
     NegativeBinomial,
     Pareto,
+    VonMises,
     Weibull,
 )
 from funcgrad_nn.distributions.multivariate import LowRankMultivariateNormal, MultivariateNormal
@@ -90,10 +92,10 @@ from funcgrad_nn.distributions.transforms import (
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
-    "Chi2", "ComposeTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+    "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
     "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "InverseGamma", "Kumaraswamy", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
-    "Pareto", "Weibull",
+    "Pareto", "VonMises", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "ReshapeTransform", "RelaxedOneHotCategorical", "SigmoidTransform",

@@ -43,7 +43,7 @@ from funcgrad_nn.distributions.discrete import (
     Poisson,
 )
 from funcgrad_nn.distributions.distribution import Distribution
-from funcgrad_nn.distributions.more import HalfNormal, Pareto
+from funcgrad_nn.distributions.more import ContinuousBernoulli, HalfNormal, Pareto
 from funcgrad_nn.distributions.multivariate import (
     LowRankMultivariateNormal,
     MultivariateNormal,
@@ -201,6 +201,14 @@ def _kl_categorical_categorical(p: Any, q: Any) -> Any:
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehotcategorical_onehotcategorical(p: Any, q: Any) -> Any:
     return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p: Any, q: Any) -> Any:
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + fnp.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - fnp.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Cauchy, Cauchy)
@@ -387,6 +395,37 @@ def _kl_lowrank_mvn(p: Any, q: Any) -> Any:
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p: Any, q: Any) -> Any:
     return -p.entropy() - (p.probs * fnp.log(q.rate) - q.rate)
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p: Any, q: Any) -> Any:
+    return (-p.entropy() - p.mean * q.logits - fnp.log1p(-q.probs)
+            - q._cont_bern_log_norm())
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p: Any, q: Any) -> Any:
+    return -p.entropy() - fnp.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p: Any, q: Any) -> Any:
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale) ** 2) + fnp.log(q.scale)
+    t3 = (p.variance + p.mean ** 2 - 2.0 * q.loc * p.mean) / (2.0 * q.scale ** 2)
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p: Any, q: Any) -> Any:
+    result = -p.entropy() + fnp.log(q.high - q.low)
+    return fnp.where((q.low >= 0.0) | (q.high <= 1.0), math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p: Any, q: Any) -> Any:
+    result = (-p.entropy() - p.mean * q.logits - fnp.log1p(-q.probs)
+              - q._cont_bern_log_norm())
+    return fnp.where((p.high >= 1.0) | (p.low <= 0.0), math.inf, result)
 
 
 @register_kl(Beta, Exponential)

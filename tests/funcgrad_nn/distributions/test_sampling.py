@@ -43,6 +43,7 @@ MOMENT_CASES = [
     ("InverseGamma", lambda: D.InverseGamma(A(9.0, 12.0), A(2.0, 1.0))),
     ("NegativeBinomial", lambda: D.NegativeBinomial(A(3.0, 0.7), probs=A(0.4, 0.2))),
     ("FisherSnedecor", lambda: D.FisherSnedecor(A(5.0, 8.0), A(12.0, 20.0))),
+    ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(probs=A(0.2, 0.5, 0.9))),
     ("Kumaraswamy", lambda: D.Kumaraswamy(A(2.0, 0.7), A(3.0, 1.5))),
     ("Multinomial", lambda: D.Multinomial(5, probs=A([0.2, 0.3, 0.5], [0.6, 0.2, 0.2]))),
     ("MixtureSameFamily", lambda: D.MixtureSameFamily(
@@ -99,6 +100,24 @@ def test_categorical_frequencies(make):
     for b in range(2):
         freq = np.bincount(x[:, b], minlength=3) / N
         assert np.all(np.abs(freq - p[b]) <= 5 * np.sqrt(p[b] * (1 - p[b]) / N))
+
+
+def test_von_mises_circular_moments():
+    """The mean direction is loc and 1 - |E exp(i x)| the circular variance, within five
+    standard errors; samples lie in [-pi, pi); the sampler runs under jit and vmap."""
+    d = D.VonMises(A(0.5, -2.0, 3.0), A(2.0, 0.1, 50.0))
+    x = np.asarray(host(d.sample((N,), key=6)))
+    assert x.shape == (N, 3) and x.min() >= -np.pi and x.max() < np.pi
+    c = np.cos(x - host(d.loc))
+    s = np.sin(x - host(d.loc))
+    var = np.asarray(host(d.variance))
+    assert np.all(np.abs((1 - c.mean(0)) - var) <= 5 * c.std(0) / np.sqrt(N))
+    assert np.all(np.abs(s.mean(0)) <= 5 * s.std(0) / np.sqrt(N))
+    k = funcgrad.random.PRNGKey(2)
+    np.testing.assert_array_equal(host(funcgrad.jit(lambda k: d.sample((4,), key=k))(k)),
+                                  host(d.sample((4,), key=k)))
+    per_loc = funcgrad.vmap(lambda m: D.VonMises(m, 4.0).sample((2,), key=k))(A(0.0, 1.0))
+    assert per_loc.shape == (2, 2)
 
 
 def test_cauchy_quartiles():
@@ -161,6 +180,7 @@ REPARAM_CASES = [
      lambda p: D.Kumaraswamy(**p)),
     ("LogisticNormal", {"loc": A(0.3, -0.2), "scale": A(0.7, 1.2)},
      lambda p: D.LogisticNormal(**p)),
+    ("ContinuousBernoulli", {"logits": A(0.3, -1.5)}, lambda p: D.ContinuousBernoulli(**p)),
     ("Tanh-Affine flow", {"loc": A(0.2), "scale": A(0.8)},
      lambda p: D.TransformedDistribution(D.Normal(p["loc"], p["scale"]),
                                          [AffineTransform(0.5, 2.0), TanhTransform()])),
