@@ -1,10 +1,11 @@
 """``jax.experimental``'s commonly imported pieces: :mod:`funcgrad.experimental.ode`
 (``odeint``), :mod:`funcgrad.experimental.jet` (``jet``),
-:mod:`funcgrad.experimental.checkify` (run-time checks as values) and :func:`io_callback`.
+:mod:`funcgrad.experimental.checkify` (run-time checks as values),
+:mod:`funcgrad.experimental.sparse` (the ``BCOO`` sparse array) and :func:`io_callback`.
 See docs/experimental.md.
 """
 
-from funcgrad.experimental import checkify, jet, ode
+from funcgrad.experimental import checkify, jet, ode, sparse
 from funcgrad.ops.pure_callback import io_callback
 
-__all__ = ["jet", "ode", "checkify", "io_callback"]
+__all__ = ["jet", "ode", "checkify", "sparse", "io_callback"]
