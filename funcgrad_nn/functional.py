@@ -1889,5 +1889,6 @@ __all__ += ["multi_head_attention_forward"]
 
 __all__ += ["embedding_bag"]
 from funcgrad_nn import _conv_grad as grad  # noqa: E402  (torch.nn.grad, as F.grad)
+from funcgrad_nn._grouped_mm import grouped_mm  # noqa: E402
 
-__all__ += ["grad"]
+__all__ += ["grad", "grouped_mm"]

@@ -130,3 +130,22 @@ def test_torch_nn_modules_layout_holds_the_same_classes():
     assert _ntuple(2)("ab") == ("a", "b")  # an iterable, as torch 2.13's
     from funcgrad_nn.parameter import Buffer, Parameter
     assert Parameter is nn.Parameter and Buffer is nn.Buffer
+
+
+def test_grouped_mm_with_traced_offsets_and_its_errors():
+    rng = np.random.default_rng(3)
+    a, b = dev(rng.standard_normal((6, 4))), dev(rng.standard_normal((3, 4, 5)))
+    offs = dev(np.array([1, 1, 4], np.int32))  # an empty group; rows 4 and 5 in none
+    want = np.concatenate([host(a)[:1] @ host(b)[0], host(a)[1:4] @ host(b)[2], np.zeros((2, 5))])
+    got = funcgrad.jit(lambda a, b, o: F.grouped_mm(a, b, offs=o))(a, b, offs)
+    np.testing.assert_allclose(host(got), want, rtol=1e-12, atol=1e-12)
+    check_grads(lambda a, b: F.grouped_mm(a, b, offs=offs), (a, b), order=1, modes=("rev",))
+    assert F.grouped_mm(a, b, offs=offs, out_dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="bias is not supported"):
+        F.grouped_mm(a, b, offs=offs, bias=np.zeros(5))
+    with pytest.raises(ValueError, match="offs is needed"):
+        F.grouped_mm(a, b)
+    with pytest.raises(ValueError, match="3 offsets"):
+        F.grouped_mm(a, b[:2], offs=offs)
+    with pytest.raises(ValueError, match="contraction sizes differ"):
+        F.grouped_mm(a, b.transpose(0, 2, 1), offs=offs)
