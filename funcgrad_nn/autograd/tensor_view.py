@@ -13,9 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy
+
 from funcgrad import numpy as fnp
 from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import device_of, to_numpy
 from funcgrad.core import Trace, Tracer, _trace_var
+from funcgrad.errors import TracerArrayConversionError
 
 __all__ = ["TensorView", "TensorViewTrace", "wrap", "unwrap"]
 
@@ -172,6 +176,37 @@ class TensorView(Tracer):
 
     def detach(self) -> Any:
         return _stop(self)
+
+    def numpy(self, *, force: bool = False) -> Any:
+        """PyTorch's ``x.numpy()`` (``x.detach().numpy()``): the value as a host NumPy array,
+        for the "extending autograd with NumPy" pattern, where ``forward``/``backward``
+        compute on the host. It needs the concrete value: eagerly and under ``grad``/``jvp``
+        it is known; under ``jit``/``vmap`` the Function is traced and this raises (use
+        ``funcgrad.pure_callback`` there). A device (GPU) array raises as PyTorch's CUDA
+        tensor does, unless ``force`` (or ``.cpu()`` first)."""
+        c = self.to_concrete_value()
+        if c is None:
+            raise TracerArrayConversionError(
+                f"{self.aval.str_short()}.numpy() inside a custom Function needs the array's "
+                "value, but it is traced here (the Function runs under jit or vmap, which see "
+                "no values, or under forward mode, which transposes backward): run the NumPy "
+                "code as one operation of the program with "
+                "funcgrad.pure_callback(fn, funcgrad.ShapeDtypeStruct(shape, dtype), x), or "
+                "call the Function outside jit/vmap")
+        dev = device_of(c)
+        if dev not in (None, "cpu") and not force:
+            raise TypeError(f"can't convert {dev} device type array to numpy. Use .cpu() to "
+                            "copy the array to host memory first.")
+        return numpy.asarray(to_numpy(c))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise TracerArrayConversionError(
+            f"a {self.aval.str_short()} array inside a custom Function cannot become a NumPy "
+            "array implicitly (np.asarray(x), or a NumPy array taking it in place: "
+            "arr[idx] = x, arr[x > 0] = ...): funcgrad.numpy constructors "
+            "(fnp.zeros_like(g)) return plain NumPy arrays, so make new arrays with the tensor "
+            "methods instead (g.new_zeros(g.shape), g.clone(), x.new_tensor(data)), whose "
+            "item assignment works, and use x.detach().numpy() for an explicit host copy")
 
     def contiguous(self, *a: Any, **k: Any) -> Any:
         return self

@@ -623,3 +623,55 @@ def test_views_have_device():
     from helpers import _ON_GPU, DEVICE
 
     assert seen == [(DEVICE, _ON_GPU)] * 2  # is_cuda: on the GPU
+
+
+class NumpySin(Function):
+    """PyTorch's "extending autograd with NumPy" pattern: host computations on .numpy()."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.new_tensor(np.sin(x.detach().cpu().numpy()))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * g.new_tensor(np.cos(x.detach().cpu().numpy()))
+
+
+def test_numpy_inside_forward_and_backward_as_torch():
+    # torch 2.13: the same Function (torch.as_tensor(np.sin(x.detach().numpy()))) gives
+    # sin(x) and the gradient [0.9950041652780258, 0.9800665778412416] at x = [0.1, 0.2];
+    # TensorView had no .numpy()
+    x = dev(np.array([0.1, 0.2]))
+    assert_close(NumpySin.apply(x), np.sin([0.1, 0.2]), rtol=1e-15)
+    g = funcgrad.grad(lambda x: NumpySin.apply(x).sum())(x)
+    assert_close(g, [0.9950041652780258, 0.9800665778412416], rtol=1e-15)
+    # traced (jit, vmap): no value to hand to NumPy; the error says what to use
+    from funcgrad.errors import TracerArrayConversionError
+
+    with pytest.raises(TracerArrayConversionError, match=r"\.numpy\(\).*pure_callback"):
+        funcgrad.jit(NumpySin.apply)(x)
+
+
+def test_implicit_numpy_conversion_in_a_function_says_to_use_tensor_methods():
+    # torch's idiom grad_input = torch.zeros_like(g); grad_input[mask] = ... ported with
+    # fnp.zeros_like gives a plain NumPy array, which cannot take a view in place
+    from funcgrad.errors import TracerArrayConversionError
+
+    class Masked(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            gi = fnp.zeros_like(g)
+            gi[x > 0.15] = 2.0
+            return gi
+
+    x = dev(np.array([0.1, 0.2]))
+    with pytest.raises(TracerArrayConversionError, match=r"g\.new_zeros\(g\.shape\)"):
+        funcgrad.grad(lambda x: Masked.apply(x).sum())(x)
