@@ -18,6 +18,16 @@ __all__ = ["block_diag", "toeplitz", "circulant", "hankel", "companion", "hilber
            "convolution_matrix", "fiedler_companion", "invpascal"]
 
 
+def _batched(fn: Any, signature: str, *arrays: Any, **kwargs: Any) -> Any:
+    """``fn`` of 1-D arrays mapped over the leading axes of ``arrays`` (broadcast against each
+    other), as SciPy 1.17 and JAX batch the constructors of structured matrices."""
+    return fnp.vectorize(lambda *a: fn(*a, **kwargs), signature=signature)(*arrays)
+
+
+def _any_batched(*arrays: Any) -> bool:
+    return any(a is not None and get_aval(a).ndim > 1 for a in arrays)
+
+
 def block_diag(*arrs: Any) -> Any:
     """Block-diagonal matrix of the arguments (scalars and 1-D arrays count as 1-row
     matrices); ``block_diag()`` is ``(1, 0)``. Differentiable in every block.
@@ -47,7 +57,8 @@ def block_diag(*arrs: Any) -> Any:
 
 def toeplitz(c: Any, r: Any = None) -> Any:
     """Toeplitz matrix with first column ``c`` and first row ``r`` (``r[0]`` ignored);
-    ``r=None`` means ``conj(c)``. Inputs are flattened.
+    ``r=None`` means ``conj(c)``. Leading axes of ``c`` and ``r`` are batch axes (broadcast):
+    ``(..., m)`` and ``(..., n)`` give ``(..., m, n)``, as SciPy 1.17 and JAX.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -56,8 +67,13 @@ def toeplitz(c: Any, r: Any = None) -> Any:
                [2., 1.],
                [3., 2.]])
     """
-    c = fnp.ravel(fnp.asarray(c))
-    r = fnp.conj(c) if r is None else fnp.ravel(fnp.asarray(r))
+    c = fnp.atleast_1d(fnp.asarray(c))
+    r = None if r is None else fnp.atleast_1d(fnp.asarray(r))
+    if _any_batched(c, r):
+        if r is None:
+            return _batched(toeplitz, "(m)->(m,m)", c)
+        return _batched(toeplitz, "(m),(n)->(m,n)", c, r)
+    r = fnp.conj(c) if r is None else r
     m, n = get_aval(c).shape[0], get_aval(r).shape[0]
     # vals = [c[::-1], r[1:]]; entry (i, j) is vals[m - 1 - i + j].
     vals = fnp.concatenate([c[::-1], r[1:]])
@@ -66,7 +82,8 @@ def toeplitz(c: Any, r: Any = None) -> Any:
 
 
 def circulant(c: Any) -> Any:
-    """Circulant matrix with first column ``c``.
+    """Circulant matrix with first column ``c``; ``(..., n)`` gives ``(..., n, n)`` (leading
+    axes are batch axes, as SciPy and JAX).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -75,7 +92,9 @@ def circulant(c: Any) -> Any:
                [2, 1, 3],
                [3, 2, 1]])
     """
-    c = fnp.ravel(fnp.asarray(c))
+    c = fnp.atleast_1d(fnp.asarray(c))
+    if _any_batched(c):
+        return _batched(circulant, "(n)->(n,n)", c)
     n = get_aval(c).shape[0]
     idx = (numpy.arange(n)[:, None] - numpy.arange(n)[None, :]) % max(n, 1)
     return c[const_like(c, idx)]
@@ -83,7 +102,8 @@ def circulant(c: Any) -> Any:
 
 def hankel(c: Any, r: Any = None) -> Any:
     """Hankel matrix with first column ``c`` and last row ``r`` (``r[0]`` ignored);
-    ``r=None`` means zeros.
+    ``r=None`` means zeros. Leading axes of ``c`` and ``r`` are batch axes, as JAX's (SciPy
+    1.17 still flattens them).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -92,8 +112,13 @@ def hankel(c: Any, r: Any = None) -> Any:
                [2, 3, 0],
                [3, 0, 0]])
     """
-    c = fnp.ravel(fnp.asarray(c))
-    r = fnp.zeros_like(c) if r is None else fnp.ravel(fnp.asarray(r))
+    c = fnp.atleast_1d(fnp.asarray(c))
+    r = None if r is None else fnp.atleast_1d(fnp.asarray(r))
+    if _any_batched(c, r):
+        if r is None:
+            return _batched(hankel, "(m)->(m,m)", c)
+        return _batched(hankel, "(m),(n)->(m,n)", c, r)
+    r = fnp.zeros_like(c) if r is None else r
     m, n = get_aval(c).shape[0], get_aval(r).shape[0]
     vals = fnp.concatenate([c, r[1:]])
     idx = numpy.arange(m)[:, None] + numpy.arange(n)[None, :]
@@ -102,7 +127,8 @@ def hankel(c: Any, r: Any = None) -> Any:
 
 def companion(a: Any) -> Any:
     """Companion matrix of the polynomial with coefficients ``a`` (highest degree first):
-    first row ``-a[1:] / a[0]``, ones on the sub-diagonal.
+    first row ``-a[1:] / a[0]``, ones on the sub-diagonal. ``(..., n)`` gives
+    ``(..., n - 1, n - 1)``.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -112,6 +138,8 @@ def companion(a: Any) -> Any:
                [  0.,   1.,   0.]])
     """
     a = fnp.asarray(a)
+    if _any_batched(a):
+        return _batched(companion, "(n)->(k,k)", a)
     if get_aval(a).ndim != 1 or get_aval(a).shape[0] < 2:
         raise ValueError("companion: a must be 1-D with at least two coefficients, got shape "
                          f"{get_aval(a).shape}")
@@ -247,7 +275,7 @@ def helmert(n: int, full: bool = False) -> Any:
 
 def leslie(f: Any, s: Any) -> Any:
     """Leslie matrix: fecundity ``f`` (length ``n``) in the first row, survival ``s``
-    (length ``n - 1``) on the subdiagonal. Differentiable in both.
+    (length ``n - 1``) on the subdiagonal; leading axes are batch axes. Differentiable in both.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -257,6 +285,8 @@ def leslie(f: Any, s: Any) -> Any:
                [0. , 0.8, 0. ]])
     """
     f, s = fnp.asarray(f), fnp.asarray(s)
+    if _any_batched(f, s):
+        return _batched(leslie, "(n),(k)->(n,n)", f, s)
     if get_aval(f).ndim != 1 or get_aval(s).ndim != 1:
         raise ValueError("leslie: f and s must be 1-D")
     n = get_aval(f).shape[0]
@@ -291,7 +321,7 @@ def invhilbert(n: int, exact: bool = False) -> Any:
 
 
 def fiedler(a: Any) -> Any:
-    """Fiedler matrix ``|a[i] - a[j]|`` of a 1-D array ``a``. Differentiable.
+    """Fiedler matrix ``|a[i] - a[j]|`` of ``a`` (leading axes are batch axes). Differentiable.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -301,6 +331,8 @@ def fiedler(a: Any) -> Any:
                [11,  8,  0]])
     """
     a = fnp.atleast_1d(fnp.asarray(a))
+    if _any_batched(a):
+        return _batched(fiedler, "(n)->(n,n)", a)
     if get_aval(a).ndim != 1:
         raise ValueError(f"fiedler: a must be 1-D, got shape {get_aval(a).shape}")
     return fnp.abs(a[:, None] - a[None, :])
@@ -308,7 +340,8 @@ def fiedler(a: Any) -> Any:
 
 def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
     """The matrix ``A`` with ``A @ v == numpy.convolve(a, v, mode)`` for ``v`` of length
-    ``n`` (``mode`` ``"full"``, ``"valid"`` or ``"same"``). Differentiable in ``a``.
+    ``n`` (``mode`` ``"full"``, ``"valid"`` or ``"same"``); leading axes of ``a`` are batch
+    axes. Differentiable in ``a``.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -318,6 +351,8 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
                [0., 2.]])
     """
     a = fnp.asarray(a)
+    if _any_batched(a):
+        return _batched(convolution_matrix, "(m)->(p,q)", a, n=n, mode=mode)
     if get_aval(a).ndim != 1 or get_aval(a).shape[0] == 0:
         raise ValueError(f"convolution_matrix: a must be 1-D and not empty, got shape "
                          f"{get_aval(a).shape}")
@@ -345,7 +380,7 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Any:
 def fiedler_companion(a: Any) -> Any:
     """The Fiedler companion matrix of the polynomial with coefficients ``a`` (highest degree
     first): pentadiagonal, with the roots of the polynomial as eigenvalues (SciPy's and
-    JAX's). Differentiable in ``a``.
+    JAX's); leading axes are batch axes. Differentiable in ``a``.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -355,6 +390,8 @@ def fiedler_companion(a: Any) -> Any:
                [ 0., -4.,  0.]])
     """
     a = fnp.asarray(a)
+    if _any_batched(a):
+        return _batched(fiedler_companion, "(n)->(k,k)", a)
     shape = get_aval(a).shape
     if len(shape) != 1:
         raise ValueError(f"fiedler_companion: a must be 1-D, got shape {shape}")

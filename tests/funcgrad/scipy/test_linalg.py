@@ -201,3 +201,35 @@ def test_qr_pivoting_batches_jits_and_differentiates() -> None:
     assert host(q).shape == (4, 4) and host(p).tolist() == [2, 0, 1]
     cq, r, p = fsl.qr_multiply(dev(_PIV_A), dev(np.eye(4)[:2]), pivoting=True)
     assert_allclose(host(cq) @ host(r), _PIV_A[:2, [2, 0, 1]], rtol=1e-12, atol=1e-12)
+
+
+def test_structured_matrices_batch_over_leading_axes() -> None:
+    # SciPy 1.17 and jax.scipy.linalg map toeplitz/circulant/... over leading axes (funcgrad
+    # flattened them); each slice is the 1-D constructor's matrix, shapes as JAX's.
+    c = np.array([[1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
+    r = np.array([[7.0, 8.0, 9.0, 10.0]])
+    cases = [
+        (fsl.toeplitz, (c,), (2, 3, 3)),
+        (fsl.toeplitz, (c, r), (2, 3, 4)),          # batch axes broadcast
+        (fsl.circulant, (c[:, None, :],), (2, 1, 3, 3)),
+        (fsl.hankel, (c,), (2, 3, 3)),
+        (fsl.companion, (c,), (2, 2, 2)),
+        (fsl.fiedler, (c,), (2, 3, 3)),
+        (fsl.fiedler_companion, (c,), (2, 2, 2)),
+        (fsl.leslie, (c, c[:, :2]), (2, 3, 3)),
+        (lambda a: fsl.convolution_matrix(a, 2, "same"), (c,), (2, 3, 2)),
+    ]
+    for fn, args, shape in cases:
+        out = host(fn(*map(dev, args)))
+        assert out.shape == shape, (fn, out.shape)
+        flat = out.reshape((-1,) + shape[-2:])
+        rows = [np.broadcast_to(a, shape[:-2] + a.shape[-1:]).reshape(-1, a.shape[-1])
+                for a in args]
+        for i, m in enumerate(flat):
+            assert_allclose(m, host(fn(*(dev(x[i]) for x in rows))), rtol=0, atol=0)
+    # JAX: toeplitz of a (2, 3) stack, conj(c) as the first rows
+    assert_allclose(host(fsl.toeplitz(dev(c)))[1],
+                    np.array([[4.0, -5.0, 6.0], [-5.0, 4.0, -5.0], [6.0, -5.0, 4.0]]))
+    g = funcgrad.grad(lambda x: fnp.sum(fsl.toeplitz(x) ** 2))(dev(c))
+    assert_allclose(host(g), 2 * np.array([[3.0, 4.0, 2.0], [3.0, 4.0, 2.0]]) * c)  # entry counts
+    assert host(funcgrad.jit(fsl.circulant)(dev(c))).shape == (2, 3, 3)
