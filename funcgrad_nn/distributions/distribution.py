@@ -18,7 +18,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.core import is_tracer
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.utils import _device, lazy_property
+from funcgrad_nn.distributions.utils import _device, lazy_property, register_pytree_class
 
 __all__ = ["Distribution"]
 
@@ -72,6 +72,10 @@ class Distribution:
     _validate_args = __debug__
     #: parameter name -> its number of event dimensions, for the generic :meth:`expand`
     _expand_params: dict[str, int] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_pytree_class(cls)  # jit/vmap take and return distributions
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
@@ -285,3 +289,6 @@ class Distribution:
             size = int(numpy.prod(v.shape)) if hasattr(v, "shape") else 1
             parts.append(f"{p}: {_show(v) if size == 1 else tuple(v.shape)}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+register_pytree_class(Distribution)

@@ -27,7 +27,7 @@ import numpy
 import funcgrad.nn as fnn
 import funcgrad.numpy as fnp
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.utils import _sum_rightmost
+from funcgrad_nn.distributions.utils import _sum_rightmost, register_pytree_class
 
 __all__ = [
     "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
@@ -51,6 +51,10 @@ class Transform:
     bijective = False
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_pytree_class(cls)  # transforms travel through jit with their arrays
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -135,6 +139,9 @@ class Transform:
 
     def __repr__(self) -> str:
         return type(self).__name__ + "()"
+
+
+register_pytree_class(Transform)
 
 
 class _InverseTransform(Transform):

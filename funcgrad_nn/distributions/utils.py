@@ -216,3 +216,100 @@ def split_key(key: Any, n: int) -> list[Any]:
     """``n`` independent keys from one."""
     ks = frandom.split(key, n)
     return [ks[i] for i in range(n)]
+
+
+# -- distributions and transforms as pytrees ----------------------------------------------
+#
+# A distribution (or transform) flattens to its array attributes and nested distributions /
+# transforms; everything else (shapes, flags, Python numbers) is static. That lets jitted
+# functions take and return distributions (a policy network returning a Categorical), and
+# vmap return them with the batch axis first.
+
+#: attributes that are caches or back-references, not state: dropped when flattening
+_PYTREE_RESET = ("_inv", "_cached_x_y")
+
+
+class _Static:
+    """A static attribute in a treedef: compared by value where it can be, by identity
+    where it cannot (unhashable values)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Static):
+            return False
+        if self.value is other.value:
+            return True
+        try:
+            return bool(type(self.value) is type(other.value) and self.value == other.value)
+        except Exception:  # e.g. arrays compared elementwise: not the same static value
+            return False
+
+    def __hash__(self) -> int:
+        try:
+            return hash((type(self.value), self.value))
+        except TypeError:
+            return id(self.value)
+
+
+def _is_node(v: Any) -> bool:
+    return getattr(type(v), "_fg_distribution_pytree", False)
+
+
+def _is_child(v: Any) -> bool:
+    if _is_node(v):
+        return True
+    if isinstance(v, (list, tuple)) and v and all(_is_node(x) for x in v):
+        return True
+    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, numpy.generic)
+
+
+#: attribute naming the children an unflattened object was built with: they stay children
+#: whatever the leaves are (tree utilities unflatten with placeholders and flatten again)
+_CHILDREN = "_fg_pytree_children"
+
+
+def _flatten(obj: Any) -> tuple[list[Any], Any]:
+    names, children, static = [], [], []
+    first_ndim = None
+    known = obj.__dict__.get(_CHILDREN, ())
+    for k in sorted(obj.__dict__):
+        v = obj.__dict__[k]
+        if k == _CHILDREN or (k in _PYTREE_RESET and not _is_node(v)):
+            continue
+        if k in known or _is_child(v):
+            names.append(k)
+            children.append(v)
+            if first_ndim is None and hasattr(v, "ndim") and not _is_node(v):
+                first_ndim = (k, v.ndim)
+        else:
+            static.append((k, _Static(v)))
+    return children, (type(obj), tuple(names), tuple(static), first_ndim)
+
+
+def _unflatten(aux: Any, children: Any) -> Any:
+    cls, names, static, first_ndim = aux
+    obj = object.__new__(cls)
+    for k in _PYTREE_RESET:
+        obj.__dict__[k] = None
+    obj.__dict__.update({k: s.value for k, s in static})
+    obj.__dict__.update(zip(names, children))
+    obj.__dict__[_CHILDREN] = names
+    if first_ndim is not None and "_batch_shape" in obj.__dict__:
+        # out of vmap the arrays carry the mapped axis in front: it joins the batch shape
+        name, ndim = first_ndim
+        v = obj.__dict__[name]
+        extra = getattr(v, "ndim", ndim) - ndim
+        if extra > 0 and not core.is_tracer(v):
+            obj._batch_shape = tuple(v.shape[:extra]) + tuple(obj._batch_shape)
+    return obj
+
+
+def register_pytree_class(cls: type) -> None:
+    """Register a distribution or transform class as a pytree node (done for every
+    subclass automatically)."""
+    cls._fg_distribution_pytree = True  # type: ignore[attr-defined]
+    funcgrad.tree_util.register_pytree_node(cls, _flatten, lambda aux, ch: _unflatten(aux, ch))

@@ -358,3 +358,44 @@ def test_transform_to_for_constrained_optimisation():
         raw = raw - 0.05 * funcgrad.grad(nll)(raw)
     g = np.asarray(host(funcgrad.grad(nll)(raw)))
     assert np.all(np.abs(g) < 1e-3)
+
+
+# -- pytrees -------------------------------------------------------------------------------
+
+def test_distributions_pass_through_jit():
+    """A policy returning a distribution from a jitted function, and a distribution as a
+    jitted argument."""
+    policy = funcgrad.jit(lambda logits: D.Categorical(logits=logits))
+    d = policy(A(0.0, 1.0, -1.0))
+    assert isinstance(d, D.Categorical) and d.batch_shape == () and d._num_events == 3
+    np.testing.assert_allclose(host(d.probs), host(D.Categorical(logits=A(0.0, 1.0, -1.0)).probs))
+    lp = funcgrad.jit(lambda d, x: d.log_prob(x))(D.Beta(A(2.0), A(3.0)), A(0.5))
+    np.testing.assert_allclose(host(lp), host(D.Beta(A(2.0), A(3.0)).log_prob(A(0.5))))
+    flow = funcgrad.jit(lambda s: D.TransformedDistribution(
+        D.Normal(A(0.0), A(1.0)), [T.AffineTransform(0.0, s), T.TanhTransform()]))(A(2.0))
+    np.testing.assert_allclose(
+        host(flow.log_prob(A(0.3))),
+        host(D.TransformedDistribution(D.Normal(A(0.0), A(1.0)),
+                                       [T.AffineTransform(0.0, A(2.0)),
+                                        T.TanhTransform()]).log_prob(A(0.3))))
+    gmm = funcgrad.jit(lambda lg: D.MixtureSameFamily(D.Categorical(logits=lg),
+                                                      D.Normal(A(-1.0, 1.0), 1.0)))(A(0.0, 0.5))
+    assert gmm.event_shape == () and gmm.sample((3,), key=0).shape == (3,)
+
+
+def test_vmap_returns_batched_distributions():
+    d = funcgrad.vmap(lambda m: D.MultivariateNormal(m, dev(np.eye(2))))(dev(np.zeros((5, 2))))
+    assert d.batch_shape == (5,) and d.event_shape == (2,)
+    assert d.log_prob(dev(np.zeros(2))).shape == (5,) and d.entropy().shape == (5,)
+    n = funcgrad.vmap(lambda s: D.Normal(0.0, s))(A(1.0, 2.0, 3.0))
+    assert n.batch_shape == (3,) and n.sample((4,), key=0).shape == (4, 3)
+
+
+def test_grad_with_respect_to_a_distribution():
+    g = funcgrad.grad(lambda d: fnp.sum(d.log_prob(A(1.0, 2.0))))(D.Normal(A(0.0, 0.0),
+                                                                        A(1.0, 1.0)))
+    assert isinstance(g, D.Normal)
+    np.testing.assert_allclose(host(g.loc), [1.0, 2.0])
+    np.testing.assert_allclose(host(g.scale), [0.0, 3.0])
+    leaves = funcgrad.tree_util.tree_leaves(D.Bernoulli(logits=A(0.0, 1.0)))
+    assert len(leaves) == 1
