@@ -595,6 +595,11 @@ class Jitted:
         (PyTorch's anomaly mode's report). Returns ``(True, result)`` when that run finds
         nothing, ``(False, None)`` when it cannot run; the caller decides whether ``err``
         stands."""
+        # The function gets its arguments rebuilt from their leaves, as the traced one does
+        # (a module wrapper unflattens to a copy of the module), so the re-run's state
+        # updates land on copies, not on the caller's objects.
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        args, kwargs = tree_util.tree_unflatten(tree, leaves)
         try:
             with disable_jit():
                 return True, self._fun(*args, **kwargs)

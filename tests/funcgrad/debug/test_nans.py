@@ -285,3 +285,29 @@ def test_detect_anomaly_still_raises_for_a_backward_nan_under_jit():
         msg = str(e.value)
         assert msg.startswith("detect_anomaly: NaN in the backward pass: the derivative of sqrt")
         assert f"test_nans.py:{line}" in msg
+
+
+def test_anomaly_under_nn_jit_with_tied_weights_and_batchnorm():
+    # the de-optimized re-run gets the arguments rebuilt as the traced function does (a
+    # module with tied weights travels wrapped), and its state updates land on copies
+    import funcgrad_nn as nn
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+            self.b.weight = self.a.weight
+            self.bn = nn.BatchNorm1d(2)
+
+        def forward(self, x):
+            return self.bn(self.b(self.a(x)))
+
+    def loss(m, x):
+        return fnp.sum(fnp.sqrt(m(x) - m(x)) * 0.0)
+
+    line = _line_of(loss, "fnp.sqrt")
+    m = Tied()
+    with detect_anomaly(), pytest.raises(RuntimeError) as e:
+        nn.jit(nn.grad(loss))(m, np.ones((3, 2), np.float32))
+    assert "derivative of sqrt" in str(e.value) and f"test_nans.py:{line}" in str(e.value)
+    assert int(m.bn.num_batches_tracked) == 0
