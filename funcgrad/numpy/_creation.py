@@ -15,6 +15,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+import funcgrad.numpy._extended as _ext
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
@@ -164,6 +165,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
         >>> type(asarray([1.0], device="strict")).__name__
         'StrictArray'
     """
+    if _ext.is_extended(a) and dtype is None:
+        return a  # a key array is already an array (jnp.asarray(key) is key)
     if device is not None:
         return _put(asarray(a, dtype, order, copy=copy), device)
     if type(a) is numpy.ndarray and dtype is None and not copy and a.dtype.kind in "biufc":

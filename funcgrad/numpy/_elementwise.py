@@ -21,6 +21,7 @@ from typing import Any
 import numpy as _np
 
 import funcgrad.numpy as fnp
+import funcgrad.numpy._extended as _ext
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
@@ -821,6 +822,8 @@ def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /,
         >>> fnp.where([False, True], size=2, fill_value=-1)
         (array([ 1, -1]),)
     """
+    if _ext.is_extended(x) or _ext.is_extended(y):
+        return _ext.where(condition, x, y)
     if x is _np._NoValue and y is _np._NoValue:
         if type(condition) in (list, tuple):
             condition = _seq_to_array(condition)

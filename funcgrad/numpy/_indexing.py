@@ -18,6 +18,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+import funcgrad.numpy._extended as _ext
 import funcgrad.ops.control_flow as _loops
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
@@ -662,6 +663,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out: Any = None,
         >>> fnp.take(np.array([1.0, 2.0]), np.array([1, 5]), mode="fill", fill_value=-1.0)
         array([ 2., -1.])
     """
+    if _ext.is_extended(a):
+        return _ext.take(a, indices, axis, mode, fill_value)
     if out is not None:
         raise TypeError("fnp.take: out= is not supported (funcgrad arrays are immutable)")
     if mode is None:  # (NumPy reads None as the default)

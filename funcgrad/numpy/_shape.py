@@ -14,6 +14,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+import funcgrad.numpy._extended as _ext
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import canonical_dtype, get_aval
@@ -189,6 +190,8 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         >>> reshape(numpy.arange(6), (2, -1), order="F").tolist()
         [[0, 2, 4], [1, 3, 5]]
     """
+    if _ext.is_extended(a):
+        return _ext.reshape(a, shape if newshape is None else newshape)
     if shape is None:
         shape = newshape
     if shape is None:
@@ -344,6 +347,8 @@ def expand_dims(a: Any, axis: Any) -> Any:
         >>> expand_dims(numpy.zeros((2, 3)), (0, -1)).shape
         (1, 2, 3, 1)
     """
+    if _ext.is_extended(a):
+        return _ext.expand_dims(a, axis)
     a = _arr(a)
     if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0:
         n_new = 1
@@ -373,6 +378,8 @@ def broadcast_to(array: Any, shape: Any) -> Any:
         >>> broadcast_to(numpy.ones(3), (2, 3)).shape
         (2, 3)
     """
+    if _ext.is_extended(array):
+        return _ext.broadcast_to(array, shape)
     x = _arr(array)
     a = get_aval(x)
     shape = (shape,) if isinstance(shape, int | numpy.integer) else tuple(
@@ -499,6 +506,8 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
         >>> concatenate([numpy.zeros((1, 2)), numpy.ones((3, 2))]).shape
         (4, 2)
     """
+    if _ext.any_extended(arrays):
+        return _ext.concatenate(arrays, axis)
     if out is not None:
         raise TypeError("concatenate: out= is not supported (funcgrad arrays are immutable)")
     xs = _as_sequence(arrays, "concatenate")
@@ -531,6 +540,8 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None,
         >>> stack([numpy.zeros(3), numpy.ones(3)], axis=1).shape
         (3, 2)
     """
+    if _ext.any_extended(arrays):
+        return _ext.stack(arrays, axis)
     if out is not None:
         raise TypeError("stack: out= is not supported (funcgrad arrays are immutable)")
     xs = _as_sequence(arrays, "stack")
@@ -818,6 +829,8 @@ def flip(m: Any, axis: Any = None) -> Any:
         >>> flip(numpy.arange(3)).tolist()
         [2, 1, 0]
     """
+    if _ext.is_extended(m):
+        return _ext.flip(m, axis)
     x = _arr(m)
     nd = get_aval(x).ndim
     dims = tuple(range(nd)) if axis is None else _axes_tuple("flip", axis, nd)

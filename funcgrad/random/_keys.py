@@ -29,6 +29,7 @@ from funcgrad.api import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
 from funcgrad.numpy._dtype_utils import prng_key
+from funcgrad.numpy._extended import register_extended_type
 from funcgrad.typing import register_array_type
 
 __all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key", "key_dtype"]
@@ -97,6 +98,13 @@ class PRNGKeyArray:
 
     __slots__ = ("_data",)
     __array_priority__ = 100  # NumPy defers ``ndarray == keys`` to us
+    # funcgrad.numpy's structural functions (stack, where, take, ...) take key arrays
+    # (funcgrad/numpy/_extended.py, registered below): the data has one trailing axis
+    _trailing_ndim = 1
+
+    @staticmethod
+    def _rewrap(data: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(data)
     __hash__ = None  # type: ignore[assignment]  # mutable-array semantics, as arrays
 
     def __init__(self, data: Any) -> None:
@@ -252,5 +260,6 @@ def is_typed_key(x: Any) -> bool:
 
 
 register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Array's
+register_extended_type(PRNGKeyArray)  # fnp.stack / where / take / ... on keys, as jnp's
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))

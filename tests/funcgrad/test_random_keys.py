@@ -174,3 +174,33 @@ def test_key_array_is_an_array_on_a_device() -> None:
     with pytest.raises(ValueError, match="threefry2x32"):
         R.key_dtype("rbg")
     assert k.device == funcgrad.backend.device_of(R.key_data(k)) and k.devices() == {k.device}
+
+
+def test_numpy_structural_functions_take_key_arrays() -> None:
+    # jnp.stack / concatenate / where / take / expand_dims / broadcast_to / reshape / flip /
+    # asarray on key arrays, as jax.numpy's (values: JAX's key_data of the results)
+    k = dev(R.key(0))
+    ks = R.split(k, 3)
+    a, b, c = SPLIT3
+    s = fnp.stack([k, k])
+    assert isinstance(s, R.PRNGKeyArray) and s.shape == (2,) and data(s) == [[0, 0], [0, 0]]
+    assert data(fnp.stack([ks, ks], axis=-1)) == [[a, a], [b, b], [c, c]]
+    assert data(fnp.concatenate([ks, ks[:1]])) == [a, b, c, a]
+    assert fnp.concatenate([ks.reshape(3, 1), ks.reshape(3, 1)], axis=None).shape == (6,)
+    assert data(fnp.where(dev(np.array([True, False, True])), ks, ks[::-1])) == [a, b, c]
+    assert data(fnp.where(dev(np.array([False, True, False])), ks, ks[::-1])) == [c, b, a]
+    assert data(fnp.where(True, k, ks)) == [[0, 0]] * 3
+    assert data(fnp.take(ks, dev(np.array([0, 2])))) == [a, c]
+    assert data(fnp.take(ks.reshape(3, 1), dev(np.array([0])), axis=1)) == [[a], [b], [c]]
+    assert fnp.expand_dims(k, 0).shape == (1,) and fnp.expand_dims(ks, -1).shape == (3, 1)
+    assert fnp.broadcast_to(ks, (2, 3)).shape == (2, 3)
+    assert data(fnp.broadcast_to(k, (2,))) == [[0, 0], [0, 0]]
+    assert fnp.reshape(ks, (3, 1)).shape == (3, 1) and fnp.reshape(ks, -1).shape == (3,)
+    assert data(fnp.flip(ks)) == [c, b, a]
+    assert fnp.asarray(k) is k
+    assert data(funcgrad.jit(lambda t, x, y: fnp.where(t, x, y))(False, k, ks[1])) == b
+    assert funcgrad.vmap(lambda x: fnp.stack([x, x]))(ks).shape == (3, 2)
+    with pytest.raises(TypeError, match="only be combined with key arrays"):
+        fnp.stack([k, np.zeros(2, np.uint32)])
+    with pytest.raises(TypeError):
+        fnp.add(k, 1)
