@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy
@@ -31,10 +32,42 @@ from funcgrad.ops import schur as _schur
 
 Array = Any
 
-__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu", "ormqr",
+__all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu", "ormqr",
            "tridiagonal", "qdwh",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
            "triangular_solve", "tridiagonal_solve"]
+
+
+class SvdAlgorithm(enum.Enum):
+    """``svd``'s ``algorithm`` choices, as JAX's. Every choice gives the same decomposition
+    here (the backend's LAPACK/cuSOLVER driver); the choice only selects JAX's kernel."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+class EighImplementation(enum.Enum):
+    """``eigh``'s ``implementation`` choices, as JAX's (all give the backend's ``eigh``)."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
+
+
+class EigImplementation(enum.Enum):
+    """``eig``'s ``implementation`` choices, as JAX's (all give the backend's ``eig``)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+def _check_choice(name: str, value: Any, kind: type) -> None:
+    if value is not None and not isinstance(value, kind):
+        raise TypeError(f"lax.linalg.{name}: expected None or a {kind.__name__}, got {value!r}")
 
 
 def _matrices(name: str, x: Any, square: bool = True) -> Any:
@@ -103,7 +136,8 @@ _eig_no_vector_derivatives.defjvp(_refuse_vector_derivatives)
 
 def eig(x: Array, *, compute_left_eigenvectors: bool = True,
         compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
-        implementation: Any = None, use_magma: bool | None = None) -> list[Array]:
+        implementation: EigImplementation | None = None,
+        use_magma: bool | None = None) -> list[Array]:
     """``[w, vl, vr]`` of a (batch of) general square matrices, as ``jax.lax.linalg.eig``:
     complex eigenvalues ``w`` (complex64 for float32), left eigenvectors ``vl`` (``vl[..., :,
     i]^H x = w[i] vl[..., :, i]^H``) and right ones ``vr`` (``x vr[..., :, i] = w[i] vr[...,
@@ -113,7 +147,8 @@ def eig(x: Array, *, compute_left_eigenvectors: bool = True,
     LAPACK's sign may differ). Eigenvalues alone (both flags False) differentiate; with
     eigenvectors, differentiation raises ``NonDifferentiableError`` unless
     ``enable_eigvec_derivs=True`` (JAX's opt-in: valid for distinct eigenvalues).
-    ``implementation`` and ``use_magma`` are accepted and ignored.
+    ``implementation`` (an :class:`EigImplementation`) and ``use_magma`` are accepted;
+    every choice gives the same eigenpairs.
 
     Example:
         >>> import numpy as np
@@ -126,6 +161,7 @@ def eig(x: Array, *, compute_left_eigenvectors: bool = True,
         True
     """
     _matrices("eig", x)
+    _check_choice("eig", implementation, EigImplementation)
     left, right = bool(compute_left_eigenvectors), bool(compute_right_eigenvectors)
     if not (left or right):
         return [_nla.eigvals(x)]
@@ -135,12 +171,13 @@ def eig(x: Array, *, compute_left_eigenvectors: bool = True,
 
 
 def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,
-         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None
-         ) -> tuple[Array, Array]:
+         sort_eigenvalues: bool = True, subset_by_index: tuple[int, int] | None = None,
+         implementation: EighImplementation | None = None) -> tuple[Array, Array]:
     """``(eigenvectors, eigenvalues)`` of a (batch of) Hermitian matrices, eigenvalues
     ascending (JAX's order of the pair; NumPy's ``eigh`` returns values first). Without
     ``symmetrize_input`` only the ``lower`` (or upper) triangle is read. ``subset_by_index=(lo,
-    hi)`` keeps eigenpairs ``lo`` to ``hi - 1``.
+    hi)`` keeps eigenpairs ``lo`` to ``hi - 1``. ``implementation`` (an
+    :class:`EighImplementation`) is accepted; every choice gives the same eigenpairs.
 
     Example:
         >>> import numpy as np
@@ -150,6 +187,7 @@ def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,
         ([1.0, 3.0], [[0.0, 1.0], [1.0, 0.0]])
     """
     _matrices("eigh", x)
+    _check_choice("eigh", implementation, EighImplementation)
     if symmetrize_input:
         x = _hermitian_part(x)
     w, v = _nla.eigh(x, UPLO="L" if lower else "U")
@@ -200,10 +238,12 @@ def schur(x: Array, *, compute_schur_vectors: bool = True, sort_eig_vals: bool =
 
 
 def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,
-        subset_by_index: tuple[int, int] | None = None) -> Any:
+        subset_by_index: tuple[int, int] | None = None,
+        algorithm: SvdAlgorithm | None = None) -> Any:
     """``(u, s, vh)`` of a (batch of) matrices (``s`` descending), full matrices by default;
     ``s`` alone without ``compute_uv``. ``subset_by_index=(lo, hi)`` keeps singular triplets
     ``lo`` to ``hi - 1`` (with ``full_matrices=False`` unless it is the whole range, as JAX).
+    ``algorithm`` (an :class:`SvdAlgorithm`) is accepted; every choice gives the same values.
 
     Example:
         >>> import numpy as np
@@ -212,6 +252,7 @@ def svd(x: Array, *, full_matrices: bool = True, compute_uv: bool = True,
         [3.0, 1.0]
     """
     _matrices("svd", x, square=False)
+    _check_choice("svd", algorithm, SvdAlgorithm)
     out = _nla.svd(x, full_matrices=full_matrices, compute_uv=compute_uv,
                    subset_by_index=subset_by_index)
     return tuple(out) if compute_uv else out

@@ -275,3 +275,22 @@ def test_ormqr_complex_and_derivatives() -> None:
                 (dev(_ORMQR_A), dev(_ORMQR_TAUS), dev(_ORMQR_C.T)), order=2, modes=("fwd", "rev"))
     with pytest.raises(ValueError, match="c must be a .* with 3 rows"):
         linalg.ormqr(dev(_ORMQR_A), dev(_ORMQR_TAUS), dev(np.ones((2, 3))))
+
+
+def test_algorithm_and_implementation_choices_are_accepted() -> None:
+    # jax.lax.linalg's enums and keywords; every choice gives the same decomposition
+    x = np.array([[2.0, 1.0], [1.0, 3.0]])
+    s = host(linalg.svd(dev(x), compute_uv=False))
+    for alg in linalg.SvdAlgorithm:
+        assert_allclose(host(linalg.svd(dev(x), compute_uv=False, algorithm=alg)), s)
+    assert [a.value for a in linalg.SvdAlgorithm] == [
+        "default", "QR", "Jacobi", "polar", "divide_and_conquer"]
+    w = host(linalg.eigh(dev(x))[1])
+    for impl in linalg.EighImplementation:
+        assert_allclose(host(linalg.eigh(dev(x), implementation=impl)[1]), w)
+    w0 = host(linalg.eig(dev(x), compute_left_eigenvectors=False)[0])
+    w1 = linalg.eig(dev(x), compute_left_eigenvectors=False,
+                    implementation=linalg.EigImplementation.LAPACK)[0]
+    assert_allclose(host(w1), w0)
+    with pytest.raises(TypeError, match="SvdAlgorithm"):
+        linalg.svd(dev(x), algorithm="qr")
