@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import inspect
+import platform
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -1133,6 +1136,55 @@ def block_until_ready(x: Any) -> Any:
             backend.xp_for_device("gpu").cuda.get_current_stream().synchronize()
             break
     return x
+
+
+def effects_barrier() -> None:
+    """Wait until every effect (``io_callback``, ``debug.print``/``callback``) of the
+    computations started so far has run (``jax.effects_barrier``): funcgrad runs them in
+    program order as each call executes, so they have.
+
+    Example:
+        >>> import funcgrad
+        >>> funcgrad.effects_barrier()
+    """
+
+
+def _installed(dist: str) -> bool:
+    try:
+        importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """funcgrad's version, its array libraries and devices, Python and the platform, as
+    ``jax.print_environment_info`` (for bug reports).
+
+    Example:
+        >>> import funcgrad
+        >>> "funcgrad:" in funcgrad.print_environment_info(return_string=True)
+        True
+    """
+    try:
+        version = importlib.metadata.version("funcgrad")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        version = "(not installed)"
+    try:
+        cupy_version = importlib.metadata.version("cupy-cuda12x")
+    except importlib.metadata.PackageNotFoundError:
+        cupy_version = next((importlib.metadata.version(n) for n in ("cupy-cuda13x", "cupy")
+                             if _installed(n)), "not installed")
+    lines = [f"funcgrad: {version}", f"numpy:    {numpy.__version__}",
+             f"cupy:     {cupy_version}",
+             f"python:   {sys.version}",
+             f"devices:  {backend.devices()} (default: {backend.default_backend()})",
+             "process_count: 1", f"platform: {platform.uname()}"]
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+    return None
 
 
 def typeof(x: Any) -> ShapedArray:

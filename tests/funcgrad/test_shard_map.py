@@ -269,3 +269,19 @@ def test_make_array_from_callback_calls_per_device_as_jax():
     np.testing.assert_array_equal(to_host(c), X)
     with pytest.raises(ValueError, match="global_shape"):
         funcgrad.make_array_from_process_local_data(NamedSharding(mesh, P("x")), X, (8, 4))
+
+
+def test_mesh_utils_pjit_and_environment():
+    from funcgrad.experimental import mesh_utils
+    from funcgrad.experimental.pjit import pjit
+
+    devs = mesh_utils.create_device_mesh((funcgrad.device_count(),))
+    assert devs.shape == (1,) and list(devs.flat) == funcgrad.local_devices()
+    assert Mesh(mesh_utils.create_device_mesh((2, 2), ["cpu"] * 4), ("x", "y")).size == 4
+    with pytest.raises(ValueError, match="product is 2"):
+        mesh_utils.create_device_mesh((2,))
+    f = pjit(lambda a: a * 2, in_shardings=NamedSharding(_mesh(2), P("x")), static_argnums=())
+    np.testing.assert_array_equal(to_host(f(dev(np.arange(2.0)))), [0.0, 2.0])
+    funcgrad.effects_barrier()
+    info = funcgrad.print_environment_info(return_string=True)
+    assert "numpy:" in info and "devices:" in info
