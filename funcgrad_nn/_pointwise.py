@@ -7,6 +7,7 @@ backward takes at the boundary is the branch the ``where`` selects there).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -184,14 +185,15 @@ def softsign(input: Any) -> Any:
 
 
 def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any:
-    """``op(input, axis=dim)`` with the softmax family's rules: ``dim`` is required
-    (PyTorch's implicit choice is deprecated), ``dtype=`` casts the input before the
-    operation, as PyTorch (a float32 input gives a float64 result, computed in float64, with
-    ``dtype=float64``), and a 0-d input takes ``dim`` 0 or -1 (PyTorch treats it as one
-    element)."""
+    """``op(input, axis=dim)`` with the softmax family's rules: without ``dim``, PyTorch's
+    deprecated implicit choice (axis 0 for 0-, 1- and 3-D inputs, else 1) with its
+    ``UserWarning``; ``dtype=`` casts the input before the operation, as PyTorch (a float32
+    input gives a float64 result, computed in float64, with ``dtype=float64``), and a 0-d
+    input takes ``dim`` 0 or -1 (PyTorch treats it as one element)."""
     if dim is None:
-        raise TypeError(f"{fname}: pass dim= explicitly (PyTorch's implicit-dim choice is "
-                        "deprecated and not supported)")
+        warnings.warn(f"Implicit dimension choice for {fname} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if fnp.ndim(input) in (0, 1, 3) else 1
     x = input if dtype is None else fnp.asarray(input).astype(dtype)
     if fnp.ndim(x) == 0 and dim in (0, -1):
         return keep_float_dtype(fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ()), x)
@@ -203,7 +205,8 @@ def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Any:
-    """softmax(-x) along ``dim`` (required); ``dtype=`` casts the input first.
+    """softmax(-x) along ``dim`` (without it, PyTorch's deprecated implicit choice and
+    warning); ``dtype=`` casts the input first.
 
     >>> import numpy as np
     >>> softmin(np.array([0.0, 0.0]), dim=0)

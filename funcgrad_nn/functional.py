@@ -259,7 +259,8 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
 
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Any:
-    """exp(x) / sum(exp(x)) along ``dim`` (required); ``dtype=`` casts the input first.
+    """exp(x) / sum(exp(x)) along ``dim`` (without it, PyTorch's deprecated implicit choice
+    and warning); ``dtype=`` casts the input first.
 
     >>> import numpy as np
     >>> softmax(np.array([0.0, 0.0], np.float32), dim=0, dtype=np.float64)
@@ -270,8 +271,8 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
 
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Any:
-    """log(softmax(x)) along ``dim`` (required), computed stably; ``dtype=`` casts the
-    input first.
+    """log(softmax(x)) along ``dim`` (without it, PyTorch's deprecated implicit choice and
+    warning), computed stably; ``dtype=`` casts the input first.
 
     >>> import numpy as np
     >>> np.round(log_softmax(np.array([0.0, 0.0]), dim=0), 4)

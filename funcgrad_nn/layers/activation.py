@@ -183,7 +183,7 @@ class Softplus(Module):
 
 
 class Softmax(Module):
-    """Softmax along ``dim`` (required).
+    """Softmax along ``dim`` (without it, PyTorch's deprecated implicit choice and warning).
 
     >>> import numpy as np
     >>> Softmax(dim=-1)(np.zeros((1, 2)))
@@ -202,7 +202,8 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    """log(softmax) along ``dim`` (required).
+    """log(softmax) along ``dim`` (without it, PyTorch's deprecated implicit choice and
+    warning).
 
     >>> import numpy as np
     >>> LogSoftmax(dim=-1)(np.zeros((1, 1)))

@@ -45,8 +45,8 @@ def test_gelu_tanh_and_softmax():
     assert_allclose(F.gelu(dev(x), approximate="tanh"), t)
     assert_allclose(F.log_softmax(dev(x), dim=1), _log_softmax(x, 1))
     assert_allclose(F.softmax(dev(x), dim=0), np.exp(_log_softmax(x, 0)))
-    with pytest.raises(TypeError, match="dim"):
-        F.softmax(x)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        assert_allclose(F.softmax(x), np.exp(_log_softmax(x, 1)))  # PyTorch's: dim 1 for 2-D
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate="fast")
 

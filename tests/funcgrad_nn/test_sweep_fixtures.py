@@ -127,6 +127,7 @@ def test_module_matches_pytorch(case):
         _close(o, rec.get(f"eval/{j}", rec[f"train/{j}"]), f"{name}: eval output {j}")
 
 
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")  # (on purpose)
 @pytest.mark.parametrize("name", sorted(INDEX["functional"]))
 def test_function_matches_pytorch(name):
     case = INDEX["functional"][name]

@@ -149,3 +149,15 @@ def test_grouped_mm_with_traced_offsets_and_its_errors():
         F.grouped_mm(a, b[:2], offs=offs)
     with pytest.raises(ValueError, match="contraction sizes differ"):
         F.grouped_mm(a, b.transpose(0, 2, 1), offs=offs)
+
+
+@pytest.mark.parametrize("ndim, axis", [(0, 0), (1, 0), (2, 1), (3, 0), (4, 1)])
+def test_softmax_family_implicit_dim_is_pytorchs_deprecated_choice(ndim, axis):
+    x = np.random.default_rng(ndim).standard_normal((2, 3, 2, 2)[:ndim])
+    for fn, module in ((F.softmax, nn.Softmax), (F.log_softmax, nn.LogSoftmax),
+                       (F.softmin, nn.Softmin)):
+        with pytest.warns(UserWarning, match="Implicit dimension choice"):
+            got = fn(x)
+        np.testing.assert_allclose(got, fn(x, axis) if ndim else fn(x, 0), rtol=1e-15)
+        with pytest.warns(UserWarning, match="Implicit dimension choice"):
+            np.testing.assert_allclose(module()(x), got, rtol=1e-15)
