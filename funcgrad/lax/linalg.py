@@ -197,10 +197,12 @@ def eigh(x: Array, *, lower: bool = True, symmetrize_input: bool = True,
     return v, w
 
 
-def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True) -> tuple[Array, ...]:
+def qr(x: Array, *, pivoting: bool = False, full_matrices: bool = True,
+       use_magma: bool | None = None) -> tuple[Array, ...]:
     """``(q, r)`` of a (batch of) matrices: complete (``q`` square) unless
     ``full_matrices=False``; ``pivoting=True`` gives ``(q, r, p)``, column-pivoted QR
     (LAPACK ``geqp3``'s permutation ``p``, int32, ``x[..., p] = q @ r``), as JAX's.
+    ``use_magma`` (JAX's GPU switch) is accepted and has no effect.
 
     Example:
         >>> import numpy as np

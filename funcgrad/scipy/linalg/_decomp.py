@@ -347,10 +347,13 @@ def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str 
     return eigh(t, eigvals_only=eigvals_only, **subset)
 
 
-def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
+def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None) -> tuple[Any, Any]:
     """Polar decomposition: ``a = u @ p`` (``side="right"``) or ``a = p @ u`` (``"left"``),
     ``u`` with orthonormal columns (rows), ``p`` Hermitian positive semi-definite. Computed
-    from the SVD, differentiable where the singular values are distinct.
+    from the SVD, differentiable where the singular values are distinct. JAX's ``method``
+    (``"qdwh"`` or ``"svd"``), ``eps`` and ``max_iterations`` are accepted: the SVD gives the
+    exact factors for every shape and side (JAX's QDWH refuses some of them).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -364,6 +367,8 @@ def polar(a: Any, side: str = "right") -> tuple[Any, Any]:
     """
     if side not in ("right", "left"):
         raise ValueError(f"polar: side must be 'right' or 'left', got {side!r}")
+    if method not in ("qdwh", "svd"):
+        raise ValueError(f"polar: method must be 'qdwh' or 'svd', got {method!r}")
     a = as_inexact(a)
     if get_aval(a).ndim != 2:
         raise ValueError(f"polar: a must be a 2-D array, got shape {get_aval(a).shape}")

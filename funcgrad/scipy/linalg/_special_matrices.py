@@ -233,9 +233,10 @@ def hadamard(n: int, dtype: Any = int) -> Any:
     return device_put(h)
 
 
-def dft(n: int, scale: Any = None) -> Any:
+def dft(n: int, scale: Any = None, *, dtype: Any = None) -> Any:
     """The ``n x n`` discrete Fourier transform matrix ``exp(-2 pi i j k / n)``; ``scale``
-    ``None``, ``"sqrtn"`` (divided by ``sqrt(n)``) or ``"n"``.
+    ``None``, ``"sqrtn"`` (divided by ``sqrt(n)``) or ``"n"``; ``dtype`` a complex dtype
+    (complex128 by default; JAX's keyword).
 
     Example:
         >>> import funcgrad.scipy.linalg as fsl
@@ -245,6 +246,9 @@ def dft(n: int, scale: Any = None) -> Any:
     """
     if scale not in (None, "sqrtn", "n"):
         raise ValueError(f"dft: scale must be None, 'sqrtn', or 'n'; {scale!r} is not valid")
+    dt = numpy.dtype(numpy.complex128 if dtype is None else dtype)
+    if dt.kind != "c":
+        raise ValueError(f"dft: dtype must be complex, got {dt}")
     n = int(n)
     jk = numpy.outer(numpy.arange(n), numpy.arange(n)) % max(n, 1)
     m = numpy.exp(-2j * numpy.pi * jk / max(n, 1))
@@ -252,7 +256,7 @@ def dft(n: int, scale: Any = None) -> Any:
         m = m / math.sqrt(n)
     elif scale == "n":
         m = m / n
-    return device_put(m)
+    return device_put(m.astype(dt))
 
 
 def helmert(n: int, full: bool = False) -> Any:

@@ -233,3 +233,18 @@ def test_structured_matrices_batch_over_leading_axes() -> None:
     g = funcgrad.grad(lambda x: fnp.sum(fsl.toeplitz(x) ** 2))(dev(c))
     assert_allclose(host(g), 2 * np.array([[3.0, 4.0, 2.0], [3.0, 4.0, 2.0]]) * c)  # entry counts
     assert host(funcgrad.jit(fsl.circulant)(dev(c))).shape == (2, 3, 3)
+
+
+def test_jax_keywords_of_polar_and_dft() -> None:
+    a = np.array([[0.0, 2.0], [3.0, 0.0]])
+    for method in ("qdwh", "svd"):
+        u, p = fsl.polar(dev(a), method=method, eps=1e-12, max_iterations=10)
+        assert_allclose(host(u), np.array([[0.0, 1.0], [1.0, 0.0]]), atol=1e-15)
+        assert_allclose(host(p), np.diag([3.0, 2.0]), atol=1e-15)
+    with pytest.raises(ValueError, match="method"):
+        fsl.polar(dev(a), method="newton")
+    d = host(fsl.dft(4, dtype=np.complex64))
+    assert d.dtype == np.complex64
+    assert_allclose(d, np.fft.fft(np.eye(4)).astype(np.complex64), atol=1e-6)
+    with pytest.raises(ValueError, match="complex"):
+        fsl.dft(2, dtype=np.float32)
