@@ -450,7 +450,9 @@ class Error:
         self._sites = tuple(sites)
 
     def _message(self, code: int, idx: tuple[int, ...]) -> str:
-        payload = [numpy.asarray(backend.to_numpy(p))[idx] for p in self._payloads[code - 1]]
+        # arrays (0-d ones too, as the check's own values print), not NumPy scalars
+        payload = [numpy.asarray(numpy.asarray(backend.to_numpy(p))[idx])
+                   for p in self._payloads[code - 1]]
         return self._sites[code - 1].describe(payload)
 
     def get(self) -> str | None:

@@ -24,6 +24,7 @@ from funcgrad.errors import JaxRuntimeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import jvp_rules
 from funcgrad.ir import effectful_primitives
+from funcgrad.jaxpr_codec import Codec, ExportError, register_param_codec
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _sh
 from funcgrad.ops._batching_util import moveaxis_to_front
@@ -94,3 +95,41 @@ def _row(x: Any, i: Any) -> Any:
 
 
 batching.batch_rules[check_p] = _check_batch
+
+
+# A check exported with its program (funcgrad.export) keeps its message: the structure of the
+# formatting arguments, built-in containers of leaves, as JSON data.
+_LEAF = object()
+
+
+def _encode_tree(tree: Any, enc: Any) -> Any:
+    def walk(o: Any) -> Any:
+        if o is _LEAF:
+            return "*"
+        if o is None:
+            return {"none": 0}
+        if type(o) in (tuple, list):
+            return {type(o).__name__: [walk(c) for c in o]}
+        if type(o) is dict and all(isinstance(k, str) for k in o):
+            return {"dict": [[k, walk(v)] for k, v in o.items()]}
+        raise ExportError(f"cannot export a check whose formatting arguments hold a "
+                          f"{type(o).__name__}: use arrays, tuples, lists and dicts")
+
+    return walk(tree_util.tree_unflatten(tree, [_LEAF] * tree.num_leaves))
+
+
+def _decode_tree(data: Any, dec: Any) -> Any:
+    def walk(d: Any) -> Any:
+        if d == "*":
+            return _LEAF
+        (kind, body), = d.items()
+        if kind == "none":
+            return None
+        if kind == "dict":
+            return {k: walk(v) for k, v in body}
+        return (tuple if kind == "tuple" else list)(walk(c) for c in body)
+
+    return tree_util.tree_structure(walk(data), is_leaf=lambda x: x is _LEAF)
+
+
+register_param_codec(check_p, "tree", Codec("checks.tree", _encode_tree, _decode_tree))

@@ -141,3 +141,15 @@ def test_checks_outside_checkify_and_errors() -> None:
     with pytest.raises(JaxRuntimeError, match="vmapped -2.0"):
         funcgrad.vmap(lambda v: checkify.check(v > 0, "vmapped {}", v))(
             dev(np.array([1.0, -2.0, -3.0])))
+
+
+def test_exported_checks_keep_their_messages():
+    from funcgrad import export
+
+    f = funcgrad.jit(lambda x: (checkify.check(x > 0, "pos {} {k}", x, k={"a": [x]}), x * 2)[1])
+    e = export.deserialize(export.export(f)(1.0).serialize())
+    assert float(e.call(dev(np.array(2.0)))) == 4.0
+    with pytest.raises(JaxRuntimeError, match=r"pos -2.0 \{'a': \[array\(-2.\)\]\}"):
+        e.call(dev(np.array(-2.0)))
+    assert checkify.checkify(e.call)(dev(np.array(-3.0)))[0].get() == (
+        "pos -3.0 {'a': [array(-3.)]} (`check` failed)")
