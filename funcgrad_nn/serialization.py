@@ -34,7 +34,7 @@ import struct
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy
@@ -44,7 +44,7 @@ import safetensors.numpy
 import funcgrad
 from funcgrad.backend import canonical_device
 
-__all__ = ["load", "save", "CheckpointError"]
+__all__ = ["load", "save", "save_model", "load_model", "CheckpointError"]
 
 _FORMAT = "funcgrad_nn.save/2"
 _NPZ_FORMAT = "funcgrad_nn.save/1"
@@ -272,6 +272,10 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     >>> load(buf)["w"]
     array([1., 1.])
     """
+    _save(obj, f, {})
+
+
+def _save(obj: Any, f: str | os.PathLike | Any, extra_metadata: dict[str, str]) -> None:
     from funcgrad_nn.module import Module
 
     if isinstance(obj, Module):
@@ -280,7 +284,7 @@ def save(obj: Any, f: str | os.PathLike | Any) -> None:
     structure = {"format": _FORMAT, "root": _encode(obj, "", tensors, {})}
     # "format" says whose weight layout the tensors follow (Hugging Face loaders refuse a
     # file without "pt"/"tf"/"flax"/"mlx"): funcgrad_nn's are PyTorch's, names and shapes
-    metadata = {_META_KEY: json.dumps(structure), "format": "pt"}
+    metadata = {**extra_metadata, _META_KEY: json.dumps(structure), "format": "pt"}
     if not isinstance(f, (str, os.PathLike)):
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return
@@ -500,3 +504,101 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, *,
         raise CheckpointError(f"load: {where}: unknown checkpoint format "
                               f"{structure.get('format')!r}")
     return _decode(structure["root"], get, place, where)
+
+
+# -- models with tied parameters (safetensors.torch.save_model / load_model) ------------------
+
+def _tied_names(model: Any, preferred: Any = ()) -> dict[str, list[str]]:
+    """For each array the model holds under several state-dict names (tied parameters, e.g.
+    an embedding shared with the output layer), the name kept -> the other names, chosen as
+    ``safetensors.torch`` does: the first in sorted order, or the first of ``preferred`` (the
+    names a file holds) among them."""
+    groups: dict[int, list[str]] = {}
+    for name, value in model.state_dict(keep_vars=True).items():
+        if _is_array(value):
+            groups.setdefault(id(value), []).append(name)
+    preferred = set(preferred)
+    out = {}
+    for names in groups.values():
+        if len(names) < 2:
+            continue
+        chosen = preferred.intersection(names)
+        keep = sorted(chosen or names)[0]
+        out[keep] = [n for n in sorted(names) if n != keep]
+    return out
+
+
+def save_model(model: Any, filename: str | os.PathLike,
+               metadata: dict[str, str] | None = None) -> None:
+    """``safetensors.torch.save_model``: the model's state dict with each tied parameter
+    stored once (safetensors files hold no shared tensors), each dropped name recorded in the
+    metadata as ``{dropped: kept}`` (as there; ``metadata`` adds the caller's own strings,
+    never overridden); written atomically as :func:`save`. :func:`load_model` (or
+    ``safetensors.torch.load_model`` on the PyTorch twin) restores all names.
+
+    >>> import os, tempfile, funcgrad_nn as nn
+    >>> lm = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 10, bias=False))
+    >>> lm[1].weight = lm[0].weight                      # tied input/output embeddings
+    >>> path = os.path.join(tempfile.mkdtemp(), "lm.safetensors")
+    >>> save_model(lm, path)
+    >>> list(load(path))
+    ['0.weight']
+    """
+    metadata = dict(metadata or {})
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"save_model: metadata must map str to str, got {key!r}: {value!r}")
+    state = model.state_dict()
+    for kept, dropped in _tied_names(model).items():
+        for name in dropped:
+            metadata.setdefault(name, kept)
+            del state[name]
+    _save(state, filename, metadata)
+
+
+def load_model(model: Any, filename: str | os.PathLike, strict: bool = True,
+               device: Any = "cpu") -> tuple[set[str], list[str]]:
+    """``safetensors.torch.load_model``: load ``filename`` into ``model``, a tied parameter
+    filled through whichever of its names the file holds (a file from ``save_model``, or
+    a Hugging Face ``model.safetensors`` whose shared output embedding was left out), so
+    no name is missing that the model ties to a loaded one. Returns ``(missing,
+    unexpected)``; with ``strict`` either raises ``RuntimeError``. ``device`` is where the
+    arrays are read to (``load``'s ``map_location``).
+
+    >>> import os, tempfile, funcgrad_nn as nn
+    >>> def make():
+    ...     lm = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 10, bias=False))
+    ...     lm[1].weight = lm[0].weight
+    ...     return lm
+    >>> a, b = make(), make()
+    >>> path = os.path.join(tempfile.mkdtemp(), "lm.safetensors")
+    >>> save_model(a, path)
+    >>> load_model(b, path)
+    (set(), [])
+    >>> bool((b[1].weight == a[0].weight).all()), b[1].weight is b[0].weight
+    (True, True)
+    """
+    state = load(filename, map_location=device)
+    if not isinstance(state, Mapping):
+        raise CheckpointError(f"load_model: {_describe(filename)} holds a "
+                              f"{type(state).__name__}, not a state dict")
+    tied = _tied_names(model, preferred=state.keys())
+    missing_keys, unexpected = model.load_state_dict(state, strict=False)
+    missing = set(missing_keys)
+    unexpected = list(unexpected)
+    for names in tied.values():
+        for name in names:
+            if name in missing:
+                missing.remove(name)
+            else:  # the file holds both names of one array: the second one overwrote it
+                unexpected.append(name)
+    if strict and (missing or unexpected):
+        error = f"Error(s) in loading state_dict for {type(model).__name__}:"
+        if missing:
+            error += "\n    Missing key(s) in state_dict: " + ", ".join(
+                f'"{k}"' for k in sorted(missing))
+        if unexpected:
+            error += "\n    Unexpected key(s) in state_dict: " + ", ".join(
+                f'"{k}"' for k in sorted(unexpected))
+        raise RuntimeError(error)
+    return missing, unexpected

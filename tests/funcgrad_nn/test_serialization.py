@@ -383,3 +383,70 @@ def test_an_array_saved_under_two_keys_loads_as_one_object_as_torch(tmp_path):
     np.testing.assert_array_equal(back["dec"][0], w)
     assert sorted(safetensors.numpy.load_file(str(path))) == [
         "again", "copy", "dec.0", "dec.1", "enc.weight"]
+
+
+class _TiedLM(nn.Module):
+    """An embedding shared with the output layer, as GPT-2's wte / lm_head."""
+
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(5, 3)
+        self.ln = nn.LayerNorm(3)
+        self.head = nn.Linear(3, 5, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, i):
+        return self.head(self.ln(self.wte(i)))
+
+
+def test_load_model_fills_tied_parameters_from_a_pytorch_save_model_file(tmp_path):
+    from funcgrad_nn.serialization import load_model
+
+    # What safetensors.torch.save_model writes for the PyTorch twin of _TiedLM: the tied
+    # array once, under its first name in sorted order, the dropped name in the metadata.
+    rng = np.random.default_rng(0)
+    weights = {"head.weight": rng.normal(size=(5, 3)).astype(np.float32),
+               "ln.bias": np.zeros(3, np.float32), "ln.weight": np.ones(3, np.float32)}
+    path = str(tmp_path / "torch.safetensors")
+    safetensors.numpy.save_file(weights, path, metadata={"wte.weight": "head.weight"})
+    model = _TiedLM()
+    with pytest.raises(RuntimeError, match='Missing key.*"wte.weight"'):
+        model.load_state_dict(nn.load(path))  # as torch's load_state_dict
+    assert load_model(model, path) == (set(), [])
+    assert model.head.weight is model.wte.weight
+    assert np.array_equal(nn.load(path)["head.weight"], np.asarray(model.wte.weight))
+    # safetensors.torch.load_model's answers for a model without those names, and for a
+    # file holding both names of the tied array
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "wte.weight"\n'
+                                           '    Unexpected key\\(s\\) in state_dict: '
+                                           '"head.weight", "ln.bias", "ln.weight"'):
+        load_model(_OnlyEmbedding(), path)
+    assert load_model(_OnlyEmbedding(), path, strict=False) == (
+        {"wte.weight"}, ["head.weight", "ln.bias", "ln.weight"])
+    both = str(tmp_path / "both.safetensors")
+    safetensors.numpy.save_file({**weights, "wte.weight": weights["head.weight"]}, both)
+    assert load_model(_TiedLM(), both, strict=False) == (set(), ["wte.weight"])
+
+
+class _OnlyEmbedding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(5, 3)
+
+
+def test_save_model_stores_a_tied_parameter_once(tmp_path):
+    from funcgrad_nn.serialization import load_model, save_model
+
+    model = _TiedLM()
+    path = str(tmp_path / "lm.safetensors")
+    save_model(model, path, metadata={"note": "mine", "wte.weight": "kept by the caller"})
+    with safetensors.safe_open(path, "np") as f:
+        assert sorted(f.keys()) == ["head.weight", "ln.bias", "ln.weight"]
+        meta = f.metadata()
+    assert meta["note"] == "mine" and meta["wte.weight"] == "kept by the caller"
+    twin = _TiedLM()
+    assert load_model(twin, path) == (set(), [])
+    i = np.array([0, 3, 4])
+    assert np.array_equal(np.asarray(twin(i)), np.asarray(model(i)))
+    with pytest.raises(TypeError, match="metadata must map str to str"):
+        save_model(model, path, metadata={"n": 1})
