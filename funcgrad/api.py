@@ -16,9 +16,10 @@ import contextlib
 import functools
 import importlib.metadata
 import inspect
+import logging
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy
@@ -1063,6 +1064,93 @@ def grad(
 # Devices
 
 
+_DIRECTIONS = ("host_to_device", "device_to_host", "device_to_device")
+
+
+@contextlib.contextmanager
+def _guarded(directions: tuple[str, ...], new_val: str) -> Iterator[None]:
+    if new_val not in config.TRANSFER_GUARD_LEVELS:
+        raise ValueError(f"transfer_guard: the level must be one of "
+                         f"{config.TRANSFER_GUARD_LEVELS}, got {new_val!r}")
+    levels = dict(config.transfer_guard_level.get())
+    levels.update((d, new_val) for d in directions)
+    token = config.transfer_guard_level.set(tuple(levels.items()))
+    try:
+        yield
+    finally:
+        config.transfer_guard_level.reset(token)
+
+
+def transfer_guard(new_val: str) -> Any:
+    """Guard transfers between host and devices in the ``with`` block (``jax.transfer_guard``;
+    levels ``"allow"``, ``"log"``, ``"disallow"``, ``"log_explicit"``,
+    ``"disallow_explicit"``). funcgrad never transfers implicitly -- computations follow their
+    data, and mixing devices in one operation raises ``DeviceMismatchError`` -- so implicit
+    transfers are refused at every level; the ``*_explicit`` levels also log or refuse
+    ``device_put`` / ``device_get`` between different devices.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> with funcgrad.transfer_guard("disallow"):
+        ...     funcgrad.device_put(np.ones(2), "cpu").tolist()  # no transfer: same device
+        [1.0, 1.0]
+    """
+    return _guarded(_DIRECTIONS, new_val)
+
+
+def transfer_guard_host_to_device(new_val: str) -> Any:
+    """:func:`transfer_guard` for host-to-device transfers only.
+
+    Example:
+        >>> import funcgrad
+        >>> with funcgrad.transfer_guard_host_to_device("log_explicit"):
+        ...     pass
+    """
+    return _guarded(("host_to_device",), new_val)
+
+
+def transfer_guard_device_to_host(new_val: str) -> Any:
+    """:func:`transfer_guard` for device-to-host transfers only.
+
+    Example:
+        >>> import funcgrad
+        >>> with funcgrad.transfer_guard_device_to_host("allow"):
+        ...     pass
+    """
+    return _guarded(("device_to_host",), new_val)
+
+
+def transfer_guard_device_to_device(new_val: str) -> Any:
+    """:func:`transfer_guard` for device-to-device transfers only.
+
+    Example:
+        >>> import funcgrad
+        >>> with funcgrad.transfer_guard_device_to_device("disallow"):
+        ...     pass
+    """
+    return _guarded(("device_to_device",), new_val)
+
+
+def _check_transfer(src: str | None, dst: str | None) -> None:
+    """Apply the explicit transfer guard to a ``device_put``/``device_get`` from ``src`` to
+    ``dst`` (device names; None: a Python value, host-side)."""
+    levels = config.transfer_guard_level.get()
+    if not levels:
+        return
+    src, dst = src or "cpu", dst or "cpu"
+    if src == dst:
+        return
+    direction = ("host_to_device" if src == "cpu" else
+                 "device_to_host" if dst == "cpu" else "device_to_device")
+    level = dict(levels).get(direction)
+    if level == "disallow_explicit":
+        raise RuntimeError(f"Disallowed {direction.replace('_', '-')} transfer from {src!r} "
+                           f"to {dst!r} (funcgrad.transfer_guard('disallow_explicit'))")
+    if level == "log_explicit":
+        logging.getLogger("funcgrad").warning("explicit %s transfer from %r to %r",
+                                              direction.replace("_", "-"), src, dst)
+
+
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: bool | None = None) -> Any:
     """Copy an array, or every array of a pytree, to ``device`` ("cpu", "gpu" or "strict";
@@ -1083,7 +1171,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     """
     del src, donate, may_alias
     if device is None or isinstance(device, str):
-        return tree_util.tree_map(lambda v: backend.device_put(v, device), x)
+        return tree_util.tree_map(lambda v: _put(v, device), x)
     def is_target(d: Any) -> bool:
         return d is None or isinstance(d, str | sharding.Sharding | sharding.PartitionSpec)
 
@@ -1103,8 +1191,16 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         elif d is not None and not isinstance(d, str):
             raise TypeError(f"device_put: device must be a device name, a Sharding or a "
                             f"PartitionSpec, got {type(d).__name__}")
-        out.append(backend.device_put(v, d))
+        out.append(_put(v, d))
     return tree.unflatten(out)
+
+
+def _put(v: Any, device: str | None) -> Any:
+    if config.transfer_guard_level.get() and not isinstance(v, Tracer):
+        _check_transfer(backend.device_of(v),
+                        backend.canonical_device(device) if device else
+                        backend.default_backend())
+    return backend.device_put(v, device)
 
 
 def device_get(x: Any) -> Any:
@@ -1117,8 +1213,14 @@ def device_get(x: Any) -> Any:
         >>> funcgrad.device_get({"w": funcgrad.device_put(np.ones(2), "strict"), "n": 3})
         {'n': 3, 'w': array([1., 1.])}
     """
-    return tree_util.tree_map(
-        lambda v: backend.to_numpy(v) if backend.is_array(v) else v, x)
+    def get(v: Any) -> Any:
+        if not backend.is_array(v):
+            return v
+        if config.transfer_guard_level.get():
+            _check_transfer(backend.device_of(v), "cpu")
+        return backend.to_numpy(v)
+
+    return tree_util.tree_map(get, x)
 
 
 def block_until_ready(x: Any) -> Any:

@@ -52,6 +52,8 @@ __all__ = [
     "enable_x64",
     "numpy_rank_promotion",
     "enable_checks",
+    "transfer_guard_level",
+    "TRANSFER_GUARD_LEVELS",
 ]
 
 T = TypeVar("T")
@@ -59,6 +61,13 @@ T = TypeVar("T")
 default_device: ContextVar[str] = ContextVar("funcgrad_default_device", default="cpu")
 
 eager_tape: ContextVar[bool] = ContextVar("funcgrad_eager_tape", default=True)
+
+#: JAX's transfer-guard levels (funcgrad.transfer_guard)
+TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+#: per direction ("host_to_device", "device_to_host", "device_to_device"): the level of the
+#: innermost transfer_guard; funcgrad never transfers implicitly, so only the explicit levels act
+transfer_guard_level: ContextVar[tuple[tuple[str, str], ...]] = ContextVar(
+    "funcgrad_transfer_guard", default=())
 
 #: the fusion modes: "auto" (numexpr when installed, else chunked), "chunked", "numexpr", "off"
 FUSION_MODES = ("auto", "chunked", "numexpr", "off")

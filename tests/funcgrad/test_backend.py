@@ -123,3 +123,23 @@ def test_device_names_as_pytorch_and_cupy_users_write_them() -> None:
         for name in ("cuda", "cuda:0"):
             with pytest.raises(RuntimeError, match="needs CuPy"):
                 funcgrad.device_put(x, name)
+
+
+def test_transfer_guard():
+    # funcgrad never transfers implicitly; the explicit levels guard device_put/device_get
+    x = np.ones(2)
+    with funcgrad.transfer_guard("disallow"):
+        assert funcgrad.device_put(x, "cpu") is x  # no transfer at all
+        y = funcgrad.device_put(x, "strict")  # explicit: allowed at "disallow"
+    with funcgrad.transfer_guard("disallow_explicit"):
+        with pytest.raises(RuntimeError, match="Disallowed host-to-device transfer"):
+            funcgrad.device_put(x, "strict")
+        with pytest.raises(RuntimeError, match="Disallowed device-to-host transfer"):
+            funcgrad.device_get(y)
+        with funcgrad.transfer_guard_device_to_host("allow"):  # the innermost level wins
+            assert funcgrad.device_get(y).tolist() == [1.0, 1.0]
+    with funcgrad.transfer_guard_host_to_device("log_explicit"):
+        funcgrad.device_put(x, "strict")
+    with pytest.raises(ValueError, match="must be one of"):
+        with funcgrad.transfer_guard("sometimes"):
+            pass
