@@ -444,4 +444,13 @@ def pdist(input: Any, p: float = 2.0) -> Any:
     i, j = numpy.triu_indices(n, 1)
     rows_i = fnp.take(input, _on_device_of(i, input), axis=0)
     rows_j = fnp.take(input, _on_device_of(j, input), axis=0)
-    return _pnorm(rows_i - rows_j, p, -1)
+    diff = rows_i - rows_j
+    if p == math.inf:
+        # PyTorch's pdist backward gives every tied maximum the whole gradient
+        # (sign(diff) where |diff| == dist), where a max (and pairwise_distance) shares it:
+        # the value is the max, the derivative the sum of the ties' |diff| derivatives.
+        a = fnp.abs(diff)
+        top = funcgrad.stop_gradient(fnp.max(a, axis=-1, keepdims=True))
+        ties = funcgrad.stop_gradient(a == top)
+        return top[..., 0] + fnp.sum(fnp.where(ties, a - funcgrad.stop_gradient(a), 0), axis=-1)
+    return _pnorm(diff, p, -1)
