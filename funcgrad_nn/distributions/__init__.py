@@ -48,10 +48,12 @@ from funcgrad_nn.distributions.kl import kl_divergence, register_kl
 from funcgrad_nn.distributions.more import (
     ContinuousBernoulli,
     FisherSnedecor,
+    GeneralizedPareto,
     HalfCauchy,
     HalfNormal,
     InverseGamma,
     Kumaraswamy,
+    LKJCholesky,
     LogisticNormal,
     MixtureSameFamily,
     Multinomial,
@@ -74,6 +76,7 @@ from funcgrad_nn.distributions.transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
@@ -92,9 +95,9 @@ from funcgrad_nn.distributions.transforms import (
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
-    "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
-    "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "InverseGamma", "Kumaraswamy", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
+    "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
+    "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "VonMises", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",

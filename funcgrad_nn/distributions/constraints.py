@@ -21,10 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 import funcgrad.numpy as fnp
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+    "Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
@@ -279,6 +281,18 @@ class _LowerCholesky(Constraint):
         return _flat_all(fnp.tril(value) == value) & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: unit-norm rows."""
+
+    event_dim = 2
+
+    def check(self, value: Any) -> Any:
+        tol = float(numpy.finfo(numpy.dtype(value.dtype)).eps) * value.shape[-1] * 10
+        row_norm = fnp.sqrt(fnp.sum(value ** 2, axis=-1))
+        unit = fnp.all(fnp.abs(row_norm - 1.0) <= tol, axis=-1)
+        return _LowerCholesky().check(value) & unit
+
+
 class _Square(Constraint):
     event_dim = 2
 
@@ -334,6 +348,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()

@@ -23,7 +23,14 @@ import funcgrad.numpy as fnp
 import funcgrad.random as frandom
 import funcgrad.scipy.special as fsp
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.continuous import Cauchy, Exponential, Gamma, Normal, Uniform
+from funcgrad_nn.distributions.continuous import (
+    Beta,
+    Cauchy,
+    Exponential,
+    Gamma,
+    Normal,
+    Uniform,
+)
 from funcgrad_nn.distributions.discrete import Binomial, Categorical
 from funcgrad_nn.distributions.distribution import Distribution, _shape
 from funcgrad_nn.distributions.transformed import TransformedDistribution
@@ -43,7 +50,7 @@ from funcgrad_nn.distributions.utils import (
     probs_to_logits,
 )
 
-__all__ = ["ContinuousBernoulli", "FisherSnedecor", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
+__all__ = ["ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "LKJCholesky", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
            "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial", "Pareto",
            "VonMises", "Weibull"]
 
@@ -883,3 +890,149 @@ class ContinuousBernoulli(Distribution):
         log_p0 = fnp.log1p(-self.probs)
         log_p1 = fnp.log(self.probs)
         return self.mean * (log_p0 - log_p1) - self._cont_bern_log_norm() - log_p0
+
+
+class LKJCholesky(Distribution):
+    """The LKJ distribution over Cholesky factors of ``dim x dim`` correlation matrices;
+    ``concentration`` 1 is uniform over correlation matrices, larger values favour the
+    identity (a prior for covariance models: ``diag(sigma) @ L``). Sampled by the onion
+    method.
+
+    >>> import numpy as np
+    >>> d = LKJCholesky(3, np.array(2.0))
+    >>> L = d.sample(key=0); L.shape, bool(np.allclose((L ** 2).sum(-1), 1.0))
+    ((3, 3), True)
+    """
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+    _expand_params = {"concentration": 0}
+
+    def __init__(self, dim: int, concentration: Any = 1.0,
+                 validate_args: bool | None = None) -> None:
+        if not isinstance(dim, (int, numpy.integer)) or dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. "
+                             f"Found dim={dim}.")
+        self.dim = int(dim)
+        (self.concentration,) = broadcast_all(concentration)
+        super().__init__(tuple(self.concentration.shape), (self.dim, self.dim),
+                         validate_args=validate_args)
+
+    def _beta(self) -> Beta:
+        c = self.concentration
+        marginal = c + 0.5 * (self.dim - 2)
+        offset = fnp.concatenate([fnp.zeros_like(c, shape=(1,)),
+                                  fnp.arange(self.dim - 1, dtype=c.dtype)])
+        return Beta(offset + 0.5, marginal[..., None] - 0.5 * offset, validate_args=False)
+
+    def sample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
+        k1, k2 = frandom.split(make_key(key, "LKJCholesky.sample", self._like))
+        c = funcgrad.stop_gradient(self.concentration)
+        d = LKJCholesky(self.dim, c, validate_args=False)
+        y = d._beta().sample(sample_shape, key=k1)[..., None]
+        u = fnp.tril(frandom.normal(k2, self._extended_shape(sample_shape), dtype=c.dtype), -1)
+        norm = fnp.sqrt(fnp.sum(u ** 2, axis=-1, keepdims=True))
+        # the first row is e_1 (its norm is zero: the division is masked out)
+        first = (fnp.arange(self.dim) == 0)[:, None]
+        u_sphere = fnp.where(first, 0.0, u / fnp.where(first, 1.0, norm))
+        w = fnp.sqrt(y) * u_sphere
+        tiny = float(numpy.finfo(numpy.dtype(w.dtype)).tiny)
+        diag = fnp.sqrt(fnp.maximum(1 - fnp.sum(w ** 2, axis=-1), tiny))
+        return w + diag[..., None] * fnp.eye(self.dim, dtype=w.dtype)
+
+    def log_prob(self, value: Any) -> Any:
+        value = self._value(value)
+        diag = fnp.diagonal(value, axis1=-1, axis2=-2)[..., 1:]
+        order = fnp.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = 2 * (self.concentration - 1)[..., None] + self.dim - order
+        unnorm = fnp.sum(order * fnp.log(diag), axis=-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        denominator = fsp.gammaln(alpha) * dm1
+        numerator = fsp.multigammaln(alpha - 0.5, dm1)
+        return unnorm - (0.5 * dm1 * math.log(math.pi) + numerator - denominator)
+
+
+class GeneralizedPareto(Distribution):
+    """The generalised Pareto distribution (peaks over a threshold): ``loc``, ``scale``
+    and shape ``concentration`` (0 is the exponential, negative values bound the support).
+
+    >>> import numpy as np
+    >>> d = GeneralizedPareto(np.array(0.0), np.array(1.0), np.array(0.5))
+    >>> float(d.mean), round(float(d.log_prob(np.array(1.0))), 4)
+    (2.0, -1.2164)
+    """
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive,
+                       "concentration": constraints.real}
+    has_rsample = True
+    _expand_params = {"loc": 0, "scale": 0, "concentration": 0}
+
+    def __init__(self, loc: Any, scale: Any, concentration: Any,
+                 validate_args: bool | None = None) -> None:
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+
+    def _safe(self) -> tuple[Any, Any]:
+        eq_zero = fnp.isclose(self.concentration, 0.0)
+        return eq_zero, fnp.where(eq_zero, 1.0, self.concentration)
+
+    def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
+        u = frandom.uniform(make_key(key, "GeneralizedPareto.rsample", self._like),
+                            self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value: Any) -> Any:
+        value = self._value(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        y = 1 / safe + 1
+        where_nonzero = fnp.where(y == 0, y, y * fnp.log1p(safe * z))
+        return -fnp.log(self.scale) - fnp.where(eq_zero, z, where_nonzero)
+
+    def log_survival_function(self, value: Any) -> Any:
+        """``log(1 - cdf(value))``, accurate in the tail."""
+        value = self._value(value)
+        z = (value - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        return fnp.where(eq_zero, -z, -fnp.log1p(safe * z) / safe)
+
+    def log_cdf(self, value: Any) -> Any:
+        """``log(cdf(value))``."""
+        return fnp.log1p(-fnp.exp(self.log_survival_function(value)))
+
+    def cdf(self, value: Any) -> Any:
+        return fnp.exp(self.log_cdf(value))
+
+    def icdf(self, value: Any) -> Any:
+        eq_zero, safe = self._safe()
+        logu = fnp.log1p(-value)
+        return fnp.where(eq_zero, self.loc - self.scale * logu,
+                         self.loc + self.scale / safe * fnp.expm1(-safe * logu))
+
+    @property
+    def mean(self) -> Any:
+        valid = self.concentration < 1
+        safe = fnp.where(valid, self.concentration, 0.5)
+        return fnp.where(valid, self.loc + self.scale / (1 - safe), math.nan)
+
+    @property
+    def variance(self) -> Any:
+        valid = self.concentration < 0.5
+        safe = fnp.where(valid, self.concentration, 0.25)
+        return fnp.where(valid, self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe)), math.nan)
+
+    def entropy(self) -> Any:
+        return fnp.broadcast_to(fnp.log(self.scale) + self.concentration + 1, self._batch_shape)
+
+    @property
+    def mode(self) -> Any:
+        return self.loc
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> constraints.Constraint:  # type: ignore[override]
+        lower = self.loc
+        neg = self.concentration < 0
+        upper = fnp.where(neg, lower - self.scale / fnp.where(neg, self.concentration, -1.0),
+                          math.inf)
+        return constraints.interval(lower, upper)

@@ -27,10 +27,15 @@ import numpy
 import funcgrad.nn as fnn
 import funcgrad.numpy as fnp
 from funcgrad_nn.distributions import constraints
-from funcgrad_nn.distributions.utils import _sum_rightmost, register_pytree_class
+from funcgrad_nn.distributions.utils import (
+    _sum_rightmost,
+    register_pytree_class,
+    tril_matrix_to_vec,
+    vec_to_tril_matrix,
+)
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
     "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
     "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
@@ -867,3 +872,63 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         return self.distribution.log_prob(x)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length ``D (D - 1) / 2`` to Cholesky factors of ``D x D``
+    correlation matrices (tanh, then stick breaking along each row; ``biject_to(
+    corr_cholesky)``, the support of :class:`LKJCholesky`).
+
+    >>> import numpy as np
+    >>> L = CorrCholeskyTransform()(np.array([0.5, -0.3, 0.8]))
+    >>> L.shape, np.allclose((L ** 2).sum(-1), 1.0)
+    ((3, 3), True)
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Any) -> Any:
+        eps = float(_finfo(x).eps)
+        x = fnp.clip(fnp.tanh(x), -1 + eps, 1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        z1m_cumprod_sqrt = fnp.cumprod(fnp.sqrt(1 - r ** 2), axis=-1)
+        r = r + fnp.eye(r.shape[-1], dtype=r.dtype)
+        ones = fnp.ones_like(z1m_cumprod_sqrt[..., :1])
+        return r * fnp.concatenate([ones, z1m_cumprod_sqrt[..., :-1]], axis=-1)
+
+    def _inverse(self, y: Any) -> Any:
+        y_cumsum = 1 - fnp.cumsum(y * y, axis=-1)
+        ones = fnp.ones_like(y_cumsum[..., :1])
+        shifted = fnp.concatenate([ones, y_cumsum[..., :-1]], axis=-1)
+        t = tril_matrix_to_vec(y, diag=-1) / fnp.sqrt(tril_matrix_to_vec(shifted, diag=-1))
+        return (fnp.log1p(t) - fnp.log1p(-t)) / 2
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        y1m_cumsum = 1 - fnp.cumsum(y * y, axis=-1)
+        stick = 0.5 * fnp.sum(fnp.log(tril_matrix_to_vec(y1m_cumsum, diag=-2)), axis=-1)
+        tanh_logdet = -2 * fnp.sum(x + fnn.softplus(-2 * x) - math.log(2.0), axis=-1)
+        return stick + tanh_logdet
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)

@@ -336,6 +336,16 @@ def test_structural_transforms():
     jac = funcgrad.jacfwd(lambda u: sb(u)[:-1])(z)
     np.testing.assert_allclose(np.log(abs(np.linalg.det(host(jac)))),
                                float(host(sb.log_abs_det_jacobian(z, sb(z)))), rtol=1e-10)
+    # the correlation-Cholesky map's log-det-Jacobian: the determinant of its strictly lower
+    # triangle (the free coordinates) by autodiff
+    cc = T.CorrCholeskyTransform()
+    v = A(0.5, -0.3, 0.8)
+    rows, cols = np.tril_indices(3, -1)
+    jac = funcgrad.jacfwd(lambda u: cc(u)[rows, cols])(v)
+    np.testing.assert_allclose(np.log(abs(np.linalg.det(host(jac)))),
+                               float(host(cc.log_abs_det_jacobian(v, cc(v)))), rtol=1e-10)
+    np.testing.assert_allclose(host(cc.inv(cc(v))), host(v), rtol=1e-10)
+    assert cc.forward_shape((6,)) == (4, 4) and cc.inverse_shape((4, 4)) == (6,)
     L = T.LowerCholeskyTransform()(A([0.1, 9.0], [2.0, -0.3]))
     assert bool(host(constraints.lower_cholesky.check(L)))
     assert D.transform_to(constraints.simplex)(A(0.0, 0.0)).shape == (2,)

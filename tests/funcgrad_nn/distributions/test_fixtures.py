@@ -68,7 +68,7 @@ def test_distribution_values(case, jit):
     d = _make(name, params)
     # Binomial's entropy and support need a concrete total_count (as in torch): it stays
     # outside the traced arguments
-    fixed = {k: v for k, v in params.items() if k == "total_count"}
+    fixed = {k: v for k, v in params.items() if k == "total_count" or not hasattr(v, "shape")}
     params = {k: v for k, v in params.items() if k not in fixed}
     assert list(d.batch_shape) == case["batch_shape"]
     assert list(d.event_shape) == case["event_shape"]

@@ -44,6 +44,7 @@ MOMENT_CASES = [
     ("NegativeBinomial", lambda: D.NegativeBinomial(A(3.0, 0.7), probs=A(0.4, 0.2))),
     ("FisherSnedecor", lambda: D.FisherSnedecor(A(5.0, 8.0), A(12.0, 20.0))),
     ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(probs=A(0.2, 0.5, 0.9))),
+    ("GeneralizedPareto", lambda: D.GeneralizedPareto(A(0.0, 1.0), A(1.0, 2.0), A(0.1, -0.3))),
     ("Kumaraswamy", lambda: D.Kumaraswamy(A(2.0, 0.7), A(3.0, 1.5))),
     ("Multinomial", lambda: D.Multinomial(5, probs=A([0.2, 0.3, 0.5], [0.6, 0.2, 0.2]))),
     ("MixtureSameFamily", lambda: D.MixtureSameFamily(
@@ -120,6 +121,21 @@ def test_von_mises_circular_moments():
     assert per_loc.shape == (2, 2)
 
 
+def test_lkj_cholesky_samples():
+    """Samples are correlation Cholesky factors; with concentration eta the off-diagonal
+    correlations of a 3 x 3 LKJ have mean 0 and variance 1 / (2 eta + 2)."""
+    d = D.LKJCholesky(3, A(0.5, 2.0))
+    L = np.asarray(host(d.sample((N,), key=8)))
+    assert L.shape == (N, 2, 3, 3)
+    assert np.all(np.asarray(host(d.support.check(dev(L)))))
+    C = L @ np.swapaxes(L, -1, -2)
+    r = C[..., 0, 1]
+    for b, eta in enumerate((0.5, 2.0)):
+        var = 1 / (2 * eta + 2)
+        assert abs(r[:, b].mean()) <= 5 * np.sqrt(var / N)
+        assert abs(r[:, b].var() - var) <= 5 * np.sqrt((np.mean(r[:, b] ** 4) - var ** 2) / N)
+
+
 def test_cauchy_quartiles():
     d = D.Cauchy(A(1.0), A(2.0))
     x = np.asarray(host(d.sample((N,), key=5)))[:, 0]
@@ -181,6 +197,8 @@ REPARAM_CASES = [
     ("LogisticNormal", {"loc": A(0.3, -0.2), "scale": A(0.7, 1.2)},
      lambda p: D.LogisticNormal(**p)),
     ("ContinuousBernoulli", {"logits": A(0.3, -1.5)}, lambda p: D.ContinuousBernoulli(**p)),
+    ("GeneralizedPareto", {"loc": A(0.5), "scale": A(1.5), "concentration": A(0.2)},
+     lambda p: D.GeneralizedPareto(**p)),
     ("Tanh-Affine flow", {"loc": A(0.2), "scale": A(0.8)},
      lambda p: D.TransformedDistribution(D.Normal(p["loc"], p["scale"]),
                                          [AffineTransform(0.5, 2.0), TanhTransform()])),
