@@ -29,12 +29,13 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from funcgrad import numpy as fnp
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Tracer
 from funcgrad.debug.callback import call_hook
-from funcgrad.ops.custom_derivatives import custom_vjp
+from funcgrad.ops.custom_derivatives import SymbolicZero, custom_vjp
 
 __all__ = [
     "RemovableHandle",
@@ -333,6 +334,7 @@ class _BackwardState:
         self.n_in = 0
         self.other_arrays: dict[int, Any] = {}
         self.diff: list[bool] = []
+        self.diff_known = False
         self.grad_output: list[Any] | None = None
 
     # -- forward ------------------------------------------------------------------------
@@ -359,8 +361,11 @@ class _BackwardState:
         if not pos:
             return out
         # Which inputs are differentiated together with the outputs (tracers of their trace)?
-        traces = {id(leaves[i]._trace) for i in pos if isinstance(leaves[i], Tracer)}
-        self.diff = [isinstance(x, Tracer) and id(x._trace) in traces for x in self.in_tracers]
+        # (the inputs' rule knows for sure when it ran: see _inputs_fwd)
+        if not self.diff_known:
+            traces = {id(leaves[i]._trace) for i in pos if isinstance(leaves[i], Tracer)}
+            self.diff = [isinstance(x, Tracer) and id(x._trace) in traces
+                         for x in self.in_tracers]
         new = _outputs_identity(self, *[leaves[i] for i in pos])
         for i, v in zip(pos, new):
             leaves[i] = v
@@ -381,9 +386,14 @@ class _BackwardState:
 
             cts = call_hook(run, *cts, name=hname)
         self.grad_output = cts
-        if not any(self.diff):
+        # The inputs' rule said which inputs this derivative perturbs (when none is, as inside
+        # a checkpoint's body whose input is data, it did not run at all); the flag is
+        # consumed so that another derivative of the same program decides afresh.
+        known, self.diff_known = self.diff_known, False
+        if not known or not any(self.diff):
             # No input is differentiated (data fed to the first layer): the inputs' rule will
             # not run, so the full hooks run here, with grad_input all None (PyTorch's).
+            self.diff = [False] * len(self.diff)
             self._fire_full([], cts)
         return cts
 
@@ -468,14 +478,26 @@ def _outputs_bwd(state: _BackwardState, res: Any, cts: tuple) -> tuple:
     return tuple(state.on_grad_output(cts))
 
 
+def _inputs_fwd(state: _BackwardState, *xs: Any) -> tuple:
+    # (symbolic_zeros) Which inputs are differentiated is known here, from the derivative
+    # actually taken: an input that reaches a checkpoint's body as an operand is a tracer of
+    # the outputs' trace there without being differentiated (its gradient is dropped, so
+    # this rule's backward never runs and the full hooks must run at the outputs).
+    state.diff = [x.perturbed for x in xs]
+    state.diff_known = True
+    return tuple(x.value for x in xs), None
+
+
 def _inputs_bwd(state: _BackwardState, res: Any, cts: tuple) -> tuple:
+    cts = tuple(fnp.zeros(c.aval.shape, c.aval.dtype, device=c.aval.device)
+                if type(c) is SymbolicZero else c for c in cts)
     return tuple(state.on_grad_input(cts))
 
 
 _outputs_identity = custom_vjp(_ident, nondiff_argnums=(0,))
 _outputs_identity.defvjp(_ident_fwd, _outputs_bwd)
 _inputs_identity = custom_vjp(_ident, nondiff_argnums=(0,))
-_inputs_identity.defvjp(_ident_fwd, _inputs_bwd)
+_inputs_identity.defvjp(_inputs_fwd, _inputs_bwd, symbolic_zeros=True)
 
 
 # -- parameter hooks ----------------------------------------------------------------------------

@@ -356,3 +356,31 @@ def test_parameter_hook_handles_remove_the_hook():
     h2.remove()                      # removed after assignment: detached from the module
     assert host(nn.grad(lambda m: m(x).sum())(lin).weight).tolist() == [[1.0, 1.0]]
     assert seen == [1, 1]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_full_backward_hook_of_a_checkpointed_module_fires_as_torch(jit):
+    # torch 2.13: checkpoint(Sequential(Linear(3, 3), Tanh()), x, use_reentrant=False) with x
+    # not requiring grad, loss.backward(): the Linear's pre hook sees grad_output [(2, 3)] and
+    # its full hook grad_input [None], once per backward. Inside nn.checkpoint the data input
+    # looked differentiated (a tracer of the checkpoint's body), so the full hook never ran.
+    nn.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+    log = []
+    m[0].register_full_backward_hook(lambda mod, gi, go: log.append(
+        ("full", [None if g is None else tuple(g.shape) for g in gi],
+         [tuple(g.shape) for g in go])))
+    m[0].register_full_backward_pre_hook(
+        lambda mod, go: log.append(("pre", [tuple(g.shape) for g in go])))
+    step = nn.grad(lambda m, x: nn.checkpoint(m, x, use_reentrant=False).sum())
+    if jit:
+        step = nn.jit(step)
+    x = np.ones((2, 3), np.float32)
+    for _ in range(2):
+        log.clear()
+        step(m, x)
+        assert log == [("pre", [(2, 3)]), ("full", [None], [(2, 3)])]
+    # the input differentiated too: grad_input is its gradient
+    log.clear()
+    nn.grad(lambda m, x: nn.checkpoint(m, x).sum(), argnums=(0, 1))(m, x)
+    assert log == [("pre", [(2, 3)]), ("full", [(2, 3)], [(2, 3)])]
