@@ -209,13 +209,13 @@ def split2(key: Any, num: int = 2) -> list[Any]:
 # Public key functions
 
 
-def _seed_words(seed: Any) -> tuple[Any, Any]:
+def _seed_words(seed: Any, name: str = "PRNGKey") -> tuple[Any, Any]:
     if isinstance(seed, bool | numpy.bool_):
-        raise TypeError("PRNGKey: seed must be an integer, got a bool")
+        raise TypeError(f"{name}: seed must be an integer, got a bool")
     if isinstance(seed, int | numpy.integer):
         s = int(seed)
         if not -(2 ** 63) <= s < 2 ** 64:
-            raise OverflowError(f"PRNGKey: seed {s} does not fit in 64 bits")
+            raise OverflowError(f"{name}: seed {s} does not fit in 64 bits")
         if isinstance(seed, numpy.integer) and seed.dtype.itemsize <= 4:
             return numpy.uint32(0), numpy.uint32(s % 2 ** 32)  # as the array case below
         s %= 2 ** 64
@@ -224,12 +224,13 @@ def _seed_words(seed: Any) -> tuple[Any, Any]:
         aval = get_aval(seed)
     except TypeError:
         raise TypeError(
-            f"PRNGKey: seed must be an integer, got {type(seed).__name__}"
+            f"{name}: seed must be an integer, got {type(seed).__name__}"
         ) from None
     if aval.shape != ():
-        raise TypeError(f"PRNGKey: seed must be a scalar, got an array of shape {aval.shape}")
+        raise TypeError(f"{name}: seed must be a scalar, got an array of shape {aval.shape}"
+                        " (make one key per seed with funcgrad.vmap)")
     if aval.dtype.kind not in "iu":
-        raise TypeError(f"PRNGKey: seed must be an integer, got dtype {aval.dtype}")
+        raise TypeError(f"{name}: seed must be an integer, got dtype {aval.dtype}")
     if aval.dtype.itemsize <= 4:
         # As JAX: a 32-bit seed fills the low word only (its sign does not reach the high one).
         lo = _ew.convert_element_type(seed, _U32)
@@ -262,8 +263,12 @@ def PRNGKey(seed: Any, *, impl: Any = None) -> Array:  # noqa: N802  (JAX's name
         >>> PRNGKey(42).tolist()
         [0, 42]
     """
-    check_impl("PRNGKey", impl)
-    hi, lo = _seed_words(seed)
+    return _raw_key(seed, impl, "PRNGKey")
+
+
+def _raw_key(seed: Any, impl: Any, name: str) -> Array:
+    check_impl(name, impl)
+    hi, lo = _seed_words(seed, name)
     if isinstance(hi, numpy.generic):
         # On the default device, as JAX's keys: draws from it then live there too (a host key
         # gave host draws that a GPU program could not mix with its arrays).
@@ -283,8 +288,7 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
         >>> k.shape, str(k.dtype), key_data(k).tolist()
         ((), 'key<fry>', [0, 7])
     """
-    check_impl("key", impl)
-    return PRNGKeyArray(PRNGKey(seed))
+    return PRNGKeyArray(_raw_key(seed, impl, "key"))
 
 
 def _check_key_data(name: str, data: Any) -> None:

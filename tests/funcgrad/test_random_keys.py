@@ -204,3 +204,12 @@ def test_numpy_structural_functions_take_key_arrays() -> None:
         fnp.stack([k, np.zeros(2, np.uint32)])
     with pytest.raises(TypeError):
         fnp.add(k, 1)
+
+
+def test_seed_errors_name_key() -> None:
+    with pytest.raises(TypeError, match=r"^key: seed must be an integer, got dtype float64"):
+        R.key(np.float64(1.5))
+    with pytest.raises(TypeError, match=r"^key: seed must be a scalar"):
+        R.key(np.array([1, 2]))
+    with pytest.raises(TypeError, match=r"^PRNGKey: seed must be an integer, got NoneType"):
+        R.PRNGKey(None)
