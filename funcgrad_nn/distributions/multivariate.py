@@ -36,6 +36,12 @@ def _batch_mahalanobis(bL: Any, bx: Any) -> Any:
     """``x^T (L L^T)^-1 x`` for a batch of lower-triangular ``L`` and vectors ``x`` whose
     batch shapes broadcast."""
     n = bx.shape[-1]
+    if bL.ndim == 2:
+        # one factor for every vector: a single triangular solve with the vectors as the
+        # columns of the right-hand side (not one solve per sample)
+        cols = fnp.reshape(bx, (-1, n)).T
+        y = fsl.solve_triangular(bL, cols, lower=True)
+        return fnp.reshape(fnp.sum(y ** 2, axis=0), tuple(bx.shape[:-1]))
     batch = fnp.broadcast_shapes(tuple(bL.shape[:-2]), tuple(bx.shape[:-1]))
     L = fnp.broadcast_to(bL, batch + (n, n))
     x = fnp.broadcast_to(bx, batch + (n,))
