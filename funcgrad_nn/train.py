@@ -352,9 +352,11 @@ def _interactive() -> bool:
     no terminal, yet Keras and Lightning show their bars there; tqdm.auto draws a widget)."""
     if getattr(sys.stderr, "isatty", lambda: False)():
         return True
-    ipython = sys.modules.get("IPython")
-    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
-    return type(shell).__name__ == "ZMQInteractiveShell"
+    if "IPython" not in sys.modules:  # not running under IPython: nothing to import
+        return False
+    from IPython import get_ipython
+
+    return type(get_ipython()).__name__ == "ZMQInteractiveShell"
 
 
 def _set_sampler_epoch(loader: Any, epoch: int) -> None:
