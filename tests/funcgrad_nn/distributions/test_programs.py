@@ -11,12 +11,12 @@ import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 import funcgrad_nn.distributions as D
 from funcgrad_nn.distributions.transforms import AffineTransform, TanhTransform
-from tests.helpers import dev, host
+from tests.helpers import DEVICE, dev, host
 
 
 def test_reinforce_learns_the_rewarded_action():
     nn.manual_seed(0)
-    policy = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3))
+    policy = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 3)).to(DEVICE)
     opt = nn.optim.Adam(policy.parameters(), lr=1e-2)
     obs = dev(np.random.default_rng(0).normal(size=(32, 4)).astype(np.float32))
 
@@ -53,7 +53,7 @@ def test_vae_elbo_decreases():
             prior = D.Independent(D.Normal(fnp.zeros_like(h[:, :2]), 1.0), 1)
             return -fnp.mean(px.log_prob(x) - D.kl_divergence(q, prior))
 
-    vae = VAE()
+    vae = VAE().to(DEVICE)
     opt = nn.optim.Adam(vae.parameters(), lr=1e-2)
     x = dev((np.random.default_rng(1).random((64, 6)) < 0.3).astype(np.float32))
     step = nn.jit(nn.value_and_grad(lambda m, x, k: m(x, k)))
