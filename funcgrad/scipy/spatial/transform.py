@@ -134,8 +134,9 @@ def _as_rotvec(quat: Any) -> Any:
 
 
 def _as_mrp(quat: Any) -> Any:
-    sign = fnp.where(quat[..., 3] < 0, -1.0, 1.0)
-    return (sign / (1.0 + sign * quat[..., 3]))[..., None] * quat[..., :3]
+    # The shorter way round: the quaternion with w >= 0 (its sign flipped otherwise).
+    quat = fnp.where(quat[..., 3:] < 0, -quat, quat)
+    return quat[..., :3] / (1.0 + quat[..., 3:])
 
 
 def _from_mrp(mrp: Any) -> Any:

@@ -176,3 +176,17 @@ def test_grad_finite_at_identity():
     gq = funcgrad.grad(lambda q: Rotation.from_quat(q).as_rotvec()[2])(
         dev(np.array([0.0, 0.0, 0.0, 1.0])))
     assert_allclose(gq, np.array([0.0, 0.0, 2.0, 0.0]), **TOL)
+
+
+def test_float32_stays_float32():
+    f32 = np.float32
+    r = Rotation.from_euler("xyz", dev(np.array([10, 20, 30], f32)), degrees=True)
+    outs = [r.quat, r.as_matrix(), r.as_euler("zyx"), r.as_rotvec(), r.as_mrp(), r.magnitude(),
+            r.apply(dev(np.ones(3, f32))), r.inv().quat,
+            Rotation.from_matrix(dev(np.eye(3, dtype=f32))).quat,
+            Rotation.from_rotvec(dev(np.zeros(3, f32))).quat,
+            Rotation.identity(dtype=f32).quat]
+    assert [np.asarray(funcgrad.device_get(o)).dtype for o in outs] == [np.dtype(f32)] * 11
+    stack = Rotation.from_quat(dev(np.tile(np.array([0, 0, 0, 1], f32), (3, 1))))
+    assert stack.mean().quat.dtype == f32
+    assert Slerp.init(dev(np.array([0.0, 1.0, 2.0], f32)), stack)(0.5).quat.dtype == f32
