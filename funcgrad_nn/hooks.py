@@ -33,7 +33,7 @@ from funcgrad import numpy as fnp
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, current_trace
 from funcgrad.debug.callback import call_hook
 from funcgrad.ops.custom_derivatives import SymbolicZero, custom_vjp
 
@@ -536,7 +536,14 @@ _param_identity.defvjp(_param_fwd, _param_bwd)
 
 
 def hook_param(mod_name: str, name: str, hooks: Sequence[Callable[..., Any]], value: Any) -> Any:
-    """``value`` (a parameter being rebuilt into a module) with its gradient hooks attached."""
-    if not hooks or not isinstance(value, Tracer) or not _inexact(value):
+    """``value`` (a parameter being rebuilt into a module) with its gradient hooks attached.
+
+    Only the rebuild by the differentiating transformation that owns the value attaches
+    them: a module passed on to a ``jit``/``vmap``/``checkpoint`` inside ``grad`` is rebuilt
+    again there from the already hooked values (staged, batched, or the very same tracers),
+    and hooking those too fired each hook twice (and applied a replacing hook's change
+    twice)."""
+    if not hooks or not isinstance(value, Tracer) or not value._trace.differentiates \
+            or value._trace is not current_trace() or not _inexact(value):
         return value
     return _param_identity(_ParamHooks(tuple(hooks), f"{mod_name}.{name}"), value)

@@ -384,3 +384,27 @@ def test_full_backward_hook_of_a_checkpointed_module_fires_as_torch(jit):
     log.clear()
     nn.grad(lambda m, x: nn.checkpoint(m, x).sum(), argnums=(0, 1))(m, x)
     assert log == [("pre", [(2, 3)]), ("full", [(2, 3)], [(2, 3)])]
+
+
+@pytest.mark.parametrize("inner", ["nn.jit", "jit", "vmap", "checkpoint"])
+def test_parameter_hook_fires_once_when_the_module_goes_through_an_inner_transform(inner):
+    # torch: a parameter's tensor hook runs once per backward and its replacement is applied
+    # once. A module passed on to a jit/vmap/checkpoint inside nn.grad was hooked again when
+    # rebuilt there: the hook ran twice and g * 2 became g * 4.
+    nn.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+    calls = []
+    m[0].register_parameter_hook("weight", lambda g: calls.append(1) or g * 2)
+    x = np.ones((2, 3), np.float32)
+    calls.clear()
+    plain = nn.grad(lambda m, x: m(x).sum())(m, x)[0].weight
+    assert len(calls) == 1
+    run = {"nn.jit": lambda m, x: nn.jit(lambda m, x: m(x).sum())(m, x),
+           "jit": lambda m, x: funcgrad.jit(lambda m, x: m(x).sum())(m, x),
+           "vmap": lambda m, x: funcgrad.vmap(lambda m, r: m(r).sum(),
+                                              in_axes=(None, 0))(m, x[:, None]).sum(),
+           "checkpoint": lambda m, x: nn.checkpoint(m, x).sum()}[inner]
+    calls.clear()
+    g = nn.grad(run)(m, x)[0].weight
+    assert len(calls) == 1
+    np.testing.assert_allclose(host(g), host(plain), rtol=1e-6)
