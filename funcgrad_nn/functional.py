@@ -28,6 +28,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, is_tracer
+from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
 from funcgrad_nn._pointwise import (
@@ -1201,11 +1202,21 @@ def _class_axis(input: Any) -> int:
 
 def _check_targets(target: Any, n_classes: int, ignore_index: int, fname: str) -> None:
     hv = _host_value(target)
-    if hv is not None and hv.size:
-        bad = (hv != ignore_index) & ((hv < 0) | (hv >= n_classes))
-        if bad.any():
-            raise IndexError(f"{fname}: target {int(hv[bad].flat[0])} is out of bounds "
-                             f"for {n_classes} classes")
+    if hv is not None:
+        if hv.size:
+            bad = (hv != ignore_index) & ((hv < 0) | (hv >= n_classes))
+            if bad.any():
+                raise IndexError(f"{fname}: target {int(hv[bad].flat[0])} is out of bounds "
+                                 f"for {n_classes} classes")
+        return
+    if not fnp.size(target):
+        return
+    # Traced (under jit): the same check when the program runs, as PyTorch's kernel checks
+    # (the gather below would otherwise read a clamped class and give a plausible loss).
+    bad = (target != ignore_index) & ((target < 0) | (target >= n_classes))
+    first = fnp.ravel(target)[fnp.argmax(fnp.ravel(bad))]
+    checkify.check(~fnp.any(bad), f"{fname}: target {{}} is out of bounds for {n_classes} "
+                   "classes", first)
 
 
 def _pick(logp: Any, target: Any, axis: int) -> Any:

@@ -528,3 +528,24 @@ def test_nllloss2d_is_nllloss_with_pytorchs_deprecation_warning():
     logp = np.log(np.array([[[[0.25, 0.5]], [[0.75, 0.5]]]]))  # (N, C, H, W) = (1, 2, 1, 2)
     target = np.array([[[0, 1]]])
     assert_allclose(loss(dev(logp), dev(target)), -np.log(0.25), rtol=1e-12)
+
+
+def test_out_of_range_targets_raise_under_jit_too():
+    # Eagerly PyTorch's IndexError; traced (jit, vmap) the same check runs with the program,
+    # instead of a gather reading a clamped class and giving a plausible loss.
+    import funcgrad
+    from funcgrad.errors import JaxRuntimeError
+
+    x = dev(np.zeros((2, 3)))
+    with pytest.raises(IndexError, match="target 7 is out of bounds for 3 classes"):
+        F.cross_entropy(x, dev(np.array([0, 7])))
+    ce = funcgrad.jit(F.cross_entropy)
+    assert abs(float(ce(x, dev(np.array([0, 2])))) - np.log(3)) < 1e-12
+    for bad in ([0, 7], [-1, 1]):
+        with pytest.raises(JaxRuntimeError, match=f"target {bad[0] if bad[0] else 7} is out"):
+            ce(x, dev(np.array(bad)))
+    with pytest.raises(JaxRuntimeError, match="target 3 is out of bounds"):
+        funcgrad.jit(funcgrad.grad(F.cross_entropy))(x, dev(np.array([0, 3])))
+    # ignore_index is not out of range
+    assert float(funcgrad.jit(lambda a, t: F.nll_loss(a, t, ignore_index=5))(
+        x, dev(np.array([5, 1])))) == 0.0
