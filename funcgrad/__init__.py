@@ -90,6 +90,7 @@ from funcgrad.ops.control_flow import cond, fori_loop, map, scan, switch, while_
 from funcgrad.ops.custom_derivatives import custom_jvp, custom_vjp
 from funcgrad.ops.pure_callback import pure_callback
 from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
+from funcgrad.random import debug_key_reuse
 from funcgrad.sharding import (
     NamedSharding,
     make_array_from_callback,
@@ -170,6 +171,7 @@ __all__ = [
     "debug",
     "debug_infs",
     "debug_nans",
+    "debug_key_reuse",
     "export",
     "profiler",
     "viz",

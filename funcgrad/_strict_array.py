@@ -229,7 +229,7 @@ class StrictArray:
     TypeError: Implicit conversion to a NumPy array is not allowed (strict test backend). Use .get() to make an explicit host copy.
     """
 
-    __slots__ = ("_a",)
+    __slots__ = ("_a", "__weakref__")  # weakly referenced, as NumPy and CuPy arrays are
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy ufuncs refuse StrictArray; ndarray ops defer to us
     __hash__ = None  # type: ignore[assignment]  # unhashable, like ndarray

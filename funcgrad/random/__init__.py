@@ -46,7 +46,7 @@ from funcgrad.random._derived_samplers import (
 )
 from funcgrad.random._gamma import beta, chisquare, dirichlet, gamma, loggamma, poisson
 from funcgrad.random._keys import KeyDType, PRNGKeyArray, key_dtype
-from funcgrad.random._reuse import KeyReuseError, check_key_reuse
+from funcgrad.random._reuse import KeyReuseError, check_key_reuse, debug_key_reuse
 from funcgrad.random._samplers import (
     bernoulli,
     categorical,
@@ -74,5 +74,5 @@ __all__ = [
     "cauchy", "permutation", "choice", "multivariate_normal", "orthogonal", "gamma",
     "loggamma", "beta", "dirichlet", "chisquare", "poisson", "t", "f", "pareto", "rayleigh",
     "maxwell", "double_sided_maxwell", "weibull_min", "geometric", "triangular", "wald",
-    "generalized_normal", "ball", "clone", "binomial", "multinomial", "check_key_reuse", "KeyReuseError",
+    "generalized_normal", "ball", "clone", "binomial", "multinomial", "check_key_reuse", "debug_key_reuse", "KeyReuseError",
 ]

@@ -96,7 +96,7 @@ class PRNGKeyArray:
         ((3,), (2, 2), 4)
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "__weakref__")  # (weakly held by the key-reuse check)
     __array_priority__ = 100  # NumPy defers ``ndarray == keys`` to us
     # funcgrad.numpy's structural functions (stack, where, take, ...) take key arrays
     # (funcgrad/numpy/_extended.py, registered below): the data has one trailing axis

@@ -117,3 +117,38 @@ def test_key_reuse_error_is_in_funcgrad_errors() -> None:
 
     assert random.KeyReuseError is funcgrad.errors.KeyReuseError
     assert funcgrad.ir.JaxprTypeError is funcgrad.errors.JaxprTypeError
+
+
+def test_jax_debug_key_reuse_flag_and_context() -> None:
+    # jax.config.update("jax_debug_key_reuse", True) / with jax.debug_key_reuse(True)
+    import gc
+
+    import funcgrad
+
+    k = random.PRNGKey(0)
+    funcgrad.config.update("jax_debug_key_reuse", True)
+    try:
+        assert funcgrad.config.read("jax_debug_key_reuse") is True
+        random.normal(k)
+        with pytest.raises(random.KeyReuseError, match="already consumed by random.normal"):
+            random.normal(k)
+        t = random.key(1)
+        random.split(t)
+        with pytest.raises(random.KeyReuseError):
+            random.uniform(t)
+        # keys are held weakly: a dead key's record goes with it
+        from funcgrad.random._reuse import _flag_seen
+
+        n = len(_flag_seen.get())
+        for i in range(5):
+            random.normal(random.PRNGKey(i + 10))
+        gc.collect()
+        assert len(_flag_seen.get()) == n
+    finally:
+        funcgrad.config.update("jax_debug_key_reuse", False)
+    random.normal(k)  # off again
+    with funcgrad.debug_key_reuse(True):
+        random.normal(k)
+        with pytest.raises(random.KeyReuseError):
+            random.normal(k)
+    random.normal(k)
