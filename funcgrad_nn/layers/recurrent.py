@@ -25,7 +25,7 @@ from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter, bad_input
+from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
 from funcgrad_nn.utils.rnn import PackedSequence, packed_positions, padded_index
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -210,6 +210,67 @@ class RNNBase(Module):
 
     def flatten_parameters(self) -> None:
         """A no-op (PyTorch compacts cuDNN weights here); kept so ported code runs."""
+
+    # PyTorch's public argument checks, which subclasses of its RNNs call and override; the
+    # forward pass makes its own (fuller) checks, so these are for such code only.
+    def check_input(self, input: Any, batch_sizes: Any) -> None:
+        """PyTorch's check: the weights' dtype, 2 dims when packed (``batch_sizes`` given)
+        else 3, and ``input_size`` features.
+
+        >>> import numpy as np
+        >>> RNN(3, 4).check_input(np.ones((5, 2, 3), np.float32), None)
+        """
+        dtype, got = self.weight_ih_l0.dtype, fnp.result_type(input)
+        if got != dtype:
+            raise BadInputError(f"{self.mode} input dtype ({got}) does not match weight dtype "
+                                f"({dtype}). Convert input: input.astype({dtype}), or convert "
+                                f"model: model.to({got})")
+        want = 2 if batch_sizes is not None else 3
+        if fnp.ndim(input) != want:
+            raise BadInputError(f"input must have {want} dimensions, got {fnp.ndim(input)}")
+        if fnp.shape(input)[-1] != self.input_size:
+            raise BadInputError(f"input.size(-1) must be equal to input_size. Expected "
+                                f"{self.input_size}, got {fnp.shape(input)[-1]}")
+
+    def get_expected_hidden_size(self, input: Any, batch_sizes: Any) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, batch, proj_size or hidden_size)``.
+
+        >>> import numpy as np
+        >>> LSTM(3, 4, proj_size=2).get_expected_hidden_size(np.ones((5, 7, 3)), None)
+        (1, 7, 2)
+        """
+        if batch_sizes is not None:
+            batch = int(numpy.asarray(batch_sizes)[0])
+        else:
+            batch = fnp.shape(input)[0 if self.batch_first else 1]
+        return (self.num_layers * (1 + self.bidirectional), batch,
+                self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx: Any, expected_hidden_size: tuple[int, ...],
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        """Raise ``msg.format(expected, got)`` unless ``hx`` has the expected shape."""
+        if tuple(fnp.shape(hx)) != tuple(expected_hidden_size):
+            raise BadInputError(msg.format(tuple(expected_hidden_size), list(fnp.shape(hx))))
+
+    def check_forward_args(self, input: Any, hidden: Any, batch_sizes: Any) -> None:
+        """:meth:`check_input` then the hidden state's shape (both of an LSTM's states)."""
+        self.check_input(input, batch_sizes)
+        expected = self.get_expected_hidden_size(input, batch_sizes)
+        if self.mode != "LSTM":
+            self.check_hidden_size(hidden, expected)
+            return
+        self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx: Any, permutation: Any) -> Any:
+        """``hx`` (an LSTM's pair too) with its batch axis (1) reordered by ``permutation``
+        (None: unchanged), as PyTorch's packed sequences reorder the states."""
+        if permutation is None:
+            return hx
+        if isinstance(hx, tuple):
+            return tuple(self.permute_hidden(h, permutation) for h in hx)
+        return fnp.take(hx, F._on_device_of(permutation, hx), axis=1)
 
     @property
     def all_weights(self) -> list[list[Any]]:
@@ -432,6 +493,10 @@ class LSTM(RNNBase):
                  dtype: Any = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, device, dtype)
+
+    def get_expected_cell_size(self, input: Any, batch_sizes: Any) -> tuple[int, int, int]:
+        """``(num_layers * num_directions, batch, hidden_size)``: the cell state's shape."""
+        return self.get_expected_hidden_size(input, batch_sizes)[:2] + (self.hidden_size,)
 
 
 class GRU(RNNBase):

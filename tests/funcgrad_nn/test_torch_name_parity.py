@@ -161,3 +161,29 @@ def test_softmax_family_implicit_dim_is_pytorchs_deprecated_choice(ndim, axis):
         np.testing.assert_allclose(got, fn(x, axis) if ndim else fn(x, 0), rtol=1e-15)
         with pytest.warns(UserWarning, match="Implicit dimension choice"):
             np.testing.assert_allclose(module()(x), got, rtol=1e-15)
+
+
+def test_rnn_argument_checks_that_subclasses_call():
+    # torch 2.13's RNNBase.check_forward_args / get_expected_*_size / permute_hidden.
+    lstm = nn.LSTM(3, 4, 2, bidirectional=True, proj_size=2)
+    x = dev(np.ones((5, 2, 3), np.float32))
+    assert lstm.get_expected_hidden_size(x, None) == (4, 2, 2)
+    assert lstm.get_expected_cell_size(x, None) == (4, 2, 4)
+    assert lstm.get_expected_hidden_size(x[:, 0], np.array([2, 2, 1])) == (4, 2, 2)
+    h, c = dev(np.zeros((4, 2, 2), np.float32)), dev(np.zeros((4, 2, 4), np.float32))
+    lstm.check_forward_args(x, (h, c), None)
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(4, 2, 4\), got \[4, 2, 2\]"):
+        lstm.check_forward_args(x, (h, h), None)
+    gru = nn.GRU(3, 4, batch_first=True)
+    with pytest.raises(RuntimeError, match="input must have 3 dimensions, got 2"):
+        gru.check_input(x[0], None)
+    with pytest.raises(RuntimeError, match="Expected 3, got 4"):
+        gru.check_input(dev(np.ones((5, 2, 4), np.float32)), None)
+    with pytest.raises(ValueError, match=r"GRU input dtype \(float64\) does not match"):
+        gru.check_input(np.ones((5, 2, 3)), None)
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 5, 4\), got \[1, 1, 1\]"):
+        gru.check_forward_args(x, np.zeros((1, 1, 1), np.float32), None)
+    hx = dev(np.arange(6.0).reshape(1, 3, 2))
+    np.testing.assert_array_equal(host(gru.permute_hidden(hx, np.array([2, 0, 1])))[0, :, 0],
+                                  [4.0, 0.0, 2.0])
+    assert gru.permute_hidden(hx, None) is hx
