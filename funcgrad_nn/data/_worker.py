@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from funcgrad_nn.data._transport import pack
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 _POLL_S = 1.0  # how often an idle worker checks that its parent is still alive
@@ -158,7 +160,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate_fn: C
             continue
         _, epoch, task, indices = msg
         if init_error is not None:
-            result_queue.put(pickle.dumps((epoch, task, init_error)))
+            result_queue.put(pack((epoch, task, init_error)))
             continue
         try:
             if not iterable:
@@ -189,11 +191,11 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, collate_fn: C
         except Exception:
             data = ExceptionWrapper(where)
         try:  # pickled here, not in the queue's feeder thread, so a failure is reported
-            payload = pickle.dumps((epoch, task, data), protocol=pickle.HIGHEST_PROTOCOL)
+            message = pack((epoch, task, data))
         except Exception:
             try:
                 raise RuntimeError(f"DataLoader worker {worker_id} could not send batch {task} "
                                    "to the main process (it does not pickle)")
             except RuntimeError:
-                payload = pickle.dumps((epoch, task, ExceptionWrapper(where)))
-        result_queue.put(payload)
+                message = pack((epoch, task, ExceptionWrapper(where)))
+        result_queue.put(message)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
-import pickle
 import queue
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from funcgrad.backend import device_of, device_put
+from funcgrad_nn.data._transport import discard, remove_orphans, unpack
 from funcgrad_nn.data._worker import ExceptionWrapper, IterableExhausted, fetch, worker_loop
 from funcgrad_nn.data.collate import default_collate, default_convert
 from funcgrad_nn.data.datasets import IterableDataset, TensorDataset
@@ -433,7 +433,7 @@ class _MultiProcessIter:
             wait = _POLL_S if deadline is None else max(0.0, min(_POLL_S,
                                                               deadline - time.monotonic()))
             try:
-                return pickle.loads(self._result_queue.get(timeout=wait))
+                return unpack(self._result_queue.get(timeout=wait))
             except queue.Empty:
                 pass
             dead = [w for w in self._workers if w.exitcode is not None]
@@ -458,6 +458,15 @@ class _MultiProcessIter:
             if w.is_alive():
                 w.terminate()
                 w.join(timeout=1.0)
+        # Batches sent but never read hold shared memory until removed; a worker killed
+        # while writing one leaves a file behind.
+        try:
+            while True:
+                discard(self._result_queue.get_nowait()[1])
+        except Exception:
+            pass
+        for w in self._workers:
+            remove_orphans(w.pid)
         for q in (*self._index_queues, self._result_queue):
             try:
                 q.cancel_join_thread()

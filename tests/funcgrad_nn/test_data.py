@@ -682,3 +682,48 @@ def test_weighted_sampler_without_replacement_or_one_sample_draws_as_pytorch(
     sampler = WeightedRandomSampler(weights, num_samples, replacement=replacement,
                                     generator=seed)
     assert [list(sampler) for _ in range(3)] == expected
+
+
+def _shm_files():
+    return sorted(n for n in os.listdir("/dev/shm") if n.startswith("funcgrad-dl-"))
+
+
+class _Images(Dataset):
+    """Batches far above the shared-memory threshold: 16 x 3 x 64 x 64 float32 = 768 KiB."""
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return np.full((3, 64, 64), i, np.float32), np.asfortranarray(np.full((4, 5), i)), i
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="shared memory in /dev/shm (Linux)")
+def test_worker_batches_travel_through_shared_memory_and_leave_nothing_behind():
+    from funcgrad_nn.data import _transport
+
+    before = _shm_files()
+    loader = DataLoader(_Images(), batch_size=16, num_workers=2)
+    batches = list(loader)
+    assert [host(b[2]).tolist() for b in batches] == [list(range(i, i + 16))
+                                                      for i in range(0, 64, 16)]
+    x = batches[1][0]
+    assert x.shape == (16, 3, 64, 64) and x.dtype == np.float32 and x.flags.writeable
+    assert float(x[3, 2, 10, 10]) == 19.0
+    x[0] = 0  # an ordinary, writeable batch
+    assert _shm_files() == before
+    for _ in DataLoader(_Images(), batch_size=16, num_workers=2):
+        break  # abandoned with batches in flight: closing removes their shared memory
+    import gc
+    gc.collect()
+    assert _shm_files() == before
+    # the pieces: large buffers out of band (order-preserving), small ones in the pickle
+    big, small = np.arange(40000.0).reshape(200, 200).T, np.arange(3)
+    payload, files = _transport.pack({"big": big, "small": small})
+    assert len(files) == 1 and files[0][1] == big.nbytes
+    out = _transport.unpack((payload, files))
+    assert np.array_equal(out["big"], big) and out["big"].flags.f_contiguous
+    assert np.array_equal(out["small"], small) and _shm_files() == before
+    _, files = _transport.pack(big)
+    _transport.discard(files)
+    assert _shm_files() == before
