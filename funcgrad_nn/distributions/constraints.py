@@ -101,7 +101,12 @@ def is_dependent(constraint: Any) -> bool:
 
 class _DependentProperty(property, _Dependent):
     """``@dependent_property``: a property on instances (the real constraint, computed from
-    the parameters) and a dependent placeholder on the class."""
+    the parameters) and a dependent placeholder on the class.
+
+    >>> from funcgrad_nn.distributions import Uniform
+    >>> is_dependent(Uniform.support), Uniform(0.0, 2.0).support
+    (True, Interval(lower_bound=0.0, upper_bound=2.0))
+    """
 
     def __init__(self, fn: Callable[..., Any] | None = None, *,
                  is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> None:
@@ -115,7 +120,12 @@ class _DependentProperty(property, _Dependent):
 
 class _IndependentConstraint(Constraint):
     """``independent(c, n)``: ``c`` on every entry of the ``n`` rightmost dimensions, which
-    become part of the event."""
+    become part of the event.
+
+    >>> import numpy as np
+    >>> independent(positive, 1).check(np.array([[1.0, 2.0], [1.0, -1.0]]))
+    array([ True, False])
+    """
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
         if not isinstance(base_constraint, Constraint):
@@ -168,6 +178,13 @@ class _OneHot(Constraint):
 
 
 class _IntegerInterval(Constraint):
+    """``integer_interval(lower, upper)``: integers in ``[lower, upper]``.
+
+    >>> import numpy as np
+    >>> integer_interval(0, 2).check(np.array([0.0, 1.5, 2.0, 3.0]))
+    array([ True, False,  True, False])
+    """
+
     is_discrete = True
 
     def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
@@ -183,6 +200,13 @@ class _IntegerInterval(Constraint):
 
 
 class _IntegerGreaterThan(Constraint):
+    """Integers at least ``lower_bound`` (``nonnegative_integer``, ``positive_integer``).
+
+    >>> import numpy as np
+    >>> nonnegative_integer.check(np.array([-1.0, 0.0, 2.5]))
+    array([False,  True, False])
+    """
+
     is_discrete = True
 
     def __init__(self, lower_bound: Any) -> None:
@@ -201,6 +225,14 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """``greater_than(lower)``: values strictly above ``lower`` (``positive`` is
+    ``greater_than(0.0)``).
+
+    >>> import numpy as np
+    >>> greater_than(1.0).check(np.array([1.0, 2.0]))
+    array([False,  True])
+    """
+
     def __init__(self, lower_bound: Any) -> None:
         self.lower_bound = lower_bound
 
@@ -212,11 +244,25 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(_GreaterThan):
+    """``greater_than_eq(lower)``: values at least ``lower`` (``nonnegative``).
+
+    >>> import numpy as np
+    >>> greater_than_eq(1.0).check(np.array([1.0, 0.5]))
+    array([ True, False])
+    """
+
     def check(self, value: Any) -> Any:
         return self.lower_bound <= value
 
 
 class _LessThan(Constraint):
+    """``less_than(upper)``: values strictly below ``upper``.
+
+    >>> import numpy as np
+    >>> less_than(1.0).check(np.array([0.0, 1.0]))
+    array([ True, False])
+    """
+
     def __init__(self, upper_bound: Any) -> None:
         self.upper_bound = upper_bound
 
@@ -228,6 +274,13 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """``interval(lower, upper)``: the closed interval (``unit_interval`` is ``[0, 1]``).
+
+    >>> import numpy as np
+    >>> interval(0.0, 1.0).check(np.array([0.0, 1.0, 1.5]))
+    array([ True,  True, False])
+    """
+
     def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
@@ -240,6 +293,13 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(_Interval):
+    """``half_open_interval(lower, upper)``: ``[lower, upper)``.
+
+    >>> import numpy as np
+    >>> half_open_interval(0.0, 1.0).check(np.array([0.0, 1.0]))
+    array([ True, False])
+    """
+
     def check(self, value: Any) -> Any:
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
@@ -252,6 +312,13 @@ class _Simplex(Constraint):
 
 
 class _Multinomial(Constraint):
+    """``multinomial(n)``: nonnegative count vectors summing to at most ``n``.
+
+    >>> import numpy as np
+    >>> multinomial(3).check(np.array([[1.0, 2.0], [2.0, 2.0]]))
+    array([ True, False])
+    """
+
     is_discrete = True
     event_dim = 1
 

@@ -46,7 +46,12 @@ def _float_dtype(*values: Any) -> numpy.dtype:
 
 
 def as_float(x: Any, dtype: Any = None) -> Any:
-    """``x`` as a floating array (Python numbers and integer arrays in the default dtype)."""
+    """``x`` as a floating array (Python numbers and integer arrays in the default dtype).
+
+    >>> import numpy as np
+    >>> as_float(np.arange(2)).dtype, as_float(1.5, np.float64).dtype
+    (dtype('float32'), dtype('float64'))
+    """
     dt = numpy.dtype(dtype) if dtype is not None else _float_dtype(x)
     if hasattr(x, "dtype") and numpy.dtype(x.dtype) == dt and hasattr(x, "shape"):
         return x
@@ -196,6 +201,9 @@ def make_key(key: Any, owner: str, like: Any = None) -> Any:
     which is only right eagerly: under ``jit`` (or any staged trace) it would be frozen into the
     compiled program and every call would return the same "random" numbers, so there a key
     is required.
+
+    >>> make_key(0, "example").shape
+    (2,)
     """
     if key is None:
         if _staged():
@@ -213,7 +221,11 @@ def make_key(key: Any, owner: str, like: Any = None) -> Any:
 
 
 def split_key(key: Any, n: int) -> list[Any]:
-    """``n`` independent keys from one."""
+    """``n`` independent keys from one.
+
+    >>> len(split_key(make_key(0, "example"), 3))
+    3
+    """
     ks = frandom.split(key, n)
     return [ks[i] for i in range(n)]
 
@@ -310,6 +322,12 @@ def _unflatten(aux: Any, children: Any) -> Any:
 
 def register_pytree_class(cls: type) -> None:
     """Register a distribution or transform class as a pytree node (done for every
-    subclass automatically)."""
+    subclass automatically).
+
+    >>> import funcgrad, numpy as np
+    >>> from funcgrad_nn.distributions import Normal
+    >>> len(funcgrad.tree_util.tree_leaves(Normal(np.zeros(2), 1.0)))
+    2
+    """
     cls._fg_distribution_pytree = True  # type: ignore[attr-defined]
     funcgrad.tree_util.register_pytree_node(cls, _flatten, lambda aux, ch: _unflatten(aux, ch))
