@@ -347,7 +347,12 @@ def _interpret(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], state: 
                                 "move them out of it")
             state, outs = rule(eqn, invals, state, sites)
         else:
-            outs = bind(eqn.prim, *invals, **eqn.params)
+            params = eqn.params
+            if params.get("mode") == "raise" and (id(eqn), "oob") in sites.by_eqn:
+                # concrete index arrays raise NumPy's IndexError; checked, the error is
+                # recorded instead and the operation clamps, as it does with traced indices
+                params = dict(params, mode="clamp")
+            outs = bind(eqn.prim, *invals, **params)
             if not _subjaxprs(eqn):
                 state = _automatic(eqn, invals, outs, state, sites)
         env.update(zip(eqn.outvars, outs))

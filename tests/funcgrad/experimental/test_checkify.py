@@ -114,6 +114,20 @@ def test_automatic_checks() -> None:
         ).startswith(oob.format(7))
     assert ck(lambda x: lax.dynamic_slice(x, (2,), (2,)), errors=ic)(x)[0].get().startswith(
         oob.format(2))
+    # concrete index arrays: recorded, not raised, and the values clamped / updates dropped
+    # as JAX's (x[:, [0, 4]] of ones((2, 3)): ones((2, 2)); x.at[[0, 4]].set(5.): [5, 1, 1])
+    err, out = ck(lambda v: v[:, fnp.asarray([0, 4])], errors=ic)(dev(np.ones((2, 3))))
+    assert err.get().startswith("out-of-bounds indexing for array of shape (2, 3): index 4 is "
+                                "out of bounds for axis 1 with size 3 at ")
+    assert_allclose(out, np.ones((2, 2)))
+    err, out = ck(lambda v: v.at[fnp.asarray([0, 4])].set(5.0), errors=ic)(dev(np.ones(3)))
+    assert err.get() is not None
+    assert_allclose(out, np.array([5.0, 1.0, 1.0]))
+    f = ck(lambda v, i: v[i], errors=ic)
+    lines = funcgrad.vmap(f, in_axes=(None, 0))(x, dev(np.array([0, 5, -7])))[0].get().split("\n")
+    assert len(lines) == 2
+    assert lines[0].startswith("at mapped index 1: " + oob.format(5))
+    assert lines[1].startswith("at mapped index 2: " + oob.format(-4))
     # the default (user checks) leaves NaNs alone
     assert ck(lambda v: v * fnp.nan)(dev(np.array(1.0)))[0].get() is None
     assert ck(lambda v: v * fnp.nan, errors=checkify.all_checks)(dev(np.array(1.0)))[0].get(
