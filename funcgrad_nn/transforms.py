@@ -28,6 +28,7 @@ from typing import Any
 
 import funcgrad
 from funcgrad import tree_util
+from funcgrad.debug.nans import nans_enabled
 from funcgrad.errors import ConcretizationError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
@@ -334,6 +335,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     same model without checkpointing (pytorch/pytorch#96136). Here the recomputation is
     pure: the statistics are updated once, exactly as without ``checkpoint``.
 
+    Under anomaly detection (``detect_anomaly``/``debug_nans``) the block runs without
+    recomputation, so a NaN in its backward pass names the operation inside it.
+
     >>> import numpy as np, funcgrad_nn as nn
     >>> block = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1), nn.Tanh())
     >>> loss = lambda m, x: nn.checkpoint(m, x).sum()
@@ -341,6 +345,11 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     (4, 4)
     """
     del use_reentrant, preserve_rng_state
+    if nans_enabled():
+        # Anomaly detection (debug_nans) checks a checkpoint's recomputation as one
+        # operation; run the block plainly (same values and gradients, more memory) so a NaN
+        # in its backward pass is traced to the forward operation inside, as PyTorch names it.
+        return function(*args, **kwargs)
     call = (function,) + args
 
     def inner(*a: Any) -> Any:

@@ -311,3 +311,25 @@ def test_anomaly_under_nn_jit_with_tied_weights_and_batchnorm():
         nn.jit(nn.grad(loss))(m, np.ones((3, 2), np.float32))
     assert "derivative of sqrt" in str(e.value) and f"test_nans.py:{line}" in str(e.value)
     assert int(m.bn.num_batches_tracked) == 0
+
+
+def _ckpt_block(x):
+    return fnp.sqrt(x) * 0.0       # sqrt's derivative at 0 times 0: NaN
+
+
+def test_anomaly_inside_nn_checkpoint_names_the_operation_inside():
+    # torch names SqrtBackward0 inside a checkpointed block; the checkpoint's recomputation
+    # was checked as one operation ("transposing mul ... (remat ...)")
+    import funcgrad_nn as nn
+
+    line = _line_of(_ckpt_block, "fnp.sqrt")
+    x = np.array([0.0, 1.0])
+    loss = lambda x: fnp.sum(nn.checkpoint(_ckpt_block, x))   # noqa: E731
+    for f in (funcgrad.grad(loss), funcgrad.jit(funcgrad.grad(loss))):
+        with detect_anomaly(), pytest.raises(RuntimeError) as e:
+            f(x)
+        assert "derivative of sqrt" in str(e.value) and f"test_nans.py:{line}" in str(e.value)
+    # outside anomaly mode it is still a checkpoint (recomputed), with the same gradient
+    closed = funcgrad.make_jaxpr(funcgrad.grad(loss))(np.array([1.0, 4.0]))
+    assert "remat" in str(closed) or "checkpoint" in str(closed)
+    assert_close(funcgrad.grad(loss)(np.array([1.0, 4.0])), [0.0, 0.0])
