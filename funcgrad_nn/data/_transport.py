@@ -58,15 +58,28 @@ def pack(obj: Any) -> tuple[bytes, list[tuple[str, int]]]:
             fd, path = tempfile.mkstemp(dir=directory, prefix=_prefix(os.getpid()))
             files.append((path, raw.nbytes))
             try:
-                os.ftruncate(fd, raw.nbytes)
+                # Reserved up front: a full /dev/shm (Docker gives 64 MB) then fails here,
+                # and the batch goes through the pipe, instead of a SIGBUS killing the
+                # worker when writing into a sparse file finds no memory.
+                _reserve(fd, raw.nbytes)
                 with mmap.mmap(fd, raw.nbytes) as mm:
                     mm[:] = raw
             finally:
                 os.close(fd)
+    except OSError:
+        discard(files)
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), []
     except BaseException:
         discard(files)
         raise
     return payload, files
+
+
+def _reserve(fd: int, size: int) -> None:
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+    else:
+        os.ftruncate(fd, size)
 
 
 def _attach(path: str, size: int) -> mmap.mmap:

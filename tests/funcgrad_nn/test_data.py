@@ -727,3 +727,18 @@ def test_worker_batches_travel_through_shared_memory_and_leave_nothing_behind():
     _, files = _transport.pack(big)
     _transport.discard(files)
     assert _shm_files() == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="shared memory in /dev/shm (Linux)")
+def test_a_full_shared_memory_sends_the_batch_through_the_pipe(monkeypatch):
+    from funcgrad_nn.data import _transport
+
+    def full(fd, size):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_transport, "_reserve", full)
+    before = _shm_files()
+    big = np.arange(40000.0)
+    payload, files = _transport.pack(big)
+    assert files == [] and _shm_files() == before
+    assert np.array_equal(_transport.unpack((payload, files)), big)
