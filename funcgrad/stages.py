@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy
 
@@ -32,7 +32,28 @@ from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr, Var
 
 __all__ = ["Traced", "Lowered", "Compiled", "ArgInfo", "Signature", "check_call_args",
-           "out_info", "args_tree", "CompiledMemoryStats"]
+           "out_info", "args_tree", "CompiledMemoryStats", "Wrapped", "CompilerOptions"]
+
+#: JAX's type of ``compile(compiler_options=...)`` (funcgrad's compiler takes none)
+CompilerOptions = dict[str, str | bool]
+
+
+@runtime_checkable
+class Wrapped(Protocol):
+    """What ``jit`` returns, as JAX's ``jax.stages.Wrapped`` protocol: callable, with
+    ``trace`` and ``lower`` (``isinstance(funcgrad.jit(f), Wrapped)`` holds).
+
+    Example:
+        >>> import funcgrad
+        >>> isinstance(funcgrad.jit(abs), Wrapped), isinstance(abs, Wrapped)
+        (True, False)
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced: ...
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered: ...
 
 _PY_SCALARS = (bool, int, float, complex)
 _PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}

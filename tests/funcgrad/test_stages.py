@@ -257,3 +257,12 @@ def test_memory_analysis_sizes():
     assert m.peak_memory_in_bytes == 14400 + 8 + m.temp_size_in_bytes
     d = funcgrad.jit(lambda x: x * 2 + 1, donate_argnums=0).lower(np.ones((20, 30))).compile()
     assert d.memory_analysis().alias_size_in_bytes == 4800
+
+
+def test_wrapped_protocol():
+    # isinstance(jax.jit(f), jax.stages.Wrapped) is True; a plain function is not one
+    from funcgrad.stages import CompilerOptions, Wrapped
+
+    assert isinstance(funcgrad.jit(lambda x: x), Wrapped)
+    assert not isinstance(lambda x: x, Wrapped)
+    assert CompilerOptions == dict[str, str | bool]
