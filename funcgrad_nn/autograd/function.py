@@ -533,6 +533,14 @@ class Function:
 
     vjp = backward
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # PyTorch's legacy form MyFn()(x): refused there too, with this message
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            f"new-style autograd function with static forward method: "
+            f"{type(self).__name__}.apply(...) (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` on ``args``; derivatives use the class's ``backward``/``jvp``.

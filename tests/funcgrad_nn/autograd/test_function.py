@@ -675,3 +675,10 @@ def test_implicit_numpy_conversion_in_a_function_says_to_use_tensor_methods():
     x = dev(np.array([0.1, 0.2]))
     with pytest.raises(TracerArrayConversionError, match=r"g\.new_zeros\(g\.shape\)"):
         funcgrad.grad(lambda x: Masked.apply(x).sum())(x)
+
+
+def test_calling_an_instance_raises_torchs_legacy_error():
+    # torch 2.13: Exp()(x) raises RuntimeError "Legacy autograd function with non-static
+    # forward method is deprecated..." (here it was "'Exp' object is not callable")
+    with pytest.raises(RuntimeError, match=r"Legacy autograd function.*Exp\.apply"):
+        Exp()(np.array([1.0]))
