@@ -347,9 +347,12 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         raise TypeError(f"embedding: input must be an integer array, got dtype {dt}")
     num = weight.shape[0]
     hv = _host_value(input)
+    msg = (f"embedding: index out of range for {num} embeddings: indices must be in "
+           f"[0, {num}) (got min {{}}, max {{}})")
     if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num):
-        raise IndexError(f"embedding: index out of range for {num} embeddings: indices must "
-                         f"be in [0, {num}) (got min {hv.min()}, max {hv.max()})")
+        raise IndexError(msg.format(hv.min(), hv.max()))
+    if hv is None:
+        _check_when_run(input, num, msg)
     out = fnp.take(weight, input, axis=0)
     if max_norm is not None:
         out = _renorm_rows(out, max_norm, norm_type)
@@ -416,11 +419,23 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
                              "input; pass num_classes=")
         num_classes = int(hv.max()) + 1
     hv = _host_value(tensor)
+    msg = (f"one_hot: class values must be in [0, num_classes={num_classes}), got min {{}}, "
+           "max {}")
     if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num_classes):
-        raise ValueError(f"one_hot: class values must be in [0, num_classes={num_classes}), "
-                         f"got min {hv.min()}, max {hv.max()}")
+        raise ValueError(msg.format(hv.min(), hv.max()))
+    if hv is None:
+        _check_when_run(tensor, num_classes, msg)
     iota = _iota_like(tensor, num_classes, tensor.dtype)
     return (fnp.expand_dims(tensor, -1) == iota).astype(numpy.int64)
+
+
+def _check_when_run(indices: Any, n: int, msg: str) -> None:
+    """For traced ``indices`` (under jit/vmap): check ``0 <= indices < n`` when the program
+    runs (``msg`` formatted with their min and max), as PyTorch's kernels check, where a
+    gather would otherwise read a clamped row and give a plausible result."""
+    if fnp.size(indices):
+        checkify.check(fnp.all((indices >= 0) & (indices < n)), msg, fnp.min(indices),
+                       fnp.max(indices))
 
 
 def _iota_like(x: Any, n: int, dtype: Any) -> Any:

@@ -549,3 +549,19 @@ def test_out_of_range_targets_raise_under_jit_too():
     # ignore_index is not out of range
     assert float(funcgrad.jit(lambda a, t: F.nll_loss(a, t, ignore_index=5))(
         x, dev(np.array([5, 1])))) == 0.0
+
+
+def test_embedding_and_one_hot_indices_checked_under_jit():
+    import funcgrad
+    from funcgrad.errors import JaxRuntimeError
+
+    w = dev(np.arange(6.0).reshape(3, 2))
+    emb = funcgrad.jit(lambda i: F.embedding(i, w))
+    assert host(emb(dev(np.array([2, 0])))).tolist() == [[4.0, 5.0], [0.0, 1.0]]
+    with pytest.raises(JaxRuntimeError, match=r"index out of range for 3 embeddings.*max 5"):
+        emb(dev(np.array([0, 5])))
+    oh = funcgrad.jit(lambda i: F.one_hot(i, 3))
+    with pytest.raises(JaxRuntimeError, match=r"num_classes=3\), got min -1"):
+        oh(dev(np.array([-1, 2])))
+    with pytest.raises(JaxRuntimeError, match="max 3"):
+        funcgrad.vmap(lambda i: F.one_hot(i, 3))(dev(np.array([[0, 1], [2, 3]])))
