@@ -10,7 +10,8 @@ Operands must already be float32/float64/complex64/complex128 of one dtype (the 
 :mod:`funcgrad.numpy.linalg` convert integers to float64 as NumPy does). A singular or
 non-positive-definite matrix gives JAX's values, where NumPy raises ``LinAlgError`` (traced code
 cannot catch an exception, and CuPy does not raise either): ``cholesky`` NaN in the whole lower
-triangle (zeros above), ``solve``/``inv`` the inf/NaN of LU with its zero pivot.
+triangle (zeros above), ``solve``/``inv`` the inf/NaN of LU with its zero pivot,
+``triangular_solve`` with a zero on the diagonal that of plain substitution.
 
 Derivative conventions (JVP rules written with primitives, so they nest to any order):
 
@@ -299,19 +300,26 @@ def lu_factor_packed(xp: Any, a: Any) -> tuple[Any, Any, Any]:
             xp.reshape(perm, batch + (m,)))
 
 
-def _lu_substitution_solve(xp: Any, a: Any, b: Any) -> Any:
-    """``a x = b`` for one square ``a`` and ``b`` ``(n, k)`` by ``getrf`` and plain forward and
-    back substitution, dividing by a zero pivot as LAPACK's ``getrs`` does: a singular ``a``
-    gives inf/NaN (JAX's values) where NumPy raises."""
-    lu_, _, perm = lu_factor_packed(xp, a)
-    n = a.shape[-1]
-    x = b[perm].copy()
+def _substitute(t: Any, b: Any, *, lower: bool, unit_diagonal: bool = False) -> Any:
+    """``t x = b`` for one triangular ``t`` (only its ``lower`` or upper triangle read) and
+    ``b`` ``(n, k)`` by plain substitution, as LAPACK's ``trsm``: a zero on the diagonal
+    gives inf/NaN (JAX's values) where NumPy's ``solve`` raises."""
+    n = t.shape[-1]
+    x = b.copy()
     with numpy.errstate(all="ignore"):
-        for i in range(1, n):
-            x[i] -= lu_[i, :i] @ x[:i]
-        for i in range(n - 1, -1, -1):
-            x[i] = (x[i] - lu_[i, i + 1:] @ x[i + 1:]) / lu_[i, i]
+        for i in range(n) if lower else range(n - 1, -1, -1):
+            done = x[i] - (t[i, :i] @ x[:i] if lower else t[i, i + 1:] @ x[i + 1:])
+            x[i] = done if unit_diagonal else done / t[i, i]
     return x
+
+
+def _lu_substitution_solve(xp: Any, a: Any, b: Any) -> Any:
+    """``a x = b`` for one square ``a`` and ``b`` ``(n, k)`` by ``getrf`` and forward and back
+    substitution, dividing by a zero pivot as LAPACK's ``getrs`` does: a singular ``a`` gives
+    inf/NaN (JAX's values) where NumPy raises."""
+    lu_, _, perm = lu_factor_packed(xp, a)
+    y = _substitute(lu_, b[perm], lower=True, unit_diagonal=True)
+    return _substitute(lu_, y, lower=False)
 
 
 def _solve_or_substitute(xp: Any, a: Any, b: Any) -> Any:
@@ -424,8 +432,20 @@ def _ts_impl(a: Any, b: Any, *, lower: bool, transpose_a: bool, conjugate_a: boo
         t = xp.conj(t)
     if transpose_a:
         t = xp.swapaxes(t, -1, -2)
-    # NumPy has no triangular solver; LU on the triangle gives the same solution.
-    return [xp.linalg.solve(t, b)]
+    # NumPy has no triangular solver; LU on the triangle gives the same solution. A zero on
+    # the diagonal gives substitution's inf/NaN (LAPACK trsm's, JAX's) where NumPy raises.
+    try:
+        return [xp.linalg.solve(t, b)]
+    except LinAlgError:
+        low = lower != transpose_a
+
+        def one(m: Any, r: Any) -> Any:
+            try:
+                return xp.linalg.solve(m, r)
+            except LinAlgError:
+                return _substitute(m, r, lower=low)
+
+        return [_each_matrix(xp, one, t, b)]
 
 
 triangular_solve_p = make_primitive("triangular_solve", _ts_impl, _ts_abstract)

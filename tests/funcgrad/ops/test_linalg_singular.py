@@ -144,3 +144,19 @@ def test_complex_det_gradient_at_a_singular_matrix_matches_finite_differences() 
             fd[i, j] = re + 1j * im
     # funcgrad's convention for complex inputs: grad = df/dRe - i df/dIm (JAX's conj)
     assert_allclose(g, np.conj(fd), rtol=1e-5, atol=1e-6)
+
+
+def test_triangular_solve_with_a_zero_on_the_diagonal_substitutes_as_lapack() -> None:
+    # jax.scipy.linalg.solve_triangular values (LAPACK trsm: plain substitution)
+    a = np.array([[2.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 3.0]])
+    b = np.arange(1.0, 7.0).reshape(3, 2)
+    _same(fsl.solve_triangular(dev(a), dev(b)),
+          np.array([[-np.inf, -np.inf], [np.inf, np.inf], [5 / 3, 2.0]]))
+    _same(fsl.solve_triangular(dev(a), dev(b), trans=1),
+          np.array([[0.5, 1.0], [np.inf, np.inf], [-np.inf, -np.inf]]))
+    _same(funcgrad.jit(lambda m, r: fsl.solve_triangular(m, r, lower=True))(
+        dev(np.array([[1.0, 0.0], [2.0, 0.0]])), dev(np.ones(2))), np.array([1.0, -np.inf]))
+    # lax.linalg.triangular_solve, a stack with one singular matrix
+    got = fll.triangular_solve(dev(np.stack([np.zeros((2, 2)), np.eye(2)])),
+                               dev(np.ones((2, 2, 1))), left_side=True)
+    _same(got, np.array([[[NAN], [np.inf]], [[1.0], [1.0]]]))
