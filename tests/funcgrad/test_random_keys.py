@@ -213,3 +213,46 @@ def test_seed_errors_name_key() -> None:
         R.key(np.array([1, 2]))
     with pytest.raises(TypeError, match=r"^PRNGKey: seed must be an integer, got NoneType"):
         R.PRNGKey(None)
+
+
+def test_a_jax_training_script_with_typed_keys() -> None:
+    # A JAX program as written for JAX (typed keys split in a jitted scan, dropout masks,
+    # value_and_grad, tree.map updates): its losses equal JAX 0.10's (x64) to rounding.
+    import funcgrad as jax
+    import funcgrad.numpy as jnp
+
+    def dropout(key, x, rate):
+        return jnp.where(jax.random.bernoulli(key, 1 - rate, x.shape), x / (1 - rate), 0.0)
+
+    def forward(params, x, key):
+        keys = jax.random.split(key, len(params))
+        for p, k in zip(params[:-1], keys):
+            x = dropout(k, jax.nn.relu(x @ p["w"] + p["b"]), 0.1)
+        return x @ params[-1]["w"] + params[-1]["b"]
+
+    def loss(params, x, y, key):
+        logits = forward(params, x, key)
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * jax.nn.one_hot(y, 3), -1))
+
+    @jax.jit
+    def train(params, x, y, key):
+        def step(carry, _):
+            params, key = carry
+            key, sub = jax.random.split(key)
+            val, g = jax.value_and_grad(loss)(params, x, y, sub)
+            return (jax.tree.map(lambda p, d: p - 0.1 * d, params, g), key), val
+        (params, key), losses = jax.lax.scan(step, (params, key), None, length=50)
+        return params, key, losses
+
+    key = dev(jax.random.key(42))
+    key, k1, k2 = jax.random.split(key, 3)
+    x = jax.random.normal(k1, (64, 4))
+    y = jax.random.randint(k2, (64,), 0, 3)
+    keys = jax.random.split(key, 2)
+    params = [{"w": jax.random.normal(k, (m, n)) / jnp.sqrt(m), "b": jnp.zeros(n)}
+              for k, m, n in zip(keys, [4, 16], [16, 3])]
+    params, key, losses = train(params, x, y, key)
+    assert_allclose(h(losses)[::10], np.array([1.1161589633120585, 1.0549506130071342,
+                                               1.0066284799580263, 0.9607989007457398,
+                                               0.9217887426589688]), rtol=1e-10)
+    assert key.shape == () and data(key) == [882418880, 2943921724]
