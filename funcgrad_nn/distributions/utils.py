@@ -311,12 +311,15 @@ def _unflatten(aux: Any, children: Any) -> Any:
     obj.__dict__.update(zip(names, children))
     obj.__dict__[_CHILDREN] = names
     if first_ndim is not None and "_batch_shape" in obj.__dict__:
-        # out of vmap the arrays carry the mapped axis in front: it joins the batch shape
+        # out of vmap the arrays carry the mapped axis in front: it joins the batch shape;
+        # inside vmap (a batched distribution mapped over) they lack it: it leaves
         name, ndim = first_ndim
         v = obj.__dict__[name]
         extra = getattr(v, "ndim", ndim) - ndim
-        if extra > 0 and not core.is_tracer(v):
+        if extra > 0:
             obj._batch_shape = tuple(v.shape[:extra]) + tuple(obj._batch_shape)
+        elif extra < 0:
+            obj._batch_shape = tuple(obj._batch_shape)[-extra:]
     return obj
 
 

@@ -401,6 +401,20 @@ def test_vmap_returns_batched_distributions():
     assert n.batch_shape == (3,) and n.sample((4,), key=0).shape == (4, 3)
 
 
+def test_vmap_over_a_batched_distribution():
+    d = D.Normal(A(0.0, 1.0, 2.0), A(1.0, 2.0, 3.0))
+    shapes = []
+
+    def per_example(d):
+        shapes.append(d.batch_shape)
+        return d.log_prob(0.5)
+
+    np.testing.assert_allclose(host(funcgrad.vmap(per_example)(d)), host(d.log_prob(0.5)))
+    assert shapes == [()]
+    j = funcgrad.jit(funcgrad.vmap(lambda m: D.Normal(m, 1.0)))(A(0.0, 1.0))
+    assert j.batch_shape == (2,)
+
+
 def test_grad_with_respect_to_a_distribution():
     g = funcgrad.grad(lambda d: fnp.sum(d.log_prob(A(1.0, 2.0))))(D.Normal(A(0.0, 0.0),
                                                                         A(1.0, 1.0)))
