@@ -22,11 +22,7 @@ from funcgrad import typing as typing
 from funcgrad import viz as viz
 from funcgrad._cache import clear_all as _clear_all
 from funcgrad.api import (
-    block_until_ready,
     closure_convert,
-    device_get,
-    device_put,
-    effects_barrier,
     elementwise_grad,
     fwd_and_bwd,
     grad,
@@ -39,15 +35,21 @@ from funcgrad.api import (
     linear_transpose,
     linearize,
     make_jaxpr,
+    typeof,
+    value_and_grad,
+    vhp,
+    vjp,
+)
+from funcgrad.api_devices import (
+    block_until_ready,
+    device_get,
+    device_put,
+    effects_barrier,
     print_environment_info,
     transfer_guard,
     transfer_guard_device_to_device,
     transfer_guard_device_to_host,
     transfer_guard_host_to_device,
-    typeof,
-    value_and_grad,
-    vhp,
-    vjp,
 )
 from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
 from funcgrad.api_pmap import pmap

@@ -25,7 +25,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
-from funcgrad.api import block_until_ready
+from funcgrad.api_devices import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
 from funcgrad.numpy._dtype_utils import prng_key
