@@ -11,7 +11,8 @@ Operands must already be float32/float64/complex64/complex128 of one dtype (the 
 non-positive-definite matrix gives JAX's values, where NumPy raises ``LinAlgError`` (traced code
 cannot catch an exception, and CuPy does not raise either): ``cholesky`` NaN in the whole lower
 triangle (zeros above), ``solve``/``inv`` the inf/NaN of LU with its zero pivot,
-``triangular_solve`` with a zero on the diagonal that of plain substitution.
+``triangular_solve`` with a zero on the diagonal that of plain substitution, ``svd`` and
+``eig`` of NaN/inf input NaN.
 
 Derivative conventions (JVP rules written with primitives, so they nest to any order):
 
@@ -346,6 +347,28 @@ def _each_matrix(xp: Any, fn: Any, a: Any, *rest: Any) -> Any:
     flat = [xp.reshape(x, (-1,) + x.shape[len(batch):]) for x in (a, *rest)]
     outs = [fn(*(x[i] for x in flat)) for i in range(flat[0].shape[0])]
     return xp.reshape(xp.stack(outs), batch + outs[0].shape) if outs else None
+
+
+def _nan_where_failing(xp: Any, fn: Any, a: Any) -> list[Any]:
+    """``fn(a)`` (a list of arrays with ``a``'s batch dims in front); where NumPy's batched
+    call raises ``LinAlgError`` (NaN or inf input, no convergence), each matrix alone, with
+    NaN results for those that fail, as JAX gives (traced code cannot catch the error)."""
+    try:
+        return fn(a)
+    except LinAlgError:
+        pass
+    batch = a.shape[:-2]
+    flat = xp.reshape(a, (-1,) + a.shape[-2:])
+    results = []
+    for i in range(flat.shape[0]):
+        try:
+            results.append(fn(flat[i]))
+        except LinAlgError:
+            like = fn(xp.zeros_like(flat[i]))
+            results.append([xp.full(o.shape, complex(numpy.nan, numpy.nan) if o.dtype.kind == "c"
+                                    else numpy.nan, dtype=o.dtype) for o in like])
+    return [xp.reshape(xp.stack([r[k] for r in results]), batch + results[0][k].shape)
+            for k in range(len(results[0]))]
 
 
 def _cholesky_or_nan(xp: Any, a: Any) -> Any:
@@ -840,14 +863,17 @@ def _eig_abstract(a: ShapedArray, *, compute_eigenvectors: bool) -> list[ShapedA
 
 
 def _eig_impl(a: Any, *, compute_eigenvectors: bool) -> list[Any]:
-    linalg = xp_for(a).linalg
-    if hasattr(linalg, "eig"):
-        return _eig_with(linalg, a, compute_eigenvectors)
+    xp = xp_for(a)
+    if hasattr(xp.linalg, "eig"):
+        # NaN or inf input: NaN results (JAX's) where NumPy raises
+        return _nan_where_failing(xp, lambda m: _eig_with(xp.linalg, m, compute_eigenvectors), a)
     # An array module without a general eigensolver (CuPy releases with only eigh): the
     # host's LAPACK computes it and the results go back to the matrix's device, as JAX does
     # on GPU.
     device = device_of(a)
-    outs = _eig_with(xp_for_device("cpu").linalg, to_numpy(a), compute_eigenvectors)
+    host = xp_for_device("cpu")
+    outs = _nan_where_failing(host, lambda m: _eig_with(host.linalg, m, compute_eigenvectors),
+                              to_numpy(a))
     return [device_put(o, device) for o in outs]
 
 
@@ -947,10 +973,15 @@ def _svd_abstract(a: ShapedArray, *, full_matrices: bool, compute_uv: bool):
 
 def _svd_impl(a: Any, *, full_matrices: bool, compute_uv: bool) -> list[Any]:
     xp = xp_for(a)
-    if not compute_uv:
-        return [xp.linalg.svd(a, compute_uv=False)]
-    u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
-    return [u, s, vh]
+
+    def one(m: Any) -> list[Any]:
+        if not compute_uv:
+            return [xp.linalg.svd(m, compute_uv=False)]
+        u, s, vh = xp.linalg.svd(m, full_matrices=full_matrices)
+        return [u, s, vh]
+
+    # NaN or inf input (no convergence): NaN results (JAX's) where NumPy raises
+    return _nan_where_failing(xp, one, a)
 
 
 svd_p = make_primitive("svd", _svd_impl, _svd_abstract, multiple_results=True)

@@ -160,3 +160,22 @@ def test_triangular_solve_with_a_zero_on_the_diagonal_substitutes_as_lapack() ->
     got = fll.triangular_solve(dev(np.stack([np.zeros((2, 2)), np.eye(2)])),
                                dev(np.ones((2, 2, 1))), left_side=True)
     _same(got, np.array([[[NAN], [np.inf]], [[1.0], [1.0]]]))
+
+
+def test_svd_and_eig_of_nan_or_inf_input_are_nan_per_matrix() -> None:
+    # jnp.linalg values; NumPy raises LinAlgError ("SVD did not converge", "Array must not
+    # contain infs or NaNs")
+    bad = np.array([[NAN, 1.0], [1.0, 2.0]])
+    stack = dev(np.stack([bad, np.diag([3.0, 2.0])]))
+    np.testing.assert_allclose(host(fnp.linalg.svd(stack, compute_uv=False)),
+                               np.array([[NAN, NAN], [3.0, 2.0]]), rtol=1e-14)
+    u, s, vh = fnp.linalg.svd(dev(bad))
+    _same(u, np.full((2, 2), NAN))
+    _same(vh, np.full((2, 2), NAN))
+    _same(funcgrad.jit(fnp.linalg.pinv)(dev(bad)), np.full((2, 2), NAN))
+    assert int(host(fnp.linalg.matrix_rank(dev(bad)))) == 0
+    nanc = complex(NAN, NAN)
+    _same(fnp.linalg.eigvals(dev(np.array([[np.inf, 1.0], [1.0, 2.0]]))), np.array([nanc, nanc]))
+    w, v = fnp.linalg.eig(stack)
+    np.testing.assert_allclose(host(w), np.array([[nanc, nanc], [3.0, 2.0]]), rtol=1e-14)
+    _same(v[0], np.full((2, 2), nanc))
