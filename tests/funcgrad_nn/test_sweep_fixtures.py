@@ -84,7 +84,19 @@ def _close(actual, desired, what, rtol=RTOL):
 
 @pytest.mark.parametrize("case", INDEX["modules"], ids=[c["name"] for c in INDEX["modules"]])
 def test_module_matches_pytorch(case):
-    rec = _unpack(case["name"], case["layout"])
+    check_module(case, _unpack(case["name"], case["layout"]))
+
+
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")  # (on purpose)
+@pytest.mark.parametrize("name", sorted(INDEX["functional"]))
+def test_function_matches_pytorch(name):
+    case = INDEX["functional"][name]
+    check_function(name, case, _unpack(name, case["layout"]))
+
+
+def check_module(case: dict, rec: dict) -> None:
+    """funcgrad_nn's module built from ``case["ctor"]`` against PyTorch's record ``rec``
+    (also called by ``make_sweep_fixtures.py --live`` with fresh records)."""
     old = nn.get_default_dtype()
     nn.set_default_dtype(np.float64)
     try:
@@ -127,11 +139,8 @@ def test_module_matches_pytorch(case):
         _close(o, rec.get(f"eval/{j}", rec[f"train/{j}"]), f"{name}: eval output {j}")
 
 
-@pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")  # (on purpose)
-@pytest.mark.parametrize("name", sorted(INDEX["functional"]))
-def test_function_matches_pytorch(name):
-    case = INDEX["functional"][name]
-    rec = _unpack(name, case["layout"])
+def check_function(name: str, case: dict, rec: dict) -> None:
+    """funcgrad_nn's call ``case["call"]`` against PyTorch's record ``rec``."""
     args = [dev(rec[f"a{i}"]) for i in range(case["nargs"])]
     diff = case["diff"]
 
