@@ -167,3 +167,49 @@ def test_exported_checks_keep_their_messages():
         e.call(dev(np.array(-2.0)))
     assert checkify.checkify(e.call)(dev(np.array(-3.0)))[0].get() == (
         "pos -3.0 {'a': [array(-3.)]} (`check` failed)")
+
+
+def test_a_jax_program_with_checks_custom_vjp_remat_and_dataclass_layers():
+    # Written for JAX (jax -> funcgrad): checkify(value_and_grad) under jit of a network of
+    # register_dataclass layers with checkpointed activations and a custom_vjp gradient
+    # clip; the loss and gradients are JAX 0.10's (x64).
+    import dataclasses
+    import functools
+
+    import funcgrad as jax
+    import funcgrad.numpy as jnp
+
+    @jax.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: jax.Array
+        b: jax.Array
+        act: str = dataclasses.field(metadata=dict(static=True), default="tanh")
+
+    @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def clip_gradient(x, c):
+        return x
+
+    clip_gradient.defvjp(lambda x, c: (x, None), lambda c, _, g: (jnp.clip(g, -c, c),))
+
+    def loss(layers, x, y):
+        checkify.check(jnp.all(jnp.isfinite(x)), "bad input")
+        for lay in layers:
+            f = jax.checkpoint(lambda x, lay=lay: getattr(jnp, lay.act)(x @ lay.w + lay.b))
+            x = clip_gradient(f(x), 0.5)
+        return jnp.mean((x - y) ** 2)
+
+    ks = jax.random.split(dev(jax.random.key(0)), 4)
+    layers = [Layer(jax.random.normal(ks[0], (3, 5)), jnp.zeros(5)),
+              Layer(jax.random.normal(ks[1], (5, 2)), jnp.zeros(2), "sin")]
+    x, y = jax.random.normal(ks[2], (8, 3)), jax.random.normal(ks[3], (8, 2))
+    cl = jax.jit(checkify.checkify(jax.value_and_grad(loss)))
+    err, (val, g) = cl(layers, x, y)
+    assert err.get() is None
+    assert_allclose(val, np.array(2.14205368061418), rtol=1e-12)
+    assert_allclose(fnp.stack([t.w.sum() for t in g]),
+                    np.array([-0.562722650348093, 0.3202074043073143]), rtol=1e-10)
+    assert_allclose(fnp.stack([t.b.sum() for t in g]),
+                    np.array([-0.2726020914184992, -0.10911366798113306]), rtol=1e-10)
+    err, _ = cl(layers, fnp.where(fnp.arange(3) == 0, fnp.nan, x), y)
+    assert err.get() == "bad input (`check` failed)"
