@@ -336,6 +336,9 @@ class _BackwardState:
         self.diff: list[bool] = []
         self.diff_known = False
         self.grad_output: list[Any] | None = None
+        #: a tuple output's layout as PyTorch's hooks see it: (number of elements, positions
+        #: of the floating arrays among them); None for another output (its floating leaves)
+        self.go_layout: tuple[int, list[int]] | None = None
 
     # -- forward ------------------------------------------------------------------------
 
@@ -356,20 +359,54 @@ class _BackwardState:
         return tuple(out)
 
     def wrap_outputs(self, out: Any) -> Any:
+        if type(out) is tuple:
+            # PyTorch's hooks see a tuple output's elements: an array element's gradient, None
+            # for anything else (LSTM's (h, c) pair: its gradient flows, unhooked)
+            pos = [i for i, x in enumerate(out) if _inexact(x) and hasattr(x, "shape")]
+            if not pos:
+                return out
+            self.go_layout = (len(out), pos)
+            self._set_diff(out, pos)
+            new = _outputs_identity(self, *[out[i] for i in pos])
+            items = list(out)
+            for i, v in zip(pos, new):
+                items[i] = v
+            return tuple(items)
         leaves, tree = tree_util.tree_flatten(out)
         pos = [i for i, x in enumerate(leaves) if _inexact(x)]
         if not pos:
             return out
-        # Which inputs are differentiated together with the outputs (tracers of their trace)?
-        # (the inputs' rule knows for sure when it ran: see _inputs_fwd)
-        if not self.diff_known:
-            traces = {id(leaves[i]._trace) for i in pos if isinstance(leaves[i], Tracer)}
-            self.diff = [isinstance(x, Tracer) and id(x._trace) in traces
-                         for x in self.in_tracers]
+        self._set_diff(leaves, pos)
         new = _outputs_identity(self, *[leaves[i] for i in pos])
         for i, v in zip(pos, new):
             leaves[i] = v
         return tree_util.tree_unflatten(tree, leaves)
+
+    def _set_diff(self, outs: Sequence[Any], pos: list[int]) -> None:
+        # Which inputs are differentiated together with the outputs (tracers of their trace)?
+        # (the inputs' rule knows for sure when it ran: see _inputs_fwd)
+        if not self.diff_known:
+            traces = {id(outs[i]._trace) for i in pos if isinstance(outs[i], Tracer)}
+            self.diff = [isinstance(x, Tracer) and id(x._trace) in traces
+                         for x in self.in_tracers]
+
+    def _go(self, cts: Sequence[Any]) -> tuple:
+        """``grad_output`` as the hooks see it, from the wrapped outputs' cotangents."""
+        if self.go_layout is None:
+            return tuple(cts)
+        n, pos = self.go_layout
+        full: list[Any] = [None] * n
+        for i, c in zip(pos, cts):
+            full[i] = c
+        return tuple(full)
+
+    def _from_go(self, new: list[Any], cts: Sequence[Any]) -> list[Any]:
+        """The wrapped outputs' cotangents from a hook's replacement ``grad_output``."""
+        if self.go_layout is None:
+            return new
+        _, pos = self.go_layout
+        xp = xp_for(*cts) if cts else None
+        return [xp.zeros_like(c) if new[i] is None else new[i] for i, c in zip(pos, cts)]
 
     # -- backward -----------------------------------------------------------------------
 
@@ -380,9 +417,11 @@ class _BackwardState:
             hname = _hook_name(hook)
 
             def run(*g: Any, hook: Any = hook, hname: str = hname) -> Any:
-                res = hook(self.mod, tuple(g))
-                return _check_tuple(res, len(g), f"full backward pre-hook {hname} of {name}",
-                                    "grad_output")
+                go = self._go(g)
+                res = hook(self.mod, go)
+                res = _check_tuple(res, len(go), f"full backward pre-hook {hname} of {name}",
+                                   "grad_output")
+                return None if res is None else self._from_go(res, g)
 
             cts = call_hook(run, *cts, name=hname)
         self.grad_output = cts
@@ -433,7 +472,7 @@ class _BackwardState:
                 gi = tuple(next(it) if kd == "ct" else
                            xp.zeros(zero_avals[p].shape, zero_avals[p].dtype) if kd == "zero"
                            else None for p, kd in enumerate(kinds))
-                res = hook(self.mod, gi, tuple(a[n_ct:]))
+                res = hook(self.mod, gi, self._go(a[n_ct:]))
                 if res is None:
                     return None
                 new = _check_tuple(res, len(gi), f"full backward hook {hname} of {name}",

@@ -408,3 +408,29 @@ def test_parameter_hook_fires_once_when_the_module_goes_through_an_inner_transfo
     g = nn.grad(run)(m, x)[0].weight
     assert len(calls) == 1
     np.testing.assert_allclose(host(g), host(plain), rtol=1e-6)
+
+
+def test_grad_output_of_a_tuple_output_has_one_entry_per_element_as_torch():
+    # torch 2.13, LSTM(3, 4, batch_first=True) on a (2, 5, 3) input, loss = out.sum():
+    # full_backward_pre_hook sees grad_output of length 2 ((2, 5, 4), None: the (h, c) pair is
+    # not a tensor); the full hook gets the same; a pre hook returning (go[0] * 2, None)
+    # doubles the gradient. funcgrad flattened the output: 3 entries (out, h, c).
+    nn.manual_seed(0)
+    m = nn.LSTM(3, 4, batch_first=True)
+    log = []
+    m.register_full_backward_pre_hook(
+        lambda mod, go: log.append(("pre", [None if g is None else g.shape for g in go])))
+    m.register_full_backward_hook(
+        lambda mod, gi, go: log.append(("full", [None if g is None else g.shape for g in go])))
+    x = np.linspace(-1, 1, 30).reshape(2, 5, 3).astype(np.float32)
+    g1 = funcgrad.grad(lambda x: m(x)[0].sum())(x)
+    assert log == [("pre", [(2, 5, 4), None]), ("full", [(2, 5, 4), None])]
+    with pytest.raises(RuntimeError, match="invalid number of grad_output"):
+        h = m.register_full_backward_pre_hook(lambda mod, go: (go[0],))
+        try:
+            funcgrad.grad(lambda x: m(x)[0].sum())(x)
+        finally:
+            h.remove()
+    m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2, None))
+    g2 = funcgrad.grad(lambda x: m(x)[0].sum())(x)
+    np.testing.assert_allclose(host(g2), 2 * host(g1), rtol=1e-6)
