@@ -262,14 +262,15 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
 
 def _batch_size(args: tuple, in_dims: Any) -> tuple[int | None, Any]:
     """The size of the mapped axis and the first mapped leaf, or ``(None, None)`` when
-    nothing is mapped or ``in_dims`` does not fit ``args`` (``funcgrad.vmap`` then raises
-    its error)."""
+    nothing is mapped, ``in_dims`` does not fit ``args`` or the sizes differ
+    (``funcgrad.vmap`` then raises its error, naming the caller's arguments)."""
     if isinstance(in_dims, tuple | list):
         if len(in_dims) != len(args):
             return None, None
         dims = tuple(in_dims)
     else:
         dims = (in_dims,) * len(args)
+    size, first = None, None
     for a, d in zip(args, dims):
         try:
             axes = tree_util.broadcast_prefix(d, a)
@@ -281,8 +282,11 @@ def _batch_size(args: tuple, in_dims: Any) -> tuple[int | None, Any]:
             shape = numpy.shape(leaf)
             if not isinstance(ax, int) or not -len(shape) <= ax < len(shape):
                 return None, None
-            return int(shape[ax]), leaf
-    return None, None
+            if size is None:
+                size, first = int(shape[ax]), leaf
+            elif int(shape[ax]) != size:  # inconsistent: vmap's own error names the arguments
+                return None, None
+    return size, first
 
 
 def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,

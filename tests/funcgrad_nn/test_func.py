@@ -314,3 +314,11 @@ def test_ensemble_of_training_mode_dropout_models_over_stacked_state():
                        match="running_mean|running_var|num_batches_tracked"):
         func.vmap(lambda p, b, x: func.functional_call(bn[0], (p, b), (x,)),
                   in_dims=(0, 0, None))(p2, b2, x)
+
+
+def test_vmap_size_mismatch_names_the_callers_arguments():
+    # func.vmap passes the example index along as an extra mapped argument (randomness);
+    # a size mismatch must still be reported in terms of the caller's arguments
+    with pytest.raises(ValueError, match=r"args\[1\]") as e:
+        func.vmap(lambda a, b: a + b)(dev(np.ones((3, 2))), dev(np.ones((4, 2))))
+    assert "index" not in str(e.value)
