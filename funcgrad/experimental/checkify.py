@@ -44,7 +44,7 @@ from funcgrad.core import SourceInfo, bind, current_trace
 from funcgrad.errors import JaxRuntimeError
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal
-from funcgrad.ops.checks import check_p, format_check_message
+from funcgrad.ops.checks import check_error_p, check_p, format_check_message, split_payloads
 from funcgrad.ops.control_flow import cond_p, scan, scan_p, switch, while_loop, while_p
 from funcgrad.ops.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from funcgrad.ops.indexing import Operand, index_layout
@@ -52,7 +52,7 @@ from funcgrad.ops.jit import jit_p
 from funcgrad.ops.remat import remat_p
 
 __all__ = [
-    "checkify", "check", "debug_check", "Error", "ErrorCategory", "FailedCheckError",
+    "checkify", "check", "debug_check", "check_error", "Error", "ErrorCategory", "FailedCheckError",
     "NaNError", "DivisionByZeroError", "OOBError", "JaxRuntimeError", "init_error",
     "user_checks", "nan_checks", "div_checks", "index_checks", "float_checks",
     "automatic_checks", "all_checks",
@@ -136,6 +136,31 @@ def debug_check(pred: Any, msg: str, *fmt_args: Any, **fmt_kwargs: Any) -> None:
     _check(pred, msg, fmt_args, fmt_kwargs, debug=True)
 
 
+def check_error(error: Error) -> None:
+    """Raise ``error`` (an :class:`Error` from an inner :func:`checkify`) if it holds a
+    failure: inside ``checkify`` it becomes this function's error (the functional form),
+    elsewhere it raises :class:`~funcgrad.errors.JaxRuntimeError` (eagerly, or when a
+    ``jit`` program runs).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> inner = checkify(lambda x: check(x > 0, "inner {}", x))
+        >>> def outer(x):
+        ...     err, _ = inner(x)
+        ...     check_error(err)
+        ...     return x
+        >>> checkify(outer)(fnp.asarray(-1.0))[0].get()
+        'inner -1.0 (`check` failed)'
+    """
+    if not isinstance(error, Error):
+        raise TypeError(f"check_error takes a checkify Error, got {type(error).__name__}")
+    if not error._sites:
+        return
+    flat = [p for ps in error._payloads for p in ps]
+    bind(check_error_p, error._code, *flat, sites=error._sites,
+         counts=tuple(len(ps) for ps in error._payloads))
+
+
 # ---------------------------------------------------------------------------------------------
 # Check sites: every place of a program that can fail, with what its message needs
 
@@ -203,6 +228,11 @@ class _Sites:
         name = eqn.prim.name
         at = (eqn.source_info or SourceInfo("", 0, "")).at()
         n = len(self.sites)
+        if eqn.prim is check_error_p:
+            # an Error value checked again: each of its sites is one of this program's
+            for j, site in enumerate(eqn.params["sites"]):
+                self._add(eqn, f"err{j}", site)
+            return len(self.sites) > n
         if eqn.prim is check_p:
             if FailedCheckError in self.errors:
                 fmt, tree = eqn.params["fmt"], eqn.params["tree"]
@@ -340,6 +370,12 @@ def _interpret(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], state: 
             if code is not None:
                 state = _record(state, code, fnp.logical_not(invals[0]), invals[1:])
             outs: list[Any] = []
+        elif eqn.prim is check_error_p:
+            got, *flat = invals
+            for j, payload in enumerate(split_payloads(flat, eqn.params["counts"])):
+                state = _record(state, sites.by_eqn[(id(eqn), f"err{j}")],
+                                fnp.equal(got, j + 1), payload)
+            outs = []
         elif sites.holds_sites(eqn):
             rule = _HIGHER_ORDER.get(eqn.prim)
             if rule is None:

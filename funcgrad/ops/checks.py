@@ -25,11 +25,12 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import jvp_rules
 from funcgrad.ir import effectful_primitives
 from funcgrad.jaxpr_codec import Codec, ExportError, register_param_codec
+from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _sh
 from funcgrad.ops._batching_util import moveaxis_to_front
 
-__all__ = ["check_p", "format_check_message"]
+__all__ = ["check_p", "check_error_p", "format_check_message"]
 
 
 def format_check_message(fmt: str, tree: Any, payload: Sequence[Any]) -> str:
@@ -95,6 +96,73 @@ def _row(x: Any, i: Any) -> Any:
 
 
 batching.batch_rules[check_p] = _check_batch
+
+
+# ---------------------------------------------------------------------------------------------
+# check_error_p: an error value of checkify (its code and per-site payloads) checked again
+# (``checkify.check_error``). ``sites`` are checkify's site objects: each has ``describe``
+# (host payload values -> message); ``counts`` how many payload arrays each site has.
+
+check_error_p = Primitive("check_error", multiple_results=True)
+effectful_primitives.add(check_error_p)
+
+
+def split_payloads(payload: Sequence[Any], counts: Sequence[int]) -> list[list[Any]]:
+    """The flat payload arrays of ``check_error_p`` cut into one list per site."""
+    out, i = [], 0
+    for n in counts:
+        out.append(list(payload[i:i + n]))
+        i += n
+    return out
+
+
+def _check_error_impl(code: Any, *payload: Any, sites: tuple, counts: tuple) -> list[Any]:
+    c = int(backend.to_numpy(code))
+    if c != 0:
+        host = [numpy.asarray(backend.to_numpy(p)) for p in split_payloads(payload, counts)[c - 1]]
+        raise JaxRuntimeError(sites[c - 1].describe(host))
+    return []
+
+
+def _check_error_abstract(code: ShapedArray, *payload: ShapedArray, sites: tuple,
+                          counts: tuple) -> list[ShapedArray]:
+    if code.shape != () or code.dtype.kind not in "iu":
+        raise TypeError(f"check_error: expected an Error's scalar integer code, got "
+                        f"{code.str_short()} (a batched Error is checked under vmap)")
+    return []
+
+
+check_error_p.def_impl(_check_error_impl)
+check_error_p.def_abstract_eval(_check_error_abstract)
+
+
+def _check_error_jvp(primals: Sequence[Any], tangents: Sequence[Any], **params: Any):
+    bind(check_error_p, *primals, **params)
+    return [], []
+
+
+jvp_rules[check_error_p] = _check_error_jvp
+
+
+def _check_error_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[int | None],
+                       **params: Any):
+    # the first failing example's error (its code and payloads), or no error
+    code, *payload = vals
+    if dims[0] is None:
+        first: Any = 0
+        out_code = code
+    else:
+        codes = moveaxis_to_front(code, dims[0])
+        first = _red.argmax(_ew.ne(codes, _ew.convert_element_type(numpy.int32(0),
+                                                                  get_aval(codes).dtype)), 0)
+        out_code = _row(codes, first)
+    rows = [v if d is None else _row(moveaxis_to_front(v, d), first)
+            for v, d in zip(payload, dims[1:])]
+    bind(check_error_p, out_code, *rows, **params)
+    return [], []
+
+
+batching.batch_rules[check_error_p] = _check_error_batch
 
 
 # A check exported with its program (funcgrad.export) keeps its message: the structure of the

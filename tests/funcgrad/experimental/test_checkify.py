@@ -213,3 +213,31 @@ def test_a_jax_program_with_checks_custom_vjp_remat_and_dataclass_layers():
                     np.array([-0.2726020914184992, -0.10911366798113306]), rtol=1e-10)
     err, _ = cl(layers, fnp.where(fnp.arange(3) == 0, fnp.nan, x), y)
     assert err.get() == "bad input (`check` failed)"
+
+
+def test_check_error_reraises_an_inner_error():
+    # as jax.experimental.checkify.check_error: functional inside checkify, raising outside
+    inner = checkify.checkify(lambda x: (checkify.check(x > 0, "inner {}", x), x)[1],
+                              errors=checkify.all_checks)
+
+    def outer(x):
+        err, y = inner(x)
+        checkify.check_error(err)
+        return y * y
+
+    neg = dev(np.array(-1.0))
+    assert checkify.checkify(outer)(neg)[0].get() == "inner -1.0 (`check` failed)"
+    assert checkify.checkify(outer)(dev(np.array(1.0)))[0].get() is None
+    assert funcgrad.jit(checkify.checkify(outer))(neg)[0].get() == "inner -1.0 (`check` failed)"
+    assert funcgrad.vmap(checkify.checkify(outer))(dev(np.array([1.0, -3.0])))[0].get() == (
+        "at mapped index 1: inner -3.0 (`check` failed)")
+    with pytest.raises(JaxRuntimeError, match=r"inner -1.0"):
+        outer(neg)
+    with pytest.raises(JaxRuntimeError, match=r"inner -1.0"):
+        funcgrad.jit(outer)(neg)
+    with pytest.raises(JaxRuntimeError, match=r"inner -4.0"):
+        funcgrad.vmap(outer)(dev(np.array([1.0, -4.0, -5.0])))
+    assert float(funcgrad.grad(outer)(dev(np.array(2.0)))) == 4.0
+    checkify.check_error(checkify.init_error())
+    with pytest.raises(TypeError, match="takes a checkify Error"):
+        checkify.check_error("no")
