@@ -308,7 +308,13 @@ class _LazyConvMixin:
         rest = self._lazy_args[3:]
         return int(self._lazy_kwargs.get("groups", rest[1] if len(rest) > 1 else 1))
 
-    def forward(self, input: Any, *args: Any, **kwargs: Any) -> Any:
+    def has_uninitialized_params(self) -> bool:
+        """True until the first call (or :meth:`initialize_parameters`) creates them."""
+        return type(self) is not self.cls_to_become
+
+    def initialize_parameters(self, input: Any, *args: Any, **kwargs: Any) -> None:
+        """PyTorch's lazy-module hook: create the parameters for ``input``'s channel count
+        without running the layer (it becomes the plain class)."""
         shape = tuple(getattr(input, "shape", ()))
         n = self.cls_to_become._n
         if len(shape) not in (n + 1, n + 2):
@@ -319,6 +325,9 @@ class _LazyConvMixin:
                             "call, which must run eagerly: call it once on an example input "
                             "(a dry run) before jit, grad or vmap")
         self._materialize(shape[1] if len(shape) == n + 2 else shape[0])
+
+    def forward(self, input: Any, *args: Any, **kwargs: Any) -> Any:
+        self.initialize_parameters(input)
         return self.forward(input, *args, **kwargs)
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any

@@ -99,6 +99,8 @@ class LazyLinear(Linear):
     ((4, 2), 'Linear', (2, 3))
     """
 
+    cls_to_become = Linear  # what the first call turns it into, as PyTorch's
+
     def __init__(self, out_features: int, bias: bool = True, device: str | None = None,
                  dtype: Any = None) -> None:
         Module.__init__(self)
@@ -119,7 +121,9 @@ class LazyLinear(Linear):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self._lazy[0]}")
 
-    def forward(self, input: Any) -> Any:
+    def initialize_parameters(self, input: Any) -> None:
+        """PyTorch's lazy-module hook: create the parameters for ``input``'s last axis
+        without running the layer (it becomes a plain ``Linear``)."""
         shape = tuple(getattr(input, "shape", ()))
         if not shape:
             raise bad_input(self, "input must have at least one dimension (its last is "
@@ -130,9 +134,12 @@ class LazyLinear(Linear):
         if bias:
             self.bias = Parameter(empty((self.out_features,), dtype))
         del self._lazy
-        self.__class__ = Linear  # PyTorch's cls_to_become
+        self.__class__ = self.cls_to_become
         self.reset_parameters()
         place(self, device)
+
+    def forward(self, input: Any) -> Any:
+        self.initialize_parameters(input)
         return self.forward(input)
 
 

@@ -391,7 +391,9 @@ class _LazyNormMixin:
         del self._lazy_bias
         self.__class__ = self.cls_to_become
 
-    def forward(self, input: Any) -> Any:
+    def initialize_parameters(self, input: Any) -> None:
+        """PyTorch's lazy-module hook: create the parameters and buffers for ``input``'s
+        channel count without running the layer (it becomes the plain class)."""
         shape = tuple(getattr(input, "shape", ()))
         axis = self._channel_axis(shape)
         if is_tracer(input):
@@ -399,6 +401,9 @@ class _LazyNormMixin:
                             "call, which must run eagerly: call it once on an example input "
                             "(a dry run) before jit, grad or vmap")
         self._materialize(shape[axis])
+
+    def forward(self, input: Any) -> Any:
+        self.initialize_parameters(input)
         return self.forward(input)
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any

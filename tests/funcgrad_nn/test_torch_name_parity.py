@@ -187,3 +187,18 @@ def test_rnn_argument_checks_that_subclasses_call():
     np.testing.assert_array_equal(host(gru.permute_hidden(hx, np.array([2, 0, 1])))[0, :, 0],
                                   [4.0, 0.0, 2.0])
     assert gru.permute_hidden(hx, None) is hx
+
+
+@pytest.mark.parametrize("ctor, shape, plain, params", [
+    ("LazyLinear(3)", (2, 5), "Linear", [(3, 5), (3,)]),
+    ("LazyConv2d(4, 3)", (2, 3, 5, 5), "Conv2d", [(4, 3, 3, 3), (4,)]),
+    ("LazyConvTranspose1d(2, 3)", (3, 4), "ConvTranspose1d", [(3, 2, 3), (2,)]),
+    ("LazyBatchNorm2d()", (2, 3, 4, 4), "BatchNorm2d", [(3,), (3,)]),
+])
+def test_lazy_modules_initialize_parameters_as_pytorch(ctor, shape, plain, params):
+    # PyTorch's LazyModuleMixin API (torch 2.13 gives these shapes).
+    m = eval(ctor, vars(nn))  # noqa: S307 (the test's own text)
+    assert m.has_uninitialized_params() and m.cls_to_become.__name__ == plain
+    m.initialize_parameters(np.ones(shape, np.float32))
+    assert type(m).__name__ == plain
+    assert [tuple(p.shape) for p in m.parameters()] == params
