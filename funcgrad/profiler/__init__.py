@@ -257,7 +257,7 @@ class FunctionEventAvg(_TimeStrings):
     """Events with one key (name, and input shapes when grouped by them), summed."""
 
     __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes",
-                 "cpu_memory_usage", "self_cpu_memory_usage", "flops")
+                 "cpu_memory_usage", "self_cpu_memory_usage", "flops", "cpu_parent")
 
     def __init__(self, key: str, input_shapes: Any = None) -> None:
         self.key = key
@@ -268,8 +268,12 @@ class FunctionEventAvg(_TimeStrings):
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
         self.flops = 0.0
+        #: the first event's parent, as PyTorch's (None: a top-level event)
+        self.cpu_parent: Any = None
 
     def add(self, e: Any) -> None:
+        if self.count == 0:
+            self.cpu_parent = e.cpu_parent
         self.count += e.count
         self.flops += e.flops
         self.cpu_time_total += e.cpu_time_total
@@ -335,6 +339,8 @@ class EventList(list):
             raise ValueError(f"table(sort_by={sort_by!r}): expected one of "
                              f"{sorted(_SORT_KEYS)}")
         rows = list(self)
+        if top_level_events_only:  # PyTorch's: the events not nested in another one
+            rows = [e for e in rows if getattr(e, "cpu_parent", None) is None]
         if not rows:
             return "No events recorded."
         if sort_by is not None:

@@ -347,3 +347,19 @@ def test_record_function_ranges_inside_jit_show_in_every_profiled_call():
     closed = funcgrad.make_jaxpr(_blocked)(X)
     assert "debug_callback" not in [e.prim.name for e in closed.jaxpr.eqns]
     assert_close(f(X), _blocked(X))
+
+
+def test_table_top_level_events_only_as_torch():
+    # torch: table(top_level_events_only=True) lists only events not nested in another
+    # (here the record_function range and the jitted call, not the operations inside); the
+    # option was accepted and ignored
+    f = funcgrad.jit(lambda x: fnp.sum(fnp.sin(x)))
+    f(X)
+    with profile() as prof:
+        with record_function("outer"):
+            f(X)
+        fnp.cos(X)
+    names = lambda t: {ln.split()[0] for ln in t.splitlines()[3:-2]}   # noqa: E731
+    top = names(prof.key_averages().table(top_level_events_only=True))
+    assert top == {"outer", "cos"}
+    assert {"sin", "reduce_sum"} <= names(prof.key_averages().table())
