@@ -62,7 +62,11 @@ from funcgrad_nn.distributions.more import (
     VonMises,
     Weibull,
 )
-from funcgrad_nn.distributions.multivariate import LowRankMultivariateNormal, MultivariateNormal
+from funcgrad_nn.distributions.multivariate import (
+    LowRankMultivariateNormal,
+    MultivariateNormal,
+    Wishart,
+)
 from funcgrad_nn.distributions.transformed import (
     ExpRelaxedCategorical,
     Independent,
@@ -103,6 +107,6 @@ __all__ = [
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "ReshapeTransform", "RelaxedOneHotCategorical", "SigmoidTransform",
     "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform", "kl_divergence",
+    "TransformedDistribution", "Uniform", "Wishart", "biject_to", "constraints", "identity_transform", "kl_divergence",
     "register_kl", "transform_to", "transforms",
 ]

@@ -12,16 +12,23 @@ covariance, precision or Cholesky factor) and low-rank-plus-diagonal
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
+import numpy
+
+import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.random as frandom
 import funcgrad.scipy.linalg as fsl
+import funcgrad.scipy.special as fsp
+from funcgrad.core import is_tracer
 from funcgrad_nn.distributions import constraints
+from funcgrad_nn.distributions.continuous import Chi2
 from funcgrad_nn.distributions.distribution import Distribution
 from funcgrad_nn.distributions.utils import _float_dtype, as_float, lazy_property, make_key
 
-__all__ = ["LowRankMultivariateNormal", "MultivariateNormal"]
+__all__ = ["LowRankMultivariateNormal", "MultivariateNormal", "Wishart"]
 
 
 def _mT(x: Any) -> Any:
@@ -299,3 +306,159 @@ class LowRankMultivariateNormal(Distribution):
 
     def _expanded(self, source: Distribution, batch_shape: tuple[int, ...]) -> None:
         pass  # the unbroadcasted factors and the capacitance stay as they are
+
+
+def _solve_lower_b(L: Any, B: Any) -> Any:
+    """``L^-1 B`` for lower-triangular ``L`` with batch shapes that broadcast."""
+    batch = fnp.broadcast_shapes(tuple(L.shape[:-2]), tuple(B.shape[:-2]))
+    return fsl.solve_triangular(fnp.broadcast_to(L, batch + tuple(L.shape[-2:])),
+                                fnp.broadcast_to(B, batch + tuple(B.shape[-2:])), lower=True)
+
+
+def _mvdigamma(x: Any, p: int) -> Any:
+    return fnp.sum(fsp.digamma(x[..., None] - fnp.arange(p, dtype=x.dtype) / 2), axis=-1)
+
+
+class Wishart(Distribution):
+    """The Wishart distribution over ``p x p`` positive-definite matrices with ``df``
+    degrees of freedom and scale given by exactly one of ``covariance_matrix``,
+    ``precision_matrix`` or ``scale_tril``. ``rsample`` is Bartlett's construction
+    (differentiable through the chi-squared diagonal); the rare singular draws (``df``
+    between ``p - 1`` and ``p``) are redrawn a few times, as torch does under tracing.
+
+    >>> import numpy as np
+    >>> d = Wishart(np.array(4.0), covariance_matrix=np.eye(2))
+    >>> d.mean.tolist(), round(float(d.log_prob(np.eye(2) * 3.0)), 4)
+    ([[4.0, 0.0], [0.0, 4.0]], -5.1256)
+    """
+
+    support = constraints.positive_definite
+    has_rsample = True
+    _expand_params = {"df": 0, "covariance_matrix": 2, "precision_matrix": 2, "scale_tril": 2}
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+        return {"covariance_matrix": constraints.positive_definite,
+                "precision_matrix": constraints.positive_definite,
+                "scale_tril": constraints.lower_cholesky,
+                "df": constraints.greater_than(self.event_shape[-1] - 1)}
+
+    def __init__(self, df: Any, covariance_matrix: Any = None, precision_matrix: Any = None,
+                 scale_tril: Any = None, validate_args: bool | None = None) -> None:
+        given = [(n, v) for n, v in (("covariance_matrix", covariance_matrix),
+                                     ("precision_matrix", precision_matrix),
+                                     ("scale_tril", scale_tril)) if v is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
+                             "scale_tril may be specified.")
+        name, mat = given[0]
+        dt = _float_dtype(df, mat)
+        mat = as_float(mat, dt)
+        if mat.ndim < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        p = mat.shape[-1]
+        if mat.shape[-2] != p:
+            raise ValueError(f"{name} must be a batch of square matrices, got shape "
+                             f"{tuple(mat.shape)}")
+        df = as_float(df, dt)
+        batch_shape = _broadcast(tuple(mat.shape[:-2]), tuple(df.shape),
+                                 what=f"df {tuple(df.shape)}, {name} {tuple(mat.shape)}")
+        self.df = fnp.broadcast_to(df, batch_shape)
+        if not is_tracer(self.df):
+            dfv = numpy.asarray(funcgrad.to_numpy(self.df))
+            if numpy.any(dfv <= p - 1):
+                raise ValueError(f"Value of df={dfv} expected to be greater than ndim - 1 = "
+                                 f"{p - 1}.")
+            if numpy.any(dfv < p):
+                warnings.warn("Low df values detected. Singular samples are highly likely to "
+                              "occur for ndim - 1 < df < ndim.", stacklevel=2)
+        setattr(self, name, fnp.broadcast_to(mat, batch_shape + (p, p)))
+        super().__init__(batch_shape, (p, p), validate_args=validate_args)
+        if name == "scale_tril":
+            self._unbroadcasted_scale_tril = mat
+        elif name == "covariance_matrix":
+            self._unbroadcasted_scale_tril = fnp.linalg.cholesky(mat)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(mat)
+
+    def _full(self, m: Any) -> Any:
+        return fnp.broadcast_to(m, self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def scale_tril(self) -> Any:
+        return self._full(self._unbroadcasted_scale_tril)
+
+    @lazy_property
+    def covariance_matrix(self) -> Any:
+        L = self._unbroadcasted_scale_tril
+        return self._full(fnp.matmul(L, _mT(L)))
+
+    @lazy_property
+    def precision_matrix(self) -> Any:
+        L = self._unbroadcasted_scale_tril
+        eye = fnp.broadcast_to(fnp.eye(L.shape[-1], dtype=L.dtype), tuple(L.shape))
+        L_inv = fsl.solve_triangular(L, eye, lower=True)
+        return self._full(fnp.matmul(_mT(L_inv), L_inv))
+
+    def _df(self) -> Any:
+        return self.df[..., None, None]
+
+    @property
+    def mean(self) -> Any:
+        return self._df() * self.covariance_matrix
+
+    @property
+    def mode(self) -> Any:
+        factor = self.df - self._event_shape[-1] - 1
+        factor = fnp.where(factor <= 0, math.nan, factor)
+        return factor[..., None, None] * self.covariance_matrix
+
+    @property
+    def variance(self) -> Any:
+        V = self.covariance_matrix
+        d = _diag(V)
+        return self._df() * (V ** 2 + d[..., :, None] * d[..., None, :])
+
+    def _bartlett(self, sample_shape: tuple[int, ...], key: Any) -> Any:
+        p = self._event_shape[-1]
+        k1, k2 = frandom.split(key)
+        chi2_df = self.df[..., None] - fnp.arange(p, dtype=self.df.dtype)
+        chi = fnp.sqrt(Chi2(chi2_df, validate_args=False).rsample(sample_shape, key=k1))
+        eps = float(numpy.finfo(numpy.dtype(chi.dtype)).eps)
+        diag = fnp.maximum(chi, eps)
+        lower = fnp.tril(frandom.normal(k2, tuple(sample_shape) + self._batch_shape + (p, p),
+                                        dtype=chi.dtype), -1)
+        noise = lower + _diag_embed(diag)
+        chol = fnp.matmul(self._unbroadcasted_scale_tril, noise)
+        return fnp.matmul(chol, _mT(chol))
+
+    def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
+        sample_shape = tuple(sample_shape) if not isinstance(sample_shape, int) \
+            else (sample_shape,)
+        key = make_key(key, "Wishart.rsample", self._like)
+        key, sub = frandom.split(key)
+        sample = self._bartlett(sample_shape, sub)
+        for _ in range(3):  # redraw singular samples (a fixed count: the same under jit)
+            singular = ~self.support.check(sample)
+            key, sub = frandom.split(key)
+            sample = fnp.where(singular[..., None, None], self._bartlett(sample_shape, sub),
+                               sample)
+        return sample
+
+    def log_prob(self, value: Any) -> Any:
+        value = self._value(value)
+        nu, p = self.df, self._event_shape[-1]
+        L = self._unbroadcasted_scale_tril
+        half_logdet = fnp.sum(fnp.log(_diag(L)), axis=-1)
+        X = _solve_lower_b(L, value)                    # L^-1 V
+        trace = fnp.trace(_solve_lower_b(L, _mT(X)), axis1=-2, axis2=-1)  # tr(S^-1 V)
+        logdet_v = fnp.linalg.slogdet(value)[1]
+        return (-nu * (p * math.log(2) / 2 + half_logdet) - fsp.multigammaln(nu / 2, p)
+                + (nu - p - 1) / 2 * logdet_v - trace / 2)
+
+    def entropy(self) -> Any:
+        nu, p = self.df, self._event_shape[-1]
+        half_logdet = fnp.sum(fnp.log(_diag(self._unbroadcasted_scale_tril)), axis=-1)
+        return ((p + 1) * (p * math.log(2) / 2 + half_logdet) + fsp.multigammaln(nu / 2, p)
+                - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p) + nu * p / 2)

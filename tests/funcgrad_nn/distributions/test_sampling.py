@@ -53,6 +53,7 @@ MOMENT_CASES = [
         D.Categorical(logits=A(0.0, 1.0)),
         D.Independent(D.Normal(A([0.0, 1.0], [2.0, -1.0]), A([1.0, 0.5], [0.3, 2.0])), 1))),
     ("OneHotCategorical", lambda: D.OneHotCategorical(probs=A(0.2, 0.5, 0.3))),
+    ("Wishart", lambda: D.Wishart(A(5.0, 7.5), covariance_matrix=A([2.0, 0.5], [0.5, 1.0]))),
     ("MultivariateNormal", lambda: D.MultivariateNormal(
         A(1.0, -1.0), covariance_matrix=A([2.0, 0.6], [0.6, 1.0]))),
     ("LowRankMultivariateNormal", lambda: D.LowRankMultivariateNormal(
@@ -199,6 +200,8 @@ REPARAM_CASES = [
     ("ContinuousBernoulli", {"logits": A(0.3, -1.5)}, lambda p: D.ContinuousBernoulli(**p)),
     ("GeneralizedPareto", {"loc": A(0.5), "scale": A(1.5), "concentration": A(0.2)},
      lambda p: D.GeneralizedPareto(**p)),
+    ("Wishart-scale_tril", {"scale_tril": A([1.0, 0.0], [0.4, 0.7])},
+     lambda p: D.Wishart(A(4.0), **p)),
     ("Tanh-Affine flow", {"loc": A(0.2), "scale": A(0.8)},
      lambda p: D.TransformedDistribution(D.Normal(p["loc"], p["scale"]),
                                          [AffineTransform(0.5, 2.0), TanhTransform()])),
