@@ -183,6 +183,22 @@ class _TimeStrings:
     def self_cpu_time_total_str(self) -> str:
         return _fmt_time(self.self_cpu_time_total)  # type: ignore[attr-defined]
 
+    # PyTorch's device-side attributes, which scripts read on CPU-only runs too: host time
+    # is all this profiler measures, so they are zero (as PyTorch's without a GPU)
+    device_type = ProfilerActivity.CPU
+    device_time_total = self_device_time_total = 0.0
+    cuda_time_total = self_cuda_time_total = 0.0
+    device_memory_usage = self_device_memory_usage = 0
+    cuda_memory_usage = self_cuda_memory_usage = 0
+
+    @property
+    def device_time_total_str(self) -> str:
+        return _fmt_time(0.0)
+
+    @property
+    def self_device_time_total_str(self) -> str:
+        return _fmt_time(0.0)
+
 
 class FunctionEvent(_TimeStrings):
     """One timed operation (a primitive, a jitted call, or a ``record_function`` range).

@@ -363,3 +363,13 @@ def test_table_top_level_events_only_as_torch():
     top = names(prof.key_averages().table(top_level_events_only=True))
     assert top == {"outer", "cos"}
     assert {"sin", "reduce_sum"} <= names(prof.key_averages().table())
+
+
+def test_events_have_torchs_device_attributes_as_zero():
+    # scripts written for torch read e.device_time_total / e.cuda_time_total (0 on a CPU run)
+    with profile() as prof:
+        fnp.sin(X)
+    for e in (prof.events()[0], prof.key_averages()[0]):
+        assert e.device_time_total == 0 and e.self_cuda_time_total == 0
+        assert e.device_memory_usage == 0 and e.device_type == "CPU"
+        assert e.device_time_total_str == "0.000us"
