@@ -171,7 +171,12 @@ class PRNGKeyArray:
             shape = tuple(self.size // max(known, 1) if s == -1 else s for s in shape)
         if math.prod(shape) != self.size:
             raise ValueError(f"cannot reshape a key array of shape {self.shape} into {shape}")
-        return PRNGKeyArray(fnp.reshape(self._data, (*shape, 2), order=order))
+        if order == "F":
+            # Fortran order over the key axes only (the words stay together, last)
+            return self.transpose().reshape(shape[::-1]).transpose()
+        if order not in ("C", "A"):
+            raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+        return PRNGKeyArray(fnp.reshape(self._data, (*shape, 2)))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(self.size)

@@ -100,6 +100,11 @@ def test_indexing_reshaping_iterating() -> None:
     assert r.shape == (3, 1) and r.T.shape == (1, 3) and r.squeeze().shape == (3,)
     assert ks.reshape(-1, 1).shape == (3, 1) and r.ravel().shape == (3,)
     assert data(r.T[0]) == SPLIT3
+    # Fortran order moves whole keys (each key's two words stay together)
+    ks6 = R.split(dev(R.key(0)), 6)
+    d = h(R.key_data(ks6))
+    assert data(ks6.reshape((2, 3), order="F")) == np.stack(
+        [d[:, 0].reshape((2, 3), order="F"), d[:, 1].reshape((2, 3), order="F")], -1).tolist()
     with pytest.raises(IndexError, match="too many indices"):
         R.key(0)[0]
     with pytest.raises(TypeError, match="unsized"):
