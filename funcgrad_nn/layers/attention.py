@@ -109,6 +109,35 @@ class MultiheadAttention(Module):
         self.out_proj.reset_parameters(generator)
         self._reset_parameters(generator)
 
+    def merge_masks(self, attn_mask: Any, key_padding_mask: Any, query: Any
+                    ) -> tuple[Any, int | None]:
+        """PyTorch's helper behind its fast path: the masks as one and its type, as PyTorch's:
+        ``key_padding_mask`` alone (type 1) as is; with ``attn_mask`` (type 2)
+        both expanded to ``(batch, num_heads, L, L)`` (``query`` batch-first) and combined
+        (bool masks or-ed, float masks added); neither gives ``(None, None)``.
+
+        >>> import numpy as np
+        >>> mha = MultiheadAttention(4, 2, batch_first=True)
+        >>> causal = np.triu(np.ones((3, 3), bool), 1)
+        >>> merged, kind = mha.merge_masks(causal, np.array([[0, 0, 1]], bool), np.zeros((1, 3, 4)))
+        >>> merged.shape, kind, merged[0, 0, 0].tolist()
+        ((1, 2, 3, 3), 2, [False, True, True])
+        """
+        if attn_mask is None:
+            return key_padding_mask, None if key_padding_mask is None else 1
+        batch, length = fnp.shape(query)[0], fnp.shape(query)[1]
+        if fnp.ndim(attn_mask) == 3:
+            merged = fnp.reshape(attn_mask, (batch, -1, length, length))
+        else:
+            merged = fnp.broadcast_to(fnp.reshape(attn_mask, (1, 1, length, length)),
+                                      (batch, self.num_heads, length, length))
+        if key_padding_mask is not None:
+            pad = fnp.broadcast_to(fnp.reshape(key_padding_mask, (batch, 1, 1, length)),
+                                   (batch, self.num_heads, 1, length))
+            both_bool = all(numpy.dtype(fnp.result_type(m)).kind == "b" for m in (merged, pad))
+            merged = fnp.logical_or(merged, pad) if both_bool else merged + pad
+        return merged, 2
+
     def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None,
                 average_attn_weights: bool = True, is_causal: bool = False, *,

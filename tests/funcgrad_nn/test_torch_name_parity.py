@@ -202,3 +202,20 @@ def test_lazy_modules_initialize_parameters_as_pytorch(ctor, shape, plain, param
     m.initialize_parameters(np.ones(shape, np.float32))
     assert type(m).__name__ == plain
     assert [tuple(p.shape) for p in m.parameters()] == params
+
+
+def test_mha_merge_masks_as_pytorch():
+    # torch 2.13's MultiheadAttention.merge_masks: types 1 and 2, bool or-ed, float added.
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
+    q = np.zeros((2, 3, 4))
+    causal = np.triu(np.ones((3, 3), bool), 1)
+    pad = np.array([[0, 0, 1], [0, 0, 0]], bool)
+    merged, kind = mha.merge_masks(causal, pad, q)
+    assert kind == 2 and merged.shape == (2, 2, 3, 3) and merged.dtype == bool
+    assert np.asarray(merged)[0, 1].tolist() == [[False, True, True], [False, False, True],
+                                                 [False, False, True]]
+    merged, _ = mha.merge_masks(causal * -1.0, pad * -1.0, q)
+    assert np.asarray(merged)[0, 0, 2].tolist() == [0.0, 0.0, -1.0]
+    assert mha.merge_masks(None, pad, q) == (pad, 1) and mha.merge_masks(None, None, q) == (
+        None, None)
+    assert mha.merge_masks(np.zeros((4, 3, 3), bool), None, q)[0].shape == (2, 2, 3, 3)
