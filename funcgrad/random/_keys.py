@@ -159,7 +159,8 @@ class PRNGKeyArray:
                              f"but {n} were indexed")
         # the key words are one trailing axis that no index reaches
         full = (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis)
-        return PRNGKeyArray(self._data[full])
+        # funcgrad's indexing (a traced index into concrete key data under jit/vmap too)
+        return PRNGKeyArray(fnp.at(self._data)[full].get())
 
     # -- shape methods (on the data, the words axis kept last) -------------------------------
     def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:

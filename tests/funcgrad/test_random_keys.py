@@ -105,6 +105,10 @@ def test_indexing_reshaping_iterating() -> None:
     d = h(R.key_data(ks6))
     assert data(ks6.reshape((2, 3), order="F")) == np.stack(
         [d[:, 0].reshape((2, 3), order="F"), d[:, 1].reshape((2, 3), order="F")], -1).tolist()
+    # a traced index into concrete keys (jit, vmap); out of range clamps, as JAX's key arrays
+    assert data(funcgrad.jit(lambda kk, i: kk[i])(ks, 2)) == SPLIT3[2]
+    assert data(funcgrad.vmap(lambda i: ks[i])(dev(np.arange(2)))) == SPLIT3[:2]
+    assert data(ks[10]) == SPLIT3[2]
     with pytest.raises(IndexError, match="too many indices"):
         R.key(0)[0]
     with pytest.raises(TypeError, match="unsized"):
