@@ -28,6 +28,7 @@ from funcgrad import tree_util
 from funcgrad.api_devices import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
+from funcgrad.core import Tracer
 from funcgrad.numpy._dtype_utils import prng_key
 from funcgrad.numpy._extended import register_extended_type
 from funcgrad.typing import register_array_type
@@ -241,7 +242,10 @@ class PRNGKeyArray:
                     f"{numpy.asarray(to_numpy(self._data))}")
         if isinstance(self._data, ShapeDtypeStruct):  # eval_shape's answer
             return f"ShapeDtypeStruct(shape={self.shape}, dtype=key<fry>)"
-        return f"Traced<key<fry>{list(self.shape)}> overlaying {self._data!r}"
+        if isinstance(self._data, Tracer):
+            return f"Traced<key<fry>{list(self.shape)}> overlaying {self._data!r}"
+        # what a tree_map over a key's data made of it (a shape, a None, a placeholder)
+        return f"PRNGKeyArray(data={self._data!r})"
 
     __str__ = __repr__
 

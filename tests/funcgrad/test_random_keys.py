@@ -161,6 +161,9 @@ def test_keys_in_pytrees() -> None:
     leaves = tree_util.tree_leaves(state["key"])
     assert len(leaves) == 1 and h(leaves[0]).tolist() == [0, 0]
     assert funcgrad.device_put(state)["key"].shape == ()
+    # a tree_map over the data leaves a key node around what it made: it still prints
+    shapes = tree_util.tree_map(lambda x: x.shape, state)
+    assert repr(shapes["key"]) == "PRNGKeyArray(data=(2,))" and shapes["w"] == (2,)
 
 
 def test_initializers_and_stax_take_typed_keys() -> None:
