@@ -466,8 +466,9 @@ class Pareto(TransformedDistribution):
 
     @property
     def mean(self) -> Any:
-        a = fnp.maximum(self.alpha, 1)
-        return a * self.scale / (a - 1)
+        a = self.alpha
+        finite = a > 1  # infinite below (torch's 1 / 0), without NumPy's warning
+        return fnp.where(finite, a * self.scale / fnp.where(finite, a - 1, 1.0), math.inf)
 
     @property
     def mode(self) -> Any:
@@ -475,8 +476,11 @@ class Pareto(TransformedDistribution):
 
     @property
     def variance(self) -> Any:
-        a = fnp.maximum(self.alpha, 2)
-        return self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+        a = self.alpha
+        finite = a > 2
+        safe = fnp.where(finite, a, 3.0)
+        return fnp.where(finite, self.scale ** 2 * safe / ((safe - 1) ** 2 * (safe - 2)),
+                         math.inf)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:  # type: ignore[override]
@@ -514,7 +518,11 @@ class Weibull(TransformedDistribution):
     @property
     def mode(self) -> Any:
         c = self.concentration
-        return self.scale * ((c - 1) / c) ** (1 / c)
+        base = (c - 1) / c
+        # no interior mode for c < 1 (torch's fractional power of a negative number: NaN),
+        # computed without raising NumPy's invalid-value warning
+        return fnp.where(base >= 0, self.scale * fnp.where(base >= 0, base, 0.0) ** (1 / c),
+                         math.nan)
 
     @property
     def variance(self) -> Any:
@@ -663,8 +671,9 @@ class Kumaraswamy(TransformedDistribution):
         a, b = self.concentration1, self.concentration0
         # ((a - 1) / (a b - 1)) ** (1 / a); torch 2.13's expression is NaN whenever b > 1
         # (it takes log1p(-b)), so here the mode is the true one
-        log_mode = fnp.log((a - 1) / (a * b - 1)) / a
-        return fnp.where((b < 1) | (a < 1), math.nan, fnp.exp(log_mode))
+        undefined = (b < 1) | (a < 1)
+        ratio = fnp.where(undefined, 0.5, (a - 1) / fnp.where(undefined, 2.0, a * b - 1))
+        return fnp.where(undefined, math.nan, ratio ** (1 / a))
 
     @property
     def variance(self) -> Any:
