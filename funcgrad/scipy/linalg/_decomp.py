@@ -93,7 +93,8 @@ def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False,
     ``a = U^H U`` (SciPy's default), or lower ``L`` with ``a = L L^H`` when ``lower=True``.
 
     Only the triangle named by ``lower`` is read. A matrix that is not positive definite
-    gives NaN in the factor's triangle (as JAX; SciPy raises ``LinAlgError``). Differentiated as a function of a symmetric matrix (see docs/linalg.md).
+    gives NaN in the factor's triangle (as JAX; SciPy raises ``LinAlgError``).
+    Differentiated as a function of a symmetric matrix (see docs/linalg.md).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
