@@ -757,9 +757,20 @@ def _eigh_avals(name: str, a: ShapedArray, lower: bool) -> tuple[ShapedArray, Sh
     return w, ShapedArray(a.shape, dt, False, a.device)
 
 
+def _nan_for_nan_input(xp: Any, a: Any, lower: bool, outs: list[Any]) -> list[Any]:
+    """NaN results for each matrix whose read triangle holds a NaN: LAPACK's ``syevd`` returns
+    finite, wrong eigenvalues for some (``[[nan, 1], [1, 2]]`` gives +-sqrt(2)), silently."""
+    tri = xp.tril(a) if lower else xp.triu(a)
+    bad = xp.any(xp.isnan(tri), axis=(-2, -1))
+    return [xp.where(bad.reshape(bad.shape + (1,) * (o.ndim - bad.ndim)),
+                     xp.asarray(complex(numpy.nan, numpy.nan) if o.dtype.kind == "c"
+                                else numpy.nan, dtype=o.dtype), o) for o in outs]
+
+
 def _eigh_impl(a: Any, *, lower: bool) -> list[Any]:
-    w, v = xp_for(a).linalg.eigh(a, UPLO="L" if lower else "U")
-    return [w, v]
+    xp = xp_for(a)
+    w, v = xp.linalg.eigh(a, UPLO="L" if lower else "U")
+    return _nan_for_nan_input(xp, a, lower, [w, v])
 
 
 eigh_p = make_primitive("eigh", _eigh_impl, lambda a, *, lower: list(_eigh_avals("eigh", a, lower)),
@@ -805,7 +816,8 @@ _batch_front(eigh_p)
 
 
 def _eigvalsh_impl(a: Any, *, lower: bool) -> list[Any]:
-    return [xp_for(a).linalg.eigvalsh(a, UPLO="L" if lower else "U")]
+    xp = xp_for(a)
+    return _nan_for_nan_input(xp, a, lower, [xp.linalg.eigvalsh(a, UPLO="L" if lower else "U")])
 
 
 eigvalsh_p = make_primitive(

@@ -179,3 +179,18 @@ def test_svd_and_eig_of_nan_or_inf_input_are_nan_per_matrix() -> None:
     w, v = fnp.linalg.eig(stack)
     np.testing.assert_allclose(host(w), np.array([[nanc, nanc], [3.0, 2.0]]), rtol=1e-14)
     _same(v[0], np.full((2, 2), nanc))
+
+
+def test_eigh_of_nan_input_is_nan_not_lapacks_finite_values() -> None:
+    # LAPACK syevd (NumPy, and JAX on the CPU) returns +-sqrt(2) for [[nan, 1], [1, 2]];
+    # funcgrad gives NaN for each matrix whose read triangle holds a NaN.
+    bad = np.array([[NAN, 1.0], [1.0, 2.0]])
+    _same(fnp.linalg.eigvalsh(dev(bad)), np.array([NAN, NAN]))
+    w, v = funcgrad.jit(fnp.linalg.eigh)(dev(np.stack([bad, np.diag([1.0, 2.0])])))
+    _same(w, np.array([[NAN, NAN], [1.0, 2.0]]))
+    _same(v[0], np.full((2, 2), NAN))
+    # the triangle that is not read may hold anything
+    w = host(fnp.linalg.eigvalsh(dev(np.array([[2.0, NAN], [0.0, 3.0]]))))
+    assert_allclose(w, np.array([2.0, 3.0]), rtol=1e-14)
+    _same(fsl.eigh_tridiagonal(dev(np.array([NAN, 1.0])), dev(np.array([1.0])),
+                               eigvals_only=True), np.array([NAN, NAN]))
