@@ -119,7 +119,7 @@ def split_payloads(payload: Sequence[Any], counts: Sequence[int]) -> list[list[A
 def _check_error_impl(code: Any, *payload: Any, sites: tuple, counts: tuple) -> list[Any]:
     c = int(backend.to_numpy(code))
     if c != 0:
-        host = [numpy.asarray(backend.to_numpy(p)) for p in split_payloads(payload, counts)[c - 1]]
+        host = [backend.to_numpy(p) for p in split_payloads(payload, counts)[c - 1]]
         raise JaxRuntimeError(sites[c - 1].describe(host))
     return []
 

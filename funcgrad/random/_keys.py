@@ -29,6 +29,7 @@ from funcgrad.api_devices import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
 from funcgrad.core import Tracer
+from funcgrad.jaxpr_codec import register_pytree_node_serialization
 from funcgrad.numpy._dtype_utils import prng_key
 from funcgrad.numpy._extended import register_extended_type
 from funcgrad.typing import register_array_type
@@ -273,3 +274,7 @@ register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Ar
 register_extended_type(PRNGKeyArray)  # fnp.stack / where / take / ... on keys, as jnp's
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
+# exported programs may take and return keys (funcgrad.export)
+register_pytree_node_serialization(
+    PRNGKeyArray, serialized_name="funcgrad.random.PRNGKeyArray",
+    serialize_auxdata=lambda aux: b"", deserialize_auxdata=lambda data: None)

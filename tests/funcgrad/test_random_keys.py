@@ -268,3 +268,14 @@ def test_a_jax_training_script_with_typed_keys() -> None:
                                                1.0066284799580263, 0.9607989007457398,
                                                0.9217887426589688]), rtol=1e-10)
     assert key.shape == () and data(key) == [882418880, 2943921724]
+
+
+def test_exported_programs_take_and_return_keys() -> None:
+    from funcgrad import export
+
+    f = funcgrad.jit(lambda kk, x: (R.split(kk), R.normal(kk, (2,)) + x))
+    k = dev(R.key(0))
+    e = export.deserialize(export.export(f)(k, 1.0).serialize())
+    ks, y = e.call(k, 1.0)
+    assert isinstance(ks, R.PRNGKeyArray) and data(ks) == SPLIT3[:2]
+    assert_allclose(y, R.normal(k, (2,)) + 1.0)
