@@ -11,8 +11,9 @@ with funcgrad's differentiable operations.
 
 Products with dense arrays give dense arrays (``A @ x``, ``x @ A``, ``bcoo_dot_general``);
 elementwise products and sums of BCOOs stay sparse. Not provided: batch and dense dimensions
-(``n_batch``/``n_dense`` are 0), sparse-sparse products, ``BCSR``/``COO``/``CSR`` and
-``sparsify`` (write the sparse operations out with a BCOO's methods instead).
+(``n_batch``/``n_dense`` are 0), sparse-sparse products and ``BCSR``/``COO``/``CSR``.
+:func:`sparsify` runs ``funcgrad.numpy`` code on BCOO arguments by the sparse rules of the
+operations above.
 
 Example:
     >>> import numpy as np
@@ -26,8 +27,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -35,16 +37,29 @@ import numpy
 from funcgrad import backend, tree_util
 from funcgrad import numpy as fnp
 from funcgrad import random as _random
-from funcgrad.avals import get_aval
+from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import to_numpy
-from funcgrad.core import Tracer
+from funcgrad.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    _trace_var,
+    bind,
+    bind1,
+    current_trace,
+    set_current_trace,
+)
 from funcgrad.errors import ConcretizationError
+from funcgrad.ops import elementwise as _ew
+from funcgrad.ops import linalg as _linalg
+from funcgrad.ops import reductions as _red
+from funcgrad.ops import shape as _shape
 
 __all__ = [
     "BCOO", "bcoo_fromdense", "bcoo_todense", "bcoo_dot_general", "bcoo_multiply_dense",
     "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_transpose", "bcoo_sum_duplicates",
     "bcoo_sort_indices", "bcoo_extract", "bcoo_concatenate", "todense", "eye", "empty",
-    "random_bcoo", "JAXSparse",
+    "random_bcoo", "JAXSparse", "sparsify", "SparseTracer", "sparse_rules",
 ]
 
 
@@ -322,13 +337,16 @@ def bcoo_todense(mat: BCOO) -> Any:
 
 
 def todense(arr: Any) -> Any:
-    """A BCOO densified; any other array as it is (``jax.experimental.sparse.todense``).
+    """A BCOO (or a sparse value inside :func:`sparsify`) densified; any other array as it
+    is (``jax.experimental.sparse.todense``).
 
     Example:
         >>> import numpy as np
         >>> todense(np.ones(2)).tolist()
         [1.0, 1.0]
     """
+    if type(arr) is SparseTracer:
+        return bcoo_todense(arr.mat)
     return bcoo_todense(arr) if isinstance(arr, BCOO) else arr
 
 
@@ -610,3 +628,137 @@ def random_bcoo(key: Any, shape: Sequence[int], *, dtype: Any = None,
     gen = generator if generator is not None else _random.uniform
     data = gen(k_val, (n,), dtype if dtype is not None else fnp.float64, **kwds)
     return bcoo_sort_indices(BCOO((data, indices), shape=shape, unique_indices=True))
+
+
+# ---------------------------------------------------------------------------------------------
+# sparsify: funcgrad.numpy code run on BCOO arguments
+
+
+class SparseTracer(Tracer):
+    """A BCOO inside :func:`sparsify`: it looks like the dense array it stands for (shape,
+    dtype), so ``funcgrad.numpy`` code runs on it, and each operation it meets takes its
+    sparse rule (:data:`sparse_rules`)."""
+
+    __slots__ = ("mat",)
+
+    def __init__(self, trace: SparsifyTrace, mat: BCOO) -> None:
+        self._trace = trace
+        self.mat = mat
+
+    @property
+    def aval(self) -> Any:
+        return ShapedArray(self.mat.shape, self.mat.dtype)
+
+
+#: primitive -> rule(*operands, **params) -> list of results; an operand is a BCOO (a sparse
+#: argument) or a dense array, a result a BCOO or a dense array
+sparse_rules: dict[Primitive, Callable[..., list[Any]]] = {}
+
+
+class SparsifyTrace(Trace):
+    """Runs each operation on sparse operands by its rule in :data:`sparse_rules`, with the
+    parent trace current (so ``jit``/``grad``/``vmap`` around it see the rule's operations)."""
+
+    __slots__ = ()
+    user_name = "sparsify"
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        sparse = False
+        ops: list[Any] = []
+        for x in args:
+            if type(x) is SparseTracer and x._trace is self:
+                ops.append(x.mat)
+                sparse = True
+            else:
+                ops.append(x)
+        token = _trace_var.set(self.parent)  # type: ignore[arg-type]
+        try:
+            if not sparse:
+                return bind(prim, *ops, **params)
+            rule = sparse_rules.get(prim)
+            if rule is None:
+                raise TypeError(
+                    f"sparsify: '{prim.name}' has no sparse rule (sparse operands support "
+                    f"{', '.join(sorted(p.name for p in sparse_rules))}); densify the "
+                    "operand first with sparse.todense(x)")
+            outs = rule(*ops, **params)
+        finally:
+            _trace_var.reset(token)
+        return [SparseTracer(self, o) if isinstance(o, BCOO) else o for o in outs]
+
+
+def sparsify(f: Callable[..., Any], use_tracer: bool = False) -> Callable[..., Any]:
+    """``f`` taking BCOO arguments wherever it takes arrays (``jax.experimental.sparse
+    .sparsify``): ``funcgrad.numpy`` code (``@``, ``dot``, ``*``, ``+``, ``.T``, ``sum``,
+    ``astype``...) runs on them by sparse rules, a product with a dense array giving a dense
+    array; an operation without a sparse rule is an error naming it.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> A = BCOO.fromdense(np.array([[0.0, 2.0], [1.0, 0.0]]))
+        >>> sparsify(lambda m, v: fnp.dot(m, v) + 1.0)(A, np.array([1.0, 1.0])).tolist()
+        [3.0, 2.0]
+    """
+    @functools.wraps(f)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        trace = SparsifyTrace(current_trace())
+        is_bcoo = lambda x: isinstance(x, BCOO)  # noqa: E731
+        leaves, tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_bcoo)
+        leaves = [SparseTracer(trace, x) if isinstance(x, BCOO) else x for x in leaves]
+        a, kw = tree.unflatten(leaves)
+        with set_current_trace(trace):
+            out = f(*a, **kw)
+        return tree_util.tree_map(
+            lambda o: o.mat if type(o) is SparseTracer and o._trace is trace else o, out)
+
+    return wrapped
+
+
+def _dot_general_rule(lhs: Any, rhs: Any, *, dimension_numbers: Any) -> list[Any]:
+    return [bcoo_dot_general(lhs, rhs, dimension_numbers=dimension_numbers)]
+
+
+def _mul_rule(a: Any, b: Any) -> list[Any]:
+    if isinstance(a, BCOO) and isinstance(b, BCOO):
+        return [bcoo_multiply_sparse(a, b)]
+    sp, other = (a, b) if isinstance(a, BCOO) else (b, a)
+    if fnp.ndim(other) == 0:
+        return [sp._with_data(sp.data * other)]
+    return [bcoo_multiply_dense(sp, other)]
+
+
+def _div_rule(a: Any, b: Any) -> list[Any]:
+    if not isinstance(a, BCOO) or isinstance(b, BCOO) or fnp.ndim(b) != 0:
+        raise TypeError("sparsify: division keeps an array sparse only as sparse / scalar")
+    return [a._with_data(a.data / b)]
+
+
+def _add_rule(a: Any, b: Any) -> list[Any]:
+    return [a + b if isinstance(a, BCOO) else b + a]
+
+
+def _sub_rule(a: Any, b: Any) -> list[Any]:
+    return [a - b if isinstance(a, BCOO) else (-b) + a]
+
+
+def _reduce_sum_rule(x: BCOO, *, axes: Sequence[int]) -> list[Any]:
+    if len(axes) == x.ndim:
+        return [x.sum()]
+    return [bcoo_reduce_sum(x, axes=axes)]
+
+
+def _convert_rule(x: BCOO, **params: Any) -> list[Any]:
+    return [x._with_data(bind1(_ew.convert_element_type_p, x.data, **params))]
+
+
+sparse_rules.update({
+    _linalg.dot_general_p: _dot_general_rule,
+    _ew.mul_p: _mul_rule,
+    _ew.div_p: _div_rule,
+    _ew.add_p: _add_rule,
+    _ew.sub_p: _sub_rule,
+    _ew.neg_p: lambda x: [-x],
+    _shape.transpose_p: lambda x, *, permutation: [bcoo_transpose(x, permutation=permutation)],
+    _red.reduce_sum_p: _reduce_sum_rule,
+    _ew.convert_element_type_p: _convert_rule,
+})

@@ -114,3 +114,29 @@ def test_bad_input():
         sparse.BCOO.fromdense(M, n_batch=1)
     with pytest.raises(ValueError, match="differ"):
         sparse.bcoo_dot_general(b, fnp.ones((3, 2)), dimension_numbers=(((1,), (0,)), ((), ())))
+
+
+def test_sparsify_runs_numpy_code_on_bcoo():
+    A = sparse.BCOO.fromdense(dev(M))
+    v = dev(np.arange(4.0))
+
+    @sparse.sparsify
+    def f(m, v):
+        return fnp.dot(m, v), m.T * 2.0, m.sum(0), fnp.sum(m), -m + m * v, m / 2.0
+
+    mv, mt2, s0, s, mixed, half = f(A, v)
+    assert host(mv).tolist() == [7.0, 0.0, 8.0]  # dense, as JAX's
+    assert isinstance(mt2, sparse.BCOO)
+    assert_close(mt2.todense(), 2 * M.T)
+    assert_close(s0.todense(), M.sum(0))
+    assert float(host(s)) == 10.0
+    assert_close(mixed.todense(), -M + M * np.arange(4.0))
+    assert_close(half.todense(), M / 2)
+    assert host(funcgrad.jit(sparse.sparsify(lambda m, v: m @ v))(A, v)).tolist() == [
+        7.0, 0.0, 8.0]
+    g = funcgrad.grad(lambda d: sparse.sparsify(lambda m: fnp.sum(m @ v))(
+        sparse.BCOO((d, A.indices), shape=A.shape)))(A.data)
+    assert host(g).tolist() == [1.0, 3.0, 0.0, 2.0]
+    with pytest.raises(TypeError, match="'exp' has no sparse rule"):
+        sparse.sparsify(fnp.exp)(A)
+    assert_close(sparse.sparsify(lambda m: sparse.todense(m) + 1.0)(A), M + 1)
