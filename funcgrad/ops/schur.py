@@ -108,7 +108,11 @@ def _schur_one(a: numpy.ndarray, real: bool) -> tuple[numpy.ndarray, numpy.ndarr
             k, i = k + 2, i + 2
         else:
             shift = lam.real if real else lam
-            _rotate_front(t, z, k, _null_space(b - shift * ident, 1))
+            # A leading column already split off with this eigenvalue stays as it is (LAPACK
+            # leaves a triangular matrix alone: z = I for eye or zeros, where a null space of
+            # dimension > 1 would give an arbitrary rotation).
+            if not (numpy.all(b[1:, 0] == 0) and abs(b[0, 0] - shift) <= tol):
+                _rotate_front(t, z, k, _null_space(b - shift * ident, 1))
             k, i = k + 1, i + 1
     return t, z
 

@@ -96,3 +96,14 @@ def test_rsf2csf_as_scipy(n) -> None:
     assert_allclose(many[0][1], want_t, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="must match"):
         fsl.rsf2csf(dev(t_real), dev(np.eye(n + 1)))
+
+
+@pytest.mark.parametrize("a", [np.zeros((2, 2)), np.eye(3), np.diag([1.0, 1.0, 2.0]),
+                               np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])])
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_schur_of_a_triangular_matrix_is_itself_with_z_identity(a, output) -> None:
+    # scipy.linalg.schur (LAPACK leaves a triangular matrix alone); repeated eigenvalues made
+    # the deflation pick an arbitrary rotation (z = [[0, -1], [-1, 0]] for zeros)
+    t, z = fsl.schur(dev(a), output=output)
+    assert_allclose(host(t), a.astype(host(t).dtype), rtol=0, atol=0)
+    assert_allclose(host(z), np.eye(a.shape[0], dtype=host(z).dtype), rtol=0, atol=0)
