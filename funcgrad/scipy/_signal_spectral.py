@@ -84,6 +84,99 @@ def _general_hamming(m: int, alpha: float) -> numpy.ndarray:
     return _general_cosine(m, [alpha, 1.0 - alpha])
 
 
+def _parzen(m: int) -> numpy.ndarray:
+    n = numpy.abs(numpy.arange(-(m - 1) / 2.0, (m - 1) / 2.0 + 0.5, 1.0))
+    return numpy.where(n <= (m - 1) / 4.0, 1 - 6 * (n / (m / 2.0)) ** 2 + 6 * (n / (m / 2.0)) ** 3,
+                       2 * (1 - n / (m / 2.0)) ** 3)
+
+
+def _bohman(m: int) -> numpy.ndarray:
+    fac = numpy.abs(numpy.linspace(-1, 1, m)[1:-1])
+    w = (1 - fac) * numpy.cos(numpy.pi * fac) + 1.0 / numpy.pi * numpy.sin(numpy.pi * fac)
+    return numpy.r_[0.0, w, 0.0]
+
+
+def _barthann(m: int) -> numpy.ndarray:
+    fac = numpy.abs(numpy.arange(m) / (m - 1.0) - 0.5)
+    return 0.62 - 0.48 * fac + 0.38 * numpy.cos(2 * numpy.pi * fac)
+
+
+def _lanczos(m: int) -> numpy.ndarray:
+    half = numpy.sinc(2.0 * numpy.arange((m + 1) // 2, m) / (m - 1) - 1.0)
+    middle = [1.0] if m % 2 else []
+    return numpy.r_[half[::-1], middle, half]
+
+
+def _general_gaussian(m: int, p: float, sig: float) -> numpy.ndarray:
+    n = numpy.arange(m) - (m - 1.0) / 2.0
+    return numpy.exp(-0.5 * numpy.abs(n / sig) ** (2 * p))
+
+
+def _exponential(m: int, center: float | None = None, tau: float = 1.0) -> numpy.ndarray:
+    center = (m - 1) / 2 if center is None else center
+    return numpy.exp(-numpy.abs(numpy.arange(m) - center) / tau)
+
+
+def _taylor(m: int, nbar: int = 4, sll: float = 30, norm: bool = True) -> numpy.ndarray:
+    # SciPy's Taylor window: nbar - 1 cosine terms for sidelobes sll dB down.
+    b = 10 ** (sll / 20)
+    a = numpy.arccosh(b) / numpy.pi
+    s2 = nbar ** 2 / (a ** 2 + (nbar - 0.5) ** 2)
+    ma = numpy.arange(1, nbar, dtype=numpy.float64)
+    m2 = ma * ma
+    fm = numpy.empty(nbar - 1)
+    for i in range(nbar - 1):
+        sign = 1 if i % 2 == 0 else -1
+        numer = sign * numpy.prod(1 - m2[i] / s2 / (a ** 2 + (ma - 0.5) ** 2))
+        denom = 2 * numpy.prod(1 - m2[i] / m2[:i]) * numpy.prod(1 - m2[i] / m2[i + 1:])
+        fm[i] = numer / denom
+
+    def w_at(n: Any) -> Any:
+        return 1 + 2 * numpy.matmul(fm, numpy.cos(
+            2 * numpy.pi * ma[:, None] * (n - m / 2.0 + 0.5) / m))
+
+    w = w_at(numpy.arange(m, dtype=numpy.float64))
+    return w / w_at((m - 1) / 2) if norm else w
+
+
+def _chebwin(m: int, at: float) -> numpy.ndarray:
+    # SciPy's Dolph-Chebyshev window: the FFT of the Chebyshev polynomial samples.
+    order = m - 1.0
+    beta = numpy.cosh(1.0 / order * numpy.arccosh(10 ** (abs(at) / 20.0)))
+    k = numpy.arange(m, dtype=numpy.float64)
+    x = beta * numpy.cos(numpy.pi * k / m)
+    p = numpy.zeros_like(x)
+    with numpy.errstate(invalid="ignore"):
+        p = numpy.where(x > 1, numpy.cosh(order * numpy.arccosh(numpy.abs(x))), p)
+        p = numpy.where(x < -1, (2 * (m % 2) - 1) * numpy.cosh(order * numpy.arccosh(
+            numpy.abs(x))), p)
+        p = numpy.where(numpy.abs(x) <= 1, numpy.cos(order * numpy.arccos(
+            numpy.clip(x, -1, 1))), p)
+    if m % 2:
+        w = numpy.real(numpy.fft.fft(p))
+        n = (m + 1) // 2
+        w = numpy.r_[w[1:n][::-1], w[:n]]
+    else:
+        w = numpy.real(numpy.fft.fft(p * numpy.exp(1j * numpy.pi / m * k)))
+        n = m // 2 + 1
+        w = numpy.r_[w[1:n][::-1], w[1:n]]
+    return w / numpy.max(w)
+
+
+def _dpss(m: int, nw: float) -> numpy.ndarray:
+    # SciPy's first discrete prolate spheroidal sequence with its "approximate" norm: the top
+    # eigenvector of the tridiagonal commuting matrix (dense eigh: windows are short), sign
+    # made positive-sum, peak 1, scaled by m^2 / (m^2 + nw) for even m.
+    n = numpy.arange(m, dtype=numpy.float64)
+    d = ((m - 1 - 2 * n) / 2.0) ** 2 * numpy.cos(2 * numpy.pi * float(nw) / m)
+    e = n[1:] * (m - n[1:]) / 2.0
+    w = numpy.linalg.eigh(numpy.diag(d) + numpy.diag(e, 1) + numpy.diag(e, -1))[1][:, -1]
+    if w.sum() < 0:
+        w = -w
+    w = w / w.max()
+    return w * (m ** 2 / float(m ** 2 + nw)) if m % 2 == 0 else w
+
+
 _WINDOWS: dict[str, Callable[..., numpy.ndarray]] = {
     "hann": lambda m: _general_cosine(m, [0.5, 0.5]),
     "hamming": lambda m: _general_hamming(m, 0.54),
@@ -100,6 +193,16 @@ _WINDOWS: dict[str, Callable[..., numpy.ndarray]] = {
     "kaiser": _kaiser,
     "gaussian": _gaussian,
     "general_hamming": _general_hamming,
+    "general_cosine": _general_cosine,
+    "general_gaussian": _general_gaussian,
+    "parzen": _parzen,
+    "bohman": _bohman,
+    "barthann": _barthann,
+    "lanczos": _lanczos,
+    "exponential": _exponential,
+    "taylor": _taylor,
+    "chebwin": _chebwin,
+    "dpss": _dpss,
 }
 _ALIASES = {"han": "hann", "hamm": "hamming", "ham": "hamming", "black": "blackman",
             "blk": "blackman", "blackharr": "blackmanharris", "bkh": "blackmanharris",
@@ -107,17 +210,28 @@ _ALIASES = {"han": "hann", "hamm": "hamming", "ham": "hamming", "black": "blackm
             "box": "boxcar", "ones": "boxcar", "rect": "boxcar", "rectangular": "boxcar",
             "tri": "triang", "triangle": "triang", "bart": "bartlett", "brt": "bartlett",
             "halfcosine": "cosine", "tuk": "tukey", "ksr": "kaiser", "gauss": "gaussian",
-            "gss": "gaussian", "general hamming": "general_hamming"}  # SciPy's names
-_NEEDS_PARAM = {"kaiser", "gaussian", "general_hamming"}
+            "gss": "gaussian", "general hamming": "general_hamming",
+            "general cosine": "general_cosine", "general gaussian": "general_gaussian",
+            "general gauss": "general_gaussian", "general_gauss": "general_gaussian",
+            "ggs": "general_gaussian", "parz": "parzen", "par": "parzen", "bman": "bohman",
+            "bmn": "bohman", "brthan": "barthann", "bth": "barthann", "sinc": "lanczos",
+            "poisson": "exponential", "taylorwin": "taylor",
+            "cheb": "chebwin"}  # SciPy's names
+_NEEDS_PARAM = {"kaiser", "gaussian", "general_hamming", "general_cosine", "general_gaussian",
+                "chebwin", "dpss"}
 
 
 def get_window(window: Any, Nx: int, fftbins: bool = True) -> numpy.ndarray:  # noqa: N803
     """The window ``window`` of ``Nx`` points as ``scipy.signal.get_window``: a name
     (``"hann"``, ``"hamming"``, ``"blackman"``, ``"blackmanharris"``, ``"nuttall"``,
-    ``"flattop"``, ``"boxcar"``, ``"triang"``, ``"bartlett"``, ``"cosine"``, ``"tukey"``) or a
-    tuple with the parameter (``("kaiser", beta)``, ``("gaussian", std)``, ``("tukey",
-    alpha)``, ``("general_hamming", alpha)``). ``fftbins=True`` gives the periodic window
-    (for spectral analysis), ``False`` the symmetric one. A float64 NumPy array.
+    ``"flattop"``, ``"boxcar"``, ``"triang"``, ``"bartlett"``, ``"cosine"``, ``"tukey"``,
+    ``"parzen"``, ``"bohman"``, ``"barthann"``, ``"lanczos"``, ``"exponential"``,
+    ``"taylor"``) or a tuple with the parameters (``("kaiser", beta)``, ``("gaussian", std)``,
+    ``("tukey", alpha)``, ``("general_hamming", alpha)``, ``("general_cosine", a)``,
+    ``("general_gaussian", p, sig)``, ``("exponential", center, tau)``, ``("taylor", nbar,
+    sll, norm)``, ``("chebwin", at)``, ``("dpss", NW)``), with SciPy's aliases. ``fftbins=True`` gives the
+    periodic window (for spectral analysis), ``False`` the symmetric one. A float64 NumPy
+    array.
 
     Example:
         >>> from funcgrad.scipy.signal import get_window
@@ -138,9 +252,16 @@ def get_window(window: Any, Nx: int, fftbins: bool = True) -> numpy.ndarray:  # 
     if key in _NEEDS_PARAM and not params:
         raise ValueError(f"get_window: the {key!r} window needs a parameter: pass a tuple "
                          f"({key!r}, value)")
+    if key == "exponential" and not fftbins and params and params[0] is not None:
+        raise ValueError("get_window: the symmetric exponential window (fftbins=False) is "
+                         "centred: its center must be None")
     m = operator_index(Nx, "Nx")
     if m < 1:
         raise ValueError(f"get_window: Nx must be a positive integer, got {m}")
+    if key == "dpss" and m > 1 and not 0 < params[0] < m / 2.0:
+        # SciPy checks NW against the requested length, before a periodic window's extra point.
+        raise ValueError(f"get_window: the dpss window needs 0 < NW < Nx/2, got NW = "
+                         f"{params[0]} with Nx = {m}")
     if m == 1:
         return numpy.ones(1)
     sym_m = m + 1 if fftbins else m
