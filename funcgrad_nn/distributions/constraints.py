@@ -26,11 +26,11 @@ import numpy
 import funcgrad.numpy as fnp
 
 __all__ = [
-    "Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
     "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
+    "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack",
     "symmetric", "unit_interval",
 ]
 
@@ -393,6 +393,78 @@ class _PositiveDefinite(_Symmetric):
         return sym & fnp.all(fnp.linalg.eigvalsh(value) > 0, axis=-1)
 
 
+def _check_dim(dim: int, value: Any) -> None:
+    if not -value.ndim <= dim < value.ndim:
+        raise ValueError(f"dim {dim} out of range for value with {value.ndim} dimensions")
+
+
+class _Cat(Constraint):
+    """``cat(cseq, dim, lengths)``: consecutive slices along ``dim`` (of the given lengths)
+    each satisfying its constraint.
+
+    >>> import numpy as np
+    >>> cat([positive, real], 0, [2, 1]).check(np.array([1.0, -1.0, -5.0]))
+    array([ True, False,  True])
+    """
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Any) -> Any:
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for c, n in zip(self.cseq, self.lengths):
+            v = fnp.take(value, fnp.arange(start, start + n), axis=self.dim)
+            checks.append(c.check(v))
+            start += n
+        return fnp.concatenate(checks, axis=self.dim)
+
+
+class _Stack(Constraint):
+    """``stack(cseq, dim)``: the ``i``-th slice along ``dim`` satisfies ``cseq[i]``.
+
+    >>> import numpy as np
+    >>> stack([positive, real], 0).check(np.array([-1.0, -1.0]))
+    array([False,  True])
+    """
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise TypeError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value: Any) -> Any:
+        _check_dim(self.dim, value)
+        vs = [fnp.take(value, i, axis=self.dim) for i in range(value.shape[self.dim])]
+        return fnp.stack([c.check(v) for v, c in zip(vs, self.cseq)], axis=self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -420,3 +492,5 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -35,10 +35,11 @@ from funcgrad_nn.distributions.utils import (
 )
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
     "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
     "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
+    "TanhTransform",
     "Transform", "identity_transform",
 ]
 
@@ -932,3 +933,150 @@ class CorrCholeskyTransform(Transform):
             raise ValueError("Input is not square")
         d = shape[-1]
         return tuple(shape[:-2]) + (d * (d - 1) // 2,)
+
+
+def _slice_check(dim: int, z: Any, size: int, what: str) -> None:
+    if not -z.ndim <= dim < z.ndim:
+        raise ValueError(f"dim {dim} out of range for {what} with {z.ndim} dimensions")
+    if z.shape[dim] != size:
+        raise ValueError(f"{what}.shape[{dim}] = {z.shape[dim]} must equal {size}")
+
+
+class CatTransform(Transform):
+    """Apply ``tseq[i]`` to the ``i``-th consecutive slice (of length ``lengths[i]``) along
+    ``dim`` and concatenate (a transform per block of a parameter vector).
+
+    >>> import numpy as np
+    >>> t = CatTransform([ExpTransform(), identity_transform], 0, [2, 1])
+    >>> t(np.zeros(3)).tolist(), t.log_abs_det_jacobian(np.zeros(3), t(np.zeros(3))).tolist()
+    ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, tseq: Any, dim: int = 0, lengths: Any = None,
+                 cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = tuple(lengths) if lengths is not None else (1,) * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"lengths ({len(self.lengths)}) must match transforms "
+                             f"({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _pieces(self, z: Any) -> list[Any]:
+        out, start = [], 0
+        for n in self.lengths:
+            out.append(fnp.take(z, fnp.arange(start, start + n), axis=self.dim))
+            start += n
+        return out
+
+    def _call(self, x: Any) -> Any:
+        _slice_check(self.dim, x, self.length, "x")
+        return fnp.concatenate([t(p) for t, p in zip(self.transforms, self._pieces(x))],
+                               axis=self.dim)
+
+    def _inverse(self, y: Any) -> Any:
+        _slice_check(self.dim, y, self.length, "y")
+        return fnp.concatenate([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))],
+                               axis=self.dim)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        _slice_check(self.dim, x, self.length, "x")
+        _slice_check(self.dim, y, self.length, "y")
+        parts = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            ladj = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                ladj = _sum_rightmost(ladj, self.event_dim - t.event_dim)
+            parts.append(ladj)
+        dim = self.dim - x.ndim if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        if dim < 0:
+            return fnp.concatenate(parts, axis=dim)
+        total: Any = 0
+        for p in parts:
+            total = total + p
+        return total
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Apply ``tseq[i]`` to the ``i``-th slice along ``dim`` and stack the results.
+
+    >>> import numpy as np
+    >>> StackTransform([ExpTransform(), identity_transform], 1)(np.zeros((2, 2))).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+
+    def __init__(self, tseq: Any, dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise TypeError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z: Any) -> list[Any]:
+        return [fnp.take(z, i, axis=self.dim) for i in range(z.shape[self.dim])]
+
+    def _call(self, x: Any) -> Any:
+        _slice_check(self.dim, x, len(self.transforms), "x")
+        return fnp.stack([t(s) for s, t in zip(self._slices(x), self.transforms)],
+                         axis=self.dim)
+
+    def _inverse(self, y: Any) -> Any:
+        _slice_check(self.dim, y, len(self.transforms), "y")
+        return fnp.stack([t.inv(s) for s, t in zip(self._slices(y), self.transforms)],
+                         axis=self.dim)
+
+    def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
+        _slice_check(self.dim, x, len(self.transforms), "x")
+        _slice_check(self.dim, y, len(self.transforms), "y")
+        return fnp.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+                          zip(self._slices(x), self._slices(y), self.transforms)],
+                         axis=self.dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
