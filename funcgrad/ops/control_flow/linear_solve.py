@@ -34,6 +34,7 @@ from funcgrad.core import Primitive, bind, eval_trace, set_current_trace
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import jaxpr_rules as jr
 from funcgrad.interpreters.jvp import Zero, instantiate, jvp_rules
+from funcgrad.interpreters.taylor import taylor_flat, taylor_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
 from funcgrad.ir import ClosedJaxpr
 from funcgrad.ops import elementwise as _ew
@@ -213,6 +214,54 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, jaxprs: _Solve,
 
 
 jvp_rules[linear_solve_p] = _jvp
+
+
+# ---------------------------------------------------------------------------------------------
+# Taylor: A(t) x(t) = b(t) coefficient by coefficient
+
+
+def _taylor(primals: Sequence[Any], series: Sequence[Any], *, jaxprs: _Solve,
+            const_lengths: _Solve) -> tuple[list[Any], list[Any]]:
+    """The series of ``x(t) = A(t)^-1 b(t)``: coefficient ``k`` of ``A(t) x(t) = b(t)`` is
+    ``A_0 x_k = b_k - sum_{j>=1} A_j x_{k-j}``, the sum being coefficient ``k`` of
+    ``matvec(x~)`` with ``x~ = x_0 + ... + x_{k-1} t^{k-1}`` (a jet of ``matvec``, when what
+    it closes over moves with ``t``), and each ``x_k`` one more solve with the primal
+    operator: K solves, where pushing the series through the JVP rule (which solves again)
+    would double the work per order."""
+    params = dict(jaxprs=jaxprs, const_lengths=const_lengths)
+    outs = bind(linear_solve_p, *primals, **params)
+    consts, _ = _split(primals, const_lengths)
+    c_series, b_series = _split(series, const_lengths)
+    order = next(len(s) for s in series if s is not None)
+    nb = len(b_series)
+    x0 = outs[:nb]
+    moving = [s is not None and any(c is not None for c in s) for s in c_series.matvec]
+    xs: list[list[Any]] = [[None] * order for _ in range(nb)]
+    for k in range(1, order + 1):
+        rhs = [None if s is None else s[k - 1] for s in b_series]
+        if any(moving):
+            in_series = [None if not m else list(s[:k])
+                         for m, s in zip(moving, c_series.matvec)]
+            in_series += [xs[i][:k - 1] + [None] for i in range(nb)]
+            _, prod = taylor_flat(lambda *a: jr.eval_closed(jaxprs.matvec, *a),
+                                  [*consts.matvec, *x0], in_series, k)
+            for i, p in enumerate(prod[:nb]):
+                d = None if p is None else p[k - 1]
+                if d is not None:
+                    rhs[i] = _ew.neg(d) if rhs[i] is None else _ew.sub(rhs[i], d)
+        if all(r is None for r in rhs):
+            continue
+        rhs = [instantiate(Zero(a.update(weak_type=False))) if r is None else r
+               for r, a in zip(rhs, jaxprs.matvec.out_avals)]
+        sol = bind(linear_solve_p, *_flat(consts), *rhs, **params)
+        for i in range(nb):
+            xs[i][k - 1] = sol[i]
+    # the solver's statistics (has_aux) are not differentiated
+    return outs, [None if all(c is None for c in x) else x for x in xs] + \
+        [None] * (len(outs) - nb)
+
+
+taylor_rules[linear_solve_p] = _taylor
 
 
 # ---------------------------------------------------------------------------------------------
