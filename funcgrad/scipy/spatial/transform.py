@@ -25,6 +25,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad import random as _random
 from funcgrad.avals import get_aval
+from funcgrad.core import Tracer
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -376,6 +377,9 @@ class Rotation(NamedTuple):
         """
         if self.single:
             raise TypeError("Single rotation is not subscriptable.")
+        if isinstance(indexer, Tracer):
+            # A traced index (jit, vmap) into quaternions that may be a NumPy array: a gather.
+            return Rotation(fnp.take(self.quat, indexer, axis=0))
         return Rotation(self.quat[indexer])
 
     def __len__(self) -> int:
@@ -626,6 +630,9 @@ class Slerp(NamedTuple):
         t = fnp.atleast_1d(t)
         last = get_aval(self.timedelta).shape[0] - 1
         ind = fnp.clip(fnp.searchsorted(self.times, t) - 1, 0, last)
-        alpha = (t - self.times[ind]) / self.timedelta[ind]
-        result = self.rotations[ind] * Rotation.from_rotvec(self.rotvecs[ind] * alpha[:, None])
+        # Gathers with fnp.take: the keys may be NumPy arrays and the times traced.
+        alpha = (t - fnp.take(self.times, ind)) / fnp.take(self.timedelta, ind)
+        start = Rotation(fnp.take(self.rotations.quat, ind, axis=0))
+        result = start * Rotation.from_rotvec(fnp.take(self.rotvecs, ind, axis=0)
+                                              * alpha[:, None])
         return result[0] if single else result

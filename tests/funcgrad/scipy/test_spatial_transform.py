@@ -190,3 +190,16 @@ def test_float32_stays_float32():
     stack = Rotation.from_quat(dev(np.tile(np.array([0, 0, 0, 1], f32), (3, 1))))
     assert stack.mean().quat.dtype == f32
     assert Slerp.init(dev(np.array([0.0, 1.0, 2.0], f32)), stack)(0.5).quat.dtype == f32
+
+
+def test_traced_times_and_indices():
+    # Key rotations closed over (NumPy arrays in the cpu pass), times and indices traced: the
+    # lookups are gathers (NumPy indexing raised TracerArrayConversionError).
+    s = Slerp.init(dev(np.array([0.0, 1.0, 3.0, 4.0])), _rot()[:4])
+    times = dev(REF["slerp_times"])
+    assert_allclose(funcgrad.vmap(lambda t: s(t).as_quat())(times), REF["slerp"], **TOL)
+    assert_allclose(funcgrad.jit(lambda t: s(t).as_quat())(times), REF["slerp"], **TOL)
+    r = _rot()
+    assert_allclose(funcgrad.vmap(lambda i: r[i].as_matrix())(dev(np.array([3, 0]))),
+                    REF["as_matrix"][[3, 0]], **TOL)
+    assert_allclose(funcgrad.jit(lambda i: r[i].quat)(2), REF["quats"][2], **TOL)
