@@ -44,6 +44,7 @@ from funcgrad_nn.distributions.discrete import (
     Poisson,
 )
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.exp_family import ExponentialFamily
 from funcgrad_nn.distributions.kl import kl_divergence, register_kl
 from funcgrad_nn.distributions.more import (
     ContinuousBernoulli,
@@ -102,7 +103,7 @@ from funcgrad_nn.distributions.transforms import (
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpRelaxedCategorical",
-    "ExpTransform", "Exponential", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "VonMises", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",

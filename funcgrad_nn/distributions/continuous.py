@@ -21,6 +21,7 @@ import funcgrad.random as frandom
 import funcgrad.scipy.special as fsp
 from funcgrad_nn.distributions import constraints
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.exp_family import ExponentialFamily
 from funcgrad_nn.distributions.utils import as_float, broadcast_all, make_key
 
 __all__ = ["Beta", "Cauchy", "Chi2", "Dirichlet", "Exponential", "Gamma", "Gumbel", "Laplace",
@@ -60,7 +61,7 @@ class _LocScale(Distribution):
                        self._extended_shape(sample_shape), dtype=self.loc.dtype)
 
 
-class Normal(_LocScale):
+class Normal(_LocScale, ExponentialFamily):
     """The normal (Gaussian) distribution ``N(loc, scale**2)``.
 
     >>> import numpy as np
@@ -104,6 +105,13 @@ class Normal(_LocScale):
 
     def entropy(self) -> Any:
         return 0.5 + _HALF_LOG_2PI + fnp.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.loc / self.scale ** 2, -0.5 / self.scale ** 2)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return -0.25 * x ** 2 / y + 0.5 * fnp.log(-math.pi / y)
 
 
 class Laplace(_LocScale):
@@ -306,7 +314,7 @@ class Uniform(Distribution):
         return fnp.log(self.high - self.low)
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with rate ``rate`` (mean ``1 / rate``).
 
     >>> import numpy as np
@@ -359,8 +367,17 @@ class Exponential(Distribution):
     def entropy(self) -> Any:
         return 1.0 - fnp.log(self.rate)
 
+    _mean_carrier_measure = 0
 
-class Gamma(Distribution):
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return -fnp.log(-x)
+
+
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and ``rate`` (mean
     ``concentration / rate``). ``rsample`` differentiates through the sampler (implicit
     reparameterisation, as torch).
@@ -413,6 +430,15 @@ class Gamma(Distribution):
         c = self.concentration
         return (c - fnp.log(self.rate) + fsp.gammaln(c)
                 + (1.0 - c) * fsp.digamma(c))
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return fsp.gammaln(x + 1) + (x + 1) * fnp.log(-1 / y)
 
 
 class Chi2(Gamma):
@@ -491,7 +517,7 @@ class StudentT(Distribution):
                 + 0.5 * fnp.log(df) + lbeta)
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the simplex, with ``concentration`` (last axis: the
     event). ``rsample`` differentiates through the sampler.
 
@@ -557,8 +583,15 @@ class Dirichlet(Distribution):
                 - (k - a0) * fsp.digamma(a0)
                 - fnp.sum((c - 1.0) * fsp.digamma(c), axis=-1))
 
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x: Any) -> Any:
+        return fnp.sum(fsp.gammaln(x), axis=-1) - fsp.gammaln(fnp.sum(x, axis=-1))
+
+
+class Beta(ExponentialFamily):
     """The beta distribution on ``[0, 1]``: ``concentration1`` (alpha) and
     ``concentration0`` (beta). Built on a two-category :class:`Dirichlet`, as in torch.
 
@@ -616,3 +649,10 @@ class Beta(Distribution):
 
     def entropy(self) -> Any:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return fsp.gammaln(x) + fsp.gammaln(y) - fsp.gammaln(x + y)

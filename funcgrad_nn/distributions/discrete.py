@@ -22,6 +22,7 @@ import funcgrad.random as frandom
 import funcgrad.scipy.special as fsp
 from funcgrad_nn.distributions import constraints
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.exp_family import ExponentialFamily
 from funcgrad_nn.distributions.utils import (
     as_float,
     broadcast_all,
@@ -83,7 +84,7 @@ class _BinaryParam(Distribution):
         return tuple(self._param.shape)
 
 
-class Bernoulli(_BinaryParam):
+class Bernoulli(_BinaryParam, ExponentialFamily):
     """The Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     >>> import numpy as np
@@ -126,6 +127,16 @@ class Bernoulli(_BinaryParam):
 
     def entropy(self) -> Any:
         return _bce_with_logits(self.logits, self.probs)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        p = self.probs
+        return (fnp.log(p) - fnp.log1p(-p),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return fnp.log1p(fnp.exp(x))
 
     def enumerate_support(self, expand: bool = True) -> Any:
         return _enumerate(fnp.arange(2, dtype=self._param.dtype), self._batch_shape, expand)
@@ -259,7 +270,7 @@ class Binomial(_BinaryParam):
                           expand)
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The Poisson distribution with mean ``rate``.
 
     >>> import numpy as np
@@ -299,6 +310,13 @@ class Poisson(Distribution):
         value = self._value(value)
         rate, value = broadcast_all(self.rate, value)
         return fsp.xlogy(value, rate) - rate - fsp.gammaln(value + 1)
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (fnp.log(self.rate),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return fnp.exp(x)
 
 
 class Categorical(Distribution):

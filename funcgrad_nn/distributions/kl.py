@@ -43,6 +43,7 @@ from funcgrad_nn.distributions.discrete import (
     Poisson,
 )
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.exp_family import ExponentialFamily, _bregman_terms
 from funcgrad_nn.distributions.more import ContinuousBernoulli, HalfNormal, Pareto
 from funcgrad_nn.distributions.multivariate import (
     LowRankMultivariateNormal,
@@ -154,6 +155,25 @@ def _x_log_x(x: Any) -> Any:
 
 def _batch_trace_XXT(bmat: Any) -> Any:
     return fnp.sum(bmat ** 2, axis=(-2, -1))
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: Any, q: Any) -> Any:
+    """The Bregman divergence of the log normaliser, for two members of one family without
+    a closed-form rule (``Wishart``). Unlike torch, p's natural parameters are not detached:
+    the result differentiates with respect to both distributions."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    lg, p_nparams, grads = _bregman_terms(p)
+    result = q._log_normalizer(*q._natural_params) - lg
+    batch = len(fnp.broadcast_shapes(p.batch_shape, q.batch_shape))
+    for pnp, qnp, g in zip(p_nparams, q._natural_params, grads):
+        term = (qnp - pnp) * g
+        # each natural parameter's own event dimensions (torch sums len(event_shape) of them,
+        # which sums a batched Wishart's scalar parameter across the batch)
+        result = result - _sum_rightmost(term, max(term.ndim - batch, 0))
+    return result
 
 
 # -- same family ---------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from funcgrad_nn.distributions.continuous import (
 )
 from funcgrad_nn.distributions.discrete import Binomial, Categorical
 from funcgrad_nn.distributions.distribution import Distribution, _shape
+from funcgrad_nn.distributions.exp_family import ExponentialFamily
 from funcgrad_nn.distributions.transformed import TransformedDistribution
 from funcgrad_nn.distributions.transforms import (
     AbsTransform,
@@ -791,7 +792,7 @@ class VonMises(Distribution):
         return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """The continuous Bernoulli on ``[0, 1]`` (Loaiza-Ganem and Cunningham): density
     proportional to ``p**x (1 - p)**(1 - x)``, the right likelihood for [0, 1]-valued pixels
     in a VAE. Reparameterised through its inverse cdf.
@@ -899,6 +900,21 @@ class ContinuousBernoulli(Distribution):
         log_p0 = fnp.log1p(-self.probs)
         log_p1 = fnp.log(self.probs)
         return self.mean * (log_p0 - log_p1) - self._cont_bern_log_norm() - log_p0
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        """The log normaliser as a function of the natural parameter (Taylor-expanded near
+        zero, where the closed form is 0/0)."""
+        unstable = (x > self._lims[0] - 0.5) & (x <= self._lims[1] - 0.5)
+        cut = fnp.where(unstable, self._lims[0] - 0.5, x)
+        log_norm = fnp.log(fnp.abs(fnp.expm1(cut))) - fnp.log(fnp.abs(cut))
+        taylor = 0.5 * x + x ** 2 / 24.0 - x ** 4 / 2880.0
+        return fnp.where(unstable, taylor, log_norm)
 
 
 class LKJCholesky(Distribution):

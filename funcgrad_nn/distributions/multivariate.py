@@ -26,6 +26,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn.distributions import constraints
 from funcgrad_nn.distributions.continuous import Chi2
 from funcgrad_nn.distributions.distribution import Distribution
+from funcgrad_nn.distributions.exp_family import ExponentialFamily
 from funcgrad_nn.distributions.utils import _float_dtype, as_float, lazy_property, make_key
 
 __all__ = ["LowRankMultivariateNormal", "MultivariateNormal", "Wishart"]
@@ -319,7 +320,7 @@ def _mvdigamma(x: Any, p: int) -> Any:
     return fnp.sum(fsp.digamma(x[..., None] - fnp.arange(p, dtype=x.dtype) / 2), axis=-1)
 
 
-class Wishart(Distribution):
+class Wishart(ExponentialFamily):
     """The Wishart distribution over ``p x p`` positive-definite matrices with ``df``
     degrees of freedom and scale given by exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril``. ``rsample`` is Bartlett's construction
@@ -462,3 +463,14 @@ class Wishart(Distribution):
         half_logdet = fnp.sum(fnp.log(_diag(self._unbroadcasted_scale_tril)), axis=-1)
         return ((p + 1) * (p * math.log(2) / 2 + half_logdet) + fsp.multigammaln(nu / 2, p)
                 - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p) + nu * p / 2)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (-self.precision_matrix / 2, (self.df - self._event_shape[-1] - 1) / 2)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        p = self._event_shape[-1]
+        return ((y + (p + 1) / 2) * (-fnp.linalg.slogdet(-2 * x)[1] + math.log(2) * p)
+                + fsp.multigammaln(y + (p + 1) / 2, p))
