@@ -365,7 +365,10 @@ def _dense_dot(sp: BCOO, dense: Any, sp_contract: Sequence[int], d_contract: Seq
     moved = fnp.transpose(dense, tuple(d_contract) + tuple(d_free))
     valid = _in_bounds(sp)
     idx = tuple(fnp.where(valid, sp.indices[:, k], 0) for k in sp_contract)
-    picked = moved[idx] if idx else fnp.broadcast_to(moved, (sp.nse,) + moved.shape)
+    # fnp.at: ``moved`` may be a NumPy array while the indices are traced (a BCOO closed over
+    # by a traced function, as custom_linear_solve does for cg's matvec)
+    picked = (fnp.at(moved)[idx].get() if idx else
+              fnp.broadcast_to(moved, (sp.nse,) + get_aval(moved).shape))
     data = fnp.where(valid, sp.data, 0).astype(sp.data.dtype)
     contrib = picked * data.reshape((sp.nse,) + (1,) * len(d_free))
     free_shape = [sp.shape[k] for k in sp_free]
@@ -418,7 +421,7 @@ def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> BCOO:
     full = fnp.broadcast_to(fnp.asarray(v), sp_mat.shape)
     valid = _in_bounds(sp_mat)
     idx = tuple(fnp.where(valid, sp_mat.indices[:, k], 0) for k in range(sp_mat.ndim))
-    return sp_mat._with_data(sp_mat.data * full[idx])
+    return sp_mat._with_data(sp_mat.data * fnp.at(full)[idx].get())  # full may be NumPy
 
 
 def bcoo_multiply_sparse(lhs: BCOO, rhs: BCOO) -> BCOO:

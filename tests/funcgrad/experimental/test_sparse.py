@@ -140,3 +140,22 @@ def test_sparsify_runs_numpy_code_on_bcoo():
     with pytest.raises(TypeError, match="'exp' has no sparse rule"):
         sparse.sparsify(fnp.exp)(A)
     assert_close(sparse.sparsify(lambda m: sparse.todense(m) + 1.0)(A), M + 1)
+
+
+def test_traced_indices_with_numpy_dense_operand() -> None:
+    # A BCOO closed over by a traced function (cg's matvec in custom_linear_solve) has traced
+    # indices while the dense operand may be a NumPy constant: that gather raised a
+    # TracerArrayConversionError.
+    from funcgrad.scipy.sparse.linalg import cg
+    A = np.diag(4.0 * np.ones(6)) + np.diag(-np.ones(5), 1) + np.diag(-np.ones(5), -1)
+    A_sp = sparse.BCOO.fromdense(dev(A))
+    b = dev(np.linspace(1.0, 2.0, 6))
+    assert_close(host(cg(lambda v: A_sp @ v, b, tol=1e-12)[0]), np.linalg.solve(A, host(b)))
+    g = funcgrad.grad(lambda b: fnp.sum(cg(lambda v: A_sp @ v, b, tol=1e-12)[0]))(b)
+    assert_close(host(g), np.linalg.solve(A, np.ones(6)))
+    dense = dev(A)
+    mm = funcgrad.jit(lambda ind: sparse.BCOO((A_sp.data, ind), shape=A_sp.shape) @ dense)
+    assert_close(host(mm(A_sp.indices)), A @ A)
+    mul = funcgrad.jit(lambda ind: (sparse.BCOO((A_sp.data, ind), shape=A_sp.shape)
+                                    * dense).todense())
+    assert_close(host(mul(A_sp.indices)), A * A)
