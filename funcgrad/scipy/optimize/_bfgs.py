@@ -52,9 +52,9 @@ def minimize_bfgs(fun: Callable[[Any], Any], x0: Any, maxiter: int | None = None
     d = get_aval(x0).shape[0]
     f_0, g_0 = value_and_grad(fun)(x0)
     f_0 = fnp.asarray(f_0)
-    i32 = numpy.int32
-    zero = fnp.asarray(0, dtype=i32)
-    one = fnp.asarray(1, dtype=i32)
+    i64 = numpy.int64  # JAX x64: counters are int64 (its Python ints)
+    zero = fnp.asarray(0, dtype=i64)
+    one = fnp.asarray(1, dtype=i64)
     state = BFGSResults(
         converged=_norm(g_0, norm) < gtol, failed=fnp.asarray(False), k=zero, nfev=one,
         ngev=one, nhev=zero, x_k=x0, f_k=f_0, g_k=fnp.asarray(g_0).astype(dt),
@@ -89,4 +89,4 @@ def minimize_bfgs(fun: Callable[[Any], Any], x0: Any, maxiter: int | None = None
     state = while_loop(cond, body, state)
     status = fnp.where(state.converged, 0, fnp.where(
         state.k == maxiter, 1, fnp.where(state.failed, 2 + state.line_search_status, -1)))
-    return state._replace(status=status.astype(i32))
+    return state._replace(status=status.astype(i64))

@@ -85,15 +85,15 @@ def minimize_lbfgs(fun: Callable[[Any], Any], x0: Any, maxiter: float | None = N
     if not isinstance(maxcor, (int, numpy.integer)) or maxcor < 1:
         raise ValueError(f"minimize: maxcor must be a positive integer, got {maxcor!r}")
     f_0, g_0 = value_and_grad(fun)(x0)
-    i32 = numpy.int32
+    i64 = numpy.int64  # JAX x64: counters are int64 (its Python ints)
     state = LBFGSResults(
         converged=fnp.asarray(False), failed=fnp.asarray(False),
-        k=fnp.asarray(0, dtype=i32), nfev=fnp.asarray(1, dtype=i32),
-        ngev=fnp.asarray(1, dtype=i32), x_k=x0, f_k=fnp.asarray(f_0),
+        k=fnp.asarray(0, dtype=i64), nfev=fnp.asarray(1, dtype=i64),
+        ngev=fnp.asarray(1, dtype=i64), x_k=x0, f_k=fnp.asarray(f_0),
         g_k=fnp.asarray(g_0).astype(dt), s_history=fnp.zeros((maxcor, d), dtype=dt),
         y_history=fnp.zeros((maxcor, d), dtype=dt), rho_history=fnp.zeros((maxcor,), dtype=real),
-        gamma=fnp.asarray(1.0, dtype=dt), status=fnp.asarray(0, dtype=i32),
-        ls_status=fnp.asarray(0, dtype=i32))
+        gamma=fnp.asarray(1.0, dtype=dt), status=fnp.asarray(0, dtype=i64),
+        ls_status=fnp.asarray(0, dtype=i64))
 
     def cond(state: LBFGSResults) -> Any:
         return (~state.converged) & (~state.failed)
@@ -117,12 +117,12 @@ def minimize_lbfgs(fun: Callable[[Any], Any], x0: Any, maxiter: float | None = N
         converged = fnp.linalg.norm(g_kp1, ord=norm) < gtol
         return LBFGSResults(
             converged=converged, failed=(status > 0) & ~converged, k=state.k + 1,
-            nfev=(state.nfev + ls.nfev).astype(i32), ngev=(state.ngev + ls.ngev).astype(i32),
+            nfev=(state.nfev + ls.nfev).astype(i64), ngev=(state.ngev + ls.ngev).astype(i64),
             x_k=x_kp1.astype(dt), f_k=fnp.asarray(f_kp1).astype(get_aval(state.f_k).dtype),
             g_k=fnp.asarray(g_kp1).astype(dt), s_history=_push(state.s_history, s_k),
             y_history=_push(state.y_history, y_k),
             rho_history=_push(state.rho_history, rho_k), gamma=gamma.astype(dt),
-            status=fnp.where(converged, 0, status).astype(i32),
-            ls_status=fnp.asarray(ls.status).astype(i32))
+            status=fnp.where(converged, 0, status).astype(i64),
+            ls_status=fnp.asarray(ls.status).astype(i64))
 
     return while_loop(cond, body, state)

@@ -66,7 +66,7 @@ def _zoom(func_and_grad, wolfe_one, wolfe_two, a_lo, phi_lo, dphi_lo, a_hi, phi_
           g_0, pass_through, threshold):
     """Algorithm 3.6: cubic, then quadratic, then bisection interpolation."""
     false = fnp.asarray(False)
-    zero = fnp.asarray(0, dtype=numpy.int32)
+    zero = fnp.asarray(0, dtype=numpy.int64)
     state = _ZoomState(
         done=false, failed=false, j=zero, a_lo=a_lo, phi_lo=phi_lo, dphi_lo=dphi_lo,
         a_hi=a_hi, phi_hi=phi_hi, dphi_hi=dphi_hi, a_rec=(a_lo + a_hi) / 2.0,
@@ -195,11 +195,11 @@ def line_search(f: Callable[[Any], Any], xk: Any, pk: Any, old_fval: Any = None,
     def wolfe_two(dphi_i):
         return fnp.abs(dphi_i) <= -c2 * dphi_0
 
-    count = fnp.asarray(1 if evaluated else 0, dtype=numpy.int32)
+    count = fnp.asarray(1 if evaluated else 0, dtype=numpy.int64)
     zero = fnp.asarray(0.0, dtype=real)
     state = _LineSearchState(
         done=fnp.asarray(False), failed=fnp.asarray(False),
-        i=fnp.asarray(1, dtype=numpy.int32), a_i1=zero, phi_i1=phi_0, dphi_i1=dphi_0,
+        i=fnp.asarray(1, dtype=numpy.int64), a_i1=zero, phi_i1=phi_0, dphi_i1=dphi_0,
         nfev=count, ngev=count, a_star=zero, phi_star=phi_0, dphi_star=dphi_0, g_star=gfk)
 
     def body(state: _LineSearchState) -> _LineSearchState:
@@ -227,7 +227,7 @@ def line_search(f: Callable[[Any], Any], xk: Any, pk: Any, old_fval: Any = None,
         return state._replace(i=state.i + 1, a_i1=a_i, phi_i1=phi_i, dphi_i1=dphi_i)
 
     state = while_loop(lambda s: (~s.done) & (s.i <= maxiter) & (~s.failed), body, state)
-    status = fnp.where(state.failed, 1, fnp.where(state.i > maxiter, 3, 0)).astype(numpy.int32)
+    status = fnp.where(state.failed, 1, fnp.where(state.i > maxiter, 3, 0)).astype(numpy.int64)
     alpha = state.a_star
     if real == numpy.float32:  # a step floor keeps single precision from stalling
         alpha = fnp.where(fnp.abs(alpha) < 1e-8, fnp.sign(alpha) * 1e-8, alpha)

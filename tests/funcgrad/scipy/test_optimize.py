@@ -170,3 +170,13 @@ def test_lbfgs_option_errors():
         minimize(rosen, dev(np.zeros(2)), method=LBFGS, options={"maxcor": 0})
     with pytest.raises(ValueError, match="not recognized"):
         minimize(rosen, dev(np.zeros(2)), method="L-BFGS-B")
+
+
+def test_counters_are_int64_as_jax_x64() -> None:
+    # JAX (x64, as funcgrad always is) gives its counters int64; they were int32 here
+    import funcgrad.numpy as fnp
+    from funcgrad.scipy.optimize import minimize
+    for method in ("BFGS", "l-bfgs-experimental-do-not-rely-on-this"):
+        r = minimize(lambda x: fnp.sum((x - 1.0) ** 2), fnp.zeros(2), method=method)
+        for name in ("nit", "nfev", "njev", "status"):
+            assert host(getattr(r, name)).dtype == np.int64, (method, name)
