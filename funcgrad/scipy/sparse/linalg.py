@@ -26,6 +26,8 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.backend import is_array
+from funcgrad.core import Tracer
 from funcgrad.lax import fori_loop, while_loop
 from funcgrad.lax._solves import custom_linear_solve
 from funcgrad.numpy import at as _at
@@ -73,7 +75,10 @@ def _as_matvec(f: Any, what: str) -> Callable[[Any], Any]:
         if f.ndim != 2 or f.shape[0] != f.shape[1]:
             raise ValueError(f"{what}: the linear operator must be a square matrix, got shape "
                              f"{tuple(f.shape)}")
-        return functools.partial(fnp.matmul, f)
+        if isinstance(f, Tracer) or is_array(f):
+            return functools.partial(fnp.matmul, f)
+        # any other square operator with ``@`` (a sparse BCOO matrix), as JAX accepts it
+        return functools.partial(operator.matmul, f)
     raise TypeError(f"{what}: the linear operator must be a function or a matrix, got "
                     f"{type(f).__name__}")
 

@@ -145,3 +145,13 @@ def test_gmres_errors():
         gmres(dev(NONSYM), dev(RHS), x0=dev(np.ones(5)))
     with pytest.raises(ValueError, match="square"):
         gmres(dev(np.ones((2, 3))), dev(np.ones(2)))
+
+
+@pytest.mark.parametrize("solver", [cg, gmres, bicgstab])
+def test_a_sparse_matrix_is_an_operator(solver) -> None:
+    # JAX takes any square object with ``@`` as A (a BCOO); it raised "expected an array"
+    from funcgrad.experimental import sparse
+    A = np.diag([4.0, 3.0, 2.0]) + 0.5
+    b = np.ones(3)
+    x, _ = solver(sparse.BCOO.fromdense(dev(A)), dev(b), tol=1e-12)
+    assert_allclose(host(x), np.linalg.solve(A, b), rtol=1e-8)
