@@ -2054,3 +2054,326 @@ def p_random_parameter_shapes(jax, jnp, random, **k):
             random.key_data(random.wrap_key_data(random.key_data(random.key(3)))), random.truncated_normal(ks[0], jnp.array([-1., 0.]), 2., (3, 2)),
             random.exponential(ks[1], (2,), dtype=jnp.float32), random.dirichlet(ks[2], jnp.ones((2, 3)) * jnp.array([[1.], [5.]]))]
     # (binomial and multinomial are exact in funcgrad but not JAX's draws: docs/random.md)
+
+
+# --- Programs for features landed late (sharding, sparse, checkify, typed keys, PINN,
+# --- Rotation, lax.linalg QR, L-BFGS). JAX's numbers are recorded with 4 host devices
+# --- (XLA_FLAGS=--xla_force_host_platform_device_count=4, set by the generator); funcgrad
+# --- lists its one device 4 times in the mesh, which is how those JAX tests read here.
+
+def _mesh_devices(jax, n):
+    return np.array((jax.local_devices() * n)[:n])
+
+
+def p_shard_map_data_parallel(jax, jnp, lax, **k):
+    P = jax.sharding.PartitionSpec
+    mesh = jax.sharding.Mesh(_mesh_devices(jax, 4), ('data',))
+    rng = np.random.RandomState(1)
+    X = rng.randn(16, 3)
+    Y = X @ np.array([1.0, -2.0, 0.5]) + 0.1
+    rows = jax.sharding.NamedSharding(mesh, P('data'))
+    xs = jax.device_put(X, rows)
+    ys = jax.device_put(Y, rows)
+    params = {'w': jnp.zeros(3), 'b': jnp.zeros(())}
+
+    def loss(p, x, y):
+        return jnp.mean((x @ p['w'] + p['b'] - y) ** 2)
+
+    @jax.jit
+    def step(p, x, y):
+        def local(p, x, y):
+            l, g = jax.value_and_grad(loss)(p, x, y)
+            return lax.pmean(l, 'data'), lax.pmean(g, 'data')
+        # check_vma=False: the classic semantics (the per-shard gradient of the replicated
+        # p, averaged by pmean); JAX's default check_vma=True psums that gradient by itself
+        # (the transpose of its implicit pvary), which funcgrad does not model
+        l, g = jax.shard_map(local, mesh=mesh, in_specs=(P(), P('data'), P('data')),
+                             out_specs=(P(), P()), check_vma=False)(p, x, y)
+        return l, jax.tree.map(lambda a, b: a - 0.1 * b, p, g)
+
+    losses = []
+    for _ in range(6):
+        l, params = step(params, xs, ys)
+        losses.append(l)
+    shard_shape = rows.shard_shape(X.shape)  # (funcgrad's NumPy arrays have no .sharding)
+    per_device = jax.shard_map(lambda x: jnp.sum(x, keepdims=True)[None], mesh=mesh,
+                               in_specs=P('data'), out_specs=P('data'))(xs)
+    return losses, params, tuple(shard_shape), per_device
+
+
+def p_shard_map_collectives(jax, jnp, lax, **k):
+    P = jax.sharding.PartitionSpec
+    mesh = jax.sharding.Mesh(_mesh_devices(jax, 4).reshape(2, 2), ('data', 'model'))
+    x = jnp.arange(16.0).reshape(4, 4)
+    w = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
+
+    # Megatron-style tensor parallelism: rows of x split over 'data', the contraction over
+    # 'model', the partial products summed with psum
+    def matmul(x, w):
+        return lax.psum(x @ w, 'model')
+    y = jax.jit(jax.shard_map(matmul, mesh=mesh, in_specs=(P('data', 'model'), P('model', None)),
+                              out_specs=P('data', None)))(x, w)
+
+    def collectives(x):
+        idx = lax.axis_index('model')
+        g = lax.all_gather(x, 'model')
+        gt = lax.all_gather(x, 'model', axis=1, tiled=True)
+        s = lax.psum_scatter(x, 'model', scatter_dimension=1, tiled=True)
+        r = lax.ppermute(x, 'data', perm=[(0, 1), (1, 0)])
+        m = lax.pmax(x, ('data', 'model'))
+        return (x * idx, g.sum(0), gt, s, r, m)
+    outs = jax.shard_map(collectives, mesh=mesh, in_specs=P('data', 'model'),
+                         out_specs=(P('data', 'model'), P('data', 'model'), P('data', None),
+                                    P('data', 'model'), P('data', 'model'), P('data', 'model')),
+                         check_vma=False)(x)
+    grad = jax.grad(lambda w: jnp.sum(jax.shard_map(
+        matmul, mesh=mesh, in_specs=(P('data', 'model'), P('model', None)),
+        out_specs=P('data', None))(x, w) ** 2))(w)
+    return y, outs, grad
+
+
+def p_sharded_jit_training(jax, jnp, random, **k):
+    P = jax.sharding.PartitionSpec
+    NS = jax.sharding.NamedSharding
+    mesh = jax.sharding.Mesh(_mesh_devices(jax, 4).reshape(2, 2), ('batch', 'model'))
+    key = random.key(0)
+    k1, k2, k3 = random.split(key, 3)
+    params = {'w1': random.normal(k1, (3, 8)) * 0.5, 'w2': random.normal(k2, (8, 1)) * 0.5}
+    layout = {'w1': NS(mesh, P(None, 'model')), 'w2': NS(mesh, P('model', None))}
+    params = jax.device_put(params, layout)
+    x = random.normal(k3, (8, 3))
+    y = jnp.sin(x.sum(1, keepdims=True))
+    x, y = jax.device_put((x, y), NS(mesh, P('batch')))
+
+    def loss(p, x, y):
+        h = jnp.tanh(x @ p['w1'])
+        h = jax.lax.with_sharding_constraint(h, NS(mesh, P('batch', 'model')))
+        return jnp.mean((h @ p['w2'] - y) ** 2)
+
+    @partial(jax.jit, donate_argnums=0)
+    def step(p, x, y):
+        l, g = jax.value_and_grad(loss)(p, x, y)
+        return jax.tree.map(lambda a, b: a - 0.2 * b, p, g), l
+    losses = []
+    for _ in range(5):
+        params, l = step(params, x, y)
+        losses.append(l)
+    specs = {k: tuple(v.spec) for k, v in layout.items()}
+    return losses, params, specs
+
+
+def p_bcoo_gcn(jax, jnp, random, **k):
+    sparse = jax.experimental.sparse
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 0], [1, 3]])
+    n = 5
+    A = np.zeros((n, n))
+    A[edges[:, 0], edges[:, 1]] = 1.0
+    A = A + A.T + np.eye(n)
+    d = A.sum(1)
+    A_hat = sparse.BCOO.fromdense(jax.device_put(A / np.sqrt(np.outer(d, d))))
+    k1, k2, k3 = random.split(random.key(3), 3)
+    X = random.normal(k1, (n, 4))
+    params = [random.normal(k2, (4, 8)) * 0.3, random.normal(k3, (8, 2)) * 0.3]
+    labels = jnp.array([0, 1, 0, 1, 1])
+
+    def gcn(params, A, X):
+        h = jax.nn.relu(A @ (X @ params[0]))
+        return A @ (h @ params[1])
+
+    def loss(params):
+        logits = gcn(params, A_hat, X)
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], 1))
+
+    losses = []
+    for _ in range(5):
+        l, g = jax.jit(jax.value_and_grad(loss))(params)
+        params = [p - 0.5 * gp for p, gp in zip(params, g)]
+        losses.append(l)
+    # gradient with respect to the stored edge weights (the BCOO's data)
+    def edge_loss(data):
+        M = sparse.BCOO((data, A_hat.indices), shape=A_hat.shape)
+        return jnp.sum((M @ X) ** 2)
+    g_data = jax.grad(edge_loss)(A_hat.data)
+    dense = A_hat.todense()
+    At = A_hat.T
+    rows = sparse.bcoo_reduce_sum(A_hat, axes=(1,)).todense()
+    return losses, params, g_data, A_hat.nse, dense, At.todense(), rows, (A_hat * 2.0).todense()
+
+
+def p_sparse_cg_solve(jax, jnp, jsp, **k):
+    sparse = jax.experimental.sparse
+    n = 6
+    main = 4.0 * np.ones(n)
+    off = -1.0 * np.ones(n - 1)
+    A = np.diag(main) + np.diag(off, 1) + np.diag(off, -1)
+    A_sp = sparse.BCOO.fromdense(jax.device_put(A))
+    b = jnp.linspace(1.0, 2.0, n)
+    x, info = jsp.sparse.linalg.cg(lambda v: A_sp @ v, b, tol=1e-12)
+    x2, _ = jsp.sparse.linalg.cg(A_sp, b, tol=1e-12)
+    x3, _ = jsp.sparse.linalg.gmres(lambda v: A_sp @ v, b, tol=1e-12)
+    # differentiate through the solve (implicit: the adjoint solve)
+    g = jax.grad(lambda b: jnp.sum(jsp.sparse.linalg.cg(lambda v: A_sp @ v, b, tol=1e-12)[0] ** 2))(b)
+    xb, _ = jax.vmap(lambda b: jsp.sparse.linalg.cg(lambda v: A_sp @ v, b, tol=1e-12))(
+        jnp.stack([b, 2 * b]))
+    return x, info, x2, x3, g, xb
+
+
+def p_checkify_errors(jax, jnp, **k):
+    checkify = jax.experimental.checkify
+
+    def f(x, i):
+        checkify.check(x[0] > 0, "x[0] must be positive, got {}", x[0])
+        y = jnp.log(x)
+        return y[i]
+
+    checked = checkify.checkify(f, errors=checkify.user_checks)
+    err, out = checked(jnp.array([1.0, 2.0]), 1)
+    ok = err.get() is None
+    err2, _ = jax.jit(checked)(jnp.array([-1.0, 2.0]), 0)
+    msg2 = err2.get().split(' (')[0]
+    all_checked = checkify.checkify(f, errors=checkify.all_checks)
+    err3, _ = all_checked(jnp.array([1.0, 2.0]), 5)
+    err4, _ = checkify.checkify(lambda x: jnp.sin(x) / x * jnp.inf,
+                                errors=checkify.float_checks)(jnp.array([0.0, 1.0]))
+    err5, out5 = jax.vmap(checked, in_axes=(0, None))(jnp.array([[1.0, 2.0], [-1.0, 3.0]]), 1)
+    err6, _ = checkify.checkify(lambda x, y: x // y, errors=checkify.div_checks)(
+        jnp.array([4, 5]), jnp.array([2, 0]))
+    return (ok, out, msg2, err3.get() is not None, err4.get() is not None, out5,
+            err5.get() is not None, err6.get() is not None)
+
+
+def p_typed_key_training(jax, jnp, random, lax, **k):
+    key = random.key(42)
+    is_key = jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+    key, init_key = random.split(key)
+    params = {'w': random.normal(init_key, (4, 1)), 'b': jnp.zeros(1)}
+    data_key = random.fold_in(key, 7)
+    X = random.normal(data_key, (32, 4))
+    Y = X @ jnp.array([[1.0], [-1.0], [0.5], [2.0]])
+
+    def loss(p, x, y, key):
+        keep = random.bernoulli(key, 0.9, x.shape)
+        x = jnp.where(keep, x / 0.9, 0.0)
+        return jnp.mean((x @ p['w'] + p['b'] - y) ** 2)
+
+    def body(carry, idx):
+        p, key = carry
+        key, sub = random.split(key)
+        perm = random.permutation(random.fold_in(sub, idx), 32)[:8]
+        l, g = jax.value_and_grad(loss)(p, jnp.take(X, perm, axis=0), jnp.take(Y, perm, axis=0), sub)
+        p = jax.tree.map(lambda a, b: a - 0.05 * b, p, g)
+        return (p, key), l
+
+    (params, key), losses = lax.scan(body, (params, key), jnp.arange(10))
+    keys = random.split(key, 4)
+    per_key = jax.vmap(lambda k: random.uniform(k, (2,)))(keys)
+    data = random.key_data(keys)
+    rewrapped = random.wrap_key_data(data)
+    same = random.uniform(rewrapped[1], (2,))
+    return (is_key, params, losses, per_key, data, same, keys.shape,
+            random.key_data(jax.jit(lambda k: random.split(k)[1])(key)))
+
+
+def p_pinn_poisson(jax, jnp, random, **k):
+    # -Δu = f on [0,1]^2 with u = sin(pi x) sin(pi y); the Laplacian as JAX users write it
+    # (the Hessian trace) or with funcgrad's jax.laplacian where it exists
+    def laplacian(f):
+        if hasattr(jax, 'laplacian'):
+            return jax.laplacian(f)
+        return lambda x: jnp.trace(jax.hessian(f)(x))
+
+    k1, k2, k3 = random.split(random.key(0), 3)
+    sizes = [2, 16, 16, 1]
+    keys = random.split(k1, len(sizes) - 1)
+    params = [(random.normal(kk, (m, n)) / jnp.sqrt(m), jnp.zeros(n))
+              for kk, m, n in zip(keys, sizes[:-1], sizes[1:])]
+
+    def u(params, x):
+        h = x
+        for w, b in params[:-1]:
+            h = jnp.tanh(h @ w + b)
+        w, b = params[-1]
+        return (h @ w + b)[0] * x[0] * (1 - x[0]) * x[1] * (1 - x[1])
+
+    def f(x):
+        return 2 * jnp.pi ** 2 * jnp.sin(jnp.pi * x[0]) * jnp.sin(jnp.pi * x[1])
+
+    pts = random.uniform(k2, (24, 2))
+
+    def loss(params):
+        res = jax.vmap(lambda x: -laplacian(lambda x: u(params, x))(x) - f(x))(pts)
+        return jnp.mean(res ** 2)
+
+    step = jax.jit(jax.value_and_grad(loss))
+    losses = []
+    for _ in range(4):
+        l, g = step(params)
+        params = jax.tree.map(lambda p, gp: p - 1e-3 * gp, params, g)
+        losses.append(l)
+    lap0 = laplacian(lambda x: u(params, x))(pts[0])
+    return losses, params, lap0
+
+
+def p_rotation_kinematics(jax, jnp, jsp, **k):
+    R = jsp.spatial.transform.Rotation
+    Slerp = jsp.spatial.transform.Slerp
+    r1 = R.from_euler('xyz', jnp.array([0.1, -0.4, 0.7]))
+    r2 = R.from_rotvec(jnp.array([0.3, 0.2, -0.5]))
+    v = jnp.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0]])
+    r12 = r1 * r2
+    out = (r12.apply(v), r12.as_quat(), r12.as_matrix(), r12.as_rotvec(), r12.magnitude(),
+           r1.inv().as_euler('zyx'), r2.as_euler('XYZ'), R.from_matrix(r12.as_matrix()).as_quat(),
+           r1.apply(v, inverse=True), R.from_quat(jnp.array([0.0, 0.0, 0.0, 1.0])).as_rotvec(),
+           r1.as_mrp())
+    # the gradient of a pose-alignment loss through from_rotvec / apply
+    target = r12.apply(v)
+    g = jax.grad(lambda w: jnp.sum((R.from_rotvec(w).apply(v) - target) ** 2))(
+        jnp.array([0.1, 0.1, 0.1]))
+    key_rots = R.from_rotvec(jnp.array([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
+    s = Slerp.init(jnp.array([0.0, 1.0, 2.0]), key_rots)
+    interp = s(jnp.array([0.25, 1.5])).as_rotvec()
+    return out, g, interp
+
+
+def p_lax_linalg_qr_family(jax, jnp, lax, jsp, **k):
+    rng = np.random.RandomState(4)
+    A = jax.device_put(rng.randn(5, 3))
+    C = jax.device_put(rng.randn(5, 2))
+    q, r = lax.linalg.qr(A, full_matrices=False)
+    q_full, r_full = lax.linalg.qr(A, full_matrices=True)
+    qp, rp, piv = lax.linalg.qr(A, pivoting=True, full_matrices=False)
+    Q2, R2, P2 = jsp.linalg.qr(A, pivoting=True, mode='economic')
+    # geqrf-style factors: Householder reflectors and taus, as users of ormqr hold them
+    h, taus = jnp.linalg.qr(A, mode='raw')
+    hh = h.T
+    Qh = lax.linalg.householder_product(hh, taus)
+    QtC = lax.linalg.ormqr(hh, taus, C, left=True, transpose=True)
+    CQ = lax.linalg.ormqr(hh, taus, C.T, left=False, transpose=False)
+    # least squares through QR
+    b = jax.device_put(rng.randn(5))
+    x = jsp.linalg.solve_triangular(r, q.T @ b)
+    g = jax.grad(lambda A: jnp.sum(lax.linalg.qr(A, full_matrices=False)[1] ** 2))(A)
+    return (q, r, q_full, r_full, qp, rp, piv, R2, P2, Qh, QtC, CQ, x, g,
+            jnp.abs(jnp.diag(rp)))
+
+
+def p_lbfgs_rosenbrock(jax, jnp, jsp, **k):
+    def rosen(x):
+        return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    x0 = jnp.array([-1.2, 1.0, 0.5, -0.3])
+    res = jsp.optimize.minimize(rosen, x0, method='l-bfgs-experimental-do-not-rely-on-this',
+                                options={'maxiter': 200})
+    res_b = jsp.optimize.minimize(rosen, x0, method='BFGS', tol=1e-10)
+    # fit logistic regression with L-BFGS, under jit, and args=
+    rng = np.random.RandomState(0)
+    X = jax.device_put(rng.randn(20, 3))
+    y = jax.device_put((rng.rand(20) > 0.5).astype(np.float64))
+
+    def nll(w, X, y):
+        z = X @ w
+        return jnp.mean(jnp.logaddexp(0.0, z) - y * z) + 0.01 * jnp.sum(w ** 2)
+
+    fit = jax.jit(lambda X, y: jsp.optimize.minimize(
+        nll, jnp.zeros(3), args=(X, y), method='l-bfgs-experimental-do-not-rely-on-this'))
+    r2 = fit(X, y)
+    return (res.x, res.fun, res.success, res.nit, res_b.x, r2.x, r2.fun, r2.success, r2.jac)

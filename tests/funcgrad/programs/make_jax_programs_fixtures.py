@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pathlib
 import sys
 from typing import Any
@@ -47,7 +48,12 @@ def encode(leaf: Any) -> dict[str, Any]:
 
 
 def main() -> None:
+    # 4 host devices, as JAX's sharding tests run: the mesh programs list 4 devices (funcgrad
+    # lists its one device 4 times); must be set before JAX starts
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
     import jax
+    import jax.experimental.checkify  # noqa: F401
+    import jax.experimental.sparse  # noqa: F401
     import jax.flatten_util  # noqa: F401
     import jax.image  # noqa: F401
     import jax.numpy as jnp
@@ -62,6 +68,7 @@ def main() -> None:
     import jax.scipy.optimize  # noqa: F401
     import jax.scipy.signal  # noqa: F401
     import jax.scipy.sparse.linalg  # noqa: F401
+    import jax.scipy.spatial.transform  # noqa: F401
     import jax.scipy.special  # noqa: F401
     import jax.tree_util as tu
     from jax import lax

@@ -14,9 +14,12 @@ import pytest
 from helpers import host
 
 import funcgrad
+import funcgrad.experimental.checkify  # noqa: F401
+import funcgrad.experimental.sparse  # noqa: F401
 import funcgrad.numpy as fnp
 import funcgrad.random as random
 import funcgrad.scipy as fsp
+import funcgrad.scipy.spatial.transform  # noqa: F401
 import funcgrad.tree_util as tu
 from funcgrad import lax
 
