@@ -520,10 +520,9 @@ class Weibull(TransformedDistribution):
     def mode(self) -> Any:
         c = self.concentration
         base = (c - 1) / c
-        # no interior mode for c < 1 (torch's fractional power of a negative number: NaN),
-        # computed without raising NumPy's invalid-value warning
-        return fnp.where(base >= 0, self.scale * fnp.where(base >= 0, base, 0.0) ** (1 / c),
-                         math.nan)
+        # for c <= 1 the density decreases from 0, the mode (torch raises a negative number
+        # to the power 1/c there: NaN, or a spurious positive value for even 1/c)
+        return self.scale * fnp.where(base >= 0, base, 0.0) ** (1 / c)
 
     @property
     def variance(self) -> Any:

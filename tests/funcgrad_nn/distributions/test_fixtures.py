@@ -20,7 +20,7 @@ DATA = json.loads((HERE / "distributions.json").read_text())
 RTOL = 1e-8
 #: where torch 2.13 is wrong and the fixture is not the reference: Kumaraswamy's mode is NaN
 #: there for every b > 1 (it takes log1p(-b)); test_kumaraswamy_mode checks the true one
-TORCH_WRONG = {("Kumaraswamy", "mode")}
+TORCH_WRONG = {("Kumaraswamy", "mode"), ("Weibull", "mode")}
 #: torch evaluates VonMises' Bessel functions with polynomials good to ~1e-7 (relative),
 #: which 1 - I1/I0 (the circular variance) amplifies at large concentration; funcgrad's are
 #: exact (test_von_mises_is_exact)
@@ -245,6 +245,13 @@ def test_biject_to_and_transform_to(case):
             _close(t.log_abs_det_jacobian(x, y), case[name]["ladj"],
                    f"{name}({case['constraint']}).log_abs_det_jacobian")
         assert np.all(np.asarray(host(c.check(y)))), f"{name}: the image is outside {c!r}"
+
+
+def test_weibull_mode():
+    """The density's maximiser: 0 when the concentration is at most 1 (torch: NaN or, for an
+    even 1/c, a spurious positive value)."""
+    d = D.Weibull(dev(np.array([2.0, 1.0, 1.0])), dev(np.array([1.5, 0.8, 0.5])))
+    np.testing.assert_allclose(host(d.mode), [2.0 * (1 / 3) ** (1 / 1.5), 0.0, 0.0])
 
 
 def test_kumaraswamy_mode():
