@@ -350,6 +350,11 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         # operation; run the block plainly (same values and gradients, more memory) so a NaN
         # in its backward pass is traced to the forward operation inside, as PyTorch names it.
         return function(*args, **kwargs)
+    owner = getattr(function, "__self__", None)
+    if isinstance(owner, Module) and not isinstance(function, Module):
+        # A bound method (``checkpoint(self._block, x)``, as HF/timm write it): its module
+        # goes through as an argument, so the buffers it updates are written back.
+        return checkpoint(function.__func__, owner, *args, **kwargs)
     call = (function,) + args
 
     def inner(*a: Any) -> Any:

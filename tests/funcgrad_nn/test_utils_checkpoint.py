@@ -96,3 +96,33 @@ def test_checkpoint_of_an_eval_module_inside_a_plain_transformation():
 def test_torch_utils_checkpoint_names():
     assert checkpoint is nn.checkpoint
     assert nn.utils.checkpoint.checkpoint_sequential is checkpoint_sequential
+
+
+def test_a_bound_method_of_a_module_with_batchnorm() -> None:
+    # checkpoint(self.block, x) with a method (HF / timm write it so): its module's BatchNorm
+    # raised UnexpectedTracerError (the module was only captured, not passed through)
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.BatchNorm1d(3)
+            self.lin = nn.Linear(3, 3)
+
+        def block(self, x, scale):
+            return nn.functional.relu(self.lin(self.norm(x))) * scale
+
+        def forward(self, x, use_checkpoint):
+            return self.block(x, 2.0) if not use_checkpoint else checkpoint(
+                self.block, x, 2.0, use_reentrant=False)
+
+    x = dev(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+    plain, ckpt = Net(), Net()
+    ckpt.load_state_dict(plain.state_dict())
+    plain.to(DEVICE)
+    ckpt.to(DEVICE)
+    loss = lambda use: (lambda m, x: m(x, use).sum())  # noqa: E731
+    v0, g0 = nn.value_and_grad(loss(False))(plain, x)
+    v1, g1 = nn.jit(nn.value_and_grad(loss(True)))(ckpt, x)
+    np.testing.assert_allclose(host(v1), host(v0), rtol=1e-6)
+    np.testing.assert_allclose(host(g1.lin.weight), host(g0.lin.weight), rtol=1e-5)
+    np.testing.assert_allclose(host(ckpt.norm.running_mean), host(plain.norm.running_mean))
+    assert int(ckpt.norm.num_batches_tracked) == 1
