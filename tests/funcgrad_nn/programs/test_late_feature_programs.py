@@ -6,6 +6,8 @@ block with ``F.grouped_mm``, a ``setup_context``-style ``autograd.Function``,
 ``nn.modules.batchnorm._BatchNorm``. The ports start from PyTorch's initial state dicts (see
 ``test_programs.py``)."""
 
+import math
+
 import numpy as np
 from funcgrad_nn.modules.batchnorm import _BatchNorm
 
@@ -143,3 +145,51 @@ def test_mixture_of_experts_grouped_mm_checkpoint_and_decay_groups():
     stats = ("norm.running_mean", "norm.running_var", "norm.num_batches_tracked")
     check_state(model, final, skip=stats)
     assert int(final["norm.num_batches_tracked"]) == 8 and int(model.norm.num_batches_tracked) == 4
+
+
+class Standardized(nn.data.Dataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+        self.mean, self.std = x.mean(0), x.std(0, ddof=1)  # torch's std is unbiased
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return (self.x[i] - self.mean) / self.std, self.y[i:i + 1]
+
+
+class Shards(nn.data.IterableDataset):
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+    def __iter__(self):
+        info = nn.data.get_worker_info()
+        if info is None:
+            lo, hi = self.start, self.end
+        else:
+            per = int(math.ceil((self.end - self.start) / float(info.num_workers)))
+            lo = self.start + info.id * per
+            hi = min(lo + per, self.end)
+        return iter(range(lo, hi))
+
+
+def test_dataloader_workers_and_trainer():
+    init, final, ref = reference("loader_workers")
+    x, y = data("loader_workers")
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 1))
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    loader = nn.data.DataLoader(Standardized(x, y), batch_size=8, num_workers=2,
+                                drop_last=True, persistent_workers=True)
+    optimizer = nn.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    scheduler = nn.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    trainer = nn.train.Trainer(model, nn.MSELoss(), optimizer, scheduler=scheduler,
+                               clip_grad_norm=1.0, progress=False, plot=False, device=DEVICE)
+    history = trainer.fit(loader, epochs=4)
+    close(history["loss"], ref["epoch_losses"])
+    check_state(model, final)
+    batches = [host(b).tolist() for b in nn.data.DataLoader(Shards(3, 17), batch_size=3,
+                                                              num_workers=2)]
+    assert [len(b) for b in batches] == ref["sizes"].astype(int).tolist()
+    assert [v for b in batches for v in b] == ref["order"].astype(int).tolist()
