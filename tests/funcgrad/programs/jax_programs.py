@@ -2377,3 +2377,71 @@ def p_lbfgs_rosenbrock(jax, jnp, jsp, **k):
         nll, jnp.zeros(3), args=(X, y), method='l-bfgs-experimental-do-not-rely-on-this'))
     r2 = fit(X, y)
     return (res.x, res.fun, res.success, res.nit, res_b.x, r2.x, r2.fun, r2.success, r2.jac)
+
+
+def p_sparsify_bcoo(jax, jnp, random, **k):
+    sparse = jax.experimental.sparse
+    rng = np.random.RandomState(7)
+    M = rng.randn(4, 5) * (rng.rand(4, 5) > 0.5)
+    A = sparse.BCOO.fromdense(jax.device_put(M))
+    v = jnp.linspace(-1.0, 1.0, 5)
+
+    @sparse.sparsify
+    def f(A, v):
+        return jnp.dot(A, v), (A * 2.0).sum(0), jnp.sum(A.T @ jnp.ones(4))
+    dense_out = f(A, v)
+    out = (dense_out[0], dense_out[1].todense(), dense_out[2])
+    # (batched BCOO, fromdense(..., n_batch=1), is not in funcgrad: it raises a clear error)
+    bv = jax.vmap(lambda v: A @ v)(jnp.stack([v, -v]))
+    g = jax.grad(lambda d: jnp.sum(sparse.BCOO((d, A.indices), shape=A.shape) @ v))(A.data)
+    eye = sparse.eye(3).todense()
+    return out, bv, g, eye
+
+
+def p_checkify_grad_and_nan(jax, jnp, lax, **k):
+    checkify = jax.experimental.checkify
+
+    def loss(w, x):
+        checkify.check(jnp.all(x > -10), "x out of range")
+        return jnp.sum(jnp.log(w * x))
+
+    g_checked = checkify.checkify(jax.grad(loss), errors=checkify.float_checks)
+    err, g = g_checked(jnp.array([1.0, 2.0]), jnp.array([0.5, 1.5]))
+    err_nan, _ = g_checked(jnp.array([1.0, -2.0]), jnp.array([0.5, 1.5]))
+
+    def body(i, x):
+        return x / (x - 3.0 + i)
+    loop = checkify.checkify(lambda x: lax.fori_loop(0, 3, body, x), errors=checkify.float_checks)
+    err_loop, y = jax.jit(loop)(jnp.array([1.0, 2.0]))
+    err_user, _ = checkify.checkify(loss)(jnp.array([1.0, 1.0]), jnp.array([-20.0, 1.0]))
+    return (err.get() is None, g, err_nan.get() is not None, err_loop.get() is not None, y,
+            err_user.get().split(' (')[0])
+
+
+def p_kalman_filter(jax, jnp, lax, jsp, **k):
+    # a constant-velocity Kalman filter as a scan, with Cholesky-based updates
+    dt = 0.1
+    F = jnp.array([[1.0, dt], [0.0, 1.0]])
+    H = jnp.array([[1.0, 0.0]])
+    Q = 0.01 * jnp.eye(2)
+    R = jnp.array([[0.25]])
+    zs = jnp.sin(jnp.linspace(0.0, 2.0, 12))[:, None]
+
+    def step(carry, z):
+        m, P = carry
+        m = F @ m
+        P = F @ P @ F.T + Q
+        S = H @ P @ H.T + R
+        L = jnp.linalg.cholesky(S)
+        K = jsp.linalg.cho_solve((L, True), H @ P).T
+        m = m + K @ (z - H @ m)
+        P = (jnp.eye(2) - K @ H) @ P
+        ll = jsp.stats.multivariate_normal.logpdf(z, H @ m, S)
+        return (m, P), (m, ll)
+
+    (m, P), (ms, lls) = lax.scan(step, (jnp.zeros(2), jnp.eye(2)), zs)
+    nll = lambda q: -lax.scan(lambda c, z: step(c, z), (jnp.zeros(2), q * jnp.eye(2)), zs)[1][1].sum()
+    g = jax.grad(nll)(1.0)
+    T = lax.linalg.tridiagonal_solve(jnp.array([0.0, 1.0, 1.0]), jnp.array([4.0, 4.0, 4.0]),
+                                     jnp.array([1.0, 1.0, 0.0]), jnp.ones((3, 1)))
+    return m, P, ms, lls, g, T
