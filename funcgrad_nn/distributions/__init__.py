@@ -41,6 +41,7 @@ from funcgrad_nn.distributions.discrete import (
     Categorical,
     Geometric,
     OneHotCategorical,
+    OneHotCategoricalStraightThrough,
     Poisson,
 )
 from funcgrad_nn.distributions.distribution import Distribution
@@ -107,7 +108,7 @@ __all__ = [
     "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "LogisticNormal", "MixtureSameFamily", "Multinomial", "NegativeBinomial",
     "Pareto", "VonMises", "Weibull",
     "IndependentTransform", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
-    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "LowRankMultivariateNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
     "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "ReshapeTransform", "RelaxedOneHotCategorical", "SigmoidTransform",
     "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
     "TransformedDistribution", "Uniform", "Wishart", "biject_to", "constraints", "identity_transform", "kl_divergence",

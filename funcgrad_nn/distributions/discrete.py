@@ -32,7 +32,8 @@ from funcgrad_nn.distributions.utils import (
     probs_to_logits,
 )
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "OneHotCategorical", "Poisson"]
+__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson"]
 
 
 def _one_of(probs: Any, logits: Any) -> None:
@@ -479,3 +480,23 @@ class OneHotCategorical(Distribution):
     def enumerate_support(self, expand: bool = True) -> Any:
         n = self.event_shape[0]
         return _enumerate(fnp.eye(n, dtype=self._param.dtype), self._batch_shape, expand, (n,))
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A :class:`OneHotCategorical` whose ``rsample`` is the straight-through estimator: the
+    value is a one-hot sample, the gradient that of ``probs`` (Bengio et al., 2013).
+
+    >>> import numpy as np, funcgrad
+    >>> def f(logits):
+    ...     d = OneHotCategoricalStraightThrough(logits=logits)
+    ...     return (d.rsample(key=0) * np.array([1.0, 2.0, 3.0])).sum()
+    >>> (funcgrad.grad(f)(np.zeros(3)).round(4) + 0.0).tolist()
+    [-0.3333, 0.0, 0.3333]
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = (), *, key: Any = None) -> Any:
+        samples = self.sample(sample_shape, key=key)
+        probs = self._categorical.probs
+        return samples + (probs - funcgrad.stop_gradient(probs))

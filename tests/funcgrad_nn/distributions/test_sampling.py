@@ -309,6 +309,23 @@ def test_sample_carries_no_gradient():
     np.testing.assert_array_equal(host(g), [4.0])
 
 
+def test_straight_through_one_hot():
+    """The value is a one-hot sample, the gradient that of the probabilities (torch's
+    value for these logits: p * (w - p . w))."""
+    w = dev(np.array([1.0, 2.0, 3.0]))
+
+    def f(logits):
+        d = D.OneHotCategoricalStraightThrough(logits=logits)
+        return fnp.sum(d.rsample((5,), key=3) * w)
+
+    x = D.OneHotCategoricalStraightThrough(logits=A(0.0, 0.0, 0.0)).rsample((5,), key=3)
+    assert sorted(set(np.asarray(host(x)).ravel().tolist())) == [0.0, 1.0]
+    p = np.full(3, 1 / 3)
+    np.testing.assert_allclose(host(funcgrad.grad(f)(A(0.0, 0.0, 0.0))),
+                               5 * p * (np.array([1.0, 2.0, 3.0]) - p @ [1.0, 2.0, 3.0]),
+                               atol=1e-12)
+
+
 def test_score_function_estimator():
     """REINFORCE: grad E[f(x)] = E[f(x) grad log p(x)] for a Categorical policy."""
     logits = A(0.2, -0.3, 0.5)
