@@ -40,6 +40,27 @@ class _LegacyLoss(_Loss):
                                              type(self).__name__, self._extra))
 
 
+class _WeightedLoss(_LegacyLoss):
+    """PyTorch's ``torch.nn.modules.loss._WeightedLoss``: a loss with a per-class ``weight``
+    buffer (``None`` when not given), the base user losses subclass, e.g.
+    ``class LabelSmoothingLoss(_WeightedLoss)``.
+
+    >>> import numpy as np
+    >>> class Smoothed(_WeightedLoss):
+    ...     def __init__(self, weight=None, reduction="mean", smoothing=0.1):
+    ...         super().__init__(weight=weight, reduction=reduction)
+    ...         self.smoothing = smoothing
+    >>> loss = Smoothed(weight=np.ones(3, np.float32))
+    >>> loss.weight.tolist(), loss.reduction, sorted(loss.state_dict())
+    ([1.0, 1.0, 1.0], 'mean', ['weight'])
+    """
+
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
 class MSELoss(_LegacyLoss):
     """Mean squared error.
 

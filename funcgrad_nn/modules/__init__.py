@@ -59,7 +59,7 @@ _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
         "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
         "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d")),
     "distance": (None, ("PairwiseDistance", "CosineSimilarity")),
-    "dropout": (None, ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+    "dropout": ("funcgrad_nn.modules", ("_DropoutNd", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
                        "FeatureAlphaDropout")),
     "flatten": (None, ("Flatten", "Unflatten")),
     "fold": (None, ("Fold", "Unfold")),
@@ -68,7 +68,7 @@ _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
         "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d")),
     "linear": (None, ("Identity", "Linear", "Bilinear", "LazyLinear")),
     "loss": ("funcgrad_nn.losses", (
-        "_Loss", "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss",
+        "_Loss", "_WeightedLoss", "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss",
         "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss",
         "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
         "CrossEntropyLoss", "LinearCrossEntropyLoss", "MultiLabelSoftMarginLoss",
@@ -94,13 +94,42 @@ _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "rnn": (None, ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
                    "GRUCell")),
     "sparse": (None, ("Embedding", "EmbeddingBag")),
-    "transformer": (None, ("Transformer", "TransformerEncoder", "TransformerDecoder",
+    "transformer": ("funcgrad_nn.modules", ("_get_clones", "_get_activation_fn", "Transformer", "TransformerEncoder", "TransformerDecoder",
                            "TransformerEncoderLayer", "TransformerDecoderLayer")),
     "upsampling": (None, ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d")),
 }
 
 
+def _get_clones(module: Any, N: int) -> Any:  # noqa: N803 (PyTorch's name)
+    """PyTorch's ``torch.nn.modules.transformer._get_clones``: ``N`` deep copies of
+    ``module`` in a ``ModuleList`` (DETR-style code imports it)."""
+    import copy
+
+    import funcgrad_nn
+    return funcgrad_nn.ModuleList([copy.deepcopy(module) for _ in range(N)])
+
+
+def _get_activation_fn(activation: str) -> Any:
+    """PyTorch's ``torch.nn.modules.transformer._get_activation_fn``: ``"relu"`` or
+    ``"gelu"`` as the functional."""
+    from funcgrad_nn import functional as F
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _dropout_base() -> Any:
+    # torch's _DropoutNd is the base of every dropout module; here they all derive from
+    # Dropout, so it stands for them in isinstance filters (``isinstance(m, _DropoutNd)``)
+    import funcgrad_nn
+    return funcgrad_nn.Dropout
+
+
 def _lookup(name: str, private_home: str | None) -> Any:
+    if name == "_DropoutNd":
+        return _dropout_base()
     if name.startswith("_"):
         return getattr(importlib.import_module(private_home), name)  # type: ignore[arg-type]
     import funcgrad_nn

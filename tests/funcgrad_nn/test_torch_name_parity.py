@@ -219,3 +219,39 @@ def test_mha_merge_masks_as_pytorch():
     assert mha.merge_masks(None, pad, q) == (pad, 1) and mha.merge_masks(None, None, q) == (
         None, None)
     assert mha.merge_masks(np.zeros((4, 3, 3), bool), None, q)[0].shape == (2, 2, 3, 3)
+
+
+def test_more_torch_nn_module_internals_ported_code_imports() -> None:
+    # Names ported code imports from torch.nn internals (found replaying programs): custom
+    # losses subclass _WeightedLoss, dropout filters test _DropoutNd, DETR-style code takes
+    # _get_clones, custom layers annotate with common_types._size_2_t.
+    from funcgrad_nn.common_types import _ratio_2_t, _size_2_t  # noqa: F401
+    from funcgrad_nn.modules.dropout import _DropoutNd
+    from funcgrad_nn.modules.loss import _WeightedLoss
+    from funcgrad_nn.modules.transformer import _get_activation_fn, _get_clones
+
+    assert all(isinstance(m, _DropoutNd) for m in (nn.Dropout(), nn.Dropout2d(),
+                                                  nn.AlphaDropout()))
+    assert not isinstance(nn.Linear(2, 2), _DropoutNd)
+
+    class Smoothed(_WeightedLoss):
+        def __init__(self, weight=None, reduction="mean"):
+            super().__init__(weight=weight, reduction=reduction)
+
+        def forward(self, x, y):
+            return F.cross_entropy(x, y, weight=self.weight, reduction=self.reduction)
+
+    w = dev(np.array([1.0, 2.0, 0.5]))
+    loss = Smoothed(weight=w, reduction="sum")
+    assert sorted(loss.state_dict()) == ["weight"] and Smoothed().weight is None
+    x, y = dev(np.eye(3)), dev(np.array([0, 1, 2]))
+    np.testing.assert_allclose(host(loss(x, y)), host(F.cross_entropy(x, y, weight=w,
+                                                                       reduction="sum")))
+    with pytest.raises(ValueError):
+        Smoothed(reduction="avg")
+    clones = _get_clones(nn.Linear(2, 2), 3)
+    assert isinstance(clones, nn.ModuleList) and len(clones) == 3
+    assert clones[0].weight is not clones[1].weight
+    assert _get_activation_fn("relu") is F.relu and _get_activation_fn("gelu") is F.gelu
+    with pytest.raises(RuntimeError, match="relu/gelu"):
+        _get_activation_fn("tanh")
