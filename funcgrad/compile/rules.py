@@ -142,7 +142,7 @@ def array_operand(eqn: Any, k: int, arg: str) -> str:
     ``round``...): a 0-d weakly typed value may be a Python scalar in compiled code (weak
     arithmetic keeps them so), and is converted to the equation's result dtype; a 0-d literal
     is a NumPy scalar there (``reshape 9``), which such a function would hand back as a host
-    array: it is converted too.
+    array, and a 0-d bool may be a Python bool: they are converted too.
 
     Example:
         >>> from funcgrad import make_jaxpr, numpy as fnp
@@ -156,7 +156,9 @@ def array_operand(eqn: Any, k: int, arg: str) -> str:
         return arg
     if a.weak_type:
         return f"xp.asarray({arg}, dtype={eqn.outvars[0].aval.dtype.name!r})"
-    return f"xp.asarray({arg})" if isinstance(atom, Literal) else arg
+    # A 0-d bool may be a Python bool at run time too: a jit argument passed as one, or a
+    # comparison of Python scalars (scalar operators).
+    return f"xp.asarray({arg})" if isinstance(atom, Literal) or a.dtype.kind == "b" else arg
 
 
 def same_type(x: Any, out: Var) -> bool:

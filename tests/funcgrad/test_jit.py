@@ -741,3 +741,16 @@ def test_explain_retraces_warns_every_time_not_twice(monkeypatch):
             f(dev(np.ones(n)))
     msgs = [str(m.message) for m in w if issubclass(m.category, funcgrad.RetraceWarning)]
     assert len(msgs) == 3 and all("is tracing again (trace #" in m for m in msgs)
+
+
+@pytest.mark.parametrize("f", [lambda t: fnp.reshape(t, (1,)), fnp.atleast_1d, fnp.ravel,
+                               lambda t: fnp.stack([t, t]), lambda t: fnp.tile(t, 2),
+                               lambda t: fnp.reshape(t > 0.5, (1,))])
+def test_python_bool_argument_on_a_device(f):
+    # A 0-d bool may be a Python bool when the compiled code runs (a jit argument, or a
+    # comparison of Python scalars): functions that take arrays only (CuPy's reshape...) got it
+    with funcgrad.default_device("strict"):
+        for v in (False, True, 0.7):
+            got = funcgrad.jit(f)(v)
+            assert type(got).__name__ == "StrictArray"
+            assert host(got).tolist() == host(f(v)).tolist()
