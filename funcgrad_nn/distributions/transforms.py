@@ -98,8 +98,12 @@ class Transform:
             return type(self)(cache_size=cache_size)
         raise ValueError(f"{type(self).__name__}.with_cache is not implemented")
 
+    #: a transform without parameters equals every instance of its class (torch's __eq__ of
+    #: ExpTransform, SigmoidTransform...); the others only themselves unless they say more
+    _equal_by_type = False
+
     def __eq__(self, other: object) -> bool:
-        return self is other
+        return self is other or (self._equal_by_type and isinstance(other, type(self)))
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -387,10 +391,7 @@ class ExpTransform(Transform):
     bijective = True
     sign = 1  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return fnp.exp(x)
@@ -461,10 +462,7 @@ class SigmoidTransform(Transform):
     bijective = True
     sign = 1  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         fi = _finfo(x)
@@ -494,10 +492,7 @@ class TanhTransform(Transform):
     bijective = True
     sign = 1  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return fnp.tanh(x)
@@ -523,10 +518,7 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = 1  # type: ignore[assignment]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return fnn.softplus(x)
@@ -549,10 +541,7 @@ class AbsTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return fnp.abs(x)
@@ -654,10 +643,7 @@ class SoftmaxTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         probs = fnp.exp(x - fnp.max(x, axis=-1, keepdims=True))
@@ -691,10 +677,7 @@ class StickBreakingTransform(Transform):
     codomain = constraints.simplex
     bijective = True
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         z = _clipped_sigmoid(x - _stick_offset(x, x.shape[-1]))
@@ -741,10 +724,7 @@ class LowerCholeskyTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         return fnp.tril(x, -1) + _diag_embed(fnp.exp(fnp.diagonal(x, axis1=-2, axis2=-1)))
@@ -765,10 +745,7 @@ class PositiveDefiniteTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         L = LowerCholeskyTransform()(x)
@@ -890,10 +867,7 @@ class CorrCholeskyTransform(Transform):
     codomain = constraints.corr_cholesky
     bijective = True
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
+    _equal_by_type = True
 
     def _call(self, x: Any) -> Any:
         eps = float(_finfo(x).eps)
