@@ -26,21 +26,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import get_aval
 from funcgrad.compile.rules import roles
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
+from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1
 from funcgrad.interpreters.batching import batch_flat
 from funcgrad.interpreters.jvp import Zero, add_any_p, get_jvp_rule
-from funcgrad.interpreters.taylor import get_taylor_rule
+from funcgrad.interpreters.taylor import SeriesTracer, get_taylor_rule
 
 __all__ = ["CollapsedTracer", "CollapsedTaylorTrace", "collapsed_taylor_flat"]
 
 
-class CollapsedTracer(Tracer):
+class CollapsedTracer(SeriesTracer):
     """A primal, its first coefficients along the trace's directions (stacked on axis 0, or
     None) and the sum over the directions of its second coefficients (or None)."""
 
-    __slots__ = ("primal", "firsts", "second")
+    __slots__ = ("firsts", "second")
 
     def __init__(self, trace: CollapsedTaylorTrace, primal: Any, firsts: Any,
                  second: Any) -> None:
@@ -48,14 +48,6 @@ class CollapsedTracer(Tracer):
         self.primal = primal
         self.firsts = firsts
         self.second = second
-
-    @property
-    def aval(self) -> ShapedArray:
-        return get_aval(self.primal)
-
-    def to_concrete_value(self) -> Any:
-        p = self.primal
-        return p.to_concrete_value() if isinstance(p, Tracer) else p
 
 
 def _lead(x: Any, d: int | None, n: int) -> Any:

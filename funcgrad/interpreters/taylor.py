@@ -27,6 +27,7 @@ from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind
 
 __all__ = [
     "TaylorTrace",
+    "SeriesTracer",
     "TaylorTracer",
     "taylor_rules",
     "generic_taylor_rules",
@@ -75,15 +76,11 @@ def rule_kind(prim: Primitive) -> str:
     return _kinds.get(prim, "own rule")
 
 
-class TaylorTracer(Tracer):
-    """A primal and the normalized Taylor coefficients of the curve through it."""
+class SeriesTracer(Tracer):
+    """Base of the Taylor-mode tracers: a primal (``primal``, set by the subclass) with
+    coefficients around it; its value and abstract value are the primal's."""
 
-    __slots__ = ("primal", "series")
-
-    def __init__(self, trace: TaylorTrace, primal: Any, series: list[Any]) -> None:
-        self._trace = trace
-        self.primal = primal
-        self.series = series
+    __slots__ = ("primal",)
 
     @property
     def aval(self) -> ShapedArray:
@@ -92,6 +89,17 @@ class TaylorTracer(Tracer):
     def to_concrete_value(self) -> Any:
         p = self.primal
         return p.to_concrete_value() if isinstance(p, Tracer) else p
+
+
+class TaylorTracer(SeriesTracer):
+    """A primal and the normalized Taylor coefficients of the curve through it."""
+
+    __slots__ = ("series",)
+
+    def __init__(self, trace: TaylorTrace, primal: Any, series: list[Any]) -> None:
+        self._trace = trace
+        self.primal = primal
+        self.series = series
 
 
 class TaylorTrace(Trace):
