@@ -317,7 +317,10 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
 
 
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
-               preserve_rng_state: bool = True, **kwargs: Any) -> Any:
+               preserve_rng_state: bool = True,
+               context_fn: Callable[[], tuple[Any, Any]] | None = None,
+               determinism_check: str = "default", debug: bool = False,
+               early_stop: bool = True, **kwargs: Any) -> Any:
     """PyTorch's ``torch.utils.checkpoint.checkpoint(function, *args)``: ``function(*args,
     **kwargs)`` whose intermediate values are recomputed in the backward pass instead of
     stored (:func:`funcgrad.checkpoint`), inside ``nn.grad``/``nn.jit`` as anywhere.
@@ -327,7 +330,11 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     updates (Dropout's key, BatchNorm's running statistics) are written back, once (a module
     only captured by a lambda cannot be: its Dropout or BatchNorm raises). Dropout masks
     are the same in the recomputation (the key is an input), as PyTorch's
-    ``preserve_rng_state``; ``use_reentrant`` is accepted and has no effect.
+    ``preserve_rng_state``; ``use_reentrant`` is accepted and has no effect, as are
+    ``determinism_check`` (``"default"`` or ``"none"``), ``debug`` and ``early_stop`` (the
+    recomputation is pure, so it always matches). ``context_fn`` (PyTorch's, with
+    ``use_reentrant=False`` only) returns two context managers: the block's forward runs
+    under the first; the second, PyTorch's recomputation context, has nothing to wrap.
 
     One deliberate difference: PyTorch (both ``use_reentrant`` modes) runs the block's
     forward again in the backward pass *with its side effects*, so a training-mode BatchNorm
@@ -344,7 +351,17 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     >>> nn.jit(nn.grad(loss))(block, np.ones((2, 4), np.float32))[0].weight.shape
     (4, 4)
     """
-    del use_reentrant, preserve_rng_state
+    del preserve_rng_state, debug, early_stop
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
+    if context_fn is not None:
+        if use_reentrant:
+            raise ValueError("Passing context_fn or debug is only supported when "
+                             "use_reentrant=False.")
+        forward_context, _ = context_fn()
+        with forward_context:
+            return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)
     if nans_enabled():
         # Anomaly detection (debug_nans) checks a checkpoint's recomputation as one
         # operation; run the block plainly (same values and gradients, more memory) so a NaN

@@ -126,3 +126,29 @@ def test_a_bound_method_of_a_module_with_batchnorm() -> None:
     np.testing.assert_allclose(host(g1.lin.weight), host(g0.lin.weight), rtol=1e-5)
     np.testing.assert_allclose(host(ckpt.norm.running_mean), host(plain.norm.running_mean))
     assert int(ckpt.norm.num_batches_tracked) == 1
+
+
+def test_torch_keyword_options_are_not_passed_to_the_function() -> None:
+    # torch's checkpoint takes context_fn / determinism_check / debug / early_stop itself;
+    # they reached the block as keyword arguments (TypeError in Linear.forward)
+    import contextlib
+
+    entered = []
+
+    @contextlib.contextmanager
+    def forward_ctx():
+        entered.append(True)
+        yield
+
+    m = nn.Linear(2, 2)
+    m.to(DEVICE)
+    x = dev(np.ones((1, 2), np.float32))
+    want = host(m(x))
+    for kw in (dict(determinism_check="none"), dict(debug=False), dict(early_stop=False),
+               dict(context_fn=lambda: (forward_ctx(), contextlib.nullcontext()))):
+        np.testing.assert_allclose(host(checkpoint(m, x, use_reentrant=False, **kw)), want)
+    assert entered == [True]
+    with pytest.raises(ValueError, match="determinism_check should be one of"):
+        checkpoint(m, x, use_reentrant=False, determinism_check="strict")
+    with pytest.raises(ValueError, match="use_reentrant=False"):
+        checkpoint(m, x, use_reentrant=True, context_fn=lambda: (contextlib.nullcontext(),) * 2)
