@@ -2445,3 +2445,51 @@ def p_kalman_filter(jax, jnp, lax, jsp, **k):
     T = lax.linalg.tridiagonal_solve(jnp.array([0.0, 1.0, 1.0]), jnp.array([4.0, 4.0, 4.0]),
                                      jnp.array([1.0, 1.0, 0.0]), jnp.ones((3, 1)))
     return m, P, ms, lls, g, T
+
+
+def p_dataclass_state_remat_policies(jax, jnp, random, lax, **k):
+    import dataclasses
+
+    @partial(jax.tree_util.register_dataclass, data_fields=['params', 'key', 'step'],
+             meta_fields=['lr'])
+    @dataclasses.dataclass
+    class State:
+        params: dict
+        key: object
+        step: object
+        lr: float
+
+    k1, k2 = random.split(random.key(11))
+    state = State({'w': random.normal(k1, (3, 3)) * 0.5, 'b': jnp.zeros(3)}, k2,
+                  jnp.array(0), 0.1)
+    x = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    checkpoint_name = jax.ad_checkpoint.checkpoint_name
+
+    def layer(p, h):
+        z = checkpoint_name(h @ p['w'] + p['b'], 'pre')
+        return jnp.tanh(z)
+
+    policies = [jax.checkpoint_policies.save_only_these_names('pre'),
+                jax.checkpoint_policies.nothing_saveable,
+                jax.checkpoint_policies.dots_with_no_batch_dims_saveable]
+
+    def loss(p, key, policy):
+        noise = random.normal(key, x.shape) * 0.01
+        h = x + noise
+        for _ in range(3):
+            h = jax.checkpoint(layer, policy=policy)(p, h)
+        return jnp.sum(h ** 2)
+
+    @partial(jax.jit, static_argnums=1)
+    def train_step(state, i):
+        key, sub = random.split(state.key)
+        l, g = jax.value_and_grad(loss)(state.params, sub, policies[i])
+        params = jax.tree.map(lambda a, b: a - state.lr * b, state.params, g)
+        return dataclasses.replace(state, params=params, key=key, step=state.step + 1), l
+
+    losses = []
+    for i in range(3):
+        state, l = train_step(state, i)
+        losses.append(l)
+    leaves = jax.tree_util.tree_leaves(state)
+    return losses, state.params, state.step, len(leaves), random.key_data(state.key)

@@ -52,6 +52,7 @@ def main() -> None:
     # lists its one device 4 times); must be set before JAX starts
     os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
     import jax
+    import jax.ad_checkpoint  # noqa: F401
     import jax.experimental.checkify  # noqa: F401
     import jax.experimental.sparse  # noqa: F401
     import jax.flatten_util  # noqa: F401
