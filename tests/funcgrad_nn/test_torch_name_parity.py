@@ -225,10 +225,11 @@ def test_more_torch_nn_module_internals_ported_code_imports() -> None:
     # Names ported code imports from torch.nn internals (found replaying programs): custom
     # losses subclass _WeightedLoss, dropout filters test _DropoutNd, DETR-style code takes
     # _get_clones, custom layers annotate with common_types._size_2_t.
-    from funcgrad_nn.common_types import _ratio_2_t, _size_2_t  # noqa: F401
     from funcgrad_nn.modules.dropout import _DropoutNd
     from funcgrad_nn.modules.loss import _WeightedLoss
     from funcgrad_nn.modules.transformer import _get_activation_fn, _get_clones
+
+    from funcgrad_nn.common_types import _ratio_2_t, _size_2_t  # noqa: F401
 
     assert all(isinstance(m, _DropoutNd) for m in (nn.Dropout(), nn.Dropout2d(),
                                                   nn.AlphaDropout()))
