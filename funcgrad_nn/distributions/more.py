@@ -348,7 +348,45 @@ class NegativeBinomial(Distribution):
         return unnorm - norm
 
 
-class HalfNormal(TransformedDistribution):
+class _Folded(TransformedDistribution):
+    """``|X|`` for ``X`` of the family ``_base`` centred at 0 with ``scale``: what HalfNormal
+    and HalfCauchy share (the density doubles on the half line; cdf, icdf, entropy follow)."""
+
+    _base: Any = None
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
+        (scale,) = broadcast_all(scale)
+        super().__init__(self._base(fnp.zeros_like(scale), scale, validate_args=False),
+                         AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self) -> Any:
+        return self.base_dist.scale
+
+    @property
+    def mode(self) -> Any:
+        return fnp.zeros_like(self.scale)
+
+    def log_prob(self, value: Any) -> Any:
+        value = self._value(value)
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return fnp.where(value >= 0, lp, -math.inf)
+
+    def cdf(self, value: Any) -> Any:
+        value = self._value(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob: Any) -> Any:
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self) -> Any:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
     """``|X|`` for ``X ~ Normal(0, scale)``.
 
     >>> import numpy as np
@@ -357,48 +395,18 @@ class HalfNormal(TransformedDistribution):
     (1.5958, -1.0439)
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        (scale,) = broadcast_all(scale)
-        super().__init__(Normal(fnp.zeros_like(scale), scale, validate_args=False),
-                         AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Any:
-        return self.base_dist.scale
+    _base = Normal
 
     @property
     def mean(self) -> Any:
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self) -> Any:
-        return fnp.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Any:
         return self.scale ** 2 * (1 - 2 / math.pi)
 
-    def log_prob(self, value: Any) -> Any:
-        value = self._value(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return fnp.where(value >= 0, lp, -math.inf)
 
-    def cdf(self, value: Any) -> Any:
-        value = self._value(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Any) -> Any:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Any:
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """``|X|`` for ``X ~ Cauchy(0, scale)`` (a common prior on scales).
 
     >>> import numpy as np
@@ -406,45 +414,15 @@ class HalfCauchy(TransformedDistribution):
     -1.1447
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
-        (scale,) = broadcast_all(scale)
-        super().__init__(Cauchy(fnp.zeros_like(scale), scale, validate_args=False),
-                         AbsTransform(), validate_args=validate_args)
-
-    @property
-    def scale(self) -> Any:
-        return self.base_dist.scale
+    _base = Cauchy
 
     @property
     def mean(self) -> Any:
         return fnp.full_like(self.scale, math.inf, shape=self._extended_shape())
 
     @property
-    def mode(self) -> Any:
-        return fnp.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Any:
         return self.base_dist.variance
-
-    def log_prob(self, value: Any) -> Any:
-        value = self._value(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return fnp.where(value >= 0, lp, -math.inf)
-
-    def cdf(self, value: Any) -> Any:
-        value = self._value(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob: Any) -> Any:
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self) -> Any:
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Pareto(TransformedDistribution):
