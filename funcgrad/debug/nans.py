@@ -91,6 +91,15 @@ def _in_backward_pass() -> bool:
     return False
 
 
+def _user_rule(t: Eqn) -> str:
+    """For the tangent equation of a user's backward rule (custom_vjp's ``custom_lin``): the
+    rule's name, the part of the message that says whose code made the NaN (a
+    ``funcgrad_nn.autograd.Function``'s is ``<Class>Backward``, PyTorch's node name)."""
+    bwd = t.params.get("bwd")
+    name = getattr(bwd, "__name__", None)
+    return f" (backward rule {name})" if isinstance(name, str) and name else ""
+
+
 class _NanCheck:
     """The observer: checks outputs, keeps what it needs to name a backward failure."""
 
@@ -153,8 +162,9 @@ class _NanCheck:
                 fprim, src = origin
                 step = t.prim.name if t.prim is prim else f"{t.prim.name} ({prim.name})"
                 return (f"{head}: {kind} in the backward pass: the derivative of "
-                        f"{fprim.name} (the forward operation at {src}) produced {kind} "
-                        f"in step {step} of its derivative rule, on ({_shapes(args)}).")
+                        f"{fprim.name}{_user_rule(t)} (the forward operation at {src}) "
+                        f"produced {kind} in step {step} of its derivative rule, on "
+                        f"({_shapes(args)}).")
             src_t = t.source_info
             at = f" traced at {src_t}" if src_t is not None and src_t.filename else ""
             return (f"{head}: {kind} in the backward pass: transposing {t.prim.name}{at} "

@@ -479,9 +479,16 @@ def _build(cls: type) -> Any:
         f.defjvp(_jvp_rule)
     else:
         f = custom_vjp(_fun, nondiff_argnums=(0,))
+
+        def bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
+            return _bwd(call, res, ct)
+
+        # named as PyTorch names the backward node (MyFnBackward): anomaly detection's
+        # message names the rule that made a NaN
+        bwd.__name__ = bwd.__qualname__ = f"{cls.__name__}Backward"
         # symbolic zeros: which operands are differentiated (needs_input_grad) and which
         # outputs get no gradient (None in backward without materialize_grads), as PyTorch
-        f.defvjp(_fwd, _bwd, symbolic_zeros=True)
+        f.defvjp(_fwd, bwd, symbolic_zeros=True)
     f.__name__ = cls.__name__  # type: ignore[attr-defined]
     return f
 

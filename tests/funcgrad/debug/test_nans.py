@@ -7,7 +7,7 @@ import inspect
 
 import numpy as np
 import pytest
-from helpers import host
+from helpers import dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -333,3 +333,45 @@ def test_anomaly_inside_nn_checkpoint_names_the_operation_inside():
     closed = funcgrad.make_jaxpr(funcgrad.grad(loss))(np.array([1.0, 4.0]))
     assert "remat" in str(closed) or "checkpoint" in str(closed)
     assert_close(funcgrad.grad(loss)(np.array([1.0, 4.0])), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_detect_anomaly_names_the_backward_of_a_custom_function(jit):
+    # torch 2.13: a NaN made by MyFn.backward under detect_anomaly raises "Function
+    # 'MyFnBackward' returned nan values in its 0th output."; the message named only
+    # custom_vjp_call, not whose rule it was
+    from funcgrad_nn.autograd import Function
+
+    class MyFn(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * fnp.log(x - 10)
+
+    f = funcgrad.grad(lambda x: MyFn.apply(x).sum())
+    f = funcgrad.jit(f) if jit else f
+    with detect_anomaly(), pytest.raises(RuntimeError, match="backward rule MyFnBackward"), \
+            np.errstate(invalid="ignore"):
+        f(dev(np.ones(2)))
+
+
+def test_detect_anomaly_names_a_custom_vjp_backward_rule():
+    @funcgrad.custom_vjp
+    def f(x):
+        return x * 2
+
+    def f_fwd(x):
+        return x * 2, x
+
+    def f_bwd(x, g):
+        return (g * fnp.log(x - 10),)
+
+    f.defvjp(f_fwd, f_bwd)
+    with detect_anomaly(), pytest.raises(RuntimeError, match="backward rule f_bwd"), \
+            np.errstate(invalid="ignore"):
+        funcgrad.grad(lambda x: f(x).sum())(dev(np.ones(2)))
