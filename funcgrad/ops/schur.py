@@ -10,7 +10,8 @@ the same Hessenberg QR iteration); for each in turn, the smallest right singular
 subspace) span an invariant subspace of the trailing block ``b``, which a unitary completion
 rotates to the front. Singular vectors stay accurate where eigenvectors would not (defective
 matrices). 2x2 blocks are then rotated to LAPACK's standard form (equal diagonal entries).
-O(n^4): meant for the small and medium matrices Schur forms are used on. Like JAX's, the
+Sorting (SciPy's ``sort``) reorders the eigenvalues before the deflation, as LAPACK's
+``trsen`` leaves them: the selected ones first, each group in its original order. O(n^4): meant for the small and medium matrices Schur forms are used on. Like JAX's, the
 primitive has no derivative rule.
 
 Example:
@@ -22,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -38,10 +40,23 @@ from funcgrad.ops.shape import moveaxis
 __all__ = ["schur", "schur_p"]
 
 
-def _schur_abstract(a: ShapedArray, *, output: str) -> list[ShapedArray]:
-    check_static("schur", output=output)
+# SciPy's named criteria, as its ``sfunction``s: each takes an eigenvalue (real and imaginary
+# parts for the real Schur form, as LAPACK's ``dgees`` calls SELECT).
+_SORTS: dict[str, Callable[..., bool]] = {
+    "lhp": lambda re, im=None: re.real < 0.0,
+    "rhp": lambda re, im=None: re.real >= 0.0,
+    "iuc": lambda re, im=None: abs(re if im is None else complex(re, im)) <= 1.0,
+    "ouc": lambda re, im=None: abs(re if im is None else complex(re, im)) > 1.0,
+}
+
+
+def _schur_abstract(a: ShapedArray, *, output: str, sort: Any = None) -> list[ShapedArray]:
+    check_static("schur", output=output, sort=sort)
     if output not in ("real", "complex"):
         raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
+    if not (sort is None or callable(sort) or (isinstance(sort, str) and sort in _SORTS)):
+        raise ValueError(f"schur: sort must be None, a callable or one of 'lhp', 'rhp', "
+                         f"'iuc', 'ouc', got {sort!r}")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ShapeError(f"schur: needs a (batch of) square matrices, got {a.str_short()}")
     if a.dtype not in (numpy.float32, numpy.float64, numpy.complex64, numpy.complex128):
@@ -50,7 +65,9 @@ def _schur_abstract(a: ShapedArray, *, output: str) -> list[ShapedArray]:
     if output == "complex" and dt.kind == "f":
         dt = numpy.dtype(numpy.complex64 if dt == numpy.float32 else numpy.complex128)
     out = ShapedArray(a.shape, dt, False, a.device)
-    return [out, out]
+    if sort is None:
+        return [out, out]
+    return [out, out, ShapedArray(a.shape[:-2], numpy.dtype(numpy.int64), False, a.device)]
 
 
 def _null_space(m: numpy.ndarray, k: int) -> numpy.ndarray:
@@ -84,7 +101,27 @@ def _standardize(t: numpy.ndarray, z: numpy.ndarray, k: int) -> None:
     t[k + 1, k + 1] = t[k, k] = 0.5 * (t[k, k] + t[k + 1, k + 1])
 
 
-def _schur_one(a: numpy.ndarray, real: bool) -> tuple[numpy.ndarray, numpy.ndarray]:
+def _sorted(w: numpy.ndarray, real: bool, tol: float,
+            select: Callable[..., Any]) -> tuple[numpy.ndarray, int]:
+    """The eigenvalues ``w`` (LAPACK's order) with the selected ones first, each group kept in
+    order (LAPACK's ``trsen``), and how many were selected. In the real form a conjugate
+    pair moves as one and is selected when either of its eigenvalues is (counting 2)."""
+    units, i = [], 0
+    while i < len(w):
+        size = 2 if real and abs(w[i].imag) > tol and i + 1 < len(w) else 1
+        units.append(w[i:i + size])
+        i += size
+    if real:
+        chosen = [any(bool(select(float(v.real), float(v.imag))) for v in u) for u in units]
+    else:
+        chosen = [bool(select(complex(u[0]))) for u in units]
+    first = [u for u, c in zip(units, chosen) if c]
+    rest = [u for u, c in zip(units, chosen) if not c]
+    return numpy.concatenate(first + rest), sum(len(u) for u in first)
+
+
+def _schur_one(a: numpy.ndarray, real: bool, select: Callable[..., Any] | None = None
+               ) -> tuple[numpy.ndarray, numpy.ndarray, int]:
     n = a.shape[0]
     t = numpy.array(a, dtype=a.dtype if real else numpy.result_type(a.dtype, numpy.complex64))
     z = numpy.eye(n, dtype=t.dtype)
@@ -92,10 +129,13 @@ def _schur_one(a: numpy.ndarray, real: bool) -> tuple[numpy.ndarray, numpy.ndarr
         if n and not numpy.isfinite(a).all():
             t[...] = numpy.nan
             z[...] = numpy.nan
-        return t, z
+        return t, z, 0
     w = numpy.linalg.eigvals(t)   # in the working dtype: LAPACK orders complex ones differently
     scale = max(numpy.abs(a).max(), numpy.finfo(t.dtype).tiny)
     tol = 100 * numpy.finfo(t.dtype).eps * scale
+    sdim = 0
+    if select is not None:
+        w, sdim = _sorted(w, real, tol, select)
     k, i = 0, 0
     while k < n - 1:
         lam = w[i]
@@ -114,33 +154,40 @@ def _schur_one(a: numpy.ndarray, real: bool) -> tuple[numpy.ndarray, numpy.ndarr
             if not (numpy.all(b[1:, 0] == 0) and abs(b[0, 0] - shift) <= tol):
                 _rotate_front(t, z, k, _null_space(b - shift * ident, 1))
             k, i = k + 1, i + 1
-    return t, z
+    return t, z, sdim
 
 
-def _schur_on_host(host: numpy.ndarray, output: str) -> list[numpy.ndarray]:
-    """``[t, z]`` of each matrix of the NumPy array ``host``."""
+def _schur_on_host(host: numpy.ndarray, output: str, sort: Any = None) -> list[numpy.ndarray]:
+    """``[t, z]`` of each matrix of the NumPy array ``host`` (and ``sdim``, the number of
+    selected eigenvalues, with ``sort``)."""
     real = output == "real" and host.dtype.kind == "f"
     dt = numpy.result_type(host.dtype, numpy.complex64) if output == "complex" else host.dtype
-    flat = host.reshape((-1,) + host.shape[-2:])
-    pairs = [_schur_one(m, real) for m in flat]
-    return [numpy.stack([p[j] for p in pairs]).astype(dt).reshape(host.shape) if pairs
-            else numpy.zeros(host.shape, dt) for j in (0, 1)]
+    select = _SORTS.get(sort, sort) if isinstance(sort, str) else sort
+    flat = host.reshape((int(numpy.prod(host.shape[:-2])),) + host.shape[-2:])
+    triples = [_schur_one(m, real, select) for m in flat]
+    out = [numpy.stack([p[j] for p in triples]).astype(dt).reshape(host.shape) if triples
+           else numpy.zeros(host.shape, dt) for j in (0, 1)]
+    if sort is not None:
+        out.append(numpy.array([p[2] for p in triples], numpy.int64).reshape(host.shape[:-2]))
+    return out
 
 
-def _schur_impl(a: Any, *, output: str) -> list[Any]:
+def _schur_impl(a: Any, *, output: str, sort: Any = None) -> list[Any]:
     # NumPy has no Schur routine and CuPy none either: the host computes it, and the results
     # go back to the matrix's device (as eig's fallback does).
     device = device_of(a)
-    return [device_put(x, device) for x in _schur_on_host(to_numpy(a), output)]
+    return [device_put(x, device) for x in _schur_on_host(to_numpy(a), output, sort)]
 
 
 schur_p = make_primitive("schur", _schur_impl, _schur_abstract, multiple_results=True)
 
 
-def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
+def schur(a: Any, output: str = "real", sort: Any = None) -> tuple[Any, ...]:
     """``(t, z)`` with ``a = z t z^H`` for a (batch of) square float or complex matrices:
     ``t`` upper triangular (``output="complex"``, or any complex ``a``) or real
-    quasi-triangular (``output="real"`` of real ``a``).
+    quasi-triangular (``output="real"`` of real ``a``). With ``sort`` (``"lhp"``, ``"rhp"``,
+    ``"iuc"``, ``"ouc"`` or a callable: SciPy's), the selected eigenvalues come first and
+    ``(t, z, sdim)`` is returned, ``sdim`` (int64, one per matrix) counting them.
 
     Example:
         >>> import numpy as np
@@ -148,23 +195,23 @@ def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
         >>> t.diagonal().tolist()
         [(1+0j), (3+0j)]
     """
-    t, z = bind(schur_p, a, output=output)
-    return t, z
+    return tuple(bind(schur_p, a, output=output, sort=sort))
 
 
-def _schur_batch(axis_size, vals, dims, *, output):
+def _schur_batch(axis_size, vals, dims, *, output, sort=None):
     (a,), (d,) = vals, dims
     if d != 0:  # the impl maps over leading axes
         a = moveaxis(a, d, 0)
-    return list(schur(a, output)), [0, 0]
+    outs = list(schur(a, output, sort))
+    return outs, [0] * len(outs)
 
 
 batching.batch_rules[schur_p] = _schur_batch
 
 
-def _schur_jvp(primals, tangents, *, output):
+def _schur_jvp(primals, tangents, *, output, sort=None):
     if all(type(t) is Zero for t in tangents):
-        outs = bind(schur_p, *primals, output=output)
+        outs = bind(schur_p, *primals, output=output, sort=sort)
         return outs, [Zero.from_primal(o) for o in outs]
     raise MissingRuleError("schur: the Schur decomposition has no derivative rule (nor has "
                            "JAX's); differentiate through eigenvalues (numpy.linalg.eigvals) "

@@ -450,7 +450,7 @@ _SCHUR_OUTPUTS = {"real": "real", "r": "real", "complex": "complex", "c": "compl
 
 
 def schur(a: Any, output: str = "real", lwork: Any = None, overwrite_a: bool = False,
-          sort: Any = None, check_finite: bool = True) -> tuple[Any, Any]:
+          sort: Any = None, check_finite: bool = True) -> tuple[Any, ...]:
     """Schur decomposition ``a = z t z^H`` (SciPy's ``schur``, also ``jax.scipy.linalg``'s):
     ``t`` real quasi-triangular with 2x2 blocks for complex-conjugate eigenvalue pairs
     (``output="real"``, real ``a``; blocks in LAPACK's standard form, equal diagonal entries)
@@ -458,22 +458,32 @@ def schur(a: Any, output: str = "real", lwork: Any = None, overwrite_a: bool = F
     eigenvalues on the diagonal are in LAPACK's order, so ``t``'s diagonal is SciPy's; ``z``'s
     columns may differ from SciPy's by a sign (phase), with ``t`` changed to match. Integers
     become float64; batches of matrices are decomposed one by one. Not differentiable (as
-    JAX); ``sort`` is not provided (a ``ValueError``).
+    JAX).
+
+    ``sort`` (``"lhp"``: real part < 0, ``"rhp"``: >= 0, ``"iuc"``: ``|w| <= 1``, ``"ouc"``:
+    ``|w| > 1``, or a callable: of ``(re, im)`` for the real form, of the complex eigenvalue
+    for the complex one) moves the selected eigenvalues to the top left, as SciPy (LAPACK's
+    ``trsen`` order), and a third result ``sdim`` (int64, one per matrix) counts them; a
+    conjugate pair is selected, and counts 2, when either of its eigenvalues is.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
         >>> t, z = fsl.schur(np.array([[1.0, 2.0], [0.0, 3.0]]))
         >>> np.diag(t).tolist(), bool(np.allclose(z @ t @ z.T, [[1.0, 2.0], [0.0, 3.0]]))
         ([1.0, 3.0], True)
+        >>> t, z, sdim = fsl.schur(np.array([[1.0, 2.0], [0.0, -3.0]]), sort="lhp")
+        >>> np.diag(t).round(12).tolist(), int(sdim)
+        ([-3.0, 1.0], 1)
     """
     if output not in _SCHUR_OUTPUTS:
         raise ValueError(f"schur: output must be 'real' or 'complex' (or 'r', 'c'), got "
                          f"{output!r}")
-    if sort is not None:
-        raise ValueError("schur: sort (reordering the eigenvalues) is not provided")
+    if not (sort is None or callable(sort) or sort in ("lhp", "rhp", "iuc", "ouc")):
+        raise ValueError(f"schur: sort must be None, a callable or one of 'lhp', 'rhp', "
+                         f"'iuc', 'ouc', got {sort!r}")
     a = as_inexact(a)
     check_square("schur", a)
-    return _schur.schur(a, _SCHUR_OUTPUTS[output])
+    return _schur.schur(a, _SCHUR_OUTPUTS[output], sort)
 
 
 def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Any, Any]:  # noqa: N803

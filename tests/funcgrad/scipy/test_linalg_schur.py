@@ -1,7 +1,8 @@
 """``funcgrad.scipy.linalg.schur`` and ``lax.linalg.schur`` against SciPy (LAPACK's gees):
 the eigenvalue order on the diagonal, the forms (real quasi-triangular with standardized 2x2
 blocks, complex triangular), ``z`` unitary and ``z t z^H == a``, batches, ``jit``/``vmap``,
-and the refusals JAX has (no derivative, no sorting)."""
+SciPy's ``sort`` (the selected eigenvalues first, ``sdim``), and the refusals JAX has (no
+derivative; lax's ``sort_eig_vals``)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_schur_refusals() -> None:
     with pytest.raises(ValueError, match="output"):
         fsl.schur(a, output="x")
     with pytest.raises(ValueError, match="sort"):
-        fsl.schur(a, sort="lhp")
+        fsl.schur(a, sort="left")
     with pytest.raises(ValueError, match="sort"):
         lax_linalg.schur(a, sort_eig_vals=True)
     with pytest.raises(MissingRuleError, match="no derivative rule"):   # as JAX
@@ -107,3 +108,63 @@ def test_schur_of_a_triangular_matrix_is_itself_with_z_identity(a, output) -> No
     t, z = fsl.schur(dev(a), output=output)
     assert_allclose(host(t), a.astype(host(t).dtype), rtol=0, atol=0)
     assert_allclose(host(z), np.eye(a.shape[0], dtype=host(z).dtype), rtol=0, atol=0)
+
+
+def _selected_first(a: np.ndarray, output: str, sort, t, z, sdim) -> None:
+    """SciPy's sorted form: the same number selected, the same eigenvalues in front (as a
+    set: LAPACK's order inside a group is compared by the unsorted tests), a Schur form."""
+    t, z = host(t), host(z)
+    want_t, _, want_sdim = sla.schur(a, output=output, sort=sort)
+    assert int(host(sdim)) == want_sdim and host(sdim).dtype == np.int64
+    assert host(t).dtype == want_t.dtype
+    assert_allclose(z @ t @ z.conj().T, a.astype(t.dtype), rtol=1e-10, atol=1e-10)
+    real = output == "real" and a.dtype.kind == "f"
+    assert not np.tril(t, -2 if real else -1).any()
+    key = lambda w: sorted(np.round(w, 8), key=lambda c: (c.real, c.imag))  # noqa: E731
+    for part in (slice(None, want_sdim), slice(want_sdim, None)):
+        assert_allclose(np.array(key(np.diag(t)[part])), np.array(key(np.diag(want_t)[part])),
+                        atol=1e-7)
+
+
+@pytest.mark.parametrize("sort", ["lhp", "rhp", "iuc", "ouc", "callable"])
+@pytest.mark.parametrize("output", ["real", "complex"])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_schur_sort_as_scipy(sort, output, kind) -> None:
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 5, 6):
+        a = rng.normal(size=(n, n))
+        if kind == "complex":
+            a = a + 1j * rng.normal(size=(n, n))
+        select = sort
+        if sort == "callable":   # SciPy: (re, im) for the real form, w for the complex one
+            if output == "real" and kind == "real":
+                select = lambda re, im: im > 1e-8 or re > 0.5  # noqa: E731
+            else:
+                select = lambda w: w.imag > 1e-8 or w.real > 0.5  # noqa: E731
+        _selected_first(a, output, select, *fsl.schur(dev(a), output=output, sort=select))
+
+
+def test_schur_sort_literals_batches_and_transforms() -> None:
+    # scipy.linalg.schur(x, sort=...) of this matrix (eigenvalues -0.1118 +- 2.1177j, 2.2236):
+    # 'lhp' moves the pair to the front (sdim 2), 'rhp' the real one (sdim 1)
+    x = np.array([[1.0, 2.0, 0.0], [-3.0, -1.0, 1.0], [0.5, 1.0, 2.0]])
+    t, _, sdim = fsl.schur(dev(x), sort="lhp")
+    assert_allclose(np.diag(host(t)), np.array([-0.111802, -0.111802, 2.223603]), atol=1e-6)
+    assert int(host(sdim)) == 2
+    t, _, sdim = fsl.schur(dev(x), output="complex", sort="rhp")
+    assert_allclose(np.diag(host(t)), np.array([2.223603, -0.111802 + 2.117712j, -0.111802 - 2.117712j]),
+                    atol=1e-6)
+    assert int(host(sdim)) == 1
+    # a pair counts 2 when either eigenvalue is selected (SciPy's docstring example)
+    a = np.array([[0.0, 2.0, 2.0], [0.0, 1.0, 2.0], [1.0, 0.0, 1.0]])
+    assert int(host(fsl.schur(dev(a), sort=lambda re, im: im > 1e-15)[2])) == 2
+    assert int(host(fsl.schur(dev(a), "complex", sort=lambda w: w.imag > 1e-15)[2])) == 1
+    many = np.random.default_rng(4).normal(size=(3, 4, 4))
+    for sdims in (fsl.schur(dev(many), sort="lhp")[2],
+                  funcgrad.vmap(lambda m: fsl.schur(m, sort="lhp"))(dev(many))[2]):
+        assert host(sdims).tolist() == [sla.schur(m, sort="lhp")[2] for m in many]
+    t, z, sdim = funcgrad.jit(lambda m: fsl.schur(m, sort="ouc"))(dev(many[0]))
+    _selected_first(many[0], "real", "ouc", t, z, sdim)
+    t, z, sdim = fsl.schur(dev(np.zeros((0, 0))), sort="lhp")   # empty, as SciPy
+    assert host(t).shape == (0, 0) and int(host(sdim)) == 0
+    assert host(fsl.schur(dev(np.zeros((0, 0))))[0]).shape == (0, 0)
