@@ -49,6 +49,7 @@ from funcgrad.numpy import _linalg_ops as _fl
 from funcgrad.numpy import _reductions as _fr
 from funcgrad.ops import special as _sp
 from funcgrad.ops.custom_derivatives import custom_jvp
+from funcgrad.scipy import _quiet
 
 __all__ = [
     "erf", "erfc", "erfinv", "erfcinv", "gammaln", "digamma", "psi", "polygamma",
@@ -249,15 +250,26 @@ def logit(x: Any) -> Any:
         1.098612288668
     """
     (x,) = _floats("logit", x)
+    return _logit(x)
+
+
+@custom_jvp
+def _logit(x: Any) -> Any:
     s = _ew.mul(_ew.sub(x, 0.5), 2.0)
     near_half = _ew.and_(_ew.ge(x, 0.3), _ew.le(x, 0.65))
-    # Each branch sees a safe argument where the other is chosen, so neither leaks nan
-    # into the gradient.
     s_mid = _ew.select_n(near_half, 0.0, s)
     x_out = _ew.select_n(near_half, x, 0.25)
     mid = _ew.sub(_ew.log1p(s_mid), _ew.log1p(_ew.neg(s_mid)))
-    out = _ew.log(_ew.div(x_out, _ew.sub(1.0, x_out)))
+    # Quiet: -inf at 0, inf at 1, nan outside [0, 1], without NumPy's warnings (as SciPy).
+    out = _quiet.log(_quiet.div(x_out, _ew.sub(1.0, x_out)))
     return _ew.select_n(near_half, out, mid)
+
+
+@_logit.defjvp
+def _logit_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    # 1 / (x (1 - x)): inf at 0 and 1, as JAX (a where-composed value gave nan there).
+    (x,), (t,) = primals, tangents
+    return _logit(x), _ew.mul(t, _quiet.reciprocal(_ew.mul(x, _ew.sub(1.0, x))))
 
 
 def _reduce_axes(x: Any, axis: Any) -> tuple[int, ...]:
@@ -442,7 +454,8 @@ def xlogy(x: Any, y: Any) -> Any:
     bad_y = _ew.logical_not(_ew.and_(_ew.gt(y, 0), _ew.is_finite(y)))
     zero = _ew.and_(_ew.and_(_ew.eq(x, 0), _ew.logical_not(_ew.is_nan(y))), bad_y)
     y_safe = _ew.select_n(zero, y, 1.0)
-    return _ew.select_n(zero, _ew.mul(x, _ew.log(y_safe)), 0.0)
+    # The quiet log: log(0) = -inf and log(-1) = nan silently, as SciPy and JAX.
+    return _ew.select_n(zero, _ew.mul(x, _quiet.log(y_safe)), 0.0)
 
 
 def xlog1py(x: Any, y: Any) -> Any:
@@ -458,7 +471,7 @@ def xlog1py(x: Any, y: Any) -> Any:
     bad_y = _ew.logical_not(_ew.and_(_ew.gt(y, -1.0), _ew.is_finite(y)))
     zero = _ew.and_(_ew.and_(_ew.eq(x, 0), _ew.logical_not(_ew.is_nan(y))), bad_y)
     y_safe = _ew.select_n(zero, y, 0.0)
-    return _ew.select_n(zero, _ew.mul(x, _ew.log1p(y_safe)), 0.0)
+    return _ew.select_n(zero, _ew.mul(x, _quiet.log1p(y_safe)), 0.0)
 
 
 def entr(x: Any) -> Any:
@@ -979,8 +992,12 @@ def _log_ratio(x: Any, y: Any) -> Any:
     near = (r > 0.5) & (r < 2.0)
     ranged = (r > numpy.finfo(get_aval(r).dtype).tiny) & (r < numpy.inf)
     r_s = fnp.where(ranged, r, 1.0)
-    return fnp.where(near, fnp.log1p((x - y) / y),
-                     fnp.where(ranged, fnp.log(r_s), fnp.log(x) - fnp.log(y)))
+    # Each branch on arguments that are safe where it is not chosen (no log1p(-1) or
+    # inf / inf warnings from the branches thrown away).
+    x_n, y_n = fnp.where(near, x, 1.0), fnp.where(near, y, 1.0)
+    x_f, y_f = fnp.where(ranged, 1.0, x), fnp.where(ranged, 1.0, y)
+    return fnp.where(near, fnp.log1p((x_n - y_n) / y_n),
+                     fnp.where(ranged, fnp.log(r_s), fnp.log(x_f) - fnp.log(y_f)))
 
 
 def kl_div(x: Any, y: Any) -> Any:
@@ -997,7 +1014,8 @@ def kl_div(x: Any, y: Any) -> Any:
     fnp = _fnp()
     both = (x > 0) & (y > 0)
     x_s, y_s = fnp.where(both, x, 1.0), fnp.where(both, y, 1.0)
-    out = fnp.where(both, x_s * fnp.log(x_s / y_s) - x_s + y_s, numpy.inf)
+    # x / y may underflow to 0 or overflow to inf (x = 1, y = inf): the quiet log's value.
+    out = fnp.where(both, x_s * _quiet.log(x_s / y_s) - x_s + y_s, numpy.inf)
     out = fnp.where((x == 0) & (y >= 0), y, out)
     return fnp.where(fnp.isnan(x) | fnp.isnan(y), numpy.nan, out)
 
@@ -1691,7 +1709,7 @@ def boxcox(x: Any, lmbda: Any) -> Any:
         array([0., 2.])
     """
     x, lmbda = _floats("boxcox", x, lmbda)
-    return _boxcox_of_log(_fnpm.log(x), lmbda)
+    return _boxcox_of_log(_quiet.log(x), lmbda)
 
 
 def boxcox1p(x: Any, lmbda: Any) -> Any:
@@ -1705,7 +1723,7 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
         array([0., 2.])
     """
     x, lmbda = _floats("boxcox1p", x, lmbda)
-    return _boxcox_of_log(_fnpm.log1p(x), lmbda)
+    return _boxcox_of_log(_quiet.log1p(x), lmbda)
 
 
 _SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1,

@@ -1,0 +1,82 @@
+"""funcgrad.scipy.special at singular points: SciPy's (and JAX's) values, without NumPy's
+floating-point warnings (SciPy's special functions never emit them; a warnings-as-errors
+caller saw xlogy(1, 0) fail). Expected values recorded from SciPy 1.17 and JAX 0.10."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.scipy.special as fsp
+from funcgrad.scipy import _quiet
+
+inf, nan = np.inf, np.nan
+
+
+@pytest.fixture(autouse=True)
+def _warnings_are_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+# (function, arguments, SciPy's values)
+CASES = [
+    ("xlogy", ([1.0, 1.0, 1.0, 0.0, 2.0, 0.0], [0.0, -0.0, -1.0, 0.0, -1.0, nan]),
+     [-inf, -inf, nan, 0.0, nan, nan]),
+    ("xlog1py", ([1.0, 1.0, 0.0, 2.0], [-1.0, -2.5, -1.0, -10.0]), [-inf, nan, 0.0, nan]),
+    ("logit", ([0.0, -0.0, 1.0, -1.0, 1.5, 0.5],), [-inf, -inf, inf, nan, nan, 0.0]),
+    ("rel_entr", ([1.0, 0.5, 1.0], [1e300, 1e300, 0.0]),
+     [-690.7755278982137, -345.73433753938684, inf]),
+    ("kl_div", ([1.0, 0.0], [1e300, 0.0]), [1e300, 0.0]),
+    ("boxcox", ([0.0, 0.0, 0.0, -1.0], [0.0, 1.0, -1.0, 0.5]), [-inf, -1.0, -inf, nan]),
+    ("boxcox1p", ([-1.0, -1.0, -2.0], [0.0, 2.0, 0.5]), [-inf, -0.5, nan]),
+]
+
+
+@pytest.mark.parametrize("name,args,want", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("jit", [False, True])
+def test_singular_points_give_scipys_values_silently(name, args, want, jit):
+    f = getattr(fsp, name)
+    f = funcgrad.jit(f) if jit else f
+    assert_allclose(f(*dev(tuple(np.array(a) for a in args))), np.array(want))
+
+
+def test_float32_stays_float32():
+    out = fsp.xlogy(dev(np.array([1.0, 0.0], np.float32)), dev(np.array([0.0, 0.0], np.float32)))
+    assert out.dtype == np.float32
+    assert_allclose(out, np.array([-inf, 0.0], np.float32))
+
+
+def test_derivatives_at_the_singular_points_are_jaxs():
+    # jax.grad(xlogy, (0, 1))(1., 0.) == (-inf, inf); jax.grad(logit)(0.) == jax.grad(logit)(1.)
+    # == inf (the plain 1 / (x (1 - x))); jax.grad(xlog1py, (0, 1))(1., -1.) == (-inf, inf)
+    gx, gy = funcgrad.grad(fsp.xlogy, (0, 1))(1.0, 0.0)
+    assert (float(gx), float(gy)) == (-inf, inf)
+    gx, gy = funcgrad.grad(fsp.xlog1py, (0, 1))(1.0, -1.0)
+    assert (float(gx), float(gy)) == (-inf, inf)
+    g = funcgrad.vmap(funcgrad.grad(fsp.logit))(dev(np.array([0.0, 1.0, 0.5, 0.2])))
+    assert_allclose(g, np.array([inf, inf, 4.0, 6.25]))
+    # Second order: d2 logit / dx2 = (2x - 1) / (x (1 - x))**2
+    assert_allclose(funcgrad.grad(funcgrad.grad(fsp.logit))(0.2), -23.4375)
+
+
+def test_quiet_helpers_match_numpy_everywhere():
+    x = np.array([0.0, -0.0, -1.0, 1.0, inf, -inf, nan, 2.0, 1e-300])
+    with np.errstate(all="ignore"):
+        for f, ref in [(_quiet.log, np.log), (_quiet.log1p, np.log1p),
+                       (_quiet.reciprocal, np.reciprocal)]:
+            np.testing.assert_array_equal(np.asarray(funcgrad.device_get(f(dev(x)))), ref(x))
+        a = np.array([1.0, -1.0, 0.0, nan, inf, inf, 2.0, 0.0, -3.0])
+        b = np.array([0.0, 0.0, 0.0, 0.0, inf, 0.0, 4.0, -0.0, -0.0])
+        np.testing.assert_array_equal(
+            np.asarray(funcgrad.device_get(_quiet.div(dev(a), dev(b)))), a / b)
+    # derivatives: the plain operations' (1 / x, -1 / x**2), infinite at 0
+    assert float(funcgrad.grad(_quiet.log)(0.0)) == inf
+    assert float(funcgrad.grad(_quiet.log1p)(-1.0)) == inf
+    assert float(funcgrad.grad(funcgrad.grad(_quiet.log))(2.0)) == -0.25
+    assert float(funcgrad.grad(_quiet.reciprocal)(-0.0)) == -inf
