@@ -339,8 +339,14 @@ def _uniq_sorted(name: str, ar: Any) -> tuple[Any, Any]:
     n = _av(s).shape[0]
     if n == 0:
         return s, _device_xp(s).zeros(0, dtype=bool)
-    first = fnp.concatenate([_device_xp(s).ones(1, dtype=bool),
-                             fnp.not_equal(_sl(s, 1, None, 0), _sl(s, 0, n - 1, 0))])
+    a, b = _sl(s, 1, None, 0), _sl(s, 0, n - 1, 0)
+    differs = fnp.not_equal(a, b)
+    if _av(s).dtype.kind in "fc":
+        # NumPy's set operations unique their inputs with unique(equal_nan=True): the NaNs
+        # (sorted last) are one value, so setdiff1d/setxor1d keep one NaN per input.
+        differs = fnp.logical_and(differs, fnp.logical_not(
+            fnp.logical_and(fnp.isnan(a), fnp.isnan(b))))
+    first = fnp.concatenate([_device_xp(s).ones(1, dtype=bool), differs])
     return s, first
 
 

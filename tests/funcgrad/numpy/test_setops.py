@@ -1,0 +1,35 @@
+"""Set operations (funcgrad/numpy/_setops.py) against NumPy 2: NaNs, sizes, dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import dev, host
+
+import funcgrad
+import funcgrad.numpy as fnp
+
+NANS = np.array([3.0, np.nan, 1.0, np.nan, 2.0, 1.0])
+OTHER = np.array([3.0, np.nan, 1.0])
+
+
+@pytest.mark.parametrize("name, want", [
+    # NumPy uniques each input with equal_nan=True: one NaN per input, and NaN never equals
+    # NaN between the inputs (so it is in the difference, and twice in the xor)
+    ("setdiff1d", [2.0, np.nan]),
+    ("setxor1d", [2.0, np.nan, np.nan]),
+    ("intersect1d", [1.0, 3.0]),
+    ("union1d", [1.0, 2.0, 3.0, np.nan]),
+])
+def test_set_ops_count_the_nans_of_an_input_once(name, want):
+    got = host(getattr(fnp, name)(dev(NANS), dev(OTHER)))
+    np.testing.assert_array_equal(got, np.array(want))
+    np.testing.assert_array_equal(got, getattr(np, name)(NANS, OTHER))
+
+
+def test_set_ops_with_nans_under_jit_with_size():
+    f = funcgrad.jit(lambda a, b: (fnp.setdiff1d(a, b, size=3, fill_value=-1.0),
+                                   fnp.setxor1d(a, b, size=4, fill_value=-1.0)))
+    diff, xor = host(f(dev(NANS), dev(OTHER)))
+    np.testing.assert_array_equal(diff, [2.0, np.nan, -1.0])
+    np.testing.assert_array_equal(xor, [2.0, np.nan, np.nan, -1.0])
