@@ -23,6 +23,7 @@ import funcgrad.numpy as fnp  # the package, partly built: read at call time
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
 from funcgrad.core import Tracer
+from funcgrad.errors import AxisError
 from funcgrad.ops import reductions
 from funcgrad.ops.control_flow.scans import scan
 
@@ -100,29 +101,113 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
     if reducer is not None:
         kw: dict[str, Any] = {"axis": axis, "keepdims": keepdims}
         if dtype is not None:
-            kw["dtype"] = dtype
+            if reducer in ("sum", "prod"):
+                kw["dtype"] = dtype
+            elif reducer in ("all", "any") and numpy.dtype(dtype) != numpy.bool_:
+                raise TypeError(f"{name}.reduce: no loop for dtype={numpy.dtype(dtype)} "
+                                "(the logical ufuncs reduce to bool)")
+            else:  # max/min take no dtype=: NumPy's loop runs on a cast to it
+                a = fnp.asarray(a).astype(dtype)
         if initial is not None:
+            if reducer in ("all", "any"):  # NumPy folds the initial value in first
+                res = getattr(fnp, reducer)(a, axis=axis, keepdims=keepdims, where=where)
+                combine = fnp.logical_and if reducer == "all" else fnp.logical_or
+                return combine(res, bool(initial))
             kw["initial"] = initial
         if where is not None:
             kw["where"] = where
         return getattr(fnp, reducer)(a, **kw)
-    if initial is not None or where is not None or keepdims:
-        raise TypeError(f"{name}.reduce: initial=, where= and keepdims= are supported for "
-                        f"the reorderable ufuncs ({', '.join(sorted(_REDUCERS))})")
-    res = _fold(fn, a, axis, keep_all=False)
-    return res if dtype is None else fnp.asarray(res, dtype=dtype)
+    a = fnp.asarray(a)
+    if dtype is not None:
+        a = a.astype(dtype)  # NumPy's loop runs in dtype (no int8 wrap-around below it)
+    if a.ndim == 0:  # NumPy reduces a 0-d array over axis None (or 0) to itself
+        _reduce_axes(name, axis, 1)
+        a, axes, final = fnp.reshape(a, (1,)), (0,), ()
+    else:
+        axes = _reduce_axes(name, axis, a.ndim)
+        final = tuple(1 if d in axes else n for d, n in enumerate(a.shape)
+                      if keepdims or d not in axes)
+    identity = getattr(numpy, name).identity
+    if initial is None and where is None:
+        if a.size == 0 and identity is not None:
+            res = fnp.full(final, identity, _fold_dtype(fn, a, dtype),
+                           device=get_aval(a).device)
+        else:
+            res = _fold(fn, a, axes[0] if len(axes) == 1 else axes, keep_all=False,
+                        dtype=dtype)
+        return fnp.reshape(res, final)
+    if initial is None:
+        if identity is None:  # NumPy's words
+            raise ValueError(f"reduction operation '{name}' does not have an identity, so to "
+                             "use a where mask one has to specify 'initial'")
+        initial = identity
+    if len(axes) > 1 and not _reorderable(name):
+        raise ValueError(f"reduction operation '{name}' is not reorderable, so at most one "
+                         "axis may be specified")
+    dtype = _fold_dtype(fn, a, dtype)
+    # The reduced axes in front, as one: a fold from initial, masked rows leaving it alone.
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    rest_shape = tuple(a.shape[d] for d in rest)
+    moved = fnp.reshape(fnp.transpose(a, axes + rest), (-1,) + rest_shape)
+    if where is not None:
+        # a constant mask (a list, a host array) goes where a is
+        where = fnp.asarray(where, device=get_aval(a).device)
+        if where.dtype != numpy.bool_:
+            raise TypeError(f"{name}.reduce: where must be a boolean mask, got {where.dtype}")
+        where = fnp.reshape(fnp.transpose(fnp.broadcast_to(where, a.shape), axes + rest),
+                            (-1,) + rest_shape)
+    if not isinstance(initial, Tracer):  # a constant: it goes where a is
+        initial = device_put(numpy.asarray(initial).astype(dtype), get_aval(a).device)
+    start = fnp.broadcast_to(fnp.asarray(initial).astype(dtype), rest_shape)
+
+    def step(acc: Any, x: Any) -> tuple[Any, None]:
+        row, keep = x
+        new = fnp.asarray(fn(acc, row)).astype(dtype)
+        return (new if keep is None else fnp.where(keep, new, acc)), None
+
+    res = scan(step, start, (moved, where))[0] if moved.shape[0] else start
+    return fnp.reshape(res, final)
+
+
+def _reduce_axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """The sorted, non-negative axes ``axis`` (an int, a tuple, None: all) names."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple | list) else (axis,)
+    out = []
+    for ax in axes:
+        ax = operator.index(ax)
+        if not -ndim <= ax < ndim:
+            raise AxisError(f"{name}.reduce: axis {ax} is out of bounds for array of "
+                            f"dimension {ndim}")
+        out.append(ax % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}.reduce: duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _fold_dtype(fn: Any, a: Any, dtype: Any) -> Any:
+    """The dtype a fold of ``fn`` over ``a`` computes in: ``dtype``, else ``fn``'s on two
+    elements of ``a``'s dtype."""
+    if dtype is not None:
+        return numpy.dtype(dtype)
+    one = fnp.ones((), a.dtype)
+    return fnp.asarray(fn(one, one)).dtype
 
 
 def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
     if out is not None:
         raise TypeError(f"{fn.__name__}.accumulate: out= is not supported (funcgrad arrays "
                         "are immutable)")
+    a = fnp.asarray(a)
+    if dtype is not None:  # NumPy's loop runs in dtype: the inputs are cast, not the result
+        a = a.astype(dtype)
     cumulative = _ACCUMULATORS.get(fn.__name__)
     if cumulative is not None:
         res = getattr(fnp, cumulative, None) or getattr(reductions, cumulative)
-        res = res(fnp.asarray(a), axis=axis)
+        res = res(a, axis=axis)
     else:
-        res = _fold(fn, a, axis, keep_all=True)
+        res = _fold(fn, a, axis, keep_all=True, dtype=dtype)
     return res if dtype is None else fnp.asarray(res, dtype=dtype)
 
 

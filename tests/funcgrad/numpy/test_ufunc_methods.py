@@ -47,14 +47,75 @@ def test_reduce_options_of_reorderable_ufuncs():
                     np.maximum.reduce(M, axis=1, initial=-1.0, where=where))
     assert host(fnp.add.reduce(dev(np.arange(4)), dtype=np.float32)).dtype == np.float32
     assert bool(fnp.logical_or.reduce(dev(np.array([False, True]))))
-    with pytest.raises(TypeError, match="reorderable"):
-        fnp.subtract.reduce(dev(M), keepdims=True)
+    assert_allclose(fnp.subtract.reduce(dev(M), keepdims=True),
+                    np.subtract.reduce(M, keepdims=True))
     # a reorderable ufunc without a reduction of its own folds over several axes at once
     assert_allclose(fnp.hypot.reduce(dev(M), axis=(0, 1)), np.hypot.reduce(M, axis=(0, 1)))
     ints = np.array([[12, 18], [30, 42]])
     assert_allclose(fnp.gcd.reduce(dev(ints), axis=None), np.gcd.reduce(ints, axis=None))
     with pytest.raises(ValueError, match="no identity"):
         fnp.subtract.reduce(dev(np.zeros((0, 2))))
+
+
+INTS = np.arange(12).reshape(3, 4)
+
+
+@pytest.mark.parametrize("name", ["subtract", "divide", "power", "arctan2", "hypot",
+                                  "logaddexp", "bitwise_or", "bitwise_xor", "gcd"])
+def test_reduce_keepdims_initial_where_of_every_binary_ufunc(name):
+    # keepdims=, initial= and where= are NumPy's for every binary ufunc, not only those with
+    # a reduction of their own: a fold from initial (else the identity) skipping masked rows.
+    f, ref = getattr(fnp, name), getattr(np, name)
+    x = INTS if name in ("bitwise_or", "bitwise_xor", "gcd") else M
+    where = np.array([True, False, True, True])
+    cases = [dict(axis=1, keepdims=True), dict(axis=0, initial=3),
+             dict(axis=1, initial=2, where=where), dict(axis=-1, initial=2, keepdims=True)]
+    if ref.identity is not None:
+        cases += [dict(axis=0, where=where), dict(axis=None, keepdims=True)]
+    for kw in cases:
+        want = ref.reduce(x, **kw)
+        for got in (f.reduce(dev(x), **kw),
+                    funcgrad.jit(lambda v, kw=kw: f.reduce(v, **kw))(dev(x))):
+            assert host(got).dtype == want.dtype, kw
+            assert_allclose(got, want)
+    if ref.identity is None:
+        with pytest.raises(ValueError, match="does not have an identity"):
+            f.reduce(dev(x), where=where, axis=1)
+    else:  # an empty reduction gives the identity, as NumPy
+        empty = np.zeros((0, 2), x.dtype)
+        assert_allclose(f.reduce(dev(empty)), ref.reduce(empty))
+
+
+def test_reduce_initial_where_differentiate():
+    where = np.array([True, False, True, True])
+
+    def loss(m):
+        return fnp.sum(fnp.subtract.reduce(m, axis=1, initial=1.0, where=where) ** 2)
+
+    # d/dm of (1 - m0 - m2 - m3)^2 per row: -2 (1 - m0 - m2 - m3) on the kept columns
+    r = 1.0 - M[:, 0] - M[:, 2] - M[:, 3]
+    want = -2 * r[:, None] * where[None, :]
+    assert_allclose(funcgrad.grad(loss)(dev(M)), want)
+
+
+def test_reduce_and_accumulate_dtype_is_the_loops_dtype():
+    # dtype= casts the inputs (NumPy's loop dtype), not the result: no int8 wrap-around, and
+    # integer powers computed in floating point
+    i8 = np.array([[100, 100, 100]], np.int8)
+    for name in ("subtract", "maximum", "minimum"):
+        for got in (getattr(fnp, name).reduce(dev(i8), axis=1, dtype=np.int64),):
+            want = getattr(np, name).reduce(i8, axis=1, dtype=np.int64)
+            assert host(got).dtype == want.dtype
+            assert_allclose(got, want)
+    assert_allclose(fnp.minimum.reduce(dev(INTS), axis=0, dtype=np.float32),
+                    np.minimum.reduce(INTS, axis=0, dtype=np.float32))
+    base = np.array([[2, 3, 4]])
+    got = fnp.power.accumulate(dev(base), axis=1, dtype=np.float64)
+    assert_allclose(got, np.power.accumulate(base, axis=1, dtype=np.float64))  # 2, 8, 4096
+    got = fnp.subtract.accumulate(dev(i8), axis=1, dtype=np.int64)
+    assert_allclose(got, np.array([[100, 0, -100]]))
+    assert bool(fnp.logical_and.reduce(dev(np.array([True, True])), initial=False)) is False
+    assert bool(fnp.logical_or.reduce(dev(np.array([False])), initial=True)) is True
 
 
 def test_at_returns_the_updated_array_with_repeats_applied_again():
