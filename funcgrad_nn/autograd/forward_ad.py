@@ -13,6 +13,7 @@ escaped-tracer error). Levels may nest (PyTorch allows one at a time).
 
 from __future__ import annotations
 
+import weakref
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 
@@ -29,6 +30,11 @@ __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "un
 #: the active levels, innermost last: (trace, token restoring the trace before it)
 _levels: ContextVar[tuple[tuple[JVPTrace, Any], ...]] = ContextVar(
     "funcgrad_nn_forward_ad_levels", default=())
+
+
+#: the traces of levels that have ended: their dual arrays are plain arrays to unpack_dual
+#: (PyTorch's dual tensors lose their tangent when their level exits)
+_ended: weakref.WeakSet[JVPTrace] = weakref.WeakSet()
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -67,6 +73,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     trace, token = levels[-1]
     _trace_var.reset(token)
     trace.memo = None
+    _ended.add(trace)
     _levels.set(levels[:-1])
 
 
@@ -121,6 +128,10 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level "
                            "exists, make sure to enter_dual_level() first (with "
                            "dual_level(): ...).")
+    if type(tensor) is JVPTracer and tensor._trace is trace:
+        idx = next(i for i, (t, _) in enumerate(_levels.get()) if t is trace)
+        raise RuntimeError(f"Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {idx} is not supported.")
     tensor = asarray(tensor)
     tangent = asarray(tangent)
     pa, ta = get_aval(tensor), get_aval(tangent)
@@ -149,4 +160,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     trace = _level(level, "unpack_dual")
     if trace is not None and type(tensor) is JVPTracer and tensor._trace is trace:
         return UnpackedDualTensor(tensor.primal, tensor.tangent)
+    # a dual array whose level has ended is its primal (the tangent is gone, as PyTorch's)
+    while type(tensor) is JVPTracer and tensor._trace in _ended:
+        tensor = tensor.primal
     return UnpackedDualTensor(tensor, None)

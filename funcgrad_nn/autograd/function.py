@@ -262,8 +262,10 @@ def _uses_setup_context(cls: type) -> bool:
 
 
 def _unwrap_out(trace: TensorViewTrace, out: Any) -> Any:
-    if isinstance(out, tuple):
-        return tuple(unwrap(trace, o) for o in out)
+    # a list of outputs is several outputs too (PyTorch passes a list through untracked;
+    # here each array in it is a differentiable output, as in a tuple)
+    if isinstance(out, tuple | list):
+        return (list if isinstance(out, list) else tuple)(unwrap(trace, o) for o in out)
     return unwrap(trace, out)
 
 
@@ -318,7 +320,7 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
 
 
 def _out_leaves(out: Any) -> list[Any]:
-    return list(out) if isinstance(out, tuple) else [out]
+    return list(out) if isinstance(out, tuple | list) else [out]
 
 
 def _mark_outputs(ctx: FunctionCtx, out: Any) -> None:
@@ -406,6 +408,14 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
         raise TypeError(
             f"{name}.backward returned an incorrect number of gradients (expected {n}, one "
             f"per input of forward, None for inputs without one; got {len(got)})")
+    for i in range(n):
+        if i not in call.array_pos and got[i] is not None:
+            # PyTorch's check: a gradient for a number, string, list... is a mistake in
+            # backward (often gradients returned in the wrong order)
+            raise RuntimeError(
+                f"function {name}Backward returned a gradient different than None at position "
+                f"{i + 1}, but the corresponding forward input was not an array (argument {i} "
+                f"of forward is a {type(call.others[i]).__name__}); return None for it")
     from funcgrad import numpy as fnp
 
     out = []
@@ -454,11 +464,11 @@ def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     ts = [t if i in call.array_pos else None for i, t in enumerate(full_t)]
     t_out = _in_views(ctx, ts, call.cls.jvp)
     n_out = len(_out_leaves(out))
-    if isinstance(out, tuple):
+    if isinstance(out, tuple | list):
         if not isinstance(t_out, tuple | list) or len(t_out) != n_out:
             raise TypeError(f"{call.cls.__name__}.jvp must return one tangent per output "
                             f"({n_out}), got {t_out!r:.80}")
-        t_out = tuple(t_out)
+        t_out = type(out)(t_out)
     return out, t_out
 
 

@@ -90,3 +90,21 @@ def test_errors_like_pytorch():
         d * 2.0                                           # used after its level ended
     with pytest.raises(RuntimeError, match="no dual level"):
         fwAD.exit_dual_level()
+
+
+def test_unpack_after_the_level_and_dual_of_a_dual_as_pytorch():
+    # torch 2.13: unpack_dual of a dual tensor after its level exited gives the plain primal
+    # and tangent None (here the primal was the level's tracer, leaked out); make_dual of a
+    # tensor already dual at the level raises
+    with fwAD.dual_level():
+        d = fwAD.make_dual(dev(X), dev(T))
+        y = d * 2.0
+        with pytest.raises(RuntimeError, match="already has a forward gradient at the same "
+                                               "level 0"):
+            fwAD.make_dual(y, dev(T))
+        with fwAD.dual_level():                           # a nested level may take it
+            inner = fwAD.unpack_dual(fwAD.make_dual(y, dev(T)) * 1.0)
+            assert inner.tangent is not None
+    primal, tangent = fwAD.unpack_dual(y)
+    assert tangent is None and not isinstance(primal, funcgrad.core.Tracer)
+    np.testing.assert_allclose(host(primal), 2 * X)

@@ -8,6 +8,7 @@ from helpers import dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.core import Tracer
 from funcgrad.test_util import check_grads
 from funcgrad_nn.autograd import Function, once_differentiable
 
@@ -328,6 +329,46 @@ def test_backward_extra_none_gradients_allowed():
             return g * 2, None
 
     assert_close(funcgrad.grad(lambda x: F.apply(x).sum())(X), np.full(3, 2.0))
+
+
+def test_backward_gradient_for_a_non_array_input_raises_as_torch():
+    # torch 2.13: "function ScaleBackward returned a gradient different than None at
+    # position 2, but the corresponding forward input was not a Variable" (it was ignored)
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.0, g
+
+    with pytest.raises(RuntimeError, match=r"ScaleBackward returned a gradient different "
+                                           r"than None at position 2.*float"):
+        funcgrad.grad(lambda x: Scale.apply(x, 2.0).sum())(X)
+
+
+def test_list_of_outputs_is_several_outputs():
+    # forward returning a list: the arrays come back as plain arrays (a view leaked out and
+    # failed in the next operation), each output gets its gradient in backward
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return [x * 2, x * 3]
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return 2 * g1 + 3 * g2
+
+    out = Pair.apply(X)
+    assert type(out) is list and not any(isinstance(o, Tracer) for o in out)
+    assert_close(out[1], 3 * host(X))
+    grad = funcgrad.grad(lambda x: Pair.apply(x)[1].sum())
+    assert_close(grad(X), np.full(3, 3.0))
+    assert_close(funcgrad.jit(funcgrad.vmap(grad))(fnp.stack([X, X])), np.full((2, 3), 3.0))
+    _, t = funcgrad.jvp(Pair.apply, (X,), (X,))
+    assert type(t) is list
+    assert_close(t[0], 2 * host(X))
 
 
 def test_backward_wrong_shape():
