@@ -6,10 +6,12 @@ Each forward is one ``patches``/``fold`` window primitive plus one matrix produc
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
@@ -258,10 +260,12 @@ class ConvTranspose3d(_ConvTransposeNd):
 
 class _LazyConvMixin:
     """A convolution whose ``in_channels`` is read off its first input (PyTorch's
-    ``LazyConv*``): until then it has no parameters; the first call (or a ``load_state_dict``
-    with a ``weight``) creates and initialises them and the module becomes the plain layer
+    ``LazyConv*``): until then its parameters are empty placeholders (PyTorch's
+    ``UninitializedParameter``: in ``state_dict()``, carried by ``to(device)``/``double()``);
+    the first call (or a ``load_state_dict`` with a ``weight``) creates and initialises them
+    on the placeholders' device and in their dtype, and the module becomes the plain layer
     (``cls_to_become``), as in PyTorch. Run that first call eagerly (a dry run) before
-    ``jit``/``grad`` or building an optimizer: the parameters do not exist before it."""
+    ``jit``/``grad`` or building an optimizer: the real parameters do not exist before it."""
 
     cls_to_become: type = _ConvNd
 
@@ -283,23 +287,26 @@ class _LazyConvMixin:
             if not k.startswith("_") and k != "training":
                 setattr(self, k, v)
         self.in_channels = 0  # PyTorch's value until the first input says
-        self._lazy_bias = probe.bias is not None
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
-
-    def extra_repr(self) -> str:
-        s = self.cls_to_become.extra_repr(self)
-        return s.replace(", bias=False", "") if self._lazy_bias else s
+        self.weight = Parameter(empty((0,), probe.weight.dtype))
+        if probe.bias is not None:
+            self.bias = Parameter(empty((0,), probe.weight.dtype))
+        else:
+            self.register_parameter("bias", None)
+        place(self, device_of(probe.weight))
 
     def _materialize(self, in_channels: int) -> None:
-        real = self.cls_to_become(in_channels, self.out_channels, *self._lazy_args,
-                                  **self._lazy_kwargs)
+        # Created where and in the dtype the placeholder now has (after .to(), .double()).
+        like = self.weight
+        call = inspect.signature(self.cls_to_become.__init__).bind(
+            self, in_channels, self.out_channels, *self._lazy_args, **self._lazy_kwargs)
+        call.arguments.update(device=None, dtype=like.dtype)
+        real = self.cls_to_become(*call.args[1:], **call.kwargs)
+        place(real, device_of(like))
         for k, v in vars(real).items():  # the layer's settings (the registries stay ours)
             if not k.startswith("_") and k != "training":
                 setattr(self, k, v)
-        self._parameters.clear()
         self._parameters.update(real._parameters)
-        del self._lazy_args, self._lazy_kwargs, self._lazy_bias
+        del self._lazy_args, self._lazy_kwargs
         self.__class__ = self.cls_to_become
 
     def _groups(self) -> int:
@@ -332,12 +339,16 @@ class _LazyConvMixin:
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any
                               ) -> None:
+        cls = self.cls_to_become  # (a class attribute of the lazy class only)
         w = state_dict.get(prefix + "weight")
-        if w is not None:  # the checkpoint's weight says how many input channels
-            transposed = self.cls_to_become._transposed
+        if w is not None and len(getattr(w, "shape", ())) == cls._n + 2:
+            # the checkpoint's weight says how many input channels
+            transposed = cls._transposed
             self._materialize(int(w.shape[0]) if transposed else
                               int(w.shape[1]) * self._groups())
-        self._load_from_state_dict(state_dict, prefix, *args)
+        # The plain layer's loading, lazy or not (zero-argument super() refuses a module
+        # whose class changed under it).
+        cls._load_from_state_dict(self, state_dict, prefix, *args)
 
 
 class LazyConv1d(_LazyConvMixin, Conv1d):

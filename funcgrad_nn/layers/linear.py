@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
+from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
@@ -89,9 +91,12 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 class LazyLinear(Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: until then it
-    has ``in_features=0`` and no parameters (``weight``/``bias`` are None); the first call
-    creates them with Linear's initialisation and the module becomes a plain ``Linear``, as
-    in PyTorch (run one batch through it before building the optimizer).
+    has ``in_features=0`` and empty placeholder parameters (PyTorch's
+    ``UninitializedParameter``: ``weight``/``bias`` are in ``state_dict()`` and follow
+    ``to(device)``/``double()``); the first call (or ``load_state_dict`` with a ``weight``)
+    creates them with Linear's initialisation, there and in that dtype, and the module
+    becomes a plain ``Linear``, as in PyTorch (run one batch through it before building the
+    optimizer).
 
     >>> import numpy as np
     >>> m = LazyLinear(2)
@@ -105,21 +110,30 @@ class LazyLinear(Linear):
                  dtype: Any = None) -> None:
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
-        self._lazy = (bias, device, dtype)
-        self.register_parameter("weight", None)
-        self.register_parameter("bias", None)
+        self.weight = Parameter(empty((0,), dtype))
+        if bias:
+            self.bias = Parameter(empty((0,), dtype))
+        else:
+            self.register_parameter("bias", None)
+        place(self, device)
 
     def has_uninitialized_params(self) -> bool:
         """True until the first call has created the parameters."""
-        return type(self) is LazyLinear
+        return type(self) is not self.cls_to_become
 
     def reset_parameters(self, generator: Any = None) -> None:
         if not self.has_uninitialized_params():
             super().reset_parameters(generator)
 
-    def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self._lazy[0]}")
+    def _materialize(self, in_features: int) -> None:
+        # The placeholder says where and in what dtype (after .to(device), .double()).
+        like = self.weight
+        real = self.cls_to_become(in_features, self.out_features, self.bias is not None,
+                                  dtype=like.dtype)
+        place(real, device_of(like))
+        self.in_features = in_features
+        self._parameters.update(real._parameters)  # the registries stay ours (hooks, frozen)
+        self.__class__ = self.cls_to_become
 
     def initialize_parameters(self, input: Any) -> None:
         """PyTorch's lazy-module hook: create the parameters for ``input``'s last axis
@@ -128,19 +142,24 @@ class LazyLinear(Linear):
         if not shape:
             raise bad_input(self, "input must have at least one dimension (its last is "
                                   "in_features)", "pass arrays of shape (*, in_features)")
-        bias, device, dtype = self._lazy
-        self.in_features = shape[-1]
-        self.weight = Parameter(empty((self.out_features, self.in_features), dtype))
-        if bias:
-            self.bias = Parameter(empty((self.out_features,), dtype))
-        del self._lazy
-        self.__class__ = self.cls_to_become
-        self.reset_parameters()
-        place(self, device)
+        if is_tracer(input):
+            raise TypeError(f"{type(self).__name__}: its parameters are created by the first "
+                            "call, which must run eagerly: call it once on an example input "
+                            "(a dry run) before jit, grad or vmap")
+        self._materialize(shape[-1])
 
     def forward(self, input: Any) -> Any:
         self.initialize_parameters(input)
         return self.forward(input)
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any
+                              ) -> None:
+        cls = self.cls_to_become  # (a class attribute of the lazy class only)
+        w = state_dict.get(prefix + "weight")
+        if w is not None and len(getattr(w, "shape", ())) == 2:
+            self._materialize(int(w.shape[1]))  # the checkpoint's weight says in_features
+        # (by then the module may be a plain Linear, which zero-argument super() refuses)
+        cls._load_from_state_dict(self, state_dict, prefix, *args)
 
 
 class Bilinear(Module):

@@ -408,12 +408,16 @@ class _LazyNormMixin:
 
     def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any
                               ) -> None:
+        cls = self.cls_to_become  # (a class attribute of the lazy class only)
         for name in ("weight", "running_mean"):  # the checkpoint's arrays say how many
             saved = state_dict.get(prefix + name)
-            if saved is not None and getattr(self, name) is not None:
+            # (an unmaterialised lazy layer's empty placeholders say nothing)
+            if saved is not None and getattr(self, name) is not None and saved.shape[0]:
                 self._materialize(int(saved.shape[0]))
                 break
-        self._load_from_state_dict(state_dict, prefix, *args)
+        # The plain layer's loading, lazy or not (zero-argument super() refuses a module
+        # whose class changed under it).
+        cls._load_from_state_dict(self, state_dict, prefix, *args)
 
 
 class LazyBatchNorm1d(_LazyNormMixin, BatchNorm1d):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import funcgrad_nn as nn
-from tests.helpers import DEVICE, assert_allclose, dev, host
+from tests.helpers import DEVICE, assert_allclose, dev, host, is_device_array
 
 rng = np.random.default_rng(0)
 
@@ -228,3 +228,46 @@ def test_hardtanh_needs_max_val_above_min_val():
         nn.Hardtanh(1.0, 1.0)
     with pytest.warns(FutureWarning, match="renamed to `max_val`"):
         assert nn.Hardtanh(max_value=2.0).max_val == 2.0
+
+
+@pytest.mark.parametrize("lazy, shape, want_keys", [
+    ("LazyLinear(3)", (2, 5), ["weight", "bias"]),
+    ("LazyLinear(3, bias=False)", (2, 5), ["weight"]),
+    ("LazyConv2d(4, 3, bias=False)", (1, 2, 5, 5), ["weight"]),
+    ("LazyConvTranspose1d(3, 2, 2)", (1, 4, 5), ["weight", "bias"]),
+    ("LazyBatchNorm1d()", (4, 3), ["weight", "bias", "running_mean", "running_var",
+                                   "num_batches_tracked"]),
+])
+def test_lazy_layers_follow_to_and_double_and_load_checkpoints(lazy, shape, want_keys):
+    # PyTorch 2.13: an unmaterialised lazy layer's state_dict has its (uninitialised)
+    # parameters' keys; `model.to(device)` / `.double()` before the dry run decide where and
+    # in what dtype the first call creates them; a checkpoint materialises it; loading
+    # nothing reports the missing keys (torch: missing_keys=['weight', 'bias'] for LazyLinear).
+    layer = eval(lazy, vars(nn))  # noqa: S307 (the test's own text)
+    assert list(layer.state_dict()) == want_keys and layer.has_uninitialized_params()
+    layer = layer.double().to(DEVICE)
+    x = dev(np.random.default_rng(0).standard_normal(shape))
+    out = layer(x)
+    assert not type(layer).__name__.startswith("Lazy")
+    for v in layer.state_dict().values():
+        assert is_device_array(v)  # on the test device, as `.to(DEVICE)` asked
+        assert host(v).dtype in (np.float64, np.int64)
+    fresh = eval(lazy, vars(nn)).double().to(DEVICE)  # noqa: S307
+    assert fresh.load_state_dict(layer.state_dict()) == ([], [])
+    assert type(fresh) is type(layer) and repr(fresh) == repr(layer)
+    assert_allclose(fresh.eval()(x), layer.eval()(x), rtol=1e-12)
+    missing = eval(lazy, vars(nn)).load_state_dict({}, strict=False)  # noqa: S307
+    assert missing.missing_keys == [k for k in want_keys if k != "num_batches_tracked"]
+    assert out.shape[0] == shape[0]
+
+
+def test_lazy_linear_in_a_sequential_loads_a_pytorch_checkpoint():
+    # torch: nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2)).load_state_dict(sd)
+    # of a materialised copy: "<All keys matched successfully>" (funcgrad_nn raised
+    # "Unexpected key(s)").
+    src = nn.Sequential(nn.Linear(5, 3), nn.ReLU(), nn.Linear(3, 2))
+    lazy = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+    assert str(lazy.load_state_dict(src.state_dict())) == "<All keys matched successfully>"
+    x = np.ones((4, 5), np.float32)
+    np.testing.assert_array_equal(lazy(x), src(x))
+    assert repr(lazy) == repr(src)
