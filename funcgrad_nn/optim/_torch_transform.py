@@ -188,12 +188,19 @@ def _like(value: Any, state: Any) -> Any:
 
 
 def _lerp(start: Any, end: Any, weight: Any) -> Any:
-    # torch.lerp's two-branch formula, so moment estimates match PyTorch bit for bit.
+    # torch.lerp's two-branch formula, so moment estimates match PyTorch bit for bit; as
+    # its kernel, ``1 - weight`` is taken after rounding the weight to a float32 leaf's dtype.
     if isinstance(weight, int | float):
         if weight < 0.5:
             return start + weight * (end - start)
+        if getattr(start, "dtype", None) == np.float32:
+            weight = float(np.float32(weight))
         return end - (end - start) * (1 - weight)
-    return start + _k(weight, start) * (end - start)
+    w = _k(weight, start)
+    diff = end - start
+    if is_tracer(weight):  # a hyperparameter traced by a fused step (betas cycling)
+        return fnp.where(w < 0.5, start + w * diff, end - diff * (1 - w))
+    return start + w * diff
 
 
 def _select(cond: Any, a: Any, b: Any) -> Any:
@@ -201,6 +208,12 @@ def _select(cond: Any, a: Any, b: Any) -> Any:
     if is_tracer(cond):
         return fnp.where(cond, a, b)
     return a if bool(cond) else b
+
+
+def nonzero(v: Any) -> bool:
+    """Whether a hyperparameter is non-zero, deciding whether a pass (or a state buffer)
+    exists. A traced one is non-zero: the fused steps keep zeros as constants."""
+    return is_tracer(v) or bool(v)
 
 
 def _scalar_array(x: Any) -> Any:
@@ -234,7 +247,7 @@ def torch_momentum(momentum: float, dampening: float = 0.0,
         if buf is None:
             buf = g
         else:  # (1 - 0) * g is g: skip that pass over the array when there is no dampening
-            buf = buf * momentum + ((1 - dampening) * g if dampening else g)
+            buf = buf * momentum + ((1 - dampening) * g if nonzero(dampening) else g)
         return (g + momentum * buf if nesterov else buf), {"momentum_buffer": buf}
 
     return leafwise(lambda p: {"momentum_buffer": None}, update)
@@ -310,7 +323,7 @@ def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, moment
 
     def init(p: Any) -> dict:
         s = {"step": _scalar_state(p, 0.0), "square_avg": fnp.zeros_like(p)}
-        if momentum > 0:
+        if nonzero(momentum):
             s["momentum_buffer"] = fnp.zeros_like(p)
         if centered:
             s["grad_avg"] = fnp.zeros_like(p)
@@ -325,7 +338,7 @@ def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, moment
             avg = fnp.sqrt(sq - ga * ga) + eps
         else:
             avg = fnp.sqrt(sq) + eps
-        if momentum > 0:
+        if nonzero(momentum):
             buf = new["momentum_buffer"] = s["momentum_buffer"] * momentum + g / avg
             return -_k(lr, buf) * buf, new
         return -_k(lr, g) * (g / avg), new

@@ -107,6 +107,10 @@ def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+#: group entries that are not hyperparameters: they do not change the update's formulas
+_NOT_HYPERPARAMETERS = ("params", "param_names")
+
+
 class Optimizer:
     """Base class: parameter groups, per-parameter state, hooks, ``state_dict``.
 
@@ -169,7 +173,8 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         # Compiled updates and cached chains are rebuilt on demand (closures don't pickle).
         return {k: v for k, v in self.__dict__.items()
-                if k not in ("_tx_cache", "_fused_cache", "_fused_off")}
+                if k not in ("_tx_cache", "_fused_cache", "_fused_off", "_fused_varying",
+                             "_fused_last")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -260,6 +265,7 @@ class Optimizer:
             gi = len(self.param_groups) - 1
             tx = self._transform_for(group)
             self._states[gi] = [tx.init(p) for p in params]
+            self.__dict__.setdefault("_layouts", {})[gi] = _state_layout(group)
 
     _eager_state = False  # PyTorch creates Adagrad's state at construction
     _opt_called = False  # set by the first step()
@@ -274,7 +280,7 @@ class Optimizer:
             "transformations (funcgrad_nn.optim) for a parameter group's hyperparameters")
 
     def _transform_for(self, group: dict[str, Any]) -> GradientTransformation:
-        key = tuple((k, v) for k, v in group.items() if k != "params")
+        key = tuple((k, v) for k, v in group.items() if k not in _NOT_HYPERPARAMETERS)
         try:
             hit = self._tx_cache.get(key)
         except TypeError:  # an unhashable hyperparameter: build afresh
@@ -447,6 +453,7 @@ class Optimizer:
             if not idx:
                 continue
             states = self._states[gi]
+            self._follow_layout(gi, group, states)
             ps = [params[i] for i in idx]
             gs = [self._device_grad(p, gs[i]) for p, i in zip(ps, idx)]
             if any(states[i] is None for i in idx):
@@ -455,14 +462,16 @@ class Optimizer:
                     if states[i] is None:
                         states[i] = tx.init(p)
             sts = [states[i] for i in idx]
-            fused = self._fused_update(group) if self._wants_fused(group, ps) else None
+            fused = self._fused_update(gi, group) if self._wants_fused(group, ps) else None
             if fused is not None:
                 # One compiled program for the whole group, the parameters and the state
                 # donated: the new values are written over the old ones in place (fused,
-                # cache-blocked kernels); lr is an argument, so schedulers don't retrace.
+                # cache-blocked kernels); lr and the hyperparameters seen changing are
+                # arguments, so schedulers don't retrace.
                 for i, p in zip(idx, ps):
                     _check_writeable(p, i)
-                new_ps, sts = fused(group["lr"], gs, sts, ps)
+                fn, operands = fused
+                new_ps, sts = fn(operands, gs, sts, ps)
                 for i, p, q, st in zip(idx, ps, new_ps, sts):
                     states[i] = st
                     if q is not p:  # not written in place (small, or not donatable)
@@ -473,6 +482,22 @@ class Optimizer:
                 u, st = tx.update(g, st, p)
                 states[i] = st
                 _add_in_place(p, u, i)
+
+    def _follow_layout(self, gi: int, group: dict[str, Any], states: list[Any]) -> None:
+        """Re-lay the group's state out when a hyperparameter change added or removed a
+        transformation of its chain (weight decay or momentum turned on, ``maximize``
+        toggled): PyTorch's algorithms read their state by name, so the step counts and
+        moments carry over and a newly needed buffer starts as PyTorch's would."""
+        layouts = self.__dict__.setdefault("_layouts", {})
+        layout = _state_layout(group)
+        known = layouts.get(gi)
+        if known is not None and known != layout:
+            tx = self._transform_for(group)
+            params = group["params"]
+            for i, st in enumerate(states):
+                if st is not None:
+                    states[i] = _split(tx.init(params[i]), _merge(st), params[i])
+        layouts[gi] = layout
 
     #: below this many elements per group, the eager loop is used by default (no compile)
     _FUSED_MIN_SIZE = 1 << 16
@@ -488,24 +513,50 @@ class Optimizer:
         """Whether ``foreach=None`` compiles this group's step (when big enough)."""
         return True
 
-    def _fused_update(self, group: dict[str, Any]) -> _FusedGroupStep | None:
-        """The compiled update of a whole group (None: use the eager loop)."""
+    def _fused_update(self, gi: int,
+                      group: dict[str, Any]) -> tuple[_FusedGroupStep, list[Any]] | None:
+        """The compiled update of a whole group and its operands (None: use the eager loop).
+
+        ``lr`` and every float hyperparameter seen changing between steps (OneCycleLR's or
+        CyclicLR's momentum and betas, a user's weight-decay schedule) are operands of the
+        program, not constants baked into it: a schedule changing them every step runs one
+        program. A zero stays a constant (it turns a pass or a state buffer off, as
+        ``momentum=0`` does), so the program is keyed on which of them are zero."""
         if getattr(self, "_fused_off", False):
             return None
-        key = tuple((k, v) for k, v in group.items() if k not in ("params", "lr"))
+        varying = self.__dict__.setdefault("_fused_varying", {"lr"})
+        last = self.__dict__.setdefault("_fused_last", {})
+        hp = {k: v for k, v in group.items() if k not in _NOT_HYPERPARAMETERS}
+        before = last.get(gi)
+        if before is not None:
+            for k, v in hp.items():
+                if k not in varying and _is_float_hparam(v) and _is_float_hparam(
+                        before.get(k)) and not _same_hparam(v, before[k]):
+                    varying.add(k)
+        last[gi] = hp
+        names = sorted(k for k in varying if k in hp)
+        operands: list[Any] = []
+        signature = [_hparam_signature(hp[k], operands) for k in names]
+        key = (tuple((k, v) for k, v in hp.items() if k not in varying),
+               tuple(zip(names, signature)))
         cache = self.__dict__.setdefault("_fused_cache", {})
         try:
             fn = cache.get(key)
-        except TypeError:
+        except TypeError:  # an unhashable hyperparameter
             return None
         if fn is None:
-            if len(cache) >= 8:  # hyperparameters other than lr keep changing (momentum
-                self._fused_off = True  # cycling): retracing each step would cost more
+            if len(cache) >= 8:  # non-float hyperparameters keep changing: retracing each
+                self._fused_off = True  # step would cost more than the loop
                 return None
-            static = {k: v for k, v in group.items() if k != "params"}
-            fn = cache[key] = _FusedGroupStep(
-                lambda lr: self._transform({**static, "lr": lr}))
-        return fn
+            static = {k: v for k, v in hp.items() if k not in varying}
+
+            def make_tx(*xs: Any) -> GradientTransformation:
+                it = iter(xs)
+                return self._transform({**static, **{
+                    k: _fill_hparam(sig, it) for k, sig in zip(names, signature)}})
+
+            fn = cache[key] = _FusedGroupStep(make_tx)
+        return fn, operands
 
     def _device_grad(self, p: Any, g: Any) -> Any:
         if device_of(g) is None:  # a Python scalar or a list
@@ -775,6 +826,7 @@ class Optimizer:
             new_groups.append(ng)
             new_states.append(sts)
         self.param_groups, self._states = new_groups, new_states
+        self._layouts = {gi: _state_layout(g) for gi, g in enumerate(new_groups)}
 
 
 _STATE_DICT_HOOKS = ("state_dict_pre", "state_dict_post", "load_state_dict_pre",
@@ -793,12 +845,74 @@ def _param_names(params: list[Any]) -> list[str] | None:
     return [name for name, _ in params]
 
 
+def _is_float_hparam(v: Any) -> bool:
+    """A float hyperparameter (or a 0-d float array, PyTorch's tensor lr), or a tuple of them
+    with at least one float (``betas``, ``etas``): what a fused step may take as an operand.
+    Ints and bools stay constants (``ns_steps`` is a loop count, ``amsgrad`` a switch)."""
+    if isinstance(v, tuple):
+        return any(_is_float_hparam(x) for x in v) and all(
+            x is None or isinstance(x, int | float) or _is_float_hparam(x) for x in v)
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, float) or (is_array(v) and np.ndim(v) == 0
+                                    and np.dtype(v.dtype).kind == "f")
+
+
+def _same_hparam(a: Any, b: Any) -> bool:
+    try:
+        return bool(np.all(a == b)) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _state_layout(group: dict[str, Any]) -> tuple[Any, ...]:
+    """What decides the layout of a group's chain state: its switches and which of its
+    numbers are zero (a zero hyperparameter drops a transformation or a buffer)."""
+
+    def sig(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return tuple(sig(x) for x in v)
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, int | float) or (is_array(v) and np.ndim(v) == 0):
+            return bool(v != 0)
+        return type(v).__name__
+
+    return tuple((k, sig(v)) for k, v in group.items() if k not in _NOT_HYPERPARAMETERS)
+
+
+class _Operand:
+    """In a hyperparameter's signature: a value passed to the fused program as an operand."""
+
+
+_OPERAND = _Operand()
+
+
+def _hparam_signature(v: Any, operands: list[Any]) -> Any:
+    """A varying hyperparameter's part of the fused program's key, appending the values that
+    become operands to ``operands``: tuples element by element; zeros, ints, bools and None
+    stay constants (a zero turns a pass or a state buffer off: code branches on it)."""
+    if isinstance(v, tuple):
+        return tuple(_hparam_signature(x, operands) for x in v)
+    if _is_float_hparam(v) and (is_array(v) or v != 0):
+        operands.append(v)
+        return _OPERAND
+    return v if not is_array(v) else float(v)
+
+
+def _fill_hparam(signature: Any, operands: Any) -> Any:
+    """A hyperparameter rebuilt from its signature, the operands (tracers) taken in order."""
+    if isinstance(signature, tuple):
+        return tuple(_fill_hparam(x, operands) for x in signature)
+    return next(operands) if signature is _OPERAND else signature
+
+
 class _FusedGroupStep:
     """One parameter group's step as one compiled program over flat arrays:
-    ``(lr, *grads, *state_leaves, *params) -> (*new_params, *new_state_leaves)`` with the
-    state leaves and parameters donated, so that the compiled code writes the new values
+    ``(*hyperparameters, *grads, *state_leaves, *params) -> (*new_params,
+    *new_state_leaves)`` with the state leaves and parameters donated, so that the compiled code writes the new values
     over the old ones (in place, no fresh buffers) where it can. The update is the
-    functional core's (``make_tx(lr).update``, then ``apply_updates``): one copy of the
+    functional core's (``make_tx(*hyperparameters).update``, then ``apply_updates``): one copy of the
     formulas. Flat positional arguments keep ``jit``'s call on its fast path (no pytree
     flattening of the arguments); one program per state structure (SGD's first step has no
     momentum buffer yet)."""
@@ -810,18 +924,18 @@ class _FusedGroupStep:
         # (state trees are rebuilt, never mutated), need not be flattened again.
         self._last: tuple[list[Any], list[Any], Any] = ([], [], None)
 
-    def __call__(self, lr: Any, gs: list[Any], sts: list[Any],
+    def __call__(self, hps: list[Any], gs: list[Any], sts: list[Any],
                  ps: list[Any]) -> tuple[list[Any], list[Any]]:
         last, leaves, treedef = self._last
         if len(last) != len(sts) or any(a is not b for a, b in zip(last, sts)):
             leaves, treedef = tree_util.tree_flatten(sts)
         n = len(ps)
-        key = (n, treedef)
+        key = (len(hps), n, treedef)
         prog = self._programs.get(key)
         if prog is None:
-            prog = self._programs[key] = self._build(n, treedef, len(leaves))
+            prog = self._programs[key] = self._build(len(hps), n, treedef, len(leaves))
         fn, out_def = prog
-        outs = fn(lr, *gs, *leaves, *ps)
+        outs = fn(*hps, *gs, *leaves, *ps)
         new_ps, new_leaves = outs[:n], list(outs[n:])
         # A state leaf that is a gradient or parameter itself (SGD's first momentum buffer
         # is the gradient) is copied: state buffers are overwritten at the next step, and
@@ -834,14 +948,15 @@ class _FusedGroupStep:
         self._last = (new_sts, new_leaves, out_def[0])
         return list(new_ps), new_sts
 
-    def _build(self, n: int, treedef: Any, k: int) -> tuple[Any, list[Any]]:
+    def _build(self, m: int, n: int, treedef: Any, k: int) -> tuple[Any, list[Any]]:
         out_def: list[Any] = []
         make_tx = self._make_tx
 
-        def group_step(lr: Any, *xs: Any) -> tuple[Any, ...]:
+        def group_step(*xs: Any) -> tuple[Any, ...]:
+            hps, xs = xs[:m], xs[m:]
             gs, ps = xs[:n], xs[n + k:]
             sts = treedef.unflatten(xs[n:n + k])
-            tx = make_tx(lr)
+            tx = make_tx(*hps)
             new_ps, new = [], []
             for g, st, p in zip(gs, sts, ps):
                 u, st = tx.update(g, st, p)
@@ -851,7 +966,7 @@ class _FusedGroupStep:
             out_def[:] = [d]
             return (*new_ps, *new_leaves)
 
-        donate = tuple(range(1 + n, 1 + 2 * n + k))
+        donate = tuple(range(m + n, m + 2 * n + k))
         return funcgrad.jit(group_step, donate_argnums=donate), out_def
 
 
@@ -1043,10 +1158,10 @@ def _with_options(group: dict[str, Any], core: GradientTransformation, *,
     if group.get("maximize", False):
         parts.append(scale(-1.0))
     wd = group.get("weight_decay", 0)
-    if wd and not decoupled:
+    if T.nonzero(wd) and not decoupled:
         parts.append(add_decayed_weights(wd))
     parts.append(core)
-    if wd and decoupled:
+    if T.nonzero(wd) and decoupled:
         parts.append(add_decayed_weights(-group["lr"] * wd))
     return chain(*parts)
 
@@ -1090,7 +1205,7 @@ class SGD(Optimizer):
 
     def _transform(self, group: dict[str, Any]) -> GradientTransformation:
         parts = []
-        if group["momentum"] != 0:
+        if T.nonzero(group["momentum"]):
             parts.append(T.torch_momentum(group["momentum"], group["dampening"],
                                           group["nesterov"]))
         parts.append(scale(-group["lr"]))

@@ -560,23 +560,36 @@ def test_converges_on_rosenbrock_in_a_jitted_step(name, kw, steps, tol):
     assert float(host(_rosenbrock(p))) < tol
 
 
-def test_fused_step_follows_schedulers_without_retracing():
-    # lr is an argument of the jitted group update; momentum cycling (other hyperparameters
-    # changing every step) falls back to the eager loop after a few traces.
+def _programs(opt):
+    return sum(len(f._programs) for f in opt.__dict__.get("_fused_cache", {}).values())
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(amsgrad=True)),
+    ("RMSprop", dict(momentum=0.5, centered=True)),
+    ("NAdam", dict(weight_decay=0.1, decoupled_weight_decay=True)),
+])
+def test_fused_step_follows_schedulers_without_retracing(name, kw):
+    # lr and the hyperparameters a scheduler changes every step (OneCycleLR's momentum, or
+    # Adam's beta1) are operands of the group's compiled update: a whole cycle runs a couple
+    # of programs (the first step's constants, then the changing ones as operands), with
+    # the eager loop's numbers.
     params, grads = _problem()
     runs = []
     for foreach in (False, True):
         live = [p.copy() for p in params]
-        opt = optim.SGD(live, lr=0.1, momentum=0.9, foreach=foreach)
-        sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=len(grads) * 3)
-        for _ in range(3):
+        opt = getattr(optim, name)(live, lr=0.1, foreach=foreach, **kw)
+        sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.5, total_steps=len(grads) * 4)
+        for _ in range(4):
             for g in grads:
                 opt.step(g)
                 sched.step()
         runs.append(live)
         if foreach:
-            assert opt.__dict__["_fused_off"]  # momentum changed every step
-    assert_allclose(runs[0], runs[1], rtol=1e-12)
+            assert not opt.__dict__.get("_fused_off")
+            assert _programs(opt) <= 3  # SGD's first step has no momentum buffer yet
+    assert_allclose(runs[0], runs[1], rtol=0, atol=0)
     live = [p.copy() for p in params]
     opt = optim.Adam(live, lr=0.1, foreach=True)
     sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
@@ -584,6 +597,35 @@ def test_fused_step_follows_schedulers_without_retracing():
         opt.step(g)
         sched.step()
     assert len(opt.__dict__["_fused_cache"]) == 1 and not opt.__dict__.get("_fused_off")
+
+
+def _hyper_schedule(opt, i):
+    for g in opt.param_groups:
+        if i == 3:  # turns on a transformation of the chain (and SGD's momentum buffer)
+            g["weight_decay"] = 0.1
+            if "momentum" in g:
+                g["momentum"] = 0.9
+        if i == 6:
+            g["maximize"], g["weight_decay"] = True, 0.0
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("name,expected", [
+    # torch 2.13: the same loop over torch.optim's, float64 parameters and gradients
+    ("SGD", [0.362585988135, 2.79165394773, 0.57113747154]),
+    ("Adam", [0.314852406656, 2.66001096715, 2.314178807679]),
+    ("AdamW", [0.304064059728, 2.606832946097, 2.244662050991]),
+])
+def test_changing_hyperparameters_mid_run_keeps_the_state(name, expected, foreach):
+    # Turning weight decay or momentum on (or maximize) adds a transformation to the group's
+    # chain; the state (step counts, moments) carries over by name, as PyTorch's does.
+    w = np.array([1.0, 2.0, 3.0])
+    opt = getattr(optim, name)([w], lr=0.1, weight_decay=0.0, foreach=foreach)
+    for i in range(9):
+        _hyper_schedule(opt, i)
+        opt.step([np.array([0.5, -1.0, 2.0]) * (1 + 0.1 * i)])
+    assert_allclose(w, np.array(expected), rtol=1e-10)
+    assert float(opt.state_dict()["state"][0].get("step", 9)) == 9
 
 
 def test_step_inside_jit_is_a_clear_error_and_optimizers_copy():
