@@ -144,6 +144,50 @@ def test_binomial_distribution(n, p) -> None:
     assert np.max(np.abs(emp - st.binom(n, p).cdf(ks))) < 1.95 / np.sqrt(N)
 
 
+# jax.random.binomial(jax.random.PRNGKey(42), n, p, (6,)) with jax_enable_x64: inversion
+# (n min(p, 1 - p) <= 10) and BTRS (above), the same keys and formulas, so the same draws
+JAX_BINOMIAL = {
+    (5, 0.3): [1.0, 1.0, 4.0, 2.0, 3.0, 1.0],
+    (500, 0.3): [156.0, 142.0, 131.0, 161.0, 142.0, 140.0],
+    (500, 0.8): [395.0, 407.0, 417.0, 390.0, 407.0, 408.0],
+    (1e9, 0.45): [450007239.0, 450003147.0, 449967974.0, 449976372.0, 450008124.0,
+                  450027968.0],
+}
+
+
+@pytest.mark.parametrize("n,p", list(JAX_BINOMIAL))
+def test_binomial_draws_equal_jax(n, p) -> None:
+    assert_allclose(R.binomial(dev(R.PRNGKey(42)), n, p, (6,)), np.array(JAX_BINOMIAL[n, p]))
+
+
+@pytest.mark.parametrize("n,p", [(25, 0.5), (60, 0.3), (10**12, 0.2)])
+def test_binomial_btrs_exact_distribution(n, p) -> None:
+    # BTRS (n q > 10, up to n = 1e12 at O(1) work per draw): with 40000 draws, the largest
+    # CDF gap stays within the KS bound at level 1e-3
+    m = 40000
+    x = np.asarray(host(R.binomial(dev(R.PRNGKey(5)), n, p, (m,))))
+    assert (x == np.floor(x)).all() and 0 <= x.min() and x.max() <= n
+    ks = np.arange(int(x.min()), int(x.max()) + 1) if n < 10**6 else np.unique(x)
+    emp = np.searchsorted(np.sort(x), ks, side="right") / m
+    assert np.max(np.abs(emp - st.binom(n, p).cdf(ks))) < 1.95 / np.sqrt(m)
+
+
+def test_multinomial_draws_equal_jax() -> None:
+    # jax.random.multinomial(PRNGKey(3), 1000, [.2, .3, .5], shape=(2, 3)), x64: its chain of
+    # binomials takes the BTRS branch
+    got = R.multinomial(dev(R.PRNGKey(3)), 1000, dev(np.array([0.2, 0.3, 0.5])), shape=(2, 3))
+    assert_allclose(got, np.array([[184.0, 309.0, 507.0], [186.0, 326.0, 488.0]]))
+
+
+def test_binomial_under_vmap_equals_unbatched() -> None:
+    # per-key draws are the same batched or not (the rejection loops stop per lane)
+    keys = R.split(dev(R.PRNGKey(1)), 3)
+    n = dev(np.array([4.0, 300.0, 2e5]))
+    got = funcgrad.vmap(lambda k, n: R.binomial(k, n, 0.4, (5,)))(keys, n)
+    for i in range(3):
+        assert_allclose(got[i], R.binomial(keys[i], n[i], 0.4, (5,)))
+
+
 def test_binomial_edge_cases_as_jax() -> None:
     k = dev(R.PRNGKey(0))
     # jax.random.binomial: nan for n < 0, nan n or p outside [0, 1]; inf n gives inf
@@ -152,6 +196,8 @@ def test_binomial_edge_cases_as_jax() -> None:
     assert_allclose(got, np.array([np.nan, np.nan, np.inf, np.nan]))
     assert_allclose(R.binomial(k, 7, dev(np.array([0.0, 1.0]))), np.array([0.0, 7.0]))
     assert_allclose(R.binomial(k, 0, 0.5, (2,)), np.zeros(2))
+    # JAX loops forever on inf trials with p 0 or 1; here they give inf like other inf counts
+    assert_allclose(R.binomial(k, np.inf, dev(np.array([0.0, 1.0, 0.3]))), np.full(3, np.inf))
     assert host(R.binomial(k, 10, 0.3, dtype=np.float32)).dtype == np.float32
     f = funcgrad.jit(lambda k: R.binomial(k, 100, 0.4, (3,)))
     assert_allclose(f(k), R.binomial(k, 100, 0.4, (3,)))
