@@ -269,6 +269,10 @@ def _resolve_argnums(argnums_t: tuple[int, ...], nargs: int, fname: str) -> tupl
 
 def _partial(fun: Callable[..., Any], args: tuple, kwargs: dict, idx: tuple[int, ...]):
     """``fun`` as a function of the arguments at ``idx`` only (the others fixed)."""
+    if not kwargs and idx == tuple(range(len(args))):
+        # All of them, in order (grad of a one-argument function): ``fun`` itself, one Python
+        # frame less per nesting level under nested grad.
+        return fun
 
     def f(*dyn: Any) -> Any:
         full = list(args)
@@ -993,8 +997,11 @@ def _value_and_grad(
     holomorphic: bool,
     allow_int: bool,
     fname: str,
+    value: bool = True,
 ) -> Callable[..., Any]:
-    """:func:`value_and_grad`, its errors naming ``fname`` (the function the user called)."""
+    """:func:`value_and_grad`, its errors naming ``fname`` (the function the user called);
+    with ``value=False``, :func:`grad` (the gradient alone, or ``(gradient, aux)``): built
+    here rather than by wrapping, one Python frame less per level of nested ``grad``."""
     _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
@@ -1013,6 +1020,8 @@ def _value_and_grad(
         # no cotangent checks.
         g = pull_leaves([_ones_like_aval(a.update(weak_type=False))])
         g = g[0] if single else tuple(g)
+        if not value:
+            return (g, flat.aux(outs)) if has_aux else g
         if has_aux:
             return (ans, flat.aux(outs)), g
         return ans, g
@@ -1042,16 +1051,7 @@ def grad(
         {'b': array(2.), 'w': array(3.)}
     """
     _check_no_reduce_axes(reduce_axes, "grad")
-    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
-
-    @functools.wraps(fun)
-    def g(*args: Any, **kwargs: Any) -> Any:
-        if has_aux:
-            (_, aux), gr = vg(*args, **kwargs)
-            return gr, aux
-        return vg(*args, **kwargs)[1]
-
-    return g
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad", value=False)
 
 
 def typeof(x: Any) -> ShapedArray:

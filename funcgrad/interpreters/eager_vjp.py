@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad._stack_room import call_with_stack_room
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.compile.rules import array_calls
@@ -65,6 +66,7 @@ from funcgrad.interpreters.jvp import (
     zero_jvp_primitives,
 )
 from funcgrad.interpreters.linearize import linearize_flat
+from funcgrad.interpreters.staging import reserves_stack_room
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
     transpose_linearized,
@@ -627,7 +629,7 @@ def vjp_tape(
             trace.top = False
     token = _trace_var.set(trace)
     try:
-        outs = f(*ins)
+        outs = call_with_stack_room(f, *ins) if reserves_stack_room(parent) else f(*ins)
     finally:
         _trace_var.reset(token)
     primals_out = [o.val if type(o) is TapeTracer and o._trace is trace else o for o in outs]

@@ -13,12 +13,18 @@ from typing import Any
 import numpy
 
 from funcgrad._gc import paused_gc
+from funcgrad._stack_room import call_with_stack_room
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
 from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
-from funcgrad.errors import MissingRuleError
-from funcgrad.interpreters.staging import attributed, merges_repeats, simplify_operation
+from funcgrad.errors import MissingRuleError, operation_source
+from funcgrad.interpreters.staging import (
+    attribute_to_user,
+    merges_repeats,
+    reserves_stack_room,
+    simplify_operation,
+)
 from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
 
 __all__ = [
@@ -337,20 +343,25 @@ class JVPTrace(Trace):
         self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        if self.memo is not None:  # nested: what the rule binds is staged levels below
-            return attributed(self._merged, prim, args, params)
-        return self._process(prim, args, params)
-
-    def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        memo: dict = self.memo  # type: ignore[assignment]
-        key = operation_key(prim, args, params)
-        outs = lookup(memo, key)
-        if outs is None:
-            outs = simplify_operation(prim, args, params)
+        memo = self.memo
+        if memo is None:
+            return self._process(prim, args, params)
+        # Nested: what the rule binds is staged levels below, attributed to the user's line;
+        # an operation seen before is merged. In line rather than in wrappers: every operation
+        # passes here once per nesting level (attribute_to_user says why frames matter).
+        token = attribute_to_user(prim)
+        try:
+            key = operation_key(prim, args, params)
+            outs = lookup(memo, key)
             if outs is None:
-                outs = self._process(prim, args, params)
-            remember(memo, key, args, outs)
-        return outs
+                outs = simplify_operation(prim, args, params)
+                if outs is None:
+                    outs = self._process(prim, args, params)
+                remember(memo, key, args, outs)
+            return outs
+        finally:
+            if token is not None:
+                operation_source.reset(token)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []
@@ -392,9 +403,12 @@ def jvp_flat(
     try:
         if trace.memo is None:
             outs = f(*ins)
-        else:
+        else:  # nested: a derivative program being traced (funcgrad._gc)
             with paused_gc():
-                outs = f(*ins)
+                if reserves_stack_room(trace.parent):
+                    outs = call_with_stack_room(f, *ins)
+                else:
+                    outs = f(*ins)
     finally:
         _trace_var.reset(token)
         trace.memo = None  # it holds tracers that hold the trace: let them go now

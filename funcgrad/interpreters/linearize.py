@@ -15,16 +15,19 @@ from typing import Any
 import numpy
 
 from funcgrad._gc import paused_gc
+from funcgrad._stack_room import call_with_stack_room
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.compile.rules import roles
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1, tracer_types
+from funcgrad.errors import operation_source
 from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTracer,
-    attributed,
+    attribute_to_user,
     merged_or_simplified,
     merges_repeats,
+    reserves_stack_room,
 )
 from funcgrad.interpreters.trace_cse import remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr, sub_jaxprs, uses_any
@@ -139,17 +142,22 @@ class LinearizeTrace(Trace):
         self.memo: dict | None = {} if merges_repeats(parent) else None
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        if self.memo is not None:  # nested: what the rule binds is staged levels below
-            return attributed(self._merged, prim, args, params)
-        return self._process(prim, args, params)
-
-    def _merged(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
-        memo: dict = self.memo  # type: ignore[assignment]
-        key, outs = merged_or_simplified(memo, prim, args, params)
-        if outs is None:
-            outs = self._process(prim, args, params)
-        remember(memo, key, args, outs)
-        return outs
+        memo = self.memo
+        if memo is None:
+            return self._process(prim, args, params)
+        # Nested: what the rule binds is staged levels below, attributed to the user's line;
+        # an operation seen before is merged. In line rather than in wrappers: every operation
+        # passes here once per nesting level (attribute_to_user says why frames matter).
+        token = attribute_to_user(prim)
+        try:
+            key, outs = merged_or_simplified(memo, prim, args, params)
+            if outs is None:
+                outs = self._process(prim, args, params)
+            remember(memo, key, args, outs)
+            return outs
+        finally:
+            if token is not None:
+                operation_source.reset(token)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
@@ -251,7 +259,10 @@ def linearize_flat(f: Callable[..., Sequence[Any]], primals: Sequence[Any],
             outs = f(*ins)
         else:  # nested: a derivative program being traced (funcgrad._gc)
             with paused_gc():
-                outs = f(*ins)
+                if reserves_stack_room(parent):
+                    outs = call_with_stack_room(f, *ins)
+                else:
+                    outs = f(*ins)
     finally:
         _trace_var.reset(token)
         trace.memo = None  # it holds tracers that hold the trace: let them go now

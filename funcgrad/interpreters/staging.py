@@ -8,6 +8,7 @@ right away; linearize uses it so primal work runs eagerly while tangent work is 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import Token
 from typing import Any
 
 import numpy
@@ -41,7 +42,7 @@ from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
     "staging_below",
-    "simplify_operation", "merges_repeats", "attributed", "merge_or_stage",
+    "simplify_operation", "merges_repeats", "reserves_stack_room", "attribute_to_user", "merge_or_stage",
     "merged_or_simplified",
     "context_dependent_primitives",
 ]
@@ -295,7 +296,7 @@ class StagingTrace(Trace):
         src = operation_source.get()
         if src is None:  # the user's own operation: recorded as written
             return self.stage(prim, args, params, staging_source_info())
-        # Bound by a differentiation's rule (``attributed`` set the user's line): derivative
+        # Bound by a differentiation's rule (``attribute_to_user`` set the user's line): derivative
         # work, which repeats itself level after level under nested ``grad``; merged and
         # simplified as the interpreters' own recordings are, it is staged once.
         return merge_or_stage(self, prim, args, params, src)
@@ -372,29 +373,36 @@ def merges_repeats(parent: Trace | None) -> bool:
     return False
 
 
-def attributed(process: Callable[[Primitive, Sequence[Any], dict], list], prim: Primitive,
-               args: Sequence[Any], params: dict) -> list:
-    """``process(prim, args, params)`` (a nested differentiating trace's), with what its rule
-    binds attributed to the user's line of ``prim`` (:data:`~funcgrad.errors.operation_source`,
-    set by the outermost such trace; read by staging far below).
+def reserves_stack_room(parent: Trace | None) -> bool:
+    """Whether a differentiating trace made under ``parent`` is the third level of nested
+    differentiation (``grad(grad(grad(...)))``, any of them forward): where nested tracing
+    recurses deeply enough for the frame stack's chunk boundaries to cost
+    (:mod:`funcgrad._stack_room`); it asks for room once, for all the levels inside it. Not
+    lower: a reservation costs about as much as twenty eager operations, every call."""
+    n = 0
+    t = parent
+    while t is not None:
+        n += t.differentiates
+        t = t.parent
+    return n == 2
+
+
+def attribute_to_user(prim: Primitive) -> Token | None:
+    """Attribute what a nested differentiating trace's rule for ``prim`` binds to the user's
+    line of ``prim`` (:data:`~funcgrad.errors.operation_source`, set by the outermost such
+    trace; read by staging far below). Returns the token to reset
+    :data:`~funcgrad.errors.operation_source` with once the rule has run, or None: nothing set.
 
     A higher-order primitive's rule may run the user's own code (custom derivative rules,
     callbacks), whose operations have their own lines: under one, staging finds the line by
-    walking the stack again.
+    walking the stack again. (A token rather than a wrapper around the rule: every operation
+    passes here once per nesting level, and deep nesting pays for each Python frame a level
+    adds; benchmarks/README.md, "Why order 6 is slower per instruction".)
     """
     src = operation_source.get()
     if prim.carries_jaxprs:
-        if src is None:
-            return process(prim, args, params)
-        token = operation_source.set(None)
-    elif src is None:
-        token = operation_source.set(user_source_info())
-    else:
-        return process(prim, args, params)
-    try:
-        return process(prim, args, params)
-    finally:
-        operation_source.reset(token)
+        return None if src is None else operation_source.set(None)
+    return operation_source.set(user_source_info()) if src is None else None
 
 
 def merged_or_simplified(memo: dict, prim: Primitive, args: Sequence[Any],
