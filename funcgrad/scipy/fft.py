@@ -1,9 +1,15 @@
-"""funcgrad.scipy.fft: discrete cosine transforms ``dct``, ``idct``, ``dctn``, ``idctn`` (types
-1-4, ``norm`` ``"backward"``/``"ortho"``/``"forward"``, ``orthogonalize``), as ``scipy.fft``.
+"""funcgrad.scipy.fft: SciPy's ``scipy.fft``, differentiable.
 
-Each 1-D transform is a product with the transform's real ``(n, n)`` matrix, so it is linear:
-differentiable to any order, ``jit``/``vmap``-able, float32 stays float32, complex inputs
-transform their real and imaginary parts.
+The discrete cosine and sine transforms ``dct``, ``idct``, ``dctn``, ``idctn``, ``dst``,
+``idst``, ``dstn``, ``idstn`` (types 1-4, ``norm`` ``"backward"``/``"ortho"``/``"forward"``,
+``orthogonalize``): each 1-D transform is a product with the transform's real ``(n, n)``
+matrix, so it is linear: differentiable to any order, ``jit``/``vmap``-able, float32 stays
+float32, complex inputs transform their real and imaginary parts.
+
+The Fourier transforms (``fft`` ... ``irfftn``, and SciPy's ``hfft2``, ``hfftn``,
+``ihfft2``, ``ihfftn``) are :mod:`funcgrad.numpy.fft`'s with SciPy's signatures
+(``overwrite_x``, ``workers``, ``plan``) and dtypes; ``fftfreq``, ``rfftfreq``,
+``fftshift``, ``ifftshift``, ``next_fast_len`` and ``prev_fast_len`` as SciPy's.
 
 Example:
     >>> import numpy as np, funcgrad.scipy.fft as fsf
@@ -14,7 +20,8 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -22,52 +29,104 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.numpy import fft as _npfft
 
-__all__ = ["dct", "idct", "dctn", "idctn"]
+__all__ = [
+    "dct", "idct", "dctn", "idctn", "dst", "idst", "dstn", "idstn",
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+    "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
+    "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "prev_fast_len",
+]
 
 _NORMS = (None, "backward", "ortho", "forward")
 
 
-@functools.lru_cache(maxsize=256)
-def _dct_matrix(kind: int, n: int, norm: str, orthogonalize: bool, inverse: bool) -> numpy.ndarray:
-    """The float64 matrix ``M`` with ``dct(x) = M @ x`` (``idct``'s is its inverse)."""
+def _cospi(num: numpy.ndarray, den: int) -> numpy.ndarray:
+    """cos(pi num / den) for integers, with exact zeros (cos(pi/2) is 6e-17 in floats)."""
+    num = num % (2 * den)
+    out = numpy.cos(numpy.pi * num / den)
+    out[(2 * num) % (2 * den) == den] = 0.0
+    return out
+
+
+def _sinpi(num: numpy.ndarray, den: int) -> numpy.ndarray:
+    """sin(pi num / den) = cos(pi (2 num - den) / (2 den)), exact zeros included."""
+    return _cospi(2 * num - den, 2 * den)
+
+
+def _dct_core(kind: int, n: int, orthogonalize: bool
+              ) -> tuple[numpy.ndarray, float, numpy.ndarray, numpy.ndarray]:
+    """SciPy's unnormalised DCT matrix of ``kind``, its scale ``N`` and the orthogonalising
+    input/output weights."""
     k = numpy.arange(n)[:, None]
     j = numpy.arange(n)[None, :]
-
-    def cospi(num: numpy.ndarray, den: int) -> numpy.ndarray:
-        """cos(pi num / den) for integers, with exact zeros (cos(pi/2) is 6e-17 in floats)."""
-        num = num % (2 * den)
-        out = numpy.cos(numpy.pi * num / den)
-        out[(2 * num) % (2 * den) == den] = 0.0
-        return out
-
-    d_in = numpy.ones(n)
-    d_out = numpy.ones(n)
+    d_in, d_out = numpy.ones(n), numpy.ones(n)
     if kind == 1:
         if n < 2:
             raise ValueError(f"dct: type 1 needs at least 2 points, got {n}")
         c = numpy.full(n, 2.0)
         c[[0, -1]] = 1.0
-        m = c[None, :] * cospi(k * j, n - 1)
+        m = c[None, :] * _cospi(k * j, n - 1)
         scale_n = 2.0 * (n - 1)
         if orthogonalize:
             d_in[[0, -1]] = numpy.sqrt(2.0)
             d_out[[0, -1]] = 1.0 / numpy.sqrt(2.0)
     elif kind == 2:
-        m = 2.0 * cospi(k * (2 * j + 1), 2 * n)
+        m = 2.0 * _cospi(k * (2 * j + 1), 2 * n)
         scale_n = 2.0 * n
         if orthogonalize:
             d_out[0] = 1.0 / numpy.sqrt(2.0)
     elif kind == 3:
         c = numpy.full(n, 2.0)
         c[0] = 1.0
-        m = c[None, :] * cospi((2 * k + 1) * j, 2 * n)
+        m = c[None, :] * _cospi((2 * k + 1) * j, 2 * n)
         scale_n = 2.0 * n
         if orthogonalize:
             d_in[0] = numpy.sqrt(2.0)
     else:
-        m = 2.0 * cospi((2 * k + 1) * (2 * j + 1), 4 * n)
+        m = 2.0 * _cospi((2 * k + 1) * (2 * j + 1), 4 * n)
         scale_n = 2.0 * n
+    return m, scale_n, d_in, d_out
+
+
+def _dst_core(kind: int, n: int, orthogonalize: bool
+              ) -> tuple[numpy.ndarray, float, numpy.ndarray, numpy.ndarray]:
+    """SciPy's unnormalised DST matrix of ``kind`` (its docstring's formulas), its scale and
+    the orthogonalising weights (type 2: the last output over sqrt(2); type 3: the last input
+    times sqrt(2); types 1 and 4 are orthogonal as they are)."""
+    k = numpy.arange(n)[:, None]
+    j = numpy.arange(n)[None, :]
+    d_in, d_out = numpy.ones(n), numpy.ones(n)
+    if kind == 1:
+        m = 2.0 * _sinpi((k + 1) * (j + 1), n + 1)
+        scale_n = 2.0 * (n + 1)
+    elif kind == 2:
+        m = 2.0 * _sinpi((k + 1) * (2 * j + 1), 2 * n)
+        scale_n = 2.0 * n
+        if orthogonalize:
+            d_out[-1] = 1.0 / numpy.sqrt(2.0)
+    elif kind == 3:
+        c = numpy.full(n, 2.0)
+        c[-1] = 1.0
+        m = c[None, :] * _sinpi((2 * k + 1) * (j + 1), 2 * n)
+        scale_n = 2.0 * n
+        if orthogonalize:
+            d_in[-1] = numpy.sqrt(2.0)
+    else:
+        m = 2.0 * _sinpi((2 * k + 1) * (2 * j + 1), 4 * n)
+        scale_n = 2.0 * n
+    return m, scale_n, d_in, d_out
+
+
+_CORES = {"dct": _dct_core, "dst": _dst_core}
+
+
+@functools.lru_cache(maxsize=256)
+def _trig_matrix(family: str, kind: int, n: int, norm: str, orthogonalize: bool,
+                 inverse: bool) -> numpy.ndarray:
+    """The float64 matrix ``M`` with ``dct(x) = M @ x`` (``family="dct"``) or ``dst(x) = M @ x``
+    (``"dst"``); the inverse transform's is its inverse."""
+    m, scale_n, d_in, d_out = _CORES[family](kind, n, orthogonalize)
     m = d_out[:, None] * m * d_in[None, :]
     if norm == "ortho":
         m = numpy.sqrt(1.0 / scale_n) * m
@@ -81,8 +140,8 @@ def _dct_matrix(kind: int, n: int, norm: str, orthogonalize: bool, inverse: bool
     return inv
 
 
-def _dct_along(name: str, x: Any, kind: int, n: Any, axis: int, norm: Any,
-               orthogonalize: Any, inverse: bool) -> Any:
+def _trig_along(family: str, name: str, x: Any, kind: int, n: Any, axis: int, norm: Any,
+                orthogonalize: Any, inverse: bool) -> Any:
     if kind not in (1, 2, 3, 4):
         raise ValueError(f"{name}: type must be 1, 2, 3 or 4, got {kind!r}")
     if norm not in _NORMS:
@@ -110,7 +169,7 @@ def _dct_along(name: str, x: Any, kind: int, n: Any, axis: int, norm: Any,
         raise ValueError(f"{name}: invalid number of data points ({size}) specified")
     dt = get_aval(x).dtype
     real = numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64
-    m = _dct_matrix(kind, size, norm, ortho, inverse).astype(real)
+    m = _trig_matrix(family, kind, size, norm, ortho, inverse).astype(real)
     m = device_put(m, get_aval(x).device or get_default_device())
     y = fnp.tensordot(x, m, axes=([axis], [1]))  # the transformed axis comes last
     return fnp.moveaxis(y, -1, axis)
@@ -137,7 +196,7 @@ def dct(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None, 
         >>> fsf.dct(np.array([1.0, 2.0, 3.0]), norm="ortho").round(6)
         array([ 3.464102, -1.414214,  0.      ])
     """
-    return _dct_along("dct", _operand(x), type, n, axis, norm, orthogonalize, False)
+    return _trig_along("dct", "dct", _operand(x), type, n, axis, norm, orthogonalize, False)
 
 
 def idct(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None,  # noqa: A002
@@ -149,7 +208,7 @@ def idct(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None,
         >>> fsf.idct(fsf.dct(np.array([1.0, 2.0, 3.0]))).round(12)
         array([1., 2., 3.])
     """
-    return _dct_along("idct", _operand(x), type, n, axis, norm, orthogonalize, True)
+    return _trig_along("dct", "idct", _operand(x), type, n, axis, norm, orthogonalize, True)
 
 
 def _axes_and_sizes(name: str, x: Any, s: Any, axes: Any) -> list[tuple[int, Any]]:
@@ -183,7 +242,7 @@ def dctn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = Non
     """
     x = _operand(x)
     for axis, n in _axes_and_sizes("dctn", x, s, axes):
-        x = _dct_along("dctn", x, type, n, axis, norm, orthogonalize, False)
+        x = _trig_along("dct", "dctn", x, type, n, axis, norm, orthogonalize, False)
     return x
 
 
@@ -199,5 +258,347 @@ def idctn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = No
     """
     x = _operand(x)
     for axis, n in _axes_and_sizes("idctn", x, s, axes):
-        x = _dct_along("idctn", x, type, n, axis, norm, orthogonalize, True)
+        x = _trig_along("dct", "idctn", x, type, n, axis, norm, orthogonalize, True)
     return x
+
+
+def dst(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None,  # noqa: A002
+        overwrite_x: bool = False, workers: Any = None, orthogonalize: Any = None) -> Any:
+    """Discrete sine transform of ``type`` 1-4 along ``axis`` (``n`` crops or zero-pads), with
+    SciPy's definitions and normalisations; ``orthogonalize`` (default: ``norm == "ortho"``)
+    makes the ``"ortho"`` transform of types 2 and 3 orthogonal.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.dst(np.array([1.0, 2.0, 3.0])).round(6)
+        array([ 8.      , -3.464102,  4.      ])
+    """
+    return _trig_along("dst", "dst", _operand(x), type, n, axis, norm, orthogonalize, False)
+
+
+def idst(x: Any, type: int = 2, n: Any = None, axis: int = -1, norm: Any = None,  # noqa: A002
+         overwrite_x: bool = False, workers: Any = None, orthogonalize: Any = None) -> Any:
+    """Inverse of :func:`dst` with the same ``type`` and ``norm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.idst(fsf.dst(np.array([1.0, 2.0, 3.0]), type=4), type=4).round(12)
+        array([1., 2., 3.])
+    """
+    return _trig_along("dst", "idst", _operand(x), type, n, axis, norm, orthogonalize, True)
+
+
+def dstn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = None,  # noqa: A002
+         overwrite_x: bool = False, workers: Any = None, orthogonalize: Any = None) -> Any:
+    """Multidimensional :func:`dst` over ``axes`` (all by default) with sizes ``s``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.dstn(np.ones((2, 2))).round(12) + 0.0
+        array([[8., 0.],
+               [0., 0.]])
+    """
+    x = _operand(x)
+    for axis, n in _axes_and_sizes("dstn", x, s, axes):
+        x = _trig_along("dst", "dstn", x, type, n, axis, norm, orthogonalize, False)
+    return x
+
+
+def idstn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = None,  # noqa: A002
+          overwrite_x: bool = False, workers: Any = None, orthogonalize: Any = None) -> Any:
+    """Inverse of :func:`dstn` with the same ``type`` and ``norm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.idstn(fsf.dstn(np.array([[1.0, 2.0], [3.0, 4.0]]))).round(12)
+        array([[1., 2.],
+               [3., 4.]])
+    """
+    x = _operand(x)
+    for axis, n in _axes_and_sizes("idstn", x, s, axes):
+        x = _trig_along("dst", "idstn", x, type, n, axis, norm, orthogonalize, True)
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# The Fourier transforms: funcgrad.numpy.fft's, with SciPy's signatures and dtypes.
+
+def _check_fft_options(name: str, workers: Any, plan: Any) -> None:
+    """SciPy's checks of the options that have no effect here (one process, no plans)."""
+    if plan is not None:
+        raise NotImplementedError(f"scipy.fft.{name}: passing a precomputed plan is not "
+                                  "supported (nor by SciPy's own backend)")
+    if workers is not None and operator.index(workers) == 0:
+        raise ValueError(f"scipy.fft.{name}: workers must not be zero")
+
+
+def _fft_operand(x: Any) -> Any:
+    """SciPy computes float16 in single precision and returns single precision (NumPy casts
+    the real results of its inverse real transforms back to float16)."""
+    x = fnp.asarray(x)
+    if get_aval(x).dtype == numpy.float16:
+        return x.astype(numpy.float32)
+    return x
+
+
+def _nd_axes(x: Any, s: Any, axes: Any) -> Any:
+    """SciPy's default axes: all, or the last ``len(s)`` when only ``s`` is given (NumPy 2
+    deprecates the latter; SciPy does not)."""
+    if axes is None and s is not None:
+        count = 1 if isinstance(s, int) else len(s)
+        return tuple(range(-count, 0)) if count else ()
+    return axes
+
+
+def _one_dim_transform(name: str) -> Callable[..., Any]:
+    np_fn = getattr(_npfft, name)
+
+    def transform(x: Any, n: Any = None, axis: int = -1, norm: Any = None,
+                  overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+        _check_fft_options(name, workers, plan)
+        return np_fn(_fft_operand(x), n, axis, norm)
+
+    transform.__name__ = transform.__qualname__ = name
+    return transform
+
+
+def _n_dim_transform(name: str, default_axes: Any) -> Callable[..., Any]:
+    np_fn = getattr(_npfft, name.replace("2", "n"))
+
+    def transform(x: Any, s: Any = None, axes: Any = default_axes, norm: Any = None,
+                  overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+        _check_fft_options(name, workers, plan)
+        x = _fft_operand(x)
+        return np_fn(x, s, _nd_axes(x, s, axes), norm)
+
+    transform.__name__ = transform.__qualname__ = name
+    return transform
+
+
+_EXAMPLE = """
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> {call}
+        {result}
+    """
+
+_TRANSFORMS = {
+    # name: (what it computes, example call, its result)
+    "fft": ("One-dimensional discrete Fourier transform along ``axis`` (cropped or "
+            "zero-padded to ``n``)", "fsf.fft(np.array([1.0, 2.0, 3.0, 4.0]))",
+            "array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])"),
+    "ifft": ("Inverse of :func:`fft`", "fsf.ifft(np.array([4.0, 0.0, 0.0, 0.0]))",
+             "array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])"),
+    "rfft": ("The non-negative frequencies of the FFT of real input",
+             "fsf.rfft(np.array([1.0, 2.0, 3.0, 4.0]))", "array([10.+0.j, -2.+2.j, -2.+0.j])"),
+    "irfft": ("Inverse of :func:`rfft` (``n`` real outputs, by default ``2 * (m - 1)``)",
+              "fsf.irfft(np.array([4.0, 0.0, 0.0]))", "array([1., 1., 1., 1.])"),
+    "hfft": ("FFT of a Hermitian-symmetric signal given by its first half (a real spectrum)",
+             "fsf.hfft(np.array([1.0, 0.0, 0.0]))", "array([1., 1., 1., 1.])"),
+    "ihfft": ("Inverse of :func:`hfft`: the conjugated half spectrum of real input",
+              "fsf.ihfft(np.array([1.0, 1.0, 1.0, 1.0]))", "array([1.-0.j, 0.-0.j, 0.-0.j])"),
+    "fft2": ("Two-dimensional FFT over ``axes``", "fsf.fft2(np.ones((2, 2))).real",
+             "array([[4., 0.],\n               [0., 0.]])"),
+    "ifft2": ("Inverse of :func:`fft2`", "fsf.ifft2(np.array([[4.0, 0.0], [0.0, 0.0]])).real",
+              "array([[1., 1.],\n               [1., 1.]])"),
+    "rfft2": ("Two-dimensional FFT of real input (the last axis halved)",
+              "fsf.rfft2(np.ones((2, 4))).shape", "(2, 3)"),
+    "irfft2": ("Inverse of :func:`rfft2`", "fsf.irfft2(np.array([[4.0, 0.0], [0.0, 0.0]]))",
+               "array([[1., 1.],\n               [1., 1.]])"),
+    "fftn": ("N-dimensional FFT over ``axes`` (all, or the last ``len(s)``)",
+             "fsf.fftn(np.ones((2, 2, 2)))[0, 0, 0]", "np.complex128(8+0j)"),
+    "ifftn": ("Inverse of :func:`fftn`", "fsf.ifftn(np.full((2, 2), 4.0)).real",
+              "array([[4., 0.],\n               [0., 0.]])"),
+    "rfftn": ("N-dimensional FFT of real input; the last of ``axes`` is halved",
+              "fsf.rfftn(np.ones((2, 4))).shape", "(2, 3)"),
+    "irfftn": ("Inverse of :func:`rfftn` (the last output size defaults to ``2 * (m - 1)``)",
+               "fsf.irfftn(np.array([[8.0, 0.0, 0.0], [0.0, 0.0, 0.0]])).shape", "(2, 4)"),
+}
+
+def _document(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    what, call, result = _TRANSFORMS[name]
+    fn.__doc__ = (f"{what}, as ``scipy.fft.{name}`` (SciPy's dtypes: float16 computes and "
+                  "returns single precision). ``overwrite_x`` and ``workers`` have no effect; "
+                  "``plan`` must be None." + _EXAMPLE.format(call=call, result=result))
+    return fn
+
+
+fft = _document(_one_dim_transform("fft"), "fft")
+ifft = _document(_one_dim_transform("ifft"), "ifft")
+rfft = _document(_one_dim_transform("rfft"), "rfft")
+irfft = _document(_one_dim_transform("irfft"), "irfft")
+hfft = _document(_one_dim_transform("hfft"), "hfft")
+ihfft = _document(_one_dim_transform("ihfft"), "ihfft")
+fft2 = _document(_n_dim_transform("fft2", (-2, -1)), "fft2")
+ifft2 = _document(_n_dim_transform("ifft2", (-2, -1)), "ifft2")
+rfft2 = _document(_n_dim_transform("rfft2", (-2, -1)), "rfft2")
+irfft2 = _document(_n_dim_transform("irfft2", (-2, -1)), "irfft2")
+fftn = _document(_n_dim_transform("fftn", None), "fftn")
+ifftn = _document(_n_dim_transform("ifftn", None), "ifftn")
+rfftn = _document(_n_dim_transform("rfftn", None), "rfftn")
+irfftn = _document(_n_dim_transform("irfftn", None), "irfftn")
+
+
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _swapped(name: str, norm: Any) -> str:
+    if norm not in _SWAP:
+        raise ValueError(f'{name}: invalid norm value {norm!r}; should be "backward", "ortho" '
+                         'or "forward"')
+    return _SWAP[norm]
+
+
+def hfftn(x: Any, s: Any = None, axes: Any = None, norm: Any = None,
+          overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+    """N-dimensional FFT of a Hermitian-symmetric signal given by its half (the last of
+    ``axes`` halved): real output, ``irfftn(conj(x))`` with the dual normalisation, as
+    ``scipy.fft.hfftn``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.hfftn(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+        array([[1., 1., 1., 1.],
+               [1., 1., 1., 1.]])
+    """
+    _check_fft_options("hfftn", workers, plan)
+    x = _fft_operand(x)
+    return _npfft.irfftn(fnp.conj(x), s, _nd_axes(x, s, axes), _swapped("hfftn", norm))
+
+
+def ihfftn(x: Any, s: Any = None, axes: Any = None, norm: Any = None,
+           overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+    """Inverse of :func:`hfftn`: ``conj(rfftn(x))`` of real ``x`` with the dual
+    normalisation, as ``scipy.fft.ihfftn``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.ihfftn(np.ones((2, 4))).real
+        array([[1., 0., 0.],
+               [0., 0., 0.]])
+    """
+    _check_fft_options("ihfftn", workers, plan)
+    x = _fft_operand(x)
+    return fnp.conj(_npfft.rfftn(x, s, _nd_axes(x, s, axes), _swapped("ihfftn", norm)))
+
+
+def hfft2(x: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None,
+          overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+    """Two-dimensional :func:`hfftn`.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.hfft2(np.array([[4.0, 0.0], [0.0, 0.0]]))
+        array([[4., 4.],
+               [4., 4.]])
+    """
+    return hfftn(x, s, axes, norm, overwrite_x, workers, plan=plan)
+
+
+def ihfft2(x: Any, s: Any = None, axes: Any = (-2, -1), norm: Any = None,
+           overwrite_x: bool = False, workers: Any = None, *, plan: Any = None) -> Any:
+    """Two-dimensional :func:`ihfftn`.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.ihfft2(np.full((2, 2), 4.0)).real
+        array([[4., 0.],
+               [0., 0.]])
+    """
+    return ihfftn(x, s, axes, norm, overwrite_x, workers, plan=plan)
+
+
+def fftfreq(n: int, d: Any = 1.0, *, xp: Any = None, device: Any = None) -> Any:
+    """Sample frequencies of an ``n``-point FFT with spacing ``d`` (float64), as
+    ``scipy.fft.fftfreq``; ``xp`` (an array namespace) is not used.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.fftfreq(4, d=0.5)
+        array([ 0. ,  0.5, -1. , -0.5])
+    """
+    return _npfft.fftfreq(n, d, device)
+
+
+def rfftfreq(n: int, d: Any = 1.0, *, xp: Any = None, device: Any = None) -> Any:
+    """Sample frequencies of :func:`rfft` (the non-negative ones), as ``scipy.fft.rfftfreq``.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.rfftfreq(4)
+        array([0.  , 0.25, 0.5 ])
+    """
+    return _npfft.rfftfreq(n, d, device)
+
+
+def fftshift(x: Any, axes: Any = None) -> Any:
+    """The zero frequency moved to the centre, as ``scipy.fft.fftshift``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.fftshift(np.array([0.0, 1.0, 2.0, -2.0, -1.0]))
+        array([-2., -1.,  0.,  1.,  2.])
+    """
+    return _npfft.fftshift(x, axes)
+
+
+def ifftshift(x: Any, axes: Any = None) -> Any:
+    """Inverse of :func:`fftshift`, as ``scipy.fft.ifftshift``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> fsf.ifftshift(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
+        array([ 0.,  1.,  2., -2., -1.])
+    """
+    return _npfft.ifftshift(x, axes)
+
+
+# pocketfft's fast lengths: products of these primes (SciPy's ``real=True`` uses the first 3)
+_FAST_PRIMES = {False: (2, 3, 5, 7, 11), True: (2, 3, 5)}
+
+
+def _smooth(m: int, primes: tuple[int, ...]) -> bool:
+    for p in primes:
+        while m % p == 0:
+            m //= p
+    return m == 1
+
+
+def _fast_target(name: str, target: Any) -> int:
+    target = operator.index(target)
+    if target < 0:
+        raise ValueError(f"{name}: target length must be positive, got {target}")
+    return target
+
+
+def next_fast_len(target: int, real: bool = False) -> int:
+    """The smallest length ``>= target`` that FFTs handle fastest (a product of 2, 3, 5, 7 and
+    11; of 2, 3 and 5 with ``real=True``), as ``scipy.fft.next_fast_len``; 0 for 0.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.next_fast_len(97), fsf.next_fast_len(97, real=True)
+        (98, 100)
+    """
+    m = _fast_target("next_fast_len", target)
+    if m == 0:
+        return 0
+    while not _smooth(m, _FAST_PRIMES[bool(real)]):
+        m += 1
+    return m
+
+
+def prev_fast_len(target: int, real: bool = False) -> int:
+    """The largest fast length ``<= target`` (see :func:`next_fast_len`), as
+    ``scipy.fft.prev_fast_len``; 0 for 0.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.prev_fast_len(97), fsf.prev_fast_len(1021, real=True)
+        (96, 1000)
+    """
+    m = _fast_target("prev_fast_len", target)
+    while m > 1 and not _smooth(m, _FAST_PRIMES[bool(real)]):
+        m -= 1
+    return m

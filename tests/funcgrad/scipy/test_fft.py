@@ -35,3 +35,41 @@ def test_matches_jax() -> None:
 def test_bad_arguments(call, match) -> None:
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda: ff.dst(X, type=0), ValueError, "type"),
+    (lambda: ff.dst(X, n=0), ValueError, "data points"),
+    (lambda: ff.fft(X, plan=object()), NotImplementedError, "plan"),
+    (lambda: ff.fft(X, workers=0), ValueError, "workers"),
+    (lambda: ff.rfft(X + 1j), TypeError, "real"),
+    (lambda: ff.ihfftn(X + 1j), TypeError, "real"),
+    (lambda: ff.hfftn(X, norm="none"), ValueError, "norm"),
+    (lambda: ff.next_fast_len(-1), ValueError, "positive"),
+    (lambda: ff.prev_fast_len(2.5), TypeError, "integer"),
+])
+def test_bad_arguments_of_the_fourier_and_sine_transforms(call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_fast_lengths_as_scipy() -> None:
+    # scipy.fft.next_fast_len / prev_fast_len (pocketfft: 2,3,5,7,11-smooth; real: 2,3,5)
+    assert [ff.next_fast_len(t) for t in (0, 1, 7, 13, 97, 1021)] == [0, 1, 7, 14, 98, 1024]
+    assert [ff.next_fast_len(t, real=True) for t in (7, 13, 97, 1021)] == [8, 15, 100, 1024]
+    assert [ff.prev_fast_len(t) for t in (0, 1, 13, 97, 1021)] == [0, 1, 12, 96, 1008]
+    assert [ff.prev_fast_len(t, True) for t in (7, 11, 97, 1021)] == [6, 10, 96, 1000]
+
+
+def test_dst_and_hfftn_recorded_values() -> None:
+    # scipy.fft 1.17: dst types 1-4 of [1, 2, 4] and hfftn of a 2x2 half spectrum
+    x = dev(np.array([1.0, 2.0, 4.0]))
+    want = {1: [11.071067811865476, -6.0, 3.0710678118654755],
+            2: [9.0, -5.196152422706632, 6.0],
+            3: [8.464101615137753, -2.0, 1.5358983848622458],
+            4: [11.073471825263777, -1.4142135623730951, 1.1739768886521125]}
+    for t, w in want.items():
+        assert_allclose(ff.dst(x, type=t), np.array(w), rtol=1e-12, atol=1e-12)
+    h = np.array([[1.0, 2.0 + 1j], [0.5, -1.0j]])
+    assert_allclose(ff.hfftn(dev(h)), np.array([[3.5, -0.5], [2.5, -1.5]]), rtol=1e-12,
+                    atol=1e-12)
