@@ -17,6 +17,7 @@ LAYERS = {
     "funcgrad.errors": 0,
     "funcgrad._cache": 0,
     "funcgrad._gc": 0,
+    "funcgrad._stack_room": 0,
     "funcgrad.config": 0,
     "funcgrad.backend": 0,
     "funcgrad._strict_array": 0,
