@@ -241,11 +241,21 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
 
         # The example's index rides along as a mapped argument (so chunk_size slices it as
         # the data): random keys split inside (a Dropout's) follow ``randomness`` with it.
+        # randomness='same' in chunks: every chunk replays the first one's key draws
+        chunks: list | None = [[], 0] if randomness == "same" and chunk_size is not None \
+            and n > chunk_size else None
+
         def inner(index: Any, *a: Any) -> Any:
             token = F.vmap_randomness.set((randomness, index, F.vmap_randomness.get()))
+            c_token = None
+            if chunks is not None:  # (else an enclosing chunked vmap's replay goes on)
+                chunks[1] = 0
+                c_token = F.vmap_same_chunks.set(chunks)
             try:
                 return rec(*a)
             finally:
+                if c_token is not None:
+                    F.vmap_same_chunks.reset(c_token)
                 F.vmap_randomness.reset(token)
 
         dims = tuple(in_dims) if isinstance(in_dims, tuple | list) else (in_dims,) * len(args)

@@ -581,6 +581,30 @@ vmap_randomness: ContextVar[tuple[str, Any, Any] | None] = ContextVar(
     "funcgrad_nn_vmap_randomness", default=None)
 
 
+#: ``funcgrad_nn.func.vmap(randomness='same', chunk_size=...)``: ``[draws, position]``, the
+#: first chunk's ``split_key`` results, replayed in order by the later chunks (PyTorch
+#: restores its generator's state before each chunk, so every chunk draws the same masks
+#: and the generator advances as for one unchunked call)
+vmap_same_chunks: ContextVar[list | None] = ContextVar("funcgrad_nn_vmap_same_chunks",
+                                                       default=None)
+
+
+def _replayed(draw: Any) -> tuple[Any, Any]:
+    """``draw()`` (a pair of keys), or the pair the first chunk drew at this position."""
+    chunks = vmap_same_chunks.get()
+    if chunks is None:
+        return draw()
+    draws, pos = chunks
+    chunks[1] = pos + 1
+    if pos < len(draws) and draws[pos] is not None:
+        return draws[pos]
+    out = draw()
+    # host values only: a traced pair (under jit) belongs to the trace that drew it
+    if pos == len(draws):
+        draws.append(None if any(is_tracer(k) for k in out) else out)
+    return out
+
+
 def _per_example(key: Any) -> Any:
     """``key`` as ``torch.func.vmap``'s ``randomness`` wants it inside ``func.vmap``: one
     per example for ``'different'`` (the example's index mixed in), as given for ``'same'``;
@@ -617,12 +641,16 @@ def split_key(key: Any) -> tuple[Any, Any]:
     """
     if isinstance(key, (int, numpy.integer)):
         key = numpy.array([int(key) & _M32, (int(key) >> 32) & _M32], dtype=numpy.uint32)
-    k0, k1 = _key_parts(key, key)
-    base = fnp.reshape(_iota_like(key, 4, numpy.uint32), (2, 2))
-    out = _mix32(_mix32(base ^ k0) + (k1 ^ 0x85EBCA6B))
+    def draw() -> tuple[Any, Any]:
+        k0, k1 = _key_parts(key, key)
+        base = fnp.reshape(_iota_like(key, 4, numpy.uint32), (2, 2))
+        out = _mix32(_mix32(base ^ k0) + (k1 ^ 0x85EBCA6B))
+        return out[0], out[1]
+
+    first, second = _replayed(draw)
     if vmap_randomness.get() is not None:
-        return _per_example(out[0]), out[1]
-    return out[0], out[1]
+        return _per_example(first), second
+    return first, second
 
 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,

@@ -250,6 +250,35 @@ def test_vjp_fn_takes_pytorchs_keywords():
     assert_close(again[0], first[0])
 
 
+def test_vmap_randomness_same_in_chunks_is_one_mask_as_torch():
+    # torch 2.13: vmap(dropout, randomness='same', chunk_size=2) on 7 rows gives one mask
+    # for every row (the generator is restored before each chunk), and afterwards the
+    # generator is where one unchunked call leaves it; each chunk drew its own mask here.
+    # Nested in an outer chunked 'same', an inner 'different' vmap repeats its masks per
+    # outer chunk (torch: 2 distinct rows of 3 x 2), an inner chunked 'same' under an outer
+    # 'different' gives one mask per outer example (3 distinct rows).
+    nn.manual_seed(0)
+    drop = nn.Dropout(0.5).to(DEVICE)
+    x = dev(np.ones((7, 40), np.float32))
+    key = host(drop.rng_key).copy()
+    whole = host(func.vmap(drop, randomness="same")(x))
+    after_whole = host(drop.rng_key).copy()
+    drop.rng_key = dev(key)
+    chunked = host(func.vmap(drop, randomness="same", chunk_size=2)(x))
+    assert len({r.tobytes() for r in chunked}) == 1
+    np.testing.assert_array_equal(chunked, whole)
+    np.testing.assert_array_equal(host(drop.rng_key), after_whole)
+
+    def distinct(out):
+        return len({r.tobytes() for r in host(out).reshape(-1, 40)})
+
+    x3 = dev(np.ones((3, 2, 40), np.float32))
+    assert distinct(func.vmap(func.vmap(drop, randomness="different"), randomness="same",
+                              chunk_size=1)(x3)) == 2
+    assert distinct(func.vmap(func.vmap(drop, randomness="same", chunk_size=1),
+                              randomness="different")(x3)) == 3
+
+
 def test_vmap_randomness_governs_a_modules_dropout_as_torch():
     # torch 2.13: vmap(nn.Dropout(0.5))(x) in training mode raises "vmap: called random
     # operation while in randomness error mode..."; randomness='different' draws a mask per
