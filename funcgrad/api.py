@@ -41,6 +41,7 @@ from funcgrad.interpreters.transpose import (
 from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
+from funcgrad.ops.collectives import vma_cotangents
 
 __all__ = [
     "typeof",
@@ -783,7 +784,9 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
     aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
 
     def pull_leaves(cts: list[Any]) -> Any:
-        in_cts = pull(cts + aux_zeros if aux_zeros else cts)
+        # Inside a shard_map body (check_vma=True): JAX's typed cotangents (see there).
+        cts = vma_cotangents(cts, primals_out[:flat.n_out], "scale")
+        in_cts = vma_cotangents(pull(cts + aux_zeros if aux_zeros else cts), p_leaves, "sum")
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
     return flat, p_tree, primals_out, pull_leaves, out_avals

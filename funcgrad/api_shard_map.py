@@ -7,7 +7,10 @@ block, ``x`` the most major); the function sees one block, and ``lax.psum`` /
 ``all_gather`` / ``axis_index`` ... over a mesh axis name reach across the blocks. The
 outputs' specs say how the blocks are put back together; a mesh axis an output spec leaves
 out means the output is the same on every shard along it -- checked when ``check_vma``
-(JAX's "varying manual axes" check), else the first shard's value is returned.
+(JAX's "varying manual axes" check), else the first shard's value is returned. With that
+check, gradients taken inside the function follow JAX's typed rules too (what is the same
+on every shard is its batch rules' unbatched values; see
+:func:`funcgrad.ops.collectives.vma_cotangents`).
 
 funcgrad runs on one device per platform, so the shards are a batch: one ``vmap`` per mesh
 axis, named after it. The results are JAX's for the same mesh shape.
@@ -23,6 +26,7 @@ from typing import Any
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.interpreters.batching import batch_flat
+from funcgrad.ops import collectives as _coll
 from funcgrad.ops import shape as _shape
 from funcgrad.sharding import Mesh, PartitionSpec, _split_factors, get_mesh
 
@@ -109,7 +113,10 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any,
         axis_names: the mesh axes ``f`` is mapped over (default: all); the others are left
             to the compiler in JAX, and here simply not split.
         check_vma: check that an output is the same on every shard along the mesh axes its
-            spec leaves out (else the first shard's value is returned unchecked).
+            spec leaves out (else the first shard's value is returned unchecked); and, as
+            JAX, differentiate inside ``f`` by its typed rules: the gradient of a value the
+            same on every shard (a ``P()`` input) sums the shards', a ``psum``/``pmean``
+            result's cotangent counts once (else every gradient is the shard's own).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -181,7 +188,14 @@ def _run_level(f: Callable[..., Any], in_tree: Any, vals: list[Any], val_axes: l
                store: dict[str, Any]) -> list[Any]:
     """Map mesh axis ``axes[level]`` (and, inside, the ones after it) over the blocks."""
     if level == len(axes):
-        out = f(*tree_util.tree_unflatten(in_tree, vals))
+        token = _coll.checked_vma_axes.set(
+            _coll.checked_vma_axes.get() + tuple((n, mesh.shape[n]) for n in axes)
+        ) if check_vma else None
+        try:
+            out = f(*tree_util.tree_unflatten(in_tree, vals))
+        finally:
+            if token is not None:
+                _coll.checked_vma_axes.reset(token)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         try:
             specs = tree_util.broadcast_prefix(out_specs, out, is_leaf=_is_spec)

@@ -27,6 +27,7 @@ Example:
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -70,10 +71,19 @@ __all__ = [
     "psum_scatter",
     "pbroadcast",
     "pcast",
+    "pvary_p",
+    "vma_cotangent_p",
+    "vma_cotangents",
+    "checked_vma_axes",
 ]
 
 
 # -- the axis environment ---------------------------------------------------------------------
+
+#: The mesh axes of the enclosing ``shard_map`` bodies that check what varies (check_vma=True),
+#: as ``((name, size), ...)``: gradients taken inside such a body follow JAX's typed rules
+#: (:func:`vma_cotangents`). Set by ``funcgrad.shard_map`` while its function runs.
+checked_vma_axes: ContextVar[tuple] = ContextVar("funcgrad_checked_vma_axes", default=())
 
 
 def _as_names(axis_name: Any) -> tuple:
@@ -389,7 +399,16 @@ def _all_gather_named(axis_size: int, vals, dims, *, axis_name, axis, tiled):
     if tiled:
         shape = get_aval(vals[0]).shape if dims[0] is None else get_aval(x).shape[1:]
         out = _shape.reshape(out, _gather_shape(shape, axis_size, axis, True))
+    if _checked_axis(batching.current_axis_name()):
+        # JAX's shard_map (check_vma=True) types all_gather's result as varying over the
+        # axis (its gradients, and out_specs' replication check, follow): one copy a member.
+        return [bdim_at_front(out, None, axis_size)], [0]
     return [out], [None]
+
+
+def _checked_axis(name: Any) -> bool:
+    """Whether ``name`` is a mesh axis of an enclosing shard_map body with check_vma=True."""
+    return any(n == name for n, _ in checked_vma_axes.get())
 
 
 all_gather_p = make_primitive("all_gather", _all_gather_impl, _all_gather_abstract)
@@ -744,10 +763,139 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     return tree_util.tree_map(one, x)
 
 
+# -- pvary: a value made varying over an axis (pcast to="varying") ----------------------------
+
+
+def _pvary_impl(x: Any, *, axis_name: tuple) -> list[Any]:
+    for n in axis_name:
+        _frame(n, "pcast")
+    return [x]
+
+
+def _pvary_abstract(a: ShapedArray, *, axis_name: tuple) -> list[ShapedArray]:
+    for n in axis_name:
+        _frame(n, "pcast")
+    return [a]
+
+
+def _pvary_named(axis_size: int, vals, dims, *, axis_name: tuple):
+    # The same value on every member, now carried per member (batched): what shard_map's
+    # gradient rule (vma_cotangents) reads as "varying over this axis".
+    x, d = vals[0], dims[0]
+    out = bdim_at_front(x, d, axis_size) if d is None else x
+    rest = tuple(n for n in axis_name if n != batching.current_axis_name())
+    if rest:
+        out = bind1(pvary_p, out, axis_name=rest)
+    return [out], [0 if d is None else d]
+
+
+pvary_p = make_primitive("pvary", _pvary_impl, _pvary_abstract)
+deflinear(pvary_p)
+# Per member the value is unchanged, so is its cotangent; shard_map's gradient rule sums the
+# cotangents of values that do not vary over an axis (JAX's transpose of pvary is psum).
+deftranspose(pvary_p, lambda ct, x, *, axis_name: [instantiate(ct)])
+batching.batch_rules[pvary_p] = lambda axis_size, vals, dims, *, axis_name: (
+    [bind1(pvary_p, vals[0], axis_name=axis_name)], [dims[0]])
+batching.named_axis_batch_rules[pvary_p] = _pvary_named
+
+
+# -- shard_map's gradients of values invariant over a mesh axis (JAX's check_vma=True) ---------
+
+
+def _vma_ct_impl(ct: Any, ref: Any, *, axis_name: tuple, mode: str) -> list[Any]:
+    # No trace of the axis saw the operands: both are the same on every member.
+    n = _frame(axis_name[0], "shard_map gradient").size
+    return [_ew.mul(ct, n) if mode == "sum" else _ew.div(ct, n)]
+
+
+def _vma_ct_abstract(c: ShapedArray, r: ShapedArray, *, axis_name: tuple, mode: str):
+    _frame(axis_name[0], "shard_map gradient")
+    return [ShapedArray(c.shape, c.dtype, False, c.device)]
+
+
+def _vma_ct_named(axis_size: int, vals, dims, *, axis_name: tuple, mode: str):
+    ct, dc = vals[0], dims[0]
+    if dims[1] is not None:  # the reference value varies over the axis: nothing to do
+        return [ct], [dc]
+    if mode == "scale":
+        return [_ew.div(ct, axis_size)], [dc]
+    out = _ew.mul(ct, axis_size) if dc is None else _red.reduce_sum(ct, (dc,))
+    if get_aval(out).dtype != get_aval(ct).dtype:
+        out = _ew.convert_element_type(out, get_aval(ct).dtype)
+    return [out], [None]
+
+
+def _vma_ct_other_axis(axis_size: int, vals, dims, *, axis_name: tuple, mode: str):
+    # Only the reference's batching over *its* axis matters; the cotangent keeps its batch.
+    if dims[0] is None:
+        return [bind1(vma_cotangent_p, vals[0], vals[1], axis_name=axis_name, mode=mode)], [None]
+    return [bind1(vma_cotangent_p, vals[0], vals[1], axis_name=axis_name, mode=mode)], [dims[0]]
+
+
+def _vma_ct_jvp(primals, tangents, *, axis_name: tuple, mode: str):
+    out = bind1(vma_cotangent_p, *primals, axis_name=axis_name, mode=mode)
+    t = tangents[0]
+    if type(t) is Zero:
+        return [out], [Zero.from_primal(out)]
+    return [out], [bind1(vma_cotangent_p, t, primals[1], axis_name=axis_name, mode=mode)]
+
+
+#: ``vma_cotangent_p(ct, ref, axis_name=(name,), mode=...)``: over the mesh axis ``name``, when
+#: ``ref`` is the same on every member (not batched along it), ``mode="sum"`` sums ``ct`` over
+#: the members and ``mode="scale"`` divides it by their number; else ``ct`` is unchanged.
+#: Linear in ``ct`` and self-adjoint (per member, as funcgrad transposes the collectives).
+vma_cotangent_p = make_primitive("vma_cotangent", _vma_ct_impl, _vma_ct_abstract)
+jvp_rules[vma_cotangent_p] = _vma_ct_jvp
+deftranspose(vma_cotangent_p, lambda ct, c, ref, *, axis_name, mode: [
+    bind1(vma_cotangent_p, instantiate(ct), ref, axis_name=axis_name, mode=mode), None])
+batching.batch_rules[vma_cotangent_p] = _vma_ct_other_axis
+batching.named_axis_batch_rules[vma_cotangent_p] = _vma_ct_named
+# As the collectives (above): they depend on the axes bound around them.
+effectful_primitives.update({pvary_p, vma_cotangent_p})
+context_dependent_primitives.update({pvary_p, vma_cotangent_p})
+
+
+def _vma_applies(c: Any) -> bool:
+    return type(c) is not Zero and c is not None and get_aval(c).dtype.kind in "fc"
+
+
+def vma_cotangents(cts: list[Any], refs: list[Any], mode: str) -> list[Any]:
+    """Cotangents as JAX's ``shard_map`` (``check_vma=True``) types them, inside a body that
+    checks them (:data:`checked_vma_axes`; elsewhere ``cts`` as they are).
+
+    funcgrad differentiates a body per member (as JAX with ``check_vma=False``: a member's
+    cotangent of a value the same on every member is its own share). JAX types values as
+    varying or invariant over each mesh axis and transposes the implicit ``pvary`` of an
+    invariant value into a ``psum``, ``psum`` into a ``pvary``: by linearity, its gradient of
+    an output is funcgrad's with the cotangent of an output invariant over an axis divided by
+    the axis size (``mode="scale"``, ``refs`` the outputs), and the cotangent of an input
+    invariant over it summed over the members (``mode="sum"``, ``refs`` the inputs).
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad.sharding import Mesh, PartitionSpec as P
+        >>> mesh = Mesh(np.array(funcgrad.local_devices() * 2), ("i",))
+        >>> g = funcgrad.shard_map(lambda w, x: funcgrad.grad(lambda w: (w * x).sum())(w),
+        ...                        mesh=mesh, in_specs=(P(), P("i")), out_specs=P())
+        >>> g(1.0, np.array([1.0, 2.0])).item()  # the whole batch's gradient, on every shard
+        3.0
+    """
+    axes = checked_vma_axes.get()
+    if not axes:
+        return cts
+    out = []
+    for c, r in zip(cts, refs):
+        if _vma_applies(c):
+            for name, _ in axes:
+                c = bind1(vma_cotangent_p, c, r, axis_name=(name,), mode=mode)
+        out.append(c)
+    return out
+
+
 def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     """``jax.lax.pcast``: marks ``x`` as varying (``to="varying"``) over ``axis_name`` for
-    JAX's type checks of ``shard_map``. funcgrad's ``shard_map`` infers what varies from the
-    computation itself, so the value comes back unchanged once its arguments are checked.
+    JAX's type checks of ``shard_map``: each member then holds its own copy, so a gradient with
+    respect to it taken inside the body is that member's (not summed over the members).
 
     Example:
         >>> import numpy as np, funcgrad
@@ -761,6 +909,7 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
         raise ValueError(f"pcast(to={to!r}): reduced/unreduced values are part of JAX's "
                          "explicit sharding types, which funcgrad (one device) does not have; "
                          "only to='varying' applies")
-    for name in _as_names(axis_name):
+    names = _as_names(axis_name)
+    for name in names:
         _frame(name, "pcast")  # an unbound axis name is an error, as for the collectives
-    return x
+    return tree_util.tree_map(lambda v: bind1(pvary_p, v, axis_name=names), x)

@@ -2085,8 +2085,8 @@ def p_shard_map_data_parallel(jax, jnp, lax, **k):
             l, g = jax.value_and_grad(loss)(p, x, y)
             return lax.pmean(l, 'data'), lax.pmean(g, 'data')
         # check_vma=False: the classic semantics (the per-shard gradient of the replicated
-        # p, averaged by pmean); JAX's default check_vma=True psums that gradient by itself
-        # (the transpose of its implicit pvary), which funcgrad does not model
+        # p, averaged by pmean); with the default check_vma=True, JAX and funcgrad psum that
+        # gradient by themselves (the transpose of the implicit pvary; test_shard_map.py)
         l, g = jax.shard_map(local, mesh=mesh, in_specs=(P(), P('data'), P('data')),
                              out_specs=(P(), P()), check_vma=False)(p, x, y)
         return l, jax.tree.map(lambda a, b: a - 0.1 * b, p, g)
