@@ -923,7 +923,15 @@ class ReduceLROnPlateau(LRScheduler):
         return self.cooldown_counter > 0
 
     def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
-        """Record ``metrics`` (a number or 0-d array) for this epoch."""
+        """Record ``metrics`` (a number or a one-element array, as PyTorch's ``float(tensor)``
+        takes, e.g. a loss of shape ``(1,)``) for this epoch."""
+        if is_array(metrics) and getattr(metrics, "ndim", 0):
+            if metrics.size != 1:
+                raise RuntimeError(
+                    f"ReduceLROnPlateau.step: metrics must be a number, got an array of shape "
+                    f"{tuple(metrics.shape)} ({metrics.size} elements); reduce it first "
+                    "(e.g. its mean)")
+            metrics = metrics.reshape(())
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1

@@ -146,6 +146,19 @@ def test_reduce_on_plateau():
     assert m.get_last_lr() == [0.1]
 
 
+
+def test_reduce_on_plateau_takes_one_element_arrays_as_torch_float_does():
+    # A loss of shape (1,) (a model's output, or a device array) is a metric, as
+    # float(tensor) takes any one-element tensor; larger arrays are a clear error.
+    from tests.helpers import dev
+
+    s = L.ReduceLROnPlateau(_opt(), patience=0, factor=0.5)
+    for m in (np.array([1.0]), dev(np.array([[1.0]], np.float32)), np.float32(1.0)):
+        s.step(m)
+    assert s.get_last_lr() == [0.25] and s.best == 1.0  # two bad epochs after the first
+    with pytest.raises(RuntimeError, match=r"shape \(2,\) \(2 elements\); reduce it first"):
+        s.step(np.array([1.0, 2.0]))
+
 def test_state_dict_roundtrip():
     o = _opt()
     s = L.CosineAnnealingLR(o, 10)
