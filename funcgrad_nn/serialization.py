@@ -2,8 +2,9 @@
 
 Arrays are stored as safetensors tensors (the format the field exchanges weights in: a file
 written here opens with ``safetensors.torch.load_file`` and vice versa); the nesting around
-them (dict keys, lists, tuples, Python scalars, strings, None — optimizer and scheduler state,
-the step, RNG states) is JSON in the file's metadata. A flat state dict keeps its keys as the
+them (dicts with any hashable keys, lists, tuples, sets, Python scalars (complex too),
+strings, bytes, None — optimizer and scheduler state, the step, RNG states) is JSON in the
+file's metadata: what ``torch.load(weights_only=True)`` reads back. A flat state dict keeps its keys as the
 tensor names, so ``model.safetensors`` written from PyTorch with
 ``safetensors.torch.save_file(model.state_dict(), path)`` loads straight into the funcgrad_nn
 twin with ``load_state_dict(nn.load(path))``.
@@ -25,6 +26,7 @@ Checkpoints in the older ``.npz`` layout still load.
 
 from __future__ import annotations
 
+import base64
 import collections
 import io
 import json
@@ -102,13 +104,28 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
         if isinstance(obj, float) and not numpy.isfinite(obj):
             return {"t": "float", "v": repr(obj)}  # JSON has no inf/nan
         return {"t": "py", "v": obj}
+    # the other builtins torch.load's weights_only unpickler accepts
+    if isinstance(obj, complex):
+        return {"t": "complex", "v": [repr(obj.real), repr(obj.imag)]}
+    if isinstance(obj, bytes | bytearray):
+        return {"t": type(obj).__name__, "v": base64.b64encode(bytes(obj)).decode("ascii")}
+    if isinstance(obj, set | frozenset):
+        return {"t": "set" if isinstance(obj, set) else "frozenset",
+                "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors, seen)
+                          for i, v in enumerate(obj)]}
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
+            where = f"{path}.{k}" if path else str(k)
             if isinstance(k, bool) or not isinstance(k, (str, int)):
-                raise TypeError(f"save: dict keys must be str or int, got {k!r} at "
-                                f"{path or '<root>'!r}")
-            items.append([k, _encode(v, f"{path}.{k}" if path else str(k), tensors, seen)])
+                # any other hashable key (a tuple, float, None...) as a structure node
+                if _is_array(k):
+                    raise TypeError(f"save: an array cannot be a dict key (at "
+                                    f"{path or '<root>'!r})")
+                items.append([_encode(k, where + "#key", tensors, seen),
+                              _encode(v, where, tensors, seen), "node"])
+                continue
+            items.append([k, _encode(v, where, tensors, seen)])
         kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
         node = {"t": kind, "items": items}
         metadata = getattr(obj, "_metadata", None)  # a state dict's module versions
@@ -125,8 +142,8 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
         hint = ("; save its state_dict() instead and load it back with load_state_dict "
                 "(nothing is pickled here)")
     raise TypeError(f"save: cannot store an object of type {type(obj).__name__} at "
-                    f"{path or '<root>'!r} (supported: arrays, dict/list/tuple nesting, Python "
-                    f"scalars, str, None){hint}")
+                    f"{path or '<root>'!r} (supported: arrays, dict/list/tuple/set nesting, "
+                    f"Python scalars, str, bytes, None){hint}")
 
 
 def _placement(map_location: Any) -> Callable[[numpy.ndarray], Any]:
@@ -173,9 +190,18 @@ def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: s
         return node["v"]
     if t == "float":
         return float(node["v"])
+    if t == "complex":
+        return complex(float(node["v"][0]), float(node["v"][1]))
+    if t in ("bytes", "bytearray"):
+        raw = base64.b64decode(node["v"])
+        return raw if t == "bytes" else bytearray(raw)
+    if t in ("set", "frozenset"):
+        items = [_decode(v, get, place, where, loaded) for v in node["items"]]
+        return set(items) if t == "set" else frozenset(items)
     if t in ("dict", "odict"):
         cls = collections.OrderedDict if t == "odict" else dict
-        out = cls((k, _decode(v, get, place, where, loaded)) for k, v in node["items"])
+        out = cls((_decode(item[0], get, place, where, loaded) if len(item) == 3 else item[0],
+                   _decode(item[1], get, place, where, loaded)) for item in node["items"])
         if "meta" in node and isinstance(out, collections.OrderedDict):
             out._metadata = _decode(  # type: ignore[attr-defined]
                 node["meta"], get, place, where, loaded)

@@ -72,8 +72,25 @@ def test_unstorable_values_name_their_place():
         nn.save({"opt": {"lr_fn": len}}, io.BytesIO())
     with pytest.raises(TypeError, match=r"'w'.*dtype <U1"):
         nn.save({"w": np.array(["a"])}, io.BytesIO())
-    with pytest.raises(TypeError, match="dict keys must be str or int"):
-        nn.save({(1, 2): np.ones(1)}, io.BytesIO())
+
+
+def test_the_other_builtins_torch_load_reads_round_trip():
+    # torch 2.13: torch.save then torch.load (weights_only=True, the default) gives back
+    # dicts with tuple/float/None/bool keys, complex numbers, bytes and sets; save refused
+    # them ("dict keys must be str or int", "cannot store an object of type complex")
+    obj = {(1, 2): np.ones(1), 0.5: "half", None: [1 + 2j, complex("nan+1j")], True: b"\x00xy",
+           "s": {1, 2, 3}, "f": frozenset({"a"}), "ba": bytearray(b"z"), 3: {(0, "k"): 2}}
+    buf = io.BytesIO()
+    nn.save(obj, buf)
+    back = nn.load(buf.getvalue())
+    assert list(back) == list(obj)
+    assert np.array_equal(back[(1, 2)], [1.0]) and back[0.5] == "half"
+    assert back[None][0] == 1 + 2j and np.isnan(back[None][1].real) and back[None][1].imag == 1
+    assert back[True] == b"\x00xy" and type(back[True]) is bytes
+    assert back["s"] == {1, 2, 3} and type(back["s"]) is set
+    assert back["f"] == frozenset({"a"}) and type(back["f"]) is frozenset
+    assert back["ba"] == bytearray(b"z") and type(back["ba"]) is bytearray
+    assert back[3] == {(0, "k"): 2}
 
 
 def test_a_file_written_here_is_a_plain_safetensors_state_dict(tmp_path):
