@@ -19,6 +19,7 @@ from typing import Any
 import numpy
 
 from funcgrad import tree_util
+from funcgrad._cache import LRUCache
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Tracer, _scalars_to_arrays, current_trace
@@ -130,6 +131,32 @@ def _match_prefix(
         )
     for (_, sub), (key, child) in zip(s_kids, t_kids):
         _match_prefix(sub, child, spec_name, tree_name, path + (key,), out)
+
+
+def _has_hidden_axes(x: Any) -> bool:
+    # extended arrays (typed key arrays) are pytrees over data with trailing axes of their
+    # own (a key's words), which in_axes/out_axes do not count: JAX's axes are the key array's
+    return hasattr(type(x), "_trailing_ndim")
+
+
+# treedef -> per leaf, how many trailing axes of its array are hidden (() when none are)
+_HIDDEN_AXES: LRUCache = LRUCache(256)
+
+
+def _hidden_axes(tree: Any, treedef: Any) -> tuple[int, ...]:
+    """For each leaf of ``tree`` (flattened as ``treedef``), the trailing axes its array hides
+    from vmap's axes; ``()`` when no leaf hides any (the common case, cached by structure)."""
+    hit = _HIDDEN_AXES.get(treedef)
+    if hit is None:
+        counts: list[int] = []
+        for x in tree_util.tree_leaves(tree, is_leaf=_has_hidden_axes):
+            if _has_hidden_axes(x):
+                counts += [type(x)._trailing_ndim] * len(tree_util.tree_leaves(x))
+            else:
+                counts.append(0)
+        hit = tuple(counts) if any(counts) else ()
+        _HIDDEN_AXES[treedef] = hit
+    return hit
 
 
 def _normalize_axis(ax: int, ndim: int, spec_where: str, what: str, shape: Any) -> int:
@@ -306,11 +333,15 @@ def _flatten_args(
             cache[arg_tree] = hit
         axes = list(hit[0])
         spec_paths = hit[1]
+    hidden = _hidden_axes(args, arg_tree)
     kw_tree = None
     if kwargs:
         kw_leaves, kw_tree = tree_util.tree_flatten(kwargs)
         vals += kw_leaves
         axes += [0] * len(kw_leaves)
+        kw_hidden = _hidden_axes(kwargs, kw_tree)
+        if hidden or kw_hidden:
+            hidden = (hidden or (0,) * n_args) + (kw_hidden or (0,) * len(kw_leaves))
     in_tree = (arg_tree, n_args, kw_tree)
 
     def where(i: int) -> str:
@@ -334,6 +365,8 @@ def _flatten_args(
             raise TypeError(
                 f"vmap: {where(i)} is mapped (axis {ax}) but is not an array: {e}"
             ) from None
+        if hidden and hidden[i]:
+            shape = shape[:len(shape) - hidden[i]]
         nd = len(shape)
         if -nd <= ax < nd:
             d = int(ax) % nd
@@ -387,11 +420,11 @@ def _call(
         a = arg_tree.unflatten(leaves[:n_args])
         out = fun(*a, **kw_tree.unflatten(leaves[n_args:])) if kw_tree else fun(*a)
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        store.append(out_tree)
+        store.append((out_tree, _hidden_axes(out, out_tree)))
         return out_leaves
 
     outs, out_dims = batch_flat(flat, vals, dims, n, axis_name, structs)
-    out_tree = store[0]
+    out_tree, hidden = store[0]
     if _is_axis(out_axes):
         o_axes = [out_axes] * len(outs)
         paths: list | None = None
@@ -420,17 +453,18 @@ def _call(
         except TypeError as e:
             where = _out_where(out_tree, outs, paths, i)
             raise TypeError(f"vmap: output {where} is not an array: {e}") from None
-        rank = aval.ndim + (d is None)
+        rank = aval.ndim + (d is None) - (hidden[i] if hidden else 0)
         if -rank <= oa < rank:
             oa = int(oa) % rank
         else:
             shape = aval.shape if d is not None else (n,) + aval.shape
+            shape = shape[:rank]
             where = _out_where(out_tree, outs, paths, i)
             _normalize_axis(oa, rank, "out_axes", f"output {where} (batch axis included)", shape)
         if d is None:
             o = _shape.broadcast_in_dim(
                 o, aval.shape[:oa] + (n,) + aval.shape[oa:],
-                tuple(j for j in range(rank) if j != oa),
+                tuple(j for j in range(aval.ndim + 1) if j != oa),
             )
         elif d != oa:
             o = _shape.moveaxis(o, d, oa)

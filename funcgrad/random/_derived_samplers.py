@@ -290,10 +290,17 @@ def clone(key: Any) -> Array:
         >>> bool((random.clone(k) == k).all())
         True
     """
+    # any shape of keys, as JAX's (its clone is elementwise)
     if isinstance(key, PRNGKeyArray):
-        return PRNGKeyArray(clone(check_key("clone", key)))
-    key = check_key("clone", key)
-    return fnp.copy(key) if not hasattr(key, "aval") else _ew.add(key, numpy.uint32(0))
+        return PRNGKeyArray(_clone_data(key._data))
+    aval = get_aval(check_key("clone", key) if isinstance(key, list | tuple) else key)
+    if aval.dtype != numpy.uint32 or aval.shape[-1:] != (2,):
+        check_key("clone", key)  # names what is wrong (dtype or shape)
+    return _clone_data(key)
+
+
+def _clone_data(data: Any) -> Any:
+    return fnp.copy(data) if not hasattr(data, "aval") else _ew.add(data, numpy.uint32(0))
 
 
 # ---------------------------------------------------------------------------------------------

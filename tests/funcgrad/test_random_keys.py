@@ -57,6 +57,11 @@ def test_split_fold_in_clone_keep_keys_typed() -> None:
     assert isinstance(f, R.PRNGKeyArray) and data(f) == [928981903, 3453687069]
     c = R.clone(k)
     assert isinstance(c, R.PRNGKeyArray) and data(c) == [0, 0]
+    # clone takes key arrays of any shape, typed or raw, as jax.random.clone
+    assert R.clone(ks).shape == (3,) and data(R.clone(ks)) == SPLIT3
+    assert h(R.clone(R.split(dev(R.PRNGKey(0)), 3))).tolist() == SPLIT3
+    with pytest.raises(ValueError, match="clone: key must have shape"):
+        R.clone(dev(np.zeros(3, np.uint32)))
     # raw in, raw out
     assert h(R.split(dev(R.PRNGKey(0)), 3)).tolist() == SPLIT3
 
@@ -127,6 +132,37 @@ def test_comparison_and_what_keys_refuse() -> None:
         k + 1
     with pytest.raises(TypeError, match="needs another key array"):
         k == 0  # noqa: B015
+
+
+def test_vmap_axes_of_key_arrays_count_key_axes_only() -> None:
+    # a key array's data ends with the key's two words, which in_axes/out_axes do not count:
+    # -1 is the key array's last axis, as jax.vmap's (JAX 0.10 values, x64)
+    ks = R.split(dev(R.key(0)), (2, 3))
+    got = funcgrad.vmap(lambda k: R.uniform(k[0]) + 10 * R.uniform(k[1]), in_axes=-1)(ks)
+    assert_allclose(got, np.array([8.475636827145339, 7.003660268141022, 6.853074233186765]),
+                    rtol=1e-12)
+    got = funcgrad.vmap(lambda k: R.uniform(k, (2,)), in_axes=-1, out_axes=-1)(ks[0])
+    assert_allclose(got, np.array([[0.9699479979898888, 0.08062436666431605, 0.651922255581562],
+                                   [0.31518185988363556, 0.923948835561414,
+                                    0.8795451917764219]]), rtol=1e-12)
+    out = funcgrad.vmap(lambda k: R.split(k, 2), out_axes=-1)(ks[0])
+    assert out.shape == (2, 3)
+    assert data(out) == [[[4165894930, 804218099], [346279018, 360566543],
+                          [2799984767, 1105366846]],
+                         [[1353695780, 2116000888], [3968330031, 3923691647],
+                          [3777617834, 145086855]]]
+    assert data(funcgrad.jit(funcgrad.vmap(lambda k: R.split(k, 2), out_axes=-1))(ks[0])) \
+        == data(out)
+    # an output that does not depend on the batch is broadcast at the key axis asked for
+    rep = funcgrad.vmap(lambda x: R.split(R.key(0), 3), out_axes=-1)(dev(np.ones(4)))
+    assert rep.shape == (3, 4) and data(rep[:, 1]) == SPLIT3
+    # axes past the key array's rank are out of range, though its data has one more
+    with pytest.raises(ValueError, match="in_axes=2 is out of range.*rank 2"):
+        funcgrad.vmap(R.uniform, in_axes=2)(ks)
+    with pytest.raises(ValueError, match="in_axes=0 is out of range.*rank 0"):
+        funcgrad.vmap(R.uniform)(dev(R.key(0)))
+    with pytest.raises(ValueError, match="out_axes=2 is out of range"):
+        funcgrad.vmap(lambda k: R.split(k, 2), out_axes=2)(ks[0])
 
 
 def test_keys_through_transformations() -> None:
