@@ -160,19 +160,28 @@ class LinearizeTrace(Trace):
                 operation_source.reset(token)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        # One loop, not comprehensions: each is a call of its own in Python 3.11, and every
+        # operation passes here once per nesting level.
+        primals: list[Any] = []
+        tangents: list[Any] = []
+        live = constant = False
         for x in args:
             if type(x) is LinearizeTracer and x._trace is self:
-                break
-        else:  # no operand of ours: a constant to this trace, computed on the parent
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                live = True
+            else:
+                primals.append(x)
+                tangents.append(None)
+                constant = True
+        if not live:  # no operand of ours: a constant to this trace, computed on the parent
             token = _trace_var.set(self.parent)  # type: ignore[arg-type]
             try:
                 return bind(prim, *args, **params)
             finally:
                 _trace_var.reset(token)
-        primals = [x.primal if type(x) is LinearizeTracer and x._trace is self else x
-                   for x in args]
-        tangents = [x.tangent if type(x) is LinearizeTracer and x._trace is self
-                    else Zero.from_primal(x) for x in args]
+        if constant:
+            tangents = [Zero.from_primal(x) if t is None else t for x, t in zip(args, tangents)]
         observe = self.observe
         if observe is not None:
             n_eqns = len(self.tangent_trace.eqns)
