@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -264,11 +265,39 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
     d = mod.__dict__
     table = d.get("_autograd_hooks") or {k: {} for k in KINDS}
     g = global_hooks()
+    # as PyTorch's _call_impl: if a pre-hook, forward or a forward hook raises, the
+    # always_call forward hooks not run yet run with the arguments and output so far (their
+    # own errors then only warn), and the error propagates
+    st: dict[str, Any] = {"args": args, "kwargs": kwargs, "out": None, "ran": set()}
+    try:
+        return _call_hooked(mod, d, table, g, st)
+    except Exception:
+        fwd_kw = table["fwd_kwargs"]
+        always = [(("g", i), hook, kw) for i, (_, hook, kw, a) in enumerate(g["forward"]) if a]
+        always += [(hid, hook, hid in fwd_kw) for hid, hook in table["fwd_always"].items()
+                   if hid in d["_forward_hooks"]]
+        for key, hook, kw in always:
+            if key in st["ran"]:
+                continue
+            try:
+                res = hook(mod, st["args"], st["kwargs"], st["out"]) if kw else \
+                    hook(mod, st["args"], st["out"])
+                if res is not None:
+                    st["out"] = res
+            except Exception as e:
+                warnings.warn(f"forward hook {_hook_name(hook)} of {type(mod).__name__} with "
+                              "always_call=True raised an exception that was silenced as "
+                              f"another error was raised in forward: {e}", stacklevel=3)
+        raise
+
+
+def _call_hooked(mod: Any, d: dict, table: dict, g: dict, st: dict) -> Any:
+    args, kwargs = st["args"], st["kwargs"]
     pre_kw = table["pre_kwargs"]
     for _, hook in g["forward_pre"]:
         res = hook(mod, args)
         if res is not None:
-            args = res if isinstance(res, tuple) else (res,)
+            args = st["args"] = res if isinstance(res, tuple) else (res,)
     for hid, hook in list(d["_forward_pre_hooks"].items()):
         if hid in pre_kw:
             res = hook(mod, args, kwargs)
@@ -279,11 +308,12 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
                         "(with_kwargs=True) must return None or a tuple (new_args, "
                         f"new_kwargs), got {type(res).__name__}")
                 args, kwargs = res
-                args = tuple(args)
+                args = st["args"] = tuple(args)
+                st["kwargs"] = kwargs
         else:
             res = hook(mod, args)
             if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
+                args = st["args"] = res if isinstance(res, tuple) else (res,)
     full = [h for _, h in g["full"]] + list(table["full"].values())
     full_pre = [h for _, h in g["full_pre"]] + list(table["full_pre"].values())
     state = None
@@ -291,25 +321,20 @@ def call_module(mod: Any, args: tuple, kwargs: dict) -> Any:
         state = _BackwardState(mod, full, full_pre)
         args = state.wrap_inputs(args)
     fwd_kw = table["fwd_kwargs"]
-    try:
-        out = mod.forward(*args, **kwargs)
-    except Exception:
-        # always_call forward hooks run even when forward raises (output None), as PyTorch's
-        for _, hook, kw, always in g["forward"]:
-            if always:
-                hook(mod, args, kwargs, None) if kw else hook(mod, args, None)
-        for hid, hook in list(table["fwd_always"].items()):
-            if hid in d["_forward_hooks"]:
-                hook(mod, args, kwargs, None) if hid in fwd_kw else hook(mod, args, None)
-        raise
-    for _, hook, kw, _always in g["forward"]:
+    out = st["out"] = mod.forward(*args, **kwargs)
+    for i, (_, hook, kw, always) in enumerate(g["forward"]):
+        if always:
+            st["ran"].add(("g", i))
         res = hook(mod, args, kwargs, out) if kw else hook(mod, args, out)
         if res is not None:
-            out = res
+            out = st["out"] = res
+    always_ids = table["fwd_always"]
     for hid, hook in list(d["_forward_hooks"].items()):
+        if hid in always_ids:
+            st["ran"].add(hid)
         res = hook(mod, args, kwargs, out) if hid in fwd_kw else hook(mod, args, out)
         if res is not None:
-            out = res
+            out = st["out"] = res
     if state is not None:
         out = state.wrap_outputs(out)
     return out

@@ -208,6 +208,38 @@ def test_forward_hook_always_call_and_prepend():
     assert order == ["first", "second"]
 
 
+def test_always_call_hooks_run_when_a_hook_raises_as_torch():
+    # torch 2.13 (_call_impl): a forward pre-hook or a forward hook raising also runs the
+    # always_call forward hooks not run yet, with the arguments and output so far; one of
+    # them raising then only warns. Only an error in forward itself ran them here.
+    seen = []
+    m = nn.Identity()
+    m.register_forward_pre_hook(lambda mod, a: (a[0] * 2,))
+    m.register_forward_pre_hook(lambda mod, a: 1 / 0)
+    m.register_forward_hook(lambda mod, a, k, out: seen.append(("kw", host(a[0]), k, out)),
+                            always_call=True, with_kwargs=True)
+    with pytest.raises(ZeroDivisionError):
+        m(np.ones(1))
+    assert len(seen) == 1 and seen[0][0] == "kw" and seen[0][1].tolist() == [2.0]
+    assert seen[0][2] == {} and seen[0][3] is None
+    seen.clear()
+    m = nn.Identity()
+    m.register_forward_hook(lambda mod, a, out: seen.append(("first", host(out))),
+                            always_call=True)
+    m.register_forward_hook(lambda mod, a, out: 1 / 0)
+    m.register_forward_hook(lambda mod, a, out: seen.append(("late", host(out))),
+                            always_call=True)
+
+    def bad(mod, a, out):
+        raise KeyError("silenced")
+
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.raises(ZeroDivisionError), pytest.warns(UserWarning, match="silenced"):
+        m(np.ones(1))
+    assert [s[0] for s in seen] == ["first", "late"]      # "first" ran once
+    assert seen[1][1].tolist() == [1.0]                   # the output so far
+
+
 def test_post_accumulate_grad_hooks():
     lin = _linear()
     seen = []
