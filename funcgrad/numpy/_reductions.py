@@ -996,11 +996,68 @@ def _weighted_inverted_cdf(name: str, x: Any, w: Any, av: ShapedArray, axes: tup
     return s, _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
 
 
+def _take_traced_last(s: Any, idx: Any) -> Any:
+    """``s[..., idx[..., j]]`` for traced int ``idx`` of shape ``s.shape[:-1] + (J,)``."""
+    return _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
+
+
+def _nan_quantile_sorted(s: Any, k: Any, q: Any, qa: ShapedArray, qh: numpy.ndarray,
+                         method: str, scale: float) -> Any:
+    """Quantiles ``(..., K)`` of the first ``k`` (traced, per slice) entries of each sorted
+    slice of ``s``, with NumPy's arithmetic: the virtual index is computed in q's dtype, with
+    the count standing in for NumPy's Python-int slice length."""
+    sa = get_aval(s)
+    if isinstance(q, Tracer):
+        # (the derivative in q flows through the virtual index)
+        qv = fnp.divide(q, scale) if scale != 1 else q
+        qv = _shape.reshape(_cast(qv, qh.dtype), (qh.size,))
+    else:
+        qv = _const(sa, qh.ravel())
+    nv = fnp.expand_dims(k, -1)
+    if qh.dtype.kind == "f":
+        nv = _cast(nv, qh.dtype)
+    last = fnp.expand_dims(fnp.maximum(fnp.subtract(k, 1), 0), -1)
+    v = _virtual_index(method, nv, qv, fnp)
+    if method in _DISCRETE or method == "linear" and qh.dtype.kind in "iub":
+        # One order statistic, in the data's dtype (NumPy's `take` path).
+        return _take_traced_last(s, fnp.clip(v, 0, last))
+    prev, nxt, gamma = _neighbours_and_gamma(method, nv, v, fnp)
+    # -1 means the last valid element (NaNs sort after it); all-NaN slices pick anything.
+    prev = fnp.where(fnp.less(prev, 0), last, prev)
+    nxt = fnp.where(fnp.less(nxt, 0), last, nxt)
+    a_lo, a_hi = _take_traced_last(s, prev), _take_traced_last(s, nxt)
+    diff = fnp.subtract(a_hi, a_lo)
+    if qa.weak_type and qh.ndim == 0:
+        # NumPy makes gamma a Python float here: the result keeps the data's dtype, and
+        # 1 - gamma is taken in double before rounding to it.
+        # (integer and boolean data interpolate in float64, as NumPy)
+        dt = sa.dtype if sa.dtype.kind in "fc" else _F64
+        g, one_minus = _cast(gamma, dt), _cast(fnp.subtract(1, gamma), dt)
+    else:
+        g, one_minus = gamma, fnp.subtract(1, gamma)
+    low_form = fnp.add(a_lo, fnp.multiply(diff, g))
+    high_form = fnp.subtract(a_hi, fnp.multiply(diff, one_minus))
+    return fnp.where(fnp.greater_equal(gamma, 0.5), high_form, low_form)
+
+
+def _traced_q(q: Any) -> bool:
+    """Whether ``q`` is known only at run time (a traced value without a concrete one)."""
+    return isinstance(q, Tracer) and q.to_concrete_value() is None
+
+
 def _checked_quantiles(name: str, q: Any, scale: float) -> tuple[Any, Any, numpy.ndarray]:
     """``q`` as an array, its aval and its concrete values divided by ``scale`` (100 for
-    percentiles), checked as NumPy checks them."""
+    percentiles), checked as NumPy checks them. A ``q`` known only at run time (under
+    ``jit``, batched by ``vmap``) cannot be checked: its stand-in has its shape and dtype
+    (that of ``q / scale``), and the quantiles are computed from the traced value."""
     q = _asarray(q)
     qa = _aval(name, q)
+    if _traced_q(q):
+        if qa.ndim > 1:
+            raise ValueError(f"{name}: q must be a scalar or 1d")
+        dt = qa.dtype if scale == 1 and qa.dtype.kind == "f" else numpy.true_divide(
+            numpy.zeros((), qa.dtype), scale).dtype
+        return q, qa, numpy.zeros(qa.shape, dt)
     qh = numpy.asarray(to_numpy(concrete_or_error(q, f"{name}: the quantile q")))
     if scale != 1:
         qh = numpy.asarray(numpy.true_divide(qh, scale))
@@ -1034,8 +1091,22 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
         w = _weights_for(name, _const(av, numpy.asarray(weights))
                          if isinstance(weights, list | tuple) and not _needs_stacking(weights)
                          else _asarray(weights), av, axis, axes)
+        concrete_or_error(q, f"{name}: the quantile q (with weights)")
         s, r = _weighted_inverted_cdf(name, x, w, av, axes, qh)
         n = get_aval(s).shape[-1]
+    elif _traced_q(q):
+        # q known at run time only: NumPy's arithmetic on the traced q (JAX traces q too)
+        xs = _to_last(x, axes) if av.ndim else _shape.reshape(x, (1,))
+        s = _sorting.sort(xs, -1)
+        sa = get_aval(s)
+        n = sa.shape[-1]
+        if n == 0:
+            raise IndexingError(f"{name}: cannot take a quantile of an empty slice")
+        if sa.dtype == _BOOL and method not in _DISCRETE:
+            raise TypeError(f"{name}: boolean input is not supported with method={method!r} "
+                            "(NumPy cannot subtract booleans)")
+        count = _const(sa, numpy.full(sa.shape[:-1], n, numpy.intp))
+        r = _nan_quantile_sorted(s, count, q, qa, qh, method, scale)
     else:
         xs = _to_last(x, axes) if av.ndim else _shape.reshape(x, (1,))
         s = _sorting.sort(xs, -1)
@@ -1096,7 +1167,8 @@ def quantile(
 ) -> Any:
     """The ``q``-th quantiles over ``axis`` (``numpy.quantile``), with every NumPy ``method``.
 
-    ``q`` (in [0, 1]) must be concrete; the result has ``q``'s shape in front. ``weights``
+    ``q`` (in [0, 1]) may be traced (under ``jit``, batched by ``vmap``, differentiated, as
+    in JAX; its range is then unchecked); the result has ``q``'s shape in front. ``weights``
     (``method='inverted_cdf'`` only, as in NumPy) have ``a``'s shape or the shape of the
     reduced axes. Discrete methods ('lower', 'nearest', 'inverted_cdf', ...) keep integer
     input integer, as NumPy does.

@@ -874,10 +874,12 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     if axis is None:
         return _shape.reshape(roll(ravel(x), shift, 0), get_aval(x).shape)
     av = get_aval(x)
-    shifts = _static_ints(shift, "roll: shift")
     axes = [_axis("roll", ax, av.ndim) for ax in (
         [axis] if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0
         else list(axis))]
+    if _has_tracer(shift):
+        return _roll_traced(x, shift, axes)
+    shifts = _static_ints(shift, "roll: shift")
     try:
         pairs = numpy.broadcast(numpy.asarray(shifts), numpy.asarray(axes))
     except ValueError:
@@ -897,6 +899,35 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
             [_shape.slice_in_dim(x, n - s, n, 1, ax), _shape.slice_in_dim(x, 0, n - s, 1, ax)],
             ax,
         )
+    return x
+
+
+def _has_tracer(v: Any) -> bool:
+    if isinstance(v, list | tuple):
+        return any(_has_tracer(e) for e in v)
+    return isinstance(v, Tracer) and v.to_concrete_value() is None
+
+
+def _roll_traced(x: Any, shift: Any, axes: list[int]) -> Any:
+    """``roll`` by a shift known only at run time (under jit, or batched by vmap), as JAX:
+    each axis doubled and the window of its length read at ``n - shift % n``."""
+    shifts = fnp.asarray(shift)
+    sa = get_aval(shifts)
+    if sa.dtype.kind not in "iub":
+        raise TypeError(f"roll: shift must be an integer or integers, got dtype {sa.dtype}")
+    if sa.ndim > 1 or (sa.ndim == 1 and len(axes) not in (1, sa.shape[0])):
+        raise ValueError(f"roll: 'shift' and 'axis' should be scalars or 1D sequences of the "
+                         f"same length, got shift of shape {sa.shape} and axes {axes}")
+    k = max(len(axes), sa.shape[0] if sa.ndim else 1)
+    shifts = _shape.broadcast_in_dim(shifts, (k,), (0,) if sa.ndim else ())
+    axes = axes * k if len(axes) == 1 else axes
+    for j, ax in enumerate(axes):
+        n = get_aval(x).shape[ax]
+        if n == 0:
+            continue
+        s = fnp.remainder(_shape.index_in_dim(shifts, j, 0, keepdims=False), n)
+        doubled = _shape.concatenate([x, x], ax)
+        x = _shape.dynamic_slice_in_dim(doubled, fnp.subtract(n, s), n, ax)
     return x
 
 

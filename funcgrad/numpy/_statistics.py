@@ -35,7 +35,6 @@ from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy._linalg_ops import _pet_result
 from funcgrad.numpy._reductions import (
-    _DISCRETE,
     _QUANTILE_METHODS,
     _asarray,
     _axes,
@@ -43,11 +42,11 @@ from funcgrad.numpy._reductions import (
     _cast,
     _checked_quantiles,
     _keep,
-    _neighbours_and_gamma,
+    _nan_quantile_sorted,
     _quantile,
     _sorted_last,
+    _take_traced_last,
     _unsupported,
-    _virtual_index,
     _weighted_inverted_cdf,
     _weights_for,
 )
@@ -513,11 +512,6 @@ def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
     return _nanarg("nanargmin", fnp.argmin, numpy.inf, a, axis, out, keepdims)
 
 
-def _take_traced_last(s: Any, idx: Any) -> Any:
-    """``s[..., idx[..., j]]`` for traced int ``idx`` of shape ``s.shape[:-1] + (J,)``."""
-    return _sorting.gather_along_axis(s, idx, get_aval(s).ndim - 1)
-
-
 def _nan_sorted(name: str, a: Any, axis: Any,
                 complex_ok: bool = False) -> tuple[Any, Any, ShapedArray, tuple]:
     """(sorted along a merged last axis with NaNs last, count of non-NaN per slice, aval, axes)
@@ -618,43 +612,6 @@ def _nanquantile(name: str, a: Any, q: Any, axis: Any, method: Any, keepdims: bo
     return r
 
 
-def _nan_quantile_sorted(s: Any, k: Any, q: Any, qa: ShapedArray, qh: numpy.ndarray,
-                         method: str, scale: float) -> Any:
-    """Quantiles ``(..., K)`` of the first ``k`` (traced, per slice) entries of each sorted
-    slice of ``s``, with NumPy's arithmetic: the virtual index is computed in q's dtype, with
-    the count standing in for NumPy's Python-int slice length."""
-    sa = get_aval(s)
-    if isinstance(q, Tracer):
-        # (the derivative in q flows through the virtual index)
-        qv = fnp.divide(q, scale) if scale != 1 else q
-        qv = _shape.reshape(_cast(qv, qh.dtype), (qh.size,))
-    else:
-        qv = _const(s, qh.ravel())
-    nv = fnp.expand_dims(k, -1)
-    if qh.dtype.kind == "f":
-        nv = _cast(nv, qh.dtype)
-    last = fnp.expand_dims(fnp.maximum(fnp.subtract(k, 1), 0), -1)
-    v = _virtual_index(method, nv, qv, fnp)
-    if method in _DISCRETE or method == "linear" and qh.dtype.kind in "iub":
-        # One order statistic, in the data's dtype (NumPy's `take` path).
-        return _take_traced_last(s, fnp.clip(v, 0, last))
-    prev, nxt, gamma = _neighbours_and_gamma(method, nv, v, fnp)
-    # -1 means the last valid element (NaNs sort after it); all-NaN slices pick anything.
-    prev = fnp.where(fnp.less(prev, 0), last, prev)
-    nxt = fnp.where(fnp.less(nxt, 0), last, nxt)
-    a_lo, a_hi = _take_traced_last(s, prev), _take_traced_last(s, nxt)
-    diff = fnp.subtract(a_hi, a_lo)
-    if qa.weak_type and qh.ndim == 0:
-        # NumPy makes gamma a Python float here: the result keeps the data's dtype, and
-        # 1 - gamma is taken in double before rounding to it.
-        g, one_minus = _cast(gamma, sa.dtype), _cast(fnp.subtract(1, gamma), sa.dtype)
-    else:
-        g, one_minus = gamma, fnp.subtract(1, gamma)
-    low_form = fnp.add(a_lo, fnp.multiply(diff, g))
-    high_form = fnp.subtract(a_hi, fnp.multiply(diff, one_minus))
-    return fnp.where(fnp.greater_equal(gamma, 0.5), high_form, low_form)
-
-
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                 *, weights: Any = None, interpolation: Any = None) -> Any:
@@ -663,7 +620,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
 
     Each slice uses only its non-NaN values (so the count varies per slice, also under
     ``jit``/``vmap``); all-NaN slices give NaN (with NumPy's RuntimeWarning on concrete
-    input). ``q`` must be concrete. ``weights`` need ``method='inverted_cdf'``, as in NumPy.
+    input). ``q`` may be traced, as for :func:`quantile`. ``weights`` need ``method='inverted_cdf'``, as in NumPy.
     The gradient goes to the selected or interpolated elements.
 
     Example:

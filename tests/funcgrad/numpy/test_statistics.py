@@ -521,3 +521,55 @@ def test_interp_traced_period_as_jax(period: float, value: float, grad: float) -
     assert_allclose(host(funcgrad.jit(f)(period)), value)
     assert_allclose(host(funcgrad.grad(f)(period)), grad)
     assert_allclose(host(funcgrad.jit(funcgrad.grad(f))(period)), grad)
+
+
+_QUANTILE_DATA = np.array([[0.3, -1.2, 2.5, 0.0, 1.1, -0.4, 0.9],
+                           [4.0, 2.0, np.nan, 1.0, 3.0, 0.5, 2.5]])
+
+
+@pytest.mark.parametrize("method", ["linear", "hazen", "lower", "nearest", "midpoint",
+                                    "inverted_cdf", "averaged_inverted_cdf"])
+@pytest.mark.parametrize("name, scale", [("quantile", 1), ("percentile", 100),
+                                         ("nanquantile", 1), ("nanpercentile", 100)])
+def test_quantile_of_a_q_known_only_at_run_time(method, name, scale):
+    # JAX traces q: jit(lambda x, q: jnp.quantile(x, q)) works, so must ours (it raised a
+    # ConcretizationError); the arithmetic is NumPy's, dtypes included.
+    data = _QUANTILE_DATA if name.startswith("nan") else _QUANTILE_DATA[:1]
+    for x in (data, np.arange(14).reshape(2, 7)[: len(data)], data.astype(np.float32)):
+        for q in (0.3, np.array([0.0, 0.55, 1.0]), np.float32(0.7)):
+            want = getattr(np, name)(x, q * scale, axis=1, method=method)
+            f = funcgrad.jit(lambda v, q: getattr(fnp, name)(v, q, axis=1, method=method))
+            arg = q * scale if isinstance(q, float) else dev(np.asarray(q * scale))
+            got = host(f(dev(x), arg))
+            assert got.dtype == want.dtype and got.shape == want.shape, (x.dtype, q)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_quantile_q_batched_and_differentiated_under_jit():
+    x = _QUANTILE_DATA[0]
+    qs = np.array([0.1, 0.5, 0.9])
+    got = funcgrad.vmap(lambda q: fnp.quantile(dev(x), q))(dev(qs))
+    np.testing.assert_allclose(host(got), np.quantile(x, qs))
+    # d quantile / d q (linear) = (n - 1) * (s[k + 1] - s[k]) between order statistics
+    s = np.sort(x)
+    want = 6 * (s[2] - s[1])  # q = 0.3: virtual index 1.8
+    assert abs(float(funcgrad.jit(funcgrad.grad(lambda q: fnp.quantile(dev(x), q)))(0.3))
+               - want) < 1e-12
+
+
+@pytest.mark.parametrize("shift, axis", [(1, 1), (-13, None), (np.array([1, 2]), (0, 1)),
+                                         (np.array([1, 2, 3]), (0, 1, 1)), (5, (0, 1))])
+def test_roll_by_a_shift_known_only_at_run_time(shift, axis):
+    x = np.arange(12.0).reshape(3, 4)
+    got = funcgrad.jit(lambda v, s: fnp.roll(v, s, axis=axis))(dev(x), dev(shift))
+    np.testing.assert_array_equal(host(got), np.roll(x, shift, axis=axis))
+
+
+def test_roll_per_example_shift_under_vmap_and_its_gradient():
+    x = np.arange(12.0).reshape(3, 4)
+    shifts = np.array([1, 2, -1])
+    got = funcgrad.vmap(fnp.roll)(dev(x), dev(shifts))
+    np.testing.assert_array_equal(host(got), np.stack([np.roll(r, s) for r, s in zip(x, shifts)]))
+    w = dev(np.arange(4.0))
+    g = funcgrad.grad(lambda v: funcgrad.jit(lambda v, s: fnp.sum(fnp.roll(v, s) * w))(v, 1))
+    np.testing.assert_array_equal(host(g(dev(x[0]))), np.roll(np.arange(4.0), -1))
