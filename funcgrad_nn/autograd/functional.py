@@ -534,6 +534,11 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
     """
     _, xs_t = _as_tuple(inputs, "inputs", "gradcheck")
     xs = [numpy.array(_to_np(x), copy=True) for x in xs_t]  # host copies, perturbed in place
+    if not any(x.dtype.kind in "fc" for x in xs):
+        # nothing would be compared: PyTorch refuses rather than pass vacuously
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of them have requires_grad=True (no input is a floating "
+                         "or complex array)")
     devices = [device_of(x) for x in xs_t]
 
     def place(arrays: list) -> list:

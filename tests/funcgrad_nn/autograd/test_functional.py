@@ -104,6 +104,13 @@ def test_gradcheck_and_gradgradcheck():
     with pytest.raises(GradcheckError, match="output 0 with respect to input 0"):
         gradcheck(wrong, (X,))
     assert gradcheck(wrong, (X,), raise_exception=False) is False
+    # torch 2.13: no input requiring grad raises ValueError "gradcheck expects at least one
+    # input tensor to require gradient..." (an integer-only call returned True, checking
+    # nothing)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda n: n * 2, (3,))
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda n: n * 2, (np.arange(3),))
 
 
 def test_strict_follows_pytorch_rules():
