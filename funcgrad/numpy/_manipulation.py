@@ -575,7 +575,9 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise", *, inplace: bool = True) 
 
 def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     """A copy of ``arr`` with the positions where ``mask`` is true set to ``vals`` (repeated
-    cyclically); ``mask`` must be concrete. Call with ``inplace=False``.
+    cyclically). Call with ``inplace=False``. A ``mask`` known only at run time (under
+    ``jit``, batched by ``vmap``) works too, as in JAX: the k-th true position takes
+    ``vals[k % len(vals)]``.
 
     Example:
         >>> place(numpy.arange(5), numpy.arange(5) > 2, [9], inplace=False).tolist()
@@ -583,6 +585,22 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
     """
     _check_inplace("place", inplace)
     x = _arr(arr)
+    if not _is_concrete(mask):
+        xa = get_aval(x)
+        m = _fs.ravel(mask)
+        if get_aval(m).size != xa.size:
+            raise ValueError(f"place: mask and data must be the same size, got "
+                             f"{get_aval(m).size} and {xa.size}")
+        m = _cast(m, numpy.dtype(bool))
+        v = _cast(_fs.ravel(_arrs_together(x, vals)[1]), xa.dtype)
+        nv = get_aval(v).size
+        if nv == 0:
+            raise ValueError("place: cannot write from an empty array of values (with a "
+                             "traced mask, whether any position is set is not known)")
+        # the k-th set position reads vals[k % nv]: k counted by a running sum of the mask
+        k = _ew.sub(_fr.cumsum(m, dtype=numpy.intp), 1)
+        picked = _fi.take(v, _ew.rem(_ew.max(k, 0), nv), mode="clip")
+        return _shape.reshape(_fe.where(m, picked, _fs.ravel(x)), xa.shape)
     m = _host(mask, "place: the mask").astype(bool)
     if m.size != get_aval(x).size:
         raise ValueError(f"place: mask and data must be the same size, got {m.size} and "

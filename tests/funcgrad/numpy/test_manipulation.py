@@ -111,6 +111,27 @@ def test_inplace_true_is_refused(call) -> None:
     assert not _np(x).any()  # and the argument is untouched
 
 
+def test_place_with_a_mask_known_only_at_run_time() -> None:
+    # JAX's place takes a traced mask (under jit, per example under vmap): the k-th set
+    # position reads vals[k % len(vals)], as NumPy's cycling
+    x = np.arange(12.0).reshape(3, 4)
+    vals = np.array([7.0, 1.0, 2.0])
+    want = x.copy()
+    np.place(want, want > 5, vals)
+    got = funcgrad.jit(lambda v, w: fnp.place(v, v > 5, w, inplace=False))(dev(x), dev(vals))
+    assert_allclose(got, want)
+    rows = funcgrad.vmap(lambda v: fnp.place(v, v > 5, dev(vals[:2]), inplace=False))(dev(x))
+    assert_allclose(rows, np.array([[0, 1, 2, 3], [4, 5, 7, 1], [7, 1, 7, 1.0]]))
+    ints = funcgrad.jit(lambda v: fnp.place(v, v > 9, 3.7, inplace=False))(dev(np.arange(12)))
+    assert _np(ints).dtype == np.int64 and _np(ints).tolist()[-3:] == [9, 3, 3]
+    # the gradient reaches the values that were placed (JAX's: [30, 12, 0, 0])
+    g = funcgrad.grad(lambda v: fnp.sum(funcgrad.jit(
+        lambda v: fnp.place(v, v > 5, v[:2], inplace=False))(v) ** 2))(dev(x[0] + 5))
+    assert_allclose(g, np.array([30.0, 12.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="same size"):
+        funcgrad.jit(lambda v: fnp.place(v, v[:2] > 0, 1.0, inplace=False))(dev(x[0]))
+
+
 def test_put_modes_and_errors() -> None:
     x = dev(np.arange(5.0))
     with pytest.raises(IndexError, match="put: index 7 is out of bounds"):
