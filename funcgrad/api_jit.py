@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy
 
+from funcgrad import api_devices as _api_devices
+from funcgrad import backend as _backend
 from funcgrad import compile as _compile
 from funcgrad import config as _config
 from funcgrad import stages, tree_util
@@ -231,6 +233,10 @@ class _Entry:
         return run
 
 
+#: The jitted function of ``jit(device=/backend=)`` whose arguments are being placed now.
+_placing: ContextVar[Any] = ContextVar("funcgrad_jit_placing", default=None)
+
+
 class Jitted:
     """A function compiled by :func:`jit`; call it like the original.
 
@@ -248,8 +254,10 @@ class Jitted:
         explain_retraces: bool,
         donate_argnames: tuple[str, ...] = (),
         inline: bool = False,
+        device: str | None = None,
     ) -> None:
         functools.update_wrapper(self, fun)
+        self._device = device
         self._fun = fun
         self._name = getattr(fun, "__name__", None) or type(fun).__name__
         try:
@@ -561,7 +569,22 @@ class Jitted:
 
     # -- calling --------------------------------------------------------------------------
 
+    def _placed(self, args: tuple, kwargs: dict) -> Any:
+        """A call of ``jit(device=/backend=)``: the arguments' arrays go there, and so do the
+        arrays the function makes from Python data (traced values stay where they are)."""
+        args, kwargs = tree_util.tree_map(
+            lambda v: _api_devices.device_put(v, self._device) if is_array(v) else v,
+            (args, kwargs))
+        token = _placing.set(self)
+        try:
+            with _backend.default_device(self._device):
+                return self(*args, **kwargs)
+        finally:
+            _placing.reset(token)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._device is not None and _placing.get() is not self:
+            return self._placed(args, kwargs)
         if _jit_disabled.get():
             return self._fun(*args, **kwargs)
         if self._inline and staging_below(current_trace()):
@@ -776,6 +799,9 @@ def jit(
     inline: bool = False,
     in_shardings: Any = None,
     out_shardings: Any = None,
+    device: Any = None,
+    backend: str | None = None,
+    compiler_options: dict[str, Any] | None = None,
 ) -> Any:
     """Compile ``fun``: trace it once per argument signature, then run generated code.
 
@@ -791,6 +817,10 @@ def jit(
     (``@jit`` or ``@functools.partial(jit, static_argnums=1)``). ``in_shardings`` /
     ``out_shardings`` are accepted as JAX's layouts over a device mesh
     (:mod:`funcgrad.sharding`): funcgrad computes on one device, so they change nothing.
+    ``device`` (a device, e.g. ``funcgrad.devices()[0]``) or ``backend`` (a platform:
+    ``"cpu"``, ``"gpu"``/``"cuda"``) runs the function there, its array arguments copied to
+    it (deprecated in JAX, which warns as here: ``device_put`` the arguments instead).
+    ``compiler_options`` (XLA's flags, a dict) are accepted and unused: no XLA compiles here.
 
     Python control flow on traced values raises :class:`~funcgrad.ConcretizationError`; use
     static arguments, ``funcgrad.numpy.where``, ``funcgrad.cond`` or ``funcgrad.while_loop``.
@@ -807,13 +837,44 @@ def jit(
     donate_names = tuple(str(n) for n in _as_tuple(donate_argnames))
     del keep_unused  # every argument is always kept: nothing to choose
     del in_shardings, out_shardings  # one device: every layout is the whole array
+    if compiler_options is not None and not isinstance(compiler_options, dict):
+        raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
+                        f"{type(compiler_options).__name__}")
+    place = _placement(device, backend)
     if fun is None:
-        return functools.partial(jit, static_argnums=nums, static_argnames=names,
-                                 donate_argnums=donate, explain_retraces=explain_retraces,
-                                 donate_argnames=donate_names, inline=inline)
+        def decorate(f: Callable[..., Any]) -> Jitted:
+            if not callable(f):
+                raise TypeError(f"jit expects a callable, got {type(f).__name__}")
+            return Jitted(f, nums, names, donate, explain_retraces, donate_names, inline, place)
+        return decorate
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return Jitted(fun, nums, names, donate, explain_retraces, donate_names, inline)
+    return Jitted(fun, nums, names, donate, explain_retraces, donate_names, inline, place)
+
+
+def _placement(device: Any, backend: str | None) -> str | None:
+    """The device ``jit(device=..., backend=...)`` runs on (None: where the arguments are)."""
+    if device is None and backend is None:
+        return None
+    if device is not None and backend is not None:
+        raise ValueError(f"can't specify both a device and a backend for jit, got "
+                         f"device={device!r} and backend={backend!r}")
+    warnings.warn("backend and device argument on jit is deprecated. You can use "
+                  "`funcgrad.device_put(..., device)` on the inputs to the jitted function "
+                  "to get the same behavior.", DeprecationWarning, stacklevel=3)
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"jit: backend must be a platform name such as 'cpu' or 'gpu', got "
+                        f"{type(backend).__name__}")
+    name = device if device is not None else backend
+    try:
+        place = _backend.canonical_device(name)
+    except ValueError as e:
+        raise RuntimeError(f"jit: unknown {'device' if device is not None else 'backend'} "
+                           f"{name!r} ({e}); available: {_backend.devices()}") from None
+    if place not in _backend.devices() and place != "strict":
+        raise RuntimeError(f"jit: {'device' if device is not None else 'backend'} {name!r} "
+                           f"is not present; available: {_backend.devices()}")
+    return place
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

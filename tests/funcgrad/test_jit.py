@@ -754,3 +754,25 @@ def test_python_bool_argument_on_a_device(f):
             got = funcgrad.jit(f)(v)
             assert type(got).__name__ == "StrictArray"
             assert host(got).tolist() == host(f(v)).tolist()
+
+
+def test_device_backend_and_compiler_options_as_jax():
+    # JAX 0.10.2: accepted (deprecated, with a DeprecationWarning), the arguments moved to the
+    # device; both at once is a ValueError; an absent platform a RuntimeError.
+    with pytest.warns(DeprecationWarning, match="device_put"):
+        f = funcgrad.jit(lambda a: a * 2 + fnp.ones(2), backend="strict")
+    out = f(np.ones(2))
+    assert funcgrad.backend.device_of(out) == "strict"
+    np.testing.assert_array_equal(host(out), [3.0, 3.0])
+    with pytest.warns(DeprecationWarning):
+        g = funcgrad.jit(device="cpu")(lambda a: a * 2)
+    assert funcgrad.backend.device_of(g(dev(np.ones(2)))) == "cpu"
+    with pytest.raises(ValueError, match="both a device and a backend"):
+        funcgrad.jit(lambda a: a, device="cpu", backend="cpu")
+    with pytest.raises(RuntimeError, match="unknown backend 'foo'"), \
+            pytest.warns(DeprecationWarning):
+        funcgrad.jit(lambda a: a, backend="foo")
+    h = funcgrad.jit(lambda a: a + 1, compiler_options={"xla_cpu_enable_fast_math": True})
+    assert float(host(h(1.0))) == 2.0
+    with pytest.raises(TypeError, match="compiler_options must be a dict"):
+        funcgrad.jit(lambda a: a, compiler_options=3)
