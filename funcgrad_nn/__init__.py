@@ -22,6 +22,7 @@ from funcgrad.tree_util import tree_leaves
 
 # Subpackages last: they build on the names above.
 from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
+    attention,
     autograd,
     data,
     distributed,
@@ -130,7 +131,7 @@ from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import checkpoint, grad, jit, value_and_grad, vjp, vmap
 
 __all__ = [
-    "autograd", "data", "distributions", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
+    "attention", "autograd", "data", "distributions", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",

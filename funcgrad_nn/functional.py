@@ -1000,7 +1000,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     """softmax(query @ key^T * scale + bias) @ value over ``(..., L, E)``/``(..., S, E)``/
     ``(..., S, Ev)`` (PyTorch's reference formula).
 
-    ``attn_mask``: bool (True = may attend) or float (added), broadcast to ``(..., L, S)``;
+    ``attn_mask``: bool (True = may attend) or float (added), broadcast to ``(..., L, S)``,
+    or a :mod:`funcgrad_nn.attention.bias` causal mask (``causal_lower_right(L, S)``);
     ``is_causal``: top-left aligned lower-triangular mask (not with ``attn_mask``);
     ``scale`` defaults to ``1 / sqrt(E)``; ``enable_gqa`` repeats key/value heads (dim -3).
     ``dropout_p > 0`` drops attention weights and needs ``dropout_key=`` (see
@@ -1014,6 +1015,9 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
             [0.33, 0.67]]])
     """
     fname = "scaled_dot_product_attention"
+    if hasattr(attn_mask, "_dispatch"):  # a CausalBias (funcgrad_nn.attention.bias) picks
+        return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale,  # the path
+                                   enable_gqa, dropout_key=dropout_key)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ValueError(f"{fname}: query, key and value need at least 2 dims, got shapes "
                          f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")

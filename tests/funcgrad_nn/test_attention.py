@@ -1,0 +1,163 @@
+"""``funcgrad_nn.attention`` (``torch.nn.attention``): the SDPA backend selector, the causal
+bias masks, and flex_attention with its block masks. Reference values are PyTorch 2.13's
+(CPU, float64), recorded as literals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad
+import funcgrad_nn as nn
+from funcgrad.test_util import check_grads
+from funcgrad_nn.attention import SDPBackend, enabled_backends, sdpa_kernel
+from funcgrad_nn.attention.bias import (
+    CausalBias,
+    CausalVariant,
+    causal_lower_right,
+    causal_upper_left,
+)
+from funcgrad_nn.attention.flex_attention import (
+    AuxRequest,
+    and_masks,
+    create_block_mask,
+    create_mask,
+    flex_attention,
+    noop_mask,
+    or_masks,
+)
+from tests.helpers import assert_allclose, dev, host
+
+F = nn.F
+
+
+def _qkv():
+    q = np.arange(24.0).reshape(1, 2, 3, 4) / 10
+    k = np.cos(np.arange(32.0)).reshape(1, 2, 4, 4)
+    v = np.sin(np.arange(16.0)).reshape(1, 2, 4, 2)
+    return dev(q), dev(k), dev(v)
+
+
+def _window(b, h, q_idx, kv_idx):
+    return kv_idx <= q_idx + 1
+
+
+def _tilt(score, b, h, q_idx, kv_idx):
+    return score + 0.5 * h * (kv_idx - q_idx)
+
+
+def test_sdpa_kernel_selects_and_restores_backends():
+    assert SDPBackend.FLASH_ATTENTION == 1 and SDPBackend.ERROR == -1  # PyTorch's values
+    before = enabled_backends()
+    with sdpa_kernel([SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH], set_priority=True):
+        assert enabled_backends() == (SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH)
+        q = dev(np.ones((2, 3, 4)))
+        assert F.scaled_dot_product_attention(q, q, q).shape == (2, 3, 4)
+    assert enabled_backends() == before
+    with pytest.raises(TypeError, match="SDPBackend"), sdpa_kernel([SDPBackend.MATH, "flash"]):
+        pass
+
+
+def test_causal_bias_masks_match_pytorch():
+    # torch.nn.attention.bias.causal_lower_right(3, 4)._materialize()
+    assert causal_lower_right(3, 4)._materialize().tolist() == [
+        [True, True, False, False], [True, True, True, False], [True, True, True, True]]
+    assert causal_upper_left(3, 4)._materialize().tolist() == [
+        [True, False, False, False], [True, True, False, False], [True, True, True, False]]
+    rng = np.random.default_rng(0)
+    q, k, v = (dev(rng.standard_normal(s)) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 3)))
+    for bias, offset in ((causal_lower_right(3, 5), 2), (causal_upper_left(3, 5), 0)):
+        want = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=dev(np.tril(np.ones((3, 5), bool), k=offset)))
+        assert_allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=bias), want,
+                        rtol=1e-12)
+        # the mask also passes gradients through, and under jit
+        check_grads(lambda q, k, v, b=bias: F.scaled_dot_product_attention(q, k, v, b),
+                    (q, k, v), order=1, modes=("rev",))
+        jitted = funcgrad.jit(lambda q, k, v, b=bias: F.scaled_dot_product_attention(q, k, v, b))
+        assert_allclose(jitted(q, k, v), want, rtol=1e-12)
+    with pytest.raises(ValueError, match="causal=True"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(3, 5),
+                                       is_causal=True)
+    with pytest.raises(ValueError, match="3 x 4"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(3, 4))
+    with pytest.raises(TypeError, match="CausalVariant"):
+        CausalBias(2, 3, 3)
+    assert CausalBias(CausalVariant.LOWER_RIGHT, 2, 2)._materialize().sum() == 3
+
+
+def test_flex_attention_matches_pytorch_literals():
+    # torch.nn.attention.flex_attention.flex_attention(q, k, v, score_mod=_tilt,
+    #     block_mask=create_block_mask(_window, None, None, 3, 4, BLOCK_SIZE=2),
+    #     return_lse=True), float64 on the CPU
+    q, k, v = _qkv()
+    bm = create_block_mask(_window, None, None, 3, 4, BLOCK_SIZE=2)
+    out, lse = flex_attention(q, k, v, score_mod=_tilt, block_mask=bm, return_lse=True)
+    assert_allclose(out, np.array([[[[0.541406507812, 0.424473679661],
+                            [0.331633609317, 0.124600447958],
+                            [0.246879703588, 0.331718147015]],
+                           [[0.623688920494, 0.075368918854],
+                            [-0.351936301166, 0.383719564081],
+                            [-0.22262126473, 0.430996641073]]]]), atol=1e-11)
+    assert_allclose(lse, np.array([[[0.741787321529, 1.134825591763, 1.596492330192],
+                                    [0.722727738847, 2.144501348587, 2.085476110378]]]),
+                    atol=1e-11)
+    # the block summary, as PyTorch's
+    assert bm.shape == (1, 1, 3, 4) and bm.seq_lengths == (3, 4) and bm.BLOCK_SIZE == (2, 2)
+    assert bm.kv_num_blocks.tolist() == [[[1, 2]]]
+    assert bm.kv_indices.tolist() == [[[[1, 0], [0, 1]]]]
+    assert bm.full_kv_num_blocks.tolist() == [[[1, 0]]]
+    assert bm.full_kv_indices.tolist() == [[[[0, 1], [0, 1]]]]
+    assert bm.to_dense().tolist() == [[[[1, 1], [1, 1]]]]
+    assert bm.sparsity() == pytest.approx(-33.33333333333333)
+    _, aux = flex_attention(q, k, v, score_mod=_tilt, block_mask=bm,
+                            return_aux=AuxRequest(lse=True))
+    assert_allclose(aux.lse, lse, rtol=1e-15)
+    assert aux.max_scores is None
+
+
+def test_flex_attention_is_masked_softmax_attention_with_its_gradients():
+    rng = np.random.default_rng(1)
+    q, k, v = (dev(rng.standard_normal(s)) for s in ((2, 4, 5, 3), (2, 2, 6, 3), (2, 2, 6, 2)))
+    causal = and_masks(lambda b, h, qi, ki: qi >= ki, lambda b, h, qi, ki: ki > 0)
+    bm = create_block_mask(causal, None, None, 5, 6, BLOCK_SIZE=2)
+
+    def flex(q, k, v):
+        return flex_attention(q, k, v, score_mod=_tilt, block_mask=bm, enable_gqa=True)
+
+    def reference(q, k, v):
+        # the same attention written with SDPA: the score_mod as an additive float mask, the
+        # block mask as -inf (query 0 sees no key: a zero row, as PyTorch's)
+        h, qi, ki = np.arange(4)[:, None, None], np.arange(5)[:, None], np.arange(6)
+        add = 0.5 * h * (ki - qi) + np.where((qi >= ki) & (ki > 0), 0.0, -np.inf)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=dev(add), enable_gqa=True)
+
+    assert_allclose(flex(q, k, v), reference(q, k, v), rtol=1e-12, atol=1e-15)
+    assert np.all(host(flex(q, k, v))[:, :, 0] == 0)
+    grads = funcgrad.grad(lambda *a: funcgrad.numpy.sum(flex(*a) ** 2), argnums=(0, 1, 2))
+    want = funcgrad.grad(lambda *a: funcgrad.numpy.sum(reference(*a) ** 2), argnums=(0, 1, 2))
+    for g, w in zip(grads(q, k, v), want(q, k, v)):
+        assert_allclose(g, w, rtol=1e-10, atol=1e-14)
+    check_grads(flex, (q, k, v), order=1, modes=("rev",))
+    assert_allclose(funcgrad.jit(flex)(q, k, v), flex(q, k, v), rtol=1e-12)
+    batched = funcgrad.vmap(flex)(*(funcgrad.numpy.stack([a, a]) for a in (q, k, v)))
+    assert_allclose(batched[1], flex(q, k, v), rtol=1e-12)
+
+
+def test_masks_and_errors():
+    assert create_mask(or_masks(lambda b, h, q, k: q == k, lambda b, h, q, k: k == 0),
+                       1, 1, 2, 3).tolist() == [[[[True, False, False], [True, True, False]]]]
+    assert create_mask(noop_mask, None, 2, 1, 2).tolist() == [[[[True, True]], [[True, True]]]]
+    # a score_mod's mask: where it does not write -inf
+    tri = create_mask(lambda s, b, h, q, k: funcgrad.numpy.where(q >= k, s, -np.inf),
+                      None, None, 2, 2)
+    assert tri.tolist() == [[[[True, False], [True, True]]]]
+    q = dev(np.ones((1, 2, 3, 4)))
+    with pytest.raises(ValueError, match="enable_gqa"):
+        flex_attention(q, q[:, :1], q[:, :1])
+    with pytest.raises(ValueError, match="4-D"):
+        flex_attention(q[0], q[0], q[0])
+    with pytest.raises(ValueError, match=r"made for \(2, 2\)"):
+        flex_attention(q, q, q, block_mask=create_block_mask(noop_mask, 1, 1, 2, 2))
+    with pytest.raises(TypeError, match="score_mod"):
+        create_block_mask(lambda s, b, h, q, k: s, 1, 1, 2, 2)
