@@ -39,7 +39,7 @@ from funcgrad.api_vmap import vmap
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
-from funcgrad.errors import ShapeError
+from funcgrad.errors import ConcretizationError, ShapeError
 from funcgrad.numpy._dtype_utils import check_python_ints_fit
 from funcgrad.ops._util import normalize_axis
 
@@ -159,7 +159,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     """``values`` inserted before the positions ``obj`` (int, slice, int sequence or 1-D mask)
     along ``axis`` (flattened ``arr`` when None); values take ``arr``'s dtype, as in NumPy.
 
-    ``obj`` must be concrete; ``arr`` and ``values`` may be traced and are differentiated.
+    ``arr`` and ``values`` may be traced and are differentiated; integer positions ``obj``
+    may be traced too (as in JAX; out-of-range ones are then clipped).
 
     Example:
         >>> insert(numpy.array([1, 2, 3]), 1, 9).tolist()
@@ -174,6 +175,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     v = _cast(_arrs_together(x, values)[1], xa.dtype)
     if isinstance(obj, slice):
         idx = numpy.arange(*obj.indices(n), dtype=numpy.intp)
+    elif not _is_concrete(obj) and get_aval(obj).dtype.kind in "iu":
+        return _insert_traced(x, ax, obj, v)
     else:
         idx = _host(obj, "insert: the positions obj")
         if idx.dtype == bool:
@@ -229,11 +232,54 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     return _take_static(_shape.concatenate([x, v], ax), perm, ax)
 
 
+def _insert_traced(x: Any, ax: int, obj: Any, v: Any) -> Any:
+    """``insert`` at integer positions known only at run time (as JAX): out-of-range ones
+    cannot be checked and are clipped into ``[0, n]``; the result's slots are a permutation
+    of ``concatenate([x, values])`` computed from the positions."""
+    xa = get_aval(x)
+    n = xa.shape[ax]
+    oa = get_aval(obj)
+    if oa.ndim > 1:
+        raise ValueError("insert: index array argument obj to insert must be one dimensional "
+                         "or scalar")
+    o = _fe.clip(_fe.where(_ew.lt(obj, 0), _ew.add(obj, n), obj), 0, n)
+    o = _cast(o, numpy.dtype(numpy.intp))
+    vnd = get_aval(v).ndim
+    if vnd < xa.ndim:
+        v = _shape.reshape(v, (1,) * (xa.ndim - vnd) + get_aval(v).shape)
+    if oa.size == 1:  # one position: the values give the count, as NumPy
+        if oa.ndim == 0:  # the values' leading axis is the inserted one
+            v = _fs.moveaxis(v, 0, ax)
+        numnew = get_aval(v).shape[ax]
+        positions = _ew.add(_shape.reshape(o, ()), _fc.arange(numnew, device=_device(x)))
+    else:
+        numnew = oa.shape[0]
+        # equal positions keep their order: the k-th smallest moves k slots on
+        order = _fr.argsort(o, kind="stable")
+        positions = _ew.add(o, _fr.argsort(order, kind="stable"))
+    target = xa.shape[:ax] + (numnew,) + xa.shape[ax + 1:]
+    try:
+        v = _fs.broadcast_to(v, target)
+    except ShapeError:
+        raise ValueError(
+            f"insert: values of shape {get_aval(v).shape} cannot be broadcast to the inserted "
+            f"shape {target}"
+        ) from None
+    total = n + numnew
+    ones = _fc.arange(1, numnew + 1, device=_device(x))
+    slot = _fi.at(_fc.zeros(total, numpy.intp, device=_device(x)))[positions].set(ones)
+    is_new = _ew.gt(slot, 0)
+    old = _ew.sub(_fr.cumsum(_ew.not_(is_new), dtype=numpy.intp), 1)
+    perm = _fe.where(is_new, _ew.add(slot, n - 1), old)
+    return _fi.take(_shape.concatenate([x, v], ax), perm, axis=ax, mode="clip")
+
+
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
            assume_unique_indices: bool = False) -> Any:
     """``arr`` without the entries ``obj`` (int, slice, int sequence or boolean mask) along
-    ``axis`` (flattened ``arr`` when None). ``obj`` must be concrete (so JAX's
-    ``assume_unique_indices``, which lets it trace ``obj``, changes nothing here).
+    ``axis`` (flattened ``arr`` when None). ``obj`` must be concrete, unless integer
+    positions are promised distinct by JAX's ``assume_unique_indices=True`` (then they may be
+    traced: the result has ``n - len(obj)`` entries).
 
     Example:
         >>> delete(numpy.arange(5), [0, -1]).tolist()
@@ -244,6 +290,21 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     x, ax = _ravel_along(arr, axis, "delete")
     n = get_aval(x).shape[ax]
     keep = numpy.ones(n, dtype=bool)
+    traced = not isinstance(obj, slice) and not _is_concrete(obj)
+    if traced and not assume_unique_indices and get_aval(obj).dtype.kind in "iu":
+        raise ConcretizationError(
+            f"delete: the positions obj are traced ({get_aval(obj).str_short()}), so the "
+            "size of the result is unknown (repeated positions delete once). Fix: promise "
+            "distinct positions with assume_unique_indices=True (JAX's), or pass them "
+            "concretely")
+    if (traced and assume_unique_indices and get_aval(obj).dtype.kind in "iu"):
+        # JAX's promise: distinct positions, so the result has n - len(obj) entries
+        o = _fs.ravel(obj)
+        k = get_aval(o).size
+        o = _fe.where(_ew.lt(o, 0), _ew.add(o, n), o)
+        mask = _fi.at(_fc.ones(n, bool, device=_device(x)))[o].set(False, mode="drop")
+        (kept,) = _fi.nonzero(mask, size=max(n - k, 0), fill_value=n - 1)
+        return _fi.take(x, kept, axis=ax, mode="clip")
     if isinstance(obj, slice):
         keep[obj] = False
     else:

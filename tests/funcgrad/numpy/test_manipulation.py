@@ -47,7 +47,7 @@ def test_insert_delete_errors() -> None:
     with pytest.raises(ValueError, match="insert: values of shape"):
         fnp.insert(dev(np.zeros((2, 3))), 1, [1.0, 2.0], axis=0)
     with pytest.raises(ConcretizationError, match="insert: the positions obj"):
-        funcgrad.jit(lambda x, i: fnp.insert(x, i, 0.0))(x, np.array(1))
+        funcgrad.jit(lambda x, m: fnp.insert(x, m, 0.0))(x, np.array([True, False]))
     with pytest.raises(ConcretizationError, match="delete"):
         funcgrad.jit(lambda x, i: fnp.delete(x, i))(x, np.array(1))
 
@@ -93,6 +93,46 @@ def test_rollaxis_unstack_errors() -> None:
     with pytest.raises(ValueError, match="unstack: input array must be at least 1-d"):
         fnp.unstack(dev(np.array(1.0)))
     assert fnp.unstack(dev(np.zeros((0, 2)))) == ()
+
+
+_X34 = np.arange(12.0).reshape(3, 4)
+
+
+@pytest.mark.parametrize("a, obj, values, axis", [
+    (np.arange(5.0), 2, 9.0, None), (np.arange(5.0), -1, np.array([7.0, 8.0]), None),
+    (np.arange(5.0), 5, 1.0, None), (_X34, 1, np.array([7.0, 8.0, 9.0]), 1),
+    (_X34, 0, np.array([[7.0], [8.0], [9.0]]), 1), (_X34, [0, 2, 2], [7.0, 8.0, 9.0], 1),
+    (_X34, [3, 0], 5.0, 0), (np.arange(5.0), [4, -1, 0], [1.0, 2.0, 3.0], None),
+    (_X34, [1], [[7.0, 8.0, 9.0]], 1), (_X34, 1, [7.0, 8.0, 9.0, 10.0], 0),
+])
+def test_insert_at_positions_known_only_at_run_time(a, obj, values, axis) -> None:
+    # JAX's insert traces integer positions (it raised a ConcretizationError here)
+    want = np.insert(a, obj, values, axis=axis)
+    got = funcgrad.jit(lambda v, o: fnp.insert(v, o, dev(np.asarray(values)), axis=axis))(
+        dev(a), dev(np.asarray(obj)))
+    assert _np(got).shape == want.shape
+    assert_allclose(got, want)
+
+
+def test_insert_traced_position_per_example_and_gradient() -> None:
+    got = funcgrad.vmap(lambda r, i: fnp.insert(r, i, -1.0))(dev(_X34), dev(np.array([0, 2, 4])))
+    assert_allclose(got, np.array([[-1, 0, 1, 2, 3], [4, 5, -1, 6, 7], [8, 9, 10, 11, -1.0]]))
+    v = np.arange(1.0, 6.0)
+    g = funcgrad.grad(lambda a: fnp.sum(funcgrad.jit(
+        lambda a, o: fnp.insert(a, o, a[0] * 3))(a, dev(np.array(2))) ** 2))(dev(v))
+    assert_allclose(g, 2 * v + np.array([18.0, 0, 0, 0, 0]))  # JAX's
+
+
+@pytest.mark.parametrize("a, obj, axis", [(np.arange(5.0), [1, 3], None), (_X34, [0, -1], 1),
+                                          (_X34, 1, 0), (_X34, [5, 0], None)])
+def test_delete_traced_positions_promised_unique(a, obj, axis) -> None:
+    want = np.delete(a, obj, axis=axis)
+    got = funcgrad.jit(lambda v, o: fnp.delete(v, o, axis=axis, assume_unique_indices=True))(
+        dev(a), dev(np.asarray(obj)))
+    assert _np(got).shape == want.shape
+    assert_allclose(got, want)
+    with pytest.raises(ConcretizationError, match="assume_unique_indices=True"):
+        funcgrad.jit(lambda v, o: fnp.delete(v, o, axis=axis))(dev(a), dev(np.asarray(obj)))
 
 
 # --- functional writes --------------------------------------------------------------------------
