@@ -9,6 +9,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.errors import DTypeError
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _special
 
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -26,7 +27,9 @@ def promote(name: str, *args: Any) -> list[Any]:
 
 
 def standardize(x: Any, loc: Any, scale: Any) -> Any:
-    return (x - loc) / scale
+    # A nonpositive scale gives nan results (SciPy's): dividing by nan instead of by it
+    # carries them through the formulas silently (0 would warn: inf - inf, 0 * inf).
+    return (x - loc) / fnp.where(scale > 0, scale, numpy.nan)
 
 
 def scale_ok(out: Any, scale: Any) -> Any:
@@ -47,4 +50,4 @@ def log_prob(p: Any, q: Any) -> Any:
     """``log(p)`` where ``q = 1 - p`` is known accurately: ``log1p(-q)`` when ``p > 1/2`` (so
     a log-CDF near 1 keeps the digits of the small tail mass)."""
     big = p > 0.5
-    return fnp.where(big, fnp.log1p(-fnp.where(big, q, 0.0)), fnp.log(fnp.where(big, 0.5, p)))
+    return fnp.where(big, _q.log1p(-fnp.where(big, q, 0.0)), _q.log(fnp.where(big, 0.5, p)))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
 
@@ -34,7 +35,7 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     y = standardize(x, loc, scale)
     inside = (y >= 0) & (y <= 1)
     y = fnp.where(inside, y, 0.5)
-    out = _sp.xlogy(a - 1.0, y) + _sp.xlog1py(b - 1.0, -y) - _sp.betaln(a, b) - fnp.log(scale)
+    out = _sp.xlogy(a - 1.0, y) + _sp.xlog1py(b - 1.0, -y) - _sp.betaln(a, b) - _q.log(scale)
     out = nan_at(fnp.where(inside, out, -numpy.inf), x - loc)
     return scale_ok(fnp.where((a > 0) & (b > 0), out, numpy.nan), scale)
 
@@ -48,6 +49,11 @@ def pdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         1.0
     """
     return fnp.exp(logpdf(x, a, b, loc, scale))
+
+
+def _shapes_ok(out: Any, a: Any, b: Any) -> Any:
+    # nan unless a, b > 0, as SciPy (betainc is defined at a = 0; the distribution is not)
+    return fnp.where((a > 0) & (b > 0), out, numpy.nan)
 
 
 def _y(name: str, x: Any, a: Any, b: Any, loc: Any, scale: Any) -> tuple[Any, ...]:
@@ -64,7 +70,7 @@ def cdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.5248
     """
     y, a, b, scale = _y("beta.cdf", x, a, b, loc, scale)
-    return scale_ok(_sp.betainc(a, b, y), scale)
+    return scale_ok(_shapes_ok(_sp.betainc(a, b, y), a, b), scale)
 
 
 def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -76,7 +82,7 @@ def sf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.4752
     """
     y, a, b, scale = _y("beta.sf", x, a, b, loc, scale)
-    return scale_ok(_sp.betainc(b, a, 1.0 - y), scale)
+    return scale_ok(_shapes_ok(_sp.betainc(b, a, 1.0 - y), a, b), scale)
 
 
 def logcdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
@@ -34,7 +35,7 @@ def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
     k = k_raw = k - loc
     inside = is_integer(k) & (k >= 0) & (k <= n)
     k = fnp.where(inside, k, 0.0)
-    comb = -fnp.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
+    comb = -_q.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
     out = comb + _sp.betaln(k + a, n - k + b) - _sp.betaln(a, b)
     out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
     ok = (n >= 0) & is_integer(n) & (a > 0) & (b > 0)

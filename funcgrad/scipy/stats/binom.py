@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
@@ -36,7 +37,7 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     inside = is_integer(k) & (k >= 0) & (k <= n)
     k = fnp.where(inside, k, 0.0)
     # log C(n, k) = -log(n + 1) - betaln(n - k + 1, k + 1): no cancellation of large gammaln.
-    comb = -fnp.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
+    comb = -_q.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
     out = comb + _sp.xlogy(k, p) + _sp.xlog1py(n - k, -p)
     out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
     ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)

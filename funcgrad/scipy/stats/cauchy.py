@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import LOG_PI, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
@@ -27,7 +28,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, loc, scale = promote("cauchy.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
-    return scale_ok(-LOG_PI - fnp.log(scale) - fnp.log1p(y * y), scale)
+    return scale_ok(-LOG_PI - _q.log(scale) - _q.log1p(y * y), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -66,7 +67,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(cauchy.logcdf(1.0)), 12)
         -0.287682072452
     """
-    return fnp.log(cdf(x, loc, scale))
+    return _q.log(cdf(x, loc, scale))
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -89,7 +90,7 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(cauchy.logsf(1.0)), 12)
         -1.38629436112
     """
-    return fnp.log(sf(x, loc, scale))
+    return _q.log(sf(x, loc, scale))
 
 
 def _quantile(q: Any) -> Any:

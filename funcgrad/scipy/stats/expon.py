@@ -13,6 +13,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
@@ -34,7 +35,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -2.0
     """
     y, inside, scale = _y("expon.logpdf", x, loc, scale)
-    return scale_ok(fnp.where(inside, -y - fnp.log(scale), -numpy.inf), scale)
+    return scale_ok(fnp.where(inside, -y - _q.log(scale), -numpy.inf), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -69,7 +70,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.458675145387
     """
     y, inside, scale = _y("expon.logcdf", x, loc, scale)
-    return scale_ok(fnp.where(inside, fnp.log(-fnp.expm1(-y)), -numpy.inf), scale)
+    return scale_ok(fnp.where(inside, _q.log(-fnp.expm1(-y)), -numpy.inf), scale)
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -105,7 +106,7 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.69314718056
     """
     q, loc, scale = promote("expon.ppf", q, loc, scale)
-    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * fnp.log1p(-q), numpy.nan), scale)
+    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * _q.log1p(-q), numpy.nan), scale)
 
 
 def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -117,4 +118,4 @@ def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.69314718056
     """
     q, loc, scale = promote("expon.isf", q, loc, scale)
-    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * fnp.log(q), numpy.nan), scale)
+    return scale_ok(fnp.where((q >= 0) & (q <= 1), loc - scale * _q.log(q), numpy.nan), scale)

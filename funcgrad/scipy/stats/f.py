@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
 
@@ -41,8 +42,8 @@ def logpdf(x: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
     inside = y >= 0
     y = fnp.where(inside, y, 1.0)
     hn, hd = 0.5 * dfn, 0.5 * dfd
-    out = (hn * (fnp.log(dfn) - fnp.log(dfd)) + _sp.xlogy(hn - 1.0, y)
-           - (hn + hd) * fnp.log1p(dfn * y / dfd) - _sp.betaln(hn, hd) - fnp.log(scale))
+    out = (hn * (_q.log(dfn) - _q.log(dfd)) + _sp.xlogy(hn - 1.0, y)
+           - (hn + hd) * _q.log1p(dfn * y / dfd) - _sp.betaln(hn, hd) - _q.log(scale))
     return _ok(nan_at(fnp.where(inside, out, -numpy.inf), x - loc), dfn, dfd, scale)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import nan_at, promote, scale_ok, standardize
 
@@ -34,7 +35,7 @@ def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     y = standardize(x, loc, scale)
     inside = y >= 0
     y = fnp.where(inside, y, 1.0)
-    out = _sp.xlogy(a - 1.0, y) - y - _sp.gammaln(a) - fnp.log(scale)
+    out = _sp.xlogy(a - 1.0, y) - y - _sp.gammaln(a) - _q.log(scale)
     out = nan_at(fnp.where(inside, out, -numpy.inf), x - loc)
     return scale_ok(fnp.where(a > 0, out, numpy.nan), scale)
 
@@ -48,6 +49,11 @@ def pdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.270670566473
     """
     return fnp.exp(logpdf(x, a, loc, scale))
+
+
+def _shape_ok(out: Any, a: Any) -> Any:
+    # nan unless a > 0, as SciPy (gammainc(0, y) is 1, but a = 0 is no distribution)
+    return fnp.where(a > 0, out, numpy.nan)
 
 
 def _y(name: str, x: Any, a: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any]:
@@ -64,7 +70,7 @@ def cdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.864664716763
     """
     y, a, scale = _y("gamma.cdf", x, a, loc, scale)
-    return scale_ok(_sp.gammainc(a, y), scale)
+    return scale_ok(_shape_ok(_sp.gammainc(a, y), a), scale)
 
 
 def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -75,7 +81,7 @@ def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(gamma.logcdf(2.0, 1.0)), 12)
         -0.145413457869
     """
-    return fnp.log(cdf(x, a, loc, scale))
+    return _q.log(cdf(x, a, loc, scale))
 
 
 def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -87,7 +93,7 @@ def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.135335283237
     """
     y, a, scale = _y("gamma.sf", x, a, loc, scale)
-    return scale_ok(_sp.gammaincc(a, y), scale)
+    return scale_ok(_shape_ok(_sp.gammaincc(a, y), a), scale)
 
 
 def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -98,4 +104,4 @@ def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(gamma.logsf(2.0, 1.0)), 12)
         -2.0
     """
-    return fnp.log(sf(x, a, loc, scale))
+    return _q.log(sf(x, a, loc, scale))

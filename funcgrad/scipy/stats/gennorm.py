@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import promote, standardize
 
@@ -36,8 +37,8 @@ def logpdf(x: Any, beta: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, beta, loc, scale = promote("gennorm.logpdf", x, beta, loc, scale)
     z = standardize(x, loc, scale)
-    out = (fnp.log(beta) - math.log(2.0) - _sp.gammaln(1.0 / beta) - fnp.abs(z) ** beta
-           - fnp.log(scale))
+    out = (_q.log(beta) - math.log(2.0) - _sp.gammaln(1.0 / beta) - fnp.abs(z) ** beta
+           - _q.log(scale))
     return _ok(out, beta, scale)
 
 

@@ -15,6 +15,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
@@ -38,7 +39,7 @@ def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     k = k_raw = k - loc
     inside = is_integer(k) & (k >= 1)
     k = fnp.where(inside, k, 1.0)
-    out = _sp.xlog1py(k - 1.0, -p) + fnp.log(p)
+    out = _sp.xlog1py(k - 1.0, -p) + _q.log(p)
     out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
     return _p_ok(out, p)
 
@@ -98,7 +99,7 @@ def logcdf(k: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, log_sf, p = _log_sf_args("geom.logcdf", k, p, loc)
     safe = fnp.where(k >= 1, log_sf, -1.0)
-    out = fnp.where(k >= 1, fnp.log(-fnp.expm1(safe)), -numpy.inf)
+    out = fnp.where(k >= 1, _q.log(-fnp.expm1(safe)), -numpy.inf)
     return _p_ok(nan_at(out, k), p)
 
 

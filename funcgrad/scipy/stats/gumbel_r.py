@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
@@ -31,7 +32,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.0
     """
     z, scale = _z("gumbel_r.logpdf", x, loc, scale)
-    return scale_ok(-(z + fnp.exp(-z)) - fnp.log(scale), scale)
+    return scale_ok(-(z + fnp.exp(-z)) - _q.log(scale), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -89,7 +90,7 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.178307096421
     """
     z, scale = _z("gumbel_r.logsf", x, loc, scale)
-    return scale_ok(fnp.log(-fnp.expm1(-fnp.exp(-z))), scale)
+    return scale_ok(_q.log(-fnp.expm1(-fnp.exp(-z))), scale)
 
 
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -102,5 +103,5 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     q, loc, scale = promote("gumbel_r.ppf", q, loc, scale)
     inside = (q >= 0) & (q <= 1)
-    y = -fnp.log(-fnp.log(fnp.where(inside, q, 0.5)))
+    y = -_q.log(-_q.log(fnp.where(inside, q, 0.5)))
     return scale_ok(fnp.where(inside, loc + scale * y, fnp.nan), scale)

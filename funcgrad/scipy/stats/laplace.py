@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "ppf"]
@@ -27,7 +28,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, loc, scale = promote("laplace.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
-    return scale_ok(-fnp.abs(y) - fnp.log(scale) - math.log(2.0), scale)
+    return scale_ok(-fnp.abs(y) - _q.log(scale) - math.log(2.0), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -82,5 +83,5 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     low = q <= 0.5
     q_lo = fnp.where(low, q, 0.25)
     q_hi = fnp.where(low, 0.75, q)
-    y = fnp.where(low, fnp.log(2.0 * q_lo), -fnp.log(2.0 - 2.0 * q_hi))
+    y = fnp.where(low, _q.log(2.0 * q_lo), -_q.log(2.0 - 2.0 * q_hi))
     return scale_ok(loc + scale * y, scale)

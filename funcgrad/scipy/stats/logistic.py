@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import promote, scale_ok, standardize
 
@@ -27,7 +28,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, loc, scale = promote("logistic.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
-    return scale_ok(_sp.log_expit(y) + _sp.log_expit(-y) - fnp.log(scale), scale)
+    return scale_ok(_sp.log_expit(y) + _sp.log_expit(-y) - _q.log(scale), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import nan_at, promote, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
@@ -28,7 +29,7 @@ def _args(name: str, x: Any, b: Any, loc: Any, scale: Any) -> tuple[Any, ...]:
     x, b, loc, scale = promote(name, x, b, loc, scale)
     y = standardize(x, loc, scale)
     inside = y >= 1
-    return y, inside, fnp.log(fnp.where(inside, y, 1.0)), b, scale
+    return y, inside, _q.log(fnp.where(inside, y, 1.0)), b, scale
 
 
 def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -40,7 +41,7 @@ def logpdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.673976433572
     """
     y, inside, log_y, b, scale = _args("pareto.logpdf", x, b, loc, scale)
-    out = fnp.log(b) - (b + 1.0) * log_y - fnp.log(scale)
+    out = _q.log(b) - (b + 1.0) * log_y - _q.log(scale)
     return _ok(nan_at(fnp.where(inside, out, -numpy.inf), y), b, scale)
 
 
@@ -76,7 +77,7 @@ def logcdf(x: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.69314718056
     """
     y, inside, log_y, b, scale = _args("pareto.logcdf", x, b, loc, scale)
-    out = fnp.log1p(-fnp.exp(-b * log_y))
+    out = _q.log1p(-fnp.exp(-b * log_y))
     return _ok(nan_at(fnp.where(inside, out, -numpy.inf), y), b, scale)
 
 
@@ -114,5 +115,5 @@ def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     q, b, loc, scale = promote("pareto.ppf", q, b, loc, scale)
     inside = (q >= 0) & (q <= 1)
-    y = fnp.exp(-fnp.log1p(-fnp.where(inside, q, 0.0)) / b)
+    y = fnp.exp(-_q.log1p(-fnp.where(inside, q, 0.0)) / b)
     return _ok(fnp.where(inside, loc + scale * y, numpy.nan), b, scale)

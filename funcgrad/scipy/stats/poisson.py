@@ -17,6 +17,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, nan_at, promote
 
@@ -91,7 +92,7 @@ def entropy(mu: Any, loc: Any = 0) -> Any:
     summed = -fnp.sum(fnp.exp(log_p) * log_p, axis=0)
     mu_l = fnp.where(small, 100.0, mu)
     inv = 1.0 / mu_l
-    series = (0.5 * fnp.log(2.0 * math.pi * math.e * mu_l)
+    series = (0.5 * _q.log(2.0 * math.pi * math.e * mu_l)
               - inv * (1.0 / 12.0 + inv * (1.0 / 24.0 + inv * (19.0 / 360.0))))
     out = fnp.where(small, summed, series)
     out = fnp.where(mu == 0, 0.0, out)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import (
     HALF_LOG_2PI,
@@ -46,9 +47,9 @@ def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     half = 0.5 * (dfs + 1.0)
     # gammaln((df+1)/2) - gammaln(df/2) - log(pi)/2 = -betaln(df/2, 1/2): no cancellation of
     # two large gammaln at large df (betaln is accurate there).
-    out = (-_sp.betaln(0.5 * dfs, 0.5) - 0.5 * fnp.log(dfs)
-           - fnp.log(scale) - half * fnp.log1p(y * y / dfs))
-    out = fnp.where(normal, -0.5 * y * y - HALF_LOG_2PI - fnp.log(scale), out)
+    out = (-_sp.betaln(0.5 * dfs, 0.5) - 0.5 * _q.log(dfs)
+           - _q.log(scale) - half * _q.log1p(y * y / dfs))
+    out = fnp.where(normal, -0.5 * y * y - HALF_LOG_2PI - _q.log(scale), out)
     return scale_ok(fnp.where(df > 0, out, float("nan")), scale)
 
 
@@ -83,7 +84,7 @@ def _cdf_sf(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any,
     w = y_mid * y_mid / (dfs + y_mid * y_mid)
     central = fnp.sign(y_mid) * 0.5 * _sp.betainc(0.5, 0.5 * dfs, w)
     pdf0 = fnp.exp(_sp.gammaln(0.5 * (dfs + 1.0)) - _sp.gammaln(0.5 * dfs)
-                   - 0.5 * (fnp.log(dfs) + LOG_PI))
+                   - 0.5 * (_q.log(dfs) + LOG_PI))
     y_0 = fnp.where(near0, y, 0.0)
     central = fnp.where(near0, pdf0 * (y_0 - (dfs + 1.0) / (6.0 * dfs) * y_0 ** 3), central)
     neg = y < 0

@@ -17,6 +17,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import HALF_LOG_2PI, nan_at, promote, standardize
 
@@ -26,7 +27,7 @@ __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 def _log_diff(x: Any, y: Any) -> Any:
     """``log(exp(x) - exp(y))`` for ``x >= y``."""
     d = fnp.where(x > y, y - x, -1.0)
-    return fnp.where(x > y, x + fnp.log(-fnp.expm1(d)), -numpy.inf)
+    return fnp.where(x > y, x + _q.log(-fnp.expm1(d)), -numpy.inf)
 
 
 def _log_gauss_mass(a: Any, b: Any) -> Any:
@@ -37,7 +38,7 @@ def _log_gauss_mass(a: Any, b: Any) -> Any:
     a_tail = fnp.where(right, -b, a)
     b_tail = fnp.where(right, -a, b)
     tail = _log_diff(_sp.log_ndtr(b_tail), _sp.log_ndtr(a_tail))
-    central = fnp.log1p(-_sp.ndtr(fnp.where(left | right, -1.0, a))
+    central = _q.log1p(-_sp.ndtr(fnp.where(left | right, -1.0, a))
                         - _sp.ndtr(-fnp.where(left | right, 1.0, b)))
     return fnp.where(left | right, tail, central)
 
@@ -63,8 +64,8 @@ def _log_cdf_sf(z: Any, a: Any, b: Any) -> tuple[Any, Any]:
     lc = fnp.minimum(_log_gauss_mass(a, z) - mass, 0.0)
     ls = fnp.minimum(_log_gauss_mass(z, b) - mass, 0.0)
     half = -math.log(2.0)
-    lc_acc = fnp.where(lc > half, fnp.log1p(-fnp.exp(fnp.where(lc > half, ls, half))), lc)
-    ls_acc = fnp.where(ls > half, fnp.log1p(-fnp.exp(fnp.where(ls > half, lc, half))), ls)
+    lc_acc = fnp.where(lc > half, _q.log1p(-fnp.exp(fnp.where(lc > half, ls, half))), lc)
+    ls_acc = fnp.where(ls > half, _q.log1p(-fnp.exp(fnp.where(ls > half, lc, half))), ls)
     return lc_acc, ls_acc
 
 
@@ -78,7 +79,7 @@ def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.84377223888
     """
     z, z_in, a, b, ok, scale = _args("truncnorm.logpdf", x, a, b, loc, scale)
-    out = -0.5 * z_in * z_in - HALF_LOG_2PI - _log_gauss_mass(a, b) - fnp.log(scale)
+    out = -0.5 * z_in * z_in - HALF_LOG_2PI - _log_gauss_mass(a, b) - _q.log(scale)
     return _finish(fnp.where((z < a) | (z > b), -numpy.inf, out), z, ok)
 
 

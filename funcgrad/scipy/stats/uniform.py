@@ -13,6 +13,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "ppf"]
@@ -29,7 +30,7 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, loc, scale = promote("uniform.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
     inside = (y >= 0) & (y <= 1)
-    return scale_ok(nan_at(fnp.where(inside, -fnp.log(scale), -numpy.inf), y), scale)
+    return scale_ok(nan_at(fnp.where(inside, -_q.log(scale), -numpy.inf), y), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import promote, standardize
 
@@ -35,7 +36,7 @@ def logpdf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, kappa, loc, scale = promote("vonmises.logpdf", x, kappa, loc, scale)
     z = standardize(x, loc, scale)
     k = fnp.where(kappa >= 0, kappa, 1.0)
-    out = k * (fnp.cos(z) - 1.0) - math.log(2.0 * math.pi) - fnp.log(_sp.i0e(k)) - fnp.log(scale)
+    out = k * (fnp.cos(z) - 1.0) - math.log(2.0 * math.pi) - _q.log(_sp.i0e(k)) - _q.log(scale)
     return fnp.where((kappa >= 0) & (scale > 0), out, numpy.nan)
 
 

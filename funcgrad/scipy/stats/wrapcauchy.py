@@ -16,6 +16,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import nan_at, promote, standardize
 
 __all__ = ["logpdf", "pdf"]
@@ -33,8 +34,8 @@ def logpdf(x: Any, c: Any, loc: Any = 0, scale: Any = 1) -> Any:
     x, c, loc, scale = promote("wrapcauchy.logpdf", x, c, loc, scale)
     z = standardize(x, loc, scale)
     inside = (z >= 0) & (z <= 2.0 * math.pi)
-    out = (fnp.log1p(-c * c) - math.log(2.0 * math.pi)
-           - fnp.log1p(c * c - 2.0 * c * fnp.cos(z)) - fnp.log(scale))
+    out = (_q.log1p(-c * c) - math.log(2.0 * math.pi)
+           - _q.log1p(c * c - 2.0 * c * fnp.cos(z)) - _q.log(scale))
     out = nan_at(fnp.where(inside, out, -numpy.inf), z)
     return fnp.where((c > 0) & (c < 1) & (scale > 0), out, numpy.nan)
 

@@ -65,16 +65,23 @@ def test_derivatives_at_the_singular_points_are_jaxs():
     assert_allclose(funcgrad.grad(funcgrad.grad(fsp.logit))(0.2), -23.4375)
 
 
-def test_quiet_helpers_match_numpy_everywhere():
-    x = np.array([0.0, -0.0, -1.0, 1.0, inf, -inf, nan, 2.0, 1e-300])
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quiet_helpers_match_numpy_everywhere(traced, dtype):
+    # concrete arguments take the errstate fast path; traced ones the where-compositions
+    wrap = funcgrad.jit if traced else (lambda f: f)
+    x = np.array([0.0, -0.0, -1.0, 1.0, inf, -inf, nan, 2.0, 1e-30], dtype)
     with np.errstate(all="ignore"):
         for f, ref in [(_quiet.log, np.log), (_quiet.log1p, np.log1p),
                        (_quiet.reciprocal, np.reciprocal)]:
-            np.testing.assert_array_equal(np.asarray(funcgrad.device_get(f(dev(x)))), ref(x))
-        a = np.array([1.0, -1.0, 0.0, nan, inf, inf, 2.0, 0.0, -3.0])
-        b = np.array([0.0, 0.0, 0.0, 0.0, inf, 0.0, 4.0, -0.0, -0.0])
-        np.testing.assert_array_equal(
-            np.asarray(funcgrad.device_get(_quiet.div(dev(a), dev(b)))), a / b)
+            got = np.asarray(funcgrad.device_get(wrap(f)(dev(x))))
+            np.testing.assert_array_equal(got, ref(x))
+            assert got.dtype == dtype
+        a = np.array([1.0, -1.0, 0.0, nan, inf, inf, 2.0, 0.0, -3.0], dtype)
+        b = np.array([0.0, 0.0, 0.0, 0.0, inf, 0.0, 4.0, -0.0, -0.0], dtype)
+        got = np.asarray(funcgrad.device_get(wrap(_quiet.div)(dev(a), dev(b))))
+        np.testing.assert_array_equal(got, a / b)
+        assert got.dtype == dtype
     # derivatives: the plain operations' (1 / x, -1 / x**2), infinite at 0
     assert float(funcgrad.grad(_quiet.log)(0.0)) == inf
     assert float(funcgrad.grad(_quiet.log1p)(-1.0)) == inf

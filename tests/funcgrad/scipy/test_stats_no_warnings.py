@@ -1,0 +1,62 @@
+"""funcgrad.scipy.stats at the edges of the support and of the parameter space: SciPy's
+values without NumPy's floating-point warnings (log(0) in a log-CDF below the support,
+log(p) at p = 0, division by a zero scale), eagerly and under jit; shape parameters outside
+their domain give nan as SciPy's. Expected values recorded from SciPy 1.17."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+
+inf, nan = np.inf, np.nan
+
+CASES = [
+    ("norm", "logcdf", (-inf,), -inf),
+    ("norm", "logpdf", (1.0, 0.0, 0.0), nan),
+    ("norm", "cdf", (1.0, 0.0, 0.0), nan),
+    ("bernoulli", "logpmf", (1.0, 0.0), -inf),
+    ("bernoulli", "logpmf", (0.0, 1.0), -inf),
+    ("binom", "logpmf", (2.0, 5.0, 0.0), -inf),
+    ("binom", "logpmf", (5.0, 5.0, 1.0), 0.0),
+    ("poisson", "logpmf", (2.0, 0.0), -inf),
+    ("geom", "cdf", (2.0, 1.0), 1.0),
+    ("gamma", "logcdf", (-1.0, 2.0), -inf),
+    ("beta", "logcdf", (-1.0, 1.0, 1.0), -inf),
+    ("expon", "logpdf", (1.0, 0.0, 0.0), nan),
+    ("logistic", "isf", (0.0,), inf),
+    ("pareto", "logcdf", (0.5, 1.0), -inf),
+    ("f", "logcdf", (-1.0, 2.0, 3.0), -inf),
+    ("gamma", "cdf", (0.3, 0.0), nan),   # a = 0: gammainc(0, y) is 1, the distribution nan
+    ("chi2", "cdf", (0.3, 0.0), nan),
+    ("beta", "cdf", (0.3, 0.0, 1.0), nan),
+    ("gamma", "sf", (0.3, -1.0), nan),
+    ("t", "logcdf", (-inf, 3.0), -inf),
+    ("uniform", "cdf", (0.5, 0.0, 0.0), nan),
+    ("laplace", "cdf", (-1.0, 0.0, 0.0), nan),
+]
+
+
+@pytest.mark.parametrize("dist,method,args,want", CASES,
+                         ids=[f"{c[0]}.{c[1]}{c[2]}" for c in CASES])
+@pytest.mark.parametrize("jit", [False, True])
+def test_edges_give_scipys_values_silently(dist, method, args, want, jit):
+    f = getattr(importlib.import_module(f"funcgrad.scipy.stats.{dist}"), method)
+    f = funcgrad.jit(f) if jit else f
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = f(*dev(tuple(np.array(a) for a in args)))
+    assert_allclose(got, np.array(want))
+
+
+def test_gradient_inside_the_support_is_unchanged():
+    # d/dp bernoulli.logpmf(1, p) = 1 / p; d/dscale norm.logpdf(1, 0, s) = (1 - s^2) / s^3
+    from funcgrad.scipy.stats import bernoulli, norm
+
+    assert_allclose(funcgrad.grad(lambda p: bernoulli.logpmf(1.0, p))(0.25), 4.0)
+    assert_allclose(funcgrad.grad(lambda s: norm.logpdf(1.0, 0.0, s))(2.0), -0.375)
