@@ -42,6 +42,61 @@ def _reflect(index: Any, size: int) -> Any:
     return fnp.floor_divide(_mirror(2 * index + 1, 2 * size + 1) - 1, 2)
 
 
+def _wrap_coordinate(c: Any, n: int) -> Any:
+    """SciPy's ``'wrap'`` of a coordinate (period ``n - 1``, ``ni_interpolation.c``): left
+    alone inside ``[0, n - 1]`` (so ``n - 1`` stays the last sample, not the first), shifted by
+    whole periods outside -- below 0 by one more than ``trunc(-c / (n - 1))``, so ``-(n - 1)``
+    lands on ``n - 1``."""
+    if n <= 1:
+        return fnp.zeros_like(c)
+    sz = n - 1
+    below = c + sz * (fnp.trunc(-c / sz) + 1)
+    above = c - sz * fnp.trunc(c / sz)
+    return fnp.where(c < 0, below, fnp.where(c > sz, above, c))
+
+
+def _mirror_coordinate(c: Any, n: int) -> Any:
+    sz2 = 2 * n - 2
+    below = sz2 * fnp.trunc(-c / sz2) + c
+    below = fnp.where(below <= 1 - n, below + sz2, -below)
+    above = c - sz2 * fnp.trunc(c / sz2)
+    above = fnp.where(above >= n, sz2 - above, above)
+    return below, above
+
+
+def _reflect_coordinate(c: Any, n: int) -> Any:
+    sz2 = 2 * n
+    below = fnp.where(c < -sz2, sz2 * fnp.trunc(-c / sz2) + c, c)
+    # SciPy's guard: just below 0 reflects to just below -1 + 1e-15, never to -1 itself
+    below = fnp.where(below < -n, below + sz2, fnp.where(below > -1e-15, 1e-15, -below) - 1)
+    above = c - sz2 * fnp.trunc(c / sz2)
+    above = fnp.where(above >= n, sz2 - above - 1, above)
+    return below, above
+
+
+def _grid_wrap_coordinate(c: Any, n: int) -> Any:
+    return c + n * (fnp.trunc((-1 - c) / n) + 1), c - n * fnp.trunc(c / n)
+
+
+# SciPy maps an outside coordinate into the array before order 0 rounds it (then rounds half
+# up, floor(c + 0.5)): rounding first and mapping the index differs at half-integers outside
+# (mirror at 7.5 in 5 samples is sample 1, not 0). (below-0 value, above-(n - 1) value).
+_COORDINATE_MAPS = {
+    "mirror": _mirror_coordinate,
+    "reflect": _reflect_coordinate,
+    "grid-mirror": _reflect_coordinate,
+    "grid-wrap": _grid_wrap_coordinate,
+}
+
+
+def _map_coordinate(c: Any, n: int, mode: str) -> Any:
+    """SciPy's ``map_coordinate`` (``ni_interpolation.c``) of a coordinate into the array."""
+    if n <= 1:
+        return fnp.zeros_like(c)
+    below, above = _COORDINATE_MAPS[mode](c, n)
+    return fnp.where(c < 0, below, fnp.where(c > n - 1, above, c))
+
+
 _FIXERS = {
     "constant": lambda i, n: fnp.clip(i, 0, n - 1),  # out-of-range samples are cval anyway
     "grid-constant": lambda i, n: fnp.clip(i, 0, n - 1),
@@ -104,10 +159,11 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int = 1,  # n
             bad = (c < 0) | (c > n - 1)
             outside = bad if outside is None else outside | bad
         if mode == "wrap":
-            period = max(n - 1, 1)
-            c = c % period if n > 1 else fnp.zeros_like(c)
+            c = _wrap_coordinate(c, n)
         if order == 0:
-            nodes = [(_round_half_away(c).astype(numpy.int64), None)]
+            if mode in _COORDINATE_MAPS:
+                c = _map_coordinate(c, n, mode)
+            nodes = [(fnp.floor(c + 0.5).astype(numpy.int64), None)]
         else:
             lower = fnp.floor(c)
             upper_w = c - lower

@@ -75,3 +75,36 @@ def test_traced_coordinates_into_host_input(mode, want) -> None:
     assert_allclose(funcgrad.jit(f)(dev(co)), np.array(want), rtol=1e-12, atol=1e-12)
     per_point = funcgrad.vmap(lambda c: f(c[:, None])[0])(dev(co.T))
     assert_allclose(per_point, np.array(want), rtol=1e-12, atol=1e-12)
+
+
+# SciPy 1.17's scipy.ndimage.map_coordinates(a, [C], order=..., mode=..., cval=-1.0) at
+# half-integers and multiples of the period outside the array: order 0 folds the coordinate
+# back first, then rounds half up (it rounded half away from zero first, then folded the
+# index: mirror at 7.5 read a[0], SciPy a[1]); "wrap" keeps n - 1 (it wrapped 4.0 to a[0]).
+_A = np.array([0.0, 1.0, 4.0, 9.0, 16.0])
+_C = np.array([-8.5, -4.0, -2.5, -0.5, 4.0, 4.5, 7.5, 9.5, 12.0])
+_SCIPY = {
+    "wrap": ([16.0, 16.0, 4.0, 16.0, 16.0, 1.0, 16.0, 4.0, 0.0],
+             [12.5, 16.0, 2.5, 12.5, 16.0, 0.5, 12.5, 2.5, 0.0]),
+    "mirror": ([1.0, 16.0, 9.0, 1.0, 16.0, 9.0, 1.0, 4.0, 16.0],
+               [0.5, 16.0, 6.5, 0.5, 16.0, 12.5, 0.5, 2.5, 16.0]),
+    "reflect": ([4.0, 9.0, 4.0, 0.0, 16.0, 16.0, 4.0, 0.0, 4.0],
+                [2.5, 9.0, 2.5, 0.0, 16.0, 16.0, 2.5, 0.0, 4.0]),
+    "grid-mirror": ([4.0, 9.0, 4.0, 0.0, 16.0, 16.0, 4.0, 0.0, 4.0],
+                    [2.5, 9.0, 2.5, 0.0, 16.0, 16.0, 2.5, 0.0, 4.0]),
+    "grid-wrap": ([4.0, 1.0, 9.0, 0.0, 16.0, 0.0, 9.0, 0.0, 4.0],
+                  [2.5, 1.0, 6.5, 8.0, 16.0, 8.0, 6.5, 8.0, 4.0]),
+    "grid-constant": ([-1.0, -1.0, -1.0, 0.0, 16.0, -1.0, -1.0, -1.0, -1.0],
+                      [-1.0, -1.0, -1.0, -0.5, 16.0, 7.5, -1.0, -1.0, -1.0]),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_SCIPY))
+@pytest.mark.parametrize("order", [0, 1])
+@pytest.mark.parametrize("jit", [False, True])
+def test_ties_and_period_edges_as_scipy(mode, order, jit) -> None:
+    def f(a, c):
+        return fnd.map_coordinates(a, [c], order=order, mode=mode, cval=-1.0)
+
+    f = funcgrad.jit(f) if jit else f
+    assert_allclose(f(dev(_A), dev(_C)), np.array(_SCIPY[mode][order]))
