@@ -596,6 +596,39 @@ def _apply_loop(once: Any, x: Any, per_update: Any, top: Any) -> Any:
     return _loops.while_loop(cond, body, (start, x))[1]
 
 
+class _ScalarBoolUpdateRef:
+    """``x.at[..., True, ...]`` (0-d booleans in the index, as JAX and NumPy allow): each is a
+    new length-1 axis selected whole (True) or not at all (False). Every method works on
+    ``x`` with those axes inserted and removes them from the result (``get`` keeps them, as
+    ``x[True]`` does)."""
+
+    __slots__ = ("_ref", "_axes")
+
+    def __init__(self, array: Any, index: Any, positions: list[int]) -> None:
+        entries = list(index) if type(index) is tuple else [index]
+        ndim_y = get_aval(array).ndim + len(positions)
+        consumed = sum(_axes_consumed(e) for e in entries)
+        axis, inserted = 0, []
+        for i, e in enumerate(entries):
+            if i in positions:
+                inserted.append(axis)
+                entries[i] = numpy.zeros(1 if bool(e) else 0, dtype=numpy.intp)
+            axis += ndim_y - consumed if e is Ellipsis else _axes_consumed(e)
+        self._axes = tuple(inserted)
+        self._ref = _IndexUpdateRef(_shape.expand_dims(array, self._axes), tuple(entries))
+
+    def get(self, **kwargs: Any) -> Any:
+        return self._ref.get(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._ref, name)  # set, add, multiply, ..., apply
+
+        def update(*args: Any, **kwargs: Any) -> Any:
+            return _shape.squeeze(method(*args, **kwargs), self._axes)
+
+        return update
+
+
 class _IndexUpdateHelper:
     """The ``x.at`` object: ``x.at[idx]`` gives an :class:`_IndexUpdateRef`."""
 
@@ -604,7 +637,10 @@ class _IndexUpdateHelper:
     def __init__(self, array: Any) -> None:
         self.array = array
 
-    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+    def __getitem__(self, index: Any) -> Any:
+        positions = _scalar_bool_positions(index)
+        if positions:
+            return _ScalarBoolUpdateRef(self.array, index, positions)
         return _IndexUpdateRef(self.array, index)
 
     def __repr__(self) -> str:

@@ -377,3 +377,20 @@ def test_take_fill_mode_as_jax() -> None:
     assert_allclose(g, np.tile(np.array([1.0, 0.0, 0.0, 1.0]), (3, 1)))
     with pytest.raises(ValueError, match="fill_value needs mode='fill'"):
         fnp.take(dev(a), dev(idx), fill_value=0.0)
+
+
+@pytest.mark.parametrize("index", [True, False, (Ellipsis, True), (0, True), (True, 1),
+                                   (np.array(True), slice(None), np.array([0, 2])),
+                                   (slice(None), False, 1)])
+def test_at_with_0d_boolean_indices(index):
+    # x.at[True] (a 0-d boolean: a new length-1 axis, selected whole or not at all) works in
+    # JAX; it raised IndexError here. Expected values: NumPy's x[index] = v on a copy.
+    x = np.arange(6.0).reshape(2, 3)
+    want = x.copy()
+    want[index] = 7.0
+    added = x.copy()
+    np.add.at(added, index, 1.5)
+    for f in (lambda v: v, funcgrad.jit):
+        assert_allclose(f(lambda v: fnp.at(v)[index].set(7.0))(dev(x)), want)
+        assert_allclose(f(lambda v: fnp.at(v)[index].add(1.5))(dev(x)), added)
+        assert_allclose(f(lambda v: fnp.at(v)[index].get())(dev(x)), x[index])
