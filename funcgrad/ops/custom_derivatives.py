@@ -1096,6 +1096,9 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         return tree_util.tree_unflatten(store.out_tree, outs)
 
 
+_PY_SCALARS = (bool, int, float, complex)
+
+
 def _convert_vjp(
     state: _ConvState,
     leaves: list,
@@ -1106,10 +1109,15 @@ def _convert_vjp(
 ) -> tuple[list[Any], dict]:
     in_avals = state.in_avals
     box: list[int] = []
+    # Python scalars among the residuals (flags, counts) reach bwd as they are, as in JAX
+    # (and as on the unconverted path): bwd may branch on them
+    static: dict[int, Any] = {}
 
     def fwd_flat(*xs: Any) -> list[Any]:
         outs, res = flat_fwd(*xs)
         box.append(len(outs))
+        static.clear()
+        static.update((i, r) for i, r in enumerate(res) if isinstance(r, _PY_SCALARS))
         return list(outs) + list(res)
 
     f_closed, f_lv, f_vals = _closure_convert(flat_fun, in_avals)
@@ -1121,7 +1129,8 @@ def _convert_vjp(
     nr = len(res_avals)
 
     def bwd_flat(*rc: Any) -> list[Any]:
-        return flat_bwd(list(rc[:nr]), list(rc[nr:]))
+        res = [static.get(i, r) for i, r in enumerate(rc[:nr])]
+        return flat_bwd(res, list(rc[nr:]))
 
     _, b_lv, b_vals = _closure_convert(bwd_flat, res_avals + ct_avals)
     consts = _merge_lifted([(f_lv, f_vals), (w_lv, w_vals), (b_lv, b_vals)])

@@ -530,3 +530,34 @@ def test_custom_functions_under_jit() -> None:
     assert_close(funcgrad.jit(funcgrad.grad(clip_loss))(x), np.ones(3))
     assert_close(funcgrad.grad(funcgrad.jit(clip_loss))(x), np.ones(3))
     assert_close(funcgrad.jacfwd(funcgrad.jit(sin_mul))(x, dev(Y3)), np.diag(np.cos(X3) * Y3))
+
+
+def test_custom_vjp_defined_in_traced_code_keeps_python_residuals() -> None:
+    # A custom_vjp made inside the differentiated function (whose rules funcgrad traces
+    # apart, as they might close over traced values) keeps Python scalars among its residuals
+    # as Python values, as JAX does: bwd may branch on a CustomVJPPrimal's perturbed flag or
+    # loop over a count stored in the residuals. JAX 0.10: 300, 300, [300, 300], 200
+    def outer(x, y):
+        @functools.partial(custom_vjp)
+        def f(x, y):
+            return x * y * c
+
+        def fwd(x, y):
+            return f(x.value, y.value), (x.value, y.value, x.perturbed, y.perturbed, 2)
+
+        def bwd(res, g):
+            xv, yv, px, py, n = res
+            for _ in range(n):
+                g = g * 10
+            return (g * yv * c if px else None, g * xv * c if py else None)
+
+        c = 1.0
+        f.defvjp(fwd, bwd, symbolic_zeros=True)
+        return f(x, y)
+
+    x = dev(np.array(2.0))
+    assert_close(funcgrad.grad(outer)(x, 3.0), 300.0)
+    assert_close(funcgrad.jit(funcgrad.grad(outer))(x, 3.0), 300.0)
+    assert_close(funcgrad.vmap(funcgrad.grad(outer), in_axes=(0, None))(
+        dev(np.array([1.0, 2.0])), 3.0), np.array([300.0, 300.0]))
+    assert_close(funcgrad.grad(outer, argnums=1)(x, 3.0), 200.0)
