@@ -1438,10 +1438,30 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     if log_target:
         loss = fnp.exp(target) * (target - input)
     else:
-        loss = keep_float_dtype(fsp.xlogy(target, target), input) - target * input
+        loss = _kl_terms(input, target)
     if reduction == "batchmean":
         return fnp.divide(fnp.sum(loss), input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction, "kl_div")
+
+
+@funcgrad.custom_jvp
+def _kl_terms(input: Any, target: Any) -> Any:
+    # target * (log target - input), 0 where target is 0.
+    return keep_float_dtype(fsp.xlogy(target, target), input) - target * input
+
+
+def _kl_target_slope(input: Any, target: Any) -> Any:
+    # PyTorch's target derivative of xlogy(t, t) - t * input: xlogy(t != 0, t) + t / t - input,
+    # NaN at t == 0 (as JAX's xlogy too: the slope of t log t is unbounded there), written
+    # without evaluating log(0) or 0 / 0.
+    nonzero = target != 0
+    log_t = fnp.log(fnp.where(nonzero, target, 1).astype(target.dtype))
+    return fnp.where(nonzero, log_t + 1 - input, numpy.nan).astype(input.dtype)
+
+
+_kl_terms.defjvps(
+    lambda dx, out, x, t: -t * dx,
+    lambda dt, out, x, t: _kl_target_slope(x, t) * dt)
 
 
 # -- margin, embedding, count and sequence losses ---------------------------------------------

@@ -565,3 +565,23 @@ def test_embedding_and_one_hot_indices_checked_under_jit():
         oh(dev(np.array([-1, 2])))
     with pytest.raises(JaxRuntimeError, match="max 3"):
         funcgrad.vmap(lambda i: F.one_hot(i, 3))(dev(np.array([[0, 1], [2, 3]])))
+
+
+@pytest.mark.parametrize("reduction", ["sum", "batchmean"])
+def test_kl_div_target_gradient_at_zero_target_is_pytorchs_nan(reduction):
+    # torch 2.13, kl_div(input, target, reduction="sum") with target [[0, 0.3, 0.7]]:
+    # input.grad = -target, target.grad = [nan, 0.29602720, 2.64332506] (log t + 1 - input;
+    # xlogy's t / t is 0 / 0 at t == 0, as JAX's xlogy gradient). funcgrad_nn gave 1 there.
+    inp = dev(np.array([[-1.0, -0.5, -2.0]]))
+    tgt = dev(np.array([[0.0, 0.3, 0.7]]))
+    loss, (gi, gt) = funcgrad.value_and_grad(
+        lambda a, b: F.kl_div(a, b, reduction=reduction), argnums=(0, 1))(inp, tgt)
+    assert_allclose(loss, 0.9391356979451063, rtol=1e-14)
+    assert_allclose(gi, np.array([[-0.0, -0.3, -0.7]]), rtol=1e-14)
+    assert_allclose(gt, np.array([[np.nan, 0.2960271956740639, 2.6433250560612676]]), rtol=1e-12)
+    jitted = funcgrad.jit(funcgrad.grad(lambda a, b: F.kl_div(a, b, reduction=reduction),
+                                        argnums=1))
+    assert_allclose(jitted(inp, tgt), gt, rtol=1e-14)
+    # where the target is positive the derivatives are the ordinary ones, to second order
+    check_grads(lambda a, b: F.kl_div(a, b, reduction=reduction), (inp, tgt + 0.1), order=2,
+                modes=("fwd", "rev"))
