@@ -33,8 +33,10 @@ from funcgrad.sharding import Mesh, PartitionSpec, _split_factors, get_mesh
 __all__ = ["shard_map"]
 
 
-def _is_spec(x: Any) -> bool:
-    return x is None or isinstance(x, PartitionSpec)
+def _is_partition_spec(x: Any) -> bool:
+    # A spec is a leaf of the specs' tree; None is one too (broadcast_prefix's rule for the
+    # prefix), while a None *argument or output* stays an empty subtree, with no spec.
+    return isinstance(x, PartitionSpec)
 
 
 def _spec_of(s: Any) -> PartitionSpec:
@@ -96,8 +98,18 @@ def _from_blocks(x: Any, spec: PartitionSpec, mesh: Mesh, order: list[str], wher
     return _shape.reshape(x, tuple(merged))
 
 
+class _InferType:
+    """The default of ``in_specs``: JAX infers the specs from the arguments' shardings."""
+
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+_INFER: Any = _InferType()
+
+
 def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any,
-              in_specs: Any = None, mesh: Mesh | None = None,
+              in_specs: Any = _INFER, mesh: Mesh | None = None,
               axis_names: Any = frozenset(), check_vma: bool = True) -> Any:
     """``f`` run once per shard of ``mesh`` (``jax.shard_map``).
 
@@ -107,7 +119,8 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any,
             output pytree): how the blocks form the result. A mesh axis it leaves out means
             the output is replicated along it.
         in_specs: a PartitionSpec per positional argument (a prefix of the tuple of
-            arguments; ``None`` or ``P()``: every shard gets the whole argument).
+            arguments; ``None`` or ``P()``: every shard gets the whole argument). Required:
+            JAX infers it from the arguments' shardings, which funcgrad's arrays do not carry.
         mesh: the :class:`~funcgrad.sharding.Mesh` (default: the one of
             :func:`~funcgrad.sharding.set_mesh`).
         axis_names: the mesh axes ``f`` is mapped over (default: all); the others are left
@@ -144,6 +157,15 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any,
         if not isinstance(m, Mesh):
             raise TypeError(f"shard_map: mesh must be a funcgrad.sharding.Mesh, got "
                             f"{type(m).__name__}")
+        if in_specs is _INFER:
+            # JAX refuses this too on meshes of Auto axes; on Explicit ones it reads the
+            # arguments' shardings, which funcgrad's (whole, one-device) arrays do not have:
+            # replicating every argument instead would silently change the result.
+            raise TypeError(
+                "shard_map: in_specs is required: pass a PartitionSpec per positional "
+                "argument (P() for a replicated one). JAX infers it from the arguments' "
+                "shardings on meshes of AxisType.Explicit axes; funcgrad's arrays carry no "
+                "sharding to infer it from")
         manual = frozenset(axis_names) or frozenset(m.axis_names)
         unknown = sorted(manual - set(m.axis_names))
         if unknown:
@@ -152,7 +174,7 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any,
         paths, in_tree = tree_util.tree_flatten_with_path(args)
         leaves = [v for _, v in paths]
         try:
-            specs = tree_util.broadcast_prefix(in_specs, args, is_leaf=_is_spec)
+            specs = tree_util.broadcast_prefix(in_specs, args, is_leaf=_is_partition_spec)
         except ValueError as e:
             raise ValueError(f"shard_map: in_specs must be a prefix of the tuple of "
                              f"arguments: {e}") from None
@@ -198,10 +220,17 @@ def _run_level(f: Callable[..., Any], in_tree: Any, vals: list[Any], val_axes: l
                 _coll.checked_vma_axes.reset(token)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         try:
-            specs = tree_util.broadcast_prefix(out_specs, out, is_leaf=_is_spec)
+            specs = tree_util.broadcast_prefix(out_specs, out, is_leaf=_is_partition_spec)
         except ValueError as e:
             raise ValueError(f"shard_map: out_specs must be a prefix of the output: {e}"
                              ) from None
+        if any(sp is None for sp in specs):
+            # As JAX: None in out_specs matches a None output only (an empty subtree), where
+            # in in_specs it means a replicated argument.
+            j = next(i for i, sp in enumerate(specs) if sp is None)
+            raise ValueError(
+                f"shard_map: out_specs is None for output leaf {j} (an array); give it a "
+                "PartitionSpec: P() for an output that is the same on every shard")
         store["tree"], store["specs"] = out_tree, specs
         return list(out_leaves)
     name = axes[level]

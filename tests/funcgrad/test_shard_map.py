@@ -461,3 +461,36 @@ def test_all_gather_varies_over_a_checked_axis():
     # unchanged under vmap, whose all_gather result is the same for every example (as JAX)
     g = funcgrad.vmap(lambda a: lax.all_gather(a, "i"), axis_name="i", out_axes=None)
     np.testing.assert_array_equal(to_host(g(dev(np.arange(3.0)))), [0.0, 1.0, 2.0])
+
+
+def test_in_specs_none_replicates_but_left_out_is_an_error():
+    mesh = _mesh(4, names=("i",))
+    # JAX 0.10.2: in_specs=None (or a None entry) gives every shard the whole argument ...
+    f = funcgrad.shard_map(lambda a, b: a * b.sum(), mesh=mesh, in_specs=(P("i"), None),
+                           out_specs=P("i"))
+    np.testing.assert_array_equal(to_host(f(dev(np.arange(4.0)), dev(np.ones(3)))),
+                                  [0.0, 3.0, 6.0, 9.0])
+    assert to_host(funcgrad.shard_map(lambda a: a, mesh=mesh, in_specs=None,
+                                      out_specs=P("i"))(XD)).shape == (16, 4)
+    # ... but left out, it is inferred from the arguments' shardings (an error on meshes of
+    # Auto axes); funcgrad's arrays have none, and replicating would change the result.
+    with pytest.raises(TypeError, match="in_specs is required"):
+        funcgrad.shard_map(lambda a: a * 2, mesh=mesh, out_specs=P("i"))(XD)
+    # None in out_specs matches a None output only (JAX: a pytree structure error otherwise)
+    g = funcgrad.shard_map(lambda a: (a, None), mesh=mesh, in_specs=P("i"),
+                           out_specs=(P("i"), None))
+    assert g(XD)[1] is None
+    with pytest.raises(ValueError, match="out_specs is None for output leaf 1"):
+        funcgrad.shard_map(lambda a: (a, lax.psum(a, "i")), mesh=mesh, in_specs=P("i"),
+                           out_specs=(P("i"), None))(XD)
+
+
+def test_none_arguments_and_outputs_take_no_spec():
+    # JAX 0.10.2: a None argument or output is an empty pytree; the specs of the arrays after
+    # it stay theirs.
+    mesh = _mesh(4, names=("i",))
+    f = funcgrad.shard_map(lambda n, a: (None, a * lax.axis_index("i")), mesh=mesh,
+                           in_specs=(None, P("i")), out_specs=(None, P("i")))
+    out = f(None, dev(np.ones(4)))
+    assert out[0] is None
+    np.testing.assert_array_equal(to_host(out[1]), [0.0, 1.0, 2.0, 3.0])
