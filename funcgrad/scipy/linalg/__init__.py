@@ -15,6 +15,18 @@ Example:
            [0., 1.]])
 """
 
+from funcgrad.scipy.linalg._basic import (
+    cho_solve_banded,
+    cholesky_banded,
+    lstsq,
+    matmul_toeplitz,
+    pinv,
+    pinvh,
+    solve_banded,
+    solve_circulant,
+    solve_toeplitz,
+    solveh_banded,
+)
 from funcgrad.scipy.linalg._decomp import (
     cho_factor,
     cholesky,
@@ -26,12 +38,58 @@ from funcgrad.scipy.linalg._decomp import (
     polar,
     qr,
     qr_multiply,
+    rq,
     rsf2csf,
     schur,
     svd,
 )
-from funcgrad.scipy.linalg._matfuncs import expm, expm_frechet, funm, logm, sqrtm
+from funcgrad.scipy.linalg._decomp_eig import (
+    cdf2rdf,
+    eig,
+    eig_banded,
+    eigvals,
+    eigvals_banded,
+    eigvalsh,
+    eigvalsh_tridiagonal,
+)
+from funcgrad.scipy.linalg._decomp_svd import (
+    diagsvd,
+    null_space,
+    orth,
+    orthogonal_procrustes,
+    subspace_angles,
+    svdvals,
+)
+from funcgrad.scipy.linalg._matfuncs import (
+    coshm,
+    cosm,
+    expm,
+    expm_frechet,
+    fractional_matrix_power,
+    funm,
+    logm,
+    signm,
+    sinhm,
+    sinm,
+    sqrtm,
+    tanhm,
+    tanm,
+)
+from funcgrad.scipy.linalg._misc import (
+    LinAlgError,
+    LinAlgWarning,
+    bandwidth,
+    ishermitian,
+    issymmetric,
+    khatri_rao,
+    norm,
+)
 from funcgrad.scipy.linalg._solve import cho_solve, det, inv, lu_solve, solve, solve_triangular
+from funcgrad.scipy.linalg._solvers import (
+    solve_continuous_lyapunov,
+    solve_discrete_lyapunov,
+    solve_lyapunov,
+)
 from funcgrad.scipy.linalg._special_matrices import (
     block_diag,
     circulant,
@@ -60,4 +118,11 @@ __all__ = [
     "expm", "expm_frechet", "sqrtm", "funm", "logm", "block_diag", "toeplitz", "circulant", "hankel", "companion",
     "hilbert", "pascal", "tril", "triu", "hadamard", "dft", "helmert", "leslie", "invhilbert",
     "fiedler", "convolution_matrix", "fiedler_companion", "invpascal",
+    "eig", "eigvals", "eigvalsh", "eigvalsh_tridiagonal", "eig_banded", "eigvals_banded",
+    "cdf2rdf", "lstsq", "pinv", "pinvh", "solve_banded", "solveh_banded", "cholesky_banded",
+    "cho_solve_banded", "solve_toeplitz", "matmul_toeplitz", "solve_circulant", "svdvals",
+    "diagsvd", "null_space", "orth", "subspace_angles", "orthogonal_procrustes", "rq",
+    "fractional_matrix_power", "cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
+    "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
+    "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
 ]

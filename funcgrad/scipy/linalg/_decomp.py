@@ -25,7 +25,7 @@ from funcgrad.scipy.linalg._util import (
 )
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
-           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply"]
+           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply", "rq"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -567,3 +567,30 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
     else:
         cq = fnp.matmul(c, q)
     return (cq, r, *perm)
+
+
+def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
+       check_finite: bool = True) -> Any:
+    """RQ decomposition ``a = r @ q`` (``r`` upper trapezoidal, ``q`` unitary), as
+    ``scipy.linalg.rq``: ``mode`` ``"full"`` (``q`` is ``(N, N)``), ``"economic"``
+    (``r (M, K)``, ``q (K, N)``, ``K = min(M, N)``) or ``"r"`` (``r`` alone). LAPACK's
+    ``gerqf`` values: the QR decomposition of ``a`` reversed along both axes and transposed,
+    reversed back. Differentiable where :func:`qr` is.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> r, q = fsl.rq(np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> bool(np.allclose(r @ q, [[1.0, 2.0], [3.0, 4.0]])), float(r[1, 0])
+        (True, 0.0)
+    """
+    if mode not in ("full", "r", "economic"):
+        raise ValueError(f"rq: mode argument should be one of ['full', 'r', 'economic'], got "
+                         f"{mode!r}")
+    a = as_inexact(a)
+    if get_aval(a).ndim != 2:
+        raise ValueError(f"rq: expected a 2-D matrix, got shape {get_aval(a).shape}")
+    q, r = qr(a[::-1, ::-1].T, mode="full" if mode == "full" else "economic")
+    r_out = r.T[::-1, ::-1]
+    if mode == "r":
+        return r_out
+    return r_out, q.T[::-1, ::-1]

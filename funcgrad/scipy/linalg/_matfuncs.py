@@ -21,7 +21,8 @@ from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, promote
 
-__all__ = ["expm", "expm_frechet", "sqrtm", "funm", "logm"]
+__all__ = ["expm", "expm_frechet", "sqrtm", "funm", "logm", "fractional_matrix_power", "cosm",
+           "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm"]
 
 _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
            1187353796428800.0, 129060195264000.0, 10559470521600.0, 670442572800.0,
@@ -187,3 +188,149 @@ def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
     if disp:
         return x
     return x, _norm1(expm(x) - a.astype(get_aval(x).dtype)) / _norm1(a)
+
+
+def fractional_matrix_power(A: Any, t: Any) -> Any:  # noqa: N803
+    """``A`` to the power ``t``, as ``scipy.linalg.fractional_matrix_power``: an integer
+    ``t`` is :func:`funcgrad.numpy.linalg.matrix_power` (real for real ``A``); any other
+    power is ``V diag(w ** t) V^-1`` from the eigendecomposition (principal branch), always
+    complex like :func:`sqrtm` (SciPy returns a real array when the power is real: take
+    ``.real``); differentiable where the eigenvalues are distinct, defective matrices are not
+    supported.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.fractional_matrix_power(np.diag([4.0, 9.0]), 0.5).real
+        array([[2., 0.],
+               [0., 3.]])
+        >>> fsl.fractional_matrix_power(np.diag([2.0, 3.0]), 2)
+        array([[4., 0.],
+               [0., 9.]])
+    """
+    a = as_inexact(A)
+    check_square("fractional_matrix_power", a)
+    if not isinstance(t, Tracer) and numpy.ndim(t) == 0 and float(t) == int(float(t)):
+        return fnp.linalg.matrix_power(a, int(float(t)))
+    return _through_eig(a, lambda w: w ** t)
+
+
+def _real_if_real(a: Any, x: Any) -> Any:
+    return fnp.real(x) if get_aval(a).dtype.kind == "f" else x
+
+
+def cosm(A: Any) -> Any:  # noqa: N803
+    """Matrix cosine through :func:`expm`, as ``scipy.linalg.cosm`` (real for real ``A``);
+    differentiable to any order.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.cosm(np.zeros((2, 2)))
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    a = as_inexact(A)
+    check_square("cosm", a)
+    if get_aval(a).dtype.kind == "f":
+        return fnp.real(expm(1j * a))
+    return 0.5 * (expm(1j * a) + expm(-1j * a))
+
+
+def sinm(A: Any) -> Any:  # noqa: N803
+    """Matrix sine through :func:`expm`, as ``scipy.linalg.sinm`` (real for real ``A``).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.sinm(np.diag([0.0, np.pi / 2])).round(12)
+        array([[0., 0.],
+               [0., 1.]])
+    """
+    a = as_inexact(A)
+    check_square("sinm", a)
+    if get_aval(a).dtype.kind == "f":
+        return fnp.imag(expm(1j * a))
+    return -0.5j * (expm(1j * a) - expm(-1j * a))
+
+
+def tanm(A: Any) -> Any:  # noqa: N803
+    """Matrix tangent ``cosm(A)^-1 sinm(A)``, as ``scipy.linalg.tanm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.tanm(np.diag([0.0, np.pi / 4])).round(12)
+        array([[0., 0.],
+               [0., 1.]])
+    """
+    a = as_inexact(A)
+    check_square("tanm", a)
+    return _real_if_real(a, fnp.linalg.solve(cosm(a), sinm(a)))
+
+
+def coshm(A: Any) -> Any:  # noqa: N803
+    """Hyperbolic matrix cosine ``(expm(A) + expm(-A)) / 2``, as ``scipy.linalg.coshm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.coshm(np.zeros((2, 2)))
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    a = as_inexact(A)
+    check_square("coshm", a)
+    return 0.5 * (expm(a) + expm(-a))
+
+
+def sinhm(A: Any) -> Any:  # noqa: N803
+    """Hyperbolic matrix sine ``(expm(A) - expm(-A)) / 2``, as ``scipy.linalg.sinhm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.sinhm(np.zeros((2, 2)))
+        array([[0., 0.],
+               [0., 0.]])
+    """
+    a = as_inexact(A)
+    check_square("sinhm", a)
+    return 0.5 * (expm(a) - expm(-a))
+
+
+def tanhm(A: Any) -> Any:  # noqa: N803
+    """Hyperbolic matrix tangent ``coshm(A)^-1 sinhm(A)``, as ``scipy.linalg.tanhm``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.tanhm(np.zeros((2, 2)))
+        array([[0., 0.],
+               [0., 0.]])
+    """
+    a = as_inexact(A)
+    check_square("tanhm", a)
+    return fnp.linalg.solve(coshm(a), sinhm(a))
+
+
+def signm(A: Any, disp: bool = True) -> Any:  # noqa: N803
+    """Matrix sign function, as ``scipy.linalg.signm``: ``V diag(sign(Re w)) V^-1`` from the
+    eigendecomposition, with real parts within ``1e3 eps max|w|`` of zero taken as zero (as
+    SciPy's first step); real for real ``A``. With ``disp=False`` returns ``(S, errest)``,
+    ``errest = ||P P - P||_1`` for ``P = (S S + S) / 2`` (SciPy's estimate). Defective
+    matrices are not supported (SciPy refines those with a Newton iteration).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.signm(np.diag([2.0, -3.0]))
+        array([[ 1.,  0.],
+               [ 0., -1.]])
+    """
+    a = as_inexact(A)
+    check_square("signm", a)
+    eps = numpy.finfo(get_aval(a).dtype).eps
+
+    def rounded_sign(w: Any) -> Any:
+        rw = fnp.real(w)
+        c = 1e3 * eps * fnp.max(fnp.abs(w), axis=-1, keepdims=True, initial=0.0)
+        return fnp.sign(fnp.where(fnp.abs(rw) > c, rw, 0.0))
+
+    s = _real_if_real(a, _through_eig(a, rounded_sign))
+    if disp:
+        return s
+    p = 0.5 * (fnp.matmul(s, s) + s)
+    return s, _norm1(fnp.matmul(p, p) - p)

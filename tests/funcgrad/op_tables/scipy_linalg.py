@@ -183,3 +183,103 @@ case("constant_matrices", lambda: [fsl.hadamard(4), fsl.dft(3, "sqrtn"), fsl.hel
               sl.invhilbert(4, exact=True), sl.hilbert(3), sl.pascal(4, "upper"), sl.invpascal(5),
               sl.invpascal(4, "upper", exact=False)], [()],
      grad_args=[], vmap=False)
+
+# -- SciPy names beyond jax.scipy.linalg -------------------------------------------------------
+_G4 = _gen((4, 4), seed=80)
+
+
+case("eig", lambda a: [fsl.eig(a)[0], abs(fsl.eig(a)[1])],
+     lambda a: [sl.eig(a)[0], np.abs(sl.eig(a)[1])],
+     [(_G4,), (_gen((3, 3), C128, seed=81),)], rtol=1e-9, atol=1e-9, order=1,
+     grad_args=[(_G4,)])
+case("eig_left", lambda a: abs(fsl.eig(a, left=True, right=False)[1]),
+     lambda a: np.abs(sl.eig(a, left=True, right=False)[1]),
+     [(_G4,), (_gen((3, 3), C128, seed=81),)], rtol=1e-9, atol=1e-9, order=1)
+case("eigvals", lambda a: [fsl.eigvals(a), fsl.eigvals(a, homogeneous_eigvals=True)],
+     lambda a: [sl.eigvals(a), sl.eigvals(a, homogeneous_eigvals=True)],
+     [(_G4,), (_gen((3, 3), F32, seed=82),)], rtol=1e-5, atol=1e-5, order=1,
+     grad_args=[(_G4,)])
+case("eigvals_generalized", lambda a, b: fnp.sort_complex(fsl.eigvals(a, b)),
+     lambda a, b: np.sort_complex(sl.eigvals(a, b)), [(_G4, _dominant(4, seed=83))],
+     rtol=1e-9, atol=1e-9, order=1)
+case("eigvalsh", _sym(fnp, lambda a: [fsl.eigvalsh(a), fsl.eigvalsh(a, lower=False)]),
+     _sym(np, lambda a: [sl.eigvalsh(a), sl.eigvalsh(a, lower=False)]), [(_spd(4, seed=84),)],
+     grad_args=[(_spd(3, seed=85),)], rtol=1e-10, atol=1e-10)
+case("svdvals", fsl.svdvals, sl.svdvals, _RECT + [(_gen((3, 3), C128, seed=86),)])
+case("diagsvd", lambda s: fsl.diagsvd(s, 3, 2), lambda s: sl.diagsvd(s, 3, 2),
+     [(_gen((2,), seed=87),)], vmap=False)
+case("pinv", lambda a: fsl.pinv(a), lambda a: sl.pinv(a), _RECT + [(_gen((3, 3), C128, seed=88),)])
+case("pinv_tolerances", lambda a: [fsl.pinv(a, atol=0.5), fsl.pinv(a, rtol=0.3)],
+     lambda a: [sl.pinv(a, atol=0.5), sl.pinv(a, rtol=0.3)], _RECT[:1], grad_args=[])
+case("pinvh", _sym(fnp, fsl.pinvh), _sym(np, sl.pinvh), [(_spd(3, seed=89) - 3.0 * np.eye(3),)],
+     rtol=1e-9, atol=1e-9, order=1)
+case("lstsq", lambda a, b: fsl.lstsq(a, b)[0], lambda a, b: sl.lstsq(a, b)[0],
+     [(_gen((5, 3), seed=90), _gen((5,), seed=91)), (_gen((3, 5), seed=92), _gen((3, 2), seed=93))],
+     rtol=1e-9, atol=1e-9, vmap=False)
+case("rq", fsl.rq, sl.rq, _SQ[:1] + _RECT + [(_gen((3, 3), C128, seed=94),)], vmap=False,
+     grad_args=[(_gen((3, 3), seed=95),)])
+case("rq_economic", lambda a: fsl.rq(a, mode="economic"), lambda a: sl.rq(a, mode="economic"),
+     _RECT, vmap=False, grad_args=[])
+for _name in ("cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm"):
+    case(_name, getattr(fsl, _name), getattr(sl, _name),
+         [(0.5 * _G4,), (0.5 * _gen((3, 3), C128, seed=96),)], rtol=1e-9, atol=1e-9, order=1,
+         grad_args=[(0.5 * _G4,)])
+case("signm", fsl.signm, sl.signm, [(_G4,), (_dominant(3, seed=97),)], rtol=1e-9, atol=1e-9,
+     grad_args=[])
+case("fractional_matrix_power", lambda a: [fsl.fractional_matrix_power(a, 0.5),
+                                           fsl.fractional_matrix_power(a, -1.5),
+                                           fsl.fractional_matrix_power(a, 2)],
+     lambda a: [sl.fractional_matrix_power(a, 0.5).astype(C128),
+                sl.fractional_matrix_power(a, -1.5).astype(C128),
+                sl.fractional_matrix_power(a, 2)],
+     [(_spd(3, seed=98),), (_G4,)], rtol=1e-8, atol=1e-8, order=1, grad_args=[(_G4,)])
+case("norm", lambda a: [fsl.norm(a), fsl.norm(a, 2), fsl.norm(a, 1, axis=0)],
+     lambda a: [sl.norm(a), sl.norm(a, 2), sl.norm(a, 1, axis=0)], _RECT, vmap=False)
+case("khatri_rao", fsl.khatri_rao, sl.khatri_rao, [(_gen((2, 3), seed=99), _gen((4, 3), seed=100))],
+     vmap=False)
+_AB_U = np.array([[0.0, 0.0, 1.0, 1.0], [0.0, 2.0, 2.0, 2.0], [5.0, 5.0, 5.0, 5.0]])
+_AB_L = np.array([[5.0, 5.0, 5.0, 5.0], [2.0, 2.0, 2.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+case("solve_banded", lambda ab, b: fsl.solve_banded((2, 1), ab, b),
+     lambda ab, b: sl.solve_banded((2, 1), ab, b),
+     [(_gen((4, 5), seed=101) + np.array([[0.0], [3.0], [0.0], [0.0]]), _gen((5, 2), seed=102))],
+     vmap=False)
+for _lower, _ab in ((False, _AB_U), (True, _AB_L)):
+    case(f"solveh_banded[{_lower}]", lambda ab, b, lo=_lower: fsl.solveh_banded(ab, b, lower=lo),
+         lambda ab, b, lo=_lower: sl.solveh_banded(ab, b, lower=lo), [(_ab, _gen((4,), seed=103))],
+         vmap=False, grad_args=[])
+    case(f"cholesky_banded[{_lower}]",
+         lambda ab, lo=_lower: [fsl.cholesky_banded(ab, lower=lo),
+                                fsl.cho_solve_banded((fsl.cholesky_banded(ab, lower=lo), lo),
+                                                     ab[1])],
+         lambda ab, lo=_lower: [sl.cholesky_banded(ab, lower=lo),
+                                sl.cho_solve_banded((sl.cholesky_banded(ab, lower=lo), lo),
+                                                    ab[1])],
+         [(_ab,)], vmap=False, grad_args=[])
+    case(f"eig_banded[{_lower}]",
+         lambda ab, lo=_lower: [fsl.eig_banded(ab, lower=lo)[0],
+                                abs(fsl.eig_banded(ab, lower=lo)[1]),
+                                fsl.eigvals_banded(ab, lower=lo, select="i", select_range=(1, 2))],
+         lambda ab, lo=_lower: [sl.eig_banded(ab, lower=lo)[0],
+                                np.abs(sl.eig_banded(ab, lower=lo)[1]),
+                                sl.eigvals_banded(ab, lower=lo, select="i", select_range=(1, 2))],
+         [(_ab,)], vmap=False, grad_args=[])
+case("solve_toeplitz", lambda c, r, b: fsl.solve_toeplitz((c, r), b),
+     lambda c, r, b: sl.solve_toeplitz((c, r), b),
+     [(np.array([4.0, 1.0, 0.5]), np.array([4.0, 2.0, 1.0]), _gen((3,), seed=104))], vmap=False)
+case("matmul_toeplitz", lambda c, x: fsl.matmul_toeplitz(c, x),
+     lambda c, x: sl.matmul_toeplitz(c, x), [(_gen((3,), seed=105), _gen((3, 2), seed=106))],
+     vmap=False)
+case("solve_circulant", fsl.solve_circulant, sl.solve_circulant,
+     [(np.array([3.0, 1.0, 0.0, 1.0]) + _gen((4,), seed=107) * 0.1, _gen((4,), seed=108)),
+      (np.array([3.0, 1j, 0.0, 1.0]), _gen((4, 2), seed=109))], vmap=False)
+case("solve_continuous_lyapunov", fsl.solve_continuous_lyapunov, sl.solve_continuous_lyapunov,
+     [(_G4 - 2.0 * np.eye(4), _spd(4, seed=110)), (_gen((3, 3), C128, seed=111), _spd(3, seed=112))],
+     rtol=1e-9, atol=1e-9, order=1)
+for _meth in ("direct", "bilinear"):
+    case(f"solve_discrete_lyapunov[{_meth}]",
+         lambda a, q, m=_meth: fsl.solve_discrete_lyapunov(a, q, m),
+         lambda a, q, m=_meth: sl.solve_discrete_lyapunov(a, q, m),
+         [(0.3 * _G4, _spd(4, seed=113))], rtol=1e-9, atol=1e-9, order=1)
+case("orthogonal_procrustes", fsl.orthogonal_procrustes, sl.orthogonal_procrustes,
+     [(_gen((5, 3), seed=114), _gen((5, 3), seed=115))], rtol=1e-9, atol=1e-9, order=1,
+     vmap=False)

@@ -1,0 +1,253 @@
+"""General and banded eigenproblems of funcgrad.scipy.linalg (SciPy's ``eig``, ``eigvals``,
+``eigvalsh``, ``eigvalsh_tridiagonal``, ``eig_banded``, ``eigvals_banded``, ``cdf2rdf``),
+written with funcgrad.numpy's ``eig``/``eigh`` (so differentiable, ``jit``/``vmap``-able
+wherever the result's shape does not depend on values)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.backend import to_numpy
+from funcgrad.errors import LinAlgShapeError
+from funcgrad.scipy.linalg._decomp import eigh, eigh_tridiagonal
+from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, mH, promote
+
+__all__ = ["eig", "eigvals", "eigvalsh", "eigvalsh_tridiagonal", "eig_banded",
+           "eigvals_banded", "cdf2rdf", "band_to_full"]
+
+
+def _lapack_normalised(v: Any) -> Any:
+    """Columns of unit 2-norm whose largest-magnitude entry is real and positive (LAPACK's
+    ``geev`` normalisation of eigenvectors)."""
+    v = v / fnp.linalg.norm(v, axis=-2, keepdims=True)
+    big = fnp.argmax(fnp.abs(v), axis=-2, keepdims=True)
+    top = fnp.take_along_axis(v, big, axis=-2)
+    return v * (fnp.conj(top) / fnp.abs(top))
+
+
+def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
+        overwrite_a: bool = False, overwrite_b: bool = False, check_finite: bool = True,
+        homogeneous_eigvals: bool = False) -> Any:
+    """Eigenvalues ``w`` and right eigenvectors ``vr`` (``a vr = vr diag(w)``; with ``b``, the
+    generalized problem ``a vr = b vr diag(w)``), and left eigenvectors ``vl``
+    (``vl^H a = diag(w) vl^H [b]``) with ``left=True``, as ``scipy.linalg.eig``: ``w``,
+    ``(w, vr)``, ``(w, vl)`` or ``(w, vl, vr)``.
+
+    Results are complex (complex64 for float32, complex128 otherwise), the eigenvectors too
+    (SciPy returns real ones when every eigenvalue happens to be real, a value-dependent type;
+    take ``.real`` there). Columns have unit 2-norm with their largest entry real (LAPACK's
+    normalisation). The generalized problem is solved as ``eig(solve(b, a))`` (``b`` must be
+    nonsingular; LAPACK's ``ggev`` also handles singular ``b``), so its eigenvalue order may
+    differ from SciPy's; ``homogeneous_eigvals`` gives ``(w, 1)`` pairs there. Differentiable
+    as :func:`funcgrad.numpy.linalg.eig`.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> w, v = fsl.eig(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+        >>> w
+        array([0.+1.j, 0.-1.j])
+        >>> fsl.eig(np.diag([1.0, 2.0]), np.diag([2.0, 2.0]), right=False)
+        array([0.5+0.j, 1. +0.j])
+    """
+    if b is None:
+        a = as_inexact(a)
+        check_square("eig", a)
+        m = a
+    else:
+        a, b = promote(a, b)
+        n = check_square("eig", a)
+        if check_square("eig", b, "b") != n or get_aval(a).shape != get_aval(b).shape:
+            raise LinAlgShapeError(f"eig: a {get_aval(a).shape} and b {get_aval(b).shape} "
+                                   "must have the same shape")
+        m = fnp.linalg.solve(b, a)
+    w, vr = fnp.linalg.eig(m)
+    out: list[Any] = [w]
+    if homogeneous_eigvals:
+        out = [fnp.stack([w, fnp.ones_like(w)], axis=-2)]
+    if left:
+        vl_h = fnp.linalg.inv(vr)
+        if b is not None:
+            vl_h = fnp.matmul(vl_h, fnp.linalg.inv(b.astype(get_aval(vr).dtype)))
+        out.append(_lapack_normalised(mH(vl_h)))
+    if right:
+        out.append(vr)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def eigvals(a: Any, b: Any = None, overwrite_a: bool = False, check_finite: bool = True,
+            homogeneous_eigvals: bool = False) -> Any:
+    """Eigenvalues of a general (``b``: generalized) problem, as ``scipy.linalg.eigvals``
+    (always complex; see :func:`eig`).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigvals(np.array([[2.0, 0.0], [0.0, 3.0]]))
+        array([2.+0.j, 3.+0.j])
+    """
+    return eig(a, b, left=False, right=False, homogeneous_eigvals=homogeneous_eigvals)
+
+
+def eigvalsh(a: Any, b: Any = None, *, lower: bool = True, overwrite_a: bool = False,
+             overwrite_b: bool = False, type: int = 1, check_finite: bool = True,  # noqa: A002
+             subset_by_index: Any = None, subset_by_value: Any = None,
+             driver: Any = None) -> Any:
+    """Eigenvalues (ascending) of a Hermitian (generalized) problem, as
+    ``scipy.linalg.eigvalsh``: :func:`eigh` with ``eigvals_only=True``.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+        array([1., 3.])
+    """
+    return eigh(a, b, lower=lower, eigvals_only=True, type=type,
+                subset_by_index=subset_by_index, subset_by_value=subset_by_value)
+
+
+def eigvalsh_tridiagonal(d: Any, e: Any, select: str = "a", select_range: Any = None,
+                         check_finite: bool = True, tol: float = 0.0,
+                         lapack_driver: str = "auto") -> Any:
+    """Eigenvalues of the symmetric tridiagonal matrix with diagonal ``d`` and off-diagonal
+    ``e``, as ``scipy.linalg.eigvalsh_tridiagonal`` (``select`` ``'a'``, ``'i'``, ``'v'``).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigvalsh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]))
+        array([1., 3.])
+    """
+    return eigh_tridiagonal(d, e, eigvals_only=True, select=select,
+                            select_range=select_range, tol=tol)
+
+
+def band_to_full(ab: Any, lower_bw: int, upper_bw: int) -> Any:
+    """The square matrix stored in LAPACK's band format ``ab`` (``(l + u + 1, n)``:
+    ``a[i, j] = ab[u + i - j, j]``), zero outside the band."""
+    n = get_aval(ab).shape[-1]
+    full = None
+    for d in range(-lower_bw, upper_bw + 1):
+        if abs(d) >= n:
+            continue
+        row = ab[upper_bw - d]
+        diag = fnp.diag(row[d:] if d >= 0 else row[:n + d], k=d)
+        full = diag if full is None else full + diag
+    return full if full is not None else fnp.zeros((n, n), get_aval(ab).dtype)
+
+
+def _hermitian_band(name: str, a_band: Any, lower: bool) -> Any:
+    ab = as_inexact(a_band)
+    shape = get_aval(ab).shape
+    if len(shape) != 2:
+        raise LinAlgShapeError(f"{name}: a_band must be 2-D (LAPACK's band storage), got "
+                               f"shape {shape}")
+    k = shape[0] - 1
+    full = band_to_full(ab, k, 0) if lower else band_to_full(ab, 0, k)
+    tri = fnp.tril(full, -1) if lower else fnp.triu(full, 1)
+    d = fnp.diagonal(full)
+    if get_aval(full).dtype.kind == "c":
+        d = fnp.real(d).astype(get_aval(full).dtype)
+    return tri + mH(tri) + fnp.diag(d)
+
+
+def _select(name: str, select: str, select_range: Any) -> dict[str, Any]:
+    kind = {"a": "a", "all": "a", 0: "a", "i": "i", "index": "i", 2: "i",
+            "v": "v", "value": "v", 1: "v"}.get(select)
+    if kind is None:
+        raise ValueError(f"{name}: select must be 'a', 'v' or 'i', got {select!r}")
+    if kind == "a":
+        return {}
+    if select_range is None or len(select_range) != 2:
+        raise ValueError(f"{name}: select={select!r} needs select_range=(lo, hi)")
+    return ({"subset_by_index": select_range} if kind == "i"
+            else {"subset_by_value": select_range})
+
+
+def eig_banded(a_band: Any, lower: bool = False, eigvals_only: bool = False,
+               overwrite_a_band: bool = False, select: str = "a", select_range: Any = None,
+               max_ev: int = 0, check_finite: bool = True) -> Any:
+    """Eigenvalues (and eigenvectors) of a Hermitian band matrix in LAPACK's band storage
+    (upper form ``a_band[u + i - j, j] = a[i, j]``, lower form ``a_band[i - j, j]``), as
+    ``scipy.linalg.eig_banded``; ``select`` ``'i'`` (index range) or ``'v'`` (values in
+    ``(lo, hi]``, concrete values only).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eig_banded(np.array([[0.0, 1.0], [2.0, 2.0]]), eigvals_only=True)
+        array([1., 3.])
+    """
+    full = _hermitian_band("eig_banded", a_band, lower)
+    return eigh(full, eigvals_only=eigvals_only, **_select("eig_banded", select, select_range))
+
+
+def eigvals_banded(a_band: Any, lower: bool = False, overwrite_a_band: bool = False,
+                   select: str = "a", select_range: Any = None,
+                   check_finite: bool = True) -> Any:
+    """Eigenvalues of a Hermitian band matrix, as ``scipy.linalg.eigvals_banded`` (see
+    :func:`eig_banded`).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> fsl.eigvals_banded(np.array([[2.0, 2.0], [1.0, 0.0]]), lower=True)
+        array([1., 3.])
+    """
+    return eig_banded(a_band, lower, True, select=select, select_range=select_range)
+
+
+def cdf2rdf(w: Any, v: Any) -> tuple[Any, Any]:
+    """Real block-diagonal form ``(wr, vr)`` of a complex eigendecomposition ``(w, v)`` of a
+    real matrix, as ``scipy.linalg.cdf2rdf``: each conjugate pair ``(w_j, w_k)`` becomes the
+    block ``[[re, im_j], [im_k, re]]`` and the columns ``-im(v_j), re(v_j)``, so
+    ``v diag(w) v^-1 == vr wr vr^-1``. Which eigenvalues are complex is read from the values
+    (not under ``jit``/``vmap``); differentiable.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> w, v = fsl.eig(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+        >>> fsl.cdf2rdf(w, v)[0]
+        array([[ 0.,  1.],
+               [-1.,  0.]])
+    """
+    w, v = fnp.asarray(w), fnp.asarray(v)
+    wa, va = get_aval(w), get_aval(v)
+    if wa.ndim < 1:
+        raise ValueError("cdf2rdf: expected w to be at least 1D")
+    if va.ndim < 2:
+        raise ValueError("cdf2rdf: expected v to be at least 2D")
+    if va.ndim != wa.ndim + 1:
+        raise ValueError("cdf2rdf: expected eigenvectors array to have exactly one dimension "
+                         "more than eigenvalues array")
+    n = wa.shape[-1]
+    if va.shape[-2] != va.shape[-1]:
+        raise ValueError("cdf2rdf: expected v to be a square matrix or stacked square "
+                         "matrices: v.shape[-2] = v.shape[-1]")
+    if va.shape[-1] != n:
+        raise ValueError("cdf2rdf: expected the same number of eigenvalues as eigenvectors")
+    mask = numpy.iscomplex(to_numpy(w))
+    if not (mask.sum(axis=-1) % 2 == 0).all():
+        raise ValueError("cdf2rdf: expected complex-conjugate pairs of eigenvalues")
+    idx = numpy.nonzero(mask)
+    stack, elem = idx[:-1], idx[-1]
+    j, k = elem[0::2], elem[1::2]
+    stack_ind = tuple(s[0::2] for s in stack)
+    batch = wa.shape[:-1]
+    # wr = diag(re w) + im w_j at (j, k) and im w_k at (k, j): a linear map of w, built as
+    # selection masks so that it differentiates
+    sel_jk = numpy.zeros(batch + (n, n))
+    sel_kj = numpy.zeros(batch + (n, n))
+    sel_jk[stack_ind + (j, k)] = 1.0
+    sel_kj[stack_ind + (k, j)] = 1.0
+    eye = numpy.eye(n)
+    wr = (fnp.real(w)[..., None, :] * const_like(w, eye)
+          + fnp.imag(w)[..., :, None] * const_like(w, sel_jk)
+          + fnp.imag(w)[..., :, None] * const_like(w, sel_kj))
+    u = numpy.zeros(batch + (n, n), dtype=numpy.complex128)
+    u[..., range(n), range(n)] = 1.0
+    u[stack_ind + (j, j)] = 0.5j
+    u[stack_ind + (j, k)] = 0.5
+    u[stack_ind + (k, j)] = -0.5j
+    u[stack_ind + (k, k)] = 0.5
+    vc = v.astype(numpy.result_type(va.dtype, numpy.complex64))
+    vr = fnp.real(fnp.matmul(vc, const_like(v, u.astype(get_aval(vc).dtype))))
+    return wr.astype(get_aval(vr).dtype), vr

@@ -1,0 +1,141 @@
+"""funcgrad.scipy.linalg's SciPy names beyond jax.scipy.linalg, against scipy.linalg: the
+functions whose result shape or type depends on values (``null_space``, ``orth``,
+``subspace_angles``, ``cdf2rdf``, the predicates), ``lstsq``'s residues and rank rules,
+``eig``'s left eigenvectors and generalized problems, and the errors. Values, derivatives and
+vmap of the rest: the op table tests/funcgrad/op_tables/scipy_linalg.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.scipy.linalg as fsl
+
+RNG = np.random.default_rng(7)
+A = RNG.normal(size=(4, 4))
+W = RNG.normal(size=(5, 3))
+
+
+def test_eig_left_and_generalized() -> None:
+    for a in (A, A + 1j * RNG.normal(size=(4, 4))):
+        w, vl, vr = (host(x) for x in fsl.eig(dev(a), left=True))
+        want_w, want_vl, _ = sl.eig(a, left=True)
+        assert_allclose(w, want_w, rtol=1e-10, atol=1e-10)
+        assert_allclose(vl.conj().T @ a, w[:, None] * vl.conj().T, rtol=1e-9, atol=1e-9)
+        assert_allclose(np.abs(vl), np.abs(want_vl), rtol=1e-9, atol=1e-9)
+        assert_allclose(np.linalg.norm(vl, axis=0), np.ones(4), rtol=1e-12, atol=1e-12)
+    b = RNG.normal(size=(4, 4)) + 3 * np.eye(4)
+    w, vl, vr = (host(x) for x in fsl.eig(dev(A), dev(b), left=True))
+    assert_allclose(np.sort_complex(w), np.sort_complex(sl.eigvals(A, b)), rtol=1e-9, atol=1e-9)
+    assert_allclose(A @ vr, b @ vr * w, rtol=1e-9, atol=1e-9)
+    assert_allclose(vl.conj().T @ A, w[:, None] * (vl.conj().T @ b), rtol=1e-9, atol=1e-9)
+    assert host(fsl.eig(dev(A), right=False)).shape == (4,)
+    assert host(fsl.eig(dev(A), homogeneous_eigvals=True)[0]).shape == (2, 4)
+    # differentiable: d/dA of the sum of |eigenvalues|^2 (JAX's eigvals rule)
+    g = funcgrad.grad(lambda m: (abs(fsl.eigvals(m)) ** 2).sum())(dev(A))
+    assert host(g).shape == (4, 4)
+
+
+def test_lstsq_residues_rank_and_drivers_as_scipy() -> None:
+    for b in (RNG.normal(size=5), RNG.normal(size=(5, 2))):
+        x, res, rank, s = fsl.lstsq(dev(W), dev(b))
+        wx, wres, wrank, ws = sl.lstsq(W, b)
+        assert_allclose(host(x), wx, rtol=1e-10, atol=1e-10)
+        assert np.shape(host(res)) == np.shape(wres)   # 0-d for a vector b, as SciPy
+        assert_allclose(host(res), wres, rtol=1e-9, atol=1e-12)
+        assert rank == wrank == 3 and isinstance(rank, int)
+        assert_allclose(host(s), ws, rtol=1e-12, atol=1e-12)
+        # rank deficient: empty residues with x's dtype
+        _, res, rank, _ = fsl.lstsq(dev(np.ones((5, 3))), dev(b))
+        assert host(res).shape == (0,) and rank == 1
+        x, res, rank, s = fsl.lstsq(dev(W), dev(b), lapack_driver="gelsy")
+        assert s is None and host(res).shape == (0,)
+    x, res, rank, s = fsl.lstsq(dev(W), dev(RNG.normal(size=5)), cond=0.9)
+    assert rank == sl.lstsq(W, RNG.normal(size=5), cond=0.9)[2]
+    x, res, rank, s = fsl.lstsq(dev(np.zeros((5, 0))), dev(np.arange(5.0)))
+    assert host(x).shape == (0,) and rank == 0 and float(host(res)) == 30.0
+    with pytest.raises(ValueError, match="same number of rows"):
+        fsl.lstsq(dev(W), dev(np.ones(4)))
+    with pytest.raises(ValueError, match="driver"):
+        fsl.lstsq(dev(W), dev(np.ones(5)), lapack_driver="gelsx")
+    jx, _, jrank, _ = funcgrad.jit(fsl.lstsq)(dev(W), dev(np.ones(5)))
+    assert_allclose(host(jx), sl.lstsq(W, np.ones(5))[0], rtol=1e-10, atol=1e-10)
+
+
+def test_pinv_ranks_and_tolerances() -> None:
+    m = np.diag([3.0, 1.0, 1e-20])
+    out, rank = fsl.pinv(dev(m), return_rank=True)
+    assert rank == 2 and isinstance(rank, int)
+    assert_allclose(host(out), sl.pinv(m), rtol=1e-12, atol=1e-12)
+    assert fsl.pinv(dev(m), atol=2.0, return_rank=True)[1] == 1
+    assert fsl.pinvh(dev(m), rtol=0.5, return_rank=True)[1] == 1
+    with pytest.raises(ValueError, match="positive"):
+        fsl.pinv(dev(m), rtol=-1.0)
+    many = host(fsl.pinv(dev(np.stack([m, 2 * m])), return_rank=True)[1])
+    assert many.tolist() == [2, 2]
+
+
+def test_value_dependent_shapes_as_scipy() -> None:
+    ns = host(fsl.null_space(dev(W.T)))
+    assert ns.shape == (5, 2)
+    assert_allclose(W.T @ ns, np.zeros((3, 2)), rtol=0, atol=1e-12)
+    assert_allclose(np.abs(ns), np.abs(sl.null_space(W.T)), rtol=1e-9, atol=1e-9)
+    assert host(fsl.null_space(dev(W))).shape == (3, 0)
+    assert_allclose(host(fsl.orth(dev(np.ones((3, 2))))), sl.orth(np.ones((3, 2))), rtol=1e-12,
+                    atol=1e-12)
+    assert host(fsl.orth(dev(W), rcond=0.5)).shape == sl.orth(W, rcond=0.5).shape
+    x1, x2 = RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+    for p, q in ((x1, x2), (x2, x1), (x1, x1 @ np.ones((3, 3)) + x1)):
+        assert_allclose(host(fsl.subspace_angles(dev(p), dev(q))), sl.subspace_angles(p, q),
+                        rtol=1e-9, atol=1e-9)
+    w, v = np.linalg.eig(RNG.normal(size=(3, 4, 4)))
+    for got, want in zip(fsl.cdf2rdf(dev(w), dev(v)), sl.cdf2rdf(w, v)):
+        assert_allclose(host(got), want, rtol=1e-12, atol=1e-12)
+
+
+def test_predicates_and_small_helpers() -> None:
+    s = A + A.T
+    assert fsl.issymmetric(dev(s)) is True and fsl.issymmetric(dev(A)) is False
+    assert fsl.issymmetric(dev(s + 1e-9 * A), atol=1e-8) is True
+    h = s + 1j * (A - A.T)
+    assert fsl.ishermitian(dev(h)) is True and fsl.ishermitian(dev(h + 1j * np.eye(4))) is False
+    assert fsl.bandwidth(dev(np.tril(A, 1))) == sl.bandwidth(np.tril(A, 1)) == (3, 1)
+    assert fsl.bandwidth(dev(np.zeros((3, 3)))) == (0, 0)
+    with pytest.raises(ValueError, match="square"):
+        fsl.issymmetric(dev(W))
+    assert issubclass(fsl.LinAlgError, np.linalg.LinAlgError)
+    assert issubclass(fsl.LinAlgWarning, RuntimeWarning)
+    assert_allclose(host(fsl.diagsvd(dev(np.array([1.0, 2.0])), 2, 4)),
+                    sl.diagsvd([1.0, 2.0], 2, 4), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="columns"):
+        fsl.khatri_rao(dev(np.ones((2, 3))), dev(np.ones((2, 2))))
+
+
+def test_structured_solves_errors() -> None:
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        fsl.solve_circulant(dev(np.array([2.0, 1.0, 0.0, 1.0])), dev(np.arange(4.0)))
+    x = fsl.solve_circulant(dev(np.array([2.0, 1.0, 0.0, 1.0])), dev(np.arange(4.0)),
+                            singular="lstsq")
+    assert_allclose(host(x), sl.solve_circulant([2.0, 1.0, 0.0, 1.0], np.arange(4.0),
+                                                singular="lstsq"), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="l\\+u\\+1"):
+        fsl.solve_banded((1, 1), dev(np.ones((4, 5))), dev(np.ones(5)))
+    with pytest.raises(ValueError, match="not compatible"):
+        fsl.solveh_banded(dev(np.ones((2, 4))), dev(np.ones(3)))
+    with pytest.raises(ValueError, match="mode"):
+        fsl.rq(dev(A), mode="raw")
+    with pytest.raises(ValueError, match="solver"):
+        fsl.solve_discrete_lyapunov(dev(A), dev(A), method="schur")
+
+
+def test_lyapunov_large_goes_through_schur() -> None:
+    # above 32x32 the continuous equation is solved by Bartels-Stewart (solve_sylvester)
+    a = RNG.normal(size=(34, 34)) - 8 * np.eye(34)
+    q = np.eye(34)
+    x = host(fsl.solve_continuous_lyapunov(dev(a), dev(q)))
+    assert_allclose(x, sl.solve_continuous_lyapunov(a, q), rtol=1e-8, atol=1e-10)
+    x = host(fsl.solve_discrete_lyapunov(dev(a / 40), dev(q)))   # bilinear from 10x10
+    assert_allclose(x, sl.solve_discrete_lyapunov(a / 40, q), rtol=1e-8, atol=1e-10)
