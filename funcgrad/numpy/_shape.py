@@ -1119,13 +1119,29 @@ def _pad_reflect_odd(x: Any, ax: int, widths: tuple[int, int], include_edge: boo
     return x
 
 
+def _pad_width_of_dict(pad_width: dict, nd: int) -> list[tuple[Any, Any]]:
+    """NumPy 2.3's ``{axis: width or (before, after)}``: the axes not named are not padded."""
+    pairs: list[tuple[Any, Any]] = [(0, 0)] * nd
+    for axis, width in pad_width.items():
+        ax = _axis("pad", axis, nd)
+        if isinstance(width, int | numpy.integer):
+            pairs[ax] = (width, width)
+        elif isinstance(width, tuple) and len(width) == 2:
+            pairs[ax] = width
+        else:
+            raise TypeError(f"pad: pad_width[{axis!r}] must be an int or a (before, after) "
+                            f"tuple, got {width!r}")
+    return pairs
+
+
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """Pad an array (``numpy.pad``), with every NumPy mode but a callable one.
 
     'constant' (``constant_values``, traced values allowed), 'empty' (zeros), 'edge',
     'linear_ramp' (``end_values``), 'maximum'/'minimum'/'mean'/'median' (``stat_length``),
     'reflect'/'symmetric' (``reflect_type`` 'even' or 'odd') and 'wrap'. Axes are padded one
-    after another, as NumPy does, so corners agree with NumPy.
+    after another, as NumPy does, so corners agree with NumPy. ``pad_width`` may be NumPy
+    2.3's dict ``{axis: width or (before, after)}`` (other axes unpadded).
 
     Example:
         >>> pad(numpy.array([1, 2]), (1, 2), constant_values=9).tolist()
@@ -1152,6 +1168,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     x = _arr(array)
     av = get_aval(x)
     nd = av.ndim
+    if isinstance(pad_width, dict):
+        pad_width = _pad_width_of_dict(pad_width, nd)
     widths = _as_pairs(pad_width, nd, "pad", "pad_width", as_index=True)
     widths = [(int(b), int(e)) for b, e in widths]
     if mode in ("constant", "empty"):

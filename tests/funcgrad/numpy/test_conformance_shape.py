@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import dev, host
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import ALL_DTYPES, array_of, arrays, axis_for, check_like_numpy
 
@@ -236,3 +238,17 @@ def test_pad_integer_fill_out_of_range(dtype: str, cv) -> None:
 def test_insert_integer_values_out_of_range(values) -> None:
     check_like_numpy(fnp.insert, np.insert, np.array([1, 2], np.int8), 1, values,
                      name="insert")
+
+
+@pytest.mark.parametrize("pad_width, mode", [({0: 1}, "constant"), ({-1: (1, 2)}, "constant"),
+                                             ({1: (0, 1)}, "edge"),
+                                             ({0: (1, 0), 1: 2}, "reflect")])
+def test_pad_width_as_a_dict_of_axes(pad_width, mode):
+    # NumPy 2.3's pad_width={axis: width or (before, after)}; it raised TypeError here
+    x = np.arange(6).reshape(2, 3)
+    want = np.pad(x, pad_width, mode=mode)
+    for got in (fnp.pad(dev(x), pad_width, mode=mode),
+                funcgrad.jit(lambda v: fnp.pad(v, pad_width, mode=mode))(dev(x))):
+        np.testing.assert_array_equal(host(got), want)
+    with pytest.raises(np.exceptions.AxisError):
+        fnp.pad(dev(x), {2: 1})
