@@ -55,6 +55,7 @@ def polynomial_schedule(
     """
     if transition_steps <= 0:
         return constant_schedule(init_value)
+    transition_begin = max(transition_begin, 0)  # optax: a negative begin falls back to 0
 
     def schedule(count: Any) -> Any:
         t = fnp.clip(fnp.asarray(count) - transition_begin, 0, transition_steps)
@@ -82,13 +83,15 @@ def exponential_decay(
     """``init_value * decay_rate ** ((count - transition_begin) / transition_steps)``.
 
     With ``staircase`` the exponent is floored; ``end_value`` bounds the value (below when
-    decaying, above when growing).
+    decaying, above when growing). As optax's, a non-positive ``transition_steps`` or a zero
+    ``decay_rate`` gives the constant ``init_value``, and a negative ``transition_begin`` is 0.
 
     >>> float(exponential_decay(1.0, 2, 0.5)(4))
     0.25
     """
-    if transition_steps <= 0:
-        raise ValueError(f"exponential_decay: transition_steps must be positive, got {transition_steps}")
+    if transition_steps <= 0 or decay_rate == 0:
+        return constant_schedule(init_value)
+    transition_begin = max(transition_begin, 0)
 
     def schedule(count: Any) -> Any:
         t = fnp.maximum(fnp.asarray(count) - transition_begin, 0)
@@ -124,9 +127,10 @@ def cosine_decay_schedule(
 
 def warmup_cosine_decay_schedule(
     init_value: float, peak_value: float, warmup_steps: int, decay_steps: int,
-    end_value: float = 0.0,
+    end_value: float = 0.0, exponent: float = 1.0,
 ) -> Schedule:
-    """Linear warmup to ``peak_value`` then cosine decay to ``end_value``.
+    """Linear warmup to ``peak_value`` then cosine decay to ``end_value`` (the cosine factor
+    raised to ``exponent``, as :func:`cosine_decay_schedule`'s).
 
     ``decay_steps`` counts the whole schedule, warmup included (as in optax).
 
@@ -137,7 +141,8 @@ def warmup_cosine_decay_schedule(
     alpha = 0.0 if peak_value == 0 else end_value / peak_value
     return join_schedules(
         [linear_schedule(init_value, peak_value, warmup_steps),
-         cosine_decay_schedule(peak_value, max(decay_steps - warmup_steps, 1), alpha)],
+         cosine_decay_schedule(peak_value, max(decay_steps - warmup_steps, 1), alpha,
+                               exponent)],
         [warmup_steps],
     )
 
@@ -145,18 +150,21 @@ def warmup_cosine_decay_schedule(
 def piecewise_constant_schedule(
     init_value: float, boundaries_and_scales: dict[int, float] | None = None
 ) -> Schedule:
-    """``init_value`` multiplied by ``scale`` once the count exceeds each boundary.
+    """``init_value`` multiplied by every ``scale`` whose boundary the count has reached
+    (``count >= boundary``, as optax's); scales must be non-negative.
 
     >>> s = piecewise_constant_schedule(1.0, {2: 0.5, 4: 0.1})
-    >>> [round(float(s(i)), 3) for i in (0, 2, 3, 5)]
-    [1.0, 1.0, 0.5, 0.05]
+    >>> [round(float(s(i)), 3) for i in (0, 1, 2, 3, 4)]
+    [1.0, 1.0, 0.5, 0.5, 0.05]
     """
     items = sorted((boundaries_and_scales or {}).items())
+    if any(scale < 0 for _, scale in items):
+        raise ValueError("`piecewise_constant_schedule` expects non-negative scale factors")
 
     def schedule(count: Any) -> Any:
         value = _zeros_like_count(count) + init_value
         for boundary, scale in items:
-            value = fnp.where(fnp.asarray(count) > boundary, value * scale, value)
+            value = fnp.where(fnp.asarray(count) >= boundary, value * scale, value)
         return value
 
     return schedule

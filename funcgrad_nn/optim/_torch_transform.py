@@ -39,7 +39,7 @@ from funcgrad_nn.optim._transform import (
     GradientTransformation,
     add_decayed_weights,
     chain,
-    scale,
+    scale_by_learning_rate,
 )
 
 __all__ = [
@@ -175,6 +175,8 @@ def _num(x: Any) -> Any:
 def _k(c: Any, like: Any) -> Any:
     """A coefficient ready to multiply ``like``: Python floats are weak (NEP 50); traced
     values are cast to ``like``'s dtype so float32 leaves stay float32."""
+    if isinstance(c, np.generic):  # np.float64 is a float, but not a weak one
+        return c.item()
     if isinstance(c, int | float):
         return c
     return fnp.asarray(c).astype(like.dtype)
@@ -673,32 +675,36 @@ def torch_muon(lr: Any = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95
     return leafwise(init, update)
 
 
-def scale_by_lion(b1: float = 0.9, b2: float = 0.99) -> GradientTransformation:
+def scale_by_lion(b1: float = 0.9, b2: float = 0.99, mu_dtype: Any = None) -> GradientTransformation:
     """Lion's direction (Chen et al., 2023; optax's ``scale_by_lion``):
-    ``sign(b1 * m + (1 - b1) * g)``, then ``m = b2 * m + (1 - b2) * g``.
+    ``sign(b1 * m + (1 - b1) * g)``, then ``m = b2 * m + (1 - b2) * g`` (stored in
+    ``mu_dtype`` if given).
 
     >>> import numpy as np
     >>> tx = scale_by_lion()
     >>> tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0]
     array([ 1., -1.])
     """
+    mu_dtype = None if mu_dtype is None else np.dtype(mu_dtype)
 
     def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
         m = s["exp_avg"]
         direction = fnp.sign(m * b1 + g * (1 - b1))
-        return direction, {"exp_avg": m * b2 + g * (1 - b2)}
+        new = m * b2 + g * (1 - b2)
+        return direction, {"exp_avg": new if mu_dtype is None else new.astype(mu_dtype)}
 
-    return leafwise(lambda p: {"exp_avg": fnp.zeros_like(p)}, update)
+    return leafwise(lambda p: {"exp_avg": fnp.zeros_like(p, dtype=mu_dtype)}, update)
 
 
-def lion(learning_rate: float, b1: float = 0.9, b2: float = 0.99,
-         weight_decay: float = 1e-3) -> GradientTransformation:
-    """Lion (optax's ``lion``): ``-lr * (sign(...) + weight_decay * params)``.
+def lion(learning_rate: Any, b1: float = 0.9, b2: float = 0.99, mu_dtype: Any = None,
+         weight_decay: float = 1e-3, mask: Any = None) -> GradientTransformation:
+    """Lion (optax's ``lion``, same argument order): ``-lr * (sign(...) + weight_decay *
+    params)``, the decay only where ``mask`` is True; ``learning_rate`` may be a schedule.
 
     >>> import numpy as np
     >>> tx = lion(0.1, weight_decay=0.0)
     >>> tx.update(np.array([3.0]), tx.init(np.zeros(1)), np.zeros(1))[0]
     array([-0.1])
     """
-    return chain(scale_by_lion(b1, b2), add_decayed_weights(weight_decay),
-                 scale(-learning_rate))
+    return chain(scale_by_lion(b1, b2, mu_dtype), add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate))

@@ -25,7 +25,9 @@ __all__ = [
     "ScaleByScheduleState",
     "TraceState",
     "ScaleByRmsState",
+    "ScaleByRmsWithCountState",
     "ScaleByRStdDevState",
+    "ScaleByRStdDevWithCountState",
     "ScaleByRssState",
     "identity",
     "chain",
@@ -98,9 +100,25 @@ class ScaleByRmsState(NamedTuple):
     nu: Any
 
 
+class ScaleByRmsWithCountState(NamedTuple):
+    """Running mean of squared gradients and the step count (``bias_correction=True``)."""
+
+    count: Any
+    nu: Any
+
+
 class ScaleByRStdDevState(NamedTuple):
     """Running means of gradients and squared gradients (centered RMSprop)."""
 
+    mu: Any
+    nu: Any
+
+
+class ScaleByRStdDevWithCountState(NamedTuple):
+    """Running means of gradients and squared gradients and the step count
+    (``bias_correction=True``)."""
+
+    count: Any
     mu: Any
     nu: Any
 
@@ -135,12 +153,32 @@ def _zero_count(params: Any) -> Any:
 
 def _as_dtype(x: Any, like: Any) -> Any:
     # Python scalars are weak (NEP 50) and keep the leaf's dtype; arrays are cast to it.
+    if isinstance(x, np.generic):
+        # NumPy scalars (e.g. ``1 - 0.9 ** count`` of a host count) go anywhere as Python
+        # scalars; checked first: np.float64 is a float, but a strong one (float32 leaves
+        # would become float64).
+        return x.item()
     if isinstance(x, int | float):
         return x
-    if isinstance(x, np.generic):
-        # NumPy scalars (e.g. ``0.9 ** count`` of a host count) go anywhere as Python scalars.
-        return x.item()
     return fnp.asarray(x).astype(like.dtype)
+
+
+def _dtype(dtype: Any) -> Any:
+    # optax's canonicalize_dtype: None keeps each leaf's dtype
+    return None if dtype is None else np.dtype(dtype)
+
+
+def _cast(tree: Any, dtype: Any) -> Any:
+    """``tree``'s leaves cast to ``dtype`` (None: unchanged), optax's ``tree.cast``."""
+    if dtype is None:
+        return tree
+    return _tmap(lambda x: x.astype(dtype), tree)
+
+
+def _bias_corrected(moment: Any, decay: Any, count: Any) -> Any:
+    """``moment / (1 - decay ** count)``, the correction cast to each leaf's dtype."""
+    correction = 1 - decay ** fnp.asarray(count, dtype=fnp.float64)
+    return _tmap(lambda t: t / _as_dtype(correction, t), moment)
 
 
 def identity() -> GradientTransformation:
@@ -242,66 +280,94 @@ def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool =
 
 
 def scale_by_adam(
-    b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0
+    b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0,
+    mu_dtype: Any = None, *, nesterov: bool = False,
 ) -> GradientTransformation:
     """Adam's rescaling: ``mu_hat / (sqrt(nu_hat + eps_root) + eps)`` with bias correction.
+
+    ``mu_dtype`` stores the first moment in that dtype (e.g. bfloat16 to save memory);
+    ``nesterov=True`` is NAdam's look-ahead (Dozat, 2016), as optax's:
+    ``mu_hat = b1 * mu / (1 - b1**(t+1)) + (1 - b1) * g / (1 - b1**t)``.
 
     >>> import numpy as np
     >>> tx = scale_by_adam()
     >>> np.round(tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0], 6)
     array([ 1., -1.])
+    >>> tx = scale_by_adam(nesterov=True)  # the first step looks ahead: 1 + 0.09 / 0.19
+    >>> np.round(tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0], 6)
+    array([ 1.473684, -1.473684])
     """
+    mu_dtype = _dtype(mu_dtype)
 
     def init(params: Any) -> ScaleByAdamState:
-        zeros = _tmap(fnp.zeros_like, params)
-        return ScaleByAdamState(_zero_count(params), zeros, _tmap(fnp.zeros_like, params))
+        mu = _tmap(lambda p: fnp.zeros_like(p, dtype=mu_dtype), params)
+        return ScaleByAdamState(_zero_count(params), mu, _tmap(fnp.zeros_like, params))
 
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
         mu = _tmap(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
         nu = _tmap(lambda g, v: (1 - b2) * (g * fnp.conj(g)).real + b2 * v, updates, state.nu)
         count = state.count + 1
-        bc1 = 1 - b1 ** fnp.asarray(count, dtype=fnp.float64)
-        bc2 = 1 - b2 ** fnp.asarray(count, dtype=fnp.float64)
-
-        def rescale(m: Any, v: Any) -> Any:
-            m_hat = m / _as_dtype(bc1, m)
-            v_hat = v / _as_dtype(bc2, v)
-            return m_hat / (fnp.sqrt(v_hat + eps_root) + eps)
-
-        return _tmap(rescale, mu, nu), ScaleByAdamState(count, mu, nu)
+        if nesterov:
+            mu_hat = _tmap(lambda m, g: b1 * m + (1 - b1) * g,
+                           _bias_corrected(mu, b1, count + 1),
+                           _bias_corrected(updates, b1, count))
+        else:
+            mu_hat = _bias_corrected(mu, b1, count)
+        nu_hat = _bias_corrected(nu, b2, count)
+        out = _tmap(lambda m, v: m / (fnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
+        nu = _tmap(lambda v, old: v.astype(old.dtype), nu, state.nu)
+        return out, ScaleByAdamState(count, _cast(mu, mu_dtype), nu)
 
     return GradientTransformation(init, update)
 
 
 def scale_by_rms(
-    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True,
+    bias_correction: bool = False,
 ) -> GradientTransformation:
-    """Divide by the root of a running mean of squared updates (RMSprop).
+    """Divide by the root of a running mean of squared updates (RMSprop); with
+    ``bias_correction`` the mean is divided by ``1 - decay**t`` first (the state then counts
+    steps: :class:`ScaleByRmsWithCountState`).
 
     >>> import numpy as np
     >>> tx = scale_by_rms(decay=0.0, eps=0.0)
     >>> tx.update(np.array([-2.0]), tx.init(np.zeros(1)))[0]
     array([-1.])
+    >>> tx = scale_by_rms(decay=0.5, eps=0.0, bias_correction=True)
+    >>> tx.update(np.array([-2.0]), tx.init(np.zeros(1)))[0]
+    array([-1.])
     """
 
-    def init(params: Any) -> ScaleByRmsState:
-        return ScaleByRmsState(_tmap(lambda p: fnp.full_like(p, initial_scale), params))
+    def init(params: Any) -> Any:
+        nu = _tmap(lambda p: fnp.full_like(p, initial_scale), params)
+        if bias_correction:
+            return ScaleByRmsWithCountState(_zero_count(params), nu)
+        return ScaleByRmsState(nu)
 
-    def update(updates: Any, state: ScaleByRmsState, params: Any = None) -> tuple[Any, Any]:
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
-        if eps_in_sqrt:
-            out = _tmap(lambda g, v: g / fnp.sqrt(v + eps), updates, nu)
+        if bias_correction:
+            count = state.count + 1
+            nu_hat = _bias_corrected(nu, decay, count)
         else:
-            out = _tmap(lambda g, v: g / (fnp.sqrt(v) + eps), updates, nu)
+            nu_hat = nu
+        if eps_in_sqrt:
+            out = _tmap(lambda g, v: g / fnp.sqrt(v + eps), updates, nu_hat)
+        else:
+            out = _tmap(lambda g, v: g / (fnp.sqrt(v) + eps), updates, nu_hat)
+        if bias_correction:
+            return out, ScaleByRmsWithCountState(count, nu)
         return out, ScaleByRmsState(nu)
 
     return GradientTransformation(init, update)
 
 
 def scale_by_stddev(
-    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True
+    decay: float = 0.9, eps: float = 1e-8, initial_scale: float = 0.0, eps_in_sqrt: bool = True,
+    bias_correction: bool = False,
 ) -> GradientTransformation:
-    """Divide by a running standard deviation of updates (centered RMSprop).
+    """Divide by a running standard deviation of updates (centered RMSprop); with
+    ``bias_correction`` both running means are divided by ``1 - decay**t`` first.
 
     >>> import numpy as np
     >>> tx = scale_by_stddev(decay=0.5, eps=0.0)
@@ -309,18 +375,28 @@ def scale_by_stddev(
     array([2.])
     """
 
-    def init(params: Any) -> ScaleByRStdDevState:
-        return ScaleByRStdDevState(
-            _tmap(fnp.zeros_like, params), _tmap(lambda p: fnp.full_like(p, initial_scale), params)
-        )
+    def init(params: Any) -> Any:
+        mu = _tmap(fnp.zeros_like, params)
+        nu = _tmap(lambda p: fnp.full_like(p, initial_scale), params)
+        if bias_correction:
+            return ScaleByRStdDevWithCountState(_zero_count(params), mu, nu)
+        return ScaleByRStdDevState(mu, nu)
 
-    def update(updates: Any, state: ScaleByRStdDevState, params: Any = None) -> tuple[Any, Any]:
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         mu = _tmap(lambda g, m: (1 - decay) * g + decay * m, updates, state.mu)
         nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
-        if eps_in_sqrt:
-            out = _tmap(lambda g, m, v: g / fnp.sqrt(v - m * m + eps), updates, mu, nu)
+        if bias_correction:
+            count = state.count + 1
+            mu_hat, nu_hat = _bias_corrected(mu, decay, count), _bias_corrected(nu, decay, count)
         else:
-            out = _tmap(lambda g, m, v: g / (fnp.sqrt(v - m * m) + eps), updates, mu, nu)
+            mu_hat, nu_hat = mu, nu
+        if eps_in_sqrt:
+            out = _tmap(lambda g, m, v: g / fnp.sqrt(v - m * m + eps), updates, mu_hat, nu_hat)
+        else:
+            out = _tmap(lambda g, m, v: g / (fnp.sqrt(v - m * m) + eps), updates, mu_hat,
+                        nu_hat)
+        if bias_correction:
+            return out, ScaleByRStdDevWithCountState(count, mu, nu)
         return out, ScaleByRStdDevState(mu, nu)
 
     return GradientTransformation(init, update)
@@ -350,8 +426,10 @@ def scale_by_rss(initial_accumulator_value: float = 0.1, eps: float = 1e-7) -> G
     return GradientTransformation(init, update)
 
 
-def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
+def trace(decay: float, nesterov: bool = False,
+          accumulator_dtype: Any = None) -> GradientTransformation:
     """Momentum: ``t = g + decay * t``; the update is ``t`` (or ``g + decay * t`` with Nesterov).
+    ``accumulator_dtype`` stores ``t`` in that dtype.
 
     >>> import numpy as np
     >>> tx = trace(0.5)
@@ -359,14 +437,15 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
     >>> u
     array([1.5])
     """
+    accumulator_dtype = _dtype(accumulator_dtype)
 
     def init(params: Any) -> TraceState:
-        return TraceState(_tmap(fnp.zeros_like, params))
+        return TraceState(_tmap(lambda p: fnp.zeros_like(p, dtype=accumulator_dtype), params))
 
     def update(updates: Any, state: TraceState, params: Any = None) -> tuple[Any, Any]:
         t = _tmap(lambda g, t: g + decay * t, updates, state.trace)
         out = _tmap(lambda g, t: g + decay * t, updates, t) if nesterov else t
-        return out, TraceState(t)
+        return out, TraceState(_cast(t, accumulator_dtype))
 
     return GradientTransformation(init, update)
 
@@ -441,7 +520,8 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
 
 
 def sgd(
-    learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov: bool = False
+    learning_rate: ScalarOrSchedule, momentum: float | None = None, nesterov: bool = False,
+    accumulator_dtype: Any = None,
 ) -> GradientTransformation:
     """Stochastic gradient descent, optionally with (Nesterov) momentum (optax's ``sgd``).
 
@@ -452,29 +532,32 @@ def sgd(
     array([-0.1])
     """
     parts = []
-    if momentum is not None and momentum != 0:
-        parts.append(trace(momentum, nesterov))
+    if momentum is not None:
+        parts.append(trace(momentum, nesterov, accumulator_dtype))
     parts.append(scale_by_learning_rate(learning_rate))
     return chain(*parts)
 
 
 def adam(
     learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-    eps_root: float = 0.0,
+    eps_root: float = 0.0, mu_dtype: Any = None, *, nesterov: bool = False,
 ) -> GradientTransformation:
-    """Adam (optax's ``adam``: ``eps`` outside the square root, bias-corrected moments).
+    """Adam (optax's ``adam``: ``eps`` outside the square root, bias-corrected moments;
+    ``nesterov=True`` is NAdam, optax's ``nadam``).
 
     >>> import numpy as np
     >>> tx = adam(0.1)
     >>> np.round(tx.update(np.array([3.0]), tx.init(np.zeros(1)))[0], 6)
     array([-0.1])
     """
-    return chain(scale_by_adam(b1, b2, eps, eps_root), scale_by_learning_rate(learning_rate))
+    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
+                 scale_by_learning_rate(learning_rate))
 
 
 def adamw(
     learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-    eps_root: float = 0.0, weight_decay: float = 1e-4, mask: Any = None,
+    eps_root: float = 0.0, mu_dtype: Any = None, weight_decay: float = 1e-4, mask: Any = None,
+    *, nesterov: bool = False,
 ) -> GradientTransformation:
     """Adam with decoupled weight decay: ``-lr * (adam_update + weight_decay * params)``.
 
@@ -484,7 +567,7 @@ def adamw(
     array([-0.15])
     """
     return chain(
-        scale_by_adam(b1, b2, eps, eps_root),
+        scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
         add_decayed_weights(weight_decay, mask),
         scale_by_learning_rate(learning_rate),
     )
@@ -492,10 +575,11 @@ def adamw(
 
 def rmsprop(
     learning_rate: ScalarOrSchedule, decay: float = 0.9, eps: float = 1e-8,
-    initial_scale: float = 0.0, centered: bool = False, momentum: float | None = None,
-    nesterov: bool = False, eps_in_sqrt: bool = True,
+    initial_scale: float = 0.0, eps_in_sqrt: bool = True, centered: bool = False,
+    momentum: float | None = None, nesterov: bool = False, bias_correction: bool = False,
 ) -> GradientTransformation:
-    """RMSprop (optax's conventions: ``eps`` inside the square root by default).
+    """RMSprop (optax's conventions and argument order: ``eps`` inside the square root by
+    default).
 
     >>> import numpy as np
     >>> tx = rmsprop(0.1, decay=0.0, eps=0.0)
@@ -503,8 +587,8 @@ def rmsprop(
     array([-0.1])
     """
     scaler = scale_by_stddev if centered else scale_by_rms
-    parts = [scaler(decay, eps, initial_scale, eps_in_sqrt)]
-    if momentum is not None and momentum != 0:
+    parts = [scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction)]
+    if momentum is not None:
         parts.append(trace(momentum, nesterov))
     parts.append(scale_by_learning_rate(learning_rate))
     return chain(*parts)
