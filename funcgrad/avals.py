@@ -105,14 +105,21 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{extra}{dev})"
 
 
+#: The classes ``ShapeDtypeStruct(sharding=...)`` takes: funcgrad.sharding's ``Sharding`` and
+#: ``PartitionSpec``, which that module registers here (it lives above this layer).
+sharding_types: list[type] = []
+
+
 class ShapeDtypeStruct:
     """A stand-in for an array of this shape and dtype, as ``jax.ShapeDtypeStruct``.
 
     Accepted wherever an example argument is only needed for its type: ``jit(f).lower``,
     ``make_jaxpr``, ``eval_shape``, ``funcgrad.export.export``. ``weak_type`` marks the
     stand-in for a Python scalar (NEP 50); ``device`` is where the array will live (the default
-    device when None). ``make_jaxpr(..., return_shape=True)`` and ``Lowered.out_info`` describe
-    results with it.
+    device when None). ``sharding`` (keyword, as JAX's) is a :mod:`funcgrad.sharding` layout
+    (a ``Sharding`` or ``PartitionSpec``), kept as ``.sharding``; a ``Sharding`` also gives the
+    device. ``make_jaxpr(..., return_shape=True)`` and ``Lowered.out_info`` describe results
+    with it.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -123,10 +130,10 @@ class ShapeDtypeStruct:
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "device")
+    __slots__ = ("shape", "dtype", "weak_type", "device", "sharding")
 
     def __init__(self, shape: Any, dtype: Any, weak_type: bool = False,
-                 device: str | None = None) -> None:
+                 device: str | None = None, *, sharding: Any = None) -> None:
         if isinstance(shape, int | numpy.integer):
             shape = (shape,)
         try:
@@ -142,6 +149,17 @@ class ShapeDtypeStruct:
         self.shape = dims
         self.dtype = canonical_dtype(dtype, "ShapeDtypeStruct")
         self.weak_type = bool(weak_type)
+        if sharding is not None:
+            if not isinstance(sharding, tuple(sharding_types)):
+                raise ValueError(
+                    "ShapeDtypeStruct: sharding should be an instance of "
+                    "funcgrad.sharding.Sharding or PartitionSpec, got "
+                    f"{sharding!r} of type {type(sharding).__name__}")
+            if hasattr(sharding, "check_shape"):  # a Sharding: the layout must fit the shape
+                sharding.check_shape(dims)
+                if device is None:
+                    device = sharding._device()
+        self.sharding = sharding
         self.device = canonical_device(device) if device is not None else None
 
     @classmethod
@@ -162,12 +180,13 @@ class ShapeDtypeStruct:
             >>> ShapeDtypeStruct((2, 3), numpy.float32).update(shape=(4,))
             ShapeDtypeStruct(shape=(4,), dtype=float32)
         """
-        fields = ("shape", "dtype", "weak_type", "device")
+        fields = ("shape", "dtype", "weak_type", "device", "sharding")
         unknown = sorted(set(kwargs) - set(fields))
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: unknown field(s) {unknown}; it has "
                             f"{', '.join(fields)}")
-        return ShapeDtypeStruct(*(kwargs.get(f, getattr(self, f)) for f in fields))
+        return ShapeDtypeStruct(*(kwargs.get(f, getattr(self, f)) for f in fields[:4]),
+                                sharding=kwargs.get("sharding", self.sharding))
 
     @property
     def aval(self) -> ShapedArray:
@@ -191,15 +210,17 @@ class ShapeDtypeStruct:
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapeDtypeStruct and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.device == other.device)
+                and self.device == other.device and self.sharding == other.sharding)
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.device))
+        return hash((self.shape, self.dtype, self.weak_type, self.device, self.sharding))
 
     def __repr__(self) -> str:
         extra = ", weak_type=True" if self.weak_type else ""
         dev = f", device={self.device!r}" if self.device else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{dev})"
+        sh = f", sharding={self.sharding!r}" if self.sharding is not None else ""
+        return (f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{dev}"
+                f"{sh})")
 
 
 _SHORT = {

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, tree_util
+from funcgrad import avals, backend, tree_util
 
 __all__ = [
     "AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding", "SingleDeviceSharding",
@@ -576,3 +576,7 @@ def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
                          "the same array")
     sharding.check_shape(shape)
     return backend.device_put(local_data, sharding._device())
+
+
+# ShapeDtypeStruct(sharding=...) takes these (avals sits below this module).
+avals.sharding_types.extend((Sharding, PartitionSpec))

@@ -494,3 +494,21 @@ def test_none_arguments_and_outputs_take_no_spec():
     out = f(None, dev(np.ones(4)))
     assert out[0] is None
     np.testing.assert_array_equal(to_host(out[1]), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_shape_dtype_struct_takes_a_sharding():
+    # as jax.ShapeDtypeStruct(shape, dtype, sharding=...): kept, shown, checked against the
+    # shape (JAX 0.10.2 checks at lowering), usable as a stand-in
+    mesh = _mesh(2)
+    sh = NamedSharding(mesh, P("x"))
+    s = funcgrad.ShapeDtypeStruct((4,), np.float32, sharding=sh)
+    assert s.sharding == sh and "sharding=NamedSharding" in repr(s)
+    assert s != funcgrad.ShapeDtypeStruct((4,), np.float32)
+    assert s.update(shape=(6,)).sharding == sh
+    out = funcgrad.jit(lambda a: a * 2).lower(s).compile()(dev(np.ones(4, np.float32)))
+    np.testing.assert_array_equal(to_host(out), [2.0] * 4)
+    assert funcgrad.ShapeDtypeStruct((3,), np.float32, sharding=P()).sharding == P()
+    with pytest.raises(ValueError, match="each split size must divide"):
+        funcgrad.ShapeDtypeStruct((3,), np.float32, sharding=sh)
+    with pytest.raises(ValueError, match="sharding should be an instance"):
+        funcgrad.ShapeDtypeStruct((3,), np.float32, sharding="cpu")
