@@ -900,6 +900,8 @@ def cond(x: Any, p: Any = None) -> Any:
     """
     (x,) = _prep("cond", x)
     _ndim_at_least("cond", x, 2)
+    if 0 in get_aval(x).shape[-2:]:
+        raise LinAlgError(f"cond is not defined on empty arrays, got {get_aval(x).str_short()}")
     if p is None or (_is_num(p) and p in (2, -2)):
         s = svd(x, compute_uv=False)
         first = _shape.index_in_dim(s, 0, axis=-1, keepdims=False)

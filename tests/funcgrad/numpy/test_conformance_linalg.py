@@ -178,6 +178,14 @@ def test_not_a_square_matrix_is_numpys_linalg_error(call) -> None:
         call(fnp)
 
 
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, np.inf])
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0)])
+def test_cond_of_empty_matrices_is_numpys_linalg_error(p, shape) -> None:
+    # NumPy: "cond is not defined on empty arrays" (funcgrad indexed an empty spectrum)
+    with pytest.raises(np.linalg.LinAlgError, match="empty"):
+        fnp.linalg.cond(np.zeros(shape), p)
+
+
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3)])
 @pytest.mark.parametrize("hermitian", [False, True])
 def test_pinv_of_empty_matrix(shape: tuple, hermitian: bool) -> None:
