@@ -84,6 +84,20 @@ class ValuesIndices(NamedTuple):
     indices: Any
 
 
+class MinMax(NamedTuple):
+    """``(min, max)`` of ``aminmax``, as PyTorch's."""
+
+    min: Any
+    max: Any
+
+
+class MantissaExponent(NamedTuple):
+    """``(mantissa, exponent)`` of ``frexp``, as PyTorch's."""
+
+    mantissa: Any
+    exponent: Any
+
+
 class TensorView(Tracer):
     """An array with PyTorch's tensor methods (inside a ``Function`` only)."""
 
@@ -215,9 +229,13 @@ class TensorView(Tracer):
         return fnp.expand_dims(self, dim)
 
     def squeeze(self, dim: Any = None) -> Any:
-        if dim is not None and self.shape[dim] != 1:
-            return self
-        return fnp.squeeze(self, dim)
+        if dim is None:
+            return fnp.squeeze(self)
+        # PyTorch squeezes the given dims (an int or, since 2.0, a tuple) that have size 1
+        # and leaves the others
+        dims = tuple(dim) if isinstance(dim, tuple | list) else (dim,)
+        ones = tuple(d for d in dims if self.shape[d] == 1)
+        return fnp.squeeze(self, ones) if ones else self
 
     def permute(self, *dims: Any) -> Any:
         if len(dims) == 1 and isinstance(dims[0], tuple | list):
@@ -350,6 +368,8 @@ class TensorView(Tracer):
         return out
 
     def _new(self, value: Any) -> Any:
+        if type(value) is TensorView and value._trace is self._trace:
+            return value
         return wrap(self._trace, value, force=True)  # type: ignore[arg-type]
 
     def new_zeros(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
@@ -607,6 +627,188 @@ class TensorView(Tracer):
 
     def addcdiv(self, t1: Any, t2: Any, *, value: Any = 1) -> Any:
         return self + value * t1 / t2
+
+    def addmv(self, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return beta * self + alpha * fnp.matmul(mat, vec)
+
+    def addr(self, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return beta * self + alpha * fnp.outer(vec1, vec2)
+
+    def addbmm(self, b1: Any, b2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return beta * self + alpha * fnp.sum(fnp.matmul(b1, b2), axis=0)
+
+    def baddbmm(self, b1: Any, b2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        return beta * self + alpha * fnp.matmul(b1, b2)
+
+    def index_copy(self, dim: int, index: Any, source: Any) -> Any:
+        idx = (slice(None),) * (dim % self.ndim) + (index,)
+        return self.at[idx].set(source)
+
+    def index_reduce(self, dim: int, index: Any, source: Any, reduce: str, *,
+                     include_self: bool = True) -> Any:
+        """PyTorch's ``index_reduce`` (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``)."""
+        idx = (slice(None),) * (dim % self.ndim) + (index,)
+        return self._reduce_at(idx, source, reduce, include_self, "index_reduce")
+
+    def scatter_reduce(self, dim: int, index: Any, src: Any, reduce: str, *,
+                       include_self: bool = True) -> Any:
+        """PyTorch's ``scatter_reduce`` (``"sum"``, ``"prod"``, ``"mean"``, ``"amax"``,
+        ``"amin"``)."""
+        return self._reduce_at(self._scatter_index(dim, index), self._src_like(index, src),
+                               reduce, include_self, "scatter_reduce")
+
+    def _reduce_at(self, idx: Any, vals: Any, reduce: str, include_self: bool,
+                   who: str) -> Any:
+        ops = {"sum": ("add", 0), "prod": ("multiply", 1), "mean": ("add", 0),
+               "amax": ("max", None), "amin": ("min", None)}
+        if reduce not in ops:
+            raise RuntimeError(f"{who}: reduce argument must be one of {sorted(ops)} (or "
+                               f"'sum' for scatter_reduce), got {reduce!r}")
+        op, ident = ops[reduce]
+        hit = self.new_zeros(self.shape).at[idx].add(1)  # writes per element
+        if include_self:
+            base = self
+        else:  # where written, start from the reduction's identity (the first write wins)
+            if ident is None:
+                info = (numpy.finfo if numpy.dtype(self.dtype).kind == "f" else numpy.iinfo)(
+                    self.dtype)
+                ident = info.min if op == "max" else info.max
+            base = self._new(fnp.where(hit > 0, fnp.asarray(ident, dtype=self.dtype), self))
+        out = getattr(base.at[idx], op)(vals)
+        if reduce == "mean":
+            count = hit + 1 if include_self else fnp.maximum(hit, 1)
+            out = out / count
+            if numpy.dtype(self.dtype).kind in "iub":  # PyTorch floors an integer mean
+                out = fnp.floor(out)
+            out = out.astype(self.dtype)
+        return out
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        """PyTorch's ``tensor_split``: ``n`` parts (the first ``size % n`` one longer), or
+        the parts between the given indices."""
+        size = self.shape[dim]
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            if n <= 0:
+                raise RuntimeError(f"tensor_split: number of sections must be greater than "
+                                   f"0, but got {n}")
+            lengths = [size // n + (1 if i < size % n else 0) for i in range(n)]
+            bounds = [sum(lengths[:i]) for i in range(n + 1)]
+        else:
+            cuts = [min(max(int(i), 0), size) for i in indices_or_sections]
+            bounds = [0, *cuts, size]
+        return tuple(self.narrow(dim, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
+
+    def take_along_dim(self, indices: Any, dim: Any = None) -> Any:
+        if dim is None:
+            return fnp.take(fnp.reshape(self, (-1,)), fnp.reshape(indices, (-1,)))
+        return fnp.take_along_axis(self, indices, axis=dim)
+
+    def put(self, index: Any, source: Any, accumulate: bool = False) -> Any:
+        flat = fnp.reshape(self, (-1,))
+        at = flat.at[fnp.reshape(index, (-1,))]
+        src = fnp.reshape(source, (-1,))
+        return fnp.reshape(at.add(src) if accumulate else at.set(src), self.shape)
+
+    def put_(self, index: Any, source: Any, accumulate: bool = False) -> TensorView:
+        return self._assign(self.put(index, source, accumulate))
+
+    def unfold(self, dimension: int, size: int, step: int) -> Any:
+        """Sliding windows of ``size`` every ``step`` along ``dimension``: that dimension
+        counts the windows, a new last one holds each window (PyTorch's ``unfold``)."""
+        d = dimension % max(self.ndim, 1)
+        n = (self.shape[d] - size) // step + 1
+        starts = fnp.arange(n) * step
+        windows = starts[:, None] + fnp.arange(size)[None, :]          # (n, size)
+        taken = fnp.take(self, fnp.reshape(windows, (-1,)), axis=d)
+        taken = fnp.reshape(taken, self.shape[:d] + (n, size) + self.shape[d + 1:])
+        return fnp.moveaxis(taken, d + 1, -1)
+
+    def renorm(self, p: Any, dim: int, maxnorm: Any) -> Any:
+        """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
+        axes = tuple(a for a in range(self.ndim) if a != dim % self.ndim)
+        norms = fnp.sum(fnp.abs(self) ** p, axis=axes, keepdims=True) ** (1.0 / p)
+        factor = fnp.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+        return (self * factor).astype(self.dtype)
+
+    def aminmax(self, *, dim: Any = None, keepdim: bool = False) -> Any:
+        return MinMax(fnp.amin(self, axis=dim, keepdims=keepdim),
+                      fnp.amax(self, axis=dim, keepdims=keepdim))
+
+    def frexp(self) -> Any:
+        mantissa, exponent = fnp.frexp(self)
+        return MantissaExponent(mantissa, exponent.astype(numpy.int32))
+
+    def histc(self, bins: int = 100, min: Any = 0, max: Any = 0) -> Any:  # noqa: A002
+        """PyTorch's ``histc``: ``bins`` equal bins over ``[min, max]`` (the data's range
+        when both are 0), values outside ignored; counts in the array's dtype."""
+        flat = fnp.reshape(self, (-1,))
+        lo, hi = min, max
+        if lo == 0 and hi == 0:
+            lo, hi = fnp.min(flat), fnp.max(flat)
+        lo, hi = fnp.asarray(lo, dtype=self.dtype), fnp.asarray(hi, dtype=self.dtype)
+        same = hi == lo  # PyTorch widens an empty range by 1 on each side
+        lo, hi = fnp.where(same, lo - 1, lo), fnp.where(same, hi + 1, hi)
+        inside = (flat >= lo) & (flat <= hi)
+        k = fnp.floor((flat - lo) * bins / (hi - lo)).astype(numpy.int64)
+        k = fnp.clip(k, 0, bins - 1)
+        return fnp.bincount(k, weights=inside.astype(self.dtype), length=bins).astype(
+            self.dtype)
+
+    def sgn(self) -> Any:
+        if numpy.dtype(self.dtype).kind == "c":
+            a = fnp.abs(self)
+            return fnp.where(a == 0, 0, self / fnp.where(a == 0, 1, a))
+        return fnp.sign(self)
+
+    def logit(self, eps: Any = None) -> Any:
+        x = self if eps is None else fnp.clip(self, eps, 1 - eps)
+        return fnp.log(x / (1 - x))
+
+    def xlogy(self, other: Any) -> Any:
+        from funcgrad.scipy.special import xlogy
+
+        return xlogy(self, other)
+
+    def lgamma(self) -> Any:
+        from funcgrad.scipy.special import gammaln
+
+        return gammaln(self)
+
+    def digamma(self) -> Any:
+        from funcgrad.scipy.special import digamma
+
+        return digamma(self)
+
+    def polygamma(self, n: int) -> Any:
+        from funcgrad.scipy.special import polygamma
+
+        return polygamma(n, self)
+
+    def mvlgamma(self, p: int) -> Any:
+        from funcgrad.scipy.special import multigammaln
+
+        return multigammaln(self, p)
+
+    def erfinv(self) -> Any:
+        from funcgrad.scipy.special import erfinv
+
+        return erfinv(self)
+
+    def erfc(self) -> Any:
+        from funcgrad.scipy.special import erfc
+
+        return erfc(self)
+
+    def igamma(self, other: Any) -> Any:
+        from funcgrad.scipy.special import gammainc
+
+        return gammainc(self, other)
+
+    def igammac(self, other: Any) -> Any:
+        from funcgrad.scipy.special import gammaincc
+
+        return gammaincc(self, other)
 
     # -- comparisons and in-place updates (PyTorch names) -----------------------------------
 

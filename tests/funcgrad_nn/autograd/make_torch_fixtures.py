@@ -40,6 +40,14 @@ def scalar1(m, x):
 # recorded is the first element when a case returns a tuple (values of max/sort/topk).
 MX = np.random.default_rng(0).standard_normal((3, 4))
 MI = np.array([[0, 1, 2, 0], [1, 1, 0, 2], [2, 0, 1, 1]])
+def _scatter_reduce(reduce, include_self):
+    return lambda x, i: x.scatter_reduce(1, i, x * 2, reduce=reduce, include_self=include_self)
+
+
+def _index_reduce(reduce, include_self):
+    return lambda x, i: x.index_reduce(0, i[:, 1], x * 2, reduce, include_self=include_self)
+
+
 TENSOR_METHODS = {
     "where": lambda x, i: x.where(x > 0, x * 0 - 1),
     "repeat": lambda x, i: x.repeat(2, 1),
@@ -108,6 +116,46 @@ TENSOR_METHODS = {
                                         x.is_floating_point(), i.is_floating_point(),
                                         x.is_complex(), x.is_contiguous()]),
     "cpu": lambda x, i: x.cpu() * 2,
+    "squeeze_tuple": lambda x, i: x[None, :1].squeeze((0, 1, 2)),
+    "index_copy": lambda x, i: x.index_copy(0, i[:, 0].flip(0), x * 10),
+    "addmv": lambda x, i: x[:, 0].addmv(x, x[0], beta=0.5, alpha=2.0),
+    "addr": lambda x, i: x.addr(x[:, 0], x[0], alpha=3.0),
+    "addbmm": lambda x, i: x.new_ones(3, 3).addbmm(x[None].expand(2, 3, 4),
+                                                   x.t()[None].expand(2, 4, 3), beta=2.0),
+    "tensor_split_sections": lambda x, i: x.tensor_split(3, dim=1)[0],
+    "tensor_split_indices": lambda x, i: x.tensor_split([1, 3], dim=1)[1],
+    "take_along_dim": lambda x, i: x.take_along_dim(i, dim=1),
+    "take_along_dim_flat": lambda x, i: x.take_along_dim(i[0]),
+    "put": lambda x, i: x.put(i[0, :2] + 4, x.new_tensor([5.0, 6.0])),
+    "put_accumulate": lambda x, i: x.clone().put_(i[1], x[0], accumulate=True),
+    "unfold": lambda x, i: x.unfold(1, 2, 1),
+    "unfold_step": lambda x, i: x.unfold(1, 3, 2),
+    "unfold_dim0": lambda x, i: x.unfold(0, 2, 1),
+    "renorm": lambda x, i: x.renorm(2, 0, 1.0),
+    "renorm_p1_dim1": lambda x, i: x.renorm(1, 1, 0.5),
+    "aminmax_dim": lambda x, i: x.aminmax(dim=0).max,
+    "aminmax_all": lambda x, i: x.aminmax().min,
+    "frexp_mantissa": lambda x, i: x.frexp().mantissa,
+    "frexp_exponent": lambda x, i: x.frexp().exponent,
+    "histc": lambda x, i: x.histc(bins=4, min=-1, max=1),
+    "histc_data_range": lambda x, i: x.histc(bins=5),
+    "sgn": lambda x, i: x.sgn(),
+    "logit": lambda x, i: x.sigmoid().logit(),
+    "logit_eps": lambda x, i: x.sigmoid().logit(eps=0.3),
+    "xlogy": lambda x, i: x.xlogy(x.abs() + 1),
+    "lgamma": lambda x, i: x.lgamma(),
+    "digamma": lambda x, i: (x.abs() + 0.5).digamma(),
+    "polygamma": lambda x, i: (x.abs() + 0.5).polygamma(2),  # (torch's trigamma is 5e-10 off)
+    "mvlgamma": lambda x, i: (x.abs() + 2).mvlgamma(2),
+    "erfinv": lambda x, i: (x / 3).erfinv(),
+    "erfc": lambda x, i: x.erfc(),
+    "igamma": lambda x, i: (x.abs() + 0.1).igamma(x.abs() + 1),
+    "igammac": lambda x, i: (x.abs() + 0.1).igammac(x.abs() + 1),
+    **{f"scatter_reduce_{r}_{'self' if s else 'noself'}": _scatter_reduce(r, s)
+       for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)},
+    "scatter_reduce_int_mean": lambda x, i: (i * 5).scatter_reduce(1, i, i * 3 + 1, "mean"),
+    **{f"index_reduce_{r}_{'self' if s else 'noself'}": _index_reduce(r, s)
+       for r in ("prod", "mean", "amax", "amin") for s in (True, False)},
 }
 
 
