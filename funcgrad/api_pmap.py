@@ -10,6 +10,7 @@ fit the device count). For several processes, see ``funcgrad.distributed.spmd``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,8 +38,18 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
     """
     static = ((static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int)
               else tuple(static_broadcasted_argnums))
+    try:
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
 
     def mapped(*args: Any, **kwargs: Any) -> Any:
+        if static and max(i if i >= 0 else -i - 1 for i in static) >= len(args):
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={static} but was called "
+                f"with only {len(args)} positional argument{'s' if len(args) != 1 else ''}. "
+                "All static broadcasted arguments must be passed positionally.")
         fixed = {i % len(args): args[i] for i in static}
         dynamic = [i for i in range(len(args)) if i not in fixed]
         axes = in_axes
@@ -53,7 +64,16 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
             full.update(zip(dynamic, dyn))
             return fun(*(full[i] for i in range(len(args))), **kw)
 
-        return vmap(per_example, in_axes=axes, out_axes=out_axes, axis_name=axis_name,
-                    axis_size=axis_size)(*(args[i] for i in dynamic), **kwargs)
+        # vmap's errors name the arguments by the mapped function's parameters: fun's own.
+        per_example.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(params[i] if i < len(params) else f"args_{i}",
+                               inspect.Parameter.POSITIONAL_ONLY) for i in dynamic])
+        try:
+            return vmap(per_example, in_axes=axes, out_axes=out_axes, axis_name=axis_name,
+                        axis_size=axis_size)(*(args[i] for i in dynamic), **kwargs)
+        except (ValueError, TypeError) as e:
+            if str(e).startswith("vmap"):
+                e.add_note("(pmap maps its function with vmap: the error above is vmap's)")
+            raise
 
     return jit(mapped, static_argnums=static, donate_argnums=donate_argnums)

@@ -40,3 +40,13 @@ def test_larger_axis_matches_vmap() -> None:
                                host(funcgrad.vmap(f, axis_name="i")(x)))
     with pytest.raises(ValueError, match="in_axes"):
         funcgrad.pmap(lambda a, b: a + b, in_axes=(0,))(x, x)
+
+
+def test_static_arguments_must_be_positional_and_errors_name_parameters():
+    f = funcgrad.pmap(lambda a, n: a * n, static_broadcasted_argnums=1)
+    # JAX 0.10.2's error (funcgrad raised an IndexError)
+    with pytest.raises(ValueError, match="must be passed positionally"):
+        f(np.ones((2, 2)), n=3)
+    with pytest.raises(ValueError, match="argument a of rank 0") as info:
+        funcgrad.pmap(lambda a: a * 2)(1.0)
+    assert any("pmap" in n for n in getattr(info.value, "__notes__", []))
