@@ -115,19 +115,89 @@ def _pet_result(out: Any, pet: Any) -> Any:
 # matmul / dot / vdot / inner / outer
 
 
-def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def _cast_for_loop(fname: str, operands: Sequence[Any], dtype: Any, casting: str) -> list[Any]:
+    """The operands cast to a ufunc's ``dtype=`` (its loop's), checked under ``casting`` as
+    NumPy checks them."""
+    dt = numpy.dtype(dtype)
+    out = []
+    for k, x in enumerate(operands):
+        xa = _aval(x)
+        if not numpy.can_cast(xa.dtype, dt, casting):
+            raise TypeError(f"{fname}: cannot cast operand {k} from {xa.dtype} to {dt} with "
+                            f"casting rule {casting!r}")
+        out.append(x if xa.dtype == dt else _ew.convert_element_type(x, dt))
+    return out
+
+
+def _core_axes(fname: str, entry: Any, ndim: int, ncore: int, what: str) -> tuple[int, ...]:
+    """The ``ncore`` core axes one entry of a gufunc's ``axes=`` names, non-negative."""
+    axes = (entry,) if isinstance(entry, int | numpy.integer) else tuple(entry)
+    if len(axes) != ncore:
+        raise ValueError(f"{fname}: axes item for {what} should be a tuple with {ncore} "
+                         f"elements, got {entry!r}")
+    out = []
+    for ax in axes:
+        ax = operator.index(ax)
+        if not -ndim <= ax < ndim:
+            raise AxisError(f"{fname}: axis {ax} of {what} is out of bounds for array of "
+                            f"dimension {ndim}")
+        out.append(ax % ndim)
+    return tuple(out)
+
+
+def _matmul_options(a: Any, b: Any, out: Any, dtype: Any, casting: str, axes: Any,
+                    precision: Any, preferred_element_type: Any) -> Any:
+    """``matmul`` with NumPy's gufunc keywords: ``dtype``/``casting`` (the loop's dtype),
+    ``axes`` (where each operand's and the result's matrix axes are)."""
+    if out is not None:
+        raise TypeError("matmul: out= is not supported (funcgrad arrays are immutable)")
+    a, b = _arrs(a, b)
+    if dtype is not None:
+        a, b = _cast_for_loop("matmul", (a, b), dtype, casting)
+    if axes is None:
+        return matmul(a, b, precision=precision, preferred_element_type=preferred_element_type)
+    axes = list(axes)
+    an, bn = _aval(a).ndim, _aval(b).ndim
+    out_core = min(an, 2) + min(bn, 2) - 2
+    if len(axes) != 3:
+        raise ValueError(f"matmul: axes should be a list with an entry for each of the 2 "
+                         f"operands and the result, got {len(axes)} entries")
+    ca = _core_axes("matmul", axes[0], an, min(an, 2), "operand 0")
+    cb = _core_axes("matmul", axes[1], bn, min(bn, 2), "operand 1")
+    a = _shape.transpose(a, _core_last(an, ca))
+    b = _shape.transpose(b, _core_last(bn, cb))
+    r = matmul(a, b, precision=precision, preferred_element_type=preferred_element_type)
+    rn = _aval(r).ndim
+    co = _core_axes("matmul", axes[2], rn, out_core, "the output")
+    perm = _core_last(rn, co)
+    return _shape.transpose(r, tuple(int(i) for i in numpy.argsort(perm)))
+
+
+def _core_last(ndim: int, core: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation putting the ``core`` axes last, in their order."""
+    return tuple(d for d in range(ndim) if d not in core) + core
+
+
+def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
+           order: str = "K", subok: bool = True, axes: Any = None, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
     """Matrix product with NumPy's rules: stacks of matrices broadcast, 1-D operands are
     promoted to a row/column and the added axis removed.
 
     ``precision`` (JAX's) is accepted: funcgrad always computes in the full precision of the
     dtype; ``preferred_element_type`` (JAX's) is the result dtype, the products accumulating
-    in it.
+    in it. NumPy's gufunc keywords: ``dtype`` (the loop's dtype, operands cast to it under
+    ``casting``), ``axes`` (the matrix axes of each operand and of the result); ``order``
+    and ``subok`` are accepted.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> fnp.matmul(np.ones((2, 3)), np.ones(3))
         array([3., 3.])
     """
+    if out is not None or dtype is not None or axes is not None:
+        return _matmul_options(a, b, out, dtype, casting, axes, precision,
+                               preferred_element_type)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
         return _pet_result(matmul(a, b), preferred_element_type)

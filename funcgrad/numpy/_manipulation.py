@@ -942,11 +942,19 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     return _fs.moveaxis(out, -1, normalize_axis("cross (axisc)", operator.index(axisc), nd))
 
 
-def _gufunc_check(fname: str, out: Any, kwargs: dict) -> None:
+_GUFUNC_ACCEPTED = frozenset({"order", "subok"})  # layout and subclass choices: no effect
+
+
+def _gufunc_check(fname: str, out: Any, kwargs: dict, *operands: Any) -> list[Any]:
+    """The operands, cast to NumPy's ``dtype=`` (under ``casting=``) if given."""
     if out is not None:
         raise TypeError(f"{fname}: out= is not supported (funcgrad arrays are immutable)")
-    if kwargs:
-        raise TypeError(f"{fname}: unsupported keyword arguments {sorted(kwargs)}")
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    bad = set(kwargs) - _GUFUNC_ACCEPTED
+    if bad:
+        raise TypeError(f"{fname}: unsupported keyword arguments {sorted(bad)}")
+    xs = [_arr(x) for x in operands]
+    return xs if dtype is None else _fl._cast_for_loop(fname, xs, dtype, casting)
 
 
 def matvec(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
@@ -957,8 +965,7 @@ def matvec(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
         >>> matvec(numpy.eye(2) * 2, numpy.array([1.0, 3.0])).tolist()
         [2.0, 6.0]
     """
-    _gufunc_check("matvec", out, kwargs)
-    m, v = _arr(x1), _arr(x2)
+    m, v = _gufunc_check("matvec", out, kwargs, x1, x2)
     ma, va = get_aval(m), get_aval(v)
     if ma.ndim < 2 or va.ndim < 1:
         raise ValueError(f"matvec: need a matrix and a vector, got {ma.str_short()} and "
@@ -978,8 +985,7 @@ def vecmat(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
         >>> vecmat(numpy.array([1.0, 3.0]), numpy.eye(2) * 2).tolist()
         [2.0, 6.0]
     """
-    _gufunc_check("vecmat", out, kwargs)
-    v, m = _arr(x1), _arr(x2)
+    v, m = _gufunc_check("vecmat", out, kwargs, x1, x2)
     va, ma = get_aval(v), get_aval(m)
     if ma.ndim < 2 or va.ndim < 1:
         raise ValueError(f"vecmat: need a vector and a matrix, got {va.str_short()} and "
@@ -996,16 +1002,20 @@ def vecmat(x1: Any, x2: Any, /, out: Any = None, **kwargs: Any) -> Any:
 def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, precision: Any = None,
            preferred_element_type: Any = None, **kwargs: Any) -> Any:
     """Dot products of vectors along ``axis``, conjugating ``x1``; other axes broadcast.
-    ``precision`` and ``preferred_element_type`` (JAX's) as in :func:`matmul`.
+    ``precision`` and ``preferred_element_type`` (JAX's) as in :func:`matmul`; NumPy's
+    ``keepdims``, ``dtype`` and ``casting`` (the loop's dtype) as NumPy's gufunc.
 
     Example:
         >>> vecdot(numpy.ones((2, 3)), numpy.array([1.0, 2.0, 3.0])).tolist()
         [6.0, 6.0]
     """
-    _gufunc_check("vecdot", out, kwargs)
-
-    return _linalg.vecdot(x1, x2, axis=axis, precision=precision,
-                          preferred_element_type=preferred_element_type)
+    keepdims = bool(kwargs.pop("keepdims", False))
+    x1, x2 = _gufunc_check("vecdot", out, kwargs, x1, x2)
+    r = _linalg.vecdot(x1, x2, axis=axis, precision=precision,
+                       preferred_element_type=preferred_element_type)
+    if keepdims:  # NumPy's: the contracted axis kept, of size 1, where axis names it
+        r = _fs.expand_dims(r, operator.index(axis))
+    return r
 
 
 # ---------------------------------------------------------------------------------------------

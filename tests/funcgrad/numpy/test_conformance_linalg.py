@@ -279,3 +279,42 @@ def test_svd_subset_by_index_whole_range_with_full_matrices() -> None:
     u, s, vh = fnp.linalg.svd(dev(a), subset_by_index=(0, 4))
     assert host(u).shape == (5, 5) and host(vh).shape == (4, 4)
     assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+
+
+_A3 = np.random.default_rng(5).standard_normal((2, 3, 4))
+_B2 = np.random.default_rng(6).standard_normal((4, 3))
+_V4 = np.random.default_rng(7).standard_normal(4)
+
+
+@pytest.mark.parametrize("a, b, kw", [
+    (_A3, _B2, dict(dtype=np.float32)),
+    (_A3, _B2.T, dict(axes=[(-2, -1), (-1, -2), (-2, -1)])),
+    (_A3, _A3, dict(axes=[(1, 2), (2, 1), (0, 1)])),
+    (_A3, _V4, dict(axes=[(1, 2), (0,), (1,)])),
+    (_V4, _V4, dict(axes=[0, 0, ()])),
+    (_B2, _A3, dict(axes=[(1, 0), (-1, 1), (2, 0)], order="C", subok=True)),
+])
+def test_matmul_takes_numpys_gufunc_keywords(a, b, kw) -> None:
+    # dtype= (the loop's dtype) and axes= (where the matrix axes are): a TypeError before
+    want = np.matmul(a, b, **kw)
+    for got in (fnp.matmul(dev(a), dev(b), **kw),
+                funcgrad.jit(lambda x, y: fnp.matmul(x, y, **kw))(dev(a), dev(b))):
+        got = host(got)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    with pytest.raises(TypeError, match="cannot cast operand 1 from float64 to int64"):
+        fnp.matmul(dev(_A3.astype(np.int64)), dev(_B2), dtype=np.int64)
+    with pytest.raises(ValueError, match="axes should be a list"):
+        fnp.matmul(dev(_V4), dev(_V4), axes=[0, 0])
+
+
+@pytest.mark.parametrize("kw", [dict(keepdims=True), dict(keepdims=True, axis=1),
+                                dict(keepdims=True, axis=-3), dict(dtype=np.float32)])
+def test_vecdot_keepdims_and_dtype_as_numpys_gufunc(kw) -> None:
+    want = np.vecdot(_A3, _A3, **kw)
+    got = host(fnp.vecdot(dev(_A3), dev(_A3), **kw))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    m = host(fnp.matvec(dev(_A3), dev(_V4), dtype=np.float32))
+    assert m.dtype == np.float32
+    np.testing.assert_allclose(m, np.matvec(_A3, _V4, dtype=np.float32), rtol=1e-5)
