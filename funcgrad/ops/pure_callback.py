@@ -233,7 +233,9 @@ def _flat_callback(callback: Callable[..., Any], result_shape_dtypes: Any, args:
         a, k = tree_util.tree_unflatten(in_tree, filled)
         out = callback(*a, **k)
         got, got_tree = tree_util.tree_flatten(out)
-        if got_tree != out_tree:
+        # As JAX, the results are matched leaf by leaf: a list for a declared tuple is fine
+        # (NumPy code returns either); a different number of leaves is not.
+        if got_tree != out_tree and len(got) != len(out_avals):
             raise TypeError(
                 f"{api}: {name} returned a result structured as {got_tree}, but "
                 f"result_shape_dtypes is structured as {out_tree}"

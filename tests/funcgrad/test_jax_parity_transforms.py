@@ -247,6 +247,19 @@ def test_pure_callback_pytrees_kwargs_and_custom_jvp() -> None:
     assert float(v) == pytest.approx(np.sin(0.5))
 
 
+def test_pure_callback_results_match_leaf_by_leaf_as_jax() -> None:
+    # JAX 0.10.2 flattens the callback's result: a list for a declared tuple is accepted
+    # ((array([1., 1.]), array([0.])) from jax.pure_callback) ...
+    two = (_sd((2,), np.float64), _sd((1,), np.float64))
+    out = funcgrad.pure_callback(lambda: [np.ones(2), np.zeros(1)], two)
+    assert isinstance(out, tuple)
+    np.testing.assert_array_equal(host(out[0]), [1.0, 1.0])
+    np.testing.assert_array_equal(host(out[1]), [0.0])
+    # ... a different number of leaves is not
+    with pytest.raises(TypeError, match="structured as"):
+        funcgrad.pure_callback(lambda: [np.ones(2)], two)
+
+
 # -- closure_convert (jax.closure_convert) ------------------------------------------------------
 
 
@@ -340,8 +353,9 @@ def test_eqn_primitive_and_shape_dtype_struct_update_as_jax() -> None:
     # jax: ShapeDtypeStruct(shape=(4,), dtype=float32)
     assert s.update(shape=(4,)) == funcgrad.ShapeDtypeStruct((4,), np.float32)
     assert s.update(dtype=np.int32).dtype == np.int32 and s.shape == (2, 3)
+    assert s.update(sharding=None) == s  # JAX has sharding too
     with pytest.raises(TypeError, match="unknown field"):
-        s.update(sharding=None)
+        s.update(layout=None)
 
 
 def test_jitted_eval_shape_as_jax() -> None:
