@@ -409,8 +409,10 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
 def _clamped_norm(x: Any, dim: int, eps: float) -> Any:
     # PyTorch clamps the norm in place under no_grad: the value is max(||x||, eps), the
     # derivative that of the unclamped norm (so a norm below eps still passes a gradient).
+    # (Selected with where rather than n + stop_gradient(max(n, eps) - n), which is NaN for
+    # an overflowing norm: PyTorch's clamp keeps inf, and x / inf is 0.)
     n = _pnorm(x, 2, dim, keepdims=True)
-    return n + funcgrad.stop_gradient(fnp.maximum(n, eps) - n)
+    return fnp.where(n < eps, (n - funcgrad.stop_gradient(n)) + eps, n).astype(n.dtype)
 
 
 def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,

@@ -585,3 +585,20 @@ def test_kl_div_target_gradient_at_zero_target_is_pytorchs_nan(reduction):
     # where the target is positive the derivatives are the ordinary ones, to second order
     check_grads(lambda a, b: F.kl_div(a, b, reduction=reduction), (inp, tgt + 0.1), order=2,
                 modes=("fwd", "rev"))
+
+
+@expected_fp_warnings  # the float32 norm overflows on purpose
+def test_cosine_similarity_with_an_overflowing_norm_is_pytorchs_zero():
+    # torch 2.13 (float32): cosine_similarity([[3e19, 1e19]], [[1, 2]]) is [0.] with gradient
+    # [[0, 0]] (the norm overflows to inf, x / inf = 0); funcgrad_nn gave NaN (inf - inf in the
+    # clamp). Small norms are still clamped at eps with the unclamped norm's gradient.
+    a = dev(np.array([[3e19, 1e19]], np.float32))
+    b = dev(np.array([[1.0, 2.0]], np.float32))
+    assert_allclose(F.cosine_similarity(a, b), np.zeros(1, np.float32))
+    g = funcgrad.grad(lambda a: funcgrad.numpy.sum(F.cosine_similarity(a, b)))(a)
+    assert_allclose(g, np.zeros((1, 2), np.float32))
+    tiny = dev(np.array([[1e-10, 0.0]]))
+    assert_allclose(F.cosine_similarity(tiny, dev(np.array([[1.0, 0.0]]))), np.array([0.01]),
+                    rtol=1e-12)
+    check_grads(lambda x: F.cosine_similarity(x, dev(np.array([[1.0, 2.0]]))),
+                (dev(np.array([[0.3, -0.4]])),), order=2, modes=("fwd", "rev"))
