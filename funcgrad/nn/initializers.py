@@ -36,6 +36,8 @@ Initializer = Callable[..., Any]
 _FLOAT = numpy.dtype(numpy.float64)
 # the standard deviation of a standard normal truncated to (-2, 2)
 _TRUNCATED_STDDEV = 0.87962566103423978
+# ... and of a complex standard normal whose modulus is truncated to 2
+_COMPLEX_TRUNCATED_STDDEV = 0.95311164380491208
 
 
 def _device(key: Any) -> str | None:
@@ -49,6 +51,27 @@ def _device(key: Any) -> str | None:
 def _scalar(key: Any, value: Any, dtype: Any) -> Any:
     """A scale (stddev, variance) as a 0-d array of ``dtype`` on the key's device."""
     return fnp.asarray(value, dtype, device=_device(key))
+
+
+def _complex_uniform(key: Any, shape: tuple[int, ...], dtype: numpy.dtype) -> Any:
+    """Uniform on the disk of radius sqrt(2) (mean 0, variance 1): JAX's construction."""
+    key_r, key_theta = random.split(key)
+    real = numpy.finfo(dtype).dtype
+    r = fnp.sqrt(2 * random.uniform(key_r, shape, real)).astype(dtype)
+    theta = (2 * numpy.pi * random.uniform(key_theta, shape, real)).astype(dtype)
+    return r * fnp.exp(1j * theta)
+
+
+def _complex_truncated_normal(key: Any, upper: float, shape: tuple[int, ...],
+                              dtype: numpy.dtype) -> Any:
+    """A centred complex normal of variance 1, its modulus truncated to ``upper`` (JAX's:
+    the modulus by inverting its CDF, the angle uniform)."""
+    key_r, key_theta = random.split(key)
+    real = numpy.finfo(dtype).dtype
+    t = (1 - numpy.exp(-(upper ** 2))) * random.uniform(key_r, shape, real)
+    r = fnp.sqrt(-fnp.log1p(-t)).astype(dtype)
+    theta = (2 * numpy.pi * random.uniform(key_theta, shape, real)).astype(dtype)
+    return r * fnp.exp(1j * theta)
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -152,16 +175,18 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
                      out_axis: Any = -1, batch_axis: Any = (), dtype: Any = _FLOAT
                      ) -> Initializer:
     """Samples with variance ``scale / n``, ``n`` the fan-in (``mode="fan_in"``), fan-out
-    (``"fan_out"``) or their mean (``"fan_avg"``); ``distribution`` is ``"truncated_normal"``,
-    ``"normal"`` or ``"uniform"`` (``jax.nn.initializers.variance_scaling``). The fans count
-    ``in_axis``/``out_axis`` times the receptive field (the other axes but ``batch_axis``).
+    (``"fan_out"``), their mean (``"fan_avg"``) or geometric mean (``"fan_geo_avg"``);
+    ``distribution`` is ``"truncated_normal"``, ``"normal"`` or ``"uniform"``
+    (``jax.nn.initializers.variance_scaling``). The fans count ``in_axis``/``out_axis`` times
+    the receptive field (the other axes but ``batch_axis``). Complex dtypes draw as JAX:
+    uniform on a disk, or a complex normal with its modulus truncated at 2.
 
     Example:
         >>> w = variance_scaling(2.0, "fan_in", "normal")(random.PRNGKey(0), (400, 300))
         >>> round(float(w.std() * 400 ** 0.5 / 2 ** 0.5), 1)
         1.0
     """
-    if mode not in ("fan_in", "fan_out", "fan_avg"):
+    if mode not in ("fan_in", "fan_out", "fan_avg", "fan_geo_avg"):
         raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
     if distribution not in ("truncated_normal", "normal", "uniform"):
         raise ValueError(f"invalid distribution for variance scaling initializer: "
@@ -172,13 +197,20 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
         dt = numpy.dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {"fan_in": fan_in, "fan_out": fan_out,
-                       "fan_avg": (fan_in + fan_out) / 2}[mode]
+                       "fan_avg": (fan_in + fan_out) / 2,
+                       "fan_geo_avg": (fan_in * fan_out) ** 0.5}[mode]
         variance = _scalar(key, scale / denominator, dt)
+        complex_ = dt.kind == "c"
         if distribution == "truncated_normal":
+            if complex_:
+                stddev = fnp.sqrt(variance) / _scalar(key, _COMPLEX_TRUNCATED_STDDEV, dt)
+                return _complex_truncated_normal(key, 2.0, shape, dt) * stddev
             stddev = fnp.sqrt(variance) / _scalar(key, _TRUNCATED_STDDEV, dt)
             return random.truncated_normal(key, -2, 2, shape, dt) * stddev
         if distribution == "normal":
             return random.normal(key, shape, dt) * fnp.sqrt(variance)
+        if complex_:
+            return _complex_uniform(key, shape, dt) * fnp.sqrt(variance)
         return random.uniform(key, shape, dt, -1) * fnp.sqrt(3 * variance)
 
     return init
