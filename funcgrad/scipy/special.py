@@ -1675,7 +1675,12 @@ def poch(z: Any, m: Any) -> Any:
     parity = 1.0 - 2.0 * _fnpm.fmod(_fnpm.abs(mr), 2.0)  # +-1: mr is integral here
     reflected = parity * _exp_gammaln_diff(1.0 - zr, [1.0 - zr - mr])
     val = _fnpm.where(reflect, reflected, direct)
-    integral = reflect | ((z == _fnpm.floor(z)) & integer_m & (z > 0) & (m >= 0))
+    # Integral values: the products (z)(z + 1)...(z + m - 1) of integers for m >= 0 (with m < 0
+    # the value is 1 / such a product: poch(0, -10) = 1/10!, not to be rounded to 0).
+    integral = (z == _fnpm.floor(z)) & integer_m & (m >= 0)
+    # A pole of gamma(z + m) over a finite gamma(z): inf, unsigned, as SciPy.
+    zm = z + m
+    val = _fnpm.where((zm <= 0) & (zm == _fnpm.floor(zm)) & ~reflect, _fnpm.inf, val)
     return _fnpm.where(m == 0, 1.0, _round_integral(val, integral))
 
 

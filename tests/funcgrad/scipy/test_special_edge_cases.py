@@ -170,3 +170,14 @@ def test_dtypes_and_complex_error(name):
     assert f(dev(np.array([1, 2]))).dtype == np.float64
     with pytest.raises(DTypeError, match=f"funcgrad.scipy.special.{name}: complex"):
         f(dev(np.array([1.0 + 1j])))
+
+
+def test_poch_negative_m_at_poles_and_numerator_poles_as_scipy():
+    # SciPy 1.17: gamma(z + m) / gamma(z) at a pole z with m < 0 is 1 / an integer product
+    # (poch(0, -10) = 1/10!; it was rounded to 0); a pole of gamma(z + m) alone is +inf (was nan).
+    z = np.array([0.0, -3.0, -4.0, 2.0, 1.0, -2.5, 0.5, -3.0, 3.0])
+    m = np.array([-10.0, -1.0, -2.0, -3.0, -6.0, 2.5, -2.5, 2.0, 2.0])
+    want = [2.7557319223985894e-07, -0.25, 0.03333333333333333, np.inf, np.inf, np.inf, np.inf,
+            6.0, 12.0]
+    assert_allclose(fsp.poch(dev(z), dev(m)), np.array(want))
+    assert_allclose(funcgrad.jit(fsp.poch)(dev(z), dev(m)), np.array(want))
