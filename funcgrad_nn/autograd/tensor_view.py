@@ -84,6 +84,13 @@ class ValuesIndices(NamedTuple):
     indices: Any
 
 
+#: NumPy dtype name -> PyTorch's legacy tensor type name (``x.type()``)
+_TENSOR_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                      "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble"}
+
+
 class MinMax(NamedTuple):
     """``(min, max)`` of ``aminmax``, as PyTorch's."""
 
@@ -190,6 +197,109 @@ class TensorView(Tracer):
 
     def detach(self) -> Any:
         return _stop(self)
+
+    @property
+    def data(self) -> Any:
+        """``x.data`` (older PyTorch code's ``detach()``)."""
+        return _stop(self)
+
+    @property
+    def H(self) -> Any:  # noqa: N802  (PyTorch's name)
+        return fnp.conj(self.t())
+
+    @property
+    def mH(self) -> Any:  # noqa: N802  (PyTorch's name)
+        return fnp.conj(fnp.swapaxes(self, -1, -2))
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kw: Any) -> Any:
+        """``x.type(dtype)`` casts (a dtype, or a name such as ``"torch.FloatTensor"``);
+        ``x.type()`` names the type as PyTorch does (``"torch.DoubleTensor"``)."""
+        if dtype is None:
+            return "torch." + _TENSOR_TYPE_NAMES.get(numpy.dtype(self.dtype).name,
+                                                     numpy.dtype(self.dtype).name) + "Tensor"
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            names = {v: k for k, v in _TENSOR_TYPE_NAMES.items()}
+            base = dtype.rsplit(".", 1)[-1][:-len("Tensor")]
+            if base not in names:
+                raise ValueError(f"type: unknown tensor type {dtype!r}")
+            dtype = names[base]
+        return self.astype(_np_dtype(dtype))
+
+    def equal(self, other: Any) -> Any:
+        """True when ``other`` has this shape and the same elements (PyTorch's
+        ``torch.equal``: one bool, not an elementwise comparison)."""
+        return fnp.array_equal(self, other)
+
+    def __contains__(self, value: Any) -> Any:
+        return fnp.any(self == value)
+
+    def dist(self, other: Any, p: Any = 2) -> Any:
+        return self.sub(other).norm(p)
+
+    def sum_to_size(self, *size: Any) -> Any:
+        """Summed down to ``size``, which the array's shape broadcasts from (the reduction
+        of a broadcast gradient)."""
+        size = tuple(_shape(size))
+        lead = self.ndim - len(size)
+        if lead < 0 or any(s not in (1, d) for s, d in zip(size, self.shape[lead:])):
+            raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to "
+                               f"size {{{', '.join(map(str, self.shape))}}}.")
+        axes = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(size)
+                                          if s == 1 and self.shape[lead + k] != 1)
+        return fnp.reshape(fnp.sum(self, axis=axes), size) if axes else self
+
+    def masked_scatter(self, mask: Any, source: Any) -> Any:
+        """Where ``mask`` is True, the elements of ``source`` in order (row-major)."""
+        mask = fnp.broadcast_to(mask, self.shape)
+        flat_mask = fnp.reshape(mask, (-1,))
+        k = fnp.cumsum(flat_mask.astype(numpy.int64)) - 1
+        src = fnp.reshape(source, (-1,))
+        picked = fnp.take(src, fnp.clip(k, 0, src.shape[0] - 1))
+        return fnp.reshape(fnp.where(flat_mask, picked, fnp.reshape(self, (-1,))), self.shape)
+
+    def masked_select(self, mask: Any) -> Any:
+        """The elements where ``mask`` is True, as a 1-D array (its length depends on the
+        values: not under ``jit``/``vmap``)."""
+        shape = numpy.broadcast_shapes(tuple(self.shape), tuple(fnp.shape(mask)))
+        return fnp.broadcast_to(self, shape)[fnp.broadcast_to(mask, shape)]
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """PyTorch's ``nonzero``: an ``(n, ndim)`` array of indices (``as_tuple=True``: one
+        index array per dimension, NumPy's form); value-dependent length."""
+        idx = fnp.nonzero(self)
+        if as_tuple:
+            return idx
+        return fnp.stack(idx, axis=1) if idx else fnp.zeros((0, 0), numpy.int64)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> TensorView:
+        """PyTorch's ``fill_diagonal_`` (every dimension of an n-d array the same size, or a
+        tall matrix, whose diagonal restarts after a gap row with ``wrap``)."""
+        if self.ndim > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        if self.ndim == 2:
+            rows, cols = self.shape
+            n = rows if wrap else min(rows, cols)
+            r = numpy.arange(n)
+            if wrap:
+                r = r[(r % (cols + 1)) < cols]  # PyTorch leaves one row out between blocks
+            idx = (r, r % (cols + 1))
+        else:
+            r = numpy.arange(self.shape[0])
+            idx = (r,) * self.ndim
+        return self._assign(self.at[idx].set(fill_value))
+
+    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+        """Each last-axis vector as the (``offset``) diagonal of a matrix in ``dim1``,
+        ``dim2`` of the result."""
+        n = self.shape[-1] + abs(offset)
+        on = fnp.eye(n, k=offset, dtype=bool)
+        # entry (r, r + offset) holds element r; (c - offset, c) element c when offset < 0
+        vals = fnp.take(self, fnp.clip(fnp.arange(n), 0, self.shape[-1] - 1), axis=-1)
+        vals = vals[..., :, None] if offset >= 0 else vals[..., None, :]
+        out = fnp.where(on, vals, fnp.zeros((), self.dtype))
+        nd = out.ndim
+        d1, d2 = dim1 % nd, dim2 % nd
+        return fnp.moveaxis(out, (nd - 2, nd - 1), (d1, d2))
 
     def numpy(self, *, force: bool = False) -> Any:
         """PyTorch's ``x.numpy()`` (``x.detach().numpy()``): the value as a host NumPy array,
@@ -924,9 +1034,25 @@ def _with_torch_kwargs(name: str) -> Any:
     return method
 
 
+def _with_torch_reduction(name: str) -> Any:
+    """A reduction with PyTorch's positional order ``(dim, keepdim)`` (NumPy's second
+    positional argument is ``out``)."""
+    fn = getattr(fnp, name)
+
+    def method(self: TensorView, dim: Any = None, keepdim: bool = False, **kwargs: Any) -> Any:
+        kw = _torch_kwargs(kwargs)
+        return fn(self, axis=_dims(kw.pop("axis", dim)), keepdims=kw.pop("keepdims", keepdim),
+                  **kw)
+
+    method.__name__ = name
+    return method
+
+
 # Array methods funcgrad's tracers already have, given PyTorch's keyword names too.
-for _name in ("all", "any", "argmax", "argmin", "cumsum", "cumprod", "amax", "amin"):
+for _name in ("cumsum", "cumprod"):
     setattr(TensorView, _name, _with_torch_kwargs(_name))
+for _name in ("all", "any", "argmax", "argmin", "amax", "amin"):
+    setattr(TensorView, _name, _with_torch_reduction(_name))
 
 
 def _stop(x: Any) -> Any:

@@ -40,6 +40,15 @@ def scalar1(m, x):
 # recorded is the first element when a case returns a tuple (values of max/sort/topk).
 MX = np.random.default_rng(0).standard_normal((3, 4))
 MI = np.array([[0, 1, 2, 0], [1, 1, 0, 2], [2, 0, 1, 1]])
+def torch_or_numpy_float32(x):
+    """The float32 dtype of ``x``'s library (``.type(dtype)``)."""
+    if type(x).__module__.startswith("torch"):
+        import torch
+
+        return torch.float32
+    return np.float32
+
+
 def _scatter_reduce(reduce, include_self):
     return lambda x, i: x.scatter_reduce(1, i, x * 2, reduce=reduce, include_self=include_self)
 
@@ -151,6 +160,24 @@ TENSOR_METHODS = {
     "erfc": lambda x, i: x.erfc(),
     "igamma": lambda x, i: (x.abs() + 0.1).igamma(x.abs() + 1),
     "igammac": lambda x, i: (x.abs() + 0.1).igammac(x.abs() + 1),
+    "data": lambda x, i: x.data * 2,
+    "H": lambda x, i: x.H,
+    "type_cast": lambda x, i: i.type(torch_or_numpy_float32(x)) / 3,
+    "type_name_cast": lambda x, i: i.type("torch.FloatTensor") / 3,
+    "equal": lambda x, i: x.new_tensor([x.equal(x * 1), x.equal(x + 1), x.equal(x[:1])]),
+    "dist": lambda x, i: x.dist(x * 0 + 1, 3),
+    "sum_to_size": lambda x, i: x.sum_to_size(1, 4),
+    "sum_to_size_tuple": lambda x, i: x[None].sum_to_size((3, 1)),
+    "masked_scatter": lambda x, i: x.masked_scatter(x > 0, x * 0 + x.sum(0)),
+    "fill_diagonal_": lambda x, i: x.clone().fill_diagonal_(-5.0),
+    "fill_diagonal_tall_wrap": lambda x, i: x.new_zeros(7, 2).fill_diagonal_(1.0, wrap=True),
+    "fill_diagonal_tall": lambda x, i: x.new_zeros(5, 2).fill_diagonal_(1.0),
+    "diag_embed": lambda x, i: x.diag_embed(),
+    "diag_embed_offset": lambda x, i: x.diag_embed(offset=1, dim1=0, dim2=2),
+    "diag_embed_negative": lambda x, i: x.diag_embed(-2),
+    "amax_positional_keepdim": lambda x, i: x.amax(1, True),
+    "argmax_positional_keepdim": lambda x, i: x.argmax(0, True),
+    "all_positional": lambda x, i: (x > -1).all(1, True),
     **{f"scatter_reduce_{r}_{'self' if s else 'noself'}": _scatter_reduce(r, s)
        for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)},
     "scatter_reduce_int_mean": lambda x, i: (i * 5).scatter_reduce(1, i, i * 3 + 1, "mean"),

@@ -11,10 +11,18 @@ import funcgrad.numpy as fnp
 from funcgrad.core import Tracer
 from funcgrad.test_util import check_grads
 from funcgrad_nn.autograd import Function, once_differentiable
+from funcgrad_nn.autograd.tensor_view import TensorView
 
 from .make_torch_fixtures import MI, MX, OUT, TENSOR_METHODS
 
 REF = dict(np.load(OUT))
+
+
+def unwrap_view(x):
+    """The array behind a Function's tensor view (to look at it inside forward)."""
+    while type(x) is TensorView:
+        x = x.val
+    return x
 
 
 def assert_close(actual, desired, **kw):
@@ -573,6 +581,33 @@ def test_tensor_methods_match_pytorch(name):
         assert got.dtype.kind == want.dtype.kind
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-12,
                                    atol=1e-12)
+
+
+def test_value_dependent_tensor_methods_eagerly_as_torch():
+    # torch 2.13 on MX/MI: nonzero is an (n, ndim) index tensor (funcgrad.numpy's tuple came
+    # back), as_tuple=True NumPy's tuple, masked_select the selected elements in order,
+    # `v in x` any(x == v); these have value-dependent sizes, so eager only
+    seen = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x, i):
+            seen["nonzero"] = host(unwrap_view((x > 1).nonzero()))
+            seen["as_tuple"] = [host(unwrap_view(a)) for a in (x > 1).nonzero(as_tuple=True)]
+            seen["masked_select"] = host(unwrap_view(x.masked_select(x > 1)))
+            seen["contains"] = (float(host(unwrap_view(x[1, 2]))) in x, 17.0 in x)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    Probe.apply(dev(MX), dev(MI))
+    rows, cols = np.nonzero(MX > 1)
+    np.testing.assert_array_equal(seen["nonzero"], np.stack([rows, cols], 1))
+    np.testing.assert_array_equal(seen["as_tuple"][0], rows)
+    np.testing.assert_array_equal(seen["masked_select"], MX[MX > 1])
+    assert seen["contains"] == (True, False)
 
 
 def test_new_tensors_are_views_and_to_dtype():
