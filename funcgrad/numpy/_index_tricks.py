@@ -21,7 +21,25 @@ from funcgrad.backend import device_of, device_put
 from funcgrad.core import Tracer
 from funcgrad.numpy import _creation, _dtype_utils, _shape
 
-__all__ = ["r_", "c_", "mgrid", "ogrid", "s_", "index_exp"]
+__all__ = ["r_", "c_", "mgrid", "ogrid", "s_", "index_exp", "ndindex", "ndenumerate"]
+
+#: NumPy's own: the index tuples of a shape (Python ints, no arrays involved)
+ndindex = numpy.ndindex
+
+
+def ndenumerate(arr: Any) -> Any:
+    """``(index, element)`` pairs of ``arr`` in C order, as NumPy's ``ndenumerate``: the
+    elements are ``arr[index]`` (NumPy scalars of a host array; 0-d arrays that stay on their
+    device, or traced values inside a transformation).
+
+    Example:
+        >>> import numpy as np
+        >>> [(i, int(v)) for i, v in ndenumerate(np.array([[1, 2], [3, 4]]))]
+        [((0, 0), 1), ((0, 1), 2), ((1, 0), 3), ((1, 1), 4)]
+    """
+    x = arr if isinstance(arr, Tracer) or hasattr(arr, "shape") else _creation.asarray(arr)
+    for index in numpy.ndindex(*get_aval(x).shape):
+        yield index, x[index]
 
 
 def _item_array(item: Any, ndmin: int, trans1d: int) -> Any:

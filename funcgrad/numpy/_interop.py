@@ -26,7 +26,13 @@ from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError
 
 __all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require", "fromfile",
-           "fromstring", "load", "save", "savez", "iterable", "ComplexWarning"]
+           "fromstring", "load", "save", "savez", "iterable", "ComplexWarning", "errstate",
+           "geterr", "seterr", "asarray_chkfinite"]
+
+# NumPy's own floating-point error state: it governs the warnings of computations on the host
+# (funcgrad's CPU arrays are NumPy's), so `with fnp.errstate(divide="ignore"):` works as in
+# NumPy code.
+errstate, geterr, seterr = _np.errstate, _np.geterr, _np.seterr
 
 #: ``jax.numpy.ComplexWarning``: NumPy's warning for a complex value cast to a real type
 ComplexWarning = _np.exceptions.ComplexWarning
@@ -194,3 +200,25 @@ def require(a: Any, dtype: Any = None, requirements: Any = None) -> Any:
     if bad:
         raise ValueError(f"require: unknown requirement(s) {bad}")
     return fnp.asarray(a, dtype=dtype)
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Any:
+    """``asarray(a)``, refusing NaNs and infinities with NumPy's ``ValueError``.
+
+    The check needs the values: a traced ``a`` (under ``jit``/``vmap``) raises a
+    ``ConcretizationError`` (check with ``funcgrad.experimental.checkify`` there).
+
+    Example:
+        >>> asarray_chkfinite([1.0, 2.0]).tolist()
+        [1.0, 2.0]
+    """
+    x = fnp.asarray(a, dtype=dtype, order=order)
+    value = x.to_concrete_value() if isinstance(x, Tracer) else x
+    if value is None:
+        raise ConcretizationError(
+            f"asarray_chkfinite needs the values of a traced array ({x.aval.str_short()}) to "
+            "check them; check with funcgrad.experimental.checkify(..., "
+            "errors=float_checks) under jit, or outside the transformation")
+    if value.dtype.kind in "fc" and not bool(fnp.isfinite(value).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return x

@@ -20,12 +20,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as _np
-from numpy import get_printoptions, printoptions, set_printoptions
+from numpy import (
+    base_repr,
+    binary_repr,
+    format_float_positional,
+    format_float_scientific,
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
 
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 
-__all__ = ["printoptions", "set_printoptions", "get_printoptions", "array_str", "array_repr"]
+# (format_float_*, binary_repr and base_repr format Python numbers: NumPy's own)
+__all__ = ["printoptions", "set_printoptions", "get_printoptions", "array_str", "array_repr",
+           "array2string", "format_float_positional", "format_float_scientific",
+           "binary_repr", "base_repr"]
 
 
 def _host(a: Any) -> Any:
@@ -56,3 +67,15 @@ def array_repr(arr: Any, max_line_width: int | None = None, precision: int | Non
         'array([1.23, 2.  ])'
     """
     return _np.array_repr(_host(arr), max_line_width, precision, suppress_small)
+
+
+def array2string(a: Any, *args: Any, **kwargs: Any) -> str:
+    """NumPy's ``array2string`` (every option: ``precision``, ``separator``, ``prefix``,
+    ``formatter``, ...), for an array on any device.
+
+    Example:
+        >>> import numpy as np
+        >>> array2string(np.array([1.23456, 2.0]), precision=2, separator=", ")
+        '[1.23, 2.  ]'
+    """
+    return _np.array2string(_host(a), *args, **kwargs)

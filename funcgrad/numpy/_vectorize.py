@@ -55,26 +55,41 @@ class vectorize:
     arguments, broadcast together; ``signature`` names the trailing core dimensions each
     argument and output has. ``excluded`` positions/names are passed through as they are.
 
+    Without ``pyfunc`` it is a decorator (NumPy 2's ``@vectorize(signature=...)``).
+
     Example:
         >>> import numpy as np
         >>> vectorize(lambda x, p: x ** p, excluded={1})(np.arange(3.0), 2).tolist()
         [0.0, 1.0, 4.0]
+        >>> @vectorize(signature="(n)->()")
+        ... def total(v):
+        ...     return v.sum()
+        >>> total(np.ones((2, 3))).tolist()
+        [3.0, 3.0]
     """
 
-    def __init__(self, pyfunc: Callable[..., Any], otypes: Any = None, doc: str | None = None,
-                 excluded: Iterable[int | str] | None = None, cache: bool = False,
-                 signature: str | None = None) -> None:
-        if not callable(pyfunc):
-            raise TypeError(f"vectorize: pyfunc must be callable, got {type(pyfunc).__name__}")
+    def __init__(self, pyfunc: Callable[..., Any] | None = None, otypes: Any = None,
+                 doc: str | None = None, excluded: Iterable[int | str] | None = None,
+                 cache: bool = False, signature: str | None = None) -> None:
+        self._options = (otypes, doc, excluded, cache, signature)
         self.pyfunc = pyfunc
         self.otypes = None if otypes is None else [_np.dtype(t) for t in otypes]
         self.excluded = set(excluded or ())
         self.signature = signature
-        self.__doc__ = doc if doc is not None else pyfunc.__doc__
         self._core = None if signature is None else _parse_signature(signature)
+        if pyfunc is None:  # NumPy 2's decorator form: @vectorize(signature=...)
+            return
+        if not callable(pyfunc):
+            raise TypeError(f"vectorize: pyfunc must be callable, got {type(pyfunc).__name__}")
+        self.__doc__ = doc if doc is not None else pyfunc.__doc__
         functools.update_wrapper(self, pyfunc, updated=())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.pyfunc is None:  # the decorator form, given its function
+            if len(args) != 1 or kwargs or not callable(args[0]):
+                raise TypeError("vectorize: made without pyfunc, it takes the function to "
+                                "vectorize (as a decorator)")
+            return vectorize(args[0], *self._options)
         asarray, astype, reshape, squeeze = fnp.asarray, fnp.astype, fnp.reshape, fnp.squeeze
         broadcast_shapes = fnp.broadcast_shapes
         arg_pos = [i for i in range(len(args)) if i not in self.excluded]

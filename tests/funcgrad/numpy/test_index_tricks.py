@@ -99,3 +99,29 @@ def test_grids_under_jit_and_index_expressions() -> None:
     assert fnp.index_exp[2] == (2,)
     x = dev(np.arange(6.0))
     assert_allclose(x[fnp.s_[::-2]], np.arange(6.0)[::-2])
+
+
+def test_ndindex_and_ndenumerate_as_numpys() -> None:
+    # NumPy code run with `import funcgrad.numpy as np` iterates shapes and elements
+    assert list(fnp.ndindex(2, 2)) == list(np.ndindex(2, 2))
+    assert list(fnp.ndindex((3,))) == [(0,), (1,), (2,)]
+    x = np.array([[1.5, 2.0], [3.0, 4.5]])
+    got = [(i, float(host(v))) for i, v in fnp.ndenumerate(dev(x))]
+    assert got == [(i, float(v)) for i, v in np.ndenumerate(x)]
+    # under jit the elements are traced: a Python sum over them still compiles
+    total = funcgrad.jit(lambda a: sum(v * k for k, (_, v) in enumerate(fnp.ndenumerate(a))))
+    assert float(host(total(dev(x)))) == 0 * 1.5 + 1 * 2.0 + 2 * 3.0 + 3 * 4.5
+
+
+def test_asarray_chkfinite_errstate_and_formatting() -> None:
+    assert_allclose(fnp.asarray_chkfinite(dev(np.array([1.0, 2.0]))), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="must not contain infs or NaNs"):
+        fnp.asarray_chkfinite(dev(np.array([1.0, np.nan])))
+    with pytest.raises(funcgrad.errors.ConcretizationError, match="asarray_chkfinite"):
+        funcgrad.jit(fnp.asarray_chkfinite)(dev(np.ones(2)))
+    with fnp.errstate(divide="ignore"):
+        assert fnp.geterr()["divide"] == "ignore"
+    assert fnp.array2string(dev(np.array([1.23456, 2.0])), precision=2, separator=", ") == (
+        "[1.23, 2.  ]")
+    assert fnp.binary_repr(5, width=8) == "00000101" and fnp.base_repr(255, 16) == "FF"
+    assert fnp.format_float_positional(0.1) == "0.1"

@@ -66,3 +66,17 @@ def test_bad_signatures_and_shapes():
         fnp.vectorize(lambda a: a, signature="(n)->()")(np.ones((2, 3)))
     with pytest.raises(TypeError, match="callable"):
         fnp.vectorize(3)
+
+
+def test_vectorize_as_a_decorator_factory():
+    # NumPy 2: vectorize(signature=...) without pyfunc is a decorator (TypeError before)
+    @fnp.vectorize(signature="(n)->()", otypes=[np.float32])
+    def total(v):
+        return v.sum()
+
+    x = np.arange(6.0).reshape(2, 3)
+    got = host(total(dev(x)))
+    assert got.dtype == np.float32 and got.tolist() == [3.0, 12.0]
+    assert total.signature == "(n)->()"
+    with pytest.raises(TypeError, match="takes the function"):
+        fnp.vectorize(otypes=[float])(1.0, 2.0)
