@@ -156,5 +156,6 @@ __all__ += [n for n in _layer_names if n not in __all__]
 
 # torch.nn.modules' and torch.nn.parameter's layouts, last: they look the classes up here.
 from funcgrad_nn import modules, parameter  # noqa: E402
+from funcgrad_nn.parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
 
-__all__ += ["modules", "parameter"]
+__all__ += ["modules", "parameter", "UninitializedBuffer", "UninitializedParameter"]

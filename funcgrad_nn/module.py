@@ -91,6 +91,41 @@ def _note_parameter(value: Any) -> Any:
 _LIVE_MODULES: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
+#: the empty placeholder arrays that stand for PyTorch's UninitializedParameter /
+#: UninitializedBuffer (a lazy layer's before its first call), per kind, by id, held weakly.
+#: ``to()``/``double()``/... of a placeholder is a placeholder too (``_apply_arrays``), so
+#: where and in what dtype the first call creates the real arrays follows those calls.
+_PLACEHOLDERS: dict[str, weakref.WeakValueDictionary[int, Any]] = {
+    "parameter": weakref.WeakValueDictionary(), "buffer": weakref.WeakValueDictionary()}
+
+
+def mark_uninitialized(x: Any, kind: str) -> Any:
+    """Record the array ``x`` as an uninitialised ``kind`` (``"parameter"``/``"buffer"``)
+    placeholder (see :func:`placeholder_kind`); returns ``x``."""
+    try:
+        _PLACEHOLDERS[kind][id(x)] = x
+    except TypeError:  # an array type without weak references: not tracked
+        pass
+    return x
+
+
+def placeholder_kind(x: Any) -> str | None:
+    """``"parameter"`` or ``"buffer"`` when ``x`` is (the very object of) an uninitialised
+    placeholder array, else None.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> placeholder_kind(nn.LazyLinear(3).weight), placeholder_kind(np.zeros(0))
+    ('parameter', None)
+    """
+    for kind, table in _PLACEHOLDERS.items():
+        try:
+            if table.get(id(x)) is x:
+                return kind
+        except TypeError:
+            return None
+    return None
+
+
 def is_parameter_array(x: Any) -> bool:
     """True when ``x`` is (the very object of) a parameter array held by a module.
 
@@ -1275,6 +1310,9 @@ class Module:
             hit = done.get(id(v))
             if hit is None:
                 hit = done[id(v)] = (v, fn(v))  # keep v alive so its id is not reused
+                kind = placeholder_kind(v)
+                if kind is not None:  # moved or cast, still uninitialised
+                    mark_uninitialized(hit[1], kind)
                 if hit[1] is not v and isinstance(v, numpy.ndarray):
                     # The old array is orphaned: an optimizer still holding it (built from
                     # a list) then fails loudly instead of training arrays nobody reads.

@@ -19,6 +19,7 @@ from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, ntuple, place
 from funcgrad_nn.module import BadInputError, Module, Parameter
+from funcgrad_nn.parameter import UninitializedParameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
@@ -260,8 +261,8 @@ class ConvTranspose3d(_ConvTransposeNd):
 
 class _LazyConvMixin:
     """A convolution whose ``in_channels`` is read off its first input (PyTorch's
-    ``LazyConv*``): until then its parameters are empty placeholders (PyTorch's
-    ``UninitializedParameter``: in ``state_dict()``, carried by ``to(device)``/``double()``);
+    ``LazyConv*``): until then its parameters are ``UninitializedParameter`` placeholders
+    (empty arrays in ``state_dict()``, carried by ``to(device)``/``double()``);
     the first call (or a ``load_state_dict`` with a ``weight``) creates and initialises them
     on the placeholders' device and in their dtype, and the module becomes the plain layer
     (``cls_to_become``), as in PyTorch. Run that first call eagerly (a dry run) before
@@ -287,9 +288,9 @@ class _LazyConvMixin:
             if not k.startswith("_") and k != "training":
                 setattr(self, k, v)
         self.in_channels = 0  # PyTorch's value until the first input says
-        self.weight = Parameter(empty((0,), probe.weight.dtype))
+        self.weight = UninitializedParameter(dtype=probe.weight.dtype)
         if probe.bias is not None:
-            self.bias = Parameter(empty((0,), probe.weight.dtype))
+            self.bias = UninitializedParameter(dtype=probe.weight.dtype)
         else:
             self.register_parameter("bias", None)
         place(self, device_of(probe.weight))

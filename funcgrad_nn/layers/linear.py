@@ -13,6 +13,7 @@ from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
+from funcgrad_nn.parameter import UninitializedParameter
 
 __all__ = ["Bilinear", "Flatten", "Identity", "LazyLinear", "Linear", "Unflatten"]
 
@@ -91,9 +92,8 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 class LazyLinear(Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: until then it
-    has ``in_features=0`` and empty placeholder parameters (PyTorch's
-    ``UninitializedParameter``: ``weight``/``bias`` are in ``state_dict()`` and follow
-    ``to(device)``/``double()``); the first call (or ``load_state_dict`` with a ``weight``)
+    has ``in_features=0`` and :class:`~funcgrad_nn.parameter.UninitializedParameter`
+    placeholders (empty arrays in ``state_dict()`` that follow ``to(device)``/``double()``); the first call (or ``load_state_dict`` with a ``weight``)
     creates them with Linear's initialisation, there and in that dtype, and the module
     becomes a plain ``Linear``, as in PyTorch (run one batch through it before building the
     optimizer).
@@ -110,9 +110,9 @@ class LazyLinear(Linear):
                  dtype: Any = None) -> None:
         Module.__init__(self)
         self.in_features, self.out_features = 0, out_features
-        self.weight = Parameter(empty((0,), dtype))
+        self.weight = UninitializedParameter(dtype=dtype)
         if bias:
-            self.bias = Parameter(empty((0,), dtype))
+            self.bias = UninitializedParameter(dtype=dtype)
         else:
             self.register_parameter("bias", None)
         place(self, device)

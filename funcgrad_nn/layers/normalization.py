@@ -15,7 +15,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import BadInputError, Module, Parameter
+from funcgrad_nn.module import BadInputError, Module, Parameter, mark_uninitialized
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
            "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
@@ -361,6 +361,11 @@ class _LazyNormMixin:
         self.cls_to_become.__init__(self, 0, eps, momentum, affine, track_running_stats,
                                     device, dtype, bias=bias)
         self._lazy_bias = bias
+        # PyTorch's UninitializedParameter/UninitializedBuffer (num_batches_tracked is real)
+        for reg, kind in (("_parameters", "parameter"), ("_buffers", "buffer")):
+            for name, v in getattr(self, reg).items():
+                if v is not None and name != "num_batches_tracked":
+                    mark_uninitialized(v, kind)
 
     def has_uninitialized_params(self) -> bool:
         """True until the first call has created the parameters."""

@@ -271,3 +271,31 @@ def test_lazy_linear_in_a_sequential_loads_a_pytorch_checkpoint():
     x = np.ones((4, 5), np.float32)
     np.testing.assert_array_equal(lazy(x), src(x))
     assert repr(lazy) == repr(src)
+
+
+def test_uninitialized_parameters_are_what_pytorch_filters_on():
+    # torch 2.13: a lazy layer's parameters (and LazyBatchNorm's running stats) are
+    # UninitializedParameter / UninitializedBuffer until the first call; init loops skip them
+    # with isinstance(p, nn.UninitializedParameter) or nn.parameter.is_lazy(p).
+    from funcgrad_nn.parameter import is_lazy
+    model = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d(), nn.Linear(3, 2))
+    lazy = [n for n, p in model.named_parameters() if isinstance(p, nn.UninitializedParameter)]
+    assert lazy == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert [n for n, b in model.named_buffers() if is_lazy(b)] == ["1.running_mean",
+                                                                   "1.running_var"]
+    assert isinstance(model[1].running_mean, nn.UninitializedBuffer)
+    assert not isinstance(model[1].running_mean, nn.UninitializedParameter)
+    model.double().to(DEVICE)  # moved and cast, still uninitialised
+    assert all(is_lazy(p) for p in list(model.parameters())[:4])
+    out = model(dev(np.ones((4, 5))))
+    assert out.shape == (4, 2) and not any(is_lazy(p) for p in model.parameters())
+    assert host(model[0].weight).dtype == np.float64
+    # a custom module's own placeholder, replaced by assigning the real parameter
+    m = nn.Module()
+    m.w = nn.UninitializedParameter(dtype=np.float64)
+    m.stats = nn.UninitializedBuffer(persistent=False)
+    assert is_lazy(m.w) and list(m.state_dict()) == ["w"] and isinstance(m.w, nn.Parameter) \
+        is False
+    m.w = nn.Parameter(np.ones(3))
+    assert not is_lazy(m.w) and not isinstance(np.zeros(0), nn.UninitializedParameter)
+    assert isinstance(nn.UninitializedParameter(), nn.Parameter)
