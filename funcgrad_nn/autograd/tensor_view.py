@@ -373,11 +373,15 @@ class TensorView(Tracer):
 
     def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
             correction: Any = None) -> Any:
+        if isinstance(dim, bool):  # PyTorch's var(unbiased) overload
+            dim, unbiased = None, dim
         ddof = int(unbiased) if correction is None else correction
         return fnp.var(self, axis=_dims(dim), ddof=ddof, keepdims=keepdim)
 
     def std(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
             correction: Any = None) -> Any:
+        if isinstance(dim, bool):  # PyTorch's std(unbiased) overload
+            dim, unbiased = None, dim
         ddof = int(unbiased) if correction is None else correction
         return fnp.std(self, axis=_dims(dim), ddof=ddof, keepdims=keepdim)
 
@@ -629,6 +633,7 @@ class TensorView(Tracer):
             moved = fnp.where(fnp.isnan(moved), fnp.nan, moved)
         v, i = lax.top_k(moved if largest else -moved, k)
         v = v if largest else -v
+        i = i.astype(numpy.int64)  # PyTorch's index dtype
         return ValuesIndices(fnp.moveaxis(v, -1, dim), fnp.moveaxis(i, -1, dim))
 
     def softmax(self, dim: int, dtype: Any = None) -> Any:
@@ -651,11 +656,51 @@ class TensorView(Tracer):
 
         return erf(self)
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Any:
-        ord_ = 2 if p == "fro" else p
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Any:
+        """PyTorch's ``Tensor.norm``: a vector norm over ``dim`` (all dims by default, any
+        number of them: ``"fro"`` is the 2-norm, a 2-tuple ``dim`` too, not the matrix
+        2-norm), ``"nuc"`` the nuclear norm of matrices."""
+        x = self if dtype is None else self.astype(_np_dtype(dtype))
+        axes = _dims(dim)
+        if p == "nuc":
+            return fnp.linalg.norm(x, ord="nuc", axis=(-2, -1) if axes is None else axes,
+                                   keepdims=keepdim)
+        return fnp.linalg.vector_norm(x, ord=2 if p == "fro" else p, axis=axes,
+                                      keepdims=keepdim)
+
+    def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Any:
+        return fnp.quantile(self, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Any:
+        return fnp.nanquantile(self, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        return fnp.nansum(self, axis=_dims(dim), keepdims=keepdim, dtype=dtype)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        return fnp.nanmean(self, axis=_dims(dim), keepdims=keepdim, dtype=dtype)
+
+    def nanmedian(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """PyTorch's ``nanmedian``: the lower middle value ignoring NaN; with ``dim``,
+        ``(values, indices)``."""
+        if self.aval.dtype.kind not in "fc":
+            return self.median(dim, keepdim)
+        x = fnp.reshape(self, (-1,)) if dim is None else self
+        d = 0 if dim is None else dim % self.ndim
+        order = fnp.argsort(x, axis=d, stable=True)  # NaN sorts last
+        count = fnp.sum(~fnp.isnan(x), axis=d, keepdims=True)
+        k = fnp.maximum((count - 1) // 2, 0)
+        values = fnp.take_along_axis(fnp.take_along_axis(x, order, axis=d), k, axis=d)
+        values = fnp.where(count == 0, fnp.nan, values)  # an all-NaN slice
+        indices = fnp.take_along_axis(order, k, axis=d).astype(numpy.int64)
         if dim is None:
-            return fnp.linalg.norm(fnp.reshape(self, (-1,)), ord=ord_)
-        return fnp.linalg.norm(self, ord=ord_, axis=_dims(dim), keepdims=keepdim)
+            return fnp.reshape(values, ())
+        if not keepdim:
+            values, indices = fnp.squeeze(values, d), fnp.squeeze(indices, d)
+        return ValuesIndices(values, indices)
 
     def gather(self, dim: int, index: Any) -> Any:
         return fnp.take_along_axis(self, index, axis=dim)
