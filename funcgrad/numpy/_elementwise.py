@@ -866,16 +866,19 @@ def isclose(
 def allclose(
     a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
 ) -> bool:
-    """Whether every element is :func:`isclose`, as a Python bool, like :func:`numpy.allclose`.
-
-    Needs concrete values (it returns a Python bool), so it fails under ``jit``.
+    """Whether every element is :func:`isclose`: a Python bool, like :func:`numpy.allclose`,
+    where the values are known; under ``jit``/``vmap`` a traced 0-d bool array, as
+    ``jnp.allclose`` (usable in ``fnp.where``, ``lax.cond``).
 
     Example:
         >>> import funcgrad.numpy as fnp
         >>> fnp.allclose([1.0, 2.0], [1.0, 2.0 + 1e-9])
         True
     """
-    r = concrete_or_error(isclose(a, b, rtol, atol, equal_nan), "funcgrad.numpy.allclose")
+    r = isclose(a, b, rtol, atol, equal_nan)
+    if isinstance(r, Tracer) and r.to_concrete_value() is None:
+        return fnp.all(r)
+    r = concrete_or_error(r, "funcgrad.numpy.allclose")
     return builtins.bool(xp_for(r).all(r))
 
 

@@ -21,7 +21,7 @@ import operator
 
 import numpy as np
 import pytest
-from helpers import expected_fp_warnings
+from helpers import expected_fp_warnings, host
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -208,8 +208,18 @@ def test_isclose_allclose(da: str, db: str, data: st.DataObject, opts: dict) -> 
     a = data.draw(any_array(da, shape_a), "a")
     b = data.draw(st.one_of(any_array(db, shape_b), weak_scalars("bif")), "b")
     check_like_numpy(fnp.isclose, np.isclose, a, b, name="isclose", **opts)
-    # (allclose returns a Python bool: concrete only, as documented)
+    # (allclose returns a Python bool on known values; traced, a 0-d bool array: below)
     check_like_numpy(fnp.allclose, np.allclose, a, b, name="allclose", jit=False, **opts)
+
+
+def test_allclose_under_jit_and_vmap_is_a_traced_bool() -> None:
+    # jnp.allclose works under jit (a 0-d bool array); it raised a ConcretizationError here
+    x = dev(np.arange(3.0))
+    assert bool(host(funcgrad.jit(lambda a: fnp.allclose(a, a + 1e-9))(x))) is True
+    assert bool(host(funcgrad.jit(lambda a: fnp.allclose(a, a + 1.0))(x))) is False
+    rows = funcgrad.vmap(lambda a: fnp.allclose(a, 1.0))(dev(np.array([[1.0, 1.0], [1.0, 2.0]])))
+    assert host(rows).tolist() == [True, False]
+    assert fnp.allclose(x, x) is True  # a Python bool, as NumPy's, where the values are known
 
 
 def test_isclose_extremes() -> None:
