@@ -433,7 +433,8 @@ def _lse_terms(a: Any, a_terms: Any, b: Any, axes: tuple[int, ...], return_sign:
     # Every term exp(-inf) = 0: the sum is 0, whose sign is 0 (SciPy, JAX).
     sgn = _ew.select_n(_ew.eq(a_max, -numpy.inf), sgn, 0.0)
     s = _ew.select_n(_ew.lt(s, -1.0), s, _ew.sub(_ew.neg(s), 2.0))
-    out = _ew.add(_ew.add(_ew.log1p(s), _ew.log(_ew.abs(m))), a_max)
+    # Quiet logs: an all -inf (masked) row or zero weights give -inf without NumPy's warning.
+    out = _ew.add(_ew.add(_quiet.log1p(s), _quiet.log(_ew.abs(m))), a_max)
     if not return_sign:
         out = _ew.select_n(_ew.lt(sgn, 0), out, numpy.nan)
     return out, sgn

@@ -87,3 +87,17 @@ def test_quiet_helpers_match_numpy_everywhere(traced, dtype):
     assert float(funcgrad.grad(_quiet.log1p)(-1.0)) == inf
     assert float(funcgrad.grad(funcgrad.grad(_quiet.log))(2.0)) == -0.25
     assert float(funcgrad.grad(_quiet.reciprocal)(-0.0)) == -inf
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_logsumexp_of_an_empty_sum_is_silent(jit):
+    # a fully masked row (all -inf, as attention masks make) and all-zero weights: -inf with
+    # sign 0 (SciPy, JAX), without log(0)'s warning
+    lse = funcgrad.jit(fsp.logsumexp, static_argnames=("axis", "return_sign")) if jit \
+        else fsp.logsumexp
+    a = dev(np.array([[-inf, -inf], [0.0, np.log(3.0)]]))
+    assert_allclose(lse(a, axis=1), np.array([-inf, np.log(4.0)]))
+    out, sign = lse(dev(np.array([1.0, 1.0])), b=dev(np.array([1.0, -1.0])), return_sign=True)
+    assert (float(out), float(sign)) == (-inf, 0.0)
+    assert float(lse(dev(np.array([1.0, 2.0])), b=dev(np.array([0.0, 0.0])))) == -inf
+    assert_allclose(funcgrad.grad(fsp.logsumexp)(dev(np.array([-inf, 0.0]))), np.array([0.0, 1.0]))
