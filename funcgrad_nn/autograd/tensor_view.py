@@ -669,6 +669,31 @@ class TensorView(Tracer):
         return fnp.linalg.vector_norm(x, ord=2 if p == "fro" else p, axis=axes,
                                       keepdims=keepdim)
 
+    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """PyTorch's ``mode``: the most frequent value along ``dim`` (the smallest of a
+        tie) and the index of its last occurrence."""
+        d = dim % max(self.ndim, 1)
+        m = fnp.moveaxis(self, d, -1) if self.ndim else fnp.reshape(self, (1,))
+        counts = fnp.sum(m[..., :, None] == m[..., None, :], axis=-1)
+        top = fnp.max(counts, axis=-1, keepdims=True)
+        kind = numpy.dtype(self.dtype).kind
+        big = numpy.inf if kind in "fc" else (True if kind == "b" else numpy.iinfo(
+            self.dtype).max)
+        values = fnp.min(fnp.where(counts == top, m, big), axis=-1)
+        pos = fnp.arange(m.shape[-1])
+        indices = fnp.max(fnp.where(m == values[..., None], pos, -1), axis=-1).astype(
+            numpy.int64)
+        if keepdim and self.ndim:
+            values, indices = fnp.expand_dims(values, d), fnp.expand_dims(indices, d)
+        return ValuesIndices(values.astype(self.dtype), indices)
+
+    def cross(self, other: Any, dim: Any = None) -> Any:
+        """The cross product along ``dim`` (PyTorch's default: the first dimension of size
+        3; NumPy's positional third argument is another axis)."""
+        if dim is None:
+            dim = next((k for k, n in enumerate(self.shape) if n == 3), -1)
+        return fnp.cross(self, other, axis=dim)
+
     def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Any:
         return fnp.quantile(self, q, axis=dim, keepdims=keepdim, method=interpolation)

@@ -195,6 +195,12 @@ TENSOR_METHODS = {
     "std_unbiased_positional": lambda x, i: x.std(False),
     "var_unbiased_positional": lambda x, i: x.var(True),
     "topk_indices_dim0": lambda x, i: x.topk(1, -2)[1],
+    "mode_values": lambda x, i: i.mode().values,
+    "mode_indices": lambda x, i: i.mode(1).indices,
+    "mode_dim0_keepdim": lambda x, i: i.mode(0, True).indices,
+    "mode_float": lambda x, i: x.round().mode(0).values,
+    "cross_positional_dim": lambda x, i: x[:, :3].cross(x[:, 1:], 1),
+    "cross_default_dim": lambda x, i: x[:, :3].cross(x[:, 1:] * 2),
     **{f"scatter_reduce_{r}_{'self' if s else 'noself'}": _scatter_reduce(r, s)
        for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)},
     "scatter_reduce_int_mean": lambda x, i: (i * 5).scatter_reduce(1, i, i * 3 + 1, "mean"),
