@@ -29,7 +29,14 @@ __all__ = [
     "ScaleByRStdDevState",
     "ScaleByRStdDevWithCountState",
     "ScaleByRssState",
+    "MaskedState",
+    "PartitionState",
+    "MultiTransformState",
     "identity",
+    "set_to_zero",
+    "masked",
+    "partition",
+    "multi_transform",
     "chain",
     "apply_updates",
     "scale",
@@ -39,6 +46,7 @@ __all__ = [
     "scale_by_rms",
     "scale_by_stddev",
     "scale_by_rss",
+    "scale_by_adamax",
     "trace",
     "add_decayed_weights",
     "clip",
@@ -47,6 +55,10 @@ __all__ = [
     "sgd",
     "adam",
     "adamw",
+    "nadam",
+    "nadamw",
+    "adamax",
+    "adamaxw",
     "rmsprop",
     "adagrad",
 ]
@@ -129,6 +141,21 @@ class ScaleByRssState(NamedTuple):
     sum_of_squares: Any
 
 
+class MaskedState(NamedTuple):
+    """The inner transformation's state of :func:`masked` (None at the masked-out leaves)."""
+
+    inner_state: Any
+
+
+class PartitionState(NamedTuple):
+    """Each label's :class:`MaskedState` of :func:`partition`."""
+
+    inner_states: Any
+
+
+MultiTransformState = PartitionState  # optax's former name
+
+
 def _tmap(f: Callable[..., Any], *trees: Any) -> Any:
     # None marks "no gradient for this leaf" (frozen parameters): keep it None.
     x = trees[0]
@@ -188,6 +215,101 @@ def identity() -> GradientTransformation:
     1.0
     """
     return GradientTransformation(lambda params: EmptyState(), lambda u, s, p=None: (u, s))
+
+
+def set_to_zero() -> GradientTransformation:
+    """Replace every update by zeros (optax's ``set_to_zero``: frozen parameters, e.g. in
+    :func:`partition`).
+
+    >>> import numpy as np
+    >>> set_to_zero().update({"w": np.ones(2)}, EmptyState())[0]
+    {'w': array([0., 0.])}
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        return _tmap(fnp.zeros_like, updates), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def _mask_tree(tree: Any, mask: Any) -> Any:
+    """``tree`` with None at the leaves where ``mask`` (a prefix of it) is False."""
+    return tree_util.tree_map(lambda m, t: tree_util.tree_map(
+        lambda x: x if m else None, t, is_leaf=lambda x: x is None), mask, tree,
+        is_leaf=lambda x: x is None)
+
+
+def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
+    """Apply ``inner`` only where ``mask`` is True (optax's ``masked``); the other updates
+    pass through unchanged. ``mask`` is a pytree of bools shaped like the parameters (or a
+    prefix of them), or a function of the parameters (of the updates in ``update``)
+    returning one; the inner state holds None at the masked-out leaves.
+
+    >>> import numpy as np
+    >>> tx = masked(scale(-0.1), {"w": True, "b": False})
+    >>> u, _ = tx.update({"w": np.ones(1), "b": np.ones(1)}, tx.init({"w": 0, "b": 0}))
+    >>> u
+    {'b': array([1.]), 'w': array([-0.1])}
+    """
+
+    def init(params: Any) -> MaskedState:
+        m = mask(params) if callable(mask) else mask
+        return MaskedState(inner.init(_mask_tree(params, m)))
+
+    def update(updates: Any, state: MaskedState, params: Any = None) -> tuple[Any, Any]:
+        m = mask(updates) if callable(mask) else mask
+        new, inner_state = inner.update(
+            _mask_tree(updates, m), state.inner_state,
+            None if params is None else _mask_tree(params, m))
+        out = tree_util.tree_map(lambda u, n: u if n is None else n, updates, new,
+                                 is_leaf=lambda x: x is None)
+        return out, MaskedState(inner_state)
+
+    return GradientTransformation(init, update)
+
+
+def partition(transforms: dict[Any, GradientTransformation],
+              param_labels: Any) -> GradientTransformation:
+    """A different transformation per group of parameters (optax's ``partition``, formerly
+    ``multi_transform``): ``param_labels`` (a pytree of labels shaped like the parameters,
+    or a function of them returning one) names each leaf's entry of ``transforms``; e.g.
+    ``{"trainable": adam(1e-3), "frozen": set_to_zero()}``.
+
+    >>> import numpy as np
+    >>> tx = partition({"a": sgd(0.1), "f": set_to_zero()}, {"w": "a", "b": "f"})
+    >>> u, s = tx.update({"w": np.ones(1), "b": np.ones(1)}, tx.init({"w": 0, "b": 0}))
+    >>> u, sorted(s.inner_states)
+    ({'b': array([0.]), 'w': array([-0.1])}, ['a', 'f'])
+    """
+
+    def masks(labels: Any) -> dict[Any, Any]:
+        found = set(tree_util.tree_leaves(labels))
+        if not found <= set(transforms):
+            raise ValueError(
+                "Some parameters have no corresponding transformation.\n"
+                f"Parameter labels: {sorted(found, key=str)} \n"
+                f"Transforms keys: {sorted(transforms, key=str)} \n")
+        return {k: tree_util.tree_map(lambda label, k=k: label == k, labels)
+                for k in transforms}
+
+    def init(params: Any) -> PartitionState:
+        labels = param_labels(params) if callable(param_labels) else param_labels
+        ms = masks(labels)
+        return PartitionState({k: masked(tx, ms[k]).init(params)
+                               for k, tx in transforms.items()})
+
+    def update(updates: Any, state: PartitionState, params: Any = None) -> tuple[Any, Any]:
+        labels = param_labels(updates) if callable(param_labels) else param_labels
+        ms = masks(labels)
+        new = {}
+        for k, tx in transforms.items():
+            updates, new[k] = masked(tx, ms[k]).update(updates, state.inner_states[k], params)
+        return updates, PartitionState(new)
+
+    return GradientTransformation(init, update)
+
+
+multi_transform = partition  # optax's former name
 
 
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
@@ -402,6 +524,31 @@ def scale_by_stddev(
     return GradientTransformation(init, update)
 
 
+def scale_by_adamax(b1: float = 0.9, b2: float = 0.999,
+                    eps: float = 1e-8) -> GradientTransformation:
+    """Adamax's rescaling (optax's): ``mu_hat / nu`` with ``nu = max(b2 * nu, |g| + eps)``,
+    the infinity norm, not bias-corrected.
+
+    >>> import numpy as np
+    >>> tx = scale_by_adamax()
+    >>> np.round(tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0], 6)
+    array([ 1., -1.])
+    """
+
+    def init(params: Any) -> ScaleByAdamState:
+        return ScaleByAdamState(_zero_count(params), _tmap(fnp.zeros_like, params),
+                                _tmap(fnp.zeros_like, params))
+
+    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
+        count = state.count + 1
+        mu = _tmap(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
+        nu = _tmap(lambda g, v: fnp.maximum(fnp.abs(g) + eps, b2 * v), updates, state.nu)
+        out = _tmap(lambda m, v: m / v, _bias_corrected(mu, b1, count), nu)
+        return out, ScaleByAdamState(count, mu, nu)
+
+    return GradientTransformation(init, update)
+
+
 def scale_by_rss(initial_accumulator_value: float = 0.1, eps: float = 1e-7) -> GradientTransformation:
     """Divide by the root of the running sum of squared updates (Adagrad).
 
@@ -571,6 +718,61 @@ def adamw(
         add_decayed_weights(weight_decay, mask),
         scale_by_learning_rate(learning_rate),
     )
+
+
+def nadam(
+    learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+    eps_root: float = 0.0, mu_dtype: Any = None,
+) -> GradientTransformation:
+    """NAdam (optax's ``nadam``: :func:`adam` with ``nesterov=True``).
+
+    >>> import numpy as np
+    >>> tx = nadam(0.1)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.zeros(1)))[0], 6)
+    array([-0.147368])
+    """
+    return adam(learning_rate, b1, b2, eps, eps_root, mu_dtype, nesterov=True)
+
+
+def nadamw(
+    learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+    eps_root: float = 0.0, mu_dtype: Any = None, weight_decay: float = 1e-4, mask: Any = None,
+) -> GradientTransformation:
+    """NAdamW (optax's ``nadamw``: :func:`adamw` with ``nesterov=True``).
+
+    >>> import numpy as np
+    >>> tx = nadamw(0.1, weight_decay=0.0)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.ones(1)), np.ones(1))[0], 6)
+    array([-0.147368])
+    """
+    return adamw(learning_rate, b1, b2, eps, eps_root, mu_dtype, weight_decay, mask,
+                 nesterov=True)
+
+
+def adamax(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+           eps: float = 1e-8) -> GradientTransformation:
+    """Adamax (optax's ``adamax``).
+
+    >>> import numpy as np
+    >>> tx = adamax(0.1)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.zeros(1)))[0], 6)
+    array([-0.1])
+    """
+    return chain(scale_by_adamax(b1, b2, eps), scale_by_learning_rate(learning_rate))
+
+
+def adamaxw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+            eps: float = 1e-8, weight_decay: float = 1e-4,
+            mask: Any = None) -> GradientTransformation:
+    """Adamax with decoupled weight decay (optax's ``adamaxw``).
+
+    >>> import numpy as np
+    >>> tx = adamaxw(0.1, weight_decay=0.5)
+    >>> np.round(tx.update(np.array([3.0]), tx.init(np.ones(1)), np.ones(1))[0], 6)
+    array([-0.15])
+    """
+    return chain(scale_by_adamax(b1, b2, eps), add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate))
 
 
 def rmsprop(

@@ -60,3 +60,24 @@ def test_state_layout_and_dtypes_as_optax():
     assert optim.lion(0.1, mu_dtype=np.float16).init(p)[0]["w"]["exp_avg"].dtype == np.float16
     with pytest.raises(ValueError, match="expects non-negative scale factors"):
         optim.piecewise_constant_schedule(1.0, {2: -0.5})
+
+
+def test_masked_and_partition_state_and_errors_as_optax():
+    p = {"a": dev(np.ones((2, 2))), "b": dev(np.ones(2))}
+    s = optim.masked(optim.adam(0.1), {"a": True, "b": False}).init(p)
+    assert isinstance(s, optim.MaskedState) and s.inner_state[0].mu["b"] is None
+    tx = optim.partition({"w": optim.adam(0.1), "z": optim.set_to_zero()},
+                         lambda t: {k: "w" if k == "a" else "z" for k in t})
+    s = tx.init(p)
+    assert isinstance(s, optim.PartitionState) and sorted(s.inner_states) == ["w", "z"]
+
+    @funcgrad.jit
+    def step(p, s):
+        u, s = tx.update({"a": p["a"] * 0 + 1.0, "b": p["b"] * 0 + 1.0}, s, p)
+        return optim.apply_updates(p, u), s
+
+    p2, _ = step(p, s)
+    assert_allclose(host(p2["b"]), np.ones(2))  # frozen
+    assert_allclose(host(p2["a"]), np.full((2, 2), 1 - 0.1 / (1 + 1e-8)))  # adam: g / (|g| + eps)
+    with pytest.raises(ValueError, match="Some parameters have no corresponding transformation"):
+        optim.partition({"w": optim.sgd(0.1)}, {"a": "w", "b": "other"}).init(p)
