@@ -196,8 +196,9 @@ def _reduction_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | No
     # As the impl: axis=None for a full reduction (NumPy's fast path; it also fixes the
     # summation order the impl gets).
     axis = None if axes and len(axes) == x.aval.ndim else axes
-    if xp_name in _REDUCE_METHODS and axis is not None and type(x) is Var:
-        # An array at run time: its method skips the function's dispatch (~4 us).
+    if xp_name in _REDUCE_METHODS and axis is not None and type(x) is Var and x.aval.ndim:
+        # An array at run time: its method skips the function's dispatch (~4 us). (A 0-d
+        # value may be a Python scalar there, a weak-typed jit argument: no methods.)
         return Emission(f"{args[0]}.{xp_name}(axis={axis!r})", fresh=bool(axes))
     return Emission(f"xp.{xp_name}({array_operand(eqn, 0, args[0])}, axis={axis!r})",
                     fresh=bool(axes))

@@ -340,3 +340,14 @@ def test_cumulative_axis_tuples_as_numpy(name: str) -> None:
     for bad in ([0], 1.0, True):
         with pytest.raises(TypeError):
             f(dev(x), axis=bad)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "any", "all", "std",
+                                  "nansum", "ptp"])
+def test_reductions_of_a_python_scalar_jit_argument(name):
+    # A Python float passed to jit stays a Python float in the compiled code: the 0-d
+    # reduction must not call an array method on it (AttributeError: 'float' object has no
+    # attribute 'sum' before)
+    got = np.asarray(host(funcgrad.jit(lambda y: getattr(fnp, name)(y))(2.0)))
+    want = np.asarray(getattr(np, name)(2.0))
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
