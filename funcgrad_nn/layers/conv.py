@@ -18,6 +18,7 @@ from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, ntuple, place
+from funcgrad_nn.layers.lazy import LazyModuleMixin
 from funcgrad_nn.module import BadInputError, Module, Parameter
 from funcgrad_nn.parameter import UninitializedParameter
 
@@ -259,7 +260,7 @@ class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
 
 
-class _LazyConvMixin:
+class _LazyConvMixin(LazyModuleMixin):
     """A convolution whose ``in_channels`` is read off its first input (PyTorch's
     ``LazyConv*``): until then its parameters are ``UninitializedParameter`` placeholders
     (empty arrays in ``state_dict()``, carried by ``to(device)``/``double()``);

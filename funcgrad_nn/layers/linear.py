@@ -12,6 +12,7 @@ from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
 from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.layers.lazy import LazyModuleMixin
 from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
 from funcgrad_nn.parameter import UninitializedParameter
 
@@ -90,7 +91,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A :class:`Linear` whose ``in_features`` is read from its first input: until then it
     has ``in_features=0`` and :class:`~funcgrad_nn.parameter.UninitializedParameter`
     placeholders (empty arrays in ``state_dict()`` that follow ``to(device)``/``double()``); the first call (or ``load_state_dict`` with a ``weight``)

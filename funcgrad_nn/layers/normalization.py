@@ -15,6 +15,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
+from funcgrad_nn.layers.lazy import LazyModuleMixin
 from funcgrad_nn.module import BadInputError, Module, Parameter, mark_uninitialized
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
@@ -345,7 +346,7 @@ class InstanceNorm3d(_InstanceNorm):
     _n = 3
 
 
-class _LazyNormMixin:
+class _LazyNormMixin(LazyModuleMixin):
     """A batch or instance norm whose ``num_features`` is read from its first input's channel
     axis, as PyTorch's ``LazyBatchNorm*d``/``LazyInstanceNorm*d``: until then
     ``num_features`` is 0 and the parameters and running statistics are empty arrays (the

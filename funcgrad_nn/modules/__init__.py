@@ -66,6 +66,7 @@ _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "instancenorm": ("funcgrad_nn.layers.normalization", (
         "_InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
         "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d")),
+    "lazy": ("funcgrad_nn.layers.lazy", ("LazyModuleMixin",)),
     "linear": (None, ("Identity", "Linear", "Bilinear", "LazyLinear")),
     "loss": ("funcgrad_nn.losses", (
         "_Loss", "_WeightedLoss", "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss",
@@ -130,9 +131,9 @@ def _dropout_base() -> Any:
 def _lookup(name: str, private_home: str | None) -> Any:
     if name == "_DropoutNd":
         return _dropout_base()
-    if name.startswith("_"):
-        return getattr(importlib.import_module(private_home), name)  # type: ignore[arg-type]
     import funcgrad_nn
+    if name.startswith("_") or not hasattr(funcgrad_nn, name):  # (LazyModuleMixin too)
+        return getattr(importlib.import_module(private_home), name)  # type: ignore[arg-type]
     return getattr(funcgrad_nn, name)
 
 
@@ -160,5 +161,5 @@ for _name, _mod in _SUB.items():
 __all__ = sorted({n for m in _SUB.values() for n in getattr(m, "__all__", ())}) + sorted(_SUB)
 for _n in __all__:
     if _n not in _SUB:
-        globals()[_n] = _lookup(_n, None)
+        globals()[_n] = next(getattr(m, _n) for m in _SUB.values() if hasattr(m, _n))
 del _name, _mod, _n

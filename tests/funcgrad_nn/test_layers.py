@@ -299,3 +299,56 @@ def test_uninitialized_parameters_are_what_pytorch_filters_on():
     m.w = nn.Parameter(np.ones(3))
     assert not is_lazy(m.w) and not isinstance(np.zeros(0), nn.UninitializedParameter)
     assert isinstance(nn.UninitializedParameter(), nn.Parameter)
+
+
+def test_lazy_module_mixin_for_custom_lazy_modules():
+    # torch.nn.modules.lazy.LazyModuleMixin: initialize_parameters runs before the first
+    # forward, the module must then be fully initialised, the hook goes away, cls_to_become
+    # takes over; a checkpoint gives the placeholders their shapes before loading.
+    from funcgrad_nn.modules.lazy import LazyModuleMixin
+    from funcgrad_nn.parameter import is_lazy
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            return x * self.scale
+
+    class LazyScale(LazyModuleMixin, Scale):
+        cls_to_become = Scale
+
+        def __init__(self):
+            super().__init__()
+            self.scale = nn.UninitializedParameter()
+            self.seen = nn.UninitializedBuffer()
+
+        def initialize_parameters(self, x):
+            if self.has_uninitialized_params():
+                self.scale = nn.Parameter(np.arange(1.0, x.shape[-1] + 1))
+                self.seen = np.zeros(x.shape[-1])
+
+    assert all(isinstance(m, LazyModuleMixin) for m in (
+        nn.LazyLinear(2), nn.LazyConv2d(2, 3), nn.LazyBatchNorm1d()))
+    m = LazyScale().to(DEVICE)
+    assert m.has_uninitialized_params() and list(m.state_dict()) == ["scale", "seen"]
+    out = m(dev(np.ones((2, 3))))
+    assert_allclose(out, np.array([[1.0, 2.0, 3.0]] * 2))
+    assert type(m) is Scale and not is_lazy(m.scale) and len(m._forward_pre_hooks) == 0
+    fresh = LazyScale()
+    assert fresh.load_state_dict(host(m.state_dict())) == ([], [])
+    assert type(fresh) is LazyScale and fresh.scale.shape == (3,)  # (class changes on a call)
+    assert_allclose(fresh(np.ones(3)), np.array([1.0, 2.0, 3.0]))
+
+    class Forgetful(LazyModuleMixin, nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.UninitializedParameter()
+
+        def initialize_parameters(self, x):
+            pass
+
+    with pytest.raises(RuntimeError, match="has not been fully initialized"):
+        Forgetful()(np.ones(2))
+    # .float() before the first call: the float64 array initialize_parameters made is cast
+    # to the placeholder's dtype, as PyTorch's materialize() creates it in that dtype
+    m32 = LazyScale().float().to(DEVICE)
+    m32(dev(np.ones(3, np.float32)))
+    assert host(m32.scale).dtype == np.float32 and host(m32.seen).dtype == np.float32
