@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from funcgrad_nn.modules.lazy import LazyModuleMixin
 
 import funcgrad_nn as nn
+from funcgrad_nn.parameter import is_lazy
 from tests.helpers import DEVICE, assert_allclose, dev, host, is_device_array
 
 rng = np.random.default_rng(0)
@@ -277,7 +279,6 @@ def test_uninitialized_parameters_are_what_pytorch_filters_on():
     # torch 2.13: a lazy layer's parameters (and LazyBatchNorm's running stats) are
     # UninitializedParameter / UninitializedBuffer until the first call; init loops skip them
     # with isinstance(p, nn.UninitializedParameter) or nn.parameter.is_lazy(p).
-    from funcgrad_nn.parameter import is_lazy
     model = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d(), nn.Linear(3, 2))
     lazy = [n for n, p in model.named_parameters() if isinstance(p, nn.UninitializedParameter)]
     assert lazy == ["0.weight", "0.bias", "1.weight", "1.bias"]
@@ -305,9 +306,6 @@ def test_lazy_module_mixin_for_custom_lazy_modules():
     # torch.nn.modules.lazy.LazyModuleMixin: initialize_parameters runs before the first
     # forward, the module must then be fully initialised, the hook goes away, cls_to_become
     # takes over; a checkpoint gives the placeholders their shapes before loading.
-    from funcgrad_nn.modules.lazy import LazyModuleMixin
-    from funcgrad_nn.parameter import is_lazy
-
     class Scale(nn.Module):
         def forward(self, x):
             return x * self.scale
