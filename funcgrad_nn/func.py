@@ -460,8 +460,26 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness!r}")
     return _jacobian_keeping_order(
-        lambda f: funcgrad.jacfwd(f, argnums=argnums, has_aux=has_aux), func, argnums,
-        has_aux, 1, True)
+        lambda f: _random_checked(funcgrad.jacfwd(f, argnums=argnums, has_aux=has_aux),
+                                  randomness), func, argnums, has_aux, 1, True)
+
+
+def _random_checked(f: Callable[..., Any], randomness: str) -> Callable[..., Any]:
+    """``f`` (a forward-mode Jacobian) under PyTorch's ``randomness``: ``jacfwd`` maps over
+    the tangent basis with ``vmap``, so with ``'error'`` (its default, and ``hessian``'s) a
+    module's random draw raises PyTorch's RuntimeError; ``'same'`` (and ``'different'``,
+    which draws one mask here too) computes the Jacobian of one random draw."""
+    if randomness != "error":
+        return f
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        token = F.vmap_randomness.set(("error", None, F.vmap_randomness.get()))
+        try:
+            return f(*args, **kwargs)
+        finally:
+            F.vmap_randomness.reset(token)
+
+    return checked
 
 
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
@@ -473,8 +491,9 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
         >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return _jacobian_keeping_order(lambda f: funcgrad.hessian(f, argnums=argnums), func,
-                                   argnums, False, 2, True)
+    return _jacobian_keeping_order(
+        lambda f: _random_checked(funcgrad.hessian(f, argnums=argnums), "error"), func,
+        argnums, False, 2, True)
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:

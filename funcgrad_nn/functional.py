@@ -613,7 +613,9 @@ def _per_example(key: Any) -> Any:
     state = vmap_randomness.get()
     while state is not None:  # innermost vmap first; nested ones each mix in their index
         mode, index, state = state
-        if mode == "same" or (type(key) is BatchTracer and key._trace is index._trace):
+        # (index None: a transform mapping no examples of its own, jacfwd's tangent basis)
+        if mode == "same" or (type(key) is BatchTracer and index is not None
+                              and key._trace is index._trace):
             continue
         if mode == "error":
             raise RuntimeError(

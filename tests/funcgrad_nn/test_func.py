@@ -279,6 +279,27 @@ def test_vmap_randomness_same_in_chunks_is_one_mask_as_torch():
                               randomness="different")(x3)) == 3
 
 
+def test_jacfwd_and_hessian_randomness_as_torch():
+    # torch 2.13: jacfwd maps its tangent basis with vmap, so a training-mode Dropout inside
+    # raises "vmap: called random operation while in randomness error mode" by default
+    # (hessian too: jacfwd(jacrev)); jacfwd(randomness='same') and jacrev give the Jacobian
+    # of one mask; funcgrad_nn computed it whatever randomness said
+    nn.manual_seed(0)
+    drop = nn.Dropout(0.5).to(DEVICE)
+    x = dev(np.ones(6, np.float32))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.jacfwd(drop)(x)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.hessian(lambda a: (drop(a) ** 2).sum())(x)
+    same = host(func.jacfwd(drop, randomness="same")(x))
+    np.testing.assert_array_equal(same, np.diag(np.diag(same)))
+    assert set(np.diag(same)) <= {0.0, 2.0}
+    rev = host(func.jacrev(drop)(x))
+    assert set(np.diag(rev)) <= {0.0, 2.0}
+    drop.eval()
+    np.testing.assert_array_equal(host(func.jacfwd(drop)(x)), np.eye(6))
+
+
 def test_vmap_randomness_governs_a_modules_dropout_as_torch():
     # torch 2.13: vmap(nn.Dropout(0.5))(x) in training mode raises "vmap: called random
     # operation while in randomness error mode..."; randomness='different' draws a mask per
