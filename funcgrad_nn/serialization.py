@@ -555,11 +555,12 @@ def _tied_names(model: Any, preferred: Any = ()) -> dict[str, list[str]]:
 
 
 def save_model(model: Any, filename: str | os.PathLike,
-               metadata: dict[str, str] | None = None) -> None:
+               metadata: dict[str, str] | None = None, force_contiguous: bool = False) -> None:
     """``safetensors.torch.save_model``: the model's state dict with each tied parameter
     stored once (safetensors files hold no shared tensors), each dropped name recorded in the
     metadata as ``{dropped: kept}`` (as there; ``metadata`` adds the caller's own strings,
-    never overridden); written atomically as :func:`save`. :func:`load_model` (or
+    never overridden); written atomically as :func:`save`. ``force_contiguous`` is
+    safetensors' option; arrays are always stored contiguous here. :func:`load_model` (or
     ``safetensors.torch.load_model`` on the PyTorch twin) restores all names.
 
     >>> import os, tempfile, funcgrad_nn as nn

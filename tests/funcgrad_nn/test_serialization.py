@@ -467,3 +467,6 @@ def test_save_model_stores_a_tied_parameter_once(tmp_path):
     assert np.array_equal(np.asarray(twin(i)), np.asarray(model(i)))
     with pytest.raises(TypeError, match="metadata must map str to str"):
         save_model(model, path, metadata={"n": 1})
+    # safetensors.torch.save_model's 4th parameter (a TypeError here before)
+    save_model(model, path, None, True)
+    assert load_model(_TiedLM(), path) == (set(), [])
