@@ -383,6 +383,7 @@ def install(namespace: dict) -> None:
         fn.nin, fn.nout = 2, 1
         fn.nargs = 3
         fn.identity = np_ufunc.identity  # NumPy's (None where there is none)
+        fn._is_binary_ufunc = True  # isinstance(fnp.add, fnp.ufunc), as jnp.add's
 
 
 def _bound(fn: Any, method: str) -> Any:
@@ -398,7 +399,15 @@ def _bound(fn: Any, method: str) -> Any:
 # User ufuncs: jnp.ufunc / jnp.frompyfunc
 
 
-class ufunc:  # noqa: N801  (NumPy's and JAX's name)
+class _UfuncType(type):
+    """``isinstance(fnp.add, fnp.ufunc)`` is True, as for ``jnp.add``: the binary functions
+    that :func:`install` gave the ufunc methods count as ufuncs."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return type.__instancecheck__(cls, obj) or getattr(obj, "_is_binary_ufunc", False)
+
+
+class ufunc(metaclass=_UfuncType):  # noqa: N801  (NumPy's and JAX's name)
     """A ufunc made from a function of scalars, as ``jax.numpy.ufunc``: calling it maps the
     function over its broadcast arguments (:func:`funcgrad.numpy.vectorize`); a two-operand,
     one-result ufunc also has ``outer``, ``reduce``, ``accumulate``, ``reduceat`` and ``at``

@@ -145,3 +145,7 @@ def test_ufunc_attributes():
     assert (fnp.add.nin, fnp.add.nout, fnp.add.identity) == (2, 1, 0)
     assert fnp.multiply.identity == 1 and fnp.maximum.identity is None
     assert fnp.add.outer.__name__ == "add.outer"
+    # the binary ufuncs are fnp.ufunc instances, as jnp.add is a jnp.ufunc (False before)
+    assert isinstance(fnp.add, fnp.ufunc) and isinstance(fnp.logaddexp, fnp.ufunc)
+    assert not isinstance(fnp.sin, fnp.ufunc) and not isinstance(fnp.where, fnp.ufunc)
+    assert isinstance(fnp.frompyfunc(lambda a, b: a, 2, 1), fnp.ufunc)
