@@ -534,7 +534,10 @@ class Module:
     # -- forward ----------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} has no forward method")
+        # PyTorch's message (and exception type: forward is the one method a subclass must
+        # define)
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if "_compiled" in self.__dict__ and _COMPILED_CALLER:
