@@ -81,3 +81,26 @@ def test_masked_and_partition_state_and_errors_as_optax():
     assert_allclose(host(p2["a"]), np.full((2, 2), 1 - 0.1 / (1 + 1e-8)))  # adam: g / (|g| + eps)
     with pytest.raises(ValueError, match="Some parameters have no corresponding transformation"):
         optim.partition({"w": optim.sgd(0.1)}, {"a": "w", "b": "other"}).init(p)
+
+
+def test_inject_hyperparams_state_jit_and_errors_as_optax():
+    p = {"w": dev(np.ones(2, np.float32))}
+    tx = optim.inject_hyperparams(optim.adam)(learning_rate=0.1, b1=0.8)
+    s = tx.init(p)
+    assert isinstance(s, optim.InjectStatefulHyperparamsState)
+    assert sorted(s.hyperparams) == ["b1", "b2", "eps", "eps_root", "learning_rate"]
+    assert s.hyperparams["learning_rate"].dtype == np.float32  # the parameters' dtype
+
+    @funcgrad.jit
+    def step(p, s):
+        u, s = tx.update({"w": p["w"] * 0 + 1}, s, p)
+        return optim.apply_updates(p, u), s
+
+    p1, s = step(p, s)
+    s.hyperparams["learning_rate"] = dev(np.asarray(0.5, np.float32))  # a manual change
+    p2, s = step(p1, s)
+    assert step.trace_count == 1  # hyperparameters are operands: changing them never retraces
+    # step 2's Adam direction is 1 / (1 + eps/sqrt(v_hat)) ~ 1: w = 1 - 0.1 - 0.5
+    assert_allclose(host(p2["w"]), np.full(2, 0.4, np.float32), rtol=1e-6)
+    with pytest.raises(ValueError, match="must specify a subset of `inner_factory`'s parameters"):
+        optim.inject_hyperparams(optim.sgd, static_args="nope")

@@ -1,0 +1,150 @@
+"""optax's ``inject_hyperparams``: a transformation's hyperparameters kept in its state, so a
+training loop can read or change them (the learning rate to log, a manual decay) and
+schedules given for them are evaluated at the step count.
+
+>>> import numpy as np
+>>> from funcgrad_nn import optim
+>>> tx = optim.inject_hyperparams(optim.sgd)(learning_rate=0.1)
+>>> p = {"w": np.ones(1)}
+>>> s = tx.init(p)
+>>> s.hyperparams["learning_rate"] = np.asarray(0.5)   # change it between steps
+>>> u, s = tx.update({"w": np.ones(1)}, s, p)
+>>> u["w"], float(s.hyperparams["learning_rate"])
+(array([-0.5]), 0.5)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad.backend import is_array
+from funcgrad_nn.optim._transform import GradientTransformation, _zero_count
+
+__all__ = ["inject_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
+           "WrappedScheduleState"]
+
+
+class WrappedScheduleState(NamedTuple):
+    """The step count at which a scheduled hyperparameter is evaluated."""
+
+    count: Any
+
+
+class InjectStatefulHyperparamsState(NamedTuple):
+    """The step count, the current hyperparameters (a dict, to read or change), each
+    schedule's state and the inner transformation's state."""
+
+    count: Any
+    hyperparams: dict[str, Any]
+    hyperparams_states: dict[str, Any]
+    inner_state: Any
+
+
+InjectHyperparamsState = InjectStatefulHyperparamsState  # the name most code imports
+
+
+def _highest_float(params: Any) -> Any:
+    """optax's ``tree.dtype(params, "highest")``: the promoted dtype of the leaves."""
+    dtypes = [np.dtype(x.dtype) for x in tree_util.tree_leaves(params) if hasattr(x, "dtype")]
+    return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+
+
+def _convert_floats(x: Any, dtype: Any, params: Any) -> Any:
+    """Float-like ``x`` as a 0-d array of ``dtype`` on the parameters' device; the rest
+    (ints) unchanged, as optax's ``_convert_floats``."""
+    kind = np.dtype(x.dtype).kind if hasattr(x, "dtype") else (
+        "f" if isinstance(x, float) else None)
+    if kind != "f":
+        return x
+    if is_array(x) or hasattr(x, "dtype"):
+        return fnp.asarray(x).astype(dtype)
+    leaves = [v for v in tree_util.tree_leaves(params) if hasattr(v, "dtype")]
+    if leaves:
+        return fnp.full_like(leaves[0], x, dtype=dtype, shape=())
+    return fnp.asarray(x, dtype=dtype)
+
+
+def inject_hyperparams(
+    inner_factory: Callable[..., GradientTransformation],
+    static_args: str | Iterable[str] = (),
+    hyperparam_dtype: Any = None,
+) -> Callable[..., GradientTransformation]:
+    """Wrap an optimizer factory (``optim.adam``, ``optim.sgd``, your own) so that its
+    numeric hyperparameters live in ``state.hyperparams`` and callables given for them are
+    schedules of the step count, as optax's ``inject_hyperparams``.
+
+    Booleans and the names in ``static_args`` stay fixed arguments; floats are stored as
+    0-d arrays of ``hyperparam_dtype`` (default: the parameters' highest float dtype).
+
+    >>> import numpy as np
+    >>> from funcgrad_nn import optim
+    >>> tx = inject_hyperparams(optim.adam)(learning_rate=optim.linear_schedule(0.1, 0.0, 4))
+    >>> s = tx.init({"w": np.zeros(2)})
+    >>> for _ in range(2):
+    ...     _, s = tx.update({"w": np.ones(2)}, s, {"w": np.zeros(2)})
+    >>> round(float(s.hyperparams["learning_rate"]), 6), int(s.count)  # the 2nd step's
+    (0.075, 2)
+    """
+    signature = inspect.signature(inner_factory)
+    static = {static_args} if isinstance(static_args, str) else set(static_args)
+    if not static <= set(signature.parameters):
+        raise ValueError(
+            "`static_args` must specify a subset of `inner_factory`'s parameters. Given "
+            f"`static_args`: {static}. `inner_factory` parameters: "
+            f"{set(signature.parameters)}")
+
+    @functools.wraps(inner_factory)
+    def wrapped(*args: Any, **kwargs: Any) -> GradientTransformation:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        scheduled, numeric, other = {}, {}, {}
+        for name, value in bound.arguments.items():
+            if name in static or isinstance(value, bool):
+                other[name] = value
+            elif callable(value):
+                scheduled[name] = value
+            elif isinstance(value, int | float | np.generic) or is_array(value):
+                numeric[name] = value
+            else:
+                other[name] = value
+
+        def dtype_for(params: Any) -> Any:
+            return np.dtype(hyperparam_dtype) if hyperparam_dtype is not None else (
+                _highest_float(params))
+
+        def init(params: Any) -> InjectStatefulHyperparamsState:
+            dtype, count = dtype_for(params), _zero_count(params)
+            hparams = {k: _convert_floats(v, dtype, params) for k, v in numeric.items()}
+            hparams = {k: v if hasattr(v, "dtype") else fnp.asarray(v)
+                       for k, v in hparams.items()}
+            states = {k: WrappedScheduleState(count) for k in scheduled}
+            hparams.update({k: _convert_floats(f(count), dtype, params)
+                            for k, f in scheduled.items()})
+            return InjectStatefulHyperparamsState(
+                count, hparams, states, inner_factory(**other, **hparams).init(params))
+
+        def update(updates: Any, state: InjectStatefulHyperparamsState,
+                   params: Any = None) -> tuple[Any, InjectStatefulHyperparamsState]:
+            like = params if params is not None else updates
+            dtype = dtype_for(like)
+            hparams = {k: _convert_floats(v, dtype, like) for k, v in state.hyperparams.items()}
+            hparams.update({k: _convert_floats(f(state.hyperparams_states[k].count), dtype,
+                                               like)
+                            for k, f in scheduled.items()})
+            states = {k: WrappedScheduleState(state.hyperparams_states[k].count + 1)
+                      for k in scheduled}
+            updates, inner_state = inner_factory(**other, **hparams).update(
+                updates, state.inner_state, params)
+            return updates, InjectStatefulHyperparamsState(state.count + 1, hparams, states,
+                                                           inner_state)
+
+        return GradientTransformation(init, update)
+
+    return wrapped
