@@ -86,7 +86,9 @@ from funcgrad.scipy.linalg._misc import (
 )
 from funcgrad.scipy.linalg._solve import cho_solve, det, inv, lu_solve, solve, solve_triangular
 from funcgrad.scipy.linalg._solvers import (
+    solve_continuous_are,
     solve_continuous_lyapunov,
+    solve_discrete_are,
     solve_discrete_lyapunov,
     solve_lyapunov,
 )
@@ -125,4 +127,5 @@ __all__ = [
     "fractional_matrix_power", "cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
+    "solve_continuous_are", "solve_discrete_are",
 ]

@@ -283,3 +283,20 @@ for _meth in ("direct", "bilinear"):
 case("orthogonal_procrustes", fsl.orthogonal_procrustes, sl.orthogonal_procrustes,
      [(_gen((5, 3), seed=114), _gen((5, 3), seed=115))], rtol=1e-9, atol=1e-9, order=1,
      vmap=False)
+_ARE_B, _ARE_R = _gen((4, 2), seed=116), np.array([[1.3, 0.1], [0.1, 1.3]])
+_ARE_E, _ARE_S = np.eye(4) + 0.05 * _gen((4, 4), seed=117), 0.1 * _gen((4, 2), seed=118)
+for _name, _scale in (("solve_continuous_are", 1.0), ("solve_discrete_are", 0.5)):
+    case(_name, lambda a, b, q, r, n=_name: getattr(fsl, n)(a, b, q, r),
+         lambda a, b, q, r, n=_name: getattr(sl, n)(a, b, q, r),
+         [(_scale * _G4, _ARE_B, _spd(4, seed=119), _ARE_R)], rtol=1e-9, atol=1e-9, order=1,
+         diff_argnums=(0, 2))
+    case(f"{_name}_e_s", lambda a, b, q, r, e, s, n=_name: getattr(fsl, n)(a, b, q, r, e, s),
+         # SciPy 1.17's balancing breaks its solution when e is given (the residual of its
+         # own equation is 0.09 here, 1e-15 with balanced=False and for funcgrad's)
+         lambda a, b, q, r, e, s, n=_name: getattr(sl, n)(a, b, q, r, e, s, balanced=False),
+         [(_scale * _G4, _ARE_B, _spd(4, seed=119), _ARE_R, _ARE_E, _ARE_S)], rtol=1e-9,
+         atol=1e-9, grad_args=[])
+    case(f"{_name}_complex", lambda a, b, q, r, n=_name: getattr(fsl, n)(a, b, q, r),
+         lambda a, b, q, r, n=_name: getattr(sl, n)(a, b, q, r),
+         [(_scale * (_G4 + 0.5j * _gen((4, 4), seed=120)), _ARE_B, _spd(4, seed=121), _ARE_R)],
+         rtol=1e-9, atol=1e-9, grad_args=[])
