@@ -22,6 +22,7 @@ key) back to the caller's modules afterwards; the caller's module is otherwise u
 from __future__ import annotations
 
 import functools
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -458,14 +459,37 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         # A module whose axis entry is a full pytree (not a prefix) keeps its own layout.
         vargs = [_dedup(a) if ax is None or isinstance(ax, int) else a
                  for a, ax in zip(args, axes)]
-        out, bufs = funcgrad.vmap(inner, in_axes=tuple(axes), out_axes=(out_axes, None),
-                                  **vmap_kwargs)(*vargs)
+        try:
+            out, bufs = funcgrad.vmap(inner, in_axes=tuple(axes), out_axes=(out_axes, None),
+                                      **vmap_kwargs)(*vargs)
+        except ValueError as e:
+            raise _per_example_buffer_error(e, args) from None
         for i, d in bufs.items():
             if axes[i] is None:
                 _write_back(args[i], d)
         return out
 
     return wrapped
+
+
+_PER_EXAMPLE_BUFFER = re.compile(r"out_axes is None for output out\[1\]\[(\d+)\]\['([^']*)'\]")
+
+
+def _per_example_buffer_error(e: ValueError, args: tuple) -> ValueError:
+    # funcgrad.vmap names the output path: out[1] is inner()'s buffer dict (argument index,
+    # buffer name). Say it in the module's terms, as PyTorch's vmap does for BatchNorm.
+    hit = _PER_EXAMPLE_BUFFER.search(str(e))
+    if hit is None:
+        return e
+    mod, name = args[int(hit.group(1))], hit.group(2)
+    owner_path, _, buf = name.rpartition(".")
+    owner = mod.get_submodule(owner_path) if owner_path else mod
+    return ValueError(
+        f"nn.vmap: {type(owner).__name__}{f' ({owner_path})' if owner_path else ''} would "
+        f"update its buffer {buf!r} differently for each mapped example (a training-mode "
+        "BatchNorm's running statistics over each example's own batch), and one module "
+        "holds one value. Call .eval() on it (or build it with track_running_stats=False) "
+        "before mapping, or map a module per example (stacked, in_axes=0)")
 
 
 # -- Module.compile ------------------------------------------------------------------------

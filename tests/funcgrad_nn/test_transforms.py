@@ -470,3 +470,15 @@ def test_a_compiled_module_with_forward_hooks_runs_eagerly():
     finally:
         g.remove()
     assert acts[2] == "Sequential"
+
+
+def test_vmap_of_a_training_batchnorm_names_the_buffer():
+    # PyTorch's vmap refuses a training-mode BatchNorm whose running stats would be updated
+    # per example ("use eval mode ... or replace_all_batch_norm_modules_"); funcgrad_nn's
+    # error named only an internal output path (out[1][0]['1.running_mean']) and out_axes.
+    model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).to(DEVICE)
+    x = dev(np.ones((4, 2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"BatchNorm1d \(1\) would update its buffer "
+                                         r"'running_mean'.*\.eval\(\)"):
+        nn.vmap(lambda m, x: m(x))(model, x)
+    assert nn.vmap(lambda m, x: m(x))(model.eval(), x).shape == (4, 2, 3)
