@@ -18,6 +18,7 @@ import numpy
 
 import funcgrad
 from funcgrad import numpy as fnp
+from funcgrad.avals import get_aval
 from funcgrad.backend import device_of
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.ir import Var
@@ -239,15 +240,24 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
     if strict:
         _strict_blocks(_dependence(func, xs, "jacobian"), len(xs))
     box: list[bool] = []
+    exact: list[list[Any]] = []  # per output: None, or its aval when it is an integer array
 
     def f(*a: Any) -> tuple:
         t, outs = _call(func, a, "jacobian")
         box.append(t)
-        return outs
+        # an integer (or bool) output does not depend differentiably on anything: PyTorch
+        # gives it zero blocks; a float stand-in keeps jacrev from refusing it
+        avals = [get_aval(o) for o in outs]
+        exact.append([a if a.dtype.kind not in "fc" else None for a in avals])
+        return tuple(o if a.dtype.kind in "fc" else fnp.zeros(a.shape, xs[0].dtype)
+                     for o, a in zip(outs, avals))
 
     jac_fn = funcgrad.jacfwd if strategy == "forward-mode" else funcgrad.jacrev
     jac = jac_fn(f, argnums=tuple(range(len(xs))))(*xs)
     # jac[i][j]: output i, input j
+    jac = [[blk if exact[-1][i] is None else
+            fnp.zeros(tuple(exact[-1][i].shape) + tuple(fnp.shape(x)), get_aval(x).dtype)
+            for blk, x in zip(row, xs)] for i, row in enumerate(jac)]
     rows = tuple(_grad_postprocess(in_tuple, tuple(row)) for row in jac)
     return _grad_postprocess(box[0], rows)
 

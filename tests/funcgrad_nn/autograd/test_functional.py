@@ -7,7 +7,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from helpers import dev
+from helpers import dev, host
 
 import funcgrad.numpy as fnp
 from funcgrad_nn.autograd import GradcheckError, gradcheck, gradgradcheck
@@ -234,3 +234,19 @@ def test_gradcheck_complex_catches_a_conjugated_rule():
 
     assert gradcheck(rule(True), dev((_Z,)))
     assert gradcheck(rule(False), dev((_Z,)), raise_exception=False) is False
+
+
+def test_jacobian_of_integer_outputs_is_zero_as_torch():
+    # torch 2.13: jacobian(lambda a: (a * 2, argmax(a), a > 1), x) gives float64 zero blocks
+    # for the integer and bool outputs (shapes out.shape + in.shape, the input's dtype);
+    # funcgrad's jacrev refused them ("requires real-valued (float) outputs")
+    x = dev(np.array([1.0, 2.0]))
+    for strategy in ("reverse-mode", "forward-mode"):
+        two, arg, mask = F.jacobian(lambda a: (a * 2, fnp.argmax(a), a > 1), x,
+                                    strategy=strategy)
+        np.testing.assert_array_equal(host(two), 2 * np.eye(2))
+        assert host(arg).shape == (2,) and host(arg).dtype == np.float64
+        assert not host(arg).any()
+        assert host(mask).shape == (2, 2) and not host(mask).any()
+    blocks = F.jacobian(lambda a, b: fnp.argmax(a), (x, dev(np.ones(2, np.float32))))
+    assert [host(b).dtype for b in blocks] == [np.float64, np.float32]
