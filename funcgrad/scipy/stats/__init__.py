@@ -5,8 +5,8 @@ Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic
 ``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``f``, ``uniform``, ``dirichlet``,
 ``pareto``, ``gumbel_r``, ``gumbel_l``, ``gennorm``, ``truncnorm``, ``vonmises``,
 ``wrapcauchy`` and the discrete ``poisson``, ``bernoulli``, ``binom``, ``geom``, ``nbinom``,
-``betabinom``, ``multinomial``. Also the descriptive ``mode``, ``rankdata`` and ``sem``
-(functions) and ``gaussian_kde`` (a class). Arguments broadcast; float32 stays float32,
+``betabinom``, ``multinomial``. Also the descriptive ``mode``, ``rankdata``, ``sem``,
+``entropy``, ``zscore``, ``skew``, ``kurtosis`` and ``pearsonr`` (functions) and ``gaussian_kde`` (a class). Arguments broadcast; float32 stays float32,
 integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
 
 Example:
@@ -45,13 +45,25 @@ from funcgrad.scipy.stats import (  # noqa: F401
     vonmises,
     wrapcauchy,
 )
-from funcgrad.scipy.stats._descriptive import ModeResult, mode, rankdata, sem
+from funcgrad.scipy.stats._descriptive import (
+    ModeResult,
+    PearsonRResult,
+    entropy,
+    kurtosis,
+    mode,
+    pearsonr,
+    rankdata,
+    sem,
+    skew,
+    zscore,
+)
 from funcgrad.scipy.stats._kde import gaussian_kde
 
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
     "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
     "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
-    "vonmises", "wrapcauchy", "ModeResult", "mode", "rankdata", "sem",
+    "vonmises", "wrapcauchy", "ModeResult", "mode", "rankdata", "sem", "entropy", "zscore",
+    "skew", "kurtosis", "PearsonRResult", "pearsonr",
     "gaussian_kde",
 ]

@@ -1,5 +1,6 @@
-"""Descriptive statistics of ``scipy.stats`` that ``jax.scipy.stats`` has: ``mode``,
-``rankdata`` and ``sem``.
+"""Descriptive statistics of ``scipy.stats``: ``mode``, ``rankdata`` and ``sem`` (which
+``jax.scipy.stats`` has too), ``entropy``, ``zscore``, ``skew``, ``kurtosis`` and
+``pearsonr`` (SciPy's only).
 
 Each works along one axis: the axis is moved last and a function of one 1-D row is mapped
 over the others with ``vmap`` (so they also work under ``jit`` and ``vmap``). Ranks and modes
@@ -23,8 +24,12 @@ from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import _quiet as _q
+from funcgrad.scipy import special as _special
+from funcgrad.scipy.stats import beta as _beta
 
-__all__ = ["ModeResult", "mode", "rankdata", "sem"]
+__all__ = ["ModeResult", "mode", "rankdata", "sem", "entropy", "zscore", "skew", "kurtosis",
+           "PearsonRResult", "pearsonr"]
 
 _NAN_POLICIES = ("propagate", "omit", "raise")
 _RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
@@ -209,3 +214,235 @@ def sem(a: Any, axis: Any = 0, ddof: int = 1, nan_policy: str = "propagate", *,
         return fnp.nanstd(a, axis=axis, ddof=ddof, keepdims=keepdims) / fnp.sqrt(n)
     n = a.size if axis is None else a.shape[axis]
     return fnp.std(a, axis=axis, ddof=ddof, keepdims=keepdims) / numpy.sqrt(n).astype(a.dtype)
+
+
+def _float_array(a: Any) -> Any:
+    a = fnp.asarray(a)
+    if not fnp.issubdtype(a.dtype, fnp.inexact):
+        a = a.astype(fnp.float64)
+    if fnp.issubdtype(a.dtype, fnp.complexfloating):
+        raise ValueError("complex data is not supported")
+    return a
+
+
+def entropy(pk: Any, qk: Any = None, base: float | None = None, axis: int = 0, *,
+            nan_policy: str = "propagate", keepdims: bool = False) -> Any:
+    """Shannon entropy ``-sum(pk log pk)`` of the distribution ``pk`` along ``axis``, or with
+    ``qk`` the relative entropy (Kullback-Leibler divergence) ``sum(pk log(pk / qk))``, as
+    ``scipy.stats.entropy``: ``pk`` and ``qk`` are normalised to sum to 1 first (so counts
+    work), ``base`` picks the logarithm (natural by default). ``nan_policy="omit"`` leaves out
+    the entries where ``pk`` or ``qk`` is nan. Differentiable in ``pk`` and ``qk``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import entropy
+        >>> float(entropy(np.array([1, 1]), base=2))                 # one fair coin: 1 bit
+        1.0
+        >>> round(float(entropy(np.array([0.5, 0.5]), np.array([0.9, 0.1]))), 12)
+        0.510825623766
+    """
+    if base is not None and not base > 0:
+        raise ValueError(f"entropy: base must be a positive number or None, got {base!r}")
+    pk = _float_array(pk)
+    _check_nan_policy("entropy", pk, nan_policy)
+    if qk is not None:
+        qk = _float_array(qk)
+        _check_nan_policy("entropy", qk, nan_policy)
+        pk, qk = fnp.broadcast_arrays(pk, qk)
+    axis = _norm_axis("entropy", axis, pk.ndim)
+    if nan_policy == "omit":
+        keep = ~fnp.isnan(pk) if qk is None else ~(fnp.isnan(pk) | fnp.isnan(qk))
+        # an omitted entry has no mass: it adds 0 to the sums and to the entropy
+        pk = fnp.where(keep, pk, 0.0)
+        qk = None if qk is None else fnp.where(keep, qk, 0.0)
+    pk = pk / fnp.sum(pk, axis=axis, keepdims=True)
+    if qk is None:
+        vec = _special.entr(pk)
+    else:
+        qk = qk / fnp.sum(qk, axis=axis, keepdims=True)
+        vec = _special.rel_entr(pk, qk)
+    s = fnp.sum(vec, axis=axis, keepdims=keepdims)
+    return s / numpy.log(base) if base is not None else s
+
+
+def zscore(a: Any, axis: Any = 0, ddof: int = 0, nan_policy: str = "propagate") -> Any:
+    """``(a - mean) / std`` along ``axis`` (all elements for ``axis=None``), as
+    ``scipy.stats.zscore``; ``nan_policy="omit"`` takes the mean and deviation of the other
+    entries (nan entries stay nan). A constant slice gives nan (0 / 0).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import zscore
+        >>> zscore(np.array([1.0, 2.0, 3.0]))
+        array([-1.22474487,  0.        ,  1.22474487])
+    """
+    a = _float_array(a)
+    _check_nan_policy("zscore", a, nan_policy)
+    axis = _norm_axis("zscore", axis, a.ndim) if a.ndim else None
+    if nan_policy == "omit":
+        mean = fnp.nanmean(a, axis=axis, keepdims=True)
+        std = fnp.nanstd(a, axis=axis, ddof=ddof, keepdims=True)
+    else:
+        mean = fnp.mean(a, axis=axis, keepdims=True)
+        std = fnp.std(a, axis=axis, ddof=ddof, keepdims=True)
+    # 0 / 0 is SciPy's nan for a constant slice, without NumPy's warning
+    return _q.div(a - mean, std)
+
+
+def _moments(name: str, a: Any, axis: Any, nan_policy: str
+             ) -> tuple[Any, Any, Any, Any, int | None]:
+    """(n, mean, m2, central moment function, axis) of ``a`` along ``axis``."""
+    a = _float_array(a)
+    _check_nan_policy(name, a, nan_policy)
+    if a.ndim == 0:
+        a = fnp.reshape(a, (1,))
+    axis = _norm_axis(name, axis, a.ndim)
+    omit = nan_policy == "omit"
+    mean_of = fnp.nanmean if omit else fnp.mean
+    mean = mean_of(a, axis=axis, keepdims=True)
+    d = a - mean
+
+    def moment(k: int) -> Any:
+        return mean_of(d ** k, axis=axis, keepdims=True)
+
+    if omit:
+        n = fnp.sum(~fnp.isnan(a), axis=axis, keepdims=True).astype(a.dtype)
+    else:
+        n = a.size if axis is None else a.shape[axis]
+    return n, mean, moment(2), moment, axis
+
+
+def _squeeze(v: Any, axis: int | None, keepdims: bool) -> Any:
+    if keepdims:
+        return v
+    return fnp.reshape(v, ()) if axis is None else fnp.squeeze(v, axis=axis)
+
+
+def skew(a: Any, axis: Any = 0, bias: bool = True, nan_policy: str = "propagate", *,
+         keepdims: bool = False) -> Any:
+    """Sample skewness ``m3 / m2**1.5`` along ``axis``, as ``scipy.stats.skew``;
+    ``bias=False`` applies the adjusted Fisher-Pearson correction (for more than 2 values).
+    A constant slice gives nan, as SciPy. Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import skew
+        >>> round(float(skew(np.array([1.0, 2.0, 3.0, 10.0]))), 12)
+        1.018233764909
+    """
+    n, mean, m2, moment, axis = _moments("skew", a, axis, nan_policy)
+    m3 = moment(3)
+    # SciPy's test for a constant slice (m2 at rounding level relative to the mean)
+    zero = m2 <= (numpy.finfo(m2.dtype).resolution * mean) ** 2
+    m2s = fnp.where(zero, 1.0, m2)
+    vals = fnp.where(zero, numpy.nan, m3 / m2s ** 1.5)
+    if not bias:
+        ok = ~zero & (n > 2)
+        ns = fnp.where(n > 2, n, 3.0) if not isinstance(n, int) else max(n, 3)
+        vals = fnp.where(ok, fnp.sqrt((ns - 1.0) * ns) / (ns - 2.0) * m3 / m2s ** 1.5, vals)
+    return _squeeze(vals, axis, keepdims)
+
+
+def kurtosis(a: Any, axis: Any = 0, fisher: bool = True, bias: bool = True,
+             nan_policy: str = "propagate", *, keepdims: bool = False) -> Any:
+    """Sample kurtosis ``m4 / m2**2`` along ``axis``, minus 3 with ``fisher=True`` (the
+    excess, 0 for a normal sample), as ``scipy.stats.kurtosis``; ``bias=False`` corrects for
+    the sample size (for more than 3 values). A constant slice gives nan. Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import kurtosis
+        >>> round(float(kurtosis(np.array([1.0, 2.0, 3.0, 10.0]))), 12)
+        -0.7696
+    """
+    n, mean, m2, moment, axis = _moments("kurtosis", a, axis, nan_policy)
+    m4 = moment(4)
+    zero = m2 <= (numpy.finfo(m2.dtype).resolution * mean) ** 2
+    m2s = fnp.where(zero, 1.0, m2)
+    vals = fnp.where(zero, numpy.nan, m4 / m2s ** 2.0)
+    if not bias:
+        ok = ~zero & (n > 3)
+        ns = fnp.where(n > 3, n, 4.0) if not isinstance(n, int) else max(n, 4)
+        nval = 1.0 / (ns - 2) / (ns - 3) * ((ns ** 2 - 1.0) * m4 / m2s ** 2.0
+                                            - 3 * (ns - 1) ** 2.0)
+        vals = fnp.where(ok, nval + 3.0, vals)
+    vals = vals - 3.0 if fisher else vals
+    return _squeeze(vals, axis, keepdims)
+
+
+class PearsonRResult(NamedTuple):
+    """The result of :func:`pearsonr`: the correlation coefficient and its p-value."""
+
+    statistic: Any
+    pvalue: Any
+
+
+_ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def pearsonr(x: Any, y: Any, *, alternative: str = "two-sided", axis: Any = 0
+             ) -> PearsonRResult:
+    """Pearson correlation coefficient of ``x`` and ``y`` along ``axis`` (all elements for
+    ``axis=None``) and the p-value of the test of no correlation, as ``scipy.stats.pearsonr``
+    (``r`` has the beta distribution ``beta(n/2 - 1, n/2 - 1)`` on ``[-1, 1]`` under the null
+    hypothesis; ``alternative`` ``"two-sided"``, ``"less"`` or ``"greater"``). A constant
+    input gives nan; two samples give ``r = +-1`` with p-value 1. The result unpacks as
+    ``r, p``. Differentiable in ``x`` and ``y``. SciPy's ``method=`` (permutation and Monte
+    Carlo tests) and the result's ``confidence_interval`` are not provided.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import pearsonr
+        >>> r, p = pearsonr(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 5.0]))
+        >>> round(float(r), 12), round(float(p), 12)
+        (0.83152184062, 0.16847815938)
+    """
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"pearsonr: alternative must be one of {_ALTERNATIVES}, got "
+                         f"{alternative!r}")
+    x, y = _float_array(x), _float_array(y)
+    if axis is None:
+        x, y, axis = fnp.reshape(x, (-1,)), fnp.reshape(y, (-1,)), -1
+    try:
+        shape = numpy.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        raise ValueError(f"pearsonr: x and y must be broadcastable, got shapes {x.shape} "
+                         f"and {y.shape}") from None
+    nd = len(shape)
+    x = fnp.reshape(x, (1,) * (nd - x.ndim) + x.shape)
+    y = fnp.reshape(y, (1,) * (nd - y.ndim) + y.shape)
+    axis = _norm_axis("pearsonr", axis, nd)
+    if x.shape[axis] != y.shape[axis]:
+        raise ValueError("pearsonr: x and y must have the same length along axis")
+    n = x.shape[axis]
+    if n < 2:
+        raise ValueError("pearsonr: x and y must have length at least 2")
+    x, y = fnp.moveaxis(x, axis, -1), fnp.moveaxis(y, axis, -1)
+    x, y = fnp.broadcast_arrays(x, y)
+    dt = numpy.result_type(x.dtype, y.dtype)
+    x, y = x.astype(dt), y.astype(dt)
+    const = fnp.all(x == x[..., :1], axis=-1) | fnp.all(y == y[..., :1], axis=-1)
+    xm = x - fnp.mean(x, axis=-1, keepdims=True)
+    ym = y - fnp.mean(y, axis=-1, keepdims=True)
+    # Scaled by the largest deviation first (SciPy's guard against premature overflow); a
+    # constant slice divides by 1 instead of 0 and is set to nan below.
+    xmax = fnp.max(fnp.abs(xm), axis=-1, keepdims=True)
+    ymax = fnp.max(fnp.abs(ym), axis=-1, keepdims=True)
+    xs = xm / fnp.where(xmax == 0, 1.0, xmax)
+    ys = ym / fnp.where(ymax == 0, 1.0, ymax)
+    nx = fnp.linalg.norm(xs, axis=-1, keepdims=True)
+    ny = fnp.linalg.norm(ys, axis=-1, keepdims=True)
+    r = fnp.sum((xs / fnp.where(nx == 0, 1.0, nx)) * (ys / fnp.where(ny == 0, 1.0, ny)),
+                axis=-1)
+    r = fnp.where(const, numpy.nan, fnp.clip(r, -1.0, 1.0))
+    if n == 2:  # exactly +-1 with p-value 1 (SciPy's special case)
+        r = fnp.round(r)
+        return PearsonRResult(r, fnp.where(fnp.isnan(r), numpy.nan, fnp.ones_like(r)))
+    ab = n / 2.0 - 1.0
+    if alternative == "less":
+        p = _beta.cdf(r, ab, ab, loc=-1.0, scale=2.0)
+    elif alternative == "greater":
+        p = _beta.sf(r, ab, ab, loc=-1.0, scale=2.0)
+    else:
+        p = 2.0 * _beta.sf(fnp.abs(r), ab, ab, loc=-1.0, scale=2.0)
+    return PearsonRResult(r, p.astype(dt))
