@@ -10,6 +10,7 @@ from funcgrad import ad_checkpoint as ad_checkpoint
 from funcgrad import config, custom_batching, custom_derivatives, flatten_util, lax, tree, tree_util
 from funcgrad import debug as debug
 from funcgrad import dtypes as dtypes
+from funcgrad import experimental as experimental
 from funcgrad import export as export
 from funcgrad import image as image
 from funcgrad import nn as nn

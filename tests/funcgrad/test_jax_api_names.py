@@ -196,3 +196,15 @@ def test_dtypes_module() -> None:
     assert d.scalar_type_of(np.int8(1)) is int and d.scalar_type_of(np.ones(1)) is float
     assert d.itemsize_bits(np.float16) == 16 and d.itemsize_bits(d.float0) == 0
     assert d.finfo(np.float32).eps == np.finfo(np.float32).eps and d.iinfo(np.int8).max == 127
+
+
+def test_experimental_is_an_attribute_after_import() -> None:
+    # `import jax; jax.experimental.io_callback(...)` works in JAX 0.10.2 (jax imports it);
+    # a fresh interpreter, so an earlier test's `import funcgrad.experimental` cannot hide it
+    import subprocess
+    import sys
+
+    code = "import funcgrad; print(funcgrad.experimental.io_callback.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "io_callback"
