@@ -222,18 +222,72 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     return fnp.clip(out, lo, hi)
 
 
-def check_mode(name: str, mode: Any) -> None:
-    """JAX's ``mode=`` of the samplers: ``'low'`` (its default) only."""
-    if mode not in (None, "low"):
-        raise ValueError(f"{name}: mode must be 'low' (or None), got {mode!r}; JAX's 'high' "
-                         "is not supported")
+def check_mode(name: str, mode: Any, modes: tuple[str, ...] = ("low", "high")) -> str:
+    """JAX's ``mode=`` of the samplers (None: ``'low'``, JAX's default)."""
+    if mode is None:
+        return "low"
+    if mode not in modes:
+        raise ValueError(f"{name}: mode must be one of {', '.join(map(repr, modes))} (or "
+                         f"None), got {mode!r}")
+    return mode
+
+
+_GUMBEL_MODES = ("low", "high", "highest")
+
+
+def _bits_to_unit_f32(hi: Any, lo: Any) -> Any:
+    """Float32 in (0, 1) from the 64-bit fixed-point fraction ``hi:lo`` (uint32 words),
+    rounded down to 24 significant bits whatever the leading zeros (JAX's
+    ``_safe_int_to_float``: the float keeps precision near 0)."""
+    u32 = numpy.uint32
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    hi_zero = _ew.eq(hiclz, u32(32))
+    # shifts by 32 or more give 0 (XLA's rule, which lax's shifts follow)
+    mantissa = _ew.or_(lax.shift_left(hi, hiclz),
+                       fnp.where(hi_zero, lax.shift_left(lo, loclz),
+                                 lax.shift_right_logical(lo, _ew.sub(u32(32), hiclz))))
+    mantissa = _ew.and_(lax.shift_right_logical(mantissa, u32(32 - 23 - 1)),
+                        u32((1 << 23) - 1))
+    lead = fnp.where(hi_zero, _ew.add(u32(32), loclz), hiclz)
+    exp = lax.shift_left(_ew.sub(u32(126), lead), u32(23))
+    exp = _ew.and_(exp, u32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(_ew.or_(exp, mantissa), numpy.dtype(numpy.float32))
+
+
+def _gumbel(key: Any, shape: tuple[int, ...], dt: numpy.dtype, mode: str) -> Any:
+    """JAX's Gumbel draws: ``-log(-log(u))`` with ``u`` from one uniform (``'low'``), two
+    (``'high'``: 2 x nmant bits below 1/2), or, in float32, 64 random bits in fixed point
+    (``'highest'``), the small side through ``log1p``."""
+    info = numpy.finfo(dt)
+    if dt == numpy.float32 and mode == "highest":
+        bits = random_bits(key, 32, (2, *shape))
+        b0, b1 = bits[0], bits[1]
+        n0, n1 = _ew.not_(b0), _ew.not_(b1)
+        # 1 - bits in 64-bit fixed point: the complement plus one, carried into the high word
+        carry = _ew.convert_element_type(_ew.eq(n1, numpy.uint32(0xFFFFFFFF)),
+                                         numpy.dtype(numpy.uint32))
+        n0, n1 = _ew.add(n0, carry), _ew.add(n1, numpy.uint32(1))
+        flip = _ew.lt(b0, numpy.uint32(1 << 31))
+        x = _bits_to_unit_f32(fnp.where(flip, b0, n0), fnp.where(flip, b1, n1))
+        return fnp.where(flip, _ew.neg(_ew.log(_ew.neg(_ew.log1p(_ew.neg(x))))),
+                         _ew.neg(_ew.log(_ew.neg(_ew.log(x)))))
+    if mode in ("high", "highest"):
+        u = _uniform(key, (2, *shape), dt, 0.0, 1.0)
+        high, low = u[0], u[1]
+        x = fnp.where(_ew.ge(high, dt.type(0.5)), high,
+                      _ew.add(_ew.add(high, _ew.mul(dt.type(2.0 ** -info.nmant), low)),
+                              dt.type(info.tiny)))
+        return _ew.neg(_ew.log(_ew.neg(_ew.log1p(_ew.neg(x)))))
+    u = _uniform(key, shape, dt, info.tiny, 1.0)
+    return _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
 
 
 @consumes
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
 
-    A concrete ``p`` must lie in ``[0, 1]``. ``mode``: JAX's ``'low'`` only.
+    A concrete ``p`` must lie in ``[0, 1]``. ``mode="high"`` (JAX's) compares with two
+    uniforms' worth of bits, so float32 draws stay right for ``p`` below ``1e-7``.
 
     Example:
         >>> from funcgrad import random
@@ -241,7 +295,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
         dtype('bool')
     """
     key = check_key("bernoulli", key)
-    check_mode("bernoulli", mode)
+    mode = check_mode("bernoulli", mode)
     if isinstance(p, _SCALARS) or isinstance(p, list | tuple):
         p = as_param(p, None, key)
         if get_aval(p).dtype.kind in "iub":
@@ -253,6 +307,11 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
     if cp is not None and not bool(((cp >= 0) & (cp <= 1)).all()):
         raise ValueError(f"bernoulli: p must lie in [0, 1], got {cp}")
     shape = _shape_or_params("bernoulli", shape, p)
+    if mode == "high":
+        # u1 + u2 2**-nmant: a uniform with twice the bits, compared without rounding
+        u = _uniform(key, (2, *shape), dt, 0.0, 1.0)
+        u2 = _ew.mul(u[1], dt.type(2.0 ** -numpy.finfo(dt).nmant))
+        return _ew.lt(u2, _ew.sub(p, u[0]))
     return _ew.lt(_uniform(key, shape, dt, 0.0, 1.0), p)
 
 
@@ -294,7 +353,9 @@ def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) ->
 @consumes
 def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
            mode: str | None = None) -> Array:
-    """Standard Gumbel samples ``-log(-log(u))`` (JAX's default ``mode="low"``, the only one).
+    """Standard Gumbel samples ``-log(-log(u))``, as JAX's: ``mode="low"`` (the default) from
+    one uniform, ``"high"`` from two (finer near ``u = 0``), ``"highest"`` (float32) from 64
+    random bits in fixed point.
 
     Example:
         >>> from funcgrad import random
@@ -302,10 +363,9 @@ def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
         (2,)
     """
     key = check_key("gumbel", key)
-    check_mode("gumbel", mode)
+    mode = check_mode("gumbel", mode, _GUMBEL_MODES)
     dt = float_dtype("gumbel", dtype)
-    u = _uniform(key, shape_arg("gumbel", shape), dt, numpy.finfo(dt).tiny, 1.0)
-    return _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
+    return _gumbel(key, shape_arg("gumbel", shape), dt, mode)
 
 
 @consumes
@@ -463,8 +523,8 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replac
     ``shape`` must end with ``logits``' shape without ``axis`` (its default). With
     ``replace=False`` the leading ``shape`` entries (``k`` draws in all) are distinct: the
     ``k`` largest of one Gumbel-perturbed ``logits`` (JAX's Gumbel-top-k), as ``int32``
-    indices as JAX's (``int64`` with replacement). ``mode``: JAX's
-    ``'low'`` (the default; ``'high'`` is not supported).
+    indices as JAX's (``int64`` with replacement). ``mode``: the Gumbel draws' (see
+    :func:`gumbel`).
 
     Example:
         >>> import numpy as np
@@ -487,23 +547,21 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replac
     batch_shape = tuple(numpy.delete(la.shape, ax))
     shape = batch_shape if shape is None else shape_arg("categorical", shape)
     check_shape("categorical", shape, batch_shape)
-    check_mode("categorical", mode)
+    mode = check_mode("categorical", mode, _GUMBEL_MODES)
     prefix = shape[:len(shape) - len(batch_shape)]
     if not replace:
         k = math.prod(prefix)
         if k > la.shape[ax]:
             raise ValueError(f"categorical: number of samples without replacement ({k}) "
                              f"cannot exceed the number of categories ({la.shape[ax]})")
-        u = _uniform(key, la.shape, la.dtype, numpy.finfo(la.dtype).tiny, 1.0)
-        perturbed = _ew.add(logits, _ew.neg(_ew.log(_ew.neg(_ew.log(u)))))
+        perturbed = _ew.add(logits, _gumbel(key, la.shape, la.dtype, mode))
         order = fnp.argsort(_ew.neg(fnp.moveaxis(perturbed, ax, -1)), axis=-1)
         # int32 as JAX's (its indices come from lax.top_k), unlike the replace=True argmax
         top = _ew.convert_element_type(order[..., :k], numpy.dtype(numpy.int32))
         return _sh.reshape(fnp.moveaxis(top, -1, 0), shape)
     lshape = list(shape[len(shape) - len(batch_shape):])
     lshape.insert(ax % la.ndim, la.shape[ax])
-    u = _uniform(key, (*prefix, *lshape), la.dtype, numpy.finfo(la.dtype).tiny, 1.0)
-    g = _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
+    g = _gumbel(key, (*prefix, *lshape), la.dtype, mode)
     return fnp.argmax(_ew.add(g, _sh.expand_dims(logits, tuple(range(len(prefix))))), axis=ax)
 
 
@@ -559,7 +617,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None,
            axis: int = 0, mode: str | None = None) -> Array:
     """Random samples from ``range(a)`` (integer ``a``) or from ``a`` along ``axis``
-    (``mode``: JAX's ``'low'`` only).
+    (``mode``: the Gumbel draws' when sampling by ``p`` without replacement).
 
     ``p`` gives the probabilities (normalised by their sum; a concrete ``p`` must be
     non-negative); without replacement and with ``p`` the Gumbel top-k trick is used.
@@ -571,7 +629,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
         (2,)
     """
     key = check_key("choice", key)
-    check_mode("choice", mode)
+    mode = check_mode("choice", mode, _GUMBEL_MODES)
     shape = shape_arg("choice", shape)
     if isinstance(a, list | tuple):
         a = as_param(a, None, key)
@@ -628,8 +686,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
             r = _ew.mul(total, _ew.sub(pdt.type(1.0), _uniform(key, shape, pdt, 0.0, 1.0)))
             ind = _ew.convert_element_type(fnp.searchsorted(cum, r), _I64)
         else:
-            u = _uniform(key, (n_inputs,), pdt, numpy.finfo(pdt).tiny, 1.0)
-            g = _ew.add(_ew.neg(_ew.log(_ew.neg(_ew.log(u)))), _ew.log(p))
+            g = _ew.add(_gumbel(key, (n_inputs,), pdt, mode), _ew.log(p))
             ind = _ew.convert_element_type(lax.top_k(g, n_draws)[1], _I64)
         result = ind if scalar else fnp.take(a, ind, axis=axis)
     return _sh.reshape(result, out_shape)

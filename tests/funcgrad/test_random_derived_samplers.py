@@ -220,7 +220,7 @@ def test_categorical_without_replacement_equals_jax() -> None:
     with pytest.raises(ValueError, match="cannot exceed"):
         R.categorical(dev(R.PRNGKey(0)), logits, shape=(5, 3), replace=False)
     with pytest.raises(ValueError, match="mode"):
-        R.categorical(dev(R.PRNGKey(0)), logits, mode="high")
+        R.categorical(dev(R.PRNGKey(0)), logits, mode="top")
     # first draws without replacement follow the softmax, like draws with it
     first = np.asarray(host(funcgrad.vmap(lambda k: R.categorical(
         k, logits[0], shape=(2,), replace=False)[0])(R.split(dev(R.PRNGKey(9)), N))))
@@ -239,10 +239,43 @@ def test_jax_keywords_impl_and_mode() -> None:
     assert_allclose(R.choice(k, 5, (2,), mode="low"), R.choice(k, 5, (2,)))
     with pytest.raises(ValueError, match="threefry2x32"):
         R.PRNGKey(0, impl="rbg")
-    for call in (lambda: R.gumbel(k, mode="high"), lambda: R.bernoulli(k, mode="high"),
-                 lambda: R.choice(k, 3, mode="high")):
-        with pytest.raises(ValueError, match="'high' is not supported"):
+    for call in (lambda: R.gumbel(k, mode="top"), lambda: R.bernoulli(k, mode="highest"),
+                 lambda: R.choice(k, 3, mode="top")):
+        with pytest.raises(ValueError, match="mode must be one of"):
             call()
+
+
+def test_high_precision_modes_equal_jax() -> None:
+    # jax.random.<f>(PRNGKey(42), ..., mode=...) with x64, JAX 0.10.2: 'high' draws two
+    # uniforms per value, 'highest' (float32) 64 random bits in fixed point
+    k = dev(R.PRNGKey(42))
+    for mode, f32, f64 in [
+        ("high", [0.39925798773765564, -0.12997561693191528, 0.043095413595438004,
+                  0.1944437325000763],
+         [0.5862781993145612, 4.191481602167404, 0.15822814885001754]),
+        ("highest", [0.3992578089237213, -0.129975825548172, 0.04309510067105293,
+                     0.19444338977336884],
+         [0.5862781993145612, 4.191481602167404, 0.15822814885001754]),
+    ]:
+        g = R.gumbel(k, (4,), np.float32, mode=mode)
+        assert host(g).dtype == np.float32
+        assert_allclose(g, np.array(f32, np.float32), rtol=2e-6, atol=1e-6)
+        assert_allclose(R.gumbel(k, (3,), mode=mode), np.array(f64), rtol=1e-12)
+    p = dev(np.tile(np.array([1e-9, 3e-8, 0.3, 0.7, 1 - 1e-8], np.float32), 4))
+    assert_allclose(R.bernoulli(dev(R.PRNGKey(1)), p, mode="high"),
+                    np.array([0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 1],
+                             bool))
+    logits = dev(np.log(np.array([0.2, 0.3, 0.5], np.float32)))
+    assert_allclose(R.categorical(k, logits, shape=(8,), mode="high"),
+                    np.array([2, 2, 0, 1, 2, 2, 0, 1]))
+    assert_allclose(R.choice(k, 5, (3,), replace=False,
+                             p=dev(np.array([0.1, 0.2, 0.3, 0.2, 0.2])), mode="highest"),
+                    np.array([1, 2, 0]))
+    # the point of 'highest': float32 Gumbel tails beyond what one 23-bit uniform reaches
+    # (-log(-log(1 - 2**-24)) = 16.6), still Gumbel-distributed
+    x = np.asarray(host(R.gumbel(dev(R.PRNGKey(7)), (200000,), np.float32, mode="highest")))
+    assert x.max() > 17.0
+    assert abs(x.mean() - np.euler_gamma) < 0.01 and abs(x.var() - np.pi ** 2 / 6) < 0.03
 
 
 def test_multinomial() -> None:
