@@ -1,5 +1,5 @@
 """Spectral analysis of ``scipy.signal`` (as ``jax.scipy.signal``): ``get_window``, ``stft``,
-``istft``, ``csd`` and ``welch``.
+``istft``, ``csd`` and ``welch``; and SciPy's ``periodogram`` and ``hilbert``.
 
 Segments are gathered with one ``take``, windowed, detrended and transformed with
 ``funcgrad.numpy.fft``; ``istft`` overlap-adds with pads and reshapes only. So everything is
@@ -28,7 +28,7 @@ from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.scipy._detrend import detrend as _detrend
 
-__all__ = ["get_window", "stft", "istft", "csd", "welch"]
+__all__ = ["get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert"]
 
 
 # ---- windows (SciPy's definitions; ``M`` points, symmetric or periodic)
@@ -638,3 +638,74 @@ def istft(Zxx: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,  #
         x = fnp.moveaxis(x, -1, time_axis)
     times = _const(numpy.arange(x.shape[0]).astype(real_dt), x) / fs
     return times, x
+
+
+def periodogram(x: Any, fs: Any = 1.0, window: Any = "boxcar", nfft: Any = None,
+                detrend: Any = "constant", return_onesided: bool = True,
+                scaling: str = "density", axis: int = -1) -> tuple[Any, Any]:
+    """Power spectral density estimate from one periodogram of the whole signal, as
+    ``scipy.signal.periodogram``: :func:`welch` with a single segment of all samples
+    (``nfft`` shorter than the signal truncates it first, longer zero-pads). ``(f, Pxx)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import periodogram
+        >>> f, p = periodogram(np.cos(np.pi / 2 * np.arange(16.0)), fs=4.0)
+        >>> float(f[np.argmax(p)]), float(p.max())
+        (1.0, 2.0)
+    """
+    x = fnp.asarray(x)
+    shape = get_aval(x).shape
+    if get_aval(x).size == 0:
+        return fnp.empty(shape), fnp.empty(shape)
+    if window is None:
+        window = "boxcar"
+    n = shape[axis]
+    if nfft is None or nfft >= n:
+        nperseg = n
+    else:
+        x = fnp.take(x, numpy.arange(nfft), axis=axis)
+        nperseg, nfft = nfft, None
+    if hasattr(window, "shape") and get_aval(fnp.asarray(window)).size != nperseg:
+        raise ValueError("periodogram: the size of the window must be the same size of the "
+                         "input on the specified axis")
+    return welch(x, fs=fs, window=window, nperseg=nperseg, noverlap=0, nfft=nfft,
+                 detrend=detrend, return_onesided=return_onesided, scaling=scaling, axis=axis)
+
+
+def hilbert(x: Any, N: int | None = None, axis: int = -1) -> Any:  # noqa: N803
+    """The analytic signal ``x + i H(x)`` of a real signal through the FFT (the negative
+    frequencies zeroed, the positive ones doubled), as ``scipy.signal.hilbert``; ``N``
+    samples (truncating or zero-padding along ``axis``). Linear, so differentiable in ``x``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import hilbert
+        >>> t = np.arange(8) * np.pi / 4
+        >>> np.abs(hilbert(np.cos(t))).round(12)      # the envelope of a pure tone is 1
+        array([1., 1., 1., 1., 1., 1., 1., 1.])
+    """
+    x = fnp.asarray(x)
+    if fnp.iscomplexobj(x):
+        raise ValueError("hilbert: x must be real")
+    nd = get_aval(x).ndim
+    if nd == 0:
+        raise ValueError("hilbert: x must have at least one dimension")
+    if N is None:
+        N = get_aval(x).shape[axis]  # noqa: N806
+    if N <= 0:
+        raise ValueError(f"hilbert: N must be positive, got {N}")
+    xf = fnp.fft.fft(x, N, axis=axis)
+    h = numpy.zeros(N)
+    h[0] = 1.0
+    if N % 2 == 0:
+        h[N // 2] = 1.0
+        h[1:N // 2] = 2.0
+    else:
+        h[1:(N + 1) // 2] = 2.0
+    shape = [1] * nd
+    shape[axis] = N
+    h = h.reshape(shape).astype(numpy.result_type(get_aval(x).dtype, numpy.float32))
+    # the multiplier lives with the data (a host array would not meet a device one)
+    h = device_put(h, get_aval(xf).device or get_default_device())
+    return fnp.fft.ifft(xf * h, axis=axis)

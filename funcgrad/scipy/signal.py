@@ -1,7 +1,7 @@
 """funcgrad.scipy.signal: convolution and correlation as ``scipy.signal`` (and
 ``jax.scipy.signal``): ``convolve``, ``correlate``, ``convolve2d``, ``correlate2d``,
 ``fftconvolve``, ``detrend``; and spectral analysis: ``get_window``, ``stft``, ``istft``,
-``csd``, ``welch`` (in :mod:`funcgrad.scipy._signal_spectral`).
+``csd``, ``welch``, ``periodogram``, ``hilbert`` (in :mod:`funcgrad.scipy._signal_spectral`).
 
 The direct methods are one ``funcgrad.lax.conv_general_dilated`` (bilinear: differentiable in
 both inputs to any order, batched by ``vmap``); ``fftconvolve`` (and ``method="fft"``) goes
@@ -25,10 +25,18 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.lax import conv_general_dilated
 from funcgrad.scipy._detrend import detrend
-from funcgrad.scipy._signal_spectral import csd, get_window, istft, stft, welch
+from funcgrad.scipy._signal_spectral import (
+    csd,
+    get_window,
+    hilbert,
+    istft,
+    periodogram,
+    stft,
+    welch,
+)
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
-           "get_window", "stft", "istft", "csd", "welch"]
+           "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert"]
 
 _MODES = ("full", "same", "valid")
 
