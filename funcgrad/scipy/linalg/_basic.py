@@ -20,7 +20,7 @@ from funcgrad.scipy.linalg._decomp import cholesky
 from funcgrad.scipy.linalg._decomp_eig import _hermitian_band, band_to_full
 from funcgrad.scipy.linalg._solve import cho_solve, solve
 from funcgrad.scipy.linalg._special_matrices import toeplitz
-from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, promote
+from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, over_batch, promote
 
 __all__ = ["lstsq", "pinv", "pinvh", "solve_banded", "solveh_banded", "cholesky_banded",
            "cho_solve_banded", "solve_toeplitz", "matmul_toeplitz", "solve_circulant"]
@@ -34,6 +34,7 @@ def _concrete_int(x: Any) -> Any:
     return int(to_numpy(x))
 
 
+@over_batch(("a", 2), ("b", "1|2"))
 def lstsq(a: Any, b: Any, cond: Any = None, overwrite_a: bool = False,
           overwrite_b: bool = False, check_finite: bool = True,
           lapack_driver: Any = None) -> tuple[Any, Any, Any, Any]:
@@ -189,6 +190,7 @@ def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool
     return solve(_hermitian_band("solveh_banded", ab, lower), b, assume_a="pos")
 
 
+@over_batch(("ab", 2))
 def cholesky_banded(ab: Any, overwrite_ab: bool = False, lower: bool = False,
                     check_finite: bool = True) -> Any:
     """The Cholesky factor of a Hermitian positive-definite band matrix, in the same band

@@ -21,6 +21,7 @@ from funcgrad.scipy.linalg._util import (
     check_square,
     const_like,
     mH,
+    over_batch,
     promote,
 )
 
@@ -569,6 +570,7 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
     return (cq, r, *perm)
 
 
+@over_batch(("a", 2))
 def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
        check_finite: bool = True) -> Any:
     """RQ decomposition ``a = r @ q`` (``r`` upper trapezoidal, ``q`` unitary), as

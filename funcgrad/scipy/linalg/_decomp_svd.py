@@ -12,7 +12,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.errors import LinAlgShapeError
-from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, promote
+from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, over_batch, promote
 
 __all__ = ["svdvals", "diagsvd", "null_space", "orth", "subspace_angles",
            "orthogonal_procrustes"]
@@ -31,6 +31,7 @@ def svdvals(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any
     return fnp.linalg.svd(a, compute_uv=False)
 
 
+@over_batch(("s", 1))
 def diagsvd(s: Any, M: int, N: int) -> Any:  # noqa: N803
     """The ``(M, N)`` matrix with ``s`` on its diagonal (the ``S`` of ``U @ S @ Vh``), as
     ``scipy.linalg.diagsvd``.
@@ -65,6 +66,7 @@ def _rank_split(name: str, a: Any, rcond: Any) -> tuple[Any, Any, Any, int]:
     return u, s, vh, int(numpy.sum(sh > tol, dtype=int))
 
 
+@over_batch(("A", 2))
 def null_space(A: Any, rcond: Any = None, *, overwrite_a: bool = False,  # noqa: N803
                check_finite: bool = True, lapack_driver: str = "gesdd") -> Any:
     """An orthonormal basis (columns) of the null space of ``A`` from the SVD, as
@@ -81,6 +83,7 @@ def null_space(A: Any, rcond: Any = None, *, overwrite_a: bool = False,  # noqa:
     return mH(vh[num:, :])
 
 
+@over_batch(("A", 2))
 def orth(A: Any, rcond: Any = None) -> Any:  # noqa: N803
     """An orthonormal basis (columns) of the range of ``A`` from the SVD, as
     ``scipy.linalg.orth`` (concrete values only: the rank sets the shape).
@@ -95,6 +98,7 @@ def orth(A: Any, rcond: Any = None) -> Any:  # noqa: N803
     return u[:, :num]
 
 
+@over_batch(("A", 2), ("B", 2))
 def subspace_angles(A: Any, B: Any) -> Any:  # noqa: N803
     """Principal angles (radians, descending) between the column spaces of ``A`` and ``B``,
     as ``scipy.linalg.subspace_angles`` (Knyazev and Argentati's algorithm, the same steps).
@@ -127,6 +131,7 @@ def subspace_angles(A: Any, B: Any) -> Any:  # noqa: N803
     return fnp.where(mask, mu_arcsin, fnp.arccos(fnp.clip(sigma[::-1], -1.0, 1.0)))
 
 
+@over_batch(("A", 2), ("B", 2))
 def orthogonal_procrustes(A: Any, B: Any, check_finite: bool = True) -> tuple[Any, Any]:  # noqa: N803
     """The unitary ``R`` closest to mapping ``A`` onto ``B`` (minimising ``||A R - B||_F``)
     and the sum of the singular values of ``A^H B``, as ``scipy.linalg.orthogonal_procrustes``.

@@ -11,7 +11,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.numpy.linalg import LinAlgError
-from funcgrad.scipy.linalg._util import as_inexact, promote
+from funcgrad.scipy.linalg._util import as_inexact, over_batch, promote
 
 __all__ = ["norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
            "LinAlgWarning"]
@@ -52,6 +52,7 @@ def _is_equal_to(name: str, a: Any, other: Any, atol: Any, rtol: Any) -> bool:
     return bool(numpy.all(numpy.abs(a - other) <= atol + rtol * numpy.abs(other)))
 
 
+@over_batch(("a", 2))
 def issymmetric(a: Any, atol: Any = None, rtol: Any = None) -> bool:
     """Whether the square matrix ``a`` equals its transpose (exactly, or within
     ``atol + rtol * |a.T|`` when a tolerance is given), as ``scipy.linalg.issymmetric``;
@@ -66,6 +67,7 @@ def issymmetric(a: Any, atol: Any = None, rtol: Any = None) -> bool:
     return _is_equal_to("issymmetric", host, host.T, atol, rtol)
 
 
+@over_batch(("a", 2))
 def ishermitian(a: Any, atol: Any = None, rtol: Any = None) -> bool:
     """Whether the square matrix ``a`` equals its conjugate transpose, as
     ``scipy.linalg.ishermitian`` (tolerances as :func:`issymmetric`).
@@ -79,6 +81,7 @@ def ishermitian(a: Any, atol: Any = None, rtol: Any = None) -> bool:
     return _is_equal_to("ishermitian", host, host.conj().T, atol, rtol)
 
 
+@over_batch(("a", 2))
 def bandwidth(a: Any) -> tuple[int, int]:
     """``(lower, upper)``: how far below and above the diagonal the nonzero entries of the
     2-D ``a`` reach, as ``scipy.linalg.bandwidth`` (concrete values).
@@ -98,6 +101,7 @@ def bandwidth(a: Any) -> tuple[int, int]:
     return int(max(diff.max(), 0)), int(max(-diff.min(), 0))
 
 
+@over_batch(("a", 2), ("b", 2))
 def khatri_rao(a: Any, b: Any) -> Any:
     """Column-wise Kronecker product of ``a (n, k)`` and ``b (m, k)``: ``(n m, k)``, as
     ``scipy.linalg.khatri_rao``; differentiable.

@@ -12,7 +12,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.scipy.linalg._sylvester import solve_sylvester
-from funcgrad.scipy.linalg._util import check_square, const_like, mH, promote
+from funcgrad.scipy.linalg._util import check_square, const_like, mH, over_batch, promote
 
 __all__ = ["solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
            "solve_continuous_are", "solve_discrete_are"]
@@ -44,6 +44,7 @@ def _solve_vec(lhs: Any, q: Any) -> Any:
     return fnp.reshape(fnp.linalg.solve(lhs, flat), get_aval(q).shape)
 
 
+@over_batch(("a", 2), ("q", 2))
 def solve_continuous_lyapunov(a: Any, q: Any) -> Any:
     """``X`` with ``A X + X A^H = Q``, as ``scipy.linalg.solve_continuous_lyapunov`` (also
     ``solve_lyapunov``). Up to 32x32 solved as the linear system
@@ -66,6 +67,7 @@ def solve_continuous_lyapunov(a: Any, q: Any) -> Any:
 solve_lyapunov = solve_continuous_lyapunov
 
 
+@over_batch(("a", 2), ("q", 2))
 def solve_discrete_lyapunov(a: Any, q: Any, method: Any = None) -> Any:
     """``X`` with ``A X A^H - X + Q = 0``, as ``scipy.linalg.solve_discrete_lyapunov``:
     ``method="direct"`` (SciPy's default below 10x10) solves ``(I - A (x) conj(A)) vec(X) =
@@ -137,6 +139,7 @@ def _are_result(z: Any, e: Any) -> Any:
     return 0.5 * (z + mH(z))
 
 
+@over_batch(("a", 2), ("b", 2), ("q", 2), ("r", 2), ("e", 2), ("s", 2))
 def solve_continuous_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = None,
                          balanced: bool = True) -> Any:
     """The stabilising solution ``X`` of the continuous algebraic Riccati equation
@@ -172,6 +175,7 @@ def solve_continuous_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any =
     return _are_result(x, e)
 
 
+@over_batch(("a", 2), ("b", 2), ("q", 2), ("r", 2), ("e", 2), ("s", 2))
 def solve_discrete_are(a: Any, b: Any, q: Any, r: Any, e: Any = None, s: Any = None,
                        balanced: bool = True) -> Any:
     """The stabilising solution ``X`` of the discrete algebraic Riccati equation

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import numpy
@@ -11,7 +13,8 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.errors import LinAlgShapeError
 
-__all__ = ["const_like", "as_inexact", "check_matrix", "check_square", "mT", "mH", "is_complex"]
+__all__ = ["const_like", "as_inexact", "check_matrix", "check_square", "mT", "mH", "is_complex",
+           "over_batch"]
 
 
 def as_inexact(x: Any) -> Any:
@@ -94,3 +97,57 @@ def solve_with(name: str, a: Any, b: Any, solver: Any) -> Any:
 def const_like(x: Any, host: Any) -> Any:
     """The host constant ``host`` (an index array, a mask) on the device ``x`` lives on."""
     return device_put(numpy.asarray(host), get_aval(x).device or get_default_device())
+
+
+def over_batch(*argdefs: tuple[str, Any]) -> Any:
+    """SciPy 1.17's ``_apply_over_batch``: a decorator applying a function of core arrays over
+    the broadcast leading (batch) dimensions of its first array arguments, each ``(name,
+    core_ndim)`` (``"1|2"``: 2 when the array has at least 2 dimensions). The function runs once
+    per batch element (so value-dependent shapes work, as in SciPy) and the results are
+    stacked; a call without batch dimensions goes straight through."""
+    names = [name for name, _ in argdefs]
+    ndims = [nd for _, nd in argdefs]
+
+    def decorator(f: Any) -> Any:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            arrays, rest = list(args[:len(names)]), args[len(names):]
+            for i, name in enumerate(names):
+                if name in kwargs:
+                    if i < len(args):
+                        raise TypeError(f"{f.__name__}() got multiple values for argument "
+                                        f"{name!r}")
+                    arrays.append(kwargs.pop(name))
+            batch_shapes, core_shapes = [], []
+            for i, (x, nd) in enumerate(zip(arrays, ndims)):
+                if x is not None and not (isinstance(x, tuple | list) and nd == 0):
+                    x = fnp.asarray(x)
+                arrays[i] = x
+                shape = () if x is None else tuple(get_aval(x).shape)
+                k = (2 if len(shape) >= 2 else 1) if nd == "1|2" else nd
+                batch_shapes.append(shape[:len(shape) - k] if k else shape)
+                core_shapes.append(shape[len(shape) - k:] if k else ())
+            if not any(batch_shapes):
+                return f(*arrays, *rest, **kwargs)
+            batch = tuple(numpy.broadcast_shapes(*batch_shapes))
+            if math.prod(batch) == 0:
+                raise ValueError(f"{f.__name__}: zero-size batches are not supported "
+                                 f"(batch shape {batch})")
+            arrays = [None if x is None else fnp.broadcast_to(x, batch + core)
+                      for x, core in zip(arrays, core_shapes)]
+            results = []
+            for index in numpy.ndindex(batch):
+                out = f(*(None if x is None else x[index] for x in arrays), *rest, **kwargs)
+                results.append(out if isinstance(out, tuple) else (out,))
+            stacked = []
+            for parts in zip(*results):
+                if all(p is None for p in parts):
+                    stacked.append(None)
+                    continue
+                s = fnp.stack([fnp.asarray(p) for p in parts])
+                stacked.append(fnp.reshape(s, batch + tuple(get_aval(s).shape[1:])))
+            return stacked[0] if len(stacked) == 1 else tuple(stacked)
+
+        return wrapper
+
+    return decorator

@@ -139,3 +139,34 @@ def test_lyapunov_large_goes_through_schur() -> None:
     assert_allclose(x, sl.solve_continuous_lyapunov(a, q), rtol=1e-8, atol=1e-10)
     x = host(fsl.solve_discrete_lyapunov(dev(a / 40), dev(q)))   # bilinear from 10x10
     assert_allclose(x, sl.solve_discrete_lyapunov(a / 40, q), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("lstsq", lambda m, a, s: m.lstsq(a, a[..., :1])),
+    ("rq", lambda m, a, s: m.rq(a)),
+    ("null_space", lambda m, a, s: m.null_space(a[..., :3, :])),
+    ("orth", lambda m, a, s: m.orth(a)),
+    ("solve_continuous_lyapunov", lambda m, a, s: m.solve_continuous_lyapunov(-a, s)),
+    ("solve_discrete_lyapunov", lambda m, a, s: m.solve_discrete_lyapunov(a / 10, s)),
+    ("solve_continuous_are", lambda m, a, s: m.solve_continuous_are(a, a, s, s)),
+    ("solve_discrete_are", lambda m, a, s: m.solve_discrete_are(a / 3, a, s, s)),
+    ("subspace_angles", lambda m, a, s: m.subspace_angles(a, a[..., :2])),
+    ("orthogonal_procrustes", lambda m, a, s: m.orthogonal_procrustes(a, a[::-1])),
+    ("khatri_rao", lambda m, a, s: m.khatri_rao(a, a)),
+    ("issymmetric", lambda m, a, s: m.issymmetric(s)),
+    ("bandwidth", lambda m, a, s: m.bandwidth(np.triu(a) if m is sl else m.triu(a))),
+    ("diagsvd", lambda m, a, s: m.diagsvd(a[..., 0], 4, 4)),
+])
+def test_batches_as_scipy(name, call) -> None:
+    # SciPy 1.17 applies these over leading (batch) dimensions, one matrix at a time
+    a = RNG.random((2, 4, 4)) + 2 * np.eye(4)
+    s = a @ a.transpose(0, 2, 1) + np.eye(4)
+    want = call(sl, a, s)
+    got = call(fsl, dev(a), dev(s))
+    want = want if isinstance(want, tuple | list) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(host(g)), np.asarray(w)
+        assert g.shape == w.shape
+        assert_allclose(np.abs(g).astype(float), np.abs(w).astype(float), rtol=1e-8, atol=1e-8)
