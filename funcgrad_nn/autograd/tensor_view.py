@@ -18,7 +18,7 @@ import numpy
 from funcgrad import numpy as fnp
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, to_numpy
-from funcgrad.core import Trace, Tracer, _trace_var
+from funcgrad.core import Trace, Tracer, _trace_var, eval_trace
 from funcgrad.errors import TracerArrayConversionError
 
 __all__ = ["TensorView", "TensorViewTrace", "wrap", "unwrap"]
@@ -108,11 +108,15 @@ class MantissaExponent(NamedTuple):
 class TensorView(Tracer):
     """An array with PyTorch's tensor methods (inside a ``Function`` only)."""
 
-    __slots__ = ("val",)
+    # ``_base``: for a view made by indexing or a shape method (``x[0]``, ``narrow``,
+    # ``view``, ``t``...), ``(parent, method name, args, kwargs)``: an in-place update of the
+    # view is written through to the parent, as PyTorch's views share storage
+    __slots__ = ("val", "_base")
 
     def __init__(self, trace: TensorViewTrace, val: Any) -> None:
         self._trace = trace
         self.val = val
+        self._base: tuple | None = None
 
     @property
     def aval(self) -> ShapedArray:
@@ -200,8 +204,8 @@ class TensorView(Tracer):
 
     @property
     def data(self) -> Any:
-        """``x.data`` (older PyTorch code's ``detach()``)."""
-        return _stop(self)
+        """``x.data`` (older PyTorch code's ``detach()``, a view sharing the values)."""
+        return self.detach()
 
     @property
     def H(self) -> Any:  # noqa: N802  (PyTorch's name)
@@ -794,7 +798,10 @@ class TensorView(Tracer):
         return self[idx]
 
     def unbind(self, dim: int = 0) -> tuple:
-        return tuple(fnp.take(self, i, axis=dim) for i in range(self.shape[dim]))
+        return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        return fnp.diagonal(self, offset, dim1, dim2)
 
     def lerp(self, end: Any, weight: Any) -> Any:
         return self + weight * (end - self)
@@ -1017,6 +1024,12 @@ class TensorView(Tracer):
         if tuple(new.shape) != tuple(self.shape):
             new = fnp.broadcast_to(new, self.shape)
         self.val = unwrap(self._trace, new)  # type: ignore[arg-type]
+        if self._base is not None:  # a view: the update lands in its parent too
+            parent, name, args, kwargs = self._base
+            where = _view_index(parent, name, args, kwargs)
+            flat = fnp.reshape(parent, (-1,))
+            parent._assign(fnp.reshape(
+                flat.at[where.reshape(-1)].set(fnp.reshape(self, (-1,))), parent.shape))
         return self
 
     def __setitem__(self, idx: Any, value: Any) -> None:
@@ -1061,14 +1074,17 @@ class TensorView(Tracer):
 
     def t_(self) -> TensorView:
         self.val = unwrap(self._trace, self.t())  # type: ignore[arg-type]  # shape changes
+        self._base = None  # (no longer the parent's shape)
         return self
 
     def unsqueeze_(self, dim: int) -> TensorView:
         self.val = unwrap(self._trace, self.unsqueeze(dim))  # type: ignore[arg-type]
+        self._base = None  # (no longer the parent's shape)
         return self
 
     def squeeze_(self, dim: Any = None) -> TensorView:
         self.val = unwrap(self._trace, self.squeeze(dim))  # type: ignore[arg-type]
+        self._base = None  # (no longer the parent's shape)
         return self
 
     def __getattr__(self, name: str) -> Any:
@@ -1092,6 +1108,58 @@ class TensorView(Tracer):
                 method.__name__ = name
                 return method
         raise AttributeError(f"array (inside a Function) has no attribute {name!r}")
+
+
+# -- views ------------------------------------------------------------------------------
+# Methods whose result is a view of the array in PyTorch (shares its storage). The result
+# remembers how it was made; an in-place update of it then finds which elements of the
+# parent it covers by making the same view of an array of element numbers (lazily: only when
+# a view is updated) and scatters the new values there.
+_VIEW_METHODS = ("__getitem__", "narrow", "select", "view", "view_as", "reshape", "reshape_as",
+                 "flatten", "unflatten", "t", "transpose", "permute", "movedim", "squeeze",
+                 "unsqueeze", "diagonal", "detach")
+
+
+def _basic_index(idx: Any) -> bool:
+    """A basic index (ints, slices, None, Ellipsis): PyTorch's indexing that makes a view
+    (an array, list or mask index makes a copy)."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return all(p is None or p is Ellipsis or (isinstance(p, int | numpy.integer)
+               and not isinstance(p, bool))
+               or (isinstance(p, slice) and all(v is None or isinstance(v, int | numpy.integer)
+                                                for v in (p.start, p.stop, p.step)))
+               for p in parts)
+
+
+def _view_index(parent: TensorView, name: str, args: tuple, kwargs: dict) -> numpy.ndarray:
+    """The flat positions in ``parent`` of the elements of ``parent.<name>(*args)``."""
+    trace = TensorViewTrace(eval_trace)
+    token = _trace_var.set(trace)
+    try:
+        numbers = TensorView(trace, numpy.arange(int(numpy.prod(parent.shape))).reshape(parent.shape))
+        out = getattr(TensorView, f"_view_{name}")(numbers, *args, **kwargs)
+        return numpy.asarray(unwrap(trace, out))
+    finally:
+        _trace_var.reset(token)
+
+
+def _make_view(name: str) -> Any:
+    method = getattr(TensorView, name)
+
+    def view(self: TensorView, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        if (type(out) is TensorView and out is not self and out._trace is self._trace
+                and out._base is None and (name != "__getitem__" or _basic_index(args[0]))):
+            out._base = (self, name, args, kwargs)
+        return out
+
+    view.__name__ = name
+    return view
+
+
+for _name in _VIEW_METHODS:
+    setattr(TensorView, f"_view_{_name}", getattr(TensorView, _name))
+    setattr(TensorView, _name, _make_view(_name))
 
 
 def _with_torch_kwargs(name: str) -> Any:

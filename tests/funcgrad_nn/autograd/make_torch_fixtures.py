@@ -49,6 +49,13 @@ def torch_or_numpy_float32(x):
     return np.float32
 
 
+def _updated(x, update):
+    """``update`` applied to a copy of ``x`` through views of it; the copy afterwards."""
+    y = x.clone()
+    update(y)
+    return y
+
+
 def _scatter_reduce(reduce, include_self):
     return lambda x, i: x.scatter_reduce(1, i, x * 2, reduce=reduce, include_self=include_self)
 
@@ -201,6 +208,22 @@ TENSOR_METHODS = {
     "mode_float": lambda x, i: x.round().mode(0).values,
     "cross_positional_dim": lambda x, i: x[:, :3].cross(x[:, 1:], 1),
     "cross_default_dim": lambda x, i: x[:, :3].cross(x[:, 1:] * 2),
+    # in-place updates of views land in the array viewed (PyTorch's views share storage)
+    "view_row_mul_": lambda x, i: _updated(x, lambda y: y[0].mul_(2)),
+    "view_slice_zero_": lambda x, i: _updated(x, lambda y: y[:, 1:3].zero_()),
+    "view_narrow_fill_": lambda x, i: _updated(x, lambda y: y.narrow(1, 0, 2).fill_(-1)),
+    "view_select_copy_": lambda x, i: _updated(x, lambda y: y.select(0, 1).copy_(y[0] * 3)),
+    "view_diagonal_fill_": lambda x, i: _updated(x, lambda y: y.diagonal(1).fill_(9)),
+    "view_flat_add_": lambda x, i: _updated(x, lambda y: y.view(-1)[::5].add_(1)),
+    "view_t_row_add_": lambda x, i: _updated(x, lambda y: y.t()[1].add_(100)),
+    "view_unbind_mul_": lambda x, i: _updated(x, lambda y: y.unbind(1)[2].mul_(0)),
+    "view_chain_setitem": lambda x, i: _updated(x, lambda y: y[1][2:].__setitem__(0, 7.0)),
+    "view_split_clamp_": lambda x, i: _updated(x, lambda y: y.split(2, 1)[1].clamp_(max=0)),
+    "view_permute_unsqueeze": lambda x, i: _updated(
+        x, lambda y: y.unsqueeze(0).permute(2, 0, 1)[3].sub_(1)),
+    "view_detach_data": lambda x, i: _updated(x, lambda y: (y.detach()[0].zero_(),
+                                                            y.data[2].fill_(1))),
+    "view_advanced_index_is_a_copy": lambda x, i: _updated(x, lambda y: y[[0, 2]].zero_()),
     **{f"scatter_reduce_{r}_{'self' if s else 'noself'}": _scatter_reduce(r, s)
        for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)},
     "scatter_reduce_int_mean": lambda x, i: (i * 5).scatter_reduce(1, i, i * 3 + 1, "mean"),
