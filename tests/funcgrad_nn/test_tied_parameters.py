@@ -331,3 +331,22 @@ def test_embedding_bag_module_max_norm_writes_back_eagerly():
     w1 = host(bag.weight)
     assert_allclose(w1[[4, 1, 0]], rows[[0, 1, 3]], rtol=1e-12, atol=1e-12)
     assert_allclose(w1[[2, 3, 5]], w0[[2, 3, 5]])
+
+
+# "mean": bag 0 has 3 entries, bag 1 two, so index 1 gets (2/3 + 1/2) / 3
+@pytest.mark.parametrize("mode, want", [("sum", [0.0, 1.0, 1.0, 1.0]),
+                                        ("mean", [0.0, (2 / 3 + 1 / 2) / 3, 1 / 3, 1 / 2])])
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count(mode, want):
+    # Bags [1, 2, 1] and [3, 1]: index 1 occurs 3 times, 2 and 3 once. The gradient row of an
+    # index is (its summed bag weights) / (its count): PyTorch's CUDA kernel and the fix of
+    # pytorch/pytorch#190063 (2.13's CPU kernel divides rows 2 and 3 by 3, reading the
+    # count of the wrong index, [0, 1, 1/3, 1/3] for "sum"), which this does not copy.
+    idx, offsets = np.array([1, 2, 1, 3, 1]), np.array([0, 3])
+    w = dev(np.ones((4, 2)))
+
+    def total(w):
+        return F.embedding_bag(dev(idx), w, dev(offsets), mode=mode,
+                               scale_grad_by_freq=True).sum()
+
+    g = funcgrad.grad(total)(w)
+    assert_allclose(g, np.repeat(np.array(want)[:, None], 2, axis=1), rtol=1e-12)
