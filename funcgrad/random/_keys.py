@@ -153,16 +153,32 @@ class PRNGKeyArray:
             raise TypeError("iteration over a 0-d key array")
         return (self[i] for i in range(self.shape[0]))
 
-    def __getitem__(self, idx: Any) -> PRNGKeyArray:
+    def _data_index(self, idx: Any) -> tuple[Any, ...]:
+        """``idx`` (over the key axes) as an index into the data."""
         idx = idx if isinstance(idx, tuple) else (idx,)
         n = _index_count(idx)
         if n > self.ndim:
             raise IndexError(f"too many indices for key array: it is {self.ndim}-dimensional, "
                              f"but {n} were indexed")
         # the key words are one trailing axis that no index reaches
-        full = (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis)
+        return (*idx, slice(None)) if any(i is Ellipsis for i in idx) else (*idx, Ellipsis)
+
+    def __getitem__(self, idx: Any) -> PRNGKeyArray:
         # funcgrad's indexing (a traced index into concrete key data under jit/vmap too)
-        return PRNGKeyArray(fnp.at(self._data)[full].get())
+        return PRNGKeyArray(fnp.at(self._data)[self._data_index(idx)].get())
+
+    @property
+    def at(self) -> _KeyAt:
+        """Functional updates, as JAX's key arrays: ``keys.at[idx].set(new_keys)`` and
+        ``.get()``; the index reaches the key axes only.
+
+        Example:
+            >>> from funcgrad import random
+            >>> ks = random.split(random.key(0), 3)
+            >>> bool((ks.at[0].set(ks[2]) == ks[2])[0])
+            True
+        """
+        return _KeyAt(self)
 
     # -- shape methods (on the data, the words axis kept last) -------------------------------
     def reshape(self, *shape: Any, order: str = "C") -> PRNGKeyArray:
@@ -199,6 +215,16 @@ class PRNGKeyArray:
         perm = tuple(range(self.ndim))[::-1] if not axes else tuple(
             int(a) % self.ndim for a in axes)
         return PRNGKeyArray(fnp.transpose(self._data, (*perm, self.ndim)))
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        perm = list(range(self.ndim))
+        for a in (axis1, axis2):
+            if not -self.ndim <= a < self.ndim:
+                raise ValueError(f"swapaxes: axis {a} is out of bounds for a key array of "
+                                 f"rank {self.ndim}")
+        a1, a2 = axis1 % self.ndim, axis2 % self.ndim
+        perm[a1], perm[a2] = perm[a2], perm[a1]
+        return self.transpose(perm)
 
     def copy(self) -> PRNGKeyArray:
         return PRNGKeyArray(fnp.copy(self._data))
@@ -249,6 +275,41 @@ class PRNGKeyArray:
         return f"PRNGKeyArray(data={self._data!r})"
 
     __str__ = __repr__
+
+
+class _KeyAt:
+    """``keys.at``: ``keys.at[idx]`` names the keys to get or replace."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray) -> None:
+        self._keys = keys
+
+    def __getitem__(self, idx: Any) -> _KeyAtIndex:
+        return _KeyAtIndex(self._keys, self._keys._data_index(idx))
+
+
+class _KeyAtIndex:
+    __slots__ = ("_keys", "_idx")
+
+    def __init__(self, keys: PRNGKeyArray, idx: tuple[Any, ...]) -> None:
+        self._keys, self._idx = keys, idx
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(fnp.at(self._keys._data)[self._idx].get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        if not isinstance(values, PRNGKeyArray):
+            raise TypeError(f"keys.at[...].set needs key values (a key array), got "
+                            f"{type(values).__name__}; wrap raw data with "
+                            "funcgrad.random.wrap_key_data")
+        return PRNGKeyArray(fnp.at(self._keys._data)[self._idx].set(values._data, **kwargs))
+
+    def _no_arithmetic(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("arithmetic updates (add, multiply, min, max, ...) are not defined on "
+                        "key arrays; use .set with new keys")
+
+    add = multiply = mul = divide = power = min = max = apply = _no_arithmetic
 
 
 def key_dtype(impl: Any = None) -> KeyDType:

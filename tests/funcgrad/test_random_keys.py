@@ -315,3 +315,27 @@ def test_exported_programs_take_and_return_keys() -> None:
     ks, y = e.call(k, 1.0)
     assert isinstance(ks, R.PRNGKeyArray) and data(ks) == SPLIT3[:2]
     assert_allclose(y, R.normal(k, (2,)) + 1.0)
+
+
+def test_key_array_at_set_and_swapaxes() -> None:
+    # jax.random.split(key(0), (2, 3)) updated with .at[...].set, as JAX 0.10 (x64)
+    ks = R.split(dev(R.key(0)), (2, 3))
+    k5 = dev(R.key(5))
+    assert data(ks.at[..., 0].set(k5)) == [
+        [[0, 5], [928981903, 3453687069], [4146024105, 2718843009]],
+        [[0, 5], [2285895361, 433833334], [1524306142, 1887795613]]]
+    row = [[2724472204, 3573582090], [202567368, 3886822060], [3594430910, 1784718894]]
+    assert data(ks.at[1].set(R.split(k5, 3))) == [
+        [[1797259609, 2579123966], [928981903, 3453687069], [4146024105, 2718843009]], row]
+    got = funcgrad.jit(lambda ks, i, k: ks.at[i].set(k))(ks, 1, k5)
+    assert isinstance(got, R.PRNGKeyArray) and data(got)[1] == [[0, 5]] * 3
+    got = funcgrad.vmap(lambda ks, k: ks.at[0].set(k))(ks, R.split(k5, 2))
+    assert [r[0] for r in data(got)] == row[:2]
+    assert data(ks.at[1, 2].get()) == [1524306142, 1887795613]
+    with pytest.raises(TypeError, match="not defined on key arrays"):
+        ks.at[0].add(ks[1])
+    with pytest.raises(TypeError, match="needs key values"):
+        ks.at[0].set(R.key_data(ks[1]))
+    sw = ks.swapaxes(0, 1)
+    assert sw.shape == (3, 2) and data(sw)[0] == [[1797259609, 2579123966],
+                                                   [2467461003, 3840466878]]
