@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -406,6 +407,68 @@ class Rotation(NamedTuple):
         if not isinstance(other, Rotation):
             return NotImplemented
         return Rotation.from_quat(_compose(self.quat, other.quat))
+
+    def __pow__(self, n: Any, modulus: None = None) -> Rotation:
+        """The rotation composed with itself ``n`` times, ``n`` any real number: the angle
+        about the fixed axis scaled by ``n`` (``from_rotvec(n * as_rotvec())``, the principal
+        root for fractional ``n``), as SciPy's ``Rotation.__pow__``. ``n == 0`` gives the
+        identity, ``1`` the rotation itself and ``-1`` its inverse exactly.
+
+        Example:
+            >>> import numpy as np
+            >>> from funcgrad.scipy.spatial.transform import Rotation
+            >>> (Rotation.from_rotvec(np.array([1.0, 0.0, 0.0])) ** 0.5).as_rotvec()
+            array([0.5, 0. , 0. ])
+        """
+        if modulus is not None:
+            raise ValueError("Rotation.__pow__: modulus is not applicable to rotations")
+        if not isinstance(n, int | float):
+            n = fnp.asarray(n)
+            if get_aval(n).shape == (1,):
+                n = n[0]
+            elif get_aval(n).ndim != 0:
+                raise ValueError("Array exponent must be a scalar")
+        if isinstance(n, int | float) and not isinstance(self.quat, Tracer):
+            # SciPy's exact special cases
+            if n == 0:
+                unit = fnp.asarray([0.0, 0.0, 0.0, 1.0], dtype=get_aval(self.quat).dtype)
+                return Rotation(fnp.zeros_like(self.quat) + unit)
+            if n == -1:
+                return self.inv()
+            if n == 1:
+                return self
+        return Rotation.from_rotvec(n * self.as_rotvec())
+
+    def approx_equal(self, other: Rotation, atol: Any = None, degrees: bool = False) -> Any:
+        """Whether ``other`` is within ``atol`` (1e-8 radians by default; degrees with
+        ``degrees``) of this rotation, by the angle of ``other * self.inv()``; stacks
+        broadcast. As SciPy's ``Rotation.approx_equal``.
+
+        Example:
+            >>> import numpy as np
+            >>> from funcgrad.scipy.spatial.transform import Rotation
+            >>> p = Rotation.from_euler("z", 10, degrees=True)
+            >>> bool(p.approx_equal(Rotation.from_euler("z", 10.5, degrees=True), 1, degrees=True))
+            True
+        """
+        if not isinstance(other, Rotation):
+            raise TypeError(f"Rotation.approx_equal: expected a Rotation, got "
+                            f"{type(other).__name__}")
+        if atol is None:
+            if degrees:
+                warnings.warn("atol must be set to use the degrees flag, defaulting to 1e-8 "
+                              "radians.", stacklevel=2)
+            atol = 1e-8
+        elif degrees:
+            atol = fnp.deg2rad(atol)
+        try:
+            numpy.broadcast_shapes(get_aval(self.quat).shape, get_aval(other.quat).shape)
+        except ValueError:
+            raise ValueError(
+                f"Expected broadcastable shapes in both rotations, got "
+                f"{get_aval(self.quat).shape[:-1]} rotations in first and "
+                f"{get_aval(other.quat).shape[:-1]} rotations in second object.") from None
+        return (other * self.inv()).magnitude() < atol
 
     def apply(self, vectors: Any, inverse: bool = False) -> Any:
         """Rotate ``vectors`` ``(..., 3)`` (by the inverse with ``inverse``); the rotations'

@@ -203,3 +203,39 @@ def test_traced_times_and_indices():
     assert_allclose(funcgrad.vmap(lambda i: r[i].as_matrix())(dev(np.array([3, 0]))),
                     REF["as_matrix"][[3, 0]], **TOL)
     assert_allclose(funcgrad.jit(lambda i: r[i].quat)(2), REF["quats"][2], **TOL)
+
+
+def test_pow_as_scipy():
+    # SciPy 1.17: ((p ** 2) ** 0.5) is the principal root (-60 degrees, not 120); p ** -1.5
+    # turns 180 degrees the other way; ** 0 is the identity of the stack's shape
+    p = Rotation.from_rotvec(dev(np.array([0.0, 0.0, 120.0])), degrees=True)
+    assert_allclose(((p ** 2) ** 0.5).as_rotvec(degrees=True), np.array([0.0, 0.0, -60.0]),
+                    atol=1e-12)
+    assert_allclose((p ** -1.5).as_quat(), np.array([0.0, 0.0, -1.0, 6.123233995736766e-17]),
+                    atol=1e-15)
+    stack = Rotation.from_quat(dev(np.array([[0.0, 0.0, 0.6, 0.8], [0.6, 0.0, 0.0, -0.8]])))
+    assert_allclose((stack ** 0).as_quat(), np.array([[0.0, 0.0, 0.0, 1.0]] * 2))
+    assert_allclose((stack ** -1).as_quat(), stack.inv().as_quat())
+    assert_allclose((stack ** dev(np.array([2.0]))).as_quat(), (stack * stack).as_quat())
+    assert_allclose(funcgrad.jit(lambda q, n: (Rotation(q) ** n).as_quat())(stack.quat, 2.0),
+                    (stack * stack).as_quat())
+    # d/dv of the rotation vector of from_rotvec(v) ** 2 is 2 (away from angle pi)
+    g = funcgrad.grad(lambda v: (Rotation.from_rotvec(v) ** 2.0).as_rotvec().sum())(
+        dev(np.array([0.1, 0.2, 0.3])))
+    assert_allclose(g, np.array([2.0, 2.0, 2.0]))
+    with pytest.raises(ValueError, match="scalar"):
+        stack ** dev(np.array([1.0, 2.0]))
+
+
+def test_approx_equal_as_scipy():
+    p = Rotation.from_quat(dev(np.array([0.0, 0.0, 0.0, 1.0])))
+    q = Rotation.from_quat(dev(np.eye(4)))
+    np.testing.assert_array_equal(np.asarray(funcgrad.device_get(p.approx_equal(q))),
+                                  [False, False, False, True])
+    r = Rotation.from_euler("z", 10.0, degrees=True)
+    assert bool(r.approx_equal(Rotation.from_euler("z", 10.5, degrees=True), 1.0, degrees=True))
+    assert not bool(r.approx_equal(Rotation.from_euler("z", 10.5, degrees=True)))
+    with pytest.warns(UserWarning, match="atol must be set"):
+        r.approx_equal(r, degrees=True)
+    with pytest.raises(ValueError, match="broadcastable"):
+        Rotation.identity(2).approx_equal(Rotation.identity(3))
