@@ -52,7 +52,15 @@ from funcgrad.api_devices import (
     transfer_guard_device_to_host,
     transfer_guard_host_to_device,
 )
-from funcgrad.api_jit import RetraceWarning, compiled_source, disable_jit, eval_shape, jit
+from funcgrad.api_jit import (
+    RetraceWarning,
+    compiled_source,
+    disable_jit,
+    eval_shape,
+    explain_cache_misses,
+    jit,
+    log_compiles,
+)
 from funcgrad.api_pmap import pmap
 from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
 from funcgrad.api_shard_map import shard_map
@@ -137,6 +145,8 @@ __all__ = [
     "closure_convert",
     "jit",
     "disable_jit",
+    "explain_cache_misses",
+    "log_compiles",
     "ensure_compile_time_eval",
     "named_scope",
     "named_call",

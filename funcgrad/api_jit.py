@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
@@ -57,7 +58,8 @@ from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
 
-__all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "disable_jit"]
+__all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "disable_jit",
+           "log_compiles", "explain_cache_misses"]
 
 #: How many argument signatures (traces and their compiled programs) one jitted function
 #: keeps; past it the least recently used one is dropped (and traced again if it comes back).
@@ -98,6 +100,55 @@ def _write_disable_jit(value: Any) -> None:
 
 
 _config.register_flag("jax_disable_jit", _jit_disabled.get, _write_disable_jit)
+
+
+#: JAX's ``jax_explain_cache_misses``: every jitted function explains its retraces, as
+#: ``jit(..., explain_retraces=True)`` does (a :class:`RetraceWarning` saying what changed).
+_explain_misses: ContextVar[bool] = ContextVar("funcgrad_explain_cache_misses", default=False)
+#: JAX's ``jax_log_compiles``: each trace-and-compile of a jitted function is logged (WARNING,
+#: logger ``funcgrad``), naming the function and its argument types.
+_log_compiles: ContextVar[bool] = ContextVar("funcgrad_log_compiles", default=False)
+_logger = logging.getLogger("funcgrad")
+
+_config.register_flag("jax_explain_cache_misses", _explain_misses.get,
+                      lambda value: _explain_misses.set(bool(value)))
+_config.register_flag("jax_log_compiles", _log_compiles.get,
+                      lambda value: _log_compiles.set(bool(value)))
+
+
+def log_compiles(enable: bool = True) -> Any:
+    """``jax.log_compiles``: inside the ``with`` block (or the decorated function), every
+    trace-and-compile of a jitted function is logged at WARNING level on the ``funcgrad``
+    logger (the flag ``jax_log_compiles``).
+
+    Example:
+        >>> import logging, sys, numpy as np, funcgrad
+        >>> handler = logging.StreamHandler(sys.stdout)
+        >>> logging.getLogger("funcgrad").addHandler(handler)
+        >>> with funcgrad.log_compiles():
+        ...     _ = funcgrad.jit(lambda x: x + 1)(np.ones(2))
+        Compiling jit(<lambda>) for arguments (f64[2]) (trace #1)
+        >>> logging.getLogger("funcgrad").removeHandler(handler)
+    """
+    return _config.flag_scope("jax_log_compiles", enable)
+
+
+def explain_cache_misses(enable: bool = True) -> Any:
+    """``jax.explain_cache_misses``: inside the ``with`` block (or the decorated function),
+    every jitted function warns why it traces again (:class:`RetraceWarning`), as with
+    ``jit(..., explain_retraces=True)`` (the flag ``jax_explain_cache_misses``).
+
+    Example:
+        >>> import warnings, numpy as np, funcgrad
+        >>> f = funcgrad.jit(lambda x: x + 1)
+        >>> _ = f(np.ones(2))
+        >>> with funcgrad.explain_cache_misses(), warnings.catch_warnings(record=True) as w:
+        ...     warnings.simplefilter("always")
+        ...     _ = f(np.ones(3))
+        >>> "tracing again" in str(w[0].message)
+        True
+    """
+    return _config.flag_scope("jax_explain_cache_misses", enable)
 
 
 class RetraceWarning(UserWarning):
@@ -466,13 +517,16 @@ class Jitted:
     def _trace(self, args, kwargs, statics, dyn_pos, leaves, treedef, cache_key) -> _Entry:
         # The full signature, for explaining retraces (the cache key may be a shortcut).
         key = (treedef, tuple(statics), tuple(_leaf_key(x) for x in leaves))
-        if self._explain and self._last is not None:
+        if (self._explain or _explain_misses.get()) and self._last is not None:
             self._warn_retrace(key)
         elif self.trace_count + 1 >= RETRACE_WARN_AFTER and not self._warned_retracing:
             self._warned_retracing = True
             self._warn_keeps_retracing(key)
         labels = self._leaf_labels(treedef, leaves, dyn_pos)
         in_avals = [get_aval(x) for x in leaves]
+        if _log_compiles.get():
+            _logger.warning("Compiling jit(%s) for arguments (%s) (trace #%d)", self._name,
+                            ", ".join(a.str_short() for a in in_avals), self.trace_count + 1)
         origins = [f"argument {lab}" for lab in labels]
         out_store: list[Any] = []
         fun = self._fun

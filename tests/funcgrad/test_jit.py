@@ -776,3 +776,20 @@ def test_device_backend_and_compiler_options_as_jax():
     assert float(host(h(1.0))) == 2.0
     with pytest.raises(TypeError, match="compiler_options must be a dict"):
         funcgrad.jit(lambda a: a, compiler_options=3)
+
+
+def test_log_compiles_and_explain_cache_misses_flags(caplog):
+    # JAX's jax_log_compiles / jax_explain_cache_misses flags and their context managers
+    f = funcgrad.jit(lambda a: a * 2)
+    with caplog.at_level("WARNING", logger="funcgrad"), funcgrad.log_compiles():
+        f(dev(np.ones(2)))
+        f(dev(np.ones(2)))  # cached: not logged again
+    assert [r.getMessage() for r in caplog.records] == [
+        "Compiling jit(<lambda>) for arguments (f64[2]) (trace #1)"]
+    assert funcgrad.config.read("jax_log_compiles") is False
+    with funcgrad.explain_cache_misses(), warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f(dev(np.ones(3)))
+    assert any(issubclass(x.category, funcgrad.RetraceWarning) and "(2,) -> (3,)" in str(x.message)
+               for x in w)
+    assert funcgrad.config.jax_explain_cache_misses is False
