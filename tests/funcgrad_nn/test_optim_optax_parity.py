@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.numpy as fnp
 from funcgrad_nn import optim
 from tests.funcgrad_nn.fixtures.make_optax_fixtures import SCHEDULED, run, schedule_values
 from tests.helpers import assert_allclose, dev, host
@@ -22,7 +23,7 @@ FIX = json.loads((pathlib.Path(__file__).parent / "fixtures" / "optim" / "optax.
 def test_trajectory_matches_optax(cid):
     case = FIX["cases"][cid]
     ours = run(optim, case["expr"], dev)
-    tol = 1e-6 if cid in SCHEDULED else 1e-10  # optax's float32 schedule values
+    tol = 1e-6 if cid in SCHEDULED else 1e-10  # optax's float32 arithmetic there
     for k, ref in case["final"].items():
         assert_allclose(host(ours[k]), np.asarray(ref), rtol=tol, atol=tol * 1e-2, err_msg=cid)
 
@@ -104,3 +105,25 @@ def test_inject_hyperparams_state_jit_and_errors_as_optax():
     assert_allclose(host(p2["w"]), np.full(2, 0.4, np.float32), rtol=1e-6)
     with pytest.raises(ValueError, match="must specify a subset of `inner_factory`'s parameters"):
         optim.inject_hyperparams(optim.sgd, static_args="nope")
+
+
+def test_multi_steps_skips_non_finite_gradients_under_jit():
+    # optax's semantics: a skipped call changes nothing but skip_state; the k-th counted
+    # call steps with the mean of the counted gradients.
+    tx = optim.MultiSteps(optim.sgd(1.0), every_k_schedule=2,
+                          should_skip_update_fn=optim.skip_not_finite)
+    p = {"w": dev(np.zeros(1))}
+    s = tx.init(p)
+    update = funcgrad.jit(tx.update)
+    got = []
+    for g in (1.0, np.nan, 3.0):
+        u, s = update({"w": dev(np.array([g]))}, s, p)
+        got.append(float(host(u["w"])[0]))
+        if np.isnan(g):
+            assert int(host(s.skip_state["num_not_finite"])) == 1 and int(host(s.mini_step)) == 1
+    assert got == [0.0, 0.0, -2.0] and bool(host(tx.has_updated(s)))
+    assert int(host(s.gradient_step)) == 1 and float(host(s.acc_grads["w"])[0]) == 0.0
+    bad = optim.MultiSteps(optim.sgd(1.0), 2, should_skip_update_fn=lambda u, st, p: (
+        fnp.zeros(2, bool), ()))
+    with pytest.raises(ValueError, match="should return a boolean scalar array"):
+        bad.update({"w": dev(np.zeros(1))}, bad.init(p), p)
