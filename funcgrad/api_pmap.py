@@ -76,4 +76,11 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
                 e.add_note("(pmap maps its function with vmap: the error above is vmap's)")
             raise
 
-    return jit(mapped, static_argnums=static, donate_argnums=donate_argnums)
+    # Named and documented as fun, as jax.pmap's result (not functools.wraps: the signature
+    # jit reads for static_argnums must stay mapped's own).
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        if hasattr(fun, attr):
+            setattr(mapped, attr, getattr(fun, attr))
+    out = jit(mapped, static_argnums=static, donate_argnums=donate_argnums)
+    out.__wrapped__ = fun
+    return out

@@ -50,3 +50,13 @@ def test_static_arguments_must_be_positional_and_errors_name_parameters():
     with pytest.raises(ValueError, match="argument a of rank 0") as info:
         funcgrad.pmap(lambda a: a * 2)(1.0)
     assert any("pmap" in n for n in getattr(info.value, "__notes__", []))
+
+
+def test_pmap_result_is_named_after_the_function():
+    def step(x):
+        "one step"
+        return x * 2
+
+    f = funcgrad.pmap(step)  # jax.pmap: ('step', 'one step', step)
+    assert (f.__name__, f.__doc__, f.__wrapped__) == ("step", "one step", step)
+    np.testing.assert_array_equal(host(f(dev(np.ones((1, 2))))), [[2.0, 2.0]])
