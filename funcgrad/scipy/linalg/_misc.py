@@ -120,4 +120,5 @@ def khatri_rao(a: Any, b: Any) -> Any:
     if get_aval(a).dtype != get_aval(b).dtype and get_aval(a).dtype.kind in "fc":
         a, b = promote(a, b)
     c = a[:, None, :] * b[None, :, :]
-    return fnp.reshape(c, (-1, get_aval(a).shape[1]))
+    rows = get_aval(a).shape[0] * get_aval(b).shape[0]   # not -1: k may be 0
+    return fnp.reshape(c, (rows, get_aval(a).shape[1]))

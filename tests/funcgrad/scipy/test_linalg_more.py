@@ -112,6 +112,7 @@ def test_predicates_and_small_helpers() -> None:
                     sl.diagsvd([1.0, 2.0], 2, 4), rtol=0, atol=0)
     with pytest.raises(ValueError, match="columns"):
         fsl.khatri_rao(dev(np.ones((2, 3))), dev(np.ones((2, 2))))
+    assert host(fsl.khatri_rao(dev(np.ones((3, 0))), dev(np.ones((2, 0))))).shape == (6, 0)
 
 
 def test_structured_solves_errors() -> None:
