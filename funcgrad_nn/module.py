@@ -359,14 +359,23 @@ class Module:
         state = dict(self.__dict__)
         if "_compiled" in state:
             state["_compiled"] = {}  # compiled programs are not pickled: a copy recompiles
+        lazy = [(reg, name) for reg in ("_parameters", "_buffers")
+                for name, v in state.get(reg, {}).items() if placeholder_kind(v) is not None]
+        if lazy:  # the copies of uninitialised placeholders are placeholders too
+            state["_lazy_placeholders"] = lazy
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # copy.deepcopy / pickle: the copy's parameter arrays are parameters too
+        state = dict(state)
+        lazy = state.pop("_lazy_placeholders", ())
         self.__dict__.update(state)
         _LIVE_MODULES[id(self)] = self
         for v in state.get("_parameters", {}).values():
             _note_parameter(v)
+        for reg, name in lazy:
+            mark_uninitialized(state[reg][name],
+                               "parameter" if reg == "_parameters" else "buffer")
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: look in the registries.

@@ -1,5 +1,6 @@
 """Layer modules: shapes, PyTorch init bounds, numerics vs NumPy, train/eval behaviour."""
 
+import copy
 import math
 
 import numpy as np
@@ -288,6 +289,8 @@ def test_uninitialized_parameters_are_what_pytorch_filters_on():
     assert not isinstance(model[1].running_mean, nn.UninitializedParameter)
     model.double().to(DEVICE)  # moved and cast, still uninitialised
     assert all(is_lazy(p) for p in list(model.parameters())[:4])
+    twin = copy.deepcopy(model)  # (torch's deepcopy keeps UninitializedParameters too)
+    assert [is_lazy(p) for p in twin.parameters()] == [True] * 4 + [False] * 2
     out = model(dev(np.ones((4, 5))))
     assert out.shape == (4, 2) and not any(is_lazy(p) for p in model.parameters())
     assert host(model[0].weight).dtype == np.float64
