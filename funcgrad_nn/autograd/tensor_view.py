@@ -111,12 +111,39 @@ class TensorView(Tracer):
     # ``_base``: for a view made by indexing or a shape method (``x[0]``, ``narrow``,
     # ``view``, ``t``...), ``(parent, method name, args, kwargs)``: an in-place update of the
     # view is written through to the parent, as PyTorch's views share storage
-    __slots__ = ("val", "_base")
+    # (a view taken before an update of its parent is refreshed when next read; ``_version``
+    # counts a view's updates, ``_base`` ends with the parent's version last seen)
+    __slots__ = ("_val", "_base", "_version")
 
     def __init__(self, trace: TensorViewTrace, val: Any) -> None:
         self._trace = trace
-        self.val = val
+        self._val = val
         self._base: tuple | None = None
+        self._version = 0
+
+    @property
+    def val(self) -> Any:
+        """The array this view stands for (for a view of another view updated since, its
+        elements as they are now)."""
+        base = self._base
+        if base is not None:
+            parent, name, args, kwargs, seen = base
+            parent.val  # noqa: B018  (refreshes the parent first)
+            if parent._version != seen:
+                token = _trace_var.set(self._trace)
+                try:
+                    fresh = getattr(TensorView, f"_view_{name}")(parent, *args, **kwargs)
+                finally:
+                    _trace_var.reset(token)
+                self._val = unwrap(self._trace, fresh)  # type: ignore[arg-type]
+                self._version += 1  # (its own views refresh in turn)
+                self._base = (parent, name, args, kwargs, parent._version)
+        return self._val
+
+    @val.setter
+    def val(self, value: Any) -> None:
+        self._val = value
+        self._version += 1
 
     @property
     def aval(self) -> ShapedArray:
@@ -1025,11 +1052,12 @@ class TensorView(Tracer):
             new = fnp.broadcast_to(new, self.shape)
         self.val = unwrap(self._trace, new)  # type: ignore[arg-type]
         if self._base is not None:  # a view: the update lands in its parent too
-            parent, name, args, kwargs = self._base
+            parent, name, args, kwargs, _ = self._base
             where = _view_index(parent, name, args, kwargs)
             flat = fnp.reshape(parent, (-1,))
             parent._assign(fnp.reshape(
                 flat.at[where.reshape(-1)].set(fnp.reshape(self, (-1,))), parent.shape))
+            self._base = (parent, name, args, kwargs, parent._version)  # in step with it
         return self
 
     def __setitem__(self, idx: Any, value: Any) -> None:
@@ -1150,7 +1178,7 @@ def _make_view(name: str) -> Any:
         out = method(self, *args, **kwargs)
         if (type(out) is TensorView and out is not self and out._trace is self._trace
                 and out._base is None and (name != "__getitem__" or _basic_index(args[0]))):
-            out._base = (self, name, args, kwargs)
+            out._base = (self, name, args, kwargs, self._version)
         return out
 
     view.__name__ = name

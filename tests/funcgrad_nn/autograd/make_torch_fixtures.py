@@ -56,6 +56,14 @@ def _updated(x, update):
     return y
 
 
+def _view_after(x, make, update):
+    """A view ``make(y)`` of a copy ``y`` of ``x``, read after ``update(y)``."""
+    y = x.clone()
+    view = make(y)
+    update(y)
+    return view * 1
+
+
 def _scatter_reduce(reduce, include_self):
     return lambda x, i: x.scatter_reduce(1, i, x * 2, reduce=reduce, include_self=include_self)
 
@@ -224,6 +232,12 @@ TENSOR_METHODS = {
     "view_detach_data": lambda x, i: _updated(x, lambda y: (y.detach()[0].zero_(),
                                                             y.data[2].fill_(1))),
     "view_advanced_index_is_a_copy": lambda x, i: _updated(x, lambda y: y[[0, 2]].zero_()),
+    "view_updated_after_its_base": lambda x, i: _updated(
+        x, lambda y: (lambda row: (y.mul_(2), row.add_(1)))(y[0])),
+    "view_read_after_base_setitem": lambda x, i: _view_after(
+        x, lambda y: y.view(-1), lambda y: y.__setitem__((1, 1), 5.0)),
+    "view_of_view_read_after_sibling_update": lambda x, i: _view_after(
+        x, lambda y: y.t()[1:], lambda y: y[:, 2].fill_(-3)),
     **{f"scatter_reduce_{r}_{'self' if s else 'noself'}": _scatter_reduce(r, s)
        for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)},
     "scatter_reduce_int_mean": lambda x, i: (i * 5).scatter_reduce(1, i, i * 3 + 1, "mean"),
