@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -422,11 +423,17 @@ class Tracer:
                                   TracerIntegerConversionError).__index__())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        src = user_source_info()
         raise TracerArrayConversionError(
             f"a traced array ({self.aval.str_short()}) cannot be converted to a NumPy array"
-            f"{user_source_info().at()}: inside a transformation, use funcgrad.numpy "
+            f"{src.at()}: inside a transformation, use funcgrad.numpy "
             "(`import funcgrad.numpy as fnp`) instead of numpy functions that funcgrad does not "
             "know, and return values out of the transformed function to get arrays."
+            # SciPy converts its arguments first thing: its functions have funcgrad.scipy
+            # counterparts of the same name (scipy.linalg.expm -> funcgrad.scipy.linalg.expm)
+            + (" SciPy functions have differentiable counterparts of the same name in "
+               "funcgrad.scipy (funcgrad.scipy.linalg, .fft, .special, .signal, ...)."
+               if f"{os.sep}scipy{os.sep}" in (src.filename or "") else "")
             + (" A NumPy array indexed by a traced integer (x[i] in a loop body or under "
                "jit) needs funcgrad's indexing: fnp.take(x, i, axis=0) or fnp.at(x)[i].get()."
                if self.aval.dtype.kind in "iub" else "")

@@ -171,3 +171,10 @@ def test_batches_as_scipy(name, call) -> None:
         g, w = np.asarray(host(g)), np.asarray(w)
         assert g.shape == w.shape
         assert_allclose(np.abs(g).astype(float), np.abs(w).astype(float), rtol=1e-8, atol=1e-8)
+
+
+def test_scipy_function_on_a_tracer_names_funcgrad_scipy() -> None:
+    # SciPy converts its arguments with numpy.asarray: the error points at funcgrad.scipy
+    from funcgrad.errors import TracerArrayConversionError
+    with pytest.raises(TracerArrayConversionError, match="funcgrad.scipy"):
+        funcgrad.grad(lambda m: sl.expm(m).sum())(dev(np.eye(2)))
