@@ -874,7 +874,8 @@ def jit(
     ``device`` (a device, e.g. ``funcgrad.devices()[0]``) or ``backend`` (a platform:
     ``"cpu"``, ``"gpu"``/``"cuda"``) runs the function there, its array arguments copied to
     it (deprecated in JAX, which warns as here: ``device_put`` the arguments instead).
-    ``compiler_options`` (XLA's flags, a dict) are accepted and unused: no XLA compiles here.
+    ``compiler_options`` must be empty (None or ``{}``), as for ``Lowered.compile``: XLA's
+    flags have no compiler to go to here.
 
     Python control flow on traced values raises :class:`~funcgrad.ConcretizationError`; use
     static arguments, ``funcgrad.numpy.where``, ``funcgrad.cond`` or ``funcgrad.while_loop``.
@@ -894,6 +895,11 @@ def jit(
     if compiler_options is not None and not isinstance(compiler_options, dict):
         raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
                         f"{type(compiler_options).__name__}")
+    if compiler_options:
+        # As Lowered.compile(compiler_options=...): options for a compiler that is not here
+        # would be silently dropped.
+        raise ValueError(f"jit(compiler_options={compiler_options!r}): funcgrad's compiler "
+                         "takes no options (there is no XLA); leave them out")
     place = _placement(device, backend)
     if fun is None:
         def decorate(f: Callable[..., Any]) -> Jitted:
