@@ -18,9 +18,10 @@ import funcgrad.numpy as fnp
 import funcgrad.numpy._extended as _ext
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
+from funcgrad import sharding as _sharding
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
+from funcgrad.backend import canonical_device as _canonical_name
 from funcgrad.backend import (
-    canonical_device,
     device_of,
     device_put,
     get_default_device,
@@ -152,6 +153,7 @@ def _cast(x: Any, dt: numpy.dtype | None) -> Any:
 
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+            out_sharding: Any = None,
             copy: bool | None = None) -> Any:
     """Convert ``a`` to an array (on ``device``, else the default device); arrays and tracers
     pass through.
@@ -165,6 +167,7 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
         >>> type(asarray([1.0], device="strict")).__name__
         'StrictArray'
     """
+    device = _out_sharding("asarray", device, out_sharding)
     if _ext.is_extended(a) and dtype is None:
         return a  # a key array is already an array (jnp.asarray(key) is key)
     if device is not None:
@@ -200,7 +203,7 @@ def array(
     order: Any = "K",
     subok: bool = False,
     ndmin: int = 0,
-    device: Any = None,
+    device: Any = None, out_sharding: Any = None,
 ) -> Any:
     """Make an array from ``object`` (a copy of arrays unless ``copy`` is False/None), on
     ``device`` (JAX's keyword) when given.
@@ -211,6 +214,7 @@ def array(
         >>> array([[1.0, 2.0]], ndmin=3).shape
         (1, 1, 2)
     """
+    device = _out_sharding("array", device, out_sharding)
     _check_order(order, "array")
     if isinstance(object, Tracer) or device_of(object) is not None or _needs_stacking(object):
         out = asarray(object, dtype, copy=copy)
@@ -272,6 +276,29 @@ def _shape_tuple(shape: Any, fname: str) -> tuple[int, ...]:
     return out
 
 
+def canonical_device(device: Any) -> str:
+    """The device name of a ``device=`` argument: a name, or (as in JAX) a
+    :class:`~funcgrad.sharding.Sharding` or a ``PartitionSpec`` over the current mesh."""
+    if isinstance(device, _sharding.PartitionSpec):
+        mesh = _sharding.get_mesh()
+        if mesh is None:
+            raise ValueError("device: a PartitionSpec needs a mesh: pass NamedSharding(mesh, "
+                             "spec) or use funcgrad.set_mesh(mesh)")
+        device = _sharding.NamedSharding(mesh, device)
+    if isinstance(device, _sharding.Sharding):
+        device = device._device()
+    return _canonical_name(device)
+
+
+def _out_sharding(fname: str, device: Any, out_sharding: Any) -> Any:
+    """JAX's ``out_sharding=`` (the result's sharding: on one device, where it goes)."""
+    if out_sharding is None:
+        return device
+    if device is not None:
+        raise ValueError(f"{fname}: pass device= or out_sharding=, not both")
+    return out_sharding
+
+
 def _default_xp() -> Any:
     return xp_for_device(get_default_device())
 
@@ -290,48 +317,55 @@ def _put(out: Any, device: Any) -> Any:
     return device_put(out, canonical_device(device))
 
 
-def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None) -> Any:
+def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None,
+          out_sharding: Any = None) -> Any:
     """An array of zeros on ``device`` (the default device when None).
 
     Example:
         >>> zeros((2, 3), dtype="int32").dtype, type(zeros(2, device="strict")).__name__
         (dtype('int32'), 'StrictArray')
     """
+    device = _out_sharding("zeros", device, out_sharding)
     _check_order(order, "zeros")
     dt = canonical_dtype(float if dtype is None else dtype, "zeros")
     return _xp_of(device).zeros(_shape_tuple(shape, "zeros"), dtype=dt)
 
 
-def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None) -> Any:
+def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None,
+         out_sharding: Any = None) -> Any:
     """An array of ones on ``device`` (the default device when None).
 
     Example:
         >>> ones(2).tolist()
         [1.0, 1.0]
     """
+    device = _out_sharding("ones", device, out_sharding)
     _check_order(order, "ones")
     dt = canonical_dtype(float if dtype is None else dtype, "ones")
     return _xp_of(device).ones(_shape_tuple(shape, "ones"), dtype=dt)
 
 
-def empty(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None) -> Any:
+def empty(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None,
+          out_sharding: Any = None) -> Any:
     """Like :func:`zeros` (funcgrad never hands out uninitialised memory).
 
     Example:
         >>> empty(2).tolist()
         [0.0, 0.0]
     """
+    device = _out_sharding("empty", device, out_sharding)
     return zeros(shape, dtype, order, device=device)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
-         device: Any = None) -> Any:
+         device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (broadcast; traced values allowed).
 
     Example:
         >>> full((2,), 7).tolist(), full(2, 1.5, dtype="float32").dtype
         ([7, 7], dtype('float32'))
     """
+    device = _out_sharding("full", device, out_sharding)
     _check_order(order, "full")
     shape = _shape_tuple(shape, "full")
     dt = _dtype_or_none(dtype, "full")
@@ -369,25 +403,29 @@ def _like_spec(a: Any, dtype: Any, shape: Any, fname: str,
 
 
 def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
-               shape: Any = None, *, device: Any = None) -> Any:
+               shape: Any = None, *, device: Any = None,
+               out_sharding: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
 
     Example:
         >>> zeros_like(numpy.ones((2,), numpy.float32)).dtype
         dtype('float32')
     """
+    device = _out_sharding("zeros_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "zeros_like", device)
     return xp_for_device(dev).zeros(shp, dtype=dt)
 
 
 def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
-              shape: Any = None, *, device: Any = None) -> Any:
+              shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None) -> Any:
     """Ones with the shape and dtype of ``a`` (a tracer too), on ``a``'s device.
 
     Example:
         >>> ones_like([1, 2]).tolist()
         [1, 1]
     """
+    device = _out_sharding("ones_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "ones_like", device)
     return xp_for_device(dev).ones(shp, dtype=dt)
 
@@ -404,13 +442,15 @@ def empty_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
-              subok: bool = True, shape: Any = None, *, device: Any = None) -> Any:
+              subok: bool = True, shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None) -> Any:
     """``fill_value`` in the shape and dtype of ``a`` (traced fill values differentiate).
 
     Example:
         >>> full_like(numpy.zeros(2, numpy.int64), 2.7).tolist()
         [2, 2]
     """
+    device = _out_sharding("full_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "full_like", device)
     if isinstance(fill_value, Tracer):
         return fnp.broadcast_to(_cast(fill_value, dt), shp)
@@ -460,7 +500,7 @@ def _host_scalar(v: Any, what: str) -> Any:
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
-           device: Any = None) -> Any:
+           device: Any = None, out_sharding: Any = None) -> Any:
     """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints), on
     ``device`` (the default device when None).
 
@@ -471,6 +511,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         >>> arange(5).dtype, arange(0.0, 1.0, 0.25).tolist()
         (dtype('int64'), [0.0, 0.25, 0.5, 0.75])
     """
+    device = _out_sharding("arange", device, out_sharding)
     what = "arange: its bounds fix the length of the result, so each"
     args = [_host_scalar(v, what) for v in (start, stop, step) if v is not None]
     if stop is None and step is not None:

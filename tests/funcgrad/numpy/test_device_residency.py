@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import DEVICE, is_device_array
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad import sharding
 from funcgrad.backend import device_of, to_numpy
 
 X = np.array([1.0, np.nan, 2.5, -np.inf, 0.0, 3.0])
@@ -166,3 +168,21 @@ def test_traced_operator_with_a_list() -> None:
         got = funcgrad.jit(lambda v: v * [1.0, 2.0, 3.0, 4.0, 5.0, 6.0] + [1.0] * 6)(x)
     assert device_of(got) == "strict"
     np.testing.assert_allclose(to_numpy(got), X * np.arange(1.0, 7.0) + 1.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: fnp.zeros(2, **kw), lambda **kw: fnp.ones(2, **kw),
+    lambda **kw: fnp.full(2, 3.0, **kw), lambda **kw: fnp.empty(2, **kw),
+    lambda **kw: fnp.arange(3, **kw), lambda **kw: fnp.asarray([1.0], **kw),
+    lambda **kw: fnp.array([1.0], **kw), lambda **kw: fnp.zeros_like(np.ones(2), **kw),
+    lambda **kw: fnp.ones_like(np.ones(2), **kw), lambda **kw: fnp.full_like(np.ones(2), 2, **kw),
+])
+def test_creation_takes_a_sharding_as_device_and_jaxs_out_sharding(make):
+    # JAX: device= may be a Sharding, and out_sharding= names the result's sharding (both a
+    # ValueError / TypeError here before)
+    target = sharding.SingleDeviceSharding(DEVICE)
+    named = sharding.NamedSharding(sharding.Mesh([DEVICE], ("x",)), sharding.PartitionSpec())
+    for kw in (dict(device=target), dict(out_sharding=target), dict(device=named)):
+        assert is_device_array(make(**kw))
+    with pytest.raises(ValueError, match="not both"):
+        make(device=target, out_sharding=target)
