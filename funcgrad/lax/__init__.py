@@ -143,6 +143,7 @@ from funcgrad.lax._reductions import (
     sort_key_val,
     top_k,
 )
+from funcgrad.lax._rng import RandomAlgorithm, rng_bit_generator
 from funcgrad.lax._shape import (
     broadcast,
     broadcast_in_dim,
@@ -271,4 +272,5 @@ __all__ = [
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
     "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
     "mulhi", "ragged_dot", "with_sharding_constraint", "platform_dependent", "composite",
+    "RandomAlgorithm", "rng_bit_generator",
 ]
