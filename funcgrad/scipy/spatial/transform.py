@@ -26,6 +26,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad import random as _random
 from funcgrad.avals import get_aval
+from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 
 __all__ = ["Rotation", "Slerp"]
@@ -211,6 +212,77 @@ def _parse_seq(seq: Any, max_len: int, exact: bool = False) -> tuple[list[int], 
     if any(seq[i] == seq[i + 1] for i in range(n - 1)):
         raise ValueError(f"Expected consecutive axes to be different, got {seq}")
     return [_AXIS[c] for c in seq.lower()], extrinsic
+
+
+def _align_kabsch(a: Any, b: Any, w: Any) -> tuple[Any, Any, Any, Any]:
+    """Kabsch's rotation best aligning ``b`` onto ``a`` with weights ``w`` (SciPy's
+    ``_align_vectors``): (quat, rssd, sensitivity, singular values)."""
+    bmat = fnp.swapaxes(w[:, None] * a, 0, 1) @ b
+    u, sv, vh = fnp.linalg.svd(bmat)
+    # an improper (reflecting) solution is turned into the nearest rotation
+    sign = fnp.sign(fnp.linalg.det(u @ vh)).astype(sv.dtype)   # +-1: u @ vh is orthogonal
+    sv = fnp.concatenate([sv[:2], sv[2:] * sign])
+    u = fnp.concatenate([u[:, :2], u[:, 2:] * sign], axis=1)
+    c = u @ vh
+    ssd = fnp.sum(w * fnp.sum(b ** 2 + a ** 2, axis=-1)) - 2.0 * fnp.sum(sv)
+    rssd = fnp.sqrt(fnp.maximum(ssd, 0.0))
+    zeta = (sv[0] + sv[1]) * (sv[1] + sv[2]) * (sv[2] + sv[0])
+    kappa = sv[0] * sv[1] + sv[1] * sv[2] + sv[2] * sv[0]
+    eye = fnp.eye(3, dtype=get_aval(a).dtype)
+    # undefined (nan) for a degenerate set, without the 1 / 0 warning
+    sensitivity = fnp.where(zeta == 0, numpy.nan, fnp.mean(w) / fnp.where(zeta == 0, 1.0, zeta)
+                            * (kappa * eye + bmat @ fnp.swapaxes(bmat, 0, 1)))
+    return _from_matrix(c), rssd, sensitivity, sv
+
+
+def _align_primary(a: Any, b: Any, w: Any, inf_idx: Any, weight_is_inf: Any) -> tuple[Any, Any]:
+    """SciPy's ``_align_vectors_fixed``: the shortest rotation taking the primary (infinitely
+    weighted, or only) vector of ``b`` onto that of ``a``, then the rotation about it that
+    best aligns the other (secondary) vectors. (quat, rssd)."""
+    n = get_aval(a).shape[0]
+    order = (fnp.arange(n) + inf_idx) % n
+    a_s, b_s, w_s = fnp.take(a, order, axis=0), fnp.take(b, order, axis=0), fnp.take(w, order)
+    a_pri = a_s[0] / _norm(a_s[0])
+    b_pri = b_s[0] / _norm(b_s[0])
+    cross = fnp.cross(b_pri, a_pri)
+    cross_norm = _norm(cross)
+    theta = fnp.arctan2(cross_norm, fnp.sum(a_pri * b_pri))
+    tol = 1e-3  # the small-angle (and near-pi) switch, SciPy's
+    flip = numpy.pi - theta < tol
+    # antiparallel vectors have no cross product: any axis orthogonal to a_pri
+    i = fnp.argmin(fnp.abs(a_pri))
+    r_ortho = fnp.stack([
+        fnp.where(i == 1, a_pri[2], fnp.where(i == 2, -a_pri[1], 0.0)),
+        fnp.where(i == 2, a_pri[0], fnp.where(i == 0, -a_pri[2], 0.0)),
+        fnp.where(i == 0, a_pri[1], fnp.where(i == 1, -a_pri[0], 0.0))])
+    r = fnp.where(cross_norm == 0, r_ortho, cross)
+    r_norm = _norm(r)
+    unit = fnp.asarray([0.0, 0.0, 0.0, 1.0], dtype=get_aval(a).dtype)
+    q_flip = fnp.where(flip, _from_rotvec(r / fnp.where(r_norm == 0, 1.0, r_norm) * numpy.pi),
+                       unit)
+    theta = fnp.where(flip, numpy.pi - theta, theta)
+    cross = fnp.where(flip, -cross, cross)
+    theta2 = theta * theta
+    small = fnp.abs(theta) < tol
+    safe = fnp.where(small, 1.0, theta)
+    r = fnp.where(small, cross * (1 + theta2 / 6 + theta2 * theta2 * 7 / 360),
+                  cross * safe / fnp.sin(safe))
+    q_pri = _compose(_from_rotvec(r), q_flip)
+    if n == 1:
+        q_opt = q_pri
+    else:
+        a_sec, b_sec, w_sec = a_s[1:], b_s[1:], w_s[1:]
+        c_sec = Rotation(q_pri).apply(b_sec)
+        sin_term = fnp.sum(fnp.cross(c_sec, a_sec) * a_pri, axis=-1)
+        cos_term = fnp.sum(c_sec * a_sec, axis=-1) - (fnp.sum(c_sec * a_pri, axis=-1)
+                                                      * fnp.sum(a_sec * a_pri, axis=-1))
+        phi = fnp.arctan2(fnp.sum(w_sec * sin_term), fnp.sum(w_sec * cos_term))
+        q_opt = _compose(_from_rotvec(phi * a_pri), q_pri)
+    # the infinitely weighted pair aligns exactly: its (infinite) weight leaves the rssd
+    mask = ((n > 1) | (w[0] == numpy.inf)) & weight_is_inf
+    w0 = fnp.where(mask, 0.0, w)
+    a_est = Rotation(q_opt).apply(b)
+    return q_opt, fnp.sqrt(fnp.sum(w0 @ (a - a_est) ** 2))
 
 
 class Rotation(NamedTuple):
@@ -469,6 +541,92 @@ class Rotation(NamedTuple):
                 f"{get_aval(self.quat).shape[:-1]} rotations in first and "
                 f"{get_aval(other.quat).shape[:-1]} rotations in second object.") from None
         return (other * self.inv()).magnitude() < atol
+
+    @staticmethod
+    def align_vectors(a: Any, b: Any, weights: Any = None,
+                      return_sensitivity: bool = False) -> tuple:
+        """The rotation that best aligns the vectors ``b`` ``(N, 3)`` onto ``a`` (minimising
+        ``sum(w_i |a_i - R b_i|**2) / 2``, Wahba's problem, by Kabsch's SVD method), as SciPy's
+        ``Rotation.align_vectors``: ``(rotation, rssd)`` (the root of the weighted sum of
+        squared distances), plus SciPy's sensitivity matrix with ``return_sensitivity``. One
+        pair, or one infinite weight, is aligned exactly first (the shortest rotation), the
+        others then only by a rotation about it. Differentiable in ``a``, ``b`` and the
+        weights (where the optimum is unique).
+
+        Example:
+            >>> import numpy as np
+            >>> from funcgrad.scipy.spatial.transform import Rotation
+            >>> r, rssd = Rotation.align_vectors(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+            ...                                  np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
+            >>> r.as_euler("xyz", degrees=True).round(8) + 0.0, round(float(rssd), 12)
+            (array([ 0.,  0., 90.]), 0.0)
+        """
+        # host (NumPy) vectors go to the default device, where the scalars the solution
+        # makes arrays of live (the strict backend and CuPy refuse host/device mixing)
+        a_in, b_in = (device_put(v, get_default_device()) if isinstance(v, numpy.ndarray | list)
+                      else fnp.asarray(v) for v in (a, b))
+        dt = numpy.result_type(get_aval(a_in).dtype, get_aval(b_in).dtype)
+        if dt.kind not in "f":
+            dt = numpy.dtype(numpy.float64)
+        a, b = a_in.astype(dt), b_in.astype(dt)
+        a = fnp.reshape(a, (1, 3)) if get_aval(a).shape == (3,) else a
+        b = fnp.reshape(b, (1, 3)) if get_aval(b).shape == (3,) else b
+        for name, v, orig in (("a", a, a_in), ("b", b, b_in)):
+            if get_aval(v).shape[-1:] != (3,):
+                raise ValueError(f"Expected input `{name}` to have shape (3,) or (N, 3), got "
+                                 f"{get_aval(orig).shape}")
+        if get_aval(a).shape != get_aval(b).shape:
+            raise ValueError(f"Expected inputs `a` and `b` to have same shapes, got "
+                             f"{get_aval(a_in).shape} and {get_aval(b_in).shape} respectively.")
+        if get_aval(a).ndim > 2:
+            raise ValueError(f"Expected inputs `a` and `b` to have shape (3,) or (N, 3), got "
+                             f"{get_aval(a_in).shape} and {get_aval(b_in).shape} respectively.")
+        n = get_aval(a).shape[0]
+        if weights is None:
+            w = fnp.ones_like(a[:, 0])
+        else:
+            # the weights join the vectors' device (a list would land on the default one)
+            w = fnp.asarray(weights).astype(dt)
+            w = device_put(w, get_aval(a).device or get_default_device())
+            if get_aval(w).ndim != 1:
+                raise ValueError(f"Expected `weights` to be 1 dimensional, got shape "
+                                 f"{get_aval(w).shape}.")
+            if n > 1 and get_aval(w).shape[0] != n:
+                raise ValueError(f"Expected `weights` to have number of values equal to "
+                                 f"number of input vectors, got {get_aval(w).shape[0]} values "
+                                 f"and {n} vectors.")
+        concrete = not any(isinstance(v, Tracer) for v in (a, b, w))
+        if concrete and bool(fnp.any(w < 0)):
+            raise ValueError("`weights` may not contain negative values")
+        weight_is_inf = fnp.ones(1, dtype=bool) if n == 1 else w == numpy.inf
+        if concrete:
+            n_inf = int(fnp.sum(weight_is_inf))
+            if n_inf > 1:
+                raise ValueError("Only one infinite weight is allowed")
+            if n_inf == 1 and return_sensitivity:
+                raise ValueError("Cannot return sensitivity matrix with an infinite weight "
+                                 "or one vector pair")
+            if n_inf == 1:
+                idx = int(fnp.argmax(weight_is_inf))
+                if float(_norm(a[idx])) == 0 or float(_norm(b[idx])) == 0:
+                    raise ValueError("Cannot align zero length primary vectors")
+                q, rssd = _align_primary(a, b, w, idx, weight_is_inf)
+                return Rotation(q), rssd
+            q, rssd, sens, sv = _align_kabsch(a, b, w)
+            if float(sv[1] + sv[2]) < 1e-16 * float(sv[0]):
+                warnings.warn("Optimal rotation is not uniquely or poorly defined for the "
+                              "given sets of vectors.", UserWarning, stacklevel=2)
+            return (Rotation(q), rssd, sens) if return_sensitivity else (Rotation(q), rssd)
+        # traced: both solutions, the infinite-weight one chosen where a weight is infinite
+        # (the Kabsch one on finite weights only, so its SVD never sees an infinity)
+        inf_any = fnp.any(weight_is_inf)
+        q_k, rssd_k, sens, _ = _align_kabsch(a, b, fnp.where(weight_is_inf, 0.0, w))
+        q_p, rssd_p = _align_primary(a, b, w, fnp.argmax(weight_is_inf), weight_is_inf)
+        q = fnp.where(inf_any, q_p, q_k)
+        rssd = fnp.where(inf_any, rssd_p, rssd_k)
+        if return_sensitivity:
+            return Rotation(q), rssd, fnp.where(inf_any, numpy.nan, sens)
+        return Rotation(q), rssd
 
     def apply(self, vectors: Any, inverse: bool = False) -> Any:
         """Rotate ``vectors`` ``(..., 3)`` (by the inverse with ``inverse``); the rotations'

@@ -239,3 +239,58 @@ def test_approx_equal_as_scipy():
         r.approx_equal(r, degrees=True)
     with pytest.raises(ValueError, match="broadcastable"):
         Rotation.identity(2).approx_equal(Rotation.identity(3))
+
+
+_AV_A = np.array([[1.0, 2.0, 0.5], [-0.5, 1.0, 2.0], [0.3, -1.2, 0.8]])
+_AV_B = np.array([[1.1, 1.9, 0.4], [-0.4, 1.2, 1.9], [0.2, -1.0, 0.9]])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_align_vectors_as_scipy(jit):
+    # SciPy 1.17's Rotation.align_vectors: Kabsch (with the sensitivity matrix), one infinite
+    # weight (the primary pair aligned exactly first), one antiparallel pair
+    f = funcgrad.jit(Rotation.align_vectors, static_argnames="return_sensitivity") if jit \
+        else Rotation.align_vectors
+    r, rssd, sens = f(dev(_AV_A), dev(_AV_B), return_sensitivity=True)
+    assert_allclose(r.as_quat(canonical=True),
+                    np.array([0.042485827379363475, 0.006171627182620485, 0.037491887619495866,
+                              0.998374290460515]))
+    assert_allclose(rssd, 0.17645800989126978)
+    assert_allclose(sens, np.array(
+        [[0.09212346070122708, 0.01748624770867263, 0.002458031261539391],
+         [0.01748624770867263, 0.1822883144812028, 0.05181867711939643],
+         [0.002458031261539391, 0.05181867711939643, 0.1495982766638584]]))
+    r, rssd = f(dev(_AV_A), dev(_AV_B), dev(np.array([1.0, np.inf, 2.0])))
+    assert_allclose(r.as_quat(canonical=True),
+                    np.array([0.043470621688639424, -0.003628053115217657, 0.0381593854124016,
+                              0.9983190890619812]))
+    assert_allclose(rssd, 0.2348978390019272)
+    r, rssd = f(dev(np.array([1.0, 0.0, 0.0])), dev(np.array([-1.0, 0.0, 0.0])))
+    assert_allclose(r.as_quat(canonical=True), np.array([0.0, 0.0, -1.0, 6.123233995736766e-17]),
+                    atol=1e-15)
+    assert_allclose(rssd, 0.0, atol=1e-15)
+
+
+def test_align_vectors_gradient_and_errors():
+    # an exactly rotated copy: rssd is 0 and the rotation is recovered
+    truth = Rotation.from_rotvec(dev(np.array([0.3, -0.2, 0.5])))
+    r, rssd = Rotation.align_vectors(truth.apply(dev(_AV_B)), dev(_AV_B))
+    assert_allclose(r.as_quat(canonical=True), truth.as_quat(canonical=True))
+    assert_allclose(rssd, 0.0, atol=1e-7)
+    # d rssd**2 / d a = 2 w (a - R b) for the optimal R (envelope theorem)
+    rr, _ = Rotation.align_vectors(dev(_AV_A), dev(_AV_B))
+    g = funcgrad.grad(lambda a: Rotation.align_vectors(a, dev(_AV_B))[1] ** 2)(dev(_AV_A))
+    assert_allclose(g, 2.0 * (dev(_AV_A) - rr.apply(dev(_AV_B))), rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="Only one infinite weight"):
+        Rotation.align_vectors(_AV_A, _AV_B, np.array([np.inf, np.inf, 1.0]))
+    with pytest.raises(ValueError, match="sensitivity"):
+        Rotation.align_vectors(_AV_A[0], _AV_B[0], return_sensitivity=True)
+    with pytest.raises(ValueError, match="negative"):
+        Rotation.align_vectors(_AV_A, _AV_B, -np.ones(3))
+    with pytest.raises(ValueError, match="same shapes"):
+        Rotation.align_vectors(_AV_A, _AV_B[:2])
+    with pytest.raises(ValueError, match="zero length"):
+        Rotation.align_vectors(np.zeros(3), np.ones(3))
+    with pytest.warns(UserWarning, match="not uniquely"):
+        Rotation.align_vectors(np.array([[1.0, 0, 0], [2.0, 0, 0]]),
+                               np.array([[0.0, 1, 0], [0.0, 2, 0]]))
