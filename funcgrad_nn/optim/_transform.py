@@ -16,6 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad.core import is_tracer
 from funcgrad_nn.optim._schedules import Schedule
 
 __all__ = [
@@ -30,10 +31,18 @@ __all__ = [
     "ScaleByRStdDevWithCountState",
     "ScaleByRssState",
     "MaskedState",
+    "EmaState",
+    "ZeroNansState",
+    "ApplyIfFiniteState",
     "PartitionState",
     "MultiTransformState",
     "identity",
     "set_to_zero",
+    "ema",
+    "zero_nans",
+    "apply_if_finite",
+    "incremental_update",
+    "periodic_update",
     "masked",
     "partition",
     "multi_transform",
@@ -156,6 +165,28 @@ class PartitionState(NamedTuple):
 MultiTransformState = PartitionState  # optax's former name
 
 
+class EmaState(NamedTuple):
+    """:func:`ema`'s step count and moving average."""
+
+    count: Any
+    ema: Any
+
+
+class ZeroNansState(NamedTuple):
+    """Per leaf, whether :func:`zero_nans` found a NaN at the last call."""
+
+    found_nan: Any
+
+
+class ApplyIfFiniteState(NamedTuple):
+    """:func:`apply_if_finite`'s counters of non-finite updates and the inner state."""
+
+    notfinite_count: Any
+    last_finite: Any
+    total_notfinite: Any
+    inner_state: Any
+
+
 def _tmap(f: Callable[..., Any], *trees: Any) -> Any:
     # None marks "no gradient for this leaf" (frozen parameters): keep it None.
     x = trees[0]
@@ -230,6 +261,120 @@ def set_to_zero() -> GradientTransformation:
         return _tmap(fnp.zeros_like, updates), state
 
     return GradientTransformation(lambda params: EmptyState(), update)
+
+
+def ema(decay: float, debias: bool = True, accumulator_dtype: Any = None) -> GradientTransformation:
+    """An exponential moving average of the updates, ``(1 - decay) * g + decay * ema``
+    (optax's ``ema``), divided by ``1 - decay**t`` when ``debias``.
+
+    >>> import numpy as np
+    >>> tx = ema(0.5)
+    >>> s = tx.init(np.zeros(1)); _, s = tx.update(np.ones(1), s); u, s = tx.update(np.zeros(1), s)
+    >>> u
+    array([0.33333333])
+    """
+    accumulator_dtype = _dtype(accumulator_dtype)
+
+    def init(params: Any) -> EmaState:
+        return EmaState(_zero_count(params),
+                        _tmap(lambda p: fnp.zeros_like(p, dtype=accumulator_dtype), params))
+
+    def update(updates: Any, state: EmaState, params: Any = None) -> tuple[Any, Any]:
+        new = _tmap(lambda g, e: (1 - decay) * g + decay * e, updates, state.ema)
+        count = state.count + 1
+        out = _bias_corrected(new, decay, count) if debias else new
+        return out, EmaState(count, _cast(new, accumulator_dtype))
+
+    return GradientTransformation(init, update)
+
+
+def zero_nans() -> GradientTransformation:
+    """Replace NaNs in the updates by 0; the state records, per leaf, whether there were any
+    (optax's ``zero_nans``).
+
+    >>> import numpy as np
+    >>> u, s = zero_nans().update([np.array([1.0, np.nan])], zero_nans().init([np.zeros(2)]))
+    >>> u[0], bool(s.found_nan[0])
+    (array([1., 0.]), True)
+    """
+
+    def init(params: Any) -> ZeroNansState:
+        return ZeroNansState(_tmap(lambda p: fnp.zeros_like(p, dtype=fnp.bool_, shape=()),
+                                   params))
+
+    def update(updates: Any, state: ZeroNansState, params: Any = None) -> tuple[Any, Any]:
+        found = _tmap(lambda u: fnp.any(fnp.isnan(u)), updates)
+        return (_tmap(lambda u: fnp.where(fnp.isnan(u), fnp.zeros_like(u), u), updates),
+                ZeroNansState(found))
+
+    return GradientTransformation(init, update)
+
+
+def apply_if_finite(inner: GradientTransformation,
+                    max_consecutive_errors: int) -> GradientTransformation:
+    """Skip ``inner``'s step (zero updates, its state unchanged) when an update is not
+    finite, unless that happened more than ``max_consecutive_errors`` times in a row (then
+    it gives up and steps), as optax's ``apply_if_finite``. Written with ``where``, so it
+    runs under ``jit``.
+
+    >>> import numpy as np
+    >>> tx = apply_if_finite(sgd(1.0), max_consecutive_errors=2)
+    >>> u, s = tx.update([np.array([np.inf])], tx.init([np.zeros(1)]))
+    >>> u[0], int(s.total_notfinite)
+    (array([0.]), 1)
+    """
+
+    def init(params: Any) -> ApplyIfFiniteState:
+        zero = _zero_count(params)
+        return ApplyIfFiniteState(zero, fnp.ones_like(zero, dtype=fnp.bool_), zero,
+                                  inner.init(params))
+
+    def update(updates: Any, state: ApplyIfFiniteState,
+               params: Any = None) -> tuple[Any, Any]:
+        leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
+        finite = fnp.ones_like(state.last_finite)
+        for x in leaves:
+            finite = fnp.logical_and(finite, fnp.all(fnp.isfinite(x)))
+        count = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
+                          state.notfinite_count + 1)
+        step = fnp.logical_or(finite, count > max_consecutive_errors)
+        new_updates, new_inner = inner.update(updates, state.inner_state, params)
+        out = _tmap(lambda u: fnp.where(step, u, fnp.zeros_like(u)), new_updates)
+        inner_state = tree_util.tree_map(
+            lambda n, o: fnp.where(step, n, o).astype(fnp.asarray(o).dtype), new_inner,
+            state.inner_state)
+        total = fnp.where(finite, state.total_notfinite, state.total_notfinite + 1)
+        return out, ApplyIfFiniteState(count, finite, total, inner_state)
+
+    return GradientTransformation(init, update)
+
+
+def incremental_update(new_tensors: Any, old_tensors: Any, step_size: Any) -> Any:
+    """Polyak averaging: ``step_size * new + (1 - step_size) * old`` leaf by leaf (optax's
+    ``incremental_update``, e.g. a target network's soft update).
+
+    >>> import numpy as np
+    >>> incremental_update({"w": np.ones(1)}, {"w": np.zeros(1)}, 0.1)
+    {'w': array([0.1])}
+    """
+    return tree_util.tree_map(
+        lambda new, old: None if new is None else step_size * new + (1.0 - step_size) * old,
+        new_tensors, old_tensors, is_leaf=lambda x: x is None)
+
+
+def periodic_update(new_tensors: Any, old_tensors: Any, steps: Any, update_period: int) -> Any:
+    """``new_tensors`` when ``steps`` is a multiple of ``update_period``, else
+    ``old_tensors`` (optax's ``periodic_update``: a slow copy of the parameters); a traced
+    ``steps`` selects with ``where``.
+
+    >>> import numpy as np
+    >>> periodic_update({"w": np.ones(1)}, {"w": np.zeros(1)}, 4, 2)
+    {'w': array([1.])}
+    """
+    due = fnp.mod(fnp.asarray(steps), update_period) == 0
+    if not is_tracer(due):
+        return new_tensors if bool(due) else old_tensors
+    return tree_util.tree_map(lambda n, o: fnp.where(due, n, o), new_tensors, old_tensors)
 
 
 def _mask_tree(tree: Any, mask: Any) -> Any:

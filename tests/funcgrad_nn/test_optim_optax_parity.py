@@ -127,3 +127,30 @@ def test_multi_steps_skips_non_finite_gradients_under_jit():
         fnp.zeros(2, bool), ()))
     with pytest.raises(ValueError, match="should return a boolean scalar array"):
         bad.update({"w": dev(np.zeros(1))}, bad.init(p), p)
+
+
+def test_apply_if_finite_zero_nans_and_target_updates_under_jit():
+    # optax's semantics: non-finite updates are skipped (zeros, inner state kept) until more
+    # than max_consecutive_errors in a row; zero_nans records where it zeroed.
+    tx = optim.apply_if_finite(optim.sgd(1.0, momentum=0.5), max_consecutive_errors=1)
+    p = {"w": dev(np.zeros(1))}
+    s = tx.init(p)
+    update = funcgrad.jit(tx.update)
+    got = []
+    for g in (1.0, np.nan, np.inf, 2.0):
+        u, s = update({"w": dev(np.array([g]))}, s, p)
+        got.append(float(host(u["w"])[0]))
+    # 1: steps (buffer 1); nan: skipped; inf: 2nd in a row > 1, gives up and steps (inf);
+    # 2.0: the buffer took the inf, so 0.5 * inf + 2 = inf
+    assert got[:2] == [-1.0, 0.0] and np.isinf(got[2]) and np.isinf(got[3])
+    assert int(host(s.total_notfinite)) == 2 and bool(host(s.last_finite))
+    u, s = optim.zero_nans().update({"a": dev(np.array([np.nan, 1.0])), "b": dev(np.ones(1))},
+                                    optim.zero_nans().init({"a": 0, "b": 0}))
+    assert_allclose(host(u["a"]), np.array([0.0, 1.0]))
+    assert bool(host(s.found_nan["a"])) and not bool(host(s.found_nan["b"]))
+    new, old = {"w": dev(np.ones(2))}, {"w": dev(np.zeros(2))}
+    soft = funcgrad.jit(lambda n, o: optim.incremental_update(n, o, 0.25))(new, old)
+    assert_allclose(host(soft["w"]), np.full(2, 0.25))
+    hard = funcgrad.jit(lambda n, o, t: optim.periodic_update(n, o, t, 3))
+    assert_allclose(host(hard(new, old, 6)["w"]), np.ones(2))
+    assert_allclose(host(hard(new, old, 7)["w"]), np.zeros(2))
