@@ -217,7 +217,9 @@ def _at(fn: Any, a: Any, indices: Any, b: Any = None, *, inplace: bool = True) -
     name = fn.__name__
     if inplace:
         raise ValueError(f"{name}.at: funcgrad arrays are immutable, so in-place updates are "
-                         "not supported: pass inplace=False and use the returned array")
+                         "not supported: pass inplace=False and use the returned array "
+                         f"(fnp.{name}.at(a, indices, b, inplace=False); numpy.{name}.at "
+                         "has no such option)")
     if b is None:
         raise TypeError(f"{name}.at: a binary ufunc needs the operand b")
     if name == "subtract":
