@@ -54,6 +54,7 @@ __all__ = [
     "enable_checks",
     "transfer_guard_level",
     "TRANSFER_GUARD_LEVELS",
+    "fft_workers",
 ]
 
 T = TypeVar("T")
@@ -61,6 +62,10 @@ T = TypeVar("T")
 default_device: ContextVar[str] = ContextVar("funcgrad_default_device", default="cpu")
 
 eager_tape: ContextVar[bool] = ContextVar("funcgrad_eager_tape", default=True)
+
+#: scipy.fft's default number of workers (funcgrad.scipy.fft.set_workers/get_workers): read back
+#: as SciPy does, while the transforms themselves run in one process whatever it says
+fft_workers: ContextVar[int] = ContextVar("funcgrad_fft_workers", default=1)
 
 #: JAX's transfer-guard levels (funcgrad.transfer_guard)
 TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")

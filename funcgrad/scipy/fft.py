@@ -19,14 +19,17 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad import config as _config
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.numpy import fft as _npfft
@@ -36,6 +39,7 @@ __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
     "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "prev_fast_len",
+    "set_workers", "get_workers",
 ]
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -323,13 +327,58 @@ def idstn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = No
 # ---------------------------------------------------------------------------------------------
 # The Fourier transforms: funcgrad.numpy.fft's, with SciPy's signatures and dtypes.
 
+def _workers(name: str, workers: Any) -> int:
+    """SciPy's reading of ``workers``: a positive count, or ``-k`` for ``cpu_count + 1 - k``."""
+    workers = operator.index(workers)
+    if workers == 0:
+        raise ValueError(f"scipy.fft.{name}: workers must not be zero")
+    if workers < 0:
+        cpus = os.cpu_count() or 1
+        if workers < -cpus:
+            raise ValueError(f"scipy.fft.{name}: workers value out of range; got {workers}, "
+                             f"must not be less than {-cpus}")
+        workers += 1 + cpus
+    return workers
+
+
 def _check_fft_options(name: str, workers: Any, plan: Any) -> None:
     """SciPy's checks of the options that have no effect here (one process, no plans)."""
     if plan is not None:
         raise NotImplementedError(f"scipy.fft.{name}: passing a precomputed plan is not "
                                   "supported (nor by SciPy's own backend)")
-    if workers is not None and operator.index(workers) == 0:
-        raise ValueError(f"scipy.fft.{name}: workers must not be zero")
+    if workers is not None:
+        _workers(name, workers)
+
+
+@contextlib.contextmanager
+def set_workers(workers: int) -> Iterator[None]:
+    """Context manager setting the default number of workers, as ``scipy.fft.set_workers``
+    (``-1``: one per CPU). :func:`get_workers` reads it back; funcgrad's transforms run in one
+    process whatever it says.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> with fsf.set_workers(4):
+        ...     fsf.get_workers()
+        4
+    """
+    token = _config.fft_workers.set(_workers("set_workers", workers))
+    try:
+        yield
+    finally:
+        _config.fft_workers.reset(token)
+
+
+def get_workers() -> int:
+    """The default number of workers in the current context (1 unless :func:`set_workers`
+    says otherwise), as ``scipy.fft.get_workers``.
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.get_workers()
+        1
+    """
+    return _config.fft_workers.get()
 
 
 def _fft_operand(x: Any) -> Any:

@@ -3,6 +3,8 @@ vs SciPy for every type and norm: the op table tests/funcgrad/op_tables/scipy_ff
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev
@@ -73,3 +75,18 @@ def test_dst_and_hfftn_recorded_values() -> None:
     h = np.array([[1.0, 2.0 + 1j], [0.5, -1.0j]])
     assert_allclose(ff.hfftn(dev(h)), np.array([[3.5, -0.5], [2.5, -1.5]]), rtol=1e-12,
                     atol=1e-12)
+
+
+def test_workers_context_as_scipy() -> None:
+    # scipy.fft.set_workers / get_workers: the setting is read back, nested contexts restore
+    assert ff.get_workers() == 1
+    with ff.set_workers(3):
+        assert ff.get_workers() == 3
+        with ff.set_workers(-1):   # one per CPU
+            assert ff.get_workers() == (os.cpu_count() or 1)
+        assert ff.get_workers() == 3
+    assert ff.get_workers() == 1
+    with pytest.raises(ValueError, match="zero"):
+        with ff.set_workers(0):
+            pass
+    assert_allclose(ff.fft(dev(X), workers=-1), np.fft.fft(X), rtol=1e-12, atol=1e-12)
