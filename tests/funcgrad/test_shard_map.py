@@ -512,3 +512,20 @@ def test_shape_dtype_struct_takes_a_sharding():
         funcgrad.ShapeDtypeStruct((3,), np.float32, sharding=sh)
     with pytest.raises(ValueError, match="sharding should be an instance"):
         funcgrad.ShapeDtypeStruct((3,), np.float32, sharding="cpu")
+
+
+def test_experimental_shard_map_is_the_deprecated_spelling():
+    # from jax.experimental.shard_map import shard_map (JAX 0.10.2: deprecated, check_rep is
+    # check_vma): the gradient of a replicated input is summed over the shards, or not
+    from funcgrad.experimental.shard_map import shard_map
+    from tests.funcgrad.shard_map_grad_cases import XS, W
+
+    mesh = _mesh(4, names=("i",))
+    body = lambda w, x: funcgrad.grad(lambda w: fnp.sum(x @ w) + fnp.sum(w ** 2))(w)[None]
+    with pytest.warns(DeprecationWarning, match="funcgrad.shard_map"):
+        checked = shard_map(body, mesh, (P(), P("i")), P("i"))
+    np.testing.assert_array_equal(to_host(checked(dev(W), dev(XS))), [[20.0, 32.0]] * 4)
+    with pytest.warns(DeprecationWarning):
+        unchecked = shard_map(body, mesh, (P(), P("i")), P("i"), check_rep=False)
+    np.testing.assert_array_equal(to_host(unchecked(dev(W), dev(XS))),
+                                  [[2.0, 5.0], [4.0, 7.0], [6.0, 9.0], [8.0, 11.0]])
