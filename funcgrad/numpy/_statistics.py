@@ -795,8 +795,13 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     ref = next((v for v in (fp, xp, x) if isinstance(v, Tracer) or hasattr(v, "shape")), None)
     ff = _arr("interp", fp, ref)
     cdt = numpy.dtype("complex128") if _av(ff).dtype.kind == "c" else _F64
-    xq = _cast(_arr("interp", xp, ff), _F64)
-    xx = _cast(_arr("interp", x, ff), _F64)
+    xq = _arr("interp", xp, ff)
+    xx = _arr("interp", x, ff)
+    for what, v in (("x", xx), ("xp", xq)):
+        if _av(v).dtype.kind == "c":  # NumPy's 'safe' cast to float64 refuses it
+            raise TypeError(f"interp: cannot cast {what} from {_av(v).dtype} to float64 "
+                            "according to the rule 'safe' (complex sample points)")
+    xq, xx = _cast(xq, _F64), _cast(xx, _F64)
     ff = _cast(ff, cdt)
     if _av(xq).ndim != 1 or _av(ff).ndim != 1:
         raise ValueError("interp: Data points must be 1-D sequences")

@@ -573,3 +573,14 @@ def test_roll_per_example_shift_under_vmap_and_its_gradient():
     w = dev(np.arange(4.0))
     g = funcgrad.grad(lambda v: funcgrad.jit(lambda v, s: fnp.sum(fnp.roll(v, s) * w))(v, 1))
     np.testing.assert_array_equal(host(g(dev(x[0]))), np.roll(np.arange(4.0), -1))
+
+
+def test_interp_refuses_complex_sample_points_as_numpy():
+    # NumPy casts x and xp to float64 'safely': complex ones raise a TypeError (the imaginary
+    # part was silently dropped here); complex fp interpolate
+    with pytest.raises(TypeError, match="cannot cast x from complex128"):
+        fnp.interp(dev(np.array([0.5 + 1j])), dev(np.array([0.0, 1.0])), dev(np.array([0.0, 1.0])))
+    with pytest.raises(TypeError, match="cannot cast xp"):
+        fnp.interp(dev(np.array([0.5])), dev(np.array([0.0, 1j])), dev(np.array([0.0, 1.0])))
+    got = fnp.interp(dev(np.array([0.5])), dev(np.array([0.0, 1.0])), dev(np.array([0.0, 2j])))
+    np.testing.assert_allclose(host(got), np.array([1j]))
