@@ -22,8 +22,9 @@ def pjit(fun: Callable[..., Any], in_shardings: Any = None, out_shardings: Any =
          donate_argnames: Any = (), keep_unused: bool = False, device: Any = None,
          backend: str | None = None, inline: bool = False,
          compiler_options: dict | None = None) -> Any:
-    """``jit(fun, ...)`` (``jax.experimental.pjit.pjit``): the shardings, ``device``,
-    ``backend`` and ``compiler_options`` are accepted; funcgrad computes on one device.
+    """``jit(fun, ...)`` (``jax.experimental.pjit.pjit``), every argument passed on: the
+    shardings are accepted (funcgrad computes on one device); ``device``/``backend`` and
+    ``compiler_options`` are :func:`~funcgrad.jit`'s.
 
     Example:
         >>> import numpy as np
@@ -33,4 +34,5 @@ def pjit(fun: Callable[..., Any], in_shardings: Any = None, out_shardings: Any =
     return jit(fun, static_argnums=static_argnums or (), static_argnames=static_argnames or (),
                donate_argnums=donate_argnums or (), donate_argnames=donate_argnames or (),
                keep_unused=keep_unused, inline=inline, in_shardings=in_shardings,
-               out_shardings=out_shardings)
+               out_shardings=out_shardings, device=device, backend=backend,
+               compiler_options=compiler_options)

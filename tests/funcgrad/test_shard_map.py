@@ -529,3 +529,13 @@ def test_experimental_shard_map_is_the_deprecated_spelling():
         unchecked = shard_map(body, mesh, (P(), P("i")), P("i"), check_rep=False)
     np.testing.assert_array_equal(to_host(unchecked(dev(W), dev(XS))),
                                   [[2.0, 5.0], [4.0, 7.0], [6.0, 9.0], [8.0, 11.0]])
+
+
+def test_pjit_passes_device_backend_and_compiler_options_to_jit():
+    from funcgrad.experimental.pjit import pjit
+
+    with pytest.warns(DeprecationWarning):  # as jit(backend=...)
+        f = pjit(lambda a: a * 2, backend="strict")
+    assert funcgrad.backend.device_of(f(np.ones(2))) == "strict"
+    with pytest.raises(ValueError, match="compiler takes no options"):
+        pjit(lambda a: a, compiler_options={"xla_cpu_enable_fast_math": True})
