@@ -37,7 +37,10 @@ from funcgrad.scipy.linalg._decomp import (
     lu_factor,
     polar,
     qr,
+    qr_delete,
+    qr_insert,
     qr_multiply,
+    qr_update,
     rq,
     rsf2csf,
     schur,
@@ -127,5 +130,5 @@ __all__ = [
     "fractional_matrix_power", "cosm", "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm",
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
-    "solve_continuous_are", "solve_discrete_are",
+    "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
 ]

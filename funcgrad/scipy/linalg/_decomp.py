@@ -26,7 +26,8 @@ from funcgrad.scipy.linalg._util import (
 )
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
-           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply", "rq"]
+           "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply", "rq",
+           "qr_update", "qr_insert", "qr_delete"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -596,3 +597,114 @@ def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     if mode == "r":
         return r_out
     return r_out, q.T[::-1, ::-1]
+
+
+def _qr_like(name: str, q: Any, r: Any, new_a: Any) -> tuple[Any, Any]:
+    """The QR factorisation of ``new_a`` in the form ``(q, r)`` has (full: square ``q``;
+    economic: ``q`` with orthonormal columns)."""
+    m, k = check_matrix(name, q, "Q")
+    return qr(new_a, mode="full" if m == k else "economic")
+
+
+def _qr_operands(name: str, Q: Any, R: Any, *more: Any) -> list[Any]:  # noqa: N803
+    ops = promote(Q, R, *more)
+    q, r = ops[0], ops[1]
+    if get_aval(q).ndim != 2 or get_aval(r).ndim != 2:
+        raise ValueError(f"{name}: Q and R must be 2-D, got shapes {get_aval(q).shape} and "
+                         f"{get_aval(r).shape}")
+    if get_aval(q).shape[1] != get_aval(r).shape[0]:
+        raise ValueError(f"{name}: Q {get_aval(q).shape} and R {get_aval(r).shape} do not "
+                         "form a QR factorisation (Q.shape[1] != R.shape[0])")
+    return ops
+
+
+def qr_update(Q: Any, R: Any, u: Any, v: Any, overwrite_qruv: bool = False,  # noqa: N803
+              check_finite: bool = True) -> tuple[Any, Any]:
+    """The QR factorisation of ``A + u v^H`` from that of ``A = Q R`` (rank ``k`` for 2-D
+    ``u (M, k)``, ``v (N, k)``), as ``scipy.linalg.qr_update``, full or economic like ``Q``.
+    Recomputed from ``Q R + u v^H`` (``O(M N^2)``, where SciPy's Givens updates are
+    ``O(M N)``), so the signs of ``R``'s rows are LAPACK's ``geqrf``'s and may differ from
+    SciPy's (neither promises positive diagonals); differentiable.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> a = np.array([[3.0, 1.0], [4.0, 2.0]])
+        >>> q1, r1 = fsl.qr_update(*fsl.qr(a), np.ones(2), np.array([1.0, 0.0]))
+        >>> (q1 @ r1).round(12)
+        array([[4., 1.],
+               [5., 2.]])
+    """
+    q, r, u, v = _qr_operands("qr_update", Q, R, u, v)
+    uu = u[:, None] if get_aval(u).ndim == 1 else u
+    vv = v[:, None] if get_aval(v).ndim == 1 else v
+    m, n = get_aval(q).shape[0], get_aval(r).shape[1]
+    if get_aval(uu).shape[0] != m or get_aval(vv).shape[0] != n or \
+            get_aval(uu).shape[1] != get_aval(vv).shape[1]:
+        raise ValueError(f"qr_update: u {get_aval(u).shape} and v {get_aval(v).shape} do not "
+                         f"fit a {m}x{n} matrix")
+    return _qr_like("qr_update", q, r, fnp.matmul(q, r) + fnp.matmul(uu, mH(vv)))
+
+
+def qr_insert(Q: Any, R: Any, u: Any, k: int, which: str = "row", rcond: Any = None,  # noqa: N803
+              overwrite_qru: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
+    """The QR factorisation of ``A = Q R`` with rows (``which="row"``: ``u`` of shape ``(N,)``
+    or ``(p, N)``) or columns (``"col"``: ``(M,)`` or ``(M, p)``) inserted before index ``k``,
+    as ``scipy.linalg.qr_insert``; recomputed, see :func:`qr_update`.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> q1, r1 = fsl.qr_insert(*fsl.qr(np.eye(2)), np.array([1.0, 2.0]), 1)
+        >>> (q1 @ r1).round(12) + 0.0
+        array([[1., 0.],
+               [1., 2.],
+               [0., 1.]])
+    """
+    if which not in ("row", "col"):
+        raise ValueError(f"qr_insert: which must be either 'row' or 'col', got {which!r}")
+    q, r, u = _qr_operands("qr_insert", Q, R, u)
+    m, n = get_aval(q).shape[0], get_aval(r).shape[1]
+    a = fnp.matmul(q, r)
+    if which == "row":
+        rows = u[None, :] if get_aval(u).ndim == 1 else u
+        if get_aval(rows).shape[1] != n:
+            raise ValueError(f"qr_insert: rows to insert must have {n} entries, got shape "
+                             f"{get_aval(u).shape}")
+        if not 0 <= k <= m:
+            raise ValueError(f"qr_insert: k must be within [0, {m}], got {k}")
+        new_a = fnp.concatenate([a[:k], rows, a[k:]], axis=0)
+    else:
+        cols = u[:, None] if get_aval(u).ndim == 1 else u
+        if get_aval(cols).shape[0] != m:
+            raise ValueError(f"qr_insert: columns to insert must have {m} entries, got shape "
+                             f"{get_aval(u).shape}")
+        if not 0 <= k <= n:
+            raise ValueError(f"qr_insert: k must be within [0, {n}], got {k}")
+        new_a = fnp.concatenate([a[:, :k], cols, a[:, k:]], axis=1)
+    return _qr_like("qr_insert", q, r, new_a)
+
+
+def qr_delete(Q: Any, R: Any, k: int, p: int = 1, which: str = "row",  # noqa: N803
+              overwrite_qr: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
+    """The QR factorisation of ``A = Q R`` with ``p`` rows (``which="row"``) or columns
+    (``"col"``) deleted from index ``k`` on, as ``scipy.linalg.qr_delete``; recomputed, see
+    :func:`qr_update`.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        >>> q1, r1 = fsl.qr_delete(*fsl.qr(a), 0)
+        >>> (q1 @ r1).round(12)
+        array([[3., 4.],
+               [5., 6.]])
+    """
+    if which not in ("row", "col"):
+        raise ValueError(f"qr_delete: which must be either 'row' or 'col', got {which!r}")
+    q, r = _qr_operands("qr_delete", Q, R)
+    m, n = get_aval(q).shape[0], get_aval(r).shape[1]
+    size = m if which == "row" else n
+    if p < 1 or not 0 <= k or k + p > size:
+        raise ValueError(f"qr_delete: cannot delete {p} {which}(s) from index {k} of {size}")
+    a = fnp.matmul(q, r)
+    new_a = (fnp.concatenate([a[:k], a[k + p:]], axis=0) if which == "row"
+             else fnp.concatenate([a[:, :k], a[:, k + p:]], axis=1))
+    return _qr_like("qr_delete", q, r, new_a)

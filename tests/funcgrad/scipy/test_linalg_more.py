@@ -178,3 +178,33 @@ def test_scipy_function_on_a_tracer_names_funcgrad_scipy() -> None:
     from funcgrad.errors import TracerArrayConversionError
     with pytest.raises(TracerArrayConversionError, match="funcgrad.scipy"):
         funcgrad.grad(lambda m: sl.expm(m).sum())(dev(np.eye(2)))
+
+
+@pytest.mark.parametrize("mode", ["full", "economic"])
+def test_qr_update_insert_delete_as_scipy(mode) -> None:
+    # a QR factorisation of the changed matrix, shaped like SciPy's; R's rows may differ in
+    # sign from SciPy's Givens updates (neither promises a positive diagonal)
+    a = RNG.normal(size=(5, 3))
+    q, r = sl.qr(a, mode=mode)
+    calls = [
+        (lambda m: m.qr_update(q, r, a[:, 0], np.arange(3.0)), "update"),
+        (lambda m: m.qr_update(q, r, a[:, :2], np.ones((3, 2))), "update k"),
+        (lambda m: m.qr_insert(q, r, np.arange(3.0), 2), "insert row"),
+        (lambda m: m.qr_insert(q, r, np.ones((2, 3)), 5), "insert rows"),
+        (lambda m: m.qr_insert(q, r, np.arange(5.0), 1, "col"), "insert col"),
+        (lambda m: m.qr_delete(q, r, 1, 2), "delete rows"),
+        (lambda m: m.qr_delete(q, r, 0, 1, "col"), "delete col"),
+    ]
+    for call, what in calls:
+        want_q, want_r = call(sl)
+        got_q, got_r = (host(x) for x in call(fsl))
+        assert got_q.shape == want_q.shape and got_r.shape == want_r.shape, what
+        assert_allclose(got_q @ got_r, want_q @ want_r, rtol=1e-10, atol=1e-10)
+        assert_allclose(np.abs(got_r), np.abs(want_r), rtol=1e-9, atol=1e-9)
+        assert not np.tril(got_r, -1).any()
+    with pytest.raises(ValueError, match="delete"):
+        fsl.qr_delete(q, r, 2, 4)
+    if mode == "economic":   # the full Q of a tall matrix has no derivative (as qr's)
+        g = funcgrad.grad(lambda u: fsl.qr_update(dev(q), dev(r), u, dev(np.arange(3.0)))[1]
+                          .sum())(dev(a[:, 0]))
+        assert host(g).shape == (5,)
