@@ -1054,8 +1054,8 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     if out is not None:
         raise TypeError("fnp.trace: out= is not supported (funcgrad arrays are immutable)")
     d = diagonal(a, offset, axis1, axis2)
-    if dtype is not None:
-        d = _ew.convert_element_type(d, numpy.dtype(dtype))
+    if dtype is not None:  # summed in dtype, as NumPy (int8 wraps; bool is a logical or)
+        return fnp.sum(d, axis=-1, dtype=dtype)
     nd = get_aval(d).ndim
     return _red.reduce_sum(d, (nd - 1,))
 

@@ -351,3 +351,15 @@ def test_reductions_of_a_python_scalar_jit_argument(name):
     got = np.asarray(host(funcgrad.jit(lambda y: getattr(fnp, name)(y))(2.0)))
     want = np.asarray(getattr(np, name)(2.0))
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.uint8, np.float16, np.complex64])
+def test_trace_sums_in_the_given_dtype(dtype):
+    # NumPy's trace(dtype=) sums in that dtype (int8 wraps, bool is a logical or); it was
+    # summed in int64 after the cast
+    x = np.diag(np.array([100, 100, 7, -3], np.int8))
+    want = np.trace(x, dtype=dtype)
+    for got in (fnp.trace(dev(x), dtype=dtype),
+                funcgrad.jit(lambda v: fnp.trace(v, dtype=dtype))(dev(x))):
+        got = np.asarray(host(got))
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
