@@ -23,10 +23,19 @@ from funcgrad.core import current_trace
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, Literal
-from funcgrad.ops.remat import checkpoint, checkpoint_name, checkpoint_policies, name_p, remat
+from funcgrad.ops.remat import (
+    Offloadable,
+    Recompute,
+    Saveable,
+    checkpoint,
+    checkpoint_name,
+    checkpoint_policies,
+    name_p,
+    remat,
+)
 
 __all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat", "saved_residuals",
-           "print_saved_residuals"]
+           "print_saved_residuals", "Saveable", "Recompute", "Offloadable"]
 
 
 def saved_residuals(fun: Callable[..., Any], *args: Any,

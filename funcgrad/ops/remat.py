@@ -35,7 +35,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from funcgrad import tree_util
 from funcgrad._cache import WeakLRUCache, weak_lru_cache
@@ -92,6 +92,9 @@ __all__ = [
     "save_anything_except_these_names",
     "save_from_both_policies",
     "offload_dot_with_no_batch_dims",
+    "Saveable",
+    "Recompute",
+    "Offloadable",
     "save_and_offload_only_these_names",
 ]
 
@@ -253,6 +256,54 @@ def save_and_offload_only_these_names(
     return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
 
 
+class SaveableType:
+    """The type of :data:`Saveable`, a policy's answer "save these outputs" (JAX's
+    ``jax.ad_checkpoint.Saveable``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Saveable"
+
+
+class RecomputeType:
+    """The type of :data:`Recompute`, a policy's answer "recompute these outputs in the
+    backward pass" (JAX's ``jax.ad_checkpoint.Recompute``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Recompute"
+
+
+#: what a policy may return instead of ``True``/``False`` (JAX's names)
+Saveable = SaveableType()
+Recompute = RecomputeType()
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer "save these outputs in memory ``dst``" (JAX's
+    ``jax.ad_checkpoint.Offloadable(src, dst)``); one memory here, so it means save.
+
+    Example:
+        >>> Offloadable("device", "pinned_host").dst
+        'pinned_host'
+    """
+
+    src: Any
+    dst: Any
+
+
+def _decision(answer: Any) -> bool:
+    """A policy's answer as save (True) or recompute (False): ``Recompute`` is truthy as an
+    object (as JAX's), so it is read by identity, not by ``bool``."""
+    if answer is Recompute:
+        return False
+    if answer is Saveable or isinstance(answer, Offloadable):
+        return True
+    return bool(answer)
+
+
 class _BothPolicy:
     __slots__ = ("a", "b", "__name__")
 
@@ -261,7 +312,8 @@ class _BothPolicy:
         self.__name__ = f"save_from_both_policies({_policy_name(a)}, {_policy_name(b)})"
 
     def __call__(self, prim: Primitive, *avals: ShapedArray, **params: Any) -> bool:
-        return bool(self.a(prim, *avals, **params)) or bool(self.b(prim, *avals, **params))
+        return (_decision(self.a(prim, *avals, **params))
+                or _decision(self.b(prim, *avals, **params)))
 
     def __eq__(self, other: object) -> bool:
         return type(other) is _BothPolicy and (other.a, other.b) == (self.a, self.b)
@@ -373,9 +425,9 @@ def _takes_params_dict(policy: Policy) -> bool:
 def _saveable(policy: Policy, eqn: Eqn) -> bool:
     try:
         if _takes_params_dict(policy):
-            return bool(policy(eqn.prim, dict(eqn.params)))
+            return _decision(policy(eqn.prim, dict(eqn.params)))
         avals = [a.aval for a in eqn.invars]
-        return bool(policy(eqn.prim, *avals, **eqn.params))
+        return _decision(policy(eqn.prim, *avals, **eqn.params))
     except TypeError as e:
         raise TypeError(
             f"checkpoint: the policy {_policy_name(policy)} failed on primitive "

@@ -464,3 +464,30 @@ def test_saved_residuals_as_jax():
     assert [d for _, d in saved_residuals(lambda p: fnp.sum(p["a"] * p["b"]),
                                           {"a": np.ones(2), "b": np.ones(2)})] == [
         "from the argument p['a']", "from the argument p['b']"]
+
+
+def test_policy_may_answer_saveable_recompute_offloadable() -> None:
+    # JAX's policy answers (jax.ad_checkpoint.Saveable / Recompute / Offloadable): Recompute
+    # is a truthy object, so it must be read by identity. JAX 0.10 saves sin's output and
+    # the argument, and the gradient is [-3.22144962, 2.42061311] for x = [1, 2]
+    from funcgrad.ad_checkpoint import Offloadable, Recompute, Saveable, saved_residuals
+
+    def f(x):
+        return fnp.sum(fnp.cos(fnp.sin(x) * 2) * 3)
+
+    x = np.array([1.0, 2.0])
+    for answer in (Saveable, Offloadable("device", "pinned_host")):
+        def policy(prim, *avals, answer=answer, **params):
+            return answer if prim.name == "sin" else Recompute
+
+        g = funcgrad.checkpoint(f, policy=policy)
+        assert [w.split(" from")[0] for _, w in saved_residuals(g, x)] == [
+            "from the argument x", "output of sin"]
+        np.testing.assert_allclose(np.asarray(funcgrad.grad(g)(x)),
+                                   [-3.22144962, 2.42061311], rtol=1e-8)
+    everything_recomputed = funcgrad.checkpoint(f, policy=lambda p, *a, **k: Recompute)
+    assert [w for _, w in saved_residuals(everything_recomputed, x)] == ["from the argument x"]
+    both = funcgrad.checkpoint_policies.save_from_both_policies(
+        lambda p, *a, **k: Recompute, lambda p, *a, **k: Saveable if p.name == "sin" else False)
+    assert len(saved_residuals(funcgrad.checkpoint(f, policy=both), x)) == 2
+    assert repr(Saveable) == "Saveable" and repr(Recompute) == "Recompute"
