@@ -178,7 +178,7 @@ def _parse_index(x: Any, idx: Any) -> tuple[tuple, list[Any]]:
         if isinstance(e, numpy.integer):
             entries.append(int(e))
             continue
-        if t is list or t is tuple:
+        if t is list or t is tuple or t is range:  # (NumPy takes a range as its list)
             host = numpy.asarray(e)
             if host.size == 0:
                 host = host.astype(numpy.intp)

@@ -186,6 +186,17 @@ def test_bool_mask_shape_mismatch() -> None:
     assert fnp._getitem(x, False).shape == (0, 3, 4)
 
 
+def test_range_index_is_a_list_as_numpy() -> None:
+    # NumPy: x[range(2), [0, 1]] is x[[0, 1], [0, 1]] (PyTorch too: grad[range(n), target]
+    # -= 1 in a custom Function's backward); it raised "only integers, slices ... got range"
+    x = rand((3, 4))
+    want = host(x)[range(2), [0, 1]]
+    assert_allclose(fnp._getitem(x, (range(2), [0, 1])), want)
+    assert_allclose(funcgrad.jit(lambda a: a[range(2), [0, 1]])(x), want)
+    assert_allclose(funcgrad.jit(lambda a: a.at[range(0, 3, 2)].set(0.0))(x),
+                    np.where(np.arange(3)[:, None] % 2 == 0, 0.0, host(x)))
+
+
 def test_invalid_index_types() -> None:
     x = rand((3, 4))
     with pytest.raises(IndexError, match="integer"):

@@ -610,6 +610,30 @@ def test_value_dependent_tensor_methods_eagerly_as_torch():
     assert seen["contains"] == (True, False)
 
 
+def test_softmax_cross_entropy_backward_idiom_with_a_range_index():
+    # the common torch backward `grad[range(n), target] -= 1` (a range index raised
+    # IndexError); the gradient of the mean cross entropy is (softmax - onehot) / n
+    class SoftmaxCE(Function):
+        @staticmethod
+        def forward(ctx, logits, target):
+            logp = logits - logits.logsumexp(dim=1, keepdim=True)
+            ctx.save_for_backward(logp, target)
+            return -logp.gather(1, target.unsqueeze(1)).mean()
+
+        @staticmethod
+        def backward(ctx, g):
+            logp, target = ctx.saved_tensors
+            grad = logp.exp()
+            grad[range(target.shape[0]), target] -= 1
+            return grad * g / target.shape[0], None
+
+    logits, target = MX, np.array([0, 3, 1])
+    soft = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    want = (soft - np.eye(4)[target]) / 3
+    for grad in (funcgrad.grad(SoftmaxCE.apply), funcgrad.jit(funcgrad.grad(SoftmaxCE.apply))):
+        assert_close(grad(dev(logits), dev(target)), want, rtol=1e-12)
+
+
 def test_new_tensors_are_views_and_to_dtype():
     class New(Function):
         @staticmethod
