@@ -548,7 +548,8 @@ def gammasgn(x: Any) -> Any:
     x = fnp.asarray(x)
     x = _ew.stop_gradient(x)
     fl = fnp.floor(x)
-    odd = fnp.not_equal(fnp.fmod(fl, 2.0), 0.0)
+    # fmod(+-inf, 2) is nan with NumPy's warning: the infinities are settled below anyway
+    odd = fnp.not_equal(fnp.fmod(fnp.where(fnp.isinf(fl), 0.0, fl), 2.0), 0.0)
     neg = fnp.where(odd, _like(x, -1.0), _like(x, 1.0))
     out = fnp.where(fnp.equal(x, fl), _like(x, numpy.nan), neg)
     out = fnp.where(fnp.equal(x, 0.0), fnp.copysign(_like(x, 1.0), x), out)
@@ -570,7 +571,12 @@ def gamma(x: Any) -> Any:
         array([24.        ,  1.77245385, -3.5449077 ])
     """
     (x,) = _floats("gamma", x)
-    return _ew.mul(gammasgn(x), _ew.exp(_sp.lgamma(x)))
+    lg = _sp.lgamma(x)
+    # Past the overflow (x > 171.6 in float64) gamma is +-inf, without exp's warning (SciPy).
+    dt = get_aval(_fnpm.asarray(lg)).dtype
+    big = _ew.gt(lg, float(numpy.log(numpy.finfo(dt).max)))
+    mag = _ew.select_n(big, _ew.exp(_ew.select_n(big, lg, 0.0)), numpy.inf)
+    return _ew.mul(gammasgn(x), mag)
 
 
 def loggamma(x: Any) -> Any:

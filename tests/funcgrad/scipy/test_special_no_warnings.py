@@ -101,3 +101,15 @@ def test_logsumexp_of_an_empty_sum_is_silent(jit):
     assert (float(out), float(sign)) == (-inf, 0.0)
     assert float(lse(dev(np.array([1.0, 2.0])), b=dev(np.array([0.0, 0.0])))) == -inf
     assert_allclose(funcgrad.grad(fsp.logsumexp)(dev(np.array([-inf, 0.0]))), np.array([0.0, 1.0]))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_gamma_past_its_overflow_and_at_infinity_is_silent(jit):
+    # SciPy: gamma(172) = inf, gamma(inf) = inf, gamma(-inf) = nan, factorial(200) = inf
+    g = funcgrad.jit(fsp.gamma) if jit else fsp.gamma
+    assert_allclose(g(dev(np.array([171.0, 172.0, inf, -inf, 5.0]))),
+                    np.array([7.257415615307994e306, inf, inf, nan, 24.0]), rtol=1e-11)
+    assert_allclose(fsp.gammasgn(dev(np.array([inf, -inf, -1.5]))), np.array([1.0, nan, 1.0]))
+    assert_allclose(fsp.factorial(dev(np.array([200.0, inf]))), np.array([inf, inf]))
+    assert fsp.gamma(dev(np.array([36.0], np.float32))).dtype == np.float32
+    assert_allclose(funcgrad.grad(fsp.gamma)(3.0), 2.0 * (1.5 - np.euler_gamma))
