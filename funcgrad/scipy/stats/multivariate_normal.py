@@ -19,13 +19,14 @@ from funcgrad.scipy.stats._util import HALF_LOG_2PI, promote
 __all__ = ["logpdf", "pdf"]
 
 
-def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
+def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: Any = None) -> Any:
     """Log density of ``N(mean, cov)`` at points ``x`` of shape ``(..., d)`` (the result has
     shape ``...``). ``mean`` broadcasts against ``x`` (last axis ``d``; a scalar ``mean`` is the
     same in every coordinate); ``cov`` is a ``(d, d)`` positive-definite matrix (or, as JAX, a
     stack ``(..., d, d)`` of them whose batch dims broadcast against ``x``'s), or a ``(d,)``
     diagonal or a scalar multiple of the identity. As SciPy, in one dimension (``d = 1``) an
-    ``x`` of shape ``(n,)`` is ``n`` points.
+    ``x`` of shape ``(n,)`` is ``n`` points; SciPy's defaults ``mean=None`` (zero) and
+    ``cov=1`` are accepted (JAX requires both).
 
     Through a Cholesky factor: differentiable in ``x``, ``mean`` and ``cov``. With
     ``allow_singular=True``, as SciPy: the pseudo-inverse and pseudo-determinant from an
@@ -39,6 +40,8 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
         >>> multivariate_normal.logpdf(x, np.zeros(2), np.diag([1.0, 4.0]))
         array([-3.03102425, -3.03102425])
     """
+    if mean is None:  # SciPy's default: zero, of the dimension cov gives (1 for a scalar)
+        mean = 0.0
     x, mean, cov = promote("multivariate_normal.logpdf", x, mean, cov)
     xs, ms, cs = get_aval(x).shape, get_aval(mean).shape, get_aval(cov).shape
     # The dimension as SciPy infers it: from mean, else from cov, else 1; a scalar mean is
@@ -110,7 +113,7 @@ def _singular_logpdf(diff: Any, cov: Any, d: int, batch: tuple) -> Any:
     return fnp.where(residual <= 1e-8, out, -fnp.inf)
 
 
-def pdf(x: Any, mean: Any, cov: Any, allow_singular: Any = None) -> Any:
+def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: Any = None) -> Any:
     """Density of ``N(mean, cov)``.
 
     Example:

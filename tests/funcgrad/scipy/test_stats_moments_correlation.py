@@ -106,3 +106,13 @@ def test_transforms_and_gradients():
 def test_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_multivariate_normal_takes_scipys_defaults():
+    # SciPy 1.17: logpdf(x) is N(0, 1) in one dimension (x of shape (2,) is two points);
+    # logpdf(x, cov=2 I) takes the dimension from cov
+    assert_allclose(fst.multivariate_normal.logpdf(dev(np.array([0.0, 0.5]))),
+                    np.array([-0.9189385332046727, -1.0439385332046727]))
+    x = np.array([[0.0, 0.5], [1.0, -2.0]])
+    assert_allclose(fst.multivariate_normal.pdf(dev(x), cov=dev(np.eye(2))),
+                    np.array([0.1404537443096252, 0.013064233284684921]))
