@@ -246,10 +246,10 @@ def _hermitian_from(a: Any, lower: bool) -> Any:
     return tri + mH(tri) + d[..., None, :] * const_like(a, numpy.eye(n, dtype=get_aval(a).dtype))
 
 
-def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = False,
-         overwrite_a: bool = False, overwrite_b: bool = False, type: int = 1,  # noqa: A002
-         check_finite: bool = True, subset_by_index: Any = None, subset_by_value: Any = None,
-         driver: Any = None) -> Any:
+def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
+         overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
+         eigvals: Any = None, type: int = 1, check_finite: bool = True, *,  # noqa: A002
+         subset_by_index: Any = None, subset_by_value: Any = None, driver: Any = None) -> Any:
     """Eigenvalues (ascending) and eigenvectors of a Hermitian matrix, or of the generalized
     problem with Hermitian positive-definite ``b``, as ``scipy.linalg.eigh``.
 
@@ -258,12 +258,19 @@ def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = Fals
     Only the ``lower`` (else upper) triangles of ``a`` and ``b`` are read.
     ``subset_by_index=(lo, hi)`` keeps eigenvalues ``lo..hi`` (inclusive, static ints);
     ``subset_by_value`` needs concrete values (not under ``jit``/``vmap``/``grad``).
+    ``jax.scipy.linalg.eigh``'s positional order is accepted too (``lower``, ``eigvals_only``
+    ... positionally; ``turbo`` has no effect; old SciPy's ``eigvals=(lo, hi)`` is
+    ``subset_by_index``).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
         >>> fsl.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]), eigvals_only=True)
         array([1., 3.])
     """
+    if eigvals is not None:
+        if subset_by_index is not None:
+            raise ValueError("eigh: give at most one of eigvals and subset_by_index")
+        subset_by_index = eigvals
     if type not in (1, 2, 3):
         raise ValueError(f"eigh: type must be 1, 2 or 3, got {type!r}")
     if subset_by_index is not None and subset_by_value is not None:
@@ -313,14 +320,16 @@ def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = Fals
     return w if v is None else (w, v)
 
 
-def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str = "a",
-                     select_range: Any = None, check_finite: bool = True, tol: float = 0.0,
-                     lapack_driver: str = "auto") -> Any:
+def eigh_tridiagonal(d: Any, e: Any, eigvals_only: bool = False, select: str = "a",
+                     select_range: Any = None, check_finite: bool = True, tol: Any = 0.0,
+                     lapack_driver: str = "auto", *, key: Any = None) -> Any:
     """Eigenvalues (and eigenvectors) of the real symmetric tridiagonal matrix with diagonal
     ``d`` ``(n,)`` and off-diagonal ``e`` ``(n - 1,)``.
 
     ``select="a"`` (all), ``"i"`` with ``select_range=(lo, hi)`` (indices, inclusive) or
     ``"v"`` with ``select_range=(vl, vu)`` (values in ``(vl, vu]``; needs concrete values).
+    SciPy's positional order; JAX's ``tol=None`` and ``key`` (its random start vectors) are
+    accepted and change nothing.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl

@@ -104,7 +104,7 @@ def expm_frechet(A: Any, E: Any, method: Any = None, compute_expm: bool = True, 
     return (out, tan) if compute_expm else tan
 
 
-def sqrtm(A: Any, blocksize: int = 1) -> Any:  # noqa: N803
+def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
     """Principal square root of a square matrix: ``X`` with ``X @ X = A``, as
     ``jax.scipy.linalg.sqrtm``: always complex (complex128 for float64 and integers,
     complex64 for float32).
@@ -113,7 +113,8 @@ def sqrtm(A: Any, blocksize: int = 1) -> Any:  # noqa: N803
     ``sqrt``), so it is differentiable (where the eigenvalues are distinct) and works under
     ``jit``/``vmap``; its accuracy is that of ``V``'s conditioning, so defective (non
     diagonalizable) matrices are not supported. SciPy returns a real array when a real root
-    exists; take ``.real`` for those.
+    exists; take ``.real`` for those. With ``disp=False`` returns ``(X, errest)``,
+    ``errest = ||X X - A||_F^2 / ||A||_F`` (SciPy's estimate); ``blocksize`` has no effect.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -124,8 +125,13 @@ def sqrtm(A: Any, blocksize: int = 1) -> Any:  # noqa: N803
     a = as_inexact(A)
     check_square("sqrtm", a)
     w, v = fnp.linalg.eig(a)
-    return fnp.linalg.solve(fnp.swapaxes(v, -1, -2),
-                            fnp.swapaxes(v * fnp.sqrt(w)[..., None, :], -1, -2)).swapaxes(-1, -2)
+    x = fnp.linalg.solve(fnp.swapaxes(v, -1, -2),
+                         fnp.swapaxes(v * fnp.sqrt(w)[..., None, :], -1, -2)).swapaxes(-1, -2)
+    if disp:
+        return x
+    resid = fnp.matmul(x, x) - a.astype(get_aval(x).dtype)
+    fro = fnp.linalg.norm(resid, axis=(-2, -1))
+    return x, fro ** 2 / fnp.linalg.norm(a, axis=(-2, -1))
 
 
 def _through_eig(a: Any, f: Any) -> Any:

@@ -42,7 +42,7 @@ def _tri_solve(a: Any, b: Any, lower: bool, trans: int, unit_diagonal: bool) -> 
 
 def solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
                      unit_diagonal: bool = False, overwrite_b: bool = False,
-                     check_finite: bool = True) -> Any:
+                     check_finite: bool = True, *, debug: Any = None) -> Any:
     """Solve ``op(a) x = b`` reading only the ``lower`` (else upper) triangle of ``a``;
     ``op`` is ``trans``: 0/``'N'`` none, 1/``'T'`` transpose, 2/``'C'`` conjugate transpose.
     ``unit_diagonal`` takes ``a``'s diagonal as ones. ``b`` is ``(n,)`` or ``(..., n, k)``.
@@ -140,7 +140,7 @@ _ASSUME = {"gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym", "he
 
 def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
           overwrite_b: bool = False, check_finite: bool = True, assume_a: Any = None,
-          transposed: bool = False) -> Any:
+          transposed: bool = False, *, debug: bool = False) -> Any:
     """Solve ``a x = b`` (``a^T x = b`` when ``transposed``) as ``scipy.linalg.solve``.
 
     ``assume_a``: ``"gen"`` (default, LU), ``"sym"``/``"her"`` (only the ``lower``, else
@@ -192,18 +192,30 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False,
     return solve_with("solve", a, b, solver)
 
 
-def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+def inv(a: Any, overwrite_a: bool = False, check_finite: bool = True, *,
+        assume_a: Any = None, lower: bool = False) -> Any:
     """Inverse of each square matrix of ``a``; inf/NaN if singular (as JAX; SciPy raises).
+    SciPy 1.17's ``assume_a`` (``"gen"``, ``"sym"``, ``"her"``, ``"pos"``, ``"diagonal"``,
+    ``"upper triangular"``, ``"lower triangular"``; ``lower`` picks the triangle read for
+    ``"sym"``/``"her"``/``"pos"``) solves ``a x = I`` with :func:`solve`'s structured solver.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
         >>> fsl.inv(np.array([[2.0, 0.0], [0.0, 4.0]]))
         array([[0.5 , 0.  ],
                [0.  , 0.25]])
+        >>> fsl.inv(np.array([[4.0, 9.0], [2.0, 1.0]]), assume_a="upper triangular")
+        array([[ 0.25, -2.25],
+               [ 0.  ,  1.  ]])
     """
     a = as_inexact(a)
-    check_square("inv", a)
-    return fnp.linalg.inv(a)
+    n = check_square("inv", a)
+    if assume_a is None or assume_a in ("gen", "general"):
+        return fnp.linalg.inv(a)
+    if _ASSUME.get(assume_a) in (None, "gen", "tridiagonal"):   # SciPy's inv has no banded
+        raise ValueError(f"inv: {assume_a!r} is not a recognized matrix structure")
+    eye = const_like(a, numpy.eye(n, dtype=get_aval(a).dtype))
+    return solve(a, fnp.broadcast_to(eye, get_aval(a).shape), lower=lower, assume_a=assume_a)
 
 
 def det(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> Any:

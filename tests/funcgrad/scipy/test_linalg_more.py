@@ -208,3 +208,36 @@ def test_qr_update_insert_delete_as_scipy(mode) -> None:
         g = funcgrad.grad(lambda u: fsl.qr_update(dev(q), dev(r), u, dev(np.arange(3.0)))[1]
                           .sum())(dev(a[:, 0]))
         assert host(g).shape == (5,)
+
+
+def test_signatures_of_scipy_and_jax_calls() -> None:
+    s = np.array([[4.0, 1.0], [1.0, 3.0]])
+    # SciPy 1.17: inv's assume_a/lower; sqrtm's disp; eigh_tridiagonal positionally
+    for kind in ("pos", "sym", "upper triangular", "lower triangular", "gen"):
+        want = sl.inv(np.triu(s) if kind == "upper triangular" else
+                      np.tril(s) if kind == "lower triangular" else s, assume_a=kind)
+        got = fsl.inv(dev(np.triu(s) if kind == "upper triangular" else
+                          np.tril(s) if kind == "lower triangular" else s), assume_a=kind)
+        assert_allclose(host(got), want, rtol=1e-12, atol=1e-12)
+    assert_allclose(host(fsl.inv(dev(np.triu(s)), assume_a="pos", lower=False)),
+                    sl.inv(np.triu(s), assume_a="pos", lower=False), rtol=1e-12, atol=1e-12)
+    # the off-diagonal entries are not read (SciPy 1.17 returns them unchanged, a bug)
+    assert_allclose(host(fsl.inv(dev(s), assume_a="diagonal")), np.diag([0.25, 1 / 3]),
+                    rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="structure"):
+        fsl.inv(dev(s), assume_a="banded")
+    x, err = fsl.sqrtm(dev(s), disp=False)
+    assert_allclose(host(x).real, sl.sqrtm(s), rtol=1e-12, atol=1e-12)
+    assert float(host(err)) < 1e-20
+    w = fsl.eigh_tridiagonal(dev(np.array([2.0, 2.0])), dev(np.array([1.0])), True)
+    assert_allclose(host(w), np.array([1.0, 3.0]), rtol=1e-12, atol=1e-12)
+    # jax.scipy.linalg: eigh's positional lower/eigvals_only, solve(debug=...), tol=None, key
+    assert_allclose(host(fsl.eigh(dev(np.triu(s)), None, False, True)), np.linalg.eigvalsh(s),
+                    rtol=1e-12, atol=1e-12)
+    assert_allclose(host(fsl.eigh(dev(s), eigvals=(1, 1), eigvals_only=True)),
+                    np.linalg.eigvalsh(s)[1:], rtol=1e-12, atol=1e-12)
+    assert_allclose(host(fsl.solve(dev(s), dev(np.ones(2)), debug=False)),
+                    np.linalg.solve(s, np.ones(2)), rtol=1e-12, atol=1e-12)
+    assert_allclose(host(fsl.solve_triangular(dev(s), dev(np.ones(2)), debug=None)),
+                    sl.solve_triangular(s, np.ones(2)), rtol=1e-12, atol=1e-12)
+    fsl.eigh_tridiagonal(dev(np.array([2.0, 2.0])), dev(np.array([1.0])), tol=None, key=None)
