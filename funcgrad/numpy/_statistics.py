@@ -901,6 +901,12 @@ def _conv_args(name: str, a: Any, v: Any, mode: str,
     return aa, vv, dt
 
 
+def _accumulation_dtype(dt: numpy.dtype) -> numpy.dtype:
+    """The dtype products are summed in: float16 in float32 (NumPy's half-precision dot, and
+    JAX's and PyTorch's), rounded once at the end; every other dtype in itself."""
+    return numpy.dtype(numpy.float32) if dt == numpy.float16 else dt
+
+
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
              preferred_element_type: Any = None) -> Any:
     """Discrete linear convolution of two 1-d sequences (``numpy.convolve``).
@@ -917,7 +923,8 @@ def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
     aa, vv, dt = _conv_args("convolve", a, v, mode, preferred_element_type)
     if _av(vv).shape[0] > _av(aa).shape[0]:
         aa, vv = vv, aa
-    out = _cast(_correlate_core(_cast(aa, dt), fnp.flip(_cast(vv, dt)), mode), dt)
+    work = _accumulation_dtype(dt)
+    out = _cast(_correlate_core(_cast(aa, work), fnp.flip(_cast(vv, work)), mode), dt)
     return _pet_result(out, preferred_element_type)
 
 
@@ -933,7 +940,8 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
         array([2. , 3.5, 3. ])
     """
     aa, vv, dt = _conv_args("correlate", a, v, mode, preferred_element_type)
-    aa, vv = _cast(aa, dt), _cast(vv, dt)
+    work = _accumulation_dtype(dt)
+    aa, vv = _cast(aa, work), _cast(vv, work)
     if _av(vv).shape[0] > _av(aa).shape[0]:
         # As NumPy: correlate the other way round, then reverse (and conjugate) the result.
         r = _correlate_core(vv if dt.kind != "c" else fnp.conj(vv), aa, mode)

@@ -584,3 +584,23 @@ def test_interp_refuses_complex_sample_points_as_numpy():
         fnp.interp(dev(np.array([0.5])), dev(np.array([0.0, 1j])), dev(np.array([0.0, 1.0])))
     got = fnp.interp(dev(np.array([0.5])), dev(np.array([0.0, 1.0])), dev(np.array([0.0, 2j])))
     np.testing.assert_allclose(host(got), np.array([1j]))
+
+
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+@pytest.mark.parametrize("n, m", [(3, 2), (40, 7), (30, 30)])
+def test_float16_convolution_sums_in_float32_as_numpy(name, n, m):
+    # NumPy (and JAX, PyTorch) sum half-precision products in float32 and round once:
+    # convolve([100, 101, 102], [100, 100])[2] is 20304 (2.03e4), not the 20288 of a float16 sum
+    rng = np.random.default_rng(n + m)
+    # whole numbers: float32 sums are exact in any order, so only the final rounding to
+    # float16 differs between a float32 and a float16 accumulation (and sums stay < 65504)
+    a = rng.integers(0, 40, n).astype(np.float16)
+    v = rng.integers(0, 40, m).astype(np.float16)
+    for mode in ("full", "same", "valid"):
+        want = getattr(np, name)(a, v, mode)
+        got = host(getattr(fnp, name)(dev(a), dev(v), mode))
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want)
+    got = host(fnp.convolve(dev(np.array([100, 101, 102], np.float16)),
+                            dev(np.array([100, 100], np.float16))))
+    assert float(got[2]) == 20304.0
