@@ -541,6 +541,50 @@ class TensorView(Tracer):
     def bool(self) -> Any:
         return fnp.asarray(self, dtype="bool")
 
+    # PyTorch's names (NumPy's ``byte`` is int8: x.byte() gave int8, PyTorch's is uint8)
+    def byte(self) -> Any:
+        return fnp.asarray(self, dtype="uint8")
+
+    def char(self) -> Any:
+        return fnp.asarray(self, dtype="int8")
+
+    def short(self) -> Any:
+        return fnp.asarray(self, dtype="int16")
+
+    def new(self, *args: Any) -> Any:
+        """The legacy constructor: ``x.new(2, 3)`` an array of that size (zeros),
+        ``x.new(data)`` one from data (``new_tensor``), ``x.new()`` an empty one; this
+        array's dtype and device."""
+        if not args:
+            return self.new_zeros((0,))
+        if len(args) == 1 and not isinstance(args[0], int | numpy.integer):
+            data = args[0]
+            if isinstance(data, tuple) and all(isinstance(d, int) for d in data) \
+                    and type(data) is not tuple:  # a torch.Size-like sizes object
+                return self.new_zeros(tuple(data))
+            return self.new_tensor(data)
+        return self.new_zeros(_shape(args))
+
+    def requires_grad_(self, requires_grad: bool = True) -> TensorView:
+        """Accepted (what is differentiated is decided by the transformation)."""
+        return self
+
+    def resize_(self, *sizes: Any) -> TensorView:
+        """PyTorch's ``resize_``: the elements in order, cut or extended (with zeros, where
+        PyTorch leaves them uninitialized) to the new size."""
+        shape = tuple(_shape(sizes))
+        n = int(numpy.prod(shape))
+        flat = fnp.reshape(self, (-1,))
+        have = flat.shape[0]
+        flat = flat[:n] if n <= have else fnp.concatenate(
+            [flat, fnp.zeros((n - have,), self.dtype)])
+        self.val = unwrap(self._trace, fnp.reshape(flat, shape))  # type: ignore[arg-type]
+        self._base = None  # (no longer the parent's shape)
+        return self
+
+    def resize_as_(self, other: Any) -> TensorView:
+        return self.resize_(tuple(other.shape))
+
     def half(self) -> Any:
         return fnp.asarray(self, dtype="float16")
 
