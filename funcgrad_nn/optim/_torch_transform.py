@@ -583,7 +583,9 @@ def torch_adafactor(lr: Any = 1e-2, beta2_decay: float = -0.8,
         one_minus_beta2 = t**beta2_decay
         rho = (fnp.minimum(lr, 1 / t**0.5) if is_tracer(t) or is_tracer(lr)
                else min(lr, 1 / t**0.5))
-        p_rms = fnp.sqrt(fnp.sum(p * p)) / math.sqrt(p.size)
+        # fnp.divide, not "/": NumPy's 0-d arithmetic gives a NumPy scalar, which the next
+        # operation would place on the default device (host parameters on a device default)
+        p_rms = fnp.divide(fnp.sqrt(fnp.sum(p * p)), math.sqrt(p.size))
         alpha = fnp.maximum(_k(eps2, p_rms), p_rms) * _k(rho, p_rms)
         new = {"step": step}
         if g.ndim > 1:
@@ -596,7 +598,8 @@ def torch_adafactor(lr: Any = 1e-2, beta2_decay: float = -0.8,
         else:
             var = new["variance"] = _lerp(s["variance"], g * g, one_minus_beta2)
         upd = g / fnp.sqrt(fnp.maximum(var, eps1 * eps1))
-        denom = fnp.maximum(1.0, fnp.sqrt(fnp.sum(upd * upd)) / (math.sqrt(upd.size) * d))
+        denom = fnp.maximum(1.0, fnp.divide(fnp.sqrt(fnp.sum(upd * upd)),
+                                            math.sqrt(upd.size) * d))
         return -(upd * _k(alpha / denom, upd)), new
 
     return leafwise(init, update)
@@ -606,7 +609,10 @@ def _bfloat16(x: Any) -> Any:
     """``x`` rounded to bfloat16 (8 significant bits, round half to even), as float32:
     PyTorch's Muon orthogonalizes in bfloat16."""
     mantissa, exponent = fnp.frexp(x)
-    return fnp.ldexp(fnp.round(mantissa * 256) / 256, exponent).astype(fnp.float32)
+    # fnp's operations, not "*" and "/": on a 0-d host array NumPy's operators give NumPy
+    # scalars, which the next operation would place on the default device
+    rounded = fnp.divide(fnp.round(fnp.multiply(mantissa, 256)), 256)
+    return fnp.ldexp(rounded, exponent).astype(fnp.float32)
 
 
 def _newton_schulz(g: Any, coefficients: tuple[float, float, float], steps: int,
@@ -619,7 +625,8 @@ def _newton_schulz(g: Any, coefficients: tuple[float, float, float], steps: int,
     if tall:
         x = x.T
     norm = _bfloat16(fnp.sqrt(fnp.sum(x * x)))
-    x = _bfloat16(x / fnp.maximum(norm, _bfloat16(fnp.asarray(eps, fnp.float32))))
+    # eps made like norm (on its device): a created array would land on the default device
+    x = _bfloat16(x / fnp.maximum(norm, _bfloat16(fnp.full_like(norm, eps, dtype=fnp.float32))))
     for _ in range(steps):
         gram = _bfloat16(x @ x.T)
         gram_update = _bfloat16(b * gram + c * (gram @ gram))

@@ -599,6 +599,41 @@ def test_fused_step_follows_schedulers_without_retracing(name, kw):
     assert len(opt.__dict__["_fused_cache"]) == 1 and not opt.__dict__.get("_fused_off")
 
 
+def test_fused_adafactor_is_the_eager_loop_bit_for_bit():
+    # The compiled step traces Adafactor's decay 1 - beta2_t = t**beta2_decay (1 at the first
+    # step): its lerps take torch.lerp's two branches there too (a one-branch lerp made a few
+    # float32 entries differ from the eager loop).
+    rng = np.random.default_rng(1)
+    params = [rng.normal(size=(64, 48)).astype(np.float32), rng.normal(size=100).astype(np.float32)]
+    grads = [[rng.normal(size=p.shape).astype(np.float32) for p in params] for _ in range(30)]
+    params, grads = dev(params), dev(grads)
+    runs = []
+    for foreach in (False, True):
+        live = [p.copy() for p in params]
+        opt = optim.Adafactor(live, lr=0.01, weight_decay=0.1, beta2_decay=-0.5, foreach=foreach)
+        for g in grads:
+            opt.step(g)
+        runs.append(host(live))
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax",
+                                  "NAdam", "RAdam", "RMSprop", "Rprop", "ASGD", "SparseAdam",
+                                  "Adafactor", "Lion", "Muon"])
+def test_host_parameters_stay_on_the_host_under_a_device_default(name):
+    # NumPy parameters while the default device is another (the strict pass; CuPy's GPU):
+    # the update must not create arrays on the default device (Adafactor's RMS and Muon's
+    # bfloat16 rounding of 0-d values did: NumPy scalars went to the default device).
+    w = np.random.default_rng(0).normal(size=(6, 5)).astype(np.float32)
+    kw = {} if name in ("SparseAdam", "Muon") else {"foreach": False}
+    opt = getattr(optim, name)([w], lr=0.01, **kw)
+    for _ in range(3):
+        opt.step([np.ones((6, 5), np.float32)])
+    assert type(w) is np.ndarray and np.isfinite(w).all()
+    assert all(type(v) is np.ndarray for v in opt.state[w].values() if v is not None)
+
+
 def _hyper_schedule(opt, i):
     for g in opt.param_groups:
         if i == 3:  # turns on a transformation of the chain (and SGD's momentum buffer)
