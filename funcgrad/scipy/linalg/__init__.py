@@ -67,6 +67,7 @@ from funcgrad.scipy.linalg._matfuncs import (
     coshm,
     cosm,
     expm,
+    expm_cond,
     expm_frechet,
     fractional_matrix_power,
     funm,
@@ -131,4 +132,5 @@ __all__ = [
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
+    "expm_cond",
 ]

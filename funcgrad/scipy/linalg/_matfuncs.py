@@ -21,7 +21,7 @@ from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, promote
 
-__all__ = ["expm", "expm_frechet", "sqrtm", "funm", "logm", "fractional_matrix_power", "cosm",
+__all__ = ["expm", "expm_frechet", "expm_cond", "sqrtm", "funm", "logm", "fractional_matrix_power", "cosm",
            "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm"]
 
 _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0,
@@ -340,3 +340,30 @@ def signm(A: Any, disp: bool = True) -> Any:  # noqa: N803
         return s
     p = 0.5 * (fnp.matmul(s, s) + s)
     return s, _norm1(fnp.matmul(p, p) - p)
+
+
+def expm_cond(A: Any, check_finite: bool = True) -> Any:  # noqa: N803
+    """Relative condition number of :func:`expm` in the Frobenius norm, as
+    ``scipy.linalg.expm_cond``: ``||K||_2 ||A||_F / ||expm(A)||_F`` with ``K`` the
+    ``(n^2, n^2)`` Kronecker form of its Fréchet derivative, whose columns are
+    :func:`expm_frechet` in the directions of the unit matrices (JVPs of ``expm``). Stacks of
+    matrices give one number each.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> round(float(fsl.expm_cond(np.array([[-0.1, 2.0], [0.3, 1.5]]))), 10)
+        2.5658162762
+    """
+    a = as_inexact(A)
+    n = check_square("expm_cond", a)
+    dt = get_aval(a).dtype
+    units = const_like(a, numpy.eye(n * n, dtype=dt).reshape(n * n, n, n))
+    batch = get_aval(a).shape[:-2]
+    x = expm(a)
+    # one JVP per unit direction: the columns of K (complex-linear, so complex A works too)
+    cols = [fnp.reshape(jvp(expm, (a,), (fnp.broadcast_to(units[i], get_aval(a).shape),))[1],
+                        batch + (n * n,)) for i in range(n * n)]
+    k = fnp.stack(cols, axis=-1)
+    k_norm = fnp.linalg.norm(k, 2, axis=(-2, -1))
+    fro = lambda m: fnp.linalg.norm(m, axis=(-2, -1))  # noqa: E731
+    return k_norm * fro(a) / fro(x)

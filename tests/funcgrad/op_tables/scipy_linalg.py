@@ -300,3 +300,6 @@ for _name, _scale in (("solve_continuous_are", 1.0), ("solve_discrete_are", 0.5)
          lambda a, b, q, r, n=_name: getattr(sl, n)(a, b, q, r),
          [(_scale * (_G4 + 0.5j * _gen((4, 4), seed=120)), _ARE_B, _spd(4, seed=121), _ARE_R)],
          rtol=1e-9, atol=1e-9, grad_args=[])
+case("expm_cond", fsl.expm_cond, sl.expm_cond,
+     [(_gen((3, 3), seed=122),), (_gen((2, 2), C128, seed=123),)], rtol=1e-9, atol=1e-9,
+     order=1, grad_args=[(_gen((3, 3), seed=122),)], vmap=False)
