@@ -91,6 +91,35 @@ _TENSOR_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half"
                       "complex128": "ComplexDouble"}
 
 
+class SignLogAbsDet(NamedTuple):
+    """``(sign, logabsdet)`` of ``slogdet``, as PyTorch's."""
+
+    sign: Any
+    logabsdet: Any
+
+
+class SolutionCoefficient(NamedTuple):
+    """``(solution, cloned_coefficient)`` of ``triangular_solve``, as PyTorch's."""
+
+    solution: Any
+    cloned_coefficient: Any
+
+
+class QR(NamedTuple):
+    """``(Q, R)`` of ``qr``, as PyTorch's."""
+
+    Q: Any  # noqa: N815
+    R: Any  # noqa: N815
+
+
+class USV(NamedTuple):
+    """``(U, S, V)`` of ``svd``, as PyTorch's ``Tensor.svd``."""
+
+    U: Any  # noqa: N815
+    S: Any  # noqa: N815
+    V: Any  # noqa: N815
+
+
 class MinMax(NamedTuple):
     """``(min, max)`` of ``aminmax``, as PyTorch's."""
 
@@ -518,19 +547,30 @@ class TensorView(Tracer):
         return wrap(self._trace, value, force=True)  # type: ignore[arg-type]
 
     def new_zeros(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
-        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype))
+        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype,
+                                   device=self._device_kw(kw)))
 
     def new_ones(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
-        return self._new(fnp.ones(_shape(shape), dtype=dtype or self.dtype))
+        return self._new(fnp.ones(_shape(shape), dtype=dtype or self.dtype,
+                                  device=self._device_kw(kw)))
 
     def new_empty(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
-        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype))
+        return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype,
+                                   device=self._device_kw(kw)))
 
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, **kw: Any) -> Any:
-        return self._new(fnp.full(tuple(size), fill_value, dtype=dtype or self.dtype))
+        return self._new(fnp.full(tuple(size), fill_value, dtype=dtype or self.dtype,
+                                  device=self._device_kw(kw)))
 
     def new_tensor(self, data: Any, dtype: Any = None, **kw: Any) -> Any:
-        return self._new(fnp.asarray(data, dtype=dtype or self.dtype))
+        # on this array's device, as PyTorch's (a host list or NumPy array stayed on the host)
+        return self._new(fnp.asarray(data, dtype=dtype or self.dtype,
+                                     device=self._device_kw(kw)))
+
+    def _device_kw(self, kw: dict) -> Any:
+        """``device=`` of a ``new_*`` call, else this array's device."""
+        device = kw.get("device")
+        return self.device if device is None else str(device)
 
     def int(self) -> Any:
         return fnp.asarray(self, dtype="int32")
@@ -768,6 +808,73 @@ class TensorView(Tracer):
         if dim is None:
             dim = next((k for k, n in enumerate(self.shape) if n == 3), -1)
         return fnp.cross(self, other, axis=dim)
+
+    # -- linear algebra (PyTorch's tensor methods) -----------------------------------------
+
+    def det(self) -> Any:
+        return fnp.linalg.det(self)
+
+    def inverse(self) -> Any:
+        return fnp.linalg.inv(self)
+
+    def pinverse(self, rcond: float = 1e-15) -> Any:
+        return fnp.linalg.pinv(self, rcond)
+
+    def slogdet(self) -> Any:
+        sign, logabsdet = fnp.linalg.slogdet(self)
+        return SignLogAbsDet(sign, logabsdet)
+
+    def logdet(self) -> Any:
+        """``log(det)``: NaN for a negative determinant, -inf for zero (PyTorch's)."""
+        sign, logabsdet = fnp.linalg.slogdet(self)
+        return fnp.where(sign < 0, fnp.nan, logabsdet)
+
+    def matrix_exp(self) -> Any:
+        from funcgrad.scipy.linalg import expm
+
+        return expm(self)
+
+    def matrix_power(self, n: int) -> Any:
+        return fnp.linalg.matrix_power(self, n)
+
+    def cholesky(self, upper: bool = False) -> Any:
+        low = fnp.linalg.cholesky(self)
+        return fnp.conj(fnp.swapaxes(low, -1, -2)) if upper else low
+
+    def cholesky_inverse(self, upper: bool = False) -> Any:
+        """The inverse of ``L Lᴴ`` (``Uᴴ U`` with ``upper``) from its Cholesky factor."""
+        factor = fnp.conj(fnp.swapaxes(self, -1, -2)) if upper else self
+        return fnp.linalg.inv(fnp.matmul(factor, fnp.conj(fnp.swapaxes(factor, -1, -2))))
+
+    def cholesky_solve(self, factor: Any, upper: bool = False) -> Any:
+        """``A⁻¹ self`` for ``A`` given by its Cholesky factor (PyTorch's argument order)."""
+        from funcgrad.scipy.linalg import cho_solve
+
+        return cho_solve((factor, not upper), self)
+
+    def triangular_solve(self, A: Any, upper: bool = True, transpose: bool = False,  # noqa: N803
+                         unitriangular: bool = False) -> Any:
+        """``(A⁻¹ self, A)`` for a triangular ``A`` (PyTorch's deprecated form)."""
+        from funcgrad.scipy.linalg import solve_triangular
+
+        x = solve_triangular(A, self, trans=1 if transpose else 0, lower=not upper,
+                             unit_diagonal=unitriangular)
+        return SolutionCoefficient(x, A * 1)
+
+    def qr(self, some: bool = True) -> Any:
+        q, r = fnp.linalg.qr(self, mode="reduced" if some else "complete")
+        return QR(q, r)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        """``(U, S, V)`` with ``V`` (not ``Vᴴ``), PyTorch's ``Tensor.svd``."""
+        u, s, vh = fnp.linalg.svd(self, full_matrices=not some)
+        v = fnp.conj(fnp.swapaxes(vh, -1, -2))
+        if not compute_uv:  # PyTorch returns zero-filled U and V then
+            u, v = fnp.zeros_like(u), fnp.zeros_like(v)
+        return USV(u, s, v)
+
+    def cov(self, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+        return fnp.cov(self, ddof=correction, fweights=fweights, aweights=aweights)
 
     def quantile(self, q: Any, dim: Any = None, keepdim: bool = False, *,
                  interpolation: str = "linear") -> Any:

@@ -49,6 +49,11 @@ def torch_or_numpy_float32(x):
     return np.float32
 
 
+def _spd(x):
+    """A symmetric positive definite (3, 3) matrix made from ``x``."""
+    return x.mm(x.t()) + x.new_tensor(np.eye(3)) * 3
+
+
 def _updated(x, update):
     """``update`` applied to a copy of ``x`` through views of it; the copy afterwards."""
     y = x.clone()
@@ -226,6 +231,26 @@ TENSOR_METHODS = {
     "resize_smaller": lambda x, i: x.clone().resize_(5),
     "resize_as_": lambda x, i: x.clone().resize_as_(x.t()),
     "requires_grad_": lambda x, i: (x.clone().requires_grad_() * 2).detach(),
+    "det": lambda x, i: _spd(x).det(),
+    "inverse": lambda x, i: _spd(x).inverse(),
+    "pinverse": lambda x, i: x.pinverse(),
+    "slogdet": lambda x, i: _spd(x).slogdet().logabsdet,
+    "logdet_negative": lambda x, i: x.new_tensor([[-1.0, 0.0], [0.0, 2.0]]).logdet(),
+    "logdet": lambda x, i: _spd(x).logdet(),
+    "matrix_exp": lambda x, i: (_spd(x) / 10).matrix_exp(),
+    "matrix_power": lambda x, i: _spd(x).matrix_power(3),
+    "cholesky": lambda x, i: _spd(x).cholesky(),
+    "cholesky_upper": lambda x, i: _spd(x).cholesky(upper=True),
+    "cholesky_inverse": lambda x, i: _spd(x).cholesky().cholesky_inverse(),
+    "cholesky_solve": lambda x, i: x.cholesky_solve(_spd(x).cholesky()),
+    "triangular_solve": lambda x, i: x.triangular_solve(_spd(x).cholesky(), upper=False)[0],
+    "triangular_solve_transpose": lambda x, i: x.triangular_solve(
+        _spd(x).cholesky(upper=True), transpose=True).solution,
+    "qr_r_abs": lambda x, i: x.t().qr().R.abs(),
+    "svd_s": lambda x, i: x.svd().S,
+    "svd_reconstructs": lambda x, i: (lambda u, s, v: u.mm(s.diag()).mm(v.t()))(*x.svd()),
+    "cov": lambda x, i: x.cov(),
+    "cov_correction_weights": lambda x, i: x.cov(correction=0, fweights=i[0] + 1),
     # in-place updates of views land in the array viewed (PyTorch's views share storage)
     "view_row_mul_": lambda x, i: _updated(x, lambda y: y[0].mul_(2)),
     "view_slice_zero_": lambda x, i: _updated(x, lambda y: y[:, 1:3].zero_()),
