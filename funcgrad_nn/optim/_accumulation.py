@@ -15,6 +15,7 @@ the mean of the accumulated gradients) and its skip predicates ``skip_not_finite
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -26,6 +27,7 @@ from funcgrad_nn.optim._transform import (
     GradientTransformation,
     _cast,
     _dtype,
+    _increment,
     _tmap,
     _zero_count,
 )
@@ -44,9 +46,10 @@ def skip_not_finite(updates: Any, gradient_step: Any, params: Any) -> tuple[Any,
     (True, 1)
     """
     leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
-    num = sum(fnp.sum(fnp.logical_not(fnp.isfinite(x))) for x in leaves)
-    num = fnp.asarray(num) if leaves else fnp.zeros((), fnp.int32)
-    should_skip = num > 0
+    # fnp.add, not sum(): Python "+" on 0-d arrays gives NumPy scalars (default device next)
+    counts = [fnp.sum(fnp.logical_not(fnp.isfinite(x))) for x in leaves]
+    num = functools.reduce(fnp.add, counts) if counts else fnp.zeros((), fnp.int32)
+    should_skip = fnp.greater(num, 0)
     return should_skip, {"should_skip": should_skip, "num_not_finite": num}
 
 
@@ -61,8 +64,9 @@ def skip_large_updates(updates: Any, gradient_step: Any, params: Any,
     True
     """
     leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
-    norm_sq = fnp.asarray(sum(fnp.sum(x * x) for x in leaves)) if leaves else fnp.zeros(())
-    should_skip = fnp.logical_not(norm_sq < max_squared_norm)
+    squares = [fnp.sum(x * x) for x in leaves]
+    norm_sq = functools.reduce(fnp.add, squares) if squares else fnp.zeros(())
+    should_skip = fnp.logical_not(fnp.less(norm_sq, max_squared_norm))
     return should_skip, {"should_skip": should_skip, "norm_squared": norm_sq}
 
 
@@ -152,8 +156,8 @@ class MultiSteps:
         def keep(new: Any, old: Any) -> Any:  # the old values when this call is skipped
             return tree_util.tree_map(lambda n, o: fnp.where(should_skip, o, n), new, old)
 
-        mini = keep((state.mini_step + 1) % k_steps, state.mini_step)
-        grad_step = fnp.where(emit, state.gradient_step + 1, state.gradient_step).astype(
+        mini = keep(fnp.mod(_increment(state.mini_step), k_steps), state.mini_step)
+        grad_step = fnp.where(emit, _increment(state.gradient_step), state.gradient_step).astype(
             fnp.asarray(state.gradient_step).dtype)
         # zeros_like, not 0 * x: a skipped call's NaN must not leak into the zeros
         acc = keep(_cast(_tmap(lambda a: fnp.where(emit, fnp.zeros_like(a), a), acc),

@@ -25,7 +25,7 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.backend import is_array
-from funcgrad_nn.optim._transform import GradientTransformation, _zero_count
+from funcgrad_nn.optim._transform import GradientTransformation, _increment, _zero_count
 
 __all__ = ["inject_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
            "WrappedScheduleState"]
@@ -138,11 +138,11 @@ def inject_hyperparams(
             hparams.update({k: _convert_floats(f(state.hyperparams_states[k].count), dtype,
                                                like)
                             for k, f in scheduled.items()})
-            states = {k: WrappedScheduleState(state.hyperparams_states[k].count + 1)
+            states = {k: WrappedScheduleState(_increment(state.hyperparams_states[k].count))
                       for k in scheduled}
             updates, inner_state = inner_factory(**other, **hparams).update(
                 updates, state.inner_state, params)
-            return updates, InjectStatefulHyperparamsState(state.count + 1, hparams, states,
+            return updates, InjectStatefulHyperparamsState(_increment(state.count), hparams, states,
                                                            inner_state)
 
         return GradientTransformation(init, update)

@@ -16,6 +16,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad.backend import device_of, device_put
 from funcgrad.core import is_tracer
 from funcgrad_nn.optim._schedules import Schedule
 
@@ -218,7 +219,20 @@ def _as_dtype(x: Any, like: Any) -> Any:
         return x.item()
     if isinstance(x, int | float):
         return x
-    return fnp.asarray(x).astype(like.dtype)
+    x = fnp.asarray(x).astype(like.dtype)
+    if not is_tracer(x) and not is_tracer(like) and np.ndim(x) == 0:
+        # A coefficient computed from scalars (a schedule of a host count) may sit on the
+        # default device while the leaf is on another: move the 0-d value to the leaf.
+        target = device_of(like)
+        if target is not None and device_of(x) != target:
+            x = device_put(x, target)
+    return x
+
+
+def _increment(count: Any) -> Any:
+    """``count + 1`` as an array where ``count`` is (a Python ``+`` on a 0-d NumPy array gives
+    a NumPy scalar, which the next operation would place on the default device)."""
+    return fnp.add(count, fnp.ones_like(count))
 
 
 def _dtype(dtype: Any) -> Any:
@@ -281,7 +295,7 @@ def ema(decay: float, debias: bool = True, accumulator_dtype: Any = None) -> Gra
 
     def update(updates: Any, state: EmaState, params: Any = None) -> tuple[Any, Any]:
         new = _tmap(lambda g, e: (1 - decay) * g + decay * e, updates, state.ema)
-        count = state.count + 1
+        count = _increment(state.count)
         out = _bias_corrected(new, decay, count) if debias else new
         return out, EmaState(count, _cast(new, accumulator_dtype))
 
@@ -336,14 +350,14 @@ def apply_if_finite(inner: GradientTransformation,
         for x in leaves:
             finite = fnp.logical_and(finite, fnp.all(fnp.isfinite(x)))
         count = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
-                          state.notfinite_count + 1)
+                          _increment(state.notfinite_count))
         step = fnp.logical_or(finite, count > max_consecutive_errors)
         new_updates, new_inner = inner.update(updates, state.inner_state, params)
         out = _tmap(lambda u: fnp.where(step, u, fnp.zeros_like(u)), new_updates)
         inner_state = tree_util.tree_map(
             lambda n, o: fnp.where(step, n, o).astype(fnp.asarray(o).dtype), new_inner,
             state.inner_state)
-        total = fnp.where(finite, state.total_notfinite, state.total_notfinite + 1)
+        total = fnp.where(finite, state.total_notfinite, _increment(state.total_notfinite))
         return out, ApplyIfFiniteState(count, finite, total, inner_state)
 
     return GradientTransformation(init, update)
@@ -528,7 +542,7 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
     def update(updates: Any, state: ScaleByScheduleState, params: Any = None) -> tuple[Any, Any]:
         s = step_size_fn(state.count)
         updates = _tmap(lambda u: u * _as_dtype(s, u), updates)
-        return updates, ScaleByScheduleState(state.count + 1)
+        return updates, ScaleByScheduleState(_increment(state.count))
 
     return GradientTransformation(init, update)
 
@@ -573,10 +587,10 @@ def scale_by_adam(
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
         mu = _tmap(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
         nu = _tmap(lambda g, v: (1 - b2) * (g * fnp.conj(g)).real + b2 * v, updates, state.nu)
-        count = state.count + 1
+        count = _increment(state.count)
         if nesterov:
             mu_hat = _tmap(lambda m, g: b1 * m + (1 - b1) * g,
-                           _bias_corrected(mu, b1, count + 1),
+                           _bias_corrected(mu, b1, _increment(count)),
                            _bias_corrected(updates, b1, count))
         else:
             mu_hat = _bias_corrected(mu, b1, count)
@@ -614,7 +628,7 @@ def scale_by_rms(
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
         if bias_correction:
-            count = state.count + 1
+            count = _increment(state.count)
             nu_hat = _bias_corrected(nu, decay, count)
         else:
             nu_hat = nu
@@ -653,7 +667,7 @@ def scale_by_stddev(
         mu = _tmap(lambda g, m: (1 - decay) * g + decay * m, updates, state.mu)
         nu = _tmap(lambda g, v: (1 - decay) * g * g + decay * v, updates, state.nu)
         if bias_correction:
-            count = state.count + 1
+            count = _increment(state.count)
             mu_hat, nu_hat = _bias_corrected(mu, decay, count), _bias_corrected(nu, decay, count)
         else:
             mu_hat, nu_hat = mu, nu
@@ -685,7 +699,7 @@ def scale_by_adamax(b1: float = 0.9, b2: float = 0.999,
                                 _tmap(fnp.zeros_like, params))
 
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
-        count = state.count + 1
+        count = _increment(state.count)
         mu = _tmap(lambda g, m: (1 - b1) * g + b1 * m, updates, state.mu)
         nu = _tmap(lambda g, v: fnp.maximum(fnp.abs(g) + eps, b2 * v), updates, state.nu)
         out = _tmap(lambda m, v: m / v, _bias_corrected(mu, b1, count), nu)
