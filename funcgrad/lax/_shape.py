@@ -160,6 +160,26 @@ def expand_dims(array: Array, dimensions: Sequence[int]) -> Array:
     return _sh.expand_dims(array, dims)
 
 
+def _is_keys(x: Any) -> bool:
+    # typed key arrays (funcgrad.random.key) wrap uint32 data with the key's words as trailing
+    # axes; the structural operations below take them as jax.lax's do, axes counted over keys
+    return hasattr(type(x), "_trailing_ndim")
+
+
+def _keys_data(name: str, x: Any, arg: str) -> tuple[Any, int]:
+    if not _is_keys(x):
+        raise TypeError(f"lax.{name}: {arg} must be a key array like the operand, got "
+                        f"{type(x).__name__}")
+    return x._data, x._trailing_ndim
+
+
+def _concatenate_keys(operands: Sequence[Any], dimension: int) -> Any:
+    datas = [_keys_data("concatenate", o, f"operands[{i}]")[0] for i, o in enumerate(operands)]
+    nd = operands[0].ndim
+    d = axis_in("concatenate", dimension, nd, "dimension")
+    return operands[0]._rewrap(concatenate(datas, d))
+
+
 def concatenate(operands: Sequence[Array], dimension: int) -> Array:
     """Join ``operands`` (one dtype, equal shapes off ``dimension``) along ``dimension``.
 
@@ -170,6 +190,8 @@ def concatenate(operands: Sequence[Array], dimension: int) -> Array:
     """
     if not isinstance(operands, list | tuple) or not operands:
         raise TypeError("lax.concatenate: operands must be a non-empty sequence of arrays")
+    if any(_is_keys(o) for o in operands):
+        return _concatenate_keys(operands, dimension)
     avals = same_dtypes("concatenate", {f"operands[{i}]": o for i, o in enumerate(operands)},
                         ANY)
     nd = avals[0].ndim
@@ -318,6 +340,24 @@ def _start_indices(name: str, start_indices: Any, shape: tuple[int, ...],
     return [_start_index(name, i, n, ok) for i, n, ok in zip(start_indices, shape, allow)]
 
 
+def _key_starts(start_indices: Any, t: int) -> list[Any]:
+    """Start indices over key axes, extended with 0 for the key's own trailing axes."""
+    if hasattr(start_indices, "shape") and not isinstance(start_indices, list | tuple):
+        n = get_aval(start_indices).shape[0] if get_aval(start_indices).ndim == 1 else None
+        if n is None:
+            raise TypeError(f"lax.dynamic_slice: start_indices must be a sequence or a 1-D "
+                            f"array, got {get_aval(start_indices).str_short()}")
+        start_indices = [_sh.index_in_dim(start_indices, k, 0, False) for k in range(n)]
+    return [*start_indices, *([0] * t)]
+
+
+def _rank_and_shape(name: str, operand: Any) -> tuple[int, tuple[int, ...]]:
+    if _is_keys(operand):
+        return operand.ndim, tuple(operand.shape)
+    a = aval_of(name, operand)
+    return a.ndim, tuple(a.shape)
+
+
 def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int], *,
                   allow_negative_indices: bool | Sequence[bool] = True) -> Array:
     """The ``slice_sizes`` block at (possibly traced) ``start_indices``, clamped to fit.
@@ -327,6 +367,15 @@ def dynamic_slice(operand: Array, start_indices: Any, slice_sizes: Sequence[int]
         >>> lax.dynamic_slice(numpy.arange(5), (-2,), (2,)).tolist()
         [3, 4]
     """
+    if _is_keys(operand):
+        data, t = _keys_data("dynamic_slice", operand, "operand")
+        sizes = static_ints("dynamic_slice", slice_sizes, "slice_sizes")
+        words = tuple(get_aval(data).shape[-t:])
+        allow = allow_negative_indices if isinstance(allow_negative_indices, bool | int) \
+            else (*allow_negative_indices, *([True] * t))
+        starts = _key_starts(start_indices, t)
+        return operand._rewrap(dynamic_slice(data, starts, (*sizes, *words),
+                                             allow_negative_indices=allow))
     a = aval_of("dynamic_slice", operand)
     sizes = static_ints("dynamic_slice", slice_sizes, "slice_sizes")
     if len(sizes) != a.ndim or any(not 0 <= z <= n for z, n in zip(sizes, a.shape)):
@@ -345,10 +394,10 @@ def dynamic_slice_in_dim(operand: Array, start_index: Any, slice_size: int = 1, 
         >>> lax.dynamic_slice_in_dim(numpy.arange(5), 1, 3).tolist()
         [1, 2, 3]
     """
-    a = aval_of("dynamic_slice_in_dim", operand)
-    axis = axis_in("dynamic_slice_in_dim", axis, a.ndim)
-    starts: list[Any] = [0] * a.ndim
-    sizes = list(a.shape)
+    nd, shape = _rank_and_shape("dynamic_slice_in_dim", operand)
+    axis = axis_in("dynamic_slice_in_dim", axis, nd)
+    starts: list[Any] = [0] * nd
+    sizes = list(shape)
     starts[axis] = start_index
     sizes[axis] = static_int("dynamic_slice_in_dim", slice_size, "slice_size")
     return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
@@ -363,11 +412,15 @@ def dynamic_index_in_dim(operand: Array, index: Any, axis: int = 0, keepdims: bo
         >>> lax.dynamic_index_in_dim(numpy.arange(6).reshape(3, 2), 1, keepdims=False).tolist()
         [2, 3]
     """
-    a = aval_of("dynamic_index_in_dim", operand)
-    axis = axis_in("dynamic_index_in_dim", axis, a.ndim)
+    nd, _ = _rank_and_shape("dynamic_index_in_dim", operand)
+    axis = axis_in("dynamic_index_in_dim", axis, nd)
     out = dynamic_slice_in_dim(operand, index, 1, axis,
                                allow_negative_indices=allow_negative_indices)
-    return out if keepdims else _sh.squeeze(out, (axis,))
+    if keepdims:
+        return out
+    if _is_keys(out):
+        return out._rewrap(_sh.squeeze(out._data, (axis,)))
+    return _sh.squeeze(out, (axis,))
 
 
 def dynamic_update_slice(operand: Array, update: Array, start_indices: Any, *,
@@ -379,6 +432,13 @@ def dynamic_update_slice(operand: Array, update: Array, start_indices: Any, *,
         >>> lax.dynamic_update_slice(numpy.zeros(4), numpy.ones(2), (1,)).tolist()
         [0.0, 1.0, 1.0, 0.0]
     """
+    if _is_keys(operand):
+        data, t = _keys_data("dynamic_update_slice", operand, "operand")
+        udata, _ = _keys_data("dynamic_update_slice", update, "update")
+        allow = allow_negative_indices if isinstance(allow_negative_indices, bool | int) \
+            else (*allow_negative_indices, *([True] * t))
+        return operand._rewrap(dynamic_update_slice(data, udata, _key_starts(start_indices, t),
+                                                    allow_negative_indices=allow))
     a = aval_of("dynamic_update_slice", operand)
     u = aval_of("dynamic_update_slice", update, "update")
     if u.dtype != a.dtype:
@@ -402,9 +462,9 @@ def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Any,
         >>> lax.dynamic_update_slice_in_dim(numpy.zeros(3), numpy.ones(1), -1, 0).tolist()
         [0.0, 0.0, 1.0]
     """
-    a = aval_of("dynamic_update_slice_in_dim", operand)
-    axis = axis_in("dynamic_update_slice_in_dim", axis, a.ndim)
-    starts: list[Any] = [0] * a.ndim
+    nd, _ = _rank_and_shape("dynamic_update_slice_in_dim", operand)
+    axis = axis_in("dynamic_update_slice_in_dim", axis, nd)
+    starts: list[Any] = [0] * nd
     starts[axis] = start_index
     return dynamic_update_slice(operand, update, starts,
                                 allow_negative_indices=allow_negative_indices)
@@ -419,10 +479,11 @@ def dynamic_update_index_in_dim(operand: Array, update: Array, index: Any, axis:
         >>> lax.dynamic_update_index_in_dim(numpy.zeros((2, 2)), numpy.ones(2), 1, 0).tolist()
         [[0.0, 0.0], [1.0, 1.0]]
     """
-    a = aval_of("dynamic_update_index_in_dim", operand)
-    axis = axis_in("dynamic_update_index_in_dim", axis, a.ndim)
-    if aval_of("dynamic_update_index_in_dim", update, "update").ndim == a.ndim - 1:
-        update = _sh.expand_dims(update, (axis,))
+    nd, _ = _rank_and_shape("dynamic_update_index_in_dim", operand)
+    axis = axis_in("dynamic_update_index_in_dim", axis, nd)
+    if _rank_and_shape("dynamic_update_index_in_dim", update)[0] == nd - 1:
+        update = (update._rewrap(_sh.expand_dims(update._data, (axis,))) if _is_keys(update)
+                  else _sh.expand_dims(update, (axis,)))
     return dynamic_update_slice_in_dim(operand, update, index, axis,
                                        allow_negative_indices=allow_negative_indices)
 

@@ -339,3 +339,25 @@ def test_key_array_at_set_and_swapaxes() -> None:
     sw = ks.swapaxes(0, 1)
     assert sw.shape == (3, 2) and data(sw)[0] == [[1797259609, 2579123966],
                                                    [2467461003, 3840466878]]
+
+
+def test_lax_dynamic_slicing_and_concatenate_take_key_arrays() -> None:
+    # jax.lax's structural operations on key arrays (JAX 0.10, x64): axes and start indices
+    # count key axes; clamping as for arrays
+    ks = R.split(dev(R.key(0)), (3, 2))
+    k9 = R.split(dev(R.key(9)), (1, 2))
+    rows = data(ks)
+    got = lax.dynamic_slice(ks, (-1, 5), (2, 1))
+    assert isinstance(got, R.PRNGKeyArray) and data(got) == [[rows[1][1]], [rows[2][1]]]
+    assert data(lax.dynamic_update_slice(ks, k9, (5, 0))) == rows[:2] + data(k9)
+    assert data(lax.dynamic_index_in_dim(ks, -1, axis=-1, keepdims=False)) == [
+        r[1] for r in rows]
+    assert data(lax.dynamic_update_index_in_dim(ks, k9[0], 0, 0)) == data(k9) + rows[1:]
+    assert data(lax.concatenate([ks, k9], 0)) == rows + data(k9)
+    assert lax.concatenate([ks, ks], 1).shape == (3, 4)
+    assert data(funcgrad.jit(lambda ks, i: lax.dynamic_index_in_dim(ks, i, keepdims=False))(
+        ks, 1)) == rows[1]
+    assert data(funcgrad.vmap(lambda k: lax.dynamic_slice(k, (1,), (1,)))(ks)) == [
+        [r[1]] for r in rows]
+    with pytest.raises(TypeError, match="must be a key array"):
+        lax.dynamic_update_slice(ks, R.key_data(k9), (0, 0))
