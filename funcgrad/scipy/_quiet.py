@@ -7,8 +7,11 @@ and select the IEEE value at the singular points (``log(0) = -inf``, ``log(-1) =
 ``1 / 0 = inf``), so every value is the plain operation's. Their derivatives are rules
 (``custom_jvp``) written with the same helpers, so they too are the plain operation's at the
 singular points (``d log(x) / dx`` at 0 is ``inf``, not the 0 a bare ``where`` would give) and
-nest to any order. Concrete (untraced) arguments take a fast path: the plain primitive under
-``numpy.errstate(all="ignore")``, the same values at the cost of one operation.
+nest to any order. Wherever operations run as they are called -- concrete arguments, and the
+eager transformations (``grad``'s tape, ``jvp``, ``vmap``) outside ``jit`` -- a fast path
+runs the plain primitive under ``numpy.errstate(all="ignore")`` instead: the same values and
+derivatives (only a backward pass run later may still warn at a singular point), at the cost of
+one operation. Staged code (``jit``, ``make_jaxpr``) gets the compositions.
 
 Example:
     >>> import warnings, numpy as np
@@ -26,14 +29,22 @@ from typing import Any
 import numpy
 
 import funcgrad.ops.elementwise as _ew
-from funcgrad.core import Tracer
+from funcgrad.core import current_trace
+from funcgrad.interpreters.staging import StagingTrace
 from funcgrad.ops.custom_derivatives import custom_jvp
 
 __all__ = ["log", "log1p", "reciprocal", "div"]
 
 
 def _concrete(*xs: Any) -> bool:
-    return not any(isinstance(x, Tracer) for x in xs)
+    """Whether operations run now (no staging trace anywhere in the current trace stack), so
+    that an errstate around them silences them."""
+    t = current_trace()
+    while t is not None:
+        if isinstance(t, StagingTrace):
+            return False
+        t = t.parent
+    return True
 
 
 def reciprocal(x: Any) -> Any:
