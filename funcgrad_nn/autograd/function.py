@@ -263,10 +263,12 @@ def _uses_setup_context(cls: type) -> bool:
 
 def _unwrap_out(trace: TensorViewTrace, out: Any) -> Any:
     # a list of outputs is several outputs too (PyTorch passes a list through untracked;
-    # here each array in it is a differentiable output, as in a tuple)
+    # here each array in it is a differentiable output, as in a tuple); arrays nested in
+    # dicts, lists and tuples come out as arrays too (they leaked out as views)
     if isinstance(out, tuple | list):
-        return (list if isinstance(out, list) else tuple)(unwrap(trace, o) for o in out)
-    return unwrap(trace, out)
+        return (list if isinstance(out, list) else tuple)(
+            _map_arrays(o, lambda v: unwrap(trace, v)) for o in out)
+    return _map_arrays(out, lambda v: unwrap(trace, v))
 
 
 def _holds_arrays(x: Any) -> bool:
@@ -363,7 +365,9 @@ def _in_views(ctx: FunctionCtx, values: Sequence[Any], rule: Callable[..., Any])
                            for t in ctx._saved)
         for k in _array_attrs(ctx):
             setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: wrap(trace, v)))
-        got = rule(ctx, *[None if v is None else wrap(trace, v, force=True) for v in values])
+        got = rule(ctx, *[None if v is None else
+                          _map_arrays(v, lambda a: wrap(trace, a)) if type(v) in (dict, list, tuple)
+                          else wrap(trace, v, force=True) for v in values])
         if isinstance(got, tuple | list):
             return tuple(unwrap(trace, g) for g in got)
         return unwrap(trace, got)
@@ -377,11 +381,25 @@ def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
     avals = getattr(ctx, "_out_avals", ()) or (None,) * len(cts)
     out = []
     for c, nd, oa in zip(cts, nondiff, avals):
-        if nd or type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
+        if type(c) in (dict, list, tuple) and not nd:  # the gradients of a nested output
+            out.append(_nested_grads(ctx, c))
+        elif nd or type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
             out.append(None if not ctx.materialize_grads else _zeros_like(c, oa))
         else:
             out.append(c)
     return out
+
+
+def _nested_grads(ctx: FunctionCtx, c: Any) -> Any:
+    """Cotangents inside a dict/list/tuple output: zeros (or None without
+    materialize_grads) where none flowed."""
+    if type(c) in (list, tuple):
+        return type(c)(_nested_grads(ctx, v) for v in c)
+    if type(c) is dict:
+        return {k: _nested_grads(ctx, v) for k, v in c.items()}
+    if type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
+        return None if not ctx.materialize_grads else _zeros_like(c, None)
+    return c
 
 
 def _zeros_like(c: Any, out_aval: Any) -> Any:

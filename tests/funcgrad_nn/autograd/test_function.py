@@ -379,6 +379,26 @@ def test_list_of_outputs_is_several_outputs():
     assert_close(t[0], 2 * host(X))
 
 
+def test_dict_output_is_arrays_and_backward_gets_a_dict_of_gradients():
+    # forward returning a dict: its arrays leaked out as views (UnexpectedTracerError in the
+    # next operation); backward now gets the gradients in the same dict, zeros where none
+    # flowed (torch passes a dict through untracked)
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return {"y": x * 2, "z": x * 3}
+
+        @staticmethod
+        def backward(ctx, g):
+            return g["y"] * 2 + g["z"].mul(3)
+
+    out = Pair.apply(X)
+    assert not any(isinstance(v, Tracer) for v in out.values())
+    assert_close(funcgrad.grad(lambda a: Pair.apply(a)["z"].sum())(X), np.full(3, 3.0))
+    both = funcgrad.jit(funcgrad.grad(lambda a: (Pair.apply(a)["y"] * Pair.apply(a)["z"]).sum()))
+    assert_close(both(X), 12 * host(X))
+
+
 def test_backward_wrong_shape():
     class Bad(Function):
         @staticmethod
