@@ -25,6 +25,7 @@ from funcgrad.backend import xp_for
 from funcgrad.core import Tracer, _scalars_to_arrays, current_trace
 from funcgrad.interpreters.batching import OneHotStructure, batch_flat
 from funcgrad.interpreters.staging import staging_below
+from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow.scans import scan as _scan
 
@@ -183,6 +184,7 @@ def vmap(
     axis_name: Any = None,
     axis_size: int | None = None,
     spmd_axis_name: Any = None,
+    sum_match: bool = False,
     chunk_size: int | None = None,
 ) -> Callable[..., Any]:
     """Vectorize ``fun`` over a batch axis of its arguments.
@@ -204,6 +206,9 @@ def vmap(
         axis_size: the batch size; needed when no argument is mapped, checked otherwise.
         spmd_axis_name: accepted as JAX's, which uses it to shard the batch axis over a
             device mesh; one process's arrays are not sharded, so results are the same.
+        sum_match: as JAX's: an output whose ``out_axes`` is None but that depends on the
+            batch is summed over the batch axis (instead of an error). Such a call is not
+            chunked (``chunk_size`` is then ignored).
         chunk_size: evaluate the batch in chunks of at most this many examples (the last one
             may be smaller) and concatenate the results, bounding peak memory. Results are
             the same; works under grad/jvp too. Not applied with an ``axis_name``: the
@@ -243,8 +248,14 @@ def vmap(
     ):
         raise TypeError(f"vmap: chunk_size must be a positive int or None, got {chunk_size!r}")
     del spmd_axis_name  # a sharding annotation: no sharding here, nothing changes
+    if not isinstance(sum_match, bool | numpy.bool_):
+        raise TypeError(f"vmap: sum_match must be a bool, got {sum_match!r}")
+    if sum_match:
+        # A chunk's sum is part of the total: summing over chunks is not what chunking does.
+        chunk_size = None
 
-    return _vmapped(fun, in_axes, out_axes, axis_size, chunk_size, axis_name, None)
+    return _vmapped(fun, in_axes, out_axes, axis_size, chunk_size, axis_name, None,
+                    bool(sum_match))
 
 
 def vmap_basis(
@@ -264,7 +275,8 @@ def vmap_basis(
 
 def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: int | None,
              chunk_size: int | None, axis_name: Any,
-             structs: list[OneHotStructure | None] | None) -> Callable[..., Any]:
+             structs: list[OneHotStructure | None] | None,
+             sum_match: bool = False) -> Callable[..., Any]:
     # args treedef -> (axis per leaf, in_axes path per leaf): matching a prefix depends only on
     # the structure, so repeated calls skip it.
     prefix_cache: dict[Any, tuple[list, list]] = {}
@@ -280,7 +292,7 @@ def _vmapped(fun: Callable[..., Any], in_axes: Any, out_axes: Any, axis_size: in
             chunked = _scanned_chunks if staging_below(current_trace()) else _chunked_call
             return chunked(fun, in_tree, vals, dims, n, out_axes, axis_name, int(chunk_size))
         out_leaves, out_tree, _ = _call(fun, in_tree, vals, dims, n, out_axes, axis_name,
-                                        structs)
+                                        structs, sum_match)
         return tree_util.tree_unflatten(out_tree, out_leaves)
 
     return vmapped
@@ -411,8 +423,10 @@ def _call(
     out_axes: Any,
     axis_name: Any,
     structs: list[OneHotStructure | None] | None = None,
+    sum_match: bool = False,
 ) -> tuple[list[Any], Any, list[int | None]]:
-    """One batched evaluation: output leaves placed per out_axes, treedef, their out axes."""
+    """One batched evaluation: output leaves placed per out_axes, treedef, their out axes
+    (``sum_match``: a batched output with out axis None is summed over the batch)."""
     store: list = []
 
     def flat(*leaves: Any) -> list[Any]:
@@ -437,6 +451,10 @@ def _call(
     results, final_axes = [], []
     for i, (o, d, oa) in enumerate(zip(outs, out_dims, o_axes)):
         if oa is None:
+            if d is not None and sum_match:
+                results.append(_red.reduce_sum(o, (d,)))
+                final_axes.append(None)
+                continue
             if d is not None:
                 where = _out_where(out_tree, outs, paths, i)
                 raise ValueError(

@@ -704,3 +704,25 @@ def test_one_vmapped_function_called_with_different_structures():
     msg = _err(ValueError, f, dev({"v": np.ones((2, 3))}))
     assert "'v'" in msg and "'w'" in msg
     assert_allclose(f(dev({"w": np.ones((2, 3))})), np.full(3, 2.0))
+
+
+def test_sum_match_sums_a_batched_output_whose_out_axis_is_none():
+    # jax.vmap(..., out_axes=None, sum_match=True), JAX 0.10.2 values
+    x = dev(np.arange(6.0).reshape(2, 3))
+    f = vmap(lambda a: a * 2, out_axes=None, sum_match=True)
+    np.testing.assert_array_equal(host(f(x)), [6.0, 10.0, 14.0])
+    g = vmap(lambda a: (a, 3.0), out_axes=(0, None), sum_match=True)(x)
+    np.testing.assert_array_equal(host(g[0]), host(x))
+    assert float(host(g[1])) == 3.0  # unbatched outputs are returned once, not summed
+    h = funcgrad.jit(vmap(lambda a: a * 2, in_axes=1, out_axes=None, sum_match=True))
+    np.testing.assert_array_equal(host(h(x)), [6.0, 24.0])
+    # chunking would sum per chunk: a sum_match call is not chunked
+    np.testing.assert_array_equal(
+        host(vmap(lambda a: a * 2, out_axes=None, sum_match=True, chunk_size=1)(x)),
+        [6.0, 10.0, 14.0])
+    assert float(host(grad(lambda w: vmap(lambda a: (a * w).sum(), out_axes=None,
+                                          sum_match=True)(x))(2.0))) == 15.0
+    with pytest.raises(ValueError, match="depends on the mapped axis"):
+        vmap(lambda a: a * 2, out_axes=None)(x)
+    with pytest.raises(TypeError, match="sum_match must be a bool"):
+        vmap(lambda a: a, sum_match="yes")
