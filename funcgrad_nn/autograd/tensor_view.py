@@ -1212,11 +1212,36 @@ class TensorView(Tracer):
         return self
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        mask = getattr(idx, "dtype", None)
-        if mask is not None and mask.kind == "b" and tuple(idx.shape) == tuple(self.shape):
-            self._assign(fnp.where(idx, value, self))   # x[mask] = v, shape-stable
+        where = self._mask_where(idx, value)
+        if where is not None:  # x[mask] = v, x[:, mask] = v: shape-stable (jit, vmap)
+            self._assign(fnp.where(where, value, self))
         else:
             self._assign(self.at[idx].set(value, mode="raise"))
+
+    def _mask_where(self, idx: Any, value: Any) -> Any:
+        """For ``x[..., mask] = v`` (a boolean mask over some dims after full slices, ``v`` a
+        scalar or broadcasting to the dims after the mask): the mask broadcast to ``x``'s
+        shape, so the update is a ``where`` with no value-dependent shape; else None."""
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        lead = 0
+        while lead < len(parts) and isinstance(parts[lead], slice) and \
+                parts[lead] == slice(None):
+            lead += 1
+        if lead == len(parts):
+            return None
+        mask = parts[lead]
+        kind = getattr(getattr(mask, "dtype", None), "kind", None)
+        if kind != "b" or any(p != slice(None) for p in parts[lead + 1:]
+                              if isinstance(p, slice)) or any(
+                not isinstance(p, slice) for p in parts[lead + 1:]):
+            return None
+        m = len(mask.shape)
+        if tuple(mask.shape) != tuple(self.shape[lead:lead + m]):
+            return None
+        trailing = self.ndim - lead - m
+        if fnp.ndim(value) > trailing:
+            return None
+        return fnp.reshape(mask, (1,) * lead + tuple(mask.shape) + (1,) * trailing)
 
     def zero_(self) -> TensorView:
         return self._assign(fnp.zeros_like(self))

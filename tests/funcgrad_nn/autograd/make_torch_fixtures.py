@@ -251,6 +251,11 @@ TENSOR_METHODS = {
     "svd_reconstructs": lambda x, i: (lambda u, s, v: u.mm(s.diag()).mm(v.t()))(*x.svd()),
     "cov": lambda x, i: x.cov(),
     "cov_correction_weights": lambda x, i: x.cov(correction=0, fweights=i[0] + 1),
+    "setitem_row_mask": lambda x, i: _updated(x, lambda y: y.__setitem__(y[:, 0] > 0, -4.0)),
+    "setitem_row_mask_row_value": lambda x, i: _updated(
+        x, lambda y: y.__setitem__(y[:, 1] < 0, x[2] * 10)),
+    "setitem_column_mask": lambda x, i: _updated(
+        x, lambda y: y.__setitem__((slice(None), y[0] > 0), 0.5)),
     # in-place updates of views land in the array viewed (PyTorch's views share storage)
     "view_row_mul_": lambda x, i: _updated(x, lambda y: y[0].mul_(2)),
     "view_slice_zero_": lambda x, i: _updated(x, lambda y: y[:, 1:3].zero_()),
