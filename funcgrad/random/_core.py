@@ -368,8 +368,9 @@ def fold_in(key: Any, data: Any) -> Array:
     """A new key from ``key`` and an integer ``data``, e.g. a step number (typed when ``key``
     is).
 
-    A Python int must lie in ``[0, 2**32)``; an integer array scalar (traced too) is cast to
-    ``uint32`` (wrapping, keeping its low 32 bits). Equal to hashing the counter ``(0, data)``.
+    A Python int must lie in ``[0, 2**32)``; a NumPy integer or integer array scalar (traced
+    too) is cast to ``uint32`` (wrapping, keeping its low 32 bits), and a bool counts as 0 or
+    1, as in JAX. Equal to hashing the counter ``(0, data)``.
 
     Example:
         >>> fold_in(PRNGKey(0), 1).tolist()
@@ -377,13 +378,11 @@ def fold_in(key: Any, data: Any) -> Array:
     """
     typed = isinstance(key, PRNGKeyArray)
     key = check_key("fold_in", key)
-    if isinstance(data, bool | numpy.bool_):
-        raise TypeError("fold_in: data must be an integer, got a bool")
-    if isinstance(data, int | numpy.integer):
+    if isinstance(data, int | numpy.integer | numpy.bool_):
         d = int(data)
-        if not 0 <= d < 2 ** 32:
+        if isinstance(data, int) and not isinstance(data, bool) and not 0 <= d < 2 ** 32:
             raise OverflowError(f"fold_in: data {d} is out of bounds for uint32")
-        lo = numpy.array(d, dtype=numpy.uint32)
+        lo = numpy.array(d % 2 ** 32, dtype=numpy.uint32)  # NumPy integers wrap, as arrays
         if _device_of(key) != "cpu":
             lo = device_put(lo, _device_of(key))
     else:
@@ -393,7 +392,7 @@ def fold_in(key: Any, data: Any) -> Array:
             raise TypeError(
                 f"fold_in: data must be an integer, got {type(data).__name__}"
             ) from None
-        if a.shape != () or a.dtype.kind not in "iu":
+        if a.shape != () or a.dtype.kind not in "iub":
             raise TypeError(f"fold_in: data must be an integer scalar, got {a.str_short()}")
         lo = _ew.convert_element_type(data, _U32)
     y0, y1 = _threefry(_word(key, 0), _word(key, 1), _ew.mul(lo, numpy.uint32(0)), lo)

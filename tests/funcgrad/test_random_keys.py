@@ -361,3 +361,20 @@ def test_lax_dynamic_slicing_and_concatenate_take_key_arrays() -> None:
         [r[1]] for r in rows]
     with pytest.raises(TypeError, match="must be a key array"):
         lax.dynamic_update_slice(ks, R.key_data(k9), (0, 0))
+
+
+def test_fold_in_data_as_jax() -> None:
+    # JAX 0.10: NumPy integers wrap to their low 32 bits, bools count as 0/1; only a Python
+    # int out of [0, 2**32) is an OverflowError
+    k = dev(R.key(0))
+    assert data(R.fold_in(k, np.int64(2 ** 33))) == data(R.fold_in(k, 0)) == [1797259609,
+                                                                              2579123966]
+    assert data(R.fold_in(k, np.int64(2 ** 33 + 5))) == [1524306142, 1887795613]
+    assert data(R.fold_in(k, np.int8(-1))) == data(R.fold_in(k, 2 ** 32 - 1)) == [
+        743310391, 3789761811]
+    assert data(R.fold_in(k, np.uint64(2 ** 40 + 2))) == [4146024105, 2718843009]
+    for flag in (True, np.bool_(True), dev(np.array(True))):
+        assert data(R.fold_in(k, flag)) == [928981903, 3453687069]
+    assert data(funcgrad.jit(R.fold_in)(k, np.int64(2 ** 33 + 5))) == [1524306142, 1887795613]
+    with pytest.raises(OverflowError, match="out of bounds for uint32"):
+        R.fold_in(k, -1)
