@@ -59,7 +59,8 @@ __all__ = [
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "rel_entr", "kl_div",
     "betainc", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
     "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
-    "hyp1f1", "hyp2f1", "wofz", "sph_harm_y",
+    "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
+    "exp2", "exp10", "expm1", "log1p",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -2694,3 +2695,125 @@ def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, *, diff_n: int = 0,
     y = _fnpm.where(m < 0, _fnpm.where(am % 2 == 1, -1.0, 1.0) * y, y)
     cdt = numpy.dtype(numpy.complex64) if dt == _F32 else numpy.dtype(numpy.complex128)
     return y.astype(cdt)
+
+
+# ---------------------------------------------------------------------------------------------
+# SciPy's elementwise conveniences: huber, pseudo_huber, softplus, cbrt, exp2, exp10, expm1,
+# log1p (not in jax.scipy.special)
+
+
+def huber(delta: Any, r: Any) -> Any:
+    """Huber loss ``r**2 / 2`` for ``|r| <= delta``, ``delta (|r| - delta / 2)`` beyond; ``inf``
+    for ``delta < 0``, as ``scipy.special.huber``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import huber
+        >>> huber(1.0, np.array([-3.0, 0.5, 2.0]))
+        array([2.5  , 0.125, 1.5  ])
+    """
+    delta, r = _floats("huber", delta, r)
+    fnp = _fnp()
+    ar = fnp.abs(r)
+    inside = ar <= delta
+    out = fnp.where(inside, 0.5 * r * r, delta * (ar - 0.5 * delta))
+    return fnp.where(delta < 0, numpy.inf, out)
+
+
+def pseudo_huber(delta: Any, r: Any) -> Any:
+    """Pseudo-Huber loss ``delta**2 (sqrt(1 + (r / delta)**2) - 1)`` (smooth, ``r**2 / 2`` near
+    0, ``delta |r|`` far out); 0 where ``delta`` or ``r`` is 0, ``inf`` for ``delta < 0``, as
+    ``scipy.special.pseudo_huber``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import pseudo_huber
+        >>> pseudo_huber(1.0, np.array([0.0, 2.0]))
+        array([0.        , 1.23606798])
+    """
+    delta, r = _floats("pseudo_huber", delta, r)
+    fnp = _fnp()
+    zero = (delta == 0) | (r == 0)
+    d = fnp.where(zero, 1.0, delta)   # the zero cases take no 0 / 0
+    v = r / d
+    # SciPy's form, accurate for small r / delta: expm1(log1p(v**2) / 2)
+    out = fnp.where(zero, 0.0, d * d * fnp.expm1(0.5 * fnp.log1p(v * v)))
+    return fnp.where(delta < 0, numpy.inf, out)
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))`` without overflow, as ``scipy.special.softplus`` (``logaddexp(0,
+    x)``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import softplus
+        >>> softplus(np.array([-800.0, 0.0, 800.0])).tolist()
+        [0.0, 0.6931471805599453, 800.0]
+    """
+    (x,) = _floats("softplus", x)
+    return _fnp().logaddexp(0.0, x)
+
+
+def cbrt(x: Any) -> Any:
+    """The real cube root (negative for negative ``x``), as ``scipy.special.cbrt``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import cbrt
+        >>> cbrt(np.array([-8.0, 27.0]))
+        array([-2.,  3.])
+    """
+    (x,) = _floats("cbrt", x)
+    return _fnp().cbrt(x)
+
+
+def exp2(x: Any) -> Any:
+    """``2**x``, as ``scipy.special.exp2``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import exp2
+        >>> exp2(np.array([3.0, -1.0]))
+        array([8. , 0.5])
+    """
+    (x,) = _floats("exp2", x)
+    return _fnp().exp2(x)
+
+
+def exp10(x: Any) -> Any:
+    """``10**x``, as ``scipy.special.exp10``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import exp10
+        >>> exp10(np.array([-1.0, 2.0]))
+        array([  0.1, 100. ])
+    """
+    (x,) = _floats("exp10", x)
+    return _fnp().power(10.0, x)
+
+
+def expm1(x: Any) -> Any:
+    """``exp(x) - 1``, accurate for small ``x``, as ``scipy.special.expm1``.
+
+    Example:
+        >>> from funcgrad.scipy.special import expm1
+        >>> float(expm1(1e-10))
+        1.00000000005e-10
+    """
+    (x,) = _floats("expm1", x)
+    return _fnp().expm1(x)
+
+
+def log1p(x: Any) -> Any:
+    """``log(1 + x)``, accurate for small ``x``; ``-inf`` at -1 and nan below, silently (as
+    ``scipy.special.log1p``).
+
+    Example:
+        >>> from funcgrad.scipy.special import log1p
+        >>> float(log1p(1e-10)), float(log1p(-1.0))
+        (9.999999999500001e-11, -inf)
+    """
+    (x,) = _floats("log1p", x)
+    return _quiet.log1p(_fnp().asarray(x))

@@ -181,3 +181,32 @@ def test_poch_negative_m_at_poles_and_numerator_poles_as_scipy():
             6.0, 12.0]
     assert_allclose(fsp.poch(dev(z), dev(m)), np.array(want))
     assert_allclose(funcgrad.jit(fsp.poch)(dev(z), dev(m)), np.array(want))
+
+
+def test_scipys_elementwise_conveniences():
+    # SciPy 1.17 values (huber / pseudo_huber at delta 1, 0, -1; softplus far out; exp10, cbrt)
+    r = dev(np.array([-3.0, -0.5, 0.0, 2.0]))
+    assert_allclose(fsp.huber(1.0, r), np.array([2.5, 0.125, 0.0, 1.5]))
+    assert_allclose(fsp.huber(0.0, r), np.zeros(4))
+    assert_allclose(fsp.huber(-1.0, r), np.full(4, np.inf))
+    assert_allclose(fsp.pseudo_huber(1.0, r), np.array(
+        [2.1622776601683795, 0.11803398874989485, 0.0, 1.2360679774997896]))
+    assert_allclose(fsp.pseudo_huber(0.0, r), np.zeros(4))
+    assert_allclose(fsp.pseudo_huber(-1.0, r), np.full(4, np.inf))
+    assert_allclose(fsp.softplus(dev(np.array([-800.0, -20.0, 0.0, 20.0, 800.0]))), np.array(
+        [0.0, 2.061153620314381e-09, 0.6931471805599453, 20.000000002061153, 800.0]))
+    assert_allclose(fsp.exp10(dev(np.array([-1.0, 2.0]))), np.array([0.1, 100.0]))
+    assert_allclose(fsp.exp2(dev(np.array([3.0, -1.0]))), np.array([8.0, 0.5]))
+    assert_allclose(fsp.cbrt(dev(np.array([-8.0, 27.0]))), np.array([-2.0, 3.0]))
+    assert_allclose(fsp.expm1(1e-10), 1.00000000005e-10)
+    assert_allclose(fsp.log1p(dev(np.array([1e-10, -1.0]))), np.array([9.9999999995e-11, -np.inf]))
+    assert fsp.softplus(dev(np.ones(2, np.float32))).dtype == np.float32
+    assert fsp.cbrt(dev(np.array([8]))).dtype == np.float64
+    # derivatives: huber (|r| - delta, delta sign r) beyond delta; pseudo_huber's closed form
+    gd, gr = funcgrad.grad(fsp.huber, (0, 1))(1.0, 2.0)
+    assert_allclose((gd, gr), (1.0, 1.0))
+    gd, gr = funcgrad.grad(fsp.pseudo_huber, (0, 1))(1.0, 2.0)
+    assert_allclose((gd, gr), (2 * (np.sqrt(5) - 1) - 4 / np.sqrt(5), 2 / np.sqrt(5)))
+    assert_allclose(funcgrad.grad(fsp.softplus)(800.0), 1.0)
+    assert_allclose(funcgrad.jit(fsp.pseudo_huber)(dev(np.array(2.0)), r),
+                    fsp.pseudo_huber(2.0, r))
