@@ -8,13 +8,14 @@ scalars excepted) and unary math checks the dtype kind, as ``jax.lax`` does.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.elementwise_extra as _ewx
+import funcgrad.ops.shape as _sh
 import funcgrad.ops.special as _sp
 from funcgrad import tree_util
 from funcgrad.avals import get_aval
@@ -527,6 +528,8 @@ def select_n(which: Array, *cases: Array) -> Array:
     """
     if not cases:
         raise ValueError("lax.select_n: needs at least one case")
+    if any(hasattr(type(c), "_trailing_ndim") for c in cases):
+        return _select_n_keys(which, cases)
     avals = same_dtypes("select_n", {f"cases[{i}]": c for i, c in enumerate(cases)}, ANY)
     shapes = {a.shape for a in avals if not a.weak_type}
     if len(shapes) > 1:
@@ -543,6 +546,27 @@ def select_n(which: Array, *cases: Array) -> Array:
             f"lax.select_n: which must be a scalar or have the cases' shape {case_shape}, got "
             f"{w.shape}")
     return _ew.select_n(which, *cases)
+
+
+def _select_n_keys(which: Any, cases: Sequence[Any]) -> Any:
+    """:func:`select_n` of typed key arrays (as jax.lax's): ``which`` over the key axes
+    selects whole keys, so it is broadcast over the keys' own trailing words."""
+    if not all(hasattr(type(c), "_trailing_ndim") for c in cases):
+        raise TypeError("lax.select_n: cases must all be key arrays or all be arrays")
+    shapes = {tuple(c.shape) for c in cases}
+    if len(shapes) > 1:
+        raise TypeError(f"lax.select_n: cases must have the same shape, got {sorted(shapes)}")
+    datas = [c._data for c in cases]
+    w = aval_of("select_n", which, "which")
+    case_shape = next(iter(shapes))
+    if w.shape not in ((), case_shape):
+        raise TypeError(
+            f"lax.select_n: which must be a scalar or have the cases' shape {case_shape}, got "
+            f"{w.shape}")
+    full = tuple(get_aval(datas[0]).shape)
+    if w.shape:
+        which = _sh.broadcast_in_dim(which, full, tuple(range(len(case_shape))))
+    return cases[0]._rewrap(select_n(which, *datas))
 
 
 def select(pred: Array, on_true: Array, on_false: Array) -> Array:

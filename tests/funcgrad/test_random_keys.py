@@ -378,3 +378,25 @@ def test_fold_in_data_as_jax() -> None:
     assert data(funcgrad.jit(R.fold_in)(k, np.int64(2 ** 33 + 5))) == [1524306142, 1887795613]
     with pytest.raises(OverflowError, match="out of bounds for uint32"):
         R.fold_in(k, -1)
+
+
+def test_lax_select_takes_key_arrays() -> None:
+    # jax.lax.select / select_n on key arrays pick whole keys (JAX 0.10, x64)
+    ks = R.split(dev(R.key(0)), (3, 2))
+    k2 = R.split(dev(R.key(9)), (3, 2))
+    k3 = R.split(dev(R.key(3)), (3, 2))
+    pred = dev(np.array([[True, False], [False, True], [True, True]]))
+    got = lax.select(pred, ks, k2)
+    assert isinstance(got, R.PRNGKeyArray) and data(got) == [
+        [[1797259609, 2579123966], [143080583, 4281670255]],
+        [[2676565412, 4109519897], [2467461003, 3840466878]],
+        [[2285895361, 433833334], [1524306142, 1887795613]]]
+    assert data(lax.select(dev(np.array(False)), ks, k2)) == data(k2)
+    which = dev(np.array([[0, 1], [2, 0], [1, 2]], np.int32))
+    assert data(lax.select_n(which, ks, k2, k3))[1] == [[1024511538, 2603795180],
+                                                         [2467461003, 3840466878]]
+    got = funcgrad.vmap(lambda p, a, b: lax.select(p, a, b))(
+        dev(np.array([True, False, True])), ks, k2)
+    assert data(got)[1] == [[2676565412, 4109519897], [1877436067, 1979300842]]
+    with pytest.raises(TypeError, match="all be key arrays"):
+        lax.select(dev(np.array(True)), ks, R.key_data(k2))
