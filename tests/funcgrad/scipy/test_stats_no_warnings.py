@@ -60,3 +60,19 @@ def test_gradient_inside_the_support_is_unchanged():
 
     assert_allclose(funcgrad.grad(lambda p: bernoulli.logpmf(1.0, p))(0.25), 4.0)
     assert_allclose(funcgrad.grad(lambda s: norm.logpdf(1.0, 0.0, s))(2.0), -0.375)
+
+
+def test_t_tails_with_many_degrees_of_freedom():
+    # SciPy 1.17: the tail beyond |y| = 1 comes from the tail formula (the central form's
+    # 1/2 - I_w(1/2, df/2)/2 cancelled to 0: t.sf(10, 1000) was 0 and t.logsf -inf)
+    from funcgrad.scipy.stats import t
+
+    assert_allclose(t.sf(dev(np.array(10.0)), 1000.0), 8.335351479300069e-23, rtol=1e-10)
+    assert_allclose(t.logsf(dev(np.array(10.0)), 1000.0), -50.83895145446719, rtol=1e-12)
+    assert_allclose(t.logcdf(dev(np.array(-30.0)), 1e5), -452.3038351372262, rtol=1e-10)
+    assert_allclose(funcgrad.jit(t.cdf)(dev(np.array(-3.0)), 1e6), 0.0013499312707109,
+                    rtol=1e-9)
+    # the derivative is still the density, on both sides of the switch at |y| = 1
+    y = dev(np.array([-3.0, -1.0, -0.5, 0.5, 1.0, 1.01, 3.0]))
+    g = funcgrad.vmap(funcgrad.grad(t.cdf))(y, dev(np.full(7, 5.0)))
+    assert_allclose(g, t.pdf(y, 5.0), rtol=1e-12)
