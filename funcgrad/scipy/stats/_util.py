@@ -51,3 +51,13 @@ def log_prob(p: Any, q: Any) -> Any:
     a log-CDF near 1 keeps the digits of the small tail mass)."""
     big = p > 0.5
     return fnp.where(big, _q.log1p(-fnp.where(big, q, 0.0)), _q.log(fnp.where(big, 0.5, p)))
+
+
+def log1mexp(a: Any) -> Any:
+    """``log(1 - exp(-a))`` for ``a >= 0``, accurate at both ends: ``log(-expm1(-a))`` up to
+    ``log 2``, ``log1p(-exp(-a))`` beyond (where ``1 - exp(-a)`` rounds to 1 and the plain form
+    gives 0 instead of ``-exp(-a)``); ``-inf`` at 0."""
+    big = a > math.log(2.0)
+    a_big = fnp.where(big, a, 1.0)
+    a_small = fnp.where(big, 1.0, a)
+    return fnp.where(big, fnp.log1p(-fnp.exp(-a_big)), _q.log(-fnp.expm1(-a_small)))

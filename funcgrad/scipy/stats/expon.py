@@ -14,7 +14,7 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
-from funcgrad.scipy.stats._util import promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import log1mexp, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
@@ -70,7 +70,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.458675145387
     """
     y, inside, scale = _y("expon.logcdf", x, loc, scale)
-    return scale_ok(fnp.where(inside, _q.log(-fnp.expm1(-y)), -numpy.inf), scale)
+    return scale_ok(fnp.where(inside, log1mexp(fnp.where(inside, y, 1.0)), -numpy.inf), scale)
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

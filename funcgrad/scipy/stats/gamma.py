@@ -18,7 +18,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import nan_at, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 
@@ -81,7 +81,8 @@ def logcdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(gamma.logcdf(2.0, 1.0)), 12)
         -0.145413457869
     """
-    return _q.log(cdf(x, a, loc, scale))
+    # log1p(-sf) where the CDF is near 1 (log(cdf) rounds to 0 there)
+    return log_prob(cdf(x, a, loc, scale), sf(x, a, loc, scale))
 
 
 def sf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -104,4 +105,4 @@ def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(gamma.logsf(2.0, 1.0)), 12)
         -2.0
     """
-    return _q.log(sf(x, a, loc, scale))
+    return log_prob(sf(x, a, loc, scale), cdf(x, a, loc, scale))

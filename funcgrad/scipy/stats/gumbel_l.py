@@ -13,7 +13,7 @@ from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
-from funcgrad.scipy.stats._util import promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import log1mexp, promote, scale_ok, standardize
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
 
@@ -67,7 +67,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.178307096421
     """
     z, scale = _z("gumbel_l.logcdf", x, loc, scale)
-    return scale_ok(_q.log(-fnp.expm1(-fnp.exp(z))), scale)
+    return scale_ok(log1mexp(fnp.exp(z)), scale)
 
 
 def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -76,3 +76,20 @@ def test_t_tails_with_many_degrees_of_freedom():
     y = dev(np.array([-3.0, -1.0, -0.5, 0.5, 1.0, 1.01, 3.0]))
     g = funcgrad.vmap(funcgrad.grad(t.cdf))(y, dev(np.full(7, 5.0)))
     assert_allclose(g, t.pdf(y, 5.0), rtol=1e-12)
+
+
+def test_log_cdfs_near_one_keep_their_digits():
+    # SciPy 1.17: log(1 - tiny) is -tiny, not the 0 that log(cdf) rounds to
+    from funcgrad.scipy.stats import chi2, expon, gamma, gumbel_l, gumbel_r
+
+    for got, want in [
+        (expon.logcdf(dev(np.array(50.0))), -1.9287498479639178e-22),
+        (gumbel_r.logsf(dev(np.array(-5.0))), -3.5073891964646352e-65),
+        (gumbel_l.logcdf(dev(np.array(5.0))), -3.5073891964646352e-65),
+        (gamma.logcdf(dev(np.array(60.0)), 2.5), -3.1385797727553017e-24),
+        (gamma.logsf(dev(np.array(1e-10)), 2.5), -3.0090111120397526e-26),
+        (funcgrad.jit(chi2.logcdf)(dev(np.array(200.0)), 3.0), -4.218541107192018e-43),
+    ]:
+        assert_allclose(got, want, rtol=1e-9)
+    # d/dx expon.logcdf(x) = 1 / (e^x - 1)
+    assert_allclose(funcgrad.grad(expon.logcdf)(1.0), 1.0 / (np.e - 1.0))
