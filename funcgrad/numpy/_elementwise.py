@@ -774,8 +774,9 @@ def clip(
     """Clip values to ``[a_min, a_max]`` (either may be None), like :func:`numpy.clip`.
 
     The bounds may also be given as ``min=``/``max=``. Where ``a_min > a_max`` the result is
-    ``a_max``, as in NumPy. At a value equal to a bound the gradient is 0 for every operand when
-    both bounds are given (and split half/half, as in ``maximum``/``minimum``, with one bound).
+    ``a_max``, as in NumPy. It is ``minimum(maximum(a, a_min), a_max)``, as ``jax.numpy.clip``:
+    at a value equal to a bound the gradient is split half/half between the value and the
+    bound, as ``maximum``/``minimum`` split it (``lax.clamp`` gives 0 there instead).
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -799,11 +800,17 @@ def clip(
         a, lo, hi = (None if v is None else next(it) for v in (a, lo, hi))
     if lo is None and hi is None:
         return a
-    if lo is None:
-        return _ew.min(a, hi)
-    if hi is None:
-        return _ew.max(a, lo)
-    return _ew.clamp(lo, a, hi)
+    dtype = get_aval(a).dtype
+    if dtype.kind in "iu":
+        # No gradient: clamp's one three-way promotion, which also takes a Python int outside
+        # the dtype's range as NumPy does (uint8 clipped at -1 or 300); a bound left out is
+        # the dtype's own.
+        info = _np.iinfo(dtype)
+        return _ew.clamp(info.min if lo is None else lo, a, info.max if hi is None else hi)
+    # minimum(maximum(a, lo), hi), as jnp.clip: its ties split the gradient (lax.clamp's: 0).
+    if lo is not None:
+        a = _ew.max(a, lo)
+    return a if hi is None else _ew.min(a, hi)
 
 
 def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /, *,

@@ -12,6 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import funcgrad
 import funcgrad.numpy as fnp
 from tests.funcgrad.numpy import (
     ALL_DTYPES,
@@ -20,6 +21,7 @@ from tests.funcgrad.numpy import (
     check_like_numpy,
     weak_scalars,
 )
+from tests.helpers import dev, host
 
 UNARY = (
     "abs", "absolute", "negative", "positive", "sign", "exp", "exp2", "expm1", "log", "log2",
@@ -191,8 +193,6 @@ def test_clip_three_way_promotion() -> None:
                      np.array([3, 3], np.float16), name="clip")
 
 
-@pytest.mark.xfail(reason="one-sided clip of an unsigned array by an out-of-range Python int "
-                   "raises OverflowError; NumPy clips", strict=False)
 def test_clip_unsigned_one_sided_out_of_range() -> None:
     x = np.array([0, 5, 200], np.uint8)
     check_like_numpy(fnp.clip, np.clip, x, -1, None, name="clip")
@@ -207,3 +207,17 @@ def test_traced_python_bools(name: str, a: bool, b: object) -> None:
     ``False / False`` is NumPy's nan, not Python's ZeroDivisionError."""
     check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name,
                      trace_scalars=True)
+
+
+def test_clip_gradient_at_a_bound_is_jax_s() -> None:
+    # jnp.clip is minimum(maximum(x, lo), hi): a tie splits the gradient half/half between
+    # the value and the bound (JAX 0.10.2: 0.5 at either bound, 0.25 for nn.sparse_sigmoid
+    # at -1); lax.clamp's 0 at ties stays lax.clamp's.
+    x = dev(np.array([-1.0, 0.0, 1.0, 2.0, 3.0]))
+    g = funcgrad.vmap(funcgrad.grad(lambda v: fnp.clip(v, 0.0, 2.0)))(x)
+    np.testing.assert_array_equal(host(g), [0.0, 0.5, 1.0, 0.5, 0.0])
+    assert float(funcgrad.grad(lambda lo: fnp.clip(1.0, lo, 2.0))(1.0)) == 0.5
+    assert float(funcgrad.grad(lambda hi: fnp.clip(3.0, 1.0, hi))(2.0)) == 1.0
+    assert float(funcgrad.grad(lambda lo: fnp.clip(3.0, lo, 2.0))(5.0)) == 0.0
+    assert float(funcgrad.grad(funcgrad.nn.sparse_sigmoid)(-1.0)) == 0.25
+    assert float(funcgrad.grad(lambda v: funcgrad.lax.clamp(0.0, v, 2.0))(0.0)) == 0.0
