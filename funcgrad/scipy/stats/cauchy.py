@@ -100,8 +100,9 @@ def _quantile(q: Any) -> Any:
     lo, hi = q < 0.25, q > 0.75
     mid = fnp.tan(math.pi * (q - 0.5))
     # Stand-ins where a branch is not taken keep inf out of its derivative.
-    tail_lo = -1.0 / fnp.tan(math.pi * fnp.where(lo, q, 0.25))
-    tail_hi = 1.0 / fnp.tan(math.pi * (1.0 - fnp.where(hi, q, 0.75)))
+    # (q = 0 and 1 divide by tan(0) = 0: +-inf, without NumPy's warning)
+    tail_lo = -_q.reciprocal(fnp.tan(math.pi * fnp.where(lo, q, 0.25)))
+    tail_hi = _q.reciprocal(fnp.tan(math.pi * (1.0 - fnp.where(hi, q, 0.75))))
     z = fnp.where(lo, tail_lo, fnp.where(hi, tail_hi, mid))
     return fnp.where((q >= 0) & (q <= 1), z, math.nan)
 

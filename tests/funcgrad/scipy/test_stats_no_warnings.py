@@ -39,6 +39,9 @@ CASES = [
     ("t", "logcdf", (-inf, 3.0), -inf),
     ("uniform", "cdf", (0.5, 0.0, 0.0), nan),
     ("laplace", "cdf", (-1.0, 0.0, 0.0), nan),
+    ("cauchy", "ppf", (0.0,), -inf),
+    ("cauchy", "ppf", (1.0,), inf),
+    ("cauchy", "isf", (0.0,), inf),
 ]
 
 
