@@ -798,6 +798,7 @@ class Executable:
         self.source, self.fn = self._build(None)
 
     def _build(self, donated: tuple[bool, ...] | None) -> tuple[str, Any]:
+        _drop_dead_sources()
         ident, same = self._orig
         code_text, source, glb, fname = generate_code(self.jaxpr, donated, self.name, ident,
                                                       same, self.fusion)
@@ -858,9 +859,23 @@ def device_scalars(xp: Any, args: Sequence[Any]) -> Sequence[Any]:
     return [scalar_array(xp, a) if isinstance(a, numpy.generic) else a for a in args]
 
 
+#: Generated files whose function has died, their sources still registered. The finalizer
+#: only lists them; the next compilation drops them (:func:`_drop_dead_sources`). A finalizer
+#: runs inside whatever allocation triggers the cycle collector, for instance in the middle
+#: of ``linecache.checkcache``'s loop over the cache's keys (pdb, doctest and traceback
+#: printing call it), which then fails with a KeyError on the entry removed under it.
+_dead_sources: list[str] = []
+
+
 def _forget_source(filename: str) -> None:
-    linecache.cache.pop(filename, None)
-    generated_code.pop(filename, None)
+    _dead_sources.append(filename)  # atomic: safe from a finalizer
+
+
+def _drop_dead_sources() -> None:
+    while _dead_sources:
+        filename = _dead_sources.pop()
+        linecache.cache.pop(filename, None)
+        generated_code.pop(filename, None)
 
 
 def _output_identity(closed: ClosedJaxpr) -> tuple[list[int | None], list[Any]]:
