@@ -264,11 +264,12 @@ def _scalar_bool_positions(idx: Any) -> list[int]:
     return [i for i, e in enumerate(entries) if _is_scalar_bool(e)]
 
 
-def _getitem_scalar_bools(x: Any, idx: Any, positions: list[int]) -> Any:
-    """``x[..., True, ...]`` / ``x[..., False, ...]`` as NumPy: a 0-d boolean is an advanced
-    index over a new length-1 axis, selecting it (True) or nothing (False); it broadcasts with
-    the other advanced indices (integers among them) and places its axis by NumPy's rules.
-    Built as exactly that: the new axes inserted, indexed by ``[0]`` or ``[]``."""
+def _scalar_bools_as_axes(x: Any, idx: Any, positions: list[int]) -> tuple[Any, tuple, tuple]:
+    """``(y, index, axes)`` for an index with 0-d booleans at ``positions``, as NumPy reads
+    them: each is an advanced index over a new length-1 axis, selecting it (True) or nothing
+    (False); it broadcasts with the other advanced indices (integers among them) and places
+    its axis by NumPy's rules. ``y`` is ``x`` with those axes inserted at ``axes``, ``index``
+    the index with each boolean replaced by ``[0]`` or ``[]``."""
     entries = list(idx) if type(idx) is tuple else [idx]
     ndim_y = get_aval(x).ndim + len(positions)
     consumed = sum(_axes_consumed(e) for e in entries)
@@ -278,7 +279,14 @@ def _getitem_scalar_bools(x: Any, idx: Any, positions: list[int]) -> Any:
             inserted.append(axis)
             entries[i] = numpy.zeros(1 if bool(e) else 0, dtype=numpy.intp)
         axis += ndim_y - consumed if e is Ellipsis else _axes_consumed(e)
-    return _getitem(_shape.expand_dims(x, tuple(inserted)), tuple(entries))
+    axes = tuple(inserted)
+    return _shape.expand_dims(x, axes), tuple(entries), axes
+
+
+def _getitem_scalar_bools(x: Any, idx: Any, positions: list[int]) -> Any:
+    """``x[..., True, ...]`` / ``x[..., False, ...]`` as NumPy (:func:`_scalar_bools_as_axes`)."""
+    y, index, _ = _scalar_bools_as_axes(x, idx, positions)
+    return _getitem(y, index)
 
 
 def _axes_consumed(e: Any) -> int:
@@ -605,17 +613,8 @@ class _ScalarBoolUpdateRef:
     __slots__ = ("_ref", "_axes")
 
     def __init__(self, array: Any, index: Any, positions: list[int]) -> None:
-        entries = list(index) if type(index) is tuple else [index]
-        ndim_y = get_aval(array).ndim + len(positions)
-        consumed = sum(_axes_consumed(e) for e in entries)
-        axis, inserted = 0, []
-        for i, e in enumerate(entries):
-            if i in positions:
-                inserted.append(axis)
-                entries[i] = numpy.zeros(1 if bool(e) else 0, dtype=numpy.intp)
-            axis += ndim_y - consumed if e is Ellipsis else _axes_consumed(e)
-        self._axes = tuple(inserted)
-        self._ref = _IndexUpdateRef(_shape.expand_dims(array, self._axes), tuple(entries))
+        y, entries, self._axes = _scalar_bools_as_axes(array, index, positions)
+        self._ref = _IndexUpdateRef(y, entries)
 
     def get(self, **kwargs: Any) -> Any:
         return self._ref.get(**kwargs)

@@ -215,14 +215,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
         order = numpy.argsort(idx, kind="stable")
         positions = idx.copy()
         positions[order] += numpy.arange(numnew)
-    target = xa.shape[:ax] + (numnew,) + xa.shape[ax + 1:]
-    try:
-        v = _fs.broadcast_to(v, target)
-    except ShapeError:
-        raise ValueError(
-            f"insert: values of shape {get_aval(v).shape} cannot be broadcast to the inserted "
-            f"shape {target}"
-        ) from None
+    v = _inserted_values(v, xa.shape[:ax] + (numnew,) + xa.shape[ax + 1:])
     total = n + numnew
     perm = numpy.empty(total, dtype=numpy.intp)
     is_new = numpy.zeros(total, dtype=bool)
@@ -230,6 +223,17 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     perm[positions] = n + numpy.arange(numnew)
     perm[~is_new] = numpy.arange(n)
     return _take_static(_shape.concatenate([x, v], ax), perm, ax)
+
+
+def _inserted_values(v: Any, target: tuple[int, ...]) -> Any:
+    """``v`` broadcast to the shape of the inserted block, or NumPy's ValueError."""
+    try:
+        return _fs.broadcast_to(v, target)
+    except ShapeError:
+        raise ValueError(
+            f"insert: values of shape {get_aval(v).shape} cannot be broadcast to the inserted "
+            f"shape {target}"
+        ) from None
 
 
 def _insert_traced(x: Any, ax: int, obj: Any, v: Any) -> Any:
@@ -257,14 +261,7 @@ def _insert_traced(x: Any, ax: int, obj: Any, v: Any) -> Any:
         # equal positions keep their order: the k-th smallest moves k slots on
         order = _fr.argsort(o, kind="stable")
         positions = _ew.add(o, _fr.argsort(order, kind="stable"))
-    target = xa.shape[:ax] + (numnew,) + xa.shape[ax + 1:]
-    try:
-        v = _fs.broadcast_to(v, target)
-    except ShapeError:
-        raise ValueError(
-            f"insert: values of shape {get_aval(v).shape} cannot be broadcast to the inserted "
-            f"shape {target}"
-        ) from None
+    v = _inserted_values(v, xa.shape[:ax] + (numnew,) + xa.shape[ax + 1:])
     total = n + numnew
     ones = _fc.arange(1, numnew + 1, device=_device(x))
     slot = _fi.at(_fc.zeros(total, numpy.intp, device=_device(x)))[positions].set(ones)
