@@ -41,11 +41,28 @@ def _through_eig(a: Any, b: Any, c: Any) -> Any:
     return fnp.matmul(fnp.matmul(ua, y), fnp.linalg.inv(ub))
 
 
-def solve_sylvester(A: Any, B: Any, C: Any, *, method: str = "schur",  # noqa: N803
-                    tol: float = 1e-8) -> Any:
+_UNSET: Any = object()
+
+
+def _operand(jax_name: str, jax_value: Any, scipy_name: str, scipy_value: Any) -> Any:
+    """One operand given under JAX's name (``A``/``B``/``C``, or by position) or SciPy's
+    (``a``/``b``/``q``), not both and not neither."""
+    if jax_value is _UNSET and scipy_value is _UNSET:
+        raise TypeError(f"solve_sylvester: missing the argument {jax_name!r} "
+                        f"(SciPy's {scipy_name!r})")
+    if jax_value is not _UNSET and scipy_value is not _UNSET:
+        raise TypeError(f"solve_sylvester: got both {jax_name!r} and SciPy's name for it, "
+                        f"{scipy_name!r}")
+    return jax_value if scipy_value is _UNSET else scipy_value
+
+
+def solve_sylvester(A: Any = _UNSET, B: Any = _UNSET, C: Any = _UNSET, *,  # noqa: N803
+                    method: str = "schur", tol: float = 1e-8, a: Any = _UNSET,
+                    b: Any = _UNSET, q: Any = _UNSET) -> Any:
     """``X`` with ``A X + X B = C`` for (batches of) ``A (m, m)``, ``B (n, n)``, ``C (m, n)``,
     as ``jax.scipy.linalg.solve_sylvester`` (SciPy's ``solve_sylvester(a, b, q)`` is the
-    same equation). ``method="schur"`` (Bartels-Stewart on the complex Schur forms: robust,
+    same equation, and its keyword names ``a=``, ``b=``, ``q=`` are accepted too).
+    ``method="schur"`` (Bartels-Stewart on the complex Schur forms: robust,
     defective matrices included; not differentiable, like JAX's) or ``"eigen"`` (through the
     eigendecompositions: needs diagonalisable ``A`` and ``B``; differentiable). Where some
     eigenvalue sum ``|w_A + w_B|`` is below ``tol`` (no unique solution) the result is NaN,
@@ -56,7 +73,11 @@ def solve_sylvester(A: Any, B: Any, C: Any, *, method: str = "schur",  # noqa: N
         >>> a, b = np.array([[1.0, 2.0], [0.0, 3.0]]), np.array([[4.0, 1.0], [0.0, 5.0]])
         >>> fsl.solve_sylvester(a, b, np.eye(2)).round(6).tolist()
         [[0.2, -0.075], [0.0, 0.125]]
+        >>> fsl.solve_sylvester(a=a, b=b, q=np.eye(2)).round(6).tolist()   # SciPy's names
+        [[0.2, -0.075], [0.0, 0.125]]
     """
+    A, B, C = (_operand("A", A, "a", a), _operand("B", B, "b", b),  # noqa: N806
+               _operand("C", C, "q", q))
     a, b, c = promote(as_inexact(A), as_inexact(B), as_inexact(C))
     sa, sb, sc = (get_aval(x).shape for x in (a, b, c))
     if len(sc) < 2 or sa[-2:] != (sc[-2], sc[-2]) or sb[-2:] != (sc[-1], sc[-1]):

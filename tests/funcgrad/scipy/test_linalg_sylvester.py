@@ -39,6 +39,18 @@ def test_defective_singular_and_errors() -> None:
         fsl.solve_sylvester(dev(_A), dev(_B), dev(_C), method="bogus")
 
 
+def test_scipy_keyword_names() -> None:
+    # SciPy's solve_sylvester(a, b, q) keywords, JAX's A/B/C, positions: the same equation.
+    want = sla.solve_sylvester(a=_A, b=_B, q=_C)
+    assert_allclose(fsl.solve_sylvester(a=dev(_A), b=dev(_B), q=dev(_C)), want, rtol=1e-9)
+    assert_allclose(fsl.solve_sylvester(dev(_A), dev(_B), q=dev(_C)), want, rtol=1e-9)
+    assert_allclose(fsl.solve_sylvester(A=dev(_A), B=dev(_B), C=dev(_C)), want, rtol=1e-9)
+    with pytest.raises(TypeError, match="both 'C' and SciPy's name for it, 'q'"):
+        fsl.solve_sylvester(dev(_A), dev(_B), dev(_C), q=dev(_C))
+    with pytest.raises(TypeError, match="missing the argument 'B'"):
+        fsl.solve_sylvester(dev(_A), C=dev(_C))
+
+
 def test_batches_jit_and_derivatives() -> None:
     xs = funcgrad.vmap(fsl.solve_sylvester)(dev(np.stack([_A, 2 * _A])),
                                             dev(np.stack([_B, _B])), dev(np.stack([_C, _C])))
