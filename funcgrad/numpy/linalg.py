@@ -802,11 +802,20 @@ def _vector_norm(x: Any, ord: Any, axis: tuple, keepdims: bool) -> Any:  # noqa:
     if ord == 1:
         return _fr.sum(_fe.abs(x), axis=ax, keepdims=keepdims)
     absx = _fe.abs(x)
-    ret = _fr.sum(_fe.power(absx, ord), axis=ax, keepdims=keepdims)
+    # Zero entries are computed apart (0 ** ord is 0, or inf for ord < 0) so that their
+    # derivative is 0, as PyTorch's (sign(0) = 0), not 0 * inf = nan for ord < 1.
+    zero = _ew.eq(absx, 0)
+    powered = _fe.power(_ew.select_n(zero, absx, 1.0), ord)
+    ret = _fr.sum(_ew.select_n(zero, powered, 0.0 if ord > 0 else numpy.inf), axis=ax,
+                  keepdims=keepdims)
     rdt = get_aval(ret).dtype
     # A Python float exponent holding NumPy's reciprocal in ret's dtype (a NumPy scalar
     # would be a host value next to device arrays).
-    return _fe.power(ret, float(numpy.reciprocal(numpy.asarray(ord, dtype=rdt))))
+    inv_ord = float(numpy.reciprocal(numpy.asarray(ord, dtype=rdt)))
+    # Likewise a zero (ord > 0) or infinite (ord < 0) sum: the norm's derivative there is 0
+    # (a subgradient), not 0 * inf.
+    edge = _ew.eq(ret, 0.0 if ord > 0 else numpy.inf)
+    return _ew.select_n(edge, _fe.power(_ew.select_n(edge, ret, 1.0), inv_ord), 0.0)
 
 
 def _matrix_norm(x: Any, ord: Any, axis: tuple, keepdims: bool) -> Any:  # noqa: A002

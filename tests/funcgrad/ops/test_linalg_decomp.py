@@ -384,6 +384,25 @@ def test_norm_gradient_at_zero_is_zero_not_nan() -> None:
     assert_allclose(funcgrad.grad(fnp.linalg.norm)(dev(x)), x / 5.0)
 
 
+@pytest.mark.parametrize("ord_, want", [
+    # torch.linalg.vector_norm(x, ord).backward() at x = [0, 1, -2]: a zero entry's
+    # derivative is 0 (sign(0)), also for ord < 1 where |x| ** (ord - 1) is infinite there.
+    (0.5, [0.0, 2.414213562373095, -1.7071067811865475]),
+    (3, [0.0, 0.23112042478354257, -0.9244816991341703]),
+    (-1, [0.0, 0.0, 0.0]),
+    (-2, [0.0, 0.0, 0.0]),
+])
+def test_vector_norm_gradient_at_zero_entries_is_torchs(ord_, want) -> None:
+    x = dev(np.array([0.0, 1.0, -2.0]))
+    assert_allclose(funcgrad.grad(lambda v: fnp.linalg.norm(v, ord_))(x), np.array(want),
+                    rtol=1e-12)
+    # and 0 at the zero vector (NumPy's values there: 0, or inf for ord < 0 of an empty one).
+    assert_allclose(funcgrad.grad(lambda v: fnp.linalg.norm(v, ord_))(dev(np.zeros(3))),
+                    np.zeros(3))
+    with np.errstate(divide="ignore"):   # NumPy warns of 0 ** ord for ord < 0
+        assert_allclose(fnp.linalg.norm(x, ord_), np.linalg.norm(host(x), ord_))
+
+
 def test_pinv_and_lstsq_gradients() -> None:
     a = rand((4, 2), seed=6)
     b = rand((4,), seed=7)
