@@ -103,29 +103,37 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
 
 
 def dtype_mismatch(input: Any, weight: Any) -> str | None:
-    """Why ``input`` cannot meet ``weight`` in a linear/convolution layer, or None.
+    """Why ``input`` cannot meet ``weight`` in a linear/convolution/recurrent layer, or None.
 
-    An integer or bool input with floating weights (or the reverse) is refused, as PyTorch
-    raises there ("mat1 and mat2 must have the same dtype"); NumPy promotion would silently
-    compute in float64. Floating dtypes of different widths do promote (docs/nn.md).
+    Any difference of dtypes is refused, as PyTorch raises there ("mat1 and mat2 must have
+    the same dtype, but got Double and Float"): a float64 NumPy input to a float32 layer
+    would otherwise silently compute (and return) float64, and an integer one would be
+    promoted. A weakly typed input (a Python scalar's) follows the weight.
 
     >>> import numpy as np
     >>> dtype_mismatch(np.ones(2, np.int64), np.ones(2, np.float32)).split(" (")[0]
     'input dtype int64 does not match weight dtype float32'
-    >>> dtype_mismatch(np.ones(2, np.float64), np.ones(2, np.float32)) is None
+    >>> dtype_mismatch(np.ones(2, np.float64), np.ones(2, np.float32)).split(" (")[0]
+    'input dtype float64 does not match weight dtype float32'
+    >>> dtype_mismatch(np.ones(2, np.float32), np.ones(2, np.float32)) is None
     True
     """
-    xd, wd = get_aval(input).dtype, get_aval(weight).dtype  # a non-array fails here, by name
-    if (xd.kind in "biu") == (wd.kind in "biu"):
+    xa, wa = get_aval(input), get_aval(weight)  # a non-array fails here, by name
+    xd, wd = xa.dtype, wa.dtype
+    if xd == wd or (getattr(xa, "weak_type", False) and xd.kind in "biuf"
+                    and wd.kind in "fc"):
         return None
-    return (f"input dtype {xd} does not match weight dtype {wd} (an integer/bool "
-            f"{'input to a floating layer' if xd.kind in 'biu' else 'weight with a floating input'}"
-            f"). Fix: cast the input, e.g. x.astype(np.{wd})")
+    why = ("an integer/bool input to a floating layer" if xd.kind in "biu" else
+           "an integer/bool weight with a floating input" if wd.kind in "biu" else
+           "mat1 and mat2 must have the same dtype")
+    return (f"input dtype {xd} does not match weight dtype {wd} ({why}). Fix: cast the "
+            f"input, e.g. x.astype(np.{wd})"
+            + (f", or the module, e.g. model.to(np.{xd})" if xd.kind in "fc" else ""))
 
 
 def _same_dtype(x: Any, w: Any, fname: str) -> tuple[Any, Any]:
-    """Input and weight in their common dtype (lax wants one; a float64 NumPy input to a
-    float32 layer computes in float64, as the NumPy promotion it always followed)."""
+    """Input and weight in one dtype (lax wants one): a mismatch is refused as PyTorch
+    refuses it, a weakly typed input takes the weight's dtype."""
     problem = dtype_mismatch(x, w)
     if problem is not None:
         raise BadInputError(f"{fname}: {problem}")

@@ -118,7 +118,7 @@ def test_bad_input_errors_name_module_shapes_and_fix():
         nn.ConvTranspose2d(1, 1, 3, stride=2, output_padding=2)
     nn.ConvTranspose2d(1, 1, 3, stride=1, dilation=2, output_padding=1)  # < dilation: fine
     with pytest.raises(ValueError, match="valid sizes .* range from 9 to 10"):
-        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1)(np.ones((1, 8, 5, 5)),
+        nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1)(np.ones((1, 8, 5, 5), np.float32),
                                                          output_size=(11, 11))
     with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
         nn.Conv2d(1, 1, 3, stride=2, padding="same")
@@ -360,6 +360,18 @@ def test_integer_input_to_floating_layer_raises(make_call, dtype):
         make_call(x)
 
 
-def test_float_inputs_of_another_width_still_promote():
-    assert nn.Linear(3, 2)(np.ones((1, 3))).dtype == np.float64
-    assert nn.Conv1d(3, 2, 1)(np.ones((1, 3, 4))).dtype == np.float64
+def test_float_inputs_of_another_width_are_refused_as_in_pytorch():
+    # torch 2.13: "mat1 and mat2 must have the same dtype, but got Double and Float",
+    # "Input type (double) and bias type (float) should be the same"
+    for layer, x in [(nn.Linear(3, 2), np.ones((1, 3))), (nn.Conv1d(3, 2, 1), np.ones((1, 3, 4))),
+                     (nn.LSTM(3, 2), np.ones((2, 1, 3))),
+                     (nn.Bilinear(3, 3, 2), np.ones((1, 3)))]:
+        args = (x, x) if isinstance(layer, nn.Bilinear) else (x,)
+        with pytest.raises(RuntimeError, match=r"float64 does not match weight dtype float32 "
+                                               r"\(mat1 and mat2.*x\.astype\(np\.float32\)"):
+            layer(*args)
+        assert layer.double()(*args)[0].dtype == np.float64  # the module cast: fine
+    with pytest.raises(RuntimeError, match="float16 does not match weight dtype float32"):
+        nn.functional.linear(np.ones((1, 3), np.float16), np.ones((2, 3), np.float32))
+    with pytest.raises(RuntimeError, match="float64 does not match weight dtype float32"):
+        nn.functional.conv1d(np.ones((1, 1, 4)), np.ones((1, 1, 2), np.float32))

@@ -110,9 +110,10 @@ def test_pooling_and_bilinear_modules():
     assert_allclose(nn.AvgPool2d(4)(dev(x)), x.mean((2, 3), keepdims=True), rtol=1e-5,
                     atol=1e-6)
     b = nn.Bilinear(2, 3, 4).to(DEVICE)
-    x1, x2 = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
+    x1 = rng.normal(size=(5, 2)).astype(np.float32)
+    x2 = rng.normal(size=(5, 3)).astype(np.float32)
     ref = np.einsum("ni,oij,nj->no", x1, host(b.weight), x2) + host(b.bias)
-    assert_allclose(b(dev(x1), dev(x2)), ref, rtol=1e-5, atol=1e-5, check_dtype=False)
+    assert_allclose(b(dev(x1), dev(x2)), ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
