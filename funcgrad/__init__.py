@@ -79,6 +79,7 @@ from funcgrad.backend import (
     to_numpy,
 )
 from funcgrad.config import (
+    checking_leaks,
     default_matmul_precision,
     enable_checks,
     enable_x64,
@@ -201,6 +202,7 @@ __all__ = [
     "default_matmul_precision",
     "enable_x64",
     "enable_checks",
+    "checking_leaks",
     "numpy_rank_promotion",
     "devices",
     "device_count",

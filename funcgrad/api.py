@@ -21,7 +21,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend, config, stages, tree_util
-from funcgrad.api_jit import jit
+from funcgrad.api_jit import int_overflow, jit
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, extend_axis_env
@@ -472,10 +472,14 @@ def make_jaxpr(
         leaves_with_path, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kw))
         leaves = [leaf for _, leaf in leaves_with_path]
         origins = [
-            f"argument {tree_util.keystr(p[1:])}" if p[0].idx == 0
+            f"argument {dyn_idx[p[1].idx]}{tree_util.keystr(p[2:])}" if p[0].idx == 0
             else f"argument {p[1].key}{tree_util.keystr(p[2:])}"
             for p, _ in leaves_with_path
         ]
+        for x, where in zip(leaves, origins):
+            err = int_overflow(x, "make_jaxpr", where)
+            if err is not None:
+                raise err
         in_avals = [get_aval(x) for x in leaves]
         store: list = []
         with contextlib.ExitStack() as stack:

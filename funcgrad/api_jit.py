@@ -162,6 +162,22 @@ _PY_SCALARS = (bool, int, float, complex)
 _FAST_LEAVES = frozenset((numpy.ndarray, bool, int, float, complex))
 
 
+#: The Python ints an argument can hold: a Python int is traced as a (weakly typed) int64
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def int_overflow(x: Any, fname: str, where: str) -> OverflowError | None:
+    """The error for a Python int argument outside int64's range (JAX's OverflowError), or
+    None for anything else: traced, it would be an int64 the value does not fit in, and run
+    compiled, the array module would compute on Python objects."""
+    if type(x) is not int or _I64_MIN <= x <= _I64_MAX:
+        return None
+    return OverflowError(
+        f"{fname}: {where} is the Python int {x}, which does not fit in int64 (the dtype a "
+        "Python int argument is traced as); pass it as a float, or mark the argument static"
+    )
+
+
 def _leaf_key(x: Any) -> Any:
     """The part of the cache key one argument leaf contributes (cheap for common types)."""
     t = type(x)
@@ -438,6 +454,8 @@ class Jitted:
                 if t is numpy.ndarray:
                     fast_keys.append((t, a.shape, a.dtype))
                 elif t in _FAST_LEAVES:
+                    if t is int and not _I64_MIN <= a <= _I64_MAX:
+                        break  # the general path names it
                     fast_keys.append(t)
                 elif isinstance(a, Tracer):
                     fast_keys.append(a.aval)
@@ -463,11 +481,13 @@ class Jitted:
             try:
                 k = _leaf_key(x)
             except TypeError:
-                raise TypeError(self._bad_leaf_message(x, leaves, treedef, dyn_pos)) from None
+                raise self._leaf_error(x, leaves, treedef, dyn_pos) from None
+            if type(x) is int and not _I64_MIN <= x <= _I64_MAX:
+                raise self._leaf_error(x, leaves, treedef, dyn_pos)
             if type(k) is ShapedArray:
                 has_tracer = True
             elif type(x) is ShapeDtypeStruct and not abstract_ok:
-                raise TypeError(self._bad_leaf_message(x, leaves, treedef, dyn_pos))
+                raise self._leaf_error(x, leaves, treedef, dyn_pos)
             keys.append(k)
         key = (treedef, tuple(statics), tuple(keys), env)
         entry = self._cache.peek(key)
@@ -494,19 +514,23 @@ class Jitted:
             labels.append(base + rest)
         return labels
 
-    def _bad_leaf_message(self, x: Any, leaves: list, treedef: Any, dyn_pos: list[int]) -> str:
+    def _leaf_error(self, x: Any, leaves: list, treedef: Any, dyn_pos: list[int]) -> Exception:
+        """The error for an argument leaf jit cannot trace, naming the argument."""
         label = "?"
         for lab, leaf in zip(self._leaf_labels(treedef, leaves, dyn_pos), leaves):
             if leaf is x:
                 label = lab
                 break
+        overflow = int_overflow(x, f"jit({self._name})", f"argument {label}")
+        if overflow is not None:
+            return overflow
         if isinstance(x, ShapeDtypeStruct):
-            return (
+            return TypeError(
                 f"jit({self._name}): argument {label} is a ShapeDtypeStruct, a stand-in for an "
                 "array: call the function with arrays; stand-ins are for "
                 f"jit({self._name}).lower(...) / .trace(...) and funcgrad.eval_shape"
             )
-        return (
+        return TypeError(
             f"jit({self._name}): argument {label} is a {type(x).__name__}, which is not an "
             "array or a Python/NumPy scalar; mark it static with static_argnums / "
             "static_argnames (or convert lists with funcgrad.numpy.asarray)"
@@ -963,6 +987,13 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return eval_shape(dynamic, *[a for i, a in enumerate(args) if i not in s_pos],
                           **{k: v for k, v in kwargs.items() if k not in s_kw})
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
+    for path, x in tree_util.tree_flatten_with_path((args, kwargs))[0] if any(
+            int_overflow(x, "", "") for x in leaves) else ():
+        err = int_overflow(x, "eval_shape", "argument " + (
+            f"{path[1].idx}" if path[0].idx == 0 else f"{path[1].key}"
+        ) + tree_util.keystr(path[2:]))
+        if err is not None:
+            raise err
     avals = [_as_aval(x) for x in leaves]
     store: list[Any] = []
 

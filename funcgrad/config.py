@@ -52,6 +52,7 @@ __all__ = [
     "enable_x64",
     "numpy_rank_promotion",
     "enable_checks",
+    "checking_leaks",
     "transfer_guard_level",
     "TRANSFER_GUARD_LEVELS",
     "fft_workers",
@@ -203,6 +204,8 @@ _setting("jax_default_matmul_precision", None,
 _setting("jax_numpy_rank_promotion", "allow", ("allow",))
 _setting("jax_traceback_filtering", "auto", None)
 _setting("jax_enable_checks", False, (False, True))
+# a tracer used outside the transformation that made it always raises UnexpectedTracerError
+_setting("jax_check_tracer_leaks", False, (False, True))
 
 
 @contextlib.contextmanager
@@ -269,3 +272,17 @@ def enable_checks(value: bool = True) -> Any:
         True
     """
     return flag_scope("jax_enable_checks", value)
+
+
+def checking_leaks() -> Any:
+    """``jax.checking_leaks``: sets ``jax_check_tracer_leaks`` for the block (a context
+    manager and decorator). funcgrad checks for leaked tracers always: a tracer stored during
+    a transformation raises :class:`~funcgrad.errors.UnexpectedTracerError`, naming where it
+    was made, when it is used after the transformation returned.
+
+    Example:
+        >>> with checking_leaks():
+        ...     read("jax_check_tracer_leaks")
+        True
+    """
+    return flag_scope("jax_check_tracer_leaks", True)

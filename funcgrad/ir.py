@@ -24,6 +24,8 @@ __all__ = [
     "Eqn",
     "Jaxpr",
     "ClosedJaxpr",
+    "Effect",
+    "effect_rules",
     "eval_jaxpr",
     "typecheck_jaxpr",
     "dce_jaxpr",
@@ -63,6 +65,37 @@ class Literal:
 Atom = Var | Literal
 
 
+class Effect:
+    """A side effect an equation has (JAX's ``jax.core.Effect``): what ``eqn.effects``,
+    ``jaxpr.effects`` and ``closed_jaxpr.effects`` hold. The primitive that has it owns the
+    instance (``io_callback``'s ``IOEffect``, ``debug.callback``'s ``DebugEffect``, ...)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+#: primitive -> its effects given an equation's params; filled by the primitives that have
+#: effects (callbacks). A primitive carrying jaxprs has its inner equations' effects too.
+effect_rules: dict[Primitive, Callable[[dict[str, Any]], frozenset[Effect]]] = {}
+
+
+def _effects(eqns: Sequence[Eqn]) -> set[Effect]:
+    out: set[Effect] = set()
+    for eqn in eqns:
+        rule = effect_rules.get(eqn.prim)
+        if rule is not None:
+            out.update(rule(eqn.params))
+        if eqn.prim.carries_jaxprs:
+            for sub in sub_jaxprs(eqn.params):
+                out.update(_effects(sub.eqns))
+    return out
+
+
 class Eqn:
     """``outvars = prim[params] invars``, with the user's source line."""
 
@@ -86,6 +119,11 @@ class Eqn:
     def primitive(self) -> Primitive:
         """The primitive, under JAX's attribute name (``eqn.primitive.name``)."""
         return self.prim
+
+    @property
+    def effects(self) -> set[Effect]:
+        """The equation's side effects (:class:`Effect`), with those of its inner jaxprs."""
+        return _effects((self,))
 
     def replace(self, **kw: Any) -> Eqn:
         return Eqn(
@@ -125,6 +163,18 @@ class Jaxpr:
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.outvars]
 
+    @property
+    def effects(self) -> set[Effect]:
+        """The side effects of its equations (:class:`Effect`), as JAX's ``Jaxpr.effects``:
+        empty for a pure program.
+
+        Example:
+            >>> import funcgrad, numpy as np
+            >>> funcgrad.make_jaxpr(lambda x: x * 2)(np.ones(2)).jaxpr.effects
+            set()
+        """
+        return _effects(self.eqns)
+
     def __str__(self) -> str:
         return pp_jaxpr(self)
 
@@ -163,6 +213,11 @@ class ClosedJaxpr:
     @property
     def eqns(self) -> list[Eqn]:
         return self.jaxpr.eqns
+
+    @property
+    def effects(self) -> set[Effect]:
+        """The side effects of its equations (see :attr:`Jaxpr.effects`)."""
+        return self.jaxpr.effects
 
     # The jaxpr's parts, as JAX's ClosedJaxpr gives them.
     @property

@@ -30,6 +30,7 @@ from funcgrad.backend import get_default_device, platform_name, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr, Var
+from funcgrad.sharding import SingleDeviceSharding
 
 __all__ = ["Traced", "Lowered", "Compiled", "ArgInfo", "Signature", "check_call_args",
            "out_info", "args_tree", "CompiledMemoryStats", "Wrapped", "CompilerOptions"]
@@ -433,6 +434,29 @@ class Compiled(_Stage):
         return tree_util.tree_unflatten(s.out_tree, self._run(leaves))
 
     call = __call__  # JAX's Compiled.call
+
+    def _shardings(self, tree: Any, avals: Sequence[ShapedArray]) -> Any:
+        # A Python scalar's aval has no device: it is put on the default device.
+        default = get_default_device()
+        return tree_util.tree_unflatten(
+            tree, [SingleDeviceSharding(a.device or default) for a in avals])
+
+    @property
+    def input_shardings(self) -> Any:
+        """``(args, kwargs)`` (non-static) with each array's layout, as JAX's: one device,
+        so a :class:`~funcgrad.sharding.SingleDeviceSharding` each.
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> funcgrad.jit(lambda x: x * 2).lower(np.ones(2)).compile().input_shardings
+            ((SingleDeviceSharding(device='cpu', memory_kind=device),), {})
+        """
+        return self._shardings(self._sig.in_tree, self._sig.closed.in_avals)
+
+    @property
+    def output_shardings(self) -> Any:
+        """The results' structure with each array's layout (see :attr:`input_shardings`)."""
+        return self._shardings(self._sig.out_tree, self._sig.closed.out_avals)
 
     def as_text(self) -> str:
         """The optimised jaxpr and the generated Python source this runs."""

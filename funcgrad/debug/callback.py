@@ -31,7 +31,7 @@ from funcgrad.core import Primitive, Tracer, bind
 from funcgrad.errors import SourceInfo, user_source_info
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import jvp_rules
-from funcgrad.ir import effectful_primitives
+from funcgrad.ir import Effect, effect_rules, effectful_primitives
 from funcgrad.ops._batching_util import bdim_at_front
 
 __all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_callback_p",
@@ -56,6 +56,9 @@ _PY_NUMBERS = (bool, int, float, complex)
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True, carries_jaxprs=True)
 effectful_primitives.add(debug_callback_p)
+#: JAX's effect of debug.callback / debug.print equations
+DebugEffect = Effect("DebugEffect")
+effect_rules[debug_callback_p] = lambda params: frozenset((DebugEffect,))
 
 
 def _callback_impl(*args: Any, callback: _Fn) -> list[Any]:
@@ -104,9 +107,9 @@ def _callback_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[Any], *,
 batching.batch_rules[debug_callback_p] = _callback_batch
 
 
-def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
+def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bool = False,
              partitioned: bool = False, **kwargs: Any) -> Any:
-    """Call ``fn(*args, **kwargs)`` with concrete arrays whenever this point of the
+    """Call ``callback(*args, **kwargs)`` with concrete arrays whenever this point of the
     computation runs: eagerly, every time a jitted function runs, each iteration of a
     ``scan``/``while_loop`` body, once per example under ``vmap``, and with the primal values
     under ``grad``/``jvp`` (derivatives are unchanged). Callbacks always run in program order,
@@ -133,7 +136,8 @@ def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = F
         >>> seen[-1]
         (1.0, 'yes')
     """
-    if fn is None:
+    # The parameter has JAX's name (debug.callback(callback=f, ...) is JAX code too).
+    if callback is None:
         if args or kwargs:
             raise TypeError("debug.callback(ordered=..., ...) without a function returns a "
                             "caller: call it as debug.callback(ordered=True)(fn, *args, **kw)")
@@ -142,7 +146,7 @@ def callback(fn: Callable[..., Any] | None = None, *args: Any, ordered: bool = F
             _callback(fn, args, kwargs)
 
         return caller
-    _callback(fn, args, kwargs)
+    _callback(callback, args, kwargs)
     return None
 
 

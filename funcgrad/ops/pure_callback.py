@@ -41,7 +41,7 @@ from funcgrad.core import Primitive, bind
 from funcgrad.errors import MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
-from funcgrad.ir import effectful_primitives
+from funcgrad.ir import Effect, effect_rules, effectful_primitives
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
 
@@ -250,6 +250,10 @@ def _flat_callback(callback: Callable[..., Any], result_shape_dtypes: Any, args:
 
 io_callback_p = Primitive("io_callback", multiple_results=True)
 effectful_primitives.add(io_callback_p)
+#: JAX's effects of an io_callback equation: ordered=True calls keep their order
+IOEffect, OrderedIOEffect = Effect("IOEffect"), Effect("OrderedIOEffect")
+effect_rules[io_callback_p] = lambda params: frozenset(
+    (OrderedIOEffect if params["ordered"] else IOEffect,))
 
 
 def _io_impl(*args: Any, callback: _Callback, ordered: bool) -> list[Any]:

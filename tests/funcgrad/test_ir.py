@@ -125,3 +125,27 @@ def test_make_jaxpr_static_argnums_must_fit_the_signature() -> None:
         funcgrad.make_jaxpr(lambda a: a, static_argnums=3)(np.ones(2))
     assert "mul" in str(funcgrad.make_jaxpr(lambda a, n=2: a * n, static_argnums=1)(np.ones(2)))
     assert "mul" in str(funcgrad.make_jaxpr(lambda *a: a[0] * 2, static_argnums=3)(np.ones(2)))
+
+
+def test_effects_of_callbacks_as_jaxs() -> None:
+    # JAX: {OrderedIOEffect} / {IOEffect} for io_callback, {DebugEffect} for debug.print,
+    # inner jaxprs' effects included, set() for a pure program
+    from funcgrad.experimental import io_callback
+
+    def io(ordered):
+        return lambda x: io_callback(lambda a: a, funcgrad.ShapeDtypeStruct((), np.float64), x,
+                                     ordered=ordered)
+
+    def printing(x):
+        funcgrad.debug.print("{}", x)
+        return x
+
+    names = {}
+    for key, f in [("ordered", io(True)), ("io", io(False)), ("print", printing),
+                   ("nested", lambda x: funcgrad.lax.cond(x > 0, printing, lambda y: y, x)),
+                   ("pure", lambda x: x * 2)]:
+        closed = funcgrad.make_jaxpr(f)(1.0)
+        assert closed.effects == closed.jaxpr.effects
+        names[key] = sorted(map(repr, closed.effects))
+    assert names == {"ordered": ["OrderedIOEffect"], "io": ["IOEffect"],
+                     "print": ["DebugEffect"], "nested": ["DebugEffect"], "pure": []}

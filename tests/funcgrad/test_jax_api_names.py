@@ -208,3 +208,19 @@ def test_experimental_is_an_attribute_after_import() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "io_callback"
+
+
+def test_checking_leaks_scopes_its_flag_and_leaks_still_raise() -> None:
+    leaked = []
+
+    @funcgrad.jit
+    def f(x):
+        leaked.append(x)
+        return x + 1
+
+    with funcgrad.checking_leaks():
+        assert config.read("jax_check_tracer_leaks") is True
+        f(dev(np.ones(2)))
+        with pytest.raises(funcgrad.errors.UnexpectedTracerError):
+            leaked[0] + 1
+    assert config.jax_check_tracer_leaks is False

@@ -795,3 +795,19 @@ def test_log_compiles_and_explain_cache_misses_flags(caplog):
     assert any(issubclass(x.category, funcgrad.RetraceWarning) and "(2,) -> (3,)" in str(x.message)
                for x in w)
     assert funcgrad.config.jax_explain_cache_misses is False
+
+
+def test_python_int_outside_int64_is_an_overflow_error_naming_the_argument() -> None:
+    # JAX: OverflowError "... whose argument path is a. Got <class 'int'> with value
+    # 1180591620717411303424"; here the compiled code computed on Python objects instead
+    f = funcgrad.jit(lambda a, b=0: a * 2)
+    with pytest.raises(OverflowError, match=r"jit\(<lambda>\): argument a is the Python int "
+                                            "1180591620717411303424"):
+        f(2**70)
+    with pytest.raises(OverflowError, match=r"argument b\['q'\] .* 9223372036854775808"):
+        f(1, b={"q": 2**63})
+    with pytest.raises(OverflowError, match="make_jaxpr: argument 1"):
+        funcgrad.make_jaxpr(lambda a, b: a)(1, 2**70)
+    with pytest.raises(OverflowError, match="eval_shape: argument 0"):
+        funcgrad.eval_shape(lambda a: a, -2**64)
+    assert int(f(-2**62)) == -2**63  # the int64 range itself traces (and wraps, as JAX's)

@@ -266,3 +266,13 @@ def test_wrapped_protocol():
     assert isinstance(funcgrad.jit(lambda x: x), Wrapped)
     assert not isinstance(lambda x: x, Wrapped)
     assert CompilerOptions == dict[str, str | bool]
+
+
+def test_compiled_input_and_output_shardings_are_single_device() -> None:
+    # JAX: ((SingleDeviceSharding(device=CpuDevice(id=0)),), {'b': ...}) and the outputs' tree
+    from funcgrad.sharding import SingleDeviceSharding
+
+    c = funcgrad.jit(lambda a, b: {"o": a * b, "p": a}).lower(dev(np.ones(2)), b=2.0).compile()
+    one = SingleDeviceSharding(funcgrad.backend.get_default_device())
+    ins, outs = c.input_shardings, c.output_shardings
+    assert ins == ((one,), {"b": one}) and outs == {"o": one, "p": one}

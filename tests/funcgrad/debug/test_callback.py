@@ -272,3 +272,10 @@ def test_print_uses_the_numpy_print_options_of_its_call(capsys):
         f(np.array([1 / 3, 2 / 3]))  # traced here
     f(np.array([1 / 3, 2 / 3]))  # the compiled call, outside the block
     assert capsys.readouterr().out == "[0.33 0.67]\n[0.33 0.67]\n"
+
+
+def test_the_function_parameter_has_jaxs_name() -> None:
+    # JAX: jax.debug.callback(callback, *args, ordered=False, partitioned=False, **kwargs)
+    seen = []
+    callback(callback=lambda v: seen.append(float(v)), v=2.0)
+    assert seen == [2.0]
