@@ -47,6 +47,16 @@ def _lerp_(averaged: Any, current: Any, weight: float) -> None:
         averaged[...] = current - (current - averaged) * (1 - weight)
 
 
+def _as_float(x: Any) -> Any:
+    """An integer array (a counter buffer) in the default float dtype: PyTorch computes an
+    integer tensor times a Python float (or divided by an integer) in the default dtype, so
+    with float32 the EMA of a constant count 3 with decay 0.9 is 2.9999998, truncated to 2
+    on assignment, and our averages of ``num_batches_tracked`` must round the same way."""
+    if x.dtype.kind in "iub":
+        return x.astype(get_default_dtype())
+    return x
+
+
 def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
     """``decay * averaged + (1 - decay) * current`` (exponential moving average); ``decay``
     must be in [0, 1].
@@ -57,6 +67,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> AvgFn:
     _check_decay(decay)
 
     def ema_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
+        averaged, current = _as_float(averaged), _as_float(current)
         return decay * averaged + (1 - decay) * current
 
     return ema_update
@@ -69,7 +80,13 @@ def get_swa_avg_fn() -> AvgFn:
     3.0
     """
     def swa_update(averaged: Any, current: Any, num_averaged: Any) -> Any:
-        return averaged + (current - averaged) / (num_averaged + 1)
+        diff = _as_float(current - averaged)
+        count = num_averaged + 1
+        if not isinstance(count, int | float):
+            # PyTorch's dtype rule: a float tensor divided by a 0-d integer tensor keeps the
+            # float dtype (NumPy would promote a float32 array over a 0-d int64 to float64)
+            count = count.astype(diff.dtype)
+        return _as_float(averaged) + diff / count
 
     return swa_update
 
@@ -89,7 +106,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> MultiAvgFn:
             if a.dtype.kind in "fc":
                 _lerp_(a, c, 1 - decay)
             else:
-                a[...] = a * decay + c * (1 - decay)
+                a[...] = _as_float(a) * decay + _as_float(c) * (1 - decay)
 
     return ema_update
 
@@ -181,14 +198,16 @@ class AveragedModel(Module):
                 mine_g.append(a)
                 theirs_g.append(c)
             for mine_g, theirs_g in groups.values():
+                # the count as PyTorch passes it: a 0-d integer array on the arrays' device
+                count = _to_device_of(self.n_averaged, mine_g[0])
                 if self.multi_avg_fn is not None:
-                    self.multi_avg_fn(mine_g, theirs_g, self.n_averaged)
+                    self.multi_avg_fn(mine_g, theirs_g, count)
                 else:  # PyTorch's CPU path: the running mean, array by array
                     for a, c in zip(mine_g, theirs_g):
-                        a[...] = get_swa_avg_fn()(a, c, n)
+                        a[...] = get_swa_avg_fn()(a, c, count)
         else:
             for a, c in zip(mine, theirs):
-                a[...] = self.avg_fn(a, c, n)
+                a[...] = self.avg_fn(a, c, _to_device_of(self.n_averaged, a))
         if not self.use_buffers:
             for b, c in zip(self.module.buffers(), model.buffers()):
                 b[...] = _to_device_of(c, b)

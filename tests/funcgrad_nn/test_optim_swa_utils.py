@@ -136,3 +136,32 @@ def test_swalr_state_dict_keys_are_pytorchs():
     other = swa_utils.SWALR(optim.SGD([np.zeros(1)], lr=0.1), 0.05)
     other.load_state_dict(sd)
     assert other.anneal_func(0.25) == 0.25
+
+
+def test_integer_averages_round_in_the_default_dtype_as_pytorch():
+    # PyTorch 2.13 (default dtype float32): an integer tensor times a Python float is
+    # float32, so the EMA of a constant count 3 with decay 0.9 is 2.9999998, truncated to 2
+    a = [np.array([3, 10, 0])]
+    swa_utils.get_ema_multi_avg_fn(0.9)(a, [np.array([3, 11, 10])], np.array(1))
+    assert a[0].tolist() == [2, 10, 1]
+    r = swa_utils.get_ema_avg_fn(0.9)(np.array([3]), np.array([3]), np.array(1))
+    assert r.dtype == np.float32 and r.item() == 2.999999761581421
+    r = swa_utils.get_swa_avg_fn()(np.array([5]), np.array([9]), np.array(2))
+    assert r.dtype == np.float32 and r.item() == 6.333333492279053
+    # a float32 average over a 0-d int64 count stays float32 (torch's dtype rule)
+    r = swa_utils.get_swa_avg_fn()(np.array([1.0], np.float32), np.array([2.0], np.float32),
+                                   np.array(2))
+    assert r.dtype == np.float32
+    # an EMA AveragedModel with buffers: num_batches_tracked held at 3 decays to 2
+    bn = nn.BatchNorm1d(2)
+    seen = []
+    avg = swa_utils.AveragedModel(bn, avg_fn=lambda a, c, n: seen.append(n.item()) or c,
+                                  use_buffers=True)
+    ema = swa_utils.AveragedModel(bn, multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.9),
+                                  use_buffers=True)
+    bn.num_batches_tracked[...] = 3
+    for _ in range(2):
+        avg.update_parameters(bn)
+        ema.update_parameters(bn)
+    assert int(ema.module.num_batches_tracked) == 2
+    assert seen == [1] * 5  # avg_fn gets the count as an array (PyTorch: a tensor)
