@@ -20,6 +20,7 @@ from funcgrad.scipy.linalg._basic import (
     cholesky_banded,
     lstsq,
     matmul_toeplitz,
+    matrix_balance,
     pinv,
     pinvh,
     solve_banded,
@@ -132,5 +133,5 @@ __all__ = [
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
-    "expm_cond",
+    "expm_cond", "matrix_balance",
 ]

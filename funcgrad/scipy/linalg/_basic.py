@@ -1,6 +1,7 @@
 """Least squares, pseudo-inverses and structured solves of funcgrad.scipy.linalg (SciPy's
 ``lstsq``, ``pinv``, ``pinvh``, ``solve_banded``, ``solveh_banded``, ``cholesky_banded``,
-``cho_solve_banded``, ``solve_toeplitz``, ``matmul_toeplitz``, ``solve_circulant``), written
+``cho_solve_banded``, ``solve_toeplitz``, ``matmul_toeplitz``, ``solve_circulant``,
+``matrix_balance``), written
 with funcgrad.numpy so they differentiate and trace. Banded and Toeplitz operands are expanded
 to dense matrices (``O(n^3)`` solves, where LAPACK's banded routines are ``O(n k^2)``)."""
 
@@ -16,6 +17,7 @@ from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.numpy.linalg import LinAlgError
+from funcgrad.ops.balance import balance
 from funcgrad.scipy.linalg._decomp import cholesky
 from funcgrad.scipy.linalg._decomp_eig import _hermitian_band, band_to_full
 from funcgrad.scipy.linalg._solve import cho_solve, solve
@@ -23,7 +25,8 @@ from funcgrad.scipy.linalg._special_matrices import toeplitz
 from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, over_batch, promote
 
 __all__ = ["lstsq", "pinv", "pinvh", "solve_banded", "solveh_banded", "cholesky_banded",
-           "cho_solve_banded", "solve_toeplitz", "matmul_toeplitz", "solve_circulant"]
+           "cho_solve_banded", "solve_toeplitz", "matmul_toeplitz", "solve_circulant",
+           "matrix_balance"]
 
 
 def _concrete_int(x: Any) -> Any:
@@ -307,3 +310,46 @@ def solve_circulant(c: Any, b: Any, singular: str = "raise", tol: Any = None,
     if not complex_out:
         x = fnp.real(x)
     return fnp.moveaxis(x, -1, outaxis) if outaxis != -1 else x
+
+
+def matrix_balance(A: Any, permute: bool = True, scale: bool = True,  # noqa: N803
+                   separate: bool = False, overwrite_a: bool = False) -> tuple[Any, Any]:
+    """``(B, T)`` with ``B = inv(T) A T`` balanced, as ``scipy.linalg.matrix_balance``: LAPACK's
+    ``gebal`` permutation isolating eigenvalues (``permute``) and powers-of-2 scaling making
+    row and column norms alike (``scale``), the same transformation as SciPy's. ``T`` is
+    float64, a scaled permutation; ``separate=True`` gives ``(scale, perm)`` instead (float64
+    and int64, ``B = A[perm][:, perm] * scale / scale[:, None]``). Stacks of matrices work.
+    The transformation is found on the host (it is piecewise constant); ``B`` is computed from
+    it with array operations, so it differentiates (as ``inv(T) A T`` with ``T`` fixed) and
+    works under ``jit``/``vmap``. A NaN entry raises ``ValueError`` (SciPy's too).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> b, t = fsl.matrix_balance(np.array([[1.0, 100.0], [0.01, 1.0]]))
+        >>> b.tolist(), t.tolist()
+        ([[1.0, 1.5625], [0.64, 1.0]], [[16.0, 0.0], [0.0, 0.25]])
+    """
+    del overwrite_a
+    a = fnp.atleast_2d(as_inexact(A))
+    shape = get_aval(a).shape
+    if shape[-1] != shape[-2]:
+        raise LinAlgShapeError("matrix_balance: the data matrix for balancing should be "
+                               f"square, got shape {shape}")
+    scaling, perm = balance(a, permute=bool(permute), scale=bool(scale))
+    rows = fnp.take_along_axis(a, perm[..., :, None], axis=-2)
+    b = fnp.take_along_axis(rows, perm[..., None, :], axis=-1)
+    # Powers of 2: exact in a's precision, so B is LAPACK's to the bit.
+    s = scaling.astype(_real_dtype(get_aval(a).dtype))
+    b = b * (s[..., None, :] / s[..., :, None])
+    n = shape[-1]
+    if separate:
+        if n == 0:   # SciPy's empty scaling has the input's dtype
+            scaling = scaling.astype(get_aval(fnp.asarray(A)).dtype)
+        return b, (scaling, perm)
+    # T = diag(scale)[inverse(perm), :]: column j holds scale[j] in row perm[j].
+    t = fnp.where(perm[..., None, :] == fnp.arange(n)[:, None], scaling[..., None, :], 0.0)
+    return b, t
+
+
+def _real_dtype(dt: numpy.dtype) -> numpy.dtype:
+    return numpy.dtype(numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64)
