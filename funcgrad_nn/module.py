@@ -91,6 +91,12 @@ def _note_parameter(value: Any) -> Any:
 _LIVE_MODULES: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
+#: filled by funcgrad_nn.parameter (which builds on this module): ``view(module, name, array,
+#: kind)``, what reading an uninitialised placeholder off a module returns (an
+#: UninitializedParameter/UninitializedBuffer whose ``materialize`` replaces the entry)
+_PLACEHOLDER_VIEW: list[Callable[[Any, str, Any, str], Any]] = []
+
+
 #: the empty placeholder arrays that stand for PyTorch's UninitializedParameter /
 #: UninitializedBuffer (a lazy layer's before its first call), per kind, by id, held weakly.
 #: ``to()``/``double()``/... of a placeholder is a placeholder too (``_apply_arrays``), so
@@ -114,7 +120,7 @@ def placeholder_kind(x: Any) -> str | None:
     placeholder array, else None.
 
     >>> import numpy as np, funcgrad_nn as nn
-    >>> placeholder_kind(nn.LazyLinear(3).weight), placeholder_kind(np.zeros(0))
+    >>> placeholder_kind(nn.LazyLinear(3)._parameters["weight"]), placeholder_kind(np.zeros(0))
     ('parameter', None)
     """
     for kind, table in _PLACEHOLDERS.items():
@@ -162,7 +168,9 @@ class Parameter:
     (False, (3,))
     """
 
-    __slots__ = ("data", "requires_grad", "_hooks", "_attached")
+    # (__weakref__: an UninitializedParameter a module hands out is keyed weakly to its
+    # owner, see funcgrad_nn.parameter)
+    __slots__ = ("data", "requires_grad", "_hooks", "_attached", "__weakref__")
 
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         if isinstance(data, Parameter):
@@ -235,7 +243,7 @@ class Buffer:
     (['mean', 'step'], ['mean'])
     """
 
-    __slots__ = ("data", "persistent")
+    __slots__ = ("data", "persistent", "__weakref__")
 
     def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
         if isinstance(data, Buffer):
@@ -383,7 +391,15 @@ class Module:
         for reg in _REGISTRIES:
             r = d.get(reg)
             if r is not None and name in r:
-                return r[name]
+                v = r[name]
+                # A lazy layer's placeholder reads as PyTorch's UninitializedParameter /
+                # UninitializedBuffer (materialize(shape) works); the size test keeps the
+                # lookup off every ordinary read.
+                if reg != "_modules" and getattr(v, "size", 1) == 0 and _PLACEHOLDER_VIEW:
+                    kind = placeholder_kind(v)
+                    if kind is not None:
+                        return _PLACEHOLDER_VIEW[0](self, name, v, kind)
+                return v
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:

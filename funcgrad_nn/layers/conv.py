@@ -298,7 +298,7 @@ class _LazyConvMixin(LazyModuleMixin):
 
     def _materialize(self, in_channels: int) -> None:
         # Created where and in the dtype the placeholder now has (after .to(), .double()).
-        like = self.weight
+        like = self._parameters["weight"]  # the array, not its UninitializedParameter
         call = inspect.signature(self.cls_to_become.__init__).bind(
             self, in_channels, self.out_channels, *self._lazy_args, **self._lazy_kwargs)
         call.arguments.update(device=None, dtype=like.dtype)

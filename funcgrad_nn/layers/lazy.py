@@ -3,9 +3,9 @@ created by its first call, from the shapes of what it is called with.
 
 A subclass holds :class:`~funcgrad_nn.parameter.UninitializedParameter` (or
 ``UninitializedBuffer``) placeholders and defines ``initialize_parameters(*args,
-**kwargs)``, which assigns the real ones (``self.weight = Parameter(array)``: a module's
-parameters are plain arrays here, so there is no in-place ``materialize``; what it assigns
-is moved and cast to the placeholder's device and floating dtype, so ``.to(device)`` and
+**kwargs)``, which materializes them (``self.weight.materialize(shape)``, then an
+``nn.init`` function, as in PyTorch) or assigns the real ones (``self.weight =
+Parameter(array)``; what it assigns is moved and cast to the placeholder's device and floating dtype, so ``.to(device)`` and
 ``.double()`` before the first call hold, as in PyTorch). Before the first forward the mixin
 calls it; once nothing is left uninitialised the hook goes away and the
 module becomes ``cls_to_become`` when that is set, as in PyTorch. ``load_state_dict`` of a

@@ -128,7 +128,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def _materialize(self, in_features: int) -> None:
         # The placeholder says where and in what dtype (after .to(device), .double()).
-        like = self.weight
+        like = self._parameters["weight"]  # the array, not its UninitializedParameter
         real = self.cls_to_become(in_features, self.out_features, self.bias is not None,
                                   dtype=like.dtype)
         place(real, device_of(like))

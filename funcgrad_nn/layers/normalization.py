@@ -385,7 +385,9 @@ class _LazyNormMixin(LazyModuleMixin):
         return axis
 
     def _materialize(self, num_features: int) -> None:
-        like = next((a for a in (self.weight, self.running_mean) if a is not None), None)
+        # the arrays, not their UninitializedParameter/UninitializedBuffer
+        like = next((a for a in (self._parameters.get("weight"), self._buffers.get("running_mean"))
+                     if a is not None), None)
         dtype = None if like is None else like.dtype  # after .double() and the like
         real = self.cls_to_become(num_features, self.eps, self.momentum, self.affine,
                                   self.track_running_stats, dtype=dtype, bias=self._lazy_bias)

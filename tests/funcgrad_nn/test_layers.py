@@ -299,11 +299,54 @@ def test_uninitialized_parameters_are_what_pytorch_filters_on():
     m = nn.Module()
     m.w = nn.UninitializedParameter(dtype=np.float64)
     m.stats = nn.UninitializedBuffer(persistent=False)
-    assert is_lazy(m.w) and list(m.state_dict()) == ["w"] and isinstance(m.w, nn.Parameter) \
-        is False
+    assert is_lazy(m.w) and list(m.state_dict()) == ["w"] and isinstance(m.w, nn.Parameter)
+    assert repr(m.w) == "<UninitializedParameter>" and m.w.dtype == np.float64
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        m.w.shape  # noqa: B018 (torch 2.13 raises the same)
     m.w = nn.Parameter(np.ones(3))
     assert not is_lazy(m.w) and not isinstance(np.zeros(0), nn.UninitializedParameter)
     assert isinstance(nn.UninitializedParameter(), nn.Parameter)
+
+
+def test_materialize_as_custom_lazy_modules_call_it():
+    # torch 2.13's pattern: initialize_parameters materializes the placeholders read off the
+    # module and fills them with nn.init; the entry keeps its frozen flag, the object becomes
+    # a Parameter/Buffer; .double() before the first call decides the dtype.
+    class LazyScale(LazyModuleMixin, nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.UninitializedParameter()
+            self.count = nn.UninitializedBuffer()
+
+        def initialize_parameters(self, x):
+            if self.has_uninitialized_params():
+                self.weight.materialize((x.shape[-1],))
+                nn.init.ones_(self.weight)
+                self.count.materialize(x.shape[-1], dtype=np.int64)
+
+        def forward(self, x):
+            return x * self.weight
+
+    m = LazyScale().double()
+    assert m.weight.dtype == np.float64 and m.count.device == "cpu"
+    out = m(np.full((2, 3), 2.0))
+    assert out.dtype == np.float64
+    assert_allclose(out, np.full((2, 3), 2.0))
+    assert m.weight.shape == (3,) and m.count.dtype == np.int64
+    assert not m.has_uninitialized_params() and list(m.state_dict()) == ["weight", "count"]
+    p = nn.UninitializedParameter(requires_grad=False)
+    p.materialize([2, 2], dtype=np.float16)
+    assert type(p) is nn.Parameter and p.data.shape == (2, 2) and p.data.dtype == np.float16
+    assert not p.requires_grad and not is_lazy(p)
+    with pytest.raises(AttributeError):
+        p.materialize((1,))  # a Parameter now, as in torch
+    frozen = nn.LazyLinear(2)
+    frozen.requires_grad_(False)
+    w = frozen.weight
+    w.materialize((2, 4))
+    assert not w.requires_grad and "weight" in frozen._frozen and frozen.weight.shape == (2, 4)
+    with pytest.raises(ValueError, match="negative dimension"):
+        nn.UninitializedBuffer().materialize((2, -1))
 
 
 def test_lazy_module_mixin_for_custom_lazy_modules():
