@@ -41,7 +41,7 @@ from funcgrad.interpreters.transpose import (
 from funcgrad.ir import eval_jaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
-from funcgrad.ops.collectives import vma_cotangents
+from funcgrad.ops.collectives import checked_vma_axes, vma_cotangents
 
 __all__ = [
     "typeof",
@@ -871,6 +871,13 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
                                where=_leaf_where(out_positions, i, "cotangent"))
                 for i, (c, a) in enumerate(zip(ct_leaves, out_avals))
             ]
+        vma = bool(checked_vma_axes.get())
+        if vma:
+            # Inside a shard_map body (check_vma=True): JAX's typed transpose, as vjp's (see
+            # vma_cotangents); whether an output varies over a mesh axis is known from the
+            # function's value at the primals, computed here (it is linear: one pass).
+            cts = vma_cotangents(cts, eval_jaxpr(closed.jaxpr, closed.consts, *p_leaves),
+                                 "scale")
         try:
             in_cts = backward_pass(
                 closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in ct_avals], cts
@@ -883,6 +890,8 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
                 f"linear_transpose: the function is not linear in its inputs (or uses an "
                 f"operation without a transpose rule): {e}"
             ) from e
+        if vma:
+            in_cts = vma_cotangents(in_cts, p_leaves, "sum")
         in_cts = [c if type(c) is Zero or get_aval(c).dtype == a.dtype
                   else _convert(c, a.dtype) for c, a in zip(in_cts, ct_avals)]
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])

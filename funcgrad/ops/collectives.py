@@ -818,6 +818,14 @@ def _vma_ct_named(axis_size: int, vals, dims, *, axis_name: tuple, mode: str):
     if dims[1] is not None:  # the reference value varies over the axis: nothing to do
         return [ct], [dc]
     if mode == "scale":
+        if dc is not None:
+            # JAX's type check: the cotangent of an output the same on every member must be
+            # so too (a varying one has no transpose in JAX's typed rules)
+            raise TypeError(
+                "cotangent type does not match function output: the output is the same on "
+                f"every shard along the mesh axis {axis_name[0]!r} (invariant), but its "
+                "cotangent varies along it; reduce the cotangent over the axis (lax.psum / "
+                "lax.pmean) or make the output vary (lax.pcast(..., to='varying'))")
         return [_ew.div(ct, axis_size)], [dc]
     out = _ew.mul(ct, axis_size) if dc is None else _red.reduce_sum(ct, (dc,))
     if get_aval(out).dtype != get_aval(ct).dtype:

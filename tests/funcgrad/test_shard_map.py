@@ -539,3 +539,41 @@ def test_pjit_passes_device_backend_and_compiler_options_to_jit():
     assert funcgrad.backend.device_of(f(np.ones(2))) == "strict"
     with pytest.raises(ValueError, match="compiler takes no options"):
         pjit(lambda a: a, compiler_options={"xla_cpu_enable_fast_math": True})
+
+
+def test_linear_transpose_inside_a_checked_body_follows_jaxs_types() -> None:
+    # JAX 0.10.2 (4 shards of arange(8.)): an invariant output's cotangent is not counted once
+    # per shard, an invariant input's is summed over the shards; a varying cotangent of an
+    # invariant output is a TypeError ("cotangent type does not match function output").
+    mesh = _mesh(4, names=("i",))
+    x, w = dev(np.arange(8.0)), dev(np.ones(2))
+
+    def sm(f, in_specs, out_specs):
+        return funcgrad.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+
+    def psum_t(a):
+        return funcgrad.linear_transpose(lambda b: lax.psum(b, "i"), a)(lax.psum(a, "i"))[0]
+
+    np.testing.assert_allclose(to_host(sm(psum_t, P("i"), P("i"))(x)), [12.0, 16.0] * 4)
+
+    def mixed(a, v):
+        return funcgrad.linear_transpose(lambda b, u: b * 3 + u, a, v)(a)
+
+    ca, cv = sm(mixed, (P("i"), P()), (P("i"), P()))(x, w)
+    np.testing.assert_allclose(to_host(ca), 3 * np.arange(8.0))
+    np.testing.assert_allclose(to_host(cv), [12.0, 16.0])
+
+    def mixed_invariant_out(a, v):
+        return funcgrad.linear_transpose(lambda b, u: lax.psum(b, "i") + u, a, v)(v)
+
+    ca, cv = sm(mixed_invariant_out, (P("i"), P()), (P("i"), P()))(x, w)
+    np.testing.assert_allclose(to_host(ca), np.ones(8))
+    np.testing.assert_allclose(to_host(cv), [1.0, 1.0])
+
+    def varying_ct(a):
+        return funcgrad.linear_transpose(lambda b: lax.psum(b, "i"), a)(a)
+
+    with pytest.raises(TypeError, match="cotangent type does not match function output"):
+        sm(varying_ct, P("i"), P("i"))(x)
+    with pytest.raises(TypeError, match="cotangent type does not match function output"):
+        sm(lambda a: funcgrad.vjp(lambda b: lax.psum(b, "i"), a)[1](a), P("i"), P("i"))(x)
