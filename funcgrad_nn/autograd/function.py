@@ -34,6 +34,7 @@ from funcgrad.avals import float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace
 from funcgrad.ops.custom_derivatives import SymbolicZero, custom_jvp, custom_vjp
 from funcgrad.ops.elementwise import convert_element_type
+from funcgrad_nn.autograd.grad_mode import _grad_enabled
 from funcgrad_nn.autograd.graph import current_hooks
 from funcgrad_nn.autograd.tensor_view import TensorViewTrace, unwrap, wrap
 
@@ -63,6 +64,9 @@ class FunctionCtx:
         self._hooks = hooks
         self.needs_input_grad = needs_input_grad
         self._saved: tuple[Any, ...] = ()
+        #: per saved tensor, its ``requires_grad`` when saved (PyTorch's unpacked saved
+        #: tensor keeps it: an input being differentiated reads True in backward)
+        self._saved_rg: tuple[bool, ...] = ()
         self._non_diff: list[Any] = []
         self.materialize_grads = True
 
@@ -74,6 +78,7 @@ class FunctionCtx:
                     f"{self._fname}: save_for_backward expects arrays (or None), but argument "
                     f"{i} is a {type(t).__name__}; store other values as ctx attributes "
                     f"(ctx.name = value)")
+        self._saved_rg = tuple(bool(getattr(t, "_requires_grad", False)) for t in tensors)
         if self._hooks is None:
             self._saved = tensors
         else:
@@ -110,7 +115,7 @@ class FunctionCtx:
 
 
 _CTX_OWN = frozenset(("_fname", "needs_input_grad", "_saved", "_non_diff", "materialize_grads",
-                      "_nondiff_out", "_out_avals", "_input_avals", "_hooks"))
+                      "_nondiff_out", "_out_avals", "_input_avals", "_hooks", "_saved_rg"))
 
 
 class _Residuals:
@@ -125,7 +130,7 @@ class _Residuals:
 class _Static:
     """Static part of a ctx; compared by identity (it never takes part in caching)."""
 
-    __slots__ = ("fname", "needs", "saved_mask", "array_attrs", "other", "materialize",
+    __slots__ = ("fname", "needs", "saved_mask", "saved_rg", "array_attrs", "other", "materialize",
                  "nondiff_out", "out_avals", "input_avals", "hooks")
 
     def __init__(self, **kw: Any) -> None:
@@ -152,6 +157,7 @@ def _res_flatten(r: _Residuals) -> tuple[list[Any], _Static]:
             other[k] = v
     static = _Static(fname=ctx._fname, needs=ctx.needs_input_grad,
                      saved_mask=tuple(t is not None for t in ctx._saved),
+                     saved_rg=ctx._saved_rg,
                      array_attrs=tuple(array_attrs), other=other,
                      materialize=ctx.materialize_grads,
                      nondiff_out=getattr(ctx, "_nondiff_out", ()),
@@ -166,6 +172,7 @@ def _res_unflatten(static: _Static, children: Any) -> _Residuals:
     n = sum(static.saved_mask)
     it = iter(children[:n])
     ctx._saved = tuple(next(it) if m else None for m in static.saved_mask)
+    ctx._saved_rg = static.saved_rg
     rest = iter(children[n:])
     for k, template in static.array_attrs:
         setattr(ctx, k, _fill(template, rest))
@@ -302,8 +309,15 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
     cls = call.cls
     trace = TensorViewTrace(current_trace())
     token = _trace_var.set(trace)
+    # PyTorch runs forward with grad mode off (is_grad_enabled() is False there); only the
+    # flag: nothing inside forward is differentiated (its derivative is backward's)
+    grad_token = _grad_enabled.set(False)
     try:
-        args = call.merge([wrap(trace, a, force=True) for a in arrays])
+        views = [wrap(trace, a, force=True) for a in arrays]
+        if ctx is not None:  # an input being differentiated requires grad, as in PyTorch
+            for k, i in enumerate(call.array_pos):
+                views[k]._requires_grad = ctx.needs_input_grad[i]
+        args = call.merge(views)
         if _uses_setup_context(cls):
             out = cls.forward(*args)
             if ctx is not None:
@@ -318,6 +332,7 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
                 setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: unwrap(trace, v)))
         return _unwrap_out(trace, out)
     finally:
+        _grad_enabled.reset(grad_token)
         _trace_var.reset(token)
 
 
@@ -363,6 +378,9 @@ def _in_views(ctx: FunctionCtx, values: Sequence[Any], rule: Callable[..., Any])
     try:
         ctx._saved = tuple(None if t is None else wrap(trace, t, force=True)
                            for t in ctx._saved)
+        for t, rg in zip(ctx._saved, ctx._saved_rg):
+            if t is not None:
+                t._requires_grad = rg
         for k in _array_attrs(ctx):
             setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: wrap(trace, v)))
         got = rule(ctx, *[None if v is None else

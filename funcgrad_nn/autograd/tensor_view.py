@@ -10,6 +10,7 @@ never escape the ``Function``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -19,7 +20,7 @@ from funcgrad import numpy as fnp
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, to_numpy
 from funcgrad.core import Trace, Tracer, _trace_var, eval_trace
-from funcgrad.errors import TracerArrayConversionError
+from funcgrad.errors import NonConcreteBooleanIndexError, TracerArrayConversionError
 
 __all__ = ["TensorView", "TensorViewTrace", "wrap", "unwrap"]
 
@@ -142,13 +143,18 @@ class TensorView(Tracer):
     # view is written through to the parent, as PyTorch's views share storage
     # (a view taken before an update of its parent is refreshed when next read; ``_version``
     # counts a view's updates, ``_base`` ends with the parent's version last seen)
-    __slots__ = ("_val", "_base", "_version")
+    # ``_requires_grad``: PyTorch's ``requires_grad`` of the tensor this view stands for: True
+    # for an input of ``forward`` being differentiated (and a saved tensor that was one, in
+    # ``backward``), False for what is computed inside (PyTorch runs forward and backward
+    # with grad mode off)
+    __slots__ = ("_val", "_base", "_version", "_requires_grad")
 
     def __init__(self, trace: TensorViewTrace, val: Any) -> None:
         self._trace = trace
         self._val = val
         self._base: tuple | None = None
         self._version = 0
+        self._requires_grad = False
 
     @property
     def val(self) -> Any:
@@ -217,8 +223,130 @@ class TensorView(Tracer):
     def is_complex(self) -> bool:
         return self.aval.dtype.kind == "c"
 
+    def _storage_positions(self) -> numpy.ndarray:
+        """Where each element sits in the storage PyTorch's tensor would have: a view made
+        by basic indexing or a shape method (``_base``) indexes its parent's positions,
+        anything else owns a fresh row-major storage."""
+        base = self._base
+        if base is None:
+            return numpy.arange(self.aval.size).reshape(self.shape)
+        parent, name, args, kwargs, _ = base
+        return parent._storage_positions().reshape(-1)[
+            _view_index(parent, name, args, kwargs)].reshape(self.shape)
+
+    def _layout(self) -> tuple[tuple[int, ...], int]:
+        """PyTorch's ``(stride(), storage_offset())``, in elements."""
+        shape = tuple(self.shape)
+        contiguous = tuple(int(numpy.prod(shape[d + 1:])) for d in range(len(shape)))
+        if self.aval.size == 0:
+            return contiguous, 0
+        pos = self._storage_positions()
+        offset = int(pos.reshape(-1)[0])
+        strides = []
+        for d, n in enumerate(shape):
+            if n == 1:  # (never stepped: PyTorch's own choice, what unsqueeze gives)
+                strides.append(None)
+                continue
+            step = [0] * len(shape)
+            step[d] = 1
+            strides.append(int(pos[tuple(step)]) - offset)
+        for d in reversed(range(len(shape))):  # a size-1 dim: its neighbour's extent
+            if strides[d] is None:
+                strides[d] = strides[d + 1] * shape[d + 1] if d + 1 < len(shape) else 1
+        grid = numpy.indices(shape).reshape(len(shape), -1) if shape else numpy.zeros((0, 1))
+        if not numpy.array_equal(offset + numpy.asarray(strides, int) @ grid.astype(int),
+                                 pos.reshape(-1)):
+            return contiguous, 0  # not one strided view (PyTorch's reshape copies then)
+        return tuple(strides), offset
+
+    def stride(self, dim: int | None = None) -> Any:
+        """PyTorch's strides, in elements: row-major for a fresh array; a view made by
+        indexing or a shape method (``x.t()``, ``x[:, 1:]``) has its parent's layout.
+
+        Example:
+            >>> import numpy as np
+            >>> from funcgrad_nn.autograd import Function
+            >>> class Strides(Function):
+            ...     @staticmethod
+            ...     def forward(ctx, x):
+            ...         print(x.stride(), x.t().stride(), x[:, 1:].storage_offset())
+            ...         return x.clone()
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         return g
+            >>> _ = Strides.apply(np.ones((2, 3)))
+            (3, 1) (1, 3) 1
+        """
+        strides = self._layout()[0]
+        return strides if dim is None else strides[dim]
+
+    def storage_offset(self) -> int:
+        return self._layout()[1]
+
     def is_contiguous(self, *a: Any, **k: Any) -> bool:
-        return True  # arrays here have no strides to speak of; every result is contiguous
+        """As PyTorch's: row-major strides (a size-1 dim's stride does not matter)."""
+        strides = self._layout()[0]
+        expect = 1
+        for n, st in zip(reversed(self.shape), reversed(strides)):
+            if n != 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
+    @property
+    def requires_grad(self) -> bool:
+        """PyTorch's: True for an input of ``forward`` being differentiated (as
+        ``ctx.needs_input_grad``) and, in ``backward``, a saved tensor that was one; False for
+        what is computed inside (PyTorch runs them with grad mode off)."""
+        return self._requires_grad
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for an array that does not require grad (PyTorch's convention). Whether a
+        differentiated input is a leaf of the caller's computation is unknown here."""
+        if self._requires_grad:
+            raise AttributeError(
+                "is_leaf of an input being differentiated is unknown inside a Function: "
+                "funcgrad records no graph, so whether the caller computed it or it is a leaf "
+                "of the differentiated function is not recorded; use x.requires_grad or "
+                "ctx.needs_input_grad")
+        return True
+
+    @property
+    def grad(self) -> None:
+        """``None``: arrays accumulate no gradients (gradients are returned by transforms)."""
+        return None
+
+    @property
+    def grad_fn(self) -> None:
+        """``None``, as for every tensor made in a ``forward`` (grad mode is off there)."""
+        return None
+
+    is_sparse = False
+
+    def get_device(self) -> int:
+        """``-1`` on the host, else the device's index (PyTorch's)."""
+        return -1 if self.device == "cpu" else 0
+
+    def is_signed(self) -> bool:
+        return self.aval.dtype.kind in "ifc"
+
+    def swapdims(self, dim0: int, dim1: int) -> Any:
+        return fnp.swapaxes(self, dim0, dim1)
+
+    swapaxes = swapdims
+
+    def msort(self) -> Any:
+        return fnp.sort(self, axis=0)
+
+    def outer(self, other: Any) -> Any:
+        for name, v in (("self", self), ("vec2", other)):
+            if fnp.ndim(v) != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
+                                   f"{fnp.ndim(v)}-D")
+        return fnp.outer(self, other)
+
+    ger = outer
 
     def cpu(self) -> Any:
         return self.to("cpu")
@@ -393,7 +521,8 @@ class TensorView(Tracer):
             "item assignment works, and use x.detach().numpy() for an explicit host copy")
 
     def contiguous(self, *a: Any, **k: Any) -> Any:
-        return self
+        # PyTorch's: the tensor itself when contiguous, else a contiguous copy
+        return self if self.is_contiguous() else self.clone()
 
     def unsqueeze(self, dim: int) -> Any:
         return fnp.expand_dims(self, dim)
@@ -606,7 +735,9 @@ class TensorView(Tracer):
         return self.new_zeros(_shape(args))
 
     def requires_grad_(self, requires_grad: bool = True) -> TensorView:
-        """Accepted (what is differentiated is decided by the transformation)."""
+        """Sets ``requires_grad`` (what is differentiated is still decided by the
+        transformation)."""
+        self._requires_grad = bool(requires_grad)
         return self
 
     def resize_(self, *sizes: Any) -> TensorView:
@@ -679,9 +810,6 @@ class TensorView(Tracer):
 
     def frac(self) -> Any:
         return self - fnp.trunc(self)
-
-    def ger(self, other: Any) -> Any:
-        return fnp.outer(self, other)
 
     def _kth_smallest(self, k: int, dim: int, keepdim: bool) -> ValuesIndices:
         """The ``k``-th smallest (0-based) along ``dim`` and its index (NaN ranks largest)."""
@@ -1211,7 +1339,24 @@ class TensorView(Tracer):
             self._base = (parent, name, args, kwargs, parent._version)  # in step with it
         return self
 
+    def __getitem__(self, idx: Any) -> Any:
+        try:
+            return fnp._getitem(self, idx)
+        except NonConcreteBooleanIndexError as e:
+            # x[mask] with a traced mask (jit, vmap): its size is unknown, but an elementwise
+            # update written back, x[mask] += v (x[mask] = x[mask] * 2), is a where
+            where = self._mask_where(idx, 0)
+            if where is None:
+                raise
+            parts = idx if isinstance(idx, tuple) else (idx,)
+            lead = next(i for i, p in enumerate(parts) if not isinstance(p, slice))
+            trailing = self.ndim - lead - fnp.ndim(parts[lead])
+            return _MaskedSelection(_mask_key(idx), where, trailing, e, self)
+
     def __setitem__(self, idx: Any, value: Any) -> None:
+        if type(value) is _MaskedSelection:
+            self._assign(fnp.where(value.where, value.updated_in(self, _mask_key(idx)), self))
+            return
         where = self._mask_where(idx, value)
         if where is not None:  # x[mask] = v, x[:, mask] = v: shape-stable (jit, vmap)
             self._assign(fnp.where(where, value, self))
@@ -1292,6 +1437,12 @@ class TensorView(Tracer):
         return self
 
     def __getattr__(self, name: str) -> Any:
+        if name in _RANDOM_FILLS:
+            raise AttributeError(
+                f"{name} (an in-place random fill) is not available inside a Function: "
+                "funcgrad has no global generator a jit-compiled program could advance; draw "
+                "the values with funcgrad.random and an explicit key passed to apply (e.g. "
+                f"x.copy_(funcgrad.random.{_RANDOM_FILLS[name]}(key, x.shape, x.dtype)))")
         # In-place form of any method (x.exp_(), x.relu_(), x.addcmul_(...)): compute, rebind.
         if name.endswith("_") and not name.startswith("_"):
             base = name[:-1]
@@ -1314,6 +1465,102 @@ class TensorView(Tracer):
         raise AttributeError(f"array (inside a Function) has no attribute {name!r}")
 
 
+def _mask_key(idx: Any) -> tuple:
+    """What identifies the boolean-mask index ``x[:, mask]``: the mask and its place."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return tuple(id(p) if not isinstance(p, slice) else (p.start, p.stop, p.step)
+                 for p in parts)
+
+
+#: methods of the elements ``x[mask]`` selects that act on each element alone
+_ELEMENTWISE_METHODS = frozenset((
+    "abs", "neg", "exp", "log", "sqrt", "rsqrt", "square", "sigmoid", "tanh", "relu", "sin",
+    "cos", "sign", "clamp", "clamp_min", "clamp_max", "clip", "pow", "mul", "add", "sub", "div",
+    "reciprocal", "floor", "ceil", "round", "trunc", "exp2", "log1p", "expm1", "float",
+    "double", "long", "int", "bool", "half", "to", "type_as", "clone", "detach"))
+
+
+class _MaskedSelection:
+    """``x[mask]`` for a traced mask: the elements are not gathered (their number is
+    unknown while tracing); elementwise arithmetic runs on all of ``x``, and assigning the
+    result back through the same mask (``x[mask] += v``) is ``where(mask, result, x)``.
+    Anything else raises the original ``NonConcreteBooleanIndexError``."""
+
+    __slots__ = ("key", "where", "trailing", "error", "full")
+
+    def __init__(self, key: tuple, where: Any, trailing: int, error: Exception,
+                 full: Any) -> None:
+        """``where``: the mask broadcast against the array; ``trailing``: how many of the
+        array's dims follow the mask's."""
+        self.key, self.where, self.trailing, self.error = key, where, trailing, error
+        self.full = full
+
+    def _operand(self, other: Any) -> Any:
+        if type(other) is _MaskedSelection:
+            if other.key != self.key or tuple(other.full.shape) != tuple(self.full.shape):
+                raise self.error
+            return other.full
+        # a scalar or a value broadcasting over the dims after the mask broadcasts the same
+        # way against the whole array
+        if fnp.ndim(other) > self.trailing:
+            raise self.error
+        return other
+
+    def updated_in(self, target: TensorView, key: tuple) -> Any:
+        """The whole array to pick the selected elements from, for ``target[key] = self``."""
+        if key != self.key or tuple(target.shape) != tuple(self.full.shape):
+            raise self.error
+        return self.full
+
+    def _apply(self, fn: Any, *others: Any) -> _MaskedSelection:
+        return _MaskedSelection(self.key, self.where, self.trailing, self.error,
+                                fn(self.full, *[self._operand(o) for o in others]))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _ELEMENTWISE_METHODS:
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return self._apply(lambda full, *a: getattr(full, name)(*a, **kwargs), *args)
+            return method
+        raise self.error
+
+    def __neg__(self) -> _MaskedSelection:
+        return self._apply(lambda f: -f)
+
+    def __pos__(self) -> _MaskedSelection:
+        return self
+
+    def __abs__(self) -> _MaskedSelection:
+        return self._apply(abs)
+
+    def __array__(self, *a: Any, **k: Any) -> Any:
+        raise self.error
+
+    def __bool__(self) -> bool:
+        raise self.error
+
+    def __len__(self) -> int:
+        raise self.error
+
+
+def _masked_binop(op: Any, reflected: bool) -> Any:
+    if reflected:
+        return lambda self, other: self._apply(lambda f, o: op(o, f), other)
+    return lambda self, other: self._apply(op, other)
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv),
+                   ("mod", operator.mod), ("pow", operator.pow)):
+    setattr(_MaskedSelection, f"__{_name}__", _masked_binop(_op, False))
+    setattr(_MaskedSelection, f"__r{_name}__", _masked_binop(_op, True))
+
+
+#: PyTorch's in-place random fills -> the funcgrad.random function drawing such values
+_RANDOM_FILLS = {"uniform_": "uniform", "normal_": "normal", "bernoulli_": "bernoulli",
+                 "random_": "randint", "exponential_": "exponential", "cauchy_": "cauchy",
+                 "log_normal_": "lognormal", "geometric_": "geometric"}
+
+
 # -- views ------------------------------------------------------------------------------
 # Methods whose result is a view of the array in PyTorch (shares its storage). The result
 # remembers how it was made; an in-place update of it then finds which elements of the
@@ -1321,7 +1568,7 @@ class TensorView(Tracer):
 # a view is updated) and scatters the new values there.
 _VIEW_METHODS = ("__getitem__", "narrow", "select", "view", "view_as", "reshape", "reshape_as",
                  "flatten", "unflatten", "t", "transpose", "permute", "movedim", "squeeze",
-                 "unsqueeze", "diagonal", "detach")
+                 "unsqueeze", "diagonal", "detach", "swapdims", "swapaxes")
 
 
 def _basic_index(idx: Any) -> bool:

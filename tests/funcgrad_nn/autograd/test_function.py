@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import dev, host
+from helpers import DEVICE, dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -802,3 +802,142 @@ def test_calling_an_instance_raises_torchs_legacy_error():
     # forward method is deprecated..." (here it was "'Exp' object is not callable")
     with pytest.raises(RuntimeError, match=r"Legacy autograd function.*Exp\.apply"):
         Exp()(np.array([1.0]))
+
+
+def test_forward_runs_with_grad_mode_off_and_inputs_report_requires_grad():
+    # torch 2.13: inside forward is_grad_enabled() is False; an input requiring grad has
+    # requires_grad True (a constant input False), what forward computes False, a saved input
+    # still True in backward; grad/grad_fn of a forward tensor None, is_sparse False,
+    # get_device() -1 on the CPU. requires_grad was an AttributeError here and
+    # is_grad_enabled() True.
+    from funcgrad_nn.autograd import is_grad_enabled
+
+    seen = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x, c):
+            seen["fwd"] = (is_grad_enabled(), x.requires_grad, c.requires_grad,
+                           (x * 2).requires_grad, x.detach().requires_grad, x.grad,
+                           x.grad_fn, x.is_sparse, (x * 2).is_leaf, c.get_device())
+            ctx.save_for_backward(x, x * 2)
+            return x * c
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            seen["bwd"] = (x.requires_grad, y.requires_grad)
+            return g * 3, None
+
+    x, c = dev(np.ones(2)), dev(np.full(2, 2.0))
+    for fn in (funcgrad.grad, lambda f: funcgrad.jit(funcgrad.grad(f))):
+        seen.clear()
+        assert_close(fn(lambda x: Probe.apply(x, c).sum())(x), [3.0, 3.0])
+        assert seen["fwd"] == (False, True, False, False, False, None, None, False, True,
+                               -1 if DEVICE == "cpu" else 0)
+        assert seen["bwd"] == (True, False)
+    assert is_grad_enabled()
+
+
+def test_tensor_strides_and_contiguity_follow_pytorchs_views():
+    # torch 2.13 (x a contiguous (3, 4) tensor): stride()/storage_offset()/is_contiguous()
+    # of its views; .stride() was an AttributeError and x.t().is_contiguous() True here
+    cases = {
+        "x": ((4, 1), 0, True), "x.t()": ((1, 4), 0, False), "x[:, 1:]": ((4, 1), 1, False),
+        "x[::2]": ((8, 1), 0, False), "x.unsqueeze(1)": ((4, 4, 1), 0, True),
+        "x[1]": ((1,), 4, True), "x[:, 1]": ((4,), 1, False), "x.diagonal()": ((5,), 0, False),
+        "x.t().contiguous()": ((3, 1), 0, True), "x.t().reshape(12)": ((1,), 0, True),
+        "x.transpose(0, 1)[:, 1:]": ((1, 4), 4, False), "x.swapdims(0, 1)": ((1, 4), 0, False),
+        "x.narrow(1, 1, 2)": ((4, 1), 1, False), "x.view(2, 6)": ((6, 1), 0, True),
+    }
+    got = {}
+
+    class Layout(Function):
+        @staticmethod
+        def forward(ctx, x):
+            for expr in cases:
+                v = eval(expr)
+                got[expr] = (v.stride(), v.storage_offset(), v.is_contiguous())
+            got["dim"] = x.t().stride(0)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    funcgrad.jit(Layout.apply)(dev(np.zeros((3, 4))))
+    assert got.pop("dim") == 1
+    assert got == cases
+
+
+def test_masked_augmented_assignment_under_jit_and_vmap():
+    # torch 2.13: y = x.clone(); y[mask] += 2; y[mask] *= v; y[mask] = y[mask] * 2 - w[mask];
+    # y[mask] = -y[mask].exp().clamp(max=50) inside forward. Under jit/vmap the traced mask
+    # raised NonConcreteBooleanIndexError (x[mask] has a value-dependent size); an elementwise
+    # update written back through the same mask is a where.
+    class Update(Function):
+        @staticmethod
+        def forward(ctx, x, mask, v):
+            y = x.clone()
+            w = x * 3
+            y[mask] += 2.0
+            y[mask] *= v
+            y[mask] = y[mask] * 2 - w[mask]
+            y[mask] = -y[mask].exp().clamp(max=50.0)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, None
+
+    x = np.linspace(-1, 1, 12).reshape(3, 4)
+    want = [[-1.0, -0.81818182, -0.63636364, -0.45454545],
+            [-0.27272727, -0.09090909, -6.16064708, -4.28253642],
+            [-2.97697919, -2.06942901, -1.43855101, -1.0]]
+    xs, ms = dev(x), dev(x > 0)
+    assert_close(Update.apply(xs, ms, 0.5), want, rtol=1e-7)
+    assert_close(funcgrad.jit(Update.apply, static_argnums=2)(xs, ms, 0.5), want, rtol=1e-7)
+    batched = funcgrad.vmap(lambda x, m: Update.apply(x, m, 0.5))(
+        dev(np.stack([x, x])), dev(np.stack([x > 0, x > 0])))
+    assert_close(batched[1], want, rtol=1e-7)
+    assert_close(funcgrad.jit(funcgrad.grad(lambda x: Update.apply(x, x > 0, 0.5).sum()))(xs),
+                 np.full((3, 4), 2.0))
+
+    class Reduce(Function):  # anything but an elementwise update still needs the values
+        @staticmethod
+        def forward(ctx, x, mask):
+            return x[mask].sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    with pytest.raises(funcgrad.errors.NonConcreteBooleanIndexError):
+        funcgrad.jit(Reduce.apply)(xs, ms)
+
+
+def test_tensor_method_gaps_as_pytorch():
+    # torch 2.13: x.outer needs 1-D arguments (it flattened a matrix here), msort sorts along
+    # dim 0, is_signed; the in-place random fills (uniform_, normal_...) name the way to draw
+    # the values with a key (they were a bare AttributeError)
+    seen = {}
+
+    class Gaps(Function):
+        @staticmethod
+        def forward(ctx, x):
+            with pytest.raises(RuntimeError, match="outer: Expected 1-D argument self"):
+                x.outer(x[0])
+            seen["msort"] = host(unwrap_view(x.msort()))
+            seen["signed"] = (x.is_signed(), x.bool().is_signed())
+            with pytest.raises(AttributeError, match="funcgrad.random.uniform"):
+                x.clone().uniform_()
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = np.array([[3.0, 1.0], [2.0, 5.0]])
+    Gaps.apply(dev(x))
+    np.testing.assert_array_equal(seen["msort"], [[2.0, 1.0], [3.0, 5.0]])
+    assert seen["signed"] == (True, False)
