@@ -40,11 +40,13 @@ import numpy
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
-from funcgrad.backend import device_of
+from funcgrad.backend import device_of, is_writeable
+from funcgrad.core import current_trace, is_tracer
+from funcgrad.interpreters.staging import staging_below
 from funcgrad_nn import functional as F
 from funcgrad_nn.layers.normalization import _BatchNorm
 from funcgrad_nn.module import Module, is_array
-from funcgrad_nn.utils.stateless import functional_call
+from funcgrad_nn.utils.stateless import functional_call, vmapped_buffers
 
 __all__ = [
     "vmap", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
@@ -245,29 +247,104 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         chunks: list | None = [[], 0] if randomness == "same" and chunk_size is not None \
             and n > chunk_size else None
 
+        dims = tuple(in_dims) if isinstance(in_dims, tuple | list) else (in_dims,) * len(args)
+        # mapped arrays that can take a buffer update made by functional_call inside (a
+        # stacked BatchNorm ensemble's running statistics): position among the leaves -> axis
+        targets = _writable_mapped(args, dims)
+
         def inner(index: Any, *a: Any) -> Any:
             token = F.vmap_randomness.set((randomness, index, F.vmap_randomness.get()))
             c_token = None
             if chunks is not None:  # (else an enclosing chunked vmap's replay goes on)
                 chunks[1] = 0
                 c_token = F.vmap_same_chunks.set(chunks)
+            writes: dict[int, Any] = {}
+            w_token = None
+            if targets:
+                leaves = tree_util.tree_leaves(a)
+                w_token = vmapped_buffers.set(
+                    ({id(leaves[p]): p for p in targets}, writes, vmapped_buffers.get()))
             try:
-                return rec(*a)
+                out = rec(*a)
+                return (out, writes) if targets else out
             finally:
+                if w_token is not None:
+                    vmapped_buffers.reset(w_token)
                 if c_token is not None:
                     F.vmap_same_chunks.reset(c_token)
                 F.vmap_randomness.reset(token)
 
-        dims = tuple(in_dims) if isinstance(in_dims, tuple | list) else (in_dims,) * len(args)
-        mapped = funcgrad.vmap(inner, in_axes=(0, *dims), out_axes=out_dims,
-                               chunk_size=chunk_size)
+        o_axes = (out_dims, 0) if targets else out_dims
         # on the data's device, as the modules drawing keys are
         index = fnp.arange(n, dtype=numpy.uint32, device=device_of(leaf)) \
             if is_array(leaf) else fnp.arange(n, dtype=numpy.uint32)
-        out = mapped(index, *args)
+        if (chunk_size is not None and n > chunk_size and randomness != "error"
+                and staging_below(current_trace())):
+            # Under jit funcgrad.vmap loops over chunks with a scan, whose body cannot advance
+            # a module's key (state outside the loop); random modules are allowed here, so
+            # the chunks are calls one after another, as PyTorch's loop
+            out = _unrolled_chunks(funcgrad.vmap(inner, in_axes=(0, *dims), out_axes=o_axes),
+                                   (index, *args), (0, *dims), o_axes, n, chunk_size)
+        else:
+            out = funcgrad.vmap(inner, in_axes=(0, *dims), out_axes=o_axes,
+                                chunk_size=chunk_size)(index, *args)
+        if targets:
+            out, writes = out
+            _write_stacked(args, targets, writes)
         return _reorder(_out_skeleton(box), out)
 
     return wrapped
+
+
+def _unrolled_chunks(mapped: Callable[..., Any], args: tuple, dims: tuple, out_dims: Any,
+                     n: int, chunk: int) -> Any:
+    """``mapped(*args)`` (a vmapped function) evaluated ``chunk`` examples at a time, one
+    call after another; the pieces put together along ``out_dims``."""
+    prefixes = [tree_util.broadcast_prefix(d, a) for a, d in zip(args, dims)]
+    pieces = []
+    for start in range(0, n, chunk):
+        stop = min(start + chunk, n)
+        part = []
+        for a, axes in zip(args, prefixes):
+            leaves, tree = tree_util.tree_flatten(a)
+            part.append(tree_util.tree_unflatten(tree, [
+                x if ax is None else fnp.take(x, fnp.arange(start, stop), axis=ax)
+                for x, ax in zip(leaves, axes)]))
+        pieces.append(mapped(*part))
+    tree = tree_util.tree_structure(pieces[0])
+    axes = tree_util.broadcast_prefix(out_dims, pieces[0])
+    columns = zip(*[tree_util.tree_leaves(p) for p in pieces])
+    return tree_util.tree_unflatten(tree, [
+        col[0] if ax is None else fnp.concatenate(col, axis=ax)
+        for col, ax in zip(columns, axes)])
+
+
+def _writable_mapped(args: tuple, dims: tuple) -> dict[int, int]:
+    """Position among ``args``' leaves -> mapped axis, for the mapped leaves that are
+    writable arrays (a buffer update inside may be written into them, as PyTorch's)."""
+    out: dict[int, int] = {}
+    pos = 0
+    for a, d in zip(args, dims):
+        axes = tree_util.broadcast_prefix(d, a)
+        for x, ax in zip(tree_util.tree_leaves(a), axes):
+            if isinstance(ax, int) and is_array(x) and not is_tracer(x) and is_writeable(x):
+                out[pos] = ax
+            pos += 1
+    return out
+
+
+def _write_stacked(args: tuple, targets: dict[int, int], writes: dict[int, Any]) -> None:
+    """The buffer updates made under ``vmap`` written into the caller's stacked arrays."""
+    leaves = tree_util.tree_leaves(args)
+    for p, new in writes.items():
+        if is_tracer(new):  # (an enclosing transformation: refused, as PyTorch's)
+            raise RuntimeError(
+                "functional_call under vmap updated a buffer given as a stacked array (as "
+                "BatchNorm's running statistics in training mode), but the update is a "
+                "traced value of an enclosing transformation and cannot be written into it; "
+                "call the models' eval() first or leave the buffers out of the dict")
+        given = leaves[p]
+        given[...] = fnp.moveaxis(new, 0, targets[p]) if targets[p] != 0 else new
 
 
 def _batch_size(args: tuple, in_dims: Any) -> tuple[int | None, Any]:

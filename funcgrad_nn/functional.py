@@ -27,7 +27,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
-from funcgrad.core import concrete_or_error, is_tracer
+from funcgrad.core import concrete_or_error, current_trace, is_tracer
 from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
@@ -596,13 +596,23 @@ def _replayed(draw: Any) -> tuple[Any, Any]:
         return draw()
     draws, pos = chunks
     chunks[1] = pos + 1
-    if pos < len(draws) and draws[pos] is not None:
+    if pos < len(draws) and draws[pos] is not None and _still_traced(draws[pos]):
         return draws[pos]
     out = draw()
-    # host values only: a traced pair (under jit) belongs to the trace that drew it
     if pos == len(draws):
-        draws.append(None if any(is_tracer(k) for k in out) else out)
+        draws.append(out)
     return out
+
+
+def _still_traced(pair: Any) -> bool:
+    """Whether the traced keys of ``pair`` belong to traces still running around this draw
+    (the jit trace the chunks are unrolled into: yes; a finished chunk's own: no)."""
+    live = set()
+    trace = current_trace()
+    while trace is not None:
+        live.add(id(trace))
+        trace = trace.parent
+    return all(not is_tracer(k) or id(k._trace) in live for k in pair)
 
 
 def _per_example(key: Any) -> Any:

@@ -6,6 +6,7 @@ that call only; the values may be traced, so ``grad`` of a function of a paramet
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad.backend import is_writeable
@@ -13,6 +14,27 @@ from funcgrad.core import is_tracer
 from funcgrad_nn.module import Module, functional_call_buffers, is_array
 
 __all__ = ["functional_call"]
+
+#: set by ``funcgrad_nn.func.vmap`` while its function runs: ``(slots, writes, outer)``,
+#: ``slots`` mapping ``id`` of each mapped, writable argument array's tracer to its position
+#: among the arguments' leaves. A buffer given to ``functional_call`` as one of them and
+#: updated during the call (BatchNorm's running statistics of a stacked ensemble) lands in
+#: ``writes[position]``; vmap writes it into the caller's stacked array afterwards, as
+#: PyTorch's in-place update of a batched buffer does.
+vmapped_buffers: ContextVar[tuple | None] = ContextVar("funcgrad_nn_vmapped_buffers",
+                                                       default=None)
+
+
+def _vmap_slot(given: Any) -> tuple[dict, int] | None:
+    """``(writes, position)`` when ``given`` is a mapped argument of an enclosing
+    ``funcgrad_nn.func.vmap`` whose array can take an update, else None."""
+    level = vmapped_buffers.get()
+    while level is not None:
+        slots, writes, level_outer = level
+        if id(given) in slots:
+            return writes, slots[id(given)]
+        level = level_outer
+    return None
 
 
 def _slots(module: Module) -> dict[str, tuple[dict[str, Any], str]]:
@@ -79,7 +101,8 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
     names. ``strict``: every parameter and buffer must be given, and nothing else. As
     PyTorch: a buffer update made during the call (BatchNorm's running statistics in
     training mode) is written into the given array in place (an error when that array is
-    traced or read-only, where PyTorch's transforms refuse the mutation too), buffers not
+    traced or read-only, where PyTorch's transforms refuse the mutation too; a stacked array
+    mapped by ``funcgrad_nn.func.vmap`` takes it when the vmap returns), buffers not
     given are updated as in a plain call; a parametrized attribute (``"weight"`` of a
     ``weight_norm`` layer) is assigned through its parametrizations' ``right_inverse`` for
     the call; a key naming no parameter or buffer sets a plain attribute for the call, and a path through a missing name or a non-module raises
@@ -169,8 +192,8 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
         # the call (see _write_back); a persistent buffer's traced update stays an error
         non_persistent = _non_persistent(module)
         token = functional_call_buffers.set(functional_call_buffers.get() | {
-            (id(reg), key) for reg, key, _ in buffers
-            if key in non_persistent.get(id(reg), ())})
+            (id(reg), key) for reg, key, given in buffers
+            if key in non_persistent.get(id(reg), ()) or _vmap_slot(given) is not None})
         try:
             out = module(*args, **(kwargs or {}))
         finally:
@@ -204,6 +227,10 @@ def _write_back(module: Module, buffers: list[tuple[dict[str, Any], str, Any]]) 
     for reg, key, given in buffers:
         new = reg[key]
         if new is given:
+            continue
+        slot = _vmap_slot(given)
+        if slot is not None:  # a stacked buffer under funcgrad_nn.func.vmap: written after it
+            slot[0][slot[1]] = new
             continue
         traced = is_tracer(given) or is_tracer(new)
         if traced and key in non_persistent.get(id(reg), ()):

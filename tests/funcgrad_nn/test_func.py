@@ -338,13 +338,14 @@ def test_ensemble_of_training_mode_dropout_models_over_stacked_state():
     # PyTorch's ensembling recipe with Dropout in training mode: functional_call with the
     # stacked buffers (here including each Dropout's rng_key, which stands for PyTorch's
     # global generator) raised UnexpectedTracerError when Dropout advanced the traced key.
-    # Each model now draws its own masks from its own key; the key update is dropped (a
-    # BatchNorm's running statistics, real state, are still refused).
+    # Each model now draws its own masks from its own key, and each key advances in the
+    # stacked buffer (the next call draws new masks, as PyTorch's generator does).
     nn.manual_seed(0)
     models = [nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5)).to(DEVICE) for _ in range(3)]
     for m in models:   # one set of weights: only the masks differ between the models
         m[0].load_state_dict(models[0][0].state_dict())
     params, buffers = func.stack_module_state(models)
+    keys = host(buffers["1.rng_key"]).copy()
     x = dev(np.ones((4, 6), np.float32))
 
     def fmodel(p, b, x):
@@ -353,17 +354,50 @@ def test_ensemble_of_training_mode_dropout_models_over_stacked_state():
     out = host(func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x))
     assert out.shape == (3, 4, 6)
     assert (out[0] != out[1]).any() and (out[0] != out[2]).any()
+    assert (host(buffers["1.rng_key"]) != keys).all()
+    again = host(func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x))
+    assert (again != out).any()
     # each model's masks are those of its own key: model i alone with key i gives out[i]
     for i in range(len(models)):
         alone = host(func.functional_call(models[0], (
-            {k: v[i] for k, v in params.items()}, {k: v[i] for k, v in buffers.items()}), (x,)))
+            {k: v[i] for k, v in params.items()}, {"1.rng_key": dev(keys[i].copy())}), (x,)))
         np.testing.assert_allclose(out[i], alone, rtol=1e-6)
-    bn = [nn.Sequential(nn.Linear(6, 3), nn.BatchNorm1d(3)).to(DEVICE) for _ in range(2)]
-    p2, b2 = func.stack_module_state(bn)
+
+
+def test_ensemble_of_training_mode_batchnorm_models_updates_stacked_statistics():
+    # torch 2.13: vmap(functional_call) over stack_module_state of BatchNorm models in
+    # training mode normalizes each model's batch and updates the stacked running
+    # statistics in place (they are batched along the vmap). It raised here.
+    models = []
+    for i in range(2):
+        m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)).double().to(DEVICE)
+        m[0].weight = dev(np.array([[1.0, 2.0], [3.0, -1.0]]) * (i + 1) / 4)
+        m[0].bias = dev(np.array([0.1, -0.2]) * (i + 1))
+        models.append(m)
+    params, buffers = func.stack_module_state(models)
+    x = dev(np.array([[0, 1], [1, 0], [2, 3], [-1, 0.5]]))
+
+    def fmodel(p, b, x):
+        return func.functional_call(models[0], (p, b), (x,))
+
+    for chunk_size in (None, 1):  # two steps, the second in chunks
+        out = func.vmap(fmodel, in_dims=(0, 0, None), chunk_size=chunk_size)(
+            params, buffers, x)
+    np.testing.assert_allclose(host(out), [
+        [[-0.24096381, -0.49641787], [-0.56224889, 0.94770685], [1.68674666, 0.94770685],
+         [-0.88353397, -1.39899583]],
+        [[-0.2409653, -0.49642176], [-0.56225237, 0.94771426], [1.68675711, 0.94771426],
+         [-0.88353944, -1.39900677]]], atol=1e-7)
+    np.testing.assert_allclose(host(buffers["1.running_mean"]),
+                               [[0.1496250003, -0.0201875006], [0.2992500006, -0.0403750011]])
+    np.testing.assert_allclose(host(buffers["1.running_var"]),
+                               [[0.9633854167, 0.9314713542], [1.4235416667, 1.2958854167]])
+    np.testing.assert_array_equal(host(buffers["1.num_batches_tracked"]), [2, 2])
+    # under an enclosing jit the stacked arrays are traced: refused, as before
     with pytest.raises((RuntimeError, funcgrad.UnexpectedTracerError),
-                       match="running_mean|running_var|num_batches_tracked"):
-        func.vmap(lambda p, b, x: func.functional_call(bn[0], (p, b), (x,)),
-                  in_dims=(0, 0, None))(p2, b2, x)
+                       match="running_mean|running_var|num_batches_tracked|buffer"):
+        funcgrad.jit(lambda p, b: func.vmap(fmodel, in_dims=(0, 0, None))(p, b, x))(
+            params, buffers)
 
 
 def test_vmap_size_mismatch_names_the_callers_arguments():
@@ -372,3 +406,23 @@ def test_vmap_size_mismatch_names_the_callers_arguments():
     with pytest.raises(ValueError, match=r"args\[1\]") as e:
         func.vmap(lambda a, b: a + b)(dev(np.ones((3, 2))), dev(np.ones((4, 2))))
     assert "index" not in str(e.value)
+
+
+def test_vmap_chunks_of_a_random_module_under_jit_match_eager():
+    # func.vmap(model, randomness=..., chunk_size=2) under nn.jit raised UnexpectedTracerError:
+    # the chunks ran as a staged scan, whose body cannot advance the Dropout's key. They now
+    # run one after another, as eagerly (and as PyTorch's loop): same masks, same final key.
+    nn.manual_seed(0)
+    x = dev(np.ones((5, 16), np.float32))
+    for randomness in ("same", "different"):
+        jitted, eager = (nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.5)).to(DEVICE)
+                         for _ in range(2))
+        eager.load_state_dict(jitted.state_dict())
+        eager[1].rng_key = dev(host(jitted[1].rng_key).copy())
+        got = nn.jit(lambda m, x, r=randomness: func.vmap(m, randomness=r, chunk_size=2)(x))(
+            jitted, x)
+        want = func.vmap(eager, randomness=randomness, chunk_size=2)(x)
+        np.testing.assert_array_equal(host(got), host(want))
+        np.testing.assert_array_equal(host(jitted[1].rng_key), host(eager[1].rng_key))
+        rows = {r.tobytes() for r in (host(got) != 0)}
+        assert len(rows) == (1 if randomness == "same" else 5)
