@@ -437,8 +437,12 @@ def union1d(ar1: Any, ar2: Any, *, size: Any = None, fill_value: Any = None) -> 
         >>> union1d(np.array([-1, 0, 1]), np.array([-2, 0, 2]))
         array([-2, -1,  0,  1,  2])
     """
-    a1 = fnp.ravel(_arr("union1d", ar1, ar2 if hasattr(ar2, "shape") else None))
-    a = fnp.concatenate([a1, fnp.ravel(_arr("union1d", ar2, a1))])
+    # NumPy's unique(concatenate((ar1, ar2), axis=None)): a Python scalar operand promotes
+    # weakly there (union1d(uint8 array, 3) is uint8), so it stays a Python scalar here.
+    py = (bool, int, float, complex)
+    a1 = ar1 if type(ar1) in py else _arr("union1d", ar1, ar2 if hasattr(ar2, "shape") else None)
+    a2 = ar2 if type(ar2) in py else _arr("union1d", ar2, a1 if hasattr(a1, "shape") else None)
+    a = fnp.concatenate((a1, a2), axis=None)
     return _unique("union1d", a, False, False, False, None, True, size, fill_value)[0]
 
 

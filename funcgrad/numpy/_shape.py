@@ -477,19 +477,51 @@ def _as_sequence(arrays: Any, fname: str) -> list[Any]:
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
-def _promote(xs: list[Any], dtype: Any, casting: str, fname: str) -> list[Any]:
+_PY_SCALARS = (bool, int, float, complex)
+
+
+_WEAK_STAND_INS = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
+def _weak_value(a: Any) -> Any:
+    if type(a) in _PY_SCALARS:
+        return a
+    if isinstance(a, Tracer):
+        # A Python scalar argument under jit (weak-typed): it promotes as it does eagerly.
+        av = get_aval(a)
+        if av.weak_type and av.ndim == 0:
+            return _WEAK_STAND_INS.get(av.dtype.kind)
+    return None
+
+
+def _python_scalars(arrays: Any) -> list[Any]:
+    """The elements of a list/tuple that are Python scalars (None elsewhere): NumPy 2's
+    ``concatenate`` promotes them as weak values (NEP 50), ``(uint8 array, 3)`` -> uint8."""
+    if isinstance(arrays, list | tuple):
+        return [_weak_value(a) for a in arrays]
+    return []
+
+
+def _promote(xs: list[Any], dtype: Any, casting: str, fname: str,
+             weak: Sequence[Any] = ()) -> list[Any]:
+    """``xs`` cast to their common dtype. ``weak[i]`` is the Python scalar ``xs[i]`` came
+    from (None for an array): it takes part in promotion by value and kind only, and is cast
+    whatever ``casting`` says (NumPy's: ``concatenate((u8, 300), axis=None)`` wraps to 44)."""
     avals = [get_aval(x) for x in xs]
+    weak = list(weak) + [None] * (len(xs) - len(weak))
     if casting not in _CASTINGS:
         raise ValueError(f"{fname}: casting must be one of {_CASTINGS}, got {casting!r}")
     if dtype is None:
-        # Strong promotion: NumPy makes every element an array first, so a weak tracer (a
-        # Python scalar argument under jit) promotes like the array it would be eagerly.
-        dt = numpy.result_type(*[a.dtype for a in avals])
+        # Strong promotion otherwise: NumPy makes every other element an array first, so a
+        # weak tracer (a Python scalar argument under jit) promotes like the array it would
+        # be eagerly.
+        dt = numpy.result_type(*[a.dtype for a, w in zip(avals, weak) if w is None],
+                               *[w for w in weak if w is not None])
     else:
         dt = canonical_dtype(dtype, fname)
     # (NumPy checks ``casting`` against the promoted dtype too: 'no' refuses int8 + float32)
-    for a in avals:
-        if not numpy.can_cast(a.dtype, dt, casting=casting):
+    for a, w in zip(avals, weak):
+        if w is None and not numpy.can_cast(a.dtype, dt, casting=casting):
             raise TypeError(
                 f"{fname}: cannot cast array data from {a.dtype} to {dt} according to the "
                 f"rule {casting!r}"
@@ -510,11 +542,12 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
         return _ext.concatenate(arrays, axis)
     if out is not None:
         raise TypeError("concatenate: out= is not supported (funcgrad arrays are immutable)")
+    weak = _python_scalars(arrays)
     xs = _as_sequence(arrays, "concatenate")
     if axis is None:
         xs = [ravel(x) for x in xs]
         axis = 0
-    xs = _promote(xs, dtype, casting, "concatenate")
+    xs = _promote(xs, dtype, casting, "concatenate", weak)
     nd = get_aval(xs[0]).ndim
     if nd == 0:
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")

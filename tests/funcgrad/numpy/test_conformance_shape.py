@@ -252,3 +252,26 @@ def test_pad_width_as_a_dict_of_axes(pad_width, mode):
         np.testing.assert_array_equal(host(got), want)
     with pytest.raises(np.exceptions.AxisError):
         fnp.pad(dev(x), {2: 1})
+
+
+@pytest.mark.parametrize("dtype,scalar", [
+    ("uint8", 3), ("uint8", 300), ("uint8", -1), ("uint8", 2.0), ("uint8", True),
+    ("int8", 2**40), ("float32", 2.5), ("float16", 1j), ("bool", 7),
+])
+def test_concatenate_python_scalars_are_weak(dtype: str, scalar) -> None:
+    # NumPy 2 promotes a Python scalar element of concatenate's sequence by NEP 50 (uint8
+    # with 3 is uint8; out-of-range ints wrap as its same_kind cast does), while a list is
+    # an int64/float64 array. Under jit the array is traced, the scalar stays Python's.
+    x = np.array([1, 0], dtype)
+    check_like_numpy(lambda a: fnp.concatenate((a, scalar), axis=None),
+                     lambda a: np.concatenate((a, scalar), axis=None), x, vmap=True)
+    check_like_numpy(lambda a: fnp.concatenate([scalar, a, [scalar]], axis=None),
+                     lambda a: np.concatenate([scalar, a, [scalar]], axis=None), x)
+
+
+def test_concatenate_weak_traced_scalar_as_eager() -> None:
+    # a Python scalar argument of a jitted function is weak-typed: the same dtype as eagerly
+    u8 = dev(np.array([1, 2], np.uint8))
+    got = funcgrad.jit(lambda a, s: fnp.concatenate((a, s), axis=None))(u8, 300)
+    assert host(got).dtype == np.uint8
+    np.testing.assert_array_equal(host(got), [1, 2, 44])

@@ -33,3 +33,16 @@ def test_set_ops_with_nans_under_jit_with_size():
     diff, xor = host(f(dev(NANS), dev(OTHER)))
     np.testing.assert_array_equal(diff, [2.0, np.nan, -1.0])
     np.testing.assert_array_equal(xor, [2.0, np.nan, np.nan, -1.0])
+
+
+def test_union1d_python_scalar_promotes_weakly():
+    # NumPy 2: union1d(ar1, ar2) is unique(concatenate((ar1, ar2), axis=None)), where a Python
+    # scalar is weak: a uint8 array stays uint8 (300 wraps to 44 as NumPy's same_kind cast).
+    u8 = dev(np.array([1, 2], np.uint8))
+    for got, want in [(fnp.union1d(u8, 300), np.array([1, 2, 44], np.uint8)),
+                      (fnp.union1d(3, u8), np.array([1, 2, 3], np.uint8)),
+                      (fnp.union1d(dev(np.float32([1.0])), 2.5), np.float32([1.0, 2.5])),
+                      (fnp.union1d(u8, [3]), np.array([1, 2, 3])),
+                      (fnp.union1d(3, 4), np.array([3, 4]))]:
+        assert host(got).dtype == want.dtype
+        np.testing.assert_array_equal(host(got), want)
