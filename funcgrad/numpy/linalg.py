@@ -1083,5 +1083,12 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
     v = _fs.moveaxis(x2, ax2, -1)
     if a1.dtype.kind == "c":
         u = _ew.conj(u)
+    if dt == numpy.float16 and preferred_element_type is None:
+        # NumPy's half-precision dot products (vecdot, dot, matmul) accumulate in float32
+        # and round once; products and sums rounded to float16 drift by ulps.
+        f32 = numpy.dtype(numpy.float32)
+        s = _fr.sum(_fe.multiply(_ew.convert_element_type(u, f32),
+                                 _ew.convert_element_type(v, f32)), axis=-1)
+        return _ew.convert_element_type(s, dt)
     return _fl._pet_result(_fr.sum(_fe.multiply(u, v), axis=-1, dtype=dt),
                            preferred_element_type)

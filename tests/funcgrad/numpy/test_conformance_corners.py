@@ -721,3 +721,17 @@ def test_bool_differences(call) -> None:
     subtract, which NumPy refuses for bools (TypeError)."""
     x = np.array([[True, False, True, True], [False, False, True, False]])
     check_like_numpy(lambda a: call(fnp, a), lambda a: call(np, a), x, name="bool diff")
+
+
+def test_vecdot_float16_accumulates_in_float32() -> None:
+    # NumPy's half-precision dot products accumulate in float32 and round once: products and
+    # sums rounded to float16 give -62.34 here where NumPy (and jnp.vecdot) give -62.3.
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 3000)).astype(np.float16)
+    b = rng.standard_normal((3, 3000)).astype(np.float16)
+    want = np.vecdot(a, b)
+    for got in (fnp.vecdot(dev(a), dev(b)), fnp.linalg.vecdot(dev(a), dev(b)),
+                funcgrad.jit(fnp.vecdot)(dev(a), dev(b))):
+        assert host(got).dtype == np.float16
+        np.testing.assert_array_equal(host(got), want)
+    assert float(host(fnp.vecdot(dev(a[0]), dev(b[0])))) == float(np.dot(a[0], b[0]))
