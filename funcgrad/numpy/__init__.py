@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 # dtypes and constants, as NumPy names them
 from numpy import (  # noqa: E402, F401
     dtype,
@@ -24,6 +26,7 @@ from numpy import (  # noqa: E402, F401
 
 from funcgrad.numpy import (  # noqa: F401, E402
     _array_methods,  # noqa: F401  (tracer operators and methods)
+    _dtypes,
     _ufunc_methods,  # noqa: E402
     fft,
     linalg,
@@ -51,3 +54,11 @@ from funcgrad.numpy._vectorize import vectorize  # noqa: F401
 
 _ufunc_methods.install(globals())  # fnp.add.outer/reduce/accumulate/at, as jnp.add's
 
+
+
+def __getattr__(name: str) -> Any:
+    # jax.numpy's ml_dtypes names (bfloat16, float8_*, int4, ...): a clear error saying why
+    # they are missing, which is still an AttributeError for hasattr/getattr(..., default).
+    if name in _dtypes.UNSUPPORTED_DTYPES:
+        raise _dtypes.unsupported_dtype(name)
+    raise AttributeError(f"module 'funcgrad.numpy' has no attribute {name!r}")

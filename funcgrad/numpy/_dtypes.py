@@ -21,6 +21,7 @@ import numpy as _np
 
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
+from funcgrad.errors import DTypeError
 
 __all__ = [
     # the abstract hierarchy
@@ -90,3 +91,36 @@ def iinfo(x: Any) -> _np.iinfo:
     if dt.kind not in "iu":
         raise ValueError(f"iinfo: {dt} is not an integer dtype (use finfo for floats)")
     return _np.iinfo(dt)
+
+
+# jax.numpy's names for ml_dtypes' narrow types. NumPy has no arithmetic, reductions or linear
+# algebra for them (ml_dtypes registers only a few ufuncs) and CuPy none at all, so funcgrad,
+# which computes with NumPy/CuPy kernels, cannot hold arrays of them.
+UNSUPPORTED_DTYPES = (
+    "bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+    "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int2", "int4", "uint1", "uint2", "uint4",
+)
+
+
+class UnsupportedDTypeError(DTypeError, AttributeError):
+    """A ``jax.numpy`` dtype name that funcgrad cannot compute in (``fnp.bfloat16``, the
+    float8/float4/int4 types). An ``AttributeError`` as well, so ``hasattr(fnp, "bfloat16")``
+    and ``getattr(fnp, "bfloat16", None)`` still say the name is absent.
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> hasattr(fnp, "bfloat16")
+        False
+    """
+
+
+def unsupported_dtype(name: str) -> UnsupportedDTypeError:
+    """The error ``funcgrad.numpy.<name>`` raises for one of :data:`UNSUPPORTED_DTYPES`."""
+    hint = (" To round values as bfloat16 would, use "
+            "funcgrad.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=7) on float32."
+            if name == "bfloat16" else "")
+    return UnsupportedDTypeError(
+        f"funcgrad.numpy.{name}: funcgrad computes with NumPy/CuPy kernels, which have no "
+        f"{name} arithmetic (jax.numpy's {name} comes from ml_dtypes); use float32 or "
+        f"float16.{hint}")

@@ -138,3 +138,15 @@ def test_jax_aliases():
     assert fnp.ComplexWarning is np.exceptions.ComplexWarning
     assert fnp.iterable([1]) and not fnp.iterable(3.0) and not fnp.iterable(fnp.ones(()))
     assert funcgrad.jit(lambda v: v * fnp.iterable(v))(fnp.ones(2)).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "int4"])
+def test_ml_dtypes_names_say_why_they_are_missing(name):
+    # jax.numpy's ml_dtypes names: NumPy/CuPy have no arithmetic for them. The error explains
+    # and is an AttributeError too, so feature tests (hasattr, getattr default) still work.
+    assert not hasattr(fnp, name)
+    assert getattr(fnp, name, None) is None
+    with pytest.raises(TypeError, match=f"{name}: funcgrad computes with NumPy/CuPy kernels"):
+        getattr(fnp, name)
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        fnp.not_a_name  # noqa: B018
