@@ -201,7 +201,21 @@ register_flag("jax_enable_x64", lambda: True, _write_x64)
 _setting("jax_default_matmul_precision", None,
          (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
           "bfloat16_3x", "fastest", "DEFAULT", "HIGH", "HIGHEST"))
-_setting("jax_numpy_rank_promotion", "allow", ("allow",))
+#: jax_numpy_rank_promotion: "allow" (NumPy's broadcasting), "warn" or "raise" when a
+#: funcgrad.numpy binary ufunc or a traced array's operator broadcasts operands of different
+#: nonzero ranks (funcgrad.numpy._elementwise.check_rank_promotion)
+rank_promotion: ContextVar[str] = ContextVar("funcgrad_rank_promotion", default="allow")
+_RANK_PROMOTION_LEVELS = ("allow", "warn", "raise")
+
+
+def _write_rank_promotion(value: Any) -> None:
+    if value not in _RANK_PROMOTION_LEVELS:
+        raise ValueError(f"jax_numpy_rank_promotion must be one of {_RANK_PROMOTION_LEVELS}, "
+                         f"got {value!r}")
+    rank_promotion.set(value)
+
+
+register_flag("jax_numpy_rank_promotion", rank_promotion.get, _write_rank_promotion)
 _setting("jax_traceback_filtering", "auto", None)
 _setting("jax_enable_checks", False, (False, True))
 # a tracer used outside the transformation that made it always raises UnexpectedTracerError
@@ -254,11 +268,19 @@ def enable_x64(new_val: bool = True) -> Any:
 
 
 def numpy_rank_promotion(level: str) -> Any:
-    """``jax.numpy_rank_promotion``: only ``"allow"`` (NumPy's broadcasting) is supported.
+    """``jax.numpy_rank_promotion``: ``"allow"`` (NumPy's broadcasting, the default),
+    ``"warn"`` or ``"raise"`` when a ``funcgrad.numpy`` binary ufunc (or a traced array's
+    operator) broadcasts operands of different ranks, 0-d ones aside; a context manager and
+    decorator.
 
     Example:
-        >>> with numpy_rank_promotion("allow"):
-        ...     pass
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> with numpy_rank_promotion("raise"):
+        ...     try:
+        ...         fnp.add(np.ones((2, 3)), np.ones(3))
+        ...     except ValueError as e:
+        ...         print(str(e)[:58])
+        Operands could not be broadcast together for add on shapes
     """
     return flag_scope("jax_numpy_rank_promotion", level)
 

@@ -13,8 +13,10 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
+from funcgrad.config import override, rank_promotion
 from funcgrad.core import Tracer, _trace_var
 from funcgrad.numpy import _ufunc_methods
+from funcgrad.numpy._elementwise import check_rank_promotion
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import elementwise_extra as _ew_extra
 
@@ -25,6 +27,7 @@ _SEQUENCES = (list, tuple)
 _SCALARS_AND_ARRAYS = (Tracer, bool, int, float, complex, numpy.ndarray, numpy.generic)
 # The current trace, read without a Python call (``funcgrad.core.current_trace``'s body).
 _current_trace = _trace_var.get
+_rank_promotion_level = rank_promotion.get
 
 # funcgrad.numpy functions that are exactly their ``funcgrad.ops.elementwise`` primitive
 # wrapper when called without keywords and with no list/tuple operand (``_make_binary``
@@ -44,8 +47,11 @@ _DIRECT_UNARY = {"negative": _ew.neg, "absolute": _ew.abs, "invert": _ew.not_}
 
 def _binary(name: str, reflected: bool = False):
     direct = _DIRECT_BINARY.get(name)
+    ranked = _binary_checking_ranks(name, reflected)
 
     def slow(self: Any, other: Any) -> Any:
+        if _rank_promotion_level() != "allow":
+            return ranked(self, other)
         fn = getattr(fnp, name)
         # The operator, not the ufunc: ``s ** 0.5`` of a weak ``s`` stays weak, as Python's
         # does, where ``funcgrad.numpy.power(s, 0.5)`` is strong, as NumPy's is.
@@ -63,26 +69,51 @@ def _binary(name: str, reflected: bool = False):
         op = slow
     elif prim is not None and reflected:
         def op(self: Any, other: Any) -> Any:
-            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+            if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
+                    and _rank_promotion_level() == "allow":
                 return _current_trace().process_primitive(prim, (other, self), {})[0]
             return slow(self, other)
     elif prim is not None:
         def op(self: Any, other: Any) -> Any:
-            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+            if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
+                    and _rank_promotion_level() == "allow":
                 return _current_trace().process_primitive(prim, (self, other), {})[0]
             return slow(self, other)
     elif reflected:
         def op(self: Any, other: Any) -> Any:
-            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+            if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
+                    and _rank_promotion_level() == "allow":
                 return direct(other, self)
             return slow(self, other)
     else:
         def op(self: Any, other: Any) -> Any:
-            if type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer):
+            if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
+                    and _rank_promotion_level() == "allow":
                 return direct(self, other)
             return slow(self, other)
 
     op.__name__ = name
+    return op
+
+
+def _binary_checking_ranks(name: str, reflected: bool):
+    """The operator under jax_numpy_rank_promotion 'warn'/'raise': the check, then the
+    funcgrad.numpy function (which does not check again)."""
+
+    def op(self: Any, other: Any) -> Any:
+        if isinstance(other, _SEQUENCES):
+            dev = self.aval.device
+            other = fnp.asarray(other, device=dev if dev not in (None, "cpu") else None)
+        elif not _is_operand(other):
+            return NotImplemented
+        x, y = (other, self) if reflected else (self, other)
+        if name != "matmul":  # matmul's batch dimensions broadcast by definition
+            check_rank_promotion(name, x, y)
+        fn = getattr(fnp, name)
+        fn = getattr(fn, "python_operator", fn)
+        with override(rank_promotion, "allow"):
+            return fn(x, y)
+
     return op
 
 

@@ -15,6 +15,7 @@ import builtins
 import cmath
 import functools
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ import funcgrad.numpy as fnp
 import funcgrad.numpy._extended as _ext
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.config import rank_promotion
 from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
 from funcgrad.errors import DTypeError
 from funcgrad.ops import elementwise as _ew
@@ -35,6 +37,31 @@ _SEQ_TYPES = (list, tuple)
 _PY_SCALARS = (bool, int, float, builtins.complex)
 
 __all__: list[str] = ["asarray_operands"]
+
+_rank_promotion_level = rank_promotion.get
+
+
+def check_rank_promotion(name: str, *xs: Any) -> None:
+    """JAX's ``jax_numpy_rank_promotion`` check: under ``"warn"``/``"raise"``, operands of
+    different nonzero ranks (``(2, 3)`` with ``(3,)``; a 0-d operand is always fine) warn or
+    raise ``ValueError`` with JAX's message. Callers read the level first: "allow" costs one
+    context-variable read."""
+    level = _rank_promotion_level()
+    if level == "allow":
+        return
+    shapes = [tuple(_np.shape(x)) if not isinstance(x, Tracer) else x.aval.shape for x in xs]
+    if len({len(s) for s in shapes if s}) < 2:
+        return
+    shown = " ".join(map(str, shapes))
+    if level == "raise":
+        raise ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {shown} and with "
+            "the config option jax_numpy_rank_promotion='raise'. Expand the lower-rank "
+            "operand explicitly (x[None, :], expand_dims) or set the option to 'allow'.")
+    warnings.warn(
+        f"Following NumPy automatic rank promotion for {name} on shapes {shown}. Set the "
+        "jax_numpy_rank_promotion config option to 'allow' to disable this warning.",
+        UserWarning, stacklevel=3)
 
 # ---------------------------------------------------------------------------------------------
 # Operand conversion
@@ -324,6 +351,8 @@ def _make_binary(
     may_be_weak = prim in weak_arithmetic_primitives
 
     def fn(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
+        if _rank_promotion_level() != "allow":
+            check_rank_promotion(name, x1, x2)
         if out is not None or kwargs:
             x1, x2 = _ufunc_options(name, (x1, x2), out, kwargs, bool_out)
         elif type(x1) in (list, tuple) or type(x2) in (list, tuple):

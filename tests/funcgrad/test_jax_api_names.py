@@ -79,8 +79,8 @@ def test_platform_flag_sets_the_default_device() -> None:
 
 def test_accepted_flags_without_effect_check_their_values() -> None:
     _fresh(config.update, "jax_default_matmul_precision", "highest")
-    with pytest.raises(ValueError, match="supports only 'allow'"):
-        _fresh(config.update, "jax_numpy_rank_promotion", "raise")
+    with pytest.raises(ValueError, match="must be one of"):
+        _fresh(config.update, "jax_numpy_rank_promotion", "sometimes")
 
 
 def test_array_type_covers_arrays_and_tracers() -> None:
@@ -165,7 +165,7 @@ def test_flag_context_managers_scope_and_restore() -> None:
     assert _fresh(body) == ("float32", None, "highest", [[1.0, 0.0], [0.0, 1.0]], True, True,
                             False)
     with pytest.raises(ValueError, match="allow"):
-        _fresh(lambda: funcgrad.numpy_rank_promotion("raise").__enter__())
+        _fresh(lambda: funcgrad.numpy_rank_promotion("never").__enter__())
     with pytest.warns(UserWarning, match="no effect"):
         _fresh(lambda: funcgrad.enable_x64(False).__enter__())
 

@@ -220,3 +220,31 @@ def test_polydiv_trim_leading_zeros() -> None:
     assert_allclose(host(r), np.array([0.875]))
     with pytest.raises(funcgrad.errors.ConcretizationError):
         funcgrad.jit(lambda a, b: fnp.polydiv(a, b, trim_leading_zeros=True))(u, v)
+
+
+def test_numpy_rank_promotion_levels() -> None:
+    # JAX's jax_numpy_rank_promotion: 'raise' refuses (2, 3) with (3,) in ufuncs and traced
+    # operators (message as JAX's), 'warn' warns; 0-d operands and equal ranks always pass.
+    x, w = dev(np.ones((2, 3))), dev(np.arange(3.0))
+    with funcgrad.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match=r"for add on shapes \(2, 3\) \(3,\)"):
+            fnp.add(x, w)
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            funcgrad.grad(lambda v: fnp.sum(w * v))(x)
+        with pytest.raises(ValueError, match="for less on shapes"):
+            funcgrad.jit(lambda v: v < w)(x)
+        assert_allclose(fnp.multiply(x, 2.0), np.full((2, 3), 2.0))
+        assert_allclose(funcgrad.jit(lambda v: fnp.sum(v @ w) + v[:1] * 1.0)(x), np.full((1, 3), 7.0))
+        assert_allclose(funcgrad.vmap(lambda v: v + w)(x), np.ones((2, 3)) + np.arange(3.0))
+    with funcgrad.numpy_rank_promotion("warn"), pytest.warns(UserWarning, match="rank promotion"):
+        fnp.subtract(x, w)
+    funcgrad.config.update("jax_numpy_rank_promotion", "raise")
+    try:
+        assert funcgrad.config.jax_numpy_rank_promotion == "raise"
+        with pytest.raises(ValueError):
+            fnp.maximum(x, w)
+    finally:
+        funcgrad.config.update("jax_numpy_rank_promotion", "allow")
+    assert host(fnp.maximum(x, w)).shape == (2, 3)
+    with pytest.raises(ValueError, match="must be one of"):
+        funcgrad.config.update("jax_numpy_rank_promotion", "sometimes")
