@@ -26,7 +26,6 @@ from funcgrad.ops.special import lgamma
 from funcgrad.random._core import check_key, shape_arg, split, split2
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
-    _concrete,
     _normal_real,
     _shape_or_params,
     _uniform,
@@ -289,6 +288,8 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dt: numpy.dty
 def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Poisson(``lam``) counts (default dtype ``int64``; ``lam`` computed in float32, as JAX).
 
+    A negative or NaN rate gives ``-1`` (JAX's answer), under ``jit`` as eagerly.
+
     Example:
         >>> from funcgrad import random
         >>> x = random.poisson(random.PRNGKey(0), 3.0, (1000,))
@@ -304,9 +305,8 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     shape = _shape_or_params("poisson", shape, lam)
     lam = _ew.stop_gradient(_sh.broadcast_to(lam, shape))
 
-    cl = _concrete(lam)
-    if cl is not None and bool((cl < 0).any()):
-        raise ValueError("poisson: lam must be non-negative")
+    # A negative (or NaN) rate gives -1, as JAX's, eager and under jit alike: Knuth's loop
+    # stops before its first step (the product of no uniforms already lies below exp(-lam)).
     use_knuth = _ew.or_(_ew.ne(lam, lam), _ew.lt(lam, f32.type(10)))
     lam_knuth = _ew.select_n(use_knuth, fnp.zeros_like(lam), lam)
     lam_rej = _ew.select_n(use_knuth, lam, _ew.add(fnp.zeros_like(lam), f32.type(1e5)))

@@ -329,12 +329,19 @@ def test_bad_shapes_dtypes_and_parameters() -> None:
         R.choice(k, 3, (1,), p=np.ones(2))
     with pytest.raises(ValueError, match="multivariate_normal: cov must have shape"):
         R.multivariate_normal(k, np.zeros(2), np.eye(3))
-    with pytest.raises(ValueError, match="poisson: lam must be non-negative"):
-        R.poisson(k, -1.0)
     with pytest.raises(funcgrad.ConcretizationError, match="permutation"):
         funcgrad.jit(lambda k, n: R.permutation(k, n))(k, 3)
     with pytest.raises(TypeError, match="bits: dtype must be an unsigned"):
         R.bits(k, (2,), np.int32)
+
+
+def test_poisson_negative_or_nan_rate_is_minus_one() -> None:
+    # JAX 0.10.2: poisson(key(0), [-2, 0, 3, nan, 30]) = [-1, 0, 4, -1, 25], eager and jit
+    lam = np.array([-2.0, 0.0, 3.0, np.nan, 30.0])
+    expected = [-1, 0, 4, -1, 25]
+    assert h(R.poisson(R.key(0), dev(lam))).tolist() == expected
+    assert h(funcgrad.jit(R.poisson)(R.key(0), dev(lam))).tolist() == expected
+    assert int(R.poisson(R.key(0), -1.0)) == -1
 
 
 def test_no_overflow_warnings() -> None:
