@@ -13,6 +13,8 @@ import numpy
 
 __all__ = [
     "FuncgradError",
+    "JAXTypeError",
+    "JAXIndexError",
     "ConcretizationError",
     "ConcretizationTypeError",
     "TracerBoolConversionError",
@@ -182,7 +184,35 @@ class FuncgradError(Exception):
     """Base class of every error funcgrad raises on purpose."""
 
 
-class ConcretizationError(FuncgradError, TypeError):
+class JAXTypeError(FuncgradError, TypeError):
+    """The base of the ``TypeError`` s specific to tracing (JAX's ``jax.errors.JAXTypeError``):
+    the concretization errors, :class:`UnexpectedTracerError` and :class:`KeyReuseError`.
+
+    Example:
+        >>> import funcgrad
+        >>> try:
+        ...     funcgrad.jit(lambda x: int(x))(1.0)
+        ... except funcgrad.errors.JAXTypeError as e:
+        ...     print(type(e).__name__)
+        ConcretizationError
+    """
+
+
+class JAXIndexError(FuncgradError, IndexError):
+    """The base of the ``IndexError`` s specific to tracing (JAX's
+    ``jax.errors.JAXIndexError``): :class:`NonConcreteBooleanIndexError`.
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> try:
+        ...     funcgrad.jit(lambda x: x[x > 0])(np.arange(3.0))
+        ... except funcgrad.errors.JAXIndexError as e:
+        ...     print(type(e).__name__)
+        NonConcreteBooleanIndexError
+    """
+
+
+class ConcretizationError(JAXTypeError):
     """A traced value was used where Python needs a concrete one (``if``, ``float``, shapes).
 
     Example:
@@ -214,7 +244,7 @@ class TracerArrayConversionError(ConcretizationError):
     funcgrad does not know) (as ``jax.errors.TracerArrayConversionError``)."""
 
 
-class NonConcreteBooleanIndexError(ConcretizationError, IndexError):
+class NonConcreteBooleanIndexError(ConcretizationError, JAXIndexError):
     """Indexing with a traced boolean mask, whose result size depends on the values (as
     ``jax.errors.NonConcreteBooleanIndexError``, an ``IndexError`` too)."""
 
@@ -224,7 +254,7 @@ class JaxRuntimeError(FuncgradError, RuntimeError):
     outside ``checkify`` (JAX's ``JaxRuntimeError``)."""
 
 
-class KeyReuseError(FuncgradError, ValueError):
+class KeyReuseError(JAXTypeError, ValueError):
     """A PRNG key was consumed twice inside ``funcgrad.random.check_key_reuse()``."""
 
 
@@ -232,7 +262,7 @@ class JaxprTypeError(TypeError):
     """A jaxpr is ill-typed (an equation's avals disagree with its primitive's rule)."""
 
 
-class UnexpectedTracerError(FuncgradError):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the transformation that created it (stored in a global, say)."""
 
 

@@ -142,6 +142,13 @@ def test_jax_error_classes() -> None:
     for fn, arg, exc in cases:
         with pytest.raises(exc):
             funcgrad.jit(fn)(arg)
+    # jax.errors' hierarchy: the tracing errors derive from JAXTypeError / JAXIndexError
+    for cls in (errors.ConcretizationTypeError, errors.TracerBoolConversionError,
+                errors.TracerIntegerConversionError, errors.TracerArrayConversionError,
+                errors.UnexpectedTracerError, errors.KeyReuseError):
+        assert issubclass(cls, errors.JAXTypeError) and issubclass(cls, TypeError), cls
+    assert issubclass(errors.NonConcreteBooleanIndexError, errors.JAXIndexError)
+    assert issubclass(errors.JAXIndexError, IndexError)
 
 
 def test_flag_context_managers_scope_and_restore() -> None:

@@ -119,6 +119,7 @@ def scan(
     length: int | None = None,
     reverse: bool = False,
     unroll: int | bool = 1,
+    _split_transpose: bool = False,
 ) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, ys)``.
 
@@ -126,7 +127,9 @@ def scan(
     dtypes; the ``y`` of each step are stacked into ``ys``. ``xs`` may be a pytree (or None
     with ``length``); ``reverse=True`` runs from the last entry to the first (``ys`` keep
     the order of ``xs``). ``unroll`` is accepted for JAX compatibility (the loop runs in
-    Python either way). Differentiable (forward, reverse, any order) and batchable.
+    Python either way). ``_split_transpose`` is JAX's experimental switch for how its
+    transposed loop is laid out in memory; results are the same either way, so it is accepted
+    and has no effect. Differentiable (forward, reverse, any order) and batchable.
 
     Example:
         >>> import numpy as np
