@@ -13,9 +13,10 @@ on (JAX's default since 0.5): element ``i`` (row-major) of a draw of ``shape`` h
 
 from __future__ import annotations
 
+import math
 import operator
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -23,7 +24,8 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
-from funcgrad.random._keys import PRNGKeyArray
+from funcgrad.lax._rng import rng_bit_generator
+from funcgrad.random._keys import DEFAULT_IMPL, IMPLS, PRNGKeyArray, default_impl, impl_name
 from funcgrad.random._reuse import consumes
 
 __all__ = [
@@ -46,36 +48,53 @@ Array = Any
 
 
 def check_key(name: str, key: Any) -> Any:
-    """The raw data of one key (``uint32``, shape ``(2,)``): ``key`` itself when raw, the data
-    of a typed key array of shape ``()``; errors name ``name``."""
+    """One key as the samplers take it; errors name ``name``.
+
+    A Threefry key (JAX's default) is its raw data (``uint32``, shape ``(2,)``): ``key``
+    itself when raw, the data of a typed key array of shape ``()``. A key of another
+    implementation ('rbg', 'unsafe_rbg') stays a typed key array of shape ``()``, which
+    :func:`random_bits` and :func:`split2` dispatch on. Raw keys are keys of the
+    ``jax_default_prng_impl``, as in JAX.
+    """
     if isinstance(key, PRNGKeyArray):
         if key.shape != ():
             raise ValueError(
                 f"{name} accepts a single key, but was given a key array of shape "
                 f"{key.shape} != (). Use funcgrad.vmap for batching.")
-        return key._data
+        return key._data if key._impl == DEFAULT_IMPL else key
+    impl = default_impl()
+    data = _check_raw_key(name, key, IMPLS[impl][1])
+    return data if impl == DEFAULT_IMPL else PRNGKeyArray(data, impl)
+
+
+def _check_raw_key(name: str, key: Any, words: int = 2) -> Any:
+    """``key`` checked to be raw key data: ``uint32`` of shape ``(words,)``."""
+    made_by = "funcgrad.random.PRNGKey(seed)"
     if isinstance(key, list | tuple):
         raise TypeError(
-            f"{name}: key must be a uint32 array of shape (2,) (as made by "
-            f"funcgrad.random.PRNGKey(seed)), got a {type(key).__name__}"
+            f"{name}: key must be a uint32 array of shape ({words},) (as made by {made_by}), "
+            f"got a {type(key).__name__}"
         )
     try:
         aval = get_aval(key)
     except TypeError:
         raise TypeError(
-            f"{name}: key must be a uint32 array of shape (2,) (as made by "
-            f"funcgrad.random.PRNGKey(seed)), got {type(key).__name__}"
+            f"{name}: key must be a uint32 array of shape ({words},) (as made by {made_by}), "
+            f"got {type(key).__name__}"
         ) from None
     if aval.dtype != _U32:
         raise TypeError(
-            f"{name}: key must have dtype uint32 (as made by funcgrad.random.PRNGKey(seed)), "
-            f"got {aval.dtype}"
+            f"{name}: key must have dtype uint32 (as made by {made_by}), got {aval.dtype}"
         )
-    if aval.shape != (2,):
+    if aval.shape != (words,):
         hint = (" A batch of keys (e.g. from split(key, n)) is used through "
                 "funcgrad.vmap, or one row at a time." if aval.ndim > 1 and
-                aval.shape[-1] == 2 else "")
-        raise ValueError(f"{name}: key must have shape (2,), got shape {aval.shape}.{hint}")
+                aval.shape[-1] == words else "")
+        if aval.shape[-1:] in ((2,), (4,)) and aval.shape[-1] != words:
+            hint += (f" Raw keys of {aval.shape[-1]} words belong to another PRNG "
+                     f"implementation than the default {default_impl()!r}: wrap them with "
+                     "funcgrad.random.wrap_key_data(data, impl=...).")
+        raise ValueError(f"{name}: key must have shape ({words},), got shape {aval.shape}.{hint}")
     return key
 
 
@@ -95,6 +114,8 @@ def shape_arg(name: str, shape: Any) -> tuple[int, ...]:
 
 
 def _device_of(x: Any) -> str:
+    if isinstance(x, PRNGKeyArray):
+        return x.device
     return get_aval(x).device or get_default_device()
 
 
@@ -137,7 +158,7 @@ def threefry_2x32(keypair: Any, count: Any) -> Array:
         >>> threefry_2x32(np.zeros(2, np.uint32), np.zeros(2, np.uint32)).tolist()
         [1797259609, 2579123966]
     """
-    keypair = check_key("threefry_2x32", keypair)
+    keypair = _check_raw_key("threefry_2x32", keypair)
     ca = get_aval(count)
     if ca.dtype != _U32:
         raise TypeError(f"threefry_2x32: count must have dtype uint32, got {ca.dtype}")
@@ -188,6 +209,12 @@ def _hash_shape(key: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
 
 def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Array:
     """Unsigned random bits of ``bit_width`` (8, 16, 32, 64) and ``shape`` (key checked)."""
+    if isinstance(key, PRNGKeyArray):
+        return _IMPL_OPS[key._impl].random_bits(key._data, bit_width, shape)
+    return _threefry_random_bits(key, bit_width, shape)
+
+
+def _threefry_random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Array:
     b1, b2 = _hash_shape(key, shape)
     dt = _UINT_FOR_BITS[bit_width]
     if bit_width == 64:
@@ -199,7 +226,11 @@ def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Array:
 
 
 def split2(key: Any, num: int = 2) -> list[Any]:
-    """``split(key, num)`` as a list of ``num`` keys (key not checked)."""
+    """``split(key, num)`` as a list of ``num`` keys (key as :func:`check_key` gives it)."""
+    if isinstance(key, PRNGKeyArray):
+        keys = _IMPL_OPS[key._impl].split(key._data, (num,))
+        return [key._rewrap(_sh.reshape(_sh.static_slice(keys, (i, 0), (i + 1, 4)), (4,)))
+                for i in range(num)]
     b1, b2 = _hash_shape(key, (num,))
     return [_sh.concatenate([_sh.static_slice(b1, (i,), (i + 1,)), _sh.static_slice(b2, (i,), (i + 1,))], 0)
             for i in range(num)]
@@ -240,34 +271,26 @@ def _seed_words(seed: Any, name: str = "PRNGKey") -> tuple[Any, Any]:
     return hi, _ew.convert_element_type(u, _U32)
 
 
-_IMPLS = (None, "threefry2x32", "threefry")
-
-
-def check_impl(name: str, impl: Any) -> None:
-    """JAX's ``impl=``: only the default Threefry-2x32 implementation exists here."""
-    if impl not in _IMPLS and getattr(impl, "name", None) not in _IMPLS[1:]:
-        raise ValueError(f"{name}: impl={impl!r} is not available; funcgrad implements "
-                         "'threefry2x32' (JAX's default) only")
-
-
 def PRNGKey(seed: Any, *, impl: Any = None) -> Array:  # noqa: N802  (JAX's name)
-    """A key from an integer seed: ``uint32`` array ``[seed >> 32, seed & 0xFFFFFFFF]``.
+    """A raw key from an integer seed: ``uint32`` array ``[seed >> 32, seed & 0xFFFFFFFF]``.
 
-    ``impl``: JAX's; only ``'threefry2x32'`` (the default) is available.
+    ``impl``: JAX's PRNG implementation (default: the ``jax_default_prng_impl`` flag,
+    ``'threefry2x32'``); ``'rbg'`` and ``'unsafe_rbg'`` keys are four words, that pair twice.
+    A raw key is used as a key of the default implementation, as in JAX: raw ``'rbg'`` keys
+    need that flag set (or :func:`wrap_key_data`).
 
     Python ints may be anything in ``[-2**63, 2**64)`` (negative ones as their 64-bit two's
     complement); integer arrays (traced ones too) must be scalars. This is JAX's raw key with
     64-bit seeds (``jax_enable_x64``).
 
     Example:
-        >>> PRNGKey(42).tolist()
-        [0, 42]
+        >>> PRNGKey(42).tolist(), PRNGKey(42, impl="rbg").tolist()
+        ([0, 42], [0, 42, 0, 42])
     """
-    return _raw_key(seed, impl, "PRNGKey")
+    return _IMPL_OPS[impl_name("PRNGKey", impl)].seed(seed, "PRNGKey")
 
 
-def _raw_key(seed: Any, impl: Any, name: str) -> Array:
-    check_impl(name, impl)
+def _threefry_seed(seed: Any, name: str) -> Array:
     hi, lo = _seed_words(seed, name)
     if isinstance(hi, numpy.generic):
         # On the default device, as JAX's keys: draws from it then live there too (a host key
@@ -277,8 +300,10 @@ def _raw_key(seed: Any, impl: Any, name: str) -> Array:
 
 
 def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """A typed key from an integer seed: a key array of shape ``()`` and dtype ``key<fry>``
-    (JAX's ``jax.random.key``) over the data :func:`PRNGKey` gives for the same seed.
+    """A typed key from an integer seed: a key array of shape ``()`` (JAX's
+    ``jax.random.key``) over the data :func:`PRNGKey` gives for the same seed and ``impl``;
+    its dtype is ``key<fry>`` for the default ``'threefry2x32'``, ``key<rbg>`` for ``'rbg'``
+    and ``key<urbg>`` for ``'unsafe_rbg'``.
 
     Samplers take typed and raw keys alike and draw the same numbers from both; ``split`` and
     ``fold_in`` of a typed key give typed keys. :func:`key_data` is its ``uint32`` data.
@@ -287,21 +312,27 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
         >>> k = key(7)
         >>> k.shape, str(k.dtype), key_data(k).tolist()
         ((), 'key<fry>', [0, 7])
+        >>> str(key(7, impl="rbg").dtype)
+        'key<rbg>'
     """
-    return PRNGKeyArray(_raw_key(seed, impl, "key"))
+    name = impl_name("key", impl)
+    return PRNGKeyArray(_IMPL_OPS[name].seed(seed, "key"), name)
 
 
-def _check_key_data(name: str, data: Any) -> None:
+def _check_key_data(name: str, data: Any, impl: str) -> None:
     a = get_aval(data)
-    if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != 2:
+    words = IMPLS[impl][1]
+    if a.dtype != _U32 or a.ndim == 0 or a.shape[-1] != words:
         raise TypeError(
-            f"{name}: expected uint32 key data of shape (..., 2), got {a.str_short()}"
+            f"{name}: expected uint32 key data of shape (..., {words}) for PRNG implementation "
+            f"{impl!r}, got {a.str_short()}"
         )
 
 
 def key_data(keys: Any) -> Array:
-    """The ``uint32`` data of keys: shape ``(*keys.shape, 2)`` for a typed key array; raw
-    keys (``uint32`` arrays of shape ``(..., 2)``) are their own data.
+    """The ``uint32`` data of keys: shape ``(*keys.shape, 2)`` for a typed key array
+    (``(*keys.shape, 4)`` for 'rbg' and 'unsafe_rbg' keys); raw keys (``uint32`` arrays of
+    shape ``(..., 2)``) are their own data.
 
     Example:
         >>> key_data(key(1)).tolist(), key_data(PRNGKey(1)).tolist()
@@ -309,13 +340,14 @@ def key_data(keys: Any) -> Array:
     """
     if isinstance(keys, PRNGKeyArray):
         return keys._data
-    _check_key_data("key_data", keys)
+    _check_key_data("key_data", keys, default_impl())
     return keys
 
 
 def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """Typed keys from their ``uint32`` data of shape ``(..., 2)``: a key array of shape
-    ``key_bits_array.shape[:-1]`` (the inverse of :func:`key_data`).
+    """Typed keys from their ``uint32`` data of shape ``(..., 2)`` (``(..., 4)`` for
+    ``impl='rbg'`` or ``'unsafe_rbg'``): a key array of shape ``key_bits_array.shape[:-1]``
+    (the inverse of :func:`key_data`).
 
     Example:
         >>> import numpy as np
@@ -323,25 +355,37 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
         >>> k.shape, key_data(k).tolist()
         ((), [0, 5])
     """
-    check_impl("wrap_key_data", impl)
+    name = impl_name("wrap_key_data", impl)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: expected uint32 key data, got a typed key array "
                         "(it is already wrapped; key_data(keys) gives its data)")
-    _check_key_data("wrap_key_data", key_bits_array)
-    return PRNGKeyArray(key_bits_array)
+    if not hasattr(key_bits_array, "shape"):
+        key_bits_array = numpy.asarray(key_bits_array)
+    _check_key_data("wrap_key_data", key_bits_array, name)
+    return PRNGKeyArray(key_bits_array, name)
 
 
 def key_impl(keys: Any) -> str:
-    """The name of the implementation of ``keys`` (typed or raw): ``'threefry2x32'``, the only
-    one funcgrad has (JAX's ``key_impl``).
+    """The name of the PRNG implementation of ``keys``: a typed key's own, the
+    ``jax_default_prng_impl`` for raw keys (JAX's ``key_impl``).
 
     Example:
-        >>> key_impl(key(0)), key_impl(PRNGKey(0))
-        ('threefry2x32', 'threefry2x32')
+        >>> key_impl(key(0)), key_impl(PRNGKey(0)), key_impl(key(0, impl="unsafe_rbg"))
+        ('threefry2x32', 'threefry2x32', 'unsafe_rbg')
     """
-    if not isinstance(keys, PRNGKeyArray):
-        _check_key_data("key_impl", keys)
-    return "threefry2x32"
+    if isinstance(keys, PRNGKeyArray):
+        return keys._impl
+    _check_key_data("key_impl", keys, default_impl())
+    return default_impl()
+
+
+def _as_typed(name: str, key: Any) -> tuple[PRNGKeyArray, bool]:
+    """``key`` (one key) as a typed key of its implementation, and whether it was typed."""
+    if isinstance(key, PRNGKeyArray):
+        check_key(name, key)
+        return key, True
+    impl = default_impl()
+    return PRNGKeyArray(_check_raw_key(name, key, IMPLS[impl][1]), impl), False
 
 
 @consumes
@@ -355,13 +399,31 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Array:
         >>> split(key(0), 3).shape
         (3,)
     """
-    typed = isinstance(key, PRNGKeyArray)
-    key = check_key("split", key)
+    typed, was_typed = _as_typed("split", key)
     shape = shape_arg("split", num)
-    b1, b2 = _hash_shape(key, shape)
-    out = _sh.concatenate([_sh.reshape(b1, (*shape, 1)), _sh.reshape(b2, (*shape, 1))],
-                          len(shape))
-    return PRNGKeyArray(out) if typed else out
+    out = _IMPL_OPS[typed._impl].split(typed._data, shape)
+    return typed._rewrap(out) if was_typed else out
+
+
+def _fold_in_data(key: Any, data: Any) -> Any:
+    """``data`` of ``fold_in`` as a ``uint32`` scalar on ``key``'s device."""
+    if isinstance(data, int | numpy.integer | numpy.bool_):
+        d = int(data)
+        if isinstance(data, int) and not isinstance(data, bool) and not 0 <= d < 2 ** 32:
+            raise OverflowError(f"fold_in: data {d} is out of bounds for uint32")
+        lo = numpy.array(d % 2 ** 32, dtype=numpy.uint32)  # NumPy integers wrap, as arrays
+        if _device_of(key) != "cpu":
+            lo = device_put(lo, _device_of(key))
+        return lo
+    try:
+        a = get_aval(data)
+    except TypeError:
+        raise TypeError(
+            f"fold_in: data must be an integer, got {type(data).__name__}"
+        ) from None
+    if a.shape != () or a.dtype.kind not in "iub":
+        raise TypeError(f"fold_in: data must be an integer scalar, got {a.str_short()}")
+    return _ew.convert_element_type(data, _U32)
 
 
 def fold_in(key: Any, data: Any) -> Array:
@@ -376,28 +438,77 @@ def fold_in(key: Any, data: Any) -> Array:
         >>> fold_in(PRNGKey(0), 1).tolist()
         [928981903, 3453687069]
     """
-    typed = isinstance(key, PRNGKeyArray)
-    key = check_key("fold_in", key)
-    if isinstance(data, int | numpy.integer | numpy.bool_):
-        d = int(data)
-        if isinstance(data, int) and not isinstance(data, bool) and not 0 <= d < 2 ** 32:
-            raise OverflowError(f"fold_in: data {d} is out of bounds for uint32")
-        lo = numpy.array(d % 2 ** 32, dtype=numpy.uint32)  # NumPy integers wrap, as arrays
-        if _device_of(key) != "cpu":
-            lo = device_put(lo, _device_of(key))
-    else:
-        try:
-            a = get_aval(data)
-        except TypeError:
-            raise TypeError(
-                f"fold_in: data must be an integer, got {type(data).__name__}"
-            ) from None
-        if a.shape != () or a.dtype.kind not in "iub":
-            raise TypeError(f"fold_in: data must be an integer scalar, got {a.str_short()}")
-        lo = _ew.convert_element_type(data, _U32)
+    typed, was_typed = _as_typed("fold_in", key)
+    out = _IMPL_OPS[typed._impl].fold_in(typed._data, _fold_in_data(typed._data, data))
+    return typed._rewrap(out) if was_typed else out
+
+
+# ---------------------------------------------------------------------------------------------
+# The implementations (JAX's jax._src.prng): seed, split, fold_in and random_bits on key data
+
+
+class _ImplOps(NamedTuple):
+    seed: Callable[[Any, str], Any]  # (seed, caller's name) -> data of one key
+    split: Callable[[Any, tuple[int, ...]], Any]  # (data, shape) -> data (*shape, words)
+    fold_in: Callable[[Any, Any], Any]  # (data, uint32 scalar) -> data
+    random_bits: Callable[[Any, int, tuple[int, ...]], Any]  # (data, bit width, shape)
+
+
+def _threefry_split(key: Any, shape: tuple[int, ...]) -> Any:
+    b1, b2 = _hash_shape(key, shape)
+    return _sh.concatenate([_sh.reshape(b1, (*shape, 1)), _sh.reshape(b2, (*shape, 1))],
+                           len(shape))
+
+
+def _threefry_fold_in(key: Any, lo: Any) -> Any:
     y0, y1 = _threefry(_word(key, 0), _word(key, 1), _ew.mul(lo, numpy.uint32(0)), lo)
-    out = _sh.concatenate([_sh.reshape(y0, (1,)), _sh.reshape(y1, (1,))], 0)
-    return PRNGKeyArray(out) if typed else out
+    return _sh.concatenate([_sh.reshape(y0, (1,)), _sh.reshape(y1, (1,))], 0)
+
+
+def _halves(key: Any) -> tuple[Any, Any]:
+    return _sh.static_slice(key, (0,), (2,)), _sh.static_slice(key, (2,), (4,))
+
+
+def _rbg_seed(seed: Any, name: str) -> Any:
+    # JAX's: the Threefry key of the seed, twice
+    half = _threefry_seed(seed, name)
+    return _sh.concatenate([half, half], 0)
+
+
+def _rbg_split(key: Any, shape: tuple[int, ...]) -> Any:
+    # each half split as a Threefry key, the halves side by side in the new keys
+    return _sh.concatenate([_threefry_split(h, shape) for h in _halves(key)], len(shape))
+
+
+def _rbg_fold_in(key: Any, lo: Any) -> Any:
+    return _sh.concatenate([_threefry_fold_in(h, lo) for h in _halves(key)], 0)
+
+
+def _rbg_random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    return rng_bit_generator(key, shape, _UINT_FOR_BITS[bit_width])[1]
+
+
+def _unsafe_rbg_split(key: Any, shape: tuple[int, ...]) -> Any:
+    # JAX's: ten draws of the bit generator per key as a "hash", every tenth row kept
+    num = math.prod(shape)
+    rows = rng_bit_generator(key, (10 * num, 4), _U32)[1]
+    return _sh.reshape(_sh.static_slice(rows, (0, 0), (10 * num, 4), (10, 1)), (*shape, 4))
+
+
+def _unsafe_rbg_fold_in(key: Any, lo: Any) -> Any:
+    seed = _sh.concatenate([_sh.reshape(_ew.mul(lo, numpy.uint32(0)), (1,)),
+                            _sh.reshape(lo, (1,))], 0)
+    rows = rng_bit_generator(_sh.concatenate([seed, seed], 0), (10, 4), _U32)[1]
+    return _ew.xor(key, _sh.reshape(_sh.static_slice(rows, (9, 0), (10, 4)), (4,)))
+
+
+_IMPL_OPS: dict[str, _ImplOps] = {
+    "threefry2x32": _ImplOps(_threefry_seed, _threefry_split, _threefry_fold_in,
+                             _threefry_random_bits),
+    "rbg": _ImplOps(_rbg_seed, _rbg_split, _rbg_fold_in, _rbg_random_bits),
+    "unsafe_rbg": _ImplOps(_rbg_seed, _unsafe_rbg_split, _unsafe_rbg_fold_in,
+                           _rbg_random_bits),
+}
 
 
 @consumes

@@ -23,7 +23,7 @@ from funcgrad.avals import get_aval
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.random._core import check_key, shape_arg, split2
 from funcgrad.random._gamma import chisquare, gamma
-from funcgrad.random._keys import PRNGKeyArray
+from funcgrad.random._keys import IMPLS, PRNGKeyArray, default_impl
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
     _exponential,
@@ -292,9 +292,11 @@ def clone(key: Any) -> Array:
     """
     # any shape of keys, as JAX's (its clone is elementwise)
     if isinstance(key, PRNGKeyArray):
-        return PRNGKeyArray(_clone_data(key._data))
-    aval = get_aval(check_key("clone", key) if isinstance(key, list | tuple) else key)
-    if aval.dtype != numpy.uint32 or aval.shape[-1:] != (2,):
+        return key._rewrap(_clone_data(key._data))
+    if isinstance(key, list | tuple):
+        check_key("clone", key)  # names what is wrong
+    aval = get_aval(key)
+    if aval.dtype != numpy.uint32 or aval.shape[-1:] != (IMPLS[default_impl()][1],):
         check_key("clone", key)  # names what is wrong (dtype or shape)
     return _clone_data(key)
 

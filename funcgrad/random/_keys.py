@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from typing import Any
 
 import numpy
@@ -28,33 +29,80 @@ from funcgrad import tree_util
 from funcgrad.api_devices import block_until_ready
 from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
+from funcgrad.config import register_flag
 from funcgrad.core import Tracer
 from funcgrad.jaxpr_codec import register_pytree_node_serialization
 from funcgrad.numpy._dtype_utils import prng_key
 from funcgrad.numpy._extended import register_extended_type
 from funcgrad.typing import register_array_type
 
-__all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key", "key_dtype"]
+__all__ = ["KeyDType", "PRNGKeyArray", "KEY_DTYPE", "is_typed_key", "key_dtype", "IMPLS",
+           "DEFAULT_IMPL", "impl_name", "default_impl"]
 
 _IMPL_NAME = "threefry2x32"
+DEFAULT_IMPL = _IMPL_NAME
+
+#: JAX's PRNG implementations: name -> (dtype tag, words of one key's uint32 data).
+#: 'threefry2x32' is the Threefry-2x32 hash; 'rbg' and 'unsafe_rbg' draw their bits with XLA's
+#: RngBitGenerator (funcgrad.lax.rng_bit_generator) and derive keys with Threefry ('rbg') or
+#: with the bit generator itself ('unsafe_rbg'): see _core.py.
+IMPLS: dict[str, tuple[str, int]] = {
+    "threefry2x32": ("fry", 2),
+    "rbg": ("rbg", 4),
+    "unsafe_rbg": ("urbg", 4),
+}
+_ALIASES = {"threefry": "threefry2x32"}
+
+#: jax_default_prng_impl: the implementation of keys made without impl= and of raw keys
+_default_impl: ContextVar[str] = ContextVar("funcgrad_default_prng_impl", default=_IMPL_NAME)
+
+
+def impl_name(name: str, impl: Any) -> str:
+    """The implementation ``impl`` names (None: the default one); errors name ``name``."""
+    if impl is None:
+        return _default_impl.get()
+    if isinstance(impl, KeyDType):
+        return impl.impl
+    spec = impl if isinstance(impl, str) else getattr(impl, "name", getattr(impl, "impl", impl))
+    if isinstance(spec, str):
+        spec = _ALIASES.get(spec, spec)
+        if spec in IMPLS:
+            return spec
+    raise ValueError(f"{name}: unknown PRNG implementation impl={impl!r}; funcgrad has "
+                     + ", ".join(repr(n) for n in IMPLS) + " (JAX's)")
+
+
+def default_impl() -> str:
+    """The current ``jax_default_prng_impl``."""
+    return _default_impl.get()
+
+
+def _write_default_impl(value: Any) -> None:
+    _default_impl.set(impl_name("jax_default_prng_impl", value))
+
+
+register_flag("jax_default_prng_impl", _default_impl.get, _write_default_impl)
 
 
 class KeyDType:
-    """The dtype of typed key arrays: ``key<fry>`` (Threefry-2x32 keys), as JAX's ``KeyTy``.
+    """The dtype of typed key arrays: ``key<fry>`` (Threefry-2x32 keys), ``key<rbg>`` or
+    ``key<urbg>``, as JAX's ``KeyTy``.
 
     ``type`` is :class:`funcgrad.dtypes.prng_key`, so
     ``funcgrad.numpy.issubdtype(k.dtype, funcgrad.dtypes.prng_key)`` holds.
 
     Example:
         >>> from funcgrad import random
-        >>> random.key(0).dtype
-        key<fry>
+        >>> random.key(0).dtype, random.key(0, impl="rbg").dtype
+        (key<fry>, key<rbg>)
     """
 
     type = prng_key
-    name = "key<fry>"
     kind = "V"  # NumPy's kind for "other": a key is no number
-    impl = _IMPL_NAME
+
+    def __init__(self, impl: str = _IMPL_NAME) -> None:
+        self.impl = impl
+        self.name = f"key<{IMPLS[impl][0]}>"
 
     def __repr__(self) -> str:
         return self.name
@@ -62,13 +110,14 @@ class KeyDType:
     __str__ = __repr__
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, KeyDType)
+        return isinstance(other, KeyDType) and other.impl == self.impl
 
     def __hash__(self) -> int:
-        return hash(("funcgrad.KeyDType", _IMPL_NAME))
+        return hash(("funcgrad.KeyDType", self.impl))
 
 
-KEY_DTYPE = KeyDType()
+_KEY_DTYPES = {name: KeyDType(name) for name in IMPLS}
+KEY_DTYPE = _KEY_DTYPES[_IMPL_NAME]
 
 
 def _index_count(idx: tuple[Any, ...]) -> int:
@@ -83,7 +132,8 @@ def _index_count(idx: tuple[Any, ...]) -> int:
 
 
 class PRNGKeyArray:
-    """An array of typed PRNG keys: ``shape`` keys whose ``uint32`` data is ``(*shape, 2)``.
+    """An array of typed PRNG keys: ``shape`` keys whose ``uint32`` data is ``(*shape, 2)``
+    (``(*shape, 4)`` for the ``'rbg'`` and ``'unsafe_rbg'`` implementations).
 
     Made by :func:`funcgrad.random.key`, :func:`~funcgrad.random.split` and
     :func:`~funcgrad.random.fold_in` of typed keys, and
@@ -98,26 +148,27 @@ class PRNGKeyArray:
         ((3,), (2, 2), 4)
     """
 
-    __slots__ = ("_data", "__weakref__")  # (weakly held by the key-reuse check)
+    __slots__ = ("_data", "_impl", "__weakref__")  # (weakly held by the key-reuse check)
     __array_priority__ = 100  # NumPy defers ``ndarray == keys`` to us
     # funcgrad.numpy's structural functions (stack, where, take, ...) take key arrays
     # (funcgrad/numpy/_extended.py, registered below): the data has one trailing axis
     _trailing_ndim = 1
 
-    @staticmethod
-    def _rewrap(data: Any) -> PRNGKeyArray:
-        return PRNGKeyArray(data)
+    def _rewrap(self, data: Any) -> PRNGKeyArray:
+        """Keys of this implementation over ``data``."""
+        return PRNGKeyArray(data, self._impl)
     __hash__ = None  # type: ignore[assignment]  # mutable-array semantics, as arrays
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, impl: str = _IMPL_NAME) -> None:
         # Not checked: pytree unflattening builds key arrays from any leaves (placeholders
         # included); the public constructors (key, wrap_key_data) check their input.
         self._data = data
+        self._impl = impl
 
     # -- array properties ---------------------------------------------------------------------
     @property
     def dtype(self) -> KeyDType:
-        return KEY_DTYPE
+        return _KEY_DTYPES[self._impl]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -165,7 +216,7 @@ class PRNGKeyArray:
 
     def __getitem__(self, idx: Any) -> PRNGKeyArray:
         # funcgrad's indexing (a traced index into concrete key data under jit/vmap too)
-        return PRNGKeyArray(fnp.at(self._data)[self._data_index(idx)].get())
+        return self._rewrap(fnp.at(self._data)[self._data_index(idx)].get())
 
     @property
     def at(self) -> _KeyAt:
@@ -195,7 +246,7 @@ class PRNGKeyArray:
             return self.transpose().reshape(shape[::-1]).transpose()
         if order not in ("C", "A"):
             raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
-        return PRNGKeyArray(fnp.reshape(self._data, (*shape, 2)))
+        return self._rewrap(fnp.reshape(self._data, (*shape, IMPLS[self._impl][1])))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(self.size)
@@ -207,14 +258,14 @@ class PRNGKeyArray:
             axis = tuple(i for i, s in enumerate(self.shape) if s == 1)
         axes = axis if isinstance(axis, tuple | list) else (axis,)
         axes = tuple(a % self.ndim if self.ndim else a for a in axes)
-        return PRNGKeyArray(fnp.squeeze(self._data, axes))
+        return self._rewrap(fnp.squeeze(self._data, axes))
 
     def transpose(self, *axes: Any) -> PRNGKeyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
             axes = () if axes[0] is None else tuple(axes[0])
         perm = tuple(range(self.ndim))[::-1] if not axes else tuple(
             int(a) % self.ndim for a in axes)
-        return PRNGKeyArray(fnp.transpose(self._data, (*perm, self.ndim)))
+        return self._rewrap(fnp.transpose(self._data, (*perm, self.ndim)))
 
     def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
         perm = list(range(self.ndim))
@@ -227,7 +278,7 @@ class PRNGKeyArray:
         return self.transpose(perm)
 
     def copy(self) -> PRNGKeyArray:
-        return PRNGKeyArray(fnp.copy(self._data))
+        return self._rewrap(fnp.copy(self._data))
 
     def block_until_ready(self) -> PRNGKeyArray:
         block_until_ready(self._data)
@@ -238,6 +289,9 @@ class PRNGKeyArray:
         if not isinstance(other, PRNGKeyArray):
             raise TypeError(f"== of a key array needs another key array, got "
                             f"{type(other).__name__}; compare random.key_data(...) for raw data")
+        if other._impl != self._impl:
+            raise TypeError(f"== of key arrays of different implementations: {self.dtype} and "
+                            f"{other.dtype}")
         return fnp.all(fnp.equal(self._data, other._data), axis=-1)
 
     def __ne__(self, other: object) -> Any:  # type: ignore[override]
@@ -245,16 +299,16 @@ class PRNGKeyArray:
 
     # -- what a key is not -----------------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: Any = None) -> numpy.ndarray:
-        raise TypeError("a funcgrad key array (dtype key<fry>) cannot be converted to a NumPy "
-                        "array; use funcgrad.random.key_data(keys) for its uint32 data")
+        raise TypeError(f"a funcgrad key array (dtype {self.dtype}) cannot be converted to a "
+                        "NumPy array; use funcgrad.random.key_data(keys) for its uint32 data")
 
     def __bool__(self) -> bool:
         raise TypeError("the truth value of a key array is undefined; compare "
                         "funcgrad.random.key_data(keys) instead")
 
     def _no_arithmetic(self, *args: Any) -> Any:
-        raise TypeError("arithmetic is not defined on key arrays (dtype key<fry>); derive new "
-                        "keys with funcgrad.random.split or fold_in, or compute on "
+        raise TypeError(f"arithmetic is not defined on key arrays (dtype {self.dtype}); derive "
+                        "new keys with funcgrad.random.split or fold_in, or compute on "
                         "funcgrad.random.key_data(keys)")
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arithmetic
@@ -265,12 +319,12 @@ class PRNGKeyArray:
     # -- printing --------------------------------------------------------------------------------
     def __repr__(self) -> str:
         if is_array(self._data):
-            return (f"Array({self.shape}, dtype=key<fry>) overlaying:\n"
+            return (f"Array({self.shape}, dtype={self.dtype}) overlaying:\n"
                     f"{numpy.asarray(to_numpy(self._data))}")
         if isinstance(self._data, ShapeDtypeStruct):  # eval_shape's answer
-            return f"ShapeDtypeStruct(shape={self.shape}, dtype=key<fry>)"
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
         if isinstance(self._data, Tracer):
-            return f"Traced<key<fry>{list(self.shape)}> overlaying {self._data!r}"
+            return f"Traced<{self.dtype}{list(self.shape)}> overlaying {self._data!r}"
         # what a tree_map over a key's data made of it (a shape, a None, a placeholder)
         return f"PRNGKeyArray(data={self._data!r})"
 
@@ -296,14 +350,18 @@ class _KeyAtIndex:
         self._keys, self._idx = keys, idx
 
     def get(self, **kwargs: Any) -> PRNGKeyArray:
-        return PRNGKeyArray(fnp.at(self._keys._data)[self._idx].get(**kwargs))
+        return self._keys._rewrap(fnp.at(self._keys._data)[self._idx].get(**kwargs))
 
     def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
         if not isinstance(values, PRNGKeyArray):
             raise TypeError(f"keys.at[...].set needs key values (a key array), got "
                             f"{type(values).__name__}; wrap raw data with "
                             "funcgrad.random.wrap_key_data")
-        return PRNGKeyArray(fnp.at(self._keys._data)[self._idx].set(values._data, **kwargs))
+        if values._impl != self._keys._impl:
+            raise TypeError(f"keys.at[...].set: the new keys are {values.dtype}, the array's "
+                            f"{self._keys.dtype}")
+        return self._keys._rewrap(fnp.at(self._keys._data)[self._idx].set(values._data,
+                                                                           **kwargs))
 
     def _no_arithmetic(self, *args: Any, **kwargs: Any) -> Any:
         raise TypeError("arithmetic updates (add, multiply, min, max, ...) are not defined on "
@@ -312,18 +370,15 @@ class _KeyAtIndex:
     add = multiply = mul = divide = power = min = max = apply = _no_arithmetic
 
 
-def key_dtype(impl: Any = None) -> KeyDType:
-    """The dtype of typed keys of implementation ``impl`` (only ``'threefry2x32'``, the
-    default): ``key<fry>``, as JAX's ``key_dtype``.
+def key_dtype(impl_spec: Any = None) -> KeyDType:
+    """The dtype of typed keys of implementation ``impl_spec`` (default: the
+    ``jax_default_prng_impl``, ``'threefry2x32'``), as JAX's ``key_dtype``.
 
     Example:
-        >>> key_dtype()
-        key<fry>
+        >>> key_dtype(), key_dtype("unsafe_rbg")
+        (key<fry>, key<urbg>)
     """
-    if impl not in (None, _IMPL_NAME, "threefry") and getattr(impl, "name", None) != _IMPL_NAME:
-        raise ValueError(f"key_dtype: impl={impl!r} is not available; funcgrad implements "
-                         "'threefry2x32' (JAX's default) only")
-    return KEY_DTYPE
+    return _KEY_DTYPES[impl_name("key_dtype", impl_spec)]
 
 
 def is_typed_key(x: Any) -> bool:
@@ -333,9 +388,13 @@ def is_typed_key(x: Any) -> bool:
 
 register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Array's
 register_extended_type(PRNGKeyArray)  # fnp.stack / where / take / ... on keys, as jnp's
+# the implementation is static data of the tree (as JAX's, where it is part of the dtype)
 tree_util.register_pytree_node(
-    PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0]))
-# exported programs may take and return keys (funcgrad.export)
+    PRNGKeyArray, lambda k: ((k._data,), k._impl),
+    lambda impl, children: PRNGKeyArray(children[0], impl))
+# exported programs may take and return keys (funcgrad.export); files from before the other
+# implementations wrote no auxdata: Threefry keys
 register_pytree_node_serialization(
     PRNGKeyArray, serialized_name="funcgrad.random.PRNGKeyArray",
-    serialize_auxdata=lambda aux: b"", deserialize_auxdata=lambda data: None)
+    serialize_auxdata=lambda impl: impl.encode(),
+    deserialize_auxdata=lambda data: data.decode() or _IMPL_NAME)

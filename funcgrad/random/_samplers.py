@@ -24,6 +24,7 @@ from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.ops.special import erf, erfinv
 from funcgrad.random._core import check_key, random_bits, shape_arg, split2
+from funcgrad.random._keys import PRNGKeyArray
 from funcgrad.random._reuse import consumes
 
 __all__ = [
@@ -51,6 +52,8 @@ def float_dtype(name: str, dtype: Any, allow_complex: bool = False) -> numpy.dty
 
 
 def device_of(x: Any) -> str:
+    if isinstance(x, PRNGKeyArray):  # a key of another implementation than Threefry
+        return x.device
     return get_aval(x).device or get_default_device()
 
 
