@@ -34,6 +34,7 @@ from funcgrad.scipy.linalg._decomp import (
     eigh,
     eigh_tridiagonal,
     hessenberg,
+    ldl,
     lu,
     lu_factor,
     polar,
@@ -133,5 +134,5 @@ __all__ = [
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
-    "expm_cond", "matrix_balance",
+    "expm_cond", "matrix_balance", "ldl",
 ]

@@ -3,6 +3,7 @@ polar decomposition (SciPy's signatures; see docs/scipy.md)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy
@@ -11,7 +12,9 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
+from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
+from funcgrad.ops import ldl as _ldl
 from funcgrad.ops import linalg_decomp as _ld
 from funcgrad.ops import lu as _lu
 from funcgrad.ops import schur as _schur
@@ -27,7 +30,7 @@ from funcgrad.scipy.linalg._util import (
 
 __all__ = ["lu", "lu_factor", "cholesky", "cho_factor", "qr", "svd", "eigh",
            "eigh_tridiagonal", "polar", "hessenberg", "schur", "rsf2csf", "qr_multiply", "rq",
-           "qr_update", "qr_insert", "qr_delete"]
+           "qr_update", "qr_insert", "qr_delete", "ldl"]
 
 
 def lu_factor(a: Any, overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any]:
@@ -717,3 +720,33 @@ def qr_delete(Q: Any, R: Any, k: int, p: int = 1, which: str = "row",  # noqa: N
     new_a = (fnp.concatenate([a[:k], a[k + p:]], axis=0) if which == "row"
              else fnp.concatenate([a[:, :k], a[:, k + p:]], axis=1))
     return _qr_like("qr_delete", q, r, new_a)
+
+
+def ldl(A: Any, lower: bool = True, hermitian: bool = True,  # noqa: N803
+        overwrite_a: bool = False, check_finite: bool = True) -> tuple[Any, Any, Any]:
+    """``(lu, d, perm)`` with ``A = lu d lu^H`` (``lu d lu^T`` for real ``A`` or
+    ``hermitian=False``), as ``scipy.linalg.ldl``: the Bunch-Kaufman factorization of a
+    symmetric/Hermitian matrix, reading its lower (``lower=True``) or upper triangle. ``d`` is
+    block diagonal (1x1 and 2x2 blocks), ``lu[perm]`` unit triangular, ``perm`` int64. LAPACK's
+    pivoting (``?sytf2``/``?hetf2``), so SciPy's pivots and factors; computed on the host,
+    stacks of matrices and ``jit``/``vmap`` work; not differentiable (the pivoting is a
+    discrete choice).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> a = np.array([[2.0, -1.0, 3.0], [-1.0, 2.0, 0.0], [3.0, 0.0, 1.0]])
+        >>> lu, d, perm = fsl.ldl(a)
+        >>> np.allclose(lu @ d @ lu.T, a), perm.tolist()
+        (True, [0, 1, 2])
+    """
+    del overwrite_a, check_finite
+    a = fnp.atleast_2d(as_inexact(A))
+    shape = get_aval(a).shape
+    if shape[-1] != shape[-2]:
+        raise LinAlgShapeError(f'ldl: the input array "a" should be square, got shape {shape}')
+    if (hermitian and get_aval(a).dtype.kind == "c" and not isinstance(a, Tracer)
+            and numpy.any(numpy.diagonal(to_numpy(a), axis1=-2, axis2=-1).imag)):
+        warnings.warn("ldl: the imaginary parts of the diagonal are ignored; use "
+                      "hermitian=False for complex symmetric matrices",
+                      numpy.exceptions.ComplexWarning, stacklevel=2)
+    return _ldl.ldl(a, lower=bool(lower), hermitian=bool(hermitian))
