@@ -63,7 +63,7 @@ from funcgrad.api_jit import (
 )
 from funcgrad.api_pmap import pmap
 from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
-from funcgrad.api_shard_map import shard_map
+from funcgrad.api_shard_map import shard_map, smap
 from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_coefficients
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
@@ -224,6 +224,7 @@ __all__ = [
     "transfer_guard_device_to_device",
     "sharding",
     "shard_map",
+    "smap",
     "make_mesh",
     "set_mesh",
     "NamedSharding",

@@ -577,3 +577,36 @@ def test_linear_transpose_inside_a_checked_body_follows_jaxs_types() -> None:
         sm(varying_ct, P("i"), P("i"))(x)
     with pytest.raises(TypeError, match="cotangent type does not match function output"):
         sm(lambda a: funcgrad.vjp(lambda b: lax.psum(b, "i"), a)[1](a), P("i"), P("i"))(x)
+
+
+def test_smap_maps_one_mesh_axis_as_jax() -> None:
+    # JAX 0.10.2's jax.smap under jax.set_mesh (forced host devices), values recorded
+    x = dev(np.arange(8.0).reshape(4, 2))
+    with pytest.raises(ValueError, match="context mesh cannot be empty"):
+        funcgrad.smap(lambda a: a, in_axes=0, out_axes=0, axis_name="i")(x)
+    with set_mesh(_mesh(4, names=("i",))):
+        f = funcgrad.smap(lambda a: a * lax.axis_index("i"), in_axes=1, out_axes=1,
+                          axis_name="i")
+        np.testing.assert_allclose(to_host(f(dev(np.arange(8.0).reshape(2, 4)))),
+                                   [[0, 1, 4, 9], [0, 5, 12, 21]])
+        total = funcgrad.grad(lambda w: funcgrad.smap(
+            lambda a, w: lax.psum((a * w).sum(), "i"), in_axes=(0, None), out_axes=None,
+            axis_name="i")(x, w))(1.0)
+        assert float(total) == 28.0
+        deco = funcgrad.smap(in_axes=0, out_axes=-1, axis_name="i")(lambda a: a + 1)
+        assert deco(x).shape == (1, 8)  # the blocks (1, 2) put together along the last axis
+        with pytest.raises(TypeError, match="in_axes is required"):
+            funcgrad.smap(lambda a: a, out_axes=0, axis_name="i")(x)
+        with pytest.raises(TypeError, match="must be an int, None, or a tuple"):
+            funcgrad.smap(lambda a, b: a, in_axes=[0, None], out_axes=0, axis_name="i")(x, 1)
+        with pytest.raises(ValueError, match="must be the same on every shard"):
+            funcgrad.smap(lambda a: a, in_axes=0, out_axes=None, axis_name="i")(x)
+    with set_mesh(_mesh(2, 2, names=("i", "j"))):
+        # the other mesh axis is not mapped over
+        f = funcgrad.smap(lambda a: a * 2 + lax.axis_index("i"), in_axes=0, out_axes=0,
+                          axis_name="i")
+        np.testing.assert_allclose(to_host(f(x)), [[0, 2], [4, 6], [9, 11], [13, 15]])
+        inner = funcgrad.smap(lambda a: a + 10 * lax.axis_index("i") + lax.axis_index("j"),
+                              in_axes=1, out_axes=1, axis_name="j")
+        nested = funcgrad.smap(inner, in_axes=0, out_axes=0, axis_name="i")
+        np.testing.assert_allclose(to_host(nested(dev(np.zeros((2, 2))))), [[0, 1], [10, 11]])
