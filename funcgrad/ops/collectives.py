@@ -364,7 +364,8 @@ def _gather_shape(shape: tuple, n: int, axis: int, tiled: bool) -> tuple:
     return shape[:axis] + (n,) + shape[axis:]
 
 
-def _all_gather_impl(x: Any, *, axis_name: Any, axis: int, tiled: bool) -> list[Any]:
+def _all_gather_impl(x: Any, *, axis_name: Any, axis: int, tiled: bool,
+                     invariant: bool = False) -> list[Any]:
     comm = _process_comm(axis_name, "all_gather")
     x = _array(x)
     parts = comm.allgather(x)  # one array per member, in rank order
@@ -372,12 +373,14 @@ def _all_gather_impl(x: Any, *, axis_name: Any, axis: int, tiled: bool) -> list[
     return [xp.concatenate(parts, axis) if tiled else xp.stack(parts, axis)]
 
 
-def _all_gather_abstract(a: ShapedArray, *, axis_name: Any, axis: int, tiled: bool):
+def _all_gather_abstract(a: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
+                         invariant: bool = False):
     n = _frame(axis_name, "all_gather").size
     return [ShapedArray(_gather_shape(a.shape, n, axis, tiled), a.dtype, False, a.device)]
 
 
-def _all_gather_transpose(ct, x, *, axis_name: Any, axis: int, tiled: bool):
+def _all_gather_transpose(ct, x, *, axis_name: Any, axis: int, tiled: bool,
+                          invariant: bool = False):
     # Member m's x appears in every member's output: its cotangent is the sum over members of
     # their cotangents' slot m.
     total = bind1(psum_p, instantiate(ct), axis_name=(axis_name,))
@@ -388,18 +391,21 @@ def _all_gather_transpose(ct, x, *, axis_name: Any, axis: int, tiled: bool):
     return [piece if tiled else _shape.squeeze(piece, (axis,))]
 
 
-def _all_gather_other_axis(axis_size: int, vals, dims, *, axis_name, axis, tiled):
+def _all_gather_other_axis(axis_size: int, vals, dims, *, axis_name, axis, tiled,
+                           invariant=False):
     x = moveaxis_to_front(vals[0], dims[0])
-    return [bind1(all_gather_p, x, axis_name=axis_name, axis=axis + 1, tiled=tiled)], [0]
+    extra = {"invariant": True} if invariant else {}
+    return [bind1(all_gather_p, x, axis_name=axis_name, axis=axis + 1, tiled=tiled, **extra)
+            ], [0]
 
 
-def _all_gather_named(axis_size: int, vals, dims, *, axis_name, axis, tiled):
+def _all_gather_named(axis_size: int, vals, dims, *, axis_name, axis, tiled, invariant=False):
     x = bdim_at_front(vals[0], dims[0], axis_size)  # (members, *shape)
     out = _shape.moveaxis(x, 0, axis)
     if tiled:
         shape = get_aval(vals[0]).shape if dims[0] is None else get_aval(x).shape[1:]
         out = _shape.reshape(out, _gather_shape(shape, axis_size, axis, True))
-    if _checked_axis(batching.current_axis_name()):
+    if not invariant and _checked_axis(batching.current_axis_name()):
         # JAX's shard_map (check_vma=True) types all_gather's result as varying over the
         # axis (its gradients, and out_specs' replication check, follow): one copy a member.
         return [bdim_at_front(out, None, axis_size)], [0]
@@ -419,9 +425,15 @@ batching.named_axis_batch_rules[all_gather_p] = _all_gather_named
 
 
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
-               tiled: bool = False) -> Any:
+               tiled: bool = False, to: str = "varying") -> Any:
     """Every member's ``x``, stacked along a new axis ``axis`` (or concatenated along an
     existing one with ``tiled=True``), in member order.
+
+    ``to`` (JAX's) types the result inside a ``shard_map`` body that checks what varies
+    (``check_vma=True``): ``"varying"`` (one copy per member: an ``out_specs`` leaving the
+    axis out refuses it, a gradient inside the body counts every member's copy) or
+    ``"invarying"`` (the same on every member: it may be returned with ``P()``, and counts
+    once). Under ``vmap`` both are the same.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -431,6 +443,14 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     """
     _no_groups("all_gather", axis_index_groups)
     check_static("all_gather", axis=axis, tiled=tiled)
+    if to not in ("varying", "invarying", "reduced"):
+        raise ValueError(f"all_gather: to must be 'varying', 'invarying' or 'reduced', got "
+                         f"{to!r}")
+    if to == "reduced":
+        raise ValueError("all_gather(to='reduced'): reduced values are part of JAX's explicit "
+                         "sharding types, which funcgrad (one device) does not have; use "
+                         "'varying' or 'invarying'")
+    extra = {"invariant": True} if to == "invarying" else {}
 
     names = _as_names(axis_name)
 
@@ -441,12 +461,13 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
         if tiled and nd == 0:
             raise ShapeError("all_gather(tiled=True) needs an array with at least one axis")
         if len(names) == 1:
-            return bind1(all_gather_p, v, axis_name=names[0], axis=ax, tiled=bool(tiled))
+            return bind1(all_gather_p, v, axis_name=names[0], axis=ax, tiled=bool(tiled),
+                         **extra)
         # Several names: members in row-major order over the names as given (as
         # axis_index of the tuple), gathering the last name first, each at position ax.
         out = v
         for n in reversed(names):
-            out = bind1(all_gather_p, out, axis_name=n, axis=ax, tiled=False)
+            out = bind1(all_gather_p, out, axis_name=n, axis=ax, tiled=False, **extra)
         sizes = get_aval(out).shape[ax:ax + len(names)]
         merged = math.prod(sizes) * (shape[ax] if tiled else 1)
         rest = shape[ax + 1:] if tiled else shape[ax:]

@@ -610,3 +610,26 @@ def test_smap_maps_one_mesh_axis_as_jax() -> None:
                               in_axes=1, out_axes=1, axis_name="j")
         nested = funcgrad.smap(inner, in_axes=0, out_axes=0, axis_name="i")
         np.testing.assert_allclose(to_host(nested(dev(np.zeros((2, 2))))), [[0, 1], [10, 11]])
+
+
+def test_all_gather_to_invarying_is_the_same_on_every_shard() -> None:
+    # JAX 0.10.2: all_gather(..., to='invarying') may be returned with P(), and a gradient
+    # inside the body counts it once (2x; the varying result counts every shard's copy: 8x)
+    mesh = _mesh(4, names=("i",))
+    x = dev(np.arange(8.0))
+
+    def sm(f, out_specs):
+        return funcgrad.shard_map(f, mesh=mesh, in_specs=P("i"), out_specs=out_specs)
+
+    def gathered(to):
+        return lambda a: lax.all_gather(a, "i", tiled=True, to=to)
+
+    np.testing.assert_allclose(to_host(sm(gathered("invarying"), P())(x)), np.arange(8.0))
+    for to, scale in [("invarying", 2.0), ("varying", 8.0)]:
+        inner = sm(lambda a, to=to: funcgrad.grad(lambda b: (gathered(to)(b) ** 2).sum())(a),
+                   P("i"))
+        np.testing.assert_allclose(to_host(inner(x)), scale * np.arange(8.0))
+    outer = funcgrad.grad(lambda a: sm(lambda b: (gathered("invarying")(b) ** 2).sum(), P())(a))
+    np.testing.assert_allclose(to_host(outer(x)), 2 * np.arange(8.0))
+    with pytest.raises(ValueError, match="to must be"):
+        sm(gathered("invariant"), P())(x)
