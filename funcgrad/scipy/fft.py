@@ -33,13 +33,14 @@ from funcgrad import config as _config
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.numpy import fft as _npfft
+from funcgrad.scipy._fftlog import fht, fhtoffset, ifht
 
 __all__ = [
     "dct", "idct", "dctn", "idctn", "dst", "idst", "dstn", "idstn",
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
     "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "prev_fast_len",
-    "set_workers", "get_workers",
+    "set_workers", "get_workers", "fht", "ifht", "fhtoffset",
 ]
 
 _NORMS = (None, "backward", "ortho", "forward")
