@@ -216,6 +216,10 @@ def array(
     """
     device = _out_sharding("array", device, out_sharding)
     _check_order(order, "array")
+    if _ext.is_extended(object) and dtype is None:  # keys: a copy of the keys, as jnp.array's
+        keys = object._rewrap(array(object._data, copy=copy)) if copy else object
+        nd = keys.ndim
+        return keys.reshape((1,) * (ndmin - nd) + keys.shape) if ndmin > nd else keys
     if isinstance(object, Tracer) or device_of(object) is not None or _needs_stacking(object):
         out = asarray(object, dtype, copy=copy)
     else:
@@ -411,6 +415,8 @@ def zeros_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
         >>> zeros_like(numpy.ones((2,), numpy.float32)).dtype
         dtype('float32')
     """
+    if _ext.is_extended(a) and dtype is None:
+        return _ext.full_like(a, 0, shape)  # keys whose words are all 0, as JAX's
     device = _out_sharding("zeros_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "zeros_like", device)
     return xp_for_device(dev).zeros(shp, dtype=dt)
@@ -425,6 +431,8 @@ def ones_like(a: Any, dtype: Any = None, order: Any = "K", subok: bool = True,
         >>> ones_like([1, 2]).tolist()
         [1, 1]
     """
+    if _ext.is_extended(a) and dtype is None:
+        return _ext.full_like(a, 1, shape)  # keys whose words are all 1, as JAX's
     device = _out_sharding("ones_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "ones_like", device)
     return xp_for_device(dev).ones(shp, dtype=dt)
@@ -450,6 +458,8 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
         >>> full_like(numpy.zeros(2, numpy.int64), 2.7).tolist()
         [2, 2]
     """
+    if _ext.is_extended(a) and dtype is None:
+        return _ext.full_like(a, fill_value, shape)
     device = _out_sharding("full_like", device, out_sharding)
     dev, dt, shp = _like_spec(a, dtype, shape, "full_like", device)
     if isinstance(fill_value, Tracer):

@@ -6,7 +6,11 @@ with trailing dimensions of its own: a key array of shape ``S`` holds ``uint32``
 ``concatenate``, ``where``, ``take``, ``expand_dims``, ``broadcast_to``, ``reshape``,
 ``flip``, ``asarray``) work on such arrays as ``jax.numpy``'s do on key arrays: each rule
 here applies the same function to the data, its axes counted among the leading
-(element) axes, and wraps the result. Arithmetic has no rule: it stays refused.
+(element) axes, and wraps the result. The other functions of the element axes only
+(``squeeze``, ``ravel``, ``transpose``, ``moveaxis``, ``tile``, ``repeat``, ``roll``,
+``split``, ...) go through :func:`by_index`: the function of the elements' indices, then
+those elements gathered. ``zeros_like``/``ones_like``/``full_like`` fill the data, as JAX's.
+Arithmetic has no rule: it stays refused.
 
 Example:
     >>> import funcgrad.numpy as fnp
@@ -27,7 +31,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.errors import AxisError
 
-__all__ = ["is_extended", "any_extended", "register_extended_type"]
+__all__ = ["is_extended", "any_extended", "register_extended_type", "by_index", "full_like"]
 
 #: the extended array classes: each has ``_data``, ``_trailing_ndim`` (the data's own trailing
 #: dims), ``ndim``, ``ravel()``, ``reshape()`` and ``_rewrap(data)``
@@ -134,3 +138,32 @@ def flip(a: Any, axis: Any = None) -> Any:
         axes = tuple(axis) if isinstance(axis, tuple | list) else (axis,)
         axes = tuple(_axis("flip", x, a.ndim) for x in axes)
     return a._rewrap(fnp.flip(a._data, axes)) if axes else a
+
+
+def by_index(fn: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(a, *args, **kwargs)`` for a function ``fn`` that only moves, selects or repeats
+    elements: ``fn`` of the elements' flat indices (static: the shape is), then the keys at
+    the resulting indices; a tuple or list of results (``split``) gives one of key arrays."""
+    idx = fn(numpy.arange(a.size).reshape(a.shape), *args, **kwargs)
+    flat = a.ravel()
+
+    def gather(i: Any) -> Any:
+        return take(flat, i, axis=0)
+
+    if isinstance(idx, tuple | list):
+        return type(idx)(gather(i) for i in idx)
+    return gather(idx)
+
+
+def full_like(a: Any, fill_value: Any, shape: Any = None) -> Any:
+    """Keys of ``a``'s kind and ``shape`` (default ``a.shape``) whose data is ``fill_value``:
+    an integer fills every word (JAX's ``zeros_like`` / ``ones_like`` of keys), a key array
+    broadcasts its data."""
+    shape = a.shape if shape is None else (shape,) if isinstance(shape, int) else tuple(shape)
+    words = tuple(get_aval(a._data).shape[a.ndim:])
+    if is_extended(fill_value):
+        if fill_value.dtype != a.dtype:
+            raise TypeError(f"full_like: the fill value is a {fill_value.dtype} key array, "
+                            f"the array's dtype is {a.dtype}")
+        return a._rewrap(fnp.broadcast_to(fill_value._data, (*shape, *words)))
+    return a._rewrap(fnp.full_like(a._data, fill_value, shape=(*shape, *words)))

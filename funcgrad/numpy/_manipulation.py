@@ -27,6 +27,7 @@ import numpy
 
 import funcgrad.numpy._creation as _fc
 import funcgrad.numpy._elementwise as _fe
+import funcgrad.numpy._extended as _ext
 import funcgrad.numpy._indexing as _fi
 import funcgrad.numpy._linalg_ops as _fl
 import funcgrad.numpy._reductions as _fr
@@ -436,6 +437,8 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
         >>> [v.tolist() for v in unstack(numpy.array([[1, 2], [3, 4]]), axis=1)]
         [[1, 3], [2, 4]]
     """
+    if _ext.is_extended(x):
+        return _ext.by_index(unstack, x, axis=axis)
     x = _arr(x)
     xa = get_aval(x)
     if xa.ndim == 0:
@@ -1301,6 +1304,10 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
         >>> array_equal([1, 2], numpy.array([1, 2])), array_equal([1, 2], [1, 2, 3])
         (True, False)
     """
+    if _ext.is_extended(a1) or _ext.is_extended(a2):
+        if not (_ext.is_extended(a1) and _ext.is_extended(a2)) or a1.shape != a2.shape:
+            return False
+        return _concrete_bool(_fr.all(a1 == a2))
     x, y = _arr(a1), _arr(a2)
     if get_aval(x).shape != get_aval(y).shape:
         return False

@@ -222,6 +222,8 @@ def ravel(a: Any, order: str = "C") -> Any:
         >>> ravel(numpy.array([[1, 2], [3, 4]]), order="F").tolist()
         [1, 3, 2, 4]
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(ravel, a, order)
     order = _order("ravel", order)
     perm = None
     if order == "F" or order == "A" and _is_fortran(a):
@@ -243,6 +245,8 @@ def transpose(a: Any, axes: Any = None) -> Any:
         >>> transpose(numpy.ones((2, 3, 4)), (1, 0, 2)).shape
         (3, 2, 4)
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(transpose, a, axes)
     a = _arr(a)
     nd = get_aval(a).ndim
     if axes is None:
@@ -288,6 +292,8 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
         >>> moveaxis(numpy.zeros((3, 4, 5)), [0, 1], [-1, -2]).shape
         (5, 4, 3)
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(moveaxis, a, source, destination)
     a = _arr(a)
     nd = get_aval(a).ndim
     src = _axes_tuple("moveaxis", source, nd, "source")
@@ -310,6 +316,8 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
         >>> swapaxes(numpy.zeros((2, 3)), 0, 1).shape
         (3, 2)
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(swapaxes, a, axis1, axis2)
     a = _arr(a)
     nd = get_aval(a).ndim
     return _shape.swapaxes(a, _axis("swapaxes", axis1, nd, "axis1"),
@@ -323,6 +331,8 @@ def squeeze(a: Any, axis: Any = None) -> Any:
         >>> squeeze(numpy.zeros((1, 3, 1)), axis=0).shape
         (3, 1)
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(squeeze, a, axis)
     a = _arr(a)
     av = get_aval(a)
     if axis is None:
@@ -432,6 +442,8 @@ def atleast_1d(*arys: Any) -> Any:
         >>> atleast_1d(1.0).shape
         (1,)
     """
+    if len(arys) == 1 and _ext.is_extended(arys[0]):
+        return _ext.by_index(atleast_1d, arys[0])
     return _atleast(arys, 1)
 
 
@@ -442,6 +454,8 @@ def atleast_2d(*arys: Any) -> Any:
         >>> atleast_2d(numpy.ones(3)).shape
         (1, 3)
     """
+    if len(arys) == 1 and _ext.is_extended(arys[0]):
+        return _ext.by_index(atleast_2d, arys[0])
     return _atleast(arys, 2)
 
 
@@ -452,6 +466,8 @@ def atleast_3d(*arys: Any) -> Any:
         >>> atleast_3d(numpy.ones(3)).shape
         (1, 3, 1)
     """
+    if len(arys) == 1 and _ext.is_extended(arys[0]):
+        return _ext.by_index(atleast_3d, arys[0])
     return _atleast(arys, 3)
 
 
@@ -654,6 +670,8 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
         >>> [p.shape for p in array_split(numpy.arange(5), 2)]
         [(3,), (2,)]
     """
+    if _ext.is_extended(ary):  # a key array: the same function of its element axes
+        return _ext.by_index(array_split, ary, indices_or_sections, axis)
     return _split(ary, indices_or_sections, axis, False, "array_split")
 
 
@@ -664,6 +682,8 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
         >>> [p.tolist() for p in split(numpy.arange(4), [1, 3])]
         [[0], [1, 2], [3]]
     """
+    if _ext.is_extended(ary):  # a key array: the same function of its element axes
+        return _ext.by_index(split, ary, indices_or_sections, axis)
     return _split(ary, indices_or_sections, axis, True, "split")
 
 
@@ -748,6 +768,8 @@ def tile(A: Any, reps: Any) -> Any:
         >>> tile(numpy.array([1, 2]), 2).tolist()
         [1, 2, 1, 2]
     """
+    if _ext.is_extended(A):  # a key array: the same function of its element axes
+        return _ext.by_index(tile, A, reps)
     x = _arr(A)
     reps = tuple(_static_ints(reps, "tile: reps"))
     if any(r < 0 for r in reps):
@@ -789,6 +811,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
         >>> repeat(numpy.array([1, 2, 3]), numpy.array([2, 0, 1]), total_repeat_length=5).tolist()
         [1, 1, 3, 3, 3]
     """
+    if _ext.is_extended(a):
+        return _ext.by_index(repeat, a, repeats, axis, total_repeat_length=total_repeat_length)
     x = _arr(a)
     # (NumPy repeats a 0-d array along axis 0 or -1 as if it were 1-d)
     if axis is None or get_aval(x).ndim == 0 and type(axis) is int and axis in (0, -1):
@@ -903,6 +927,8 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         >>> roll(numpy.arange(4), 1).tolist()
         [3, 0, 1, 2]
     """
+    if _ext.is_extended(a):  # a key array: the same function of its element axes
+        return _ext.by_index(roll, a, shift, axis)
     x = _arr(a)
     if axis is None:
         return _shape.reshape(roll(ravel(x), shift, 0), get_aval(x).shape)
@@ -971,6 +997,8 @@ def rot90(m: Any, k: int = 1, axes: Sequence[int] = (0, 1)) -> Any:
         >>> rot90(numpy.array([[1, 2], [3, 4]])).tolist()
         [[2, 4], [1, 3]]
     """
+    if _ext.is_extended(m):  # a key array: the same function of its element axes
+        return _ext.by_index(rot90, m, k, axes)
     axes = tuple(axes)
     if len(axes) != 2:
         raise ValueError("rot90: len(axes) must be 2.")
@@ -1311,6 +1339,8 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Any:
         >>> x = numpy.ones(2); copy(x) is x
         False
     """
+    if _ext.is_extended(a):
+        return a._rewrap(copy(a._data))
     if isinstance(a, Tracer):
         return a
     dev = device_of(a)

@@ -401,3 +401,42 @@ def test_lax_select_takes_key_arrays() -> None:
     assert data(got)[1] == [[2676565412, 4109519897], [1877436067, 1979300842]]
     with pytest.raises(TypeError, match="all be key arrays"):
         lax.select(dev(np.array(True)), ks, R.key_data(k2))
+
+
+def test_numpy_functions_of_key_arrays() -> None:
+    # jnp.zeros_like / ones_like / full_like of keys fill the key data (JAX 0.10.2: zeros_like
+    # of split(key(0), 3) has data [[0, 0]] * 3, ones_like [[1, 1]] * 3); the functions of the
+    # element axes give the keys those functions pick (JAX: key arrays of the same dtype)
+    ks = dev(R.split(R.key(0), 6)).reshape(2, 3)
+    d = np.asarray(h(R.key_data(ks)))
+    for f, words in ((fnp.zeros_like, 0), (fnp.ones_like, 1), (fnp.empty_like, 0),
+                     (lambda k: fnp.full_like(k, 5), 5)):
+        z = f(ks)
+        assert z.dtype == ks.dtype and data(z) == np.full((2, 3, 2), words).tolist()
+    assert data(fnp.full_like(ks, ks[0, 1])) == np.broadcast_to(d[0, 1], (2, 3, 2)).tolist()
+    assert data(fnp.zeros_like(ks, shape=(4,))) == [[0, 0]] * 4
+    assert data(funcgrad.jit(fnp.zeros_like)(ks)) == np.zeros((2, 3, 2)).tolist()
+    assert fnp.zeros_like(R.key(0, impl="rbg")).dtype == R.key_dtype("rbg")
+    cases = [
+        (lambda k: fnp.squeeze(k[None]), lambda x: x),
+        (fnp.ravel, lambda x: x.reshape(6, 2)),
+        (fnp.transpose, lambda x: x.transpose(1, 0, 2)),
+        (lambda k: fnp.moveaxis(k, 0, 1), lambda x: x.transpose(1, 0, 2)),
+        (lambda k: fnp.swapaxes(k, 0, 1), lambda x: x.transpose(1, 0, 2)),
+        (lambda k: fnp.tile(k, 2), lambda x: np.tile(x, (1, 2, 1))),
+        (lambda k: fnp.repeat(k, 2, axis=1), lambda x: np.repeat(x, 2, axis=1)),
+        (lambda k: fnp.roll(k, 1, axis=1), lambda x: np.roll(x, 1, axis=1)),
+        (fnp.rot90, lambda x: np.rot90(x, axes=(0, 1))),
+        (lambda k: fnp.atleast_1d(k[0, 0]), lambda x: x[0, :1]),
+        (lambda k: fnp.array(k, ndmin=3), lambda x: x[None]),
+        (fnp.copy, lambda x: x),
+    ]
+    for f, expected in cases:
+        out = f(ks)
+        assert out.dtype == ks.dtype and data(out) == expected(d).tolist()
+    parts = fnp.split(ks, 3, axis=1)
+    assert [data(p) for p in parts] == [d[:, i:i + 1].tolist() for i in range(3)]
+    rows = fnp.unstack(ks)
+    assert isinstance(rows, tuple) and [data(r) for r in rows] == [d[0].tolist(), d[1].tolist()]
+    assert fnp.array_equal(ks, fnp.copy(ks)) is True
+    assert fnp.array_equal(ks, ks[:1]) is False
