@@ -15,6 +15,8 @@ Example:
            [0., 1.]])
 """
 
+from typing import Any
+
 from funcgrad.scipy.linalg._basic import (
     cho_solve_banded,
     cholesky_banded,
@@ -119,6 +121,37 @@ from funcgrad.scipy.linalg._special_matrices import (
     triu,
 )
 from funcgrad.scipy.linalg._sylvester import solve_sylvester
+
+# SciPy's names that are not here, and why: asking for one raises an AttributeError (so
+# hasattr() is still False) that says so instead of a bare "no attribute".
+_NOT_HERE = {
+    "qz": "the generalized Schur (QZ) decomposition needs LAPACK's ?gges, which NumPy and "
+          "CuPy do not expose; for generalized eigenvalues use eig(a, b)",
+    "ordqz": "the ordered QZ decomposition needs LAPACK's ?gges/?tgsen, which NumPy and CuPy "
+             "do not expose; for generalized eigenvalues use eig(a, b)",
+    "cossin": "the cosine-sine decomposition needs LAPACK's ?uncsd/?orcsd, which NumPy and "
+              "CuPy do not expose",
+    "get_lapack_funcs": "funcgrad calls no LAPACK routines directly (they would neither "
+                        "trace nor differentiate); use the functions of this module",
+    "get_blas_funcs": "funcgrad calls no BLAS routines directly; use funcgrad.numpy's "
+                      "matmul/dot and this module's solvers",
+    "find_best_blas_type": "funcgrad calls no BLAS/LAPACK routines directly",
+    "lapack": "funcgrad exposes no LAPACK wrappers (scipy.linalg.lapack)",
+    "blas": "funcgrad exposes no BLAS wrappers (scipy.linalg.blas)",
+    "cython_blas": "funcgrad exposes no BLAS wrappers",
+    "cython_lapack": "funcgrad exposes no LAPACK wrappers",
+    "clarkson_woodruff_transform": "a sparse random sketch: use funcgrad.random to draw the "
+                                   "sketch matrix and multiply",
+    "interpolative": "the interpolative decomposition (scipy.linalg.interpolative) is not "
+                     "implemented",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NOT_HERE:
+        raise AttributeError(f"funcgrad.scipy.linalg has no {name!r}: {_NOT_HERE[name]} "
+                             "(see docs/scipy.md)")
+    raise AttributeError(f"module 'funcgrad.scipy.linalg' has no attribute {name!r}")
 
 __all__ = [
     "lu", "lu_factor", "lu_solve", "cholesky", "cho_factor", "cho_solve", "qr", "svd",

@@ -241,3 +241,13 @@ def test_signatures_of_scipy_and_jax_calls() -> None:
     assert_allclose(host(fsl.solve_triangular(dev(s), dev(np.ones(2)), debug=None)),
                     sl.solve_triangular(s, np.ones(2)), rtol=1e-12, atol=1e-12)
     fsl.eigh_tridiagonal(dev(np.array([2.0, 2.0])), dev(np.array([1.0])), tol=None, key=None)
+
+
+def test_missing_scipy_names_say_why() -> None:
+    assert not hasattr(fsl, "qz")
+    with pytest.raises(AttributeError, match="QZ.*eig\\(a, b\\)"):
+        fsl.qz  # noqa: B018
+    with pytest.raises(AttributeError, match="no BLAS/LAPACK routines"):
+        fsl.find_best_blas_type  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        fsl.no_such_name  # noqa: B018
