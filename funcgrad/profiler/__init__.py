@@ -209,10 +209,17 @@ class FunctionEvent(_TimeStrings):
 
     __slots__ = ("name", "start_ns", "end_ns", "child_ns", "input_shapes", "thread", "kind",
                  "source", "id", "self_cpu_memory_usage", "child_memory", "has_children",
-                 "cpu_parent", "cpu_children", "flops")
+                 "cpu_parent", "cpu_children", "flops", "trace_name", "stack")
 
-    def __init__(self, name: str, kind: str, input_shapes: list | None, source: str) -> None:
+    def __init__(self, name: str, kind: str, input_shapes: list | None, source: str,
+                 trace_name: str | None = None) -> None:
         self.name = name
+        #: the name in the Chrome trace: ``name``, but a step range's own number
+        #: (``ProfilerStep#3`` for the event named ``ProfilerStep*``), as PyTorch's
+        self.trace_name = name if trace_name is None else trace_name
+        #: the user's source frames of the operation (``with_stack=True``; else empty), as
+        #: PyTorch's ``FunctionEvent.stack``
+        self.stack: list[str] = []
         self.kind = kind
         self.input_shapes = input_shapes
         self.source = source
@@ -273,10 +280,16 @@ class FunctionEventAvg(_TimeStrings):
     """Events with one key (name, and input shapes when grouped by them), summed."""
 
     __slots__ = ("key", "count", "cpu_time_total", "self_cpu_time_total", "input_shapes",
-                 "cpu_memory_usage", "self_cpu_memory_usage", "flops", "cpu_parent")
+                 "cpu_memory_usage", "self_cpu_memory_usage", "flops", "cpu_parent", "stack",
+                 "cpu_children")
 
-    def __init__(self, key: str, input_shapes: Any = None) -> None:
+    def __init__(self, key: str, input_shapes: Any = None, stack: list[str] | None = None
+                 ) -> None:
         self.key = key
+        #: the grouped frames (``key_averages(group_by_stack_n=n)``: the first ``n``), as
+        #: PyTorch's
+        self.stack = [] if stack is None else stack
+        self.cpu_children: list[Any] = []
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
@@ -344,6 +357,7 @@ class EventList(list):
 
     def table(self, sort_by: str | None = None, row_limit: int = 100,
               max_name_column_width: int = 55, header: str | None = None,
+              max_src_column_width: int = 75,
               top_level_events_only: bool = False, **_: Any) -> str:
         """The events as PyTorch's text table, sorted descending by ``sort_by``.
 
@@ -388,13 +402,25 @@ class EventList(list):
         if with_shapes:
             cols.append("Input Shapes")
             widths.append(max(12, min(60, max(len(str(e.input_shapes)) for e in rows))))
+        # PyTorch's "Source Location" column: the frames of events that have a stack (one
+        # per line below the row), cut from the left to max_src_column_width
+        with_stack = any(getattr(e, "stack", None) for e in rows)
+        if with_stack:
+            cols.append("Source Location")
+            widths.append(max(15, min(max_src_column_width, max(
+                len(f) for e in rows for f in getattr(e, "stack", []) or [""]))))
         sep = "  ".join("-" * w for w in widths)
 
         def line(vals: Sequence[str]) -> str:
             out = [vals[0][:name_w].ljust(name_w)]
             out += [v.rjust(w) for v, w in zip(vals[1:n_num + 1], widths[1:n_num + 1])]
             if with_shapes:
-                out.append(vals[-1][:widths[-1]].ljust(widths[-1]))
+                out.append(vals[n_num + 1][:widths[n_num + 1]].ljust(widths[n_num + 1]))
+            if with_stack:
+                frame = vals[-1]
+                if len(frame) > widths[-1]:
+                    frame = "..." + frame[len(frame) - widths[-1] + 3:]
+                out.append(frame.ljust(widths[-1]))
             return "  ".join(out).rstrip()
 
         lines = []
@@ -413,7 +439,14 @@ class EventList(list):
                 vals.append(f"{e.flops * flops_scale:8.3f}" if e.flops > 0 else "--")
             if with_shapes:
                 vals.append(str(e.input_shapes or []))
+            frames = list(getattr(e, "stack", []) or [])
+            if with_stack:
+                vals.append(frames[0] if frames else "")
             lines.append(line(vals))
+            if with_stack and frames:
+                blank = [""] * (len(cols) - 1)
+                lines += [line(blank + [f]) for f in frames[1:]]
+                lines.append(line(blank + [""]))
         lines.append(sep)
         lines.append(f"Self CPU time total: {_fmt_time(total_self)}")
         return "\n".join(lines)
@@ -435,8 +468,10 @@ class EventList(list):
         """The summed self time of the events (us): the profiled time (PyTorch's)."""
         return sum(e.self_cpu_time_total for e in self)
 
-    def key_averages(self, group_by_input_shape: bool = False, **_: Any) -> EventList:
-        """The events grouped by name (and input shapes), in first-seen order.
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     **_: Any) -> EventList:
+        """The events grouped by name (and input shapes, and the first ``group_by_stack_n``
+        frames of their ``stack``: recorded with ``with_stack=True``), in first-seen order.
 
         Example:
             >>> EventList().key_averages()
@@ -445,10 +480,12 @@ class EventList(list):
         groups: dict[Any, FunctionEventAvg] = {}
         for e in self:
             shapes = e.input_shapes if group_by_input_shape else None
-            key = (e.key, repr(shapes))
+            frames = list(getattr(e, "stack", []))[:group_by_stack_n] \
+                if group_by_stack_n > 0 else []
+            key = (e.key, repr(shapes), tuple(frames))
             avg = groups.get(key)
             if avg is None:
-                avg = groups[key] = FunctionEventAvg(e.key, shapes)
+                avg = groups[key] = FunctionEventAvg(e.key, shapes, frames)
             avg.add(e)
         return EventList(groups.values())
 
@@ -488,6 +525,8 @@ class _Recorder:
         else:
             src = str(user_source_info()) if self.prof.with_stack else ""
         ev = FunctionEvent(name, kind, _shapes(args) if self.prof.record_shapes else None, src)
+        if self.prof.with_stack and src:
+            ev.stack = [src]
         self.prof._open(ev)
         try:
             out = run()
@@ -579,6 +618,9 @@ class profile:  # noqa: N801  (PyTorch's name)
         self._token: Any = None
         self._session_token: Any = None
         self._ids = 0
+        #: the open ``ProfilerStep#n`` range (with a schedule, each step is one, as PyTorch's
+        #: step markers in the table and trace)
+        self._step_range: FunctionEvent | None = None
 
     # -- recording ------------------------------------------------------------------------
 
@@ -622,6 +664,18 @@ class profile:  # noqa: N801  (PyTorch's name)
         self._ctx.__exit__(None, None, None)
         self._ctx = None
 
+    def _enter_step(self) -> None:
+        if self.schedule is not None and self._ctx is not None:
+            ev = FunctionEvent("ProfilerStep*", "range", [] if self.record_shapes else None, "",
+                               trace_name=f"ProfilerStep#{self.step_num}")
+            self._open(ev)
+            self._step_range = ev
+
+    def _exit_step(self) -> None:
+        ev, self._step_range = self._step_range, None
+        if ev is not None and self._ctx is not None and ev in self._stack:
+            self._close(ev)
+
     def _trace_ready(self) -> None:
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
@@ -636,6 +690,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                         else self.schedule(0))
         if self._action in _RECORDING:
             self._begin()
+            self._enter_step()
 
     def stop(self) -> None:
         if not self.enabled:
@@ -647,6 +702,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                 _session.set(False)
             self._session_token = None
         recording = self._ctx is not None
+        self._exit_step()
         self._end()
         if recording:
             self._trace_ready()
@@ -657,6 +713,7 @@ class profile:  # noqa: N801  (PyTorch's name)
         if not self.enabled or self.schedule is None:
             self.step_num += 1
             return
+        self._exit_step()
         prev = self._action
         self.step_num += 1
         self._action = self.schedule(self.step_num)
@@ -665,6 +722,7 @@ class profile:  # noqa: N801  (PyTorch's name)
             self._trace_ready()
         if self._action in _RECORDING:
             self._begin()
+            self._enter_step()
         else:
             self._end()
 
@@ -695,9 +753,11 @@ class profile:  # noqa: N801  (PyTorch's name)
         """Every event summed into one average."""
         return self.events().total_average()
 
-    def key_averages(self, group_by_input_shape: bool = False, **_: Any) -> EventList:
-        """Events grouped by name (and input shapes), in first-seen order."""
-        return self.events().key_averages(group_by_input_shape)
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     **_: Any) -> EventList:
+        """Events grouped by name (and input shapes, and the first ``group_by_stack_n``
+        frames of their stack), in first-seen order."""
+        return self.events().key_averages(group_by_input_shape, group_by_stack_n)
 
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kw: Any) -> str:
         return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)
@@ -762,7 +822,7 @@ class profile:  # noqa: N801  (PyTorch's name)
                 args["Source"] = e.source
             trace.append({
                 "ph": "X", "cat": "user_annotation" if e.kind == "range" else "cpu_op",
-                "name": e.name, "pid": pid, "tid": e.thread,
+                "name": e.trace_name, "pid": pid, "tid": e.thread,
                 "ts": (e.start_ns - t0) / 1e3, "dur": (e.end_ns - e.start_ns) / 1e3,
                 "args": args,
             })

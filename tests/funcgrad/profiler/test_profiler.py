@@ -166,12 +166,20 @@ def test_scheduled_profile_records_active_steps_and_hands_each_cycle_over(tmp_pa
             for _ in range(step + 1):        # step k runs k + 1 sin's
                 fnp.sin(x)
             prof.step()
-    # steps 2 and 3 are active: 3 + 4 sin's, one cycle handed over, at its last step
-    assert cycles == [{"sin": 7}]
+    # steps 2 and 3 are active: 3 + 4 sin's, one cycle handed over, at its last step;
+    # each active step is a ProfilerStep range (torch 2.13: events named 'ProfilerStep*',
+    # trace names 'ProfilerStep#2'/'#3', the step's operations nested in it)
+    assert cycles == [{"ProfilerStep*": 2, "sin": 7}]
     assert prof.step_num == 6
+    steps = [e for e in prof.events() if e.name == "ProfilerStep*"]
+    assert [e.trace_name for e in steps] == ["ProfilerStep#2", "ProfilerStep#3"]
+    assert all(e.cpu_parent is steps[0] or e.cpu_parent is steps[1]
+               for e in prof.events() if e.name == "sin")
     files = sorted(p.name for p in tmp_path.iterdir())
     assert len(files) == 1 and files[0].startswith("w.") and files[0].endswith(
         ".pt.trace.json")
+    names = [e["name"] for e in json.loads((tmp_path / files[0]).read_text())["traceEvents"]]
+    assert names.count("ProfilerStep#2") == 1 and names.count("ProfilerStep#3") == 1
     # without a schedule everything is recorded, and handed over once at the end
     cycles.clear()
     with profile(on_trace_ready=ready) as prof:
@@ -373,3 +381,26 @@ def test_events_have_torchs_device_attributes_as_zero():
         assert e.device_time_total == 0 and e.self_cuda_time_total == 0
         assert e.device_memory_usage == 0 and e.device_type == "CPU"
         assert e.device_time_total_str == "0.000us"
+
+
+def test_with_stack_events_have_stacks_grouped_by_key_averages():
+    # torch 2.13: with_stack=True gives each operation its frames (FunctionEvent.stack);
+    # key_averages(group_by_stack_n=n) splits a name by its first n frames and the table
+    # gets a "Source Location" column (group_by_stack_n was ignored here, stack missing)
+    x = np.ones(3)
+    with profile(with_stack=True) as prof:
+        for _ in range(2):
+            fnp.sin(x)
+        fnp.sin(x)
+    lines = {e.stack[0] for e in prof.events()}
+    assert len(lines) == 2 and all("test_profiler.py" in f for f in lines)
+    assert [e.count for e in prof.key_averages()] == [3]
+    by_line = prof.key_averages(group_by_stack_n=1)
+    assert sorted(e.count for e in by_line) == [1, 2]
+    assert all(len(e.stack) == 1 for e in by_line)
+    table = by_line.table()
+    assert "Source Location" in table and all(f[-40:] in table for f in lines)
+    assert "Source Location" not in prof.key_averages().table()
+    with profile() as quiet:       # without with_stack: no frames
+        fnp.sin(x)
+    assert [e.stack for e in quiet.events()] == [[]]
