@@ -345,13 +345,30 @@ def _stand_in(dtype: numpy.dtype, weak: bool) -> Any:
     return {"i": 0, "u": 0, "f": 0.0, "c": 0j, "b": False}[dtype.kind]
 
 
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def weak_join(dtypes: tuple[numpy.dtype, ...]) -> numpy.dtype:
+    """The dtype of an operation on weakly typed operands of ``dtypes`` alone: the widest
+    of those of the highest kind (bool < integer < float < complex).
+
+    Example:
+        >>> weak_join((numpy.dtype(numpy.float32), numpy.dtype(numpy.int64)))
+        dtype('float32')
+    """
+    top = max(_KIND_RANK.get(d.kind, 0) for d in dtypes)
+    return numpy.dtype(numpy.result_type(*(d for d in dtypes
+                                            if _KIND_RANK.get(d.kind, 0) == top)))
+
+
 @functools.lru_cache(maxsize=4096)
 def _result_dtype_cached(key: tuple[tuple[numpy.dtype, bool], ...]) -> tuple[numpy.dtype, bool]:
     weak = all(w for _, w in key)
     if weak:
-        # Weak with weak: NumPy's scalar rules (int + float -> float64), still weak.
-        dt = numpy.result_type(*(_stand_in(d, True) for d, _ in key))
-        return numpy.dtype(dt), True
+        # Weak with weak, still weak: the highest kind wins (int + float -> the float), with
+        # the widest dtype of that kind (JAX's lattice; for Python scalars alone it is
+        # NumPy's scalar rule, int + float -> float64), so a weak float32 stays float32.
+        return weak_join(tuple(d for d, _ in key)), True
     return numpy.dtype(numpy.result_type(*(_stand_in(d, w) for d, w in key))), False
 
 

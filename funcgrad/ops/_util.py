@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad.avals import ShapedArray, float0
+from funcgrad.avals import ShapedArray, float0, weak_join
 from funcgrad.backend import scalar_array
 from funcgrad.core import Primitive
 from funcgrad.errors import AxisError, DeviceMismatchError, DTypeError, ShapeError
@@ -53,6 +53,14 @@ def _stand_in(dtype: numpy.dtype, weak: bool) -> Any:
 @functools.lru_cache(maxsize=8192)
 def _probe(fn: Callable[..., Any], key: tuple, params: tuple) -> tuple[numpy.dtype, bool]:
     args = [_stand_in(d, w) for d, w in key]
+    if key and all(w for _, w in key):
+        # Weak operands alone: the one whose dtype the weak join keeps (a weak float32 with
+        # Python numbers: float32) is probed as a NumPy scalar of its dtype, the others as
+        # Python numbers (sin of a weak float32 is float32; of a Python float, float64).
+        join = weak_join(tuple(d for d, _ in key))
+        i = next((i for i, (d, _) in enumerate(key) if d == join), None)
+        if i is not None:
+            args[i] = join.type(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with numpy.errstate(all="ignore"):

@@ -189,3 +189,15 @@ def test_lax_and_numpy_functions_return_strong_arrays_eagerly_and_under_jit():
     assert bind(add_p, 1.0, 2.0) == [3.0] and type(bind(add_p, 1.0, 2.0)[0]) is float
     with np.errstate(divide="ignore"):  # NumPy's arithmetic: inf, no ZeroDivisionError
         assert host(lax.div(1.0, 0.0)) == np.inf
+
+
+def test_a_weak_float32_stand_in_stays_float32() -> None:
+    # JAX 0.10.2 (x64): a weak f32 with a Python int stays f32 (weak), sin of it is f32, with
+    # a Python float it is f64 (weak), with a strong f16 array it is f16
+    S = funcgrad.ShapeDtypeStruct
+    w32 = S((3,), np.float32, weak_type=True)
+    assert funcgrad.eval_shape(lambda x: x * 2, w32) == S((3,), np.float32, weak_type=True)
+    assert funcgrad.eval_shape(lambda x: x * 2.0, w32) == S((3,), np.float64, weak_type=True)
+    assert funcgrad.eval_shape(fnp.sin, w32).dtype == np.float32
+    assert funcgrad.eval_shape(lambda x, y: x + y, w32, S((3,), np.float16)).dtype == np.float16
+    assert funcgrad.eval_shape(lambda x: x * 2, 1.0) == S((), np.float64, weak_type=True)
