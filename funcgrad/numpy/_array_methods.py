@@ -182,10 +182,10 @@ def _install() -> None:
     ):
         setattr(Tracer, name, _method(name))
 
-    def reshape(self: Any, *shape: Any, order: str = "C") -> Any:
+    def reshape(self: Any, *shape: Any, order: str = "C", out_sharding: Any = None) -> Any:
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = tuple(shape[0])
-        return fnp.reshape(self, shape, order=order)
+        return fnp.reshape(self, shape, order=order, out_sharding=out_sharding)
 
     def transpose(self: Any, *axes: Any) -> Any:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):

@@ -9,7 +9,10 @@ differentiate; the others need concrete arguments.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -301,6 +304,40 @@ def _out_sharding(fname: str, device: Any, out_sharding: Any) -> Any:
     if device is not None:
         raise ValueError(f"{fname}: pass device= or out_sharding=, not both")
     return out_sharding
+
+
+def place_result(fname: str, out: Any, out_sharding: Any) -> Any:
+    """JAX's ``out_sharding=`` of a computation (``reshape``, ``matmul``, ``einsum``, ...):
+    a ``NamedSharding``, or a ``PartitionSpec`` over the current mesh, as JAX accepts there;
+    on one device the result goes to that sharding's device (traced results stay)."""
+    if out_sharding is None:
+        return out
+    if not isinstance(out_sharding, _sharding.NamedSharding | _sharding.PartitionSpec):
+        raise TypeError(f"`out_sharding` argument of {fname} only supports instances of "
+                        f"`NamedSharding` or `PartitionSpec`. Got {out_sharding!r} of type: "
+                        f"{type(out_sharding)}")
+    if isinstance(out_sharding, _sharding.PartitionSpec) and _sharding.get_mesh() is None:
+        raise ValueError(f"{fname}: out_sharding={out_sharding!r}: a PartitionSpec needs a "
+                         "mesh: pass NamedSharding(mesh, spec) or use funcgrad.set_mesh(mesh)")
+    return _put(out, out_sharding)
+
+
+def with_out_sharding(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with JAX's keyword-only ``out_sharding=`` (see :func:`place_result`) added to
+    its signature."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        return out if out_sharding is None else place_result(fn.__name__, out, out_sharding)
+
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(at, inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY,
+                                        default=None, annotation="Any"))
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _default_xp() -> Any:

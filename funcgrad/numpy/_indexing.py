@@ -11,6 +11,7 @@ arrays (under ``jit`` or ``vmap``) cannot be checked and are clamped into range.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +42,7 @@ from funcgrad.errors import (
     ShapeError,
     user_source_info,
 )
+from funcgrad.numpy._creation import place_result
 from funcgrad.numpy._elementwise import _cast_near
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
@@ -588,6 +590,24 @@ class _IndexUpdateRef:
         """A copy of ``x`` with ``maximum(x[idx], values)`` at ``idx`` (``numpy.maximum.at``)."""
         x, v, arrays, indexer, mode = self._prepare(values, "max", True, kwargs)
         return _sc.scatter_max(x, v, *arrays, indexer=indexer, mode=mode)
+
+
+def _placing(method: Any) -> Any:
+    """``method`` with JAX's ``out_sharding=`` (funcgrad.numpy._creation.place_result)."""
+
+    @functools.wraps(method)
+    def m(self: Any, *args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        if out_sharding is None:
+            return out
+        return place_result(f"x.at[...].{method.__name__}", out, out_sharding)
+
+    return m
+
+
+# JAX's get/set/add/... take out_sharding= (apply does not)
+for _name in ("get", "set", "add", "subtract", "multiply", "divide", "power", "min", "max"):
+    setattr(_IndexUpdateRef, _name, _placing(getattr(_IndexUpdateRef, _name)))
 
 
 def _apply_loop(once: Any, x: Any, per_update: Any, top: Any) -> Any:

@@ -20,6 +20,7 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, device_put, get_default_device, xp_for_device
 from funcgrad.core import Tracer, bind1
 from funcgrad.errors import AxisError, ShapeError
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops.linalg import dot_general, dot_general_p
@@ -178,6 +179,7 @@ def _core_last(ndim: int, core: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(d for d in range(ndim) if d not in core) + core
 
 
+@with_out_sharding
 def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
            order: str = "K", subok: bool = True, axes: Any = None, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
@@ -243,6 +245,7 @@ def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str =
     return dot_general(a, b, _dn((nb + 1,), (nb,), range(nb), range(nb)))
 
 
+@with_out_sharding
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """NumPy ``dot``: products with scalars, inner product of vectors, matrix product, and for
     N-D arrays a sum over the last axis of ``a`` and the second-to-last of ``b``.
@@ -336,6 +339,7 @@ def outer(a: Any, b: Any, out: Any = None) -> Any:
     return dot_general(a, b, _dn((), ()))
 
 
+@with_out_sharding
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """Sum of products over ``axes``: the last ``axes`` of ``a`` with the first of ``b``, or
@@ -547,6 +551,7 @@ def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = Fa
     return numpy.einsum_path(spec, *stubs, optimize=optimize, einsum_call=einsum_call)
 
 
+@with_out_sharding
 def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = None,
            order: str = "K", casting: str = "safe", precision: Any = None,
            preferred_element_type: Any = None) -> Any:

@@ -29,6 +29,7 @@ from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
 from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, bind1, concrete_or_error
 from funcgrad.errors import AxisError, ShapeError
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.indexing import IndexingError
 
 __all__ = [
@@ -1184,6 +1185,7 @@ def quantile(
     return _quantile("quantile", a, q, axis, interpolation or method, keepdims, 1.0, weights)
 
 
+@with_out_sharding
 def percentile(
     a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
     method: str = "linear", keepdims: bool = False, *, weights: Any = None,

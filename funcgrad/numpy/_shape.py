@@ -27,7 +27,7 @@ from funcgrad.backend import (
 )
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
-from funcgrad.numpy._creation import array, asarray
+from funcgrad.numpy._creation import array, asarray, with_out_sharding
 from funcgrad.numpy._dtype_utils import check_python_ints_fit
 from funcgrad.ops._util import broadcast_shapes_or_error, normalize_axis
 
@@ -179,6 +179,7 @@ def _keep_order_perm(a: Any) -> tuple[int, ...] | None:
     return None if perm == sorted(perm) else tuple(perm)
 
 
+@with_out_sharding
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None) -> Any:
     """Give ``a`` a new shape (one ``-1`` is inferred), reading and writing the elements in
@@ -212,6 +213,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     return _shape.reshape(a, shape)
 
 
+@with_out_sharding
 def ravel(a: Any, order: str = "C") -> Any:
     """The elements of ``a`` as a 1-D array, in C order, Fortran order (``order='F'``), or
     ``a``'s memory order (``'A'``, ``'K'``; traced values have no layout and count as C).
@@ -381,6 +383,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     return broadcast_shapes_or_error("broadcast_shapes", *norm)
 
 
+@with_out_sharding
 def broadcast_to(array: Any, shape: Any) -> Any:
     """Broadcast ``array`` to ``shape`` (NumPy rules: trailing axes aligned).
 
@@ -797,6 +800,7 @@ def _repeat_int(x: Any, r: int, ax: int) -> Any:
     return _shape.reshape(y, a.shape[:ax] + (a.shape[ax] * r,) + a.shape[ax + 1:])
 
 
+@with_out_sharding
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None) -> Any:
     """Repeat each element ``repeats`` times (an int, or concrete per-element counts).

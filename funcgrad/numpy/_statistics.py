@@ -33,6 +33,7 @@ from funcgrad.avals import ShapedArray, get_aval, result_dtype
 from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.numpy._linalg_ops import _pet_result
 from funcgrad.numpy._reductions import (
     _QUANTILE_METHODS,
@@ -1066,6 +1067,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
 # Counting and histograms
 
 
+@with_out_sharding
 def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: Any = None) -> Any:
     """Occurrences of each value in the non-negative int array ``x`` (``numpy.bincount``).
 

@@ -248,3 +248,39 @@ def test_numpy_rank_promotion_levels() -> None:
     assert host(fnp.maximum(x, w)).shape == (2, 3)
     with pytest.raises(ValueError, match="must be one of"):
         funcgrad.config.update("jax_numpy_rank_promotion", "sometimes")
+
+
+def test_out_sharding_on_computations() -> None:
+    # JAX 0.10.2 takes out_sharding= (a NamedSharding, or a PartitionSpec under a mesh) on
+    # reshape/ravel/broadcast_to/repeat, the products, bincount, percentile and .at[...]:
+    # one device here, so the result is the same values on the sharding's device.
+    from funcgrad.sharding import NamedSharding, PartitionSpec
+
+    mesh = funcgrad.make_mesh((1,), ("x",))
+    ns = NamedSharding(mesh, PartitionSpec())
+    a = dev(np.arange(6.0).reshape(2, 3))
+    cases = [
+        (lambda **k: fnp.reshape(a, (3, 2), **k), np.arange(6.0).reshape(3, 2)),
+        (lambda **k: fnp.ravel(a, **k), np.arange(6.0)),
+        (lambda **k: fnp.broadcast_to(a[0], (2, 3), **k), np.tile(np.arange(3.0), (2, 1))),
+        (lambda **k: fnp.repeat(a[0], 2, **k), np.repeat(np.arange(3.0), 2)),
+        (lambda **k: fnp.matmul(a, a.T, **k), [[5.0, 14.0], [14.0, 50.0]]),
+        (lambda **k: fnp.dot(a[0], a[1], **k), 14.0),
+        (lambda **k: fnp.einsum("ij->j", a, **k), [3.0, 5.0, 7.0]),
+        (lambda **k: fnp.tensordot(a, a, 2, **k), 55.0),
+        (lambda **k: fnp.bincount(dev(np.array([0, 2, 2])), **k), [1, 0, 2]),
+        (lambda **k: fnp.percentile(a, 50, **k), 2.5),
+        (lambda **k: fnp.at(a)[0, 1].add(10.0, **k), [[0.0, 11.0, 2.0], [3.0, 4.0, 5.0]]),
+        (lambda **k: fnp.at(a)[1, 2].get(**k), 5.0),
+    ]
+    for fn, want in cases:
+        assert_allclose(fn(out_sharding=ns), np.asarray(want))
+    with funcgrad.set_mesh(mesh):
+        assert_allclose(fnp.ravel(a, out_sharding=PartitionSpec()), np.arange(6.0))
+    traced = funcgrad.jit(lambda v: v.reshape(3, 2, out_sharding=ns).at[0].set(
+        -1.0, out_sharding=ns))(a)
+    assert_allclose(traced, np.array([[-1.0, -1.0], [2.0, 3.0], [4.0, 5.0]]))
+    with pytest.raises(TypeError, match="only supports instances of `NamedSharding`"):
+        fnp.matmul(a, a.T, out_sharding="cpu")
+    with pytest.raises(ValueError, match="needs a mesh"):
+        fnp.reshape(a, 6, out_sharding=PartitionSpec())
