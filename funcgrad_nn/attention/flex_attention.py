@@ -5,8 +5,11 @@
 The functions see one score and scalar indices, as PyTorch's (which vmaps them); here they
 are vmapped over every (batch, head, query, key) position with :func:`funcgrad.vmap` and
 the attention is computed densely, so the values and gradients are PyTorch's (its fused
-kernels only skip the blocks the mask empties). A :class:`BlockMask` keeps PyTorch's block
-summary (``kv_num_blocks``, ``kv_indices``, ``full_kv_*``, ``to_dense()``, ``sparsity()``).
+kernels only skip the blocks the mask empties). A :class:`BlockMask` is PyTorch's: block
+lists (``kv_num_blocks``, ``kv_indices``, ``full_kv_*``, ``q_*``), :meth:`BlockMask.from_kv_blocks`,
+slicing, ``to_dense()``, ``to_string()``, ``sparsity()``, ``as_tuple()``; a position counts
+when its block is full, or partial and ``mask_mod`` keeps it (the meaning of PyTorch's
+compiled kernels; PyTorch's uncompiled fallback applies ``mask_mod`` alone).
 
 >>> import numpy as np
 >>> from funcgrad_nn.attention.flex_attention import create_block_mask, flex_attention
@@ -23,7 +26,9 @@ array([[0., 1.],
 
 from __future__ import annotations
 
+import copy
 import inspect
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypedDict
@@ -161,20 +166,59 @@ def create_mask(mod_fn: Callable[..., Any], B: int | None, H: int | None, Q_LEN:
     return mask
 
 
-def _ordered(dense: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
+def _dense_to_ordered(dense: Any) -> tuple[numpy.ndarray, numpy.ndarray]:
     # PyTorch's _dense_to_ordered: the count of kept blocks per row, and the block indices
     # with the kept ones first (each group in ascending order).
+    dense = numpy.asarray(dense).astype(numpy.int32)
     num = dense.sum(-1).astype(numpy.int32)
-    order = numpy.argsort(-dense.astype(numpy.int8), axis=-1, kind="stable")
+    order = numpy.argsort(-dense, axis=-1, kind="stable")
     return num, order.astype(numpy.int32)
 
 
+def _ordered_to_dense(num: numpy.ndarray, indices: numpy.ndarray, num_cols: int
+                      ) -> numpy.ndarray:
+    # PyTorch's _ordered_to_dense: 1 at the first num[row] indices of each row.
+    dense = numpy.zeros(indices.shape[:-1] + (num_cols + 1,), numpy.int32)
+    keep = numpy.arange(indices.shape[-1]) < num[..., None]
+    # (dropped entries are written one column past the end, then cut off, as PyTorch)
+    numpy.put_along_axis(dense, numpy.where(keep, indices, num_cols).astype(numpy.intp), 1,
+                         axis=-1)
+    return dense[..., :num_cols]
+
+
+def _transpose_ordered(num: numpy.ndarray, indices: numpy.ndarray
+                       ) -> tuple[numpy.ndarray, numpy.ndarray]:
+    dense = _ordered_to_dense(num, indices, indices.shape[-1])
+    return _dense_to_ordered(numpy.swapaxes(dense, -1, -2))
+
+
+def _host_blocks(x: Any, name: str) -> numpy.ndarray | None:
+    if x is None:
+        return None
+    out = numpy.asarray(funcgrad.device_get(x))
+    if out.dtype.kind not in "iu":
+        raise TypeError(f"BlockMask: {name} must be an integer array, got {out.dtype}")
+    return out.astype(numpy.int32)
+
+
+def _sliced_mask_mod_error(b: Any, h: Any, q_idx: Any, kv_idx: Any) -> Any:
+    """The mask_mod of a sliced BlockMask (PyTorch's): slicing cannot know how the indices
+    the original mask_mod sees move, so the user sets it again."""
+    raise RuntimeError(
+        "Cannot use mask_mod from a sliced BlockMask. When you slice a BlockMask using [], "
+        "the mask_mod attribute is reset. You must set it from the original BlockMask's "
+        "mask_mod (sliced.mask_mod = an adjusted base_mask.mask_mod).")
+
+
 class BlockMask:
-    """A mask over ``(B, H, Q_LEN, KV_LEN)`` positions, from :func:`create_block_mask`:
-    ``mask_mod`` (evaluated densely by :func:`flex_attention`), ``seq_lengths``,
-    ``BLOCK_SIZE``, ``shape``, and PyTorch's block summary: per block row, the partial
-    blocks (``kv_num_blocks``, ``kv_indices``) and the full ones (``full_kv_num_blocks``,
-    ``full_kv_indices``).
+    """A mask over ``(B, H, Q_LEN, KV_LEN)`` positions in blocks of ``BLOCK_SIZE = (Q
+    block, KV block)``, as PyTorch's: per block row the partial blocks (``kv_num_blocks``,
+    ``kv_indices``: there ``mask_mod`` decides each position) and the full ones
+    (``full_kv_num_blocks``, ``full_kv_indices``: every position kept), their transposes
+    (``q_num_blocks``, ``q_indices``, ``full_q_*``), ``seq_lengths``, ``shape`` and
+    ``mask_mod``; blocks in neither list are masked out. Made by :func:`create_block_mask`
+    or, from block lists, :meth:`from_kv_blocks`; ``mask[b, h]`` slices it, ``to_dense()``,
+    ``to_string()``/``print``, ``sparsity()``, ``numel()``, ``as_tuple()``, ``to(device)``.
 
     >>> bm = create_block_mask(lambda b, h, q, k: q >= k, 1, 1, 4, 4, BLOCK_SIZE=2)
     >>> bm.to_dense()[0, 0]
@@ -182,29 +226,112 @@ class BlockMask:
            [1, 1]], dtype=int32)
     >>> bm.kv_num_blocks[0, 0], bm.full_kv_num_blocks[0, 0], bm.sparsity()
     (array([1, 1], dtype=int32), array([0, 1], dtype=int32), 25.0)
+    >>> print(bm.to_string().replace(" ", "."))  # (dots for the blanks)
+    (0,.0)
+    ██..
+    ████
+    <BLANKLINE>
     """
 
-    def __init__(self, mask: Any, mask_mod: Callable[..., Any], BLOCK_SIZE: tuple[int, int],
-                 separate_full_blocks: bool = True) -> None:
+    def __init__(self, seq_lengths: tuple[int, int], kv_num_blocks: Any, kv_indices: Any,
+                 full_kv_num_blocks: Any, full_kv_indices: Any, q_num_blocks: Any,
+                 q_indices: Any, full_q_num_blocks: Any, full_q_indices: Any,
+                 BLOCK_SIZE: tuple[int, int] = (_DEFAULT_BLOCK, _DEFAULT_BLOCK),
+                 mask_mod: Callable[..., Any] = noop_mask, *, dq_write_order: Any = None,
+                 dq_write_order_full: Any = None, dq_kv_order: Any = None,
+                 dq_kv_order_spt: bool | None = None) -> None:
+        self.seq_lengths = tuple(int(n) for n in seq_lengths)
+        self.kv_num_blocks = _host_blocks(kv_num_blocks, "kv_num_blocks")
+        self.kv_indices = _host_blocks(kv_indices, "kv_indices")
+        if self.kv_indices is None or self.kv_indices.ndim < 2:
+            raise RuntimeError("BlockMask must have at least 2 dimensions")
+        if (full_kv_num_blocks is None) != (full_kv_indices is None):
+            raise ValueError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
+                             "provided or omitted")
+        self.full_kv_num_blocks = _host_blocks(full_kv_num_blocks, "full_kv_num_blocks")
+        self.full_kv_indices = _host_blocks(full_kv_indices, "full_kv_indices")
+        self.q_num_blocks = _host_blocks(q_num_blocks, "q_num_blocks")
+        self.q_indices = _host_blocks(q_indices, "q_indices")
+        self.full_q_num_blocks = _host_blocks(full_q_num_blocks, "full_q_num_blocks")
+        self.full_q_indices = _host_blocks(full_q_indices, "full_q_indices")
+        self.BLOCK_SIZE = (int(BLOCK_SIZE[0]), int(BLOCK_SIZE[1]))
         self.mask_mod = mask_mod
-        self.BLOCK_SIZE = BLOCK_SIZE
-        self.shape = tuple(int(n) for n in mask.shape)
-        self.seq_lengths = self.shape[2:]
-        host = numpy.asarray(funcgrad.device_get(mask))
-        bq, bk = BLOCK_SIZE
-        (B, H, L, S) = self.shape
-        nq, nk = -(-L // bq), -(-S // bk)
-        padded = numpy.zeros((B, H, nq * bq, nk * bk), bool)
-        padded[..., :L, :S] = host
-        kept = padded.reshape(B, H, nq, bq, nk, bk).sum(axis=(3, 5))
-        full = kept == bq * bk
-        partial = (kept > 0) & ~full if separate_full_blocks else kept > 0
-        self.kv_num_blocks, self.kv_indices = _ordered(partial)
-        if separate_full_blocks:
-            self.full_kv_num_blocks, self.full_kv_indices = _ordered(full)
-        else:
-            self.full_kv_num_blocks = self.full_kv_indices = None
-        self._mask = mask
+        # PyTorch's deterministic-backward scheduling metadata: kept for as_tuple() only,
+        # the dense computation here has no write order to schedule.
+        self.dq_write_order, self.dq_write_order_full = dq_write_order, dq_write_order_full
+        self.dq_kv_order, self.dq_kv_order_spt = dq_kv_order, dq_kv_order_spt
+        #: the position-level mask when known (create_block_mask evaluated it already);
+        #: otherwise built from the blocks and mask_mod when flex_attention needs it
+        self._mask: Any = None
+
+    @classmethod
+    def from_kv_blocks(cls, kv_num_blocks: Any, kv_indices: Any,
+                       full_kv_num_blocks: Any = None, full_kv_indices: Any = None,
+                       BLOCK_SIZE: int | tuple[int, int] = _DEFAULT_BLOCK,
+                       mask_mod: Callable[..., Any] | None = None,
+                       seq_lengths: tuple[int, int] | None = None,
+                       compute_q_blocks: bool = True, *, dq_write_order: Any = None,
+                       dq_write_order_full: Any = None, dq_kv_order: Any = None
+                       ) -> BlockMask:
+        """A BlockMask from its block lists (PyTorch's): ``kv_num_blocks (..., Q blocks)``
+        and ``kv_indices (..., Q blocks, KV blocks)`` of the partial blocks, optionally the
+        full ones; ``mask_mod`` (default: keep all) decides positions inside the partial
+        blocks; ``seq_lengths`` default to the block grid's size.
+
+        >>> import numpy as np
+        >>> bm = BlockMask.from_kv_blocks(np.array([[[1, 1]]]), np.array([[[[0, 1], [1, 0]]]]),
+        ...                               BLOCK_SIZE=2)
+        >>> bm.shape, bm.to_dense()[0, 0].tolist(), bm.q_num_blocks.tolist()
+        ((1, 1, 4, 4), [[1, 0], [0, 1]], [[[1, 1]]])
+        """
+        kv_num_blocks = _host_blocks(kv_num_blocks, "kv_num_blocks")
+        kv_indices = _host_blocks(kv_indices, "kv_indices")
+        if kv_indices is None or kv_indices.ndim < 2:
+            raise RuntimeError("BlockMask must have at least 2 dimensions")
+        if (full_kv_num_blocks is None) != (full_kv_indices is None):
+            raise ValueError("BlockMask.from_kv_blocks: full_kv_num_blocks and "
+                             "full_kv_indices must be both provided or omitted")
+        q_num = q_idx = full_q_num = full_q_idx = None
+        if compute_q_blocks:
+            q_num, q_idx = _transpose_ordered(kv_num_blocks, kv_indices)
+            if full_kv_num_blocks is not None:
+                full_q_num, full_q_idx = _transpose_ordered(
+                    _host_blocks(full_kv_num_blocks, "full_kv_num_blocks"),
+                    _host_blocks(full_kv_indices, "full_kv_indices"))
+        block = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
+        if seq_lengths is None:
+            seq_lengths = (kv_indices.shape[-2] * block[0], kv_indices.shape[-1] * block[1])
+        if dq_kv_order is not None and not isinstance(dq_kv_order, bool) \
+                and not hasattr(dq_kv_order, "shape"):
+            raise ValueError("dq_kv_order must be a bool, an array, or None")
+        return cls(seq_lengths, kv_num_blocks, kv_indices, full_kv_num_blocks,
+                   full_kv_indices, q_num, q_idx, full_q_num, full_q_idx, block,
+                   noop_mask if mask_mod is None else mask_mod,
+                   dq_write_order=dq_write_order, dq_write_order_full=dq_write_order_full,
+                   dq_kv_order=None if isinstance(dq_kv_order, bool) else dq_kv_order,
+                   dq_kv_order_spt=dq_kv_order if isinstance(dq_kv_order, bool) else None)
+
+    def as_tuple(self, flatten: bool = True) -> tuple[Any, ...]:
+        """PyTorch's attribute tuple: ``(*seq_lengths, kv_num_blocks, kv_indices,
+        full_kv_num_blocks, full_kv_indices, q_num_blocks, q_indices, full_q_num_blocks,
+        full_q_indices, dq_write_order, dq_write_order_full, dq_kv_order, dq_kv_order_spt,
+        *BLOCK_SIZE, mask_mod)``; ``flatten=False`` keeps the two pairs as tuples.
+
+        >>> len(create_block_mask(noop_mask, 1, 1, 4, 4).as_tuple())
+        17
+        """
+        pairs = ((*self.seq_lengths,), (*self.BLOCK_SIZE,)) if flatten else \
+            ((self.seq_lengths,), (self.BLOCK_SIZE,))
+        return (*pairs[0], self.kv_num_blocks, self.kv_indices, self.full_kv_num_blocks,
+                self.full_kv_indices, self.q_num_blocks, self.q_indices,
+                self.full_q_num_blocks, self.full_q_indices, self.dq_write_order,
+                self.dq_write_order_full, self.dq_kv_order, self.dq_kv_order_spt, *pairs[1],
+                self.mask_mod)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The batch dims of the block lists, then ``seq_lengths``."""
+        return tuple(int(n) for n in self.kv_indices.shape[:-2]) + self.seq_lengths
 
     def numel(self) -> int:
         """The number of positions, ``B * H * Q_LEN * KV_LEN``."""
@@ -212,16 +339,11 @@ class BlockMask:
 
     def to_dense(self) -> numpy.ndarray:
         """The block-level mask ``(B, H, Q blocks, KV blocks)``: 1 where a block is computed."""
-        dense = self._blocks(self.kv_num_blocks, self.kv_indices)
+        cols = self.kv_indices.shape[-1]
+        dense = _ordered_to_dense(self.kv_num_blocks, self.kv_indices, cols)
         if self.full_kv_num_blocks is not None:
-            dense |= self._blocks(self.full_kv_num_blocks, self.full_kv_indices)
-        return dense
-
-    @staticmethod
-    def _blocks(num: numpy.ndarray, indices: numpy.ndarray) -> numpy.ndarray:
-        dense = numpy.zeros(indices.shape, numpy.int32)
-        keep = numpy.arange(indices.shape[-1]) < num[..., None]
-        numpy.put_along_axis(dense, indices, keep.astype(numpy.int32), axis=-1)
+            dense |= _ordered_to_dense(self.full_kv_num_blocks, self.full_kv_indices,
+                                       self.full_kv_indices.shape[-1])
         return dense
 
     def sparsity(self) -> float:
@@ -232,9 +354,137 @@ class BlockMask:
             computed += int(self.full_kv_num_blocks.sum())
         return 100 * (1 - computed * self.BLOCK_SIZE[0] * self.BLOCK_SIZE[1] / self.numel())
 
+    def to_string(self, grid_size: int | tuple[int, int] = (20, 20), limit: int = 4) -> str:
+        """PyTorch's picture of the block mask, one grid per (batch, head) up to ``limit``:
+        "█" a computed region, "░" partly, " " skipped; ``grid_size`` cells at most per
+        side (-1: one per block)."""
+        dense = self.to_dense()
+        *batch_dims, rows, cols = dense.shape
+        if isinstance(grid_size, int) and grid_size != -1:
+            max_rows = max_cols = grid_size
+        elif grid_size == -1:
+            max_rows, max_cols = rows, cols
+        else:
+            max_rows, max_cols = grid_size
+        row_step, col_step = max(1, -(-rows // max_rows)), max(1, -(-cols // max_cols))
+        parts = []
+        for i, where in enumerate(itertools.product(*[range(n) for n in batch_dims])):
+            if i == limit:
+                parts += ["...", "To print out more, set BlockMask.to_string(limit=N)",
+                          "You can also index (BlockMask[batch, head]) to choose a specific "
+                          "batch or head"]
+                break
+            grid = dense[where]
+            text = f"{where}\n"
+            for r in range(0, rows, row_step):
+                for c in range(0, cols, col_step):
+                    share = grid[r:r + row_step, c:c + col_step].mean()
+                    text += ("█" if share == 1 else " " if share == 0 else "░") * 2
+                text += "\n"
+            parts.append(text)
+        return "\n".join(parts)
+
+    def __str__(self) -> str:
+        return (f"BlockMask(shape={self.shape}, sparsity={self.sparsity():.2f}%, \n"
+                f"{self.to_string().strip()}\n)")
+
     def __repr__(self) -> str:
-        return (f"BlockMask(shape={self.shape}, sparsity={self.sparsity():.2f}%, "
-                f"BLOCK_SIZE={self.BLOCK_SIZE})")
+        def size(x: Any) -> str:
+            return "None" if x is None else str(tuple(x.shape))
+        fields = [f"{name}={size(getattr(self, name))}" for name in (
+            "kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
+            "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")]
+        fields += [f"BLOCK_SIZE={self.BLOCK_SIZE}", f"shape={self.shape}",
+                   f"sparsity={self.sparsity():.2f}%",
+                   f"mask_mod={getattr(self.mask_mod, '__name__', self.mask_mod)}"]
+        return "BlockMask(\n    " + ",\n    ".join(fields) + "\n)"
+
+    def __getitem__(self, index: Any) -> BlockMask:
+        """The mask of some batches, heads or query block rows (PyTorch's: an int index
+        keeps its dim; the result's ``mask_mod`` must be set again before use).
+
+        >>> bm = create_block_mask(lambda b, h, q, k: q >= k, 2, 3, 4, 4, BLOCK_SIZE=2)
+        >>> bm[1].shape, bm[:, 0:2].shape, bm[1, 2].kv_num_blocks.shape
+        ((1, 3, 4, 4), (2, 2, 4, 4), (1, 1, 2))
+        """
+        index = index if isinstance(index, tuple) else (index,)
+        padded = (*index, slice(None), slice(None), slice(None))[:3]
+        sizes = self.kv_num_blocks.shape[:3]
+        index = tuple(
+            (slice(i + n, i + n + 1) if -n <= i < 0 else slice(i, i + 1))
+            if isinstance(i, (int, numpy.integer)) else
+            (numpy.asarray(funcgrad.device_get(i)) if hasattr(i, "shape") else i)
+            for i, n in zip(padded, sizes))
+        full = None if self.full_kv_num_blocks is None else (
+            self.full_kv_num_blocks[index], self.full_kv_indices[index])
+        return BlockMask.from_kv_blocks(
+            self.kv_num_blocks[index], self.kv_indices[index],
+            *(full or (None, None)), BLOCK_SIZE=self.BLOCK_SIZE,
+            mask_mod=_sliced_mask_mod_error, seq_lengths=self.seq_lengths,
+            compute_q_blocks=self.q_indices is not None)
+
+    def _adjust(self, new_q_len: int, new_kv_len: int) -> BlockMask:
+        """The mask cut down to shorter lengths (what PyTorch's error for a mask made for
+        longer sequences suggests)."""
+        rows = -(-new_q_len // self.BLOCK_SIZE[0])
+        cols = -(-new_kv_len // self.BLOCK_SIZE[1])
+
+        def cut(num: numpy.ndarray, indices: numpy.ndarray) -> tuple[Any, Any]:
+            indices = indices[..., :rows, :cols]
+            num = numpy.minimum(num[..., :rows], cols)
+            return (indices < num[..., None]).sum(-1).astype(numpy.int32), indices
+
+        full = None if self.full_kv_num_blocks is None else cut(self.full_kv_num_blocks,
+                                                                 self.full_kv_indices)
+        out = BlockMask.from_kv_blocks(*cut(self.kv_num_blocks, self.kv_indices),
+                                       *(full or (None, None)), BLOCK_SIZE=self.BLOCK_SIZE,
+                                       mask_mod=self.mask_mod,
+                                       seq_lengths=(new_q_len, new_kv_len),
+                                       compute_q_blocks=self.q_indices is not None)
+        if self._mask is not None:
+            out._mask = self._mask[..., :new_q_len, :new_kv_len]
+        return out
+
+    def to(self, device: Any) -> BlockMask:
+        """A copy whose position mask lives on ``device`` (the block lists stay host
+        arrays: nothing runs on them there)."""
+        out = copy.copy(self)
+        if self._mask is not None:
+            out._mask = funcgrad.device_put(self._mask, device)
+        return out
+
+    def _positions(self, device: Any) -> Any:
+        # The position-level mask flex_attention applies: in a partial block what mask_mod
+        # says, in a full block everything, elsewhere nothing (PyTorch's kernels' meaning).
+        if self._mask is not None:
+            return self._mask
+        lead = self.kv_indices.shape[:-2]
+        if len(lead) > 2:
+            raise ValueError(f"flex_attention: a BlockMask has at most (B, H) batch dims, "
+                             f"got block lists of shape {self.kv_indices.shape}")
+        B, H = (1,) * (2 - len(lead)) + tuple(lead)
+        L, S = self.seq_lengths
+        bq, bk = self.BLOCK_SIZE
+
+        def spread(num: numpy.ndarray, indices: numpy.ndarray) -> numpy.ndarray:
+            dense = _ordered_to_dense(num, indices, indices.shape[-1]).astype(bool)
+            dense = dense.reshape((B, H) + dense.shape[-2:])
+            pos = numpy.repeat(numpy.repeat(dense, bq, axis=-2), bk, axis=-1)
+            out = numpy.zeros((B, H, L, S), bool)
+            out[..., :min(L, pos.shape[-2]), :min(S, pos.shape[-1])] = pos[..., :L, :S]
+            return out
+
+        mask: Any = spread(self.kv_num_blocks, self.kv_indices)
+        if device not in (None, "cpu"):
+            mask = funcgrad.device_put(mask, device)
+        if self.mask_mod is not noop_mask:
+            mask = fnp.logical_and(mask, create_mask(self.mask_mod, B, H, L, S, device))
+        if self.full_kv_num_blocks is not None:
+            full: Any = spread(self.full_kv_num_blocks, self.full_kv_indices)
+            if device not in (None, "cpu"):
+                full = funcgrad.device_put(full, device)
+            mask = fnp.logical_or(mask, full)
+        return mask
 
 
 def create_block_mask(mask_mod: Callable[..., Any], B: int | None, H: int | None,
@@ -255,8 +505,22 @@ def create_block_mask(mask_mod: Callable[..., Any], B: int | None, H: int | None
     if len(block) != 2 or min(block) <= 0:
         raise ValueError(f"create_block_mask: BLOCK_SIZE must be a positive int or pair, got "
                          f"{BLOCK_SIZE}")
+    bq, bk = int(block[0]), int(block[1])
     mask = create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)
-    return BlockMask(mask, mask_mod, (int(block[0]), int(block[1])), separate_full_blocks)
+    host = numpy.asarray(funcgrad.device_get(mask))
+    b, h = host.shape[:2]
+    nq, nk = -(-Q_LEN // bq), -(-KV_LEN // bk)
+    padded = numpy.zeros((b, h, nq * bq, nk * bk), bool)
+    padded[..., :Q_LEN, :KV_LEN] = host
+    kept = padded.reshape(b, h, nq, bq, nk, bk).sum(axis=(3, 5))
+    full = kept == bq * bk
+    partial = (kept > 0) & ~full if separate_full_blocks else kept > 0
+    num, idx = _dense_to_ordered(partial)
+    full_lists = _dense_to_ordered(full) if separate_full_blocks else (None, None)
+    out = BlockMask.from_kv_blocks(num, idx, *full_lists, BLOCK_SIZE=(bq, bk),
+                                   mask_mod=mask_mod, seq_lengths=(Q_LEN, KV_LEN))
+    out._mask = mask
+    return out
 
 
 def flex_attention(query: Any, key: Any, value: Any,
@@ -315,10 +579,16 @@ def flex_attention(query: Any, key: Any, value: Any,
             raise TypeError(f"{fname}: block_mask must be a BlockMask (create_block_mask), "
                             f"got {type(block_mask).__name__}")
         if tuple(block_mask.seq_lengths) != (L, S):
-            raise ValueError(f"{fname}: the block mask was made for {block_mask.seq_lengths} "
-                             f"(Q_LEN, KV_LEN) but the query and key have ({L}, {S}); "
-                             "create it with the attention's lengths")
-        mask = block_mask._mask
+            larger = block_mask.seq_lengths[0] >= L and block_mask.seq_lengths[1] >= S
+            raise ValueError(
+                f"{fname}: block_mask was created for block_mask.shape={block_mask.shape} but "
+                f"got q_len={L} and kv_len={S}. " + (
+                    "As the block mask was created for a larger length than you're using it "
+                    "for, create a new block mask with the correct length, or adjust the "
+                    f"existing one: block_mask._adjust({L}, {S})" if larger else
+                    "As the block mask was created for a smaller length than you're using "
+                    "it for, create a new block mask"))
+        mask = block_mask._positions(device_of(scores))
         if device_of(mask) != device_of(scores):
             mask = funcgrad.device_put(mask, device_of(scores))
         scores = fnp.where(mask, scores, -numpy.inf)

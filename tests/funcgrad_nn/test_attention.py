@@ -19,6 +19,7 @@ from funcgrad_nn.attention.bias import (
 )
 from funcgrad_nn.attention.flex_attention import (
     AuxRequest,
+    BlockMask,
     and_masks,
     create_block_mask,
     create_mask,
@@ -157,7 +158,75 @@ def test_masks_and_errors():
         flex_attention(q, q[:, :1], q[:, :1])
     with pytest.raises(ValueError, match="4-D"):
         flex_attention(q[0], q[0], q[0])
-    with pytest.raises(ValueError, match=r"made for \(2, 2\)"):
+    with pytest.raises(ValueError, match=r"created for block_mask.shape=\(1, 1, 2, 2\).*smaller"):
         flex_attention(q, q, q, block_mask=create_block_mask(noop_mask, 1, 1, 2, 2))
     with pytest.raises(TypeError, match="score_mod"):
         create_block_mask(lambda s, b, h, q, k: s, 1, 1, 2, 2)
+
+
+def _sines(shape, offset):
+    return np.sin(np.arange(np.prod(shape)) * 0.37 + offset).reshape(shape).astype(np.float32)
+
+
+def _every_third_out(b, h, q_idx, kv_idx):
+    return (q_idx + kv_idx) % 3 != 0
+
+
+def test_block_mask_from_kv_blocks_matches_compiled_pytorch():
+    # torch 2.13, torch.compile(flex_attention)(q, k, v, block_mask=BlockMask.from_kv_blocks(
+    #     kvn, kvi[, fn, fi], BLOCK_SIZE=2, ...)) with q, k, v = _sines(...): positions outside
+    # the listed blocks are masked, full blocks skip mask_mod, partial ones apply it.
+    q, k, v = _sines((1, 1, 6, 4), 0), _sines((1, 1, 8, 4), 1), _sines((1, 1, 8, 4), 2)
+    kvn = np.array([[[1, 2, 1]]], np.int32)
+    kvi = np.array([[[[0, 1, 2, 3], [1, 2, 0, 3], [3, 0, 1, 2]]]], np.int32)
+    fn = np.array([[[0, 0, 1]]], np.int32)
+    fi = np.array([[[[0, 1, 2, 3], [0, 1, 2, 3], [2, 0, 1, 3]]]], np.int32)
+    only_blocks = BlockMask.from_kv_blocks(kvn, kvi, BLOCK_SIZE=2, seq_lengths=(6, 8))
+    assert only_blocks.mask_mod is noop_mask and only_blocks.shape == (1, 1, 6, 8)
+    assert only_blocks.to_dense()[0, 0].tolist() == [[1, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 1]]
+    assert only_blocks.q_num_blocks.tolist() == [[[1, 1, 1, 1]]]
+    assert_allclose(flex_attention(dev(q), dev(k), dev(v), block_mask=only_blocks)[0, 0], np.array([
+        [0.59047, 0.35107, 0.06415, -0.23146], [0.62376, 0.38721, 0.09826, -0.20399],
+        [-0.27893, -0.23058, -0.15103, -0.05103], [-0.57715, -0.41662, -0.1997, 0.04424],
+        [-0.50568, -0.26845, 0.00511, 0.27798], [-0.52842, -0.30106, -0.03295, 0.23961]],
+        np.float32), atol=2e-5)
+    mixed = BlockMask.from_kv_blocks(kvn, kvi, fn, fi, BLOCK_SIZE=2, mask_mod=_every_third_out)
+    assert mixed.full_q_num_blocks.tolist() == [[[0, 0, 1, 0]]]
+    assert_allclose(flex_attention(dev(q), dev(k), dev(v), block_mask=mixed)[0, 0], np.array([
+        [-0.33199, -0.65063, -0.88121, -0.99252], [0.62376, 0.38721, 0.09826, -0.20399],
+        [-0.4484, -0.3815, -0.26298, -0.10885], [-0.80714, -0.70497, -0.50739, -0.24113],
+        [0.16413, 0.15056, 0.11662, 0.06689], [0.63027, 0.45929, 0.22615, -0.03761]],
+        np.float32), atol=2e-5)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        BlockMask.from_kv_blocks(np.array([1]), np.array([0]))
+    with pytest.raises(ValueError, match="both provided or omitted"):
+        BlockMask.from_kv_blocks(kvn, kvi, fn)
+
+
+def test_block_mask_slicing_adjusting_and_printing_as_pytorch():
+    # torch 2.13 on create_block_mask(lambda b, h, q, k: q >= k + b, 3, 2, 6, 8, BLOCK_SIZE=2)
+    bm = create_block_mask(lambda b, h, q, k: q >= k + b, 3, 2, 6, 8, BLOCK_SIZE=2)
+    assert len(bm.as_tuple()) == 17 and len(bm.as_tuple(flatten=False)) == 15
+    assert bm.numel() == 288 and round(bm.sparsity(), 4) == 58.3333
+    assert bm[1].shape == (1, 2, 6, 8) and bm[-1, 1].kv_num_blocks.tolist() == [[[0, 1, 1]]]
+    assert bm[:, :, np.array([2, 0])].kv_num_blocks[0, 0].tolist() == [1, 1]
+    assert bm[1:, 1].full_kv_num_blocks.tolist() == [[[0, 1, 2]], [[0, 0, 1]]]
+    with pytest.raises(RuntimeError, match="Cannot use mask_mod from a sliced BlockMask"):
+        kv = dev(np.ones((1, 2, 8, 4), np.float32))
+        flex_attention(dev(np.ones((1, 2, 6, 4), np.float32)), kv, kv, block_mask=bm[1])
+    short = bm._adjust(4, 6)
+    assert short.shape == (3, 2, 4, 6) and short.kv_num_blocks[0, 0].tolist() == [1, 1]
+    assert short.full_kv_num_blocks[:, 0].tolist() == [[0, 1], [0, 1], [0, 0]]
+    q, kv = dev(_sines((3, 2, 4, 8), 0)), dev(_sines((3, 2, 6, 8), 1))
+    with pytest.raises(ValueError, match=r"larger length.*_adjust\(4, 6\)"):
+        flex_attention(q, kv, kv, block_mask=bm)
+    assert flex_attention(q, kv, kv, block_mask=short).shape == (3, 2, 4, 8)
+    assert str(bm[0, 1]) == ("BlockMask(shape=(1, 1, 6, 8), sparsity=50.00%, \n(0, 0)\n"
+                             "██      \n████    \n██████\n)")
+    assert bm.to_string(grid_size=2, limit=1).splitlines() == [
+        "(0, 0)", "░░  ", "██░░", "", "...", "To print out more, set "
+        "BlockMask.to_string(limit=N)", "You can also index (BlockMask[batch, head]) to choose "
+        "a specific batch or head"]
+    assert repr(bm[0]).splitlines()[1:3] == ["    kv_num_blocks=(1, 2, 3),",
+                                             "    kv_indices=(1, 2, 3, 4),"]
+    assert repr(bm).endswith("mask_mod=<lambda>\n)")
