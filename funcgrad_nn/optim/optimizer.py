@@ -268,6 +268,10 @@ class Optimizer:
             self.__dict__.setdefault("_layouts", {})[gi] = _state_layout(group)
 
     _eager_state = False  # PyTorch creates Adagrad's state at construction
+    #: group options a loaded state dict may lack, with the values PyTorch's ``__setstate__``
+    #: gives them (per class), and the options it overrides whatever was saved
+    _LOADED_GROUP_DEFAULTS: dict[str, Any] = {}
+    _LOADED_GROUP_FORCED: dict[str, Any] = {}
     _opt_called = False  # set by the first step()
 
     def _validate_group(self, group: dict[str, Any]) -> None:
@@ -816,6 +820,12 @@ class Optimizer:
         new_groups, new_states = [], []
         for g, s in zip(groups, saved):
             ng = {k: copy.deepcopy(v) for k, v in s.items() if k != "params"}
+            # PyTorch's __setstate__: a state dict from an older release (or from another
+            # optimizer class) lacks the options added since; they take these values (not
+            # this optimizer's own), and AdamW's groups are always decoupled.
+            for k, v in self._LOADED_GROUP_DEFAULTS.items():
+                ng.setdefault(k, v)
+            ng.update(self._LOADED_GROUP_FORCED)
             ng["params"] = g["params"]
             self._validate_group(ng)
             tx = self._transform_for(ng)
@@ -1180,6 +1190,9 @@ class SGD(Optimizer):
     array([-0.29])
     """
 
+    _LOADED_GROUP_DEFAULTS = dict(nesterov=False, maximize=False, foreach=None,
+                                  differentiable=False, fused=False)
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
         dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
@@ -1223,6 +1236,10 @@ class Adam(Optimizer):
     array([-0.1,  0.1])
     """
 
+    _LOADED_GROUP_DEFAULTS = dict(amsgrad=False, maximize=False, foreach=None,
+                                  capturable=False, differentiable=False,
+                                  decoupled_weight_decay=False, fused=None)
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
@@ -1256,6 +1273,8 @@ class AdamW(Adam):
     array([0.95])
     """
 
+    _LOADED_GROUP_FORCED = {"decoupled_weight_decay": True}
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
@@ -1277,6 +1296,9 @@ class Adamax(Optimizer):
     >>> np.round(w, 6)
     array([-0.1])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  capturable=False)
 
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
@@ -1306,6 +1328,9 @@ class RMSprop(Optimizer):
     >>> w
     array([-0.01])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                                  differentiable=False, capturable=False)
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
@@ -1338,6 +1363,9 @@ class Adagrad(Optimizer):
     >>> np.round(w, 6)
     array([-0.1])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  fused=None)
 
     _eager_state = True
 
@@ -1375,6 +1403,9 @@ class NAdam(Optimizer):
     -0.1056
     """
 
+    _LOADED_GROUP_DEFAULTS = dict(maximize=False, foreach=None, capturable=False,
+                                  differentiable=False, decoupled_weight_decay=False)
+
     def __init__(
         self, params: Iterable[Any], lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
@@ -1409,6 +1440,9 @@ class RAdam(Optimizer):
     array([-0.2])
     """
 
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  decoupled_weight_decay=False, capturable=False)
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
@@ -1440,6 +1474,9 @@ class Adadelta(Optimizer):
     -0.003162
     """
 
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  capturable=False)
+
     def __init__(
         self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
         weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
@@ -1466,6 +1503,9 @@ class ASGD(Optimizer):
     >>> w
     array([-0.1])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  capturable=False)
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75,
@@ -1495,6 +1535,9 @@ class Rprop(Optimizer):
     >>> w
     array([-0.1,  0.1])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False,
+                                  capturable=False)
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
@@ -1559,6 +1602,8 @@ class Adafactor(Optimizer):
     >>> np.round(w[0], 4)
     array([0.99, 0.99, 0.99])
     """
+
+    _LOADED_GROUP_DEFAULTS = dict(foreach=None)
 
     def __init__(
         self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,

@@ -244,6 +244,43 @@ def test_state_dict_roundtrip_pytorch_layout():
         optim.Adam([np.zeros(1)]).load_state_dict(sd)
 
 
+
+@pytest.mark.parametrize("cls,expected", [
+    # PyTorch 2.13 after loading OLD into Adam/AdamW(lr=0.3, amsgrad=True, maximize=True)
+    # over float64 [1, -1], then one step with the gradient [0.5, 0.25]
+    ("Adam", [0.9000000014809985, -0.9242776864568738]),
+    ("AdamW", [0.8567820381758882, -0.8927465431769663]),
+])
+def test_loading_an_older_state_dict_fills_options_as_pytorch(cls, expected):
+    # A state dict from an older PyTorch: no amsgrad/maximize/foreach/... options, and an
+    # int step. PyTorch's __setstate__ gives the missing options fixed values (amsgrad and
+    # maximize False, not this optimizer's True), and AdamW's groups are always decoupled.
+    old = {"state": {0: {"step": 1, "exp_avg": np.array([0.1, -0.2], np.float32),
+                         "exp_avg_sq": np.array([0.001, 0.004], np.float32)}},
+           "param_groups": [{"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8,
+                             "weight_decay": 0.5, "params": [0]}]}
+    w = dev(np.array([1.0, -1.0]))
+    opt = getattr(optim, cls)([w], lr=0.3, amsgrad=True, maximize=True)
+    opt.load_state_dict(old)
+    group = {k: v for k, v in opt.param_groups[0].items() if k != "params"}
+    assert group == {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.5,
+                     "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                     "differentiable": False, "decoupled_weight_decay": cls == "AdamW",
+                     "fused": None}
+    opt.step([dev(np.array([0.5, 0.25]))])
+    assert_allclose(host(w), np.array(expected), rtol=1e-14)
+    assert float(opt.state_dict()["state"][0]["step"]) == 2.0
+    # the other classes' tables: an old SGD dict without nesterov, RMSprop without centered
+    sgd = optim.SGD([np.zeros(1)], lr=0.1, nesterov=True, momentum=0.9)
+    sgd.load_state_dict({"state": {}, "param_groups": [
+        {"lr": 0.1, "momentum": 0.9, "dampening": 0, "weight_decay": 0, "params": [0]}]})
+    assert sgd.param_groups[0]["nesterov"] is False and sgd.param_groups[0]["fused"] is False
+    rms = optim.RMSprop([np.zeros(1)], momentum=0.5, centered=True)
+    rms.load_state_dict({"state": {}, "param_groups": [
+        {"lr": 0.1, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0, "params": [0]}]})
+    assert (rms.param_groups[0]["momentum"], rms.param_groups[0]["centered"]) == (0, False)
+
+
 def test_adagrad_state_exists_before_step():
     opt = optim.Adagrad([np.zeros(2)], initial_accumulator_value=0.5)
     assert_allclose(opt.state_dict()["state"][0]["sum"], np.full(2, 0.5))
