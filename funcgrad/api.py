@@ -1077,7 +1077,7 @@ def typeof(x: Any) -> ShapedArray:
     Example:
         >>> import numpy as np, funcgrad
         >>> funcgrad.typeof(np.ones((2, 3), np.float32))
-        ShapedArray(f32[2,3], device='cpu')
+        ShapedArray(float32[2,3], device='cpu')
         >>> funcgrad.typeof(1.0).weak_type
         True
     """

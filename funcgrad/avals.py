@@ -44,7 +44,7 @@ class ShapedArray:
     Example:
         >>> a = ShapedArray((2, 3), numpy.dtype("float32"))
         >>> str(a), a.ndim, a.size
-        ('f32[2,3]', 2, 6)
+        ('float32[2,3]', 2, 6)
     """
 
     __slots__ = ("shape", "dtype", "weak_type", "device", "_hash")
@@ -94,15 +94,22 @@ class ShapedArray:
     def __hash__(self) -> int:
         return self._hash
 
-    def str_short(self) -> str:
-        return f"{short_dtype_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+    def str_short(self, short_dtypes: bool = True, mesh_axis_types: bool = False) -> str:
+        """``f32[2,3]`` (``float32[2,3]`` with ``short_dtypes=False``): the form jaxprs and
+        error messages print. JAX's default is the long dtype name; ``mesh_axis_types`` is
+        JAX's (no mesh axes here).
+        """
+        dt = short_dtype_name(self.dtype) if short_dtypes else numpy.dtype(self.dtype).name
+        return f"{dt}[{','.join(map(str, self.shape))}]"
 
-    __str__ = str_short
+    def __str__(self) -> str:
+        # JAX's: the full dtype name, a weak type marked by "~" (str(aval) is "~float32[]")
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
     def __repr__(self) -> str:
         extra = ", weak_type=True" if self.weak_type else ""
         dev = f", device={self.device!r}" if self.device else ""
-        return f"ShapedArray({self.str_short()}{extra}{dev})"
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{extra}{dev})"
 
 
 #: The classes ``ShapeDtypeStruct(sharding=...)`` takes: funcgrad.sharding's ``Sharding`` and
@@ -287,9 +294,9 @@ def get_aval(x: Any) -> ShapedArray:
 
     Example:
         >>> get_aval(1.0)
-        ShapedArray(f64[], weak_type=True)
+        ShapedArray(float64[], weak_type=True)
         >>> get_aval(numpy.ones((2,), numpy.float32))
-        ShapedArray(f32[2], device='cpu')
+        ShapedArray(float32[2], device='cpu')
     """
     t = type(x)
     # Host arrays first: the hot case, and getattr(ndarray, "aval") would raise internally.

@@ -46,5 +46,12 @@ def test_float32_array_times_python_float_stays_float32_everywhere() -> None:
 
 
 def test_aval_str() -> None:
-    assert str(ShapedArray((2, 3), np.int32)) == "i32[2,3]"
+    # JAX 0.10.2: str(ShapedArray((2, 3), int32)) == "int32[2,3]", "~float32[]" when weak,
+    # repr "ShapedArray(float32[], weak_type=True)"; jaxprs print the short form "i32[2,3]"
+    assert str(ShapedArray((2, 3), np.int32)) == "int32[2,3]"
     assert str(ShapedArray((), np.bool_)) == "bool[]"
+    assert str(ShapedArray((), np.float32, weak_type=True)) == "~float32[]"
+    assert repr(ShapedArray((), np.float32, weak_type=True)) == (
+        "ShapedArray(float32[], weak_type=True)")
+    assert ShapedArray((2, 3), np.int32).str_short() == "i32[2,3]"
+    assert ShapedArray((2, 3), np.int32).str_short(short_dtypes=False) == "int32[2,3]"

@@ -58,7 +58,7 @@ def test_tracer_aval_drops_the_batch_axis():
 
     outs, dims = batch_flat(f, [np.zeros((2, 5, 3), np.float32)], [1], 5)
     assert seen["type"] is BatchTracer
-    assert seen["shape"] == (2, 3) and str(seen["aval"]) == "f32[2,3]"
+    assert seen["shape"] == (2, 3) and seen["aval"].str_short() == "f32[2,3]"
     assert dims == [1] and host(outs[0]).shape == (2, 5, 3)
 
 
