@@ -14,6 +14,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
+from funcgrad.lax import stop_gradient
 from funcgrad.ops import ldl as _ldl
 from funcgrad.ops import linalg_decomp as _ld
 from funcgrad.ops import lu as _lu
@@ -249,6 +250,14 @@ def _hermitian_from(a: Any, lower: bool) -> Any:
     return tri + mH(tri) + d[..., None, :] * const_like(a, numpy.eye(n, dtype=get_aval(a).dtype))
 
 
+def _symmetric_tangent(a: Any, lower: bool) -> Any:
+    """``_hermitian_from(a, lower)``'s value (one triangle read, as LAPACK) with the derivative
+    of a function of a Hermitian matrix (the tangent's Hermitian part), as cholesky/eigh
+    and solve(assume_a="pos") have: the gradient with respect to ``a`` is Hermitian."""
+    part = (a + mH(a)) / 2
+    return part + stop_gradient(_hermitian_from(a, lower) - part)
+
+
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True, *,  # noqa: A002
@@ -292,8 +301,8 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         if check_square("eigh", b, "b") != n:
             raise LinAlgShapeError(f"eigh: a {get_aval(a).shape} and b {get_aval(b).shape} "
                                    "must have the same size")
-        low = _ld.cholesky(_hermitian_from(b, lower))
-        af = _hermitian_from(a, lower)
+        low = _ld.cholesky(_symmetric_tangent(b, lower))
+        af = _symmetric_tangent(a, lower)
         if type == 1:  # L^-1 a L^-H
             x = _ld.triangular_solve(low, af, lower=True)
             c = mH(_ld.triangular_solve(low, mH(x), lower=True))

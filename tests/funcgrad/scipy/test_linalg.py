@@ -61,6 +61,29 @@ def test_symmetric_solves_have_symmetric_gradients() -> None:
         np.testing.assert_allclose(g, (full + full.T) / 2, atol=1e-13)
 
 
+def test_generalized_eigh_gradients_are_symmetric() -> None:
+    # eigh(a, b) reads one triangle of each, like eigh(a), but differentiates as a function of
+    # symmetric matrices: the gradients were lower-triangular (2x the off-diagonal symmetric
+    # part). Reference: central differences of SciPy's eigh((a + a.T) / 2, (b + b.T) / 2).
+    s = A @ A.T + 3 * np.eye(3)
+    m = s + A + A.T
+    w = np.arange(3.0)
+    for lower in (True, False):
+        ga, gb = (host(x) for x in funcgrad.grad(
+            lambda x, y, lo=lower: fnp.sum(fsl.eigh(x, y, lower=lo)[0] * dev(w)), argnums=(0, 1))(
+                dev(m), dev(s)))
+        np.testing.assert_allclose(ga, ga.T, atol=1e-14)
+        np.testing.assert_allclose(gb, gb.T, atol=1e-14)
+        # d/d eps of sum(w * eigh(m + eps E, s)) along E = e_i e_j^T + e_j e_i^T is 2 ga[i, j]
+        e01 = np.zeros((3, 3))
+        e01[0, 1] = e01[1, 0] = 1.0
+        eps = 1e-6
+        fd = (np.sum(w * host(fsl.eigh(dev(m + eps * e01), dev(s), eigvals_only=True)))
+              - np.sum(w * host(fsl.eigh(dev(m - eps * e01), dev(s), eigvals_only=True)))) / (
+                  2 * eps)
+        np.testing.assert_allclose(2 * ga[0, 1], fd, rtol=1e-6)
+
+
 def test_factor_then_solve_under_jit_and_vmap() -> None:
     a = np.stack([A + 2 * np.eye(3), A.T + 3 * np.eye(3)])
 
