@@ -942,12 +942,20 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
 
 
 def _check_scalar_output(ans: Any, holomorphic: bool, fname: str) -> ShapedArray:
-    leaves = tree_util.tree_leaves(ans)
+    leaves, tree = tree_util.tree_flatten(ans)
     if len(leaves) != 1:
         raise TypeError(
             f"{fname} requires a function returning one scalar, got a pytree with "
             f"{len(leaves)} leaves; use vjp or jacrev for non-scalar outputs (or has_aux=True "
             "to return auxiliary data)"
+        )
+    if not tree.is_leaf():
+        # As JAX: the output is the scalar itself; a container of one (a forgotten
+        # has_aux=True, a list) is not silently unwrapped.
+        raise TypeError(
+            f"{fname} requires a function returning a scalar, got a {type(ans).__name__} "
+            f"holding one ({tree}); return the scalar itself (or pass has_aux=True to return "
+            "(output, aux))"
         )
     a = get_aval(leaves[0])
     if a.shape != ():

@@ -454,3 +454,13 @@ def test_tape_agrees_with_linearize(name, monkeypatch) -> None:
     with funcgrad.config.override(funcgrad.config.eager_tape, False):
         want = funcgrad.value_and_grad(f, argnums)(*args)
     assert_close(got, want)
+
+
+@pytest.mark.parametrize("wrap", [lambda a: [a], lambda a: {"a": a}, lambda a: (a,)])
+def test_grad_of_a_container_holding_one_scalar_is_an_error(wrap) -> None:
+    # JAX: TypeError "Gradient only defined for scalar-output functions. Output was [...]";
+    # a forgotten has_aux=True is not silently unwrapped
+    with pytest.raises(TypeError, match="requires a function returning a scalar, got a"):
+        funcgrad.grad(wrap)(1.0)
+    with pytest.raises(TypeError, match="returning a scalar"):
+        funcgrad.value_and_grad(wrap)(1.0)
