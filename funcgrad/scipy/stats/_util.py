@@ -61,3 +61,8 @@ def log1mexp(a: Any) -> Any:
     a_big = fnp.where(big, a, 1.0)
     a_small = fnp.where(big, 1.0, a)
     return fnp.where(big, fnp.log1p(-fnp.exp(-a_big)), _q.log(-fnp.expm1(-a_small)))
+
+
+def prob_ok(out: Any, q: Any) -> Any:
+    """nan where the probability ``q`` of a quantile function is outside ``[0, 1]`` (as SciPy)."""
+    return fnp.where((q >= 0) & (q <= 1), out, numpy.nan)

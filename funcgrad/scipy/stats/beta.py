@@ -1,6 +1,7 @@
 """The beta distribution, as ``scipy.stats.beta`` (``a``, ``b``, ``loc``, ``scale``).
 
-``cdf``/``sf`` use :func:`funcgrad.scipy.special.betainc`: differentiable in every argument.
+``cdf``/``sf`` use :func:`funcgrad.scipy.special.betainc`, ``ppf``/``isf`` its inverse
+(:func:`funcgrad.scipy.special.betaincinv`): differentiable in every argument.
 
 Example:
     >>> from funcgrad.scipy.stats import beta
@@ -17,9 +18,16 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import (
+    log_prob,
+    nan_at,
+    prob_ok,
+    promote,
+    scale_ok,
+    standardize,
+)
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -105,3 +113,33 @@ def logsf(x: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.69314718056
     """
     return log_prob(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale))
+
+
+def _quantile(name: str, q: Any, a: Any, b: Any, loc: Any, scale: Any, upper: bool) -> Any:
+    q, a, b, loc, scale = promote(name, q, a, b, loc, scale)
+    good = (a > 0) & (b > 0)
+    p, pc = (1.0 - q, q) if upper else (q, 1.0 - q)
+    y = _sp._betaincinv_pair(name, fnp.where(good, a, 1.0), fnp.where(good, b, 1.0), p, pc)[0]
+    return prob_ok(scale_ok(_shapes_ok(loc + scale * y, a, b), scale), q)
+
+
+def ppf(q: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Quantile function (inverse of :func:`cdf`): ``loc + scale * betaincinv(a, b, q)``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import beta
+        >>> round(float(beta.ppf(0.5248, 2.0, 3.0)), 12)
+        0.4
+    """
+    return _quantile("beta.ppf", q, a, b, loc, scale, upper=False)
+
+
+def isf(q: Any, a: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function: ``x`` with ``sf(x) = q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import beta
+        >>> round(float(beta.isf(0.4752, 2.0, 3.0)), 12)
+        0.4
+    """
+    return _quantile("beta.isf", q, a, b, loc, scale, upper=True)

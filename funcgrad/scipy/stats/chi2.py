@@ -14,7 +14,7 @@ from typing import Any
 from funcgrad.scipy.stats import gamma as _gamma
 from funcgrad.scipy.stats._util import promote
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def _args(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any, Any]:
@@ -86,3 +86,25 @@ def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.0
     """
     return _gamma.logsf(*_args("chi2.logsf", x, df, loc, scale))
+
+
+def ppf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Quantile function (inverse of :func:`cdf`).
+
+    Example:
+        >>> from funcgrad.scipy.stats import chi2
+        >>> round(float(chi2.ppf(0.95, 3.0)), 10)
+        7.8147279033
+    """
+    return _gamma.ppf(*_args("chi2.ppf", q, df, loc, scale))
+
+
+def isf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function (``chi2.isf(alpha, df)`` is the critical value of a test).
+
+    Example:
+        >>> from funcgrad.scipy.stats import chi2
+        >>> round(float(chi2.isf(0.05, 3.0)), 10)
+        7.8147279033
+    """
+    return _gamma.isf(*_args("chi2.isf", q, df, loc, scale))

@@ -1,7 +1,8 @@
 """The F distribution, as ``scipy.stats.f`` (``dfn``, ``dfd``, ``loc``, ``scale``).
 
 Finite degrees of freedom only (infinite ones give nan). ``cdf``/``sf`` use
-:func:`funcgrad.scipy.special.betainc`: differentiable in every argument.
+:func:`funcgrad.scipy.special.betainc`, ``ppf``/``isf`` its inverse: differentiable in every
+argument.
 
 Example:
     >>> from funcgrad.scipy.stats import f
@@ -18,9 +19,16 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import (
+    log_prob,
+    nan_at,
+    prob_ok,
+    promote,
+    scale_ok,
+    standardize,
+)
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _ok(out: Any, dfn: Any, dfd: Any, scale: Any) -> Any:
@@ -116,3 +124,37 @@ def logsf(x: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.69314718056
     """
     return log_prob(sf(x, dfn, dfd, loc, scale), cdf(x, dfn, dfd, loc, scale))
+
+
+def _quantile(name: str, q: Any, dfn: Any, dfd: Any, loc: Any, scale: Any, upper: bool) -> Any:
+    q, dfn, dfd, loc, scale = promote(name, q, dfn, dfd, loc, scale)
+    good = (dfn > 0) & (dfd > 0) & (dfn < numpy.inf) & (dfd < numpy.inf)
+    dfn_s, dfd_s = fnp.where(good, dfn, 1.0), fnp.where(good, dfd, 1.0)
+    p, pc = (1.0 - q, q) if upper else (q, 1.0 - q)
+    # w = dfn y / (dfn y + dfd) ~ Beta(dfn/2, dfd/2); y = dfd w / (dfn (1 - w)), with 1 - w
+    # from the inverse itself (accurate where w is near 1, the upper tail).
+    w, wc = _sp._betaincinv_pair(name, 0.5 * dfn_s, 0.5 * dfd_s, p, pc)
+    y = _q.div(dfd_s * w, dfn_s * wc)
+    return prob_ok(_ok(loc + scale * y, dfn, dfd, scale), q)
+
+
+def ppf(q: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Quantile function (inverse of :func:`cdf`); ``inf`` at ``q = 1``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import f
+        >>> round(float(f.ppf(0.95, 3.0, 5.0)), 10)
+        5.4094513181
+    """
+    return _quantile("f.ppf", q, dfn, dfd, loc, scale, upper=False)
+
+
+def isf(q: Any, dfn: Any, dfd: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function (``f.isf(alpha, dfn, dfd)``: an F test's critical value).
+
+    Example:
+        >>> from funcgrad.scipy.stats import f
+        >>> round(float(f.isf(0.05, 3.0, 5.0)), 10)
+        5.4094513181
+    """
+    return _quantile("f.isf", q, dfn, dfd, loc, scale, upper=True)

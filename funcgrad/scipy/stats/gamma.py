@@ -1,6 +1,7 @@
 """The gamma distribution, as ``scipy.stats.gamma`` (shape ``a``, ``loc``, ``scale``).
 
-The CDF family is differentiable to any order in ``x``, ``loc``, ``scale`` and the shape ``a``
+``ppf``/``isf`` invert the CDF/SF (:func:`funcgrad.scipy.special.gammaincinv`). The CDF
+family is differentiable to any order in ``x``, ``loc``, ``scale`` and the shape ``a``
 (the latter through the series / continued fraction of :func:`funcgrad.scipy.special.gammainc`).
 
 Example:
@@ -18,9 +19,16 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import log_prob, nan_at, promote, scale_ok, standardize
+from funcgrad.scipy.stats._util import (
+    log_prob,
+    nan_at,
+    prob_ok,
+    promote,
+    scale_ok,
+    standardize,
+)
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -106,3 +114,35 @@ def logsf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -2.0
     """
     return log_prob(sf(x, a, loc, scale), cdf(x, a, loc, scale))
+
+
+def _quantile(name: str, q: Any, a: Any, loc: Any, scale: Any, upper: bool) -> Any:
+    q, a, loc, scale = promote(name, q, a, loc, scale)
+    # The tail the probability is given for is the one solved, so its digits are kept.
+    p, pc = (1.0 - q, q) if upper else (q, 1.0 - q)
+    y = _sp._gammaincinv_pq(name, fnp.where(a > 0, a, 1.0), p, pc)
+    return prob_ok(scale_ok(_shape_ok(loc + scale * y, a), scale), q)
+
+
+def ppf(q: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Quantile function (inverse of :func:`cdf`): ``loc + scale * gammaincinv(a, q)``;
+    ``loc`` at ``q = 0``, ``inf`` at ``q = 1``, nan outside ``[0, 1]``. Differentiable in every
+    argument.
+
+    Example:
+        >>> from funcgrad.scipy.stats import gamma
+        >>> round(float(gamma.ppf(0.5, 1.0)), 12)   # exponential median: log 2
+        0.69314718056
+    """
+    return _quantile("gamma.ppf", q, a, loc, scale, upper=False)
+
+
+def isf(q: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function: ``x`` with ``sf(x) = q``, accurate for tiny ``q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import gamma
+        >>> round(float(gamma.isf(1e-300, 1.0)), 10)   # -log(1e-300)
+        690.7755278982
+    """
+    return _quantile("gamma.isf", q, a, loc, scale, upper=True)

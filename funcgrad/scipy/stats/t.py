@@ -1,7 +1,9 @@
 """Student's t distribution, as ``scipy.stats.t`` (``df``, ``loc``, ``scale``).
 
-``cdf``/``sf`` go through :func:`funcgrad.scipy.special.betainc` and are differentiable in
-every argument, ``df`` included; ``df = inf`` gives the normal distribution.
+``cdf``/``sf`` go through :func:`funcgrad.scipy.special.betainc` (for ``df > 5e4``, where
+``betainc``'s huge shape loses digits, Hill's normal-deviate expansion, ACM algorithm 395) and
+``ppf``/``isf`` through its inverse (Cornish-Fisher beyond ``df = 5e4``); all are
+differentiable in every argument, ``df`` included; ``df = inf`` gives the normal distribution.
 
 Example:
     >>> from funcgrad.scipy.stats import t
@@ -22,12 +24,17 @@ from funcgrad.scipy.stats._util import (
     HALF_LOG_2PI,
     LOG_PI,
     log_prob,
+    prob_ok,
     promote,
     scale_ok,
     standardize,
 )
 
-__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
+
+# Beyond this many degrees of freedom the CDF and quantiles use asymptotic expansions in
+# 1/df (accurate to rounding there), not betainc and its inverse at a huge shape df/2.
+_BIG_DF = 5e4
 
 
 def logpdf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -94,7 +101,24 @@ def _cdf_sf(name: str, x: Any, df: Any, loc: Any, scale: Any) -> tuple[Any, Any,
     neg = y < 0
     cdf = fnp.where(far, fnp.where(neg, tail, 1.0 - tail), 0.5 + central)
     sf = fnp.where(far, fnp.where(neg, 1.0 - tail, tail), 0.5 - central)
-    y_n = fnp.where(normal, y, 0.0)
+    # Huge df: Hill's normal deviate w(y), cdf = ndtr(w) (the relative error of its expansion
+    # is O(df^-4)); written as y * sqrt(...) so it is smooth through y = 0.
+    big = (df > _BIG_DF) & fnp.logical_not(normal)
+    dfb = fnp.where(big, df, 2.0 * _BIG_DF)
+    yb = fnp.where(big, y, 0.0)
+    u = yb * yb / dfb
+    small_u = u < 1e-8
+    u_s = fnp.where(small_u, 1.0, u)
+    log1p_ratio = fnp.where(small_u, 1.0 - 0.5 * u, _q.log1p(u_s) / u_s)  # log1p(u) / u
+    ah = dfb - 0.5
+    bh = 48.0 * ah * ah
+    z = ah * u * log1p_ratio  # ah * log1p(y^2 / df)
+    corr = ((((-0.4 * z - 3.3) * z - 24.0) * z - 85.5) / (0.8 * z * z + 100.0 + bh)
+            + z + 3.0) / bh + 1.0
+    w = yb * fnp.sqrt(ah * log1p_ratio / dfb) * corr
+    w = fnp.where(fnp.isinf(yb), yb, w)
+    y_n = fnp.where(normal, y, w)
+    normal = normal | big
     cdf = fnp.where(normal, _sp.ndtr(y_n), cdf)
     sf = fnp.where(normal, _sp.ndtr(-y_n), sf)
     bad = fnp.logical_not(df > 0)
@@ -148,3 +172,76 @@ def logsf(x: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     c, s, _, scale = _cdf_sf("t.logsf", x, df, loc, scale)
     return scale_ok(log_prob(s, c), scale)
+
+
+def _quantile(name: str, q: Any, df: Any, loc: Any, scale: Any, upper: bool) -> Any:
+    q, df, loc, scale = promote(name, q, df, loc, scale)
+    p, pc = (1.0 - q, q) if upper else (q, 1.0 - q)
+    normal = df == numpy.inf
+    big = (df > _BIG_DF) & fnp.logical_not(normal)
+    ok = (df > 0) & fnp.logical_not(normal | big)
+    dfs = fnp.where(ok, df, 1.0)
+    tail = fnp.minimum(p, pc)
+    neg = p < pc
+    # Near the median y = s + (df + 1) / (6 df) s^3, s = (p - 1/2) / pdf(0), exact to rounding
+    # while s^4 is negligible (as the CDF's cubic there); the tail inversion below has an
+    # infinite slope at the median (sqrt of the beta quantile near 0).
+    pdf0 = fnp.exp(-_sp.betaln(0.5 * dfs, 0.5) - 0.5 * _q.log(dfs))
+    # p - 1/2 from the probability as given (exact there; 1 - q is rounded).
+    s = ((0.5 - pc) if upper else (p - 0.5)) / pdf0
+    near = s * s < 1e-8 * fnp.minimum(dfs, 1.0)
+    s_n = fnp.where(near, s, 0.0)
+    y_near = s_n + (dfs + 1.0) / (6.0 * dfs) * s_n ** 3
+    # Elsewhere the tail mass 2 tail = I_z(df/2, 1/2), z = df / (df + y^2): y^2 = df (1 - z) / z
+    # with 1 - z from the inverse itself (accurate near the median, where z is near 1).
+    tail_f = fnp.where(near, 0.25, tail)
+    z, zc = _sp._betaincinv_pair(name, 0.5 * dfs, fnp.full_like(dfs, 0.5), 2.0 * tail_f,
+                                 1.0 - 2.0 * tail_f)
+    mag = fnp.sqrt(_q.div(dfs * zc, z))
+    # Far tail: z underflows long before y overflows (z ~ df / y^2); there the leading term
+    # 2 tail = z^(df/2) / ((df/2) B(df/2, 1/2)) gives log|y| directly, to O(z) relatively.
+    log_z0 = (2.0 / dfs) * (_q.log(2.0 * tail_f) + _q.log(0.5 * dfs)
+                            + _sp.betaln(0.5 * dfs, 0.5))
+    far = log_z0 < -70.0
+    log_mag = 0.5 * (_q.log(dfs) - fnp.where(far, log_z0, 0.0))
+    overflow = log_mag > 709.0  # exp would warn; the quantile is beyond the largest float
+    mag_far = fnp.where(overflow, numpy.inf, fnp.exp(fnp.where(overflow, 0.0, log_mag)))
+    mag = fnp.where(far, mag_far, mag)
+    y = fnp.where(near, y_near, fnp.where(neg, -mag, mag))
+    # Huge df: the Cornish-Fisher expansion about the normal quantile (A&S 26.7.5), O(df^-5).
+    dfb = fnp.where(big, df, 2.0 * _BIG_DF)
+    z_tail = _sp.ndtri(fnp.where(big | normal, tail, 0.25))  # <= 0
+    zn = fnp.where(neg, z_tail, -z_tail)
+    z2 = zn * zn
+    g1 = (z2 + 1.0) * zn / 4.0
+    g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * zn / 96.0
+    g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * zn / 384.0
+    g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * zn / 92160.0
+    y_big = zn + (g1 + (g2 + (g3 + g4 / dfb) / dfb) / dfb) / dfb
+    y = fnp.where(big, y_big, fnp.where(normal, zn, y))
+    out = fnp.where((df > 0), loc + scale * y, numpy.nan)
+    return prob_ok(scale_ok(out, scale), q)
+
+
+def ppf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Quantile function (inverse of :func:`cdf`): ``-inf`` at 0, ``inf`` at 1, nan outside
+    ``[0, 1]``. The tail beyond ``q`` is solved (:func:`funcgrad.scipy.special.betaincinv`),
+    so tiny ``q`` keeps its digits; differentiable in every argument.
+
+    Example:
+        >>> from funcgrad.scipy.stats import t
+        >>> round(float(t.ppf(0.975, 3.0)), 10)   # a 95% interval's half width, df = 3
+        3.1824463053
+    """
+    return _quantile("t.ppf", q, df, loc, scale, upper=False)
+
+
+def isf(q: Any, df: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function: ``x`` with ``sf(x) = q`` (``-ppf(q)`` for ``loc = 0``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import t
+        >>> round(float(t.isf(0.025, 3.0)), 10)
+        3.1824463053
+    """
+    return _quantile("t.isf", q, df, loc, scale, upper=True)
