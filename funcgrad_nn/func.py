@@ -51,7 +51,7 @@ from funcgrad_nn.utils.stateless import functional_call, vmapped_buffers
 __all__ = [
     "vmap", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
     "hessian", "functional_call", "stack_module_state", "functionalize",
-    "replace_all_batch_norm_modules_",
+    "replace_all_batch_norm_modules_", "rearrange", "debug_unwrap",
 ]
 
 _RANDOMNESS = ("error", "different", "same")
@@ -571,6 +571,153 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0
     return _jacobian_keeping_order(
         lambda f: _random_checked(funcgrad.hessian(f, argnums=argnums), "error"), func,
         argnums, False, 2, True)
+
+
+def _parse_side(side: str) -> list[list[str] | str]:
+    """One side of an einops pattern: per axis a name, ``"..."``, or a group (a list of
+    names; ``[]`` for ``()`` and ``1``: a unit axis)."""
+    text = side.replace("(", " ( ").replace(")", " ) ")
+    axes: list[list[str] | str] = []
+    group: list[str] | None = None
+    for tok in text.split():
+        if tok == "(":
+            if group is not None:
+                raise ValueError(f"rearrange: nested parentheses in {side.strip()!r}")
+            group = []
+        elif tok == ")":
+            if group is None:
+                raise ValueError(f"rearrange: unbalanced parentheses in {side.strip()!r}")
+            axes.append(group)
+            group = None
+        else:
+            if tok != "..." and "." in tok:
+                raise ValueError("Expression may contain dots only inside ellipsis (...); only "
+                                 "one ellipsis for tensor")
+            if tok.isdigit():
+                if tok != "1":
+                    raise ValueError("rearrange only supports unnamed axes of size 1")
+                if group is None:
+                    axes.append([])
+                continue
+            if not (tok == "..." or tok.isidentifier()):
+                raise ValueError(f"rearrange: invalid axis name {tok!r}")
+            if group is not None:
+                group.append(tok)
+            else:
+                axes.append(tok)
+    if group is not None:
+        raise ValueError(f"rearrange: unbalanced parentheses in {side.strip()!r}")
+    names = [n for a in axes for n in (a if isinstance(a, list) else [a])]
+    if names.count("...") > 1:
+        raise ValueError("Expression may contain dots only inside ellipsis (...); only one "
+                         "ellipsis for tensor")
+    dupes = sorted({n for n in names if names.count(n) > 1 and n != "..."})
+    if dupes:
+        raise ValueError(f"Indexing expression contains duplicate dimension '{dupes[0]}'")
+    return axes
+
+
+def rearrange(tensor: Any, pattern: str, **axes_lengths: int) -> Any:
+    """``torch.func.rearrange``: einops' ``rearrange`` (``"b (h w) c -> b h w c"``, ``h=2``):
+    a reshape, a transposition and a reshape, so it works under every transformation. Axes
+    are names, groups ``(h w)`` (split or merged), ``...`` (the remaining axes) and unit axes
+    ``1`` or ``()``; a list or tuple of arrays is stacked along a new first axis first.
+
+    Example:
+        >>> import numpy as np
+        >>> rearrange(np.zeros((2, 6, 3)), "b (h w) c -> b h w c", h=2).shape
+        (2, 2, 3, 3)
+        >>> rearrange(np.arange(6).reshape(2, 3), "a b -> (b a)").tolist()
+        [0, 3, 1, 4, 2, 5]
+    """
+    if isinstance(tensor, list | tuple):
+        tensor = fnp.stack(tensor)
+    if pattern.count("->") != 1:
+        raise ValueError("Pattern must contain a single '->' separator")
+    left_s, right_s = pattern.split("->")
+    left, right = _parse_side(left_s), _parse_side(right_s)
+
+    def named(axes: list) -> set[str]:
+        return {n for a in axes for n in (a if isinstance(a, list) else [a])}
+
+    only = named(left) ^ named(right)
+    if only:
+        raise ValueError("Identifiers only on one side of rearrange expression (should be on "
+                         f"both): {only}")
+    unknown = set(axes_lengths) - named(left)
+    if unknown:
+        raise ValueError(f"Identifiers not found in rearrange expression: {unknown}")
+    shape = tuple(fnp.shape(tensor))
+    has_ellipsis = "..." in left
+    if has_ellipsis:
+        if len(left) - 1 > len(shape):
+            raise ValueError(f"Number of dimensions in pattern ({len(left) - 1}) must be less "
+                             "than or equal to the number of dimensions in the tensor "
+                             f"({len(shape)})")
+    elif len(left) != len(shape):
+        raise ValueError(f"Number of dimensions in pattern ({len(left)}) must be equal to the "
+                         f"number of dimensions in the tensor ({len(shape)})")
+    # the ellipsis stands for axes named ...0, ...1: it expands in place on both sides
+    n_ell = len(shape) - len(left) + 1 if has_ellipsis else 0
+    ell = [f"...{i}" for i in range(n_ell)]
+
+    def expand(axes: list) -> list:
+        out: list = []
+        for a in axes:
+            if a == "...":
+                out += ell
+            elif isinstance(a, list) and "..." in a:
+                out.append([n for m in a for n in (ell if m == "..." else [m])])
+            else:
+                out.append(a)
+        return out
+
+    left, right = expand(left), expand(right)
+    sizes: dict[str, int] = dict(axes_lengths)
+    for axis, n in zip(left, shape):
+        if isinstance(axis, str):
+            sizes[axis] = n
+            continue
+        missing = [m for m in axis if m not in sizes]
+        known = int(numpy.prod([sizes[m] for m in axis if m in sizes]))
+        if len(missing) > 1:
+            raise ValueError(f"rearrange: cannot infer the sizes of {missing} at once (give "
+                             "all but one as keyword arguments)")
+        if missing:
+            if known == 0 or n % known:
+                raise ValueError(f"rearrange: axis of size {n} does not split into "
+                                 f"{[sizes.get(m, '?') for m in axis]}")
+            sizes[missing[0]] = n // known
+        elif known != n:
+            raise ValueError(f"rearrange: axis of size {n} is not {axis} = "
+                             f"{[sizes[m] for m in axis]}")
+    flat_left = [n for a in left for n in ([a] if isinstance(a, str) else a)]
+    flat_right = [n for a in right for n in ([a] if isinstance(a, str) else a)]
+    out = fnp.reshape(tensor, tuple(sizes[n] for n in flat_left))
+    out = fnp.transpose(out, tuple(flat_left.index(n) for n in flat_right))
+    return fnp.reshape(out, tuple(
+        sizes[a] if isinstance(a, str) else int(numpy.prod([sizes[m] for m in a]))
+        for a in right))
+
+
+def debug_unwrap(tensor: Any, *, recurse: bool = True) -> Any:
+    """``torch.func.debug_unwrap``: the value without transformation wrappers, for
+    debugging: the concrete array behind a tracer when one is known (under ``grad``/``jvp``
+    eagerly), else the array itself.
+
+    Example:
+        >>> import numpy as np
+        >>> debug_unwrap(np.ones(2)).tolist()
+        [1.0, 1.0]
+    """
+    while is_tracer(tensor):
+        concrete = tensor.to_concrete_value()
+        if concrete is None:
+            return tensor
+        tensor = concrete
+        if not recurse:
+            break
+    return tensor
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:

@@ -44,7 +44,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = ["disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks",
+           "allow_mutation_on_saved_tensors", "increment_version"]
 
 #: the innermost active (pack_hook, unpack_hook) pair, or None
 _HOOKS: ContextVar[tuple[Callable[[Any], Any], Callable[[Any], Any]] | None] = ContextVar(
@@ -138,3 +139,42 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         yield
     finally:
         _DISABLED.reset(token)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[None]:
+    """PyTorch's permission to modify a tensor in place after an operation saved it for
+    backward (backward then uses the value it had when saved). Here that always holds:
+    arrays outside a ``Function`` are never modified in place, and a ``Function`` saves its
+    arrays as they are when ``forward`` returns, so the block only marks the code.
+
+    >>> with allow_mutation_on_saved_tensors():
+    ...     pass
+    """
+    yield
+
+
+def increment_version(tensor: Any) -> None:
+    """PyTorch's: record that ``tensor`` was modified in place (by a kernel autograd did not
+    see), so autograd's saved-tensor check notices. Nothing to record here: no operation
+    keeps a reference to an array that an in-place update could change behind it.
+
+    >>> import numpy as np
+    >>> increment_version(np.ones(2))
+    """
+
+
+# PyTorch's graph objects: the recorded backward graph of tensors, which funcgrad does not
+# keep; a ported program asking for them is told what to use instead.
+_GRAPH_NAMES = ("Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook")
+
+
+def __getattr__(name: str) -> object:
+    if name in _GRAPH_NAMES:
+        raise AttributeError(
+            f"funcgrad_nn.autograd.graph has no {name!r}: funcgrad records no backward graph "
+            "on arrays (a gradient is a function of the inputs, asked for with funcgrad.grad "
+            "or funcgrad.vjp), so there are no nodes or edges to walk or hook. Observe or "
+            "change gradients with a module's backward hooks, a Function's backward, or a "
+            "custom_vjp (docs/autograd.md).")
+    raise AttributeError(f"module 'funcgrad_nn.autograd.graph' has no attribute {name!r}")

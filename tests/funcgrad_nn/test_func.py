@@ -426,3 +426,48 @@ def test_vmap_chunks_of_a_random_module_under_jit_match_eager():
         np.testing.assert_array_equal(host(jitted[1].rng_key), host(eager[1].rng_key))
         rows = {r.tobytes() for r in (host(got) != 0)}
         assert len(rows) == (1 if randomness == "same" else 5)
+
+
+def test_rearrange_as_torch_func():
+    # torch 2.13's torch.func.rearrange (was missing), values and errors recorded
+    x = dev(np.arange(24).reshape(2, 6, 2))
+    cases = {
+        ("b (h w) c -> b h w c", (("h", 2),)): ((2, 2, 3, 2), [0, 1, 2, 3, 4, 5, 6, 7]),
+        ("... c -> c ...", ()): ((2, 2, 6), [0, 2, 4, 6, 8, 10, 12, 14]),
+        ("b h c -> b () h c ()", ()): ((2, 1, 6, 2, 1), [0, 1, 2, 3, 4, 5, 6, 7]),
+        ("b h c -> b 1 h c", ()): ((2, 1, 6, 2), [0, 1, 2, 3, 4, 5, 6, 7]),
+        ("b (h w) c -> (w b) h c", (("w", 2),)): ((4, 3, 2), [0, 1, 4, 5, 8, 9, 12, 13]),
+        ("b ... -> ... b", ()): ((6, 2, 2), [0, 12, 1, 13, 2, 14, 3, 15]),
+    }
+    for (pattern, kw), (shape, head) in cases.items():
+        out = host(func.rearrange(x, pattern, **dict(kw)))
+        assert out.shape == shape and out.ravel()[:8].tolist() == head, pattern
+    stacked = host(func.rearrange([x[0], x[1]], "b h c -> h (b c)"))
+    assert stacked.shape == (6, 4) and stacked.ravel()[:8].tolist() == [0, 1, 12, 13, 2, 3, 14, 15]
+    mapped = host(func.vmap(lambda a: func.rearrange(a, "(h w) c -> w h c", h=3))(x))
+    assert mapped.shape == (2, 2, 3, 2) and mapped.ravel()[:8].tolist() == [0, 1, 4, 5, 8, 9, 2, 3]
+    w = dev(np.arange(6.0).reshape(3, 2))
+    g = funcgrad.grad(lambda a: (func.rearrange(a, "a b -> b a") * w).sum())(dev(np.ones((2, 3))))
+    np.testing.assert_array_equal(host(g), np.arange(6.0).reshape(3, 2).T)
+    for pattern, kw, msg in [
+            ("b h c -> b h c d", {}, "Identifiers only on one side"),
+            ("b h -> b h", {}, r"Number of dimensions in pattern \(2\) must be equal"),
+            ("b h c -> b h c b", {}, "duplicate dimension 'b'"),
+            ("b h c -> b 2 h c", {}, "unnamed axes of size 1"),
+            ("b h c", {}, "single '->'"),
+            ("b h c -> b h c", {"z": 3}, "not found"),
+            ("b (h w) c -> b h w c", {}, "cannot infer"),
+            ("b (h w) c -> b h w c", {"h": 4}, "does not split")]:
+        with pytest.raises(ValueError, match=msg):
+            func.rearrange(x, pattern, **kw)
+
+
+def test_debug_unwrap_gives_the_value_behind_a_tracer():
+    seen = []
+
+    def f(a):
+        seen.append(host(func.debug_unwrap(a)))
+        return (a ** 2).sum()
+
+    func.grad(f)(dev(np.array([1.0, 2.0])))
+    np.testing.assert_array_equal(seen[0], [1.0, 2.0])

@@ -118,3 +118,16 @@ def test_disable_saved_tensors_hooks_as_torch():
                 pass
     with pytest.raises(TypeError, match="callables"):
         graph.saved_tensors_hooks(1, lambda p: p)
+
+
+def test_graph_names_without_a_recorded_graph():
+    # torch.autograd.graph's allow_mutation_on_saved_tensors / increment_version hold
+    # trivially (no array is modified behind a saved reference); Node, GradientEdge,
+    # get_gradient_edge, register_multi_grad_hook name what to use instead (were missing)
+    with graph.allow_mutation_on_saved_tensors():
+        pass
+    assert graph.increment_version(np.ones(2)) is None
+    for name in ("Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook"):
+        with pytest.raises(AttributeError, match="records no backward graph"):
+            getattr(graph, name)
+    assert not hasattr(graph, "no_such_name")
