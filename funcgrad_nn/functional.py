@@ -1060,6 +1060,15 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         attn_mask = (_iota_like(scores, sk, numpy.int64)
                      <= _iota_like(scores, lq, numpy.int64)[:, None])
     if attn_mask is not None:
+        try:
+            fits = numpy.broadcast_shapes(tuple(attn_mask.shape), tuple(scores.shape)) \
+                == tuple(scores.shape)
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{fname}: attn_mask of shape {tuple(attn_mask.shape)} does not "
+                             f"broadcast to the attention scores' shape "
+                             f"{tuple(scores.shape)} (..., L, S)")
         scores = _apply_mask(scores, attn_mask, allowed=True)
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
@@ -1446,6 +1455,11 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     array(0.)
     """
     reduction = _legacy_reduction(size_average, reduce, reduction, "kl_div", ("batchmean",))
+    if reduction == "mean":  # PyTorch's warning (its nn.KLDivLoss() default too)
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns "
+                      "with the KL div math definition.'mean' will be changed to behave the "
+                      "same as 'batchmean' in the next major release.", stacklevel=2)
     target = _as_input_dtype(target, input)
     if log_target:
         loss = fnp.exp(target) * (target - input)

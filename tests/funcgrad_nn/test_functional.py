@@ -1,6 +1,7 @@
 """funcgrad_nn.functional against hand-written NumPy formulas, plus gradient checks."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -602,3 +603,22 @@ def test_cosine_similarity_with_an_overflowing_norm_is_pytorchs_zero():
                     rtol=1e-12)
     check_grads(lambda x: F.cosine_similarity(x, dev(np.array([[1.0, 2.0]]))),
                 (dev(np.array([[0.3, -0.4]])),), order=2, modes=("fwd", "rev"))
+
+
+def test_kl_div_mean_warns_as_pytorch_and_batchmean_does_not():
+    # torch 2.13 warns on reduction='mean' (nn.KLDivLoss()'s default): it is not the KL
+    # divergence per sample, 'batchmean' is.
+    a = dev(np.log(np.array([[0.25, 0.75]])))
+    with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
+        F.kl_div(a, dev(np.array([[0.5, 0.5]])))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.kl_div(a, dev(np.array([[0.5, 0.5]])), reduction="batchmean")
+
+
+def test_sdpa_attn_mask_that_does_not_broadcast_is_named():
+    # torch 2.13: "The size of tensor a (4) must match the size of tensor b (3) ..."
+    q = dev(np.ones((1, 4, 3)))
+    with pytest.raises(ValueError, match=r"attn_mask of shape \(3, 3\) does not broadcast to "
+                                         r"the attention scores' shape \(1, 4, 4\)"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=dev(np.ones((3, 3), bool)))
