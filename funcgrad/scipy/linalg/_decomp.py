@@ -394,23 +394,26 @@ def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | Non
     if method not in ("qdwh", "svd"):
         raise ValueError(f"polar: method must be 'qdwh' or 'svd', got {method!r}")
     a = as_inexact(a)
-    if get_aval(a).ndim != 2:
-        raise ValueError(f"polar: a must be a 2-D array, got shape {get_aval(a).shape}")
+    if get_aval(a).ndim < 2:
+        raise ValueError(f"polar: a must be a (stack of) 2-D arrays, got shape "
+                         f"{get_aval(a).shape}")
+    # Leading dimensions are a stack of matrices, as SciPy 1.17.
     w, s, vh = fnp.linalg.svd(a, full_matrices=False)
     u = fnp.matmul(w, vh)
     if side == "right":
-        p = fnp.matmul(mH(vh) * s[None, :], vh)
+        p = fnp.matmul(mH(vh) * s[..., None, :], vh)
     else:
-        p = fnp.matmul(w * s[None, :], mH(w))
+        p = fnp.matmul(w * s[..., None, :], mH(w))
     return u, p
 
 
+@over_batch(("a", 2))
 def hessenberg(a: Any, calc_q: bool = False, overwrite_a: bool = False,
                check_finite: bool = True) -> Any:
     """Upper Hessenberg form ``h = q^H a q`` of a square matrix (zeros below the first
     subdiagonal), with ``q`` unitary when ``calc_q``: LAPACK's ``gehrd`` Householder
     reflectors and signs, so values are SciPy's. Written with array operations:
-    differentiable, ``jit``/``vmap``-able.
+    differentiable, ``jit``/``vmap``-able; leading dimensions are a stack, as SciPy 1.17.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl

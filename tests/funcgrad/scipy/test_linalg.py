@@ -271,3 +271,19 @@ def test_jax_keywords_of_polar_and_dft() -> None:
     assert_allclose(d, np.fft.fft(np.eye(4)).astype(np.complex64), atol=1e-6)
     with pytest.raises(ValueError, match="complex"):
         fsl.dft(2, dtype=np.float32)
+
+
+def test_polar_and_hessenberg_take_stacks() -> None:
+    # SciPy 1.17 maps both over leading dimensions; they raised "must be a 2-D array".
+    st = np.stack([A, A.T, 2 * A])
+    for side in ("right", "left"):
+        u, p = (host(x) for x in fsl.polar(dev(st), side=side))
+        for i in range(3):
+            for got, want in zip((u[i], p[i]), fsl.polar(dev(st[i]), side=side), strict=True):
+                assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    h, q = (host(x) for x in fsl.hessenberg(dev(st), calc_q=True))
+    for i in range(3):
+        hi, qi = fsl.hessenberg(dev(st[i]), calc_q=True)
+        assert_allclose(h[i], hi, rtol=1e-12, atol=1e-14)
+        assert_allclose(q[i], qi, rtol=1e-12, atol=1e-14)
+        assert_allclose(q[i] @ h[i] @ q[i].T, st[i], rtol=1e-12, atol=1e-12)
