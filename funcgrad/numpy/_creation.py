@@ -237,14 +237,15 @@ def array(
     return _put(out, device)
 
 
-def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None) -> Any:
-    """Same as :func:`asarray` (funcgrad has no array subclasses).
+def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
+               copy: bool | None = None) -> Any:
+    """Same as :func:`asarray` (funcgrad has no array subclasses), ``copy=`` included.
 
     Example:
         >>> asanyarray((1.0, 2.0)).shape
         (2,)
     """
-    return asarray(a, dtype, order, device=device)
+    return asarray(a, dtype, order, device=device, copy=copy)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> Any:

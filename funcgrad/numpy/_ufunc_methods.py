@@ -367,8 +367,9 @@ def ufunc_method(fn: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
 
 def install(namespace: dict) -> None:
     """Give each binary ufunc of ``namespace`` (funcgrad.numpy's) JAX's ufunc methods and
-    attributes (``outer``, ``reduce``, ``accumulate``, ``at``, ``reduceat``, ``nin``, ``nout``,
-    ``identity``), where NumPy has that name as a two-operand ufunc.
+    attributes (``outer``, ``reduce``, ``accumulate``, ``at``, ``reduceat``), where NumPy has
+    that name as a two-operand ufunc; every ufunc's counterpart gets NumPy's ``nin``, ``nout``,
+    ``nargs`` and ``identity`` (None where there is none).
 
     Example:
         >>> import funcgrad.numpy as fnp
@@ -377,14 +378,17 @@ def install(namespace: dict) -> None:
     """
     for name, fn in list(namespace.items()):
         np_ufunc = getattr(numpy, name, None)
-        if not (isinstance(np_ufunc, numpy.ufunc) and np_ufunc.nin == 2 and callable(fn)
-                and getattr(fn, "__name__", None) == name and np_ufunc.nout == 1):
+        if not (isinstance(np_ufunc, numpy.ufunc) and callable(fn)
+                and getattr(fn, "__name__", None) == name):
+            continue
+        # NumPy's arity attributes on every ufunc's counterpart (fnp.sin.nin == 1,
+        # fnp.divmod.nout == 2): code inspecting them works as with NumPy's ufuncs
+        fn.nin, fn.nout, fn.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
+        fn.identity = np_ufunc.identity
+        if not (np_ufunc.nin == 2 and np_ufunc.nout == 1):
             continue
         for method in ("outer", "reduce", "accumulate", "at", "reduceat"):
             setattr(fn, method, _bound(fn, method))
-        fn.nin, fn.nout = 2, 1
-        fn.nargs = 3
-        fn.identity = np_ufunc.identity  # NumPy's (None where there is none)
         fn._is_binary_ufunc = True  # isinstance(fnp.add, fnp.ufunc), as jnp.add's
 
 

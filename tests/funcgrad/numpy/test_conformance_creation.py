@@ -8,6 +8,7 @@ Python scalars, nested lists (mixed kinds, empty, ragged) and arrays.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import host
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -154,3 +155,13 @@ def test_geomspace_gradient_matches_jax() -> None:
     np.testing.assert_allclose(host(g(100.0)), 1.1591009421141683, rtol=1e-12)
     g = funcgrad.grad(lambda s: fnp.geomspace(-s, -100.0, 4, endpoint=False).sum())
     np.testing.assert_allclose(host(g(2.0)), -11.230648733645102, rtol=1e-12)
+
+
+def test_asanyarray_copy_keyword():
+    # NumPy 2's asanyarray(copy=): as asarray's (False refuses a needed copy)
+    a = np.arange(3.0)
+    assert fnp.asanyarray(a, copy=False) is a
+    b = fnp.asanyarray(a, copy=True)
+    assert b is not a and np.array_equal(b, a)
+    with pytest.raises(ValueError, match="copy=False"):
+        fnp.asanyarray(a, dtype=np.int32, copy=False)

@@ -149,3 +149,15 @@ def test_ufunc_attributes():
     assert isinstance(fnp.add, fnp.ufunc) and isinstance(fnp.logaddexp, fnp.ufunc)
     assert not isinstance(fnp.sin, fnp.ufunc) and not isinstance(fnp.where, fnp.ufunc)
     assert isinstance(fnp.frompyfunc(lambda a, b: a, 2, 1), fnp.ufunc)
+
+
+def test_every_ufunc_has_numpys_arity_attributes():
+    # code that inspects np.<ufunc>.nin/nout/nargs/identity works with fnp's counterparts,
+    # unary and two-output ones included; only the binary ones count as fnp.ufunc (as JAX)
+    names = [n for n in dir(np) if isinstance(getattr(np, n), np.ufunc) and hasattr(fnp, n)]
+    assert len(names) > 80
+    for n in names:
+        f, u = getattr(fnp, n), getattr(np, n)
+        assert (f.nin, f.nout, f.nargs, f.identity) == (u.nin, u.nout, u.nargs, u.identity), n
+    assert (fnp.sin.nin, fnp.divmod.nout, fnp.frexp.nout) == (1, 2, 2)
+    assert isinstance(fnp.add, fnp.ufunc) and not isinstance(fnp.sin, fnp.ufunc)
