@@ -289,15 +289,25 @@ def _file_mode(path: str) -> int:
         return 0o666 & ~_umask()
 
 
-def save(obj: Any, f: str | os.PathLike | Any) -> None:
+def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
+         pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
     """Save a state dict (or a Module's ``state_dict()``, or a nested dict/list of arrays,
     scalars and strings) to ``f``: a path, written atomically, or a binary file object.
+    ``torch.save``'s other arguments are accepted (``pickle_protocol`` and the private
+    switches change nothing: nothing is pickled); a ``pickle_module`` is refused, as the file
+    must load without unpickling.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save({"w": np.ones(2)}, buf); _ = buf.seek(0)
     >>> load(buf)["w"]
     array([1., 1.])
     """
+    if pickle_module is not None:
+        raise TypeError("save(pickle_module=...): funcgrad_nn.save writes safetensors with "
+                        "the nesting as JSON and never pickles; save plain state (arrays, "
+                        "numbers, strings, dicts, lists) instead")
+    del pickle_protocol, _use_new_zipfile_serialization, _disable_byteorder_record
     _save(obj, f, {})
 
 
@@ -451,15 +461,17 @@ def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
                                   f"({type(e).__name__}: {e})") from None
 
 
-def load(f: str | os.PathLike | Any, map_location: Any = None, *,
-         weights_only: bool | None = True, mmap: bool | None = None) -> Any:
+def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: bool | None = True, mmap: bool | None = None,
+         **pickle_load_args: Any) -> Any:
     """Load what :func:`save` wrote (or any safetensors file, as a dict name -> array), with
     arrays on the host or where ``map_location`` says, as ``torch.load``'s: a device
     (``"cpu"``, ``"cuda"``, ``"cuda:0"``, or an object printing as one), a dict from the saved
     location (always ``"cpu"``: arrays are saved from the host) to a device, or a callable
     ``map_location(array, "cpu")`` whose result is used (None keeps the array).
-    ``weights_only`` and ``mmap`` are accepted for PyTorch compatibility: nothing is ever
-    unpickled, and the arrays are read into memory.
+    ``weights_only``, ``mmap`` and ``torch.load``'s ``pickle_load_args`` (``encoding=``) are
+    accepted for PyTorch compatibility: nothing is ever unpickled, and the arrays are read
+    into memory; a ``pickle_module`` is refused.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save([np.int64(3), "x", None], buf); _ = buf.seek(0)
@@ -468,7 +480,10 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, *,
     >>> _ = buf.seek(0); load(buf, map_location=lambda storage, loc: storage)[0]
     np.int64(3)
     """
-    del weights_only, mmap
+    if pickle_module is not None:
+        raise TypeError("load(pickle_module=...): funcgrad_nn.load reads safetensors and never "
+                        "unpickles")
+    del weights_only, mmap, pickle_load_args
     where = _describe(f)
     place = _placement(map_location)
     if isinstance(f, (bytes, bytearray)):

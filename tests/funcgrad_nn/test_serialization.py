@@ -470,3 +470,19 @@ def test_save_model_stores_a_tied_parameter_once(tmp_path):
     # safetensors.torch.save_model's 4th parameter (a TypeError here before)
     save_model(model, path, None, True)
     assert load_model(_TiedLM(), path) == (set(), [])
+
+
+def test_torch_save_and_load_arguments_are_accepted(tmp_path):
+    # torch.save(obj, f, pickle_module, pickle_protocol, ...) and torch.load(f, map_location,
+    # pickle_module, *, weights_only, mmap, **pickle_load_args): a ported call passing
+    # pickle_protocol=4 or encoding="latin1" raised TypeError; a pickle_module is refused
+    path = tmp_path / "s.safetensors"
+    nn.save({"w": np.ones(2)}, path, pickle_protocol=4, _use_new_zipfile_serialization=True)
+    out = nn.load(path, map_location="cpu", weights_only=False, encoding="latin1")
+    np.testing.assert_array_equal(out["w"], np.ones(2))
+    import pickle
+
+    with pytest.raises(TypeError, match="never pickles"):
+        nn.save({"w": np.ones(2)}, path, pickle)
+    with pytest.raises(TypeError, match="never unpickles"):
+        nn.load(path, None, pickle)
