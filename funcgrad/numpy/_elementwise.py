@@ -662,6 +662,8 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> t
         >>> fnp.divmod([7, -7], 2)
         (array([ 3, -4]), array([1, 1]))
     """
+    if _rank_promotion_level() != "allow":
+        check_rank_promotion("divmod", x1, x2)
     if out is not None or kwargs:
         x1, x2 = _ufunc_options("divmod", (x1, x2), out, kwargs, False)
     else:

@@ -231,6 +231,8 @@ def test_numpy_rank_promotion_levels() -> None:
             fnp.add(x, w)
         with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
             funcgrad.grad(lambda v: fnp.sum(w * v))(x)
+        with pytest.raises(ValueError, match="for divmod on shapes"):
+            fnp.divmod(x, w)
         with pytest.raises(ValueError, match="for less on shapes"):
             funcgrad.jit(lambda v: v < w)(x)
         assert_allclose(fnp.multiply(x, 2.0), np.full((2, 3), 2.0))
