@@ -11,6 +11,7 @@ basis vectors with ``vmap``, so forward mode does not need ``vectorize=True``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -549,6 +550,13 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of them have requires_grad=True (no input is a floating "
                          "or complex array)")
+    for idx, x in enumerate(xs):
+        if x.dtype.kind in "fc" and x.dtype not in (numpy.float64, numpy.complex128):
+            # PyTorch's warning: eps=1e-6 differences are lost in single precision
+            warnings.warn(f"Input #{idx} requires gradient and is not a double precision "
+                          "floating point or complex. This check will likely fail if all the "
+                          "inputs are not of double precision floating point or complex. ",
+                          stacklevel=2)
     devices = [device_of(x) for x in xs_t]
 
     def place(arrays: list) -> list:

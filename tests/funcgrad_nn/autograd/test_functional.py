@@ -250,3 +250,16 @@ def test_jacobian_of_integer_outputs_is_zero_as_torch():
         assert host(mask).shape == (2, 2) and not host(mask).any()
     blocks = F.jacobian(lambda a, b: fnp.argmax(a), (x, dev(np.ones(2, np.float32))))
     assert [host(b).dtype for b in blocks] == [np.float64, np.float32]
+
+
+def test_gradcheck_warns_of_single_precision_inputs_as_torch():
+    # torch 2.13: "Input #0 requires gradient and is not a double precision floating point
+    # or complex. ..." (UserWarning) for a float32 input; none for float64 (none was given)
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double"):
+        gradcheck(lambda x: x * 2, (dev(np.array([1.0, 2.0], np.float32)),),
+                  raise_exception=False)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gradcheck(lambda x: x * 2, (dev(np.array([1.0, 2.0])),))
