@@ -1,4 +1,8 @@
-"""funcgrad.scipy.ndimage: ``map_coordinates`` (orders 0 and 1), as ``scipy.ndimage``.
+"""funcgrad.scipy.ndimage: ``map_coordinates`` (orders 0 and 1), as ``scipy.ndimage``, and
+the filters (``correlate``/``convolve`` in 1-D and n-D, ``gaussian_filter``,
+``uniform_filter``, ``minimum``/``maximum``/``median``/``rank``/``percentile_filter``,
+``sobel``, ``prewitt``, ``laplace``, ``gaussian_laplace``, ``gaussian_gradient_magnitude``:
+:mod:`funcgrad.scipy._ndimage_filters`).
 
 Written with gathers and selects: differentiable in ``input`` (linear) and, for ``order=1``,
 in the coordinates (piecewise linear); ``jit`` and ``vmap`` work.
@@ -21,8 +25,36 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad.scipy._ndimage_filters import (
+    convolve,
+    convolve1d,
+    correlate,
+    correlate1d,
+    gaussian_filter,
+    gaussian_filter1d,
+    gaussian_gradient_magnitude,
+    gaussian_laplace,
+    laplace,
+    maximum_filter,
+    maximum_filter1d,
+    median_filter,
+    minimum_filter,
+    minimum_filter1d,
+    percentile_filter,
+    prewitt,
+    rank_filter,
+    sobel,
+    uniform_filter,
+    uniform_filter1d,
+)
 
-__all__ = ["map_coordinates"]
+__all__ = [
+    "map_coordinates", "correlate1d", "convolve1d", "correlate", "convolve",
+    "gaussian_filter1d", "gaussian_filter", "uniform_filter1d", "uniform_filter",
+    "minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_filter",
+    "median_filter", "rank_filter", "percentile_filter", "sobel", "prewitt", "laplace",
+    "gaussian_laplace", "gaussian_gradient_magnitude",
+]
 
 
 def _round_half_away(x: Any) -> Any:
