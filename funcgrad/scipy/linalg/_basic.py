@@ -22,7 +22,14 @@ from funcgrad.scipy.linalg._decomp import cholesky
 from funcgrad.scipy.linalg._decomp_eig import _hermitian_band, band_to_full
 from funcgrad.scipy.linalg._solve import cho_solve, solve
 from funcgrad.scipy.linalg._special_matrices import toeplitz
-from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, over_batch, promote
+from funcgrad.scipy.linalg._util import (
+    as_double,
+    as_inexact,
+    check_matrix,
+    mH,
+    over_batch,
+    promote,
+)
 
 __all__ = ["lstsq", "pinv", "pinvh", "solve_banded", "solveh_banded", "cholesky_banded",
            "cho_solve_banded", "solve_toeplitz", "matmul_toeplitz", "solve_circulant",
@@ -237,10 +244,11 @@ def cho_solve_banded(cb_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool =
 
 
 def _toeplitz_of(name: str, c_or_cr: Any) -> Any:
+    # SciPy's Toeplitz functions compute in double precision, whatever the input's.
     if isinstance(c_or_cr, tuple):
         c, r = c_or_cr
-        return toeplitz(fnp.ravel(as_inexact(c)), fnp.ravel(as_inexact(r)))
-    return toeplitz(fnp.ravel(as_inexact(c_or_cr)))
+        return toeplitz(fnp.ravel(as_double(c)), fnp.ravel(as_double(r)))
+    return toeplitz(fnp.ravel(as_double(c_or_cr)))
 
 
 def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
@@ -257,7 +265,7 @@ def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
     if get_aval(fnp.asarray(b)).shape[:1] != get_aval(t).shape[:1]:
         raise ValueError(f"solve_toeplitz: incompatible dimensions: T is "
                          f"{get_aval(t).shape}, b is {get_aval(fnp.asarray(b)).shape}")
-    return solve(t, b)
+    return solve(t, as_double(b))
 
 
 def matmul_toeplitz(c_or_cr: Any, x: Any, check_finite: bool = False,
@@ -270,7 +278,7 @@ def matmul_toeplitz(c_or_cr: Any, x: Any, check_finite: bool = False,
         >>> fsl.matmul_toeplitz((np.array([1.0, 2.0]), np.array([1.0, 3.0])), np.ones(2))
         array([4., 3.])
     """
-    t, x = promote(_toeplitz_of("matmul_toeplitz", c_or_cr), x)
+    t, x = promote(_toeplitz_of("matmul_toeplitz", c_or_cr), as_double(x))
     return fnp.matmul(t, x)
 
 

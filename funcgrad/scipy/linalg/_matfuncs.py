@@ -19,7 +19,13 @@ from funcgrad.api import jvp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
-from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, promote
+from funcgrad.scipy.linalg._util import (
+    as_double,
+    as_inexact,
+    check_square,
+    const_like,
+    promote,
+)
 
 __all__ = ["expm", "expm_frechet", "expm_cond", "sqrtm", "funm", "logm", "fractional_matrix_power", "cosm",
            "sinm", "tanm", "coshm", "sinhm", "tanhm", "signm"]
@@ -188,7 +194,7 @@ def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
         array([[0., 0.],
                [0., 1.]])
     """
-    a = as_inexact(A)
+    a = as_double(A)   # SciPy's dtype: double precision, whatever the input's
     check_square("logm", a)
     x = _through_eig(a, fnp.log)
     if disp:
@@ -217,7 +223,8 @@ def fractional_matrix_power(A: Any, t: Any) -> Any:  # noqa: N803
     check_square("fractional_matrix_power", a)
     if not isinstance(t, Tracer) and numpy.ndim(t) == 0 and float(t) == int(float(t)):
         return fnp.linalg.matrix_power(a, int(float(t)))
-    return _through_eig(a, lambda w: w ** t)
+    # SciPy computes non-integer powers in double precision, whatever the input's.
+    return _through_eig(a.astype(get_aval(as_double(a)).dtype), lambda w: w ** t)
 
 
 def _real_if_real(a: Any, x: Any) -> Any:
@@ -354,7 +361,7 @@ def expm_cond(A: Any, check_finite: bool = True) -> Any:  # noqa: N803
         >>> round(float(fsl.expm_cond(np.array([[-0.1, 2.0], [0.3, 1.5]]))), 10)
         2.5658162762
     """
-    a = as_inexact(A)
+    a = as_double(A)   # SciPy's dtype: double precision, whatever the input's
     n = check_square("expm_cond", a)
     dt = get_aval(a).dtype
     units = const_like(a, numpy.eye(n * n, dtype=dt).reshape(n * n, n, n))

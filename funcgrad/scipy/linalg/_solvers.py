@@ -12,7 +12,14 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.scipy.linalg._sylvester import solve_sylvester
-from funcgrad.scipy.linalg._util import check_square, const_like, mH, over_batch, promote
+from funcgrad.scipy.linalg._util import (
+    as_double,
+    check_square,
+    const_like,
+    mH,
+    over_batch,
+    promote,
+)
 
 __all__ = ["solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
            "solve_continuous_are", "solve_discrete_are"]
@@ -80,7 +87,8 @@ def solve_discrete_lyapunov(a: Any, q: Any, method: Any = None) -> Any:
         array([[4., 0.],
                [0., 1.]])
     """
-    a, q, n = _operands("solve_discrete_lyapunov", a, q)
+    # SciPy's dtype: double precision, whatever the input's (its continuous solver keeps it).
+    a, q, n = _operands("solve_discrete_lyapunov", as_double(a), as_double(q))
     meth = ("bilinear" if n >= 10 else "direct") if method is None else str(method).lower()
     if meth not in ("direct", "bilinear"):
         raise ValueError(f"solve_discrete_lyapunov: unknown solver {method}")
@@ -104,7 +112,8 @@ _DOUBLING_STEPS = 40
 
 def _are_operands(name: str, a: Any, b: Any, q: Any, r: Any, e: Any, s: Any
                   ) -> tuple[Any, Any, Any, Any, Any, Any, int, int]:
-    ops = promote(*(x for x in (a, b, q, r, e, s) if x is not None))
+    # SciPy's dtype: double precision, whatever the input's.
+    ops = promote(*(as_double(x) for x in (a, b, q, r, e, s) if x is not None))
     a, b, q, r = ops[:4]
     rest = ops[4:]
     e = rest.pop(0) if e is not None else None

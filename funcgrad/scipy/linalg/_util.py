@@ -13,7 +13,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.errors import LinAlgShapeError
 
-__all__ = ["const_like", "as_inexact", "check_matrix", "check_square", "mT", "mH", "is_complex",
+__all__ = ["const_like", "as_inexact", "as_double", "check_matrix", "check_square", "mT", "mH", "is_complex",
            "over_batch"]
 
 
@@ -26,6 +26,21 @@ def as_inexact(x: Any) -> Any:
         return x.astype(numpy.float64)
     if dt == numpy.float16:
         return x.astype(numpy.float32)
+    return x
+
+
+def as_double(x: Any) -> Any:
+    """``x`` in double precision (float64 or complex128), as the SciPy functions that are not
+    in ``jax.scipy.linalg`` and compute in double whatever the input (``logm``,
+    ``fractional_matrix_power``, ``expm_cond``, ``solve_discrete_lyapunov``, ``solve_toeplitz``,
+    ``matmul_toeplitz``, the Riccati solvers) return it: funcgrad follows SciPy's dtypes for
+    SciPy's own names and JAX's for ``jax.scipy.linalg``'s."""
+    x = as_inexact(x)
+    dt = get_aval(x).dtype
+    if dt == numpy.float32:
+        return x.astype(numpy.float64)
+    if dt == numpy.complex64:
+        return x.astype(numpy.complex128)
     return x
 
 

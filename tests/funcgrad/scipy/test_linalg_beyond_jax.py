@@ -251,3 +251,36 @@ def test_missing_scipy_names_say_why() -> None:
         fsl.find_best_blas_type  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         fsl.no_such_name  # noqa: B018
+
+
+def test_scipy_only_names_return_scipys_double_precision() -> None:
+    # Names that jax.scipy.linalg lacks follow SciPy 1.17's dtypes: these compute and return
+    # double precision for single-precision input (they kept float32 before).
+    a32 = (A / 4).astype(np.float32)
+    s32 = (A @ A.T + np.eye(4)).astype(np.float32)
+    c32 = np.array([4.0, 1.0, 0.5, 0.0], np.float32)
+    b32 = np.ones((4, 2), np.float32)
+    i2, i4 = np.eye(2, dtype=np.float32), np.eye(4, dtype=np.float32)
+    cases = [
+        (fsl.solve_discrete_lyapunov, (a32, s32), np.float64),
+        (fsl.solve_continuous_lyapunov, (a32 - 3 * i4, s32), np.float32),  # SciPy keeps it
+        (fsl.expm_cond, (a32,), np.float64),
+        (fsl.expm_cond, (a32.astype(np.complex64),), np.float64),
+        (fsl.solve_toeplitz, (c32, b32), np.float64),
+        (fsl.matmul_toeplitz, (c32, b32), np.float64),
+        (fsl.solve_continuous_are, (a32, b32, s32, i2), np.float64),
+        (fsl.solve_discrete_are, (a32, b32, s32, i2), np.float64),
+        (lambda m: fsl.fractional_matrix_power(m, 0.5), (s32,), np.complex128),
+        (lambda m: fsl.fractional_matrix_power(m, 2), (s32,), np.float32),   # as SciPy
+        (fsl.solve_discrete_lyapunov, (a32.astype(np.complex64), s32), np.complex128),
+    ]
+    for fn, args, dt in cases:
+        got = host(fn(*(dev(x) for x in args)))
+        assert got.dtype == dt, (fn, got.dtype)
+        # the double-precision computation of the single-precision values
+        wide = [x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) for x in args]
+        assert_allclose(got, host(fn(*(dev(x) for x in wide))).astype(dt), rtol=1e-6,
+                        atol=1e-6)
+    # and their gradients come back in the input's dtype
+    g = funcgrad.grad(lambda m: fsl.solve_discrete_lyapunov(m, dev(s32)).sum())(dev(a32))
+    assert host(g).dtype == np.float32
