@@ -12,14 +12,18 @@ bool (True = may not attend) or float (added to the scores);
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy
 
 import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn.autograd.grad_mode import is_grad_enabled
 from funcgrad_nn.containers import ModuleList
 from funcgrad_nn.init import default_generator, get_default_dtype
 from funcgrad_nn.layers._util import place
@@ -155,6 +159,12 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerEncoderLayer")
+        # PyTorch's flag (1 relu, 2 gelu, else 0): one of its conditions for the encoder's
+        # nested-tensor path (see TransformerEncoder)
+        act = self.activation
+        self.activation_relu_or_gelu = (
+            1 if act is F.relu or type(act).__name__ == "ReLU" else
+            2 if act is F.gelu or type(act).__name__ == "GELU" else 0)
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         place(self, device)
 
@@ -293,6 +303,28 @@ def _is_causal(mask: Any, is_causal: bool | None, size: int | None) -> bool:
     return bool(numpy.array_equal(m, causal))
 
 
+def _why_no_nested_path(layer: Any) -> str:
+    """Why PyTorch's TransformerEncoder cannot use its nested-tensor path with ``layer``
+    (its __init__'s checks, same texts), or ""."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    checks = [(layer.norm_first, f"{name}.norm_first was True"),
+              (not attn.batch_first, f"{name}.self_attn.batch_first was not True(use "
+                                     "batch_first for better inference performance)"),
+              (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not "
+                                             "True"),
+              (getattr(attn, "in_proj_bias", None) is None,
+               f"{name}.self_attn was passed bias=False"),
+              (not getattr(layer, "activation_relu_or_gelu", 0),
+               f"{name}.activation_relu_or_gelu was not True"),
+              (layer.norm1.eps != layer.norm2.eps,
+               f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+              (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd")]
+    return next((why for bad, why in checks if bad), "")
+
+
 class TransformerEncoder(Module):
     """A stack of ``num_layers`` copies of ``encoder_layer`` (``layers.0``, ``layers.1``,
     ...) and an optional final ``norm``.
@@ -315,6 +347,11 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        why_not = _why_no_nested_path(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+        self.use_nested_tensor = bool(enable_nested_tensor) and not why_not
 
     def forward(self, src: Any, mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool | None = None) -> Any:
@@ -326,9 +363,37 @@ class TransformerEncoder(Module):
         for mod in self.layers:
             out = mod(out, src_mask=mask, is_causal=causal,
                       src_key_padding_mask=src_key_padding_mask)
+        if self._takes_nested_path(src, mask, src_key_padding_mask):
+            # PyTorch then runs the layers on the unpadded tokens only and pads the result
+            # with zeros (before the final norm): the kept positions are the same values.
+            kpm = F._host_value(src_key_padding_mask)[..., None]
+            where = device_of(out)
+            if where not in (None, "cpu"):
+                kpm = funcgrad.device_put(kpm, where)
+            out = fnp.where(kpm, 0, out).astype(out.dtype)
         if self.norm is not None:
             out = self.norm(out)
         return out
+
+    def _takes_nested_path(self, src: Any, mask: Any, kpm: Any) -> bool:
+        # PyTorch's TransformerEncoder fast-path conditions (torch 2.13): the nested-tensor
+        # layout, eval mode, a batched input with a left-aligned padding mask and no other
+        # mask, and no gradient wanted (grad mode off, or layer 0's weights frozen).
+        first = self.layers[0]
+        if not getattr(self, "use_nested_tensor", False) or first.training or mask is not None \
+                or kpm is None or getattr(src, "ndim", None) != 3:
+            return False
+        host = F._host_value(kpm)
+        if host is None or host.dtype != numpy.bool_ or host.ndim != 2:
+            return False  # (a traced mask: PyTorch's compiled path skips it too)
+        if numpy.any(host[:, :-1] & ~host[:, 1:]):
+            return False  # padding not only at the end (PyTorch's mask_check)
+        names = ("self_attn.in_proj_weight", "self_attn.in_proj_bias",
+                 "self_attn.out_proj.weight", "self_attn.out_proj.bias", "norm1.weight",
+                 "norm1.bias", "norm2.weight", "norm2.bias", "linear1.weight", "linear1.bias",
+                 "linear2.weight", "linear2.bias")
+        trainable = {n for n, _ in first.named_parameters()}
+        return not (is_grad_enabled() and any(n in trainable for n in names))
 
 
 class TransformerDecoder(Module):

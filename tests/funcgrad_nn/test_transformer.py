@@ -7,7 +7,7 @@ import funcgrad
 import funcgrad_nn as nn
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import BadInputError
-from tests.helpers import DEVICE, dev, host
+from tests.helpers import DEVICE, assert_allclose, dev, host
 
 rng = np.random.default_rng(0)
 
@@ -161,3 +161,31 @@ def test_multihead_attention_errors_name_the_layer_path():
 
     with pytest.raises(BadInputError, match=r"Wrap.attn \(MultiheadAttention\).*\(5, 3, 8\)"):
         Wrap()(X, np.zeros((5, 3, 8), np.float32))
+
+
+def test_encoder_nested_tensor_path_zeroes_padded_positions_as_pytorch():
+    # torch 2.13: an eval-mode TransformerEncoder (enable_nested_tensor, batch_first layer)
+    # under no_grad with a left-aligned src_key_padding_mask runs on the unpadded tokens and
+    # returns zeros at the padded positions (then the final norm); the kept positions, and
+    # every position with grad enabled, are the ordinary values.
+    nn.manual_seed(0)
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2,
+                                norm=nn.LayerNorm(8)).to(DEVICE).eval()
+    assert enc.use_nested_tensor
+    src = dev(np.random.default_rng(0).normal(size=(2, 5, 8)).astype(np.float32))
+    kpm = np.zeros((2, 5), bool)
+    kpm[0, -2:] = True
+    full = host(enc(src, src_key_padding_mask=dev(kpm)))
+    with nn.autograd.no_grad():
+        fast = host(enc(src, src_key_padding_mask=dev(kpm)))
+        shifted = kpm.copy()
+        shifted[1, 0] = True  # not left-aligned: PyTorch's mask_check keeps the slow path
+        slow = host(enc(src, src_key_padding_mask=dev(shifted)))
+    assert_allclose(slow, host(enc(src, src_key_padding_mask=dev(shifted))))
+    assert_allclose(fast[~kpm], full[~kpm], rtol=1e-5, atol=1e-6)
+    norm = enc.norm
+    assert_allclose(fast[kpm], np.broadcast_to(host(norm.bias), (2, 8)), atol=1e-6)
+    assert not np.allclose(full[kpm], fast[kpm])
+    with pytest.warns(UserWarning, match="use_nested_tensor is False because encoder_layer."
+                                         "self_attn.batch_first was not True"):
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1)
