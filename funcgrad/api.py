@@ -29,7 +29,12 @@ from funcgrad.errors import ArgumentMismatchError, FuncgradError, MissingRuleErr
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.eager_vjp import records, vjp_tape
 from funcgrad.interpreters.jvp import Zero, jvp_flat, tangent_aval, zeros_like_aval
-from funcgrad.interpreters.linearize import eval_linear, linearize_flat, linearize_observer
+from funcgrad.interpreters.linearize import (
+    LinearizeResult,
+    eval_linear,
+    linearize_flat,
+    linearize_observer,
+)
 from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.interpreters.transpose import (
     UndefinedPrimal,
@@ -38,7 +43,7 @@ from funcgrad.interpreters.transpose import (
     transpose_linearized,
     transpose_observer,
 )
-from funcgrad.ir import eval_jaxpr
+from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.collectives import checked_vma_axes, vma_cotangents
@@ -640,15 +645,20 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     flat = _AuxFlat(fun, p_tree, has_aux, "linearize")
     result = linearize_flat(flat, p_leaves)
     out_tree, n = flat.out_tree, flat.n_out
+    where_tree = tree_util.tree_unflatten(p_tree, list(range(len(p_leaves))))
 
-    def f_jvp(*tangents: Any) -> Any:
+    def jvp_with(residuals: list[Any], *tangents: Any) -> Any:
         t_leaves = _flatten_like(p_tree, tangents, "linearize", "tangents", "primals")
         ts = [
-            _check_tangent(a, t, "linearize", where=_leaf_where(primals, i, "tangents"))
+            _check_tangent(a, t, "linearize", where=_leaf_where(where_tree, i, "tangents"))
             for i, (a, t) in enumerate(zip(p_avals, t_leaves))
         ]
-        outs = eval_linear(result, [_materialize_tangent(t) for t in ts])[:n]
+        outs = eval_linear(_with_residuals(result, residuals),
+                           [_materialize_tangent(t) for t in ts])[:n]
         return tree_util.tree_unflatten(out_tree, [_materialize_tangent(o) for o in outs])
+
+    # A pytree over the residuals, as JAX's: it may be returned from (or passed to) jit.
+    f_jvp = tree_util.Partial(jvp_with, list(result.jaxpr.consts))
 
     y = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in result.primals_out[:n]])
     if has_aux:
@@ -727,21 +737,24 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
          fname: str = "vjp") -> Any:
     """``vjp``; ``eager_pullback``: the caller calls the pullback right away, at the top
     level, with concrete cotangents (grad does), which allows the eager tape."""
-    flat, p_tree, all_outs, pull_leaves, out_avals = _vjp_parts(fun, primals, has_aux,
-                                                                 eager_pullback, fname)
+    flat, p_tree, all_outs, pull_leaves, out_avals, residuals = _vjp_parts(
+        fun, primals, has_aux, eager_pullback, fname)
     out_tree, n = flat.out_tree, flat.n_out
     primals_out = all_outs[:n]
     out_primal_avals = [get_aval(o) for o in primals_out]
+    where_tree = tree_util.tree_unflatten(out_tree, list(range(n)))
 
-    def f_vjp(ct: Any) -> tuple[Any, ...]:
+    def vjp_with(res: list[Any] | None, ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, fname, "cotangent", "output")
         cts = [
             _check_tangent(pa, c, fname, expected="output",
-                           where=_leaf_where(primals_out_tree, i, "cotangent"))
+                           where=_leaf_where(where_tree, i, "cotangent"))
             for i, (c, pa) in enumerate(zip(ct_leaves, out_primal_avals))
         ]
-        return pull_leaves(cts)
+        return pull_leaves(cts, res)
 
+    # A pytree over the residuals, as JAX's: it may be returned from (or passed to) jit.
+    f_vjp = tree_util.Partial(vjp_with, residuals)
     primals_out_tree = tree_util.tree_unflatten(out_tree, [_as_array_out(o) for o in primals_out])
     if has_aux:
         return primals_out_tree, f_vjp, flat.aux(all_outs)
@@ -750,11 +763,15 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
 
 def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,
                fname: str, unit_seed: bool = False
-               ) -> tuple[_AuxFlat, Any, list[Any], Callable[[list[Any]], Any],
-                          list[ShapedArray]]:
-    """``(flat, primals_tree, flat_outputs, pull_leaves, out_tangent_avals)``:
-    ``pull_leaves(cts)`` maps checked cotangents of the function's output leaves (one each,
-    aux outputs excluded) to the cotangent pytree of ``primals``. ``unit_seed``: the caller
+               ) -> tuple[_AuxFlat, Any, list[Any], Callable[..., Any],
+                          list[ShapedArray], list[Any] | None]:
+    """``(flat, primals_tree, flat_outputs, pull_leaves, out_tangent_avals, residuals)``:
+    ``pull_leaves(cts, residuals=None)`` maps checked cotangents of the function's output
+    leaves (one each, aux outputs excluded) to the cotangent pytree of ``primals``;
+    ``residuals`` are the arrays the backward pass reads (the linear program's constants),
+    which a caller may pass back replaced (the pullback as a pytree over them), or None where
+    the backward pass is not a linear program (the eager tape, a forward gradient).
+    ``unit_seed``: the caller
     (grad) pulls back a one, once; with one real number to differentiate, tangents are then
     computed forward (:class:`~funcgrad.interpreters.linearize.ForwardTangents`)."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
@@ -762,8 +779,12 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
     # `vjp` itself always linearizes: its pullback may be called later under other
     # transformations (vmap in jacrev, grad of the pullback), which the eager tape's backward
     # pass does not support.
+    residuals: list[Any] | None = None
     if eager_pullback and config.eager_tape.get() and records(current_trace()):
-        primals_out, pull, out_avals = vjp_tape(flat, p_leaves)
+        primals_out, tape_pull, out_avals = vjp_tape(flat, p_leaves)
+
+        def pull(cts: Sequence[Any], res: Any = None) -> list[Any]:
+            return tape_pull(cts)
     else:
         seed = _forward_seed(p_leaves) if unit_seed else None
         result = linearize_flat(flat, p_leaves, seed)
@@ -772,7 +793,7 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
         if seed is not None:
             in_aval = tangent_aval(get_aval(p_leaves[0]))
 
-            def pull(cts: Sequence[Any]) -> list[Any]:
+            def pull(cts: Sequence[Any], res: Any = None) -> list[Any]:
                 g = forward_gradient(result, cts)
                 if g is None:
                     return [Zero(in_aval)]
@@ -782,18 +803,34 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
                     g = _shape.reshape(g, in_aval.shape)
                 return [g]
         else:
-            def pull(cts: Sequence[Any]) -> list[Any]:
-                return transpose_linearized(result, cts)
+            residuals = list(result.jaxpr.consts)
+
+            def pull(cts: Sequence[Any], res: list[Any] | None = None) -> list[Any]:
+                return transpose_linearized(_with_residuals(result, res), cts)
 
     aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
 
-    def pull_leaves(cts: list[Any]) -> Any:
+    def pull_leaves(cts: list[Any], res: list[Any] | None = None) -> Any:
         # Inside a shard_map body (check_vma=True): JAX's typed cotangents (see there).
         cts = vma_cotangents(cts, primals_out[:flat.n_out], "scale")
-        in_cts = vma_cotangents(pull(cts + aux_zeros if aux_zeros else cts), p_leaves, "sum")
+        in_cts = vma_cotangents(pull(cts + aux_zeros if aux_zeros else cts, res), p_leaves,
+                                "sum")
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
-    return flat, p_tree, primals_out, pull_leaves, out_avals
+    return flat, p_tree, primals_out, pull_leaves, out_avals, residuals
+
+
+def _with_residuals(result: LinearizeResult, residuals: list[Any] | None) -> LinearizeResult:
+    """``result`` with its linear program's constants replaced by ``residuals`` (those a
+    pullback or linearized function carries as its pytree leaves, which may come back as
+    other arrays: returned from jit, mapped by tree_map); itself when they are its own."""
+    closed = result.jaxpr
+    if residuals is None or (len(residuals) == len(closed.consts) and all(
+            a is b for a, b in zip(residuals, closed.consts))):
+        return result
+    return LinearizeResult(result.primals_out, ClosedJaxpr(closed.jaxpr, residuals),
+                           result.in_tangent_avals, result.out_tangent_avals,
+                           result.zero_outputs, result.forward_tangents)
 
 
 
@@ -861,7 +898,7 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
     # The output's structure with leaf positions, to name a bad cotangent leaf in errors.
     out_positions = tree_util.tree_unflatten(out_tree, list(range(len(out_avals))))
 
-    def transposed(ct: Any) -> tuple[Any, ...]:
+    def transposed(consts: list[Any], ct: Any) -> tuple[Any, ...]:
         ct_leaves = _flatten_like(out_tree, ct, "linear_transpose", "cotangent", "output")
         if integer:
             cts = [_check_integer_cotangent(a, c) for c, a in zip(ct_leaves, out_avals)]
@@ -876,11 +913,10 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
             # Inside a shard_map body (check_vma=True): JAX's typed transpose, as vjp's (see
             # vma_cotangents); whether an output varies over a mesh axis is known from the
             # function's value at the primals, computed here (it is linear: one pass).
-            cts = vma_cotangents(cts, eval_jaxpr(closed.jaxpr, closed.consts, *p_leaves),
-                                 "scale")
+            cts = vma_cotangents(cts, eval_jaxpr(closed.jaxpr, consts, *p_leaves), "scale")
         try:
             in_cts = backward_pass(
-                closed.jaxpr, closed.consts, [UndefinedPrimal(a) for a in ct_avals], cts
+                closed.jaxpr, consts, [UndefinedPrimal(a) for a in ct_avals], cts
             )
         except (MissingRuleError, ValueError) as e:
             # Transpose rules raise ValueError "... (not linear)" for products of two inputs.
@@ -896,7 +932,8 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any,
                   else _convert(c, a.dtype) for c, a in zip(in_cts, ct_avals)]
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
-    return transposed
+    # A pytree over the program's constants, as JAX's: it may be returned from jit.
+    return tree_util.Partial(transposed, list(closed.consts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1035,8 +1072,8 @@ def _value_and_grad(
         idx = _resolve_argnums(argnums_t, len(args), fname)
         diff_args = tuple(args[i] for i in idx)
         _check_diff_args(diff_args, idx, allow_int, holomorphic, fname)
-        flat, _, outs, pull_leaves, _ = _vjp_parts(_partial(fun, args, kwargs, idx),
-                                                   diff_args, has_aux, True, fname, True)
+        flat, _, outs, pull_leaves, _, _ = _vjp_parts(_partial(fun, args, kwargs, idx),
+                                                      diff_args, has_aux, True, fname, True)
         ans = tree_util.tree_unflatten(flat.out_tree,
                                        [_as_array_out(o) for o in outs[:flat.n_out]])
         a = _check_scalar_output(ans, holomorphic, fname)

@@ -461,3 +461,24 @@ def test_perturbation_confusion_variants() -> None:
     assert_allclose(g(lambda t: pb(t)[0] * t)(2.0), np.asarray(24.0))
     aux = g(lambda c: g(lambda a: (a * c, a * c), has_aux=True)(2.0)[1])(3.0)
     assert_allclose(aux, np.asarray(2.0))
+
+
+def test_vjp_linearize_and_transpose_functions_are_pytrees_through_jit() -> None:
+    # JAX 0.10.2: f_vjp (a VJP object), f_jvp and linear_transpose's function are pytrees
+    # over their residuals: a jitted function returns them, takes them as arguments.
+    # Values recorded from JAX: cos(x) * x + sin(x) at x = [0, 1, 2] (derivative of x sin x)
+    x = dev(np.arange(3.0))
+    want = [0.0, 1.381773, 0.077004]
+
+    def f(a):
+        return fnp.sin(a) * a
+
+    _, f_vjp = funcgrad.jit(lambda a: funcgrad.vjp(f, a))(x)
+    np.testing.assert_allclose(host(f_vjp(dev(np.ones(3)))[0]), want, atol=1e-6)
+    pulled = funcgrad.jit(lambda g, c: g(c)[0])(funcgrad.vjp(f, x)[1], dev(np.ones(3)))
+    np.testing.assert_allclose(host(pulled), want, atol=1e-6)
+    _, f_jvp = funcgrad.jit(lambda a: funcgrad.linearize(f, a))(x)
+    np.testing.assert_allclose(host(f_jvp(dev(np.ones(3)))), want, atol=1e-6)
+    f_t = funcgrad.jit(lambda a: funcgrad.linear_transpose(lambda b: 2 * b, a))(x)
+    np.testing.assert_allclose(host(f_t(dev(np.ones(3)))[0]), [2.0, 2.0, 2.0])
+    assert funcgrad.tree_util.tree_leaves(funcgrad.vjp(f, x)[1])  # the residuals
