@@ -25,7 +25,15 @@ import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.lax._rng import rng_bit_generator
-from funcgrad.random._keys import DEFAULT_IMPL, IMPLS, PRNGKeyArray, default_impl, impl_name
+from funcgrad.numpy._creation import with_out_sharding
+from funcgrad.random._keys import (
+    DEFAULT_IMPL,
+    IMPLS,
+    KeyDType,
+    PRNGKeyArray,
+    default_impl,
+    impl_name,
+)
 from funcgrad.random._reuse import consumes
 
 __all__ = [
@@ -299,11 +307,24 @@ def _threefry_seed(seed: Any, name: str) -> Array:
     return _sh.concatenate([_sh.reshape(hi, (1,)), _sh.reshape(lo, (1,))], 0)
 
 
-def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
+def _impl_or_dtype(name: str, impl: Any, dtype: Any) -> str:
+    """JAX's ``impl=`` or ``dtype=`` (a key dtype such as ``key_dtype("rbg")``), not both."""
+    if dtype is not None:
+        if impl is not None:
+            raise ValueError(f"{name}: pass impl= or dtype=, not both")
+        if not isinstance(dtype, KeyDType):
+            raise TypeError(f"{name}: dtype must be a key dtype (funcgrad.random.key_dtype("
+                            f"...)), got {dtype!r}")
+        return dtype.impl
+    return impl_name(name, impl)
+
+
+def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
     """A typed key from an integer seed: a key array of shape ``()`` (JAX's
     ``jax.random.key``) over the data :func:`PRNGKey` gives for the same seed and ``impl``;
     its dtype is ``key<fry>`` for the default ``'threefry2x32'``, ``key<rbg>`` for ``'rbg'``
-    and ``key<urbg>`` for ``'unsafe_rbg'``.
+    and ``key<urbg>`` for ``'unsafe_rbg'``; ``dtype=`` (one of those key dtypes) names the
+    implementation instead, as in JAX.
 
     Samplers take typed and raw keys alike and draw the same numbers from both; ``split`` and
     ``fold_in`` of a typed key give typed keys. :func:`key_data` is its ``uint32`` data.
@@ -315,7 +336,7 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
         >>> str(key(7, impl="rbg").dtype)
         'key<rbg>'
     """
-    name = impl_name("key", impl)
+    name = _impl_or_dtype("key", impl, dtype)
     return PRNGKeyArray(_IMPL_OPS[name].seed(seed, "key"), name)
 
 
@@ -344,10 +365,10 @@ def key_data(keys: Any) -> Array:
     return keys
 
 
-def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
+def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
     """Typed keys from their ``uint32`` data of shape ``(..., 2)`` (``(..., 4)`` for
-    ``impl='rbg'`` or ``'unsafe_rbg'``): a key array of shape ``key_bits_array.shape[:-1]``
-    (the inverse of :func:`key_data`).
+    ``impl='rbg'`` or ``'unsafe_rbg'``; or ``dtype=``, a key dtype): a key array of shape
+    ``key_bits_array.shape[:-1]`` (the inverse of :func:`key_data`).
 
     Example:
         >>> import numpy as np
@@ -355,7 +376,7 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
         >>> k.shape, key_data(k).tolist()
         ((), [0, 5])
     """
-    name = impl_name("wrap_key_data", impl)
+    name = _impl_or_dtype("wrap_key_data", impl, dtype)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: expected uint32 key data, got a typed key array "
                         "(it is already wrapped; key_data(keys) gives its data)")
@@ -511,6 +532,7 @@ _IMPL_OPS: dict[str, _ImplOps] = {
 }
 
 
+@with_out_sharding
 @consumes
 def bits(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Uniform random bits: an unsigned-integer array of ``shape`` (default dtype ``uint64``).

@@ -20,6 +20,7 @@ import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.random._core import check_key, shape_arg, split2
 from funcgrad.random._gamma import chisquare, gamma
@@ -52,6 +53,7 @@ def _setup(name: str, key: Any, dtype: Any, shape: Any, *params: Any) -> tuple:
     return key, dt, _shape_or_params(name, shape, *ps), ps
 
 
+@with_out_sharding
 @consumes
 def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Student's t samples with ``df`` degrees of freedom: ``n * sqrt(df/2 / g)`` with
@@ -70,6 +72,7 @@ def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _ew.mul(n, fnp.sqrt(_ew.div(half_df, g)))
 
 
+@with_out_sharding
 @consumes
 def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) -> Array:
     """F-distribution samples: ``(chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)``.
@@ -86,6 +89,7 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) ->
     return _ew.div(num, den)
 
 
+@with_out_sharding
 @consumes
 def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Pareto samples with shape parameter ``b`` (support ``[1, inf)``): ``exp(e / b)``,
@@ -100,6 +104,7 @@ def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
     return fnp.exp(_ew.div(_exponential(key, shape, dt), b))
 
 
+@with_out_sharding
 @consumes
 def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Rayleigh samples: ``scale * sqrt(-2 log u)``, ``u ~ U[0, 1)``.
@@ -114,6 +119,7 @@ def rayleigh(key: Any, scale: Any, shape: Any = None, dtype: Any = None) -> Arra
     return _ew.mul(scale, fnp.sqrt(_ew.mul(_ew.log(u), dt.type(-2))))
 
 
+@with_out_sharding
 @consumes
 def maxwell(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Maxwell (one-sided) samples: the length of a standard normal 3-vector.
@@ -170,6 +176,7 @@ def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] =
     return _ew.mul(fnp.power(_ew.neg(_ew.log1p(_ew.neg(u))), _ew.div(dt.type(1), conc)), scale)
 
 
+@with_out_sharding
 @consumes
 def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Geometric samples (the number of Bernoulli(``p``) trials up to the first success,
@@ -191,6 +198,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _ew.convert_element_type(_ew.stop_gradient(g), odt)
 
 
+@with_out_sharding
 @consumes
 def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
                dtype: Any = None) -> Array:
@@ -211,6 +219,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
     return fnp.where(_ew.lt(u, fc), lv, rv)
 
 
+@with_out_sharding
 @consumes
 def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Wald (inverse Gaussian, unit shape) samples with the given ``mean`` (Michael, Schucany
@@ -234,6 +243,7 @@ def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Array:
     return fnp.where(_ew.le(z, _ew.div(mean, _ew.add(mean, x))), x, _ew.div(mean_sq, x))
 
 
+@with_out_sharding
 @consumes
 def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Generalized normal samples, density ``∝ exp(-|x| ** p)``: ``r * g ** (1 / p)`` with
@@ -255,6 +265,7 @@ def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any =
     return _ew.mul(r, fnp.power(g, inv_p))
 
 
+@with_out_sharding
 @consumes
 def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (), dtype: Any = None) -> Array:
     """Points uniform in the unit ``p``-norm ball of dimension ``d``; shape ``(*shape, d)``.

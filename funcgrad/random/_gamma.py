@@ -20,6 +20,7 @@ import funcgrad.ops.shape as _sh
 from funcgrad.api import jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp
 from funcgrad.ops.special import lgamma
@@ -133,6 +134,7 @@ def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool)
     return _gamma_p(key, a, log_space)
 
 
+@with_out_sharding
 @consumes
 def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Gamma(``a``, 1) samples (shape defaults to ``a``'s); differentiable in ``a``.
@@ -146,6 +148,7 @@ def gamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _gamma("gamma", key, a, shape, dtype, False)
 
 
+@with_out_sharding
 @consumes
 def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     """``log`` of Gamma(``a``) samples, computed in log space (accurate for tiny ``a``).
@@ -158,6 +161,7 @@ def loggamma(key: Any, a: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _gamma("loggamma", key, a, shape, dtype, True)
 
 
+@with_out_sharding
 @consumes
 def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Chi-square samples with ``df`` degrees of freedom (``2 Gamma(df / 2)``).
@@ -174,6 +178,7 @@ def chisquare(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     return _ew.mul(dt.type(2), gamma(key, _ew.mul(df, dt.type(0.5)), shape, dt))
 
 
+@with_out_sharding
 @consumes
 def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Beta(``a``, ``b``) samples, from two log-gamma draws; differentiable in ``a``, ``b``.
@@ -196,6 +201,7 @@ def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Arra
     return _ew.div(ga, _ew.add(ga, gb))
 
 
+@with_out_sharding
 @consumes
 def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Dirichlet(``alpha``) samples over the last axis of ``alpha``; shape ``(*shape, k)``.
@@ -284,6 +290,7 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dt: numpy.dty
     return _ew.convert_element_type(k, dt)
 
 
+@with_out_sharding
 @consumes
 def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     """Poisson(``lam``) counts (default dtype ``int64``; ``lam`` computed in float32, as JAX).

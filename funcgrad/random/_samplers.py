@@ -22,6 +22,7 @@ from funcgrad import lax
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.special import erf, erfinv
 from funcgrad.random._core import check_key, random_bits, shape_arg, split2
 from funcgrad.random._keys import PRNGKeyArray
@@ -123,6 +124,7 @@ def _uniform(key: Any, shape: tuple[int, ...], dt: numpy.dtype, minval: Any, max
     return _ew.max(minval, out)
 
 
+@with_out_sharding
 @consumes
 def uniform(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
             minval: Any = 0.0, maxval: Any = 1.0) -> Array:
@@ -155,6 +157,7 @@ def _in_dtype(x: Any, dt: numpy.dtype) -> Any:
     return x if get_aval(x).dtype == dt else _ew.convert_element_type(x, dt)
 
 
+@with_out_sharding
 @consumes
 def normal(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard normal samples (``sqrt(2) erfinv(u)``, ``u`` uniform on ``(-1, 1)``).
@@ -180,6 +183,7 @@ def normal(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arra
     return _normal_real(key, shape, dt)
 
 
+@with_out_sharding
 @consumes
 def lognormal(key: Any, sigma: Any = 1.0, shape: Any = None, dtype: Any = None) -> Array:
     """``exp(sigma * normal)``: log-normal samples (differentiable in ``sigma``).
@@ -196,6 +200,7 @@ def lognormal(key: Any, sigma: Any = 1.0, shape: Any = None, dtype: Any = None) 
     return fnp.exp(_ew.mul(_normal_real(key, shape, dt), sigma))
 
 
+@with_out_sharding
 @consumes
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
                      dtype: Any = None) -> Array:
@@ -285,6 +290,7 @@ def _gumbel(key: Any, shape: tuple[int, ...], dt: numpy.dtype, mode: str) -> Any
     return _ew.neg(_ew.log(_ew.neg(_ew.log(u))))
 
 
+@with_out_sharding
 @consumes
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
@@ -318,6 +324,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
     return _ew.lt(_uniform(key, shape, dt, 0.0, 1.0), p)
 
 
+@with_out_sharding
 @consumes
 def rademacher(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Random signs ``-1``/``+1`` with equal probability (default dtype ``int64``).
@@ -340,6 +347,7 @@ def _exponential(key: Any, shape: tuple[int, ...], dt: numpy.dtype) -> Any:
     return _ew.neg(_ew.log1p(_ew.neg(u)))
 
 
+@with_out_sharding
 @consumes
 def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard exponential samples ``-log(1 - u)``.
@@ -353,6 +361,7 @@ def exponential(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) ->
     return _exponential(key, shape_arg("exponential", shape), float_dtype("exponential", dtype))
 
 
+@with_out_sharding
 @consumes
 def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
            mode: str | None = None) -> Array:
@@ -371,6 +380,7 @@ def gumbel(key: Any, shape: int | Sequence[int] = (), dtype: Any = None,
     return _gumbel(key, shape_arg("gumbel", shape), dt, mode)
 
 
+@with_out_sharding
 @consumes
 def laplace(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Laplace samples (density ``exp(-|x|) / 2``).
@@ -387,6 +397,7 @@ def laplace(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Arr
     return _ew.mul(_ew.sign(u), _ew.log1p(_ew.neg(_ew.abs(u))))
 
 
+@with_out_sharding
 @consumes
 def logistic(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard logistic samples ``log(u / (1 - u))``.
@@ -402,6 +413,7 @@ def logistic(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Ar
     return _ew.log(_ew.div(u, _ew.sub(dt.type(1.0), u)))
 
 
+@with_out_sharding
 @consumes
 def cauchy(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     """Standard Cauchy samples ``tan(pi (u - 1/2))``.
@@ -446,6 +458,7 @@ def _clip_to(x: Any, dt: numpy.dtype) -> Any:
     return _ew.convert_element_type(x, dt)
 
 
+@with_out_sharding
 @consumes
 def randint(key: Any, shape: int | Sequence[int], minval: Any, maxval: Any,
             dtype: Any = None) -> Array:
@@ -518,6 +531,7 @@ def _randint(key: Any, shape: tuple[int, ...], minval: Any, maxval: Any,
     return out
 
 
+@with_out_sharding
 @consumes
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
                 mode: str | None = None) -> Array:
@@ -583,6 +597,7 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
     return x
 
 
+@with_out_sharding
 @consumes
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Array:
     """A random permutation of ``range(x)`` (integer ``x``) or of ``x`` along ``axis``.
@@ -699,6 +714,7 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
 # Multivariate
 
 
+@with_out_sharding
 @consumes
 def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype: Any = None,
                         method: str = "cholesky") -> Array:
@@ -746,6 +762,7 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     return _ew.add(mean, fnp.einsum("...ij,...j->...i", factor, z))
 
 
+@with_out_sharding
 @consumes
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
                m: int | None = None) -> Array:

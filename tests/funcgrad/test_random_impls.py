@@ -130,3 +130,20 @@ def test_rbg_key_arrays_keep_their_implementation() -> None:
     with pytest.raises(TypeError, match="key<urbg>"):
         _ = ks + 1
     assert "key<urbg>" in repr(ks[0])
+
+
+def test_key_dtype_keyword_and_out_sharding() -> None:
+    # jax.random.key(0, dtype=key_dtype('rbg')) is key<rbg>; impl= and dtype= together refused
+    assert str(R.key(0, dtype=R.key_dtype("rbg")).dtype) == "key<rbg>"
+    assert str(R.wrap_key_data(np.zeros(4, np.uint32), dtype=R.key_dtype("unsafe_rbg")).dtype) \
+        == "key<urbg>"
+    with pytest.raises(ValueError, match="not both"):
+        R.key(0, impl="rbg", dtype=R.key_dtype("rbg"))
+    # JAX 0.10's samplers take out_sharding= (one device here: where the draws go)
+    k = dev(R.key(0))
+    assert_allclose(R.normal(k, (2,), out_sharding=None), R.normal(k, (2,)))
+    mesh = funcgrad.make_mesh((1,), ("x",))
+    s = funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec("x"))
+    assert_allclose(R.uniform(k, (2,), out_sharding=s), R.uniform(k, (2,)))
+    with pytest.raises(TypeError, match="out_sharding"):
+        R.bits(k, (2,), out_sharding="cpu")
