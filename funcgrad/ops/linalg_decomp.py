@@ -33,11 +33,12 @@ Derivative conventions (JVP rules written with primitives, so they nest to any o
 * ``svd``: the reduced decomposition (``full_matrices=False``, or any square matrix) is
   differentiable, with the same convention for equal singular values; ``1 / s`` is taken as 0
   for zero singular values. ``compute_uv=False`` gives ``ds = real(diag(U^H dA V))``.
-* ``qr``: ``mode="reduced"`` (tall, square and wide matrices) and ``mode="r"``;
-  ``mode="complete"`` only where it equals the reduced one (``m <= n``). ``R`` must be
-  nonsingular. ``mode="raw"`` (LAPACK's reflectors) has no derivative.
-* Where a derivative is not defined (``qr`` "raw", the arbitrary extra columns of a tall
-  ``qr`` "complete" or a non-square ``svd`` ``full_matrices=True``), differentiating raises
+* ``qr``: ``mode="reduced"`` (tall, square and wide matrices), ``mode="r"`` and
+  ``mode="complete"`` (for a tall matrix the extra columns of ``q`` are those of LAPACK's
+  Householder QR, a function of the first ``n``: JAX's rule). ``R`` must be nonsingular.
+  ``mode="raw"`` (LAPACK's reflectors) has no derivative.
+* Where a derivative is not defined (``qr`` "raw" or a non-square ``svd``
+  ``full_matrices=True``, whose extra singular vectors are arbitrary), differentiating raises
   :class:`funcgrad.errors.NonDifferentiableError`, as JAX and PyTorch refuse these too.
 * ``det``/``slogdet``: ``d log det A = trace(solve(A, dA))``; at an exactly singular matrix
   ``d det A = trace(adj(A) dA)`` with the adjugate from the SVD (finite, nonzero for rank
@@ -1178,6 +1179,32 @@ def _qr_square_jvp(q: Any, r: Any, x_dot: Any) -> tuple[Any, Any]:
     return dq, dr
 
 
+def _qr_complete_tall_jvp(q: Any, r: Any, da: Any) -> tuple[Any, Any]:
+    """Tangents of the complete QR of a tall ``(m, n)`` matrix, as JAX's rule (Roberts and
+    Roberts, arXiv:2409.13374): the last ``m - n`` columns of a Householder QR's ``q`` are a
+    function of the first ``n`` (``Q = I - V T V^H``), ``Z = Q_pn (Q_nn - I)^-1`` and
+    ``dQ_mp = dQ_mn Z^H - (Q_mn + Q_mp Z) (dQ_pn - Z dQ_nn)^H``; ``R``'s zero rows stay zero.
+    NaN where ``Q_nn - I`` is singular, as JAX."""
+    nd = get_aval(q).ndim
+    m, n = get_aval(r).shape[-2:]
+    q_mn = _shape.slice_in_dim(q, 0, n, axis=nd - 1)
+    q_mp = _shape.slice_in_dim(q, n, m, axis=nd - 1)
+    r_nn = _shape.slice_in_dim(r, 0, n, axis=nd - 2)
+    dq_mn, dr_nn = _qr_square_jvp(q_mn, r_nn, da)
+    q_nn = _shape.slice_in_dim(q_mn, 0, n, axis=nd - 2)
+    q_pn = _shape.slice_in_dim(q_mn, n, m, axis=nd - 2)
+    dq_nn = _shape.slice_in_dim(dq_mn, 0, n, axis=nd - 2)
+    dq_pn = _shape.slice_in_dim(dq_mn, n, m, axis=nd - 2)
+    z_h = solve(_H(_ew.sub(q_nn, _eye(q_nn))), _H(q_pn))          # Z^H, (n, m - n)
+    z = _H(z_h)
+    dq_mp = _ew.sub(_mm(dq_mn, z_h),
+                    _mm(_ew.add(q_mn, _mm(q_mp, z)), _H(_ew.sub(dq_pn, _mm(z, dq_nn)))))
+    dq = _shape.concatenate([dq_mn, dq_mp], nd - 1)
+    zero_rows = _ew.mul(_shape.slice_in_dim(r, n, m, axis=nd - 2), 0.0)
+    dr = _shape.concatenate([dr_nn, zero_rows], nd - 2)
+    return dq, dr
+
+
 def _qr_jvp(primals, tangents, *, mode):
     (a,), (da,) = primals, tangents
     outs = bind(qr_p, a, mode=mode)
@@ -1191,11 +1218,7 @@ def _qr_jvp(primals, tangents, *, mode):
             "Differentiate through mode='reduced' (or 'r') instead."
         )
     if mode == "complete" and m > n:
-        raise NonDifferentiableError(
-            f"qr: derivatives of mode='complete' are not defined for tall matrices "
-            f"({get_aval(a).str_short()}): the extra columns of q are arbitrary. Use "
-            "mode='reduced'."
-        )
+        return outs, list(_qr_complete_tall_jvp(outs[0], outs[1], da))
     q, r = outs if mode != "r" else bind(qr_p, a, mode="reduced")
     if m >= n:
         dq, dr = _qr_square_jvp(q, r, da)

@@ -160,7 +160,8 @@ case("linalg.qr", fnp.linalg.qr, np.linalg.qr, _QR_ARGS, rtol=1e-10, atol=1e-10)
 case("linalg.qr_r", lambda a: fnp.linalg.qr(a, mode="r"), lambda a: np.linalg.qr(a, mode="r"),
      _QR_ARGS, rtol=1e-10, atol=1e-10)
 case("linalg.qr_complete", lambda a: fnp.linalg.qr(a, mode="complete"),
-     lambda a: np.linalg.qr(a, mode="complete"), [(_gen((2, 4), seed=6),), (_gen((3, 3), seed=7),)],
+     lambda a: np.linalg.qr(a, mode="complete"), [(_gen((2, 4), seed=6),), (_gen((3, 3), seed=7),),
+                                                  (_gen((4, 2), seed=8),)],
      rtol=1e-10, atol=1e-10)
 
 # -- pseudo-inverse, least squares, rank, condition ---------------------------------------------
