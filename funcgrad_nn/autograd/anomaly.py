@@ -12,6 +12,7 @@ too.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -70,6 +71,9 @@ class detect_anomaly:  # noqa: N801  (PyTorch's name)
                             f"{type(check_nan).__name__} {check_nan!r}")
         self.check_nan = check_nan
         self._stack: list[list[Any]] = []
+        # PyTorch's reminder, given when the manager is made (set_detect_anomaly gives none)
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the "
+                      "runtime and should only be enabled for debugging.", stacklevel=2)
 
     def __enter__(self) -> None:
         self._stack.append(_switch_mode(True, self.check_nan))
@@ -80,8 +84,11 @@ class detect_anomaly:  # noqa: N801  (PyTorch's name)
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with detect_anomaly(self.check_nan):
+            undo = _switch_mode(True, self.check_nan)  # (warned once, when decorating)
+            try:
                 return fn(*args, **kwargs)
+            finally:
+                _undo(undo)
 
         return wrapper
 

@@ -15,7 +15,9 @@ from funcgrad.core import current_trace, eval_trace
 from funcgrad.debug import NaNError, debug_nans, nans_enabled, set_debug_nans
 from funcgrad_nn.autograd import detect_anomaly, set_detect_anomaly
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+              # detect_anomaly's own reminder (checked once, below)
+              pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")]
 
 
 def assert_close(actual, desired, **kw):
@@ -375,3 +377,18 @@ def test_detect_anomaly_names_a_custom_vjp_backward_rule():
     with detect_anomaly(), pytest.raises(RuntimeError, match="backward rule f_bwd"), \
             np.errstate(invalid="ignore"):
         funcgrad.grad(lambda x: f(x).sum())(dev(np.ones(2)))
+
+
+def test_detect_anomaly_warns_when_made_as_torch():
+    # torch 2.13: detect_anomaly() warns "Anomaly Detection has been enabled. This mode will
+    # increase the runtime and should only be enabled for debugging."; set_detect_anomaly
+    # does not
+    import warnings
+
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with detect_anomaly():
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with set_detect_anomaly(True):
+            pass
