@@ -702,6 +702,8 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Any:  # noqa: A00
     """
     _no_out("round", out)
     (a,) = asarray_operands(a)
+    if isinstance(decimals, Tracer):  # the rounding scale is a static parameter
+        decimals = concrete_or_error(decimals, "funcgrad.numpy.round: decimals")
     try:
         decimals = int(decimals.__index__())
     except (AttributeError, TypeError):

@@ -33,7 +33,7 @@ from funcgrad.backend import (
     xp_for,
     xp_for_device,
 )
-from funcgrad.core import Tracer
+from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import (
     AxisError,
     ConcretizationError,
@@ -131,6 +131,10 @@ def _concrete(x: Any, fn: str, sized: bool = False,
 def _slice_bound(v: Any, what: str) -> int | None:
     if v is None or type(v) is int:
         return v
+    if isinstance(v, Tracer):  # a traced bound would make the result's shape value-dependent
+        v = concrete_or_error(
+            v, f"slice {what} (a window of static size at a traced position is "
+               "funcgrad.lax.dynamic_slice(x, start_indices, slice_sizes))")
     try:
         return operator.index(v)
     except TypeError:
@@ -685,6 +689,8 @@ def at(x: Any) -> _IndexUpdateHelper:
 
 
 def _norm_axis(fn: str, axis: Any, ndim: int) -> int:
+    if isinstance(axis, Tracer):  # the axis fixes the result's shape: it must be static
+        axis = concrete_or_error(axis, f"{fn}: axis")
     try:
         axis = operator.index(axis)
     except TypeError:

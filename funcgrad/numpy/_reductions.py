@@ -153,6 +153,8 @@ def _axes(name: str, axis: Any, ndim: int, scalar_axis: bool = True) -> tuple[in
 
 def _index(name: str, ax: Any, what: str) -> int:
     """``ax`` as an int if NumPy takes it as one (a 0-d integer array, say), else TypeError."""
+    if isinstance(ax, Tracer):  # the axes fix the result's shape: they must be static
+        ax = concrete_or_error(ax, f"{name}: axis")
     try:
         if not isinstance(ax, bool):
             return operator.index(ax)

@@ -103,6 +103,8 @@ def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tupl
     """Normalised axes in the given order; errors name the function, argument and rank."""
     if isinstance(axis, int | numpy.integer) or getattr(axis, "ndim", None) == 0:
         axis = (axis,)
+    # a traced axis: the standard error (axes fix the result's shape, so must be static)
+    axis = _static_axes(axis, f"{fname}: {argname}")
     try:
         axes = tuple(operator.index(a) for a in axis)
     except TypeError:
@@ -116,7 +118,18 @@ def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tupl
     return out
 
 
+def _static_axes(axis: Any, what: str) -> Any:
+    """``axis`` (an axis or a sequence of them) with traced entries made concrete, or the
+    standard ConcretizationError: axes fix the result's shape."""
+    if isinstance(axis, Tracer):
+        return concrete_or_error(axis, what)
+    if isinstance(axis, tuple | list) and any(isinstance(a, Tracer) for a in axis):
+        return tuple(concrete_or_error(a, what) for a in axis)
+    return axis
+
+
 def _axis(fname: str, axis: Any, ndim: int, argname: str = "axis") -> int:
+    axis = _static_axes(axis, f"{fname}: {argname}")
     try:
         axis = operator.index(axis)
     except TypeError:

@@ -735,3 +735,17 @@ def test_vecdot_float16_accumulates_in_float32() -> None:
         assert host(got).dtype == np.float16
         np.testing.assert_array_equal(host(got), want)
     assert float(host(fnp.vecdot(dev(a[0]), dev(b[0])))) == float(np.dot(a[0], b[0]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, i: x[i:3], lambda x, i: x[::i], lambda x, i: fnp.round(x, i),
+    lambda x, i: fnp.sum(x, axis=i), lambda x, i: fnp.flip(x, (i,)),
+    lambda x, i: fnp.concatenate([x, x], i), lambda x, i: fnp.take(x, 0, i),
+    lambda x, i: fnp.moveaxis(x, i, 0),
+])
+def test_traced_static_arguments_raise_concretization_errors(fn):
+    # a traced slice bound, axis or decimals: the standard error naming the argument and the
+    # fixes (it was "must be an integer, got StagingTracer"); a constant one still works
+    with pytest.raises(funcgrad.errors.ConcretizationError, match="needs a concrete value"):
+        funcgrad.jit(fn)(dev(np.ones((4, 4))), 1)
+    funcgrad.jit(lambda x: fn(x, fnp.asarray(0) + 1))(dev(np.ones((4, 4))))
