@@ -438,7 +438,7 @@ def make_jaxpr(
         ...     np.ones(3)))
         { lambda ; a:f64[3]. let b:f64[4,3] = all_gather[axis=0, axis_name=i, tiled=False] a in (b) }
     """
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    static = _static_positions(static_argnums)
     _check_static_argnums_fit(fun, static)
     env = [] if axis_env is None else list(axis_env)
     for pair in env:
@@ -498,6 +498,17 @@ def make_jaxpr(
         return closed
 
     return make
+
+
+def _static_positions(static_argnums: Any) -> tuple[int, ...]:
+    """make_jaxpr's ``static_argnums`` as a tuple of ints (NumPy ints too); anything else is
+    a TypeError."""
+    items = static_argnums if isinstance(static_argnums, tuple | list) else (static_argnums,)
+    for i in items:
+        if isinstance(i, bool) or not isinstance(i, int | numpy.integer):
+            raise TypeError(f"make_jaxpr: static_argnums must be ints (argument positions), "
+                            f"got {i!r}")
+    return tuple(int(i) for i in items)
 
 
 def _check_static_argnums_fit(fun: Callable[..., Any], static: tuple[int, ...]) -> None:

@@ -813,9 +813,24 @@ def _flat_args_treedef(n: int) -> Any:
 def _as_tuple(x: int | str | Sequence[Any] | None) -> tuple:
     if x is None:
         return ()
-    if isinstance(x, int | str):
+    if isinstance(x, str):
         return (x,)
-    return tuple(x)
+    if isinstance(x, int | numpy.integer):  # a NumPy int too, as JAX accepts
+        return (int(x),)
+    return tuple(int(v) if isinstance(v, numpy.integer) else v for v in x)
+
+
+def _positions(x: Any, what: str) -> tuple[int, ...]:
+    """``static_argnums``/``donate_argnums`` as a tuple of ints (a NumPy int is one); a
+    name or anything else is a TypeError naming the option."""
+    out = []
+    for i in _as_tuple(x) if not isinstance(x, float) else (x,):
+        if isinstance(i, bool) or not isinstance(i, int | numpy.integer):
+            hint = (f" (argument names go in {what.replace('nums', 'names')})"
+                    if isinstance(i, str) else "")
+            raise TypeError(f"jit: {what} must be ints (argument positions), got {i!r}{hint}")
+        out.append(int(i))
+    return tuple(out)
 
 
 def _check_argnums(
@@ -910,9 +925,9 @@ def jit(
         >>> float(f(np.zeros(3))), f.trace_count
         (0.0, 1)
     """
-    nums = tuple(int(i) for i in _as_tuple(static_argnums))
+    nums = _positions(static_argnums, "static_argnums")
     names = tuple(str(n) for n in _as_tuple(static_argnames))
-    donate = tuple(int(i) for i in _as_tuple(donate_argnums))
+    donate = _positions(donate_argnums, "donate_argnums")
     donate_names = tuple(str(n) for n in _as_tuple(donate_argnames))
     del keep_unused  # every argument is always kept: nothing to choose
     del in_shardings, out_shardings  # one device: every layout is the whole array

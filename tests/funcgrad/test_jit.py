@@ -811,3 +811,19 @@ def test_python_int_outside_int64_is_an_overflow_error_naming_the_argument() -> 
     with pytest.raises(OverflowError, match="eval_shape: argument 0"):
         funcgrad.eval_shape(lambda a: a, -2**64)
     assert int(f(-2**62)) == -2**63  # the int64 range itself traces (and wraps, as JAX's)
+
+
+def test_argnums_accept_numpy_ints_and_refuse_names() -> None:
+    # JAX accepts static_argnums=np.int64(1) (and donate_argnums, make_jaxpr's); a string is
+    # a TypeError ("'str' object cannot be interpreted as an integer")
+    x = dev(np.arange(3.0))
+    f = funcgrad.jit(lambda a, n: a * n, static_argnums=np.int64(1))
+    assert host(f(x, 2)).tolist() == [0.0, 2.0, 4.0] and f._cache_size() == 1
+    g = funcgrad.jit(lambda a, n: a * n, static_argnums=[np.int32(1)], donate_argnums=np.int64(0))
+    assert host(g(dev(np.ones(2)), 3)).tolist() == [3.0, 3.0]
+    assert "mul a 2" in str(funcgrad.make_jaxpr(lambda a, n: a * n,
+                                                static_argnums=np.int64(1))(x, 2))
+    with pytest.raises(TypeError, match="static_argnums must be ints.*'n'.*static_argnames"):
+        funcgrad.jit(lambda a, n: a * n, static_argnums="n")
+    with pytest.raises(TypeError, match="static_argnums must be ints"):
+        funcgrad.make_jaxpr(lambda a, n: a * n, static_argnums="1")
