@@ -217,8 +217,13 @@ def reshape(x: Any, new_sizes: Any) -> Any:
     new_sizes = tuple(int(s) for s in new_sizes)
     if -1 in new_sizes:
         known = int(numpy.prod([s for s in new_sizes if s != -1], dtype=numpy.int64))
-        if new_sizes.count(-1) > 1 or known == 0 or a.size % known:
-            raise ShapeError(f"reshape: cannot reshape {a.str_short()} into shape {new_sizes}")
+        if new_sizes.count(-1) > 1:
+            raise ShapeError(f"reshape: can only specify one unknown dimension (-1), got shape "
+                             f"{new_sizes} for {a.str_short()}")
+        if known == 0 or a.size % known:
+            raise ShapeError(f"reshape: cannot reshape {a.str_short()} (size {a.size}) into "
+                             f"shape {new_sizes}: the known sizes multiply to {known}, which "
+                             f"does not divide {a.size}")
         new_sizes = tuple(a.size // known if s == -1 else s for s in new_sizes)
     if new_sizes == a.shape:
         return x

@@ -275,3 +275,11 @@ def test_concatenate_weak_traced_scalar_as_eager() -> None:
     got = funcgrad.jit(lambda a, s: fnp.concatenate((a, s), axis=None))(u8, 300)
     assert host(got).dtype == np.uint8
     np.testing.assert_array_equal(host(got), [1, 2, 44])
+
+
+def test_reshape_unknown_dimension_errors_say_why() -> None:
+    # NumPy: "can only specify one unknown dimension"; both are ValueErrors as NumPy's
+    with pytest.raises(ValueError, match="only specify one unknown dimension"):
+        fnp.reshape(dev(np.ones(6)), (-1, -1))
+    with pytest.raises(ValueError, match="multiply to 4, which does not divide 6"):
+        funcgrad.jit(lambda x: x.reshape(4, -1))(dev(np.ones(6)))
