@@ -37,6 +37,7 @@ __all__ = [
     "SourceInfo",
     "user_source_info",
     "operation_source",
+    "replayed_source",
     "staging_source_info",
     "name_user_line",
     "generated_code",
@@ -110,6 +111,15 @@ operation_source: ContextVar[SourceInfo | None] = ContextVar(
     "funcgrad_operation_source", default=None)
 
 
+#: The user's line of the equation :func:`funcgrad.ir.eval_jaxpr` is evaluating again (the body
+#: of a ``checkpoint`` recomputed under ``grad``, a jaxpr a rule replays): the user's Python is
+#: not on the stack then, only the call that started the replay, so the line the equation was
+#: first traced from stands in for the stack walk (:func:`user_source_info`). As JAX keeps an
+#: equation's source when it evaluates a jaxpr under a transformation.
+replayed_source: ContextVar[SourceInfo | None] = ContextVar(
+    "funcgrad_replayed_source", default=None)
+
+
 def staging_source_info() -> SourceInfo:
     """The user's line an operation being staged is attributed to: that of the operation a
     transformation's rule is running for (:data:`operation_source`), else the innermost
@@ -124,6 +134,9 @@ def staging_source_info() -> SourceInfo:
 
 
 def _innermost_user_line(f: Any) -> SourceInfo:
+    replayed = replayed_source.get()
+    if replayed is not None:
+        return replayed
     while f is not None:
         code = f.f_code
         if not _is_ours(code.co_filename):

@@ -16,7 +16,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, SourceInfo, bind
-from funcgrad.errors import JaxprTypeError
+from funcgrad.errors import JaxprTypeError, replayed_source
 
 __all__ = [
     "Var",
@@ -256,15 +256,28 @@ class ClosedJaxpr:
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Evaluate ``jaxpr`` by binding each equation on the current trace.
 
-    Because it uses ``bind``, evaluating a jaxpr under a transformation transforms it.
+    Because it uses ``bind``, evaluating a jaxpr under a transformation transforms it. What
+    each equation stages or raises is attributed to the user's line it was first traced from
+    (:data:`funcgrad.errors.replayed_source`); a higher-order equation's rule may run the
+    user's own functions (custom derivative rules), whose lines are found on the stack again.
     """
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
     env.update(zip(jaxpr.invars, args))
+    current = replayed_source.get()
     for eqn in jaxpr.eqns:
         invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
-        env.update(zip(eqn.outvars, bind(eqn.prim, *invals, **eqn.params)))
+        src = None if eqn.prim.carries_jaxprs else eqn.source_info
+        if src is current:
+            outs = bind(eqn.prim, *invals, **eqn.params)
+        else:
+            token = replayed_source.set(src)
+            try:
+                outs = bind(eqn.prim, *invals, **eqn.params)
+            finally:
+                replayed_source.reset(token)
+        env.update(zip(eqn.outvars, outs))
     return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
 
 

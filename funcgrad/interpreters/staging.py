@@ -34,6 +34,7 @@ from funcgrad.errors import (
     UnexpectedTracerError,
     name_user_line,
     operation_source,
+    replayed_source,
     staging_source_info,
 )
 from funcgrad.interpreters.trace_cse import operation_key, remember
@@ -449,8 +450,13 @@ class PartialEvalTrace(StagingTrace):
                 rule = partial_eval_rules.get(prim)
                 if rule is not None:
                     return rule(self, args, params)
-                # Linear (tangent) jaxprs are internal: no user source line to record.
-                return merge_or_stage(self, prim, args, params, None)
+                # A tangent equation keeps the user's line of the operation it is the
+                # derivative of when that is at hand (nested in staging or differentiation,
+                # or replaying a jaxpr; never a stack walk): the backward pass replays it, so
+                # what it computes -- a NaN from log's derivative at 0 -- is attributed to it.
+                src = operation_source.get()
+                return merge_or_stage(self, prim, args, params,
+                                      src if src is not None else replayed_source.get())
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         try:
             return bind(prim, *args, **params)

@@ -14,7 +14,7 @@ from typing import Any
 
 from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind
-from funcgrad.errors import MissingRuleError
+from funcgrad.errors import MissingRuleError, replayed_source
 from funcgrad.interpreters.jvp import Zero, add_any_p, add_tangents
 from funcgrad.interpreters.linearize import LinearizeResult, linearize_flat
 from funcgrad.ir import Jaxpr, Literal, Var, dce_jaxpr
@@ -71,6 +71,16 @@ transpose_observer: ContextVar[Callable[[Any], None] | None] = ContextVar(
     "funcgrad_transpose_observer", default=None)
 
 
+def _replaying(eqn: Any) -> Any:
+    """Attribute what the backward pass binds for ``eqn`` to the user's line ``eqn`` came from
+    (:data:`funcgrad.errors.replayed_source`, as :func:`funcgrad.ir.eval_jaxpr` does): the
+    token to reset it with, or None where nothing changes (no line, or the same one)."""
+    src = eqn.source_info
+    if src is None or eqn.prim.carries_jaxprs or src is replayed_source.get():
+        return None
+    return replayed_source.set(src)
+
+
 def backward_pass(
     jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cts_out: Sequence[Any]
 ) -> list[Any]:
@@ -99,7 +109,12 @@ def backward_pass(
                 linear.update(eqn.outvars)
                 break
         else:
-            outs = bind(eqn.prim, *[read_known(a) for a in eqn.invars], **eqn.params)
+            token = _replaying(eqn)
+            try:
+                outs = bind(eqn.prim, *[read_known(a) for a in eqn.invars], **eqn.params)
+            finally:
+                if token is not None:
+                    replayed_source.reset(token)
             for v, o in zip(eqn.outvars, outs):
                 known[v] = o
 
@@ -138,7 +153,12 @@ def backward_pass(
                 f"reverse-mode differentiation rule for '{eqn.prim.name}' is not implemented "
                 "(no transpose rule registered for this primitive)"
             )
-        in_cts = rule(ct_arg, *invals, **eqn.params)
+        token = _replaying(eqn)
+        try:
+            in_cts = rule(ct_arg, *invals, **eqn.params)
+        finally:
+            if token is not None:
+                replayed_source.reset(token)
         for a, ct in zip(eqn.invars, in_cts):
             write_ct(a, ct)
 

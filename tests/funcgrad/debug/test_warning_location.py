@@ -49,6 +49,23 @@ def test_grad_warning_points_at_the_users_line():
     assert rec[0].filename == __file__ and rec[0].lineno == line
 
 
+def test_jit_grad_warning_points_at_the_line_whose_derivative_warned():
+    # log's derivative divides by x: at 0 it is the backward pass that warns, and it names
+    # the line of the log, as the forward pass's warning does.
+    skip_on_gpu("CuPy raises no floating-point warnings")
+
+    def f(x):
+        y = fnp.log(x)
+        return fnp.sum(y * x)
+
+    line = inspect.getsourcelines(f)[1] + 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        funcgrad.jit(funcgrad.grad(f))(np.zeros(2))
+    where = {(str(w.message), w.filename, w.lineno) for w in caught}
+    assert ("invalid value encountered in divide", __file__, line) in where, where
+
+
 def test_default_filter_once_per_user_line_like_numpy():
     shown = []
     with warnings.catch_warnings(record=True) as caught:

@@ -94,3 +94,40 @@ def test_a_custom_rule_records_its_own_lines_under_nested_derivatives() -> None:
     rule = g_jvp.__code__.co_firstlineno  # its decorator's line
     assert _lines(closed) == {("g_jvp", rule + 3), ("g_jvp", rule + 4),
                               ("f", f.__code__.co_firstlineno + 1)}
+
+
+def _all_lines(closed) -> list[tuple[str, str, int]]:
+    # (primitive, function, line) of every equation, inner jaxprs included
+    out = []
+
+    def walk(jaxpr):
+        for e in jaxpr.eqns:
+            si = e.source_info
+            out.append((e.prim.name, si.function, si.lineno))
+            for p in e.params.values():
+                if hasattr(p, "jaxpr"):
+                    walk(p.jaxpr)
+
+    walk(closed.jaxpr)
+    return out
+
+
+def test_replayed_and_backward_equations_keep_the_users_lines() -> None:
+    # A checkpointed body is traced once and evaluated again from its jaxpr (recomputed in
+    # the backward pass); the backward pass replays the tangent equations: what both stage
+    # names the line in the body it comes from, not the line that called grad (JAX keeps an
+    # equation's source when it evaluates or transposes it too).
+    def body(x):
+        y = fnp.sin(x)
+        return fnp.exp(y) * x
+
+    def loss(x):
+        return fnp.sum(funcgrad.checkpoint(body)(x))
+
+    first = body.__code__.co_firstlineno
+    for f in (loss, lambda x: fnp.sum(funcgrad.jit(body)(x)), lambda x: fnp.sum(body(x))):
+        lines = _all_lines(funcgrad.make_jaxpr(funcgrad.grad(f))(np.ones(2)))
+        ops = [(name, fn, n) for name, fn, n in lines if name in ("sin", "cos", "exp", "mul")]
+        assert ops and set(ops) <= {("sin", "body", first + 1), ("cos", "body", first + 1),
+                                    ("exp", "body", first + 2), ("mul", "body", first + 1),
+                                    ("mul", "body", first + 2)}, lines
