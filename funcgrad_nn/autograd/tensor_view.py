@@ -683,6 +683,81 @@ class TensorView(Tracer):
         return self._new(fnp.ones(_shape(shape), dtype=dtype or self.dtype,
                                   device=self._device_kw(kw)))
 
+    def new_empty_strided(self, size: Any, stride: Any, dtype: Any = None, **kw: Any) -> Any:
+        """``new_empty(size)``: a fresh array (its layout is row-major whatever ``stride``
+        asks; its values, uninitialized in PyTorch, are zeros)."""
+        return self.new_empty(tuple(size), dtype=dtype, **kw)
+
+    def diagonal_scatter(self, src: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:
+        """A copy with ``src`` written over ``diagonal(offset, dim1, dim2)``."""
+        return self._scattered_view(src, "diagonal", (offset, dim1, dim2))
+
+    def select_scatter(self, src: Any, dim: int, index: int) -> Any:
+        """A copy with ``src`` written over ``select(dim, index)``."""
+        return self._scattered_view(src, "select", (dim, index))
+
+    def slice_scatter(self, src: Any, dim: int = 0, start: Any = None, end: Any = None,
+                      step: int = 1) -> Any:
+        """A copy with ``src`` written over the slice ``start:end:step`` of ``dim``."""
+        idx = (slice(None),) * (dim % self.ndim) + (slice(start, end, step),)
+        return self.at[idx].set(src)
+
+    def _scattered_view(self, src: Any, name: str, args: tuple) -> Any:
+        where = _view_index(self, name, args, {})
+        flat = fnp.reshape(self, (-1,))
+        src = fnp.broadcast_to(fnp.asarray(src, dtype=self.dtype), where.shape)
+        return fnp.reshape(flat.at[where.reshape(-1)].set(fnp.reshape(src, (-1,))),
+                           self.shape)
+
+    def as_strided(self, size: Any, stride: Any, storage_offset: int | None = None) -> Any:
+        """PyTorch's strided view of the storage this array's elements live in (the array a
+        chain of views starts from): element ``idx`` is storage element
+        ``storage_offset + sum(idx * stride)`` (the array's own offset by default). A copy
+        here: an in-place update of it does not reach the storage."""
+        size, stride = tuple(size), tuple(stride)
+        if len(size) != len(stride):
+            raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} vs "
+                               f"{len(size)}")
+        root = self
+        while root._base is not None:
+            root = root._base[0]
+        offset = self.storage_offset() if storage_offset is None else storage_offset
+        pos = offset + sum((numpy.arange(n) * st).reshape((-1,) + (1,) * (len(size) - d - 1))
+                           for d, (n, st) in enumerate(zip(size, stride)))
+        pos = numpy.broadcast_to(numpy.asarray(pos, dtype=numpy.int64), size)
+        numel = root.aval.size
+        if pos.size and (pos.min() < 0 or pos.max() >= numel):
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, "
+                               f"storage offset {offset} are out of bounds for storage of "
+                               f"size {numel}")
+        return fnp.reshape(root, (-1,))[pos]
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        """PyTorch's: each run of equal consecutive elements (of the flattened array, or of
+        slices along ``dim``) kept once; eagerly only (the size depends on the values)."""
+        x = fnp.reshape(self, (-1,)) if dim is None else fnp.moveaxis(self, dim, 0)
+        n = x.shape[0]
+        if n == 0:
+            change = fnp.zeros((0,), bool)
+        else:
+            differs = x[1:] != x[:-1]
+            if differs.ndim > 1:
+                differs = fnp.any(fnp.reshape(differs, (n - 1, -1)), axis=1)
+            change = fnp.concatenate([fnp.ones((1,), bool), differs])
+        out = x[change]
+        if dim is not None:
+            out = fnp.moveaxis(out, 0, dim)
+        extra = []
+        if return_inverse:
+            inv = fnp.cumsum(change.astype(numpy.int64)) - 1
+            extra.append(fnp.reshape(inv, self.shape) if dim is None else inv)
+        if return_counts:
+            starts = fnp.nonzero(change)[0]
+            extra.append(fnp.diff(fnp.concatenate(
+                [starts, fnp.full((1,), n, starts.dtype)])).astype(numpy.int64))
+        return (out, *extra) if extra else out
+
     def new_empty(self, *shape: Any, dtype: Any = None, **kw: Any) -> Any:
         return self._new(fnp.zeros(_shape(shape), dtype=dtype or self.dtype,
                                    device=self._device_kw(kw)))
@@ -1406,8 +1481,8 @@ class TensorView(Tracer):
     def mul_(self, o: Any) -> TensorView:
         return self._assign(self * o)
 
-    def div_(self, o: Any) -> TensorView:
-        return self._assign(self / o)
+    def div_(self, o: Any, *, rounding_mode: Any = None) -> TensorView:
+        return self._assign(self.div(o, rounding_mode=rounding_mode))
 
     def clamp_(self, min: Any = None, max: Any = None) -> TensorView:  # noqa: A002
         return self._assign(fnp.clip(self, min, max))
@@ -1420,6 +1495,13 @@ class TensorView(Tracer):
 
     def index_put_(self, *args: Any, **kwargs: Any) -> TensorView:
         return self._assign(self.index_put(*args, **kwargs))
+
+    def transpose_(self, dim0: int, dim1: int) -> TensorView:
+        self.val = unwrap(self._trace, fnp.swapaxes(self, dim0, dim1))  # type: ignore[arg-type]
+        self._base = None  # (no longer the parent's shape)
+        return self
+
+    swapdims_ = swapaxes_ = transpose_
 
     def t_(self) -> TensorView:
         self.val = unwrap(self._trace, self.t())  # type: ignore[arg-type]  # shape changes

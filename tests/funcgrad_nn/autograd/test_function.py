@@ -941,3 +941,46 @@ def test_tensor_method_gaps_as_pytorch():
     Gaps.apply(dev(x))
     np.testing.assert_array_equal(seen["msort"], [[2.0, 1.0], [3.0, 5.0]])
     assert seen["signed"] == (True, False)
+
+
+def test_scatter_views_as_strided_unique_consecutive_as_pytorch():
+    # torch 2.13 values (these were AttributeErrors, div_(rounding_mode=) a TypeError and
+    # transpose_ a shape error)
+    seen = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x):
+            vals, inv, counts = x.unique_consecutive(return_inverse=True, return_counts=True)
+            seen["uc"] = [host(unwrap_view(v)).tolist() for v in (vals, inv, counts)]
+            rows, rc = x.unique_consecutive(dim=0, return_counts=True)
+            seen["uc0"] = [host(unwrap_view(v)).tolist() for v in (rows, rc)]
+            for name, v in {
+                    "ts": x.t().as_strided((2, 3), (1, 2), 1),
+                    "tail": x[1:].as_strided((2,), (3,)),
+                    "sel": x.select_scatter(x.new_ones(3), 1, -1),
+                    "slc": x.slice_scatter(x.new_ones(3, 2), dim=1, start=1, step=2),
+                    "diag": x.diagonal_scatter(x.new_zeros(3)),
+                    "div": x.clone().div_(2, rounding_mode="floor"),
+                    "tr": x.clone().transpose_(0, 1)}.items():
+                seen[name] = host(unwrap_view(v)).tolist()
+            with pytest.raises(RuntimeError, match="out of bounds for storage"):
+                x.as_strided((3,), (5,), 3)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = np.array([[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], [3.0, 1.0, 1.0, 0.0]])
+    Probe.apply(dev(x))
+    assert seen["uc"] == [[1.0, 2.0, 1.0, 2.0, 3.0, 1.0, 0.0],
+                          [[0, 0, 1, 1], [2, 2, 3, 3], [4, 5, 5, 6]], [2, 2, 2, 2, 1, 2, 1]]
+    assert seen["uc0"] == [[[1.0, 1.0, 2.0, 2.0], [3.0, 1.0, 1.0, 0.0]], [2, 1]]
+    assert seen["ts"] == [[1.0, 2.0, 1.0], [2.0, 1.0, 2.0]]
+    assert seen["tail"] == [1.0, 2.0]
+    assert seen["sel"] == seen["slc"] == [[1.0, 1.0, 2.0, 1.0], [1.0, 1.0, 2.0, 1.0],
+                                          [3.0, 1.0, 1.0, 1.0]]
+    assert seen["diag"] == [[0.0, 1.0, 2.0, 2.0], [1.0, 0.0, 2.0, 2.0], [3.0, 1.0, 0.0, 0.0]]
+    assert seen["div"] == np.floor(x / 2).tolist()
+    assert seen["tr"] == x.T.tolist()
