@@ -547,7 +547,7 @@ def _host_scalar(v: Any, what: str) -> Any:
     return h[()]
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
+def arange(start: Any = None, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None, out_sharding: Any = None) -> Any:
     """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints), on
     ``device`` (the default device when None).
@@ -560,6 +560,10 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         (dtype('int64'), [0.0, 0.25, 0.5, 0.75])
     """
     device = _out_sharding("arange", device, out_sharding)
+    if start is None:  # NumPy 2's arange(stop=n): counting from 0
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start = 0
     what = "arange: its bounds fix the length of the result, so each"
     args = [_host_scalar(v, what) for v in (start, stop, step) if v is not None]
     if stop is None and step is not None:

@@ -165,3 +165,13 @@ def test_asanyarray_copy_keyword():
     assert b is not a and np.array_equal(b, a)
     with pytest.raises(ValueError, match="copy=False"):
         fnp.asanyarray(a, dtype=np.int32, copy=False)
+
+
+def test_arange_stop_keyword():
+    # NumPy 2: arange(stop=n) counts from 0 (step too); no bound at all is NumPy's TypeError
+    for kw in ({"stop": 4}, {"stop": 4, "step": 2}, {"start": 1, "stop": 4}):
+        got = fnp.arange(**kw)
+        np.testing.assert_array_equal(host(got), np.arange(**kw))
+        assert host(got).dtype == np.int64
+    with pytest.raises(TypeError, match="requires stop"):
+        fnp.arange()
