@@ -6,7 +6,8 @@ Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic
 ``pareto``, ``gumbel_r``, ``gumbel_l``, ``gennorm``, ``truncnorm``, ``vonmises``,
 ``wrapcauchy`` and the discrete ``poisson``, ``bernoulli``, ``binom``, ``geom``, ``nbinom``,
 ``betabinom``, ``multinomial``. Also the descriptive ``mode``, ``rankdata``, ``sem``,
-``entropy``, ``zscore``, ``skew``, ``kurtosis`` and ``pearsonr`` (functions) and ``gaussian_kde`` (a class). Arguments broadcast; float32 stays float32,
+``entropy``, ``zscore``, ``skew``, ``kurtosis`` and ``pearsonr`` (functions) and ``gaussian_kde`` (a class);
+the tests ``ttest_1samp``, ``ttest_ind``, ``ttest_rel``, ``spearmanr`` and ``linregress``. Arguments broadcast; float32 stays float32,
 integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
 
 Example:
@@ -58,6 +59,17 @@ from funcgrad.scipy.stats._descriptive import (
     zscore,
 )
 from funcgrad.scipy.stats._kde import gaussian_kde
+from funcgrad.scipy.stats._tests import (
+    ConfidenceInterval,
+    LinregressResult,
+    SignificanceResult,
+    TtestResult,
+    linregress,
+    spearmanr,
+    ttest_1samp,
+    ttest_ind,
+    ttest_rel,
+)
 
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
@@ -65,5 +77,6 @@ __all__ = [
     "multivariate_normal", "nbinom", "norm", "pareto", "poisson", "t", "truncnorm", "uniform",
     "vonmises", "wrapcauchy", "ModeResult", "mode", "rankdata", "sem", "entropy", "zscore",
     "skew", "kurtosis", "PearsonRResult", "pearsonr",
-    "gaussian_kde",
+    "gaussian_kde", "TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind",
+    "ttest_rel", "SignificanceResult", "spearmanr", "LinregressResult", "linregress",
 ]
