@@ -266,7 +266,8 @@ class set_grad_enabled(_GradMode):  # noqa: N801
 
 
 class inference_mode(_GradMode):  # noqa: N801
-    """``no_grad`` that also reports ``is_inference_mode_enabled()`` (``mode=False``: no-op).
+    """``no_grad`` that also reports ``is_inference_mode_enabled()`` (``mode=False``: grad
+    mode on and inference mode off, as PyTorch's ``InferenceMode(false)``).
 
     Example:
         >>> import funcgrad_nn as nn
@@ -287,5 +288,7 @@ class inference_mode(_GradMode):  # noqa: N801
 
     def _switch(self) -> list[Any]:
         if not self.mode:
-            return [(_inference, _inference.set(False))]
+            # PyTorch's InferenceMode(false) turns grad mode on as it turns inference off
+            # (even inside no_grad): what the block computes is differentiated again
+            return [(_inference, _inference.set(False))] + _enable()
         return [(_inference, _inference.set(True))] + _disable()

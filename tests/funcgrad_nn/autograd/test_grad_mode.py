@@ -116,8 +116,23 @@ def test_is_grad_enabled_nesting():
     with inference_mode():
         assert is_inference_mode_enabled() and not is_grad_enabled()
         with inference_mode(False):
-            assert not is_inference_mode_enabled()
+            # torch 2.13: InferenceMode(false) turns grad mode on too (it stayed off here)
+            assert not is_inference_mode_enabled() and is_grad_enabled()
     assert not is_inference_mode_enabled()
+
+
+def test_inference_mode_false_differentiates_even_inside_no_grad():
+    # torch 2.13: x = 3 (requires grad); under no_grad, y = x * x inside inference_mode(False)
+    # is tracked, z = x * x is not: d(y + z)/dx = 6
+    def f(x):
+        with no_grad():
+            with inference_mode(False):
+                y = x * x
+            z = x * x
+        return y + z
+
+    assert float(funcgrad.grad(f)(3.0)) == 6.0
+    assert float(funcgrad.jit(funcgrad.grad(f))(3.0)) == 6.0
 
 
 def test_state_is_per_thread():
