@@ -17,7 +17,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_of, device_put
+from funcgrad.backend import device_of, device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.numpy import _creation, _dtype_utils, _shape
 
@@ -217,9 +217,11 @@ class GridClass:
 
     def __getitem__(self, key: Any) -> Any:
         out = self._grid[key]
+        # NumPy computes the grid on the host; asarray would keep a host array there
+        dev = get_default_device()
         if isinstance(out, tuple | list):
-            return tuple(_creation.asarray(o) for o in out)
-        return _creation.asarray(out)
+            return tuple(device_put(o, dev) for o in out)
+        return device_put(out, dev)
 
     def __len__(self) -> int:
         return 0

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev, host
+from helpers import assert_allclose, dev, host, is_device_array
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -85,10 +85,12 @@ def test_grids_match_numpy(key: tuple) -> None:
     k = key[0] if len(key) == 1 else key
     for ours, theirs in ((fnp.mgrid, np.mgrid), (fnp.ogrid, np.ogrid)):
         got, want = ours[k], theirs[k]
-        assert type(got) is type(want)
+        assert isinstance(got, tuple) == isinstance(want, tuple)
         for g, w in zip(got if isinstance(want, tuple) else [got],
                         want if isinstance(want, tuple) else [want], strict=True):
             assert g.dtype == w.dtype
+            # on the default device (the strict test device in that pass), as documented
+            assert is_device_array(g)
             assert_allclose(host(g), w)
 
 
