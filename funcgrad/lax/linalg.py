@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 import funcgrad.numpy.linalg as _nla
 import funcgrad.scipy.linalg as _sla
 import funcgrad.scipy.linalg._decomp as _sla_decomp
+import funcgrad.scipy.linalg._decomp_eig as _sla_eig
 from funcgrad.api_vmap import vmap
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.errors import NonDifferentiableError
@@ -105,20 +106,17 @@ def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
     return _nla.cholesky(x)
 
 
-def _left_from_right(vr: Array) -> Array:
+def _left_from_right(x: Array, w: Array, vr: Array) -> Array:
     """Left eigenvectors (``vl^H a = w vl^H``) from the right ones: the rows of ``vr^-1``,
-    conjugated, with LAPACK's normalisation (unit 2-norm, largest-magnitude component real
-    and positive)."""
+    conjugated, normalised as LAPACK's."""
     vl = fnp.conj(fnp.swapaxes(fnp.linalg.inv(vr), -1, -2))
-    vl = vl / fnp.linalg.norm(vl, axis=-2, keepdims=True)
-    k = fnp.argmax(fnp.abs(vl), axis=-2, keepdims=True)
-    top = fnp.take_along_axis(vl, k, axis=-2)
-    return vl * (fnp.conj(top) / fnp.abs(top))
+    return _sla_eig.lapack_left_eigenvectors(vl, w, vr, fnp.asarray(x).dtype.kind != "c")
 
 
 def _eig_parts(x: Array, left: bool, right: bool) -> tuple[Array, ...]:
     w, vr = _nla.eig(x)
-    return (w,) + ((_left_from_right(vr),) if left else ()) + ((vr,) if right else ())
+    return ((w,) + ((_left_from_right(x, w, vr),) if left else ())
+            + ((vr,) if right else ()))
 
 
 def _refuse_vector_derivatives(*_: Any) -> Any:

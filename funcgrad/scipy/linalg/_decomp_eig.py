@@ -20,13 +20,23 @@ __all__ = ["eig", "eigvals", "eigvalsh", "eigvalsh_tridiagonal", "eig_banded",
            "eigvals_banded", "cdf2rdf", "band_to_full"]
 
 
-def _lapack_normalised(v: Any) -> Any:
-    """Columns of unit 2-norm whose largest-magnitude entry is real and positive (LAPACK's
-    ``geev`` normalisation of eigenvectors)."""
-    v = v / fnp.linalg.norm(v, axis=-2, keepdims=True)
-    big = fnp.argmax(fnp.abs(v), axis=-2, keepdims=True)
-    top = fnp.take_along_axis(v, big, axis=-2)
-    return v * (fnp.conj(top) / fnp.abs(top))
+def lapack_left_eigenvectors(vl: Any, w: Any, vr: Any, real_input: bool) -> Any:
+    """Left eigenvectors ``vl`` (columns, any scaling) normalised as LAPACK's ``geev`` returns
+    them next to its right eigenvectors ``vr``: unit 2-norm; for a real matrix's real
+    eigenvalue the real vector whose sign makes ``vl^H vr`` positive (``trevc`` sets the
+    eigenvalue's entry of both triangular eigenvectors to 1, and the Schur vectors are
+    orthogonal); otherwise the largest-magnitude entry real and positive (``zgeev``; for a
+    real matrix's complex pair ``dgeev``'s sign depends on its Schur form, which this does
+    not reproduce)."""
+    vl = vl / fnp.linalg.norm(vl, axis=-2, keepdims=True)
+    k = fnp.argmax(fnp.abs(vl), axis=-2, keepdims=True)
+    top = fnp.take_along_axis(vl, k, axis=-2)
+    by_top = vl * (fnp.conj(top) / fnp.abs(top))
+    if not real_input:
+        return by_top
+    overlap = fnp.real(fnp.sum(fnp.conj(by_top) * vr, axis=-2, keepdims=True))
+    real_w = (fnp.imag(w) == 0)[..., None, :]
+    return fnp.where(real_w & (overlap < 0), -by_top, by_top)
 
 
 def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
@@ -72,7 +82,9 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
         vl_h = fnp.linalg.inv(vr)
         if b is not None:
             vl_h = fnp.matmul(vl_h, fnp.linalg.inv(b.astype(get_aval(vr).dtype)))
-        out.append(_lapack_normalised(mH(vl_h)))
+        # (the generalized problem's left vectors: ggev's sign rule is not reproduced)
+        out.append(lapack_left_eigenvectors(mH(vl_h), w, vr,
+                                            b is None and get_aval(a).dtype.kind != "c"))
     if right:
         out.append(vr)
     return out[0] if len(out) == 1 else tuple(out)

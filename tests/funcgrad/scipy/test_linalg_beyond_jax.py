@@ -13,10 +13,28 @@ from helpers import assert_allclose, dev, host
 
 import funcgrad
 import funcgrad.scipy.linalg as fsl
+from funcgrad.lax import linalg as linalg_lax
 
 RNG = np.random.default_rng(7)
 A = RNG.normal(size=(4, 4))
 W = RNG.normal(size=(5, 3))
+
+
+def test_left_eigenvectors_are_lapacks() -> None:
+    # LAPACK's geev: for a real matrix's real eigenvalue the sign making vl^H vr positive, for
+    # a complex matrix the largest entry real and positive (the signs were those of the
+    # largest entry, half of them SciPy's). A real matrix's complex pairs stay up to a sign.
+    rng = np.random.default_rng(11)
+    sym_ish = rng.normal(size=(5, 5)) + 3 * np.diag(np.arange(5.0))   # real eigenvalues
+    for a in (sym_ish, rng.normal(size=(4, 4)) + 1j * rng.normal(size=(4, 4))):
+        w, vl, vr = (host(x) for x in fsl.eig(dev(a), left=True))
+        want_w, want_vl, want_vr = sl.eig(a, left=True)
+        if a.dtype.kind == "f":
+            assert not np.any(want_w.imag)
+        assert_allclose(vl, want_vl.astype(complex), rtol=1e-9, atol=1e-10)
+        assert_allclose(vr, want_vr.astype(complex), rtol=1e-9, atol=1e-10)
+    w, vl = (host(x) for x in linalg_lax.eig(dev(sym_ish), compute_right_eigenvectors=False))
+    assert_allclose(vl, sl.eig(sym_ish, left=True)[1].astype(complex), rtol=1e-9, atol=1e-10)
 
 
 def test_eig_left_and_generalized() -> None:
