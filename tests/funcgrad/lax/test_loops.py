@@ -51,3 +51,15 @@ def test_fori_loop_derivative_with_truncated_bounds():
     # fori_loop(0, 3.9, c*x + i, x) runs i = 0, 1, 2: x**4 + x + 2, derivative 4x**3 + 1
     g = funcgrad.grad(lambda x: lax.fori_loop(0, 3.9, lambda i, c: c * x + i, x))(2.0)
     assert float(g) == 33.0
+
+
+def test_scan_split_transpose_keyword():
+    # JAX's experimental _split_transpose only changes the transposed loop's memory layout:
+    # JAX 0.10.2 gives (3.0, [0.0, 0.0, 1.0]) with it as without it, and the same gradient
+    xs = dev(np.arange(3.0))
+    for flag in (False, True):
+        carry, ys = lax.scan(lambda c, x: (c + x, c), 0.0, xs, _split_transpose=flag)
+        assert float(carry) == 3.0 and host(ys).tolist() == [0.0, 0.0, 1.0]
+        g = funcgrad.grad(lambda v: lax.scan(lambda c, x: (c * x, c), 1.0, v,
+                                             _split_transpose=flag)[0])(xs + 1.0)
+        assert host(g).tolist() == [6.0, 3.0, 2.0]
