@@ -31,7 +31,7 @@ from typing import Any
 from funcgrad import tree_util
 from funcgrad.api import closure_convert
 from funcgrad.avals import get_aval
-from funcgrad.core import Tracer, current_trace
+from funcgrad.core import Tracer, bind, current_trace
 from funcgrad.interpreters.jvp import tangent_aval, zeros_like_aval
 from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr
@@ -40,10 +40,11 @@ from funcgrad.ops.custom_derivatives import (
     SymbolicZero,
     custom_jvp,
     custom_vjp,
+    linear_call_p,
 )
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
-           "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values"]
+           "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values", "linear_call"]
 
 
 class _GradientRule:
@@ -186,3 +187,88 @@ def custom_vjp_primal_tree_values(tree: Any) -> Any:
         return leaf.value
 
     return tree_util.tree_map(value, tree)
+
+
+def linear_call(fun: Callable[[Any, Any], Any], fun_transpose: Callable[[Any, Any], Any],
+                residual_args: Any, linear_args: Any) -> Any:
+    """``fun(residual_args, linear_args)`` for a ``fun`` linear in ``linear_args``, with
+    ``fun_transpose(residual_args, ct)`` as its transpose (``jax.custom_derivatives
+    .linear_call``).
+
+    Reverse mode (``grad``, ``vjp``, ``linear_transpose``) calls ``fun_transpose`` instead of
+    transposing ``fun``'s operations, and transposing that again gives ``fun`` back; forward
+    mode (``jvp``) applies ``fun`` to the tangents. ``residual_args`` are the arguments in
+    which ``fun`` need not be linear: they may not be differentiated (``ValueError``, as JAX
+    refuses). Unlike JAX's, it also batches under ``vmap`` (``fun`` and ``fun_transpose``
+    batched).
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> f = lambda x: linear_call(lambda a, v: a @ v, lambda a, c: a.T @ c, A, x)
+        >>> f(np.array([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+        >>> funcgrad.grad(lambda x: f(x)[0])(np.zeros(2)).tolist()
+        [1.0, 2.0]
+    """
+    if not callable(fun) or not callable(fun_transpose):
+        raise TypeError(f"linear_call: fun and fun_transpose must be callable, got "
+                        f"{type(fun).__name__} and {type(fun_transpose).__name__}")
+    res_leaves, res_tree = tree_util.tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_util.tree_flatten(linear_args)
+    nr = len(res_leaves)
+    res_avals = [get_aval(x) for x in res_leaves]
+    lin_avals = [get_aval(x) for x in lin_leaves]
+    trees: dict[str, Any] = {}
+
+    def flat(f: Callable[[Any, Any], Any], second_tree: Any, out_key: str) -> Any:
+        def flat_f(*ops: Any) -> list[Any]:
+            out = f(tree_util.tree_unflatten(res_tree, list(ops[:nr])),
+                    tree_util.tree_unflatten(second_tree(), list(ops[nr:])))
+            leaves, tree = tree_util.tree_flatten(out)
+            trees.setdefault(out_key, tree)
+            return leaves
+
+        flat_f.__name__ = getattr(f, "__name__", "linear_call function")
+        return flat_f
+
+    flat_fun = flat(fun, lambda: lin_tree, "out")
+    fun_jaxpr = trace_to_jaxpr(flat_fun, res_avals + lin_avals, current_trace())
+    out_avals = list(fun_jaxpr.out_avals)
+    flat_transpose = flat(fun_transpose, lambda: trees["out"], "ct")
+    t_jaxpr = trace_to_jaxpr(flat_transpose, res_avals + [tangent_aval(a) for a in out_avals],
+                             current_trace())
+    # the transpose must map cotangents of the outputs to cotangents of linear_args
+    ct_avals, want = t_jaxpr.out_avals, [tangent_aval(a) for a in lin_avals]
+    if trees["ct"] != lin_tree or [(a.shape, a.dtype) for a in ct_avals] != [
+            (a.shape, a.dtype) for a in want]:
+        raise TypeError(
+            f"linear_call: fun_transpose must return cotangents shaped as linear_args "
+            f"({lin_tree}: {[a.str_short() for a in want]}), got {trees['ct']}: "
+            f"{[a.str_short() for a in ct_avals]}")
+    # Traced values the two functions close over (an enclosing jit's, vmap's) become residual
+    # operands, so the equation is self-contained wherever it is staged or batched.
+    fun_hoist = [i for i, c in enumerate(fun_jaxpr.consts) if isinstance(c, Tracer)]
+    t_hoist = [i for i, c in enumerate(t_jaxpr.consts) if isinstance(c, Tracer)]
+    hoisted = [fun_jaxpr.consts[i] for i in fun_hoist] + [t_jaxpr.consts[i] for i in t_hoist]
+    n_res = nr + len(hoisted)
+    fun_ops = _closed_call(fun_jaxpr, fun_hoist, nr, 0, n_res, flat_fun.__name__)
+    t_ops = _closed_call(t_jaxpr, t_hoist, nr, len(fun_hoist), n_res, flat_transpose.__name__)
+    outs = bind(linear_call_p, *res_leaves, *hoisted, *lin_leaves, fun=fun_ops,
+                transpose=t_ops, num_res=n_res, out_avals=tuple(out_avals),
+                lin_avals=tuple(lin_avals))
+    return tree_util.tree_unflatten(trees["out"], outs)
+
+
+def _closed_call(closed: ClosedJaxpr, hoist: list[int], nr: int, at: int, n_res: int,
+                 name: str) -> Callable[..., list[Any]]:
+    """``closed`` as a flat function of ``(*residuals, *hoisted values, *second)``: its
+    hoisted constants, positions ``hoist``, read from the hoisted operands from ``at`` on."""
+    def call(*ops: Any) -> list[Any]:
+        consts = list(closed.consts)
+        for i, v in zip(hoist, ops[nr + at:nr + at + len(hoist)]):
+            consts[i] = v
+        return eval_jaxpr(closed.jaxpr, consts, *ops[:nr], *ops[n_res:])
+
+    call.__name__ = name
+    return call

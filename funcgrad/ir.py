@@ -443,6 +443,8 @@ def _fmt_param(v: Any, names: dict[Var, str], indent: int) -> str:
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__
+    if isinstance(v, ShapedArray):
+        return v.str_short()  # jaxprs print types short (f32[3]), as their variables
     return str(v)
 
 

@@ -59,7 +59,12 @@ from funcgrad.interpreters.staging import (
     staging_rewrites,
     trace_to_jaxpr,
 )
-from funcgrad.interpreters.transpose import UndefinedPrimal, backward_pass, deftranspose
+from funcgrad.interpreters.transpose import (
+    UndefinedPrimal,
+    backward_pass,
+    deftranspose,
+    is_undefined,
+)
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
@@ -73,6 +78,7 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp_call_p",
     "custom_lin_p",
+    "linear_call_p",
 ]
 
 
@@ -1411,6 +1417,92 @@ def _custom_lin_batch(axis_size, vals, dims, *, num_res, bwd, in_avals, out_aval
 batching.batch_rules[custom_lin_p] = _custom_lin_batch
 register_param_codec(custom_lin_p, "bwd",
                      Codec("custom_lin.bwd", _encode_lin_bwd_rule, _decode_bwd_rule))
+
+
+# ---------------------------------------------------------------------------------------------
+# linear_call_p: a function linear in its last operands with a user's transpose
+# (jax.custom_derivatives.linear_call). Operands (*residuals, *linear); ``fun`` and
+# ``transpose`` are flat callables: fun(*res, *lin) -> outs, transpose(*res, *cts) -> lin cts.
+# Forward mode applies fun to the tangents (it is linear); the transpose applies ``transpose``
+# -- as a linear_call with the two swapped, so transposing twice gives fun back, as JAX's.
+
+linear_call_p = Primitive("linear_call", multiple_results=True, carries_jaxprs=True)
+
+
+def _linear_call_impl(*args: Any, fun: Any, transpose: Any, num_res: int, out_avals: tuple,
+                      lin_avals: tuple) -> list[Any]:
+    with set_current_trace(eval_trace):
+        outs = _call(fun, args)
+    return [_as_array(o) if type(o) in (bool, int, float, complex) else o for o in outs]
+
+
+def _linear_call_abstract(*avals: ShapedArray, fun, transpose, num_res, out_avals, lin_avals):
+    return list(out_avals)
+
+
+linear_call_p.def_impl(_linear_call_impl)
+linear_call_p.def_abstract_eval(_linear_call_abstract)
+
+
+def _linear_call_jvp(primals, tangents, *, fun, transpose, num_res, out_avals, lin_avals):
+    params = dict(fun=fun, transpose=transpose, num_res=num_res, out_avals=out_avals,
+                  lin_avals=lin_avals)
+    if any(type(t) is not Zero for t in tangents[:num_res]):
+        raise ValueError(
+            f"linear_call of {_fun_name(fun)}: residual_args cannot be differentiated (the "
+            "function is linear in linear_args only, and its transpose says nothing about the "
+            "residuals); pass what is differentiated as linear_args, or stop_gradient it")
+    outs = bind(linear_call_p, *primals, **params)
+    if all(type(t) is Zero for t in tangents[num_res:]):
+        return outs, [Zero(tangent_aval(a)) for a in out_avals]
+    ts = [_instantiate_tangent(t) for t in tangents[num_res:]]
+    return outs, bind(linear_call_p, *primals[:num_res], *ts, **params)
+
+
+jvp_rules[linear_call_p] = _linear_call_jvp
+# grad runs the user's transpose in a backward pass (never forward tangents through fun)
+backward_pass_primitives.add(linear_call_p)
+
+
+def _linear_call_transpose(cts, *args, fun, transpose, num_res, out_avals, lin_avals):
+    if any(is_undefined(a) for a in args[:num_res]):
+        raise ValueError(f"linear_call of {_fun_name(fun)}: residual_args cannot be "
+                         "transposed; only linear_args are linear")
+    cts = [_instantiate_tangent(c) if type(c) is Zero else c for c in cts]
+    lin_cts = bind(linear_call_p, *args[:num_res], *cts, fun=transpose, transpose=fun,
+                   num_res=num_res, out_avals=lin_avals, lin_avals=out_avals)
+    return [None] * num_res + list(lin_cts)
+
+
+deftranspose(linear_call_p, _linear_call_transpose)
+
+
+def _linear_call_batch(axis_size, vals, dims, *, fun, transpose, num_res, out_avals,
+                       lin_avals):
+    # every operand batched at the front: the batched transpose then meets cotangents of
+    # the batched linear operands' own shape
+    n = axis_size
+    vals = [bdim_at_front(v, d, n) for v, d in zip(vals, dims)]
+
+    def batched(f: Any) -> Any:
+        def bf(*ops: Any) -> list[Any]:
+            outs, odims = batching.batch_flat(lambda *a: _call(f, a), list(ops),
+                                              [0] * len(ops), n)
+            return _to_front(outs, odims, n)
+
+        bf.__name__ = f"vmap({_fun_name(f)})"
+        return bf
+
+    def with_batch(a: ShapedArray) -> ShapedArray:
+        return a.update(shape=(n, *a.shape))
+
+    outs = bind(linear_call_p, *vals, fun=batched(fun), transpose=batched(transpose),
+                num_res=num_res, out_avals=tuple(with_batch(a) for a in out_avals),
+                lin_avals=tuple(with_batch(a) for a in lin_avals))
+    return outs, [0] * len(outs)
+
+
+batching.batch_rules[linear_call_p] = _linear_call_batch
 
 
 # =============================================================================================

@@ -561,3 +561,62 @@ def test_custom_vjp_defined_in_traced_code_keeps_python_residuals() -> None:
     assert_close(funcgrad.vmap(funcgrad.grad(outer), in_axes=(0, None))(
         dev(np.array([1.0, 2.0])), 3.0), np.array([300.0, 300.0]))
     assert_close(funcgrad.grad(outer, argnums=1)(x, 3.0), 200.0)
+
+
+def test_linear_call_uses_its_transpose_in_reverse_mode():
+    # JAX 0.10.2 (x64), with a transpose deliberately 10 times the true one
+    from funcgrad.custom_derivatives import linear_call
+
+    A = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    r = {"A": dev(A), "s": 2.0}
+
+    def f(x):
+        return linear_call(lambda r, v: r["A"] @ v * r["s"],
+                           lambda r, c: 10 * (r["A"].T @ c) * r["s"], r, x)
+
+    x, w = dev(np.array([1.0, -1.0])), dev(np.array([1.0, 2.0, 3.0]))
+    assert host(f(x)).tolist() == [-2.0, -2.0, -4.0]
+    assert host(funcgrad.jit(f)(x)).tolist() == [-2.0, -2.0, -4.0]
+    assert host(funcgrad.grad(lambda v: fnp.sum(f(v) * w))(x)).tolist() == [440.0, 620.0]
+    assert host(funcgrad.jit(funcgrad.grad(lambda v: fnp.sum(f(v))))(x)).tolist() == [180.0,
+                                                                                     260.0]
+    assert host(funcgrad.jvp(f, (x,), (dev(np.array([1.0, 0.0])),))[1]).tolist() == [2.0, 6.0,
+                                                                                     10.0]
+    e0 = dev(np.array([1.0, 0.0, 0.0]))
+    assert host(funcgrad.vjp(f, x)[1](e0)[0]).tolist() == [20.0, 40.0]
+    assert host(funcgrad.linear_transpose(f, x)(e0)[0]).tolist() == [20.0, 40.0]
+    # transposing twice gives fun back
+    tt = funcgrad.linear_transpose(lambda c: funcgrad.linear_transpose(f, x)(c)[0],
+                                   dev(np.zeros(3)))(x)[0]
+    assert host(tt).tolist() == [-2.0, -2.0, -4.0]
+    # pytrees of linear arguments; values closed over (under jit) are residuals
+    g = funcgrad.grad(lambda v: fnp.sum(linear_call(
+        lambda r, xs: xs[0] + r * xs[1], lambda r, c: (c, r * c), 3.0, (v, v))))
+    assert host(g(x)).tolist() == [4.0, 4.0]
+
+    def closing(v, y):
+        return linear_call(lambda r, u: u * y, lambda r, c: 10 * c * y, (), v)
+
+    assert host(funcgrad.jit(closing)(x, 3.0)).tolist() == [3.0, -3.0]
+    assert host(funcgrad.jit(funcgrad.grad(lambda v, y: fnp.sum(closing(v, y))))(x, 3.0)
+                ).tolist() == [30.0, 30.0]
+    with pytest.raises(ValueError, match="residual_args cannot be differentiated"):
+        funcgrad.grad(lambda s: fnp.sum(linear_call(
+            lambda r, v: v * r, lambda r, c: c * r, s, x)))(2.0)
+
+
+def test_linear_call_batches():
+    # beyond JAX (no batching rule there): fun and fun_transpose batched as they are
+    from funcgrad.custom_derivatives import linear_call
+
+    def f(x, y):
+        return linear_call(lambda r, u: u * y, lambda r, c: 10 * c * y, (), x)
+
+    xs = dev(np.array([1.0, 2.0]))
+    out = funcgrad.vmap(f, (None, 0))(xs, dev(np.array([3.0, 4.0])))
+    assert host(out).tolist() == [[3.0, 6.0], [4.0, 8.0]]
+    jac = funcgrad.jacrev(lambda v: f(v, 2.0))(xs)
+    assert host(jac).tolist() == [[20.0, 0.0], [0.0, 20.0]]
+    with pytest.raises(TypeError, match="fun_transpose must return cotangents shaped"):
+        from funcgrad.custom_derivatives import linear_call as lc
+        lc(lambda r, v: v, lambda r, c: c[:1], (), xs)

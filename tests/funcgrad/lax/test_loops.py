@@ -60,6 +60,6 @@ def test_scan_split_transpose_keyword():
     for flag in (False, True):
         carry, ys = lax.scan(lambda c, x: (c + x, c), 0.0, xs, _split_transpose=flag)
         assert float(carry) == 3.0 and host(ys).tolist() == [0.0, 0.0, 1.0]
-        g = funcgrad.grad(lambda v: lax.scan(lambda c, x: (c * x, c), 1.0, v,
-                                             _split_transpose=flag)[0])(xs + 1.0)
+        g = funcgrad.grad(lambda v, flag=flag: lax.scan(lambda c, x: (c * x, c), 1.0, v,
+                                                        _split_transpose=flag)[0])(xs + 1.0)
         assert host(g).tolist() == [6.0, 3.0, 2.0]
