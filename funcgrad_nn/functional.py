@@ -317,6 +317,13 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
         raise ValueError(f"bilinear: weight must be (out, in1, in2) matching input1's and "
                          f"input2's last dims, got weight {tuple(fnp.shape(weight))}, inputs "
                          f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
+    from funcgrad_nn._convolution import dtype_mismatch
+    from funcgrad_nn.module import BadInputError
+
+    for x in (input1, input2):  # PyTorch: "All tensors must have the same dtype"
+        problem = dtype_mismatch(x, weight)
+        if problem is not None:
+            raise BadInputError(f"bilinear: {problem}")
     out = fnp.einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 

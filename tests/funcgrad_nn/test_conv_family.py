@@ -375,3 +375,5 @@ def test_float_inputs_of_another_width_are_refused_as_in_pytorch():
         nn.functional.linear(np.ones((1, 3), np.float16), np.ones((2, 3), np.float32))
     with pytest.raises(RuntimeError, match="float64 does not match weight dtype float32"):
         nn.functional.conv1d(np.ones((1, 1, 4)), np.ones((1, 1, 2), np.float32))
+    with pytest.raises(RuntimeError, match="bilinear: input dtype float64 does not match"):
+        nn.functional.bilinear(np.ones((1, 2)), np.ones((1, 2)), np.ones((3, 2, 2), np.float32))
