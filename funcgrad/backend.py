@@ -19,6 +19,7 @@ from funcgrad import config as _config
 from funcgrad.errors import DeviceMismatchError
 
 __all__ = [
+    "Device",
     "devices",
     "canonical_device",
     "platform_name",
@@ -88,17 +89,75 @@ def cuda_available() -> bool:
         return False
 
 
-def devices() -> list[str]:
-    """The devices usable now: always ``"cpu"``, ``"gpu"`` when CuPy sees CUDA.
+class Device(str):
+    """One of funcgrad's devices: its name (``"cpu"``, ``"gpu"``, ``"strict"``), a ``str``
+    that compares equal to the name, with the attributes JAX code reads from a
+    ``jax.Device``: ``platform`` (``"cpu"``, ``"gpu"``; ``"strict"`` for the CPU test backend),
+    ``id`` (CuPy's current GPU's index on a GPU, else 0), ``device_kind`` (the GPU's model name;
+    ``"cpu"`` for a CPU) and ``process_index`` / ``host_id`` (0: one process).
+
+    Example:
+        >>> d = devices()[0]
+        >>> d == "cpu", d.platform, d.id, d.device_kind, d.process_index
+        (True, 'cpu', 0, 'cpu', 0)
+    """
+
+    __slots__ = ()
+
+    @property
+    def platform(self) -> str:
+        return str(self)
+
+    @property
+    def id(self) -> int:
+        return int(_load_cupy().cuda.Device().id) if self == "gpu" else 0
+
+    @property
+    def device_kind(self) -> str:
+        if self != "gpu":
+            return "cpu"
+        cupy = _load_cupy()
+        name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    @property
+    def process_index(self) -> int:
+        return 0
+
+    host_id = process_index
+
+
+def _platform_devices(backend: Any, available: list[Device]) -> list[Device]:
+    try:
+        want = canonical_device(backend)
+    except ValueError:
+        want = None
+    found = [d for d in available if d == want]
+    if not found:
+        raise RuntimeError(f"Unknown backend {backend!r}: funcgrad's devices here are "
+                           f"{[str(d) for d in available]}")
+    return found
+
+
+def devices(backend: Any = None) -> list[Device]:
+    """The devices usable now (``jax.devices(backend=None)``): always ``"cpu"``, ``"gpu"``
+    when CuPy sees CUDA; with ``backend``
+    (a platform name: ``"cpu"``, ``"gpu"``/``"cuda"``) that platform's device, a
+    ``RuntimeError`` if it has none. Each is a :class:`Device`.
 
     Example:
         >>> "cpu" in devices()
         True
+        >>> devices("cpu")[0].platform
+        'cpu'
     """
-    out = ["cpu"]
+    out = [Device("cpu")]
     if cuda_available():
-        out.append("gpu")
-    return out
+        out.append(Device("gpu"))
+    if backend is None:
+        return out
+    return _platform_devices(backend, [*out, Device("strict")] if default_backend() == "strict"
+                             else out)
 
 
 def default_backend() -> str:
@@ -112,15 +171,24 @@ def default_backend() -> str:
     return _default_device.get()
 
 
-def local_devices() -> list[str]:
-    """The devices of the default backend (``jax.local_devices()``): funcgrad uses one device
-    per platform (CuPy's current GPU), so this is ``[default_backend()]``.
+def local_devices(process_index: int | None = None, backend: Any = None,
+                  host_id: int | None = None) -> list[Device]:
+    """The devices of the default backend (``jax.local_devices()``), or of ``backend``:
+    funcgrad uses one device per platform (CuPy's current GPU), so this is
+    ``[default_backend()]`` (a :class:`Device`). ``process_index`` / ``host_id`` may only be
+    0 (one process).
 
     Example:
         >>> local_devices()
         ['cpu']
     """
-    return [default_backend()]
+    for name, index in (("process_index", process_index), ("host_id", host_id)):
+        if index not in (None, 0):
+            raise ValueError(f"local_devices({name}={index!r}): funcgrad runs one process, "
+                             "whose index is 0")
+    if backend is not None:
+        return _platform_devices(backend, devices())
+    return [Device(default_backend())]
 
 
 def device_count() -> int:

@@ -231,3 +231,17 @@ def test_checking_leaks_scopes_its_flag_and_leaks_still_raise() -> None:
         with pytest.raises(funcgrad.errors.UnexpectedTracerError):
             leaked[0] + 1
     assert config.jax_check_tracer_leaks is False
+
+
+def test_devices_take_a_backend_and_have_jaxs_attributes() -> None:
+    # JAX: jax.devices("cpu") -> [CpuDevice(id=0)], .platform 'cpu', .id 0, .device_kind 'cpu',
+    # .process_index 0; an absent platform is a RuntimeError
+    (d,) = funcgrad.devices("cpu")
+    assert d == "cpu" and (d.platform, d.id, d.device_kind, d.process_index) == ("cpu", 0,
+                                                                                "cpu", 0)
+    assert funcgrad.local_devices(backend="cpu") == ["cpu"]
+    assert funcgrad.local_devices()[0].platform == funcgrad.default_backend()
+    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
+        funcgrad.devices("tpu")
+    with pytest.raises(ValueError, match="one process"):
+        funcgrad.local_devices(process_index=1)
