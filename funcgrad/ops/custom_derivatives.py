@@ -1505,6 +1505,36 @@ def _linear_call_batch(axis_size, vals, dims, *, fun, transpose, num_res, out_av
 batching.batch_rules[linear_call_p] = _linear_call_batch
 
 
+# Exported files hold both functions as the jaxprs they trace to: fun over the operands,
+# transpose over the residuals and the outputs' cotangents.
+
+
+def _linear_call_codec(which: str) -> Codec:
+    def encode(f: Any, enc: Encoder) -> Any:
+        eqn = enc.eqn
+        assert eqn is not None
+        nr = eqn.params["num_res"]
+        res = [a.aval for a in eqn.invars[:nr]]
+        second = eqn.params["lin_avals" if which == "fun" else "out_avals"]
+        closed = _trace_rule(lambda *ops: list(f(*ops)), res + list(second), eqn.prim.name,
+                             _fun_name(f))
+        return enc.closed_jaxpr(closed)
+
+    def decode(data: Any, dec: Decoder) -> Any:
+        rule = dec.closed_jaxpr(data)
+
+        def exported_linear_call_function(*ops: Any) -> list[Any]:
+            return eval_jaxpr(rule.jaxpr, rule.consts, *ops)
+
+        return exported_linear_call_function
+
+    return Codec(f"linear_call.{which}", encode, decode)
+
+
+register_param_codec(linear_call_p, "fun", _linear_call_codec("fun"))
+register_param_codec(linear_call_p, "transpose", _linear_call_codec("transpose"))
+
+
 # =============================================================================================
 # Staging: record the traced jaxpr of the function (not a Python callable), lifting traced
 # values it closes over into operands, so the staged equation is self-contained.

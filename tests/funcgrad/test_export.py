@@ -526,3 +526,15 @@ def test_malformed_entries():
     bad["in_tree"] = {"tuple": ["*", "*"]}
     with pytest.raises(ExportError, match="malformed funcgrad export"):
         _load(bad)
+
+
+def test_linear_call_exports_with_its_transpose() -> None:
+    from funcgrad.custom_derivatives import linear_call
+
+    f = funcgrad.jit(lambda x, y: linear_call(lambda r, v: v * r, lambda r, c: 10 * c * r,
+                                              y, x))
+    x = dev(np.array([1.0, 2.0]))
+    g = funcgrad.export.deserialize(funcgrad.export.export(f)(x, 3.0).serialize())
+    assert host(g.call(x, 3.0)).tolist() == [3.0, 6.0]
+    # the exported program still transposes with fun_transpose (10 times the true one)
+    assert host(funcgrad.grad(lambda v: fnp.sum(g.call(v, 3.0)))(x)).tolist() == [30.0, 30.0]
