@@ -283,7 +283,8 @@ def torch_adam(lr: Any = 1e-3, b1: float = 0.9, b2: float = 0.999, eps: float = 
         if amsgrad:
             v = new["max_exp_avg_sq"] = fnp.maximum(s["max_exp_avg_sq"], v)
         denom = fnp.sqrt(v) / _k(bc2_sqrt, v) + eps
-        return -_k(step_size, m) * (m / denom), new
+        # addcdiv_(m, denom, value=-step_size): PyTorch's kernel computes (value * m) / denom
+        return (-_k(step_size, m) * m) / denom, new
 
     return leafwise(init, update, complex_as_real=True)
 
@@ -307,7 +308,7 @@ def torch_adamax(lr: Any = 2e-3, b1: float = 0.9, b2: float = 0.999,
         m = _lerp(s["exp_avg"], g, 1 - b1)
         u = fnp.maximum(s["exp_inf"] * b2, fnp.abs(g) + eps)
         clr = lr / (1 - b1**t)
-        return -_k(clr, m) * (m / u), {"step": step, "exp_avg": m, "exp_inf": u}
+        return (-_k(clr, m) * m) / u, {"step": step, "exp_avg": m, "exp_inf": u}
 
     return leafwise(init, update, complex_as_real=True)
 
@@ -343,7 +344,7 @@ def torch_rmsprop(lr: Any = 1e-2, alpha: float = 0.99, eps: float = 1e-8, moment
         if nonzero(momentum):
             buf = new["momentum_buffer"] = s["momentum_buffer"] * momentum + g / avg
             return -_k(lr, buf) * buf, new
-        return -_k(lr, g) * (g / avg), new
+        return (-_k(lr, g) * g) / avg, new
 
     return leafwise(init, update, complex_as_real=True)
 
@@ -366,7 +367,7 @@ def torch_adagrad(lr: Any = 1e-2, lr_decay: float = 0.0, eps: float = 1e-10,
         step, t = _next_step(s)
         clr = lr / (1 + (t - 1) * lr_decay)
         acc = s["sum"] + g * g
-        return -_k(clr, g) * (g / (fnp.sqrt(acc) + eps)), {"step": step, "sum": acc}
+        return (-_k(clr, g) * g) / (fnp.sqrt(acc) + eps), {"step": step, "sum": acc}
 
     return leafwise(init, update, complex_as_real=True)
 
