@@ -11,6 +11,7 @@ returns gradients instead of storing ``.grad``), or returned by a closure.
 from __future__ import annotations
 
 import collections
+import collections.abc
 import copy
 import functools
 import itertools
@@ -158,6 +159,7 @@ class Optimizer:
             if defaults.get("foreach"):
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         sources = getattr(params, "sources", None)
+        keys = list(params.mapping) if isinstance(params, _DICT_VALUES) else None
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -166,6 +168,8 @@ class Optimizer:
             if sources is not None:
                 group["params"] = _Sourced(param_groups, sources[-len(param_groups):],
                                            getattr(params, "root", None))
+            elif keys is not None:
+                group["params"] = _Keyed(param_groups, keys)
             param_groups = [group]
         for g in param_groups:
             self.add_param_group(g)
@@ -207,7 +211,10 @@ class Optimizer:
         params = param_group["params"]
         sources: list[Any]
         root = None
-        if isinstance(params, _Sourced):
+        keys = list(params.mapping) if isinstance(params, _DICT_VALUES) else None
+        if isinstance(params, _Keyed):
+            params, sources, keys = params.arrays, [None] * len(params.arrays), params.keys
+        elif isinstance(params, _Sourced):
             params, sources, root = params.arrays, list(params.sources), params.root
         elif is_array(params):
             params, sources = [params], [None]
@@ -255,6 +262,11 @@ class Optimizer:
         if seen & set(ids):
             raise ValueError("some parameters appear in more than one parameter group")
         self._validate_group(group)
+        # the keys a dict of gradients is matched by: the names of (name, array) pairs, or
+        # the keys of the dict whose .values() gave the arrays (a dict of gradients, such
+        # as funcgrad.grad's over a dict of parameters, flattens in sorted-key order)
+        self.__dict__.setdefault("_group_keys", {})[len(self.param_groups)] = (
+            names if names is not None else keys)
         self.param_groups.append(group)
         self._sources.append(sources)
         self._roots.append(root if len(params) and all(s is not None for s in sources)
@@ -464,7 +476,7 @@ class Optimizer:
                 tx = self._transform_for(group)
                 for i, p in zip(idx, ps):
                     if states[i] is None:
-                        states[i] = tx.init(p)
+                        states[i] = self._init_state(tx, gi, i, p)
             sts = [states[i] for i in idx]
             fused = self._fused_update(gi, group) if self._wants_fused(group, ps) else None
             if fused is not None:
@@ -486,6 +498,19 @@ class Optimizer:
                 u, st = tx.update(g, st, p)
                 states[i] = st
                 _add_in_place(p, u, i)
+
+    def _init_state(self, tx: GradientTransformation, gi: int, i: int, p: Any) -> Any:
+        """A parameter's fresh chain state; entries of the algorithm's assigned through
+        ``state[p]`` before its first step (a preset momentum buffer) are used, as PyTorch's
+        algorithms read them from ``state[p]``."""
+        st = tx.init(p)
+        extra = self._extras().get((gi, i))
+        if extra:
+            known = set(_merge(st))
+            preset = {k: extra.pop(k) for k in list(extra) if k in known}
+            if preset:
+                st = _split(st, preset, p)
+        return st
 
     def _follow_layout(self, gi: int, group: dict[str, Any], states: list[Any]) -> None:
         """Re-lay the group's state out when a hyperparameter change added or removed a
@@ -580,6 +605,8 @@ class Optimizer:
             by_name = self._grads_by_name(grads)
             if by_name is None:
                 by_name = self._grads_by_source(grads)
+        elif isinstance(grads, dict):
+            by_name = self._grads_by_key(grads)
         if isinstance(grads, list | tuple) and len(grads) == n and all(
             g is None or is_array(g) for g in grads
         ):
@@ -612,6 +639,20 @@ class Optimizer:
                     f"{p.shape}{hint}"
                 )
         return flat
+
+    def _grads_by_key(self, grads: dict[Any, Any]) -> list[Any] | None:
+        """A dict of gradients matched by key to parameters given as ``(name, array)`` pairs
+        or as a dict's ``.values()`` (None where a group's keys are unknown, or the dict
+        lacks one of them)."""
+        known = self.__dict__.get("_group_keys", {})
+        keys: list[Any] = []
+        for gi in range(len(self.param_groups)):
+            if known.get(gi) is None:
+                return None
+            keys.extend(known[gi])
+        if len(set(keys)) != len(keys) or not all(k in grads for k in keys):
+            return None
+        return [grads[k] for k in keys]
 
     def _grads_by_name(self, grads: Module) -> list[Any] | None:
         """A Module-shaped gradient matched by name to parameters given as ``(name, array)``
@@ -763,16 +804,57 @@ class Optimizer:
     @property
     def state(self) -> _StateView:
         """Per-parameter state under PyTorch's names, looked up by the parameter array:
-        ``opt.state[w]["exp_avg"]`` (read-only views of the live state)."""
+        ``opt.state[w]["exp_avg"]`` (the live state arrays). As PyTorch's ``state`` (a
+        ``defaultdict(dict)``) it is writable: an algorithm's entry assigned replaces that
+        state (``opt.state[w]["momentum_buffer"] = ...``), any other key is kept for the
+        parameter (a custom optimizer's or a wrapper's own state, e.g. SAM's saved weights)
+        and saved by :meth:`state_dict`; assigning ``opt.state = {}`` (PyTorch's
+        ``defaultdict(dict)``) clears every parameter's state.
+
+        >>> import numpy as np
+        >>> w = np.zeros(1)
+        >>> opt = SGD([w], lr=0.1)
+        >>> opt.state[w]["seen"] = 1
+        >>> opt.state[w]["seen"] += 1
+        >>> opt.state_dict()["state"]
+        {0: {'seen': 2}}
+        """
         return _StateView(self)
 
+    @state.setter
+    def state(self, value: Any) -> None:
+        for states in self._states:
+            states[:] = [None] * len(states)
+        self.__dict__["_extra_state"] = {}
+        for p, entries in dict(value).items():
+            self.state[p].update(entries)
+
+    def _extras(self) -> dict[tuple[int, int], dict[str, Any]]:
+        # Per (group, position): state entries that are not the algorithm's (PyTorch keeps
+        # whatever a custom optimizer or a wrapper stores in state[p]).
+        return self.__dict__.setdefault("_extra_state", {})
+
+    def _position(self, param: Any) -> tuple[int, int] | None:
+        for gi, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                if p is param:
+                    return gi, i
+        return None
+
+    def _merged_at(self, gi: int, i: int) -> dict[str, Any]:
+        st = self._states[gi][i]
+        merged = _merge(st) if st is not None else {}
+        extra = self._extras().get((gi, i))
+        if extra:
+            merged.update(extra)
+        return merged
+
     def _items(self) -> Iterable[tuple[Any, dict[str, Any]]]:
-        for group, states in zip(self.param_groups, self._states):
-            for p, st in zip(group["params"], states):
-                if st is not None:
-                    merged = _merge(st)
-                    if merged:
-                        yield p, merged
+        for gi, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                merged = self._merged_at(gi, i)
+                if merged:
+                    yield p, merged
 
     def state_dict(self) -> dict[str, Any]:
         """PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [{..., "params": [index...]}]}``.
@@ -791,8 +873,8 @@ class Optimizer:
         for group, states in zip(self.param_groups, self._states):
             packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
             packed["params"] = list(range(index, index + len(group["params"])))
-            for st in states:
-                merged = _merge(st) if st is not None else {}
+            for i in range(len(states)):
+                merged = self._merged_at(len(groups), i)
                 if merged:
                     state[index] = {k: _copy(v) for k, v in merged.items()}
                 index += 1
@@ -818,6 +900,7 @@ class Optimizer:
             )
         saved_state = {int(k): v for k, v in state_dict["state"].items()}
         new_groups, new_states = [], []
+        extras: dict[tuple[int, int], dict[str, Any]] = {}
         for g, s in zip(groups, saved):
             ng = {k: copy.deepcopy(v) for k, v in s.items() if k != "params"}
             # PyTorch's __setstate__: a state dict from an older release (or from another
@@ -830,12 +913,20 @@ class Optimizer:
             self._validate_group(ng)
             tx = self._transform_for(ng)
             sts = []
-            for p, idx in zip(g["params"], s["params"]):
+            for i, (p, idx) in enumerate(zip(g["params"], s["params"])):
                 st = saved_state.get(int(idx))
-                sts.append(None if not st else _split(tx.init(p), st, p))
+                template = tx.init(p)
+                known = _merge(template)
+                sts.append(None if not st or not (set(st) & set(known))
+                           else _split(template, st, p))
+                other = {k: _extra_value(v, p) for k, v in (st or {}).items()
+                         if k not in known}
+                if other:
+                    extras[len(new_groups), i] = other
             new_groups.append(ng)
             new_states.append(sts)
         self.param_groups, self._states = new_groups, new_states
+        self.__dict__["_extra_state"] = extras
         self._layouts = {gi: _state_layout(g) for gi, g in enumerate(new_groups)}
 
 
@@ -980,6 +1071,16 @@ class _FusedGroupStep:
         return funcgrad.jit(group_step, donate_argnums=donate), out_def
 
 
+_DICT_VALUES = type({}.values())
+
+
+class _Keyed:
+    """A group's arrays with the keys of the dict whose ``.values()`` they came from."""
+
+    def __init__(self, arrays: list[Any], keys: list[Any]) -> None:
+        self.arrays, self.keys = arrays, keys
+
+
 class _Sourced:
     """A parameter list with the (module, name) each array came from, and the module whose
     ``parameters()`` gave them."""
@@ -1008,14 +1109,16 @@ class _StateView:
     def __init__(self, opt: Optimizer) -> None:
         self._opt = opt
 
-    def __getitem__(self, param: Any) -> dict[str, Any]:
-        for p, merged in self._opt._items():
-            if p is param:
-                return merged
-        for p in self._opt._params():
-            if p is param:
-                return {}
-        raise KeyError("not a parameter of this optimizer")
+    def __getitem__(self, param: Any) -> _ParamState:
+        at = self._opt._position(param)
+        if at is None:
+            raise KeyError("not a parameter of this optimizer")
+        return _ParamState(self._opt, *at)
+
+    def __setitem__(self, param: Any, value: Any) -> None:
+        entry = self[param]
+        entry.clear()
+        entry.update(value)
 
     def __contains__(self, param: Any) -> bool:
         return any(p is param for p, _ in self._opt._items())
@@ -1023,14 +1126,76 @@ class _StateView:
     def __len__(self) -> int:
         return sum(1 for _ in self._opt._items())
 
-    def values(self) -> list[dict[str, Any]]:
-        return [m for _, m in self._opt._items()]
+    def values(self) -> list[_ParamState]:
+        return [m for _, m in self.items()]
 
-    def items(self) -> list[tuple[Any, dict[str, Any]]]:
-        return list(self._opt._items())
+    def items(self) -> list[tuple[Any, _ParamState]]:
+        live = {id(p) for p, _ in self._opt._items()}
+        return [(p, _ParamState(self._opt, gi, i))
+                for gi, group in enumerate(self._opt.param_groups)
+                for i, p in enumerate(group["params"]) if id(p) in live]
+
+    def keys(self) -> list[Any]:
+        return [p for p, _ in self.items()]
 
     def __iter__(self) -> Any:
         return (p for p, _ in self._opt._items())
+
+
+class _ParamState(collections.abc.MutableMapping):
+    """``optimizer.state[p]``: one parameter's state, live. The algorithm's entries read and
+    replace its chain state; other keys are kept beside it (PyTorch's ``state[p]`` is a plain
+    dict that custom optimizers and wrappers fill)."""
+
+    def __init__(self, opt: Optimizer, gi: int, i: int) -> None:
+        self._opt, self._at = opt, (gi, i)
+
+    def _chain(self) -> dict[str, Any]:
+        st = self._opt._states[self._at[0]][self._at[1]]
+        return _merge(st) if st is not None else {}
+
+    def __getitem__(self, key: str) -> Any:
+        extra = self._opt._extras().get(self._at, {})
+        if key in extra:
+            return extra[key]
+        return self._chain()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        gi, i = self._at
+        st = self._opt._states[gi][i]
+        if st is not None and key in _merge(st):
+            self._opt._states[gi][i] = _replaced(st, key, value)
+        else:
+            self._opt._extras().setdefault(self._at, {})[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        extra = self._opt._extras().get(self._at, {})
+        if key in extra:
+            del extra[key]
+        elif key in self._chain():
+            # the algorithm's state is dropped whole: it starts afresh at the next step
+            self._opt._states[self._at[0]][self._at[1]] = None
+        else:
+            raise KeyError(key)
+
+    def __iter__(self) -> Any:
+        return iter(self._opt._merged_at(*self._at))
+
+    def __len__(self) -> int:
+        return len(self._opt._merged_at(*self._at))
+
+    def __repr__(self) -> str:
+        return repr(self._opt._merged_at(*self._at))
+
+
+def _replaced(st: Any, key: str, value: Any) -> Any:
+    """The chain state ``st`` with its entry ``key`` replaced by ``value``."""
+    if isinstance(st, dict):
+        return {**st, key: value} if key in st else st
+    if isinstance(st, tuple):
+        items = [_replaced(t, key, value) for t in st]
+        return type(st)(*items) if hasattr(st, "_fields") else tuple(items)
+    return st
 
 
 def _is_closure(x: Any) -> bool:
@@ -1109,6 +1274,20 @@ def _cast(value: Any, like: Any, p: Any) -> Any:
     host = np.array(value, dtype=target.dtype, copy=True).reshape(
         target.shape if like is not None else np.shape(value))
     return device_put(host, device_of(target)) if device_of(target) != "cpu" else host
+
+
+def _extra_value(value: Any, p: Any) -> Any:
+    """A loaded state entry of no algorithm's, as PyTorch's load_state_dict places it: any
+    array in a floating parameter's dtype (PyTorch's policy casts every tensor but "step"),
+    on the parameter's device."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    if not is_array(value):
+        return copy.deepcopy(value)
+    if np.dtype(p.dtype).kind in "fc":
+        return _cast(value, None, p)
+    host = np.array(to_numpy(value) if device_of(value) not in (None, "cpu") else value)
+    return device_put(host, device_of(p)) if device_of(p) != "cpu" else host
 
 
 def _copy(v: Any) -> Any:

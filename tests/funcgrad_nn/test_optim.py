@@ -281,6 +281,70 @@ def test_loading_an_older_state_dict_fills_options_as_pytorch(cls, expected):
     assert (rms.param_groups[0]["momentum"], rms.param_groups[0]["centered"]) == (0, False)
 
 
+
+def test_state_is_writable_as_pytorchs_defaultdict():
+    # Custom optimizers and wrappers (SAM, Lookahead) keep their own entries in state[p],
+    # and users preset or reset an algorithm's buffers; PyTorch 2.13's values for SGD(lr=0.1,
+    # momentum=0.9) over float64 zeros(3), the buffer preset to 0.5 then reset to 0 before
+    # two steps with the gradient [1, 2, 3]
+    w = dev(np.zeros(3))
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    assert dict(opt.state[w]) == {} and w not in opt.state
+    opt.state[w]["momentum_buffer"] = dev(np.full(3, 0.5))
+    opt.state[w]["tag"] = "x"
+    opt.state[w]["count"] = 1
+    opt.state[w]["count"] += 1
+    g = dev(np.array([1.0, 2.0, 3.0]))
+    opt.step([g])
+    assert_allclose(host(w), np.array([-0.145, -0.245, -0.345]), rtol=1e-15)
+    opt.state[w]["momentum_buffer"] = dev(np.zeros(3))
+    opt.step([g])
+    assert_allclose(host(w), np.array([-0.245, -0.445, -0.645]), rtol=1e-15)
+    sd = opt.state_dict()
+    assert sorted(sd["state"][0]) == ["count", "momentum_buffer", "tag"]
+    assert sd["state"][0]["count"] == 2
+    opt.state = {}  # PyTorch: optimizer.state = defaultdict(dict) resets every buffer
+    assert len(opt.state) == 0
+    opt.load_state_dict(sd)
+    assert opt.state[w]["tag"] == "x" and sorted(opt.state[w]) == sorted(sd["state"][0])
+    for st in opt.state.values():
+        st["momentum_buffer"] = dev(np.zeros(3))
+    opt.step([g])
+    assert_allclose(host(opt.state[w]["momentum_buffer"]), np.array([1.0, 2.0, 3.0]))
+    del opt.state[w]["tag"]
+    assert "tag" not in opt.state_dict()["state"][0]
+    # loaded entries of no algorithm's: in the (floating) parameter's dtype, as PyTorch's
+    # load_state_dict casts every tensor but "step"
+    v = dev(np.zeros(3, np.float32))
+    other = optim.SGD([v], lr=0.1)
+    other.load_state_dict({"state": {0: {"old_p": np.ones(3), "n": np.array(3)}},
+                           "param_groups": [{**sd["param_groups"][0], "momentum": 0}]})
+    assert {k: host(x).dtype for k, x in other.state[v].items()} == {
+        "old_p": np.float32, "n": np.float32}
+
+
+
+def test_a_dict_of_gradients_is_matched_by_key():
+    # funcgrad.grad over a dict of parameters returns its keys sorted; the optimizer was
+    # built from the dict's values (insertion order) or its (name, array) items: each
+    # gradient must reach the parameter of its key, not the one at its sorted position
+    params = {"w": dev(np.zeros(3)), "b": dev(np.zeros(3))}
+    coef = dev(np.array([1.0, 2.0, 3.0]))
+
+    def loss(p):
+        return fnp.sum(p["w"] * coef) + fnp.sum(p["b"] * 10.0)
+
+    grads = funcgrad.grad(loss)(params)
+    for opt in (optim.SGD(params.values(), lr=1.0), optim.SGD(params.items(), lr=1.0)):
+        opt.step(grads)
+    assert_allclose(host(params["w"]), np.array([-2.0, -4.0, -6.0]))
+    assert_allclose(host(params["b"]), np.full(3, -20.0))
+    opt = optim.SGD([{"params": params.values()}], lr=1.0)
+    opt.add_param_group({"params": {"c": dev(np.zeros(1))}.values()})
+    with pytest.raises(ValueError, match="gradient leaves"):
+        opt.step(grads)  # no gradient for "c": not silently aligned by position
+
+
 def test_adagrad_state_exists_before_step():
     opt = optim.Adagrad([np.zeros(2)], initial_accumulator_value=0.5)
     assert_allclose(opt.state_dict()["state"][0]["sum"], np.full(2, 0.5))
