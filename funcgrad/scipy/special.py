@@ -785,6 +785,15 @@ def i1e(x: Any) -> Any:
 # Regularized incomplete gamma functions
 
 
+def _lgamma1p(a: Any) -> Any:
+    """``log Gamma(1 + a)`` to full relative precision for small ``a`` (where ``1 + a``
+    rounds): ``lgamma(u) + digamma(u) (a - (u - 1))``, ``u = 1 + a``, the rounding error
+    ``a - (u - 1)`` exact (Fast2Sum, ``|a| < 1``); near ``u = 1`` lgamma itself is accurate
+    relatively (its zero there is computed, not cancelled)."""
+    u = a + 1.0
+    return _sp.lgamma(u) + _sp.digamma(u) * (a - (u - 1.0))
+
+
 def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tuple[Any, Any]:
     """(P(a, x), Q(a, x)): the power series where ``x < a + 1``, Lentz's continued fraction
     for Q elsewhere (the other one by ``1 - .``, never near cancellation), one vectorised
@@ -806,8 +815,13 @@ def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tu
     zero = fnp.zeros_like(x_s)
     b0 = x_s + 1.0 - a_s
     b0 = fnp.where(series, 1.0, b0)  # the series lanes never use the fraction
+    # Where P is near 1 (a small, x <= 1.1: Cephes' igamc choice), Q = 1 - P would cancel:
+    # there Q comes from its own series (DLMF 8.7.3), sum_n (-x)^n / (n! (a + n)), n >= 1.
+    log_x = fnp.log(x_s)
+    q_series = series & (x_s <= 1.1) & fnp.where(
+        x_s <= 0.5, a_s * log_x > -0.4, a_s < x_s * 1.1)
     init = (fnp.asarray(0, dtype=numpy.int32), 1.0 / a_s, 1.0 / a_s, b0,
-            zero + 1.0 / tiny, 1.0 / b0, 1.0 / b0, fnp.logical_not(valid))
+            zero + 1.0 / tiny, 1.0 / b0, 1.0 / b0, fnp.logical_not(valid), zero + 1.0, zero)
     if shadow:
         a_c = _ew.stop_gradient(a_s + 0.5)
         x_c = _ew.stop_gradient(x_s)
@@ -828,33 +842,43 @@ def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tu
         return b, c, d, d * c
 
     def body(s: tuple) -> tuple:
-        i, term, total, b, c, d, h, done = s[:8]
+        i, term, total, b, c, d, h, done, fac, q_sum = s[:10]
         n = i + 1
         nf = fnp.asarray(n, dtype=dt)  # int32 + float32 would promote to float64
         term = term * x_s / (a_s + nf)
         total = total + term
+        fac = fac * -x_s / nf
+        q_term = fac / (a_s + nf)
+        q_sum = q_sum + q_term
         b, c, d, delta = fraction(nf, a_s, b, c, d)
         h = h * delta
         cf_conv = fnp.abs(delta - 1.0) <= eps
         rest: tuple = ()
         if shadow:
-            b_c, c_c, d_c, delta_c = fraction(nf, a_c, *s[8:])
+            b_c, c_c, d_c, delta_c = fraction(nf, a_c, *s[10:])
             cf_conv = cf_conv & (fnp.abs(delta_c - 1.0) <= eps)
             rest = (b_c, c_c, d_c)
-        conv = fnp.where(series, fnp.abs(term) <= fnp.abs(total) * eps, cf_conv)
-        return (n, term, total, b, c, d, h, done | conv) + rest
+        s_conv = (fnp.abs(term) <= fnp.abs(total) * eps) & (
+            fnp.logical_not(q_series) | (fnp.abs(q_term) <= fnp.abs(q_sum) * eps))
+        conv = fnp.where(series, s_conv, cf_conv)
+        return (n, term, total, b, c, d, h, done | conv, fac, q_sum) + rest
 
     out = while_loop(cond, body, init)
-    total, h = out[2], out[6]
-    log_pre = a_s * fnp.log(x_s) - x_s - _sp.lgamma(a_s)
+    total, h, q_sum = out[2], out[6], out[9]
+    log_pre = a_s * log_x - x_s - _sp.lgamma(a_s)
+    # Q = -expm1(a log x - log Gamma(1 + a)) - x^a / Gamma(a) * sum (Cephes' igamc_series).
+    a_q = fnp.where(q_series, a_s, 0.5)
+    q_small = (-fnp.expm1(a_q * log_x - _lgamma1p(a_q))
+               - fnp.exp(a_q * log_x - _sp.lgamma(a_q)) * q_sum)
     if logs:
         log_small = log_pre + fnp.log(fnp.where(series, total, h))  # the series' P, else Q
         log_big = fnp.log1p(-fnp.exp(log_small))
+        log_big = fnp.where(q_series, fnp.log(fnp.where(q_series, q_small, 1.0)), log_big)
         return (fnp.where(series, log_small, log_big), fnp.where(series, log_big, log_small))
     p_series = fnp.exp(log_pre) * total
     q_cf = fnp.exp(log_pre) * h
     p = fnp.where(series, p_series, 1.0 - q_cf)
-    q = fnp.where(series, 1.0 - p_series, q_cf)
+    q = fnp.where(series, fnp.where(q_series, q_small, 1.0 - p_series), q_cf)
     # Boundaries as SciPy: P(a, 0) = 0, P(0, x > 0) = 1, P(a, inf) = 1, nan outside.
     nan = (a < 0) | (x < 0) | ((a == 0) & (x == 0)) | fnp.isnan(a) | fnp.isnan(x)
     one = ((a == 0) & (x > 0)) | ((x == numpy.inf) & (a >= 0))
