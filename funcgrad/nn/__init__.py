@@ -386,21 +386,32 @@ def identity(x: Any) -> Any:
 
 
 def standardize(x: Any, axis: int | Sequence[int] | None = -1, mean: Any = None,
-                variance: Any = None, epsilon: Any = 1e-5, where: Any = None) -> Any:
+                variance: Any = None, epsilon: Any = 1e-5, where: Any = None, *,
+                algorithm: str = "fast") -> Any:
     """``(x - mean) / sqrt(variance + epsilon)`` with the mean and variance over ``axis``
-    unless given (``jax.nn.standardize``).
+    unless given (``jax.nn.standardize``). ``algorithm`` computes the variance as JAX's:
+    ``"fast"`` (the default) as ``mean(x**2) - mean(x)**2`` clipped at 0 (rounding can make
+    it negative), ``"stable"`` as ``mean((x - mean)**2)``.
 
     Example:
         >>> import numpy as np
         >>> np.round(standardize(np.array([1.0, 3.0])), 4)
         array([-1.,  1.])
     """
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"standardize: unknown algorithm {algorithm!r}; expected 'fast' or "
+                         "'stable'")
     x = fnp.asarray(x)
     if mean is None:
         mean = fnp.mean(x, axis, keepdims=True, where=where)
     if variance is None:
-        # E[x**2] - E[x]**2, as JAX (one pass over x)
-        variance = fnp.mean(fnp.square(x), axis, keepdims=True, where=where) - fnp.square(mean)
+        if algorithm == "stable":
+            variance = fnp.mean(fnp.square(x - mean), axis, keepdims=True, where=where)
+        else:
+            # E[x**2] - E[x]**2, as JAX (one pass over x), clipped: cancellation may leave it
+            # below 0, where rsqrt(variance + epsilon) would be NaN
+            variance = fnp.clip(fnp.mean(fnp.square(x), axis, keepdims=True, where=where)
+                                - fnp.square(mean), 0)
     return (x - mean) * _lax.rsqrt(variance + epsilon)
 
 

@@ -97,3 +97,19 @@ def test_logmeanexp_and_identity():
     g = funcgrad.grad(lambda v: nn.logmeanexp(v))(dev(np.array([1.0, 2.0])))
     np.testing.assert_allclose(host(g), [0.26894142, 0.73105858], rtol=1e-7)
     np.testing.assert_array_equal(host(nn.identity(x)), host(x))
+
+
+def test_standardize_algorithms_and_clipped_variance():
+    # JAX 0.10.2 (x64): the "fast" variance mean(x**2) - mean**2 is clipped at 0 (with mean=2
+    # for [1, 1] it is -3: unclipped, rsqrt gave NaN); "stable" is mean((x - mean)**2)
+    x = dev(np.array([1.0, 1.0]))
+    np.testing.assert_allclose(host(nn.standardize(x, mean=2.0)), [-316.2277660168379] * 2,
+                               rtol=1e-14)
+    np.testing.assert_allclose(host(nn.standardize(x, mean=2.0, algorithm="stable")),
+                               [-0.9999950000374997] * 2, rtol=1e-14)
+    got = nn.standardize(dev(np.array([[1.0, 2.0, 4.0]])), algorithm="stable",
+                         where=dev(np.array([True, True, False])))
+    np.testing.assert_allclose(host(got), [[-0.9999800005999799, 0.9999800005999799,
+                                            4.999900002999899]], rtol=1e-14)
+    with pytest.raises(ValueError, match="unknown algorithm 'exact'"):
+        nn.standardize(x, algorithm="exact")
