@@ -536,16 +536,79 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     if randomness not in _RANDOMNESS:
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness!r}")
+    if randomness == "different":
+        # PyTorch's jacfwd is vmap(jvp) over the tangent basis with this randomness: each
+        # basis direction (each column) draws its own masks
+        return _jacobian_keeping_order(
+            lambda f: _jacfwd_by_vmap(f, argnums, has_aux, randomness), func, argnums,
+            has_aux, 1, True)
     return _jacobian_keeping_order(
         lambda f: _random_checked(funcgrad.jacfwd(f, argnums=argnums, has_aux=has_aux),
                                   randomness), func, argnums, has_aux, 1, True)
 
 
+def _jacfwd_by_vmap(func: Callable[..., Any], argnums: int | tuple[int, ...], has_aux: bool,
+                    randomness: str) -> Callable[..., Any]:
+    """PyTorch's ``jacfwd`` algorithm: ``jvp`` of ``func`` pushed along every direction of
+    the standard basis of the ``argnums`` arguments, mapped with :func:`vmap` and its
+    ``randomness``; the columns are put back as ``output.shape + input.shape`` blocks (aux
+    from the first direction)."""
+
+    def wrapper(*args: Any) -> Any:
+        dyn = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        primals = tuple(args[i] for i in dyn)
+        flat, spec = tree_util.tree_flatten(primals)
+        numels = [int(numpy.prod(fnp.shape(p))) for p in flat]
+        total = sum(numels)
+        basis, start = [], 0
+        for p, n in zip(flat, numels):
+            dtype = fnp.result_type(p)
+            eye = fnp.eye(total, dtype=dtype, device=device_of(p)) if is_array(p) \
+                else fnp.eye(total, dtype=dtype)
+            basis.append(fnp.reshape(eye[:, start:start + n], (total, *fnp.shape(p))))
+            start += n
+
+        def call(*ps: Any) -> Any:
+            new = list(args)
+            for i, v in zip(dyn, ps):
+                new[i] = v
+            return func(*new)
+
+        def push(*tangents: Any) -> Any:
+            t = tree_util.tree_unflatten(spec, list(tangents))
+            if has_aux:
+                _, jvp_out, aux = funcgrad.jvp(call, primals, t, has_aux=True)
+                return jvp_out, aux
+            return funcgrad.jvp(call, primals, t)[1]
+
+        results = vmap(push, randomness=randomness)(*basis)
+        aux = None
+        if has_aux:
+            results, aux = results
+            aux = tree_util.tree_map(lambda v: v[0], aux)
+        leaves, out_tree = tree_util.tree_flatten(results)
+        blocks = []
+        for jac in leaves:
+            cols = fnp.moveaxis(jac, 0, -1)
+            out_shape = tuple(fnp.shape(cols))[:-1]
+            pieces, start = [], 0
+            for p, n in zip(flat, numels):
+                pieces.append(fnp.reshape(cols[..., start:start + n],
+                                          out_shape + tuple(fnp.shape(p))))
+                start += n
+            per_arg = tree_util.tree_unflatten(spec, pieces)
+            blocks.append(per_arg[0] if isinstance(argnums, int) else per_arg)
+        jac_tree = tree_util.tree_unflatten(out_tree, blocks)
+        return (jac_tree, aux) if has_aux else jac_tree
+
+    return wrapper
+
+
 def _random_checked(f: Callable[..., Any], randomness: str) -> Callable[..., Any]:
     """``f`` (a forward-mode Jacobian) under PyTorch's ``randomness``: ``jacfwd`` maps over
     the tangent basis with ``vmap``, so with ``'error'`` (its default, and ``hessian``'s) a
-    module's random draw raises PyTorch's RuntimeError; ``'same'`` (and ``'different'``,
-    which draws one mask here too) computes the Jacobian of one random draw."""
+    module's random draw raises PyTorch's RuntimeError; ``'same'`` computes the Jacobian of
+    one random draw (``'different'`` goes through :func:`_jacfwd_by_vmap`)."""
     if randomness != "error":
         return f
 

@@ -471,3 +471,34 @@ def test_debug_unwrap_gives_the_value_behind_a_tracer():
 
     func.grad(f)(dev(np.array([1.0, 2.0])))
     np.testing.assert_array_equal(seen[0], [1.0, 2.0])
+
+
+def test_jacfwd_randomness_different_draws_per_basis_direction_as_torch():
+    # torch 2.13: jacfwd(f, randomness='different') is vmap(jvp) over the basis with that
+    # randomness: each column of the Jacobian has its own dropout mask (here one mask was
+    # drawn for every column, as 'same'). Structure (argnums tuple, dicts, aux) as torch's.
+    nn.manual_seed(0)
+    drop = nn.Dropout(0.5).to(DEVICE)
+    w = dev(np.ones((50, 3)))
+    f = lambda x: drop(w @ x)  # noqa: E731  (column j is 2 * mask_j)
+    x = dev(np.ones(3))
+    for jac in (func.jacfwd(f, randomness="different"),
+                lambda x: nn.jit(lambda d, x: func.jacfwd(
+                    lambda x: d(w @ x), randomness="different")(x))(drop, x)):
+        cols = host(jac(x)).T
+        assert cols.shape == (3, 50) and set(cols.ravel().tolist()) == {0.0, 2.0}
+        assert len({c.tobytes() for c in cols}) == 3
+    cols = host(func.jacfwd(f, randomness="same")(x)).T
+    assert len({c.tobytes() for c in cols}) == 1
+
+    def g(a, b):
+        return {"s": (a * b).sum(), "v": a * 2}, a.sum()
+
+    res, aux = func.jacfwd(g, argnums=(0, 1), has_aux=True, randomness="different")(
+        dev(np.array([1.0, 2.0, 3.0])), dev(np.array([1.0, 0.0, -1.0])))
+    assert list(res) == ["s", "v"] and float(host(aux)) == 6.0
+    assert [host(b).tolist() for b in res["s"]] == [[1.0, 0.0, -1.0], [1.0, 2.0, 3.0]]
+    assert [host(b).shape for b in res["v"]] == [(3, 3), (3, 3)]
+    d = func.jacfwd(lambda p: (p["w"] * x).sum() + p["b"] ** 2, randomness="different")(
+        {"w": dev(np.array([1.0, 2.0, 3.0])), "b": dev(np.array(2.0))})
+    assert {k: host(v).tolist() for k, v in d.items()} == {"w": [1.0, 1.0, 1.0], "b": 4.0}
