@@ -762,6 +762,11 @@ class profile:  # noqa: N801  (PyTorch's name)
     def table(self, sort_by: str | None = None, row_limit: int = 100, **kw: Any) -> str:
         return self.key_averages().table(sort_by=sort_by, row_limit=row_limit, **kw)
 
+    def __str__(self) -> str:
+        """The table of every event, as ``print(prof)`` gives for PyTorch's
+        ``torch.autograd.profiler.profile``."""
+        return self.events().table()
+
     def export_stacks(self, path: str | os.PathLike, metric: str = "self_cpu_time_total"
                       ) -> None:
         """Write PyTorch's flame-graph input: a line ``frame;frame;...;op value`` per event

@@ -404,3 +404,12 @@ def test_with_stack_events_have_stacks_grouped_by_key_averages():
     with profile() as quiet:       # without with_stack: no frames
         fnp.sin(x)
     assert [e.stack for e in quiet.events()] == [[]]
+
+
+def test_print_of_a_profile_is_its_event_table():
+    # torch 2.13's torch.autograd.profiler.profile: print(prof) prints the events' table
+    # (here it printed the object's repr)
+    with profile() as prof:
+        fnp.sin(np.ones(3))
+    text = str(prof)
+    assert text.splitlines()[1].split()[:3] == ["Name", "Self", "CPU"] and "sin" in text
