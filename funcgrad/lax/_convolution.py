@@ -656,7 +656,12 @@ def conv_with_general_padding(lhs: Array, rhs: Array, window_strides: Sequence[i
                                 preferred_element_type=preferred_element_type)
 
 
-def _conv_transpose_padding(k: int, s: int, padding: str) -> tuple[int, int]:
+def _conv_transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
+    """The padding of the transposed convolution for a forward one padded by ``padding``
+    (a name, or a (low, high) pair) with kernel size ``k`` and stride ``s`` (JAX's)."""
+    if not isinstance(padding, str):
+        lo, hi = padding
+        return k - lo - 1, k - hi - 1
     if padding == "SAME":
         total = k + s - 2
         lo = k - 1 if s > k - 1 else -(-total // 2)
@@ -673,12 +678,15 @@ _TRANSPOSE_DEFAULT_DN = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
 def conv_transpose(lhs: Array, rhs: Array, strides: Sequence[int], padding: Any,
                    rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
                    transpose_kernel: bool = False, precision: Any = None,
-                   preferred_element_type: Any = None) -> Array:
+                   preferred_element_type: Any = None,
+                   use_consistent_padding: bool = False) -> Array:
     """Transposed convolution (JAX's ``lax.conv_transpose``): the input dilated by
     ``strides``, then convolved with stride 1.
 
     ``padding`` is ``'SAME'``/``'VALID'`` (sizes as in TensorFlow's ``conv2d_transpose``) or
-    explicit pairs. Default dimension numbers are channels-last (``NHWC``/``HWIO``/``NHWC``
+    explicit pairs, which are the transposed convolution's own padding unless
+    ``use_consistent_padding=True``: then pairs, like names, are the padding of the forward
+    convolution this one transposes (PyTorch's convention: ``k - 1 - p`` each side). Default dimension numbers are channels-last (``NHWC``/``HWIO``/``NHWC``
     for 2-D). ``transpose_kernel=True`` flips the kernel's spatial axes and swaps its input
     and output features, giving exactly the gradient of a forward convolution.
 
@@ -702,10 +710,12 @@ def conv_transpose(lhs: Array, rhs: Array, strides: Sequence[int], padding: Any,
     dn = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     kernel = tuple(ra.shape[a] for a in dn.rhs_spec[2:])
     strides = _seq("conv_transpose", strides, nd, "strides")
-    if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
+    named = isinstance(padding, str) and padding.upper() in ("SAME", "VALID")
+    if named or use_consistent_padding and not isinstance(padding, str):
         rdil = _seq("conv_transpose", rhs_dilation, nd, "rhs_dilation")
-        pads: Any = [_conv_transpose_padding(_dilate(k, r), s, padding.upper())
-                     for k, r, s in zip(kernel, rdil, strides)]
+        forward = [padding.upper()] * nd if named else _pairs("conv_transpose", padding, nd)
+        pads: Any = [_conv_transpose_padding(_dilate(k, r), s, p)
+                     for k, r, s, p in zip(kernel, rdil, strides, forward)]
     else:
         pads = padding
     if transpose_kernel:

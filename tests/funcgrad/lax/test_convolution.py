@@ -442,3 +442,24 @@ def test_conv_general_dilated_local_equals_jax():
     assert_allclose(host(out), np.stack([_LOCAL_OUT, 2 * _LOCAL_OUT]), rtol=1e-12)
     with pytest.raises(TypeError, match="input features and the output spatial sizes"):
         _local(x, dev(_LOCAL_W[:, :5]))
+
+
+def test_conv_transpose_consistent_padding():
+    # JAX 0.10.2: use_consistent_padding=True reads explicit pairs as the forward
+    # convolution's padding (k - 1 - p each side, PyTorch's convention); (shape, sum, sum sq)
+    x = dev(np.arange(16.0).reshape(1, 4, 4, 1))
+    w = dev(np.arange(18.0).reshape(3, 3, 1, 2))
+    dn = ("NHWC", "HWIO", "NHWC")
+    cases = [(((1, 1), (1, 1)), False, (1, 7, 5, 2), 8674.0, 3738256.0),
+             (((1, 1), (1, 1)), True, (1, 7, 9, 2), 14310.0, 5330032.0),
+             (((0, 2), (1, 0)), True, (1, 7, 10, 2), 13644.0, 4812368.0),
+             ("SAME", True, (1, 8, 8, 2), 14757.0, 5361071.0)]
+    for pad, consistent, shape, s1, s2 in cases:
+        y = np.asarray(host(lax.conv_transpose(x, w, (2, 2), pad, rhs_dilation=(1, 2),
+                                               dimension_numbers=dn,
+                                               use_consistent_padding=consistent)))
+        assert y.shape == shape and y.sum() == s1 and (y ** 2).sum() == s2
+    y = host(lax.conv_transpose(x, dev(np.arange(18.0).reshape(3, 3, 2, 1)), (2, 2),
+                                ((0, 2), (1, 0)), rhs_dilation=(1, 2), dimension_numbers=dn,
+                                transpose_kernel=True, use_consistent_padding=True))
+    assert np.asarray(y).sum() == 10428.0
