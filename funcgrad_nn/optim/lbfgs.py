@@ -331,6 +331,9 @@ class LBFGS(Optimizer):
         self.param_groups = [group]
         st = {int(k): v for k, v in state_dict["state"].items()}.get(int(saved[0]["params"][0]))
         self._states = [[None if not st else _copy_tree(st)] + [None] * (len(self._p()) - 1)]
+        # entries assigned through state[p] before are replaced by the loaded ones (the first
+        # parameter's state dict holds them all)
+        self.__dict__["_extra_state"] = {}
 
 
 def _copy_tree(x: Any) -> Any:
