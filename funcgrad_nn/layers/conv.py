@@ -67,6 +67,15 @@ class _ConvNd(Module):
         self.dilation = ntuple(dilation, n)
         self.groups, self.padding_mode = groups, padding_mode
         self.output_padding = ntuple(output_padding, n)
+        # PyTorch's F.pad argument for the non-zero padding modes (last dim first), which
+        # subclasses overriding _conv_forward read
+        if padding == "same":
+            halves = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                      for d, k in zip(self.dilation, self.kernel_size)]
+        else:
+            halves = [(0, 0)] * n if padding == "valid" else [(p, p) for p in self.padding]
+        self._reversed_padding_repeated_twice = tuple(v for pair in reversed(halves)
+                                                      for v in pair)
         if self._transposed:
             for op, s, d in zip(self.output_padding, self.stride, self.dilation):
                 if op < 0 or (op >= s and op >= d):  # PyTorch: a RuntimeError in forward
@@ -164,10 +173,13 @@ class Conv1d(_ConvNd):
     _n = 1
 
     def forward(self, input: Any) -> Any:
-        weight = self._check_input(input)
+        return self._conv_forward(input, self._check_input(input), self.bias)
+
+    def _conv_forward(self, input: Any, weight: Any, bias: Any) -> Any:
+        """The convolution with ``weight`` and ``bias`` (PyTorch's hook that subclasses such
+        as weight-standardised convolutions call or override), after the padding mode."""
         x, padding = self._padded(input)
-        return F.conv1d(x, weight, self.bias, self.stride, padding, self.dilation,
-                        self.groups)
+        return F.conv1d(x, weight, bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -182,10 +194,13 @@ class Conv2d(_ConvNd):
     _n = 2
 
     def forward(self, input: Any) -> Any:
-        weight = self._check_input(input)
+        return self._conv_forward(input, self._check_input(input), self.bias)
+
+    def _conv_forward(self, input: Any, weight: Any, bias: Any) -> Any:
+        """The convolution with ``weight`` and ``bias`` (PyTorch's hook that subclasses such
+        as weight-standardised convolutions call or override), after the padding mode."""
         x, padding = self._padded(input)
-        return F.conv2d(x, weight, self.bias, self.stride, padding, self.dilation,
-                        self.groups)
+        return F.conv2d(x, weight, bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv3d(_ConvNd):
@@ -199,10 +214,13 @@ class Conv3d(_ConvNd):
     _n = 3
 
     def forward(self, input: Any) -> Any:
-        weight = self._check_input(input)
+        return self._conv_forward(input, self._check_input(input), self.bias)
+
+    def _conv_forward(self, input: Any, weight: Any, bias: Any) -> Any:
+        """The convolution with ``weight`` and ``bias`` (PyTorch's hook that subclasses such
+        as weight-standardised convolutions call or override), after the padding mode."""
         x, padding = self._padded(input)
-        return F.conv3d(x, weight, self.bias, self.stride, padding, self.dilation,
-                        self.groups)
+        return F.conv3d(x, weight, bias, self.stride, padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad.test_util import check_grads
 from tests.helpers import DEVICE, assert_allclose, dev, host
@@ -377,3 +378,29 @@ def test_float_inputs_of_another_width_are_refused_as_in_pytorch():
         nn.functional.conv1d(np.ones((1, 1, 4)), np.ones((1, 1, 2), np.float32))
     with pytest.raises(RuntimeError, match="bilinear: input dtype float64 does not match"):
         nn.functional.bilinear(np.ones((1, 2)), np.ones((1, 2)), np.ones((3, 2, 2), np.float32))
+
+
+def test_conv_forward_hook_for_subclasses_as_pytorch():
+    # torch 2.13: _reversed_padding_repeated_twice of Conv2d(3, 4, (3, 4), padding='same',
+    # dilation=2) is [3, 3, 2, 2], of Conv3d(3, 4, 3, padding=(1, 2, 3)) (3, 3, 2, 2, 1, 1);
+    # a weight-standardised convolution overrides forward and calls _conv_forward.
+    assert nn.Conv2d(3, 4, (3, 4), padding="same", dilation=2)._reversed_padding_repeated_twice \
+        == (3, 3, 2, 2)
+    assert nn.Conv3d(3, 4, 3, padding=(1, 2, 3))._reversed_padding_repeated_twice \
+        == (3, 3, 2, 2, 1, 1)
+
+    class StdConv2d(nn.Conv2d):
+        def forward(self, x):
+            w = self.weight
+            w = (w - w.mean(axis=(1, 2, 3), keepdims=True)) / fnp.sqrt(
+                w.var(axis=(1, 2, 3), keepdims=True) + 1e-5)
+            return self._conv_forward(x, w, self.bias)
+
+    conv = StdConv2d(2, 3, 3, padding=1, padding_mode="reflect").to(DEVICE)
+    x = np.random.default_rng(0).normal(size=(1, 2, 5, 5)).astype(np.float32)
+    w = host(conv.weight)
+    w = (w - w.mean(axis=(1, 2, 3), keepdims=True)) / np.sqrt(
+        w.var(axis=(1, 2, 3), keepdims=True) + 1e-5)
+    padded = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="reflect")
+    assert_allclose(conv(dev(x)), nn.F.conv2d(dev(padded), dev(w), conv.bias), rtol=1e-5,
+                    atol=1e-5)
