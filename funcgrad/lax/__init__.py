@@ -34,7 +34,9 @@ from funcgrad.lax._convolution import (
     padtype_to_pads,
 )
 from funcgrad.lax._elementwise import (
+    AccuracyMode,
     RoundingMethod,
+    Tolerance,
     abs,
     acos,
     acosh,
@@ -262,6 +264,7 @@ __all__ = [
     "GatherScatterMode", "gather", "index_take", "scatter", "scatter_add", "scatter_sub",
     "scatter_mul",
     "scatter_min", "scatter_max", "scatter_apply", "bitcast_convert_type", "reduce_precision",
+    "Tolerance", "AccuracyMode",
     "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_permutations",
     "conv_general_dilated", "conv_general_dilated_patches", "conv_general_dilated_local", "conv", "conv_with_general_padding",
     "conv_transpose", "padtype_to_pads", "conv_general_shape_tuple", "conv_shape_tuple",

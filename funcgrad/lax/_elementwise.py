@@ -36,7 +36,7 @@ from funcgrad.lax._common import (
 Array = Any
 
 __all__ = [
-    "bitcast_convert_type", "RoundingMethod", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2",
+    "Tolerance", "AccuracyMode", "bitcast_convert_type", "RoundingMethod", "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2",
     "nextafter", "complex", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
     "bitwise_xor", "bitwise_not", "shift_left", "shift_right_arithmetic",
     "shift_right_logical", "neg", "sign", "floor", "ceil", "round", "abs", "exp", "exp2",
@@ -59,14 +59,66 @@ def _doc(fn: Callable[..., Any], name: str, text: str, example: str, result: str
 # Unary math: one dtype-kind check, then the primitive.
 
 
+class Tolerance:
+    """The accuracy a transcendental function is asked for (``jax.lax.Tolerance``):
+    ``atol``, ``rtol`` and ``ulps``, non-negative, one of them set. funcgrad has one
+    implementation of each function (NumPy's, within an ulp or two), so the request is
+    checked for validity and otherwise changes nothing.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> float(lax.exp(0.0, accuracy=lax.Tolerance(atol=1e-6)))
+        1.0
+    """
+
+    def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0) -> None:
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError("Tolerance: tolerances must be non-negative")
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("Tolerance: at least one of atol, rtol, or ulps must be set")
+        self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+    def __repr__(self) -> str:
+        return f"Tolerance(atol={self.atol}, rtol={self.rtol}, ulps={self.ulps})"
+
+
+class AccuracyMode(enum.Enum):
+    """``jax.lax.AccuracyMode``: the implementation a transcendental function uses when
+    several exist; funcgrad has one (NumPy's), which both modes select.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> float(lax.sin(0.0, accuracy=lax.AccuracyMode.HIGHEST))
+        0.0
+    """
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+def _check_accuracy(name: str, accuracy: Any) -> None:
+    if accuracy is not None and not isinstance(accuracy, Tolerance | AccuracyMode):
+        raise TypeError(f"lax.{name}: accuracy must be None, a lax.Tolerance or a "
+                        f"lax.AccuracyMode, got {accuracy!r}")
+
+
 def _unary(name: str, op: Callable[[Any], Any], kinds: str, text: str,
-           example: str, result: str) -> Callable[[Array], Array]:
+           example: str, result: str, accuracy: bool = False) -> Callable[..., Array]:
+    """The lax function of a unary primitive; ``accuracy`` gives it JAX's ``accuracy=``
+    keyword (the transcendental functions JAX takes it for)."""
     def fn(x: Array) -> Array:
         check_kind(name, aval_of(name, x, "x"), kinds, "x")
         return _ew.strong(op(x))  # an array, as JAX's (not a weak Python scalar)
 
-    _doc(fn, name, text, example, result)
-    return fn
+    def fn_with_accuracy(x: Array, *, accuracy: Any = None) -> Array:
+        _check_accuracy(name, accuracy)
+        return fn(x)
+
+    out = fn_with_accuracy if accuracy else fn
+    _doc(out, name, text + (" ``accuracy`` (JAX's, a :class:`Tolerance` or "
+                            ":class:`AccuracyMode`) is accepted; there is one "
+                            "implementation." if accuracy else ""), example, result)
+    return out
 
 
 neg = _unary("neg", _ew.neg, NUMERIC, "Elementwise ``-x``.",
@@ -77,24 +129,24 @@ floor = _unary("floor", _ew.floor, FLOATING, "Elementwise floor of a float array
                "lax.floor(-1.5).tolist()", "-2.0")
 ceil = _unary("ceil", _ew.ceil, FLOATING, "Elementwise ceiling of a float array.",
               "lax.ceil(-1.5).tolist()", "-1.0")
-exp = _unary("exp", _ew.exp, INEXACT, "Elementwise ``e**x``.", "lax.exp(0.0).tolist()", "1.0")
+exp = _unary("exp", _ew.exp, INEXACT, "Elementwise ``e**x``.", "lax.exp(0.0).tolist()", "1.0", accuracy=True)
 exp2 = _unary("exp2", _ew.exp2, INEXACT, "Elementwise ``2**x``.",
-              "lax.exp2(3.0).tolist()", "8.0")
+              "lax.exp2(3.0).tolist()", "8.0", accuracy=True)
 expm1 = _unary("expm1", _ew.expm1, INEXACT, "Elementwise ``e**x - 1``, accurate near 0.",
-               "lax.expm1(0.0).tolist()", "0.0")
+               "lax.expm1(0.0).tolist()", "0.0", accuracy=True)
 log = _unary("log", _ew.log, INEXACT, "Elementwise natural logarithm.",
-             "lax.log(1.0).tolist()", "0.0")
+             "lax.log(1.0).tolist()", "0.0", accuracy=True)
 log1p = _unary("log1p", _ew.log1p, INEXACT, "Elementwise ``log(1 + x)``, accurate near 0.",
-               "lax.log1p(0.0).tolist()", "0.0")
+               "lax.log1p(0.0).tolist()", "0.0", accuracy=True)
 sqrt = _unary("sqrt", _ew.sqrt, INEXACT, "Elementwise square root.",
-              "lax.sqrt(4.0).tolist()", "2.0")
+              "lax.sqrt(4.0).tolist()", "2.0", accuracy=True)
 rsqrt = _unary("rsqrt", _ew.rsqrt, INEXACT, "Elementwise ``1 / sqrt(x)``.",
-               "lax.rsqrt(4.0).tolist()", "0.5")
+               "lax.rsqrt(4.0).tolist()", "0.5", accuracy=True)
 cbrt = _unary("cbrt", _ew.cbrt, FLOATING, "Elementwise real cube root.",
-              "lax.cbrt(-8.0).tolist()", "-2.0")
-sin = _unary("sin", _ew.sin, INEXACT, "Elementwise sine.", "lax.sin(0.0).tolist()", "0.0")
-cos = _unary("cos", _ew.cos, INEXACT, "Elementwise cosine.", "lax.cos(0.0).tolist()", "1.0")
-tan = _unary("tan", _ew.tan, INEXACT, "Elementwise tangent.", "lax.tan(0.0).tolist()", "0.0")
+              "lax.cbrt(-8.0).tolist()", "-2.0", accuracy=True)
+sin = _unary("sin", _ew.sin, INEXACT, "Elementwise sine.", "lax.sin(0.0).tolist()", "0.0", accuracy=True)
+cos = _unary("cos", _ew.cos, INEXACT, "Elementwise cosine.", "lax.cos(0.0).tolist()", "1.0", accuracy=True)
+tan = _unary("tan", _ew.tan, INEXACT, "Elementwise tangent.", "lax.tan(0.0).tolist()", "0.0", accuracy=True)
 asin = _unary("asin", _ew.asin, INEXACT, "Elementwise arcsine.",
               "lax.asin(0.0).tolist()", "0.0")
 acos = _unary("acos", _ew.acos, INEXACT, "Elementwise arccosine.",
@@ -106,7 +158,7 @@ sinh = _unary("sinh", _ew.sinh, INEXACT, "Elementwise hyperbolic sine.",
 cosh = _unary("cosh", _ew.cosh, INEXACT, "Elementwise hyperbolic cosine.",
               "lax.cosh(0.0).tolist()", "1.0")
 tanh = _unary("tanh", _ew.tanh, INEXACT, "Elementwise hyperbolic tangent.",
-              "lax.tanh(0.0).tolist()", "0.0")
+              "lax.tanh(0.0).tolist()", "0.0", accuracy=True)
 asinh = _unary("asinh", _ew.asinh, INEXACT, "Elementwise inverse hyperbolic sine.",
                "lax.asinh(0.0).tolist()", "0.0")
 acosh = _unary("acosh", _ew.acosh, INEXACT, "Elementwise inverse hyperbolic cosine.",
@@ -114,7 +166,7 @@ acosh = _unary("acosh", _ew.acosh, INEXACT, "Elementwise inverse hyperbolic cosi
 atanh = _unary("atanh", _ew.atanh, INEXACT, "Elementwise inverse hyperbolic tangent.",
                "lax.atanh(0.0).tolist()", "0.0")
 logistic = _unary("logistic", _ew.logistic, INEXACT, "Elementwise ``1 / (1 + exp(-x))``.",
-                  "lax.logistic(0.0).tolist()", "0.5")
+                  "lax.logistic(0.0).tolist()", "0.5", accuracy=True)
 square = _unary("square", _ew.square, NUMERIC, "Elementwise ``x * x``.",
                 "lax.square(3).tolist()", "9")
 reciprocal = _unary("reciprocal", _ew.reciprocal, INEXACT, "Elementwise ``1 / x``.",

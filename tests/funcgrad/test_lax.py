@@ -277,3 +277,23 @@ def test_shape_arguments_take_a_python_int_as_jax():
     assert lax.empty(3, np.float32).shape == (3,)
     with pytest.raises(TypeError, match="sequence of ints"):
         lax.full(np.int64(2), 3.0)
+
+
+def test_transcendental_accuracy_keyword() -> None:
+    # JAX 0.10's accuracy= on exp, log, sin, ... (a Tolerance or an AccuracyMode): one
+    # implementation here, the same values; bad requests refused as JAX's
+    x = dev(np.array([0.5, 1.5]))
+    for name in ("cbrt", "cos", "exp", "exp2", "expm1", "log", "log1p", "logistic", "rsqrt",
+                 "sin", "sqrt", "tan", "tanh"):
+        f = getattr(lax, name)
+        want = host(f(x))
+        for acc in (None, lax.Tolerance(atol=1e-6, rtol=1e-6), lax.AccuracyMode.HIGHEST):
+            np.testing.assert_array_equal(host(f(x, accuracy=acc)), want)
+        with pytest.raises(TypeError, match="accuracy must be None"):
+            f(x, accuracy="high")
+    with pytest.raises(ValueError, match="at least one of atol"):
+        lax.Tolerance()
+    with pytest.raises(ValueError, match="non-negative"):
+        lax.Tolerance(atol=-1.0)
+    with pytest.raises(TypeError):
+        lax.add(x, x, accuracy=None)  # as JAX: binary functions have no accuracy
