@@ -100,9 +100,9 @@ def cholesky(x: Array, *, symmetrize_input: bool = True) -> Array:
     _matrices("cholesky", x)
     if symmetrize_input:
         x = _hermitian_part(x)
-    else:
-        lower = fnp.tril(x)
-        x = lower + fnp.conj(fnp.swapaxes(fnp.tril(x, -1), -1, -2))
+    # Otherwise funcgrad.numpy.linalg.cholesky reads the lower triangle, and differentiates as
+    # a function of a Hermitian matrix (a symmetric gradient, as eigh's here; JAX's gradient
+    # with symmetrize_input=False has the same symmetric part).
     return _nla.cholesky(x)
 
 

@@ -129,6 +129,21 @@ def test_eig_derivatives_as_jax() -> None:
         linalg.eig(dev(np.eye(2, dtype=np.int32)))
 
 
+def test_cholesky_without_symmetrizing_has_a_symmetric_gradient() -> None:
+    # It reads the lower triangle and, like eigh and funcgrad.numpy.linalg.cholesky,
+    # differentiates as a function of a symmetric matrix: the symmetric part of JAX's gradient
+    # (jax.lax.linalg.cholesky(x, symmetrize_input=False), [[0.2564, -0.1508], [0.0992,
+    # 0.6030]]). It was lower-triangular (twice that off the diagonal, 0 above).
+    s = np.array([[4.0, 1.0], [1.0, 3.0]])
+    w = dev(np.array([[1.0, -2.0], [0.5, 2.0]]))
+    g = funcgrad.grad(lambda x: (linalg.cholesky(x, symmetrize_input=False) * w).sum())(dev(s))
+    assert_allclose(g, np.array([[0.25643892, -0.02575567], [-0.02575567, 0.60302269]]),
+                    rtol=1e-7)
+    upper_ignored = np.array([[4.0, 100.0], [1.0, 3.0]])
+    assert_allclose(linalg.cholesky(dev(upper_ignored), symmetrize_input=False),
+                    np.linalg.cholesky(s), rtol=1e-12)
+
+
 def test_symmetric_product_cholesky_update_householder_product_as_jax() -> None:
     import scipy.linalg as sla
 
