@@ -364,7 +364,24 @@ def _binary(name: str, op: Callable[[Any, Any], Any], kinds: str, text: str,
 add = _binary("add", _ew.add, NUMERIC, "Elementwise ``x + y`` (operands of one dtype).",
               "lax.add(numpy.float32(1.0), 2.0).dtype", "dtype('float32')")
 sub = _binary("sub", _ew.sub, NUMERIC, "Elementwise ``x - y``.", "lax.sub(3, 1).tolist()", "2")
-mul = _binary("mul", _ew.mul, NUMERIC, "Elementwise ``x * y``.", "lax.mul(3, 2).tolist()", "6")
+_mul = _binary("mul", _ew.mul, NUMERIC, "Elementwise ``x * y``.", "lax.mul(3, 2).tolist()", "6")
+
+
+def mul(x: Array, y: Array, *, out_dtype: Any = None) -> Array:
+    """Elementwise ``x * y`` (``x`` and ``y`` of one dtype). With JAX's ``out_dtype``, both
+    are first converted to it (then they may differ: ``mul(int8, int8, out_dtype=int32)``
+    does not wrap at 8 bits).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> lax.mul(3, 2).tolist(), lax.mul(np.int8(100), np.int8(3), out_dtype=np.int32).tolist()
+        (6, 300)
+    """
+    if out_dtype is not None:
+        dt = numpy.dtype(out_dtype)
+        x, y = (_ew.convert_element_type(v, dt) for v in (x, y))
+    return _mul(x, y)
 max = _binary("max", _ew.max, ANY, "Elementwise maximum (nan propagates).",  # noqa: A001
               "lax.max(numpy.array([1.0, 5.0]), numpy.array([3.0, 2.0])).tolist()",
               "[3.0, 5.0]")

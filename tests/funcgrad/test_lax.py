@@ -297,3 +297,20 @@ def test_transcendental_accuracy_keyword() -> None:
         lax.Tolerance(atol=-1.0)
     with pytest.raises(TypeError):
         lax.add(x, x, accuracy=None)  # as JAX: binary functions have no accuracy
+
+
+def test_mul_out_dtype_and_switch_operand_keyword() -> None:
+    # JAX 0.10.2: mul(int8 100, int8 3, out_dtype=int32) == 300 (no 8-bit wrap), mixed input
+    # dtypes allowed with out_dtype; switch(i, branches, operand=x) as cond's operand=
+    i8 = dev(np.array([100, -100], np.int8))
+    out = lax.mul(i8, dev(np.array([3, 3], np.int8)), out_dtype=np.int32)
+    assert out.dtype == np.int32 and host(out).tolist() == [300, -300]
+    assert host(lax.mul(i8, dev(np.array([3, 3], np.int16)), out_dtype=np.int32)).tolist() == [
+        300, -300]
+    g = funcgrad.grad(lambda x: lax.mul(x, np.float32(3), out_dtype=np.float64))(np.float32(2))
+    assert g.dtype == np.float32 and float(g) == 3.0
+    with pytest.raises(TypeError):
+        lax.mul(i8, dev(np.array([3, 3], np.int16)))  # without out_dtype: one dtype, as lax
+    assert float(lax.switch(1, [lambda x: x, lambda x: -x], operand=3.0)) == -3.0
+    with pytest.raises(TypeError, match="not both"):
+        lax.switch(1, [lambda x: x, lambda x: -x], 2.0, operand=3.0)

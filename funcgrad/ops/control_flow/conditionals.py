@@ -174,8 +174,10 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
     """``branches[index](*operands)`` with ``index`` clamped to ``[0, len(branches) - 1]``.
+    ``operand=x`` is JAX's older single-operand spelling of ``switch(index, branches, x)``.
 
     Example:
         >>> import numpy as np
@@ -184,6 +186,11 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         [6.0, 10.0, -5.0, -5.0]
     """
     what = "switch"
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("switch: pass the operands either positionally or as operand=, "
+                            "not both")
+        operands = (operand,)
     if not isinstance(branches, Sequence) or isinstance(branches, str):
         raise TypeError(f"switch: branches must be a sequence of functions, got "
                         f"{type(branches).__name__}")
