@@ -246,7 +246,7 @@ def print_environment_info(return_string: bool = False) -> str | None:
     lines = [f"funcgrad: {version}", f"numpy:    {numpy.__version__}",
              f"cupy:     {cupy_version}",
              f"python:   {sys.version}",
-             f"devices:  {backend.devices()} (default: {backend.default_backend()})",
+             f"devices:  {backend.available_devices()} (default: {backend.default_backend()})",
              "process_count: 1", f"platform: {platform.uname()}"]
     text = "\n".join(lines)
     if return_string:

@@ -969,10 +969,10 @@ def _placement(device: Any, backend: str | None) -> str | None:
         place = _backend.canonical_device(name)
     except ValueError as e:
         raise RuntimeError(f"jit: unknown {'device' if device is not None else 'backend'} "
-                           f"{name!r} ({e}); available: {_backend.devices()}") from None
-    if place not in _backend.devices() and place != "strict":
+                           f"{name!r} ({e}); available: {_backend.available_devices()}") from None
+    if place not in _backend.available_devices() and place != "strict":
         raise RuntimeError(f"jit: {'device' if device is not None else 'backend'} {name!r} "
-                           f"is not present; available: {_backend.devices()}")
+                           f"is not present; available: {_backend.available_devices()}")
     return place
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "scalar_array",
     "is_array",
     "cuda_available",
+    "available_devices",
     "memory_owner",
 ]
 
@@ -139,25 +140,38 @@ def _platform_devices(backend: Any, available: list[Device]) -> list[Device]:
     return found
 
 
-def devices(backend: Any = None) -> list[Device]:
-    """The devices usable now (``jax.devices(backend=None)``): always ``"cpu"``, ``"gpu"``
-    when CuPy sees CUDA; with ``backend``
-    (a platform name: ``"cpu"``, ``"gpu"``/``"cuda"``) that platform's device, a
-    ``RuntimeError`` if it has none. Each is a :class:`Device`.
+def available_devices() -> list[Device]:
+    """Every device usable now: always ``"cpu"``, ``"gpu"`` when CuPy sees CUDA (and the
+    strict test backend while it is the default).
 
     Example:
-        >>> "cpu" in devices()
+        >>> "cpu" in available_devices()
         True
-        >>> devices("cpu")[0].platform
-        'cpu'
     """
     out = [Device("cpu")]
     if cuda_available():
         out.append(Device("gpu"))
+    if default_backend() == "strict":
+        out.append(Device("strict"))
+    return out
+
+
+def devices(backend: Any = None) -> list[Device]:
+    """The devices of ``backend`` (``jax.devices(backend=None)``), by default of the default
+    backend (:func:`default_backend`), as JAX's: ``devices()[0]`` is where arrays made from
+    Python data go. ``backend`` is a platform name (``"cpu"``, ``"gpu"``/``"cuda"``); one
+    without devices here is a ``RuntimeError``, as in JAX (:func:`available_devices` lists
+    them all). Each is a :class:`Device`; funcgrad uses one per platform.
+
+    Example:
+        >>> devices()
+        ['cpu']
+        >>> devices("cpu")[0].platform
+        'cpu'
+    """
     if backend is None:
-        return out
-    return _platform_devices(backend, [*out, Device("strict")] if default_backend() == "strict"
-                             else out)
+        return [Device(default_backend())]
+    return _platform_devices(backend, available_devices())
 
 
 def default_backend() -> str:
@@ -186,29 +200,28 @@ def local_devices(process_index: int | None = None, backend: Any = None,
         if index not in (None, 0):
             raise ValueError(f"local_devices({name}={index!r}): funcgrad runs one process, "
                              "whose index is 0")
-    if backend is not None:
-        return _platform_devices(backend, devices())
-    return [Device(default_backend())]
+    return devices(backend)
 
 
-def device_count() -> int:
-    """How many devices the default backend has (``jax.device_count()``): 1.
+def device_count(backend: Any = None) -> int:
+    """How many devices ``backend`` has (``jax.device_count()``; the default backend): 1.
 
     Example:
         >>> device_count()
         1
     """
-    return len(local_devices())
+    return len(devices(backend))
 
 
-def local_device_count() -> int:
-    """How many devices this process uses on the default backend (``jax.local_device_count()``).
+def local_device_count(backend: Any = None) -> int:
+    """How many devices this process uses on ``backend`` (``jax.local_device_count()``; the
+    default backend).
 
     Example:
         >>> local_device_count()
         1
     """
-    return device_count()
+    return device_count(backend)
 
 
 def process_index() -> int:

@@ -12,7 +12,20 @@ from funcgrad._strict_array import StrictArray
 
 
 def test_devices_lists_cpu() -> None:
-    assert "cpu" in funcgrad.devices()
+    assert "cpu" in funcgrad.devices("cpu") and "cpu" in funcgrad.backend.available_devices()
+
+
+def test_devices_are_the_default_backends_as_in_jax() -> None:
+    # jax.devices(backend=None) is the default backend's devices, so devices()[0] is where
+    # arrays made from Python data go; a backend may be named.
+    default = funcgrad.default_backend()
+    assert funcgrad.devices() == funcgrad.local_devices() == [default]
+    assert funcgrad.device_count() == funcgrad.local_device_count() == 1
+    assert funcgrad.device_count("cpu") == funcgrad.local_device_count(backend="cpu") == 1
+    with funcgrad.default_device("strict"):
+        assert funcgrad.devices() == ["strict"] and funcgrad.devices()[0].platform == "strict"
+    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'"):
+        funcgrad.devices("tpu")
 
 
 def test_cupy_is_not_imported_by_default() -> None:
