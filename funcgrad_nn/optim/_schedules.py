@@ -22,6 +22,12 @@ __all__ = [
     "warmup_cosine_decay_schedule",
     "piecewise_constant_schedule",
     "join_schedules",
+    "piecewise_interpolate_schedule",
+    "linear_onecycle_schedule",
+    "cosine_onecycle_schedule",
+    "warmup_constant_schedule",
+    "warmup_exponential_decay_schedule",
+    "sgdr_schedule",
 ]
 
 Schedule = Callable[[Any], Any]
@@ -139,12 +145,156 @@ def warmup_cosine_decay_schedule(
     [0.0, 0.5, 1.0, 0.5, 0.0]
     """
     alpha = 0.0 if peak_value == 0 else end_value / peak_value
+    # as optax's: no cosine phase (decay_steps <= warmup_steps) is cosine_decay_schedule's error
     return join_schedules(
         [linear_schedule(init_value, peak_value, warmup_steps),
-         cosine_decay_schedule(peak_value, max(decay_steps - warmup_steps, 1), alpha,
-                               exponent)],
+         cosine_decay_schedule(peak_value, decay_steps - warmup_steps, alpha, exponent)],
         [warmup_steps],
     )
+
+
+def warmup_constant_schedule(init_value: float, peak_value: float,
+                             warmup_steps: int) -> Schedule:
+    """Linear warmup from ``init_value`` to ``peak_value`` over ``warmup_steps``, then held
+    (optax's).
+
+    >>> s = warmup_constant_schedule(0.0, 1.0, 4)
+    >>> [float(s(i)) for i in (0, 2, 4, 9)]
+    [0.0, 0.5, 1.0, 1.0]
+    """
+    return linear_schedule(init_value, peak_value, warmup_steps)
+
+
+def warmup_exponential_decay_schedule(
+    init_value: float, peak_value: float, warmup_steps: int, transition_steps: int,
+    decay_rate: float, transition_begin: int = 0, staircase: bool = False,
+    end_value: float | None = None,
+) -> Schedule:
+    """Linear warmup to ``peak_value``, then :func:`exponential_decay` from it (its count
+    starting at the end of the warmup), as optax's.
+
+    >>> s = warmup_exponential_decay_schedule(0.0, 1.0, 2, 1, 0.5)
+    >>> [float(s(i)) for i in (0, 1, 2, 3, 4)]
+    [0.0, 0.5, 1.0, 0.5, 0.25]
+    """
+    return join_schedules(
+        [linear_schedule(init_value, peak_value, warmup_steps),
+         exponential_decay(peak_value, transition_steps, decay_rate, transition_begin,
+                           staircase, end_value)],
+        [warmup_steps],
+    )
+
+
+def sgdr_schedule(cosine_kwargs: Sequence[dict[str, Any]]) -> Schedule:
+    """SGD with warm restarts (Loshchilov & Hutter, 2017): one
+    :func:`warmup_cosine_decay_schedule` per dict of keyword arguments, each cycle lasting
+    its ``decay_steps`` (optax's).
+
+    >>> s = sgdr_schedule([dict(init_value=0.0, peak_value=1.0, warmup_steps=1,
+    ...                         decay_steps=3)] * 2)
+    >>> [round(float(s(i)), 3) for i in range(6)]
+    [0.0, 1.0, 0.5, 0.0, 1.0, 0.5]
+    """
+    boundaries, schedules, step = [], [], 0
+    for kwargs in cosine_kwargs:
+        schedules.append(warmup_cosine_decay_schedule(**kwargs))
+        step += kwargs["decay_steps"]
+        boundaries.append(step)
+    return join_schedules(schedules, boundaries[:-1])
+
+
+def _linear_interpolate(start: float, end: float, pct: Any) -> Any:
+    return (end - start) * pct + start
+
+
+def _cosine_interpolate(start: float, end: float, pct: Any) -> Any:
+    return end + (start - end) / 2.0 * (fnp.cos(math.pi * pct) + 1)
+
+
+_INTERPOLATIONS = {"linear": _linear_interpolate, "cosine": _cosine_interpolate}
+
+
+def piecewise_interpolate_schedule(
+    interpolate_type: str, init_value: float,
+    boundaries_and_scales: dict[int, float] | None = None,
+) -> Schedule:
+    """At boundary ``b_i`` the value is ``init_value`` times every scale up to ``b_i``'s,
+    interpolated (``"linear"`` or ``"cosine"``) in between, from ``init_value`` at step 0,
+    and held after the last boundary (optax's).
+
+    >>> s = piecewise_interpolate_schedule("linear", 200.0, {5: 1.5, 10: 0.25})
+    >>> [float(s(i)) for i in (0, 1, 5, 6, 10, 12)]
+    [200.0, 220.0, 300.0, 255.0, 75.0, 75.0]
+    """
+    interpolate = _INTERPOLATIONS.get(interpolate_type)
+    if interpolate is None:
+        raise ValueError("`interpolate_type` must be either 'cos' or 'linear'")
+    items = sorted((boundaries_and_scales or {}).items())
+    if any(scale < 0 for _, scale in items):
+        raise ValueError("`piecewise_interpolate_schedule` expects non-negative scale factors")
+    bounds = [0, *(b for b, _ in items)]
+    values = [init_value]
+    for _, scale in items:
+        values.append(values[-1] * scale)
+
+    def schedule(count: Any) -> Any:
+        # Python scalars only besides the count: the value lands on the count's device.
+        count = fnp.asarray(count)
+        out = _zeros_like_count(count)
+        for lo, hi, start, end in zip(bounds, bounds[1:], values, values[1:]):
+            inside = fnp.where((lo <= count) & (count < hi), 1.0, 0.0)
+            # an empty interval (two boundaries at one step) gives NaN everywhere, as
+            # optax's division by its zero size does
+            term = (interpolate(start, end, (count - lo) / (hi - lo)) if hi != lo
+                    else math.nan)
+            out = out + inside * term
+        return out + fnp.where(bounds[-1] <= count, 1.0, 0.0) * values[-1]
+
+    return schedule
+
+
+def linear_onecycle_schedule(
+    transition_steps: int, peak_value: float, pct_start: float = 0.3, pct_final: float = 0.85,
+    div_factor: float = 25.0, final_div_factor: float = 1e4,
+) -> Schedule:
+    """Three linear phases (Smith, 2017; optax's): up from ``peak_value / div_factor`` to
+    ``peak_value`` by ``pct_start`` of ``transition_steps``, back down by ``pct_final``,
+    then to ``peak_value / div_factor / final_div_factor`` at ``transition_steps``.
+
+    >>> s = linear_onecycle_schedule(10, 1000.0, 0.3, 0.7, 10.0, 100.0)
+    >>> [round(float(s(i)), 6) for i in (0, 3, 7, 8, 10, 11)]
+    [100.0, 1000.0, 100.0, 67.0, 1.0, 1.0]
+    """
+    if transition_steps <= 0:
+        raise ValueError(
+            "A linear onecycle schedule was set with a non-positive `transition_steps`")
+    return piecewise_interpolate_schedule(
+        "linear", peak_value / div_factor,
+        {int(pct_start * transition_steps): div_factor,
+         int(pct_final * transition_steps): 1.0 / div_factor,
+         transition_steps: 1.0 / final_div_factor})
+
+
+def cosine_onecycle_schedule(
+    transition_steps: int, peak_value: float, pct_start: float = 0.3,
+    div_factor: float = 25.0, final_div_factor: float = 1e4,
+) -> Schedule:
+    """Cosine up from ``peak_value / div_factor`` to ``peak_value`` by ``pct_start`` of
+    ``transition_steps``, then cosine down to ``peak_value / div_factor /
+    final_div_factor`` (Smith, 2017; optax's).
+
+    >>> s = cosine_onecycle_schedule(5, 1000.0, 0.4, 10.0, 100.0)
+    >>> [round(float(s(i)), 6) for i in range(7)]
+    [100.0, 550.0, 1000.0, 750.25, 250.75, 1.0, 1.0]
+    """
+    if transition_steps <= 0:
+        # optax's message (it names the linear schedule here too)
+        raise ValueError(
+            "A linear onecycle schedule was set with a non-positive `transition_steps`")
+    return piecewise_interpolate_schedule(
+        "cosine", peak_value / div_factor,
+        {int(pct_start * transition_steps): div_factor,
+         int(transition_steps): 1.0 / (div_factor * final_div_factor)})
 
 
 def piecewise_constant_schedule(

@@ -49,6 +49,59 @@ def test_schedules_trace_under_jit():
         assert_allclose(np.asarray(got), np.asarray(FIX["schedules"][sid]["values"]), rtol=1e-12)
 
 
+# optax's own test values (optax/schedules/_schedule_test.py) for the schedules added later
+OPTAX_SCHEDULE_VALUES = [
+    ("o.piecewise_interpolate_schedule('linear', 200.0, {5: 1.5, 10: 0.25})",
+     [200.0, 220.0, 240.0, 260.0, 280.0, 300.0, 255.0, 210.0, 165.0, 120.0, 75.0, 75.0, 75.0]),
+    ("o.piecewise_interpolate_schedule('cosine', 400.0, {5: 1.2, 3: 0.6, 7: 1.0})",
+     [400.0, 360.0, 280.0, 240.0, 264.0, 288.0, 288.0, 288.0, 288.0]),
+    ("o.piecewise_interpolate_schedule('linear', 13.0, {})", [13.0] * 5),
+    ("o.piecewise_interpolate_schedule('cosine', 17.0)", [17.0] * 3),
+    ("o.linear_onecycle_schedule(10, 1000, 0.3, 0.7, 10.0, 100.0)",
+     [100.0, 400.0, 700.0, 1000.0, 775.0, 550.0, 325.0, 100.0, 67.0, 34.0, 1.0, 1.0]),
+    ("o.cosine_onecycle_schedule(5, 1000.0, 0.4, 10.0, 100.0)",
+     [100.0, 550.0, 1000.0, 750.25, 250.75, 1.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("expr,expected", OPTAX_SCHEDULE_VALUES)
+def test_interpolated_and_onecycle_schedules_as_optax(expr, expected):
+    s = eval(expr, {"o": optim})  # noqa: S307 - the expressions above
+    got = [float(host(s(i))) for i in range(len(expected))]
+    assert_allclose(np.asarray(got), np.asarray(expected), atol=1e-9)
+    jitted = funcgrad.jit(s)  # traceable: no Python branching on the count
+    got = [float(host(jitted(dev(np.float64(i))))) for i in range(len(expected))]
+    assert_allclose(np.asarray(got), np.asarray(expected), atol=1e-9)
+
+
+def test_warmup_and_sgdr_schedules_as_optax():
+    # optax's test values (float32 there: 0.20000004768371582, ...)
+    s = optim.warmup_cosine_decay_schedule(0.2, 1.21, 50, 100, end_value=-3.0, exponent=2)
+    assert_allclose(np.array([float(host(s(i))) for i in (0, 10, 50, 75, 100)]),
+                    np.array([0.2, 0.402, 1.21, -1.9475, -3.0]), rtol=1e-6)
+    s = optim.warmup_cosine_decay_schedule(0.2, 0, 50, 100, end_value=-3.0, exponent=2)
+    assert_allclose(np.array([float(host(s(i))) for i in (0, 10, 50, 75, 100)]),
+                    np.array([0.2, 0.16, 0.0, 0.0, 0.0]), atol=1e-12)
+    with pytest.raises(ValueError, match="decay_steps must be positive"):
+        optim.warmup_cosine_decay_schedule(0.0, 1.0, 10, 10)  # no cosine phase: optax's error
+    for lrs in ((1.6, 0.8, 0.4), (1.6, 1.6, 1.6)):
+        s = optim.sgdr_schedule([dict(decay_steps=n, peak_value=lr, init_value=0,
+                                      end_value=0.0, warmup_steps=500)
+                                 for n, lr in zip((2000, 3000, 5000), lrs)])
+        assert [float(host(s(i))) for i in (500, 2500, 5500)] == pytest.approx(list(lrs))
+    s = optim.warmup_constant_schedule(0.0, 1.0, 4)
+    assert [float(host(s(i))) for i in (0, 2, 4, 9)] == [0.0, 0.5, 1.0, 1.0]
+    s = optim.warmup_exponential_decay_schedule(0.0, 1.0, 2, 1, 0.5, end_value=0.3)
+    assert [float(host(s(i))) for i in range(5)] == [0.0, 0.5, 1.0, 0.5, 0.3]
+    with pytest.raises(ValueError, match="interpolate_type"):
+        optim.piecewise_interpolate_schedule("linar", 13.0)
+    with pytest.raises(ValueError, match="non-negative scale factors"):
+        optim.piecewise_interpolate_schedule("linear", 13.0, {5: -3})
+    for make in (optim.linear_onecycle_schedule, optim.cosine_onecycle_schedule):
+        with pytest.raises(ValueError, match="non-positive"):
+            make(0, 5.0)
+
+
 def test_state_layout_and_dtypes_as_optax():
     p = {"w": dev(np.ones(3, np.float32))}
     s = optim.adam(0.1, mu_dtype=np.float16).init(p)
