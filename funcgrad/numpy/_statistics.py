@@ -1021,6 +1021,22 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     return _searchsorted1d(aa, vv, side)
 
 
+def _monotonicity(a: numpy.ndarray) -> int:
+    """NumPy's ``_monotonicity`` of digitize's bins: 1 increasing (or constant), -1
+    decreasing, 0 neither. The direction is that of the first change after the leading
+    repeats; NaN comparisons are false, so a NaN never breaks it (``[0, 2, nan]`` is
+    increasing) but a leading NaN makes the bins count as decreasing, as NumPy's C loop."""
+    i = 1
+    while i < a.size and a[i] == a[0]:
+        i += 1
+    if i >= a.size:
+        return 1
+    rest = a[i - 1:]
+    if a[0] < a[i]:
+        return 0 if numpy.any(rest[:-1] > rest[1:]) else 1
+    return 0 if numpy.any(rest[:-1] < rest[1:]) else -1
+
+
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Indices of the bins each ``x`` falls in (``numpy.digitize``); ``bins`` monotonic.
 
@@ -1046,12 +1062,10 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
     host = _concrete_value(b)
     inc = dec = True
     if host is not None and nb > 1:
-        d = numpy.diff(host)
-        inc, dec = bool(numpy.all(d >= 0)), bool(numpy.all(d <= 0))
-        if not (inc or dec):
+        mono = _monotonicity(numpy.asarray(to_numpy(host), dtype=numpy.float64))
+        if mono == 0:
             raise ValueError("digitize: bins must be monotonically increasing or decreasing")
-        if inc and dec:  # constant bins: NumPy calls them increasing
-            dec = False
+        inc, dec = mono == 1, mono == -1
     elif nb <= 1:
         dec = False
     up = searchsorted(b, xx, side=side) if inc else None

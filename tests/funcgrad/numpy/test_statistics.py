@@ -604,3 +604,17 @@ def test_float16_convolution_sums_in_float32_as_numpy(name, n, m):
     got = host(fnp.convolve(dev(np.array([100, 101, 102], np.float16)),
                             dev(np.array([100, 100], np.float16))))
     assert float(got[2]) == 20304.0
+
+
+@pytest.mark.parametrize("bins,right,want", [
+    ([0.0, 2.0, np.nan], False, [0, 1, 1, 2, 2, 3]),   # NaN-padded bins are increasing
+    ([0.0, 2.0, np.nan], True, [0, 0, 1, 1, 2, 2]),
+    ([3.0, 3.0, 1.0, 1.0], False, [4, 4, 2, 2, 0, 0]),  # repeats, then decreasing
+    ([1.0, 1.0], False, [0, 0, 2, 2, 2, 2]),             # constant: increasing
+])
+def test_digitize_monotonicity_as_numpy(bins, right, want):
+    # NumPy's _monotonicity: the first change after leading repeats sets the direction and
+    # NaN comparisons never break it (NumPy 2.4 values recorded as literals)
+    x = dev(np.array([-1.0, 0.0, 1.5, 2.0, 5.0, np.nan]))
+    got = fnp.digitize(x, dev(np.array(bins)), right=right)
+    np.testing.assert_array_equal(host(got), want)
