@@ -462,8 +462,10 @@ def _call(
                     "the mapped axis (it differs between examples); give it an int out axis, "
                     "or make it independent of the batch"
                 )
-            # Results are arrays (as in JAX), on the batch's device, even a constant.
-            results.append(_scalars_to_arrays([o], vals)[0])
+            # Results are arrays (as in JAX), on the batch's device, even a constant; a Python
+            # number the function returned is given back as it is (as JAX does).
+            results.append(o if type(o) in (bool, int, float, complex)
+                           else _scalars_to_arrays([o], vals)[0])
             final_axes.append(None)
             continue
         try:
