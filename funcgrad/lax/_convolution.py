@@ -27,6 +27,7 @@ from funcgrad.avals import get_aval
 from funcgrad.errors import ShapeError
 from funcgrad.lax._common import aval_of, static_int, static_ints
 from funcgrad.lax._reductions import _check_precision, _contract_dtypes, dot_general
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.windows import fold as _fold
 from funcgrad.ops.windows import patches as _patches
 
@@ -514,6 +515,7 @@ def _move_last_two(x: Array, a: int, b: int) -> Array:
     return _sh.transpose(x, tuple(perm))
 
 
+@with_out_sharding
 def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None,
                          rhs_dilation: Sequence[int] | None = None,

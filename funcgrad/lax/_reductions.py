@@ -42,6 +42,7 @@ from funcgrad.lax._common import (
     static_int,
     static_ints,
 )
+from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.control_flow import scan as _scan
 from funcgrad.ops.custom_derivatives import custom_jvp
 
@@ -68,6 +69,7 @@ def _reduce_args(name: str, operand: Array, axes: Any, kinds: str) -> tuple[Shap
     return a, tuple(sorted(axes_in(name, axes, a.ndim)))
 
 
+@with_out_sharding
 def reduce_sum(operand: Array, axes: Sequence[int]) -> Array:
     """Sum over ``axes``; integer sums keep the operand's dtype.
 
@@ -515,6 +517,7 @@ def _reducer_for(computation: Callable[..., Any]) -> tuple[Callable[..., Array],
         return None
 
 
+@with_out_sharding
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
            dimensions: Sequence[int]) -> Any:
     """Reduce ``dimensions`` of ``operands`` (an array or a pytree of same-shape arrays) with
@@ -685,6 +688,7 @@ def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any,
     return _ew.convert_element_type(lhs, pt), _ew.convert_element_type(rhs, pt)
 
 
+@with_out_sharding
 def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any = None,
                 preferred_element_type: Any = None) -> Array:
     """General contraction: ``((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
@@ -730,6 +734,7 @@ def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any =
     return _la.dot_general(lhs, rhs, ((lc, rc), (lb, rb)))
 
 
+@with_out_sharding
 def dot(lhs: Array, rhs: Array, precision: Any = None, preferred_element_type: Any = None,
         *, dimension_numbers: Any = None) -> Array:
     """Vector/matrix product of 1-D or 2-D operands (``lhs``'s last axis with ``rhs``'s first),
@@ -754,6 +759,7 @@ def dot(lhs: Array, rhs: Array, precision: Any = None, preferred_element_type: A
                        preferred_element_type)
 
 
+@with_out_sharding
 def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None,
                preferred_element_type: Any = None, group_offset: Array | None = None) -> Array:
     """Grouped matrix product (mixture-of-experts layers), as ``jax.lax.ragged_dot``: the

@@ -17,6 +17,7 @@ import numpy
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
+from funcgrad.api_devices import device_put
 from funcgrad.avals import get_aval
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.lax._common import (
@@ -29,6 +30,7 @@ from funcgrad.lax._common import (
     static_ints,
     static_shape,
 )
+from funcgrad.numpy._creation import with_out_sharding
 
 Array = Any
 
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 
+@with_out_sharding
 def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
     """``operand`` with new leading axes of ``sizes`` (shape ``sizes + operand.shape``).
 
@@ -56,6 +59,7 @@ def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
                                 tuple(range(len(sizes), len(sizes) + a.ndim)))
 
 
+@with_out_sharding
 def broadcast_in_dim(operand: Array, shape: Sequence[int],
                      broadcast_dimensions: Sequence[int]) -> Array:
     """Broadcast to ``shape``, operand axis ``i`` landing on ``broadcast_dimensions[i]``
@@ -88,6 +92,7 @@ def broadcast_in_dim(operand: Array, shape: Sequence[int],
     return _sh.broadcast_in_dim(operand, shape, dims)
 
 
+@with_out_sharding
 def reshape(operand: Array, new_sizes: Sequence[int],
             dimensions: Sequence[int] | None = None) -> Array:
     """``operand`` reshaped to ``new_sizes`` (after permuting its axes by ``dimensions``).
@@ -511,6 +516,7 @@ def iota(dtype: Any, size: int) -> Array:
     return _sh.iota(numpy.dtype(dtype), (static_int("iota", size, "size"),), 0)
 
 
+@with_out_sharding
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
     """An array of ``shape`` counting ``0, 1, ...`` along ``dimension``.
 
@@ -550,8 +556,10 @@ def collapse(operand: Array, start_dimension: int, stop_dimension: int | None = 
     return _sh.reshape(operand, shape)
 
 
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype`` if given).
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *,
+         sharding: Any = None) -> Array:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype`` if given);
+    JAX's ``sharding`` (a ``Sharding``) places it (one device here).
 
     Example:
         >>> from funcgrad import lax
@@ -561,12 +569,14 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
     shape = static_shape("full", shape)
     if aval_of("full", fill_value, "fill_value").shape != ():
         raise TypeError("lax.full: fill_value must be a scalar")
-    return _sh.full(shape, fill_value, dtype)
+    out = _sh.full(shape, fill_value, dtype)
+    return out if sharding is None else device_put(out, sharding)
 
 
 def full_like(x: Array, fill_value: Any, dtype: Any = None,
-              shape: Sequence[int] | None = None) -> Array:
-    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``.
+              shape: Sequence[int] | None = None, sharding: Any = None) -> Array:
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``;
+    JAX's ``sharding`` (a ``Sharding``) places it (one device here).
 
     Example:
         >>> from funcgrad import lax
@@ -575,9 +585,10 @@ def full_like(x: Array, fill_value: Any, dtype: Any = None,
     """
     a = aval_of("full_like", x, "x")
     return full(a.shape if shape is None else shape, fill_value,
-                a.dtype if dtype is None else dtype)
+                a.dtype if dtype is None else dtype, sharding=sharding)
 
 
+@with_out_sharding
 def empty(shape: Sequence[int], dtype: Any) -> Array:
     """An array of ``shape`` and ``dtype`` whose values do not matter (zeros here), as
     ``jax.lax.empty``.

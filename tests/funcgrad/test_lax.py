@@ -314,3 +314,31 @@ def test_mul_out_dtype_and_switch_operand_keyword() -> None:
     assert float(lax.switch(1, [lambda x: x, lambda x: -x], operand=3.0)) == -3.0
     with pytest.raises(TypeError, match="not both"):
         lax.switch(1, [lambda x: x, lambda x: -x], 2.0, operand=3.0)
+
+
+def test_out_sharding_keywords() -> None:
+    # JAX 0.10's out_sharding= on lax's shape, dot, reduction and convolution functions: on
+    # one device the result is the same, placed by the sharding; a bad sharding is refused
+    mesh = funcgrad.make_mesh((1,), ("x",))
+    s = funcgrad.sharding.NamedSharding(mesh, funcgrad.sharding.PartitionSpec())
+    x = dev(np.arange(6.0).reshape(2, 3))
+    cases = [
+        lambda **k: lax.reshape(x, (3, 2), **k),
+        lambda **k: lax.broadcast(x, (2,), **k),
+        lambda **k: lax.broadcast_in_dim(x[0], (2, 3), (1,), **k),
+        lambda **k: lax.broadcasted_iota(np.int32, (2, 3), 1, **k),
+        lambda **k: lax.reduce_sum(x, (0,), **k),
+        lambda **k: lax.reduce(x, 0.0, lax.add, (1,), **k),
+        lambda **k: lax.dot_general(x, x, (((1,), (1,)), ((), ())), **k),
+        lambda **k: lax.dot(x, x.T, **k),
+        lambda **k: lax.empty((2,), np.float32, **k),
+        lambda **k: lax.conv_general_dilated(x[None, None], dev(np.ones((1, 1, 2, 2))), (1, 1),
+                                             "VALID", **k),
+    ]
+    for f in cases:
+        np.testing.assert_array_equal(host(f(out_sharding=s)), host(f()))
+    # full / full_like take JAX's sharding=
+    np.testing.assert_array_equal(host(lax.full((2,), 1.5, sharding=s)), [1.5, 1.5])
+    np.testing.assert_array_equal(host(lax.full_like(x, 2, sharding=s)), np.full((2, 3), 2.0))
+    with pytest.raises(TypeError, match="out_sharding"):
+        lax.reshape(x, (3, 2), out_sharding="cpu")
