@@ -18,6 +18,10 @@ __all__ = ["Embedding", "EmbeddingBag"]
 def _reset_table(module: Module, generator: Any = None) -> None:
     """An embedding table as initialised: N(0, 1), the ``padding_idx`` row zero."""
     init.normal_(module.weight, generator=generator)
+    _zero_padding_row(module)
+
+
+def _zero_padding_row(module: Module) -> None:
     if module.padding_idx is not None:
         module.weight[module.padding_idx] = 0
 
@@ -84,6 +88,17 @@ class Embedding(Module):
 
     def reset_parameters(self, generator: Any = None) -> None:
         _reset_table(self, generator)
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        """Zero the ``padding_idx`` row in place (PyTorch's helper, which a custom
+        ``reset_parameters`` calls after its own initialiser).
+
+        >>> import numpy as np
+        >>> e = Embedding(3, 2, padding_idx=1)
+        >>> e.weight[...] = 1.0; e._fill_padding_idx_with_zero(); e.weight[:, 0].tolist()
+        [1.0, 0.0, 1.0]
+        """
+        _zero_padding_row(self)
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
@@ -164,6 +179,17 @@ class EmbeddingBag(Module):
 
     def reset_parameters(self, generator: Any = None) -> None:
         _reset_table(self, generator)
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        """Zero the ``padding_idx`` row in place (PyTorch's helper, which a custom
+        ``reset_parameters`` calls after its own initialiser).
+
+        >>> import numpy as np
+        >>> e = Embedding(3, 2, padding_idx=1)
+        >>> e.weight[...] = 1.0; e._fill_padding_idx_with_zero(); e.weight[:, 0].tolist()
+        [1.0, 0.0, 1.0]
+        """
+        _zero_padding_row(self)
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,

@@ -144,11 +144,21 @@ class _BatchNorm(_NormBase):
                                       missing_keys, unexpected_keys, error_msgs)
 
 
+    def _check_input_dim(self, input: Any) -> None:
+        """Refuse an input of the wrong rank (PyTorch's hook: a subclass overrides it to
+        accept other ranks, e.g. a BatchNorm2d over 3-D input; the statistics are over every
+        axis but the channels, axis 1)."""
+        if input.ndim not in self._ndims:
+            raise ValueError(f"{type(self).__name__}: expected "
+                             f"{' or '.join(f'{d}D' for d in self._ndims)} input (got "
+                             f"{input.ndim}D input of shape {tuple(input.shape)})")
+
     def forward(self, input: Any) -> Any:
         name = type(self).__name__
-        if input.ndim not in self._ndims:
-            raise ValueError(f"{name}: expected {' or '.join(f'{d}D' for d in self._ndims)} "
-                             f"input, got shape {tuple(input.shape)}")
+        self._check_input_dim(input)
+        if input.ndim < 2:
+            raise ValueError(f"{name}: expected an input with a channel axis (N, C, ...), "
+                             f"got shape {tuple(input.shape)}")
         if input.shape[1] != self.num_features:
             raise BadInputError(f"{name}: expected {self.num_features} channels (dim 1), got "
                              f"input shape {tuple(input.shape)}")
@@ -277,17 +287,29 @@ class _InstanceNorm(_NormBase):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias)
 
+    def _get_no_batch_dim(self) -> int:
+        """The rank of an unbatched input (PyTorch's helper)."""
+        return self._n + 1
+
+    def _want(self) -> str:
+        dims = ("L",) if self._n == 1 else ("H", "W") if self._n == 2 else ("D", "H", "W")
+        return f"(N, {self.num_features}, {', '.join(dims)}) or ({self.num_features}, " \
+               f"{', '.join(dims)})"
+
+    def _check_input_dim(self, input: Any) -> None:
+        """Refuse an input of the wrong rank (PyTorch's hook, which a subclass may override)."""
+        n, shape = self._n, tuple(input.shape)
+        if len(shape) not in (n + 1, n + 2):
+            raise ValueError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D unbatched "
+                             f"input {self._want()}, got shape {shape}; use InstanceNorm"
+                             f"{max(len(shape) - 2, 1)}d for this rank or add a batch axis")
+
     def forward(self, input: Any) -> Any:
         n = self._n
         shape = tuple(input.shape)
-        dims = ("L",) if n == 1 else ("H", "W") if n == 2 else ("D", "H", "W")
-        want = f"(N, {self.num_features}, {', '.join(dims)}) or ({self.num_features}, " \
-               f"{', '.join(dims)})"
-        if len(shape) not in (n + 1, n + 2):
-            raise ValueError(f"{self!r}: expected a {n + 2}-D batched or {n + 1}-D unbatched "
-                             f"input {want}, got shape {shape}; use InstanceNorm"
-                             f"{max(len(shape) - 2, 1)}d for this rank or add a batch axis")
-        unbatched = len(shape) == n + 1
+        want = self._want()
+        self._check_input_dim(input)
+        unbatched = len(shape) == self._get_no_batch_dim()
         x = input[None] if unbatched else input
         if x.shape[1] != self.num_features:
             # PyTorch only warns when affine=False; a silent mismatch is a bug in the model.

@@ -397,3 +397,34 @@ def test_lazy_module_mixin_for_custom_lazy_modules():
     m32 = LazyScale().float().to(DEVICE)
     m32(dev(np.ones(3, np.float32)))
     assert host(m32.scale).dtype == np.float32 and host(m32.seen).dtype == np.float32
+
+
+def test_norm_check_input_dim_is_the_hook_subclasses_override():
+    # torch 2.13: _BatchNorm.forward calls self._check_input_dim; a BatchNorm2d subclass that
+    # accepts 3-D input normalises over every axis but 1 ("expected 4D input (got 3D input)"
+    # otherwise).
+    class AnyRankBatchNorm2d(nn.BatchNorm2d):
+        def _check_input_dim(self, input):
+            pass
+
+    x = np.arange(24, dtype=np.float32).reshape(4, 3, 2) ** 1.5
+    with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input"):
+        nn.BatchNorm2d(3)(dev(x))
+    bn = AnyRankBatchNorm2d(3).to(DEVICE)
+    assert_allclose(bn(dev(x)), host(nn.BatchNorm1d(3).to(DEVICE)(dev(x))), rtol=1e-5,
+                    atol=1e-6)
+    assert_allclose(bn.running_var, np.array([104.4201, 129.5943, 153.8255], np.float32),
+                    rtol=1e-5)
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input"):
+        nn.BatchNorm1d(3)(dev(x[None]))
+    assert nn.InstanceNorm2d(3)._get_no_batch_dim() == 3
+
+
+def test_embedding_fill_padding_idx_with_zero_for_custom_resets():
+    class Scaled(nn.Embedding):
+        def reset_parameters(self):
+            nn.init.constant_(self.weight, 0.5)
+            self._fill_padding_idx_with_zero()
+
+    e = Scaled(4, 2, padding_idx=2)
+    assert host(e.weight).tolist() == [[0.5, 0.5], [0.5, 0.5], [0.0, 0.0], [0.5, 0.5]]
