@@ -81,8 +81,8 @@ class vectorize:
             return
         if not callable(pyfunc):
             raise TypeError(f"vectorize: pyfunc must be callable, got {type(pyfunc).__name__}")
-        self.__doc__ = doc if doc is not None else pyfunc.__doc__
         functools.update_wrapper(self, pyfunc, updated=())
+        self.__doc__ = doc if doc is not None else pyfunc.__doc__  # after: wraps copies it
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.pyfunc is None:  # the decorator form, given its function
@@ -164,6 +164,12 @@ class vectorize:
                 if len(got) != len(core) or got != want:
                     raise ValueError(f"vectorize: output {n} has core shape {got}, the "
                                      f"signature {self.signature!r} says {core}")
+        # 0-d arguments reach pyfunc unmapped, and it may return a scalar (NumPy's arithmetic
+        # on 0-d arrays gives NumPy scalars): results are arrays, 0-d ones as NumPy's
+        # (made on the arguments' device)
+        home = next((get_aval(a).device for a in arrays), None)
+        outs = [(_np.asarray(o) if home in (None, "cpu") else device_put(_np.asarray(o), home))
+                if _is_scalar(o) else o for o in outs]
         if self.otypes is not None:
             outs = [astype(o, t) for o, t in zip(outs, self.otypes)]
         return tuple(outs) if isinstance(out, tuple) or len(outs) > 1 else outs[0]

@@ -8,7 +8,7 @@ import pytest
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.test_util import check_grads
-from tests.helpers import dev, host
+from tests.helpers import dev, host, is_device_array
 
 RNG = np.random.default_rng(0)
 
@@ -80,3 +80,15 @@ def test_vectorize_as_a_decorator_factory():
     assert total.signature == "(n)->()"
     with pytest.raises(TypeError, match="takes the function"):
         fnp.vectorize(otypes=[float])(1.0, 2.0)
+
+
+def test_vectorize_zero_d_results_and_doc():
+    # NumPy's vectorize returns 0-d arrays for 0-d inputs (pyfunc's NumPy/Python scalar
+    # results included), and doc= is the object's __doc__ (functools.wraps overwrote it)
+    f = fnp.vectorize(lambda a: a + 1, doc="adds one")
+    assert f.__doc__ == "adds one"
+    r = f(3.0)
+    assert is_device_array(r) and r.shape == () and float(host(r)) == 4.0
+    two = fnp.vectorize(lambda a, b: (a + b, 5))(dev(np.float64(2.0)), 3.0)
+    assert all(is_device_array(o) and o.shape == () for o in two)
+    assert [float(host(o)) for o in two] == [5.0, 5.0]
