@@ -820,6 +820,7 @@ def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tu
     log_x = fnp.log(x_s)
     q_series = series & (x_s <= 1.1) & fnp.where(
         x_s <= 0.5, a_s * log_x > -0.4, a_s < x_s * 1.1)
+    x_q = fnp.where(q_series, x_s, 0.0)  # the other lanes' x^n / n! could overflow
     init = (fnp.asarray(0, dtype=numpy.int32), 1.0 / a_s, 1.0 / a_s, b0,
             zero + 1.0 / tiny, 1.0 / b0, 1.0 / b0, fnp.logical_not(valid), zero + 1.0, zero)
     if shadow:
@@ -847,7 +848,7 @@ def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tu
         nf = fnp.asarray(n, dtype=dt)  # int32 + float32 would promote to float64
         term = term * x_s / (a_s + nf)
         total = total + term
-        fac = fac * -x_s / nf
+        fac = fac * -x_q / nf
         q_term = fac / (a_s + nf)
         q_sum = q_sum + q_term
         b, c, d, delta = fraction(nf, a_s, b, c, d)
@@ -958,6 +959,13 @@ def _gammaincc_const_a(a: Any, x: Any) -> Any:
     differentiated."""
     a, x = _igam_args("gammaincc", a, x)
     return _gammaincc_x(_ew.stop_gradient(a), x)
+
+
+def _gammainc_const_a(a: Any, x: Any) -> Any:
+    """gammainc for callers whose ``a`` has a zero derivative by construction (see
+    :func:`_gammaincc_const_a`)."""
+    a, x = _igam_args("gammainc", a, x)
+    return _gammainc_x(_ew.stop_gradient(a), x)
 
 
 def gammainc(a: Any, x: Any) -> Any:

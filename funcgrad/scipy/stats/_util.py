@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.errors import DTypeError
+from funcgrad.lax import while_loop
+from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _special
 
@@ -66,3 +69,41 @@ def log1mexp(a: Any) -> Any:
 def prob_ok(out: Any, q: Any) -> Any:
     """nan where the probability ``q`` of a quantile function is outside ``[0, 1]`` (as SciPy)."""
     return fnp.where((q >= 0) & (q <= 1), out, numpy.nan)
+
+
+def discrete_quantile(holds: Callable[[Any], Any], q: Any, guess: Any, lo: Any, hi: Any,
+                      upper: bool) -> Any:
+    """The quantile of a discrete distribution on the integers ``lo..hi``: the smallest ``k``
+    there for which ``holds(k)`` (``cdf(k) >= q``, or ``sf(k) <= q`` for ``upper``; it holds
+    from some ``k`` on). Searched from ``guess`` (a normal approximation) by galloping away
+    from it with doubling steps until the answer is bracketed, then bisecting: a few steps
+    near the guess, logarithmically many far from it. ``q`` at ``0``/``1`` gives the ends
+    (``lo - 1`` and ``hi``, SciPy's convention; swapped for ``upper``), outside ``[0, 1]``
+    nan. Piecewise constant: no derivative."""
+    q, guess, lo, hi = (stop_gradient(v) for v in fnp.broadcast_arrays(q, guess, lo, hi))
+    inner = (q > 0) & (q < 1)
+    top = fnp.where(fnp.isfinite(hi), hi, fnp.maximum(lo, 2.0 ** 52))
+    k0 = fnp.clip(fnp.where(inner & fnp.isfinite(guess), fnp.floor(guess), lo), lo, top)
+
+    def cond(s: tuple) -> Any:
+        return (s[0] < 400) & fnp.logical_not(fnp.all(s[5]))
+
+    def body(s: tuple) -> tuple:
+        i, k, a, b, step, done = s  # holds(b), not holds(a): the answer is in (a, b]
+        h = holds(k)
+        a_n = fnp.where(h, a, fnp.maximum(a, k))
+        b_n = fnp.where(h, fnp.minimum(b, k), b)
+        mid = fnp.floor(0.5 * (a_n + fnp.minimum(b_n, top + 1.0)))
+        gallop = fnp.where(h, k - step, k + step)
+        k_n = fnp.where((gallop > a_n) & (gallop < b_n), gallop, mid)
+        fin = b_n - a_n <= 1.0
+        keep = done | fin
+        return (i + 1, fnp.where(keep, k, fnp.clip(k_n, lo, top)), fnp.where(done, a, a_n),
+                fnp.where(done, b, b_n), step * 2.0, keep)
+
+    init = (fnp.asarray(0, dtype=numpy.int32), k0, lo - 1.0, hi + 0.0 * lo,
+            fnp.ones_like(k0), fnp.logical_not(inner))
+    k = while_loop(cond, body, init)[3]
+    first, last = (hi, lo - 1.0) if upper else (lo - 1.0, hi)
+    k = fnp.where(q == 0, first, fnp.where(q == 1, last, k))
+    return fnp.where((q >= 0) & (q <= 1), k, numpy.nan)

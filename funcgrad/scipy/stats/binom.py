@@ -18,9 +18,15 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, nan_at, promote
+from funcgrad.scipy.stats._util import (
+    discrete_quantile,
+    is_integer,
+    log_prob,
+    nan_at,
+    promote,
+)
 
-__all__ = ["logpmf", "pmf", "cdf", "sf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
@@ -92,3 +98,64 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     out = _sp._betainc_const_ab(k_s + 1.0, n_s - k_s, p)
     out = nan_at(fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0).astype(out.dtype)), k)
     return fnp.where(ok, out, numpy.nan)
+
+
+def logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the CDF (``log1p(-sf)`` where the CDF is near 1).
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> round(float(binom.logcdf(1, 2, 0.5)), 12)
+        -0.287682072452
+    """
+    return log_prob(cdf(k, n, p, loc), sf(k, n, p, loc))
+
+
+def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the survival function.
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> round(float(binom.logsf(1, 2, 0.5)), 12)
+        -1.38629436112
+    """
+    return log_prob(sf(k, n, p, loc), cdf(k, n, p, loc))
+
+
+def _quantile(name: str, q: Any, n: Any, p: Any, loc: Any, upper: bool) -> Any:
+    q, n, p, loc = promote(name, q, n, p, loc)
+    ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)
+    n_s, p_s = fnp.where(ok, n, 1.0), fnp.where(ok, p, 0.5)
+    z = _sp.ndtri(fnp.where((q > 0) & (q < 1), q, 0.5))
+    z = -z if upper else z
+    sd = fnp.sqrt(n_s * p_s * (1.0 - p_s))
+    guess = n_s * p_s + sd * z + (1.0 - 2.0 * p_s) * (z * z - 1.0) / 6.0
+
+    def holds(k: Any) -> Any:
+        return (sf(k, n_s, p_s) <= q) if upper else (cdf(k, n_s, p_s) >= q)
+
+    k = discrete_quantile(holds, q, guess, 0.0, n_s, upper)
+    return fnp.where(ok, k + loc, numpy.nan)
+
+
+def ppf(q: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Quantile function: the smallest ``k`` with ``cdf(k) >= q`` (``loc - 1`` at ``q = 0``,
+    ``n + loc`` at 1, nan outside ``[0, 1]``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> float(binom.ppf(0.3, 10, 0.3))
+        2.0
+    """
+    return _quantile("binom.ppf", q, n, p, loc, upper=False)
+
+
+def isf(q: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Inverse survival function: the smallest ``k`` with ``sf(k) <= q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import binom
+        >>> float(binom.isf(0.3, 10, 0.3))
+        4.0
+    """
+    return _quantile("binom.isf", q, n, p, loc, upper=True)

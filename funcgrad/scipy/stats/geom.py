@@ -17,9 +17,9 @@ import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, nan_at, promote
+from funcgrad.scipy.stats._util import discrete_quantile, is_integer, nan_at, promote
 
-__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _p_ok(out: Any, p: Any) -> Any:
@@ -113,3 +113,42 @@ def logsf(k: Any, p: Any, loc: Any = 0) -> Any:
     """
     k, log_sf, p = _log_sf_args("geom.logsf", k, p, loc)
     return _p_ok(nan_at(log_sf, k), p)
+
+
+def _quantile(name: str, q: Any, p: Any, loc: Any, upper: bool) -> Any:
+    q, p, loc = promote(name, q, p, loc)
+    ok = (p > 0) & (p <= 1)
+    p_s = fnp.where(ok, p, 0.5)
+    q_s = fnp.where((q > 0) & (q < 1), q, 0.5)
+    # sf(k) = (1 - p)^k: the quantile is within a step of log(tail) / log(1 - p).
+    log_tail = _q.log(q_s) if upper else _q.log1p(-q_s)
+    guess = fnp.where(p_s < 1, log_tail / _q.log1p(-fnp.where(p_s < 1, p_s, 0.5)) - 1.0, 1.0)
+
+    def holds(k: Any) -> Any:
+        return (sf(k, p_s) <= q) if upper else (cdf(k, p_s) >= q)
+
+    k = discrete_quantile(holds, q, guess, 1.0, numpy.inf, upper)
+    return _p_ok(k + loc, p)
+
+
+def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
+    """Quantile function: the smallest ``k`` with ``cdf(k) >= q`` (``loc`` at ``q = 0``,
+    ``inf`` at 1).
+
+    Example:
+        >>> from funcgrad.scipy.stats import geom
+        >>> float(geom.ppf(0.3, 0.3))
+        1.0
+    """
+    return _quantile("geom.ppf", q, p, loc, upper=False)
+
+
+def isf(q: Any, p: Any, loc: Any = 0) -> Any:
+    """Inverse survival function: the smallest ``k`` with ``sf(k) <= q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import geom
+        >>> float(geom.isf(0.3, 0.3))
+        4.0
+    """
+    return _quantile("geom.isf", q, p, loc, upper=True)

@@ -16,9 +16,15 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, nan_at, promote
+from funcgrad.scipy.stats._util import (
+    discrete_quantile,
+    is_integer,
+    log_prob,
+    nan_at,
+    promote,
+)
 
-__all__ = ["logpmf", "pmf", "cdf", "sf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _ok(out: Any, n: Any, p: Any) -> Any:
@@ -89,3 +95,65 @@ def sf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     out = _sp.betainc(k_s + 1.0, n_s, 1.0 - p)
     out = fnp.where(inside, out, fnp.where(k < 0, 1.0, 0.0).astype(out.dtype))
     return _ok(nan_at(out, k), n, p)
+
+
+def logcdf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the CDF (``log1p(-sf)`` where the CDF is near 1).
+
+    Example:
+        >>> from funcgrad.scipy.stats import nbinom
+        >>> round(float(nbinom.logcdf(1, 2, 0.5)), 12)
+        -0.69314718056
+    """
+    return log_prob(cdf(k, n, p, loc), sf(k, n, p, loc))
+
+
+def logsf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the survival function.
+
+    Example:
+        >>> from funcgrad.scipy.stats import nbinom
+        >>> round(float(nbinom.logsf(1, 2, 0.5)), 12)
+        -0.69314718056
+    """
+    return log_prob(sf(k, n, p, loc), cdf(k, n, p, loc))
+
+
+def _quantile(name: str, q: Any, n: Any, p: Any, loc: Any, upper: bool) -> Any:
+    q, n, p, loc = promote(name, q, n, p, loc)
+    ok = (n > 0) & (p > 0) & (p <= 1)
+    n_s, p_s = fnp.where(ok, n, 1.0), fnp.where(ok, p, 0.5)
+    z = _sp.ndtri(fnp.where((q > 0) & (q < 1), q, 0.5))
+    z = -z if upper else z
+    mean = n_s * (1.0 - p_s) / p_s
+    sd = fnp.sqrt(mean / p_s)
+    guess = mean + sd * z + (2.0 - p_s) / (6.0 * fnp.sqrt(n_s * (1.0 - p_s) + 1e-300)) * (
+        z * z - 1.0) * sd
+
+    def holds(k: Any) -> Any:
+        return (sf(k, n_s, p_s) <= q) if upper else (cdf(k, n_s, p_s) >= q)
+
+    k = discrete_quantile(holds, q, guess, 0.0, numpy.inf, upper)
+    return _ok(k + loc, n, p)
+
+
+def ppf(q: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Quantile function: the smallest ``k`` with ``cdf(k) >= q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import nbinom
+        >>> float(nbinom.ppf(0.3, 5, 0.4))
+        5.0
+    """
+    return _quantile("nbinom.ppf", q, n, p, loc, upper=False)
+
+
+def isf(q: Any, n: Any, p: Any, loc: Any = 0) -> Any:
+    """Inverse survival function: the smallest ``k`` with ``sf(k) <= q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import nbinom
+        >>> float(nbinom.isf(0.3, 5, 0.4))
+        9.0
+    """
+    return _quantile("nbinom.isf", q, n, p, loc, upper=True)

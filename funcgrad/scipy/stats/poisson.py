@@ -1,6 +1,7 @@
 """The Poisson distribution, as ``scipy.stats.poisson`` (``mu``, ``loc``).
 
-``cdf`` is differentiable in ``mu`` (its derivative in ``k`` is zero).
+``cdf``/``sf`` are differentiable in ``mu`` (their derivative in ``k`` is zero); ``ppf``/``isf``
+search the integers (SciPy's values, no derivative).
 
 Example:
     >>> from funcgrad.scipy.stats import poisson
@@ -19,9 +20,15 @@ import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, nan_at, promote
+from funcgrad.scipy.stats._util import (
+    discrete_quantile,
+    is_integer,
+    log_prob,
+    nan_at,
+    promote,
+)
 
-__all__ = ["logpmf", "pmf", "cdf", "entropy"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf", "entropy"]
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -67,6 +74,85 @@ def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
     out = _sp._gammaincc_const_a(fnp.where(inside, k, 0.0) + 1.0, mu)
     out = nan_at(fnp.where(inside, out, 0.0), k)
     return fnp.where(mu >= 0, out, numpy.nan)
+
+
+def sf(k: Any, mu: Any, loc: Any = 0) -> Any:
+    """``P(K > k) = gammainc(floor(k - loc) + 1, mu)``, accurate in the right tail; 1 below
+    the support.
+
+    Example:
+        >>> from funcgrad.scipy.stats import poisson
+        >>> print(f"{float(poisson.sf(20, 2.0)):.6e}")
+        1.088313e-14
+    """
+    k, mu, loc = promote("poisson.sf", k, mu, loc)
+    k = stop_gradient(fnp.floor(k - loc))
+    inside = k >= 0
+    a = stop_gradient(fnp.where(inside, k, 0.0) + 1.0)
+    out = _sp._gammainc_const_a(a, mu)
+    out = nan_at(fnp.where(inside, out, 1.0), k)
+    return fnp.where(mu >= 0, out, numpy.nan)
+
+
+def logcdf(k: Any, mu: Any, loc: Any = 0) -> Any:
+    """Log of the CDF (``log1p(-sf)`` where the CDF is near 1).
+
+    Example:
+        >>> from funcgrad.scipy.stats import poisson
+        >>> round(float(poisson.logcdf(2, 2.0)), 12)
+        -0.390562087392
+    """
+    return log_prob(cdf(k, mu, loc), sf(k, mu, loc))
+
+
+def logsf(k: Any, mu: Any, loc: Any = 0) -> Any:
+    """Log of the survival function.
+
+    Example:
+        >>> from funcgrad.scipy.stats import poisson
+        >>> round(float(poisson.logsf(20, 2.0)), 6)
+        -32.151539
+    """
+    return log_prob(sf(k, mu, loc), cdf(k, mu, loc))
+
+
+def _quantile(name: str, q: Any, mu: Any, loc: Any, upper: bool) -> Any:
+    q, mu, loc = promote(name, q, mu, loc)
+    mu_s = fnp.where(mu >= 0, mu, 1.0)
+    z = _sp.ndtri(fnp.where((q > 0) & (q < 1), q, 0.5))
+    z = -z if upper else z
+    # Cornish-Fisher: mean + sd z + skewness (z^2 - 1) / 6 (skewness 1 / sqrt(mu)).
+    guess = mu_s + fnp.sqrt(mu_s) * z + (z * z - 1.0) / 6.0
+
+    def holds(k: Any) -> Any:
+        return (sf(k, mu_s) <= q) if upper else (cdf(k, mu_s) >= q)
+
+    k = discrete_quantile(holds, q, guess, 0.0, numpy.inf, upper)
+    return fnp.where(mu >= 0, k + loc, numpy.nan)
+
+
+def ppf(q: Any, mu: Any, loc: Any = 0) -> Any:
+    """Quantile function: the smallest ``k`` with ``cdf(k) >= q`` (``loc - 1`` at ``q = 0``,
+    ``inf`` at 1, nan outside ``[0, 1]``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import poisson
+        >>> float(poisson.ppf(0.3, 3.0))
+        2.0
+    """
+    return _quantile("poisson.ppf", q, mu, loc, upper=False)
+
+
+def isf(q: Any, mu: Any, loc: Any = 0) -> Any:
+    """Inverse survival function: the smallest ``k`` with ``sf(k) <= q``, from the upper tail
+    itself (``isf(1e-20, 3)`` is 30; SciPy's gives nan there).
+
+    Example:
+        >>> from funcgrad.scipy.stats import poisson
+        >>> float(poisson.isf(0.3, 3.0)), float(poisson.isf(1e-20, 3.0))
+        (4.0, 30.0)
+    """
+    return _quantile("poisson.isf", q, mu, loc, upper=True)
 
 
 _ENTROPY_TERMS = 250  # k < 250 holds all but ~1e-30 of the mass for mu < 100

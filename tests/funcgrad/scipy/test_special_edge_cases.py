@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -86,6 +87,11 @@ def test_gammaincc_small_shape_keeps_relative_precision():
                      0.5515631378934074])
     assert_allclose(fsp.gammaincc(a, x), want, rtol=1e-13)
     assert_allclose(funcgrad.grad(fsp.gammaincc)(0.01, 0.5), 0.5655459116640782, rtol=1e-7)
+    # Beside a lane on that series, a large x must not overflow the unused series' terms.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fsp.gammaincc(dev(np.array([1e-3, 5000.0])), dev(np.array([0.5, 1e4])))
+    assert_allclose(got, np.array([0.0005600666564707501, 0.0]), atol=1e-300, rtol=1e-12)
 
 
 def test_gammainc_derivative_in_x_under_transforms():
