@@ -15,7 +15,7 @@ from funcgrad.backend import device_of
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
-from funcgrad_nn._convolution import dtype_mismatch
+from funcgrad_nn._convolution import dtype_mismatch, transposed_output_padding
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, ntuple, place
 from funcgrad_nn.layers.lazy import LazyModuleMixin
@@ -232,6 +232,26 @@ class _ConvTransposeNd(_ConvNd):
                  device: str | None = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype, output_padding)
+
+    def _output_padding(self, input: Any, output_size: Any, stride: Any, padding: Any,
+                        kernel_size: Any, num_spatial_dims: int, dilation: Any = None
+                        ) -> Any:
+        """The output padding that gives ``output_size`` (``self.output_padding`` without
+        one): PyTorch's helper, which subclasses writing their own forward call.
+
+        >>> import numpy as np
+        >>> m = ConvTranspose1d(1, 1, 3, stride=2)
+        >>> m._output_padding(np.ones((1, 1, 4)), [10], m.stride, m.padding, m.kernel_size, 1)
+        [1]
+        """
+        if output_size is None:
+            return self.output_padding
+        n = int(num_spatial_dims)
+        dil = self.dilation if dilation is None else tuple(dilation)
+        in_sizes = tuple(int(v) for v in input.shape[-n:])
+        return list(transposed_output_padding(
+            in_sizes, tuple(kernel_size), tuple(stride), tuple(padding), dil,
+            self.output_padding, output_size, n, type(self).__name__))
 
     def forward(self, input: Any, output_size: Any = None) -> Any:
         weight = self._check_input(input)

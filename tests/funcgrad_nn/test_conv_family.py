@@ -404,3 +404,15 @@ def test_conv_forward_hook_for_subclasses_as_pytorch():
     padded = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], mode="reflect")
     assert_allclose(conv(dev(x)), nn.F.conv2d(dev(padded), dev(w), conv.bias), rtol=1e-5,
                     atol=1e-5)
+
+
+def test_conv_transpose_output_padding_helper_as_pytorch():
+    # torch 2.13: ConvTranspose2d(2, 3, 3, stride=2, padding=1)._output_padding(ones(1, 2, 4,
+    # 5), [8, 10], ...) == [1, 1]; None gives (0, 0); [12, 10] raises ValueError
+    m = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    x = np.ones((1, 2, 4, 5), np.float32)
+    args = (m.stride, m.padding, m.kernel_size, 2, m.dilation)
+    assert m._output_padding(x, [8, 10], *args) == [1, 1]
+    assert m._output_padding(x, None, *args) == (0, 0)
+    with pytest.raises(ValueError, match="valid sizes"):
+        m._output_padding(x, [12, 10], *args)
