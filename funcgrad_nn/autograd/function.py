@@ -229,7 +229,7 @@ class _Call:
     reach ``forward``.
     """
 
-    __slots__ = ("cls", "nargs", "array_pos", "others", "kw_names")
+    __slots__ = ("cls", "nargs", "array_pos", "others", "kw_names", "static_out")
 
     def __init__(self, cls: type, args: tuple, inner: list[Any],
                  kw_names: tuple[str, ...] = ()) -> None:
@@ -237,6 +237,10 @@ class _Call:
         ``len(kw_names)`` arguments were given by keyword (and go to ``forward`` so)."""
         self.cls = cls
         self.kw_names = kw_names
+        #: the outputs of forward that are neither arrays nor numbers (a string, an object:
+        #: PyTorch passes them through untracked), by their place in the output; the rule's
+        #: output has None there
+        self.static_out: dict[tuple, Any] = {}
         self.nargs = len(args)
         self.array_pos = tuple(i for i, a in enumerate(args) if _is_array(a))
         self.others = {i: _hollow(a, inner) for i, a in enumerate(args)
@@ -276,6 +280,33 @@ def _unwrap_out(trace: TensorViewTrace, out: Any) -> Any:
         return (list if isinstance(out, list) else tuple)(
             _map_arrays(o, lambda v: unwrap(trace, v)) for o in out)
     return _map_arrays(out, lambda v: unwrap(trace, v))
+
+
+def _hold_static(x: Any, path: tuple, held: dict[tuple, Any]) -> Any:
+    """``x`` with each leaf that is neither an array nor a number (nor None) replaced by
+    None, kept in ``held`` under its path (a custom rule's output holds arrays only; a number
+    may be a scalar computed from the inputs, so it stays an output)."""
+    if _is_array(x) or x is None or isinstance(x, int | float | complex | numpy.generic):
+        return x
+    if type(x) in (list, tuple):
+        return type(x)(_hold_static(v, (*path, i), held) for i, v in enumerate(x))
+    if type(x) is dict:
+        return {k: _hold_static(v, (*path, k), held) for k, v in x.items()}
+    held[path] = x
+    return None
+
+
+def _restore_static(x: Any, held: dict[tuple, Any], path: tuple = ()) -> Any:
+    """The inverse of :func:`_hold_static` on the rule's output."""
+    if not held:
+        return x
+    if path in held:
+        return held[path]
+    if type(x) in (list, tuple):
+        return type(x)(_restore_static(v, held, (*path, i)) for i, v in enumerate(x))
+    if type(x) is dict:
+        return {k: _restore_static(v, held, (*path, k)) for k, v in x.items()}
+    return x
 
 
 def _holds_arrays(x: Any) -> bool:
@@ -330,7 +361,8 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
             ctx._saved = tuple(unwrap(trace, t) for t in ctx._saved)
             for k in _array_attrs(ctx):
                 setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: unwrap(trace, v)))
-        return _unwrap_out(trace, out)
+        call.static_out = {}
+        return _hold_static(_unwrap_out(trace, out), (), call.static_out)
     finally:
         _grad_enabled.reset(grad_token)
         _trace_var.reset(token)
@@ -622,7 +654,8 @@ class Function:
         rule = cls.__dict__.get("_rule") or _build(cls)
         inner: list[Any] = []
         call = _Call(cls, args, inner, kw_names)
-        return rule(call, *[args[i] for i in call.array_pos], *inner)
+        out = rule(call, *[args[i] for i in call.array_pos], *inner)
+        return _restore_static(out, call.static_out)
 
 
 def _keyword_inputs(cls: type, args: tuple, kwargs: dict) -> tuple[tuple, tuple[str, ...]]:

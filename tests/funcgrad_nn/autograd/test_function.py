@@ -984,3 +984,43 @@ def test_scatter_views_as_strided_unique_consecutive_as_pytorch():
     assert seen["diag"] == [[0.0, 1.0, 2.0, 2.0], [1.0, 0.0, 2.0, 2.0], [3.0, 1.0, 0.0, 0.0]]
     assert seen["div"] == np.floor(x / 2).tolist()
     assert seen["tr"] == x.T.tolist()
+
+
+def test_outputs_that_are_no_arrays_pass_through_under_every_transformation():
+    # torch 2.13: forward returning (x * 2, "tag", None) gives the tuple back, backward gets
+    # None for the non-tensor outputs, d/dx sum(out[0]) = 2. Here grad raised "str is not a
+    # valid funcgrad array type"; an object in a dict output passes through too.
+    class Tagged(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, "tag", {"n": "three", "y": x * 3}
+
+        @staticmethod
+        def backward(ctx, g, g_tag, g_d):
+            assert g_tag is None
+            return g * 2 + g_d["y"] * 10
+
+    x = dev(np.array([1.0, 2.0]))
+    out = Tagged.apply(x)
+    assert out[1] == "tag" and out[2]["n"] == "three"
+    assert_close(out[0], [2.0, 4.0])
+
+    def f(x):
+        y, tag, d = Tagged.apply(x)
+        assert tag == "tag" and d["n"] == "three"
+        return y.sum() + d["y"].sum()
+
+    for g in (funcgrad.grad(f), funcgrad.jit(funcgrad.grad(f))):
+        assert_close(g(x), [12.0, 12.0])
+    assert_close(funcgrad.vmap(funcgrad.grad(f))(dev(np.ones((2, 2)))), np.full((2, 2), 12.0))
+
+    class Named(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return "name"
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    assert Named.apply(x) == "name"
