@@ -385,11 +385,30 @@ def install(namespace: dict) -> None:
         # fnp.divmod.nout == 2): code inspecting them works as with NumPy's ufuncs
         fn.nin, fn.nout, fn.nargs = np_ufunc.nin, np_ufunc.nout, np_ufunc.nargs
         fn.identity = np_ufunc.identity
+        if np_ufunc.nin == 1 and np_ufunc.nout == 1:
+            fn.at = _unary_at(fn)  # numpy.negative.at(a, indices) (jnp.negative.at)
         if not (np_ufunc.nin == 2 and np_ufunc.nout == 1):
             continue
         for method in ("outer", "reduce", "accumulate", "at", "reduceat"):
             setattr(fn, method, _bound(fn, method))
         fn._is_binary_ufunc = True  # isinstance(fnp.add, fnp.ufunc), as jnp.add's
+
+
+def _unary_at(fn: Any) -> Any:
+    def at(a: Any, indices: Any, /, *, inplace: bool = True) -> Any:
+        name = fn.__name__
+        if inplace:
+            raise ValueError(f"{name}.at: funcgrad arrays are immutable, so in-place updates "
+                             "are not supported: pass inplace=False and use the returned "
+                             f"array (fnp.{name}.at(a, indices, inplace=False))")
+        # NumPy writes the results back into a, cast to its dtype whatever they are
+        # (numpy.sin.at on an int array truncates; isnan.at on floats writes 0.0 / 1.0)
+        return _at_scan(fn, a, indices, (), get_aval(fnp.asarray(a)).dtype)
+
+    at.__name__ = at.__qualname__ = f"{fn.__name__}.at"
+    at.__doc__ = (f"``numpy.{fn.__name__}.at(a, indices)`` as a new array (``inplace=False``, "
+                  "as JAX's): a repeated index applies again.")
+    return at
 
 
 def _bound(fn: Any, method: str) -> Any:

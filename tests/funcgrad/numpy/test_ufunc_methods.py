@@ -161,3 +161,19 @@ def test_every_ufunc_has_numpys_arity_attributes():
         assert (f.nin, f.nout, f.nargs, f.identity) == (u.nin, u.nout, u.nargs, u.identity), n
     assert (fnp.sin.nin, fnp.divmod.nout, fnp.frexp.nout) == (1, 2, 2)
     assert isinstance(fnp.add, fnp.ufunc) and not isinstance(fnp.sin, fnp.ufunc)
+
+
+def test_unary_ufunc_at():
+    # numpy.<unary ufunc>.at(a, indices) (jnp.negative.at): unbuffered (a repeated index
+    # applies again), results cast back to a's dtype as NumPy's (sin.at on ints truncates)
+    a = dev(np.array([1.5, -2.0, 4.0, 0.25]))
+    got = fnp.negative.at(a, dev(np.array([0, 0, 2])), inplace=False)
+    assert_allclose(got, np.array([1.5, -2.0, -4.0, 0.25]))
+    assert_allclose(fnp.sqrt.at(a, dev(np.array([2, 2])), inplace=False),
+                    np.array([1.5, -2.0, np.sqrt(2.0), 0.25]))
+    ints = fnp.sin.at(dev(np.array([3, -2, 5])), 1, inplace=False)
+    assert host(ints).dtype == np.int64 and host(ints).tolist() == [3, 0, 5]
+    g = funcgrad.grad(lambda v: fnp.sum(fnp.exp.at(v, 0, inplace=False)))(a)
+    assert_allclose(g, np.array([np.exp(1.5), 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="inplace=False"):
+        fnp.negative.at(a, 0)
