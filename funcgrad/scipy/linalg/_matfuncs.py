@@ -19,6 +19,9 @@ from funcgrad.api import jvp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
+from funcgrad.lax import stop_gradient
+from funcgrad.ops import schur as _schur
+from funcgrad.scipy.linalg._sylvester import solve_sylvester
 from funcgrad.scipy.linalg._util import (
     as_double,
     as_inexact,
@@ -117,8 +120,9 @@ def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
 
     Computed from the eigendecomposition, ``V diag(sqrt(w)) V^-1`` (the principal branch of
     ``sqrt``), so it is differentiable (where the eigenvalues are distinct) and works under
-    ``jit``/``vmap``; its accuracy is that of ``V``'s conditioning, so defective (non
-    diagonalizable) matrices are not supported. SciPy returns a real array when a real root
+    ``jit``/``vmap``; its accuracy is that of ``V``'s conditioning. A concrete matrix whose
+    ``V`` is ill-conditioned (defective ones included) gets SciPy's Schur-form value instead,
+    with the derivative solving ``X dX + dX X = dA``. SciPy returns a real array when a real root
     exists; take ``.real`` for those. With ``disp=False`` returns ``(X, errest)``,
     ``errest = ||X X - A||_F^2 / ||A||_F`` (SciPy's estimate); ``blocksize`` has no effect.
 
@@ -130,9 +134,9 @@ def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
     """
     a = as_inexact(A)
     check_square("sqrtm", a)
-    w, v = fnp.linalg.eig(a)
-    x = fnp.linalg.solve(fnp.swapaxes(v, -1, -2),
-                         fnp.swapaxes(v * fnp.sqrt(w)[..., None, :], -1, -2)).swapaxes(-1, -2)
+    # dX solves X dX + dX X = dA (Bartels-Stewart, defective X included)
+    x = _through_eig(a, fnp.sqrt, _sqrt_upper,
+                     lambda root, da: solve_sylvester(root, root, da, tol=0.0))
     if disp:
         return x
     resid = fnp.matmul(x, x) - a.astype(get_aval(x).dtype)
@@ -140,13 +144,86 @@ def sqrtm(A: Any, disp: bool = True, blocksize: int = 64) -> Any:  # noqa: N803
     return x, fro ** 2 / fnp.linalg.norm(a, axis=(-2, -1))
 
 
-def _through_eig(a: Any, f: Any) -> Any:
-    """``V diag(f(w)) V^-1`` for ``a = V diag(w) V^-1``."""
+def _through_eig(a: Any, f: Any, schur_fallback: Any = None, frechet: Any = None) -> Any:
+    """``V diag(f(w)) V^-1`` for ``a = V diag(w) V^-1``. With ``schur_fallback`` (a function of
+    an upper triangular NumPy matrix), a concrete ``a`` whose eigenvectors are
+    ill-conditioned (defective or nearly so, where ``V^-1`` is meaningless) gets its value from
+    the complex Schur form instead, ``Z f(T) Z^H``; its derivative is then ``frechet(F, dA)``
+    (``F`` the value, a constant) when given, else the eigenvector formula's."""
     w, v = fnp.linalg.eig(a)
     fw = fnp.asarray(f(w)).astype(get_aval(v).dtype)
     vt = fnp.swapaxes(v, -1, -2)
-    return fnp.swapaxes(fnp.linalg.solve(vt, fnp.swapaxes(v * fw[..., None, :], -1, -2)),
-                        -1, -2)
+    x = fnp.swapaxes(fnp.linalg.solve(vt, fnp.swapaxes(v * fw[..., None, :], -1, -2)),
+                     -1, -2)
+    if schur_fallback is None:
+        return x
+    host_v = _concrete(v)
+    host_a = _concrete(a)
+    if host_v is None or host_a is None or host_v.size == 0:
+        return x   # traced (jit/vmap): the eigenvector route only (documented)
+    with numpy.errstate(all="ignore"):
+        conds = numpy.linalg.cond(host_v.reshape((-1,) + host_v.shape[-2:]))
+    if not numpy.any(~numpy.isfinite(conds) | (conds > _EIGVEC_COND_LIMIT)):
+        return x
+    dt = get_aval(x).dtype
+    exact = numpy.empty(host_v.shape, dt)
+    flat_a = host_a.reshape((-1,) + host_a.shape[-2:]).astype(dt)
+    for i, m in enumerate(flat_a):
+        t, z = (to_numpy(y) for y in _schur.schur(m, "complex"))
+        exact.reshape((-1,) + exact.shape[-2:])[i] = z @ schur_fallback(t) @ z.conj().T
+    exact_arr = const_like(x, exact)
+    if frechet is not None:
+        # the value exact_arr, the derivative frechet's (linear in a - a = 0)
+        return exact_arr + frechet(exact_arr, (a - stop_gradient(a)).astype(dt))
+    return fnp.where(fnp.isfinite(x), x + stop_gradient(exact_arr - x), stop_gradient(exact_arr))
+
+
+# Above this condition number of the eigenvector matrix, sqrtm/logm take their value from the
+# Schur form (V^-1 loses about log10(cond) digits).
+_EIGVEC_COND_LIMIT = 1e6
+
+
+def _concrete(x: Any) -> Any:
+    """``x``'s value as a NumPy array when it is known (not traced), else None."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    return to_numpy(x)
+
+
+def _sqrt_upper(t: numpy.ndarray) -> numpy.ndarray:
+    """The principal square root of an upper triangular matrix (Bjorck and Hammarling's
+    recurrence, SciPy's): column ``j`` solves ``(R[:j, :j] + R[j, j] I) R[:j, j] = T[:j, j]``."""
+    n = t.shape[-1]
+    r = numpy.zeros_like(t)
+    with numpy.errstate(all="ignore"):
+        for j in range(n):
+            r[j, j] = numpy.sqrt(t[j, j])
+            for i in range(j - 1, -1, -1):
+                s = t[i, j] - r[i, i + 1:j] @ r[i + 1:j, j]
+                r[i, j] = s / (r[i, i] + r[j, j])
+    return r
+
+
+def _log_upper(t: numpy.ndarray) -> numpy.ndarray:
+    """The principal logarithm of an upper triangular matrix by inverse scaling and squaring:
+    ``k`` square roots until ``||T^(1/2^k) - I||_1 <= 0.1``, then ``log(I + X)`` by 16-point
+    Gauss-Legendre quadrature of ``X (I + s X)^-1`` over ``[0, 1]`` (accurate to rounding for
+    such ``X``), times ``2^k``."""
+    n = t.shape[-1]
+    eye = numpy.eye(n, dtype=t.dtype)
+    k = 0
+    with numpy.errstate(all="ignore"):
+        while k < 64 and numpy.abs(t - eye).sum(axis=0).max() > 0.1:
+            t = _sqrt_upper(t)
+            k += 1
+        x = t - eye
+        nodes, weights = numpy.polynomial.legendre.leggauss(16)
+        out = numpy.zeros_like(t)
+        for s_, w_ in zip((nodes + 1) / 2, weights / 2, strict=True):
+            out += w_ * numpy.linalg.solve(eye + s_ * x, x)
+    return out * 2.0 ** k
 
 
 def _norm1(x: Any) -> Any:
@@ -185,7 +262,9 @@ def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
     eigendecomposition, ``V diag(log(w)) V^-1``, with the principal branch of ``log``. Always
     complex, like :func:`sqrtm` (SciPy returns a real array when the logarithm is real: take
     ``.real``); differentiable where the eigenvalues are distinct, ``jit``/``vmap``-able;
-    defective matrices are not supported. With ``disp=False`` returns ``(X, errest)``,
+    a concrete matrix with ill-conditioned eigenvectors (defective ones included) gets its
+    value from the Schur form (inverse scaling and squaring), as SciPy's. With ``disp=False``
+    returns ``(X, errest)``,
     ``errest = ||expm(X) - A||_1 / ||A||_1``, as SciPy.
 
     Example:
@@ -196,7 +275,7 @@ def logm(A: Any, disp: bool = True) -> Any:  # noqa: N803
     """
     a = as_double(A)   # SciPy's dtype: double precision, whatever the input's
     check_square("logm", a)
-    x = _through_eig(a, fnp.log)
+    x = _through_eig(a, fnp.log, _log_upper)
     if disp:
         return x
     return x, _norm1(expm(x) - a.astype(get_aval(x).dtype)) / _norm1(a)

@@ -53,3 +53,24 @@ def test_derivatives_and_transforms() -> None:
                     atol=1e-12)
     assert_allclose(funcgrad.jit(fsl.logm)(dev(_A)), sla.logm(_A).astype(complex),
                     rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("a", [
+    np.array([[1.0, 1.0], [0.0, 1.0]]),                               # a Jordan block
+    np.array([[4.0, 1.0, 0.0], [0.0, 4.0, 1.0], [0.0, 0.0, 4.0]]),
+    np.array([[-1.0, 1.0], [0.0, -1.0]]),                             # on the branch cut
+    np.array([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]) + 0j,
+])
+def test_sqrtm_and_logm_of_defective_matrices_are_scipys(a) -> None:
+    # V^-1 is meaningless there: the values came out wrong (sqrtm of the Jordan block gave
+    # the identity); they now come from the Schur form, as SciPy's.
+    x = fsl.sqrtm(dev(a))
+    assert_allclose(x, sla.sqrtm(a).astype(complex), rtol=1e-12, atol=1e-12)
+    assert_allclose(fsl.logm(dev(a)), sla.logm(a).astype(complex), rtol=1e-12, atol=1e-12)
+
+
+def test_sqrtm_derivative_at_a_jordan_block() -> None:
+    # dX solves X dX + dX X = dA; central differences of SciPy's sqrtm give these values.
+    j = np.array([[1.0, 1.0], [0.0, 1.0]])
+    g = funcgrad.grad(lambda m: fnp.real(fsl.sqrtm(m)).sum())(dev(j))
+    assert_allclose(g, np.array([[0.375, 0.5], [0.3125, 0.375]]), rtol=1e-10)
