@@ -137,7 +137,7 @@ class Exported:
         >>> import numpy as np, funcgrad
         >>> exp = funcgrad.export.export(lambda x: x * 2.0)(np.ones(3, np.float32))
         >>> exp.in_avals, exp.out_info
-        ((ShapedArray(f32[3], device='cpu'),), ShapeDtypeStruct(shape=(3,), dtype=float32))
+        ((ShapedArray(float32[3], device='cpu'),), ShapeDtypeStruct(shape=(3,), dtype=float32))
         >>> again = funcgrad.export.deserialize(exp.serialize())
         >>> again(np.arange(3, dtype=np.float32)).tolist()
         [0.0, 2.0, 4.0]

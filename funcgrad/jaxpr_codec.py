@@ -143,7 +143,7 @@ def decode_aval(d: Any) -> ShapedArray:
 
     Example:
         >>> decode_aval({"shape": [2], "dtype": "int32", "weak": False, "device": False})
-        ShapedArray(i32[2])
+        ShapedArray(int32[2])
     """
     try:
         shape = tuple(int(s) for s in d["shape"])
