@@ -1138,6 +1138,14 @@ class _StateView:
     def keys(self) -> list[Any]:
         return [p for p, _ in self.items()]
 
+    def get(self, param: Any, default: Any = None) -> Any:
+        """``state[param]`` if the parameter has state, else ``default`` (dict's ``get``)."""
+        return self[param] if param in self else default
+
+    def clear(self) -> None:
+        """Drop every parameter's state (PyTorch's ``optimizer.state.clear()``)."""
+        self._opt.state = {}
+
     def __iter__(self) -> Any:
         return (p for p, _ in self._opt._items())
 

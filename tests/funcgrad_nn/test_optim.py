@@ -313,6 +313,9 @@ def test_state_is_writable_as_pytorchs_defaultdict():
     assert_allclose(host(opt.state[w]["momentum_buffer"]), np.array([1.0, 2.0, 3.0]))
     del opt.state[w]["tag"]
     assert "tag" not in opt.state_dict()["state"][0]
+    assert opt.state.get(w)["count"] == 2
+    opt.state.clear()
+    assert opt.state.get(w) is None and opt.state_dict()["state"] == {}
     # loaded entries of no algorithm's: in the (floating) parameter's dtype, as PyTorch's
     # load_state_dict casts every tensor but "step"
     v = dev(np.zeros(3, np.float32))
