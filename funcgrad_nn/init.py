@@ -301,6 +301,58 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     return _fill(tensor, out[:n])
 
 
+def _no_grad_uniform_(tensor: Any, a: float, b: float, generator: Any = None) -> Any:
+    """PyTorch's private helper behind :func:`uniform_` (code that builds its own
+    initialisers imports it); here the same function (initialisers never record gradients).
+
+    >>> import numpy as np
+    >>> bool((_no_grad_uniform_(np.empty(5), 2.0, 3.0, generator=0) >= 2).all())
+    True
+    """
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor: Any, mean: float, std: float, generator: Any = None) -> Any:
+    """PyTorch's private helper behind :func:`normal_` (see :func:`_no_grad_uniform_`).
+
+    >>> import numpy as np
+    >>> _no_grad_normal_(np.empty(3), 0.0, 1.0, generator=0).shape
+    (3,)
+    """
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(tensor: Any, mean: float, std: float, a: float, b: float,
+                           generator: Any = None) -> Any:
+    """PyTorch's private helper behind :func:`trunc_normal_` (timm-style code imports it).
+
+    >>> import numpy as np
+    >>> bool((np.abs(_no_grad_trunc_normal_(np.empty(50), 0.0, 1.0, -1.0, 1.0, 0)) <= 1).all())
+    True
+    """
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor: Any, val: float) -> Any:
+    """PyTorch's private helper behind :func:`constant_`.
+
+    >>> import numpy as np
+    >>> _no_grad_fill_(np.empty(2), 7.0)
+    array([7., 7.])
+    """
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor: Any) -> Any:
+    """PyTorch's private helper behind :func:`zeros_`.
+
+    >>> import numpy as np
+    >>> _no_grad_zero_(np.ones(2))
+    array([0., 0.])
+    """
+    return zeros_(tensor)
+
+
 @_in_place
 def constant_(tensor: Any, val: float) -> Any:
     """Fill with ``val``.

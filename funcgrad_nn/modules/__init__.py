@@ -40,6 +40,17 @@ _single, _pair, _triple, _quadruple = (_ntuple(n, f"_{w}") for n, w in
                                        ((1, "single"), (2, "pair"), (3, "triple"),
                                         (4, "quadruple")))
 
+
+def _reverse_repeat_tuple(t: Any, n: int) -> tuple:
+    """PyTorch's helper: the elements of ``t`` last first, each repeated ``n`` times (a
+    padding tuple in ``F.pad``'s order, as custom convolutions build
+    ``_reversed_padding_repeated_twice``).
+
+    >>> _reverse_repeat_tuple((1, 2), 2)
+    (2, 2, 1, 1)
+    """
+    return tuple(x for x in reversed(t) for _ in range(n))
+
 # torch.nn.modules.<submodule>: (where funcgrad_nn defines the private bases, the names).
 _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "activation": ("funcgrad_nn.layers.activation", (
@@ -67,7 +78,8 @@ _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
         "_InstanceNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
         "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d")),
     "lazy": ("funcgrad_nn.layers.lazy", ("LazyModuleMixin",)),
-    "linear": (None, ("Identity", "Linear", "Bilinear", "LazyLinear")),
+    "linear": ("funcgrad_nn.layers.linear", ("Identity", "Linear", "Bilinear", "LazyLinear",
+                                              "NonDynamicallyQuantizableLinear")),
     "loss": ("funcgrad_nn.losses", (
         "_Loss", "_WeightedLoss", "L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss",
         "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss",
@@ -147,7 +159,7 @@ def _build() -> dict[str, types.ModuleType]:
         mod.__all__ = [n for n in names if not n.startswith("_")]
         out[sub] = mod
     utils = types.ModuleType(f"{__name__}.utils", "torch.nn.modules.utils' tuple helpers.")
-    for n in ("_ntuple", "_single", "_pair", "_triple", "_quadruple"):
+    for n in ("_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple"):
         setattr(utils, n, globals()[n])
     out["utils"] = utils
     return out

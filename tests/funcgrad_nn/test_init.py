@@ -253,3 +253,22 @@ def test_private_fan_helpers_errors_as_torch():
         init._calculate_fan_in_and_fan_out(np.empty(3))
     with pytest.raises(ValueError, match="Mode fan_avg not supported"):
         init._calculate_correct_fan(np.empty((2, 2)), "fan_avg")
+
+
+def test_private_no_grad_helpers_and_module_utils_that_ported_code_imports():
+    # torch 2.13: torch.nn.init._no_grad_trunc_normal_ (timm), _no_grad_uniform_/normal_/
+    # fill_/zero_; torch.nn.modules.utils._reverse_repeat_tuple((1, 2, 3), 2) ==
+    # (3, 3, 2, 2, 1, 1); torch.nn.modules.linear.NonDynamicallyQuantizableLinear (the type of
+    # MultiheadAttention.out_proj)
+    from funcgrad_nn.modules.linear import NonDynamicallyQuantizableLinear
+    from funcgrad_nn.modules.utils import _reverse_repeat_tuple
+
+    w = np.empty(200, np.float32)
+    assert init._no_grad_trunc_normal_(w, 0.0, 1.0, -0.5, 0.5, generator=0) is w
+    assert np.abs(w).max() <= 0.5
+    assert init._no_grad_fill_(w, 2.0) is w and (w == 2).all()
+    assert not init._no_grad_zero_(w).any()
+    assert 1 <= init._no_grad_uniform_(w, 1.0, 2.0, generator=0).min()
+    assert init._no_grad_normal_(w, 5.0, 0.1, generator=0).mean() > 4.9
+    assert _reverse_repeat_tuple((1, 2, 3), 2) == (3, 3, 2, 2, 1, 1)
+    assert type(nn.MultiheadAttention(4, 2).out_proj) is NonDynamicallyQuantizableLinear
