@@ -303,7 +303,9 @@ def fractional_matrix_power(A: Any, t: Any) -> Any:  # noqa: N803
     if not isinstance(t, Tracer) and numpy.ndim(t) == 0 and float(t) == int(float(t)):
         return fnp.linalg.matrix_power(a, int(float(t)))
     # SciPy computes non-integer powers in double precision, whatever the input's.
-    return _through_eig(a.astype(get_aval(as_double(a)).dtype), lambda w: w ** t)
+    # Defective (ill-conditioned V) concrete matrices: exp(t log T) on the Schur form.
+    return _through_eig(a.astype(get_aval(as_double(a)).dtype), lambda w: w ** t,
+                        lambda tri: to_numpy(expm(t * _log_upper(tri))))
 
 
 def _real_if_real(a: Any, x: Any) -> Any:

@@ -61,12 +61,16 @@ def test_derivatives_and_transforms() -> None:
     np.array([[-1.0, 1.0], [0.0, -1.0]]),                             # on the branch cut
     np.array([[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]) + 0j,
 ])
-def test_sqrtm_and_logm_of_defective_matrices_are_scipys(a) -> None:
+def test_sqrtm_logm_and_powers_of_defective_matrices_are_scipys(a) -> None:
     # V^-1 is meaningless there: the values came out wrong (sqrtm of the Jordan block gave
     # the identity); they now come from the Schur form, as SciPy's.
     x = fsl.sqrtm(dev(a))
     assert_allclose(x, sla.sqrtm(a).astype(complex), rtol=1e-12, atol=1e-12)
     assert_allclose(fsl.logm(dev(a)), sla.logm(a).astype(complex), rtol=1e-12, atol=1e-12)
+    for t in (0.5, -0.3, 1.7):
+        assert_allclose(fsl.fractional_matrix_power(dev(a), t),
+                        sla.fractional_matrix_power(a, t).astype(complex), rtol=1e-12,
+                        atol=1e-12)
 
 
 def test_sqrtm_derivative_at_a_jordan_block() -> None:
