@@ -107,3 +107,9 @@ def discrete_quantile(holds: Callable[[Any], Any], q: Any, guess: Any, lo: Any, 
     first, last = (hi, lo - 1.0) if upper else (lo - 1.0, hi)
     k = fnp.where(q == 0, first, fnp.where(q == 1, last, k))
     return fnp.where((q >= 0) & (q <= 1), k, numpy.nan)
+
+
+def exp_overflow_quiet(v: Any) -> Any:
+    """``exp(v)``: ``inf`` beyond the largest float without NumPy's overflow warning."""
+    big = v > math.log(numpy.finfo(numpy.float64).max)
+    return fnp.where(big, numpy.inf, fnp.exp(fnp.where(big, 0.0, v)))

@@ -14,10 +14,11 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import nan_at, promote
 
-__all__ = ["logpmf", "pmf", "cdf", "ppf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
 
 def _p_ok(out: Any, p: Any) -> Any:
@@ -79,5 +80,62 @@ def ppf(q: Any, p: Any, loc: Any = 0) -> Any:
     q, p = stop_gradient(q), stop_gradient(p)
     # q = 1 is the top of the support, 1, even when p = 0 makes P(k = 1) zero (SciPy).
     k = fnp.where(q == 0, -1.0, fnp.where((q <= 1.0 - p) & (q < 1), 0.0, 1.0)).astype(q.dtype)
+    out = fnp.where((q >= 0) & (q <= 1), k + loc, numpy.nan)
+    return _p_ok(out, p)
+
+
+def sf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """1 below ``loc``, ``p`` on ``[loc, loc + 1)``, 0 above.
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> float(bernoulli.sf(0.5, 0.25))
+        0.25
+    """
+    k, p, loc = promote("bernoulli.sf", k, p, loc)
+    k = k - loc
+    out = nan_at(fnp.where(k < 0, 1.0, fnp.where(k < 1, p, 0.0)), k)
+    return _p_ok(out, p)
+
+
+def logcdf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the CDF (``log1p(-p)`` on the support's first point).
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> round(float(bernoulli.logcdf(0, 0.25)), 12)
+        -0.287682072452
+    """
+    k, p, loc = promote("bernoulli.logcdf", k, p, loc)
+    k = k - loc
+    inside = (k >= 0) & (k < 1)
+    mid = _q.log1p(-fnp.where((p >= 0) & (p <= 1), p, 0.0))
+    out = nan_at(fnp.where(k < 0, -numpy.inf, fnp.where(inside, mid, 0.0)), k)
+    return _p_ok(out, p)
+
+
+def logsf(k: Any, p: Any, loc: Any = 0) -> Any:
+    """Log of the survival function.
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> round(float(bernoulli.logsf(0, 0.25)), 12)
+        -1.38629436112
+    """
+    return _q.log(sf(k, p, loc))
+
+
+def isf(q: Any, p: Any, loc: Any = 0) -> Any:
+    """The smallest ``k`` with ``sf(k) <= q``: ``loc + 1`` at ``q = 0``, ``loc`` for
+    ``p <= q < 1``, ``loc - 1`` at ``q = 1`` (nan outside ``[0, 1]``; no derivative).
+
+    Example:
+        >>> from funcgrad.scipy.stats import bernoulli
+        >>> float(bernoulli.isf(0.3, 0.25))
+        0.0
+    """
+    q, p, loc = promote("bernoulli.isf", q, p, loc)
+    q, p = stop_gradient(q), stop_gradient(p)
+    k = fnp.where(q == 1, -1.0, fnp.where((q >= p) & (q > 0), 0.0, 1.0)).astype(q.dtype)
     out = fnp.where((q >= 0) & (q <= 1), k + loc, numpy.nan)
     return _p_ok(out, p)

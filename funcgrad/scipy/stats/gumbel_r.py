@@ -15,7 +15,7 @@ import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import log1mexp, promote, scale_ok, standardize
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def _z(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any]:
@@ -104,4 +104,19 @@ def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
     q, loc, scale = promote("gumbel_r.ppf", q, loc, scale)
     inside = (q >= 0) & (q <= 1)
     y = -_q.log(-_q.log(fnp.where(inside, q, 0.5)))
+    return scale_ok(fnp.where(inside, loc + scale * y, fnp.nan), scale)
+
+
+def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function ``loc - scale log(-log1p(-q))`` (tiny ``q`` keeps its
+    digits; nan outside ``[0, 1]``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import gumbel_r
+        >>> round(float(gumbel_r.isf(1e-300)), 6)
+        690.775528
+    """
+    q, loc, scale = promote("gumbel_r.isf", q, loc, scale)
+    inside = (q >= 0) & (q <= 1)
+    y = -_q.log(-_q.log1p(-fnp.where(inside, q, 0.5)))
     return scale_ok(fnp.where(inside, loc + scale * y, fnp.nan), scale)

@@ -15,9 +15,9 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
-from funcgrad.scipy.stats._util import nan_at, promote, standardize
+from funcgrad.scipy.stats._util import exp_overflow_quiet, nan_at, promote, standardize
 
-__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
+__all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
 
 def _ok(out: Any, b: Any, scale: Any) -> Any:
@@ -115,5 +115,19 @@ def ppf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     q, b, loc, scale = promote("pareto.ppf", q, b, loc, scale)
     inside = (q >= 0) & (q <= 1)
-    y = fnp.exp(-_q.log1p(-fnp.where(inside, q, 0.0)) / b)
+    y = exp_overflow_quiet(-_q.log1p(-fnp.where(inside, q, 0.0)) / b)
+    return _ok(fnp.where(inside, loc + scale * y, numpy.nan), b, scale)
+
+
+def isf(q: Any, b: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Inverse survival function ``loc + scale q**(-1 / b)`` (nan outside ``[0, 1]``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import pareto
+        >>> float(pareto.isf(0.25, 2.0))
+        2.0
+    """
+    q, b, loc, scale = promote("pareto.isf", q, b, loc, scale)
+    inside = (q >= 0) & (q <= 1)
+    y = exp_overflow_quiet(-_q.log(fnp.where(inside, q, 1.0)) / b)
     return _ok(fnp.where(inside, loc + scale * y, numpy.nan), b, scale)
