@@ -51,6 +51,27 @@ def _reverse_repeat_tuple(t: Any, n: int) -> tuple:
     """
     return tuple(x for x in reversed(t) for _ in range(n))
 
+
+def consume_prefix_in_state_dict_if_present(state_dict: Any, prefix: str) -> None:
+    """Strip ``prefix`` from the keys of ``state_dict`` that have it, in place (PyTorch's:
+    a checkpoint saved from a ``DistributedDataParallel``/``DataParallel`` wrapper has
+    ``"module."`` keys), and from its ``_metadata`` keys.
+
+    >>> import numpy as np
+    >>> sd = {"module.weight": np.ones(2), "bias": np.zeros(2)}
+    >>> consume_prefix_in_state_dict_if_present(sd, "module."); sorted(sd)
+    ['bias', 'weight']
+    """
+    for key in list(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata.keys()):
+            # '' is the wrapper's own entry (kept, as PyTorch); 'module' the model's
+            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
+                metadata[key[len(prefix):]] = metadata.pop(key)
+
 # torch.nn.modules.<submodule>: (where funcgrad_nn defines the private bases, the names).
 _SUBMODULES: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "activation": ("funcgrad_nn.layers.activation", (
@@ -159,7 +180,8 @@ def _build() -> dict[str, types.ModuleType]:
         mod.__all__ = [n for n in names if not n.startswith("_")]
         out[sub] = mod
     utils = types.ModuleType(f"{__name__}.utils", "torch.nn.modules.utils' tuple helpers.")
-    for n in ("_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple"):
+    for n in ("_ntuple", "_single", "_pair", "_triple", "_quadruple", "_reverse_repeat_tuple",
+              "consume_prefix_in_state_dict_if_present"):
         setattr(utils, n, globals()[n])
     out["utils"] = utils
     return out

@@ -388,3 +388,23 @@ def test_module_device_names_as_pytorch():
     else:  # pragma: no cover - GPU machines
         assert funcgrad.backend.device_of(m.cuda().weight) == "gpu"
         assert funcgrad.backend.device_of(m.to("cpu").to("cuda:0").weight) == "gpu"
+
+
+def test_consume_prefix_of_a_data_parallel_checkpoint():
+    # torch 2.13: torch.nn.modules.utils.consume_prefix_in_state_dict_if_present strips
+    # "module." from the keys and the _metadata keys ('module' becomes '', '' is kept first)
+    from funcgrad_nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+    class Wrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+
+    sd = Wrapper().state_dict()
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert list(sd) == ["0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                        "1.running_var", "1.num_batches_tracked"]
+    assert {k: dict(v) for k, v in sd._metadata.items()} == {
+        "": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
+    model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    assert model.load_state_dict(sd) == ([], [])
