@@ -646,10 +646,12 @@ class Optimizer:
         lacks one of them)."""
         known = self.__dict__.get("_group_keys", {})
         keys: list[Any] = []
-        for gi in range(len(self.param_groups)):
-            if known.get(gi) is None:
+        for gi, group in enumerate(self.param_groups):
+            # the group's current names (a loaded state dict's replace them, as PyTorch's)
+            group_keys = group.get("param_names", known.get(gi))
+            if group_keys is None:
                 return None
-            keys.extend(known[gi])
+            keys.extend(group_keys)
         if len(set(keys)) != len(keys) or not all(k in grads for k in keys):
             return None
         return [grads[k] for k in keys]
