@@ -152,6 +152,13 @@ class Optimizer:
                 "params argument given to the optimizer should be an iterable of Tensors or "
                 f"dicts, but got {type(params).__module__}.{type(params).__name__}"
             )
+        if isinstance(params, dict) and params and all(is_array(v) for v in params.values()):
+            # iterating a dict gives its keys: PyTorch's error, with the way out
+            raise TypeError(
+                "optimizer can only optimize Tensors, but one of the params is builtins."
+                f"{type(next(iter(params))).__name__}: a dict of parameters is iterated by its "
+                "keys; pass params.values() (or params.items() to record their names), whose "
+                "gradients step() then matches by key")
         if defaults.get("fused"):
             # PyTorch's checks; the flag itself changes nothing here (see docs/optim.md).
             if defaults.get("differentiable"):

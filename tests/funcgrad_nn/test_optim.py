@@ -346,6 +346,8 @@ def test_a_dict_of_gradients_is_matched_by_key():
     opt.add_param_group({"params": {"c": dev(np.zeros(1))}.values()})
     with pytest.raises(ValueError, match="gradient leaves"):
         opt.step(grads)  # no gradient for "c": not silently aligned by position
+    with pytest.raises(TypeError, match=r"params is builtins.str: .*params.values\(\)"):
+        optim.SGD(params, lr=1.0)  # the dict itself: PyTorch's error, naming the way out
 
 
 def test_adagrad_state_exists_before_step():
