@@ -20,8 +20,14 @@ from funcgrad.debug.nans import (
     set_debug_infs,
     set_debug_nans,
 )
+from funcgrad.debug.sharding import (
+    inspect_array_sharding,
+    visualize_array_sharding,
+    visualize_sharding,
+)
 
 warning_location.install()
 
 __all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_nans", "debug_infs",
-           "set_debug_nans", "set_debug_infs", "nans_enabled", "infs_enabled", "NaNError"]
+           "set_debug_nans", "set_debug_infs", "nans_enabled", "infs_enabled", "NaNError",
+           "inspect_array_sharding", "visualize_array_sharding", "visualize_sharding"]
