@@ -55,7 +55,7 @@ __all__ = [
     "erf", "erfc", "erfinv", "erfcinv", "gammaln", "digamma", "psi", "polygamma",
     "expit", "logit", "log_expit", "softmax", "log_softmax", "logsumexp", "xlogy",
     "xlog1py", "entr", "ndtr", "ndtri",
-    "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr",
+    "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr", "ndtri_exp",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "rel_entr", "kl_div",
     "betainc", "betaincinv", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
     "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
@@ -719,6 +719,55 @@ def log_ndtr(x: Any) -> Any:
                + fnp.log1p(s))
     out = fnp.where(upper, out_up, fnp.where(far, out_far, out_mid))
     return fnp.where(fnp.isnan(x), x, out)
+
+
+def _ndtri_exp_value(y: Any) -> Any:
+    fnp = _fnp()
+    tiny_p = y < -700.0  # exp(y) would underflow towards the subnormals
+    upper = y > -math.log(2.0)
+    y_mid = fnp.where(tiny_p | upper, -1.0, y)
+    mid = ndtri(fnp.exp(y_mid))
+    y_up = fnp.where(upper, y, -1.0)
+    up = -ndtri(-fnp.expm1(y_up))  # the upper tail 1 - exp(y), without cancellation
+    # Far lower tail: Newton on log_ndtr(x) = y from the asymptotic start
+    # x^2 = -2 y - log(-2 y) - log(2 pi); each step x -= (log_ndtr(x) - y) Phi(x) / phi(x),
+    # Phi / phi = exp(log_ndtr(x) + x^2 / 2 + log(2 pi) / 2).
+    y_lo = fnp.where(tiny_p & fnp.isfinite(y), y, -800.0)
+    t = -2.0 * y_lo
+    x = -fnp.sqrt(t - fnp.log(t) - math.log(2.0 * math.pi))
+    for _ in range(6):
+        ln = log_ndtr(x)
+        x = x - (ln - y_lo) * fnp.exp(ln + 0.5 * x * x + 0.5 * math.log(2.0 * math.pi))
+    out = fnp.where(tiny_p, x, fnp.where(upper, up, mid))
+    out = fnp.where(y == 0, numpy.inf, fnp.where(y == -numpy.inf, -numpy.inf, out))
+    return fnp.where(y > 0, numpy.nan, out)
+
+
+@custom_jvp
+def _ndtri_exp(y: Any) -> Any:
+    return _ndtri_exp_value(y)
+
+
+@_ndtri_exp.defjvp
+def _ndtri_exp_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (y,), (ty,) = primals, tangents
+    x = _ndtri_exp(y)
+    # dx/dy = Phi(x) / phi(x) = exp(y + x^2 / 2 + log(2 pi) / 2)
+    return x, ty * _fnp().exp(y + 0.5 * x * x + 0.5 * math.log(2.0 * math.pi))
+
+
+def ndtri_exp(y: Any) -> Any:
+    """Inverse of :func:`log_ndtr`: ``x`` with ``log(ndtr(x)) = y`` (``y <= 0``; nan above),
+    accurate far in the lower tail (``y = -1e5``, where ``exp(y)`` underflows) and near
+    ``y = 0`` (through ``-expm1(y)``). Differentiable: ``dx/dy = ndtr(x) / phi(x)``.
+
+    Example:
+        >>> from funcgrad.scipy.special import ndtri_exp
+        >>> round(float(ndtri_exp(-1000.0)), 10)
+        -44.615747732
+    """
+    (y,) = _floats("ndtri_exp", y)
+    return _ndtri_exp(y)
 
 
 # ---------------------------------------------------------------------------------------------

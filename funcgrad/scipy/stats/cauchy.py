@@ -28,7 +28,12 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """
     x, loc, scale = promote("cauchy.logpdf", x, loc, scale)
     y = standardize(x, loc, scale)
-    return scale_ok(-LOG_PI - _q.log(scale) - _q.log1p(y * y), scale)
+    # Beyond |y| = 1e150, y**2 overflows (-inf where the log density is finite, e.g.
+    # -1382.7 at 1e300, SciPy's): there log1p(y**2) = 2 log|y| to rounding.
+    big = fnp.abs(y) > 1e150
+    log_sq = fnp.where(big, 2.0 * _q.log(fnp.abs(fnp.where(big, y, 1.0))),
+                       _q.log1p(fnp.square(fnp.where(big, 0.0, y))))
+    return scale_ok(-LOG_PI - _q.log(scale) - log_sq, scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
