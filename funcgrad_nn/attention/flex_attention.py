@@ -38,6 +38,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
+from funcgrad.errors import TracerArrayConversionError, TracerIntegerConversionError
 from funcgrad.scipy.special import logsumexp
 
 __all__ = ["AuxOutput", "AuxRequest", "BlockMask", "FlexKernelOptions", "and_masks",
@@ -119,6 +120,18 @@ def _over_positions(fn: Callable[..., Any], score: Any, B: int, H: int, L: int, 
                     device: Any) -> Any:
     # fn on every (b, h, q, kv) position with scalar indices (PyTorch vmaps its mods the
     # same way), batched innermost-first: kv, then q, h, b.
+    try:
+        return _vmapped_positions(fn, score, B, H, L, S, device)
+    except (TracerArrayConversionError, TracerIntegerConversionError):
+        # A captured NumPy array indexed by a position (PyTorch's bias[h, q_idx, kv_idx],
+        # document_id[q_idx]) cannot take a traced scalar: give the positions as broadcast
+        # concrete index arrays instead, which NumPy indexing takes (the same values for
+        # the position-wise functions mods are).
+        return _broadcast_positions(fn, score, B, H, L, S)
+
+
+def _vmapped_positions(fn: Callable[..., Any], score: Any, B: int, H: int, L: int, S: int,
+                       device: Any) -> Any:
     idx = [fnp.arange(n, dtype=numpy.int64) for n in (B, H, L, S)]
     if device not in (None, "cpu"):
         idx = [funcgrad.device_put(i, device) for i in idx]
@@ -133,6 +146,15 @@ def _over_positions(fn: Callable[..., Any], score: Any, B: int, H: int, L: int, 
             f = funcgrad.vmap(f, in_axes=(0,) + tuple(0 if i == axis else None
                                                       for i in range(4)))
         out = f(score, *idx)
+    return fnp.broadcast_to(out, (B, H, L, S))
+
+
+def _broadcast_positions(fn: Callable[..., Any], score: Any, B: int, H: int, L: int,
+                         S: int) -> Any:
+    idx = [numpy.arange(n, dtype=numpy.int64).reshape([n if i == axis else 1
+                                                       for i in range(4)])
+           for axis, n in enumerate((B, H, L, S))]
+    out = fn(*idx) if score is None else fn(score, *idx)
     return fnp.broadcast_to(out, (B, H, L, S))
 
 

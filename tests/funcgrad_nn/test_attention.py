@@ -230,3 +230,26 @@ def test_block_mask_slicing_adjusting_and_printing_as_pytorch():
     assert repr(bm[0]).splitlines()[1:3] == ["    kv_num_blocks=(1, 2, 3),",
                                              "    kv_indices=(1, 2, 3, 4),"]
     assert repr(bm).endswith("mask_mod=<lambda>\n)")
+
+
+def test_mods_index_captured_numpy_arrays_as_in_pytorch():
+    # torch 2.13: flex_attention(q, k, v, score_mod=lambda s, b, h, qi, ki: s + bias[h, qi, ki],
+    # block_mask=create_block_mask(lambda b, h, qi, ki: doc[qi] == doc[ki], None, None, 3, 4,
+    # BLOCK_SIZE=2)) with q, k, v, bias = _sines(...): a relative-position bias table and
+    # document ids captured as (here NumPy) arrays and indexed by the positions.
+    q, k, v = _sines((1, 2, 3, 4), 0), _sines((1, 2, 4, 4), 1), _sines((1, 2, 4, 4), 2)
+    bias, doc = _sines((2, 3, 4), 3), np.array([0, 0, 1, 1])
+    bm = create_block_mask(lambda b, h, qi, ki: doc[qi] == doc[ki], None, None, 3, 4,
+                           BLOCK_SIZE=2)
+    out = flex_attention(dev(q), dev(k), dev(v), block_mask=bm,
+                         score_mod=lambda s, b, h, qi, ki: s + dev(bias)[h, qi, ki])
+    assert_allclose(out[0], np.array([
+        [[0.6696, 0.43699, 0.14523, -0.16618], [0.62757, 0.39136, 0.10217, -0.20085],
+         [-0.53405, -0.30539, -0.03541, 0.23937]],
+        [[0.33773, 0.06197, -0.22219, -0.47626], [0.71423, 0.54364, 0.29946, 0.01476],
+         [-0.50598, -0.26888, 0.00461, 0.27748]]], np.float32), atol=2e-5)
+    # and the gradient flows into the captured table when it is differentiated
+    g = funcgrad.grad(lambda t: flex_attention(
+        dev(q), dev(k), dev(v), score_mod=lambda s, b, h, qi, ki: s + t[h, qi, ki]).sum())(
+        dev(bias))
+    assert host(g).shape == (2, 3, 4) and np.isfinite(host(g)).all()
