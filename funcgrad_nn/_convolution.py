@@ -125,7 +125,7 @@ def dtype_mismatch(input: Any, weight: Any) -> str | None:
         return None
     why = ("an integer/bool input to a floating layer" if xd.kind in "biu" else
            "an integer/bool weight with a floating input" if wd.kind in "biu" else
-           "mat1 and mat2 must have the same dtype")
+           "the input and the weights must have one dtype, as in PyTorch")
     return (f"input dtype {xd} does not match weight dtype {wd} ({why}). Fix: cast the "
             f"input, e.g. x.astype(np.{wd})"
             + (f", or the module, e.g. model.to(np.{xd})" if xd.kind in "fc" else ""))

@@ -369,7 +369,8 @@ def test_float_inputs_of_another_width_are_refused_as_in_pytorch():
                      (nn.Bilinear(3, 3, 2), np.ones((1, 3)))]:
         args = (x, x) if isinstance(layer, nn.Bilinear) else (x,)
         with pytest.raises(RuntimeError, match=r"float64 does not match weight dtype float32 "
-                                               r"\(mat1 and mat2.*x\.astype\(np\.float32\)"):
+                                               r"\(the input and the weights must have one "
+                                               r"dtype.*x\.astype\(np\.float32\)"):
             layer(*args)
         assert layer.double()(*args)[0].dtype == np.float64  # the module cast: fine
     with pytest.raises(RuntimeError, match="float16 does not match weight dtype float32"):
