@@ -83,6 +83,7 @@ from funcgrad.config import (
     default_matmul_precision,
     enable_checks,
     enable_x64,
+    numpy_dtype_promotion,
     numpy_rank_promotion,
 )
 from funcgrad.custom_derivatives import custom_gradient
@@ -203,6 +204,7 @@ __all__ = [
     "enable_x64",
     "enable_checks",
     "checking_leaks",
+    "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "devices",
     "device_count",

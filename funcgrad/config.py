@@ -206,6 +206,9 @@ _setting("jax_default_matmul_precision", None,
 #: nonzero ranks (funcgrad.numpy._elementwise.check_rank_promotion)
 rank_promotion: ContextVar[str] = ContextVar("funcgrad_rank_promotion", default="allow")
 _RANK_PROMOTION_LEVELS = ("allow", "warn", "raise")
+#: True when either promotion flag is off its default: the one switch the hot paths of
+#: binary ufuncs and traced operators read (kept by the two flags' writers)
+promotion_checks: ContextVar[bool] = ContextVar("funcgrad_promotion_checks", default=False)
 
 
 def _write_rank_promotion(value: Any) -> None:
@@ -213,9 +216,26 @@ def _write_rank_promotion(value: Any) -> None:
         raise ValueError(f"jax_numpy_rank_promotion must be one of {_RANK_PROMOTION_LEVELS}, "
                          f"got {value!r}")
     rank_promotion.set(value)
+    promotion_checks.set(value != "allow" or dtype_promotion.get() != "standard")
 
 
 register_flag("jax_numpy_rank_promotion", rank_promotion.get, _write_rank_promotion)
+
+#: jax_numpy_dtype_promotion: "standard" (NumPy's promotion) or "strict" (JAX's: a
+#: funcgrad.numpy binary ufunc or a traced array's operator refuses operands of different
+#: dtypes; Python scalars join arrays of their kind or a wider one)
+dtype_promotion: ContextVar[str] = ContextVar("funcgrad_dtype_promotion", default="standard")
+
+
+def _write_dtype_promotion(value: Any) -> None:
+    if value not in ("standard", "strict"):
+        raise ValueError("jax_numpy_dtype_promotion must be 'standard' or 'strict', got "
+                         f"{value!r}")
+    dtype_promotion.set(value)
+    promotion_checks.set(value != "standard" or rank_promotion.get() != "allow")
+
+
+register_flag("jax_numpy_dtype_promotion", dtype_promotion.get, _write_dtype_promotion)
 _setting("jax_traceback_filtering", "auto", None)
 _setting("jax_enable_checks", False, (False, True))
 # a tracer used outside the transformation that made it always raises UnexpectedTracerError
@@ -283,6 +303,23 @@ def numpy_rank_promotion(level: str) -> Any:
         Operands could not be broadcast together for add on shapes
     """
     return flag_scope("jax_numpy_rank_promotion", level)
+
+
+def numpy_dtype_promotion(level: str) -> Any:
+    """``jax.numpy_dtype_promotion``: ``"standard"`` (NumPy's promotion, the default) or
+    ``"strict"``, where a ``funcgrad.numpy`` binary ufunc (or a traced array's operator)
+    refuses operands of different dtypes, as JAX's; a context manager and decorator.
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> with numpy_dtype_promotion("strict"):
+        ...     try:
+        ...         fnp.add(np.ones(2, np.float32), np.ones(2))
+        ...     except TypeError as e:
+        ...         print(str(e).split(" have")[0])
+        add: Input dtypes ('float32', 'float64')
+    """
+    return flag_scope("jax_numpy_dtype_promotion", level)
 
 
 def enable_checks(value: bool = True) -> Any:

@@ -13,10 +13,10 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
-from funcgrad.config import override, rank_promotion
+from funcgrad.config import dtype_promotion, override, promotion_checks
 from funcgrad.core import Tracer, _trace_var
 from funcgrad.numpy import _ufunc_methods
-from funcgrad.numpy._elementwise import check_rank_promotion
+from funcgrad.numpy._elementwise import check_strict_dtypes, promotion_checked
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import elementwise_extra as _ew_extra
 
@@ -27,7 +27,8 @@ _SEQUENCES = (list, tuple)
 _SCALARS_AND_ARRAYS = (Tracer, bool, int, float, complex, numpy.ndarray, numpy.generic)
 # The current trace, read without a Python call (``funcgrad.core.current_trace``'s body).
 _current_trace = _trace_var.get
-_rank_promotion_level = rank_promotion.get
+_promotion_checks = promotion_checks.get
+_dtype_promotion_level = dtype_promotion.get
 
 # funcgrad.numpy functions that are exactly their ``funcgrad.ops.elementwise`` primitive
 # wrapper when called without keywords and with no list/tuple operand (``_make_binary``
@@ -50,7 +51,7 @@ def _binary(name: str, reflected: bool = False):
     ranked = _binary_checking_ranks(name, reflected)
 
     def slow(self: Any, other: Any) -> Any:
-        if _rank_promotion_level() != "allow":
+        if _promotion_checks():
             return ranked(self, other)
         fn = getattr(fnp, name)
         # The operator, not the ufunc: ``s ** 0.5`` of a weak ``s`` stays weak, as Python's
@@ -70,25 +71,25 @@ def _binary(name: str, reflected: bool = False):
     elif prim is not None and reflected:
         def op(self: Any, other: Any) -> Any:
             if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
-                    and _rank_promotion_level() == "allow":
+                    and not _promotion_checks():
                 return _current_trace().process_primitive(prim, (other, self), {})[0]
             return slow(self, other)
     elif prim is not None:
         def op(self: Any, other: Any) -> Any:
             if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
-                    and _rank_promotion_level() == "allow":
+                    and not _promotion_checks():
                 return _current_trace().process_primitive(prim, (self, other), {})[0]
             return slow(self, other)
     elif reflected:
         def op(self: Any, other: Any) -> Any:
             if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
-                    and _rank_promotion_level() == "allow":
+                    and not _promotion_checks():
                 return direct(other, self)
             return slow(self, other)
     else:
         def op(self: Any, other: Any) -> Any:
             if (type(other) in _PLAIN_OPERANDS or isinstance(other, Tracer)) \
-                    and _rank_promotion_level() == "allow":
+                    and not _promotion_checks():
                 return direct(self, other)
             return slow(self, other)
 
@@ -97,8 +98,9 @@ def _binary(name: str, reflected: bool = False):
 
 
 def _binary_checking_ranks(name: str, reflected: bool):
-    """The operator under jax_numpy_rank_promotion 'warn'/'raise': the check, then the
-    funcgrad.numpy function (which does not check again)."""
+    """The operator under jax_numpy_rank_promotion 'warn'/'raise' or
+    jax_numpy_dtype_promotion 'strict': the checks, then the funcgrad.numpy function (which
+    does not check again)."""
 
     def op(self: Any, other: Any) -> Any:
         if isinstance(other, _SEQUENCES):
@@ -107,11 +109,14 @@ def _binary_checking_ranks(name: str, reflected: bool):
         elif not _is_operand(other):
             return NotImplemented
         x, y = (other, self) if reflected else (self, other)
-        if name != "matmul":  # matmul's batch dimensions broadcast by definition
-            check_rank_promotion(name, x, y)
+        if name == "matmul":  # its batch dimensions broadcast by definition: dtypes only
+            if _dtype_promotion_level() != "standard":
+                check_strict_dtypes(name, x, y)
+        else:
+            promotion_checked(name, x, y)
         fn = getattr(fnp, name)
         fn = getattr(fn, "python_operator", fn)
-        with override(rank_promotion, "allow"):
+        with override(promotion_checks, False):
             return fn(x, y)
 
     return op

@@ -25,7 +25,7 @@ import funcgrad.numpy as fnp
 import funcgrad.numpy._extended as _ext
 from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
-from funcgrad.config import rank_promotion
+from funcgrad.config import dtype_promotion, promotion_checks, rank_promotion
 from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
 from funcgrad.errors import DTypeError
 from funcgrad.ops import elementwise as _ew
@@ -39,6 +39,50 @@ _PY_SCALARS = (bool, int, float, builtins.complex)
 __all__: list[str] = ["asarray_operands"]
 
 _rank_promotion_level = rank_promotion.get
+_dtype_promotion_level = dtype_promotion.get
+_promotion_checks = promotion_checks.get
+#: strict promotion: the array kinds a weak Python scalar of each kind may join
+_WEAK_JOINS = {bool: "b", int: "iufc", float: "fc", complex: "c"}
+
+
+def promotion_checked(name: str, *xs: Any) -> None:
+    """The rank and dtype promotion checks of JAX's ``jax_numpy_rank_promotion`` and
+    ``jax_numpy_dtype_promotion`` flags, for a binary ufunc's operands (callers skip it when
+    both are at their defaults)."""
+    if _rank_promotion_level() != "allow":
+        check_rank_promotion(name, *xs)
+    if _dtype_promotion_level() != "standard":
+        check_strict_dtypes(name, *xs)
+
+
+def check_strict_dtypes(name: str, *xs: Any) -> None:
+    """JAX's ``jax_numpy_dtype_promotion='strict'``: the operands' dtypes must be one, except
+    that a weak value (a Python scalar, a weak-typed traced one) joins an array of its kind or
+    a wider one (an int into a float array; a float not into an int one); else JAX's
+    ``TypePromotionError`` (funcgrad.dtypes.TypePromotionError, a DTypeError)."""
+    strong, weak = [], []
+    for x in xs:
+        if type(x) in _WEAK_JOINS:
+            weak.append((type(x), type(x).__name__))
+        elif isinstance(x, Tracer) and x.aval.weak_type:
+            kind = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[x.aval.dtype.kind]
+            weak.append((kind, kind.__name__))
+        else:
+            strong.append(_np.dtype(x.aval.dtype if isinstance(x, Tracer)
+                                    else getattr(x, "dtype", None) or _np.asarray(x).dtype))
+    ok = len(set(strong)) <= 1
+    if ok and strong:
+        ok = all(strong[0].kind in _WEAK_JOINS[k] for k, _ in weak)
+    elif ok:  # weak values alone: each joins the widest (JAX: 1 + 2.5 is fine, True + 2 not)
+        widest = max((k for k, _ in weak), key=[bool, int, float, complex].index)
+        ok = all({bool: "b", int: "i", float: "f", complex: "c"}[widest] in _WEAK_JOINS[k]
+                 for k, _ in weak)
+    if not ok:
+        shown = tuple(str(d) for d in strong) + tuple(f"<class '{n}'>" for _, n in weak)
+        raise DTypeError(
+            f"{name}: Input dtypes {shown} have no available implicit dtype promotion path "
+            "when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
+            "desired output type, or set jax_numpy_dtype_promotion=standard.")
 
 
 def check_rank_promotion(name: str, *xs: Any) -> None:
@@ -351,8 +395,8 @@ def _make_binary(
     may_be_weak = prim in weak_arithmetic_primitives
 
     def fn(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> Any:
-        if _rank_promotion_level() != "allow":
-            check_rank_promotion(name, x1, x2)
+        if _promotion_checks():
+            promotion_checked(name, x1, x2)
         if out is not None or kwargs:
             x1, x2 = _ufunc_options(name, (x1, x2), out, kwargs, bool_out)
         elif type(x1) in (list, tuple) or type(x2) in (list, tuple):
@@ -662,8 +706,8 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /, out: Any = None, **kwargs: Any) -> t
         >>> fnp.divmod([7, -7], 2)
         (array([ 3, -4]), array([1, 1]))
     """
-    if _rank_promotion_level() != "allow":
-        check_rank_promotion("divmod", x1, x2)
+    if _promotion_checks():
+        promotion_checked("divmod", x1, x2)
     if out is not None or kwargs:
         x1, x2 = _ufunc_options("divmod", (x1, x2), out, kwargs, False)
     else:

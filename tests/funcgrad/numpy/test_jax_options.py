@@ -286,3 +286,31 @@ def test_out_sharding_on_computations() -> None:
         fnp.matmul(a, a.T, out_sharding="cpu")
     with pytest.raises(ValueError, match="needs a mesh"):
         fnp.reshape(a, 6, out_sharding=PartitionSpec())
+
+
+def test_numpy_dtype_promotion_strict() -> None:
+    # JAX's jax_numpy_dtype_promotion='strict' (values as JAX 0.10.2 gives them): operands
+    # of different dtypes are refused in binary ufuncs and traced operators (matmul too);
+    # a Python scalar (weak) joins an array of its kind or a wider one
+    f32, f64 = dev(np.ones(2, np.float32)), dev(np.ones(2))
+    i32, b = dev(np.ones(2, np.int32)), dev(np.ones(2, bool))
+    with funcgrad.numpy_dtype_promotion("strict"):
+        for fn in (lambda: fnp.add(f32, f64), lambda: fnp.multiply(f32, i32),
+                   lambda: fnp.add(b, i32), lambda: fnp.add(i32, 1.5),
+                   lambda: fnp.add(f32, 1j), lambda: fnp.add(i32, True),
+                   lambda: fnp.add(f32, np.float64(2)), lambda: fnp.divmod(f32, f64),
+                   lambda: funcgrad.jit(lambda x, y: x + y)(f32, f64),
+                   lambda: funcgrad.jit(lambda x, y: x @ y)(f32, f64),
+                   lambda: funcgrad.grad(lambda x: fnp.sum(x * np.float64(2)))(f32),
+                   lambda: fnp.add(True, 2)):
+            with pytest.raises(funcgrad.dtypes.TypePromotionError, match="strict"):
+                fn()
+        assert host(fnp.add(f32, 2.0)).dtype == np.float32
+        assert host(fnp.add(f32, 1)).dtype == np.float32
+        assert host(fnp.add(i32, 1)).dtype == np.int32
+        assert host(funcgrad.jit(lambda x, s: x * s)(f32, 2.0)).dtype == np.float32
+        assert host(funcgrad.grad(lambda x: fnp.sum(fnp.mean(x ** 2) * x))(f32)).dtype == np.float32
+        assert funcgrad.config.jax_numpy_dtype_promotion == "strict"
+    assert host(fnp.add(f32, f64)).dtype == np.float64
+    with pytest.raises(ValueError, match="'standard' or 'strict'"):
+        funcgrad.config.update("jax_numpy_dtype_promotion", "loose")
