@@ -1849,7 +1849,9 @@ def _exp1(x: Any) -> Any:
 @_exp1.defjvp
 def _exp1_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     (x,), (t,) = primals, tangents
-    return _exp1(x), t * (-_fnp().exp(-x) / x)
+    y = _exp1(x)
+    # -exp(-x) / x, and nan where the value is (x < 0: SciPy's real exp1 is nan there).
+    return y, t * _fnp().where(_fnp().isnan(y), numpy.nan, -_fnp().exp(-x) / x)
 
 
 @custom_jvp

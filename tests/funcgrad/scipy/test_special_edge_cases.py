@@ -227,3 +227,9 @@ def test_scipys_elementwise_conveniences():
     assert_allclose(funcgrad.grad(fsp.softplus)(800.0), 1.0)
     assert_allclose(funcgrad.jit(fsp.pseudo_huber)(dev(np.array(2.0)), r),
                     fsp.pseudo_huber(2.0, r))
+
+
+def test_exp1_derivative_is_nan_where_the_value_is():
+    # exp1 is nan for x < 0 (SciPy's real branch); its derivative was -exp(-x)/x there.
+    assert np.isnan(float(funcgrad.grad(fsp.exp1)(-3.5)))
+    assert_allclose(funcgrad.grad(fsp.exp1)(1.0), -0.36787944117144233, rtol=1e-14)
