@@ -245,7 +245,7 @@ def strong(r: Any) -> Any:
     """
     if isinstance(r, Tracer):
         return convert_element_type(r, r.aval.dtype) if r.aval.weak_type else r
-    if type(r) in (int, float, complex, bool):
+    if type(r) in _PY_SCALAR_TYPES:  # (``complex`` here is the primitive's wrapper)
         return xp_for_device(get_default_device()).asarray(r)
     return r
 
@@ -555,7 +555,7 @@ def _simplify_neg(eqn: Eqn, ins: list, f: Any) -> Any:
             and eqn.outvars[0].aval.dtype.kind in "fc"):
         a, b = p.invars
         for c, y in ((a, b), (b, a)):
-            if type(c) is Literal and type(c.val) in (float, complex):
+            if type(c) is Literal and type(c.val) in (float, builtins.complex):
                 return Eqn(mul_p, [Literal(-c.val, c.aval), y] if c is a
                            else [y, Literal(-c.val, c.aval)], eqn.outvars, {}, eqn.source_info)
     return None

@@ -221,3 +221,12 @@ def test_clip_gradient_at_a_bound_is_jax_s() -> None:
     assert float(funcgrad.grad(lambda lo: fnp.clip(3.0, lo, 2.0))(5.0)) == 0.0
     assert float(funcgrad.grad(funcgrad.nn.sparse_sigmoid)(-1.0)) == 0.25
     assert float(funcgrad.grad(lambda v: funcgrad.lax.clamp(0.0, v, 2.0))(0.0)) == 0.0
+
+
+def test_python_complex_scalars_give_arrays():
+    # a ufunc of Python complex scalars alone is a 0-d complex128 array, as for floats (the
+    # strong() check compared with the complex primitive's wrapper, not the builtin type)
+    for got, want in [(fnp.add(1j, 2), 2 + 1j), (fnp.multiply(1j, 1j), -1 + 0j),
+                      (fnp.divide(1j, 2), 0.5j), (fnp.subtract(1j, 1), -1 + 1j)]:
+        assert hasattr(got, "shape") and got.shape == () and got.dtype == np.complex128
+        assert complex(host(got)) == want
