@@ -555,7 +555,9 @@ def _simplify_neg(eqn: Eqn, ins: list, f: Any) -> Any:
             and eqn.outvars[0].aval.dtype.kind in "fc"):
         a, b = p.invars
         for c, y in ((a, b), (b, a)):
-            if type(c) is Literal and type(c.val) in (float, builtins.complex):
+            # float only: for a complex c, (-c) * y and -(c * y) differ in the sign of a
+            # zero real or imaginary part (-(ax - by) is -0 where -ax + by is +0)
+            if type(c) is Literal and type(c.val) is float:
                 return Eqn(mul_p, [Literal(-c.val, c.aval), y] if c is a
                            else [y, Literal(-c.val, c.aval)], eqn.outvars, {}, eqn.source_info)
     return None

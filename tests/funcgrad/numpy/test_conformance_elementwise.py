@@ -230,3 +230,13 @@ def test_python_complex_scalars_give_arrays():
                       (fnp.divide(1j, 2), 0.5j), (fnp.subtract(1j, 1), -1 + 1j)]:
         assert hasattr(got, "shape") and got.shape == () and got.dtype == np.complex128
         assert complex(host(got)) == want
+
+
+def test_negated_complex_product_keeps_signed_zeros():
+    # -(c * y) with a complex constant c is not rewritten to (-c) * y under jit: that
+    # changes the sign of a zero part (here NumPy's real part is -0.0)
+    y = dev(np.array([1 + 2j, -3j]))
+    got = host(funcgrad.jit(lambda v: -((2 + 1j) * v))(y))
+    want = -((2 + 1j) * np.array([1 + 2j, -3j]))
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(got, want)
