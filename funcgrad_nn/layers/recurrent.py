@@ -275,8 +275,29 @@ class RNNBase(Module):
     @property
     def all_weights(self) -> list[list[Any]]:
         per = len(self._flat_weights_names) // (self.num_layers * (1 + self.bidirectional))
-        w = [getattr(self, n) for n in self._flat_weights_names]
+        w = self._flat_weights
         return [w[i:i + per] for i in range(0, len(w), per)]
+
+    @property
+    def _flat_weights(self) -> list[Any]:
+        """The weights in ``_flat_weights_names`` order, as read now (PyTorch's list, which
+        code reaching into an RNN reads; a parametrized weight is computed).
+
+        >>> [w.shape for w in RNN(2, 3)._flat_weights]
+        [(3, 2), (3, 3), (3,), (3,)]
+        """
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def _all_weights(self) -> list[list[str]]:
+        """``_flat_weights_names`` per layer and direction (PyTorch's names list).
+
+        >>> RNN(2, 3, bias=False)._all_weights
+        [['weight_ih_l0', 'weight_hh_l0']]
+        """
+        names = self._flat_weights_names
+        per = len(names) // (self.num_layers * (1 + self.bidirectional))
+        return [names[i:i + per] for i in range(0, len(names), per)]
 
     def _weights(self, layer: int, d: int) -> tuple[Any, ...]:
         sfx = f"_l{layer}" + ("_reverse" if d else "")

@@ -340,3 +340,15 @@ def test_integer_input_to_a_floating_rnn_raises(make, dtype):
                                          r"float32") as info:
         layer(x)
     assert isinstance(info.value, RuntimeError)
+
+
+def test_flat_weights_and_all_weights_names_as_pytorch():
+    # torch 2.13, LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2)._all_weights:
+    # per layer and direction [weight_ih, weight_hh, bias_ih, bias_hh, weight_hr]
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2)
+    assert lstm._all_weights[1] == ["weight_ih_l0_reverse", "weight_hh_l0_reverse",
+                                    "bias_ih_l0_reverse", "bias_hh_l0_reverse",
+                                    "weight_hr_l0_reverse"]
+    assert [w.shape for w in lstm._flat_weights[:5]] == [(16, 3), (16, 2), (16,), (16,),
+                                                         (2, 4)]
+    assert lstm._flat_weights[0] is lstm.weight_ih_l0
