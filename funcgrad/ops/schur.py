@@ -3,16 +3,20 @@
 (``output="complex"``) or, for real ``a``, real quasi-triangular with 2x2 blocks for the
 complex-conjugate eigenvalue pairs (``output="real"``).
 
-NumPy has no Schur routine, so the host computes it by deflation: the eigenvalues come from
-LAPACK (``eigvals``, whose order is the one LAPACK's Schur form has, since both read it off
-the same Hessenberg QR iteration); for each in turn, the smallest right singular vector(s) of
-``b - w I`` (of ``b^2 - 2 Re(w) b + |w|^2 I`` for a conjugate pair, a real 2-D invariant
-subspace) span an invariant subspace of the trailing block ``b``, which a unitary completion
-rotates to the front. Singular vectors stay accurate where eigenvectors would not (defective
-matrices). 2x2 blocks are then rotated to LAPACK's standard form (equal diagonal entries).
-Sorting (SciPy's ``sort``) reorders the eigenvalues before the deflation, as LAPACK's
-``trsen`` leaves them: the selected ones first, each group in its original order. O(n^4): meant for the small and medium matrices Schur forms are used on. Like JAX's, the
-primitive has no derivative rule.
+NumPy has no Schur routine, so the host builds it from LAPACK's eigen-decomposition (``eig``,
+whose eigenvalue order is the one LAPACK's Schur form has for small and medium matrices, since
+both read it off the same Hessenberg QR iteration): the QR factorization of the eigenvectors,
+``v = q r``, gives ``q^H a q = r diag(w) r^-1``, upper triangular (for a real matrix, a
+conjugate pair's ``Re v, Im v`` give its real 2x2 block). That is O(n^3), a few LAPACK calls.
+Where the eigenvectors are too ill-conditioned for it (a defective or nearly defective
+eigenvalue leaves entries below the diagonal larger than LAPACK's own backward error), that
+eigenvalue is deflated instead by the smallest right singular vector(s) of ``b - w I`` (of
+``b^2 - 2 Re(w) b + |w|^2 I`` for a conjugate pair, a real 2-D invariant subspace) of the
+trailing block ``b``, rotated to the front; singular vectors stay accurate where eigenvectors
+would not. 2x2 blocks are then rotated to LAPACK's standard form (equal diagonal entries).
+Sorting (SciPy's ``sort``) reorders the eigenvalues first, as LAPACK's ``trsen`` leaves them:
+the selected ones first, each group in its original order. Like JAX's, the primitive has no
+derivative rule.
 
 Example:
     >>> import numpy as np
@@ -77,19 +81,28 @@ def _null_space(m: numpy.ndarray, k: int) -> numpy.ndarray:
     return vh[-k:].conj().T
 
 
-def _rotate_front(t: numpy.ndarray, z: numpy.ndarray, k: int, basis: numpy.ndarray) -> None:
+def _rotate_front(t: numpy.ndarray, z: numpy.ndarray, y: numpy.ndarray, k: int,
+                  basis: numpy.ndarray) -> None:
     """Rotate ``span(basis)`` (columns, in the coordinates ``k:``) to the front of the
-    trailing block, in place: ``t <- q^H t q``, ``z <- z q`` on rows/columns ``k:``."""
+    trailing block, in place: ``t <- q^H t q``, ``z <- z q``, ``y <- q^H y`` on rows/columns
+    ``k:``."""
     m = t.shape[0] - k
     q, _ = numpy.linalg.qr(numpy.concatenate([basis, numpy.eye(m, dtype=t.dtype)], axis=1))
-    q = q[:, :m]
-    t[k:, :] = q.conj().T @ t[k:, :]
-    t[:, k:] = t[:, k:] @ q
-    z[:, k:] = z[:, k:] @ q
+    _apply(t, z, y, k, q[:, :m])
     t[k + basis.shape[1]:, k:k + basis.shape[1]] = 0
 
 
-def _standardize(t: numpy.ndarray, z: numpy.ndarray, k: int) -> None:
+def _apply(t: numpy.ndarray, z: numpy.ndarray, y: numpy.ndarray, k: int,
+           q: numpy.ndarray) -> None:
+    """The unitary change of coordinates ``q`` on the trailing ``k:`` block, in place."""
+    qh = q.conj().T
+    t[k:, :] = qh @ t[k:, :]
+    t[:, k:] = t[:, k:] @ q
+    z[:, k:] = z[:, k:] @ q
+    y[k:, :] = qh @ y[k:, :]
+
+
+def _standardize(t: numpy.ndarray, z: numpy.ndarray, y: numpy.ndarray, k: int) -> None:
     """Rotate the 2x2 block at ``k`` to equal diagonal entries (LAPACK's standard form)."""
     a, b, c, d = t[k, k], t[k, k + 1], t[k + 1, k], t[k + 1, k + 1]
     theta = 0.5 * numpy.arctan2(d - a, b + c)   # (c^2 - s^2)(a - d) + 2cs(b + c) = 0
@@ -98,26 +111,54 @@ def _standardize(t: numpy.ndarray, z: numpy.ndarray, k: int) -> None:
     t[k:k + 2, :] = g.T @ t[k:k + 2, :]
     t[:, k:k + 2] = t[:, k:k + 2] @ g
     z[:, k:k + 2] = z[:, k:k + 2] @ g
+    y[k:k + 2, :] = g.T @ y[k:k + 2, :]
     t[k + 1, k + 1] = t[k, k] = 0.5 * (t[k, k] + t[k + 1, k + 1])
 
 
-def _sorted(w: numpy.ndarray, real: bool, tol: float,
-            select: Callable[..., Any]) -> tuple[numpy.ndarray, int]:
-    """The eigenvalues ``w`` (LAPACK's order) with the selected ones first, each group kept in
-    order (LAPACK's ``trsen``), and how many were selected. In the real form a conjugate
-    pair moves as one and is selected when either of its eigenvalues is (counting 2)."""
-    units, i = [], 0
+def _units(w: numpy.ndarray, real: bool) -> list[int]:
+    """The sizes of the diagonal blocks the eigenvalues ``w`` (LAPACK's order) make: 2 for a
+    complex-conjugate pair in the real form (LAPACK reports a 2x2 block exactly when the
+    imaginary part is nonzero), 1 otherwise."""
+    sizes, i = [], 0
     while i < len(w):
-        size = 2 if real and abs(w[i].imag) > tol and i + 1 < len(w) else 1
-        units.append(w[i:i + size])
+        size = 2 if real and w[i].imag != 0 and i + 1 < len(w) else 1
+        sizes.append(size)
+        i += size
+    return sizes
+
+
+def _sorted(w: numpy.ndarray, real: bool,
+            select: Callable[..., Any]) -> tuple[numpy.ndarray, int]:
+    """The order of the eigenvalues ``w`` (LAPACK's order) with the selected ones first, each
+    group kept in order (LAPACK's ``trsen``), and how many were selected. In the real form a
+    conjugate pair moves as one and is selected when either of its eigenvalues is (counting
+    2)."""
+    units, i = [], 0
+    for size in _units(w, real):
+        units.append(numpy.arange(i, i + size))
         i += size
     if real:
-        chosen = [any(bool(select(float(v.real), float(v.imag))) for v in u) for u in units]
+        chosen = [any(bool(select(float(w[j].real), float(w[j].imag))) for j in u)
+                  for u in units]
     else:
-        chosen = [bool(select(complex(u[0]))) for u in units]
+        chosen = [bool(select(complex(w[u[0]]))) for u in units]
     first = [u for u, c in zip(units, chosen) if c]
     rest = [u for u, c in zip(units, chosen) if not c]
     return numpy.concatenate(first + rest), sum(len(u) for u in first)
+
+
+def _eigenbasis(v: numpy.ndarray, w: numpy.ndarray, real: bool) -> numpy.ndarray:
+    """The eigenvectors ``v`` as a basis in the working dtype: in the real form a conjugate
+    pair ``v, conj(v)`` becomes ``Re v, Im v``, a real basis of the same 2-D subspace."""
+    if not real:
+        return v
+    y = v.real.copy()
+    i = 0
+    for size in _units(w, real):
+        if size == 2:
+            y[:, i + 1] = v[:, i].imag
+        i += size
+    return y
 
 
 def _schur_one(a: numpy.ndarray, real: bool, select: Callable[..., Any] | None = None
@@ -130,30 +171,69 @@ def _schur_one(a: numpy.ndarray, real: bool, select: Callable[..., Any] | None =
             t[...] = numpy.nan
             z[...] = numpy.nan
         return t, z, 0
-    w = numpy.linalg.eigvals(t)   # in the working dtype: LAPACK orders complex ones differently
+    # in the working dtype: LAPACK orders complex ones differently
+    w, v = numpy.linalg.eig(t)
     scale = max(numpy.abs(a).max(), numpy.finfo(t.dtype).tiny)
     tol = 100 * numpy.finfo(t.dtype).eps * scale
+    # what an entry below the (quasi-)diagonal may be and still count as zero: LAPACK's own
+    # backward error, a small multiple of n eps |a|
+    clean = 4 * n * numpy.finfo(t.dtype).eps * scale
     sdim = 0
     if select is not None:
-        w, sdim = _sorted(w, real, tol, select)
-    k, i = 0, 0
+        order, sdim = _sorted(w, real, select)
+        w, v = w[order], v[:, order]
+    # y: the eigenvectors (a basis of each real invariant subspace of a pair) in the current
+    # coordinates. If t x = lam x and t is block upper triangular, the trailing part of x is an
+    # eigenvector of the trailing block, so the remaining columns of y keep describing the
+    # trailing block as it is deflated.
+    y = _eigenbasis(v, w, real).astype(t.dtype)
+    sizes = _units(w, real)
+    k, u = 0, 0
     while k < n - 1:
-        lam = w[i]
+        # Fast path, O(n^3) in all: the QR factorization of the remaining eigenvectors (in
+        # their order) rotates the trailing block to (quasi-)triangular form, t = r lam r^-1.
+        # Its r diagonal made real and positive keeps a block that is already triangular as
+        # it is (LAPACK leaves a triangular matrix alone: z = I).
+        if numpy.tril(t[k:, k:], -1).any():
+            q, r = numpy.linalg.qr(y[k:, k:])
+            d = numpy.diagonal(r)
+            _apply(t, z, y, k, q * numpy.where(d == 0, 1, d / numpy.where(d == 0, 1, abs(d))))
+        while k < n - 1:
+            size = sizes[u]
+            if numpy.abs(t[k + size:, k:k + size]).max(initial=0) > clean:
+                break
+            t[k + size:, k:k + size] = 0
+            if size == 2:
+                _standardize(t, z, y, k)
+            k, u = k + size, u + 1
+        if k >= n - 1:
+            break
+        # The eigenvectors were too ill-conditioned (a defective or nearly defective
+        # eigenvalue): deflate this one by the smallest right singular vector(s) of b - w I (of
+        # b^2 - 2 Re(w) b + |w|^2 I for a conjugate pair, a real 2-D invariant subspace), which
+        # stay accurate where eigenvectors do not, then try the fast path again.
         b = t[k:, k:]
+        # the trailing block's own eigenvalue nearest the one wanted here: an ill-conditioned
+        # eigenvalue moves under the rounding the rotations so far made, and the singular
+        # vector of b - w I is only as good as w is an eigenvalue of b
+        here = numpy.linalg.eigvals(b)
+        if real:
+            kind = here[(here.imag != 0) == (sizes[u] == 2)]
+            here = kind if kind.size else here
+        lam = here[numpy.argmin(abs(here - w[k]))]
         ident = numpy.eye(n - k, dtype=t.dtype)
-        if real and abs(lam.imag) > tol:
+        if sizes[u] == 2:
             pair = b @ b - 2 * lam.real * b + abs(lam) ** 2 * ident
-            _rotate_front(t, z, k, _null_space(pair, 2))
-            _standardize(t, z, k)
-            k, i = k + 2, i + 2
+            _rotate_front(t, z, y, k, _null_space(pair, 2))
+            _standardize(t, z, y, k)
+            k, u = k + 2, u + 1
         else:
             shift = lam.real if real else lam
-            # A leading column already split off with this eigenvalue stays as it is (LAPACK
-            # leaves a triangular matrix alone: z = I for eye or zeros, where a null space of
-            # dimension > 1 would give an arbitrary rotation).
+            # A leading column already split off with this eigenvalue stays as it is (a null
+            # space of dimension > 1 would give an arbitrary rotation).
             if not (numpy.all(b[1:, 0] == 0) and abs(b[0, 0] - shift) <= tol):
-                _rotate_front(t, z, k, _null_space(b - shift * ident, 1))
-            k, i = k + 1, i + 1
+                _rotate_front(t, z, y, k, _null_space(b - shift * ident, 1))
+            k, u = k + 1, u + 1
     return t, z, sdim
 
 
