@@ -460,9 +460,9 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
     >>> np.round(layer_norm(np.array([[1.0, 3.0]]), 2), 3)
     array([[-1.,  1.]])
     """
-    if isinstance(normalized_shape, int):
+    if isinstance(normalized_shape, (int, numpy.integer)):
         normalized_shape = (normalized_shape,)
-    normalized_shape = tuple(normalized_shape)
+    normalized_shape = tuple(int(n) for n in normalized_shape)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ValueError(f"layer_norm: input shape {tuple(input.shape)} does not end with "

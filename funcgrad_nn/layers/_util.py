@@ -17,7 +17,10 @@ def empty(shape: tuple[int, ...], dtype: Any = None, device: str | None = None) 
 
 def ntuple(v: Any, n: int) -> tuple[int, ...]:
     """``v`` as an ``n``-tuple of ints (PyTorch's ``_single``/``_pair``/``_triple``)."""
-    return (int(v),) * n if isinstance(v, int) else tuple(int(i) for i in v)
+    # (NumPy integers too: sizes computed with NumPy, which PyTorch's _ntuple repeats)
+    if isinstance(v, (int, numpy.integer)):
+        return (int(v),) * n
+    return tuple(int(i) for i in v)
 
 
 def place(module: Any, device: str | None) -> None:

@@ -46,9 +46,9 @@ class LayerNorm(Module):
                  elementwise_affine: bool = True, bias: bool = True,
                  device: str | None = None, dtype: Any = None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
+        if isinstance(normalized_shape, (int, numpy.integer)):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -533,9 +533,9 @@ class RMSNorm(Module):
                  elementwise_affine: bool = True, device: str | None = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if isinstance(normalized_shape, int):
+        if isinstance(normalized_shape, (int, numpy.integer)):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(init.ones_(empty(self.normalized_shape, dtype)))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
 from funcgrad_nn import functional as F
 from funcgrad_nn.module import BadInputError, Module
 
@@ -22,8 +24,8 @@ class _PadNd(Module):
     def __init__(self, padding: Any, value: float = 0.0) -> None:
         super().__init__()
         n = self._n
-        if isinstance(padding, int):
-            self.padding = (padding,) * (2 * n)
+        if isinstance(padding, (int, numpy.integer)):
+            self.padding = (int(padding),) * (2 * n)
         else:
             self.padding = tuple(int(p) for p in padding)
             if len(self.padding) != 2 * n:

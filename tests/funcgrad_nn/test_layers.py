@@ -428,3 +428,16 @@ def test_embedding_fill_padding_idx_with_zero_for_custom_resets():
 
     e = Scaled(4, 2, padding_idx=2)
     assert host(e.weight).tolist() == [[0.5, 0.5], [0.5, 0.5], [0.0, 0.0], [0.5, 0.5]]
+
+
+def test_layer_sizes_given_as_numpy_integers():
+    # torch 2.13 takes np.int64 sizes (its _ntuple repeats a non-iterable; LayerNorm checks
+    # numbers.Integral): sizes computed with NumPy reach the constructors as NumPy integers.
+    i = np.int64
+    x = dev(np.ones((1, 2, 4, 4), np.float32))
+    assert nn.Conv2d(2, 3, i(3), stride=i(1), padding=i(1)).to(DEVICE)(x).shape == (1, 3, 4, 4)
+    assert nn.MaxPool2d(i(2))(x).shape == (1, 2, 2, 2)
+    assert nn.ZeroPad2d(i(1))(x).shape == (1, 2, 6, 6)
+    assert nn.LayerNorm(i(4)).to(DEVICE)(x).shape == (1, 2, 4, 4)
+    assert nn.RMSNorm(i(4)).normalized_shape == (4,)
+    assert nn.F.layer_norm(x, i(4)).shape == (1, 2, 4, 4)
