@@ -1,5 +1,7 @@
 """funcgrad.scipy.optimize: ``minimize`` (BFGS and JAX's experimental L-BFGS) and ``line_search``, as
-``jax.scipy.optimize``: pure functions of arrays, usable under ``jit`` and ``vmap``.
+``jax.scipy.optimize``: pure functions of arrays, usable under ``jit`` and ``vmap``; and
+SciPy's scalar root finders ``brentq``, ``bisect``, ``root_scalar`` (differentiable in their
+``args`` by the implicit function theorem).
 
 Example:
     >>> import numpy as np, funcgrad.numpy as fnp
@@ -19,8 +21,10 @@ from funcgrad.avals import get_aval
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
 from funcgrad.scipy.optimize._lbfgs import minimize_lbfgs
 from funcgrad.scipy.optimize._line_search import LineSearchResults, line_search
+from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
-__all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults"]
+__all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
+           "bisect", "root_scalar", "RootResults"]
 
 
 class OptimizeResults(NamedTuple):
