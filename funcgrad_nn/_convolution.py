@@ -15,6 +15,7 @@ batching and jit come from lax; there is no second copy of any of it here.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy
@@ -1025,7 +1026,7 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
     if (output_size is None) == (output_ratio is None):
         raise ValueError(f"{fname}: exactly one of output_size and output_ratio must be given")
     if output_size is None:
-        ratio = (float(output_ratio),) * nd if isinstance(output_ratio, (int, float)) else \
+        ratio = (float(output_ratio),) * nd if isinstance(output_ratio, numbers.Real) else \
             tuple(float(r) for r in output_ratio)
         if len(ratio) != nd or not all(0 < r < 1 for r in ratio):
             raise ValueError(f"{fname}: output_ratio must be {nd} numbers in (0, 1), got "

@@ -16,6 +16,7 @@ result is a new array.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -380,10 +381,10 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
 
 
 def _renorm_rows(rows: Any, max_norm: float, norm_type: float) -> Any:
-    if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
+    if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real):
         raise TypeError(f"embedding: max_norm must be a number or None, got "
                         f"{type(max_norm).__name__}")
-    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)):
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
         raise TypeError(f"embedding: norm_type must be a number, got "
                         f"{type(norm_type).__name__}")
     p = float(norm_type)

@@ -3,6 +3,7 @@ average/max pooling, fractional max pooling."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy
@@ -354,7 +355,7 @@ class _FractionalMaxPoolNd(Module):
         if (output_size is None) == (output_ratio is None):
             raise ValueError(f"{name} requires specifying exactly one of output_size and "
                              "output_ratio")
-        ratios = (output_ratio,) if isinstance(output_ratio, (int, float)) else \
+        ratios = (output_ratio,) if isinstance(output_ratio, numbers.Real) else \
             (output_ratio or ())
         if not all(0 < r < 1 for r in ratios):
             raise ValueError(f"{name}: output_ratio must be between 0 and 1 (exclusive), got "

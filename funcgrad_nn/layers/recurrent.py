@@ -13,6 +13,7 @@ own last step (a masked scan).
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from typing import Any
 
@@ -153,7 +154,7 @@ class RNNBase(Module):
         name = {"RNN_TANH": "RNN", "RNN_RELU": "RNN"}.get(mode, mode)
         if mode not in _GATES:
             raise ValueError(f"{name}: unrecognized RNN mode {mode!r}")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+        if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) \
                 or not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout should be a number in range [0, 1] "
                              f"representing the probability of an element being zeroed, "

@@ -441,3 +441,8 @@ def test_layer_sizes_given_as_numpy_integers():
     assert nn.LayerNorm(i(4)).to(DEVICE)(x).shape == (1, 2, 4, 4)
     assert nn.RMSNorm(i(4)).normalized_shape == (4,)
     assert nn.F.layer_norm(x, i(4)).shape == (1, 2, 4, 4)
+    f = np.float32
+    assert nn.F.embedding(dev(np.array([1])), dev(np.full((3, 2), 4.0, np.float32)),
+                          max_norm=f(1.0)).shape == (1, 2)
+    assert nn.FractionalMaxPool2d(2, output_ratio=f(0.5))(x).shape == (1, 2, 2, 2)
+    assert nn.LSTM(4, 2, num_layers=2, dropout=f(0.1)).dropout == f(0.1)
