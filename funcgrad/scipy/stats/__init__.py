@@ -63,6 +63,17 @@ from funcgrad.scipy.stats._descriptive import (
     zscore,
 )
 from funcgrad.scipy.stats._kde import gaussian_kde
+from funcgrad.scipy.stats._summary import (
+    DescribeResult,
+    describe,
+    gmean,
+    hmean,
+    iqr,
+    median_abs_deviation,
+    moment,
+    pmean,
+    variation,
+)
 from funcgrad.scipy.stats._tests import (
     ConfidenceInterval,
     LinregressResult,
@@ -83,4 +94,6 @@ __all__ = [
     "skew", "kurtosis", "PearsonRResult", "pearsonr",
     "gaussian_kde", "TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind",
     "ttest_rel", "SignificanceResult", "spearmanr", "LinregressResult", "linregress",
+    "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
+    "DescribeResult", "describe",
 ]
