@@ -4,10 +4,10 @@ JAX's ``jax.pure_callback(callback, result_shape_dtypes, *args, vmap_method=...,
 The callback is *pure* (its result depends on its arguments only), so a compiled program may
 drop it when its result is unused, or call it once for equal arguments; use
 ``funcgrad.debug.callback`` for side effects. It gets NumPy arrays (copied from the device
-when the arguments live on one) and returns arrays of the declared shapes; the results are
-cast to the declared dtypes (within a kind: a float64 result declared float32 is rounded, as
-JAX does without x64; a float result declared int is an error) and put on the arguments'
-device.
+when the arguments live on one) and returns arrays of the declared shapes and dtypes
+exactly (a result of another dtype is an error, as JAX's "Incorrect output dtype": a Python
+float is float64, so a float32 declaration wants ``numpy.float32(...)``); the results are put
+on the arguments' device.
 
 There is no derivative (a ``ValueError`` when one is needed, as JAX: wrap the call in a
 ``custom_jvp`` / ``custom_vjp``). Under ``vmap``, ``vmap_method`` says how the callback is
@@ -38,7 +38,7 @@ import numpy
 from funcgrad import backend, tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, bind
-from funcgrad.errors import MissingRuleError
+from funcgrad.errors import JaxRuntimeError, MissingRuleError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
 from funcgrad.ir import Effect, effect_rules, effectful_primitives
@@ -69,10 +69,15 @@ class _Callback:
         return self.name
 
 
+class _ResultTypeError(JaxRuntimeError, TypeError):
+    """A callback's result of another dtype than declared: JAX's ``JaxRuntimeError``, and a
+    ``TypeError`` (what it is, and what funcgrad raised before for a change of kind)."""
+
+
 def _host_results(cb: _Callback, args: Sequence[Any], api: str = "pure_callback"
                   ) -> list[numpy.ndarray]:
     """Call ``cb`` on host copies of ``args``; its results checked against the declared
-    shapes and cast to the declared dtypes (errors name ``api``)."""
+    shapes and dtypes (errors name ``api``)."""
     outs = cb.flat(*[numpy.asarray(backend.to_numpy(a)) for a in args])
     res = []
     for i, (o, a) in enumerate(zip(outs, cb.out_avals)):
@@ -82,12 +87,15 @@ def _host_results(cb: _Callback, args: Sequence[Any], api: str = "pure_callback"
                 f"{api}: {cb.name} returned a result of shape {o.shape} for result "
                 f"{i}, declared {a.str_short()} in result_shape_dtypes"
             )
-        if not numpy.can_cast(o.dtype, a.dtype, casting="same_kind"):
-            raise TypeError(
-                f"{api}: {cb.name} returned {o.dtype} for result {i}, declared "
-                f"{a.dtype} in result_shape_dtypes; a cast of that kind would change values"
+        if o.dtype != a.dtype:
+            # As JAX: no cast, even within a kind (a Python float is float64, which a float32
+            # declaration does not take); the declaration is the program's type.
+            raise _ResultTypeError(
+                f"{api}: incorrect output dtype for return value #{i} of {cb.name}: expected "
+                f"{a.dtype} (declared in result_shape_dtypes), actual {o.dtype}; return "
+                f"numpy.asarray(result, dtype={a.dtype.name}) from the callback"
             )
-        res.append(o.astype(a.dtype, copy=False))
+        res.append(o)
     return res
 
 
@@ -180,8 +188,8 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     ``"broadcast_all"``, ``"legacy_vectorized"``).
 
     ``result_shape_dtypes`` is a pytree of :class:`~funcgrad.ShapeDtypeStruct` (or arrays)
-    declaring what ``callback`` returns; results are cast to those dtypes. Array and number
-    arguments are operands; other values (strings, objects) reach ``callback`` as they are.
+    declaring what ``callback`` returns, shapes and dtypes exactly (no cast, as JAX). Array
+    and number arguments are operands; other values (strings, objects) reach ``callback`` as they are.
     ``sharding`` is accepted as JAX's (no shards here). Not differentiable: a ``ValueError``
     under ``grad``/``jvp`` (wrap it in ``custom_jvp``/``custom_vjp``).
 

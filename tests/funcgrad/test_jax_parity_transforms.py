@@ -232,9 +232,35 @@ def test_pure_callback_errors_as_jax() -> None:
         funcgrad.pure_callback(lambda v: v, _sd((3,), np.int32), x[0])
 
 
+def test_pure_callback_result_dtype_must_be_the_declared_one_as_jax() -> None:
+    # JAX 0.10.2 casts nothing: "Incorrect output dtype for return value #0: Expected: float32,
+    # Actual: float64" (JaxRuntimeError), eagerly, under jit and per example under vmap; a
+    # Python float is float64.
+    x = dev(np.ones(2, np.float32))
+    cases = [
+        lambda: funcgrad.pure_callback(lambda v: v.astype(np.float64), _sd((2,)), x),
+        lambda: funcgrad.jit(lambda a: funcgrad.pure_callback(lambda v: 1.0, _sd(()), a))(x),
+        lambda: funcgrad.vmap(lambda a: funcgrad.pure_callback(
+            lambda v: np.float64(v), _sd(()), a, vmap_method="sequential"))(x),
+        lambda: funcgrad.experimental.io_callback(lambda v: v.astype(np.float64), _sd((2,)), x),
+    ]
+    for case in cases:
+        with pytest.raises(funcgrad.errors.JaxRuntimeError,
+                           match="expected float32.*actual float64"):
+            case()
+    with pytest.raises(TypeError, match="return value #1 .*expected int32.*actual int64"):
+        funcgrad.pure_callback(lambda: (np.ones(2), np.int64(3)),
+                               (_sd((2,), np.float64), _sd((), np.int32)))
+    # the declared dtype exactly is fine (a Python float is float64)
+    assert float(funcgrad.jit(lambda a: funcgrad.pure_callback(
+        lambda v: 1.5, _sd((), np.float64), a))(x)) == 1.5
+
+
 def test_pure_callback_pytrees_kwargs_and_custom_jvp() -> None:
     x = dev(np.arange(3.0, dtype=np.float32))
-    out = funcgrad.pure_callback(lambda v, k: {"o": v * k}, {"o": _sd((3,))}, x, k=2)
+    # (the callback computes in NumPy: float32 * an int64 operand is float64, cast back)
+    out = funcgrad.pure_callback(lambda v, k: {"o": (v * k).astype(v.dtype)}, {"o": _sd((3,))},
+                                 x, k=2)
     assert out["o"].dtype == np.float32
     np.testing.assert_allclose(host(out["o"]), [0.0, 2.0, 4.0])
     # jax.jit(jax.grad(custom_jvp(pure_callback(np.sin)) with defjvps cos))(0.5) == cos(0.5)
