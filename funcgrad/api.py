@@ -23,7 +23,7 @@ import numpy
 from funcgrad import backend, config, stages, tree_util
 from funcgrad.api_jit import int_overflow, jit
 from funcgrad.api_vmap import vmap_basis
-from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0, get_aval
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, extend_axis_env
 from funcgrad.errors import ArgumentMismatchError, FuncgradError, MissingRuleError
 from funcgrad.interpreters import batching
@@ -124,40 +124,65 @@ def _check_tangent(
 ) -> Any:
     """``t`` as a tangent of a value of ``primal_aval``: Zero for integer values, dtype-checked.
 
-    Python scalars adopt the expected dtype (they are weak); arrays must match it exactly.
-    ``where()`` names the offending leaf (e.g. ``tangents[1]['b']``) in error messages; it is
-    only called on error, as key paths cost a flatten.
+    As JAX's check: the tangent's dtype must be the primal's tangent dtype exactly (a float
+    primal's own dtype; ``float0`` for integer and bool primals). A Python scalar counts with
+    its default dtype (``1.0`` is float64, ``1`` int64), so it fits float64 primals only, as
+    in JAX with x64 on (funcgrad always computes in NumPy's dtypes). ``None`` stands for a
+    zero tangent; integer outputs take any cotangent. ``where()`` names the offending leaf
+    (e.g. ``tangents[1]['b']``) in error messages; it is only called on error, as key paths
+    cost a flatten.
     """
     ta = tangent_aval(primal_aval)
-    if t is None or not _is_inexact(primal_aval):
+    if t is None or (expected == "output" and ta.dtype == float0):
+        # JAX's pullbacks take any cotangent of an integer output (it is not differentiated).
         return Zero(ta)
     a = get_aval(t)
-    if a.dtype == float0:
-        loc = f" ({where()})" if where is not None else ""
-        raise TypeError(
-            f"{what}: a float0 tangent{loc} was given for a {primal_aval.str_short()} "
-            f"{expected}; float0 is the tangent type of integer and bool values only. Pass "
-            f"zeros of dtype {ta.dtype} (or None) for a zero tangent"
-        )
+    if a.dtype != ta.dtype:
+        raise ArgumentMismatchError(_tangent_mismatch(primal_aval, ta, a, what, expected, where))
     if a.shape != ta.shape:
         loc = f" ({where()})" if where is not None else ""
         raise ArgumentMismatchError(
             f"{what}: {expected} and tangent shapes must match, got {expected} "
             f"{primal_aval.str_short()} and tangent {a.str_short()}{loc}"
         )
-    if a.dtype != ta.dtype:
-        if (_is_weak_scalar(t) or a.weak_type) and (a.dtype.kind != "c" or ta.dtype.kind == "c"):
-            return _ew.convert_element_type(t, ta.dtype)
-        loc = f" ({where()})" if where is not None else ""
-        raise ArgumentMismatchError(
-            f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
-            f"{ta.dtype}, got {a.dtype}{loc}; cast it (e.g. t.astype({ta.dtype.name}))"
-        )
+    if ta.dtype == float0:
+        return Zero(ta)
     if _is_weak_scalar(t):
         # A Python scalar would otherwise come back as is (identity functions, pass-through
         # outputs) where an array is expected.
         return _xp_for_aval(ta).asarray(t, dtype=ta.dtype)
     return t
+
+
+def _tangent_mismatch(primal_aval: ShapedArray, ta: ShapedArray, a: ShapedArray, what: str,
+                      expected: str, where: Callable[[], str] | None) -> str:
+    """The message for a (co)tangent of the wrong dtype, in the words JAX uses for ``what``."""
+    loc = f" ({where()})" if where is not None else ""
+    if ta.dtype == float0:
+        fix = ("pass numpy.zeros(shape, funcgrad.float0) (or None): integer and bool values "
+               "are not differentiated")
+    elif a.dtype == float0:
+        fix = (f"float0 is the tangent type of integer and bool values only; pass zeros of "
+               f"dtype {ta.dtype} (or None) for a zero tangent")
+    else:
+        fix = f"cast it (e.g. t.astype({ta.dtype.name}))"
+    if what == "jvp":
+        return (
+            "primal and tangent arguments to jvp do not match; dtypes must be equal, or in "
+            "case of int/bool primal dtype the tangent dtype must be float0. Got primal dtype "
+            f"{primal_aval.dtype} and so expected tangent dtype {ta.dtype}, but got tangent "
+            f"dtype {a.dtype} instead{loc}; {fix}"
+        )
+    if what == "linearize":
+        return (
+            "linearized function called on tangent values inconsistent with the original "
+            f"primal values: got tangent aval {a.str_short()} for primal aval "
+            f"{primal_aval.str_short()} but expected {ta.str_short()}{loc}; {fix}"
+        )
+    return (
+        f"{what}: the tangent of a {primal_aval.str_short()} {expected} must have dtype "
+        f"{ta.dtype}, got {a.dtype}{loc}; {fix}"
+    )
 
 
 def _leaf_where(tree: Any, i: int, name: str) -> Callable[[], str]:
@@ -406,7 +431,7 @@ def _all_array_leaves(x: Any) -> bool:
 
 def _stand_in_leaf(x: Any) -> Any:
     """A :class:`ShapedArray` given as an example argument, as a traceable stand-in."""
-    return ShapeDtypeStruct.from_aval(x) if isinstance(x, ShapedArray) else x
+    return ShapeDtypeStruct.from_aval(x) if isinstance(x, ShapedArray) else expand_stand_in(x)
 
 
 def make_jaxpr(
@@ -590,9 +615,9 @@ def jvp(
     """Forward mode: ``(fun(*primals), J(primals) @ tangents)``, pytrees in and out.
 
     ``primals`` and ``tangents`` are tuples (or lists) with one entry per argument, of the
-    same structure; a tangent has the primal's shape and (inexact) dtype (``None`` for zero).
-    Integer primals take ``float0`` (or any) tangents and are not differentiated; a ``float0``
-    tangent for a float primal is an error. With ``has_aux=True``, ``fun``
+    same structure; a tangent has the primal's shape and dtype exactly, as JAX checks (a Python
+    float is a float64 tangent; ``None`` for zero). Integer and bool primals take ``float0``
+    tangents (or ``None``) and are not differentiated; any other pairing is a ``TypeError``. With ``has_aux=True``, ``fun``
     returns ``(out, aux)`` and ``jvp`` returns ``(out, tangent_out, aux)``.
 
     Example:

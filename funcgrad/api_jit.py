@@ -41,7 +41,7 @@ from funcgrad import compile as _compile
 from funcgrad import config as _config
 from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache
-from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
+from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
 from funcgrad.backend import is_array, xp_for
 from funcgrad.core import (
     Tracer,
@@ -200,6 +200,8 @@ def _stand_in(x: Any) -> Any:
     (a ShapedArray, anything with .shape and .dtype) as a ShapeDtypeStruct."""
     if isinstance(x, ShapedArray):
         return ShapeDtypeStruct.from_aval(x)
+    if type(x) is ShapeDtypeStruct:
+        return expand_stand_in(x)  # a typed key's stand-in: keys over a stand-in of their data
     if type(x) in _FAST_LEAVES or isinstance(x, Tracer | ShapeDtypeStruct | numpy.generic):
         return x
     try:
@@ -1001,6 +1003,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
         return eval_shape(dynamic, *[a for i, a in enumerate(args) if i not in s_pos],
                           **{k: v for k, v in kwargs.items() if k not in s_kw})
+    args, kwargs = tree_util.tree_map(expand_stand_in, (args, kwargs))
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
     for path, x in tree_util.tree_flatten_with_path((args, kwargs))[0] if any(
             int_overflow(x, "", "") for x in leaves) else ():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy
@@ -27,6 +28,8 @@ __all__ = [
     "is_inexact",
     "short_dtype_name",
     "canonical_dtype",
+    "expand_stand_in",
+    "extended_dtypes",
 ]
 
 #: dtype of the tangent of an integer or boolean value: it carries no information.
@@ -112,6 +115,27 @@ class ShapedArray:
         return f"ShapedArray({self.str_short(short_dtypes=False)}{extra}{dev})"
 
 
+#: Extended dtypes (funcgrad.random's ``key<fry>``): dtype class -> a function of a
+#: ShapeDtypeStruct of that dtype giving the pytree it stands for when traced (key arrays over
+#: a uint32 stand-in of their data). Their owners, above this layer, fill it.
+extended_dtypes: dict[type, Callable[[ShapeDtypeStruct], Any]] = {}
+
+
+def expand_stand_in(x: Any) -> Any:
+    """``x``, or the pytree of plain stand-ins an extended-dtype ShapeDtypeStruct stands for
+    (what ``eval_shape``, ``jit(...).trace/lower`` and ``make_jaxpr`` trace).
+
+    Example:
+        >>> expand_stand_in(ShapeDtypeStruct((2,), numpy.int32))
+        ShapeDtypeStruct(shape=(2,), dtype=int32)
+    """
+    if type(x) is ShapeDtypeStruct:
+        expand = extended_dtypes.get(type(x.dtype))
+        if expand is not None:
+            return expand(x)
+    return x
+
+
 #: The classes ``ShapeDtypeStruct(sharding=...)`` takes: funcgrad.sharding's ``Sharding`` and
 #: ``PartitionSpec``, which that module registers here (it lives above this layer).
 sharding_types: list[type] = []
@@ -154,7 +178,10 @@ class ShapeDtypeStruct:
         if dtype is None:
             raise TypeError("ShapeDtypeStruct: dtype is required (e.g. numpy.float32)")
         self.shape = dims
-        self.dtype = canonical_dtype(dtype, "ShapeDtypeStruct")
+        # An extended dtype (a typed key's key<fry>) is kept as is: tracing expands the
+        # stand-in (expand_stand_in).
+        self.dtype = (dtype if type(dtype) in extended_dtypes
+                      else canonical_dtype(dtype, "ShapeDtypeStruct"))
         self.weak_type = bool(weak_type)
         if sharding is not None:
             if not isinstance(sharding, tuple(sharding_types)):

@@ -27,7 +27,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.api_devices import block_until_ready
-from funcgrad.avals import ShapeDtypeStruct, get_aval
+from funcgrad.avals import ShapeDtypeStruct, extended_dtypes, get_aval
 from funcgrad.backend import get_default_device, is_array, to_numpy
 from funcgrad.config import register_flag
 from funcgrad.core import Tracer
@@ -386,12 +386,28 @@ def is_typed_key(x: Any) -> bool:
     return isinstance(x, PRNGKeyArray)
 
 
+def _unflatten_keys(impl: str, children: Any) -> Any:
+    """Keys over their data; over a stand-in of the data (eval_shape's and out_info's results)
+    a stand-in of the keys, ``ShapeDtypeStruct(shape, key<fry>)``, as JAX's."""
+    data = children[0]
+    if type(data) is ShapeDtypeStruct:
+        return ShapeDtypeStruct(data.shape[:-1], _KEY_DTYPES[impl])
+    return PRNGKeyArray(data, impl)
+
+
+def _key_stand_in(s: ShapeDtypeStruct) -> PRNGKeyArray:
+    """What ``ShapeDtypeStruct(shape, key<fry>)`` stands for when traced: keys over a stand-in
+    of their uint32 data."""
+    impl = s.dtype.impl
+    return PRNGKeyArray(ShapeDtypeStruct((*s.shape, IMPLS[impl][1]), numpy.uint32,
+                                         device=s.device), impl)
+
+
+extended_dtypes[KeyDType] = _key_stand_in
 register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Array's
 register_extended_type(PRNGKeyArray)  # fnp.stack / where / take / ... on keys, as jnp's
 # the implementation is static data of the tree (as JAX's, where it is part of the dtype)
-tree_util.register_pytree_node(
-    PRNGKeyArray, lambda k: ((k._data,), k._impl),
-    lambda impl, children: PRNGKeyArray(children[0], impl))
+tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), k._impl), _unflatten_keys)
 # exported programs may take and return keys (funcgrad.export); files from before the other
 # implementations wrote no auxdata: Threefry keys
 register_pytree_node_serialization(

@@ -58,9 +58,23 @@ def test_jvp_errors() -> None:
         funcgrad.jvp(fnp.sin, (dev(X3.astype(np.float32)),), (dev(X3),))
     with pytest.raises(TypeError, match="complex128"):
         funcgrad.jvp(fnp.sin, (1.0,), (1j,))
-    # Python scalars adopt the primal's dtype
-    _, t32 = funcgrad.jvp(lambda v: v * 2, (np.float32(1.5),), (1.0,))
-    assert np.asarray(host(t32)).dtype == np.float32
+    # As JAX 0.10.2 (x64): a Python float is a float64 tangent, wrong for a float32 primal;
+    # integer primals take float0 tangents only.
+    with pytest.raises(TypeError, match="expected tangent dtype float32, but got tangent dtype "
+                       "float64"):
+        funcgrad.jvp(lambda v: v * 2, (np.float32(1.5),), (1.0,))
+    with pytest.raises(TypeError, match="do not match.*float0"):
+        funcgrad.jvp(lambda n: n * 2, (3,), (1,))
+    with pytest.raises(TypeError, match="tangent dtype int64"):
+        funcgrad.jvp(lambda v: v * 2, (1.5,), (1,))
+    _, t64 = funcgrad.jvp(lambda v: v * 2, (dev(np.float64(1.5)),), (1.0,))
+    assert np.asarray(host(t64)).dtype == np.float64 and float(t64) == 2.0
+    _, f_jvp = funcgrad.linearize(lambda v: v * 2, np.float32(1.5))
+    with pytest.raises(ValueError, match="inconsistent with the original primal values: got "
+                       "tangent aval f64"):
+        f_jvp(1.0)
+    with pytest.raises(ValueError, match="inconsistent"):
+        funcgrad.linearize(lambda n: n * 2, 3)[1](1)
 
 
 def test_jvp_integer_primal_has_float0_tangent() -> None:

@@ -51,13 +51,13 @@ def test_jvp_tangent_mismatches_name_shapes_and_dtypes() -> None:
     x = dev(np.ones(3))
     with pytest.raises(ValueError, match=r"shapes must match.*f64\[3\].*f64\[2\]"):
         funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(2)),))
-    with pytest.raises(TypeError, match=r"dtype float64, got float32"):
+    with pytest.raises(TypeError, match=r"float64, but got tangent dtype float32"):
         funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(3, np.float32)),))
-    with pytest.raises(TypeError, match=r"dtype float64, got int64"):
+    with pytest.raises(TypeError, match=r"float64, but got tangent dtype int64"):
         funcgrad.jvp(fnp.sin, (x,), (dev(np.ones(3, np.int64)),))
-    with pytest.raises(TypeError, match=r"dtype float32, got float64"):
+    with pytest.raises(TypeError, match=r"float32, but got tangent dtype float64"):
         funcgrad.jvp(fnp.sin, (dev(np.ones(3, np.float32)),), (x,))
-    with pytest.raises(TypeError, match=r"dtype float64, got complex128"):
+    with pytest.raises(TypeError, match=r"float64, but got tangent dtype complex128"):
         funcgrad.jvp(fnp.sin, (1.0,), (1j,))
     with pytest.raises(TypeError, match=r"tuples"):
         funcgrad.jvp(fnp.sin, x, x)

@@ -276,3 +276,28 @@ def test_compiled_input_and_output_shardings_are_single_device() -> None:
     one = SingleDeviceSharding(funcgrad.backend.get_default_device())
     ins, outs = c.input_shardings, c.output_shardings
     assert ins == ((one,), {"b": one}) and outs == {"o": one, "p": one}
+
+
+def test_typed_key_stand_ins_as_jax():
+    # JAX 0.10.2: ShapeDtypeStruct((), random.key(0).dtype) is a key stand-in; eval_shape,
+    # lower/trace and make_jaxpr trace it as keys, and key results are key-dtype stand-ins.
+    kd = funcgrad.random.key(0).dtype
+    k = ShapeDtypeStruct((), kd)
+    assert repr(k) == "ShapeDtypeStruct(shape=(), dtype=key<fry>)"
+    assert funcgrad.eval_shape(lambda a: funcgrad.random.normal(a, (3,)), k) == \
+        ShapeDtypeStruct((3,), np.float64)
+    assert funcgrad.eval_shape(lambda a: funcgrad.random.split(a), k) == ShapeDtypeStruct((2,), kd)
+    assert funcgrad.eval_shape(funcgrad.vmap(lambda a: funcgrad.random.uniform(a, (2,))),
+                               ShapeDtypeStruct((4,), kd)) == ShapeDtypeStruct((4, 2), np.float64)
+    assert funcgrad.eval_shape(lambda: funcgrad.random.key(1)) == k
+    lowered = funcgrad.jit(lambda a: (funcgrad.random.split(a, 3), a)).lower(k)
+    assert lowered.out_info == (ShapeDtypeStruct((3,), kd), k)
+    assert lowered.in_info == ((k,), {})
+    new, old = lowered.compile()(funcgrad.random.key(0))
+    assert new.shape == (3,) and new.dtype == kd
+    _, shape = funcgrad.make_jaxpr(lambda a: funcgrad.random.normal(a, (2,)),
+                                   return_shape=True)(k)
+    assert shape == ShapeDtypeStruct((2,), np.float64)
+    rbg = funcgrad.random.key(0, impl="rbg").dtype
+    assert funcgrad.eval_shape(funcgrad.random.split, ShapeDtypeStruct((), rbg)) == \
+        ShapeDtypeStruct((2,), rbg)

@@ -70,7 +70,7 @@ def test_custom_rule_primal_outputs_are_arrays() -> None:
 
 def test_jvp_tangent_errors_name_the_leaf() -> None:
     x = _x()
-    with pytest.raises(TypeError, match=r"float32 \(tangents\[0\]\['b'\]\)"):
+    with pytest.raises(TypeError, match=r"float32 instead \(tangents\[0\]\['b'\]\)"):
         funcgrad.jvp(lambda p: p["a"], ({"a": x, "b": x},),
                      ({"a": x, "b": dev(np.ones(3, np.float32))},))
     with pytest.raises(ValueError, match=r"f64\[4\] \(tangents\[1\]\)"):
@@ -89,7 +89,7 @@ def test_jvp_tangent_errors_name_the_leaf() -> None:
 def test_float0_tangent_for_a_float_primal_is_an_error() -> None:
     # JAX: float0 tangents belong to integer/bool primals only; silently zero was a bug.
     x = _x()
-    with pytest.raises(TypeError, match=r"float0 tangent \(tangents\[0\]\).*f64\[3\]"):
+    with pytest.raises(TypeError, match=r"float64, but got tangent dtype \[\('float0', 'V'\)\] instead \(tangents\[0\]\)"):
         funcgrad.jvp(lambda a: a * 2.0, (x,), (np.zeros(3, F0),))
     # ... and still fine for integer primals, with None meaning zero for any leaf.
     y, dy = funcgrad.jvp(lambda a, n: a * n, (x, 3), (x, np.zeros((), F0)))
