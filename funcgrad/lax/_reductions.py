@@ -406,7 +406,7 @@ def _total_order_key(x: Array) -> Array:
     return _ew.select_n(_ew.lt(bits, 0), bits, _ew.xor(bits, magnitude))
 
 
-def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
+def top_k(operand: Array, k: int, *, axis: int = -1) -> list[Array]:
     """The ``k`` largest entries along ``axis`` (the last by default), descending, and their
     int32 indices.
 
@@ -443,12 +443,12 @@ def top_k(operand: Array, k: int, *, axis: int = -1) -> tuple[Array, Array]:
     vals, ids = _sh.slice_in_dim(vals, 0, k, 1, last), _sh.slice_in_dim(ids, 0, k, 1, last)
     if ax != last:
         vals, ids = _sh.moveaxis(vals, last, ax), _sh.moveaxis(ids, last, ax)
-    return vals, ids
+    return [vals, ids]  # a list, as JAX's (the same pytree)
 
 
 def approx_max_k(operand: Array, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+                 aggregate_to_topk: bool = True) -> list[Array]:
     """The ``k`` largest entries along ``reduction_dimension`` and their int32 indices: JAX's
     approximate top-k, computed exactly (a recall of 1 meets any ``recall_target``), so it is
     :func:`top_k` on that axis. With ``aggregate_to_topk=False`` JAX may return more than
@@ -466,7 +466,7 @@ def approx_max_k(operand: Array, k: int, reduction_dimension: int = -1,
 
 def approx_min_k(operand: Array, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, reduction_input_size_override: int = -1,
-                 aggregate_to_topk: bool = True) -> tuple[Array, Array]:
+                 aggregate_to_topk: bool = True) -> list[Array]:
     """The ``k`` smallest entries along ``reduction_dimension`` (ascending) and their int32
     indices, exactly (see :func:`approx_max_k`); ties list the lower index first.
 
@@ -489,7 +489,7 @@ def approx_min_k(operand: Array, k: int, reduction_dimension: int = -1,
     idx = _sh.iota(numpy.dtype(numpy.int32), a.shape, ax)
     # Stable: ties (-0 and +0 too, as JAX's approx_min_k) keep index order.
     vals, ids = _sort.sort([operand, idx], ax, True, 1)
-    return _sh.slice_in_dim(vals, 0, k, 1, ax), _sh.slice_in_dim(ids, 0, k, 1, ax)
+    return [_sh.slice_in_dim(vals, 0, k, 1, ax), _sh.slice_in_dim(ids, 0, k, 1, ax)]
 
 
 def _approx_args(name: str, recall_target: Any) -> None:

@@ -601,7 +601,7 @@ def empty(shape: Sequence[int], dtype: Any) -> Array:
     return full(shape, 0, numpy.dtype(dtype))
 
 
-def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> tuple[Array, ...]:
+def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> list[Array]:
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes`` (which must add up
     to that axis), as ``jax.lax.split``.
 
@@ -620,7 +620,7 @@ def split(operand: Array, sizes: Sequence[int], axis: int = 0) -> tuple[Array, .
     for n in sizes:
         pieces.append(_sh.slice_in_dim(operand, start, start + n, 1, ax))
         start += n
-    return tuple(pieces)
+    return list(pieces)  # a list, as JAX's (the same pytree)
 
 
 def stack(operands: Sequence[Array], axis: int = 0) -> Array:

@@ -50,3 +50,12 @@ def test_broadcasting_helpers_and_barrier() -> None:
     assert_allclose(x, _X) and host(s).dtype == np.float64
     g = funcgrad.grad(lambda v: lax.optimization_barrier(v * v))(3.0)
     assert float(host(g)) == 6.0
+
+
+def test_multiple_results_are_lists_as_jax():
+    # JAX 0.10.2 returns lists from lax.split, top_k, approx_max_k and approx_min_k (their
+    # pytree structure is a list: it matters to tree-structure checks, e.g. a scan carry)
+    x = dev(np.array([3.0, 1.0, 2.0]))
+    for out in (lax.split(x, (1, 2)), lax.top_k(x, 2), lax.approx_max_k(x, 1),
+                lax.approx_min_k(x, 1), funcgrad.jit(lambda v: lax.top_k(v, 2))(x)):
+        assert type(out) is list
