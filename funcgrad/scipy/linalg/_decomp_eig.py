@@ -12,6 +12,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
+from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.scipy.linalg._decomp import eigh, eigh_tridiagonal
 from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, mH, promote
@@ -39,6 +40,60 @@ def lapack_left_eigenvectors(vl: Any, w: Any, vr: Any, real_input: bool) -> Any:
     return fnp.where(real_w & (overlap < 0), -by_top, by_top)
 
 
+# Shifts tried for the pencil's spectral transformation, in units of |a| / |b|: irrational
+# values, so that a - sigma b is singular (sigma an eigenvalue) only by a coincidence; the one
+# leaving a - sigma b best conditioned is taken.
+_SHIFTS = (0.5772156649015329, -1.3247179572447460, 2.2360679774997896, -0.3183098861837907,
+           1.6180339887498949, -2.7182818284590452)
+
+
+def _concrete(x: Any) -> numpy.ndarray | None:
+    """The value of ``x`` on the host, or None while it is traced (jit, vmap)."""
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    return to_numpy(x)
+
+
+def _pencil_shifts(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray | None:
+    """For a pencil whose ``b`` is singular (numerically: LAPACK's ``ggev`` finds infinite
+    eigenvalues there), one shift ``sigma`` per matrix with ``a - sigma b`` well conditioned;
+    None when every ``b`` is nonsingular."""
+    sb = numpy.linalg.svd(b, compute_uv=False)
+    n = b.shape[-1]
+    eps = numpy.finfo(sb.dtype).eps
+    if n == 0 or (sb[..., -1] > n * eps * sb[..., 0]).all():
+        return None
+    na = numpy.linalg.norm(a, axis=(-2, -1))
+    nb = numpy.linalg.norm(b, axis=(-2, -1))
+    scale = numpy.where(nb > 0, na / numpy.where(nb > 0, nb, 1), 1.0)
+    scale = numpy.where(scale > 0, scale, 1.0)
+    best = numpy.zeros(b.shape[:-2])
+    quality = numpy.full(b.shape[:-2], -1.0)
+    for shift in _SHIFTS:
+        sigma = scale * shift
+        sc = numpy.linalg.svd(a - sigma[..., None, None] * b, compute_uv=False)
+        q = sc[..., -1] / numpy.where(sc[..., 0] > 0, sc[..., 0], 1)
+        better = q > quality
+        best = numpy.where(better, sigma, best)
+        quality = numpy.where(better, q, quality)
+    return best
+
+
+def _infinite(mu: numpy.ndarray, m: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """Which eigenvalues ``mu`` of ``(a - sigma b)^-1 b`` stand for infinite eigenvalues
+    (``mu = 0``, ``b x = 0``): the ``n - rank(b)`` smallest, and any at rounding level of
+    ``|m|``; LAPACK's QZ likewise sets ``beta`` to exactly zero below its tolerance."""
+    n = b.shape[-1]
+    eps = numpy.finfo(numpy.abs(mu).dtype).eps
+    sb = numpy.linalg.svd(b, compute_uv=False)
+    null = (sb <= n * eps * sb[..., :1]).sum(axis=-1)
+    rank_order = numpy.argsort(numpy.argsort(numpy.abs(mu), axis=-1, kind="stable"), axis=-1)
+    tiny = numpy.abs(mu) <= n * eps * numpy.linalg.norm(m, axis=(-2, -1))[..., None]
+    return (rank_order < null[..., None]) | tiny
+
+
 def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
         overwrite_a: bool = False, overwrite_b: bool = False, check_finite: bool = True,
         homogeneous_eigvals: bool = False) -> Any:
@@ -50,10 +105,13 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
     Results are complex (complex64 for float32, complex128 otherwise), the eigenvectors too
     (SciPy returns real ones when every eigenvalue happens to be real, a value-dependent type;
     take ``.real`` there). Columns have unit 2-norm with their largest entry real (LAPACK's
-    normalisation). The generalized problem is solved as ``eig(solve(b, a))`` (``b`` must be
-    nonsingular; LAPACK's ``ggev`` also handles singular ``b``), so its eigenvalue order may
-    differ from SciPy's; ``homogeneous_eigvals`` gives ``(w, 1)`` pairs there. Differentiable
-    as :func:`funcgrad.numpy.linalg.eig`.
+    normalisation). The generalized problem is solved as ``eig(solve(b, a))``; where ``b`` is
+    singular (concrete values: not under ``jit``/``vmap``), through the spectral
+    transformation ``(a - sigma b)^-1 b``, whose zero eigenvalues are the pencil's infinite
+    ones (``inf``, their eigenvectors ``b``'s null vectors, as SciPy's). The eigenvalue order
+    may differ from SciPy's (LAPACK's ``ggev``); ``homogeneous_eigvals`` gives ``(w, 1)`` for
+    a finite eigenvalue and ``(1, 0)`` for an infinite one (``ggev``'s ``alpha, beta`` have
+    the same ratios, scaled otherwise). Differentiable as :func:`funcgrad.numpy.linalg.eig`.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -62,26 +120,49 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
         array([0.+1.j, 0.-1.j])
         >>> fsl.eig(np.diag([1.0, 2.0]), np.diag([2.0, 2.0]), right=False)
         array([0.5+0.j, 1. +0.j])
+        >>> import funcgrad.numpy as fnp
+        >>> fnp.sort_complex(fsl.eigvals(np.array([[1.0, 2.0], [3.0, 4.0]]), np.diag([1.0, 0.0])))
+        array([-0.5+0.j,  inf+0.j])
     """
+    infinite = None
     if b is None:
         a = as_inexact(a)
         check_square("eig", a)
-        m = a
+        w, vr = fnp.linalg.eig(a)
+        c = None
     else:
         a, b = promote(a, b)
         n = check_square("eig", a)
         if check_square("eig", b, "b") != n or get_aval(a).shape != get_aval(b).shape:
             raise LinAlgShapeError(f"eig: a {get_aval(a).shape} and b {get_aval(b).shape} "
                                    "must have the same shape")
-        m = fnp.linalg.solve(b, a)
-    w, vr = fnp.linalg.eig(m)
+        host_a, host_b = _concrete(a), _concrete(b)
+        sigma = (None if host_a is None or host_b is None
+                 else _pencil_shifts(host_a, host_b))
+        if sigma is None:
+            c = b
+            w, vr = fnp.linalg.eig(fnp.linalg.solve(b, a))
+        else:
+            # a x = w b x  <=>  (a - sigma b)^-1 b x = mu x with w = sigma + 1 / mu
+            c = a - const_like(a, sigma[..., None, None].astype(get_aval(a).dtype)) * b
+            m = fnp.linalg.solve(c, b)
+            mu, vr = fnp.linalg.eig(m)
+            infinite = const_like(mu, _infinite(_concrete(mu), _concrete(m), host_b))
+            mu_finite = fnp.where(infinite, 1, mu)
+            shift = const_like(mu, sigma[..., None].astype(get_aval(mu).dtype))
+            w = fnp.where(infinite, numpy.inf, shift + 1 / mu_finite)
     out: list[Any] = [w]
     if homogeneous_eigvals:
-        out = [fnp.stack([w, fnp.ones_like(w)], axis=-2)]
+        alpha = w if infinite is None else fnp.where(infinite, 1, w)
+        beta = fnp.ones_like(w) if infinite is None else fnp.where(infinite, 0, 1).astype(
+            get_aval(w).dtype)
+        out = [fnp.stack([alpha, beta], axis=-2)]
     if left:
         vl_h = fnp.linalg.inv(vr)
-        if b is not None:
-            vl_h = fnp.matmul(vl_h, fnp.linalg.inv(b.astype(get_aval(vr).dtype)))
+        if c is not None:
+            # rows u^H of vr^-1: u^H c^-1 m' = mu u^H for m' = c^-1 (a or b); y^H = u^H c^-1
+            # then satisfies y^H a = w y^H b
+            vl_h = fnp.matmul(vl_h, fnp.linalg.inv(c.astype(get_aval(vr).dtype)))
         # (the generalized problem's left vectors: ggev's sign rule is not reproduced)
         out.append(lapack_left_eigenvectors(mH(vl_h), w, vr,
                                             b is None and get_aval(a).dtype.kind != "c"))

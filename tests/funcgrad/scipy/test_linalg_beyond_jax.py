@@ -57,6 +57,41 @@ def test_eig_left_and_generalized() -> None:
     assert host(g).shape == (4, 4)
 
 
+def test_eig_of_a_pencil_with_singular_b_has_scipys_infinite_eigenvalues() -> None:
+    # eig(solve(b, a)) gave all NaN; SciPy (ggev): the finite eigenvalues and inf, b's null
+    # vectors as their eigenvectors, beta = 0 in the homogeneous form
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.diag([1.0, 0.0])
+    w, vl, vr = (host(x) for x in fsl.eig(dev(a), dev(b), left=True))
+    # scipy.linalg.eig(a, b): [-0.5, inf]; vr = [[0.8, 0], [-0.6, 1]]
+    order = np.argsort(np.abs(w))
+    assert w[order].tolist() == [-0.5 + 0j, complex(np.inf, 0)]
+    assert_allclose(np.abs(vr[:, order]), np.array([[0.8, 0.0], [0.6, 1.0]]), atol=1e-12)
+    assert_allclose(np.abs(vl[:, order]), np.array([[0.894427191, 0.0], [0.4472135955, 1.0]]),
+                    atol=1e-9)
+    ab = host(fsl.eig(dev(a), dev(b), right=False, homogeneous_eigvals=True))
+    assert ab[1, order].tolist() == [1, 0] and ab[0, order[0]] == -0.5
+    # a rank-3 b of a random pencil: three finite eigenvalues and one infinite, as SciPy's
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+    b[:, 0] = b[:, 1]
+    w, vl, vr = (host(x) for x in fsl.eig(dev(a), dev(b), left=True))
+    want = np.array([2.2795115, -0.35975436 + 0.47963443j, -0.35975436 - 0.47963443j])
+    fin = np.isfinite(w)
+    assert fin.sum() == 3
+    assert_allclose(np.sort_complex(w[fin]), np.sort_complex(want), atol=1e-7)
+    assert_allclose(a @ vr[:, fin], b @ vr[:, fin] * w[fin], atol=1e-12)
+    assert_allclose(b @ vr[:, ~fin], np.zeros((4, 1), complex), atol=1e-12)
+    assert_allclose(vl[:, ~fin].conj().T @ b, np.zeros((1, 4), complex), atol=1e-12)
+    # b = 0 and a Jordan block at infinity: every eigenvalue infinite (SciPy: [inf, inf])
+    for b in (np.zeros((2, 2)), np.array([[0.0, 1.0], [0.0, 0.0]])):
+        assert np.isinf(host(fsl.eigvals(dev(np.eye(2)), dev(b)))).all()
+    # the finite eigenvalue differentiates: w = (a00 a11 - a01 a10) / a11 for b = diag(1, 0)
+    g = funcgrad.grad(lambda m: fsl.eigvals(m, dev(np.diag([1.0, 0.0])))[
+        int(order[0])].real)(dev(np.array([[1.0, 2.0], [3.0, 4.0]])))
+    assert_allclose(host(g), np.array([[1.0, -0.75], [-0.5, 0.375]]), atol=1e-9)
+
+
 def test_lstsq_residues_rank_and_drivers_as_scipy() -> None:
     for b in (RNG.normal(size=5), RNG.normal(size=(5, 2))):
         x, res, rank, s = fsl.lstsq(dev(W), dev(b))
