@@ -193,8 +193,8 @@ def _schur_one(a: numpy.ndarray, real: bool, select: Callable[..., Any] | None =
         # Fast path, O(n^3) in all: the QR factorization of the remaining eigenvectors (in
         # their order) rotates the trailing block to (quasi-)triangular form, t = r lam r^-1.
         # Its r diagonal made real and positive keeps a block that is already triangular as
-        # it is (LAPACK leaves a triangular matrix alone: z = I).
-        if numpy.tril(t[k:, k:], -1).any():
+        # it is (LAPACK leaves a triangular matrix alone: z = I); sorting may still reorder it.
+        if select is not None or numpy.tril(t[k:, k:], -1).any():
             q, r = numpy.linalg.qr(y[k:, k:])
             d = numpy.diagonal(r)
             _apply(t, z, y, k, q * numpy.where(d == 0, 1, d / numpy.where(d == 0, 1, abs(d))))

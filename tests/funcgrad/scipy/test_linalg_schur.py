@@ -189,3 +189,13 @@ def test_schur_of_ill_conditioned_eigenvalues_keeps_a_small_backward_error(outpu
     assert_allclose(z @ t @ z.conj().T, a.astype(t.dtype), rtol=0, atol=1e-10)
     assert_allclose(z.conj().T @ z, np.eye(60, dtype=t.dtype), rtol=0, atol=1e-12)
     assert not np.tril(t, -2 if output == "real" else -1).any()
+
+
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_sorting_reorders_a_triangular_matrix(output) -> None:
+    # scipy.linalg.schur([[1, 2], [0, -3]], sort='lhp'): diag [-3, 1], sdim 1
+    a = np.array([[1.0, 2.0], [0.0, -3.0]])
+    t, z, sdim = fsl.schur(dev(a), output=output, sort="lhp")
+    assert_allclose(np.diag(host(t)).real, np.array([-3.0, 1.0]), atol=1e-12)
+    assert int(host(sdim)) == 1
+    _selected_first(a, output, "lhp", t, z, sdim)
