@@ -121,18 +121,24 @@ def _cholesky(a: Any, lower: bool) -> Any:
 
 
 def cho_factor(a: Any, lower: bool = False, overwrite_a: bool = False,
-               check_finite: bool = True) -> tuple[Any, bool]:
+               check_finite: bool = True) -> tuple[Any, Any]:
     """``(c, lower)``: the Cholesky factor for :func:`cho_solve`.
 
-    The other triangle of ``c`` is zero (SciPy leaves whatever ``a`` held there).
+    The other triangle of ``c`` is zero (SciPy leaves whatever ``a`` held there). For a stack
+    of matrices ``lower`` is one flag per matrix (a NumPy bool array, as SciPy's; JAX gives
+    one bool), for one matrix a bool.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
         >>> c, low = fsl.cho_factor(np.array([[4.0, 2.0], [2.0, 5.0]]))
         >>> fsl.cho_solve((c, low), np.array([6.0, 7.0]))
         array([1., 1.])
+        >>> fsl.cho_factor(np.stack([np.eye(2), 4 * np.eye(2)]))[1]
+        array([False, False])
     """
-    return cholesky(a, lower=lower), bool(lower)
+    c = cholesky(a, lower=lower)
+    batch = get_aval(c).shape[:-2]
+    return c, (numpy.full(batch, bool(lower)) if batch else bool(lower))
 
 
 def _geqp3_permutation(a: Any) -> Any:

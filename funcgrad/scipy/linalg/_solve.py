@@ -9,6 +9,8 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad.backend import to_numpy
+from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.lax import stop_gradient
 from funcgrad.ops import linalg_decomp as _ld
@@ -108,6 +110,19 @@ def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: Any = 0, overwrite_b: b
     return solve_with("lu_solve", lu_, b, solver)
 
 
+def _one_flag(name: str, lower: Any) -> bool:
+    """``cho_factor``'s ``lower``: a bool, or SciPy's one flag per matrix of a stack (all
+    equal: the factor's triangle is chosen once)."""
+    if isinstance(lower, Tracer):
+        raise TypeError(f"{name}: the lower flag must be a bool (or a NumPy array of bools), "
+                        "not a traced value")
+    flags = numpy.unique(to_numpy(lower) if hasattr(lower, "shape") else numpy.asarray(lower))
+    if flags.size > 1:
+        raise ValueError(f"{name}: the lower flags of a stack must all be equal, got both "
+                         "True and False")
+    return bool(flags[0]) if flags.size else False
+
+
 def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
               check_finite: bool = True) -> Any:
     """Solve ``a x = b`` given ``(c, lower) = cho_factor(a)`` (only ``c``'s ``lower``, else
@@ -120,7 +135,7 @@ def cho_solve(c_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool = False,
         array([1., 1.])
     """
     c, lower = c_and_lower
-    lower = bool(lower)
+    lower = _one_flag("cho_solve", lower)
 
     def solver(c, b):
         if lower:  # L L^H x = b

@@ -287,3 +287,18 @@ def test_polar_and_hessenberg_take_stacks() -> None:
         assert_allclose(h[i], hi, rtol=1e-12, atol=1e-14)
         assert_allclose(q[i], qi, rtol=1e-12, atol=1e-14)
         assert_allclose(q[i] @ h[i] @ q[i].T, st[i], rtol=1e-12, atol=1e-12)
+
+
+def test_cho_factor_of_a_stack_has_one_flag_per_matrix_as_scipy() -> None:
+    # SciPy 1.17: cho_factor of a (2, 2, 2) stack gives lower = array([False, False]) (one
+    # flag was given), and its cho_solve takes them; ours refused SciPy's array flags
+    a = np.stack([2 * np.eye(2), 3 * np.eye(2)])
+    c, low = fsl.cho_factor(dev(a), lower=True)
+    assert isinstance(low, np.ndarray) and low.tolist() == [True, True]
+    assert fsl.cho_factor(dev(a[0]))[1] is False
+    want = np.array([[[0.5, 0.5], [0.5, 0.5]], [[1 / 3, 1 / 3], [1 / 3, 1 / 3]]])
+    assert_allclose(fsl.cho_solve((c, low), dev(np.ones((2, 2)))), want, rtol=1e-12)
+    assert_allclose(fsl.cho_solve((c, np.array([True, True])), dev(np.ones((2, 2)))), want,
+                    rtol=1e-12)
+    with pytest.raises(ValueError, match="must all be equal"):
+        fsl.cho_solve((c, np.array([True, False])), dev(np.ones((2, 2))))
