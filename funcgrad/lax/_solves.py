@@ -74,7 +74,9 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
 
     @custom_jvp
     def root(*args: Any) -> tuple:
-        return tuple(eval_closed(st.jaxpr, *args[nf:nf + ns], *args[nf + ns + nl:]))
+        # arrays, as JAX's (a solver returning a constant gave back a Python float)
+        return tuple(fnp.asarray(o) for o in
+                     eval_closed(st.jaxpr, *args[nf:nf + ns], *args[nf + ns + nl:]))
 
     @root.defjvp
     def root_jvp(primals: tuple, tangents: tuple) -> tuple:

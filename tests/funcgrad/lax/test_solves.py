@@ -172,3 +172,12 @@ def test_custom_root_errors() -> None:
         lax.custom_root(lambda x: x, 1.0, lambda f, x: (x, x), lambda g, y: y)
     with pytest.raises(TypeError, match="must be callable"):
         lax.custom_root(lambda x: x, 1.0, None, lambda g, y: y)
+
+
+def test_custom_root_returns_arrays() -> None:
+    # JAX: an Array even when solve returns a Python number (it gave back a float here)
+    r = lax.custom_root(lambda v: v - 1.0, 0.0, lambda f, x0: x0 + 1.0, lambda g, y: y)
+    assert hasattr(r, "shape") and r.shape == () and float(r) == 1.0
+    g = funcgrad.grad(lambda a: lax.custom_root(lambda v: v - a, 0.0, lambda f, x0: x0 + 1.0,
+                                                lambda g, y: y))(1.0)
+    assert float(g) == 1.0
