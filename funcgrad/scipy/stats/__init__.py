@@ -79,6 +79,7 @@ from funcgrad.scipy.stats._tests import (
     LinregressResult,
     SignificanceResult,
     TtestResult,
+    kendalltau,
     linregress,
     spearmanr,
     ttest_1samp,
@@ -93,7 +94,7 @@ __all__ = [
     "vonmises", "wrapcauchy", "lognorm", "halfnorm", "weibull_min", "rayleigh", "ModeResult", "mode", "rankdata", "sem", "entropy", "zscore",
     "skew", "kurtosis", "PearsonRResult", "pearsonr",
     "gaussian_kde", "TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind",
-    "ttest_rel", "SignificanceResult", "spearmanr", "LinregressResult", "linregress",
+    "ttest_rel", "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress",
     "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
     "DescribeResult", "describe",
 ]

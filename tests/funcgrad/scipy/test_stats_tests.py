@@ -114,3 +114,24 @@ def test_differentiable_under_jit_and_vmap():
     slopes = funcgrad.vmap(lambda y: fst.linregress(dev(np.arange(5.0)), y).slope,
                            in_axes=1)(a)
     assert_allclose(slopes, fst.linregress(dev(np.arange(5.0))[:, None], a).slope, rtol=1e-13)
+
+
+def test_kendalltau_exact_asymptotic_ties_and_variants():
+    x = dev(np.array([2.0, -2.6, 0.4, -0.6, -0.5, -0.2, -2.0, -0.2, -0.9, 3.3, 0.2, -0.4]))
+    y = dev(np.array([1.7, -3.3, -0.7, -1.0, -0.0, -0.4, -1.0, -0.4, -0.9, 4.8, 0.7, -0.9]))
+    _check(fst.kendalltau(x, y), {"statistic": 0.7344646618036429,
+                                  "pvalue": 0.001140732692804148})
+    _check(fst.kendalltau(x, y, alternative="greater", method="asymptotic"),
+           {"pvalue": 0.000570366346402074})
+    k = dev(np.arange(40.0))
+    _check(fst.kendalltau(k % 7, k % 5, variant="c"),
+           {"statistic": 0.078125, "pvalue": 0.5467652181261473})
+    # No ties, n <= 33: the exact permutation distribution (SciPy's "auto").
+    _check(fst.kendalltau(dev(np.array([1.0, 3.0, 2.0, 5.0, 4.0])),
+                          dev(np.array([2.0, 1.0, 4.0, 3.0, 5.0]))),
+           {"statistic": 0.2, "pvalue": 0.8166666666666667})
+    with pytest.raises(ValueError, match="exact method cannot be used"):
+        fst.kendalltau(dev(np.array([1.0, 1.0, 2.0])), dev(np.array([1.0, 2.0, 3.0])),
+                       method="exact")
+    res = funcgrad.jit(fst.kendalltau)(x, y)
+    assert_allclose(res.pvalue, 0.001140732692804148, rtol=1e-12)
