@@ -949,11 +949,13 @@ class custom_vjp:  # noqa: N801  (the JAX name)
             + _argnames_positions(self._sig, nondiff_argnames, "custom_vjp"), "custom_vjp")
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self.tangent_map: Callable[..., Any] | None = None
         self._symbolic_zeros = False
         self._maybe_closure = current_trace() is not eval_trace
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
-               symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
+               symbolic_zeros: bool = False, optimize_remat: bool = False, *,
+               tangent_map: Callable[..., Any] | None = None) -> None:
         """Set the forward and backward passes.
 
         ``fwd`` takes the same arguments as the function and returns ``(out, residuals)``
@@ -966,6 +968,12 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         ``optimize_remat`` is accepted as JAX's (a hint to recompute ``fwd`` inside a
         ``checkpoint``); results do not depend on it.
 
+        ``tangent_map`` (not in JAX; PyTorch's ``Function.jvp`` beside its ``backward``):
+        ``tangent_map(*nondiff_args, residuals, tangents) -> output tangent``, linear in the
+        tangents (a tuple, one per differentiable argument; the result structured like the
+        output). Forward mode (``jvp``, ``jacfwd``, evaluating ``linearize``'s JVP) applies it instead
+        of transposing ``bwd``; ``grad``/``vjp`` still run ``bwd``.
+
         Example:
             >>> import funcgrad
             >>> @custom_vjp
@@ -977,9 +985,12 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         """
         if not callable(fwd) or not callable(bwd):
             raise TypeError("defvjp: fwd and bwd must be functions")
+        if tangent_map is not None and not callable(tangent_map):
+            raise TypeError("defvjp: tangent_map must be a function (or None)")
         del optimize_remat  # a scheduling hint: the same derivatives either way
         self.fwd = fwd
         self.bwd = bwd
+        self.tangent_map = tangent_map
         self._symbolic_zeros = bool(symbolic_zeros)
         if current_trace() is not eval_trace:
             self._maybe_closure = True
@@ -1001,6 +1012,7 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         store = _Store()
         nd_idx = self.nondiff_argnums
         fun, fwd, bwd = self.fun, self.fwd, self.bwd
+        tmap = self.tangent_map
         n_diff = len(diff)
 
         def flat_fun(*xs: Any) -> list[Any]:
@@ -1082,12 +1094,34 @@ class custom_vjp:  # noqa: N801  (the JAX name)
                     out.append(_fit(g, ta, f"cotangent {i} returned by the bwd rule of {name}"))
             return out
 
+        def flat_tangents(res: Sequence[Any], ts: Sequence[Any]) -> list[Any]:
+            """``ts``: one per inexact argument; returns one per inexact output."""
+            it = iter(ts)
+            full = [next(it) if _is_inexact(a) else numpy.zeros(a.shape, dtype=float0)
+                    for a in in_avals]
+            t = tree_util.tree_unflatten(in_tree, full)
+            r = tree_util.tree_unflatten(store.res_tree, list(res))
+            assert tmap is not None
+            got = tmap(*nondiff, r, t)
+            got_leaves, got_tree = tree_util.tree_flatten(got)
+            if got_tree != store.out_tree:
+                raise TypeError(
+                    f"the tangent_map of {name} must return a tangent structured like the "
+                    f"output {store.out_tree}, got {got_tree}")
+            return [_fit(g, tangent_aval(a), f"tangent {i} returned by the tangent_map of "
+                         f"{name}")
+                    for i, (g, a) in enumerate(zip(got_leaves, store.out_avals or []))
+                    if _is_inexact(a)]
+
         symbolic = self._symbolic_zeros
         flat_fun.__name__ = name
         flat_fwd.__name__ = _fun_name(fwd)
         flat_bwd.__name__ = _fun_name(bwd)
         flat_fwd.symbolic_zeros = symbolic  # type: ignore[attr-defined]
         flat_bwd.symbolic_zeros = symbolic  # type: ignore[attr-defined]
+        # forward mode's rule rides on bwd (custom_lin's params stay as they are)
+        flat_bwd.tangent_map = (  # type: ignore[attr-defined]
+            flat_tangents if tmap is not None else None)
         state = _converting.get().get(id(self))
         if state is not None:
             return state.nested(custom_vjp_call_p, leaves, in_tree, lambda: fun(*args))
@@ -1139,7 +1173,18 @@ def _convert_vjp(
         return flat_bwd(res, list(rc[nr:]))
 
     _, b_lv, b_vals = _closure_convert(bwd_flat, res_avals + ct_avals)
-    consts = _merge_lifted([(f_lv, f_vals), (w_lv, w_vals), (b_lv, b_vals)])
+    tmap = getattr(flat_bwd, "tangent_map", None)
+    t_avals = [tangent_aval(a) for a in in_avals if _is_inexact(a)]
+
+    def tan_flat(*rt: Any) -> list[Any]:
+        res = [static.get(i, r) for i, r in enumerate(rt[:nr])]
+        return tmap(res, list(rt[nr:]))
+
+    t_lv: list[Var] = []
+    t_vals: list[Any] = []
+    if tmap is not None:
+        _, t_lv, t_vals = _closure_convert(tan_flat, res_avals + t_avals)
+    consts = _merge_lifted([(f_lv, f_vals), (w_lv, w_vals), (b_lv, b_vals), (t_lv, t_vals)])
     k = len(consts)
     fun_c = _with_lifted_invars(f_closed, f_lv, f_vals, consts)
     state.consts, state.fun = consts, fun_c
@@ -1147,7 +1192,18 @@ def _convert_vjp(
     bwd_fwd = state.forwarder("bwd", _fun_name(flat_bwd))
     w_closed, w_lv, w_vals = _closure_convert(fwd_flat, in_avals)
     b_closed, b_lv, b_vals = _closure_convert(bwd_flat, res_avals + ct_avals)
-    _check_no_new_consts(consts, w_vals + b_vals)
+    if tmap is not None:
+        t_closed, t_lv, t_vals = _closure_convert(tan_flat, res_avals + t_avals)
+        tan_j = _with_lifted_invars(t_closed, t_lv, t_vals, consts)
+
+        def tan_c(res: Sequence[Any], ts: Sequence[Any]) -> list[Any]:
+            res = list(res)
+            return eval_jaxpr(tan_j.jaxpr, tan_j.consts, *res[nr:], *res[:nr], *ts)
+
+        state.final["tan"] = tan_c
+        bwd_fwd.tangent_map = (  # type: ignore[attr-defined]
+            lambda res, ts: state.final["tan"](res, ts))
+    _check_no_new_consts(consts, w_vals + b_vals + t_vals)
     fwd_j = _with_lifted_invars(w_closed, w_lv, w_vals, consts)
     bwd_j = _with_lifted_invars(b_closed, b_lv, b_vals, consts)
 
@@ -1354,8 +1410,12 @@ def _lin_forward(
     res: Sequence[Any], ts: Sequence[Any], bwd: Callable[..., Any], in_avals: tuple,
     out_avals: tuple,
 ) -> list[Any]:
-    """The tangent map itself: the transpose of ``ct -> bwd(res, ct)`` applied to ``ts``."""
+    """The tangent map itself: the user's ``tangent_map`` when given, else the transpose of
+    ``ct -> bwd(res, ct)`` applied to ``ts``."""
     res = list(res)
+    tmap = getattr(bwd, "tangent_map", None)
+    if tmap is not None:
+        return [_instantiate_tangent(t) for t in tmap(res, list(ts))]
 
     def lin(*cts: Any) -> list[Any]:
         return list(bwd(res, list(cts)))

@@ -12,8 +12,8 @@ A subclass defines static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outp
   other attributes ride along as static data;
 - ``backward`` runs as the backward pass of ``grad``/``vjp``; written with funcgrad operations
   it is itself differentiable, so derivatives of any order work. Forward mode (``jvp``,
-  ``jacfwd``, ``hessian``) transposes ``backward`` (which is linear in the grad outputs) unless
-  the class defines only ``jvp``;
+  ``jacfwd``, ``hessian``, ``forward_ad``) runs the class's ``jvp`` when it defines one (as
+  PyTorch), else transposes ``backward`` (which is linear in the grad outputs);
 - under ``vmap`` and ``jit`` the same rules are batched / staged like any custom derivative.
 
 Outputs marked with ``ctx.mark_non_differentiable`` receive zero gradients; with
@@ -229,7 +229,7 @@ class _Call:
     reach ``forward``.
     """
 
-    __slots__ = ("cls", "nargs", "array_pos", "others", "kw_names", "static_out")
+    __slots__ = ("cls", "nargs", "array_pos", "others", "kw_names", "static_out", "out_seq")
 
     def __init__(self, cls: type, args: tuple, inner: list[Any],
                  kw_names: tuple[str, ...] = ()) -> None:
@@ -241,6 +241,8 @@ class _Call:
         #: PyTorch passes them through untracked), by their place in the output; the rule's
         #: output has None there
         self.static_out: dict[tuple, Any] = {}
+        #: tuple or list when forward returned several outputs so, else None (one output)
+        self.out_seq: type | None = None
         self.nargs = len(args)
         self.array_pos = tuple(i for i, a in enumerate(args) if _is_array(a))
         self.others = {i: _hollow(a, inner) for i, a in enumerate(args)
@@ -362,6 +364,8 @@ def _run_forward(call: _Call, arrays: Sequence[Any], ctx: FunctionCtx | None) ->
             for k in _array_attrs(ctx):
                 setattr(ctx, k, _map_arrays(getattr(ctx, k), lambda v: unwrap(trace, v)))
         call.static_out = {}
+        call.out_seq = (list if isinstance(out, list) else tuple) \
+            if isinstance(out, tuple | list) else None
         return _hold_static(_unwrap_out(trace, out), (), call.static_out)
     finally:
         _grad_enabled.reset(grad_token)
@@ -521,7 +525,13 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
 
 def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
     ctx = res.ctx
-    got = _in_views(ctx, _grad_outputs(ctx, ct), _backward_of(call.cls))
+    # grad mode on, as under torch.func's transforms (and create_graph=True): a funcgrad
+    # backward is always differentiable again, whatever mode the caller is in
+    token = _grad_enabled.set(True)
+    try:
+        got = _in_views(ctx, _grad_outputs(ctx, ct), _backward_of(call.cls))
+    finally:
+        _grad_enabled.reset(token)
     return _check_grads(call, got, ctx._input_avals)  # type: ignore[attr-defined]
 
 
@@ -538,6 +548,38 @@ def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
                             f"({n_out}), got {t_out!r:.80}")
         t_out = type(out)(t_out)
     return out, t_out
+
+
+def _tangents(call: _Call, res: _Residuals, ts: tuple) -> Any:
+    """Forward mode of a Function with both ``backward`` and ``jvp``: ``jvp(ctx, *tangents)``
+    on the ctx its ``forward`` filled (PyTorch uses ``jvp`` for forward mode, ``backward``
+    for reverse mode); the result structured like the rule's output."""
+    from funcgrad import numpy as fnp
+
+    ctx = res.ctx
+    full_t = call.merge(list(ts))
+    t_in = [t if i in call.array_pos and get_aval(t).dtype != float0 else None
+            for i, t in enumerate(full_t)]
+    got = _in_views(ctx, t_in, call.cls.jvp)
+    avals = getattr(ctx, "_out_avals", ())
+    seq = call.out_seq
+    got_l = list(got) if seq is not None and isinstance(got, tuple | list) else [got]
+    if len(got_l) != len(avals):
+        raise TypeError(f"{call.cls.__name__}.jvp must return one tangent per output "
+                        f"({len(avals)}), got {got!r:.80}")
+    outs = []
+    for k, (g, a) in enumerate(zip(got_l, avals)):
+        if ((k,) if seq is not None else ()) in call.static_out:
+            outs.append(None)  # an object forward returned: the rule's output has None there
+        elif a is None:  # a number, or arrays nested in a container: as jvp gave them
+            outs.append(g)
+        elif a.dtype.kind not in "fc":
+            outs.append(numpy.zeros(a.shape, float0))
+        elif g is None:  # PyTorch: None is a zero tangent
+            outs.append(fnp.zeros(a.shape, a.dtype, device=a.device))
+        else:
+            outs.append(g)
+    return seq(outs) if seq is not None else outs[0]
 
 
 def _backward_of(cls: type) -> Callable[..., Any] | None:
@@ -565,8 +607,9 @@ def _build(cls: type) -> Any:
         # message names the rule that made a NaN
         bwd.__name__ = bwd.__qualname__ = f"{cls.__name__}Backward"
         # symbolic zeros: which operands are differentiated (needs_input_grad) and which
-        # outputs get no gradient (None in backward without materialize_grads), as PyTorch
-        f.defvjp(_fwd, bwd, symbolic_zeros=True)
+        # outputs get no gradient (None in backward without materialize_grads), as PyTorch;
+        # a jvp beside backward is forward mode's rule (PyTorch's), not backward transposed
+        f.defvjp(_fwd, bwd, symbolic_zeros=True, tangent_map=_tangents if has_jvp else None)
     f.__name__ = cls.__name__  # type: ignore[attr-defined]
     return f
 

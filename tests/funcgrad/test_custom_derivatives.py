@@ -620,3 +620,28 @@ def test_linear_call_batches():
     with pytest.raises(TypeError, match="fun_transpose must return cotangents shaped"):
         from funcgrad.custom_derivatives import linear_call as lc
         lc(lambda r, v: v, lambda r, c: c[:1], (), xs)
+
+
+def test_custom_vjp_tangent_map_is_forward_modes_rule() -> None:
+    # forward mode applies tangent_map (7 t), reverse mode bwd (5 g): they disagree on purpose
+    @custom_vjp
+    def f(x, y):
+        return {"a": x * y, "b": x}
+
+    f.defvjp(lambda x, y: (f(x, y), (x, y)),
+             lambda res, g: (5.0 * g["a"] * res[1] + g["b"], 5.0 * g["a"] * res[0]),
+             tangent_map=lambda res, t: {"a": 7.0 * (t[0] * res[1] + t[1] * res[0]),
+                                         "b": 7.0 * t[0]})
+    x, y = dev(X3), dev(Y3)
+    _, t = funcgrad.jvp(f, (x, y), (dev(np.ones(3)), dev(np.zeros(3))))
+    assert_close(t["a"], 7.0 * Y3)
+    assert_close(t["b"], 7.0 * np.ones(3))
+    assert_close(funcgrad.grad(lambda x: f(x, y)["a"].sum())(x), 5.0 * Y3)
+    assert_close(funcgrad.jit(funcgrad.jacfwd(lambda x: f(x, y)["b"]))(x), 7.0 * np.eye(3))
+    _, lin = funcgrad.linearize(lambda x: f(x, y)["b"], x)
+    assert_close(lin(dev(np.ones(3))), 7.0 * np.ones(3))
+    with pytest.raises(TypeError, match="tangent_map of .* must return a tangent structured"):
+        g = custom_vjp(lambda x: x * 2.0)
+        g.defvjp(lambda x: (x * 2.0, None), lambda r, c: (2.0 * c,),
+                 tangent_map=lambda r, t: (t[0], t[0]))
+        funcgrad.jvp(g, (x,), (x,))

@@ -1024,3 +1024,120 @@ def test_outputs_that_are_no_arrays_pass_through_under_every_transformation():
             return g
 
     assert Named.apply(x) == "name"
+
+
+class _SinCosBoth(Function):
+    """backward and a jvp that deliberately disagrees with it (scaled by ctx.scale = 3)."""
+
+    @staticmethod
+    def forward(x, y):
+        return x.sin() * y, (x * y).cos()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, y = inputs
+        ctx.save_for_backward(x, y)
+        ctx.save_for_forward(x, y)
+        ctx.scale = 3.0
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        x, y = ctx.saved_tensors
+        return (g1 * x.cos() * y - g2 * (x * y).sin() * y,
+                g1 * x.sin() - g2 * (x * y).sin() * x)
+
+    @staticmethod
+    def jvp(ctx, tx, ty):
+        x, y = ctx.saved_tensors
+        return (ctx.scale * (tx * x.cos() * y + ty * x.sin()),
+                ctx.scale * (-(x * y).sin() * (tx * y + ty * x)))
+
+
+def test_jvp_beside_backward_is_forward_modes_rule():
+    # torch 2.13 (torch.func with generate_vmap_rule=True): forward mode runs jvp, reverse
+    # mode backward; jacfwd(jacrev) and jacrev(jacfwd) mix them
+    from funcgrad_nn import func
+
+    x, y = dev(np.array([0.3, 1.2])), dev(np.array([0.7, -0.5]))
+    _, t = func.jvp(_SinCosBoth.apply, (x, y), (dev(np.array([1.0, 0.5])),
+                                                dev(np.array([0.2, 0.1]))))
+    assert_close(t[0], [2.183519, 0.007843], atol=1e-6)
+    assert_close(t[1], [-0.475289, -0.220211], atol=1e-6)
+    jf = funcgrad.jit(func.jacfwd(_SinCosBoth.apply, argnums=(0, 1)))(x, y)
+    assert_close(jf[0][0], [[2.006207, 0.0], [0.0, -0.543537]], atol=1e-6)
+    assert_close(jf[1][1], [[-0.187614, 0.0], [0.0, 2.032713]], atol=1e-6)
+    jr = func.jacrev(_SinCosBoth.apply, argnums=(0, 1))(x, y)
+    assert_close(jr[0][0], [[0.668736, 0.0], [0.0, -0.181179]], atol=1e-6)
+    assert_close(func.hessian(lambda x: _SinCosBoth.apply(x, y)[0].sum())(x),
+                 [[-0.206864, 0.0], [0.0, 0.46602]], atol=1e-6)
+    assert_close(func.jacrev(func.jacfwd(lambda x: _SinCosBoth.apply(x, y)[1].sum()))(x),
+                 [[-1.437705, 0.0], [0.0, -0.619002]], atol=1e-6)
+
+
+def test_jvp_beside_backward_in_forward_ad_and_inside_jit():
+    import funcgrad_nn.autograd.forward_ad as fwAD
+
+    class Mixed(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x * 2, (x > 0)
+
+        @staticmethod
+        def backward(ctx, g, _):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return t * 10 * x, None
+
+    x = dev(np.array([1.0, 2.0]))
+    with fwAD.dual_level():  # torch: tangents [10., 20.] and None
+        a, b = Mixed.apply(fwAD.make_dual(x, dev(np.ones(2))))
+        assert_close(fwAD.unpack_dual(a).tangent, [10.0, 20.0])
+        assert fwAD.unpack_dual(b).tangent is None
+    assert_close(funcgrad.grad(lambda x: Mixed.apply(x)[0].sum())(x), [2.0, 2.0])
+
+    def inner(c):  # a class made under jit: its rules close over a traced value
+        class Scale(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return c * x
+
+            @staticmethod
+            def backward(ctx, g):
+                return 5 * c * g
+
+            @staticmethod
+            def jvp(ctx, t):
+                return 7 * c * t
+
+        return (funcgrad.jvp(Scale.apply, (x,), (dev(np.ones(2)),))[1],
+                funcgrad.grad(lambda x: Scale.apply(x).sum())(x))
+
+    t, g = funcgrad.jit(inner)(2.0)
+    assert_close(t, [14.0, 14.0])
+    assert_close(g, [10.0, 10.0])
+
+
+def test_backward_runs_with_grad_mode_on():
+    # torch.func's transforms (and create_graph=True) run backward with grad enabled
+    import funcgrad_nn as nn
+
+    seen = []
+
+    class M(Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(("forward", nn.autograd.is_grad_enabled()))
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(("backward", nn.autograd.is_grad_enabled()))
+            return 2 * g
+
+    with nn.autograd.no_grad():
+        funcgrad.grad(lambda x: M.apply(x).sum())(dev(np.ones(2)))
+    assert seen == [("forward", False), ("backward", True)]
