@@ -234,7 +234,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         # Keyword arguments are not mapped (PyTorch's rule; JAX maps them): closed over.
         box: list = []
         _enter(box, args, {})
-        rec = _recording(lambda *a: func(*a, **kwargs), box)
+        rec = _recording(lambda *a: _only_arrays(func(*a, **kwargs), out_dims, func), box)
         n, leaf = _batch_size(args, in_dims)
         if n is None:  # nothing mapped (or a bad in_dims): funcgrad.vmap says what is wrong
             mapped = funcgrad.vmap(rec, in_axes=in_dims, out_axes=out_dims,
@@ -294,6 +294,31 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
         return _reorder(_out_skeleton(box), out)
 
     return wrapped
+
+
+def _only_arrays(out: Any, out_dims: Any, func: Callable[..., Any]) -> Any:
+    """``out``, after PyTorch's check that every output mapped along an ``out_dims`` entry
+    that is not None is an array (funcgrad.vmap would broadcast a number, or skip a None)."""
+
+    def walk(o: Any, d: Any) -> None:
+        if d is None:
+            return
+        if type(d) in (tuple, list) and isinstance(o, tuple | list) and len(d) == len(o):
+            for v, dv in zip(o, d):
+                walk(v, dv)
+        elif isinstance(o, tuple | list):
+            for v in o:
+                walk(v, d)
+        elif type(o) is dict:
+            for v in o.values():
+                walk(v, d)
+        elif not is_array(o):
+            name = getattr(func, "__name__", repr(func))
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
+
+    walk(out, out_dims)
+    return out
 
 
 def _unrolled_chunks(mapped: Callable[..., Any], args: tuple, dims: tuple, out_dims: Any,
@@ -454,7 +479,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     def vjp_fn(cotangents: Any, retain_graph: bool = True,
                create_graph: bool | None = None) -> Any:
         # PyTorch's keywords: the pullback can always run again and is differentiable
-        return _reorder(in_skel, pull(cotangents))
+        return _reorder(in_skel, pull(_fit_cotangents(cotangents, out)))
 
     if has_aux:
         return _reorder(out_skel, out), vjp_fn, _reorder(skel[1] if skel else None, res[2])
@@ -482,6 +507,7 @@ def jvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     if len(primals) != len(tangents):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have "
                            f"the same length; got {len(primals)} and {len(tangents)}")
+    tangents = _fit_tangents(primals, tangents)
     box: list = []
     _enter(box, tuple(primals), {})
     res = funcgrad.jvp(_recording(func, box), tuple(primals), tuple(tangents), has_aux=has_aux)
@@ -491,6 +517,55 @@ def jvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
         return (_reorder(out_skel, res[0]), _reorder(out_skel, res[1]),
                 _reorder(skel[1] if skel else None, res[2]))
     return _reorder(out_skel, res[0]), _reorder(out_skel, res[1])
+
+
+def _cast_like(t: Any, like: Any) -> Any:
+    """``t`` in ``like``'s dtype when both are floating or complex (PyTorch's autograd casts a
+    gradient to its tensor's dtype; funcgrad refuses the mismatch)."""
+    dt, lt = getattr(t, "dtype", None), getattr(like, "dtype", None)
+    if dt is None or lt is None or dt == lt:
+        return t
+    if numpy.dtype(dt).kind in "fc" and numpy.dtype(lt).kind in "fc":
+        return fnp.asarray(t, dtype=lt)
+    return t
+
+
+def _fit_tangents(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+    """``tangents`` checked against ``primals`` with PyTorch's RuntimeErrors (funcgrad raises
+    its ArgumentMismatchError, a TypeError/ValueError), cast to the primals' dtypes."""
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
+    if type(primals) is not type(tangents) or p_tree != t_tree:
+        raise RuntimeError(
+            "jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+            "structure. For example, if primals is a tuple of 3 tensors, tangents also must "
+            f"be. Got primals with structure {p_tree} and tangents with structure {t_tree}")
+    for p, t in zip(p_leaves, t_leaves):
+        ps, ts = tuple(numpy.shape(p)), tuple(numpy.shape(t))
+        if ps != ts:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                "original Tensor, this is not supported. Tensor is of size "
+                f"{list(ps)} while the given forward gradient is of size {list(ts)}.")
+    return tuple(tree_util.tree_unflatten(
+        t_tree, [_cast_like(t, p) for p, t in zip(p_leaves, t_leaves)]))
+
+
+def _fit_cotangents(cotangents: Any, out: Any) -> Any:
+    """``vjp_fn``'s ``cotangents`` checked against the output with PyTorch's RuntimeErrors,
+    cast to the outputs' dtypes."""
+    o_leaves, o_tree = tree_util.tree_flatten(out)
+    c_leaves, c_tree = tree_util.tree_flatten(cotangents)
+    if o_tree != c_tree:
+        raise RuntimeError(
+            "Expected pytree structure of cotangents to be the same as pytree structure of "
+            f"outputs to the function. cotangents: {c_tree}, primal output: {o_tree}")
+    for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
+        os_, cs = tuple(numpy.shape(o)), tuple(numpy.shape(c))
+        if os_ != cs:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {cs} and "
+                               f"output[{i}] has a shape of {os_}.")
+    return tree_util.tree_unflatten(c_tree, [_cast_like(c, o) for o, c in zip(o_leaves, c_leaves)])
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:

@@ -62,7 +62,24 @@ def _grad_postprocess(is_tuple: bool, xs: tuple) -> Any:
 
 def _call(func: Callable[..., Any], inputs: tuple, fname: str) -> tuple[bool, tuple]:
     out = func(*inputs)
-    return _as_tuple(out, "outputs of the function", fname)
+    # PyTorch's check, with its words: the outputs are an array or a tuple of arrays (a Python
+    # number has no derivative to take; a list is refused there too)
+    if type(out) is not tuple:
+        if not _is_array(out):
+            raise TypeError(f"The outputs of the user-provided function given to {fname} "
+                            "must be either a Tensor or a tuple of Tensors but the given "
+                            f"outputs of the user-provided function has type {type(out)}.")
+    else:
+        for i, o in enumerate(out):
+            if not _is_array(o):
+                raise TypeError(f"The outputs of the user-provided function given to {fname} "
+                                "must be either a Tensor or a tuple of Tensors but the value "
+                                f"at index {i} has type {type(o)}.")
+    return type(out) is tuple, out if type(out) is tuple else (out,)
+
+
+def _is_array(x: Any) -> bool:
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, type)
 
 
 def _dependence(func: Callable[..., Any], inputs: tuple, fname: str) -> list[set[int]]:

@@ -502,3 +502,42 @@ def test_jacfwd_randomness_different_draws_per_basis_direction_as_torch():
     d = func.jacfwd(lambda p: (p["w"] * x).sum() + p["b"] ** 2, randomness="different")(
         {"w": dev(np.array([1.0, 2.0, 3.0])), "b": dev(np.array(2.0))})
     assert {k: host(v).tolist() for k, v in d.items()} == {"w": [1.0, 1.0, 1.0], "b": 4.0}
+
+
+def test_vmap_outputs_must_be_arrays_unless_out_dims_none():
+    # torch 2.13: ValueError for a number, None or string returned along a mapped out_dim
+    x = dev(np.ones(3))
+    msg = (r"vmap\(<lambda>, ...\): `<lambda>` must only return Tensors, got type <class "
+           r"'int'>. Did you mean to set out_dims= to None for output\?")
+    with pytest.raises(ValueError, match=msg):
+        func.vmap(lambda a: 3)(x)
+    with pytest.raises(ValueError, match=msg):
+        func.vmap(lambda a: (a, 3))(x)
+    with pytest.raises(ValueError, match="got type <class 'NoneType'>"):
+        func.vmap(lambda a: None)(x)
+    with pytest.raises(ValueError, match="got type <class 'str'>"):
+        func.vmap(lambda a: {"a": a, "b": "x"})(x)
+    assert func.vmap(lambda a: 3, out_dims=None)(x) == 3
+    out = func.vmap(lambda a: (a, 3), out_dims=(0, None))(x)
+    assert out[1] == 3 and host(out[0]).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_vjp_jvp_mismatches_raise_torchs_runtime_errors_and_dtypes_cast():
+    x = dev(np.ones(3))
+    _, vjp_fn = func.vjp(lambda x: (x, x.sum()), x)
+    with pytest.raises(RuntimeError, match="Expected pytree structure of cotangents"):
+        vjp_fn((x,))
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[1\] has a shape of "
+                       r"\(1,\) and output\[1\] has a shape of \(\)"):
+        vjp_fn((x, dev(np.ones(1))))
+    # torch casts a gradient to its output's dtype
+    g, = vjp_fn((x, dev(np.array(1.0, np.float32))))
+    assert host(g).dtype == np.float64 and host(g).tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"Tensor is of size \[3\] while the given forward "
+                       r"gradient is of size \[4\]"):
+        func.jvp(fnp.sin, (x,), (dev(np.ones(4)),))
+    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same "
+                       "python structure"):
+        func.jvp(fnp.sin, (x,), [x])
+    _, t = func.jvp(fnp.sin, (x,), (dev(np.ones(3, np.float32)),))
+    np.testing.assert_allclose(host(t), np.cos(1.0) * np.ones(3))

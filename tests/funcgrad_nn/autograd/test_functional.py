@@ -263,3 +263,17 @@ def test_gradcheck_warns_of_single_precision_inputs_as_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gradcheck(lambda x: x * 2, (dev(np.array([1.0, 2.0])),))
+
+
+def test_outputs_must_be_arrays_or_a_tuple_of_them():
+    # torch 2.13's TypeErrors, word for word
+    x = dev(np.ones(3))
+    with pytest.raises(TypeError, match=r"given to jacobian must be either a Tensor or a tuple "
+                       r"of Tensors but the given outputs of the user-provided function has "
+                       r"type <class 'int'>"):
+        F.jacobian(lambda x: 3, x)
+    with pytest.raises(TypeError, match=r"given to vjp .* but the value at index 1 has type "
+                       r"<class 'float'>"):
+        F.vjp(lambda x: (x, 3.0), x, (x, x))
+    with pytest.raises(TypeError, match=r"hessian .* has type <class 'list'>"):
+        F.hessian(lambda x: [x.sum()], x)
