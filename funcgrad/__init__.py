@@ -43,6 +43,7 @@ from funcgrad.api import (
 )
 from funcgrad.api_devices import (
     block_until_ready,
+    copy_to_host_async,
     device_get,
     device_put,
     effects_barrier,
@@ -153,6 +154,7 @@ __all__ = [
     "named_scope",
     "named_call",
     "block_until_ready",
+    "copy_to_host_async",
     "device_get",
     "typeof",
     "eval_shape",

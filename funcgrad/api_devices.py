@@ -24,7 +24,7 @@ from funcgrad import backend, config, sharding, tree_util
 from funcgrad.core import Tracer
 
 __all__ = [
-    "device_put", "device_get", "block_until_ready", "effects_barrier",
+    "device_put", "device_get", "block_until_ready", "copy_to_host_async", "effects_barrier",
     "print_environment_info", "transfer_guard", "transfer_guard_host_to_device",
     "transfer_guard_device_to_host", "transfer_guard_device_to_device",
 ]
@@ -203,6 +203,24 @@ def block_until_ready(x: Any) -> Any:
         if backend.device_of(leaf) == "gpu":
             backend.xp_for_device("gpu").cuda.get_current_stream().synchronize()
             break
+    return x
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """``x`` (any pytree), with a host copy of each leaf that has a ``copy_to_host_async``
+    method started, as ``jax.copy_to_host_async``; other leaves (NumPy arrays, which are on
+    the host already, CuPy arrays, scalars) are left as they are, as JAX leaves leaves
+    without the method.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> funcgrad.copy_to_host_async({"y": np.ones(2)})["y"].tolist()
+        [1.0, 1.0]
+    """
+    for leaf in tree_util.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if callable(start):
+            start()
     return x
 
 

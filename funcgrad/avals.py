@@ -139,6 +139,8 @@ def expand_stand_in(x: Any) -> Any:
 #: The classes ``ShapeDtypeStruct(sharding=...)`` takes: funcgrad.sharding's ``Sharding`` and
 #: ``PartitionSpec``, which that module registers here (it lives above this layer).
 sharding_types: list[type] = []
+#: ``funcgrad.sharding.Format`` (registered there): what ``ShapeDtypeStruct.format`` builds.
+format_types: list[type] = []
 
 
 class ShapeDtypeStruct:
@@ -149,8 +151,11 @@ class ShapeDtypeStruct:
     stand-in for a Python scalar (NEP 50); ``device`` is where the array will live (the default
     device when None). ``sharding`` (keyword, as JAX's) is a :mod:`funcgrad.sharding` layout
     (a ``Sharding`` or ``PartitionSpec``), kept as ``.sharding``; a ``Sharding`` also gives the
-    device. ``make_jaxpr(..., return_shape=True)`` and ``Lowered.out_info`` describe results
-    with it.
+    device; a ``funcgrad.sharding.Format`` gives a layout with the sharding (``.format``; the
+    layout must fit the rank). ``manual_axis_type`` and ``is_ref`` are JAX 0.10.2's keywords:
+    ``None`` and ``False`` only (funcgrad's meshes have no manual axis types, and it has no
+    mutable array references). ``make_jaxpr(..., return_shape=True)`` and
+    ``Lowered.out_info`` describe results with it.
 
     Example:
         >>> import numpy as np, funcgrad
@@ -161,10 +166,20 @@ class ShapeDtypeStruct:
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "device", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "device", "sharding", "_layout")
 
     def __init__(self, shape: Any, dtype: Any, weak_type: bool = False,
-                 device: str | None = None, *, sharding: Any = None) -> None:
+                 device: str | None = None, *, sharding: Any = None,
+                 manual_axis_type: Any = None, is_ref: bool = False) -> None:
+        if manual_axis_type is not None:
+            raise TypeError(
+                f"ShapeDtypeStruct: manual_axis_type must be None, got {manual_axis_type!r}: "
+                "funcgrad's meshes have no manual axis types (shard_map bodies see local "
+                "shapes without them)")
+        if is_ref:
+            raise TypeError(
+                "ShapeDtypeStruct: is_ref=True describes a mutable array reference "
+                "(jax.new_ref), which funcgrad does not have; describe the array itself")
         if isinstance(shape, int | numpy.integer):
             shape = (shape,)
         try:
@@ -183,6 +198,10 @@ class ShapeDtypeStruct:
         self.dtype = (dtype if type(dtype) in extended_dtypes
                       else canonical_dtype(dtype, "ShapeDtypeStruct"))
         self.weak_type = bool(weak_type)
+        self._layout = None
+        split = getattr(sharding, "split_format", None)
+        if split is not None:  # a Format: a layout (checked against the rank) and a sharding
+            self._layout, sharding = split(dims)
         if sharding is not None:
             if not isinstance(sharding, tuple(sharding_types)):
                 raise ValueError(
@@ -219,8 +238,15 @@ class ShapeDtypeStruct:
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: unknown field(s) {unknown}; it has "
                             f"{', '.join(fields)}")
+        sharding = kwargs.get("sharding", self.format if self._layout is not None
+                              else self.sharding)
         return ShapeDtypeStruct(*(kwargs.get(f, getattr(self, f)) for f in fields[:4]),
-                                sharding=kwargs.get("sharding", self.sharding))
+                                sharding=sharding)
+
+    @property
+    def format(self) -> Any:
+        """The layout and sharding, a ``funcgrad.sharding.Format`` (as JAX's ``.format``)."""
+        return format_types[0](self._layout, self.sharding)
 
     @property
     def aval(self) -> ShapedArray:
@@ -244,15 +270,19 @@ class ShapeDtypeStruct:
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapeDtypeStruct and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.device == other.device and self.sharding == other.sharding)
+                and self.device == other.device and self.sharding == other.sharding
+                and self._layout == other._layout)
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.device, self.sharding))
+        return hash((self.shape, self.dtype, self.weak_type, self.device, self.sharding,
+                     self._layout))
 
     def __repr__(self) -> str:
         extra = ", weak_type=True" if self.weak_type else ""
         dev = f", device={self.device!r}" if self.device else ""
         sh = f", sharding={self.sharding!r}" if self.sharding is not None else ""
+        if self._layout is not None:
+            sh += f", format={self._layout!r}"
         return (f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{dev}"
                 f"{sh})")
 

@@ -37,7 +37,7 @@ __all__ = [
     "AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding", "SingleDeviceSharding",
     "make_mesh", "set_mesh", "use_mesh", "get_mesh", "get_abstract_mesh", "reshard",
     "shard_indices", "make_array_from_callback", "make_array_from_single_device_arrays",
-    "make_array_from_process_local_data",
+    "make_array_from_process_local_data", "Layout", "Format",
 ]
 
 
@@ -365,6 +365,116 @@ class SingleDeviceSharding(Sharding):
         return f"SingleDeviceSharding(device={self.device!r}, memory_kind=device)"
 
 
+class _AutoLayout:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+class Layout:
+    """How an array's elements lie in memory (``jax.experimental.layout.Layout``):
+    ``major_to_minor`` lists the dimensions from the slowest-varying to the fastest.
+
+    funcgrad's arrays are NumPy/CuPy arrays, which any strides serve; compiled programs
+    describe their arguments and results in the default row-major (C) order,
+    ``major_to_minor=(0, 1, ..., ndim - 1)``, without tiling (``tiling=()``), as JAX on CPU.
+
+    Example:
+        >>> Layout((0, 1))
+        Layout(major_to_minor=(0, 1), tiling=None, sub_byte_element_size_in_bits=0)
+    """
+
+    AUTO = _AutoLayout()
+
+    def __init__(self, major_to_minor: Sequence[int],
+                 tiling: Sequence[Sequence[int]] | None = None,
+                 sub_byte_element_size_in_bits: int = 0) -> None:
+        self.major_to_minor = tuple(int(d) for d in major_to_minor)
+        if sorted(self.major_to_minor) != list(range(len(self.major_to_minor))):
+            raise ValueError(f"Layout: major_to_minor must be a permutation of the dimensions, "
+                             f"got {self.major_to_minor}")
+        # None (unspecified, JAX's default) stays None; compiled programs say () (no tiling)
+        self.tiling = (None if tiling is None
+                       else tuple(tuple(int(t) for t in tile) for tile in tiling))
+        self.sub_byte_element_size_in_bits = int(sub_byte_element_size_in_bits)
+
+    def update(self, **kwargs: Any) -> Layout:
+        """A copy with some of the fields replaced."""
+        fields = {"major_to_minor": self.major_to_minor, "tiling": self.tiling,
+                  "sub_byte_element_size_in_bits": self.sub_byte_element_size_in_bits}
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:
+            raise TypeError(f"Layout.update: unknown field(s) {unknown}; it has "
+                            f"{', '.join(fields)}")
+        return Layout(**{**fields, **kwargs})
+
+    def check_compatible_aval(self, aval_shape: Sequence[int]) -> None:
+        """Raise ValueError unless an array of ``aval_shape`` can have this layout."""
+        if len(self.major_to_minor) != len(aval_shape):
+            raise ValueError(f"Length of major_to_minor and the rank of the value should "
+                             f"match. Got major_to_minor={self.major_to_minor} and "
+                             f"shape={tuple(aval_shape)}")
+
+    def _key(self) -> tuple:
+        return (self.major_to_minor, self.tiling, self.sub_byte_element_size_in_bits)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash((Layout, self._key()))
+
+    def __repr__(self) -> str:
+        return (f"Layout(major_to_minor={self.major_to_minor}, tiling={self.tiling}, "
+                f"sub_byte_element_size_in_bits={self.sub_byte_element_size_in_bits})")
+
+
+class Format:
+    """A layout with a sharding (``jax.experimental.layout.Format``): what
+    ``Compiled.input_formats`` / ``output_formats`` give for each array.
+
+    Example:
+        >>> Format(Layout((0,), ()), SingleDeviceSharding("cpu"))
+        Format(layout=Layout(major_to_minor=(0,), tiling=(), sub_byte_element_size_in_bits=0), sharding=SingleDeviceSharding(device='cpu', memory_kind=device))
+    """
+
+    def __init__(self, layout: Layout | _AutoLayout | None = None,
+                 sharding: Sharding | None = None) -> None:
+        if layout is not None and not isinstance(layout, Layout | _AutoLayout):
+            raise TypeError(f"Format: layout must be a Layout, Layout.AUTO or None, got "
+                            f"{type(layout).__name__}")
+        if sharding is not None and not isinstance(sharding, Sharding):
+            raise TypeError(f"Format: sharding must be a Sharding or None, got "
+                            f"{type(sharding).__name__}")
+        if isinstance(layout, Layout) and sharding is None:
+            # JAX's rule: a concrete layout needs a concrete sharding.
+            raise ValueError(
+                "Sharding has to be concrete when layout is of type Layout. Please pass a "
+                "NamedSharding or SingleDeviceSharding to the sharding argument. Got "
+                "sharding None")
+        self.layout = layout
+        self.sharding = sharding
+
+    def split_format(self, shape: Sequence[int]) -> tuple[Layout | None, Sharding | None]:
+        """``(layout, sharding)`` for a ``ShapeDtypeStruct`` of ``shape`` (its ``sharding=``),
+        the layout checked against the rank; ``Layout.AUTO`` is refused there, as by JAX."""
+        if isinstance(self.layout, _AutoLayout):
+            raise TypeError("Layout.AUTO cannot be used in place of a device-local layout in "
+                            f"a ShapeDtypeStruct. Got {self}")
+        if self.layout is not None:
+            self.layout.check_compatible_aval(shape)
+        return self.layout, self.sharding
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Format) and other.layout == self.layout
+                and other.sharding == self.sharding)
+
+    def __hash__(self) -> int:
+        return hash((Format, self.layout, self.sharding))
+
+    def __repr__(self) -> str:
+        return f"Format(layout={self.layout!r}, sharding={self.sharding!r})"
+
+
 def _split_factors(mesh: Mesh, spec: PartitionSpec, ndim: int, what: str) -> list[int]:
     """Per dimension, how many pieces ``spec`` cuts it into over ``mesh``; checks the names."""
     if len(spec) > ndim:
@@ -580,3 +690,4 @@ def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
 
 # ShapeDtypeStruct(sharding=...) takes these (avals sits below this module).
 avals.sharding_types.extend((Sharding, PartitionSpec))
+avals.format_types.append(Format)

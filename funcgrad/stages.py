@@ -30,7 +30,7 @@ from funcgrad.backend import get_default_device, platform_name, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr, Var
-from funcgrad.sharding import SingleDeviceSharding
+from funcgrad.sharding import Format, Layout, SingleDeviceSharding
 
 __all__ = ["Traced", "Lowered", "Compiled", "ArgInfo", "Signature", "check_call_args",
            "out_info", "args_tree", "CompiledMemoryStats", "Wrapped", "CompilerOptions"]
@@ -457,6 +457,32 @@ class Compiled(_Stage):
     def output_shardings(self) -> Any:
         """The results' structure with each array's layout (see :attr:`input_shardings`)."""
         return self._shardings(self._sig.out_tree, self._sig.closed.out_avals)
+
+    def _formats(self, tree: Any, avals: Sequence[ShapedArray]) -> Any:
+        default = get_default_device()
+        return tree_util.tree_unflatten(tree, [
+            Format(Layout(tuple(range(len(a.shape))), ()),
+                   SingleDeviceSharding(a.device or default))
+            for a in avals])
+
+    @property
+    def input_formats(self) -> Any:
+        """``(args, kwargs)`` (non-static) with each array's
+        :class:`~funcgrad.sharding.Format`, as JAX's: the default row-major layout and the
+        array's :attr:`input_shardings` entry.
+
+        Example:
+            >>> import numpy as np, funcgrad
+            >>> fmt = funcgrad.jit(lambda x: x.T).lower(np.ones((2, 3))).compile().input_formats
+            >>> fmt[0][0].layout
+            Layout(major_to_minor=(0, 1), tiling=(), sub_byte_element_size_in_bits=0)
+        """
+        return self._formats(self._sig.in_tree, self._sig.closed.in_avals)
+
+    @property
+    def output_formats(self) -> Any:
+        """The results' structure with each array's format (see :attr:`input_formats`)."""
+        return self._formats(self._sig.out_tree, self._sig.closed.out_avals)
 
     def as_text(self) -> str:
         """The optimised jaxpr and the generated Python source this runs."""

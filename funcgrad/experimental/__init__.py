@@ -2,12 +2,22 @@
 (``odeint``), :mod:`funcgrad.experimental.jet` (``jet``),
 :mod:`funcgrad.experimental.checkify` (run-time checks as values),
 :mod:`funcgrad.experimental.sparse` (the ``BCOO`` sparse array), ``mesh_utils``, ``pjit``,
-``shard_map`` (its deprecated former home) and :func:`io_callback`.
+``shard_map`` (its deprecated former home), ``layout`` (``Layout``, ``Format``) and
+:func:`io_callback`.
 See docs/experimental.md.
 """
 
-from funcgrad.experimental import checkify, jet, mesh_utils, ode, pjit, shard_map, sparse
+from funcgrad.experimental import (
+    checkify,
+    jet,
+    layout,
+    mesh_utils,
+    ode,
+    pjit,
+    shard_map,
+    sparse,
+)
 from funcgrad.ops.pure_callback import io_callback
 
 __all__ = ["jet", "ode", "checkify", "sparse", "mesh_utils", "pjit", "shard_map",
-           "io_callback"]
+           "io_callback", "layout"]

@@ -301,3 +301,48 @@ def test_typed_key_stand_ins_as_jax():
     rbg = funcgrad.random.key(0, impl="rbg").dtype
     assert funcgrad.eval_shape(funcgrad.random.split, ShapeDtypeStruct((), rbg)) == \
         ShapeDtypeStruct((2,), rbg)
+
+
+def test_compiled_formats_and_layouts_as_jax():
+    # JAX 0.10.2 on CPU: input_formats ((Format(layout=Layout(major_to_minor=(0, 1), tiling=(),
+    # sub_byte_element_size_in_bits=0), sharding=SingleDeviceSharding(...)),), {'y': ...});
+    # output_formats the results' tree.
+    from funcgrad.experimental.layout import Format, Layout
+    from funcgrad.sharding import SingleDeviceSharding
+
+    c = funcgrad.jit(lambda x, y: (x, y.sum())).lower(
+        ShapeDtypeStruct((2, 3), np.float64), y=ShapeDtypeStruct((3,), np.float32)).compile()
+    sd = c.input_shardings[0][0]
+    assert isinstance(sd, SingleDeviceSharding)
+    assert c.input_formats == ((Format(Layout((0, 1), ()), sd),), {"y": Format(Layout((0,), ()), sd)})
+    assert c.output_formats == (Format(Layout((0, 1), ()), sd), Format(Layout((), ()), sd))
+    assert repr(c.output_formats[1].layout) == \
+        "Layout(major_to_minor=(), tiling=(), sub_byte_element_size_in_bits=0)"
+    with pytest.raises(ValueError, match="Sharding has to be concrete"):
+        Format(Layout((0,)))
+    # ShapeDtypeStruct(sharding=Format(...)) keeps the layout (.format), as JAX's
+    s = ShapeDtypeStruct((2, 3), np.float32, sharding=Format(Layout((1, 0)), sd))
+    assert s.sharding == sd and s.format == Format(Layout((1, 0)), sd)
+    assert ShapeDtypeStruct((2,), np.float32).format == Format()
+    with pytest.raises(TypeError, match="Layout.AUTO"):
+        ShapeDtypeStruct((2,), np.float32, sharding=Format(Layout.AUTO, sd))
+    with pytest.raises(ValueError, match="rank"):
+        ShapeDtypeStruct((2, 3), np.float32, sharding=Format(Layout((0,)), sd))
+    # JAX 0.10.2's keywords: weak_type, manual_axis_type=None, is_ref=False
+    assert ShapeDtypeStruct((), np.float32, weak_type=True, manual_axis_type=None,
+                            is_ref=False).weak_type
+    with pytest.raises(TypeError, match="mutable array reference"):
+        ShapeDtypeStruct((), np.float32, is_ref=True)
+
+
+def test_copy_to_host_async_returns_its_input_and_starts_copies():
+    # jax.copy_to_host_async(tree) calls each leaf's copy_to_host_async and returns tree
+    started = []
+
+    class Leaf:
+        def copy_to_host_async(self):
+            started.append(self)
+
+    leaf, x = Leaf(), dev(np.ones(2))
+    tree = {"a": x, "b": [leaf, 1.0]}
+    assert funcgrad.copy_to_host_async(tree) is tree and started == [leaf]
