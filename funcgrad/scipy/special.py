@@ -638,6 +638,13 @@ def betaln(a: Any, b: Any) -> Any:
     """
     a, b = _floats("betaln", a, b)
     fnp = _fnp()
+    # One infinite argument beside a positive finite one: B -> 0 (SciPy's -inf; the
+    # formulas would give inf - inf); those lanes compute on stand-ins, quietly.
+    inf_pos = (((a == numpy.inf) & (b > 0) & (b < numpy.inf))
+               | ((b == numpy.inf) & (a > 0) & (a < numpy.inf)))
+    pole = (a == 0) | (b == 0)
+    a = fnp.where(inf_pos | pole, 1.0, a)
+    b = fnp.where(inf_pos | pole, 1.0, b)
     lo, hi = fnp.minimum(a, b), fnp.maximum(a, b)
     big = fnp.logical_and(fnp.greater_equal(hi, 8.0), fnp.greater(lo, 0.0))
     # Safe stand-ins where a branch is not taken keep nan out of the other's derivative.
@@ -646,7 +653,8 @@ def betaln(a: Any, b: Any) -> Any:
     direct = _sp.lgamma(a) + _sp.lgamma(b) - _sp.lgamma(a + b)
     # A zero argument is a pole of B whatever the other one (SciPy: inf even beside nan);
     # lgamma(0) - lgamma(0) would give nan.
-    return fnp.where((a == 0) | (b == 0), numpy.inf, fnp.where(big, asym, direct))
+    out = fnp.where(inf_pos, -numpy.inf, fnp.where(big, asym, direct))
+    return fnp.where(pole, numpy.inf, out)
 
 
 def beta(a: Any, b: Any) -> Any:

@@ -233,3 +233,15 @@ def test_exp1_derivative_is_nan_where_the_value_is():
     # exp1 is nan for x < 0 (SciPy's real branch); its derivative was -exp(-x)/x there.
     assert np.isnan(float(funcgrad.grad(fsp.exp1)(-3.5)))
     assert_allclose(funcgrad.grad(fsp.exp1)(1.0), -0.36787944117144233, rtol=1e-14)
+
+
+def test_beta_with_an_infinite_argument():
+    # B(a, inf) = 0 for a > 0 (SciPy's; the formulas gave inf - inf = nan, with a warning).
+    a = dev(np.array([1.0, np.inf, 1e-300, 2.0, 0.0]))
+    b = dev(np.array([np.inf, 2.0, np.inf, 3.0, np.inf]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_allclose(fsp.betaln(a, b), np.array([-np.inf, -np.inf, -np.inf,
+                                                    -2.4849066497880004, np.inf]), rtol=1e-14)
+        assert_allclose(fsp.beta(a, b), np.array([0.0, 0.0, 0.0, 1.0 / 12.0, np.inf]),
+                        rtol=1e-14)
