@@ -20,8 +20,10 @@ from funcgrad_nn.optim._torch_transform import *  # noqa: F403
 from funcgrad_nn.optim._torch_transform import __all__ as _torch_all
 from funcgrad_nn.optim._transform import *  # noqa: F403
 from funcgrad_nn.optim._transform import __all__ as _tx_all
+from funcgrad_nn.optim._transform_more import *  # noqa: F403
+from funcgrad_nn.optim._transform_more import __all__ as _more_all
 from funcgrad_nn.optim.lbfgs import LBFGS
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_opt_all, "LBFGS", "lr_scheduler", "swa_utils"]
+__all__ = [*_tx_all, *_more_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_opt_all, "LBFGS", "lr_scheduler", "swa_utils"]

@@ -35,6 +35,7 @@ __all__ = [
     "EmaState",
     "ZeroNansState",
     "ApplyIfFiniteState",
+    "WeightDecayScheduleState",
     "PartitionState",
     "MultiTransformState",
     "identity",
@@ -74,6 +75,10 @@ __all__ = [
 ]
 
 ScalarOrSchedule = float | Schedule
+
+NO_PARAMS_MSG = (
+    "You are using a transformation that requires the current value of parameters, but you "
+    "are not passing `params` when calling `update`.")
 
 
 class GradientTransformation(NamedTuple):
@@ -547,13 +552,15 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
     return GradientTransformation(init, update)
 
 
-def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True) -> GradientTransformation:
+def scale_by_learning_rate(learning_rate: ScalarOrSchedule | None = None, *, flip_sign: bool = True) -> GradientTransformation:
     """Scale by ``-learning_rate`` (a constant or a schedule of the step count).
 
     >>> import numpy as np
     >>> scale_by_learning_rate(0.1).update(np.ones(1), EmptyState())[0]
     array([-0.1])
     """
+    if learning_rate is None:  # optax: no scaling at all
+        return identity()
     m = -1 if flip_sign else 1
     if callable(learning_rate):
         return scale_by_schedule(lambda count: m * learning_rate(count))
@@ -756,28 +763,44 @@ def trace(decay: float, nesterov: bool = False,
     return GradientTransformation(init, update)
 
 
+class WeightDecayScheduleState(NamedTuple):
+    """The step count at which a scheduled ``weight_decay`` is evaluated."""
+
+    count: Any
+
+
 def add_decayed_weights(
-    weight_decay: float = 0.0, mask: Any = None
+    weight_decay: ScalarOrSchedule = 0.0, mask: Any = None
 ) -> GradientTransformation:
     """Add ``weight_decay * params`` to the updates (where ``mask``, a pytree of bools or a
-    function of the params returning one, is True).
+    function of the params returning one, is True), as optax's ``add_decayed_weights``:
+    ``weight_decay`` may be a schedule of the step count (the state then counts steps:
+    :class:`WeightDecayScheduleState`), and a ``mask`` wraps it in :func:`masked`.
 
     >>> import numpy as np
     >>> add_decayed_weights(0.1).update(np.zeros(1), EmptyState(), np.full(1, 2.0))[0]
     array([0.2])
     """
 
+    def init(params: Any) -> Any:
+        if callable(weight_decay):
+            return WeightDecayScheduleState(_zero_count(params))
+        return EmptyState()
+
     def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
         if params is None:
-            raise ValueError("add_decayed_weights: update needs params (pass them to update)")
-        if mask is None:
-            return _tmap(lambda g, p: g + _as_dtype(weight_decay, p) * p, updates,
-                         params), state
-        m = mask(params) if callable(mask) else mask
-        return _tmap(lambda g, p, k: g + _as_dtype(weight_decay, p) * p if k else g, updates,
-                     params, m), state
+            raise ValueError(NO_PARAMS_MSG)
+        if callable(weight_decay):
+            wd, state = weight_decay(state.count), WeightDecayScheduleState(
+                _increment(state.count))
+        else:
+            wd = weight_decay
+            if isinstance(wd, int | float) and wd == 0.0:  # optax skips a constant 0
+                return updates, state
+        return _tmap(lambda g, p: g + _as_dtype(wd, p) * p, updates, params), state
 
-    return GradientTransformation(lambda params: EmptyState(), update)
+    tx = GradientTransformation(init, update)
+    return tx if mask is None else masked(tx, mask)
 
 
 def clip(max_delta: float) -> GradientTransformation:

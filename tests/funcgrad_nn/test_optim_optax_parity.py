@@ -212,3 +212,97 @@ def test_apply_if_finite_zero_nans_and_target_updates_under_jit():
     hard = funcgrad.jit(lambda n, o, t: optim.periodic_update(n, o, t, 3))
     assert_allclose(host(hard(new, old, 6)["w"]), np.ones(2))
     assert_allclose(host(hard(new, old, 7)["w"]), np.zeros(2))
+
+
+# The optimizers added from optax 0.2.8's top level: float32 parameters stay float32 and
+# follow the float64 trajectory to float32 rounding (ours computes the bias corrections and
+# RAdam's rectification in float64, so it lies closer to it than optax's float32 run does).
+FLOAT32_CASES = ["adabelief", "yogi", "radam", "amsgrad", "adadelta", "rprop", "novograd",
+                 "adan", "lamb", "lars_kw", "fromage", "signum", "adaptive_grad_clip",
+                 "apply_every", "lookahead_adam"]
+
+
+@pytest.mark.parametrize("cid", FLOAT32_CASES)
+def test_added_optimizers_keep_float32(cid):
+    case = FIX["cases"][cid]
+    ours = run(optim, case["expr"], dev, np.float32)
+    for k, ref in case["final"].items():
+        assert ours[k].dtype == np.float32, (cid, k)
+        assert_allclose(host(ours[k]), np.asarray(ref, np.float32), rtol=2e-6, atol=2e-6,
+                        err_msg=cid)
+
+
+@pytest.mark.parametrize("expr", [
+    "o.lamb(0.1, weight_decay=0.1)",
+    "o.novograd(0.1)",
+    "o.rprop(0.1)",
+    "o.radam(0.1, b2=0.9, threshold=4.0)",
+    "o.chain(o.adaptive_grad_clip(0.1), o.apply_every(2), o.adabelief(0.1))",
+    "o.inject_hyperparams(o.lars)(0.5, weight_decay=0.1)",
+])
+def test_added_optimizers_under_jit_match_eager(expr):
+    tx = eval(expr, {"o": optim})  # noqa: S307 - the expressions above
+    p = {"a": dev(np.array([[0.5, -1.0], [1.5, 0.25]])), "b": dev(np.array([1.0, -2.0]))}
+    gs = [{"a": dev(np.array([[0.3, -0.2], [0.1, 0.4]]) * (i + 1)),
+           "b": dev(np.array([-0.5, 0.2]) * (-1) ** i)} for i in range(5)]
+
+    def step(p, s, g):
+        u, s = tx.update(g, s, p)
+        return optim.apply_updates(p, u), s
+
+    jstep = funcgrad.jit(step)
+    pe, se = p, tx.init(p)
+    pj, sj = p, tx.init(p)
+    for g in gs:
+        pe, se = step(pe, se, g)
+        pj, sj = jstep(pj, sj, g)
+    for k in p:
+        assert_allclose(host(pj[k]), host(pe[k]), rtol=1e-12, atol=1e-14)
+    assert jstep.trace_count == 1
+
+
+def test_lookahead_params_state_and_errors_as_optax():
+    p = optim.LookaheadParams.init_synced({"w": dev(np.ones(2))})
+    assert p.fast is p.slow
+    tx = optim.lookahead(optim.adam(0.1), sync_period=2, slow_step_size=0.5)
+    s = tx.init(p)
+    assert isinstance(s, optim.LookaheadState) and isinstance(s.fast_state[0],
+                                                               optim.ScaleByAdamState)
+    with pytest.raises(ValueError, match="Synchronization period must be >= 1"):
+        optim.lookahead(optim.sgd(0.1), 0, 0.5)
+    with pytest.raises(ValueError, match="LookaheadParams"):
+        tx.update({"w": dev(np.ones(2))}, s, {"w": dev(np.ones(2))})
+    for tx in (optim.lamb(0.1), optim.scale_by_trust_ratio(), optim.adaptive_grad_clip(0.1),
+               optim.novograd(0.1), optim.keep_params_nonnegative()):
+        with pytest.raises(ValueError, match="requires the current value of parameters"):
+            tx.update({"w": dev(np.ones(2))}, tx.init({"w": dev(np.ones(2))}))
+    with pytest.raises(ValueError, match="Use axis parameter"):
+        optim.adaptive_grad_clip(0.1).update(dev(np.ones((1, 2, 1, 2, 1, 2))), optim.EmptyState(),
+                                             dev(np.ones((1, 2, 1, 2, 1, 2))))
+
+
+def test_added_transform_details_as_optax():
+    # optax's values: the states, adadelta without a learning rate (no scaling), the trust
+    # ratio's zero-norm guard, the weight-decay schedule's counting state
+    s = optim.amsgrad(0.1, mu_dtype=np.float16).init({"w": dev(np.ones(2, np.float32))})
+    assert isinstance(s[0], optim.ScaleByAmsgradState) and s[0].mu["w"].dtype == np.float16
+    tx = optim.adadelta()
+    u, _ = tx.update(dev(np.array([1.0])), tx.init(dev(np.zeros(1))), dev(np.zeros(1)))
+    assert_allclose(host(u), np.array([0.0031622618488986636]), rtol=1e-12)  # optax
+    u, _ = optim.scale_by_trust_ratio().update(dev(np.array([3.0, 4.0])), optim.EmptyState(),
+                                               dev(np.zeros(2)))
+    assert_allclose(host(u), np.array([3.0, 4.0]))
+    tx = optim.add_decayed_weights(optim.linear_schedule(0.5, 0.0, 2))
+    s = tx.init(dev(np.ones(1)))
+    assert isinstance(s, optim.WeightDecayScheduleState)
+    outs = []
+    for _ in range(3):
+        u, s = tx.update(dev(np.zeros(1)), s, dev(np.ones(1)))
+        outs.append(float(host(u)[0]))
+    assert outs == [0.5, 0.25, 0.0] and int(host(s.count)) == 3
+    assert isinstance(optim.add_decayed_weights(0.1, mask={"w": True}).init({"w": 1.0}),
+                      optim.MaskedState)
+    assert optim.scale_by_learning_rate(None).update(1.0, optim.EmptyState())[0] == 1.0
+    u, _ = optim.stateless_with_tree_map(lambda g, p: g * p).update(
+        {"w": dev(np.array([2.0]))}, optim.EmptyState(), {"w": dev(np.array([3.0]))})
+    assert_allclose(host(u["w"]), np.array([6.0]))
