@@ -6,7 +6,9 @@ generator, written with funcgrad operations (so it works under ``jit`` and ``vma
 gives XLA's bits: the state's first 64 bits are the Philox key, the 128-bit counter is the
 second 64 bits (low) and the first (high), one counter per four 32-bit words, the words of a
 counter laid out consecutively; 8- and 16-bit draws keep the low bits of a 32-bit word,
-64-bit draws join two. The new state advances the second 64 bits by the number of
+64-bit draws join two. ``RNG_THREE_FRY`` is XLA's Threefry-2x32 generator: the first 64
+bits are the key, each counter (the second 64 bits plus its index, as low and high words)
+gives one two-word block. The new state advances the second 64 bits by the number of
 counters used (wrapping without carry, as XLA).
 """
 
@@ -24,7 +26,7 @@ import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 
-__all__ = ["RandomAlgorithm", "rng_bit_generator"]
+__all__ = ["RandomAlgorithm", "rng_bit_generator", "threefry2x32_20"]
 
 _U32 = numpy.dtype(numpy.uint32)
 _U64 = numpy.dtype(numpy.uint64)
@@ -34,6 +36,9 @@ _SHIFT32 = numpy.uint64(32)
 _M0, _M1 = numpy.uint64(0xD2511F53), numpy.uint64(0xCD9E8D57)
 _W0, _W1 = 0x9E3779B9, 0xBB67AE85
 _ROUNDS = 10
+# Threefry-2x32's rotations and key-schedule constant (Salmon et al. 2011, Threefish)
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = numpy.uint32(0x1BD11BDA)
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -94,13 +99,73 @@ def _philox(x: list[Any], k0: Any, k1: Any) -> list[Any]:
     return x
 
 
+def _rotl(x: Any, r: int) -> Any:
+    return _ew.or_(_ew.shift_left(x, numpy.uint32(r)), _ew.shift_right(x, numpy.uint32(32 - r)))
+
+
+def threefry2x32_20(k0: Any, k1: Any, x0: Any, x1: Any) -> tuple[Any, Any]:
+    """Threefry-2x32 with 20 rounds (Salmon et al., Random123) of the counter words
+    ``(x0, x1)`` under the key ``(k0, k1)``, on uint32 arrays (additions wrap): the hash of
+    JAX's default PRNG (funcgrad.random) and of XLA's ``RNG_THREE_FRY`` bit generator.
+
+    Example:
+        >>> import numpy as np
+        >>> z = np.uint32(0)
+        >>> [int(w) for w in threefry2x32_20(z, z, z, z)]
+        [1797259609, 2579123966]
+    """
+    ks = (k0, k1, _ew.xor(_ew.xor(k0, k1), _PARITY))
+    x0 = _ew.add(x0, ks[0])
+    x1 = _ew.add(x1, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = _ew.add(x0, x1)
+            x1 = _ew.xor(_rotl(x1, r), x0)
+        # The key injection after every 4 rounds also adds the injection counter.
+        x0 = _ew.add(x0, ks[(i + 1) % 3])
+        x1 = _ew.add(x1, _ew.add(ks[(i + 2) % 3], numpy.uint32(i + 1)))
+    return x0, x1
+
+
+def _threefry_bits(w: list[Any], s1: Any, shape: tuple[int, ...], dt: numpy.dtype,
+                   device: str) -> tuple[Any, int]:
+    """XLA's RNG_THREE_FRY bits of ``shape`` (key: the words ``w[0], w[1]``; counters from
+    ``s1``) and the number of counters used. 64-bit draws hash one counter each (in
+    row-major order); narrower ones hash half as many: the shape is split on its first
+    even dimension (else its largest), the two words of each counter landing next to each
+    other along it, as XLA's SplitShapeIntoHalves / CombineShapePair."""
+    if dt == _U64:
+        n = math.prod(shape)
+        c = _ew.add(s1, device_put(numpy.arange(n, dtype=_U64).reshape(shape), device))
+        y0, y1 = threefry2x32_20(w[0], w[1], _lo(c), _hi(c))
+        return _u64(y0, y1), n
+    if not shape:
+        bits, used = _threefry_bits(w, s1, (1,), dt, device)
+        return _sh.reshape(bits, ()), used
+    even = [i for i, d in enumerate(shape) if d % 2 == 0]
+    split = even[0] if even else max(range(len(shape)), key=lambda i: (shape[i], -i))
+    half = list(shape)
+    half[split] = -(-shape[split] // 2)
+    n_half = math.prod(half)
+    c = _ew.add(s1, device_put(numpy.arange(n_half, dtype=_U64).reshape(half), device))
+    y0, y1 = threefry2x32_20(w[0], w[1], _lo(c), _hi(c))
+    # the two words side by side on a new axis after the split one, then merged into it
+    pair = _stack([y0, y1], split + 1)
+    full = list(shape)
+    full[split] = 2 * half[split]
+    bits = _sh.reshape(pair, tuple(full))
+    if full[split] != shape[split]:
+        bits = _sh.static_slice(bits, (0,) * len(shape), shape)
+    return (bits if dt == _U32 else _ew.convert_element_type(bits, dt)), n_half
+
+
 def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = numpy.uint32,
                       algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT, *,
                       out_sharding: Any = None) -> tuple[Any, Any]:
     """``(new_key, bits)``: ``bits`` of ``shape`` and unsigned ``dtype`` (8 to 64 bits) from
     the generator state ``key`` (``uint32[4]`` or ``uint64[2]``), and the state to pass to
     the next call, as ``jax.lax.rng_bit_generator`` on CPU (XLA's Philox-4x32-10, the same
-    bits). ``RNG_THREE_FRY`` (XLA's own counter layout) is not provided: ``ValueError``.
+    bits); ``RNG_THREE_FRY`` runs XLA's Threefry-2x32 generator (its bits too).
     ``out_sharding`` is accepted (one device).
 
     Example:
@@ -124,10 +189,6 @@ def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = numpy.uint32,
         raise TypeError(f"rng_bit_generator: unsupported dtype {dt}; the bits come as "
                         "uint8, uint16, uint32 or uint64")
     algorithm = RandomAlgorithm(algorithm)
-    if algorithm == RandomAlgorithm.RNG_THREE_FRY:
-        raise ValueError("rng_bit_generator: algorithm RNG_THREE_FRY (XLA's) is not "
-                         "available; use RNG_DEFAULT or RNG_PHILOX (Philox-4x32, XLA's "
-                         "default on CPU and GPU), or funcgrad.random for JAX's Threefry")
     if not hasattr(key, "shape"):
         key = numpy.asarray(key)
     ka = get_aval(key)
@@ -142,6 +203,9 @@ def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = numpy.uint32,
                         f"{ka.str_short()}")
     n = math.prod(shape)
     n32 = 2 * n if dt == _U64 else n
+    if algorithm == RandomAlgorithm.RNG_THREE_FRY:
+        bits, nv = _threefry_bits(w, s1, shape, dt, ka.device or get_default_device())
+        return _new_state(ka, w, s0, s1, nv), bits
     nv = -(-n32 // 4)  # Philox counters: four 32-bit words each
     iota = device_put(numpy.arange(nv, dtype=_U64), ka.device or get_default_device())
     lo = _ew.add(s1, iota)
@@ -157,9 +221,13 @@ def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = numpy.uint32,
     else:
         bits = words if dt == _U32 else _ew.convert_element_type(words, dt)
     bits = _sh.reshape(_sh.static_slice(bits, (0,), (n,)), shape)
-    s1_new = _ew.add(s1, numpy.uint64(nv))  # wraps, no carry into s0 (XLA's new state)
+    return _new_state(ka, w, s0, s1, nv), bits
+
+
+def _new_state(ka: Any, w: list[Any], s0: Any, s1: Any, nv: int) -> Any:
+    """The state after ``nv`` counters: the second 64 bits advanced (wrapping without
+    carry, as XLA), in the state's own layout."""
+    s1_new = _ew.add(s1, numpy.uint64(nv))
     if ka.dtype == _U64:
-        new_key = _stack([s0, s1_new], 0)
-    else:
-        new_key = _stack([w[0], w[1], _lo(s1_new), _hi(s1_new)], 0)
-    return new_key, bits
+        return _stack([s0, s1_new], 0)
+    return _stack([w[0], w[1], _lo(s1_new), _hi(s1_new)], 0)

@@ -25,6 +25,7 @@ import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.lax._rng import rng_bit_generator
+from funcgrad.lax._rng import threefry2x32_20 as _threefry
 from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.random._keys import (
     DEFAULT_IMPL,
@@ -44,8 +45,6 @@ __all__ = [
 _U32 = numpy.dtype(numpy.uint32)
 _U64 = numpy.dtype(numpy.uint64)
 _MASK32 = 0xFFFFFFFF
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_PARITY = numpy.uint32(0x1BD11BDA)  # Threefish's key-schedule constant
 _UINT_FOR_BITS = {8: numpy.dtype(numpy.uint8), 16: numpy.dtype(numpy.uint16), 32: _U32, 64: _U64}
 
 Array = Any
@@ -135,23 +134,7 @@ def _word(key: Any, i: int) -> Any:
 # The hash
 
 
-def _rotl(x: Any, r: int) -> Any:
-    return _ew.or_(_ew.shift_left(x, numpy.uint32(r)), _ew.shift_right(x, numpy.uint32(32 - r)))
-
-
-def _threefry(k0: Any, k1: Any, x0: Any, x1: Any) -> tuple[Any, Any]:
-    """Threefry-2x32 with 20 rounds (Salmon et al., Random123) on uint32 words."""
-    ks = (k0, k1, _ew.xor(_ew.xor(k0, k1), _PARITY))
-    x0 = _ew.add(x0, ks[0])
-    x1 = _ew.add(x1, ks[1])
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x0 = _ew.add(x0, x1)
-            x1 = _ew.xor(_rotl(x1, r), x0)
-        # The key injection after every 4 rounds also adds the injection counter.
-        x0 = _ew.add(x0, ks[(i + 1) % 3])
-        x1 = _ew.add(x1, _ew.add(ks[(i + 2) % 3], numpy.uint32(i + 1)))
-    return x0, x1
+# (threefry2x32_20 itself lives with lax.rng_bit_generator, whose RNG_THREE_FRY runs it too)
 
 
 def threefry_2x32(keypair: Any, count: Any) -> Array:
