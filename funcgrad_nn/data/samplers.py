@@ -250,9 +250,9 @@ class WeightedRandomSampler(Sampler):
             raise WeightsError("weights must be finite and non-negative")
         if w.sum() <= 0:
             raise WeightsError("weights must not all be zero")
-        if not replacement and num_samples > np.count_nonzero(w):
-            raise WeightsError(f"cannot sample {num_samples} indices without replacement from "
-                             f"{np.count_nonzero(w)} non-zero weights")
+        if not replacement and num_samples > len(w):
+            raise WeightsError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                               f"replacement ({num_samples} indices from {len(w)} weights)")
         self.weights, self.num_samples, self.replacement = w, num_samples, replacement
         self.generator = _check_generator(generator)
 
@@ -276,11 +276,20 @@ class WeightedRandomSampler(Sampler):
             if self.num_samples == 1:
                 yield int(np.argmax(race))
                 return
+            # (zero weights tie at 0 after every other: in index order here; PyTorch's
+            # top-k orders such ties its own way)
             yield from np.argsort(-race, kind="stable")[:self.num_samples].tolist()
             return
         p = self.weights / self.weights.sum()
-        yield from gen.choice(len(p), size=self.num_samples, replace=self.replacement,
-                              p=p).tolist()
+        nz = int(np.count_nonzero(p))
+        if self.replacement or self.num_samples <= nz:
+            yield from gen.choice(len(p), size=self.num_samples, replace=self.replacement,
+                                  p=p).tolist()
+            return
+        # more indices than non-zero weights, without replacement: PyTorch's race gives every
+        # non-zero one first, then zero-weight ones (its top-k's tie order; here at random)
+        yield from gen.choice(len(p), size=nz, replace=False, p=p).tolist()
+        yield from gen.permutation(np.flatnonzero(p == 0))[:self.num_samples - nz].tolist()
 
     def __len__(self) -> int:
         return self.num_samples

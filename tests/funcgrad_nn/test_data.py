@@ -236,8 +236,17 @@ def test_random_samplers():
         RandomSampler(range(3), num_samples=0)
     with pytest.raises(TypeError, match="replacement should be a boolean"):
         RandomSampler(range(3), replacement=1)
-    with pytest.raises(ValueError, match="cannot sample 3 indices without replacement"):
-        WeightedRandomSampler([1, 0, 1], 3, replacement=False)
+    with pytest.raises(ValueError, match=r"cannot sample n_sample > prob_dist.size\(-1\)"):
+        WeightedRandomSampler([1, 0, 1], 4, replacement=False)
+    # torch 2.13 (generator=torch.Generator().manual_seed(0)): the non-zero weights first
+    # ([1, 4]), then zero-weight indices (torch orders those ties by its top-k: 0 first here)
+    zw = [0, 0.9, 0, 0, 0.5, 0]
+    assert list(WeightedRandomSampler(zw, 3, replacement=False, generator=0)) == [1, 4, 0]
+    got = list(WeightedRandomSampler(zw, 6, replacement=False, generator=0))
+    assert got[:3] == [1, 4, 0] and sorted(got) == list(range(6))
+    got = list(WeightedRandomSampler(zw, 5, replacement=False,
+                                     generator=np.random.default_rng(0)))
+    assert set(got[:2]) == {1, 4} and len(set(got)) == 5
     with pytest.raises(ValueError, match="non-negative"):
         WeightedRandomSampler([1, -1], 1)
     with pytest.raises(ValueError, match="1d sequence"):
