@@ -456,8 +456,16 @@ class _BackwardState:
         known, self.diff_known = self.diff_known, False
         if not known or not any(self.diff):
             # No input is differentiated (data fed to the first layer): the inputs' rule will
-            # not run, so the full hooks run here, with grad_input all None (PyTorch's).
+            # not run, so the full hooks run here, with grad_input all None (PyTorch's, with
+            # its warning).
             self.diff = [False] * len(self.diff)
+            if self.full:
+                warnings.warn(
+                    "Full backward hook is firing when gradients are computed with respect to "
+                    "module outputs since no inputs require gradients. See "
+                    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                    "#torch.nn.Module.register_full_backward_hook for more details.",
+                    UserWarning, stacklevel=2)
             self._fire_full([], cts)
         return cts
 
