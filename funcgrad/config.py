@@ -56,6 +56,7 @@ __all__ = [
     "transfer_guard_level",
     "TRANSFER_GUARD_LEVELS",
     "fft_workers",
+    "fft_backend_skipped",
 ]
 
 T = TypeVar("T")
@@ -67,6 +68,10 @@ eager_tape: ContextVar[bool] = ContextVar("funcgrad_eager_tape", default=True)
 #: scipy.fft's default number of workers (funcgrad.scipy.fft.set_workers/get_workers): read back
 #: as SciPy does, while the transforms themselves run in one process whatever it says
 fft_workers: ContextVar[int] = ContextVar("funcgrad_fft_workers", default=1)
+#: inside scipy.fft.skip_backend('scipy'): funcgrad.scipy.fft's transforms (its one backend)
+#: refuse to run, as SciPy's do with no other backend selected
+fft_backend_skipped: ContextVar[bool] = ContextVar("funcgrad_fft_backend_skipped",
+                                                   default=False)
 
 #: JAX's transfer-guard levels (funcgrad.transfer_guard)
 TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")

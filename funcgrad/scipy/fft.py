@@ -41,6 +41,8 @@ __all__ = [
     "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift", "next_fast_len", "prev_fast_len",
     "set_workers", "get_workers", "fht", "ifht", "fhtoffset",
+    "set_backend", "skip_backend", "set_global_backend", "register_backend",
+    "BackendNotImplementedError",
 ]
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -181,6 +183,7 @@ def _trig_along(family: str, name: str, x: Any, kind: int, n: Any, axis: int, no
 
 
 def _operand(x: Any) -> Any:
+    _check_backend()
     x = fnp.asarray(x)
     dt = get_aval(x).dtype
     if dt.kind in "biu":
@@ -382,9 +385,104 @@ def get_workers() -> int:
     return _config.fft_workers.get()
 
 
+class BackendNotImplementedError(NotImplementedError):
+    """A transform called inside ``skip_backend("scipy")``: no backend is left to run it (as
+    uarray's ``BackendNotImplementedError``, which SciPy raises there)."""
+
+
+def _check_backend() -> None:
+    if _config.fft_backend_skipped.get():
+        raise BackendNotImplementedError(
+            "No selected backends had an implementation for this function: "
+            "skip_backend('scipy') skips funcgrad.scipy.fft's only backend")
+
+
+def _known_backend(name: str, backend: Any) -> None:
+    """SciPy's backend argument: ``"scipy"`` names funcgrad's own transforms, the one backend
+    here; uarray backend objects (``cupyx.scipy.fft``, pyFFTW's, mkl_fft's) implement
+    SciPy's functions on their own arrays and cannot run funcgrad's."""
+    if isinstance(backend, str):
+        if backend != "scipy":
+            raise ValueError(f"scipy.fft.{name}: Unknown backend {backend} (the one backend "
+                             "is 'scipy')")
+        return
+    what = ("a uarray backend" if hasattr(backend, "__ua_domain__")
+            else "not a backend (no __ua_domain__)")
+    raise ValueError(f"scipy.fft.{name}: {backend!r} is {what}; funcgrad.scipy.fft has one "
+                     "backend, 'scipy' (its own differentiable transforms). For CuPy arrays "
+                     "use funcgrad's cuda device instead of cupyx.scipy.fft")
+
+
+@contextlib.contextmanager
+def set_backend(backend: Any, coerce: bool = False, only: bool = False) -> Iterator[None]:
+    """Context manager selecting the backend, as ``scipy.fft.set_backend``; ``"scipy"``
+    (funcgrad's transforms) is the one backend, so this only checks the name (and lifts an
+    enclosing :func:`skip_backend`).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> with fsf.set_backend("scipy", only=True):
+        ...     fsf.fft(np.array([1.0]))
+        array([1.+0.j])
+    """
+    _known_backend("set_backend", backend)
+    token = _config.fft_backend_skipped.set(False)
+    try:
+        yield
+    finally:
+        _config.fft_backend_skipped.reset(token)
+
+
+@contextlib.contextmanager
+def skip_backend(backend: Any) -> Iterator[None]:
+    """Context manager skipping the backend, as ``scipy.fft.skip_backend``: skipping
+    ``"scipy"``, the one backend, makes the transforms inside raise
+    :class:`BackendNotImplementedError`, as SciPy's do when no other backend is set.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.fft as fsf
+        >>> with fsf.skip_backend("scipy"):
+        ...     try:
+        ...         fsf.fft(np.ones(2))
+        ...     except fsf.BackendNotImplementedError:
+        ...         print("skipped")
+        skipped
+    """
+    _known_backend("skip_backend", backend)
+    token = _config.fft_backend_skipped.set(True)
+    try:
+        yield
+    finally:
+        _config.fft_backend_skipped.reset(token)
+
+
+def set_global_backend(backend: Any, coerce: bool = False, only: bool = False,
+                       try_last: bool = False) -> None:
+    """Set the global backend, as ``scipy.fft.set_global_backend``: ``"scipy"`` (the one
+    backend, already the global one).
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.set_global_backend("scipy")
+    """
+    _known_backend("set_global_backend", backend)
+
+
+def register_backend(backend: Any) -> None:
+    """Register a backend for permanent use, as ``scipy.fft.register_backend``: ``"scipy"``
+    (the one backend, always registered).
+
+    Example:
+        >>> import funcgrad.scipy.fft as fsf
+        >>> fsf.register_backend("scipy")
+    """
+    _known_backend("register_backend", backend)
+
+
 def _fft_operand(x: Any) -> Any:
     """SciPy computes float16 in single precision and returns single precision (NumPy casts
     the real results of its inverse real transforms back to float16)."""
+    _check_backend()
     x = fnp.asarray(x)
     if get_aval(x).dtype == numpy.float16:
         return x.astype(numpy.float32)
