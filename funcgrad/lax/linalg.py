@@ -31,12 +31,27 @@ from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
 from funcgrad.ops import schur as _schur
 
+# the primitives funcgrad's jaxprs hold for these operations, under jax.lax.linalg's names (an
+# interpreter can compare eqn.primitive with them); their params are funcgrad's, not JAX's
+from funcgrad.ops.linalg_decomp import (
+    cholesky_p,
+    eig_p,
+    eigh_p,
+    qr_p,
+    svd_p,
+    triangular_solve_p,
+)
+from funcgrad.ops.lu import lu_p
+from funcgrad.ops.schur import schur_p
+
 Array = Any
 
 __all__ = ["EigImplementation", "EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product", "lu", "ormqr",
            "tridiagonal", "qdwh",
            "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
-           "triangular_solve", "tridiagonal_solve"]
+           "triangular_solve", "tridiagonal_solve",
+           "cholesky_p", "eig_p", "eigh_p", "lu_p", "qr_p", "schur_p", "svd_p",
+           "triangular_solve_p"]
 
 
 class SvdAlgorithm(enum.Enum):

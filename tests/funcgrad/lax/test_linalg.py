@@ -309,3 +309,20 @@ def test_algorithm_and_implementation_choices_are_accepted() -> None:
     assert_allclose(host(w1), w0)
     with pytest.raises(TypeError, match="SvdAlgorithm"):
         linalg.svd(dev(x), algorithm="qr")
+
+
+def test_primitives_under_jax_names_are_the_ones_jaxprs_hold() -> None:
+    # jax.lax.linalg exports cholesky_p, eigh_p, lu_p, qr_p, svd_p, triangular_solve_p,
+    # schur_p, eig_p (they were missing): an interpreter compares eqn.primitive with them
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    cases = [(linalg.cholesky, linalg.cholesky_p), (linalg.eigh, linalg.eigh_p),
+             (linalg.lu, linalg.lu_p), (linalg.qr, linalg.qr_p), (linalg.svd, linalg.svd_p),
+             (linalg.schur, linalg.schur_p),
+             (lambda m: linalg.triangular_solve(m, m), linalg.triangular_solve_p),
+             (linalg.eig, linalg.eig_p)]
+    for fn, prim in cases:
+        jaxpr = funcgrad.make_jaxpr(fn)(dev(a))
+        assert prim.name in str(jaxpr), prim.name
+        if fn is not linalg.eig:   # eig's sits inside its custom_jvp call
+            assert any(e.primitive is prim for e in jaxpr.jaxpr.eqns), prim.name
+
