@@ -924,16 +924,26 @@ def cond(x: Any, p: Any = None) -> Any:
     return _fe.where(_fe.logical_and(_fe.isnan(r), _fe.logical_not(x_nan)), numpy.inf, r)
 
 
-def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *,  # noqa: N803
-                rtol: Any = None) -> Any:
+def matrix_rank(A: Any = _NOVALUE, tol: Any = None, hermitian: bool = False, *,  # noqa: N803
+                rtol: Any = None, M: Any = _NOVALUE) -> Any:  # noqa: N803
     """Rank by the SVD: singular values above ``tol`` (default ``max(s) * rtol`` with
     ``rtol = max(m, n) * eps``). Integer result; not differentiable.
+
+    NumPy's signature: the second positional argument is the absolute ``tol``. JAX's
+    ``matrix_rank(M, rtol=None, *, hermitian=False, tol=None)`` takes the relative ``rtol``
+    there; by keyword (``M=``, ``rtol=``, ``tol=``) both spellings work.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
         >>> int(fnp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
         1
+        >>> int(fnp.linalg.matrix_rank(M=np.diag([1.0, 1e-3]), rtol=1e-2))
+        1
     """
+    if (A is _NOVALUE) == (M is _NOVALUE):
+        raise TypeError("matrix_rank: give the matrix once, as A (NumPy's name) or M (JAX's)")
+    if A is _NOVALUE:
+        A = M
     if rtol is not None and tol is not None:
         raise ValueError("matrix_rank: `tol` and `rtol` can't be both set.")
     (A,) = _fl._arrs(A)

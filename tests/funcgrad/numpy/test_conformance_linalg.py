@@ -318,3 +318,13 @@ def test_vecdot_keepdims_and_dtype_as_numpys_gufunc(kw) -> None:
     m = host(fnp.matvec(dev(_A3), dev(_V4), dtype=np.float32))
     assert m.dtype == np.float32
     np.testing.assert_allclose(m, np.matvec(_A3, _V4, dtype=np.float32), rtol=1e-5)
+
+
+def test_matrix_rank_takes_jaxs_keywords() -> None:
+    # JAX 0.10.2: matrix_rank(M, rtol=None, *, hermitian=False, tol=None): M= was refused
+    m = np.diag([1.0, 1e-3])
+    assert int(host(fnp.linalg.matrix_rank(M=dev(m), rtol=1e-2))) == 1
+    assert int(host(fnp.linalg.matrix_rank(M=dev(m), hermitian=True, tol=1e-4))) == 2
+    assert int(host(fnp.linalg.matrix_rank(dev(m), 1e-2))) == 1   # NumPy's positional tol
+    with pytest.raises(TypeError, match="once"):
+        fnp.linalg.matrix_rank(dev(m), M=dev(m))
