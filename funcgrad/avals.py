@@ -191,7 +191,8 @@ class ShapeDtypeStruct:
         if any(d < 0 for d in dims):
             raise ValueError(f"ShapeDtypeStruct: shape must not be negative, got {dims}")
         if dtype is None:
-            raise TypeError("ShapeDtypeStruct: dtype is required (e.g. numpy.float32)")
+            # JAX: ValueError "ShapeDtypeStruct: dtype must be specified."
+            raise ValueError("ShapeDtypeStruct: dtype must be specified (e.g. numpy.float32)")
         self.shape = dims
         # An extended dtype (a typed key's key<fry>) is kept as is: tracing expands the
         # stand-in (expand_stand_in).
@@ -242,6 +243,16 @@ class ShapeDtypeStruct:
                               else self.sharding)
         return ShapeDtypeStruct(*(kwargs.get(f, getattr(self, f)) for f in fields[:4]),
                                 sharding=sharding)
+
+    @property
+    def is_ref(self) -> bool:
+        """False: a stand-in for an array, not a mutable reference (JAX's attribute)."""
+        return False
+
+    @property
+    def manual_axis_type(self) -> None:
+        """None: funcgrad's meshes have no manual axis types (JAX's attribute)."""
+        return None
 
     @property
     def format(self) -> Any:

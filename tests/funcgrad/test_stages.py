@@ -333,6 +333,10 @@ def test_compiled_formats_and_layouts_as_jax():
                             is_ref=False).weak_type
     with pytest.raises(TypeError, match="mutable array reference"):
         ShapeDtypeStruct((), np.float32, is_ref=True)
+    s = ShapeDtypeStruct((), np.float32)
+    assert s.is_ref is False and s.manual_axis_type is None
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        ShapeDtypeStruct((2,), None)
 
 
 def test_copy_to_host_async_returns_its_input_and_starts_copies():
