@@ -1,5 +1,6 @@
 """``scipy.signal``'s time-domain filters: ``lfilter`` (an IIR/FIR filter in direct form II
-transposed, a ``lax.scan`` over time: differentiable in ``b``, ``a``, ``x`` and ``zi``) and
+transposed, a ``lax.scan`` over time: differentiable in ``b``, ``a``, ``x`` and ``zi``),
+``lfilter_zi``, ``filtfilt`` (forward-backward, zero phase) and
 the median filters ``medfilt``/``medfilt2d`` (``scipy.ndimage.median_filter`` with zero
 padding, as SciPy's).
 
@@ -22,7 +23,7 @@ from funcgrad.core import Tracer
 from funcgrad.lax import scan
 from funcgrad.scipy._ndimage_filters import median_filter
 
-__all__ = ["lfilter", "medfilt", "medfilt2d"]
+__all__ = ["lfilter", "lfilter_zi", "filtfilt", "medfilt", "medfilt2d"]
 
 
 def _coeffs(name: str, v: Any, what: str) -> Any:
@@ -90,6 +91,98 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     if zi is None:
         return y
     return y, fnp.moveaxis(zf, 0, ax)
+
+
+def lfilter_zi(b: Any, a: Any) -> Any:
+    """The initial state of :func:`lfilter` for a step response's steady state (the state
+    after an infinite run of ones): the solution of ``(I - A^T) zi = b[1:] - a[1:] b[0]``,
+    ``A`` the companion matrix of the normalised ``a``, as ``scipy.signal.lfilter_zi``.
+
+    Example:
+        >>> from funcgrad.scipy.signal import lfilter_zi
+        >>> lfilter_zi([1.0], [1.0, -0.5])   # y = 2 in steady state: z = 0.5 y
+        array([1.])
+    """
+    b, a = _coeffs("lfilter_zi", b, "b"), _coeffs("lfilter_zi", a, "a")
+    if not isinstance(a, Tracer) and float(a[0]) == 0.0:
+        raise ValueError("lfilter_zi: a[0] must be nonzero")
+    dt = numpy.result_type(b.dtype, a.dtype)
+    n = max(b.shape[0], a.shape[0])
+    b = fnp.pad(b.astype(dt), (0, n - b.shape[0])) / a[0]
+    a = fnp.pad(a.astype(dt), (0, n - a.shape[0])) / a[0]
+    if n == 1:
+        return fnp.zeros((0,), dt)
+    # companion(a): first row -a[1:], ones below the diagonal; I - companion^T.
+    comp = fnp.concatenate([-a[None, 1:], fnp.eye(n - 2, n - 1, dtype=dt)], axis=0)
+    lhs = fnp.eye(n - 1, dtype=dt) - comp.T
+    return fnp.linalg.solve(lhs, b[1:] - a[1:] * b[0])
+
+
+def _slice(x: Any, start: int | None, stop: int | None, axis: int, step: int = 1) -> Any:
+    idx = [slice(None)] * x.ndim
+    idx[axis] = slice(start, stop, step)
+    return x[tuple(idx)]
+
+
+def _extend(x: Any, n: int, axis: int, padtype: str) -> Any:
+    """``x`` extended by ``n`` samples at both ends along ``axis``: odd (point-reflected
+    about the end samples), even (mirrored) or constant (the end samples repeated)."""
+    left_end, right_end = _slice(x, 0, 1, axis), _slice(x, -1, None, axis)
+    if padtype == "constant":
+        reps = [1] * x.ndim
+        reps[axis] = n
+        left, right = fnp.tile(left_end, reps), fnp.tile(right_end, reps)
+    else:
+        left = _slice(x, n, 0, axis, -1)
+        right = _slice(x, -2, -(n + 2), axis, -1)
+        if padtype == "odd":
+            left, right = 2 * left_end - left, 2 * right_end - right
+    return fnp.concatenate([left, x, right], axis=axis)
+
+
+def filtfilt(b: Any, a: Any, x: Any, axis: int = -1, padtype: str | None = "odd",
+             padlen: int | None = None, method: str = "pad", irlen: Any = None) -> Any:
+    """Zero-phase filtering: :func:`lfilter` forward, then backward over the result, each
+    started in the steady state of the signal's end (:func:`lfilter_zi`), the signal first
+    extended by ``padlen`` samples (default ``3 max(len(a), len(b))``; ``padtype`` ``"odd"``,
+    ``"even"``, ``"constant"`` or None), as ``scipy.signal.filtfilt`` with ``method="pad"``
+    (Gustafsson's method is not provided). Differentiable in ``b``, ``a`` and ``x``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import filtfilt
+        >>> filtfilt([0.5, 0.5], [1.0], np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]))
+        array([0., 1., 2., 3., 4., 5., 6., 7.])
+    """
+    if method != "pad":
+        raise ValueError(f"filtfilt: method must be 'pad' (Gustafsson's 'gust' is not "
+                         f"available), got {method!r}")
+    del irlen  # Gustafsson's method only
+    if padtype not in ("odd", "even", "constant", None):
+        raise ValueError(f"filtfilt: unknown value '{padtype}' given to padtype; padtype "
+                         "must be 'even', 'odd', 'constant', or None")
+    b, a = _coeffs("filtfilt", b, "b"), _coeffs("filtfilt", a, "a")
+    x = fnp.asarray(x)
+    if not fnp.issubdtype(x.dtype, fnp.inexact):
+        x = x.astype(fnp.float64)
+    ax = axis % x.ndim if x.ndim and -x.ndim <= axis < x.ndim else None
+    if ax is None:
+        raise ValueError(f"filtfilt: axis {axis} is out of bounds for x of dimension {x.ndim}")
+    ntaps = max(a.shape[0], b.shape[0])
+    edge = 0 if padtype is None else (3 * ntaps if padlen is None else int(padlen))
+    if x.shape[ax] <= edge:
+        raise ValueError(f"The length of the input vector x must be greater than padlen, "
+                         f"which is {edge}.")
+    ext = _extend(x, edge, ax, padtype) if edge > 0 else x
+    zi = lfilter_zi(b, a)
+    shape = [1] * x.ndim
+    shape[ax] = zi.shape[0]
+    zi = fnp.reshape(zi, shape)
+    y, _ = lfilter(b, a, ext, axis=ax, zi=zi * _slice(ext, 0, 1, ax))
+    y_end = _slice(y, -1, None, ax)
+    y, _ = lfilter(b, a, fnp.flip(y, axis=ax), axis=ax, zi=zi * y_end)
+    y = fnp.flip(y, axis=ax)
+    return _slice(y, edge, -edge, ax) if edge > 0 else y
 
 
 def _kernel(name: str, kernel_size: Any, ndim: int) -> tuple[int, ...]:

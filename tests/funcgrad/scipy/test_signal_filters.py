@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose, dev
+from helpers import assert_allclose, dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -59,3 +59,30 @@ def test_medfilt_matches_scipy():
     assert_allclose(fsg.medfilt2d(v), fsg.medfilt(v, 3))
     with pytest.raises(ValueError, match="should be odd"):
         fsg.medfilt(v, 4)
+
+
+B3 = np.array([0.018098933007514428, 0.05429679902254328, 0.05429679902254328,
+               0.018098933007514428])  # scipy.signal.butter(3, 0.2)
+A3 = np.array([1.0, -1.7600418803431688, 1.182893262037831, -0.27805991763454646])
+X14 = np.array([0.5, -1.0, 2.0, 0.25, 1.5, -0.75, 0.3, 1.1, -0.2, 0.9, 1.4, -0.6, 0.05, 0.7])
+
+
+def test_lfilter_zi_and_filtfilt_match_scipy():
+    assert_allclose(fsg.lfilter_zi(dev(B3), dev(A3)),
+                    np.array([0.9819010669924833, -0.8324376123732247, 0.2961588506420602]),
+                    rtol=1e-12)
+    assert_allclose(fsg.filtfilt(dev(B3), dev(A3), dev(X14)), np.array(
+        [0.5063434657775867, 0.5538809818157355, 0.5832377722710481, 0.5806744387039436,
+         0.546493532783276, 0.4973339609151822, 0.4543776206407803, 0.4290952173382145,
+         0.4209029716359361, 0.42610969610094546, 0.44797729518354085, 0.49831616831011893,
+         0.5859138142042042, 0.7009590821568985]), rtol=1e-11)
+    assert_allclose(fsg.filtfilt(dev(B3), dev(A3), dev(X14), padtype="even", padlen=4),
+                    np.array([0.3251054341015663, 0.3173938825425081, 0.36991777914209883,
+                              0.4351465580648994, 0.480846372051419, 0.5024382802861628,
+                              0.5111400480756192, 0.5143404628206648, 0.5072728695408996,
+                              0.4789468100090716, 0.4240291491321315, 0.3507939491800557,
+                              0.2775149652581276, 0.22058653107268972]), rtol=1e-11)
+    with pytest.raises(ValueError, match="greater than padlen"):
+        fsg.filtfilt(dev(B3), dev(A3), dev(np.ones(5)))
+    g = funcgrad.grad(lambda v: fsg.filtfilt(dev(B3), dev(A3), v).sum())(dev(X14))
+    assert np.all(np.isfinite(host(g)))
