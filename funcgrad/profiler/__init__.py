@@ -33,6 +33,7 @@ import os
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any, NamedTuple
@@ -80,6 +81,10 @@ class ProfilerAction(enum.Enum):
 _RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
 
 
+class ScheduleError(ValueError, AssertionError):
+    """Invalid ``schedule`` arguments (PyTorch asserts them: an ``AssertionError`` there)."""
+
+
 def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
              skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
     """PyTorch's profiling schedule: skip ``skip_first`` steps, then cycles of ``wait`` idle,
@@ -92,9 +97,13 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
         ['NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE']
     """
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
-        raise ValueError(f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
-                         f"warmup={warmup} (need >= 0), active={active} (need > 0), "
-                         f"repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
+        raise ScheduleError(f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
+                            f"warmup={warmup} (need >= 0), active={active} (need > 0), "
+                            f"repeat={repeat} (need >= 0), skip_first={skip_first} "
+                            f"(need >= 0).")
+    if warmup == 0:
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results",
+                      UserWarning, stacklevel=2)
 
     def schedule_fn(step: int) -> ProfilerAction:
         if step < 0:

@@ -141,12 +141,15 @@ def test_schedule_matches_pytorch():
     assert [s(i).name for i in range(12)] == [
         "NONE", "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE", "NONE", "WARMUP", "RECORD",
         "RECORD_AND_SAVE", "NONE", "NONE", "NONE"]
-    s = schedule(wait=2, warmup=0, active=1, skip_first=1, skip_first_wait=1)
+    with pytest.warns(UserWarning, match="Profiler won't be using warmup, this can skew"):
+        s = schedule(wait=2, warmup=0, active=1, skip_first=1, skip_first_wait=1)
     assert [s(i).name for i in range(8)] == [
         "NONE", "RECORD_AND_SAVE", "NONE", "NONE", "RECORD_AND_SAVE", "NONE", "NONE",
         "RECORD_AND_SAVE"]
     with pytest.raises(ValueError, match="active=0"):
         schedule(wait=0, warmup=0, active=0)
+    with pytest.raises(AssertionError, match=r"wait=-1 \(need >= 0\)"):  # PyTorch asserts
+        schedule(wait=-1, warmup=1, active=1)
 
 
 def test_scheduled_profile_records_active_steps_and_hands_each_cycle_over(tmp_path):
