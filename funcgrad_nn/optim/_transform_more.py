@@ -22,7 +22,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import funcgrad.numpy as fnp
+from funcgrad import random as frandom
 from funcgrad import tree_util
+from funcgrad.backend import device_of, device_put
+from funcgrad.core import is_tracer
 from funcgrad_nn.optim._transform import (
     NO_PARAMS_MSG,
     EmptyState,
@@ -95,6 +98,16 @@ __all__ = [
     "fromage",
     "sign_sgd",
     "signum",
+    "ConditionallyTransformState",
+    "ConditionallyMaskState",
+    "AddNoiseState",
+    "ScaleBySM3State",
+    "conditionally_transform",
+    "conditionally_mask",
+    "add_noise",
+    "noisy_sgd",
+    "scale_by_sm3",
+    "sm3",
 ]
 
 class ScaleByBeliefState(NamedTuple):
@@ -975,3 +988,213 @@ def signum(learning_rate: ScalarOrSchedule, beta: float = 0.9,
     """
     return chain(ema(beta, debias=False, accumulator_dtype=accumulator_dtype), scale_by_sign(),
                  scale_by_learning_rate(learning_rate))
+
+
+class ConditionallyTransformState(NamedTuple):
+    """The inner transformation's state and the step count fed to the condition."""
+
+    inner_state: Any
+    step: Any
+
+
+class ConditionallyMaskState(NamedTuple):
+    """The step count fed to the condition and the inner transformation's state."""
+
+    step: Any
+    inner_state: Any
+
+
+def _conditionally(inner: GradientTransformation, should_transform_fn: Callable[[Any], Any],
+                   rejected: Callable[[Any], Any]) -> Callable[..., tuple[Any, Any, Any]]:
+    def update(updates: Any, state: Any, params: Any) -> tuple[Any, Any, Any]:
+        cond = should_transform_fn(state.step)
+        if not is_tracer(cond):  # a concrete condition: run only the chosen branch
+            if bool(cond):
+                new, inner_state = inner.update(updates, state.inner_state, params)
+                return new, inner_state, _increment(state.step)
+            return rejected(updates), state.inner_state, _increment(state.step)
+        # traced (under jit): both branches, selected with where, as lax.cond's result
+        new, inner_state = inner.update(updates, state.inner_state, params)
+        out = _tmap(lambda n, r: fnp.where(cond, n, r), new, rejected(updates))
+        inner_state = tree_util.tree_map(
+            lambda n, o: fnp.where(cond, n, o).astype(fnp.asarray(o).dtype), inner_state,
+            state.inner_state)
+        return out, inner_state, _increment(state.step)
+
+    return update
+
+
+def conditionally_transform(inner: GradientTransformation,
+                            should_transform_fn: Callable[[Any], Any]) -> GradientTransformation:
+    """Apply ``inner`` at the steps where ``should_transform_fn(step)`` is True, else pass
+    the updates through unchanged with ``inner``'s state kept (optax's
+    ``conditionally_transform``; steps count calls from 0).
+
+    >>> import numpy as np
+    >>> tx = conditionally_transform(scale(10.0), lambda step: step >= 1)
+    >>> s = tx.init(np.zeros(1))
+    >>> u0, s = tx.update(np.ones(1), s); u1, s = tx.update(np.ones(1), s)
+    >>> u0, u1
+    (array([1.]), array([10.]))
+    """
+    step_fn = _conditionally(inner, should_transform_fn, lambda u: u)
+
+    def init(params: Any) -> ConditionallyTransformState:
+        return ConditionallyTransformState(inner.init(params), _zero_count(params))
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        out, inner_state, step = step_fn(updates, state, params)
+        return out, ConditionallyTransformState(inner_state, step)
+
+    return GradientTransformation(init, update)
+
+
+def conditionally_mask(inner: GradientTransformation,
+                       should_transform_fn: Callable[[Any], Any]) -> GradientTransformation:
+    """Apply ``inner`` at the steps where ``should_transform_fn(step)`` is True, else return
+    zero updates with ``inner``'s state kept (optax's ``conditionally_mask``).
+
+    >>> import numpy as np
+    >>> tx = conditionally_mask(scale(-1.0), lambda step: step % 2 == 1)
+    >>> s = tx.init(np.zeros(1))
+    >>> u0, s = tx.update(np.ones(1), s); u1, s = tx.update(np.ones(1), s)
+    >>> u0, u1
+    (array([0.]), array([-1.]))
+    """
+    step_fn = _conditionally(inner, should_transform_fn, lambda u: _tmap(fnp.zeros_like, u))
+
+    def init(params: Any) -> ConditionallyMaskState:
+        return ConditionallyMaskState(_zero_count(params), inner.init(params))
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        out, inner_state, step = step_fn(updates, state, params)
+        return out, ConditionallyMaskState(step, inner_state)
+
+    return GradientTransformation(init, update)
+
+
+def _on_device_of(x: Any, like: Any) -> Any:
+    # random draws land on the default device; the noise must join the leaf's (host
+    # parameters under a device default, say)
+    if is_tracer(x) or is_tracer(like):
+        return x
+    target = device_of(like)
+    return x if target is None or device_of(x) == target else device_put(x, target)
+
+
+class AddNoiseState(NamedTuple):
+    """:func:`add_noise`'s step count and random key."""
+
+    count: Any
+    rng_key: Any
+
+
+def add_noise(eta: float, gamma: float, key: Any = None) -> GradientTransformation:
+    """Add Gaussian noise of variance ``eta / t**gamma`` at step ``t`` (optax's
+    ``add_noise``; ``key`` a :mod:`funcgrad.random` key or an int seed, 0 by default). The
+    key is split as optax's, but funcgrad.random's bits are not JAX's: the noise has the
+    same law, not the same values.
+
+    >>> import numpy as np
+    >>> tx = add_noise(0.01, 0.55, key=0)
+    >>> u, s = tx.update({"w": np.zeros(3)}, tx.init({"w": np.zeros(3)}))
+    >>> u["w"].shape, int(s.count)
+    ((3,), 1)
+    """
+    if key is None:
+        key = 0
+
+    def init(params: Any) -> AddNoiseState:
+        k = frandom.PRNGKey(key) if isinstance(key, int) else key
+        return AddNoiseState(_zero_count(params), k)
+
+    def update(updates: Any, state: AddNoiseState, params: Any = None) -> tuple[Any, Any]:
+        count = _increment(state.count)
+        std = fnp.sqrt(eta / fnp.asarray(count, dtype=fnp.float64) ** gamma)
+        rng_key, sample_key = frandom.split(state.rng_key)
+        leaves, treedef = tree_util.tree_flatten(updates)
+        keys = frandom.split(sample_key, len(leaves)) if leaves else []
+        noisy = [u + _as_dtype(std, u) * _on_device_of(
+            frandom.normal(k, tuple(u.shape), dtype=u.dtype), u) for u, k in zip(leaves, keys)]
+        return treedef.unflatten(noisy), AddNoiseState(count, rng_key)
+
+    return GradientTransformation(init, update)
+
+
+def noisy_sgd(learning_rate: ScalarOrSchedule, eta: float = 0.01, gamma: float = 0.55,
+              key: Any = None) -> GradientTransformation:
+    """SGD with annealed Gaussian gradient noise (optax's ``noisy_sgd``: :func:`add_noise`
+    then the learning rate).
+
+    >>> import numpy as np
+    >>> tx = noisy_sgd(0.1, eta=0.0, key=1)
+    >>> tx.update(np.ones(2), tx.init(np.zeros(2)))[0]
+    array([-0.1, -0.1])
+    """
+    return chain(add_noise(eta, gamma, key), scale_by_learning_rate(learning_rate))
+
+
+class ScaleBySM3State(NamedTuple):
+    """SM3's per-axis accumulators (a list per leaf) and momentum."""
+
+    mu: Any
+    nu: Any
+
+
+def scale_by_sm3(b1: float = 0.9, b2: float = 1.0, eps: float = 1e-8) -> GradientTransformation:
+    """SM3's rescaling (optax's ``scale_by_sm3``): per-axis maxima of the accumulated
+    squared gradients stand in for Adagrad's full accumulator; then momentum ``b1``.
+
+    >>> import numpy as np
+    >>> tx = scale_by_sm3()
+    >>> np.round(tx.update(np.array([2.0, -0.5]), tx.init(np.zeros(2)))[0], 6)
+    array([ 0.1, -0.1])
+    """
+
+    def _check(params: Any) -> None:
+        for p in tree_util.tree_leaves(params):
+            if fnp.iscomplexobj(p):
+                raise ValueError("scale_by_sm3 does not support complex parameters.")
+
+    def init(params: Any) -> ScaleBySM3State:
+        _check(params)
+        mu = tree_util.tree_map(
+            lambda p: [fnp.zeros_like(p, shape=(p.shape[i],)) for i in range(p.ndim)], params)
+        return ScaleBySM3State(mu, _zeros_like_tree(params))
+
+    def accumulate(g: Any, v: list) -> Any:
+        c0, c1 = ((1.0 - b2) if b2 != 1.0 else 1.0), b2
+        if g.ndim < 2:
+            return c0 * g ** 2 + c1 * v[0]
+        low = v[0]
+        for x in v[1:]:
+            low = fnp.minimum(low, x)
+        return c0 * g ** 2 + c1 * low
+
+    def update(updates: Any, state: ScaleBySM3State, params: Any = None) -> tuple[Any, Any]:
+        leaves, treedef = tree_util.tree_flatten(updates)
+        mus = treedef.flatten_up_to(state.mu)
+        ups, new_mus = [], []
+        for g, m in zip(leaves, mus):
+            shaped = [fnp.reshape(m[i], [1] * i + [g.shape[i]] + [1] * (g.ndim - i - 1))
+                      for i in range(g.ndim)]
+            acc = accumulate(g, shaped)
+            inv = fnp.where(acc > 0, 1 / fnp.sqrt(fnp.where(acc > 0, acc, 1) + eps), 0.0)
+            ups.append(g * inv.astype(g.dtype))
+            new_mus.append([fnp.max(acc, axis=tuple(j for j in range(g.ndim) if j != i))
+                            if g.ndim >= 2 else acc for i in range(g.ndim)])
+        nu = _moment(treedef.unflatten(ups), state.nu, b1)
+        return nu, ScaleBySM3State(treedef.unflatten(new_mus), nu)
+
+    return GradientTransformation(init, update)
+
+
+def sm3(learning_rate: float, momentum: float = 0.9) -> GradientTransformation:
+    """SM3 (optax's ``sm3``: a constant learning rate).
+
+    >>> import numpy as np
+    >>> tx = sm3(1.0)
+    >>> np.round(tx.update(np.array([2.0, -0.5]), tx.init(np.zeros(2)))[0], 6)
+    array([-0.1,  0.1])
+    """
+    return chain(scale_by_sm3(momentum), scale(-learning_rate))

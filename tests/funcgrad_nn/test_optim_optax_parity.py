@@ -219,7 +219,8 @@ def test_apply_if_finite_zero_nans_and_target_updates_under_jit():
 # RAdam's rectification in float64, so it lies closer to it than optax's float32 run does).
 FLOAT32_CASES = ["adabelief", "yogi", "radam", "amsgrad", "adadelta", "rprop", "novograd",
                  "adan", "lamb", "lars_kw", "fromage", "signum", "adaptive_grad_clip",
-                 "apply_every", "lookahead_adam"]
+                 "apply_every", "lookahead_adam", "adafactor_factored", "adafactor_kw", "sm3",
+                 "conditionally_mask"]
 
 
 @pytest.mark.parametrize("cid", FLOAT32_CASES)
@@ -239,6 +240,11 @@ def test_added_optimizers_keep_float32(cid):
     "o.radam(0.1, b2=0.9, threshold=4.0)",
     "o.chain(o.adaptive_grad_clip(0.1), o.apply_every(2), o.adabelief(0.1))",
     "o.inject_hyperparams(o.lars)(0.5, weight_decay=0.1)",
+    "o.adafactor(0.1, min_dim_size_to_factor=2, momentum=0.9)",
+    "o.sm3(0.1)",
+    # a traced step count: both branches, selected with where
+    "o.conditionally_mask(o.sgd(0.1, momentum=0.9), lambda step: step % 3 != 1)",
+    "o.conditionally_transform(o.adam(0.1), lambda step: step >= 2)",
 ])
 def test_added_optimizers_under_jit_match_eager(expr):
     tx = eval(expr, {"o": optim})  # noqa: S307 - the expressions above
@@ -306,3 +312,23 @@ def test_added_transform_details_as_optax():
     u, _ = optim.stateless_with_tree_map(lambda g, p: g * p).update(
         {"w": dev(np.array([2.0]))}, optim.EmptyState(), {"w": dev(np.array([3.0]))})
     assert_allclose(host(u["w"]), np.array([6.0]))
+
+
+def test_add_noise_anneals_and_is_reproducible():
+    # optax's law: N(0, eta / t**gamma) added at step t, a key split per step and per leaf
+    # (funcgrad.random's bits are not JAX's, so the values are checked by their law)
+    p = {"a": dev(np.zeros((200, 50))), "b": dev(np.zeros(3))}
+    tx = optim.add_noise(0.5, 1.0, key=4)
+    s = tx.init(p)
+    stds = []
+    for _ in range(4):
+        u, s = tx.update(p, s)
+        stds.append(float(np.std(host(u["a"]))))
+    assert int(host(s.count)) == 4
+    assert_allclose(np.array(stds), np.sqrt(0.5 / np.arange(1, 5)), rtol=0.03)
+    again, _ = tx.update(p, tx.init(p))
+    first, _ = tx.update(p, tx.init(p))
+    assert_allclose(host(again["b"]), host(first["b"]))
+    f32 = {"w": dev(np.zeros(2, np.float32))}
+    assert optim.noisy_sgd(0.1, key=0).update(f32, optim.noisy_sgd(0.1, key=0).init(f32))[0][
+        "w"].dtype == np.float32
