@@ -25,7 +25,14 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.lax import conv_general_dilated
 from funcgrad.scipy._detrend import detrend
-from funcgrad.scipy._signal_filters import filtfilt, lfilter, lfilter_zi, medfilt, medfilt2d
+from funcgrad.scipy._signal_filters import (
+    butter,
+    filtfilt,
+    lfilter,
+    lfilter_zi,
+    medfilt,
+    medfilt2d,
+)
 from funcgrad.scipy._signal_spectral import (
     csd,
     get_window,
@@ -38,7 +45,7 @@ from funcgrad.scipy._signal_spectral import (
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
-           "lfilter_zi", "filtfilt", "medfilt", "medfilt2d"]
+           "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d"]
 
 _MODES = ("full", "same", "valid")
 

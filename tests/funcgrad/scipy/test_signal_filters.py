@@ -86,3 +86,24 @@ def test_lfilter_zi_and_filtfilt_match_scipy():
         fsg.filtfilt(dev(B3), dev(A3), dev(np.ones(5)))
     g = funcgrad.grad(lambda v: fsg.filtfilt(dev(B3), dev(A3), v).sum())(dev(X14))
     assert np.all(np.isfinite(host(g)))
+
+
+def test_butter_matches_scipy():
+    b, a = fsg.butter(3, 0.2)
+    assert_allclose(b, B3, rtol=1e-12)
+    assert_allclose(a, A3, rtol=1e-12)
+    b, a = fsg.butter(2, [0.1, 0.4], btype="band")
+    assert_allclose(b, np.array([0.13110644, 0.0, -0.26221288, 0.0, 0.13110644]), rtol=1e-7,
+                    atol=1e-12)
+    assert_allclose(a, np.array([1.0, -2.18065784, 2.02000412, -1.02551085, 0.27221494]),
+                    rtol=1e-7)
+    z, p, k = fsg.butter(4, 100.0, "high", fs=1000.0, output="zpk")
+    assert_allclose(z, np.ones(4))
+    assert_allclose(k, 0.43284664499029174, rtol=1e-12)
+    b, a = fsg.butter(2, 10.0, analog=True)  # s-domain: 100 / (s^2 + 10 sqrt(2) s + 100)
+    assert_allclose(b, np.array([100.0]), rtol=1e-12)
+    assert_allclose(a, np.array([1.0, 14.142135623730951, 100.0]), rtol=1e-12)
+    with pytest.raises(ValueError, match="0 < Wn < 1"):
+        fsg.butter(2, 1.5)
+    with pytest.raises(ValueError, match="'sos' is not available"):
+        fsg.butter(2, 0.5, output="sos")
