@@ -535,19 +535,43 @@ def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
     return _check_grads(call, got, ctx._input_avals)  # type: ignore[attr-defined]
 
 
+def _jvp_tangents(call: _Call, ctx: FunctionCtx, got: Any) -> list[Any]:
+    """What ``jvp`` returned, one tangent per output, checked as PyTorch checks it (one per
+    output, None for a non-differentiable one, each shaped like its output)."""
+    avals = getattr(ctx, "_out_avals", ())
+    nondiff = getattr(ctx, "_nondiff_out", ()) or (False,) * len(avals)
+    if isinstance(got, tuple | list) and (call.out_seq is not None or len(got) == 1):
+        got_l = list(got)  # (a one-output Function's jvp may return a 1-tuple, as PyTorch)
+    else:
+        got_l = [got]
+    if len(got_l) != len(avals):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(avals)} but got {len(got_l)}) ({call.cls.__name__})")
+    for k, (g, a, nd) in enumerate(zip(got_l, avals, nondiff)):
+        if g is None or a is None:
+            continue
+        if nd or a.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                f"position instead. ({call.cls.__name__})")
+        gs = tuple(numpy.shape(g))
+        if gs != tuple(a.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(a.shape)} "
+                f"while the given forward gradient is of size {list(gs)}. "
+                f"({call.cls.__name__}.jvp, output {k})")
+    return got_l
+
+
 def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     ctx = FunctionCtx(call.cls.__name__, call.needs(primals))
     out = _run_forward(call, primals, ctx)
     full_t = call.merge(tangents)
     ts = [t if i in call.array_pos else None for i, t in enumerate(full_t)]
-    t_out = _in_views(ctx, ts, call.cls.jvp)
-    n_out = len(_out_leaves(out))
-    if isinstance(out, tuple | list):
-        if not isinstance(t_out, tuple | list) or len(t_out) != n_out:
-            raise TypeError(f"{call.cls.__name__}.jvp must return one tangent per output "
-                            f"({n_out}), got {t_out!r:.80}")
-        t_out = type(out)(t_out)
-    return out, t_out
+    t_out = _jvp_tangents(call, ctx, _in_views(ctx, ts, call.cls.jvp))
+    return out, (type(out)(t_out) if isinstance(out, tuple | list) else t_out[0])
 
 
 def _tangents(call: _Call, res: _Residuals, ts: tuple) -> Any:
@@ -560,15 +584,10 @@ def _tangents(call: _Call, res: _Residuals, ts: tuple) -> Any:
     full_t = call.merge(list(ts))
     t_in = [t if i in call.array_pos and get_aval(t).dtype != float0 else None
             for i, t in enumerate(full_t)]
-    got = _in_views(ctx, t_in, call.cls.jvp)
-    avals = getattr(ctx, "_out_avals", ())
+    got_l = _jvp_tangents(call, ctx, _in_views(ctx, t_in, call.cls.jvp))
     seq = call.out_seq
-    got_l = list(got) if seq is not None and isinstance(got, tuple | list) else [got]
-    if len(got_l) != len(avals):
-        raise TypeError(f"{call.cls.__name__}.jvp must return one tangent per output "
-                        f"({len(avals)}), got {got!r:.80}")
     outs = []
-    for k, (g, a) in enumerate(zip(got_l, avals)):
+    for k, (g, a) in enumerate(zip(got_l, getattr(ctx, "_out_avals", ()))):
         if ((k,) if seq is not None else ()) in call.static_out:
             outs.append(None)  # an object forward returned: the rule's output has None there
         elif a is None:  # a number, or arrays nested in a container: as jvp gave them

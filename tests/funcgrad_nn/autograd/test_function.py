@@ -1141,3 +1141,37 @@ def test_backward_runs_with_grad_mode_on():
     with nn.autograd.no_grad():
         funcgrad.grad(lambda x: M.apply(x).sum())(dev(np.ones(2)))
     assert seen == [("forward", False), ("backward", True)]
+
+
+def test_jvp_results_checked_as_pytorch():
+    # torch 2.13's forward_ad: a 1-tuple for one output is fine; a tangent for a
+    # non-differentiable output, a wrong count or a wrong shape are RuntimeErrors
+    import funcgrad_nn.autograd.forward_ad as fwAD
+
+    def tangent_of(cls, x):
+        with fwAD.dual_level():
+            out = cls.apply(fwAD.make_dual(x, dev(np.ones(2))))
+            return fwAD.unpack_dual(out[0] if isinstance(out, tuple) else out).tangent
+
+    def make(forward, jvp):
+        return type("F", (Function,), {
+            "forward": staticmethod(forward), "jvp": staticmethod(jvp),
+            "backward": staticmethod(lambda ctx, *g: g[0])})
+
+    def nondiff_forward(ctx, x):
+        b = x * 3
+        ctx.mark_non_differentiable(b)
+        return x * 2, b
+
+    x = dev(np.array([1.0, 2.0]))
+    assert_close(tangent_of(make(lambda ctx, x: x * 2, lambda ctx, t: (t * 3,)), x), [3.0, 3.0])
+    assert_close(tangent_of(make(nondiff_forward, lambda ctx, t: (t * 5, None)), x), [5.0, 5.0])
+    with pytest.raises(RuntimeError, match="jvp returned a gradient at position 1, but  the "
+                       "corresponding forward output is not a differentiable Tensor"):
+        tangent_of(make(nondiff_forward, lambda ctx, t: (t * 5, t * 7)), x)
+    with pytest.raises(RuntimeError, match=r"invalid number of forward gradients \(expected 2 "
+                       r"but got 1\)"):
+        tangent_of(make(lambda ctx, x: (x * 2, x * 3), lambda ctx, t: t * 5), x)
+    with pytest.raises(RuntimeError, match=r"Tensor is of size \[2\] while the given forward "
+                       r"gradient is of size \[\]"):
+        tangent_of(make(lambda ctx, x: x * 2, lambda ctx, t: t.sum()), x)
