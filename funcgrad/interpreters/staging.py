@@ -442,7 +442,14 @@ class PartialEvalTrace(StagingTrace):
     already is not staged twice (:mod:`funcgrad.interpreters.trace_cse`).
     """
 
-    __slots__ = ()
+    __slots__ = ("finds_lines",)
+
+    def __init__(self, parent: Trace | None) -> None:
+        super().__init__(parent)
+        # Under staging a tangent equation bound with no line at hand (a custom JVP rule's, run
+        # with operation_source cleared) finds the user's line on the stack; eagerly (linearize
+        # of concrete values) nothing is walked.
+        self.finds_lines = staging_below(parent)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         for x in args:
@@ -451,12 +458,15 @@ class PartialEvalTrace(StagingTrace):
                 if rule is not None:
                     return rule(self, args, params)
                 # A tangent equation keeps the user's line of the operation it is the
-                # derivative of when that is at hand (nested in staging or differentiation,
-                # or replaying a jaxpr; never a stack walk): the backward pass replays it, so
+                # derivative of (set by nested staging or differentiation, or replaying a
+                # jaxpr; under staging else found on the stack): the backward pass replays it, so
                 # what it computes -- a NaN from log's derivative at 0 -- is attributed to it.
                 src = operation_source.get()
-                return merge_or_stage(self, prim, args, params,
-                                      src if src is not None else replayed_source.get())
+                if src is None:
+                    src = replayed_source.get()
+                    if src is None and self.finds_lines:
+                        src = staging_source_info()
+                return merge_or_stage(self, prim, args, params, src)
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         try:
             return bind(prim, *args, **params)

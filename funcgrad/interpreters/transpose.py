@@ -156,11 +156,11 @@ def backward_pass(
         token = _replaying(eqn)
         try:
             in_cts = rule(ct_arg, *invals, **eqn.params)
+            for a, ct in zip(eqn.invars, in_cts):  # (sums of cotangents: this line's too)
+                write_ct(a, ct)
         finally:
             if token is not None:
                 replayed_source.reset(token)
-        for a, ct in zip(eqn.invars, in_cts):
-            write_ct(a, ct)
 
     return [
         ct_env.get(v, Zero(v.aval)) if is_undefined(a) else None

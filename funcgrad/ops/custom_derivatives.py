@@ -744,6 +744,11 @@ def _custom_jvp_call_jvp(primals, tangents, *, fun, jvp, num_consts):
 
 
 jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+# The user's JVP rule may select among tangents (relu6's ``select(0 < x < 6, g, 0)``): computed
+# forward, ``x * relu6'(x + 3)`` at an infinite x is ``inf * 0``, where reverse mode (the eager
+# tape, JAX's grad) selects the infinite cotangent away -- hard_silu's gradient at inf is 1.0,
+# not nan. A linearization computing tangents forward stages from here on (linearize.py).
+backward_pass_primitives.add(custom_jvp_call_p)
 
 
 def _custom_jvp_call_batch(axis_size, vals, dims, *, fun, jvp, num_consts):

@@ -210,3 +210,15 @@ def test_forward_tangents_keep_reverse_modes_nan_through_dropped_values() -> Non
     # Where nothing dropped is NaN, the derivative is unchanged.
     assert_allclose(funcgrad.jit(funcgrad.grad(funcgrad.grad(
         lambda x: fnp.where(x > 0, x ** 3, 0.0))))(2.0), 12.0)
+
+
+def test_forward_tangents_keep_reverse_modes_selection_in_a_custom_jvp_rule() -> None:
+    # hard_silu(x) = x * relu6(x + 3) / 6, relu6's custom rule selects its tangent: reverse
+    # mode selects the infinite cotangent x away at x = inf (JAX 0.10.2 and the eager tape:
+    # 1.0); forward, x * 0 would be nan.
+    f = funcgrad.nn.hard_silu
+    for g in (funcgrad.grad(f), funcgrad.jit(funcgrad.grad(f))):
+        assert host(g(np.inf)) == 1.0
+    assert_allclose(funcgrad.vmap(funcgrad.grad(f))(dev(np.array([np.inf, 1.0]))),
+                    np.array([1.0, 5.0 / 6.0]))
+    assert host(funcgrad.jit(funcgrad.grad(funcgrad.grad(f)))(np.inf)) == 0.0
