@@ -501,7 +501,8 @@ def _analytical_jacobian_fwd(f: Callable[..., tuple], xs: list[numpy.ndarray],
     """Forward mode: one ``jvp`` per real input coordinate (the Jacobian's columns)."""
     outs = [_to_np(o) for o in f(*place(xs))]
     jac = _empty_jacobian(outs, xs)
-    zeros = [numpy.zeros_like(x) for x in xs]
+    # integer inputs take no tangent (None: jvp wants float0 for them, as JAX)
+    zeros = [numpy.zeros_like(x) if x.dtype.kind in "fc" else None for x in xs]
     for j, x in enumerate(xs):
         if x.dtype.kind not in "fc":
             continue

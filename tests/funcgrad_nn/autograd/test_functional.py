@@ -159,6 +159,14 @@ def test_integer_inputs_and_unvectorized_forward_mode():
           np.diag(6 * X))
 
 
+def test_gradcheck_forward_mode_with_an_integer_input():
+    # torch.autograd.gradcheck(lambda x, n: torch.sin(x) * n, (x, tensor([2, 3])),
+    # check_forward_ad=True) is True: the integer input is not differentiated (its jvp tangent
+    # is none, not integer zeros, which funcgrad.jvp refuses as JAX does)
+    assert gradcheck(lambda x, n: fnp.sin(x) * n, (dev(np.array([0.1, 0.7])), dev(np.array([2, 3]))),
+                     check_forward_ad=True)
+
+
 def test_gradcheck_forward_mode_and_batched_options():
     from funcgrad_nn.autograd import Function
 
