@@ -1365,14 +1365,25 @@ def _decode_fwd_rule(data: Any, dec: Decoder) -> Any:
 
 
 def _encode_bwd(bwd: Any, res_avals: list[ShapedArray], ct_avals: list[ShapedArray],
-                what: str, enc: Encoder) -> Any:
+                what: str, enc: Encoder, t_avals: list[ShapedArray]) -> Any:
+    """bwd as a closed jaxpr over (residuals, cotangents); a ``tangent_map`` riding on it
+    (forward mode's own rule) goes along under the entry's ``tangent_map`` key, over
+    (residuals, tangents of the inexact arguments ``t_avals``)."""
     nr = len(res_avals)
 
     def bwd_flat(*rc: Any) -> list[Any]:
         return [_instantiate_tangent(c) for c in bwd(list(rc[:nr]), list(rc[nr:]))]
 
     closed = _trace_rule(bwd_flat, res_avals + ct_avals, what, _fun_name(bwd))
-    return enc.closed_jaxpr(closed)
+    data = enc.closed_jaxpr(closed)
+    tmap = getattr(bwd, "tangent_map", None)
+    if tmap is not None:
+        def tan_flat(*rt: Any) -> list[Any]:
+            return [_instantiate_tangent(t) for t in tmap(list(rt[:nr]), list(rt[nr:]))]
+
+        data["tangent_map"] = enc.closed_jaxpr(
+            _trace_rule(tan_flat, res_avals + t_avals, what, _fun_name(bwd) + ".tangent_map"))
+    return data
 
 
 def _encode_vjp_bwd_rule(bwd: Any, enc: Encoder) -> Any:
@@ -1381,14 +1392,17 @@ def _encode_vjp_bwd_rule(bwd: Any, enc: Encoder) -> Any:
     m = len(eqn.outvars)
     res_avals = list(_traced_fwd(eqn).out_avals[m:])
     ct_avals = [tangent_aval(v.aval) for v in eqn.outvars if _is_inexact(v.aval)]
-    return _encode_bwd(bwd, res_avals, ct_avals, eqn.prim.name, enc)
+    t_avals = [tangent_aval(v.aval) for v in eqn.invars[eqn.params["num_consts"]:]
+               if _is_inexact(v.aval)]
+    return _encode_bwd(bwd, res_avals, ct_avals, eqn.prim.name, enc, t_avals)
 
 
 def _encode_lin_bwd_rule(bwd: Any, enc: Encoder) -> Any:
     eqn = enc.eqn
     assert eqn is not None
     res_avals = [a.aval for a in eqn.invars[:eqn.params["num_res"]]]
-    return _encode_bwd(bwd, res_avals, list(eqn.params["out_avals"]), eqn.prim.name, enc)
+    return _encode_bwd(bwd, res_avals, list(eqn.params["out_avals"]), eqn.prim.name, enc,
+                       list(eqn.params["in_avals"]))
 
 
 def _decode_bwd_rule(data: Any, dec: Decoder) -> Any:
@@ -1397,6 +1411,14 @@ def _decode_bwd_rule(data: Any, dec: Decoder) -> Any:
     def exported_bwd_rule(res: Sequence[Any], cts: Sequence[Any]) -> list[Any]:
         return eval_jaxpr(rule.jaxpr, rule.consts, *res, *cts)
 
+    exported_bwd_rule.tangent_map = None  # type: ignore[attr-defined]
+    if type(data) is dict and "tangent_map" in data:
+        tm = dec.closed_jaxpr(data["tangent_map"])
+
+        def exported_tangent_map(res: Sequence[Any], ts: Sequence[Any]) -> list[Any]:
+            return eval_jaxpr(tm.jaxpr, tm.consts, *res, *ts)
+
+        exported_bwd_rule.tangent_map = exported_tangent_map  # type: ignore[attr-defined]
     return exported_bwd_rule
 
 

@@ -538,3 +538,28 @@ def test_linear_call_exports_with_its_transpose() -> None:
     assert host(g.call(x, 3.0)).tolist() == [3.0, 6.0]
     # the exported program still transposes with fun_transpose (10 times the true one)
     assert host(funcgrad.grad(lambda v: fnp.sum(g.call(v, 3.0)))(x)).tolist() == [30.0, 30.0]
+
+
+@funcgrad.custom_vjp
+def _own_forward_rule(x):
+    return x * x
+
+
+# forward mode's rule (7 x t) deliberately differs from bwd transposed (5 x ct)
+_own_forward_rule.defvjp(lambda x: (x * x, x), lambda x, ct: (5.0 * x * ct,),
+                         tangent_map=lambda x, t: 7.0 * x * t[0])
+
+
+def test_custom_vjp_tangent_map_survives_export():
+    x, ones = dev(np.linspace(0.1, 1, 3)), dev(np.ones(3))
+
+    def tangent(a):  # custom_lin staged: its bwd entry carries the tangent_map
+        return funcgrad.linearize(_own_forward_rule, a)[1](ones)
+
+    exp, loaded = _round_trip(tangent, x)
+    assert "custom_lin" in str(exp.jaxpr)
+    assert_close(host(loaded(x)), 7.0 * np.linspace(0.1, 1, 3))
+    # the function itself exported, differentiated after loading
+    _, loaded = _round_trip(_own_forward_rule, x)
+    assert_close(host(funcgrad.jvp(loaded, (x,), (ones,))[1]), 7.0 * np.linspace(0.1, 1, 3))
+    assert_close(host(funcgrad.grad(lambda a: loaded(a).sum())(x)), 5.0 * np.linspace(0.1, 1, 3))
