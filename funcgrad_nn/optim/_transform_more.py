@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 import funcgrad.numpy as fnp
 from funcgrad import random as frandom
 from funcgrad import tree_util
@@ -108,6 +110,21 @@ __all__ = [
     "noisy_sgd",
     "scale_by_sm3",
     "sm3",
+    "AddDecayedWeightsState",
+    "ClipState",
+    "ClipByGlobalNormState",
+    "ScaleState",
+    "NonNegativeParamsState",
+    "OptState",
+    "Params",
+    "Updates",
+    "MaskOrFn",
+    "safe_increment",
+    "safe_int32_increment",
+    "flatten",
+    "scale_gradient",
+    "per_example_global_norm_clip",
+    "per_example_layer_norm_clip",
 ]
 
 class ScaleByBeliefState(NamedTuple):
@@ -160,8 +177,20 @@ class ScaleByAdanState(NamedTuple):
     t: Any
 
 
-ScaleByTrustRatioState = EmptyState  # optax's name: the trust ratio keeps no state
-AdaptiveGradClipState = EmptyState  # likewise
+# optax's names for the states of stateless transformations: all EmptyState
+ScaleByTrustRatioState = EmptyState
+AdaptiveGradClipState = EmptyState
+AddDecayedWeightsState = EmptyState
+ClipState = EmptyState
+ClipByGlobalNormState = EmptyState
+ScaleState = EmptyState
+NonNegativeParamsState = EmptyState
+
+# optax's type names (pytrees of arrays; a mask or a function of the params returning one)
+OptState = Any
+Params = Any
+Updates = Any
+MaskOrFn = Any
 
 
 class ApplyEvery(NamedTuple):
@@ -1198,3 +1227,142 @@ def sm3(learning_rate: float, momentum: float = 0.9) -> GradientTransformation:
     array([-0.1,  0.1])
     """
     return chain(scale_by_sm3(momentum), scale(-learning_rate))
+
+
+def safe_increment(count: Any) -> Any:
+    """``count + 1``, saturating at the dtype's largest value instead of overflowing
+    (optax's ``safe_increment``; integer or float counts).
+
+    >>> import numpy as np
+    >>> int(safe_increment(np.int32(5))), int(safe_increment(np.int32(2**31 - 1)))
+    (6, 2147483647)
+    """
+    count = fnp.asarray(count)
+    dtype = np.dtype(count.dtype)
+    if dtype.kind in "iu":
+        top = np.iinfo(dtype).max
+    elif dtype.kind == "f":
+        top = np.finfo(dtype).max
+    else:
+        raise ValueError(
+            f"Cannot safely increment count with dtype {dtype}, valid dtypes are subdtypes of "
+            '"jnp.integer" or "jnp.floating".')
+    top_arr = fnp.full_like(count, top)
+    return fnp.where(count < top_arr, fnp.add(count, fnp.ones_like(count)), top_arr)
+
+
+safe_int32_increment = safe_increment  # optax's former name
+
+
+def flatten(inner: GradientTransformation) -> GradientTransformation:
+    """Run ``inner`` on all leaves concatenated into one vector (optax's ``flatten``: fewer,
+    larger operations; the state is ``inner``'s on the flat vector).
+
+    >>> import numpy as np
+    >>> tx = flatten(clip_by_block_rms(1.0))
+    >>> tx.update({"a": np.array([3.0]), "b": np.array([4.0, 0.0])}, tx.init(None))[0]
+    {'a': array([1.03923048]), 'b': array([1.38564065, 0.        ])}
+    """
+
+    def _flat(tree: Any) -> Any:
+        leaves = tree_util.tree_leaves(tree)
+        return fnp.concatenate([fnp.reshape(x, (-1,)) for x in leaves])
+
+    def init(params: Any) -> Any:
+        return inner.init(_flat(params) if params is not None else params)
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        flat_params = None if params is None else _flat(params)
+        out, state = inner.update(_flat(updates), state, flat_params)
+        leaves, treedef = tree_util.tree_flatten(updates)
+        pieces, start = [], 0
+        for x in leaves:
+            size = int(np.prod(x.shape))
+            pieces.append(fnp.reshape(out[start:start + size], x.shape))
+            start += size
+        return treedef.unflatten(pieces), state
+
+    return GradientTransformation(init, update)
+
+
+def scale_gradient(inputs: Any, scale: float) -> Any:
+    """The identity on ``inputs`` (a pytree) whose gradient is multiplied by ``scale``
+    (optax's ``scale_gradient``; a scale of 0 stops the gradient).
+
+    >>> import funcgrad
+    >>> float(funcgrad.grad(lambda x: scale_gradient(x, 0.5) ** 2)(3.0))
+    3.0
+    """
+    if scale == 1.0:
+        return inputs
+    from funcgrad import lax
+
+    if scale == 0.0:
+        return tree_util.tree_map(lax.stop_gradient, inputs)
+    # x * s + stop_gradient(x * (1 - s)) would round the forward value; a custom VJP keeps it
+    return tree_util.tree_map(_scaled_identity(scale), inputs)
+
+
+def _scaled_identity(scale: float) -> Callable[[Any], Any]:
+    from funcgrad import custom_vjp
+
+    @custom_vjp
+    def f(x: Any) -> Any:
+        return x
+
+    f.defvjp(lambda x: (x, None), lambda _, g: (g * scale,))
+    return f
+
+
+def _has_batch_dim(grads: Any) -> bool:
+    return all(getattr(x, "ndim", 0) >= 1 for x in tree_util.tree_leaves(grads))
+
+
+def per_example_global_norm_clip(grads: Any, l2_norm_clip: float) -> tuple[Any, Any]:
+    """Clip each example's gradient (axis 0 of every leaf) to global norm ``l2_norm_clip``
+    and sum them over the batch; also the number of clipped examples (optax's, for DP-SGD).
+
+    >>> import numpy as np
+    >>> g, n = per_example_global_norm_clip([np.array([[3.0, 4.0], [0.3, 0.4]])], 1.0)
+    >>> g[0], int(n)
+    (array([0.9, 1.2]), 1)
+    """
+    if not _has_batch_dim(grads):
+        raise ValueError(
+            "Unlike other transforms, `per_example_global_norm_clip` expects `grads` to have "
+            "a batch dimension in the 0th axis.")
+    leaves = tree_util.tree_leaves(grads)
+    sq = None
+    for g in leaves:
+        s = fnp.sum(fnp.reshape(_abs_sq(g), (g.shape[0], -1)), axis=1)
+        sq = s if sq is None else sq + s
+    norms = fnp.sqrt(sq)
+    multipliers = fnp.nan_to_num(fnp.minimum(l2_norm_clip / norms, 1.0), nan=1.0)
+    num_clipped = fnp.sum(multipliers < 1.0)
+    return tree_util.tree_map(lambda g: fnp.tensordot(multipliers, g, axes=1),
+                              grads), num_clipped
+
+
+def per_example_layer_norm_clip(grads: Any, global_l2_norm_clip: float,
+                                uniform: bool = True) -> tuple[Any, Any]:
+    """Clip per example and per layer (leaf), each leaf to its share of
+    ``global_l2_norm_clip`` (equal shares when ``uniform``, else proportional to the leaf's
+    size), and sum over the batch; the tree of sums and the tree of clipped counts (optax's).
+
+    >>> import numpy as np
+    >>> g, n = per_example_layer_norm_clip({"w": np.array([[3.0, 4.0]])}, 1.0)
+    >>> g["w"], int(n["w"])
+    (array([0.6, 0.8]), 1)
+    """
+    if not _has_batch_dim(grads):
+        raise ValueError(
+            "Unlike other transforms, `per_example_layer_norm_clip` expects `grads` to have "
+            "a batch dimension in the 0th axis; got shapes: "
+            f"{tree_util.tree_map(lambda x: tuple(x.shape), grads)}.")
+    leaves, treedef = tree_util.tree_flatten(grads)
+    total = sum(int(np.prod(g.shape[1:])) for g in leaves)
+    out = []
+    for g in leaves:
+        share = (1.0 / len(leaves)) if uniform else int(np.prod(g.shape[1:])) / total
+        out.append(per_example_global_norm_clip(g, global_l2_norm_clip * share ** 0.5))
+    return treedef.unflatten([o[0] for o in out]), treedef.unflatten([o[1] for o in out])

@@ -332,3 +332,24 @@ def test_add_noise_anneals_and_is_reproducible():
     f32 = {"w": dev(np.zeros(2, np.float32))}
     assert optim.noisy_sgd(0.1, key=0).update(f32, optim.noisy_sgd(0.1, key=0).init(f32))[0][
         "w"].dtype == np.float32
+
+
+def test_per_example_clips_scale_gradient_and_safe_increment_as_optax():
+    # optax's values (per_example_layer_norm_clip with uniform=False shares by leaf size)
+    g = {"w": dev(np.array([[3.0, 4.0], [1.0, 2.0]])), "b": dev(np.array([[1.0], [3.0]]))}
+    sums, counts = optim.per_example_layer_norm_clip(g, 1.0, uniform=False)
+    assert_allclose(host(sums["w"]), np.array([0.85504632, 1.38349401]), rtol=1e-8)
+    assert_allclose(host(sums["b"]), np.array([1.15470054]), rtol=1e-8)
+    assert int(host(counts["w"])) == 2 and int(host(counts["b"])) == 2
+    s, n = optim.per_example_global_norm_clip([dev(np.array([[3.0, 4.0], [0.3, 0.4]]))], 1.0)
+    assert_allclose(host(s[0]), np.array([0.9, 1.2])) and int(host(n)) == 1
+    with pytest.raises(ValueError, match="batch dimension in the 0th axis"):
+        optim.per_example_global_norm_clip([dev(np.array(1.0))], 1.0)
+    f = funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(optim.scale_gradient(x, 0.25) ** 2)))
+    assert_allclose(host(f(dev(np.array([2.0, -1.0])))), np.array([1.0, -0.5]))
+    assert float(host(funcgrad.grad(lambda x: optim.scale_gradient(x, 0.0) * x)(3.0))) == 3.0
+    top = np.iinfo(np.int32).max
+    assert int(host(optim.safe_increment(dev(np.array(top, np.int32))))) == top
+    assert int(host(funcgrad.jit(optim.safe_increment)(dev(np.array(4, np.int32))))) == 5
+    with pytest.raises(ValueError, match="Cannot safely increment count with dtype bool"):
+        optim.safe_increment(np.array(True))
