@@ -103,23 +103,38 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
 
 
 def _zeros_front(a: Any, n: int) -> Any:
-    """``a`` with ``n`` zeros in front (zeros made on ``a``'s device, in its dtype)."""
+    """``a`` with ``n`` zero rows in front along axis 0 (made on ``a``'s device, in its dtype)."""
     if n == 0:
         return a
-    z = _const(numpy.zeros(n, dtype=get_aval(a).dtype), a)
+    aval = get_aval(a)
+    z = _const(numpy.zeros((n,) + tuple(aval.shape[1:]), dtype=aval.dtype), a)
     return _fs.concatenate([z, a], 0)
 
 
 def _add_sub(fname: str, a1: Any, a2: Any, op: Any) -> Any:
+    """JAX's rule (``a1.at[-n:].add(a2)`` for the shorter ``a2``): the coefficients run along
+    axis 0; the shorter operand is broadcast into the longer one's last rows and padded with
+    leading zeros there, so the result has the longer one's shape (``[[1, 2]]`` plus ``[1]``
+    is ``[[2, 3]]``, as NumPy and JAX give; more axes are many polynomials at once)."""
     a, b = (_fs.atleast_1d(v) for v in _manipulation._arrs_together(a1, a2))
-    _check_1d(fname, a, "a1")
-    _check_1d(fname, b, "a2")
-    na, nb = get_aval(a).shape[0], get_aval(b).shape[0]
-    if na < nb:
-        a = _zeros_front(a, nb - na)
-    elif nb < na:
-        b = _zeros_front(b, na - nb)
-    return op(a, b)
+    sa, sb = tuple(get_aval(a).shape), tuple(get_aval(b).shape)
+    if sa[0] == sb[0]:
+        return op(a, b)
+    swap = sa[0] < sb[0]
+    long, short, what = (b, a, "a1") if swap else (a, b, "a2")
+    lshape, sshape = (sb, sa) if swap else (sa, sb)
+    rows = (sshape[0],) + lshape[1:]
+    try:
+        numpy.broadcast_shapes(sshape, rows)
+        ok = numpy.broadcast_shapes(sshape, rows) == rows
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{fname}: the shorter polynomial {what} (shape {sshape}) must "
+                         f"broadcast into the last {sshape[0]} rows of the longer one, shape "
+                         f"{rows}")
+    short = _zeros_front(_fs.broadcast_to(short, rows), lshape[0] - sshape[0])
+    return op(short, long) if swap else op(long, short)
 
 
 def polyadd(a1: Any, a2: Any) -> Any:

@@ -378,6 +378,21 @@ def test_polydiv_under_jit_keeps_structural_length() -> None:
     assert_allclose(r, rn[-1:], atol=1e-12)
 
 
+def test_polyadd_polysub_many_polynomials_follow_jax() -> None:
+    # Literals from jax.numpy 0.10.2: coefficients run along axis 0, the shorter operand goes
+    # into the longer one's last rows (NumPy agrees where both have the same length).
+    a2, a1 = dev(np.array([[1, 2]])), dev(np.array([1]))
+    assert _np(fnp.polyadd(a2, a1)).tolist() == [[2, 3]]
+    assert _np(fnp.polysub(a1, a2)).tolist() == [[0, -1]]
+    m = dev(np.array([[1, 2], [3, 4]]))
+    assert _np(fnp.polyadd(m, dev(np.array([5])))).tolist() == [[1, 2], [8, 9]]
+    assert _np(fnp.polysub(dev(np.array([5])), m)).tolist() == [[-1, -2], [2, 1]]
+    g = funcgrad.grad(lambda x: fnp.polyadd(x, dev(np.ones((3, 2)))).sum())(dev(np.ones(2)))
+    assert_allclose(g, np.array([2.0, 2.0]))
+    with pytest.raises(ValueError, match="polyadd: the shorter polynomial a2"):
+        fnp.polyadd(dev(np.array([1, 1])), dev(np.array([[1, 2]])))
+
+
 def test_polyfit_grad_is_the_pseudo_inverse() -> None:
     x = np.linspace(-1.0, 1.0, 6)
     y = np.cos(x)
