@@ -91,8 +91,14 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         """The arrays given to ``save_for_backward`` (each through the ``unpack_hook`` of
-        the saved-tensor hooks active when they were saved, on every read, as PyTorch)."""
+        the saved-tensor hooks active when they were saved, on every read, as PyTorch); in
+        ``jvp``, those given to ``save_for_forward``. (Beyond PyTorch, a rule whose own kind
+        was never saved reads the other kind.)"""
+        fwd = self.__dict__.get("_saved_fwd")
         packed = self.__dict__.get("_packed_saved")
+        if fwd is not None and (self.__dict__.get("_in_jvp")
+                                or (not self._saved and packed is None)):
+            return fwd
         if packed is not None and self._hooks is not None:
             unpack = self._hooks[1]
             return tuple(None if p is None else unpack(p) for p in packed)
@@ -110,8 +116,16 @@ class FunctionCtx:
         """Accepted for compatibility: funcgrad arrays are never modified in place."""
 
     def save_for_forward(self, *tensors: Any) -> None:
-        """As ``save_for_backward`` (``jvp`` reads ``ctx.saved_tensors`` too)."""
-        self.save_for_backward(*tensors)
+        """Keep arrays (or ``None``) for ``jvp``: there ``ctx.saved_tensors`` reads them
+        (``backward`` reads what ``save_for_backward`` kept, as PyTorch's)."""
+        for i, t in enumerate(tensors):
+            if t is not None and not _is_array(t):
+                raise TypeError(
+                    f"{self._fname}: save_for_forward expects arrays (or None), but argument "
+                    f"{i} is a {type(t).__name__}; store other values as ctx attributes "
+                    f"(ctx.name = value)")
+        # an ordinary array attribute: it travels as residual operands like ctx.name = x
+        self._saved_fwd = tuple(tensors)
 
 
 _CTX_OWN = frozenset(("_fname", "needs_input_grad", "_saved", "_non_diff", "materialize_grads",
@@ -535,6 +549,19 @@ def _bwd(call: _Call, res: _Residuals, ct: Any) -> tuple[Any, ...]:
     return _check_grads(call, got, ctx._input_avals)  # type: ignore[attr-defined]
 
 
+def _as_jvp(jvp: Callable[..., Any]) -> Callable[..., Any]:
+    """``jvp`` reading ``ctx.saved_tensors`` as what ``save_for_forward`` kept."""
+
+    def run(ctx: FunctionCtx, *tangents: Any) -> Any:
+        ctx._in_jvp = True  # type: ignore[attr-defined]
+        try:
+            return jvp(ctx, *tangents)
+        finally:
+            del ctx._in_jvp  # type: ignore[attr-defined]
+
+    return run
+
+
 def _jvp_tangents(call: _Call, ctx: FunctionCtx, got: Any) -> list[Any]:
     """What ``jvp`` returned, one tangent per output, checked as PyTorch checks it (one per
     output, None for a non-differentiable one, each shaped like its output)."""
@@ -570,7 +597,7 @@ def _jvp_rule(call: _Call, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     out = _run_forward(call, primals, ctx)
     full_t = call.merge(tangents)
     ts = [t if i in call.array_pos else None for i, t in enumerate(full_t)]
-    t_out = _jvp_tangents(call, ctx, _in_views(ctx, ts, call.cls.jvp))
+    t_out = _jvp_tangents(call, ctx, _in_views(ctx, ts, _as_jvp(call.cls.jvp)))
     return out, (type(out)(t_out) if isinstance(out, tuple | list) else t_out[0])
 
 
@@ -584,7 +611,7 @@ def _tangents(call: _Call, res: _Residuals, ts: tuple) -> Any:
     full_t = call.merge(list(ts))
     t_in = [t if i in call.array_pos and get_aval(t).dtype != float0 else None
             for i, t in enumerate(full_t)]
-    got_l = _jvp_tangents(call, ctx, _in_views(ctx, t_in, call.cls.jvp))
+    got_l = _jvp_tangents(call, ctx, _in_views(ctx, t_in, _as_jvp(call.cls.jvp)))
     seq = call.out_seq
     outs = []
     for k, (g, a) in enumerate(zip(got_l, getattr(ctx, "_out_avals", ()))):

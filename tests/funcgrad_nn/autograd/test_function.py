@@ -1175,3 +1175,38 @@ def test_jvp_results_checked_as_pytorch():
     with pytest.raises(RuntimeError, match=r"Tensor is of size \[2\] while the given forward "
                        r"gradient is of size \[\]"):
         tangent_of(make(lambda ctx, x: x * 2, lambda ctx, t: t.sum()), x)
+
+
+def test_save_for_forward_and_save_for_backward_are_kept_apart():
+    # torch 2.13: backward reads save_for_backward's x (grad [2, 6]), jvp reads
+    # save_for_forward's y = 2x (tangent [200, 600]); funcgrad kept only the last call
+    import funcgrad_nn.autograd.forward_ad as fwAD
+
+    class Both(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x * 2)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * 2 * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            y, = ctx.saved_tensors
+            return t * y * 100
+
+    x = dev(np.array([1.0, 3.0]))
+    assert_close(funcgrad.grad(lambda x: Both.apply(x).sum())(x), [2.0, 6.0])
+    assert_close(funcgrad.jit(funcgrad.grad(lambda x: Both.apply(x).sum()))(x), [2.0, 6.0])
+    with fwAD.dual_level():
+        t = fwAD.unpack_dual(Both.apply(fwAD.make_dual(x, dev(np.ones(2))))).tangent
+    assert_close(t, [200.0, 600.0])
+    assert_close(funcgrad.jit(funcgrad.jacfwd(Both.apply))(x), np.diag([200.0, 600.0]))
+    with pytest.raises(TypeError, match="save_for_forward expects arrays"):
+        type("Bad", (Function,), {
+            "forward": staticmethod(lambda ctx, x: ctx.save_for_forward(3) or x),
+            "jvp": staticmethod(lambda ctx, t: t)}).apply(x)
