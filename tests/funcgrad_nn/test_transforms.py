@@ -168,10 +168,17 @@ def test_plain_vmap_and_nested_module_aware_grad_under_plain_jit_raise():
     assert g[0].weight.shape == (5, 3)
 
 
+def _tangent_like(m):
+    """``m`` as its own tangent: float0 for the integer buffers (num_batches_tracked), which
+    jvp requires, as JAX."""
+    return tree_util.tree_map(
+        lambda a: np.zeros(a.shape, funcgrad.float0) if a.dtype.kind not in "fc" else a, m)
+
+
 @pytest.mark.parametrize("transform", [
     lambda m, x: funcgrad.jit(lambda m, x: m(x).sum())(m, x),
     lambda m, x: funcgrad.vjp(lambda m: m(x).sum(), m),
-    lambda m, x: funcgrad.jvp(lambda m: m(x).sum(), (m,), (m,)),
+    lambda m, x: funcgrad.jvp(lambda m: m(x).sum(), (m,), (_tangent_like(m),)),
     lambda m, x: funcgrad.vmap(lambda m, x: m(x).sum(), in_axes=(None, 0))(m, x[None]),
     lambda m, x: funcgrad.grad(lambda m: m(x).sum(), allow_int=True)(m)])
 def test_a_module_argument_of_a_plain_transformation_warns_that_buffer_updates_are_lost(
