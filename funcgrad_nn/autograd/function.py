@@ -46,6 +46,11 @@ def _is_array(x: Any) -> bool:
                                      and not isinstance(x, numpy.generic | type))
 
 
+class InvalidGradientError(ValueError, RuntimeError):
+    """``backward`` returned a gradient of a shape that fits neither its input nor a
+    broadcast of it (PyTorch raises RuntimeError there)."""
+
+
 class FunctionCtx:
     """The ``ctx`` a ``Function``'s ``forward``/``setup_context`` fills and ``backward`` reads.
 
@@ -523,9 +528,11 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
             except ValueError:
                 bshape = None
             if bshape != ga.shape:
-                raise ValueError(
-                    f"{name}.backward returned an invalid gradient at index {i}: got shape "
-                    f"{ga.shape} but expected shape {xa.shape} (the shape of input {i})")
+                raise InvalidGradientError(
+                    f"Function {name}Backward returned an invalid gradient at index {i} - got "
+                    f"{list(ga.shape)} but expected shape compatible with {list(xa.shape)} "
+                    f"({name}.backward's gradient for input {i}: its shape, or a shape that "
+                    "broadcasts to it and is summed down)")
             # PyTorch sums a gradient of a broadcast shape down to the input's shape.
             lead = len(ga.shape) - len(xa.shape)
             axes = tuple(range(lead)) + tuple(

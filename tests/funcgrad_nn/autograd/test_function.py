@@ -409,7 +409,8 @@ def test_backward_wrong_shape():
         def backward(ctx, g):
             return g[:1]
 
-    with pytest.raises(ValueError, match=r"Bad\.backward.*index 0.*\(1,\).*\(3,\)"):
+    with pytest.raises(ValueError, match=r"BadBackward.*index 0 - got \[1\] but expected shape "
+                       r"compatible with \[3\]"):
         funcgrad.grad(lambda x: Bad.apply(x).sum())(X)
 
 
@@ -1210,3 +1211,29 @@ def test_save_for_forward_and_save_for_backward_are_kept_apart():
         type("Bad", (Function,), {
             "forward": staticmethod(lambda ctx, x: ctx.save_for_forward(3) or x),
             "jvp": staticmethod(lambda ctx, t: t)}).apply(x)
+
+
+def test_backward_gradient_of_a_wrong_shape_is_pytorchs_runtime_error():
+    class Sum(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g  # shape () for an input of shape (2,): not a broadcast of it the other way
+
+    class Rows(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return fnp.ones((3, 2))  # broadcasts to the input's shape: summed down, as torch
+
+    x = dev(np.array([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match=r"Function SumBackward returned an invalid gradient "
+                       r"at index 0 - got \[\] but expected shape compatible with \[2\]"):
+        funcgrad.grad(Sum.apply)(x)
+    assert_close(funcgrad.grad(lambda x: Rows.apply(x).sum())(x), [3.0, 3.0])
