@@ -410,7 +410,15 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Array:
 
 
 def _fold_in_data(key: Any, data: Any) -> Any:
-    """``data`` of ``fold_in`` as a ``uint32`` scalar on ``key``'s device."""
+    """``data`` of ``fold_in`` as a ``uint32`` scalar on ``key``'s device.
+
+    As JAX (``jnp.asarray(data, dtype='uint32')``): a Python number is truncated to an int
+    that must fit ``uint32``; NumPy and array scalars, integer or float, are cast (integers
+    wrap, floats truncate); complex numbers and non-scalar arrays are refused."""
+    if isinstance(data, complex | numpy.complexfloating):
+        raise TypeError(f"fold_in: data must be a real scalar, got {data!r}")
+    if isinstance(data, float) and not isinstance(data, numpy.floating):
+        data = int(data)  # Python floats go through int() in JAX: 2.9 -> 2, -1.0 overflows
     if isinstance(data, int | numpy.integer | numpy.bool_):
         d = int(data)
         if isinstance(data, int) and not isinstance(data, bool) and not 0 <= d < 2 ** 32:
@@ -425,8 +433,13 @@ def _fold_in_data(key: Any, data: Any) -> Any:
         raise TypeError(
             f"fold_in: data must be an integer, got {type(data).__name__}"
         ) from None
-    if a.shape != () or a.dtype.kind not in "iub":
-        raise TypeError(f"fold_in: data must be an integer scalar, got {a.str_short()}")
+    if a.shape != ():
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {a.shape} "
+                        "!= (). Use funcgrad.vmap for batching.")
+    if a.dtype.kind not in "iubf":
+        raise TypeError(f"fold_in: data must be a real scalar, got {a.str_short()}")
+    if isinstance(data, numpy.floating):
+        data = numpy.asarray(data)
     return _ew.convert_element_type(data, _U32)
 
 
@@ -436,7 +449,8 @@ def fold_in(key: Any, data: Any) -> Array:
 
     A Python int must lie in ``[0, 2**32)``; a NumPy integer or integer array scalar (traced
     too) is cast to ``uint32`` (wrapping, keeping its low 32 bits), and a bool counts as 0 or
-    1, as in JAX. Equal to hashing the counter ``(0, data)``.
+    1, as in JAX. A float is truncated as JAX does (``fold_in(k, 2.9)`` is ``fold_in(k,
+    2)``). Equal to hashing the counter ``(0, data)``.
 
     Example:
         >>> fold_in(PRNGKey(0), 1).tolist()
@@ -529,5 +543,5 @@ def bits(key: Any, shape: int | Sequence[int] = (), dtype: Any = None) -> Array:
     shape = shape_arg("bits", shape)
     dt = _U64 if dtype is None else numpy.dtype(dtype)
     if dt.kind != "u":
-        raise TypeError(f"bits: dtype must be an unsigned integer type, got {dt}")
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dt}")
     return random_bits(key, dt.itemsize * 8, shape)

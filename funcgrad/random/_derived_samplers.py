@@ -190,7 +190,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     key = check_key("geometric", key)
     odt = numpy.dtype(numpy.int64) if dtype is None else numpy.dtype(dtype)
     if odt.kind not in "iu":
-        raise TypeError(f"geometric: dtype must be an integer type, got {odt}")
+        raise ValueError(f"dtype argument to `geometric` must be an int dtype, got {odt}")
     p = as_param(p, numpy.dtype(numpy.float64), key)
     shape = _shape_or_params("geometric", shape, p)
     u = _uniform(key, shape, numpy.dtype(numpy.float64), 0.0, 1.0)

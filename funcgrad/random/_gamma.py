@@ -306,7 +306,7 @@ def poisson(key: Any, lam: Any, shape: Any = None, dtype: Any = None) -> Array:
     key = check_key("poisson", key)
     dt = numpy.dtype(numpy.int64) if dtype is None else numpy.dtype(dtype)
     if dt.kind not in "iu":
-        raise TypeError(f"poisson: dtype must be an integer type, got {dt}")
+        raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {dt}")
     f32 = numpy.dtype(numpy.float32)
     lam = as_param(lam, f32, key)
     shape = _shape_or_params("poisson", shape, lam)

@@ -47,8 +47,9 @@ _SCALARS = (bool, int, float, complex, numpy.generic)
 def float_dtype(name: str, dtype: Any, allow_complex: bool = False) -> numpy.dtype:
     dt = _F64 if dtype is None else numpy.dtype(dtype)
     if dt.kind != "f" and not (allow_complex and dt.kind == "c"):
-        kinds = "a floating (or complex)" if allow_complex else "a floating"
-        raise TypeError(f"{name}: dtype must be {kinds} type, got {dt}")
+        # JAX's exception type and wording (a ValueError; randint's is a TypeError)
+        kinds = "a float or complex" if allow_complex else "a float"
+        raise ValueError(f"dtype argument to `{name}` must be {kinds} dtype, got {dt}")
     return dt
 
 
@@ -476,7 +477,7 @@ def randint(key: Any, shape: int | Sequence[int], minval: Any, maxval: Any,
     key = check_key("randint", key)
     dt = _I64 if dtype is None else numpy.dtype(dtype)
     if dt.kind not in "iu":
-        raise TypeError(f"randint: dtype must be an integer type, got {dt}")
+        raise TypeError(f"randint only accepts integer dtypes, got {dt}")
     shape = shape_arg("randint", shape)
     minval = _int_param("randint", minval, key)
     maxval = _int_param("randint", maxval, key)

@@ -315,9 +315,22 @@ def test_bad_shapes_dtypes_and_parameters() -> None:
         R.uniform(k, "3")
     with pytest.raises(ValueError, match="uniform: shape \\(2,\\) must be broadcast-compatible"):
         R.uniform(k, (2,), minval=np.zeros(3))
-    with pytest.raises(TypeError, match="uniform: dtype must be a floating"):
+    # JAX 0.10.2's exception types and messages
+    with pytest.raises(ValueError, match="dtype argument to `uniform` must be a float dtype, got int32"):
         R.uniform(k, (2,), np.int32)
-    with pytest.raises(TypeError, match="randint: dtype must be an integer"):
+    with pytest.raises(ValueError, match="`uniform` must be a float dtype, got complex64"):
+        R.uniform(k, (2,), np.complex64)
+    with pytest.raises(ValueError, match="`normal` must be a float or complex dtype, got int32"):
+        R.normal(k, (2,), np.int32)
+    with pytest.raises(ValueError, match="`exponential` must be a float dtype"):
+        R.exponential(k, (2,), np.int32)
+    with pytest.raises(ValueError, match="`beta` must be a float dtype"):
+        R.beta(k, 1.0, 1.0, (2,), np.int32)
+    with pytest.raises(ValueError, match="`geometric` must be an int dtype, got float32"):
+        R.geometric(k, 0.5, (2,), np.float32)
+    with pytest.raises(ValueError, match="`poisson` must be an int dtype"):
+        R.poisson(k, 1.0, (2,), np.float32)
+    with pytest.raises(TypeError, match="randint only accepts integer dtypes, got float64"):
         R.randint(k, (2,), 0, 3, np.float64)
     with pytest.raises(ValueError, match=r"bernoulli: p must lie in \[0, 1\]"):
         R.bernoulli(k, 1.5)
@@ -331,7 +344,7 @@ def test_bad_shapes_dtypes_and_parameters() -> None:
         R.multivariate_normal(k, np.zeros(2), np.eye(3))
     with pytest.raises(funcgrad.ConcretizationError, match="permutation"):
         funcgrad.jit(lambda k, n: R.permutation(k, n))(k, 3)
-    with pytest.raises(TypeError, match="bits: dtype must be an unsigned"):
+    with pytest.raises(ValueError, match="dtype argument to `bits` must be an unsigned int dtype"):
         R.bits(k, (2,), np.int32)
 
 

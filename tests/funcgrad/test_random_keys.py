@@ -381,6 +381,25 @@ def test_fold_in_data_as_jax() -> None:
         R.fold_in(k, -1)
 
 
+def test_fold_in_float_data_truncates_as_jax() -> None:
+    # JAX 0.10.2: jnp.asarray(data, dtype='uint32'); Python floats through int() (2.9 -> 2,
+    # -1.0 overflows), float arrays cast; complex and non-scalar arrays refused
+    k = dev(R.key(0))
+    two = [4146024105, 2718843009]
+    assert data(R.fold_in(k, 2.9)) == two
+    assert data(R.fold_in(k, 1.0)) == [928981903, 3453687069]
+    assert data(R.fold_in(k, np.float32(3.5))) == [2467461003, 3840466878]
+    assert data(R.fold_in(k, dev(np.array(2.2)))) == two
+    assert data(funcgrad.jit(R.fold_in)(k, 2.7)) == two
+    assert data(funcgrad.vmap(lambda d: R.fold_in(k, d))(dev(np.array([2.5])))) == [two]
+    with pytest.raises(OverflowError, match="out of bounds for uint32"):
+        R.fold_in(k, -1.0)
+    with pytest.raises(TypeError, match="real scalar"):
+        R.fold_in(k, 1 + 0j)
+    with pytest.raises(TypeError, match=r"accepts a scalar, but was given an array of shape \(2,\)"):
+        R.fold_in(k, dev(np.array([1, 2])))
+
+
 def test_lax_select_takes_key_arrays() -> None:
     # jax.lax.select / select_n on key arrays pick whole keys (JAX 0.10, x64)
     ks = R.split(dev(R.key(0)), (3, 2))
