@@ -461,7 +461,7 @@ def register_static(cls: type[T]) -> type[T]:
 
 
 def register_dataclass(
-    cls: type[T] | None = None,
+    nodetype: type[T] | None = None,
     data_fields: Sequence[str] | None = None,
     meta_fields: Sequence[str] | None = None,
     drop_fields: Sequence[str] = (),
@@ -472,7 +472,7 @@ def register_dataclass(
     ``field(metadata={"static": True})`` become meta fields, all others data
     fields.  Or pass ``data_fields``/``meta_fields`` explicitly (if only one list
     is given for a dataclass, the other is the remaining fields), either as
-    ``register_dataclass(cls, data_fields, meta_fields)`` or as a decorator
+    ``register_dataclass(nodetype, data_fields, meta_fields)`` or as a decorator
     factory ``@register_dataclass(data_fields=..., meta_fields=...)``.
 
     Unflattening builds the instance with ``object.__new__`` and
@@ -497,19 +497,19 @@ def register_dataclass(
     >>> tree_unflatten(treedef, [3.0, 4.0])
     Layer(w=3.0, b=4.0, name='dense')
     """
-    if cls is None:
+    if nodetype is None:
         return functools.partial(register_dataclass, data_fields=data_fields,
                                  meta_fields=meta_fields, drop_fields=drop_fields)
 
     drop = tuple(drop_fields)
-    if drop and not dataclasses.is_dataclass(cls):
-        raise TypeError(f"register_dataclass({getattr(cls, '__qualname__', cls)!r}): "
+    if drop and not dataclasses.is_dataclass(nodetype):
+        raise TypeError(f"register_dataclass({getattr(nodetype, '__qualname__', nodetype)!r}): "
                         "drop_fields applies to dataclasses only")
-    if dataclasses.is_dataclass(cls):
-        all_fields = [f for f in dataclasses.fields(cls) if f.name not in drop]
-        unknown = sorted(set(drop) - {f.name for f in dataclasses.fields(cls)})
+    if dataclasses.is_dataclass(nodetype):
+        all_fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop]
+        unknown = sorted(set(drop) - {f.name for f in dataclasses.fields(nodetype)})
         if unknown:
-            raise ValueError(f"register_dataclass({cls.__qualname__}): drop_fields {unknown} "
+            raise ValueError(f"register_dataclass({nodetype.__qualname__}): drop_fields {unknown} "
                              "are not fields of the dataclass")
         names = [f.name for f in all_fields]
         if data_fields is None and meta_fields is None:
@@ -523,11 +523,11 @@ def register_dataclass(
                    if f.init and f.name not in set(data_fields) | set(meta_fields)]
         if missing:
             raise ValueError(
-                f"register_dataclass({cls.__qualname__}): init fields {missing} are in neither "
+                f"register_dataclass({nodetype.__qualname__}): init fields {missing} are in neither "
                 "data_fields nor meta_fields")
     elif data_fields is None or meta_fields is None:
         raise TypeError(
-            f"register_dataclass({getattr(cls, '__qualname__', cls)!r}): data_fields and "
+            f"register_dataclass({getattr(nodetype, '__qualname__', nodetype)!r}): data_fields and "
             "meta_fields are required for classes that are not dataclasses")
 
     data = tuple(data_fields)
@@ -557,7 +557,7 @@ def register_dataclass(
         return list(zip(keys, get_data(x))), get_meta(x)
 
     def unflatten(aux: tuple, children: Iterable[Any]) -> Any:
-        obj = new(cls)
+        obj = new(nodetype)
         for name, value in zip(data, children):
             setattr_(obj, name, value)
         for name, value in zip(meta, aux):
@@ -565,19 +565,19 @@ def register_dataclass(
         return obj
 
     if drop:
-        init_names = {f.name for f in dataclasses.fields(cls) if f.init}
+        init_names = {f.name for f in dataclasses.fields(nodetype) if f.init}
 
         def unflatten(aux: tuple, children: Iterable[Any]) -> Any:  # noqa: F811
             values = dict(zip(data, children))
             values.update(zip(meta, aux))
-            obj = cls(**{k: v for k, v in values.items() if k in init_names})
+            obj = nodetype(**{k: v for k, v in values.items() if k in init_names})
             for k, v in values.items():
                 if k not in init_names:
                     setattr_(obj, k, v)
             return obj
 
-    register_pytree_node(cls, flatten, unflatten, flatten_with_keys)
-    return cls
+    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    return nodetype
 
 
 # ---------------------------------------------------------------------------
@@ -769,16 +769,15 @@ class PyTreeDef:
             return "None"
         if code == _DICT:
             return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids)) + "}"
+        # JAX prints the non-builtin containers as custom nodes, with the aux data's str():
+        # CustomNode(namedtuple[P], ...), CustomNode(OrderedDict[('b', 'a')], ...)
         if code == _NAMEDTUPLE:
-            body = ", ".join(f"{f}={c}" for f, c in zip(aux._fields, kids))
-            return f"{aux.__qualname__}({body})"
+            return f"CustomNode(namedtuple[{aux.__name__}], [{', '.join(kids)}])"
         if code == _ODICT:
-            body = ", ".join(f"{k!r}: {c}" for k, c in zip(aux, kids))
-            return f"OrderedDict({{{body}}})"
+            return f"CustomNode(OrderedDict[{tuple(aux)}], [{', '.join(kids)}])"
         if code == _DDICT:
-            body = ", ".join(f"{k!r}: {c}" for k, c in zip(aux[1], kids))
-            return f"defaultdict({aux[0]!r}, {{{body}}})"
-        return f"CustomNode({kind.name}[{aux!r}], [{', '.join(kids)}])"
+            return f"CustomNode(defaultdict[{(aux[0], tuple(aux[1]))}], [{', '.join(kids)}])"
+        return f"CustomNode({kind.name}[{aux}], [{', '.join(kids)}])"
 
     # -- properties ---------------------------------------------------------
 

@@ -547,9 +547,9 @@ def init_error() -> Error:
 # The transformation
 
 
-def checkify(fun: Callable[..., Any],
+def checkify(f: Callable[..., Any],
              errors: frozenset[type] | set[type] = user_checks) -> Callable[..., Any]:
-    """``fun`` returning ``(err, out)``: its checks in ``errors`` as an :class:`Error`.
+    """``f`` returning ``(err, out)``: its checks in ``errors`` as an :class:`Error`.
 
     ``errors`` is a set of categories: ``user_checks`` (the default: :func:`check`),
     ``nan_checks`` (a primitive made a NaN), ``div_checks`` (integer division or remainder
@@ -570,14 +570,14 @@ def checkify(fun: Callable[..., Any],
         raise TypeError(f"checkify: errors must be a set of check categories (user_checks, "
                         f"float_checks, ...), got {unknown}")
 
-    @functools.wraps(fun)
+    @functools.wraps(f)
     def checked(*args: Any, **kwargs: Any) -> tuple[Error, Any]:
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         store: list[Any] = []
 
         def flat(*xs: Any) -> list[Any]:
             a, kw = tree_util.tree_unflatten(in_tree, list(xs))
-            out_leaves, out_tree = tree_util.tree_flatten(fun(*a, **kw))
+            out_leaves, out_tree = tree_util.tree_flatten(f(*a, **kw))
             store.append(out_tree)
             return out_leaves
 

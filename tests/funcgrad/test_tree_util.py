@@ -298,7 +298,7 @@ def test_dict_sorted_and_ordered_dict_insertion_order() -> None:
     assert type(out) is collections.OrderedDict and list(out) == ["b", "a"]
     # Insertion order is part of an OrderedDict's structure.
     assert treedef != tree_structure(collections.OrderedDict([("a", 1), ("b", 2)]))
-    assert repr(treedef) == "PyTreeDef(OrderedDict({'b': *, 'a': *}))"
+    assert repr(treedef) == "PyTreeDef(CustomNode(OrderedDict[('b', 'a')], [*, *]))"  # JAX's text
 
 
 def test_defaultdict_keeps_factory() -> None:
@@ -358,9 +358,14 @@ def test_repr_and_properties() -> None:
     assert repr(treedef) == "PyTreeDef({'a': *, 'b': (*, *)})"
     assert treedef.num_leaves == 3 and treedef.num_nodes == 5
     assert repr(tree_structure((1,))) == "PyTreeDef((*,))"
-    assert repr(tree_structure(Point(1, [2, None]))) == "PyTreeDef(Point(x=*, y=[*, None]))"
+    # JAX 0.10.2's text: namedtuples, OrderedDict, defaultdict and registered classes print as
+    # custom nodes with their aux data's str()
+    assert repr(tree_structure(Point(1, [2, None]))) == (
+        "PyTreeDef(CustomNode(namedtuple[Point], [*, [*, None]]))")
+    assert repr(tree_structure(collections.defaultdict(list, {"a": 1}))) == (
+        "PyTreeDef(CustomNode(defaultdict[(<class 'list'>, ('a',))], [*]))")
     assert repr(tree_structure(1)) == "PyTreeDef(*)"
-    assert repr(tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair['t'], [*, *]))"
+    assert repr(tree_structure(Pair(1, 2))) == "PyTreeDef(CustomNode(Pair[t], [*, *]))"
     assert treedef_is_leaf(tree_structure(np.zeros(3)))
     assert treedef.children() == [tree_structure(0), tree_structure((0, 0))]
     assert treedef.node_data() == (dict, ["a", "b"])  # the sorted keys as a list, as JAX's
@@ -983,3 +988,19 @@ def test_register_dataclass_drop_fields_as_jax():
     with pytest.raises(ValueError, match="not fields"):
         register_dataclass(Other, data_fields=["a"], meta_fields=[], drop_fields=["zz"])
     assert tree_reduce(function=lambda x, y: x + y, tree=[1, 2]) == 3  # JAX's names
+
+
+def test_register_dataclass_and_checkify_take_jax_parameter_names() -> None:
+    # JAX 0.10.2: register_dataclass(nodetype, data_fields, meta_fields, drop_fields),
+    # checkify(f, errors)
+    from funcgrad.experimental import checkify
+
+    @dataclasses.dataclass
+    class KW:
+        x: float
+        tag: str
+
+    register_dataclass(nodetype=KW, data_fields=["x"], meta_fields=["tag"])
+    assert tree_flatten(KW(1.0, "t"))[0] == [1.0]
+    err, out = checkify.checkify(f=lambda x: x + 1)(1.0)
+    assert err.get() is None and out == 2.0
