@@ -419,6 +419,9 @@ def _fold_in_data(key: Any, data: Any) -> Any:
         raise TypeError(f"fold_in: data must be a real scalar, got {data!r}")
     if isinstance(data, float) and not isinstance(data, numpy.floating):
         data = int(data)  # Python floats go through int() in JAX: 2.9 -> 2, -1.0 overflows
+    if isinstance(data, numpy.floating):  # cast on the host (truncating), as an array's cast
+        with numpy.errstate(invalid="ignore"):
+            data = numpy.asarray(data).astype(numpy.uint32)[()]
     if isinstance(data, int | numpy.integer | numpy.bool_):
         d = int(data)
         if isinstance(data, int) and not isinstance(data, bool) and not 0 <= d < 2 ** 32:
@@ -438,8 +441,6 @@ def _fold_in_data(key: Any, data: Any) -> Any:
                         "!= (). Use funcgrad.vmap for batching.")
     if a.dtype.kind not in "iubf":
         raise TypeError(f"fold_in: data must be a real scalar, got {a.str_short()}")
-    if isinstance(data, numpy.floating):
-        data = numpy.asarray(data)
     return _ew.convert_element_type(data, _U32)
 
 

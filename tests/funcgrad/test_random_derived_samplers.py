@@ -122,9 +122,9 @@ def test_errors_name_the_sampler() -> None:
     k = dev(R.PRNGKey(0))
     with pytest.raises(ValueError, match="t: shape"):
         R.t(k, dev(np.ones(3)), (2,))
-    with pytest.raises(TypeError, match="pareto: dtype"):
+    with pytest.raises(ValueError, match="dtype argument to `pareto` must be a float dtype"):
         R.pareto(k, 2.0, (2,), dtype=np.int32)
-    with pytest.raises(TypeError, match="geometric: dtype"):
+    with pytest.raises(ValueError, match="dtype argument to `geometric` must be an int dtype"):
         R.geometric(k, 0.5, (2,), dtype=np.float32)
     with pytest.raises(ValueError, match="ball"):
         R.ball(k, 0)
