@@ -92,6 +92,7 @@ from funcgrad.scipy.linalg._misc import (
     khatri_rao,
     norm,
 )
+from funcgrad.scipy.linalg._sketches import clarkson_woodruff_transform
 from funcgrad.scipy.linalg._solve import cho_solve, det, inv, lu_solve, solve, solve_triangular
 from funcgrad.scipy.linalg._solvers import (
     solve_continuous_are,
@@ -140,8 +141,6 @@ _NOT_HERE = {
     "blas": "funcgrad exposes no BLAS wrappers (scipy.linalg.blas)",
     "cython_blas": "funcgrad exposes no BLAS wrappers",
     "cython_lapack": "funcgrad exposes no LAPACK wrappers",
-    "clarkson_woodruff_transform": "a sparse random sketch: use funcgrad.random to draw the "
-                                   "sketch matrix and multiply",
     "interpolative": "the interpolative decomposition (scipy.linalg.interpolative) is not "
                      "implemented",
 }
@@ -167,5 +166,5 @@ __all__ = [
     "norm", "issymmetric", "ishermitian", "bandwidth", "khatri_rao", "LinAlgError",
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
-    "expm_cond", "matrix_balance", "ldl",
+    "expm_cond", "matrix_balance", "ldl", "clarkson_woodruff_transform",
 ]

@@ -337,3 +337,21 @@ def test_scipy_only_names_return_scipys_double_precision() -> None:
     # and their gradients come back in the input's dtype
     g = funcgrad.grad(lambda m: fsl.solve_discrete_lyapunov(m, dev(s32)).sum())(dev(a32))
     assert host(g).dtype == np.float32
+
+
+def test_clarkson_woodruff_transform_draws_scipys_sketch() -> None:
+    # was missing; scipy.linalg.clarkson_woodruff_transform(arange(12).reshape(4, 3), 2, ...)
+    a = np.arange(12.0).reshape(4, 3)
+    assert_allclose(fsl.clarkson_woodruff_transform(dev(a), 2, rng=0),
+                    np.array([[9.0, 10.0, 11.0], [9.0, 12.0, 15.0]]))
+    assert_allclose(fsl.clarkson_woodruff_transform(dev(a), 2, seed=0),   # legacy RandomState
+                    np.array([[-9.0, -11.0, -13.0], [-9.0, -11.0, -13.0]]))
+    m = np.random.default_rng(9).normal(size=(2, 6, 3))   # a stack shares one sketch
+    assert_allclose(fsl.clarkson_woodruff_transform(dev(m), 3, rng=np.random.default_rng(5)),
+                    sl.clarkson_woodruff_transform(m, 3, rng=np.random.default_rng(5)))
+    assert host(fsl.clarkson_woodruff_transform(dev(m[0].astype(np.float32)), 3, rng=1)
+                ).dtype == np.float64   # SciPy's: the int64 sketch times float32
+    g = funcgrad.grad(lambda x: fsl.clarkson_woodruff_transform(x, 2, rng=0).sum())(dev(a))
+    assert_allclose(g, np.ones((4, 3)))   # each row lands once, with sign +1 for rng=0
+    with pytest.raises(ValueError, match="2-D"):
+        fsl.clarkson_woodruff_transform(dev(a[0]), 2, rng=0)
