@@ -28,8 +28,12 @@ settings.register_profile(
 settings.load_profile("funcgrad")
 
 
+#: the device the suite runs on (``FUNCGRAD_TEST_DEVICE``; unset or empty: the CPU, NumPy)
+TEST_DEVICE = os.environ.get("FUNCGRAD_TEST_DEVICE") or "cpu"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    device = os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu")
+    device = TEST_DEVICE
     if device != "cpu":
         from funcgrad.backend import _default_device
 
@@ -40,7 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from funcgrad.backend import cuda_available
 
-    if os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu":
+    if TEST_DEVICE != "cpu":
         # Doctests show host reprs (`array(...)`); they run in the NumPy pass.
         doctests = [i for i in items if isinstance(i, pytest.DoctestItem)]
         if doctests:
@@ -55,4 +59,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"funcgrad test device: {os.environ.get('FUNCGRAD_TEST_DEVICE', 'cpu')}"
+    return f"funcgrad test device: {TEST_DEVICE}"

@@ -21,7 +21,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import to_numpy
 
-DEVICE = os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu")
+DEVICE = os.environ.get("FUNCGRAD_TEST_DEVICE") or "cpu"  # as conftest.TEST_DEVICE (empty: cpu)
 _ON_GPU = DEVICE.partition(":")[0].lower() in ("gpu", "cuda")
 
 #: NumPy's floating-point RuntimeWarnings (log(0), 0/0, overflow...) that edge-case tests cause

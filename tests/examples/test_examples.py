@@ -6,12 +6,13 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import DEVICE
 
 import funcgrad
 
 # The examples are host NumPy programs (they build data with NumPy and print results); the
 # strict-device pass would only re-test the library, which its own tests do.
-pytestmark = pytest.mark.skipif(os.environ.get("FUNCGRAD_TEST_DEVICE", "cpu") != "cpu",
+pytestmark = pytest.mark.skipif(DEVICE != "cpu",
                                 reason="examples run in the NumPy pass")
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
