@@ -54,12 +54,18 @@ from funcgrad.ops.jit import call_jaxpr
 
 __all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
            "ExportedCallError", "DisabledSafetyCheck", "default_export_platform", "register_pytree_node_serialization",
-           "register_namedtuple_serialization", "FORMAT", "VERSION"]
+           "register_namedtuple_serialization", "FORMAT", "VERSION",
+           "minimum_supported_calling_convention_version",
+           "maximum_supported_calling_convention_version"]
 
 #: What the ``format`` field of every file holds.
 FORMAT = "funcgrad.export"
 #: The version of the file layout this funcgrad writes (and the only one it reads).
 VERSION = 1
+#: JAX's names for the range of versions :func:`deserialize` reads: funcgrad's file layout
+#: versions (JAX's count StableHLO calling conventions, 9 to 10 in JAX 0.10.2).
+minimum_supported_calling_convention_version = VERSION
+maximum_supported_calling_convention_version = VERSION
 
 
 class ExportedCallError(TypeError, ValueError):
@@ -198,9 +204,47 @@ class Exported:
     unordered_effects = ordered_effects
 
     @property
+    def calling_convention_version(self) -> int:
+        """The version of the file layout the program was written in (JAX's attribute: a
+        funcgrad export has its own layout, so this is :data:`VERSION`, within
+        ``[minimum_supported_calling_convention_version,
+        maximum_supported_calling_convention_version]``)."""
+        return int(self._data.get("version", VERSION))
+
+    @property
+    def uses_global_constants(self) -> bool:
+        """JAX's flag for programs whose shapes depend on symbolic dimensions: always False
+        (funcgrad exports concrete shapes)."""
+        return False
+
+    @property
     def disabled_safety_checks(self) -> tuple:
         """JAX's disabled safety checks: none (a funcgrad export makes none to disable)."""
         return ()
+
+    def vjp(self) -> Exported:
+        """The program's VJP as an :class:`Exported`, as JAX's ``Exported.vjp()``: called with
+        the argument leaves then the result cotangent leaves (flat), it gives the argument
+        cotangents as a tuple of leaves.
+
+        Example:
+            >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
+            >>> exp = funcgrad.export.export(fnp.sin)(np.zeros(2))
+            >>> exp.vjp()(np.zeros(2), np.ones(2))[0].tolist()
+            [1.0, 1.0]
+        """
+        from funcgrad.api import vjp as _vjp  # the transforms import this module's users
+
+        n_in = len(self.jaxpr.in_avals)
+        jaxpr, name = self.jaxpr, self.fun_name
+
+        def fun_vjp_jax(*primals_and_cts: Any) -> tuple:
+            primals, cts = primals_and_cts[:n_in], primals_and_cts[n_in:]
+            _, pull = _vjp(lambda *xs: tuple(call_jaxpr(jaxpr, *xs, name=name)), *primals)
+            return tuple(pull(tuple(cts)))
+
+        avals = [*self.jaxpr.in_avals, *self.jaxpr.out_avals]
+        return export(fun_vjp_jax)(*[stages.ShapeDtypeStruct(a.shape, a.dtype) for a in avals])
 
     def has_vjp(self) -> bool:
         """Whether the program can be differentiated after :func:`deserialize`: always (the

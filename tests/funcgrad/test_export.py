@@ -260,6 +260,25 @@ def test_exported_describes_itself_as_jaxs():
         assert_close(e.call(x, y=x)["s"], np.sin(np.ones(3, np.float32)) + 1)
     assert funcgrad.export.default_export_platform() in ("cpu", "cuda")
     export(fnp.sin, platforms=exp.platforms)(x)
+
+
+def test_exported_vjp_and_calling_convention_as_jaxs():
+    # JAX 0.10.2: exp.vjp() is an Exported of (arg leaves, result cotangent leaves) -> tuple
+    # of argument cotangents; for sin(x) * y at x = y = [1, 2] with ones as cotangent:
+    # ([0.5403023, -0.8322937], [0.84147096, 0.9092974])
+    x = dev(np.array([1.0, 2.0], np.float32))
+    exp = export(lambda x, y: {"s": fnp.sin(x) * y})(x, y=x)
+    for e in (exp, deserialize(exp.serialize(vjp_order=1))):
+        v = e.vjp()
+        assert v.fun_name == "fun_vjp_jax" and repr(v.in_tree) == "PyTreeDef(((*, *, *), {}))"
+        assert repr(v.out_tree) == "PyTreeDef((*, *))"
+        dx, dy = v(x, x, dev(np.ones(2, np.float32)))
+        assert_close(dx, np.array([0.5403023, -0.8322937], np.float32), rtol=1e-6)
+        assert_close(dy, np.array([0.84147096, 0.9092974], np.float32), rtol=1e-6)
+        assert (funcgrad.export.minimum_supported_calling_convention_version
+                <= e.calling_convention_version
+                <= funcgrad.export.maximum_supported_calling_convention_version)
+        assert e.uses_global_constants is False
     checks = [funcgrad.export.DisabledSafetyCheck.platform(),
               funcgrad.export.DisabledSafetyCheck.custom_call("lapack_dgetrf")]
     assert [c.is_custom_call() for c in checks] == [None, "lapack_dgetrf"]
