@@ -62,8 +62,10 @@ def _grad_postprocess(is_tuple: bool, xs: tuple) -> Any:
 
 def _call(func: Callable[..., Any], inputs: tuple, fname: str) -> tuple[bool, tuple]:
     out = func(*inputs)
+    if fname in ("gradcheck", "gradgradcheck") and type(out) is list:
+        out = tuple(out)  # (PyTorch's gradcheck takes a list of outputs as a tuple)
     # PyTorch's check, with its words: the outputs are an array or a tuple of arrays (a Python
-    # number has no derivative to take; a list is refused there too)
+    # number has no derivative to take; a list is refused there too, but by gradcheck)
     if type(out) is not tuple:
         if not _is_array(out):
             raise TypeError(f"The outputs of the user-provided function given to {fname} "
