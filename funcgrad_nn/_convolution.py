@@ -132,6 +132,40 @@ def dtype_mismatch(input: Any, weight: Any) -> str | None:
             + (f", or the module, e.g. model.to(np.{xd})" if xd.kind in "fc" else ""))
 
 
+def norm_params_dtype(fname: str, input: Any, *params: Any) -> Any:
+    """The dtype a normalisation computes in, after PyTorch's "mixed dtype" check of its
+    parameters (weight, bias, running statistics; None ones skipped).
+
+    Every parameter must have the input's dtype, as PyTorch's CPU kernels refuse anything
+    else (a float64 NumPy input to a float32 ``LayerNorm`` would otherwise silently compute
+    and return float64), except its mixed-precision case: a float16 input with float32
+    parameters computes in float32 and returns float16. Returns None when the input's dtype
+    is the one to compute in, else that dtype (float32).
+
+    >>> import numpy as np
+    >>> norm_params_dtype("layer_norm", np.ones(2), np.ones(2)) is None
+    True
+    >>> norm_params_dtype("layer_norm", np.ones(2, np.float16), np.ones(2, np.float32))
+    dtype('float32')
+    >>> norm_params_dtype("layer_norm", np.ones(2), np.ones(2, np.float32))
+    Traceback (most recent call last):
+    ...
+    funcgrad_nn.module.BadInputError: layer_norm: mixed dtype: input dtype float64 ...
+    """
+    xd = numpy.dtype(get_aval(input).dtype)
+    pds = [numpy.dtype(get_aval(p).dtype) for p in params if p is not None]
+    if all(pd == xd for pd in pds):
+        return None
+    if xd == numpy.float16 and all(pd == numpy.float32 for pd in pds):
+        return numpy.dtype(numpy.float32)
+    pd = next(pd for pd in pds if pd != xd)
+    raise BadInputError(
+        f"{fname}: mixed dtype: input dtype {xd} with a parameter (weight, bias or running "
+        f"statistic) of dtype {pd}; as in PyTorch they must all have the input's dtype "
+        f"(float32 ones may meet a float16 input). Fix: cast the input, e.g. "
+        f"x.astype(np.{pd}), or the module, e.g. model.to(np.{xd})")
+
+
 def _same_dtype(x: Any, w: Any, fname: str) -> tuple[Any, Any]:
     """Input and weight in one dtype (lax wants one): a mismatch is refused as PyTorch
     refuses it, a weakly typed input takes the weight's dtype."""

@@ -71,6 +71,16 @@ def prelu(input: Any, weight: Any) -> Any:
     >>> prelu(np.array([[-2.0, 3.0]]), np.array([0.25]))
     array([[-0.5,  3. ]])
     """
+    xdt, wdt = getattr(input, "dtype", None), getattr(weight, "dtype", None)
+    if xdt is not None and wdt is not None and numpy.dtype(xdt) != numpy.dtype(wdt):
+        from funcgrad_nn.module import BadInputError
+        # PyTorch: "prelu: Type promoting not supported"; NumPy's promotion would silently
+        # make a float32 model's activations float64.
+        raise BadInputError(f"prelu: input dtype {numpy.dtype(xdt)} does not match weight "
+                            f"dtype {numpy.dtype(wdt)} (type promotion is not supported, as "
+                            f"in PyTorch). Fix: cast the input, e.g. x.astype(np."
+                            f"{numpy.dtype(wdt)}), or the module, e.g. model.to(np."
+                            f"{numpy.dtype(xdt)})")
     w = weight
     nw = math.prod(fnp.shape(weight))
     if nw != 1:
@@ -278,6 +288,11 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     if fnp.ndim(input) < 3:
         raise ValueError(f"instance_norm: expected input (N, C, *spatial) with at least 3 "
                          f"dims, got shape {tuple(fnp.shape(input))}")
+    from funcgrad_nn._convolution import norm_params_dtype  # (it imports this module's users)
+    cdt = norm_params_dtype("instance_norm", input, weight, bias)
+    if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
+        return instance_norm(input.astype(cdt), running_mean, running_var, weight, bias,
+                             use_input_stats, momentum, eps).astype(input.dtype)
     c = fnp.shape(input)[1]
     cshape = (1, c) + (1,) * (fnp.ndim(input) - 2)
     if use_input_stats:

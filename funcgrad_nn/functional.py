@@ -32,6 +32,7 @@ from funcgrad.core import concrete_or_error, current_trace, is_tracer
 from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
+from funcgrad_nn._convolution import norm_params_dtype
 from funcgrad_nn._pointwise import (
     celu,
     elu_family,
@@ -468,6 +469,10 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ValueError(f"layer_norm: input shape {tuple(input.shape)} does not end with "
                          f"normalized_shape {normalized_shape}")
+    cdt = norm_params_dtype("layer_norm", input, weight, bias)
+    if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
+        return layer_norm(input.astype(cdt), normalized_shape, weight, bias,
+                          eps).astype(input.dtype)
     axes = tuple(range(input.ndim - k, input.ndim))
     mean = fnp.mean(input, axis=axes, keepdims=True)
     centered = input - mean
@@ -502,6 +507,11 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected input with at least 2 dims (N, C, ...), got "
                          f"shape {tuple(input.shape)}")
+    cdt = norm_params_dtype("batch_norm", input, weight, bias,
+                            *((running_mean, running_var) if not training else ()))
+    if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
+        return batch_norm(input.astype(cdt), running_mean, running_var, weight, bias,
+                          training, momentum, eps).astype(input.dtype)
     cshape = _channel_shape(input)
     if training:
         if math.prod(input.shape) == input.shape[1]:
@@ -999,6 +1009,10 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
         # PyTorch's check (its _verify_batch_size on the (N * C / G, G, *S) view).
         raise ValueError(f"group_norm: expected more than 1 value per channel when training, "
                          f"got input shape {tuple(input.shape)} with {num_groups} groups")
+    cdt = norm_params_dtype("group_norm", input, weight, bias)
+    if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
+        return group_norm(input.astype(cdt), num_groups, weight, bias,
+                          eps).astype(input.dtype)
     # Sizes spelled out: -1 cannot be inferred from an empty batch.
     g = fnp.reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
     mean = fnp.mean(g, axis=-1, keepdims=True)

@@ -14,6 +14,7 @@ from funcgrad.backend import device_of
 from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
+from funcgrad_nn._convolution import norm_params_dtype
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.layers.lazy import LazyModuleMixin
 from funcgrad_nn.module import BadInputError, Module, Parameter, mark_uninitialized
@@ -162,6 +163,10 @@ class _BatchNorm(_NormBase):
         if input.shape[1] != self.num_features:
             raise BadInputError(f"{name}: expected {self.num_features} channels (dim 1), got "
                              f"input shape {tuple(input.shape)}")
+        if self.running_mean is not None:
+            # PyTorch hands its running statistics to the kernel in training too, so their
+            # dtype is checked there as well (eval checks them in F.batch_norm).
+            norm_params_dtype(name, input, self.running_mean, self.running_var)
         use_batch = self.training or not self.track_running_stats
         if not use_batch:
             return F.batch_norm(input, self.running_mean, self.running_var, self.weight,

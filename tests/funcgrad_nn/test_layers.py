@@ -8,6 +8,7 @@ import pytest
 from funcgrad_nn.modules.lazy import LazyModuleMixin
 
 import funcgrad_nn as nn
+from funcgrad_nn.module import BadInputError
 from funcgrad_nn.parameter import is_lazy
 from tests.helpers import DEVICE, assert_allclose, dev, host, is_device_array
 
@@ -165,12 +166,12 @@ def test_channel_dropout_rrelu_and_distance_modules():
 
 def test_norm_layers_without_bias():
     # PyTorch's keyword-only bias=False: an affine scale, no shift parameter.
-    x = rng.normal(size=(4, 3, 5))
+    x = rng.normal(size=(4, 3, 5)).astype(np.float32)  # the layers' dtype, as PyTorch needs
     for layer in (nn.BatchNorm1d(3, bias=False), nn.GroupNorm(3, 3, bias=False),
                   nn.InstanceNorm1d(3, affine=True, bias=False)):
         assert layer.bias is None and "bias" not in layer.state_dict()
         assert "bias=False" in repr(layer)
-        layer.weight = nn.Parameter(np.full(3, 2.0))
+        layer.weight = nn.Parameter(np.full(3, 2.0, np.float32))
         ref = type(layer)(*([3, 3] if isinstance(layer, nn.GroupNorm) else [3]),
                           affine=False)
         assert_allclose(layer(x), 2.0 * np.asarray(ref(x)))
@@ -446,3 +447,30 @@ def test_layer_sizes_given_as_numpy_integers():
                           max_norm=f(1.0)).shape == (1, 2)
     assert nn.FractionalMaxPool2d(2, output_ratio=f(0.5))(x).shape == (1, 2, 2, 2)
     assert nn.LSTM(4, 2, num_layers=2, dropout=f(0.1)).dropout == f(0.1)
+
+
+def test_norm_layers_refuse_mixed_dtypes_as_pytorch():
+    # torch 2.13 raises "mixed dtype (CPU)" (prelu: "Type promoting not supported") for each
+    # of these float64 inputs to float32 layers; NumPy promotion would silently give float64.
+    x64 = dev(np.ones((2, 3, 4)))
+    for layer in (nn.LayerNorm(4), nn.BatchNorm1d(3), nn.BatchNorm1d(3).eval(),
+                  nn.BatchNorm1d(3, affine=False), nn.GroupNorm(1, 3),
+                  nn.InstanceNorm1d(3, affine=True), nn.PReLU()):
+        layer.to(DEVICE)
+        with pytest.raises(BadInputError, match="dtype float64"):
+            layer(x64)
+    with pytest.raises(BadInputError, match="mixed dtype"):
+        nn.functional.layer_norm(dev(np.ones((2, 4), np.float32)), (4,),
+                                 dev(np.ones(4, np.float64)))
+    # ... and PyTorch accepts these: no parameters (or no float32 ones) to mismatch.
+    for layer in (nn.LayerNorm(4, elementwise_affine=False), nn.InstanceNorm1d(3),
+                  nn.BatchNorm1d(3, affine=False, track_running_stats=False),
+                  nn.RMSNorm(4), nn.LocalResponseNorm(2)):
+        assert layer.to(DEVICE)(x64).dtype == np.float64
+    # Mixed precision: a float16 input meets float32 parameters, computed in float32 and
+    # returned as float16 (torch: LayerNorm(4)(ones(2, 4).half()) is float16).
+    x16 = rng.normal(size=(2, 3, 4)).astype(np.float16)
+    for layer in (nn.LayerNorm(4), nn.GroupNorm(1, 3), nn.BatchNorm1d(3).eval()):
+        out = layer.to(DEVICE)(dev(x16))
+        assert out.dtype == np.float16
+        assert_allclose(out, layer(dev(x16.astype(np.float32))).astype(np.float16))
