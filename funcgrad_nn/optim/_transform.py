@@ -22,6 +22,8 @@ from funcgrad_nn.optim._schedules import Schedule
 
 __all__ = [
     "GradientTransformation",
+    "GradientTransformationExtraArgs",
+    "with_extra_args_support",
     "EmptyState",
     "ScaleByAdamState",
     "ScaleByScheduleState",
@@ -95,6 +97,22 @@ class GradientTransformation(NamedTuple):
 
     init: Callable[[Any], Any]
     update: Callable[..., tuple[Any, Any]]
+
+
+class GradientTransformationExtraArgs(GradientTransformation):
+    """A :class:`GradientTransformation` whose ``update`` takes extra keyword arguments
+    (``update(updates, state, params=None, **extra_args)``, e.g. the loss ``value`` for
+    ``scale_by_polyak``); :func:`chain` forwards them to such transformations (optax's).
+
+    >>> import numpy as np
+    >>> by_value = GradientTransformationExtraArgs(
+    ...     lambda p: EmptyState(), lambda u, s, p=None, *, value: (u * value, s))
+    >>> tx = chain(scale(2.0), by_value)
+    >>> tx.update(np.ones(2), tx.init(np.zeros(2)), value=3.0)[0]
+    array([6., 6.])
+    """
+
+    __slots__ = ()
 
 
 class EmptyState(NamedTuple):
@@ -476,8 +494,11 @@ def partition(transforms: dict[Any, GradientTransformation],
 multi_transform = partition  # optax's former name
 
 
-def chain(*transforms: GradientTransformation) -> GradientTransformation:
-    """Apply ``transforms`` in sequence; the state is the tuple of their states.
+def chain(*transforms: GradientTransformation) -> GradientTransformationExtraArgs:
+    """Apply ``transforms`` in sequence; the state is the tuple of their states. Extra
+    keyword arguments of ``update`` (optax's extra args, e.g. ``value=`` for
+    ``scale_by_polyak``) go to the transformations that take them
+    (:class:`GradientTransformationExtraArgs`), as optax's.
 
     >>> import numpy as np
     >>> tx = chain(clip_by_global_norm(1.0), scale(-0.5))
@@ -488,18 +509,39 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
     def init(params: Any) -> tuple:
         return tuple(t.init(params) for t in transforms)
 
-    def update(updates: Any, state: tuple, params: Any = None) -> tuple[Any, tuple]:
+    def update(updates: Any, state: tuple, params: Any = None,
+               **extra_args: Any) -> tuple[Any, tuple]:
         if len(state) != len(transforms):
             raise ValueError(
                 f"chain: state has {len(state)} entries for {len(transforms)} transformations"
             )
         new_state = []
         for t, s in zip(transforms, state):
-            updates, s = t.update(updates, s, params)
+            if extra_args and isinstance(t, GradientTransformationExtraArgs):
+                updates, s = t.update(updates, s, params, **extra_args)
+            else:  # optax's with_extra_args_support: the others ignore them
+                updates, s = t.update(updates, s, params)
             new_state.append(s)
         return updates, tuple(new_state)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
+
+
+def with_extra_args_support(tx: GradientTransformation) -> GradientTransformationExtraArgs:
+    """``tx`` with an ``update`` that accepts (and ignores) extra keyword arguments (optax's).
+
+    >>> import numpy as np
+    >>> tx = with_extra_args_support(scale(2.0))
+    >>> tx.update(np.ones(1), tx.init(None), value=3.0)[0]
+    array([2.])
+    """
+    if isinstance(tx, GradientTransformationExtraArgs):
+        return tx
+
+    def update(updates: Any, state: Any, params: Any = None, **extra_args: Any) -> Any:
+        return tx.update(updates, state, params)
+
+    return GradientTransformationExtraArgs(tx.init, update)
 
 
 def apply_updates(params: Any, updates: Any) -> Any:

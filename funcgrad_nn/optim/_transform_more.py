@@ -32,6 +32,7 @@ from funcgrad_nn.optim._transform import (
     NO_PARAMS_MSG,
     EmptyState,
     GradientTransformation,
+    GradientTransformationExtraArgs,
     ScalarOrSchedule,
     ScaleByAdamState,
     _as_dtype,
@@ -48,6 +49,7 @@ from funcgrad_nn.optim._transform import (
     scale,
     scale_by_adam,
     scale_by_learning_rate,
+    sgd,
     trace,
 )
 
@@ -125,6 +127,8 @@ __all__ = [
     "scale_gradient",
     "per_example_global_norm_clip",
     "per_example_layer_norm_clip",
+    "scale_by_polyak",
+    "polyak_sgd",
 ]
 
 class ScaleByBeliefState(NamedTuple):
@@ -1366,3 +1370,61 @@ def per_example_layer_norm_clip(grads: Any, global_l2_norm_clip: float,
         share = (1.0 / len(leaves)) if uniform else int(np.prod(g.shape[1:])) / total
         out.append(per_example_global_norm_clip(g, global_l2_norm_clip * share ** 0.5))
     return treedef.unflatten([o[0] for o in out]), treedef.unflatten([o[1] for o in out])
+
+
+def scale_by_polyak(f_min: float = 0.0, max_learning_rate: float = 1.0, eps: float = 0.0,
+                    variant: str = "sps") -> GradientTransformationExtraArgs:
+    """The Polyak step size (optax's ``scale_by_polyak``): scale the updates by
+    ``min((value - f_min) / (|g|^2 + eps), max_learning_rate)`` (0 when ``|g|^2 + eps`` is
+    below float64's eps), with the loss ``value`` given to ``update`` as a keyword;
+    ``variant="sps+"`` clips a negative gap to 0.
+
+    >>> import numpy as np
+    >>> tx = scale_by_polyak()
+    >>> tx.update(np.array([1.0, 1.0]), tx.init(np.zeros(2)), value=1.0)[0]
+    array([0.5, 0.5])
+    """
+    if variant not in ("sps", "sps+"):
+        raise ValueError(f"Invalid argument value for Polyak SGD: {variant=}")
+
+    def update(updates: Any, state: Any, params: Any = None, *, value: Any,
+               **extra_args: Any) -> tuple[Any, Any]:
+        leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
+        sq = None
+        for x in leaves:
+            s = fnp.sum(_abs_sq(x))
+            sq = s if sq is None else fnp.add(sq, s)
+        if sq is None:
+            sq = fnp.zeros(())
+        # the gap joins the gradients' device (a Python loss value would land on the default)
+        if isinstance(value, int | float | np.generic):
+            gap = fnp.full_like(sq, float(value) - f_min)
+        else:
+            gap = _as_dtype(fnp.subtract(value, f_min), sq)
+        if variant == "sps+":
+            gap = fnp.maximum(gap, fnp.zeros_like(gap))
+        # fnp functions, not operators: on 0-d NumPy arrays those give host scalars
+        denom = fnp.add(sq, eps)
+        tiny = fnp.less_equal(denom, np.finfo(float).eps)
+        step = fnp.where(tiny, fnp.zeros_like(sq), fnp.minimum(
+            fnp.divide(gap, fnp.where(tiny, fnp.ones_like(denom), denom)),
+            max_learning_rate))
+        return _tmap(lambda u: u * _as_dtype(step, u), updates), state
+
+    return GradientTransformationExtraArgs(init_empty_state, update)
+
+
+def polyak_sgd(max_learning_rate: float = 1.0, scaling: ScalarOrSchedule = 1.0,
+               f_min: float = 0.0, eps: float = 0.0,
+               variant: str = "sps") -> GradientTransformationExtraArgs:
+    """SGD with the Polyak step size (optax's ``polyak_sgd``): ``update(grads, state,
+    params, value=loss)``.
+
+    >>> import numpy as np
+    >>> tx = polyak_sgd()
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)), value=2.0)[0]
+    array([-1.])
+    """
+    return chain(sgd(learning_rate=scaling),
+                 scale_by_polyak(max_learning_rate=max_learning_rate, f_min=f_min, eps=eps,
+                                 variant=variant))

@@ -353,3 +353,24 @@ def test_per_example_clips_scale_gradient_and_safe_increment_as_optax():
     assert int(host(funcgrad.jit(optim.safe_increment)(dev(np.array(4, np.int32))))) == 5
     with pytest.raises(ValueError, match="Cannot safely increment count with dtype bool"):
         optim.safe_increment(np.array(True))
+
+
+def test_extra_args_reach_polyak_under_jit_as_optax():
+    # chain forwards update's keyword arguments to GradientTransformationExtraArgs only
+    tx = optim.chain(optim.clip_by_global_norm(1.0), optim.polyak_sgd(max_learning_rate=5.0))
+    assert isinstance(tx, optim.GradientTransformationExtraArgs)
+    p = {"w": dev(np.array([3.0, 4.0]))}
+
+    @funcgrad.jit
+    def step(p, s):
+        loss, g = funcgrad.value_and_grad(lambda q: 0.5 * fnp.sum(q["w"] ** 2))(p)
+        u, s = tx.update(g, s, p, value=loss)
+        return optim.apply_updates(p, u), s
+
+    p1, _ = step(p, tx.init(p))
+    # clipped g = w / 5 (norm 1); Polyak step = min(12.5 / 1, 5) = 5: w - w = 0
+    assert_allclose(host(p1["w"]), np.zeros(2), atol=1e-12)
+    with pytest.raises(TypeError, match="value"):
+        optim.scale_by_polyak().update(p, optim.EmptyState(), p)
+    with pytest.raises(ValueError, match="Invalid argument value for Polyak SGD"):
+        optim.polyak_sgd(variant="sps++")
