@@ -78,7 +78,9 @@ def _pencil_shifts(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray | None:
         better = q > quality
         best = numpy.where(better, sigma, best)
         quality = numpy.where(better, q, quality)
-    return best
+    # a - sigma b singular for every shift: a singular pencil (det(a - w b) = 0 for all w),
+    # whose eigenvalues are not defined; NaN marks such a matrix
+    return numpy.where(quality <= n * eps, numpy.nan, best)
 
 
 def _infinite(mu: numpy.ndarray, m: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
@@ -108,7 +110,9 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
     normalisation). The generalized problem is solved as ``eig(solve(b, a))``; where ``b`` is
     singular (concrete values: not under ``jit``/``vmap``), through the spectral
     transformation ``(a - sigma b)^-1 b``, whose zero eigenvalues are the pencil's infinite
-    ones (``inf``, their eigenvectors ``b``'s null vectors, as SciPy's). The eigenvalue order
+    ones (``inf``, their eigenvectors ``b``'s null vectors, as SciPy's); a singular pencil
+    (``det(a - w b) = 0`` for every ``w``) gives NaN (SciPy: NaN for its degenerate
+    eigenvalues, LAPACK's values for the rest). The eigenvalue order
     may differ from SciPy's (LAPACK's ``ggev``); ``homogeneous_eigvals`` gives ``(w, 1)`` for
     a finite eigenvalue and ``(1, 0)`` for an infinite one (``ggev``'s ``alpha, beta`` have
     the same ratios, scaled otherwise). Differentiable as :func:`funcgrad.numpy.linalg.eig`.
@@ -143,19 +147,29 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
             c = b
             w, vr = fnp.linalg.eig(fnp.linalg.solve(b, a))
         else:
-            # a x = w b x  <=>  (a - sigma b)^-1 b x = mu x with w = sigma + 1 / mu
+            # a x = w b x  <=>  (a - sigma b)^-1 b x = mu x with w = sigma + 1 / mu. A NaN
+            # sigma marks a singular pencil: its eigenvalues are SciPy's value where ggev's
+            # alpha = beta = 0, NaN (nan+0j for a real pencil)
+            singular = numpy.isnan(sigma)
+            sigma = numpy.where(singular, 1.0, sigma)
             c = a - const_like(a, sigma[..., None, None].astype(get_aval(a).dtype)) * b
             m = fnp.linalg.solve(c, b)
             mu, vr = fnp.linalg.eig(m)
-            infinite = const_like(mu, _infinite(_concrete(mu), _concrete(m), host_b))
-            mu_finite = fnp.where(infinite, 1, mu)
+            degenerate = const_like(mu, singular[..., None] & numpy.ones(get_aval(mu).shape,
+                                                                          bool))
+            infinite = const_like(mu, _infinite(_concrete(mu), _concrete(m), host_b)
+                                  & ~singular[..., None])
+            mu_finite = fnp.where(infinite | degenerate, 1, mu)
             shift = const_like(mu, sigma[..., None].astype(get_aval(mu).dtype))
             w = fnp.where(infinite, numpy.inf, shift + 1 / mu_finite)
+            nan = complex(numpy.nan, numpy.nan if host_a.dtype.kind == "c" else 0.0)
+            w = fnp.where(degenerate, nan, w)
     out: list[Any] = [w]
     if homogeneous_eigvals:
-        alpha = w if infinite is None else fnp.where(infinite, 1, w)
-        beta = fnp.ones_like(w) if infinite is None else fnp.where(infinite, 0, 1).astype(
-            get_aval(w).dtype)
+        alpha = w if infinite is None else fnp.where(
+            infinite, 1, fnp.where(degenerate, 0, w))
+        beta = fnp.ones_like(w) if infinite is None else fnp.where(
+            infinite | degenerate, 0, 1).astype(get_aval(w).dtype)
         out = [fnp.stack([alpha, beta], axis=-2)]
     if left:
         vl_h = fnp.linalg.inv(vr)

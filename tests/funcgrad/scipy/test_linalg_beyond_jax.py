@@ -86,6 +86,12 @@ def test_eig_of_a_pencil_with_singular_b_has_scipys_infinite_eigenvalues() -> No
     # b = 0 and a Jordan block at infinity: every eigenvalue infinite (SciPy: [inf, inf])
     for b in (np.zeros((2, 2)), np.array([[0.0, 1.0], [0.0, 0.0]])):
         assert np.isinf(host(fsl.eigvals(dev(np.eye(2)), dev(b)))).all()
+    # a singular pencil (a = b = 0): SciPy's NaN (alpha = beta = 0), not inf
+    w = host(fsl.eigvals(dev(np.zeros((2, 2))), dev(np.zeros((2, 2)))))
+    assert np.isnan(w.real).all() and not w.imag.any()
+    ab = host(fsl.eig(dev(np.zeros((2, 2))), dev(np.zeros((2, 2))), right=False,
+                      homogeneous_eigvals=True))
+    assert not ab.any()
     # the finite eigenvalue differentiates: w = (a00 a11 - a01 a10) / a11 for b = diag(1, 0)
     g = funcgrad.grad(lambda m: fsl.eigvals(m, dev(np.diag([1.0, 0.0])))[
         int(order[0])].real)(dev(np.array([[1.0, 2.0], [3.0, 4.0]])))
