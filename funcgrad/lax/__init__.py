@@ -113,11 +113,19 @@ from funcgrad.lax._elementwise import (
     tanh,
 )
 from funcgrad.lax._fft import FftType, fft
-from funcgrad.lax._program import composite, platform_dependent, with_sharding_constraint
+from funcgrad.lax._program import (
+    Token,
+    after_all,
+    composite,
+    create_token,
+    platform_dependent,
+    with_sharding_constraint,
+)
 from funcgrad.lax._reductions import (
     DotDimensionNumbers,
     Precision,
     PrecisionLike,
+    RaggedDotDimensionNumbers,
     approx_max_k,
     approx_min_k,
     argmax,
@@ -133,6 +141,7 @@ from funcgrad.lax._reductions import (
     dot_general,
     dtype,
     ragged_dot,
+    ragged_dot_general,
     reduce,
     reduce_and,
     reduce_max,
@@ -274,6 +283,7 @@ __all__ = [
     "bessel_i1e", "linalg", "dtype", "DotDimensionNumbers", "PrecisionLike",
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
     "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
-    "mulhi", "ragged_dot", "with_sharding_constraint", "platform_dependent", "composite",
+    "mulhi", "ragged_dot", "ragged_dot_general", "RaggedDotDimensionNumbers",
+    "Token", "create_token", "after_all", "with_sharding_constraint", "platform_dependent", "composite",
     "RandomAlgorithm", "rng_bit_generator",
 ]

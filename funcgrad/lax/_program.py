@@ -1,6 +1,8 @@
 """``jax.lax``'s program-structure helpers that single-device NumPy/CuPy execution reduces to
 plain calls: ``with_sharding_constraint`` (the identity), ``platform_dependent`` (the branch
-of the default device's platform) and ``composite`` (the decomposition itself)."""
+of the default device's platform), ``composite`` (the decomposition itself) and the ordering
+tokens ``create_token``/``after_all`` (funcgrad runs a program's operations in order, so a
+token carries nothing)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,60 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from funcgrad import tree_util
 from funcgrad.backend import get_default_device, platform_name
 
-__all__ = ["with_sharding_constraint", "platform_dependent", "composite"]
+__all__ = ["with_sharding_constraint", "platform_dependent", "composite", "Token",
+           "create_token", "after_all"]
+
+
+class Token:
+    """An ordering token, as ``jax.lax``'s (``create_token``, ``after_all``). A pytree with no
+    leaves, so it passes through ``jit``, ``vmap`` and ``scan`` and comes back a token: the
+    order it would impose is already the order funcgrad runs operations in.
+
+    Example:
+        >>> import funcgrad
+        >>> from funcgrad import lax
+        >>> isinstance(funcgrad.jit(lambda t: t)(lax.create_token()), lax.Token)
+        True
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Token()"
+
+
+tree_util.register_pytree_node(Token, lambda t: ((), None), lambda aux, children: Token())
+
+
+def create_token(_: Any = None) -> Token:
+    """A new ordering token, as ``jax.lax.create_token`` (its argument is ignored, as
+    JAX's).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.create_token()
+        Token()
+    """
+    return Token()
+
+
+def after_all(*operands: Token) -> Token:
+    """A token ordered after all of ``operands`` (tokens), as ``jax.lax.after_all``;
+    anything else is a ``TypeError``, as in JAX.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> t = lax.create_token()
+        >>> lax.after_all(t, t)
+        Token()
+    """
+    for x in operands:
+        if not isinstance(x, Token):
+            raise TypeError(f"Arguments to after_all must be tokens, got {type(x).__name__}")
+    return Token()
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:

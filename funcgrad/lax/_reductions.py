@@ -12,7 +12,7 @@ import enum
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy
 
@@ -795,6 +795,131 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
     out = fnp.sum(fnp.where(member.T[:, :, None], per_group, fnp.zeros((), per_group.dtype)),
                   axis=0)
     return _keep_int_dtype(out, aval_of("ragged_dot", per_group))
+
+
+class RaggedDotDimensionNumbers(NamedTuple):
+    """``jax.lax.RaggedDotDimensionNumbers``: the dimensions of :func:`ragged_dot_general`.
+
+    ``dot_dimension_numbers`` are :func:`dot_general`'s ``((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch))``; ``lhs_ragged_dimensions`` names the one lhs dimension split
+    into groups; ``rhs_group_dimensions`` the rhs dimension indexing the groups (given only
+    when the ragged dimension is a free one).
+
+    Example:
+        >>> from funcgrad import lax
+        >>> lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0]).lhs_ragged_dimensions
+        [0]
+    """
+
+    dot_dimension_numbers: Any
+    lhs_ragged_dimensions: Sequence[int]
+    rhs_group_dimensions: Sequence[int]
+
+
+def _group_mask(name: str, group_sizes: Array, size: int) -> Array:
+    """``(*batch, g, size)`` booleans: row ``r`` lies in group ``i`` (consecutive groups;
+    rows past the last group are in none)."""
+    gs = fnp.asarray(group_sizes)
+    ends = fnp.cumsum(gs, axis=-1)
+    starts = ends - gs
+    r = fnp.arange(size)
+    return (starts[..., None] <= r) & (r < ends[..., None])
+
+
+@with_out_sharding
+def ragged_dot_general(lhs: Array, rhs: Array, group_sizes: Array,
+                       ragged_dot_dimension_numbers: RaggedDotDimensionNumbers,
+                       precision: Any = None, preferred_element_type: Any = None,
+                       group_offset: Array | None = None) -> Array:
+    """``jax.lax.ragged_dot_general``: :func:`dot_general` with one lhs dimension split into
+    consecutive groups of ``group_sizes`` (``(g,)``, or ``(*batch, g)`` per leading batch
+    index). As JAX's, by the kind of the ragged dimension:
+
+    * free (non-contracting): group ``i``'s rows meet ``rhs``'s slice ``i`` along
+      ``rhs_group_dimensions``; the result is ``dot_general``'s without that dimension (rows
+      past ``sum(group_sizes)`` are zeros). :func:`ragged_dot` is this with ``(m, k)`` and
+      ``(g, k, n)`` operands.
+    * contracting: each group contracts only its own rows; the result gains a leading axis
+      of the ``g`` groups.
+    * batch: the same as ``dot_general``.
+
+    Example:
+        >>> from funcgrad import lax
+        >>> dn = lax.RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
+        >>> lax.ragged_dot_general(numpy.ones((1, 3)), numpy.ones((3, 2)),
+        ...                        numpy.array([1, 2], numpy.int32), dn).tolist()
+        [[[1.0, 1.0]], [[2.0, 2.0]]]
+    """
+    name = "ragged_dot_general"
+    _check_precision(name, precision)
+    if group_offset is not None:
+        raise ValueError(f"lax.{name}: group_offset is not supported (JAX's implementation "
+                         "refuses it too)")
+    try:
+        (lc, rc), (lb, rb) = ragged_dot_dimension_numbers.dot_dimension_numbers
+        ragged = [int(d) for d in ragged_dot_dimension_numbers.lhs_ragged_dimensions]
+        group = [int(d) for d in ragged_dot_dimension_numbers.rhs_group_dimensions]
+    except (AttributeError, TypeError, ValueError):
+        raise TypeError(f"lax.{name}: ragged_dot_dimension_numbers must be a "
+                        "RaggedDotDimensionNumbers, got "
+                        f"{ragged_dot_dimension_numbers!r}") from None
+    lc, rc, lb, rb = (tuple(int(d) for d in x) for x in (lc, rc, lb, rb))
+    la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
+    ga = aval_of(name, group_sizes, "group_sizes")
+    if len(ragged) != 1 or not 0 <= ragged[0] < la.ndim:
+        raise ValueError(f"lax.{name}: lhs_ragged_dimensions must name one dimension of lhs "
+                         f"{la.shape}, got {ragged}")
+    rd = ragged[0]
+    if ga.dtype.kind not in "iu" or ga.ndim < 1:
+        raise TypeError(f"lax.{name}: group_sizes must be integers of shape (g,) or "
+                        f"(*batch, g), got {ga.str_short()}")
+    n_batch = ga.ndim - 1
+    if n_batch > len(lb) or ga.shape[:-1] != tuple(la.shape[d] for d in lb[:n_batch]):
+        raise TypeError(f"lax.{name}: group_sizes {ga.str_short()} has leading dimensions "
+                        f"that are not lhs's leading batch dimensions {lb}")
+    g = ga.shape[-1]
+    dn = ((lc, rc), (lb, rb))
+    if rd in lb:
+        if group:
+            raise ValueError(f"lax.{name}: rhs_group_dimensions must be empty when the ragged "
+                             "dimension is a batch dimension")
+        return dot_general(lhs, rhs, dn, precision, preferred_element_type)
+    if rd in lc:
+        if group:
+            raise ValueError(f"lax.{name}: rhs_group_dimensions must be empty when the ragged "
+                             "dimension is a contracting dimension")
+        # each group its own batch entry: lhs masked to the group's rows, rhs repeated
+        mask = fnp.moveaxis(_group_mask(name, group_sizes, la.shape[rd]), -2, 0)
+        placed = [*lb[:n_batch], rd]  # lhs positions of mask's axes after g
+        order = sorted(range(len(placed)), key=lambda i: placed[i])
+        mask = _sh.transpose(mask, (0, *(1 + i for i in order)))
+        used = set(placed)
+        mask = _sh.reshape(mask, (g, *(la.shape[d] if d in used else 1
+                                       for d in range(la.ndim))))
+        lhs_g = fnp.where(mask, _sh.expand_dims(lhs, (0,)), fnp.zeros((), la.dtype))
+        rhs_g = _sh.broadcast_in_dim(rhs, (g, *ra.shape), tuple(range(1, ra.ndim + 1)))
+        sh = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+        return dot_general(lhs_g, rhs_g, ((sh(lc), sh(rc)), ((0, *sh(lb)), (0, *sh(rb)))),
+                           precision, preferred_element_type)
+    # a free ragged dimension: every group's product, each row kept for its own group
+    if len(group) != 1 or not 0 <= group[0] < ra.ndim or group[0] in rc + rb:
+        raise ValueError(f"lax.{name}: a free ragged dimension needs one rhs_group_dimensions "
+                         f"entry naming a free dimension of rhs {ra.shape}, got {group}")
+    gd = group[0]
+    if ra.shape[gd] != g:
+        raise TypeError(f"lax.{name}: group_sizes has {g} groups, rhs dimension {gd} has "
+                        f"{ra.shape[gd]}")
+    full = dot_general(lhs, rhs, dn, precision, preferred_element_type)
+    lfree = [d for d in range(la.ndim) if d not in lc + lb]
+    rfree = [d for d in range(ra.ndim) if d not in rc + rb]
+    pos_r = len(lb) + lfree.index(rd)
+    pos_g = len(lb) + len(lfree) + rfree.index(gd)
+    moved = fnp.moveaxis(full, (pos_g, pos_r), (-2, -1))  # (..., g, rows)
+    mask = _group_mask(name, group_sizes, la.shape[rd])
+    mask = _sh.reshape(mask, (*ga.shape[:-1], *(1,) * (moved.ndim - 2 - n_batch),
+                              g, la.shape[rd]))
+    out = fnp.sum(fnp.where(mask, moved, fnp.zeros((), moved.dtype)), axis=-2)
+    return _keep_int_dtype(fnp.moveaxis(out, -1, pos_r), aval_of(name, full))
 
 
 def batch_matmul(lhs: Array, rhs: Array, precision: Any = None) -> Array:

@@ -85,3 +85,54 @@ def test_program_helpers() -> None:
     scale = lax.composite(lambda x, *, k: x * k, name="my.scale")
     assert scale(2.0, k=3.0) == 6.0
     assert float(funcgrad.grad(lambda x: scale(x, k=3.0))(1.0)) == 3.0
+
+
+def _f32(n, shape):
+    return dev((np.arange(n, dtype=np.float32).reshape(shape) % 7) - 3)
+
+
+def test_ragged_dot_general_modes_as_jax() -> None:
+    # JAX 0.10.2 values: free (non-contracting) ragged dimension, contracting (a leading group
+    # axis), per-batch group sizes, batch (= dot_general); grads of the free mode
+    RD = lax.RaggedDotDimensionNumbers
+    gs = dev(np.array([2, 3, 1], np.int32))
+    got = lax.ragged_dot_general(_f32(12, (2, 6)), _f32(12, (6, 2)), gs,
+                                 RD((([1], [0]), ([], [])), [1], []))
+    assert_allclose(got, np.array([[[11.0, 6.0], [-6.0, -6.0]], [[-3.0, -3.0], [-5.0, -1.0]],
+                                   [[0.0, 2.0], [0.0, 1.0]]], np.float32))
+    got = lax.ragged_dot_general(_f32(24, (2, 6, 2)), _f32(48, (2, 3, 2, 4)),
+                                 dev(np.array([[2, 3, 1], [1, 1, 1]], np.int32)),
+                                 RD((([2], [2]), ([0], [0])), [1], [1]))
+    assert got.shape == (2, 6, 4)
+    assert_allclose(host(got)[:, 3:], np.array(
+        [[[-12.0, -12.0, 9.0, 9.0], [2.0, -1.0, 3.0, 0.0], [3.0, -3.0, -2.0, -1.0]],
+         np.zeros((3, 4))], np.float32))
+    a, b = _f32(24, (6, 2, 2)), _f32(24, (6, 2, 2))
+    dn = (([2], [1]), ([0], [0]))
+    assert_allclose(lax.ragged_dot_general(a, b, dev(np.array([2, 3, 0], np.int32)),
+                                           RD(dn, [0], [])), host(lax.dot_general(a, b, dn)))
+    free = RD((([0], [1]), ([], [])), [1], [0])
+    same = lax.ragged_dot_general(_f32(12, (6, 2)).T, _f32(12, (3, 2, 2)), gs, free)
+    assert_allclose(same, host(lax.ragged_dot(_f32(12, (6, 2)), _f32(12, (3, 2, 2)), gs)))
+    ga, gb = funcgrad.grad(lambda x, y: (lax.ragged_dot_general(x, y, gs, free) ** 2).sum(),
+                           argnums=(0, 1))(_f32(12, (2, 6)), _f32(12, (3, 2, 2)))
+    assert_allclose(ga, np.array([[-60.0, -70, 2, 6, 10, 18], [-12, -18, -66, -36, -6, -2]],
+                                 np.float32))
+    assert_allclose(gb, np.array([[[-72.0, -52], [-18, 12]], [[16, -4], [34, -22]],
+                                  [[-16, -4], [-8, -2]]], np.float32))
+    with pytest.raises(ValueError, match="one rhs_group_dimensions"):
+        lax.ragged_dot_general(_f32(12, (6, 2)), _f32(12, (3, 2, 2)), gs,
+                               RD((([1], [1]), ([], [])), [0], []))
+
+
+def test_tokens_pass_through_transforms() -> None:
+    # jax.lax.create_token/after_all: tokens in, a token out, through jit and scan; anything
+    # else is a TypeError (JAX 0.10.2: "Arguments to after_all must be tokens")
+    t = lax.create_token()
+    assert isinstance(lax.after_all(t, t), lax.Token) and isinstance(lax.after_all(), lax.Token)
+    tok, y = funcgrad.jit(lambda x: (lax.after_all(lax.create_token(x)), x * 2))(dev(1.0))
+    assert isinstance(tok, lax.Token) and float(host(y)) == 2.0
+    carry, _ = lax.scan(lambda c, x: (lax.after_all(c), x), t, dev(np.ones(2)))
+    assert isinstance(carry, lax.Token)
+    with pytest.raises(TypeError, match="Arguments to after_all must be tokens"):
+        lax.after_all(t, 1.0)
