@@ -25,6 +25,7 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
+    _call_update,
     _cast,
     _dtype,
     _increment,
@@ -132,8 +133,8 @@ class MultiSteps:
         acc = _tmap(lambda p: fnp.zeros_like(p, dtype=self._accumulator_dtype), params)
         return MultiStepsState(count, count, self._opt.init(params), acc, skip_state)
 
-    def update(self, updates: Any, state: MultiStepsState,
-               params: Any = None) -> tuple[Any, MultiStepsState]:
+    def update(self, updates: Any, state: MultiStepsState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, MultiStepsState]:
         """Accumulate ``updates``; every k-th call, the inner optimizer's update of the
         mean (zeros otherwise)."""
         k_steps = self._every_k_schedule(state.gradient_step)
@@ -145,8 +146,9 @@ class MultiSteps:
                 f"{tuple(should_skip.shape)}")
         acc = _tmap(lambda g, a: self._acc_update(g, a, state.mini_step), updates,
                     state.acc_grads)
-        inner_updates, inner_state = self._opt.update(
-            _tmap(lambda a, g: a.astype(g.dtype), acc, updates), state.inner_opt_state, params)
+        inner_updates, inner_state = _call_update(
+            self._opt, _tmap(lambda a, g: a.astype(g.dtype), acc, updates),
+            state.inner_opt_state, params, extra_args)
         emit = fnp.logical_and(state.mini_step == k_steps - 1, fnp.logical_not(should_skip))
 
         def pick(new: Any, old: Any) -> Any:

@@ -25,7 +25,13 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.backend import is_array
-from funcgrad_nn.optim._transform import GradientTransformation, _increment, _zero_count
+from funcgrad_nn.optim._transform import (
+    GradientTransformation,
+    GradientTransformationExtraArgs,
+    _call_update,
+    _increment,
+    _zero_count,
+)
 
 __all__ = ["inject_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
            "WrappedScheduleState"]
@@ -130,8 +136,8 @@ def inject_hyperparams(
             return InjectStatefulHyperparamsState(
                 count, hparams, states, inner_factory(**other, **hparams).init(params))
 
-        def update(updates: Any, state: InjectStatefulHyperparamsState,
-                   params: Any = None) -> tuple[Any, InjectStatefulHyperparamsState]:
+        def update(updates: Any, state: InjectStatefulHyperparamsState, params: Any = None,
+                   **extra_args: Any) -> tuple[Any, InjectStatefulHyperparamsState]:
             like = params if params is not None else updates
             dtype = dtype_for(like)
             hparams = {k: _convert_floats(v, dtype, like) for k, v in state.hyperparams.items()}
@@ -140,11 +146,11 @@ def inject_hyperparams(
                             for k, f in scheduled.items()})
             states = {k: WrappedScheduleState(_increment(state.hyperparams_states[k].count))
                       for k in scheduled}
-            updates, inner_state = inner_factory(**other, **hparams).update(
-                updates, state.inner_state, params)
+            updates, inner_state = _call_update(inner_factory(**other, **hparams), updates,
+                                                state.inner_state, params, extra_args)
             return updates, InjectStatefulHyperparamsState(_increment(state.count), hparams, states,
                                                            inner_state)
 
-        return GradientTransformation(init, update)
+        return GradientTransformationExtraArgs(init, update)
 
     return wrapped

@@ -276,6 +276,15 @@ def _bias_corrected(moment: Any, decay: Any, count: Any) -> Any:
     return _tmap(lambda t: t / _as_dtype(correction, t), moment)
 
 
+def _call_update(tx: GradientTransformation, updates: Any, state: Any, params: Any,
+                 extra_args: dict[str, Any]) -> tuple[Any, Any]:
+    """``tx.update``, given the extra keyword arguments when it takes them (optax wraps the
+    others in ``with_extra_args_support``, which drops them)."""
+    if extra_args and isinstance(tx, GradientTransformationExtraArgs):
+        return tx.update(updates, state, params, **extra_args)
+    return tx.update(updates, state, params)
+
+
 def identity() -> GradientTransformation:
     """The transformation that leaves updates unchanged.
 
@@ -367,7 +376,7 @@ def apply_if_finite(inner: GradientTransformation,
                                   inner.init(params))
 
     def update(updates: Any, state: ApplyIfFiniteState,
-               params: Any = None) -> tuple[Any, Any]:
+               params: Any = None, **extra_args: Any) -> tuple[Any, Any]:
         leaves = [x for x in tree_util.tree_leaves(updates) if x is not None]
         finite = fnp.ones_like(state.last_finite)
         for x in leaves:
@@ -375,7 +384,8 @@ def apply_if_finite(inner: GradientTransformation,
         count = fnp.where(finite, fnp.zeros_like(state.notfinite_count),
                           _increment(state.notfinite_count))
         step = fnp.logical_or(finite, count > max_consecutive_errors)
-        new_updates, new_inner = inner.update(updates, state.inner_state, params)
+        new_updates, new_inner = _call_update(inner, updates, state.inner_state, params,
+                                              extra_args)
         out = _tmap(lambda u: fnp.where(step, u, fnp.zeros_like(u)), new_updates)
         inner_state = tree_util.tree_map(
             lambda n, o: fnp.where(step, n, o).astype(fnp.asarray(o).dtype), new_inner,
@@ -383,7 +393,7 @@ def apply_if_finite(inner: GradientTransformation,
         total = fnp.where(finite, state.total_notfinite, _increment(state.total_notfinite))
         return out, ApplyIfFiniteState(count, finite, total, inner_state)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 def incremental_update(new_tensors: Any, old_tensors: Any, step_size: Any) -> Any:
@@ -438,16 +448,17 @@ def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
         m = mask(params) if callable(mask) else mask
         return MaskedState(inner.init(_mask_tree(params, m)))
 
-    def update(updates: Any, state: MaskedState, params: Any = None) -> tuple[Any, Any]:
+    def update(updates: Any, state: MaskedState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, Any]:
         m = mask(updates) if callable(mask) else mask
-        new, inner_state = inner.update(
-            _mask_tree(updates, m), state.inner_state,
-            None if params is None else _mask_tree(params, m))
+        new, inner_state = _call_update(
+            inner, _mask_tree(updates, m), state.inner_state,
+            None if params is None else _mask_tree(params, m), extra_args)
         out = tree_util.tree_map(lambda u, n: u if n is None else n, updates, new,
                                  is_leaf=lambda x: x is None)
         return out, MaskedState(inner_state)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 def partition(transforms: dict[Any, GradientTransformation],
@@ -480,15 +491,17 @@ def partition(transforms: dict[Any, GradientTransformation],
         return PartitionState({k: masked(tx, ms[k]).init(params)
                                for k, tx in transforms.items()})
 
-    def update(updates: Any, state: PartitionState, params: Any = None) -> tuple[Any, Any]:
+    def update(updates: Any, state: PartitionState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, Any]:
         labels = param_labels(updates) if callable(param_labels) else param_labels
         ms = masks(labels)
         new = {}
         for k, tx in transforms.items():
-            updates, new[k] = masked(tx, ms[k]).update(updates, state.inner_states[k], params)
+            updates, new[k] = masked(tx, ms[k]).update(updates, state.inner_states[k], params,
+                                                       **extra_args)
         return updates, PartitionState(new)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 multi_transform = partition  # optax's former name
@@ -517,10 +530,7 @@ def chain(*transforms: GradientTransformation) -> GradientTransformationExtraArg
             )
         new_state = []
         for t, s in zip(transforms, state):
-            if extra_args and isinstance(t, GradientTransformationExtraArgs):
-                updates, s = t.update(updates, s, params, **extra_args)
-            else:  # optax's with_extra_args_support: the others ignore them
-                updates, s = t.update(updates, s, params)
+            updates, s = _call_update(t, updates, s, params, extra_args)
             new_state.append(s)
         return updates, tuple(new_state)
 

@@ -37,6 +37,7 @@ from funcgrad_nn.optim._transform import (
     ScaleByAdamState,
     _as_dtype,
     _bias_corrected,
+    _call_update,
     _cast,
     _dtype,
     _increment,
@@ -1039,15 +1040,17 @@ class ConditionallyMaskState(NamedTuple):
 
 def _conditionally(inner: GradientTransformation, should_transform_fn: Callable[[Any], Any],
                    rejected: Callable[[Any], Any]) -> Callable[..., tuple[Any, Any, Any]]:
-    def update(updates: Any, state: Any, params: Any) -> tuple[Any, Any, Any]:
+    def update(updates: Any, state: Any, params: Any,
+               extra_args: dict[str, Any]) -> tuple[Any, Any, Any]:
         cond = should_transform_fn(state.step)
         if not is_tracer(cond):  # a concrete condition: run only the chosen branch
             if bool(cond):
-                new, inner_state = inner.update(updates, state.inner_state, params)
+                new, inner_state = _call_update(inner, updates, state.inner_state, params,
+                                                extra_args)
                 return new, inner_state, _increment(state.step)
             return rejected(updates), state.inner_state, _increment(state.step)
         # traced (under jit): both branches, selected with where, as lax.cond's result
-        new, inner_state = inner.update(updates, state.inner_state, params)
+        new, inner_state = _call_update(inner, updates, state.inner_state, params, extra_args)
         out = _tmap(lambda n, r: fnp.where(cond, n, r), new, rejected(updates))
         inner_state = tree_util.tree_map(
             lambda n, o: fnp.where(cond, n, o).astype(fnp.asarray(o).dtype), inner_state,
@@ -1057,8 +1060,9 @@ def _conditionally(inner: GradientTransformation, should_transform_fn: Callable[
     return update
 
 
-def conditionally_transform(inner: GradientTransformation,
-                            should_transform_fn: Callable[[Any], Any]) -> GradientTransformation:
+def conditionally_transform(
+        inner: GradientTransformation,
+        should_transform_fn: Callable[[Any], Any]) -> GradientTransformationExtraArgs:
     """Apply ``inner`` at the steps where ``should_transform_fn(step)`` is True, else pass
     the updates through unchanged with ``inner``'s state kept (optax's
     ``conditionally_transform``; steps count calls from 0).
@@ -1075,15 +1079,17 @@ def conditionally_transform(inner: GradientTransformation,
     def init(params: Any) -> ConditionallyTransformState:
         return ConditionallyTransformState(inner.init(params), _zero_count(params))
 
-    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
-        out, inner_state, step = step_fn(updates, state, params)
+    def update(updates: Any, state: Any, params: Any = None,
+               **extra_args: Any) -> tuple[Any, Any]:
+        out, inner_state, step = step_fn(updates, state, params, extra_args)
         return out, ConditionallyTransformState(inner_state, step)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
-def conditionally_mask(inner: GradientTransformation,
-                       should_transform_fn: Callable[[Any], Any]) -> GradientTransformation:
+def conditionally_mask(
+        inner: GradientTransformation,
+        should_transform_fn: Callable[[Any], Any]) -> GradientTransformationExtraArgs:
     """Apply ``inner`` at the steps where ``should_transform_fn(step)`` is True, else return
     zero updates with ``inner``'s state kept (optax's ``conditionally_mask``).
 
@@ -1099,11 +1105,12 @@ def conditionally_mask(inner: GradientTransformation,
     def init(params: Any) -> ConditionallyMaskState:
         return ConditionallyMaskState(_zero_count(params), inner.init(params))
 
-    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
-        out, inner_state, step = step_fn(updates, state, params)
+    def update(updates: Any, state: Any, params: Any = None,
+               **extra_args: Any) -> tuple[Any, Any]:
+        out, inner_state, step = step_fn(updates, state, params, extra_args)
         return out, ConditionallyMaskState(step, inner_state)
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 def _on_device_of(x: Any, like: Any) -> Any:
@@ -1258,7 +1265,7 @@ def safe_increment(count: Any) -> Any:
 safe_int32_increment = safe_increment  # optax's former name
 
 
-def flatten(inner: GradientTransformation) -> GradientTransformation:
+def flatten(inner: GradientTransformation) -> GradientTransformationExtraArgs:
     """Run ``inner`` on all leaves concatenated into one vector (optax's ``flatten``: fewer,
     larger operations; the state is ``inner``'s on the flat vector).
 
@@ -1275,9 +1282,10 @@ def flatten(inner: GradientTransformation) -> GradientTransformation:
     def init(params: Any) -> Any:
         return inner.init(_flat(params) if params is not None else params)
 
-    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+    def update(updates: Any, state: Any, params: Any = None,
+               **extra_args: Any) -> tuple[Any, Any]:
         flat_params = None if params is None else _flat(params)
-        out, state = inner.update(_flat(updates), state, flat_params)
+        out, state = _call_update(inner, _flat(updates), state, flat_params, extra_args)
         leaves, treedef = tree_util.tree_flatten(updates)
         pieces, start = [], 0
         for x in leaves:
@@ -1286,7 +1294,7 @@ def flatten(inner: GradientTransformation) -> GradientTransformation:
             start += size
         return treedef.unflatten(pieces), state
 
-    return GradientTransformation(init, update)
+    return GradientTransformationExtraArgs(init, update)
 
 
 def scale_gradient(inputs: Any, scale: float) -> Any:

@@ -374,3 +374,21 @@ def test_extra_args_reach_polyak_under_jit_as_optax():
         optim.scale_by_polyak().update(p, optim.EmptyState(), p)
     with pytest.raises(ValueError, match="Invalid argument value for Polyak SGD"):
         optim.polyak_sgd(variant="sps++")
+
+
+def test_extra_args_pass_through_the_wrappers_as_optax():
+    # masked, partition, inject_hyperparams, apply_if_finite, conditionally_*, flatten and
+    # MultiSteps forward update's keyword arguments to the inner transformation
+    p = {"w": dev(np.array([1.0, 1.0])), "b": dev(np.array([2.0]))}
+    g = {"w": dev(np.array([1.0, 1.0])), "b": dev(np.array([1.0]))}
+    polyak = optim.scale_by_polyak()  # value 1.5 / |g|^2 = 0.5 (|g|^2 = 3)
+    for tx in (optim.masked(polyak, {"w": True, "b": True}),
+               optim.partition({"x": polyak}, {"w": "x", "b": "x"}),
+               optim.inject_hyperparams(optim.scale_by_polyak)(),
+               optim.apply_if_finite(polyak, 2),
+               optim.conditionally_transform(polyak, lambda step: step >= 0),
+               optim.flatten(polyak),
+               optim.MultiSteps(polyak, 1).gradient_transformation()):
+        u, _ = tx.update(g, tx.init(p), p, value=1.5)
+        assert_allclose(host(u["w"]), np.array([0.5, 0.5]), err_msg=repr(tx))
+        assert_allclose(host(u["b"]), np.array([0.5]))
