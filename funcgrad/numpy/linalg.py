@@ -1023,9 +1023,9 @@ def matmul(x1: Any, x2: Any, /, *, precision: Any = None,
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
-              preferred_element_type: Any = None) -> Any:
-    """Tensor contraction (``funcgrad.numpy.tensordot``, with JAX's ``precision`` and
-    ``preferred_element_type``).
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """Tensor contraction (``funcgrad.numpy.tensordot``, with JAX's ``precision``,
+    ``preferred_element_type`` and ``out_sharding``).
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -1033,7 +1033,8 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
         (2, 4)
     """
     return _fl.tensordot(x1, x2, axes=axes, precision=precision,
-                         preferred_element_type=preferred_element_type)
+                         preferred_element_type=preferred_element_type,
+                         out_sharding=out_sharding)
 
 
 def matrix_transpose(x: Any, /) -> Any:

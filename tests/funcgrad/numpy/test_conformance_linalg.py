@@ -328,3 +328,14 @@ def test_matrix_rank_takes_jaxs_keywords() -> None:
     assert int(host(fnp.linalg.matrix_rank(dev(m), 1e-2))) == 1   # NumPy's positional tol
     with pytest.raises(TypeError, match="once"):
         fnp.linalg.matrix_rank(dev(m), M=dev(m))
+
+
+def test_linalg_tensordot_takes_jaxs_out_sharding() -> None:
+    # jax.numpy.linalg.tensordot(..., out_sharding=None): the keyword was refused
+    from funcgrad import sharding
+    from funcgrad.backend import get_default_device
+    named = sharding.NamedSharding(sharding.Mesh([get_default_device()], ("x",)),
+                                   sharding.PartitionSpec())
+    x, y = dev(np.ones((2, 3))), dev(np.ones((3, 4)))
+    for s in (None, named):
+        assert_allclose(fnp.linalg.tensordot(x, y, axes=1, out_sharding=s), np.full((2, 4), 3.0))
