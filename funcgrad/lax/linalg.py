@@ -297,8 +297,8 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
     return perm
 
 
-def lu(x: Array) -> tuple[Array, Array, Array]:
-    """``(lu, pivots, permutation)`` of a (batch of) matrices with partial pivoting, as JAX:
+def lu(x: Array) -> list[Array]:
+    """``[lu, pivots, permutation]`` (a list, as JAX's) of a (batch of) matrices with partial pivoting, as JAX:
     ``lu`` holds ``L`` (unit diagonal, below) and ``U``; ``pivots`` (int32) are LAPACK's
     swaps; ``x[..., permutation, :] = L @ U``.
 
@@ -313,7 +313,7 @@ def lu(x: Array) -> tuple[Array, Array, Array]:
     m, n = a.shape[-2:]
     factors, piv = _sla.lu_factor(x)
     piv = fnp.asarray(piv).astype(numpy.int32)
-    return factors, piv, lu_pivots_to_permutation(piv, m)
+    return [factors, piv, lu_pivots_to_permutation(piv, m)]
 
 
 def triangular_solve(a: Array, b: Array, *, left_side: bool = False, lower: bool = False,
@@ -490,8 +490,8 @@ def ormqr(a: Array, taus: Array, c: Array, *, left: bool = True,
     return c
 
 
-def hessenberg(a: Array) -> tuple[Array, Array]:
-    """``(packed, taus)``: LAPACK ``gehrd``'s reduction of a (batch of) square matrices to
+def hessenberg(a: Array) -> list[Array]:
+    """``[packed, taus]`` (a list, as JAX's): LAPACK ``gehrd``'s reduction of a (batch of) square matrices to
     upper Hessenberg form, as JAX's: ``packed`` holds the Hessenberg matrix on and above the
     first subdiagonal and the Householder vectors below it, ``taus`` (``n - 1``) their
     scalars (``householder_product`` of the shifted vectors gives ``q``). Values are
@@ -510,7 +510,7 @@ def hessenberg(a: Array) -> tuple[Array, Array]:
     for _ in range(aa.ndim - 2):
         fn = vmap(fn)
     packed, taus = fn(a)
-    return packed, taus
+    return [packed, taus]
 
 
 def _tridiagonal_lower(m: Array) -> tuple[Array, Array, Array, Array]:
@@ -522,8 +522,8 @@ def _tridiagonal_lower(m: Array) -> tuple[Array, Array, Array, Array]:
     return fnp.tril(packed) + fnp.triu(m, 1), d, e, taus
 
 
-def tridiagonal(a: Array, *, lower: bool = True) -> tuple[Array, Array, Array, Array]:
-    """``(packed, d, e, taus)``: LAPACK ``sytrd``/``hetrd``'s reduction of a (batch of)
+def tridiagonal(a: Array, *, lower: bool = True) -> list[Array]:
+    """``[packed, d, e, taus]`` (a list, as JAX's): LAPACK ``sytrd``/``hetrd``'s reduction of a (batch of)
     symmetric/Hermitian matrices to real tridiagonal form ``q^H a q``, as JAX's: the diagonal
     ``d``, the off-diagonal ``e``, the Householder vectors in ``packed`` (below the
     subdiagonal with ``lower``, above the superdiagonal otherwise; only that triangle of
@@ -550,7 +550,7 @@ def tridiagonal(a: Array, *, lower: bool = True) -> tuple[Array, Array, Array, A
             return packed, d[::-1], e[::-1], taus[::-1]
     for _ in range(aa.ndim - 2):
         fn = vmap(fn)
-    return fn(a)
+    return list(fn(a))
 
 
 def qdwh(x: Array, *, is_hermitian: bool = False, max_iterations: int | None = None,

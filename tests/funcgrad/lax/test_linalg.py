@@ -326,3 +326,14 @@ def test_primitives_under_jax_names_are_the_ones_jaxprs_hold() -> None:
         if fn is not linalg.eig:   # eig's sits inside its custom_jvp call
             assert any(e.primitive is prim for e in jaxpr.jaxpr.eqns), prim.name
 
+
+
+def test_lu_hessenberg_tridiagonal_return_lists_as_jax() -> None:
+    # JAX 0.10.2: lax.linalg.lu, hessenberg and tridiagonal return lists (qr/eigh/svd tuples)
+    from funcgrad.lax import linalg as L
+
+    a = dev(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    assert type(L.lu(a)) is list and len(L.lu(a)) == 3
+    assert type(L.hessenberg(a)) is list and len(L.hessenberg(a)) == 2
+    assert type(L.tridiagonal(a)) is list and len(L.tridiagonal(a)) == 4
+    assert type(funcgrad.jit(L.lu)(a)) is list
