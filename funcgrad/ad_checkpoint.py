@@ -43,7 +43,7 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
     """The values reverse-mode differentiation of ``fun`` at ``args`` keeps for the backward
     pass (JAX's ``saved_residuals``): one ``(aval, where)`` per residual, ``where`` saying
     whether it is an argument (``'from the argument x'``) or which operation made it and on
-    which line (``'output of sin from file.py:3 (f)'``). What checkpoint policies change.
+    which line and column (``'output of sin from file.py:3:8 (f)'``, as JAX's). What checkpoint policies change.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -94,7 +94,8 @@ def _made_by(jaxpr: Any, v: Any) -> tuple[int, str]:
             iv = inner.jaxpr.outvars[e.outvars.index(v)]
             if not isinstance(iv, Literal) and iv not in inner.jaxpr.invars:
                 return k, _made_by(inner.jaxpr, iv)[1]
-        src = f" from {e.source_info}" if e.source_info and e.source_info.filename else ""
+        src = (f" from {e.source_info.with_column()}"  # JAX's file:line:col
+               if e.source_info and e.source_info.filename else "")
         if e.prim is name_p:
             return k, f"named {e.params['name']!r}{src}"
         return k, f"output of {e.prim.name}{src}"

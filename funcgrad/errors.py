@@ -58,12 +58,42 @@ _SKIP_FILES = ("contextlib.py", "functools.py", "<frozen")
 class SourceInfo:
     """Where in the user's code an operation was written."""
 
-    __slots__ = ("filename", "lineno", "function")
+    __slots__ = ("filename", "lineno", "function", "_code", "_lasti")
 
-    def __init__(self, filename: str, lineno: int, function: str) -> None:
+    def __init__(self, filename: str, lineno: int, function: str, code: Any = None,
+                 lasti: int = -1) -> None:
         self.filename = filename
         self.lineno = lineno
         self.function = function
+        # the frame's code and instruction, for the column (JAX's "file:line:col"), found
+        # only when asked: staging records a SourceInfo per operation
+        self._code = code
+        self._lasti = lasti
+
+    @property
+    def column(self) -> int | None:
+        """The 0-based column of the expression the operation was written in (Python's
+        instruction positions, as JAX reports them), or None when unknown.
+
+        Example:
+            >>> user_source_info().column is None or user_source_info().column >= 0
+            True
+        """
+        if self._code is None or self._lasti < 0:
+            return None
+        try:
+            pos = list(self._code.co_positions())[self._lasti // 2]
+        except (AttributeError, IndexError):
+            return None
+        return pos[2]
+
+    def with_column(self) -> str:
+        """``file:line:col (function)``, as JAX prints a source location (``file:line
+        (function)`` when the column is unknown)."""
+        col = self.column
+        if col is None:
+            return str(self)
+        return f"{self.filename}:{self.lineno}:{col} ({self.function})"
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.lineno} ({self.function})"
@@ -140,7 +170,7 @@ def _innermost_user_line(f: Any) -> SourceInfo:
     while f is not None:
         code = f.f_code
         if not _is_ours(code.co_filename):
-            return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
+            return SourceInfo(code.co_filename, f.f_lineno, code.co_name, code, f.f_lasti)
         f = f.f_back
     return _NO_SOURCE
 

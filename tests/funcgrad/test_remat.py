@@ -466,6 +466,22 @@ def test_saved_residuals_as_jax():
         "from the argument p['a']", "from the argument p['b']"]
 
 
+def test_saved_residuals_name_line_and_column_as_jax() -> None:
+    # JAX 0.10.2 prints "output of cos from file.py:LINE:COL (f)", the column (0-based) of the
+    # expression: the call on `y = sin(x)`'s line, the product on the return line (this
+    # file indents them by 8)
+    from funcgrad.ad_checkpoint import saved_residuals
+
+    def f(x):
+        y = fnp.sin(x)
+        return fnp.cos(y) * x
+
+    line = f.__code__.co_firstlineno
+    got = sorted(d.split(" from ")[1] for _, d in saved_residuals(f, np.ones(3))[1:])
+    assert got == [f"{__file__}:{line + 1}:12 (f)", f"{__file__}:{line + 2}:15 (f)",
+                   f"{__file__}:{line + 2}:15 (f)"]
+
+
 def test_policy_may_answer_saveable_recompute_offloadable() -> None:
     # JAX's policy answers (jax.ad_checkpoint.Saveable / Recompute / Offloadable): Recompute
     # is a truthy object, so it must be read by identity. JAX 0.10 saves sin's output and
