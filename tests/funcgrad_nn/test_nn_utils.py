@@ -892,3 +892,16 @@ def test_clip_grad_norm_accepts_the_gradient_modules_parameters():
     # the value clip takes it too
     nn.utils.clip_grad_value_(grads.parameters(), 0.1)
     np.testing.assert_allclose(host(grads[1].weight), [[0.1, -0.1]])
+
+
+def test_convert_conv_weight_memory_format_keeps_the_module_as_pytorch():
+    # torch.nn.utils.convert_conv2d_weight_memory_format(m, torch.channels_last) returns m with
+    # the same weight values and shapes (only their memory layout changes there).
+    m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU())
+    w = np.asarray(m[0].weight).copy()
+    assert nn.utils.convert_conv2d_weight_memory_format(m, "channels_last") is m
+    assert np.array_equal(np.asarray(m[0].weight), w) and m[0].weight.shape == (3, 2, 3, 3)
+    c3 = nn.Conv3d(1, 2, 1)
+    assert nn.utils.convert_conv3d_weight_memory_format(c3, "channels_last_3d") is c3
+    with pytest.raises(TypeError, match="expected a Module"):
+        nn.utils.convert_conv2d_weight_memory_format(np.ones(3), "channels_last")
