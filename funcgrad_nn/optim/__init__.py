@@ -9,7 +9,7 @@
 array([-0.1,  0.1])
 """
 
-from funcgrad_nn.optim import lr_scheduler, swa_utils
+from funcgrad_nn.optim import contrib, lr_scheduler, swa_utils
 from funcgrad_nn.optim._accumulation import *  # noqa: F403
 from funcgrad_nn.optim._accumulation import __all__ as _acc_all
 from funcgrad_nn.optim._factorized import *  # noqa: F403
@@ -30,4 +30,4 @@ from funcgrad_nn.optim.lbfgs import LBFGS
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_opt_all, "LBFGS", "lr_scheduler", "swa_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_opt_all, "LBFGS", "contrib", "lr_scheduler", "swa_utils"]

@@ -392,3 +392,25 @@ def test_extra_args_pass_through_the_wrappers_as_optax():
         u, _ = tx.update(g, tx.init(p), p, value=1.5)
         assert_allclose(host(u["w"]), np.array([0.5, 0.5]), err_msg=repr(tx))
         assert_allclose(host(u["b"]), np.array([0.5]))
+
+
+def test_reduce_on_plateau_state_jit_and_errors_as_optax():
+    p = {"w": dev(np.zeros(2, np.float32)), "b": dev(np.zeros(1))}
+    tx = optim.contrib.reduce_on_plateau(factor=0.5, patience=1)
+    s = tx.init(p)
+    # optax: the scale in the parameters' lowest float dtype, the values in the highest
+    assert s.scale.dtype == np.float32 and s.best_value.dtype == np.float64
+    step = funcgrad.jit(lambda g, s, v: tx.update(g, s, p, value=v))
+    g = {"w": dev(np.ones(2, np.float32)), "b": dev(np.ones(1))}
+    scales = []
+    for v in (3.0, 2.0, 2.5, 2.5, 1.0):
+        u, s = step(g, s, v)
+        scales.append(float(host(s.scale)))
+    assert scales == [1.0, 1.0, 0.5, 0.25, 0.25] and u["w"].dtype == np.float32
+    assert step.trace_count == 1
+    for kw, msg in (({"factor": 1.0}, "Factor must be in the range"),
+                    ({"rtol": -1.0}, "must be non-negative"),
+                    ({"rtol": 0.0}, "At least one of rtol or atol must be positive"),
+                    ({"rtol": 2.0}, "rtol must be less than or equal to 1.0")):
+        with pytest.raises(ValueError, match=msg):
+            optim.contrib.reduce_on_plateau(**kw)

@@ -1,0 +1,124 @@
+"""optax.contrib's names: ``reduce_on_plateau`` (scale the updates down when a loss stops
+improving), with optax 0.2.8's arguments, checks and state.
+
+>>> import numpy as np
+>>> from funcgrad_nn.optim import contrib
+>>> tx = contrib.reduce_on_plateau(factor=0.5, patience=2)
+>>> p = {"w": np.zeros(1)}
+>>> s = tx.init(p)
+>>> for loss in (1.0, 1.0, 1.0):
+...     u, s = tx.update({"w": np.ones(1)}, s, p, value=loss)
+>>> u["w"], float(s.scale)     # no improvement for 2 steps after the first: halved
+(array([0.5]), 0.5)
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad_nn.optim._transform import (
+    GradientTransformationExtraArgs,
+    _as_dtype,
+    _tmap,
+    _zero_count,
+)
+from funcgrad_nn.optim._transform_more import safe_increment
+
+__all__ = ["ReduceLROnPlateauState", "reduce_on_plateau"]
+
+
+class ReduceLROnPlateauState(NamedTuple):
+    """The current scale, the best (averaged) value so far, the steps without improvement,
+    the cooldown left, the values accumulated so far and their mean."""
+
+    scale: Any
+    best_value: Any
+    plateau_count: Any
+    cooldown_count: Any
+    count: Any
+    avg_value: Any
+
+
+def _float_dtypes(params: Any) -> list[np.dtype]:
+    return [np.dtype(x.dtype) for x in tree_util.tree_leaves(params) if hasattr(x, "dtype")]
+
+
+def reduce_on_plateau(factor: float = 0.1, patience: int = 10, rtol: float = 1e-4,
+                      atol: float = 0.0, cooldown: int = 0, accumulation_size: int = 1,
+                      min_scale: float = 0.0) -> GradientTransformationExtraArgs:
+    """Multiply the updates by a scale that drops by ``factor`` when the loss ``value``
+    (given to ``update`` as a keyword, averaged over ``accumulation_size`` calls) has not
+    improved by more than ``rtol * best + atol`` for ``patience`` such averages; after a
+    drop, ``cooldown`` averages are ignored; the scale never goes below ``min_scale``
+    (optax.contrib's ``reduce_on_plateau``; traceable: ``where``, no Python branch on values).
+
+    >>> import numpy as np
+    >>> tx = reduce_on_plateau(patience=1)
+    >>> s = tx.init(np.zeros(1))
+    >>> _, s = tx.update(np.ones(1), s, value=2.0)
+    >>> u, s = tx.update(np.ones(1), s, value=3.0)
+    >>> u
+    array([0.1])
+    """
+    if factor <= 0.0 or factor >= 1.0:
+        raise ValueError(f"Factor must be in the range (0, 1), got factor = {factor}.")
+    if rtol < 0.0 or atol < 0.0:
+        raise ValueError(
+            f"Both rtol and atol must be non-negative, got rtol = {rtol} and atol = {atol}.")
+    if rtol == 0.0 and atol == 0.0:
+        raise ValueError(
+            f"At least one of rtol or atol must be positive, got rtol = {rtol} and "
+            f"atol = {atol}.")
+    if rtol > 1.0:
+        raise ValueError(f"rtol must be less than or equal to 1.0, got rtol = {rtol}.")
+
+    def init(params: Any) -> ReduceLROnPlateauState:
+        # optax: the scale in the lowest float dtype of the parameters (so it never promotes
+        # an update), the values in the highest
+        dtypes = _float_dtypes(params) or [np.dtype(np.float64)]
+        lowest = min(dtypes, key=lambda d: d.itemsize)
+        highest = np.result_type(*dtypes)
+        zero = _zero_count(params)
+        return ReduceLROnPlateauState(
+            scale=fnp.ones_like(zero, dtype=lowest), best_value=fnp.full_like(
+                zero, np.inf, dtype=highest), plateau_count=zero, cooldown_count=zero,
+            count=zero, avg_value=fnp.zeros_like(zero, dtype=highest))
+
+    def update_scale(s: ReduceLROnPlateauState) -> ReduceLROnPlateauState:
+        # fnp functions, not operators, on these 0-d arrays: NumPy's give host scalars
+        improved = fnp.less(s.avg_value,
+                            fnp.subtract(fnp.multiply(s.best_value, 1 - rtol), atol))
+        best = fnp.where(improved, s.avg_value.astype(s.best_value.dtype), s.best_value)
+        zero = fnp.zeros_like(s.plateau_count)
+        plateau = fnp.where(improved, zero, safe_increment(s.plateau_count))
+        hit = fnp.equal(plateau, patience)
+        cooling = fnp.greater(s.cooldown_count, 0)
+        scale_hit = fnp.maximum(
+            fnp.where(hit, fnp.multiply(s.scale, factor).astype(s.scale.dtype), s.scale),
+            fnp.full_like(s.scale, min_scale))
+        return ReduceLROnPlateauState(
+            scale=fnp.where(cooling, s.scale, scale_hit),
+            best_value=best,
+            plateau_count=fnp.where(cooling, zero, fnp.where(hit, zero, plateau)),
+            cooldown_count=fnp.where(cooling, fnp.subtract(s.cooldown_count, 1),
+                                     fnp.where(hit, fnp.full_like(zero, cooldown), zero)),
+            count=zero, avg_value=fnp.zeros_like(s.avg_value))
+
+    def update(updates: Any, state: ReduceLROnPlateauState, params: Any = None, *,
+               value: Any, **extra_args: Any) -> tuple[Any, ReduceLROnPlateauState]:
+        count = safe_increment(state.count)
+        v = _as_dtype(value, state.avg_value)
+        avg = fnp.divide(fnp.add(fnp.multiply(state.count, state.avg_value), v),
+                         count).astype(state.avg_value.dtype)
+        new = state._replace(avg_value=avg, count=count)
+        due = fnp.equal(count, accumulation_size)
+        stepped = update_scale(new)
+        new = ReduceLROnPlateauState(*(fnp.where(due, a, b).astype(b.dtype)
+                                       for a, b in zip(stepped, new)))
+        return _tmap(lambda g: g * _as_dtype(new.scale, g), updates), new
+
+    return GradientTransformationExtraArgs(init, update)
