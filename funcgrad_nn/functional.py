@@ -42,6 +42,7 @@ from funcgrad_nn._pointwise import (
     softmax_family,
 )
 from funcgrad_nn._pointwise import threshold as _threshold
+from funcgrad_nn.module import BadInputError
 
 __all__ = [
     "group_norm", "scaled_dot_product_attention",
@@ -102,6 +103,11 @@ def _broadcast_target(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
                   "This will likely lead to incorrect results due to broadcasting. Please "
                   "ensure they have the same size.", UserWarning, stacklevel=3)
     return fnp.broadcast_to(input, shape), fnp.broadcast_to(target, shape)
+
+
+class _TargetDtypeError(TypeError, RuntimeError):
+    """A class-index target of a non-integer dtype: a ``TypeError``, and the ``RuntimeError``
+    PyTorch raises there ("expected target dtype to be Long or Byte")."""
 
 
 def _as_input_dtype(x: Any, input: Any, always: bool = False) -> Any:
@@ -1232,7 +1238,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
     _same_shape(input, target, "binary_cross_entropy")
     hv = _host_value(input)
     if hv is not None and ((hv < 0) | (hv > 1)).any():
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and "
+        raise BadInputError("binary_cross_entropy: all elements of input should be between 0 and "
                          f"1 (probabilities; use binary_cross_entropy_with_logits for logits), "
                          f"got values in [{hv.min()}, {hv.max()}]")
     loss = _bce_terms(input, _as_input_dtype(target, input))
@@ -1329,7 +1335,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     n_classes = input.shape[axis]
     tdt = getattr(target, "dtype", None)
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
-        raise TypeError(f"nll_loss: target must be an integer array of class indices, got "
+        raise _TargetDtypeError(f"nll_loss: target must be an integer array of class indices, got "
                         f"dtype {tdt}")
     expected = tuple(input.shape[:axis]) + tuple(input.shape[axis + 1:])
     if tuple(target.shape) != expected:
@@ -1354,7 +1360,8 @@ def _class_weight(weight: Any, input: Any, n_classes: int, fname: str) -> Any:
     if weight is None:
         return None
     if tuple(fnp.shape(weight)) != (n_classes,):
-        raise ValueError(f"{fname}: weight should be defined for all {n_classes} classes (shape "
+        # BadInputError: a ValueError, and the RuntimeError PyTorch raises here.
+        raise BadInputError(f"{fname}: weight should be defined for all {n_classes} classes (shape "
                          f"({n_classes},)) or none, got shape {tuple(fnp.shape(weight))}")
     return _as_input_dtype(weight, input, always=True)
 
@@ -1692,7 +1699,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     n, c = x.shape
     tdt = getattr(target, "dtype", None)
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
-        raise TypeError(f"{fname}: target must be an integer array of class indices, got "
+        raise _TargetDtypeError(f"{fname}: target must be an integer array of class indices, got "
                         f"dtype {tdt}")
     t = fnp.reshape(target, (n,))
     if tuple(fnp.shape(target)) != ((n,) if batched else ()):
@@ -1701,7 +1708,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
                          f"{tuple(fnp.shape(target))}")
     _check_targets(t, c, -(2**62), fname)
     if weight is not None and tuple(fnp.shape(weight)) != (c,):
-        raise ValueError(f"{fname}: weight must have shape ({c},), got "
+        raise BadInputError(f"{fname}: weight must have shape ({c},), got "
                          f"{tuple(fnp.shape(weight))}")
     x_y = _pick(x, t, 1)[:, None]
     z = margin - x_y + x

@@ -622,3 +622,23 @@ def test_sdpa_attn_mask_that_does_not_broadcast_is_named():
     with pytest.raises(ValueError, match=r"attn_mask of shape \(3, 3\) does not broadcast to "
                                          r"the attention scores' shape \(1, 4, 4\)"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=dev(np.ones((3, 3), bool)))
+
+
+def test_loss_input_errors_are_pytorchs_runtime_errors():
+    # torch 2.13 raises RuntimeError for each of these (a class weight of the wrong length,
+    # a float or bool class-index target, a BCE probability outside [0, 1]); ours are also
+    # the ValueError/TypeError they always were.
+    x = dev(np.zeros((2, 3), np.float32))
+    for call, also in [
+            (lambda: F.cross_entropy(x, dev(np.array([0, 1])), weight=dev(np.ones(2, np.float32))),
+             ValueError),
+            (lambda: F.multi_margin_loss(x, dev(np.array([0, 1])),
+                                         weight=dev(np.ones(2, np.float32))), ValueError),
+            (lambda: F.nll_loss(x, dev(np.array([0.0, 1.0], np.float32))), TypeError),
+            (lambda: F.nll_loss(x, dev(np.array([False, True]))), TypeError),
+            (lambda: F.multi_margin_loss(x, dev(np.array([0.0, 1.0], np.float32))), TypeError),
+            (lambda: F.binary_cross_entropy(dev(np.array([1.5], np.float32)),
+                                            dev(np.array([1.0], np.float32))), ValueError)]:
+        with pytest.raises(RuntimeError) as info:
+            call()
+        assert isinstance(info.value, also)
