@@ -13,6 +13,7 @@ from helpers import assert_allclose, dev, host
 
 import funcgrad
 import funcgrad.scipy.linalg as fsl
+from funcgrad.errors import MissingRuleError
 from funcgrad.lax import linalg as linalg_lax
 
 RNG = np.random.default_rng(7)
@@ -303,9 +304,9 @@ def test_signatures_of_scipy_and_jax_calls() -> None:
 
 
 def test_missing_scipy_names_say_why() -> None:
-    assert not hasattr(fsl, "qz")
-    with pytest.raises(AttributeError, match="QZ.*eig\\(a, b\\)"):
-        fsl.qz  # noqa: B018
+    assert not hasattr(fsl, "ordqz")
+    with pytest.raises(AttributeError, match="ordered QZ.*eig\\(a, b\\)"):
+        fsl.ordqz  # noqa: B018
     with pytest.raises(AttributeError, match="no BLAS/LAPACK routines"):
         fsl.find_best_blas_type  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
@@ -361,3 +362,53 @@ def test_clarkson_woodruff_transform_draws_scipys_sketch() -> None:
     assert_allclose(g, np.ones((4, 3)))   # each row lands once, with sign +1 for rng=0
     with pytest.raises(ValueError, match="2-D"):
         fsl.clarkson_woodruff_transform(dev(a[0]), 2, rng=0)
+
+
+@pytest.mark.parametrize("output", ["real", "complex"])
+def test_qz_is_a_generalized_schur_form_with_scipys_eigenvalues(output) -> None:
+    # was missing (SciPy's gges): A = Q AA Z^H, B = Q BB Z^H, triangular forms, BB's diagonal
+    # real and nonnegative (zero for an infinite eigenvalue), 2x2 blocks of a real pencil
+    # with BB's block diagonal; SciPy's generalized eigenvalues as a set
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(5, 5)), rng.normal(size=(5, 5))
+    singular = b.copy()
+    singular[:, 0] = singular[:, 1]
+    for x, y in ((a, b), (a, singular), (a + 1j * rng.normal(size=(5, 5)), b + 0j)):
+        AA, BB, Q, Z = (host(t) for t in fsl.qz(dev(x), dev(y), output=output))
+        real = output == "real" and x.dtype.kind == "f"
+        want = sl.qz(x, y, output=output)
+        assert [t.dtype for t in (AA, BB, Q, Z)] == [t.dtype for t in want]
+        assert_allclose(Q @ AA @ Z.conj().T, x.astype(AA.dtype), atol=1e-12)
+        assert_allclose(Q @ BB @ Z.conj().T, y.astype(AA.dtype), atol=1e-12)
+        assert_allclose(Q.conj().T @ Q, np.eye(5, dtype=Q.dtype), atol=1e-12)
+        assert_allclose(Z.conj().T @ Z, np.eye(5, dtype=Q.dtype), atol=1e-12)
+        assert not np.tril(AA, -2 if real else -1).any() and not np.tril(BB, -1).any()
+        d = np.diag(BB)
+        assert (d.real >= 0).all() and not np.imag(d).any()
+        for k in np.flatnonzero(np.diag(AA, -1)):
+            assert BB[k, k + 1] == 0 and BB[k, k] > 0 and BB[k + 1, k + 1] > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ours = sl.eigvals(AA, BB)
+        theirs = sl.eigvals(x, y)
+        assert np.isinf(ours).sum() == np.isinf(theirs).sum() == (y is singular)
+        key = lambda w: np.sort_complex(np.round(w[np.isfinite(w)], 8))  # noqa: E731
+        assert_allclose(key(ours), key(theirs), atol=1e-7)
+
+
+def test_qz_batches_transforms_and_refusals() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(3, 4, 4)), rng.normal(size=(3, 4, 4))
+    for got in (fsl.qz(dev(a), dev(b)), funcgrad.vmap(fsl.qz)(dev(a), dev(b)),
+                funcgrad.jit(fsl.qz)(dev(a), dev(b))):
+        AA, BB, Q, Z = (host(t) for t in got)
+        assert_allclose(Q @ AA @ np.swapaxes(Z, -1, -2), a, atol=1e-12)
+        assert_allclose(Q @ BB @ np.swapaxes(Z, -1, -2), b, atol=1e-12)
+    AA, BB, Q, Z = (host(t) for t in funcgrad.vmap(fsl.qz, in_axes=(0, None))(dev(a),
+                                                                               dev(b[0])))
+    assert_allclose(Q @ BB @ np.swapaxes(Z, -1, -2), np.stack([b[0]] * 3), atol=1e-12)
+    assert host(fsl.qz(dev(np.eye(2, dtype=int)), dev(np.eye(2, dtype=int)))[0]).dtype == \
+        np.float64
+    with pytest.raises(ValueError, match="ordqz"):
+        fsl.qz(dev(a[0]), dev(b[0]), sort="lhp")
+    with pytest.raises(MissingRuleError, match="no derivative rule"):
+        funcgrad.grad(lambda m: fsl.qz(m, dev(b[0]))[0].sum())(dev(a[0]))
