@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from funcgrad.core import is_tracer
 from funcgrad_nn.init import get_default_dtype
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
+    _increment,
+    _tmap,
+    _zero_count,
     add_decayed_weights,
     chain,
     scale_by_learning_rate,
@@ -57,6 +60,8 @@ __all__ = [
     "torch_sparse_adam",
     "torch_adafactor",
     "torch_muon",
+    "torch_lion_direction",
+    "ScaleByLionState",
     "scale_by_lion",
     "lion",
 ]
@@ -683,10 +688,35 @@ def torch_muon(lr: Any = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95
     return leafwise(init, update)
 
 
+def torch_lion_direction(b1: float = 0.9, b2: float = 0.99) -> GradientTransformation:
+    """Lion's direction with PyTorch-style per-parameter state (``{"exp_avg": m}``), as the
+    stateful ``Lion`` keeps it: ``sign(b1 * m + (1 - b1) * g)``, then
+    ``m = b2 * m + (1 - b2) * g``.
+
+    >>> import numpy as np
+    >>> tx = torch_lion_direction()
+    >>> tx.update(np.array([0.5, -2.0]), tx.init(np.zeros(2)))[0]
+    array([ 1., -1.])
+    """
+
+    def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
+        m = s["exp_avg"]
+        return fnp.sign(m * b1 + g * (1 - b1)), {"exp_avg": m * b2 + g * (1 - b2)}
+
+    return leafwise(lambda p: {"exp_avg": fnp.zeros_like(p)}, update)
+
+
+class ScaleByLionState(NamedTuple):
+    """optax's Lion state: the step count and the momentum ``mu``."""
+
+    count: Any
+    mu: Any
+
+
 def scale_by_lion(b1: float = 0.9, b2: float = 0.99, mu_dtype: Any = None) -> GradientTransformation:
-    """Lion's direction (Chen et al., 2023; optax's ``scale_by_lion``):
-    ``sign(b1 * m + (1 - b1) * g)``, then ``m = b2 * m + (1 - b2) * g`` (stored in
-    ``mu_dtype`` if given).
+    """Lion's direction (Chen et al., 2023; optax's ``scale_by_lion``, its state
+    :class:`ScaleByLionState`): ``sign(b1 * mu + (1 - b1) * g)``, then
+    ``mu = b2 * mu + (1 - b2) * g`` (stored in ``mu_dtype`` if given).
 
     >>> import numpy as np
     >>> tx = scale_by_lion()
@@ -695,13 +725,18 @@ def scale_by_lion(b1: float = 0.9, b2: float = 0.99, mu_dtype: Any = None) -> Gr
     """
     mu_dtype = None if mu_dtype is None else np.dtype(mu_dtype)
 
-    def update(g: Any, s: dict, p: Any) -> tuple[Any, dict]:
-        m = s["exp_avg"]
-        direction = fnp.sign(m * b1 + g * (1 - b1))
-        new = m * b2 + g * (1 - b2)
-        return direction, {"exp_avg": new if mu_dtype is None else new.astype(mu_dtype)}
+    def init(params: Any) -> ScaleByLionState:
+        return ScaleByLionState(_zero_count(params), _tmap(
+            lambda p: fnp.zeros_like(p, dtype=mu_dtype), params))
 
-    return leafwise(lambda p: {"exp_avg": fnp.zeros_like(p, dtype=mu_dtype)}, update)
+    def update(updates: Any, state: ScaleByLionState, params: Any = None) -> tuple[Any, Any]:
+        out = _tmap(lambda g, m: fnp.sign(m * b1 + g * (1 - b1)), updates, state.mu)
+        mu = _tmap(lambda g, m: m * b2 + g * (1 - b2), updates, state.mu)
+        if mu_dtype is not None:
+            mu = _tmap(lambda m: m.astype(mu_dtype), mu)
+        return out, ScaleByLionState(_increment(state.count), mu)
+
+    return GradientTransformation(init, update)
 
 
 def lion(learning_rate: Any, b1: float = 0.9, b2: float = 0.99, mu_dtype: Any = None,

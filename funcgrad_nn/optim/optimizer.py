@@ -1892,7 +1892,7 @@ class Lion(Optimizer):
 
     def _transform(self, group: dict[str, Any]) -> GradientTransformation:
         b1, b2 = group["betas"]
-        core = chain(T.scale_by_lion(b1, b2), scale(-group["lr"]))
+        core = chain(T.torch_lion_direction(b1, b2), scale(-group["lr"]))
         return _with_options(group, core, decoupled=True)
 
 

@@ -116,7 +116,8 @@ def test_state_layout_and_dtypes_as_optax():
     assert isinstance(s[0], optim.ScaleByRmsWithCountState) and int(host(s[0].count)) == 0
     s = optim.rmsprop(0.1, centered=True, bias_correction=True).init(p)
     assert isinstance(s[0], optim.ScaleByRStdDevWithCountState)
-    assert optim.lion(0.1, mu_dtype=np.float16).init(p)[0]["w"]["exp_avg"].dtype == np.float16
+    s = optim.lion(0.1, mu_dtype=np.float16).init(p)[0]
+    assert isinstance(s, optim.ScaleByLionState) and s.mu["w"].dtype == np.float16
     with pytest.raises(ValueError, match="expects non-negative scale factors"):
         optim.piecewise_constant_schedule(1.0, {2: -0.5})
 
