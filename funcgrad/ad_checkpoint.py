@@ -43,7 +43,8 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
     """The values reverse-mode differentiation of ``fun`` at ``args`` keeps for the backward
     pass (JAX's ``saved_residuals``): one ``(aval, where)`` per residual, ``where`` saying
     whether it is an argument (``'from the argument x'``) or which operation made it and on
-    which line and column (``'output of sin from file.py:3:8 (f)'``, as JAX's). What checkpoint policies change.
+    which line and column (``'output of sin from file.py:3:8 (f)'``, as JAX's). What
+    checkpoint policies change.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
