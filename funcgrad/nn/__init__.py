@@ -319,6 +319,19 @@ def _max_for_softmax(x: Any, axis: Any, where: Any) -> Any:
     return fnp.max(x, axis, where=where, initial=-numpy.inf, keepdims=True)
 
 
+def _masked_shift(x: Any, x_max: Any, where: Any) -> Any:
+    # x - max on the kept entries, -inf on the masked ones: masked entries are not shifted, so
+    # a row with nothing kept (max -inf) does not compute -inf - -inf (a NaN and NumPy's
+    # "invalid value" warning, where XLA computes silently)
+    return fnp.where(where, x - x_max, -numpy.inf)
+
+
+def _nonzero(total: Any) -> Any:
+    # the sum over the kept entries is >= 1 (the max contributes exp(0)) or NaN, except for a
+    # row with nothing kept: 1 there, whose entries are all masked out afterwards anyway
+    return fnp.where(total == 0, fnp.ones_like(total), total)
+
+
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
     """``exp(x) / sum(exp(x))`` along ``axis`` (default the last; ``None``: all), computed
     stably; ``where=`` masks entries out (they get 0) (``jax.nn.softmax``).
@@ -334,8 +347,8 @@ def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) ->
     if where is None:
         return _special.softmax(x, axis=axis)
     x_max = _lax.stop_gradient(_max_for_softmax(x, axis, where))
-    unnormalized = fnp.exp(fnp.where(where, x, -numpy.inf) - x_max)
-    result = unnormalized / fnp.sum(unnormalized, axis, where=where, keepdims=True)
+    unnormalized = fnp.exp(_masked_shift(x, x_max, where))
+    result = unnormalized / _nonzero(fnp.sum(unnormalized, axis, where=where, keepdims=True))
     return fnp.where(where, result, 0)
 
 
@@ -352,8 +365,9 @@ def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None
     if where is None:
         return _special.log_softmax(x, axis=axis)
     x_max = _lax.stop_gradient(_max_for_softmax(x, axis, where))
-    shifted = fnp.where(where, x, -numpy.inf) - x_max
-    result = shifted - fnp.log(fnp.sum(fnp.exp(shifted), axis, where=where, keepdims=True))
+    shifted = _masked_shift(x, x_max, where)
+    total = fnp.sum(fnp.exp(shifted), axis, where=where, keepdims=True)
+    result = shifted - fnp.log(_nonzero(total))
     return fnp.where(where, result, -numpy.inf)
 
 

@@ -113,3 +113,20 @@ def test_standardize_algorithms_and_clipped_variance():
                                             4.999900002999899]], rtol=1e-14)
     with pytest.raises(ValueError, match="unknown algorithm 'exact'"):
         nn.standardize(x, algorithm="exact")
+
+
+def test_softmax_where_with_nothing_kept_is_quiet_as_jax():
+    # JAX 0.10.2: a row with nothing kept gives 0 (softmax) / -inf (log_softmax), silently;
+    # the kept rows and the grads are JAX's values
+    import warnings
+
+    x = dev(np.array([[1.0, -2.0, 3.0], [0.5, 0.1, -1.0]], np.float32))
+    w = dev(np.array([[False] * 3, [True, False, True]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s, ls = nn.softmax(x, where=w), nn.log_softmax(x, where=w)
+        g = funcgrad.grad(lambda x: nn.log_softmax(x, where=w)[1].sum())(x)
+    np.testing.assert_allclose(host(s), [[0, 0, 0], [0.8175745, 0, 0.18242553]], rtol=1e-6)
+    np.testing.assert_allclose(host(ls), [[-np.inf] * 3, [-0.20141323, -np.inf, -1.7014133]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(host(g), [[0, 0, 0], [-0.635149, 0, 0.63514894]], rtol=1e-5)
