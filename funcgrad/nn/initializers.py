@@ -23,6 +23,7 @@ import numpy
 from funcgrad import numpy as fnp
 from funcgrad import random
 from funcgrad.avals import get_aval
+from funcgrad.random._samplers import float_dtype
 
 __all__ = [
     "Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform",
@@ -161,9 +162,12 @@ def _axes_size(shape: tuple[int, ...], axes: int | Sequence[int]) -> int:
 
 def _compute_fans(shape: tuple[int, ...], in_axis: Any, out_axis: Any, batch_axis: Any
                   ) -> tuple[float, float]:
-    if len(shape) <= 1:
+    # JAX refuses only the default in_axis on a 0-D/1-D shape: an explicit one (a bias drawn
+    # with in_axis=0, out_axis=()) is fine
+    if isinstance(in_axis, (int, numpy.integer)) and in_axis == -2 and len(shape) <= 1:
         raise ValueError(f"Can't compute input and output sizes of a {len(shape)}-dimensional "
-                         "weights tensor. Must be at least 2D.")
+                         "weights tensor with default in_axis. Must be at least 2D or specify "
+                         "in_axis explicitly.")
     in_size = _axes_size(shape, in_axis)
     out_size = _axes_size(shape, out_axis)
     batch_size = _axes_size(shape, batch_axis)
@@ -194,7 +198,9 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
 
     def init(key: Any, shape: Any, dtype: Any = dtype) -> Any:
         shape = _shape(shape)
-        dt = numpy.dtype(dtype)
+        # a float or complex dtype, checked first as the sampler would (JAX's ValueError),
+        # before the scale is computed in an integer dtype
+        dt = float_dtype("variance_scaling", dtype, allow_complex=True)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
         denominator = {"fan_in": fan_in, "fan_out": fan_out,
                        "fan_avg": (fan_in + fan_out) / 2,

@@ -130,3 +130,16 @@ def test_softmax_where_with_nothing_kept_is_quiet_as_jax():
     np.testing.assert_allclose(host(ls), [[-np.inf] * 3, [-0.20141323, -np.inf, -1.7014133]],
                                rtol=1e-6)
     np.testing.assert_allclose(host(g), [[0, 0, 0], [-0.635149, 0, 0.63514894]], rtol=1e-5)
+
+
+def test_initializers_fans_with_explicit_axes_and_dtype_errors_as_jax():
+    # JAX 0.10.2: an explicit in_axis draws 1-D weights (lecun_normal(in_axis=0, out_axis=())
+    # at key(0), (3,), float32 = [0.955632, 1.1254908, -0.27086318]); the default in_axis
+    # refuses them; an integer dtype is a ValueError
+    init = nn.initializers
+    got = init.lecun_normal(in_axis=0, out_axis=())(random.key(0), (3,), np.float32)
+    np.testing.assert_allclose(host(got), [0.955632, 1.1254908, -0.27086318], rtol=1e-6)
+    with pytest.raises(ValueError, match="with default in_axis. Must be at least 2D or specify"):
+        init.glorot_normal()(random.key(0), (3,), np.float32)
+    with pytest.raises(ValueError, match="must be a float or complex dtype, got int32"):
+        init.he_uniform()(random.key(0), (2, 2), np.int32)
