@@ -912,11 +912,10 @@ def sgd(
     >>> u
     array([-0.1])
     """
-    parts = []
-    if momentum is not None:
-        parts.append(trace(momentum, nesterov, accumulator_dtype))
-    parts.append(scale_by_learning_rate(learning_rate))
-    return chain(*parts)
+    # identity() holds trace's place without momentum: the state is a pair, as optax's
+    first = (trace(momentum, nesterov, accumulator_dtype) if momentum is not None
+             else identity())
+    return chain(first, scale_by_learning_rate(learning_rate))
 
 
 def adam(
@@ -1023,11 +1022,10 @@ def rmsprop(
     array([-0.1])
     """
     scaler = scale_by_stddev if centered else scale_by_rms
-    parts = [scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction)]
-    if momentum is not None:
-        parts.append(trace(momentum, nesterov))
-    parts.append(scale_by_learning_rate(learning_rate))
-    return chain(*parts)
+    # identity() holds trace's place without momentum, as optax's state layout
+    return chain(scaler(decay, eps, initial_scale, eps_in_sqrt, bias_correction),
+                 trace(momentum, nesterov) if momentum is not None else identity(),
+                 scale_by_learning_rate(learning_rate))
 
 
 def adagrad(

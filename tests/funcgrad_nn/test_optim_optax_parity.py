@@ -415,3 +415,15 @@ def test_reduce_on_plateau_state_jit_and_errors_as_optax():
                     ({"rtol": 2.0}, "rtol must be less than or equal to 1.0")):
         with pytest.raises(ValueError, match=msg):
             optim.contrib.reduce_on_plateau(**kw)
+
+
+def test_sgd_and_rmsprop_state_layout_as_optax():
+    # without momentum optax chains identity() in trace's place: (EmptyState(), EmptyState())
+    p = {"w": dev(np.ones(2))}
+    assert optim.sgd(0.1).init(p) == (optim.EmptyState(), optim.EmptyState())
+    s = optim.sgd(optim.linear_schedule(0.1, 0.0, 5)).init(p)
+    assert s[0] == optim.EmptyState() and isinstance(s[1], optim.ScaleByScheduleState)
+    s = optim.rmsprop(0.1).init(p)
+    assert len(s) == 3 and isinstance(s[0], optim.ScaleByRmsState) and s[1:] == (
+        optim.EmptyState(), optim.EmptyState())
+    assert isinstance(optim.rmsprop(0.1, momentum=0.9).init(p)[1], optim.TraceState)
