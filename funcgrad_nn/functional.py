@@ -105,9 +105,11 @@ def _broadcast_target(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
     return fnp.broadcast_to(input, shape), fnp.broadcast_to(target, shape)
 
 
-class _TargetDtypeError(TypeError, RuntimeError):
-    """A class-index target of a non-integer dtype: a ``TypeError``, and the ``RuntimeError``
-    PyTorch raises there ("expected target dtype to be Long or Byte")."""
+class _InputDtypeError(TypeError, RuntimeError):
+    """An argument of a dtype the function refuses (a float class-index target, attention
+    operands of different dtypes): a ``TypeError``, and the ``RuntimeError`` PyTorch raises
+    there ("expected target dtype to be Long or Byte", "Expected query, key, and value to have
+    the same dtype")."""
 
 
 def _as_input_dtype(x: Any, input: Any, always: bool = False) -> Any:
@@ -1059,21 +1061,21 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale,  # the path
                                    enable_gqa, dropout_key=dropout_key)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise ValueError(f"{fname}: query, key and value need at least 2 dims, got shapes "
+        raise BadInputError(f"{fname}: query, key and value need at least 2 dims, got shapes "
                          f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(f"{fname}: query {tuple(query.shape)} and key {tuple(key.shape)} "
+        raise BadInputError(f"{fname}: query {tuple(query.shape)} and key {tuple(key.shape)} "
                          f"need the same last dim, key and value {tuple(value.shape)} the "
                          "same sequence length")
     dtypes = {numpy.dtype(t.dtype) for t in (query, key, value)}
     if len(dtypes) > 1:
-        raise TypeError(f"{fname}: query, key and value must have the same dtype (PyTorch's "
+        raise _InputDtypeError(f"{fname}: query, key and value must have the same dtype (PyTorch's "
                         f"rule; no silent promotion), got {query.dtype}, {key.dtype} and "
                         f"{value.dtype}")
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or value.shape[-3] != hk:
-            raise ValueError(f"{fname}: with enable_gqa the query heads {hq} must be a "
+            raise BadInputError(f"{fname}: with enable_gqa the query heads {hq} must be a "
                              f"multiple of the key/value heads {hk}")
         key = fnp.repeat(key, hq // hk, axis=-3)
         value = fnp.repeat(value, hq // hk, axis=-3)
@@ -1082,7 +1084,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     scores = fnp.matmul(query, fnp.swapaxes(key, -1, -2)) * scale
     if is_causal:
         if attn_mask is not None:
-            raise ValueError(f"{fname}: explicit attn_mask should not be set when "
+            raise BadInputError(f"{fname}: explicit attn_mask should not be set when "
                              "is_causal=True")
         lq, sk = query.shape[-2], key.shape[-2]
         attn_mask = (_iota_like(scores, sk, numpy.int64)
@@ -1094,12 +1096,13 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         except ValueError:
             fits = False
         if not fits:
-            raise ValueError(f"{fname}: attn_mask of shape {tuple(attn_mask.shape)} does not "
+            raise BadInputError(f"{fname}: attn_mask of shape {tuple(attn_mask.shape)} does not "
                              f"broadcast to the attention scores' shape "
                              f"{tuple(scores.shape)} (..., L, S)")
         scores = _apply_mask(scores, attn_mask, allowed=True)
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
+        _check_p(dropout_p, fname)  # (PyTorch's range error comes before any other)
         if dropout_key is None:
             raise TypeError(f"{fname}: dropout_p > 0 needs dropout_key= (an int seed or a "
                             "uint32[2] array)")
@@ -1124,7 +1127,7 @@ def _apply_mask(scores: Any, mask: Any, allowed: bool) -> Any:
     if numpy.dtype(mask.dtype) == numpy.bool_:
         return fnp.where(mask if allowed else ~mask, scores, -numpy.inf)
     if numpy.dtype(mask.dtype).kind != "f":
-        raise TypeError(f"attention: masks must be bool or floating, got dtype {mask.dtype}")
+        raise _InputDtypeError(f"attention: masks must be bool or floating, got dtype {mask.dtype}")
     # Cast so a float64 mask does not promote float32 attention scores.
     return scores + mask.astype(scores.dtype)
 
@@ -1335,7 +1338,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     n_classes = input.shape[axis]
     tdt = getattr(target, "dtype", None)
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
-        raise _TargetDtypeError(f"nll_loss: target must be an integer array of class indices, got "
+        raise _InputDtypeError(f"nll_loss: target must be an integer array of class indices, got "
                         f"dtype {tdt}")
     expected = tuple(input.shape[:axis]) + tuple(input.shape[axis + 1:])
     if tuple(target.shape) != expected:
@@ -1699,7 +1702,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     n, c = x.shape
     tdt = getattr(target, "dtype", None)
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
-        raise _TargetDtypeError(f"{fname}: target must be an integer array of class indices, got "
+        raise _InputDtypeError(f"{fname}: target must be an integer array of class indices, got "
                         f"dtype {tdt}")
     t = fnp.reshape(target, (n,))
     if tuple(fnp.shape(target)) != ((n,) if batched else ()):

@@ -642,3 +642,19 @@ def test_loss_input_errors_are_pytorchs_runtime_errors():
         with pytest.raises(RuntimeError) as info:
             call()
         assert isinstance(info.value, also)
+
+
+def test_attention_input_errors_are_pytorchs_runtime_errors():
+    # torch 2.13's scaled_dot_product_attention raises RuntimeError for these (mismatched
+    # head dims, mixed dtypes, an integer mask, a mask with is_causal=True).
+    q = dev(np.zeros((1, 2, 3, 4), np.float32))
+    for call in [lambda: F.scaled_dot_product_attention(q, q[..., :3], q),
+                 lambda: F.scaled_dot_product_attention(q, q, q.astype(np.float64)),
+                 lambda: F.scaled_dot_product_attention(
+                     q, q, q, attn_mask=dev(np.zeros((3, 3), np.int32))),
+                 lambda: F.scaled_dot_product_attention(
+                     q, q, q, attn_mask=dev(np.zeros((3, 3), bool)), is_causal=True)]:
+        with pytest.raises(RuntimeError):
+            call()
+    with pytest.raises(ValueError, match="between 0 and 1"):  # before asking for a key
+        F.scaled_dot_product_attention(q, q, q, dropout_p=1.5)
