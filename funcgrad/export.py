@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from funcgrad import stages, tree_util
+from funcgrad.api import vjp as _vjp
 from funcgrad.api_jit import Jitted, jit
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import get_default_device, platform_name
@@ -233,8 +234,6 @@ class Exported:
             >>> exp.vjp()(np.zeros(2), np.ones(2))[0].tolist()
             [1.0, 1.0]
         """
-        from funcgrad.api import vjp as _vjp  # the transforms import this module's users
-
         n_in = len(self.jaxpr.in_avals)
         jaxpr, name = self.jaxpr, self.fun_name
 
