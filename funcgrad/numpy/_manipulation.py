@@ -773,6 +773,8 @@ def indices(dimensions: Sequence[int], dtype: Any = int, sparse: bool = False) -
         [[0, 1, 2], [0, 1, 2]]
     """
     dims = tuple(_fs._static_ints(list(dimensions), "indices: dimensions"))
+    if any(d < 0 for d in dims):
+        raise ValueError(f"indices: negative dimensions are not allowed, got {dims}")
     dt = canonical_dtype(dtype, "indices")
     n = len(dims)
     parts = []

@@ -1336,16 +1336,19 @@ def ndim(a: Any) -> int:
     return len(shape(a))
 
 
-def size(a: Any, axis: int | None = None) -> int:
-    """The number of elements of ``a`` (along ``axis`` when given).
+def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
+    """The number of elements of ``a`` (along ``axis`` when given; a tuple of axes gives the
+    product of their lengths, as NumPy 2).
 
     Example:
-        >>> size(numpy.ones((2, 3))), size(numpy.ones((2, 3)), 1)
-        (6, 3)
+        >>> size(numpy.ones((2, 3))), size(numpy.ones((2, 3)), 1), size(numpy.ones((2, 3)), (0, 1))
+        (6, 3, 6)
     """
     s = shape(a)
     if axis is None:
         return int(numpy.prod(s, dtype=numpy.int64))
+    if isinstance(axis, tuple | list):
+        return int(numpy.prod([s[i] for i in _axes_tuple("size", axis, len(s))], dtype=numpy.int64))
     return s[_axis("size", axis, len(s))]
 
 

@@ -283,3 +283,13 @@ def test_reshape_unknown_dimension_errors_say_why() -> None:
         fnp.reshape(dev(np.ones(6)), (-1, -1))
     with pytest.raises(ValueError, match="multiply to 4, which does not divide 6"):
         funcgrad.jit(lambda x: x.reshape(4, -1))(dev(np.ones(6)))
+
+
+def test_size_of_a_tuple_of_axes_as_numpy2() -> None:
+    # NumPy 2: np.size(x, (0, -1)) is the product of those lengths (15); () gives 1
+    x = dev(np.zeros((3, 4, 5)))
+    assert fnp.size(x, (0, -1)) == 15
+    assert fnp.size(x, ()) == 1
+    assert funcgrad.jit(lambda a: a * fnp.size(a, [1, 2]))(x).shape == (3, 4, 5)
+    with pytest.raises(ValueError, match="size: repeated axis"):
+        fnp.size(x, (0, 0))

@@ -227,6 +227,10 @@ def test_indices_ix_mask_indices() -> None:
     with pytest.raises(ValueError, match="Cross index must be 1 dimensional"):
         fnp.ix_(np.zeros((2, 2), int))
     assert_allclose(fnp.mask_indices(3, fnp.triu, 1), np.mask_indices(3, np.triu, 1))
+    # NumPy: ValueError "negative dimensions are not allowed" (was a broadcast_in_dim error)
+    for sparse in (False, True):
+        with pytest.raises(ValueError, match="indices: negative dimensions are not allowed"):
+            fnp.indices((-1, 2), sparse=sparse)
 
 
 # --- products -----------------------------------------------------------------------------------
