@@ -34,6 +34,9 @@ __all__ = [
     "generalized_kl_divergence",
     "convex_kl_divergence",
     "smooth_labels",
+    "sigmoid_focal_loss",
+    "kl_divergence_with_log_targets",
+    "poly_loss_cross_entropy",
 ]
 
 
@@ -278,3 +281,58 @@ def smooth_labels(labels: Any, alpha: float, *, axis: int | tuple[int, ...] | No
     else:
         num = fnp.sum(where, axis, keepdims=True)
     return (1.0 - alpha) * labels + alpha / num
+
+
+def sigmoid_focal_loss(logits: Any, labels: Any, *, alpha: float | None = None,
+                       gamma: float = 2.0) -> Any:
+    """The focal loss (Lin et al., 2017; optax's ``sigmoid_focal_loss``): the sigmoid binary
+    cross entropy times ``(1 - p_t) ** gamma``, weighted by ``alpha`` / ``1 - alpha`` for
+    positive / negative labels when ``alpha`` is given; elementwise.
+
+    >>> import numpy as np
+    >>> np.round(sigmoid_focal_loss(np.array([0.0, 2.0]), np.array([1, 0])), 6)
+    array([0.173287, 1.650078])
+    """
+    _check_subdtype(logits, np.floating)
+    labels = fnp.asarray(labels).astype(fnp.asarray(logits).dtype)
+    ce = sigmoid_binary_cross_entropy(logits, labels)
+    log_p, log_q = fnn.log_sigmoid(logits), fnn.log_sigmoid(-logits)
+    # log(1 - p_t) = log((1 - y) p + y (1 - p)), as a weighted logsumexp (stable)
+    log_one_minus_pt = fnn.logsumexp(fnp.stack([log_p, log_q], axis=-1), axis=-1,
+                                     b=fnp.stack([1 - labels, labels], axis=-1))
+    loss = ce * fnp.exp(gamma * log_one_minus_pt)
+    if alpha is None:
+        return loss
+    return (alpha * labels + (1.0 - alpha) * (1.0 - labels)) * loss
+
+
+def kl_divergence_with_log_targets(log_predictions: Any, log_targets: Any,
+                                   axis: int | tuple[int, ...] | None = -1,
+                                   where: Any = None) -> Any:
+    """``KL(targets || predictions)`` from log-predictions and log-targets (optax's).
+
+    >>> import numpy as np
+    >>> np.round(kl_divergence_with_log_targets(np.log([[0.5, 0.5]]), np.log([[0.9, 0.1]])), 6)
+    array([0.368064])
+    """
+    _check_subdtype(log_predictions, np.floating)
+    _check_subdtype(log_targets, np.floating)
+    loss = fnp.exp(log_targets) * (log_targets - log_predictions)
+    return fnp.sum(loss, axis=axis, where=where)
+
+
+def poly_loss_cross_entropy(logits: Any, labels: Any, *, epsilon: float = 2.0,
+                            axis: int | tuple[int, ...] | None = -1, where: Any = None) -> Any:
+    """PolyLoss (Leng et al., 2022; optax's ``poly_loss_cross_entropy``): the softmax cross
+    entropy plus ``epsilon * sum(labels * (1 - softmax(logits)))``.
+
+    >>> import numpy as np
+    >>> np.round(poly_loss_cross_entropy(np.array([[2.0, 0.0]]), np.array([[1.0, 0.0]])), 6)
+    array([0.365334])
+    """
+    _check_subdtype(logits, np.floating)
+    _check_subdtype(labels, np.floating)
+    p = fnn.softmax(logits, axis=axis, where=where)
+    one_minus_pt = fnp.sum(labels * (1 - p), axis=axis, where=where)
+    return (softmax_cross_entropy(logits, labels, axis=axis, where=where)
+            + epsilon * one_minus_pt)
