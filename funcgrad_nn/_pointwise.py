@@ -64,6 +64,14 @@ def elu_family(input: Any, alpha: float, scale: float = 1.0, input_scale: float 
     return fnp.where(neg, curve, input * scale if scale != 1.0 else input)
 
 
+def _bad_input(message: str) -> Exception:
+    """The error for a bad argument: a ``ValueError`` and, as PyTorch raises there, a
+    ``RuntimeError`` (``BadInputError``; imported here, as its module imports this one's
+    users)."""
+    from funcgrad_nn.module import BadInputError
+    return BadInputError(message)
+
+
 def prelu(input: Any, weight: Any) -> Any:
     """x if x > 0 else weight * x, ``weight`` per channel (axis 1) or a single value.
 
@@ -124,7 +132,7 @@ def glu(input: Any, dim: int = -1) -> Any:
     """
     n = fnp.shape(input)[dim]
     if n % 2:
-        raise ValueError(f"glu: halving dimension {dim} needs an even size, got shape "
+        raise _bad_input(f"glu: halving dimension {dim} needs an even size, got shape "
                          f"{tuple(fnp.shape(input))}")
     a, b = fnp.split(input, 2, axis=dim)
     return a * keep_float_dtype(fsp.expit(b), b)
@@ -413,7 +421,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     try:
         shape = numpy.broadcast_shapes(tuple(fnp.shape(x1)), tuple(fnp.shape(x2)))
     except ValueError:
-        raise ValueError(f"cosine_similarity: shapes {tuple(fnp.shape(x1))} and "
+        raise _bad_input(f"cosine_similarity: shapes {tuple(fnp.shape(x1))} and "
                          f"{tuple(fnp.shape(x2))} do not broadcast") from None
     x1 = fnp.broadcast_to(x1, shape)
     x2 = fnp.broadcast_to(x2, shape)

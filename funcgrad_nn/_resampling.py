@@ -22,6 +22,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad_nn.module import BadInputError
 
 __all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid",
            "channel_shuffle", "grid_sample", "native_channel_shuffle", "interpolate", "pad",
@@ -53,7 +54,7 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     pads = [int(p) for p in pad]
     nd = fnp.ndim(input)
     if len(pads) % 2 or len(pads) // 2 > nd:
-        raise ValueError(f"{fname}: pad must have an even length of at most 2 * input.ndim "
+        raise BadInputError(f"{fname}: pad must have an even length of at most 2 * input.ndim "
                          f"({2 * nd}), got {tuple(pad)}")
     if mode not in _NP_MODES:
         raise ValueError(f"{fname}: mode must be one of {sorted(_NP_MODES)}, got {mode!r}")
@@ -314,6 +315,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         raise ValueError(f"{fname}: Lanczos mode does not support align_corners=True")
     if mode == "lanczos" and not antialias:
         raise ValueError(f"{fname}: Lanczos mode requires antialias=True")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
+                         "explicit size.")  # PyTorch's ValueError
     in_sizes = tuple(fnp.shape(input)[2:])
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor, fname)
     if any(o <= 0 for o in out_sizes):
@@ -384,7 +388,7 @@ def pixel_shuffle(input: Any, upscale_factor: int) -> Any:
     r = int(upscale_factor)
     shape = tuple(fnp.shape(input))
     if len(shape) < 3 or r < 1 or shape[-3] % (r * r):
-        raise ValueError(f"pixel_shuffle: expected input (*, C * {r}**2, H, W) with at least 3 "
+        raise BadInputError(f"pixel_shuffle: expected input (*, C * {r}**2, H, W) with at least 3 "
                          f"dims and channels divisible by upscale_factor**2 = {r * r}, got "
                          f"shape {shape}")
     lead, (c, h, w) = shape[:-3], shape[-3:]

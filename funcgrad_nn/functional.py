@@ -97,7 +97,7 @@ def _broadcast_target(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
     try:
         shape = numpy.broadcast_shapes(a, b)
     except ValueError:
-        raise ValueError(f"{fname}: input shape {a} and target shape {b} do not broadcast")\
+        raise BadInputError(f"{fname}: input shape {a} and target shape {b} do not broadcast")\
             from None
     warnings.warn(f"{fname}: Using a target size {b} that is different to the input size {a}. "
                   "This will likely lead to incorrect results due to broadcasting. Please "
@@ -303,11 +303,16 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     array([[3.5]])
     """
     from funcgrad_nn._convolution import dtype_mismatch
-    from funcgrad_nn.module import BadInputError
 
     problem = dtype_mismatch(input, weight)
     if problem is not None:
         raise BadInputError(f"linear: {problem}")
+    xs, ws = tuple(fnp.shape(input)), tuple(fnp.shape(weight))
+    if xs and ws and xs[-1] != ws[-1]:
+        # PyTorch's RuntimeError ("mat1 and mat2 shapes cannot be multiplied"), said early.
+        raise BadInputError(f"linear: input of shape {xs} does not end in in_features="
+                            f"{ws[-1]} of weight {ws} (mat1 and mat2 shapes cannot be "
+                            f"multiplied)")
     out = fnp.matmul(input, fnp.swapaxes(weight, -1, -2) if fnp.ndim(weight) > 1 else weight)
     if bias is not None:
         out = out + bias
@@ -361,7 +366,7 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
     """
     dt = getattr(input, "dtype", None)
     if dt is None or numpy.dtype(dt).kind not in "iu":
-        raise TypeError(f"embedding: input must be an integer array, got dtype {dt}")
+        raise _InputDtypeError(f"embedding: input must be an integer array, got dtype {dt}")
     num = weight.shape[0]
     hv = _host_value(input)
     msg = (f"embedding: index out of range for {num} embeddings: indices must be in "
@@ -427,7 +432,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     """
     dt = getattr(tensor, "dtype", None)
     if dt is None or numpy.dtype(dt).kind not in "iu":
-        raise TypeError(f"one_hot: input must be an integer array, got dtype {dt}")
+        raise _InputDtypeError(f"one_hot: input must be an integer array, got dtype {dt}")
     if num_classes == -1:
         hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
             tensor, "one_hot(num_classes=-1) (pass num_classes= under jit/vmap)")))
@@ -439,7 +444,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     msg = (f"one_hot: class values must be in [0, num_classes={num_classes}), got min {{}}, "
            "max {}")
     if hv is not None and hv.size and (hv.min() < 0 or hv.max() >= num_classes):
-        raise ValueError(msg.format(hv.min(), hv.max()))
+        raise BadInputError(msg.format(hv.min(), hv.max()))
     if hv is None:
         _check_when_run(tensor, num_classes, msg)
     iota = _iota_like(tensor, num_classes, tensor.dtype)
@@ -475,7 +480,7 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
     normalized_shape = tuple(int(n) for n in normalized_shape)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
-        raise ValueError(f"layer_norm: input shape {tuple(input.shape)} does not end with "
+        raise BadInputError(f"layer_norm: input shape {tuple(input.shape)} does not end with "
                          f"normalized_shape {normalized_shape}")
     cdt = norm_params_dtype("layer_norm", input, weight, bias)
     if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
@@ -532,7 +537,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
             mean, var = _batch_stats(input)
     else:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when "
+            raise BadInputError("batch_norm: running_mean and running_var are needed when "
                              "training=False")
         mean, var = running_mean, running_var
     out = (input - fnp.reshape(mean, cshape)) / fnp.sqrt(fnp.reshape(var, cshape) + eps)
@@ -1011,7 +1016,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
                          f"{tuple(input.shape)}")
     n, c = input.shape[0], input.shape[1]
     if num_groups <= 0 or c % num_groups:
-        raise ValueError(f"group_norm: num_channels {c} must be divisible by num_groups "
+        raise BadInputError(f"group_norm: num_channels {c} must be divisible by num_groups "
                          f"{num_groups}")
     if n * c // num_groups * math.prod(input.shape[2:]) == 1:
         # PyTorch's check (its _verify_batch_size on the (N * C / G, G, *S) view).

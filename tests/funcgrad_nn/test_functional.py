@@ -658,3 +658,26 @@ def test_attention_input_errors_are_pytorchs_runtime_errors():
             call()
     with pytest.raises(ValueError, match="between 0 and 1"):  # before asking for a key
         F.scaled_dot_product_attention(q, q, q, dropout_p=1.5)
+
+
+def test_functional_argument_errors_are_pytorchs_runtime_errors():
+    # Each raises RuntimeError in torch 2.13 (and stays a ValueError/TypeError here).
+    x = dev(np.ones((1, 2, 4, 4), np.float32))
+    calls = [lambda: F.pad(x, (1, 1, 1)), lambda: F.pad(x, (1,) * 10),
+             lambda: F.one_hot(dev(np.array([-1, 0]))), lambda: F.one_hot(dev(np.array([3])), 2),
+             lambda: F.one_hot(dev(np.array([1.0]))),
+             lambda: F.embedding(dev(np.array([1.0])), dev(np.ones((3, 2), np.float32))),
+             lambda: F.linear(x, dev(np.ones((3, 5), np.float32))),
+             lambda: F.pixel_shuffle(dev(np.ones((1, 3, 2, 2), np.float32)), 2),
+             lambda: F.glu(dev(np.ones(3, np.float32))),
+             lambda: F.batch_norm(x, None, None, training=False), lambda: F.group_norm(x, 3),
+             lambda: F.layer_norm(x, (5,)),
+             lambda: F.mse_loss(dev(np.ones(3, np.float32)), dev(np.ones(4, np.float32))),
+             lambda: F.cosine_similarity(dev(np.ones(3, np.float32)),
+                                         dev(np.ones(4, np.float32)), dim=0)]
+    for call in calls:
+        with pytest.raises(RuntimeError):
+            call()
+    # torch: ValueError "recompute_scale_factor is not meaningful with an explicit size."
+    with pytest.raises(ValueError, match="recompute_scale_factor"):
+        F.interpolate(x, size=3, recompute_scale_factor=True)
