@@ -27,6 +27,7 @@ from funcgrad.random._gamma import chisquare, gamma
 from funcgrad.random._keys import IMPLS, PRNGKeyArray, default_impl
 from funcgrad.random._reuse import consumes
 from funcgrad.random._samplers import (
+    _SCALARS,
     _exponential,
     _normal_real,
     _shape_or_params,
@@ -51,6 +52,23 @@ def _setup(name: str, key: Any, dtype: Any, shape: Any, *params: Any) -> tuple:
     dt = float_dtype(name, dtype)
     ps = [as_param(p, dt, key) for p in params]
     return key, dt, _shape_or_params(name, shape, *ps), ps
+
+
+def _inexact_work_dtype(*params: Any) -> numpy.dtype:
+    """JAX's ``promote_dtypes_inexact`` of the parameters: the promotion of the arrays'
+    and NumPy scalars' float dtypes (integers and Python numbers count as float64,
+    funcgrad's default)."""
+    out = None
+    for x in params:
+        if isinstance(x, numpy.generic):
+            d = x.dtype
+        elif isinstance(x, _SCALARS + (list, tuple)):
+            d = None
+        else:
+            d = get_aval(x).dtype
+        d = d if d is not None and d.kind == "f" else numpy.dtype(numpy.float64)
+        out = d if out is None else numpy.promote_types(out, d)
+    return out
 
 
 @with_out_sharding
@@ -439,7 +457,10 @@ def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> 
         >>> 5.7 < float(x.mean()) < 6.3
         True
     """
-    key, dt, shape, (n, p) = _setup("binomial", key, dtype, shape, n, p)
+    out_dt = float_dtype("binomial", dtype)
+    # JAX computes in p's inexact dtype (a Python float: float64) and casts the counts to
+    # dtype at the end: float32 counts from a float64 p are the float64 draws
+    key, dt, shape, (n, p) = _setup("binomial", key, _inexact_work_dtype(p), shape, n, p)
     count = _ew.stop_gradient(_sh.broadcast_to(n, shape))
     prob = _ew.stop_gradient(_sh.broadcast_to(p, shape))
     one, ten = dt.type(1), dt.type(_INVERSION_MEAN)
@@ -466,7 +487,8 @@ def binomial(key: Any, n: Any, p: Any, shape: Any = None, dtype: Any = None) -> 
     samples = fnp.where(invalid, dt.type(numpy.nan), samples)
     samples = fnp.where(_ew.and_(count_inf, _ew.not_(invalid)), dt.type(numpy.inf), samples)
     keep = _ew.or_(_ew.or_(p_lt_half, count_nan_or_neg), _ew.or_(q_bad, count_inf))
-    return fnp.where(keep, samples, _ew.sub(count, samples))
+    out = fnp.where(keep, samples, _ew.sub(count, samples))
+    return out if out_dt == dt else _ew.convert_element_type(out, out_dt)
 
 
 @consumes
@@ -490,7 +512,9 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
     """
     del unroll
     key = check_key("multinomial", key)
-    dt = float_dtype("multinomial", dtype)
+    out_dt = float_dtype("multinomial", dtype)
+    # JAX draws in the inexact promotion of n and p and casts the counts to dtype at the end
+    dt = _inexact_work_dtype(n, p)
     n, p = as_param(n, dt, key), as_param(p, dt, key)
     pa = get_aval(p)
     if pa.ndim < 1:
@@ -522,4 +546,5 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Any = None, dtype: Any = Non
         c = binomial(keys[i], left, ratio, shape, dt)
         counts.append(c)
         left = _ew.sub(left, c)
-    return fnp.stack(counts, axis=-1)
+    out = fnp.stack(counts, axis=-1)
+    return out if out_dt == dt else _ew.convert_element_type(out, out_dt)

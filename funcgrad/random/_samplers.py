@@ -723,7 +723,8 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
 
     ``method`` is ``"cholesky"`` (default), ``"eigh"`` or ``"svd"`` (the latter two accept
     singular ``cov``). ``shape`` defaults to the broadcast batch shape of ``mean[..., :]`` and
-    ``cov[..., :, :]``. Differentiable in ``mean`` and ``cov``.
+    ``cov[..., :, :]``. Without ``dtype``, draws in ``mean``'s float dtype, as JAX.
+    Differentiable in ``mean`` and ``cov``.
 
     Example:
         >>> import numpy as np
@@ -735,6 +736,10 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Any = None, dtype:
     if method not in ("cholesky", "eigh", "svd"):
         raise ValueError(f"multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', "
                          f"got {method!r}")
+    if dtype is None and not isinstance(mean, _SCALARS + (list, tuple)):
+        # JAX draws in the mean's dtype when none is given (float32 mean: float32 draws)
+        mdt = get_aval(mean).dtype
+        dtype = mdt if mdt.kind == "f" else None
     dt = float_dtype("multivariate_normal", dtype)
     mean, cov = as_param(mean, dt, key), as_param(cov, dt, key)
     ms, cs = tuple(get_aval(mean).shape), tuple(get_aval(cov).shape)

@@ -310,3 +310,20 @@ def test_orthogonal_wide_as_jax() -> None:
     assert q.shape == (2, 3, 5)
     assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(3), (2, 3, 3)),
                     atol=1e-12)
+
+
+def test_binomial_multinomial_mvn_compute_dtype_as_jax():
+    # JAX 0.10.2 (x64), key(0): binomial/multinomial compute in the parameters' inexact dtype
+    # and cast to dtype at the end; multivariate_normal draws in the mean's dtype
+    k = dev(R.key(0))
+    got = R.binomial(k, 10.0, 0.3, (3,), np.float32)
+    assert got.dtype == np.float32 and np.asarray(host(got)).tolist() == [4.0, 1.0, 3.0]
+    got = R.multinomial(k, 10.0, dev(np.array([0.2, 0.3, 0.5])), dtype=np.float32)
+    assert got.dtype == np.float32 and np.asarray(host(got)).tolist() == [1.0, 4.0, 5.0]
+    got = R.multinomial(k, np.float32(10.0), dev(np.array([0.2, 0.3, 0.5], np.float32)))
+    assert got.dtype == np.float64 and np.asarray(host(got)).tolist() == [1.0, 1.0, 8.0]
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]], np.float32)
+    got = R.multivariate_normal(k, dev(np.zeros(2, np.float32)), dev(cov), (2,))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(host(got)), [[2.2948, 2.4682], [-0.6132, -0.2268]],
+                               atol=1e-4)
