@@ -14,6 +14,7 @@ improving), with optax 0.2.8's arguments, checks and state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,14 +22,22 @@ import numpy as np
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad_nn.optim._transform import (
+    GradientTransformation,
     GradientTransformationExtraArgs,
+    ScalarOrSchedule,
+    ScaleByAdamState,
     _as_dtype,
+    _cast,
+    _dtype,
+    _increment,
     _tmap,
     _zero_count,
+    chain,
+    scale_by_learning_rate,
 )
 from funcgrad_nn.optim._transform_more import safe_increment
 
-__all__ = ["ReduceLROnPlateauState", "reduce_on_plateau"]
+__all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt"]
 
 
 class ReduceLROnPlateauState(NamedTuple):
@@ -122,3 +131,66 @@ def reduce_on_plateau(factor: float = 0.1, patience: int = 10, rtol: float = 1e-
         return _tmap(lambda g: g * _as_dtype(new.scale, g), updates), new
 
     return GradientTransformationExtraArgs(init, update)
+
+
+def scale_by_adopt(b1: float = 0.9, b2: float = 0.9999, eps: float = 1e-6, mu_dtype: Any = None,
+                   *, nesterov: bool = False, use_clipping: bool = True,
+                   clip_value_fn: Callable[[Any], Any] = lambda x: x ** 0.25,
+                   ) -> GradientTransformation:
+    """ADOPT's rescaling (Taniguchi et al., 2024; optax.contrib's ``scale_by_adopt``): the
+    gradient is normalized by the *previous* second moment (clipped to
+    ``clip_value_fn(step)``) before entering the momentum; the first step only initializes
+    the second moment (its update is 0).
+
+    >>> import numpy as np
+    >>> tx = scale_by_adopt()
+    >>> s = tx.init(np.zeros(1))
+    >>> u, s = tx.update(np.array([2.0]), s)
+    >>> u, np.round(tx.update(np.array([2.0]), s)[0], 6)
+    (array([0.]), array([0.1]))
+    """
+    mu_dtype = _dtype(mu_dtype)
+
+    def init(params: Any) -> ScaleByAdamState:
+        return ScaleByAdamState(_zero_count(params),
+                                _tmap(lambda p: fnp.zeros_like(p, dtype=mu_dtype), params),
+                                _tmap(fnp.zeros_like, params))
+
+    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple[Any, Any]:
+        started = fnp.greater(state.count, 0)
+        b2_ = fnp.where(started, b2, 0.0)
+        b1_ = fnp.where(started, b1, 1.0)
+        nu = _tmap(lambda g, v: (1 - _as_dtype(b2_, v)) * (g * g) + _as_dtype(b2_, v) * v,
+                   updates, state.nu)
+        clip_value = clip_value_fn(fnp.asarray(state.count, dtype=fnp.float64))
+
+        def normalized(g: Any, v: Any) -> Any:
+            out = g / fnp.maximum(fnp.sqrt(v), eps)
+            if use_clipping:
+                c = _as_dtype(clip_value, out)
+                out = fnp.clip(out, -c, c)
+            return out
+
+        mu_updates = _tmap(normalized, updates, state.nu)
+        mu = _tmap(lambda u, m: (1 - _as_dtype(b1_, m)) * u + _as_dtype(b1_, m) * m, mu_updates,
+                   state.mu)
+        out = (_tmap(lambda u, m: (1 - _as_dtype(b1_, m)) * u + _as_dtype(b1_, m) * m,
+                     mu_updates, mu) if nesterov else mu)
+        return out, ScaleByAdamState(_increment(state.count), _cast(mu, mu_dtype), nu)
+
+    return GradientTransformation(init, update)
+
+
+def adopt(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.9999, eps: float = 1e-6,
+          mu_dtype: Any = None, *, nesterov: bool = False, use_clipping: bool = True,
+          clip_value_fn: Callable[[Any], Any] = lambda x: x ** 0.25) -> GradientTransformation:
+    """ADOPT (optax.contrib's ``adopt``).
+
+    >>> import numpy as np
+    >>> tx = adopt(0.1)
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)))[0]
+    array([-0.])
+    """
+    return chain(scale_by_adopt(b1, b2, eps, mu_dtype, nesterov=nesterov,
+                                use_clipping=use_clipping, clip_value_fn=clip_value_fn),
+                 scale_by_learning_rate(learning_rate))

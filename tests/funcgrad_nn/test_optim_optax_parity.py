@@ -218,7 +218,7 @@ def test_apply_if_finite_zero_nans_and_target_updates_under_jit():
 # The optimizers added from optax 0.2.8's top level: float32 parameters stay float32 and
 # follow the float64 trajectory to float32 rounding (ours computes the bias corrections and
 # RAdam's rectification in float64, so it lies closer to it than optax's float32 run does).
-FLOAT32_CASES = ["adabelief", "yogi", "radam", "amsgrad", "adadelta", "rprop", "novograd",
+FLOAT32_CASES = ["adabelief", "adopt", "yogi", "radam", "amsgrad", "adadelta", "rprop", "novograd",
                  "adan", "lamb", "lars_kw", "fromage", "signum", "adaptive_grad_clip",
                  "apply_every", "lookahead_adam", "adafactor_factored", "adafactor_kw", "sm3",
                  "conditionally_mask"]
