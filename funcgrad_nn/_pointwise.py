@@ -347,8 +347,14 @@ def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = No
         dt = input.dtype if numpy.dtype(input.dtype).kind == "f" else numpy.float32
         eps = float(numpy.finfo(dt).eps)
     axes = tuple(range(fnp.ndim(input) - k, fnp.ndim(input)))
+    dt = numpy.dtype(input.dtype)
+    if dt == numpy.float16:  # PyTorch computes a half input in float32 ...
+        return rms_norm(input.astype(numpy.float32), shape, weight, eps).astype(dt)
     out = input / fnp.sqrt(fnp.mean(input * input, axis=axes, keepdims=True) + eps)
-    return out if weight is None else out * weight
+    out = out if weight is None else out * weight
+    # ... and returns the input's dtype whatever the weight's (type_as(input) in its
+    # composite kernel): a float32 input to a float64 RMSNorm stays float32.
+    return out.astype(dt) if dt.kind == "f" and numpy.dtype(out.dtype) != dt else out
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,

@@ -474,3 +474,15 @@ def test_norm_layers_refuse_mixed_dtypes_as_pytorch():
         out = layer.to(DEVICE)(dev(x16))
         assert out.dtype == np.float16
         assert_allclose(out, layer(dev(x16.astype(np.float32))).astype(np.float16))
+
+
+def test_rms_norm_returns_the_inputs_dtype_as_pytorch():
+    # torch 2.13: RMSNorm(4)(half) is float16, RMSNorm(4)(double) float64,
+    # RMSNorm(4).double()(float) float32 (its kernel ends in type_as(input)).
+    x = np.array([[0.0, 1.0, 2.0, 3.0]], np.float32)
+    want = x / np.sqrt((x * x).mean() + np.finfo(np.float32).eps)
+    assert nn.RMSNorm(4).to(DEVICE)(dev(x.astype(np.float16))).dtype == np.float16
+    assert nn.RMSNorm(4).to(DEVICE)(dev(x.astype(np.float64))).dtype == np.float64
+    out = nn.RMSNorm(4).double().to(DEVICE)(dev(x))
+    assert out.dtype == np.float32
+    assert_allclose(out, want, rtol=1e-6)
