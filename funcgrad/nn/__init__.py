@@ -488,9 +488,14 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
         >>> dot_product_attention(q, k, v).shape
         (1, 2, 1, 4)
     """
+    if implementation == "cudnn":
+        # JAX's exception where cuDNN is absent (a RuntimeError): funcgrad has no cuDNN kernel
+        raise RuntimeError("dot_product_attention: implementation='cudnn' is not available "
+                           "(cuDNN is not detected); funcgrad has the 'xla' (reference) "
+                           "computation: pass implementation=None or 'xla'")
     if implementation not in (None, "xla"):
-        raise ValueError(f"dot_product_attention: implementation={implementation!r} is not "
-                         "available; funcgrad has the 'xla' (reference) computation")
+        raise ValueError(f"dot_product_attention: Unsupported implementation option: "
+                         f"{implementation} (None, 'xla' or 'cudnn')")
     q, k, v = fnp.asarray(query), fnp.asarray(key), fnp.asarray(value)
     unbatched = q.ndim == 3
     if unbatched:

@@ -143,3 +143,13 @@ def test_initializers_fans_with_explicit_axes_and_dtype_errors_as_jax():
         init.glorot_normal()(random.key(0), (3,), np.float32)
     with pytest.raises(ValueError, match="must be a float or complex dtype, got int32"):
         init.he_uniform()(random.key(0), (2, 2), np.int32)
+
+
+def test_dot_product_attention_implementation_errors_as_jax():
+    # JAX 0.10.2 on a machine without cuDNN: RuntimeError for 'cudnn', ValueError otherwise
+    q = dev(np.ones((1, 2, 1, 4), np.float32))
+    with pytest.raises(RuntimeError, match="cuDNN is not detected"):
+        nn.dot_product_attention(q, q, q, implementation="cudnn")
+    with pytest.raises(ValueError, match="Unsupported implementation option: foo"):
+        nn.dot_product_attention(q, q, q, implementation="foo")
+    assert nn.dot_product_attention(q, q, q, implementation="xla").shape == (1, 2, 1, 4)
