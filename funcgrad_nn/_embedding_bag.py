@@ -93,6 +93,14 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
             raise ValueError(f"{fname}: per_sample_weights shape "
                              f"{tuple(fnp.shape(per_sample_weights))} must match input shape "
                              f"{tuple(fnp.shape(input))}")
+        pdt = getattr(per_sample_weights, "dtype", None)
+        if pdt is not None and numpy.dtype(pdt) != dt:
+            from funcgrad_nn.module import BadInputError
+            # PyTorch refuses it ("Expected tensor for argument #1 'weight' to have the same
+            # type as ... 'per_sample_weights'"); NumPy would promote the bags silently.
+            raise BadInputError(f"{fname}: per_sample_weights dtype {numpy.dtype(pdt)} does "
+                                f"not match weight dtype {dt}. Fix: cast them, e.g. "
+                                f"per_sample_weights.astype(np.{dt})")
         rows = rows * fnp.reshape(per_sample_weights, (-1, 1))
     if mode == "max":
         mask = member[:, :, None]

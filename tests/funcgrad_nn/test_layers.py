@@ -486,3 +486,14 @@ def test_rms_norm_returns_the_inputs_dtype_as_pytorch():
     out = nn.RMSNorm(4).double().to(DEVICE)(dev(x))
     assert out.dtype == np.float32
     assert_allclose(out, want, rtol=1e-6)
+
+
+def test_embedding_bag_refuses_per_sample_weights_of_another_dtype():
+    # torch 2.13 raises "Expected tensor for argument #1 'weight' to have the same type as
+    # tensor for argument #1 'per_sample_weights'" (float64 or float16 with float32 weights).
+    bag = nn.EmbeddingBag(5, 2, mode="sum").to(DEVICE)
+    idx = dev(np.array([[1, 2]]))
+    for dt in (np.float64, np.float16):
+        with pytest.raises(BadInputError, match="per_sample_weights dtype"):
+            bag(idx, per_sample_weights=dev(np.ones((1, 2), dt)))
+    assert bag(idx, per_sample_weights=dev(np.ones((1, 2), np.float32))).dtype == np.float32
