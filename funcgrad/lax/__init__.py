@@ -154,7 +154,7 @@ from funcgrad.lax._reductions import (
     sort_key_val,
     top_k,
 )
-from funcgrad.lax._rng import RandomAlgorithm, rng_bit_generator
+from funcgrad.lax._rng import RandomAlgorithm, rng_bit_generator, rng_uniform
 from funcgrad.lax._shape import (
     broadcast,
     broadcast_in_dim,
@@ -285,5 +285,5 @@ __all__ = [
     "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
     "mulhi", "ragged_dot", "ragged_dot_general", "RaggedDotDimensionNumbers",
     "Token", "create_token", "after_all", "with_sharding_constraint", "platform_dependent", "composite",
-    "RandomAlgorithm", "rng_bit_generator",
+    "RandomAlgorithm", "rng_bit_generator", "rng_uniform",
 ]

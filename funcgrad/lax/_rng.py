@@ -23,10 +23,11 @@ import numpy
 
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
-from funcgrad.avals import get_aval
+from funcgrad.avals import ShapeDtypeStruct, get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.ops.pure_callback import io_callback
 
-__all__ = ["RandomAlgorithm", "rng_bit_generator", "threefry2x32_20"]
+__all__ = ["RandomAlgorithm", "rng_bit_generator", "threefry2x32_20", "rng_uniform"]
 
 _U32 = numpy.dtype(numpy.uint32)
 _U64 = numpy.dtype(numpy.uint64)
@@ -231,3 +232,44 @@ def _new_state(ka: Any, w: list[Any], s0: Any, s1: Any, nv: int) -> Any:
     if ka.dtype == _U64:
         return _stack([s0, s1_new], 0)
     return _stack([w[0], w[1], _lo(s1_new), _hi(s1_new)], 0)
+
+
+# rng_uniform's hidden state: XLA's RngUniform is stateful per process, so is this generator
+# (seeded from the OS, never reseeded)
+_HOST_RNG = numpy.random.default_rng()
+
+
+def rng_uniform(a: Any, b: Any, shape: Sequence[int]) -> Any:
+    """Stateful uniform draws in ``[a, b)`` of ``shape`` (``jax.lax.rng_uniform``, which JAX
+    marks experimental and discourages): each call, eager or under ``jit``, gives new values
+    from a hidden host generator (not reproducible; use :mod:`funcgrad.random` for keyed
+    draws). ``a`` and ``b`` are scalars of one dtype (float or integer), as JAX requires. Not
+    differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> x = lax.rng_uniform(np.float32(0), np.float32(1), (3,))
+        >>> x.shape, x.dtype, bool(((x >= 0) & (x < 1)).all())
+        ((3,), dtype('float32'), True)
+    """
+    aa, ba = get_aval(a), get_aval(b)
+    if aa.dtype != ba.dtype:
+        raise ValueError(f"Arguments to rng_uniform must have identical dtypes, got "
+                         f"{aa.dtype} and {ba.dtype}.")
+    if aa.shape != () or ba.shape != ():
+        raise ValueError(f"Arguments to rng_uniform must be scalars; got shapes {aa.shape} "
+                         f"and {ba.shape}.")
+    dt = aa.dtype
+    if dt.kind not in "fiu":
+        raise TypeError(f"rng_uniform: a and b must be floats or integers, got {dt}")
+    out_shape = tuple(int(d) for d in shape)
+
+    def draw(lo: Any, hi: Any) -> Any:
+        lo, hi = numpy.asarray(lo), numpy.asarray(hi)
+        if dt.kind == "f":
+            u = _HOST_RNG.random(out_shape)
+            return (lo + (hi - lo) * u).astype(dt)
+        return _HOST_RNG.integers(lo, hi, out_shape, dtype=dt, endpoint=False)
+
+    return io_callback(draw, ShapeDtypeStruct(out_shape, dt), a, b)

@@ -136,3 +136,18 @@ def test_tokens_pass_through_transforms() -> None:
     assert isinstance(carry, lax.Token)
     with pytest.raises(TypeError, match="Arguments to after_all must be tokens"):
         lax.after_all(t, 1.0)
+
+
+def test_rng_uniform_is_stateful_as_jax():
+    # jax.lax.rng_uniform (JAX 0.10.2): new draws per call, eager and jitted, in [a, b) of a's
+    # dtype; a and b scalars of one dtype (ValueError otherwise, JAX's messages)
+    a, b = dev(np.float32(1.0)), dev(np.float32(2.0))
+    f = funcgrad.jit(lambda a, b: lax.rng_uniform(a, b, (64,)))
+    x, y = host(f(a, b)), host(f(a, b))
+    assert x.dtype == np.float32 and ((x >= 1) & (x < 2)).all() and not np.array_equal(x, y)
+    ints = host(lax.rng_uniform(dev(np.int32(0)), dev(np.int32(3)), (64,)))
+    assert ints.dtype == np.int32 and set(ints.tolist()) <= {0, 1, 2}
+    with pytest.raises(ValueError, match="must have identical dtypes"):
+        lax.rng_uniform(dev(np.int32(0)), b, (2,))
+    with pytest.raises(ValueError, match="must be scalars"):
+        lax.rng_uniform(dev(np.zeros(2)), dev(np.ones(2)), (2,))
