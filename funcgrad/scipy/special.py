@@ -2892,6 +2892,44 @@ def _hyp1f1_values(a: Any, b: Any, x: Any) -> Any:
     return _fnpm.where(bad, numpy.nan, out)
 
 
+def _hyp1f1_ab_partials_at_special(a: Any, b: Any, x: Any) -> tuple[Any, Any]:
+    """``(dM/da, dM/db)`` where ``_hyp1f1_values`` returns a closed form whose derivative in
+    ``a`` and ``b`` it does not carry: ``a == b`` (``e^x``) and ``a == 0`` (1). With
+    ``H_n(c) = sum_{j<n} 1/(c + j)`` and ``y = |x|``: at ``a == b``, ``x >= 0``,
+    ``dM/da = sum_n H_n(a) x^n / n! = -dM/db``; at ``a == 0``, ``x >= 0``,
+    ``dM/da = sum_n x^n / (n (b)_n)`` and ``dM/db = 0``; negative ``x`` through Kummer's
+    ``M(a, b, x) = e^x M(b - a, b, -x)``, which swaps the two series (all terms of one sign
+    for positive parameters: no cancellation)."""
+    eps = float(numpy.finfo(_F64).eps)
+    neg = x < 0
+    y = _fnpm.abs(x)
+    same = a == b
+    # a == b with x >= 0, or a == 0 with x < 0 (M(b, b, y) after Kummer): the H_n series in c
+    use_h = same != neg
+    c = _fnpm.where(same, a, b)
+
+    def cond(s: tuple) -> Any:
+        return (s[0] < 4 * _HYP1F1_MAX_TERMS) & ~_fnpm.all(s[4])
+
+    def body(s: tuple) -> tuple:
+        n, total, pw, h, done = s  # pw: y^n / n! (H series) or y^n / (b)_n (other)
+        n1 = n + 1.0
+        h = h + 1.0 / (c + n)
+        pw = _fnpm.where(use_h, pw * y / n1, pw * y / (b + n))
+        term = _fnpm.where(use_h, h * pw, pw / n1)
+        total = _fnpm.where(done, total, total + term)
+        done = done | (_fnpm.abs(term) <= eps * _fnpm.abs(total)) | ~_fnpm.isfinite(total)
+        return n1, total, pw, h, done
+
+    zero = _fnpm.zeros_like(y)
+    init = (_fnpm.asarray(0.0), zero, _fnpm.ones_like(y), zero,
+            _fnpm.zeros(get_aval(y).shape, bool))
+    series = _while(cond, body, init)[1]
+    da = _fnpm.where(neg, -_fnpm.exp(x) * series, series)
+    db = _fnpm.where(same, -da, 0.0)
+    return da, db
+
+
 @custom_jvp
 def _hyp1f1(a: Any, b: Any, x: Any) -> Any:
     return _hyp1f1_values(a, b, x)
@@ -2903,6 +2941,14 @@ def _hyp1f1_jvp(primals: tuple, tangents: tuple) -> tuple:
     # In a and b: forward mode through the series (which converges with the values); in x
     # the closed form dM/dx = a/b M(a + 1, b + 1, x).
     out, t_ab = _jvp(lambda a_, b_: _hyp1f1_values(a_, b_, x), (a, b), (ta, tb))
+    # Where the value is a closed form (a == b, a == 0) the series' tangent is lost with it.
+    closed = (((a == b) | (a == 0)) & (x != 0) & _fnpm.isfinite(x) & _fnpm.isfinite(a)
+              & _fnpm.isfinite(b) & ~_nonpos_int(b))
+    if _fnpm.any(closed) if not isinstance(closed, Tracer) else True:
+        sa = _fnpm.where(closed, a, 0.5)
+        sb = _fnpm.where(closed, b, 1.5)
+        da, db = _hyp1f1_ab_partials_at_special(sa, sb, _fnpm.where(closed, x, 1.0))
+        t_ab = _fnpm.where(closed, da * ta + db * tb, t_ab)
     return out, t_ab + tx * (a / b) * _hyp1f1(a + 1.0, b + 1.0, x)
 
 

@@ -59,3 +59,23 @@ def test_dtypes_and_transformations():
     got = funcgrad.vmap(fsp.hyp1f1)(dev(np.array([1.0, 1.0])), dev(np.array([2.0, 2.0])), x)
     assert_allclose(got, want)
     assert_allclose(want, (np.exp(host(x)) - 1) / host(x), rtol=1e-14)  # M(1, 2, x)
+
+
+@pytest.mark.parametrize("a, b, x, da, db", [
+    # mpmath (30 digits) derivatives where the value is a closed form: a == b (e^x), a == 0 (1)
+    (2.0, 2.0, 0.3, 0.19283917789475458, -0.19283917789475458),   # JAX 0.10.2: same
+    (2.0, 2.0, -5.0, -0.06411823598051163, 0.06411823598051163),
+    (3.5, 3.5, -40.0, -9.02302386065692e-06, 9.02302386065692e-06),
+    (0.0, 2.0, 0.3, 0.15789257490523356, 0.0),                    # JAX 0.10.2: 0 (wrong)
+    (0.0, 2.0, -5.0, -1.3864542835270914, 0.0),
+])
+def test_derivatives_in_a_and_b_where_the_value_is_a_closed_form(a, b, x, da, db):
+    # The closed-form lanes used to give 0: a silently wrong gradient.
+    hyp1f1 = fsp.hyp1f1
+    got_a = funcgrad.grad(lambda t: hyp1f1(t, b, x))(a)
+    got_b = funcgrad.grad(lambda t: hyp1f1(a, t, x))(b)
+    np.testing.assert_allclose([float(host(got_a)), float(host(got_b))], [da, db],
+                               rtol=1e-12, atol=1e-300)
+    batched = funcgrad.jit(funcgrad.vmap(funcgrad.grad(lambda t: hyp1f1(t, b, x))))(
+        dev(np.array([a, 1.0])))
+    assert abs(float(host(batched)[0]) - da) <= 1e-12 * max(abs(da), 1e-300)
