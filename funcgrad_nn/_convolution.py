@@ -166,6 +166,27 @@ def norm_params_dtype(fname: str, input: Any, *params: Any) -> Any:
         f"x.astype(np.{pd}), or the module, e.g. model.to(np.{xd})")
 
 
+def check_bias_dtype(bias: Any, weight: Any, fname: str) -> None:
+    """Refuse a ``bias`` whose dtype differs from ``weight``'s, as PyTorch does ("Input type
+    (float) and bias type (double) should be the same"); a float64 NumPy bias would otherwise
+    make a float32 layer's output float64. None and weakly typed values (Python scalars) pass.
+
+    >>> import numpy as np
+    >>> check_bias_dtype(np.ones(2, np.float32), np.ones((2, 2), np.float32), "linear")
+    >>> check_bias_dtype(np.ones(2), np.ones((2, 2), np.float32), "linear")
+    Traceback (most recent call last):
+    ...
+    funcgrad_nn.module.BadInputError: linear: bias dtype float64 does not match weight dtype ...
+    """
+    if bias is None or not hasattr(bias, "dtype"):
+        return
+    ba, wd = get_aval(bias), numpy.dtype(get_aval(weight).dtype)
+    if numpy.dtype(ba.dtype) != wd and not getattr(ba, "weak_type", False):
+        raise BadInputError(f"{fname}: bias dtype {numpy.dtype(ba.dtype)} does not match "
+                            f"weight dtype {wd} (PyTorch refuses it too). Fix: cast the bias, "
+                            f"e.g. bias.astype(np.{wd})")
+
+
 def _same_dtype(x: Any, w: Any, fname: str) -> tuple[Any, Any]:
     """Input and weight in one dtype (lax wants one): a mismatch is refused as PyTorch
     refuses it, a weakly typed input takes the weight's dtype."""
@@ -208,6 +229,7 @@ def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilatio
     out = lax.conv_general_dilated(x, weight, st, pads, rhs_dilation=dil,
                                    feature_group_count=groups)
     if bias is not None:
+        check_bias_dtype(bias, weight, fname)
         out = out + fnp.reshape(bias, (1, o) + (1,) * nd)
     return out[0] if unbatched else out
 
@@ -351,6 +373,7 @@ def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: An
     out = conv_general_dilated_reversed(x, w, (1,) * nd, pads, st, dil, dn,
                                         feature_group_count=groups)
     if bias is not None:
+        check_bias_dtype(bias, weight, fname)
         out = out + fnp.reshape(bias, (1, groups * og) + (1,) * nd)
     return out[0] if unbatched else out
 

@@ -32,7 +32,7 @@ from funcgrad.core import concrete_or_error, current_trace, is_tracer
 from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
-from funcgrad_nn._convolution import norm_params_dtype
+from funcgrad_nn._convolution import check_bias_dtype, norm_params_dtype
 from funcgrad_nn._pointwise import (
     celu,
     elu_family,
@@ -313,6 +313,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         raise BadInputError(f"linear: input of shape {xs} does not end in in_features="
                             f"{ws[-1]} of weight {ws} (mat1 and mat2 shapes cannot be "
                             f"multiplied)")
+    check_bias_dtype(bias, weight, "linear")
     out = fnp.matmul(input, fnp.swapaxes(weight, -1, -2) if fnp.ndim(weight) > 1 else weight)
     if bias is not None:
         out = out + bias
@@ -339,6 +340,7 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
         problem = dtype_mismatch(x, weight)
         if problem is not None:
             raise BadInputError(f"bilinear: {problem}")
+    check_bias_dtype(bias, weight, "bilinear")
     out = fnp.einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 

@@ -681,3 +681,19 @@ def test_functional_argument_errors_are_pytorchs_runtime_errors():
     # torch: ValueError "recompute_scale_factor is not meaningful with an explicit size."
     with pytest.raises(ValueError, match="recompute_scale_factor"):
         F.interpolate(x, size=3, recompute_scale_factor=True)
+
+
+def test_bias_of_another_dtype_is_refused_as_pytorch():
+    # torch 2.13: "self and mat2 must have the same dtype" (linear), "Input type (float) and
+    # bias type (double) should be the same" (conv), "All tensors must have the same dtype"
+    # (bilinear); a float64 NumPy bias would silently make the float32 output float64.
+    x = dev(np.ones((1, 3, 5), np.float32))
+    b64 = dev(np.ones(4))
+    for call in [lambda: F.linear(x[0].T, dev(np.ones((4, 3), np.float32)), b64),
+                 lambda: F.conv1d(x, dev(np.ones((4, 3, 1), np.float32)), b64),
+                 lambda: F.conv_transpose1d(x, dev(np.ones((3, 4, 1), np.float32)), b64),
+                 lambda: F.bilinear(x[0].T, x[0].T, dev(np.ones((4, 3, 3), np.float32)), b64)]:
+        with pytest.raises(RuntimeError, match="bias dtype float64 does not match"):
+            call()
+    out = F.linear(x[0].T, dev(np.ones((4, 3), np.float32)), dev(np.ones(4, np.float32)))
+    assert out.dtype == np.float32
