@@ -507,9 +507,10 @@ def _footprint(name: str, size: Any, footprint: Any, ndim: int,
     return fp
 
 
-def _windows_stack(name: str, x: Any, fp: numpy.ndarray, axes: list[int], pad_mode: str,
-                   cval: Any, origins: list[int]) -> Any:
-    """The input values under the footprint at every position, stacked on a new last axis."""
+def _windows_stack(name: str, x: Any, fp: numpy.ndarray, axes: list[int],
+                   pad_modes: list[str], cval: Any, origins: list[int]) -> Any:
+    """The input values under the footprint at every position, stacked on a new last axis;
+    ``pad_modes``: one per filtered axis (all equal unless the footprint is a box)."""
     shape = get_aval(x).shape
     ndim = len(shape)
     full = fp.reshape([fp.shape[axes.index(d)] if d in axes else 1 for d in range(ndim)])
@@ -518,7 +519,14 @@ def _windows_stack(name: str, x: Any, fp: numpy.ndarray, axes: list[int], pad_mo
         k = fp.shape[i]
         centers[d] = _center(name, k, origins[i])
     widths = [(centers[d], full.shape[d] - 1 - centers[d]) for d in range(ndim)]
-    xp = _pad(x, widths, pad_mode, cval)
+    if len(set(pad_modes)) == 1:
+        xp = _pad(x, widths, pad_modes[0], cval)
+    else:
+        # Axis by axis, each with its mode: the padding of one axis selects (or fills) whole
+        # lines of the others, so over a box it gives what SciPy's separable 1-D passes give.
+        xp = x
+        for d, m in zip(axes, pad_modes):
+            xp = _pad(xp, [widths[d] if e == d else (0, 0) for e in range(ndim)], m, cval)
     return fnp.stack([_window_slices(xp, shape, k) for k in zip(*numpy.nonzero(full))], axis=-1)
 
 
@@ -534,11 +542,13 @@ def _footprint_filter(name: str, input: Any, size: Any, footprint: Any,  # noqa:
         # SciPy filters a box axis by axis and skips the size-1 axes, origins and all.
         origin = [0 if k == 1 else o for k, o in
                   zip(fp.shape, _origins(name, origin, len(ax)))]
-    modes = _per_axis(name, "mode", mode, len(ax))
-    if len(set(modes)) != 1:
-        raise NotImplementedError(f"{name}: one mode for every axis only")
-    stack = _windows_stack(name, x, fp, ax, _mode(name, modes[0]), cval,
-                           _origins(name, origin, len(ax)))
+    modes = [_mode(name, m) for m in _per_axis(name, "mode", mode, len(ax))]
+    if len(set(modes)) != 1 and not (separable and fp.all()):
+        what = "for non-separable footprints" if separable else "by non-separable rank filters"
+        raise RuntimeError(f"{name}: a sequence of modes is not supported {what} (as in "
+                           "SciPy); give one mode, or a box footprint to minimum_filter / "
+                           "maximum_filter")
+    stack = _windows_stack(name, x, fp, ax, modes, cval, _origins(name, origin, len(ax)))
     return _finish(reduce(stack, int(fp.sum())), dt, out_dt)
 
 

@@ -177,3 +177,20 @@ def test_gradients_and_transformations():
                     rtol=1e-13)
     g = funcgrad.jit(funcgrad.vmap(lambda r: fnd.maximum_filter(r, 2)))(dev(x))
     assert_allclose(g, fnd.maximum_filter(dev(x), size=(1, 2)))
+
+
+def test_minimum_and_maximum_filters_take_a_mode_per_axis_over_a_box():
+    # SciPy 1.17 filters a box axis by axis, each axis with its own mode (values recorded from
+    # scipy.ndimage); a footprint that is not a box, or a median/rank filter, refuses a
+    # sequence of modes as SciPy does.
+    x = np.array([[3.0, 1.0, 4.0, 1.0], [5.0, 9.0, 2.0, 6.0], [5.0, 3.0, 5.0, 8.0]])
+    got = fnd.minimum_filter(dev(x), size=(2, 3), mode=["wrap", "constant"], cval=2.5)
+    assert_allclose(got, np.array([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0],
+                                   [2.5, 2.0, 2.0, 2.0]]))
+    got = fnd.maximum_filter(dev(x), size=2, mode=["nearest", "wrap"])
+    assert_allclose(got, np.array([[3.0, 3.0, 4.0, 4.0], [6.0, 9.0, 9.0, 6.0],
+                                   [8.0, 9.0, 9.0, 8.0]]))
+    with pytest.raises(RuntimeError, match="sequence of modes is not supported"):
+        fnd.median_filter(dev(x), size=2, mode=["nearest", "wrap"])
+    with pytest.raises(RuntimeError, match="sequence of modes is not supported"):
+        fnd.minimum_filter(dev(x), footprint=np.eye(2, dtype=bool), mode=["nearest", "wrap"])
