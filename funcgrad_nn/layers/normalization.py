@@ -221,7 +221,7 @@ class BatchNorm2d(_BatchNorm):
     """Batch norm over ``(N, C, H, W)`` inputs (see :class:`BatchNorm1d`).
 
     >>> import numpy as np
-    >>> BatchNorm2d(3)(np.random.default_rng(0).normal(size=(2, 3, 4, 4))).shape
+    >>> BatchNorm2d(3)(np.random.default_rng(0).normal(size=(2, 3, 4, 4)).astype(np.float32)).shape
     (2, 3, 4, 4)
     """
 
@@ -276,7 +276,8 @@ class BatchNorm3d(_BatchNorm):
     """Batch norm over ``(N, C, D, H, W)`` inputs (see :class:`BatchNorm1d`).
 
     >>> import numpy as np
-    >>> BatchNorm3d(2)(np.random.default_rng(0).normal(size=(2, 2, 3, 4, 4))).shape
+    >>> x = np.random.default_rng(0).normal(size=(2, 2, 3, 4, 4)).astype(np.float32)
+    >>> BatchNorm3d(2)(x).shape
     (2, 2, 3, 4, 4)
     """
 
@@ -355,7 +356,7 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance norm over ``(N, C, H, W)`` or ``(C, H, W)`` (see :class:`InstanceNorm1d`).
 
     >>> import numpy as np
-    >>> InstanceNorm2d(3, affine=True)(np.ones((2, 3, 4, 4))).shape
+    >>> InstanceNorm2d(3, affine=True)(np.ones((2, 3, 4, 4), np.float32)).shape
     (2, 3, 4, 4)
     """
 
