@@ -35,6 +35,17 @@ def standardize(x: Any, loc: Any, scale: Any) -> Any:
     return (x - loc) / fnp.where(scale > 0, scale, numpy.nan)
 
 
+def half_line_args(name: str, x: Any, loc: Any, scale: Any, *shapes: Any) -> tuple[Any, ...]:
+    """``(y, y_in, inside, scale, *shapes)`` for a family supported on ``y >= 0``: the
+    standardized ``y``, whether it is in the support, and ``y`` with a harmless stand-in (1.0)
+    outside it and at infinities, so the formulas evaluate everywhere before ``where`` picks."""
+    x, loc, scale, *shapes = promote(name, x, loc, scale, *shapes)
+    y = standardize(x, loc, scale)
+    inside = y >= 0
+    y_in = fnp.where(inside & fnp.isfinite(y), y, 1.0)
+    return (y, y_in, inside, scale, *shapes)
+
+
 def scale_ok(out: Any, scale: Any) -> Any:
     """nan where ``scale <= 0`` (as SciPy)."""
     return fnp.where(scale > 0, out, numpy.nan)

@@ -20,26 +20,16 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.stats._util import (
+    half_line_args,
     log1mexp,
     nan_at,
     prob_ok,
     promote,
     scale_ok,
-    standardize,
 )
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
 
-def _ok(out: Any, scale: Any) -> Any:
-    return scale_ok(out, scale)
-
-
-def _args(name: str, x: Any, loc: Any = 0, scale: Any = 1) -> tuple[Any, ...]:
-    x, loc, scale = promote(name, x, loc, scale)
-    y = standardize(x, loc, scale)
-    inside = y >= 0
-    y_in = fnp.where(inside & fnp.isfinite(y), y, 1.0)
-    return y, y_in, inside, scale
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -50,10 +40,10 @@ def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         >>> round(float(rayleigh.logpdf(1.5)), 12)
         -0.719534891892
     """
-    y, y_in, inside, scale = _args("rayleigh.logpdf", x, loc, scale)
+    y, y_in, inside, scale = half_line_args("rayleigh.logpdf", x, loc, scale)
     out = _q.log(y_in) - 0.5 * y_in * y_in - _q.log(scale)
     out = fnp.where(inside & fnp.isfinite(y), out, -numpy.inf)
-    return _ok(nan_at(out, y), scale)
+    return scale_ok(nan_at(out, y), scale)
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -69,7 +59,7 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 def _tails(name: str, x: Any, loc: Any = 0, scale: Any = 1) -> tuple[Any, ...]:
     """(cdf, sf, log cdf, log sf) at every point, each without cancellation."""
-    y, y_in, inside, scale = _args(name, x, loc, scale)
+    y, y_in, inside, scale = half_line_args(name, x, loc, scale)
     h = 0.5 * y_in * y_in
     cdf_ = -fnp.expm1(-h)
     sf_ = fnp.exp(-h)
@@ -81,7 +71,7 @@ def _tails(name: str, x: Any, loc: Any = 0, scale: Any = 1) -> tuple[Any, ...]:
     sf_ = fnp.where(below, 1.0, fnp.where(top, 0.0, sf_))
     lcdf = fnp.where(below, -numpy.inf, fnp.where(top, 0.0, lcdf))
     lsf = fnp.where(below, 0.0, fnp.where(top, -numpy.inf, lsf))
-    return tuple(_ok(nan_at(v, y), scale) for v in (cdf_, sf_, lcdf, lsf))
+    return tuple(scale_ok(nan_at(v, y), scale) for v in (cdf_, sf_, lcdf, lsf))
 
 
 def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -136,7 +126,7 @@ def _quantile(name: str, q: Any, loc: Any = 0, scale: Any = 1, *, upper: bool) -
         y = fnp.sqrt(-2.0 * _q.log(p))
     else:
         y = fnp.sqrt(-2.0 * _q.log1p(-p))
-    return prob_ok(_ok(loc + scale * y, scale), q)
+    return prob_ok(scale_ok(loc + scale * y, scale), q)
 
 
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:

@@ -21,12 +21,12 @@ import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import (
+    half_line_args,
     log1mexp,
     nan_at,
     prob_ok,
     promote,
     scale_ok,
-    standardize,
 )
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "logcdf", "logsf", "ppf", "isf"]
@@ -36,12 +36,8 @@ def _ok(out: Any, c: Any, scale: Any) -> Any:
 
 
 def _args(name: str, x: Any, c: Any, loc: Any = 0, scale: Any = 1) -> tuple[Any, ...]:
-    x, c, loc, scale = promote(name, x, c, loc, scale)
-    s_ = fnp.where(c > 0, c, 1.0)
-    y = standardize(x, loc, scale)
-    inside = y >= 0
-    y_in = fnp.where(inside & fnp.isfinite(y), y, 1.0)
-    return y, y_in, inside, s_, c, scale
+    y, y_in, inside, scale, c = half_line_args(name, x, loc, scale, c)
+    return y, y_in, inside, fnp.where(c > 0, c, 1.0), c, scale
 
 
 def logpdf(x: Any, c: Any, loc: Any = 0, scale: Any = 1) -> Any:
