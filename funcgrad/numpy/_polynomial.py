@@ -94,8 +94,9 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     p, x = _manipulation._arrs_together(p, x)
     pa = get_aval(p)
     if pa.ndim == 0:
-        raise ValueError(f"polyval: p must be an array of coefficients with at least one "
-                         f"axis, got {pa.str_short()}")
+        # NumPy iterates over p, so a 0-d p is a TypeError there ("iteration over a 0-d array")
+        raise TypeError(f"polyval: p must be an array of coefficients with at least one "
+                        f"axis, got {pa.str_short()}")
     y = _fc.zeros_like(x)
     for i in range(pa.shape[0]):
         y = _fe.add(_fe.multiply(y, x), _shape.index_in_dim(p, i, 0, keepdims=False))
