@@ -2,7 +2,8 @@
 
 Arrays are stored as safetensors tensors (the format the field exchanges weights in: a file
 written here opens with ``safetensors.torch.load_file`` and vice versa); the nesting around
-them (dicts with any hashable keys, lists, tuples, sets, Python scalars (complex too),
+them (dicts with any hashable keys, lists, tuples, namedtuples (rebuilt as their class when
+its module is imported), sets, Python scalars (complex too),
 strings, bytes, None — optimizer and scheduler state, the step, RNG states) is JSON in the
 file's metadata: what ``torch.load(weights_only=True)`` reads back. A flat state dict keeps its keys as the
 tensor names, so ``model.safetensors`` written from PyTorch with
@@ -33,8 +34,10 @@ import json
 import os
 import re
 import struct
+import sys
 import tempfile
 import time
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -70,6 +73,46 @@ class MissingDirectoryError(FileNotFoundError, RuntimeError):
 
 def _is_array(obj: Any) -> bool:
     return hasattr(obj, "shape") and hasattr(obj, "dtype") and not isinstance(obj, numpy.generic)
+
+
+def _is_namedtuple_type(cls: Any) -> bool:
+    return (isinstance(cls, type) and issubclass(cls, tuple)
+            and isinstance(getattr(cls, "_fields", None), tuple)
+            and all(isinstance(f, str) for f in cls._fields))
+
+
+def _warn_user(message: str) -> None:
+    # the decoder recurses to any depth: the warning points at the first frame outside here
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, stacklevel=level - 1)
+
+
+def _namedtuple_type(type_path: str, fields: list[str], n: int, where: str) -> Any:
+    """The namedtuple class saved as ``module:qualname``, looked up among the modules already
+    imported (loading never imports one: a file, however untrusted, cannot make it run a
+    module's code); a class not found, not a namedtuple, or now of another length is replaced
+    by a namedtuple of the saved name and fields built here, with a warning saying why."""
+    module, _, qualname = type_path.partition(":")
+    cls: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None) if cls is not None and part != "<locals>" else None
+    if _is_namedtuple_type(cls) and len(cls._fields) == n:
+        return cls  # rebuilt positionally, as unpickling does (a renamed field still fits)
+    if "<locals>" in qualname:
+        why = "it was defined inside a function, where no import path reaches it"
+    elif module not in sys.modules:
+        why = f"its module {module!r} is not imported (import it before loading)"
+    elif cls is None:
+        why = f"module {module!r} has no {qualname!r}"
+    else:
+        why = f"{type_path} is now {cls!r}, not a namedtuple of {n} fields"
+    _warn_user(f"load: {where}: the namedtuple type {type_path} comes back as a namedtuple of "
+               f"the same name and fields built on the fly, because {why}")
+    name = qualname.rpartition(".")[2]
+    name = name if name.isidentifier() else "namedtuple"
+    return collections.namedtuple(name, fields, rename=True)
 
 
 def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
@@ -133,6 +176,12 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
             node["meta"] = _encode(metadata, f"{path}._metadata" if path else "_metadata",
                                    tensors, seen)
         return node
+    if isinstance(obj, tuple) and _is_namedtuple_type(type(obj)):
+        cls = type(obj)
+        return {"t": "namedtuple", "type": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": list(cls._fields),
+                "items": [_encode(v, f"{path}.{f}" if path else f, tensors, seen)
+                          for f, v in zip(cls._fields, obj)]}
     if isinstance(obj, (list, tuple)):
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors, seen)
@@ -142,7 +191,7 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
         hint = ("; save its state_dict() instead and load it back with load_state_dict "
                 "(nothing is pickled here)")
     raise TypeError(f"save: cannot store an object of type {type(obj).__name__} at "
-                    f"{path or '<root>'!r} (supported: arrays, dict/list/tuple/set nesting, "
+                    f"{path or '<root>'!r} (supported: arrays, dict/list/tuple/namedtuple/set nesting, "
                     f"Python scalars, str, bytes, None){hint}")
 
 
@@ -206,6 +255,14 @@ def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: s
             out._metadata = _decode(  # type: ignore[attr-defined]
                 node["meta"], get, place, where, loaded)
         return out
+    if t == "namedtuple":
+        fields, type_path = node.get("fields"), node.get("type")
+        if (not isinstance(type_path, str) or not isinstance(fields, list)
+                or not all(isinstance(f, str) for f in fields)
+                or len(fields) != len(node["items"])):
+            raise CheckpointError(f"load: {where}: corrupt structure entry {node!r:.80}")
+        cls = _namedtuple_type(type_path, fields, len(fields), where)
+        return cls(*(_decode(v, get, place, where, loaded) for v in node["items"]))
     if t in ("list", "tuple"):
         seq = [_decode(v, get, place, where, loaded) for v in node["items"]]
         return seq if t == "list" else tuple(seq)

@@ -10,6 +10,9 @@ import struct
 import subprocess
 import sys
 import time
+import types
+import typing
+import warnings
 
 import numpy as np
 import pytest
@@ -72,6 +75,67 @@ def test_unstorable_values_name_their_place():
         nn.save({"opt": {"lr_fn": len}}, io.BytesIO())
     with pytest.raises(TypeError, match=r"'w'.*dtype <U1"):
         nn.save({"w": np.array(["a"])}, io.BytesIO())
+
+
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+class AdamState(typing.NamedTuple):
+    count: int
+    mu: typing.Any
+
+
+def test_namedtuples_load_back_as_their_class_as_torch_load():
+    # torch.save/torch.load round-trip namedtuples by class (pickle); here by import path
+    obj = {"opt": AdamState(3, Point(np.ones(2, np.float32), None)),
+           "seq": [Point(1, "a")], Point(0, 1): "a namedtuple key"}
+    buf = io.BytesIO()
+    nn.save(obj, buf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = nn.load(buf.getvalue())
+    assert type(back["opt"]) is AdamState and type(back["opt"].mu) is Point
+    assert back["opt"].count == 3 and back["opt"].mu.x.dtype == np.float32
+    assert type(back["seq"][0]) is Point and back["seq"][0] == (1, "a")
+    assert back[Point(0, 1)] == "a namedtuple key"
+    # the tensors are named by field, for readers of the plain safetensors file
+    assert list(safetensors.numpy.load(buf.getvalue())) == ["opt.mu.x"]
+
+
+def test_a_namedtuple_whose_class_cannot_be_found_comes_back_with_its_fields_and_a_warning():
+    module = types.ModuleType("fg_saved_types")
+    module.Pair = collections.namedtuple("Pair", "a b", module="fg_saved_types")
+    sys.modules["fg_saved_types"] = module
+    try:
+        buf = io.BytesIO()
+        nn.save([module.Pair(1, np.arange(2))], buf)
+        data = buf.getvalue()
+        assert type(nn.load(data)[0]) is module.Pair
+        module.Pair = collections.namedtuple("Pair", "a b c", module="fg_saved_types")
+        with pytest.warns(UserWarning, match=r"fg_saved_types:Pair .* not a namedtuple of 2"):
+            (back,) = nn.load(data)
+        del module.Pair
+        with pytest.warns(UserWarning, match="has no 'Pair'"):
+            nn.load(data)
+    finally:
+        del sys.modules["fg_saved_types"]
+    with pytest.warns(UserWarning, match="'fg_saved_types' is not imported"):
+        (back,) = nn.load(data)
+    assert type(back).__name__ == "Pair" and back._fields == ("a", "b") and back.a == 1
+    assert "fg_saved_types" not in sys.modules  # loading never imports (no code from a file)
+
+
+def test_a_corrupt_namedtuple_entry_is_a_checkpoint_error():
+    buf = io.BytesIO()
+    nn.save(Point(1, 2), buf)
+    header = json.loads(buf.getvalue()[8:8 + struct.unpack("<Q", buf.getvalue()[:8])[0]])
+    structure = json.loads(header["__metadata__"]["funcgrad_nn"])
+    structure["root"]["fields"] = ["x"]
+    bad = io.BytesIO()
+    safetensors_meta = {"funcgrad_nn": json.dumps(structure), "format": "pt"}
+    bad.write(safetensors.numpy.save({"t": np.zeros(1)}, metadata=safetensors_meta))
+    with pytest.raises(CheckpointError, match="corrupt structure entry"):
+        nn.load(bad.getvalue())
 
 
 def test_the_other_builtins_torch_load_reads_round_trip():
