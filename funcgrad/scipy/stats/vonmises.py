@@ -18,9 +18,9 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import promote, standardize
+from funcgrad.scipy.stats._util import promote, scale_ok, standardize
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["logpdf", "pdf", "cdf", "sf", "entropy"]
 
 
 def logpdf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -49,3 +49,76 @@ def pdf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.046710611109
     """
     return fnp.exp(logpdf(x, kappa, loc, scale))
+
+
+# SciPy's von_mises_cdf (scipy/stats/_stats.pyx, after Hill, ACM TOMS 518): below kappa = 50 a
+# Bessel-ratio series of p(kappa) terms (12 digits), above it a normal approximation.
+_CK = 50.0
+_P_MAX = int(1 + 28.0 + 0.5 * _CK - 100.0 / (_CK + 5.0))
+
+
+def _cdf_standard(z: Any, kappa: Any) -> Any:
+    """The CDF of the standard von Mises at ``z`` (any real: each whole turn adds 1)."""
+    turns = fnp.round(z / (2.0 * math.pi))
+    x = z - turns * (2.0 * math.pi)
+    small = kappa < _CK
+    ks = fnp.where(small, kappa, 1.0)
+    # the series from term p(kappa) down (SciPy's per-element length), as masked steps;
+    # R = kappa / (2 n + kappa R) is SciPy's 1 / (2 n / kappa + R) without dividing by 0
+    p = fnp.floor(29.0 + 0.5 * ks - 100.0 / (ks + 5.0))
+    r = fnp.zeros_like(x)
+    v = fnp.zeros_like(x)
+    for n in range(_P_MAX - 1, 0, -1):
+        on = n < p
+        r_n = ks / (2.0 * n + ks * r)
+        v_n = r_n * (fnp.sin(n * x) / n + v)
+        r = fnp.where(on, r_n, r)
+        v = fnp.where(on, v_n, v)
+    series = fnp.clip(0.5 + x / (2.0 * math.pi) + v / math.pi, 0.0, 1.0)
+    kb = fnp.where(small, _CK, kappa)
+    normal = _sp.ndtr(math.sqrt(2.0 / math.pi) / _sp.i0e(kb) * fnp.sin(0.5 * x))
+    return fnp.where(small, series, normal) + turns
+
+
+def cdf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Cumulative distribution function, SciPy's: not periodic -- each whole turn
+    (``2 pi scale``) beyond ``[-pi, pi]`` adds 1 (below subtracts 1). Hill's series below
+    ``kappa = 50``, a normal approximation above (SciPy's algorithm, 12 digits); nan unless
+    ``kappa >= 0`` and ``scale > 0``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import vonmises
+        >>> round(float(vonmises.cdf(1.0, 2.0)), 12)
+        0.889577736955
+    """
+    x, kappa, loc, scale = promote("vonmises.cdf", x, kappa, loc, scale)
+    z = standardize(x, loc, scale)
+    out = _cdf_standard(z, fnp.where(kappa >= 0, kappa, 1.0))
+    return scale_ok(fnp.where(kappa >= 0, out, numpy.nan), scale)
+
+
+def sf(x: Any, kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Survival function ``1 - cdf`` (SciPy's; negative beyond ``pi``, as its CDF exceeds 1).
+
+    Example:
+        >>> from funcgrad.scipy.stats import vonmises
+        >>> round(float(vonmises.sf(1.0, 2.0)), 12)
+        0.110422263045
+    """
+    return 1.0 - cdf(x, kappa, loc, scale)
+
+
+def entropy(kappa: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """Differential entropy ``log(2 pi i0(kappa)) - kappa i1(kappa) / i0(kappa) + log(scale)``
+    (with ``i0e``/``i1e``: finite for large ``kappa``).
+
+    Example:
+        >>> from funcgrad.scipy.stats import vonmises
+        >>> round(float(vonmises.entropy(1.0)), 12)
+        1.62740145902
+    """
+    kappa, loc, scale = promote("vonmises.entropy", kappa, loc, scale)
+    k = fnp.where(kappa >= 0, kappa, 1.0)
+    i0e = _sp.i0e(k)
+    out = -k * _sp.i1e(k) / i0e + _q.log(2.0 * math.pi * i0e) + k + _q.log(scale)
+    return scale_ok(fnp.where(kappa >= 0, out, numpy.nan), scale)
