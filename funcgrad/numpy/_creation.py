@@ -184,6 +184,10 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
         return _cast(a, dt)
     if device_of(a) is not None:
         # Arrays stay on their device (host arrays compute on the host, as in the backend).
+        if dt is not None and isinstance(a, numpy.ndarray) and a.dtype.kind == "O":
+            # An object array of numbers (a pandas column, say) converts to a numeric dtype
+            # when asked, as in NumPy and JAX; without a dtype it is refused below.
+            return a.astype(dt)
         canonical_dtype(a.dtype, "asarray")
         if copy is False and dt is not None and a.dtype != dt:
             raise ValueError("asarray: copy=False, but changing the dtype needs a copy")

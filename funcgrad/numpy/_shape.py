@@ -1212,14 +1212,53 @@ def _pad_width_of_dict(pad_width: dict, nd: int) -> list[tuple[Any, Any]]:
     return pairs
 
 
+def _pad_callable(array: Any, pad_width: Any, func: Any, kwargs: dict) -> Any:
+    """JAX's callable mode: zero padding, then ``func(row, (before, after), axis, kwargs)``
+    over every 1-d row along each axis in turn (``apply_along_axis``: one ``vmap`` trace per
+    axis), each call returning its row with the padding filled in."""
+    x = _arr(array)
+    nd = get_aval(x).ndim
+    if isinstance(pad_width, dict):
+        pad_width = _pad_width_of_dict(pad_width, nd)
+    widths = [(int(b), int(e)) for b, e in _as_pairs(pad_width, nd, "pad", "pad_width",
+                                                      as_index=True)]
+    x = _shape.pad(x, numpy.zeros((), get_aval(x).dtype)[()], [(b, e, 0) for b, e in widths])
+
+    def row(v: Any, width: tuple[int, int], ax: int) -> Any:
+        try:
+            out = func(v, width, ax, kwargs)
+        except TypeError as err:
+            if "does not support item assignment" not in str(err) and "immutable" not in str(
+                    err):
+                raise
+            raise TypeError(
+                "pad: the callable mode follows JAX's protocol: the function returns the "
+                "padded row (e.g. row.at[:before].set(value)); NumPy's, writing into the "
+                f"row in place, cannot write into an immutable array ({err})") from None
+        if out is None:
+            raise TypeError(
+                "pad: the callable mode's function returned None; as in JAX it must return "
+                "the padded row (e.g. row.at[:before].set(value)), NumPy's in-place writes "
+                "cannot reach an immutable array")
+        return out
+
+    for ax, width in enumerate(widths):
+        if get_aval(x).size:
+            x = fnp.apply_along_axis(row, ax, x, width, ax)
+    return x
+
+
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad an array (``numpy.pad``), with every NumPy mode but a callable one.
+    """Pad an array (``numpy.pad``, ``jax.numpy.pad``).
 
     'constant' (``constant_values``, traced values allowed), 'empty' (zeros), 'edge',
     'linear_ramp' (``end_values``), 'maximum'/'minimum'/'mean'/'median' (``stat_length``),
     'reflect'/'symmetric' (``reflect_type`` 'even' or 'odd') and 'wrap'. Axes are padded one
     after another, as NumPy does, so corners agree with NumPy. ``pad_width`` may be NumPy
-    2.3's dict ``{axis: width or (before, after)}`` (other axes unpadded).
+    2.3's dict ``{axis: width or (before, after)}`` (other axes unpadded). A callable
+    ``mode`` follows JAX's protocol: ``mode(row, (before, after), axis, kwargs)`` returns
+    each zero-padded row along each axis with its padding filled in (NumPy's writes into the
+    row in place, which an immutable array cannot take).
 
     Example:
         >>> pad(numpy.array([1, 2]), (1, 2), constant_values=9).tolist()
@@ -1230,11 +1269,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         [0.0, 0.5, 1.0, 2.0, 4.0, 0.0]
     """
     if callable(mode):
-        raise TypeError(
-            "pad: a callable mode is not supported: NumPy's protocol has the function write "
-            "into each padded vector in place, which immutable (traced) arrays cannot do; "
-            "build the padding with pad(mode='constant'), concatenate or .at[...].set instead"
-        )
+        return _pad_callable(array, pad_width, mode, kwargs)
     if mode not in _PAD_KWARGS:
         raise ValueError(
             f"pad: mode {mode!r} is not supported; the modes are "

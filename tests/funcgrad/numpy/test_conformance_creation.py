@@ -175,3 +175,14 @@ def test_arange_stop_keyword():
         assert host(got).dtype == np.int64
     with pytest.raises(TypeError, match="requires stop"):
         fnp.arange()
+
+
+def test_object_array_of_numbers_converts_with_a_dtype():
+    # An object array (a pandas column, say) converts when a numeric dtype is asked for, as
+    # in NumPy and jnp.asarray; without one it is refused (funcgrad computes on numbers)
+    col = np.array([1, 2.5, True], dtype=object)
+    for fn in (fnp.asarray, fnp.array):
+        got = fn(col, dtype="float32")
+        assert host(got).dtype == np.float32 and host(got).tolist() == [1.0, 2.5, 1.0]
+    with pytest.raises(TypeError, match="dtype object is not supported"):
+        fnp.asarray(col)

@@ -254,6 +254,30 @@ def test_pad_width_as_a_dict_of_axes(pad_width, mode):
         fnp.pad(dev(x), {2: 1})
 
 
+def _pad_with(v, width, axis, kwargs):
+    # JAX's callable protocol: the zero-padded row in, the filled row out
+    v = v.at[:width[0]].set(kwargs.get("padder", 10) + axis)
+    return v.at[v.shape[0] - width[1]:].set(-v[width[0]])
+
+
+def test_pad_callable_mode_as_jax():
+    # jnp.pad(x, ((1, 0), (1, 2)), _pad_with, padder=5) (JAX 0.10), rows first, then columns
+    x = np.arange(1.0, 5.0).reshape(2, 2)
+    want = np.array([[6.0, 5.0, 5.0, -5.0, -5.0],
+                     [6.0, 1.0, 2.0, -1.0, -1.0],
+                     [6.0, 3.0, 4.0, -3.0, -3.0]])
+    for got in (fnp.pad(dev(x), ((1, 0), (1, 2)), _pad_with, padder=5),
+                funcgrad.jit(lambda v: fnp.pad(v, ((1, 0), (1, 2)), _pad_with, padder=5))(
+                    dev(x))):
+        np.testing.assert_array_equal(host(got), want)
+
+    def in_place(vector, width, axis, kwargs):  # NumPy's protocol: refused, saying why
+        vector[:width[0]] = 1
+
+    with pytest.raises(TypeError, match="returns the padded row"):
+        fnp.pad(dev(x), 1, in_place)
+
+
 @pytest.mark.parametrize("dtype,scalar", [
     ("uint8", 3), ("uint8", 300), ("uint8", -1), ("uint8", 2.0), ("uint8", True),
     ("int8", 2**40), ("float32", 2.5), ("float16", 1j), ("bool", 7),
