@@ -32,6 +32,27 @@ def _zero(x: Any) -> Any:
     return fnp.zeros_like(x, shape=())
 
 
+def check_dim(fname: str, dim: Any, ndim: int, arg: str = "dim") -> int:
+    """``dim`` as a non-negative axis of an ``ndim``-D input, else PyTorch's ``IndexError``
+    ("Dimension out of range"), naming the function and the argument. A 0-d input takes
+    ``dim`` 0 or -1, as PyTorch (it wraps a scalar as one element).
+
+    >>> check_dim("softmax", -1, 3)
+    2
+    >>> check_dim("softmax", 3, 3)
+    Traceback (most recent call last):
+    ...
+    IndexError: softmax: Dimension out of range for dim (expected to be in range of [-3, 2], but got 3)
+    """
+    if isinstance(dim, bool) or not isinstance(dim, int | numpy.integer):
+        raise TypeError(f"{fname}: {arg} must be an int, got {dim!r}")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{fname}: Dimension out of range for {arg} (expected to be in range "
+                         f"of [{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
 def keep_float_dtype(out: Any, like: Any) -> Any:
     """``out`` in ``like``'s floating dtype: ``funcgrad.scipy.special`` computes float16 in
     float64 (SciPy's rule), while every ``F`` function keeps a floating input's dtype, as
@@ -130,6 +151,10 @@ def glu(input: Any, dim: int = -1) -> Any:
     >>> glu(np.array([[1.0, 2.0, 0.0, 0.0]]))
     array([[0.5, 1. ]])
     """
+    dim = check_dim("glu", dim, fnp.ndim(input))
+    if fnp.ndim(input) == 0:
+        raise _bad_input("glu: glu does not support scalars because the halving size must "
+                         "be even")
     n = fnp.shape(input)[dim]
     if n % 2:
         raise _bad_input(f"glu: halving dimension {dim} needs an even size, got shape "
@@ -213,10 +238,10 @@ def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any
                       "call to include dim=X as an argument.", UserWarning, stacklevel=3)
         dim = 0 if fnp.ndim(input) in (0, 1, 3) else 1
     x = input if dtype is None else fnp.asarray(input).astype(dtype)
-    if fnp.ndim(x) == 0 and dim in (0, -1):
+    dim = check_dim(fname, dim, fnp.ndim(x))
+    if fnp.ndim(x) == 0:
         return keep_float_dtype(fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ()), x)
-    shape = fnp.shape(x)
-    if isinstance(dim, int) and -len(shape) <= dim < len(shape) and shape[dim] == 0:
+    if fnp.shape(x)[dim] == 0:
         return fnp.zeros_like(x)  # nothing to normalise (SciPy's max-shift raises there)
     return keep_float_dtype(op(x, axis=dim), x)
 
@@ -388,7 +413,8 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> A
     >>> normalize(np.array([[3.0, 4.0]]))
     array([[0.6, 0.8]])
     """
-    norm = _pnorm(input, p, dim, keepdims=True)
+    dim = check_dim("normalize", dim, fnp.ndim(input))
+    norm = _pnorm(input, p, dim if fnp.ndim(input) else None, keepdims=True)
     return input / fnp.maximum(norm, eps)
 
 
@@ -429,6 +455,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     except ValueError:
         raise _bad_input(f"cosine_similarity: shapes {tuple(fnp.shape(x1))} and "
                          f"{tuple(fnp.shape(x2))} do not broadcast") from None
+    dim = check_dim("cosine_similarity", dim, len(shape))
     x1 = fnp.broadcast_to(x1, shape)
     x2 = fnp.broadcast_to(x2, shape)
     return fnp.sum((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps)),

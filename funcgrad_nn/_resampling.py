@@ -29,6 +29,12 @@ __all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affi
            "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear",
            "upsample_nearest"]
 
+class UnsupportedInputError(BadInputError, NotImplementedError):
+    """A mode that cannot take an input of this rank, or a mode that does not exist, where
+    PyTorch raises ``NotImplementedError``; also a ``ValueError`` (and a ``RuntimeError``),
+    as every bad input to a functional layer op here."""
+
+
 _NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
              "circular": "wrap"}
 
@@ -57,13 +63,14 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
         raise BadInputError(f"{fname}: pad must have an even length of at most 2 * input.ndim "
                          f"({2 * nd}), got {tuple(pad)}")
     if mode not in _NP_MODES:
-        raise ValueError(f"{fname}: mode must be one of {sorted(_NP_MODES)}, got {mode!r}")
+        raise UnsupportedInputError(f"{fname}: mode must be one of {sorted(_NP_MODES)}, got "
+                                    f"{mode!r}")
     if mode != "constant" and value is not None and value != 0:
-        raise ValueError(f"{fname}: value= is only used with mode='constant' (got mode "
+        raise BadInputError(f"{fname}: value= is only used with mode='constant' (got mode "
                          f"{mode!r}, value {value})")
     k = len(pads) // 2
     if mode != "constant" and not (k + 1 <= nd <= k + 2):
-        raise ValueError(f"{fname}: {mode} padding of {k} axes needs a {k + 1}-D or {k + 2}-D "
+        raise UnsupportedInputError(f"{fname}: {mode} padding of {k} axes needs a {k + 1}-D or {k + 2}-D "
                          f"input, got shape {tuple(fnp.shape(input))}")
     # (lo, hi) per axis, first axis first.
     width = [(0, 0)] * (nd - k) + [(pads[2 * i], pads[2 * i + 1]) for i in reversed(range(k))]
@@ -72,15 +79,15 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     if any(o < 0 for o in out) or (mode == "constant" and any(
             max(-lo, 0) + max(-hi, 0) > n for (lo, hi), n in zip(width, shape))):
         # (PyTorch's constant mode crops first, so the crops alone must fit in the axis.)
-        raise ValueError(f"{fname}: padding {tuple(pad)} of input {shape} crops more than an "
+        raise BadInputError(f"{fname}: padding {tuple(pad)} of input {shape} crops more than an "
                          f"axis holds (output size {out})")
     for (lo, hi), n in zip(width, shape):
         if mode == "reflect" and (lo or hi) and (lo >= n or hi >= n):  # (not the batch axis)
-            raise ValueError(f"{fname}: padding size {tuple(pad)} should be less than the "
+            raise BadInputError(f"{fname}: padding size {tuple(pad)} should be less than the "
                              f"corresponding input dimension for reflect padding, got "
                              f"shape {shape}")
         if mode == "replicate" and n == 0 and (lo or hi):
-            raise ValueError(f"{fname}: cannot replicate-pad an empty axis of {shape}")
+            raise BadInputError(f"{fname}: cannot replicate-pad an empty axis of {shape}")
 
     def crop(x: Any) -> Any:
         if not any(lo < 0 or hi < 0 for lo, hi in width):
@@ -103,7 +110,7 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
     x = crop(input)
     for (lo, hi), n in zip(grow, fnp.shape(x)):
         if lo > n or hi > n:
-            raise ValueError(f"{fname}: padding size {tuple(pad)} should be at most the "
+            raise BadInputError(f"{fname}: padding size {tuple(pad)} should be at most the "
                              f"corresponding (cropped) input dimension for circular padding, "
                              f"got shape {tuple(fnp.shape(x))}")
     return fnp.pad(x, grow, mode="wrap")
@@ -133,7 +140,7 @@ def _output_sizes(in_sizes: tuple, size: Any, scale_factor: Any, fname: str
         raise ValueError(f"{fname}: scale_factor {scale_factor!r} must have {nd} entries for "
                          f"an input with {nd} spatial axes")
     if any(s <= 0 for s in scales):
-        raise ValueError(f"{fname}: scale_factor must be positive, got {scale_factor!r}")
+        raise BadInputError(f"{fname}: scale_factor must be positive, got {scale_factor!r}")
     return tuple(int(math.floor(n * s)) for n, s in zip(in_sizes, scales)), scales
 
 
@@ -295,7 +302,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     fname = "interpolate"
     r = fnp.ndim(input)
     if not 3 <= r <= 5:
-        raise ValueError(f"{fname}: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
+        raise UnsupportedInputError(f"{fname}: expected a 3-D, 4-D or 5-D input (N, C, *spatial), got "
                          f"shape {tuple(fnp.shape(input))}")
     if antialias and not (mode in _AA_FILTERS and r == 4):
         raise ValueError(f"{fname}: Anti-alias option is restricted to bilinear, bicubic, and "
@@ -303,10 +310,10 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                          f"shape {tuple(fnp.shape(input))})")
     nd = r - 2
     if mode in _MODES_DIMS and _MODES_DIMS[mode] != nd:
-        raise ValueError(f"{fname}: mode {mode!r} expects a {_MODES_DIMS[mode] + 2}-D input, "
+        raise UnsupportedInputError(f"{fname}: mode {mode!r} expects a {_MODES_DIMS[mode] + 2}-D input, "
                          f"got shape {tuple(fnp.shape(input))}")
     if mode not in _MODES_DIMS and mode not in ("nearest", "nearest-exact", "area"):
-        raise ValueError(f"{fname}: mode must be one of 'nearest', 'nearest-exact', 'linear', "
+        raise UnsupportedInputError(f"{fname}: mode must be one of 'nearest', 'nearest-exact', 'linear', "
                          f"'bilinear', 'bicubic', 'trilinear', 'lanczos', 'area', got {mode!r}")
     if align_corners is not None and mode not in _MODES_DIMS:
         raise ValueError(f"{fname}: align_corners option can only be set with the "
@@ -321,7 +328,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     in_sizes = tuple(fnp.shape(input)[2:])
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor, fname)
     if any(o <= 0 for o in out_sizes):
-        raise ValueError(f"{fname}: output size {out_sizes} must be positive (input "
+        raise BadInputError(f"{fname}: output size {out_sizes} must be positive (input "
                          f"{in_sizes}, size={size!r}, scale_factor={scale_factor!r})")
     if recompute_scale_factor:
         scales = (None,) * nd

@@ -35,6 +35,7 @@ from funcgrad.ops.activations import relu as _relu
 from funcgrad_nn._convolution import check_bias_dtype, norm_params_dtype
 from funcgrad_nn._pointwise import (
     celu,
+    check_dim,
     elu_family,
     hardtanh,
     keep_float_dtype,
@@ -295,6 +296,12 @@ def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
 # -- linear, embedding, normalisation -----------------------------------------------------
 
 
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` without growing it."""
+    return len(shape) <= len(target) and all(
+        a in (1, b) for a, b in zip(reversed(shape), reversed(target)))
+
+
 def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """x @ weight.T + bias, with PyTorch's ``(out_features, in_features)`` weight layout.
 
@@ -308,12 +315,26 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     if problem is not None:
         raise BadInputError(f"linear: {problem}")
     xs, ws = tuple(fnp.shape(input)), tuple(fnp.shape(weight))
-    if xs and ws and xs[-1] != ws[-1]:
+    if not xs or not ws:
+        raise BadInputError(f"linear: both arguments to linear need to be at least 1D, but "
+                            f"input is {len(xs)}D and weight {len(ws)}D")
+    if len(ws) > 2 or (len(ws) == 1 and bias is not None
+                        and (len(xs) > 1 or fnp.ndim(bias) > 0)):
+        # PyTorch's RuntimeError ("mat2 must be a matrix" / "t() expects ... <= 2 dims").
+        raise BadInputError(f"linear: weight must be a matrix (out_features, in_features), "
+                            f"got shape {ws}")
+    if xs[-1] != ws[-1]:
         # PyTorch's RuntimeError ("mat1 and mat2 shapes cannot be multiplied"), said early.
         raise BadInputError(f"linear: input of shape {xs} does not end in in_features="
                             f"{ws[-1]} of weight {ws} (mat1 and mat2 shapes cannot be "
                             f"multiplied)")
     check_bias_dtype(bias, weight, "linear")
+    out_shape = xs[:-1] + ws[:-1]
+    if bias is not None and len(xs) > 1 and not _broadcasts_to(tuple(fnp.shape(bias)),
+                                                               out_shape):
+        raise BadInputError(f"linear: bias of shape {tuple(fnp.shape(bias))} does not "
+                            f"broadcast to the output shape {out_shape} (input {xs}, weight "
+                            f"{ws})")
     out = fnp.matmul(input, fnp.swapaxes(weight, -1, -2) if fnp.ndim(weight) > 1 else weight)
     if bias is not None:
         out = out + bias
@@ -988,6 +1009,7 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     if key is None:
         raise TypeError("gumbel_softmax: pass key= (an int seed or a uint32[2] array): the "
                         "noise is drawn from it")
+    dim = check_dim("gumbel_softmax", dim, fnp.ndim(logits))
     u = random_uniform(key, logits)
     # Exponential(1) samples -log(1 - u) (u in [0, 1)), kept above 0 so the log is finite.
     tiny = float(numpy.finfo(u.dtype).tiny)

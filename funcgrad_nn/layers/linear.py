@@ -68,6 +68,12 @@ class Linear(Module):
     def forward(self, input: Any) -> Any:
         weight = self.weight  # read once: a parametrization may compute it on each read
         shape = tuple(getattr(input, "shape", ()))
+        wshape = tuple(fnp.shape(weight))
+        if len(wshape) != 2:
+            # (a weight swapped in by functional_call or load_state_dict(strict=False))
+            raise bad_input(self, f"weight: expected a matrix (out_features, in_features) = "
+                                  f"({self.out_features}, {self.in_features}), got shape "
+                                  f"{wshape}", "pass a 2-D weight")
         if len(shape) == 0 or shape[-1] != weight.shape[1]:
             raise bad_input(self, f"input of shape {shape} does not end in in_features="
                                   f"{weight.shape[1]} (mat1 and mat2 shapes cannot be "

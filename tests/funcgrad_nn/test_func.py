@@ -541,3 +541,11 @@ def test_vjp_jvp_mismatches_raise_torchs_runtime_errors_and_dtypes_cast():
         func.jvp(fnp.sin, (x,), [x])
     _, t = func.jvp(fnp.sin, (x,), (dev(np.ones(3, np.float32)),))
     np.testing.assert_allclose(host(t), np.cos(1.0) * np.ones(3))
+
+
+def test_functional_call_with_a_vector_for_a_linear_weight_names_the_weight():
+    # torch.func.functional_call raises RuntimeError "mat2 must be a matrix, got 1-D tensor"
+    with pytest.raises(RuntimeError, match=r"weight: expected a matrix \(out_features, "
+                                           r"in_features\) = \(2, 3\), got shape \(3,\)"):
+        func.functional_call(nn.Linear(3, 2), {"weight": dev(np.zeros(3, np.float32))},
+                             (dev(np.zeros((4, 3), np.float32)),))

@@ -697,3 +697,49 @@ def test_bias_of_another_dtype_is_refused_as_pytorch():
             call()
     out = F.linear(x[0].T, dev(np.ones((4, 3), np.float32)), dev(np.ones(4, np.float32)))
     assert out.dtype == np.float32
+
+
+# -- errors of PyTorch's types (recorded from torch 2.13) -----------------------------------
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: F.softmax(x, dim=3), lambda x: F.log_softmax(x, dim=-4),
+    lambda x: F.softmin(x, dim=3), lambda x: F.glu(x, dim=3),
+    lambda x: F.normalize(x, dim=-4), lambda x: F.cosine_similarity(x, x, dim=3),
+    lambda x: F.gumbel_softmax(x, dim=3, key=0),
+])
+def test_dim_out_of_range_is_an_index_error_naming_dim(call):
+    # torch: IndexError "Dimension out of range (expected to be in range of [-3, 2], ...)"
+    with pytest.raises(IndexError, match=r"Dimension out of range for dim .*\[-3, 2\]"):
+        call(dev(np.ones((2, 4, 6), np.float32)))
+
+
+def test_zero_d_inputs_take_dim_0_and_minus_1():
+    s = dev(np.array(3.0, np.float32))
+    assert float(host(F.softmax(s, dim=0))) == 1.0
+    assert float(host(F.log_softmax(s, dim=-1))) == 0.0
+    assert float(host(F.normalize(s, dim=0))) == 1.0  # torch: 1.0
+    with pytest.raises(IndexError, match=r"\[-1, 0\], but got 1"):
+        F.softmax(s, dim=1)
+
+
+@pytest.mark.parametrize("x,w,b,msg", [
+    ((4, 3), (3,), (1,), "must be a matrix"),   # torch: "mat2 must be a matrix, got 1-D"
+    ((4, 3), (3,), (), "must be a matrix"),
+    ((4, 3), (2, 2, 3), None, "must be a matrix"),  # torch: "t() expects ... <= 2 dims"
+    ((4, 3), (), None, "at least 1D"),
+    ((), (2, 3), None, "at least 1D"),
+    ((4, 3), (2, 3), (3,), r"bias of shape \(3,\) does not broadcast to the output shape "
+                           r"\(4, 2\)"),
+])
+def test_linear_rejects_what_torch_rejects_as_runtime_errors(x, w, b, msg):
+    arr = lambda s: None if s is None else dev(np.ones(s, np.float32))  # noqa: E731
+    with pytest.raises(RuntimeError, match=msg):
+        F.linear(arr(x), arr(w), arr(b))
+
+
+def test_linear_takes_a_vector_weight_without_bias_as_torch():
+    x = dev(np.ones((4, 3), np.float32))
+    assert F.linear(x, dev(np.ones(3, np.float32))).shape == (4,)  # torch: (4,)
+    v = dev(np.ones(3, np.float32))
+    assert float(host(F.linear(v, v, dev(np.array(1.0, np.float32))))) == 4.0  # torch: 4.0

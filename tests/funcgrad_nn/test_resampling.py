@@ -196,3 +196,32 @@ def test_affine_grid_identity_is_torchs_bit_for_bit(dtype):
         dev(x), nn.F.affine_grid(t, (1, 1, 28, 28), align_corners=False),
         align_corners=False).sum())(theta)
     np.testing.assert_allclose(host(theta_grad), THETA_GRAD_28, rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("args,kw,kind", [
+    # torch 2.13 raises RuntimeError for each of these ...
+    ((3, 0), dict(mode="reflect"), RuntimeError),
+    ((4, 0), dict(mode="circular"), RuntimeError),   # "wrapping around more than once"
+    ((-2, -2), {}, RuntimeError),                    # "narrow(): length must be non-negative"
+    ((1, 1), dict(mode="reflect", value=1.0), RuntimeError),
+    # ... and NotImplementedError for these
+    ((1, 1), dict(mode="foo"), NotImplementedError),
+    ((1, 1, 1, 1, 1, 1), dict(mode="reflect"), NotImplementedError),
+])
+def test_pad_errors_have_torchs_types(args, kw, kind):
+    with pytest.raises(kind, match="pad: "):
+        F.pad(dev(np.ones((1, 2, 3), np.float32)), args, **kw)
+
+
+@pytest.mark.parametrize("shape,kw,kind", [
+    ((1, 2, 3), dict(scale_factor=2, mode="bicubic"), NotImplementedError),
+    ((1, 1, 2, 2, 2), dict(scale_factor=2, mode="bilinear"), NotImplementedError),
+    ((2, 3), dict(size=4), NotImplementedError),
+    ((1, 1, 2), dict(size=4, mode="cubic"), NotImplementedError),
+    ((1, 1, 2), dict(scale_factor=-1.0), RuntimeError),
+    ((1, 1, 2), dict(size=0), RuntimeError),
+])
+def test_interpolate_errors_have_torchs_types_and_stay_value_errors(shape, kw, kind):
+    with pytest.raises(kind, match="interpolate: ") as info:
+        F.interpolate(dev(np.ones(shape, np.float32)), **kw)
+    assert isinstance(info.value, ValueError)
