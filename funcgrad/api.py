@@ -453,7 +453,10 @@ def make_jaxpr(
     Example:
         >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
         >>> print(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)))
-        { lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }
+        { lambda ; a:f64[3]. let
+            b:f64[3] = sin a
+            c:f64[] = reduce_sum[axes=(0,)] b
+          in (c,) }
         >>> _, shape = funcgrad.make_jaxpr(lambda x: (x, x.sum()), return_shape=True)(
         ...     funcgrad.ShapeDtypeStruct((2,), np.float32))
         >>> shape
@@ -461,7 +464,9 @@ def make_jaxpr(
         >>> from funcgrad import lax
         >>> print(funcgrad.make_jaxpr(lambda x: lax.all_gather(x, "i"), axis_env=[("i", 4)])(
         ...     np.ones(3)))
-        { lambda ; a:f64[3]. let b:f64[4,3] = all_gather[axis=0, axis_name=i, tiled=False] a in (b) }
+        { lambda ; a:f64[3]. let
+            b:f64[4,3] = all_gather[axis=0 axis_name=i tiled=False] a
+          in (b,) }
     """
     static = _static_positions(static_argnums)
     _check_static_argnums_fit(fun, static)

@@ -784,7 +784,7 @@ class Jitted:
             >>> import numpy as np, funcgrad
             >>> lowered = funcgrad.jit(lambda x: x * 2.0).lower(np.ones(2))
             >>> print(lowered.jaxpr)
-            { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+            { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0:f64[] in (b,) }
             >>> lowered.compile()(np.ones(2)).tolist()
             [2.0, 2.0]
         """

@@ -3,7 +3,10 @@
 Example:
     >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
     >>> print(funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3)))
-    { lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }
+    { lambda ; a:f64[3]. let
+        b:f64[3] = sin a
+        c:f64[] = reduce_sum[axes=(0,)] b
+      in (c,) }
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.avals import ShapedArray, get_aval, result_dtype
 from funcgrad.core import Primitive, SourceInfo, bind
 from funcgrad.errors import JaxprTypeError, replayed_source
 
@@ -407,7 +410,22 @@ def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pretty printing: `{ lambda c:f64[3] ; a:f64[3]. let b:f64[3] = sin a in (b) }`
+# Pretty printing, in JAX's layout: `{ lambda c:f64[3]; a:f64[3]. let b:f64[3] = mul a c in (b,) }`
+# (one line when it fits in 80 columns; literals with their type, `2.0:f32[]`; a result nothing
+# reads is `_`; params one a line, a jaxpr param indented under its name, when they do not fit).
+
+#: Primitives whose operands from the given position on are promoted to one dtype before
+#: they compute (NumPy's rule: the elementwise arithmetic and comparisons from 0, ``select_n``
+#: from 1): a weakly typed literal among them prints in that dtype, as JAX's literals do
+#: (``mul a 2.0:f32[]``, not ``2:i64[]``). Filled by the primitives' blocks.
+literal_promoting_primitives: dict[Primitive, int] = {}
+
+#: primitive -> the (name, value) pairs its equation prints, in order, given its params
+#: (JAX's ``pp_eqn_rules``: ``jit`` leaves out the defaults and prints its name first).
+#: Unlisted primitives print every param, sorted by name.
+pp_param_rules: dict[Primitive, Callable[[dict[str, Any]], list[tuple[str, Any]]]] = {}
+
+_WIDTH = 80
 
 
 def _names() -> Any:
@@ -417,81 +435,117 @@ def _names() -> Any:
             yield "".join(combo)
 
 
-def _fmt_literal(v: Any) -> str:
-    if isinstance(v, bool | numpy.bool_):
-        return str(bool(v))
-    if isinstance(v, numpy.ndarray | numpy.generic):
-        v = v.item() if numpy.ndim(v) == 0 else v
-    elif getattr(v, "ndim", None) == 0 and hasattr(v, "item"):  # a device scalar
-        v = v.item()
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+def _fmt_literal(v: Any, aval: ShapedArray) -> str:
+    """``2.0:f32[]``: the value as ``aval``'s dtype holds it, then the type (JAX's form)."""
+    try:
+        v = numpy.asarray(v, dtype=aval.dtype).item()
+    except (TypeError, ValueError):  # a device scalar or an odd dtype: its own value
+        if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+            v = v.item()
+    text = repr(v) if isinstance(v, float | complex) else str(v)
+    return f"{text}:{aval.str_short()}"
 
 
-def _fmt_param(v: Any, names: dict[Var, str], indent: int) -> str:
-    if isinstance(v, ClosedJaxpr):
-        return _pp(v.jaxpr, names, indent + 2, force_multiline=True)
-    if isinstance(v, Jaxpr):
-        return _pp(v, names, indent + 2, force_multiline=True)
-    if isinstance(v, numpy.dtype):
-        return v.name
-    if isinstance(v, type) and issubclass(v, numpy.generic):
-        return numpy.dtype(v).name
-    if isinstance(v, tuple):
-        inner = ", ".join(_fmt_param(x, names, indent) for x in v)
-        return f"({inner},)" if len(v) == 1 else f"({inner})"
-    if callable(v) and hasattr(v, "__name__"):
-        return v.__name__
-    if isinstance(v, ShapedArray):
-        return v.str_short()  # jaxprs print types short (f32[3]), as their variables
-    return str(v)
+def _literal_aval(lit: Literal, eqn: Eqn | None) -> ShapedArray:
+    first = None if eqn is None else literal_promoting_primitives.get(eqn.prim)
+    if first is not None and lit.aval.weak_type:
+        dtype, _ = result_dtype(*(a.aval for a in eqn.invars[first:]))
+        return ShapedArray(lit.aval.shape, dtype)
+    return lit.aval
+
+
+def _has_jaxpr(v: Any) -> bool:
+    if isinstance(v, ClosedJaxpr | Jaxpr):
+        return True
+    return isinstance(v, tuple | list) and any(_has_jaxpr(x) for x in v)
+
+
+class _Printer:
+    """Names variables as it goes (one name space for a jaxpr and those in its params, as
+    JAX's) and lays each part out at its column."""
+
+    def __init__(self) -> None:
+        self.names: dict[Var, str] = {}
+        self.gen = _names()
+
+    def name(self, v: Var) -> str:
+        n = self.names.get(v)
+        if n is None:
+            n = self.names[v] = next(self.gen)
+        return n
+
+    def binder(self, v: Var, read: set[Var] | None) -> str:
+        n = "_" if read is not None and v not in read else self.name(v)
+        return f"{n}:{v.aval.str_short()}"
+
+    def atom(self, a: Atom, eqn: Eqn | None) -> str:
+        return _fmt_literal(a.val, _literal_aval(a, eqn)) if isinstance(a, Literal) \
+            else self.name(a)
+
+    def param(self, v: Any, col: int) -> str:
+        """A param's text, its first line starting at column ``col``."""
+        if isinstance(v, ClosedJaxpr):
+            v = v.jaxpr
+        if isinstance(v, Jaxpr):
+            return self.jaxpr(v, col)
+        if isinstance(v, tuple | list) and _has_jaxpr(v):
+            # JAX's: a tuple of jaxprs (cond's branches) one a line under its name
+            pad = " " * col
+            items = "".join(f"\n{pad}  {self.param(x, col + 2)}" for x in v)
+            return f"({items}\n{pad})"
+        if isinstance(v, numpy.dtype):
+            return v.name
+        if isinstance(v, type) and issubclass(v, numpy.generic):
+            return numpy.dtype(v).name
+        if isinstance(v, tuple):
+            inner = ", ".join(self.param(x, col) for x in v)
+            return f"({inner},)" if len(v) == 1 else f"({inner})"
+        if callable(v) and hasattr(v, "__name__"):
+            return v.__name__
+        if isinstance(v, ShapedArray):
+            return v.str_short()  # jaxprs print types short (f32[3]), as their variables
+        return str(v)
+
+    def eqn(self, eqn: Eqn, read: set[Var], col: int) -> str:
+        outs = " ".join(self.binder(v, read) for v in eqn.outvars)
+        lhs = f"{outs} = {eqn.prim.name}" if outs else eqn.prim.name
+        rule = pp_param_rules.get(eqn.prim)
+        pairs = rule(eqn.params) if rule is not None else sorted(eqn.params.items())
+        ins = " ".join(self.atom(a, eqn) for a in eqn.invars)
+        if not pairs:
+            return f"{lhs} {ins}".rstrip()
+        # Flat when it fits and holds no jaxpr that needs lines of its own; otherwise one
+        # param a line, two columns in (the names the flat attempt gave stay: the same
+        # walk gives them in the same order).
+        flat_params = " ".join(f"{k}={self.param(v, col)}" for k, v in pairs)
+        flat = f"{lhs}[{flat_params}] {ins}".rstrip()
+        if "\n" not in flat and col + len(flat) <= _WIDTH:
+            return flat
+        pad = " " * (col + 2)
+        lines = "".join(f"\n{pad}{k}={self.param(v, col + 2)}" for k, v in pairs)
+        return f"{lhs}[{lines}\n{' ' * col}] {ins}".rstrip()
+
+    def jaxpr(self, jaxpr: Jaxpr, col: int) -> str:
+        """The jaxpr, its ``{`` at column ``col``; broken into lines, its equations sit at
+        ``col + 4`` and its ``in`` at ``col + 2`` (JAX's layout)."""
+        read: set[Var] = {a for a in jaxpr.outvars if isinstance(a, Var)}
+        for e in jaxpr.eqns:
+            read.update(a for a in e.invars if isinstance(a, Var))
+        consts = " ".join(self.binder(v, None) for v in jaxpr.constvars)
+        args = " ".join(self.binder(v, None) for v in jaxpr.invars)
+        head = f"{{ lambda {consts}; {args}. let"
+        lines = [self.eqn(e, read, col + 4) for e in jaxpr.eqns]
+        outs = [self.atom(a, None) for a in jaxpr.outvars]
+        tail = f"in ({outs[0]},) }}" if len(outs) == 1 else f"in ({', '.join(outs)}) }}"
+        flat = f"{head} {'; '.join(lines)} {tail}"
+        if "\n" not in flat and col + len(flat) <= _WIDTH:
+            return flat
+        pad = " " * col
+        body = "".join(f"\n{pad}    {ln}" for ln in lines)
+        return f"{head}{body}\n{pad}  {tail}"
 
 
 def pp_jaxpr(jaxpr: Jaxpr) -> str:
-    """The readable text form of ``jaxpr`` (one line when short, one equation a line if not)."""
-    return _pp(jaxpr, {}, 0, force_multiline=False)
-
-
-def _pp(jaxpr: Jaxpr, names: dict[Var, str], indent: int, force_multiline: bool) -> str:
-    gen = _names()
-    used = set(names.values())
-
-    def name(v: Var) -> str:
-        n = names.get(v)
-        if n is None:
-            n = next(gen)
-            while n in used:
-                n = next(gen)
-            names[v] = n
-            used.add(n)
-        return n
-
-    def atom(a: Atom) -> str:
-        return _fmt_literal(a.val) if isinstance(a, Literal) else name(a)
-
-    def binder(v: Var) -> str:
-        return f"{name(v)}:{v.aval.str_short()}"
-
-    consts = " ".join(binder(v) for v in jaxpr.constvars)
-    args = " ".join(binder(v) for v in jaxpr.invars)
-    lines = []
-    for eqn in jaxpr.eqns:
-        outs = " ".join(binder(v) for v in eqn.outvars) or "_"
-        params = ""
-        if eqn.params:
-            params = "[" + ", ".join(
-                f"{k}={_fmt_param(v, names, indent)}" for k, v in sorted(eqn.params.items())
-            ) + "]"
-            used.update(names.values())  # names a nested jaxpr took are taken here too
-        ins = " ".join(atom(a) for a in eqn.invars)
-        lines.append(f"{outs} = {eqn.prim.name}{params} {ins}".rstrip())
-    outs = " ".join(atom(a) for a in jaxpr.outvars)
-    head = f"{{ lambda {consts + ' ' if consts else ''}; {args}. let"
-    tail = f"in ({outs}) }}"
-    one_line = f"{head} {'; '.join(lines)}{' ' if lines else ''}{tail}"
-    if not force_multiline and len(one_line) <= 100 and "\n" not in one_line:
-        return one_line
-    pad = " " * indent
-    body = "".join(f"\n{pad}    {ln}" for ln in lines)
-    return f"{head}{body}\n{pad}  {tail}"
+    """The readable text form of ``jaxpr``, in JAX's layout: one line when it fits in 80
+    columns, else one equation a line."""
+    return _Printer().jaxpr(jaxpr, 0)

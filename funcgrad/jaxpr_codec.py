@@ -22,7 +22,10 @@ Example:
     >>> closed = funcgrad.make_jaxpr(lambda x: x.sum(0) * 2.0)(np.ones((2, 3), np.float32))
     >>> data = encode_closed_jaxpr(closed)
     >>> print(decode_closed_jaxpr(data))
-    { lambda ; a:f32[2,3]. let b:f32[3] = reduce_sum[axes=(0,)] a; c:f32[3] = mul b 2.0 in (c) }
+    { lambda ; a:f32[2,3]. let
+        b:f32[3] = reduce_sum[axes=(0,)] a
+        c:f32[3] = mul b 2.0:f32[]
+      in (c,) }
 """
 
 from __future__ import annotations

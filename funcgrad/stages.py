@@ -316,7 +316,7 @@ class Traced(_Stage):
         >>> import numpy as np, funcgrad
         >>> traced = funcgrad.jit(lambda x: x * 2.0).trace(np.ones(2))
         >>> print(traced.jaxpr)
-        { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0 in (b) }
+        { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0:f64[] in (b,) }
     """
 
     __slots__ = ()
@@ -342,7 +342,7 @@ class Lowered(_Stage):
         >>> import numpy as np, funcgrad, funcgrad.numpy as fnp
         >>> lowered = funcgrad.jit(lambda x: fnp.sin(x) * 1.0).lower(np.ones(2))
         >>> print(lowered.as_text("jaxpr"))
-        { lambda ; a:f64[2]. let b:f64[2] = sin a in (b) }
+        { lambda ; a:f64[2]. let b:f64[2] = sin a in (b,) }
         >>> lowered.compile()(np.zeros(2)).tolist()
         [0.0, 0.0]
     """
@@ -357,7 +357,7 @@ class Lowered(_Stage):
         Example:
             >>> import numpy as np, funcgrad
             >>> print(funcgrad.jit(lambda x: x + 0.0).lower(np.ones(2)).compiler_ir())
-            { lambda ; a:f64[2]. let in (a) }
+            { lambda ; a:f64[2]. let  in (a,) }
         """
         exe = self._executable()
         if dialect in (None, "jaxpr"):

@@ -43,7 +43,7 @@ Example:
     >>> from funcgrad.ops.elementwise import mul, sin
     >>> closed = funcgrad.make_jaxpr(lambda x: mul(sin(x), 1.0))(np.ones(3))
     >>> print(optimize_jaxpr(closed))
-    { lambda ; a:f64[3]. let b:f64[3] = sin a in (b) }
+    { lambda ; a:f64[3]. let b:f64[3] = sin a in (b,) }
 """
 
 from __future__ import annotations
@@ -519,7 +519,7 @@ def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
         >>> from funcgrad.ops.elementwise import add, sin
         >>> closed = funcgrad.make_jaxpr(lambda x: add(sin(x), sin(x)))(np.ones(2))
         >>> print(optimize_jaxpr(closed))
-        { lambda ; a:f64[2]. let b:f64[2] = sin a; c:f64[2] = add b b in (c) }
+        { lambda ; a:f64[2]. let b:f64[2] = sin a; c:f64[2] = add b b in (c,) }
     """
     if any(e.prim in inline_primitives for e in closed.jaxpr.eqns):
         jaxpr, consts = _inline(closed)

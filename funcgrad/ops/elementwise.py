@@ -49,7 +49,7 @@ from funcgrad.interpreters.jvp import (
 )
 from funcgrad.interpreters.linearize import backward_pass_primitives
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
-from funcgrad.ir import Eqn, Literal, Var
+from funcgrad.ir import Eqn, Literal, Var, literal_promoting_primitives
 from funcgrad.ops._util import (
     as_array,
     broadcast_shapes_or_error,
@@ -170,6 +170,7 @@ def naryop(name: str, fn: Any) -> Primitive:
 
     p = make_primitive(name, impl, abstract)
     _register_elementwise(p, declared)
+    literal_promoting_primitives[p] = 0  # its operands meet in one dtype (jaxpr printing)
     return p
 
 
@@ -1601,6 +1602,7 @@ def _select_n_impl(which: Any, *cases: Any) -> list[Any]:
 
 
 select_n_p = make_primitive("select_n", _select_n_impl, _select_n_abstract)
+literal_promoting_primitives[select_n_p] = 1  # the cases meet in one dtype, not `which`
 
 
 def select_n(which: Any, *cases: Any) -> Any:

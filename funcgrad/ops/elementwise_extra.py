@@ -24,6 +24,7 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
 from funcgrad.interpreters.jvp import Zero, defjvp, defjvp_zero, deflinear, jvp_rules
 from funcgrad.interpreters.transpose import deftranspose, is_undefined
+from funcgrad.ir import literal_promoting_primitives
 from funcgrad.ops._util import check_static, make_primitive
 from funcgrad.ops.elementwise import (
     _broadcasting_batch,
@@ -47,6 +48,7 @@ __all__ = [
 # ldexp(x, n) = x * 2**n, exactly (no overflow of 2**n on the way): linear in x
 
 ldexp_p = naryop("ldexp", "ldexp")
+del literal_promoting_primitives[ldexp_p]  # the exponent keeps its integer type
 
 
 def ldexp(x: Any, n: Any) -> Any:

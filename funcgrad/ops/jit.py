@@ -29,7 +29,7 @@ from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind, set_current_trace
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer, partial_eval_rules
-from funcgrad.ir import ClosedJaxpr
+from funcgrad.ir import ClosedJaxpr, pp_param_rules
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._call import WHOLE, arrays_out, check_call_avals, def_call_rules, forwarding_plan
 
@@ -43,6 +43,16 @@ jaxpr_rules.shape_helpers["broadcast_in_dim"] = _shape.broadcast_in_dim
 
 # jit eqns inside a jaxpr being compiled are inlined, so passes see across the boundary.
 _compile.inline_primitives[jit_p] = "jaxpr"
+
+
+def _pp_jit_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    # JAX's pjit printing: the name first, then the program; no donation is left unsaid.
+    rest = sorted((k, v) for k, v in params.items() if k not in ("name", "jaxpr"))
+    rest = [(k, v) for k, v in rest if not (k == "donated_invars" and not any(v))]
+    return [("name", params["name"]), ("jaxpr", params["jaxpr"]), *rest]
+
+
+pp_param_rules[jit_p] = _pp_jit_params
 
 
 def call_jaxpr(

@@ -268,7 +268,7 @@ def test_nested_loops_and_conds():
 def test_make_jaxpr_prints_branches_indented():
     text = str(funcgrad.make_jaxpr(
         lambda x: lax.cond(x > 0, lambda a: fnp.sin(a), lambda a: a * 2.0, x))(1.0))
-    assert "cond[branches=(" in text
+    assert "cond[\n      branches=(\n" in text  # JAX's layout: a jaxpr param on lines of its own
     lines = text.splitlines()
     inner = [ln for ln in lines if "sin" in ln][0]
     outer = [ln for ln in lines if "cond[" in ln][0]
@@ -278,10 +278,10 @@ def test_make_jaxpr_prints_branches_indented():
 def test_make_jaxpr_prints_loops():
     text = str(funcgrad.make_jaxpr(
         lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x))(1.0))
-    assert "while[body_jaxpr={ lambda" in text and "cond_jaxpr=" in text
+    assert "while[\n      body_jaxpr={ lambda" in text and "cond_jaxpr=" in text
     text = str(funcgrad.make_jaxpr(
         lambda x: lax.scan(lambda c, a: (c + a, c), 0.0, x))(np.ones(3)))
-    assert "scan[jaxpr={ lambda" in text and "length=3" in text
+    assert "scan[\n      jaxpr={ lambda" in text and "length=3" in text
 
 
 # ---------------------------------------------------------------------------------------------

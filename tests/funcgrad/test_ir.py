@@ -12,27 +12,74 @@ from funcgrad.ir import dce_jaxpr, eval_jaxpr, typecheck_jaxpr
 
 def test_golden_sin_sum() -> None:
     jaxpr = funcgrad.make_jaxpr(lambda x: fnp.sum(fnp.sin(x)))(np.ones(3))
+    # JAX's layout: 80 columns at most, else one equation a line
     assert str(jaxpr) == (
-        "{ lambda ; a:f64[3]. let b:f64[3] = sin a; c:f64[] = reduce_sum[axes=(0,)] b in (c) }"
+        "{ lambda ; a:f64[3]. let\n"
+        "    b:f64[3] = sin a\n"
+        "    c:f64[] = reduce_sum[axes=(0,)] b\n"
+        "  in (c,) }"
     )
 
 
 def test_golden_weak_scalar_literal_keeps_float32() -> None:
     jaxpr = funcgrad.make_jaxpr(lambda x: x * 2.0)(np.ones(2, np.float32))
-    assert str(jaxpr) == "{ lambda ; a:f32[2]. let b:f32[2] = mul a 2.0 in (b) }"
+    # the literal prints in the dtype it takes in the operation, with its type (JAX's)
+    assert str(jaxpr) == "{ lambda ; a:f32[2]. let b:f32[2] = mul a 2.0:f32[] in (b,) }"
 
 
 def test_golden_two_args_and_tuple_output() -> None:
     jaxpr = funcgrad.make_jaxpr(lambda x, y: (x + y, x * y))(np.ones(3), np.ones(3))
     assert str(jaxpr) == (
-        "{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = add a b; d:f64[3] = mul a b in (c d) }"
+        "{ lambda ; a:f64[3] b:f64[3]. let\n"
+        "    c:f64[3] = add a b\n"
+        "    d:f64[3] = mul a b\n"
+        "  in (c, d) }"
+    )
+
+
+def test_golden_short_outputs_and_unread_results() -> None:
+    # what jax.make_jaxpr prints (JAX 0.10.2, x64): literal results typed, `_` for a result
+    # nothing reads, a one-result tuple with its comma, no equations as two spaces
+    jaxpr = funcgrad.make_jaxpr(lambda x, y: (x, y * 2, 3.0))(1.0, 2)
+    assert str(jaxpr) == (
+        "{ lambda ; a:f64[] b:i64[]. let c:i64[] = mul b 2:i64[] in (a, c, 3.0:f64[]) }"
+    )
+    assert str(funcgrad.make_jaxpr(lambda: fnp.float32(2))()) == (
+        "{ lambda ; . let  in (2.0:f32[],) }"
+    )
+    jaxpr = funcgrad.make_jaxpr(lambda x: x * 0.1)(np.float32(1.0))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f32[]. let b:f32[] = mul a 0.10000000149011612:f32[] in (b,) }"
+    )
+    jaxpr = funcgrad.make_jaxpr(lambda x: fnp.linalg.eigh(x)[1])(np.eye(2))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f64[2,2]. let _:f64[2] b:f64[2,2] = eigh[lower=True] a in (b,) }"
+    )
+
+
+def test_golden_nested_jit_prints_name_first_and_indents_its_jaxpr() -> None:
+    c = np.arange(3.0)
+    jaxpr = funcgrad.make_jaxpr(
+        lambda x: fnp.sum(funcgrad.jit(lambda a: a * 2.0 + c)(x)) + 3)(np.ones(3))
+    assert str(jaxpr) == (
+        "{ lambda ; a:f64[3]. let\n"
+        "    b:f64[3] = jit[\n"
+        "      name=<lambda>\n"
+        "      jaxpr={ lambda c:f64[3]; d:f64[3]. let\n"
+        "          e:f64[3] = mul d 2.0:f64[]\n"
+        "          f:f64[3] = add e c\n"
+        "        in (f,) }\n"
+        "    ] a\n"
+        "    g:f64[] = reduce_sum[axes=(0,)] b\n"
+        "    h:f64[] = add g 3.0:f64[]\n"
+        "  in (h,) }"
     )
 
 
 def test_golden_constvar_from_closure() -> None:
     w = np.arange(3.0)
     jaxpr = funcgrad.make_jaxpr(lambda x: x * w)(np.ones(3))
-    assert str(jaxpr) == "{ lambda a:f64[3] ; b:f64[3]. let c:f64[3] = mul b a in (c) }"
+    assert str(jaxpr) == "{ lambda a:f64[3]; b:f64[3]. let c:f64[3] = mul b a in (c,) }"
     assert jaxpr.consts[0] is w
 
 
