@@ -296,8 +296,10 @@ def _gumbel(key: Any, shape: tuple[int, ...], dt: numpy.dtype, mode: str) -> Any
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Array:
     """Booleans that are True with probability ``p`` (``shape`` defaults to ``p``'s).
 
-    A concrete ``p`` must lie in ``[0, 1]``. ``mode="high"`` (JAX's) compares with two
-    uniforms' worth of bits, so float32 draws stay right for ``p`` below ``1e-7``.
+    ``p`` must have a floating dtype (an integer or bool ``p`` is a ``TypeError``, as in JAX).
+    As JAX's, the draw is ``uniform < p``: ``p`` above 1 gives ``True``, below 0 or NaN gives
+    ``False`` (no error: eager and traced calls agree). ``mode="high"`` (JAX's) compares with
+    two uniforms' worth of bits, so float32 draws stay right for ``p`` below ``1e-7``.
 
     Example:
         >>> from funcgrad import random
@@ -308,14 +310,9 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
     mode = check_mode("bernoulli", mode)
     if isinstance(p, _SCALARS) or isinstance(p, list | tuple):
         p = as_param(p, None, key)
-        if get_aval(p).dtype.kind in "iub":
-            p = _ew.convert_element_type(p, _F64)
     dt = get_aval(p).dtype
     if dt.kind != "f":
         raise TypeError(f"bernoulli: probability p must have a floating dtype, got {dt}")
-    cp = _concrete(p)
-    if cp is not None and not bool(((cp >= 0) & (cp <= 1)).all()):
-        raise ValueError(f"bernoulli: p must lie in [0, 1], got {cp}")
     shape = _shape_or_params("bernoulli", shape, p)
     if mode == "high":
         # u1 + u2 2**-nmant: a uniform with twice the bits, compared without rounding

@@ -158,6 +158,16 @@ def test_discrete_samplers_bit_exact() -> None:
 # Transformations
 
 
+def test_bernoulli_p_outside_unit_interval_as_jax() -> None:
+    """JAX 0.10.2 draws ``uniform < p`` without checking p: above 1 always, below 0 or NaN
+    never (eager and under jit alike)."""
+    p = dev(np.array([0.2, 1.3, -1.0, np.nan]))
+    want = [False, True, False, False]  # jax.random.bernoulli(jax.random.key(0), p)
+    assert h(R.bernoulli(KEY0, p)).tolist() == want
+    assert h(funcgrad.jit(lambda k, q: R.bernoulli(k, q))(KEY0, p)).tolist() == want
+    assert h(R.bernoulli(KEY0, 1.5, (3,))).tolist() == [True] * 3
+
+
 def test_vmap_over_keys_equals_loop() -> None:
     keys = R.split(KEY0, 5)
     fns = [lambda k: R.normal(k, (3,)), lambda k: R.randint(k, (2,), 0, 7),
@@ -332,8 +342,10 @@ def test_bad_shapes_dtypes_and_parameters() -> None:
         R.poisson(k, 1.0, (2,), np.float32)
     with pytest.raises(TypeError, match="randint only accepts integer dtypes, got float64"):
         R.randint(k, (2,), 0, 3, np.float64)
-    with pytest.raises(ValueError, match=r"bernoulli: p must lie in \[0, 1\]"):
-        R.bernoulli(k, 1.5)
+    # JAX 0.10.2 refuses integer and bool p (Python ones too) with a TypeError
+    for p in (1, True, np.int32(1), np.array([0, 1])):
+        with pytest.raises(TypeError, match="bernoulli: probability p must have a floating dtype"):
+            R.bernoulli(k, p)
     with pytest.raises(ValueError, match="choice: cannot take a larger sample"):
         R.choice(k, 3, (4,), replace=False)
     with pytest.raises(ValueError, match="choice: probabilities p must be non-negative"):
