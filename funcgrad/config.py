@@ -203,9 +203,14 @@ def _setting(name: str, default: Any, allowed: tuple[Any, ...] | None) -> None:
 
 register_flag("jax_enable_x64", lambda: True, _write_x64)
 # NumPy computes float32 and float64 matmuls at full precision: there is nothing to lower
+# (JAX also takes a lax.DotAlgorithmPreset's name here; accepted, no effect either)
 _setting("jax_default_matmul_precision", None,
          (None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
-          "bfloat16_3x", "fastest", "DEFAULT", "HIGH", "HIGHEST"))
+          "bfloat16_3x", "fastest", "DEFAULT", "HIGH", "HIGHEST", "ANY_F8_ANY_F8_F32",
+          "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+          "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3",
+          "BF16_BF16_F32_X6", "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3",
+          "F32_F32_F32", "F64_F64_F64"))
 #: jax_numpy_rank_promotion: "allow" (NumPy's broadcasting), "warn" or "raise" when a
 #: funcgrad.numpy binary ufunc or a traced array's operator broadcasts operands of different
 #: nonzero ranks (funcgrad.numpy._elementwise.check_rank_promotion)

@@ -122,6 +122,8 @@ from funcgrad.lax._program import (
     with_sharding_constraint,
 )
 from funcgrad.lax._reductions import (
+    DotAlgorithm,
+    DotAlgorithmPreset,
     DotDimensionNumbers,
     Precision,
     PrecisionLike,
@@ -268,7 +270,7 @@ __all__ = [
     "dynamic_update_index_in_dim", "rev", "iota", "broadcasted_iota", "collapse", "full",
     "full_like", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
     "reduce_or", "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
-    "cumlogsumexp", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "reduce", "Precision", "dot", "dot_general",
+    "cumlogsumexp", "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "reduce", "Precision", "DotAlgorithm", "DotAlgorithmPreset", "dot", "dot_general",
     "batch_matmul", "associative_scan", "GatherDimensionNumbers", "ScatterDimensionNumbers",
     "GatherScatterMode", "gather", "index_take", "scatter", "scatter_add", "scatter_sub",
     "scatter_mul",

@@ -51,8 +51,8 @@ Array = Any
 __all__ = [
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
-    "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "dot", "dot_general",
-    "batch_matmul", "associative_scan",
+    "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "DotAlgorithm", "DotAlgorithmPreset", "dot",
+    "dot_general", "batch_matmul", "associative_scan",
 ]
 
 
@@ -607,7 +607,172 @@ class Precision(enum.Enum):
 
 
 _PRECISION_NAMES = {"default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
-                    "fastest"}
+                    "fastest", "bfloat16_3x"}
+
+
+# Storage formats NumPy has no dtype for: the algorithms' operands are rounded to them with
+# reduce_precision (exponent bits, mantissa bits) and kept in float32, exactly representable.
+_EMULATED_FORMATS = {"bfloat16": (8, 7), "tensorfloat32": (8, 10)}
+_F16, _F32, _F64 = numpy.dtype("float16"), numpy.dtype("float32"), numpy.dtype("float64")
+
+
+class DotAlgorithm(NamedTuple):
+    """``jax.lax.DotAlgorithm``: the types a contraction computes in, for ``precision=``.
+
+    ``lhs_precision_type``/``rhs_precision_type`` are what the operands are rounded to and
+    ``accumulation_type`` what the products are summed in; the result keeps
+    :func:`dot_general`'s dtype. funcgrad honours the three types (``"bfloat16"`` and
+    ``"tensorfloat32"`` too, rounded to those formats); the component counts and
+    ``allow_imprecise_accumulation`` only name hardware tricks and change nothing here.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> alg = lax.DotAlgorithm(np.float32, np.float32, np.float32)
+        >>> x = np.array([1 + 2.0 ** -40])
+        >>> lax.dot(x, np.ones(1), precision=alg).tolist()   # rounded to float32 first
+        1.0
+    """
+
+    lhs_precision_type: Any
+    rhs_precision_type: Any
+    accumulation_type: Any
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+class DotAlgorithmPreset(enum.Enum):
+    """``jax.lax.DotAlgorithmPreset``: JAX's named dot algorithms (``LHS_RHS_ACCUMULATION``),
+    for ``precision=`` as a member or by name.
+
+    Operands whose dtype is not among the preset's ``supported_lhs_types`` are converted to
+    its first one, and the products summed in the ``accumulation_type`` (or the result type
+    among ``supported_output_types``), as JAX does before handing the algorithm to XLA. The
+    ``_X3``/``_X6``/``_X9`` splittings of bfloat16 presets emulate float32 and compute as
+    float32; the float8 presets need float8 operands, which NumPy has not (a ``ValueError``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> a = np.array([1.0, 2.0, 3.0, 4.0], np.float16)
+        >>> lax.dot(a, a, precision=lax.DotAlgorithmPreset.F16_F16_F32)
+        array(30., dtype=float16)
+        >>> lax.dot(a, a, precision="F16_F16_F32", preferred_element_type=np.float32).dtype
+        dtype('float32')
+    """
+
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __repr__(self) -> str:
+        return f"DotAlgorithmPreset.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def supported_lhs_types(self) -> tuple[Any, ...] | None:
+        """The operand storage types the preset takes as they are (JAX's table); ``None``:
+        any."""
+        name = self.name
+        if name == "DEFAULT" or name.startswith("ANY_F8"):
+            return None
+        if name.startswith("F16"):
+            return (_F16,)
+        if name in ("BF16_BF16_BF16", "BF16_BF16_F32"):
+            return ("bfloat16", _F32)
+        return (_F64,) if name == "F64_F64_F64" else (_F32,)
+
+    @property
+    def supported_rhs_types(self) -> tuple[Any, ...] | None:
+        """As ``supported_lhs_types``."""
+        return self.supported_lhs_types
+
+    @property
+    def accumulation_type(self) -> Any:
+        """The type the products are summed in (``None``: the result's)."""
+        name = self.name
+        if name in ("DEFAULT", "ANY_F8_ANY_F8_ANY", "ANY_F8_ANY_F8_ANY_FAST_ACCUM"):
+            return None
+        return {"F16_F16_F16": _F16, "BF16_BF16_BF16": "bfloat16",
+                "F64_F64_F64": _F64}.get(name, _F32)
+
+    def supported_output_types(self, lhs_dtype: Any, rhs_dtype: Any) -> tuple[Any, ...] | None:
+        """The accumulation types the preset allows for these operand types (JAX's table)."""
+        if self.name in ("F16_F16_F32", "BF16_BF16_F32"):
+            # a half-width result only when both operands are stored half-width
+            low = _F16 if self.name == "F16_F16_F32" else "bfloat16"
+            both = all(_format_name(t) == low for t in (lhs_dtype, rhs_dtype))
+            return (_F32, low) if both else (_F32,)
+        acc = self.accumulation_type
+        return None if acc is None else (acc,)
+
+
+def _preset_named(name: str) -> DotAlgorithmPreset | None:
+    return DotAlgorithmPreset.__members__.get(name)
+
+
+def _algorithm_of(precision: Any) -> DotAlgorithm | DotAlgorithmPreset | None:
+    """The dot algorithm ``precision`` names (a member or a preset's name), else None.
+
+    The ``jax_default_matmul_precision`` flag is not read: jit's cache is not keyed on it,
+    so a program traced under one setting would run under another."""
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset):
+        return precision
+    return _preset_named(precision) if isinstance(precision, str) else None
+
+
+def _format_name(dt: Any) -> Any:
+    """A dot algorithm's type as a NumPy dtype, or the name of a format NumPy lacks."""
+    if isinstance(dt, str) and dt.lower() in ("bfloat16", "bf16", "tf32", "tensorfloat32"):
+        return "bfloat16" if dt.lower().startswith("b") else "tensorfloat32"
+    try:
+        return numpy.dtype(dt)
+    except TypeError:
+        raise ValueError(f"lax.dot_general: the dot algorithm's type {dt!r} is not a dtype "
+                         "funcgrad has (NumPy dtypes, 'bfloat16', 'tensorfloat32')") from None
+
+
+def _algorithm_types(alg: DotAlgorithm | DotAlgorithmPreset, lhs_dt: numpy.dtype,
+                     rhs_dt: numpy.dtype, out_dt: numpy.dtype) -> tuple[Any, Any, Any]:
+    """JAX's get_algorithm_compute_types: (lhs, rhs, accumulation) types of the algorithm."""
+    if isinstance(alg, DotAlgorithm):
+        return tuple(_format_name(t) for t in (alg.lhs_precision_type, alg.rhs_precision_type,
+                                               alg.accumulation_type))
+    if alg.name.startswith("ANY_F8"):
+        raise ValueError(f"The dot algorithm '{alg.name}' requires both inputs to have float8 "
+                         f"dtypes. Got {lhs_dt} and {rhs_dt} instead (funcgrad has no float8)")
+
+    def pick(dt: Any, allowed: tuple[Any, ...] | None) -> Any:
+        return dt if allowed is None or dt in allowed else allowed[0]
+    lt = pick(lhs_dt, alg.supported_lhs_types)
+    rt = pick(rhs_dt, alg.supported_rhs_types)
+    return lt, rt, pick(out_dt, alg.supported_output_types(lt, rt))
+
+
+def _to_format(x: Array, fmt: Any) -> Array:
+    """``x`` rounded to the algorithm's storage type (a format NumPy lacks: float32 holding
+    values rounded to it)."""
+    if fmt in _EMULATED_FORMATS:
+        x = _ew.convert_element_type(x, _F32)
+        return _ewx.reduce_precision(x, *_EMULATED_FORMATS[fmt])
+    return _ew.convert_element_type(x, fmt)
 
 
 # Type aliases of jax.lax, for annotations.
@@ -634,6 +799,9 @@ def dtype(x: Any) -> numpy.dtype:
 
 
 def _check_precision(name: str, precision: Any) -> None:
+    if isinstance(precision, DotAlgorithm | DotAlgorithmPreset) or (
+            isinstance(precision, str) and _preset_named(precision) is not None):
+        return
     items = precision if isinstance(precision, tuple | list) else (precision,)
     if isinstance(precision, tuple | list) and len(precision) != 2:
         raise ValueError(f"lax.{name}: precision pairs have 2 entries, got {precision!r}")
@@ -642,7 +810,8 @@ def _check_precision(name: str, precision: Any) -> None:
                 isinstance(p, str) and p.lower() in _PRECISION_NAMES):
             continue
         raise ValueError(f"lax.{name}: precision must be None, a lax.Precision, one of "
-                         f"{sorted(_PRECISION_NAMES)} or a pair of them, got {p!r}")
+                         f"{sorted(_PRECISION_NAMES)} or a pair of them, a "
+                         f"lax.DotAlgorithmPreset or its name, or a lax.DotAlgorithm, got {p!r}")
 
 
 def _higher_precision(a: numpy.dtype, b: numpy.dtype) -> numpy.dtype | None:
@@ -661,21 +830,17 @@ def _higher_precision(a: numpy.dtype, b: numpy.dtype) -> numpy.dtype | None:
     return a if rank(a) > rank(b) else b
 
 
-def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any,
-                     mixed: bool = False) -> tuple[Array, Array]:
-    """Check lax's dtype rules; with ``preferred_element_type``, compute in that type. With
-    ``mixed`` (``dot_general``), operands of two dtypes compute in the higher one, as JAX."""
+def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any) -> tuple[Array, Array]:
+    """Check lax's dtype rules for the convolutions; with ``preferred_element_type``, compute
+    in that type."""
     la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
     check_kind(name, la, "biufc", "lhs")
     check_kind(name, ra, "biufc", "rhs")
     if preferred is None:
         if la.dtype == ra.dtype:
             return lhs, rhs
-        common = _higher_precision(la.dtype, ra.dtype) if mixed else None
-        if common is None:
-            raise DTypeError(f"lax.{name} requires lhs and rhs of one dtype, got {la.dtype} and "
-                             f"{ra.dtype} (or pass preferred_element_type)")
-        return _ew.convert_element_type(lhs, common), _ew.convert_element_type(rhs, common)
+        raise DTypeError(f"lax.{name} requires lhs and rhs of one dtype, got {la.dtype} and "
+                         f"{ra.dtype} (or pass preferred_element_type)")
     pt = numpy.dtype(preferred)
     for what, a in (("lhs", la), ("rhs", ra)):
         src = "i" if a.dtype.kind in "biu" else a.dtype.kind
@@ -686,6 +851,47 @@ def _contract_dtypes(name: str, lhs: Array, rhs: Array, preferred: Any,
                 f"preferred_element_type {pt} (allowed: integer to integer or float, float to a "
                 "float at least as wide, complex to a complex at least as wide)")
     return _ew.convert_element_type(lhs, pt), _ew.convert_element_type(rhs, pt)
+
+
+def _bit_width(dt: numpy.dtype) -> int:
+    if dt.kind == "b":
+        return 1
+    return numpy.finfo(dt).bits if dt.kind in "fc" else numpy.iinfo(dt).bits
+
+
+def _dot_dtypes(name: str, lhs: Array, rhs: Array,
+                preferred: Any) -> tuple[Array, Array, numpy.dtype | None]:
+    """JAX's dot_general dtype rule: the higher-precision operand dtype, or
+    ``preferred_element_type`` (any for a float result, at least as many bits otherwise).
+    Returns the operands to contract and the dtype to convert the contraction to afterwards
+    (None: the contraction already has the result's dtype). A preferred type that narrows
+    the result (float to int or to fewer bits, complex to real) converts the full-precision
+    sum, as XLA does (``9.54`` to ``int32`` is ``9``); a widening one converts the operands,
+    so the products are summed in it (``int8`` products in ``int32`` do not wrap)."""
+    la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
+    check_kind(name, la, "biufc", "lhs")
+    check_kind(name, ra, "biufc", "rhs")
+    res = _higher_precision(la.dtype, ra.dtype)
+    if res is None:
+        raise DTypeError(f"lax.{name} argument type error: {la.dtype}, {ra.dtype} (neither "
+                         "is the higher-precision type; pass preferred_element_type)")
+    if res != la.dtype:
+        lhs = _ew.convert_element_type(lhs, res)
+    if res != ra.dtype:
+        rhs = _ew.convert_element_type(rhs, res)
+    if preferred is None or numpy.dtype(preferred) == res:
+        return lhs, rhs, None
+    pt = numpy.dtype(preferred)
+    if pt.kind not in "biufc":
+        raise DTypeError(f"lax.{name}: preferred_element_type must be a numeric dtype, "
+                         f"got {pt}")
+    if res.kind != "f" and _bit_width(pt) < _bit_width(res):
+        raise DTypeError(f"lax.{name}: `preferred_element_type` must not be narrower than the "
+                         f"original type, got preferred_element_type of {pt} for result type "
+                         f"of {res}.")
+    if res.kind in "biu" or numpy.can_cast(res, pt, "safe"):
+        return _ew.convert_element_type(lhs, pt), _ew.convert_element_type(rhs, pt), None
+    return lhs, rhs, pt
 
 
 @with_out_sharding
@@ -730,8 +936,34 @@ def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any =
                 raise TypeError(
                     f"lax.dot_general: {what} dimension sizes differ: lhs {la.shape} axis {i} "
                     f"vs rhs {ra.shape} axis {j}")
-    lhs, rhs = _contract_dtypes("dot_general", lhs, rhs, preferred_element_type, mixed=True)
-    return _la.dot_general(lhs, rhs, ((lc, rc), (lb, rb)))
+    alg = _algorithm_of(precision)
+    if alg is not None and alg is not DotAlgorithmPreset.DEFAULT:
+        return _dot_with_algorithm(lhs, rhs, ((lc, rc), (lb, rb)), alg, preferred_element_type)
+    lhs, rhs, after = _dot_dtypes("dot_general", lhs, rhs, preferred_element_type)
+    out = _la.dot_general(lhs, rhs, ((lc, rc), (lb, rb)))
+    return out if after is None else _ew.convert_element_type(out, after)
+
+
+def _dot_with_algorithm(lhs: Array, rhs: Array, dn: Any,
+                        alg: DotAlgorithm | DotAlgorithmPreset, preferred: Any) -> Array:
+    """dot_general through a dot algorithm, as JAX lowers it: operands converted to the
+    algorithm's types, products summed in its accumulation type, the sum converted to the
+    dtype ``dot_general`` gives without an algorithm."""
+    la, ra = aval_of("dot_general", lhs, "lhs"), aval_of("dot_general", rhs, "rhs")
+    zl, zr, after = _dot_dtypes("dot_general", numpy.zeros((), la.dtype),
+                                numpy.zeros((), ra.dtype), preferred)
+    out_dt = after if after is not None else aval_of("dot_general", zl).dtype
+    lt, rt, acc = _algorithm_types(alg, la.dtype, ra.dtype, out_dt)
+    acc = out_dt if acc is None else acc
+    if acc in _EMULATED_FORMATS:
+        raise ValueError(f"lax.dot_general: accumulating in {acc} (dot algorithm {alg}) "
+                         "needs a dtype NumPy has not; use an algorithm accumulating in float32")
+    if out_dt.kind == "c" or la.dtype.kind == "c" or ra.dtype.kind == "c":
+        raise DTypeError(f"lax.dot_general: dot algorithm {alg} takes real operands, got "
+                         f"{la.dtype} and {ra.dtype}")
+    lhs = _ew.convert_element_type(_to_format(lhs, lt), acc)
+    rhs = _ew.convert_element_type(_to_format(rhs, rt), acc)
+    return _ew.convert_element_type(_la.dot_general(lhs, rhs, dn), out_dt)
 
 
 @with_out_sharding
@@ -786,7 +1018,7 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
     if group_offset is not None:
         raise ValueError("lax.ragged_dot: group_offset is not supported (JAX's implementation "
                          "refuses it too)")
-    lhs, rhs = _contract_dtypes("ragged_dot", lhs, rhs, preferred_element_type, mixed=True)
+    lhs, rhs, after = _dot_dtypes("ragged_dot", lhs, rhs, preferred_element_type)
     m, g = la.shape[0], ra.shape[0]
     ends = fnp.cumsum(fnp.asarray(group_sizes))
     group = fnp.sum(fnp.arange(m)[:, None] >= ends[None, :], axis=1)   # g past the last end
@@ -794,7 +1026,8 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
     per_group = fnp.einsum("mk,gkn->gmn", lhs, rhs)
     out = fnp.sum(fnp.where(member.T[:, :, None], per_group, fnp.zeros((), per_group.dtype)),
                   axis=0)
-    return _keep_int_dtype(out, aval_of("ragged_dot", per_group))
+    out = _keep_int_dtype(out, aval_of("ragged_dot", per_group))
+    return out if after is None else _ew.convert_element_type(out, after)
 
 
 class RaggedDotDimensionNumbers(NamedTuple):

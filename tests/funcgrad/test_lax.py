@@ -112,8 +112,9 @@ def test_dot_general_errors() -> None:
         lax.dot_general(a, b, (((1,), ()), ((), ())))
     with pytest.raises(TypeError, match="dimension_numbers must be"):
         lax.dot_general(a, b, ((1,), (1,)))
-    with pytest.raises(TypeError, match="incompatible with preferred_element_type int32"):
-        lax.dot(dev(np.ones(3)), dev(np.ones(3)), preferred_element_type=np.int32)
+    with pytest.raises(TypeError, match="must not be narrower than the original type"):
+        lax.dot(dev(np.ones(3, np.int64)), dev(np.ones(3, np.int64)),
+                preferred_element_type=np.int32)
     with pytest.raises(ValueError, match="lax.dot_general: precision"):
         lax.dot(dev(np.ones(3)), dev(np.ones(3)), precision="bogus")
     with pytest.raises(ValueError, match="lax.dot: incompatible shapes"):
@@ -121,6 +122,67 @@ def test_dot_general_errors() -> None:
     out = lax.dot(dev(np.ones(3, np.int8)), dev(np.ones(3, np.int8)),
                   precision=lax.Precision.HIGHEST, preferred_element_type=np.int32)
     assert host(out).dtype == np.int32 and int(host(out)) == 3
+
+
+def test_dot_preferred_element_type_narrowing_as_jax() -> None:
+    """JAX 0.10.2 lets a float result take any preferred_element_type, converting the full
+    sum (float to int truncates, complex to real keeps the real part); integer results only
+    widen, their products summed in the preferred type."""
+    x = dev(np.array([1.5, 2.7], np.float32))
+    out = lax.dot(x, x, preferred_element_type=np.int32)
+    assert host(out).dtype == np.int32 and int(host(out)) == 9     # JAX: 9 (9.54 truncated)
+    assert int(host(lax.dot(x, -x, preferred_element_type=np.int8))) == -9
+    assert bool(host(lax.dot(x, x, preferred_element_type=np.bool_)))
+    z = dev(np.array([1 + 2j, 0.5 - 1j], np.complex64))
+    out = lax.dot(z, z, preferred_element_type=np.float32)
+    assert host(out).dtype == np.float32 and float(host(out)) == -3.75   # JAX: -3.75
+    out = lax.dot(dev(np.array([1 + 2 ** -40, 1.0])), dev(np.ones(2)), preferred_element_type=np.float32)
+    assert host(out).dtype == np.float32 and float(host(out)) == 2.0
+    i8 = dev(np.array([100, 100], np.int8))
+    assert int(host(lax.dot(i8, i8 // 50, preferred_element_type=np.int32))) == 400
+    assert int(host(lax.dot(i8, i8 // 50, preferred_element_type=np.uint8))) == 144
+    for a, p in ((np.int64, np.int32), (np.int32, np.uint8), (np.int8, np.bool_),
+                 (np.complex128, np.float32)):
+        with pytest.raises(TypeError, match="must not be narrower"):
+            lax.dot(dev(np.ones(2, a)), dev(np.ones(2, a)), preferred_element_type=p)
+    f = funcgrad.jit(lambda v: lax.dot(v, v, preferred_element_type=np.int32))
+    assert int(host(f(x))) == 9
+
+
+def test_dot_algorithms() -> None:
+    """lax.DotAlgorithm / DotAlgorithmPreset as precision=: operands converted to the
+    algorithm's types, the sum in its accumulation type, the result in dot_general's dtype;
+    values recorded from JAX 0.10.2 on CPU (x64)."""
+    P = lax.DotAlgorithmPreset
+    a32 = dev(np.array([1 + 2 ** -20, 1 / 3, 1 + 2 ** -10], np.float32))
+    b32 = dev(np.array([1.0, 3.0, 1 + 2 ** -12], np.float32))
+    a64 = dev(np.array([1 + 2 ** -40, 1 / 3, 1 + 2 ** -30]))
+    b64 = dev(np.array([1.0, 3.0, 1 + 2 ** -35]))
+    for prec in ("F32_F32_F32", P.F32_F32_F32, lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+        out = lax.dot(a64, b64, precision=prec)   # operands rounded to float32 first
+        assert host(out).dtype == np.float64 and float(host(out)) == 3.0
+        out = lax.dot(a64, b64, precision=prec, preferred_element_type=np.float32)
+        assert host(out).dtype == np.float32 and float(host(out)) == 3.0
+    for prec in ("DEFAULT", "F64_F64_F64", P.BF16_BF16_F32_X6):
+        assert float(host(lax.dot(a32, b32, precision=prec))) == 3.0012218952178955
+    assert float(host(lax.dot(a64, b64, precision="F64_F64_F64"))) == 3.000000000961336
+    assert int(host(lax.dot(dev(np.arange(3)), dev(np.arange(3)), precision="F32_F32_F32"))) == 5
+    # float64 operands of a bfloat16 preset are rounded to bfloat16 (JAX on CPU refuses them)
+    out = lax.dot(a64, b64, precision=P.BF16_BF16_F32)
+    assert float(host(out)) == 3.001953125
+    h16 = dev(np.array([1.0, 2.0, 3.0, 4.0], np.float16))
+    out = lax.dot(h16, h16, precision="F16_F16_F32")
+    assert host(out).dtype == np.float16 and float(host(out)) == 30.0
+    with pytest.raises(ValueError, match="requires both inputs to have float8"):
+        lax.dot(a32, b32, precision="ANY_F8_ANY_F8_F32")
+    # under grad, jit and vmap (JAX: grad [2., 0.6666666865348816, 2.], value 2.1111111640930176)
+    f = lambda v: lax.dot(v, v, precision="F32_F32_F32")  # noqa: E731
+    assert_allclose(funcgrad.grad(f)(a64), np.array([2.0, 0.6666666865348816, 2.0]), rtol=1e-15)
+    assert float(host(funcgrad.jit(f)(a64))) == 2.1111111640930176
+    assert_allclose(funcgrad.vmap(f)(funcgrad.numpy.stack([a64, a64])), np.full(2, 2.1111111640930176),
+                    rtol=0)
+    assert str(P.F16_F16_F32) == "F16_F16_F32" and P.F16_F16_F32.accumulation_type == np.float32
+    assert P.F16_F16_F32.supported_output_types(np.float16, np.float16) == (np.float32, np.float16)
 
 
 # jax.lax.dot_general of ones((2, 3), lhs) and ones((3, 2), rhs): the result dtype of mixed
