@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from typing import Any
 
 import numpy
@@ -242,6 +243,22 @@ def _isnan(x: Any) -> Any:
 
 def _where(c: Any, x: Any, y: Any) -> Any:
     return fnp.where(c, x, y)
+
+
+def _warn_if_any(flag: Any, message: str, stacklevel: int = 4) -> None:
+    """NumPy's ``RuntimeWarning`` (``message``) where ``flag`` holds a True and its value is
+    known now; a traced flag (under ``jit``) has no value yet, and warns nothing (as JAX)."""
+    v = flag.to_concrete_value() if isinstance(flag, Tracer) else flag
+    if v is not None and numpy.asarray(to_numpy(v)).any():
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+
+
+def _div_or_nan(num: Any, den: Any, empty: Any) -> Any:
+    """``num / den`` with NaN where ``empty`` (the slices NumPy warns about once, by name),
+    dividing by 1 there so that no division warning joins NumPy's own."""
+    q = _ew.div(num, _where(empty, 1, den))
+    nan = complex(numpy.nan, numpy.nan) if get_aval(q).dtype.kind == "c" else numpy.nan
+    return _where(empty, nan, q)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1335,7 +1352,9 @@ def nanmean(
     tot = nansum(x, axis=axes, dtype=dtype)
     cnt = _rsum(nanmask, axes)
     cnt = _cast(_ew.sub(_size(av.shape, axes), cnt), get_aval(tot).dtype)
-    return _keep(_ew.div(tot, cnt), av.shape, axes, keepdims)
+    empty = _ew.eq(cnt, 0)
+    _warn_if_any(empty, "Mean of empty slice", stacklevel=3)
+    return _keep(_div_or_nan(tot, cnt, empty), av.shape, axes, keepdims)
 
 
 def _mask_as_nan(name: str, x: Any, where: Any, av: ShapedArray) -> Any:
@@ -1379,16 +1398,18 @@ def _nan_var(name, a, axis, dtype, out, ddof, keepdims, where, mean_arg):
             )
     else:
         tot = _rsum(x0 if dt is None else _cast(x0, dt), axes)
-        m = _cast(_ew.div(tot, cnt), get_aval(tot).dtype)
+        m = _cast(_div_or_nan(tot, cnt, _ew.eq(cnt, 0)), get_aval(tot).dtype)
         dev = _cast(_ew.sub(x0, _expand(m, av.shape, axes)), av.dtype)
     sq = _abs2(_where(nanmask, 0, dev))
     if dt is not None:
         sq = _cast(sq, dt)
     rdt = get_aval(sq).dtype
     dof = _ew.sub(cnt, ddof)
-    r = _cast(_ew.div(_rsum(sq, axes), dof), rdt)
-    # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count).
-    r = _where(fnp.less_equal(dof, 0), numpy.nan, r)
+    # NumPy: NaN wherever fewer than ddof + 1 values remain (never inf or a negative count),
+    # with its one warning.
+    few = fnp.less_equal(dof, 0)
+    _warn_if_any(few, "Degrees of freedom <= 0 for slice.", stacklevel=4)
+    r = _cast(_div_or_nan(_rsum(sq, axes), dof, few), rdt)
     return _keep(r, av.shape, axes, keepdims)
 
 
@@ -1435,6 +1456,7 @@ def _nan_extremum(name, reduce, a, axis, out, keepdims, initial, where, np_name,
         return r  # NumPy: an all-NaN slice gives ``initial``, not NaN
     axes = _axes(name, axis, av.ndim)
     all_nan = _keep(bind1(_red.reduce_and_p, nanmask, axes=axes), av.shape, axes, keepdims)
+    _warn_if_any(all_nan, "All-NaN slice encountered")
     return _where(all_nan, numpy.nan, r)
 
 

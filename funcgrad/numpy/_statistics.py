@@ -551,7 +551,11 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     hi = fnp.maximum(fnp.floor_divide(k, 2), 0)
     pair = _take_traced_last(s, fnp.stack([lo, hi], axis=-1))
     r = fnp.divide(fnp.sum(pair, axis=-1), 2)
-    r = _cast(fnp.where(fnp.equal(k, 0), numpy.nan, r), get_aval(s).dtype)
+    none = fnp.equal(k, 0)
+    host = _concrete_value(none)
+    if host is not None and host.any():  # (NumPy's warning; traced values have none yet)
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    r = _cast(fnp.where(none, numpy.nan, r), get_aval(s).dtype)
     if av.dtype == numpy.float16:
         r = _cast(r, numpy.float16)
     return _keep(r, av.shape, axes, keepdims)

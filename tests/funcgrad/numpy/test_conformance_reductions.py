@@ -363,3 +363,28 @@ def test_trace_sums_in_the_given_dtype(dtype):
                 funcgrad.jit(lambda v: fnp.trace(v, dtype=dtype))(dev(x))):
         got = np.asarray(host(got))
         assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("name,message", [
+    ("nanmin", "All-NaN slice encountered"), ("nanmax", "All-NaN slice encountered"),
+    ("nanmedian", "All-NaN slice encountered"), ("nanmean", "Mean of empty slice"),
+    ("nanvar", "Degrees of freedom <= 0 for slice"),
+    ("nanstd", "Degrees of freedom <= 0 for slice"),
+])
+def test_all_nan_slices_warn_as_numpy(name, message):
+    # NumPy warns once, by name, for an all-NaN slice (no division warnings besides), and
+    # answers NaN there; traced values (jit) warn nothing, as JAX
+    x = np.array([[np.nan, np.nan], [1.0, 3.0]])
+    want = getattr(np, "nan" + name[3:])  # the NaN-ignoring NumPy function itself
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = getattr(fnp, name)(dev(x), axis=1)
+    assert [str(w.message) for w in caught] == [message + ("." if "freedom" in message else "")]
+    assert caught[0].category is RuntimeWarning and caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(host(got), want(x, axis=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(fnp, name)(dev(x[1:]), axis=1)  # no all-NaN slice: silent
+        funcgrad.jit(lambda v: getattr(fnp, name)(v, axis=1))(dev(x))
