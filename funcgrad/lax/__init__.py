@@ -113,6 +113,7 @@ from funcgrad.lax._elementwise import (
     tanh,
 )
 from funcgrad.lax._fft import FftType, fft
+from funcgrad.lax._parallel import ragged_all_to_all
 from funcgrad.lax._program import (
     Token,
     after_all,
@@ -247,6 +248,7 @@ __all__ = [
     "pmin",
     "all_gather",
     "all_to_all",
+    "ragged_all_to_all",
     "axis_index",
     "axis_size",
     "ppermute",
