@@ -126,6 +126,10 @@ def _const(x: numpy.ndarray, dtype: Any) -> Any:
 
 def _fhtq(name: str, a: Any, dln: float, mu: float, offset: float, bias: float,
           inverse: bool) -> Any:
+    # fht/ifht are uarray-dispatched in SciPy: inside skip_backend("scipy") they raise as the
+    # other transforms do (imported here: funcgrad.scipy.fft imports this module)
+    from funcgrad.scipy.fft import _check_backend
+    _check_backend()
     a = _real_operand(name, a)
     aval = get_aval(a)
     if aval.ndim == 0:

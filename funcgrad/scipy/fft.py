@@ -495,6 +495,12 @@ def _nd_axes(x: Any, s: Any, axes: Any) -> Any:
     if axes is None and s is not None:
         count = 1 if isinstance(s, int) else len(s)
         return tuple(range(-count, 0)) if count else ()
+    if axes is not None and not isinstance(axes, int):
+        # NumPy transforms a repeated axis twice; SciPy refuses it
+        nd = get_aval(x).ndim
+        listed = [operator.index(a) for a in axes]
+        if len({a % nd if nd else a for a in listed}) != len(listed):
+            raise ValueError(f"all axes must be unique, got axes={tuple(listed)}")
     return axes
 
 

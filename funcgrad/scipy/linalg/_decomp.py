@@ -622,11 +622,11 @@ def rq(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     a = as_inexact(a)
     if get_aval(a).ndim != 2:
         raise ValueError(f"rq: expected a 2-D matrix, got shape {get_aval(a).shape}")
-    q, r = qr(a[::-1, ::-1].T, mode="full" if mode == "full" else "economic")
-    r_out = r.T[::-1, ::-1]
     if mode == "r":
-        return r_out
-    return r_out, q.T[::-1, ::-1]
+        # SciPy's mode="r" gives the full (M, N) r, as mode="full" does
+        return qr(a[::-1, ::-1].T, mode="r")[0].T[::-1, ::-1]
+    q, r = qr(a[::-1, ::-1].T, mode=mode)
+    return r.T[::-1, ::-1], q.T[::-1, ::-1]
 
 
 def _qr_like(name: str, q: Any, r: Any, new_a: Any) -> tuple[Any, Any]:

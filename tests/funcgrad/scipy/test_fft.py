@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+import scipy.fft as sf
 from helpers import assert_allclose, dev
 
 import funcgrad.scipy.fft as ff
@@ -105,6 +106,10 @@ def test_backend_api_takes_scipys_one_backend() -> None:
             ff.fft(x)
         with pytest.raises(ff.BackendNotImplementedError):
             ff.dct(x)
+        for hankel in (ff.fht, ff.ifht):   # uarray-dispatched in SciPy too
+            with pytest.raises(ff.BackendNotImplementedError):
+                hankel(x, 0.1, 0.5)
+        assert ff.fhtoffset(0.1, 0.5) == pytest.approx(sf.fhtoffset(0.1, 0.5))   # plain
         with ff.set_backend("scipy"):
             assert_allclose(ff.rfft(x), np.array([3.0 + 0j, -1.0 + 0j]))
     assert_allclose(ff.irfft(ff.rfft(x)), np.array([1.0, 2.0]))
@@ -118,3 +123,13 @@ def test_backend_api_takes_scipys_one_backend() -> None:
         with pytest.raises(ValueError, match="one backend"):
             with ff.set_backend(backend):
                 pass
+
+
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn",
+                                  "fft2", "rfft2", "ihfft2"])
+def test_nd_transforms_refuse_repeated_axes(name) -> None:
+    # SciPy refuses a repeated axis (NumPy's fftn would transform it twice)
+    with pytest.raises(ValueError, match="all axes must be unique"):
+        getattr(sf, name)(np.ones((2, 4)), axes=(1, -1))
+    with pytest.raises(ValueError, match="all axes must be unique"):
+        getattr(ff, name)(dev(np.ones((2, 4))), axes=(1, -1))

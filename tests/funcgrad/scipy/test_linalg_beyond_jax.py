@@ -412,3 +412,16 @@ def test_qz_batches_transforms_and_refusals() -> None:
         fsl.qz(dev(a[0]), dev(b[0]), sort="lhp")
     with pytest.raises(MissingRuleError, match="no derivative rule"):
         funcgrad.grad(lambda m: fsl.qz(m, dev(b[0]))[0].sum())(dev(a[0]))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3)])
+def test_rq_modes_have_scipys_shapes(shape) -> None:
+    # mode="r" is the full (M, N) r (it was the economic one for a wide matrix)
+    a = RNG.normal(size=shape)
+    for mode in ("full", "economic"):
+        for g, w in zip(fsl.rq(dev(a), mode=mode), sl.rq(a, mode=mode)):
+            assert host(g).shape == w.shape
+            assert_allclose(host(g), w, rtol=1e-10, atol=1e-12)
+    r = host(fsl.rq(dev(a), mode="r"))
+    assert r.shape == shape
+    assert_allclose(r, sl.rq(a, mode="r"), rtol=1e-10, atol=1e-12)
