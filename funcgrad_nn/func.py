@@ -46,6 +46,7 @@ from funcgrad.interpreters.staging import staging_below
 from funcgrad_nn import functional as F
 from funcgrad_nn.layers.normalization import _BatchNorm
 from funcgrad_nn.module import Module, is_array
+from funcgrad_nn.transforms import torch_cotangents
 from funcgrad_nn.utils.stateless import functional_call, vmapped_buffers
 
 __all__ = [
@@ -422,10 +423,11 @@ def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         out = g(*args, **kwargs)
         if has_aux:
             grads, aux = out
+            grads = torch_cotangents(grads)
             skel = _out_skeleton(box)
             return (_reorder(_arg_skeleton(args, argnums), grads),
                     _reorder(skel[1] if skel else None, aux))
-        return _reorder(_arg_skeleton(args, argnums), out)
+        return _reorder(_arg_skeleton(args, argnums), torch_cotangents(out))
 
     return wrapped
 
@@ -451,7 +453,8 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         _check_float_args(args, argnums)
         _enter(box, args, kwargs)
         value, g = vg(*args, **kwargs)
-        return _reorder(_arg_skeleton(args, argnums), g), _reorder(_out_skeleton(box), value)
+        return (_reorder(_arg_skeleton(args, argnums), torch_cotangents(g)),
+                _reorder(_out_skeleton(box), value))
 
     return wrapped
 
@@ -479,7 +482,9 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     def vjp_fn(cotangents: Any, retain_graph: bool = True,
                create_graph: bool | None = None) -> Any:
         # PyTorch's keywords: the pullback can always run again and is differentiable
-        return _reorder(in_skel, pull(_fit_cotangents(cotangents, out)))
+        # PyTorch's cotangents and gradients of complex values are conjugates of funcgrad's
+        return _reorder(in_skel, torch_cotangents(
+            pull(torch_cotangents(_fit_cotangents(cotangents, out)))))
 
     if has_aux:
         return _reorder(out_skel, out), vjp_fn, _reorder(skel[1] if skel else None, res[2])

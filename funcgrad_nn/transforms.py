@@ -27,7 +27,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 import funcgrad
+from funcgrad import numpy as fnp
 from funcgrad import tree_util
 from funcgrad.debug.nans import nans_enabled
 from funcgrad.errors import ConcretizationError
@@ -176,6 +179,23 @@ def _variables(model: Any, differentiate: bool, fname: str
     return leaves, treedef, trainable, slots, grad_slots
 
 
+def torch_cotangents(tree: Any) -> Any:
+    """``tree`` with its complex arrays conjugated: PyTorch's gradient with respect to a
+    complex value (and the cotangent its ``backward`` takes) is the conjugate of funcgrad's
+    (JAX's): for a real loss, PyTorch's points uphill (``2z`` for ``|z|^2``), which its
+    optimizers step against; JAX's is ``conj(2z)``. The torch-flavoured front ends (``grad``,
+    ``vjp``, ``torch.func``'s, ``autograd.functional``'s) map at their edges; real arrays
+    pass through untouched.
+
+    >>> import numpy as np
+    >>> torch_cotangents({"w": np.array([1.0]), "z": np.array([1 + 2j])})
+    {'w': array([1.]), 'z': array([1.-2.j])}
+    """
+    return tree_util.tree_map(
+        lambda g: fnp.conj(g) if hasattr(g, "dtype") and np.dtype(g.dtype).kind == "c" else g,
+        tree)
+
+
 def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) -> Module:
     """The module-shaped gradients: each variable's gradient at its first trainable name."""
     return tree_util.tree_unflatten(treedef, [None if s is None else grads[s]
@@ -240,6 +260,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
         diff_args = [args[a - 1] for a in others]
         (value, (aux, bufs)), gs = funcgrad.value_and_grad(
             inner, argnums=tuple(range(1 + len(others))), has_aux=True)(trainable, *diff_args)
+        gs = torch_cotangents(gs)
         _write_back(model, bufs)
         by_num = {a: g for a, g in zip(others, gs[1:])}
         by_num[0] = _module_grads(treedef, grad_slots, gs[0])
@@ -311,8 +332,8 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
     _write_back(model, bufs)
 
     def vjp_fn(cotangent: Any) -> Module:
-        (gs,) = pullback(cotangent)
-        return _module_grads(treedef, grad_slots, gs)
+        (gs,) = pullback(torch_cotangents(cotangent))
+        return _module_grads(treedef, grad_slots, torch_cotangents(gs))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 

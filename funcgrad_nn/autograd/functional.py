@@ -23,6 +23,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_of
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.ir import Var
+from funcgrad_nn.transforms import torch_cotangents
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp", "gradcheck", "gradgradcheck",
            "GradcheckError"]
@@ -165,6 +166,20 @@ def _strict_vectorize(strict: bool, vectorize: bool, fname: str) -> None:
                            "`vectorize=False`.")
 
 
+def _check_strategy(strategy: Any, fname: str, name: str) -> None:
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"{fname}: {name} must be 'reverse-mode' or 'forward-mode', got "
+                         f"{strategy!r}")
+
+
+def _strict_forward(strict: bool, strategy: str, fname: str) -> None:
+    # PyTorch's strict checks run on the backward graph, which forward mode does not build
+    if strict and strategy == "forward-mode":
+        raise RuntimeError(f"{fname}: `strict=True` and `strategy=\"forward-mode\"` are not "
+                           "supported together (as in PyTorch). Please either set "
+                           "`strict=False` or `strategy=\"reverse-mode\"`.")
+
+
 def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(*inputs), v^T J)``, shaped like the outputs and inputs.
@@ -201,7 +216,8 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             if tuple(a.shape) != tuple(o.shape):
                 raise RuntimeError(f"vjp: v[{i}] has shape {tuple(a.shape)} but output {i} "
                                    f"has shape {tuple(o.shape)}")
-    grads = pull(tuple(vs))
+    # PyTorch's cotangents and gradients of complex values are conjugates of funcgrad's
+    grads = torch_cotangents(pull(torch_cotangents(tuple(vs))))
     return _grad_postprocess(bool(out_tuple), out), _grad_postprocess(in_tuple, grads)
 
 
@@ -252,10 +268,9 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         >>> jacobian(lambda x: x ** 2, np.array([1.0, 2.0])).tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
-    if strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
-                         f"{strategy!r}")
+    _check_strategy(strategy, "jacobian", "strategy")
     _strict_vectorize(strict, vectorize, "jacobian")
+    _strict_forward(strict, strategy, "jacobian")
     in_tuple, xs = _differentiable_inputs(inputs, "jacobian")
     if strict:
         _strict_blocks(_dependence(func, xs, "jacobian"), len(xs))
@@ -274,6 +289,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 
     jac_fn = funcgrad.jacfwd if strategy == "forward-mode" else funcgrad.jacrev
     jac = jac_fn(f, argnums=tuple(range(len(xs))))(*xs)
+    if strategy == "reverse-mode":  # rows are vjps: PyTorch's conjugate for complex inputs
+        jac = torch_cotangents(jac)
     # jac[i][j]: output i, input j
     jac = [[blk if exact[-1][i] is None else
             fnp.zeros(tuple(exact[-1][i].shape) + tuple(fnp.shape(x)), get_aval(x).dtype)
@@ -293,16 +310,13 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         >>> hessian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
+    _check_strategy(outer_jacobian_strategy, "hessian", "outer_jacobian_strategy")
+    _strict_vectorize(strict, vectorize, "hessian")
+    _strict_forward(strict, outer_jacobian_strategy, "hessian")
     in_tuple, xs = _differentiable_inputs(inputs, "hessian")
-
-    def scalar(*a: Any) -> Any:
-        t, outs = _call(func, a, "hessian")
-        if len(outs) != 1 or outs[0].size != 1:
-            raise RuntimeError("hessian: the function must return a single-element array")
-        return fnp.reshape(outs[0], ())
+    scalar = _scalar_fn(func, "hessian")
 
     if strict:
-        _strict_vectorize(strict, vectorize, "hessian")
         _strict_blocks(_strict_second(scalar, xs, "hessian"), len(xs))
     h = funcgrad.hessian(scalar, argnums=tuple(range(len(xs))))(*xs)
     rows = tuple(_grad_postprocess(in_tuple, tuple(row)) for row in h)
@@ -310,10 +324,15 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 
 
 def _scalar_fn(func: Callable[..., Any], fname: str) -> Callable[..., Any]:
+    """``func`` as a function to a 0-d array; its output must be one single-element array
+    (a tuple, even of one, is refused: PyTorch's words)."""
     def scalar(*a: Any) -> Any:
-        _, outs = _call(func, a, fname)
-        if len(outs) != 1 or outs[0].size != 1:
-            raise RuntimeError(f"{fname}: the function must return a single-element array")
+        is_tuple, outs = _call(func, a, fname)
+        if is_tuple:
+            raise RuntimeError(f"The function given to {fname} should return a single Tensor")
+        if outs[0].size != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {fname} should "
+                               "contain a single element")
         return fnp.reshape(outs[0], ())
 
     return scalar
@@ -350,7 +369,7 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         _, vs = _as_tuple(v, "vectors v", "vhp")
         _check_v(vs, xs, "vhp")
     argnums = tuple(range(len(xs)))
-    out = scalar(*xs)
+    out = func(*xs)  # as returned (PyTorch's is not reshaped: (1,) stays (1,))
     _, res = funcgrad.vjp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), *xs)
     r = res(tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
     return out, _grad_postprocess(in_tuple, tuple(r))
@@ -378,7 +397,7 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         _, vs = _as_tuple(v, "vectors v", "hvp")
         _check_v(vs, xs, "hvp")
     argnums = tuple(range(len(xs)))
-    out = scalar(*xs)
+    out = func(*xs)  # as returned (PyTorch's is not reshaped: (1,) stays (1,))
     _, r = funcgrad.jvp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), xs,
                         tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
     return out, _grad_postprocess(in_tuple, tuple(r))

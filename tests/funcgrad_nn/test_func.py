@@ -7,7 +7,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from helpers import DEVICE, dev, host
+from helpers import DEVICE, assert_allclose, dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -549,3 +549,21 @@ def test_functional_call_with_a_vector_for_a_linear_weight_names_the_weight():
                                            r"in_features\) = \(2, 3\), got shape \(3,\)"):
         func.functional_call(nn.Linear(3, 2), {"weight": dev(np.zeros(3, np.float32))},
                              (dev(np.zeros((4, 3), np.float32)),))
+
+
+def test_gradients_of_complex_inputs_are_pytorchs_conjugates():
+    # torch.func's values (torch 2.13): the conjugate of JAX's for complex inputs
+    z, v = dev(np.array([1 + 2j, -0.5 + 0.25j])), dev(np.array([1 - 1j, 2 + 0.5j]))
+
+    def loss(a):
+        return ((a * fnp.conj(a)).real * 3 + a.imag).sum()
+
+    want = np.array([6 + 13j, -3 + 2.5j])
+    assert_allclose(host(func.grad(loss)(z)), want)
+    g, value = func.grad_and_value(loss)(z)
+    assert_allclose(host(g), want)
+    assert_allclose(host(value), 18.1875)
+    _, vjp_fn = func.vjp(lambda a: a * a, z)
+    assert_allclose(host(vjp_fn(v)[0]), np.array([-2 - 6j, -1.75 - 1.5j]))
+    (g,), aux = func.grad(lambda a: (loss(a), 1), argnums=(0,), has_aux=True)(z)
+    assert_allclose(host(g), want)

@@ -292,3 +292,47 @@ def test_gradcheck_takes_a_list_of_outputs():
     x = dev(np.array([0.3, 1.1]))
     assert gradcheck(lambda a: [a * 2, fnp.sin(a)], (x,))
     assert gradgradcheck(lambda a: [a * 2, fnp.sin(a)], (x,))
+
+
+# complex inputs: PyTorch's reverse-mode results are the conjugates of JAX's (values from
+# torch 2.13's torch.autograd.functional); jvp (forward mode) agrees in both conventions
+ZC = np.array([1 + 2j, -0.5 + 0.25j])
+VC = np.array([1 - 1j, 2 + 0.5j])
+
+
+def _real_of_complex(a):
+    return (a * fnp.conj(a)).real * 3 + a.imag
+
+
+def test_complex_vjp_and_jacobian_follow_pytorchs_convention():
+    _, g = F.vjp(lambda a: a * a, dev(ZC), dev(VC))
+    close(host(g), np.array([-2 - 6j, -1.75 - 1.5j]))
+    _, g = F.vjp(_real_of_complex, dev(ZC), dev(np.array([1.0, 2.0])))
+    close(host(g), np.array([6 + 13j, -6 + 5j]))
+    close(host(F.jacobian(_real_of_complex, dev(ZC))), np.diag([6 + 13j, -3 + 2.5j]))
+    _, t = F.jvp(lambda a: a * a, dev(ZC), dev(VC))
+    close(host(t), np.array([6 + 2j, -2.25 + 0.5j]))
+
+
+def test_hvp_vhp_return_the_output_as_the_function_gave_it():
+    cube = lambda a: (a ** 3).sum().reshape(1, 1)  # noqa: E731
+    for fn in (F.hvp, F.vhp):
+        out, r = fn(cube, X, V3)
+        assert out.shape == (1, 1)  # torch: torch.Size([1, 1]), not reshaped to ()
+        close(r, 6 * X * V3)
+
+
+def test_hessian_checks_its_function_and_options_as_torch():
+    with pytest.raises(RuntimeError, match="should return a single Tensor"):
+        F.hessian(lambda a: ((a ** 3).sum(),), X)
+    with pytest.raises(RuntimeError, match="should contain a single element"):
+        F.hessian(lambda a: a ** 3, X)
+    with pytest.raises(RuntimeError, match="should return a single Tensor"):
+        F.hvp(lambda a: ((a ** 3).sum(),), X, V3)
+    with pytest.raises(ValueError, match="outer_jacobian_strategy must be"):
+        F.hessian(lambda a: (a ** 3).sum(), X, outer_jacobian_strategy="forward")
+    for call in (lambda: F.jacobian(lambda a: a * a, X, strict=True, strategy="forward-mode"),
+                 lambda: F.hessian(lambda a: (a ** 3).sum(), X, strict=True,
+                                   outer_jacobian_strategy="forward-mode")):
+        with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"`'):
+            call()
