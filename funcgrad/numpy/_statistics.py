@@ -27,6 +27,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval, result_dtype
@@ -840,14 +841,31 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     # that is fp[j] exactly, and the derivative in x the slope on the right (as JAX). At the
     # last knot, fp[-1] + slope * (x - xp[-1]): exact too, with the last segment's slope.
     j = fnp.clip(fnp.subtract(searchsorted(xq, xx, side="right"), 1), 0, n - 2)
-    xj, xj1 = fnp.take(xq, j), fnp.take(xq, fnp.add(j, 1))
-    fj, fj1 = fnp.take(ff, j), fnp.take(ff, fnp.add(j, 1))
+    j1 = fnp.add(j, 1)
+    xj, xj1 = fnp.take(xq, j), fnp.take(xq, j1)
     dx = fnp.subtract(xj1, xj)
     flat = fnp.equal(dx, 0)  # repeated xp: no slope (JAX's rule; NumPy reaches it only at xn)
-    slope = fnp.where(flat, 0, fnp.divide(fnp.subtract(fj1, fj), fnp.where(flat, 1, dx)))
     at_end = fnp.equal(xx, xn)
-    base_x, base_f = fnp.where(at_end, xj1, xj), fnp.where(at_end, fj1, fj)
-    r = fnp.add(fnp.multiply(slope, fnp.subtract(xx, base_x)), base_f)
+    base_x = fnp.where(at_end, xj1, xj)
+    at_knot = fnp.equal(xx, base_x)
+
+    def along(f: Any) -> Any:
+        """NumPy's loop on real values ``f`` (a complex fp runs it on each part)."""
+        fj, fj1 = fnp.take(f, j), fnp.take(f, j1)
+        slope = fnp.where(flat, 0, fnp.divide(fnp.subtract(fj1, fj), fnp.where(flat, 1, dx)))
+        base_f = fnp.where(at_end, fj1, fj)
+        r = fnp.add(fnp.multiply(slope, fnp.subtract(xx, base_x)), base_f)
+        # NumPy's guards for infinite values, where the formula gives NaN: a knot is its
+        # value; elsewhere the segment is tried from its right end, and one between two equal
+        # values is that value.
+        other = fnp.add(fnp.multiply(slope, fnp.subtract(xx, xj1)), fj1)
+        other = fnp.where(fnp.logical_and(fnp.isnan(other), fnp.equal(fj, fj1)), fj, other)
+        return fnp.where(fnp.isnan(r), fnp.where(at_knot, base_f, other), r)
+
+    if cdt.kind == "c":
+        r = _ew.complex(along(fnp.real(ff)), along(fnp.imag(ff)))
+    else:
+        r = along(ff)
     r = fnp.where(fnp.less(xx, x0), lval, r)
     r = fnp.where(fnp.greater(xx, xn), rval, r)
     return _cast(r, cdt)

@@ -600,6 +600,24 @@ def test_roll_per_example_shift_under_vmap_and_its_gradient():
     np.testing.assert_array_equal(host(g(dev(x[0]))), np.roll(np.arange(4.0), -1))
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # (inf - inf on the way)
+def test_interp_with_infinite_values_as_numpy():
+    # NumPy's guards where slope * (x - xp[j]) + fp[j] is NaN: a knot is its value, else the
+    # segment's right end is tried, and a segment between equal values is that value (NaN
+    # at the knot, and for complex fp, here before); values from NumPy 2.3
+    inf = np.inf
+    for interp in (fnp.interp, funcgrad.jit(fnp.interp)):
+        got = interp(dev(np.array([1.0, 1.5, 2.0, 2.5, 3.0])), dev(np.array([0.0, 1, 2, 3])),
+                     dev(np.array([0.0, inf, 2.0, 2.0])))
+        assert host(got).tolist() == [inf, inf, 2.0, 2.0, 2.0]
+        got = interp(dev(np.array([0.5, 1.5])), dev(np.array([0.0, 1, 2])),
+                     dev(np.array([inf, inf, 1.0])))
+        assert host(got).tolist() == [inf, inf]
+    got = fnp.interp(dev(np.array([1.0, 1.5])), dev(np.array([0.0, 1, 2])),
+                     dev(np.array([0j, complex(inf, 1), 2 + 2j])))
+    assert host(got).tolist() == [complex(inf, 1), complex(inf, 1.5)]
+
+
 def test_interp_refuses_complex_sample_points_as_numpy():
     # NumPy casts x and xp to float64 'safely': complex ones raise a TypeError (the imaginary
     # part was silently dropped here); complex fp interpolate
