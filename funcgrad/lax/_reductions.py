@@ -52,7 +52,7 @@ __all__ = [
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
     "cumlogsumexp", "sort", "sort_key_val", "top_k", "Precision", "DotAlgorithm", "DotAlgorithmPreset", "dot",
-    "dot_general", "batch_matmul", "associative_scan",
+    "dot_general", "scaled_dot", "batch_matmul", "associative_scan",
 ]
 
 
@@ -1028,6 +1028,84 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
                   axis=0)
     out = _keep_int_dtype(out, aval_of("ragged_dot", per_group))
     return out if after is None else _ew.convert_element_type(out, after)
+
+
+def _bf16(x: Array) -> Array:
+    """``x`` rounded to bfloat16, held in float32 (NumPy has no bfloat16)."""
+    return _ewx.reduce_precision(_ew.convert_element_type(x, _F32), 8, 7)
+
+
+def scaled_dot(lhs: Array, rhs: Array, *, lhs_scale: Array | None = None,
+               rhs_scale: Array | None = None, dimension_numbers: Any = None,
+               preferred_element_type: Any = None) -> Array:
+    """``jax.lax.scaled_dot``: ``(lhs * lhs_scale) @ (rhs * rhs_scale)`` with block scales.
+
+    A scale has the operand's shape except along the contracting dimensions, which it
+    divides (each scale entry covers a block of at least 2 elements there). As JAX's
+    definition, operands and scales are rounded to bfloat16 and multiplied in bfloat16, then
+    contracted by :func:`dot_general` into ``preferred_element_type``. JAX's default result
+    type is bfloat16, which NumPy lacks: without ``preferred_element_type`` the result is
+    float32 holding bfloat16-rounded values. ``dimension_numbers`` defaults to a matrix
+    product over the last two axes with the leading ones as batch (rank 2 or more).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad import lax
+        >>> x, y = np.ones((2, 4), np.float32), np.ones((4, 3), np.float32)
+        >>> lax.scaled_dot(x, y, lhs_scale=np.full((2, 2), 0.5, np.float32),
+        ...                preferred_element_type=np.float32).tolist()
+        [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    """
+    name = "scaled_dot"
+    la, ra = aval_of(name, lhs, "lhs"), aval_of(name, rhs, "rhs")
+    if dimension_numbers is None:
+        if la.ndim < 2:
+            raise TypeError("lax.scaled_dot does not support 0-rank and 1-rank operands.")
+        n = la.ndim
+        dimension_numbers = (((n - 1,), (n - 2,)), (tuple(range(n - 2)), tuple(range(n - 2))))
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        lc, rc, lb, rb = (static_ints(name, d, "dimension_numbers") for d in (lc, rc, lb, rb))
+    except (TypeError, ValueError):
+        raise TypeError(
+            "lax.scaled_dot: dimension_numbers must be ((lhs_contracting_dims, "
+            "rhs_contracting_dims), (lhs_batch_dims, rhs_batch_dims)), got "
+            f"{dimension_numbers!r}") from None
+    ranks = {la.ndim, ra.ndim} | {aval_of(name, v, w).ndim for v, w in
+                                  ((lhs_scale, "lhs_scale"), (rhs_scale, "rhs_scale"))
+                                  if v is not None}
+    if len(ranks) != 1:
+        raise TypeError(f"lax.scaled_dot: all input tensors must have the same rank, got lhs "
+                        f"{la.shape}, rhs {ra.shape} and their scales")
+
+    def scaled(side: str, x: Array, a: ShapedArray, scale: Array | None,
+               contract: tuple[int, ...]) -> Array:
+        x = _bf16(x)
+        if scale is None:
+            return x
+        sa = aval_of(name, scale, f"{side.lower()}_scale")
+        for i, size in enumerate(a.shape):
+            if i in contract:
+                if size % sa.shape[i]:
+                    raise TypeError(f"lax.scaled_dot: {side} contracting dim {i} of size {size} "
+                                    f"must be divisible by its scale's dim size {sa.shape[i]}.")
+                if size // sa.shape[i] < 2:
+                    raise TypeError(f"lax.scaled_dot: the ratio of {side} contracting dim {i} to "
+                                    f"its scale's dim size ({size // sa.shape[i]}) must be at "
+                                    "least 2.")
+            elif sa.shape[i] != size:
+                raise TypeError(f"lax.scaled_dot: {side} dim {i} of size {size} does not match "
+                                f"scale dim size {sa.shape[i]}.")
+        scale = _bf16(scale)
+        for i in contract:
+            scale = fnp.repeat(scale, a.shape[i] // sa.shape[i], axis=i)
+        return _bf16(_ew.mul(x, scale))   # a bfloat16 product, rounded once
+
+    lhs = scaled("LHS", lhs, la, lhs_scale, lc)
+    rhs = scaled("RHS", rhs, ra, rhs_scale, rc)
+    out = dot_general(lhs, rhs, ((lc, rc), (lb, rb)),
+                      preferred_element_type=preferred_element_type)
+    return _bf16(out) if preferred_element_type is None else out
 
 
 class RaggedDotDimensionNumbers(NamedTuple):

@@ -185,6 +185,41 @@ def test_dot_algorithms() -> None:
     assert P.F16_F16_F32.supported_output_types(np.float16, np.float16) == (np.float32, np.float16)
 
 
+def test_scaled_dot_matches_jax() -> None:
+    """lax.scaled_dot: operands and block scales rounded to bfloat16, multiplied in
+    bfloat16, contracted; values recorded from JAX 0.10.2 on CPU (x64)."""
+    lhs = dev((np.arange(24).reshape(3, 8) % 7 - 3).astype(np.float32) * np.float32(0.3))
+    rhs = dev((np.arange(16).reshape(8, 2) % 5 - 2).astype(np.float32) * np.float32(0.7))
+    ls = dev(np.array([[0.6, 1.3], [1.7, 0.9], [1.1, 0.55]], np.float32))
+    rs = dev(np.array([[1.5, 0.8], [0.7, 1.9]], np.float32))
+    # JAX's default result type is bfloat16: here float32 holding the bfloat16 values
+    out = lax.scaled_dot(lhs, rhs, lhs_scale=ls, rhs_scale=rs)
+    assert host(out).dtype == np.float32
+    assert host(out).tolist() == [[-0.95703125, 4.9375], [0.5546875, 1.0], [1.2578125, 1.78125]]
+    out = lax.scaled_dot(lhs, rhs, lhs_scale=ls, rhs_scale=rs, preferred_element_type=np.float64)
+    assert host(out).tolist() == [[-0.958587646484375, 4.939178466796875],
+                                  [0.55426025390625, 1.0017852783203125],
+                                  [1.2569046020507812, 1.7833709716796875]]
+    p2l = dev(np.array([[0.5, 2.0], [1.0, 0.25], [4.0, 1.0]], np.float32))
+    p2r = dev(np.array([[2.0, 0.5], [1.0, 1.0]], np.float32))
+    want = np.array([[-2.93890380859375, 3.9262771606445312],
+                     [0.8426132202148438, 0.21167755126953125],
+                     [4.8289794921875, 1.4639892578125]], np.float32)
+    out = lax.scaled_dot(lhs, rhs, lhs_scale=p2l, rhs_scale=p2r, preferred_element_type=np.float32)
+    assert_allclose(out, want, rtol=0, atol=0)
+    # rank 3: the leading axis is a batch axis by default
+    l3, r3 = funcgrad.numpy.stack([lhs, -lhs]), funcgrad.numpy.stack([rhs, 2 * rhs])
+    out = lax.scaled_dot(l3, r3, lhs_scale=funcgrad.numpy.stack([p2l, p2l]),
+                         rhs_scale=funcgrad.numpy.stack([p2r, p2r]), preferred_element_type=np.float32)
+    assert_allclose(out, np.stack([want, -2 * want]), rtol=0, atol=0)
+    with pytest.raises(TypeError, match="must be divisible by its scale's dim size 3"):
+        lax.scaled_dot(lhs, rhs, lhs_scale=dev(np.ones((3, 3), np.float32)))
+    with pytest.raises(TypeError, match=r"must be at least 2"):
+        lax.scaled_dot(lhs, rhs, lhs_scale=dev(np.ones((3, 8), np.float32)))
+    with pytest.raises(TypeError, match="does not support 0-rank and 1-rank"):
+        lax.scaled_dot(lhs[0], rhs[:, 0])
+
+
 # jax.lax.dot_general of ones((2, 3), lhs) and ones((3, 2), rhs): the result dtype of mixed
 # operands, recorded from JAX 0.10.2 (x64): XLA's higher-precision type, not NumPy promotion.
 @pytest.mark.parametrize("lhs,rhs,want", [
