@@ -142,9 +142,15 @@ class Eqn:
 
 
 class Jaxpr:
-    """A closed-over-nothing function in A-normal form: constvars, invars, eqns, outvars."""
+    """A closed-over-nothing function in A-normal form: constvars, invars, eqns, outvars.
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns")
+    ``distinct``: whoever built it knows that no two of its equations compute the same value
+    (staging that merged every equation as it was recorded, :mod:`funcgrad.interpreters.trace_cse`),
+    so a common-subexpression sweep would find nothing. False (not known) by default: a jaxpr
+    made from another never inherits it.
+    """
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "distinct")
 
     def __init__(
         self,
@@ -152,11 +158,13 @@ class Jaxpr:
         invars: Sequence[Var],
         outvars: Sequence[Atom],
         eqns: Sequence[Eqn],
+        distinct: bool = False,
     ) -> None:
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        self.distinct = distinct
 
     @property
     def in_avals(self) -> list[ShapedArray]:

@@ -412,6 +412,20 @@ def _cse_sweep(jaxpr: Jaxpr) -> tuple[Jaxpr, dict[Var, int]]:
     return Jaxpr(jaxpr.constvars, jaxpr.invars, outvars, eqns), uses
 
 
+def _use_counts(jaxpr: Jaxpr) -> dict[Var, int]:
+    """How often each variable is read (by equations and outputs): :func:`_cse_sweep`'s
+    counts for a jaxpr it would leave as it is."""
+    uses: dict[Var, int] = {}
+    for eqn in jaxpr.eqns:
+        for a in eqn.invars:
+            if type(a) is Var:
+                uses[a] = uses.get(a, 0) + 1
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            uses[a] = uses.get(a, 0) + 1
+    return uses
+
+
 # ---------------------------------------------------------------------------------------------
 # The sweep
 
@@ -526,8 +540,9 @@ def optimize_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
     else:  # nothing to inline: the sweeps below copy what they change anyway
         jaxpr, consts = closed.jaxpr, list(closed.consts)
     const_map = dict(zip(jaxpr.constvars, consts))
-    # CSE alone first, so the rules that depend on how often a value is used see true counts.
-    jaxpr, uses = _cse_sweep(jaxpr)
+    # CSE alone first, so the rules that depend on how often a value is used see true counts;
+    # a jaxpr known to hold no duplicates (staged with trace-time CSE) only needs counting.
+    jaxpr, uses = (jaxpr, _use_counts(jaxpr)) if jaxpr.distinct else _cse_sweep(jaxpr)
     jaxpr, const_map = _sweep(jaxpr, const_map, uses)
     jaxpr, _ = dce_jaxpr(jaxpr)
     return ClosedJaxpr(jaxpr, [const_map[v] for v in jaxpr.constvars])

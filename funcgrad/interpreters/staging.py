@@ -238,13 +238,16 @@ class StagingTrace(Trace):
     no reference to them: tracers and trace form no cycle for the collector to find).
     """
 
-    __slots__ = ("eqns", "const_vals", "const_vars", "_const_ids", "invars", "memo")
+    __slots__ = ("eqns", "const_vals", "const_vars", "_const_ids", "invars", "memo", "merged")
     user_name = "jit / make_jaxpr tracing"
 
     def __init__(self, parent: Trace | None) -> None:
         super().__init__(parent)
         # What :func:`merge_or_stage` has staged (trace_cse): derivative work, merged.
         self.memo: dict = {}
+        # How many of ``eqns`` it staged under a key seen for the first time: when that is all
+        # of them, no two compute the same value (``Jaxpr.distinct``).
+        self.merged = 0
         self.eqns: list[Eqn] = []
         self.const_vals: list[Any] = []
         self.const_vars: list[Var] = []
@@ -346,7 +349,8 @@ class StagingTrace(Trace):
     def to_jaxpr(self, outs: Sequence[Any]) -> ClosedJaxpr:
         """Close the recording: ``outs`` may be own tracers, outer values or scalars."""
         outvars = [self.getvar(x) for x in outs]
-        jaxpr = Jaxpr(list(self.const_vars), list(self.invars), outvars, self.eqns)
+        jaxpr = Jaxpr(list(self.const_vars), list(self.invars), outvars, self.eqns,
+                      distinct=self.merged == len(self.eqns))
         return ClosedJaxpr(jaxpr, list(self.const_vals))
 
 
@@ -431,6 +435,9 @@ def merge_or_stage(trace: StagingTrace, prim: Primitive, args: Sequence[Any], pa
     key, outs = merged_or_simplified(trace.memo, prim, args, params)
     if outs is None:
         outs = trace.stage(prim, args, params, src)
+        # (A staging rewrite may make two keys' equations alike: those are not counted.)
+        if key is not None and prim not in staging_rewrites:
+            trace.merged += 1
     remember(trace.memo, key, args, outs)
     return outs
 

@@ -9,7 +9,7 @@ from helpers import DEVICE, assert_allclose, dev, expected_fp_warnings, host, sk
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.compile import optimize_jaxpr
-from funcgrad.ir import eval_jaxpr, typecheck_jaxpr
+from funcgrad.ir import ClosedJaxpr, Jaxpr, eval_jaxpr, typecheck_jaxpr
 from funcgrad.ops import elementwise as ew
 from funcgrad.ops import shape as sh
 
@@ -241,3 +241,19 @@ def test_use_count_rules_see_reads_after_cse():
     assert _prims(new) == ["neg", "mul", "mul"]
     args = (np.float64(0.5), np.float64(-3.0), np.float64(2.0))
     assert eval_jaxpr(new.jaxpr, new.consts, *args) == eval_jaxpr(closed.jaxpr, [], *args)
+
+
+def test_staging_marks_jaxprs_it_merged_throughout_as_distinct():
+    # Nested grad under make_jaxpr: every equation is derivative work, staged with trace-time
+    # CSE, so the CSE-only sweep is skipped; the optimised program is the one the sweep gives.
+    g = funcgrad.grad(funcgrad.grad(lambda x: fnp.sin(x) * fnp.exp(x)))
+    closed = funcgrad.make_jaxpr(g)(0.3)
+    assert closed.jaxpr.distinct
+    plain = ClosedJaxpr(Jaxpr(closed.jaxpr.constvars, closed.jaxpr.invars, closed.jaxpr.outvars,
+                              closed.jaxpr.eqns), closed.consts)
+    assert not plain.jaxpr.distinct
+    assert str(optimize_jaxpr(closed)) == str(optimize_jaxpr(plain))
+    # The user's own operations are recorded as written: duplicates may be among them.
+    dup = funcgrad.make_jaxpr(lambda x: fnp.sin(x) + fnp.sin(x))(0.3)
+    assert not dup.jaxpr.distinct
+    assert _prims(optimize_jaxpr(dup)) == ["sin", "add"]
