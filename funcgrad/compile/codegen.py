@@ -124,16 +124,16 @@ emitters[DIAG_MATMUL] = _emit_diag_matmul  # type: ignore[index]
 _EYE_MAX_SIZE = 1 << 22
 
 
-def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
+def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> Sequence[Eqn]:
     """``dot_general(identity * v, r)`` -> a row scaling of ``r`` by ``v`` (and ``r @ (identity
     * v)`` -> a column scaling): what ``jacrev``/``hessian`` make of an elementwise function
     followed by a matrix product, the identity being their basis; ``dot_general(identity,
     r)`` -> ``r`` (:func:`_identity_product`, what ``jacfwd`` makes of a matrix product). An
     O(n^3) product becomes O(n^2); see :func:`_diag_matmul` for why the values do not
-    change."""
+    change. ``eqns`` itself (not a copy) when there is no identity to look for."""
     dot, mul = roles.get("dot_general"), roles.get("mul")
     if dot is None or mul is None:
-        return list(eqns)
+        return eqns
     eyes: set[Var] = set()  # exact 2-D identities
     scaled: dict[Var, Any] = {}  # scaled identities with unit axes -> (the scale, their axes)
     consts = {v: c for v, c in consts.items() if is_frozen(c)}  # values fixed at compile time
@@ -144,7 +144,7 @@ def diag_products(eqns: Sequence[Eqn], consts: dict[Var, Any]) -> list[Eqn]:
             if v.aval.ndim == 2 and hit[0] == 1:
                 eyes.add(v)
     if not scaled:
-        return list(eqns)
+        return eqns
     producer = {e.outvars[0]: e for e in eqns if len(e.outvars) == 1}
     matmul_dn = (((1,), (0,)), ((), ()))
     out: list[Eqn] = []
@@ -266,18 +266,19 @@ def _identity_product(eqn: Eqn, scaled: dict[Var, Any], consts: dict[Var, Any]) 
                 "scale": scale}, eqn.source_info)
 
 
-def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
+def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> Sequence[Eqn]:
     """``eqns`` where elementwise operations read the operand of a ``broadcast_in_dim``
     (reshaped to the broadcast rank where needed) instead of its result, when NumPy's own
     broadcasting gives the same result shape; broadcasts nobody reads then are dropped.
 
     ``xp.multiply(xp.broadcast_to(a, s), b)`` costs ``broadcast_to`` (microseconds) and a
     slower strided loop; ``xp.multiply(a, b)`` computes the same values with the same dtype
-    (the operand is an array of the same dtype either way).
+    (the operand is an array of the same dtype either way). ``eqns`` itself (not a copy) when
+    there is no broadcast to elide.
     """
     bid, reshape = roles.get("broadcast_in_dim"), roles.get("reshape")
     if bid is None or reshape is None:
-        return list(eqns)
+        return eqns
     prod: dict[Var, tuple[Any, tuple]] = {}  # bid result -> (its stand-in, expanded shape)
     for eqn in eqns:
         if eqn.prim is not bid or set(eqn.params) != {
@@ -298,7 +299,7 @@ def elide_broadcasts(eqns: Sequence[Eqn], outvars: Sequence[Any]) -> list[Eqn]:
             expanded[dst] = x.aval.shape[src]
         prod[out] = (x, tuple(expanded))
     if not prod:
-        return list(eqns)
+        return eqns
     uses: dict[Var, int] = {}
     for eqn in eqns:
         for a in eqn.invars:
@@ -475,8 +476,10 @@ def generate_code(
     """
     jaxpr = closed.jaxpr
     ctx = Context(fusion, _compile_sub)
-    eqns = diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts)))
-    eqns = _dce(elide_broadcasts(eqns, jaxpr.outvars), jaxpr.outvars)
+    eqns = elide_broadcasts(diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts))),
+                            jaxpr.outvars)
+    # What these rewrites leave unread goes (an optimised jaxpr has no other dead code).
+    eqns = list(eqns) if eqns is jaxpr.eqns else _dce(eqns, jaxpr.outvars)
     # Only results of rank >= 1 are ever fused or written into reused buffers.
     shaped = any(v.aval.shape for eqn in eqns for v in eqn.outvars)
     if shaped and fusion is not None and fusion.mode != "off":
