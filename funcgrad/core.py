@@ -53,6 +53,8 @@ __all__ = [
     "unbind_axis",
     "axis_env_key",
     "non_array_operand_error",
+    "eval_jaxpr",
+    "jaxpr_evaluator",
 ]
 
 Params = dict[str, Any]
@@ -292,6 +294,27 @@ def bind(prim: Primitive, *args: Any, **params: Any) -> list[Any]:
         [3.0]
     """
     return _trace_var.get().process_primitive(prim, args, params)
+
+
+#: The jaxpr evaluator, ``ir.eval_jaxpr`` (jaxprs are defined a layer up; ir fills this), so
+#: that JAX's ``jax.core.eval_jaxpr`` has its name here too.
+jaxpr_evaluator: list[Callable[..., list[Any]]] = []
+
+
+def eval_jaxpr(jaxpr: Any, consts: Sequence[Any], *args: Any,
+               propagate_source_info: bool = True) -> list[Any]:
+    """Evaluate ``jaxpr`` on ``args`` (with ``consts`` for its constvars), binding each
+    equation on the current trace, as JAX's ``jax.core.eval_jaxpr``: under a transformation
+    the evaluation is transformed (see :func:`funcgrad.ir.eval_jaxpr`).
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp, numpy as np
+        >>> closed = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * 2.0)(np.zeros(2))
+        >>> eval_jaxpr(closed.jaxpr, closed.consts, np.array([0.0, np.pi / 2]))
+        [array([0., 2.])]
+    """
+    return jaxpr_evaluator[0](jaxpr, consts, *args,
+                              propagate_source_info=propagate_source_info)
 
 
 def bind1(prim: Primitive, *args: Any, **params: Any) -> Any:

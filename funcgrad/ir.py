@@ -18,7 +18,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval, result_dtype
-from funcgrad.core import Primitive, SourceInfo, bind
+from funcgrad.core import Primitive, SourceInfo, bind, jaxpr_evaluator
 from funcgrad.errors import JaxprTypeError, replayed_source
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "effect_rules",
     "eval_jaxpr",
     "typecheck_jaxpr",
+    "jaxpr_as_fun",
     "dce_jaxpr",
     "pp_jaxpr",
     "JaxprTypeError",
@@ -264,14 +265,31 @@ class ClosedJaxpr:
 # ---------------------------------------------------------------------------------------------
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
-    """Evaluate ``jaxpr`` by binding each equation on the current trace.
+def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any,
+               propagate_source_info: bool = True) -> list[Any]:
+    """Evaluate ``jaxpr`` by binding each equation on the current trace (JAX's
+    ``jax.core.eval_jaxpr``, also :func:`funcgrad.core.eval_jaxpr`); a list of the results.
 
     Because it uses ``bind``, evaluating a jaxpr under a transformation transforms it. What
     each equation stages or raises is attributed to the user's line it was first traced from
-    (:data:`funcgrad.errors.replayed_source`); a higher-order equation's rule may run the
-    user's own functions (custom derivative rules), whose lines are found on the stack again.
+    (:data:`funcgrad.errors.replayed_source`; with ``propagate_source_info=False``, to the
+    caller's line, as JAX's); a higher-order equation's rule may run the user's own functions
+    (custom derivative rules), whose lines are found on the stack again.
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> closed = funcgrad.make_jaxpr(lambda x, y: x * y + 1.0)(1.0, 2.0)
+        >>> eval_jaxpr(closed.jaxpr, closed.consts, np.array(3.0), np.array(4.0))
+        [array(13.)]
+        >>> float(funcgrad.grad(lambda x: eval_jaxpr(closed.jaxpr, closed.consts, x, 4.0)[0])(3.0))
+        4.0
     """
+    if isinstance(jaxpr, ClosedJaxpr):
+        raise TypeError("eval_jaxpr takes a Jaxpr and its consts: pass closed.jaxpr and "
+                        "closed.consts (or call jaxpr_as_fun(closed)), not a ClosedJaxpr")
+    if len(consts) != len(jaxpr.constvars):
+        raise TypeError(f"jaxpr has {len(jaxpr.constvars)} constvars, got {len(consts)} "
+                        "consts")
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"jaxpr takes {len(jaxpr.invars)} arguments, got {len(args)}")
     env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts))
@@ -279,7 +297,8 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     current = replayed_source.get()
     for eqn in jaxpr.eqns:
         invals = [a.val if type(a) is Literal else env[a] for a in eqn.invars]
-        src = None if eqn.prim.carries_jaxprs else eqn.source_info
+        src = None if eqn.prim.carries_jaxprs or not propagate_source_info \
+            else eqn.source_info
         if src is current:
             outs = bind(eqn.prim, *invals, **eqn.params)
         else:
@@ -290,6 +309,28 @@ def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
                 replayed_source.reset(token)
         env.update(zip(eqn.outvars, outs))
     return [a.val if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+jaxpr_evaluator.append(eval_jaxpr)
+
+
+def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr) -> Callable[..., list[Any]]:
+    """``closed_jaxpr`` as a function of its arguments returning the list of its results
+    (JAX's ``jax.extend.core.jaxpr_as_fun``); it transforms like any function.
+
+    Example:
+        >>> import funcgrad, funcgrad.numpy as fnp
+        >>> f = jaxpr_as_fun(funcgrad.make_jaxpr(lambda x: fnp.sin(x))(0.0))
+        >>> f(0.0), float(funcgrad.grad(lambda x: f(x)[0])(0.0))
+        ([array(0.)], 1.0)
+    """
+    if not isinstance(closed_jaxpr, ClosedJaxpr):
+        raise TypeError(f"jaxpr_as_fun takes a ClosedJaxpr, got {type(closed_jaxpr).__name__}")
+
+    def fun(*args: Any) -> list[Any]:
+        return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+
+    return fun
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr) -> None:

@@ -196,3 +196,33 @@ def test_effects_of_callbacks_as_jaxs() -> None:
         names[key] = sorted(map(repr, closed.effects))
     assert names == {"ordered": ["OrderedIOEffect"], "io": ["IOEffect"],
                      "print": ["DebugEffect"], "nested": ["DebugEffect"], "pure": []}
+
+
+def test_core_eval_jaxpr_and_jaxpr_as_fun_as_jax() -> None:
+    # jax.core.eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) and
+    # jax.extend.core.jaxpr_as_fun(closed): lists of results, transformable
+    from funcgrad.core import eval_jaxpr as core_eval_jaxpr
+    from funcgrad.ir import jaxpr_as_fun
+
+    w = np.array([1.0, 2.0])
+    closed = funcgrad.make_jaxpr(lambda x: fnp.sin(x) * w)(np.zeros(2))
+    x = np.array([0.5, 1.0])
+    (out,) = core_eval_jaxpr(closed.jaxpr, closed.consts, x)
+    np.testing.assert_allclose(out, np.sin(x) * w)
+    (out2,) = jaxpr_as_fun(closed)(x)
+    np.testing.assert_allclose(out2, out)
+    g = funcgrad.grad(lambda v: fnp.sum(jaxpr_as_fun(closed)(v)[0]))(x)
+    np.testing.assert_allclose(g, np.cos(x) * w)
+
+    def line_of_replay(propagate: bool) -> int:
+        staged = funcgrad.make_jaxpr(lambda v: core_eval_jaxpr(
+            closed.jaxpr, closed.consts, v, propagate_source_info=propagate))(x)
+        return staged.eqns[0].source_info.lineno
+
+    original = closed.eqns[0].source_info.lineno
+    assert line_of_replay(True) == original
+    assert line_of_replay(False) != original  # the replaying line, as JAX's
+    with pytest.raises(TypeError, match="closed.jaxpr and closed.consts"):
+        core_eval_jaxpr(closed, closed.consts, x)
+    with pytest.raises(TypeError, match="1 constvars, got 0 consts"):
+        core_eval_jaxpr(closed.jaxpr, [], x)
