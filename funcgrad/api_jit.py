@@ -9,9 +9,10 @@ jaxpr instead, so ``jit`` composes with ``grad``, ``vmap``, ``jvp``, ``linearize
 
 Cache behaviour worth knowing:
 
-* Python scalars are *weakly typed* (NEP 50): ``f(2.0)`` and ``f(np.float64(2.0))`` and
-  ``f(np.array(2.0))`` are three signatures (three traces), because they give different result
-  dtypes next to float32 arrays (``float32_array * 2.0`` stays float32).
+* Python scalars are *weakly typed* (NEP 50): ``f(2.0)`` and ``f(np.float64(2.0))`` are two
+  signatures (two traces), because they give different result dtypes next to float32 arrays
+  (``float32_array * 2.0`` stays float32); ``f(np.float64(2.0))`` and ``f(np.array(2.0))`` are
+  one (host data only: the NumPy scalar is passed as a 0-d array).
 * Arrays a traced function closes over (globals, closures) are baked into the trace as
   constants; rebinding or mutating them later is not seen until the cache is cleared
   (``.clear_cache()``). Closures over tracers of an enclosing transformation are passed in as
@@ -193,6 +194,19 @@ def _leaf_key(x: Any) -> Any:
     if t is ShapeDtypeStruct:  # a stand-in (lower/trace): its weak type is part of the key
         return (t, a.shape, a.dtype, a.device, a.weak_type)
     return (t, a.shape, a.dtype, a.device)
+
+
+def _host_scalars_as_arrays(leaves: list[Any]) -> list[Any]:
+    """NumPy scalars as 0-d arrays when every leaf is host data (NumPy arrays and scalars,
+    Python scalars): ``f(np.float64(1.0))`` and ``f(np.array(1.0))`` are one signature, as in
+    JAX (both strongly typed float64[]). Next to device arrays a NumPy scalar stays one: it
+    moves to their device, where a host array would be refused."""
+    if not any(isinstance(x, numpy.generic) for x in leaves):
+        return leaves
+    for x in leaves:
+        if type(x) not in _FAST_LEAVES and not isinstance(x, numpy.generic):
+            return leaves
+    return [numpy.asarray(x) if isinstance(x, numpy.generic) else x for x in leaves]
 
 
 def _stand_in(x: Any) -> Any:
@@ -450,7 +464,7 @@ class Jitted:
         if not kwargs and not self._static_nums:
             # Fast path: positional arrays and scalars only, the common call.
             fast_keys: list[Any] = []
-            has_tracer = False
+            has_tracer = np_scalar = False
             for a in args:
                 t = type(a)
                 if t is numpy.ndarray:
@@ -462,9 +476,17 @@ class Jitted:
                 elif isinstance(a, Tracer):
                     fast_keys.append(a.aval)
                     has_tracer = True
+                elif isinstance(a, numpy.generic) and not has_tracer:
+                    # host data only so far: a 0-d array's signature (_host_scalars_as_arrays)
+                    fast_keys.append((numpy.ndarray, (), a.dtype))
+                    np_scalar = True
                 else:
                     break
             else:
+                if np_scalar:
+                    if has_tracer:
+                        return self._lookup_general(args, kwargs, env, abstract_ok)
+                    args = tuple(_host_scalars_as_arrays(list(args)))
                 keys = tuple(fast_keys) if not env else (tuple(fast_keys), env)
                 entry = self._cache.peek(keys)
                 if entry is not self._last and entry is not None:
@@ -475,8 +497,13 @@ class Jitted:
                     entry = self._trace(args, kwargs, statics, dyn_pos, leaves, treedef, keys)
                 self._last = entry
                 return entry, args, has_tracer
+        return self._lookup_general(args, kwargs, env, abstract_ok)
+
+    def _lookup_general(self, args: tuple, kwargs: dict, env: Any,
+                        abstract_ok: bool) -> tuple[_Entry, list[Any], bool]:
         statics, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
         leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        leaves = _host_scalars_as_arrays(leaves)
         has_tracer = False
         keys = []
         for x in leaves:
