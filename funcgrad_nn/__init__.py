@@ -36,6 +36,14 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     utils,
 )
 from funcgrad_nn import functional as F
+from funcgrad_nn.autograd import (  # torch's own top-level names: `with torch.no_grad():`
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from funcgrad_nn.containers import (
     ModuleDict,
     ModuleList,
@@ -158,4 +166,6 @@ __all__ += [n for n in _layer_names if n not in __all__]
 from funcgrad_nn import modules, parameter  # noqa: E402
 from funcgrad_nn.parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
 
-__all__ += ["modules", "parameter", "UninitializedBuffer", "UninitializedParameter"]
+__all__ += ["modules", "parameter", "UninitializedBuffer", "UninitializedParameter",
+            "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+            "is_inference_mode_enabled"]

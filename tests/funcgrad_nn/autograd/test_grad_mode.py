@@ -267,3 +267,16 @@ def test_clone_gives_a_fresh_mode():
     with no_grad().clone():
         assert not is_grad_enabled()
     assert is_grad_enabled()
+
+
+def test_grad_modes_are_top_level_names_as_in_torch():
+    # `with torch.no_grad():` ports as `with nn.no_grad():` (funcgrad_nn stands for torch too)
+    for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+                 "is_grad_enabled", "is_inference_mode_enabled"):
+        assert getattr(nn, name) is getattr(nn.autograd, name), name
+
+    def f(x):
+        with nn.no_grad():
+            c = x * 3.0
+        return c * x
+    assert float(funcgrad.grad(f)(2.0)) == 6.0
