@@ -59,6 +59,7 @@ __all__ = [
     "SequenceKey",
     "all_leaves",
     "broadcast_prefix",
+    "default_registry",
     "flatten_one_level",
     "flatten_one_level_with_keys",
     "is_tree_node",
@@ -480,9 +481,10 @@ def register_dataclass(
     frozen dataclasses and validating constructors work.  Meta field values
     should be hashable.  Key path entries are ``GetAttrKey(field_name)``.
     ``drop_fields`` (dataclasses, as JAX's) names fields left out of the pytree;
-    then the instance is built by calling the class with the other ``__init__``
-    fields, as JAX does, so ``__post_init__`` recomputes the dropped ones (and
-    dropped ``__init__`` fields take their defaults).
+    then (and whenever fields such as ``init=False`` ones are in neither list) the
+    instance is built by calling the class with the other ``__init__`` fields, as JAX
+    does, so ``__post_init__`` recomputes the fields left out (and dropped ``__init__``
+    fields take their defaults).
 
     >>> from dataclasses import dataclass, field
     >>> @register_dataclass
@@ -519,22 +521,24 @@ def register_dataclass(
             data_fields = [n for n in names if n not in set(meta_fields)]  # type: ignore[arg-type]
         elif meta_fields is None:
             meta_fields = [n for n in names if n not in set(data_fields)]
-        missing = [f.name for f in all_fields
-                   if f.init and f.name not in set(data_fields) | set(meta_fields)]
+        missing = {f.name for f in all_fields
+                   if f.init and f.name not in set(data_fields) | set(meta_fields)}
         if missing:
             raise ValueError(
-                f"register_dataclass({nodetype.__qualname__}): init fields {missing} are in neither "
-                "data_fields nor meta_fields")
+                f"register_dataclass({nodetype.__qualname__}): data_fields and meta_fields must "
+                "include all dataclass fields with ``init=True``. Missing fields: "
+                f"{missing}. Add them to drop_fields to suppress this error.")
     elif data_fields is None or meta_fields is None:
         raise TypeError(
-            f"register_dataclass({getattr(nodetype, '__qualname__', nodetype)!r}): data_fields and "
-            "meta_fields are required for classes that are not dataclasses")
+            "register_dataclass: data_fields and meta_fields are required when nodetype is not "
+            f"a dataclass. Got nodetype={nodetype!r}.")
 
     data = tuple(data_fields)
     meta = tuple(meta_fields)
     overlap = set(data) & set(meta)
     if overlap:
-        raise ValueError(f"register_dataclass: fields {sorted(overlap)} are both data and meta")
+        raise ValueError("register_dataclass: data_fields and meta_fields must not overlap. "
+                         f"Overlapping fields: {overlap}.")
 
     def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
         if not names:
@@ -564,7 +568,12 @@ def register_dataclass(
             setattr_(obj, name, value)
         return obj
 
-    if drop:
+    # Fields outside the pytree (dropped, or init=False ones the lists leave out) are
+    # recomputed by the constructor, as JAX's unflatten always calls it; otherwise the
+    # instance is rebuilt field by field without running __init__.
+    outside = dataclasses.is_dataclass(nodetype) and any(
+        f.name not in set(data) | set(meta) for f in dataclasses.fields(nodetype))
+    if outside:
         init_names = {f.name for f in dataclasses.fields(nodetype) if f.init}
 
         def unflatten(aux: tuple, children: Iterable[Any]) -> Any:  # noqa: F811
@@ -1437,6 +1446,61 @@ def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
         num_leaves += td.num_leaves
     nodes.append((_TUPLE_KIND, None, len(treedefs), num_leaves, len(nodes) + 1))
     return PyTreeDef(tuple(nodes))
+
+
+class PyTreeRegistry:
+    """``jax.tree_util.default_registry``'s interface (``PyTreeRegistry``) over funcgrad's
+    one registry: what it registers, ``tree_flatten`` & co. see, and the reverse.
+
+    >>> default_registry.flatten({"b": 1, "a": (2, 3)})
+    ([2, 3, 1], PyTreeDef({'a': (*, *), 'b': *}))
+    >>> default_registry.flatten_one_level(7) is None     # a leaf
+    True
+    >>> default_registry.is_node(dict), default_registry.is_node(int)
+    (True, False)
+    """
+
+    def flatten(self, tree: Any, leaf_predicate: Callable[[Any], bool] | None = None
+                ) -> tuple[list[Leaf], PyTreeDef]:
+        """:func:`tree_flatten` with ``leaf_predicate`` as ``is_leaf``."""
+        return tree_flatten(tree, is_leaf=leaf_predicate)
+
+    def flatten_one_level(self, tree: Any) -> tuple[Sequence[Any], Hashable] | None:
+        """:func:`flatten_one_level`, but ``None`` for a leaf (as JAX's registry)."""
+        return None if _kind_of(type(tree)) is None else flatten_one_level(tree)
+
+    def flatten_one_level_with_keys(self, tree: Any
+                                    ) -> tuple[Sequence[tuple[Any, Any]], Hashable] | None:
+        """:func:`flatten_one_level_with_keys`, but ``None`` for a leaf."""
+        return None if _kind_of(type(tree)) is None else flatten_one_level_with_keys(tree)
+
+    def flatten_with_path(self, tree: Any, leaf_predicate: Callable[[Any, Any], bool] | None = None
+                          ) -> tuple[list[tuple[KeyPath, Leaf]], PyTreeDef]:
+        """:func:`tree_flatten_with_path`; ``leaf_predicate(path, x)`` takes the key path."""
+        return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+
+    def is_node(self, type: type) -> bool:  # noqa: A002 (JAX's parameter name)
+        """Whether values of ``type`` are pytree nodes (builtin or registered)."""
+        return _kind_of(type) is not None
+
+    def register_node(self, type: type, to_iterable: Callable[[Any], tuple[Any, Any]],  # noqa: A002
+                      from_iterable: Callable[[Any, Any], Any],
+                      to_iterable_with_keys: Callable[[Any], tuple[Any, Any]] | None = None,
+                      ) -> None:
+        """:func:`register_pytree_node` (``None``, as JAX's)."""
+        register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
+
+    def register_dataclass_node(self, type: type, data_fields: Sequence[str],  # noqa: A002
+                                meta_fields: Sequence[str], /) -> None:
+        """:func:`register_dataclass` with both field lists."""
+        register_dataclass(type, data_fields, meta_fields)
+
+    def __repr__(self) -> str:
+        return "<funcgrad.tree_util.PyTreeRegistry (the default registry)>"
+
+
+#: JAX's ``jax.tree_util.default_registry``: the registry every pytree function uses.
+default_registry = PyTreeRegistry()
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:

@@ -990,6 +990,59 @@ def test_register_dataclass_drop_fields_as_jax():
     assert tree_reduce(function=lambda x, y: x + y, tree=[1, 2]) == 3  # JAX's names
 
 
+def test_register_dataclass_init_false_field_left_out_is_recomputed():
+    # JAX 0.10.2 rebuilds by calling the class, so an init=False field that neither list
+    # names is recomputed by __post_init__ (it was missing from the rebuilt instance)
+    @dataclasses.dataclass
+    class Scaled:
+        a: float
+        c: float = dataclasses.field(init=False)
+
+        def __post_init__(self):
+            self.c = self.a * 10
+
+    register_dataclass(Scaled, data_fields=["a"], meta_fields=[])
+    out = tree_map(lambda x: x + 1, Scaled(1.0))
+    assert (out.a, out.c) == (2.0, 20.0)
+    assert funcgrad.jit(lambda d: d)(Scaled(1.0)).c == 10.0
+    # JAX's messages
+    with pytest.raises(ValueError, match=r"must not overlap. Overlapping fields: \{'a'\}"):
+        register_dataclass(Scaled, data_fields=["a"], meta_fields=["a"])
+    with pytest.raises(TypeError, match="required when nodetype is not a dataclass"):
+        register_dataclass(int)
+
+
+def test_default_registry_as_jax():
+    """jax.tree_util.default_registry (JAX 0.10.2): the same registry as tree_flatten's."""
+    reg = tree_util.default_registry
+    tree = {"b": 1, "a": (2, 3)}
+    assert reg.flatten(tree) == tree_flatten(tree)
+    assert reg.flatten({"a": [1, None]}, lambda x: isinstance(x, list))[0] == [[1, None]]
+    assert reg.flatten_one_level(3) is None and reg.flatten_one_level_with_keys(3) is None
+    assert reg.flatten_one_level({"b": 1, "a": 2}) == ((2, 1), ("a", "b"))
+    assert reg.flatten_one_level_with_keys([5]) == (((SequenceKey(0), 5),), None)
+    seen = []
+    pairs, _ = reg.flatten_with_path({"a": [1, {"c": 2}]},
+                                     lambda k, x: seen.append(k) or isinstance(x, dict) and k != ())
+    assert seen[:3] == [(), (DictKey("a"),), (DictKey("a"), SequenceKey(0))]
+    assert pairs[-1] == ((DictKey("a"), SequenceKey(1)), {"c": 2})
+    assert reg.is_node(list) and reg.is_node(type(None)) and not reg.is_node(int)
+
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    assert reg.register_node(Box, lambda b: ((b.v,), None), lambda aux, ch: Box(*ch)) is None
+    assert tree_leaves(Box(4)) == [4] and tree_util.is_tree_node(Box)
+
+    class Pair:
+        def __init__(self, x, y):
+            self.x, self.y = x, y
+
+    reg.register_dataclass_node(Pair, ["x"], ["y"])
+    assert tree_leaves(Pair(1, "m")) == [1]
+
+
 def test_register_dataclass_and_checkify_take_jax_parameter_names() -> None:
     # JAX 0.10.2: register_dataclass(nodetype, data_fields, meta_fields, drop_fields),
     # checkify(f, errors)
