@@ -46,6 +46,11 @@ def _is_array(x: Any) -> bool:
                                      and not isinstance(x, numpy.generic | type))
 
 
+class GradientCountError(TypeError, RuntimeError):
+    """``backward`` returned more or fewer gradients than ``forward`` has inputs (PyTorch
+    raises RuntimeError there)."""
+
+
 class InvalidGradientError(ValueError, RuntimeError):
     """``backward`` returned a gradient of a shape that fits neither its input nor a
     broadcast of it (PyTorch raises RuntimeError there)."""
@@ -459,8 +464,18 @@ def _grad_outputs(ctx: FunctionCtx, ct: Any) -> list[Any]:
         elif nd or type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
             out.append(None if not ctx.materialize_grads else _zeros_like(c, oa))
         else:
-            out.append(c)
+            out.append(_torch_ct(c))
     return out
+
+
+def _torch_ct(c: Any) -> Any:
+    """PyTorch's gradient of a complex value is the conjugate of funcgrad's (JAX's): backward
+    is written for PyTorch's, so complex cotangents are conjugated on the way in and the
+    gradients it returns on the way out (real ones pass untouched)."""
+    if _is_array(c) and numpy.dtype(get_aval(c).dtype).kind == "c":
+        from funcgrad import numpy as fnp
+        return fnp.conj(c)
+    return c
 
 
 def _nested_grads(ctx: FunctionCtx, c: Any) -> Any:
@@ -472,7 +487,7 @@ def _nested_grads(ctx: FunctionCtx, c: Any) -> Any:
         return {k: _nested_grads(ctx, v) for k, v in c.items()}
     if type(c) is SymbolicZero or getattr(c, "dtype", None) == float0:
         return None if not ctx.materialize_grads else _zeros_like(c, None)
-    return c
+    return _torch_ct(c)
 
 
 def _zeros_like(c: Any, out_aval: Any) -> Any:
@@ -496,9 +511,10 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
     got = tuple(got)
     n = call.nargs
     if len(got) < n or any(g is not None for g in got[n:]):
-        raise TypeError(
-            f"{name}.backward returned an incorrect number of gradients (expected {n}, one "
-            f"per input of forward, None for inputs without one; got {len(got)})")
+        raise GradientCountError(
+            f"function {name}Backward returned an incorrect number of gradients (expected "
+            f"{n}, got {len(got)}): {name}.backward returns one per input of forward, None "
+            "for inputs without one")
     for i in range(n):
         if i not in call.array_pos and got[i] is not None:
             # PyTorch's check: a gradient for a number, string, list... is a mistake in
@@ -540,7 +556,7 @@ def _check_grads(call: _Call, got: Any, in_avals: Sequence[Any]) -> tuple[Any, .
             g = fnp.reshape(fnp.sum(g, axis=axes), xa.shape)
         if get_aval(g).dtype != xa.dtype:
             g = convert_element_type(g, xa.dtype)
-        out.append(g)
+        out.append(_torch_ct(g))
     return tuple(out) + (None,) * (len(in_avals) - len(call.array_pos))
 
 
