@@ -14,6 +14,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
+from funcgrad.lax import stop_gradient
 from funcgrad.scipy.linalg._decomp import eigh, eigh_tridiagonal
 from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, mH, promote
 
@@ -56,44 +57,56 @@ def _concrete(x: Any) -> numpy.ndarray | None:
     return to_numpy(x)
 
 
-def _pencil_shifts(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray | None:
-    """For a pencil whose ``b`` is singular (numerically: LAPACK's ``ggev`` finds infinite
-    eigenvalues there), one shift ``sigma`` per matrix with ``a - sigma b`` well conditioned;
-    None when every ``b`` is nonsingular."""
-    sb = numpy.linalg.svd(b, compute_uv=False)
-    n = b.shape[-1]
-    eps = numpy.finfo(sb.dtype).eps
-    if n == 0 or (sb[..., -1] > n * eps * sb[..., 0]).all():
-        return None
-    na = numpy.linalg.norm(a, axis=(-2, -1))
-    nb = numpy.linalg.norm(b, axis=(-2, -1))
-    scale = numpy.where(nb > 0, na / numpy.where(nb > 0, nb, 1), 1.0)
-    scale = numpy.where(scale > 0, scale, 1.0)
-    best = numpy.zeros(b.shape[:-2])
-    quality = numpy.full(b.shape[:-2], -1.0)
-    for shift in _SHIFTS:
-        sigma = scale * shift
-        sc = numpy.linalg.svd(a - sigma[..., None, None] * b, compute_uv=False)
-        q = sc[..., -1] / numpy.where(sc[..., 0] > 0, sc[..., 0], 1)
-        better = q > quality
-        best = numpy.where(better, sigma, best)
-        quality = numpy.where(better, q, quality)
-    # a - sigma b singular for every shift: a singular pencil (det(a - w b) = 0 for all w),
-    # whose eigenvalues are not defined; NaN marks such a matrix
-    return numpy.where(quality <= n * eps, numpy.nan, best)
+def _pencil(a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
+    """For each pencil ``(a, b)``, with array operations (so under ``jit``/``vmap`` too):
+    whether ``b`` is singular (numerically: where LAPACK's ``ggev`` finds infinite
+    eigenvalues), the dimension of its null space, a shift ``sigma`` leaving ``a - sigma b``
+    best conditioned, and whether the pencil is singular (``det(a - w b) = 0`` for every
+    ``w``: ``a - sigma b`` singular for every shift). Only choices, so no derivative."""
+    a, b = stop_gradient(a), stop_gradient(b)
+    n = get_aval(b).shape[-1]
+    sb = fnp.linalg.svd(b, compute_uv=False)
+    eps = numpy.finfo(get_aval(sb).dtype).eps
+    small = sb <= n * eps * sb[..., :1]
+    singular_b = small[..., -1]
+    null = fnp.sum(small, axis=-1)
+    na = fnp.linalg.norm(a, axis=(-2, -1))
+    nb = fnp.linalg.norm(b, axis=(-2, -1))
+    scale = fnp.where(nb > 0, na / fnp.where(nb > 0, nb, 1), 1.0)
+    scale = fnp.where(scale > 0, scale, 1.0)
+    sigmas = scale[..., None] * const_like(scale, numpy.array(_SHIFTS, get_aval(scale).dtype))
+    sc = fnp.linalg.svd(a[..., None, :, :] - sigmas[..., None, None].astype(get_aval(a).dtype)
+                        * b[..., None, :, :], compute_uv=False)
+    quality = sc[..., -1] / fnp.where(sc[..., 0] > 0, sc[..., 0], 1)
+    best = fnp.argmax(quality, axis=-1)[..., None]   # the first of equals, as a loop keeps
+    sigma = fnp.take_along_axis(sigmas, best, axis=-1)[..., 0]
+    degenerate = fnp.take_along_axis(quality, best, axis=-1)[..., 0] <= n * eps
+    # a singular pencil's eigenvalues are not defined (NaN); any shift serves its computation
+    return singular_b, null, fnp.where(degenerate, 1.0, sigma), degenerate
 
 
-def _infinite(mu: numpy.ndarray, m: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
-    """Which eigenvalues ``mu`` of ``(a - sigma b)^-1 b`` stand for infinite eigenvalues
-    (``mu = 0``, ``b x = 0``): the ``n - rank(b)`` smallest, and any at rounding level of
-    ``|m|``; LAPACK's QZ likewise sets ``beta`` to exactly zero below its tolerance."""
-    n = b.shape[-1]
-    eps = numpy.finfo(numpy.abs(mu).dtype).eps
-    sb = numpy.linalg.svd(b, compute_uv=False)
-    null = (sb <= n * eps * sb[..., :1]).sum(axis=-1)
-    rank_order = numpy.argsort(numpy.argsort(numpy.abs(mu), axis=-1, kind="stable"), axis=-1)
-    tiny = numpy.abs(mu) <= n * eps * numpy.linalg.norm(m, axis=(-2, -1))[..., None]
-    return (rank_order < null[..., None]) | tiny
+def _spectral(a: Any, b: Any, sigma: Any, null: Any, degenerate: Any
+              ) -> tuple[Any, Any, Any, Any]:
+    """``a x = w b x`` through ``(a - sigma b)^-1 b x = mu x``, ``w = sigma + 1 / mu``:
+    ``(w, vr, c, infinite)`` with ``c = a - sigma b``. The zero ``mu`` are the infinite
+    eigenvalues (``b x = 0``): the ``null`` smallest, and any at rounding level of ``|m|``
+    (LAPACK's QZ likewise sets ``beta`` to exactly zero below its tolerance); a singular
+    pencil (``degenerate``) gets SciPy's value where ``ggev``'s ``alpha = beta = 0``, NaN
+    (``nan+0j`` for a real pencil)."""
+    c = a - sigma[..., None, None].astype(get_aval(a).dtype) * b
+    m = fnp.linalg.solve(c, b)
+    mu, vr = fnp.linalg.eig(m)
+    n = get_aval(b).shape[-1]
+    eps = numpy.finfo(get_aval(fnp.abs(mu)).dtype).eps
+    size = stop_gradient(fnp.abs(mu))
+    rank_order = fnp.argsort(fnp.argsort(size, axis=-1, stable=True), axis=-1)
+    tiny = size <= n * eps * stop_gradient(fnp.linalg.norm(m, axis=(-2, -1)))[..., None]
+    degenerate = degenerate[..., None]
+    infinite = ((rank_order < null[..., None]) | tiny) & ~degenerate
+    mu_finite = fnp.where(infinite | degenerate, 1, mu)
+    w = fnp.where(infinite, numpy.inf, sigma[..., None].astype(get_aval(mu).dtype) + 1 / mu_finite)
+    nan = complex(numpy.nan, numpy.nan if get_aval(a).dtype.kind == "c" else 0.0)
+    return fnp.where(degenerate, nan, w), vr, c, infinite
 
 
 def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
@@ -108,7 +121,7 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
     (SciPy returns real ones when every eigenvalue happens to be real, a value-dependent type;
     take ``.real`` there). Columns have unit 2-norm with their largest entry real (LAPACK's
     normalisation). The generalized problem is solved as ``eig(solve(b, a))``; where ``b`` is
-    singular (concrete values: not under ``jit``/``vmap``), through the spectral
+    singular (decided matrix by matrix, under ``jit``/``vmap`` too), through the spectral
     transformation ``(a - sigma b)^-1 b``, whose zero eigenvalues are the pencil's infinite
     ones (``inf``, their eigenvectors ``b``'s null vectors, as SciPy's); a singular pencil
     (``det(a - w b) = 0`` for every ``w``) gives NaN (SciPy: NaN for its degenerate
@@ -128,7 +141,7 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
         >>> fnp.sort_complex(fsl.eigvals(np.array([[1.0, 2.0], [3.0, 4.0]]), np.diag([1.0, 0.0])))
         array([-0.5+0.j,  inf+0.j])
     """
-    infinite = None
+    infinite = degenerate = None
     if b is None:
         a = as_inexact(a)
         check_square("eig", a)
@@ -140,36 +153,41 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
         if check_square("eig", b, "b") != n or get_aval(a).shape != get_aval(b).shape:
             raise LinAlgShapeError(f"eig: a {get_aval(a).shape} and b {get_aval(b).shape} "
                                    "must have the same shape")
-        host_a, host_b = _concrete(a), _concrete(b)
-        sigma = (None if host_a is None or host_b is None
-                 else _pencil_shifts(host_a, host_b))
-        if sigma is None:
-            c = b
+        c = b
+        if n == 0:
             w, vr = fnp.linalg.eig(fnp.linalg.solve(b, a))
         else:
-            # a x = w b x  <=>  (a - sigma b)^-1 b x = mu x with w = sigma + 1 / mu. A NaN
-            # sigma marks a singular pencil: its eigenvalues are SciPy's value where ggev's
-            # alpha = beta = 0, NaN (nan+0j for a real pencil)
-            singular = numpy.isnan(sigma)
-            sigma = numpy.where(singular, 1.0, sigma)
-            c = a - const_like(a, sigma[..., None, None].astype(get_aval(a).dtype)) * b
-            m = fnp.linalg.solve(c, b)
-            mu, vr = fnp.linalg.eig(m)
-            degenerate = const_like(mu, singular[..., None] & numpy.ones(get_aval(mu).shape,
-                                                                          bool))
-            infinite = const_like(mu, _infinite(_concrete(mu), _concrete(m), host_b)
-                                  & ~singular[..., None])
-            mu_finite = fnp.where(infinite | degenerate, 1, mu)
-            shift = const_like(mu, sigma[..., None].astype(get_aval(mu).dtype))
-            w = fnp.where(infinite, numpy.inf, shift + 1 / mu_finite)
-            nan = complex(numpy.nan, numpy.nan if host_a.dtype.kind == "c" else 0.0)
-            w = fnp.where(degenerate, nan, w)
+            # Each pencil goes one of two ways: eig(solve(b, a)) where b is nonsingular, the
+            # spectral transformation where it is singular. With concrete values only the ways
+            # some matrix takes are computed; traced, both, selected matrix by matrix (the
+            # direct way on an identity where b is singular, so that no inf or NaN reaches a
+            # derivative).
+            singular_b, null, sigma, degenerate = _pencil(a, b)
+            which = _concrete(singular_b)
+            eye = fnp.eye(n, dtype=get_aval(b).dtype)
+            direct = spectral = None
+            if which is None or not which.all():
+                b_ok = fnp.where(singular_b[..., None, None], eye, b)
+                direct = fnp.linalg.eig(fnp.linalg.solve(b_ok, a)) + (b_ok,)
+            if which is None or which.any():
+                spectral = _spectral(a, b, sigma, null, degenerate)
+            if spectral is None:
+                (w, vr, c), degenerate = direct, None
+            elif direct is None:
+                w, vr, c, infinite = spectral
+            else:
+                pick = singular_b[..., None]
+                w = fnp.where(pick, spectral[0], direct[0])
+                vr = fnp.where(pick[..., None], spectral[1], direct[1])
+                c = fnp.where(pick[..., None], spectral[2], direct[2])
+                infinite = spectral[3] & pick
+                degenerate = degenerate & singular_b
     out: list[Any] = [w]
     if homogeneous_eigvals:
         alpha = w if infinite is None else fnp.where(
-            infinite, 1, fnp.where(degenerate, 0, w))
+            infinite, 1, fnp.where(degenerate[..., None], 0, w))
         beta = fnp.ones_like(w) if infinite is None else fnp.where(
-            infinite | degenerate, 0, 1).astype(get_aval(w).dtype)
+            infinite | degenerate[..., None], 0, 1).astype(get_aval(w).dtype)
         out = [fnp.stack([alpha, beta], axis=-2)]
     if left:
         vl_h = fnp.linalg.inv(vr)

@@ -30,29 +30,37 @@ def _any_batched(*arrays: Any) -> bool:
 
 def block_diag(*arrs: Any) -> Any:
     """Block-diagonal matrix of the arguments (scalars and 1-D arrays count as 1-row
-    matrices); ``block_diag()`` is ``(1, 0)``. Differentiable in every block.
+    matrices); ``block_diag()`` is ``(1, 0)``. Leading axes beyond the last two are batch
+    axes, broadcast together as SciPy 1.17's: ``(..., m_i, n_i)`` blocks give
+    ``(..., sum m_i, sum n_i)``. Differentiable in every block.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
         >>> fsl.block_diag(np.array([[1, 2]]), 3)
         array([[1, 2, 0],
                [0, 0, 3]])
+        >>> fsl.block_diag(np.ones((5, 2, 2)), np.eye(3)).shape
+        (5, 5, 5)
     """
     if not arrs:
         return fnp.zeros((1, 0))
     mats = [fnp.atleast_2d(fnp.asarray(a)) for a in arrs]
-    for i, m in enumerate(mats):
-        if get_aval(m).ndim > 2:
-            raise ValueError(f"block_diag: argument {i} has {get_aval(m).ndim} dimensions; "
-                             "arguments must be at most 2-D")
+    shapes = [get_aval(m).shape for m in mats]
+    try:
+        batch = numpy.broadcast_shapes(*(shape[:-2] for shape in shapes))
+    except ValueError:
+        raise ValueError("block_diag: the batch shapes (all but the last two axes) of "
+                         f"{', '.join(str(shape) for shape in shapes)} do not broadcast") from None
     dt = numpy.result_type(*[get_aval(m).dtype for m in mats])
-    cols = sum(get_aval(m).shape[1] for m in mats)
+    cols = sum(shape[-1] for shape in shapes)
     rows, start = [], 0
-    for m in mats:
-        r, c = get_aval(m).shape
-        rows.append(fnp.pad(m.astype(dt), ((0, 0), (start, cols - start - c))))
+    for m, shape in zip(mats, shapes):
+        c = shape[-1]
+        m = fnp.broadcast_to(m.astype(dt), batch + shape[-2:])
+        pad = [(0, 0)] * (len(batch) + 1) + [(start, cols - start - c)]
+        rows.append(fnp.pad(m, pad))
         start += c
-    return fnp.concatenate(rows, axis=0)
+    return fnp.concatenate(rows, axis=-2)
 
 
 def toeplitz(c: Any, r: Any = None) -> Any:

@@ -425,3 +425,34 @@ def test_rq_modes_have_scipys_shapes(shape) -> None:
     r = host(fsl.rq(dev(a), mode="r"))
     assert r.shape == shape
     assert_allclose(r, sl.rq(a, mode="r"), rtol=1e-10, atol=1e-12)
+
+
+def test_block_diag_broadcasts_batches_as_scipy() -> None:
+    # SciPy 1.17 treats leading axes as batch axes, broadcast together (it was refused)
+    blocks = (RNG.normal(size=(3, 1, 2)), RNG.normal(size=(2, 2)), 4.0)
+    got = host(fsl.block_diag(*(dev(np.asarray(b)) for b in blocks)))
+    assert got.shape == (3, 4, 5)
+    assert_allclose(got, sl.block_diag(*blocks), rtol=0, atol=0)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        fsl.block_diag(dev(np.ones((3, 1, 2))), dev(np.ones((2, 2, 2))))
+
+
+def test_eig_of_singular_b_pencils_under_jit_and_vmap() -> None:
+    # under jit the pencil's singular b gave NaN eigenvalues (the spectral transformation
+    # needed concrete values); now each matrix takes its way there too
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3, 3))
+    b[1, :, 0] = 0.0   # rank 2: one infinite eigenvalue; b[0] nonsingular
+    eager = [host(x) for x in fsl.eig(dev(a), dev(b), homogeneous_eigvals=True)]
+    for transform in (funcgrad.jit, funcgrad.vmap):
+        got = transform(lambda x, y: fsl.eig(x, y, homogeneous_eigvals=True))(dev(a), dev(b))
+        for g, e in zip(got, eager):
+            assert_allclose(host(g), e, rtol=1e-12, atol=1e-12)
+    w = host(funcgrad.jit(fsl.eigvals)(dev(a), dev(b)))
+    for i in range(2):
+        assert_allclose(np.sort_complex(w[i]), np.sort_complex(sl.eigvals(a[i], b[i])),
+                        rtol=1e-9, atol=1e-9)
+    assert np.isinf(w[1]).sum() == 1 and np.isfinite(w[0]).all()
+    # a singular pencil: NaN, as SciPy's
+    assert np.isnan(host(funcgrad.jit(fsl.eigvals)(dev(np.zeros((2, 2))),
+                                                   dev(np.zeros((2, 2)))))).all()
