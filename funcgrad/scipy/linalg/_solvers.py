@@ -56,7 +56,7 @@ def solve_continuous_lyapunov(a: Any, q: Any) -> Any:
     """``X`` with ``A X + X A^H = Q``, as ``scipy.linalg.solve_continuous_lyapunov`` (also
     ``solve_lyapunov``). Up to 32x32 solved as the linear system
     ``(A (x) I + I (x) conj(A)) vec(X) = vec(Q)``: differentiable, ``jit``/``vmap``-able;
-    larger matrices go through :func:`solve_sylvester`'s Schur forms (not differentiable).
+    larger matrices go through :func:`solve_sylvester`'s Schur forms (differentiable too).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl

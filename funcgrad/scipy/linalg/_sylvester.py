@@ -3,11 +3,13 @@ forms) or through the eigendecompositions, as ``jax.scipy.linalg.solve_sylvester
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.ops import schur as _schur
+from funcgrad.ops.custom_derivatives import custom_jvp
 from funcgrad.scipy.linalg._util import as_inexact, mH, promote
 
 __all__ = ["solve_sylvester"]
@@ -63,8 +65,10 @@ def solve_sylvester(A: Any = _UNSET, B: Any = _UNSET, C: Any = _UNSET, *,  # noq
     as ``jax.scipy.linalg.solve_sylvester`` (SciPy's ``solve_sylvester(a, b, q)`` is the
     same equation, and its keyword names ``a=``, ``b=``, ``q=`` are accepted too).
     ``method="schur"`` (Bartels-Stewart on the complex Schur forms: robust,
-    defective matrices included; not differentiable, like JAX's) or ``"eigen"`` (through the
-    eigendecompositions: needs diagonalisable ``A`` and ``B``; differentiable). Where some
+    defective matrices included) or ``"eigen"`` (through the eigendecompositions: needs
+    diagonalisable ``A`` and ``B``). Differentiable in ``A``, ``B`` and ``C`` with either
+    method (``dX`` solves the same equation with ``dC - dA X - X dB``; JAX's ``"schur"`` has
+    no derivative; reverse-mode derivatives of derivatives need ``"eigen"``). Where some
     eigenvalue sum ``|w_A + w_B|`` is below ``tol`` (no unique solution) the result is NaN,
     as JAX. Real when ``C`` is real.
 
@@ -83,16 +87,34 @@ def solve_sylvester(A: Any = _UNSET, B: Any = _UNSET, C: Any = _UNSET, *,  # noq
     if len(sc) < 2 or sa[-2:] != (sc[-2], sc[-2]) or sb[-2:] != (sc[-1], sc[-1]):
         raise ValueError(f"solve_sylvester: incompatible shapes A {sa}, B {sb}, C {sc} (A must "
                          "be (..., m, m), B (..., n, n), C (..., m, n))")
-    solver = {"schur": _bartels_stewart, "eigen": _through_eig}.get(method)
-    if solver is None:
+    if method not in _SOLVERS:
         raise ValueError(f"solve_sylvester: unrecognized method {method!r}; the two valid "
                          "methods are 'schur' and 'eigen'")
+    return _solve(a, b, c, method, tol)
+
+
+_SOLVERS = {"schur": _bartels_stewart, "eigen": _through_eig}
+
+
+# The solution's derivative by implicit differentiation: A X + X B = C gives
+# A dX + dX B = dC - dA X - X dB, the same equation for dX (so the Schur forms, which have no
+# derivative rule, are only ever taken of A and B themselves).
+@functools.partial(custom_jvp, nondiff_argnums=(3, 4))
+def _solve(a: Any, b: Any, c: Any, method: str, tol: float) -> Any:
+    sa, sb = get_aval(a).shape, get_aval(b).shape
     sums = fnp.linalg.eigvals(a)[..., :, None] + fnp.linalg.eigvals(b)[..., None, :]
     singular = fnp.any(fnp.abs(sums) < tol, axis=(-2, -1))[..., None, None]
     # A singular equation gives NaN (JAX's); the solver runs on identities there instead, so
     # that it never meets a singular system (an error eagerly).
-    x = solver(fnp.where(singular, fnp.eye(sa[-1], dtype=get_aval(a).dtype), a),
-               fnp.where(singular, fnp.eye(sb[-1], dtype=get_aval(b).dtype), b), c)
+    x = _SOLVERS[method](fnp.where(singular, fnp.eye(sa[-1], dtype=get_aval(a).dtype), a),
+                         fnp.where(singular, fnp.eye(sb[-1], dtype=get_aval(b).dtype), b), c)
     if get_aval(c).dtype.kind != "c":
         x = fnp.real(x)
     return fnp.where(singular, fnp.nan, x)
+
+
+@_solve.defjvp
+def _solve_jvp(method: str, tol: float, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (a, b, c), (ta, tb, tc) = primals, tangents
+    x = _solve(a, b, c, method, tol)
+    return x, _solve(a, b, tc - fnp.matmul(ta, x) - fnp.matmul(x, tb), method, tol)

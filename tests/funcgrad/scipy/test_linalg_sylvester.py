@@ -59,3 +59,24 @@ def test_batches_jit_and_derivatives() -> None:
                     sla.solve_sylvester(_A, _B, _C), rtol=1e-9, atol=1e-12)
     check_grads(lambda a, c: fsl.solve_sylvester(a, dev(_B), c, method="eigen"),
                 (dev(_A), dev(_C)), order=1)
+
+
+def test_schur_method_differentiates_implicitly() -> None:
+    # method="schur" (the default) had no derivative (Schur forms have none, nor has JAX's);
+    # dX now solves A dX + dX B = dC - dA X - X dB, checked against SciPy's values
+    a, b, c = _A[:3, :3], _B[:2, :2], _C[:3, :2]
+    check_grads(lambda x, y, z: fsl.solve_sylvester(x, y, z), (dev(a), dev(b), dev(c)),
+                order=1, modes=("fwd", "rev"))
+    eps, d = 1e-6, _RNG.normal(size=(3, 3))
+    want = (sla.solve_sylvester(a + eps * d, b, c) - sla.solve_sylvester(a - eps * d, b, c)) / (
+        2 * eps)
+    _, got = funcgrad.jvp(lambda x: fsl.solve_sylvester(x, dev(b), dev(c)), (dev(a),), (dev(d),))
+    assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    # so do the Lyapunov equations above 32x32, which go through it
+    q = np.eye(34)
+    big = _RNG.normal(size=(34, 34)) - 8 * np.eye(34)
+    g = funcgrad.grad(lambda m: fsl.solve_continuous_lyapunov(m, dev(q)).sum())(dev(big))
+    d = _RNG.normal(size=(34, 34))
+    want = (sla.solve_continuous_lyapunov(big + eps * d, q).sum()
+            - sla.solve_continuous_lyapunov(big - eps * d, q).sum()) / (2 * eps)
+    assert np.sum(host(g) * d) == pytest.approx(want, rel=1e-6)
