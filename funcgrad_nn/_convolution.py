@@ -58,7 +58,7 @@ def ntuple(v: Any, n: int, name: str, fname: str) -> tuple[int, ...]:
     if len(t) == 1 and n > 1:
         t = t * n
     if len(t) != n:
-        raise ValueError(f"{fname}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+        raise BadInputError(f"{fname}: {name} must be an int or a tuple of {n} ints, got {v!r}")
     return t
 
 
@@ -95,8 +95,8 @@ def _conv_padding(padding: Any, kernel: tuple, dilation: tuple, stride: tuple, n
             # PyTorch puts the odd element of the total on the right.
             return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
                          for k, d in zip(kernel, dilation))
-        raise ValueError(f"{fname}: padding must be 'valid', 'same', an int or a tuple, got "
-                         f"{padding!r}")
+        raise BadInputError(f"{fname}: padding must be 'valid', 'same', an int or a tuple, got "
+                            f"{padding!r}")
     p = ntuple(padding, nd, "padding", fname)
     if any(v < 0 for v in p):
         raise BadInputError(f"{fname}: negative padding {padding!r}")
@@ -664,7 +664,7 @@ def _avg_pool(input: Any, nd: int, kernel_size: Any, stride: Any, padding: Any,
         res = fnp.sign(total) * (fnp.abs(total) // _const_like(div.astype(numpy.int64), total))
     elif divisor_override is not None:
         if divisor_override == 0:
-            raise ValueError(f"{fname}: divisor_override must be non-zero")
+            raise BadInputError(f"{fname}: divisor_override must be non-zero")
         res = total / divisor_override
     else:
         sizes = tuple(fnp.shape(x)[2:])
@@ -687,7 +687,7 @@ def _avg_divisor(total: Any, nd: int, k: tuple, s: tuple, p: tuple, out: tuple, 
     ceil-mode overhang never does), or to the input itself; or ``divisor_override``."""
     if divisor_override is not None:
         if divisor_override == 0:
-            raise ValueError(f"{fname}: divisor_override must be non-zero")
+            raise BadInputError(f"{fname}: divisor_override must be non-zero")
         return numpy.full(out, divisor_override)
     div = numpy.ones(out, dtype=numpy.int64)
     for i, (o, si, ki, n, pi) in enumerate(zip(out, s, k, sizes, p)):
@@ -900,8 +900,8 @@ def _adaptive_sizes(input: Any, nd: int, output_size: Any, fname: str) -> tuple:
         output_size = (output_size,) * nd
     output_size = tuple(output_size)
     if len(output_size) != nd:
-        raise ValueError(f"{fname}: output_size must be an int or a tuple of {nd}, got "
-                         f"{output_size!r}")
+        raise BadInputError(f"{fname}: output_size must be an int or a tuple of {nd}, got "
+                            f"{output_size!r}")
     out = tuple(fnp.shape(x)[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     # An output size of 0 gives an empty result, as PyTorch; an empty input plane has nothing
     # to pool from (PyTorch refuses it too).
@@ -1108,8 +1108,8 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
             from funcgrad_nn.functional import random_uniform
             samples = random_uniform(key, fnp.zeros_like(x, dtype=dt, shape=(n_, c, nd)))
     if tuple(fnp.shape(samples)) != (n_, c, nd):
-        raise ValueError(f"{fname}: _random_samples must have shape {(n_, c, nd)} (one "
-                         f"sample in [0, 1) per plane and axis), got "
+        raise BadInputError(f"{fname}: _random_samples must have shape {(n_, c, nd)} (one "
+                            f"sample in [0, 1) per plane and axis), got "
                          f"{tuple(fnp.shape(samples))}")
     samples = funcgrad.stop_gradient(fnp.asarray(samples).astype(dt))
     # PyTorch's generate_intervals: window i of an axis starts at

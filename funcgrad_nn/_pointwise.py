@@ -114,7 +114,7 @@ def prelu(input: Any, weight: Any) -> Any:
     nw = math.prod(fnp.shape(weight))
     if nw != 1:
         if fnp.ndim(input) < 2 or fnp.shape(input)[1] != nw:
-            raise ValueError(f"prelu: weight has {nw} values, which needs input (N, {nw}, ...) "
+            raise _bad_input(f"prelu: weight has {nw} values, which needs input (N, {nw}, ...) "
                              f"(one per channel, axis 1), got shape {tuple(fnp.shape(input))}")
         w = fnp.reshape(weight, (nw,) + (1,) * (fnp.ndim(input) - 2))
     else:
@@ -366,7 +366,7 @@ def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = No
     shape = tuple(normalized_shape)
     k = len(shape)
     if tuple(fnp.shape(input)[fnp.ndim(input) - k:]) != shape:
-        raise ValueError(f"rms_norm: input shape {tuple(fnp.shape(input))} does not end with "
+        raise _bad_input(f"rms_norm: input shape {tuple(fnp.shape(input))} does not end with "
                          f"normalized_shape {shape}")
     if eps is None:
         dt = input.dtype if numpy.dtype(input.dtype).kind == "f" else numpy.float32
@@ -494,7 +494,7 @@ def pdist(input: Any, p: float = 2.0) -> Any:
     array([5.        , 1.        , 4.24264069])
     """
     if fnp.ndim(input) != 2:
-        raise ValueError(f"pdist: only supports 2D tensors, got: {fnp.ndim(input)}D")
+        raise _bad_input(f"pdist: only supports 2D tensors, got: {fnp.ndim(input)}D")
     if p < 0:
         raise ValueError(f"pdist: only supports non-negative p values, got {p}")
     from funcgrad_nn.functional import _on_device_of

@@ -415,8 +415,8 @@ def pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
     r = int(downscale_factor)
     shape = tuple(fnp.shape(input))
     if len(shape) < 3 or r < 1 or shape[-2] % r or shape[-1] % r:
-        raise ValueError(f"pixel_unshuffle: expected input (*, C, H, W) with at least 3 dims "
-                         f"and H, W divisible by downscale_factor = {r}, got shape {shape}")
+        raise BadInputError(f"pixel_unshuffle: expected input (*, C, H, W) with at least 3 dims "
+                            f"and H, W divisible by downscale_factor = {r}, got shape {shape}")
     lead, (c, h, w) = shape[:-3], shape[-3:]
     x = fnp.reshape(input, lead + (c, h // r, r, w // r, r))
     k = len(lead)
@@ -472,9 +472,9 @@ def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = No
     nd = len(size) - 2
     want = (size[0], nd, nd + 1)
     if tuple(fnp.shape(theta)) != want:
-        raise ValueError(f"{fname}: expected a batch of {nd}-D affine matrices of shape "
-                         f"N x {nd} x {nd + 1} = {want} for size {size}, got theta of shape "
-                         f"{tuple(fnp.shape(theta))}")
+        raise BadInputError(f"{fname}: expected a batch of {nd}-D affine matrices of shape "
+                            f"N x {nd} x {nd + 1} = {want} for size {size}, got theta of shape "
+                            f"{tuple(fnp.shape(theta))}")
     if min(size) <= 0:
         raise ValueError(f"{fname}: expected a positive output size, got {size}")
     spatial = size[2:]
@@ -600,15 +600,15 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
         raise ValueError(f"{fname}: expected grid and input to have the same batch size, got "
                          f"input of shape {shape} and grid of shape {gshape}")
     if gshape[-1] != nd:
-        raise ValueError(f"{fname}: expected grid to have size {nd} in its last dimension "
-                         f"(the {'(x, y)' if nd == 2 else '(x, y, z)'} of each point), got "
-                         f"grid of shape {gshape}")
+        raise BadInputError(f"{fname}: expected grid to have size {nd} in its last dimension "
+                            f"(the {'(x, y)' if nd == 2 else '(x, y, z)'} of each point), got "
+                            f"grid of shape {gshape}")
     if any(n <= 0 for n in shape[2:]):
         raise ValueError(f"{fname}: expected input to have non-empty spatial dimensions, got "
                          f"shape {shape}")
     if mode == "bicubic" and nd != 2:
-        raise ValueError(f"{fname}: bicubic interpolation only supports 4-D input, got shape "
-                         f"{shape}")
+        raise BadInputError(f"{fname}: bicubic interpolation only supports 4-D input, got shape "
+                            f"{shape}")
     dt, gdt = numpy.dtype(get_aval(input).dtype), numpy.dtype(get_aval(grid).dtype)
     if dt.kind != "f" or dt != gdt:
         raise TypeError(f"{fname}: expected input and grid to have the same floating dtype, "
@@ -685,8 +685,8 @@ def channel_shuffle(input: Any, groups: int) -> Any:
         raise ValueError(f"channel_shuffle: expected an input with more than 2 dims (N, C, *), "
                          f"got shape {shape}")
     if g <= 0 or shape[1] % g:
-        raise ValueError(f"channel_shuffle: the number of channels ({shape[1]}) must be "
-                         f"divisible by a positive number of groups, got groups={groups}")
+        raise BadInputError(f"channel_shuffle: the number of channels ({shape[1]}) must be "
+                            f"divisible by a positive number of groups, got groups={groups}")
     x = fnp.reshape(input, (shape[0], g, shape[1] // g) + shape[2:])
     return fnp.reshape(fnp.swapaxes(x, 1, 2), shape)
 

@@ -106,6 +106,17 @@ def _broadcast_target(input: Any, target: Any, fname: str) -> tuple[Any, Any]:
     return fnp.broadcast_to(input, shape), fnp.broadcast_to(target, shape)
 
 
+def _check_broadcast(input: Any, target: Any, fname: str) -> None:
+    """PyTorch's RuntimeError (here a ``BadInputError``) for a target that does not broadcast
+    against the input, named, instead of the array library's anonymous one."""
+    a, b = tuple(fnp.shape(input)), tuple(fnp.shape(target))
+    try:
+        numpy.broadcast_shapes(a, b)
+    except ValueError:
+        raise BadInputError(f"{fname}: input shape {a} and target shape {b} do not "
+                            f"broadcast") from None
+
+
 class _InputDtypeError(TypeError, RuntimeError):
     """An argument of a dtype the function refuses (a float class-index target, attention
     operands of different dtypes): a ``TypeError``, and the ``RuntimeError`` PyTorch raises
@@ -351,11 +362,10 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
     """
     if fnp.ndim(weight) != 3 or fnp.shape(input1)[-1:] != fnp.shape(weight)[1:2] \
             or fnp.shape(input2)[-1:] != fnp.shape(weight)[2:3]:
-        raise ValueError(f"bilinear: weight must be (out, in1, in2) matching input1's and "
-                         f"input2's last dims, got weight {tuple(fnp.shape(weight))}, inputs "
-                         f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
+        raise BadInputError(f"bilinear: weight must be (out, in1, in2) matching input1's and "
+                            f"input2's last dims, got weight {tuple(fnp.shape(weight))}, inputs "
+                            f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
     from funcgrad_nn._convolution import dtype_mismatch
-    from funcgrad_nn.module import BadInputError
 
     for x in (input1, input2):  # PyTorch: "All tensors must have the same dtype"
         problem = dtype_mismatch(x, weight)
@@ -460,8 +470,8 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
         hv = numpy.asarray(funcgrad.to_numpy(concrete_or_error(
             tensor, "one_hot(num_classes=-1) (pass num_classes= under jit/vmap)")))
         if not hv.size:
-            raise ValueError("one_hot: can not infer the number of classes from an empty "
-                             "input; pass num_classes=")
+            raise BadInputError("one_hot: can not infer the number of classes from an empty "
+                                "input; pass num_classes=")
         num_classes = int(hv.max()) + 1
     hv = _host_value(tensor)
     msg = (f"one_hot: class values must be in [0, num_classes={num_classes}), got min {{}}, "
@@ -767,7 +777,7 @@ def _feature_dropout(input: Any, p: float, training: bool, key: Any, spatial: in
     _check_p(p, fname)
     nd = fnp.ndim(input)
     if spatial == 1 and nd not in (2, 3):
-        raise ValueError(f"{fname}: Expected 2D or 3D input, but received a {nd}D input")
+        raise BadInputError(f"{fname}: Expected 2D or 3D input, but received a {nd}D input")
     if spatial != 1 and nd not in (spatial + 1, spatial + 2):
         warnings.warn(f"{fname}: Received a {nd}-D input to {fname}, which is deprecated (PyTorch"
                       f"); expected {spatial + 1}D or {spatial + 2}D inputs", UserWarning,
@@ -1036,8 +1046,8 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     array([[-1.,  1., -1.,  1.]])
     """
     if input.ndim < 2:
-        raise ValueError(f"group_norm: expected input (N, C, ...), got shape "
-                         f"{tuple(input.shape)}")
+        raise BadInputError(f"group_norm: expected input (N, C, ...), got shape "
+                            f"{tuple(input.shape)}")
     n, c = input.shape[0], input.shape[1]
     if num_groups <= 0 or c % num_groups:
         raise BadInputError(f"group_norm: num_channels {c} must be divisible by num_groups "
@@ -1170,8 +1180,8 @@ def _weighted(loss: Any, weight: Any, input: Any, reduction: str, fname: str,
     ``mean`` divides by the summed weights (``mse_loss``, ``l1_loss``) or by the count
     (``huber_loss``)."""
     if tuple(fnp.shape(weight)) != tuple(fnp.shape(input)):
-        raise ValueError(f"{fname}: weight and input must have the same size, got "
-                         f"{tuple(fnp.shape(weight))} and {tuple(fnp.shape(input))}")
+        raise BadInputError(f"{fname}: weight and input must have the same size, got "
+                            f"{tuple(fnp.shape(weight))} and {tuple(fnp.shape(input))}")
     loss = loss * _as_input_dtype(weight, input, always=True)
     if reduction == "mean" and mean_by_weight:
         return fnp.divide(fnp.sum(loss), fnp.sum(weight))
@@ -1229,7 +1239,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     target = _as_input_dtype(target, input, always=True)
     a, b = _regression_operands(input, target, "huber_loss")
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+        raise BadInputError(f"huber_loss: delta must be positive, got {delta}")
     ad = fnp.abs(a - b)
     small = fnp.minimum(ad, delta)
     # Written without a branch: 0.5 s**2 + delta * (|d| - s), s = min(|d|, delta).
@@ -1249,7 +1259,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: An
     """
     reduction = _legacy_reduction(size_average, reduce, reduction, "smooth_l1_loss")
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+        raise BadInputError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     a, b = _regression_operands(input, target, "smooth_l1_loss")
     ad = fnp.abs(a - b)
     if beta == 0:
@@ -1413,8 +1423,8 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     """
     reduction = _legacy_reduction(size_average, reduce, reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
-                         f"{label_smoothing}")
+        raise BadInputError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                            f"{label_smoothing}")
     axis = _class_axis(input)
     n_classes = input.shape[axis]
     weight = _class_weight(weight, input, n_classes, "cross_entropy")
@@ -1521,6 +1531,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
                       "support size.'batchmean' divides only by the batch size, and aligns "
                       "with the KL div math definition.'mean' will be changed to behave the "
                       "same as 'batchmean' in the next major release.", stacklevel=2)
+    _check_broadcast(input, target, "kl_div")  # (PyTorch broadcasts here without a warning)
     target = _as_input_dtype(target, input)
     if log_target:
         loss = fnp.exp(target) * (target - input)
@@ -1589,9 +1600,9 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     fname = "margin_ranking_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     if not (fnp.ndim(input1) == fnp.ndim(input2) == fnp.ndim(target)):
-        raise ValueError(f"{fname}: All input tensors should have same dimension but got "
-                         f"sizes: input1: {tuple(fnp.shape(input1))}, input2: "
-                         f"{tuple(fnp.shape(input2))}, target: {tuple(fnp.shape(target))}")
+        raise BadInputError(f"{fname}: All input tensors should have same dimension but got "
+                            f"sizes: input1: {tuple(fnp.shape(input1))}, input2: "
+                            f"{tuple(fnp.shape(input2))}, target: {tuple(fnp.shape(target))}")
     target = _as_input_dtype(target, input1)
     return _reduce(_clamp_min0(-target * (input1 - input2) + margin), reduction, fname)
 
@@ -1606,6 +1617,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_aver
     """
     fname = "hinge_embedding_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _check_broadcast(input, target, fname)
     # PyTorch's formula: entries with a target other than +-1 get both terms.
     loss = fnp.where(target != 1, _clamp_min0(margin - input), 0) + \
         fnp.where(target != -1, input, 0)
@@ -1622,6 +1634,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     """
     fname = "soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _check_broadcast(input, target, fname)
     target = _as_input_dtype(target, input, always=True)  # the input's dtype, as huber_loss
     return _reduce(fnp.logaddexp(0, -target * input), reduction, fname)
 
@@ -1641,11 +1654,11 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     nd = fnp.ndim(input1)
     if nd not in (1, 2) or fnp.shape(input1) != fnp.shape(input2):
-        raise ValueError(f"{fname}: expected 1-D or 2-D inputs of equal shape, got "
-                         f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
+        raise BadInputError(f"{fname}: expected 1-D or 2-D inputs of equal shape, got "
+                            f"{tuple(fnp.shape(input1))} and {tuple(fnp.shape(input2))}")
     if fnp.ndim(target) != nd - 1:
-        raise ValueError(f"{fname}: {nd}D target tensor expects {nd - 1}D target tensor, got "
-                         f"target shape {tuple(fnp.shape(target))}")
+        raise BadInputError(f"{fname}: {nd}D target tensor expects {nd - 1}D target tensor, got "
+                            f"target shape {tuple(fnp.shape(target))}")
     eps = 1e-12  # PyTorch's EPSILON, added to each squared magnitude
     prod = fnp.sum(input1 * input2, axis=-1)
     mag = (fnp.sum(input1 * input1, axis=-1) + eps) * (fnp.sum(input2 * input2, axis=-1) + eps)
@@ -1670,9 +1683,9 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     dims = (fnp.ndim(anchor), fnp.ndim(positive), fnp.ndim(negative))
     if len(set(dims)) != 1 or dims[0] not in (1, 2):
-        raise ValueError(f"{fname}: The anchor, positive, and negative tensors are expected "
-                         f"to have the same number of dimensions (1 or 2), but got: anchor "
-                         f"{dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs")
+        raise BadInputError(f"{fname}: The anchor, positive, and negative tensors are expected "
+                            f"to have the same number of dimensions (1 or 2), but got: anchor "
+                            f"{dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs")
     if margin <= 0:
         raise ValueError(f"{fname}: margin must be greater than 0, got {margin}")
     d_pos = pairwise_distance(anchor, positive, p, eps)
@@ -1707,8 +1720,8 @@ def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any,
 
 def _class_rows(input: Any, target: Any, fname: str) -> tuple[Any, Any, bool]:
     if fnp.ndim(input) not in (1, 2):
-        raise ValueError(f"{fname}: expected input of shape (N, C) or (C,), got "
-                         f"{tuple(fnp.shape(input))}")
+        raise BadInputError(f"{fname}: expected input of shape (N, C) or (C,), got "
+                            f"{tuple(fnp.shape(input))}")
     batched = fnp.ndim(input) == 2
     return (input if batched else input[None]), target, batched
 
@@ -1733,11 +1746,11 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
         raise _InputDtypeError(f"{fname}: target must be an integer array of class indices, got "
                         f"dtype {tdt}")
-    t = fnp.reshape(target, (n,))
     if tuple(fnp.shape(target)) != ((n,) if batched else ()):
-        raise ValueError(f"{fname}: inconsistent target size: expected "
-                         f"{(n,) if batched else ()} for input {tuple(input.shape)}, got "
-                         f"{tuple(fnp.shape(target))}")
+        raise BadInputError(f"{fname}: inconsistent target size: expected "
+                            f"{(n,) if batched else ()} for input {tuple(input.shape)}, got "
+                            f"{tuple(fnp.shape(target))}")
+    t = fnp.reshape(target, (n,))
     _check_targets(t, c, -(2**62), fname)
     if weight is not None and tuple(fnp.shape(weight)) != (c,):
         raise BadInputError(f"{fname}: weight must have shape ({c},), got "
@@ -1769,8 +1782,8 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
     x, _, batched = _class_rows(input, target, fname)
     n, c = x.shape
     if tuple(fnp.shape(target)) != tuple(fnp.shape(input)):
-        raise ValueError(f"{fname}: inconsistent target size: expected "
-                         f"{tuple(fnp.shape(input))}, got {tuple(fnp.shape(target))}")
+        raise BadInputError(f"{fname}: inconsistent target size: expected "
+                            f"{tuple(fnp.shape(input))}, got {tuple(fnp.shape(target))}")
     tdt = getattr(target, "dtype", None)
     if tdt is None or numpy.dtype(tdt).kind not in "iu":
         raise TypeError(f"{fname}: target must be an integer array, got dtype {tdt}")
@@ -1804,6 +1817,7 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
     """
     fname = "multilabel_soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _check_broadcast(input, target, fname)
     target = _as_input_dtype(target, input)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
@@ -1825,6 +1839,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     """
     fname = "poisson_nll_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
+    _check_broadcast(input, target, fname)
     target = _as_input_dtype(target, input)
     if log_input:
         loss = fnp.exp(input) - target * input
@@ -1850,6 +1865,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False,
     0.5
     """
     fname = "gaussian_nll_loss"
+    _check_broadcast(input, target, fname)
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         if var < 0:
             raise ValueError(f"{fname}: var has negative entry/entries")
@@ -1889,18 +1905,18 @@ def _ctc_targets(targets: Any, target_lengths: Any, n: int, fname: str) -> Any:
         raise TypeError(f"{fname}: targets must be an integer array, got dtype {tdt}")
     if fnp.ndim(targets) == 2:
         if targets.shape[0] != n:
-            raise ValueError(f"{fname}: targets of shape {tuple(targets.shape)} need {n} rows "
-                             "(the batch size)")
+            raise BadInputError(f"{fname}: targets of shape {tuple(targets.shape)} need {n} rows "
+                                "(the batch size)")
         return targets
     if fnp.ndim(targets) != 1:
-        raise ValueError(f"{fname}: targets must be (N, S) padded or 1-D concatenated, got "
-                         f"shape {tuple(targets.shape)}")
+        raise BadInputError(f"{fname}: targets must be (N, S) padded or 1-D concatenated, got "
+                            f"shape {tuple(targets.shape)}")
     # Concatenated targets: gather each sequence's labels into a padded row.
     lens_h = _host_value(target_lengths)
     width = int(lens_h.max()) if lens_h is not None and lens_h.size else targets.shape[0]
     if lens_h is not None and int(lens_h.sum()) != targets.shape[0]:
-        raise ValueError(f"{fname}: 1-D targets hold {targets.shape[0]} labels but "
-                         f"target_lengths sum to {int(lens_h.sum())}")
+        raise BadInputError(f"{fname}: 1-D targets hold {targets.shape[0]} labels but "
+                            f"target_lengths sum to {int(lens_h.sum())}")
     tl = fnp.asarray(target_lengths)
     starts = fnp.cumsum(tl) - tl
     pos = starts[:, None] + _iota_like(targets, max(width, 1), tl.dtype)[None, :width]
@@ -1952,13 +1968,13 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     fname = "ctc_loss"
     _check_reduction(reduction, fname)
     if fnp.ndim(log_probs) not in (2, 3):
-        raise ValueError(f"{fname}: log_probs must be (T, N, C) or unbatched (T, C), got "
-                         f"shape {tuple(fnp.shape(log_probs))}")
+        raise BadInputError(f"{fname}: log_probs must be (T, N, C) or unbatched (T, C), got "
+                            f"shape {tuple(fnp.shape(log_probs))}")
     unbatched = fnp.ndim(log_probs) == 2
     lp = log_probs[:, None] if unbatched else log_probs
     t_len, n, c = lp.shape
     if not 0 <= blank < c:
-        raise ValueError(f"{fname}: blank must be in label range [0, {c}), got {blank}")
+        raise BadInputError(f"{fname}: blank must be in label range [0, {c}), got {blank}")
     il = fnp.reshape(fnp.asarray(_on_device_of(input_lengths, lp)), (-1,))
     tl = fnp.reshape(fnp.asarray(_on_device_of(target_lengths, lp)), (-1,))
     targets = _on_device_of(targets, lp)
@@ -1966,17 +1982,17 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
         targets = targets[None]
     for what, v in (("input_lengths", il), ("target_lengths", tl)):
         if tuple(v.shape) != (n,):
-            raise ValueError(f"{fname}: {what} must have one entry per sequence ({n}), got "
-                             f"shape {tuple(fnp.shape(v))}")
+            raise BadInputError(f"{fname}: {what} must have one entry per sequence ({n}), got "
+                                f"shape {tuple(fnp.shape(v))}")
     tgt = _ctc_targets(targets, tl, n, fname)
     s_len = tgt.shape[1]
     il_h, tl_h, tg_h = _host_value(il), _host_value(tl), _host_value(tgt)
     if il_h is not None and ((il_h > t_len).any() or (il_h < 0).any()):
-        raise ValueError(f"{fname}: Expected input_lengths to have value at most {t_len} "
-                         f"(and >= 0), but got {il_h.tolist()}")
+        raise BadInputError(f"{fname}: Expected input_lengths to have value at most {t_len} "
+                            f"(and >= 0), but got {il_h.tolist()}")
     if tl_h is not None and ((tl_h > s_len).any() or (tl_h < 0).any()):
-        raise ValueError(f"{fname}: Expected target_lengths to be in [0, {s_len}] (the "
-                         f"target width), but got {tl_h.tolist()}")
+        raise BadInputError(f"{fname}: Expected target_lengths to be in [0, {s_len}] (the "
+                            f"target width), but got {tl_h.tolist()}")
     if tg_h is not None and tl_h is not None and tg_h.size:
         live = numpy.arange(s_len)[None, :] < tl_h[:, None]
         if ((tg_h[live] < 0) | (tg_h[live] >= c)).any():

@@ -363,7 +363,8 @@ class _FractionalMaxPoolNd(Module):
         self.kernel_size, self.output_size, self.output_ratio = (kernel_size, output_size,
                                                                  output_ratio)
         self.return_indices = return_indices
-        self._random_samples = _random_samples
+        # A buffer, as PyTorch's (saved in the state dict when given; None is not saved).
+        self.register_buffer("_random_samples", _random_samples)
         seed = default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)
         self.register_buffer("rng_key", seed, persistent=False)
 

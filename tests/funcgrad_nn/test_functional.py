@@ -743,3 +743,54 @@ def test_linear_takes_a_vector_weight_without_bias_as_torch():
     assert F.linear(x, dev(np.ones(3, np.float32))).shape == (4,)  # torch: (4,)
     v = dev(np.ones(3, np.float32))
     assert float(host(F.linear(v, v, dev(np.array(1.0, np.float32))))) == 4.0  # torch: 4.0
+
+
+def _f32(*shape):
+    return dev(np.ones(shape, np.float32))
+
+
+@pytest.mark.parametrize("call", [
+    # torch 2.13 raises RuntimeError for each (as the message fragment says); here the
+    # BadInputError, also a ValueError, with the function's name.
+    lambda: F.bilinear(_f32(2, 3), _f32(2, 4), _f32(5, 3, 3)),
+    lambda: F.one_hot(dev(np.zeros(0, np.int64))),
+    lambda: F.dropout1d(_f32(1, 2, 3, 4), 0.5, training=False),
+    lambda: F.group_norm(_f32(4), 2),
+    lambda: F.prelu(_f32(2, 3, 4), _f32(2)),
+    lambda: F.huber_loss(_f32(3), _f32(3), delta=0.0),
+    lambda: F.smooth_l1_loss(_f32(3), _f32(3), beta=-1.0),
+    lambda: F.cross_entropy(_f32(3, 4), dev(np.array([0, 1, 2])), label_smoothing=1.5),
+    lambda: F.margin_ranking_loss(_f32(3), _f32(3, 1), _f32(3)),
+    lambda: F.cosine_embedding_loss(_f32(3, 4), _f32(3, 5), _f32(3)),
+    lambda: F.triplet_margin_loss(_f32(3, 4), _f32(3, 4), _f32(4)),
+    lambda: F.multi_margin_loss(_f32(3, 4, 2), dev(np.array([0, 1, 2]))),
+    lambda: F.multi_margin_loss(_f32(3, 4), dev(np.array([0, 1]))),
+    lambda: F.multilabel_margin_loss(_f32(3, 4), dev(np.array([[0, 1, 2, 3]]))),
+    lambda: F.ctc_loss(_f32(6, 3, 5), dev(np.ones((2, 3), np.int64)), [6, 6, 6], [3, 3, 3]),
+    lambda: F.ctc_loss(_f32(6, 3, 5), dev(np.ones((3, 3), np.int64)), [6, 6, 6], [3, 3, 3],
+                       blank=5),
+    lambda: F.ctc_loss(_f32(6, 3, 5), dev(np.ones((3, 3), np.int64)), [7, 6, 6], [3, 3, 3]),
+    lambda: F.conv1d(_f32(1, 2, 5), _f32(3, 2, 2), padding="foo"),
+    lambda: F.conv1d(_f32(1, 2, 5), _f32(3, 2, 2), stride=(1, 2)),
+    lambda: F.adaptive_avg_pool2d(_f32(1, 2, 4, 4), (2, 2, 2)),
+    lambda: F.avg_pool2d(_f32(1, 1, 4, 4), 2, divisor_override=0),
+    lambda: F.pixel_unshuffle(_f32(1, 1, 3, 2), 2),
+    lambda: F.channel_shuffle(_f32(1, 3, 2, 2), 2),
+    lambda: F.grid_sample(_f32(1, 1, 2, 2, 2), _f32(1, 2, 2, 2, 3), mode="bicubic"),
+    lambda: F.grid_sample(_f32(1, 1, 2, 2), _f32(1, 2, 2, 3)),
+    lambda: F.affine_grid(_f32(2, 2, 3), (1, 1, 2, 2)),
+    lambda: F.rms_norm(_f32(3, 4), (3,)),
+    lambda: F.pdist(_f32(2, 3, 4)),
+    lambda: F.kl_div(_f32(3), _f32(4), reduction="sum"),
+    lambda: F.soft_margin_loss(_f32(3), _f32(4)),
+    lambda: F.hinge_embedding_loss(_f32(3), _f32(4)),
+    lambda: F.poisson_nll_loss(_f32(3), _f32(4)),
+    lambda: F.multilabel_soft_margin_loss(_f32(2, 3), _f32(3, 2)),
+    lambda: F.gaussian_nll_loss(_f32(3), _f32(4), _f32(3)),
+])
+def test_bad_input_is_torchs_runtime_error_and_a_value_error(call):
+    with pytest.raises(RuntimeError) as info:
+        call()
+    assert isinstance(info.value, ValueError)
+    name = str(info.value).split(":")[0]
+    assert name.isidentifier() or name.startswith("F."), str(info.value)

@@ -497,3 +497,14 @@ def test_embedding_bag_refuses_per_sample_weights_of_another_dtype():
         with pytest.raises(BadInputError, match="per_sample_weights dtype"):
             bag(idx, per_sample_weights=dev(np.ones((1, 2), dt)))
     assert bag(idx, per_sample_weights=dev(np.ones((1, 2), np.float32))).dtype == np.float32
+
+
+def test_fractional_max_pool_random_samples_is_a_buffer_as_torchs():
+    # torch 2.13: state_dict() keys ['_random_samples'] when given, [] when not
+    s = np.full((1, 2, 2), 0.5, np.float32)
+    m = nn.FractionalMaxPool2d(2, output_size=3, _random_samples=s)
+    assert list(m.state_dict()) == ["_random_samples"]
+    assert list(nn.FractionalMaxPool2d(2, output_size=3).state_dict()) == []
+    m.load_state_dict({"_random_samples": np.full((1, 2, 2), 0.25, np.float32)})
+    assert np.asarray(m._random_samples)[0, 0, 0] == 0.25
+    assert m(np.ones((1, 2, 6, 6), np.float32)).shape == (1, 2, 3, 3)
