@@ -1,6 +1,7 @@
-"""Op table: funcgrad.scipy.ndimage.map_coordinates vs scipy.ndimage (every mode, orders 0
-and 1), with the shared drivers' derivative (in the image; and in the coordinates for
-order 1, away from the grid points), vmap and jit checks."""
+"""Op table: funcgrad.scipy.ndimage's interpolation vs scipy.ndimage (map_coordinates in
+every mode and order, spline_filter, shift, zoom, affine_transform, rotate), with the shared
+drivers' derivative (in the image; in the coordinates, shift and matrix for orders >= 1 away
+from the grid points and the edges), vmap and jit checks."""
 
 from __future__ import annotations
 
@@ -37,3 +38,65 @@ case("map_coordinates_3d", lambda x, a, b, c: fnd.map_coordinates(x, [a, b, c], 
      lambda x, a, b, c: nd.map_coordinates(x, [a, b, c], order=1),
      [(rand((2, 3, 4), np.float64, seed=2), np.array([[0.5, 1.0]]), np.array([[1.5, 0.2]]),
        np.array([[2.5, 3.0]]))], diff_argnums=(0,))
+
+# Spline orders 2-5 (prefiltered): every mode at order 3, three at the others; derivatives in
+# the image and the coordinates (interior points away from the knots) for a few (they are the
+# slow checks).
+_SPLINE_GRADS = {("mirror", 3), ("grid-constant", 3), ("reflect", 2)}
+for _order in (2, 3, 4, 5):
+    for _mode in (_MODES if _order == 3 else
+                  {2: ("reflect",), 4: ("nearest",), 5: ("mirror", "grid-wrap")}[_order]):
+        case(f"map_coordinates[{_mode},{_order}]",
+             lambda x, r, c, m=_mode, o=_order: fnd.map_coordinates(x, [r, c], o, mode=m,
+                                                                    cval=-0.5),
+             lambda x, r, c, m=_mode, o=_order: nd.map_coordinates(x, [r, c], order=o, mode=m,
+                                                                   cval=-0.5),
+             [(_IMG, _ROWS, _COLS)], rtol=1e-10, atol=1e-12,
+             grad_args=[(_IMG, *_INTERIOR)] if (_mode, _order) in _SPLINE_GRADS else [])
+case("map_coordinates_float32_spline",
+     lambda x, r, c: fnd.map_coordinates(x, [r, c], 3, mode="reflect"),
+     lambda x, r, c: nd.map_coordinates(x, [r, c], order=3, mode="reflect"),
+     [(_IMG.astype(np.float32), _ROWS, _COLS)], grad_args=[], rtol=1e-5, atol=1e-5)
+case("map_coordinates_no_prefilter",
+     lambda x, r, c: fnd.map_coordinates(x, [r, c], 3, mode="mirror", prefilter=False),
+     lambda x, r, c: nd.map_coordinates(x, [r, c], order=3, mode="mirror", prefilter=False),
+     [(_IMG, _ROWS, _COLS)], grad_args=[], rtol=1e-10, atol=1e-12)
+for _mode in ("mirror", "reflect", "wrap", "grid-wrap", "nearest"):
+    case(f"spline_filter[{_mode}]", lambda x, m=_mode: fnd.spline_filter(x, 3, mode=m),
+         lambda x, m=_mode: nd.spline_filter(x, 3, mode=m), [(_IMG,)], rtol=1e-10, atol=1e-12,
+         grad_args=None if _mode == "mirror" else [])
+case("spline_filter1d[5,axis0]", lambda x: fnd.spline_filter1d(x, 5, axis=0),
+     lambda x: nd.spline_filter1d(x, 5, axis=0), [(_IMG,)], rtol=1e-10, atol=1e-12)
+_IMG2 = rand((5, 6), np.float64, -2.0, 2.0, seed=3)
+for _order, _mode in ((0, "constant"), (1, "nearest"), (3, "constant"), (3, "grid-constant"),
+                      (5, "reflect")):
+    case(f"shift[{_mode},{_order}]",
+         lambda x, s, m=_mode, o=_order: fnd.shift(x, s, order=o, mode=m, cval=0.25),
+         lambda x, s, m=_mode, o=_order: nd.shift(x, s, order=o, mode=m, cval=0.25),
+         [(_IMG2, np.array([1.3, -0.6]))], rtol=1e-10, atol=1e-12,
+         grad_args=None if (_mode, _order) == ("constant", 3) else [], diff_argnums=(0, 1))
+    case(f"zoom[{_mode},{_order}]",
+         lambda x, m=_mode, o=_order: fnd.zoom(x, (1.5, 0.7), order=o, mode=m, cval=0.25),
+         lambda x, m=_mode, o=_order: nd.zoom(x, (1.5, 0.7), order=o, mode=m, cval=0.25),
+         [(_IMG2,)], rtol=1e-10, atol=1e-12, grad_args=[])
+    case(f"affine_transform[{_mode},{_order}]",
+         lambda x, a, b, m=_mode, o=_order: fnd.affine_transform(
+             x, a, b, output_shape=(4, 7), order=o, mode=m, cval=0.25),
+         lambda x, a, b, m=_mode, o=_order: nd.affine_transform(
+             x, a, b, output_shape=(4, 7), order=o, mode=m, cval=0.25),
+         [(_IMG2, np.array([[0.9, 0.31], [-0.22, 1.1]]), np.array([0.45, -1.15]))],
+         rtol=1e-10, atol=1e-12, order=1,
+         grad_args=None if _mode == "grid-constant" else [])
+case("zoom_grid_mode", lambda x: fnd.zoom(x, 2.5, order=3, mode="grid-constant", grid_mode=True),
+     lambda x: nd.zoom(x, 2.5, order=3, mode="grid-constant", grid_mode=True), [(_IMG2,)],
+     rtol=1e-10, atol=1e-12, grad_args=[])
+for _reshape in (True, False):
+    case(f"rotate[{_reshape}]", lambda x, r=_reshape: fnd.rotate(x, 33.0, reshape=r),
+         lambda x, r=_reshape: nd.rotate(x, 33.0, reshape=r), [(_IMG2,)], rtol=1e-10,
+         atol=1e-12, grad_args=[])
+case("rotate_3d", lambda x: fnd.rotate(x, -20.0, axes=(0, 2), order=2, mode="mirror"),
+     lambda x: nd.rotate(x, -20.0, axes=(0, 2), order=2, mode="mirror"),
+     [(rand((3, 2, 4), np.float64, seed=4),)], rtol=1e-10, atol=1e-12, grad_args=[])
+case("zoom_uint8", lambda x: fnd.zoom(x, 1.6, order=3),
+     lambda x: nd.zoom(x, 1.6, order=3),
+     [((rand((4, 5), np.float64, 0.0, 255.0, seed=5)).astype(np.uint8),)], grad_args=[])

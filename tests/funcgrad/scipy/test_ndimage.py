@@ -1,4 +1,5 @@
-"""funcgrad.scipy.ndimage.map_coordinates: gradients recorded from
+"""funcgrad.scipy.ndimage.map_coordinates (and the spline transforms built on it: defaults,
+transforms, errors): gradients recorded from
 jax.scipy.ndimage.map_coordinates 0.10.2 (float64; JAX's 'constant' and 'wrap' are SciPy's
 'grid-constant' and 'grid-wrap'), and errors. Values vs SciPy: the op table
 tests/funcgrad/op_tables/scipy_ndimage.py."""
@@ -46,7 +47,7 @@ def test_gradients_match_jax(mode: str) -> None:
 
 @pytest.mark.parametrize("call,err,match", [
     (lambda: fnd.map_coordinates(X, [R], 1), ValueError, "one array per dimension"),
-    (lambda: fnd.map_coordinates(X, [R, C], 3), ValueError, "order"),
+    (lambda: fnd.map_coordinates(X, [R, C], 6), RuntimeError, "order"),
     (lambda: fnd.map_coordinates(X, [R, C], 1, mode="edge"), ValueError, "mode"),
     (lambda: fnd.map_coordinates(np.ones((0, 2)), [R, C], 1), ValueError, "zero-size"),
     (lambda: fnd.map_coordinates(X, [R, C], 1, output=np.ones(3)), TypeError, "output"),
@@ -108,3 +109,56 @@ def test_ties_and_period_edges_as_scipy(mode, order, jit) -> None:
 
     f = funcgrad.jit(f) if jit else f
     assert_allclose(f(dev(_A), dev(_C)), np.array(_SCIPY[mode][order]))
+
+
+def test_spline_defaults_are_scipys() -> None:
+    # order=3 by default, as SciPy (scipy.ndimage 1.17's values)
+    img = dev(np.arange(12.0).reshape(3, 4) ** 1.5)
+    assert_allclose(fnd.map_coordinates(img, [dev(np.array([0.5, 1.7])),
+                                              dev(np.array([1.5, 2.2]))]),
+                    np.array([4.72195712, 30.54593131]), rtol=1e-7)
+    assert_allclose(fnd.shift(dev(np.array([0.0, 1, 4, 9, 16])), 0.5),
+                    np.array([0.0, 0.23214286, 2.33928571, 5.91071429, 13.51785714]), rtol=1e-7)
+    assert_allclose(fnd.zoom(dev(np.array([[0.0, 1], [2, 3]])), 2)[1],
+                    np.array([0.518518519, 0.777777778, 1.25925926, 1.51851852]), rtol=1e-7)
+    out = fnd.rotate(img, 45)
+    assert out.shape == (5, 5)
+    assert_allclose(out[2], np.array([0.0, 1.55268003, 12.85826657, 30.69256307, 0.0]),
+                    rtol=1e-7, atol=1e-12)
+
+
+def test_spline_transforms_under_jit_vmap_grad() -> None:
+    x = dev(np.array([0.0, 1.0, 4.0, 9.0, 16.0]))
+
+    def total(s):
+        return fnd.shift(x, s, order=3, mode="nearest").sum()
+
+    # d/ds of the shifted signal's sum, against central differences of SciPy's values
+    # (scipy.ndimage.shift(x, 0.3 +- 1e-6, mode="nearest").sum())
+    assert_allclose(funcgrad.grad(total)(0.3), -17.030154115360574, rtol=1e-6)
+    shifts = dev(np.array([0.5, -1.25]))
+    batched = funcgrad.jit(funcgrad.vmap(lambda s: fnd.shift(x, s)))(shifts)
+    assert_allclose(batched[0], np.array([0.0, 0.23214286, 2.33928571, 5.91071429,
+                                          13.51785714]), rtol=1e-7)
+    m = dev(np.array([[0.45]]))
+    g = funcgrad.grad(lambda m: fnd.affine_transform(x, m, order=1).sum())(m)
+    # d/dm of sum_o x(m o) = sum_o o x'(m o): slopes 1, 1, 3, 3 at o = 1..4
+    assert_allclose(g, np.array([[24.0]]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call,err,match", [
+    (lambda: fnd.zoom(X, 2.0, order=9), RuntimeError, "order"),
+    (lambda: funcgrad.jit(lambda z: fnd.zoom(X, z))(2.0), TypeError, "zoom must be concrete"),
+    (lambda: funcgrad.jit(lambda a: fnd.rotate(X, a))(30.0), TypeError, "angle must be"),
+    (lambda: fnd.rotate(np.ones(3), 30.0), ValueError, "at least 2D"),
+    (lambda: fnd.rotate(X, 30.0, axes=(0, 0)), ValueError, "rotation plane"),
+    (lambda: fnd.shift(X, [1.0, 2.0, 3.0]), RuntimeError, "one value per axis"),
+    (lambda: fnd.affine_transform(X, np.ones((3, 2))), RuntimeError, "rows"),
+    (lambda: fnd.affine_transform(X, np.array([[1, 0, 0], [0, 1, 0], [1, 0, 1.0]])),
+     ValueError, "homogeneous"),
+    (lambda: fnd.spline_filter(X, order=1), RuntimeError, "2..5"),
+    (lambda: fnd.spline_filter1d(X, axis=2), ValueError, "axis"),
+])
+def test_transform_bad_arguments(call, err, match) -> None:
+    with pytest.raises(err, match=match):
+        call()
