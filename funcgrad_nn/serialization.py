@@ -48,6 +48,7 @@ import safetensors.numpy
 
 import funcgrad
 from funcgrad.backend import canonical_device
+from funcgrad_nn.module import Module, Parameter
 
 __all__ = ["load", "save", "save_model", "load_model", "CheckpointError"]
 
@@ -169,7 +170,8 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
                               _encode(v, where, tensors, seen), "node"])
                 continue
             items.append([k, _encode(v, where, tensors, seen)])
-        kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
+        kind = ("odict" if isinstance(obj, collections.OrderedDict) else
+                "counter" if isinstance(obj, collections.Counter) else "dict")
         node = {"t": kind, "items": items}
         metadata = getattr(obj, "_metadata", None)  # a state dict's module versions
         if isinstance(metadata, dict):
@@ -186,6 +188,8 @@ def _encode(obj: Any, path: str, tensors: dict[str, numpy.ndarray],
         return {"t": "list" if isinstance(obj, list) else "tuple",
                 "items": [_encode(v, f"{path}.{i}" if path else str(i), tensors, seen)
                           for i, v in enumerate(obj)]}
+    if isinstance(obj, Parameter):  # torch.save stores a Parameter's tensor; here its array
+        return _encode(obj.data, path, tensors, seen)
     hint = ""
     if callable(getattr(obj, "state_dict", None)):  # torch.save pickles these whole
         hint = ("; save its state_dict() instead and load it back with load_state_dict "
@@ -247,10 +251,12 @@ def _decode(node: Any, get: Any, place: Callable[[numpy.ndarray], Any], where: s
     if t in ("set", "frozenset"):
         items = [_decode(v, get, place, where, loaded) for v in node["items"]]
         return set(items) if t == "set" else frozenset(items)
-    if t in ("dict", "odict"):
+    if t in ("dict", "odict", "counter"):
         cls = collections.OrderedDict if t == "odict" else dict
         out = cls((_decode(item[0], get, place, where, loaded) if len(item) == 3 else item[0],
                    _decode(item[1], get, place, where, loaded)) for item in node["items"])
+        if t == "counter":
+            out = collections.Counter(out)
         if "meta" in node and isinstance(out, collections.OrderedDict):
             out._metadata = _decode(  # type: ignore[attr-defined]
                 node["meta"], get, place, where, loaded)
@@ -369,8 +375,6 @@ def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
 
 
 def _save(obj: Any, f: str | os.PathLike | Any, extra_metadata: dict[str, str]) -> None:
-    from funcgrad_nn.module import Module
-
     if isinstance(obj, Module):
         obj = obj.state_dict()
     tensors: dict[str, numpy.ndarray] = {}

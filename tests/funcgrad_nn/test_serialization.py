@@ -125,6 +125,15 @@ def test_a_namedtuple_whose_class_cannot_be_found_comes_back_with_its_fields_and
     assert "fg_saved_types" not in sys.modules  # loading never imports (no code from a file)
 
 
+def test_a_parameter_and_a_counter_round_trip_as_torch_save():
+    # torch.save keeps a Parameter's tensor and a Counter (weights_only loads both)
+    buf = io.BytesIO()
+    nn.save({"p": nn.Parameter(np.arange(3.0)), "n": collections.Counter(a=2)}, buf)
+    back = nn.load(buf.getvalue())
+    assert type(back["p"]) is np.ndarray and back["p"].tolist() == [0.0, 1.0, 2.0]
+    assert type(back["n"]) is collections.Counter and back["n"]["a"] == 2
+
+
 def test_a_corrupt_namedtuple_entry_is_a_checkpoint_error():
     buf = io.BytesIO()
     nn.save(Point(1, 2), buf)
