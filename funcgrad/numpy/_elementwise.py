@@ -444,12 +444,21 @@ _DEG = 180.0 / math.pi
 _RAD = math.pi / 180.0
 
 
+def _scaled(x: Any, ufunc: Any, factor: float) -> Any:
+    """``x * factor`` as NumPy's loop for ``ufunc``: float16 input is scaled in float32 and
+    rounded once (a float16 product rounds the factor too, one ulp off NumPy's)."""
+    dt = _ufunc_dtype(ufunc, x)
+    if dt == _np.float16:
+        return _cast(_ew.mul(_cast(x, _np.dtype(_np.float32)), factor), dt)
+    return _ew.mul(_cast(x, dt), factor)
+
+
 def _deg2rad(x: Any) -> Any:
-    return _ew.mul(_cast(x, _ufunc_dtype(_np.deg2rad, x)), _RAD)
+    return _scaled(x, _np.deg2rad, _RAD)
 
 
 def _rad2deg(x: Any) -> Any:
-    return _ew.mul(_cast(x, _ufunc_dtype(_np.rad2deg, x)), _DEG)
+    return _scaled(x, _np.rad2deg, _DEG)
 
 
 def _isinf(x: Any) -> Any:

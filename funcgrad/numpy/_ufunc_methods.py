@@ -41,6 +41,26 @@ _ACCUMULATORS = {"add": "cumsum", "multiply": "cumprod", "maximum": "cummax",
 _SCATTERS = {"add": "add", "multiply": "multiply", "maximum": "max", "minimum": "min"}
 
 
+#: ufuncs whose NumPy loops all give bool: their reductions fold in bool, so only dtype=bool
+#: has a loop, and a comparison of non-bool values cannot feed its bool result back in
+_LOGICAL = frozenset(("logical_and", "logical_or", "logical_xor"))
+_COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"))
+
+
+def _check_bool_fold(name: str, method: str, a: Any, dtype: Any) -> None:
+    """NumPy's ``TypeError`` for a reduction of a bool-valued ufunc that has no loop: a
+    dtype other than bool, or (comparisons) non-bool input, whose bool partial result
+    would meet the next element's dtype."""
+    if name not in _LOGICAL and name not in _COMPARISONS:
+        return
+    dt = numpy.dtype(fnp.asarray(a).dtype if dtype is None else dtype)
+    if dt != numpy.bool_ and (dtype is not None or name in _COMPARISONS):
+        raise TypeError(f"{name}.{method}: No loop matching the specified signature and "
+                        f"casting was found for ufunc {name} (it gives bool; a {method} "
+                        f"over {dt} would feed that bool back in)")
+
+
 def _outer(fn: Any, a: Any, b: Any, **kwargs: Any) -> Any:
     # Every element of a against every element of b, a's axes first.
     a, b = fnp.asarray(a), fnp.asarray(b)
@@ -117,6 +137,7 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
         if where is not None:
             kw["where"] = where
         return getattr(fnp, reducer)(a, **kw)
+    _check_bool_fold(name, "reduce", a, dtype)
     a = fnp.asarray(a)
     if dtype is not None:
         a = a.astype(dtype)  # NumPy's loop runs in dtype (no int8 wrap-around below it)
@@ -130,7 +151,9 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
     identity = getattr(numpy, name).identity
     if initial is None and where is None:
         if a.size == 0 and identity is not None:
-            res = fnp.full(final, identity, _fold_dtype(fn, a, dtype),
+            fd = _fold_dtype(fn, a, dtype)
+            # (bitwise_and's identity -1 is all ones: 255 in uint8, as NumPy's cast wraps)
+            res = fnp.full(final, numpy.asarray(identity).astype(fd), fd,
                            device=get_aval(a).device)
         else:
             res = _fold(fn, a, axes[0] if len(axes) == 1 else axes, keep_all=False,
@@ -199,6 +222,7 @@ def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = No
     if out is not None:
         raise TypeError(f"{fn.__name__}.accumulate: out= is not supported (funcgrad arrays "
                         "are immutable)")
+    _check_bool_fold(fn.__name__, "accumulate", a, dtype)
     a = fnp.asarray(a)
     if dtype is not None:  # NumPy's loop runs in dtype: the inputs are cast, not the result
         a = a.astype(dtype)
@@ -275,6 +299,7 @@ def _reduceat(fn: Any, a: Any, indices: Any, axis: int = 0, dtype: Any = None,
     if out is not None:
         raise TypeError(f"{name}.reduceat: out= is not supported (funcgrad arrays are "
                         "immutable)")
+    _check_bool_fold(name, "reduceat", a, dtype)
     a = fnp.asarray(a)
     if a.ndim == 0:
         raise ValueError(f"{name}.reduceat: a must have 1 or more dimension, got shape ()")

@@ -292,3 +292,14 @@ def test_packbits_jit_and_vmap() -> None:
     b = np.packbits(a, axis=-1)
     want = np.stack([np.unpackbits(x, count=5) for x in b])
     assert_allclose(funcgrad.vmap(lambda x: fnp.unpackbits(x, count=5))(dev(b)), want)
+
+
+@pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
+def test_float16_degree_conversions_round_once_as_numpy():
+    # NumPy scales float16 in float32 and rounds once (a float16 product was an ulp off);
+    # values from NumPy 2.3
+    x = dev(np.array([3.7, 255.0, 1e4], np.float16))
+    for f in (lambda v: v, funcgrad.jit):
+        assert host(f(fnp.rad2deg)(x)).tolist() == [212.0, 14608.0, np.inf]
+        assert host(f(fnp.deg2rad)(x)).tolist() == [0.0645751953125, 4.44921875, 174.5]
+    assert host(fnp.radians(dev(np.array([255], np.uint8)))).dtype == np.float16

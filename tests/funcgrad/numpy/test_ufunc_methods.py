@@ -177,3 +177,26 @@ def test_unary_ufunc_at():
     assert_allclose(g, np.array([np.exp(1.5), 1.0, 1.0, 1.0]))
     with pytest.raises(ValueError, match="inplace=False"):
         fnp.negative.at(a, 0)
+
+
+def test_bool_valued_ufuncs_reduce_only_in_bool_as_numpy():
+    # NumPy's logical and comparison ufuncs have bool loops only: a dtype= other than bool,
+    # or a comparison folding non-bool values (its bool result would meet an int8), has no
+    # loop; bool input works. (These computed a fold of cast values before.)
+    f = dev(np.array([1.0, 0.0, 2.0]))
+    b = dev(np.array([True, False, True]))
+    for call in (lambda: fnp.logical_and.accumulate(f, dtype=np.float64),
+                 lambda: fnp.logical_xor.reduce(f, dtype=np.int8),
+                 lambda: fnp.equal.reduce(f), lambda: fnp.less.accumulate(dev(np.arange(3))),
+                 lambda: fnp.less.reduceat(f, [0])):
+        with pytest.raises(TypeError, match="No loop matching"):
+            call()
+    assert host(fnp.less.accumulate(b)).tolist() == [True, False, True]
+    assert host(fnp.logical_and.accumulate(f, dtype=bool)).tolist() == [True, False, False]
+    assert not bool(host(fnp.logical_xor.reduce(f)))
+
+
+def test_empty_bitwise_and_reduce_is_all_ones():
+    # its identity -1, cast as NumPy does: 255 for uint8
+    got = fnp.bitwise_and.reduce(dev(np.zeros((0, 2), np.uint8)), axis=0)
+    assert host(got).tolist() == [255, 255] and host(got).dtype == np.uint8
