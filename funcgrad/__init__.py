@@ -61,6 +61,7 @@ from funcgrad.api_jit import (
     explain_cache_misses,
     jit,
     log_compiles,
+    no_tracing,
 )
 from funcgrad.api_pmap import pmap
 from funcgrad.api_scopes import ensure_compile_time_eval, named_call, named_scope
@@ -69,6 +70,7 @@ from funcgrad.api_taylor import derivatives, divergence, jet, laplacian, taylor_
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, float0
 from funcgrad.backend import (
+    Device,
     default_backend,
     default_device,
     device_count,
@@ -77,9 +79,11 @@ from funcgrad.backend import (
     local_devices,
     process_count,
     process_index,
+    process_indices,
     to_numpy,
 )
 from funcgrad.config import (
+    check_tracer_leaks,
     checking_leaks,
     default_matmul_precision,
     enable_checks,
@@ -150,6 +154,7 @@ __all__ = [
     "disable_jit",
     "explain_cache_misses",
     "log_compiles",
+    "no_tracing",
     "ensure_compile_time_eval",
     "named_scope",
     "named_call",
@@ -206,6 +211,7 @@ __all__ = [
     "enable_x64",
     "enable_checks",
     "checking_leaks",
+    "check_tracer_leaks",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "devices",
@@ -215,6 +221,8 @@ __all__ = [
     "default_backend",
     "process_index",
     "process_count",
+    "process_indices",
+    "Device",
     "Array",
     "typing",
     "nn",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend, config, stages, tree_util
-from funcgrad.api_jit import int_overflow, jit
+from funcgrad.api_jit import check_tracing_allowed, int_overflow, jit
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, float0, get_aval
 from funcgrad.core import Tracer, _trace_var, current_trace, extend_axis_env
@@ -479,6 +479,7 @@ def make_jaxpr(
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
+        check_tracing_allowed("make_jaxpr", fun)
         nargs = len(args)
         static_idx = {i % nargs for i in static if -nargs <= i < nargs}
         for i in sorted(static_idx):

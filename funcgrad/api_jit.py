@@ -60,7 +60,7 @@ from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
 
 __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "disable_jit",
-           "log_compiles", "explain_cache_misses"]
+           "log_compiles", "explain_cache_misses", "no_tracing", "check_tracing_allowed"]
 
 #: How many argument signatures (traces and their compiled programs) one jitted function
 #: keeps; past it the least recently used one is dropped (and traced again if it comes back).
@@ -110,6 +110,40 @@ _explain_misses: ContextVar[bool] = ContextVar("funcgrad_explain_cache_misses", 
 #: logger ``funcgrad``), naming the function and its argument types.
 _log_compiles: ContextVar[bool] = ContextVar("funcgrad_log_compiles", default=False)
 _logger = logging.getLogger("funcgrad")
+
+#: JAX's ``jax_no_tracing``: a jitted function (or make_jaxpr, eval_shape) that would trace
+#: raises instead, so a block can assert that everything it runs is already compiled.
+_no_tracing: ContextVar[bool] = ContextVar("funcgrad_no_tracing", default=False)
+_config.register_flag("jax_no_tracing", _no_tracing.get,
+                      lambda value: _no_tracing.set(bool(value)))
+
+
+def no_tracing(enable: bool = True) -> Any:
+    """``jax.no_tracing``: inside the ``with`` block (or the decorated function), a jitted
+    function called on a signature it has not traced, ``make_jaxpr`` and ``eval_shape`` raise
+    ``RuntimeError`` instead of tracing (the flag ``jax_no_tracing``): a training step can
+    check that it never retraces. Eager operations (not traced here) still run.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> f = funcgrad.jit(lambda x: x * 2)
+        >>> _ = f(np.ones(2))
+        >>> with funcgrad.no_tracing():
+        ...     _ = f(np.ones(2))                 # traced already: runs
+        ...     f(np.ones(3))                     # a new shape would trace
+        Traceback (most recent call last):
+        RuntimeError: re-tracing function <lambda> for `jit`, but 'no_tracing' is set
+    """
+    return _config.flag_scope("jax_no_tracing", enable)
+
+
+def check_tracing_allowed(what: str, fun: Any) -> None:
+    """Raise JAX's ``RuntimeError`` when ``jax_no_tracing`` is set (see :func:`no_tracing`);
+    ``what`` names the transformation about to trace ``fun``."""
+    if _no_tracing.get():
+        name = getattr(fun, "__name__", None) or repr(fun)
+        raise RuntimeError(f"re-tracing function {name} for `{what}`, but 'no_tracing' is set")
+
 
 _config.register_flag("jax_explain_cache_misses", _explain_misses.get,
                       lambda value: _explain_misses.set(bool(value)))
@@ -568,6 +602,7 @@ class Jitted:
     # -- tracing --------------------------------------------------------------------------
 
     def _trace(self, args, kwargs, statics, dyn_pos, leaves, treedef, cache_key) -> _Entry:
+        check_tracing_allowed("jit", self._fun)
         # The full signature, for explaining retraces (the cache key may be a shortcut).
         key = (treedef, tuple(statics), tuple(_leaf_key(x) for x in leaves))
         if (self._explain or _explain_misses.get()) and self._last is not None:
@@ -1017,6 +1052,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         >>> funcgrad.eval_shape(lambda x: x.T, funcgrad.ShapedArray((2, 3), np.float32))
         ShapeDtypeStruct(shape=(3, 2), dtype=float32)
     """
+    check_tracing_allowed("eval_shape", fun)
     if isinstance(fun, Jitted) and (fun._static_nums or fun._static_names):
         # Static arguments stay Python values (as in a call), only the others are abstract.
         nums = fun._static_nums | {i + len(args) for i in fun._neg_static}

@@ -236,6 +236,18 @@ def process_index() -> int:
     return 0
 
 
+def process_indices(backend: Any = None) -> list[int]:
+    """The indices of the processes of JAX's multi-process runtime
+    (``jax.process_indices()``): ``[0]`` (see :func:`process_index`).
+
+    Example:
+        >>> process_indices()
+        [0]
+    """
+    del backend  # one process whatever the backend
+    return [0]
+
+
 def process_count() -> int:
     """How many processes JAX's multi-process runtime has (``jax.process_count()``): 1 (see
     :func:`process_index`).

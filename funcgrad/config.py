@@ -53,6 +53,7 @@ __all__ = [
     "numpy_rank_promotion",
     "enable_checks",
     "checking_leaks",
+    "check_tracer_leaks",
     "transfer_guard_level",
     "TRANSFER_GUARD_LEVELS",
     "fft_workers",
@@ -341,6 +342,18 @@ def enable_checks(value: bool = True) -> Any:
         True
     """
     return flag_scope("jax_enable_checks", value)
+
+
+def check_tracer_leaks(enable: bool = True) -> Any:
+    """``jax.check_tracer_leaks``: the flag ``jax_check_tracer_leaks`` set to ``enable`` for
+    the ``with`` block (or the decorated function); ``checking_leaks()`` is it with True.
+
+    Example:
+        >>> with check_tracer_leaks(True):
+        ...     read("jax_check_tracer_leaks")
+        True
+    """
+    return flag_scope("jax_check_tracer_leaks", enable)
 
 
 def checking_leaks() -> Any:

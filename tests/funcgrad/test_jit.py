@@ -847,3 +847,24 @@ def test_argnums_accept_numpy_ints_and_refuse_names() -> None:
         funcgrad.jit(lambda a, n: a * n, static_argnums="n")
     with pytest.raises(TypeError, match="static_argnums must be ints"):
         funcgrad.make_jaxpr(lambda a, n: a * n, static_argnums="1")
+
+
+def test_no_tracing_refuses_new_traces_as_jax() -> None:
+    # jax.no_tracing (the flag jax_no_tracing): a traced signature still runs; a new one,
+    # make_jaxpr and eval_shape raise JAX's RuntimeError; eager differentiation still runs
+    f = funcgrad.jit(lambda x: x * 2)
+    x = dev(np.ones(2))
+    f(x)
+    with funcgrad.no_tracing():
+        assert_allclose(f(x), 2 * np.ones(2))
+        with pytest.raises(RuntimeError, match=re.escape(
+                "re-tracing function <lambda> for `jit`, but 'no_tracing' is set")):
+            f(dev(np.ones(3)))
+        with pytest.raises(RuntimeError, match="for `make_jaxpr`"):
+            funcgrad.make_jaxpr(lambda v: v)(1.0)
+        with pytest.raises(RuntimeError, match="for `eval_shape`"):
+            funcgrad.eval_shape(lambda v: v, 1.0)
+        assert float(funcgrad.grad(lambda v: v * 3.0)(1.0)) == 3.0
+    assert f.trace_count == 1
+    f(dev(np.ones(3)))  # outside the block it traces again
+    assert f.trace_count == 2
