@@ -175,8 +175,16 @@ def solve_banded(l_and_u: tuple[int, int], ab: Any, b: Any, overwrite_ab: bool =
         >>> ab = np.array([[0.0, 1.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 0.0]])
         >>> fsl.solve_banded((1, 1), ab, np.ones(3))
         array([0.5, 0. , 0.5])
+
+    Leading axes of ``ab`` and ``b`` beyond their core dimensions are batch axes (SciPy 1.17),
+    here and in the other band and Toeplitz functions.
     """
     nlower, nupper = (int(v) for v in l_and_u)
+    return _solve_banded(ab, b, nlower, nupper)
+
+
+@over_batch(("ab", 2), ("b", "1|2"))
+def _solve_banded(ab: Any, b: Any, nlower: int, nupper: int) -> Any:
     ab, b = _band_operands("solve_banded", ab, b)
     if nlower + nupper + 1 != get_aval(ab).shape[0]:
         raise ValueError(f"solve_banded: invalid values for the number of lower and upper "
@@ -185,6 +193,7 @@ def solve_banded(l_and_u: tuple[int, int], ab: Any, b: Any, overwrite_ab: bool =
     return solve(band_to_full(ab, nlower, nupper), b)
 
 
+@over_batch(("ab", 2), ("b", "1|2"))
 def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool = False,
                   lower: bool = False, check_finite: bool = True) -> Any:
     """Solve ``a x = b`` for a Hermitian positive-definite band matrix in band storage (upper
@@ -237,18 +246,24 @@ def cho_solve_banded(cb_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool =
         array([1., 1.])
     """
     cb, lower = cb_and_lower
+    return _cho_solve_banded(cb, b, bool(lower))
+
+
+@over_batch(("cb", 2), ("b", "1|2"))
+def _cho_solve_banded(cb: Any, b: Any, lower: bool) -> Any:
     cb, b = _band_operands("cho_solve_banded", cb, b)
     k = get_aval(cb).shape[0] - 1
     full = band_to_full(cb, k, 0) if lower else band_to_full(cb, 0, k)
     return cho_solve((full, bool(lower)), b)
 
 
-def _toeplitz_of(name: str, c_or_cr: Any) -> Any:
+def _column_and_row(c_or_cr: Any) -> tuple[Any, Any]:
     # SciPy's Toeplitz functions compute in double precision, whatever the input's.
     if isinstance(c_or_cr, tuple):
         c, r = c_or_cr
-        return toeplitz(fnp.ravel(as_double(c)), fnp.ravel(as_double(r)))
-    return toeplitz(fnp.ravel(as_double(c_or_cr)))
+        return as_double(c), as_double(r)
+    c = as_double(c_or_cr)
+    return c, fnp.conj(c)
 
 
 def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
@@ -261,7 +276,12 @@ def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
         >>> fsl.solve_toeplitz((np.array([2.0, 1.0]), np.array([2.0, 0.0])), np.array([2.0, 3.0]))
         array([1., 1.])
     """
-    t = _toeplitz_of("solve_toeplitz", c_or_cr)
+    return _solve_toeplitz(*_column_and_row(c_or_cr), b)
+
+
+@over_batch(("c", 1), ("r", 1), ("b", "1|2"))
+def _solve_toeplitz(c: Any, r: Any, b: Any) -> Any:
+    t = toeplitz(c, r)
     if get_aval(fnp.asarray(b)).shape[:1] != get_aval(t).shape[:1]:
         raise ValueError(f"solve_toeplitz: incompatible dimensions: T is "
                          f"{get_aval(t).shape}, b is {get_aval(fnp.asarray(b)).shape}")
@@ -278,7 +298,12 @@ def matmul_toeplitz(c_or_cr: Any, x: Any, check_finite: bool = False,
         >>> fsl.matmul_toeplitz((np.array([1.0, 2.0]), np.array([1.0, 3.0])), np.ones(2))
         array([4., 3.])
     """
-    t, x = promote(_toeplitz_of("matmul_toeplitz", c_or_cr), as_double(x))
+    return _matmul_toeplitz(*_column_and_row(c_or_cr), x)
+
+
+@over_batch(("c", 1), ("r", 1), ("x", "1|2"))
+def _matmul_toeplitz(c: Any, r: Any, x: Any) -> Any:
+    t, x = promote(toeplitz(c, r), as_double(x))
     return fnp.matmul(t, x)
 
 

@@ -338,6 +338,7 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
     return w if v is None else (w, v)
 
 
+@over_batch(("d", 1), ("e", 1))
 def eigh_tridiagonal(d: Any, e: Any, eigvals_only: bool = False, select: str = "a",
                      select_range: Any = None, check_finite: bool = True, tol: Any = 0.0,
                      lapack_driver: str = "auto", *, key: Any = None) -> Any:

@@ -16,7 +16,14 @@ from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.lax import stop_gradient
 from funcgrad.scipy.linalg._decomp import eigh, eigh_tridiagonal
-from funcgrad.scipy.linalg._util import as_inexact, check_square, const_like, mH, promote
+from funcgrad.scipy.linalg._util import (
+    as_inexact,
+    check_square,
+    const_like,
+    mH,
+    over_batch,
+    promote,
+)
 
 __all__ = ["eig", "eigvals", "eigvalsh", "eigvalsh_tridiagonal", "eig_banded",
            "eigvals_banded", "cdf2rdf", "band_to_full"]
@@ -232,6 +239,7 @@ def eigvalsh(a: Any, b: Any = None, *, lower: bool = True, overwrite_a: bool = F
                 subset_by_index=subset_by_index, subset_by_value=subset_by_value)
 
 
+@over_batch(("d", 1), ("e", 1))
 def eigvalsh_tridiagonal(d: Any, e: Any, select: str = "a", select_range: Any = None,
                          check_finite: bool = True, tol: float = 0.0,
                          lapack_driver: str = "auto") -> Any:
@@ -289,6 +297,7 @@ def _select(name: str, select: str, select_range: Any) -> dict[str, Any]:
             else {"subset_by_value": select_range})
 
 
+@over_batch(("a_band", 2))
 def eig_banded(a_band: Any, lower: bool = False, eigvals_only: bool = False,
                overwrite_a_band: bool = False, select: str = "a", select_range: Any = None,
                max_ev: int = 0, check_finite: bool = True) -> Any:
@@ -306,6 +315,7 @@ def eig_banded(a_band: Any, lower: bool = False, eigvals_only: bool = False,
     return eigh(full, eigvals_only=eigvals_only, **_select("eig_banded", select, select_range))
 
 
+@over_batch(("a_band", 2))
 def eigvals_banded(a_band: Any, lower: bool = False, overwrite_a_band: bool = False,
                    select: str = "a", select_range: Any = None,
                    check_finite: bool = True) -> Any:
