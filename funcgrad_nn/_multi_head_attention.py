@@ -11,6 +11,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad_nn.module import BadInputError
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -45,7 +46,9 @@ def multi_head_attention_forward(
     name = "multi_head_attention_forward"
 
     def fail(problem: str, fix: str) -> Exception:
-        return ValueError(f"{name}: {problem}. Fix: {fix}.")
+        # PyTorch asserts most of these and raises RuntimeError for a mask of the wrong
+        # shape: BadInputError is a ValueError and a RuntimeError.
+        return BadInputError(f"{name}: {problem}. Fix: {fix}.")
 
     if use_separate_proj_weight:
         wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight

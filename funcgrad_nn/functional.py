@@ -1118,6 +1118,14 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
                              f"multiple of the key/value heads {hk}")
         key = fnp.repeat(key, hq // hk, axis=-3)
         value = fnp.repeat(value, hq // hk, axis=-3)
+    try:
+        numpy.broadcast_shapes(*(tuple(t.shape[:-2]) for t in (query, key, value)))
+    except ValueError:
+        hint = " (fewer key/value heads than query heads need enable_gqa=True)" \
+            if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 else ""
+        raise BadInputError(f"{fname}: the batch dims of query {tuple(query.shape)}, key "
+                            f"{tuple(key.shape)} and value {tuple(value.shape)} do not "
+                            f"broadcast{hint}") from None
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = fnp.matmul(query, fnp.swapaxes(key, -1, -2)) * scale

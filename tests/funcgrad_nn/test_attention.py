@@ -253,3 +253,24 @@ def test_mods_index_captured_numpy_arrays_as_in_pytorch():
         dev(q), dev(k), dev(v), score_mod=lambda s, b, h, qi, ki: s + t[h, qi, ki]).sum())(
         dev(bias))
     assert host(g).shape == (2, 3, 4) and np.isfinite(host(g)).all()
+
+
+def test_sdpa_heads_that_do_not_broadcast_raise_a_named_runtime_error():
+    # torch 2.13: RuntimeError "The size of tensor a (4) must match the size of tensor b (2)"
+    q = dev(np.ones((2, 4, 3, 8), np.float32))
+    kv = dev(np.ones((2, 2, 5, 8), np.float32))
+    with pytest.raises(RuntimeError, match="do not broadcast .*enable_gqa=True"):
+        nn.F.scaled_dot_product_attention(q, kv, kv)
+    assert nn.F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True).shape == (2, 4, 3, 8)
+
+
+def test_multi_head_attention_forward_mask_shape_is_torchs_runtime_error():
+    # torch 2.13: RuntimeError "The shape of the 3D attn_mask is torch.Size([2, 3, 4]), but
+    # should be (4, 3, 4)."
+    e, h = 8, 2
+    q, k = dev(np.ones((3, 2, e), np.float32)), dev(np.ones((4, 2, e), np.float32))
+    w, ow = dev(np.ones((3 * e, e), np.float32)), dev(np.ones((e, e), np.float32))
+    with pytest.raises(RuntimeError, match=r"attn_mask should have shape \(3, 4\) or "
+                                           r"\(4, 3, 4\), got \(2, 3, 4\)"):
+        nn.F.multi_head_attention_forward(q, k, k, e, h, w, None, None, None, False, 0.0, ow,
+                                          None, attn_mask=dev(np.zeros((h, 3, 4), bool)))
