@@ -61,6 +61,8 @@ def _dtype_of(x: Any, what: str) -> _np.dtype:
         return _np.dtype(x)
     if hasattr(x, "dtype"):
         return _np.dtype(x.dtype)
+    if isinstance(x, bool | int | float | complex):  # a Python scalar: its type's (NumPy's)
+        return _np.dtype(type(x))
     raise TypeError(f"{what}: expected a dtype, a type or an array, got {type(x).__name__}")
 
 

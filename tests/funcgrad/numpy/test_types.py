@@ -64,3 +64,14 @@ def test_isinstance_ndarray_holds_for_traced_and_device_arrays() -> None:
     assert not isinstance(1.0, fnp.ndarray) and not isinstance(np.float64(1), fnp.ndarray)
     assert issubclass(np.ndarray, fnp.ndarray) and not issubclass(float, fnp.ndarray)
     assert fnp.ndarray((2,)).shape == (2,)
+
+
+def test_finfo_iinfo_of_python_scalars_as_numpy():
+    # NumPy reads a Python scalar as its type's dtype: finfo(1.0) and finfo(1j) are
+    # float64's, iinfo(1) int64's; ints (bools) have no finfo, floats no iinfo
+    assert fnp.finfo(1.0).eps == np.finfo(np.float64).eps
+    assert fnp.finfo(1j).dtype == np.float64
+    assert fnp.iinfo(1).max == np.iinfo(np.int64).max
+    for call in (lambda: fnp.finfo(1), lambda: fnp.iinfo(1.0), lambda: fnp.iinfo(True)):
+        with pytest.raises(ValueError):
+            call()
