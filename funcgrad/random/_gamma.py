@@ -51,7 +51,13 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
     alpha_orig = alpha
     alpha = _ew.select_n(boost_mask, _ew.add(alpha, dt.type(1)), alpha)
     d = _ew.sub(alpha, dt.type(1.0 / 3.0))
-    c = _ew.div(dt.type(1.0 / 3.0), _ew.sqrt(d))
+    # alpha <= -2/3 (invalid) gives NaN, as JAX's, without NumPy's sqrt/divide warnings
+    c = _ew.div(dt.type(1.0 / 3.0),
+                _ew.sqrt(fnp.where(_ew.gt(d, dt.type(0)), d, dt.type(numpy.nan))))
+    # 1 / alpha for the boost: inf at alpha = 0 (the draw is then 0, as JAX's), no warning
+    nonzero = _ew.ne(alpha_orig, dt.type(0))
+    inv_alpha = fnp.where(nonzero, _ew.div(dt.type(1), fnp.where(nonzero, alpha_orig, one)),
+                          dt.type(numpy.inf))
 
     def cond(carry: Any) -> Any:
         _, x2, v, u = carry
@@ -79,10 +85,10 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
         u = _uniform(sub, (), dt, 0.0, 1.0)
         log_u = _ew.log1p(_ew.neg(u))  # -Exponential, as JAX (so both spaces agree)
         skip = _ew.or_(boost_mask, _ew.eq(log_u, dt.type(0)))
-        log_boost = _ew.select_n(skip, _ew.div(log_u, alpha_orig), zero)
+        log_boost = _ew.select_n(skip, _ew.mul(log_u, inv_alpha), zero)
         return _ew.add(_ew.add(_ew.log(d), _ew.log(v)), log_boost)
     samples = _ew.sub(dt.type(1), _uniform(sub, (), dt, 0.0, 1.0))
-    boost = _ew.select_n(boost_mask, _ew.pow(samples, _ew.div(dt.type(1), alpha_orig)), one)
+    boost = _ew.select_n(boost_mask, _ew.pow(samples, inv_alpha), one)
     return _ew.mul(_ew.mul(d, v), boost)
 
 

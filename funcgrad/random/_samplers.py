@@ -702,7 +702,10 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
             r = _ew.mul(total, _ew.sub(pdt.type(1.0), _uniform(key, shape, pdt, 0.0, 1.0)))
             ind = _ew.convert_element_type(fnp.searchsorted(cum, r), _I64)
         else:
-            g = _ew.add(_gumbel(key, (n_inputs,), pdt, mode), _ew.log(p))
+            # log(0) = -inf (never drawn) without NumPy's divide-by-zero warning
+            pos = _ew.gt(p, pdt.type(0.0))
+            logp = fnp.where(pos, _ew.log(fnp.where(pos, p, pdt.type(1.0))), pdt.type(-numpy.inf))
+            g = _ew.add(_gumbel(key, (n_inputs,), pdt, mode), logp)
             ind = _ew.convert_element_type(lax.top_k(g, n_draws)[1], _I64)
         result = ind if scalar else fnp.take(a, ind, axis=axis)
     return _sh.reshape(result, out_shape)

@@ -380,6 +380,25 @@ def test_no_overflow_warnings() -> None:
         R.randint(R.PRNGKey(5), (50,), 0, 256, np.uint8)
 
 
+def test_zero_probabilities_and_shapes_draw_without_warnings() -> None:
+    """choice(replace=False) with zero probabilities, and gamma/beta/dirichlet/chisquare at
+    a zero (or invalid) shape, give JAX 0.10.2's draws (key(1)) and no NumPy warnings."""
+    import warnings
+
+    k = dev(R.key(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = dev(np.array([0.0, 0.5, 0.5]))
+        assert h(R.choice(k, 3, (2,), replace=False, p=p)).tolist() == [2, 1]
+        assert h(R.choice(KEY0, 10, (4,), replace=False, p=dev(np.arange(10.0) / 45))).tolist() \
+            == [2, 6, 7, 8]
+        g = h(R.gamma(k, dev(np.array([0.0, -1.0]))))
+        assert g[0] == 0.0 and np.isnan(g[1])
+        assert float(h(R.beta(k, 0.0, 1.0))) == 0.0
+        assert h(R.dirichlet(k, dev(np.array([0.0, 1.0])))).tolist() == [0.0, 1.0]
+        assert h(R.chisquare(k, 0.0, (3,))).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_a_key_from_a_python_seed_goes_to_the_default_device() -> None:
     # as every array made from Python data: a sampler's draws then meet the default device's
     # arrays (on the GPU, jax.random.PRNGKey(0) used with jnp arrays)
