@@ -310,7 +310,8 @@ def _poly_from_matrix(a: Any) -> Any:
 def poly(seq_of_zeros: Any) -> Any:
     """Coefficients of the monic polynomial with the given roots (or of a square matrix's
     characteristic polynomial). Real when complex roots pair up (known only for concrete
-    values: under ``jit``/``vmap`` complex roots give complex coefficients).
+    values: under ``jit``/``vmap`` complex roots give complex coefficients), and always for
+    a real matrix, whose eigenvalues pair up.
 
     Example:
         >>> poly([1.0, 2.0]).tolist()
@@ -318,7 +319,11 @@ def poly(seq_of_zeros: Any) -> Any:
     """
     z = _1d(seq_of_zeros)
     za = get_aval(z)
+    # A real matrix's eigenvalues pair up (LAPACK's real eigensolver gives exact conjugates),
+    # so its characteristic polynomial is real whether or not the values are known.
+    real_matrix = False
     if za.ndim == 2 and za.shape[0] == za.shape[1] and za.shape[0] != 0:
+        real_matrix = za.dtype.kind != "c"
         z = _poly_from_matrix(z)
     elif za.ndim != 1:
         raise ValueError("poly: input must be 1d or non-empty square 2d array.")
@@ -334,7 +339,9 @@ def poly(seq_of_zeros: Any) -> Any:
         zi = _shape.slice_in_dim(z, i, i + 1, 1, 0)
         a = polymul(a, _fs.concatenate([_const(numpy.ones(1, dtype=dt), z), _fe.negative(zi)],
                                        0))
-    if dt.kind == "c":
+    if dt.kind == "c" and real_matrix:
+        a = _fe.real(a)
+    elif dt.kind == "c":
         h = _concrete_host(z, "poly")
         if h is not None:
             pos = numpy.sort(h[h.imag > 0])

@@ -470,3 +470,14 @@ def test_polymul_traced_factors_keep_their_zeros() -> None:
     assert_allclose(fnp.polymul(a, b, trim_leading_zeros=False), np.array([0.0, 1.0, 2.0]))
     with pytest.raises(ConcretizationError, match="trim_leading_zeros"):
         funcgrad.jit(lambda a: fnp.polymul(a, b, trim_leading_zeros=True))(a)
+
+
+def test_poly_of_a_real_matrix_is_real_under_jit():
+    # a real matrix's eigenvalues pair up, so its characteristic polynomial is real, as in
+    # NumPy, also where the values are unknown (it was complex under jit and vmap)
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for got in (fnp.poly(dev(m)), funcgrad.jit(fnp.poly)(dev(m))):
+        assert host(got).dtype == np.float64
+        assert_allclose(got, np.array([1.0, -5.0, -2.0]))
+    got = funcgrad.vmap(fnp.poly)(dev(np.stack([m, np.array([[0.0, -1.0], [1.0, 0.0]])])))
+    assert_allclose(got, np.array([[1.0, -5.0, -2.0], [1.0, 0.0, 1.0]]))
