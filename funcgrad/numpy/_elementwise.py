@@ -27,7 +27,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.config import dtype_promotion, promotion_checks, rank_promotion
 from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
-from funcgrad.errors import DTypeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops._util import probe_dtype
 from funcgrad.ops.custom_derivatives import custom_jvp
@@ -927,7 +927,17 @@ def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /,
         raise ValueError("funcgrad.numpy.where: size= and fill_value= belong to the "
                          "one-argument form where(condition) (nonzero)")
     condition, x, y = _colocate(*asarray_operands(condition, x, y))
-    return _ew.select_n(_truth(condition), y, x)
+    try:
+        return _ew.select_n(_truth(condition), y, x)
+    except ShapeError:
+        # select_n names its operands (condition, y, x): say it in where's terms
+        shapes = [tuple(get_aval(v).shape) for v in (condition, x, y)]
+        try:
+            _np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ShapeError(f"where: condition, x and y of shapes {shapes[0]}, {shapes[1]} "
+                             f"and {shapes[2]} cannot be broadcast together") from None
+        raise
 
 
 def isclose(

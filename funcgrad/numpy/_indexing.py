@@ -1272,11 +1272,17 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         # A Python scalar goes to the others' device (cast alone it would be a host array).
         return _cast_near(v, dt, *conds, *choices)
 
+    shapes = [tuple(get_aval(v).shape) for v in (*conds, *choices, default)]
+    try:
+        shape = tuple(numpy.broadcast_shapes(*shapes))
+    except ValueError:
+        n = len(conds)
+        raise ShapeError(f"fnp.select: the conditions (shapes {shapes[:n]}), choices (shapes "
+                         f"{shapes[n:2 * n]}) and default (shape {shapes[-1]}) cannot be "
+                         "broadcast together") from None
     result = cast(default)
     for c, v in zip(reversed(conds), reversed(choices)):
         result = _ew.select_n(c, result, cast(v))
-    shape = tuple(numpy.broadcast_shapes(*(get_aval(v).shape for v in (*conds, *choices,
-                                                                        default))))
     if get_aval(result).shape != shape:
         result = _shape.broadcast_to(result, shape)
     return result

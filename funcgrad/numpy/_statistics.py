@@ -254,6 +254,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     fx = _arr("gradient", f)
     fa = _av(fx)
     nd = fa.ndim
+    if nd == 0:  # (NumPy's words: a 0-d array has no axis to differentiate along)
+        raise ValueError("gradient: Shape of array too small to calculate a numerical "
+                         "gradient, at least (edge_order + 1) elements are required.")
     axes = _axes("gradient", axis, nd, scalar_axis=False)
     if axis is not None and not isinstance(axis, list | tuple):
         axes = (axes[0],)

@@ -174,3 +174,15 @@ def test_pad_modes_traced() -> None:
                                                 end_values=e)))(1.0)
     assert_allclose(g, np.float64(np.sum(np.pad(np.zeros(3), 2, mode="linear_ramp",
                                                 end_values=1.0))))
+
+
+def test_where_and_select_name_their_own_operands_when_shapes_clash():
+    # the error came from the select_n primitive, its operands in its own order
+    c = np.array([True, False])
+    with pytest.raises(ValueError, match=r"where: condition, x and y of shapes \(2,\), \(3,\)"):
+        fnp.where(c, np.ones(3), 0.0)
+    with pytest.raises(ValueError, match=r"where: condition, x and y"):
+        funcgrad.jit(lambda v: fnp.where(c, v, 0.0))(np.ones(3))
+    with pytest.raises(ValueError, match=r"select: the conditions \(shapes \[\(2,\)\]\), "
+                                         r"choices \(shapes \[\(3,\)\]\)"):
+        fnp.select([c], [np.ones(3)])

@@ -208,6 +208,7 @@ def test_second_order_grads() -> None:
     (lambda: fnp.diff(np.ones(3), n=-1), ValueError, "non-negative"),
     (lambda: fnp.diff(np.array(1.0)), ValueError, "at least one dimensional"),
     (lambda: fnp.gradient(np.ones(2), edge_order=2), ValueError, "too small"),
+    (lambda: fnp.gradient(np.array(1.0)), ValueError, "too small"),  # (it gave ())
     (lambda: fnp.gradient(np.ones(3), edge_order=3), ValueError, "edge_order"),
     (lambda: fnp.gradient(np.ones(3), np.ones(4)), ValueError, "match the length"),
     (lambda: fnp.trapezoid(np.ones(3), np.ones(4)), ValueError, "does not match"),
