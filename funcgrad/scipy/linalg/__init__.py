@@ -59,7 +59,7 @@ from funcgrad.scipy.linalg._decomp_eig import (
     eigvalsh,
     eigvalsh_tridiagonal,
 )
-from funcgrad.scipy.linalg._decomp_qz import qz
+from funcgrad.scipy.linalg._decomp_qz import ordqz, qz
 from funcgrad.scipy.linalg._decomp_svd import (
     diagsvd,
     null_space,
@@ -127,8 +127,6 @@ from funcgrad.scipy.linalg._sylvester import solve_sylvester
 # SciPy's names that are not here, and why: asking for one raises an AttributeError (so
 # hasattr() is still False) that says so instead of a bare "no attribute".
 _NOT_HERE = {
-    "ordqz": "the ordered QZ decomposition (LAPACK's ?tgsen reordering) is not implemented; "
-             "qz gives the unordered form, eig(a, b) the generalized eigenvalues",
     "cossin": "the cosine-sine decomposition needs LAPACK's ?uncsd/?orcsd, which NumPy and "
               "CuPy do not expose",
     "get_lapack_funcs": "funcgrad calls no LAPACK routines directly (they would neither "
@@ -166,5 +164,5 @@ __all__ = [
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
     "expm_cond", "matrix_balance", "ldl", "clarkson_woodruff_transform",
-    "qz",
+    "qz", "ordqz",
 ]

@@ -1,5 +1,5 @@
-"""``qz``: the generalized Schur decomposition of a pencil, as ``scipy.linalg.qz``, over the
-QZ primitive (:mod:`funcgrad.ops.qz`)."""
+"""``qz`` and ``ordqz``: the generalized Schur decomposition of a pencil, as
+``scipy.linalg.qz``/``ordqz``, over the QZ primitive (:mod:`funcgrad.ops.qz`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from funcgrad.ops import qz as _qz
 from funcgrad.scipy.linalg._util import check_square, promote
 
-__all__ = ["qz"]
+__all__ = ["qz", "ordqz"]
 
 
 def qz(A: Any, B: Any, output: str = "real", lwork: Any = None, sort: Any = None,  # noqa: N803
@@ -40,3 +40,38 @@ def qz(A: Any, B: Any, output: str = "real", lwork: Any = None, sort: Any = None
     check_square("qz", a)
     check_square("qz", b, "b")
     return _qz.qz(a, b, output)
+
+
+def ordqz(A: Any, B: Any, sort: Any = "lhp", output: str = "real",  # noqa: N803
+          overwrite_a: bool = False, overwrite_b: bool = False,
+          check_finite: bool = True) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """``(AA, BB, alpha, beta, Q, Z)``: the generalized Schur form of :func:`qz` with the
+    eigenvalues ``alpha / beta`` that ``sort`` selects first, as ``scipy.linalg.ordqz``.
+    ``sort`` is ``"lhp"`` (real part < 0), ``"rhp"`` (> 0), ``"iuc"`` (inside the unit
+    circle), ``"ouc"`` (outside; infinite eigenvalues too) or a callable taking the arrays
+    ``alpha`` (complex) and ``beta`` and returning which to select (a real pencil's conjugate
+    pair moves as one, selected when either is); the groups keep their order. ``alpha`` and
+    ``beta`` are the diagonals of ``AA`` and ``BB`` (for a real 2x2 block the pair with the
+    positive imaginary part first and one ``beta``): their ratios are SciPy's eigenvalues,
+    their scaling may differ from LAPACK's. Stacks of matrices, ``jit`` and ``vmap`` work (the
+    callable runs on the host); no derivative, as SciPy.
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.linalg as fsl
+        >>> a = np.array([[2.0, 5.0, 8.0, 7.0], [5.0, 2.0, 2.0, 8.0], [7.0, 5.0, 6.0, 6.0],
+        ...               [5.0, 4.0, 4.0, 8.0]])
+        >>> b = np.array([[0.0, 6.0, 0.0, 0.0], [5.0, 0.0, 2.0, 1.0], [5.0, 2.0, 6.0, 6.0],
+        ...               [4.0, 7.0, 7.0, 7.0]])
+        >>> AA, BB, alpha, beta, Q, Z = fsl.ordqz(a, b, sort="lhp")
+        >>> (alpha / beta).real < 0   # the left half plane first
+        array([ True,  True, False, False])
+        >>> bool(np.allclose(Q @ AA @ Z.T, a)), bool(np.allclose(Q @ BB @ Z.T, b))
+        (True, True)
+    """
+    if sort is None:
+        raise ValueError("sort parameter must be None, a callable, or one of ('lhp','rhp',"
+                         "'iuc','ouc'); ordqz needs an ordering")
+    a, b = promote(A, B)
+    check_square("ordqz", a)
+    check_square("ordqz", b, "b")
+    return _qz.qz(a, b, output, sort)   # type: ignore[return-value]

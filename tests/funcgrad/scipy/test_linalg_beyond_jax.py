@@ -304,9 +304,9 @@ def test_signatures_of_scipy_and_jax_calls() -> None:
 
 
 def test_missing_scipy_names_say_why() -> None:
-    assert not hasattr(fsl, "ordqz")
-    with pytest.raises(AttributeError, match="ordered QZ.*eig\\(a, b\\)"):
-        fsl.ordqz  # noqa: B018
+    assert not hasattr(fsl, "cossin")
+    with pytest.raises(AttributeError, match="cosine-sine"):
+        fsl.cossin  # noqa: B018
     with pytest.raises(AttributeError, match="no BLAS/LAPACK routines"):
         fsl.find_best_blas_type  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
@@ -482,3 +482,53 @@ def test_band_and_toeplitz_functions_batch_as_scipy(name, call) -> None:
     got = host(call(fsl, dev(h), dev(g), dev(b)))
     assert got.shape == want.shape
     assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("output", ["real", "complex"])
+@pytest.mark.parametrize("sort", ["lhp", "rhp", "iuc", "ouc", "callable"])
+def test_ordqz_selects_scipys_eigenvalues_first(sort, output) -> None:
+    # ordqz was missing; the selection, the eigenvalues and the leading deflating subspace
+    # are SciPy's (alpha and beta may be scaled otherwise)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(5, 5)), rng.normal(size=(5, 5))
+    if sort == "callable":
+        def sort(alpha, beta):
+            return np.abs(alpha) > 0.8 * np.abs(beta)
+    AA, BB, alpha, beta, Q, Z = (host(x) for x in fsl.ordqz(dev(a), dev(b), sort=sort,
+                                                           output=output))
+    want = sl.ordqz(a, b, sort=sort, output=output)
+    assert alpha.dtype == want[2].dtype and beta.dtype == want[3].dtype
+    like = 1 if output == "real" else 1 + 0j
+    assert_allclose(Q @ AA @ Z.conj().T, a * like, atol=1e-10)
+    assert_allclose(Q @ BB @ Z.conj().T, b * like, atol=1e-10)
+    assert not np.tril(BB, -1).any() and not np.tril(AA, -2).any()
+    select = sl._decomp_qz._select_function(sort)
+    chosen = np.asarray(select(want[2], want[3]))
+    assert np.array_equal(np.asarray(select(alpha, beta)), chosen)
+    k = int(chosen.sum())
+    def ordered(w):   # a conjugate pair's equal real parts differ in rounding
+        return w[np.lexsort((w.imag, w.real.round(8)))]
+    assert_allclose(ordered(alpha[:k] / beta[:k]), ordered(want[2][:k] / want[3][:k]),
+                    rtol=1e-8, atol=1e-10)
+    # the leading k columns of Z span SciPy's deflating subspace
+    span = Z[:, :k]
+    assert_allclose(span @ (span.conj().T @ want[5][:, :k]), want[5][:, :k], atol=1e-9)
+
+
+def test_ordqz_with_a_singular_b_and_under_transforms() -> None:
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+    b[:, 0] = b[:, 1]   # one infinite eigenvalue: outside the unit circle, in no half plane
+    AA, BB, alpha, beta, Q, Z = (host(x) for x in fsl.ordqz(dev(a), dev(b), sort="ouc"))
+    assert_allclose(Q @ BB @ Z.T, b, atol=1e-10)
+    want = sl.ordqz(a, b, sort="ouc")
+    k = int(sl._decomp_qz._ouc(want[2], want[3]).sum())
+    assert int(sl._decomp_qz._ouc(alpha, beta).sum()) == k and (beta[:k] == 0).sum() == 1
+    assert not (host(fsl.ordqz(dev(a), dev(b), sort="lhp")[3])[:2] == 0).any()
+    jitted = funcgrad.jit(lambda x, y: fsl.ordqz(x, y, sort="ouc"))(dev(a), dev(b))
+    for g, e in zip(jitted, (AA, BB, alpha, beta, Q, Z)):
+        assert_allclose(host(g), e, rtol=1e-12, atol=1e-12)
+    batched = funcgrad.vmap(lambda x: fsl.ordqz(x, dev(b), sort="ouc")[3])(dev(np.stack([a, a])))
+    assert_allclose(host(batched), np.stack([beta, beta]), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="sort parameter"):
+        fsl.ordqz(dev(a), dev(b), sort="bogus")
