@@ -697,8 +697,12 @@ def _per_example(key: Any) -> Any:
                 "use the 'same' or 'different' randomness flags on vmap or perform the "
                 "randomness operation out of vmap (a training-mode Dropout's own key, shared "
                 "by every example, is such an operation)")
-        # hashed per level, so (outer i, inner j) and (outer j, inner i) differ
-        key = _mix32(key ^ fnp.stack([index, fnp.zeros_like(index)]).astype(key.dtype))
+        # hashed per level, so (outer i, inner j) and (outer j, inner i) differ. The index
+        # lives with the data, the key with its module, which may stay on the host while
+        # the data is on a device (PyTorch's Dropout has no state to move): the key's two
+        # words are mixed in as scalars, which meet an array on any device
+        idx = index.astype(key.dtype)
+        key = _mix32(fnp.stack([idx ^ key[0], fnp.zeros_like(idx) ^ key[1]]))
     return key
 
 

@@ -567,3 +567,15 @@ def test_gradients_of_complex_inputs_are_pytorchs_conjugates():
     assert_allclose(host(vjp_fn(v)[0]), np.array([-2 - 6j, -1.75 - 1.5j]))
     (g,), aux = func.grad(lambda a: (loss(a), 1), argnums=(0,), has_aux=True)(z)
     assert_allclose(host(g), want)
+
+
+def test_vmap_different_with_a_dropout_left_on_the_host_and_data_on_the_device():
+    # PyTorch's Dropout holds no state, so a model's Dropout works with data on any device;
+    # here its key stays where it was made: the per-example keys meet the data's index
+    # (it raised a device mismatch in the strict pass)
+    drop = nn.Dropout(0.5).to("cpu")
+    x = dev(np.ones((2, 64), np.float32))
+    out = func.vmap(drop, randomness="different")(x)
+    assert funcgrad.backend.device_of(out) == funcgrad.backend.device_of(x)
+    rows = host(out)
+    assert set(np.unique(rows)) <= {0.0, 2.0} and not np.array_equal(rows[0], rows[1])
