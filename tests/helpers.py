@@ -28,7 +28,8 @@ _ON_GPU = DEVICE.partition(":")[0].lower() in ("gpu", "cuda")
 #: on purpose, filtered there so that the test output shows only real problems.
 expected_fp_warnings = pytest.mark.filterwarnings(
     r"ignore:(divide by zero|invalid value|overflow|underflow) encountered:RuntimeWarning",
-    r"ignore:(All-NaN (slice|axis)|Mean of empty slice) encountered:RuntimeWarning")
+    r"ignore:(All-NaN (slice|axis) encountered|Mean of empty slice|Degrees of freedom <= 0 "
+    r"for slice):RuntimeWarning")
 
 
 def dev(x: Any) -> Any:
