@@ -264,6 +264,27 @@ def _symmetric_tangent(a: Any, lower: bool) -> Any:
     return part + stop_gradient(_hermitian_from(a, lower) - part)
 
 
+_EIGH_DRIVERS = ("ev", "evd", "evr", "evx", "gv", "gvd", "gvx")
+
+
+def _check_eigh_driver(driver: Any, generalized: bool, subset: bool) -> None:
+    """SciPy's checks of ``eigh``'s ``driver`` (every driver gives the same decomposition
+    here, but a wrong one is an error there)."""
+    if driver is None:
+        return
+    if driver not in _EIGH_DRIVERS:
+        raise ValueError(f'eigh: "{driver}" is unknown. Possible values are "None", '
+                         + ", ".join(f'"{d}"' for d in _EIGH_DRIVERS) + ".")
+    if driver.startswith("g") and not generalized:
+        raise ValueError(f"eigh: {driver} requires input b array to be supplied for "
+                         "generalized eigenvalue problems.")
+    if not driver.startswith("g") and generalized:
+        raise ValueError(f'eigh: "{driver}" does not accept input b array for standard '
+                         "eigenvalue problems.")
+    if subset and driver in ("ev", "evd", "gv", "gvd"):
+        raise ValueError(f'eigh: "{driver}" cannot compute subsets of eigenvalues')
+
+
 def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
          overwrite_a: bool = False, overwrite_b: bool = False, turbo: bool = True,
          eigvals: Any = None, type: int = 1, check_finite: bool = True, *,  # noqa: A002
@@ -278,7 +299,9 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
     ``subset_by_value`` needs concrete values (not under ``jit``/``vmap``/``grad``).
     ``jax.scipy.linalg.eigh``'s positional order is accepted too (``lower``, ``eigvals_only``
     ... positionally; ``turbo`` has no effect; old SciPy's ``eigvals=(lo, hi)`` is
-    ``subset_by_index``).
+    ``subset_by_index``). ``driver`` is checked as SciPy does, and every driver gives the same
+    decomposition: eigenvectors with the signs of LAPACK's ``syevd`` (NumPy's ``eigh``'s);
+    SciPy's default ``"evr"`` may give a column the opposite sign.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -293,6 +316,8 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         raise ValueError(f"eigh: type must be 1, 2 or 3, got {type!r}")
     if subset_by_index is not None and subset_by_value is not None:
         raise ValueError("eigh: give at most one of subset_by_index and subset_by_value")
+    _check_eigh_driver(driver, b is not None,
+                       subset_by_index is not None or subset_by_value is not None)
     if b is None:
         a = as_inexact(a)
         check_square("eigh", a)

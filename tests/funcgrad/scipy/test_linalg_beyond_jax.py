@@ -532,3 +532,19 @@ def test_ordqz_with_a_singular_b_and_under_transforms() -> None:
     assert_allclose(host(batched), np.stack([beta, beta]), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="sort parameter"):
         fsl.ordqz(dev(a), dev(b), sort="bogus")
+
+
+def test_eigh_checks_its_driver_as_scipy() -> None:
+    # a wrong driver went unnoticed; each is accepted where SciPy accepts it
+    s = dev(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    for driver in ("ev", "evd", "evr", "evx"):
+        assert_allclose(host(fsl.eigh(s, driver=driver)[0]), np.array([1.0, 3.0]))
+    assert_allclose(host(fsl.eigh(s, s, driver="gvd", eigvals_only=True)), np.ones(2))
+    for kwargs, match in ((dict(driver="bogus"), "unknown"),
+                          (dict(driver="gv"), "requires input b"),
+                          (dict(b=s, driver="evr"), "does not accept input b"),
+                          (dict(driver="evd", subset_by_index=(0, 0)), "cannot compute subsets")):
+        with pytest.raises(ValueError, match=match):
+            fsl.eigh(s, **kwargs)
+        with pytest.raises(ValueError, match=match):
+            sl.eigh(host(s), **{k: host(v) if k == "b" else v for k, v in kwargs.items()})
