@@ -213,7 +213,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "sigmoid")
     if nonlinearity in linear:
-        return 1.0
+        return 1  # PyTorch's int (prints as 1, not 1.0)
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":

@@ -263,7 +263,8 @@ class Buffer:
 _REGISTRIES = ("_parameters", "_buffers", "_modules")
 _INTERNAL = frozenset(
     ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "_forward_hooks",
-     "_forward_pre_hooks", "_autograd_hooks", "_born_in", "_transform_copy", "_compiled")
+     "_forward_pre_hooks", "_autograd_hooks", "_born_in", "_transform_copy", "_compiled",
+     "_collects_writes", "_parameter_writes")
 )
 
 
@@ -1581,7 +1582,40 @@ def collect_buffer_updates(mod: Module) -> Module:
     """
     for m in mod.modules():
         m.__dict__.pop("_transform_copy", None)
+        m.__dict__["_collects_writes"] = True
     return mod
+
+
+def record_parameter_write(mod: Module, name: str, value: Any) -> bool:
+    """Record that ``mod``'s forward pass wrote ``value`` (traced, gradient stopped) into its
+    parameter ``name`` in place, as PyTorch layers may (``Embedding``'s ``max_norm``
+    renormalisation), when ``mod`` is a module-aware transform's copy: the transform writes
+    it into the caller's parameter afterwards. Returns whether it was recorded (elsewhere a
+    traced write has nowhere to go and is dropped).
+
+    >>> import funcgrad_nn as nn
+    >>> record_parameter_write(nn.Linear(1, 1), "weight", None)
+    False
+    """
+    if not mod.__dict__.get("_collects_writes"):
+        return False
+    mod.__dict__.setdefault("_parameter_writes", {})[name] = value
+    return True
+
+
+def pop_parameter_writes(mod: Module) -> dict[str, Any]:
+    """The parameter writes recorded on ``mod`` and its submodules (see
+    :func:`record_parameter_write`) by full dotted name, removed from them.
+
+    >>> import funcgrad_nn as nn
+    >>> pop_parameter_writes(nn.Linear(1, 1))
+    {}
+    """
+    out: dict[str, Any] = {}
+    for prefix, m in mod.named_modules(remove_duplicate=False):
+        for name, value in m.__dict__.pop("_parameter_writes", {}).items():
+            out[(prefix + "." if prefix else "") + name] = value
+    return out
 
 
 def _warn_lost_update(mod: Module, name: str) -> None:

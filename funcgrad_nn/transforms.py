@@ -32,11 +32,19 @@ import numpy as np
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
+from funcgrad.backend import is_writeable
+from funcgrad.core import is_tracer
 from funcgrad.debug.nans import nans_enabled
 from funcgrad.errors import ConcretizationError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
-from funcgrad_nn.module import Module, collect_buffer_updates, storable_state_value
+from funcgrad_nn.module import (
+    Module,
+    collect_buffer_updates,
+    pop_parameter_writes,
+    record_parameter_write,
+    storable_state_value,
+)
 
 __all__ = ["checkpoint", "grad", "jit", "value_and_grad", "vjp", "vmap"]
 
@@ -55,13 +63,16 @@ def _trainable_mask(mod: Module) -> list[bool]:
     return mask
 
 
-def _buffer_dict(mod: Module) -> dict[str, Any]:
-    """Every buffer (persistent or not) of ``mod`` by full dotted name."""
+def _buffer_dict(mod: Module, writes: bool = False) -> dict[str, Any]:
+    """Every buffer (persistent or not) of ``mod`` by full dotted name; with ``writes``, also
+    the in-place parameter writes its forward pass recorded (``Embedding``'s ``max_norm``)."""
     out: dict[str, Any] = {}
     for prefix, m in mod.named_modules(remove_duplicate=False):
         for name, b in m._buffers.items():
             if b is not None:
                 out[(prefix + "." if prefix else "") + name] = b
+    if writes:
+        out.update(pop_parameter_writes(mod))
     return out
 
 
@@ -77,10 +88,23 @@ def _write_back(mod: Module, bufs: dict[str, Any]) -> None:
     for full, value in bufs.items():
         path, _, name = full.rpartition(".")
         target = mod.get_submodule(path)
-        if target._buffers.get(name) is not value:
+        if name in target._parameters:
+            _write_parameter(target, name, value)
+        elif target._buffers.get(name) is not value:
             # Under an enclosing plain transformation the new value may be traced: store it
             # only if that is safe (concrete under grad, else a clear error).
             target._buffers[name] = storable_state_value(target, name, value)
+
+
+def _write_parameter(target: Module, name: str, value: Any) -> None:
+    """A parameter write the forward pass made in place (PyTorch's semantics), into the
+    caller's parameter array, which the optimizer holds; inside an enclosing module-aware
+    transform (the parameter is its traced copy) it is handed on to that transform."""
+    w = target._parameters[name]
+    if is_tracer(w):
+        record_parameter_write(target, name, value)
+    elif not is_tracer(value) and is_writeable(w):
+        w[...] = value
 
 
 class _Tied:
@@ -255,7 +279,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 value, aux = out
             else:
                 value, aux = out, None
-            return value, (aux, _buffer_dict(copy))
+            return value, (aux, _buffer_dict(copy, writes=True))
 
         diff_args = [args[a - 1] for a in others]
         (value, (aux, bufs)), gs = funcgrad.value_and_grad(
@@ -326,7 +350,7 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
             out, aux = out
         else:
             aux = None
-        return out, (aux, _buffer_dict(copy))
+        return out, (aux, _buffer_dict(copy, writes=True))
 
     out, pullback, (aux, bufs) = funcgrad.vjp(inner, trainable, has_aux=True)
     _write_back(model, bufs)
@@ -436,7 +460,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
     def inner(*args: Any, **kwargs: Any) -> Any:
         _collect(args)
         out = fn(*args, **kwargs)
-        bufs = {i: _buffer_dict(a) for i, a in enumerate(args) if isinstance(a, Module)}
+        bufs = {i: _buffer_dict(a, writes=True) for i, a in enumerate(args) if isinstance(a, Module)}
         return out, bufs
 
     jitted = funcgrad.jit(inner, **jit_kwargs)

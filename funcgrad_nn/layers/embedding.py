@@ -10,7 +10,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn.layers._util import empty, place
-from funcgrad_nn.module import Module, Parameter
+from funcgrad_nn.module import Module, Parameter, record_parameter_write
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -27,13 +27,24 @@ def _zero_padding_row(module: Module) -> None:
 
 
 def _renormalise_in_place(module: Module, input: Any, rows: Any = None) -> None:
-    """PyTorch's ``embedding_renorm_``: with ``max_norm``, an eager call writes the looked-up
-    rows renormalised back into the module's weight (duplicates write equal values). Skipped
-    under a transform (a tracer) or for a read-only weight; ``rows`` are the renormalised
-    rows when the caller has them already."""
+    """PyTorch's ``embedding_renorm_``: with ``max_norm``, a call writes the looked-up rows
+    renormalised back into the module's weight (duplicates write equal values); ``rows`` are
+    the renormalised rows when the caller has them already. Eagerly the weight array is
+    written in place (unless read-only). With a traced weight (the module is a transform's
+    copy) the new table is recorded for the module-aware transforms (``funcgrad_nn.jit``,
+    ``grad``, ``value_and_grad``, ``vjp``, ``Module.compile``), which write it into the
+    caller's weight afterwards, so a training step renormalises the weight the optimizer
+    then updates, as in PyTorch."""
     w = module.weight
-    if (module.max_norm is None or is_tracer(w) or is_tracer(input) or is_tracer(rows)
-            or not is_writeable(w)):
+    if module.max_norm is None:
+        return
+    if is_tracer(w):
+        if rows is None:
+            rows = F.embedding(input, w, None, module.max_norm, module.norm_type)
+        new = w.at[input].set(funcgrad.stop_gradient(rows))
+        record_parameter_write(module, "weight", funcgrad.stop_gradient(new))
+        return
+    if is_tracer(input) or is_tracer(rows) or not is_writeable(w):
         return
     if rows is None:
         rows = F.embedding(input, w, None, module.max_norm, module.norm_type)
@@ -47,9 +58,10 @@ class Embedding(Module):
     With ``max_norm``, looked-up rows whose ``norm_type``-norm exceeds it are renormalised
     to ``max_norm`` (see :func:`funcgrad_nn.functional.embedding`). When the weight and the
     indices are concrete arrays (an eager call) the renormalised rows are also written into
-    ``weight`` in place, as PyTorch does; under ``jit``/``vmap``, or ``grad`` with respect to
-    the weight, it is a traced value and is not written back (only the returned rows are
-    renormalised).
+    ``weight`` in place, as PyTorch does, and so do the module-aware transforms
+    (``funcgrad_nn.jit``, ``grad``, ``value_and_grad``, ``vjp``, ``Module.compile``) after
+    the call; under a plain ``funcgrad.jit``/``vmap`` with traced indices, or ``nn.vmap``,
+    only the returned rows are renormalised.
 
     >>> import numpy as np
     >>> e = Embedding(10, 3, padding_idx=0)

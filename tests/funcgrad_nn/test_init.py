@@ -14,7 +14,7 @@ import funcgrad_nn as nn
 from funcgrad_nn import init
 
 # torch.nn.init.calculate_gain(nonlinearity, param) in torch 2.13
-GAINS = [("linear", None, 1.0), ("conv_transpose3d", None, 1.0), ("sigmoid", None, 1.0),
+GAINS = [("linear", None, 1), ("conv_transpose3d", None, 1), ("sigmoid", None, 1),
          ("tanh", None, 5.0 / 3), ("relu", None, math.sqrt(2.0)), ("selu", None, 0.75),
          ("leaky_relu", None, 1.4141428569978354), ("leaky_relu", 0.2, 1.3867504905630728),
          ("leaky_relu", 1, 1.0), ("relu", "ignored", math.sqrt(2.0))]
@@ -22,7 +22,9 @@ GAINS = [("linear", None, 1.0), ("conv_transpose3d", None, 1.0), ("sigmoid", Non
 
 @pytest.mark.parametrize("nonlinearity,param,gain", GAINS)
 def test_calculate_gain_matches_torch(nonlinearity, param, gain):
-    assert init.calculate_gain(nonlinearity, param) == pytest.approx(gain, rel=1e-15)
+    got = init.calculate_gain(nonlinearity, param)
+    assert got == pytest.approx(gain, rel=1e-15)
+    assert type(got) is type(gain)  # torch's int 1 for the linear family, floats elsewhere
 
 
 @pytest.mark.parametrize("nonlinearity,param", [("identity", None), ("gelu", None),

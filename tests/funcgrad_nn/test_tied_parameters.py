@@ -173,7 +173,7 @@ def test_embedding_max_norm_functional_is_pure(p):
     assert_allclose(wd, w)  # the functional form does not write back
 
 
-def test_embedding_module_max_norm_writes_back_eagerly_only():
+def test_embedding_module_max_norm_writes_back_eagerly_and_under_module_transforms():
     nn.manual_seed(3)
     e = nn.Embedding(6, 3, max_norm=1.0).to(DEVICE)
     e.weight[...] = dev(rng.normal(size=(6, 3)).astype(np.float32) * 3)
@@ -188,12 +188,25 @@ def test_embedding_module_max_norm_writes_back_eagerly_only():
     assert_allclose(w1[untouched], w0[untouched])
     assert "max_norm=1.0" in repr(e)
 
-    # Under a transform: the rows come back renormalised, the weight is not written.
+    # Under a plain jit with traced indices the rows come back renormalised and the weight
+    # is not written (there is no concrete row to write).
     e2 = nn.Embedding(6, 3, max_norm=1.0).to(DEVICE)
     e2.weight[...] = dev(w0)
-    got = nn.jit(lambda m, i: m(i))(e2, dev(idx))
+    got = funcgrad.jit(lambda i: e2(i))(dev(idx))
     assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert_allclose(e2.weight, w0)
+    # The module-aware transforms write it back, as PyTorch's in-place renorm in a
+    # training step (the optimizer then updates the renormalised rows).
+    w_held = e2.weight  # the array an optimizer holds: written in place
+    got = nn.jit(lambda m, i: m(i))(e2, dev(idx))
+    assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert e2.weight is w_held
+    assert_allclose(e2.weight, w1, rtol=1e-6, atol=1e-6)
+    e3 = nn.Embedding(6, 3, max_norm=1.0).to(DEVICE)
+    e3.weight[...] = dev(w0)
+    nn.jit(nn.value_and_grad(lambda m, i: m(i).sum()))(e3, dev(idx))  # nested: handed out
+    assert_allclose(e3.weight, w1, rtol=1e-6, atol=1e-6)
+    e2.weight[...] = dev(w0)
 
     # PyTorch's gradient: the scale is applied in place under no_grad, so d out/d weight is
     # the plain lookup's (a scatter-add of the output gradient).
@@ -202,7 +215,7 @@ def test_embedding_module_max_norm_writes_back_eagerly_only():
     want_g = np.zeros((6, 3), np.float32)
     np.add.at(want_g, idx, np.arange(9, dtype=np.float32).reshape(3, 3))
     assert_allclose(g.weight, want_g)
-    assert_allclose(e2.weight, w0)
+    assert_allclose(e2.weight, w1, rtol=1e-6, atol=1e-6)
 
 
 def test_embedding_max_norm_with_padding_and_errors():
