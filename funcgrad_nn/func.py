@@ -40,6 +40,7 @@ import numpy
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
+from funcgrad.avals import float0
 from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import current_trace, is_tracer
 from funcgrad.interpreters.staging import staging_below
@@ -518,10 +519,22 @@ def jvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     res = funcgrad.jvp(_recording(func, box), tuple(primals), tuple(tangents), has_aux=has_aux)
     skel = _out_skeleton(box)
     out_skel = skel[0] if has_aux and skel is not None else skel
+    tan = _integer_tangents(res[0], res[1])
     if has_aux:
-        return (_reorder(out_skel, res[0]), _reorder(out_skel, res[1]),
+        return (_reorder(out_skel, res[0]), _reorder(out_skel, tan),
                 _reorder(skel[1] if skel else None, res[2]))
-    return _reorder(out_skel, res[0]), _reorder(out_skel, res[1])
+    return _reorder(out_skel, res[0]), _reorder(out_skel, tan)
+
+
+def _integer_tangents(out: Any, tangents: Any) -> Any:
+    """``tangents`` with each float0 one (of an integer or bool output, JAX's marker of "no
+    tangent space") as zeros of its output's dtype: PyTorch's forward mode gives an integer
+    output a zero tangent of its own dtype."""
+    def fix(o: Any, t: Any) -> Any:
+        if getattr(t, "dtype", None) == float0:
+            return fnp.zeros_like(o)
+        return t
+    return tree_util.tree_map(fix, out, tangents)
 
 
 def _cast_like(t: Any, like: Any) -> Any:
@@ -584,7 +597,12 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
         >>> jvp_fn(np.array([2.0])).tolist()
         [2.0]
     """
-    return funcgrad.linearize(func, *primals)
+    out, f_jvp = funcgrad.linearize(func, *primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return _integer_tangents(out, f_jvp(*_fit_tangents(primals, tangents)))
+
+    return out, jvp_fn
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,

@@ -19,7 +19,7 @@ import numpy
 
 import funcgrad
 from funcgrad import numpy as fnp
-from funcgrad.avals import get_aval
+from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_of
 from funcgrad.interpreters.linearize import linearize_flat
 from funcgrad.ir import Var
@@ -255,6 +255,9 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         return outs
 
     out, tan = funcgrad.jvp(f, xs, tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
+    # an integer output's tangent is zeros of its dtype (funcgrad's float0 marks "none"), as
+    # jacobian gives it zero blocks
+    tan = tuple(fnp.zeros_like(o) if t.dtype == float0 else t for o, t in zip(out, tan))
     return _grad_postprocess(box[0], out), _grad_postprocess(box[0], tan)
 
 

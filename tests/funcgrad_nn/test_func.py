@@ -579,3 +579,22 @@ def test_vmap_different_with_a_dropout_left_on_the_host_and_data_on_the_device()
     assert funcgrad.backend.device_of(out) == funcgrad.backend.device_of(x)
     rows = host(out)
     assert set(np.unique(rows)) <= {0.0, 2.0} and not np.array_equal(rows[0], rows[1])
+
+
+def test_jvp_and_linearize_give_an_integer_output_a_zero_tangent_of_its_dtype():
+    # torch 2.13: func.jvp / func.linearize's jvp_fn give (a > 1).long() the tangent
+    # tensor([0, 0]) (int64); funcgrad's tangent there is a float0 marker
+    x = dev(np.array([1.0, 2.0]))
+
+    def f(a):
+        return (a > 1).astype(np.int64), a * 2
+
+    _, (ti, tf) = func.jvp(f, (x,), (x,))
+    assert ti.dtype == np.int64 and host(ti).tolist() == [0, 0]
+    assert host(tf).tolist() == [2.0, 4.0]
+    _, jvp_fn = func.linearize(f, x)
+    ti, tf = jvp_fn(x)
+    assert ti.dtype == np.int64 and host(ti).tolist() == [0, 0]
+    assert host(tf).tolist() == [2.0, 4.0]
+    with pytest.raises(RuntimeError, match="different size"):
+        jvp_fn(dev(np.ones(3)))

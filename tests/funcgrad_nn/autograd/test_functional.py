@@ -336,3 +336,9 @@ def test_hessian_checks_its_function_and_options_as_torch():
                                    outer_jacobian_strategy="forward-mode")):
         with pytest.raises(RuntimeError, match='`strict=True` and `strategy="forward-mode"`'):
             call()
+
+
+def test_jvp_of_an_integer_output_is_zeros_of_its_dtype():
+    _, (ti, tf) = F.jvp(lambda a: ((a > 1).astype(np.int64), a * 2), X, V3)
+    assert ti.dtype == np.int64 and not host(ti).any()
+    close(host(tf), 2 * V3)
