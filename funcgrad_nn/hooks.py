@@ -436,7 +436,7 @@ class _BackwardState:
     # -- backward -----------------------------------------------------------------------
 
     def on_grad_output(self, cts: Sequence[Any]) -> list[Any]:
-        cts = list(cts)
+        cts = _torch_cts(cts)  # the hooks see (and return) PyTorch's gradients
         name = type(self.mod).__name__
         for hook in self.full_pre:
             hname = _hook_name(hook)
@@ -467,11 +467,11 @@ class _BackwardState:
                     "#torch.nn.Module.register_full_backward_hook for more details.",
                     UserWarning, stacklevel=2)
             self._fire_full([], cts)
-        return cts
+        return _torch_cts(cts)
 
     def on_grad_input(self, cts: Sequence[Any]) -> list[Any]:
         go = self.grad_output if self.grad_output is not None else []
-        return self._fire_full(list(cts), go)
+        return _torch_cts(self._fire_full(_torch_cts(cts), go))
 
     def _fire_full(self, cts: list[Any], go: list[Any]) -> list[Any]:
         """Run the full hooks; ``cts`` has one cotangent per wrapped input (``in_pos``).
@@ -523,6 +523,18 @@ class _BackwardState:
 
 def _is_array(x: Any) -> bool:
     return isinstance(x, Tracer) or (hasattr(x, "shape") and hasattr(x, "dtype"))
+
+
+def _torch_ct(c: Any) -> Any:
+    """A cotangent as PyTorch's gradient (and back): complex ones are conjugated (PyTorch's
+    gradient of a complex value is the conjugate of funcgrad's, JAX's); others pass."""
+    if _is_array(c) and get_aval(c).dtype.kind == "c":
+        return fnp.conj(c)
+    return c
+
+
+def _torch_cts(cts: Sequence[Any]) -> list[Any]:
+    return [_torch_ct(c) for c in cts]
 
 
 def _check_tuple(res: Any, n: int, who: str, what: str) -> Any:
@@ -596,6 +608,12 @@ def _param_bwd(hooks: Any, res: Any, g: Any) -> tuple:
     return (g,)
 
 
+def _param_bwd_torch(hooks: Any, res: Any, g: Any) -> tuple:
+    # the hooks see and return PyTorch's gradient (the conjugate of funcgrad's when complex)
+    (g,) = _param_bwd(hooks, res, _torch_ct(g))
+    return (_torch_ct(g),)
+
+
 class _ParamHooks:
     __slots__ = ("fns", "where")
 
@@ -604,7 +622,7 @@ class _ParamHooks:
 
 
 _param_identity = custom_vjp(lambda hooks, x: x, nondiff_argnums=(0,))
-_param_identity.defvjp(_param_fwd, _param_bwd)
+_param_identity.defvjp(_param_fwd, _param_bwd_torch)
 
 
 def hook_param(mod_name: str, name: str, hooks: Sequence[Callable[..., Any]], value: Any) -> Any:

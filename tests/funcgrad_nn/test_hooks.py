@@ -8,9 +8,10 @@ import pathlib
 
 import numpy as np
 import pytest
-from helpers import host
+from helpers import dev, host
 
 import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 
 REF = dict(np.load(pathlib.Path(__file__).parent / "autograd" / "torch_fixtures.npz"))
@@ -469,3 +470,35 @@ def test_grad_output_of_a_tuple_output_has_one_entry_per_element_as_torch():
     m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2, None))
     g2 = funcgrad.grad(lambda x: m(x)[0].sum())(x)
     np.testing.assert_allclose(host(g2), 2 * host(g1), rtol=1e-6)
+
+
+class _ComplexScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.z = nn.Parameter(dev(np.array([1 + 2j, 0.5 - 1j])))
+
+    def forward(self, x):
+        return x * self.z
+
+
+def test_hooks_see_and_return_pytorchs_gradients_of_complex_values():
+    # torch 2.13, the same program (a hook multiplying by 1+1j, a pre-hook by 1j): each hook
+    # sees PyTorch's gradients (the conjugates of funcgrad's) and its results count as such
+    m, seen = _ComplexScale(), {}
+    m.register_parameter_hook("z", lambda g: (seen.setdefault("param", host(g)), g * (1 + 1j))[1])
+    m.register_full_backward_pre_hook(
+        lambda mod, go: (seen.setdefault("pre", host(go[0])), (go[0] * 1j,))[1])
+    m.register_full_backward_hook(
+        lambda mod, gi, go: seen.update(gi=host(gi[0]), go=host(go[0])))
+
+    def loss(m, x):
+        o = m(x)
+        return (o * fnp.conj(o)).real.sum() + o.imag.sum()
+
+    gm, gx = nn.grad(loss, argnums=(0, 1))(m, dev(np.array([2 - 1j, 1 + 1j])))
+    assert_close(host(gm.z), np.array([-31 - 13j, 6j]))
+    assert_close(host(gx), np.array([9 + 22j, -3 + 1.5j]))
+    assert_close(seen["param"], np.array([-22 + 9j, 3 + 3j]))
+    assert_close(seen["pre"], np.array([8 + 7j, 3]))
+    assert_close(seen["go"], np.array([-7 + 8j, 3j]))
+    assert_close(seen["gi"], np.array([9 + 22j, -3 + 1.5j]))
