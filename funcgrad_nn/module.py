@@ -177,6 +177,11 @@ class Parameter:
             data = data.data
         if not is_array(data):
             data = numpy.asarray(data)
+        dt = getattr(data, "dtype", None)
+        if requires_grad and dt is not None and numpy.dtype(dt).kind not in "fc":
+            raise RuntimeError(f"Parameter: only arrays of floating point and complex dtype can "
+                               f"require gradients, got dtype {numpy.dtype(dt)} (pass "
+                               f"requires_grad=False for a {numpy.dtype(dt)} parameter)")
         self.data = data
         self.requires_grad = bool(requires_grad)
         self._hooks: list[Callable[..., Any]] = []

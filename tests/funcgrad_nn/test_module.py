@@ -408,3 +408,12 @@ def test_consume_prefix_of_a_data_parallel_checkpoint():
         "": {"version": 1}, "0": {"version": 1}, "1": {"version": 2}}
     model = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
     assert model.load_state_dict(sd) == ([], [])
+
+
+def test_integer_parameter_cannot_require_grad_as_in_torch():
+    # torch 2.13: RuntimeError "Only Tensors of floating point and complex dtype can require
+    # gradients"; with requires_grad=False it is allowed
+    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+        nn.Parameter(np.ones(2, np.int64))
+    assert not nn.Parameter(np.ones(2, np.int64), requires_grad=False).requires_grad
+    assert nn.Parameter(np.ones(2, np.complex64)).requires_grad
