@@ -24,6 +24,7 @@ from funcgrad.scipy.linalg._util import (
     check_matrix,
     check_square,
     const_like,
+    host_value,
     mH,
     over_batch,
     promote,
@@ -356,7 +357,8 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         v = None if v is None else v[..., :, lo:hi + 1]
     elif subset_by_value is not None:
         lo, hi = subset_by_value
-        wh = to_numpy(w)
+        wh = host_value(w, "eigh", "with subset_by_value the number of eigenvalues kept "
+                        "depends on them (subset_by_index does not)")
         keep = const_like(w, numpy.flatnonzero((wh > lo) & (wh <= hi)))
         w = w[..., keep]
         v = None if v is None else v[..., :, keep]

@@ -20,6 +20,7 @@ from funcgrad.scipy.linalg._util import (
     as_inexact,
     check_square,
     const_like,
+    host_value,
     mH,
     over_batch,
     promote,
@@ -359,7 +360,8 @@ def cdf2rdf(w: Any, v: Any) -> tuple[Any, Any]:
                          "matrices: v.shape[-2] = v.shape[-1]")
     if va.shape[-1] != n:
         raise ValueError("cdf2rdf: expected the same number of eigenvalues as eigenvectors")
-    mask = numpy.iscomplex(to_numpy(w))
+    mask = numpy.iscomplex(host_value(w, "cdf2rdf", "which eigenvalues are complex decides "
+                                      "the blocks of its result"))
     if not (mask.sum(axis=-1) % 2 == 0).all():
         raise ValueError("cdf2rdf: expected complex-conjugate pairs of eigenvalues")
     idx = numpy.nonzero(mask)

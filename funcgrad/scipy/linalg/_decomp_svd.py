@@ -12,7 +12,14 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.errors import LinAlgShapeError
-from funcgrad.scipy.linalg._util import as_inexact, check_matrix, mH, over_batch, promote
+from funcgrad.scipy.linalg._util import (
+    as_inexact,
+    check_matrix,
+    host_value,
+    mH,
+    over_batch,
+    promote,
+)
 
 __all__ = ["svdvals", "diagsvd", "null_space", "orth", "subspace_angles",
            "orthogonal_procrustes"]
@@ -61,7 +68,7 @@ def _rank_split(name: str, a: Any, rcond: Any) -> tuple[Any, Any, Any, int]:
     u, s, vh = fnp.linalg.svd(a, full_matrices=True)
     if rcond is None:
         rcond = numpy.finfo(get_aval(s).dtype).eps * max(m, n)
-    sh = to_numpy(s)
+    sh = host_value(s, name, "the number of columns of its result is the matrix's rank")
     tol = numpy.amax(sh, initial=0.0) * rcond
     return u, s, vh, int(numpy.sum(sh > tol, dtype=int))
 

@@ -10,11 +10,27 @@ import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
-from funcgrad.errors import LinAlgShapeError
+from funcgrad.backend import device_put, get_default_device, to_numpy
+from funcgrad.core import Tracer
+from funcgrad.errors import ConcretizationError, LinAlgShapeError, user_source_info
 
 __all__ = ["const_like", "as_inexact", "as_double", "check_matrix", "check_square", "mT", "mH", "is_complex",
-           "over_batch"]
+           "over_batch", "host_value"]
+
+
+def host_value(x: Any, name: str, why: str) -> numpy.ndarray:
+    """The value of ``x`` on the host, for a function whose result's shape or type depends on
+    it (SciPy's value-dependent functions); traced (``jit``, ``vmap``) a clear error saying
+    ``why`` instead of a bare conversion failure."""
+    if isinstance(x, Tracer):
+        v = x.to_concrete_value()
+        if v is None or isinstance(v, Tracer):
+            raise ConcretizationError(
+                f"{name} needs concrete values, but got a traced value "
+                f"({get_aval(x).str_short()}){user_source_info().at()}: {why}, so it cannot "
+                "run under jit or vmap (call it outside, or use a fixed-shape formulation)")
+        x = v
+    return numpy.asarray(to_numpy(x))
 
 
 def as_inexact(x: Any) -> Any:

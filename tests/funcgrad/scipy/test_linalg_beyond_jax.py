@@ -548,3 +548,16 @@ def test_eigh_checks_its_driver_as_scipy() -> None:
             fsl.eigh(s, **kwargs)
         with pytest.raises(ValueError, match=match):
             sl.eigh(host(s), **{k: host(v) if k == "b" else v for k, v in kwargs.items()})
+
+
+@pytest.mark.parametrize("name,call", [
+    ("null_space", lambda a: fsl.null_space(a)),
+    ("orth", lambda a: fsl.orth(a)),
+    ("eigh", lambda a: fsl.eigh(a, subset_by_value=(0.5, 3.0))),
+    ("cdf2rdf", lambda a: fsl.cdf2rdf(*fsl.eig(a))),
+])
+def test_value_dependent_functions_under_jit_say_why(name, call) -> None:
+    # they failed with a bare "to_numpy got a traced value"
+    from funcgrad.errors import ConcretizationError
+    with pytest.raises(ConcretizationError, match=f"{name} needs concrete values.*jit"):
+        funcgrad.jit(call)(dev(np.diag([1.0, 2.0, 0.0])))
