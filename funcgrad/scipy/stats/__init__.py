@@ -4,10 +4,12 @@
 Distributions: ``norm``, ``multivariate_normal``, ``t``, ``laplace``, ``logistic``,
 ``cauchy``, ``expon``, ``gamma``, ``chi2``, ``beta``, ``f``, ``uniform``, ``dirichlet``,
 ``pareto``, ``gumbel_r``, ``gumbel_l``, ``gennorm``, ``truncnorm``, ``vonmises``,
-``wrapcauchy``, ``lognorm``, ``halfnorm``, ``weibull_min``, ``rayleigh`` (SciPy's, beyond JAX) and the discrete ``poisson``, ``bernoulli``, ``binom``, ``geom``, ``nbinom``,
+``wrapcauchy``, ``lognorm``, ``halfnorm``, ``weibull_min``, ``rayleigh``, ``kstwobign``,
+``kstwo``, ``ksone`` (SciPy's, beyond JAX) and the discrete ``poisson``, ``bernoulli``, ``binom``, ``geom``, ``nbinom``,
 ``betabinom``, ``multinomial``. Also the descriptive ``mode``, ``rankdata``, ``sem``,
 ``entropy``, ``zscore``, ``skew``, ``kurtosis`` and ``pearsonr`` (functions) and ``gaussian_kde`` (a class);
-the tests ``ttest_1samp``, ``ttest_ind``, ``ttest_rel``, ``spearmanr`` and ``linregress``. Arguments broadcast; float32 stays float32,
+the tests ``ttest_1samp``, ``ttest_ind``, ``ttest_rel``, ``spearmanr``, ``linregress``,
+``ks_1samp``, ``ks_2samp`` and ``kstest``. Arguments broadcast; float32 stays float32,
 integers give float64 (SciPy always returns float64); ``scale <= 0`` gives nan.
 
 Example:
@@ -33,6 +35,9 @@ from funcgrad.scipy.stats import (  # noqa: F401
     gumbel_l,
     gumbel_r,
     halfnorm,
+    ksone,
+    kstwo,
+    kstwobign,
     laplace,
     logistic,
     lognorm,
@@ -63,6 +68,7 @@ from funcgrad.scipy.stats._descriptive import (
     zscore,
 )
 from funcgrad.scipy.stats._kde import gaussian_kde
+from funcgrad.scipy.stats._ks import KstestResult, ks_1samp, ks_2samp, kstest
 from funcgrad.scipy.stats._summary import (
     DescribeResult,
     describe,
@@ -96,5 +102,6 @@ __all__ = [
     "gaussian_kde", "TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind",
     "ttest_rel", "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress",
     "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
-    "DescribeResult", "describe",
+    "DescribeResult", "describe", "kstwobign", "kstwo", "ksone", "KstestResult", "ks_1samp",
+    "ks_2samp", "kstest",
 ]
