@@ -375,7 +375,8 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     out = func(*xs)  # as returned (PyTorch's is not reshaped: (1,) stays (1,))
     _, res = funcgrad.vjp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), *xs)
     r = res(tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
-    return out, _grad_postprocess(in_tuple, tuple(r))
+    # PyTorch's product for complex inputs is the conjugate of funcgrad's (torch 2.13)
+    return out, _grad_postprocess(in_tuple, torch_cotangents(tuple(r)))
 
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -403,7 +404,8 @@ def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     out = func(*xs)  # as returned (PyTorch's is not reshaped: (1,) stays (1,))
     _, r = funcgrad.jvp(lambda *a: funcgrad.grad(scalar, argnums=argnums)(*a), xs,
                         tuple(fnp.asarray(t, dtype=x.dtype) for t, x in zip(vs, xs)))
-    return out, _grad_postprocess(in_tuple, tuple(r))
+    # PyTorch's product for complex inputs is the conjugate of funcgrad's (torch 2.13)
+    return out, _grad_postprocess(in_tuple, torch_cotangents(tuple(r)))
 
 
 # ---------------------------------------------------------------------------------------------

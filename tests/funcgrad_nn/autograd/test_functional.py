@@ -342,3 +342,13 @@ def test_jvp_of_an_integer_output_is_zeros_of_its_dtype():
     _, (ti, tf) = F.jvp(lambda a: ((a > 1).astype(np.int64), a * 2), X, V3)
     assert ti.dtype == np.int64 and not host(ti).any()
     close(host(tf), 2 * V3)
+
+
+def test_complex_hvp_and_vhp_follow_pytorchs_convention():
+    # torch 2.13: both give [14-34j, 16-2.5j] here (the conjugate of funcgrad's product)
+    def f(a):
+        return ((a * fnp.conj(a)).real ** 2).sum() + (a * a).real.sum()
+
+    for fn in (F.hvp, F.vhp):
+        _, r = fn(f, dev(np.array([1 + 2j, 0.5 - 1j])), dev(np.array([1 - 1j, 2 + 0.5j])))
+        close(host(r), np.array([14 - 34j, 16 - 2.5j]))
