@@ -926,6 +926,10 @@ def where(condition: ArrayLike, x: Any = _np._NoValue, y: Any = _np._NoValue, /,
     if size is not None or fill_value is not None:
         raise ValueError("funcgrad.numpy.where: size= and fill_value= belong to the "
                          "one-argument form where(condition) (nonzero)")
+    if _rank_promotion_level() != "allow":  # JAX's flags, as for the binary ufuncs
+        check_rank_promotion("where", condition, x, y)
+    if _dtype_promotion_level() != "standard":
+        check_strict_dtypes("where", x, y)
     condition, x, y = _colocate(*asarray_operands(condition, x, y))
     try:
         return _ew.select_n(_truth(condition), y, x)

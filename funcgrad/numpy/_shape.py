@@ -25,10 +25,12 @@ from funcgrad.backend import (
     to_numpy,
     xp_for_device,
 )
+from funcgrad.config import dtype_promotion
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ShapeError
 from funcgrad.numpy._creation import array, asarray, with_out_sharding
 from funcgrad.numpy._dtype_utils import check_python_ints_fit
+from funcgrad.numpy._elementwise import check_strict_dtypes
 from funcgrad.ops._util import broadcast_shapes_or_error, normalize_axis
 
 __all__ = [
@@ -534,6 +536,9 @@ def _python_scalars(arrays: Any) -> list[Any]:
     return []
 
 
+_dtype_promotion_level = dtype_promotion.get
+
+
 def _promote(xs: list[Any], dtype: Any, casting: str, fname: str,
              weak: Sequence[Any] = ()) -> list[Any]:
     """``xs`` cast to their common dtype. ``weak[i]`` is the Python scalar ``xs[i]`` came
@@ -543,6 +548,9 @@ def _promote(xs: list[Any], dtype: Any, casting: str, fname: str,
     weak = list(weak) + [None] * (len(xs) - len(weak))
     if casting not in _CASTINGS:
         raise ValueError(f"{fname}: casting must be one of {_CASTINGS}, got {casting!r}")
+    if dtype is None and _dtype_promotion_level() != "standard":
+        # JAX's jax_numpy_dtype_promotion='strict': the joined arrays' dtypes must agree
+        check_strict_dtypes(fname, *[x if w is None else w for x, w in zip(xs, weak)])
     if dtype is None:
         # Strong promotion otherwise: NumPy makes every other element an array first, so a
         # weak tracer (a Python scalar argument under jit) promotes like the array it would

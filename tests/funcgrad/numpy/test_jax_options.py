@@ -314,3 +314,23 @@ def test_numpy_dtype_promotion_strict() -> None:
     assert host(fnp.add(f32, f64)).dtype == np.float64
     with pytest.raises(ValueError, match="'standard' or 'strict'"):
         funcgrad.config.update("jax_numpy_dtype_promotion", "loose")
+
+
+def test_numpy_dtype_promotion_strict_in_where_and_joins() -> None:
+    # JAX promotes where's x and y and the joined arrays of concatenate/stack with the same
+    # rules, so 'strict' refuses mixed dtypes there too (JAX 0.10.2); they were promoted
+    f32, f64 = dev(np.ones(2, np.float32)), dev(np.ones(2))
+    i8 = dev(np.ones(2, np.int8))
+    c = dev(np.array([True, False]))
+    with funcgrad.numpy_dtype_promotion("strict"):
+        for fn in (lambda: fnp.where(c, f32, f64), lambda: fnp.where(c, i8, 1.5),
+                   lambda: fnp.concatenate([f32, f64]), lambda: fnp.stack([i8, f32]),
+                   lambda: fnp.vstack([f32, f64]),
+                   lambda: funcgrad.jit(lambda x, y: fnp.where(c, x, y))(f32, f64)):
+            with pytest.raises(funcgrad.dtypes.TypePromotionError, match="strict"):
+                fn()
+        assert host(fnp.where(c, f32, 2.0)).dtype == np.float32
+        assert host(fnp.where(c, i8, 1)).dtype == np.int8
+        assert host(fnp.concatenate([f32, f32])).dtype == np.float32
+        assert host(fnp.concatenate([f32, f64], dtype=np.float64)).dtype == np.float64
+    assert host(fnp.where(c, f32, f64)).dtype == np.float64
