@@ -481,6 +481,8 @@ def _polygamma64(xp: Any, x: Any, *, n: int) -> Any:
     finite = xp.isfinite(x)
     integer = finite & (x == xp.floor(x))
     out[integer & (x <= 0)] = (-1.0) ** (n + 1) * numpy.inf
+    # -inf as SciPy: the value at the poles (its cephes zeta(n + 1, -inf) is taken as a pole).
+    out[x == -numpy.inf] = (-1.0) ** (n + 1) * numpy.inf
     # Negative x: the series itself (its terms hardly cancel) down to -1e4, ...
     m = finite & (x < 0) & ~integer & (x >= -1e4)
     v = x[m]

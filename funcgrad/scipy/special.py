@@ -638,28 +638,77 @@ def betaln(a: Any, b: Any) -> Any:
         -2.484906649788
     """
     a, b = _floats("betaln", a, b)
+    a, (a_m, b_m), sgn, at_inf = _beta_negint(a, b)
     fnp = _fnp()
+    a, b = a_m, b_m
     # One infinite argument beside a positive finite one: B -> 0 (SciPy's -inf; the
     # formulas would give inf - inf); those lanes compute on stand-ins, quietly.
     inf_pos = (((a == numpy.inf) & (b > 0) & (b < numpy.inf))
                | ((b == numpy.inf) & (a > 0) & (a < numpy.inf)))
-    pole = (a == 0) | (b == 0)
-    a = fnp.where(inf_pos | pole, 1.0, a)
-    b = fnp.where(inf_pos | pole, 1.0, b)
+    # Beside a negative (non-integer) one, B grows like inf^-b: |B| = inf.
+    inf_neg = (((a == numpy.inf) & (b < 0) & (b > -numpy.inf))
+               | ((b == numpy.inf) & (a < 0) & (a > -numpy.inf)))
+    at_inf = at_inf | inf_neg
+    a = fnp.where(inf_pos | inf_neg, 1.0, a)
+    b = fnp.where(inf_pos | inf_neg, 1.0, b)
     lo, hi = fnp.minimum(a, b), fnp.maximum(a, b)
-    big = fnp.logical_and(fnp.greater_equal(hi, 8.0), fnp.greater(lo, 0.0))
+    big = fnp.logical_and(fnp.greater_equal(hi, 8.0), fnp.greater(lo, 0.0)) & (hi < numpy.inf)
     # Safe stand-ins where a branch is not taken keep nan out of the other's derivative.
     lo_a, hi_a = fnp.where(big, lo, 1.0), fnp.where(big, hi, 8.0)
     asym = _sp.lgamma(lo_a) + _algdiv(lo_a, hi_a)
-    direct = _sp.lgamma(a) + _sp.lgamma(b) - _sp.lgamma(a + b)
-    # A zero argument is a pole of B whatever the other one (SciPy: inf even beside nan);
-    # lgamma(0) - lgamma(0) would give nan.
-    out = fnp.where(inf_pos, -numpy.inf, fnp.where(big, asym, direct))
-    return fnp.where(pole, numpy.inf, out)
+    # A negative lo beside a huge hi (Cephes' lbeta_asymp): lgamma(hi + lo) - lgamma(hi) as
+    # lo log(hi) plus its 1/hi series, without the cancellation of two huge values.
+    far = (lo < 0) & (hi > 1e6) & (hi > 1e6 * fnp.abs(lo)) & (hi < numpy.inf)
+    lo_f, hi_f = fnp.where(far, lo, -0.5), fnp.where(far, hi, 1e7)
+    far_v = (_sp.lgamma(lo_f) - lo_f * fnp.log(hi_f)
+             + lo_f * (1.0 - lo_f) / (2.0 * hi_f)
+             + lo_f * (1.0 - lo_f) * (1.0 - 2.0 * lo_f) / (12.0 * hi_f * hi_f)
+             - lo_f * lo_f * (1.0 - lo_f) * (1.0 - lo_f) / (12.0 * hi_f ** 3))
+    ok = ~(big | far) & fnp.isfinite(a) & fnp.isfinite(b)
+    a_d, b_d = fnp.where(ok, a, 1.0), fnp.where(ok, b, 1.0)
+    direct = _sp.lgamma(a_d) + _sp.lgamma(b_d) - _sp.lgamma(a_d + b_d)
+    out = fnp.where(big, asym, fnp.where(far, far_v, direct))
+    # What is left outside (inf beside inf, nan beside a non-pole) is nan, as SciPy.
+    out = fnp.where(big | far | ok, out, numpy.nan)
+    out = fnp.where(inf_pos, -numpy.inf, out)
+    return fnp.where(at_inf, numpy.inf, out)
+
+
+def _beta_negint(a: Any, b: Any) -> tuple[Any, tuple[Any, Any], Any, Any]:
+    """SciPy's (Cephes') rule at a non-positive integer argument, where Gamma has a pole:
+    with ``a`` such a pole (else ``b``) and the other argument ``c`` a positive integer below
+    ``1 - a``, ``B(a, c) = (-1)^c B(1 - a - c, c)`` (the poles cancel); otherwise ``|B| = inf``
+    (signed by ``(-1)^c`` where ``c`` is an integer with ``1 - a - c > 0``).
+
+    Returns ``(a, (a', b'), sign, at_inf)``: the arguments to evaluate B at (stand-ins 1, 1 in
+    the infinite lanes), the sign factor, and where the magnitude is infinite."""
+    fnp = _fnp()
+
+    def negint(v: Any) -> Any:
+        # Cephes casts to int: a pole beyond the int range is simply inf.
+        return (v <= 0) & (v == fnp.floor(v))
+
+    na, nb = negint(a), negint(b)
+    pole = na | nb
+    p_arg = fnp.where(na, a, b)
+    c = fnp.where(na, b, a)
+    ok = fnp.isfinite(a) & fnp.isfinite(b)  # stand-ins keep inf - inf (and its warning) out
+    a_f, b_f = fnp.where(ok, a, 0.0), fnp.where(ok, b, 0.0)
+    c_int = (c == fnp.floor(c)) & ok
+    reflect = pole & c_int & (1.0 - a_f - b_f > 0) & (p_arg > -2.0 ** 31)
+    finite = reflect & (c >= 1)
+    c_s = fnp.where(reflect, c, 0.0)
+    sgn = fnp.where(reflect, 1.0 - 2.0 * fnp.fmod(fnp.abs(c_s), 2.0), 1.0)
+    a_m = fnp.where(finite, 1.0 - a_f - b_f, fnp.where(pole, 1.0, a))
+    b_m = fnp.where(finite, c, fnp.where(pole, 1.0, b))
+    return a, (a_m, b_m), sgn, pole & ~finite
 
 
 def beta(a: Any, b: Any) -> Any:
     """The beta function ``Gamma(a) Gamma(b) / Gamma(a + b)`` (real arguments).
+
+    At a pole of ``Gamma(a)`` or ``Gamma(b)`` the value is SciPy's limit: finite where the
+    poles cancel (``beta(1, -1) = -1``, ``beta(-3, 1) = -1/3``), else ``+-inf``.
 
     Example:
         >>> from funcgrad.scipy.special import beta
@@ -668,9 +717,13 @@ def beta(a: Any, b: Any) -> Any:
     """
     a, b = _floats("beta", a, b)
     fnp = _fnp()
-    sgn = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
-    # At a zero argument the pole is +inf as SciPy's, whatever the signs around it.
-    return fnp.where((a == 0) | (b == 0), numpy.inf, sgn * fnp.exp(betaln(a, b)))
+    _, (a_m, b_m), sgn_p, at_inf = _beta_negint(a, b)
+    ab = a_m + b_m
+    # A pole of Gamma(a + b) alone: B = 0 (gammasgn is nan there).
+    ab_pole = (ab <= 0) & (ab == fnp.floor(ab))
+    sgn = gammasgn(a_m) * gammasgn(b_m) * gammasgn(fnp.where(ab_pole, 1.0, ab))
+    val = sgn * fnp.exp(betaln(a_m, b_m))
+    return sgn_p * fnp.where(at_inf, numpy.inf, val)
 
 
 def multigammaln(a: Any, d: int) -> Any:
@@ -1116,9 +1169,14 @@ def kl_div(x: Any, y: Any) -> Any:
     x, y = _floats("kl_div", x, y)
     fnp = _fnp()
     both = (x > 0) & (y > 0)
+    # An infinite x or y beside a positive other is inf - inf: nan (SciPy's), computed on
+    # stand-ins without the warning.
+    inf_lane = both & (fnp.isinf(x) | fnp.isinf(y))
+    both = both & ~inf_lane
     x_s, y_s = fnp.where(both, x, 1.0), fnp.where(both, y, 1.0)
-    # x / y may underflow to 0 or overflow to inf (x = 1, y = inf): the quiet log's value.
-    out = fnp.where(both, x_s * _quiet.log(x_s / y_s) - x_s + y_s, numpy.inf)
+    # x / y may underflow to 0 or overflow to inf: the quiet log's value.
+    out = fnp.where(both, x_s * _quiet.log(x_s / y_s) - x_s + y_s,
+                    fnp.where(inf_lane, _like(x_s, numpy.nan), _like(x_s, numpy.inf)))
     out = fnp.where((x == 0) & (y >= 0), y, out)
     return fnp.where(fnp.isnan(x) | fnp.isnan(y), numpy.nan, out)
 
@@ -1739,7 +1797,9 @@ def _hurwitz_em(x: Any, q: Any) -> Any:
         s = s + (q + float(k)) ** (-x)
     w = q + 9.0
     b = w ** (-x)
-    s = s + b + b * w / (x - 1.0) - 0.5 * b
+    # w^(1-x) / (x - 1) as its own power: b * w underflows for huge q (zeta(1.5, 1e300) is
+    # 2e-150, while w^-1.5 is 0).
+    s = s + 0.5 * b + w ** (1.0 - x) / (x - 1.0)
     active = fnp.ones_like(x, dtype=bool)
     poch, kk = fnp.ones_like(x), 0.0
     for a_i in _ZETA_A:
@@ -2073,8 +2133,15 @@ def _erfcx_value(x: Any) -> Any:
     """exp(x^2) erfc(x) in float64: directly below 25 (exp(x^2) erfc(x) loses only the
     rounding of x^2 there), the asymptotic series above (its ninth term is below 1e-17)."""
     small = x < 25.0
-    xs = _fnpm.where(small, x, 0.0)
-    direct = _fnpm.exp(xs * xs) * erfc(xs)
+    # Below -26 erfc(x) is 2 exactly: 2 exp(x^2) as one exp, which overflows (to SciPy's
+    # inf) only where the value does; the stand-in keeps exp's overflow warning out.
+    neg = x < -26.0
+    xs = _fnpm.where(small & ~neg, x, 0.0)
+    xc = _fnpm.maximum(x, -27.0)  # x * x itself would overflow far out
+    over = neg & (xc * xc + math.log(2.0) > math.log(numpy.finfo(_F64).max))
+    xn = _fnpm.where(neg & ~over, x, 0.0)
+    direct = _fnpm.where(neg, _fnpm.where(over, _fnpm.inf, _fnpm.exp(xn * xn + math.log(2.0))),
+                         _fnpm.exp(xs * xs) * erfc(xs))
     xl = _fnpm.where(small, 25.0, x)
     inv2 = 1.0 / (2.0 * xl * xl)
     series = _fnpm.ones_like(xl)
@@ -2193,6 +2260,12 @@ def poch(z: Any, m: Any) -> Any:
     """
     z, m = _floats("poch", z, m)
     z, m = _fnpm.broadcast_arrays(_fnpm.asarray(z), _fnpm.asarray(m))
+    # z = +inf: z^m (inf, or 0 for m < 0); z = -inf: nan (Cephes' values). Those lanes
+    # compute on a stand-in, so no inf - inf (and its warning) in the gammas.
+    z_inf = _fnpm.isinf(z)
+    at_inf = _fnpm.where((z == _fnpm.inf) & (m > 0), _fnpm.inf,
+                         _fnpm.where((z == _fnpm.inf) & (m < 0), 0.0, _fnpm.nan)).astype(z.dtype)
+    z = _fnpm.where(z_inf, 1.0, z)
     integer_m = m == _fnpm.floor(m)
     reflect = (z <= 0) & (z == _fnpm.floor(z)) & integer_m
     direct = _exp_gammaln_diff(_fnpm.where(reflect, 1.0, z + m), [_fnpm.where(reflect, 1.0, z)])
@@ -2208,7 +2281,8 @@ def poch(z: Any, m: Any) -> Any:
     # A pole of gamma(z + m) over a finite gamma(z): inf, unsigned, as SciPy.
     zm = z + m
     val = _fnpm.where((zm <= 0) & (zm == _fnpm.floor(zm)) & ~reflect, _fnpm.inf, val)
-    return _fnpm.where(m == 0, 1.0, _round_integral(val, integral))
+    val = _fnpm.where(z_inf, at_inf, _round_integral(val, integral))
+    return _fnpm.where(m == 0, 1.0, val)
 
 
 def _exprel(t: Any) -> Any:
@@ -2276,7 +2350,7 @@ def _polevl(w: Any, coeffs: tuple) -> Any:
 def _spence_value(x: Any) -> Any:
     """Cephes' spence (the rational approximation SciPy uses), branch by branch with selects."""
     pi2_6 = math.pi ** 2 / 6
-    bad = ~(x >= 0)  # negative or nan
+    bad = ~(x >= 0) | (x == _fnpm.inf)  # negative, nan or inf (SciPy's nan)
     xs = _fnpm.where(bad | (x == 0), 0.5, x)
     big = xs > 2.0
     xs = _fnpm.where(big, 1.0 / xs, xs)

@@ -1,0 +1,69 @@
+"""funcgrad.scipy.special at SciPy's edge values: poles, infinities, huge arguments.
+
+Expected values are SciPy 1.17's, recorded as literals (CI may lack SciPy).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from helpers import assert_allclose, dev, host
+
+import funcgrad
+import funcgrad.scipy.special as fsp
+
+INF, NAN = np.inf, np.nan
+
+
+def _quiet(f, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return host(f(*[dev(np.asarray(a, dtype=np.float64)) for a in args]))
+
+
+def test_polygamma_at_minus_inf_is_the_pole_value():
+    # SciPy: (-1)^(n+1) inf for n >= 1 (digamma's nan at n = 0).
+    assert [float(fsp.polygamma(n, -INF)) for n in range(5)][1:] == [INF, -INF, INF, -INF]
+    assert np.isnan(float(fsp.polygamma(0, -INF)))
+
+
+def test_hurwitz_zeta_huge_q_does_not_underflow():
+    got = _quiet(fsp.zeta, [1.5, 1.5, 1.5, 1.5], [1e300, 1e200, 1e20, 3.0])
+    assert_allclose(got, np.array([2.0000000000000000e-150, 2.0000000000000000e-100,
+                                   2.0000000000000001e-010, 1.2588219580922144e+000]),
+                    rtol=1e-13)
+
+
+def test_beta_at_gamma_poles_is_scipys_limit():
+    a = [1.0, -3.0, -2.5, 3.0, -1.0, -1.5, -0.5, -1.5]
+    b = [-1.0, 1.0, 1.0, -4.0, -1.0, 0.5, 1e10, INF]
+    want = np.array([-1.0, -1.0 / 3.0, -0.4, -1.0 / 12.0, -INF, 0.0, -3.544907701678098e+05, INF])
+    assert_allclose(_quiet(fsp.beta, a, b), want, rtol=1e-13)
+    a = [1.0, -3.0, 2.0, -1.0, -0.5, -1.5, INF, 0.0]
+    b = [-1.0, 1.0, -3.0, -1.0, 1e10, 1e10, INF, NAN]
+    want = np.array([0.0, -1.0986122886681098, -1.791759469228055, INF, 12.778437588417374,
+                     35.398823410099666, NAN, INF])
+    assert_allclose(_quiet(fsp.betaln, a, b), want, rtol=1e-13)
+
+
+def test_betaln_derivative_through_a_cancelled_pole():
+    # beta(a, -1) near a = 1 reflects to -beta(1 - a + 1, ...) only at the integer point;
+    # off it the ordinary derivative is the digamma difference.
+    g = funcgrad.grad(fsp.betaln)(2.5, 1.5)
+    want = float(fsp.digamma(2.5) - fsp.digamma(4.0))
+    assert abs(float(g) - want) < 1e-13
+
+
+def test_poch_at_infinite_z():
+    got = _quiet(fsp.poch, [INF, -INF, INF, INF, -INF], [1.5, 1.5, -1.5, 0.0, 0.0])
+    assert_allclose(got, np.array([INF, NAN, 0.0, 1.0, 1.0]))
+
+
+def test_spence_kl_div_erfcx_edges_quiet():
+    assert_allclose(_quiet(fsp.spence, [INF, 0.0, 2.0]),
+                    np.array([NAN, 1.6449340668482264, -0.8224670334241142]), rtol=1e-14)
+    assert_allclose(_quiet(fsp.kl_div, [1.0, INF, 0.0], [INF, 1.0, INF]), np.array([NAN, NAN, INF]))
+    assert_allclose(_quiet(fsp.erfcx, [-30.0, -26.62, -26.0, -INF]),
+                    np.array([INF, 1.129007059914664e+308, 7.657724931490568e+293, INF]),
+                    rtol=1e-12)
