@@ -825,6 +825,55 @@ class PyTreeDef:
             return dict, list(aux)  # the sorted keys, as a list (as JAX's)
         return kind.nodetype, aux
 
+    def from_node_data_and_children(self, registry: Any, node_data: tuple[type, Any] | None,
+                                    children: Iterable[PyTreeDef]) -> PyTreeDef:
+        """The structure whose root has ``node_data`` (as :meth:`node_data` gives it;
+        ``None`` for a leaf) and the subtrees ``children``, as JAX's (``registry`` is
+        :data:`default_registry`, the only one). ``self`` plays no part.
+
+        >>> td = tree_structure({"a": [1, 2], "b": 3})
+        >>> td.from_node_data_and_children(default_registry, td.node_data(), td.children())
+        PyTreeDef({'a': [*, *], 'b': *})
+        """
+        if registry is not None and not isinstance(registry, PyTreeRegistry):
+            raise TypeError("from_node_data_and_children: registry must be "
+                            f"tree_util.default_registry, got {type(registry).__name__}")
+        kids = list(children)
+        for c in kids:
+            if not isinstance(c, PyTreeDef):
+                raise TypeError("from_node_data_and_children: children must be PyTreeDefs, got "
+                                f"{type(c).__name__}")
+        if node_data is None:
+            if kids:
+                raise ValueError("from_node_data_and_children: a leaf (node_data None) has no "
+                                 f"children, got {len(kids)}")
+            return PyTreeDef((None,))
+        try:
+            nodetype, data = node_data
+        except (TypeError, ValueError):
+            raise TypeError("from_node_data_and_children: node_data must be None or a "
+                            f"(node type, aux data) pair, got {node_data!r}") from None
+        kind = _kind_of(nodetype)
+        if kind is None:
+            raise ValueError(f"from_node_data_and_children: {nodetype!r} is not a registered "
+                             "pytree node type")
+        # node_data's view of the aux data back to the stored one
+        if kind.code == _NAMEDTUPLE:
+            aux = nodetype
+        elif kind.code == _DICT:
+            aux = tuple(data)
+        else:
+            aux = data
+        if kind.code in (_DICT, _ODICT) and len(aux) != len(kids):
+            raise ValueError(f"from_node_data_and_children: {len(aux)} keys but {len(kids)} "
+                             "children")
+        nodes: list[Any] = []
+        for c in kids:
+            nodes.extend(c._nodes)
+        n_leaves = sum(c.num_leaves for c in kids)
+        nodes.append((kind, aux, len(kids), n_leaves, len(nodes) + 1))
+        return PyTreeDef(tuple(nodes))
+
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """This structure with every leaf replaced by ``inner`` (what ``tree_transpose``
         expects of its input).

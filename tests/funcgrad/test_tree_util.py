@@ -1043,6 +1043,22 @@ def test_default_registry_as_jax():
     assert tree_leaves(Pair(1, "m")) == [1]
 
 
+def test_from_node_data_and_children_rebuilds_as_jax():
+    reg = tree_util.default_registry
+    point = collections.namedtuple("point", "x y")
+    for tree in ({"a": [1, 2], "b": 3}, point(1, (2, 3)), collections.OrderedDict(b=1, a=2),
+                 None, (1,), [None, {}]):
+        td = tree_structure(tree)
+        back = td.from_node_data_and_children(reg, td.node_data(), td.children())
+        assert back == td and hash(back) == hash(td) and back.num_nodes == td.num_nodes
+        assert back.unflatten(range(td.num_leaves)) == td.unflatten(range(td.num_leaves))
+    leaf = tree_structure(0)
+    assert str(leaf.from_node_data_and_children(reg, (tuple, None), [leaf] * 3)) == "PyTreeDef((*, *, *))"
+    assert leaf.from_node_data_and_children(reg, None, []) == leaf
+    with pytest.raises(ValueError, match="2 keys but 1 children"):
+        leaf.from_node_data_and_children(reg, (dict, ["a", "b"]), [leaf])
+
+
 def test_register_dataclass_and_checkify_take_jax_parameter_names() -> None:
     # JAX 0.10.2: register_dataclass(nodetype, data_fields, meta_fields, drop_fields),
     # checkify(f, errors)
