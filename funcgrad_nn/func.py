@@ -617,9 +617,16 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     """
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"jacrev: `chunk_size` should be greater than 0 (got {chunk_size!r}).")
-    return _jacobian_keeping_order(
-        lambda f: funcgrad.jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size),
-        func, argnums, has_aux, 1, False)
+    def jac(f: Callable[..., Any]) -> Callable[..., Any]:
+        j = funcgrad.jacrev(f, argnums=argnums, has_aux=has_aux, chunk_size=chunk_size)
+
+        def rows(*args: Any, **kwargs: Any) -> Any:
+            # its rows are vjps: PyTorch's conjugates for complex inputs (as grad's)
+            res = j(*args, **kwargs)
+            return (torch_cotangents(res[0]), res[1]) if has_aux else torch_cotangents(res)
+        return rows
+
+    return _jacobian_keeping_order(jac, func, argnums, has_aux, 1, False)
 
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,

@@ -567,6 +567,9 @@ def test_gradients_of_complex_inputs_are_pytorchs_conjugates():
     assert_allclose(host(vjp_fn(v)[0]), np.array([-2 - 6j, -1.75 - 1.5j]))
     (g,), aux = func.grad(lambda a: (loss(a), 1), argnums=(0,), has_aux=True)(z)
     assert_allclose(host(g), want)
+    # (torch.func.jacrev refuses complex inputs; here its rows are grad's)
+    assert_allclose(host(func.jacrev(lambda a: (a * fnp.conj(a)).real * 3 + a.imag)(z)),
+                    np.diag(want))
 
 
 def test_vmap_different_with_a_dropout_left_on_the_host_and_data_on_the_device():
