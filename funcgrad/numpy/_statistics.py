@@ -251,7 +251,9 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         >>> gradient(np.array([1., 2., 4., 7., 11.]))
         array([1. , 1.5, 2.5, 3.5, 4. ])
     """
-    fx = _arr("gradient", f)
+    # Python data f goes where an array spacing is (as the other Python arguments do)
+    ref = next((v for v in varargs if isinstance(v, Tracer) or hasattr(v, "shape")), None)
+    fx = _arr("gradient", f, ref)
     fa = _av(fx)
     nd = fa.ndim
     if nd == 0:  # (NumPy's words: a 0-d array has no axis to differentiate along)

@@ -276,8 +276,10 @@ def _at_scan(fn: Any, a: Any, indices: Any, args: tuple, dtype: Any) -> Any:
     if not shape:  # scalar indices and slices: one update
         return fnp.at(a)[idx].set(fn(a[idx], *args))
     count = int(numpy.prod(shape))
-    flat = [fnp.ravel(fnp.broadcast_to(fnp.asarray(i), shape))
-            for i in idx if not isinstance(i, slice)]
+    # constant indices (host arrays) go where a is: the loop carries them as its inputs
+    flat = [fnp.ravel(fnp.broadcast_to(i if isinstance(i, Tracer)
+                                       else device_put(i, get_aval(a).device), shape))
+            for i in arrays]
     vals = [fnp.reshape(fnp.broadcast_to(v, shape + tuple(v.shape[len(shape):])),
                         (count,) + tuple(v.shape[len(shape):])) for v in args]
 

@@ -601,6 +601,15 @@ def test_roll_per_example_shift_under_vmap_and_its_gradient():
     np.testing.assert_array_equal(host(g(dev(x[0]))), np.roll(np.arange(4.0), -1))
 
 
+def test_gradient_of_python_data_goes_where_the_spacing_is():
+    # a list f with a device spacing: the list is made on the spacing's device (it was a
+    # host array meeting a device one)
+    got = fnp.gradient([1.0, 2.0, 4.0, 8.0], dev(np.array(2.0)))
+    assert_allclose(got, np.gradient([1.0, 2.0, 4.0, 8.0], 2.0))
+    got = fnp.gradient([1.0, 2.0, 4.0, 8.0], dev(np.array([0.0, 1.0, 3.0, 4.0])))
+    assert_allclose(got, np.gradient([1.0, 2.0, 4.0, 8.0], [0.0, 1.0, 3.0, 4.0]))
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # (inf - inf on the way)
 def test_interp_with_infinite_values_as_numpy():
     # NumPy's guards where slope * (x - xp[j]) + fp[j] is NaN: a knot is its value, else the

@@ -200,3 +200,17 @@ def test_empty_bitwise_and_reduce_is_all_ones():
     # its identity -1, cast as NumPy does: 255 for uint8
     got = fnp.bitwise_and.reduce(dev(np.zeros((0, 2), np.uint8)), axis=0)
     assert host(got).tolist() == [255, 255] and host(got).dtype == np.uint8
+
+
+def test_at_of_any_ufunc_takes_host_indices_on_a_device_array():
+    # the one-update-at-a-time path carried host index arrays into a loop on a's device
+    # (DeviceMismatchError on a GPU; the strict pass checks it)
+    a = np.array([1.0, 0.0, 2.0, 0.0])
+    idx = (np.array([0, 0, 3]),)
+    want = a.copy()
+    np.logical_or.at(want, idx, np.array([0.0, 0.0, 5.0]))
+    got = fnp.logical_or.at(dev(a), idx, dev(np.array([0.0, 0.0, 5.0])), inplace=False)
+    np.testing.assert_array_equal(host(got), want)
+    want = a.copy()
+    np.power.at(want, idx, 2.0)
+    np.testing.assert_array_equal(host(fnp.power.at(dev(a), idx, 2.0, inplace=False)), want)
