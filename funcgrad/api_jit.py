@@ -17,6 +17,8 @@ Cache behaviour worth knowing:
   constants; rebinding or mutating them later is not seen until the cache is cleared
   (``.clear_cache()``). Closures over tracers of an enclosing transformation are passed in as
   arguments and never cached.
+* ``jit(f)`` made again with the same options shares the traces of the earlier ``jit(f)``
+  (keyed on ``f`` itself, as JAX's tracing cache); a new lambda or partial traces again.
 * Each jitted function keeps at most :data:`JIT_CACHE_SIZE` signatures (least recently used
   first out; ``._cache_size()`` counts them), so a function called on ever new shapes does not
   grow without bound; it warns once (:class:`RetraceWarning`) when it has traced
@@ -41,7 +43,7 @@ from funcgrad import backend as _backend
 from funcgrad import compile as _compile
 from funcgrad import config as _config
 from funcgrad import stages, tree_util
-from funcgrad._cache import LRUCache
+from funcgrad._cache import LRUCache, WeakLRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
 from funcgrad.backend import is_array, xp_for
 from funcgrad.core import (
@@ -65,6 +67,11 @@ __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "
 #: How many argument signatures (traces and their compiled programs) one jitted function
 #: keeps; past it the least recently used one is dropped (and traced again if it comes back).
 JIT_CACHE_SIZE = 512
+#: The signature caches of the functions jitted so far, keyed on the function (by identity,
+#: held weakly) and jit's options: ``jit(f)`` made again (``jit(f)(x)`` in a loop, a helper
+#: that jits on every call) finds the traces of the last ``jit(f)`` with the same options, as
+#: JAX's tracing cache does. Bounded, for functions whose traces keep them alive.
+_signature_caches = WeakLRUCache(maxsize=1024)
 #: A jitted function that has traced this many times warns once (RetraceWarning): it is
 #: probably given a new shape, dtype or static value on most calls.
 RETRACE_WARN_AFTER = 32
@@ -404,7 +411,14 @@ class Jitted:
         self._donate_names = frozenset(d_names)
         self._inline = inline
         self._explain = explain_retraces
-        self._cache = LRUCache(JIT_CACHE_SIZE)
+        options = (self._static_nums, self._static_names, self._donate, self._donate_names,
+                   inline, device)
+        cache = _signature_caches.get(fun, options)
+        if cache is None:
+            cache = LRUCache(JIT_CACHE_SIZE)
+            with contextlib.suppress(TypeError):  # not weakly referenceable: its own cache
+                _signature_caches.put(fun, options, cache)
+        self._cache = cache
         self._last: _Entry | None = None
         self.trace_count = 0
         self._warned_retracing = False

@@ -386,6 +386,7 @@ def test_make_jaxpr_prints_nested_jit_indented():
 
 def test_lower_and_source():
     jf = funcgrad.jit(f_scalar)
+    jf.clear_cache()  # earlier tests' jit(f_scalar) share its traces (as JAX's)
     x, y = _xy()
     closed = jf.lower(x, y).jaxpr
     assert [a.shape for a in closed.in_avals] == [(4,), (4,)]
@@ -868,3 +869,27 @@ def test_no_tracing_refuses_new_traces_as_jax() -> None:
     assert f.trace_count == 1
     f(dev(np.ones(3)))  # outside the block it traces again
     assert f.trace_count == 2
+
+
+def test_jit_made_again_finds_the_traces_of_the_same_function():
+    # JAX 0.10.2: `for _ in range(5): jax.jit(f)(x)` traces f once (the tracing cache is
+    # keyed on the function and jit's options); a new lambda or partial traces again
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+
+    x = dev(np.ones(3))
+    for _ in range(3):
+        assert_allclose(funcgrad.jit(f)(x), 2 * np.ones(3))
+    assert len(calls) == 1
+    funcgrad.jit(f, static_argnums=())(x)  # the same options
+    assert len(calls) == 1
+    funcgrad.jit(f, donate_argnums=0)(dev(np.ones(3)))  # other options: its own traces
+    assert len(calls) == 2
+    funcgrad.jit(lambda v: f(v))(x)
+    assert len(calls) == 3
+    funcgrad.jit(f).clear_cache()  # clears what every jit(f) shares
+    funcgrad.jit(f)(x)
+    assert len(calls) == 4
