@@ -20,6 +20,7 @@ Example:
 """
 
 from funcgrad.scipy.stats import (  # noqa: F401
+    _generic,
     bernoulli,
     beta,
     betabinom,
@@ -67,6 +68,7 @@ from funcgrad.scipy.stats._descriptive import (
     skew,
     zscore,
 )
+from funcgrad.scipy.stats._generic import rv_frozen
 from funcgrad.scipy.stats._kde import gaussian_kde
 from funcgrad.scipy.stats._ks import KstestResult, ks_1samp, ks_2samp, kstest
 from funcgrad.scipy.stats._summary import (
@@ -93,6 +95,15 @@ from funcgrad.scipy.stats._tests import (
     ttest_rel,
 )
 
+# SciPy's mean/var/std/stats/entropy/median/interval/support where a module lacks them, and
+# freezing (norm(loc, scale)): one generic layer over every distribution module.
+for _module in (bernoulli, beta, betabinom, binom, cauchy, chi2, dirichlet, expon, f, gamma,
+                gennorm, geom, gumbel_l, gumbel_r, halfnorm, ksone, kstwo, kstwobign, laplace,
+                logistic, lognorm, multinomial, multivariate_normal, nbinom, norm, pareto,
+                poisson, rayleigh, t, truncnorm, uniform, vonmises, weibull_min, wrapcauchy):
+    _generic.install(_module)
+del _module
+
 __all__ = [
     "bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "f",
     "gamma", "gennorm", "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial",
@@ -103,5 +114,5 @@ __all__ = [
     "ttest_rel", "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress",
     "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
     "DescribeResult", "describe", "kstwobign", "kstwo", "ksone", "KstestResult", "ks_1samp",
-    "ks_2samp", "kstest",
+    "ks_2samp", "kstest", "rv_frozen",
 ]

@@ -18,9 +18,9 @@ from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _sp
-from funcgrad.scipy.stats._util import is_integer, nan_at, promote
+from funcgrad.scipy.stats._util import discrete_quantile, is_integer, nan_at, promote
 
-__all__ = ["logpmf", "pmf", "cdf", "sf"]
+__all__ = ["logpmf", "pmf", "cdf", "sf", "ppf", "isf"]
 
 
 def logpmf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
@@ -111,3 +111,42 @@ def sf(k: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
     y = k - loc
     out = fnp.where(y < 0, 1.0, fnp.where(y >= n, 0.0, fnp.minimum(upper, 1.0)))
     return fnp.where(ok, nan_at(out, y), numpy.nan)
+
+
+def _quantile(name: str, q: Any, n: Any, a: Any, b: Any, loc: Any, upper: bool) -> Any:
+    if isinstance(n, Tracer):
+        raise TypeError(f"betabinom.{name}: n must be concrete (the CDF sums the pmf), not a "
+                        "traced value")
+    q, n, a, b, loc = promote(f"betabinom.{name}", q, n, a, b, loc)
+    ok = (n >= 0) & is_integer(n) & (a > 0) & (b > 0)
+    n_s, a_s, b_s = fnp.where(ok, n, 0.0), fnp.where(ok, a, 1.0), fnp.where(ok, b, 1.0)
+    guess = n_s * a_s / (a_s + b_s)
+
+    def holds(k: Any) -> Any:
+        return (sf(k, n_s, a_s, b_s) <= q) if upper else (cdf(k, n_s, a_s, b_s) >= q)
+
+    k = discrete_quantile(holds, q, guess, 0.0, n_s, upper)
+    return fnp.where(ok, k + loc, numpy.nan)
+
+
+def ppf(q: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
+    """Quantile function: the smallest ``k`` with ``cdf(k) >= q`` (``loc - 1`` at ``q = 0``,
+    ``n + loc`` at 1, nan outside ``[0, 1]``); ``n`` must be concrete.
+
+    Example:
+        >>> from funcgrad.scipy.stats import betabinom
+        >>> float(betabinom.ppf(0.5, 10, 2.0, 5.0))
+        3.0
+    """
+    return _quantile("ppf", q, n, a, b, loc, upper=False)
+
+
+def isf(q: Any, n: Any, a: Any, b: Any, loc: Any = 0) -> Any:
+    """Inverse survival function: the smallest ``k`` with ``sf(k) <= q``.
+
+    Example:
+        >>> from funcgrad.scipy.stats import betabinom
+        >>> float(betabinom.isf(0.1, 10, 2.0, 5.0))
+        6.0
+    """
+    return _quantile("isf", q, n, a, b, loc, upper=True)

@@ -39,6 +39,8 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
         -1.321151277767
     """
     k, n, p, loc = promote("binom.logpmf", k, n, p, loc)
+    ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)
+    n = fnp.where(ok, n, 0.0)  # a stand-in where invalid (betaln at negative n: inf - inf)
     k = k_raw = k - loc
     inside = is_integer(k) & (k >= 0) & (k <= n)
     k = fnp.where(inside, k, 0.0)
@@ -46,7 +48,6 @@ def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     comb = -_q.log1p(n) - _sp.betaln(n - k + 1.0, k + 1.0)
     out = comb + _sp.xlogy(k, p) + _sp.xlog1py(n - k, -p)
     out = nan_at(fnp.where(inside, out, -numpy.inf), k_raw)
-    ok = (p >= 0) & (p <= 1) & (n >= 0) & is_integer(n)
     return fnp.where(ok, out, numpy.nan)
 
 

@@ -43,7 +43,8 @@ def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     y = standardize(x, loc, scale)
     inside = y >= 0
     y = fnp.where(inside, y, 1.0)
-    out = _sp.xlogy(a - 1.0, y) - y - _sp.gammaln(a) - _q.log(scale)
+    a_s = fnp.where(a > 0, a, 1.0)  # a stand-in where a is invalid (gammaln(-1) = inf: inf - inf)
+    out = _sp.xlogy(a_s - 1.0, y) - y - _sp.gammaln(a_s) - _q.log(scale)
     out = nan_at(fnp.where(inside, out, -numpy.inf), x - loc)
     return scale_ok(fnp.where(a > 0, out, numpy.nan), scale)
 
