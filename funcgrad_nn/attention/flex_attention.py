@@ -38,6 +38,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.backend import device_of
+from funcgrad.core import is_tracer
 from funcgrad.errors import TracerArrayConversionError, TracerIntegerConversionError
 from funcgrad.scipy.special import logsumexp
 
@@ -471,20 +472,31 @@ class BlockMask:
         """A copy whose position mask lives on ``device`` (the block lists stay host
         arrays: nothing runs on them there)."""
         out = copy.copy(self)
+        out.__dict__.pop("_broadcast_masks", None)  # (its own, on its device)
         if self._mask is not None:
             out._mask = funcgrad.device_put(self._mask, device)
         return out
 
-    def _positions(self, device: Any) -> Any:
+    def _positions(self, device: Any, batch: tuple[int, int] | None = None) -> Any:
         # The position-level mask flex_attention applies: in a partial block what mask_mod
         # says, in a full block everything, elsewhere nothing (PyTorch's kernels' meaning).
-        if self._mask is not None:
-            return self._mask
+        # ``batch`` is the attention's (B, H): a block mask made with B or H None (one block
+        # list, broadcast) still evaluates mask_mod at every batch entry and head in its
+        # partial blocks, as PyTorch's kernels call mask_mod(b, h, ...) with the real b, h.
         lead = self.kv_indices.shape[:-2]
         if len(lead) > 2:
             raise ValueError(f"flex_attention: a BlockMask has at most (B, H) batch dims, "
                              f"got block lists of shape {self.kv_indices.shape}")
         B, H = (1,) * (2 - len(lead)) + tuple(lead)
+        mb, mh = B, H
+        if batch is not None and self.mask_mod is not noop_mask:
+            mb, mh = (batch[0] if B == 1 else B), (batch[1] if H == 1 else H)
+        if self._mask is not None and (mb, mh) == (B, H):
+            return self._mask
+        cache = self.__dict__.setdefault("_broadcast_masks", {})
+        key = (mb, mh, device, self.mask_mod)
+        if key in cache:
+            return cache[key]
         L, S = self.seq_lengths
         bq, bk = self.BLOCK_SIZE
 
@@ -496,16 +508,25 @@ class BlockMask:
             out[..., :min(L, pos.shape[-2]), :min(S, pos.shape[-1])] = pos[..., :L, :S]
             return out
 
+        mods = None if self.mask_mod is noop_mask else create_mask(self.mask_mod, mb, mh, L,
+                                                                    S, device)
+        if mods is not None:
+            if device in (None, "cpu"):
+                device = device_of(mods)  # (the default device, where mask_mod's arrays are)
+            elif device_of(mods) not in (None, device):  # (it indexed a captured host array)
+                mods = funcgrad.device_put(mods, device)
         mask: Any = spread(self.kv_num_blocks, self.kv_indices)
         if device not in (None, "cpu"):
             mask = funcgrad.device_put(mask, device)
-        if self.mask_mod is not noop_mask:
-            mask = fnp.logical_and(mask, create_mask(self.mask_mod, B, H, L, S, device))
+        if mods is not None:
+            mask = fnp.logical_and(mask, mods)
         if self.full_kv_num_blocks is not None:
             full: Any = spread(self.full_kv_num_blocks, self.full_kv_indices)
             if device not in (None, "cpu"):
                 full = funcgrad.device_put(full, device)
             mask = fnp.logical_or(mask, full)
+        if (mb, mh) != (B, H) and not is_tracer(mask):
+            cache[key] = mask  # (evaluated once per attention batch shape)
         return mask
 
 
@@ -610,7 +631,7 @@ def flex_attention(query: Any, key: Any, value: Any,
                     f"existing one: block_mask._adjust({L}, {S})" if larger else
                     "As the block mask was created for a smaller length than you're using "
                     "it for, create a new block mask"))
-        mask = block_mask._positions(device_of(scores))
+        mask = block_mask._positions(device_of(scores), (B, Hq))
         if device_of(mask) != device_of(scores):
             mask = funcgrad.device_put(mask, device_of(scores))
         scores = fnp.where(mask, scores, -numpy.inf)

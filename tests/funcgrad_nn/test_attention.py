@@ -274,3 +274,23 @@ def test_multi_head_attention_forward_mask_shape_is_torchs_runtime_error():
                                            r"\(4, 3, 4\), got \(2, 3, 4\)"):
         nn.F.multi_head_attention_forward(q, k, k, e, h, w, None, None, None, False, 0.0, ow,
                                           None, attn_mask=dev(np.zeros((h, 3, 4), bool)))
+
+
+def test_broadcast_block_mask_evaluates_mask_mod_at_every_batch_entry_and_head():
+    # A BlockMask made with B=H=None whose mask_mod depends on b and h: in its partial blocks
+    # PyTorch's kernels (torch.compile(flex_attention), 2.13) call mask_mod with the real b,
+    # h; here every block is partial, so the result is dense attention under mask_mod(b, h,
+    # q, kv) (torch's compiled and eager results agree on it to 4e-7).
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 2, 16, 8)).astype(np.float32) for _ in range(3))
+
+    def mm(b, h, qi, kv):
+        return (b + h + qi + kv) % 3 != 0
+
+    got = flex_attention(dev(q), dev(k), dev(v),
+                         block_mask=create_block_mask(mm, None, None, 16, 16, BLOCK_SIZE=8))
+    idx = np.ix_(range(2), range(2), range(16), range(16))
+    s = np.where(mm(*idx), q @ k.transpose(0, 1, 3, 2) / np.sqrt(8), -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = ((p / p.sum(-1, keepdims=True)) @ v).astype(np.float32)
+    assert_allclose(got, want, rtol=1e-5, atol=1e-5)
