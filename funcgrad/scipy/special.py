@@ -57,7 +57,8 @@ __all__ = [
     "xlog1py", "entr", "ndtr", "ndtri",
     "gamma", "gammasgn", "loggamma", "beta", "betaln", "multigammaln", "log_ndtr", "ndtri_exp",
     "i0", "i0e", "i1", "i1e", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "pdtr", "pdtrc", "chdtr", "chdtrc", "chdtri",
-    "gdtr", "gdtrc", "rel_entr", "kl_div",
+    "gdtr", "gdtrc", "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "fdtr", "fdtrc",
+    "fdtri", "binom", "rel_entr", "kl_div",
     "betainc", "betaincinv", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
     "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
     "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
@@ -1760,6 +1761,213 @@ def gdtrc(a: Any, b: Any, x: Any) -> Any:
     return _fnp().where(x < 0, numpy.nan, gammaincc(b, a * x))
 
 
+def _kfloor(k: Any) -> Any:
+    """``floor(k)`` as a count: no derivative (as SciPy, a fractional count is truncated)."""
+    return _ew.stop_gradient(_fnp().floor(k))
+
+
+def bdtr(k: Any, n: Any, p: Any) -> Any:
+    """Binomial CDF ``P(K <= floor(k))`` for ``n`` trials of probability ``p``:
+    ``betainc(n - k, k + 1, 1 - p)`` (nan unless ``0 <= k <= n``, ``0 <= p <= 1``), as
+    ``scipy.special.bdtr``. Differentiable in ``p`` (and ``n``).
+
+    Example:
+        >>> from funcgrad.scipy.special import bdtr
+        >>> round(float(bdtr(2, 5, 0.3)), 12)
+        0.83692
+    """
+    k, n, p = _floats("bdtr", k, n, p)
+    fnp = _fnp()
+    k, n, p = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(p))
+    kf = _kfloor(k)
+    bad = ~((kf >= 0) & (kf <= n) & (p >= 0) & (p <= 1))
+    inner = ~bad & (kf < n) & (kf > 0)
+    dn = fnp.where(inner, n - kf, 1.0)
+    out = betainc(dn, fnp.where(inner, kf + 1.0, 1.0), fnp.where(inner, 1.0 - p, 0.5))
+    # k = 0: (1 - p)^n directly (as SciPy; betainc(n, 1, 1 - p) is the same value).
+    zero = ~bad & (kf == 0) & (kf < n)
+    n0, p0 = fnp.where(zero, n, 1.0), fnp.where(zero, p, 0.5)
+    out = fnp.where(zero, fnp.exp(n0 * _quiet.log1p(-p0)), out)
+    out = fnp.where(~bad & (kf == n), 1.0, out)
+    return fnp.where(bad, numpy.nan, out)
+
+
+def bdtrc(k: Any, n: Any, p: Any) -> Any:
+    """Binomial survival function ``P(K > floor(k)) = betainc(k + 1, n - k, p)`` (1 for
+    ``k < 0``, 0 at ``k = n``), as ``scipy.special.bdtrc``.
+
+    Example:
+        >>> from funcgrad.scipy.special import bdtrc
+        >>> round(float(bdtrc(2, 5, 0.3)), 12)
+        0.16308
+    """
+    k, n, p = _floats("bdtrc", k, n, p)
+    fnp = _fnp()
+    k, n, p = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(p))
+    kf = _kfloor(k)
+    bad = ~((kf <= n) & (p >= 0) & (p <= 1) & (n >= 0))
+    inner = ~bad & (kf < n) & (kf > 0)
+    out = betainc(fnp.where(inner, kf + 1.0, 1.0), fnp.where(inner, n - kf, 1.0),
+                  fnp.where(inner, p, 0.5))
+    # k = 0: 1 - (1 - p)^n without the cancellation at small p.
+    zero = ~bad & (kf == 0) & (kf < n)
+    n0, p0 = fnp.where(zero, n, 1.0), fnp.where(zero, p, 0.5)
+    out = fnp.where(zero, -fnp.expm1(n0 * _quiet.log1p(-p0)), out)
+    out = fnp.where(~bad & (kf == n), 0.0, out)
+    out = fnp.where(~bad & (kf < 0), 1.0, out)
+    return fnp.where(bad | fnp.isnan(k), numpy.nan, out)
+
+
+def bdtri(k: Any, n: Any, y: Any) -> Any:
+    """Inverse of :func:`bdtr` in ``p``: the ``p`` with ``bdtr(k, n, p) = y`` (nan unless
+    ``0 <= k < n``, ``0 <= y <= 1``), as ``scipy.special.bdtri``; ``p`` keeps full relative
+    precision near both ends (both tails come from :func:`betaincinv`).
+
+    Example:
+        >>> from funcgrad.scipy.special import bdtri
+        >>> round(float(bdtri(2, 5, 0.83692)), 12)
+        0.3
+    """
+    k, n, y = _floats("bdtri", k, n, y)
+    fnp = _fnp()
+    k, n, y = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(y))
+    kf = _kfloor(k)
+    bad = ~((kf >= 0) & (kf < n) & (y >= 0) & (y <= 1))
+    dn = fnp.where(bad, 1.0, n - kf)
+    # I_{1-p}(n - k, k + 1) = y: 1 - p is the inverse's x, p its complement.
+    _, p = _betaincinv_pair("bdtri", dn, fnp.where(bad, 1.0, kf + 1.0),
+                            fnp.where(bad, 0.5, y), fnp.where(bad, 0.5, 1.0 - y))
+    return fnp.where(bad, numpy.nan, p)
+
+
+def nbdtr(k: Any, n: Any, p: Any) -> Any:
+    """Negative binomial CDF: probability of at most ``floor(k)`` failures before the
+    ``n``-th success, ``betainc(n, k + 1, p)``, as ``scipy.special.nbdtr``.
+
+    Example:
+        >>> from funcgrad.scipy.special import nbdtr
+        >>> round(float(nbdtr(2, 3, 0.4)), 12)
+        0.31744
+    """
+    k, n, p = _floats("nbdtr", k, n, p)
+    fnp = _fnp()
+    k, n, p = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(p))
+    kf = _kfloor(k)
+    bad = ~((kf >= 0) & (n > 0) & (p >= 0) & (p <= 1))
+    out = betainc(fnp.where(bad, 1.0, n), fnp.where(bad, 1.0, kf + 1.0), fnp.where(bad, 0.5, p))
+    return fnp.where(bad, numpy.nan, out)
+
+
+def nbdtrc(k: Any, n: Any, p: Any) -> Any:
+    """Negative binomial survival function ``betainc(k + 1, n, 1 - p)``, as
+    ``scipy.special.nbdtrc``.
+
+    Example:
+        >>> from funcgrad.scipy.special import nbdtrc
+        >>> round(float(nbdtrc(2, 3, 0.4)), 12)
+        0.68256
+    """
+    k, n, p = _floats("nbdtrc", k, n, p)
+    fnp = _fnp()
+    k, n, p = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(p))
+    kf = _kfloor(k)
+    bad = ~((kf >= 0) & (n > 0) & (p >= 0) & (p <= 1))
+    out = betainc(fnp.where(bad, 1.0, kf + 1.0), fnp.where(bad, 1.0, n),
+                  fnp.where(bad, 0.5, 1.0 - p))
+    return fnp.where(bad, numpy.nan, out)
+
+
+def nbdtri(k: Any, n: Any, y: Any) -> Any:
+    """Inverse of :func:`nbdtr` in ``p``: ``betaincinv(n, k + 1, y)``, as
+    ``scipy.special.nbdtri``.
+
+    Example:
+        >>> from funcgrad.scipy.special import nbdtri
+        >>> round(float(nbdtri(2, 3, 0.31744)), 12)
+        0.4
+    """
+    k, n, y = _floats("nbdtri", k, n, y)
+    fnp = _fnp()
+    k, n, y = fnp.broadcast_arrays(fnp.asarray(k), fnp.asarray(n), fnp.asarray(y))
+    kf = _kfloor(k)
+    bad = ~((kf >= 0) & (n > 0) & (y >= 0) & (y <= 1))
+    x, _ = _betaincinv_pair("nbdtri", fnp.where(bad, 1.0, n), fnp.where(bad, 1.0, kf + 1.0),
+                            fnp.where(bad, 0.5, y), fnp.where(bad, 0.5, 1.0 - y))
+    return fnp.where(bad, numpy.nan, x)
+
+
+def _fdtr_args(name: str, a: Any, b: Any, x: Any) -> tuple[Any, Any, Any, Any]:
+    a, b, x = _floats(name, a, b, x)
+    fnp = _fnp()
+    a, b, x = fnp.broadcast_arrays(fnp.asarray(a), fnp.asarray(b), fnp.asarray(x))
+    bad = ~((a > 0) & (b > 0) & (x >= 0))
+    return fnp.where(bad, 1.0, a), fnp.where(bad, 1.0, b), x, bad
+
+
+def _fdtr_pair(name: str, dfn: Any, dfd: Any, x: Any) -> tuple[Any, Any]:
+    """(cdf, sf) of the F distribution: ``I_w(dfn/2, dfd/2)`` with ``w = dfn x / (dfd +
+    dfn x)`` and ``I_{1-w}(dfd/2, dfn/2)`` with ``1 - w = dfd / (dfd + dfn x)``, each computed
+    from its own argument unless that rounds near 1 (above 0.9, where ``1 - w`` would lose
+    digits): then as 1 minus the other one."""
+    a, b, x, bad = _fdtr_args(name, dfn, dfd, x)
+    fnp = _fnp()
+    fin = fnp.isfinite(x)
+    xs = fnp.where(fin & ~bad, x, 1.0)
+    ax = a * xs
+    w1, w2 = ax / (b + ax), b / (b + ax)
+    i1 = betainc(0.5 * a, 0.5 * b, w1)
+    i2 = betainc(0.5 * b, 0.5 * a, w2)
+    cdf = fnp.where(w1 <= 0.9, i1, 1.0 - i2)
+    sf = fnp.where(w2 <= 0.9, i2, 1.0 - i1)
+    cdf = fnp.where(fin, cdf, 1.0)
+    sf = fnp.where(fin, sf, 0.0)
+    return fnp.where(bad, numpy.nan, cdf), fnp.where(bad, numpy.nan, sf)
+
+
+def fdtr(dfn: Any, dfd: Any, x: Any) -> Any:
+    """F distribution CDF: ``betainc(dfn/2, dfd/2, dfn x / (dfd + dfn x))`` (nan unless
+    ``dfn, dfd > 0`` and ``x >= 0``), as ``scipy.special.fdtr``.
+
+    Example:
+        >>> from funcgrad.scipy.special import fdtr
+        >>> round(float(fdtr(2.0, 4.0, 2.0)), 12)
+        0.75
+    """
+    return _fdtr_pair("fdtr", dfn, dfd, x)[0]
+
+
+def fdtrc(dfn: Any, dfd: Any, x: Any) -> Any:
+    """F distribution survival function ``betainc(dfd/2, dfn/2, dfd / (dfd + dfn x))``,
+    accurate in the upper tail, as ``scipy.special.fdtrc``.
+
+    Example:
+        >>> from funcgrad.scipy.special import fdtrc
+        >>> round(float(fdtrc(2.0, 4.0, 2.0)), 12)
+        0.25
+    """
+    return _fdtr_pair("fdtrc", dfn, dfd, x)[1]
+
+
+def fdtri(dfn: Any, dfd: Any, p: Any) -> Any:
+    """Inverse of :func:`fdtr` in ``x`` (the F distribution's quantile), as
+    ``scipy.special.fdtri``: ``dfd w / (dfn (1 - w))`` with ``w = betaincinv(dfn/2, dfd/2, p)``
+    and ``1 - w`` from the inverse too (no cancellation in either tail).
+
+    Example:
+        >>> from funcgrad.scipy.special import fdtri
+        >>> round(float(fdtri(2.0, 4.0, 0.75)), 12)
+        2.0
+    """
+    dfn, dfd, p = _floats("fdtri", dfn, dfd, p)
+    fnp = _fnp()
+    a, b, p = fnp.broadcast_arrays(fnp.asarray(dfn), fnp.asarray(dfd), fnp.asarray(p))
+    bad = ~((a > 0) & (b > 0) & (p >= 0) & (p <= 1))
+    a, b = fnp.where(bad, 1.0, a), fnp.where(bad, 1.0, b)
+    w, wc = _betaincinv_pair("fdtri", 0.5 * a, 0.5 * b, fnp.where(bad, 0.5, p),
+                             fnp.where(bad, 0.5, 1.0 - p))
+    return fnp.where(bad, numpy.nan, _quiet.div(b * w, a * wc))
+
+
 # =============================================================================================
 # Zeta function
 
@@ -2246,6 +2454,77 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
     # (the derivative is that of the smooth formula).
     integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
     return _fnpm.where(ok, _round_integral(val, integral), 0.0)
+
+
+def binom(n: Any, k: Any) -> Any:
+    """The binomial coefficient ``n choose k`` for real ``n`` and ``k``, as
+    ``scipy.special.binom``: ``1 / ((n + 1) B(n - k + 1, k + 1))``, with SciPy's special
+    cases (nan at a negative integer ``n``; an integer ``0 <= k < 20`` by the exact product
+    ``(n - k + 1) ... n / k!``, so integer counts come out integral; asymptotic forms for
+    ``n >> k`` and ``k >> |n|``). Differentiable in both arguments (the derivative is the
+    smooth formula's, ``binom * (psi(n + 1) - psi(n - k + 1))`` in ``n``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import binom
+        >>> binom(np.array([5.0, 2.5, -1.5]), np.array([2.0, 1.5, 2.0]))
+        array([10.   ,  2.5  ,  1.875])
+    """
+    n, k = _floats("binom", n, k)
+    fnp = _fnp()
+    n, k = fnp.broadcast_arrays(fnp.asarray(n), fnp.asarray(k))
+    bad = (n < 0) & (n == fnp.floor(n))
+    kx = _ew.stop_gradient(fnp.floor(k))
+    nx = _ew.stop_gradient(fnp.floor(n))
+    int_k = (k == kx) & ((fnp.abs(n) > 1e-8) | (n == 0)) & ~bad
+    # By symmetry the shorter product (SciPy's choice, so the same rounding).
+    kr = fnp.where(int_k & (nx == n) & (kx > 0.5 * nx) & (nx > 0), nx - kx, kx)
+    prod = int_k & (kr >= 0) & (kr < 20)
+    kp = fnp.where(prod, kr, 0.0)
+    np_ = _ew.stop_gradient(fnp.where(prod, n, 0.0))
+    num, den = fnp.ones_like(np_), fnp.ones_like(np_)
+    for i in range(1, 20):
+        on = prod & (kp >= i)
+        fac = float(i) + np_ - kp
+        # A product past the float range is inf (SciPy's), without the overflow warning.
+        over = on & (fnp.abs(num) > 1e300 / fnp.maximum(fnp.abs(fac), 1.0))
+        num = fnp.where(on & ~over, num * fnp.where(over, 1.0, fac), num)
+        num = fnp.where(over, fnp.where((num < 0) != (fac < 0), -numpy.inf, numpy.inf), num)
+        den = fnp.where(on, den * float(i), den)
+        # Keep the partial products in range (n ~ 1e20 and k = 19 would overflow num).
+        rescale = fnp.abs(num) > 1e50
+        num = fnp.where(rescale, num / den, num)
+        den = fnp.where(rescale, 1.0, den)
+    exact = num / den
+    # The general formula, and its far-out asymptotic forms; stand-ins elsewhere.
+    gen = ~prod & ~bad
+    ng = fnp.where(gen, n, 1.0)
+    kg = fnp.where(gen, k, 0.5)
+    big_n = gen & (ng >= 1e10 * kg) & (kg > 0)
+    big_k = gen & ~big_n & (kg > 1e8 * fnp.abs(ng))
+    plain = gen & ~big_n & ~big_k
+    n1, k1 = fnp.where(big_n, ng, 2.0), fnp.where(big_n, kg, 1.0)
+    v_big_n = fnp.exp(-betaln(1.0 + n1 - k1, 1.0 + k1) - fnp.log(n1 + 1.0))
+    n2, k2 = fnp.where(big_k, ng, 0.5), fnp.where(big_k, kg, 1e9)
+    g1 = gamma(1.0 + n2)
+    mag = (g1 / fnp.abs(k2) + g1 * n2 / (2.0 * k2 * k2)) / (math.pi * fnp.abs(k2) ** n2)
+    k2x = fnp.floor(k2)
+    # SciPy's (int) cast: beyond the int range k counts as non-integral.
+    k2_int = (k2 == k2x) & (fnp.abs(k2x) < 2.0 ** 31)
+    sgn = fnp.where(k2_int, 1.0 - 2.0 * fnp.fmod(fnp.abs(k2x), 2.0), 1.0)
+    dk = fnp.where(k2_int, 0.0, k2)
+    v_big_k = fnp.where(k2 > 0, mag * fnp.sin((dk - n2) * math.pi) * sgn,
+                        fnp.where(k2_int, 0.0, mag * fnp.sin(k2 * math.pi)))
+    n3, k3 = fnp.where(plain, ng, 1.0), fnp.where(plain, kg, 0.5)
+    v_plain = _quiet.reciprocal((n3 + 1.0) * beta(1.0 + n3 - k3, 1.0 + k3))
+    out = fnp.where(big_n, v_big_n, fnp.where(big_k, v_big_k, v_plain))
+    # The product's lanes take their derivative from the smooth formula (the product itself
+    # treats k as the constant count it is).
+    n4, k4 = fnp.where(prod, n, 2.0), fnp.where(prod, k, 1.0)
+    smooth = _exp_gammaln_diff(n4 + 1.0, [k4 + 1.0, n4 - k4 + 1.0])
+    exact = exact + (smooth - _ew.stop_gradient(smooth))
+    out = fnp.where(prod, exact, out)
+    return fnp.where(bad | fnp.isnan(n) | fnp.isnan(k), numpy.nan, out)
 
 
 def poch(z: Any, m: Any) -> Any:
