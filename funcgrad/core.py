@@ -52,6 +52,9 @@ __all__ = [
     "bind_axis_for_context",
     "unbind_axis",
     "axis_env_key",
+    "branch_path",
+    "tracing_branch",
+    "exclusive_branches",
     "non_array_operand_error",
     "eval_jaxpr",
     "jaxpr_evaluator",
@@ -606,3 +609,32 @@ def lookup_axis(name: Any) -> AxisFrame | None:
 def axis_env_key() -> tuple:
     """The bound names and sizes, for caches of programs traced under them (jit)."""
     return tuple((f.name, f.size, f.comm is not None) for f in _axis_env.get())
+
+
+# The alternative branches being traced, outermost first: (branch point, index) pairs, one
+# per enclosing cond/switch. Trace-time bookkeeping that depends on which branch runs reads
+# it (the key-reuse checker: one key consumed in two branches of a cond is consumed once).
+_branch_path: ContextVar[tuple[tuple[object, int], ...]] = ContextVar(
+    "funcgrad_branch_path", default=())
+
+
+def branch_path() -> tuple[tuple[object, int], ...]:
+    """The ``(branch point, index)`` pairs of the cond/switch branches being traced."""
+    return _branch_path.get()
+
+
+@contextlib.contextmanager
+def tracing_branch(point: object, index: int) -> Iterator[None]:
+    """Trace inside branch ``index`` of the conditional ``point`` (an object unique to
+    that cond/switch call): :func:`branch_path` says so meanwhile."""
+    token = _branch_path.set((*_branch_path.get(), (point, index)))
+    try:
+        yield
+    finally:
+        _branch_path.reset(token)
+
+
+def exclusive_branches(a: tuple, b: tuple) -> bool:
+    """Whether branch paths ``a`` and ``b`` lie in different branches of one conditional
+    (so at most one of them runs)."""
+    return any(pa is pb and ia != ib for pa, ia in a for pb, ib in b)

@@ -4,7 +4,8 @@ Inside ``with check_key_reuse():`` every key handed to a sampler or to ``split``
 marked consumed; handing the same key object to another (or the same) one raises
 :class:`KeyReuseError` naming both lines of user code. ``fold_in`` does not consume its key
 (deriving many keys by distinct data is what it is for). Keys are tracked by identity, as
-JAX's checker does, so tracers inside ``jit``/``vmap``/``grad`` are tracked too. A sampler
+JAX's checker does, so tracers inside ``jit``/``vmap``/``grad`` are tracked too; a key
+consumed in two branches of one ``cond``/``switch`` is consumed once (one branch runs). A sampler
 built on another one (``lognormal`` on ``normal``) consumes its key once. The state lives in
 context variables; outside the ``with`` block the samplers pay one ``ContextVar.get``.
 """
@@ -19,7 +20,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from funcgrad.config import flag_scope, register_flag
-from funcgrad.core import SourceInfo, user_source_info
+from funcgrad.core import SourceInfo, branch_path, exclusive_branches, user_source_info
 from funcgrad.errors import KeyReuseError
 
 __all__ = ["KeyReuseError", "check_key_reuse", "debug_key_reuse", "consumes"]
@@ -27,14 +28,14 @@ __all__ = ["KeyReuseError", "check_key_reuse", "debug_key_reuse", "consumes"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 # id(key) -> (the key, held so that its id is not reused by another, sampler name, where it
-# was consumed)
-_consumed: ContextVar[dict[int, tuple[Any, str, SourceInfo]] | None] = ContextVar(
+# was consumed, the cond/switch branches it was consumed in)
+_consumed: ContextVar[dict[int, tuple[Any, str, SourceInfo, tuple]] | None] = ContextVar(
     "funcgrad_random_consumed", default=None)
 _inside_sampler: ContextVar[bool] = ContextVar("funcgrad_random_inside", default=False)
 # JAX's flag jax_debug_key_reuse: the same check everywhere while it is on. Its record lives as
 # long as the flag, so keys are held weakly where they can be (arrays; a dead key's entry
 # goes with it) instead of kept alive.
-_flag_seen: ContextVar[dict[int, tuple[Any, str, SourceInfo]] | None] = ContextVar(
+_flag_seen: ContextVar[dict[int, tuple[Any, str, SourceInfo, tuple]] | None] = ContextVar(
     "funcgrad_random_consumed_flag", default=None)
 
 
@@ -114,14 +115,16 @@ def consumes(fn: F) -> F:
         if seen is None or _inside_sampler.get():
             return fn(key, *args, **kwargs)
         here = user_source_info()
+        path = branch_path()
         prev = seen.get(id(key))
-        if prev is not None and _same(prev[0], key):
+        # a key consumed in two branches of one cond/switch is consumed once (one runs)
+        if prev is not None and _same(prev[0], key) and not exclusive_branches(prev[3], path):
             raise KeyReuseError(
                 f"random.{name}: this key was already consumed by random.{prev[1]}"
                 f"{prev[2].at()}; consumed again{here.at()}. Each key must be used once: "
                 "make new ones with funcgrad.random.split(key) (or fold_in(key, i))."
             )
-        seen[id(key)] = (_held(key, seen), name, here)
+        seen[id(key)] = (_held(key, seen), name, here, path)
         token = _inside_sampler.set(True)
         try:
             return fn(key, *args, **kwargs)

@@ -152,3 +152,26 @@ def test_jax_debug_key_reuse_flag_and_context() -> None:
         with pytest.raises(random.KeyReuseError):
             random.normal(k)
     random.normal(k)
+
+
+def test_one_key_in_two_branches_of_a_cond_is_consumed_once() -> None:
+    # As JAX 0.10.2's checker: only one branch runs, so using the key in both is fine; using
+    # it again after the cond (or twice in one branch) is reuse.
+    from funcgrad import lax
+
+    with random.check_key_reuse():
+        key = dev(random.key(4))
+        f = funcgrad.jit(lambda k, p: lax.cond(p, lambda: random.normal(k),
+                                               lambda: random.uniform(k)))
+        assert host(f(key, True)).shape == ()
+        k2 = dev(random.key(5))
+        out = lax.switch(1, [lambda: random.normal(k2), lambda: random.uniform(k2),
+                             lambda: lax.cond(True, lambda: random.normal(k2),
+                                              lambda: random.gumbel(k2))])
+        assert host(out).shape == ()
+        with pytest.raises(random.KeyReuseError):
+            random.normal(k2)       # consumed by the switch
+        k3 = dev(random.key(6))
+        with pytest.raises(random.KeyReuseError):
+            lax.cond(True, lambda: random.normal(k3) + random.uniform(k3),
+                     lambda: random.normal(k3))

@@ -25,7 +25,7 @@ from funcgrad import compile as _compile
 from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
+from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace, tracing_branch
 from funcgrad.errors import MissingRuleError, ShapeError, user_source_info
 from funcgrad.interpreters import batching
 from funcgrad.interpreters import cost as _cost
@@ -90,9 +90,11 @@ def _trace_branches(
     avals = _operand_avals(what, leaves)
     paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(operands)[0]]
     traced = []
-    for f, name in zip(funs, names):
+    point = object()  # this conditional, for trace-time bookkeeping per branch
+    for i, (f, name) in enumerate(zip(funs, names)):
         origins = [f"operand{p} of {name}" for p in paths]
-        traced.append(trace_fun(f, tree, avals, f"{what} {name}", origins))
+        with tracing_branch(point, i):
+            traced.append(trace_fun(f, tree, avals, f"{what} {name}", origins))
     first = traced[0]
     for t, name in zip(traced[1:], names[1:]):
         if t.out_tree != first.out_tree:
