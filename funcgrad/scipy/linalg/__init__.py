@@ -50,6 +50,7 @@ from funcgrad.scipy.linalg._decomp import (
     schur,
     svd,
 )
+from funcgrad.scipy.linalg._decomp_cossin import cossin
 from funcgrad.scipy.linalg._decomp_eig import (
     cdf2rdf,
     eig,
@@ -127,8 +128,6 @@ from funcgrad.scipy.linalg._sylvester import solve_sylvester
 # SciPy's names that are not here, and why: asking for one raises an AttributeError (so
 # hasattr() is still False) that says so instead of a bare "no attribute".
 _NOT_HERE = {
-    "cossin": "the cosine-sine decomposition needs LAPACK's ?uncsd/?orcsd, which NumPy and "
-              "CuPy do not expose",
     "get_lapack_funcs": "funcgrad calls no LAPACK routines directly (they would neither "
                         "trace nor differentiate); use the functions of this module",
     "get_blas_funcs": "funcgrad calls no BLAS routines directly; use funcgrad.numpy's "
@@ -164,5 +163,5 @@ __all__ = [
     "LinAlgWarning", "solve_continuous_lyapunov", "solve_lyapunov", "solve_discrete_lyapunov",
     "solve_continuous_are", "solve_discrete_are", "qr_update", "qr_insert", "qr_delete",
     "expm_cond", "matrix_balance", "ldl", "clarkson_woodruff_transform",
-    "qz", "ordqz",
+    "qz", "ordqz", "cossin",
 ]

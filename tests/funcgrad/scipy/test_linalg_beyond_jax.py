@@ -304,9 +304,9 @@ def test_signatures_of_scipy_and_jax_calls() -> None:
 
 
 def test_missing_scipy_names_say_why() -> None:
-    assert not hasattr(fsl, "cossin")
-    with pytest.raises(AttributeError, match="cosine-sine"):
-        fsl.cossin  # noqa: B018
+    assert not hasattr(fsl, "interpolative")
+    with pytest.raises(AttributeError, match="interpolative decomposition"):
+        fsl.interpolative  # noqa: B018
     with pytest.raises(AttributeError, match="no BLAS/LAPACK routines"):
         fsl.find_best_blas_type  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
@@ -561,3 +561,58 @@ def test_value_dependent_functions_under_jit_say_why(name, call) -> None:
     from funcgrad.errors import ConcretizationError
     with pytest.raises(ConcretizationError, match=f"{name} needs concrete values.*jit"):
         funcgrad.jit(call)(dev(np.diag([1.0, 2.0, 0.0])))
+
+
+def _unitary(m: int, seed: int, complex_: bool) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(m, m)) + (1j * rng.normal(size=(m, m)) if complex_ else 0)
+    q, r = np.linalg.qr(z)
+    return q * (np.diagonal(r) / abs(np.diagonal(r)))
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("p,q", [(1, 1), (2, 3), (4, 1), (3, 3), (5, 4), (1, 5)])
+def test_cossin_as_scipy(p, q, complex_) -> None:
+    # cossin was missing: CS and theta are SciPy's, U and VDH unitary, block diagonal and
+    # reproducing X (their signs are one valid choice)
+    x = _unitary(6, 10 * p + q, complex_)
+    for swap in (False, True):
+        u, cs, vdh = (host(t) for t in fsl.cossin(dev(x), p, q, swap_sign=swap))
+        want = sl.cossin(x, p, q, swap_sign=swap)
+        assert (u.dtype, cs.dtype, vdh.dtype) == tuple(t.dtype for t in want)
+        assert_allclose(cs, want[1], atol=1e-12)
+        assert_allclose(u @ cs @ vdh, x, atol=1e-12)
+        assert_allclose(u.conj().T @ u, np.eye(6, dtype=u.dtype), atol=1e-12)
+        assert_allclose(vdh @ vdh.conj().T, np.eye(6, dtype=u.dtype), atol=1e-12)
+        assert not u[:p, p:].any() and not vdh[:q, q:].any()
+    (u1, u2), theta, (v1h, v2h) = fsl.cossin(dev(x), p, q, separate=True)
+    assert_allclose(host(theta), sl.cossin(x, p, q, separate=True)[1], atol=1e-12)
+
+
+def test_cossin_of_nearly_decoupled_blocks_and_its_options() -> None:
+    # angles 1e-9 from 0 and pi/2 next to an exact one: X11 alone cannot separate the cosines
+    # near 1 (a construction from its SVD alone has a backward error ~ eps / angle)
+    rng = np.random.default_rng(2)
+    blocks = [np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(4)]
+    theta = np.array([1e-9, 0.5, np.pi / 2 - 1e-10])
+    c, s = np.diag(np.cos(theta)), np.diag(np.sin(theta))
+    x = sl.block_diag(*blocks[:2]) @ np.block([[c, -s], [s, c]]) @ sl.block_diag(*blocks[2:])
+    x = np.block([[x, np.zeros((6, 1))], [np.zeros((1, 6)), np.ones((1, 1))]])
+    u, cs, vdh = (host(t) for t in fsl.cossin(dev(x), 3, 3))
+    assert_allclose(u @ cs @ vdh, x, atol=1e-14)
+    got = host(fsl.cossin(dev(x), 3, 3, separate=True)[1])
+    assert_allclose(got, theta, rtol=1e-6, atol=1e-15)
+    blocks4 = (x[:3, :3], x[:3, 3:], x[3:, :3], x[3:, 3:])
+    assert_allclose(host(fsl.cossin(tuple(dev(b) for b in blocks4))[1]), sl.cossin(blocks4)[1],
+                    atol=1e-12)
+    assert host(fsl.cossin(dev(x), 3, 3, compute_u=False)[0]).shape == (0, 0)
+    batch = np.stack([x, _unitary(7, 1, False)])
+    assert_allclose(host(fsl.cossin(dev(batch), 2, 4)[1]), sl.cossin(batch, 2, 4)[1],
+                    atol=1e-12)
+    with pytest.raises(ValueError, match="0<p<7"):
+        fsl.cossin(dev(x), 7, 2)
+    with pytest.raises(ValueError, match="exactly four arrays"):
+        fsl.cossin([dev(x)] * 3)
+    from funcgrad.errors import ConcretizationError
+    with pytest.raises(ConcretizationError, match="cossin needs concrete values"):
+        funcgrad.jit(lambda m: fsl.cossin(m, 3, 3))(dev(x))
