@@ -391,3 +391,24 @@ def test_second_derivatives_agree_across_compositions():
     for h in (funcgrad.jacfwd(funcgrad.jacrev(f)), funcgrad.hessian(f),
               funcgrad.jacrev(funcgrad.jacfwd(f)), jit(funcgrad.jacrev(funcgrad.jacrev(f)))):
         assert_allclose(h(x), num, rtol=1e-6, atol=1e-7)
+
+
+def test_scan_invariant_split_keeps_each_const_with_its_variable():
+    # The loop-invariant part of a scan body reads only the second of two consts: DCE drops
+    # the first constvar, and the consts must follow (pairing by position gave the second
+    # variable the first's value).
+    from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Var
+    from funcgrad.ops import elementwise as ew
+    from funcgrad.ops.control_flow.scans import split_invariant
+
+    aval = funcgrad.core.get_aval(np.ones(3))
+    c1, c2, x, xt = Var(aval), Var(aval), Var(aval), Var(aval)
+    inv, var_out = Var(aval), Var(aval)
+    eqns = [Eqn(ew.mul_p, [x, c2], [inv], {}), Eqn(ew.mul_p, [xt, c1], [var_out], {})]
+    known = ClosedJaxpr(Jaxpr([c1, c2], [x, xt], [var_out, inv], eqns),
+                        [np.full(3, 10.0), np.full(3, 2.0)])
+    _, invariant, mask = split_invariant(known, 1, 1, 1)
+    assert mask == (True,)
+    assert len(invariant.consts) == len(invariant.jaxpr.constvars) == 1
+    out, = funcgrad.core.eval_jaxpr(invariant.jaxpr, invariant.consts, np.ones(3))
+    np.testing.assert_array_equal(host(out), np.full(3, 2.0))

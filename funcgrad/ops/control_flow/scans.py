@@ -49,7 +49,16 @@ from funcgrad.interpreters.staging import (
     trace_to_jaxpr,
 )
 from funcgrad.interpreters.transpose import deftranspose, is_undefined, linear_primitives
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, dce_jaxpr, dce_rules
+from funcgrad.ir import (
+    ClosedJaxpr,
+    Eqn,
+    Jaxpr,
+    Literal,
+    Var,
+    dce_closed_jaxpr,
+    dce_jaxpr,
+    dce_rules,
+)
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._batching_util import bdim_at_front
 from funcgrad.ops.control_flow._common import (
@@ -516,9 +525,7 @@ def split_invariant(known: ClosedJaxpr, n_fixed: int, n_known_outs: int, nres: i
     inv = invariant_outputs(j, n_fixed)[n_known_outs:]
     inv_mask = tuple(inv)
     keep = [True] * n_known_outs + [not i for i in inv]
-    loop_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars,
-                                [a for a, k in zip(j.outvars, keep) if k], j.eqns))
-    loop_known = ClosedJaxpr(loop_j, known.consts)
+    loop_known, _ = jr.dce_closed_jaxpr(known, keep, prune_invars=False)
     inv_outs = [a for a, i in zip(j.outvars[n_known_outs:], inv) if i]
     # Only equations on the fixed inputs: DCE keeps effectful ones (a collective such as
     # psum) even when unused, and one on a varying input would read a variable this jaxpr
@@ -530,8 +537,9 @@ def split_invariant(known: ClosedJaxpr, n_fixed: int, n_known_outs: int, nres: i
             varying.update(eqn.outvars)
         else:
             fixed_eqns.append(eqn)
-    inv_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars[:n_fixed], inv_outs, fixed_eqns))
-    invariant = ClosedJaxpr(inv_j, known.consts)
+    # (dce_closed_jaxpr drops the consts of the constvars DCE drops: they stay paired)
+    invariant = dce_closed_jaxpr(ClosedJaxpr(
+        Jaxpr(j.constvars, j.invars[:n_fixed], inv_outs, fixed_eqns), known.consts))
     return loop_known, invariant, inv_mask
 
 
@@ -588,9 +596,9 @@ def _forward_residuals(loop_known: ClosedJaxpr, n_kc: int, n_kcar: int, n_known_
             kept.append(a)
     if len(kept) == len(sources):
         return loop_known, tuple(sources)
-    new_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars, list(j.outvars[:n_known_outs]) + kept,
-                               j.eqns))
-    return ClosedJaxpr(new_j, loop_known.consts), tuple(sources)
+    return dce_closed_jaxpr(ClosedJaxpr(
+        Jaxpr(j.constvars, j.invars, list(j.outvars[:n_known_outs]) + kept, j.eqns),
+        loop_known.consts)), tuple(sources)
 
 
 def _own(x: Any, trace: PartialEvalTrace) -> bool:
@@ -758,8 +766,8 @@ def _hoist_summed(body_t: ClosedJaxpr, n_rc: int, n_rx: int, ncar: int,
         return body_t, tuple(hoisted)
     outvars = [v for v, h in zip(j.outvars[:n_lc], hoisted) if h is None]
     outvars += list(j.outvars[n_lc:]) + extra
-    new_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns))
-    return ClosedJaxpr(new_j, body_t.consts), tuple(hoisted)
+    return dce_closed_jaxpr(ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns),
+                                        body_t.consts)), tuple(hoisted)
 
 
 @weak_lru_cache(maxsize=256)

@@ -43,7 +43,7 @@ from funcgrad.interpreters.staging import (
     partial_eval_rules,
     trace_to_jaxpr,
 )
-from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, dce_jaxpr, dce_rules
+from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, dce_closed_jaxpr, dce_jaxpr, dce_rules
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
@@ -600,8 +600,8 @@ def _while_dce(used_outputs: list[bool], eqn: Eqn) -> tuple[list[bool], Eqn | No
         return [True] * len(eqn.invars), eqn
     j = body.jaxpr
     outvars = list(j.outvars[:n]) + [v for v, u in zip(j.outvars[n:], used_ys) if u]
-    new_j, _ = dce_jaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns))
-    new_body = ClosedJaxpr(new_j, body.consts)
+    new_body = dce_closed_jaxpr(ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns),
+                                            body.consts))
     new_eqn = eqn.replace(
         outvars=list(eqn.outvars[:n]) + [v for v, u in zip(eqn.outvars[n:n + n_ys], used_ys)
                                          if u] + (eqn.outvars[-1:] if record else []),
