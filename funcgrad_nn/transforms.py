@@ -229,7 +229,8 @@ def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) 
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
     """``fn(model, *args)`` -> scalar (or ``(scalar, aux)`` with ``has_aux``); returns a
-    function giving ``(value, grads)`` (``((value, aux), grads)``).
+    function giving ``(value, grads)`` (``((value, aux), grads)``). As ``loss.backward()``,
+    it takes any one-element loss (a ``(1,)``-shaped mean); the value keeps its shape.
 
     ``argnums`` picks what is differentiated, as in ``funcgrad.grad``: 0 (the default) is the
     module's trainable parameters, giving module-shaped grads; other positions are the other
@@ -279,11 +280,20 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                 value, aux = out
             else:
                 value, aux = out, None
+            shape = tuple(getattr(value, "shape", ()))
+            if shape and all(d == 1 for d in shape):
+                # loss.backward() takes any one-element loss (a (1,)-shaped mean), as PyTorch
+                # does; the value comes back in its own shape
+                one_element.append(shape)
+                value = fnp.reshape(value, ())
             return value, (aux, _buffer_dict(copy, writes=True))
 
+        one_element: list[tuple[int, ...]] = []
         diff_args = [args[a - 1] for a in others]
         (value, (aux, bufs)), gs = funcgrad.value_and_grad(
             inner, argnums=tuple(range(1 + len(others))), has_aux=True)(trainable, *diff_args)
+        if one_element:
+            value = fnp.reshape(value, one_element[-1])
         gs = torch_cotangents(gs)
         _write_back(model, bufs)
         by_num = {a: g for a, g in zip(others, gs[1:])}

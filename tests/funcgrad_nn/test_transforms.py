@@ -512,3 +512,21 @@ def test_complex_parameters_train_downhill_as_in_pytorch():
     # out.backward(v) for a complex output: torch gives conj(d out / dz) * v
     _, vjp_fn = nn.vjp(lambda m: m.z * m.z, _ComplexParam())
     assert_allclose(host(vjp_fn(dev(np.array([1 - 1j]))).z), np.array([-2 - 6j]))
+
+
+def test_a_one_element_loss_is_differentiated_as_loss_backward_does():
+    # PyTorch's backward() takes any one-element loss: ((pred - y) ** 2).mean(0) of an (N, 1)
+    # output has shape (1,). Here: out = [4, 7], loss [32.5], d/db = 11, d/dw = 18
+    m = nn.Linear(1, 1)
+    m.weight[...] = 3.0
+    m.bias[...] = 1.0
+    m.to(DEVICE)
+    x = dev(np.array([[1.0], [2.0]], np.float32))
+    for vg in (nn.value_and_grad, lambda f: nn.jit(nn.value_and_grad(f))):
+        loss, g = vg(lambda m, x: (m(x) ** 2).mean(0))(m, x)
+        assert loss.shape == (1,)
+        assert_allclose(host(loss), np.array([32.5], np.float32))
+        assert_allclose(host(g.bias), np.array([11.0], np.float32))
+        assert_allclose(host(g.weight), np.array([[18.0]], np.float32))
+    with pytest.raises(TypeError, match="requires a scalar output"):
+        nn.grad(lambda m, x: m(x))(m, x)
