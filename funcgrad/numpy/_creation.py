@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 _PY_SCALARS = (bool, int, float, complex, numpy.generic)
+_PY_NUMBERS = (bool, int, float, complex)
 _ORDERS = (None, "K", "A", "C", "F")
 
 
@@ -706,6 +707,13 @@ def logspace(
         xp = _device_of_values(start, stop, base)
         return xp.logspace(start, stop, num, endpoint=endpoint, base=base,
                            dtype=_dtype_or_none(dtype, "logspace"), axis=axis)
+    if isinstance(base, Tracer):
+        # Constant bounds go to a traced base's device: arrays, and Python numbers when both
+        # are (their exponents are float64 either way); a Python number beside an array
+        # stays weak, linspace puts it there.
+        both_py = all(type(v) in _PY_NUMBERS for v in (start, stop))
+        start, stop = (v if isinstance(v, Tracer) or (type(v) in _PY_NUMBERS and not both_py)
+                       else _put(asarray(v), get_aval(base).device) for v in (start, stop))
     if get_aval(base).ndim:
         ndmax = len(broadcast_shapes_or_error(
             "logspace", *(get_aval(v).shape for v in (start, stop, base))))

@@ -805,8 +805,8 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *,
         # A stable sort of the reversed array, read backwards: descending with ties in order.
         n = _aval("argsort", x).shape[ax]
         ids = _sorting.argsort(_shape.rev(x, (ax,)), ax)
-        ids = _shape.rev(_ew.sub(_ew.convert_element_type(n - 1, get_aval(ids).dtype), ids),
-                         (ax,))
+        # (n - 1 as a Python scalar: weak, it goes to ids' device)
+        ids = _shape.rev(_ew.sub(n - 1, ids), (ax,))
     return ids if dt is None else _cast(ids, dt)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import host
+from helpers import dev, host
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -186,3 +186,17 @@ def test_object_array_of_numbers_converts_with_a_dtype():
         assert host(got).dtype == np.float32 and host(got).tolist() == [1.0, 2.5, 1.0]
     with pytest.raises(TypeError, match="dtype object is not supported"):
         fnp.asarray(col)
+
+
+def test_logspace_with_a_traced_base_on_a_device():
+    # Python bounds were made on the default (host) device, which a device base cannot meet
+    # (the strict pass checks it); a Python bound beside a float32 one stays weak
+    base = dev(np.array([2.0, 10.0]))
+    want = np.logspace(0, 2, 3, base=np.array([2.0, 10.0]))
+    np.testing.assert_allclose(host(funcgrad.jit(lambda b: fnp.logspace(0, 2, 3, base=b))(base)),
+                               want)
+    got = funcgrad.vmap(lambda b: fnp.logspace(0.0, 2.0, 3, base=b))(base)
+    np.testing.assert_allclose(host(got), want.T)
+    got = funcgrad.jit(lambda b: fnp.logspace(np.float32(0), 2, 3, base=b))(
+        dev(np.array(2.0, np.float32)))
+    assert host(got).dtype == np.float32
