@@ -115,6 +115,7 @@ from funcgrad.sharding import (
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
     make_mesh,
+    reshard,
     set_mesh,
 )
 from funcgrad.sharding import PartitionSpec as P
@@ -239,6 +240,7 @@ __all__ = [
     "smap",
     "make_mesh",
     "set_mesh",
+    "reshard",
     "NamedSharding",
     "P",
     "make_array_from_callback",

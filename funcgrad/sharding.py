@@ -207,9 +207,14 @@ class Mesh:
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
+        # JAX's short form, the one NamedSharding's repr shows
         sizes = ", ".join(f"{n!r}: {s}" for n, s in self.shape.items())
         return f"Mesh({sizes}, axis_types={self.axis_types!r})"
+
+    def __repr__(self) -> str:
+        return (f"Mesh(axis_sizes={tuple(self.shape.values())!r}, "
+                f"axis_names={tuple(self.axis_names)!r}, axis_types={self.axis_types!r})")
 
     def __enter__(self) -> Mesh:
         self._token = _current_mesh.set(self)
@@ -229,6 +234,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
 
     Example:
         >>> make_mesh((1, 1), ("data", "model"))
+        Mesh(axis_sizes=(1, 1), axis_names=('data', 'model'), axis_types=(Explicit, Explicit))
+        >>> print(make_mesh((1, 1), ("data", "model")))
         Mesh('data': 1, 'model': 1, axis_types=(Explicit, Explicit))
     """
     shape = tuple(int(s) for s in axis_shapes)
@@ -549,7 +556,7 @@ class NamedSharding(Sharding):
         return hash((NamedSharding, self.mesh, self.spec))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
 
 def reshard(x: Any, out_shardings: Any) -> Any:

@@ -215,8 +215,14 @@ def test_make_mesh_follows_jax():
     n = funcgrad.device_count()
     mesh = make_mesh((n,), ("data",))
     assert mesh.axis_types == (AxisType.Explicit,) and mesh.size == n
+    # JAX 0.10.2's repr and str (NamedSharding's repr shows the str)
     assert repr(make_mesh((1, 1), ("a", "b"))) == (
+        "Mesh(axis_sizes=(1, 1), axis_names=('a', 'b'), axis_types=(Explicit, Explicit))")
+    assert str(make_mesh((1, 1), ("a", "b"))) == (
         "Mesh('a': 1, 'b': 1, axis_types=(Explicit, Explicit))")
+    assert repr(funcgrad.sharding.NamedSharding(make_mesh((1,), ("x",)), P("x"))) == (
+        "NamedSharding(mesh=Mesh('x': 1, axis_types=(Explicit,)), spec=P('x',), "
+        "memory_kind=device)")
     with pytest.raises(ValueError, match="needs 2 devices"):
         make_mesh((2,), ("x",))
     with pytest.raises(ValueError, match="rank"):
