@@ -21,6 +21,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend, config, sharding, tree_util
+from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 
 __all__ = [
@@ -162,6 +163,11 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
 
 def _put(v: Any, device: str | None) -> Any:
+    if not isinstance(v, Tracer):
+        try:
+            get_aval(v)  # as JAX's: a string, bytes or an object array is no array
+        except TypeError as e:
+            raise TypeError(f"device_put: {e}") from None
     if config.transfer_guard_level.get() and not isinstance(v, Tracer):
         _check_transfer(backend.device_of(v),
                         backend.canonical_device(device) if device else

@@ -156,3 +156,13 @@ def test_transfer_guard():
     with pytest.raises(ValueError, match="must be one of"):
         with funcgrad.transfer_guard("sometimes"):
             pass
+
+
+def test_device_put_refuses_what_is_not_an_array_as_jax() -> None:
+    # JAX 0.10.2: jax.device_put("abc") and device_put of a string / object array raise
+    # TypeError ("... is not a valid JAX type"); None and Python numbers in a pytree are fine
+    for bad in ("abc", np.array(["a"]), {"w": np.ones(2), "name": "x"}, b"x"):
+        with pytest.raises(TypeError, match="device_put: "):
+            funcgrad.device_put(bad)
+    out = funcgrad.device_put({"w": np.ones(2), "n": 3, "none": None})
+    assert out["none"] is None and int(funcgrad.to_numpy(out["n"])) == 3
