@@ -321,6 +321,15 @@ class EarlyStopping(Callback):
 
 # -- the trainer -----------------------------------------------------------------------------
 
+def _as_float(value: Any) -> float:
+    """A loss or metric as a Python float: a one-element array of any shape (a ``(1,)``-shaped
+    mean, which ``loss.backward()`` takes) too, where NumPy's ``float()`` wants a 0-d one."""
+    shape = tuple(getattr(value, "shape", ()))
+    if shape and all(d == 1 for d in shape):
+        value = value.reshape(())
+    return float(value)
+
+
 def _split_batch(batch: Any) -> tuple[tuple[Any, ...], Any]:
     if isinstance(batch, (tuple, list)) and len(batch) >= 2:
         return tuple(batch[:-1]), batch[-1]
@@ -506,7 +515,7 @@ class Trainer:
             for batch in loader:
                 inputs, target = self._on_device(_split_batch(batch))
                 (loss, output), grads = self._train_step(self.model, inputs, target)
-                loss_value = float(loss)
+                loss_value = _as_float(loss)
                 if not math.isfinite(loss_value):
                     raise FloatingPointError(
                         f"fit: the loss became {loss_value} at epoch {self.epoch + 1}, step "
@@ -521,7 +530,7 @@ class Trainer:
                 seen += n
                 sums["loss"] += loss_value * n
                 for name, fn in self.metrics.items():
-                    sums[name] += float(fn(output, target)) * n
+                    sums[name] += _as_float(fn(output, target)) * n
                 postfix = {"loss": f"{sums['loss'] / seen:.4f}"}
                 if self.metrics:
                     first = next(iter(self.metrics))
@@ -562,9 +571,9 @@ class Trainer:
                 output = self._eval_step(self.model, inputs)
                 n = _batch_size(target)
                 seen += n
-                sums["loss"] += float(self.loss_fn(output, target)) * n
+                sums["loss"] += _as_float(self.loss_fn(output, target)) * n
                 for name, fn in self.metrics.items():
-                    sums[name] += float(fn(output, target)) * n
+                    sums[name] += _as_float(fn(output, target)) * n
         finally:
             self.model.train(was_training)
         if seen == 0:

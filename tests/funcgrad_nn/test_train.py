@@ -197,6 +197,19 @@ def test_grad_accumulation_equals_one_big_batch():
         np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
 
 
+def test_a_one_element_loss_trains_as_the_scalar_one():
+    # loss.backward() takes a (1,)-shaped loss; so does fit (float() of it failed in NumPy 2)
+    x, y = _data(32)
+    a, b = _model(dropout=False), _model(dropout=False)
+    ce = nn.CrossEntropyLoss()
+    ha = fit(a, lambda o, t: ce(o, t).reshape(1), nn.optim.SGD(a.parameters(), lr=0.5),
+             [(x, y)], epochs=2, val_loader=[(x, y)], progress=False)
+    hb = fit(b, ce, nn.optim.SGD(b.parameters(), lr=0.5), [(x, y)], epochs=2,
+             val_loader=[(x, y)], progress=False)
+    np.testing.assert_allclose(ha["loss"], hb["loss"], rtol=1e-6)
+    np.testing.assert_allclose(ha["val_loss"], hb["val_loss"], rtol=1e-6)
+
+
 def test_clipping_options():
     # A huge learning rate with clipping moves the weight by exactly lr * clip.
     batch = [dev((np.ones((1, 1), np.float32), np.full((1, 1), 100.0, np.float32)))]
