@@ -195,7 +195,8 @@ _TUPLE, _LIST, _DICT, _NONE, _NAMEDTUPLE, _ODICT, _DDICT, _CUSTOM = range(8)
 class _NodeKind:
     """How to flatten/unflatten one node type.  Compared and hashed by identity."""
 
-    __slots__ = ("nodetype", "code", "flatten", "unflatten", "flatten_with_keys", "name")
+    __slots__ = ("nodetype", "code", "flatten", "unflatten", "flatten_with_keys", "name",
+                 "list_children")
 
     def __init__(
         self,
@@ -211,6 +212,9 @@ class _NodeKind:
         self.unflatten = unflatten
         self.flatten_with_keys = flatten_with_keys
         self.name = getattr(nodetype, "__qualname__", repr(nodetype))
+        # flatten_one_level gives the children as a list (JAX's native dataclass and static
+        # nodes) rather than as the flatten function returns them
+        self.list_children = False
 
     def __repr__(self) -> str:
         return f"<pytree node kind {self.name}>"
@@ -458,6 +462,7 @@ def register_static(cls: type[T]) -> type[T]:
     ([1.0], True)
     """
     register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    _registry[cls].list_children = True
     return cls
 
 
@@ -586,6 +591,7 @@ def register_dataclass(
             return obj
 
     register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    _registry[nodetype].list_children = True
     return nodetype
 
 
@@ -1452,6 +1458,12 @@ def flatten_one_level(tree: PyTree) -> tuple[Sequence[Any], Hashable]:
     kind = _kind_of(type(tree))
     if kind is None:
         raise ValueError(f"flatten_one_level: can't tree-flatten type {type(tree)!r} (a leaf)")
+    if kind.code == _CUSTOM:
+        # a registered node's children as its flatten function gives them (a tuple stays
+        # a tuple), as JAX's
+        children, aux = kind.flatten(tree)  # type: ignore[misc]
+        keep = isinstance(children, tuple | list) and not kind.list_children
+        return (children if keep else list(children)), aux
     children, rec = _one_level(kind, tree)
     aux = rec[1]
     if kind.code in _BUILTIN_CODES:

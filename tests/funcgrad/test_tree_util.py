@@ -1059,6 +1059,25 @@ def test_from_node_data_and_children_rebuilds_as_jax():
         leaf.from_node_data_and_children(reg, (dict, ["a", "b"]), [leaf])
 
 
+def test_flatten_one_level_children_as_jax_gives_them():
+    # JAX 0.10.2: a registered node's children as its flatten function returns them (a
+    # tuple here); register_dataclass and register_static nodes give lists
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    register_pytree_node(Pair, lambda p: ((p.a, p.b), "aux"), lambda aux, ch: Pair(*ch))
+    assert tree_util.flatten_one_level(Pair(1, 2)) == ((1, 2), "aux")
+
+    @register_dataclass
+    @dataclasses.dataclass
+    class Two:
+        a: int
+        b: int
+
+    assert tree_util.flatten_one_level(Two(1, 2)) == ([1, 2], ())
+
+
 def test_register_dataclass_and_checkify_take_jax_parameter_names() -> None:
     # JAX 0.10.2: register_dataclass(nodetype, data_fields, meta_fields, drop_fields),
     # checkify(f, errors)
