@@ -23,6 +23,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.numpy import fft as _npfft
+from funcgrad.scipy._fft_backend import check_backend
 
 __all__ = ["fht", "ifht", "fhtoffset"]
 
@@ -127,9 +128,8 @@ def _const(x: numpy.ndarray, dtype: Any) -> Any:
 def _fhtq(name: str, a: Any, dln: float, mu: float, offset: float, bias: float,
           inverse: bool) -> Any:
     # fht/ifht are uarray-dispatched in SciPy: inside skip_backend("scipy") they raise as the
-    # other transforms do (imported here: funcgrad.scipy.fft imports this module)
-    from funcgrad.scipy.fft import _check_backend
-    _check_backend()
+    # other transforms do
+    check_backend()
     a = _real_operand(name, a)
     aval = get_aval(a)
     if aval.ndim == 0:

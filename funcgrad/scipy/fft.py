@@ -33,6 +33,8 @@ from funcgrad import config as _config
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.numpy import fft as _npfft
+from funcgrad.scipy._fft_backend import BackendNotImplementedError
+from funcgrad.scipy._fft_backend import check_backend as _check_backend
 from funcgrad.scipy._fftlog import fht, fhtoffset, ifht
 
 __all__ = [
@@ -383,18 +385,6 @@ def get_workers() -> int:
         1
     """
     return _config.fft_workers.get()
-
-
-class BackendNotImplementedError(NotImplementedError):
-    """A transform called inside ``skip_backend("scipy")``: no backend is left to run it (as
-    uarray's ``BackendNotImplementedError``, which SciPy raises there)."""
-
-
-def _check_backend() -> None:
-    if _config.fft_backend_skipped.get():
-        raise BackendNotImplementedError(
-            "No selected backends had an implementation for this function: "
-            "skip_backend('scipy') skips funcgrad.scipy.fft's only backend")
 
 
 def _known_backend(name: str, backend: Any) -> None:

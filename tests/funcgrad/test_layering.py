@@ -105,6 +105,14 @@ def _is_sys_modules(node: ast.AST) -> bool:
             and isinstance(node.value, ast.Name) and node.value.id == "sys")
 
 
+# Lookups in sys.modules that reach no layer of ours, with why.
+SYS_MODULES_ALLOWED = {
+    # a saved namedtuple's class, found among the user's imported modules (loading a file
+    # never imports one)
+    "funcgrad_nn/serialization.py",
+}
+
+
 def test_no_sys_modules_lookups() -> None:
     """No module reaches a higher layer by looking it up in ``sys.modules`` (asking whether
     an optional library such as CuPy is loaded, ``"cupy" in sys.modules``, is fine, and so is
@@ -113,6 +121,8 @@ def test_no_sys_modules_lookups() -> None:
     bad = []
     for pkg in ("funcgrad", "funcgrad_nn"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
+            if str(path.relative_to(ROOT)) in SYS_MODULES_ALLOWED:
+                continue
             for node in ast.walk(ast.parse(path.read_text())):
                 lookup = (isinstance(node, ast.Subscript) and _is_sys_modules(node.value)
                           and not isinstance(node.ctx, ast.Store))
@@ -129,6 +139,9 @@ def test_no_sys_modules_lookups() -> None:
 LOCAL_IMPORTS_ALLOWED = {
     ("funcgrad/backend.py", "funcgrad"),  # the strict test backend, loaded when first named
     ("funcgrad/ops/shape.py", "funcgrad.ops"),  # the ops domain loop: indexing builds on shape
+    # kstest(x, "norm"): a distribution the user names, looked up in the package namespace
+    # (funcgrad.scipy.stats imports _ks for kstest itself)
+    ("funcgrad/scipy/stats/_ks.py", "funcgrad.scipy.stats"),
 }
 
 

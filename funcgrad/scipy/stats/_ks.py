@@ -33,6 +33,7 @@ from funcgrad.api_devices import device_get
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, is_array
 from funcgrad.core import Tracer
+from funcgrad.scipy.stats import kstwobign
 
 __all__ = ["KstestResult", "ks_1samp", "ks_2samp", "kstest"]
 
@@ -306,7 +307,6 @@ def _one_sample(x: numpy.ndarray, cdf: Callable[..., Any], args: tuple, alternat
     if method in ("auto", "exact"):
         p = kolmogn(n, d, want_cdf=False)
     elif method == "asymp":
-        from funcgrad.scipy.stats import kstwobign
         p = float(device_get(kstwobign.sf(numpy.float64(d * math.sqrt(n)))))
     else:  # approx
         p = 2.0 * smirnov(n, d)
