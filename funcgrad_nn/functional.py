@@ -1585,7 +1585,11 @@ def _legacy_reduction(size_average: Any, reduce: Any, reduction: str, fname: str
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return "mean" if size_average and reduce else ("sum" if reduce else "none")
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    # PyTorch's deprecation warning (functional and loss modules alike)
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", UserWarning, stacklevel=3)
+    return ret
 
 
 def _relu0(z: Any) -> Any:

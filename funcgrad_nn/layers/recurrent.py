@@ -161,7 +161,11 @@ class RNNBase(Module):
                              f"got {dropout!r}")
         for what, v, low in (("input_size", input_size, 0), ("hidden_size", hidden_size, 1),
                              ("num_layers", num_layers, 1)):
-            if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)) or v < low:
+            if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)):
+                # (PyTorch: "hidden_size should be of type int, got: float")
+                raise TypeError(f"{name}: {what} should be of type int, got: "
+                                f"{type(v).__name__} ({v!r})")
+            if v < low:
                 raise ValueError(f"{name}: {what} must be an integer >= {low}, got {v!r}")
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"{name}: dropout option adds dropout after all but last recurrent "
@@ -485,14 +489,14 @@ class RNN(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, proj_size: int = 0) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r}; select from "
                              "'tanh' or 'relu'")
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         0, device, dtype)
+                         proj_size, device, dtype)  # (a proj_size raises, as PyTorch's)
 
 
 class LSTM(RNNBase):
@@ -534,9 +538,9 @@ class GRU(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, device: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, proj_size: int = 0) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, 0, device, dtype)
+                         dropout, bidirectional, proj_size, device, dtype)  # (raises if set)
 
 
 # -- cells -------------------------------------------------------------------------------------

@@ -352,3 +352,17 @@ def test_flat_weights_and_all_weights_names_as_pytorch():
     assert [w.shape for w in lstm._flat_weights[:5]] == [(16, 3), (16, 2), (16,), (16,),
                                                          (2, 4)]
     assert lstm._flat_weights[0] is lstm.weight_ih_l0
+
+
+def test_constructor_errors_have_torchs_types():
+    # torch 2.13: TypeError "hidden_size should be of type int, got: float"; GRU/RNN take
+    # proj_size and raise ValueError "proj_size argument is only supported for LSTM"
+    with pytest.raises(TypeError, match="hidden_size should be of type int"):
+        nn.LSTM(3, 4.0)
+    with pytest.raises(ValueError, match="hidden_size must be an integer >= 1"):
+        nn.GRU(3, 0)
+    for cls in (nn.GRU, nn.RNN):
+        with pytest.raises(ValueError, match="only supported for LSTM"):
+            cls(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match=r"in1_features must be > 0"):  # torch's, too
+        nn.Bilinear(0, 2, 2)

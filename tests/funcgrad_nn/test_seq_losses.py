@@ -131,10 +131,16 @@ def test_multilabel_margin_against_a_loop():
 def test_legacy_size_average_and_reduce():
     x, y = rng.normal(size=4), np.ones(4)
     total = F.soft_margin_loss(x, y, reduction="sum")
-    np.testing.assert_allclose(F.soft_margin_loss(x, y, size_average=False), total)
-    assert F.soft_margin_loss(x, y, reduce=False).shape == (4,)
-    np.testing.assert_allclose(nn.SoftMarginLoss(size_average=False)(x, y), total)
-    assert nn.MarginRankingLoss(reduce=False).reduction == "none"
+    # torch 2.13 warns: "size_average and reduce args will be deprecated, please use
+    # reduction='sum' instead." (functional and module alike)
+    with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
+        np.testing.assert_allclose(F.soft_margin_loss(x, y, size_average=False), total)
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert F.soft_margin_loss(x, y, reduce=False).shape == (4,)
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        np.testing.assert_allclose(nn.SoftMarginLoss(size_average=False)(x, y), total)
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert nn.MarginRankingLoss(reduce=False).reduction == "none"
 
 
 def test_loss_modules_keep_weights_as_buffers():
