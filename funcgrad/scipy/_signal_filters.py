@@ -196,9 +196,10 @@ def butter(N: int, Wn: Any, btype: str = "low", analog: bool = False,  # noqa: N
     """Butterworth filter design, as ``scipy.signal.butter``: order ``N``, critical
     frequency ``Wn`` (a pair for band filters; digital: a fraction of Nyquist, or in the
     units of ``fs``; analog: rad/s), ``btype`` low/high/band(pass)/bandstop. Returns
-    ``(b, a)`` (``output="ba"``) or ``(z, p, k)`` (``"zpk"``) as NumPy arrays: the design
-    is host arithmetic on concrete numbers, the filtering (:func:`lfilter`,
-    :func:`filtfilt`) is what differentiates. ``output="sos"`` is not provided.
+    ``(b, a)`` (``output="ba"``), ``(z, p, k)`` (``"zpk"``) or second-order sections
+    (``"sos"``, SciPy's pairing) as NumPy arrays: the design is host arithmetic on concrete
+    numbers, the filtering (:func:`lfilter`, :func:`filtfilt`, ``sosfilt``) is what
+    differentiates.
 
     Example:
         >>> from funcgrad.scipy.signal import butter
@@ -206,75 +207,9 @@ def butter(N: int, Wn: Any, btype: str = "low", analog: bool = False,  # noqa: N
         >>> b.round(6), a.round(6) + 0.0
         (array([0.292893, 0.585786, 0.292893]), array([1.      , 0.      , 0.171573]))
     """
-    if isinstance(Wn, Tracer) or isinstance(N, Tracer):
-        raise TypeError("butter: N and Wn must be concrete (the design is host arithmetic)")
-    if output not in ("ba", "zpk"):
-        raise ValueError(f"butter: output must be 'ba' or 'zpk' ('sos' is not available), "
-                         f"got {output!r}")
-    kind = _BTYPES.get(str(btype).lower())
-    if kind is None:
-        raise ValueError(f"butter: {btype!r} is an invalid bandtype for filter")
-    order = int(N)
-    if order != N or order < 1:
-        raise ValueError(f"butter: N must be a positive integer, got {N!r}")
-    wn = numpy.atleast_1d(numpy.asarray(Wn, dtype=float))
-    if wn.size != (2 if kind in ("bandpass", "bandstop") else 1):
-        raise ValueError(f"butter: {kind} needs {'two frequencies' if wn.size == 1 else 'one'}"
-                         f" in Wn, got {Wn!r}")
-    if fs is not None:
-        if analog:
-            raise ValueError("butter: fs cannot be specified for an analog filter")
-        wn = 2.0 * wn / float(fs)
-    if not analog:
-        if numpy.any(wn <= 0) or numpy.any(wn >= 1):
-            raise ValueError("Digital filter critical frequencies must be 0 < Wn < 1"
-                             if fs is None else
-                             f"Digital filter critical frequencies must be 0 < Wn < fs/2 "
-                             f"(fs={fs} -> fs/2={float(fs) / 2})")
-        wn = 4.0 * numpy.tan(numpy.pi * wn / 2.0)  # prewarped for the bilinear map, fs = 2
-    elif numpy.any(wn <= 0):
-        raise ValueError("butter: analog critical frequencies must be positive")
-    # The analog prototype: poles evenly on the left unit half circle, no zeros, gain 1.
-    m = numpy.arange(-order + 1, order, 2)
-    p = -numpy.exp(1j * numpy.pi * m / (2 * order))
-    z = numpy.zeros(0, complex)
-    k = 1.0
-    deg = p.size - z.size
-    if kind == "lowpass":
-        z, p, k = wn[0] * z, wn[0] * p, k * wn[0] ** deg
-    elif kind == "highpass":
-        k = k * numpy.real(numpy.prod(-z) / numpy.prod(-p))
-        z = numpy.concatenate([wn[0] / z, numpy.zeros(deg)])
-        p = wn[0] / p
-    else:
-        wo, bw = numpy.sqrt(wn[0] * wn[1]), wn[1] - wn[0]
-        if kind == "bandpass":
-            zl, pl = z * bw / 2.0, p * bw / 2.0
-            k = k * bw ** deg
-            z = numpy.concatenate([zl + numpy.sqrt(zl ** 2 - wo ** 2 + 0j),
-                                   zl - numpy.sqrt(zl ** 2 - wo ** 2 + 0j), numpy.zeros(deg)])
-            p = numpy.concatenate([pl + numpy.sqrt(pl ** 2 - wo ** 2 + 0j),
-                                   pl - numpy.sqrt(pl ** 2 - wo ** 2 + 0j)])
-        else:
-            k = k * numpy.real(numpy.prod(-z) / numpy.prod(-p))
-            zh, ph = (bw / 2.0) / z, (bw / 2.0) / p
-            z = numpy.concatenate([zh + numpy.sqrt(zh ** 2 - wo ** 2 + 0j),
-                                   zh - numpy.sqrt(zh ** 2 - wo ** 2 + 0j),
-                                   numpy.full(deg, 1j * wo), numpy.full(deg, -1j * wo)])
-            p = numpy.concatenate([ph + numpy.sqrt(ph ** 2 - wo ** 2 + 0j),
-                                   ph - numpy.sqrt(ph ** 2 - wo ** 2 + 0j)])
-    if not analog:
-        # The bilinear map s -> 2 fs (z - 1) / (z + 1) with fs = 2; the zeros at infinity
-        # land on z = -1.
-        fs2 = 4.0
-        deg = p.size - z.size
-        k = k * numpy.real(numpy.prod(fs2 - z) / numpy.prod(fs2 - p))
-        z = numpy.concatenate([(fs2 + z) / (fs2 - z), -numpy.ones(deg)])
-        p = (fs2 + p) / (fs2 - p)
-    if output == "zpk":
-        return (z.real if numpy.all(z.imag == 0) else z), p, float(k)
-    b = numpy.real(k * numpy.poly(z)) if z.size else numpy.array([k])
-    return b, numpy.real(numpy.poly(p))
+    from funcgrad.scipy._signal_iir import iirfilter
+    return iirfilter(N, Wn, btype=btype, analog=analog, output=output, ftype="butter", fs=fs,
+                     name="butter")
 
 
 def _kernel(name: str, kernel_size: Any, ndim: int) -> tuple[int, ...]:

@@ -33,6 +33,20 @@ from funcgrad.scipy._signal_filters import (
     medfilt,
     medfilt2d,
 )
+from funcgrad.scipy._signal_iir import (
+    cheby1,
+    cheby2,
+    freqz,
+    freqz_sos,
+    iirfilter,
+    sosfilt,
+    sosfilt_zi,
+    sosfiltfilt,
+    sosfreqz,
+    tf2sos,
+    zpk2sos,
+    zpk2tf,
+)
 from funcgrad.scipy._signal_spectral import (
     csd,
     get_window,
@@ -45,7 +59,9 @@ from funcgrad.scipy._signal_spectral import (
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
-           "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d"]
+           "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d", "oaconvolve", "cheby1",
+           "cheby2", "iirfilter", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt", "sosfilt_zi",
+           "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos"]
 
 _MODES = ("full", "same", "valid")
 
@@ -296,3 +312,16 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any
     for a in axes:
         outshape[a] = s1[a] if mode == "same" else s1[a] - s2[a] + 1
     return _centered(out, tuple(outshape), axes)
+
+
+def oaconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any:
+    """``scipy.signal.oaconvolve`` (overlap-add convolution): the same values as
+    :func:`fftconvolve`, which it is here (one FFT over the whole length; no block size to
+    tune under XLA-style compilation).
+
+    Example:
+        >>> import numpy as np, funcgrad.scipy.signal as fss
+        >>> fss.oaconvolve(np.array([1.0, 2.0, 3.0]), np.array([1.0, 1.0]), mode="same").round(12)
+        array([1., 3., 5.])
+    """
+    return fftconvolve(in1, in2, mode=mode, axes=axes)
