@@ -97,6 +97,9 @@ def jet(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any],
     outs, out_series = taylor_flat(flat_fun, flat_p,
                                    [None if _all_zero(s) else s for s in flat_s], order)
     out_tree = out_tree_box[0]
+    # Python arithmetic on Python-number primals gives Python numbers: JAX's jet returns
+    # arrays (on the primals' device)
+    outs = [fnp.asarray(o) if type(o) in (bool, int, float, complex) else o for o in outs]
     result = []
     for o, s in zip(outs, out_series):
         terms = []

@@ -108,6 +108,11 @@ def test_jet_signature_as_jax():
         funcgrad.jet(fnp.sin, (1.0, 2.0), ([1.0], [1.0, 0.0]))
     with pytest.raises(TypeError, match="one list of coefficients per primal"):
         funcgrad.jet(fnp.sin, (1.0,), ())
+    # JAX 0.10.2: jet(lambda x: x ** 3, (2.0,), ((1.0, 0.0, 0.0, 0.0),)) gives the primal
+    # output as an array, Array(8.), with coefficients [12, 12, 6, 0]
+    y0, ys = funcgrad.jet(lambda x: x ** 3, (2.0,), ((1.0, 0.0, 0.0, 0.0),))
+    assert funcgrad.backend.is_array(y0) and float(funcgrad.to_numpy(y0)) == 8.0
+    assert_close(ys, [12.0, 12.0, 6.0, 0.0])
 
 
 def test_jet_composes_with_jit_vmap_and_grad():
