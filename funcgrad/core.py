@@ -469,7 +469,11 @@ class Tracer:
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}<{self.aval.str_short()}>({self._trace!r})"
+        head = f"{type(self).__name__}<{self.aval.str_short()}>({self._trace!r}"
+        # As JAX's GradTracer(primal=...)/JVPTracer(primal=...): a value the trace knows
+        # (grad, jvp) is shown, so a print inside a differentiated function shows numbers
+        val = self.to_concrete_value()
+        return f"{head})" if val is None else f"{head}, value={val})"
 
     def __deepcopy__(self, memo: Any) -> Tracer:
         return self

@@ -478,3 +478,19 @@ def test_grad_of_a_container_holding_one_scalar_is_an_error(wrap) -> None:
         funcgrad.grad(wrap)(1.0)
     with pytest.raises(TypeError, match="returning a scalar"):
         funcgrad.value_and_grad(wrap)(1.0)
+
+
+def test_printing_a_value_being_differentiated_shows_it():
+    # JAX 0.10.2 prints GradTracer(primal=[1. 2.], ...) / JVPTracer(primal=[1. 2.], ...):
+    # a print inside grad or jvp shows the numbers; under jit there are none to show
+    seen = []
+
+    def f(x):
+        seen.append(repr(x))
+        return fnp.sum(x * x)
+
+    funcgrad.grad(f)(np.array([1.0, 2.0]))
+    funcgrad.jvp(f, (np.array([1.0, 2.0]),), (np.ones(2),))
+    funcgrad.jit(f)(np.array([1.0, 2.0]))
+    assert seen[0].endswith("value=[1. 2.])") and seen[1].endswith("value=[1. 2.])")
+    assert "value=" not in seen[2] and seen[2].startswith("StagingTracer<f64[2]>(")
