@@ -242,6 +242,11 @@ from funcgrad.lax._special import (
     zeta,
 )
 
+# isort: split
+# JAX's primitive objects (add_p, dot_general_p, scan_p...), for jaxpr interpreters.
+from funcgrad.lax import _primitives
+from funcgrad.lax._primitives import *  # noqa: F403
+
 __all__ = [
     "psum",
     "pmean",
@@ -292,3 +297,4 @@ __all__ = [
     "Token", "create_token", "after_all", "with_sharding_constraint", "platform_dependent", "composite",
     "RandomAlgorithm", "rng_bit_generator", "rng_uniform",
 ]
+__all__ += _primitives.__all__

@@ -19,6 +19,22 @@ def test_namespace_complete() -> None:
         assert name in lax.__all__
 
 
+def test_primitive_objects_for_jaxpr_interpreters() -> None:
+    """lax.exp_p & co. are the primitives make_jaxpr records (JAX's custom-interpreter
+    tutorial: invert a function by walking its jaxpr backwards)."""
+    fnp = funcgrad.numpy
+    f = lambda x: fnp.exp(fnp.tanh(x))  # noqa: E731
+    closed = funcgrad.make_jaxpr(f)(dev(np.ones(3)))
+    assert [e.primitive for e in closed.jaxpr.eqns] == [lax.tanh_p, lax.exp_p]
+    inverse_of = {lax.exp_p: fnp.log, lax.tanh_p: fnp.arctanh}
+    env = dict(zip(closed.jaxpr.outvars, [f(dev(np.full(3, 0.5)))]))
+    for eqn in closed.jaxpr.eqns[::-1]:
+        env[eqn.invars[0]] = inverse_of[eqn.primitive](env[eqn.outvars[0]])
+    assert_allclose(env[closed.jaxpr.invars[0]], np.full(3, 0.5))
+    for name in ("add_p", "dot_general_p", "scan_p", "while_p", "cond_p", "psum_p", "gather_p"):
+        assert name in lax.__all__ and getattr(lax, name).name == name[:-2]
+
+
 @pytest.mark.parametrize("fn", [lax.add, lax.sub, lax.mul, lax.div, lax.max, lax.eq, lax.atan2])
 def test_binary_ops_require_equal_dtypes(fn) -> None:
     x32, x64 = dev(np.ones(3, np.float32)), dev(np.ones(3))
