@@ -42,7 +42,9 @@ def ndenumerate(arr: Any) -> Any:
         yield index, x[index]
 
 
-def _item_array(item: Any, ndmin: int, trans1d: int) -> Any:
+def _item_array(item: Any, ndmin: int, trans1d: int, device: str) -> Any:
+    # Constant items go to ``device`` before they are reshaped: under jit a reshaped
+    # constant is a traced value, which stays where it was made.
     if isinstance(item, slice):
         start = 0 if item.start is None else item.start
         step = 1 if item.step is None else item.step
@@ -51,12 +53,15 @@ def _item_array(item: Any, ndmin: int, trans1d: int) -> Any:
             out = _creation.linspace(start, item.stop, num=int(abs(step)))
         else:
             out = _creation.arange(start, item.stop, step)
+        out = out if isinstance(out, Tracer) else _on(out, device)
         if ndmin > 1:
             out = _creation.array(out, copy=None, ndmin=ndmin)
             if trans1d != -1:
                 out = _shape.swapaxes(out, -1, trans1d)
         return out
     item_ndim = get_aval(item).ndim if isinstance(item, Tracer) else numpy.ndim(item)
+    if not isinstance(item, Tracer):
+        item = _on(_creation.asarray(item), device)
     out = _creation.array(item, copy=None, ndmin=ndmin)
     if trans1d != -1 and item_ndim < ndmin:
         # Where the item's own axes go among the ndmin ones (NumPy's rule).
@@ -83,6 +88,11 @@ def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple[int, int
         ) from None
 
 
+def _on(x: Any, device: str) -> Any:
+    """The concrete array ``x`` on ``device``."""
+    return x if device_of(x) == device else device_put(x, device)
+
+
 class AxisConcatenator:
     """Translates slices, arrays and scalars to one concatenation along an axis (NumPy's)."""
 
@@ -102,6 +112,9 @@ class AxisConcatenator:
         if not isinstance(key, tuple):
             key = (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        # Joined where the items' arrays live (an accelerator's, else the host's if the key
+        # holds host arrays, else the default device), as nested lists are by fnp.array.
+        device = _creation._nested_device([o for o in key if not isinstance(o, slice | str)])
         matrix: str | None = None
         objs: list[Any] = []
         promoted: list[Any] = []  # dtypes, and Python scalars (weak in promotion)
@@ -118,17 +131,16 @@ class AxisConcatenator:
                 objs.append(item)
                 promoted.append(item)
             else:
-                obj = _item_array(item, ndmin, trans1d)
+                obj = _item_array(item, ndmin, trans1d, device)
                 objs.append(obj)
                 promoted.append(get_aval(obj).dtype)
         if promoted:
             dt = _dtype_utils.result_type(*promoted)
+            # (constants on the device before reshaping, as in _item_array)
+            objs = [o if isinstance(o, Tracer) else _on(_creation.asarray(o, dt), device)
+                    for o in objs]
             objs = [_creation.array(o, dt, copy=None, ndmin=ndmin) for o in objs]
-        # Joined where the items' arrays live (an accelerator's, else the host's if the key
-        # holds host arrays, else the default device), as nested lists are by fnp.array.
-        device = _creation._nested_device([o for o in key if not isinstance(o, slice | str)])
-        objs = [o if isinstance(o, Tracer) or device_of(o) == device else device_put(o, device)
-                for o in objs]
+        objs = [o if isinstance(o, Tracer) else _on(o, device) for o in objs]
         res = _shape.concatenate(tuple(objs), axis=axis)
         if matrix is not None:  # the 2-D array of NumPy's matrix result
             nd = get_aval(res).ndim

@@ -508,8 +508,9 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
         raise ValueError("choose: choices must not be empty")
     n = len(cs)
     dt = result_dtype(*(get_aval(c) for c in cs))[0]
+    # Python scalar choices go to an array choice's device, else to the index's
     dev = next((get_aval(c).device for c in cs if not isinstance(c, bool | int | float | complex)),
-               None)
+               None) or get_aval(idx).device
     cs = [_fc.asarray(c, dtype=dt, device=dev) if isinstance(c, bool | int | float | complex)
           else c for c in cs]
     shape = numpy.broadcast_shapes(get_aval(idx).shape, *(get_aval(c).shape for c in cs))
@@ -1310,7 +1311,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
         if not (_ext.is_extended(a1) and _ext.is_extended(a2)) or a1.shape != a2.shape:
             return False
         return _concrete_bool(_fr.all(a1 == a2))
-    x, y = _arr(a1), _arr(a2)
+    x, y = _arrs_together(a1, a2)  # (a list beside a device array goes to its device)
     if get_aval(x).shape != get_aval(y).shape:
         return False
     eq = _fe.equal(x, y)

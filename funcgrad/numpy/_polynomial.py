@@ -367,7 +367,11 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     """
 
     order = operator.index(deg) + 1
-    x, y = (_fe.add(v, 0.0) for v in _manipulation._arrs_together(x, y))
+    # (Python data among x, y and w goes to the arrays' device)
+    xs = _manipulation._arrs_together(x, y, *(() if w is None else (w,)))
+    x, y = _fe.add(xs[0], 0.0), _fe.add(xs[1], 0.0)
+    if w is not None:
+        w = xs[2]
     xa, ya = get_aval(x), get_aval(y)
     if order < 1:
         raise ValueError("polyfit: expected deg >= 0")

@@ -90,6 +90,12 @@ def _arr(name: str, a: Any, like: Any = None) -> Any:
     return a
 
 
+def _ref(*vals: Any) -> Any:
+    """The first array or tracer among ``vals`` (for :func:`_arr`'s ``like``: Python data
+    among them goes to its device), else None."""
+    return next((v for v in vals if isinstance(v, Tracer) or hasattr(v, "shape")), None)
+
+
 def _av(x: Any) -> ShapedArray:
     return get_aval(x)
 
@@ -252,8 +258,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         array([1. , 1.5, 2.5, 3.5, 4. ])
     """
     # Python data f goes where an array spacing is (as the other Python arguments do)
-    ref = next((v for v in varargs if isinstance(v, Tracer) or hasattr(v, "shape")), None)
-    fx = _arr("gradient", f, ref)
+    fx = _arr("gradient", f, _ref(*varargs))
     fa = _av(fx)
     nd = fa.ndim
     if nd == 0:  # (NumPy's words: a 0-d array has no axis to differentiate along)
@@ -358,7 +363,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
         >>> float(trapezoid(np.array([1., 2., 3.]), x=np.array([0., 1., 3.])))
         6.5
     """
-    yy = _arr("trapezoid", y)
+    yy = _arr("trapezoid", y, _ref(x, dx))
     ya = _av(yy)
     if ya.ndim == 0:
         raise ValueError("trapezoid: y must be at least one dimensional")
@@ -803,8 +808,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
         array([5., 5., 0.])
     """
     # Python-data fp goes where an array argument is (as the other Python arguments do)
-    ref = next((v for v in (fp, xp, x) if isinstance(v, Tracer) or hasattr(v, "shape")), None)
-    ff = _arr("interp", fp, ref)
+    ff = _arr("interp", fp, _ref(fp, xp, x))
     cdt = numpy.dtype("complex128") if _av(ff).dtype.kind == "c" else _F64
     xq = _arr("interp", xp, ff)
     xx = _arr("interp", x, ff)
@@ -1035,7 +1039,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right' (got {side!r})")
     _check_method("searchsorted", method)
-    aa = _arr("searchsorted", a)
+    aa = _arr("searchsorted", a, _ref(v, sorter))
     if _av(aa).ndim != 1:
         raise ValueError(f"searchsorted: a must be 1-d, got shape {_av(aa).shape}")
     if sorter is not None:
@@ -1263,7 +1267,7 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,
         >>> histogram(np.array([1., 2., 2., 4.]), bins=3)
         (array([1, 2, 1]), array([1., 2., 3., 4.]))
     """
-    x = fnp.ravel(_arr("histogram", a))
+    x = fnp.ravel(_arr("histogram", a, _ref(weights, bins)))
     w = None
     if weights is not None:
         w = _arr("histogram", weights, x)
@@ -1314,7 +1318,8 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = N
                [1., 1.]])
     """
     if isinstance(sample, list | tuple):
-        cols = [fnp.ravel(_arr("histogramdd", c)) for c in sample]
+        ref = _ref(*sample, weights)
+        cols = [fnp.ravel(_arr("histogramdd", c, ref)) for c in sample]
     else:
         sm = _arr("histogramdd", sample)
         if _av(sm).ndim == 1:
@@ -1474,7 +1479,8 @@ def lexsort(keys: Any, axis: int = -1) -> Any:
         array([2, 1, 0])
     """
     if isinstance(keys, Sequence) and not isinstance(keys, str):
-        ks = [_arr("lexsort", k) for k in keys]
+        ref = _ref(*keys)
+        ks = [_arr("lexsort", k, ref) for k in keys]
     else:
         kk = _arr("lexsort", keys)
         if _av(kk).ndim == 0:

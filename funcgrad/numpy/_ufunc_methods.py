@@ -62,8 +62,9 @@ def _check_bool_fold(name: str, method: str, a: Any, dtype: Any) -> None:
 
 
 def _outer(fn: Any, a: Any, b: Any, **kwargs: Any) -> Any:
-    # Every element of a against every element of b, a's axes first.
-    a, b = fnp.asarray(a), fnp.asarray(b)
+    # Every element of a against every element of b, a's axes first (Python data beside a
+    # device array goes to its device).
+    a, b = (fnp.asarray(v) for v in fnp._shape._arrs_together(a, b))
     return fn(fnp.reshape(a, tuple(a.shape) + (1,) * b.ndim), b, **kwargs)
 
 

@@ -93,6 +93,20 @@ CASES = {
     "place-lists": lambda m, x: (
         m.place(x, [True, False, True, False, False, False], [9.0], inplace=False)
         if m is fnp else np.array([9.0, np.nan, 9.0, -np.inf, 0.0, 3.0])),
+    # Python data beside a device array (these built host arrays that met it)
+    "searchsorted-list-a": lambda m, x: m.searchsorted([0.0, 1.0, 2.0], x),
+    "trapezoid-list-y": lambda m, x: m.trapezoid([0.0, 1.0, 3.0], x[[0, 2, 5]]),
+    "lexsort-list-key": lambda m, x: m.lexsort(([1, 0, 1, 0, 1, 0], x)),
+    "add.outer-list": lambda m, x: m.add.outer([1.0, 2.0], x),
+    "polyfit-list-w": lambda m, x: m.polyfit(x[[0, 2, 5]], [0.0, 1.0, 2.0], 1,
+                                             w=[1.0, 2.0, 1.0]),
+    "histogram2d-list": lambda m, x: m.histogram2d(x[[0, 2, 5]], [0.0, 1.0, 2.0], 2)[0],
+    "choose-all-scalar-choices": lambda m, x: m.choose(x[[0, 4]].astype(int), [1.0, 2.0]),
+    "r_-scalar": lambda m, x: m.r_[x, 1.0],
+    "c_-list": lambda m, x: m.c_[x, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]],
+    "logspace-traced-base": lambda m, x: m.logspace(0, 2, 3, base=x[2]),
+    "argsort-descending": lambda m, x: (m.argsort(x[[0, 2, 5]], descending=True) if m is fnp
+                                        else np.array([2, 1, 0])),
 }
 
 
@@ -117,6 +131,8 @@ def test_array_equiv_with_cpu_default() -> None:
     with funcgrad.default_device("cpu"):
         assert fnp.array_equiv(x, [1.0, 2.0])
         assert not fnp.array_equiv(x, 2)
+        assert fnp.array_equal(x, [1.0, 2.0])  # (the list was a host array meeting x)
+        assert not fnp.array_equal([1.0, 3.0], x)
 
 
 @pytest.mark.parametrize("jit", [False, True])
