@@ -47,7 +47,9 @@ from funcgrad.interpreters.cost import eqn_cost
 from funcgrad.ir import Eqn, Var
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList",
-           "Interval", "ProfilerActivity", "supported_activities", "ProfilerAction", "schedule", "tensorboard_trace_handler"]
+           "Interval", "ProfilerActivity", "supported_activities", "ProfilerAction", "schedule",
+           "tensorboard_trace_handler", "trace", "start_trace", "stop_trace",
+           "TraceAnnotation", "StepTraceAnnotation", "annotate_function"]
 
 
 class ProfilerActivity:
@@ -846,11 +848,12 @@ class profile:  # noqa: N801  (PyTorch's name)
         os.replace(tmp, path)  # atomic: a reader never sees half a file
 
 
-def _range_enter(name: str) -> None:
+def _range_enter(name: str, trace_name: str | None = None) -> None:
     """Open the range ``name`` in the active profile (a marker's callback, at run time)."""
     prof = _active.get()
     if prof is not None:
-        prof._open(FunctionEvent(name, "range", [] if prof.record_shapes else None, ""))
+        prof._open(FunctionEvent(name, "range", [] if prof.record_shapes else None, "",
+                                 trace_name=trace_name))
 
 
 def _range_exit(name: str) -> None:
@@ -888,16 +891,19 @@ class record_function:  # noqa: N801  (PyTorch's name)
         if not isinstance(name, str):
             raise TypeError(f"record_function(name): expected a str, got {type(name).__name__}")
         self.name = name
+        self._trace_name: str | None = None  # the trace's name for the range, if not name
         self._open: list[tuple[profile, FunctionEvent]] = []
 
     def __enter__(self) -> record_function:
         if _session.get() and current_trace() is not eval_trace:
-            debug_callback(_range_enter, self.name)
+            debug_callback(_range_enter, self.name,
+                           *(() if self._trace_name is None else (self._trace_name,)))
             self._open.append(_STAGED)  # type: ignore[arg-type]
             return self
         prof = _active.get()
         if prof is not None:
-            ev = FunctionEvent(self.name, "range", [] if prof.record_shapes else None, "")
+            ev = FunctionEvent(self.name, "range", [] if prof.record_shapes else None, "",
+                               trace_name=self._trace_name)
             prof._open(ev)
             self._open.append((prof, ev))
         else:
@@ -918,6 +924,164 @@ class record_function:  # noqa: N801  (PyTorch's name)
         @functools.wraps(fn)
         def wrapper(*a: Any, **k: Any) -> Any:
             with record_function(self.name):
+                return fn(*a, **k)
+
+        return wrapper
+
+
+# -- JAX's names: jax.profiler.trace / start_trace / stop_trace, TraceAnnotation... -----------
+
+class TraceAnnotation(record_function):
+    """``jax.profiler.TraceAnnotation(name, **kwargs)``: a named range in the trace (a
+    :class:`record_function`; the keyword metadata is accepted, and shown in the trace's
+    event name as ``name#key=value,...#``, as JAX's trace viewer writes it).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> with profile() as prof:
+        ...     with TraceAnnotation("load", batch=3):
+        ...         _ = fnp.sin(np.ones(2))
+        >>> [e.trace_name for e in prof.events()][0]
+        'load#batch=3#'
+    """
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name)
+        self.kwargs = kwargs
+        if kwargs:
+            meta = ",".join(f"{k}={v}" for k, v in kwargs.items())
+            self._trace_name = f"{name}#{meta}#"
+
+
+class StepTraceAnnotation(TraceAnnotation):
+    """``jax.profiler.StepTraceAnnotation(name, step_num=...)``: a training step's range (a
+    :class:`TraceAnnotation`; the step number shows in the trace's event name).
+
+    Example:
+        >>> with StepTraceAnnotation("train", step_num=0):
+        ...     pass
+    """
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+
+
+def annotate_function(func: Callable[..., Any], name: str | None = None,
+                      **decorator_kwargs: Any) -> Callable[..., Any]:
+    """``jax.profiler.annotate_function``: ``func`` with every call a
+    :class:`TraceAnnotation` range named ``name`` (default: the function's qualified name).
+
+    Example:
+        >>> import numpy as np, funcgrad.numpy as fnp
+        >>> f = annotate_function(lambda x: fnp.sin(x), name="my_sin")
+        >>> with profile() as prof:
+        ...     _ = f(np.ones(2))
+        >>> sorted(e.key for e in prof.key_averages())
+        ['my_sin', 'sin']
+    """
+    label = name if name is not None else getattr(func, "__qualname__", repr(func))
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with TraceAnnotation(label, **decorator_kwargs):
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+#: the trace of start_trace / stop_trace: (profile, log_dir, create_perfetto_trace, link)
+_jax_trace: list[tuple[profile, str, bool, bool]] = []
+
+
+def start_trace(log_dir: str | os.PathLike, create_perfetto_link: bool = False,
+                create_perfetto_trace: bool = False, profiler_options: Any = None) -> None:
+    """``jax.profiler.start_trace``: record every operation until :func:`stop_trace`, which
+    writes the trace under ``log_dir`` (see :func:`trace`). One trace at a time, as JAX.
+
+    Example:
+        >>> import tempfile
+        >>> start_trace(tempfile.mkdtemp())
+        >>> stop_trace()
+    """
+    del profiler_options  # (host time only: nothing to configure)
+    if _jax_trace:
+        raise RuntimeError("Profile has already been started. Only one profile may be run at "
+                           "a time.")
+    prof = profile(record_shapes=True)
+    prof.start()
+    _jax_trace.append((prof, os.fspath(log_dir), bool(create_perfetto_trace),
+                       bool(create_perfetto_link)))
+
+
+def stop_trace() -> None:
+    """``jax.profiler.stop_trace``: end the trace :func:`start_trace` began and write it as
+    ``log_dir/plugins/profile/<run>/<host>.trace.json.gz`` (Chrome trace JSON, gzipped:
+    TensorBoard's profile plugin and Perfetto open it), plus ``perfetto_trace.json.gz`` beside
+    it with ``create_perfetto_trace`` (or ``create_perfetto_link``: there is no server to
+    link to here, so the path to open at https://ui.perfetto.dev is printed).
+
+    Example:
+        >>> import glob, os, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> start_trace(d)
+        >>> stop_trace()
+        >>> len(glob.glob(os.path.join(d, "plugins", "profile", "*", "*.trace.json.gz")))
+        1
+    """
+    import gzip
+    import shutil
+
+    if not _jax_trace:
+        raise RuntimeError("No profile started")
+    prof, log_dir, perfetto, link = _jax_trace.pop()
+    prof.stop()
+    run = os.path.join(log_dir, "plugins", "profile",
+                       time.strftime("%Y_%m_%d_%H_%M_%S", time.localtime()))
+    os.makedirs(run, exist_ok=True)
+    plain = os.path.join(run, f".trace-{os.getpid()}.json")
+    prof.export_chrome_trace(plain)
+    outs = [os.path.join(run, f"{socket.gethostname()}.trace.json.gz")]
+    if perfetto or link:
+        outs.append(os.path.join(run, "perfetto_trace.json.gz"))
+    for out in outs:
+        with open(plain, "rb") as src, gzip.open(out + ".tmp", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(out + ".tmp", out)
+    os.remove(plain)
+    if link:
+        print(f"Open {outs[-1]} at https://ui.perfetto.dev (Open trace file)")
+
+
+class trace:  # noqa: N801  (JAX's name)
+    """``jax.profiler.trace(log_dir, create_perfetto_link=False, create_perfetto_trace=False)``:
+    :func:`start_trace` on entering the block, :func:`stop_trace` on leaving it (also as a
+    decorator). The trace is Chrome JSON (gzipped) in ``log_dir/plugins/profile/<run>/``.
+
+    Example:
+        >>> import os, tempfile, numpy as np, funcgrad.numpy as fnp
+        >>> d = tempfile.mkdtemp()
+        >>> with trace(d, create_perfetto_trace=True):
+        ...     _ = fnp.sin(np.ones(2))
+        >>> run = os.path.join(d, "plugins", "profile", os.listdir(os.path.join(d, "plugins", "profile"))[0])
+        >>> "perfetto_trace.json.gz" in os.listdir(run)
+        True
+    """
+
+    def __init__(self, log_dir: str | os.PathLike, create_perfetto_link: bool = False,
+                 create_perfetto_trace: bool = False, profiler_options: Any = None) -> None:
+        self._args = (log_dir, create_perfetto_link, create_perfetto_trace, profiler_options)
+
+    def __enter__(self) -> trace:
+        start_trace(*self._args)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        stop_trace()
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **k: Any) -> Any:
+            with trace(*self._args):
                 return fn(*a, **k)
 
         return wrapper

@@ -4,11 +4,14 @@ times are consistent, PyTorch's table and Chrome trace format."""
 from __future__ import annotations
 
 import collections
+import glob
+import gzip
 import json
+import os
 
 import numpy as np
 import pytest
-from helpers import host
+from helpers import dev, host
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -416,3 +419,27 @@ def test_print_of_a_profile_is_its_event_table():
         fnp.sin(np.ones(3))
     text = str(prof)
     assert text.splitlines()[1].split()[:3] == ["Name", "Self", "CPU"] and "sin" in text
+
+
+def test_jax_trace_names_write_a_gzipped_chrome_trace(tmp_path):
+    # jax.profiler.trace / start_trace / stop_trace, TraceAnnotation, StepTraceAnnotation,
+    # annotate_function: JAX's run directory layout, ranges named as its trace viewer does
+    from funcgrad import profiler as P
+
+    f = funcgrad.jit(lambda x: P.annotate_function(fnp.sin, name="s")(x) * 2)
+    with P.trace(tmp_path, create_perfetto_trace=True):
+        for i in range(2):
+            with P.StepTraceAnnotation("train", step_num=i):
+                f(dev(np.ones(3)))
+    (run,) = glob.glob(str(tmp_path / "plugins" / "profile" / "*"))
+    names = sorted(os.listdir(run))
+    assert names[0] == "perfetto_trace.json.gz" and names[1].endswith(".trace.json.gz")
+    events = json.load(gzip.open(os.path.join(run, names[1])))["traceEvents"]
+    assert {"train#step_num=0#", "train#step_num=1#", "s", "sin", "mul"} <= {
+        e["name"] for e in events}
+    with pytest.raises(RuntimeError, match="No profile started"):
+        P.stop_trace()
+    P.start_trace(tmp_path)
+    with pytest.raises(RuntimeError, match="already been started"):
+        P.start_trace(tmp_path)
+    P.stop_trace()
