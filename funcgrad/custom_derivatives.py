@@ -39,12 +39,16 @@ from funcgrad.ops.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
     custom_jvp,
+    custom_jvp_call_p,
     custom_vjp,
+    custom_vjp_call_p,
     linear_call_p,
 )
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
-           "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values", "linear_call"]
+           "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values", "linear_call",
+           # the primitives a jaxpr records for them (JAX's names), for jaxpr walkers
+           "custom_jvp_call_p", "custom_vjp_call_p"]
 
 
 class _GradientRule:

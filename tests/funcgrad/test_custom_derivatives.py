@@ -645,3 +645,15 @@ def test_custom_vjp_tangent_map_is_forward_modes_rule() -> None:
         g.defvjp(lambda x: (x * 2.0, None), lambda r, c: (2.0 * c,),
                  tangent_map=lambda r, t: (t[0], t[0]))
         funcgrad.jvp(g, (x,), (x,))
+
+
+def test_call_primitives_under_jax_names() -> None:
+    # jax.custom_derivatives.custom_jvp_call_p / custom_vjp_call_p: what make_jaxpr records
+    from funcgrad import custom_derivatives as cd
+
+    f = funcgrad.custom_jvp(lambda x: x * 2)
+    f.defjvp(lambda p, t: (p[0] * 2, t[0] * 2))
+    assert funcgrad.make_jaxpr(f)(1.0).jaxpr.eqns[0].primitive is cd.custom_jvp_call_p
+    g = funcgrad.custom_vjp(lambda x: x * 2)
+    g.defvjp(lambda x: (x * 2, None), lambda r, c: (c * 2,))
+    assert funcgrad.make_jaxpr(g)(1.0).jaxpr.eqns[0].primitive is cd.custom_vjp_call_p
