@@ -76,6 +76,9 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: float 
     fname = "embedding_bag"
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"{fname}: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if scale_grad_by_freq and mode == "max":  # (PyTorch's ValueError)
+        raise ValueError(f"{fname}: max mode does not support scaling the gradient by the "
+                         "frequency (scale_grad_by_freq=True)")
     if per_sample_weights is not None and mode != "sum":
         raise ValueError(f"{fname}: per_sample_weights are only supported with mode='sum', "
                          f"got mode={mode!r}")

@@ -794,3 +794,19 @@ def test_bad_input_is_torchs_runtime_error_and_a_value_error(call):
     assert isinstance(info.value, ValueError)
     name = str(info.value).split(":")[0]
     assert name.isidentifier() or name.startswith("F."), str(info.value)
+
+
+def test_embedding_bag_max_mode_refuses_scale_grad_by_freq_as_torch():
+    # torch 2.13: ValueError "max mode does not support scaling the gradient by the frequency"
+    with pytest.raises(ValueError, match="max mode does not support scaling"):
+        F.embedding_bag(dev(np.array([[1, 2]])), _f32(3, 2), mode="max", scale_grad_by_freq=True)
+
+
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
+    # The documented rule (CUDA's; torch 2.13's CPU kernel divides some rows by another
+    # index's count, pytorch/pytorch#190063): every row's gradient over its count.
+    w = dev(np.arange(20, dtype=np.float32).reshape(10, 2))
+    idx, offs = dev(np.array([1, 2, 4, 5, 4, 3, 2, 9])), dev(np.array([0, 4]))
+    g = funcgrad.grad(lambda w: F.embedding_bag(idx, w, offs, mode="sum",
+                                                scale_grad_by_freq=True).sum())(w)
+    assert host(g)[:, 0].tolist() == [0, 1, 1, 1, 1, 1, 0, 0, 0, 1]
