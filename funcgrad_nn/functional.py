@@ -1967,9 +1967,11 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
 
     ``log_probs`` ``(T, N, C)`` (or unbatched ``(T, C)``) are log-softmax outputs, as
     PyTorch requires; they are renormalised over classes (``log_softmax``, a no-op on such
-    inputs), so the loss is that of ``log_softmax(log_probs)`` and its gradient is exactly
-    the one PyTorch returns for ``log_probs`` (PyTorch's kernel differentiates through that
-    normalisation); it is the true derivative of the returned loss.
+    inputs), so the loss is that of ``log_softmax(log_probs)``: on log-softmax inputs loss
+    and gradient are PyTorch's, and the gradient is the true derivative of the returned
+    loss. (On unnormalised scores PyTorch's kernel runs the recursion on them as given, a
+    loss that can be negative, with a gradient that is not its derivative; here they are
+    PyTorch's values for ``ctc_loss(log_softmax(x), ...)``.)
     ``targets`` ``(N, S)`` padded or 1-D concatenated (not containing ``blank``);
     ``input_lengths``/``target_lengths`` ``(N,)``. ``reduction="mean"`` divides each loss by
     its target length, then averages (PyTorch). Impossible alignments give ``inf`` with a NaN
