@@ -290,7 +290,8 @@ class ShapeDtypeStruct:
 
     def __repr__(self) -> str:
         extra = ", weak_type=True" if self.weak_type else ""
-        dev = f", device={self.device!r}" if self.device else ""
+        # a sharding names the device already (JAX's repr shows the sharding alone)
+        dev = f", device={self.device!r}" if self.device and self.sharding is None else ""
         sh = f", sharding={self.sharding!r}" if self.sharding is not None else ""
         if self._layout is not None:
             sh += f", format={self._layout!r}"
