@@ -531,23 +531,27 @@ class _Printer:
         return _fmt_literal(a.val, _literal_aval(a, eqn)) if isinstance(a, Literal) \
             else self.name(a)
 
-    def param(self, v: Any, col: int) -> str:
-        """A param's text, its first line starting at column ``col``."""
+    def param(self, v: Any, col: int, flat: bool = False) -> str | None:
+        """A param's text, its first line starting at column ``col``; with ``flat``, its
+        one-line text, or None when it has none within the width."""
         if isinstance(v, ClosedJaxpr):
             v = v.jaxpr
         if isinstance(v, Jaxpr):
-            return self.jaxpr(v, col)
+            return self.jaxpr(v, col, flat)
         if isinstance(v, tuple | list) and _has_jaxpr(v):
             # JAX's: a tuple of jaxprs (cond's branches) one a line under its name
+            if flat:
+                items = [self.param(x, col, True) for x in v]
+                return None if None in items else f"({' '.join(items)})"  # type: ignore
             pad = " " * col
-            items = "".join(f"\n{pad}  {self.param(x, col + 2)}" for x in v)
-            return f"({items}\n{pad})"
+            lines = "".join(f"\n{pad}  {self.param(x, col + 2)}" for x in v)
+            return f"({lines}\n{pad})"
         if isinstance(v, numpy.dtype):
             return v.name
         if isinstance(v, type) and issubclass(v, numpy.generic):
             return numpy.dtype(v).name
         if isinstance(v, tuple):
-            inner = ", ".join(self.param(x, col) for x in v)
+            inner = ", ".join(str(self.param(x, col)) for x in v)
             return f"({inner},)" if len(v) == 1 else f"({inner})"
         if callable(v) and hasattr(v, "__name__"):
             return v.__name__
@@ -555,7 +559,7 @@ class _Printer:
             return v.str_short()  # jaxprs print types short (f32[3]), as their variables
         return str(v)
 
-    def eqn(self, eqn: Eqn, read: set[Var], col: int) -> str:
+    def eqn(self, eqn: Eqn, read: set[Var], col: int, flat: bool = False) -> str | None:
         outs = " ".join(self.binder(v, read) for v in eqn.outvars)
         lhs = f"{outs} = {eqn.prim.name}" if outs else eqn.prim.name
         rule = pp_param_rules.get(eqn.prim)
@@ -564,31 +568,48 @@ class _Printer:
         if not pairs:
             return f"{lhs} {ins}".rstrip()
         # Flat when it fits and holds no jaxpr that needs lines of its own; otherwise one
-        # param a line, two columns in (the names the flat attempt gave stay: the same
-        # walk gives them in the same order).
-        flat_params = " ".join(f"{k}={self.param(v, col)}" for k, v in pairs)
-        flat = f"{lhs}[{flat_params}] {ins}".rstrip()
-        if "\n" not in flat and col + len(flat) <= _WIDTH:
-            return flat
+        # param a line, two columns in. The flat attempt asks each param for its one-line
+        # form only, so nested jaxprs are laid out once per level, not twice (the names it
+        # gave stay: the same walk gives them in the same order).
+        texts = [self.param(v, col, True) for _, v in pairs]
+        if None not in texts:
+            one = " ".join(f"{k}={t}" for (k, _), t in zip(pairs, texts))
+            line = f"{lhs}[{one}] {ins}".rstrip()
+            if col + len(line) <= _WIDTH:
+                return line
+        if flat:
+            return None
         pad = " " * (col + 2)
         lines = "".join(f"\n{pad}{k}={self.param(v, col + 2)}" for k, v in pairs)
         return f"{lhs}[{lines}\n{' ' * col}] {ins}".rstrip()
 
-    def jaxpr(self, jaxpr: Jaxpr, col: int) -> str:
+    def jaxpr(self, jaxpr: Jaxpr, col: int, flat: bool = False) -> str | None:
         """The jaxpr, its ``{`` at column ``col``; broken into lines, its equations sit at
-        ``col + 4`` and its ``in`` at ``col + 2`` (JAX's layout)."""
+        ``col + 4`` and its ``in`` at ``col + 2`` (JAX's layout). With ``flat``, its one-line
+        form or None when that does not fit."""
         read: set[Var] = {a for a in jaxpr.outvars if isinstance(a, Var)}
         for e in jaxpr.eqns:
             read.update(a for a in e.invars if isinstance(a, Var))
         consts = " ".join(self.binder(v, None) for v in jaxpr.constvars)
         args = " ".join(self.binder(v, None) for v in jaxpr.invars)
         head = f"{{ lambda {consts}; {args}. let"
-        lines = [self.eqn(e, read, col + 4) for e in jaxpr.eqns]
+        lines: list[str] = []
+        width = col + len(head)
+        for e in jaxpr.eqns:
+            ln = self.eqn(e, read, col + 4, flat)
+            if ln is None:
+                return None
+            lines.append(ln)
+            width += len(ln) + 2
+            if flat and width > _WIDTH:
+                return None  # no need to lay out the rest: it does not fit on one line
         outs = [self.atom(a, None) for a in jaxpr.outvars]
         tail = f"in ({outs[0]},) }}" if len(outs) == 1 else f"in ({', '.join(outs)}) }}"
-        flat = f"{head} {'; '.join(lines)} {tail}"
-        if "\n" not in flat and col + len(flat) <= _WIDTH:
-            return flat
+        one = f"{head} {'; '.join(lines)} {tail}"
+        if "\n" not in one and col + len(one) <= _WIDTH:
+            return one
+        if flat:
+            return None
         pad = " " * col
         body = "".join(f"\n{pad}    {ln}" for ln in lines)
         return f"{head}{body}\n{pad}  {tail}"
@@ -597,4 +618,4 @@ class _Printer:
 def pp_jaxpr(jaxpr: Jaxpr) -> str:
     """The readable text form of ``jaxpr``, in JAX's layout: one line when it fits in 80
     columns, else one equation a line."""
-    return _Printer().jaxpr(jaxpr, 0)
+    return str(_Printer().jaxpr(jaxpr, 0))
