@@ -1295,6 +1295,10 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
         raise BadInputError("binary_cross_entropy: all elements of input should be between 0 and "
                          f"1 (probabilities; use binary_cross_entropy_with_logits for logits), "
                          f"got values in [{hv.min()}, {hv.max()}]")
+    tv = _host_value(target)
+    if tv is not None and ((tv < 0) | (tv > 1)).any():  # (PyTorch checks both)
+        raise BadInputError("binary_cross_entropy: all elements of target should be between 0 "
+                            f"and 1, got values in [{tv.min()}, {tv.max()}]")
     loss = _bce_terms(input, _as_input_dtype(target, input))
     if weight is not None:
         loss = loss * _as_input_dtype(weight, input, always=True)

@@ -787,6 +787,7 @@ def _f32(*shape):
     lambda: F.poisson_nll_loss(_f32(3), _f32(4)),
     lambda: F.multilabel_soft_margin_loss(_f32(2, 3), _f32(3, 2)),
     lambda: F.gaussian_nll_loss(_f32(3), _f32(4), _f32(3)),
+    lambda: F.binary_cross_entropy(_f32(3) * 0.5, _f32(3) * 2),  # a target above 1
 ])
 def test_bad_input_is_torchs_runtime_error_and_a_value_error(call):
     with pytest.raises(RuntimeError) as info:
