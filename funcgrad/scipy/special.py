@@ -49,6 +49,7 @@ from funcgrad.numpy import _linalg_ops as _fl
 from funcgrad.numpy import _reductions as _fr
 from funcgrad.ops import special as _sp
 from funcgrad.ops.custom_derivatives import custom_jvp
+from funcgrad.scipy import _bessel_tables as _bt
 from funcgrad.scipy import _quiet
 
 __all__ = [
@@ -62,7 +63,7 @@ __all__ = [
     "betainc", "betaincinv", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
     "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
     "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
-    "exp2", "exp10", "expm1", "log1p",
+    "exp2", "exp10", "expm1", "log1p", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -3735,3 +3736,308 @@ def log1p(x: Any) -> Any:
     """
     (x,) = _floats("log1p", x)
     return _quiet.log1p(_fnp().asarray(x))
+
+
+# =============================================================================================
+# Bessel functions of integer order 0 and 1: j0, j1, y0, y1, k0, k1, k0e, k1e
+#
+# Chebyshev expansions (funcgrad.scipy._bessel_tables, fitted with mpmath) of smooth
+# auxiliary functions: below |x| = 8 (2 for K) the functions less their log(x/2) terms, as
+# series in x^2; above, Hankel's form sqrt(2/(pi x)) (P cos chi -+ Q sin chi) with P, x Q in
+# 1/x^2 (for K, exp(x) sqrt(x) K(x) in 1/x). Derivatives are the closed forms
+# (j0' = -j1, j1' = j0 - j1/x, ...), to every order.
+
+
+def _cheb(t: Any, coeffs: tuple) -> Any:
+    """sum_k c_k T_k(t) by Clenshaw's recurrence (``coeffs`` highest first)."""
+    b1: Any = 0.0
+    b2: Any = 0.0
+    for c in coeffs[:-1]:
+        b1, b2 = 2.0 * t * b1 - b2 + c, b1
+    return t * b1 - b2 + coeffs[-1]
+
+
+_BIG_JY = 8.0
+_BIG_K = 2.0
+_TWO_OVER_PI = 2.0 / math.pi
+
+
+def _hankel(n: int, ax: Any) -> tuple[Any, Any]:
+    """``(J_n, Y_n)`` at ``ax >= 8`` (finite) by Hankel's form; chi = x - (2n + 1) pi / 4 from
+    sin x, cos x (exact argument reduction), not by subtracting pi / 4 from a large x."""
+    fnp = _fnp()
+    r8 = _BIG_JY / ax
+    t = 2.0 * r8 * r8 - 1.0  # (8/x)^2: x * x itself overflows far out
+    p = _cheb(t, _bt.P0_BIG if n == 0 else _bt.P1_BIG)
+    q = _cheb(t, _bt.Q0_BIG if n == 0 else _bt.Q1_BIG) / ax
+    c, s = fnp.cos(ax), fnp.sin(ax)
+    r = math.sqrt(0.5)
+    cos_chi, sin_chi = ((c + s) * r, (s - c) * r) if n == 0 else ((s - c) * r, -(s + c) * r)
+    amp = fnp.sqrt(_TWO_OVER_PI / ax)
+    return amp * (p * cos_chi - q * sin_chi), amp * (p * sin_chi + q * cos_chi)
+
+
+def _jy_split(x: Any) -> tuple[Any, Any, Any, Any]:
+    """(|x| <= 8 mask, stand-in |x| for the series, for Hankel's form, |x| infinite)."""
+    fnp = _fnp()
+    ax = fnp.abs(x)
+    small = ax <= _BIG_JY
+    inf = fnp.isinf(ax)
+    return small, fnp.where(small, ax, 0.0), fnp.where(small | inf, _BIG_JY, ax), inf
+
+
+def _j0_value(x: Any) -> Any:
+    fnp = _fnp()
+    small, xs, xl, inf = _jy_split(x)
+    v_small = _cheb(xs * xs / (0.5 * _BIG_JY * _BIG_JY) - 1.0, _bt.J0_SMALL)
+    v = fnp.where(small, v_small, _hankel(0, xl)[0])
+    return fnp.where(inf, numpy.nan, v)  # SciPy's (and torch's) nan: no phase at inf
+
+
+def _j1x_value(x: Any) -> Any:
+    """J_1(x) / x (1/2 at 0; even)."""
+    fnp = _fnp()
+    small, xs, xl, inf = _jy_split(x)
+    v_small = _cheb(xs * xs / (0.5 * _BIG_JY * _BIG_JY) - 1.0, _bt.J1_SMALL)
+    v = fnp.where(small, v_small, _hankel(1, xl)[0] / xl)
+    return fnp.where(inf, numpy.nan, v)
+
+
+def _y_small_parts(x: Any) -> tuple[Any, Any, Any, Any]:
+    """(0 < x <= 8 mask, stand-in x there, for Hankel's form, x = inf)."""
+    fnp = _fnp()
+    small = (x > 0) & (x <= _BIG_JY)
+    big = (x > _BIG_JY) & (x < numpy.inf)
+    return small, fnp.where(small, x, 1.0), fnp.where(big, x, _BIG_JY), x == numpy.inf
+
+
+def _y0_value(x: Any) -> Any:
+    fnp = _fnp()
+    small, xs, xl, inf = _y_small_parts(x)
+    aux = _cheb(xs * xs / (0.5 * _BIG_JY * _BIG_JY) - 1.0, _bt.Y0_SMALL)
+    v_small = aux + _TWO_OVER_PI * fnp.log(0.5 * xs) * _j0_value(xs)
+    v = fnp.where(small, v_small, _hankel(0, xl)[1])
+    v = fnp.where(inf, numpy.nan, v)
+    v = fnp.where(x == 0, -numpy.inf, v)
+    return fnp.where((x < 0) | fnp.isnan(x), numpy.nan, v)
+
+
+def _y1_value(x: Any) -> Any:
+    fnp = _fnp()
+    small, xs, xl, inf = _y_small_parts(x)
+    aux = _cheb(xs * xs / (0.5 * _BIG_JY * _BIG_JY) - 1.0, _bt.Y1_SMALL)
+    v_small = aux / xs + _TWO_OVER_PI * fnp.log(0.5 * xs) * xs * _j1x_value(xs)
+    v = fnp.where(small, v_small, _hankel(1, xl)[1])
+    v = fnp.where(inf, numpy.nan, v)
+    v = fnp.where(x == 0, -numpy.inf, v)
+    return fnp.where((x < 0) | fnp.isnan(x), numpy.nan, v)
+
+
+def _k_value(n: int, scaled: bool, x: Any) -> Any:
+    """K_n(x) (``exp(x) K_n(x)`` when ``scaled``), n = 0, 1: inf at 0, nan below."""
+    fnp = _fnp()
+    small = (x > 0) & (x <= _BIG_K)
+    big = (x > _BIG_K) & (x < numpy.inf)
+    xs = fnp.where(small, x, 1.0)
+    xl = fnp.where(big, x, 4.0)
+    t = xs * xs / (0.5 * _BIG_K * _BIG_K) - 1.0
+    log_half = fnp.log(0.5 * xs)
+    if n == 0:
+        v_small = _cheb(t, _bt.K0_SMALL) - log_half * _sp.i0(xs)
+    else:
+        v_small = (_cheb(t, _bt.K1_SMALL) + xs * log_half * _sp.i1(xs)) / xs
+    if scaled:
+        v_small = v_small * fnp.exp(xs)
+    tb = 2.0 * _BIG_K / xl - 1.0
+    v_big = _cheb(tb, _bt.K0_BIG if n == 0 else _bt.K1_BIG) / fnp.sqrt(xl)
+    if not scaled:
+        v_big = v_big * fnp.exp(-xl)
+    v = fnp.where(small, v_small, v_big)
+    v = fnp.where(x == numpy.inf, 0.0, v)
+    v = fnp.where(x == 0, numpy.inf, v)
+    return fnp.where((x < 0) | fnp.isnan(x), numpy.nan, v)
+
+
+@custom_jvp
+def _j0(x: Any) -> Any:
+    return _j0_value(x)
+
+
+@custom_jvp
+def _j1x(x: Any) -> Any:
+    return _j1x_value(x)
+
+
+@_j0.defjvp
+def _j0_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    return _j0(x), -_j1(x) * tx
+
+
+@_j1x.defjvp
+def _j1x_jvp(primals: tuple, tangents: tuple) -> tuple:
+    # (J1/x)' = (J0 - 2 J1/x) / x, which is -x/8 + ... near 0, where it cancels: there (below
+    # |x| = 1/2, where the cancellation costs under a digit) the series' derivative,
+    # (x/4) sum_{k>=1} (-1)^k z^(k-1) / ((k-1)! (k+1)!), z = x^2/4 (ten terms reach 1e-30).
+    (x,), (tx,) = primals, tangents
+    fnp = _fnp()
+    near = fnp.abs(x) < 0.5
+    xs = fnp.where(near, 1.0, x)
+    far = (_j0(xs) - 2.0 * _j1x(xs)) / xs
+    xn = fnp.where(near, x, 0.0)
+    z = 0.25 * xn * xn
+    acc: Any = 0.0
+    for k in range(10, 0, -1):
+        acc = acc * z + (-1.0) ** k / (math.factorial(k - 1) * math.factorial(k + 1))
+    series = 0.25 * xn * acc
+    return _j1x(x), fnp.where(near, series, far) * tx
+
+
+@custom_jvp
+def _y0(x: Any) -> Any:
+    return _y0_value(x)
+
+
+@custom_jvp
+def _y1(x: Any) -> Any:
+    return _y1_value(x)
+
+
+@_y0.defjvp
+def _y0_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    return _y0(x), -_y1(x) * tx
+
+
+@_y1.defjvp
+def _y1_jvp(primals: tuple, tangents: tuple) -> tuple:
+    (x,), (tx,) = primals, tangents
+    y1 = _y1(x)
+    return y1, (_y0(x) - _quiet.div(y1, x)) * tx
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(0, 1))
+def _k(n: int, scaled: bool, x: Any) -> Any:
+    return _k_value(n, scaled, x)
+
+
+@_k.defjvp
+def _k_jvp(n: int, scaled: bool, primals: tuple, tangents: tuple) -> tuple:
+    # K0' = -K1, K1' = -K0 - K1/x; the scaled ones add themselves (d exp(x) = exp(x)).
+    (x,), (tx,) = primals, tangents
+    out = _k(n, scaled, x)
+    k1 = out if n == 1 else _k(1, scaled, x)
+    d = -k1 if n == 0 else -_k(0, scaled, x) - _quiet.div(k1, x)
+    if scaled:
+        d = d + out
+    return out, d * tx
+
+
+def _j1(x: Any) -> Any:
+    # x (J1 / x) below 8; above, Hankel's form itself (J1 / x underflows at 1e300).
+    fnp = _fnp()
+    small, _, xl, inf = _jy_split(x)
+    v = fnp.where(small, fnp.where(small, x, 0.0) * _j1x(x),
+                  fnp.sign(x) * _hankel(1, xl)[0])
+    return fnp.where(inf, numpy.nan, v)
+
+
+def _bessel01(name: str, fn: Any, x: Any) -> Any:
+    (x,) = _floats(name, x)
+    x = _fnp().asarray(x)
+    return _back(fn(_f64(x)), x)
+
+
+def j0(x: Any) -> Any:
+    """Bessel function of the first kind of order 0, as ``scipy.special.j0`` (real ``x``);
+    derivative ``-j1(x)``, to every order.
+
+    Example:
+        >>> from funcgrad.scipy.special import j0
+        >>> round(float(j0(1.0)), 12)
+        0.765197686558
+    """
+    return _bessel01("j0", _j0, x)
+
+
+def j1(x: Any) -> Any:
+    """Bessel function of the first kind of order 1, as ``scipy.special.j1``; derivative
+    ``j0(x) - j1(x) / x`` (``1/2`` at 0).
+
+    Example:
+        >>> from funcgrad.scipy.special import j1
+        >>> round(float(j1(1.0)), 12)
+        0.440050585745
+    """
+    return _bessel01("j1", _j1, x)
+
+
+def y0(x: Any) -> Any:
+    """Bessel function of the second kind of order 0, as ``scipy.special.y0`` (``-inf`` at 0,
+    nan for ``x < 0``); derivative ``-y1(x)``.
+
+    Example:
+        >>> from funcgrad.scipy.special import y0
+        >>> round(float(y0(1.0)), 12)
+        0.088256964216
+    """
+    return _bessel01("y0", _y0, x)
+
+
+def y1(x: Any) -> Any:
+    """Bessel function of the second kind of order 1, as ``scipy.special.y1`` (``-inf`` at 0,
+    nan for ``x < 0``); derivative ``y0(x) - y1(x) / x``.
+
+    Example:
+        >>> from funcgrad.scipy.special import y1
+        >>> round(float(y1(2.0)), 12)
+        -0.107032431541
+    """
+    return _bessel01("y1", _y1, x)
+
+
+def k0(x: Any) -> Any:
+    """Modified Bessel function of the second kind of order 0, as ``scipy.special.k0``
+    (``inf`` at 0, nan for ``x < 0``); derivative ``-k1(x)``.
+
+    Example:
+        >>> from funcgrad.scipy.special import k0
+        >>> round(float(k0(1.0)), 12)
+        0.421024438241
+    """
+    return _bessel01("k0", functools.partial(_k, 0, False), x)
+
+
+def k1(x: Any) -> Any:
+    """Modified Bessel function of the second kind of order 1, as ``scipy.special.k1``;
+    derivative ``-k0(x) - k1(x) / x``.
+
+    Example:
+        >>> from funcgrad.scipy.special import k1
+        >>> round(float(k1(1.0)), 12)
+        0.601907230197
+    """
+    return _bessel01("k1", functools.partial(_k, 1, False), x)
+
+
+def k0e(x: Any) -> Any:
+    """Exponentially scaled ``exp(x) k0(x)``, finite far beyond where ``k0`` underflows, as
+    ``scipy.special.k0e``.
+
+    Example:
+        >>> from funcgrad.scipy.special import k0e
+        >>> round(float(k0e(1000.0)), 12)
+        0.039628321601
+    """
+    return _bessel01("k0e", functools.partial(_k, 0, True), x)
+
+
+def k1e(x: Any) -> Any:
+    """Exponentially scaled ``exp(x) k1(x)``, as ``scipy.special.k1e``.
+
+    Example:
+        >>> from funcgrad.scipy.special import k1e
+        >>> round(float(k1e(1.0)), 12)
+        1.636153486263
+    """
+    return _bessel01("k1e", functools.partial(_k, 1, True), x)
