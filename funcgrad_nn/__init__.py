@@ -51,6 +51,7 @@ from funcgrad_nn.containers import (
     ParameterList,
     Sequential,
 )
+from funcgrad_nn.data.samplers import Generator  # torch.Generator, for the data utilities
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
 from funcgrad_nn.hooks import (
     register_module_forward_hook,
@@ -151,6 +152,7 @@ __all__ = [
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
     "value_and_grad", "vjp", "vmap", "checkpoint", "register_module_forward_hook", "register_module_forward_pre_hook",
+    "Generator",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",
     "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",

@@ -31,6 +31,7 @@ from funcgrad_nn.data.loader import DataLoader
 from funcgrad_nn.data.samplers import (
     BatchSampler,
     DistributedSampler,
+    Generator,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -43,4 +44,5 @@ __all__ = [
     "ChainDataset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
     "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
     "default_collate", "default_convert", "DataLoader", "get_worker_info", "WorkerInfo",
+    "Generator",
 ]

@@ -38,7 +38,74 @@ __all__ = [
     "DistributedSampler",
     "torch_randperm",
     "torch_generator",
+    "Generator",
 ]
+
+_TORCH_DEFAULT_SEED = 67280421310721  # torch.Generator().initial_seed()
+
+
+class Generator:
+    """``torch.Generator`` for the data utilities: a Mersenne Twister stream seeded as
+    PyTorch's CPU generator is, so ``DataLoader(..., shuffle=True, generator=g)``,
+    ``random_split(..., generator=g)`` and the random samplers visit the indices PyTorch's
+    do with ``torch.Generator().manual_seed(s)``. One Generator shared by several consumers
+    is one stream, as in PyTorch (a loader keeps drawing from it epoch after epoch), and
+    ``manual_seed`` reseeds it in place, also for a loader already built with it.
+    ``get_state``/``set_state`` save and restore it (the state is NumPy's MT19937 state
+    dict, not PyTorch's byte tensor). ``generator=s`` (an int seed) is the short form.
+
+    >>> import funcgrad_nn as nn
+    >>> g = nn.Generator().manual_seed(42)
+    >>> [list(s) for s in nn.data.random_split(range(6), [3, 3], generator=g)]
+    [[0, 3, 2], [4, 1, 5]]
+    >>> g.initial_seed()
+    42
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        if str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(f"Generator: the data utilities draw on the host; device="
+                               f"{device!r} is not supported here (use the default 'cpu')")
+        self.device = "cpu"
+        self._initial = _TORCH_DEFAULT_SEED
+        self._gen = torch_generator(_TORCH_DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reseed in place (PyTorch's: a negative seed wraps to 64 bits); returns self."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        seed = int(seed)
+        if not -2**63 <= seed < 2**64:
+            raise ValueError("Overflow when unpacking long long")
+        self._initial = seed % 2**64
+        self._gen.bit_generator.state = torch_generator(seed).bit_generator.state
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; returns the new seed."""
+        seed = int.from_bytes(os.urandom(8), "little") >> 1  # (PyTorch's are 63-bit)
+        self.manual_seed(seed)
+        return seed
+
+    def initial_seed(self) -> int:
+        """The seed of the last ``manual_seed``/``seed`` (PyTorch's default otherwise)."""
+        return self._initial
+
+    def get_state(self) -> dict[str, Any]:
+        """The stream's state, for :meth:`set_state`."""
+        return {"initial_seed": self._initial, "mt19937": self._gen.bit_generator.state}
+
+    def set_state(self, new_state: dict[str, Any]) -> Generator:
+        """Restore a state :meth:`get_state` returned; returns self."""
+        if not (isinstance(new_state, dict) and "mt19937" in new_state):
+            raise TypeError("Generator.set_state: expected the dict Generator.get_state "
+                            f"returned, got {type(new_state).__name__}")
+        self._gen.bit_generator.state = new_state["mt19937"]
+        self._initial = int(new_state.get("initial_seed", self._initial))
+        return self
+
+    def __repr__(self) -> str:
+        return f"Generator(device='cpu', initial_seed={self._initial})"
 
 
 def as_generator(generator: Any, seed: int | None = None) -> np.random.Generator:
@@ -52,11 +119,14 @@ def as_generator(generator: Any, seed: int | None = None) -> np.random.Generator
         return np.random.default_rng(int(default_generator().integers(2**63)))
     if isinstance(generator, np.random.Generator):
         return generator
+    if isinstance(generator, Generator):
+        return generator._gen  # its stream itself: reseeding the Generator reseeds this
     if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
         return torch_generator(int(generator))
     raise TypeError(
-        "generator must be a numpy.random.Generator or an int seed (generator=s draws what "
-        f"torch.Generator().manual_seed(s) would), got {type(generator).__name__}"
+        "generator must be a funcgrad_nn.Generator, a numpy.random.Generator or an int seed "
+        "(generator=s draws what torch.Generator().manual_seed(s) would), got "
+        f"{type(generator).__name__}"
     )
 
 

@@ -751,3 +751,27 @@ def test_a_full_shared_memory_sends_the_batch_through_the_pipe(monkeypatch):
     payload, files = _transport.pack(big)
     assert files == [] and _shm_files() == before
     assert np.array_equal(_transport.unpack((payload, files)), big)
+
+
+def test_generator_is_torchs_stream_shared_and_reseeded_in_place():
+    # torch 2.13, torch.Generator().manual_seed(7) driving DataLoader(range(10), batch_size=4,
+    # shuffle=True): these three epochs; after manual_seed(3) on the same generator, the
+    # loader follows the new stream
+    g = nn.Generator().manual_seed(7)
+    loader = nn.data.DataLoader(range(10), batch_size=4, shuffle=True, generator=g)
+    assert [[b.tolist() for b in loader] for _ in range(3)] == [
+        [[1, 3, 5, 7], [9, 4, 6, 2], [8, 0]],
+        [[5, 1, 6, 0], [9, 7, 8, 4], [3, 2]],
+        [[4, 3, 2, 8], [1, 0, 6, 5], [9, 7]]]
+    g.manual_seed(7)
+    assert [b.tolist() for b in loader] == [[1, 3, 5, 7], [9, 4, 6, 2], [8, 0]]
+    state = g.get_state()
+    first = list(nn.data.RandomSampler(range(5), generator=g))
+    assert list(nn.data.RandomSampler(range(5), generator=g.set_state(state))) == first
+    # torch.Generator() unseeded: initial seed 67280421310721, randperm [0, 3, 7, 5, ...]
+    assert nn.Generator().initial_seed() == 67280421310721
+    assert list(nn.data.RandomSampler(range(10), generator=nn.Generator())) == [
+        0, 3, 7, 5, 2, 9, 8, 1, 4, 6]
+    assert nn.Generator().manual_seed(-5).initial_seed() == 2**64 - 5
+    with pytest.raises(RuntimeError, match="manual_seed expected a long"):
+        nn.Generator().manual_seed(1.5)
