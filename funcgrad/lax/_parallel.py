@@ -67,19 +67,20 @@ def ragged_all_to_all(operand: Array, output: Array, input_offsets: Array, send_
         raise ShapeError(f"lax.{name}: the number of slices ({k}) must be a multiple of the "
                          f"size of axis {axis_name!r} ({n})")
     s = k // n
+    dev = ua.device  # the index arrays go where the data is (host data stays on the host)
     me = axis_index(axis_name)
     # What every sender holds; the s slices each sends here are its slices me*s ... me*s+s-1.
     # (n*N, ...): every sender's rows, one after the other (a plain array under vmap: the
     # gathered value is the same on every member; indexed with fnp.take for that reason)
     rows = fnp.reshape(all_gather(operand, axis_name), (n * oa.shape[0],) + oa.shape[1:])
-    mine = me * s + fnp.arange(s)
+    mine = me * s + fnp.arange(s, device=dev)
     starts = fnp.take(all_gather(input_offsets, axis_name), mine, axis=1).reshape(-1)
     dests = fnp.take(all_gather(output_offsets, axis_name), mine, axis=1).reshape(-1)
     sizes = fnp.asarray(recv_sizes)                                     # (n*s,), sender order
-    r = fnp.arange(ua.shape[0])[None, :]                                # output rows
+    r = fnp.arange(ua.shape[0], device=dev)[None, :]                    # output rows
     covers = (dests[:, None] <= r) & (r < (dests + sizes)[:, None])      # (n*s, M)
     # the last slice covering a row wins (sends are applied in order)
-    which = fnp.max(fnp.where(covers, fnp.arange(k)[:, None], -1), axis=0)    # (M,)
+    which = fnp.max(fnp.where(covers, fnp.arange(k, device=dev)[:, None], -1), axis=0)
     hit = which >= 0
     c = fnp.maximum(which, 0)
     src_row = fnp.clip(fnp.take(starts, c) + r[0] - fnp.take(dests, c), 0, oa.shape[0] - 1)

@@ -1021,8 +1021,9 @@ def ragged_dot(lhs: Array, rhs: Array, group_sizes: Array, precision: Any = None
     lhs, rhs, after = _dot_dtypes("ragged_dot", lhs, rhs, preferred_element_type)
     m, g = la.shape[0], ra.shape[0]
     ends = fnp.cumsum(fnp.asarray(group_sizes))
-    group = fnp.sum(fnp.arange(m)[:, None] >= ends[None, :], axis=1)   # g past the last end
-    member = fnp.arange(g)[None, :] == group[:, None]                  # (m, g) one-hot
+    dev = la.device  # the index arrays go where the data is (host data stays on the host)
+    group = fnp.sum(fnp.arange(m, device=dev)[:, None] >= ends[None, :], axis=1)  # g past end
+    member = fnp.arange(g, device=dev)[None, :] == group[:, None]                 # one-hot
     per_group = fnp.einsum("mk,gkn->gmn", lhs, rhs)
     out = fnp.sum(fnp.where(member.T[:, :, None], per_group, fnp.zeros((), per_group.dtype)),
                   axis=0)
