@@ -42,6 +42,7 @@ from funcgrad import api_devices as _api_devices
 from funcgrad import backend as _backend
 from funcgrad import compile as _compile
 from funcgrad import config as _config
+from funcgrad import sharding as _sharding
 from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache, WeakLRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
@@ -379,9 +380,15 @@ class Jitted:
         donate_argnames: tuple[str, ...] = (),
         inline: bool = False,
         device: str | None = None,
+        in_shardings: Any = None,
+        out_shardings: Any = None,
     ) -> None:
         functools.update_wrapper(self, fun)
         self._device = device
+        # layouts over a mesh, as given: one device computes everything, so they are only
+        # checked against the shapes and reported by the stages (Compiled.input_shardings)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
         self._fun = fun
         self._name = getattr(fun, "__name__", None) or type(fun).__name__
         try:
@@ -829,7 +836,9 @@ class Jitted:
                 "them. Pass them as arguments instead"
             )
         sig = stages.Signature(self._name, entry.closed, entry.key[0], entry.out_tree,
-                                entry.labels, entry.donated)
+                                entry.labels, entry.donated,
+                                self._asked_in_shardings(args, kwargs, entry),
+                                self._asked_out_shardings(entry))
         name = self._name
 
         def run(leaves: list[Any]) -> list[Any]:
@@ -837,6 +846,29 @@ class Jitted:
             return self._run(entry, leaves, has_tracer)
 
         return stages.Traced(sig, lambda: entry.executable(name), run)
+
+    def _asked_in_shardings(self, args: tuple, kwargs: dict, entry: _Entry) -> list | None:
+        """Per argument leaf, the sharding jit's ``in_shardings`` (a prefix of the dynamic
+        positional arguments) or a ShapeDtypeStruct stand-in asks for; None where neither."""
+        _, dyn_args, dyn_kwargs, _ = self._split(args, kwargs)
+        leaves = tree_util.tree_leaves((list(dyn_args), dyn_kwargs))
+        avals = entry.closed.in_avals
+        if len(leaves) != len(avals):  # stand-ins that stand for several leaves (keys)
+            return None
+        asked: list[Any] = [getattr(x, "sharding", None) if isinstance(x, ShapeDtypeStruct)
+                            else None for x in leaves]
+        if self._in_shardings is not None:
+            given = _broadcast_shardings(self._in_shardings, tuple(dyn_args), "in_shardings",
+                                         self._name)
+            asked[:len(given)] = [g if g is not None else a for g, a in zip(given, asked)]
+        return _resolved(asked, avals) if any(s is not None for s in asked) else None
+
+    def _asked_out_shardings(self, entry: _Entry) -> list | None:
+        if self._out_shardings is None:
+            return None
+        outs = tree_util.tree_unflatten(entry.out_tree, list(entry.closed.out_avals))
+        asked = _broadcast_shardings(self._out_shardings, outs, "out_shardings", self._name)
+        return _resolved(asked, entry.closed.out_avals)
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """The shapes and dtypes this function returns for these arguments (a pytree of
@@ -987,7 +1019,8 @@ def jit(
     which argument changed whenever a new trace is needed. Works as a decorator too
     (``@jit`` or ``@functools.partial(jit, static_argnums=1)``). ``in_shardings`` /
     ``out_shardings`` are accepted as JAX's layouts over a device mesh
-    (:mod:`funcgrad.sharding`): funcgrad computes on one device, so they change nothing.
+    (:mod:`funcgrad.sharding`): funcgrad computes on one device, so they change nothing but
+    what ``lower(...).compile().input_shardings`` / ``output_shardings`` report.
     ``device`` (a device, e.g. ``funcgrad.devices()[0]``) or ``backend`` (a platform:
     ``"cpu"``, ``"gpu"``/``"cuda"``) runs the function there, its array arguments copied to
     it (deprecated in JAX, which warns as here: ``device_put`` the arguments instead).
@@ -1008,7 +1041,6 @@ def jit(
     donate = _positions(donate_argnums, "donate_argnums")
     donate_names = tuple(str(n) for n in _as_tuple(donate_argnames))
     del keep_unused  # every argument is always kept: nothing to choose
-    del in_shardings, out_shardings  # one device: every layout is the whole array
     if compiler_options is not None and not isinstance(compiler_options, dict):
         raise TypeError(f"jit: compiler_options must be a dict of XLA options, got "
                         f"{type(compiler_options).__name__}")
@@ -1022,11 +1054,39 @@ def jit(
         def decorate(f: Callable[..., Any]) -> Jitted:
             if not callable(f):
                 raise TypeError(f"jit expects a callable, got {type(f).__name__}")
-            return Jitted(f, nums, names, donate, explain_retraces, donate_names, inline, place)
+            return Jitted(f, nums, names, donate, explain_retraces, donate_names, inline, place,
+                          in_shardings, out_shardings)
         return decorate
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return Jitted(fun, nums, names, donate, explain_retraces, donate_names, inline, place)
+    return Jitted(fun, nums, names, donate, explain_retraces, donate_names, inline, place,
+                  in_shardings, out_shardings)
+
+
+def _broadcast_shardings(prefix: Any, tree: Any, what: str, name: str) -> list[Any]:
+    """One sharding (or None) per leaf of ``tree`` from the pytree prefix ``prefix``."""
+    def is_spec(s: Any) -> bool:
+        return s is None or isinstance(s, _sharding.Sharding | _sharding.PartitionSpec)
+
+    try:
+        return tree_util.broadcast_prefix(prefix, tree, is_leaf=is_spec)
+    except ValueError as e:
+        raise ValueError(f"jit({name}): {what} must be a sharding or a pytree prefix of the "
+                         f"arguments' structure ({e})") from None
+
+
+def _resolved(asked: list[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+    """PartitionSpecs over the current mesh as NamedShardings, each checked against its
+    array's shape (as JAX's: a split dimension must divide evenly)."""
+    out: list[Any] = []
+    for s, a in zip(asked, avals):
+        if isinstance(s, _sharding.PartitionSpec):
+            mesh = _sharding.get_mesh()
+            s = None if mesh is None else _sharding.NamedSharding(mesh, s)
+        if isinstance(s, _sharding.Sharding):
+            s.check_shape(a.shape)
+        out.append(s)
+    return out
 
 
 def _placement(device: Any, backend: str | None) -> str | None:

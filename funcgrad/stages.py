@@ -215,16 +215,23 @@ def _text(optimized: ClosedJaxpr, source: str) -> str:
 class Signature:
     """What the three stages share: names, structures and types of one traced signature."""
 
-    __slots__ = ("name", "closed", "in_tree", "out_tree", "labels", "donated")
+    __slots__ = ("name", "closed", "in_tree", "out_tree", "labels", "donated",
+                 "in_shardings", "out_shardings")
 
     def __init__(self, name: str, closed: ClosedJaxpr, in_tree: Any, out_tree: Any,
-                 labels: Sequence[str], donated: tuple[bool, ...] | None) -> None:
+                 labels: Sequence[str], donated: tuple[bool, ...] | None,
+                 in_shardings: Sequence[Any] | None = None,
+                 out_shardings: Sequence[Any] | None = None) -> None:
         self.name = name
         self.closed = closed
         self.in_tree = args_tree(in_tree)
         self.out_tree = out_tree
         self.labels = tuple(labels)
         self.donated = donated
+        # per leaf, the layout jit's in_shardings/out_shardings or a stand-in's sharding
+        # asked for (None: the leaf's device), what Compiled.input/output_shardings report
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
 
 
 class _Stage:
@@ -435,28 +442,35 @@ class Compiled(_Stage):
 
     call = __call__  # JAX's Compiled.call
 
-    def _shardings(self, tree: Any, avals: Sequence[ShapedArray]) -> Any:
+    def _shardings(self, tree: Any, avals: Sequence[ShapedArray],
+                   asked: Sequence[Any] | None) -> Any:
         # A Python scalar's aval has no device: it is put on the default device.
         default = get_default_device()
+        asked = asked or [None] * len(avals)
         return tree_util.tree_unflatten(
-            tree, [SingleDeviceSharding(a.device or default) for a in avals])
+            tree, [s if s is not None else SingleDeviceSharding(a.device or default)
+                   for a, s in zip(avals, asked)])
 
     @property
     def input_shardings(self) -> Any:
-        """``(args, kwargs)`` (non-static) with each array's layout, as JAX's: one device,
-        so a :class:`~funcgrad.sharding.SingleDeviceSharding` each.
+        """``(args, kwargs)`` (non-static) with each array's layout, as JAX's: the sharding
+        ``jit(in_shardings=...)`` or a :class:`~funcgrad.ShapeDtypeStruct` stand-in gave it,
+        else (one device) a :class:`~funcgrad.sharding.SingleDeviceSharding`.
 
         Example:
             >>> import numpy as np, funcgrad
             >>> funcgrad.jit(lambda x: x * 2).lower(np.ones(2)).compile().input_shardings
             ((SingleDeviceSharding(device='cpu', memory_kind=device),), {})
         """
-        return self._shardings(self._sig.in_tree, self._sig.closed.in_avals)
+        return self._shardings(self._sig.in_tree, self._sig.closed.in_avals,
+                               self._sig.in_shardings)
 
     @property
     def output_shardings(self) -> Any:
-        """The results' structure with each array's layout (see :attr:`input_shardings`)."""
-        return self._shardings(self._sig.out_tree, self._sig.closed.out_avals)
+        """The results' structure with each array's layout: ``jit(out_shardings=...)``'s,
+        else a :class:`~funcgrad.sharding.SingleDeviceSharding` (see :attr:`input_shardings`)."""
+        return self._shardings(self._sig.out_tree, self._sig.closed.out_avals,
+                               self._sig.out_shardings)
 
     def _formats(self, tree: Any, avals: Sequence[ShapedArray]) -> Any:
         default = get_default_device()

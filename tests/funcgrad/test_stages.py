@@ -350,3 +350,28 @@ def test_copy_to_host_async_returns_its_input_and_starts_copies():
     leaf, x = Leaf(), dev(np.ones(2))
     tree = {"a": x, "b": [leaf, 1.0]}
     assert funcgrad.copy_to_host_async(tree) is tree and started == [leaf]
+
+
+def test_compiled_reports_the_shardings_jit_and_stand_ins_ask_for():
+    # JAX 0.10.2: jit(f, in_shardings=s, out_shardings=s).lower(x).compile() reports s for
+    # both, as does a ShapeDtypeStruct(..., sharding=s) stand-in; unasked leaves are the
+    # device's (SingleDeviceSharding here)
+    from funcgrad.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
+
+    mesh = funcgrad.make_mesh((1,), ("x",))
+    s = NamedSharding(mesh, PartitionSpec("x"))
+    c = funcgrad.jit(lambda a, b: a * b, in_shardings=(s, None),
+                     out_shardings=s).lower(np.ones(4), 2.0).compile()
+    (a_s, b_s), kw = c.input_shardings
+    assert a_s is s and isinstance(b_s, SingleDeviceSharding) and kw == {}
+    assert c.output_shardings is s
+    sds = funcgrad.ShapeDtypeStruct((8,), np.float32, sharding=s)
+    c = funcgrad.jit(lambda a: a * 2).lower(sds).compile()
+    assert c.input_shardings[0][0] is s
+    assert isinstance(c.output_shardings, SingleDeviceSharding)
+    with funcgrad.set_mesh(mesh):
+        c = funcgrad.jit(lambda a: (a, a), out_shardings=(PartitionSpec("x"), None)
+                         ).lower(np.ones(4)).compile()
+        assert c.output_shardings[0] == NamedSharding(mesh, PartitionSpec("x"))
+    with pytest.raises(ValueError, match="in_shardings must be a sharding or a pytree prefix"):
+        funcgrad.jit(lambda a: a, in_shardings=(s, s)).lower(np.ones(4))
