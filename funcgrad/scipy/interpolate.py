@@ -25,9 +25,10 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer
+from funcgrad.scipy._interp1d import CubicSpline, PPoly, interp1d  # noqa: F401
 from funcgrad.tree_util import register_pytree_node
 
-__all__ = ["RegularGridInterpolator"]
+__all__ = ["RegularGridInterpolator", "PPoly", "CubicSpline", "interp1d"]
 
 _METHODS = ("linear", "nearest")
 
