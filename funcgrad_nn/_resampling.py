@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fractions
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -381,6 +382,8 @@ def upsample(input: Any, size: Any = None, scale_factor: Any = None, mode: str =
     >>> upsample(np.ones((1, 1, 2)), scale_factor=2).shape
     (1, 1, 4)
     """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)  # (PyTorch's)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -658,6 +661,8 @@ def upsample_nearest(input: Any, size: Any = None, scale_factor: Any = None) -> 
     >>> upsample_nearest(np.array([[[1.0, 2.0]]]), scale_factor=2)
     array([[[1., 1., 2., 2.]]])
     """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)  # (PyTorch's)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -668,6 +673,8 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
     >>> upsample_bilinear(np.array([[[[0.0, 3.0]]]]), size=(1, 4))
     array([[[[0., 1., 2., 3.]]]])
     """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)  # (PyTorch's)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -199,11 +199,12 @@ def test_with_indices_aliases_and_deprecated_upsampling():
                        F.adaptive_max_pool2d(x, 3, return_indices=True))]:
         for g, w in zip(got, want):
             np.testing.assert_array_equal(host(g), host(w))
-    np.testing.assert_array_equal(
-        host(F.upsample_bilinear(x, scale_factor=2)),
-        host(F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)))
-    np.testing.assert_array_equal(host(F.upsample_nearest(x, (7, 9))),
-                                  host(F.interpolate(x, (7, 9))))
+    with pytest.warns(UserWarning, match="deprecated"):  # (PyTorch's warning)
+        np.testing.assert_array_equal(
+            host(F.upsample_bilinear(x, scale_factor=2)),
+            host(F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True)))
+        np.testing.assert_array_equal(host(F.upsample_nearest(x, (7, 9))),
+                                      host(F.interpolate(x, (7, 9))))
     np.testing.assert_array_equal(host(nn.ChannelShuffle(2)(x)), host(F.channel_shuffle(x, 2)))
 
 

@@ -225,3 +225,12 @@ def test_interpolate_errors_have_torchs_types_and_stay_value_errors(shape, kw, k
     with pytest.raises(kind, match="interpolate: ") as info:
         F.interpolate(dev(np.ones(shape, np.float32)), **kw)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("name", ["upsample", "upsample_nearest", "upsample_bilinear"])
+def test_deprecated_upsample_functions_warn_as_torch(name):
+    # torch 2.13: UserWarning "`nn.functional.upsample` is deprecated. Use
+    # `nn.functional.interpolate` instead."
+    with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+        out = getattr(F, name)(dev(np.ones((1, 1, 2, 2), np.float32)), scale_factor=2)
+    assert out.shape == (1, 1, 4, 4)
