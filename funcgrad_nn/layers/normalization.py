@@ -4,6 +4,7 @@ their Lazy forms, GroupNorm, LocalResponseNorm, CrossMapLRN2d."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy
@@ -318,10 +319,15 @@ class _InstanceNorm(_NormBase):
         unbatched = len(shape) == self._get_no_batch_dim()
         x = input[None] if unbatched else input
         if x.shape[1] != self.num_features:
-            # PyTorch only warns when affine=False; a silent mismatch is a bug in the model.
-            raise ValueError(f"{self!r}: expected input {want} with {self.num_features} "
-                             f"channels, got shape {shape}; set num_features to the channel "
-                             "count (channels first)")
+            if self.affine or self.track_running_stats:
+                # (PyTorch: ValueError with affine, RuntimeError from the running stats)
+                raise BadInputError(f"{self!r}: expected input {want} with "
+                                    f"{self.num_features} channels, got shape {shape}; set "
+                                    "num_features to the channel count (channels first)")
+            # Nothing per channel is kept: PyTorch normalises anyway, with this warning.
+            warnings.warn("input's size at dim=1 does not match num_features. You can silence "
+                          "this warning by not passing in num_features, which is not used "
+                          "because affine=False", UserWarning, stacklevel=3)
         use_input = self.training or not self.track_running_stats
         if self.training and self.track_running_stats:
             # As PyTorch: momentum=None means 0 here (no update), and num_batches_tracked

@@ -508,3 +508,17 @@ def test_fractional_max_pool_random_samples_is_a_buffer_as_torchs():
     m.load_state_dict({"_random_samples": np.full((1, 2, 2), 0.25, np.float32)})
     assert np.asarray(m._random_samples)[0, 0, 0] == 0.25
     assert m(np.ones((1, 2, 6, 6), np.float32)).shape == (1, 2, 3, 3)
+
+
+def test_instance_norm_without_per_channel_state_takes_any_channel_count_as_torch():
+    # torch 2.13: InstanceNorm1d(3)(ones(2, 4, 5)) normalises, with a UserWarning "input's
+    # size at dim=1 does not match num_features"; with affine (ValueError) or running stats
+    # (RuntimeError) it refuses
+    x = np.arange(40, dtype=np.float32).reshape(2, 4, 5)
+    with pytest.warns(UserWarning, match="does not match num_features"):
+        out = nn.InstanceNorm1d(3).to(DEVICE)(dev(x))
+    want = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    for kw in (dict(affine=True), dict(track_running_stats=True)):
+        with pytest.raises(BadInputError, match="with 3 channels"):
+            nn.InstanceNorm1d(3, **kw).to(DEVICE)(dev(x))
