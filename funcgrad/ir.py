@@ -34,6 +34,7 @@ __all__ = [
     "jaxpr_as_fun",
     "dce_jaxpr",
     "pp_jaxpr",
+    "pp_call_primitives",
     "JaxprTypeError",
 ]
 
@@ -474,6 +475,11 @@ literal_promoting_primitives: dict[Primitive, int] = {}
 #: Unlisted primitives print every param, sorted by name.
 pp_param_rules: dict[Primitive, Callable[[dict[str, Any]], list[tuple[str, Any]]]] = {}
 
+#: Call primitives whose ``jaxpr`` param prints its arguments and results with the names of
+#: the equation's operands and results (JAX's pjit printing: ``b = jit[jaxpr={ lambda ; a.
+#: let b = ... }] a``). Filled by the primitives' blocks.
+pp_call_primitives: set[Primitive] = set()
+
 _WIDTH = 80
 
 
@@ -567,6 +573,8 @@ class _Printer:
         ins = " ".join(self.atom(a, eqn) for a in eqn.invars)
         if not pairs:
             return f"{lhs} {ins}".rstrip()
+        if eqn.prim in pp_call_primitives:
+            self.share_names(eqn)
         # Flat when it fits and holds no jaxpr that needs lines of its own; otherwise one
         # param a line, two columns in. The flat attempt asks each param for its one-line
         # form only, so nested jaxprs are laid out once per level, not twice (the names it
@@ -582,6 +590,18 @@ class _Printer:
         pad = " " * (col + 2)
         lines = "".join(f"\n{pad}{k}={self.param(v, col + 2)}" for k, v in pairs)
         return f"{lhs}[{lines}\n{' ' * col}] {ins}".rstrip()
+
+    def share_names(self, eqn: Eqn) -> None:
+        """The called jaxpr's arguments and results take the names of the equation's
+        operands and results (where those are variables with names)."""
+        called = eqn.params.get("jaxpr")
+        inner = called.jaxpr if isinstance(called, ClosedJaxpr) else called
+        if not isinstance(inner, Jaxpr):
+            return
+        pairs = [*zip(inner.invars, eqn.invars), *zip(inner.outvars, eqn.outvars)]
+        for v, outer in pairs:
+            if isinstance(v, Var) and v not in self.names and outer in self.names:
+                self.names[v] = self.names[outer]
 
     def jaxpr(self, jaxpr: Jaxpr, col: int, flat: bool = False) -> str | None:
         """The jaxpr, its ``{`` at column ``col``; broken into lines, its equations sit at

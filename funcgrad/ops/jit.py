@@ -29,7 +29,7 @@ from funcgrad.avals import ShapedArray
 from funcgrad.core import Primitive, bind, set_current_trace
 from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import PartialEvalTrace, StagingTracer, partial_eval_rules
-from funcgrad.ir import ClosedJaxpr, pp_param_rules
+from funcgrad.ir import ClosedJaxpr, pp_call_primitives, pp_param_rules
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._call import WHOLE, arrays_out, check_call_avals, def_call_rules, forwarding_plan
 
@@ -53,6 +53,7 @@ def _pp_jit_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 pp_param_rules[jit_p] = _pp_jit_params
+pp_call_primitives.add(jit_p)  # its program prints with the caller's names, as JAX's
 
 
 def call_jaxpr(

@@ -58,6 +58,8 @@ def test_golden_short_outputs_and_unread_results() -> None:
 
 
 def test_golden_nested_jit_prints_name_first_and_indents_its_jaxpr() -> None:
+    # jax.make_jaxpr's text for the same program (JAX 0.10.2, x64), but for JAX's
+    # out_sharding=None: the called program's arguments and results take the caller's names
     c = np.arange(3.0)
     jaxpr = funcgrad.make_jaxpr(
         lambda x: fnp.sum(funcgrad.jit(lambda a: a * 2.0 + c)(x)) + 3)(np.ones(3))
@@ -65,14 +67,14 @@ def test_golden_nested_jit_prints_name_first_and_indents_its_jaxpr() -> None:
         "{ lambda ; a:f64[3]. let\n"
         "    b:f64[3] = jit[\n"
         "      name=<lambda>\n"
-        "      jaxpr={ lambda c:f64[3]; d:f64[3]. let\n"
-        "          e:f64[3] = mul d 2.0:f64[]\n"
-        "          f:f64[3] = add e c\n"
-        "        in (f,) }\n"
+        "      jaxpr={ lambda c:f64[3]; a:f64[3]. let\n"
+        "          d:f64[3] = mul a 2.0:f64[]\n"
+        "          b:f64[3] = add d c\n"
+        "        in (b,) }\n"
         "    ] a\n"
-        "    g:f64[] = reduce_sum[axes=(0,)] b\n"
-        "    h:f64[] = add g 3.0:f64[]\n"
-        "  in (h,) }"
+        "    e:f64[] = reduce_sum[axes=(0,)] b\n"
+        "    f:f64[] = add e 3.0:f64[]\n"
+        "  in (f,) }"
     )
 
 
