@@ -1017,7 +1017,9 @@ _vectorized_batch(integer_pow_p)
 def _emit_integer_pow(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
     # NumPy's own `x ** 2` is `square` (three times faster than `power(x, 2)`; both give
     # the correctly rounded x*x). Other exponents: the impl's `power`.
-    if eqn.params.get("y") == 2 and set(eqn.params) == {"y"}:
+    # (Not for bools: NumPy's square of a bool is int8, its power int64, the result's dtype.)
+    if (eqn.params.get("y") == 2 and set(eqn.params) == {"y"}
+            and eqn.invars[0].aval.dtype.kind != "b"):
         return Emission(f"xp.square({args[0]})", fresh=True, out="elementwise")
     return None
 

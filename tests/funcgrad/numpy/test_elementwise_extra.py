@@ -303,3 +303,14 @@ def test_float16_degree_conversions_round_once_as_numpy():
         assert host(f(fnp.rad2deg)(x)).tolist() == [212.0, 14608.0, np.inf]
         assert host(f(fnp.deg2rad)(x)).tolist() == [0.0645751953125, 4.44921875, 174.5]
     assert host(fnp.radians(dev(np.array([255], np.uint8)))).dtype == np.float16
+
+
+def test_power_of_bools_by_two_under_jit_is_int64():
+    # NumPy's power(bool, 2) is int64 (its square, and x ** 2 of a bool array, int8); the
+    # compiled x ** 2 was square, int8 where the program's type said int64
+    b = dev(np.array([True, False]))
+    for f in (fnp.power, funcgrad.jit(fnp.power, static_argnums=1)):
+        got = f(b, 2)
+        assert host(got).dtype == np.int64 and host(got).tolist() == [1, 0]
+    assert host(funcgrad.jit(fnp.square)(b)).dtype == np.int8
+    assert host(funcgrad.jit(lambda v: v ** 2)(dev(np.array([1.5])))).tolist() == [2.25]
