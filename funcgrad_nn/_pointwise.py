@@ -406,16 +406,31 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
 # -- distances -------------------------------------------------------------------------------
 
 
-def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
-    """x / max(||x||_p, eps) along ``dim``.
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Any:
+    """x / max(||x||_p, eps) along ``dim``; with ``out`` (a concrete writable array of the
+    result's shape, as PyTorch's ``out=``) the result is written into it and it is returned.
 
     >>> import numpy as np
     >>> normalize(np.array([[3.0, 4.0]]))
     array([[0.6, 0.8]])
+    >>> buf = np.zeros((1, 2)); normalize(np.array([[3.0, 4.0]]), out=buf) is buf, buf
+    (True, array([[0.6, 0.8]]))
     """
     dim = check_dim("normalize", dim, fnp.ndim(input))
     norm = _pnorm(input, p, dim if fnp.ndim(input) else None, keepdims=True)
-    return input / fnp.maximum(norm, eps)
+    result = input / fnp.maximum(norm, eps)
+    if out is None:
+        return result
+    if funcgrad.core.is_tracer(out) or not hasattr(out, "__setitem__") or (
+            isinstance(out, numpy.ndarray) and not out.flags.writeable):
+        raise TypeError("normalize: out= must be a concrete writable array (arrays under "
+                        "grad/jit/vmap are immutable); use the returned value instead")
+    if tuple(fnp.shape(out)) != tuple(fnp.shape(result)):
+        raise _bad_input(f"normalize: out has shape {tuple(fnp.shape(out))}, the result "
+                         f"{tuple(fnp.shape(result))}")
+    out[...] = result
+    return out
 
 
 def _pnorm(x: Any, p: float, dim: Any, keepdims: bool = False) -> Any:

@@ -811,3 +811,11 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
     g = funcgrad.grad(lambda w: F.embedding_bag(idx, w, offs, mode="sum",
                                                 scale_grad_by_freq=True).sum())(w)
     assert host(g)[:, 0].tolist() == [0, 1, 1, 1, 1, 1, 0, 0, 0, 1]
+
+
+def test_normalize_writes_into_out_as_torch():
+    # torch 2.13: F.normalize(x, out=buf) returns buf holding the result
+    buf = dev(np.zeros((1, 2), np.float32))
+    got = F.normalize(dev(np.array([[3.0, 4.0]], np.float32)), out=buf)
+    assert got is buf
+    assert_allclose(buf, np.array([[0.6, 0.8]], np.float32))
