@@ -23,6 +23,7 @@ import contextlib
 import functools
 import operator
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -702,18 +703,51 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
 _FAST_PRIMES = {False: (2, 3, 5, 7, 11), True: (2, 3, 5)}
 
 
-def _smooth(m: int, primes: tuple[int, ...]) -> bool:
-    for p in primes:
-        while m % p == 0:
-            m //= p
-    return m == 1
-
-
 def _fast_target(name: str, target: Any) -> int:
     target = operator.index(target)
     if target < 0:
         raise ValueError(f"{name}: target length must be positive, got {target}")
+    if target > sys.maxsize:   # SciPy's C ssize_t
+        raise OverflowError(f"{name}: Python int too large to convert to C ssize_t")
+    if target > -(-(2 ** 64 - 1) // 11):   # SciPy's bound (SIZE_MAX / 11, up), for both
+        raise ValueError(f"Target length is too large to perform an FFT: {target}")
     return target
+
+
+def _next_smooth(target: int, odd: tuple[int, ...]) -> int:
+    """The smallest ``2^k c >= target`` with ``c`` a product of the ``odd`` primes: a walk
+    over the products below the best length so far (some thousands near 2^63), where stepping
+    up one length at a time could take ~1e13 steps there."""
+    best = 1 << (target - 1).bit_length()
+
+    def walk(i: int, c: int) -> None:
+        nonlocal best
+        if i == len(odd):
+            best = min(best, c << (-(-target // c) - 1).bit_length())
+            return
+        while c < best:
+            walk(i + 1, c)
+            c *= odd[i]
+
+    walk(0, 1)
+    return best
+
+
+def _prev_smooth(target: int, odd: tuple[int, ...]) -> int:
+    """The largest ``2^k c <= target`` with ``c`` a product of the ``odd`` primes."""
+    best = 1 << (target.bit_length() - 1)
+
+    def walk(i: int, c: int) -> None:
+        nonlocal best
+        if i == len(odd):
+            best = max(best, c << ((target // c).bit_length() - 1))
+            return
+        while c <= target:
+            walk(i + 1, c)
+            c *= odd[i]
+
+    walk(0, 1)
+    return best
 
 
 def next_fast_len(target: int, real: bool = False) -> int:
@@ -728,9 +762,7 @@ def next_fast_len(target: int, real: bool = False) -> int:
     m = _fast_target("next_fast_len", target)
     if m == 0:
         return 0
-    while not _smooth(m, _FAST_PRIMES[bool(real)]):
-        m += 1
-    return m
+    return _next_smooth(m, _FAST_PRIMES[bool(real)][1:])
 
 
 def prev_fast_len(target: int, real: bool = False) -> int:
@@ -743,6 +775,4 @@ def prev_fast_len(target: int, real: bool = False) -> int:
         (96, 1000)
     """
     m = _fast_target("prev_fast_len", target)
-    while m > 1 and not _smooth(m, _FAST_PRIMES[bool(real)]):
-        m -= 1
-    return m
+    return m if m <= 1 else _prev_smooth(m, _FAST_PRIMES[bool(real)][1:])

@@ -133,3 +133,18 @@ def test_nd_transforms_refuse_repeated_axes(name) -> None:
         getattr(sf, name)(np.ones((2, 4)), axes=(1, -1))
     with pytest.raises(ValueError, match="all axes must be unique"):
         getattr(ff, name)(dev(np.ones((2, 4))), axes=(1, -1))
+
+
+def test_fast_lengths_of_large_targets_as_scipy() -> None:
+    # next/prev_fast_len stepped one length at a time: ~1e13 steps near 2**60 (a hang)
+    for target in (2**60 + 1, 10**12 + 1, 3**30 + 7, 1676976733973595602):
+        for real in (False, True):
+            assert ff.next_fast_len(target, real) == sf.next_fast_len(target, real)
+            assert ff.prev_fast_len(target, real) == sf.prev_fast_len(target, real)
+    for target in range(1, 200):
+        assert ff.next_fast_len(target) == sf.next_fast_len(target)
+        assert ff.prev_fast_len(target, True) == sf.prev_fast_len(target, True)
+    with pytest.raises(ValueError, match="too large to perform an FFT"):
+        ff.next_fast_len(1676976733973595603)
+    with pytest.raises(OverflowError):
+        ff.prev_fast_len(2**63)
