@@ -896,7 +896,10 @@ def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
 
 def _adaptive_sizes(input: Any, nd: int, output_size: Any, fname: str) -> tuple:
     x, unbatched = _batched(input, nd, fname)
-    if isinstance(output_size, (int, numpy.integer)) or output_size is None:
+    if output_size is None:  # (PyTorch's TypeError: None only keeps one axis, in a tuple)
+        raise TypeError(f"{fname}: output_size must be an int or a tuple of {nd} (None inside "
+                        "the tuple keeps that axis's size), got None")
+    if isinstance(output_size, (int, numpy.integer)):
         output_size = (output_size,) * nd
     output_size = tuple(output_size)
     if len(output_size) != nd:

@@ -417,3 +417,11 @@ def test_conv_transpose_output_padding_helper_as_pytorch():
     assert m._output_padding(x, None, *args) == (0, 0)
     with pytest.raises(ValueError, match="valid sizes"):
         m._output_padding(x, [12, 10], *args)
+
+
+def test_adaptive_pool_output_size_none_alone_is_torchs_type_error():
+    # torch 2.13: AdaptiveAvgPool2d(None)(x) raises TypeError; (None, 3) keeps the first axis
+    x = dev(np.ones((1, 1, 4, 5), np.float32))
+    with pytest.raises(TypeError, match="output_size must be an int or a tuple"):
+        nn.AdaptiveAvgPool2d(None)(x)
+    assert nn.AdaptiveAvgPool2d((None, 3))(x).shape == (1, 1, 4, 3)
