@@ -118,4 +118,5 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
         raise TypeError(f"named_call: expected a function, got {type(fun).__name__}")
     if name is None:
         name = getattr(fun, "__name__", None) or type(fun).__name__
-    return named_scope(name)(fun)
+    # JAX's takes any name (its name stack keeps str(name))
+    return named_scope(str(name))(fun)
