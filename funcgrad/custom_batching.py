@@ -28,6 +28,7 @@ from funcgrad.core import bind, current_trace, eval_trace, set_current_trace
 from funcgrad.interpreters.batching import BatchTrace, BatchTracer
 from funcgrad.ops._batching_util import moveaxis_to_front
 from funcgrad.ops.control_flow import map as _loop_map
+from funcgrad.ops.custom_derivatives import forward_def_attr
 from funcgrad.ops.custom_vmap import custom_vmap_call_p
 
 __all__ = ["custom_vmap", "sequential_vmap"]
@@ -58,6 +59,8 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         >>> funcgrad.vmap(norm)(np.array([[3.0, 4.0], [0.0, 1.0]])).tolist()
         [5.0, 1.0]
     """
+
+    __getattr__ = forward_def_attr
 
     def __init__(self, fun: Callable[..., Any]) -> None:
         if not callable(fun):

@@ -418,6 +418,16 @@ def _with_lifted_invars(
 # custom_jvp
 
 
+def forward_def_attr(self: Any, name: str) -> Any:
+    """``__getattr__`` of the custom-rule wrappers, as JAX's ``forward_attr``: a ``def*``
+    name (``defjvp``, ``defvjp``, ``def_vmap``...) the wrapper lacks is the wrapped custom
+    function's, so ``custom_vjp(custom_vmap(f)).def_vmap`` sets the inner rule."""
+    fun = self.__dict__.get("fun")
+    if name.startswith("def") and fun is not None:
+        return getattr(fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class custom_jvp:  # noqa: N801  (the JAX name)
     """A function with a custom forward-mode (JVP) derivative rule.
 
@@ -442,6 +452,8 @@ class custom_jvp:  # noqa: N801  (the JAX name)
         >>> float(funcgrad.grad(f)(0.3))
         2.0
     """
+
+    __getattr__ = forward_def_attr
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
                  nondiff_argnames: Sequence[str] = ()) -> None:
@@ -940,6 +952,8 @@ class custom_vjp:  # noqa: N801  (the JAX name)
         >>> float(funcgrad.grad(lambda x: 3.0 * scale_grad(x))(1.0))
         1.5
     """
+
+    __getattr__ = forward_def_attr
 
     def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
                  nondiff_argnames: Sequence[str] = ()) -> None:

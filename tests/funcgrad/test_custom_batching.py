@@ -101,3 +101,25 @@ def test_sequential_vmap_as_jax() -> None:
     g = funcgrad.grad(lambda a: funcgrad.vmap(s, in_axes=(0, None))(a, {"k": 2.0}).sum())(
         dev(np.ones((3, 2))))
     np.testing.assert_allclose(host(g), np.full((3, 2), 2.0))
+
+
+def test_custom_vjp_over_custom_vmap_forwards_def_vmap() -> None:
+    # JAX 0.10.2's custom_vmap docstring example: custom_vjp(custom_vmap(f)).def_vmap sets the
+    # inner rule (def* attributes reach the wrapped custom function); values recorded from JAX
+    fnp = funcgrad.numpy
+
+    @funcgrad.custom_vjp
+    @custom_vmap
+    def f(x, y):
+        return fnp.sin(x) * y
+
+    @f.def_vmap
+    def f_vmap_rule(axis_size, in_batched, xs, ys):
+        return fnp.cos(xs) * ys, True
+
+    f.defvjp(lambda x, y: (f(x, y), (fnp.cos(x), fnp.sin(x), y)),
+             lambda res, g: (res[0] * g * res[2], res[1] * g))
+    assert host(funcgrad.vmap(f)(dev(np.zeros(3)), dev(np.ones(3)))).tolist() == [1.0] * 3
+    assert float(host(funcgrad.grad(f)(dev(np.zeros(())), dev(np.ones(()))))) == 1.0
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        f.nonexistent  # noqa: B018
