@@ -40,7 +40,7 @@ import numpy
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
-from funcgrad.avals import float0
+from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import current_trace, is_tracer
 from funcgrad.interpreters.staging import staging_below
@@ -277,9 +277,11 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
                 F.vmap_randomness.reset(token)
 
         o_axes = (out_dims, 0) if targets else out_dims
-        # on the data's device, as the modules drawing keys are
-        index = fnp.arange(n, dtype=numpy.uint32, device=device_of(leaf)) \
-            if is_array(leaf) else fnp.arange(n, dtype=numpy.uint32)
+        # on the data's device, as the modules drawing keys are (a traced leaf, under jit,
+        # has its device in its aval)
+        where = (device_of(leaf) or getattr(get_aval(leaf), "device", None)) \
+            if is_array(leaf) else None
+        index = fnp.arange(n, dtype=numpy.uint32, device=where)
         if (chunk_size is not None and n > chunk_size and randomness != "error"
                 and staging_below(current_trace())):
             # Under jit funcgrad.vmap loops over chunks with a scan, whose body cannot advance

@@ -601,3 +601,15 @@ def test_jvp_and_linearize_give_an_integer_output_a_zero_tangent_of_its_dtype():
     assert host(tf).tolist() == [2.0, 4.0]
     with pytest.raises(RuntimeError, match="different size"):
         jvp_fn(dev(np.ones(3)))
+
+
+def test_vmap_different_under_jit_with_a_module_on_the_device():
+    # model.to(device) then jit(vmap(model, randomness='different')): the examples' index
+    # was made on the default device (a traced input has no concrete device), so the key
+    # mixing met arrays of two devices in the strict pass
+    # (on the strict device in both passes: in the NumPy pass it is not the default one)
+    m = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5)).to("strict")
+    x = funcgrad.device_put(np.ones((2, 3), np.float32), "strict")
+    out = nn.jit(lambda m, a: func.vmap(m, randomness="different")(a))(m, x)
+    assert funcgrad.backend.device_of(out) == funcgrad.backend.device_of(x)
+    assert out.shape == (2, 8)
