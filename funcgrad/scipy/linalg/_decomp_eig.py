@@ -65,19 +65,23 @@ def _concrete(x: Any) -> numpy.ndarray | None:
     return to_numpy(x)
 
 
-def _pencil(a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
-    """For each pencil ``(a, b)``, with array operations (so under ``jit``/``vmap`` too):
-    whether ``b`` is singular (numerically: where LAPACK's ``ggev`` finds infinite
-    eigenvalues), the dimension of its null space, a shift ``sigma`` leaving ``a - sigma b``
-    best conditioned, and whether the pencil is singular (``det(a - w b) = 0`` for every
-    ``w``: ``a - sigma b`` singular for every shift). Only choices, so no derivative."""
-    a, b = stop_gradient(a), stop_gradient(b)
+def _singular_b(b: Any) -> tuple[Any, Any]:
+    """Whether each ``b`` is singular (numerically: where LAPACK's ``ggev`` finds infinite
+    eigenvalues) and the dimension of its null space, with array operations (so under
+    ``jit``/``vmap`` too). A choice, so no derivative."""
+    b = stop_gradient(b)
     n = get_aval(b).shape[-1]
     sb = fnp.linalg.svd(b, compute_uv=False)
-    eps = numpy.finfo(get_aval(sb).dtype).eps
-    small = sb <= n * eps * sb[..., :1]
-    singular_b = small[..., -1]
-    null = fnp.sum(small, axis=-1)
+    small = sb <= n * numpy.finfo(get_aval(sb).dtype).eps * sb[..., :1]
+    return small[..., -1], fnp.sum(small, axis=-1)
+
+
+def _shift(a: Any, b: Any) -> tuple[Any, Any]:
+    """For each pencil ``(a, b)``: a shift ``sigma`` leaving ``a - sigma b`` best conditioned,
+    and whether the pencil is singular (``det(a - w b) = 0`` for every ``w``: ``a - sigma b``
+    singular for every shift). Choices, so no derivative."""
+    a, b = stop_gradient(a), stop_gradient(b)
+    n = get_aval(b).shape[-1]
     na = fnp.linalg.norm(a, axis=(-2, -1))
     nb = fnp.linalg.norm(b, axis=(-2, -1))
     scale = fnp.where(nb > 0, na / fnp.where(nb > 0, nb, 1), 1.0)
@@ -88,9 +92,10 @@ def _pencil(a: Any, b: Any) -> tuple[Any, Any, Any, Any]:
     quality = sc[..., -1] / fnp.where(sc[..., 0] > 0, sc[..., 0], 1)
     best = fnp.argmax(quality, axis=-1)[..., None]   # the first of equals, as a loop keeps
     sigma = fnp.take_along_axis(sigmas, best, axis=-1)[..., 0]
+    eps = numpy.finfo(get_aval(quality).dtype).eps
     degenerate = fnp.take_along_axis(quality, best, axis=-1)[..., 0] <= n * eps
     # a singular pencil's eigenvalues are not defined (NaN); any shift serves its computation
-    return singular_b, null, fnp.where(degenerate, 1.0, sigma), degenerate
+    return fnp.where(degenerate, 1.0, sigma), degenerate
 
 
 def _spectral(a: Any, b: Any, sigma: Any, null: Any, degenerate: Any
@@ -170,14 +175,16 @@ def eig(a: Any, b: Any = None, left: bool = False, right: bool = True,
             # some matrix takes are computed; traced, both, selected matrix by matrix (the
             # direct way on an identity where b is singular, so that no inf or NaN reaches a
             # derivative).
-            singular_b, null, sigma, degenerate = _pencil(a, b)
+            singular_b, null = _singular_b(b)
             which = _concrete(singular_b)
+            degenerate = None
             eye = fnp.eye(n, dtype=get_aval(b).dtype)
             direct = spectral = None
             if which is None or not which.all():
                 b_ok = fnp.where(singular_b[..., None, None], eye, b)
                 direct = fnp.linalg.eig(fnp.linalg.solve(b_ok, a)) + (b_ok,)
             if which is None or which.any():
+                sigma, degenerate = _shift(a, b)   # (only then: SVDs of six shifted pencils)
                 spectral = _spectral(a, b, sigma, null, degenerate)
             if spectral is None:
                 (w, vr, c), degenerate = direct, None
