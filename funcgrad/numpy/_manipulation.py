@@ -1028,8 +1028,10 @@ def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, precision: A
 def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any,
                      **kwargs: Any) -> Any:
     """``func1d`` applied to every 1-D slice of ``arr`` along ``axis``; its output axes take
-    the place of ``axis``. ``func1d`` is traced once, under ``funcgrad.vmap``, so it must be
-    written with array operations (no Python branching on values).
+    the place of ``axis``. ``func1d`` is traced once, under ``funcgrad.vmap``; one that needs
+    its row's values (a boolean mask, a Python ``if``) runs once per row, as NumPy's loop,
+    where ``arr`` is concrete (under ``jit`` or ``grad`` it must be written with array
+    operations).
 
     Example:
         >>> apply_along_axis(lambda v: v[::-1], 1, numpy.array([[1, 2], [3, 4]])).tolist()
@@ -1046,7 +1048,19 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
         raise ValueError("apply_along_axis: cannot apply_along_axis when any iteration "
                          "dimensions are 0")
     flat = _shape.reshape(x, (batch, xa.shape[ax]))
-    res = vmap(lambda v: _fc.asarray(func1d(v, *args, **kwargs)))(flat)
+    try:
+        res = vmap(lambda v: _fc.asarray(func1d(v, *args, **kwargs)))(flat)
+    except ConcretizationError:
+        if isinstance(flat, Tracer):
+            raise
+        # func1d needs its row's values (a boolean mask, a Python `if`, float()): NumPy's
+        # loop, one call per row, each result written into the first one's dtype and shape
+        # (NumPy's buffer: a smaller one broadcasts, as its assignment does)
+        first = _fc.asarray(func1d(flat[0], *args, **kwargs))
+        rows = [first] + [
+            _fs.broadcast_to(_fc.asarray(func1d(flat[i], *args, **kwargs), dtype=first.dtype),
+                             first.shape) for i in range(1, batch)]
+        res = _fs.stack(rows)
     rshape = get_aval(res).shape[1:]
     res = _shape.reshape(res, lead + rshape)
     # Output axes go where `axis` was: lead[:ax] + rshape + lead[ax:].

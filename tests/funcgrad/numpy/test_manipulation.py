@@ -275,6 +275,22 @@ def test_apply_along_axis_traces_once() -> None:
         fnp.apply_along_axis(f, 0, dev(np.zeros((3, 0))))
 
 
+def test_apply_along_axis_of_a_value_dependent_function_loops_as_numpy() -> None:
+    # a boolean mask or a Python `if` cannot be traced once under vmap (it raised): on
+    # concrete input each row is a call, NumPy's loop; a smaller result broadcasts into the
+    # first one's shape, as NumPy's buffer assignment does
+    x = np.array([[1.0, -2.0, 3.0], [-1.0, -1.0, 5.0]])
+    got = fnp.apply_along_axis(lambda r: r[r > 0].mean(), 1, dev(x))
+    assert_allclose(got, np.array([2.0, 5.0]))
+    got = fnp.apply_along_axis(lambda r: r.max() if r[0] > 0 else r.min(), 0, dev(x))
+    assert_allclose(got, np.array([1.0, -2.0, 5.0]))
+    assert_allclose(fnp.apply_along_axis(lambda r: r[r > 0], 1, dev(x)),
+                    np.array([[1.0, 3.0], [5.0, 5.0]]))
+    assert host(fnp.apply_along_axis(lambda r: int(r.sum()), 1, dev(x))).dtype == np.int64
+    with pytest.raises(funcgrad.errors.ConcretizationError):  # traced input: no loop
+        funcgrad.jit(lambda v: fnp.apply_along_axis(lambda r: r[r > 0].mean(), 1, v))(dev(x))
+
+
 def test_apply_over_axes_bad_function() -> None:
     with pytest.raises(ValueError, match="correct shape"):
         fnp.apply_over_axes(lambda a, ax: fnp.sum(a), dev(np.ones((2, 3, 4))), [0])
