@@ -66,6 +66,7 @@ from funcgrad.scipy.stats._descriptive import (
     rankdata,
     sem,
     skew,
+    zmap,
     zscore,
 )
 from funcgrad.scipy.stats._generic import rv_frozen
@@ -80,13 +81,18 @@ from funcgrad.scipy.stats._summary import (
     median_abs_deviation,
     moment,
     pmean,
+    trim_mean,
     variation,
 )
 from funcgrad.scipy.stats._tests import (
     ConfidenceInterval,
+    F_onewayResult,
     LinregressResult,
+    Power_divergenceResult,
     SignificanceResult,
     TtestResult,
+    chisquare,
+    f_oneway,
     kendalltau,
     linregress,
     spearmanr,
@@ -114,5 +120,6 @@ __all__ = [
     "ttest_rel", "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress",
     "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
     "DescribeResult", "describe", "kstwobign", "kstwo", "ksone", "KstestResult", "ks_1samp",
-    "ks_2samp", "kstest", "rv_frozen",
+    "ks_2samp", "kstest", "rv_frozen", "zmap", "trim_mean", "chisquare", "f_oneway",
+    "Power_divergenceResult", "F_onewayResult",
 ]

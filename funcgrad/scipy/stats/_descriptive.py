@@ -289,6 +289,32 @@ def zscore(a: Any, axis: Any = 0, ddof: int = 0, nan_policy: str = "propagate") 
     return _q.div(a - mean, std)
 
 
+def zmap(scores: Any, compare: Any, axis: Any = 0, ddof: int = 0,
+         nan_policy: str = "propagate") -> Any:
+    """``(scores - mean(compare)) / std(compare)`` along ``axis``, as ``scipy.stats.zmap``
+    (``nan_policy="omit"`` ignores nan entries of ``compare``). Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import zmap
+        >>> zmap(np.array([1.0, 4.0]), np.array([1.0, 2.0, 3.0]))
+        array([-1.22474487,  2.44948974])
+    """
+    a = _float_array(scores)
+    c = _float_array(compare)
+    _check_nan_policy("zmap", c, nan_policy)
+    axis = _norm_axis("zmap", axis, c.ndim) if c.ndim else None
+    if nan_policy == "omit":
+        mean = fnp.nanmean(c, axis=axis, keepdims=True)
+        std = fnp.nanstd(c, axis=axis, ddof=ddof, keepdims=True)
+    else:
+        mean = fnp.mean(c, axis=axis, keepdims=True)
+        std = fnp.std(c, axis=axis, ddof=ddof, keepdims=True)
+    if axis is None:
+        mean, std = fnp.reshape(mean, ()), fnp.reshape(std, ())
+    return _q.div(a - mean, std)
+
+
 def _moments(name: str, a: Any, axis: Any, nan_policy: str
              ) -> tuple[Any, Any, Any, Any, int | None]:
     """(n, mean, m2, central moment function, axis) of ``a`` along ``axis``."""

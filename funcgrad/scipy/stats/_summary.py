@@ -247,3 +247,29 @@ def describe(a: Any, axis: Any = 0, ddof: int = 1, bias: bool = True,
     return DescribeResult(n, (fnp.min(x, axis=ax), fnp.max(x, axis=ax)), fnp.mean(x, axis=ax),
                           fnp.var(x, axis=ax, ddof=ddof),
                           skew(x, axis=ax, bias=bias), kurtosis(x, axis=ax, bias=bias))
+
+
+def trim_mean(a: Any, proportiontocut: float, axis: Any = 0) -> Any:
+    """The mean after cutting ``proportiontocut`` of the sorted entries off each end
+    (``int(proportiontocut * n)`` of them), as ``scipy.stats.trim_mean``. Differentiable in
+    the kept entries.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import trim_mean
+        >>> float(trim_mean(np.array([1.0, 2.0, 3.0, 4.0, 100.0]), 0.2))
+        3.0
+    """
+    a = fnp.asarray(a)
+    if not fnp.issubdtype(a.dtype, fnp.inexact):
+        a = a.astype(fnp.float64)
+    if axis is None:
+        a, axis = fnp.reshape(a, (-1,)), 0
+    if a.ndim == 0:
+        raise ValueError("trim_mean: a must have at least one dimension")
+    n = a.shape[axis]
+    cut = int(float(proportiontocut) * n)
+    if cut >= n - cut:
+        raise ValueError("Proportion too big.")
+    kept = fnp.take(fnp.sort(a, axis=axis), numpy.arange(cut, n - cut), axis=axis)
+    return fnp.mean(kept, axis=axis)

@@ -534,3 +534,85 @@ def kendalltau(x: Any, y: Any, *, nan_policy: str = "propagate", method: str = "
         p = fnp.where(ties, from_norm, exact) if method == "auto" else exact
     p = fnp.where(nan, numpy.nan, p).astype(dt)
     return SignificanceResult(tau.astype(dt), p)
+
+
+class Power_divergenceResult(NamedTuple):  # noqa: N801 (SciPy's name)
+    """``(statistic, pvalue)`` of :func:`chisquare` (SciPy's ``Power_divergenceResult``)."""
+
+    statistic: Any
+    pvalue: Any
+
+
+def chisquare(f_obs: Any, f_exp: Any = None, ddof: int = 0, axis: Any = 0, *,
+              sum_check: bool = True) -> Power_divergenceResult:
+    """Pearson's chi-squared test that the counts ``f_obs`` follow ``f_exp`` (equal
+    frequencies by default), as ``scipy.stats.chisquare``: ``sum((o - e)**2 / e)`` against
+    ``chi2(k - 1 - ddof)``. With ``sum_check``, concrete totals of ``f_obs`` and ``f_exp``
+    must agree to ``1e-8`` relatively (SciPy's ``ValueError``). Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import chisquare
+        >>> res = chisquare(np.array([16.0, 18.0, 16.0, 14.0, 12.0, 12.0]))
+        >>> round(float(res.statistic), 12), round(float(res.pvalue), 12)
+        (2.0, 0.849145036085)
+    """
+    from funcgrad.scipy.stats import chi2 as _chi2
+    obs = _float_array(f_obs)
+    if axis is None:
+        obs, axis = fnp.reshape(obs, (-1,)), 0
+    k = obs.shape[axis]
+    if f_exp is None:
+        exp = fnp.mean(obs, axis=axis, keepdims=True)
+    else:
+        exp = _float_array(f_exp)
+        if axis is None:
+            exp = fnp.reshape(exp, (-1,))
+        exp = fnp.broadcast_to(exp, numpy.broadcast_shapes(exp.shape, obs.shape))
+        if sum_check and not isinstance(obs, Tracer) and not isinstance(exp, Tracer):
+            so = numpy.asarray(fnp.sum(obs, axis=axis).tolist())
+            se = numpy.asarray(fnp.sum(exp, axis=axis).tolist())
+            rel = numpy.abs(so - se) / numpy.minimum(so, se)
+            if numpy.any(rel > numpy.sqrt(numpy.finfo(numpy.float64).eps)):
+                raise ValueError("For each axis slice, the sum of the observed frequencies "
+                                 "must agree with the sum of the expected frequencies to a "
+                                 "relative tolerance of 1.4901161193847656e-08, but the "
+                                 f"percent differences are:\n{rel}")
+    stat = fnp.sum((obs - exp) ** 2 / exp, axis=axis)
+    df = k - 1 - ddof
+    return Power_divergenceResult(stat, _chi2.sf(stat, df))
+
+
+class F_onewayResult(NamedTuple):  # noqa: N801 (SciPy's name)
+    """``(statistic, pvalue)`` of :func:`f_oneway`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+def f_oneway(*samples: Any, axis: int = 0) -> F_onewayResult:
+    """One-way ANOVA of two or more samples along ``axis``, as ``scipy.stats.f_oneway``: the
+    ratio of the between-group to the within-group mean squares against
+    ``f(k - 1, N - k)``. Differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import f_oneway
+        >>> res = f_oneway(np.array([1.0, 2.0, 3.0]), np.array([2.0, 4.0, 6.0]))
+        >>> round(float(res.statistic), 12), round(float(res.pvalue), 12)
+        (2.4, 0.196261178149)
+    """
+    from funcgrad.scipy.stats import f as _f
+    if len(samples) < 2:
+        raise TypeError(f"f_oneway: at least two inputs are required; got {len(samples)}.")
+    groups = [fnp.moveaxis(_float_array(g), axis, -1) for g in samples]
+    sizes = [g.shape[-1] for g in groups]
+    total = sum(sizes)
+    k = len(groups)
+    grand = sum(fnp.sum(g, axis=-1) for g in groups) / total
+    ss_between = sum(n * (fnp.mean(g, axis=-1) - grand) ** 2 for g, n in zip(groups, sizes))
+    ss_within = sum(fnp.sum((g - fnp.mean(g, axis=-1, keepdims=True)) ** 2, axis=-1)
+                    for g in groups)
+    dfb, dfw = k - 1, total - k
+    stat = _q.div(ss_between / dfb, ss_within / dfw)
+    return F_onewayResult(stat, _f.sf(stat, dfb, dfw))

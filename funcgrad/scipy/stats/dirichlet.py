@@ -18,7 +18,7 @@ from funcgrad.avals import get_aval
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import promote
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["logpdf", "pdf", "mean", "var", "entropy"]
 
 
 def logpdf(x: Any, alpha: Any) -> Any:
@@ -62,3 +62,55 @@ def pdf(x: Any, alpha: Any) -> Any:
         4.5
     """
     return fnp.exp(logpdf(x, alpha))
+
+
+def _alpha(name: str, alpha: Any) -> Any:
+    (alpha,) = promote(f"dirichlet.{name}", alpha)
+    if alpha.ndim != 1 or alpha.shape[0] < 2:
+        raise ValueError(f"dirichlet.{name}: alpha must be 1-D with at least 2 entries, got "
+                         f"shape {alpha.shape}")
+    return fnp.where(fnp.all(alpha > 0), alpha, numpy.nan)
+
+
+def mean(alpha: Any) -> Any:
+    """The mean ``alpha / sum(alpha)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import dirichlet
+        >>> dirichlet.mean(np.array([1.0, 3.0]))
+        array([0.25, 0.75])
+    """
+    alpha = _alpha("mean", alpha)
+    return alpha / fnp.sum(alpha)
+
+
+def var(alpha: Any) -> Any:
+    """The variances ``alpha (a0 - alpha) / (a0**2 (a0 + 1))``, ``a0 = sum(alpha)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import dirichlet
+        >>> dirichlet.var(np.array([1.0, 3.0]))
+        array([0.0375, 0.0375])
+    """
+    alpha = _alpha("var", alpha)
+    a0 = fnp.sum(alpha)
+    return alpha * (a0 - alpha) / (a0 * a0 * (a0 + 1.0))
+
+
+def entropy(alpha: Any) -> Any:
+    """The differential entropy
+    ``log B(alpha) + (a0 - K) digamma(a0) - sum((alpha - 1) digamma(alpha))``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import dirichlet
+        >>> round(float(dirichlet.entropy(np.array([1.0, 1.0]))), 12)   # uniform on a segment
+        0.0
+    """
+    alpha = _alpha("entropy", alpha)
+    a0 = fnp.sum(alpha)
+    k = alpha.shape[0]
+    lnb = fnp.sum(_sp.gammaln(alpha)) - _sp.gammaln(a0)
+    return lnb + (a0 - k) * _sp.digamma(a0) - fnp.sum((alpha - 1.0) * _sp.digamma(alpha))

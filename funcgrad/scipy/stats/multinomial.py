@@ -22,7 +22,7 @@ import funcgrad.numpy as fnp
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import is_integer, promote
 
-__all__ = ["logpmf", "pmf"]
+__all__ = ["logpmf", "pmf", "mean", "cov"]
 
 
 def logpmf(x: Any, n: Any, p: Any) -> Any:
@@ -58,3 +58,32 @@ def pmf(x: Any, n: Any, p: Any) -> Any:
         0.09
     """
     return fnp.exp(logpmf(x, n, p))
+
+
+def mean(n: Any, p: Any) -> Any:
+    """The mean counts ``n p`` (categories on the last axis).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import multinomial
+        >>> multinomial.mean(4, np.array([0.25, 0.75]))
+        array([1., 3.])
+    """
+    n, p = promote("multinomial.mean", n, p)
+    return n[..., None] * p
+
+
+def cov(n: Any, p: Any) -> Any:
+    """The covariance of the counts ``n (diag(p) - p p^T)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import multinomial
+        >>> multinomial.cov(4, np.array([0.25, 0.75]))
+        array([[ 0.75, -0.75],
+               [-0.75,  0.75]])
+    """
+    n, p = promote("multinomial.cov", n, p)
+    outer = p[..., :, None] * p[..., None, :]
+    eye = fnp.eye(p.shape[-1], dtype=p.dtype)
+    return n[..., None, None] * (eye * p[..., None, :] - outer)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy
+
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.ops.linalg_decomp import triangular_solve
 from funcgrad.scipy.stats._util import HALF_LOG_2PI, promote
 
-__all__ = ["logpdf", "pdf"]
+__all__ = ["logpdf", "pdf", "entropy"]
 
 
 def logpdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: Any = None) -> Any:
@@ -123,3 +125,25 @@ def pdf(x: Any, mean: Any = None, cov: Any = 1, allow_singular: Any = None) -> A
         0.159154943092
     """
     return fnp.exp(logpdf(x, mean, cov, allow_singular))
+
+
+def entropy(mean: Any = None, cov: Any = 1) -> Any:
+    """The differential entropy ``(d log(2 pi e) + log det cov) / 2``; ``cov`` a matrix, a
+    vector (the diagonal) or a scalar (times the identity of ``mean``'s size).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import multivariate_normal
+        >>> round(float(multivariate_normal.entropy(np.zeros(2), np.eye(2))), 12)
+        2.837877066409
+    """
+    import math
+    (cov,) = promote("multivariate_normal.entropy", cov)
+    if cov.ndim == 2:
+        d = cov.shape[0]
+        logdet = fnp.linalg.slogdet(cov)[1]
+    else:
+        d = (1 if mean is None else int(numpy.size(fnp.asarray(mean)))) if cov.ndim == 0 \
+            else cov.shape[0]
+        logdet = d * fnp.log(cov) if cov.ndim == 0 else fnp.sum(fnp.log(cov))
+    return 0.5 * (d * (1.0 + math.log(2.0 * math.pi)) + logdet)
