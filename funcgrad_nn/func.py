@@ -670,8 +670,10 @@ def _jacfwd_by_vmap(func: Callable[..., Any], argnums: int | tuple[int, ...], ha
         basis, start = [], 0
         for p, n in zip(flat, numels):
             dtype = fnp.result_type(p)
-            eye = fnp.eye(total, dtype=dtype, device=device_of(p)) if is_array(p) \
-                else fnp.eye(total, dtype=dtype)
+            # on the primal's device (a traced one's, under jit, is in its aval)
+            where = (device_of(p) or getattr(get_aval(p), "device", None)) \
+                if is_array(p) else None
+            eye = fnp.eye(total, dtype=dtype, device=where)
             basis.append(fnp.reshape(eye[:, start:start + n], (total, *fnp.shape(p))))
             start += n
 

@@ -613,3 +613,6 @@ def test_vmap_different_under_jit_with_a_module_on_the_device():
     out = nn.jit(lambda m, a: func.vmap(m, randomness="different")(a))(m, x)
     assert funcgrad.backend.device_of(out) == funcgrad.backend.device_of(x)
     assert out.shape == (2, 8)
+    # jacfwd's tangent basis likewise
+    jac = nn.jit(lambda m, a: func.jacfwd(m, randomness="different")(a))(m, x[0])
+    assert funcgrad.backend.device_of(jac) == "strict" and jac.shape == (8, 3)
