@@ -26,6 +26,8 @@ from funcgrad import tree_util
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
+from funcgrad.core import Tracer
+from funcgrad.errors import ConcretizationError
 
 __all__ = ["vectorize"]
 
@@ -152,7 +154,14 @@ class vectorize:
                     expand_dims(o, 0), (loop[level],) + get_aval(o).shape), out)
             return vmap(functools.partial(mapped, level + 1), in_axes=axes)(*arrs)
 
-        out = mapped(0, *arrays)
+        try:
+            out = mapped(0, *arrays)
+        except ConcretizationError:
+            if any(isinstance(a, Tracer) for a in arrays):
+                raise
+            # pyfunc needs its element's values (a Python `if`, float(), a boolean mask):
+            # NumPy's loop, one call per element of the loop dimensions
+            out = self._loop(call, arrays, loop)
         outs = list(out) if isinstance(out, tuple) else [out]
         if out_core is not None:
             if len(outs) != len(out_core):
@@ -173,3 +182,28 @@ class vectorize:
         if self.otypes is not None:
             outs = [astype(o, t) for o, t in zip(outs, self.otypes)]
         return tuple(outs) if isinstance(out, tuple) or len(outs) > 1 else outs[0]
+
+    def _loop(self, call: Callable[..., Any], arrays: list[Any], loop: tuple[int, ...]) -> Any:
+        """NumPy's Python loop over the loop dimensions: each output in the first call's
+        dtype (or ``otypes``'), as NumPy's buffers, stacked back to ``loop`` + its core."""
+        full = [fnp.broadcast_to(a, loop + tuple(get_aval(a).shape[len(loop):]))
+                for a in arrays]
+        results = [call(*(a[idx] for a in full)) for idx in _np.ndindex(*loop)]
+        if not results and self.otypes is not None and self._core is None:
+            home = next((get_aval(a).device for a in full), None)
+            outs = [fnp.zeros(loop, t, device=home) for t in self.otypes]
+            return tuple(outs) if len(outs) > 1 else outs[0]
+        if not results:
+            raise ValueError("vectorize: cannot call pyfunc on an empty input that needs "
+                             "its values (NumPy's otypes case: give otypes=)")
+        is_tuple = isinstance(results[0], tuple)
+        per_out = list(zip(*results)) if is_tuple else [results]
+        home = next((get_aval(a).device for a in full), None)  # (Python results go there)
+        outs = []
+        for k, rs in enumerate(per_out):
+            first = fnp.asarray(rs[0])
+            dt = self.otypes[k] if self.otypes is not None and k < len(self.otypes) \
+                else first.dtype
+            stacked = fnp.stack([fnp.asarray(r, dtype=dt, device=home) for r in rs])
+            outs.append(fnp.reshape(stacked, loop + tuple(get_aval(stacked).shape[1:])))
+        return tuple(outs) if is_tuple else outs[0]

@@ -92,3 +92,23 @@ def test_vectorize_zero_d_results_and_doc():
     two = fnp.vectorize(lambda a, b: (a + b, 5))(dev(np.float64(2.0)), 3.0)
     assert all(is_device_array(o) and o.shape == () for o in two)
     assert [float(host(o)) for o in two] == [5.0, 5.0]
+
+
+def test_a_value_dependent_function_loops_as_numpy():
+    # np.vectorize's common use, a Python `if` per element, cannot be traced once under vmap
+    # (it raised): on concrete input each element is a call, NumPy's loop, the results in
+    # the first one's dtype (or otypes')
+    x = np.array([[1.0, -2.0, 3.0], [-1.0, -1.0, 5.0]])
+    relu = fnp.vectorize(lambda v: v if v > 0 else 0.0)
+    got = relu(dev(x))
+    np.testing.assert_array_equal(host(got), np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 5.0]]))
+    got = fnp.vectorize(lambda v: 0 if v > 0 else 1.5)(dev(x))  # first result an int
+    assert host(got).dtype == np.int64 and host(got).tolist() == [[0, 1, 0], [1, 1, 0]]
+    a, b = fnp.vectorize(lambda v: (v, -v) if v > 0 else (0.0, 1.0))(dev(x[0]))
+    assert host(a).tolist() == [1.0, 0.0, 3.0] and host(b).tolist() == [-1.0, 1.0, -3.0]
+    total = fnp.vectorize(lambda u: u[u > 0].sum(), signature="(n)->()")
+    assert host(total(dev(x))).tolist() == [4.0, 5.0]
+    empty = fnp.vectorize(lambda v: v if v > 0 else 0.0, otypes=[np.float32])(dev(np.zeros(0)))
+    assert host(empty).dtype == np.float32 and host(empty).shape == (0,)
+    with pytest.raises(funcgrad.errors.ConcretizationError):  # traced input: no loop
+        funcgrad.jit(relu)(dev(x))
