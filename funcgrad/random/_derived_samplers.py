@@ -298,8 +298,8 @@ def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (), dtype: Any =
     key = check_key("ball", key)
     dt = float_dtype("ball", dtype)
     d = operator.index(d)
-    if d < 1:
-        raise ValueError(f"ball: the dimension d must be a positive integer, got {d}")
+    if d < 0:  # d = 0 gives empty points, as JAX's
+        raise ValueError(f"ball: the dimension d must be a non-negative integer, got {d}")
     shape = shape_arg("ball", shape)
     k1, k2 = split2(key)
     g = generalized_normal(k1, p, shape + (d,), dt)

@@ -88,6 +88,10 @@ def test_ball_inside_and_uniform_radius() -> None:
     assert st.kstest(r, lambda s: np.clip(s, 0, 1) ** 3).pvalue > 1e-3  # P(|x| <= s) = s^d
     x1 = np.asarray(host(R.ball(dev(R.PRNGKey(3)), 2, p=1, shape=(N,))))
     assert (np.abs(x1).sum(-1) <= 1).all()
+    # d = 0: empty points, as JAX 0.10.2 (shape (2, 0)); negative d refused
+    assert host(R.ball(dev(R.PRNGKey(3)), 0, shape=(2,))).shape == (2, 0)
+    with pytest.raises(ValueError, match="non-negative integer"):
+        R.ball(dev(R.PRNGKey(3)), -1)
 
 
 def test_derivatives_equal_jax() -> None:
