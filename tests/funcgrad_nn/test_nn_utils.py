@@ -14,7 +14,7 @@ import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad_nn.utils.parametrizations import is_parametrized, spectral_norm, weight_norm
-from tests.helpers import DEVICE, dev, host
+from tests.helpers import DEVICE, dev, host, is_device_array
 
 G0 = [[1.0, -2.0], [3.0, 0.5]]
 G1 = [4.0, -1.0, 2.0]
@@ -905,3 +905,11 @@ def test_convert_conv_weight_memory_format_keeps_the_module_as_pytorch():
     assert nn.utils.convert_conv3d_weight_memory_format(c3, "channels_last_3d") is c3
     with pytest.raises(TypeError, match="expected a Module"):
         nn.utils.convert_conv2d_weight_memory_format(np.ones(3), "channels_last")
+
+
+def test_total_norm_of_no_gradients_is_a_zero_on_the_default_device():
+    # torch 2.13: get_total_norm([]) is tensor(0.) (float32); here on the default device
+    # (the strict pass: no host array handed back to mix with device gradients)
+    for total in (nn.utils.get_total_norm([]), nn.utils.clip_grad_norm_([], 1.0)):
+        assert is_device_array(total) and total.shape == () and total.dtype == np.float32
+        assert float(funcgrad.device_get(total)) == 0.0
