@@ -161,31 +161,33 @@ checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
 
 
 class _NamePolicy:
-    """Save the values named with :func:`checkpoint_name` (``keep``) or all but those."""
+    """Save the values named with :func:`checkpoint_name` (``keep``) or all but those; with
+    ``others``, every unnamed value too (:func:`save_anything_except_these_names`)."""
 
-    __slots__ = ("names", "keep", "__name__")
+    __slots__ = ("names", "keep", "others", "__name__")
 
-    def __init__(self, names: tuple[str, ...], keep: bool) -> None:
+    def __init__(self, names: tuple[str, ...], keep: bool, others: bool = False) -> None:
+        fn = ("save_only_these_names" if keep else
+              "save_anything_except_these_names" if others else "save_any_names_but_these")
         for n in names:
             if not isinstance(n, str):
-                what = "save_only_these_names" if keep else "save_any_names_but_these"
-                raise TypeError(f"{what}: names must be strings, got {type(n).__name__}")
+                raise TypeError(f"{fn}: names must be strings, got {type(n).__name__}")
         self.names = frozenset(names)
         self.keep = keep
-        fn = "save_only_these_names" if keep else "save_any_names_but_these"
+        self.others = others
         self.__name__ = f"{fn}({', '.join(repr(n) for n in sorted(self.names))})"
 
     def __call__(self, prim: Primitive, *avals: ShapedArray, **params: Any) -> bool:
         if prim is not name_p:
-            return False
+            return self.others
         return (params["name"] in self.names) == self.keep
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is _NamePolicy and other.names == self.names
-                and other.keep == self.keep)
+                and other.keep == self.keep and other.others == self.others)
 
     def __hash__(self) -> int:
-        return hash((_NamePolicy, self.names, self.keep))
+        return hash((_NamePolicy, self.names, self.keep, self.others))
 
     def __repr__(self) -> str:
         return self.__name__
@@ -214,13 +216,17 @@ def save_any_names_but_these(*names: str) -> Policy:
 
 
 def save_anything_except_these_names(*names_not_to_save: str) -> Policy:
-    """JAX's current name of :func:`save_any_names_but_these`.
+    """Save every value, named or not, except those named ``names_not_to_save`` (JAX's
+    docstring: "Save any values (not just named ones) excluding the names given"; JAX 0.10.2's
+    implementation saves the excluded names too). Unlike :func:`save_any_names_but_these`,
+    unnamed intermediates are saved as well.
 
     Example:
-        >>> save_anything_except_these_names("h") == save_any_names_but_these("h")
-        True
+        >>> p = save_anything_except_these_names("h")
+        >>> p(name_p, name="h"), p(name_p, name="z"), p(remat_p)
+        (False, True, True)
     """
-    return save_any_names_but_these(*names_not_to_save)
+    return _NamePolicy(tuple(names_not_to_save), False, True)
 
 
 def offload_dot_with_no_batch_dims(offload_src: Any, offload_dst: Any) -> Policy:
@@ -374,6 +380,8 @@ def _encode_policy(policy: Any, enc: Encoder) -> Any:
         if policy is p:
             return name
     if type(policy) is _NamePolicy:
+        if policy.others:
+            return {"names": sorted(policy.names), "keep": policy.keep, "others": True}
         return {"names": sorted(policy.names), "keep": policy.keep}
     if type(policy) is _BothPolicy:
         return {"both": [_encode_policy(policy.a, enc), _encode_policy(policy.b, enc)]}
@@ -386,8 +394,8 @@ def _encode_policy(policy: Any, enc: Encoder) -> Any:
 def _decode_policy(d: Any, dec: Decoder) -> Policy:
     if isinstance(d, str) and d in _NAMED_POLICIES:
         return _NAMED_POLICIES[d]
-    if isinstance(d, dict) and set(d) == {"names", "keep"}:
-        return _NamePolicy(tuple(d["names"]), bool(d["keep"]))
+    if isinstance(d, dict) and set(d) in ({"names", "keep"}, {"names", "keep", "others"}):
+        return _NamePolicy(tuple(d["names"]), bool(d["keep"]), bool(d.get("others", False)))
     if isinstance(d, dict) and set(d) == {"both"} and len(d["both"]) == 2:
         return _BothPolicy(_decode_policy(d["both"][0], dec), _decode_policy(d["both"][1], dec))
     raise ExportError(f"unknown checkpoint policy {d!r}")

@@ -688,3 +688,34 @@ def test_fwd_and_bwd_as_jax(jitted) -> None:
     y, res, aux = fwd(x, w)
     np.testing.assert_allclose(host(aux["aux"]), [0.5, -1.0])
     np.testing.assert_allclose(host(bwd(res, 1.0)), [2.5, -0.75])  # single argnums: bare
+
+
+def test_save_anything_except_these_names_saves_unnamed_values_too() -> None:
+    # JAX's docstring: "Save any values (not just named ones) excluding the names given": the
+    # unnamed intermediates (cos for sin's derivative) are saved, the named h is not (its
+    # unnamed source, sin's output, is); save_any_names_but_these saves named values only
+    from funcgrad.ad_checkpoint import checkpoint_name, saved_residuals
+    from funcgrad.jaxpr_codec import decode_closed_jaxpr, encode_closed_jaxpr
+
+    cp = funcgrad.checkpoint_policies
+
+    def f(w, x):
+        h = checkpoint_name(fnp.sin(x @ w), "h")
+        z = checkpoint_name(h @ w.T, "z")
+        return fnp.sum(z * z)
+
+    w, x = np.full((3, 3), 0.1), np.ones((2, 3))
+
+    def saved(policy):
+        return [r[1].split(" from")[0] for r in
+                saved_residuals(funcgrad.checkpoint(f, policy=policy), w, x)]
+
+    but_h = saved(cp.save_anything_except_these_names("h"))
+    assert "named 'h'" not in but_h and "named 'z'" in but_h
+    assert "output of sin" in but_h and "output of cos" in but_h
+    assert saved(cp.save_any_names_but_these("h"))[2:] == ["named 'z'"]
+    p = cp.save_anything_except_these_names("z")
+    assert p != cp.save_any_names_but_these("z") and p == cp.save_anything_except_these_names("z")
+    closed = funcgrad.make_jaxpr(funcgrad.checkpoint(f, policy=p))(w, x)
+    (eqn,) = decode_closed_jaxpr(encode_closed_jaxpr(closed)).eqns
+    assert eqn.params["policy"] == p
