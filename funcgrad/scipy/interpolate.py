@@ -28,9 +28,9 @@ from funcgrad.core import Tracer
 from funcgrad.scipy._interp1d import CubicSpline, PPoly, interp1d  # noqa: F401
 from funcgrad.tree_util import register_pytree_node
 
-__all__ = ["RegularGridInterpolator", "PPoly", "CubicSpline", "interp1d"]
+__all__ = ["RegularGridInterpolator", "interpn", "PPoly", "CubicSpline", "interp1d"]
 
-_METHODS = ("linear", "nearest")
+_METHODS = ("linear", "nearest", "slinear")  # slinear: the linear spline, the same values
 
 
 def _concrete(x: Any) -> numpy.ndarray | None:
@@ -114,12 +114,14 @@ class RegularGridInterpolator:
             grid.append(device_put(p, device))
         if fill_value is not None:
             fill_value = fnp.asarray(fill_value)
+            if not isinstance(fill_value, Tracer):  # with the values, for the final select
+                fill_value = device_put(fill_value, device)
             if fill_value.dtype.kind == "c" and values.dtype.kind != "c":
                 raise ValueError("RegularGridInterpolator: fill_value must be None or of a "
                                  "type compatible with values")
         self.grid = tuple(grid)
         self.values = values
-        self.method = method
+        self.method = "linear" if method == "slinear" else method
         self.bounds_error = bool(bounds_error)
         self.fill_value = fill_value
 
@@ -127,6 +129,7 @@ class RegularGridInterpolator:
         """Interpolated values at ``xi`` (shape ``(..., ndim)`` or a tuple of coordinate
         arrays): shape ``xi.shape[:-1] + values.shape[ndim:]``."""
         method = self.method if method is None else method
+        method = "linear" if method == "slinear" else method
         if method not in _METHODS:
             raise ValueError(f"RegularGridInterpolator: method {method!r} is not defined")
         ndim = len(self.grid)
@@ -137,6 +140,8 @@ class RegularGridInterpolator:
                              f"{ndim}")
         shape = xi.shape[:-1]
         flat = fnp.reshape(xi, (-1, ndim))
+        if not isinstance(flat, Tracer):  # host query points go where the values live
+            flat = device_put(flat, get_aval(self.values).device or get_default_device())
         if not fnp.issubdtype(flat.dtype, fnp.inexact):
             flat = flat.astype(self.values.dtype)
         if self.bounds_error:
@@ -168,7 +173,7 @@ class RegularGridInterpolator:
 
     def _find_indices(self, flat: Any) -> tuple[list[Any], list[Any], Any]:
         indices, dists = [], []
-        outside = fnp.zeros(flat.shape[:1], bool)
+        outside = fnp.zeros_like(flat[:, 0], dtype=bool)  # on the query points' device
         for d, g in enumerate(self.grid):
             x = flat[:, d]
             n = g.shape[0]
@@ -196,6 +201,23 @@ class RegularGridInterpolator:
             term = _gather(self.values, idx) * weight[trailing]
             out = term if out is None else out + term
         return out
+
+
+def interpn(points: Any, values: Any, xi: Any, method: str = "linear",
+            bounds_error: bool = True, fill_value: Any = numpy.nan) -> Any:
+    """Interpolation on a regular grid in one call, as ``scipy.interpolate.interpn``:
+    ``RegularGridInterpolator(points, values, method, bounds_error, fill_value)(xi)``, with
+    SciPy's default ``bounds_error=True`` (a concrete query outside the grid raises).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.interpolate import interpn
+        >>> interpn((np.array([0.0, 1.0, 2.0]),), np.array([0.0, 10.0, 40.0]),
+        ...         np.array([[0.5], [1.5]]))
+        array([ 5., 25.])
+    """
+    return RegularGridInterpolator(points, values, method=method, bounds_error=bounds_error,
+                                   fill_value=fill_value)(xi)
 
 
 def _flatten(obj: RegularGridInterpolator) -> tuple[tuple, tuple]:

@@ -92,3 +92,19 @@ def test_interp1d_axis_unsorted_and_errors():
         fsi.interp1d(_X, _Y, kind="quadratic")
     with pytest.raises(ValueError, match="extrapolate and raise"):
         fsi.interp1d(_X, _Y, bounds_error=True, fill_value="extrapolate")
+
+
+def test_interpn_and_slinear_grid():
+    g1, g2 = np.linspace(0.0, 1.0, 5), np.linspace(0.0, 2.0, 6)
+    values = np.add.outer(g1 ** 2, np.sin(g2))
+    pts = np.array([[0.1, 0.3], [0.5, 1.9], [0.99, 0.01]])
+    assert_allclose(fsi.RegularGridInterpolator((g1, g2), dev(values), method="slinear")(
+        dev(pts)), si.RegularGridInterpolator((g1, g2), values, method="slinear")(pts),
+        rtol=1e-12)
+    for method in ("linear", "nearest"):
+        assert_allclose(fsi.interpn((g1, g2), dev(values), dev(pts), method=method),
+                        si.interpn((g1, g2), values, pts, method=method), rtol=1e-12)
+    with pytest.raises(ValueError, match="out of bounds"):
+        fsi.interpn((g1, g2), values, np.array([[2.0, 0.0]]))
+    assert_allclose(fsi.interpn((g1, g2), values, np.array([[2.0, 0.0]]), bounds_error=False),
+                    np.array([np.nan]))
