@@ -375,7 +375,9 @@ def eigh_tridiagonal(d: Any, e: Any, eigvals_only: bool = False, select: str = "
     ``select="a"`` (all), ``"i"`` with ``select_range=(lo, hi)`` (indices, inclusive) or
     ``"v"`` with ``select_range=(vl, vu)`` (values in ``(vl, vu]``; needs concrete values).
     SciPy's positional order; JAX's ``tol=None`` and ``key`` (its random start vectors) are
-    accepted and change nothing.
+    accepted and change nothing. Each eigenvector's largest entry is positive: SciPy's signs
+    for a selection and for ``lapack_driver="stebz"`` (LAPACK's ``stein``); its default for
+    all eigenvectors (``stev``) may flip some.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -402,7 +404,14 @@ def eigh_tridiagonal(d: Any, e: Any, eigvals_only: bool = False, select: str = "
         subset = {"subset_by_value": select_range}
     else:
         raise ValueError(f"eigh_tridiagonal: select must be 'a', 'v' or 'i', got {select!r}")
-    return eigh(t, eigvals_only=eigvals_only, **subset)
+    if eigvals_only:
+        return eigh(t, eigvals_only=True, **subset)
+    w, v = eigh(t, **subset)
+    # LAPACK's stein (SciPy's vectors for a selection, and for lapack_driver="stebz") makes
+    # each vector's largest entry (the first of equals) positive; stemr, SciPy's choice for
+    # all of them, nearly always agrees (its sign sits at the twisted factorization's index)
+    top = fnp.take_along_axis(v, fnp.argmax(fnp.abs(v), axis=-2)[..., None, :], axis=-2)
+    return w, v * stop_gradient(fnp.where(top < 0, -1.0, 1.0)).astype(get_aval(v).dtype)
 
 
 def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | None = None,

@@ -616,3 +616,18 @@ def test_cossin_of_nearly_decoupled_blocks_and_its_options() -> None:
     from funcgrad.errors import ConcretizationError
     with pytest.raises(ConcretizationError, match="cossin needs concrete values"):
         funcgrad.jit(lambda m: fsl.cossin(m, 3, 3))(dev(x))
+
+
+def test_eigh_tridiagonal_vectors_have_steins_signs() -> None:
+    # the signs were eigh's (syevd); SciPy's selected vectors (stebz + stein) have their
+    # largest entry positive
+    rng = np.random.default_rng(5)
+    d, e = rng.normal(size=7), rng.normal(size=6)
+    for kwargs in (dict(select="i", select_range=(1, 4)), dict(select="v", select_range=(-1, 1)),
+                   dict(lapack_driver="stebz")):
+        w, v = (host(x) for x in fsl.eigh_tridiagonal(dev(d), dev(e), **kwargs))
+        want_w, want_v = sl.eigh_tridiagonal(d, e, **kwargs)
+        assert_allclose(w, want_w, rtol=1e-10, atol=1e-12)
+        assert_allclose(v, want_v, rtol=1e-8, atol=1e-10)
+    g = funcgrad.grad(lambda x: fsl.eigh_tridiagonal(x, dev(e))[1][0].sum())(dev(d))
+    assert np.isfinite(host(g)).all()
