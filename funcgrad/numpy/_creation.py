@@ -32,7 +32,7 @@ from funcgrad.backend import (
     xp_for_device,
 )
 from funcgrad.core import Tracer, concrete_or_error
-from funcgrad.errors import ShapeError
+from funcgrad.errors import ConcretizationError, ShapeError
 from funcgrad.ops._util import broadcast_shapes_or_error
 
 __all__ = [
@@ -280,6 +280,8 @@ def _shape_tuple(shape: Any, fname: str) -> tuple[int, ...]:
         shape = (shape,)
     try:
         out = tuple(operator.index(concrete_or_error(s, f"{fname}: the shape")) for s in shape)
+    except ConcretizationError:
+        raise  # a traced entry: that error says why and how to fix it
     except TypeError:
         raise TypeError(
             f"{fname}: shape must be an int or a sequence of ints, got {shape!r}"

@@ -200,3 +200,14 @@ def test_logspace_with_a_traced_base_on_a_device():
     got = funcgrad.jit(lambda b: fnp.logspace(np.float32(0), 2, 3, base=b))(
         dev(np.array(2.0, np.float32)))
     assert host(got).dtype == np.float32
+
+
+def test_traced_shape_entry_is_a_concretization_error() -> None:
+    # jnp.zeros((n, 2)) with a traced n inside jit: the error names the traced value and the
+    # fixes (static_argnums), as for jnp.zeros(n); it was the generic "shape must be ints"
+    from funcgrad.errors import ConcretizationError
+
+    with pytest.raises(ConcretizationError, match="zeros: the shape needs a concrete value"):
+        funcgrad.jit(lambda n: fnp.zeros((n, 2)))(3)
+    with pytest.raises(TypeError, match="shape must be an int or a sequence of ints"):
+        fnp.zeros(("a",))
