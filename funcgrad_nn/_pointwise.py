@@ -355,7 +355,8 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
 def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = None,
              eps: float | None = None) -> Any:
     """x / sqrt(mean(x**2) + eps) over the trailing ``normalized_shape`` dims, times
-    ``weight``; ``eps=None`` uses the dtype's machine epsilon (as PyTorch).
+    ``weight``; ``eps=None`` uses the machine epsilon of the dtype it computes in (as
+    PyTorch: float32's for a float16 input, which is computed in float32).
 
     >>> import numpy as np
     >>> np.round(rms_norm(np.array([[3.0, 4.0]]), 2), 4)
@@ -369,7 +370,9 @@ def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = No
         raise _bad_input(f"rms_norm: input shape {tuple(fnp.shape(input))} does not end with "
                          f"normalized_shape {shape}")
     if eps is None:
+        # PyTorch: numeric_limits<opmath_type<scalar_t>>::epsilon(), float32's for half
         dt = input.dtype if numpy.dtype(input.dtype).kind == "f" else numpy.float32
+        dt = numpy.float32 if numpy.dtype(dt) == numpy.float16 else dt
         eps = float(numpy.finfo(dt).eps)
     axes = tuple(range(fnp.ndim(input) - k, fnp.ndim(input)))
     dt = numpy.dtype(input.dtype)

@@ -819,3 +819,12 @@ def test_normalize_writes_into_out_as_torch():
     got = F.normalize(dev(np.array([[3.0, 4.0]], np.float32)), out=buf)
     assert got is buf
     assert_allclose(buf, np.array([[0.6, 0.8]], np.float32))
+
+
+def test_rms_norm_default_eps_of_a_half_input_is_float32s_as_torch():
+    # torch 2.13: F.rms_norm(x.half(), (2,)) with x = [[1e-3, -2e-3]] gives [[0.6177, -1.2354]]
+    # (eps = float32's 1.19e-7; float16's 9.8e-4 would give [[0.0316, -0.0632]])
+    x = dev(np.array([[1e-3, -2e-3]], np.float16))
+    out = F.rms_norm(x, (2,))
+    assert out.dtype == np.float16
+    assert_allclose(out, np.array([[0.6177, -1.2354]], np.float16), rtol=2e-3, atol=2e-3)
