@@ -14,6 +14,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
+from funcgrad.lax import linalg as _lax_linalg
 from funcgrad.lax import stop_gradient
 from funcgrad.ops import ldl as _ldl
 from funcgrad.ops import linalg_decomp as _ld
@@ -302,7 +303,9 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
     ... positionally; ``turbo`` has no effect; old SciPy's ``eigvals=(lo, hi)`` is
     ``subset_by_index``). ``driver`` is checked as SciPy does, and every driver gives the same
     decomposition: eigenvectors with the signs of LAPACK's ``syevd`` (NumPy's ``eigh``'s);
-    SciPy's default ``"evr"`` may give a column the opposite sign.
+    SciPy's default ``"evr"`` may give a column the opposite sign. A selection's vectors (a
+    ``subset_by_index`` short of all, or ``subset_by_value``) have SciPy's signs (LAPACK's
+    ``stein``'s in the coordinates of the tridiagonal form).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -324,9 +327,13 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         check_square("eigh", a)
         uplo = "L" if lower else "U"
         if eigvals_only:
-            w, v = fnp.linalg.eigvalsh(a, UPLO=uplo), None
+            w, y = fnp.linalg.eigvalsh(a, UPLO=uplo), None
         else:
-            w, v = fnp.linalg.eigh(a, UPLO=uplo)
+            w, y = fnp.linalg.eigh(a, UPLO=uplo)
+        base = a
+
+        def back(vecs: Any) -> Any:
+            return vecs
     else:
         a, b = promote(a, b)
         n = check_square("eigh", a)
@@ -341,28 +348,64 @@ def eigh(a: Any, b: Any = None, lower: bool = True, eigvals_only: bool = False,
         else:  # L^H a L
             c = fnp.matmul(mH(low), fnp.matmul(af, low))
         w, y = fnp.linalg.eigh(c)
-        if type in (1, 2):
-            v = _ld.triangular_solve(low, y, lower=True, transpose_a=True,
-                                     conjugate_a=get_aval(low).dtype.kind == "c")
-        else:
-            v = fnp.matmul(low, y)
-        if eigvals_only:
-            v = None
+        y = None if eigvals_only else y
+        base = c
+
+        def back(vecs: Any) -> Any:
+            if type in (1, 2):
+                return _ld.triangular_solve(low, vecs, lower=True, transpose_a=True,
+                                            conjugate_a=get_aval(low).dtype.kind == "c")
+            return fnp.matmul(low, vecs)
+    n = get_aval(w).shape[-1]
+    # LAPACK computes a selection of eigenvectors with stebz + stein, which fixes their signs
+    # (all of them: syevr's MRRR or syevx's QR iteration, whose signs are not reproduced)
+    stein = False
     if subset_by_index is not None:
         lo, hi = (int(i) for i in subset_by_index)
-        n = get_aval(w).shape[-1]
         if not 0 <= lo <= hi < n:
             raise ValueError(f"eigh: subset_by_index {subset_by_index!r} is not within [0, {n - 1}]")
         w = w[..., lo:hi + 1]
-        v = None if v is None else v[..., :, lo:hi + 1]
+        y = None if y is None else y[..., :, lo:hi + 1]
+        stein = (lo, hi) != (0, n - 1)
     elif subset_by_value is not None:
         lo, hi = subset_by_value
         wh = host_value(w, "eigh", "with subset_by_value the number of eigenvalues kept "
                         "depends on them (subset_by_index does not)")
         keep = const_like(w, numpy.flatnonzero((wh > lo) & (wh <= hi)))
         w = w[..., keep]
-        v = None if v is None else v[..., :, keep]
-    return w if v is None else (w, v)
+        y = None if y is None else y[..., :, keep]
+        stein = True
+    if y is None:
+        return w
+    if stein and get_aval(y).shape[-1]:
+        y = _stein_signs(base, y, lower)
+    return w, back(y)
+
+
+def _stein_signs(a: Any, vecs: Any, lower: bool) -> Any:
+    """The eigenvectors ``vecs`` of the Hermitian ``a`` with the signs (phases) LAPACK's
+    ``stein`` gives them: in the coordinates of ``sytrd``/``hetrd``'s tridiagonal form
+    ``Q^H a Q`` (the same reduction, so the same ``Q``), each vector's largest entry (the
+    first of equals) real and positive."""
+    packed, _, _, taus = _lax_linalg.tridiagonal(stop_gradient(a), lower=lower)
+    z = stop_gradient(vecs)
+    dt = get_aval(z).dtype
+    n = get_aval(z).shape[-2]
+    rows = fnp.arange(n)
+    one, zero = fnp.ones((), dt), fnp.zeros((), dt)
+    # Q^H z: lower, Q = H_0 H_1 ... H_{n-2}, H_j's vector 1 at j + 1 and packed[j+2:, j] below;
+    # upper, Q = H_{n-2} ... H_0, H_j's vector 1 at j and packed[:j, j+1] above
+    for j in (range(n - 1) if lower else range(n - 2, -1, -1)):
+        if lower:
+            u = fnp.where(rows == j + 1, one, fnp.where(rows > j + 1, packed[..., :, j], zero))
+        else:
+            u = fnp.where(rows == j, one, fnp.where(rows < j, packed[..., :, j + 1], zero))
+        proj = fnp.sum(fnp.conj(u)[..., :, None] * z, axis=-2, keepdims=True)
+        z = z - fnp.conj(taus[..., j])[..., None, None] * u[..., :, None] * proj
+    top = fnp.take_along_axis(z, fnp.argmax(fnp.abs(z), axis=-2)[..., None, :], axis=-2)
+    size = fnp.abs(top)
+    phase = fnp.where(size > 0, fnp.conj(top) / fnp.where(size > 0, size, 1), 1)
+    return vecs * stop_gradient(phase).astype(dt)
 
 
 @over_batch(("d", 1), ("e", 1))

@@ -631,3 +631,22 @@ def test_eigh_tridiagonal_vectors_have_steins_signs() -> None:
         assert_allclose(v, want_v, rtol=1e-8, atol=1e-10)
     g = funcgrad.grad(lambda x: fsl.eigh_tridiagonal(x, dev(e))[1][0].sum())(dev(d))
     assert np.isfinite(host(g)).all()
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+@pytest.mark.parametrize("lower", [True, False])
+def test_eigh_selected_vectors_have_scipys_signs(lower, complex_) -> None:
+    # SciPy computes a selection with stebz + stein (largest entry of each vector positive in
+    # the tridiagonal form's coordinates); the signs were syevd's, half of them flipped
+    rng = np.random.default_rng(8)
+    a = rng.normal(size=(6, 6)) + (1j * rng.normal(size=(6, 6)) if complex_ else 0)
+    a = a + a.conj().T
+    b = rng.normal(size=(6, 6)) + (1j * rng.normal(size=(6, 6)) if complex_ else 0)
+    b = b @ b.conj().T + 6 * np.eye(6)
+    for kwargs in (dict(subset_by_index=(2, 5)), dict(subset_by_value=(-1.0, 3.0)),
+                   dict(b=b, subset_by_index=(0, 3)), dict(b=b, type=3, subset_by_index=(1, 1))):
+        got = fsl.eigh(dev(a), lower=lower, **{k: dev(v) if k == "b" else v
+                                                for k, v in kwargs.items()})
+        want = sl.eigh(a, lower=lower, **kwargs)
+        assert_allclose(host(got[0]), want[0], rtol=1e-10, atol=1e-12)
+        assert_allclose(host(got[1]), want[1], rtol=1e-8, atol=1e-10)
