@@ -131,7 +131,7 @@ def test_errors_name_the_sampler() -> None:
     with pytest.raises(ValueError, match="dtype argument to `geometric` must be an int dtype"):
         R.geometric(k, 0.5, (2,), dtype=np.float32)
     with pytest.raises(ValueError, match="ball"):
-        R.ball(k, 0)
+        R.ball(k, -1)
     with pytest.raises(TypeError, match="maxwell: key"):
         R.maxwell([0, 0], (2,))
 
