@@ -60,7 +60,8 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = _MAX_SQ
     Differentiable to any order (``expm_frechet`` is its JVP); works under ``jit``/``vmap``.
     ``max_squarings`` (JAX's parameter) bounds the squarings: a matrix whose 1-norm exceeds
     ``5.37 * 2**max_squarings`` gives NaN. ``upper_triangular`` is accepted for JAX
-    compatibility and does not change the result.
+    compatibility and does not change the result. A scalar (or one-element 1-D array) is a
+    1x1 matrix, as SciPy's.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -69,6 +70,8 @@ def expm(A: Any, *, upper_triangular: bool = False, max_squarings: int = _MAX_SQ
                [0., 1.]])
     """
     a = as_inexact(A)
+    if get_aval(a).ndim < 2 and get_aval(a).size == 1:
+        a = fnp.reshape(a, (1, 1))
     n = check_square("expm", a)
     if n == 0:
         return a

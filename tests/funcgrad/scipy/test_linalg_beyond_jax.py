@@ -650,3 +650,9 @@ def test_eigh_selected_vectors_have_scipys_signs(lower, complex_) -> None:
         want = sl.eigh(a, lower=lower, **kwargs)
         assert_allclose(host(got[0]), want[0], rtol=1e-10, atol=1e-12)
         assert_allclose(host(got[1]), want[1], rtol=1e-8, atol=1e-10)
+
+
+def test_expm_of_a_scalar_is_a_1x1_matrix() -> None:
+    # SciPy's expm(2.0) is [[e^2]]; it was a shape error
+    for x in (np.array(2.0), np.array([2.0]), 2.0):
+        assert_allclose(host(fsl.expm(dev(np.asarray(x)))), sl.expm(x), rtol=1e-14)
