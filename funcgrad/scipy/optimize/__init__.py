@@ -19,13 +19,15 @@ from typing import Any, NamedTuple
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
+from funcgrad.scipy.optimize._curve_fit import OptimizeWarning, curve_fit
 from funcgrad.scipy.optimize._lbfgs import minimize_lbfgs
 from funcgrad.scipy.optimize._line_search import LineSearchResults, line_search
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
-           "bisect", "root_scalar", "RootResults", "minimize_scalar", "bracket", "OptimizeResult"]
+           "bisect", "root_scalar", "RootResults", "minimize_scalar", "bracket", "OptimizeResult",
+           "curve_fit", "OptimizeWarning"]
 
 
 class OptimizeResults(NamedTuple):
