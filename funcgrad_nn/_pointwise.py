@@ -437,6 +437,10 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 
 
 def _pnorm(x: Any, p: float, dim: Any, keepdims: bool = False) -> Any:
+    if numpy.dtype(x.dtype) == numpy.float16:
+        # PyTorch accumulates a half norm in float32 (its opmath type) and returns half: the
+        # squares of values above 256 overflow float16.
+        return _pnorm(x.astype(numpy.float32), p, dim, keepdims).astype(numpy.float16)
     a = fnp.abs(x)
     if p == 2:
         # sqrt of the sum of squares has an infinite derivative at 0; PyTorch's norm

@@ -828,3 +828,14 @@ def test_rms_norm_default_eps_of_a_half_input_is_float32s_as_torch():
     out = F.rms_norm(x, (2,))
     assert out.dtype == np.float16
     assert_allclose(out, np.array([[0.6177, -1.2354]], np.float16), rtol=2e-3, atol=2e-3)
+
+
+def test_half_norms_accumulate_in_float32_as_torch():
+    # torch 2.13 on x = [[300, 400]] (float16, whose squares overflow it): normalize ->
+    # [[0.6, 0.8]], pairwise_distance(x, 0) -> [500.], cosine_similarity(x, x) -> [1.]
+    x = dev(np.array([[300.0, 400.0]], np.float16))
+    z = dev(np.zeros((1, 2), np.float16))
+    for got, want in ((F.normalize(x, dim=-1), [[0.6, 0.8]]), (F.pairwise_distance(x, z), [500.0]),
+                      (F.cosine_similarity(x, x, dim=-1), [1.0])):
+        assert got.dtype == np.float16
+        assert_allclose(got, np.array(want, np.float16), rtol=1e-3, atol=1e-3)
