@@ -23,7 +23,7 @@ from funcgrad.core import Tracer
 from funcgrad.lax import scan
 from funcgrad.scipy._ndimage_filters import median_filter
 
-__all__ = ["lfilter", "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d"]
+__all__ = ["lfilter", "lfilter_zi", "filtfilt", "medfilt", "medfilt2d"]
 
 
 def _coeffs(name: str, v: Any, what: str) -> Any:
@@ -189,27 +189,6 @@ _BTYPES = {"lowpass": "lowpass", "low": "lowpass", "lp": "lowpass", "l": "lowpas
            "highpass": "highpass", "high": "highpass", "hp": "highpass", "h": "highpass",
            "bandpass": "bandpass", "band": "bandpass", "bp": "bandpass", "pass": "bandpass",
            "bandstop": "bandstop", "stop": "bandstop", "bs": "bandstop"}
-
-
-def butter(N: int, Wn: Any, btype: str = "low", analog: bool = False,  # noqa: N803
-           output: str = "ba", fs: float | None = None) -> Any:
-    """Butterworth filter design, as ``scipy.signal.butter``: order ``N``, critical
-    frequency ``Wn`` (a pair for band filters; digital: a fraction of Nyquist, or in the
-    units of ``fs``; analog: rad/s), ``btype`` low/high/band(pass)/bandstop. Returns
-    ``(b, a)`` (``output="ba"``), ``(z, p, k)`` (``"zpk"``) or second-order sections
-    (``"sos"``, SciPy's pairing) as NumPy arrays: the design is host arithmetic on concrete
-    numbers, the filtering (:func:`lfilter`, :func:`filtfilt`, ``sosfilt``) is what
-    differentiates.
-
-    Example:
-        >>> from funcgrad.scipy.signal import butter
-        >>> b, a = butter(2, 0.5)
-        >>> b.round(6), a.round(6) + 0.0
-        (array([0.292893, 0.585786, 0.292893]), array([1.      , 0.      , 0.171573]))
-    """
-    from funcgrad.scipy._signal_iir import iirfilter
-    return iirfilter(N, Wn, btype=btype, analog=analog, output=output, ftype="butter", fs=fs,
-                     name="butter")
 
 
 def _kernel(name: str, kernel_size: Any, ndim: int) -> tuple[int, ...]:

@@ -32,7 +32,7 @@ from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.scipy._signal_filters import _BTYPES, _extend, _slice, lfilter, lfilter_zi
 
-__all__ = ["iirfilter", "cheby1", "cheby2", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt",
+__all__ = ["iirfilter", "butter", "cheby1", "cheby2", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt",
            "sosfilt_zi", "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos"]
 
 
@@ -349,6 +349,26 @@ def iirfilter(N: int, Wn: Any, rp: float | None = None, rs: float | None = None,
     if output == "sos":
         return zpk2sos(z, p, k, analog=analog)
     return zpk2tf(z, p, k)
+
+
+def butter(N: int, Wn: Any, btype: str = "low", analog: bool = False,  # noqa: N803
+           output: str = "ba", fs: float | None = None) -> Any:
+    """Butterworth filter design, as ``scipy.signal.butter``: order ``N``, critical
+    frequency ``Wn`` (a pair for band filters; digital: a fraction of Nyquist, or in the
+    units of ``fs``; analog: rad/s), ``btype`` low/high/band(pass)/bandstop. Returns
+    ``(b, a)`` (``output="ba"``), ``(z, p, k)`` (``"zpk"``) or second-order sections
+    (``"sos"``, SciPy's pairing) as NumPy arrays: the design is host arithmetic on concrete
+    numbers, the filtering (:func:`lfilter`, :func:`filtfilt`, ``sosfilt``) is what
+    differentiates.
+
+    Example:
+        >>> from funcgrad.scipy.signal import butter
+        >>> b, a = butter(2, 0.5)
+        >>> b.round(6), a.round(6) + 0.0
+        (array([0.292893, 0.585786, 0.292893]), array([1.      , 0.      , 0.171573]))
+    """
+    return iirfilter(N, Wn, btype=btype, analog=analog, output=output, ftype="butter", fs=fs,
+                     name="butter")
 
 
 def cheby1(N: int, rp: float, Wn: Any, btype: str = "low", analog: bool = False,  # noqa: N803

@@ -26,7 +26,6 @@ from funcgrad.avals import get_aval
 from funcgrad.lax import conv_general_dilated
 from funcgrad.scipy._detrend import detrend
 from funcgrad.scipy._signal_filters import (
-    butter,
     filtfilt,
     lfilter,
     lfilter_zi,
@@ -34,6 +33,7 @@ from funcgrad.scipy._signal_filters import (
     medfilt2d,
 )
 from funcgrad.scipy._signal_iir import (
+    butter,
     cheby1,
     cheby2,
     freqz,

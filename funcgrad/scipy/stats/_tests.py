@@ -27,6 +27,8 @@ from funcgrad.core import Tracer
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy.special import ndtr as _ndtr
+from funcgrad.scipy.stats import chi2 as _chi2
+from funcgrad.scipy.stats import f as _f
 from funcgrad.scipy.stats import t as _t
 from funcgrad.scipy.stats._descriptive import (
     _ALTERNATIVES,
@@ -557,7 +559,6 @@ def chisquare(f_obs: Any, f_exp: Any = None, ddof: int = 0, axis: Any = 0, *,
         >>> round(float(res.statistic), 12), round(float(res.pvalue), 12)
         (2.0, 0.849145036085)
     """
-    from funcgrad.scipy.stats import chi2 as _chi2
     obs = _float_array(f_obs)
     if axis is None:
         obs, axis = fnp.reshape(obs, (-1,)), 0
@@ -602,7 +603,6 @@ def f_oneway(*samples: Any, axis: int = 0) -> F_onewayResult:
         >>> round(float(res.statistic), 12), round(float(res.pvalue), 12)
         (2.4, 0.196261178149)
     """
-    from funcgrad.scipy.stats import f as _f
     if len(samples) < 2:
         raise TypeError(f"f_oneway: at least two inputs are required; got {len(samples)}.")
     groups = [fnp.moveaxis(_float_array(g), axis, -1) for g in samples]
