@@ -25,6 +25,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.lax import conv_general_dilated
 from funcgrad.scipy._detrend import detrend
+from funcgrad.scipy._savgol import savgol_coeffs, savgol_filter
 from funcgrad.scipy._signal_filters import (
     filtfilt,
     lfilter,
@@ -61,7 +62,7 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
            "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d", "oaconvolve", "cheby1",
            "cheby2", "iirfilter", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt", "sosfilt_zi",
-           "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos"]
+           "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter"]
 
 _MODES = ("full", "same", "valid")
 
