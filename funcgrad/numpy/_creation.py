@@ -158,7 +158,7 @@ def _cast(x: Any, dt: numpy.dtype | None) -> Any:
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
             out_sharding: Any = None,
-            copy: bool | None = None) -> Any:
+            copy: bool | None = None, like: Any = None) -> Any:
     """Convert ``a`` to an array (on ``device``, else the default device); arrays and tracers
     pass through.
 
@@ -172,6 +172,7 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
         'StrictArray'
     """
     device = _out_sharding("asarray", device, out_sharding)
+    device = _like("asarray", like, device)
     if _ext.is_extended(a) and dtype is None:
         return a  # a key array is already an array (jnp.asarray(key) is key)
     if device is not None:
@@ -211,7 +212,7 @@ def array(
     order: Any = "K",
     subok: bool = False,
     ndmin: int = 0,
-    device: Any = None, out_sharding: Any = None,
+    device: Any = None, out_sharding: Any = None, like: Any = None,
 ) -> Any:
     """Make an array from ``object`` (a copy of arrays unless ``copy`` is False/None), on
     ``device`` (JAX's keyword) when given.
@@ -223,6 +224,7 @@ def array(
         (1, 1, 2)
     """
     device = _out_sharding("array", device, out_sharding)
+    device = _like("array", like, device)
     _check_order(order, "array")
     if _ext.is_extended(object) and dtype is None:  # keys: a copy of the keys, as jnp.array's
         keys = object._rewrap(array(object._data, copy=copy)) if copy else object
@@ -253,14 +255,14 @@ def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = No
     return asarray(a, dtype, order, device=device, copy=copy)
 
 
-def ascontiguousarray(a: Any, dtype: Any = None) -> Any:
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Any:
     """Same as :func:`asarray` with at least one dimension, as NumPy does.
 
     Example:
         >>> ascontiguousarray(3.0).shape
         (1,)
     """
-    return array(a, dtype, copy=None, ndmin=1)
+    return array(a, dtype, copy=None, ndmin=1, like=like)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,6 +360,19 @@ def _xp_of(device: Any) -> Any:
     return _default_xp() if device is None else xp_for_device(canonical_device(device))
 
 
+def _like(fname: str, like: Any, device: Any) -> Any:
+    """NumPy's ``like=`` (NEP 35: "an array of ``like``'s kind"): here, on ``like``'s device;
+    ``device`` when ``like`` is None. Both given must agree."""
+    if like is None:
+        return device
+    d = get_aval(like).device if isinstance(like, Tracer) else device_of(like)
+    if d is None:
+        raise TypeError(f"{fname}: like= must be an array, got {type(like).__name__}")
+    if device is not None and canonical_device(device) != d:
+        raise ValueError(f"{fname}: like= (an array on {d!r}) and device={device!r} disagree")
+    return d
+
+
 def _put(out: Any, device: Any) -> Any:
     """``out`` moved to ``device`` (NumPy 2's and JAX's ``device=``); traced values, which
     have no buffer yet, stay as they are (as ``funcgrad.device_put`` leaves them)."""
@@ -367,7 +382,7 @@ def _put(out: Any, device: Any) -> Any:
 
 
 def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None,
-          out_sharding: Any = None) -> Any:
+          out_sharding: Any = None, like: Any = None) -> Any:
     """An array of zeros on ``device`` (the default device when None).
 
     Example:
@@ -375,13 +390,14 @@ def zeros(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = Non
         (dtype('int32'), 'StrictArray')
     """
     device = _out_sharding("zeros", device, out_sharding)
+    device = _like("zeros", like, device)
     _check_order(order, "zeros")
     dt = canonical_dtype(float if dtype is None else dtype, "zeros")
     return _xp_of(device).zeros(_shape_tuple(shape, "zeros"), dtype=dt)
 
 
 def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None,
-         out_sharding: Any = None) -> Any:
+         out_sharding: Any = None, like: Any = None) -> Any:
     """An array of ones on ``device`` (the default device when None).
 
     Example:
@@ -389,13 +405,14 @@ def ones(shape: Any, dtype: Any = None, order: Any = "C", *, device: Any = None,
         [1.0, 1.0]
     """
     device = _out_sharding("ones", device, out_sharding)
+    device = _like("ones", like, device)
     _check_order(order, "ones")
     dt = canonical_dtype(float if dtype is None else dtype, "ones")
     return _xp_of(device).ones(_shape_tuple(shape, "ones"), dtype=dt)
 
 
 def empty(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = None,
-          out_sharding: Any = None) -> Any:
+          out_sharding: Any = None, like: Any = None) -> Any:
     """Like :func:`zeros` (funcgrad never hands out uninitialised memory).
 
     Example:
@@ -403,11 +420,12 @@ def empty(shape: Any, dtype: Any = float, order: Any = "C", *, device: Any = Non
         [0.0, 0.0]
     """
     device = _out_sharding("empty", device, out_sharding)
+    device = _like("empty", like, device)
     return zeros(shape, dtype, order, device=device)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
-         device: Any = None, out_sharding: Any = None) -> Any:
+         device: Any = None, out_sharding: Any = None, like: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (broadcast; traced values allowed).
 
     Example:
@@ -415,6 +433,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: Any = "C", *,
         ([7, 7], dtype('float32'))
     """
     device = _out_sharding("full", device, out_sharding)
+    device = _like("full", like, device)
     _check_order(order, "full")
     shape = _shape_tuple(shape, "full")
     dt = _dtype_or_none(dtype, "full")
@@ -515,7 +534,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, order: Any = "K",
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
-        order: Any = "C", *, device: Any = None) -> Any:
+        order: Any = "C", *, device: Any = None, like: Any = None) -> Any:
     """A 2-D array with ones on diagonal ``k``, on ``device`` (the default device when None).
 
     Example:
@@ -523,6 +542,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
         [[0, 1, 0], [0, 0, 1]]
     """
     _check_order(order, "eye")
+    device = _like("eye", like, device)
     dt = canonical_dtype(float if dtype is None else dtype, "eye")
     N = operator.index(concrete_or_error(N, "eye: N"))
     M = N if M is None else operator.index(concrete_or_error(M, "eye: M"))
@@ -530,14 +550,14 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     return _xp_of(device).eye(N, M, k=k, dtype=dt)
 
 
-def identity(n: int, dtype: Any = None) -> Any:
+def identity(n: int, dtype: Any = None, *, like: Any = None) -> Any:
     """The ``n`` by ``n`` identity matrix.
 
     Example:
         >>> identity(2).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    return eye(n, dtype=float if dtype is None else dtype)
+    return eye(n, dtype=float if dtype is None else dtype, like=like)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -555,7 +575,7 @@ def _host_scalar(v: Any, what: str) -> Any:
 
 
 def arange(start: Any = None, stop: Any = None, step: Any = None, dtype: Any = None, *,
-           device: Any = None, out_sharding: Any = None) -> Any:
+           device: Any = None, out_sharding: Any = None, like: Any = None) -> Any:
     """Evenly spaced values in ``[start, stop)``; dtype as NumPy (int64 for ints), on
     ``device`` (the default device when None).
 
@@ -567,6 +587,7 @@ def arange(start: Any = None, stop: Any = None, step: Any = None, dtype: Any = N
         (dtype('int64'), [0.0, 0.25, 0.5, 0.75])
     """
     device = _out_sharding("arange", device, out_sharding)
+    device = _like("arange", like, device)
     if start is None:  # NumPy 2's arange(stop=n): counting from 0
         if stop is None:
             raise TypeError("arange() requires stop to be specified.")
@@ -807,7 +828,8 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 # Triangles
 
 
-def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> Any:
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, *,
+        like: Any = None) -> Any:
     """Ones at and below diagonal ``k``, zeros above.
 
     Example:
@@ -818,7 +840,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> Any:
     N = operator.index(concrete_or_error(N, "tri: N"))
     M = N if M is None else operator.index(concrete_or_error(M, "tri: M"))
     k = operator.index(concrete_or_error(k, "tri: k"))
-    return _default_xp().tri(N, M, k=k, dtype=dt)
+    return _put(_default_xp().tri(N, M, k=k, dtype=dt), _like("tri", like, None))
 
 
 def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:

@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad.backend import get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError
+from funcgrad.numpy import _creation
 
 __all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require", "fromfile",
            "fromstring", "load", "save", "savez", "iterable", "ComplexWarning", "errstate",
@@ -63,7 +64,8 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
     raise ValueError(f"from_dlpack: unsupported DLPack device type {kind} (CPU and CUDA are)")
 
 
-def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0, *,
+               like: Any = None) -> Any:
     """``numpy.frombuffer``, placed on the default device (a copy there when it is a GPU).
 
     Example:
@@ -72,10 +74,10 @@ def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0
         [0, 1, 2]
     """
     host = _np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
-    return _on_default_device(host)
+    return _on_default_device(host, _like("frombuffer", like))
 
 
-def fromiter(iterable: Iterable[Any], dtype: Any, count: int = -1) -> Any:
+def fromiter(iterable: Iterable[Any], dtype: Any, count: int = -1, *, like: Any = None) -> Any:
     """``numpy.fromiter`` (values from a Python iterator), on the default device.
 
     Example:
@@ -83,10 +85,12 @@ def fromiter(iterable: Iterable[Any], dtype: Any, count: int = -1) -> Any:
         >>> fromiter((i * i for i in range(4)), dtype=np.int64).tolist()
         [0, 1, 4, 9]
     """
-    return _on_default_device(_np.fromiter(iterable, dtype=dtype, count=count))
+    return _on_default_device(_np.fromiter(iterable, dtype=dtype, count=count),
+                              _like("fromiter", like))
 
 
-def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str,
+               like: Any = None) -> Any:
     """``numpy.fromstring`` of text (``sep`` is required: the binary mode NumPy deprecated is
     :func:`frombuffer`), on the default device.
 
@@ -94,7 +98,8 @@ def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) ->
         >>> fromstring("1 2 3", sep=" ").tolist()
         [1.0, 2.0, 3.0]
     """
-    return _on_default_device(_np.fromstring(string, dtype=dtype, count=count, sep=sep))
+    return _on_default_device(_np.fromstring(string, dtype=dtype, count=count, sep=sep),
+                              _like("fromstring", like))
 
 
 def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0
@@ -168,12 +173,17 @@ def _host(x: Any) -> Any:
     return to_numpy(x) if hasattr(x, "shape") else x
 
 
-def _on_default_device(host: _np.ndarray) -> Any:
-    xp = xp_for_device(get_default_device())
+def _on_default_device(host: _np.ndarray, device: Any = None) -> Any:
+    """``host`` on ``device`` (a ``like=`` array's), else on the default device."""
+    xp = xp_for_device(device or get_default_device())
     return host if xp is _np else xp.asarray(host)
 
 
-def asfortranarray(a: Any, dtype: Any = None) -> Any:
+def _like(fname: str, like: Any) -> Any:
+    return _creation._like(fname, like, None)
+
+
+def asfortranarray(a: Any, dtype: Any = None, *, like: Any = None) -> Any:
     """``a`` as an array of at least one dimension (memory order is the backend's business:
     funcgrad's results do not depend on it).
 
@@ -181,10 +191,10 @@ def asfortranarray(a: Any, dtype: Any = None) -> Any:
         >>> asfortranarray(3.0).shape
         (1,)
     """
-    return fnp.atleast_1d(fnp.asarray(a, dtype=dtype))
+    return fnp.atleast_1d(fnp.asarray(a, dtype=dtype, like=like))
 
 
-def require(a: Any, dtype: Any = None, requirements: Any = None) -> Any:
+def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Any:
     """``a`` as an array of ``dtype``; memory-layout requirements ('C', 'F', 'A', 'W', 'O',
     'E') are accepted and need no action on funcgrad's arrays.
 
@@ -199,7 +209,7 @@ def require(a: Any, dtype: Any = None, requirements: Any = None) -> Any:
     bad = [r for r in reqs if str(r).upper() not in known]
     if bad:
         raise ValueError(f"require: unknown requirement(s) {bad}")
-    return fnp.asarray(a, dtype=dtype)
+    return fnp.asarray(a, dtype=dtype, like=like)
 
 
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Any:

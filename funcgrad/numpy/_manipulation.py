@@ -847,15 +847,15 @@ def mask_indices(n: int, mask_func: Callable[..., Any], k: Any = 0, *,
 def fromfunction(function: Callable[..., Any], shape: Sequence[int], *, dtype: Any = float,
                  like: Any = None, **kwargs: Any) -> Any:
     """``function(*indices(shape, dtype), **kwargs)``: the function is called once, on whole
-    index grids, as in NumPy.
+    index grids, as in NumPy (on ``like``'s device when given).
 
     Example:
         >>> fromfunction(lambda i, j: i + 10 * j, (2, 2), dtype=int).tolist()
         [[0, 10], [1, 11]]
     """
-    if like is not None:
-        raise TypeError("fromfunction: like= is not supported")
-    return function(*indices(shape, dtype=dtype), **kwargs)
+    grids = indices(shape, dtype=dtype)
+    device = _fc._like("fromfunction", like, None)  # NumPy's like=: on like's device
+    return function(*(grids if device is None else _fc._put(grids, device)), **kwargs)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # noqa: N803

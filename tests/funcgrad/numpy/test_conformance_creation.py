@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import funcgrad
 import funcgrad.numpy as fnp
+from funcgrad.backend import device_of
 from tests.funcgrad.numpy import ALL_DTYPES, array_of, check_like_numpy
 
 DTYPE_ARGS = st.sampled_from(ALL_DTYPES + ("f4", "i8", None)) | st.sampled_from(
@@ -211,3 +212,35 @@ def test_traced_shape_entry_is_a_concretization_error() -> None:
         funcgrad.jit(lambda n: fnp.zeros((n, 2)))(3)
     with pytest.raises(TypeError, match="shape must be an int or a sequence of ints"):
         fnp.zeros(("a",))
+
+
+@pytest.mark.parametrize("make", [
+    lambda like: fnp.zeros(3, like=like), lambda like: fnp.ones((2,), like=like),
+    lambda like: fnp.empty(2, like=like), lambda like: fnp.full(2, 7, like=like),
+    lambda like: fnp.array([1, 2], like=like), lambda like: fnp.asarray([1.0], like=like),
+    lambda like: fnp.arange(3, like=like), lambda like: fnp.eye(2, like=like),
+    lambda like: fnp.identity(2, like=like), lambda like: fnp.tri(2, like=like),
+    lambda like: fnp.frombuffer(b"ab", np.uint8, like=like),
+    lambda like: fnp.fromiter(range(3), int, like=like),
+    lambda like: fnp.fromstring("1 2", sep=" ", like=like),
+    lambda like: fnp.fromfunction(lambda i: i * 2, (3,), like=like),
+    lambda like: fnp.ascontiguousarray([1.0], like=like),
+    lambda like: fnp.asfortranarray([1.0], like=like),
+    lambda like: fnp.require([1], like=like),
+])
+def test_creation_takes_numpys_like_keyword(make):
+    # NumPy's like= (NEP 35: an array of like's kind) is an array on like's device here; it
+    # was a TypeError (an unexpected keyword), which NumPy/CuPy-agnostic code hits
+    like = dev(np.ones(2))
+    got = make(like)
+    assert device_of(got) == device_of(like)
+    want = make(np.ones(2))
+    assert host(got).dtype == want.dtype and host(got).shape == want.shape
+    assert device_of(funcgrad.jit(lambda v: make(v) * 1)(like)) == device_of(like)
+
+
+def test_like_keyword_errors():
+    with pytest.raises(TypeError, match="like= must be an array"):
+        fnp.zeros(2, like=[1.0])
+    with pytest.raises(ValueError, match="disagree"):
+        fnp.zeros(2, like=funcgrad.device_put(np.ones(1), "strict"), device="cpu")
