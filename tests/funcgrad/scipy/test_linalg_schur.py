@@ -199,3 +199,15 @@ def test_sorting_reorders_a_triangular_matrix(output) -> None:
     assert_allclose(np.diag(host(t)).real, np.array([-3.0, 1.0]), atol=1e-12)
     assert int(host(sdim)) == 1
     _selected_first(a, output, "lhp", t, z, sdim)
+
+
+def test_schur_vectors_of_a_symmetric_matrix_are_scipys() -> None:
+    # LAPACK leaves a symmetric matrix unscaled when balancing: eig's eigenvectors then carry
+    # gees's signs (the Schur vectors' R factor is positive), so z is SciPy's exactly
+    rng = np.random.default_rng(12)
+    a = rng.normal(size=(5, 5))
+    a = a + a.T
+    t, z = (host(x) for x in fsl.schur(dev(a)))
+    want_t, want_z = sla.schur(a)
+    assert_allclose(z, want_z, rtol=1e-8, atol=1e-10)
+    assert_allclose(t, want_t, rtol=1e-8, atol=1e-10)
