@@ -33,6 +33,7 @@ from funcgrad.scipy._signal_filters import (
     medfilt,
     medfilt2d,
 )
+from funcgrad.scipy._signal_fir import firwin, kaiser_atten, kaiser_beta, kaiserord
 from funcgrad.scipy._signal_iir import (
     butter,
     cheby1,
@@ -62,7 +63,8 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
            "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d", "oaconvolve", "cheby1",
            "cheby2", "iirfilter", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt", "sosfilt_zi",
-           "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter"]
+           "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter",
+           "firwin", "kaiser_beta", "kaiser_atten", "kaiserord"]
 
 _MODES = ("full", "same", "valid")
 

@@ -1,0 +1,41 @@
+"""firwin and the Kaiser helpers against scipy.signal (a test dependency)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose
+
+import funcgrad.scipy.signal as fsg
+
+sg = pytest.importorskip("scipy.signal")
+
+
+@pytest.mark.parametrize("numtaps", [5, 6, 21, 22])
+def test_firwin_matches_scipy(numtaps):
+    for cutoff, pass_zero in ((0.3, True), (0.3, False), ([0.2, 0.5], False),
+                              ([0.2, 0.5], True), ([0.1, 0.3, 0.6], True), (0.3, "highpass"),
+                              ([0.2, 0.5], "bandstop")):
+        for window in ("hamming", ("kaiser", 5.0), "boxcar"):
+            try:
+                want = sg.firwin(numtaps, cutoff, pass_zero=pass_zero, window=window)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    fsg.firwin(numtaps, cutoff, pass_zero=pass_zero, window=window)
+                continue
+            assert_allclose(fsg.firwin(numtaps, cutoff, pass_zero=pass_zero, window=window),
+                            want, rtol=1e-10, atol=1e-13)
+
+
+def test_firwin_width_fs_and_kaiser_helpers():
+    assert_allclose(fsg.firwin(31, 100.0, width=50.0, fs=1000.0, scale=False),
+                    sg.firwin(31, 100.0, width=50.0, fs=1000.0, scale=False), rtol=1e-10,
+                    atol=1e-13)
+    assert fsg.kaiserord(65.0, 0.1) == sg.kaiserord(65.0, 0.1)
+    assert fsg.kaiser_atten(101, 0.1) == sg.kaiser_atten(101, 0.1)
+    assert fsg.kaiser_beta(30.0) == sg.kaiser_beta(30.0)
+    with pytest.raises(ValueError, match="even number"):
+        fsg.firwin(6, 0.3, pass_zero=False)
+    with pytest.raises(ValueError, match="increasing"):
+        fsg.firwin(7, [0.5, 0.2])
+    assert np.all(np.isfinite(fsg.firwin(7, 0.25)))
