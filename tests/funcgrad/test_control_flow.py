@@ -347,6 +347,9 @@ def test_while_cond_must_return_bool_scalar():
         lax.while_loop(lambda c: c, lambda c: c - 1, 3)
     with pytest.raises(TypeError, match=r"cond_fun must return a boolean scalar, got bool\[2\]"):
         lax.while_loop(lambda c: c > 0, lambda c: c - 1, np.ones(2))
+    # a one-element tuple (a stray comma) is refused, as JAX 0.10.2 does
+    with pytest.raises(TypeError, match=r"boolean scalar, but got pytree PyTreeDef\(\(\*,\)\)"):
+        lax.while_loop(lambda c: (c < 3,), lambda c: c + 1, 0)
 
 
 def test_scan_errors():

@@ -123,6 +123,9 @@ def _while_loop(cond_fun, body_fun, init_val, what: str):
         break
     cond = trace_fun(cond_fun, args_tree, avals, f"{what} cond_fun", origins)
     outs = cond.out_avals
+    if not cond.out_tree.is_leaf():  # (pred,) is a mistake JAX refuses too
+        raise TypeError(f"{what}: cond_fun must return a boolean scalar, but got pytree "
+                        f"{cond.out_tree}")
     if len(outs) != 1 or outs[0].shape != () or outs[0].dtype.kind != "b":
         got = ", ".join(a.str_short() for a in outs) or "nothing"
         raise TypeError(f"{what}: cond_fun must return a boolean scalar, got {got}")
