@@ -139,8 +139,10 @@ def norm_params_dtype(fname: str, input: Any, *params: Any) -> Any:
     Every parameter must have the input's dtype, as PyTorch's CPU kernels refuse anything
     else (a float64 NumPy input to a float32 ``LayerNorm`` would otherwise silently compute
     and return float64), except its mixed-precision case: a float16 input with float32
-    parameters computes in float32 and returns float16. Returns None when the input's dtype
-    is the one to compute in, else that dtype (float32).
+    parameters computes in float32 and returns float16 (as does a float16 input with float16
+    parameters: PyTorch's half kernels compute in float32). Returns None when the input's
+    dtype is the one to compute in, else that dtype (float32; the caller casts the input and
+    the parameters to it and the result back).
 
     >>> import numpy as np
     >>> norm_params_dtype("layer_norm", np.ones(2), np.ones(2)) is None
@@ -154,10 +156,12 @@ def norm_params_dtype(fname: str, input: Any, *params: Any) -> Any:
     """
     xd = numpy.dtype(get_aval(input).dtype)
     pds = [numpy.dtype(get_aval(p).dtype) for p in params if p is not None]
+    if xd == numpy.float16 and all(pd in (numpy.float16, numpy.float32) for pd in pds):
+        # PyTorch computes half normalisations in float32 (its opmath type), whatever the
+        # parameters: the variance of values above 256 overflows float16.
+        return numpy.dtype(numpy.float32)
     if all(pd == xd for pd in pds):
         return None
-    if xd == numpy.float16 and all(pd == numpy.float32 for pd in pds):
-        return numpy.dtype(numpy.float32)
     pd = next(pd for pd in pds if pd != xd)
     raise BadInputError(
         f"{fname}: mixed dtype: input dtype {xd} with a parameter (weight, bias or running "

@@ -324,8 +324,12 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     from funcgrad_nn._convolution import norm_params_dtype  # (it imports this module's users)
     cdt = norm_params_dtype("instance_norm", input, weight, bias)
     if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
-        return instance_norm(input.astype(cdt), running_mean, running_var, weight, bias,
-                             use_input_stats, momentum, eps).astype(input.dtype)
+        def cast(v: Any) -> Any:
+            return None if v is None else fnp.asarray(v).astype(cdt)
+
+        return instance_norm(input.astype(cdt), cast(running_mean), cast(running_var),
+                             cast(weight), cast(bias), use_input_stats, momentum,
+                             eps).astype(input.dtype)
     c = fnp.shape(input)[1]
     cshape = (1, c) + (1,) * (fnp.ndim(input) - 2)
     if use_input_stats:

@@ -517,8 +517,8 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
                          f"normalized_shape {normalized_shape}")
     cdt = norm_params_dtype("layer_norm", input, weight, bias)
     if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
-        return layer_norm(input.astype(cdt), normalized_shape, weight, bias,
-                          eps).astype(input.dtype)
+        return layer_norm(input.astype(cdt), normalized_shape, _cast(weight, cdt),
+                          _cast(bias, cdt), eps).astype(input.dtype)
     axes = tuple(range(input.ndim - k, input.ndim))
     mean = fnp.mean(input, axis=axes, keepdims=True)
     centered = input - mean
@@ -529,6 +529,11 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
     if bias is not None:
         out = out + bias
     return out
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    """``x`` (a parameter or running statistic, or None) in ``dtype``."""
+    return None if x is None else fnp.asarray(x).astype(dtype)
 
 
 def _channel_shape(x: Any) -> tuple[int, ...]:
@@ -556,8 +561,9 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     cdt = norm_params_dtype("batch_norm", input, weight, bias,
                             *((running_mean, running_var) if not training else ()))
     if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
-        return batch_norm(input.astype(cdt), running_mean, running_var, weight, bias,
-                          training, momentum, eps).astype(input.dtype)
+        return batch_norm(input.astype(cdt), _cast(running_mean, cdt), _cast(running_var, cdt),
+                          _cast(weight, cdt), _cast(bias, cdt), training, momentum,
+                          eps).astype(input.dtype)
     cshape = _channel_shape(input)
     if training:
         if math.prod(input.shape) == input.shape[1]:
@@ -582,6 +588,9 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
 
 
 def _batch_stats(x: Any) -> tuple[Any, Any]:
+    if numpy.dtype(x.dtype) == numpy.float16:  # (in float32, as PyTorch; see batch_norm)
+        mean, var = _batch_stats(x.astype(numpy.float32))
+        return mean.astype(x.dtype), var.astype(x.dtype)
     axes = (0,) + tuple(range(2, x.ndim))
     mean = fnp.mean(x, axis=axes)
     c = x - fnp.reshape(mean, _channel_shape(x))
@@ -1062,7 +1071,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
                          f"got input shape {tuple(input.shape)} with {num_groups} groups")
     cdt = norm_params_dtype("group_norm", input, weight, bias)
     if cdt is not None:  # float16 with float32 parameters: PyTorch computes in float32
-        return group_norm(input.astype(cdt), num_groups, weight, bias,
+        return group_norm(input.astype(cdt), num_groups, _cast(weight, cdt), _cast(bias, cdt),
                           eps).astype(input.dtype)
     # Sizes spelled out: -1 cannot be inferred from an empty batch.
     g = fnp.reshape(input, (n, num_groups, math.prod(input.shape[1:]) // num_groups))

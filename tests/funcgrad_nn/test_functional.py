@@ -839,3 +839,24 @@ def test_half_norms_accumulate_in_float32_as_torch():
                       (F.cosine_similarity(x, x, dim=-1), [1.0])):
         assert got.dtype == np.float16
         assert_allclose(got, np.array(want, np.float16), rtol=1e-3, atol=1e-3)
+
+
+def test_half_normalisations_compute_in_float32_as_torch():
+    # torch 2.13 on x = [[[300, -300, 100, 0], [1000, -1000, 500, 20]]] in float16 (whose
+    # squares overflow it; these used to give zeros)
+    x = dev(np.array([[[300.0, -300.0, 100.0, 0.0], [1000.0, -1000.0, 500.0, 20.0]]],
+                     np.float16))
+    rows = [[1.2705, -1.501, 0.3464, -0.1155], [1.1777, -1.5293, 0.5005, -0.1489]]
+    want = {
+        "layer_norm": lambda: F.layer_norm(x, (4,)),
+        "instance_norm": lambda: F.instance_norm(x),
+        "batch_norm": lambda: F.batch_norm(x, None, None, training=True),
+    }
+    for name, call in want.items():
+        got = call()
+        assert got.dtype == np.float16, name
+        assert_allclose(got, np.array([rows], np.float16), rtol=2e-3, atol=2e-3)
+    got = F.group_norm(x, 1)
+    assert_allclose(got, np.array([[[0.407, -0.6904, 0.04114, -0.1417],
+                                    [1.687, -1.971, 0.7725, -0.1052]]], np.float16),
+                    rtol=2e-3, atol=2e-3)
