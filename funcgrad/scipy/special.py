@@ -4358,7 +4358,7 @@ def ellipkm1(p: Any) -> Any:
     Example:
         >>> from funcgrad.scipy.special import ellipkm1
         >>> round(float(ellipkm1(1e-20)), 10)
-        24.4121452875
+        24.4121452911
     """
     (p,) = _floats("ellipkm1", p)
     p = _fnp().asarray(p)
