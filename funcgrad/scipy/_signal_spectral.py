@@ -709,3 +709,47 @@ def hilbert(x: Any, N: int | None = None, axis: int = -1) -> Any:  # noqa: N803
     # the multiplier lives with the data (a host array would not meet a device one)
     h = device_put(h, get_aval(xf).device or get_default_device())
     return fnp.fft.ifft(xf * h, axis=axis)
+
+
+def spectrogram(x: Any, fs: Any = 1.0, window: Any = ("tukey", 0.25), nperseg: Any = None,
+                noverlap: Any = None, nfft: Any = None, detrend: Any = "constant",
+                return_onesided: bool = True, scaling: str = "density", axis: int = -1,
+                mode: str = "psd") -> tuple[Any, Any, Any]:
+    """A spectrogram (the spectra of consecutive, overlapping segments), as
+    ``scipy.signal.spectrogram``: ``(f, t, Sxx)`` with ``Sxx`` of shape
+    ``(..., len(f), len(t))``; ``mode`` ``"psd"`` (power), ``"complex"``, ``"magnitude"``,
+    ``"angle"`` or ``"phase"`` (unwrapped along the frequencies). Overlap defaults to an
+    eighth of a segment, the Tukey window and 256-sample segments, as SciPy.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import spectrogram
+        >>> f, t, s = spectrogram(np.cos(np.pi / 2 * np.arange(64.0)), nperseg=16)
+        >>> s.shape, float(f[np.argmax(s[:, 0])])
+        ((9, 4), 0.25)
+    """
+    modes = ("psd", "complex", "magnitude", "angle", "phase")
+    if mode not in modes:
+        raise ValueError(f"unknown value for mode {mode}, must be one of {list(modes)}")
+    x = _inexact("spectrogram", x)
+    n = x.shape[axis] if x.ndim else 0
+    if nperseg is None and isinstance(window, str | tuple):
+        nperseg = min(256, n) if n else 256
+    elif nperseg is not None and isinstance(window, str | tuple) and nperseg > n:
+        nperseg = n
+    if noverlap is None:
+        seg = nperseg if nperseg is not None else numpy.shape(window)[0]
+        noverlap = int(seg) // 8
+    if mode == "psd":
+        freqs, times, sxx = _spectral("spectrogram", x, None, fs, window, nperseg, noverlap,
+                                      nfft, detrend, return_onesided, scaling, axis, "psd")
+        return freqs, times, fnp.real(sxx)
+    freqs, times, sxx = _spectral("spectrogram", x, None, fs, window, nperseg, noverlap,
+                                  nfft, detrend, return_onesided, scaling, axis, "stft")
+    if mode == "magnitude":
+        sxx = fnp.abs(sxx)
+    elif mode in ("angle", "phase"):
+        sxx = fnp.angle(sxx)
+        if mode == "phase":
+            sxx = fnp.unwrap(sxx, axis=(axis - 1) if axis < 0 else axis)
+    return freqs, times, sxx

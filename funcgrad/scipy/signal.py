@@ -55,6 +55,7 @@ from funcgrad.scipy._signal_spectral import (
     hilbert,
     istft,
     periodogram,
+    spectrogram,
     stft,
     welch,
 )
@@ -64,7 +65,7 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d", "oaconvolve", "cheby1",
            "cheby2", "iirfilter", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt", "sosfilt_zi",
            "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter",
-           "firwin", "kaiser_beta", "kaiser_atten", "kaiserord"]
+           "firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "spectrogram"]
 
 _MODES = ("full", "same", "valid")
 

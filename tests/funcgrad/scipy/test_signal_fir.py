@@ -1,4 +1,4 @@
-"""firwin and the Kaiser helpers against scipy.signal (a test dependency)."""
+"""firwin, the Kaiser helpers and spectrogram against scipy.signal (a test dependency)."""
 
 from __future__ import annotations
 
@@ -39,3 +39,19 @@ def test_firwin_width_fs_and_kaiser_helpers():
     with pytest.raises(ValueError, match="increasing"):
         fsg.firwin(7, [0.5, 0.2])
     assert np.all(np.isfinite(fsg.firwin(7, 0.25)))
+
+
+def test_spectrogram_matches_scipy():
+    x = np.random.default_rng(0).normal(size=600)
+    for kw in ({}, {"fs": 100.0, "nperseg": 64}, {"nperseg": 64, "noverlap": 32,
+                                                   "window": "hann"},
+               {"mode": "magnitude", "nperseg": 50}, {"mode": "complex", "nperseg": 50},
+               {"mode": "phase", "nperseg": 50}, {"scaling": "spectrum", "nperseg": 70,
+                                                  "detrend": False},
+               {"nfft": 128, "nperseg": 100}, {"return_onesided": False, "nperseg": 40}):
+        for got, want in zip(fsg.spectrogram(x, **kw), sg.spectrogram(x, **kw)):
+            assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+    x2 = np.random.default_rng(1).normal(size=(300, 2))
+    for got, want in zip(fsg.spectrogram(x2, nperseg=40, axis=0, mode="phase"),
+                         sg.spectrogram(x2, nperseg=40, axis=0, mode="phase")):
+        assert_allclose(got, want, rtol=1e-8, atol=1e-12)
