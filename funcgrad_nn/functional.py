@@ -1124,6 +1124,16 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         raise _InputDtypeError(f"{fname}: query, key and value must have the same dtype (PyTorch's "
                         f"rule; no silent promotion), got {query.dtype}, {key.dtype} and "
                         f"{value.dtype}")
+    if numpy.dtype(query.dtype) == numpy.float16:
+        # PyTorch's CPU math kernel computes half attention in float32 (scores of a few
+        # hundred overflow float16 to inf, and the softmax to NaN).
+        mask = attn_mask
+        if mask is not None and numpy.dtype(mask.dtype) == numpy.float16:
+            mask = mask.astype(numpy.float32)
+        return scaled_dot_product_attention(
+            query.astype(numpy.float32), key.astype(numpy.float32),
+            value.astype(numpy.float32), mask, dropout_p, is_causal, scale, enable_gqa,
+            dropout_key=dropout_key).astype(numpy.float16)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or value.shape[-3] != hk:

@@ -599,6 +599,17 @@ def flex_attention(query: Any, key: Any, value: Any,
     if len(dtypes) > 1:
         raise TypeError(f"{fname}: query, key and value must have the same dtype, got "
                         f"{query.dtype}, {key.dtype} and {value.dtype}")
+    if numpy.dtype(query.dtype) == numpy.float16:
+        # PyTorch computes half attention in float32 (its working precision; score_mod sees
+        # float32 scores) and returns the output in float16, the log-sum-exp in float32.
+        res = flex_attention(query.astype(numpy.float32), key.astype(numpy.float32),
+                             value.astype(numpy.float32), score_mod, block_mask, scale,
+                             enable_gqa, return_lse, None, return_aux=return_aux)
+        if return_aux is not None:
+            return res[0].astype(numpy.float16), res[1]
+        if return_lse:
+            return res[0].astype(numpy.float16), res[1]
+        return res.astype(numpy.float16)
     B, Hq, L, E = query.shape
     Hkv, S = key.shape[1], key.shape[2]
     if key.shape[-1] != E or value.shape[2] != S or value.shape[1] != Hkv:

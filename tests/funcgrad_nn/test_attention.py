@@ -294,3 +294,17 @@ def test_broadcast_block_mask_evaluates_mask_mod_at_every_batch_entry_and_head()
     p = np.exp(s - s.max(-1, keepdims=True))
     want = ((p / p.sum(-1, keepdims=True)) @ v).astype(np.float32)
     assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_half_attention_computes_in_float32_as_torch():
+    # torch 2.13: with x = arange(16).reshape(1, 1, 4, 4) * 20 in float16 (scores overflow
+    # float16: they gave NaN rows), flex_attention(x, x, x) has every row [240, 260, 280, 300]
+    # (float16; lse float32) and scaled_dot_product_attention the same
+    x = dev((np.arange(16.0).reshape(1, 1, 4, 4) * 20).astype(np.float16))
+    want = np.tile(np.array([240.0, 260.0, 280.0, 300.0], np.float16), (1, 1, 4, 1))
+    out, lse = flex_attention(x, x, x, return_lse=True)
+    assert out.dtype == np.float16 and lse.dtype == np.float32
+    assert_allclose(out, want, rtol=1e-3, atol=1e-3)
+    sdpa = nn.F.scaled_dot_product_attention(x, x, x)
+    assert sdpa.dtype == np.float16
+    assert_allclose(sdpa, want, rtol=1e-3, atol=1e-3)
