@@ -41,7 +41,10 @@ def _renormalise_in_place(module: Module, input: Any, rows: Any = None) -> None:
     if is_tracer(w):
         if rows is None:
             rows = F.embedding(input, w, None, module.max_norm, module.norm_type)
-        new = w.at[input].set(funcgrad.stop_gradient(rows))
+        # (on top of an earlier call's write in the same forward pass: both stay, as
+        # PyTorch's in-place writes do)
+        base = module.__dict__.get("_parameter_writes", {}).get("weight", w)
+        new = base.at[input].set(funcgrad.stop_gradient(rows))
         record_parameter_write(module, "weight", funcgrad.stop_gradient(new))
         return
     if is_tracer(input) or is_tracer(rows) or not is_writeable(w):

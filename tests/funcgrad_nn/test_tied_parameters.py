@@ -363,3 +363,16 @@ def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count(mode, want
 
     g = funcgrad.grad(total)(w)
     assert_allclose(g, np.repeat(np.array(want)[:, None], 2, axis=1), rtol=1e-12)
+
+
+def test_embedding_max_norm_writes_of_two_lookups_in_one_step_both_land():
+    # torch 2.13: two lookups of one Embedding(max_norm=1.0) in one forward renormalise the
+    # rows of both index sets in place
+    e = nn.Embedding(10, 3, max_norm=1.0).to(DEVICE)
+    w0 = np.full((10, 3), 2.0, np.float32)
+    e.weight[...] = dev(w0)
+    nn.jit(nn.grad(lambda m, a, b: (m(a) + m(b)).sum()))(e, dev(np.array([1, 2])),
+                                                           dev(np.array([5, 7])))
+    norms = np.linalg.norm(host(e.weight), axis=1)
+    assert np.allclose(norms[[1, 2, 5, 7]], 1.0, atol=1e-5)
+    assert np.allclose(norms[[0, 3, 4, 6, 8, 9]], np.linalg.norm(w0[0]))
