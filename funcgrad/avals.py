@@ -320,6 +320,16 @@ def short_dtype_name(dtype: Any) -> str:
     return _SHORT.get(dtype.name, dtype.name)
 
 
+#: jax.numpy's names for ml_dtypes' narrow types. NumPy has no arithmetic, reductions or
+#: linear algebra for them (ml_dtypes registers only a few ufuncs) and CuPy none at all, so
+#: funcgrad, which computes with NumPy/CuPy kernels, cannot hold arrays of them.
+NARROW_DTYPES = (
+    "bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
+    "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int2", "int4", "uint1", "uint2", "uint4",
+)
+
+
 def canonical_dtype(dtype: Any, what: str = "array") -> numpy.dtype:
     """Validate a dtype funcgrad can compute with; object, string and the like are refused.
 
@@ -327,7 +337,15 @@ def canonical_dtype(dtype: Any, what: str = "array") -> numpy.dtype:
         >>> canonical_dtype("float32")
         dtype('float32')
     """
-    dt = numpy.dtype(dtype)
+    try:
+        dt = numpy.dtype(dtype)
+    except TypeError:
+        if isinstance(dtype, str) and dtype in NARROW_DTYPES:  # x.astype("bfloat16")
+            raise DTypeError(
+                f"{what}: dtype {dtype!r} is one of jax.numpy's narrow (ml_dtypes) types; "
+                "funcgrad computes with NumPy/CuPy kernels, which have none: use float32 "
+                "or float16") from None
+        raise
     if dt.kind not in _SUPPORTED_KINDS and dt != float0:
         raise DTypeError(
             f"{what}: dtype {dt} is not supported; funcgrad computes on bool, integer, "

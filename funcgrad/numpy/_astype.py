@@ -29,7 +29,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> A
         raise TypeError(
             f"astype: input should be an array or a NumPy scalar, got {type(x).__name__}"
         )
-    dt = canonical_dtype(numpy.dtype(dtype), "astype")
+    dt = canonical_dtype(dtype, "astype")
     if device is not None:
         if isinstance(x, Tracer):
             raise TypeError("astype: device= needs a concrete array, not a traced one")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as _np
 
-from funcgrad.avals import get_aval
+from funcgrad.avals import NARROW_DTYPES, get_aval
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError
 
@@ -95,14 +95,9 @@ def iinfo(x: Any) -> _np.iinfo:
     return _np.iinfo(dt)
 
 
-# jax.numpy's names for ml_dtypes' narrow types. NumPy has no arithmetic, reductions or linear
-# algebra for them (ml_dtypes registers only a few ufuncs) and CuPy none at all, so funcgrad,
-# which computes with NumPy/CuPy kernels, cannot hold arrays of them.
-UNSUPPORTED_DTYPES = (
-    "bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
-    "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
-    "float8_e5m2fnuz", "float8_e8m0fnu", "int1", "int2", "int4", "uint1", "uint2", "uint4",
-)
+# jax.numpy's names for ml_dtypes' narrow types (avals.NARROW_DTYPES, which canonical_dtype
+# also explains when one is given as a string).
+UNSUPPORTED_DTYPES = NARROW_DTYPES
 
 
 class UnsupportedDTypeError(DTypeError, AttributeError):

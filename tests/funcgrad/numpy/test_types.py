@@ -75,3 +75,14 @@ def test_finfo_iinfo_of_python_scalars_as_numpy():
     for call in (lambda: fnp.finfo(1), lambda: fnp.iinfo(1.0), lambda: fnp.iinfo(True)):
         with pytest.raises(ValueError):
             call()
+
+
+def test_narrow_dtype_names_as_strings_say_why():
+    # jax.numpy's ml_dtypes names given as strings: NumPy's "data type not understood" before
+    for make in (lambda: fnp.zeros(2, dtype="bfloat16"),
+                 lambda: fnp.astype(dev(np.ones(2)), "float8_e4m3fn"),
+                 lambda: funcgrad.jit(lambda v: v.astype("bfloat16"))(dev(np.ones(2)))):
+        with pytest.raises(funcgrad.errors.DTypeError, match="narrow .ml_dtypes. types"):
+            make()
+    with pytest.raises(TypeError, match="not understood"):  # other unknown names: NumPy's
+        fnp.zeros(2, dtype="foo")
