@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad import tree_util
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
@@ -396,11 +397,72 @@ def kurtosis(a: Any, axis: Any = 0, fisher: bool = True, bias: bool = True,
     return _squeeze(vals, axis, keepdims)
 
 
-class PearsonRResult(NamedTuple):
-    """The result of :func:`pearsonr`: the correlation coefficient and its p-value."""
+@tree_util.register_pytree_node_class
+class PearsonRResult:
+    """The result of :func:`pearsonr`, as SciPy's: unpacks as ``(statistic, pvalue)``;
+    :meth:`confidence_interval` is the Fisher-transformation interval of the correlation. A
+    pytree (through ``jit``)."""
 
-    statistic: Any
-    pvalue: Any
+    def __init__(self, statistic: Any, pvalue: Any, n: int = 0,
+                 alternative: str = "two-sided") -> None:
+        self.statistic, self.pvalue = statistic, pvalue
+        self._n, self._alternative = n, alternative
+
+    def __iter__(self) -> Any:
+        return iter((self.statistic, self.pvalue))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> Any:
+        return (self.statistic, self.pvalue)[i]
+
+    def __repr__(self) -> str:
+        return f"PearsonRResult(statistic={self.statistic!r}, pvalue={self.pvalue!r})"
+
+    def tree_flatten(self) -> tuple[tuple, tuple]:
+        return (self.statistic, self.pvalue), (self._n, self._alternative)
+
+    @classmethod
+    def tree_unflatten(cls, aux: tuple, children: tuple) -> PearsonRResult:
+        return cls(*children, *aux)
+
+    def confidence_interval(self, confidence_level: float = 0.95, method: Any = None) -> Any:
+        """The ``confidence_level`` interval of the correlation by Fisher's transformation
+        (``tanh(atanh(r) -+ z / sqrt(n - 3))``; one-sided for the alternatives ``"less"``
+        / ``"greater"``), as SciPy's; ``(-1, 1)`` for ``n <= 3``. Only ``method=None``.
+
+        Example:
+            >>> import numpy as np
+            >>> from funcgrad.scipy.stats import pearsonr
+            >>> res = pearsonr(np.arange(6.0), np.array([1.0, 3.0, 2.0, 5.0, 4.0, 6.0]))
+            >>> ci = res.confidence_interval()
+            >>> round(float(ci.low), 6), round(float(ci.high), 6)
+            (0.263713, 0.98747)
+        """
+        from funcgrad.scipy.special import ndtri
+        from funcgrad.scipy.stats._tests import ConfidenceInterval
+        if method is not None:
+            raise ValueError("pearsonr: confidence_interval(method=...) (bootstrap) is not "
+                             "provided; use method=None (Fisher's transformation)")
+        cl = float(confidence_level)
+        if not 0.0 < cl < 1.0:
+            raise ValueError(f"confidence_level must be a number between 0 and 1, got {cl}")
+        r = self.statistic
+        n = self._n
+        if n <= 3:
+            ones = fnp.ones_like(r)
+            return ConfidenceInterval(-ones, ones)
+        zr = fnp.arctanh(fnp.clip(r, -1.0, 1.0))
+        se = (1.0 / (n - 3)) ** 0.5
+        ones = fnp.ones_like(r)
+        if self._alternative == "two-sided":
+            h = float(ndtri(0.5 + cl / 2.0))
+            return ConfidenceInterval(fnp.tanh(zr - h * se), fnp.tanh(zr + h * se))
+        h = float(ndtri(cl))
+        if self._alternative == "less":
+            return ConfidenceInterval(-ones, fnp.tanh(zr + h * se))
+        return ConfidenceInterval(fnp.tanh(zr - h * se), ones)
 
 
 _ALTERNATIVES = ("two-sided", "less", "greater")
@@ -413,8 +475,8 @@ def pearsonr(x: Any, y: Any, *, alternative: str = "two-sided", axis: Any = 0
     (``r`` has the beta distribution ``beta(n/2 - 1, n/2 - 1)`` on ``[-1, 1]`` under the null
     hypothesis; ``alternative`` ``"two-sided"``, ``"less"`` or ``"greater"``). A constant
     input gives nan; two samples give ``r = +-1`` with p-value 1. The result unpacks as
-    ``r, p``. Differentiable in ``x`` and ``y``. SciPy's ``method=`` (permutation and Monte
-    Carlo tests) and the result's ``confidence_interval`` are not provided.
+    ``r, p``; its ``confidence_interval()`` is Fisher's. Differentiable in ``x`` and ``y``.
+    SciPy's ``method=`` (permutation and Monte Carlo tests) is not provided.
 
     Example:
         >>> import numpy as np
@@ -463,7 +525,8 @@ def pearsonr(x: Any, y: Any, *, alternative: str = "two-sided", axis: Any = 0
     r = fnp.where(const, numpy.nan, fnp.clip(r, -1.0, 1.0))
     if n == 2:  # exactly +-1 with p-value 1 (SciPy's special case)
         r = fnp.round(r)
-        return PearsonRResult(r, fnp.where(fnp.isnan(r), numpy.nan, fnp.ones_like(r)))
+        return PearsonRResult(r, fnp.where(fnp.isnan(r), numpy.nan, fnp.ones_like(r)), n,
+                              alternative)
     ab = n / 2.0 - 1.0
     if alternative == "less":
         p = _beta.cdf(r, ab, ab, loc=-1.0, scale=2.0)
@@ -471,4 +534,4 @@ def pearsonr(x: Any, y: Any, *, alternative: str = "two-sided", axis: Any = 0
         p = _beta.sf(r, ab, ab, loc=-1.0, scale=2.0)
     else:
         p = 2.0 * _beta.sf(fnp.abs(r), ab, ab, loc=-1.0, scale=2.0)
-    return PearsonRResult(r, p.astype(dt))
+    return PearsonRResult(r, p.astype(dt), n, alternative)

@@ -74,3 +74,21 @@ def test_multivariate_moments():
                     ss.multivariate_normal.entropy(np.zeros(3), 2.0), rtol=1e-13)
     assert_allclose(fst.multivariate_normal(np.zeros(2), dev(c)).entropy(),
                     ss.multivariate_normal(np.zeros(2), c).entropy(), rtol=1e-13)
+
+
+def test_pearsonr_confidence_interval():
+    x, y = _X, 0.5 * _X + _Y
+    for alternative in ("two-sided", "less", "greater"):
+        got = fst.pearsonr(dev(x), dev(y), alternative=alternative).confidence_interval(0.9)
+        want = ss.pearsonr(x, y, alternative=alternative).confidence_interval(0.9)
+        assert_allclose(np.array([float(got.low), float(got.high)]),
+                        np.array([want.low, want.high]), rtol=1e-12)
+    got = fst.pearsonr(dev(_M), dev(_M ** 2), axis=1).confidence_interval()
+    want = ss.pearsonr(_M, _M ** 2, axis=1).confidence_interval()
+    assert_allclose(got.low, want.low, rtol=1e-12)
+    assert_allclose(got.high, want.high, rtol=1e-12)
+    res = funcgrad.jit(lambda u, v: fst.pearsonr(u, v))(dev(x), dev(y))  # a pytree
+    r, p = res
+    assert_allclose(res.confidence_interval().low, ss.pearsonr(x, y).confidence_interval().low,
+                    rtol=1e-12)
+    assert float(fst.pearsonr(dev(x[:3]), dev(y[:3])).confidence_interval().low) == -1.0
