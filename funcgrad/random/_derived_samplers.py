@@ -19,6 +19,7 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
+from funcgrad import lax
 from funcgrad.avals import get_aval
 from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.control_flow import while_loop
@@ -213,7 +214,9 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     shape = _shape_or_params("geometric", shape, p)
     u = _uniform(key, shape, numpy.dtype(numpy.float64), 0.0, 1.0)
     g = _ew.add(_ew.floor(_ew.div(_ew.log(u), _ew.log1p(_ew.neg(p)))), 1.0)
-    return _ew.convert_element_type(_ew.stop_gradient(g), odt)
+    # saturating, as JAX's convert: p -> 0 waits past dt's range, its maximum (NumPy's
+    # cast would wrap to the minimum)
+    return lax.convert_element_type(_ew.stop_gradient(g), odt)
 
 
 @with_out_sharding

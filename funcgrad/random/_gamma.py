@@ -17,6 +17,7 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
+from funcgrad import lax
 from funcgrad.api import jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
@@ -293,7 +294,9 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple[int, ...], dt: numpy.dty
     k_init = _ew.sub(fnp.zeros_like(lam), f(1))
     acc = _ew.lt(lam, f(-numpy.inf))  # all False, on lam's device
     k = while_loop(cond, body, (k_init, acc, key))[0]
-    return _ew.convert_element_type(k, dt)
+    # saturating, as JAX's convert: a count past dt's range is its maximum (NumPy's cast
+    # would wrap to the minimum)
+    return lax.convert_element_type(k, dt)
 
 
 @with_out_sharding

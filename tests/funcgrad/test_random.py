@@ -399,6 +399,24 @@ def test_zero_probabilities_and_shapes_draw_without_warnings() -> None:
         assert h(R.chisquare(k, 0.0, (3,))).tolist() == [0.0, 0.0, 0.0]
 
 
+def test_counts_past_the_integer_range_saturate_as_jax() -> None:
+    """poisson/geometric draws too large for the integer dtype are its maximum, as JAX
+    0.10.2's convert (NumPy's cast wrapped them to the minimum); key(1)."""
+    import warnings
+
+    k = dev(R.key(1))
+    i32max, i64max = 2 ** 31 - 1, 2 ** 63 - 1
+    lam = dev(np.array([np.inf, np.nan, 1e30, 5.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # lam = inf, NaN: JAX's 0 and -1
+        assert h(R.poisson(k, lam, dtype=np.int32)).tolist() == [0, -1, i32max, 3]
+        assert h(R.poisson(k, lam)).tolist() == [0, -1, i64max, 3]
+        p = dev(np.array([0.0, 1e-300, 1.0]))
+        assert h(R.geometric(k, p, dtype=np.int32)).tolist() == [i32max, i32max, 1]
+        assert h(R.geometric(k, p, dtype=np.uint8)).tolist() == [255, 255, 1]
+        assert h(R.geometric(k, dev(np.array([0.0, 1.0, 0.5])))).tolist() == [i64max, 1, 1]
+
+
 def test_a_key_from_a_python_seed_goes_to_the_default_device() -> None:
     # as every array made from Python data: a sampler's draws then meet the default device's
     # arrays (on the GPU, jax.random.PRNGKey(0) used with jnp arrays)
