@@ -435,13 +435,15 @@ def _int_param(name: str, x: Any, like: Any) -> Any:
     if isinstance(x, _SCALARS) or isinstance(x, list | tuple):
         a = numpy.asarray(x)
         if a.dtype.kind not in "iu":
-            a = a.astype(numpy.int64)  # as JAX: float bounds are truncated to integers
+            # as JAX: float bounds truncate toward zero and saturate (NaN is 0, inf and
+            # values past int64 its extremes), lax's convert rather than NumPy's wrapping cast
+            a = numpy.asarray(lax.convert_element_type(a, _I64))
         return device_put(a, device_of(like))
     dt = get_aval(x).dtype
     if dt.kind in "iu":
         return x
     if dt.kind in "fb":
-        return _ew.convert_element_type(x, _I64)
+        return lax.convert_element_type(x, _I64)
     raise TypeError(f"{name}: bounds must be integers, got dtype {dt}")
 
 

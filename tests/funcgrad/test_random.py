@@ -417,6 +417,19 @@ def test_counts_past_the_integer_range_saturate_as_jax() -> None:
         assert h(R.geometric(k, dev(np.array([0.0, 1.0, 0.5])))).tolist() == [i64max, 1, 1]
 
 
+def test_randint_float_bounds_convert_as_jax() -> None:
+    # JAX 0.10.2 (key(1)): float bounds truncate and saturate (NaN 0, inf and 1e30 int64's
+    # max), eagerly and traced; NumPy's cast wrapped them to garbage
+    k = dev(R.key(1))
+    lo = np.array([0.0, np.nan, 1e30])
+    assert h(R.randint(k, (3,), dev(lo), 5)).tolist() == [3, 0, 2 ** 63 - 1]
+    hi = np.array([np.inf, 3.7, -2.5])
+    want = [4850916249322173533, 1, 0]
+    assert h(R.randint(k, (3,), 0, dev(hi))).tolist() == want
+    assert h(funcgrad.jit(lambda b: R.randint(k, (3,), 0, b))(dev(hi))).tolist() == want
+    assert h(R.randint(k, (2,), float("nan"), 1)).tolist() == [0, 0]   # Python floats too
+
+
 def test_a_key_from_a_python_seed_goes_to_the_default_device() -> None:
     # as every array made from Python data: a sampler's draws then meet the default device's
     # arrays (on the GPU, jax.random.PRNGKey(0) used with jnp arrays)
