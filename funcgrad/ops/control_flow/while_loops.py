@@ -150,11 +150,25 @@ def _int_bound(x: Any) -> int | None:
     return int(x)
 
 
-def _as_counter(x: Any, dt: numpy.dtype) -> Any:
+def _check_bound_types(lower: Any, upper: Any) -> None:
+    """JAX's rule for the bounds' types, static or traced: equal dtypes, or two signed
+    integers of which exactly one is weakly typed (a Python int next to an ``int32``);
+    anything else (``fori_loop(0.0, 3, ...)``, ``int16`` with ``int32``) is a TypeError."""
+    la, ua = get_aval(lower), get_aval(upper)
+    if la.dtype == ua.dtype:
+        return
+    if la.dtype.kind == "i" and ua.dtype.kind == "i" and la.weak_type != ua.weak_type:
+        return
+    raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                    f"{la.dtype.name} and {ua.dtype.name}")
+
+
+def _as_counter(x: Any, dt: numpy.dtype, device: str | None) -> Any:
     if isinstance(x, Tracer):
         return _ew.convert_element_type(x, dt)
-    # A static bound becomes an array on the default device, where the loop computes.
-    return xp_for_device(get_default_device()).asarray(x, dtype=dt)
+    # A static bound becomes an array where the traced one lives (a host NumPy bound under
+    # jit stays on the host), else on the default device, where the loop computes.
+    return xp_for_device(device or get_default_device()).asarray(x, dtype=dt)
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any,
@@ -181,6 +195,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
                 raise TypeError(f"fori_loop: {name} must be an integer scalar, got "
                                 f"{a.str_short()}")
     lo, hi = _int_bound(lower), _int_bound(upper)
+    _check_bound_types(lower, upper)
     if unroll is not None and (lo is None or hi is None):
         raise ValueError("fori_loop: unroll can only be given with static (concrete) bounds, "
                          "as in JAX")
@@ -215,13 +230,10 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
                             1 if unroll is None else unroll, "fori_loop", "body_fun")
         return out
     la, ua = get_aval(lower), get_aval(upper)
-    if (la.dtype.kind == "f") != (ua.dtype.kind == "f"):
-        # As JAX: a float bound needs a float partner (int(lower) is only taken statically).
-        raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
-                        f"{la.dtype} and {ua.dtype}")
     dt, weak = result_dtype(la, ua)
-    lower_c = lower if weak else _as_counter(lower, dt)
-    upper_c = upper if weak else _as_counter(upper, dt)
+    device = (la if isinstance(lower, Tracer) else ua).device
+    lower_c = lower if weak else _as_counter(lower, dt, device)
+    upper_c = upper if weak else _as_counter(upper, dt, device)
 
     def body(carry: Any) -> Any:
         i, x = carry
