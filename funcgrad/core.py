@@ -421,6 +421,10 @@ class Tracer:
                   ) -> Any:
         return concrete_or_error(self, what, error)
 
+    def _error_class(self, error: type[ConcretizationError]) -> type[ConcretizationError]:
+        """The class to raise for ``error`` about this tracer (vmap's are RuntimeErrors too)."""
+        return error
+
     def __bool__(self) -> bool:
         return bool(self._concrete("bool() / a Python `if` or `while` condition",
                                    TracerBoolConversionError))
@@ -450,7 +454,7 @@ class Tracer:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         src = user_source_info()
-        raise TracerArrayConversionError(
+        raise self._error_class(TracerArrayConversionError)(
             f"a traced array ({self.aval.str_short()}) cannot be converted to a NumPy array"
             f"{src.at()}: inside a transformation, use funcgrad.numpy "
             "(`import funcgrad.numpy as fnp`) instead of numpy functions that funcgrad does not "

@@ -21,6 +21,8 @@ __all__ = [
     "TracerIntegerConversionError",
     "TracerArrayConversionError",
     "NonConcreteBooleanIndexError",
+    "BatchedConcretizationError",
+    "batched_error",
     "UnexpectedTracerError",
     "JaxRuntimeError",
     "KeyReuseError",
@@ -290,6 +292,42 @@ class TracerArrayConversionError(ConcretizationError):
 class NonConcreteBooleanIndexError(ConcretizationError, JAXIndexError):
     """Indexing with a traced boolean mask, whose result size depends on the values (as
     ``jax.errors.NonConcreteBooleanIndexError``, an ``IndexError`` too)."""
+
+
+class BatchedConcretizationError(ConcretizationError, RuntimeError):
+    """A value batched by ``vmap`` used where Python needs one value (``if``, ``.item()``,
+    ``int()``): a :class:`ConcretizationError` (so a ``TypeError``, as JAX's) and a
+    ``RuntimeError``, as ``torch.func.vmap`` raises for data-dependent control flow. The
+    error raised is the matching subclass of :func:`batched_error` (a
+    ``TracerBoolConversionError`` for ``if``).
+
+    Example:
+        >>> import funcgrad, numpy as np
+        >>> try:
+        ...     funcgrad.vmap(lambda x: x.item())(np.ones(2))
+        ... except RuntimeError as e:
+        ...     print(isinstance(e, TypeError), isinstance(e, BatchedConcretizationError))
+        True True
+    """
+
+
+@functools.cache
+def batched_error(error: type[ConcretizationError]) -> type[ConcretizationError]:
+    """The class raised for ``error`` (a :class:`ConcretizationError` subclass) when the value
+    is batched by ``vmap``: a subclass of both ``error`` and
+    :class:`BatchedConcretizationError` (so also a ``RuntimeError``).
+
+    Example:
+        >>> issubclass(batched_error(TracerBoolConversionError), RuntimeError)
+        True
+    """
+    if issubclass(error, BatchedConcretizationError):
+        return error
+    if error is ConcretizationError:
+        return BatchedConcretizationError
+    return type(error.__name__, (error, BatchedConcretizationError),
+                {"__module__": __name__, "__qualname__": error.__qualname__,
+                 "__doc__": error.__doc__})
 
 
 class JaxRuntimeError(FuncgradError, RuntimeError):

@@ -29,7 +29,7 @@ from funcgrad.core import (
     extend_axis_env,
     user_source_info,
 )
-from funcgrad.errors import ConcretizationError, MissingRuleError
+from funcgrad.errors import ConcretizationError, MissingRuleError, batched_error
 from funcgrad.interpreters.jvp import elementwise_primitives
 
 __all__ = [
@@ -167,9 +167,13 @@ class BatchTracer(Tracer):
     def _origin(self) -> str:
         return "(batched by vmap: each example may have its own value) "
 
+    def _error_class(self, error: type[ConcretizationError]) -> type[ConcretizationError]:
+        # Also a RuntimeError, as torch.func.vmap raises for data-dependent Python control flow
+        return batched_error(error)
+
     def _concrete(self, what: str, error: type[ConcretizationError] = ConcretizationError
                   ) -> Any:
-        raise error(
+        raise batched_error(error)(
             f"{what} needs one concrete value, but got a batched array "
             f"({self.aval.str_short()}, batch of {self._trace.axis_size}) inside vmap"
             f"{user_source_info().at()}: each example of the batch may have its own value, so "

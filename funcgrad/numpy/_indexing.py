@@ -115,7 +115,7 @@ def _concrete(x: Any, fn: str, sized: bool = False,
         fix = (f"pass a static size= (and optionally fill_value=) to {fn}: the first size "
                "results, padded" if sized else "use fnp.where(mask, x, 0) or a fixed-size "
                "formulation instead")
-        raise error(
+        raise x._error_class(error)(
             f"{fn} needs a concrete array, but got a traced value ({x.aval.str_short()}) "
             f"{x._origin()}under {getattr(x._trace, 'user_name', type(x._trace).__name__)}"
             f"{user_source_info().at()}: the size of its result depends on the values, which "

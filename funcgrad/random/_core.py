@@ -24,6 +24,8 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.errors import ConcretizationError
 from funcgrad.lax._rng import rng_bit_generator
 from funcgrad.lax._rng import threefry2x32_20 as _threefry
 from funcgrad.numpy._creation import with_out_sharding
@@ -107,10 +109,14 @@ def _check_raw_key(name: str, key: Any, words: int = 2) -> Any:
 
 def shape_arg(name: str, shape: Any) -> tuple[int, ...]:
     """``shape`` (an int or a sequence of ints) as a tuple of non-negative ints."""
+    if isinstance(shape, Tracer):
+        shape = concrete_or_error(shape, f"{name}: the shape")
     if isinstance(shape, int | numpy.integer) and not isinstance(shape, bool):
         shape = (shape,)
     try:
-        out = tuple(operator.index(s) for s in shape)
+        out = tuple(operator.index(concrete_or_error(s, f"{name}: the shape")) for s in shape)
+    except ConcretizationError:
+        raise  # a traced entry: that error names it and says how to fix it
     except TypeError:
         raise TypeError(
             f"{name}: shape must be a tuple of Python ints, got {shape!r}"

@@ -441,3 +441,17 @@ def test_a_key_from_a_python_seed_goes_to_the_default_device() -> None:
         w = R.normal(key, (2,)) * funcgrad.numpy.ones(2)
         assert device_of(w) == "strict"
     assert device_of(R.PRNGKey(0)) == funcgrad.backend.get_default_device()
+
+
+def test_traced_shape_is_a_concretization_error_naming_it():
+    # JAX raises its TypeError "Shapes must be 1D sequences of concrete values of integer
+    # type"; ours is the ConcretizationError (a TypeError) fnp.zeros gives, naming the argument
+    key = R.PRNGKey(0)
+    with pytest.raises(funcgrad.errors.ConcretizationError,
+                       match=r"normal: the shape needs a concrete value.*from argument n"):
+        funcgrad.jit(lambda n: R.normal(key, (n,)))(3)
+    with pytest.raises(TypeError, match=r"uniform: the shape needs a concrete value"):
+        funcgrad.jit(lambda n: R.uniform(key, n))(3)
+    with pytest.raises(TypeError, match=r"shape must be a tuple of Python ints, got \(2.0,\)"):
+        R.normal(key, (2.0,))
+    assert funcgrad.jit(lambda k: R.normal(k, (3,)))(key).shape == (3,)

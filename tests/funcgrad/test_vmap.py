@@ -739,3 +739,25 @@ def test_an_unmapped_python_number_is_returned_as_it_is() -> None:
         aux = jac(lambda a: (a * 2, 7), has_aux=True)(x[0])[1]
         assert type(aux) is int and aux == 7
     assert np.shape(host(funcgrad.jit(funcgrad.vmap(lambda a: 1.0, out_axes=None))(x))) == ()
+
+
+def test_python_control_flow_on_a_batched_value_is_a_runtime_error_too():
+    # torch.func.vmap raises RuntimeError ("vmap: It looks like you're calling .item() on a
+    # Tensor", "...data-dependent control flow", "...dynamic shape") for each of these; JAX a
+    # TypeError subclass: ours are both, and keep JAX's specific classes
+    x = np.ones(3)
+    cases = [(lambda a: a.item(), funcgrad.errors.ConcretizationError),
+             (lambda a: a if a > 0 else -a, funcgrad.errors.TracerBoolConversionError),
+             (lambda a: int(a), funcgrad.errors.ConcretizationError),
+             (lambda a: range(a), funcgrad.errors.TracerIntegerConversionError),
+             (lambda a: np.asarray(a), funcgrad.errors.TracerArrayConversionError),
+             (lambda a: a[a > 0], funcgrad.errors.NonConcreteBooleanIndexError)]
+    for f, cls in cases:
+        with pytest.raises(cls) as info:
+            funcgrad.vmap(f)(x)
+        assert isinstance(info.value, RuntimeError) and isinstance(info.value, TypeError)
+        assert isinstance(info.value, funcgrad.errors.BatchedConcretizationError)
+    # under jit alone the errors stay JAX's (TypeErrors, not RuntimeErrors)
+    with pytest.raises(funcgrad.errors.TracerBoolConversionError) as info:
+        funcgrad.jit(lambda a: a if a > 0 else -a)(1.0)
+    assert not isinstance(info.value, RuntimeError)
