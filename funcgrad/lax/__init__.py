@@ -120,6 +120,7 @@ from funcgrad.lax._program import (
     composite,
     create_token,
     platform_dependent,
+    stage,
     with_sharding_constraint,
 )
 from funcgrad.lax._reductions import (
@@ -294,7 +295,7 @@ __all__ = [
     "ConvGeneralDilatedDimensionNumbers", "custom_linear_solve", "custom_root",
     "fft", "FftType", "igamma_grad_a", "random_gamma_grad",
     "mulhi", "ragged_dot", "ragged_dot_general", "RaggedDotDimensionNumbers",
-    "Token", "create_token", "after_all", "with_sharding_constraint", "platform_dependent", "composite",
+    "Token", "create_token", "after_all", "with_sharding_constraint", "platform_dependent", "composite", "stage",
     "RandomAlgorithm", "rng_bit_generator", "rng_uniform",
 ]
 __all__ += _primitives.__all__

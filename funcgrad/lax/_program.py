@@ -10,11 +10,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import funcgrad.ops.elementwise as _ew
 from funcgrad import tree_util
 from funcgrad.backend import get_default_device, platform_name
+from funcgrad.core import Tracer
+from funcgrad.lax._common import aval_of
 
 __all__ = ["with_sharding_constraint", "platform_dependent", "composite", "Token",
-           "create_token", "after_all"]
+           "create_token", "after_all", "stage"]
 
 
 class Token:
@@ -124,3 +127,22 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0
         return decomposition(*args, **kwargs)
 
     return call
+
+
+def stage(x: Any, /) -> Any:
+    """``x`` lifted into the active trace (``jax.lax.stage``, JAX 0.10): logically the
+    identity; a Python scalar or NumPy array becomes a value of the program being traced
+    (an array outside any trace). Lists and other non-arrays are a ``TypeError``, as JAX's.
+
+    Example:
+        >>> import numpy as np, funcgrad
+        >>> from funcgrad import lax
+        >>> lax.stage(2.0)
+        array(2.)
+        >>> funcgrad.make_jaxpr(lambda: lax.stage(np.ones(2)))()
+        { lambda a:f64[2]; . let b:f64[2] = copy a in (b,) }
+    """
+    if isinstance(x, Tracer):
+        return x
+    aval_of("stage", x, "x")  # names what is not an array
+    return _ew.copy(x)

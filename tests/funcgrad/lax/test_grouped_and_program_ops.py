@@ -151,3 +151,13 @@ def test_rng_uniform_is_stateful_as_jax():
         lax.rng_uniform(dev(np.int32(0)), b, (2,))
     with pytest.raises(ValueError, match="must be scalars"):
         lax.rng_uniform(dev(np.zeros(2)), dev(np.ones(2)), (2,))
+
+
+def test_stage_lifts_values_into_the_trace() -> None:
+    # jax.lax.stage (JAX 0.10): the identity, a staged value under jit; lists refused
+    assert float(host(funcgrad.jit(lambda: lax.stage(3.0) * 2)())) == 6.0
+    eqns = funcgrad.make_jaxpr(lambda: lax.stage(dev(np.ones(2))))().jaxpr.eqns
+    assert [e.primitive.name for e in eqns] == ["copy"]
+    assert float(host(funcgrad.grad(lambda x: lax.stage(x) * 2)(1.0))) == 2.0
+    with pytest.raises(TypeError, match="lax.stage: argument x is not an array"):
+        lax.stage([1, 2])
