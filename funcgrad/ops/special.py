@@ -816,9 +816,23 @@ def _i0_64(xp: Any, x: Any) -> Any:
     small = ax <= 8.0
     xs = xp.where(small, ax, 8.0)
     xl = xp.where(small, 9.0, ax)
+    inf = xp.isinf(ax)
+    xl = xp.where(inf, 9.0, xl)
     lo = _chbevl64(xs * 0.5 - 2.0, _I0_A)
     hi = _chbevl64(32.0 / xl - 2.0, _I0_B) / xp.sqrt(xl)
-    return xp.where(small, lo, hi) * xp.exp(ax)
+    v = xp.where(small, lo, hi)
+    # Past x = 700 exp(x) alone would overflow before the product does (SciPy, NumPy, JAX and
+    # torch give inf from 709.8; the value is finite up to 713.98): there exp(log v + x), inf
+    # where that passes the float range, without NumPy's overflow warning. +-inf gives nan,
+    # as all of them.
+    big = ax > 700.0
+    lv = xp.log(v) + xp.where(big & ~inf, ax, 0.0)
+    over = big & (lv > _LOG_MAX)
+    out = xp.where(big, xp.exp(xp.where(big & ~over, lv, 0.0)), v * xp.exp(xp.where(big, 0.0, ax)))
+    return xp.where(inf, numpy.nan, xp.where(over, numpy.inf, out))
+
+
+_LOG_MAX = math.log(float(numpy.finfo(numpy.float64).max))
 
 
 i0_p = _special("i0", _i0_64, lambda g, ans, x: _ew.mul(g, i1(x)))
@@ -846,7 +860,21 @@ def i1(x: Any) -> Any:
         0.565159103992
     """
     xd = _ew.convert_element_type(x, _F64)
-    return _back(_ew.mul(_i1e_value(xd), _ew.exp(_ew.abs(xd))), x)
+    ax = _ew.abs(xd)
+    # As i0 past 700: exp(log|i1e| + |x|) (signed; finite up to 713.98 where SciPy's overflows
+    # from 709.8), inf beyond the float range, and SciPy's nan at +-inf, all without NumPy's
+    # overflow / invalid warnings.
+    inf = _ew.eq(ax, numpy.inf)
+    xs = _ew.select_n(inf, xd, 800.0)
+    axs = _ew.abs(xs)
+    ve = _i1e_value(xs)
+    big = _ew.gt(axs, 700.0)
+    lv = _ew.add(_ew.log(_ew.abs(_ew.select_n(big, 1.0, ve))), _ew.select_n(big, 0.0, axs))
+    over = _ew.and_(big, _ew.gt(lv, _LOG_MAX))
+    far = _ew.copysign(_ew.exp(_ew.select_n(over, lv, 0.0)), xs)
+    near = _ew.mul(ve, _ew.exp(_ew.select_n(big, axs, 0.0)))
+    out = _ew.select_n(big, near, _ew.select_n(over, far, _ew.copysign(numpy.inf, xs)))
+    return _back(_ew.select_n(inf, out, numpy.nan), x)
 
 
 @custom_jvp

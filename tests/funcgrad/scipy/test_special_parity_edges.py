@@ -86,3 +86,15 @@ def test_incomplete_gamma_large_shape_by_temme_expansion():
     # The inverse in the deep tail (P(1e9, x) = 1e-100 at mpmath's check).
     x = float(fsp.gammaincinv(1e9, 1e-100))
     assert abs(x - 999327424.8421105) < 1e-5
+
+
+def test_i0_i1_past_exp_overflow_quietly():
+    # Finite up to about 713.98 (mpmath's values; SciPy, NumPy, JAX and torch overflow to inf
+    # from 709.8), then inf; nan at +-inf as all of them.
+    x = [700.0, 713.0, 714.0, 800.0, INF, -INF, -710.0]
+    assert_allclose(_quiet(fsp.i0, x), np.array([
+        1.5295933476718737e+302, 6.705128263670996e+307, INF, INF, NAN, NAN,
+        3.345334558619656e+306]), rtol=1e-13)
+    assert_allclose(_quiet(fsp.i1, x), np.array([
+        1.5285003902339006e+302, 6.700424559186402e+307, INF, INF, NAN, NAN,
+        -3.3429778585097626e+306]), rtol=1e-13)
