@@ -79,7 +79,13 @@ def _zoom(func_and_grad, wolfe_one, wolfe_two, a_lo, phi_lo, dphi_lo, a_hi, phi_
         b = fnp.maximum(state.a_hi, state.a_lo)
         cchk = 0.2 * dalpha
         qchk = 0.1 * dalpha
-        state = state._replace(failed=state.failed | (dalpha <= threshold))
+        # JAX compares the signed width (dalpha <= threshold): a bracket entered reversed
+        # (a_lo > a_hi, as zoom2 always is after the step doubled) failed at once, though it
+        # held Wolfe steps (jax-ml/jax#40228; SciPy's line_search_wolfe2 finds them). The
+        # width's size, against a scale-aware floor.
+        floor = threshold * fnp.maximum(fnp.maximum(fnp.abs(state.a_lo), fnp.abs(state.a_hi)),
+                                        1.0)
+        state = state._replace(failed=state.failed | (fnp.abs(dalpha) <= floor))
         a_cubic = _cubicmin(state.a_lo, state.phi_lo, state.dphi_lo, state.a_hi, state.phi_hi,
                             state.a_rec, state.phi_rec)
         use_cubic = (state.j > 0) & (a_cubic > a + cchk) & (a_cubic < b - cchk)
