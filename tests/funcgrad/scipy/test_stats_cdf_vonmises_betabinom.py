@@ -1,4 +1,4 @@
-"""vonmises.cdf/sf/entropy and betabinom.cdf/sf: SciPy's values (recorded as literals),
+"""vonmises.cdf/sf/entropy, betabinom.cdf/sf and wrapcauchy.cdf/ppf: SciPy's values (recorded as literals),
 derivatives, transforms."""
 
 from __future__ import annotations
@@ -79,3 +79,16 @@ def test_betabinom_cdf_derivative_and_transforms():
                     rtol=1e-13)
     with pytest.raises(TypeError, match="n must be concrete"):
         funcgrad.jit(fst.betabinom.cdf)(3.0, 10, 2.0, 5.0)
+
+
+def test_wrapcauchy_cdf_and_quantiles():
+    x = dev(np.array([-1.0, 0.0, 0.5, 3.0, np.pi, 4.0, 6.0, 7.0]))
+    assert_allclose(fst.wrapcauchy.cdf(x, 0.3, loc=0.3, scale=1.2), np.array(
+        [0.0, 0.0, 0.04898617372469767, 0.41983155023870566, 0.43127477558487703,
+         0.49500624233839935, 0.6622763412740088, 0.8104020819569905]), rtol=1e-12, atol=1e-15)
+    q = dev(np.array([0.0, 0.1, 0.5, 0.7, 1.0]))
+    assert_allclose(fst.wrapcauchy.ppf(q, 0.9), np.array(
+        [0.0, 0.03419873979228734, 3.1415926535897953, 6.138555638733782, 6.283185307179586]),
+        rtol=1e-12, atol=1e-15)
+    assert_allclose(fst.wrapcauchy.isf(0.75, 0.3), 0.9878827378391623, rtol=1e-12)
+    assert_allclose(fst.wrapcauchy.entropy(0.4), 1.6635236792645676, rtol=1e-13)
