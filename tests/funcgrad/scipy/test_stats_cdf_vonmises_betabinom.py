@@ -92,3 +92,14 @@ def test_wrapcauchy_cdf_and_quantiles():
         rtol=1e-12, atol=1e-15)
     assert_allclose(fst.wrapcauchy.isf(0.75, 0.3), 0.9878827378391623, rtol=1e-12)
     assert_allclose(fst.wrapcauchy.entropy(0.4), 1.6635236792645676, rtol=1e-13)
+
+
+def test_vonmises_quantiles():
+    q = dev(np.array([0.0, 0.01, 0.3, 0.5, 0.9, 1.0]))
+    # scipy.stats.vonmises.ppf(q, 2.0) (its generic inversion of the CDF)
+    want = np.array([-np.inf, -2.310829139036087, -0.40925923646296997, 0.0, 1.052981641354525,
+                     np.inf])
+    assert_allclose(fst.vonmises.ppf(q, 2.0), want, rtol=1e-9, atol=1e-12)
+    assert_allclose(fst.vonmises.isf(0.1, 2.0), want[4], rtol=1e-9)
+    # d ppf / dq = 1 / pdf(ppf(q))
+    assert_allclose(funcgrad.grad(fst.vonmises.ppf)(0.3, 2.0), 2.2865380726867053, rtol=1e-9)
