@@ -16,18 +16,20 @@ from funcgrad_nn.optim._factorized import *  # noqa: F403
 from funcgrad_nn.optim._factorized import __all__ as _fact_all
 from funcgrad_nn.optim._inject import *  # noqa: F403
 from funcgrad_nn.optim._inject import __all__ as _inject_all
+from funcgrad_nn.optim._linesearch import *  # noqa: F403
+from funcgrad_nn.optim._linesearch import __all__ as _ls_all
 from funcgrad_nn.optim._losses import *  # noqa: F403
 from funcgrad_nn.optim._losses import __all__ as _loss_all
 from funcgrad_nn.optim._schedules import *  # noqa: F403
 from funcgrad_nn.optim._schedules import __all__ as _sched_all
+from funcgrad_nn.optim._torch_lbfgs import LBFGS
 from funcgrad_nn.optim._torch_transform import *  # noqa: F403
 from funcgrad_nn.optim._torch_transform import __all__ as _torch_all
 from funcgrad_nn.optim._transform import *  # noqa: F403
 from funcgrad_nn.optim._transform import __all__ as _tx_all
 from funcgrad_nn.optim._transform_more import *  # noqa: F403
 from funcgrad_nn.optim._transform_more import __all__ as _more_all
-from funcgrad_nn.optim.lbfgs import LBFGS
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_opt_all, "LBFGS", "contrib", "lr_scheduler", "swa_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_opt_all, "LBFGS", "contrib", "lr_scheduler", "swa_utils"]
