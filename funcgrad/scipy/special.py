@@ -42,7 +42,7 @@ from funcgrad.api import jvp
 from funcgrad.avals import get_aval, result_dtype
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
-from funcgrad.errors import DTypeError, MissingRuleError, user_source_info
+from funcgrad.errors import DTypeError
 from funcgrad.lax import while_loop
 from funcgrad.numpy import _elementwise as _fe
 from funcgrad.numpy import _linalg_ops as _fl
@@ -2172,22 +2172,6 @@ def fdtri(dfn: Any, dfd: Any, p: Any) -> Any:
 # Zeta function
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(0, 1))
-def _no_derivative(what: str, arg: str, v: Any) -> Any:
-    return v
-
-
-@_no_derivative.defjvp
-def _no_derivative_jvp(what: str, arg: str, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    # Only reached when the argument really carries a tangent (symbolic zeros skip the rule).
-    # JAX's and PyTorch's zeta have no derivative in x either.
-    raise MissingRuleError(
-        f"funcgrad.scipy.special.{what}: the derivative with respect to {arg} is not "
-        f"implemented (nor in JAX or PyTorch); differentiate with respect to the other "
-        f"arguments only, or pass {arg} through funcgrad.lax.stop_gradient ({what} called"
-        f"{user_source_info().at()})")
-
-
 # Cephes' zeta: (2k)! / B_2k, k = 1..12, the Euler-Maclaurin correction terms.
 _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
            7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
@@ -2215,7 +2199,9 @@ def _hurwitz_em(x: Any, q: Any) -> Any:
         b = b / w
         t = fnp.where(b == 0, 0.0, poch * b / a_i)
         s = fnp.where(active, s + t, s)
-        active = active & (fnp.abs(t) >= eps * fnp.abs(s))
+        # A term that is exactly 0 (x = 0: the rising product vanishes) keeps the sum going:
+        # its derivative in x is not 0.
+        active = active & ((fnp.abs(t) >= eps * fnp.abs(s)) | (t == 0))
         kk += 1.0
         poch = poch * (x + kk)
         b = b / w
@@ -2270,9 +2256,12 @@ def _riemann_values(x: Any) -> Any:
     even = half == fnp.floor(half)
     # sin(pi x / 2) with x reduced modulo 4 first: exact for large |x|.
     r = x_n - 4.0 * fnp.floor(0.25 * x_n)
-    sin = fnp.where(even, 0.0, fnp.sin(0.5 * math.pi * r))
+    sin = fnp.sin(0.5 * math.pi * r)
     mag = fnp.exp(x_n * math.log(2.0) + (x_n - 1.0) * math.log(math.pi) + _sp.lgamma(1.0 - x_n))
-    refl = fnp.where(even, 0.0, sin * mag * _hurwitz_em(1.0 - x_n, fnp.ones_like(x_n)))
+    refl = sin * mag * _hurwitz_em(1.0 - x_n, fnp.ones_like(x_n))
+    # The trivial zeros are exactly 0 (sin(pi) rounds to 1e-16), with the formula's
+    # derivative (zeta'(-2n) is not 0).
+    refl = fnp.where(even, refl - _ew.stop_gradient(refl), refl)
     out = fnp.where(neg, refl, pos)
     out = fnp.where(x == 1, numpy.inf, out)
     out = fnp.where(x == numpy.inf, 1.0, out)
@@ -2284,11 +2273,25 @@ def _hurwitz(x: Any, q: Any) -> Any:
     return _back(_hurwitz_values(_f64(x), _f64(q)), q)
 
 
+def _hurwitz_dx(x: Any, q: Any) -> Any:
+    """d/dx zeta(x, q) = -sum_k log(q + k) (q + k)^-x: the Euler-Maclaurin sum differentiated
+    term by term (forward mode through the same plain operations, the loop over the negative
+    q's head included), as accurate as the values."""
+    # At a negative q (integer x only) the terms (q + k)^-x have no real derivative in x:
+    # nan there (as JAX), computed on a stand-in so no log of a negative number warns.
+    fnp = _fnp()
+    neg = q < 0
+    q_s = fnp.where(neg, 1.0, q)
+    d = _jvp(lambda x_: _hurwitz_values(x_, q_s), (x,), (fnp.ones_like(x),))[1]
+    return fnp.where(neg, numpy.nan, d)
+
+
 @_hurwitz.defjvp
 def _hurwitz_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    # The tangent of x is zero here: zeta's x passes through _no_derivative first.
-    (x, q), (_, tq) = primals, tangents
-    return _hurwitz(x, q), tq * (-x * _hurwitz(x + 1.0, q))
+    (x, q), (tx, tq) = primals, tangents
+    xd, qd = _f64(x), _f64(q)
+    t = tq * _back(-xd * _hurwitz_values(xd + 1.0, qd), q)
+    return _hurwitz(x, q), t + tx * _back(_hurwitz_dx(xd, qd), q)
 
 
 def zeta(x: Any, q: Any = None) -> Any:
@@ -2298,8 +2301,9 @@ def zeta(x: Any, q: Any = None) -> Any:
 
     Euler-Maclaurin summation as Cephes (the reflection formula for the Riemann zeta at
     ``x < 0``); float32 is computed in float64 and rounded. Differentiable in ``q`` to any
-    order (``d/dq zeta(x, q) = -x zeta(x + 1, q)``); differentiating in ``x`` raises
-    :class:`funcgrad.errors.MissingRuleError` (JAX and PyTorch do not implement it either).
+    order (``d/dq zeta(x, q) = -x zeta(x + 1, q)``) and in ``x`` (as JAX's:
+    ``-sum_k log(q + k) (q + k)^-x``, the Euler-Maclaurin sum differentiated term by term;
+    for the Riemann zeta the reflection formula's derivative below 0).
 
     Example:
         >>> import funcgrad
@@ -2308,15 +2312,19 @@ def zeta(x: Any, q: Any = None) -> Any:
         1.644934066848
         >>> round(float(funcgrad.grad(zeta, argnums=1)(2.0, 1.0)), 12)   # -2 zeta(3)
         -2.404113806319
+        >>> round(float(funcgrad.grad(zeta)(2.0, 1.5)), 12)   # d/dx, as JAX
+        -1.024507842616
     """
     fnp = _fnp()
     if q is None:
         (x,) = _floats("zeta", x)
-        x = _no_derivative("zeta", "x", fnp.asarray(x))
+        x = fnp.asarray(x)
+        # Plain operations throughout (Euler-Maclaurin, the reflection formula): the
+        # derivative in x is theirs.
         return _back(_riemann_values(_f64(x)), x)
     x, q = _floats("zeta", x, q)
     x, q = fnp.broadcast_arrays(fnp.asarray(x), fnp.asarray(q))
-    return _hurwitz(_no_derivative("zeta", "x", x), q)
+    return _hurwitz(x, q)
 
 
 # =============================================================================================

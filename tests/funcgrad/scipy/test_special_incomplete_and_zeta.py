@@ -10,7 +10,6 @@ from helpers import assert_allclose, dev, expected_fp_warnings, host
 import funcgrad
 import funcgrad.scipy.special as fsp
 import funcgrad.scipy.stats as fst
-from funcgrad.errors import MissingRuleError
 from funcgrad.test_util import check_grads
 
 sp = pytest.importorskip("scipy.special")
@@ -87,11 +86,15 @@ def test_zeta_values_and_derivative():
     q = dev(np.array([0.3, 1.0, 2.5, 40.0]))
     g = funcgrad.vmap(funcgrad.grad(fsp.zeta, argnums=1), in_axes=(None, 0))(3.0, q)
     assert_allclose(g, -3.0 * sp.zeta(4.0, _f(q)), rtol=1e-13)
-    with pytest.raises(MissingRuleError, match=r"zeta: the derivative with respect to x.*"
-                       r"zeta called at .*test_special_incomplete_and_zeta.py"):
-        funcgrad.grad(fsp.zeta)(3.0, 2.0)
-    with pytest.raises(NotImplementedError, match=r"zeta: the derivative with respect to x"):
-        funcgrad.grad(fsp.zeta)(3.0)
+    # The derivative in x, as JAX's (mpmath's zeta(x, q, 1) values), also for the Riemann
+    # zeta (at x = 0: -log(2 pi) / 2; at a trivial zero -10 it is not 0).
+    gx = [float(funcgrad.grad(fsp.zeta)(3.0, 2.0)), float(funcgrad.grad(fsp.zeta)(2.0, 1.5)),
+          float(funcgrad.grad(fsp.zeta)(0.0)), float(funcgrad.grad(fsp.zeta)(-10.0)),
+          float(funcgrad.grad(fsp.zeta)(-3.5))]
+    assert_allclose(np.array(gx), np.array([-0.19812624288563685, -1.0245078426159016,
+                                            -0.9189385332046728, -0.018929926338140373,
+                                            0.009154213629941512]), rtol=1e-13)
+    assert np.isnan(float(funcgrad.grad(fsp.zeta)(4.0, -2.5)))  # no real derivative there
     assert fsp.zeta(dev(np.float32([2.0])), 1.0).dtype == np.float32
 
 
