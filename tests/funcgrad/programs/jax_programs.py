@@ -2498,3 +2498,105 @@ def p_dataclass_state_remat_policies(jax, jnp, random, lax, **k):
         losses.append(l)
     leaves = jax.tree_util.tree_leaves(state)
     return losses, state.params, state.step, len(leaves), random.key_data(state.key)
+
+
+def p_neural_ode_odeint(jax, jnp, lax, **k):
+    # jax.experimental.ode.odeint (adaptive Dormand-Prince, adjoint gradients): parameters as
+    # extra args, a closure over a traced matrix, hmax, jit/vmap of the gradient, the
+    # gradient with respect to the output times and a pytree state
+    odeint = jax.experimental.ode.odeint
+
+    def lotka(y, t, a, b):
+        return jnp.stack([a * y[0] - b * y[0] * y[1], -y[1] + b * y[0] * y[1]])
+
+    ts = jnp.linspace(0., 2., 5)
+    y0 = jnp.array([1.0, 0.5])
+
+    def loss(a, b):
+        return jnp.sum(odeint(lotka, y0, ts, a, b, rtol=1e-6, atol=1e-8, hmax=0.3) ** 2)
+
+    g = jax.jit(jax.grad(loss, (0, 1)))(1.1, 0.4)
+    gv = jax.vmap(jax.grad(loss), (0, None))(jnp.array([0.9, 1.2]), 0.4)
+    g_ts = jax.grad(lambda ts: odeint(lambda y, t: -0.5 * y * jnp.cos(t), y0, ts).sum())(
+        jnp.array([0.0, 0.5, 1.5]))
+
+    def closure_loss(w):
+        return odeint(lambda y, t: w @ y, jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0]))[-1, 0]
+
+    g_w = jax.grad(closure_loss)(jnp.array([[0.0, 1.0], [-1.0, -0.1]]))
+
+    def oscillator(state, t, k):
+        return {"x": state["v"], "v": -k * state["x"]}
+
+    def x_end(k):
+        s = odeint(oscillator, {"x": jnp.float64(1.0), "v": jnp.float64(0.0)},
+                   jnp.array([0., 0.5, 1.0]), k, rtol=1e-6, atol=1e-6)
+        return s["x"][-1]
+
+    return g, gv, g_ts, g_w, jax.value_and_grad(x_end)(jnp.float64(2.0))
+
+
+def p_gp_hyperparameter_fit(jax, jnp, jsp, **k):
+    # Gaussian process regression: the negative log marginal likelihood through
+    # cho_factor/cho_solve, a few jitted gradient steps on log hyperparameters (a dict),
+    # then the predictive mean and variance (cholesky, solve_triangular) and the Hessian
+    X = jnp.linspace(-1.5, 1.5, 12)[:, None]
+    Y = jnp.sin(3 * X[:, 0]) + 0.1 * jnp.cos(17 * X[:, 0])
+
+    def kernel(p, a, b):
+        d = (a[:, None, 0] - b[None, :, 0]) ** 2
+        return jnp.exp(p["log_amp"]) * jnp.exp(-0.5 * d / jnp.exp(2 * p["log_ls"]))
+
+    def nll(p):
+        K = kernel(p, X, X) + (jnp.exp(p["log_noise"]) + 1e-6) * jnp.eye(12)
+        c, low = jsp.linalg.cho_factor(K, lower=True)
+        alpha = jsp.linalg.cho_solve((c, low), Y)
+        return 0.5 * Y @ alpha + jnp.sum(jnp.log(jnp.diag(c))) + 6 * jnp.log(2 * jnp.pi)
+
+    p = {"log_ls": 0.0, "log_amp": 0.1, "log_noise": -2.0}
+    step = jax.jit(jax.value_and_grad(nll))
+    losses = []
+    for _ in range(4):
+        v, g = step(p)
+        p = jax.tree_util.tree_map(lambda a, b: a - 0.05 * b, p, g)
+        losses.append(v)
+    Xs = jnp.linspace(-2, 2, 5)[:, None]
+    L = jsp.linalg.cholesky(kernel(p, X, X) + jnp.exp(p["log_noise"]) * jnp.eye(12), lower=True)
+    mu = kernel(p, Xs, X) @ jsp.linalg.cho_solve((L, True), Y)
+    v = jsp.linalg.solve_triangular(L, kernel(p, X, Xs), lower=True)
+    var = jnp.diag(kernel(p, Xs, Xs)) - jnp.sum(v ** 2, 0)
+    return losses, p, mu, var, jax.hessian(nll)(p)
+
+
+def p_hamiltonian_leapfrog_and_hnn(jax, jnp, lax, **k):
+    # leapfrog integration of H(q, p) under lax.scan with grad inside the body (and the
+    # gradient of the trajectory's end with respect to q0), then a Hamiltonian neural network:
+    # the learned vector field is the symplectic gradient of an MLP, trained by
+    # grad-of-(vmap of grad)
+    def H(q, p):
+        return 0.5 * jnp.sum(p ** 2) + 0.5 * jnp.sum(q ** 2) + 0.1 * jnp.sum(q ** 4)
+
+    def step(state, _):
+        q, p = state
+        p = p - 0.05 * jax.grad(H, 0)(q, p)
+        q = q + 0.1 * jax.grad(H, 1)(q, p)
+        p = p - 0.05 * jax.grad(H, 0)(q, p)
+        return (q, p), H(q, p)
+
+    q0, p0 = jnp.array([1.0, 0.5]), jnp.array([0.0, 0.2])
+    (q, p), energies = lax.scan(step, (q0, p0), None, length=20)
+    g_q0 = jax.grad(lambda q0: lax.scan(step, (q0, p0), None, length=20)[0][0].sum())(q0)
+
+    W1 = jnp.sin(jnp.arange(32.0)).reshape(4, 8)
+    W2 = jnp.cos(jnp.arange(8.0))
+    xs = jnp.sin(jnp.arange(24.0) * 0.7).reshape(6, 4)
+    target = jnp.cos(jnp.arange(24.0) * 0.3).reshape(6, 4)
+
+    def field(params, x):
+        dH = jax.grad(lambda x: jnp.tanh(x @ params[0]) @ params[1])(x)
+        return jnp.concatenate([dH[2:], -dH[:2]])
+
+    def loss(params):
+        return jnp.mean((jax.vmap(field, (None, 0))(params, xs) - target) ** 2)
+
+    return q, p, energies, g_q0, jax.value_and_grad(loss)((W1, W2)), jax.jit(jax.grad(loss))((W1, W2))
