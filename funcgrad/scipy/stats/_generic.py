@@ -1,6 +1,7 @@
 """SciPy's distribution methods beyond the densities, for every distribution module of
 ``funcgrad.scipy.stats``: ``mean``, ``var``, ``std``, ``stats`` (``moments="mv"``),
-``entropy``, ``median``, ``interval``, ``support``, and *freezing* -- calling a distribution
+``entropy``, ``median``, ``interval``, ``support``, ``fit`` (the closed-form families), and
+*freezing* -- calling a distribution
 module, ``norm(loc=1.0, scale=2.0)``, gives an object whose methods take the parameters as
 SciPy's frozen distributions do (``rv.pdf(x)``, ``rv.interval(0.95)``).
 
@@ -337,6 +338,70 @@ def support(module: types.ModuleType, *args: Any, **kwds: Any) -> Any:
                                                                    numpy.nan))
 
 
+def _fit_norm(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
+    loc = fnp.mean(x) if floc is None else fnp.asarray(floc, dtype=x.dtype)
+    scale = fnp.sqrt(fnp.mean((x - loc) ** 2)) if fscale is None else fscale
+    return loc, scale
+
+
+def _fit_expon(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
+    loc = fnp.min(x) if floc is None else fnp.asarray(floc, dtype=x.dtype)
+    from funcgrad.core import Tracer
+    if floc is not None and not isinstance(x, Tracer) and bool(fnp.min(x) < loc):
+        raise ValueError("expon.fit: all data must be >= floc")
+    scale = fnp.mean(x) - loc if fscale is None else fscale
+    return loc, scale
+
+
+def _fit_uniform(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
+    lo, hi = fnp.min(x), fnp.max(x)
+    if floc is None and fscale is None:
+        return lo, hi - lo
+    if floc is not None and fscale is None:
+        return fnp.asarray(floc, dtype=x.dtype), hi - floc
+    if floc is None:
+        return (lo + hi - fscale) / 2.0, fscale
+    return floc, fscale
+
+
+def _fit_laplace(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
+    loc = fnp.median(x) if floc is None else fnp.asarray(floc, dtype=x.dtype)
+    scale = fnp.mean(fnp.abs(x - loc)) if fscale is None else fscale
+    return loc, scale
+
+
+_FIT = {"norm": _fit_norm, "expon": _fit_expon, "uniform": _fit_uniform,
+        "laplace": _fit_laplace}
+
+
+def fit(module: types.ModuleType, data: Any, *, floc: Any = None, fscale: Any = None
+        ) -> tuple[Any, Any]:
+    """The maximum-likelihood ``(loc, scale)`` of ``data`` (flattened), with ``floc`` /
+    ``fscale`` held fixed when given, as SciPy's ``fit`` for the families with closed forms
+    (``norm``: mean and the ``ddof=0`` deviation; ``expon``: minimum and mean excess;
+    ``uniform``: the range; ``laplace``: median and mean absolute deviation).
+    Differentiable in the data.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import norm
+        >>> loc, scale = norm.fit(np.array([1.0, 2.0, 3.0, 4.0]))
+        >>> float(loc), round(float(scale), 12)
+        (2.5, 1.11803398875)
+    """
+    name = module.__name__.rsplit(".", 1)[-1]
+    x = fnp.reshape(fnp.asarray(data), (-1,))
+    if not fnp.issubdtype(x.dtype, fnp.inexact):
+        x = x.astype(numpy.float64)
+    if x.shape[0] == 0:
+        raise ValueError(f"{name}.fit: data must not be empty")
+    if floc is not None and fscale is not None:
+        raise ValueError("All parameters fixed. There is nothing to optimize.")
+    if fscale is not None and not float(fscale) > 0:
+        raise ValueError(f"{name}.fit: fscale must be positive, got {fscale!r}")
+    return _FIT[name](x, floc, fscale)
+
+
 class rv_frozen:  # noqa: N801 (SciPy's name)
     """A distribution with its parameters fixed, as SciPy's frozen distributions:
     ``norm(1.0, 2.0).pdf(x)`` is ``norm.pdf(x, 1.0, 2.0)``. ``dist`` is the distribution
@@ -377,7 +442,7 @@ class _DistributionModule(types.ModuleType):
 
 
 _GENERIC = {"mean": 0, "var": 0, "std": 0, "stats": 0, "entropy": 1, "median": None,
-            "interval": None, "support": 2}
+            "interval": None, "support": 2, "fit": "fit"}
 
 
 def install(module: types.ModuleType) -> None:
@@ -389,7 +454,10 @@ def install(module: types.ModuleType) -> None:
     for meth, column in _GENERIC.items():
         if hasattr(module, meth):
             continue
-        if column is None:
+        if column == "fit":
+            if name not in _FIT:
+                continue
+        elif column is None:
             if not hasattr(module, "ppf"):
                 continue
         elif entry is None or entry[column] is None:

@@ -93,3 +93,25 @@ def test_frozen_distributions():
         fst.t()
     with pytest.raises(AttributeError):
         fst.vonmises(1.0).var()
+
+
+def test_closed_form_fits():
+    x = np.array([1.2, 0.3, 2.5, 1.9, 0.7, 3.3])
+    # scipy.stats.<dist>.fit(x, ...) -> (loc, scale)
+    want = {
+        ("norm", None, None): (1.6500000000000001, 1.035615758860399),
+        ("norm", 1.0, None): (1.0, 1.2227019260637484),
+        ("expon", None, None): (0.3, 1.35),
+        ("expon", 0.0, None): (0.0, 1.6500000000000001),
+        ("uniform", None, None): (0.3, 3.0),
+        ("uniform", None, 5.0): (-0.7, 5.0),
+        ("laplace", None, None): (1.5499999999999998, 0.9166666666666666),
+        ("laplace", 1.0, None): (1.0, 0.9833333333333333),
+    }
+    for (name, floc, fscale), (loc, scale) in want.items():
+        got = getattr(fst, name).fit(dev(x), floc=floc, fscale=fscale)
+        assert_allclose(np.array([float(v) for v in got]), np.array([loc, scale]), rtol=1e-13)
+    with pytest.raises(ValueError, match="nothing to optimize"):
+        fst.norm.fit(x, floc=0.0, fscale=1.0)
+    g = funcgrad.grad(lambda d: fst.norm.fit(d)[0])(dev(x))
+    assert_allclose(g, np.full(6, 1 / 6), rtol=1e-13)
