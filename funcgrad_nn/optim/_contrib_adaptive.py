@@ -1,0 +1,271 @@
+"""optax.contrib's Schedule-Free wrappers (``schedule_free``, ``schedule_free_sgd``,
+``schedule_free_adamw``, ``schedule_free_eval_params``) and Prodigy (``prodigy``), with optax
+0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
+
+>>> import numpy as np
+>>> from funcgrad_nn.optim import contrib
+>>> tx = contrib.schedule_free_sgd(0.1)
+>>> p = np.array([1.0]); s = tx.init(p)
+>>> u, s = tx.update(np.array([1.0]), s, p); p = p + u
+>>> p, contrib.schedule_free_eval_params(s, p)
+(array([0.9]), array([0.9]))
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import funcgrad.numpy as fnp
+from funcgrad import tree_util
+from funcgrad_nn.optim._schedules import warmup_constant_schedule
+from funcgrad_nn.optim._transform import (
+    NO_PARAMS_MSG,
+    GradientTransformation,
+    GradientTransformationExtraArgs,
+    ScalarOrSchedule,
+    _call_update,
+    _tmap,
+    add_decayed_weights,
+    chain,
+    scale_by_learning_rate,
+    scale_by_rms,
+    sgd,
+)
+from funcgrad_nn.optim._transform_more import safe_increment
+
+__all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_free_adamw",
+           "schedule_free_eval_params", "ProdigyState", "prodigy"]
+
+
+def _lowest_dtype_leaf(params: Any) -> Any:
+    """The leaf of the lowest-precision dtype (optax's ``tree.dtype(params, "lowest")``): the
+    state's scalars take its dtype and device."""
+    leaves = [fnp.asarray(x) for x in tree_util.tree_leaves(params)]
+    if not leaves:
+        raise ValueError("schedule_free and prodigy need at least one parameter array")
+    return min(leaves, key=lambda x: np.dtype(x.dtype).itemsize)
+
+
+def _scalar(like: Any, value: Any, dtype: Any = None) -> Any:
+    return fnp.full_like(like, value, dtype=like.dtype if dtype is None else dtype, shape=())
+
+
+class ScheduleFreeState(NamedTuple):
+    """Schedule-Free's state: ``b1``, the sum of the step weights, the step count (from 1),
+    the largest learning rate so far, the base optimizer's state and the sequence ``z``."""
+
+    b1: Any
+    weight_sum: Any
+    step_count: Any
+    max_lr: Any
+    base_optimizer_state: Any
+    z: Any
+
+
+def schedule_free_eval_params(state: Any, params: Any) -> Any:
+    """The parameters to evaluate a Schedule-Free model at, ``x = (y - (1 - b1) z) / b1``
+    (training steps the interpolation ``y``).
+
+    >>> import numpy as np
+    >>> tx = schedule_free_adamw(0.1)
+    >>> p = np.array([1.0, -1.0]); s = tx.init(p)
+    >>> u, s = tx.update(np.array([0.5, 0.5]), s, p)
+    >>> schedule_free_eval_params(s, p + u)
+    array([ 0.9, -1.1])
+    """
+    b1 = getattr(state, "b1", None)
+    z = getattr(state, "z", None)
+    if b1 is None or z is None:
+        raise ValueError("schedule_free_eval_params requires a ScheduleFreeState as input.")
+    return _tmap(lambda y, zi: (y - (1.0 - b1) * zi) / b1, params, z)
+
+
+def schedule_free(base_optimizer: GradientTransformation, learning_rate: ScalarOrSchedule,
+                  b1: float = 0.9, weight_lr_power: float = 2.0,
+                  state_dtype: Any = None) -> GradientTransformationExtraArgs:
+    """Schedule-Free (Defazio et al. 2024, optax.contrib's ``schedule_free``): the base
+    optimizer steps a sequence ``z``; ``x`` averages the ``z`` with weights
+    ``max_lr ** weight_lr_power``; the parameters trained are ``y = b1 x + (1 - b1) z``
+    (evaluate at ``x``: :func:`schedule_free_eval_params`). ``learning_rate`` must be the
+    base optimizer's (a schedule is called with the count from 1, as optax's). Use
+    ``b1 = 0`` momentum in the base optimizer.
+
+    >>> import numpy as np
+    >>> tx = schedule_free(sgd(0.5), learning_rate=0.5)
+    >>> p = np.array([2.0]); s = tx.init(p)
+    >>> for _ in range(2):
+    ...     u, s = tx.update(2 * p, s, p); p = p + u
+    >>> np.round(p, 6), np.round(schedule_free_eval_params(s, p), 6)
+    (array([0.]), array([0.]))
+    """
+
+    def init(params: Any) -> ScheduleFreeState:
+        leaf = _lowest_dtype_leaf(params)
+        z = params if state_dtype is None else _tmap(lambda x: x.astype(state_dtype), params)
+        z = _tmap(lambda t: fnp.array(t, copy=True), z)
+        return ScheduleFreeState(
+            b1=_scalar(leaf, b1), weight_sum=_scalar(leaf, 0.0),
+            step_count=_scalar(leaf, 1, np.int32), max_lr=_scalar(leaf, 0.0),
+            base_optimizer_state=base_optimizer.init(params), z=z)
+
+    def update(grads: Any, state: ScheduleFreeState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, ScheduleFreeState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        lr = learning_rate
+        if callable(learning_rate):
+            lr = fnp.asarray(learning_rate(state.step_count)).astype(state.max_lr.dtype)
+        max_lr = fnp.maximum(state.max_lr, lr)
+        weight = max_lr ** weight_lr_power
+        total = state.weight_sum + weight
+        # optax's nan_to_num(weight / total, nan=0): 0 / 0 (a zero learning rate so far)
+        # weighs 0, without dividing by zero
+        ck = fnp.where(fnp.isnan(weight) | fnp.isnan(total), fnp.nan,
+                       fnp.where(total == 0, 0.0, weight / fnp.where(total == 0, 1.0, total)))
+        base_updates, base_state = _call_update(base_optimizer, grads,
+                                                state.base_optimizer_state, params, extra_args)
+        z = _tmap(lambda zi, ui: fnp.asarray(zi + ui).astype(zi.dtype), state.z, base_updates)
+        prev_x = _tmap(lambda y, zi: (y - (1.0 - b1) * zi) / b1, params, state.z)
+        x = _tmap(lambda xi, zi: (1.0 - ck) * xi + ck * zi, prev_x, z)
+        new_params = _tmap(lambda xi, zi: b1 * xi + (1.0 - b1) * zi, x, z)
+        updates = _tmap(lambda n, p: (n - p).astype(p.dtype), new_params, params)
+        return updates, ScheduleFreeState(
+            b1=state.b1, weight_sum=total.astype(state.weight_sum.dtype),
+            step_count=safe_increment(state.step_count),
+            max_lr=fnp.asarray(max_lr).astype(state.max_lr.dtype),
+            base_optimizer_state=base_state, z=z)
+
+    return GradientTransformationExtraArgs(init, update)
+
+
+def schedule_free_sgd(learning_rate: float = 1.0, warmup_steps: int | None = None,
+                      b1: float = 0.9, weight_decay: float | None = None,
+                      weight_lr_power: float = 2.0,
+                      state_dtype: Any = None) -> GradientTransformationExtraArgs:
+    """Schedule-Free SGD (optax.contrib's): :func:`schedule_free` over ``sgd``, with a linear
+    warm-up of ``warmup_steps`` and optional (coupled) ``weight_decay``.
+
+    >>> import numpy as np
+    >>> tx = schedule_free_sgd(0.5, warmup_steps=2)
+    >>> p = np.array([1.0]); s = tx.init(p)
+    >>> u, s = tx.update(np.array([1.0]), s, p)
+    >>> u                                  # the warm-up's first learning rate is 0
+    array([0.])
+    """
+    if warmup_steps is not None:
+        learning_rate = warmup_constant_schedule(init_value=0, peak_value=learning_rate,
+                                                 warmup_steps=warmup_steps)
+    optimizer = sgd(learning_rate)
+    if weight_decay is not None:
+        optimizer = chain(add_decayed_weights(weight_decay), optimizer)
+    return schedule_free(optimizer, learning_rate=learning_rate, b1=b1,
+                         weight_lr_power=weight_lr_power, state_dtype=state_dtype)
+
+
+def schedule_free_adamw(learning_rate: float = 0.0025, warmup_steps: int | None = None,
+                        b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+                        weight_decay: float = 0.0, weight_lr_power: float = 2.0,
+                        state_dtype: Any = None) -> GradientTransformationExtraArgs:
+    """Schedule-Free AdamW (optax.contrib's): :func:`schedule_free` over a bias-corrected
+    RMS scaling (``eps`` outside the root), decoupled ``weight_decay`` and the learning rate.
+
+    >>> import numpy as np
+    >>> tx = schedule_free_adamw(0.1, weight_decay=0.01)
+    >>> p = np.array([1.0, -1.0]); s = tx.init(p)
+    >>> u, s = tx.update(np.array([0.5, 0.5]), s, p)
+    >>> np.round(p + u, 6)
+    array([ 0.899, -1.099])
+    """
+    if warmup_steps is not None:
+        learning_rate = warmup_constant_schedule(init_value=0, peak_value=learning_rate,
+                                                 warmup_steps=warmup_steps)
+    optimizer = chain(scale_by_rms(decay=b2, eps=eps, eps_in_sqrt=False, bias_correction=True),
+                      add_decayed_weights(weight_decay), scale_by_learning_rate(learning_rate))
+    return schedule_free(optimizer, learning_rate=learning_rate, b1=b1,
+                         weight_lr_power=weight_lr_power, state_dtype=state_dtype)
+
+
+class ProdigyState(NamedTuple):
+    """Prodigy's moments, the weighted gradient sum, the initial parameters, the estimated
+    learning rate ``d``, the weighted numerator and the step count."""
+
+    exp_avg: Any
+    exp_avg_sq: Any
+    grad_sum: Any
+    params0: Any
+    estim_lr: Any
+    numerator_weighted: Any
+    count: Any
+
+
+def _tree_vdot(a: Any, b: Any) -> Any:
+    total = None
+    for x, y in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b)):
+        d = fnp.vdot(fnp.reshape(x, (-1,)), fnp.reshape(y, (-1,)))
+        total = d if total is None else fnp.add(total, d)
+    return total
+
+
+def prodigy(learning_rate: ScalarOrSchedule = 1.0, betas: tuple[float, float] = (0.9, 0.999),
+            beta3: float | None = None, eps: float = 1e-8, estim_lr0: float = 1e-6,
+            estim_lr_coef: float = 1.0, weight_decay: float = 0.0,
+            safeguard_warmup: bool = False) -> GradientTransformationExtraArgs:
+    """Prodigy (Mishchenko & Defazio 2023, optax.contrib's ``prodigy``): Adam whose step size
+    ``d`` is estimated from the distance travelled from the initial parameters (starting at
+    ``estim_lr0``, never decreasing); ``learning_rate`` multiplies it (1 by default).
+
+    >>> import numpy as np
+    >>> tx = prodigy()
+    >>> p = np.array([1.0, -1.0]); s = tx.init(p)
+    >>> for _ in range(3):
+    ...     u, s = tx.update(2 * p, s, p); p = p + u
+    >>> float(s.estim_lr), np.round(p, 6)     # d grows once the distance outweighs eps
+    (1e-06, array([ 0.999997, -0.999997]))
+    """
+    beta1, beta2 = betas
+    if beta3 is None:
+        beta3 = beta2 ** 0.5
+
+    def init(params: Any) -> ProdigyState:
+        leaf = _lowest_dtype_leaf(params)
+        zeros = _tmap(fnp.zeros_like, params)
+        return ProdigyState(zeros, zeros, zeros, params, _scalar(leaf, estim_lr0),
+                            _scalar(leaf, 0.0), _scalar(leaf, 0, np.int32))
+
+    def update(updates: Any, state: ProdigyState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, ProdigyState]:
+        del extra_args
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        count_inc = safe_increment(state.count)
+        sched = learning_rate(state.count) if callable(learning_rate) else learning_rate
+        estim_lr = state.estim_lr
+        t = fnp.asarray(count_inc).astype(estim_lr.dtype)
+        bc = (1 - beta2 ** t) ** 0.5 / (1 - beta1 ** t)
+        dlr = fnp.asarray(estim_lr * sched * bc).astype(estim_lr.dtype)
+        dg = _tmap(lambda g: estim_lr * g, updates)
+        param_diff = _tmap(lambda p0, p: p0 - p, state.params0, params)
+        numerator_acum = _tree_vdot(updates, param_diff)
+        exp_avg = _tmap(lambda m, d: beta1 * m + (1 - beta1) * d, state.exp_avg, dg)
+        exp_avg_sq = _tmap(lambda v, d: beta2 * v + (1 - beta2) * d * d, state.exp_avg_sq, dg)
+        scale_g = estim_lr if safeguard_warmup else dlr
+        grad_sum = _tmap(lambda sk, d: beta3 * sk + scale_g * d / estim_lr0, state.grad_sum, dg)
+        numerator_weighted = (beta3 * state.numerator_weighted
+                              + estim_lr / estim_lr0 * dlr * numerator_acum)
+        denominator = None
+        for x in tree_util.tree_leaves(grad_sum):
+            s = fnp.sum(fnp.abs(x))
+            denominator = s if denominator is None else denominator + s
+        lr_estimate = estim_lr_coef * numerator_weighted / denominator
+        new_estim_lr = fnp.maximum(estim_lr, lr_estimate)
+        p_update = _tmap(
+            lambda m, v, p: -weight_decay * dlr * p - dlr * m / (fnp.sqrt(v) + new_estim_lr * eps),
+            exp_avg, exp_avg_sq, params)
+        return p_update, ProdigyState(
+            exp_avg, exp_avg_sq, grad_sum, state.params0,
+            fnp.asarray(new_estim_lr).astype(estim_lr.dtype),
+            fnp.asarray(numerator_weighted).astype(estim_lr.dtype), count_inc)
+
+    return GradientTransformationExtraArgs(init, update)
