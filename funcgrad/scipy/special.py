@@ -61,7 +61,8 @@ __all__ = [
     "gdtr", "gdtrc", "bdtr", "bdtrc", "bdtri", "nbdtr", "nbdtrc", "nbdtri", "fdtr", "fdtrc",
     "fdtri", "binom", "rel_entr", "kl_div",
     "betainc", "betaincinv", "zeta", "exp1", "expi", "expn", "erfcx", "factorial", "comb", "poch", "boxcox",
-    "boxcox1p", "spence", "bernoulli", "bessel_jn", "dawsn", "owens_t", "sici", "fresnel",
+    "boxcox1p", "inv_boxcox", "inv_boxcox1p", "exprel", "spence", "bernoulli", "bessel_jn",
+    "dawsn", "owens_t", "sici", "fresnel",
     "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
     "exp2", "exp10", "expm1", "log1p", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e",
     "ellipk", "ellipkm1", "ellipe", "lambertw",
@@ -2817,6 +2818,71 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
     """
     x, lmbda = _floats("boxcox1p", x, lmbda)
     return _boxcox_of_log(_quiet.log1p(x), lmbda)
+
+def exprel(x: Any) -> Any:
+    """Relative error exponential ``(exp(x) - 1) / x`` (1 at 0, accurate near it), as
+    ``scipy.special.exprel`` (``inf`` once ``expm1(x)`` overflows, 0 at ``-inf``).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import exprel
+        >>> exprel(np.array([0.0, 1e-20, 1.0]))
+        array([1.        , 1.        , 1.71828183])
+    """
+    (x,) = _floats("exprel", x)
+    x = _fnpm.asarray(x)
+    lim = math.log(float(numpy.finfo(get_aval(x).dtype).max))
+    over = x > lim
+    fin = _fnpm.isfinite(x)
+    val = _exprel(_fnpm.where(over | ~fin, 1.0, x))
+    val = _fnpm.where(x == -_fnpm.inf, 0.0, val)
+    return _fnpm.where(over, _fnpm.inf, _fnpm.where(fin | (x == -_fnpm.inf), val, x))
+
+
+def _log1p_rel(u: Any) -> Any:
+    """``log1p(u) / u`` (1 at 0), smooth through 0; ``inf`` at ``u = -1``, nan below."""
+    small = _fnpm.abs(u) < 1e-3
+    us = _fnpm.where(small, 1.0, u)
+    series = 1.0 + u * (-1 / 2 + u * (1 / 3 + u * (-1 / 4 + u * (1 / 5 - u / 6))))
+    return _fnpm.where(small, series, _quiet.div(_quiet.log1p(us), us))
+
+
+def _inv_boxcox_log(y: Any, lmbda: Any) -> Any:
+    # log of the inverse: log1p(lmbda y) / lmbda = y log1p(u)/u, u = lmbda y: continuous in
+    # lmbda through 0 (where it is y). Infinite y: the plain formula's value, as SciPy's.
+    yf = _fnpm.where(_fnpm.isinf(y), 1.0, y)
+    out = yf * _log1p_rel(lmbda * yf)
+    ls = _fnpm.where(lmbda == 0, 1.0, lmbda)
+    plain = _quiet.div(_quiet.log1p(ls * y), ls)
+    return _fnpm.where(_fnpm.isinf(y), _fnpm.where(lmbda == 0, y, plain), out)
+
+
+def inv_boxcox(y: Any, lmbda: Any) -> Any:
+    """Inverse of :func:`boxcox`: ``(1 + lmbda y)**(1/lmbda)``, ``exp(y)`` at ``lmbda == 0``
+    (continuous and differentiable through it), as ``scipy.special.inv_boxcox``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import inv_boxcox
+        >>> inv_boxcox(np.array([0.0, 2.0]), 0.5)
+        array([1., 4.])
+    """
+    y, lmbda = _floats("inv_boxcox", y, lmbda)
+    return _fnpm.exp(_inv_boxcox_log(y, lmbda))
+
+
+def inv_boxcox1p(y: Any, lmbda: Any) -> Any:
+    """Inverse of :func:`boxcox1p`: ``(1 + lmbda y)**(1/lmbda) - 1``, ``expm1(y)`` at
+    ``lmbda == 0``, accurate for small ``y``, as ``scipy.special.inv_boxcox1p``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import inv_boxcox1p
+        >>> inv_boxcox1p(np.array([0.0, 2.0]), 0.5)
+        array([0., 3.])
+    """
+    y, lmbda = _floats("inv_boxcox1p", y, lmbda)
+    return _fnpm.expm1(_inv_boxcox_log(y, lmbda))
 
 
 _SPENCE_A = (4.65128586073990045278e-5, 7.31589045238094711071e-3, 1.33847639578309018650e-1,

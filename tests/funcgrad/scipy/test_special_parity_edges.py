@@ -98,3 +98,19 @@ def test_i0_i1_past_exp_overflow_quietly():
     assert_allclose(_quiet(fsp.i1, x), np.array([
         1.5285003902339006e+302, 6.700424559186402e+307, INF, INF, NAN, NAN,
         -3.3429778585097626e+306]), rtol=1e-13)
+
+
+def test_inv_boxcox_and_exprel():
+    y = [1.0, 2.0, -3.0, 0.5, 1e-20, 2.0]
+    lm = [0.0, 0.5, 0.5, -2.0, 1e-10, 1e-10]
+    assert_allclose(_quiet(fsp.inv_boxcox, y, lm), np.array(
+        [np.e, 4.0, NAN, INF, 1.0, 7.389056097452839]), rtol=1e-14)
+    assert_allclose(_quiet(fsp.inv_boxcox1p, y, lm), np.array(
+        [np.e - 1.0, 3.0, NAN, INF, 1e-20, 6.389056097452839]), rtol=1e-14)
+    # Smooth through lmbda = 0: d/dlmbda inv_boxcox(1, lmbda) there is -e/2.
+    g = funcgrad.grad(fsp.inv_boxcox, argnums=1)(1.0, 0.0)
+    assert abs(float(g) + 0.5 * np.e) < 1e-14
+    x = [0.0, 1e-20, -1e-5, 1.0, 709.0, 710.0, -800.0, -INF]
+    assert_allclose(_quiet(fsp.exprel, x), np.array(
+        [1.0, 1.0, 0.9999950000166665, np.e - 1.0, 1.159154790064171e+305, INF, 1.25e-3, 0.0]),
+        rtol=1e-14)
