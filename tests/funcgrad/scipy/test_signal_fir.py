@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import assert_allclose
+from helpers import assert_allclose, dev
 
 import funcgrad.scipy.signal as fsg
 
@@ -55,3 +55,14 @@ def test_spectrogram_matches_scipy():
     for got, want in zip(fsg.spectrogram(x2, nperseg=40, axis=0, mode="phase"),
                          sg.spectrogram(x2, nperseg=40, axis=0, mode="phase")):
         assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+
+
+def test_decimate_matches_scipy():
+    x = np.random.default_rng(2).normal(size=(3, 150))
+    for q in (2, 5):
+        for kw in ({}, {"zero_phase": False}, {"n": 4},
+                   {"ftype": "fir", "zero_phase": False}):
+            assert_allclose(fsg.decimate(dev(x), q, axis=1, **kw), sg.decimate(x, q, axis=1, **kw),
+                            rtol=1e-8, atol=1e-11)
+    with pytest.raises(ValueError, match="resample_poly"):
+        fsg.decimate(x, 2, ftype="fir")
