@@ -1,5 +1,6 @@
 """optax.contrib's Schedule-Free wrappers (``schedule_free``, ``schedule_free_sgd``,
-``schedule_free_adamw``, ``schedule_free_eval_params``) and Prodigy (``prodigy``), with optax
+``schedule_free_adamw``, ``schedule_free_eval_params``), Prodigy (``prodigy``), D-Adaptation
+AdamW (``dadapt_adamw``) and COCOB (``cocob``, ``scale_by_cocob``), with optax
 0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
 
 >>> import numpy as np
@@ -36,7 +37,8 @@ from funcgrad_nn.optim._transform import (
 from funcgrad_nn.optim._transform_more import safe_increment
 
 __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_free_adamw",
-           "schedule_free_eval_params", "ProdigyState", "prodigy"]
+           "schedule_free_eval_params", "ProdigyState", "prodigy", "DAdaptAdamWState",
+           "dadapt_adamw", "COCOBState", "scale_by_cocob", "cocob"]
 
 
 def _lowest_dtype_leaf(params: Any) -> Any:
@@ -269,3 +271,134 @@ def prodigy(learning_rate: ScalarOrSchedule = 1.0, betas: tuple[float, float] = 
             fnp.asarray(numerator_weighted).astype(estim_lr.dtype), count_inc)
 
     return GradientTransformationExtraArgs(init, update)
+
+
+class DAdaptAdamWState(NamedTuple):
+    """D-Adaptation AdamW's moments, the weighted gradient sum, the estimated learning rate
+    ``d``, the weighted numerator and the step count."""
+
+    exp_avg: Any
+    exp_avg_sq: Any
+    grad_sum: Any
+    estim_lr: Any
+    numerator_weighted: Any
+    count: Any
+
+
+def dadapt_adamw(learning_rate: ScalarOrSchedule = 1.0,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 estim_lr0: float = 1e-6,
+                 weight_decay: float = 0.0) -> GradientTransformationExtraArgs:
+    """D-Adaptation AdamW (Defazio & Mishchenko 2023, optax.contrib's ``dadapt_adamw``):
+    AdamW whose step size ``d`` is estimated from the weighted gradient sums (starting at
+    ``estim_lr0``, never decreasing); ``learning_rate`` multiplies it.
+
+    >>> import numpy as np
+    >>> tx = dadapt_adamw()
+    >>> p = np.array([1.0, -1.0]); s = tx.init(p)
+    >>> for _ in range(3):
+    ...     u, s = tx.update(2 * p, s, p); p = p + u
+    >>> np.round(p, 8)
+    array([ 0.99999541, -0.99999541])
+    """
+    beta1, beta2 = betas
+    sb2 = beta2 ** 0.5
+
+    def init(params: Any) -> DAdaptAdamWState:
+        leaf = _lowest_dtype_leaf(params)
+        zeros = _tmap(fnp.zeros_like, params)
+        return DAdaptAdamWState(zeros, zeros, zeros, _scalar(leaf, estim_lr0),
+                                _scalar(leaf, 0.0), _scalar(leaf, 0, np.int32))
+
+    def update(updates: Any, state: DAdaptAdamWState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, DAdaptAdamWState]:
+        del extra_args
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        sched = learning_rate(state.count) if callable(learning_rate) else learning_rate
+        count_inc = safe_increment(state.count)
+        t = fnp.asarray(count_inc).astype(state.estim_lr.dtype)
+        bc = (1 - beta2 ** t) ** 0.5 / (1 - beta1 ** t)
+        dlr = fnp.asarray(state.estim_lr * sched * bc).astype(state.numerator_weighted.dtype)
+        s_weighted = _tmap(lambda sk, v: sk / (fnp.sqrt(v) + eps), state.grad_sum,
+                           state.exp_avg_sq)
+        numerator_acum = _tree_vdot(updates, s_weighted)
+        exp_avg = _tmap(lambda m, g: beta1 * m + (1 - beta1) * dlr * g, state.exp_avg, updates)
+        exp_avg_sq = _tmap(lambda v, g: beta2 * v + (1 - beta2) * g * g, state.exp_avg_sq,
+                           updates)
+        grad_sum = _tmap(lambda sk, g: sb2 * sk + (1 - sb2) * dlr * g, state.grad_sum, updates)
+        l1 = None
+        for x in tree_util.tree_leaves(grad_sum):
+            s = fnp.sum(fnp.abs(x))
+            l1 = s if l1 is None else l1 + s
+        numerator_weighted = sb2 * state.numerator_weighted + (1 - sb2) * dlr * numerator_acum
+        estim_lr = fnp.maximum(state.estim_lr, numerator_weighted / ((1 - sb2) * l1))
+        p_update = _tmap(lambda m, v, p: -weight_decay * dlr * p - m / (fnp.sqrt(v) + eps),
+                         exp_avg, exp_avg_sq, params)
+        dt = state.estim_lr.dtype
+        return p_update, DAdaptAdamWState(
+            exp_avg, exp_avg_sq, grad_sum, fnp.asarray(estim_lr).astype(dt),
+            fnp.asarray(numerator_weighted).astype(dt), count_inc)
+
+    return GradientTransformationExtraArgs(init, update)
+
+
+class COCOBState(NamedTuple):
+    """COCOB's initial parameters, the negated gradient sum, the largest gradient seen, the
+    sum of absolute gradients and the reward, per leaf."""
+
+    init_particles: Any
+    cumulative_gradients: Any
+    scale: Any
+    subgradients: Any
+    reward: Any
+
+
+def scale_by_cocob(alpha: float = 100.0, eps: float = 1e-8) -> GradientTransformation:
+    """COCOB-Backprop's step (Orabona & Tommasi 2017, optax.contrib's ``scale_by_cocob``):
+    coin betting from the initial parameters, no learning rate.
+
+    >>> import numpy as np
+    >>> tx = scale_by_cocob()
+    >>> p = np.array([1.0]); u, s = tx.update(np.array([2.0]), tx.init(p), p)
+    >>> u
+    array([-0.01])
+    """
+
+    def init(params: Any) -> COCOBState:
+        zeros = _tmap(fnp.zeros_like, params)
+        return COCOBState(params, zeros, _tmap(lambda x: fnp.full_like(x, eps), params), zeros,
+                          zeros)
+
+    def update(updates: Any, state: COCOBState, params: Any = None) -> tuple[Any, COCOBState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        p0 = state.init_particles
+        scale = _tmap(lambda big_l, c: fnp.maximum(big_l, fnp.abs(c)), state.scale, updates)
+        subgradients = _tmap(lambda big_g, c: big_g + fnp.abs(c), state.subgradients, updates)
+        reward = _tmap(lambda r, c, p, q: fnp.maximum(r - c * (p - q), 0), state.reward,
+                       updates, params, p0)
+        cumulative = _tmap(lambda big_c, c: big_c - c, state.cumulative_gradients, updates)
+        new_updates = _tmap(
+            lambda p, q, big_c, big_l, big_g, r:
+                -p + (q + big_c / (big_l * fnp.maximum(big_g + big_l, alpha * big_l)) * (big_l + r)),
+            params, p0, cumulative, scale, subgradients, reward)
+        return new_updates, COCOBState(p0, cumulative, scale, subgradients, reward)
+
+    return GradientTransformation(init, update)
+
+
+def cocob(learning_rate: ScalarOrSchedule = 1.0, alpha: float = 100.0, eps: float = 1e-8,
+          weight_decay: float = 0.0, mask: Any = None) -> GradientTransformationExtraArgs:
+    """COCOB (optax.contrib's ``cocob``): decoupled ``weight_decay``, the gradient times
+    ``learning_rate`` (no sign flip), then :func:`scale_by_cocob`.
+
+    >>> import numpy as np
+    >>> tx = cocob()
+    >>> p = np.array([1.0]); u, s = tx.update(np.array([2.0]), tx.init(p), p)
+    >>> u
+    array([-0.01])
+    """
+    return chain(add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate, flip_sign=False),
+                 scale_by_cocob(alpha, eps))
