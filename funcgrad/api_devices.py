@@ -23,6 +23,7 @@ import numpy
 from funcgrad import backend, config, sharding, tree_util
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
+from funcgrad.ops import elementwise as _ew
 
 __all__ = [
     "device_put", "device_get", "block_until_ready", "copy_to_host_async", "effects_barrier",
@@ -121,7 +122,9 @@ def _check_transfer(src: str | None, dst: str | None) -> None:
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: bool | None = None) -> Any:
     """Copy an array, or every array of a pytree, to ``device`` ("cpu", "gpu" or "strict";
-    the default device when None). Traced values stay where they are.
+    the default device when None). Traced values (under ``jit``, ``vmap``, ``grad``) move
+    too, as an operation of the program (JAX's ``device_put`` primitive), unless no device
+    is named.
 
     As in JAX, ``device`` may also be a :class:`~funcgrad.sharding.Sharding` (or a
     :class:`~funcgrad.sharding.PartitionSpec` over the current mesh), or a pytree prefix of
@@ -163,6 +166,13 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 
 
 def _put(v: Any, device: str | None) -> Any:
+    if isinstance(v, Tracer):
+        if device is None:
+            return v  # no device named: a traced value stays where it is (as under JAX's jit)
+        # Under jit/vmap/grad the move is an operation of the program (JAX's device_put
+        # primitive): the result lives on `device`, and its cotangent goes back.
+        device = backend.canonical_device(device)
+        return v if v.aval.device == device else _ew.device_put(v, device)
     if not isinstance(v, Tracer):
         try:
             get_aval(v)  # as JAX's: a string, bytes or an object array is no array

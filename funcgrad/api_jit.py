@@ -46,7 +46,7 @@ from funcgrad import sharding as _sharding
 from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache, WeakLRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
-from funcgrad.backend import is_array, xp_for
+from funcgrad.backend import is_array
 from funcgrad.core import (
     Tracer,
     _scalars_to_arrays,
@@ -335,7 +335,7 @@ class _Entry:
         run: Any = exe
         arrays = [x for x in (*leaves, *exe.jaxpr.consts) if is_array(x)]
         if arrays:
-            xp = xp_for(*leaves, *arrays[:1])
+            xp = _compile.call_module(*leaves, *arrays[:1])
             run = functools.partial(exe.fn if exe.donated is None else exe.call_donating, xp)
             if xp is not numpy and any(isinstance(x, numpy.generic) for x in leaves):
                 on_device = run

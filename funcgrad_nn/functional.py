@@ -620,6 +620,11 @@ def _key_parts(key: Any, like: Any) -> tuple[Any, Any]:
     if shape != (2,) or dt is None or numpy.dtype(dt) != numpy.uint32:
         raise TypeError(f"dropout: key must be an int seed or a uint32 array of shape (2,), "
                         f"got {type(key).__name__} shape {shape} dtype {dt}")
+    # The key (a module's, on the host) goes where the data lives, traced or not: under jit
+    # its words would otherwise meet the data's device in the hash.
+    dev = like.aval.device if is_tracer(like) else device_of(like)
+    if dev is not None:
+        key = funcgrad.device_put(key, dev)
     return key[0], key[1]
 
 

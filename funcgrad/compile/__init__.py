@@ -20,6 +20,7 @@ from funcgrad._gc import paused_gc
 from funcgrad.compile.codegen import (
     REUSE_MIN_SIZE,
     Executable,
+    call_module,
     compile_by_structure,
     compile_executable,
     device_scalars,
@@ -43,6 +44,7 @@ __all__ = [
     "optimize_jaxpr",
     "generate_code",
     "Executable",
+    "call_module",
     "device_scalars",
     "Emission",
     "Context",

@@ -53,6 +53,7 @@ import numpy
 
 from funcgrad._cache import LRUCache, weak_lru_cache
 from funcgrad.backend import (
+    device_of,
     get_default_device,
     is_array,
     may_share_memory,
@@ -67,7 +68,7 @@ from funcgrad.compile.emit import IMMUTABLE, Context, Scratch, emission, typed_l
 from funcgrad.compile.keys import structure_key
 from funcgrad.compile.passes import is_frozen, optimize_jaxpr
 from funcgrad.compile.rules import Emission, broadcasting_primitives, emitters, roles
-from funcgrad.errors import SourceInfo, generated_code
+from funcgrad.errors import DeviceMismatchError, SourceInfo, generated_code
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, effectful_primitives
 
 __all__ = [
@@ -475,7 +476,16 @@ def generate_code(
     elementwise chains over big arrays (:mod:`funcgrad.compile.fusion`).
     """
     jaxpr = closed.jaxpr
+    # A program whose values live on more than one device (a traced device_put): the one
+    # array module `xp` of the generated function cannot compute them all, so every equation
+    # calls its impl, which takes its module from its operands, and nothing is fused.
+    devices = {v.aval.device for v in (*jaxpr.invars, *jaxpr.constvars)} | {
+        v.aval.device for eqn in jaxpr.eqns for v in eqn.outvars}
+    per_operand = len(devices - {None}) > 1
+    if per_operand:
+        fusion = None
     ctx = Context(fusion, _compile_sub)
+    ctx.per_operand_modules = per_operand
     eqns = elide_broadcasts(diag_products(jaxpr.eqns, dict(zip(jaxpr.constvars, closed.consts))),
                             jaxpr.outvars)
     # What these rewrites leave unread goes (an optimised jaxpr has no other dead code).
@@ -823,7 +833,7 @@ class Executable:
         if self.donated is not None:
             return self._call_donating(args)
         if args:
-            xp = xp_for(*args, *self._xp_hint)
+            xp = call_module(*args, *self._xp_hint)
             if xp is not numpy:
                 args = device_scalars(xp, args)
             return self.fn(xp, *args)
@@ -831,7 +841,7 @@ class Executable:
         return self.fn(xp_for(*hint) if hint else xp_for_device(get_default_device()))
 
     def _call_donating(self, args: Sequence[Any]) -> list[Any]:
-        xp = xp_for(*args, *self._xp_hint) if args else xp_for_device(get_default_device())
+        xp = call_module(*args, *self._xp_hint) if args else xp_for_device(get_default_device())
         return self.call_donating(xp, *args)
 
     def call_donating(self, xp: Any, *args: Any) -> list[Any]:
@@ -845,6 +855,23 @@ class Executable:
         if fn is None:
             fn = self._variants[eff] = self._build(eff)[1]
         return fn(xp, *args)
+
+
+def call_module(*values: Any) -> Any:
+    """The array module a compiled function is called with for these arguments: theirs
+    (``xp_for``), or, for arguments on several devices (which tracing allowed only for a
+    program moving values with ``device_put``, whose equations each call their impl on their
+    own operands' module), the first array's.
+
+    Example:
+        >>> call_module(numpy.ones(2)).__name__
+        'numpy'
+    """
+    try:
+        return xp_for(*values)
+    except DeviceMismatchError:
+        first = next(v for v in values if is_array(v))
+        return xp_for_device(device_of(first))
 
 
 def device_scalars(xp: Any, args: Sequence[Any]) -> Sequence[Any]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import config as _config
 from funcgrad.backend import may_share_memory
 from funcgrad.compile.rules import (
     Emission,
@@ -61,6 +62,8 @@ class Context:
         self._counts: dict[str, int] = {}
         self.preamble: list[str] = []
         self.fusion = fusion
+        #: every equation calls its impl (a program over several devices: codegen)
+        self.per_operand_modules = False
 
     def count(self, kind: str) -> int:
         """0, 1, 2, ... on successive calls with the same ``kind`` (unique helper names)."""
@@ -219,6 +222,30 @@ def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     return Emission(call if eqn.prim.multiple_results else f"{call}[0]")
 
 
+def _run_on(device: str, impl: Callable[..., list[Any]], *args: Any) -> list[Any]:
+    token = _config.default_device.set(device)
+    try:
+        return impl(*args)
+    finally:
+        _config.default_device.reset(token)
+
+
+def _on_its_device(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
+    """A call of ``eqn``'s impl, in a program over several devices: with the device its
+    result lives on as the default, so operands without one (NumPy scalars, Python
+    numbers) compute there, not on the process's default device."""
+    device = eqn.outvars[0].aval.device if eqn.outvars else None
+    if device is None:
+        return _fallback(ctx, eqn, args)
+    impl = eqn.prim.impl
+    if impl is None:
+        raise eqn.prim.missing_impl_error()
+    fn = functools.partial(impl, **eqn.params) if eqn.params else impl
+    name = ctx.bind(functools.partial(_run_on, device, fn), "p")
+    call = f"{name}({', '.join(args)})"
+    return Emission(call if eqn.prim.multiple_results else f"{call}[0]")
+
+
 def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
     """``a * b`` instead of ``xp.multiply(a, b)`` on float scalars: a ufunc call on scalars
     costs ~1 us, NumPy's scalar arithmetic a tenth (the same IEEE operation, the same NEP 50
@@ -281,6 +308,8 @@ def emission(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
         em0 = _scalar_operator(eqn, args)
     if em0 is not None:
         return em0
+    if ctx.per_operand_modules:
+        return _on_its_device(ctx, eqn, args)
     em = emitters.get(prim)
     out = em(ctx, eqn, args) if em is not None else _array_call_emitter(ctx, eqn, args)
     return out if out is not None else _fallback(ctx, eqn, args)

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import numpy
 
 import funcgrad.ops.shape as _shape
+from funcgrad import backend as _backend
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
 from funcgrad.backend import get_default_device, scalar_array, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
@@ -1251,6 +1252,42 @@ deflinear(copy_p)
 deftranspose(copy_p, lambda ct, x: [ct])
 _vectorized_batch(copy_p)
 _rules.emitters[copy_p] = lambda ctx, eqn, args: Emission(f"xp.array({args[0]}, copy=True)")
+
+
+# -- device_put: a traced value moved to another device (JAX's device_put primitive) -------
+
+def _device_put_impl(x: Any, *, device: str) -> list[Any]:
+    return [_backend.device_put(x, device)]
+
+
+def _device_put_abstract(a: ShapedArray, *, device: str) -> list[ShapedArray]:
+    return [a.update(device=device)]
+
+
+device_put_p = make_primitive("device_put", _device_put_impl, _device_put_abstract)
+
+
+def device_put(x: Any, device: str) -> Any:
+    """``x`` on ``device`` (a canonical device name), traced values included: under ``jit``
+    or ``vmap`` the move is an operation of the program, as JAX's ``device_put`` primitive
+    (``funcgrad.device_put`` is the public, pytree-taking front end).
+
+    Example:
+        >>> type(device_put(numpy.ones(2), "strict")).__name__
+        'StrictArray'
+    """
+    return bind1(device_put_p, x, device=device)
+
+
+def _device_put_transpose(ct: Any, x: Any, *, device: str) -> list[Any]:
+    # The cotangent goes back where the operand lived (JAX's transpose of device_put).
+    src = x.aval.device or get_default_device()
+    return [ct if src == device else device_put(ct, src)]
+
+
+deflinear(device_put_p)
+deftranspose(device_put_p, _device_put_transpose)
+_vectorized_batch(device_put_p)
 
 # =============================================================================================
 # Binary arithmetic beyond add/sub/mul/div

@@ -166,3 +166,30 @@ def test_device_put_refuses_what_is_not_an_array_as_jax() -> None:
             funcgrad.device_put(bad)
     out = funcgrad.device_put({"w": np.ones(2), "n": 3, "none": None})
     assert out["none"] is None and int(funcgrad.to_numpy(out["n"])) == 3
+
+
+def test_device_put_moves_traced_values_under_vmap_jit_and_grad():
+    # As JAX's device_put primitive: inside vmap/jit the value moves (the result lives on the
+    # named device) and the cotangent goes back to the operand's device
+    device_of = backend.device_of
+
+    x = funcgrad.device_put(np.arange(3.0), "strict")
+    seen = []
+
+    def to_host(a):
+        y = funcgrad.device_put(a, "cpu")
+        seen.append(y.aval.device)
+        return y * 2.0
+
+    for transform in (funcgrad.vmap, funcgrad.jit):
+        out = transform(to_host)(x)
+        assert device_of(out) == "cpu" and out.tolist() == [0.0, 2.0, 4.0]
+    assert seen == ["cpu", "cpu"]
+    out = funcgrad.jit(lambda a: funcgrad.device_put(a, "strict") + 1.0)(np.arange(2.0))
+    assert device_of(out) == "strict" and funcgrad.device_get(out).tolist() == [1.0, 2.0]
+    for g in (funcgrad.grad(lambda a: (funcgrad.device_put(a, "cpu") ** 2).sum()),
+              funcgrad.jit(funcgrad.grad(lambda a: (funcgrad.device_put(a, "cpu") ** 2).sum()))):
+        ct = g(x)
+        assert device_of(ct) == "strict" and funcgrad.device_get(ct).tolist() == [0.0, 2.0, 4.0]
+    # no device named: a traced value stays where it is
+    assert funcgrad.jit(lambda a: funcgrad.device_put(a))(x).tolist() == [0.0, 1.0, 2.0]

@@ -584,6 +584,17 @@ def test_vmap_different_with_a_dropout_left_on_the_host_and_data_on_the_device()
     assert set(np.unique(rows)) <= {0.0, 2.0} and not np.array_equal(rows[0], rows[1])
 
 
+def test_jit_of_a_dropout_with_its_key_on_the_host_and_data_on_the_device():
+    # torch: a plain Dropout under torch.compile works with data on any device; the module's
+    # key (made on the host) moves to the data inside the trace (it raised a device mismatch
+    # in random_uniform under nn.jit in the strict pass)
+    drop = nn.Dropout(0.5).to("cpu")
+    x = dev(np.ones((4, 64), np.float32))
+    out = nn.jit(lambda m, a: m(a))(drop, x)
+    assert funcgrad.backend.device_of(out) == funcgrad.backend.device_of(x)
+    assert set(np.unique(host(out))) == {0.0, 2.0}
+
+
 def test_jvp_and_linearize_give_an_integer_output_a_zero_tangent_of_its_dtype():
     # torch 2.13: func.jvp / func.linearize's jvp_fn give (a > 1).long() the tangent
     # tensor([0, 0]) (int64); funcgrad's tangent there is a float0 marker
