@@ -52,7 +52,7 @@ from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
-__all__ = ["BadInputError", "Buffer", "BufferUpdateLostWarning", "Module", "Parameter", "ParameterIterator", "bad_input",
+__all__ = ["BadInputError", "Buffer", "BufferUpdateLostWarning", "MetaArray", "Module", "Parameter", "ParameterIterator", "bad_input",
            "collect_buffer_updates", "is_array", "is_parameter_array", "module_path"]
 
 # The modules whose forward is running, outermost first: lets a layer name its place in the
@@ -103,6 +103,46 @@ _PLACEHOLDER_VIEW: list[Callable[[Any, str, Any, str], Any]] = []
 #: where and in what dtype the first call creates the real arrays follows those calls.
 _PLACEHOLDERS: dict[str, weakref.WeakValueDictionary[int, Any]] = {
     "parameter": weakref.WeakValueDictionary(), "buffer": weakref.WeakValueDictionary()}
+
+
+class MetaArray(numpy.ndarray):
+    """A parameter or buffer on PyTorch's ``"meta"`` device (``module.to("meta")``): shape
+    and dtype only, no data (a read-only view of one zero, every stride 0). A module holding
+    one is a template: ``functional_call`` runs it with real arrays (the torch.func
+    model-ensembling recipe); calling it directly, or computing with the array, raises
+    PyTorch's ``RuntimeError``; ``to_empty(device=...)`` gives it real (uninitialised)
+    arrays.
+
+    >>> import funcgrad_nn as nn
+    >>> w = nn.Linear(2, 3).to("meta").weight
+    >>> w
+    MetaArray(..., device='meta', shape=(3, 2), dtype=float32)
+    >>> w.device, w.nbytes == 24
+    ('meta', True)
+    """
+
+    device = "meta"  # (numpy's array-API attribute says "cpu")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"Tensor on device meta is not on the expected device cpu! "
+                           f"({ufunc.__name__} of a MetaArray: it has no data)")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise RuntimeError(f"Tensor on device meta is not on the expected device cpu! "
+                           f"({func.__name__} of a MetaArray: it has no data)")
+
+    def __repr__(self) -> str:
+        return f"MetaArray(..., device='meta', shape={self.shape}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+
+def meta_array(shape: tuple[int, ...], dtype: Any) -> MetaArray:
+    """A :class:`MetaArray` of ``shape`` and ``dtype`` (no memory beyond one element)."""
+    one = numpy.zeros((), numpy.dtype(dtype))
+    view = numpy.lib.stride_tricks.as_strided(one, tuple(shape), (0,) * len(shape),
+                                              writeable=False)
+    return view.view(MetaArray)
 
 
 def mark_uninitialized(x: Any, kind: str) -> Any:
@@ -577,6 +617,8 @@ class Module:
 
     def _call_eager(self, args: tuple, kwargs: dict) -> Any:
         """The call itself (hooks and ``forward``), not compiled."""
+        if "_meta" in self.__dict__:
+            self._check_not_meta()
         token = _CALL_STACK.set(_CALL_STACK.get() + (self,))
         try:
             if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
@@ -616,6 +658,18 @@ class Module:
             self.__dict__.pop("_compiled", None)
         else:
             self.__dict__["_compiled"] = {}  # the compiled calls, by static signature
+
+    def _check_not_meta(self) -> None:
+        # A module moved to "meta" runs only with real arrays put in (functional_call)
+        for kind, table in (("parameter", self._parameters), ("buffer", self._buffers)):
+            for k, v in table.items():
+                if isinstance(v, MetaArray):
+                    raise RuntimeError(
+                        f"Tensor on device meta is not on the expected device cpu! "
+                        f"({type(self).__name__}'s {kind} {k!r} is on the meta device: it "
+                        "has shape and dtype only. Run the module with real arrays through "
+                        "funcgrad_nn.func.functional_call, or give it arrays with "
+                        "to_empty(device=...) and load_state_dict)")
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         for hook in list(self._forward_pre_hooks.values()):
@@ -1416,11 +1470,27 @@ class Module:
         if dtype is not None and numpy.dtype(dtype).kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={numpy.dtype(dtype)}")
-        if device is not None:
-            self._apply_arrays(lambda v: funcgrad.device_put(v, device))
+        if device == "meta":
+            # PyTorch's meta device: shapes and dtypes only (a template for functional_call)
+            self._apply_arrays(lambda v: v if isinstance(v, MetaArray) else
+                               meta_array(v.shape, v.dtype))
+            for m in self.modules():
+                m.__dict__["_meta"] = True
+        elif device is not None:
+            def move(v: Any) -> Any:
+                if isinstance(v, MetaArray):
+                    raise RuntimeError(
+                        "Cannot copy out of meta tensor; no data! Please use "
+                        "funcgrad_nn.Module.to_empty() instead of to() when moving a module "
+                        "from meta to a different device.")
+                return funcgrad.device_put(v, device)
+
+            self._apply_arrays(move)
         if dtype is not None:
             dt = numpy.dtype(dtype)
-            self._apply_arrays(lambda v: v.astype(dt) if v.dtype.kind in "fc" else v)
+            self._apply_arrays(lambda v: v if v.dtype.kind not in "fc" else
+                               meta_array(v.shape, dt) if isinstance(v, MetaArray) else
+                               v.astype(dt))
         return self
 
     def cpu(self) -> Module:

@@ -417,3 +417,34 @@ def test_integer_parameter_cannot_require_grad_as_in_torch():
         nn.Parameter(np.ones(2, np.int64))
     assert not nn.Parameter(np.ones(2, np.int64), requires_grad=False).requires_grad
     assert nn.Parameter(np.ones(2, np.complex64)).requires_grad
+
+
+def test_to_meta_is_a_template_for_functional_call_as_torch():
+    # The torch.func model-ensembling tutorial: base = copy.deepcopy(models[0]).to("meta"),
+    # then vmap of functional_call(base, (params, buffers), x) over stack_module_state.
+    # torch 2.13: the meta weight has device 'meta', size (3, 2), float32; calling the meta
+    # module raises RuntimeError "Tensor on device meta is not on the expected device cpu!";
+    # .to("cpu") raises "Cannot copy out of meta tensor; no data!"
+    import copy
+
+    from funcgrad_nn.func import functional_call, stack_module_state
+
+    models = [nn.Linear(2, 3) for _ in range(3)]
+    base = copy.deepcopy(models[0]).to("meta")
+    w = base.weight
+    assert (w.device, w.shape, w.dtype) == ("meta", (3, 2), np.float32)
+    assert w.nbytes == 24 and w.strides == (0, 0)  # no data behind it
+    x = np.ones((3, 1, 2), np.float32)
+    with pytest.raises(RuntimeError, match="Tensor on device meta is not on the expected"):
+        base(x[0])
+    with pytest.raises(RuntimeError, match="Cannot copy out of meta tensor; no data!"):
+        copy.deepcopy(base).to("cpu")
+    with pytest.raises(RuntimeError, match="device meta"):
+        np.add(w, 1)
+    params, buffers = stack_module_state(models)
+    out = nn.func.vmap(lambda p, b, a: functional_call(base, (p, b), (a,)))(params, buffers, x)
+    want = np.stack([np.asarray(m(x[i])) for i, m in enumerate(models)])
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+    assert base.double().weight.dtype == np.float64 and base.weight.device == "meta"
+    real = base.to_empty(device="cpu")
+    assert real.weight.dtype == np.float64 and real(x[0].astype(np.float64)).shape == (1, 3)
