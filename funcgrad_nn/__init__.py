@@ -137,7 +137,7 @@ from funcgrad_nn.losses import (
 from funcgrad_nn.module import Buffer, BufferUpdateLostWarning, Module, Parameter
 from funcgrad_nn.parallel import DataParallel  # noqa: E402
 from funcgrad_nn.serialization import load, save
-from funcgrad_nn.transforms import checkpoint, grad, jit, value_and_grad, vjp, vmap
+from funcgrad_nn.transforms import checkpoint, compile, grad, jit, value_and_grad, vjp, vmap  # noqa: A004
 
 __all__ = [
     "attention", "autograd", "data", "distributions", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
@@ -151,7 +151,7 @@ __all__ = [
     "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
-    "value_and_grad", "vjp", "vmap", "checkpoint", "register_module_forward_hook", "register_module_forward_pre_hook",
+    "value_and_grad", "vjp", "vmap", "checkpoint", "compile", "register_module_forward_hook", "register_module_forward_pre_hook",
     "Generator",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "Transformer",

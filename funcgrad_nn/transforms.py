@@ -46,7 +46,7 @@ from funcgrad_nn.module import (
     storable_state_value,
 )
 
-__all__ = ["checkpoint", "grad", "jit", "value_and_grad", "vjp", "vmap"]
+__all__ = ["checkpoint", "compile", "grad", "jit", "value_and_grad", "vjp", "vmap"]
 
 
 def _trainable_mask(mod: Module) -> list[bool]:
@@ -597,3 +597,75 @@ def _call_compiled(mod: Module, args: tuple, kwargs: dict) -> Any:
 
 
 _module._COMPILED_CALLER[:] = [_call_compiled]
+
+
+# -- torch.compile --------------------------------------------------------------------------
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001
+            backend: Any = "inductor", mode: str | None = None,
+            options: dict | None = None, disable: bool = False) -> Any:
+    """PyTorch's ``torch.compile``: ``compile(model)`` compiles a module in place
+    (:meth:`Module.compile`) and returns it; ``compile(fn)`` returns ``fn`` compiled with
+    :func:`jit` (modules among its arguments allowed, their buffer updates written back),
+    array arguments (and pytrees of them) traced and other arguments static, one program per
+    static signature, as ``torch.compile`` specialises on Python values. A function that
+    needs concrete values (Python control flow on array contents) warns once and runs
+    eagerly from then on, as PyTorch falls back at a graph break; with ``fullgraph=True``
+    that is an error instead, as PyTorch's. Used bare, or as ``@compile`` /
+    ``@compile(mode=...)``; ``disable=True`` returns ``model`` itself. ``dynamic``,
+    ``backend``, ``mode`` and ``options`` are accepted and have no effect. Unlike PyTorch,
+    a compiled module is the module itself, not an ``OptimizedModule`` wrapper: its
+    ``state_dict()`` keys have no ``_orig_mod.`` prefix (code that strips that prefix from a
+    checkpoint's keys works unchanged).
+
+    >>> import numpy as np, funcgrad.numpy as fnp, funcgrad_nn as nn
+    >>> @nn.compile
+    ... def loss_fn(model, x):
+    ...     return fnp.mean(model(x) ** 2)
+    >>> net = nn.compile(nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)))
+    >>> float(loss_fn(net, np.ones((2, 3), np.float32))) >= 0, int(net[1].num_batches_tracked)
+    (True, 1)
+    """
+    settings = {"fullgraph": fullgraph, "dynamic": dynamic, "backend": backend, "mode": mode,
+                "options": options, "disable": disable}
+    if model is None:
+        return lambda m: compile(m, **settings)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        model.compile(**settings)
+        return model
+    if not callable(model):
+        raise TypeError(f"compile: expected a Module or a callable, got "
+                        f"{type(model).__name__}")
+    table: dict[Any, Any] = {}
+
+    @functools.wraps(model)
+    def compiled(*args: Any, **kwargs: Any) -> Any:
+        if table.get("eager"):
+            return model(*args, **kwargs)
+        static = tuple(i for i, a in enumerate(args)
+                       if not (isinstance(a, Module) or _traced_argument(a)))
+        names = tuple(sorted(k for k, v in kwargs.items()
+                             if not (isinstance(v, Module) or _traced_argument(v))))
+        try:
+            hash(tuple(args[i] for i in static) + tuple(kwargs[k] for k in names))
+        except TypeError:  # an unhashable static value (a list of ints...): this call eagerly
+            return model(*args, **kwargs)
+        fn = table.get((static, names))
+        if fn is None:
+            fn = table[(static, names)] = jit(model, static_argnums=static,
+                                              static_argnames=names)
+        try:
+            return fn(*args, **kwargs)
+        except ConcretizationError as e:
+            if fullgraph:
+                raise
+            table["eager"] = True
+            warnings.warn(f"compile({getattr(model, '__name__', 'fn')}): the function needs "
+                          f"concrete values, so it cannot be compiled ({type(e).__name__}: "
+                          f"{str(e).splitlines()[0]}); it runs eagerly from now on",
+                          stacklevel=2)
+            return model(*args, **kwargs)
+
+    return compiled

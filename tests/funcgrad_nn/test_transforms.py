@@ -530,3 +530,46 @@ def test_a_one_element_loss_is_differentiated_as_loss_backward_does():
         assert_allclose(host(g.weight), np.array([[18.0]], np.float32))
     with pytest.raises(TypeError, match="requires a scalar output"):
         nn.grad(lambda m, x: m(x))(m, x)
+
+
+def test_torch_compile_of_a_function_and_of_a_module():
+    # torch.compile(fn): the results of the eager function; Python values are specialised on
+    # (a new one compiles again), modules among the arguments have their buffer updates
+    # written back; torch.compile(model) compiles the module in place and returns it
+    m, xs, ys = _model(), dev(x), dev(y)
+    ref = _model()
+    expected = [nn.value_and_grad(_loss)(ref, xs, ys)[0] for _ in range(2)]
+
+    @nn.compile
+    def step(model, a, b):
+        return nn.value_and_grad(_loss)(model, a, b)
+
+    got = [step(m, xs, ys)[0] for _ in range(2)]
+    assert_allclose(got, expected, rtol=1e-6)
+    assert int(m[1].num_batches_tracked) == 2
+    assert_allclose(m[1].running_mean, ref[1].running_mean, rtol=1e-6)
+    assert step.__name__ == "step"
+
+    @nn.compile(mode="max-autotune", fullgraph=True, dynamic=False)
+    def repeat(a, n):
+        for _ in range(n):
+            a = a * 2
+        return a
+
+    assert_allclose([repeat(xs, 3), repeat(xs, 1)], [xs * 8, xs * 2])
+    assert nn.compile(m) is m and "_compiled" in m.__dict__
+    assert nn.compile(_loss, disable=True) is _loss
+    with pytest.raises(TypeError, match="a Module or a callable"):
+        nn.compile(3)
+
+
+def test_torch_compile_falls_back_to_eager_at_a_graph_break_unless_fullgraph():
+    def sign_flip(a):
+        return a if float(a.sum()) > 0 else -a  # needs a concrete value
+
+    f = nn.compile(sign_flip)
+    with pytest.warns(UserWarning, match="runs eagerly from now on"):
+        assert_allclose(f(dev(-np.ones(2))), np.ones(2))
+    assert_allclose(f(dev(np.ones(2))), np.ones(2))
+    with pytest.raises(funcgrad.errors.ConcretizationError):
+        nn.compile(sign_flip, fullgraph=True)(dev(np.ones(2)))
