@@ -65,7 +65,7 @@ __all__ = [
     "dawsn", "owens_t", "sici", "fresnel",
     "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
     "exp2", "exp10", "expm1", "log1p", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e",
-    "ellipk", "ellipkm1", "ellipe", "lambertw",
+    "ellipk", "ellipkm1", "ellipe", "lambertw", "rgamma", "cosm1", "zetac",
 ]
 
 _F32 = numpy.dtype(numpy.float32)
@@ -4567,3 +4567,63 @@ def lambertw(z: Any, k: Any = 0, tol: float = 1e-8) -> Any:
                                    get_aval(z).device or get_default_device()))
     z, k_arr = fnp.broadcast_arrays(z.astype(numpy.complex128), k_arr)
     return _lambertw(z, k_arr, float(tol))
+
+
+def rgamma(x: Any) -> Any:
+    """Reciprocal of the gamma function, ``1 / gamma(x)`` (entire: 0 at the poles
+    ``0, -1, -2, ...`` and at ``+-inf``), as ``scipy.special.rgamma``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import rgamma
+        >>> rgamma(np.array([1.0, 5.0, 0.0, -2.0]))
+        array([1.        , 0.04166667, 0.        , 0.        ])
+    """
+    (x,) = _floats("rgamma", x)
+    fnp = _fnp()
+    x = fnp.asarray(x)
+    pole = (x <= 0) & (x == fnp.floor(x)) & (x > -numpy.inf)
+    big = x == numpy.inf
+    xs = fnp.where(pole | big | fnp.isnan(x), 0.5, x)
+    val = gammasgn(xs) * fnp.exp(-gammaln(xs))
+    val = fnp.where(pole | big, 0.0, val)
+    val = fnp.where(x == -numpy.inf, 0.0, val)  # SciPy's 0 at -inf
+    return fnp.where(fnp.isnan(x), numpy.nan, val)
+
+
+def cosm1(x: Any) -> Any:
+    """``cos(x) - 1``, accurate where it is small (``-2 sin(x/2)^2``), as
+    ``scipy.special.cosm1``.
+
+    Example:
+        >>> from funcgrad.scipy.special import cosm1
+        >>> print(f"{float(cosm1(1e-8)):.6e}")
+        -5.000000e-17
+    """
+    (x,) = _floats("cosm1", x)
+    fnp = _fnp()
+    x = fnp.asarray(x)
+    inf = fnp.isinf(x)  # nan there, as SciPy, without sin's invalid-value warning
+    s = fnp.sin(0.5 * fnp.where(inf, 0.0, x))
+    return fnp.where(inf, numpy.nan, -2.0 * s * s)
+
+
+def zetac(x: Any) -> Any:
+    """Riemann zeta function minus 1, ``zeta(x) - 1``, accurate for large ``x`` (where it is
+    ``2^-x + 3^-x + ...``: the Hurwitz ``zeta(x, 2)`` itself), as ``scipy.special.zetac``.
+
+    Example:
+        >>> from funcgrad.scipy.special import zetac
+        >>> print(f"{float(zetac(60.0)):.6e}")
+        8.673617e-19
+    """
+    (x,) = _floats("zetac", x)
+    fnp = _fnp()
+    x = fnp.asarray(x)
+    big = x > 1
+    xb = fnp.where(big, x, 2.0)
+    xs = fnp.where(big, 0.0, x)
+    # SciPy's 0 at +inf (the Hurwitz zeta(inf, 2) is nan); from x = 127, where SciPy's
+    # Cephes returns 0, the value 2^-x + ... is kept (zetac(200) = 6.2e-61).
+    out = fnp.where(big, zeta(xb, _like(xb, 2.0)), zeta(xs) - 1.0)
+    return fnp.where(x == numpy.inf, 0.0, out)

@@ -114,3 +114,19 @@ def test_inv_boxcox_and_exprel():
     assert_allclose(_quiet(fsp.exprel, x), np.array(
         [1.0, 1.0, 0.9999950000166665, np.e - 1.0, 1.159154790064171e+305, INF, 1.25e-3, 0.0]),
         rtol=1e-14)
+
+
+def test_rgamma_cosm1_zetac():
+    assert_allclose(_quiet(fsp.rgamma, [1.0, 5.0, 0.0, -2.0, -2.5, 200.0, INF, -INF, NAN]),
+                    np.array([1.0, 1.0 / 24.0, 0.0, 0.0, 1.0 / -0.9453087204829419, 0.0, 0.0,
+                              0.0, NAN]), rtol=1e-14)
+    assert abs(float(funcgrad.grad(fsp.rgamma)(2.5)) + 0.5289515363393055) < 1e-14
+    assert_allclose(_quiet(fsp.cosm1, [1e-8, 1.0, INF]),
+                    np.array([-5e-17, np.cos(1.0) - 1.0, NAN]), rtol=1e-14)
+    # zetac: 2^-x + 3^-x + ... far out (SciPy's Cephes gives 0 from x = 127), SciPy's values
+    # elsewhere; differentiable (d/dx at 3 is zeta'(3)).
+    assert_allclose(_quiet(fsp.zetac, [60.0, 2.0, 1.0, 0.5, -3.0, 200.0, INF]),
+                    np.array([8.673617380119933e-19, 0.6449340668482264, INF,
+                              -2.4603545088095868, -0.9916666666666667, 6.223015277861142e-61,
+                              0.0]), rtol=1e-13)
+    assert abs(float(funcgrad.grad(fsp.zetac)(3.0)) + 0.19812624288563685) < 1e-14
