@@ -1,6 +1,7 @@
 """optax.contrib's Schedule-Free wrappers (``schedule_free``, ``schedule_free_sgd``,
 ``schedule_free_adamw``, ``schedule_free_eval_params``), Prodigy (``prodigy``), D-Adaptation
-AdamW (``dadapt_adamw``) and COCOB (``cocob``, ``scale_by_cocob``), with optax
+AdamW (``dadapt_adamw``), COCOB (``cocob``, ``scale_by_cocob``), Mechanic (``mechanize``) and
+MADGRAD (``madgrad``, ``scale_by_madgrad``), with optax
 0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
 
 >>> import numpy as np
@@ -38,7 +39,8 @@ from funcgrad_nn.optim._transform_more import safe_increment
 
 __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_free_adamw",
            "schedule_free_eval_params", "ProdigyState", "prodigy", "DAdaptAdamWState",
-           "dadapt_adamw", "COCOBState", "scale_by_cocob", "cocob"]
+           "dadapt_adamw", "COCOBState", "scale_by_cocob", "cocob", "MechanicState",
+           "mechanize", "MadgradState", "scale_by_madgrad", "madgrad"]
 
 
 def _lowest_dtype_leaf(params: Any) -> Any:
@@ -402,3 +404,144 @@ def cocob(learning_rate: ScalarOrSchedule = 1.0, alpha: float = 100.0, eps: floa
     return chain(add_decayed_weights(weight_decay, mask),
                  scale_by_learning_rate(learning_rate, flip_sign=False),
                  scale_by_cocob(alpha, eps))
+
+
+def _tree_norm(tree: Any) -> Any:
+    sq = None
+    for x in tree_util.tree_leaves(tree):
+        s = fnp.sum(fnp.real(x * fnp.conj(x)))
+        sq = s if sq is None else sq + s
+    return fnp.sqrt(sq)
+
+
+class MechanicState(NamedTuple):
+    """Mechanic's state: the base optimizer's, the step count, the per-beta statistics
+    ``r, m, v, s`` and the reference point ``x0``."""
+
+    base_optimizer_state: Any
+    count: Any
+    r: Any
+    m: Any
+    v: Any
+    s: Any
+    x0: Any
+
+
+def mechanize(base_optimizer: GradientTransformation, weight_decay: float = 0.01,
+              eps: float = 1e-8, s_init: float = 1e-6,
+              num_betas: int = 6) -> GradientTransformationExtraArgs:
+    """Mechanic (Cutkosky et al. 2023, optax.contrib's ``mechanize``): learns a scale for the
+    base optimizer's updates, measured from the first parameters, with ``num_betas``
+    parallel coin-betting estimates.
+
+    >>> import numpy as np
+    >>> tx = mechanize(sgd(0.1))
+    >>> p = np.array([1.0, -1.0]); s = tx.init(p)
+    >>> for _ in range(3):
+    ...     u, s = tx.update(2 * p, s, p); p = p + u
+    >>> np.round(p, 8)
+    array([ 0.9999992, -0.9999992])
+    """
+
+    def init(params: Any) -> MechanicState:
+        leaf = _lowest_dtype_leaf(params)
+        zeros = fnp.zeros_like(leaf, shape=(num_betas,))
+        return MechanicState(base_optimizer.init(params), _scalar(leaf, 0, np.int32), zeros,
+                             zeros, zeros, fnp.full_like(leaf, s_init, shape=(num_betas,)),
+                             params)
+
+    def update(updates: Any, state: MechanicState, params: Any = None,
+               **extra_args: Any) -> tuple[Any, MechanicState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        neg_updates, base_state = _call_update(base_optimizer, updates,
+                                               state.base_optimizer_state, params, extra_args)
+        first = state.count == 0
+        x0 = _tmap(lambda p, q: fnp.where(first, p, q), params, state.x0)
+        s_sum = fnp.sum(state.s)
+        grad_norm, param_norm = _tree_norm(updates), _tree_norm(params)
+        updates = _tmap(lambda g, p: g + weight_decay * s_sum * grad_norm / (param_norm + eps) * p,
+                        updates, params)
+        delta_prev = _tmap(lambda xt, q: (q - xt) / (s_sum + eps), params, x0)
+        delta = _tmap(lambda d, u: d - u, delta_prev, neg_updates)
+        h = _tree_vdot(updates, delta_prev)
+        clipped_h = fnp.clip(h, -state.m, state.m)
+        # 1 - 0.1 ** k for k = 1..num_betas, made on the state's device (a host array would
+        # not mix with device arrays under jit), in float64 then cast as optax's
+        k = fnp.cumsum(fnp.ones_like(state.s, dtype=np.float64))
+        betas = (1.0 - 0.1 ** k).astype(state.s.dtype)
+        m = fnp.maximum(betas * state.m, fnp.abs(h) + eps)
+        v = betas ** 2 * state.v + h ** 2
+        r = betas * state.r + clipped_h * state.s
+        wealth = s_init / num_betas * m + fnp.maximum(0.0, r)
+        s = wealth / (fnp.sqrt(v) + eps)
+        s_total = fnp.sum(s)
+        new_params = _tmap(lambda q, d: q - s_total * d, x0, delta)
+        out = _tmap(lambda n, p: n - p, new_params, params)
+        dt = state.s.dtype
+        return out, MechanicState(base_state, safe_increment(state.count), r.astype(dt),
+                                  m.astype(dt), v.astype(dt), s.astype(dt), x0)
+
+    return GradientTransformationExtraArgs(init, update)
+
+
+class MadgradState(NamedTuple):
+    """MADGRAD's step count, weighted sums of squared gradients and of gradients, and the
+    initial parameters."""
+
+    count: Any
+    grad_sum_sq: Any
+    s: Any
+    x0: Any
+
+
+def scale_by_madgrad(learning_rate: ScalarOrSchedule, momentum: float = 0.9,
+                     eps: float = 1e-6) -> GradientTransformation:
+    """MADGRAD's step (Defazio & Jelassi 2021, optax.contrib's ``scale_by_madgrad``): dual
+    averaging with a cube-root scaling and momentum (includes the learning rate).
+
+    >>> import numpy as np
+    >>> tx = scale_by_madgrad(0.1)
+    >>> p = np.array([1.0]); u, s = tx.update(np.array([2.0]), tx.init(p), p)
+    >>> np.round(u, 6)
+    array([-0.027144])
+    """
+
+    def init(params: Any) -> MadgradState:
+        zeros = _tmap(fnp.zeros_like, params)
+        return MadgradState(_scalar(_lowest_dtype_leaf(params), 0, np.int32), zeros, zeros,
+                            params)
+
+    def update(updates: Any, state: MadgradState,
+               params: Any = None) -> tuple[Any, MadgradState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        count = state.count
+        lr = learning_rate(count) if callable(learning_rate) else learning_rate
+        # optax takes jnp.sqrt of the int32 count, which JAX computes in float32 (even with
+        # x64): the same rounding here keeps the trajectories equal
+        lamb = (lr + eps) * fnp.sqrt(fnp.asarray(count + 1).astype(np.float32))
+        grad_sum_sq = _tmap(lambda q, g: q + (lamb * g ** 2).astype(g.dtype),
+                            state.grad_sum_sq, updates)
+        s = _tmap(lambda sv, g: sv + (lamb * g).astype(g.dtype), state.s, updates)
+        z = _tmap(lambda q, sv, gs: q - sv / (fnp.cbrt(gs) + eps), state.x0, s, grad_sum_sq)
+        x_new = _tmap(lambda zv, x: (1 - momentum) * zv + momentum * x, z, params)
+        out = _tmap(lambda n, o: n - o, x_new, params)
+        return out, MadgradState(safe_increment(count), grad_sum_sq, s, state.x0)
+
+    return GradientTransformation(init, update)
+
+
+def madgrad(learning_rate: ScalarOrSchedule, momentum: float = 0.9, weight_decay: float = 0.0,
+            eps: float = 1e-6) -> GradientTransformationExtraArgs:
+    """MADGRAD (optax.contrib's ``madgrad``): coupled ``weight_decay``, then
+    :func:`scale_by_madgrad`.
+
+    >>> import numpy as np
+    >>> tx = madgrad(0.1)
+    >>> p = np.array([1.0]); u, s = tx.update(np.array([2.0]), tx.init(p), p)
+    >>> np.round(u, 6)
+    array([-0.027144])
+    """
+    return chain(add_decayed_weights(weight_decay),
+                 scale_by_madgrad(learning_rate=learning_rate, momentum=momentum, eps=eps))
