@@ -7,6 +7,7 @@ in eval mode. ``fixtures/make_program_fixtures.py`` (``func``) holds the PyTorch
 import numpy as np
 import safetensors.numpy
 
+import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad_nn import functional as F
@@ -74,3 +75,49 @@ def test_ensembling_per_sample_gradients_jacobians_and_hessians():
         for k2 in h[k1]:
             close(h[k1][k2], ref[f"hessian_head.{k1}.{k2}"])
     assert np.float32 == h["fc2.weight"]["fc2.bias"].dtype
+
+
+def test_maml_with_functional_call_grad_of_grad_and_vmap_over_tasks():
+    # the torch.func MAML recipe: two inner SGD steps through functional_call (grad inside
+    # grad), vmap over tasks, Adam on the meta-loss. PyTorch 2.13's run of this program (the
+    # same rng draws, `torch.func` imports) gave these losses and final weights.
+    rng = np.random.default_rng(7)
+    init = {"0.weight": rng.normal(size=(16, 1)).astype(np.float32),
+            "0.bias": rng.normal(size=16).astype(np.float32) * 0.1,
+            "2.weight": rng.normal(size=(1, 16)).astype(np.float32) * 0.3,
+            "2.bias": np.zeros(1, np.float32)}
+    X = rng.uniform(-5, 5, (4, 2, 10, 1)).astype(np.float32)
+    Y = (rng.uniform(0.5, 2, (4, 1, 1, 1))
+         * np.sin(X + rng.uniform(0, 3, (4, 1, 1, 1)))).astype(np.float32)
+    X, Y = dev((X, Y))
+    model = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Linear(16, 1))
+    model.load_state_dict(init)
+    model.to(DEVICE)
+
+    def loss(p, x, y):
+        return F.mse_loss(functional_call(model, p, (x,)), y)
+
+    def adapt(p, x, y):
+        for _ in range(2):
+            g = grad(loss)(p, x, y)
+            p = {k: p[k] - 0.1 * g[k] for k in p}
+        return p
+
+    def task(p, xs, ys, xq, yq):
+        return loss(adapt(p, xs, ys), xq, yq)
+
+    def meta_loss(p):
+        return fnp.mean(vmap(task, in_dims=(None, 0, 0, 0, 0))(p, X[:, 0], Y[:, 0], X[:, 1],
+                                                                Y[:, 1]))
+
+    opt = nn.optim.Adam(model.parameters(), 1e-2)
+    losses = []
+    for _ in range(3):
+        value, grads = funcgrad.value_and_grad(meta_loss)(dict(model.named_parameters()))
+        opt.step([grads[n] for n, _ in model.named_parameters()])
+        losses.append(float(value))
+    close(losses, [9.40218734741211, 7.130738258361816, 6.235659122467041])
+    close(model[2].weight.ravel()[:4], [-0.29355573654174805, -0.24302858114242554,
+                                        0.3360758125782013, -0.2173885554075241])
+    close(model[0].bias[:4], [-0.1344214528799057, -0.07180996239185333,
+                              -0.16742920875549316, -0.15625527501106262])
