@@ -1349,7 +1349,11 @@ def per_example_global_norm_clip(grads: Any, l2_norm_clip: float) -> tuple[Any, 
         s = fnp.sum(fnp.reshape(_abs_sq(g), (g.shape[0], -1)), axis=1)
         sq = s if sq is None else sq + s
     norms = fnp.sqrt(sq)
-    multipliers = fnp.nan_to_num(fnp.minimum(l2_norm_clip / norms, 1.0), nan=1.0)
+    # optax's nan_to_num(min(clip / norm, 1), nan=1): an all-zero example keeps multiplier 1,
+    # without dividing by its zero norm (a NumPy warning on every such step)
+    nonzero = norms > 0
+    multipliers = fnp.where(
+        nonzero, fnp.minimum(l2_norm_clip / fnp.where(nonzero, norms, 1.0), 1.0), 1.0)
     num_clipped = fnp.sum(multipliers < 1.0)
     return tree_util.tree_map(lambda g: fnp.tensordot(multipliers, g, axes=1),
                               grads), num_clipped

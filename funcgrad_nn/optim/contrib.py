@@ -23,6 +23,8 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad_nn.optim._contrib_adaptive import *  # noqa: F403
 from funcgrad_nn.optim._contrib_adaptive import __all__ as _adaptive_all
+from funcgrad_nn.optim._privacy import *  # noqa: F403
+from funcgrad_nn.optim._privacy import __all__ as _privacy_all
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
     GradientTransformationExtraArgs,
@@ -40,7 +42,7 @@ from funcgrad_nn.optim._transform import (
 from funcgrad_nn.optim._transform_more import safe_increment
 
 __all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt",
-           *_adaptive_all]
+           *_adaptive_all, *_privacy_all]
 
 
 class ReduceLROnPlateauState(NamedTuple):
