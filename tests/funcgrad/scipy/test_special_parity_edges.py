@@ -130,3 +130,14 @@ def test_rgamma_cosm1_zetac():
                               -2.4603545088095868, -0.9916666666666667, 6.223015277861142e-61,
                               0.0]), rtol=1e-13)
     assert abs(float(funcgrad.grad(fsp.zetac)(3.0)) + 0.19812624288563685) < 1e-14
+
+
+def test_agm():
+    a = [24.0, 1e300, -1.0, 0.0, 1.0, INF, -1.0]
+    b = [6.0, 1e-300, -5.0, -5.0, -1.0, 2.0, INF]
+    assert_allclose(_quiet(fsp.agm, a, b), np.array([
+        13.458171481725614, 1.1358405546107696e+297, -2.6040081905309402, 0.0, NAN, INF, NAN]),
+        rtol=1e-14)
+    ga, gb = funcgrad.grad(fsp.agm, argnums=(0, 1))(24.0, 6.0)
+    # Homogeneous of degree 1: a da + b db = agm.
+    assert abs(24.0 * float(ga) + 6.0 * float(gb) - 13.458171481725614) < 1e-12
