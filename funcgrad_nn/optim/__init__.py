@@ -9,7 +9,16 @@
 array([-0.1,  0.1])
 """
 
-from funcgrad_nn.optim import contrib, losses, lr_scheduler, schedules, swa_utils, tree, tree_utils
+from funcgrad_nn.optim import (
+    contrib,
+    losses,
+    lr_scheduler,
+    projections,
+    schedules,
+    swa_utils,
+    tree,
+    tree_utils,
+)
 from funcgrad_nn.optim._accumulation import *  # noqa: F403
 from funcgrad_nn.optim._accumulation import __all__ as _acc_all
 from funcgrad_nn.optim._factorized import *  # noqa: F403
@@ -34,4 +43,4 @@ from funcgrad_nn.optim._transform_more import __all__ as _more_all
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_opt_all, "LBFGS", "contrib", "losses", "lr_scheduler", "schedules", "swa_utils", "tree", "tree_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_opt_all, "LBFGS", "contrib", "losses", "lr_scheduler", "projections", "schedules", "swa_utils", "tree", "tree_utils"]
