@@ -48,6 +48,8 @@ __all__ = [
     "incremental_update",
     "periodic_update",
     "masked",
+    "freeze",
+    "selective_transform",
     "partition",
     "multi_transform",
     "chain",
@@ -505,6 +507,39 @@ def partition(transforms: dict[Any, GradientTransformation],
 
 
 multi_transform = partition  # optax's former name
+
+
+def freeze(mask: Any) -> GradientTransformation:
+    """Zero the updates where ``mask`` is True (optax's ``freeze``: ``masked(set_to_zero(),
+    mask)``; ``mask`` a pytree of bools, a prefix of one, or one bool for everything).
+
+    >>> import numpy as np
+    >>> tx = chain(freeze({"w": False, "b": True}), sgd(0.1))
+    >>> p = {"w": np.ones(1), "b": np.ones(1)}
+    >>> tx.update(p, tx.init(p), p)[0]
+    {'b': array([-0.]), 'w': array([-0.1])}
+    """
+    return masked(set_to_zero(), mask)
+
+
+def selective_transform(optimizer: GradientTransformation, *,
+                        freeze_mask: Any) -> GradientTransformation:
+    """Run ``optimizer`` on the parameters where ``freeze_mask`` is False and zero the
+    others' updates (optax's ``selective_transform``: a :func:`partition` into "train" and
+    "freeze"; the frozen leaves get no optimizer state).
+
+    >>> import numpy as np
+    >>> tx = selective_transform(sgd(0.1), freeze_mask={"w": False, "b": True})
+    >>> p = {"w": np.ones(1), "b": np.ones(1)}
+    >>> tx.update(p, tx.init(p), p)[0]
+    {'b': array([0.]), 'w': array([-0.1])}
+    """
+
+    def label_fn(params: Any) -> Any:
+        del params
+        return tree_util.tree_map(lambda m: "freeze" if m else "train", freeze_mask)
+
+    return partition({"train": optimizer, "freeze": set_to_zero()}, param_labels=label_fn)
 
 
 def chain(*transforms: GradientTransformation) -> GradientTransformationExtraArgs:

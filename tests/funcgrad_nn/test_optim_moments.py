@@ -63,3 +63,19 @@ def test_namespaces_are_optax_s():
     assert optim.losses.softmax_cross_entropy is optim.softmax_cross_entropy
     assert optim.schedules.cosine_decay_schedule is optim.cosine_decay_schedule
     assert optim.schedules.inject_hyperparams is optim.inject_hyperparams
+
+
+def test_freeze_and_selective_transform_as_optax():
+    p = dev({"w": np.ones(1), "b": np.ones(1)})
+    tx = optim.chain(optim.freeze({"w": False, "b": True}), optim.sgd(0.1))
+    u, _ = tx.update(p, tx.init(p), p)
+    assert_allclose(host(u["w"]), np.array([-0.1]))
+    assert_allclose(host(u["b"]), np.array([0.0]))
+    tx = optim.freeze(True)
+    u, _ = tx.update(p, tx.init(p), p)
+    assert_allclose(host(u["w"]), np.array([0.0]))
+    tx = optim.selective_transform(optim.adam(0.1), freeze_mask={"w": False, "b": True})
+    s = tx.init(p)
+    u, s = tx.update(p, s, p)
+    assert_allclose(host(u["w"]), np.array([-0.1]), rtol=1e-7)
+    assert_allclose(host(u["b"]), np.array([0.0]))
