@@ -1,7 +1,8 @@
 """optax.contrib's Schedule-Free wrappers (``schedule_free``, ``schedule_free_sgd``,
 ``schedule_free_adamw``, ``schedule_free_eval_params``), Prodigy (``prodigy``), D-Adaptation
 AdamW (``dadapt_adamw``), COCOB (``cocob``, ``scale_by_cocob``), Mechanic (``mechanize``) and
-MADGRAD (``madgrad``, ``scale_by_madgrad``), with optax
+MADGRAD (``madgrad``, ``scale_by_madgrad``) and AdEMAMix (``ademamix``,
+``simplified_ademamix`` and their scalings), with optax
 0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
 
 >>> import numpy as np
@@ -21,6 +22,11 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad_nn.optim._moments import (
+    bias_correction,
+    update_moment,
+    update_moment_per_elem_norm,
+)
 from funcgrad_nn.optim._schedules import warmup_constant_schedule
 from funcgrad_nn.optim._transform import (
     NO_PARAMS_MSG,
@@ -40,7 +46,9 @@ from funcgrad_nn.optim._transform_more import safe_increment
 __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_free_adamw",
            "schedule_free_eval_params", "ProdigyState", "prodigy", "DAdaptAdamWState",
            "dadapt_adamw", "COCOBState", "scale_by_cocob", "cocob", "MechanicState",
-           "mechanize", "MadgradState", "scale_by_madgrad", "madgrad"]
+           "mechanize", "MadgradState", "scale_by_madgrad", "madgrad", "ScaleByAdemamixState",
+           "scale_by_ademamix", "ademamix", "ScaleBySimplifiedAdEMAMixState",
+           "scale_by_simplified_ademamix", "simplified_ademamix"]
 
 
 def _lowest_dtype_leaf(params: Any) -> Any:
@@ -545,3 +553,125 @@ def madgrad(learning_rate: ScalarOrSchedule, momentum: float = 0.9, weight_decay
     """
     return chain(add_decayed_weights(weight_decay),
                  scale_by_madgrad(learning_rate=learning_rate, momentum=momentum, eps=eps))
+
+
+class ScaleByAdemamixState(NamedTuple):
+    """AdEMAMix's step counts and its fast (``m1``), slow (``m2``) and second (``nu``)
+    moments."""
+
+    count: Any
+    count_m2: Any
+    m1: Any
+    m2: Any
+    nu: Any
+
+
+def scale_by_ademamix(b1: float = 0.9, b2: float = 0.999, b3: ScalarOrSchedule = 0.9999,
+                      alpha: ScalarOrSchedule = 6.0, eps: float = 1e-8, eps_root: float = 0.0,
+                      mu_dtype: Any = None) -> GradientTransformation:
+    """AdEMAMix's scaling (Pagliardini et al. 2024, optax.contrib's): Adam's bias-corrected
+    fast moment plus ``alpha`` times a slow, uncorrected moment of decay ``b3`` (``b3`` and
+    ``alpha`` may be schedules of the step count).
+
+    >>> import numpy as np
+    >>> tx = scale_by_ademamix()
+    >>> np.round(tx.update(np.array([2.0]), tx.init(np.zeros(1)))[0], 6)
+    array([1.0006])
+    """
+
+    def init(params: Any) -> ScaleByAdemamixState:
+        leaf = _lowest_dtype_leaf(params)
+        zeros = _tmap(lambda x: fnp.zeros_like(x, dtype=mu_dtype), params)
+        count = _scalar(leaf, 0, np.int32)
+        return ScaleByAdemamixState(count, count, zeros, zeros, zeros)
+
+    def update(updates: Any, state: ScaleByAdemamixState,
+               params: Any = None) -> tuple[Any, ScaleByAdemamixState]:
+        del params
+        c_b3 = b3(state.count_m2) if callable(b3) else b3
+        c_alpha = alpha(state.count_m2) if callable(alpha) else alpha
+        m1 = update_moment(updates, state.m1, b1, 1)
+        m2 = update_moment(updates, state.m2, c_b3, 1)
+        nu = update_moment_per_elem_norm(updates, state.nu, b2, 2)
+        count_inc = safe_increment(state.count)
+        m1_hat = bias_correction(m1, b1, count_inc)
+        nu_hat = bias_correction(nu, b2, count_inc)
+        out = _tmap(lambda a, b, v: (a + c_alpha * b) / (fnp.sqrt(v + eps_root) + eps),
+                    m1_hat, m2, nu_hat)
+        return out, ScaleByAdemamixState(count_inc, safe_increment(state.count_m2), m1, m2, nu)
+
+    return GradientTransformation(init, update)
+
+
+def ademamix(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+             b3: ScalarOrSchedule = 0.9999, alpha: ScalarOrSchedule = 5.0, eps: float = 1e-8,
+             eps_root: float = 0.0, mu_dtype: Any = None, weight_decay: float = 0.0,
+             mask: Any = None) -> GradientTransformationExtraArgs:
+    """AdEMAMix (optax.contrib's ``ademamix``): :func:`scale_by_ademamix`, decoupled
+    ``weight_decay``, then ``-learning_rate``.
+
+    >>> import numpy as np
+    >>> tx = ademamix(0.1)
+    >>> np.round(tx.update(np.array([2.0]), tx.init(np.zeros(1)), np.zeros(1))[0], 6)
+    array([-0.10005])
+    """
+    return chain(scale_by_ademamix(b1=b1, b2=b2, b3=b3, alpha=alpha, eps=eps,
+                                   eps_root=eps_root, mu_dtype=mu_dtype),
+                 add_decayed_weights(weight_decay, mask), scale_by_learning_rate(learning_rate))
+
+
+class ScaleBySimplifiedAdEMAMixState(NamedTuple):
+    """Simplified AdEMAMix's step count, momentum sum ``m`` and second moment ``n``."""
+
+    t: Any
+    m: Any
+    n: Any
+
+
+def scale_by_simplified_ademamix(b1: float = 0.99, b2: float = 0.95,
+                                 alpha: ScalarOrSchedule = 0.0, eps: float = 1e-8,
+                                 eps_root: float = 0.0) -> GradientTransformation:
+    """Simplified AdEMAMix's scaling (optax.contrib's): ``m = g + b1 m`` (a sum, not an
+    average), ``(m + alpha g) / (sqrt(n_hat) + eps)`` with Adam's corrected second moment.
+
+    >>> import numpy as np
+    >>> tx = scale_by_simplified_ademamix()
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)))[0]
+    array([1.])
+    """
+
+    def init(params: Any) -> ScaleBySimplifiedAdEMAMixState:
+        zeros = _tmap(fnp.zeros_like, params)
+        return ScaleBySimplifiedAdEMAMixState(_scalar(_lowest_dtype_leaf(params), 0, np.int32),
+                                              zeros, zeros)
+
+    def update(updates: Any, state: ScaleBySimplifiedAdEMAMixState,
+               params: Any = None) -> tuple[Any, ScaleBySimplifiedAdEMAMixState]:
+        del params
+        c_alpha = alpha(state.t) if callable(alpha) else alpha
+        m = _tmap(lambda g, mm: g + b1 * mm, updates, state.m)
+        # optax's lerp(b2, g * g, n): g^2 + b2 (n - g^2)
+        n = _tmap(lambda g, nn: g * g + b2 * (nn - g * g), updates, state.n)
+        t = safe_increment(state.t)
+        n_hat = bias_correction(n, b2, t)
+        out = _tmap(lambda mm, g, nh: (mm + c_alpha * g) / (fnp.sqrt(nh + eps_root) + eps),
+                    m, updates, n_hat)
+        return out, ScaleBySimplifiedAdEMAMixState(t, m, n)
+
+    return GradientTransformation(init, update)
+
+
+def simplified_ademamix(learning_rate: ScalarOrSchedule, b1: float = 0.99, b2: float = 0.95,
+                        alpha: ScalarOrSchedule = 0.0, eps: float = 1e-8, eps_root: float = 0.0,
+                        weight_decay: float = 0.0,
+                        mask: Any = None) -> GradientTransformationExtraArgs:
+    """Simplified AdEMAMix (optax.contrib's ``simplified_ademamix``).
+
+    >>> import numpy as np
+    >>> tx = simplified_ademamix(0.1)
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)), np.zeros(1))[0]
+    array([-0.1])
+    """
+    return chain(scale_by_simplified_ademamix(b1=b1, b2=b2, alpha=alpha, eps=eps,
+                                              eps_root=eps_root),
+                 add_decayed_weights(weight_decay, mask), scale_by_learning_rate(learning_rate))
