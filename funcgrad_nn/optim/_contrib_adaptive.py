@@ -2,7 +2,8 @@
 ``schedule_free_adamw``, ``schedule_free_eval_params``), Prodigy (``prodigy``), D-Adaptation
 AdamW (``dadapt_adamw``), COCOB (``cocob``, ``scale_by_cocob``), Mechanic (``mechanize``) and
 MADGRAD (``madgrad``, ``scale_by_madgrad``) and AdEMAMix (``ademamix``,
-``simplified_ademamix`` and their scalings), with optax
+``simplified_ademamix`` and their scalings), DoG and DoWG (``dog``, ``dowg``, ``scale_by_dog``,
+``scale_by_dowg``), with optax
 0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
 
 >>> import numpy as np
@@ -37,6 +38,7 @@ from funcgrad_nn.optim._transform import (
     _tmap,
     add_decayed_weights,
     chain,
+    identity,
     scale_by_learning_rate,
     scale_by_rms,
     sgd,
@@ -48,7 +50,8 @@ __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_
            "dadapt_adamw", "COCOBState", "scale_by_cocob", "cocob", "MechanicState",
            "mechanize", "MadgradState", "scale_by_madgrad", "madgrad", "ScaleByAdemamixState",
            "scale_by_ademamix", "ademamix", "ScaleBySimplifiedAdEMAMixState",
-           "scale_by_simplified_ademamix", "simplified_ademamix"]
+           "scale_by_simplified_ademamix", "simplified_ademamix", "DoGState", "scale_by_dog",
+           "dog", "DoWGState", "scale_by_dowg", "dowg"]
 
 
 def _lowest_dtype_leaf(params: Any) -> Any:
@@ -675,3 +678,129 @@ def simplified_ademamix(learning_rate: ScalarOrSchedule, b1: float = 0.99, b2: f
     return chain(scale_by_simplified_ademamix(b1=b1, b2=b2, alpha=alpha, eps=eps,
                                               eps_root=eps_root),
                  add_decayed_weights(weight_decay, mask), scale_by_learning_rate(learning_rate))
+
+
+class DoGState(NamedTuple):
+    """DoG's first-step flag, initial parameters, largest distance from them and sum of
+    squared gradient norms."""
+
+    is_init_step: Any
+    init_params: Any
+    max_dist: Any
+    sum_sq_norm_grads: Any
+
+
+def scale_by_dog(init_step: tuple[str, Any], eps: float = 1e-8) -> GradientTransformation:
+    """DoG's step size (Ivgi et al. 2023, optax.contrib's ``scale_by_dog``): the largest
+    distance from the initial parameters over the root of the summed squared gradient
+    norms. ``init_step`` is ``("distance", r)``, ``("heuristic", c)`` (``r = c (1 + |x0|)``)
+    or ``("learning_rate", lr)`` (the first step's size).
+
+    >>> import numpy as np
+    >>> tx = scale_by_dog(("learning_rate", 0.1))
+    >>> p = np.array([1.0]); tx.update(np.array([2.0]), tx.init(p), p)[0]
+    array([0.2])
+    """
+    kind, value = init_step
+    if kind not in ("distance", "heuristic", "learning_rate"):
+        raise ValueError(f"Invalid init_step specification for scale_by_dog: "
+                         f"init_step_type={kind!r}")
+
+    def init(params: Any) -> DoGState:
+        leaf = _lowest_dtype_leaf(params)
+        if kind == "distance":
+            r_eps = _scalar(leaf, value)
+        elif kind == "heuristic":
+            r_eps = fnp.asarray(value * (1 + _tree_norm(params))).astype(leaf.dtype)
+        else:
+            r_eps = _scalar(leaf, 0.0)
+        return DoGState(fnp.ones_like(leaf, dtype=bool, shape=()), params, r_eps,
+                        _scalar(leaf, 0.0))
+
+    def update(updates: Any, state: DoGState, params: Any = None) -> tuple[Any, DoGState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        dist = _tree_norm(_tmap(lambda a, b: a - b, state.init_params, params))
+        max_dist = fnp.maximum(state.max_dist, dist)
+        sum_sq = state.sum_sq_norm_grads + _tree_norm(updates) ** 2
+        lr = max_dist / fnp.sqrt(sum_sq + eps)
+        if kind == "learning_rate":
+            lr = fnp.where(state.is_init_step, value, lr)
+        dt = state.max_dist.dtype
+        return _tmap(lambda u: lr * u, updates), DoGState(
+            fnp.zeros_like(state.is_init_step), state.init_params,
+            fnp.asarray(max_dist).astype(dt), fnp.asarray(sum_sq).astype(dt))
+
+    return GradientTransformation(init, update)
+
+
+def dog(learning_rate: ScalarOrSchedule = 1.0, init_step: tuple[str, Any] = ("heuristic", 1e-6),
+        eps: float = 1e-8, weight_decay: float | None = None,
+        mask: Any = None) -> GradientTransformationExtraArgs:
+    """DoG (optax.contrib's ``dog``): optional ``weight_decay``, :func:`scale_by_dog`, then
+    ``-learning_rate``.
+
+    >>> import numpy as np
+    >>> tx = dog()
+    >>> p = np.array([1.0]); np.round(tx.update(np.array([2.0]), tx.init(p), p)[0], 9)
+    array([-2.e-06])
+    """
+    return chain(add_decayed_weights(weight_decay, mask) if weight_decay is not None
+                 else identity(), scale_by_dog(init_step, eps),
+                 scale_by_learning_rate(learning_rate))
+
+
+class DoWGState(NamedTuple):
+    """DoWG's initial parameters, weighted sum of squared gradient norms and estimated
+    squared distance."""
+
+    init_params: Any
+    weighted_sq_norm_grads: Any
+    estim_sq_dist: Any
+
+
+def scale_by_dowg(init_estim_sq_dist: float | None = None,
+                  eps: float = 1e-4) -> GradientTransformation:
+    """DoWG's step size (Khaled et al. 2023, optax.contrib's ``scale_by_dowg``): the
+    estimated squared distance over the root of the distance-weighted squared gradient norms.
+
+    >>> import numpy as np
+    >>> tx = scale_by_dowg()
+    >>> p = np.array([1.0]); tx.update(np.array([2.0]), tx.init(p), p)[0]
+    array([0.00995025])
+    """
+
+    def init(params: Any) -> DoWGState:
+        leaf = _lowest_dtype_leaf(params)
+        d0 = eps if init_estim_sq_dist is None else init_estim_sq_dist
+        return DoWGState(params, _scalar(leaf, 0.0), _scalar(leaf, d0))
+
+    def update(updates: Any, state: DoWGState, params: Any = None) -> tuple[Any, DoWGState]:
+        if params is None:
+            raise ValueError(NO_PARAMS_MSG)
+        sq_dist = _tree_norm(_tmap(lambda a, b: a - b, state.init_params, params)) ** 2
+        estim = fnp.maximum(state.estim_sq_dist, sq_dist)
+        weighted = estim * _tree_norm(updates) ** 2 + state.weighted_sq_norm_grads
+        lr = estim / (fnp.sqrt(weighted) + eps)
+        dt = state.estim_sq_dist.dtype
+        return _tmap(lambda u: lr * u, updates), state._replace(
+            estim_sq_dist=fnp.asarray(estim).astype(dt),
+            weighted_sq_norm_grads=fnp.asarray(weighted).astype(dt))
+
+    return GradientTransformation(init, update)
+
+
+def dowg(learning_rate: ScalarOrSchedule = 1.0, init_estim_sq_dist: float | None = None,
+         eps: float = 1e-4, weight_decay: float | None = None,
+         mask: Any = None) -> GradientTransformationExtraArgs:
+    """DoWG (optax.contrib's ``dowg``): optional ``weight_decay``, :func:`scale_by_dowg`,
+    then ``-learning_rate``.
+
+    >>> import numpy as np
+    >>> tx = dowg()
+    >>> p = np.array([1.0]); tx.update(np.array([2.0]), tx.init(p), p)[0]
+    array([-0.00995025])
+    """
+    return chain(add_decayed_weights(weight_decay, mask) if weight_decay is not None
+                 else identity(), scale_by_dowg(init_estim_sq_dist, eps),
+                 scale_by_learning_rate(learning_rate))
