@@ -46,7 +46,7 @@ from funcgrad import sharding as _sharding
 from funcgrad import stages, tree_util
 from funcgrad._cache import LRUCache, WeakLRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
-from funcgrad.backend import is_array
+from funcgrad.backend import get_default_device, is_array
 from funcgrad.core import (
     Tracer,
     _scalars_to_arrays,
@@ -241,9 +241,10 @@ def _leaf_key(x: Any) -> Any:
 def _host_scalars_as_arrays(leaves: list[Any]) -> list[Any]:
     """NumPy scalars as 0-d arrays when every leaf is host data (NumPy arrays and scalars,
     Python scalars): ``f(np.float64(1.0))`` and ``f(np.array(1.0))`` are one signature, as in
-    JAX (both strongly typed float64[]). Next to device arrays a NumPy scalar stays one: it
-    moves to their device, where a host array would be refused."""
-    if not any(isinstance(x, numpy.generic) for x in leaves):
+    JAX (both strongly typed float64[]). Next to device arrays, or with another default
+    device (``default_device("gpu")``), a NumPy scalar stays one: like a Python scalar it goes
+    to the device the computation runs on, where a host array would be refused."""
+    if not any(isinstance(x, numpy.generic) for x in leaves) or get_default_device() != "cpu":
         return leaves
     for x in leaves:
         if type(x) not in _FAST_LEAVES and not isinstance(x, numpy.generic):
@@ -531,7 +532,8 @@ class Jitted:
                 elif isinstance(a, Tracer):
                     fast_keys.append(a.aval)
                     has_tracer = True
-                elif isinstance(a, numpy.generic) and not has_tracer:
+                elif (isinstance(a, numpy.generic) and not has_tracer
+                      and get_default_device() == "cpu"):
                     # host data only so far: a 0-d array's signature (_host_scalars_as_arrays)
                     fast_keys.append((numpy.ndarray, (), a.dtype))
                     np_scalar = True

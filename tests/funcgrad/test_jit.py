@@ -212,22 +212,27 @@ def test_weak_python_scalar_is_its_own_signature():
 
 def test_numpy_scalar_and_0d_array_are_one_signature():
     """As in JAX 0.10.2 (jit(f)(np.float64(1.0)) then jit(f)(np.array(1.0)) traces once): a
-    NumPy scalar among host arguments is a strongly typed 0-d array; a Python scalar is not."""
-    jf = funcgrad.jit(lambda x, y: x * y)
-    a = np.ones(2, np.float32)
-    r = jf(np.float64(2.0), a)
-    assert type(r) is np.ndarray and r.dtype == np.float64
-    jf(np.array(3.0), a)
-    jf(np.float64(4.0), y=a)  # the keyword path
-    assert jf.trace_count == 2  # positional and keyword calls are two pytree structures
-    jf(2.0, a)
-    assert jf.trace_count == 3
-    g = funcgrad.jit(lambda x: x * 2)
-    out = g(np.float32(1.5))
-    assert type(out) is np.ndarray and out.dtype == np.float32 and out.shape == ()
-    g(np.array(2.5, np.float32))
-    assert g.trace_count == 1
-    assert float(funcgrad.grad(g)(np.float32(1.0))) == 2.0
+    NumPy scalar among host arguments is a strongly typed 0-d array; a Python scalar is not.
+    With another default device it stays a scalar, which goes where the computation runs."""
+    with funcgrad.default_device("cpu"):
+        jf = funcgrad.jit(lambda x, y: x * y)
+        a = np.ones(2, np.float32)
+        r = jf(np.float64(2.0), a)
+        assert type(r) is np.ndarray and r.dtype == np.float64
+        jf(np.array(3.0), a)
+        jf(np.float64(4.0), y=a)  # the keyword path
+        assert jf.trace_count == 2  # positional and keyword calls are two pytree structures
+        jf(2.0, a)
+        assert jf.trace_count == 3
+        g = funcgrad.jit(lambda x: x * 2)
+        out = g(np.float32(1.5))
+        assert type(out) is np.ndarray and out.dtype == np.float32 and out.shape == ()
+        g(np.array(2.5, np.float32))
+        assert g.trace_count == 1
+        assert float(funcgrad.grad(g)(np.float32(1.0))) == 2.0
+    with funcgrad.default_device("strict"):
+        h = funcgrad.jit(lambda n: funcgrad.lax.fori_loop(0, n, lambda i, c: c + i, np.int32(0)))
+        assert int(h(np.int32(4))) == 6  # the counter and n meet on the default device
 
 
 def test_static_argnames_and_kwargs():

@@ -447,7 +447,8 @@ def test_weak_python_scalars_keep_nep50_dtypes_through_nested_jits():
 
 def test_retrace_rules_and_explanations():
     jf = F.jit(lambda a: a * 2, explain_retraces=True)
-    with warnings.catch_warnings(record=True) as w:
+    # (host data with the host as default device: a NumPy scalar is then a 0-d array)
+    with warnings.catch_warnings(record=True) as w, F.default_device("cpu"):
         warnings.simplefilter("always")
         jf(2.0)
         jf(3.0)  # same signature: Python float
