@@ -16,7 +16,12 @@ from typing import Any
 
 import numpy
 
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
+from funcgrad.scipy._signal_filters import lfilter
+from funcgrad.scipy._signal_iir import cheby1, sosfilt, sosfiltfilt
 from funcgrad.scipy._signal_spectral import get_window
 
 __all__ = ["firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "decimate"]
@@ -157,9 +162,6 @@ def decimate(x: Any, q: int, n: int | None = None, ftype: str = "iir", axis: int
         array([0.988553, 0.988553, 0.988553, 0.988553, 0.988553, 0.988553,
                0.988553, 0.988553, 0.988553, 0.988553])
     """
-    import funcgrad.numpy as fnp
-    from funcgrad.scipy._signal_filters import lfilter
-    from funcgrad.scipy._signal_iir import cheby1, sosfilt, sosfiltfilt
     if isinstance(q, bool) or int(q) != q or int(q) < 1:
         raise TypeError(f"decimate: q must be a positive integer, got {q!r}")
     q = int(q)
@@ -175,8 +177,6 @@ def decimate(x: Any, q: int, n: int | None = None, ftype: str = "iir", axis: int
                              "which funcgrad does not provide; use zero_phase=False or the "
                              "default 'iir'")
         taps = firwin((20 * q if n is None else int(n)) + 1, 1.0 / q, window="hamming")
-        from funcgrad.avals import get_aval
-        from funcgrad.backend import device_put, get_default_device
         dev = get_aval(x).device or get_default_device()
         y = lfilter(device_put(taps.astype(x.dtype), dev), device_put(numpy.ones(1, x.dtype), dev),
                     x, axis=ax)
@@ -184,8 +184,6 @@ def decimate(x: Any, q: int, n: int | None = None, ftype: str = "iir", axis: int
         return y[tuple(idx)]
     if ftype != "iir":
         raise ValueError("invalid ftype")
-    from funcgrad.avals import get_aval
-    from funcgrad.backend import device_put, get_default_device
     sos = cheby1(8 if n is None else int(n), 0.05, 0.8 / q, output="sos").astype(x.dtype)
     sos = device_put(sos, get_aval(x).device or get_default_device())  # with the signal
     y = sosfiltfilt(sos, x, axis=ax) if zero_phase else sosfilt(sos, x, axis=ax)
