@@ -3,7 +3,7 @@
 AdamW (``dadapt_adamw``), COCOB (``cocob``, ``scale_by_cocob``), Mechanic (``mechanize``) and
 MADGRAD (``madgrad``, ``scale_by_madgrad``) and AdEMAMix (``ademamix``,
 ``simplified_ademamix`` and their scalings), DoG and DoWG (``dog``, ``dowg``, ``scale_by_dog``,
-``scale_by_dowg``), with optax
+``scale_by_dowg``) and ACProp (``acprop``, ``scale_by_acprop``), with optax
 0.2.8's arguments, states and numbers; re-exported by :mod:`funcgrad_nn.optim.contrib`.
 
 >>> import numpy as np
@@ -43,7 +43,7 @@ from funcgrad_nn.optim._transform import (
     scale_by_rms,
     sgd,
 )
-from funcgrad_nn.optim._transform_more import safe_increment
+from funcgrad_nn.optim._transform_more import ScaleByBeliefState, safe_increment
 
 __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_free_adamw",
            "schedule_free_eval_params", "ProdigyState", "prodigy", "DAdaptAdamWState",
@@ -51,7 +51,7 @@ __all__ = ["ScheduleFreeState", "schedule_free", "schedule_free_sgd", "schedule_
            "mechanize", "MadgradState", "scale_by_madgrad", "madgrad", "ScaleByAdemamixState",
            "scale_by_ademamix", "ademamix", "ScaleBySimplifiedAdEMAMixState",
            "scale_by_simplified_ademamix", "simplified_ademamix", "DoGState", "scale_by_dog",
-           "dog", "DoWGState", "scale_by_dowg", "dowg"]
+           "dog", "DoWGState", "scale_by_dowg", "dowg", "scale_by_acprop", "acprop"]
 
 
 def _lowest_dtype_leaf(params: Any) -> Any:
@@ -804,3 +804,52 @@ def dowg(learning_rate: ScalarOrSchedule = 1.0, init_estim_sq_dist: float | None
     return chain(add_decayed_weights(weight_decay, mask) if weight_decay is not None
                  else identity(), scale_by_dowg(init_estim_sq_dist, eps),
                  scale_by_learning_rate(learning_rate))
+
+
+def scale_by_acprop(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-16,
+                    eps_root: float = 1e-16) -> GradientTransformation:
+    """ACProp's scaling (Zhuang et al. 2021, optax.contrib's ``scale_by_acprop``): the
+    gradient over the root of the previous step's centred second moment (of ``g - mu``;
+    the first step divides by 1). The state is :class:`ScaleByBeliefState`, as optax's.
+
+    >>> import numpy as np
+    >>> tx = scale_by_acprop()
+    >>> s = tx.init(np.zeros(1)); u, s = tx.update(np.array([2.0]), s); u
+    array([2.])
+    """
+
+    def init(params: Any) -> ScaleByBeliefState:
+        zeros = _tmap(fnp.zeros_like, params)
+        return ScaleByBeliefState(_scalar(_lowest_dtype_leaf(params), 0, np.int32), zeros, zeros)
+
+    def update(updates: Any, state: ScaleByBeliefState,
+               params: Any = None) -> tuple[Any, ScaleByBeliefState]:
+        del params
+        mu = update_moment(updates, state.mu, b1, 1)
+        error = _tmap(lambda g, m: g - m, updates, state.mu)
+        nu = _tmap(lambda v: v + eps_root, update_moment_per_elem_norm(error, state.nu, b2, 2))
+        count_inc = safe_increment(state.count)
+        initial = state.count == 0
+        t = fnp.where(initial, count_inc, state.count)
+        # at the first step there is no previous moment: t = 1 keeps the correction
+        # 1 - b2 ** t nonzero and the moment is replaced by 1 (optax's)
+        nu_hat = _tmap(lambda x: fnp.where(initial, 1, x), bias_correction(state.nu, b2, t))
+        out = _tmap(lambda g, v: g / (fnp.sqrt(v) + eps), updates, nu_hat)
+        return out, ScaleByBeliefState(count_inc, mu, nu)
+
+    return GradientTransformation(init, update)
+
+
+def acprop(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+           eps: float = 1e-16, eps_root: float = 1e-16, weight_decay: float = 0.0,
+           mask: Any = None) -> GradientTransformationExtraArgs:
+    """ACProp (optax.contrib's ``acprop``): :func:`scale_by_acprop`, decoupled
+    ``weight_decay``, then ``-learning_rate``.
+
+    >>> import numpy as np
+    >>> tx = acprop(0.1)
+    >>> tx.update(np.array([2.0]), tx.init(np.zeros(1)), np.zeros(1))[0]
+    array([-0.2])
+    """
+    return chain(scale_by_acprop(b1=b1, b2=b2, eps=eps, eps_root=eps_root),
+                 add_decayed_weights(weight_decay, mask), scale_by_learning_rate(learning_rate))
