@@ -32,6 +32,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.core import Tracer
 from funcgrad.scipy import special as _sp
 from funcgrad.scipy.stats._util import promote
 
@@ -346,7 +347,6 @@ def _fit_norm(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
 
 def _fit_expon(x: Any, floc: Any, fscale: Any) -> tuple[Any, Any]:
     loc = fnp.min(x) if floc is None else fnp.asarray(floc, dtype=x.dtype)
-    from funcgrad.core import Tracer
     if floc is not None and not isinstance(x, Tracer) and bool(fnp.min(x) < loc):
         raise ValueError("expon.fit: all data must be >= floc")
     scale = fnp.mean(x) - loc if fscale is None else fscale

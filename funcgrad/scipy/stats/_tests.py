@@ -32,6 +32,7 @@ from funcgrad.scipy.stats import f as _f
 from funcgrad.scipy.stats import t as _t
 from funcgrad.scipy.stats._descriptive import (
     _ALTERNATIVES,
+    ConfidenceInterval,
     _check_nan_policy,
     _float_array,
     _norm_axis,
@@ -40,13 +41,6 @@ from funcgrad.scipy.stats._descriptive import (
 
 __all__ = ["TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind", "ttest_rel",
            "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress"]
-
-
-class ConfidenceInterval(NamedTuple):
-    """A confidence interval: its lower and upper ends."""
-
-    low: Any
-    high: Any
 
 
 class SignificanceResult(NamedTuple):

@@ -455,7 +455,8 @@ def test_shape_mismatch_errors_name_primitive_and_shapes() -> None:
             fn(a, b)
         with pytest.raises(ShapeError, match=rf"{prim}: shapes \(2, 3\), \(4,\)"):
             make_jaxpr(fn)(a, b)
-    with pytest.raises(ShapeError, match=r"select_n: shapes \(2,\), \(4,\), \(2, 3\)"):
+    with pytest.raises(ShapeError, match=r"where: condition, x and y of shapes \(2,\), "
+                                         r"\(2, 3\) and \(4,\) cannot be broadcast"):
         fnp.where(dev(np.ones(2, bool)), a, b)
     with pytest.raises(ShapeError, match=r"max: shapes \(2, 3\), \(4,\)"):  # max(a, lo) first
         fnp.clip(a, dev(np.zeros(4)), 1.0)
