@@ -285,16 +285,7 @@ def zscore(a: Any, axis: Any = 0, ddof: int = 0, nan_policy: str = "propagate") 
         array([-1.22474487,  0.        ,  1.22474487])
     """
     a = _float_array(a)
-    _check_nan_policy("zscore", a, nan_policy)
-    axis = _norm_axis("zscore", axis, a.ndim) if a.ndim else None
-    if nan_policy == "omit":
-        mean = fnp.nanmean(a, axis=axis, keepdims=True)
-        std = fnp.nanstd(a, axis=axis, ddof=ddof, keepdims=True)
-    else:
-        mean = fnp.mean(a, axis=axis, keepdims=True)
-        std = fnp.std(a, axis=axis, ddof=ddof, keepdims=True)
-    # 0 / 0 is SciPy's nan for a constant slice, without NumPy's warning
-    return _q.div(a - mean, std)
+    return _standardized("zscore", a, a, axis, ddof, nan_policy)
 
 
 def zmap(scores: Any, compare: Any, axis: Any = 0, ddof: int = 0,
@@ -308,18 +299,23 @@ def zmap(scores: Any, compare: Any, axis: Any = 0, ddof: int = 0,
         >>> zmap(np.array([1.0, 4.0]), np.array([1.0, 2.0, 3.0]))
         array([-1.22474487,  2.44948974])
     """
-    a = _float_array(scores)
-    c = _float_array(compare)
-    _check_nan_policy("zmap", c, nan_policy)
-    axis = _norm_axis("zmap", axis, c.ndim) if c.ndim else None
+    return _standardized("zmap", _float_array(scores), _float_array(compare), axis, ddof,
+                         nan_policy)
+
+
+def _standardized(name: str, a: Any, c: Any, axis: Any, ddof: int, nan_policy: str) -> Any:
+    """``(a - mean(c)) / std(c)`` along ``axis``: zscore (``c`` is ``a``) and zmap."""
+    _check_nan_policy(name, c, nan_policy)
+    axis = _norm_axis(name, axis, c.ndim) if c.ndim else None
     if nan_policy == "omit":
         mean = fnp.nanmean(c, axis=axis, keepdims=True)
         std = fnp.nanstd(c, axis=axis, ddof=ddof, keepdims=True)
     else:
         mean = fnp.mean(c, axis=axis, keepdims=True)
         std = fnp.std(c, axis=axis, ddof=ddof, keepdims=True)
-    if axis is None:
+    if axis is None:  # all of c: broadcast against scores of any shape
         mean, std = fnp.reshape(mean, ()), fnp.reshape(std, ())
+    # 0 / 0 is SciPy's nan for a constant slice, without NumPy's warning
     return _q.div(a - mean, std)
 
 
